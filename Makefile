@@ -1,0 +1,94 @@
+# tracegrad developer commands. GNU make.
+#
+#   make lab     set up .venv, then open JupyterLab on notebooks/
+#   make test    set up .venv, then lint and run the whole test suite
+#
+# Everything runs non-interactively (CI runs `make test` with CI=true and no stdin).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMPS := .make-stamps
+VENV_STAMP := $(STAMPS)/venv-$(subst /,_,$(VENV))
+
+PYTEST_WORKERS ?= 2
+PYTEST_TIMEOUT ?= 300
+PYTEST_ARGS ?=
+LINT_PATHS := $(wildcard src tests benchmarks)
+
+# Extra options for `jupyter lab`; as root (containers, CI boxes) Jupyter refuses to start without --allow-root.
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
+
+# The test extra pins torch==2.13.0, which on the project's machines is a CPU wheel lying in a local
+# directory; point pip at it explicitly so a missing pip config can never turn into a multi-GB CUDA download.
+TORCH_WHEELS ?= /opt/wheels
+PIP_FIND_LINKS_OPT := $(if $(wildcard $(TORCH_WHEELS)/torch-*.whl),--find-links $(TORCH_WHEELS))
+
+export PIP_NO_INPUT := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help venv lab extension kernelspec test lint bench clean distclean
+
+help:
+	@echo "make lab        set up .venv and open JupyterLab on notebooks/"
+	@echo "make test       set up .venv, lint, and run the test suite (pytest -n $(PYTEST_WORKERS))"
+	@echo "make lint       ruff check $(LINT_PATHS)"
+	@echo "make bench      run the benchmarks (python -m benchmarks.run)"
+	@echo "make venv       create/update .venv with tracegrad installed editable plus the dev extra"
+	@echo "make clean      remove build output and caches (keeps .venv)"
+	@echo "make distclean  clean, and also remove .venv"
+
+# ---- environment --------------------------------------------------------------------------------------
+
+venv: $(VENV_STAMP)
+
+# pyvenv.cfg (a real file, unlike the bin/python symlink) is written when the venv is created, so a
+# recreated venv is newer than the stamp and triggers a reinstall; so does any edit to pyproject.toml.
+$(VENV)/pyvenv.cfg:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV_STAMP): pyproject.toml $(VENV)/pyvenv.cfg
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(PIP_FIND_LINKS_OPT) -e '.[dev]'
+	@$(PY) -c 'import torch; print("torch", torch.__version__, "(CUDA " + str(torch.version.cuda) + ")")'
+	@mkdir -p $(STAMPS)
+	@touch $@
+
+# ---- notebooks ----------------------------------------------------------------------------------------
+
+lab: venv extension kernelspec
+	$(VENV)/bin/jupyter lab $(LAB_ARGS) notebooks/
+
+# Hook: build and install the JupyterLab extension (extension/) into the venv. Not written yet: no-op.
+extension: venv
+	@:
+
+# Hook: install the "Python 3 (tracegrad)" kernel spec (kernel/) into the venv. Not written yet: no-op.
+kernelspec: venv
+	@:
+
+# ---- checks -------------------------------------------------------------------------------------------
+
+lint: venv
+	$(PY) -m ruff check $(LINT_PATHS)
+
+test: lint
+	$(PY) -m pytest -n $(PYTEST_WORKERS) -q --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS)
+
+bench: venv
+	$(PY) -m benchmarks.run
+
+# ---- cleaning -----------------------------------------------------------------------------------------
+
+clean:
+	rm -rf build dist src/*.egg-info .pytest_cache .ruff_cache .hypothesis $(STAMPS)
+	find . -path ./$(VENV) -prune -o -path ./extension/node_modules -prune -o \
+		-type d \( -name __pycache__ -o -name .ipynb_checkpoints \) -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,14 @@
+"""The workloads, in the order they run and are reported (the deep chain last: it is the one most
+likely to take an unfinished engine down)."""
+
+from __future__ import annotations
+
+from benchmarks.spec import Workload
+from benchmarks.workloads.chain import CHAIN
+from benchmarks.workloads.deep import DEEP
+from benchmarks.workloads.mlp import MLP_MEDIUM, MLP_TINY
+from benchmarks.workloads.perop import OBSERVER, PEROP
+
+WORKLOADS: tuple[Workload, ...] = (PEROP, CHAIN, MLP_MEDIUM, MLP_TINY, OBSERVER, DEEP)
+
+__all__ = ["WORKLOADS"]

@@ -1,0 +1,40 @@
+"""The handful of operators that autograd internals call (accumulation, casts, scatter of views).
+
+Importing them through this module keeps the autograd layer free of import cycles with ``ops/``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._tensor import Tensor, _wrap
+from .ops.creation import clone, full_like, new_zeros, ones_like, to_dtype, zeros_like  # noqa: F401
+from .ops.creation import detach as detach  # noqa: F401
+from .ops.indexing import index_put, index_tensor, take  # noqa: F401
+from .ops.pointwise import add, add_  # noqa: F401
+from .ops.reductions import sum_to_size  # noqa: F401
+from .ops.shape import stack  # noqa: F401
+from .ops.views import reshape, select  # noqa: F401
+
+
+def add_inplace(dst: Tensor, src: Tensor) -> None:
+    add_(dst, src)
+
+
+def detach_copy(t: Tensor) -> Tensor:
+    return _wrap(np.array(t._data, copy=True))
+
+
+def to_numpy_dtype(t: Tensor, np_dtype) -> Tensor:
+    from .backend.dtypes import from_numpy_dtype
+
+    return to_dtype(t, from_numpy_dtype(np_dtype))
+
+
+def to_cpu_copy(t: Tensor) -> Tensor:
+    data = t._data
+    if not isinstance(data, np.ndarray):
+        data = data.get()
+    out = _wrap(np.array(data, copy=True))
+    out._rg = False
+    return out

@@ -1,0 +1,368 @@
+"""Attach operators to :class:`Tensor` as methods and Python operators.
+
+Op modules export ``METHODS`` (method name -> callable taking the tensor first). Autograd methods
+(``backward``, ``register_hook``, ``retain_grad``...) are defined here.
+"""
+
+from __future__ import annotations
+
+import numbers
+import weakref
+
+import numpy as np
+
+from ._state import STATE
+from ._tensor import Tensor
+from .autograd.node import RemovableHandle
+
+
+def _is_operand(x) -> bool:
+    return isinstance(x, (Tensor, numbers.Number, np.ndarray, np.generic))
+
+
+def _binary_method(fn, reflected: bool = False):
+    if reflected:
+        def method(self, other):
+            if not _is_operand(other):
+                return NotImplemented
+            return fn(_scalar_or_tensor(other, self), self)
+    else:
+        def method(self, other):
+            if not _is_operand(other):
+                return NotImplemented
+            return fn(self, other)
+    return method
+
+
+def _scalar_or_tensor(value, like: Tensor):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        from ._factories import as_tensor
+
+        return as_tensor(value)
+    from ._tensor import _wrap
+    from .ops._util import result_dtype
+
+    return _wrap(np.asarray(value, dtype=result_dtype(like._data, value)))
+
+
+def install() -> None:
+    from . import ops
+    from .ops import creation, indexing, pointwise, views
+
+    for module in ops.MODULES:
+        for name, fn in getattr(module, "METHODS", {}).items():
+            setattr(Tensor, name, _as_method(fn))
+
+    T = Tensor
+    # Python operators
+    T.__add__ = _binary_method(pointwise.add)
+    T.__radd__ = _binary_method(pointwise.add, reflected=True)
+    T.__sub__ = _binary_method(pointwise.sub)
+    T.__rsub__ = _binary_method(pointwise.sub, reflected=True)
+    T.__mul__ = _binary_method(pointwise.mul)
+    T.__rmul__ = _binary_method(pointwise.mul, reflected=True)
+    T.__truediv__ = _binary_method(pointwise.div)
+    T.__rtruediv__ = _binary_method(pointwise.div, reflected=True)
+    T.__pow__ = _binary_method(pointwise.pow)
+    T.__rpow__ = _binary_method(pointwise.pow, reflected=True)
+    T.__iadd__ = _binary_method(pointwise.add_)
+    T.__isub__ = _binary_method(pointwise.sub_)
+    T.__imul__ = _binary_method(pointwise.mul_)
+    T.__itruediv__ = _binary_method(pointwise.div_)
+    T.__ipow__ = _binary_method(pointwise.pow_)
+    T.__neg__ = lambda self: pointwise.neg(self)
+    T.__pos__ = lambda self: self
+    T.__eq__ = _binary_method(pointwise.eq)
+    T.__ne__ = _binary_method(pointwise.ne)
+    T.__lt__ = _binary_method(pointwise.lt)
+    T.__le__ = _binary_method(pointwise.le)
+    T.__gt__ = _binary_method(pointwise.gt)
+    T.__ge__ = _binary_method(pointwise.ge)
+    T.__getitem__ = indexing.getitem
+    T.__setitem__ = indexing.setitem
+    T.__hash__ = lambda self: id(self)
+
+    from .ops import linalg_core
+
+    T.__matmul__ = _binary_method(linalg_core.matmul)
+    T.__rmatmul__ = _binary_method(linalg_core.matmul, reflected=True)
+
+    # core methods
+    for name, fn in {
+        "add": pointwise.add, "add_": pointwise.add_, "sub": pointwise.sub, "sub_": pointwise.sub_,
+        "mul": pointwise.mul, "mul_": pointwise.mul_, "div": pointwise.div, "div_": pointwise.div_,
+        "neg": pointwise.neg, "neg_": pointwise.neg_, "pow": pointwise.pow, "pow_": pointwise.pow_,
+        "exp": pointwise.exp, "exp_": pointwise.exp_, "log": pointwise.log, "log_": pointwise.log_,
+        "sin": pointwise.sin, "sin_": pointwise.sin_, "cos": pointwise.cos, "cos_": pointwise.cos_,
+        "tanh": pointwise.tanh, "tanh_": pointwise.tanh_, "sqrt": pointwise.sqrt, "sqrt_": pointwise.sqrt_,
+        "sigmoid": pointwise.sigmoid, "sigmoid_": pointwise.sigmoid_,
+        "eq": pointwise.eq, "ne": pointwise.ne, "lt": pointwise.lt, "le": pointwise.le, "gt": pointwise.gt,
+        "ge": pointwise.ge, "logical_and": pointwise.logical_and, "logical_or": pointwise.logical_or,
+        "logical_not": pointwise.logical_not, "logical_xor": pointwise.logical_xor,
+        "clone": creation.clone, "copy_": creation.copy_, "fill_": creation.fill_, "zero_": creation.zero_,
+        "detach": creation.detach, "detach_": creation.detach_, "new_zeros": creation.new_zeros,
+        "view": _view_method, "reshape": _reshape_method, "transpose": views.transpose, "t": views.t,
+        "permute": _permute_method, "expand": _expand_method, "select": views.select, "narrow": views.narrow,
+        "squeeze": _squeeze_method, "unsqueeze": views.unsqueeze, "diagonal": views.diagonal,
+        "unbind": views.unbind, "split": views.split, "chunk": views.chunk, "unfold": views.unfold,
+        "as_strided": views.as_strided, "flatten": views.flatten, "movedim": views.movedim,
+        "moveaxis": views.movedim, "swapaxes": views.transpose, "swapdims": views.transpose,
+        "matmul": linalg_core.matmul, "mm": linalg_core.mm,
+        "index_put_": _index_put_method(indexing.index_put_), "index_put": _index_put_method(indexing.index_put),
+        "take": indexing.take, "where": _where_method,
+        "view_as": lambda self, other: views.view(self, tuple(other.shape)),
+        "reshape_as": lambda self, other: views.reshape(self, tuple(other.shape)),
+        "expand_as": lambda self, other: views.expand(self, tuple(other.shape)),
+        "contiguous": _contiguous,
+        "backward": _backward, "register_hook": _register_hook, "retain_grad": _retain_grad,
+        "register_post_accumulate_grad_hook": _register_post_accumulate_grad_hook,
+        "to": _to, "type": _type, "float": _caster("float32"), "double": _caster("float64"),
+        "half": _caster("float16"), "long": _caster("int64"), "int": _caster("int32"), "bool": _caster("bool"),
+        "byte": _caster("uint8"), "short": _caster("int16"), "char": _caster("int8"),
+        "cpu": lambda self, *a, **k: self, "cuda": _cuda, "numpy": Tensor.numpy, "type_as": _type_as,
+        "new_tensor": _new_tensor, "new_ones": _new_ones, "new_full": _new_full, "new_empty": _new_zeros_any,
+        "_is_view": Tensor._is_view,
+    }.items():
+        setattr(T, name, _as_method(fn))
+    T.mT = property(lambda self: views.transpose(self, -2, -1))
+    T.T = property(lambda self: views.permute(self, tuple(range(self.ndim - 1, -1, -1))))
+    T.mH = T.mT
+    T.H = property(lambda self: views.t(self))
+
+
+def _as_method(fn):
+    if isinstance(fn, type(_as_method)) or isinstance(fn, (staticmethod, classmethod)):
+        return fn
+
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = getattr(fn, "name", getattr(fn, "__name__", "method"))
+    return method
+
+
+# ---- shape methods accepting varargs --------------------------------------------------------------------------------
+
+def _view_method(self, *shape):
+    from .ops import views
+    from .backend.dtypes import dtype
+
+    if len(shape) == 1 and isinstance(shape[0], dtype):
+        raise NotImplementedError("Tensor.view(dtype) is not supported")
+    return views.view(self, views.normalize_shape(shape))
+
+
+def _reshape_method(self, *shape):
+    from .ops import views
+
+    return views.reshape(self, views.normalize_shape(shape))
+
+
+def _permute_method(self, *dims):
+    from .ops import views
+
+    return views.permute(self, views.normalize_shape(dims))
+
+
+def _expand_method(self, *sizes):
+    from .ops import views
+
+    return views.expand(self, views.normalize_shape(sizes))
+
+
+def _squeeze_method(self, dim=None):
+    from .ops import views
+
+    return views.squeeze(self, dim)
+
+
+def _index_put_method(op):
+    def method(self, indices, values, accumulate=False):
+        return op(self, [i._data if isinstance(i, Tensor) else i for i in indices], values, accumulate)
+
+    return method
+
+
+def _where_method(self, condition, other):
+    from .ops import pointwise
+
+    return pointwise.where(condition, self, other)
+
+
+def _contiguous(self, memory_format=None):
+    if self._data.flags["C_CONTIGUOUS"]:
+        return self
+    from .ops import creation
+
+    return creation.clone(self)
+
+
+# ---- dtype / device conversion ----------------------------------------------------------------------------------------
+
+def _to(self, *args, **kwargs):
+    from .backend.device import device as device_cls
+    from .backend.dtypes import dtype as dtype_cls
+    from .backend.dtypes import to_dtype
+    from .ops import creation
+
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    for a in args:
+        if isinstance(a, dtype_cls):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, (str, device_cls)):
+            device = a
+        elif isinstance(a, bool):
+            copy = a
+        elif a is not None:
+            dtype = to_dtype(a)
+    if device is not None:
+        from .backend.device import as_device
+
+        dev = as_device(device)
+        if dev.type == "cuda":
+            return _cuda(self)
+    if dtype is None:
+        return creation.clone(self) if copy else self
+    return creation.to_dtype(self, to_dtype(dtype), copy=copy)
+
+
+def _caster(name):
+    def cast(self, memory_format=None):
+        from .backend.dtypes import to_dtype
+        from .ops import creation
+
+        return creation.to_dtype(self, to_dtype(name))
+
+    return cast
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    from .autograd.saved import type_string
+    from .backend.dtypes import to_dtype
+    from .ops import creation
+
+    if dtype is None:
+        return type_string(self)
+    if isinstance(dtype, str) and dtype.startswith("torch."):
+        mapping = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+                   "LongTensor": "int64", "IntTensor": "int32", "BoolTensor": "bool", "ByteTensor": "uint8"}
+        dtype = mapping[dtype.split(".")[-1]]
+    return creation.to_dtype(self, to_dtype(dtype))
+
+
+def _type_as(self, other):
+    from .ops import creation
+
+    return creation.to_dtype(self, other.dtype)
+
+
+def _cuda(self, device=None, non_blocking=False, **kwargs):
+    from .backend import cupy_backend
+
+    if not cupy_backend.available():
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    from .backend.cuda_transfer import to_cuda
+
+    return to_cuda(self)
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from ._factories import tensor
+
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_ones(self, *size, dtype=None, requires_grad=False, **kw):
+    from ._factories import ones
+
+    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_full(self, size, fill_value, dtype=None, requires_grad=False, **kw):
+    from ._factories import full
+
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_zeros_any(self, *size, dtype=None, requires_grad=False, **kw):
+    from ._factories import zeros
+
+    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+# ---- autograd methods ---------------------------------------------------------------------------------------------------
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    from .autograd import api
+
+    api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def _register_hook(self, hook):
+    """Run ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
+    if not self._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._grad_fn is None and self._base is None or (self._grad_fn is None and not self._base._rg):
+        hooks = self._hooks
+        if hooks is None:
+            hooks = self._hooks = {}
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+    fn = self.grad_fn
+    if fn is None:
+        hooks = self._hooks
+        if hooks is None:
+            hooks = self._hooks = {}
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+    return fn._register_tensor_pre_hook(self._output_nr, hook)
+
+
+def _retain_grad(self):
+    if not self._rg:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self.grad_fn is None:  # leaves always keep their grad
+        return
+    if self._retains_grad:
+        return
+    ref = weakref.ref(self)
+
+    def retain_grad_hook(grad):
+        t = ref()
+        if t is None or grad is None:
+            return
+        from .ops import creation, pointwise
+
+        if t._grad is None:
+            t._grad = creation.clone(grad) if STATE.grad_enabled else creation.clone(grad).detach()
+        else:
+            t._grad = pointwise.add(t._grad, grad)
+
+    fn = self._grad_fn
+    if fn._retains_grad_hooks is None:
+        fn._retains_grad_hooks = {}
+    fn._retains_grad_hooks[self._output_nr] = retain_grad_hook
+    self._retains_grad = True
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    if not self._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = self._post_acc_hooks
+    if hooks is None:
+        hooks = self._post_acc_hooks = {}
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle

@@ -1,0 +1,154 @@
+"""``repr`` of tensors in PyTorch's format, e.g. ``tensor([2., 4.], grad_fn=<MulBackward0>)``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .backend import dtypes as _dt
+
+
+class PrintOptions:
+    precision = 4
+    threshold = 1000
+    edgeitems = 3
+    linewidth = 80
+    sci_mode: bool | None = None
+
+
+OPTIONS = PrintOptions()
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None) -> None:
+    if profile == "default":
+        OPTIONS.precision, OPTIONS.threshold, OPTIONS.edgeitems, OPTIONS.linewidth = 4, 1000, 3, 80
+    elif profile == "short":
+        OPTIONS.precision, OPTIONS.threshold, OPTIONS.edgeitems, OPTIONS.linewidth = 2, 1000, 2, 80
+    elif profile == "full":
+        OPTIONS.precision, OPTIONS.threshold, OPTIONS.edgeitems, OPTIONS.linewidth = 4, float("inf"), 3, 80
+    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                        ("linewidth", linewidth)):
+        if value is not None:
+            setattr(OPTIONS, name, value)
+    OPTIONS.sci_mode = sci_mode
+
+
+class _Formatter:
+    """Chooses integer, fixed or scientific notation for the whole tensor, as PyTorch does."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.kind = values.dtype.kind
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        if self.kind == "b":
+            self.max_width = max((len(str(bool(v))) for v in values.ravel()), default=1)
+            return
+        if self.kind in "iu":
+            self.max_width = max((len(str(int(v))) for v in values.ravel()), default=1)
+            return
+        finite = values[np.isfinite(values)] if values.size else values
+        nonzero = np.abs(finite[finite != 0]).astype(np.float64)
+        if finite.size == 0:
+            self.max_width = max((len(self._fmt_special(v)) for v in values.ravel()), default=1)
+            return
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        if self.int_mode:
+            if nonzero.size and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8):
+                self.sci_mode = True
+        else:
+            if nonzero.size and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8 or nonzero.min() < 1e-4):
+                self.sci_mode = True
+        if OPTIONS.sci_mode is not None:
+            self.sci_mode = OPTIONS.sci_mode
+        self.max_width = max((len(self.format_raw(v)) for v in values.ravel()), default=1)
+
+    @staticmethod
+    def _fmt_special(v) -> str:
+        if np.isnan(v):
+            return "nan"
+        return "inf" if v > 0 else "-inf"
+
+    def format_raw(self, v) -> str:
+        if self.kind == "b":
+            return str(bool(v))
+        if self.kind in "iu":
+            return str(int(v))
+        if not np.isfinite(v):
+            return self._fmt_special(v)
+        p = OPTIONS.precision
+        if self.sci_mode:
+            return f"{float(v):.{p}e}"
+        if self.int_mode:
+            return f"{float(v):.0f}."
+        return f"{float(v):.{p}f}"
+
+    def format(self, v) -> str:
+        return self.format_raw(v).rjust(self.max_width)
+
+
+def _summarize(a: np.ndarray) -> np.ndarray:
+    e = OPTIONS.edgeitems
+    if a.ndim == 0:
+        return a
+    if a.shape[0] > 2 * e:
+        parts = [a[:e], a[-e:]]
+        return np.concatenate([_summarize(p) for p in parts]) if a.ndim == 1 else \
+            np.concatenate([np.stack([_summarize(x) for x in p]) for p in parts])
+    return np.stack([_summarize(x) for x in a]) if a.ndim > 1 else a
+
+
+def _format_array(a: np.ndarray, fmt: _Formatter, indent: int, summarize: bool) -> str:
+    if a.ndim == 0:
+        return fmt.format_raw(a.item())
+    e = OPTIONS.edgeitems
+    if a.ndim == 1:
+        items = [fmt.format(v) for v in a]
+        if summarize and a.shape[0] > 2 * e:
+            items = [fmt.format(v) for v in a[:e]] + ["..."] + [fmt.format(v) for v in a[-e:]]
+        per_line = max(1, (OPTIONS.linewidth - indent) // (fmt.max_width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = list(range(a.shape[0]))
+    pieces = []
+    if summarize and a.shape[0] > 2 * e:
+        rows = list(range(e)) + [None] + list(range(a.shape[0] - e, a.shape[0]))
+    for r in rows:
+        pieces.append("..." if r is None else _format_array(a[r], fmt, indent + 1, summarize))
+    sep = "," + "\n" * (a.ndim - 1) + " " * (indent + 1)
+    return "[" + sep.join(pieces) + "]"
+
+
+def tensor_repr(t, prefix: str = "tensor(") -> str:
+    data = t._data
+    if not isinstance(data, np.ndarray):
+        data = data.get()
+    dt = _dt.from_numpy_dtype(data.dtype)
+    suffixes = []
+    summarize = data.size > OPTIONS.threshold
+    if data.size == 0:
+        body = "[]"
+        if data.shape != (0,):
+            suffixes.append(f"size={tuple(data.shape)}")
+    else:
+        shown = _summarize(data) if summarize else data
+        fmt = _Formatter(shown)
+        body = _format_array(data, fmt, len(prefix), summarize)
+    if t.device.type != "cpu":
+        suffixes.append(f"device='{t.device}'")
+    default_float = _dt.DEFAULT.value
+    if dt not in (default_float, _dt.int64, _dt.bool_) and not (dt is _dt.complex64 and default_float is _dt.float32) \
+            and not (dt is _dt.complex128 and default_float is _dt.float64):
+        suffixes.append(f"dtype={dt!r}")
+    fn = t._grad_fn
+    if fn is not None:
+        suffixes.append(f"grad_fn=<{fn.name()}>")
+    elif t._rg:
+        suffixes.append("requires_grad=True")
+    if t._is_param:
+        prefix = "Parameter containing:\ntensor("
+        suffixes = [s for s in suffixes if s != "requires_grad=True"] + (["requires_grad=True"] if t._rg else [])
+    text = prefix + body
+    if suffixes:
+        text += ", " + ", ".join(suffixes)
+    return text + ")"

@@ -1,0 +1,61 @@
+"""AccumulateGrad: the node that writes a leaf's ``.grad``, with post-accumulate-grad hooks."""
+
+from __future__ import annotations
+
+import sys
+
+from .._state import STATE
+from .node import UINT64_MAX, Node, collect_hook_fns
+
+
+class AccumulateGrad(Node):
+    __slots__ = ("variable",)
+    _name = "torch::autograd::AccumulateGrad"
+
+    def __init__(self, variable) -> None:
+        super().__init__()
+        self._seq = UINT64_MAX  # AccumulateGrad runs as soon as it is ready
+        self.variable = variable
+        self._in_meta = ((variable._data.shape, variable._data.dtype),)
+
+    @property
+    def _tensor_pre_hooks(self):
+        hooks = self.variable._hooks
+        return {0: hooks} if hooks else None
+
+    def apply(self, grads):
+        grad = grads[0]
+        if grad is not None:
+            accumulate_into(self.variable, grad)
+            hooks = self.variable._post_acc_hooks
+            if hooks:
+                for fn in collect_hook_fns(hooks):
+                    if fn(self.variable) is not None:
+                        raise RuntimeError("post accumulate grad hooks cannot return anything other than None")
+        return []
+
+
+# References to the incoming gradient that the engine itself holds when AccumulateGrad runs: the
+# engine's input buffer, ``apply``'s local, ``accumulate_into``'s argument and getrefcount's own argument.
+_ENGINE_REFS = 4
+
+
+def accumulate_into(variable, grad) -> None:
+    """PyTorch's accumulateGrad: adopt the first gradient without copying when nobody else can see it,
+    then add in place (or out of place when building a graph, so higher-order gradients see the sum)."""
+    from .. import _functional_core as F
+
+    if grad._data.dtype != variable._data.dtype:
+        grad = F.to_dtype(grad, variable.dtype)
+    current = variable._grad
+    if current is None:
+        # Like PyTorch, steal the buffer only when no user-visible reference to it exists.
+        if (not STATE.grad_enabled and grad._grad_fn is None and grad._base is None
+                and sys.getrefcount(grad) <= _ENGINE_REFS and grad._data.base is None):
+            variable._grad = grad
+        else:
+            variable._grad = F.clone(grad) if STATE.grad_enabled else F.detach_copy(grad)
+    elif not STATE.grad_enabled:
+        F.add_inplace(current, grad)
+    else:
+        variable._grad = F.add(current, grad)

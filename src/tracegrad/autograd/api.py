@@ -1,0 +1,189 @@
+"""``torch.autograd.backward`` and ``torch.autograd.grad``: argument checking around the engine."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+from .._tensor import Tensor
+from . import engine
+from .edges import gradient_edge
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _shape_str(t: Tensor) -> str:
+    return f"torch.Size([{', '.join(str(s) for s in t._data.shape)}])"
+
+
+def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) -> list:
+    from .. import _functional_core as F
+
+    result = []
+    for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if isinstance(grad, Tensor):
+            first_grad = grad
+            if is_grads_batched:
+                if grad._data.shape[1:] != out._data.shape:
+                    raise RuntimeError(
+                        "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
+                        "batch dimension. The sizes of the remaining dimensions are expected to match the shape of "
+                        f"corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of "
+                        f"{_shape_str(grad)} and output[{i}] has a shape of {_shape_str(out)}. If you only want some "
+                        "tensors in `grad_output` to be considered batched, consider using vmap.")
+            elif first_grad._data.shape != out._data.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(grad)} and "
+                                   f"output[{i}] has a shape of {_shape_str(out)}.")
+            if out.dtype.is_complex != grad.dtype.is_complex:
+                raise RuntimeError("For complex Tensors, both grad_output and output are required to have the same "
+                                   f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} and "
+                                   f"output[{i}] has a dtype of {out.dtype}.")
+            result.append(grad)
+        elif grad is None:
+            if out._rg:
+                if out._data.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.dtype.is_floating_point:
+                    raise RuntimeError("grad can be implicitly created only for real scalar outputs but got "
+                                       f"{out.dtype}")
+                result.append(F.ones_like(out))
+            else:
+                result.append(None)
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
+    return result
+
+
+def _root_edges(outputs: tuple) -> list:
+    roots = []
+    for i, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(out).__name__}")
+        if not out._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        roots.append(gradient_edge(out))
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
+             grad_variables=None, inputs=None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves (or of ``inputs``)."""
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning, stacklevel=2)
+        if grad_tensors is None:
+            grad_tensors = grad_variables
+        else:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                               "`backward()`. Please only use `grad_tensors`.")
+    if inputs is not None and len(_as_tuple(inputs)) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    outputs = _as_tuple(tensors)
+    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(grads)} tensors and {len(outputs)} gradients")
+    grads = _make_grads(outputs, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    input_edges = None
+    if inputs is not None:
+        input_edges = []
+        for t in _as_tuple(inputs):
+            if not isinstance(t, Tensor):
+                raise TypeError("`inputs` argument to `backward()` must contain Tensors")
+            if not t._rg:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            if t._grad_fn is not None or t._base is not None and t.grad_fn is not None:
+                t.retain_grad()
+            input_edges.append(gradient_edge(t))
+    if create_graph and inputs is None:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+            "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+            "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+            "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
+    roots = _root_edges(outputs)
+    engine.execute(roots, grads, bool(retain_graph), bool(create_graph), input_edges, accumulate_grad=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
+         only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated."""
+    from .. import _functional_core as F
+
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs_t = _as_tuple(outputs)
+    inputs_t = _as_tuple(inputs)
+    if not inputs_t:
+        raise ValueError("grad requires non-empty inputs.")
+    grads_t = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs_t)
+    if len(grads_t) != len(outputs_t):
+        raise RuntimeError(f"grad_outputs must be of length {len(outputs_t)}, got {len(grads_t)}")
+    for t in inputs_t:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element of inputs, but got {type(t).__name__}")
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if is_grads_batched:
+        return _batched_grad(outputs_t, inputs_t, grads_t, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    grads = _make_grads(outputs_t, grads_t)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_edges(outputs_t)
+    input_edges = [gradient_edge(t) for t in inputs_t]
+    captured = engine.execute(roots, grads, bool(retain_graph), bool(create_graph), input_edges,
+                              accumulate_grad=False)
+    result = []
+    for t, g in zip(inputs_t, captured):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+            if materialize_grads:
+                g = F.zeros_like(t, requires_grad=bool(create_graph))
+        result.append(g)
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads) -> tuple:
+    """``is_grads_batched=True``: the first dimension of each grad_output indexes independent backward passes."""
+    from .. import _functional_core as F
+
+    _make_grads(outputs, grads, is_grads_batched=True)
+    sizes = {g._data.shape[0] for g in grads if isinstance(g, Tensor)}
+    if len(sizes) > 1:
+        raise RuntimeError("Expected all batched grad_outputs to have the same batch size")
+    n = sizes.pop() if sizes else 1
+    per_input: list[list] = [[] for _ in inputs]
+    for b in range(n):
+        sliced = [F.select(g, 0, b) if isinstance(g, Tensor) else None for g in grads]
+        res = grad(outputs, inputs, sliced, retain_graph=True if b < n - 1 else retain_graph,
+                   create_graph=create_graph, allow_unused=True, materialize_grads=materialize_grads)
+        for k, g in enumerate(res):
+            per_input[k].append(g)
+    result = []
+    for t, gs in zip(inputs, per_input):
+        if all(g is None for g in gs):
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+            result.append(None)
+            continue
+        gs = [g if g is not None else F.zeros_like(t) for g in gs]
+        result.append(F.stack(gs, 0))
+    return tuple(result)
+
+
+def _sequence(x) -> Sequence:
+    return x if isinstance(x, (list, tuple)) else [x]

@@ -1,0 +1,34 @@
+"""Gradient edges: where the gradient of a tensor flows in the backward graph."""
+
+from __future__ import annotations
+
+import weakref
+
+from .._tensor import Tensor
+from .accumulate import AccumulateGrad
+
+NO_EDGE = (None, 0)
+
+
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The (cached, weakly held) AccumulateGrad node of a leaf that requires grad."""
+    ref = t._acc_ref
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc_ref = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(t: Tensor) -> tuple:
+    """``(grad_fn, output_nr)`` for a non-leaf, ``(AccumulateGrad, 0)`` for a leaf requiring grad."""
+    if t._base is not None:
+        from .views import refresh_view_grad_fn
+
+        refresh_view_grad_fn(t)
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._rg:
+        return (grad_accumulator(t), 0)
+    return NO_EDGE

@@ -1,0 +1,355 @@
+"""The backward engine: PyTorch's GraphTask run on one thread, without recursion.
+
+1. Count, for every node reachable from the roots, how many edges lead into it (dependencies).
+2. With ``inputs`` given, mark which nodes must run (``needed``) and where gradients are captured.
+3. Pop nodes from a priority queue (AccumulateGrad first, then the highest sequence number, i.e. the
+   node created last in the forward pass) once all their dependencies have delivered; run hooks in
+   PyTorch's order around each node; hand the results to the next nodes' input buffers.
+
+A backward started inside a node (reentrant backward) is simply a nested call and finishes before the
+outer one continues, as PyTorch's reentrant ordering requires.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+from .._state import STATE
+from .._tensor import Tensor
+from .accumulate import AccumulateGrad
+from .node import GraphRoot, Node, collect_hook_fns
+
+_tiebreak = itertools.count()
+_task_ids = itertools.count()
+
+
+class GraphTask:
+    """State of one backward call; ``current_graph_task`` callbacks hang off it."""
+
+    __slots__ = ("keep_graph", "create_graph", "exec_info", "captures", "captured", "callbacks",
+                 "nodes_run", "deps", "graph_root", "id", "__weakref__")
+
+    def __init__(self, keep_graph: bool, create_graph: bool) -> None:
+        self.keep_graph = keep_graph
+        self.create_graph = create_graph
+        self.exec_info: dict | None = None  # node -> needed (bool); None means "run everything"
+        self.captures: dict = {}  # node -> list of (output_nr, capture index)
+        self.captured: list = []
+        self.callbacks: list = []
+        self.nodes_run: list = []
+        self.deps: dict = {}
+        self.graph_root = None
+        self.id = next(_task_ids)
+
+    def will_execute(self, fn) -> bool:
+        """Whether ``fn`` runs (or has its gradient captured) in this backward call."""
+        if fn is not self.graph_root and fn not in self.deps:
+            return False
+        if self.exec_info is None:
+            return True
+        return bool(self.exec_info.get(fn, False)) or fn in self.captures
+
+
+_TASKS: list[GraphTask] = []
+
+
+def current_graph_task() -> GraphTask | None:
+    return _TASKS[-1] if _TASKS else None
+
+
+def compute_dependencies(root: Node) -> dict:
+    deps: dict = {}
+    seen = {root}
+    stack = [root]
+    while stack:
+        fn = stack.pop()
+        for nxt, _ in fn._edges:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps
+
+
+def compute_needed(root: Node, targets: set) -> dict:
+    """``node -> True`` for every node from which a target node can be reached (targets included)."""
+    needed: dict = {}
+    # Iterative post-order DFS.
+    stack = [(root, iter(root._edges))]
+    on_stack = {root}
+    while stack:
+        fn, it = stack[-1]
+        advanced = False
+        for nxt, _ in it:
+            if nxt is None:
+                continue
+            if nxt in needed:
+                if needed[nxt]:
+                    needed[fn] = True
+                continue
+            if nxt in on_stack:
+                continue
+            on_stack.add(nxt)
+            stack.append((nxt, iter(nxt._edges)))
+            advanced = True
+            break
+        if advanced:
+            continue
+        stack.pop()
+        on_stack.discard(fn)
+        result = fn in targets or needed.get(fn, False)
+        if not result:
+            result = any(n is not None and needed.get(n, False) for n, _ in fn._edges)
+        needed[fn] = result
+    return needed
+
+
+def execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bool,
+            outputs: list[tuple] | None = None, accumulate_grad: bool = True) -> list:
+    """Run backward from ``roots`` (gradient edges) seeded with ``grads``.
+
+    ``outputs``: gradient edges whose incoming gradient is wanted. With ``accumulate_grad`` they are
+    executed (``backward(inputs=...)``); without, their gradient is captured and returned (``grad``).
+    """
+    task = GraphTask(keep_graph, create_graph)
+    graph_root = GraphRoot(roots, grads)
+    deps = compute_dependencies(graph_root)
+    task.deps = dict(deps)
+    task.graph_root = graph_root
+    if outputs is not None:
+        targets = {fn for fn, _ in outputs if fn is not None}
+        if accumulate_grad:
+            task.exec_info = compute_needed(graph_root, targets)
+        else:
+            for k, (fn, nr) in enumerate(outputs):
+                if fn is not None:
+                    task.captures.setdefault(fn, []).append((nr, k))
+            task.exec_info = _needed_for_capture(graph_root, targets)
+        task.captured = [None] * len(outputs)
+    prev_grad = STATE.grad_enabled
+    STATE.grad_enabled = create_graph
+    STATE.engine_depth += 1
+    _TASKS.append(task)
+    if STATE.observed:
+        from ..viz import events
+
+        events.emit("backward_started", task=task, roots=roots)
+    try:
+        _run(task, graph_root, deps)
+        for cb in task.callbacks:  # queue_callback: run once the graph task has finished
+            cb()
+    finally:
+        _TASKS.pop()
+        STATE.engine_depth -= 1
+        STATE.grad_enabled = prev_grad
+        if STATE.observed:
+            from ..viz import events
+
+            events.emit("backward_finished", task=task)
+    return task.captured
+
+
+def _needed_for_capture(graph_root: Node, targets: set) -> dict:
+    """For ``grad()``: a node runs if a target lies strictly below it; targets themselves only capture."""
+    below = compute_needed(graph_root, targets)
+    needed = {}
+    for fn, reach in below.items():
+        if not reach:
+            needed[fn] = False
+        elif fn in targets:
+            needed[fn] = any(n is not None and below.get(n, False) for n, _ in fn._edges)
+        else:
+            needed[fn] = True
+    return needed
+
+
+def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
+    exec_info = task.exec_info
+    buffers: dict = {graph_root: []}
+    heap: list = [(0, 0, next(_tiebreak), graph_root)]
+    while heap:
+        _, _, _, fn = heapq.heappop(heap)
+        inputs = buffers.pop(fn)
+        if exec_info is not None and fn is not graph_root:
+            needed = exec_info.get(fn, False)
+            captures = task.captures.get(fn)
+            if not needed:
+                inputs = call_tensor_pre_hooks(fn, inputs)
+            if captures:
+                for nr, k in captures:
+                    task.captured[k] = inputs[nr]
+            if not needed:
+                continue
+        outputs = call_function(task, fn, inputs)
+        del inputs
+        if not task.keep_graph:
+            fn.release_variables()
+        edges = fn._edges
+        for i in range(len(edges)):
+            nxt, nr = edges[i]
+            if nxt is None:
+                continue
+            remaining = deps[nxt] - 1
+            deps[nxt] = remaining
+            if exec_info is not None and not _should_execute(task, nxt):
+                continue
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * nxt._n_out
+            grad = outputs[i]
+            if grad is not None:
+                prev = buf[nr]
+                buf[nr] = grad if prev is None else _accumulate(prev, grad)
+            if remaining == 0:
+                heapq.heappush(heap, _priority(nxt))
+        del outputs
+
+
+def _should_execute(task: GraphTask, fn: Node) -> bool:
+    return task.exec_info.get(fn, False) or fn in task.captures
+
+
+def _priority(fn: Node):
+    # heapq is a min-heap: reentrant depth is handled by nesting; AccumulateGrad has the largest
+    # sequence number, so "highest sequence number first" also puts it first.
+    return (0, -fn._seq, next(_tiebreak), fn)
+
+
+def _accumulate(a: Tensor, b: Tensor) -> Tensor:
+    from .. import _functional_core as F
+
+    return F.add(a, b)
+
+
+# ---- running one node with its hooks ------------------------------------------------------------------
+
+def call_tensor_pre_hooks(fn: Node, inputs: list) -> list:
+    hooks = fn._tensor_pre_hooks
+    if hooks:
+        for nr, per_output in list(hooks.items()):
+            for hook in collect_hook_fns(per_output):
+                if STATE.observed:
+                    _emit_hook("tensor", fn, hook, nr)
+                result = hook(inputs[nr])
+                if result is not None:
+                    inputs[nr] = _check_hook_result(result, inputs[nr], fn)
+    retains = fn._retains_grad_hooks
+    if retains:
+        for nr, hook in list(retains.items()):
+            if STATE.observed:
+                _emit_hook("retain_grad", fn, hook, nr)
+            hook(inputs[nr])
+    return inputs
+
+
+def _check_hook_result(result, original, fn: Node):
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Tensor or None (got {type(result).__name__})")
+    return result
+
+
+def call_function(task: GraphTask, fn: Node, inputs: list) -> list:
+    inputs = call_tensor_pre_hooks(fn, inputs)
+    pre = fn._pre_hooks
+    if pre:
+        grads_out = tuple(inputs)
+        for hook in collect_hook_fns(pre):
+            if STATE.observed:
+                _emit_hook("pre", fn, hook, None)
+            result = hook(grads_out)
+            if result is not None:
+                grads_out = _as_tuple(result, len(grads_out), "pre")
+        inputs = list(grads_out)
+    if STATE.observed:
+        from ..viz import events
+
+        events.emit("node_executed", node=fn)
+    if STATE.anomaly:
+        from . import anomaly_mode
+
+        outputs = anomaly_mode.run_node(fn, inputs)
+    else:
+        outputs = fn.apply(inputs)
+    outputs = validate_outputs(fn, outputs)
+    post = fn._post_hooks
+    if post:
+        grad_inputs = tuple(outputs)
+        for hook in collect_hook_fns(post):
+            if STATE.observed:
+                _emit_hook("post", fn, hook, None)
+            result = hook(grad_inputs, tuple(inputs))
+            if result is not None:
+                grad_inputs = _as_tuple(result, len(grad_inputs), "post")
+        outputs = list(grad_inputs)
+    return outputs
+
+
+def _as_tuple(result, n: int, kind: str) -> tuple:
+    if isinstance(result, Tensor):
+        result = (result,)
+    result = tuple(result)
+    if len(result) != n:
+        raise RuntimeError(f"hook returned an incorrect number of values (got {len(result)}, but expected {n})")
+    return result
+
+
+def _emit_hook(kind: str, fn: Node, hook, nr) -> None:
+    from ..viz import events
+
+    events.emit("hook", kind=kind, node=fn, hook=hook, output_nr=nr)
+
+
+def validate_outputs(fn: Node, outputs) -> list:
+    """PyTorch's validate_outputs: one gradient per edge; reduce broadcast shapes; cast dtypes."""
+    edges = fn._edges
+    if len(outputs) != len(edges):
+        raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients (expected "
+                           f"{len(edges)}, got {len(outputs)})")
+    if fn.__class__ is GraphRoot:
+        return list(outputs)
+    meta = fn._in_meta
+    out = list(outputs)
+    for i in range(len(out)):
+        g = out[i]
+        if g is None:
+            continue
+        m = meta[i] if i < len(meta) else None
+        if m is None or edges[i][0] is None:
+            continue
+        shape, dt = m
+        data = g._data
+        if data.shape != shape:
+            g = _reduce_to_shape(fn, i, g, shape)
+            data = g._data
+        if data.dtype != dt:
+            from .. import _functional_core as F
+
+            g = F.to_numpy_dtype(g, dt)
+        out[i] = g
+    return out
+
+
+def _reduce_to_shape(fn: Node, i: int, g: Tensor, shape: tuple) -> Tensor:
+    from .. import _functional_core as F
+
+    gshape = g._data.shape
+    if not _expandable(shape, gshape):
+        raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                           f"{list(gshape)} but expected shape compatible with {list(shape)}")
+    return F.sum_to_size(g, shape)
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    if len(shape) > len(target):
+        return False
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def is_accumulate_grad(fn) -> bool:
+    return isinstance(fn, AccumulateGrad)

@@ -1,0 +1,177 @@
+"""Backward graph nodes (PyTorch's ``torch.autograd.graph.Node``), hook storage and handles.
+
+A node's ``_edges`` are its ``next_functions``: one ``(node, output_nr)`` pair per differentiable
+forward input, ``(None, 0)`` for inputs that need no gradient. ``_in_meta`` holds the (shape, dtype) of
+each forward input so the engine can reduce broadcast gradients and cast them, as PyTorch's engine does
+when it validates a node's outputs.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .._state import STATE
+
+_handle_ids = itertools.count()
+
+UINT64_MAX = (1 << 64) - 1
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``remove()`` detaches the hook (idempotent)."""
+
+    __slots__ = ("_dicts", "id")
+
+    def __init__(self, *dicts: dict) -> None:
+        self.id = next(_handle_ids)
+        self._dicts = dicts
+
+    def remove(self) -> None:
+        for d in self._dicts:
+            d.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+class Node:
+    """Base of every backward node. Subclasses implement ``apply(grads) -> tuple of grads``."""
+
+    __slots__ = ("_edges", "_in_meta", "_seq", "__weakref__", "__dict__")
+
+    _name = "Node"
+    _n_out = 1  # number of forward outputs = number of gradients this node receives
+    # Rare attributes live in the instance dict only when set.
+    _pre_hooks = None
+    _post_hooks = None
+    _tensor_pre_hooks = None  # dict output_nr -> dict handle_id -> fn
+    _retains_grad_hooks = None  # dict output_nr -> fn
+    _needs = None  # set by the engine when only some input gradients are wanted
+    _anomaly_trace = None
+    _metadata = None
+
+    def __init__(self) -> None:
+        self._edges = ()
+        self._in_meta = ()
+        self._seq = STATE.next_sequence_nr
+        STATE.next_sequence_nr += 1
+
+    # ---- public graph API --------------------------------------------------------------------------------
+
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def next_functions(self) -> tuple:
+        return self._edges
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    def _set_sequence_nr(self, value: int) -> None:
+        self._seq = value
+
+    def _input_metadata(self):
+        return self._in_meta
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """A post-hook ``fn(grad_inputs, grad_outputs)`` that may return replacement ``grad_inputs``."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        handle = RemovableHandle(self._post_hooks)
+        self._post_hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """A pre-hook ``fn(grad_outputs)`` that may return replacement ``grad_outputs``."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle.id] = fn
+        return handle
+
+    def _register_tensor_pre_hook(self, output_nr: int, fn) -> RemovableHandle:
+        hooks = self._tensor_pre_hooks
+        if hooks is None:
+            hooks = self._tensor_pre_hooks = {}
+        per_output = hooks.get(output_nr)
+        if per_output is None:
+            per_output = hooks[output_nr] = {}
+        handle = RemovableHandle(per_output)
+        per_output[handle.id] = fn
+        return handle
+
+    def _get_tensor_pre_hooks(self):
+        return self._tensor_pre_hooks
+
+    @property
+    def needs_input_grad(self) -> tuple:
+        if self._needs is not None:
+            return self._needs
+        return tuple(e[0] is not None for e in self._edges)
+
+    def should_compute_output(self, i: int) -> bool:
+        return self.needs_input_grad[i]
+
+    def apply(self, *grads):
+        raise NotImplementedError
+
+    def __call__(self, *grads):
+        out = self.apply(list(grads))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def release_variables(self) -> None:
+        """Free saved tensors after a backward without ``retain_graph``."""
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def _raise_hook_error(self):
+        raise RuntimeError
+
+
+class GraphRoot(Node):
+    """The engine's entry node: its outputs are the root gradients."""
+
+    __slots__ = ("_grads",)
+    _name = "GraphRoot"
+
+    def __init__(self, edges, grads) -> None:
+        super().__init__()
+        self._edges = tuple(edges)
+        self._grads = grads
+
+    def apply(self, grads):
+        return list(self._grads)
+
+
+class Error(Node):
+    """A node whose backward always raises (PyTorch's ``Error`` / ``NotImplemented`` nodes)."""
+
+    __slots__ = ("_message", "_exc")
+    _name = "Error"
+
+    def __init__(self, message: str, edges=(), exc_type=RuntimeError, name: str | None = None) -> None:
+        super().__init__()
+        self._message = message
+        self._edges = tuple(edges)
+        self._exc = exc_type
+        if name:
+            self._name = name
+
+    def apply(self, grads):
+        raise self._exc(self._message)
+
+
+def collect_hook_fns(hook_dict: dict | None) -> list:
+    """Snapshot a hook dict: removing a handle inside a hook must not affect the current pass."""
+    return list(hook_dict.values()) if hook_dict else []

@@ -1,0 +1,182 @@
+"""tracegrad dtypes and PyTorch's type-promotion rules.
+
+A :class:`dtype` wraps a NumPy dtype. Promotion follows PyTorch, not NumPy: values are ranked by category
+(bool < integer < floating < complex); a Python scalar or a zero-dimensional tensor only changes the result
+when it belongs to a higher category than every dimensioned tensor (``int64_tensor * 2.5`` is float32, the
+default dtype, where NumPy would give float64).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type, printed like PyTorch's (``torch.float32``)."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_category")
+
+    def __init__(self, name: str, np_dtype: np.dtype, category: int) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex
+        self.is_floating_point = category == 2
+        self.is_complex = category == 3
+        self.is_signed = self.np.kind in "ifc"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (_lookup_by_name, (self.name,))
+
+    def to_real(self) -> dtype:
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self) -> dtype:
+        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+
+
+bool_ = dtype("bool", np.bool_, 0)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+_BY_NP = {d.np: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32, short=int16,
+                cfloat=complex64, cdouble=complex128)
+
+
+def _lookup_by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+class _DefaultDtype:
+    """Holds the default floating dtype (``torch.get_default_dtype``)."""
+
+    value: dtype = float32
+
+
+DEFAULT = _DefaultDtype()
+
+
+def get_default_dtype() -> dtype:
+    return DEFAULT.value
+
+
+def set_default_dtype(d: dtype) -> None:
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    DEFAULT.value = d
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The tracegrad dtype of a NumPy dtype; raises TypeError for unsupported ones."""
+    try:
+        return _BY_NP[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def to_dtype(d) -> dtype:
+    """Accept a tracegrad dtype, a NumPy dtype, or a Python type (``float`` → default dtype)."""
+    if isinstance(d, dtype):
+        return d
+    if d is builtins.float:
+        return DEFAULT.value
+    if d is builtins.int:
+        return int64
+    if d is builtins.bool:
+        return bool_
+    if d is builtins.complex:
+        return complex64 if DEFAULT.value is not float64 else complex128
+    if isinstance(d, str):
+        return _BY_NAME[d]
+    return from_numpy_dtype(d)
+
+
+# ---- promotion ---------------------------------------------------------------------------------------
+
+# The lattice of PyTorch's promote_types, computed from NumPy's with the two places where they differ
+# (uint8 with signed ints: torch gives the signed int of at least 16 bits, the same as NumPy; bool with
+# anything: the other type). NumPy's table agrees with PyTorch's for the dtypes we support.
+_PROMOTE_CACHE: dict[tuple[dtype, dtype], dtype] = {}
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    if a is b:
+        return a
+    key = (a, b)
+    hit = _PROMOTE_CACHE.get(key)
+    if hit is None:
+        hit = _BY_NP[np.promote_types(a.np, b.np)]
+        _PROMOTE_CACHE[key] = _PROMOTE_CACHE[(b, a)] = hit
+    return hit
+
+
+def scalar_category(value) -> int:
+    """Category of a Python scalar: 0 bool, 1 int, 2 float, 3 complex."""
+    t = type(value)
+    if t is builtins.bool or t is np.bool_:
+        return 0
+    if t is builtins.int or isinstance(value, np.integer):
+        return 1
+    if t is builtins.float or isinstance(value, np.floating):
+        return 2
+    if t is builtins.complex or isinstance(value, np.complexfloating):
+        return 3
+    raise TypeError(f"unsupported scalar type {t.__name__}")
+
+
+def default_dtype_for_category(category: int) -> dtype:
+    if category == 0:
+        return bool_
+    if category == 1:
+        return int64
+    if category == 2:
+        return DEFAULT.value
+    return complex128 if DEFAULT.value is float64 else complex64
+
+
+def result_type_of(dims_dtypes: list[dtype], zero_dim_dtypes: list[dtype], scalar_categories: list[int]) -> dtype:
+    """PyTorch's three-tier result type: dimensioned tensors, then 0-dim tensors, then Python scalars."""
+    result: dtype | None = None
+    for d in dims_dtypes:
+        result = d if result is None else promote_types(result, d)
+    zero: dtype | None = None
+    for d in zero_dim_dtypes:
+        zero = d if zero is None else promote_types(zero, d)
+    if zero is not None:
+        if result is None:
+            result = zero
+        elif zero._category > result._category:
+            result = _lift_category(result, zero)
+    if scalar_categories:
+        cat = max(scalar_categories)
+        if result is None:
+            result = default_dtype_for_category(cat)
+        elif cat > result._category:
+            result = _lift_category(result, default_dtype_for_category(cat))
+    return result if result is not None else DEFAULT.value
+
+
+def _lift_category(current: dtype, higher: dtype) -> dtype:
+    # float16 tensor * complex scalar → complex64 (keeps the tensor's precision where it can)
+    if higher.is_complex and current.is_floating_point:
+        return complex128 if current is float64 else higher
+    return higher

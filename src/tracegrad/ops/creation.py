@@ -1,0 +1,163 @@
+"""Copies, casts and ``*_like`` factories that take a tensor: clone, detach, copy_, to, fill_, zero_."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._state import STATE
+from .._tensor import Tensor, _wrap
+from ..backend.dtypes import from_numpy_dtype
+from .pointwise import write_into
+from .registry import defop
+
+
+def _clone_kernel(a, memory_format=None):
+    return np.array(a, copy=True)
+
+
+clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", _clone_kernel,
+              vjp=lambda ctx, g: g)
+
+
+def detach(t: Tensor) -> Tensor:
+    """A new leaf sharing storage and version counter with ``t`` (not a differentiable view)."""
+    if STATE.stack:
+        from ..dispatch import dispatch
+
+        return dispatch(_detach_op, (t,), {})
+    out = _wrap(t._data)
+    out._vc = t._version_counter()
+    return out
+
+
+_detach_op = defop("detach(Tensor(a) self) -> Tensor(a)", lambda a: a)
+
+
+def detach_(t: Tensor) -> Tensor:
+    if t._base is not None:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                           "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of "
+                           "DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, "
+                           "please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
+                           "solution.")
+    t._grad_fn = None
+    t._output_nr = 0
+    t._rg = False
+    return t
+
+
+def _to_copy_kernel(a, dtype=None):
+    return np.array(a, dtype=dtype, copy=True)
+
+
+def _to_copy_vjp(ctx, g):
+    return g  # the engine casts the gradient back to the input's dtype
+
+
+_to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor", _to_copy_kernel,
+                 vjp=_to_copy_vjp, node_name="ToCopyBackward0")
+
+
+def to_dtype(t: Tensor, dtype, copy: bool = False) -> Tensor:
+    """``t.to(dtype)``: the same tensor when nothing changes, else a differentiable cast."""
+    if not copy and t._data.dtype == dtype.np:
+        return t
+    return _to_copy(t, dtype=dtype.np)
+
+
+def _copy_kernel(dst, src, non_blocking=False):
+    if isinstance(src, np.ndarray) and src.shape != dst.shape:
+        try:
+            src = np.broadcast_to(src, dst.shape)
+        except ValueError:
+            raise RuntimeError(f"The size of tensor a ({dst.shape[-1] if dst.ndim else 1}) must match the size "
+                               f"of tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
+                               f"{max(dst.ndim - 1, 0)}") from None
+    np.copyto(dst, src, casting="unsafe")
+    return dst
+
+
+def _copy_vjp(ctx, g):
+    need = ctx.needs_input_grad
+    return (mul_zero(g) if need[0] else None, g if need[1] else None)
+
+
+def mul_zero(g):
+    from .pointwise import mul
+
+    return mul(g, 0)
+
+
+copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", _copy_kernel,
+              vjp=_copy_vjp, node_name="CopyBackwards")
+
+
+def _fill_kernel(a, value):
+    a[...] = value._data if isinstance(value, Tensor) else value
+    return a
+
+
+fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel,
+              vjp=lambda ctx, g: (mul_zero(g),), differentiable=("self",), node_name="FillBackward0")
+
+
+def _zero_kernel(a):
+    a[...] = 0
+    return a
+
+
+zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, vjp=lambda ctx, g: mul_zero(g),
+              node_name="ZeroBackward0")
+
+
+def _full_like_kernel(a, fill_value, dtype=None):
+    return np.full(a.shape, fill_value, dtype=dtype if dtype is not None else a.dtype)
+
+
+_full_like = defop("full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor",
+                   _full_like_kernel, differentiable=())
+
+
+def _np_dtype(dtype):
+    if dtype is None:
+        return None
+    from ..backend.dtypes import to_dtype
+
+    return to_dtype(dtype).np
+
+
+def full_like(t: Tensor, fill_value, *, dtype=None, requires_grad: bool = False, device=None, layout=None,
+              memory_format=None, pin_memory=False) -> Tensor:
+    out = _full_like(t, fill_value, dtype=_np_dtype(dtype))
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def zeros_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad)
+
+
+def ones_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    return full_like(t, 1, dtype=dtype, requires_grad=requires_grad)
+
+
+def empty_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad)
+
+
+def new_zeros(t: Tensor, size, *, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    if isinstance(size, int):
+        size = (size,)
+    out = _wrap(np.zeros(tuple(size), dtype=_np_dtype(dtype) or t._data.dtype))
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def dtype_of(t: Tensor):
+    return from_numpy_dtype(t._data.dtype)
+
+
+def writeable(dst: np.ndarray, src) -> None:
+    write_into(dst, src)

@@ -1,0 +1,277 @@
+"""Indexing: ``__getitem__``/``__setitem__`` and the gather/scatter operators they lower to.
+
+Basic indices (ints, slices, None, Ellipsis) become view operators (``select``, ``slice``, ``unsqueeze``),
+so ``x[0] = v`` is ``x.select(0, 0).copy_(v)`` and autograd sees an in-place write through a view, as in
+PyTorch. Advanced indices (integer/boolean tensors, lists) become ``index`` / ``index_put_``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap
+from ._util import wrap_dim
+from .registry import defop
+
+
+def index_tensor(array: np.ndarray) -> Tensor:
+    """Wrap an integer array produced internally (index maps) as a tensor."""
+    return _wrap(np.asarray(array, dtype=np.int64))
+
+
+def _numpy_key(indices) -> tuple:
+    key = []
+    for ix in indices:
+        if ix is None:
+            key.append(builtins.slice(None))
+        else:
+            arr = np.asarray(ix)
+            if arr.dtype.kind not in "biu":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            key.append(arr)
+    return tuple(key)
+
+
+def _index_kernel(a, indices):
+    key = _numpy_key(indices)
+    try:
+        return np.ascontiguousarray(a[key])
+    except IndexError as exc:
+        raise IndexError(_index_error_message(a, key, exc)) from None
+
+
+def _index_error_message(a, key, exc) -> str:
+    for d, k in enumerate(key):
+        if isinstance(k, np.ndarray) and k.dtype.kind in "iu" and k.size:
+            n = a.shape[d]
+            bad = k[(k >= n) | (k < -n)]
+            if bad.size:
+                return f"index {int(bad.flat[0])} is out of bounds for dimension {d} with size {n}"
+        if isinstance(k, np.ndarray) and k.dtype.kind == "b":
+            expect = a.shape[d:d + k.ndim]
+            if k.shape != expect:
+                return (f"The shape of the mask {list(k.shape)} at index {d} does not match the shape of the indexed "
+                        f"tensor {list(a.shape)} at index {d}")
+    return str(exc)
+
+
+def _index_vjp(ctx, g):
+    (indices,) = ctx.attrs
+    from .creation import new_zeros
+
+    zeros = new_zeros(g, ctx.input_shapes[0])
+    return index_put(zeros, indices, g, accumulate=True)
+
+
+index = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", _index_kernel, vjp=_index_vjp,
+              attrs=("indices",), differentiable=("self",))
+
+
+def _index_put_kernel(a, indices, values, accumulate=False):
+    out = a.copy()
+    _index_put_into(out, indices, values, accumulate)
+    return out
+
+
+def _index_put_into(out, indices, values, accumulate):
+    key = _numpy_key(indices)
+    values = np.asarray(values)
+    if values.dtype != out.dtype:
+        if values.ndim and values.dtype.kind != out.dtype.kind and not (out.dtype.kind == "f" and
+                                                                       values.dtype.kind in "biu"):
+            from ..backend.dtypes import from_numpy_dtype
+
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{_cap(from_numpy_dtype(out.dtype))} for the destination and "
+                               f"{_cap(from_numpy_dtype(values.dtype))} for the source.")
+        values = values.astype(out.dtype)
+    try:
+        if accumulate:
+            np.add.at(out, key, values)
+        else:
+            out[key] = values
+    except IndexError as exc:
+        raise IndexError(_index_error_message(out, key, exc)) from None
+    except ValueError as exc:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(out[key].shape)}") from exc
+
+
+def _cap(d) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+            "uint8": "Byte", "bool": "Bool"}.get(d.name, d.name)
+
+
+def _index_put_vjp(ctx, g):
+    indices, accumulate = ctx.attrs
+    need = ctx.needs_input_grad
+    ga = gv = None
+    if need[0]:
+        if accumulate:
+            ga = g
+        else:
+            from .creation import new_zeros
+
+            vals_shape = index(g, indices).shape
+            ga = index_put(g, indices, new_zeros(g, tuple(vals_shape)))
+    if need[1]:
+        gv = index(g, indices)
+    return ga, gv
+
+
+index_put = defop("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+                  _index_put_kernel, vjp=_index_put_vjp, attrs=("indices", "accumulate"),
+                  differentiable=("self", "values"))
+
+
+def _index_put_inplace_kernel(a, indices, values, accumulate=False):
+    _index_put_into(a, indices, values, accumulate)
+    return a
+
+
+index_put_ = defop("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
+                   _index_put_inplace_kernel, vjp=_index_put_vjp, attrs=("indices", "accumulate"),
+                   differentiable=("self", "values"), node_name="IndexPutBackward0")
+
+
+def _take_kernel(a, index):
+    flat = np.ascontiguousarray(a).reshape(-1)
+    idx = np.asarray(index)
+    n = flat.size
+    if idx.size and (idx.max() >= n or idx.min() < -n):
+        bad = idx[(idx >= n) | (idx < -n)].flat[0]
+        raise IndexError(f"out of range: tried to access index {int(bad)} on a tensor of {n} elements.")
+    return flat[idx]
+
+
+def _take_vjp(ctx, g):
+    (idx,) = ctx.saved_tensors
+    from .creation import new_zeros
+    from .views import reshape
+
+    shape = ctx.input_shapes[0]
+    zeros = new_zeros(g, (int(np.prod(shape, dtype=np.int64)),))
+    flat = index_put(zeros, [reshape(idx, (-1,))], reshape(g, (-1,)), accumulate=True)
+    return reshape(flat, shape), None
+
+
+take = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, vjp=_take_vjp, saves=("index",))
+
+
+# ---- Python indexing ---------------------------------------------------------------------------------------------
+
+def _is_advanced(k) -> bool:
+    return isinstance(k, (Tensor, np.ndarray, list)) or (isinstance(k, tuple))
+
+
+def _split_key(key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    return key
+
+
+def _apply_basic(t: Tensor, key: tuple):
+    """Apply ints/slices/None/Ellipsis as views; return the view and the per-dim advanced index list."""
+    from .views import select, slice as slice_op, unsqueeze
+
+    n_consumed = builtins.sum(1 if not (k is None or k is Ellipsis or isinstance(k, bool)) else 0 for k in key)
+    for k in key:
+        if isinstance(k, Tensor) and k.dtype.name == "bool":
+            n_consumed += k.ndim - 1
+    if builtins.sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_consumed > t.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
+    out = t
+    dim = 0
+    advanced: list = []
+    for k in key:
+        if k is Ellipsis:
+            skip = t.ndim - n_consumed
+            advanced.extend([None] * skip)
+            dim += skip
+        elif k is None:
+            out = unsqueeze(out, dim)
+            advanced.append(None)
+            dim += 1
+        elif isinstance(k, bool):
+            out = unsqueeze(out, dim)
+            advanced.append(np.array([True]) if k else np.array([False]))
+            dim += 1
+        elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k.ndim == 0 and
+                                                  k.dtype.name in ("int64", "int32")):
+            k = int(k)
+            size = out.shape[dim]
+            if k < -size or k >= size:
+                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+            out = select(out, dim, k)
+        elif isinstance(k, builtins.slice):
+            start, stop, step = k.start, k.stop, k.step
+            step = 1 if step is None else int(step)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            if not (start is None and stop is None and step == 1):
+                out = slice_op(out, dim, start, stop, step)
+            advanced.append(None)
+            dim += 1
+        else:
+            arr = k._data if isinstance(k, Tensor) else np.asarray(k)
+            if arr.dtype.kind == "b":
+                advanced.append(arr)
+                advanced.extend([] if arr.ndim <= 1 else [])
+                dim += builtins.max(arr.ndim, 1)
+            else:
+                if arr.dtype.kind not in "iu":
+                    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+                advanced.append(arr.astype(np.int64, copy=False))
+                dim += 1
+    return out, advanced
+
+
+def getitem(t: Tensor, key):
+    key = _split_key(key)
+    out, advanced = _apply_basic(t, key)
+    if any(a is not None for a in advanced):
+        # Boolean masks over several dims consume that many dims at once.
+        indices = _expand_bool_masks(advanced)
+        return index(out, indices)
+    if out is t:
+        from .views import _view_alias
+
+        return _view_alias(t)
+    return out
+
+
+def _expand_bool_masks(advanced: list) -> list:
+    indices = []
+    for a in advanced:
+        if a is not None and a.dtype.kind == "b" and a.ndim > 1:
+            indices.extend(np.nonzero(a))
+        else:
+            indices.append(a)
+    while indices and indices[-1] is None:
+        indices.pop()
+    return indices
+
+
+def setitem(t: Tensor, key, value) -> None:
+    from .creation import copy_, fill_
+
+    key = _split_key(key)
+    target, advanced = _apply_basic(t, key)
+    if any(a is not None for a in advanced):
+        indices = _expand_bool_masks(advanced)
+        if not isinstance(value, Tensor):
+            value = _wrap(np.asarray(value, dtype=t._data.dtype))
+        index_put_(target, indices, value)
+        return
+    if isinstance(value, Tensor):
+        copy_(target, value)
+    else:
+        fill_(target, value)
+
+
+def dim_check(t: Tensor, dim: int) -> int:
+    return wrap_dim(dim, t.ndim)

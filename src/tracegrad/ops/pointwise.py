@@ -1,0 +1,347 @@
+"""Pointwise operators: unary math and broadcasting binary arithmetic, with their in-place forms.
+
+Every operator is declared once with :func:`defop`. Backward rules are written in dispatched tracegrad
+operators, so they are differentiable again. Gradients may keep the broadcast shape: the engine reduces
+them to each input's shape (``sum_to_size``) and casts them to its dtype, as PyTorch's engine does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._util import as_array, binary_dtype, to_floating
+from .registry import defop
+
+# ---- families ---------------------------------------------------------------------------------------------
+
+
+def inplace_kernel(functional):
+    """In-place kernel from a functional one: compute, check the cast PyTorch allows, write into self."""
+
+    def kernel(a, *rest):
+        result = functional(a, *rest)
+        write_into(a, result)
+        return a
+
+    return kernel
+
+
+def write_into(dst: np.ndarray, src) -> None:
+    src_dtype = np.asarray(src).dtype
+    if src_dtype != dst.dtype and not _can_cast_like_torch(src_dtype, dst.dtype):
+        from ..backend.dtypes import from_numpy_dtype
+
+        raise RuntimeError(f"result type {_torch_type_name(from_numpy_dtype(src_dtype))} can't be cast to the "
+                           f"desired output type {_torch_type_name(from_numpy_dtype(dst.dtype))}")
+    np.copyto(dst, src, casting="unsafe")
+
+
+def _can_cast_like_torch(src, dst) -> bool:
+    # PyTorch allows any cast within or down a category for in-place results except across categories
+    # upward (float result into an integer tensor, complex into real, anything but bool into bool).
+    order = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+    return order[src.kind] <= order[dst.kind]
+
+
+def _torch_type_name(d) -> str:
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+             "complex128": "ComplexDouble"}
+    return names[d.name]
+
+
+def unary_float(name: str, np_fn, vjp, saves=("self",), jvp=None, inplace: bool = True):
+    """A unary op that maps integers to the default float dtype (``sin``, ``exp``, ...)."""
+
+    def kernel(a):
+        return np_fn(to_floating(a))
+
+    op = defop(f"{name}(Tensor self) -> Tensor", kernel, vjp=vjp, saves=saves, jvp=jvp)
+    inplace_op = None
+    if inplace:
+        inplace_op = defop(f"{name}_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(kernel), vjp=vjp,
+                           saves=tuple("result" if s == "result" else s for s in saves), jvp=jvp,
+                           node_name=op.node_class._name)
+    return op, inplace_op
+
+
+def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, jvp=None,
+           attrs: tuple = (), extra: str = ""):
+    """A broadcasting binary op with PyTorch type promotion, plus ``name_`` in place."""
+    if alpha:
+        def kernel(a, b, alpha):
+            dt = binary_dtype(a, b)
+            if alpha != 1:
+                b = np.multiply(b, alpha)
+            return np_fn(a, b, dtype=dt) if dt.kind != "b" or np_fn is not np.subtract else np_fn(a, b)
+
+        signature = "(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+        attrs = ("alpha",)
+    else:
+        def kernel(a, b, *rest):
+            dt = binary_dtype(a, b)
+            return np_fn(as_array(a, dt), as_array(b, dt), *rest)
+
+        signature = f"(Tensor self, Tensor other{extra}) -> Tensor"
+    op = defop(name + signature, kernel, vjp=vjp, saves=saves, attrs=attrs, jvp=jvp)
+    inplace_sig = signature.replace("(Tensor self", "(Tensor(a!) self").replace("-> Tensor", "-> Tensor(a!)")
+
+    def inplace(a, b, *rest):
+        result = kernel(a, b, *rest)
+        write_into(a, result)
+        return a
+
+    inplace_op = defop(name + "_" + inplace_sig, inplace, vjp=vjp, saves=saves, attrs=attrs, jvp=jvp,
+                       node_name=op.node_class._name)
+    return op, inplace_op
+
+
+# ---- arithmetic -----------------------------------------------------------------------------------------
+
+
+def _add_vjp(ctx, g):
+    (alpha,) = ctx.attrs
+    need = ctx.needs_input_grad
+    return (g if need[0] else None,
+            (g if alpha == 1 else mul(g, alpha)) if need[1] else None)
+
+
+def _sub_vjp(ctx, g):
+    (alpha,) = ctx.attrs
+    need = ctx.needs_input_grad
+    return (g if need[0] else None,
+            (neg(g) if alpha == 1 else mul(g, -alpha)) if need[1] else None)
+
+
+def _mul_vjp(ctx, g):
+    a, b = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (mul(g, conj_if_complex(b)) if need[0] else None,
+            mul(g, conj_if_complex(a)) if need[1] else None)
+
+
+def _div_vjp(ctx, g):
+    a, b = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    ga = div(g, b) if need[0] else None
+    gb = neg(div(mul(g, a), mul(b, b))) if need[1] else None
+    return ga, gb
+
+
+def conj_if_complex(t):
+    return t
+
+
+add, add_ = binary("add", np.add, _add_vjp, saves=(), alpha=True)
+sub, sub_ = binary("sub", np.subtract, _sub_vjp, saves=(), alpha=True)
+mul, mul_ = binary("mul", np.multiply, _mul_vjp)
+
+
+def _true_divide(a, b):
+    return np.true_divide(a, b)
+
+
+def _div_kernel(a, b):
+    dt = binary_dtype(a, b)
+    if dt.kind in "biu":
+        from ._util import default_float
+
+        dt = default_float()
+    return np.true_divide(as_array(a, dt), as_array(b, dt))
+
+
+div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _div_kernel, vjp=_div_vjp,
+            saves=("self", "other"))
+
+
+def _div_inplace(a, b):
+    write_into(a, _div_kernel(a, b))
+    return a
+
+
+div_ = defop("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", _div_inplace, vjp=_div_vjp,
+             saves=("self", "other"), node_name="DivBackward0")
+
+
+def _neg_kernel(a):
+    if a.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return np.negative(a)
+
+
+neg = defop("neg(Tensor self) -> Tensor", _neg_kernel, vjp=lambda ctx, g: neg(g))
+neg_ = defop("neg_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_neg_kernel), vjp=lambda ctx, g: neg(g),
+             node_name="NegBackward0")
+
+
+# ---- unary math (the core set; more live in unary.py) ----------------------------------------------------
+
+def _exp_vjp(ctx, g):
+    (result,) = ctx.saved_tensors
+    return mul(g, result)
+
+
+exp, exp_ = unary_float("exp", np.exp, _exp_vjp, saves=("result",))
+
+
+def _log_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    return div(g, x)
+
+
+log, log_ = unary_float("log", np.log, _log_vjp)
+
+
+def _sin_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    return mul(g, cos(x))
+
+
+def _cos_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    return mul(g, neg(sin(x)))
+
+
+sin, sin_ = unary_float("sin", np.sin, _sin_vjp)
+cos, cos_ = unary_float("cos", np.cos, _cos_vjp)
+
+
+def _tanh_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    return mul(g, rsub(mul(y, y), 1))
+
+
+tanh, tanh_ = unary_float("tanh", np.tanh, _tanh_vjp, saves=("result",))
+
+
+def _sqrt_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    return div(g, mul(y, 2))
+
+
+sqrt, sqrt_ = unary_float("sqrt", np.sqrt, _sqrt_vjp, saves=("result",))
+
+
+def _sigmoid_kernel(a):
+    a = to_floating(a)
+    return np.where(a >= 0, 1 / (1 + np.exp(-np.abs(a))), np.exp(-np.abs(a)) / (1 + np.exp(-np.abs(a)))).astype(
+        a.dtype, copy=False)
+
+
+def _sigmoid_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    return mul(g, mul(y, rsub(y, 1)))
+
+
+sigmoid = defop("sigmoid(Tensor self) -> Tensor", _sigmoid_kernel, vjp=_sigmoid_vjp, saves=("result",))
+sigmoid_ = defop("sigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_sigmoid_kernel), vjp=_sigmoid_vjp,
+                 saves=("result",), node_name="SigmoidBackward0")
+
+
+def _rsub_kernel(a, b, alpha):
+    dt = binary_dtype(a, b)
+    if alpha != 1:
+        a = np.multiply(a, alpha)
+    return np.subtract(as_array(b, dt), as_array(a, dt))
+
+
+def _rsub_vjp(ctx, g):
+    (alpha,) = ctx.attrs
+    need = ctx.needs_input_grad
+    return ((neg(g) if alpha == 1 else mul(g, -alpha)) if need[0] else None, g if need[1] else None)
+
+
+rsub = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _rsub_kernel, vjp=_rsub_vjp,
+             attrs=("alpha",))
+
+
+def _pow_kernel(a, b):
+    dt = binary_dtype(a, b)
+    if dt.kind in "iu" and isinstance(b, np.ndarray) and (b < 0).any():
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if dt.kind in "iu" and isinstance(b, int) and b < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return np.power(as_array(a, dt), as_array(b, dt))
+
+
+def _pow_vjp(ctx, g):
+    a, b = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    ga = gb = None
+    if need[0]:
+        # d/da a^b = b * a^(b-1), with 0 where b == 0 (PyTorch's pow_backward masks that case)
+        ga = mul(g, mul(b, pow(a, sub(b, 1))))
+        if isinstance(b, (int, float)):
+            if b == 0:
+                ga = mul(g, 0.0)
+        else:
+            ga = where(eq(b, 0), 0.0, ga)
+    if need[1]:
+        result = pow(a, b)
+        gb = mul(g, mul(result, log(a)))
+        gb = where(logical_and(eq(a, 0), ge(b, 0)), 0.0, gb)
+    return ga, gb
+
+
+pow = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_kernel, vjp=_pow_vjp,
+            saves=("self", "exponent"))
+pow_ = defop("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", inplace_kernel(_pow_kernel),
+             vjp=_pow_vjp, saves=("self", "exponent"), node_name="PowBackward0")
+
+
+# ---- comparisons and logic (never differentiable) -------------------------------------------------------------
+
+def _compare(np_fn):
+    def kernel(a, b):
+        dt = binary_dtype(a, b)
+        return np_fn(as_array(a, dt), as_array(b, dt))
+
+    return kernel
+
+
+eq = defop("eq.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.equal))
+ne = defop("ne.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.not_equal))
+lt = defop("lt.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.less))
+le = defop("le.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.less_equal))
+gt = defop("gt.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.greater))
+ge = defop("ge.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.greater_equal))
+
+
+def _logical(np_fn):
+    def kernel(a, b):
+        return np_fn(np.asarray(a).astype(bool), np.asarray(b).astype(bool))
+
+    return kernel
+
+
+logical_and = defop("logical_and(Tensor self, Tensor other) -> Tensor", _logical(np.logical_and))
+logical_or = defop("logical_or(Tensor self, Tensor other) -> Tensor", _logical(np.logical_or))
+logical_xor = defop("logical_xor(Tensor self, Tensor other) -> Tensor", _logical(np.logical_xor))
+logical_not = defop("logical_not(Tensor self) -> Tensor", lambda a: np.logical_not(a))
+
+
+# ---- selection ----------------------------------------------------------------------------------------------
+
+def _where_kernel(cond, a, b):
+    dt = binary_dtype(a, b)
+    return np.where(np.asarray(cond, dtype=bool), as_array(a, dt), as_array(b, dt))
+
+
+def _where_vjp(ctx, g):
+    (cond,) = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    zero = zeros_like_op(g)
+    return (None,
+            where(cond, g, zero) if need[1] else None,
+            where(cond, zero, g) if need[2] else None)
+
+
+where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", _where_kernel,
+              vjp=_where_vjp, saves=("condition",), differentiable=("condition", "self", "other"))
+
+
+def zeros_like_op(t):
+    from .creation import zeros_like
+
+    return zeros_like(t)

@@ -1,0 +1,420 @@
+"""The operator registry: each operator is declared once, with everything every layer needs.
+
+An :class:`OpDef` holds the schema (with alias annotations), the array kernel, the VJP rule (written in
+dispatched tracegrad ops, so it is itself differentiable), and slots for the JVP rule, the batching rule
+and, for views, the inverse scatter. Calling an ``OpDef`` is calling :func:`tracegrad.dispatch.dispatch`:
+with no transform active that is the eager interpreter below, inlined for speed.
+
+The eager interpreter (``_eager``) runs the kernel and records the autograd node. It is deliberately
+written as straight-line code over precomputed index tuples: it runs for every operator call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .._state import STATE
+from .._tensor import Tensor, _new, _wrap
+from ..autograd import views as _views
+from ..autograd.edges import NO_EDGE, gradient_edge
+from ..autograd.node import Node
+from ..autograd.saved import SavedTensor
+from .schema import Schema, SchemaKind, parse_schema
+
+REGISTRY: dict[str, OpDef] = {}
+
+_ndarray = np.ndarray
+
+
+class OpNode(Node):
+    """Backward node of a registered operator; ``name()`` is PyTorch's, e.g. ``MulBackward0``."""
+
+    __slots__ = ("_saved", "_attrs")
+    _op: OpDef
+    _out_meta = None  # (shape, dtype) of each output, for multi-output nodes
+
+    def apply(self, grads):
+        op = self._op
+        if self._n_out == 1:
+            g = grads[0]
+            if g is None:
+                return [None] * len(self._edges)
+            out = op.vjp(self, g)
+        else:
+            if all(g is None for g in grads):
+                return [None] * len(self._edges)
+            grads = _materialize(grads, self._out_meta)
+            out = op.vjp(self, *grads)
+        if out.__class__ is not tuple and out.__class__ is not list:
+            return [out]
+        return out
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return tuple(_unpack(s, self) for s in self._saved)
+
+    @property
+    def attrs(self) -> tuple:
+        return self._attrs
+
+    @property
+    def input_shapes(self) -> tuple:
+        return tuple(m[0] if m is not None else None for m in self._in_meta)
+
+    def release_variables(self) -> None:
+        for s in self._saved:
+            if s.__class__ is SavedTensor:
+                s.release()
+            elif s.__class__ is list:
+                for item in s:
+                    if item.__class__ is SavedTensor:
+                        item.release()
+
+    def __getattr__(self, name: str):
+        # PyTorch exposes saved values as grad_fn._saved_<arg> and the raw SavedVariable as _raw_saved_<arg>.
+        op = type(self)._op
+        raw = name.startswith("_raw_saved_")
+        if raw or name.startswith("_saved_"):
+            key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
+            names = op.saved_names
+            if key in names:
+                value = self._saved[names.index(key)]
+                return value if raw else _unpack(value, self)
+            if key in op.attr_names and not raw:
+                return _public_attr(self._attrs[op.attr_names.index(key)])
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+def _unpack(value, node):
+    if value.__class__ is SavedTensor:
+        return value.unpack(node)
+    if value.__class__ is list and value and value[0].__class__ is SavedTensor:
+        return [v.unpack(node) for v in value]
+    return value
+
+
+def _public_attr(value):
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _materialize(grads, out_meta):
+    from .. import _factories
+
+    res = list(grads)
+    for i, g in enumerate(res):
+        if g is None and out_meta is not None and out_meta[i] is not None:
+            shape, dt = out_meta[i]
+            res[i] = _factories.zeros_array_tensor(shape, dt)
+    return res
+
+
+class OpDef:
+    """One operator: schema, kernel and the rules of every transform."""
+
+    def __init__(
+        self,
+        schema: str,
+        kernel: Callable,
+        *,
+        vjp: Callable | None = None,
+        jvp: Callable | None = None,
+        batch: Callable | None = None,
+        saves: tuple[str, ...] = (),
+        attrs: tuple[str, ...] = (),
+        differentiable: tuple[str, ...] | None = None,
+        inverse: Callable | None = None,
+        node_name: str | None = None,
+        multi_output_view: bool = False,
+        nondifferentiable_reason: str | None = None,
+    ) -> None:
+        self.schema: Schema = parse_schema(schema)
+        self.name = self.schema.name
+        self.kernel = kernel
+        self.vjp = vjp
+        self.jvp = jvp
+        self.batch = batch
+        self.inverse = inverse  # views: (base, src, *view_args) -> new base
+        self.multi_output_view = multi_output_view
+        self.nondifferentiable_reason = nondifferentiable_reason
+        params = self.schema.params
+        names = [p.name for p in params]
+        self.param_names = tuple(names)
+        self.n_params = len(params)
+        self.n_positional = len(self.schema.positional)
+        self.defaults = tuple(p.default for p in params)
+        self.required = tuple(not p.has_default for p in params)
+        self.tensor_idx = tuple(i for i, p in enumerate(params) if p.is_tensor and not (p.is_write and p.kwarg_only))
+        self.list_idx = tuple(i for i, p in enumerate(params) if p.is_tensor_list)
+        diff = differentiable if differentiable is not None else tuple(
+            p.name for p in params if (p.is_tensor or p.is_tensor_list) and not (p.is_write and p.kwarg_only))
+        self.diff_idx = tuple(names.index(n) for n in diff)
+        self.diff_has_list = any(params[i].is_tensor_list for i in self.diff_idx)
+        self.saved_names = tuple(saves)
+        self.save_spec = tuple(_save_slot(names, s) for s in saves)
+        self.saves_self = "self" in saves
+        self.attr_names = tuple(attrs)
+        self.attr_idx = tuple(names.index(a) for a in attrs)
+        kind = self.schema.kind
+        self.is_inplace = kind is SchemaKind.inplace
+        self.is_view = self.schema.is_view and not self.is_inplace
+        self.returns_list = bool(self.schema.returns) and self.schema.returns[0].type.startswith("Tensor[]")
+        self.n_returns = len(self.schema.returns)
+        self.returns_tensor = tuple(r.type.startswith("Tensor") for r in self.schema.returns)
+        cls_name = node_name or _node_name(self.name)
+        self.node_class = type(cls_name, (OpNode,), {"__slots__": (), "_name": cls_name, "_op": self})
+        self.node_class.__module__ = "tracegrad.autograd.generated"
+        key = self.schema.full_name
+        REGISTRY[key] = self
+        REGISTRY.setdefault(self.name, self)
+
+    def __repr__(self) -> str:
+        return f"<OpDef {self.schema.full_name}>"
+
+    # ---- calling ------------------------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if STATE.stack:
+            from ..dispatch import dispatch
+
+            return dispatch(self, args, kwargs)
+        if kwargs:
+            if "out" in kwargs and "out" not in self.param_names:
+                return self._call_with_out(args, kwargs)
+            args = self.bind(args, kwargs)
+        elif len(args) != self.n_params:
+            args = self.bind(args, kwargs)
+        return self._eager(args)
+
+    def _call_with_out(self, args: tuple, kwargs: dict):
+        """The derived ``out=`` variant: compute functionally, then write into ``out`` (seed 003)."""
+        kwargs = dict(kwargs)
+        out = kwargs.pop("out")
+        if out is None:
+            return self(*args, **kwargs)
+        from .variants import write_out
+
+        bound = self.bind(args, kwargs)
+        return write_out(self, bound, out)
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple:
+        """Positional+keyword arguments → a full positional tuple in schema order, with defaults."""
+        n = len(args)
+        if n > self.n_positional:
+            raise TypeError(f"{self.name}() takes {self.n_positional} positional arguments but {n} were given")
+        if not kwargs:
+            if n == self.n_params:
+                return args
+            missing = [self.param_names[i] for i in range(n, self.n_params) if self.required[i]]
+            if missing:
+                raise TypeError(f"{self.name}() missing required argument '{missing[0]}'")
+            return args + self.defaults[n:]
+        full = list(args) + list(self.defaults[n:])
+        names = self.param_names
+        for key, value in kwargs.items():
+            if key == "input":
+                key = "self"
+            try:
+                i = names.index(key)
+            except ValueError:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'") from None
+            if i < n:
+                raise TypeError(f"{self.name}() got multiple values for argument '{key}'")
+            full[i] = value
+        for i in range(n, self.n_params):
+            if self.required[i] and names[i] not in kwargs and not (names[i] == "self" and "input" in kwargs):
+                raise TypeError(f"{self.name}() missing required argument '{names[i]}'")
+        return tuple(full)
+
+    def _eager(self, args: tuple):
+        arrays = list(args)
+        requires_grad = False
+        for i in self.tensor_idx:
+            a = args[i]
+            if a.__class__ is Tensor or isinstance(a, Tensor):
+                arrays[i] = a._data
+                if a._rg:
+                    requires_grad = True
+        for i in self.list_idx:
+            seq = args[i]
+            if seq is not None:
+                arrays[i] = [t._data if isinstance(t, Tensor) else t for t in seq]
+                for t in seq:
+                    if isinstance(t, Tensor) and t._rg:
+                        requires_grad = True
+        record = requires_grad and STATE.grad_enabled
+        if self.is_inplace:
+            return self._eager_inplace(args, arrays, record)
+        result = self.kernel(*arrays)
+        if self.n_returns == 1 and not self.returns_list:
+            if result.__class__ is not _ndarray:
+                if not self.returns_tensor[0]:
+                    return result
+                result = np.asarray(result)
+            out = _new(Tensor)
+            out._data = result
+            out._rg = False
+            out._grad_fn = None
+            out._output_nr = 0
+            out._vc = None
+            out._base = None
+            outs = (out,)
+            if self.is_view:
+                _views.make_view(out, args[0], self, args, 0)
+            if record:
+                self._record(args, outs)
+            if STATE.observed:
+                _emit_op(self, args, outs)
+            return out
+        outs = tuple(_wrap(r) if self.returns_list or self.returns_tensor[k] else r
+                     for k, r in enumerate(result))
+        if self.is_view:
+            for k, o in enumerate(outs):
+                _views.make_view(o, args[0], self, args, k)
+        if record:
+            self._record(args, tuple(o for o in outs if o.__class__ is Tensor))
+        if STATE.observed:
+            _emit_op(self, args, outs)
+        return list(outs) if self.returns_list else _return_tuple(self, outs)
+
+    def _eager_inplace(self, args: tuple, arrays: list, record: bool):
+        target = args[0]
+        if STATE.grad_enabled:
+            _views.check_inplace(target, record)
+        node = None
+        if record:
+            node = self._new_node(args)  # its first edge is the target's history before the write
+            original = _wrap(target._data.copy()) if self.saves_self else None
+        self.kernel(*arrays)
+        target._bump_version()
+        if record:
+            if target._base is not None:
+                _views.record_inplace_on_view(self, args, target, node)
+            else:
+                _views.rebase_history(target, node)
+            if self.save_spec:
+                node._saved = tuple(_save_inplace(args, target, original, kind, idx) for kind, idx in self.save_spec)
+            if STATE.anomaly:
+                from ..autograd import anomaly_mode
+
+                anomaly_mode.record_forward_trace(node)
+        if STATE.observed:
+            _emit_op(self, args, (target,))
+        return target
+
+    # ---- autograd recording -----------------------------------------------------------------------------
+
+    def _edges_and_meta(self, args: tuple):
+        edges = []
+        meta = []
+        for i in self.diff_idx:
+            a = args[i]
+            if a.__class__ is list or a.__class__ is tuple:
+                for t in a:
+                    _append_edge(t, edges, meta)
+            else:
+                _append_edge(a, edges, meta)
+        return tuple(edges), tuple(meta)
+
+    def _new_node(self, args: tuple) -> Node:
+        node = self.node_class()
+        node._edges, node._in_meta = self._edges_and_meta(args)
+        node._attrs = tuple(args[i] for i in self.attr_idx) if self.attr_idx else ()
+        node._saved = ()
+        return node
+
+    def _record(self, args: tuple, outs: tuple) -> Node:
+        node = self._new_node(args)
+        n = 0
+        for o in outs:
+            if o._data.dtype.kind in "fc":
+                o._grad_fn = node
+                o._output_nr = n
+                o._rg = True
+            n += 1
+        if n != 1:
+            node._n_out = n
+            node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
+        if self.save_spec:
+            node._saved = tuple(_save(args, outs, kind, idx) for kind, idx in self.save_spec)
+        if STATE.anomaly:
+            from ..autograd import anomaly_mode
+
+            anomaly_mode.record_forward_trace(node)
+        return node
+
+
+def _save_inplace(args: tuple, target: Tensor, original, kind: str, idx: int):
+    if kind == "out":
+        return SavedTensor(target, is_output=True)
+    if idx == 0:
+        return SavedTensor(original)
+    return _save(args, (), kind, idx)
+
+
+def _append_edge(t, edges: list, meta: list) -> None:
+    if isinstance(t, Tensor) and t._rg:
+        edges.append(gradient_edge(t))
+        meta.append((t._data.shape, t._data.dtype))
+    else:
+        edges.append(NO_EDGE)
+        meta.append(None)
+
+
+def _save(args: tuple, outs: tuple, kind: str, idx: int):
+    if kind == "out":
+        o = outs[idx]
+        return SavedTensor(o, is_output=True) if o._rg else SavedTensor(o)
+    value = args[idx]
+    if value.__class__ is Tensor or isinstance(value, Tensor):
+        return SavedTensor(value)
+    if value.__class__ is list and value and isinstance(value[0], Tensor):
+        return [SavedTensor(v) for v in value]
+    return value
+
+
+def _save_slot(names: list[str], spec: str) -> tuple[str, int]:
+    if spec == "result":
+        return ("out", 0)
+    if spec.startswith("result") and spec[6:].isdigit():
+        return ("out", int(spec[6:]))
+    return ("arg", names.index(spec))
+
+
+def _return_tuple(op: OpDef, outs: tuple):
+    from ..return_types import make_return
+
+    return make_return(op.schema, outs)
+
+
+def _node_name(op_name: str) -> str:
+    base = op_name.rstrip("_")
+    camel = "".join(part[:1].upper() + part[1:] for part in base.split("_"))
+    return f"{camel}Backward0"
+
+
+def _emit_op(op: OpDef, args: tuple, outs: tuple) -> None:
+    from ..viz import events
+
+    events.emit("op", op=op.name, outputs=outs)
+
+
+def not_implemented(name: str):
+    """A vjp for operators PyTorch has no derivative for."""
+
+    def vjp(ctx, *grads):
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+
+    return vjp
+
+
+def defop(schema: str, kernel: Callable, **rules) -> OpDef:
+    """Declare an operator (see :class:`OpDef`)."""
+    return OpDef(schema, kernel, **rules)
+
+
+def get(name: str) -> OpDef:
+    return REGISTRY[name]

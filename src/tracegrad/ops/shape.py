@@ -1,0 +1,107 @@
+"""Joining and rearranging: cat, stack and friends (the core set; more in shape_extra.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._util import result_dtype, wrap_dim
+from .registry import defop
+
+
+def _cat_kernel(tensors, dim=0):
+    arrays = [np.asarray(a) for a in tensors]
+    if not arrays:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # PyTorch skips legacy empty 1-D tensors of shape (0,) when concatenating.
+    shaped = [a for a in arrays if not (a.ndim == 1 and a.size == 0)] or arrays
+    ref = shaped[0]
+    if ref.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = wrap_dim(dim, ref.ndim)
+    for i, a in enumerate(shaped):
+        if a.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {a.ndim}")
+        for k in range(ref.ndim):
+            if k != d and a.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                   f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
+    dt = result_dtype(*shaped)
+    return np.concatenate([a.astype(dt, copy=False) for a in shaped], axis=d)
+
+
+def _cat_vjp(ctx, g):
+    (dim,) = ctx.attrs
+    from .views import slice as slice_op
+
+    grads = []
+    start = 0
+    shapes = ctx.input_shapes
+    d = None
+    for shape in shapes:
+        if shape is None:
+            grads.append(None)
+            continue
+        if len(shape) == 1 and shape[0] == 0 and g.ndim != 1:
+            grads.append(None)
+            continue
+        if d is None:
+            d = wrap_dim(dim, g.ndim)
+        n = shape[d]
+        grads.append(slice_op(g, d, start, start + n, 1))
+        start += n
+    return grads
+
+
+cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel, vjp=_cat_vjp, attrs=("dim",))
+
+
+def _stack_kernel(tensors, dim=0):
+    arrays = [np.asarray(a) for a in tensors]
+    if not arrays:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, a in enumerate(arrays):
+        if a.shape != arrays[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(arrays[0].shape)} at entry 0 "
+                               f"and {list(a.shape)} at entry {i}")
+    d = wrap_dim(dim, arrays[0].ndim + 1)
+    dt = result_dtype(*arrays)
+    return np.stack([a.astype(dt, copy=False) for a in arrays], axis=d)
+
+
+def _stack_vjp(ctx, g):
+    (dim,) = ctx.attrs
+    from .views import unbind
+
+    parts = unbind(g, wrap_dim(dim, g.ndim))
+    return [p if s is not None else None for p, s in zip(parts, ctx.input_shapes)]
+
+
+stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_kernel, vjp=_stack_vjp, attrs=("dim",))
+
+
+def _unfold_backward_kernel(g, input_sizes, dim, size, step):
+    out = np.zeros(tuple(input_sizes), dtype=g.dtype)
+    d = wrap_dim(dim, len(input_sizes)) if len(input_sizes) else 0
+    if not len(input_sizes):
+        return g.reshape(())
+    count = g.shape[d]
+    moved = np.moveaxis(g, d, 0)  # (count, ..., size)
+    target = np.moveaxis(out, d, 0)
+    for i in range(count):
+        window = np.moveaxis(moved[i], -1, 0)  # (size, ...)
+        target[i * step:i * step + size] += window
+    return out
+
+
+def _unfold_backward_vjp(ctx, g):
+    input_sizes, dim, size, step = ctx.attrs
+    return g.unfold(dim, size, step)
+
+
+unfold_backward_op = defop("unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor",
+                           _unfold_backward_kernel, vjp=_unfold_backward_vjp,
+                           attrs=("input_sizes", "dim", "size", "step"))
+
+
+def unfold_backward(g, input_sizes, dim, size, step):
+    return unfold_backward_op(g, tuple(input_sizes), dim, size, step)

@@ -1,0 +1,497 @@
+"""View operators: outputs alias their input's storage and share its version counter.
+
+Each view op declares its kernel (a NumPy view), its backward, and its inverse scatter
+``inverse(base, src, *view_args) -> new base`` used by functionalization. Autograd replays the kernels
+over an index map (see ``autograd.views``) to handle in-place writes through views.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from ._util import wrap_dim, wrap_dims
+from .registry import defop
+
+# ---- shape helpers -------------------------------------------------------------------------------------
+
+
+def infer_size(shape, numel: int) -> tuple[int, ...]:
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return tuple(numel // known if s == -1 else s for s in shape)
+    if known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def normalize_shape(args) -> tuple:
+    """``view(2, 3)`` and ``view((2, 3))`` both mean shape (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    from .._tensor import Tensor
+
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return tuple(args[0].tolist())
+    return tuple(args)
+
+
+# ---- view / reshape ------------------------------------------------------------------------------------------
+
+def _view_kernel(a, size):
+    shape = infer_size(size, a.size)
+    out = a.view()
+    try:
+        out.shape = shape
+    except AttributeError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+    return out
+
+
+def _reshape_back_vjp(ctx, g):
+    return reshape(g, ctx.input_shapes[0])
+
+
+view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", _view_kernel, vjp=_reshape_back_vjp,
+             inverse=lambda base, src, size: reshape(src, base.shape))
+
+
+def _unsafe_view_kernel(a, size):
+    return np.reshape(a, infer_size(size, a.size)).copy()
+
+
+_reshape_copy = defop("_reshape_copy(Tensor self, SymInt[] size) -> Tensor", _unsafe_view_kernel,
+                      vjp=_reshape_back_vjp, node_name="UnsafeViewBackward0")
+
+
+def _can_view(a: np.ndarray, shape) -> bool:
+    probe = a.view()
+    try:
+        probe.shape = infer_size(shape, a.size)
+    except AttributeError:
+        return False
+    return True
+
+
+def reshape(t, *shape):
+    shape = normalize_shape(shape)
+    if _can_view(t._data, shape):
+        return view(t, shape)
+    return _reshape_copy(t, shape)
+
+
+def flatten(t, start_dim: int = 0, end_dim: int = -1):
+    nd = t._data.ndim
+    if nd == 0:
+        return reshape(t, (1,))
+    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return t
+    shape = t._data.shape
+    return reshape(t, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+
+
+# ---- transposes -------------------------------------------------------------------------------------------------
+
+def _transpose_kernel(a, dim0, dim1):
+    nd = a.ndim
+    if nd == 0:
+        wrap_dim(dim0, 0), wrap_dim(dim1, 0)
+        return a.view()
+    return np.swapaxes(a, wrap_dim(dim0, nd), wrap_dim(dim1, nd))
+
+
+def _transpose_vjp(ctx, g):
+    d0, d1 = ctx.attrs
+    return transpose(g, d0, d1)
+
+
+transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", _transpose_kernel,
+                  vjp=_transpose_vjp, attrs=("dim0", "dim1"),
+                  inverse=lambda base, src, d0, d1: transpose(src, d0, d1))
+
+
+def _t_kernel(a):
+    if a.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return a.T
+
+
+t = defop("t(Tensor(a) self) -> Tensor(a)", _t_kernel, vjp=lambda ctx, g: t(g), inverse=lambda base, src: t(src))
+
+
+def _permute_kernel(a, dims):
+    dims = wrap_dims(dims, a.ndim)
+    if len(dims) != a.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           f"length of the desired ordering of dimensions i.e. input.dim() = {a.ndim} is not equal "
+                           f"to len(dims) = {len(dims)}")
+    return np.transpose(a, dims)
+
+
+def _permute_vjp(ctx, g):
+    (dims,) = ctx.attrs
+    dims = wrap_dims(dims, g._data.ndim)
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return permute(g, inverse)
+
+
+permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_kernel, vjp=_permute_vjp,
+                attrs=("dims",))
+
+
+def _movedim_kernel(a, source, destination):
+    return np.moveaxis(a, source, destination)
+
+
+def _movedim_vjp(ctx, g):
+    src, dst = ctx.attrs
+    return movedim(g, dst, src)
+
+
+movedim = defop("movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", _movedim_kernel,
+                vjp=_movedim_vjp, attrs=("source", "destination"))
+
+
+# ---- squeeze / unsqueeze / expand -----------------------------------------------------------------------------------
+
+def _squeeze_kernel(a, dim=None):
+    if dim is None:
+        return np.squeeze(a)
+    dims = wrap_dims(dim, a.ndim) if a.ndim else ()
+    dims = tuple(d for d in dims if a.shape[d] == 1)
+    return np.squeeze(a, axis=dims) if dims else a.view()
+
+
+squeeze = defop("squeeze.dims(Tensor(a) self, int[]? dim=None) -> Tensor(a)", _squeeze_kernel,
+                vjp=_reshape_back_vjp, inverse=lambda base, src, dim=None: reshape(src, base.shape))
+
+
+def _unsqueeze_kernel(a, dim):
+    return np.expand_dims(a, wrap_dim(dim, a.ndim + 1))
+
+
+unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_kernel, vjp=_reshape_back_vjp,
+                  inverse=lambda base, src, dim: reshape(src, base.shape))
+
+
+def _expand_kernel(a, size, implicit=False):
+    size = tuple(size)
+    if len(size) < a.ndim:
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(a.shape)}}}, size={list(size)}): the number of sizes "
+                           f"provided ({len(size)}) must be greater or equal to the number of dimensions in the "
+                           f"tensor ({a.ndim})")
+    lead = len(size) - a.ndim
+    target = []
+    for i, s in enumerate(size):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError("The expanded size of the tensor (-1) isn't allowed in a leading, "
+                                   "non-existing dimension " + str(i))
+            target.append(s)
+        else:
+            cur = a.shape[i - lead]
+            if s == -1:
+                target.append(cur)
+            elif cur != 1 and s != cur:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                                   f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
+                                   f"{list(a.shape)}")
+            else:
+                target.append(s)
+    return np.broadcast_to(a, tuple(target))
+
+
+def _expand_vjp(ctx, g):
+    from .reductions import sum_to_size
+
+    return sum_to_size(g, ctx.input_shapes[0])
+
+
+expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", _expand_kernel,
+               vjp=_expand_vjp)
+
+
+# ---- indexing views -----------------------------------------------------------------------------------------------
+
+def _select_kernel(a, dim, index):
+    if a.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    if index < -n or index >= n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at "
+                         f"dimension {d}")
+    return a[(builtins.slice(None),) * d + (index,)]
+
+
+def _select_vjp(ctx, g):
+    dim, index = ctx.attrs
+    return select_scatter(_zeros(ctx.input_shapes[0], g), g, dim, index)
+
+
+select = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", _select_kernel, vjp=_select_vjp,
+               attrs=("dim", "index"), inverse=lambda base, src, dim, index: select_scatter(base, src, dim, index))
+
+
+def _slice_kernel(a, dim=0, start=None, end=None, step=1):
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    d = wrap_dim(dim, a.ndim)
+    return a[(builtins.slice(None),) * d + (builtins.slice(start, end, step),)]
+
+
+def _slice_vjp(ctx, g):
+    dim, start, end, step = ctx.attrs
+    return slice_scatter(_zeros(ctx.input_shapes[0], g), g, dim, start, end, step)
+
+
+slice = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+              _slice_kernel, vjp=_slice_vjp, attrs=("dim", "start", "end", "step"),
+              inverse=lambda base, src, dim=0, start=None, end=None, step=1: slice_scatter(base, src, dim, start, end,
+                                                                                           step))
+
+
+def narrow(t, dim: int, start, length: int):
+    d = wrap_dim(dim, t._data.ndim)
+    n = t._data.shape[d]
+    start = int(start)
+    if start < 0:
+        start += n
+    if start < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return slice(t, d, start, start + length, 1)
+
+
+def _diagonal_kernel(a, offset=0, dim1=0, dim2=1):
+    return np.diagonal(a, offset, wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim))
+
+
+def _diagonal_vjp(ctx, g):
+    offset, dim1, dim2 = ctx.attrs
+    return diagonal_scatter(_zeros(ctx.input_shapes[0], g), g, offset, dim1, dim2)
+
+
+diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", _diagonal_kernel,
+                 vjp=_diagonal_vjp, attrs=("offset", "dim1", "dim2"),
+                 inverse=lambda base, src, offset=0, dim1=0, dim2=1: diagonal_scatter(base, src, offset, dim1, dim2))
+
+
+def _as_strided_kernel(a, size, stride, storage_offset=None):
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    start = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize \
+        if storage_offset is None else storage_offset
+    flat = root.reshape(-1) if root.flags["C_CONTIGUOUS"] else np.ascontiguousarray(root).reshape(-1)
+    return np.lib.stride_tricks.as_strided(flat[start:], shape=tuple(size),
+                                           strides=tuple(s * a.itemsize for s in stride))
+
+
+def _as_strided_vjp(ctx, g):
+    size, stride, offset = ctx.attrs
+    return as_strided_scatter(_zeros(ctx.input_shapes[0], g), g, size, stride, offset)
+
+
+as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+                   _as_strided_kernel, vjp=_as_strided_vjp, attrs=("size", "stride", "storage_offset"))
+
+
+# ---- multi-output views -----------------------------------------------------------------------------------------------
+
+def _unbind_kernel(a, dim=0):
+    d = wrap_dim(dim, a.ndim)
+    return tuple(a[(builtins.slice(None),) * d + (i,)] for i in range(a.shape[d]))
+
+
+def _unbind_vjp(ctx, *grads):
+    (dim,) = ctx.attrs
+    from .shape import stack
+
+    return stack(list(grads), dim)
+
+
+unbind = defop("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", _unbind_kernel, vjp=_unbind_vjp,
+               attrs=("dim",), multi_output_view=True)
+
+
+def _split_kernel(a, split_size, dim=0):
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    if isinstance(split_size, (list, tuple)):
+        sizes = list(split_size)
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                               f"dimension {d}), but got split_sizes={sizes}")
+    else:
+        if split_size <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+        sizes = [builtins.min(split_size, n - i) for i in range(0, n, split_size)] if n else [0]
+    out, start = [], 0
+    for s in sizes:
+        out.append(a[(builtins.slice(None),) * d + (builtins.slice(start, start + s),)])
+        start += s
+    return tuple(out)
+
+
+def _split_vjp(ctx, *grads):
+    split_size, dim = ctx.attrs
+    from .shape import cat
+
+    return cat(list(grads), dim)
+
+
+split = defop("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", _split_kernel,
+              vjp=_split_vjp, attrs=("split_size", "dim"), multi_output_view=True)
+
+
+def chunk(t, chunks: int, dim: int = 0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = wrap_dim(dim, t._data.ndim)
+    n = t._data.shape[d]
+    size = -(-n // chunks) if n else 1
+    return split(t, builtins.max(size, 1), d)
+
+
+def _unfold_kernel(a, dimension, size, step):
+    d = wrap_dim(dimension, a.ndim) if a.ndim else 0
+    if a.ndim == 0:
+        return a.reshape(1)
+    n = a.shape[d]
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    count = (n - size) // step + 1
+    strides = list(a.strides)
+    shape = list(a.shape)
+    shape[d] = count
+    new_strides = strides[:]
+    new_strides[d] = strides[d] * step
+    return np.lib.stride_tricks.as_strided(a, shape=tuple(shape) + (size,),
+                                           strides=tuple(new_strides) + (strides[d],), writeable=True)
+
+
+def _unfold_vjp(ctx, g):
+    dimension, size, step = ctx.attrs
+    from .shape import unfold_backward
+
+    return unfold_backward(g, ctx.input_shapes[0], dimension, size, step)
+
+
+unfold = defop("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", _unfold_kernel,
+               vjp=_unfold_vjp, attrs=("dimension", "size", "step"))
+
+
+# ---- scatter inverses of views ---------------------------------------------------------------------------------
+
+def _zeros(shape, like):
+    from .creation import new_zeros
+
+    return new_zeros(like, shape)
+
+
+def _select_scatter_kernel(a, src, dim, index):
+    out = a.copy()
+    d = wrap_dim(dim, a.ndim)
+    out[(builtins.slice(None),) * d + (index,)] = src
+    return out
+
+
+def _select_scatter_vjp(ctx, g):
+    dim, index = ctx.attrs
+    need = ctx.needs_input_grad
+    return (select_scatter(g, _zeros(tuple(select(g, dim, index).shape), g), dim, index) if need[0] else None,
+            select(g, dim, index) if need[1] else None)
+
+
+select_scatter = defop("select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+                       _select_scatter_kernel, vjp=_select_scatter_vjp, attrs=("dim", "index"))
+
+
+def _slice_scatter_kernel(a, src, dim=0, start=None, end=None, step=1):
+    out = a.copy()
+    d = wrap_dim(dim, a.ndim)
+    out[(builtins.slice(None),) * d + (builtins.slice(start, end, step),)] = src
+    return out
+
+
+def _slice_scatter_vjp(ctx, g):
+    dim, start, end, step = ctx.attrs
+    need = ctx.needs_input_grad
+    piece = slice(g, dim, start, end, step)
+    return (slice_scatter(g, _zeros(tuple(piece.shape), g), dim, start, end, step) if need[0] else None,
+            piece if need[1] else None)
+
+
+slice_scatter = defop("slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, "
+                      "SymInt step=1) -> Tensor", _slice_scatter_kernel, vjp=_slice_scatter_vjp,
+                      attrs=("dim", "start", "end", "step"))
+
+
+def _diagonal_scatter_kernel(a, src, offset=0, dim1=0, dim2=1):
+    out = a.copy()
+    view = np.diagonal(out, offset, wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim))
+    view.setflags(write=True)
+    view[...] = src
+    return out
+
+
+def _diagonal_scatter_vjp(ctx, g):
+    offset, dim1, dim2 = ctx.attrs
+    need = ctx.needs_input_grad
+    piece = diagonal(g, offset, dim1, dim2)
+    return (diagonal_scatter(g, _zeros(tuple(piece.shape), g), offset, dim1, dim2) if need[0] else None,
+            piece if need[1] else None)
+
+
+diagonal_scatter = defop("diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+                         _diagonal_scatter_kernel, vjp=_diagonal_scatter_vjp, attrs=("offset", "dim1", "dim2"))
+
+
+def _as_strided_scatter_kernel(a, src, size, stride, storage_offset=None):
+    out = np.ascontiguousarray(a).copy()
+    off = storage_offset or 0
+    view = np.lib.stride_tricks.as_strided(out.reshape(-1)[off:], shape=tuple(size),
+                                           strides=tuple(s * out.itemsize for s in stride), writeable=True)
+    view[...] = src
+    return out
+
+
+def _as_strided_scatter_vjp(ctx, g):
+    size, stride, offset = ctx.attrs
+    need = ctx.needs_input_grad
+    piece = as_strided(g.contiguous(), size, stride, offset)
+    return (as_strided_scatter(g, _zeros(tuple(size), g), size, stride, offset) if need[0] else None,
+            piece if need[1] else None)
+
+
+as_strided_scatter = defop("as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, "
+                           "SymInt? storage_offset=None) -> Tensor", _as_strided_scatter_kernel,
+                           vjp=_as_strided_scatter_vjp, attrs=("size", "stride", "storage_offset"))
+
+
+alias = defop("alias(Tensor(a) self) -> Tensor(a)", lambda a: a.view(), vjp=lambda ctx, g: g,
+              inverse=lambda base, src: src, node_name="AliasBackward0")
+
+
+def _view_alias(t):
+    return alias(t)

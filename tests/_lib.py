@@ -1,0 +1,60 @@
+"""The library under test and the oracle.
+
+Tests run the same program against tracegrad (``tg``) and PyTorch (``torch``) and compare.
+Set ``TRACEGRAD_ORACLE_SELFTEST=1`` to bind ``tg`` to PyTorch itself: a test that fails in
+that mode is a wrong specification, not a tracegrad bug.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import torch
+
+if os.environ.get("TRACEGRAD_ORACLE_SELFTEST"):
+    tg = torch
+else:
+    import tracegrad as tg
+
+torch.set_num_threads(1)
+
+__all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "run_both"]
+
+
+def to_numpy(value):
+    """Any tensor-like (tracegrad, torch, numpy, scalar) → a NumPy array (detached)."""
+    if value is None:
+        return None
+    if hasattr(value, "detach"):
+        return np.asarray(value.detach().cpu().numpy() if hasattr(value, "cpu") else value.detach().numpy())
+    return np.asarray(value)
+
+
+def assert_close(actual, expected, rtol=1e-5, atol=1e-6, check_dtype=False):
+    """Compare nested results (tuples/lists/dicts of tensors, numbers, None, strings)."""
+    if isinstance(expected, (list, tuple)):
+        assert isinstance(actual, (list, tuple)), f"{type(actual)} vs {type(expected)}"
+        assert len(actual) == len(expected), f"len {len(actual)} != {len(expected)}"
+        for a, e in zip(actual, expected):
+            assert_close(a, e, rtol, atol, check_dtype)
+        return
+    if isinstance(expected, dict):
+        assert set(actual) == set(expected)
+        for k in expected:
+            assert_close(actual[k], expected[k], rtol, atol, check_dtype)
+        return
+    if expected is None or isinstance(expected, (str, bool)):
+        assert actual == expected, f"{actual!r} != {expected!r}"
+        return
+    a, e = to_numpy(actual), to_numpy(expected)
+    assert a.shape == e.shape, f"shape {a.shape} != {e.shape}"
+    if check_dtype:
+        assert str(a.dtype) == str(e.dtype), f"dtype {a.dtype} != {e.dtype}"
+    np.testing.assert_allclose(a.astype(np.float64) if a.dtype != bool else a,
+                               e.astype(np.float64) if e.dtype != bool else e, rtol=rtol, atol=atol)
+
+
+def run_both(program, *args, **kwargs):
+    """Run ``program(lib, ...)`` with tracegrad and with torch; return (ours, theirs)."""
+    return program(tg, *args, **kwargs), program(torch, *args, **kwargs)

@@ -1,0 +1,166 @@
+"""Pointwise unary (and small pointwise n-ary) operators."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import FLOATS, FLOATS_INT, Arr, Maker, OpInfo, SampleInput, is_floating
+
+
+def unary_samples(low: float = -2.0, high: float = 2.0, exclude_zero: bool = False,
+                  int_low: int = -5, int_high: int = 6, **kwargs) -> callable:
+    """A 2-D contiguous tensor, a transposed (non-contiguous) one and a 0-d one."""
+
+    def gen(m: Maker):
+        if is_floating(m.dtype):
+            kw = dict(low=low, high=high, exclude_zero=exclude_zero)
+        else:
+            kw = dict(low=int_low, high=int_high, exclude_zero=exclude_zero)
+        yield SampleInput("3x4", (m(3, 4, **kw),), dict(kwargs))
+        yield SampleInput("noncontig_T_4x3", (m(4, 3, layout="T", **kw),), dict(kwargs))
+        yield SampleInput("0d", (m(**kw),), dict(kwargs))
+
+    return gen
+
+
+def _unary(name: str, dtypes=FLOATS, *, inplace: bool = True, aliases: tuple[str, ...] = (),
+           domain: str = "", differentiable: bool = True, **sample_kw) -> OpInfo:
+    return OpInfo(
+        name,
+        unary_samples(**sample_kw),
+        dtypes=dtypes,
+        differentiable=differentiable,
+        inplace=f"Tensor.{name}_" if inplace else None,
+        supports_out=True,
+        aliases=(f"Tensor.{name}",) + aliases,
+        domain=domain,
+    )
+
+
+# Integer inputs of transcendental ops promote to the default float dtype: worth one int64 run each.
+UNARY_OPS = [
+    _unary("neg", FLOATS_INT + ("int32",), aliases=("negative",)),
+    _unary("abs", FLOATS_INT, aliases=("absolute",), exclude_zero=True, domain="|x| >= 0.25 (kink at 0)"),
+    _unary("exp", FLOATS_INT),
+    _unary("exp2", FLOATS_INT),
+    _unary("expm1", FLOATS_INT),
+    _unary("log", FLOATS_INT, low=0.1, high=3.0, int_low=1, domain="x > 0"),
+    _unary("log1p", FLOATS_INT, low=-0.9, high=2.0, int_low=0, domain="x > -1"),
+    _unary("log2", FLOATS, low=0.1, high=3.0, domain="x > 0"),
+    _unary("log10", FLOATS, low=0.1, high=3.0, domain="x > 0"),
+    _unary("sqrt", FLOATS_INT, low=0.1, high=3.0, int_low=0, domain="x > 0 (gradient at 0 is inf)"),
+    _unary("rsqrt", FLOATS, low=0.1, high=3.0, domain="x > 0"),
+    _unary("sin", FLOATS_INT),
+    _unary("cos", FLOATS_INT),
+    _unary("tan", FLOATS, low=-1.2, high=1.2, domain="|x| < pi/2"),
+    _unary("asin", FLOATS, low=-0.95, high=0.95, aliases=("arcsin",), domain="|x| < 1"),
+    _unary("acos", FLOATS, low=-0.95, high=0.95, aliases=("arccos",), domain="|x| < 1"),
+    _unary("atan", FLOATS_INT, aliases=("arctan",)),
+    _unary("sinh", FLOATS),
+    _unary("cosh", FLOATS),
+    _unary("tanh", FLOATS_INT),
+    _unary("sigmoid", FLOATS_INT),
+    _unary("erf", FLOATS_INT),
+    _unary("erfc", FLOATS),
+    _unary("sign", FLOATS_INT),
+    _unary("floor", FLOATS_INT),
+    _unary("ceil", FLOATS_INT),
+    _unary("trunc", FLOATS_INT, aliases=("fix",)),
+    _unary("frac", FLOATS),
+    _unary("reciprocal", FLOATS_INT, exclude_zero=True, domain="|x| >= 0.25"),
+    _unary("square", FLOATS_INT),
+]
+
+
+def _logit_samples(m: Maker):
+    yield SampleInput("3x4", (m(3, 4, low=0.05, high=0.95),))
+    yield SampleInput("noncontig_T_eps", (m(4, 3, low=0.05, high=0.95, layout="T"),), {"eps": 0.1})
+    yield SampleInput("strided_eps0", (m(5, low=0.05, high=0.95, layout="strided"),), {"eps": 0.0})
+
+
+def _round_samples(m: Maker):
+    yield SampleInput("3x4", (m(3, 4, low=-5, high=5),))
+    yield SampleInput("noncontig_T", (m(4, 3, low=-5, high=5, layout="T"),))
+    if is_floating(m.dtype):  # decimals is only defined for floating inputs
+        yield SampleInput("decimals2", (m(3, 4, low=-5, high=5),), {"decimals": 2})
+
+
+def _nan_to_num_samples(m: Maker):
+    v = m.values((3, 4))
+    v[0, 0], v[1, 2], v[2, 3] = np.nan, np.inf, -np.inf
+    yield SampleInput("default", (Arr(v),))
+    w = m.values((4, 3))
+    w[0, 1], w[2, 0], w[3, 2] = np.nan, np.inf, -np.inf
+    yield SampleInput("noncontig_T_values", (Arr(w, "T"),), {"nan": 0.5, "posinf": 10.0, "neginf": -10.0})
+    yield SampleInput("finite", (m(2, 3),), {"nan": 1.0})
+
+
+def _pow_samples(m: Maker):
+    if is_floating(m.dtype):
+        yield SampleInput("tensor_scalar", (m(3, 4, low=0.5, high=2.0), 2.5))
+        yield SampleInput("bcast_noncontig", (m(4, 3, low=0.5, high=2.0, layout="T"), m(3, low=-1.5, high=1.5)))
+        yield SampleInput("scalar_base", (1.7, m(2, 3, layout="strided")))
+    else:
+        # int ** int stays int; int ** float promotes; negative int exponents are an error in torch
+        yield SampleInput("int_int", (m(3, 4, low=-3, high=4), 3))
+        yield SampleInput("int_tensor_exp", (m(3, 4, low=1, high=4), m(4, low=0, high=3)))
+        yield SampleInput("int_float_exp", (m(2, 3, low=1, high=5), 0.5))
+
+
+def _clamp_samples(m: Maker):
+    if is_floating(m.dtype):
+        yield SampleInput("scalars", (m(3, 4),), {"min": -0.5, "max": 0.7})
+        yield SampleInput("tensor_bounds_bcast", (m(4, 3, layout="T"),),
+                          {"min": m(3, low=-1.5, high=-0.2), "max": m(4, 1, low=0.2, high=1.5)})
+        yield SampleInput("max_only", (m(2, 5, layout="strided"),), {"max": 0.3})
+    else:
+        yield SampleInput("scalars", (m(3, 4),), {"min": -2, "max": 3})
+        yield SampleInput("min_only", (m(4, 3, layout="T"),), {"min": 0})
+        yield SampleInput("float_bound_int_input", (m(2, 3),), {"min": 0.5})
+
+
+def _lerp_samples(m: Maker):
+    yield SampleInput("scalar_weight", (m(3, 4), m(3, 4), 0.3))
+    yield SampleInput("tensor_weight_bcast", (m(4, 3, layout="T"), m(3), m(4, 1, low=0.0, high=1.0)))
+    yield SampleInput("strided", (m(2, 3, layout="strided"), m(2, 3), 1.5))
+
+
+def _addc_samples(div: bool):
+    def gen(m: Maker):
+        kw = dict(exclude_zero=True)
+        yield SampleInput("default", (m(3, 4), m(3, 4), m(3, 4, **kw)))
+        v = 0.5 if is_floating(m.dtype) else 2
+        yield SampleInput("bcast_noncontig_value", (m(4, 3, layout="T"), m(3), m(4, 1, **kw)), {"value": v})
+        yield SampleInput("bcast_tensor_args", (m(3), m(2, 1), m(2, 3, layout="strided", **kw)), {"value": -v})
+    return gen
+
+
+def _where_samples(m: Maker):
+    yield SampleInput("bcast", (m.mask(3, 4), m(3, 4), m(4)))
+    yield SampleInput("noncontig", (m.mask(4, 3, layout="T"), m(4, 3, layout="T"), m(4, 3, layout="strided")))
+    other = 0.5 if is_floating(m.dtype) else 2.5  # int tensor with a float scalar promotes to float32
+    yield SampleInput("scalar_other", (m.mask(2, 3), m(2, 3), other),
+                      skips={"out": "torch.where has no out= overload with a scalar other"})
+
+
+POINTWISE_OPS = [
+    OpInfo("logit", _logit_samples, inplace="Tensor.logit_", supports_out=True, aliases=("Tensor.logit",),
+           domain="x in (0, 1) away from the eps clamp edges"),
+    OpInfo("round", _round_samples, dtypes=FLOATS_INT, inplace="Tensor.round_", supports_out=True,
+           aliases=("Tensor.round",)),
+    OpInfo("nan_to_num", _nan_to_num_samples, inplace="Tensor.nan_to_num_", supports_out=True,
+           aliases=("Tensor.nan_to_num",), domain="samples contain nan/inf/-inf"),
+    OpInfo("pow", _pow_samples, dtypes=FLOATS_INT, inplace="Tensor.pow_", supports_out=True,
+           domain="positive base for non-integer exponents"),
+    OpInfo("clamp", _clamp_samples, dtypes=FLOATS_INT, inplace="Tensor.clamp_", supports_out=True,
+           aliases=("Tensor.clamp", "clip")),
+    OpInfo("lerp", _lerp_samples, inplace="Tensor.lerp_", supports_out=True, aliases=("Tensor.lerp",)),
+    OpInfo("addcmul", _addc_samples(div=False), dtypes=FLOATS_INT, inplace="Tensor.addcmul_",
+           supports_out=True, aliases=("Tensor.addcmul",)),
+    OpInfo("addcdiv", _addc_samples(div=True), inplace="Tensor.addcdiv_", supports_out=True,
+           aliases=("Tensor.addcdiv",), domain="tensor2 away from 0"),
+    OpInfo("where", _where_samples, dtypes=FLOATS_INT, supports_out=True,
+           notes="condition is bool, so never differentiable"),
+]
+
+OPS = UNARY_OPS + POINTWISE_OPS

@@ -1,0 +1,294 @@
+"""Generic per-operator tests driven by the OpInfo database (tests/opinfo).
+
+Every (entry, dtype, sample) runs in tracegrad and in torch on identical inputs. See
+tests/opinfo/README.md for what each test checks and how to add an operator.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from _lib import assert_close, np, tg, torch
+from opinfo import REQUIRED_OPS, op_db
+from opinfo.core import Call, OpInfo, SampleInput, dtype_name, flatten_outputs, layouts, resolve, seeded_rng
+
+# ------------------------------------------------------------------------------------------------ cases
+
+CASES = [(op, dtype, s) for op in op_db for dtype in op.dtypes for s in op.samples(dtype)]
+
+
+def _params(cases):
+    return [pytest.param(op, dtype, s, id=f"{op.id}-{s.name}-{dtype}") for op, dtype, s in cases]
+
+
+ALL = _params(CASES)
+F64 = _params([c for c in CASES if c[1] == "float64"])
+GRAD = _params([c for c in CASES if c[1] == "float64" and c[0].differentiable])
+GRADGRAD = _params([c for c in CASES if c[1] == "float64" and c[0].differentiable and c[0].supports_gradgrad])
+INPLACE = _params([c for c in CASES if c[0].inplace])
+OUT = _params([c for c in CASES if c[0].supports_out])
+# one dtype per (entry, sample) for the autograd-flag test: float64 where listed, else the first dtype
+NONDIFF = _params([c for c in CASES if c[1] == ("float64" if "float64" in c[0].dtypes else c[0].dtypes[0])])
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+
+_expected_cache: dict = {}
+
+
+def _process(op: OpInfo, lib, out):
+    return op.output_process(lib, out) if op.output_process else out
+
+
+def expected(op: OpInfo, dtype: str, sample: SampleInput):
+    """torch's (processed) result of the sample, computed once."""
+    key = (op.id, dtype, sample.name)
+    if key not in _expected_cache:
+        call = Call(torch, op, sample, requires_grad=False)
+        _expected_cache[key] = _process(op, torch, call.run(resolve(torch, op.name)))
+    return _expected_cache[key]
+
+
+def _float_outputs(out) -> list:
+    return [t for t in flatten_outputs(out) if t.is_floating_point()]
+
+
+def _grad_outputs(out) -> list:
+    return [t for t in flatten_outputs(out) if t.requires_grad]
+
+
+def _cotangents(lib, outs: list, key: str) -> list:
+    rng = seeded_rng("cotangent", key)
+    return [lib.tensor(rng.standard_normal(tuple(o.shape)).astype(dtype_name(o.dtype))) for o in outs]
+
+
+def _grads(lib, op: OpInfo, sample: SampleInput, key: str):
+    """Input gradients of <processed outputs, random cotangents>, plus the outputs' requires_grad flags."""
+    call = Call(lib, op, sample, requires_grad=True)
+    out = _process(op, lib, call.run(resolve(lib, op.name)))
+    outs = _grad_outputs(out)
+    flags = [t.requires_grad for t in flatten_outputs(out)]
+    if not outs or not call.diff:
+        return None, flags
+    grads = lib.autograd.grad(outs, call.diff_inputs, _cotangents(lib, outs, key), allow_unused=True)
+    return list(grads), flags
+
+
+def _skip_if(sample: SampleInput, test: str) -> None:
+    if test in sample.skips:
+        pytest.skip(sample.skips[test])
+
+
+def _self_arr(sample: SampleInput):
+    first = sample.args[0] if sample.args else None
+    return first if hasattr(first, "layout") else None
+
+
+# ------------------------------------------------------------------------------------------------ 0. the database
+
+
+def test_required_ops_covered():
+    names = {op.name for op in op_db}
+    missing = [n for n in REQUIRED_OPS if n not in names]
+    assert not missing, f"required operators without an entry: {missing}"
+
+
+def test_every_entry_has_noncontiguous_sample():
+    lacking = [op.id for op in op_db if not any(layouts(s) - {"contig"} for s in op.samples(op.dtypes[0]))]
+    assert not lacking, f"entries without a non-contiguous sample: {lacking}"
+
+
+# ------------------------------------------------------------------------------------------------ 1. forward
+
+
+@pytest.mark.parametrize("op,dtype,sample", ALL)
+def test_forward(op: OpInfo, dtype: str, sample: SampleInput):
+    """Value, dtype and shape against torch; aliases agree; mutated inputs (running stats) agree."""
+    _skip_if(sample, "forward")
+    rtol, atol = op.tolerance(dtype)
+    ours = Call(tg, op, sample, requires_grad=False)
+    theirs = Call(torch, op, sample, requires_grad=False)
+    got = _process(op, tg, ours.run(resolve(tg, op.name)))
+    want = _process(op, torch, theirs.run(resolve(torch, op.name)))
+    assert_close(got, want, rtol=rtol, atol=atol, check_dtype=True)
+    for a, b in zip(ours.tensors, theirs.tensors):  # inputs after the call (in-place side effects)
+        assert_close(a, b, rtol=rtol, atol=atol, check_dtype=True)
+    for path in op.aliases:
+        alias = Call(tg, op, sample, requires_grad=False)
+        assert_close(_process(op, tg, alias.run(resolve(tg, path))), want, rtol=rtol, atol=atol,
+                     check_dtype=True)
+
+
+# ------------------------------------------------------------------------------------------------ 2. gradcheck
+
+
+def _gradcheck_setup(op: OpInfo, sample: SampleInput):
+    """(fn, inputs) for gradcheck: float64 differentiable inputs vary; any lower-precision input of a
+    mixed-dtype sample is held constant (finite differences in float32 are meaningless)."""
+    call = Call(tg, op, sample, requires_grad=True)
+    varying = [i for i in call.diff if dtype_name(call.tensors[i].dtype) == "float64"]
+    if not varying:
+        pytest.skip("no float64 differentiable input in this sample")
+    fixed = {i: call.tensors[i].detach() for i in call.diff if i not in varying}
+    fn = resolve(tg, op.name)
+
+    def f(*xs):
+        out = _process(op, tg, call.run(fn, {**fixed, **dict(zip(varying, xs))}))
+        return tuple(_float_outputs(out))
+    return f, tuple(call.tensors[i] for i in varying)
+
+
+@pytest.mark.parametrize("op,dtype,sample", GRAD)
+def test_gradcheck(op: OpInfo, dtype: str, sample: SampleInput):
+    _skip_if(sample, "gradcheck")
+    fn, inputs = _gradcheck_setup(op, sample)
+    assert tg.autograd.gradcheck(fn, inputs, fast_mode=True, **op.gradcheck_kwargs)
+
+
+@pytest.mark.parametrize("op,dtype,sample", GRADGRAD)
+def test_gradgradcheck(op: OpInfo, dtype: str, sample: SampleInput):
+    _skip_if(sample, "gradgrad")
+    fn, inputs = _gradcheck_setup(op, sample)
+    assert tg.autograd.gradgradcheck(fn, inputs, fast_mode=True, **op.gradcheck_kwargs)
+
+
+# ------------------------------------------------------------------------------------------------ 3. grads vs torch
+
+
+@pytest.mark.parametrize("op,dtype,sample", GRAD)
+def test_grad_vs_torch(op: OpInfo, dtype: str, sample: SampleInput):
+    """Same cotangent in both libraries: input gradients and outputs' requires_grad flags agree."""
+    _skip_if(sample, "grad")
+    key = f"{op.id}/{sample.name}"
+    got, got_flags = _grads(tg, op, sample, key)
+    want, want_flags = _grads(torch, op, sample, key)
+    assert got_flags == want_flags, "outputs' requires_grad differ"
+    rtol, atol = op.grad_tol
+    assert_close(got, want, rtol=rtol, atol=atol, check_dtype=True)
+
+
+# ------------------------------------------------------------------------------------------------ 4. in-place
+
+
+@pytest.mark.parametrize("op,dtype,sample", INPLACE)
+def test_inplace(op: OpInfo, dtype: str, sample: SampleInput):
+    """The in-place variant returns self, bumps its version and equals the functional op.
+
+    Samples whose functional result has another shape or dtype than self (broadcasting self, type
+    promotion) are rejected by torch's in-place ops, so they are skipped here.
+    """
+    _skip_if(sample, "inplace")
+    want = expected(op, dtype, sample)
+    self_arr = _self_arr(sample)
+    if self_arr is None:
+        pytest.skip("args[0] is not a tensor (scalar-self form): no in-place variant")
+    if not hasattr(want, "shape") or tuple(want.shape) != self_arr.values.shape \
+            or dtype_name(want.dtype) != self_arr.dtype:
+        pytest.skip("functional result differs in shape/dtype from self: torch rejects this in place")
+    rtol, atol = op.tolerance(dtype)
+    call = Call(tg, op, sample, requires_grad=False)
+    self_t = call.tensors[0]
+    before = self_t._version
+    res = call.run(resolve(tg, op.inplace))
+    assert res is self_t, "an in-place op returns self"
+    assert self_t._version > before, "an in-place op bumps the version counter"
+    assert_close(self_t, want, rtol=rtol, atol=atol, check_dtype=True)
+
+    # autograd through the in-place op applied to a non-leaf clone of self
+    if dtype != "float64" or not op.differentiable:
+        return
+    grads = []
+    for lib in (tg, torch):
+        c = Call(lib, op, sample, requires_grad=True)
+        if 0 not in c.diff:
+            return
+        inplace = c.run(resolve(lib, op.inplace), {0: c.tensors[0].clone()})
+        cot = _cotangents(lib, [inplace], f"inplace/{op.id}/{sample.name}")
+        grads.append(lib.autograd.grad([inplace], c.diff_inputs, cot, allow_unused=True))
+    assert_close(grads[0], grads[1], rtol=op.grad_tol[0], atol=op.grad_tol[1], check_dtype=True)
+
+
+# ------------------------------------------------------------------------------------------------ 5. out=
+
+
+@pytest.mark.parametrize("op,dtype,sample", OUT)
+def test_out(op: OpInfo, dtype: str, sample: SampleInput):
+    """``out=`` writes into the given tensor(s) and returns them."""
+    _skip_if(sample, "out")
+    raw = Call(torch, op, sample, requires_grad=False).run(resolve(torch, op.name))
+    shapes = [(tuple(t.shape), dtype_name(t.dtype)) for t in flatten_outputs(raw)]
+    outs = [tg.empty(shape, dtype=getattr(tg, dt)) for shape, dt in shapes]
+    out_arg = outs[0] if hasattr(raw, "shape") else tuple(outs)
+    call = Call(tg, op, sample, requires_grad=False)
+    res = call.run(resolve(tg, op.name), out=out_arg)
+    if isinstance(out_arg, tuple):
+        assert len(res) == len(outs) and all(r is o for r, o in zip(res, outs)), "out= returns the out tensors"
+    else:
+        assert res is out_arg, "out= returns the out tensor"
+    rtol, atol = op.tolerance(dtype)
+    assert_close(_process(op, tg, res), expected(op, dtype, sample), rtol=rtol, atol=atol, check_dtype=True)
+
+
+# ------------------------------------------------------------------------------------------------ 6. non-differentiable
+
+
+@pytest.mark.parametrize("op,dtype,sample", NONDIFF)
+def test_nondifferentiable(op: OpInfo, dtype: str, sample: SampleInput):
+    """Integer/bool outputs and outputs of non-differentiable ops never require grad; non-differentiable
+    inputs (integer indices, masks, running stats, class weights) receive no .grad after backward."""
+    _skip_if(sample, "nondiff")
+    per_lib = []
+    for lib in (tg, torch):
+        call = Call(lib, op, sample, requires_grad=True, grad_all_floats=not op.differentiable)
+        out = call.run(resolve(lib, op.name))
+        outs = flatten_outputs(out)
+        for t in outs:
+            if not t.is_floating_point() or not op.differentiable:
+                assert not t.requires_grad, f"{dtype_name(t.dtype)} output of {op.id} requires grad"
+        needs = _grad_outputs(out)
+        if needs:
+            lib.autograd.backward(needs, _cotangents(lib, needs, f"nondiff/{op.id}/{sample.name}"))
+        for i, t in enumerate(call.tensors):
+            if i not in call.diff:
+                assert not t.requires_grad and t.grad is None, f"non-differentiable input {i} got a grad"
+        per_lib.append(([t.requires_grad for t in outs], [call.tensors[i].grad is None for i in call.diff]))
+    assert per_lib[0] == per_lib[1], "requires_grad of outputs / None-ness of input grads differ from torch"
+
+
+# ------------------------------------------------------------------------------------------------ 7. views
+
+
+@pytest.mark.parametrize("op,dtype,sample", _params([c for c in CASES if c[0].is_view and c[1] == "float64"]))
+def test_view_aliases_input(op: OpInfo, dtype: str, sample: SampleInput):
+    """A view op's outputs share storage with args[0]: writing into args[0] shows through them."""
+    call = Call(tg, op, sample, requires_grad=False)
+    fn = resolve(tg, op.name)
+    views = flatten_outputs(call.run(fn))
+    with tg.no_grad():
+        call.tensors[0].mul_(-3.0).add_(1.0)
+    assert_close(views, flatten_outputs(call.run(fn)), rtol=0, atol=0)
+
+
+# ------------------------------------------------------------------------------------------------ dropout p > 0
+
+
+@pytest.mark.parametrize("p", [0.2, 0.5])
+def test_dropout_statistics(p: float):
+    """F.dropout in training mode: keep rate ≈ 1-p, survivors scaled by 1/(1-p), grad uses the same mask."""
+    tg.manual_seed(0)
+    n = 20000
+    x = tg.ones(n, dtype=tg.float64, requires_grad=True)
+    y = tg.nn.functional.dropout(x, p=p, training=True)
+    yv = y.detach().numpy()
+    kept = yv != 0
+    sigma = math.sqrt(p * (1 - p) / n)
+    assert abs(kept.mean() - (1 - p)) < 5 * sigma
+    np.testing.assert_allclose(yv[kept], 1.0 / (1 - p), rtol=1e-12)
+    (g,) = tg.autograd.grad(y.sum(), x)
+    np.testing.assert_allclose(g.numpy(), yv, rtol=1e-12)  # d(dropout)/dx is the scaled mask itself
+    z = tg.nn.functional.dropout(tg.ones(4, 5), p=1.0, training=True)
+    assert float(z.abs().sum()) == 0.0
+    w = tg.ones(3, 3)
+    assert tg.nn.functional.dropout(w, p=p, training=False) is not None
+    assert_close(tg.nn.functional.dropout(w, p=p, training=False), torch.ones(3, 3))
