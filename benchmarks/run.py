@@ -8,6 +8,7 @@ the ``benchmarks`` package means ``benchmarks/__init__`` (the thread pinning) ru
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import statistics
@@ -119,6 +120,8 @@ def _run_check(check: Check) -> dict[str, Any]:
 
 
 def run_workload(wl: Workload, ctx: Context, cfg: TimingConfig) -> dict[str, Any]:
+    if wl.max_repeats is not None and cfg.repeats > wl.max_repeats:
+        cfg = dataclasses.replace(cfg, repeats=wl.max_repeats)
     lib_order = [lib.name for lib in ctx.libs]
     subject_loaded = ctx.get(SUBJECT) is not None
     rows = []
@@ -137,7 +140,8 @@ def run_workload(wl: Workload, ctx: Context, cfg: TimingConfig) -> dict[str, Any
         rows.append(_row_record(row, measured, errors, lib_order, subject_loaded))
     present = [n for n in lib_order if any(n in r["results"] for r in rows)]
     return {"key": wl.key, "title": wl.title, "description": wl.description, "unit": wl.unit, "per": wl.per,
-            "libs": present, "rows": rows, "checks": [_run_check(c) for c in wl.checks(ctx)]}
+            "repeats": cfg.repeats, "libs": present, "rows": rows,
+            "checks": [_run_check(c) for c in wl.checks(ctx)]}
 
 
 def _cpu_share(results: dict[str, Any]) -> float | None:
@@ -201,12 +205,12 @@ def main(argv: list[str] | None = None) -> int:
         wl_result = run_workload(wl, ctx, cfg)
         results["workloads"].append(wl_result)
         _save(results, args.output)
-        print(render_text(workload_table(wl_result)) + "\n", flush=True)
+        print(render_text(workload_table(wl_result, cfg.repeats)) + "\n", flush=True)
     results["complete"] = True
     results["wall_time_s"] = round(time.perf_counter() - started, 1)
     _save(results, args.output)
     targets = targets_table(results)
-    if any(row.get("target_ratio") is not None for wl in results["workloads"] for row in wl["rows"]):
+    if SUBJECT in results["config"]["libs"]:
         print(render_text(targets) + "\n")
     elif targets.rows:
         print(f"targets not judged: {SUBJECT} was not measured\n")

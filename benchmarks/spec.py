@@ -66,5 +66,7 @@ class Workload:
     description: str
     unit: str = "µs"
     per: str = "op"  # what one measured unit is: "op", "step", "backward"
+    # Caps the repeats for workloads whose single repeat is long (a fresh 100k-node graph each time).
+    max_repeats: int | None = None
     rows: Callable[[Context], list[Row]] = field(default=lambda ctx: [])
     checks: Callable[[Context], list[Check]] = field(default=lambda ctx: [])

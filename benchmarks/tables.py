@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.libs import SUBJECT
+
 
 @dataclass
 class Table:
@@ -40,7 +42,7 @@ def target_text(target: dict[str, Any] | None) -> str:
     return f"≤ {target['max_ratio']:.2f}× {target['baseline']}"
 
 
-def workload_table(wl: dict[str, Any]) -> Table:
+def workload_table(wl: dict[str, Any], results_repeats: int | None = None) -> Table:
     libs: list[str] = wl["libs"]
     pairs: list[str] = []
     for row in wl["rows"]:
@@ -72,6 +74,8 @@ def workload_table(wl: dict[str, Any]) -> Table:
     for check in wl.get("checks", []):
         notes.append(check_text(check))
     unit = f"{wl['unit']} per {wl['per']}"
+    if wl.get("repeats") and wl["repeats"] != results_repeats:
+        unit += f", median of {wl['repeats']}"
     n_fixed = 2
     right = set(range(n_fixed, n_fixed + len(libs) + len(pairs)))
     return Table(f"{wl['title']} [{unit}]", wl.get("description", ""), headers, body, right, notes)
@@ -163,11 +167,15 @@ def render_markdown(table: Table, level: int = 3) -> str:
     return "\n".join(parts)
 
 
+def _subject_measured(results: dict[str, Any]) -> bool:
+    return SUBJECT in results["config"]["libs"]
+
+
 def render_results_text(results: dict[str, Any]) -> str:
     blocks = ["\n".join(host_lines(results))]
-    blocks += [render_text(workload_table(wl)) for wl in results["workloads"]]
+    blocks += [render_text(workload_table(wl, results["config"]["repeats"])) for wl in results["workloads"]]
     targets = targets_table(results)
-    if any(row[-1] != "not measured" for row in targets.rows):
+    if _subject_measured(results):
         blocks.append(render_text(targets))
     return "\n\n".join(blocks)
 
@@ -175,9 +183,10 @@ def render_results_text(results: dict[str, Any]) -> str:
 def render_results_markdown(results: dict[str, Any]) -> str:
     blocks = ["\n".join(f"- {line}" for line in host_lines(results))]
     targets = targets_table(results)
-    if any(row[-1] != "not measured" for row in targets.rows):
+    if _subject_measured(results):
         blocks.append(render_markdown(targets))
     elif targets.rows:
         blocks.append("Targets not judged: tracegrad was not measured in this run.")
-    blocks += [render_markdown(workload_table(wl)) for wl in results["workloads"]]
+    repeats = results["config"]["repeats"]
+    blocks += [render_markdown(workload_table(wl, repeats)) for wl in results["workloads"]]
     return "\n\n".join(blocks)

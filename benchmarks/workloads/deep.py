@@ -82,6 +82,7 @@ DEEP = Workload(
                 "chain. Time only; torch is the only comparison.",
     unit="ms",
     per="backward",
+    max_repeats=7,
     rows=_rows,
     checks=_checks,
 )

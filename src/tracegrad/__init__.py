@@ -49,6 +49,10 @@ def _export_public() -> None:
 _export_public()
 
 
+from . import _C  # noqa: E402
+from ._warnings import is_warn_always_enabled, set_warn_always  # noqa: E402,F401
+
+
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 

@@ -140,7 +140,11 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
     if dt not in (default_float, _dt.int64, _dt.bool_) and not (dt is _dt.complex64 and default_float is _dt.float32) \
             and not (dt is _dt.complex128 and default_float is _dt.float64):
         suffixes.append(f"dtype={dt!r}")
-    fn = t._grad_fn
+    try:
+        fn = t.grad_fn
+    except RuntimeError:
+        fn = None
+        suffixes.append("grad_fn=<Invalid>")
     if fn is not None:
         suffixes.append(f"grad_fn=<{fn.name()}>")
     elif t._rg:

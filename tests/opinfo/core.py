@@ -201,6 +201,9 @@ class OpInfo:
     gradgrad_skip_reason: str = ""
     inplace: str | None = None  # path of the in-place variant, e.g. "Tensor.add_" or "nn.functional.relu_"
     supports_out: bool = False
+    # out= with an input that requires grad raises "...don't support automatic differentiation" (torch's
+    # composite ops such as tensordot and linalg.norm just compute without autograd instead)
+    out_grad_error: bool = True
     is_view: bool = False  # every output aliases args[0] (checked by mutating args[0] afterwards)
     aliases: tuple[str, ...] = ()  # other paths that must compute the same thing (e.g. "Tensor.sin")
     tol: dict = field(default_factory=dict)  # dtype -> (rtol, atol), overrides DEFAULT_TOL
@@ -226,7 +229,10 @@ class OpInfo:
         return f"{self.name}.{self.variant}" if self.variant else self.name
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
-        return self.tol.get(dtype, DEFAULT_TOL.get(dtype, (0.0, 0.0)))
+        """(rtol, atol) for a run in ``dtype``. Integer/bool runs use float32's: their floating outputs are
+        promoted to the default dtype, and any atol < 0.5 still compares integer outputs exactly."""
+        key = dtype if is_floating(dtype) else "float32"
+        return self.tol.get(key, DEFAULT_TOL[key])
 
     def samples(self, dtype: str) -> list[SampleInput]:
         out = list(self.sample_inputs(Maker(seeded_rng(self.id, dtype), dtype)))

@@ -9,9 +9,11 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .api import backward, grad
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .saved import SavedTensor
+from .variable import Variable, set_multithreading_enabled
 
 __all__ = ["backward", "grad", "graph", "grad_mode", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "detect_anomaly", "set_detect_anomaly", "anomaly_mode", "SavedTensor"]
+           "detect_anomaly", "set_detect_anomaly", "anomaly_mode", "SavedTensor", "Variable",
+           "set_multithreading_enabled"]
 
 
 def _optional(name: str):

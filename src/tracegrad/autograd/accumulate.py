@@ -30,8 +30,9 @@ class AccumulateGrad(Node):
             hooks = self.variable._post_acc_hooks
             if hooks:
                 for fn in collect_hook_fns(hooks):
-                    if fn(self.variable) is not None:
-                        raise RuntimeError("post accumulate grad hooks cannot return anything other than None")
+                    result = fn(self.variable)
+                    if result is not None and result is not self.variable:
+                        raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return []
 
 

@@ -60,9 +60,29 @@ def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) ->
     return result
 
 
+def _is_edge(x) -> bool:
+    from .graph import GradientEdge
+
+    return isinstance(x, GradientEdge)
+
+
+def _input_edge(t, api: str) -> tuple:
+    """A gradient edge for an ``inputs=`` entry: a Tensor requiring grad, or a GradientEdge."""
+    if _is_edge(t):
+        return (t.node, t.output_nr)
+    if not isinstance(t, Tensor):
+        raise TypeError(f"`inputs` argument to `{api}()` must contain Tensors or GradientEdges")
+    if not t._rg:
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return gradient_edge(t)
+
+
 def _root_edges(outputs: tuple) -> list:
     roots = []
     for i, out in enumerate(outputs):
+        if _is_edge(out):
+            roots.append((out.node, out.output_nr))
+            continue
         if not isinstance(out, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(out).__name__}")
         if not out._rg:
@@ -94,19 +114,17 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     if inputs is not None:
         input_edges = []
         for t in _as_tuple(inputs):
-            if not isinstance(t, Tensor):
-                raise TypeError("`inputs` argument to `backward()` must contain Tensors")
-            if not t._rg:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            if t._grad_fn is not None or t._base is not None and t.grad_fn is not None:
-                t.retain_grad()
-            input_edges.append(gradient_edge(t))
+            if isinstance(t, Tensor) and t._rg and t.grad_fn is not None:
+                t.retain_grad()  # backward(inputs=non_leaf) fills its .grad
+            input_edges.append(_input_edge(t, "backward"))
     if create_graph and inputs is None:
-        warnings.warn(
+        from .._warnings import warn_once
+
+        warn_once("backward_create_graph",
             "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
             "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
             "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
-            "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
+            "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=4)
     roots = _root_edges(outputs)
     engine.execute(roots, grads, bool(retain_graph), bool(create_graph), input_edges, accumulate_grad=True)
 
@@ -125,15 +143,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     outputs_t = _as_tuple(outputs)
     inputs_t = _as_tuple(inputs)
     if not inputs_t:
-        raise ValueError("grad requires non-empty inputs.")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads_t = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs_t)
     if len(grads_t) != len(outputs_t):
         raise RuntimeError(f"grad_outputs must be of length {len(outputs_t)}, got {len(grads_t)}")
-    for t in inputs_t:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element of inputs, but got {type(t).__name__}")
-        if not t._rg:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    input_edges = [_input_edge(t, "grad") for t in inputs_t]
     if is_grads_batched:
         return _batched_grad(outputs_t, inputs_t, grads_t, retain_graph, create_graph, allow_unused,
                              materialize_grads)
@@ -141,19 +155,26 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     if retain_graph is None:
         retain_graph = create_graph
     roots = _root_edges(outputs_t)
-    input_edges = [gradient_edge(t) for t in inputs_t]
     captured = engine.execute(roots, grads, bool(retain_graph), bool(create_graph), input_edges,
                               accumulate_grad=False)
     result = []
-    for t, g in zip(inputs_t, captured):
+    for i, (t, g) in enumerate(zip(inputs_t, captured)):
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
-                g = F.zeros_like(t, requires_grad=bool(create_graph))
+                g = F.zeros_like(t, requires_grad=bool(create_graph)) if isinstance(t, Tensor) else \
+                    _zeros_for_edge(input_edges[i])
         result.append(g)
     return tuple(result)
+
+
+def _zeros_for_edge(edge) -> Tensor:
+    from .. import _factories
+
+    shape, dt = edge[0]._in_meta[edge[1]] if edge[0]._in_meta else ((), None)
+    return _factories.zeros_array_tensor(shape, dt)
 
 
 def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads) -> tuple:

@@ -54,8 +54,43 @@ class GraphTask:
 _TASKS: list[GraphTask] = []
 
 
+_RUNNING: list = []  # nodes being executed (innermost last)
+
+
 def current_graph_task() -> GraphTask | None:
     return _TASKS[-1] if _TASKS else None
+
+
+def current_node():
+    return _RUNNING[-1] if _RUNNING else None
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback`` when the current backward call finishes (``Variable._execution_engine``)."""
+    task = current_graph_task()
+    if task is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    task.callbacks.append(callback)
+
+
+def planned_execution_order(task: GraphTask) -> list:
+    """Simulate the ready queue to list, in order, the nodes this backward will execute."""
+    deps = dict(task.deps)
+    heap = [(0, 0, next(_tiebreak), task.graph_root)]
+    order = []
+    while heap:
+        _, _, _, fn = heapq.heappop(heap)
+        if fn is not task.graph_root:
+            if task.exec_info is not None and not task.exec_info.get(fn, False):
+                continue
+            order.append(fn)
+        for nxt, _ in fn._edges:
+            if nxt is None:
+                continue
+            deps[nxt] -= 1
+            if deps[nxt] == 0 and (task.exec_info is None or _should_execute(task, nxt)):
+                heapq.heappush(heap, _priority(nxt))
+    return order
 
 
 def compute_dependencies(root: Node) -> dict:
@@ -130,6 +165,7 @@ def execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: boo
             task.exec_info = _needed_for_capture(graph_root, targets)
         task.captured = [None] * len(outputs)
     prev_grad = STATE.grad_enabled
+    prev_saved_hooks = list(STATE.saved_hooks)  # hooks entered/exited inside backward must not leak out
     STATE.grad_enabled = create_graph
     STATE.engine_depth += 1
     _TASKS.append(task)
@@ -139,12 +175,15 @@ def execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: boo
         events.emit("backward_started", task=task, roots=roots)
     try:
         _run(task, graph_root, deps)
-        for cb in task.callbacks:  # queue_callback: run once the graph task has finished
-            cb()
+        i = 0
+        while i < len(task.callbacks):  # queue_callback: callbacks may queue more callbacks
+            task.callbacks[i]()
+            i += 1
     finally:
         _TASKS.pop()
         STATE.engine_depth -= 1
         STATE.grad_enabled = prev_grad
+        STATE.saved_hooks[:] = prev_saved_hooks
         if STATE.observed:
             from ..viz import events
 
@@ -235,7 +274,7 @@ def call_tensor_pre_hooks(fn: Node, inputs: list) -> list:
                     _emit_hook("tensor", fn, hook, nr)
                 result = hook(inputs[nr])
                 if result is not None:
-                    inputs[nr] = _check_hook_result(result, inputs[nr], fn)
+                    inputs[nr] = _check_hook_result(result, inputs[nr], hook)
     retains = fn._retains_grad_hooks
     if retains:
         for nr, hook in list(retains.items()):
@@ -245,46 +284,64 @@ def call_tensor_pre_hooks(fn: Node, inputs: list) -> list:
     return inputs
 
 
-def _check_hook_result(result, original, fn: Node):
+def _check_hook_result(result, original, hook):
     if not isinstance(result, Tensor):
-        raise TypeError(f"expected Tensor or None (got {type(result).__name__})")
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if original is not None and result._data.shape != original._data.shape:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
     return result
 
 
 def call_function(task: GraphTask, fn: Node, inputs: list) -> list:
+    # Hook helpers are separate functions so that no stray local keeps a gradient alive: AccumulateGrad
+    # adopts a gradient only when nobody else holds a reference to it (see accumulate.py).
     inputs = call_tensor_pre_hooks(fn, inputs)
-    pre = fn._pre_hooks
-    if pre:
-        grads_out = tuple(inputs)
-        for hook in collect_hook_fns(pre):
-            if STATE.observed:
-                _emit_hook("pre", fn, hook, None)
-            result = hook(grads_out)
-            if result is not None:
-                grads_out = _as_tuple(result, len(grads_out), "pre")
-        inputs = list(grads_out)
+    if fn._pre_hooks:
+        inputs = _call_pre_hooks(fn, inputs)
     if STATE.observed:
         from ..viz import events
 
         events.emit("node_executed", node=fn)
-    if STATE.anomaly:
-        from . import anomaly_mode
+    _RUNNING.append(fn)
+    try:
+        if STATE.anomaly:
+            from . import anomaly_mode
 
-        outputs = anomaly_mode.run_node(fn, inputs)
-    else:
-        outputs = fn.apply(inputs)
+            outputs = anomaly_mode.run_node(fn, inputs)
+        else:
+            outputs = fn.apply(inputs)
+    finally:
+        _RUNNING.pop()
     outputs = validate_outputs(fn, outputs)
-    post = fn._post_hooks
-    if post:
-        grad_inputs = tuple(outputs)
-        for hook in collect_hook_fns(post):
-            if STATE.observed:
-                _emit_hook("post", fn, hook, None)
-            result = hook(grad_inputs, tuple(inputs))
-            if result is not None:
-                grad_inputs = _as_tuple(result, len(grad_inputs), "post")
-        outputs = list(grad_inputs)
+    if fn._post_hooks:
+        outputs = _call_post_hooks(fn, outputs, inputs)
     return outputs
+
+
+def _call_pre_hooks(fn: Node, inputs: list) -> list:
+    grads_out = tuple(inputs)
+    del inputs
+    for hook in collect_hook_fns(fn._pre_hooks):
+        if STATE.observed:
+            _emit_hook("pre", fn, hook, None)
+        result = hook(grads_out)
+        if result is not None:
+            grads_out = _as_tuple(result, len(grads_out), "pre")
+        del result
+    return list(grads_out)
+
+
+def _call_post_hooks(fn: Node, outputs: list, inputs: list) -> list:
+    grad_inputs = tuple(outputs)
+    grad_outputs = tuple(inputs)
+    for hook in collect_hook_fns(fn._post_hooks):
+        if STATE.observed:
+            _emit_hook("post", fn, hook, None)
+        result = hook(grad_inputs, grad_outputs)
+        if result is not None:
+            grad_inputs = _as_tuple(result, len(grad_inputs), "post")
+    return list(grad_inputs)
 
 
 def _as_tuple(result, n: int, kind: str) -> tuple:

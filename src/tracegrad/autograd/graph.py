@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import threading
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -10,10 +11,28 @@ from .._state import STATE
 from .._tensor import Tensor
 from . import engine
 from .edges import gradient_edge
-from .node import Node, RemovableHandle
+from . import node as _node
+from .node import RemovableHandle
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks",
            "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook"]
+
+
+class Node(abc.ABC):
+    """Virtual base class of every backward node: ``isinstance(t.grad_fn, Node)`` holds, although the node
+    classes do not inherit from it (as in PyTorch, where nodes are C++ objects)."""
+
+    @classmethod
+    def __subclasshook__(cls, subclass):
+        if cls is Node:
+            return issubclass(subclass, _node.Node) or NotImplemented
+        return NotImplemented
+
+    name = _node.Node.name
+    next_functions = _node.Node.next_functions
+    metadata = _node.Node.metadata
+    register_hook = _node.Node.register_hook
+    register_prehook = _node.Node.register_prehook
 
 
 class GradientEdge(NamedTuple):
@@ -50,7 +69,12 @@ class saved_tensors_hooks:
         return self
 
     def __exit__(self, *exc) -> None:
-        STATE.saved_hooks.pop()
+        # Remove our own entry, tolerating unbalanced enter/exit calls made during backward.
+        pair = (self.pack_hook, self.unpack_hook)
+        for i in range(len(STATE.saved_hooks) - 1, -1, -1):
+            if STATE.saved_hooks[i] == pair:
+                del STATE.saved_hooks[i]
+                break
 
 
 class save_on_cpu(saved_tensors_hooks):
@@ -77,6 +101,8 @@ class disable_saved_tensors_hooks:
         self.prev = None
 
     def __enter__(self) -> None:
+        if STATE.saved_hooks:
+            raise RuntimeError(self.error_message)
         self.prev = STATE.saved_hooks_disabled
         STATE.saved_hooks_disabled = self.error_message
 

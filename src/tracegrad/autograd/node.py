@@ -126,6 +126,8 @@ class Node:
         raise NotImplementedError
 
     def __call__(self, *grads):
+        if len(grads) != self._n_out:
+            raise TypeError(f"expected {self._n_out} arguments, got {len(grads)} instead")
         out = self.apply(list(grads))
         return out[0] if len(out) == 1 else tuple(out)
 

@@ -28,12 +28,18 @@ def type_string(t: Tensor) -> str:
 
 
 class SavedTensor:
-    """One saved value of a node. ``unpack(node)`` returns the tensor, checking it is still valid."""
+    """One saved value of a node (PyTorch's SavedVariable). ``unpack(node)`` returns the tensor, checking that
+    it is still valid. Cannot be created from Python (``_make`` is the internal constructor)."""
 
     __slots__ = ("_tensor", "_data", "_vc", "_version", "_is_output", "_output_nr", "_rg", "_packed",
-                 "_unpack_fn", "_freed", "_is_leaf_out", "_hooks_registered", "_meta")
+                 "_unpack_fn", "_freed", "_grad_fn", "_acc_ref", "_was_non_leaf", "_hooks_registered")
 
-    def __init__(self, tensor: Tensor, is_output: bool = False) -> None:
+    def __init__(self, *args, **kwargs) -> None:
+        raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
+
+    @classmethod
+    def _make(cls, tensor: Tensor, is_output: bool = False) -> SavedTensor:
+        self = object.__new__(cls)
         vc = tensor._vc
         if vc is None:
             vc = tensor._vc = [0]
@@ -44,31 +50,44 @@ class SavedTensor:
         self._packed = None
         self._unpack_fn = None
         self._hooks_registered = False
+        self._output_nr = tensor._output_nr
+        self._rg = tensor._rg
+        # An input's history is kept so an unpacked copy can be reattached to it; an output's is the node itself.
+        self._grad_fn = None if is_output else tensor._grad_fn
+        self._acc_ref = None if is_output else tensor._acc_ref
+        self._was_non_leaf = tensor._grad_fn is not None
         if STATE.saved_hooks and not STATE.saved_hooks_disabled:
             pack, unpack = STATE.saved_hooks[-1]
             self._tensor = None
             self._data = None
-            self._output_nr = tensor._output_nr
-            self._rg = tensor._rg
-            self._meta = tensor
             self._run_pack(pack, unpack, tensor)
-            self._meta = None
-            return
-        if is_output:
+        elif is_output:
             self._tensor = None
             self._data = tensor._data
-            self._output_nr = tensor._output_nr
-            self._rg = tensor._rg
         else:
             self._tensor = tensor
+            self._data = None
+        return self
 
     def _run_pack(self, pack, unpack, tensor: Tensor) -> None:
-        from ..viz import events
-
-        self._packed = pack(tensor)
+        version = self._vc[0]
+        # PyTorch runs pack hooks under no_grad, so ops inside a hook record (and save) nothing.
+        prev = STATE.grad_enabled
+        STATE.grad_enabled = False
+        try:
+            self._packed = pack(tensor)
+        finally:
+            STATE.grad_enabled = prev
+        if self._vc[0] != version:
+            raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors provided as "
+                               "input to pack hook can not be modified by in-place operations as this can lead to "
+                               "unexpected side-effects. Please open an issue if you need to perform in-place "
+                               "operations on the input to a pack hook.")
         self._unpack_fn = unpack
         self._hooks_registered = True
         if STATE.observed:
+            from ..viz import events
+
             events.emit("saved_packed", tensor=tensor)
 
     # ---- PyTorch's _raw_saved_* API --------------------------------------------------------------------
@@ -77,14 +96,36 @@ class SavedTensor:
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("Expected pack_hook and unpack_hook to be callables")
         if self._freed:
-            raise RuntimeError(FREED_MESSAGE)
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need "
+                "to backward through the graph a second time or if you need to access saved variables after calling "
+                "backward.")
         if self._hooks_registered:
             raise RuntimeError("SavedTensor hooks have already been set. Calling register_hooks twice is "
                                "not allowed.")
-        original = self._tensor if self._tensor is not None else _wrap(self._data)
+        original = self._tensor if self._tensor is not None else self._detached()
         self._tensor = None
         self._data = None
         self._run_pack(pack_hook, unpack_hook, original)
+
+    @property
+    def data(self):
+        """The packed object (with hooks), the saved input itself, or a detached output."""
+        if self._hooks_registered:
+            return self._packed
+        if self._tensor is not None:
+            return self._tensor
+        return self._detached()
+
+    @property
+    def unpack_hook(self):
+        return self._unpack_fn
+
+    def _detached(self) -> Tensor:
+        out = _wrap(self._data)
+        out._vc = self._vc
+        return out
 
     # ---- unpacking -----------------------------------------------------------------------------------
 
@@ -92,29 +133,38 @@ class SavedTensor:
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
         if self._unpack_fn is not None:
-            result = self._unpack_fn(self._packed)
-            if not isinstance(result, Tensor):
-                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result "
-                                f"of type {type(result).__name__}")
-            self._check_version(result, node)
-            if self._is_output and node is not None and self._rg and result._grad_fn is None:
-                out = _wrap(result._data)
-                out._vc = result._vc
-                out._rg = True
-                out._grad_fn = node
-                out._output_nr = self._output_nr
-                return out
-            return result
+            return self._unpack_with_hooks(node)
         if self._tensor is not None:
-            self._check_version(self._tensor, node)
-            return self._tensor
-        out = _wrap(self._data)
-        out._vc = self._vc
+            t = self._tensor
+            if self._was_non_leaf and t._grad_fn is None:
+                raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with "
+                                   ".detach_().This is not supported, please use out-of-place `.detach()` instead")
+            self._check_version(t, node)
+            return t
+        out = self._detached()
         if self._rg and node is not None:
             out._rg = True
             out._grad_fn = node
             out._output_nr = self._output_nr
         self._check_version(out, node)
+        return out
+
+    def _unpack_with_hooks(self, node) -> Tensor:
+        # Like PyTorch: the hook's result is rewrapped with the saved history (no version check, since the
+        # hook may legitimately hand back a copy).
+        result = self._unpack_fn(self._packed)
+        if not isinstance(result, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(result).__name__}")
+        out = _wrap(result._data)
+        grad_fn = node if self._is_output else self._grad_fn
+        if grad_fn is not None and self._rg:
+            out._grad_fn = grad_fn
+            out._output_nr = self._output_nr
+            out._rg = True
+        elif self._rg:
+            out._rg = True
+            out._acc_ref = self._acc_ref
         return out
 
     def _check_version(self, tensor: Tensor, node) -> None:
@@ -138,6 +188,7 @@ class SavedTensor:
         self._tensor = None
         self._data = None
         self._packed = None
+        self._unpack_fn = None
         self._freed = True
 
     @property
@@ -153,4 +204,4 @@ def save(value, is_output: bool = False):
     """Save a tensor (or pass through ``None``) for backward."""
     if value is None:
         return None
-    return SavedTensor(value, is_output)
+    return SavedTensor._make(value, is_output)

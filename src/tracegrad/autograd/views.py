@@ -217,7 +217,10 @@ def refresh_view_grad_fn(view: Tensor) -> None:
     vc = view._vc
     if vc is None or vc[0] == view._view_version:
         return
-    if view._creation_meta == NO_GRAD_MODE and not view._rg:
-        view._view_version = vc[0]
-        return
+    if view._creation_meta == NO_GRAD_MODE and view._base._rg:
+        raise RuntimeError(
+            "A view was created in no_grad mode and its base or another view of its base has been modified inplace "
+            "with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+            "can clarify your code by moving both the view and the inplace either both inside the no_grad block (if "
+            "you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
     regenerate_view_grad_fn(view)

@@ -58,15 +58,15 @@ def _index_error_message(a, key, exc) -> str:
 
 
 def _index_vjp(ctx, g):
-    (indices,) = ctx.attrs
+    (indices,) = ctx.saved_tensors
     from .creation import new_zeros
 
-    zeros = new_zeros(g, ctx.input_shapes[0])
+    zeros = new_zeros(g, ctx.attrs[0])
     return index_put(zeros, indices, g, accumulate=True)
 
 
 index = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", _index_kernel, vjp=_index_vjp,
-              attrs=("indices",), differentiable=("self",))
+              saves=("indices",), attrs=("self_sym_sizes",), differentiable=("self",))
 
 
 def _index_put_kernel(a, indices, values, accumulate=False):
@@ -105,7 +105,8 @@ def _cap(d) -> str:
 
 
 def _index_put_vjp(ctx, g):
-    indices, accumulate = ctx.attrs
+    (indices,) = ctx.saved_tensors
+    (accumulate,) = ctx.attrs
     need = ctx.needs_input_grad
     ga = gv = None
     if need[0]:
@@ -122,7 +123,7 @@ def _index_put_vjp(ctx, g):
 
 
 index_put = defop("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
-                  _index_put_kernel, vjp=_index_put_vjp, attrs=("indices", "accumulate"),
+                  _index_put_kernel, vjp=_index_put_vjp, saves=("indices",), attrs=("accumulate",),
                   differentiable=("self", "values"))
 
 
@@ -132,7 +133,7 @@ def _index_put_inplace_kernel(a, indices, values, accumulate=False):
 
 
 index_put_ = defop("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
-                   _index_put_inplace_kernel, vjp=_index_put_vjp, attrs=("indices", "accumulate"),
+                   _index_put_inplace_kernel, vjp=_index_put_vjp, saves=("indices",), attrs=("accumulate",),
                    differentiable=("self", "values"), node_name="IndexPutBackward0")
 
 
@@ -245,12 +246,13 @@ def getitem(t: Tensor, key):
 
 
 def _expand_bool_masks(advanced: list) -> list:
+    """Index arrays as tensors (saved by the index nodes); multi-dim boolean masks become their nonzeros."""
     indices = []
     for a in advanced:
         if a is not None and a.dtype.kind == "b" and a.ndim > 1:
-            indices.extend(np.nonzero(a))
+            indices.extend(_wrap(np.asarray(ix)) for ix in np.nonzero(a))
         else:
-            indices.append(a)
+            indices.append(None if a is None else _wrap(a))
     while indices and indices[-1] is None:
         indices.pop()
     return indices

@@ -65,8 +65,11 @@ def unary_float(name: str, np_fn, vjp, saves=("self",), jvp=None, inplace: bool 
     return op, inplace_op
 
 
+MUL_SAVES = {"self": "other", "other": "self"}
+
+
 def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, jvp=None,
-           attrs: tuple = (), extra: str = ""):
+           attrs: tuple = (), extra: str = "", save_if: dict | None = None):
     """A broadcasting binary op with PyTorch type promotion, plus ``name_`` in place."""
     if alpha:
         def kernel(a, b, alpha):
@@ -83,7 +86,7 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
             return np_fn(as_array(a, dt), as_array(b, dt), *rest)
 
         signature = f"(Tensor self, Tensor other{extra}) -> Tensor"
-    op = defop(name + signature, kernel, vjp=vjp, saves=saves, attrs=attrs, jvp=jvp)
+    op = defop(name + signature, kernel, vjp=vjp, saves=saves, attrs=attrs, jvp=jvp, save_if=save_if)
     inplace_sig = signature.replace("(Tensor self", "(Tensor(a!) self").replace("-> Tensor", "-> Tensor(a!)")
 
     def inplace(a, b, *rest):
@@ -92,7 +95,7 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
         return a
 
     inplace_op = defop(name + "_" + inplace_sig, inplace, vjp=vjp, saves=saves, attrs=attrs, jvp=jvp,
-                       node_name=op.node_class._name)
+                       node_name=op.node_class._name, save_if=save_if)
     return op, inplace_op
 
 
@@ -134,7 +137,7 @@ def conj_if_complex(t):
 
 add, add_ = binary("add", np.add, _add_vjp, saves=(), alpha=True)
 sub, sub_ = binary("sub", np.subtract, _sub_vjp, saves=(), alpha=True)
-mul, mul_ = binary("mul", np.multiply, _mul_vjp)
+mul, mul_ = binary("mul", np.multiply, _mul_vjp, save_if=MUL_SAVES)
 
 
 def _true_divide(a, b):
@@ -150,8 +153,9 @@ def _div_kernel(a, b):
     return np.true_divide(as_array(a, dt), as_array(b, dt))
 
 
+DIV_SAVES = {"self": "other"}
 div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _div_kernel, vjp=_div_vjp,
-            saves=("self", "other"))
+            saves=("self", "other"), save_if=DIV_SAVES)
 
 
 def _div_inplace(a, b):
@@ -160,7 +164,7 @@ def _div_inplace(a, b):
 
 
 div_ = defop("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", _div_inplace, vjp=_div_vjp,
-             saves=("self", "other"), node_name="DivBackward0")
+             saves=("self", "other"), node_name="DivBackward0", save_if=DIV_SAVES)
 
 
 def _neg_kernel(a):

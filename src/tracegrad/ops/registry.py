@@ -68,7 +68,7 @@ class OpNode(Node):
             if s.__class__ is SavedTensor:
                 s.release()
             elif s.__class__ is list:
-                for item in s:
+                for item in s:  # a saved Tensor[] / Tensor?[]
                     if item.__class__ is SavedTensor:
                         item.release()
 
@@ -90,8 +90,8 @@ class OpNode(Node):
 def _unpack(value, node):
     if value.__class__ is SavedTensor:
         return value.unpack(node)
-    if value.__class__ is list and value and value[0].__class__ is SavedTensor:
-        return [v.unpack(node) for v in value]
+    if value.__class__ is list:
+        return [v.unpack(node) if v.__class__ is SavedTensor else v for v in value]
     return value
 
 
@@ -130,6 +130,7 @@ class OpDef:
         node_name: str | None = None,
         multi_output_view: bool = False,
         nondifferentiable_reason: str | None = None,
+        save_if: dict[str, str] | None = None,
     ) -> None:
         self.schema: Schema = parse_schema(schema)
         self.name = self.schema.name
@@ -155,9 +156,16 @@ class OpDef:
         self.diff_has_list = any(params[i].is_tensor_list for i in self.diff_idx)
         self.saved_names = tuple(saves)
         self.save_spec = tuple(_save_slot(names, s) for s in saves)
+        # Like PyTorch, keep a value only when a gradient that reads it can be asked for: ``x * c`` with a
+        # constant ``c`` does not save ``x``. ``save_if={"self": "other"}`` saves self only if other needs grad.
+        save_if = save_if or {}
+        self.save_conditions = tuple(names.index(save_if[s]) if s in save_if else -1 for s in saves)
+        diff_set = set(self.diff_idx)
+        self.rg_idx = tuple(i for i in self.tensor_idx if i in diff_set)
+        self.rg_list_idx = tuple(i for i in self.list_idx if i in diff_set)
         self.saves_self = "self" in saves
         self.attr_names = tuple(attrs)
-        self.attr_idx = tuple(names.index(a) for a in attrs)
+        self.attr_idx = tuple(_attr_slot(names, a) for a in attrs)
         kind = self.schema.kind
         self.is_inplace = kind is SchemaKind.inplace
         self.is_view = self.schema.is_view and not self.is_inplace
@@ -231,18 +239,24 @@ class OpDef:
 
     def _eager(self, args: tuple):
         arrays = list(args)
-        requires_grad = False
         for i in self.tensor_idx:
             a = args[i]
             if a.__class__ is Tensor or isinstance(a, Tensor):
                 arrays[i] = a._data
-                if a._rg:
-                    requires_grad = True
         for i in self.list_idx:
             seq = args[i]
             if seq is not None:
                 arrays[i] = [t._data if isinstance(t, Tensor) else t for t in seq]
-                for t in seq:
+        requires_grad = False
+        if STATE.grad_enabled:
+            for i in self.rg_idx:
+                a = args[i]
+                if a.__class__ is Tensor or isinstance(a, Tensor):
+                    if a._rg:
+                        requires_grad = True
+                        break
+            for i in self.rg_list_idx:
+                for t in args[i] or ():
                     if isinstance(t, Tensor) and t._rg:
                         requires_grad = True
         record = requires_grad and STATE.grad_enabled
@@ -288,6 +302,8 @@ class OpDef:
         if record:
             node = self._new_node(args)  # its first edge is the target's history before the write
             original = _wrap(target._data.copy()) if self.saves_self else None
+            if original is not None:
+                original._rg = target._rg
         self.kernel(*arrays)
         target._bump_version()
         if record:
@@ -296,7 +312,9 @@ class OpDef:
             else:
                 _views.rebase_history(target, node)
             if self.save_spec:
-                node._saved = tuple(_save_inplace(args, target, original, kind, idx) for kind, idx in self.save_spec)
+                node._saved = tuple(
+                    _save_inplace(args, target, original, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
+                    for (kind, idx), cond in zip(self.save_spec, self.save_conditions))
             if STATE.anomaly:
                 from ..autograd import anomaly_mode
 
@@ -322,7 +340,7 @@ class OpDef:
     def _new_node(self, args: tuple) -> Node:
         node = self.node_class()
         node._edges, node._in_meta = self._edges_and_meta(args)
-        node._attrs = tuple(args[i] for i in self.attr_idx) if self.attr_idx else ()
+        node._attrs = tuple(_attr_value(args, i) for i in self.attr_idx) if self.attr_idx else ()
         node._saved = ()
         return node
 
@@ -339,7 +357,8 @@ class OpDef:
             node._n_out = n
             node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
         if self.save_spec:
-            node._saved = tuple(_save(args, outs, kind, idx) for kind, idx in self.save_spec)
+            node._saved = tuple(_save(args, outs, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
+                                for (kind, idx), cond in zip(self.save_spec, self.save_conditions))
         if STATE.anomaly:
             from ..autograd import anomaly_mode
 
@@ -347,11 +366,29 @@ class OpDef:
         return node
 
 
+def _needs_grad(value) -> bool:
+    return isinstance(value, Tensor) and value._rg
+
+
+def _attr_slot(names: list[str], attr: str):
+    if attr in names:
+        return names.index(attr)
+    if attr.endswith("_sym_sizes") and attr[:-len("_sym_sizes")] in names:
+        return ("sizes", names.index(attr[:-len("_sym_sizes")]))
+    raise ValueError(f"unknown attribute {attr!r}")
+
+
+def _attr_value(args: tuple, slot):
+    if slot.__class__ is int:
+        return args[slot]
+    return tuple(args[slot[1]]._data.shape)
+
+
 def _save_inplace(args: tuple, target: Tensor, original, kind: str, idx: int):
     if kind == "out":
-        return SavedTensor(target, is_output=True)
+        return SavedTensor._make(target, is_output=True)
     if idx == 0:
-        return SavedTensor(original)
+        return SavedTensor._make(original)
     return _save(args, (), kind, idx)
 
 
@@ -367,12 +404,12 @@ def _append_edge(t, edges: list, meta: list) -> None:
 def _save(args: tuple, outs: tuple, kind: str, idx: int):
     if kind == "out":
         o = outs[idx]
-        return SavedTensor(o, is_output=True) if o._rg else SavedTensor(o)
+        return SavedTensor._make(o, is_output=True) if o._rg else SavedTensor._make(o)
     value = args[idx]
     if value.__class__ is Tensor or isinstance(value, Tensor):
-        return SavedTensor(value)
-    if value.__class__ is list and value and isinstance(value[0], Tensor):
-        return [SavedTensor(v) for v in value]
+        return SavedTensor._make(value)
+    if value.__class__ in (list, tuple) and any(isinstance(v, Tensor) for v in value):
+        return [SavedTensor._make(v) if isinstance(v, Tensor) else v for v in value]
     return value
 
 
@@ -411,9 +448,9 @@ def not_implemented(name: str):
     return vjp
 
 
-def defop(schema: str, kernel: Callable, **rules) -> OpDef:
+def defop(schema: str, kernel: Callable, vjp: Callable | None = None, **rules) -> OpDef:
     """Declare an operator (see :class:`OpDef`)."""
-    return OpDef(schema, kernel, **rules)
+    return OpDef(schema, kernel, vjp=vjp, **rules)
 
 
 def get(name: str) -> OpDef:

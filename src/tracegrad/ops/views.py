@@ -239,7 +239,7 @@ def _select_kernel(a, dim, index):
     if index < -n or index >= n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at "
                          f"dimension {d}")
-    return a[(builtins.slice(None),) * d + (index,)]
+    return a[(builtins.slice(None),) * d + (index, Ellipsis)]
 
 
 def _select_vjp(ctx, g):
@@ -318,7 +318,7 @@ as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, S
 
 def _unbind_kernel(a, dim=0):
     d = wrap_dim(dim, a.ndim)
-    return tuple(a[(builtins.slice(None),) * d + (i,)] for i in range(a.shape[d]))
+    return tuple(a[(builtins.slice(None),) * d + (i, Ellipsis)] for i in range(a.shape[d]))
 
 
 def _unbind_vjp(ctx, *grads):

@@ -1,0 +1,37 @@
+"""Engine introspection under PyTorch's private names (``torch._C._current_graph_task_id`` and friends)."""
+
+from __future__ import annotations
+
+from . import _autograd
+from ..autograd import engine as _engine
+from ..autograd.graph import _will_engine_execute_node
+
+__all__ = ["_autograd", "_will_engine_execute_node", "_current_graph_task_id", "_current_graph_task_execution_order",
+           "_current_autograd_node", "_set_grad_enabled", "_get_tracing_state"]
+
+
+def _current_graph_task_id() -> int:
+    task = _engine.current_graph_task()
+    return -1 if task is None else task.id
+
+
+def _current_graph_task_execution_order() -> list:
+    """The nodes the running backward will execute, in the order the engine will run them."""
+    task = _engine.current_graph_task()
+    if task is None:
+        raise RuntimeError("_current_graph_task_execution_order should only be called during the backward pass")
+    return _engine.planned_execution_order(task)
+
+
+def _current_autograd_node():
+    return _engine.current_node()
+
+
+def _set_grad_enabled(mode: bool) -> None:
+    from .._state import STATE
+
+    STATE.grad_enabled = bool(mode)
+
+
+def _get_tracing_state():
+    return None

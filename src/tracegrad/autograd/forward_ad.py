@@ -1,0 +1,381 @@
+"""``torch.autograd.forward_ad``: dual tensors and forward-mode AD (PyTorch's single dual level).
+
+A tangent lives in ``Tensor._fw_grads`` (a dict ``level -> tangent``). While a level is active,
+``STATE.fw_grad_levels`` is non-empty and every operator call goes through :func:`eager_with_tangents`,
+which runs the operator and then computes its outputs' tangents:
+
+* an operator with a ``jvp`` rule uses it: ``jvp(args, outs, tangents) -> tangent or tuple``, where
+  ``tangents`` has one entry per differentiable input (flattened like the backward edges, None where
+  the input has no tangent);
+* a view operator applies itself to the tangent of its input (so the tangent of a view is a view);
+* any other operator derives its JVP from its VJP by the double-vjp trick: the VJP is linear in the
+  cotangent ``u``, so ``d/du <vjp(u), t>`` is ``J t``. This is right for every operator because VJP rules
+  are written in dispatched (differentiable) operators.
+
+Outside a level nothing is installed: the eager fast path pays nothing. Until ``ops/registry.py`` calls
+:func:`eager_with_tangents` itself (see ``_REGISTRY_HOOK``), entering a level swaps ``OpDef._eager`` for a
+wrapper and leaving it restores the original.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from typing import Any, NamedTuple
+
+from .._state import STATE
+from .._tensor import Tensor
+from .grad_mode import _DecoratorContextManager
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
+
+_current_level = -1
+
+# Tensors that received a tangent at the active level, so that leaving the level can drop them.
+_owners: list = []
+
+_NOT_IMPLEMENTED = (
+    "Trying to use forward AD with {} that does not support it because it has not been implemented yet.\n"
+    "Please file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml "
+    "so that we can prioritize its implementation or submit a PR adding the implementation to derivatives.yaml"
+)
+
+
+# ---- levels -------------------------------------------------------------------------------------------------
+
+
+def enter_dual_level() -> int:
+    """Enter a new forward grad level (only one may exist at a time) and make it the current one."""
+    global _current_level
+    if STATE.fw_grad_levels:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    new_level = 0
+    if new_level != _current_level + 1:
+        raise RuntimeError("Entering a new forward AD level but the current level is not valid. Make sure you did "
+                           "not modify it directly.")
+    STATE.fw_grad_levels.append(new_level)
+    _install()
+    _current_level = new_level
+    return new_level
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Leave the current level, dropping every tangent made in it."""
+    global _current_level
+    if level is None:
+        level = _current_level
+    if level != _current_level:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. This is "
+                           "not supported.")
+    _drop_tangents(level)
+    if STATE.fw_grad_levels and STATE.fw_grad_levels[-1] == level:
+        STATE.fw_grad_levels.pop()
+    _uninstall()
+    _current_level = level - 1
+
+
+class dual_level(_DecoratorContextManager):
+    """Context manager (and decorator) in which dual tensors can be made and tangents propagate."""
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc: Any) -> None:
+        exit_dual_level()
+
+
+def _drop_tangents(level: int) -> None:
+    for ref in _owners:
+        t = ref()
+        if t is None:
+            continue
+        grads = t.__dict__.get("_fw_grads")
+        if grads is not None:
+            grads.pop(level, None)
+            if not grads:
+                del t.__dict__["_fw_grads"]
+    _owners.clear()
+
+
+# ---- tangent storage ------------------------------------------------------------------------------------------
+
+
+def get_tangent(t: Tensor, level: int) -> Tensor | None:
+    grads = t._fw_grads
+    return grads.get(level) if grads else None
+
+
+def set_tangent(t: Tensor, tangent: Tensor | None, level: int) -> None:
+    grads = t.__dict__.get("_fw_grads")
+    if tangent is None:
+        if grads:
+            grads.pop(level, None)
+        return
+    if grads is None:
+        grads = t.__dict__["_fw_grads"] = {}
+        _owners.append(weakref.ref(t))
+    grads[level] = tangent
+
+
+def _size_str(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def check_tangent_size(t: Tensor, tangent: Tensor) -> None:
+    if tangent._data.shape != t._data.shape:
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {_size_str(t._data.shape)} while the "
+                           f"given forward gradient is of size {_size_str(tangent._data.shape)}.")
+
+
+@contextlib.contextmanager
+def fw_disabled():
+    """Run the body without tangent propagation (custom Function forward/jvp, internal JVP computations)."""
+    levels = STATE.fw_grad_levels
+    STATE.fw_grad_levels = []
+    try:
+        yield
+    finally:
+        STATE.fw_grad_levels = levels
+
+
+def current_level() -> int | None:
+    """The active level, or None when no level exists (or tangents are switched off)."""
+    levels = STATE.fw_grad_levels
+    return levels[-1] if levels else None
+
+
+# ---- public API -----------------------------------------------------------------------------------------------
+
+
+class UnpackedDualTensor(NamedTuple):
+    """``(primal, tangent)`` as returned by :func:`unpack_dual`."""
+
+    primal: Tensor
+    tangent: Tensor | None
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
+    """A new tensor aliasing ``tensor`` (differentiable for backward) that carries ``tangent`` as-is."""
+    if level is None:
+        level = _current_level
+    if level < 0:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+                           "enter_dual_level() first.")
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
+    if not (tangent.is_floating_point() or tangent.is_complex()):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    check_tangent_size(tensor, tangent)
+    dual = _alias(tensor)
+    set_tangent(dual, tangent, level)
+    return dual
+
+
+def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """``(primal, tangent)``: the primal is a view of ``tensor`` without tangent; the tangent is as stored."""
+    if level is None:
+        level = _current_level
+    if level < 0:
+        return UnpackedDualTensor(tensor, None)
+    tangent = get_tangent(tensor, level)
+    return UnpackedDualTensor(_alias(tensor), tangent)
+
+
+def _alias(t: Tensor) -> Tensor:
+    from ..ops import views
+
+    with fw_disabled():
+        out = views.view(t, tuple(t._data.shape))
+    if type(t) is not Tensor:
+        out.__class__ = type(t)
+    return out
+
+
+# ---- tangent propagation through operators -----------------------------------------------------------------------
+
+_REGISTRY_HOOK = "_fw_hook"  # OpDef class attribute set by the registry once OpDef._eager calls us itself
+_original_eager = None
+
+
+def _install() -> None:
+    global _original_eager
+    from ..ops.registry import OpDef
+
+    if getattr(OpDef, _REGISTRY_HOOK, False) or _original_eager is not None:
+        return
+    _original_eager = OpDef._eager
+
+    def _eager(self, args):
+        if STATE.fw_grad_levels:
+            return eager_with_tangents(self, args)
+        return _original_eager(self, args)
+
+    OpDef._eager = _eager
+
+
+def _uninstall() -> None:
+    global _original_eager
+    if _original_eager is None:
+        return
+    from ..ops.registry import OpDef
+
+    OpDef._eager = _original_eager
+    _original_eager = None
+
+
+def _diff_inputs(op, args: tuple) -> list:
+    """The differentiable inputs of ``op`` in edge order (Tensor[] arguments flattened)."""
+    flat = []
+    for i in op.diff_idx:
+        a = args[i]
+        if a.__class__ is list or a.__class__ is tuple:
+            flat.extend(a)
+        else:
+            flat.append(a)
+    return flat
+
+
+def _out_tensors(result) -> tuple:
+    if isinstance(result, Tensor):
+        return (result,)
+    if isinstance(result, (tuple, list)):
+        return tuple(r for r in result if isinstance(r, Tensor))
+    return ()
+
+
+def eager_with_tangents(op, args: tuple):
+    """Run ``op`` eagerly, then give its outputs the tangents implied by its inputs' tangents."""
+    levels = STATE.fw_grad_levels
+    level = levels[-1]
+    inputs = _diff_inputs(op, args)
+    tangents = [get_tangent(a, level) if isinstance(a, Tensor) else None for a in inputs]
+    STATE.fw_grad_levels = []
+    try:
+        if all(t is None for t in tangents) or op.name == "detach":
+            return op._eager(args)
+        original = None
+        if op.is_inplace:
+            from .._tensor import _wrap
+
+            original = _wrap(args[0]._data.copy())  # saved ``self`` of an in-place rule is its old value
+        result = op._eager(args)
+        outs = _out_tensors(result)
+        new_tangents = _compute_tangents(op, args, outs, inputs, tangents, original)
+    finally:
+        STATE.fw_grad_levels = levels
+    for o, t in zip(outs, new_tangents):
+        if t is None:
+            continue
+        if op.is_inplace:
+            old = get_tangent(o, level)
+            if old is not None and old._data.shape == t._data.shape:
+                _copy_into(old, t)
+                continue
+        set_tangent(o, t, level)
+    return result
+
+
+def _copy_into(dst: Tensor, src: Tensor) -> None:
+    from ..ops import creation
+    from .grad_mode import no_grad
+
+    with fw_disabled(), no_grad():
+        creation.copy_(dst, src)
+
+
+def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
+    """One tangent (or None) per output tensor."""
+    diff_out = [o._data.dtype.kind in "fc" for o in outs]
+    if not any(diff_out):
+        return [None] * len(outs)
+    if op.jvp is not None:
+        res = op.jvp(args, outs, tuple(tangents))
+        res = list(res) if isinstance(res, (tuple, list)) else [res]
+    elif op.is_view and not op.is_inplace:
+        view_args = (tangents[0],) + tuple(args[1:])
+        res = _out_tensors(op._eager(view_args)) if tangents[0] is not None else [None] * len(outs)
+        return [t if d else None for t, d in zip(res, diff_out)]
+    else:
+        res = _double_vjp(op, args, outs, inputs, tangents, original)
+    result = []
+    for o, t, d in zip(outs, res, diff_out):
+        if not d or t is None:
+            result.append(None)
+            continue
+        result.append(_fresh(t, o, tangents))
+    return result
+
+
+def _fresh(t: Tensor, out: Tensor, in_tangents) -> Tensor:
+    """A tangent that does not alias an input tangent and has the output's dtype."""
+    from ..ops import creation
+
+    for it in in_tangents:
+        if it is not None and (t is it or (t._base is not None and (t._base is it or t._base is it._base))):
+            t = creation.clone(t)
+            break
+    if t._data.dtype != out._data.dtype:
+        from .. import _functional_core as F
+
+        t = F.to_numpy_dtype(t, out._data.dtype)
+    return t
+
+
+def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
+    """``J t`` as ``d/du <vjp(u), t>``: run the VJP rule on fresh cotangents ``u`` and differentiate it."""
+    from .. import _functional_core as F
+    from . import api
+    from .edges import NO_EDGE
+
+    if op.vjp is None:
+        raise NotImplementedError(_NOT_IMPLEMENTED.format(op.name))
+    node = op.node_class()
+    node._edges = tuple(NO_EDGE for _ in inputs)
+    node._in_meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in inputs)
+    node._needs = tuple(t is not None for t in tangents)
+    node._attrs = tuple(args[i] for i in op.attr_idx) if op.attr_idx else ()
+    node._saved = tuple(_saved_value(args, outs, kind, idx, original) for kind, idx in op.save_spec)
+    if len(outs) != 1:
+        node._n_out = len(outs)
+        node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
+    grad_on = STATE.grad_enabled
+    create_graph = grad_on and (any(isinstance(a, Tensor) and a._rg for a in inputs)
+                                or any(t is not None and t._rg for t in tangents))
+    hooks, observed = STATE.saved_hooks, STATE.observed
+    STATE.saved_hooks, STATE.observed = [], False
+    STATE.grad_enabled = True
+    try:
+        # Integer outputs (indices) get a constant zero cotangent: the rule may read it but it has no tangent.
+        us = [F.zeros_like(o, requires_grad=o._data.dtype.kind in "fc") for o in outs]
+        try:
+            vjps = op.vjp(node, *us)
+        except NotImplementedError:
+            raise NotImplementedError(_NOT_IMPLEMENTED.format(op.name)) from None
+        if vjps.__class__ is not tuple and vjps.__class__ is not list:
+            vjps = (vjps,)
+        roots, seeds = [], []
+        for inp, g, t in zip(inputs, vjps, tangents):
+            if t is None or g is None or not g._rg:
+                continue
+            if g._data.shape != t._data.shape:
+                g = F.sum_to_size(g, inp._data.shape)
+            roots.append(g)
+            seeds.append(t)
+        wrt = [u for u in us if u._rg]
+        if not roots:
+            return [F.zeros_like(o) for o in outs]
+        found = iter(api.grad(roots, wrt, seeds, create_graph=create_graph, allow_unused=True))
+        grads = [next(found) if u._rg else None for u in us]
+    finally:
+        STATE.grad_enabled = grad_on
+        STATE.saved_hooks, STATE.observed = hooks, observed
+    return [g if g is not None else F.zeros_like(o) for g, o in zip(grads, outs)]
+
+
+def _saved_value(args, outs, kind: str, idx: int, original):
+    if kind == "out":
+        return outs[idx]
+    if idx == 0 and original is not None:
+        return original
+    return args[idx]

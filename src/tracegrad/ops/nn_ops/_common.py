@@ -1,0 +1,112 @@
+"""Shared pieces of the nn operators: the fused-op recorder, reductions, dtype checks.
+
+Fused operators (linear, cross-entropy) build their autograd node by hand on the eager fast path, so one
+call costs one kernel plus the node, exactly like a registered op. With a transform, forward-mode AD or an
+observer active they fall back to plain dispatched operators instead (``fast_path_ok``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._state import STATE
+from ..._tensor import Tensor, _new
+from ...autograd.edges import NO_EDGE, gradient_edge
+from ...autograd.saved import SavedTensor
+from ...backend.dtypes import from_numpy_dtype
+
+REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+               "complex128": "ComplexDouble"}
+
+
+def type_name(np_dtype) -> str:
+    """PyTorch's scalar type name, as in its kernel errors ('Float', 'Long')."""
+    return _TYPE_NAMES[np.dtype(np_dtype).name]
+
+
+def fast_path_ok() -> bool:
+    """Whether a fused op may record its node by hand (no transform, no forward-mode AD, no observer)."""
+    return not (STATE.stack or STATE.fw_grad_levels or STATE.observed or STATE.anomaly)
+
+
+def new_output(data: np.ndarray) -> Tensor:
+    out = _new(Tensor)
+    out._data = data
+    out._rg = False
+    out._grad_fn = None
+    out._output_nr = 0
+    out._vc = None
+    out._base = None
+    if STATE.inference:
+        out._inference = True
+    return out
+
+
+def edge_of(t) -> tuple:
+    if t is not None and t._rg:
+        return gradient_edge(t)
+    return NO_EDGE
+
+
+def meta_of(t):
+    if t is not None and t._rg:
+        return (t._data.shape, t._data.dtype)
+    return None
+
+
+def make_node(op, edges: tuple, in_meta: tuple, saved: tuple = (), attrs: tuple = ()):
+    """A backward node of registered op ``op`` with explicit edges (what ``OpDef._record`` does)."""
+    node = op.node_class()
+    node._edges = edges
+    node._in_meta = in_meta
+    node._attrs = attrs
+    node._saved = saved
+    return node
+
+
+def attach(node, out: Tensor) -> None:
+    """Make ``out`` the (only) output of ``node``."""
+    out._grad_fn = node
+    out._output_nr = 0
+    out._rg = True
+
+
+def save(t):
+    return SavedTensor(t) if t is not None else None
+
+
+def check_float(a: np.ndarray, name: str) -> None:
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"\"{name}\" not implemented for '{type_name(a.dtype)}'")
+
+
+def reduce_array(loss: np.ndarray, reduction: int) -> np.ndarray:
+    if reduction == 1:
+        return np.asarray(loss.mean(), dtype=loss.dtype)
+    if reduction == 2:
+        return np.asarray(loss.sum(), dtype=loss.dtype)
+    return loss
+
+
+def reduction_enum(reduction: str) -> int:
+    try:
+        return REDUCTIONS[reduction]
+    except (KeyError, TypeError):
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+
+
+def dtype_of(a) -> object:
+    return from_numpy_dtype(a.dtype)
+
+
+def expand_grad_for_reduction(g, shape: tuple, reduction: int):
+    """The incoming grad of a reduced loss, brought to the elementwise loss's shape as a scale factor.
+
+    ``mean`` divides by the element count; ``sum`` broadcasts; ``none`` keeps the elementwise grad.
+    """
+    if reduction == 1:
+        n = int(np.prod(shape)) if shape else 1
+        return g / n if n else g
+    return g

@@ -1,0 +1,457 @@
+"""Activation functions and softmax, with PyTorch's node names and saved values.
+
+The hot one, ``relu``, saves its result and its backward is one ``threshold_backward`` kernel. The others
+write their backward in dispatched pointwise operators (or a ``*_backward`` op whose own rule is composed
+of dispatched operators), so every activation is differentiable to any order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._util import wrap_dim
+from ..pointwise import (add, div, exp, gt, inplace_kernel, le, logical_and, lt, mul, rsub, sigmoid, sub, tanh,
+                         where)
+from ..reductions import sum as sum_op
+from ..registry import defop
+from ._basic import erf_array
+from ._common import check_float
+
+# ---- threshold / relu ----------------------------------------------------------------------------------------
+
+
+def _threshold_backward_kernel(g, x, threshold):
+    return np.where(x > threshold, g, np.zeros((), dtype=np.result_type(g)))
+
+
+def _threshold_backward_vjp(ctx, gg):
+    (x,) = ctx.saved_tensors
+    (th,) = ctx.attrs
+    return threshold_backward(gg, x, th), None
+
+
+threshold_backward = defop(
+    "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", _threshold_backward_kernel,
+    vjp=_threshold_backward_vjp, saves=("self",), attrs=("threshold",))
+
+
+def _relu_kernel(a):
+    if a.dtype.kind == "b":
+        raise RuntimeError("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")
+    return np.maximum(a, np.zeros((), dtype=a.dtype))
+
+
+def _relu_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    return threshold_backward(g, y, 0)
+
+
+relu = defop("relu(Tensor self) -> Tensor", _relu_kernel, vjp=_relu_vjp, saves=("result",))
+relu_ = defop("relu_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_relu_kernel), vjp=_relu_vjp,
+              saves=("result",), node_name="ReluBackward0")
+
+
+def _threshold_kernel(a, threshold, value):
+    return np.where(a > threshold, a, np.asarray(value, dtype=a.dtype))
+
+
+def _threshold_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    th, _ = ctx.attrs
+    return threshold_backward(g, x, th)
+
+
+threshold = defop("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", _threshold_kernel,
+                  vjp=_threshold_vjp, saves=("self",), attrs=("threshold", "value"))
+threshold_ = defop("threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+                   inplace_kernel(_threshold_kernel), vjp=_threshold_vjp, saves=("self",),
+                   attrs=("threshold", "value"), node_name="ThresholdBackward1")
+
+
+# ---- hardtanh / relu6 ----------------------------------------------------------------------------------------------
+
+def _hardtanh_kernel(a, min_val=-1, max_val=1):
+    if a.dtype.kind == "b":
+        raise RuntimeError("\"hardtanh_cpu\" not implemented for 'Bool'")
+    return np.clip(a, np.asarray(min_val, dtype=a.dtype), np.asarray(max_val, dtype=a.dtype))
+
+
+def _hardtanh_backward_kernel(g, x, min_val, max_val):
+    return np.where((x > min_val) & (x < max_val), g, np.zeros((), dtype=np.result_type(g)))
+
+
+def _hardtanh_backward_vjp(ctx, gg):
+    (x,) = ctx.saved_tensors
+    lo, hi = ctx.attrs
+    return hardtanh_backward(gg, x, lo, hi), None
+
+
+hardtanh_backward = defop(
+    "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor",
+    _hardtanh_backward_kernel, vjp=_hardtanh_backward_vjp, saves=("self",), attrs=("min_val", "max_val"))
+
+
+def _hardtanh_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    lo, hi = ctx.attrs
+    return hardtanh_backward(g, x, lo, hi)
+
+
+hardtanh = defop("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", _hardtanh_kernel,
+                 vjp=_hardtanh_vjp, saves=("self",), attrs=("min_val", "max_val"))
+hardtanh_ = defop("hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+                  inplace_kernel(_hardtanh_kernel), vjp=_hardtanh_vjp, saves=("self",),
+                  attrs=("min_val", "max_val"), node_name="HardtanhBackward0")
+
+
+# ---- leaky_relu --------------------------------------------------------------------------------------------------
+
+def _leaky_kernel(a, negative_slope=0.01):
+    check_float(a, "leaky_relu_cpu")
+    return np.where(a > 0, a, a * np.asarray(negative_slope, dtype=a.dtype))
+
+
+def _leaky_backward_kernel(g, x, negative_slope, self_is_result=False):
+    return np.where(x > 0, g, g * np.asarray(negative_slope, dtype=np.result_type(g)))
+
+
+def _leaky_backward_vjp(ctx, gg):
+    (x,) = ctx.saved_tensors
+    slope, is_result = ctx.attrs
+    return leaky_relu_backward(gg, x, slope, is_result), None
+
+
+leaky_relu_backward = defop(
+    "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor",
+    _leaky_backward_kernel, vjp=_leaky_backward_vjp, saves=("self",), attrs=("negative_slope", "self_is_result"))
+
+
+def _leaky_vjp_for(is_result: bool):
+    def vjp(ctx, g):
+        (x,) = ctx.saved_tensors
+        (slope,) = ctx.attrs
+        if is_result and slope < 0:
+            raise RuntimeError("In-place leakyReLu backward calculation is triggered with a negative slope which is "
+                               "not supported. This is caused by calling in-place forward function with a negative "
+                               "slope, please call out-of-place version instead. File an issue at "
+                               "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+                               "backward calculation with negative slope")
+        return leaky_relu_backward(g, x, slope, is_result)
+
+    return vjp
+
+
+leaky_relu = defop("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", _leaky_kernel,
+                   vjp=_leaky_vjp_for(False), saves=("self",), attrs=("negative_slope",))
+leaky_relu_ = defop("leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+                    inplace_kernel(_leaky_kernel), vjp=_leaky_vjp_for(True), saves=("result",),
+                    attrs=("negative_slope",), node_name="LeakyReluBackward1")
+
+
+# ---- elu family (elu, selu, celu) -------------------------------------------------------------------------------
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _elu_kernel(a, alpha=1, scale=1, input_scale=1, name="elu_cpu"):
+    check_float(a, name)
+    dt = a.dtype
+    neg_part = np.expm1(a * np.asarray(input_scale, dtype=dt)) * np.asarray(alpha, dtype=dt)
+    return np.where(a > 0, a, neg_part) * np.asarray(scale, dtype=dt)
+
+
+def _elu_backward_kernel(g, alpha, scale, input_scale, is_result, x):
+    dt = np.result_type(g)
+    alpha, scale, input_scale = (np.asarray(v, dtype=dt) for v in (alpha, scale, input_scale))
+    if is_result:
+        neg_part = g * input_scale * (x + alpha * scale)
+    else:
+        neg_part = g * input_scale * alpha * scale * np.exp(x * input_scale)
+    return np.where(x > 0, g * scale, neg_part)
+
+
+def _elu_backward_vjp(ctx, gg):
+    g, x = ctx.saved_tensors
+    alpha, scale, input_scale, is_result = ctx.attrs
+    need = ctx.needs_input_grad
+    gg_g = elu_backward(gg, alpha, scale, input_scale, is_result, x) if need[0] else None
+    gg_x = None
+    if need[1]:
+        if is_result:
+            inner = mul(mul(gg, g), input_scale)
+        else:
+            inner = mul(mul(mul(gg, g), exp(mul(x, input_scale))), input_scale * input_scale * alpha * scale)
+        gg_x = where(gt(x, 0), 0.0, inner)
+    return gg_g, gg_x
+
+
+elu_backward = defop(
+    "elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, "
+    "Tensor self_or_result) -> Tensor", _elu_backward_kernel, vjp=_elu_backward_vjp,
+    saves=("grad_output", "self_or_result"), attrs=("alpha", "scale", "input_scale", "is_result"))
+
+
+def _elu_vjp_for(is_result: bool, celu: bool = False):
+    def vjp(ctx, g):
+        (x,) = ctx.saved_tensors
+        if celu:
+            (alpha,) = ctx.attrs
+            return elu_backward(g, alpha, 1.0, 1.0 / alpha, is_result, x)
+        alpha, scale, input_scale = ctx.attrs
+        if is_result:
+            _check_elu_inplace_alpha(alpha)
+        return elu_backward(g, alpha, scale, input_scale, is_result, x)
+
+    return vjp
+
+
+_ELU_SIG = "(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1)"
+elu = defop(f"elu{_ELU_SIG} -> Tensor", _elu_kernel, vjp=_elu_vjp_for(False), saves=("self",),
+            attrs=("alpha", "scale", "input_scale"))
+elu_ = defop(f"elu_{_ELU_SIG.replace('Tensor self', 'Tensor(a!) self')} -> Tensor(a!)", inplace_kernel(_elu_kernel),
+             vjp=_elu_vjp_for(True), saves=("result",), attrs=("alpha", "scale", "input_scale"),
+             node_name="EluBackward1")
+
+
+def _check_elu_inplace_alpha(alpha) -> None:
+    if alpha < 0:  # the result no longer tells the sign of the input
+        raise RuntimeError("In-place elu backward calculation is triggered with a negative slope which is not "
+                           "supported. This is caused by calling in-place forward function with a negative slope, "
+                           "please call out-of-place version instead.")
+
+
+def _celu_kernel(a, alpha=1.0):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _elu_kernel(a, alpha, 1.0, 1.0 / alpha)
+
+
+celu = defop("celu(Tensor self, Scalar alpha=1.0) -> Tensor", _celu_kernel, vjp=_elu_vjp_for(False, celu=True),
+             saves=("self",), attrs=("alpha",))
+celu_ = defop("celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)", inplace_kernel(_celu_kernel),
+              vjp=_elu_vjp_for(True, celu=True), saves=("result",), attrs=("alpha",), node_name="CeluBackward1")
+
+
+def selu(input):
+    return elu(input, SELU_ALPHA, SELU_SCALE, 1.0)
+
+
+def selu_(input):
+    return elu_(input, SELU_ALPHA, SELU_SCALE, 1.0)
+
+
+# ---- gelu ------------------------------------------------------------------------------------------------------
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_C = 0.044715
+
+
+def _check_approximate(approximate: str) -> None:
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def _gelu_kernel(a, approximate="none"):
+    _check_approximate(approximate)
+    check_float(a, "GeluKernelImpl")
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (a + _GELU_C * a * a * a)
+        return 0.5 * a * (1.0 + np.tanh(inner))
+    return 0.5 * a * (1.0 + erf_array(a * _INV_SQRT_2))
+
+
+def _gelu_backward_kernel(g, x, approximate="none"):
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + _GELU_C * x * x * x)
+        t = np.tanh(inner)
+        d_inner = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_C * x * x)
+        return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * d_inner)
+    cdf = 0.5 * (1.0 + erf_array(x * _INV_SQRT_2))
+    pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+    return g * (cdf + x * pdf)
+
+
+def _gelu_backward_vjp(ctx, gg):
+    g, x = ctx.saved_tensors
+    (approximate,) = ctx.attrs
+    need = ctx.needs_input_grad
+    gg_g = gelu_backward(gg, x, approximate) if need[0] else None
+    gg_x = mul(mul(gg, g), _gelu_second_derivative(x, approximate)) if need[1] else None
+    return gg_g, gg_x
+
+
+def _gelu_second_derivative(x, approximate: str):
+    x2 = mul(x, x)
+    if approximate == "tanh":
+        t = tanh(mul(add(x, mul(mul(x2, x), _GELU_C)), _SQRT_2_OVER_PI))
+        one_minus_t2 = rsub(mul(t, t), 1.0)
+        d_inner = mul(add(mul(x2, 3.0 * _GELU_C), 1.0), _SQRT_2_OVER_PI)
+        dd_inner = mul(x, 6.0 * _GELU_C * _SQRT_2_OVER_PI)
+        # (1 - t^2) * (u' + x/2 * (u'' - 2 t u'^2))
+        bracket = add(d_inner, mul(mul(x, 0.5), sub(dd_inner, mul(mul(t, 2.0), mul(d_inner, d_inner)))))
+        return mul(one_minus_t2, bracket)
+    pdf = mul(exp(mul(x2, -0.5)), _INV_SQRT_2PI)
+    return mul(pdf, rsub(x2, 2.0))
+
+
+gelu_backward = defop("gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
+                      _gelu_backward_kernel, vjp=_gelu_backward_vjp, saves=("grad_output", "self"),
+                      attrs=("approximate",))
+
+
+def _gelu_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    (approximate,) = ctx.attrs
+    return gelu_backward(g, x, approximate=approximate)
+
+
+gelu = defop("gelu(Tensor self, *, str approximate='none') -> Tensor", _gelu_kernel, vjp=_gelu_vjp,
+             saves=("self",), attrs=("approximate",))
+
+
+# ---- silu / mish / softplus -------------------------------------------------------------------------------------
+
+def _sigmoid_array(a):
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype, copy=False)
+
+
+def _silu_kernel(a):
+    check_float(a, "silu_cpu")
+    return a * _sigmoid_array(a)
+
+
+def _silu_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    s = sigmoid(x)
+    return mul(mul(g, s), add(mul(x, rsub(s, 1.0)), 1.0))
+
+
+silu = defop("silu(Tensor self) -> Tensor", _silu_kernel, vjp=_silu_vjp, saves=("self",))
+silu_ = defop("silu_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_silu_kernel), vjp=_silu_vjp,
+              saves=("self",), node_name="SiluBackward0")
+
+
+def _softplus_kernel(a, beta=1, threshold=20):
+    check_float(a, "softplus_cpu")
+    z = a * np.asarray(beta, dtype=a.dtype)
+    return np.where(z > threshold, a, np.logaddexp(np.zeros((), a.dtype), z) / np.asarray(beta, dtype=a.dtype))
+
+
+def _softplus_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    beta, th = ctx.attrs
+    z = mul(x, beta)
+    return where(gt(z, th), g, mul(g, sigmoid(z)))
+
+
+softplus = defop("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", _softplus_kernel,
+                 vjp=_softplus_vjp, saves=("self",), attrs=("beta", "threshold"))
+
+
+def _mish_kernel(a):
+    check_float(a, "mish_cpu")
+    return a * np.tanh(np.logaddexp(np.zeros((), a.dtype), a))
+
+
+def _mish_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    t = tanh(softplus(x))
+    return mul(g, add(t, mul(mul(x, sigmoid(x)), rsub(mul(t, t), 1.0))))
+
+
+mish = defop("mish(Tensor self) -> Tensor", _mish_kernel, vjp=_mish_vjp, saves=("self",))
+mish_ = defop("mish_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_mish_kernel), vjp=_mish_vjp,
+              saves=("self",), node_name="MishBackward0")
+
+
+# ---- hardswish / hardsigmoid -------------------------------------------------------------------------------------
+
+def _hardswish_kernel(a):
+    check_float(a, "hardswish_cpu")
+    return a * np.clip(a + 3.0, 0.0, 6.0) / 6.0
+
+
+def _hardswish_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    middle = mul(g, add(div(x, 3.0), 0.5))
+    return where(lt(x, -3.0), 0.0, where(le(x, 3.0), middle, g))
+
+
+hardswish = defop("hardswish(Tensor self) -> Tensor", _hardswish_kernel, vjp=_hardswish_vjp, saves=("self",))
+hardswish_ = defop("hardswish_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_hardswish_kernel),
+                   vjp=_hardswish_vjp, saves=("self",), node_name="HardswishBackward0")
+
+
+def _hardsigmoid_kernel(a):
+    check_float(a, "hardsigmoid_cpu")
+    return np.clip(a + 3.0, 0.0, 6.0) / 6.0
+
+
+def _hardsigmoid_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    return where(logical_and(gt(x, -3.0), lt(x, 3.0)), div(g, 6.0), 0.0)
+
+
+hardsigmoid = defop("hardsigmoid(Tensor self) -> Tensor", _hardsigmoid_kernel, vjp=_hardsigmoid_vjp,
+                    saves=("self",))
+hardsigmoid_ = defop("hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_hardsigmoid_kernel),
+                     vjp=_hardsigmoid_vjp, saves=("self",), node_name="HardsigmoidBackward0")
+
+
+# ---- softmax / log_softmax ---------------------------------------------------------------------------------------
+
+def _softmax_dim(a, dim: int, name: str) -> int:
+    check_float(a, name)
+    return wrap_dim(dim, a.ndim)
+
+
+def _softmax_kernel(a, dim, half_to_float=False):
+    if a.ndim == 0:
+        _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
+        return np.ones_like(a)
+    d = _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
+    if a.shape[d] == 0:
+        return a.copy()
+    z = a - a.max(axis=d, keepdims=True)
+    e = np.exp(z)
+    e /= e.sum(axis=d, keepdims=True)
+    return e
+
+
+def _softmax_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    dim, _ = ctx.attrs
+    return mul(y, sub(g, sum_op(mul(g, y), dim, True)))
+
+
+softmax = defop("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", _softmax_kernel, vjp=_softmax_vjp,
+                saves=("result",), attrs=("dim", "half_to_float"), node_name="SoftmaxBackward0")
+
+
+def _log_softmax_kernel(a, dim, half_to_float=False):
+    if a.ndim == 0:
+        _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl")
+        return np.zeros_like(a)
+    d = _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl")
+    if a.shape[d] == 0:
+        return a.copy()
+    z = a - a.max(axis=d, keepdims=True)
+    with np.errstate(divide="ignore"):
+        return z - np.log(np.exp(z).sum(axis=d, keepdims=True))
+
+
+def _log_softmax_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    dim, _ = ctx.attrs
+    return sub(g, mul(exp(y), sum_op(g, dim, True)))
+
+
+log_softmax = defop("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", _log_softmax_kernel,
+                    vjp=_log_softmax_vjp, saves=("result",), attrs=("dim", "half_to_float"),
+                    node_name="LogSoftmaxBackward0")

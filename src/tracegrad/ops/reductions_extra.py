@@ -1,0 +1,1025 @@
+"""More reductions: prod, max/min, amax/amin, var/std, norm, logsumexp, scans, arg-reductions, all/any,
+median, sort/topk/kthvalue and friends. Also the full PyTorch forms of ``sum`` and ``mean``.
+
+``sum``/``mean`` are redeclared here (same schemas as reductions.py, plus the full-reduction overloads) so
+that ``dtype=`` takes a tracegrad dtype and the node names follow PyTorch: a full reduction records
+``SumBackward0``, a reduction over ``dim`` ``SumBackward1``.
+
+Gradients of value-selecting reductions (``max(dim)``, ``sort``, ``topk``...) scatter the incoming
+gradient into the selected positions; full ``max``/``min``/``median`` and ``amax``/``amin`` split it evenly
+among ties, as PyTorch does.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap
+from ._util import to_floating, wrap_dim
+from .reductions import _dims_arg
+from .registry import REGISTRY, defop
+
+# ---- helpers -----------------------------------------------------------------------------------------------
+
+
+def _np_dtype(dtype):
+    """A ``dtype=`` argument (tracegrad dtype, Python type or None) as a NumPy dtype or None."""
+    if dtype is None:
+        return None
+    from ..backend.dtypes import to_dtype
+
+    return to_dtype(dtype).np
+
+
+def _type_name(np_dtype) -> str:
+    from ..backend.dtypes import from_numpy_dtype
+    from .pointwise import _torch_type_name
+
+    return _torch_type_name(from_numpy_dtype(np_dtype))
+
+
+def _axes(dim, ndim: int):
+    """Reduced axes as a tuple (all axes for ``None``/``[]``)."""
+    axes = _dims_arg(dim, ndim)
+    return tuple(range(ndim)) if axes is None else axes
+
+
+def _count(shape: tuple, dim) -> int:
+    return math.prod(shape[d] for d in _axes(dim, len(shape)))
+
+
+def keepdim_shape(shape: tuple, dim) -> tuple:
+    out = list(shape)
+    for d in _axes(dim, len(shape)):
+        out[d] = 1
+    return tuple(out)
+
+
+def restore_dims(t: Tensor, input_shape: tuple, dim, keepdim: bool) -> Tensor:
+    """A reduction's result (or its gradient) reshaped to keep the reduced dims as size 1."""
+    if keepdim or not input_shape:
+        return t
+    from .views import reshape
+
+    return reshape(t, keepdim_shape(input_shape, dim))
+
+
+def _expand_grad(g: Tensor, input_shape: tuple, dim, keepdim: bool) -> Tensor:
+    from .views import expand
+
+    return expand(restore_dims(g, input_shape, dim, keepdim), input_shape)
+
+
+def _const(array: np.ndarray) -> Tensor:
+    """A constant tensor built inside a backward rule (index grids, identity masks)."""
+    return _wrap(np.ascontiguousarray(array))
+
+
+def _isnan(t: Tensor) -> Tensor:
+    from .pointwise import ne
+
+    return ne(t, t)
+
+
+def _zero_fill(mask: Tensor, t: Tensor) -> Tensor:
+    """``t`` with zeros where ``mask`` holds (PyTorch's masked_fill_(mask, 0) in backward formulas)."""
+    from .pointwise import where
+
+    return where(mask, 0.0, t)
+
+
+def _any_true(mask: Tensor) -> bool:
+    # Data-dependent choice of formula, as in PyTorch's prod/cumprod backward.
+    return bool(any(mask).item())
+
+
+def flip(t: Tensor, dim: int) -> Tensor:
+    """Reverse ``t`` along ``dim`` with a dispatched op (the registry's ``flip`` when present)."""
+    op = REGISTRY.get("flip")
+    if op is not None:
+        return op(t, [dim])
+    from .indexing import index
+
+    d = wrap_dim(dim, t.ndim)
+    n = t.shape[d]
+    return index(t, [None] * d + [_const(np.arange(n - 1, -1, -1, dtype=np.int64))])
+
+
+def scatter_into(shape: tuple, dim: int, indices: Tensor, src: Tensor) -> Tensor:
+    """Zeros of ``shape`` plus ``src`` at ``indices`` along ``dim`` (``zeros.scatter_add(dim, ...)``)."""
+    from .creation import new_zeros
+    from .indexing import index_put
+    from .views import expand, reshape
+
+    nd = len(shape)
+    zeros = new_zeros(src, shape)
+    if nd == 0:
+        return reshape(src, ())
+    d = wrap_dim(dim, nd)
+    ishape = tuple(indices.shape)
+    key = []
+    for k in range(nd):
+        if k == d:
+            key.append(indices)
+        else:
+            grid = np.arange(ishape[k], dtype=np.int64).reshape([-1 if j == k else 1 for j in range(nd)])
+            key.append(expand(_const(grid), ishape))
+    return index_put(zeros, key, src, accumulate=True)
+
+
+# ---- sum / mean --------------------------------------------------------------------------------------------
+
+
+def _sum_kernel(a, dim=None, keepdim=False, dtype=None):
+    dt = _np_dtype(dtype)
+    if dt is None and a.dtype.kind in "bui":
+        dt = np.dtype(np.int64)
+    return np.asarray(np.sum(a, axis=_dims_arg(dim, a.ndim), keepdims=keepdim, dtype=dt))
+
+
+def _sum_full_kernel(a, dtype=None):
+    return _sum_kernel(a, None, False, dtype)
+
+
+def _sum_vjp(ctx, g):
+    dim, keepdim = ctx.attrs
+    return _expand_grad(g, ctx.input_shapes[0], dim, keepdim)
+
+
+def _sum_full_vjp(ctx, g):
+    from .views import expand
+
+    return expand(g, ctx.input_shapes[0])
+
+
+_sum_full = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", _sum_full_kernel,
+                  vjp=_sum_full_vjp, node_name="SumBackward0")
+_sum_dim = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
+                 "-> Tensor", _sum_kernel, vjp=_sum_vjp, attrs=("dim", "keepdim"), node_name="SumBackward1")
+
+
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    extra = {} if out is None else {"out": out}
+    if dim is None and not keepdim:
+        return _sum_full(input, dtype=dtype, **extra)
+    return _sum_dim(input, dim, keepdim, dtype=dtype, **extra)
+
+
+def _mean_kernel(a, dim=None, keepdim=False, dtype=None):
+    dt = _np_dtype(dtype)
+    if dt is None and a.dtype.kind not in "fc":
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
+                           f"point or complex dtype. Got: {_type_name(a.dtype)}")
+    if dt is not None and dt.kind not in "fc":
+        raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
+                           f"point or complex dtype. Got: {_type_name(dt)}")
+    out = np.mean(a, axis=_dims_arg(dim, a.ndim), keepdims=keepdim, dtype=dt or a.dtype)
+    return np.asarray(out, dtype=dt or a.dtype)
+
+
+def _mean_full_kernel(a, dtype=None):
+    return _mean_kernel(a, None, False, dtype)
+
+
+def _mean_vjp(ctx, g):
+    from .pointwise import div
+
+    dim, keepdim = ctx.attrs
+    shape = ctx.input_shapes[0]
+    return div(_expand_grad(g, shape, dim, keepdim), _count(shape, dim))
+
+
+def _mean_full_vjp(ctx, g):
+    from .pointwise import div
+    from .views import expand
+
+    shape = ctx.input_shapes[0]
+    return div(expand(g, shape), math.prod(shape))
+
+
+_mean_full = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", _mean_full_kernel,
+                   vjp=_mean_full_vjp, node_name="MeanBackward0")
+_mean_dim = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
+                  "-> Tensor", _mean_kernel, vjp=_mean_vjp, attrs=("dim", "keepdim"),
+                  node_name="MeanBackward1")
+
+
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    extra = {} if out is None else {"out": out}
+    if dim is None and not keepdim:
+        return _mean_full(input, dtype=dtype, **extra)
+    return _mean_dim(input, dim, keepdim, dtype=dtype, **extra)
+
+
+def _nansum_kernel(a, dim=None, keepdim=False, dtype=None):
+    dt = _np_dtype(dtype)
+    if dt is None and a.dtype.kind in "bui":
+        dt = np.dtype(np.int64)
+    return np.asarray(np.nansum(a, axis=_dims_arg(dim, a.ndim), keepdims=keepdim, dtype=dt))
+
+
+def _nansum_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    dim, keepdim = ctx.attrs
+    return _zero_fill(_isnan(x), _expand_grad(g, ctx.input_shapes[0], dim, keepdim))
+
+
+nansum = defop("nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) "
+               "-> Tensor", _nansum_kernel, vjp=_nansum_vjp, saves=("self",), attrs=("dim", "keepdim"))
+
+
+def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    """Mean of the non-NaN values (composite, as in PyTorch: nansum / count)."""
+    from .pointwise import div, logical_not
+
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_type_name(input.dtype.np)}")
+    counts = sum(logical_not(_isnan(input)), dim, keepdim)
+    result = div(nansum(input, dim, keepdim, dtype=dtype), counts)
+    return _store_out(result, out)
+
+
+def _store_out(result: Tensor, out):
+    if out is None:
+        return result
+    from .creation import copy_
+
+    if tuple(out.shape) != tuple(result.shape):
+        out._data = np.empty(result.shape, dtype=out._data.dtype)
+    copy_(out, result)
+    return out
+
+
+# ---- prod --------------------------------------------------------------------------------------------------
+
+
+def _prod_kernel(a, dim=None, keepdim=False, dtype=None):
+    dt = _np_dtype(dtype)
+    if dt is None and a.dtype.kind in "bui":
+        dt = np.dtype(np.int64)
+    axis = None if dim is None else (wrap_dim(dim, a.ndim) if a.ndim else None)
+    out = np.prod(a, axis=axis, keepdims=keepdim and a.ndim > 0, dtype=dt)
+    return np.asarray(out)
+
+
+def _prod_full_kernel(a, dtype=None):
+    return _prod_kernel(a, None, False, dtype)
+
+
+def prod_safe_zeros_backward(g: Tensor, x: Tensor, dim: int) -> Tensor:
+    """Gradient of prod along ``dim`` that is exact with zeros: g times the product of all the *other*
+    elements, formed from exclusive cumulative products from both ends (no division)."""
+    from .pointwise import mul
+    from .shape import cat
+    from .views import narrow
+
+    n = x.shape[dim]
+    if n == 0:
+        return mul(g, x)
+    ones_shape = list(x.shape)
+    ones_shape[dim] = 1
+    ones = _const(np.ones(ones_shape, dtype=x.dtype.np))
+    left = cumprod(cat([ones, narrow(x, dim, 0, n - 1)], dim), dim)
+    right = flip(cumprod(cat([ones, flip(narrow(x, dim, 1, n - 1), dim)], dim), dim), dim)
+    return mul(g, mul(left, right))
+
+
+def _prod_grad(g: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
+    """``g`` and ``result`` already broadcast against ``x`` (keepdim form)."""
+    from .pointwise import div, eq, mul
+
+    if not _any_true(eq(x, 0)):
+        return mul(g, div(result, x))
+    return prod_safe_zeros_backward(g, x, dim)
+
+
+def _prod_full_vjp(ctx, g):
+    from .views import reshape
+
+    x, result = ctx.saved_tensors
+    if x.ndim == 0:
+        return g
+    flat = reshape(x, (-1,))
+    return reshape(_prod_grad(g, flat, result, 0), tuple(x.shape))
+
+
+def _prod_dim_vjp(ctx, g):
+    x, result = ctx.saved_tensors
+    dim, keepdim = ctx.attrs
+    if x.ndim == 0:
+        return g
+    shape = tuple(x.shape)
+    d = wrap_dim(dim, x.ndim)
+    return _prod_grad(restore_dims(g, shape, d, keepdim), x, restore_dims(result, shape, d, keepdim), d)
+
+
+_prod_full = defop("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", _prod_full_kernel,
+                   vjp=_prod_full_vjp, saves=("self", "result"), node_name="ProdBackward0")
+_prod_dim = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) "
+                  "-> Tensor", _prod_kernel, vjp=_prod_dim_vjp, saves=("self", "result"),
+                  attrs=("dim", "keepdim"), node_name="ProdBackward1")
+
+
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    extra = {} if out is None else {"out": out}
+    if dim is None:
+        return _prod_full(input, dtype=dtype, **extra)
+    return _prod_dim(input, dim, keepdim, dtype=dtype, **extra)
+
+
+# ---- max / min / amax / amin -------------------------------------------------------------------------------
+
+
+def _evenly_distribute(g: Tensor, x: Tensor, value: Tensor, dim=None) -> Tensor:
+    """PyTorch's evenly_distribute_backward: the gradient split among the elements equal to ``value``
+    (``value`` broadcast against ``x``); NaN results select the NaN inputs."""
+    from .pointwise import div, eq, logical_and, logical_or, mul
+
+    mask = logical_or(eq(x, value), logical_and(_isnan(x), _isnan(value)))
+    counts = sum(mask, dim, True) if dim is not None else sum(mask)
+    return mul(div(g, counts), mask)
+
+
+def _full_extreme(name: str, np_fn):
+    def kernel(a):
+        if a.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        return np.asarray(np_fn(a))
+
+    def vjp(ctx, g):
+        x, result = ctx.saved_tensors
+        return _evenly_distribute(g, x, result)
+
+    return defop(f"{name}(Tensor self) -> Tensor", kernel, vjp=vjp, saves=("self", "result"),
+                 node_name=f"{name.capitalize()}Backward1")
+
+
+_max_full = _full_extreme("max", np.max)
+_min_full = _full_extreme("min", np.min)
+
+
+def _along(a: np.ndarray, dim: int):
+    """(array with at least one dim, wrapped axis): 0-d tensors reduce over dim 0 or -1 as a 1-element dim."""
+    d = wrap_dim(dim, a.ndim)
+    return (a.reshape(1) if a.ndim == 0 else a), d
+
+
+def _finish_along(arrays: tuple, ndim: int, d: int, keepdim: bool) -> tuple:
+    if ndim == 0:
+        return tuple(x.reshape(()) for x in arrays)
+    if not keepdim:
+        return tuple(np.squeeze(x, axis=d) for x in arrays)
+    return arrays
+
+
+def _check_nonempty(name: str, x: np.ndarray, d: int) -> None:
+    if x.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _dim_extreme(name: str, arg_fn):
+    def kernel(a, dim, keepdim=False):
+        x, d = _along(a, dim)
+        _check_nonempty(name, x, d)
+        idx = arg_fn(x, axis=d, keepdims=True)
+        vals = np.take_along_axis(x, idx, d)
+        return _finish_along((vals, idx.astype(np.int64)), a.ndim, d, keepdim)
+
+    def vjp(ctx, g, _gi):
+        (indices,) = ctx.saved_tensors
+        dim, keepdim = ctx.attrs
+        shape = ctx.input_shapes[0]
+        return _value_selecting_backward(g, indices, shape, dim, keepdim)
+
+    return defop(f"{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+                 kernel, vjp=vjp, saves=("result1",), attrs=("dim", "keepdim"),
+                 node_name=f"{name.capitalize()}Backward0")
+
+
+def _value_selecting_backward(g: Tensor, indices: Tensor, shape: tuple, dim: int, keepdim: bool) -> Tensor:
+    if not shape:
+        return g
+    d = wrap_dim(dim, len(shape))
+    index = restore_dims(indices, shape, d, keepdim)
+    return scatter_into(shape, d, index, restore_dims(g, shape, d, keepdim))
+
+
+_max_dim = _dim_extreme("max", np.argmax)
+_min_dim = _dim_extreme("min", np.argmin)
+
+
+def _binary_extreme(name: str, input: Tensor, other, out):
+    op = REGISTRY.get(name)
+    if op is None:
+        raise NotImplementedError(f"torch.{name} is not available yet")
+    return op(input, other) if out is None else op(input, other, out=out)
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
+    """``max(input)``, ``max(input, dim, keepdim)`` -> (values, indices), or ``max(input, other)``."""
+    if isinstance(dim, Tensor) or other is not None:
+        return _binary_extreme("maximum", input, other if other is not None else dim, out)
+    extra = {} if out is None else {"out": out}
+    if dim is None:
+        return _max_full(input, **extra)
+    return _max_dim(input, dim, keepdim, **extra)
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
+    """``min(input)``, ``min(input, dim, keepdim)`` -> (values, indices), or ``min(input, other)``."""
+    if isinstance(dim, Tensor) or other is not None:
+        return _binary_extreme("minimum", input, other if other is not None else dim, out)
+    extra = {} if out is None else {"out": out}
+    if dim is None:
+        return _min_full(input, **extra)
+    return _min_dim(input, dim, keepdim, **extra)
+
+
+def _amax_kernel_for(name: str, np_fn):
+    def kernel(a, dim=(), keepdim=False):
+        axes = _dims_arg(dim, a.ndim)
+        for ax in (range(a.ndim) if axes is None else axes):
+            if a.shape[ax] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {ax} to have non-zero size.")
+        return np.asarray(np_fn(a, axis=axes, keepdims=keepdim))
+
+    def vjp(ctx, g):
+        x, result = ctx.saved_tensors
+        dim, keepdim = ctx.attrs
+        shape = ctx.input_shapes[0]
+        dims = _axes(dim, len(shape))
+        value = restore_dims(result, shape, dims, keepdim)
+        return _evenly_distribute(restore_dims(g, shape, dims, keepdim), x, value, list(dims))
+
+    return kernel, vjp
+
+
+amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+             *_amax_kernel_for("amax", np.max), saves=("self", "result"), attrs=("dim", "keepdim"))
+amin = defop("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+             *_amax_kernel_for("amin", np.min), saves=("self", "result"), attrs=("dim", "keepdim"))
+
+
+def _aminmax_kernel(a, dim=None, keepdim=False):
+    if dim is None:
+        if a.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                               "has no identity.")
+        lo, hi = np.min(a), np.max(a)
+        if keepdim:
+            shape = (1,) * a.ndim
+            return np.asarray(lo).reshape(shape), np.asarray(hi).reshape(shape)
+        return np.asarray(lo), np.asarray(hi)
+    x, d = _along(a, dim)
+    if x.shape[d] == 0:
+        raise IndexError(f"aminmax(): Expected reduction dim {d} to have non-zero size.")
+    lo, hi = np.min(x, axis=d, keepdims=True), np.max(x, axis=d, keepdims=True)
+    return _finish_along((lo, hi), a.ndim, d, keepdim)
+
+
+def _aminmax_vjp(ctx, g_min, g_max):
+    from .pointwise import add
+
+    x, lo, hi = ctx.saved_tensors
+    dim, keepdim = ctx.attrs
+    shape = ctx.input_shapes[0]
+    dims = _axes(dim, len(shape)) if dim is not None else tuple(range(len(shape)))
+    parts = [_evenly_distribute(restore_dims(gv, shape, dims, keepdim), x,
+                                restore_dims(v, shape, dims, keepdim), list(dims))
+             for gv, v in ((g_min, lo), (g_max, hi))]
+    return add(parts[0], parts[1])
+
+
+aminmax = defop("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+                _aminmax_kernel, vjp=_aminmax_vjp, saves=("self", "result0", "result1"),
+                attrs=("dim", "keepdim"))
+
+
+# ---- arg reductions, all / any, count_nonzero --------------------------------------------------------------
+
+
+def _arg_kernel_for(name: str, np_fn):
+    def kernel(a, dim=None, keepdim=False):
+        if a.dtype.kind == "b":
+            raise RuntimeError(f"{name}(): does not support bool input")
+        if dim is None:
+            if a.size == 0:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                                   "input.numel() == 0.")
+            idx = np.asarray(np_fn(a), dtype=np.int64)
+            return idx.reshape((1,) * a.ndim) if keepdim else idx
+        x, d = _along(a, dim)
+        _check_nonempty(name, x, d)
+        idx = np_fn(x, axis=d, keepdims=True).astype(np.int64)
+        return _finish_along((idx,), a.ndim, d, keepdim)[0]
+
+    return kernel
+
+
+argmax = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+               _arg_kernel_for("argmax", np.argmax), differentiable=())
+argmin = defop("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+               _arg_kernel_for("argmin", np.argmin), differentiable=())
+
+
+def _logical_reduce(np_fn):
+    def kernel(a, dim=None, keepdim=False):
+        out = np_fn(a, axis=_dims_arg(dim, a.ndim), keepdims=keepdim)
+        # uint8 inputs keep their dtype (a legacy PyTorch rule); everything else gives bool.
+        return np.asarray(out, dtype=np.uint8 if a.dtype == np.uint8 else np.bool_)
+
+    def full(a):
+        return kernel(a)
+
+    return kernel, full
+
+
+_all_dims_k, _all_full_k = _logical_reduce(np.all)
+_any_dims_k, _any_full_k = _logical_reduce(np.any)
+_all_full = defop("all(Tensor self) -> Tensor", _all_full_k, differentiable=())
+_all_dims = defop("all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", _all_dims_k,
+                  differentiable=())
+_any_full = defop("any(Tensor self) -> Tensor", _any_full_k, differentiable=())
+_any_dims = defop("any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", _any_dims_k,
+                  differentiable=())
+
+
+def all(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
+    extra = {} if out is None else {"out": out}
+    if dim is None and not keepdim:
+        return _all_full(input, **extra)
+    return _all_dims(input, dim, keepdim, **extra)
+
+
+def any(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
+    extra = {} if out is None else {"out": out}
+    if dim is None and not keepdim:
+        return _any_full(input, **extra)
+    return _any_dims(input, dim, keepdim, **extra)
+
+
+def _count_nonzero_kernel(a, dim=None):
+    return np.asarray(np.count_nonzero(a, axis=_dims_arg(dim, a.ndim)), dtype=np.int64)
+
+
+count_nonzero = defop("count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", _count_nonzero_kernel,
+                      differentiable=())
+
+
+# ---- var / std ---------------------------------------------------------------------------------------------
+
+
+def _var_parts(a, dim, correction, name: str):
+    if a.dtype.kind not in "fc":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    axes = _dims_arg(dim, a.ndim)
+    corr = 1 if correction is None else correction
+    n = _count(a.shape, dim)
+    if a.size:
+        mean = np.mean(a, axis=axes, keepdims=True)
+    else:
+        mean = np.full(keepdim_shape(a.shape, dim), np.nan, a.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.sum(np.square(np.abs(a - mean)), axis=axes, keepdims=True) / builtins.max(n - corr, 0)
+    return var.astype(a.dtype, copy=False), mean
+
+
+def _squeeze_dims(x: np.ndarray, ndim: int, dim, keepdim: bool) -> np.ndarray:
+    """A keepdims=True result in the requested form."""
+    if ndim == 0:
+        return x.reshape(())
+    return x if keepdim else np.squeeze(x, axis=_axes(dim, ndim))
+
+
+def _var_kernel(a, dim=None, correction=None, keepdim=False):
+    var, _ = _var_parts(a, dim, correction, "var")
+    return _squeeze_dims(var, a.ndim, dim, keepdim)
+
+
+def _std_kernel(a, dim=None, correction=None, keepdim=False):
+    var, _ = _var_parts(a, dim, correction, "std")
+    return np.sqrt(_squeeze_dims(var, a.ndim, dim, keepdim))
+
+
+def _var_mean_kernel(a, dim=None, correction=None, keepdim=False):
+    var, mean = _var_parts(a, dim, correction, "var_mean")
+    return _squeeze_dims(var, a.ndim, dim, keepdim), _squeeze_dims(mean.astype(a.dtype), a.ndim, dim, keepdim)
+
+
+def _std_mean_kernel(a, dim=None, correction=None, keepdim=False):
+    var, mean = _var_mean_kernel(a, dim, correction, keepdim)
+    return np.sqrt(var), mean
+
+
+def _var_backward(g: Tensor, x: Tensor, dim, correction, keepdim: bool) -> Tensor:
+    """d var / dx = 2 (x - mean) / (N - correction), with ``g`` brought back to x's shape."""
+    from .pointwise import div, mul, sub
+
+    shape = tuple(x.shape)
+    corr = 1 if correction is None else correction
+    n = _count(shape, dim)
+    dims = list(_axes(dim, len(shape)))
+    centered = sub(x, mean(x, dims, True)) if shape else sub(x, x)
+    return mul(restore_dims(g, shape, dim, keepdim), div(mul(centered, 2.0), builtins.max(n - corr, 0)))
+
+
+def _std_to_var_grad(g: Tensor, std: Tensor) -> Tensor:
+    from .pointwise import div, eq, mul
+
+    return _zero_fill(eq(std, 0), div(g, mul(std, 2.0)))
+
+
+def _var_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    dim, correction, keepdim = ctx.attrs
+    return _var_backward(g, x, dim, correction, keepdim)
+
+
+def _std_vjp(ctx, g):
+    x, result = ctx.saved_tensors
+    dim, correction, keepdim = ctx.attrs
+    return _var_backward(_std_to_var_grad(g, result), x, dim, correction, keepdim)
+
+
+def _mean_part(g_mean: Tensor, shape: tuple, dim, keepdim: bool) -> Tensor:
+    from .pointwise import div
+
+    return div(_expand_grad(g_mean, shape, dim, keepdim), builtins.max(_count(shape, dim), 1))
+
+
+def _var_mean_vjp(ctx, g_var, g_mean):
+    from .pointwise import add
+
+    (x,) = ctx.saved_tensors
+    dim, correction, keepdim = ctx.attrs
+    shape = ctx.input_shapes[0]
+    return add(_var_backward(g_var, x, dim, correction, keepdim), _mean_part(g_mean, shape, dim, keepdim))
+
+
+def _std_mean_vjp(ctx, g_std, g_mean):
+    from .pointwise import add
+
+    x, std = ctx.saved_tensors
+    dim, correction, keepdim = ctx.attrs
+    shape = ctx.input_shapes[0]
+    return add(_var_backward(_std_to_var_grad(g_std, std), x, dim, correction, keepdim),
+               _mean_part(g_mean, shape, dim, keepdim))
+
+
+_VAR_ARGS = "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)"
+_var = defop(f"var.correction{_VAR_ARGS} -> Tensor", _var_kernel, vjp=_var_vjp, saves=("self",),
+             attrs=("dim", "correction", "keepdim"))
+_std = defop(f"std.correction{_VAR_ARGS} -> Tensor", _std_kernel, vjp=_std_vjp, saves=("self", "result"),
+             attrs=("dim", "correction", "keepdim"))
+_var_mean = defop(f"var_mean.correction{_VAR_ARGS} -> (Tensor, Tensor)", _var_mean_kernel, vjp=_var_mean_vjp,
+                  saves=("self",), attrs=("dim", "correction", "keepdim"))
+_std_mean = defop(f"std_mean.correction{_VAR_ARGS} -> (Tensor, Tensor)", _std_mean_kernel, vjp=_std_mean_vjp,
+                  saves=("self", "result0"), attrs=("dim", "correction", "keepdim"))
+
+
+def _correction(dim, unbiased, correction):
+    """PyTorch's overloads: ``var(x, unbiased)``, ``var(x, dim, unbiased, keepdim)``, ``correction=``."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError("Cannot specify both unbiased and correction")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dim, correction
+
+
+def _var_family(op):
+    def fn(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, out=None):
+        dim, correction = _correction(dim, unbiased, correction)
+        extra = {} if out is None else {"out": out}
+        return op(input, dim, correction=correction, keepdim=keepdim, **extra)
+
+    fn.__name__ = op.name
+    return fn
+
+
+var = _var_family(_var)
+std = _var_family(_std)
+var_mean = _var_family(_var_mean)
+std_mean = _var_family(_std_mean)
+
+
+# ---- norm / logsumexp --------------------------------------------------------------------------------------
+
+
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None) -> Tensor:
+    """``torch.norm``: a vector norm, or the matrix norm named by a string ``p`` ('fro', 'nuc')."""
+    from . import linalg as _la
+
+    extra = {} if out is None else {"out": out}
+    if isinstance(dim, int):
+        dim = [dim]
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or len(dim) <= 2):
+            return _la.linalg_vector_norm(input, 2, dim, keepdim, dtype=dtype, **extra)
+        if dim is None:
+            dim = list(range(input.ndim))
+        return _la.matrix_norm(input, p, dim, keepdim, dtype=dtype, **extra)
+    return _la.linalg_vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype, **extra)
+
+
+def _logsumexp_kernel(a, dim, keepdim=False):
+    a = to_floating(a)
+    axes = _dims_arg(dim, a.ndim)
+    if a.size == 0:
+        return np.asarray(np.log(np.sum(np.exp(a), axis=axes, keepdims=keepdim)))
+    m = np.max(a, axis=axes, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)  # all -inf (or inf) slices: keep them out of the shift
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
+    return _squeeze_dims(out.astype(a.dtype, copy=False), a.ndim, dim, keepdim)
+
+
+def _logsumexp_vjp(ctx, g):
+    from .pointwise import exp, mul, sub
+
+    x, result = ctx.saved_tensors
+    dim, keepdim = ctx.attrs
+    shape = tuple(x.shape)
+    return mul(restore_dims(g, shape, dim, keepdim), exp(sub(x, restore_dims(result, shape, dim, keepdim))))
+
+
+logsumexp = defop("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", _logsumexp_kernel,
+                  vjp=_logsumexp_vjp, saves=("self", "result"), attrs=("dim", "keepdim"))
+
+
+# ---- cumulative ops ----------------------------------------------------------------------------------------
+
+
+def _scan_dtype(a, dtype):
+    dt = _np_dtype(dtype)
+    if dt is None:
+        dt = np.dtype(np.int64) if a.dtype.kind in "bui" else a.dtype
+    return dt
+
+
+def _cumsum_kernel(a, dim, dtype=None):
+    dt = _scan_dtype(a, dtype)
+    x, d = _along(a, dim)
+    return np.cumsum(x, axis=d, dtype=dt).reshape(a.shape)
+
+
+def _cumprod_kernel(a, dim, dtype=None):
+    dt = _scan_dtype(a, dtype)
+    x, d = _along(a, dim)
+    return np.cumprod(x, axis=d, dtype=dt).reshape(a.shape)
+
+
+def reversed_cumsum(t: Tensor, dim: int) -> Tensor:
+    return flip(cumsum(flip(t, dim), dim), dim)
+
+
+def _cumsum_vjp(ctx, g):
+    (dim, _dtype) = ctx.attrs
+    if g.ndim == 0:
+        return g
+    return reversed_cumsum(g, wrap_dim(dim, g.ndim))
+
+
+def _cumprod_vjp(ctx, g):
+    from .pointwise import div, eq, mul
+
+    x, result = ctx.saved_tensors
+    (dim, _dtype) = ctx.attrs
+    if x.ndim == 0 or x.numel() == 0:
+        return g
+    d = wrap_dim(dim, x.ndim)
+    if not _any_true(eq(x, 0)):
+        return div(reversed_cumsum(mul(g, result), d), x)
+    return _cumprod_grad_with_zeros(g, x, d)
+
+
+def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
+    """O(n^2) but exact with zeros: dL/dx_i = sum_{j>=i} g_j prod_{l<=j, l!=i} x_l.
+
+    Row i of the n x n matrix P is cumprod over l of (x_l, with x_i replaced by 1); its upper triangle
+    (j >= i) holds the partial derivatives. Written in dispatched ops so it is differentiable again.
+    """
+    from .pointwise import mul, where
+    from .views import movedim, unsqueeze
+
+    xl = movedim(x, [d], [-1])
+    gl = movedim(g, [d], [-1])
+    n = xl.shape[-1]
+    eye = _const(np.eye(n, dtype=bool))
+    rows = where(eye, 1.0, unsqueeze(xl, -2))  # (..., n, n): row i is x with x_i -> 1
+    upper = _const(np.triu(np.ones((n, n), dtype=bool)))
+    partial = where(upper, cumprod(rows, -1), 0.0)
+    grad = sum(mul(partial, unsqueeze(gl, -2)), -1)
+    return movedim(grad, [-1], [d])
+
+
+_SCAN_SIG = "(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"
+cumsum = defop(f"cumsum{_SCAN_SIG}", _cumsum_kernel, vjp=_cumsum_vjp, attrs=("dim", "dtype"))
+cumprod = defop(f"cumprod{_SCAN_SIG}", _cumprod_kernel, vjp=_cumprod_vjp, saves=("self", "result"),
+                attrs=("dim", "dtype"))
+
+
+def _scan_inplace(kernel):
+    def inplace(a, dim, dtype=None):
+        from .pointwise import write_into
+
+        write_into(a, kernel(a, dim, dtype if dtype is not None else _type_of(a)))
+        return a
+
+    return inplace
+
+
+def _type_of(a):
+    from ..backend.dtypes import from_numpy_dtype
+
+    return from_numpy_dtype(a.dtype)
+
+
+_INPLACE_SIG = "(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
+cumsum_ = defop(f"cumsum_{_INPLACE_SIG}", _scan_inplace(_cumsum_kernel), vjp=_cumsum_vjp,
+                attrs=("dim", "dtype"), node_name="CumsumBackward0")
+cumprod_ = defop(f"cumprod_{_INPLACE_SIG}", _scan_inplace(_cumprod_kernel), vjp=_cumprod_vjp,
+                 saves=("self", "result"), attrs=("dim", "dtype"), node_name="CumprodBackward0")
+
+
+def _cum_extreme(name: str, np_fn):
+    def kernel(a, dim):
+        x, d = _along(a, dim)
+        if x.size == 0:
+            return a.copy(), np.zeros(a.shape, np.int64)
+        vals = np_fn.accumulate(x, axis=d)  # NaN propagates, as in PyTorch
+        pos = np.arange(x.shape[d]).reshape([-1 if k == d else 1 for k in range(x.ndim)])
+        # the running index moves to the latest element equal to the running extreme (ties: latest wins)
+        same = x == vals
+        if x.dtype.kind in "fc":
+            same |= np.isnan(x) & np.isnan(vals)
+        idx = np.maximum.accumulate(np.where(same, pos, -1), axis=d)
+        return vals.reshape(a.shape), idx.astype(np.int64).reshape(a.shape)
+
+    def vjp(ctx, g, _gi):
+        (indices,) = ctx.saved_tensors
+        (dim,) = ctx.attrs
+        if g.ndim == 0:
+            return g
+        return scatter_into(tuple(g.shape), dim, indices, g)
+
+    return defop(f"{name}(Tensor self, int dim) -> (Tensor values, Tensor indices)", kernel, vjp=vjp,
+                 saves=("result1",), attrs=("dim",))
+
+
+cummax = _cum_extreme("cummax", np.maximum)
+cummin = _cum_extreme("cummin", np.minimum)
+
+
+# ---- sorting and order statistics --------------------------------------------------------------------------
+
+
+def sort_indices(x: np.ndarray, d: int, descending: bool) -> np.ndarray:
+    """Stable argsort along ``d``; NaN counts as the largest value, ties keep their input order."""
+    if not descending:
+        return np.argsort(x, axis=d, kind="stable")
+    n = x.shape[d]
+    rev = np.argsort(np.flip(x, d), axis=d, kind="stable")
+    return (n - 1) - np.flip(rev, d)
+
+
+def _sort_kernel(a, stable=False, dim=-1, descending=False):
+    x, d = _along(a, dim)
+    idx = sort_indices(x, d, descending)
+    vals = np.take_along_axis(x, idx, d)
+    return vals.reshape(a.shape), idx.astype(np.int64).reshape(a.shape)
+
+
+def _scatter_back_vjp(ctx, g, _gi):
+    (indices,) = ctx.saved_tensors
+    dim = ctx.attrs[0]
+    shape = ctx.input_shapes[0]
+    if not shape:
+        return g
+    return scatter_into(shape, dim, indices, g)
+
+
+_sort = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
+              "(Tensor values, Tensor indices)", _sort_kernel, vjp=_scatter_back_vjp,
+              saves=("result1",), attrs=("dim",))
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *, out=None):
+    extra = {} if out is None else {"out": out}
+    return _sort(input, stable=stable, dim=dim, descending=descending, **extra)
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    return sort(input, dim, descending, stable)[1].detach()
+
+
+def msort(input: Tensor) -> Tensor:
+    return sort(input, 0)[0]
+
+
+def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
+    x, d = _along(a, dim)
+    n = x.shape[d]
+    if k < 0 or k > n:
+        raise RuntimeError("selected index k out of range")
+    idx = np.take(sort_indices(x, d, largest), np.arange(k), axis=d)
+    vals = np.take_along_axis(x, idx, d)
+    if a.ndim == 0:
+        return vals.reshape(()) if k else vals.reshape(0), idx.astype(np.int64).reshape(()) if k else idx
+    return vals, idx.astype(np.int64)
+
+
+topk = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
+             "(Tensor values, Tensor indices)", _topk_kernel, vjp=_scatter_back_vjp,
+             saves=("result1",), attrs=("dim",))
+
+
+def _kthvalue_kernel(a, k, dim=-1, keepdim=False):
+    x, d = _along(a, dim)
+    n = x.shape[d]
+    if k < 1 or k > n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    idx = np.take(sort_indices(x, d, False), [k - 1], axis=d)
+    vals = np.take_along_axis(x, idx, d)
+    return _finish_along((vals, idx.astype(np.int64)), a.ndim, d, keepdim)
+
+
+def _kth_vjp(ctx, g, _gi):
+    (indices,) = ctx.saved_tensors
+    dim, keepdim = ctx.attrs
+    return _value_selecting_backward(g, indices, ctx.input_shapes[0], dim, keepdim)
+
+
+kthvalue = defop("kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> "
+                 "(Tensor values, Tensor indices)", _kthvalue_kernel, vjp=_kth_vjp, saves=("result1",),
+                 attrs=("dim", "keepdim"))
+
+
+def _median_index(x: np.ndarray, d: int) -> np.ndarray:
+    """Index (keepdim) of the lower median along ``d``; a slice with NaN selects its first NaN."""
+    order = sort_indices(x, d, False)
+    n = x.shape[d]
+    pos = np.full(keepdim_shape(x.shape, d), (n - 1) // 2, dtype=np.int64)
+    if x.dtype.kind in "fc":
+        nan_count = np.sum(np.isnan(x), axis=d, keepdims=True)
+        pos = np.where(nan_count > 0, n - nan_count, pos)
+    return np.take_along_axis(order, pos, d)
+
+
+def _median_dim_kernel(a, dim, keepdim=False):
+    x, d = _along(a, dim)
+    if x.shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    idx = _median_index(x, d)
+    return _finish_along((np.take_along_axis(x, idx, d), idx.astype(np.int64)), a.ndim, d, keepdim)
+
+
+def _median_full_kernel(a):
+    if a.size == 0:
+        return np.asarray(np.nan, dtype=a.dtype)
+    flat = a.reshape(-1)
+    return np.asarray(flat[_median_index(flat, 0)[0]])
+
+
+def _median_full_vjp(ctx, g):
+    x, result = ctx.saved_tensors
+    return _evenly_distribute(g, x, result)
+
+
+_median_full = defop("median(Tensor self) -> Tensor", _median_full_kernel, vjp=_median_full_vjp,
+                     saves=("self", "result"), node_name="MedianBackward0")
+_median_dim = defop("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+                    _median_dim_kernel, vjp=_kth_vjp, saves=("result1",), attrs=("dim", "keepdim"),
+                    node_name="MedianBackward1")
+
+
+def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
+    extra = {} if out is None else {"out": out}
+    if dim is None:
+        return _median_full(input, **extra)
+    return _median_dim(input, dim, keepdim, **extra)
+
+
+# ---- exports -----------------------------------------------------------------------------------------------
+
+
+PUBLIC = {
+    "sum": sum, "mean": mean, "nansum": nansum, "nanmean": nanmean, "prod": prod,
+    "max": max, "min": min, "amax": amax, "amin": amin, "aminmax": aminmax,
+    "argmax": argmax, "argmin": argmin, "all": all, "any": any, "count_nonzero": count_nonzero,
+    "var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean,
+    "norm": norm, "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod,
+    "cummax": cummax, "cummin": cummin,
+    "sort": sort, "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue, "median": median,
+}
+
+METHODS = {
+    **{name: fn for name, fn in PUBLIC.items() if name not in ("var_mean", "std_mean")},
+    "cumsum_": cumsum_, "cumprod_": cumprod_,
+}

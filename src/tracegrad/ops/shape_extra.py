@@ -1,0 +1,1574 @@
+"""More shape and indexing operators: stacking helpers, repeat/flip/roll, gather/scatter and the index_*
+family, masks, splits, and the sorting-free set utilities (unique, bincount, histc, searchsorted).
+
+Kernels are NumPy; backward rules use dispatched ops only, so every rule is differentiable again:
+``gather`` and ``scatter_add`` are each other's backward, as are ``index_select`` and ``index_add``.
+Index and mask arguments never get gradient edges.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import warnings
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..backend.dtypes import from_numpy_dtype
+from ._util import result_dtype, wrap_dim, wrap_dims
+from .registry import defop, not_implemented
+
+# ---- helpers -----------------------------------------------------------------------------------------------
+
+
+def _tname(np_dtype) -> str:
+    """PyTorch's ScalarType name (``Float``, ``Long``) of a NumPy dtype."""
+    from .pointwise import _torch_type_name
+
+    return _torch_type_name(from_numpy_dtype(np.dtype(np_dtype)))
+
+
+# c10's TypeMeta names, used by a few messages ("got mask with dtype long int")
+_META_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+               "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+               "bool": "bool"}
+
+
+def _idx(index) -> np.ndarray:
+    return index if isinstance(index, np.ndarray) else np.asarray(index)
+
+
+def _check_index_dtype(index: np.ndarray, message: str) -> None:
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(message)
+
+
+def _check_bounds(index: np.ndarray, size: int, dim: int, prefix: str = "", exc=RuntimeError) -> None:
+    if index.size:
+        bad = index[(index < 0) | (index >= size)]
+        if bad.size:
+            raise exc(f"{prefix}index {int(bad.flat[0])} is out of bounds for dimension {dim} "
+                      f"with size {size}")
+
+
+def _coords(index: np.ndarray, dim: int) -> tuple:
+    """Advanced-indexing key: for each entry of ``index``, its own position with ``dim`` replaced."""
+    grid = list(np.indices(index.shape, sparse=True))
+    grid[dim] = index
+    return tuple(grid)
+
+
+def _as_1d(a: np.ndarray) -> np.ndarray:
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def _zeros(like: Tensor, shape) -> Tensor:
+    from .creation import new_zeros
+
+    return new_zeros(like, tuple(shape))
+
+
+def _call(op, *args, out=None, **kwargs):
+    """Call an op, passing ``out=`` only when given (the registry derives the out= variant)."""
+    if out is None:
+        return op(*args, **kwargs)
+    return op(*args, out=out, **kwargs)
+
+
+def _sizes(args) -> tuple:
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return tuple(args[0].tolist())
+    return tuple(args)
+
+
+# ---- stacking ----------------------------------------------------------------------------------------------
+
+
+def _tensor_seq(tensors, name: str) -> list:
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' must be tuple of Tensors, not Tensor")
+    seq = list(tensors)
+    if not seq:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return seq
+
+
+def atleast_1d(*tensors):
+    """Views with at least one dimension; one tensor in, one out, else a tuple."""
+    return _atleast(tensors, _one_1d)
+
+
+def atleast_2d(*tensors):
+    return _atleast(tensors, _one_2d)
+
+
+def atleast_3d(*tensors):
+    return _atleast(tensors, _one_3d)
+
+
+def _atleast(tensors, fn):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(fn(t) for t in tensors[0])
+    if len(tensors) == 1:
+        return fn(tensors[0])
+    return tuple(fn(t) for t in tensors)
+
+
+def _one_1d(t: Tensor) -> Tensor:
+    from .views import reshape
+
+    return reshape(t, (1,)) if t.ndim == 0 else t
+
+
+def _one_2d(t: Tensor) -> Tensor:
+    from .views import reshape, unsqueeze
+
+    if t.ndim == 0:
+        return reshape(t, (1, 1))
+    return unsqueeze(t, 0) if t.ndim == 1 else t
+
+
+def _one_3d(t: Tensor) -> Tensor:
+    from .views import reshape, unsqueeze
+
+    if t.ndim == 0:
+        return reshape(t, (1, 1, 1))
+    if t.ndim == 1:
+        return unsqueeze(unsqueeze(t, 0), -1)
+    return unsqueeze(t, -1) if t.ndim == 2 else t
+
+
+def hstack(tensors, *, out=None) -> Tensor:
+    from .shape import cat
+
+    seq = [_one_1d(t) for t in _tensor_seq(tensors, "hstack")]
+    return _call(cat, seq, 0 if seq[0].ndim == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None) -> Tensor:
+    from .shape import cat
+
+    return _call(cat, [_one_2d(t) for t in _tensor_seq(tensors, "vstack")], 0, out=out)
+
+
+def dstack(tensors, *, out=None) -> Tensor:
+    from .shape import cat
+
+    return _call(cat, [_one_3d(t) for t in _tensor_seq(tensors, "dstack")], 2, out=out)
+
+
+def column_stack(tensors, *, out=None) -> Tensor:
+    from .views import reshape
+
+    seq = [reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in _tensor_seq(tensors, "column_stack")]
+    return hstack(seq, out=out)
+
+
+# ---- reshaping copies --------------------------------------------------------------------------------------
+
+
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    from .views import infer_size, reshape
+
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
+    known = math.prod(s for s in sizes if s != -1)
+    if (-1 in sizes and (known == 0 or n % known)) or (-1 not in sizes and known != n):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of "
+                           f"dim {d} ({n}) in the input tensor")
+    sizes = infer_size(sizes, n)
+    shape = tuple(input.shape)
+    return reshape(input, shape[:d] + sizes + shape[d + 1:])
+
+
+def _repeat_kernel(a, repeats):
+    repeats = tuple(int(r) for r in repeats)
+    if len(repeats) < a.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
+                           "of tensor")
+    padded = (1,) * (len(repeats) - a.ndim) + a.shape
+    target = [r * s for r, s in zip(repeats, padded)]
+    for s in target:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {target}")
+    return np.tile(a.reshape(padded), repeats)
+
+
+def _repeat_vjp(ctx, g):
+    """Fold each output dim into (repeat, size) and sum the repeat axes away."""
+    from .reductions import sum as sum_op
+    from .views import reshape
+
+    (repeats,) = ctx.attrs
+    shape = ctx.input_shapes[0]
+    padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
+    folded = []
+    for r, s in zip(repeats, padded):
+        folded += [int(r), s]
+    if not folded:
+        return g
+    summed = sum_op(reshape(g, tuple(folded)), list(range(0, len(folded), 2)))
+    return reshape(summed, shape)
+
+
+repeat = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", _repeat_kernel, vjp=_repeat_vjp,
+               attrs=("repeats",))
+
+
+def _repeat_method(self: Tensor, *sizes) -> Tensor:
+    return repeat(self, _sizes(sizes))
+
+
+def tile(input: Tensor, dims) -> Tensor:
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(dims) < input.ndim:
+        dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def _tile_method(self: Tensor, *dims) -> Tensor:
+    return tile(self, _sizes(dims))
+
+
+def _repeat_interleave_index_kernel(repeats, output_size=None):
+    if repeats.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats.dtype not in (np.int64, np.int32):
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_tname(repeats.dtype)}'")
+    if repeats.size and repeats.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    out = np.repeat(np.arange(repeats.size, dtype=repeats.dtype), repeats)
+    if output_size is not None and out.size != output_size:
+        raise RuntimeError("allocated size does not match required size")
+    return out
+
+
+_repeat_interleave_index = defop(
+    "repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor",
+    _repeat_interleave_index_kernel, differentiable=())
+
+
+def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, output_size=None) -> Tensor:
+    """``repeat_interleave(x, 2)``, ``(x, repeats_tensor, dim)`` or ``repeat_interleave(repeats)``."""
+    from .views import flatten
+
+    if repeats is None:
+        return _repeat_interleave_index(input, output_size=output_size)
+    if dim is None:
+        input, dim = flatten(input), 0
+    d = wrap_dim(dim, input.ndim)
+    if isinstance(repeats, Tensor):
+        return _repeat_interleave_tensor(input, repeats, d, output_size)
+    return _repeat_interleave_int(input, int(repeats), d)
+
+
+def _repeat_interleave_int(input: Tensor, repeats: int, d: int) -> Tensor:
+    # expand a new axis after `d`, copy, and merge: the gradient flows back through sum-over-expand
+    from .creation import clone
+    from .views import expand, reshape, unsqueeze
+
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    if input.ndim == 0:
+        input = reshape(input, (1,))
+    shape = tuple(input.shape)
+    wide = expand(unsqueeze(input, d + 1), shape[:d + 1] + (repeats,) + shape[d + 1:])
+    return reshape(clone(wide), shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+
+
+def _repeat_interleave_tensor(input: Tensor, repeats: Tensor, d: int, output_size) -> Tensor:
+    from .views import expand, reshape
+
+    if repeats.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    n = input.shape[d] if input.ndim else 1
+    if repeats.numel() == 1:
+        repeats = expand(reshape(repeats, (1,)), (n,))
+    elif repeats.shape[0] != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{repeats.shape[0]} and input.size({d}) = {n}")
+    index = _repeat_interleave_index(repeats, output_size=output_size)
+    return index_select(input, d, index)
+
+
+# ---- flip / roll / rot90 -----------------------------------------------------------------------------------
+
+
+def _flip_kernel(a, dims):
+    axes = wrap_dims(dims, a.ndim) if a.ndim else ()
+    return np.flip(a, axes).copy() if axes else a.copy()
+
+
+flip = defop("flip(Tensor self, int[] dims) -> Tensor", _flip_kernel,
+             vjp=lambda ctx, g: flip(g, ctx.attrs[0]), attrs=("dims",))
+
+
+def _flip_method(self: Tensor, *dims) -> Tensor:
+    return flip(self, _sizes(dims))
+
+
+def fliplr(input: Tensor) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+def _as_tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _roll_kernel(a, shifts, dims=()):
+    shifts, dims = _as_tuple(shifts), _as_tuple(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return np.roll(a, shifts[0]).copy()
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    axes = tuple(wrap_dim(d, a.ndim) for d in dims)
+    return np.roll(a, shifts, axes).copy()
+
+
+def _roll_vjp(ctx, g):
+    shifts, dims = ctx.attrs
+    return roll(g, tuple(-int(s) for s in _as_tuple(shifts)), dims)
+
+
+roll = defop("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", _roll_kernel, vjp=_roll_vjp,
+             attrs=("shifts", "dims"))
+
+
+def _rot90_kernel(a, k=1, dims=(0, 1)):
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if a.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {a.ndim}")
+    d0, d1 = wrap_dim(dims[0], a.ndim), wrap_dim(dims[1], a.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    return np.ascontiguousarray(np.rot90(a, k, (d0, d1)))
+
+
+rot90 = defop("rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", _rot90_kernel,
+              vjp=lambda ctx, g: rot90(g, -ctx.attrs[0], ctx.attrs[1]), attrs=("k", "dims"))
+
+
+# ---- gather / scatter --------------------------------------------------------------------------------------
+
+
+def _gather_kernel(a, dim, index, sparse_grad=False):
+    idx = _idx(index)
+    _check_index_dtype(idx, "gather(): Expected dtype int32/int64 for index")
+    d = wrap_dim(dim, a.ndim)
+    a1, i1 = _as_1d(a), _as_1d(idx)
+    if a1.ndim != i1.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for k in range(a1.ndim):
+        if k != d and i1.shape[k] > a1.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(idx.shape)} to "
+                               f"be no larger than self {list(a.shape)} apart from dimension {d}")
+    _check_bounds(i1, a1.shape[d], d)
+    return a1[_coords(i1, d)].reshape(idx.shape)
+
+
+def _gather_vjp(ctx, g):
+    (dim,) = ctx.attrs
+    (index,) = ctx.saved_tensors
+    return scatter_add(_zeros(g, ctx.input_shapes[0]), dim, index, g)
+
+
+gather = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+               _gather_kernel, vjp=_gather_vjp, attrs=("dim",), saves=("index",), differentiable=("self",))
+
+
+def _scatter_prepare(a, dim, index, src):
+    """Validate a scatter-family call; return (self as >=1-d array, wrapped dim, index, src or None)."""
+    idx = _idx(index)
+    _check_index_dtype(idx, "scatter(): Expected dtype int32/int64 for index")
+    has_src = isinstance(src, np.ndarray)
+    if has_src and src.dtype != a.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = wrap_dim(dim, a.ndim)
+    a1, i1 = _as_1d(a), _as_1d(idx)
+    s1 = _as_1d(src) if has_src else None
+    if i1.ndim != a1.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if has_src and s1.ndim != a1.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    too_big = any(i1.shape[k] > a1.shape[k] for k in range(a1.ndim) if k != d)
+    if has_src:
+        too_big = too_big or any(i1.shape[k] > s1.shape[k] for k in range(a1.ndim))
+    if too_big:
+        tail = f" and to be no larger size than src {list(src.shape)}" if has_src else ""
+        raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(a.shape)} "
+                           f"apart from dimension {d}{tail}")
+    _check_bounds(i1, a1.shape[d], d)
+    if has_src:
+        s1 = s1[tuple(builtins.slice(0, n) for n in i1.shape)]
+    return a1, d, i1, s1
+
+
+_SCATTER_REDUCE_LEGACY = {"add": np.add, "multiply": np.multiply}
+
+
+def _scatter_into(out1, dim, index, values, reduce=None) -> None:
+    key = _coords(index, dim)
+    if reduce is None:
+        out1[key] = values
+        return
+    if reduce not in _SCATTER_REDUCE_LEGACY:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    values = np.broadcast_to(np.asarray(values, dtype=out1.dtype), index.shape)
+    _SCATTER_REDUCE_LEGACY[reduce].at(out1, key, values)
+
+
+def _scatter_src_kernel(a, dim, index, src, reduce=None):
+    a1, d, i1, s1 = _scatter_prepare(a, dim, index, src)
+    out = a1.copy()
+    _scatter_into(out, d, i1, s1, reduce)
+    return out.reshape(a.shape)
+
+
+def _scatter_value_kernel(a, dim, index, value, reduce=None):
+    a1, d, i1, _ = _scatter_prepare(a, dim, index, None)
+    out = a1.copy()
+    _scatter_into(out, d, i1, value, reduce)
+    return out.reshape(a.shape)
+
+
+def _inplace(functional):
+    """In-place kernel from a functional one whose result has self's shape and dtype."""
+
+    def kernel(a, *rest):
+        np.copyto(a, functional(a, *rest))
+        return a
+
+    return kernel
+
+
+def _scatter_src_vjp(ctx, g):
+    (dim,) = ctx.attrs
+    (index,) = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (scatter_value(g, dim, index, 0) if need[0] else None,
+            gather(g, dim, index) if need[1] else None)
+
+
+def _scatter_value_vjp(ctx, g):
+    (dim,) = ctx.attrs
+    (index,) = ctx.saved_tensors
+    return scatter_value(g, dim, index, 0)
+
+
+_SRC = "(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"
+_VALUE = "(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"
+_SRC_IP = "(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"
+_VALUE_IP = "(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"
+_src_rules = dict(vjp=_scatter_src_vjp, attrs=("dim",), saves=("index",), differentiable=("self", "src"))
+_value_rules = dict(vjp=_scatter_value_vjp, attrs=("dim",), saves=("index",), differentiable=("self",))
+
+scatter_src = defop("scatter.src" + _SRC, _scatter_src_kernel, **_src_rules)
+scatter_value = defop("scatter.value" + _VALUE, _scatter_value_kernel, node_name="ScatterBackward1",
+                      **_value_rules)
+scatter_src_ = defop("scatter_.src" + _SRC_IP, _inplace(_scatter_src_kernel), node_name="ScatterBackward0",
+                     **_src_rules)
+scatter_value_ = defop("scatter_.value" + _VALUE_IP, _inplace(_scatter_value_kernel),
+                       node_name="ScatterBackward1", **_value_rules)
+# the legacy reduce= forms have no derivative in PyTorch
+_no_grad = dict(vjp=not_implemented("scatter"), node_name="NotImplemented")
+_no_grad_src = dict(_no_grad, differentiable=("self", "src"))
+_no_grad_value = dict(_no_grad, differentiable=("self",))
+_REDUCE_TAIL = ", *, str reduce) -> Tensor"
+scatter_reduce_src = defop("scatter.reduce(Tensor self, int dim, Tensor index, Tensor src" + _REDUCE_TAIL,
+                           _scatter_src_kernel, **_no_grad_src)
+scatter_reduce_value = defop("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value"
+                             + _REDUCE_TAIL, _scatter_value_kernel, **_no_grad_value)
+scatter_reduce_src_ = defop("scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src"
+                            + _REDUCE_TAIL + "(a!)", _inplace(_scatter_src_kernel), **_no_grad_src)
+scatter_reduce_value_ = defop("scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value"
+                              + _REDUCE_TAIL + "(a!)", _inplace(_scatter_value_kernel), **_no_grad_value)
+
+_SCATTER_OPS = {  # (has tensor src, legacy reduce, in place) -> op
+    (True, False, False): scatter_src, (False, False, False): scatter_value,
+    (True, False, True): scatter_src_, (False, False, True): scatter_value_,
+    (True, True, False): scatter_reduce_src, (False, True, False): scatter_reduce_value,
+    (True, True, True): scatter_reduce_src_, (False, True, True): scatter_reduce_value_,
+}
+
+
+def _scatter_dispatch(inplace: bool, input, dim, index, src, value, reduce, out):
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    payload = src if src is not None else value
+    is_tensor = isinstance(payload, Tensor)
+    if reduce is not None and is_tensor:
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be "
+                      "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
+                      "reduction options.",
+                      UserWarning, stacklevel=3)
+    op = _SCATTER_OPS[(is_tensor, reduce is not None, inplace)]
+    extra = {"reduce": reduce} if reduce is not None else {}
+    return _call(op, input, dim, index, payload, out=out, **extra)
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce: str | None = None,
+            out=None) -> Tensor:
+    """``scatter(input, dim, index, src)`` with a tensor ``src`` or a scalar ``value``."""
+    return _scatter_dispatch(False, input, dim, index, src, value, reduce, out)
+
+
+def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *,
+             reduce: str | None = None) -> Tensor:
+    return _scatter_dispatch(True, self, dim, index, src, value, reduce, None)
+
+
+def _scatter_add_kernel(a, dim, index, src):
+    a1, d, i1, s1 = _scatter_prepare(a, dim, index, src)
+    out = a1.copy()
+    np.add.at(out, _coords(i1, d), s1)
+    return out.reshape(a.shape)
+
+
+def _scatter_add_vjp(ctx, g):
+    (dim,) = ctx.attrs
+    (index,) = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (g if need[0] else None, gather(g, dim, index) if need[1] else None)
+
+
+_scatter_add_rules = dict(vjp=_scatter_add_vjp, attrs=("dim",), saves=("index",),
+                          differentiable=("self", "src"))
+scatter_add = defop("scatter_add" + _SRC, _scatter_add_kernel, **_scatter_add_rules)
+scatter_add_ = defop("scatter_add_" + _SRC_IP, _inplace(_scatter_add_kernel), **_scatter_add_rules)
+
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+_UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def _identity(reduce: str, dtype: np.dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    if dtype.kind == "b":
+        return reduce == "amin"
+    info = np.iinfo(dtype)
+    return info.min if reduce == "amax" else info.max
+
+
+def _scatter_reduce_kernel(a, dim, index, src, reduce, include_self=True):
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    a1, d, i1, s1 = _scatter_prepare(a, dim, index, src)
+    key = _coords(i1, d)
+    out = a1.copy()
+    if not include_self:
+        out[key] = _identity(reduce, out.dtype)
+    _UFUNC[reduce].at(out, key, s1)
+    if reduce == "mean":
+        count = np.full(out.shape, 1 if include_self else 0, dtype=np.int64)
+        np.add.at(count, key, 1)
+        count[count == 0] = 1
+        out = out // count if out.dtype.kind in "iu" else (out / count).astype(out.dtype)
+    return out.reshape(a.shape)
+
+
+def _scatter_reduce_vjp(ctx, g):
+    dim, reduce, include_self = ctx.attrs
+    self_, index, src, result = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    grad_self, grad_src = _SCATTER_REDUCE_GRADS[reduce](g, dim, index, self_, src, result, include_self)
+    if need[0] and not include_self:
+        grad_self = scatter_value(grad_self, dim, index, 0)  # overwritten positions took no part
+    return (grad_self if need[0] else None, grad_src if need[1] else None)
+
+
+def _sr_sum(g, dim, index, self_, src, result, include_self):
+    return g, gather(g, dim, index)
+
+
+def _sr_mean(g, dim, index, self_, src, result, include_self):
+    from .pointwise import div
+
+    count = _zeros(g, self_.shape)
+    if include_self:
+        count = count + 1
+    count = scatter_add(count, dim, index, _zeros(g, src.shape) + 1)
+    count = masked_fill(count, count == 0, 1)
+    return div(g, count), div(gather(g, dim, index), gather(count, dim, index))
+
+
+def _sr_extreme(g, dim, index, self_, src, result, include_self):
+    # ties share the gradient evenly, as in PyTorch
+    from .creation import to_dtype
+    from .pointwise import div, eq, mul
+
+    picked = gather(result, dim, index)
+    self_hit = to_dtype(eq(self_, result), g.dtype)
+    src_hit = to_dtype(eq(src, picked), g.dtype)
+    share = div(g, scatter_add(self_hit, dim, index, src_hit))
+    return mul(self_hit, share), mul(src_hit, gather(share, dim, index))
+
+
+def _sr_prod(g, dim, index, self_, src, result, include_self):
+    # exclusive products without dividing by zero: mask zeros to one, and recompute where one zero was hit
+    from .creation import to_dtype
+    from .pointwise import div, eq, logical_and, mul, where
+
+    self_safe = masked_fill(self_, eq(self_, 0), 1)
+    others = scatter_reduce(self_safe, dim, index, src, "prod", include_self=include_self)
+    grad_self = div(mul(g, others), self_safe)
+    src_zero = eq(src, 0)
+    zero_count = scatter_add(_zeros(g, self_.shape), dim, index, to_dtype(src_zero, g.dtype))
+    single = logical_and(src_zero, eq(gather(zero_count, dim, index), 1))
+    without_it = scatter_reduce(self_, dim, index, masked_fill(src, single, 1), "prod",
+                                include_self=include_self)
+    grad_src = where(single, gather(mul(g, without_it), dim, index),
+                     div(gather(mul(g, result), dim, index), masked_fill(src, src_zero, 1)))
+    return grad_self, grad_src
+
+
+_SCATTER_REDUCE_GRADS = {"sum": _sr_sum, "mean": _sr_mean, "prod": _sr_prod, "amax": _sr_extreme,
+                         "amin": _sr_extreme}
+
+_scatter_reduce_rules = dict(vjp=_scatter_reduce_vjp, attrs=("dim", "reduce", "include_self"),
+                             saves=("self", "index", "src", "result"), differentiable=("self", "src"))
+scatter_reduce = defop("scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "
+                       "bool include_self=True) -> Tensor", _scatter_reduce_kernel, **_scatter_reduce_rules)
+scatter_reduce_ = defop("scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, "
+                        "*, "
+                        "bool include_self=True) -> Tensor(a!)", _inplace(_scatter_reduce_kernel),
+                        node_name="ScatterReduceBackward0", **_scatter_reduce_rules)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, out=None) -> Tensor:
+    from .views import expand, reshape
+
+    if indices.dtype.name != "int64":
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_tname(indices.dtype.np)}")
+    if dim is None:
+        return _call(gather, reshape(input, (-1,)), 0, reshape(indices, (-1,)), out=out)
+    if input.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
+                           f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
+                           f"dimensions for indices")
+    d = wrap_dim(dim, input.ndim)
+    self_sizes = list(input.shape)
+    self_sizes[d] = indices.shape[d]
+    shape = list(broadcast_shapes(tuple(self_sizes), tuple(indices.shape)))
+    idx = expand(indices, tuple(shape))
+    shape[d] = input.shape[d]
+    return _call(gather, expand(input, tuple(shape)), d, idx, out=out)
+
+
+# ---- index_* -----------------------------------------------------------------------------------------------
+
+
+def _index_vector(index, message_dim) -> np.ndarray:
+    idx = _idx(index)
+    if idx.ndim > 1:
+        raise IndexError(message_dim(idx))
+    return idx.reshape(-1)
+
+
+def _index_select_kernel(a, dim, index):
+    idx = _idx(index)
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = wrap_dim(dim, a.ndim)
+    a1, flat = _as_1d(a), idx.reshape(-1)
+    n = a1.shape[d]
+    if flat.size and (flat.min() < 0 or flat.max() >= n):
+        raise IndexError("index out of range in self")
+    out = np.take(a1, flat, axis=d)
+    return out.reshape(()) if a.ndim == 0 else out
+
+
+def _index_select_vjp(ctx, g):
+    (dim,) = ctx.attrs
+    (index,) = ctx.saved_tensors
+    shape = ctx.input_shapes[0]
+    if not shape:  # a 0-dim input: its single element was picked index.numel() times
+        from .reductions import sum as sum_op
+
+        return sum_op(g)
+    return index_add(_zeros(g, shape), dim, index, g)
+
+
+index_select = defop("index_select(Tensor self, int dim, Tensor index) -> Tensor", _index_select_kernel,
+                     vjp=_index_select_vjp, attrs=("dim",), saves=("index",), differentiable=("self",))
+
+
+def _slices_first(a: np.ndarray, d: int) -> np.ndarray:
+    """``a`` with dim ``d`` moved to the front (a view, so writes reach ``a``)."""
+    return np.moveaxis(_as_1d(a), d, 0)
+
+
+def _check_source_shape(a, src, d, message) -> None:
+    a1, s1 = _as_1d(a), _as_1d(src)
+    if a1.ndim != s1.ndim or any(a1.shape[k] != s1.shape[k] for k in range(a1.ndim) if k != d):
+        raise RuntimeError(message)
+
+
+def _index_add_kernel(a, dim, index, source, alpha=1):
+    idx = _idx(index)
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(idx.dtype)}")
+    flat = _index_vector(idx, lambda i: f"index_add_(): Index is supposed to be a vector, but got dim: "
+                                        f"{i.ndim} with type: {_tname(i.dtype)} and size: {list(i.shape)}")
+    d = wrap_dim(dim, a.ndim)
+    src = np.asarray(source)
+    if src.dtype != a.dtype:
+        raise RuntimeError(f"index_add_(): self ({_tname(a.dtype)}) and source ({_tname(src.dtype)}) must "
+                           f"have the same scalar type")
+    n_src = _as_1d(src).shape[d] if _as_1d(src).ndim > d else 1
+    if flat.size != n_src:
+        raise RuntimeError(f"index_add_(): Number of indices ({flat.size}) should be equal to "
+                           f"source.size(dim): ({n_src}), for dim: {d}")
+    _check_source_shape(a, src, d, f"source tensor shape must match self tensor shape, excluding the "
+                                   f"specified dimension. Got self.shape = {list(a.shape)} "
+                                   f"source.shape = {list(src.shape)}")
+    _check_bounds(flat, _as_1d(a).shape[d], d)
+    out = a.copy()
+    values = src if alpha == 1 else (src * alpha).astype(a.dtype)
+    np.add.at(_slices_first(out, d), flat, _slices_first(values, d))
+    return out
+
+
+def _index_add_vjp(ctx, g):
+    dim, alpha = ctx.attrs
+    (index,) = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    grad_src = None
+    if need[1]:
+        from .pointwise import mul
+
+        grad_src = index_select(g, dim, index)
+        if alpha != 1:
+            grad_src = mul(grad_src, alpha)
+        if not ctx.input_shapes[1]:  # a 0-dim source
+            from .views import reshape
+
+            grad_src = reshape(grad_src, ())
+    return (g if need[0] else None, grad_src)
+
+
+_index_add_rules = dict(vjp=_index_add_vjp, attrs=("dim", "alpha"), saves=("index",),
+                        differentiable=("self", "source"))
+index_add = defop("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+                  _index_add_kernel, **_index_add_rules)
+index_add_ = defop("index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> "
+                   "Tensor(a!)",
+                   _inplace(_index_add_kernel), **_index_add_rules)
+
+
+def _index_copy_kernel(a, dim, index, source):
+    idx = _idx(index)
+    if idx.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_tname(idx.dtype)}")
+    flat = idx.reshape(-1)
+    d = wrap_dim(dim, a.ndim)
+    src = np.asarray(source)
+    if src.dtype != a.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{_tname(a.dtype)} and (source) {_tname(src.dtype)}")
+    n_src = _as_1d(src).shape[d] if _as_1d(src).ndim > d else 1
+    if flat.size != n_src:
+        raise IndexError(f"index_copy_(): Number of indices ({flat.size}) should be equal to "
+                         f"source.size(dim) ({n_src})")
+    a1, s1 = _as_1d(a), _as_1d(src)
+    for k in range(a1.ndim):
+        if k != d and (s1.ndim <= k or a1.shape[k] != s1.shape[k]):
+            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. "
+                               f"Destination slice shape: {a1.shape[k]} at dimension {k} and source slice "
+                               f"shape: "
+                               f"{s1.shape[k] if s1.ndim > k else 1} at dimension 0.")
+    _check_bounds(flat, a1.shape[d], d, "index_copy_(): ", IndexError)
+    out = a.copy()
+    _slices_first(out, d)[flat] = _slices_first(src, d)
+    return out
+
+
+def _index_copy_vjp(ctx, g):
+    (dim,) = ctx.attrs
+    (index,) = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    grad_src = None
+    if need[1]:
+        from .views import reshape
+
+        grad_src = reshape(index_select(g, dim, index), ctx.input_shapes[1])
+    return (index_fill_value(g, dim, index, 0) if need[0] else None, grad_src)
+
+
+_index_copy_rules = dict(vjp=_index_copy_vjp, attrs=("dim",), saves=("index",),
+                         differentiable=("self", "source"))
+index_copy = defop("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor",
+                   _index_copy_kernel, **_index_copy_rules)
+index_copy_ = defop("index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)",
+                    _inplace(_index_copy_kernel), **_index_copy_rules)
+
+
+def _index_fill_kernel(a, dim, index, value):
+    idx = _idx(index)
+    if idx.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if idx.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, np.ndarray) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    d = wrap_dim(dim, a.ndim)
+    flat = idx.reshape(-1)
+    n = _as_1d(a).shape[d]
+    bad = flat[(flat < -n) | (flat >= n)]
+    if bad.size:
+        raise IndexError(f"index {int(bad[0])} is out of bounds for dimension {d} with size {n}")
+    out = a.copy()
+    _slices_first(out, d)[flat] = value
+    return out
+
+
+def _index_fill_vjp(ctx, g):
+    (dim,) = ctx.attrs
+    (index,) = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    grad_self = index_fill_value(g, dim, index, 0) if need[0] else None
+    if len(need) == 1:
+        return grad_self
+    grad_value = None
+    if need[1]:  # every filled position once, however often the index repeats it
+        from .pointwise import mul
+        from .reductions import sum as sum_op
+
+        filled = index_fill_value(_zeros(g, g.shape), dim, index, 1)
+        grad_value = sum_op(mul(g, filled))
+    return grad_self, grad_value
+
+
+def _index_fill_rules(differentiable, node):
+    return dict(vjp=_index_fill_vjp, attrs=("dim",), saves=("index",), differentiable=differentiable,
+                node_name=node)
+
+
+index_fill_value = defop("index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+                         _index_fill_kernel, **_index_fill_rules(("self",), "IndexFillBackward0"))
+index_fill_tensor = defop("index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
+                          _index_fill_kernel, **_index_fill_rules(("self", "value"), "IndexFillBackward1"))
+index_fill_value_ = defop("index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> "
+                          "Tensor(a!)",
+                          _inplace(_index_fill_kernel), **_index_fill_rules(("self",), "IndexFillBackward0"))
+index_fill_tensor_ = defop("index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> "
+                           "Tensor(a!)", _inplace(_index_fill_kernel),
+                           **_index_fill_rules(("self", "value"), "IndexFillBackward1"))
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    op = index_fill_tensor if isinstance(value, Tensor) else index_fill_value
+    return op(input, dim, index, value)
+
+
+def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    op = index_fill_tensor_ if isinstance(value, Tensor) else index_fill_value_
+    return op(self, dim, index, value)
+
+
+def _narrow_copy_kernel(a, dim, start, length):
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    start = int(start)
+    if start < 0:
+        start += n
+    if start < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return np.take(a, np.arange(start, start + length), axis=d)
+
+
+def _narrow_copy_vjp(ctx, g):
+    from .views import slice_scatter
+
+    dim, start, length = ctx.attrs
+    shape = ctx.input_shapes[0]
+    d = wrap_dim(dim, len(shape))
+    start = int(start)
+    if start < 0:
+        start += shape[d]
+    return slice_scatter(_zeros(g, shape), g, d, start, start + length, 1)
+
+
+narrow_copy = defop("narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
+                    _narrow_copy_kernel, vjp=_narrow_copy_vjp, attrs=("dim", "start", "length"))
+
+
+# ---- masks -------------------------------------------------------------------------------------------------
+
+
+def _broadcast_shape(*shapes) -> tuple:
+    """Broadcast shapes with PyTorch's message (tensor a is the first shape, b the later one)."""
+    out: tuple = ()
+    for shape in shapes:
+        out = _broadcast_pair(out, tuple(shape))
+    return out
+
+
+def _broadcast_pair(a: tuple, b: tuple) -> tuple:
+    n = builtins.max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    res = []
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                               f"non-singleton dimension {i}")
+        res.append(y if x == 1 else x)
+    return tuple(res)
+
+
+def _check_bool_mask(mask: np.ndarray, name: str, capital: bool = False) -> None:
+    if mask.dtype != np.bool_:
+        got = _tname(mask.dtype) if capital else _META_NAMES.get(mask.dtype.name, mask.dtype.name)
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {got}")
+
+
+def _inplace_target_check(a, shape) -> None:
+    if tuple(shape) != a.shape:
+        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
+                           f"{list(shape)}")
+
+
+def _masked_fill_kernel(a, mask, value):
+    mask = np.asarray(mask)
+    _check_bool_mask(mask, "masked_fill_")
+    if isinstance(value, np.ndarray) and value.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    shape = _broadcast_shape(a.shape, mask.shape)
+    out = np.array(np.broadcast_to(a, shape))
+    out[np.broadcast_to(mask, shape)] = value
+    return out
+
+
+def _masked_fill_inplace_kernel(a, mask, value):
+    result = _masked_fill_kernel(a, mask, value)
+    _inplace_target_check(a, result.shape)
+    np.copyto(a, result)
+    return a
+
+
+def _masked_fill_vjp(ctx, g):
+    (mask,) = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    grad_self = masked_fill(g, mask, 0) if need[0] else None
+    if len(need) == 1:
+        return grad_self
+    grad_value = None
+    if need[1]:
+        from .pointwise import where
+        from .reductions import sum as sum_op
+
+        grad_value = sum_op(where(mask, g, _zeros(g, ())))
+    return grad_self, grad_value
+
+
+def _masked_fill_rules(differentiable, node):
+    return dict(vjp=_masked_fill_vjp, saves=("mask",), differentiable=differentiable, node_name=node)
+
+
+masked_fill_scalar = defop("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+                           _masked_fill_kernel,
+                           **_masked_fill_rules(("self",), "MaskedFillBackward0"))
+masked_fill_tensor = defop("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+                           _masked_fill_kernel,
+                           **_masked_fill_rules(("self", "value"), "MaskedFillBackward1"))
+masked_fill_scalar_ = defop("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+                            _masked_fill_inplace_kernel,
+                            **_masked_fill_rules(("self",), "MaskedFillBackward0"))
+masked_fill_tensor_ = defop("masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+                            _masked_fill_inplace_kernel,
+                            **_masked_fill_rules(("self", "value"), "MaskedFillBackward1"))
+
+
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
+    """``value`` (a number or a 0-dim tensor) where ``mask`` is True; ``mask`` and ``input`` broadcast."""
+    op = masked_fill_tensor if isinstance(value, Tensor) else masked_fill_scalar
+    return op(input, mask, value)
+
+
+def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
+    op = masked_fill_tensor_ if isinstance(value, Tensor) else masked_fill_scalar_
+    return op(self, mask, value)
+
+
+def _masked_scatter_kernel(a, mask, source):
+    mask = np.asarray(mask)
+    _check_bool_mask(mask, "masked_scatter_", capital=True)
+    if source.dtype != a.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_tname(a.dtype)} and {_tname(source.dtype)}")
+    shape = _broadcast_shape(a.shape, mask.shape)
+    m = np.broadcast_to(mask, shape)
+    n = int(m.sum())
+    if source.size < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out = np.array(np.broadcast_to(a, shape))
+    out[m] = source.reshape(-1)[:n]
+    return out
+
+
+def _masked_scatter_inplace_kernel(a, mask, source):
+    result = _masked_scatter_kernel(a, mask, source)
+    _inplace_target_check(a, result.shape)
+    np.copyto(a, result)
+    return a
+
+
+def _masked_scatter_vjp(ctx, g):
+    (mask,) = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    grad_self = masked_fill(g, mask, 0) if need[0] else None
+    grad_src = None
+    if need[1]:
+        from .shape import cat
+        from .views import reshape
+
+        shape = ctx.input_shapes[1]
+        picked = masked_select(g, mask)
+        missing = math.prod(shape) - picked.shape[0]
+        if missing:
+            picked = cat([picked, _zeros(g, (missing,))])
+        grad_src = reshape(picked, shape)
+    return grad_self, grad_src
+
+
+_masked_scatter_rules = dict(vjp=_masked_scatter_vjp, saves=("mask",), differentiable=("self", "source"))
+masked_scatter = defop("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
+                       _masked_scatter_kernel, **_masked_scatter_rules)
+masked_scatter_ = defop("masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
+                        _masked_scatter_inplace_kernel, **_masked_scatter_rules)
+
+
+def _masked_select_kernel(a, mask):
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = _broadcast_shape(a.shape, mask.shape)
+    return np.broadcast_to(a, shape)[np.broadcast_to(mask, shape)]
+
+
+def _masked_select_vjp(ctx, g):
+    (mask,) = ctx.saved_tensors
+    shape = _broadcast_shape(ctx.input_shapes[0], tuple(mask.shape))
+    return masked_scatter(_zeros(g, shape), mask, g)  # the engine sums a broadcast input's gradient back
+
+
+masked_select = defop("masked_select(Tensor self, Tensor mask) -> Tensor", _masked_select_kernel,
+                      vjp=_masked_select_vjp, saves=("mask",), differentiable=("self",))
+
+
+def _nonzero_kernel(a):
+    return np.argwhere(a).astype(np.int64)
+
+
+_nonzero = defop("nonzero(Tensor self) -> Tensor", _nonzero_kernel, differentiable=())
+
+
+def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
+    if not as_tuple:
+        return _call(_nonzero, input, out=out)
+    from .views import reshape, unbind
+
+    if input.ndim == 0:
+        input = reshape(input, (1,))
+    return tuple(t.contiguous() for t in unbind(_nonzero(input), 1))
+
+
+def argwhere(input: Tensor) -> Tensor:
+    return _nonzero(input)
+
+
+# ---- broadcasting ------------------------------------------------------------------------------------------
+
+
+def broadcast_shapes(*shapes):
+    from ..size import Size
+
+    result: list = []
+    for i, shape in enumerate(shapes):
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        n = builtins.max(len(result), len(shape))
+        res = [1] * (n - len(result)) + result
+        cur = (1,) * (n - len(shape)) + shape
+        for k in range(n):
+            if cur[k] == res[k] or cur[k] == 1:
+                continue
+            if res[k] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {cur[k]} at {k - n}! "
+                                   f"Mismatching argument at index {i} had {shape}; but expected shape "
+                                   f"should be broadcastable to {res}")
+            res[k] = cur[k]
+        result = res
+    return Size(result)
+
+
+def broadcast_to(input: Tensor, size) -> Tensor:
+    from .views import expand
+
+    return expand(input, tuple(size))
+
+
+def broadcast_tensors(*tensors):
+    from .views import expand
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = _broadcast_shape(*(tuple(t.shape) for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def meshgrid(*tensors, indexing: str | None = None):
+    from .views import expand, reshape
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+                      "argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    order = list(tensors)
+    swap = indexing == "xy" and len(order) >= 2
+    if swap:  # 'xy' is 'ij' over (y, x, ...), with the first two grids handed back in (x, y) order
+        order[0], order[1] = order[1], order[0]
+    shape = tuple(t.numel() for t in order)
+    n = len(order)
+    grids = [expand(reshape(t, (1,) * i + (-1,) + (1,) * (n - i - 1)), shape) for i, t in enumerate(order)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+# ---- splitting ---------------------------------------------------------------------------------------------
+
+
+def _split_with_sizes_kernel(a, split_sizes, dim=0):
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    sizes = [int(s) for s in split_sizes]
+    if builtins.sum(sizes) != n or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                           f"size at dimension {d}), but got split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(a[(builtins.slice(None),) * d + (builtins.slice(start, start + s),)])
+        start += s
+    return tuple(out)
+
+
+def _split_with_sizes_vjp(ctx, *grads):
+    from .shape import cat
+
+    (dim,) = ctx.attrs
+    return cat(list(grads), dim)
+
+
+split_with_sizes = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> "
+                         "Tensor(a)[]",
+                         _split_with_sizes_kernel, vjp=_split_with_sizes_vjp, attrs=("dim",),
+                         multi_output_view=True)
+
+
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
+    """``torch.split``: an int size (``split.Tensor``) or a list of sizes (``split_with_sizes``)."""
+    from .views import split as split_int
+
+    if isinstance(split_size_or_sections, (list, tuple)):
+        return tuple(split_with_sizes(tensor, list(split_size_or_sections), dim))
+    return tuple(split_int(tensor, split_size_or_sections, dim))
+
+
+def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
+    from .views import slice as slice_op
+
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 "
+                           "dims")
+    d = wrap_dim(dim, input.ndim)
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        if spec.dtype.name != "int64":
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype of long, "
+                               f"but got {_tname(spec.dtype.np)}")
+        if spec.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional "
+                               f"or one-dimensional tensor, but got a tensor with {spec.ndim} dims")
+        spec = int(spec.item()) if spec.ndim == 0 else [int(v) for v in spec.tolist()]
+    n = input.shape[d]
+    if isinstance(spec, (list, tuple)):
+        bounds = [0] + [int(i) for i in spec] + [None]
+    else:
+        sections = int(spec)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        size, extra = divmod(n, sections)
+        bounds, start = [0], 0
+        for k in range(sections):
+            start += size + (1 if k < extra else 0)
+            bounds.append(start)
+    return tuple(slice_op(input, d, bounds[k], bounds[k + 1], 1) for k in range(len(bounds) - 1))
+
+
+def _split_along(input: Tensor, spec, dim: int, name: str, min_dims: int) -> tuple:
+    if input.ndim < min_dims:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a "
+                           f"tensor with {input.ndim} dimensions!")
+    if not isinstance(spec, (list, tuple, Tensor)):
+        n = input.shape[dim]
+        if spec == 0 or n % spec:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                               f"dimension {n} is not divisible by the split_size {spec}!")
+        return tensor_split(input, int(spec), dim)
+    return tensor_split(input, spec, dim)
+
+
+def hsplit(input: Tensor, indices_or_sections):
+    return _split_along(input, indices_or_sections, 0 if input.ndim == 1 else 1, "hsplit", 1)
+
+
+def vsplit(input: Tensor, indices_or_sections):
+    return _split_along(input, indices_or_sections, 0, "vsplit", 2)
+
+
+def dsplit(input: Tensor, indices_or_sections):
+    return _split_along(input, indices_or_sections, 2, "dsplit", 3)
+
+
+# ---- set-like utilities (not differentiable) ---------------------------------------------------------------
+
+
+def _unique_kernel(a, sorted=True, return_inverse=False, return_counts=False):
+    values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+    inv = inverse.reshape(a.shape).astype(np.int64) if return_inverse else np.zeros(0, np.int64)
+    cnt = counts.astype(np.int64) if return_counts else np.zeros(0, np.int64)
+    return values, inv, cnt
+
+
+_unique2 = defop("_unique2(Tensor self, bool sorted=True, bool return_inverse=False, "
+                 "bool return_counts=False) -> (Tensor, Tensor, Tensor)", _unique_kernel,
+                 vjp=not_implemented("_unique2"))
+
+
+def _unique_dim_kernel(a, dim, sorted=True, return_inverse=False, return_counts=False):
+    d = wrap_dim(dim, a.ndim)
+    values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+    return values, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+
+
+_unique_dim = defop("unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, "
+                    "bool return_counts=False) -> (Tensor, Tensor, Tensor)", _unique_dim_kernel,
+                    vjp=not_implemented("unique_dim"))
+
+
+def _pick_unique(result, return_inverse: bool, return_counts: bool):
+    values, inverse, counts = result
+    if not return_inverse and not return_counts:
+        return values
+    picked = (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return picked
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+           dim: int | None = None):
+    """Sorted unique values (NumPy's order, which is PyTorch's on CPU even for ``sorted=False``)."""
+    if dim is None:
+        result = _unique2(input, sorted, return_inverse, return_counts)
+    else:
+        result = _unique_dim(input, dim, sorted, return_inverse, return_counts)
+    return _pick_unique(result, return_inverse, return_counts)
+
+
+def _unique_consecutive_kernel(a, return_inverse=False, return_counts=False, dim=None):
+    if dim is None:
+        flat = a.reshape(-1)
+        change = np.ones(flat.shape[0], dtype=bool)
+        change[1:] = flat[1:] != flat[:-1]
+        values, inv_shape = flat[change], a.shape
+    else:
+        d = wrap_dim(dim, a.ndim)
+        moved = np.moveaxis(a, d, 0)
+        change = np.ones(moved.shape[0], dtype=bool)
+        if moved.shape[0] > 1:
+            change[1:] = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, -1).any(axis=1)
+        values, inv_shape = np.moveaxis(moved[change], 0, d), (moved.shape[0],)
+    group = np.cumsum(change) - 1
+    counts = np.bincount(group, minlength=int(change.sum())) if group.size else np.zeros(0, np.int64)
+    return (np.ascontiguousarray(values), group.reshape(inv_shape).astype(np.int64), counts.astype(np.int64))
+
+
+_unique_consecutive = defop("unique_consecutive(Tensor self, bool return_inverse=False, "
+                            "bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)",
+                            _unique_consecutive_kernel,
+                            vjp=not_implemented("unique_consecutive"))
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None):
+    result = _unique_consecutive(input, return_inverse, return_counts, dim)
+    return _pick_unique(result, return_inverse, return_counts)
+
+
+def _bincount_kernel(a, weights=None, minlength=0):
+    if a.dtype.kind not in "iub":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_tname(a.dtype)}'")
+    if a.ndim != 1 or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return np.bincount(a, minlength=minlength).astype(np.int64)
+    w = np.asarray(weights)
+    if w.ndim != 1 or w.shape[0] != a.shape[0]:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    dt = np.float32 if w.dtype == np.float32 else np.float64
+    return np.bincount(a, weights=w.astype(np.float64), minlength=minlength).astype(dt)
+
+
+bincount = defop("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
+                 _bincount_kernel, vjp=not_implemented("bincount"), differentiable=("weights",),
+                 node_name="NotImplemented")
+
+
+def _histc_kernel(a, bins=100, min=0, max=0):
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_tname(a.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = a.dtype.type(min), a.dtype.type(max)
+    if lo == hi and a.size:
+        lo, hi = a.min(), a.max()
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    flat = a.reshape(-1)
+    inside = flat[(flat >= lo) & (flat <= hi)]
+    pos = ((inside - lo) * bins / (hi - lo)).astype(np.int64)
+    pos[pos == bins] = bins - 1  # the right edge belongs to the last bin
+    return np.bincount(pos, minlength=bins).astype(a.dtype)
+
+
+_histc = defop("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", _histc_kernel,
+               differentiable=())
+
+
+def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
+    # histc has no gradient and its output never requires grad: run it on a detached input
+    return _call(_histc, input.detach(), bins, min, max, out=out)
+
+
+def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, side=None, sorter=None):
+    seq = np.asarray(sorted_sequence)
+    vals = np.asarray(values)
+    if side is not None and side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if side == "left" and right:
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of "
+                           "left while right was True")
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but "
+                           "got 0 dimension")
+    if seq.ndim > 1 and (vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                           f"dimensions of boundaries tensor and input value tensor must match, but we got "
+                           f"boundaries tensor {list(seq.shape)} and input value tensor {list(vals.shape)}")
+    if sorter is not None:
+        sorter = np.asarray(sorter)
+        if sorter.shape != seq.shape:
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got "
+                               f"boundary tensor {list(seq.shape)}and got sorter tensor {list(sorter.shape)}")
+        seq = np.take_along_axis(seq, sorter, axis=-1)
+    how = "right" if (right or side == "right") else "left"
+    dt = result_dtype(seq, vals) if seq.dtype != vals.dtype else seq.dtype
+    seq, vals = seq.astype(dt, copy=False), vals.astype(dt, copy=False)
+    if seq.ndim == 1:
+        out = np.searchsorted(seq, vals, side=how)
+    else:
+        rows_s, rows_v = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
+        out = np.stack([np.searchsorted(s, v, side=how) for s, v in zip(rows_s, rows_v)]).reshape(vals.shape)
+    return np.asarray(out, dtype=np.int32 if out_int32 else np.int64)
+
+
+_searchsorted = defop("searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, "
+                      "bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+                      _searchsorted_kernel, differentiable=())
+
+
+def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, sorter=None, out=None) -> Tensor:
+    return _call(_searchsorted, sorted_sequence, _value_tensor(input, sorted_sequence), out=out,
+                 out_int32=out_int32, right=right, side=side, sorter=sorter)
+
+
+def _value_tensor(value, like: Tensor):
+    """A Python number as a 0-dim tensor of its natural dtype (searchsorted's Scalar overload)."""
+    if isinstance(value, Tensor):
+        return value
+    from .._factories import tensor
+
+    return tensor(value)
+
+
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return _call(_searchsorted, boundaries, _value_tensor(input, boundaries), out=out, out_int32=out_int32,
+                 right=right)
+
+
+# ---- cumulative extremes and differences -------------------------------------------------------------------
+
+
+def _cum_extreme(a, dim, ufunc):
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    d = wrap_dim(dim, a.ndim)
+    values = ufunc.accumulate(a, axis=d)
+    positions = np.arange(a.shape[d], dtype=np.int64).reshape((-1,) + (1,) * (a.ndim - d - 1))
+    # an element takes the lead when it equals the running extreme (latest wins on ties) or is NaN
+    hit = (a == values) | (np.isnan(a) if a.dtype.kind == "f" else False)
+    indices = np.maximum.accumulate(np.where(hit, positions, 0), axis=d)
+    return values, indices.astype(np.int64)
+
+
+def _cummax_kernel(a, dim):
+    return _cum_extreme(a, dim, np.maximum)
+
+
+def _cummin_kernel(a, dim):
+    return _cum_extreme(a, dim, np.minimum)
+
+
+def _cum_extreme_vjp(ctx, g_values, g_indices):
+    (dim,) = ctx.attrs
+    (indices,) = ctx.saved_tensors
+    shape = ctx.input_shapes[0]
+    if not shape:
+        return g_values
+    return scatter_add(_zeros(g_values, shape), dim, indices, g_values)
+
+
+cummax = defop("cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", _cummax_kernel,
+               vjp=_cum_extreme_vjp, attrs=("dim",), saves=("result1",))
+cummin = defop("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", _cummin_kernel,
+               vjp=_cum_extreme_vjp, attrs=("dim",), saves=("result1",))
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+    from .pointwise import logical_xor, sub
+    from .shape import cat
+    from .views import narrow
+
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input.ndim)
+    parts = []
+    for extra in (prepend, append):
+        if extra is not None and extra.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    if prepend is not None:
+        parts.append(prepend)
+    parts.append(input)
+    if append is not None:
+        parts.append(append)
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x.shape[d]
+        if length == 0:
+            break
+        hi, lo = narrow(x, d, 1, length - 1), narrow(x, d, 0, length - 1)
+        x = logical_xor(hi, lo) if x.dtype.name == "bool" else sub(hi, lo)
+    return x
+
+
+# ---- registration ------------------------------------------------------------------------------------------
+
+
+def _cat_alias(tensors, dim: int = 0, *, out=None) -> Tensor:
+    from .shape import cat
+
+    return _call(cat, tensors, dim, out=out)
+
+
+def _unflatten_method(self: Tensor, dim: int, sizes) -> Tensor:
+    return unflatten(self, dim, sizes)
+
+
+PUBLIC = {
+    "concat": _cat_alias, "concatenate": _cat_alias, "hstack": hstack, "vstack": vstack, "row_stack": vstack,
+    "dstack": dstack, "column_stack": column_stack,
+    "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d,
+    "unflatten": unflatten, "tile": tile, "repeat_interleave": repeat_interleave,
+    "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90,
+    "gather": gather, "scatter": scatter, "scatter_add": scatter_add, "scatter_reduce": scatter_reduce,
+    "index_select": index_select, "index_add": index_add, "index_copy": index_copy, "index_fill": index_fill,
+    "masked_fill": masked_fill, "masked_scatter": masked_scatter, "masked_select": masked_select,
+    "take_along_dim": take_along_dim, "narrow_copy": narrow_copy, "nonzero": nonzero, "argwhere": argwhere,
+    "broadcast_to": broadcast_to, "broadcast_tensors": broadcast_tensors,
+    "broadcast_shapes": broadcast_shapes, "meshgrid": meshgrid, "tensor_split": tensor_split, "split": split,
+    "split_with_sizes": split_with_sizes,
+    "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
+    "unique": unique, "unique_consecutive": unique_consecutive, "bincount": bincount, "histc": histc,
+    "searchsorted": searchsorted, "bucketize": bucketize, "cummax": cummax, "cummin": cummin, "diff": diff,
+}
+
+METHODS = {
+    "unflatten": _unflatten_method, "repeat": _repeat_method, "tile": _tile_method,
+    "repeat_interleave": repeat_interleave,
+    "flip": _flip_method, "fliplr": fliplr, "flipud": flipud, "roll": roll, "rot90": rot90,
+    "gather": gather, "scatter": scatter, "scatter_": scatter_, "scatter_add": scatter_add,
+    "scatter_add_": scatter_add_, "scatter_reduce": scatter_reduce, "scatter_reduce_": scatter_reduce_,
+    "index_select": index_select, "index_add": index_add, "index_add_": index_add_, "index_copy": index_copy,
+    "index_copy_": index_copy_, "index_fill": index_fill, "index_fill_": index_fill_,
+    "masked_fill": masked_fill, "masked_fill_": masked_fill_, "masked_scatter": masked_scatter,
+    "masked_scatter_": masked_scatter_, "masked_select": masked_select, "take_along_dim": take_along_dim,
+    "narrow_copy": narrow_copy, "nonzero": nonzero, "argwhere": argwhere, "broadcast_to": broadcast_to,
+    "tensor_split": tensor_split, "split_with_sizes": split_with_sizes, "hsplit": hsplit, "vsplit": vsplit,
+    "dsplit": dsplit, "unique": unique, "unique_consecutive": unique_consecutive, "bincount": bincount,
+    "histc": histc, "cummax": cummax, "cummin": cummin, "diff": diff,
+}

@@ -1,0 +1,845 @@
+"""Unary pointwise operators beyond the core set of ``pointwise.py``.
+
+Transcendental functions and their inverses, rounding, special functions (``erf``, ``erfc``, ``erfinv``,
+computed with NumPy to float64 accuracy), predicates (``isnan``...), ``relu`` and the ``clamp`` family.
+Each op has PyTorch's dtype behaviour (integers promote to the default float dtype where PyTorch does,
+rounding keeps integer dtypes, predicates return bool), PyTorch's backward node names and PyTorch's
+gradient conventions (``abs'(0) = 0``, rounding ops have zero gradient, ``clamp`` passes the gradient on
+the closed interval ``[min, max]``). Backward rules only use dispatched operators.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..backend.dtypes import from_numpy_dtype
+from . import pointwise as _pw
+from ._util import as_array, result_dtype, to_floating
+from .creation import zeros_like
+from .pointwise import (
+    add,
+    div,
+    exp,
+    ge,
+    gt,
+    inplace_kernel,
+    le,
+    logical_and,
+    logical_or,
+    lt,
+    mul,
+    neg,
+    pow,
+    rsub,
+    sub,
+    where,
+)
+from .registry import defop
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_PI = math.sqrt(math.pi)
+
+
+# ---- helpers -----------------------------------------------------------------------------------------------
+
+
+def type_name(np_dtype) -> str:
+    """PyTorch's scalar type name of a NumPy dtype (``Float``, ``Long``, ``Bool``...)."""
+    return _pw._torch_type_name(from_numpy_dtype(np_dtype))
+
+
+def unsupported(kernel_name: str, np_dtype) -> NotImplementedError:
+    """PyTorch's error for a kernel that has no implementation for a dtype."""
+    return NotImplementedError(f'"{kernel_name}" not implemented for \'{type_name(np_dtype)}\'')
+
+
+def call(op, out, *args, **kwargs):
+    """Call ``op``, forwarding ``out=`` only when given (the derived out= variant then runs)."""
+    if out is None:
+        return op(*args, **kwargs)
+    return op(*args, out=out, **kwargs)
+
+
+def _pair(name: str, kernel, vjp=None, saves=(), node_name=None, params: str = "", attrs=()):
+    """The functional op ``name`` and its in-place twin ``name_``, which records the same node class."""
+    op = defop(f"{name}(Tensor self{params}) -> Tensor", kernel, vjp=vjp, saves=saves, attrs=attrs,
+               node_name=node_name)
+    inplace = defop(f"{name}_(Tensor(a!) self{params}) -> Tensor(a!)", inplace_kernel(kernel), vjp=vjp,
+                    saves=saves, attrs=attrs, node_name=op.node_class._name)
+    return op, inplace
+
+
+def _floating(np_fn):
+    """Kernel of an op that maps integers and bools to the default float dtype."""
+
+    def kernel(a):
+        return np_fn(to_floating(a))
+
+    return kernel
+
+
+def _in_float64(fn):
+    """Kernel computing ``fn`` in float64 (our special functions) and returning the input's float dtype."""
+
+    def kernel(a):
+        x = to_floating(a)
+        return np.asarray(fn(x.astype(np.float64, copy=False))).astype(x.dtype, copy=False)
+
+    return kernel
+
+
+def _zero_grad(ctx, g):
+    return zeros_like(g)
+
+
+def _saved_input(ctx):
+    return ctx.saved_tensors[0]
+
+
+# ---- special functions in NumPy (float64) ------------------------------------------------------------------
+
+
+def _erf_series(x):
+    # erf(x) = 2/sqrt(pi) x exp(-x^2) sum_n (2x^2)^n / (1*3*...*(2n+1)): all terms positive, so no
+    # cancellation; 40 terms reach full precision for |x| < 1.
+    t = 2.0 * x * x
+    term = np.ones_like(x)
+    total = np.ones_like(x)
+    for n in range(1, 40):
+        term = term * t / (2 * n + 1)
+        total = total + term
+    return _TWO_OVER_SQRT_PI * x * np.exp(-x * x) * total
+
+
+def _exp_neg_square(x):
+    # exp(-x^2) without the rounding error of x*x (which is amplified by up to x^2 in the result):
+    # split x = h + l with h on a 1/16 grid, so h*h is exact.
+    h = np.round(x * 16.0) / 16.0
+    return np.exp(-h * h) * np.exp(-(x - h) * (x + h))
+
+
+def _erfc_fraction(x):
+    # erfc for x >= 1 from the even contraction of Laplace's continued fraction
+    # erfc(x) = exp(-x^2)/sqrt(pi) * 2x / (2x^2+1 - 1*2/(2x^2+5 - 3*4/(2x^2+9 - ...))), evaluated backwards;
+    # 100 levels give full precision from x = 1 on. Beyond x = 30 the result underflows to 0 anyway.
+    x = np.minimum(x, 30.0)
+    t = 2.0 * x * x
+    f = np.zeros_like(x)
+    for k in range(100, 0, -1):
+        f = (2 * k - 1) * (2 * k) / (t + (4 * k + 1) - f)
+    return _exp_neg_square(x) / _SQRT_PI * 2.0 * x / (t + 1.0 - f)
+
+
+def np_erf(x: np.ndarray) -> np.ndarray:
+    """The error function of a float64 array, to about 1e-15 relative accuracy."""
+    x = np.asarray(x, dtype=np.float64)
+    ax = np.abs(x)
+    small = ax < 1.0
+    out = np.empty_like(x)
+    out[small] = _erf_series(x[small])
+    big = ~small  # includes nan, which stays nan
+    out[big] = np.copysign(1.0 - _erfc_fraction(ax[big]), x[big])
+    return out
+
+
+def np_erfc(x: np.ndarray) -> np.ndarray:
+    """The complementary error function of a float64 array, accurate in its tail (relative 1e-15)."""
+    x = np.asarray(x, dtype=np.float64)
+    ax = np.abs(x)
+    small = ax < 1.0
+    out = np.empty_like(x)
+    out[small] = 1.0 - _erf_series(x[small])
+    big = ~small
+    tail = _erfc_fraction(ax[big])
+    out[big] = np.where(x[big] < 0, 2.0 - tail, tail)
+    return out
+
+
+def np_erfinv(y: np.ndarray) -> np.ndarray:
+    """Inverse error function: Winitzki's closed-form estimate refined by three Halley steps."""
+    y = np.asarray(y, dtype=np.float64)
+    ay = np.abs(y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.log((1.0 - ay) * (1.0 + ay))
+        a = 0.147
+        b = 2.0 / (math.pi * a) + 0.5 * w
+        x = np.sqrt(np.sqrt(b * b - w / a) - b)
+        # near |y| = 1 the residual erf(x) - |y| is formed as (1 - |y|) - erfc(x): 1 - |y| is exact there
+        tail = ay >= 0.5
+        for _ in range(3):
+            slope = _TWO_OVER_SQRT_PI * np.exp(-x * x)
+            r = np.where(tail, (1.0 - ay) - np_erfc(x), np_erf(x) - ay)
+            step = r / slope
+            x = x - step / (1.0 + x * step)  # Halley: f'' = -2x f'
+        x = np.where(ay == 1.0, np.inf, x)
+        x = np.where(ay > 1.0, np.nan, x)
+    return np.copysign(x, y)
+
+
+# B_2k / (2k (2k-1)), k = 1..8: the coefficients of Stirling's series for log Gamma
+_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156, -3617 / 122400)
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def np_lgamma_positive(a: np.ndarray) -> np.ndarray:
+    """log Gamma(a) for a > 0: raise a to >= 12 with Gamma(z+1) = z Gamma(z), then Stirling's series."""
+    z = np.array(a, dtype=np.float64, copy=True)
+    shift = np.zeros_like(z)
+    prod = np.ones_like(z)
+    low = z < 12.0
+    while low.any():
+        prod = np.where(low, prod * z, prod)
+        z = np.where(low, z + 1.0, z)
+        low = z < 12.0
+    shift = np.log(prod)
+    inv = 1.0 / z
+    inv2 = inv * inv
+    series = np.zeros_like(z)
+    for c in reversed(_STIRLING):
+        series = series * inv2 + c
+    return (z - 0.5) * np.log(z) - z + _HALF_LOG_2PI + series * inv - shift
+
+
+# ---- transcendental ----------------------------------------------------------------------------------------
+
+
+def _exp2_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    return mul(g, mul(y, _LN2))
+
+
+def _expm1_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    return mul(g, add(y, 1))
+
+
+def _log1p_vjp(ctx, g):
+    return div(g, add(_saved_input(ctx), 1))
+
+
+def _log2_vjp(ctx, g):
+    return div(g, mul(_saved_input(ctx), _LN2))
+
+
+def _log10_vjp(ctx, g):
+    return div(g, mul(_saved_input(ctx), _LN10))
+
+
+def _rsqrt_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    return mul(g, mul(pow(y, 3), -0.5))
+
+
+def _tan_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    return mul(g, add(mul(y, y), 1))
+
+
+def _one_minus_square(x):
+    return rsub(mul(x, x), 1)
+
+
+def _asin_vjp(ctx, g):
+    return mul(g, rsqrt(_one_minus_square(_saved_input(ctx))))
+
+
+def _acos_vjp(ctx, g):
+    return mul(g, neg(rsqrt(_one_minus_square(_saved_input(ctx)))))
+
+
+def _atan_vjp(ctx, g):
+    x = _saved_input(ctx)
+    return div(g, add(mul(x, x), 1))
+
+
+def _sinh_vjp(ctx, g):
+    return mul(g, cosh(_saved_input(ctx)))
+
+
+def _cosh_vjp(ctx, g):
+    return mul(g, sinh(_saved_input(ctx)))
+
+
+def _asinh_vjp(ctx, g):
+    x = _saved_input(ctx)
+    return mul(g, rsqrt(add(mul(x, x), 1)))
+
+
+def _acosh_vjp(ctx, g):
+    x = _saved_input(ctx)
+    return mul(g, rsqrt(sub(mul(x, x), 1)))
+
+
+def _atanh_vjp(ctx, g):
+    return div(g, _one_minus_square(_saved_input(ctx)))
+
+
+def _rsqrt_kernel(a):
+    x = to_floating(a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.reciprocal(np.sqrt(x))
+
+
+_SELF = ("self",)
+_RESULT = ("result",)
+
+exp2, exp2_ = _pair("exp2", _floating(np.exp2), _exp2_vjp, _RESULT)
+expm1, expm1_ = _pair("expm1", _floating(np.expm1), _expm1_vjp, _RESULT)
+log1p, log1p_ = _pair("log1p", _floating(np.log1p), _log1p_vjp, _SELF)
+log2, log2_ = _pair("log2", _floating(np.log2), _log2_vjp, _SELF)
+log10, log10_ = _pair("log10", _floating(np.log10), _log10_vjp, _SELF)
+rsqrt, rsqrt_ = _pair("rsqrt", _rsqrt_kernel, _rsqrt_vjp, _RESULT)
+tan, tan_ = _pair("tan", _floating(np.tan), _tan_vjp, _RESULT)
+asin, asin_ = _pair("asin", _floating(np.arcsin), _asin_vjp, _SELF)
+acos, acos_ = _pair("acos", _floating(np.arccos), _acos_vjp, _SELF)
+atan, atan_ = _pair("atan", _floating(np.arctan), _atan_vjp, _SELF)
+sinh, sinh_ = _pair("sinh", _floating(np.sinh), _sinh_vjp, _SELF)
+cosh, cosh_ = _pair("cosh", _floating(np.cosh), _cosh_vjp, _SELF)
+asinh, asinh_ = _pair("asinh", _floating(np.arcsinh), _asinh_vjp, _SELF)
+acosh, acosh_ = _pair("acosh", _floating(np.arccosh), _acosh_vjp, _SELF)
+atanh, atanh_ = _pair("atanh", _floating(np.arctanh), _atanh_vjp, _SELF)
+
+
+# ---- logit -------------------------------------------------------------------------------------------------
+
+
+def _logit_kernel(a, eps=None):
+    x = to_floating(a)
+    if eps is not None:
+        x = np.clip(x, eps, 1.0 - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(x / (1.0 - x))
+
+
+def _logit_vjp(ctx, g):
+    (eps,) = ctx.attrs
+    x = _saved_input(ctx)
+    grad = div(g, mul(x, rsub(x, 1)))
+    # PyTorch: without eps the gradient is NaN outside [0, 1]; with eps it is 0 outside [eps, 1 - eps]
+    if eps is None:
+        return where(logical_or(lt(x, 0), gt(x, 1)), math.nan, grad)
+    return where(logical_or(lt(x, eps), gt(x, 1.0 - eps)), 0.0, grad)
+
+
+logit, logit_ = _pair("logit", _logit_kernel, _logit_vjp, _SELF, params=", float? eps=None", attrs=("eps",))
+
+
+# ---- error function family ---------------------------------------------------------------------------------
+
+
+def _erf_vjp(ctx, g):
+    x = _saved_input(ctx)
+    return mul(g, mul(exp(neg(mul(x, x))), _TWO_OVER_SQRT_PI))
+
+
+def _erfc_vjp(ctx, g):
+    x = _saved_input(ctx)
+    return mul(g, mul(exp(neg(mul(x, x))), -_TWO_OVER_SQRT_PI))
+
+
+def _erfinv_vjp(ctx, g):
+    y = erfinv(_saved_input(ctx))
+    return mul(g, mul(exp(mul(y, y)), _SQRT_PI / 2))
+
+
+erf, erf_ = _pair("erf", _in_float64(np_erf), _erf_vjp, _SELF)
+erfc, erfc_ = _pair("erfc", _in_float64(np_erfc), _erfc_vjp, _SELF)
+erfinv, erfinv_ = _pair("erfinv", _in_float64(np_erfinv), _erfinv_vjp, _SELF)
+
+
+# ---- absolute value and sign -------------------------------------------------------------------------------
+
+
+def _abs_kernel(a):
+    if a.dtype.kind == "b":
+        raise unsupported("abs_cpu", a.dtype)
+    return np.abs(a)
+
+
+def _abs_vjp(ctx, g):
+    return mul(g, sgn(_saved_input(ctx)))  # sgn(0) = 0: PyTorch's subgradient at the kink
+
+
+def _sign_kernel(a):
+    kind = a.dtype.kind
+    if kind == "b":
+        return a.copy()
+    if kind == "f":
+        # (x > 0) - (x < 0): NaN and -0.0 map to 0, as in PyTorch (np.sign keeps NaN)
+        return np.subtract(a > 0, a < 0, dtype=a.dtype)
+    if kind == "c":
+        mag = np.abs(a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(mag == 0, 0, a / mag).astype(a.dtype)
+    return np.sign(a)
+
+
+def _sign_real_kernel(a):
+    if a.dtype.kind == "c":
+        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                           "Please use torch.sgn instead.")
+    return _sign_kernel(a)
+
+
+abs, abs_ = _pair("abs", _abs_kernel, _abs_vjp, _SELF)
+sign, sign_ = _pair("sign", _sign_real_kernel, _zero_grad)
+sgn, sgn_ = _pair("sgn", _sign_kernel, _zero_grad)
+
+
+# ---- rounding ----------------------------------------------------------------------------------------------
+
+
+def _rounding(np_fn, kernel_name: str):
+    """Integers round to themselves (dtype kept); bool has no kernel in PyTorch."""
+
+    def kernel(a):
+        kind = a.dtype.kind
+        if kind == "b":
+            raise unsupported(kernel_name, a.dtype)
+        if kind in "iu":
+            return a.copy()
+        return np_fn(a)
+
+    return kernel
+
+
+def _round_decimals_kernel(a, decimals):
+    if a.dtype.kind not in "f":
+        raise unsupported("round_cpu", a.dtype)
+    # computed in the input's dtype, like PyTorch: scale, round half to even, unscale
+    scale = a.dtype.type(10.0 ** (decimals if decimals >= 0 else -decimals))
+    if decimals > 0:
+        return np.rint(a * scale) / scale
+    if decimals < 0:
+        return np.rint(a / scale) * scale
+    return np.rint(a)
+
+
+def _frac_kernel(a):
+    if a.dtype.kind not in "fc":
+        raise unsupported("frac_cpu", a.dtype)
+    return a - np.trunc(a)
+
+
+floor, floor_ = _pair("floor", _rounding(np.floor, "floor_vml_cpu"), _zero_grad)
+ceil, ceil_ = _pair("ceil", _rounding(np.ceil, "ceil_vml_cpu"), _zero_grad)
+trunc, trunc_ = _pair("trunc", _rounding(np.trunc, "trunc_vml_cpu"), _zero_grad)
+_round, _round_ = _pair("round", _rounding(np.rint, "round_vml_cpu"), _zero_grad)
+_round_dec = defop("round.decimals(Tensor self, *, int decimals) -> Tensor", _round_decimals_kernel,
+                   vjp=_zero_grad, node_name="RoundBackward1")
+_round_dec_ = defop("round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)",
+                    inplace_kernel(_round_decimals_kernel), vjp=_zero_grad, node_name="RoundBackward1")
+frac, frac_ = _pair("frac", _frac_kernel, lambda ctx, g: g)
+
+
+def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
+    """Round half to even; ``decimals`` rounds to that many decimal places (negative: left of the point)."""
+    if decimals == 0:
+        return call(_round, out, input)
+    return call(_round_dec, out, input, decimals=decimals)
+
+
+def _round_inplace(self: Tensor, *, decimals: int = 0) -> Tensor:
+    if decimals == 0:
+        return _round_(self)
+    return _round_dec_(self, decimals=decimals)
+
+
+# ---- reciprocal, square, nan_to_num ------------------------------------------------------------------------
+
+
+def _reciprocal_kernel(a):
+    x = to_floating(a)
+    with np.errstate(divide="ignore"):
+        return np.reciprocal(x)
+
+
+def _reciprocal_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    return mul(g, neg(mul(y, y)))
+
+
+reciprocal, reciprocal_ = _pair("reciprocal", _reciprocal_kernel, _reciprocal_vjp, _RESULT)
+
+
+def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``input ** 2`` (PyTorch implements it as ``pow(input, 2)``: bool becomes int64)."""
+    from .binary import pow as _pow
+
+    return _pow(input, 2, out=out)
+
+
+def square_(self: Tensor) -> Tensor:
+    from .binary import _pow_scalar_
+
+    return _pow_scalar_(self, 2)
+
+
+def _nan_to_num_kernel(a, nan=None, posinf=None, neginf=None):
+    if a.dtype.kind not in "fc":
+        return a.copy()
+    info = np.finfo(a.dtype)
+    return np.nan_to_num(a, copy=True, nan=0.0 if nan is None else nan,
+                         posinf=info.max if posinf is None else posinf,
+                         neginf=info.min if neginf is None else neginf)
+
+
+def _nan_to_num_vjp(ctx, g):
+    return mul(g, isfinite(_saved_input(ctx)))
+
+
+_nan_to_num, _nan_to_num_ = _pair("nan_to_num", _nan_to_num_kernel, _nan_to_num_vjp, _SELF,
+                                  params=", float? nan=None, float? posinf=None, float? neginf=None")
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None, *,
+               out: Tensor | None = None) -> Tensor:
+    """Replace NaN with ``nan`` and +/-inf with ``posinf``/``neginf`` (default: the dtype's extremes)."""
+    return call(_nan_to_num, out, input, nan, posinf, neginf)
+
+
+def _nan_to_num_inplace(self: Tensor, nan: float = 0.0, posinf: float | None = None,
+                        neginf: float | None = None) -> Tensor:
+    return _nan_to_num_(self, nan, posinf, neginf)
+
+
+# ---- relu, angle conversions, positive ---------------------------------------------------------------------
+
+
+def _relu_kernel(a):
+    if a.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return np.maximum(a, a.dtype.type(0))
+
+
+def _relu_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    return where(gt(y, 0), g, 0.0)  # PyTorch's threshold_backward: the gradient at 0 is 0
+
+
+relu, relu_ = _pair("relu", _relu_kernel, _relu_vjp, _RESULT)
+
+
+def _scale_kernel(factor: float):
+    def kernel(a):
+        x = to_floating(a)
+        return x * x.dtype.type(factor)
+
+    return kernel
+
+
+_DEG2RAD = math.pi / 180.0
+_RAD2DEG = 180.0 / math.pi
+deg2rad, deg2rad_ = _pair("deg2rad", _scale_kernel(_DEG2RAD), lambda ctx, g: mul(g, _DEG2RAD),
+                          node_name="Deg2RadBackward0")
+rad2deg, rad2deg_ = _pair("rad2deg", _scale_kernel(_RAD2DEG), lambda ctx, g: mul(g, _RAD2DEG),
+                          node_name="Rad2DegBackward0")
+
+
+def positive(input: Tensor) -> Tensor:
+    """Returns ``input`` itself (not a copy), as PyTorch does."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+# ---- bitwise not -------------------------------------------------------------------------------------------
+
+
+def _bitwise_not_kernel(a):
+    kind = a.dtype.kind
+    if kind == "b":
+        return np.logical_not(a)
+    if kind in "iu":
+        return np.invert(a)
+    raise unsupported("bitwise_not_cpu", a.dtype)
+
+
+bitwise_not, bitwise_not_ = _pair("bitwise_not", _bitwise_not_kernel)
+
+
+def invert(self: Tensor) -> Tensor:
+    """``~tensor``."""
+    if self._data.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(self)
+
+
+# ---- predicates (bool results, never differentiable) -------------------------------------------------------
+
+
+def _float_only_predicate(np_fn, default: bool):
+    def kernel(a):
+        if a.dtype.kind in "fc":
+            return np_fn(a)
+        return np.full(a.shape, default, dtype=bool)
+
+    return kernel
+
+
+def _signbit_kernel(a):
+    kind = a.dtype.kind
+    if kind == "f":
+        return np.signbit(a)
+    if kind == "i":
+        return a < 0
+    if kind == "c":
+        raise RuntimeError("signbit is not implemented for complex tensors.")
+    return np.zeros(a.shape, dtype=bool)
+
+
+isnan = defop("isnan(Tensor self) -> Tensor", _float_only_predicate(np.isnan, False))
+isinf = defop("isinf(Tensor self) -> Tensor", _float_only_predicate(np.isinf, False))
+isfinite = defop("isfinite(Tensor self) -> Tensor", _float_only_predicate(np.isfinite, True))
+isposinf = defop("isposinf(Tensor self) -> Tensor", _float_only_predicate(np.isposinf, False))
+isneginf = defop("isneginf(Tensor self) -> Tensor", _float_only_predicate(np.isneginf, False))
+signbit = defop("signbit(Tensor self) -> Tensor", _signbit_kernel)
+
+
+def isreal(input: Tensor) -> Tensor:
+    """True where the imaginary part is zero (everywhere for real tensors)."""
+    from .creation import ones_like
+
+    if input._data.dtype.kind != "c":
+        from ..backend.dtypes import bool_
+
+        return ones_like(input, dtype=bool_)
+    return _isreal(input)
+
+
+_isreal = defop("isreal(Tensor self) -> Tensor", lambda a: np.imag(a) == 0)
+
+
+# ---- complex helpers on real tensors -----------------------------------------------------------------------
+
+
+def _angle_kernel(a):
+    if a.dtype.kind == "c":
+        return np.angle(a)
+    x = to_floating(a)
+    out = np.where(x < 0, x.dtype.type(math.pi), x.dtype.type(0)).astype(x.dtype, copy=False)
+    return np.where(np.isnan(x), x, out)
+
+
+angle = defop("angle(Tensor self) -> Tensor", _angle_kernel, vjp=_zero_grad)
+
+
+def _conj_physical_vjp(ctx, g):
+    return conj_physical(g)
+
+
+_conj_physical = defop("conj_physical(Tensor self) -> Tensor", lambda a: np.conj(a), vjp=_conj_physical_vjp,
+                       node_name="ConjPhysicalBackward0")
+_conj_physical_ = defop("conj_physical_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(lambda a: np.conj(a)),
+                        vjp=_conj_physical_vjp, node_name="ConjPhysicalBackward0")
+
+
+def conj(input: Tensor) -> Tensor:
+    """Complex conjugate; a real tensor is returned as is (PyTorch returns ``input`` itself)."""
+    if input._data.dtype.kind != "c":
+        return input
+    return _conj_physical(input)
+
+
+def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if input._data.dtype.kind != "c" and out is None:
+        return input
+    return call(_conj_physical, out, input)
+
+
+def conj_physical_(self: Tensor) -> Tensor:
+    if self._data.dtype.kind != "c":
+        return self
+    return _conj_physical_(self)
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    """Conjugation is never lazy here, so there is nothing to resolve."""
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    return input
+
+
+# ---- clamp -------------------------------------------------------------------------------------------------
+
+
+def _clamp_kernel(a, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if a.dtype.kind == "c":
+        raise RuntimeError("clamp is not supported for complex types")
+    dt = result_dtype(a, min, max)
+    x = as_array(a, dt)
+    # maximum/minimum propagate NaN from x and from the bounds, and min > max gives max: PyTorch's rules
+    if min is not None:
+        x = np.maximum(x, as_array(min, dt))
+    if max is not None:
+        x = np.minimum(x, as_array(max, dt))
+    return x
+
+
+def _clamp_inplace_kernel(a, min=None, max=None):
+    result = _clamp_kernel(a, min, max)
+    if result.dtype != a.dtype and not _pw._can_cast_like_torch(result.dtype, a.dtype):
+        # clamp_ words its cast error with C type names
+        c_names = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                   "uint8": "unsigned char", "bool": "bool", "float32": "float", "float64": "double"}
+        raise RuntimeError(f"result type {type_name(result.dtype)} can't be cast to the desired output type "
+                           f"{c_names.get(a.dtype.name, type_name(a.dtype))}")
+    np.copyto(a, result, casting="unsafe")
+    return a
+
+
+def _inside(x, lo, hi):
+    """Bool mask of ``lo <= x <= hi`` where bounds may be None."""
+    if lo is None:
+        return le(x, hi)
+    if hi is None:
+        return ge(x, lo)
+    return logical_and(ge(x, lo), le(x, hi))
+
+
+def _clamp_scalar_vjp(ctx, g):
+    lo, hi = ctx.attrs
+    return where(_inside(_saved_input(ctx), lo, hi), g, 0.0)
+
+
+def _clamp_tensor_vjp(ctx, g):
+    x, lo, hi = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    gx = where(_inside(x, lo, hi), g, 0.0) if need[0] else None
+    glo = ghi = None
+    if need[1]:
+        below = lt(x, lo)
+        glo = where(below if hi is None else logical_and(below, lt(lo, hi)), g, 0.0)
+    if need[2]:
+        above = gt(x, hi)
+        ghi = where(above if lo is None else logical_or(above, lt(hi, lo)), g, 0.0)
+    return gx, glo, ghi
+
+
+_CLAMP_S = "(Tensor{} self, Scalar? min=None, Scalar? max=None) -> Tensor{}"
+_CLAMP_T = ".Tensor(Tensor{} self, Tensor? min=None, Tensor? max=None) -> Tensor{}"
+_clamp = defop("clamp" + _CLAMP_S.format("", ""), _clamp_kernel, vjp=_clamp_scalar_vjp, saves=_SELF,
+               attrs=("min", "max"), node_name="ClampBackward1")
+_clamp_ = defop("clamp_" + _CLAMP_S.format("(a!)", "(a!)"), _clamp_inplace_kernel, vjp=_clamp_scalar_vjp,
+                saves=_SELF, attrs=("min", "max"), node_name="ClampBackward1")
+_clamp_t = defop("clamp" + _CLAMP_T.format("", ""), _clamp_kernel, vjp=_clamp_tensor_vjp,
+                 saves=("self", "min", "max"), node_name="ClampBackward0")
+_clamp_t_ = defop("clamp_" + _CLAMP_T.format("(a!)", "(a!)"), _clamp_inplace_kernel, vjp=_clamp_tensor_vjp,
+                  saves=("self", "min", "max"), node_name="ClampBackward0")
+
+
+def _clamp_op(min, max, scalar_op, tensor_op):
+    return tensor_op if isinstance(min, Tensor) or isinstance(max, Tensor) else scalar_op
+
+
+def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Tensor:
+    """Clamp into ``[min, max]``; bounds are numbers or (broadcasting) tensors; NaN propagates."""
+    return call(_clamp_op(min, max, _clamp, _clamp_t), out, input, min, max)
+
+
+def clamp_(self: Tensor, min=None, max=None) -> Tensor:
+    return _clamp_op(min, max, _clamp_, _clamp_t_)(self, min, max)
+
+
+def _one_sided_vjp(compare):
+    def scalar_vjp(ctx, g):
+        (bound,) = ctx.attrs
+        return where(compare(_saved_input(ctx), bound), g, 0.0)
+
+    def tensor_vjp(ctx, g):
+        x, bound = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        inside = compare(x, bound)
+        return (where(inside, g, 0.0) if need[0] else None,
+                where(inside, 0.0, g) if need[1] else None)
+
+    return scalar_vjp, tensor_vjp
+
+
+def _one_sided(name: str, bound: str, compare, node: str):
+    """``clamp_min``/``clamp_max``: Scalar and Tensor overloads, each with its in-place form."""
+    scalar_vjp, tensor_vjp = _one_sided_vjp(compare)
+    lower = bound == "min"
+
+    def kernel(a, b):
+        return _clamp_kernel(a, b, None) if lower else _clamp_kernel(a, None, b)
+
+    def inplace(a, b):
+        return _clamp_inplace_kernel(a, b, None) if lower else _clamp_inplace_kernel(a, None, b)
+
+    return (
+        defop(f"{name}(Tensor self, Scalar {bound}) -> Tensor", kernel, vjp=scalar_vjp, saves=_SELF,
+              attrs=(bound,), node_name=f"{node}Backward0"),
+        defop(f"{name}_(Tensor(a!) self, Scalar {bound}) -> Tensor(a!)", inplace, vjp=scalar_vjp, saves=_SELF,
+              attrs=(bound,), node_name=f"{node}Backward0"),
+        defop(f"{name}.Tensor(Tensor self, Tensor {bound}) -> Tensor", kernel, vjp=tensor_vjp,
+              saves=("self", bound), node_name=f"{node}Backward1"),
+        defop(f"{name}_.Tensor(Tensor(a!) self, Tensor {bound}) -> Tensor(a!)", inplace, vjp=tensor_vjp,
+              saves=("self", bound), node_name=f"{node}Backward1"),
+    )
+
+
+_clamp_min, _clamp_min_, _clamp_min_t, _clamp_min_t_ = _one_sided("clamp_min", "min", ge, "ClampMin")
+_clamp_max, _clamp_max_, _clamp_max_t, _clamp_max_t_ = _one_sided("clamp_max", "max", le, "ClampMax")
+
+
+def clamp_min(input: Tensor, min, *, out: Tensor | None = None) -> Tensor:
+    return call(_clamp_min_t if isinstance(min, Tensor) else _clamp_min, out, input, min)
+
+
+def clamp_min_(self: Tensor, min) -> Tensor:
+    return (_clamp_min_t_ if isinstance(min, Tensor) else _clamp_min_)(self, min)
+
+
+def clamp_max(input: Tensor, max, *, out: Tensor | None = None) -> Tensor:
+    return call(_clamp_max_t if isinstance(max, Tensor) else _clamp_max, out, input, max)
+
+
+def clamp_max_(self: Tensor, max) -> Tensor:
+    return (_clamp_max_t_ if isinstance(max, Tensor) else _clamp_max_)(self, max)
+
+
+# ---- exports -----------------------------------------------------------------------------------------------
+
+_WITH_INPLACE = {
+    "abs": (abs, abs_), "absolute": (abs, abs_), "exp2": (exp2, exp2_), "expm1": (expm1, expm1_),
+    "log1p": (log1p, log1p_), "log2": (log2, log2_), "log10": (log10, log10_), "rsqrt": (rsqrt, rsqrt_),
+    "tan": (tan, tan_), "asin": (asin, asin_), "acos": (acos, acos_), "atan": (atan, atan_),
+    "sinh": (sinh, sinh_), "cosh": (cosh, cosh_), "asinh": (asinh, asinh_), "acosh": (acosh, acosh_),
+    "atanh": (atanh, atanh_), "arcsin": (asin, asin_), "arccos": (acos, acos_), "arctan": (atan, atan_),
+    "arcsinh": (asinh, asinh_), "arccosh": (acosh, acosh_), "arctanh": (atanh, atanh_),
+    "logit": (logit, logit_), "erf": (erf, erf_), "erfc": (erfc, erfc_), "erfinv": (erfinv, erfinv_),
+    "sign": (sign, sign_), "sgn": (sgn, sgn_), "floor": (floor, floor_), "ceil": (ceil, ceil_),
+    "round": (round, _round_inplace), "trunc": (trunc, trunc_), "fix": (trunc, trunc_), "frac": (frac, frac_),
+    "reciprocal": (reciprocal, reciprocal_), "square": (square, square_),
+    "nan_to_num": (nan_to_num, _nan_to_num_inplace), "relu": (relu, relu_), "deg2rad": (deg2rad, deg2rad_),
+    "rad2deg": (rad2deg, rad2deg_), "bitwise_not": (bitwise_not, bitwise_not_),
+    "conj_physical": (conj_physical, conj_physical_), "clamp": (clamp, clamp_), "clip": (clamp, clamp_),
+    "clamp_min": (clamp_min, clamp_min_), "clamp_max": (clamp_max, clamp_max_),
+    "negative": (_pw.neg, _pw.neg_),
+}
+_PLAIN = {
+    "positive": positive, "isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
+    "isneginf": isneginf, "signbit": signbit, "isreal": isreal, "angle": angle, "conj": conj,
+    "resolve_conj": resolve_conj, "resolve_neg": resolve_neg,
+}
+# torch-level in-place functions that PyTorch has (``torch.abs_``); the others exist only as methods
+_NO_TORCH_INPLACE = {"absolute", "erfinv", "sign", "sgn", "bitwise_not"}
+
+PUBLIC = {**_PLAIN}
+METHODS = {**_PLAIN, "__invert__": invert, "is_conj": lambda self: False, "is_neg": lambda self: False}
+for _name, (_fn, _fn_) in _WITH_INPLACE.items():
+    PUBLIC[_name] = _fn
+    METHODS[_name] = _fn
+    METHODS[_name + "_"] = _fn_
+    if _name not in _NO_TORCH_INPLACE:
+        PUBLIC[_name + "_"] = _fn_

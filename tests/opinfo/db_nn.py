@@ -1,0 +1,398 @@
+"""torch.nn.functional: activations, losses, normalisation, convolution, pooling and friends."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import Arr, DType, Maker, OpInfo, SampleInput
+
+NN = "nn.functional."
+NN_TOL = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+
+
+def _act_samples(low: float = -3.0, high: float = 3.0, **kwargs):
+    """Activations: 2-D, transposed 3-D, strided 1-D (kinks are hit with probability 0)."""
+
+    def gen(m: Maker):
+        yield SampleInput("3x4", (m(3, 4, low=low, high=high),), dict(kwargs))
+        yield SampleInput("noncontig_T", (m(2, 4, 3, low=low, high=high, layout="T"),), dict(kwargs))
+        yield SampleInput("strided", (m(5, low=low, high=high, layout="strided"),), dict(kwargs))
+    return gen
+
+
+def _act(name: str, gen=None, variant: str = "", inplace: bool = False, aliases=(), **kw) -> OpInfo:
+    return OpInfo(NN + name, gen or _act_samples(), variant=variant,
+                  inplace=NN + name + "_" if inplace else None, aliases=aliases, **kw)
+
+
+def _softplus_samples(m: Maker):
+    yield SampleInput("default", (m(3, 4),))
+    yield SampleInput("noncontig_beta", (m(4, 3, layout="T"),), {"beta": 2.0})
+    # x*beta above threshold takes the linear branch
+    yield SampleInput("threshold_linear_branch", (m(5, low=-3, high=3, layout="strided"),),
+                      {"beta": 3.0, "threshold": 2.0})
+
+
+def _softmax_samples(m: Maker):
+    yield SampleInput("dim1", (m(3, 4),), {"dim": 1})
+    yield SampleInput("noncontig_dim0_dtype", (m(4, 3, layout="T"), 0), {"dtype": DType("float64")})
+    yield SampleInput("large_values", (m(2, 3, 4, low=-1000.0, high=1000.0, layout="strided"),), {"dim": -1})
+
+
+# ------------------------------------------------------------------------------------------ linear
+
+
+def _linear_samples(m: Maker):
+    yield SampleInput("bias", (m(3, 4), m(2, 4), m(2)))
+    yield SampleInput("noncontig_batched_no_bias", (m(2, 3, 4, layout="T"), m(2, 4, layout="strided")))
+    yield SampleInput("1d_input", (m(4), m(2, 4)), {"bias": m(2)})
+
+
+def _bilinear_samples(m: Maker):
+    yield SampleInput("bias", (m(3, 2), m(3, 4), m(5, 2, 4), m(5)))
+    yield SampleInput("noncontig_batched_no_bias", (m(2, 3, 2, layout="T"), m(2, 3, 4, layout="strided"),
+                                                    m(5, 2, 4)))
+
+
+# ------------------------------------------------------------------------------------------ losses
+
+
+def _class_targets(m: Maker, shape, n_classes, ignore=None):
+    t = m.rng.randint(0, n_classes, size=shape).astype(np.int64)
+    if ignore is not None:
+        t.flat[0] = ignore
+    return Arr(t)
+
+
+def _probs(m: Maker, *shape, dim=1, layout="contig"):
+    v = m.rng.uniform(0.1, 1.0, size=shape)
+    return Arr((v / v.sum(axis=dim, keepdims=True)).astype(m.dtype), layout)
+
+
+def _ce_indices_samples(m: Maker):
+    yield SampleInput("mean", (m(4, 5), _class_targets(m, (4,), 5)))
+    yield SampleInput("noncontig_kdim_none", (m(2, 5, 3, layout="T"), _class_targets(m, (2, 3), 5)),
+                      {"reduction": "none"})
+    yield SampleInput("weight_ignore_sum", (m(4, 5), _class_targets(m, (4,), 5, ignore=1)),
+                      {"weight": m(5, low=0.5, high=2.0), "ignore_index": 1, "reduction": "sum"})
+
+
+def _ce_probs_samples(m: Maker):
+    yield SampleInput("mean", (m(4, 5), _probs(m, 4, 5)))
+    yield SampleInput("noncontig_kdim_none", (m(2, 5, 3, layout="T"), _probs(m, 2, 5, 3)), {"reduction": "none"})
+    yield SampleInput("weight_smoothing_sum", (m(4, 5), _probs(m, 4, 5, layout="T")),
+                      {"weight": m(5, low=0.5, high=2.0), "label_smoothing": 0.2, "reduction": "sum"})
+
+
+def _ce_smoothing_samples(m: Maker):
+    yield SampleInput("mean", (m(4, 5), _class_targets(m, (4,), 5)), {"label_smoothing": 0.1})
+    yield SampleInput("noncontig_weight_ignore_mean", (m(5, 4, layout="T"), _class_targets(m, (5,), 4, ignore=2)),
+                      {"weight": m(4, low=0.5, high=2.0), "ignore_index": 2, "label_smoothing": 0.3})
+    yield SampleInput("kdim_none", (m(2, 3, 2), _class_targets(m, (2, 2), 3)),
+                      {"label_smoothing": 0.2, "reduction": "none"})
+
+
+def _nll_samples(m: Maker):
+    yield SampleInput("mean", (m(4, 5), _class_targets(m, (4,), 5)))
+    yield SampleInput("noncontig_kdim_weight_ignore_none", (m(2, 5, 3, layout="T"), _class_targets(m, (2, 3), 5, 0)),
+                      {"weight": m(5, low=0.5, high=2.0), "ignore_index": 0, "reduction": "none"})
+    yield SampleInput("weight_sum", (m(3, 4), _class_targets(m, (3,), 4)),
+                      {"weight": m(4, low=0.5, high=2.0), "reduction": "sum"})
+
+
+def _regression_loss_samples(**extra):
+    def gen(m: Maker):
+        yield SampleInput("mean", (m(3, 4), m(3, 4)))
+        yield SampleInput("noncontig_sum", (m(4, 3, layout="T"), m(4, 3, layout="strided")),
+                          {"reduction": "sum", **extra})
+        yield SampleInput("none", (m(2, 3, layout="strided"), m(2, 3)), {"reduction": "none", **extra})
+    return gen
+
+
+def _bce_samples(m: Maker):
+    p = dict(low=0.05, high=0.95)
+    yield SampleInput("mean", (m(3, 4, **p), m(3, 4, low=0.0, high=1.0)))
+    yield SampleInput("noncontig_weight_sum", (m(4, 3, layout="T", **p), m(4, 3, low=0.0, high=1.0)),
+                      {"weight": m(3, low=0.5, high=2.0), "reduction": "sum"})
+    yield SampleInput("none", (m(5, layout="strided", **p), m(5, low=0.0, high=1.0)), {"reduction": "none"})
+
+
+def _bce_logits_samples(m: Maker):
+    yield SampleInput("mean", (m(3, 4), m(3, 4, low=0.0, high=1.0)))
+    yield SampleInput("noncontig_weight_pos_weight_sum", (m(4, 3, layout="T"), m(4, 3, low=0.0, high=1.0)),
+                      {"weight": m(4, 1, low=0.5, high=2.0), "pos_weight": m(3, low=0.5, high=3.0),
+                       "reduction": "sum"})
+    yield SampleInput("none", (m(5, layout="strided"), m(5, low=0.0, high=1.0)), {"reduction": "none"})
+
+
+def _kl_div_samples(m: Maker):
+    yield SampleInput("batchmean", (m(4, 5, low=-3.0, high=0.0), _probs(m, 4, 5)), {"reduction": "batchmean"})
+    yield SampleInput("noncontig_log_target_sum", (m(5, 4, low=-3.0, high=0.0, layout="T"), m(5, 4, low=-3.0, high=0.0)),
+                      {"reduction": "sum", "log_target": True})
+    yield SampleInput("none", (m(2, 3, layout="strided"), _probs(m, 2, 3)), {"reduction": "none"})
+
+
+# ------------------------------------------------------------------------------------------ dropout
+
+
+def _dropout_samples(m: Maker):
+    # deterministic configurations only; p > 0 in training mode is test_dropout_statistics
+    yield SampleInput("p0_training", (m(3, 4),), {"p": 0.0, "training": True})
+    yield SampleInput("noncontig_eval", (m(4, 3, layout="T"),), {"p": 0.5, "training": False})
+
+
+# ------------------------------------------------------------------------------------------ normalisation
+
+
+def _layer_norm_samples(m: Maker):
+    yield SampleInput("no_affine", (m(3, 4), (4,)))
+    yield SampleInput("noncontig_affine_2d", (m(2, 3, 4, layout="T"), (3, 4), m(3, 4), m(3, 4)))
+    yield SampleInput("strided_weight_eps", (m(2, 5, layout="strided"), [5]), {"weight": m(5), "eps": 1e-3})
+
+
+def _group_norm_samples(m: Maker):
+    yield SampleInput("no_affine", (m(2, 4, 3), 2))
+    yield SampleInput("noncontig_affine", (m(2, 6, 2, 3, layout="T"), 3, m(6), m(6)))
+    yield SampleInput("strided_eps", (m(3, 2, 4, layout="strided"), 1), {"eps": 1e-3})
+
+
+def _running(m: Maker, c: int):
+    return m(c, low=-0.5, high=0.5), m(c, low=0.5, high=2.0)
+
+
+def _batch_norm_samples(training: bool):
+    def gen(m: Maker):
+        rm, rv = _running(m, 3)
+        yield SampleInput("2d_affine", (m(4, 3), rm, rv, m(3), m(3)), {"training": training})
+        rm, rv = _running(m, 3)
+        yield SampleInput("noncontig_3d_momentum", (m(2, 3, 4, layout="T"), rm, rv),
+                          {"training": training, "momentum": 0.3, "weight": m(3)})
+        if training:  # training mode also accepts no running statistics at all
+            yield SampleInput("4d_no_running_stats", (m(2, 3, 2, 2, layout="strided"), None, None),
+                              {"training": True, "bias": m(3), "eps": 1e-3},
+                              skips={"gradgrad": "torch 2.13 bug: batch_norm double backward is wrong with a bias "
+                                                 "and no weight (gradgradcheck fails on torch itself)"})
+        else:
+            rm, rv = _running(m, 3)
+            yield SampleInput("4d_eps", (m(2, 3, 2, 2, layout="strided"), rm, rv), {"eps": 1e-3})
+    return gen
+
+
+def _instance_norm_samples(m: Maker):
+    yield SampleInput("3d", (m(2, 3, 4),))
+    yield SampleInput("noncontig_4d_affine", (m(2, 3, 2, 3, layout="T"),), {"weight": m(3), "bias": m(3)})
+    rm, rv = _running(m, 3)
+    yield SampleInput("running_stats_update", (m(2, 3, 5, layout="strided"), rm, rv),
+                      {"use_input_stats": True, "momentum": 0.2})
+
+
+_RUNNING = frozenset({1, 2, "running_mean", "running_var"})
+
+
+# ------------------------------------------------------------------------------------------ convolution
+
+
+def _conv1d_samples(m: Maker):
+    yield SampleInput("bias", (m(2, 3, 5), m(4, 3, 2), m(4)))
+    yield SampleInput("noncontig_stride_pad_dilation", (m(2, 3, 7, layout="T"), m(4, 3, 2, layout="strided")),
+                      {"stride": 2, "padding": 1, "dilation": 2})
+    yield SampleInput("groups_same", (m(1, 4, 6), m(6, 2, 3)), {"groups": 2, "padding": "same"})
+
+
+def _conv2d_samples(m: Maker):
+    yield SampleInput("bias", (m(1, 2, 4, 4), m(3, 2, 2, 2), m(3)))
+    yield SampleInput("noncontig_groups_stride_pad_dilation", (m(1, 2, 4, 5, layout="T"), m(4, 1, 2, 2)),
+                      {"groups": 2, "stride": (2, 1), "padding": (1, 0), "dilation": (1, 2)})
+    yield SampleInput("same_dilation_strided", (m(1, 1, 4, 4, layout="strided"), m(2, 1, 3, 3)),
+                      {"padding": "same", "dilation": 2})
+
+
+def _conv_transpose2d_samples(m: Maker):
+    yield SampleInput("bias", (m(1, 2, 3, 3), m(2, 3, 2, 2), m(3)))
+    yield SampleInput("noncontig_stride_pad_outpad_groups", (m(1, 4, 2, 3, layout="T"), m(4, 1, 3, 3)),
+                      {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2})
+    yield SampleInput("dilation_strided", (m(1, 2, 3, 3, layout="strided"), m(2, 2, 2, 2)), {"dilation": 2})
+
+
+# ------------------------------------------------------------------------------------------ pooling
+
+
+def _max_pool1d_samples(m: Maker):
+    yield SampleInput("k2", (m(2, 3, 6), 2))
+    yield SampleInput("noncontig_stride_pad_indices", (m(2, 3, 7, layout="T"), 3),
+                      {"stride": 2, "padding": 1, "return_indices": True})
+    yield SampleInput("dilation_ceil", (m(1, 2, 8, layout="strided"), 2), {"stride": 3, "dilation": 2,
+                                                                          "ceil_mode": True})
+
+
+def _max_pool2d_samples(m: Maker):
+    yield SampleInput("k2", (m(1, 2, 4, 4), 2))
+    yield SampleInput("noncontig_stride_pad_indices", (m(1, 2, 5, 5, layout="T"), 3),
+                      {"stride": 2, "padding": 1, "return_indices": True})
+    yield SampleInput("rect_ceil", (m(2, 5, 5, layout="strided"), (2, 3)), {"ceil_mode": True})
+
+
+def _avg_pool1d_samples(m: Maker):
+    yield SampleInput("k2", (m(2, 3, 6), 2))
+    yield SampleInput("noncontig_pad_exclude", (m(2, 3, 7, layout="T"), 3),
+                      {"stride": 2, "padding": 1, "count_include_pad": False})
+    yield SampleInput("ceil", (m(1, 2, 8, layout="strided"), 3), {"ceil_mode": True})
+
+
+def _avg_pool2d_samples(m: Maker):
+    yield SampleInput("k2", (m(1, 2, 4, 4), 2))
+    yield SampleInput("noncontig_pad_exclude_ceil", (m(1, 2, 5, 5, layout="T"), 3),
+                      {"stride": 2, "padding": 1, "count_include_pad": False, "ceil_mode": True})
+    yield SampleInput("divisor_override", (m(2, 4, 5, layout="strided"), (2, 3)), {"divisor_override": 4})
+
+
+def _adaptive_avg_pool2d_samples(m: Maker):
+    yield SampleInput("int", (m(1, 2, 5, 5), 3))
+    yield SampleInput("noncontig_tuple", (m(1, 2, 4, 6, layout="T"), (2, 4)))
+    yield SampleInput("3d_none", (m(2, 5, 7, layout="strided"), (None, 3)))
+
+
+# ------------------------------------------------------------------------------------------ misc
+
+
+def _embedding_samples(m: Maker):
+    yield SampleInput("2d_index", (m.index((2, 3), 6), m(6, 4)))
+    idx = Arr(np.array([0, 3, 1, 0], dtype=np.int64))  # uses the padding row: its gradient must be zero
+    yield SampleInput("noncontig_weight_padding_idx", (idx, m(5, 3, layout="T")), {"padding_idx": 0},
+                      skips={"gradcheck": "padding_idx rows get a zero gradient by definition, unlike finite "
+                                          "differences"})
+    yield SampleInput("strided_index", (m.index((5,), 4, layout="strided"), m(4, 2)))
+
+
+def _pad_samples(mode: str):
+    def gen(m: Maker):
+        kw = {} if mode == "constant" else {"mode": mode}
+        if mode == "constant":
+            yield SampleInput("1d", (m(2, 3), (1, 2)))
+            yield SampleInput("noncontig_2d_value", (m(2, 3, 4, layout="T"), (1, 1, 0, 2)), {"value": 1.5})
+            yield SampleInput("negative", (m(2, 5, layout="strided"), (-1, 1)))
+            return
+        yield SampleInput("1d", (m(1, 2, 5), (2, 1)), kw)
+        yield SampleInput("noncontig_2d", (m(1, 2, 4, 4, layout="T"), (1, 1, 2, 0)), kw)
+        yield SampleInput("unbatched_1d", (m(2, 6, layout="strided"), (1, 3)), kw)
+    return gen
+
+
+def _one_hot_samples(m: Maker):
+    yield SampleInput("num_classes", (m.index((2, 3), 4), 5))
+    yield SampleInput("noncontig_infer", (m.index((3, 4), 5, layout="T"),))
+    yield SampleInput("strided", (m.index((5,), 3, layout="strided"),), {"num_classes": 3})
+
+
+def _normalize_samples(m: Maker):
+    yield SampleInput("default", (m(3, 4),))
+    yield SampleInput("noncontig_p1_dim0", (m(4, 3, layout="T"),), {"p": 1.0, "dim": 0})
+    yield SampleInput("strided_eps", (m(2, 3, 4, layout="strided"),), {"dim": -1, "eps": 1e-3})
+
+
+def _cosine_similarity_samples(m: Maker):
+    yield SampleInput("default", (m(3, 4), m(3, 4)))
+    yield SampleInput("noncontig_bcast", (m(4, 3, layout="T"), m(1, 3)), {"dim": 1})
+    yield SampleInput("strided_dim0_eps", (m(2, 3, 4, layout="strided"), m(2, 3, 4)), {"dim": 0, "eps": 1e-4})
+
+
+def _pairwise_distance_samples(m: Maker):
+    yield SampleInput("default", (m(3, 4), m(3, 4)))
+    yield SampleInput("noncontig_bcast_p1_keepdim", (m(4, 3, layout="T"), m(3, layout="strided")),
+                      {"p": 1.0, "keepdim": True})
+    yield SampleInput("p3_eps", (m(2, 5), m(2, 5)), {"p": 3.0, "eps": 1e-3})
+
+
+def _unfold_samples(m: Maker):
+    yield SampleInput("k2", (m(1, 2, 4, 4), 2))
+    yield SampleInput("noncontig_rect_pad_stride", (m(1, 2, 4, 5, layout="T"), (2, 3)), {"padding": 1, "stride": 2})
+    yield SampleInput("dilation_strided", (m(2, 1, 5, 5, layout="strided"),), {"kernel_size": 2, "dilation": 2})
+
+
+def _fold_samples(m: Maker):
+    yield SampleInput("k2", (m(1, 8, 9), (4, 4), 2))
+    yield SampleInput("noncontig_rect", (m(1, 4, 6, layout="T"),), {"output_size": (3, 4), "kernel_size": 2})
+    yield SampleInput("unbatched_stride_pad", (m(4, 9, layout="strided"), (5, 5), 2), {"stride": 2, "padding": 1})
+
+
+def _interp_samples(mode: str, align_corners: bool | None = None):
+    def gen(m: Maker):
+        kw = {"mode": mode}
+        if align_corners is not None:
+            kw["align_corners"] = align_corners
+        yield SampleInput("size", (m(1, 2, 3, 3),), {"size": (5, 4), **kw})
+        yield SampleInput("noncontig_scale", (m(1, 2, 3, 4, layout="T"),), {"scale_factor": 2, **kw})
+        yield SampleInput("downscale_strided", (m(2, 1, 5, 4, layout="strided"),), {"size": (3, 3), **kw})
+    return gen
+
+
+# ------------------------------------------------------------------------------------------ entries
+
+NN_OPS = [
+    _act("relu", inplace=True, aliases=("relu", "Tensor.relu")),
+    _act("relu6", _act_samples(-8.0, 8.0)),
+    _act("leaky_relu", _act_samples(negative_slope=0.2), inplace=True),
+    _act("elu", _act_samples(alpha=1.5), inplace=True),
+    _act("selu", inplace=True, aliases=("selu",)),
+    _act("celu", _act_samples(alpha=0.7), inplace=True),
+    _act("gelu"),
+    _act("gelu", _act_samples(approximate="tanh"), variant="tanh"),
+    _act("silu"),
+    _act("mish"),
+    OpInfo(NN + "softplus", _softplus_samples),
+    _act("hardtanh", _act_samples(min_val=-0.5, max_val=1.2), inplace=True),
+    _act("hardswish", _act_samples(-5.0, 5.0)),
+    OpInfo(NN + "softmax", _softmax_samples, aliases=("softmax", "Tensor.softmax")),
+    OpInfo(NN + "log_softmax", _softmax_samples, aliases=("log_softmax", "Tensor.log_softmax")),
+    OpInfo(NN + "linear", _linear_samples, tol=NN_TOL),
+    OpInfo(NN + "bilinear", _bilinear_samples, tol=NN_TOL),
+    # weight (class weights) is not differentiable in torch's nll_loss kernel
+    OpInfo(NN + "cross_entropy", _ce_indices_samples, variant="indices", nondiff_args=frozenset({"weight"}),
+           tol=NN_TOL),
+    OpInfo(NN + "cross_entropy", _ce_probs_samples, variant="probs", nondiff_args=frozenset({"weight"}),
+           tol=NN_TOL, notes="class-probability targets, differentiable w.r.t. the target"),
+    OpInfo(NN + "cross_entropy", _ce_smoothing_samples, variant="label_smoothing",
+           nondiff_args=frozenset({"weight"}), tol=NN_TOL),
+    OpInfo(NN + "nll_loss", _nll_samples, nondiff_args=frozenset({"weight"}), tol=NN_TOL),
+    OpInfo(NN + "mse_loss", _regression_loss_samples(), tol=NN_TOL),
+    OpInfo(NN + "l1_loss", _regression_loss_samples(), tol=NN_TOL),
+    OpInfo(NN + "smooth_l1_loss", _regression_loss_samples(beta=0.5), tol=NN_TOL),
+    OpInfo(NN + "huber_loss", _regression_loss_samples(delta=0.7), tol=NN_TOL),
+    OpInfo(NN + "binary_cross_entropy", _bce_samples, nondiff_args=frozenset({"weight"}), tol=NN_TOL,
+           domain="input in (0.05, 0.95)"),
+    OpInfo(NN + "binary_cross_entropy_with_logits", _bce_logits_samples, tol=NN_TOL,
+           nondiff_args=frozenset({"weight", "pos_weight"}),
+           notes="torch raises if weight/pos_weight require grad ('is not differentiable with respect to')"),
+    OpInfo(NN + "kl_div", _kl_div_samples, tol=NN_TOL, domain="input: log-probabilities; target: probabilities"),
+    OpInfo(NN + "dropout", _dropout_samples, notes="p>0 with training=True is test_dropout_statistics"),
+    OpInfo(NN + "layer_norm", _layer_norm_samples, tol=NN_TOL),
+    OpInfo(NN + "group_norm", _group_norm_samples, tol=NN_TOL),
+    OpInfo(NN + "batch_norm", _batch_norm_samples(training=False), variant="eval", nondiff_args=_RUNNING,
+           tol=NN_TOL),
+    OpInfo(NN + "batch_norm", _batch_norm_samples(training=True), variant="train", nondiff_args=_RUNNING,
+           tol=NN_TOL, notes="running stats are updated in place and compared after the call"),
+    OpInfo(NN + "instance_norm", _instance_norm_samples, nondiff_args=_RUNNING, tol=NN_TOL),
+    OpInfo(NN + "conv1d", _conv1d_samples, tol=NN_TOL, aliases=("conv1d",)),
+    OpInfo(NN + "conv2d", _conv2d_samples, tol=NN_TOL, aliases=("conv2d",)),
+    OpInfo(NN + "conv_transpose2d", _conv_transpose2d_samples, tol=NN_TOL, aliases=("conv_transpose2d",)),
+    OpInfo(NN + "max_pool1d", _max_pool1d_samples),
+    OpInfo(NN + "max_pool2d", _max_pool2d_samples),
+    OpInfo(NN + "avg_pool1d", _avg_pool1d_samples, tol=NN_TOL),
+    OpInfo(NN + "avg_pool2d", _avg_pool2d_samples, tol=NN_TOL),
+    OpInfo(NN + "adaptive_avg_pool2d", _adaptive_avg_pool2d_samples, tol=NN_TOL),
+    OpInfo(NN + "embedding", _embedding_samples),
+    OpInfo(NN + "pad", _pad_samples("constant"), variant="constant"),
+    OpInfo(NN + "pad", _pad_samples("reflect"), variant="reflect"),
+    OpInfo(NN + "pad", _pad_samples("replicate"), variant="replicate"),
+    OpInfo(NN + "one_hot", _one_hot_samples, dtypes=("int64",), differentiable=False),
+    OpInfo(NN + "normalize", _normalize_samples, tol=NN_TOL),
+    OpInfo(NN + "cosine_similarity", _cosine_similarity_samples, tol=NN_TOL),
+    OpInfo(NN + "pairwise_distance", _pairwise_distance_samples, tol=NN_TOL),
+    OpInfo(NN + "unfold", _unfold_samples),
+    OpInfo(NN + "fold", _fold_samples),
+    OpInfo(NN + "interpolate", _interp_samples("nearest"), variant="nearest"),
+    OpInfo(NN + "interpolate", _interp_samples("bilinear", False), variant="bilinear", tol=NN_TOL),
+    OpInfo(NN + "interpolate", _interp_samples("bilinear", True), variant="bilinear_align_corners", tol=NN_TOL),
+]
+
+OPS = NN_OPS
