@@ -34,7 +34,6 @@ class Tensor:
     _inference = False
     _fw_grads = None  # forward-AD tangents: dict level -> Tensor
     _retains_grad = False
-    _grad_dtype = None
 
     def __init__(self, data=None, *args, **kwargs) -> None:
         # ``torch.Tensor(...)`` legacy constructor: accept data or sizes.
@@ -120,7 +119,12 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
-            if value.dtype is not self.dtype and self._grad_dtype is None:
+            expected = self.__dict__.get("_grad_dtype", self.dtype) if self._grad_fn is None else self.dtype
+            if expected is not None and value.dtype is not expected:
+                if "_grad_dtype" in self.__dict__:
+                    raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
+                                       f"grad_dtype '{_type_name(expected)}'. The gradient must match the tensor's "
+                                       "grad_dtype (defaults to the tensor's dtype).")
                 raise RuntimeError("assigned grad has data of a different type")
             if value.shape != self.shape:
                 raise RuntimeError("assigned grad has data of a different size")
@@ -141,7 +145,65 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._rg and value._data.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("cannot delete the data of a Tensor")
+
+    _PROTECTED = frozenset({"requires_grad", "_grad_fn", "_backward_hooks", "grad_fn", "_data", "_rg", "_vc",
+                            "_base", "_output_nr"})
+
+    def __delattr__(self, name: str) -> None:
+        if name in Tensor._PROTECTED:
+            raise RuntimeError(f"cannot delete attribute {name} of a Tensor")
+        object.__delattr__(self, name)
+
+    @property
+    def _backward_hooks(self):
+        """The leaf tensor hooks (PyTorch's ``_backward_hooks`` dict)."""
+        return self._hooks
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks) -> None:
+        self._hooks = hooks
+
+    @property
+    def grad_dtype(self):
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        if "_grad_dtype" in self.__dict__:
+            return self._grad_dtype
+        return self.dtype
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        self.__dict__["_grad_dtype"] = value
+
+    @property
+    def real(self) -> Tensor:
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def set_(self, source: Tensor | None = None, *args) -> Tensor:
+        """Make this tensor use ``source``'s storage; the tensor gets a fresh gradient accumulator."""
+        if source is None:
+            self._data = self._data[:0].copy()
+        else:
+            self._data = source._data
+            self._vc = source._version_counter()
+        self._bump_version()
+        self._acc_ref = None
+        return self
 
     # ---- array metadata --------------------------------------------------------------------------------
 
@@ -257,7 +319,7 @@ class Tensor:
     # ---- conversion ------------------------------------------------------------------------------------
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        if self._rg and not force:
+        if self._rg and not force and STATE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         if not isinstance(self._data, np.ndarray):
@@ -347,6 +409,12 @@ class Tensor:
 
 
 _new = object.__new__
+
+
+def _type_name(d) -> str:
+    from .autograd.saved import _TYPE_NAMES
+
+    return _TYPE_NAMES.get(d.name, d.name)
 
 
 def _init_from(t: Tensor, data) -> None:

@@ -126,6 +126,12 @@ def install() -> None:
         "_is_view": Tensor._is_view,
     }.items():
         setattr(T, name, _as_method(fn))
+    for name, fn in {
+        "as_strided_": views.as_strided, "transpose_": views.transpose, "t_": views.t,
+        "squeeze_": _squeeze_method, "unsqueeze_": views.unsqueeze, "swapdims_": views.transpose,
+        "swapaxes_": views.transpose,
+    }.items():
+        setattr(T, name, _inplace_view(fn))
     T.mT = property(lambda self: views.transpose(self, -2, -1))
     T.T = property(lambda self: views.permute(self, tuple(range(self.ndim - 1, -1, -1))))
     T.mH = T.mT
@@ -140,6 +146,28 @@ def _as_method(fn):
         return fn(self, *args, **kwargs)
 
     method.__name__ = getattr(fn, "name", getattr(fn, "__name__", "method"))
+    return method
+
+
+def _inplace_view(view_fn):
+    """In-place view ops (``t_``, ``squeeze_``...): the tensor itself takes the view's shape and history."""
+
+    def method(self, *args, **kwargs):
+        from .autograd import views as view_tracking
+
+        if STATE.grad_enabled:
+            view_tracking.check_inplace(self, self._rg)
+        new = view_fn(self, *args, **kwargs)
+        self._data = new._data
+        if self._base is not None:
+            self._view_replay = new._view_replay
+            self._view_version = new._view_version
+            self.__dict__.pop("_view_index_cache", None)
+        if new._grad_fn is not None:
+            self._grad_fn = new._grad_fn
+            self._output_nr = new._output_nr
+        return self
+
     return method
 
 

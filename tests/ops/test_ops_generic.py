@@ -11,7 +11,17 @@ import math
 import pytest
 from _lib import assert_close, np, tg, torch
 from opinfo import REQUIRED_OPS, op_db
-from opinfo.core import Call, OpInfo, SampleInput, dtype_name, flatten_outputs, layouts, resolve, seeded_rng
+from opinfo.core import (
+    Arr,
+    Call,
+    OpInfo,
+    SampleInput,
+    dtype_name,
+    flatten_outputs,
+    layouts,
+    resolve,
+    seeded_rng,
+)
 
 # ------------------------------------------------------------------------------------------------ cases
 
@@ -23,7 +33,6 @@ def _params(cases):
 
 
 ALL = _params(CASES)
-F64 = _params([c for c in CASES if c[1] == "float64"])
 GRAD = _params([c for c in CASES if c[1] == "float64" and c[0].differentiable])
 GRADGRAD = _params([c for c in CASES if c[1] == "float64" and c[0].differentiable and c[0].supports_gradgrad])
 INPLACE = _params([c for c in CASES if c[0].inplace])
@@ -83,9 +92,9 @@ def _skip_if(sample: SampleInput, test: str) -> None:
         pytest.skip(sample.skips[test])
 
 
-def _self_arr(sample: SampleInput):
+def _self_arr(sample: SampleInput) -> Arr | None:
     first = sample.args[0] if sample.args else None
-    return first if hasattr(first, "layout") else None
+    return first if isinstance(first, Arr) else None
 
 
 # ------------------------------------------------------------------------------------------------ 0. the database
@@ -115,6 +124,8 @@ def test_forward(op: OpInfo, dtype: str, sample: SampleInput):
     got = _process(op, tg, ours.run(resolve(tg, op.name)))
     want = _process(op, torch, theirs.run(resolve(torch, op.name)))
     assert_close(got, want, rtol=rtol, atol=atol, check_dtype=True)
+    if hasattr(want, "_fields"):  # torch.return_types.* : users read .values / .indices / .Q ...
+        assert getattr(got, "_fields", None) == want._fields, f"expected a named tuple with {want._fields}"
     for a, b in zip(ours.tensors, theirs.tensors):  # inputs after the call (in-place side effects)
         assert_close(a, b, rtol=rtol, atol=atol, check_dtype=True)
 

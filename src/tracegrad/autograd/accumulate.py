@@ -46,8 +46,9 @@ def accumulate_into(variable, grad) -> None:
     then add in place (or out of place when building a graph, so higher-order gradients see the sum)."""
     from .. import _functional_core as F
 
-    if grad._data.dtype != variable._data.dtype:
-        grad = F.to_dtype(grad, variable.dtype)
+    target = variable.__dict__.get("_grad_dtype", variable.dtype)
+    if target is not None and grad._data.dtype != target.np:
+        grad = F.to_dtype(grad, target)
     current = variable._grad
     if current is None:
         # Like PyTorch, steal the buffer only when no user-visible reference to it exists.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 
@@ -22,37 +23,52 @@ def _shape_str(t: Tensor) -> str:
     return f"torch.Size([{', '.join(str(s) for s in t._data.shape)}])"
 
 
+def _shape_text(shape: tuple) -> str:
+    return f"torch.Size([{', '.join(str(s) for s in shape)}])"
+
+
+def _output_meta(out) -> tuple:
+    """(shape, dtype, requires_grad) of a backward root: a tensor or a GradientEdge."""
+    from ..backend.dtypes import from_numpy_dtype
+
+    if isinstance(out, Tensor):
+        return out._data.shape, out.dtype, out._rg
+    meta = out.node._out_meta if getattr(out.node, "_out_meta", None) else out.node._in_meta
+    shape, np_dtype = meta[out.output_nr]
+    return shape, from_numpy_dtype(np_dtype), True
+
+
 def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) -> list:
-    from .. import _functional_core as F
+    from .. import _factories
 
     result = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
+        shape, dtype, requires_grad = _output_meta(out)
         if isinstance(grad, Tensor):
-            first_grad = grad
+            gshape = grad._data.shape
             if is_grads_batched:
-                if grad._data.shape[1:] != out._data.shape:
+                if gshape[1:] != shape:
                     raise RuntimeError(
                         "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
                         "batch dimension. The sizes of the remaining dimensions are expected to match the shape of "
                         f"corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of "
-                        f"{_shape_str(grad)} and output[{i}] has a shape of {_shape_str(out)}. If you only want some "
-                        "tensors in `grad_output` to be considered batched, consider using vmap.")
-            elif first_grad._data.shape != out._data.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(grad)} and "
-                                   f"output[{i}] has a shape of {_shape_str(out)}.")
-            if out.dtype.is_complex != grad.dtype.is_complex:
+                        f"{_shape_text(gshape)} and output[{i}] has a shape of {_shape_text(shape)}. If you only want "
+                        "some tensors in `grad_output` to be considered batched, consider using vmap.")
+            elif gshape != shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_text(gshape)} and "
+                                   f"output[{i}] has a shape of {_shape_text(shape)}.")
+            if dtype.is_complex != grad.dtype.is_complex:
                 raise RuntimeError("For complex Tensors, both grad_output and output are required to have the same "
                                    f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} and "
-                                   f"output[{i}] has a dtype of {out.dtype}.")
+                                   f"output[{i}] has a dtype of {dtype}.")
             result.append(grad)
         elif grad is None:
-            if out._rg:
-                if out._data.size != 1:
+            if requires_grad:
+                if math.prod(shape) != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not out.dtype.is_floating_point:
-                    raise RuntimeError("grad can be implicitly created only for real scalar outputs but got "
-                                       f"{out.dtype}")
-                result.append(F.ones_like(out))
+                if not dtype.is_floating_point:
+                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dtype}")
+                result.append(_factories.ones(shape, dtype=dtype))
             else:
                 result.append(None)
         else:
@@ -164,6 +180,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
+                if _is_edge(t):
+                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
                 g = F.zeros_like(t, requires_grad=bool(create_graph)) if isinstance(t, Tensor) else \
                     _zeros_for_edge(input_edges[i])
         result.append(g)

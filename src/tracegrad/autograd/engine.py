@@ -81,9 +81,11 @@ def planned_execution_order(task: GraphTask) -> list:
     while heap:
         _, _, _, fn = heapq.heappop(heap)
         if fn is not task.graph_root:
-            if task.exec_info is not None and not task.exec_info.get(fn, False):
+            if task.exec_info is not None and not _should_execute(task, fn):
                 continue
             order.append(fn)
+            if task.exec_info is not None and not task.exec_info.get(fn, False):
+                continue
         for nxt, _ in fn._edges:
             if nxt is None:
                 continue

@@ -315,9 +315,11 @@ def _fresh(t: Tensor, out: Tensor, in_tangents) -> Tensor:
         if it is not None and (t is it or (t._base is not None and (t._base is it or t._base is it._base))):
             t = creation.clone(t)
             break
-    if t._data.dtype != out._data.dtype:
-        from .. import _functional_core as F
+    from .. import _functional_core as F
 
+    if t._data.shape != out._data.shape:
+        t = F.reshape(t, out._data.shape)  # e.g. a (1,)-shaped reduction of a 0-d output's cotangent
+    if t._data.dtype != out._data.dtype:
         t = F.to_numpy_dtype(t, out._data.dtype)
     return t
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 from .._state import STATE
 
@@ -20,9 +21,15 @@ class _DecoratorContextManager:
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise RuntimeError("Decorating classes is deprecated and will be disabled in future versions. You "
-                               "should only decorate functions or methods. To preserve the current behavior of "
-                               "class decoration, you can directly decorate the `__init__` method and nothing else.")
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should "
+                          "only decorate functions or methods. To preserve the current behavior of class "
+                          "decoration, you can directly decorate the `__init__` method and nothing else.",
+                          FutureWarning, stacklevel=2)
+            cls = func
+
+            def func(*args, **kwargs):
+                return cls(*args, **kwargs)
+
         if inspect.isgeneratorfunction(func):
             return self._wrap_generator(func)
 
@@ -59,7 +66,16 @@ class _DecoratorContextManager:
         return generator_context
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecorator(_DecoratorContextManager):
+    """Also usable as a bare decorator: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecorator):
     """Disable gradient recording inside the block."""
 
     def __init__(self) -> None:
@@ -73,7 +89,7 @@ class no_grad(_DecoratorContextManager):
         STATE.grad_enabled = self.prev
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecorator):
     """Enable gradient recording inside the block (e.g. within ``no_grad``)."""
 
     def __init__(self) -> None:
@@ -123,11 +139,8 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self) -> None:
         self.prev = (STATE.grad_enabled, STATE.inference)
-        if self.mode:
-            STATE.grad_enabled = False
-            STATE.inference = True
-        else:
-            STATE.inference = False
+        STATE.grad_enabled = not self.mode
+        STATE.inference = bool(self.mode)
 
     def __exit__(self, *exc) -> None:
         STATE.grad_enabled, STATE.inference = self.prev
@@ -137,15 +150,18 @@ class inference_mode(_DecoratorContextManager):
 
 
 class _unsafe_preserve_version_counter(_DecoratorContextManager):
-    def __init__(self, tensor) -> None:
-        self.tensor = tensor
-        self.prev_version = tensor._version
+    """Restore the version counters of ``tensors`` on exit, hiding in-place ops from autograd's checks."""
+
+    def __init__(self, tensors) -> None:
+        self.tensors = (tensors,) if not isinstance(tensors, (tuple, list)) else tuple(tensors)
+        self.prev_versions = tuple(t._version for t in self.tensors)
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc) -> None:
-        self.tensor._version_counter()[0] = self.prev_version
+        for t, v in zip(self.tensors, self.prev_versions):
+            t._version_counter()[0] = v
 
 
 def is_grad_enabled() -> bool:

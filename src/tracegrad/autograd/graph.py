@@ -10,6 +10,7 @@ from typing import NamedTuple
 from .._state import STATE
 from .._tensor import Tensor
 from . import engine
+from .accumulate import AccumulateGrad
 from .edges import gradient_edge
 from . import node as _node
 from .node import RemovableHandle
@@ -183,4 +184,11 @@ def _will_engine_execute_node(node) -> bool:
     task = engine.current_graph_task()
     if task is None:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    if isinstance(node, GradientEdge):
+        node = node.node
+    if isinstance(node, AccumulateGrad) and task.exec_info is not None and not task.exec_info.get(node, False) \
+            and node in task.captures:
+        raise RuntimeError("The gradients are being computed with respect to the following inputs which are leaf "
+                           "tensors: _will_engine_execute_node cannot tell whether their AccumulateGrad nodes run "
+                           "because we are currently running autograd.grad()")
     return task.will_execute(node)

@@ -80,8 +80,13 @@ class Node:
     def _set_sequence_nr(self, value: int) -> None:
         self._seq = value
 
-    def _input_metadata(self):
-        return self._in_meta
+    @property
+    def _input_metadata(self) -> list:
+        """Shape/dtype of each gradient this node receives (its forward outputs), as PyTorch's InputMetadata."""
+        from .input_metadata import InputMetadata
+
+        meta = getattr(self, "_out_meta", None) or ()
+        return [InputMetadata(shape, dtype) for shape, dtype in meta]
 
     def register_hook(self, fn) -> RemovableHandle:
         """A post-hook ``fn(grad_inputs, grad_outputs)`` that may return replacement ``grad_inputs``."""

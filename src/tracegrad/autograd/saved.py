@@ -39,6 +39,9 @@ class SavedTensor:
 
     @classmethod
     def _make(cls, tensor: Tensor, is_output: bool = False) -> SavedTensor:
+        if tensor._inference and not STATE.inference:
+            raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a clone to "
+                               "get a normal tensor and use it in autograd.")
         self = object.__new__(cls)
         vc = tensor._vc
         if vc is None:

@@ -33,12 +33,12 @@ def make_view(out: Tensor, src: Tensor, op, args: tuple, index: int) -> None:
     out._view_replay = (src._view_replay or ()) + ((op, args[1:], index),)
     out._view_version = vc[0]
     meta = src._creation_meta
-    if op.multi_output_view:
-        meta = MULTI_OUTPUT_NODE
-    elif not STATE.grad_enabled and base._rg:
+    if not STATE.grad_enabled and base._rg:
         meta = NO_GRAD_MODE
     elif STATE.inference:
         meta = INFERENCE_MODE
+    elif op.multi_output_view:
+        meta = MULTI_OUTPUT_NODE
     if meta:
         out._creation_meta = meta
 
@@ -119,7 +119,7 @@ class CopySlices(Node):
     """Gradient of an in-place op applied to a view, seen from the view's base."""
 
     __slots__ = ("fn", "_index", "_base_shape", "_base_dtype")
-    _name = "CopySlices"
+    _name = "torch::autograd::CopySlices"
 
     def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
         from .edges import gradient_edge
@@ -199,13 +199,49 @@ def record_inplace_on_view(op, args: tuple, target: Tensor, node: Node) -> None:
     _move_retains_grad_hook(target, old_view_fn, old_view_nr, target._grad_fn)
 
 
+class _ViewReplay:
+    """``autograd._force_original_view_tracking``: regenerate views by replaying their view ops."""
+
+    enabled = False
+
+
+def is_view_replay_enabled() -> bool:
+    return _ViewReplay.enabled
+
+
+class _force_original_view_tracking:
+    def __init__(self, mode: bool) -> None:
+        self.prev = _ViewReplay.enabled
+        _ViewReplay.enabled = bool(mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _ViewReplay.enabled = self.prev
+
+
+def _replayed_node(base: Tensor, view: Tensor) -> Node:
+    """The view's history rebuilt by re-running its view ops on the base (recording their nodes)."""
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = True
+    try:
+        out = base
+        for op, rest, k in view._view_replay:
+            res = op(out, *rest)
+            out = res[k] if isinstance(res, (tuple, list)) else res
+    finally:
+        STATE.grad_enabled = prev
+    return out._grad_fn
+
+
 def regenerate_view_grad_fn(view: Tensor) -> None:
     base = view._base
     view._view_version = view._vc[0]
     if not (base._rg or view._rg):
         return
     old_fn, old_nr = view._grad_fn, view._output_nr
-    node = AsStridedBackward0(base, view)
+    node = _replayed_node(base, view) if _ViewReplay.enabled else AsStridedBackward0(base, view)
     view._grad_fn = node
     view._output_nr = 0
     view._rg = True

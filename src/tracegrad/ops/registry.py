@@ -275,6 +275,8 @@ class OpDef:
             out._output_nr = 0
             out._vc = None
             out._base = None
+            if STATE.inference:
+                out._inference = True
             outs = (out,)
             if self.is_view:
                 _views.make_view(out, args[0], self, args, 0)
@@ -296,6 +298,10 @@ class OpDef:
 
     def _eager_inplace(self, args: tuple, arrays: list, record: bool):
         target = args[0]
+        if target._inference and not STATE.inference:
+            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
+                               "a clone to get a normal tensor before doing inplace update.See "
+                               "https://github.com/pytorch/rfcs/pull/17 for more details.")
         if STATE.grad_enabled:
             _views.check_inplace(target, record)
         node = None
@@ -355,7 +361,7 @@ class OpDef:
             n += 1
         if n != 1:
             node._n_out = n
-            node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
+        node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
         if self.save_spec:
             node._saved = tuple(_save(args, outs, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
                                 for (kind, idx), cond in zip(self.save_spec, self.save_conditions))

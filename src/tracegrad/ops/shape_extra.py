@@ -700,6 +700,8 @@ def _index_select_kernel(a, dim, index):
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, a.ndim)
     a1, flat = _as_1d(a), idx.reshape(-1)
+    if a.ndim == 0 and flat.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
     n = a1.shape[d]
     if flat.size and (flat.min() < 0 or flat.max() >= n):
         raise IndexError("index out of range in self")
@@ -804,10 +806,10 @@ def _index_copy_kernel(a, dim, index, source):
     a1, s1 = _as_1d(a), _as_1d(src)
     for k in range(a1.ndim):
         if k != d and (s1.ndim <= k or a1.shape[k] != s1.shape[k]):
+            j = k if k < d else k - 1  # PyTorch numbers the dims of the slices, without `dim`
             raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. "
-                               f"Destination slice shape: {a1.shape[k]} at dimension {k} and source slice "
-                               f"shape: "
-                               f"{s1.shape[k] if s1.ndim > k else 1} at dimension 0.")
+                               f"Destination slice shape: {a1.shape[k]} at dimension {j} and source slice "
+                               f"shape: {s1.shape[k] if s1.ndim > k else 1} at dimension {j}.")
     _check_bounds(flat, a1.shape[d], d, "index_copy_(): ", IndexError)
     out = a.copy()
     _slices_first(out, d)[flat] = _slices_first(src, d)
@@ -966,7 +968,7 @@ def _masked_fill_kernel(a, mask, value):
     if isinstance(value, np.ndarray) and value.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
-    shape = _broadcast_shape(a.shape, mask.shape)
+    shape = _broadcast_shape(mask.shape, a.shape)
     out = np.array(np.broadcast_to(a, shape))
     out[np.broadcast_to(mask, shape)] = value
     return out
@@ -1029,7 +1031,7 @@ def _masked_scatter_kernel(a, mask, source):
     if source.dtype != a.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
                            f"{_tname(a.dtype)} and {_tname(source.dtype)}")
-    shape = _broadcast_shape(a.shape, mask.shape)
+    shape = _broadcast_shape(mask.shape, a.shape)
     m = np.broadcast_to(mask, shape)
     n = int(m.sum())
     if source.size < n:
@@ -1075,7 +1077,7 @@ def _masked_select_kernel(a, mask):
     mask = np.asarray(mask)
     if mask.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = _broadcast_shape(a.shape, mask.shape)
+    shape = _broadcast_shape(mask.shape, a.shape)
     return np.broadcast_to(a, shape)[np.broadcast_to(mask, shape)]
 
 
@@ -1122,7 +1124,7 @@ def broadcast_shapes(*shapes):
         n = builtins.max(len(result), len(shape))
         res = [1] * (n - len(result)) + result
         cur = (1,) * (n - len(shape)) + shape
-        for k in range(n):
+        for k in reversed(range(n)):  # trailing dims first, as PyTorch reports the partial result
             if cur[k] == res[k] or cur[k] == 1:
                 continue
             if res[k] != 1:

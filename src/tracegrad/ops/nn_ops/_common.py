@@ -71,10 +71,11 @@ def attach(node, out: Tensor) -> None:
     out._grad_fn = node
     out._output_nr = 0
     out._rg = True
+    node._out_meta = ((out._data.shape, out._data.dtype),)
 
 
 def save(t):
-    return SavedTensor(t) if t is not None else None
+    return SavedTensor._make(t) if t is not None else None
 
 
 def check_float(a: np.ndarray, name: str) -> None:

@@ -134,7 +134,7 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
             tnode = make_node(weight_t, (gradient_edge(weight),), ((w.shape, w.dtype),))
             t_edge, t_meta = (tnode, 0), (w.shape[::-1], w.dtype)
         # save only what the requested gradients read, like PyTorch (None in the other slot)
-        saved = (SavedTensor(input) if weight._rg else None, SavedTensor(weight) if input._rg else None)
+        saved = (SavedTensor._make(input) if weight._rg else None, SavedTensor._make(weight) if input._rg else None)
         if bias is not None:
             node = make_node(addmm_node_op, (edge_of(bias), edge_of(input), t_edge),
                              (meta_of(bias), meta_of(input), t_meta), saved, (1, 1))

@@ -1,0 +1,1027 @@
+"""Binary (and ternary) pointwise operators beyond the core set of ``pointwise.py``.
+
+Division with rounding modes, remainders, extrema, ``atan2``/``hypot``/``copysign``, ``lerp``, ``addcmul``/
+``addcdiv``, ``xlogy``, bitwise operators and shifts, closeness tests, ``float_power``, the incomplete gamma
+functions, comparison aliases and in-place comparisons. ``pow``, ``div``, ``sub`` and ``where`` are
+re-exported with the overloads and checks PyTorch has (scalar-base and scalar-exponent ``pow``,
+``rounding_mode``, bool subtraction errors, a boolean ``where`` condition).
+
+Where PyTorch has separate Scalar and Tensor overloads with different backward nodes
+(``RemainderBackward0``/``RemainderBackward1``, ``PowBackward0/1/2``...), they are separate operators here
+too and the public function picks one, as PyTorch's argument parser does.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap
+from . import pointwise as _pw
+from ._util import binary_dtype, default_float, result_dtype
+from .creation import to_dtype, zeros_like
+from .pointwise import add, eq, exp, ge, gt, le, log, logical_and, logical_or, lt, mul, ne, neg, write_into
+from .pointwise import where as _where
+from .registry import defop, not_implemented
+from .unary import call, isnan, np_lgamma_positive, type_name, unsupported
+
+# ---- helpers -----------------------------------------------------------------------------------------------
+
+
+def _cast(x, dt: np.dtype) -> np.ndarray:
+    """A kernel operand as an array of ``dt``; Python ints wrap like C casts (``uint8 & -1`` keeps 255s)."""
+    if x.__class__ is np.ndarray:
+        return x if x.dtype == dt else x.astype(dt)
+    if dt.kind in "iu" and isinstance(x, int) and not isinstance(x, bool):
+        return np.array(x).astype(dt)
+    return np.asarray(x, dtype=dt)
+
+
+def _operands(a, b):
+    dt = binary_dtype(a, b)
+    return dt, _cast(a, dt), _cast(b, dt)
+
+
+def _check_output_shape(dst: np.ndarray, result) -> None:
+    shape = np.shape(result)
+    if shape != dst.shape:
+        full = np.broadcast_shapes(shape, dst.shape)
+        if full != dst.shape:
+            raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                               f"{list(full)}")
+
+
+def _inplace(kernel):
+    """In-place kernel: compute functionally, check the broadcast shape and the cast, write into self."""
+
+    def run(a, *rest):
+        result = kernel(a, *rest)
+        _check_output_shape(a, result)
+        write_into(a, result)
+        return a
+
+    return run
+
+
+def _pair(schema: str, kernel, **rules):
+    """``name.overload(Tensor self, ...)`` and its in-place ``name_.overload(Tensor(a!) self, ...)``."""
+    head, _, rest = schema.partition("(")
+    name, dot, overload = head.partition(".")
+    op = defop(schema, kernel, **rules)
+    rules = {**rules, "node_name": op.node_class._name}
+    inplace_schema = (f"{name}_{dot}{overload}(" + rest.replace("Tensor self", "Tensor(a!) self", 1)
+                      .replace("-> Tensor", "-> Tensor(a!)"))
+    return op, defop(inplace_schema, _inplace(kernel), **rules)
+
+
+def _check_int_divisor(b: np.ndarray) -> None:
+    if (b == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _float_dtype(a, b) -> np.dtype:
+    """Promoted dtype of a floating op: integer and bool promote to the default float dtype."""
+    dt = binary_dtype(a, b)
+    return default_float() if dt.kind in "biu" else dt
+
+
+def _need_tensor(fn: str, value, arg: str, position: int) -> None:
+    # Ops that PyTorch declares with Tensor arguments only reject Python numbers in its argument parser.
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, not "
+                        f"{type(value).__name__}")
+
+
+def _is_bool(x) -> bool:
+    if isinstance(x, Tensor):
+        return x._data.dtype.kind == "b"
+    return isinstance(x, (bool, np.bool_))
+
+
+def _zero_grads(ctx, g):
+    need = ctx.needs_input_grad
+    return tuple(zeros_like(g) if n else None for n in need)
+
+
+def _raise_no_derivative(name: str):
+    """vjp of PyTorch's ``NotImplemented`` nodes (floor_divide, remainder with a scalar self)."""
+
+    def vjp(ctx, *grads):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    return vjp
+
+
+# ---- subtraction checks ------------------------------------------------------------------------------------
+
+
+def _check_sub(a, b) -> None:
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool and b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if a_bool or b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                           "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def sub(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
+    """``input - alpha * other``; bool operands are rejected with PyTorch's message."""
+    _check_sub(input, other)
+    return call(_pw.sub, out, input, other, alpha=alpha)
+
+
+def sub_(self: Tensor, other, *, alpha=1) -> Tensor:
+    _check_sub(self, other)
+    return _pw.sub_(self, other, alpha=alpha)
+
+
+def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
+    """``other - alpha * input``."""
+    _check_sub(input, other)
+    return _pw.rsub(input, other, alpha=alpha)
+
+
+# ---- division with rounding modes --------------------------------------------------------------------------
+
+
+def _check_rounding_mode(mode) -> None:
+    if mode is not None and mode != "trunc" and mode != "floor":
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{mode}'")
+
+
+def _div_rounded(a, b, mode: str):
+    dt, x, y = _operands(a, b)
+    if dt.kind == "b":
+        raise unsupported(f"div_{mode}_cpu", dt)
+    if dt.kind in "iu":
+        _check_int_divisor(y)
+        with np.errstate(over="ignore"):
+            q = np.floor_divide(x, y)
+            if mode == "trunc":  # floor rounds down; truncation rounds inexact negative quotients up
+                q = q + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0))).astype(dt)
+        return q
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if mode == "trunc":
+            return np.trunc(x / y)
+        # NumPy's float floor division is Python's (fmod-based, exact), which is PyTorch's div_floor too
+        return np.floor_divide(x, y)
+
+
+def _div_mode_kernel(a, b, rounding_mode=None):
+    _check_rounding_mode(rounding_mode)
+    if rounding_mode is None:
+        return _pw._div_kernel(a, b)
+    return _div_rounded(a, b, rounding_mode)
+
+
+def _div_mode_vjp(ctx, g):
+    (mode,) = ctx.attrs
+    if mode is None:
+        return _pw._div_vjp(ctx, g)
+    return _zero_grads(ctx, g)  # piecewise constant: zero, even where g is NaN (PyTorch's zeros_like)
+
+
+_div_mode, _div_mode_ = _pair("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+                              _div_mode_kernel, vjp=_div_mode_vjp, saves=("self", "other"),
+                              attrs=("rounding_mode",), node_name="DivBackward2")
+
+
+def div(input: Tensor, other, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:
+    """True division, or rounded toward zero (``'trunc'``) or down (``'floor'``)."""
+    if rounding_mode is None:
+        return call(_pw.div, out, input, other)
+    return call(_div_mode, out, input, other, rounding_mode=rounding_mode)
+
+
+def div_(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
+    if rounding_mode is None:
+        return _pw.div_(self, other)
+    return _div_mode_(self, other, rounding_mode=rounding_mode)
+
+
+def true_divide(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
+    return call(_pw.div, out, input, other)
+
+
+def true_divide_(self: Tensor, other) -> Tensor:
+    return _pw.div_(self, other)
+
+
+floor_divide = defop("floor_divide(Tensor self, Tensor other) -> Tensor",
+                     lambda a, b: _div_rounded(a, b, "floor"), vjp=_raise_no_derivative("floor_divide"),
+                     node_name="NotImplemented")
+floor_divide_ = defop("floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                      _inplace(lambda a, b: _div_rounded(a, b, "floor")),
+                      vjp=_raise_no_derivative("floor_divide_"), node_name="NotImplemented")
+
+
+# ---- remainder and fmod ------------------------------------------------------------------------------------
+
+
+def _remainder_kernel(a, b):
+    dt, x, y = _operands(a, b)
+    if dt.kind == "b":
+        raise unsupported("remainder_cpu", dt)
+    if dt.kind in "iu":
+        _check_int_divisor(y)
+        return np.remainder(x, y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # PyTorch: fmod, then shift into the divisor's sign; an exact zero keeps fmod's sign (NumPy's differs)
+        m = np.fmod(x, y)
+        return np.where((m != 0) & ((y < 0) != (m < 0)), m + y, m)
+
+
+def _fmod_kernel(a, b):
+    dt, x, y = _operands(a, b)
+    if dt.kind == "b":
+        raise unsupported("fmod_cpu", dt)
+    if dt.kind in "iu":
+        _check_int_divisor(y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.fmod(x, y)
+
+
+def _self_grad_only(ctx, g):
+    return g
+
+
+def _remainder_vjp(ctx, g):
+    x, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (g if need[0] else None,
+            mul(neg(g), _div_mode(x, y, rounding_mode="floor")) if need[1] else None)
+
+
+def _fmod_vjp(ctx, g):
+    x, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (g if need[0] else None,
+            mul(neg(g), _div_mode(x, y, rounding_mode="trunc")) if need[1] else None)
+
+
+_remainder_s, _remainder_s_ = _pair("remainder.Scalar(Tensor self, Scalar other) -> Tensor",
+                                    _remainder_kernel, vjp=_self_grad_only, node_name="RemainderBackward0")
+_remainder_t, _remainder_t_ = _pair("remainder.Tensor(Tensor self, Tensor other) -> Tensor",
+                                    _remainder_kernel, vjp=_remainder_vjp, saves=("self", "other"),
+                                    node_name="RemainderBackward1")
+_remainder_st = defop("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", _remainder_kernel,
+                      vjp=_raise_no_derivative("remainder"), node_name="NotImplemented")
+_fmod_s, _fmod_s_ = _pair("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _fmod_kernel,
+                          vjp=_self_grad_only, node_name="FmodBackward0")
+_fmod_t, _fmod_t_ = _pair("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _fmod_kernel, vjp=_fmod_vjp,
+                          saves=("self", "other"), node_name="FmodBackward1")
+
+
+def remainder(input, other, *, out: Tensor | None = None) -> Tensor:
+    """Python's modulus: the result has the divisor's sign."""
+    if not isinstance(input, Tensor):
+        return call(_remainder_st, out, input, other)
+    return call(_remainder_t if isinstance(other, Tensor) else _remainder_s, out, input, other)
+
+
+def remainder_(self: Tensor, other) -> Tensor:
+    return (_remainder_t_ if isinstance(other, Tensor) else _remainder_s_)(self, other)
+
+
+def fmod(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
+    """C's fmod: the result has the dividend's sign."""
+    return call(_fmod_t if isinstance(other, Tensor) else _fmod_s, out, input, other)
+
+
+def fmod_(self: Tensor, other) -> Tensor:
+    return (_fmod_t_ if isinstance(other, Tensor) else _fmod_s_)(self, other)
+
+
+# ---- extrema -----------------------------------------------------------------------------------------------
+
+
+def _promoted(np_fn):
+    def kernel(a, b):
+        dt, x, y = _operands(a, b)
+        return np_fn(x, y)
+
+    return kernel
+
+
+def _extremum_vjp(loses_self, loses_other):
+    """maximum/minimum: the gradient goes to the winner; ties split it in half (PyTorch's convention)."""
+
+    def vjp(ctx, g):
+        x, y = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        shared = _where(eq(x, y), _pw.div(g, 2), g)
+        return (_where(loses_self(x, y), 0.0, shared) if need[0] else None,
+                _where(loses_other(x, y), 0.0, shared) if need[1] else None)
+
+    return vjp
+
+
+def _fextremum_vjp(self_wins):
+    """fmax/fmin: no splitting on ties; a NaN operand loses to a number."""
+
+    def vjp(ctx, g):
+        x, y = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        wins = logical_or(self_wins(x, y), isnan(y))
+        return (_where(wins, g, 0.0) if need[0] else None,
+                _where(wins, 0.0, g) if need[1] else None)
+
+    return vjp
+
+
+_saves2 = ("self", "other")
+_maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", _promoted(np.maximum),
+                 vjp=_extremum_vjp(lt, gt), saves=_saves2)
+_minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", _promoted(np.minimum),
+                 vjp=_extremum_vjp(gt, lt), saves=_saves2)
+_fmax = defop("fmax(Tensor self, Tensor other) -> Tensor", _promoted(np.fmax), vjp=_fextremum_vjp(ge),
+              saves=_saves2)
+_fmin = defop("fmin(Tensor self, Tensor other) -> Tensor", _promoted(np.fmin), vjp=_fextremum_vjp(le),
+              saves=_saves2)
+
+
+def _tensor_only(op, name: str):
+    """Public function of an op that PyTorch declares for two tensors only."""
+
+    def fn(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+        _need_tensor(name, other, "other", 2)
+        return call(op, out, input, other)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.{name}(input, other, *, out=None)"
+    return fn
+
+
+maximum = _tensor_only(_maximum, "maximum")
+minimum = _tensor_only(_minimum, "minimum")
+fmax = _tensor_only(_fmax, "fmax")
+fmin = _tensor_only(_fmin, "fmin")
+
+
+# ---- atan2, hypot, copysign --------------------------------------------------------------------------------
+
+
+def _atan2_kernel(a, b):
+    dt = _float_dtype(a, b)
+    return np.arctan2(_cast(a, dt), _cast(b, dt))
+
+
+def _atan2_vjp(ctx, g):
+    x, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    scale = _pw.div(g, add(mul(x, x), mul(y, y)))
+    return (mul(scale, y) if need[0] else None, mul(scale, neg(x)) if need[1] else None)
+
+
+def _hypot_kernel(a, b):
+    dt, x, y = _operands(a, b)
+    if dt.kind not in "f":
+        raise unsupported("hypot_cpu", dt)
+    return np.hypot(x, y)
+
+
+def _hypot_vjp(ctx, g):
+    x, y, r = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (mul(g, _pw.div(x, r)) if need[0] else None, mul(g, _pw.div(y, r)) if need[1] else None)
+
+
+def _copysign_kernel(a, b):
+    dt = _float_dtype(a, b)
+    return np.copysign(_cast(a, dt), _cast(b, dt))
+
+
+def _copysign_vjp(ctx, g):
+    x, y = ctx.saved_tensors[:2]
+    need = ctx.needs_input_grad
+    gx = None
+    if need[0]:
+        ratio = _where(eq(x, 0), 0.0, _pw.div(y, x))  # result / self, 0 at self == 0 (PyTorch)
+        gx = mul(g, ratio)
+    return gx if len(need) == 1 else (gx, zeros_like(g) if need[1] else None)
+
+
+atan2, atan2_ = _pair("atan2(Tensor self, Tensor other) -> Tensor", _atan2_kernel, vjp=_atan2_vjp,
+                      saves=_saves2)
+hypot, hypot_ = _pair("hypot(Tensor self, Tensor other) -> Tensor", _hypot_kernel, vjp=_hypot_vjp,
+                      saves=("self", "other", "result"))
+_copysign_t, _copysign_t_ = _pair("copysign.Tensor(Tensor self, Tensor other) -> Tensor", _copysign_kernel,
+                                  vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward0")
+_copysign_s, _copysign_s_ = _pair("copysign.Scalar(Tensor self, Scalar other) -> Tensor", _copysign_kernel,
+                                  vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward1")
+
+
+def copysign(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
+    """``|input|`` with the sign of ``other`` (integers promote to the default float dtype)."""
+    return call(_copysign_t if isinstance(other, Tensor) else _copysign_s, out, input, other)
+
+
+def copysign_(self: Tensor, other) -> Tensor:
+    return (_copysign_t_ if isinstance(other, Tensor) else _copysign_s_)(self, other)
+
+
+# ---- lerp --------------------------------------------------------------------------------------------------
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _lerp_kernel(a, end, weight):
+    if end.dtype != a.dtype:
+        raise RuntimeError(f"expected dtype {_C_NAMES[a.dtype.name]} for `end` but got dtype "
+                           f"{_C_NAMES[end.dtype.name]}")
+    weight_is_tensor = isinstance(weight, np.ndarray)
+    if weight_is_tensor and weight.ndim and weight.dtype != a.dtype:
+        raise RuntimeError(f"expected dtype {_C_NAMES[a.dtype.name]} for `weight` but got dtype "
+                           f"{_C_NAMES[weight.dtype.name]}")
+    if a.dtype.kind not in "fc":
+        raise unsupported("lerp_kernel_tensor" if weight_is_tensor else "lerp_kernel_scalar", a.dtype)
+    w = _cast(weight, a.dtype)
+    diff = end - a
+    # PyTorch's two-sided formula: exact at both ends (weight 0 gives self, weight 1 gives end)
+    return np.where(np.abs(w) < 0.5, a + w * diff, end - diff * (1 - w))
+
+
+def _lerp_scalar_vjp(ctx, g):
+    (w,) = ctx.attrs
+    need = ctx.needs_input_grad
+    return (mul(g, 1 - w) if need[0] else None, mul(g, w) if need[1] else None)
+
+
+def _lerp_tensor_vjp(ctx, g):
+    x, end, w = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (mul(g, _pw.rsub(w, 1)) if need[0] else None,
+            mul(g, w) if need[1] else None,
+            mul(g, _pw.sub(end, x)) if need[2] else None)
+
+
+_lerp_s, _lerp_s_ = _pair("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", _lerp_kernel,
+                          vjp=_lerp_scalar_vjp, attrs=("weight",), node_name="LerpBackward0")
+_lerp_t, _lerp_t_ = _pair("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", _lerp_kernel,
+                          vjp=_lerp_tensor_vjp, saves=("self", "end", "weight"), node_name="LerpBackward1")
+
+
+def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:
+    """``input + weight * (end - input)``; ``weight`` is a number or a broadcasting tensor."""
+    return call(_lerp_t if isinstance(weight, Tensor) else _lerp_s, out, input, end, weight)
+
+
+def lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
+    return (_lerp_t_ if isinstance(weight, Tensor) else _lerp_s_)(self, end, weight)
+
+
+# ---- addcmul / addcdiv -------------------------------------------------------------------------------------
+
+
+def _value_as(value, dt: np.dtype):
+    # PyTorch converts ``value`` to the computation dtype first: 2.5 becomes 2 for integer tensors
+    if dt.kind in "iu":
+        return dt.type(int(value))
+    if dt.kind == "b":
+        return bool(value)
+    return dt.type(value)
+
+
+def _addcmul_kernel(a, t1, t2, value=1):
+    dt = result_dtype(a, t1, t2)
+    v = _value_as(value, dt)
+    with np.errstate(over="ignore"):
+        return _cast(a, dt) + v * _cast(t1, dt) * _cast(t2, dt)
+
+
+def _addcdiv_kernel(a, t1, t2, value=1):
+    if np.asarray(t1).dtype.kind in "biu" and np.asarray(t2).dtype.kind in "biu":
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
+            "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+            "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
+            "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior "
+            "is just the "
+            "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    dt = result_dtype(a, t1, t2)
+    v = _value_as(value, dt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _cast(a, dt) + v * _cast(t1, dt) / _cast(t2, dt)
+
+
+def _addcmul_vjp(ctx, g):
+    t1, t2 = ctx.saved_tensors
+    (value,) = ctx.attrs
+    need = ctx.needs_input_grad
+    return (g if need[0] else None,
+            mul(g, mul(t2, value)) if need[1] else None,
+            mul(g, mul(t1, value)) if need[2] else None)
+
+
+def _addcdiv_vjp(ctx, g):
+    t1, t2 = ctx.saved_tensors
+    (value,) = ctx.attrs
+    need = ctx.needs_input_grad
+    return (g if need[0] else None,
+            mul(g, _pw.div(value, t2)) if need[1] else None,
+            _pw.div(mul(mul(neg(g), value), t1), mul(t2, t2)) if need[2] else None)
+
+
+_ADDC = "(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"
+addcmul, addcmul_ = _pair("addcmul" + _ADDC, _addcmul_kernel, vjp=_addcmul_vjp, saves=("tensor1", "tensor2"),
+                          attrs=("value",))
+addcdiv, addcdiv_ = _pair("addcdiv" + _ADDC, _addcdiv_kernel, vjp=_addcdiv_vjp, saves=("tensor1", "tensor2"),
+                          attrs=("value",))
+
+
+# ---- xlogy -------------------------------------------------------------------------------------------------
+
+
+def _xlogy_kernel(a, b):
+    dt = _float_dtype(a, b)
+    x, y = _cast(a, dt), _cast(b, dt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = x * np.log(y)
+    # 0 * log(y) is 0 for every y but NaN (PyTorch), also for y = 0 or inf
+    return np.where((x == 0) & ~np.isnan(y), dt.type(0), out)
+
+
+def _xlogy_self_grad(g, x, y):
+    return mul(g, xlogy(ne(x, 0), y))
+
+
+def _xlogy_vjp(ctx, g):
+    x, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (_xlogy_self_grad(g, x, y) if need[0] else None,
+            _pw.div(mul(g, x), y) if need[1] else None)
+
+
+def _xlogy_scalar_self_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    (x,) = ctx.attrs
+    return _pw.div(mul(g, x), y)
+
+
+def _xlogy_scalar_other_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    (y,) = ctx.attrs
+    return _xlogy_self_grad(g, x, y)
+
+
+_xlogy_t, _xlogy_t_ = _pair("xlogy.Tensor(Tensor self, Tensor other) -> Tensor", _xlogy_kernel,
+                            vjp=_xlogy_vjp, saves=_saves2, node_name="XlogyBackward0")
+_xlogy_ss = defop("xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", _xlogy_kernel,
+                  vjp=_xlogy_scalar_self_vjp, saves=("other",), attrs=("self",), node_name="XlogyBackward1")
+_xlogy_so, _xlogy_so_ = _pair("xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", _xlogy_kernel,
+                              vjp=_xlogy_scalar_other_vjp, saves=("self",), attrs=("other",),
+                              node_name="XlogyBackward2")
+
+
+def xlogy(input, other, *, out: Tensor | None = None) -> Tensor:
+    """``input * log(other)``, with ``0 * log(y) = 0`` unless ``y`` is NaN."""
+    if not isinstance(input, Tensor):
+        return call(_xlogy_ss, out, input, other)
+    return call(_xlogy_t if isinstance(other, Tensor) else _xlogy_so, out, input, other)
+
+
+def xlogy_(self: Tensor, other) -> Tensor:
+    return (_xlogy_t_ if isinstance(other, Tensor) else _xlogy_so_)(self, other)
+
+
+# ---- bitwise operators and shifts --------------------------------------------------------------------------
+
+
+def _bitwise(np_fn, kernel_name: str):
+    def kernel(a, b):
+        dt, x, y = _operands(a, b)
+        if dt.kind not in "biu":
+            raise unsupported(kernel_name, dt)
+        return np_fn(x, y)
+
+    return kernel
+
+
+def _shift_kernel(left: bool):
+    kernel_name = "lshift_cpu" if left else "rshift_cpu"
+
+    def kernel(a, b):
+        dt, x, y = _operands(a, b)
+        if dt.kind not in "iu":
+            raise unsupported(kernel_name, dt)
+        bits = dt.itemsize * 8
+        # PyTorch defines shifts by a negative amount or by >= the bit width (undefined in C)
+        outside = (y < 0) | (y >= bits)
+        amount = np.where(outside, 0, y).astype(np.dtype(f"u{dt.itemsize}"))
+        if left:
+            unsigned = x.astype(np.dtype(f"u{dt.itemsize}"))  # shift bits, wrapping like PyTorch
+            return np.where(outside, dt.type(0), np.left_shift(unsigned, amount).astype(dt))
+        shifted = np.right_shift(x, amount.astype(dt))
+        fill = np.right_shift(x, dt.type(bits - 1)) if dt.kind == "i" else dt.type(0)  # sign fill
+        return np.where(outside, fill, shifted).astype(dt, copy=False)
+
+    return kernel
+
+
+_OTHER2 = "(Tensor self, Tensor other) -> Tensor"
+bitwise_and, bitwise_and_ = _pair("bitwise_and.Tensor" + _OTHER2, _bitwise(np.bitwise_and, "bitwise_and_cpu"))
+bitwise_or, bitwise_or_ = _pair("bitwise_or.Tensor" + _OTHER2, _bitwise(np.bitwise_or, "bitwise_or_cpu"))
+bitwise_xor, bitwise_xor_ = _pair("bitwise_xor.Tensor" + _OTHER2, _bitwise(np.bitwise_xor, "bitwise_xor_cpu"))
+bitwise_left_shift, bitwise_left_shift_ = _pair("bitwise_left_shift.Tensor" + _OTHER2, _shift_kernel(True))
+bitwise_right_shift, bitwise_right_shift_ = _pair("bitwise_right_shift.Tensor" + _OTHER2,
+                                                  _shift_kernel(False))
+
+
+# ---- closeness and equality --------------------------------------------------------------------------------
+
+
+def _number(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _isclose_kernel(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{type_name(a.dtype)} did not match {type_name(b.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {_number(rtol)}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {_number(atol)}")
+    close = a == b
+    if equal_nan and a.dtype.kind in "fc":
+        close = close | (np.isnan(a) & np.isnan(b))
+    if rtol == 0 and atol == 0:
+        return close
+    if a.dtype.kind == "b":
+        a, b = a.astype(default_float()), b.astype(default_float())
+    # as PyTorch: allowed = atol + |rtol * other| in the promoted float dtype, actual = |self - other|
+    fdt = result_dtype(b, float(rtol))
+    allowed = fdt.type(atol) + np.abs(fdt.type(rtol) * b.astype(fdt))
+    with np.errstate(over="ignore", invalid="ignore"):
+        actual = np.abs(a - b)
+    cmp = np.promote_types(actual.dtype, allowed.dtype)
+    return close | (np.isfinite(actual) & (actual.astype(cmp) <= allowed.astype(cmp)))
+
+
+_isclose = defop("isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "
+                 "bool equal_nan=False) -> Tensor", _isclose_kernel)
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` (equal infinities are close)."""
+    _need_tensor("isclose", other, "other", 2)
+    return _isclose(input, other, rtol, atol, equal_nan)
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    _need_tensor("allclose", other, "other", 2)
+    return bool(np.all(_isclose(input, other, rtol, atol, equal_nan)._data))
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True if both have the same shape and elements (dtypes may differ; NaN is never equal)."""
+    _need_tensor("equal", other, "other", 2)
+    a, b = input._data, other._data
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+# ---- pow and float_power -----------------------------------------------------------------------------------
+
+
+def _integer_pow(base, exponent, dt: np.dtype):
+    """Integer powers; PyTorch gives 1, +/-1 or 0 for negative exponents instead of NumPy's error."""
+    x, e = _cast(base, dt), _cast(exponent, dt)
+    if dt.kind == "b":
+        return np.power(x.astype(np.int64), e.astype(np.int64)).astype(dt)
+    negative = e < 0
+    with np.errstate(over="ignore"):
+        if not negative.any():
+            return np.power(x, e)
+        positive = np.power(x, np.where(negative, 0, e).astype(dt))
+    odd = np.remainder(e, 2) != 0
+    inverse = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0)).astype(dt)
+    return np.where(negative, inverse, positive).astype(dt, copy=False)
+
+
+def _pow_kernel(a, b):
+    dt = binary_dtype(a, b)
+    if dt.kind in "biu":
+        if not isinstance(b, np.ndarray) and isinstance(a, np.ndarray) and b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return _integer_pow(a, b, dt)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.power(_cast(a, dt), _cast(b, dt))
+
+
+def _pow_scalar_vjp(ctx, g):
+    (e,) = ctx.attrs
+    if e == 0:
+        return zeros_like(g)
+    return mul(g, mul(_pow_ts(ctx.saved_tensors[0], e - 1), e))
+
+
+def _pow_tensor_vjp(ctx, g):
+    x, e, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    gx = gexp = None
+    if need[0]:
+        gx = _where(eq(e, 0), 0.0, mul(g, mul(e, _pow_tt(x, _pw.sub(e, 1)))))
+    if need[1]:
+        # d/de x^e = x^e log x, taken as 0 where x == 0 and e >= 0 (PyTorch's pow_backward_exponent)
+        gexp = mul(g, _where(logical_and(eq(x, 0), ge(e, 0)), 0.0, mul(y, log(x))))
+    return gx, gexp
+
+
+def _pow_scalar_base_vjp(ctx, g):
+    (base,) = ctx.attrs
+    e, y = ctx.saved_tensors
+    if base == 0:
+        return mul(g, _where(ge(e, 0), 0.0, mul(y, -math.inf)))
+    log_base = math.log(base) if base > 0 else math.nan
+    return mul(g, mul(y, log_base))
+
+
+_pow_ts, _pow_ts_ = _pair("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", _pow_kernel,
+                          vjp=_pow_scalar_vjp, saves=("self",), attrs=("exponent",), node_name="PowBackward0")
+_pow_tt, _pow_tt_ = _pair("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_kernel,
+                          vjp=_pow_tensor_vjp, saves=("self", "exponent", "result"), node_name="PowBackward1")
+_pow_st = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", _pow_kernel, vjp=_pow_scalar_base_vjp,
+                saves=("exponent", "result"), attrs=("self",), node_name="PowBackward2")
+_pow_scalar_ = _pow_ts_
+
+
+def pow(input, exponent, *, out: Tensor | None = None) -> Tensor:
+    """``input ** exponent``; either may be a Python number (not both)."""
+    if not isinstance(input, Tensor):
+        return call(_pow_st, out, input, exponent)
+    return call(_pow_tt if isinstance(exponent, Tensor) else _pow_ts, out, input, exponent)
+
+
+def pow_(self: Tensor, exponent) -> Tensor:
+    return (_pow_tt_ if isinstance(exponent, Tensor) else _pow_ts_)(self, exponent)
+
+
+def _is_complex(x) -> bool:
+    return x._data.dtype.kind == "c" if isinstance(x, Tensor) else isinstance(x, complex)
+
+
+def _float_power_dtype(input, exponent):
+    from ..backend.dtypes import complex128, float64
+
+    return complex128 if _is_complex(input) or _is_complex(exponent) else float64
+
+
+def _as_double(x, dtype):
+    if isinstance(x, Tensor):
+        return x if x.dtype is dtype else to_dtype(x, dtype)
+    return complex(x) if dtype.is_complex else float(x)
+
+
+def float_power(input, exponent, *, out: Tensor | None = None) -> Tensor:
+    """``pow`` computed in double precision (float64, or complex128 for complex operands)."""
+    dtype = _float_power_dtype(input, exponent)
+    return pow(_as_double(input, dtype), _as_double(exponent, dtype), out=out)
+
+
+def float_power_(self: Tensor, exponent) -> Tensor:
+    dtype = _float_power_dtype(self, exponent)
+    if self.dtype is not dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {type_name(self._data.dtype)} but the "
+                           f"operation's result requires dtype {type_name(dtype.np)}")
+    return pow_(self, _as_double(exponent, dtype))
+
+
+# ---- incomplete gamma --------------------------------------------------------------------------------------
+
+
+def _igamma_pair(a: np.ndarray, x: np.ndarray):
+    """Regularized lower and upper incomplete gamma (P, Q) in float64, with PyTorch's edge values."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    p = np.full(a.shape, np.nan)
+    q = np.full(a.shape, np.nan)
+    valid = (a >= 0) & (x >= 0)  # False for NaN
+    edges = (
+        (valid & (x == 0) & (a > 0), 0.0),
+        (valid & (a == 0) & (x > 0), 1.0),
+        (valid & np.isinf(x) & np.isfinite(a) & (a > 0), 1.0),
+        (valid & np.isinf(a) & np.isfinite(x) & (x > 0), 0.0),
+    )
+    for mask, value in edges:
+        p[mask], q[mask] = value, 1.0 - value
+    regular = valid & (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+    series = regular & (x < a + 1.0)  # the series converges fast here, the continued fraction elsewhere
+    if series.any():
+        v = _lower_gamma_series(a[series], x[series])
+        p[series], q[series] = v, 1.0 - v
+    fraction = regular & ~series
+    if fraction.any():
+        v = _upper_gamma_fraction(a[fraction], x[fraction])
+        p[fraction], q[fraction] = 1.0 - v, v
+    return p, q
+
+
+def _lower_gamma_series(a, x):
+    # P(a, x) = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1)...(a + n))
+    term = np.ones_like(a)
+    total = np.ones_like(a)
+    denominator = a.copy()
+    active = np.ones(a.shape, dtype=bool)
+    for _ in range(10000):
+        denominator = denominator + 1.0
+        term = np.where(active, term * x / denominator, 0.0)
+        total = total + term
+        active &= term > total * 1e-17
+        if not active.any():
+            break
+    return np.exp(a * np.log(x) - x - np_lgamma_positive(a + 1.0)) * total
+
+
+def _upper_gamma_fraction(a, x):
+    # Q(a, x) = e^-x x^a / Gamma(a) / (x + 1 - a - 1(1 - a)/(x + 3 - a - 2(2 - a)/(x + 5 - a - ...))),
+    # evaluated forwards with the modified Lentz method
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = np.full_like(a, 1.0 / tiny)
+    d = 1.0 / b
+    h = d.copy()
+    active = np.ones(a.shape, dtype=bool)
+    for i in range(1, 10000):
+        an = -i * (i - a)
+        b = b + 2.0
+        d = an * d + b
+        d = np.where(np.abs(d) < tiny, tiny, d)
+        c = b + an / c
+        c = np.where(np.abs(c) < tiny, tiny, c)
+        d = 1.0 / d
+        delta = d * c
+        h = np.where(active, h * delta, h)
+        active &= np.abs(delta - 1.0) > 1e-16
+        if not active.any():
+            break
+    return np.exp(a * np.log(x) - x - np_lgamma_positive(a)) * h
+
+
+def _igamma_kernel(upper: bool):
+    name = "igammac_cpu" if upper else "igamma_cpu"
+
+    def kernel(a, x):
+        dt = binary_dtype(a, x)
+        if dt.kind != "f":
+            raise unsupported(name, dt)
+        with np.errstate(all="ignore"):
+            p, q = _igamma_pair(a, x)
+        return np.asarray(q if upper else p).astype(dt)
+
+    return kernel
+
+
+# log Gamma of the shape parameter, needed by the gradient w.r.t. ``other``; not differentiable here
+_lgamma = defop("_igamma_lgamma(Tensor self) -> Tensor",
+                lambda a: np.asarray(np_lgamma_positive(a)).astype(a.dtype), vjp=not_implemented("lgamma"))
+
+
+def _igamma_vjp(sign: float, name: str):
+    self_grad = not_implemented(f"{name}: input")
+
+    def vjp(ctx, g):
+        a, x = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        if need[0]:
+            self_grad(ctx, g)  # raises PyTorch's NotImplementedError
+        # d/dx P(a, x) = x^(a - 1) e^-x / Gamma(a)
+        density = exp(_pw.sub(_pw.sub(mul(_pw.sub(a, 1), log(x)), x), _lgamma(a)))
+        return None, mul(g, density if sign > 0 else neg(density))
+
+    return vjp
+
+
+_igamma, _igamma_ = _pair("igamma(Tensor self, Tensor other) -> Tensor", _igamma_kernel(False),
+                          vjp=_igamma_vjp(1.0, "igamma"), saves=_saves2)
+_igammac, _igammac_ = _pair("igammac(Tensor self, Tensor other) -> Tensor", _igamma_kernel(True),
+                            vjp=_igamma_vjp(-1.0, "igammac"), saves=_saves2)
+igamma = _tensor_only(_igamma, "igamma")
+igammac = _tensor_only(_igammac, "igammac")
+
+
+# ---- comparisons: aliases and in-place forms ---------------------------------------------------------------
+
+
+def _inplace_compare(name: str, np_fn):
+    kernel = _pw._compare(np_fn)
+    camel = name.capitalize()
+    return defop(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", _inplace(kernel),
+                 vjp=_zero_grads, node_name=f"{camel}Backward1")
+
+
+eq_ = _inplace_compare("eq", np.equal)
+ne_ = _inplace_compare("ne", np.not_equal)
+lt_ = _inplace_compare("lt", np.less)
+le_ = _inplace_compare("le", np.less_equal)
+gt_ = _inplace_compare("gt", np.greater)
+ge_ = _inplace_compare("ge", np.greater_equal)
+
+
+def _inplace_logical(name: str, np_fn):
+    return defop(f"{name}_(Tensor(a!) self, Tensor other) -> Tensor(a!)", _inplace(_pw._logical(np_fn)),
+                 vjp=_zero_grads)
+
+
+logical_and_ = _inplace_logical("logical_and", np.logical_and)
+logical_or_ = _inplace_logical("logical_or", np.logical_or)
+logical_xor_ = _inplace_logical("logical_xor", np.logical_xor)
+logical_not_ = defop("logical_not_(Tensor(a!) self) -> Tensor(a!)", _inplace(lambda a: np.logical_not(a)),
+                     vjp=_zero_grads)
+
+
+# ---- where -------------------------------------------------------------------------------------------------
+
+
+def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = None):
+    """``input`` where ``condition`` else ``other``; ``where(condition)`` is ``nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        found = np.nonzero(np.atleast_1d(condition._data))
+        return tuple(_wrap(np.asarray(ix, dtype=np.int64)) for ix in found)
+    if isinstance(condition, Tensor):
+        kind = condition._data.dtype
+        if kind == np.uint8:
+            warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "
+                          "removed in a future version of PyTorch. Use a boolean condition instead.",
+                          UserWarning, stacklevel=2)
+        elif kind != np.bool_:
+            raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{type_name(kind)}")
+    return call(_where, out, condition, input, other)
+
+
+# ---- Python operators --------------------------------------------------------------------------------------
+
+
+def _is_operand(x) -> bool:
+    return isinstance(x, (Tensor, numbers.Number, np.ndarray, np.generic))
+
+
+def _dunder(fn, reflected: bool = False):
+    """A Python operator method: NotImplemented for foreign types, operands swapped when reflected."""
+    if reflected:
+        def method(self, other):
+            if not _is_operand(other):
+                return NotImplemented
+            return fn(other, self)
+    else:
+        def method(self, other):
+            if not _is_operand(other):
+                return NotImplemented
+            return fn(self, other)
+    return method
+
+
+# ---- exports -----------------------------------------------------------------------------------------------
+
+# name -> (functional, in-place); the in-place form is also a torch-level function where PyTorch has one
+_WITH_INPLACE = {
+    "sub": (sub, sub_), "subtract": (sub, sub_), "div": (div, div_), "divide": (div, div_),
+    "true_divide": (true_divide, true_divide_), "floor_divide": (floor_divide, floor_divide_),
+    "remainder": (remainder, remainder_), "fmod": (fmod, fmod_), "atan2": (atan2, atan2_),
+    "arctan2": (atan2, atan2_), "hypot": (hypot, hypot_), "copysign": (copysign, copysign_),
+    "lerp": (lerp, lerp_), "addcmul": (addcmul, addcmul_), "addcdiv": (addcdiv, addcdiv_),
+    "xlogy": (xlogy, xlogy_), "bitwise_and": (bitwise_and, bitwise_and_),
+    "bitwise_or": (bitwise_or, bitwise_or_), "bitwise_xor": (bitwise_xor, bitwise_xor_),
+    "bitwise_left_shift": (bitwise_left_shift, bitwise_left_shift_),
+    "bitwise_right_shift": (bitwise_right_shift, bitwise_right_shift_),
+    "float_power": (float_power, float_power_),
+    "pow": (pow, pow_), "igamma": (igamma, _igamma_), "igammac": (igammac, _igammac_),
+    "multiply": (_pw.mul, _pw.mul_), "eq": (_pw.eq, eq_), "ne": (_pw.ne, ne_), "lt": (_pw.lt, lt_),
+    "le": (_pw.le, le_), "gt": (_pw.gt, gt_), "ge": (_pw.ge, ge_), "greater": (_pw.gt, gt_),
+    "greater_equal": (_pw.ge, ge_), "less": (_pw.lt, lt_), "less_equal": (_pw.le, le_),
+    "not_equal": (_pw.ne, ne_), "logical_and": (_pw.logical_and, logical_and_),
+    "logical_or": (_pw.logical_or, logical_or_), "logical_xor": (_pw.logical_xor, logical_xor_),
+    "logical_not": (_pw.logical_not, logical_not_),
+}
+_TORCH_INPLACE = {"xlogy"}
+_PLAIN = {"maximum": maximum, "minimum": minimum, "fmax": fmax, "fmin": fmin, "isclose": isclose,
+          "allclose": allclose, "equal": equal, "rsub": rsub}
+
+PUBLIC = {**_PLAIN, "where": where}
+METHODS = {**_PLAIN}
+for _name, (_fn, _fn_) in _WITH_INPLACE.items():
+    PUBLIC[_name] = _fn
+    METHODS[_name] = _fn
+    METHODS[_name + "_"] = _fn_
+    if _name in _TORCH_INPLACE:
+        PUBLIC[_name + "_"] = _fn_
+
+METHODS.update({
+    "__floordiv__": _dunder(floor_divide), "__rfloordiv__": _dunder(floor_divide, True),
+    "__ifloordiv__": _dunder(floor_divide_), "__mod__": _dunder(remainder),
+    "__rmod__": _dunder(remainder, True),
+    "__imod__": _dunder(remainder_), "__and__": _dunder(bitwise_and), "__rand__": _dunder(bitwise_and, True),
+    "__iand__": _dunder(bitwise_and_), "__or__": _dunder(bitwise_or), "__ror__": _dunder(bitwise_or, True),
+    "__ior__": _dunder(bitwise_or_), "__xor__": _dunder(bitwise_xor), "__rxor__": _dunder(bitwise_xor, True),
+    "__ixor__": _dunder(bitwise_xor_), "__lshift__": _dunder(bitwise_left_shift),
+    "__rlshift__": _dunder(bitwise_left_shift, True), "__ilshift__": _dunder(bitwise_left_shift_),
+    "__rshift__": _dunder(bitwise_right_shift), "__rrshift__": _dunder(bitwise_right_shift, True),
+    "__irshift__": _dunder(bitwise_right_shift_),
+})

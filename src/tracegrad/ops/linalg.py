@@ -1,0 +1,1632 @@
+"""Linear algebra: matrix products, contractions (einsum, tensordot, kron), triangular and diagonal parts,
+norms, and the decompositions and solvers of ``torch.linalg``. All ops accept leading batch dimensions.
+
+Backward rules of the decompositions (qr, eigh, svd, cholesky) follow the gauge-invariant forms of
+PyTorch's FunctionsManual, written in dispatched ops so that they are differentiable again.
+"""
+
+from __future__ import annotations
+
+import builtins
+import string
+from collections import namedtuple
+
+import numpy as np
+
+from .._state import STATE
+from .._tensor import Tensor, _wrap
+from ._util import result_dtype, wrap_dim, wrap_dims
+from .linalg_core import matmul
+from .registry import REGISTRY, defop
+
+
+class LinAlgError(RuntimeError):
+    """``torch.linalg.LinAlgError``: a numerical failure (singular or non positive-definite input)."""
+
+
+# ---- helpers -----------------------------------------------------------------------------------------------
+
+
+def _tname(np_dtype) -> str:
+    from ..backend.dtypes import from_numpy_dtype
+    from .pointwise import _torch_type_name
+
+    return _torch_type_name(from_numpy_dtype(np_dtype))
+
+
+def _check_float(name: str, a: np.ndarray) -> None:
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {_tname(a.dtype)}")
+
+
+def _check_matrix(name: str, a: np.ndarray, arg: str = "A") -> None:
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+
+
+def _check_square(name: str, a: np.ndarray, arg: str = "A") -> None:
+    _check_matrix(name, a, arg)
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are {a.shape[-2]} by "
+                           f"{a.shape[-1]} matrices")
+
+
+def _batch_prefix(a: np.ndarray, index: int) -> str:
+    return f"(Batch element {index}): " if a.ndim > 2 else ""
+
+
+def _matrices(a: np.ndarray) -> np.ndarray:
+    return a.reshape((-1,) + a.shape[-2:])
+
+
+def first_zero_pivot(m: np.ndarray) -> int:
+    """LAPACK getrf's ``info``: 1-based index of the first exactly-zero pivot of LU with partial pivoting."""
+    a = np.array(m, copy=True)
+    n = a.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(a[k:, k])))
+        if a[p, k] == 0:
+            return k + 1
+        if p != k:
+            a[[k, p]] = a[[p, k]]
+        a[k + 1:, k] /= a[k, k]
+        a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+    return 0
+
+
+def _singular_info(a: np.ndarray) -> tuple[int, int]:
+    """(batch element, pivot) of the first singular matrix in a batch; (-1, 0) when none is found."""
+    for b, m in enumerate(_matrices(a)):
+        info = first_zero_pivot(m)
+        if info:
+            return b, info
+    return -1, 0
+
+
+def _mT(t: Tensor) -> Tensor:
+    from .views import transpose
+
+    return transpose(t, -2, -1)
+
+
+def _const(array: np.ndarray) -> Tensor:
+    return _wrap(np.ascontiguousarray(array))
+
+
+def _sgn(t: Tensor) -> Tensor:
+    """sign(t) as a constant of t's dtype (the registry's ``sign`` when present)."""
+    op = REGISTRY.get("sign")
+    if op is not None:
+        return op(t)
+    from .creation import to_dtype
+    from .pointwise import gt, lt, sub
+
+    return sub(to_dtype(gt(t, 0), t.dtype), to_dtype(lt(t, 0), t.dtype))
+
+
+def _abs(t: Tensor) -> Tensor:
+    op = REGISTRY.get("abs")
+    if op is not None:
+        return op(t)
+    from .pointwise import mul
+
+    return mul(t, _sgn(t))
+
+
+def _isnan(t: Tensor) -> Tensor:
+    from .pointwise import ne
+
+    return ne(t, t)
+
+
+def _zero_where(mask: Tensor, t: Tensor) -> Tensor:
+    from .pointwise import where
+
+    return where(mask, 0.0, t)
+
+
+def _scaled(t: Tensor, s) -> Tensor:
+    from .pointwise import mul
+
+    return t if s == 1 else mul(t, s)
+
+
+def _eps(np_dtype) -> float:
+    return float(np.finfo(np_dtype).eps)
+
+
+def _into(result, out, name: str):
+    """``out=`` for composite functions: copy the result into ``out`` (no autograd, as in PyTorch)."""
+    if out is None:
+        return result
+    from .variants import _store
+
+    results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if STATE.grad_enabled and builtins.any(t.requires_grad for t in results + outs):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    for dst, src in zip(outs, results):
+        _store(dst, src)
+    return out
+
+
+# ---- matrix products ---------------------------------------------------------------------------------------
+
+
+def _same_dtype(a: np.ndarray, b: np.ndarray) -> None:
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_tname(a.dtype)} but found {_tname(b.dtype)}")
+
+
+def _bmm_check(a, b, name1: str = "batch1", name2: str = "batch2") -> None:
+    if a.ndim != 3:
+        raise RuntimeError(f"{name1} must be a 3D tensor")
+    if b.ndim != 3:
+        raise RuntimeError(f"{name2} must be a 3D tensor")
+    if b.shape[0] != a.shape[0] or b.shape[1] != a.shape[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{a.shape[0]}, "
+                           f"{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+
+
+def _bmm_kernel(a, b):
+    _bmm_check(a, b)
+    _same_dtype(a, b)
+    return np.matmul(a, b)
+
+
+def _bmm_vjp(ctx, g):
+    a, b = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (bmm(g, _mT(b)) if need[0] else None, bmm(_mT(a), g) if need[1] else None)
+
+
+bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, vjp=_bmm_vjp, saves=("self", "mat2"))
+
+
+def _mv_check(m, v, inp=None) -> None:
+    if m.ndim != 2 or v.ndim != 1:
+        got = f"{1 if inp is None else inp.ndim}, {m.ndim}, {v.ndim}"
+        raise RuntimeError(f"vector + matrix @ vector expected, got {got}")
+    if m.shape[1] != v.shape[0]:
+        rows = m.shape[0] if inp is None else inp.shape[0] if inp.ndim else 1
+        raise RuntimeError(f"size mismatch, got input ({rows}), mat ({m.shape[0]}x{m.shape[1]}), "
+                           f"vec ({v.shape[0]})")
+    first = v if inp is None else inp
+    if not (m.dtype == v.dtype == first.dtype):
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_tname(first.dtype)}, "
+                           f"{_tname(m.dtype)}, and {_tname(v.dtype)}")
+
+
+def _mv_kernel(m, v):
+    _mv_check(m, v)
+    return np.matmul(m, v)
+
+
+def _outer_grads(g: Tensor, a: Tensor, b: Tensor, need: tuple) -> tuple:
+    """Gradients of outer(a, b) (written with sums so mixed dtypes promote as in the forward)."""
+    from .pointwise import mul
+    from .reductions_extra import sum as _sum
+    from .views import unsqueeze
+
+    ga = _sum(mul(g, unsqueeze(b, 0)), 1) if need[0] else None
+    gb = _sum(mul(g, unsqueeze(a, 1)), 0) if need[1] else None
+    return ga, gb
+
+
+def _mv_vjp(ctx, g):
+    m, v = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (outer(g, v) if need[0] else None, mv(_mT(m), g) if need[1] else None)
+
+
+mv = defop("mv(Tensor self, Tensor vec) -> Tensor", _mv_kernel, vjp=_mv_vjp, saves=("self", "vec"))
+
+
+def _dot_kernel(a, b):
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        n, m = a.shape[0], b.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same "
+                           f"number of elements, but got {n} and {m} elements respectively")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_tname(a.dtype)} and "
+                           f"{_tname(b.dtype)}")
+    return np.asarray(np.dot(a, b))
+
+
+def _dot_vjp(ctx, g):
+    from .pointwise import mul
+
+    a, b = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (mul(g, b) if need[0] else None, mul(g, a) if need[1] else None)
+
+
+dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, vjp=_dot_vjp, saves=("self", "tensor"))
+vdot = defop("vdot(Tensor self, Tensor other) -> Tensor", _dot_kernel, vjp=_dot_vjp, saves=("self", "other"))
+
+
+def _outer_kernel(a, b):
+    for name, x in (("self", a), ("vec2", b)):
+        if x.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {x.ndim}-D")
+    dt = result_dtype(a, b)
+    return np.multiply.outer(a.astype(dt, copy=False), b.astype(dt, copy=False))
+
+
+def _outer_vjp(ctx, g):
+    a, b = ctx.saved_tensors
+    return _outer_grads(g, a, b, ctx.needs_input_grad)
+
+
+outer = defop("outer(Tensor self, Tensor vec2) -> Tensor", _outer_kernel, vjp=_outer_vjp,
+              saves=("self", "vec2"))
+
+
+def ger(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
+    return outer(input, vec2) if out is None else outer(input, vec2, out=out)
+
+
+def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """Contraction over the last dims; a 0-d operand multiplies."""
+    from .pointwise import mul
+
+    if input.ndim == 0 or other.ndim == 0:
+        return _into(mul(input, other), out, "inner")
+    if input.ndim == 1 and other.ndim == 1:
+        return dot(input, other) if out is None else dot(input, other, out=out)
+    return _into(tensordot(input, other, ([-1], [-1])), out, "inner")
+
+
+# ---- add + product family ----------------------------------------------------------------------------------
+
+
+def _scalars_for(dt, beta, alpha):
+    """Integer tensors take integer scalars (PyTorch casts beta/alpha to the tensors' type)."""
+    if dt.kind in "biu":
+        return int(beta), int(alpha)
+    return beta, alpha
+
+
+def _bias(inp: np.ndarray, shape: tuple) -> np.ndarray:
+    from .views import _expand_kernel
+
+    return _expand_kernel(inp, shape)
+
+
+def _combine(inp, prod, beta, alpha):
+    beta, alpha = _scalars_for(prod.dtype, beta, alpha)
+    scaled = prod if alpha == 1 else prod * alpha
+    if beta == 0:  # self is ignored entirely (its NaNs do not propagate)
+        return np.ascontiguousarray(scaled).astype(prod.dtype, copy=False)
+    bias = _bias(inp, prod.shape)
+    return (scaled + (bias if beta == 1 else bias * beta)).astype(prod.dtype, copy=False)
+
+
+def _addmm_kernel(inp, m1, m2, beta=1, alpha=1):
+    if m1.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor")
+    if m2.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {m2.ndim}-D tensor")
+    if m1.shape[1] != m2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m1.shape[0]}x{m1.shape[1]} and "
+                           f"{m2.shape[0]}x{m2.shape[1]})")
+    if m1.dtype != m2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_tname(m1.dtype)} and "
+                           f"{_tname(m2.dtype)}")
+    if inp.dtype != m2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(inp.dtype)} and "
+                           f"{_tname(m2.dtype)}")
+    return _combine(inp, np.matmul(m1, m2), beta, alpha)
+
+
+def _addmm_vjp(ctx, g):
+    m1, m2 = ctx.saved_tensors
+    beta, alpha = ctx.attrs
+    need = ctx.needs_input_grad
+    gi = _scaled(g, beta) if need[0] else None
+    g1 = _scaled(matmul(g, _mT(m2)), alpha) if need[1] else None
+    g2 = _scaled(matmul(_mT(m1), g), alpha) if need[2] else None
+    return gi, g1, g2
+
+
+def _addmv_kernel(inp, m, v, beta=1, alpha=1):
+    _mv_check(m, v, inp)
+    return _combine(inp, np.matmul(m, v), beta, alpha)
+
+
+def _addmv_vjp(ctx, g):
+    m, v = ctx.saved_tensors
+    beta, alpha = ctx.attrs
+    need = ctx.needs_input_grad
+    return (_scaled(g, beta) if need[0] else None,
+            _scaled(outer(g, v), alpha) if need[1] else None,
+            _scaled(mv(_mT(m), g), alpha) if need[2] else None)
+
+
+def _bmm_family_dtypes(inp, b1, b2) -> None:
+    if not (inp.dtype == b1.dtype == b2.dtype):
+        raise RuntimeError(f"Input dtypes must be the same, got: input {inp.dtype}, batch1: {b1.dtype}, "
+                           f"batch2: {b2.dtype}".replace("float64", "double").replace("float32", "float"))
+
+
+def _baddbmm_kernel(inp, b1, b2, beta=1, alpha=1):
+    _bmm_check(b1, b2)
+    _bmm_family_dtypes(inp, b1, b2)
+    return _combine(inp, np.matmul(b1, b2), beta, alpha)
+
+
+def _addbmm_kernel(inp, b1, b2, beta=1, alpha=1):
+    _bmm_check(b1, b2)
+    if inp.dtype != b2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(inp.dtype)} and "
+                           f"{_tname(b2.dtype)}")
+    _same_dtype(b1, b2)
+    return _combine(inp, np.matmul(b1, b2).sum(axis=0), beta, alpha)
+
+
+def _baddbmm_vjp(ctx, g):
+    b1, b2 = ctx.saved_tensors
+    beta, alpha = ctx.attrs
+    need = ctx.needs_input_grad
+    return (_scaled(g, beta) if need[0] else None,
+            _scaled(matmul(g, _mT(b2)), alpha) if need[1] else None,
+            _scaled(matmul(_mT(b1), g), alpha) if need[2] else None)
+
+
+def _addr_kernel(inp, v1, v2, beta=1, alpha=1):
+    return _combine(inp, _outer_kernel(v1, v2), beta, alpha)
+
+
+def _addr_vjp(ctx, g):
+    v1, v2 = ctx.saved_tensors
+    beta, alpha = ctx.attrs
+    need = ctx.needs_input_grad
+    ga, gb = _outer_grads(g, v1, v2, need[1:])
+    return (_scaled(g, beta) if need[0] else None,
+            _scaled(ga, alpha) if ga is not None else None, _scaled(gb, alpha) if gb is not None else None)
+
+
+def _add_family(name: str, args: str, kernel, vjp, saves: tuple):
+    from .pointwise import write_into
+
+    schema = f"{args}, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
+    op = defop(f"{name}(Tensor self, {schema}", kernel, vjp=vjp, saves=saves, attrs=("beta", "alpha"))
+
+    def inplace(a, *rest):
+        result = kernel(a, *rest)
+        if result.shape != a.shape:
+            have = a.shape[-1] if a.ndim else 1
+            raise RuntimeError(f"The expanded size of the tensor ({have}) must match the existing size "
+                               f"({result.shape[-1]}) at non-singleton dimension {a.ndim - 1}.  Target "
+                               f"sizes: {list(a.shape)}.  Tensor sizes: {list(result.shape)}")
+        write_into(a, result)
+        return a
+
+    inplace_schema = f"{name}_(Tensor(a!) self, {schema}".replace("-> Tensor", "-> Tensor(a!)")
+    inplace_op = defop(inplace_schema, inplace, vjp=vjp, saves=saves, attrs=("beta", "alpha"),
+                       node_name=op.node_class._name)
+    return op, inplace_op
+
+
+addmm, addmm_ = _add_family("addmm", "Tensor mat1, Tensor mat2", _addmm_kernel, _addmm_vjp, ("mat1", "mat2"))
+addmv, addmv_ = _add_family("addmv", "Tensor mat, Tensor vec", _addmv_kernel, _addmv_vjp, ("mat", "vec"))
+baddbmm, baddbmm_ = _add_family("baddbmm", "Tensor batch1, Tensor batch2", _baddbmm_kernel, _baddbmm_vjp,
+                                ("batch1", "batch2"))
+addbmm, addbmm_ = _add_family("addbmm", "Tensor batch1, Tensor batch2", _addbmm_kernel, _baddbmm_vjp,
+                              ("batch1", "batch2"))
+addr, addr_ = _add_family("addr", "Tensor vec1, Tensor vec2", _addr_kernel, _addr_vjp, ("vec1", "vec2"))
+
+
+# ---- einsum ------------------------------------------------------------------------------------------------
+
+_LETTERS = string.ascii_letters
+
+
+class _Spec:
+    """An einsum equation with explicit letters: one letter list per operand, the output letters, sizes."""
+
+    def __init__(self, terms: list[list[str]], out: list[str], sizes: dict[str, int]) -> None:
+        self.terms, self.out, self.sizes = terms, out, sizes
+
+    def equation(self) -> str:
+        return ",".join("".join(t) for t in self.terms) + "->" + "".join(self.out)
+
+
+def _split_term(term: str) -> tuple[list[str], bool, list[str]]:
+    head, dots, tail = term.partition("...")
+    for ch in head + tail:
+        if ch not in _LETTERS:
+            raise RuntimeError(f"einsum(): invalid subscript given at index {term.find(ch)} in the equation "
+                               "string, subscripts must be in [a-zA-Z]")
+    return list(head), bool(dots), list(tail)
+
+
+def parse_einsum(equation: str, shapes: list[tuple]) -> _Spec:
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    raw_terms = lhs.split(",")
+    if len(raw_terms) > len(shapes):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(raw_terms) < len(shapes):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    parts = [_split_term(t) for t in raw_terms]
+    ell = []
+    for i, ((head, dots, tail), shape) in enumerate(zip(parts, shapes)):
+        n = len(head) + len(tail)
+        if (dots and n > len(shape)) or (not dots and n != len(shape)):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) "
+                               + ("is more than" if dots else "does not match")
+                               + f" the number of dimensions ({len(shape)}) for operand {i}"
+                               + ("" if dots else " and no ellipsis was given"))
+        ell.append(len(shape) - n if dots else 0)
+    used = set(ch for ch in eq if ch in _LETTERS)
+    n_ell = builtins.max(ell, default=0)
+    fresh = [c for c in _LETTERS if c not in used][:n_ell]
+    terms = [head + (fresh[n_ell - e:] if dots else []) + tail for (head, dots, tail), e in zip(parts, ell)]
+    sizes = _letter_sizes(terms, shapes)
+    if arrow:
+        head, dots, tail = _split_term(rhs)
+        out = head + (fresh if dots else []) + tail
+        for ch in out:
+            if out.count(ch) > 1:
+                raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
+            if ch not in sizes:
+                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any "
+                                   "input operand")
+    else:
+        counts: dict[str, int] = {}
+        for t in terms:
+            for ch in t:
+                counts[ch] = counts.get(ch, 0) + 1
+        out = fresh + sorted(ch for ch, c in counts.items() if c == 1 and ch not in fresh)
+    return _Spec(terms, out, sizes)
+
+
+def _letter_sizes(terms: list[list[str]], shapes: list[tuple]) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for i, (term, shape) in enumerate(zip(terms, shapes)):
+        local: dict[str, int] = {}
+        for ch, s in zip(term, shape):
+            if ch in local and local[ch] != s:
+                raise RuntimeError(f"einsum(): subscript {ch} is repeated for operand {i} but the sizes "
+                                   f"don't match, {local[ch]} != {s}")
+            local[ch] = s
+            seen = sizes.get(ch)
+            if seen is None or seen == 1:
+                sizes[ch] = s
+            elif s != 1 and s != seen:
+                raise RuntimeError(f"einsum(): subscript {ch} has size {s} for operand {i} which does not "
+                                   f"broadcast with previously seen size {seen}")
+    return sizes
+
+
+def _einsum_kernel(equation, tensors, path=None):
+    arrays = [np.asarray(a) for a in tensors]
+    spec = parse_einsum(equation, [a.shape for a in arrays])
+    for a in arrays[1:]:
+        _same_dtype(arrays[0], a)
+    return np.asarray(np.einsum(spec.equation(), *arrays, optimize=len(arrays) > 2))
+
+
+def einsum_grads(spec: _Spec, operands: list, g: Tensor, needs) -> list:
+    """Gradients of an einsum, each one an einsum of ``g`` with the other operands.
+
+    A letter repeated in the operand (a diagonal) gets a fresh twin tied to it by an identity matrix; a
+    letter that only that operand carries (summed away) comes back through a vector of ones.
+    """
+    from .reductions import sum_to_size
+
+    grads = []
+    for k, need in enumerate(needs):
+        if not need:
+            grads.append(None)
+            continue
+        others = [j for j in range(len(operands)) if j != k]
+        known = set(spec.out).union(*(spec.terms[j] for j in others))
+        pool = iter(c for c in _LETTERS if c not in spec.sizes)
+        target, extra_terms, extra_ops = [], [], []
+        for ch in spec.terms[k]:
+            n = spec.sizes[ch]
+            if ch in target:
+                twin = next(pool)
+                extra_terms.append([ch, twin])
+                extra_ops.append(_const(np.eye(n, dtype=g.dtype.np)))
+                target.append(twin)
+                continue
+            if ch not in known:
+                extra_terms.append([ch])
+                extra_ops.append(_const(np.ones(n, dtype=g.dtype.np)))
+            target.append(ch)
+        terms = [spec.out] + [spec.terms[j] for j in others] + extra_terms
+        eq = ",".join("".join(t) for t in terms) + "->" + "".join(target)
+        grad = _einsum(eq, [g] + [operands[j] for j in others] + extra_ops)
+        shape = tuple(operands[k].shape)
+        if tuple(grad.shape) != shape:
+            grad = sum_to_size(grad, shape)
+        grads.append(grad)
+    return grads
+
+
+def _einsum_vjp(ctx, g):
+    (equation,) = ctx.attrs
+    (operands,) = ctx.saved_tensors
+    spec = parse_einsum(equation, [tuple(t.shape) for t in operands])
+    return einsum_grads(spec, operands, g, ctx.needs_input_grad)
+
+
+_einsum = defop("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor", _einsum_kernel,
+                vjp=_einsum_vjp, saves=("tensors",), attrs=("equation",))
+
+
+def _sublist_equation(args: tuple) -> tuple[str, list]:
+    """``einsum(op1, [0, 1], op2, [1, 2], [0, 2])`` -> ("ab,bc->ac", [op1, op2])."""
+    def letters(sub) -> str:
+        return "".join("..." if s is Ellipsis else _LETTERS[s] for s in sub)
+
+    ops, terms = list(args[0::2]), [letters(s) for s in args[1::2]]
+    out = None
+    if len(ops) > len(terms):
+        out = letters(ops.pop()) if not isinstance(ops[-1], Tensor) else None
+    eq = ",".join(terms) + ("" if out is None else "->" + out)
+    return eq, ops
+
+
+def einsum(*args) -> Tensor:
+    """``einsum(equation, *operands)``, ``einsum(equation, [operands])`` or the sublist form."""
+    if not args:
+        raise TypeError("einsum(): must specify the equation string and at least one operand, or at least "
+                        "one operand and its subscripts list")
+    if isinstance(args[0], str):
+        operands = args[1:]
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = operands[0]
+        return _einsum(args[0], list(operands))
+    eq, operands = _sublist_equation(args)
+    return _einsum(eq, operands)
+
+
+# ---- tensordot / kron --------------------------------------------------------------------------------------
+
+
+def _tensordot_kernel(a, b, dims_self, dims_other):
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    if len(dims_self) != len(dims_other):
+        raise RuntimeError("both dimension lists should have same length")
+    da, db = wrap_dims(dims_self, a.ndim), wrap_dims(dims_other, b.ndim)
+    for x, y, ox, oy in zip(da, db, dims_self, dims_other):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim "
+                               f"{ox} and second has size {b.shape[y]} in dim {oy}")
+    return np.asarray(np.tensordot(a, b, axes=(da, db)))
+
+
+def _tensordot_spec(shape_a: tuple, shape_b: tuple, dims_self, dims_other) -> _Spec:
+    da, db = wrap_dims(dims_self, len(shape_a)), wrap_dims(dims_other, len(shape_b))
+    pool = iter(_LETTERS)
+    la = [next(pool) for _ in shape_a]
+    lb = [next(pool) for _ in shape_b]
+    for x, y in zip(da, db):
+        lb[y] = la[x]
+    out = [c for i, c in enumerate(la) if i not in da] + [c for i, c in enumerate(lb) if i not in db]
+    return _Spec([la, lb], out, _letter_sizes([la, lb], [shape_a, shape_b]))
+
+
+def _tensordot_vjp(ctx, g):
+    a, b = ctx.saved_tensors
+    dims_self, dims_other = ctx.attrs
+    spec = _tensordot_spec(tuple(a.shape), tuple(b.shape), dims_self, dims_other)
+    return tuple(einsum_grads(spec, [a, b], g, ctx.needs_input_grad))
+
+
+_tensordot = defop("tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
+                   _tensordot_kernel, vjp=_tensordot_vjp, saves=("self", "other"),
+                   attrs=("dims_self", "dims_other"))
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
+    """Contract the last ``dims`` dims of ``a`` with the first of ``b``, or the listed dims pairwise."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(-dims, 0)), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    extra = {} if out is None else {"out": out}
+    return _tensordot(a, b, da, db, **extra)
+
+
+def _kron_kernel(a, b):
+    dt = result_dtype(a, b)
+    return np.kron(a.astype(dt, copy=False), b.astype(dt, copy=False))
+
+
+def _kron_vjp(ctx, g):
+    from .views import reshape
+
+    a, b = ctx.saved_tensors
+    nd = builtins.max(a.ndim, b.ndim)
+    sa = (1,) * (nd - a.ndim) + tuple(a.shape)
+    sb = (1,) * (nd - b.ndim) + tuple(b.shape)
+    la, lb = list(_LETTERS[:nd]), list(_LETTERS[nd:2 * nd])
+    out = [ch for pair in zip(la, lb) for ch in pair]
+    spec = _Spec([la, lb], out, _letter_sizes([la, lb], [sa, sb]))
+    g4 = reshape(g, tuple(s for pair in zip(sa, sb) for s in pair))
+    operands = [reshape(a, sa), reshape(b, sb)]
+    grads = einsum_grads(spec, operands, g4, ctx.needs_input_grad)
+    return tuple(None if gr is None else reshape(gr, shape) for gr, shape in zip(grads, ctx.input_shapes))
+
+
+kron = defop("kron(Tensor self, Tensor other) -> Tensor", _kron_kernel, vjp=_kron_vjp,
+             saves=("self", "other"))
+
+
+# ---- diagonal and triangular parts -------------------------------------------------------------------------
+
+
+def _trace_kernel(a):
+    if a.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
+    if a.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    dt = np.int64 if a.dtype.kind in "iu" else a.dtype
+    return np.asarray(np.trace(a, dtype=dt))
+
+
+def _trace_vjp(ctx, g):
+    from .creation import new_zeros
+    from .views import diagonal_scatter, expand
+
+    shape = ctx.input_shapes[0]
+    k = builtins.min(shape)
+    return diagonal_scatter(new_zeros(g, shape), expand(g, (k,)), 0, 0, 1)
+
+
+trace = defop("trace(Tensor self) -> Tensor", _trace_kernel, vjp=_trace_vjp)
+
+
+def _tri(name: str, np_fn):
+    def kernel(a, diagonal=0):
+        if a.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return np_fn(a, diagonal)
+
+    def vjp(ctx, g):
+        (diagonal,) = ctx.attrs
+        return op(g, diagonal)
+
+    def inplace(a, diagonal=0):
+        a[...] = kernel(a, diagonal)
+        return a
+
+    op = defop(f"{name}(Tensor self, int diagonal=0) -> Tensor", kernel, vjp=vjp, attrs=("diagonal",))
+    inplace_op = defop(f"{name}_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", inplace, vjp=vjp,
+                       attrs=("diagonal",), node_name=op.node_class._name)
+    return op, inplace_op
+
+
+tril, tril_ = _tri("tril", np.tril)
+triu, triu_ = _tri("triu", np.triu)
+
+
+def _diag_kernel(a, diagonal=0):
+    if a.ndim == 1:
+        return np.diag(a, diagonal)
+    if a.ndim == 2:
+        return np.diagonal(a, diagonal).copy()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
+
+
+def _diag_vjp(ctx, g):
+    from .creation import new_zeros
+    from .views import diagonal, diagonal_scatter
+
+    (offset,) = ctx.attrs
+    shape = ctx.input_shapes[0]
+    if len(shape) == 1:
+        return diagonal(g, offset)
+    return diagonal_scatter(new_zeros(g, shape), g, offset)
+
+
+diag = defop("diag(Tensor self, int diagonal=0) -> Tensor", _diag_kernel, vjp=_diag_vjp, attrs=("diagonal",))
+
+
+def _diag_embed_kernel(a, offset=0, dim1=-2, dim2=-1):
+    nd = a.ndim + 1
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = (a.shape[-1] if a.ndim else 1) + abs(offset)
+    out = np.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
+    view = np.diagonal(out, offset, -2, -1)
+    view.setflags(write=True)
+    view[...] = a
+    return np.ascontiguousarray(np.moveaxis(out, (-2, -1), (d1, d2)))
+
+
+def _diag_embed_vjp(ctx, g):
+    from .views import diagonal
+
+    offset, dim1, dim2 = ctx.attrs
+    return diagonal(g, offset, dim1, dim2)
+
+
+diag_embed = defop("diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",
+                   _diag_embed_kernel, vjp=_diag_embed_vjp, attrs=("offset", "dim1", "dim2"))
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    from .views import reshape
+
+    return diag_embed(reshape(input, (-1,)), offset)
+
+
+def _cross_kernel(a, b, dim=-1):
+    _same_dtype(a, b)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    d = wrap_dim(dim, len(shape))
+    a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    if a.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
+                           f"{b.shape[d]}")
+    return np.cross(a, b, axis=d)
+
+
+def _cross_vjp(ctx, g):
+    a, b = ctx.saved_tensors
+    (dim,) = ctx.attrs
+    need = ctx.needs_input_grad
+    return (linalg_cross(b, g, dim=dim) if need[0] else None,
+            linalg_cross(g, a, dim=dim) if need[1] else None)
+
+
+linalg_cross = defop("linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", _cross_kernel,
+                     vjp=_cross_vjp, saves=("self", "other"), attrs=("dim",))
+
+
+def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
+    """``torch.cross``: without ``dim``, the first dimension of size 3 (deprecated in PyTorch)."""
+    if dim is None:
+        import warnings
+
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
+                      "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
+                      "change to agree with that of linalg.cross in a future release.",
+                      UserWarning, stacklevel=2)
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
+    extra = {} if out is None else {"out": out}
+    return linalg_cross(input, other, dim=dim, **extra)
+
+
+# ---- norms -------------------------------------------------------------------------------------------------
+
+
+def _vector_norm_kernel(a, ord=2, dim=None, keepdim=False, dtype=None):
+    if isinstance(ord, str):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}")
+    _check_float("linalg.vector_norm", a)
+    if dtype is not None:
+        from ..backend.dtypes import to_dtype
+
+        a = a.astype(to_dtype(dtype).np)
+    axes = wrap_dims(dim, a.ndim) if dim is not None and a.ndim else None
+    if axes == ():
+        axes = None
+    x = np.abs(a)
+    if np.isinf(ord):
+        reduced = range(a.ndim) if axes is None else axes
+        if builtins.any(a.shape[d] == 0 for d in reduced) or (a.size == 0 and a.ndim == 0):
+            sign = "-" if ord < 0 else ""
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {sign}inf norm on an empty tensor "
+                               "because the operation does not have an identity")
+        out = (np.max if ord > 0 else np.min)(x, axis=axes, keepdims=keepdim)
+    elif ord == 0:
+        out = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
+    elif ord == 1:
+        out = np.sum(x, axis=axes, keepdims=keepdim)
+    elif ord == 2:
+        out = np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
+    else:
+        with np.errstate(divide="ignore"):
+            out = np.power(np.sum(np.power(x, ord), axis=axes, keepdims=keepdim), 1.0 / ord)
+    return np.asarray(out, dtype=x.dtype)
+
+
+def _vector_norm_vjp(ctx, g):
+    from .pointwise import div, eq, logical_or, mul, pow
+
+    x, norm = ctx.saved_tensors
+    ord, dim, keepdim, _dtype = ctx.attrs
+    shape = tuple(x.shape)
+    from .reductions_extra import restore_dims
+    from .reductions_extra import sum as _sum
+
+    dims = None if dim is None or (not isinstance(dim, int) and len(dim) == 0) else dim
+    g = restore_dims(g, shape, dims, keepdim)
+    norm = restore_dims(norm, shape, dims, keepdim)
+    if ord == 0:
+        return mul(g, 0.0)
+    if ord == 1:
+        return mul(_sgn(x), g)
+    if ord == 2:
+        return mul(g, _zero_where(eq(norm, 0), div(x, norm)))
+    if np.isinf(ord):
+        ax = _abs(x)
+        mask = logical_or(eq(ax, norm), _isnan(ax))
+        red = list(range(len(shape))) if dims is None else dims
+        return mul(_sgn(x), mul(div(g, _sum(mask, red, True)), mask))
+    if ord < 1:
+        scaled = mul(_sgn(x), _zero_where(eq(x, 0), pow(_abs(x), ord - 1)))
+        return mul(mul(scaled, g), pow(norm, 1 - ord))
+    base = mul(_sgn(x), pow(_abs(x), ord - 1)) if ord < 2 else mul(x, pow(_abs(x), ord - 2))
+    return mul(base, _zero_where(eq(norm, 0), div(g, pow(norm, ord - 1))))
+
+
+linalg_vector_norm = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, "
+                           "bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", _vector_norm_kernel,
+                           vjp=_vector_norm_vjp,
+                           saves=("self", "result"), attrs=("ord", "dim", "keepdim", "dtype"))
+
+
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    extra = {} if out is None else {"out": out}
+    return linalg_vector_norm(x, ord, dim, keepdim, dtype=dtype, **extra)
+
+
+def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    """Frobenius, nuclear, 1/-1 (column sums), inf/-inf (row sums) and 2/-2 (singular values) norms."""
+    from .reductions_extra import amax, amin
+    from .reductions_extra import sum as _sum
+    from .views import movedim, squeeze, unsqueeze
+
+    _check_matrix("linalg.matrix_norm", A._data)
+    d = list(wrap_dims(dim, A.ndim))
+    if len(d) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    if dtype is not None:
+        from ..backend.dtypes import to_dtype as _resolve
+        from .creation import to_dtype
+
+        A = to_dtype(A, _resolve(dtype))
+    _check_float("linalg.matrix_norm", A._data)
+    if ord == "fro":
+        result = linalg_vector_norm(A, 2, d, keepdim)
+    elif ord in ("nuc", 2, -2):
+        s = linalg_svdvals(movedim(A, d, [-2, -1]))
+        red = _sum(s, -1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))
+        result = red
+        if keepdim:
+            for ax in sorted(d):
+                result = unsqueeze(result, ax)
+    elif ord in (1, -1, float("inf"), float("-inf")):
+        summed, reduced = (d[0], d[1]) if ord in (1, -1) else (d[1], d[0])
+        sums = linalg_vector_norm(A, 1, [summed], True)
+        result = (amax if ord > 0 else amin)(sums, [reduced], True)
+        if not keepdim:
+            result = squeeze(result, d)
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    return _into(result, out, "linalg_matrix_norm")
+
+
+def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None) -> Tensor:
+    """``torch.linalg.norm``: a vector norm over one dim (or all, without ``ord``), a matrix norm over two."""
+    if isinstance(dim, int):
+        dim = [dim]
+    if dim is not None:
+        dim = list(dim)
+    if ord is None:
+        result = vector_norm(A, 2, dim, keepdim, dtype=dtype) if dim is None or len(dim) != 2 \
+            else matrix_norm(A, "fro", dim, keepdim, dtype=dtype)
+        return _into(result, out, "linalg_norm")
+    if dim is None:
+        if A.ndim not in (1, 2):
+            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                               f"Got {A.ndim}D.")
+        dim = list(range(A.ndim))
+    if isinstance(ord, str) or len(dim) == 2:
+        result = matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+    else:
+        result = vector_norm(A, ord, dim, keepdim, dtype=dtype)
+    return _into(result, out, "linalg_norm")
+
+
+# ---- inverse, determinant, solve ---------------------------------------------------------------------------
+
+
+def _inv_kernel(a):
+    _check_square("linalg.inv", a)
+    _check_float("linalg.inv", a)
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        b, info = _singular_info(a)
+        raise LinAlgError(f"linalg.inv: {_batch_prefix(a, b)}The diagonal element {info} is zero, the "
+                          "inversion could not be completed because the input matrix is singular.") from None
+
+
+def inv_backward(g: Tensor, inverse: Tensor) -> Tensor:
+    """d(A^-1) = -A^-1 dA A^-1, so gA = -A^-T g A^-T."""
+    from .pointwise import neg
+
+    inv_t = _mT(inverse)
+    return neg(matmul(inv_t, matmul(g, inv_t)))
+
+
+def _inv_vjp(ctx, g):
+    (inverse,) = ctx.saved_tensors
+    return inv_backward(g, inverse)
+
+
+linalg_inv = defop("linalg_inv(Tensor A) -> Tensor", _inv_kernel, vjp=_inv_vjp, saves=("result",),
+                   node_name="LinalgInvExBackward0")
+
+
+def _inv_ex_kernel(a, check_errors=False):
+    _check_square("linalg.inv_ex", a)
+    _check_float("linalg.inv_ex", a)
+    mats = _matrices(a)
+    info = np.array([first_zero_pivot(m) for m in mats], dtype=np.int32).reshape(a.shape[:-2])
+    with np.errstate(all="ignore"):
+        try:
+            inverse = np.linalg.inv(a)
+        except np.linalg.LinAlgError:
+            inverse = np.stack([np.linalg.pinv(m) if i else np.linalg.inv(m)
+                                for m, i in zip(mats, info.reshape(-1))]).reshape(a.shape)
+    if check_errors and info.any():
+        _inv_kernel(a)
+    return inverse, info
+
+
+def _inv_ex_vjp(ctx, g, _ginfo):
+    (inverse,) = ctx.saved_tensors
+    return inv_backward(g, inverse)
+
+
+linalg_inv_ex = defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
+                      _inv_ex_kernel, vjp=_inv_ex_vjp, saves=("result0",), node_name="LinalgInvExBackward0")
+
+
+def _det_kernel(a):
+    _check_square("linalg.det", a)
+    _check_float("linalg.det", a)
+    return np.asarray(np.linalg.det(a), dtype=a.dtype)
+
+
+def _diag_of(x: Tensor, n: int) -> Tensor:
+    """A batch of n x n matrices with ``x`` (one value per matrix) on the diagonal."""
+    from .views import expand, unsqueeze
+
+    return diag_embed(expand(unsqueeze(x, -1), tuple(x.shape) + (n,)))
+
+
+def det_backward(g: Tensor, det: Tensor, A: Tensor) -> Tensor:
+    """g det A^-T for invertible A; through the SVD (det U det Vh prod S, no division) for singular A."""
+    from .creation import new_zeros
+    from .pointwise import lt, mul, where
+    from .reductions_extra import all as _all
+    from .reductions_extra import any as _any
+    from .views import expand, unsqueeze
+
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return new_zeros(g, tuple(A.shape))
+    if n == 1:
+        return expand(unsqueeze(unsqueeze(g, -1), -1), tuple(A.shape))
+    d = _diag_of(mul(g, det), n)
+
+    def nonsingular(M):
+        return linalg_solve(_mT(M), d)
+
+    def singular(M):
+        from .reductions_extra import prod_safe_zeros_backward
+
+        U, S, Vh = linalg_svd(M, False)
+        alpha = mul(mul(linalg_det(U), linalg_det(Vh)), g)
+        D = prod_safe_zeros_backward(unsqueeze(alpha, -1), S, S.ndim - 1)
+        return matmul(mul(U, unsqueeze(D, -2)), Vh)
+
+    is_singular = lt(_abs(det), 100.0 * _eps(A.dtype.np))
+    if not bool(_any(is_singular).item()):
+        return nonsingular(A)
+    if bool(_all(is_singular).item()):
+        return singular(A)
+    # A batch of both kinds: each path runs on harmless stand-ins for the matrices it does not own.
+    mask = unsqueeze(unsqueeze(is_singular, -1), -1)
+    eye = _const(np.eye(n, dtype=A.dtype.np))
+    distinct = _const(np.diag(np.arange(1, n + 1)).astype(A.dtype.np))
+    return where(mask, singular(where(mask, A, distinct)), nonsingular(where(mask, eye, A)))
+
+
+def _det_vjp(ctx, g):
+    A, det = ctx.saved_tensors
+    return det_backward(g, det, A)
+
+
+linalg_det = defop("linalg_det(Tensor A) -> Tensor", _det_kernel, vjp=_det_vjp, saves=("A", "result"))
+
+
+def _slogdet_kernel(a):
+    _check_square("linalg.slogdet", a)
+    _check_float("linalg.slogdet", a)
+    sign, logabs = np.linalg.slogdet(a)
+    return np.asarray(sign, dtype=a.dtype), np.asarray(logabs, dtype=a.dtype)
+
+
+def _slogdet_vjp(ctx, _gsign, glogabs):
+    (A,) = ctx.saved_tensors
+    return linalg_solve(_mT(A), _diag_of(glogabs, A.shape[-1]))
+
+
+linalg_slogdet = defop("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", _slogdet_kernel,
+                       vjp=_slogdet_vjp, saves=("A",))
+
+
+def logdet(input: Tensor) -> Tensor:
+    """log det A; NaN for a negative determinant (composite, as in PyTorch)."""
+    from .pointwise import eq, where
+
+    sign, logabs = linalg_slogdet(input)
+    return where(eq(sign, -1), float("nan"), logabs)
+
+
+def _is_vector_rhs(a_shape: tuple, b_shape: tuple) -> bool:
+    return len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1])
+
+
+def _solve_kernel(a, b, left=True):
+    _check_square("linalg.solve", a)
+    _check_float("linalg.solve", a)
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{_tname(a.dtype)} and B of type {_tname(b.dtype)} instead")
+    vector = _is_vector_rhs(a.shape, b.shape)
+    bm = b[..., None] if vector else b
+    n = a.shape[-1]
+    if (bm.shape[-2] if left else bm.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
+                           f"{bm.shape[-2]}x{bm.shape[-1]})")
+    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    A = np.broadcast_to(a, batch + a.shape[-2:])
+    B = np.broadcast_to(bm, batch + bm.shape[-2:])
+    try:
+        x = np.linalg.solve(A, B) if left else np.swapaxes(np.linalg.solve(np.swapaxes(A, -1, -2),
+                                                                           np.swapaxes(B, -1, -2)), -1, -2)
+    except np.linalg.LinAlgError:
+        idx, _ = _singular_info(np.ascontiguousarray(A))
+        where = _batch_prefix(A, builtins.max(idx, 0))
+        raise LinAlgError(f"torch.linalg.solve: {where}The solver failed because the input matrix is "
+                          "singular.") from None
+    return x[..., 0] if vector else x
+
+
+def _solve_vjp(ctx, g):
+    from .pointwise import neg
+    from .views import squeeze, unsqueeze
+
+    A, X = ctx.saved_tensors
+    (left,) = ctx.attrs
+    need = ctx.needs_input_grad
+    vector = _is_vector_rhs(tuple(A.shape), ctx.input_shapes[1])
+    gm = unsqueeze(g, -1) if vector else g
+    gB = linalg_solve(_mT(A), gm, left=left)
+    gA = None
+    if need[0]:
+        Xm = unsqueeze(X, -1) if vector else X
+        gA = neg(matmul(gB, _mT(Xm)) if left else matmul(_mT(Xm), gB))
+    return gA, ((squeeze(gB, [-1]) if vector else gB) if need[1] else None)
+
+
+linalg_solve = defop("linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", _solve_kernel,
+                     vjp=_solve_vjp, saves=("A", "result"), attrs=("left",),
+                     node_name="LinalgSolveExBackward0")
+
+
+def _triangular_solve(A: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
+    """Solve A X = B by substitution (zero pivots give inf/NaN, as LAPACK's trsm does)."""
+    n = A.shape[-1]
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    A = np.broadcast_to(A, batch + A.shape[-2:])
+    X = np.array(np.broadcast_to(B, batch + B.shape[-2:]), dtype=np.result_type(A, B))
+    rows = range(n - 1, -1, -1) if upper else range(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in rows:
+            done = slice(i + 1, n) if upper else slice(0, i)
+            acc = X[..., i, :] - np.matmul(A[..., i:i + 1, done], X[..., done, :])[..., 0, :]
+            X[..., i, :] = acc if unit else acc / A[..., i, i, None]
+    return X
+
+
+def _solve_triangular_kernel(a, b, upper, left=True, unitriangular=False):
+    _check_matrix("linalg.solve_triangular", a)
+    _check_matrix("linalg.solve_triangular", b, "B")
+    _check_float("linalg.solve_triangular", a)
+    _same_dtype(a, b)
+    if left:
+        return _triangular_solve(a, b, upper, unitriangular)
+    at, bt = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
+    return np.swapaxes(_triangular_solve(at, bt, not upper, unitriangular), -1, -2)
+
+
+def _solve_triangular_vjp(ctx, g):
+    from .pointwise import neg
+
+    A, X = ctx.saved_tensors
+    upper, left, unit = ctx.attrs
+    need = ctx.needs_input_grad
+    gB = linalg_solve_triangular(_mT(A), g, upper=not upper, left=left, unitriangular=unit)
+    gA = None
+    if need[0]:
+        gA = neg(matmul(gB, _mT(X)) if left else matmul(_mT(X), gB))
+        gA = triu(gA, 1 if unit else 0) if upper else tril(gA, -1 if unit else 0)
+    return gA, (gB if need[1] else None)
+
+
+linalg_solve_triangular = defop("linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, "
+                                "bool left=True, bool unitriangular=False) -> Tensor",
+                                _solve_triangular_kernel, vjp=_solve_triangular_vjp, saves=("self", "result"),
+                                attrs=("upper", "left", "unitriangular"))
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """X with (L L^T) X = B, by two triangular solves (composite)."""
+    if upper:
+        y = linalg_solve_triangular(_mT(L), B, upper=False)
+        x = linalg_solve_triangular(L, y, upper=True)
+    else:
+        y = linalg_solve_triangular(L, B, upper=False)
+        x = linalg_solve_triangular(_mT(L), y, upper=True)
+    return _into(x, out, "cholesky_solve")
+
+
+# ---- factorizations ---------------------------------------------------------------------------------------
+
+
+def _cholesky_failure(a: np.ndarray) -> tuple[int, int]:
+    """(batch element, order of the first leading minor that is not positive-definite)."""
+    for b, m in enumerate(_matrices(a)):
+        for k in range(1, m.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(m[:k, :k])
+            except np.linalg.LinAlgError:
+                return b, k
+    return 0, 0
+
+
+def _cholesky_kernel(a, upper=False):
+    _check_square("linalg.cholesky", a)
+    _check_float("linalg.cholesky", a)
+    lower = np.tril(a)
+    sym = lower + np.swapaxes(np.tril(a, -1), -1, -2)  # PyTorch reads the lower triangle only
+    try:
+        L = np.linalg.cholesky(sym)
+    except np.linalg.LinAlgError:
+        b, k = _cholesky_failure(sym)
+        raise LinAlgError(f"linalg.cholesky: {_batch_prefix(a, b)}The factorization could not be completed "
+                          "because the input is not positive-definite (the leading minor of order "
+                          f"{k} is not positive-definite).") from None
+    return np.ascontiguousarray(np.swapaxes(L, -1, -2)) if upper else L
+
+
+def cholesky_backward(gL: Tensor, L: Tensor, upper: bool) -> Tensor:
+    """gA = L^-T Phi(L^T gL) L^-1, symmetrised, where Phi takes the lower triangle with half its diagonal."""
+    from .pointwise import add, mul
+
+    if upper:
+        L, gL = _mT(L), _mT(gL)
+    gA = tril(matmul(_mT(L), gL))
+    gA = mul(add(gA, _mT(tril(gA, -1))), 0.5)
+    gA = linalg_solve_triangular(_mT(L), gA, upper=True, left=True)
+    return linalg_solve_triangular(L, gA, upper=False, left=False)
+
+
+def _cholesky_vjp(ctx, g):
+    (L,) = ctx.saved_tensors
+    (upper,) = ctx.attrs
+    return cholesky_backward(g, L, upper)
+
+
+linalg_cholesky = defop("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", _cholesky_kernel,
+                        vjp=_cholesky_vjp, saves=("result",), attrs=("upper",),
+                        node_name="LinalgCholeskyExBackward0")
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
+    """(L, info) with info = 0 on success, else the order of the failing minor (L is then undefined)."""
+    from .creation import zeros_like
+
+    try:
+        L = linalg_cholesky(A, upper=upper)
+        info = _wrap(np.zeros(A.shape[:-2], dtype=np.int32))
+    except LinAlgError:
+        if check_errors:
+            raise
+        orders = [_cholesky_failure(m[None])[1] for m in _matrices(A._data)]
+        info = _wrap(np.array(orders, dtype=np.int32).reshape(A.shape[:-2]))
+        L = zeros_like(A)
+    return _into(_CholeskyEx(L, info), out, "linalg_cholesky_ex")
+
+
+_CholeskyEx = namedtuple("linalg_cholesky_ex", ["L", "info"])
+_CholeskyEx.__module__ = "torch.return_types"
+
+
+def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
+    """Legacy ``torch.cholesky``."""
+    extra = {} if out is None else {"out": out}
+    return linalg_cholesky(input, upper=upper, **extra)
+
+
+_QR_MODES = ("reduced", "complete", "r")
+
+
+def _qr_kernel(a, mode="reduced"):
+    if mode not in _QR_MODES:
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+                           "'r', or 'complete'")
+    _check_matrix("linalg.qr", a)
+    _check_float("linalg.qr", a)
+    if mode == "r":
+        return np.zeros((0,), dtype=a.dtype), np.linalg.qr(a, mode="r").astype(a.dtype, copy=False)
+    q, r = np.linalg.qr(a, mode=mode)
+    return q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)
+
+
+def _sym_from_upper(X: Tensor) -> Tensor:
+    """triu(X) + triu(X)^T with the diagonal counted once."""
+    from .pointwise import add, sub
+    from .views import diagonal
+
+    up = triu(X)
+    return sub(add(up, _mT(up)), diag_embed(diagonal(up, 0, -2, -1)))
+
+
+def qr_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor, mode: str) -> Tensor:
+    from .creation import new_zeros
+    from .pointwise import add, neg, sub
+    from .shape import cat
+    from .views import narrow
+
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                           "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+                           "through linalg.qr.")
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    M = sub(matmul(gR, _mT(R)), matmul(_mT(Q), gQ))
+    if m >= n:
+        gA = add(matmul(Q, _sym_from_upper(M)), gQ)
+        return linalg_solve_triangular(_mT(R), gA, upper=False, left=False)
+    # Wide A = [X | Y] with X = Q U square: the gradient of Y is Q gV, X's comes through the square rule.
+    X = neg(M)
+    skew = tril(sub(X, _mT(X)))
+    gA = linalg_solve_triangular(_mT(narrow(R, -1, 0, m)), matmul(Q, skew), upper=False, left=False)
+    pad = new_zeros(gA, tuple(R.shape[:-1]) + (n - m,))
+    return add(cat([gA, pad], -1), matmul(Q, gR))
+
+
+def _qr_vjp(ctx, gQ, gR):
+    Q, R = ctx.saved_tensors
+    (mode,) = ctx.attrs
+    return qr_backward(gQ, gR, Q, R, mode)
+
+
+linalg_qr = defop("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", _qr_kernel, vjp=_qr_vjp,
+                  saves=("result0", "result1"), attrs=("mode",))
+
+
+def qr(input: Tensor, some: bool = True, *, out=None):
+    """Legacy ``torch.qr``."""
+    extra = {} if out is None else {"out": out}
+    return linalg_qr(input, "reduced" if some else "complete", **extra)
+
+
+def _eigh_kernel(a, UPLO="L"):
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _check_square("linalg.eigh", a)
+    _check_float("linalg.eigh", a)
+    w, v = np.linalg.eigh(a, UPLO=UPLO)
+    return w.astype(a.dtype, copy=False), v.astype(a.dtype, copy=False)
+
+
+def _gap_matrix(values: Tensor) -> Tensor:
+    """E_ij = values_j - values_i, with ones on the diagonal (safe to divide by)."""
+    from .pointwise import add, sub
+    from .views import unsqueeze
+
+    n = values.shape[-1]
+    return add(sub(unsqueeze(values, -2), unsqueeze(values, -1)), _const(np.eye(n, dtype=values.dtype.np)))
+
+
+def eigh_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor) -> Tensor:
+    """gA = V (diag(gL) + skew(V^T gV) / E) V^T with E_ij = L_j - L_i."""
+    from .pointwise import add, div, mul, sub
+
+    VhgV = matmul(_mT(V), gV)
+    skew = mul(sub(VhgV, _mT(VhgV)), 0.5)
+    inner = add(div(skew, _gap_matrix(L)), diag_embed(gL))
+    return matmul(V, matmul(inner, _mT(V)))
+
+
+def _eigh_vjp(ctx, gL, gV):
+    L, V = ctx.saved_tensors
+    return eigh_backward(gL, gV, L, V)
+
+
+linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)",
+                    _eigh_kernel, vjp=_eigh_vjp, saves=("result0", "result1"), attrs=("UPLO",))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+    return _into(linalg_eigh(A, UPLO)[0], out, "linalg_eigvalsh")
+
+
+def _svd_kernel(a, full_matrices=True, driver=None):
+    _check_matrix("linalg.svd", a)
+    _check_float("linalg.svd", a)
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    return u.astype(a.dtype, copy=False), s.astype(a.dtype, copy=False), vh.astype(a.dtype, copy=False)
+
+
+def svd_backward(gU: Tensor, gS: Tensor, gVh: Tensor, U: Tensor, S: Tensor, Vh: Tensor) -> Tensor:
+    """PyTorch's gauge-invariant SVD rule (U, Vh reduced to k = min(m, n) columns / rows)."""
+    from .pointwise import add, div, mul, sub
+    from .views import unsqueeze
+
+    m, n = U.shape[-2], Vh.shape[-1]
+    V, gV = _mT(Vh), _mT(gVh)
+    UhgU = matmul(_mT(U), gU)
+    VhgV = matmul(Vh, gV)
+    UhgU, VhgV = sub(UhgU, _mT(UhgU)), sub(VhgV, _mT(VhgV))
+    E = _gap_matrix(mul(S, S))
+    gA = div(add(mul(UhgU, unsqueeze(S, -2)), mul(unsqueeze(S, -1), VhgV)), E)
+    gA = add(gA, diag_embed(gS))
+    if m > n:
+        gUSinv = div(gU, unsqueeze(S, -2))
+        gA = add(matmul(U, gA), sub(gUSinv, matmul(U, matmul(_mT(U), gUSinv))))
+        return matmul(gA, Vh)
+    if m < n:
+        SinvgVh = div(gVh, unsqueeze(S, -1))
+        gA = add(matmul(gA, Vh), sub(SinvgVh, matmul(matmul(SinvgVh, V), Vh)))
+        return matmul(U, gA)
+    return matmul(U, matmul(gA, Vh))
+
+
+def _svd_vjp(ctx, gU, gS, gVh):
+    from .views import narrow
+
+    U, S, Vh = ctx.saved_tensors
+    (full_matrices,) = ctx.attrs
+    if full_matrices:
+        k = S.shape[-1]
+        U, gU = narrow(U, -1, 0, k), narrow(gU, -1, 0, k)
+        Vh, gVh = narrow(Vh, -2, 0, k), narrow(gVh, -2, 0, k)
+    return svd_backward(gU, gS, gVh, U, S, Vh)
+
+
+linalg_svd = defop("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> "
+                   "(Tensor U, Tensor S, Tensor Vh)", _svd_kernel, vjp=_svd_vjp,
+                   saves=("result0", "result1", "result2"), attrs=("full_matrices",))
+
+
+def _svdvals_kernel(a, driver=None):
+    _check_matrix("linalg.svdvals", a)
+    _check_float("linalg.svdvals", a)
+    return np.linalg.svd(a, compute_uv=False).astype(a.dtype, copy=False)
+
+
+def _svdvals_vjp(ctx, gS):
+    from .pointwise import mul
+    from .views import unsqueeze
+
+    (A,) = ctx.saved_tensors
+    U, _, Vh = linalg_svd(A, False)  # recomputed, dispatched: the rule stays differentiable
+    return matmul(mul(U, unsqueeze(gS, -2)), Vh)
+
+
+linalg_svdvals = defop("linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", _svdvals_kernel,
+                       vjp=_svdvals_vjp, saves=("A",), node_name="LinalgSvdBackward0")
+
+
+_Svd = namedtuple("svd", ["U", "S", "V"])
+_Svd.__module__ = "torch.return_types"
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
+    """Legacy ``torch.svd``: returns V (not Vh); ``some=False`` gives full U and V."""
+    from .creation import zeros_like
+
+    U, S, Vh = linalg_svd(input, not some)
+    result = _Svd(U, S, _mT(Vh)) if compute_uv else _Svd(zeros_like(U), S, zeros_like(_mT(Vh)))
+    return _into(result, out, "svd")
+
+
+def _pinv_kernel(a, atol=None, rtol=None, hermitian=False):
+    _check_matrix("linalg.pinv", a)
+    _check_float("linalg.pinv", a)
+    m, n = a.shape[-2:]
+    if rtol is None:
+        rtol = 0.0 if (atol is not None and atol > 0) else _eps(a.dtype) * builtins.max(m, n)
+    atol = 0.0 if atol is None else atol
+    if hermitian:
+        w, v = np.linalg.eigh(a)
+        s, left, right = np.abs(w), v * np.sign(w)[..., None, :], v
+    else:
+        left, s, vh = np.linalg.svd(a, full_matrices=False)
+        right = np.swapaxes(vh, -1, -2)
+    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
+    cutoff = np.maximum(atol, rtol * smax)
+    with np.errstate(divide="ignore"):
+        sinv = np.where(s > cutoff, 1.0 / s, 0.0)
+    return np.matmul(right * sinv[..., None, :], np.swapaxes(left, -1, -2)).astype(a.dtype, copy=False)
+
+
+def pinv_backward(g: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
+    from .pointwise import add, neg, sub
+
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAh, gh = _mT(pinvA), _mT(g)
+    if m <= n:
+        K = matmul(gh, pinvA)
+        KpinvAh = matmul(K, pinvAh)
+        out = add(neg(_mT(matmul(pinvA, K))), KpinvAh)
+        out = sub(out, matmul(matmul(A, pinvA), KpinvAh))
+        return add(out, matmul(matmul(pinvAh, pinvA), sub(gh, matmul(K, A))))
+    K = matmul(pinvA, gh)
+    pinvAhK = matmul(pinvAh, K)
+    out = add(neg(_mT(matmul(K, pinvA))), matmul(matmul(sub(gh, matmul(A, K)), pinvA), pinvAh))
+    return sub(add(out, pinvAhK), matmul(matmul(pinvAhK, pinvA), A))
+
+
+def _pinv_vjp(ctx, g):
+    A, pinvA = ctx.saved_tensors
+    return pinv_backward(g, pinvA, A)
+
+
+linalg_pinv = defop("linalg_pinv(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) "
+                    "-> Tensor", _pinv_kernel, vjp=_pinv_vjp, saves=("self", "result"))
+
+
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None, rcond=None) -> Tensor:
+    if rcond is not None:
+        rtol = rcond
+    extra = {} if out is None else {"out": out}
+    return linalg_pinv(A, atol=atol, rtol=rtol, hermitian=hermitian, **extra)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    return linalg_pinv(input, rtol=rcond)
+
+
+def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
+    """A^n by repeated squaring (composite: gradients flow through matmul / inv)."""
+    from .pointwise import add, mul
+
+    a = A._data
+    _check_matrix("linalg.matrix_power", a)
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    if n == 0:
+        eye = _const(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape))
+        return _into(add(mul(A, 0), eye), out, "linalg_matrix_power")
+    base = linalg_inv(A) if n < 0 else A
+    n = abs(n)
+    result = None
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return _into(result, out, "linalg_matrix_power")
+
+
+def multi_dot(tensors, *, out=None) -> Tensor:
+    """Left-to-right chain of matmuls; a 1-D first (last) operand is a row (column) vector."""
+    from .views import squeeze, unsqueeze
+
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
+    if first_vec:
+        ts[0] = unsqueeze(ts[0], 0)
+    if last_vec:
+        ts[-1] = unsqueeze(ts[-1], -1)
+    result = ts[0]
+    for t in ts[1:]:
+        result = matmul(result, t)
+    if first_vec and last_vec:
+        result = squeeze(result, [0, 1])
+    elif first_vec:
+        result = squeeze(result, [0])
+    elif last_vec:
+        result = squeeze(result, [-1])
+    return _into(result, out, "linalg_multi_dot")
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
+    from .pointwise import mul
+    from .reductions_extra import sum as _sum
+
+    return _into(_sum(mul(x, y), dim), out, "linalg_vecdot")
+
+
+def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+    s = np.abs(np.linalg.eigvalsh(A._data)) if hermitian else np.linalg.svd(A._data, compute_uv=False)
+    m, n = A.shape[-2:]
+    if rtol is None:
+        rtol = 0.0 if (atol is not None and atol > 0) else _eps(A._data.dtype) * builtins.max(m, n)
+    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
+    cutoff = np.maximum(0.0 if atol is None else atol, rtol * smax)
+    return _into(_wrap(np.sum(s > cutoff, axis=-1).astype(np.int64)), out, "linalg_matrix_rank")
+
+
+def linalg_matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    return matmul(input, other) if out is None else matmul(input, other, out=out)
+
+
+def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    from .views import diagonal
+
+    return diagonal(A, offset, dim1, dim2)
+
+
+# ---- exports -----------------------------------------------------------------------------------------------
+
+# The ``torch.linalg`` namespace (tracegrad/linalg.py re-exports these names).
+LINALG = {
+    "norm": norm, "vector_norm": vector_norm, "matrix_norm": matrix_norm, "inv": linalg_inv,
+    "inv_ex": linalg_inv_ex, "det": linalg_det, "slogdet": linalg_slogdet, "solve": linalg_solve,
+    "solve_triangular": linalg_solve_triangular, "cholesky": linalg_cholesky, "cholesky_ex": cholesky_ex,
+    "qr": linalg_qr, "eigh": linalg_eigh, "eigvalsh": eigvalsh, "svd": linalg_svd, "svdvals": linalg_svdvals,
+    "pinv": pinv, "matrix_power": matrix_power, "matrix_rank": matrix_rank, "multi_dot": multi_dot,
+    "vecdot": vecdot, "cross": linalg_cross, "matmul": linalg_matmul, "diagonal": linalg_diagonal,
+    "LinAlgError": LinAlgError,
+}
+
+PUBLIC = {
+    "bmm": bmm, "mv": mv, "dot": dot, "vdot": vdot, "inner": inner, "outer": outer, "ger": ger,
+    "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm, "addr": addr,
+    "einsum": einsum, "tensordot": tensordot, "kron": kron, "trace": trace, "tril": tril, "triu": triu,
+    "diag": diag, "diag_embed": diag_embed, "diagflat": diagflat, "cross": cross,
+    "det": linalg_det, "slogdet": linalg_slogdet, "logdet": logdet, "inverse": linalg_inv,
+    "cholesky": cholesky, "cholesky_solve": cholesky_solve, "pinverse": pinverse,
+    "matrix_power": matrix_power,
+    "svd": svd, "qr": qr, "chain_matmul": lambda *ms, out=None: multi_dot(ms, out=out),
+}
+
+METHODS = {
+    "bmm": bmm, "mv": mv, "dot": dot, "vdot": vdot, "inner": inner, "outer": outer, "ger": ger,
+    "addmm": addmm, "addmm_": addmm_, "addmv": addmv, "addmv_": addmv_, "addbmm": addbmm, "addbmm_": addbmm_,
+    "baddbmm": baddbmm, "baddbmm_": baddbmm_, "addr": addr, "addr_": addr_, "kron": kron, "trace": trace,
+    "tril": tril, "tril_": tril_, "triu": triu, "triu_": triu_, "diag": diag, "diag_embed": diag_embed,
+    "diagflat": diagflat, "cross": cross, "det": linalg_det, "slogdet": linalg_slogdet, "logdet": logdet,
+    "inverse": linalg_inv, "cholesky": cholesky, "cholesky_solve": cholesky_solve, "pinverse": pinverse,
+    "matrix_power": matrix_power, "svd": svd, "qr": qr,
+}
+
+
+def _public_namespace() -> None:
+    # ``torch.linalg`` must exist after a plain ``import tracegrad``; until tracegrad/__init__ imports the
+    # namespace module itself, it is put in the package namespace through PUBLIC.
+    import importlib
+
+    PUBLIC["linalg"] = importlib.import_module("tracegrad.linalg")
+
+
+_public_namespace()

@@ -1,0 +1,340 @@
+"""Convolution (1-d/2-d, grouped, strided, dilated, transposed) and im2col/col2im (``unfold``/``fold``).
+
+Kernels are an im2col over ``sliding_window_view`` followed by one matrix product. Three primitives are
+closed under differentiation, which makes every order of derivative a convolution again:
+
+* ``conv(x, w)``                       the forward convolution (no bias);
+* ``conv_input_grad(g, w, x_size)``    its adjoint in ``x`` (col2im of ``g @ w``) = a transposed convolution;
+* ``conv_weight_grad(g, x, w_size)``   its adjoint in ``w``.
+
+``convolution`` is the user-facing op (PyTorch's ``ConvolutionBackward0`` node); a transposed convolution is
+``conv_input_grad`` of its input.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..reductions import sum as sum_op
+from ..registry import defop
+from ._common import check_float
+
+# ---- geometry -----------------------------------------------------------------------------------------------------
+
+
+def conv_out_size(size: int, k: int, s: int, p: int, d: int) -> int:
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _spatial(x_shape, k_shape, stride, padding, dilation) -> tuple:
+    return tuple(conv_out_size(n, k, s, p, d) for n, k, s, p, d in zip(x_shape, k_shape, stride, padding, dilation))
+
+
+def _pad_spatial(x: np.ndarray, padding) -> np.ndarray:
+    if not any(padding):
+        return x
+    return np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+
+
+def _windows(xp: np.ndarray, k_shape, stride, dilation, out_sizes) -> np.ndarray:
+    """(N, C, *out, *kernel) strided view of the padded input."""
+    nd = len(k_shape)
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(k_shape, dilation))
+    v = sliding_window_view(xp, spans, axis=tuple(range(2, 2 + nd)))
+    key = (slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sizes, stride)) \
+        + tuple(slice(None, None, d) for d in dilation)
+    return v[key]
+
+
+def im2col(x: np.ndarray, k_shape, stride, padding, dilation, groups: int):
+    """(N, G, L, Cg*prod(k)) columns and the output spatial sizes."""
+    n, c = x.shape[:2]
+    nd = len(k_shape)
+    out_sizes = _spatial(x.shape[2:], k_shape, stride, padding, dilation)
+    v = _windows(_pad_spatial(x, padding), k_shape, stride, dilation, out_sizes)
+    v = v.reshape((n, groups, c // groups) + v.shape[2:])
+    order = (0, 1) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
+    cols = v.transpose(order).reshape(n, groups, math.prod(out_sizes), (c // groups) * math.prod(k_shape))
+    return cols, out_sizes
+
+
+def col2im(cols: np.ndarray, x_shape, k_shape, stride, padding, dilation, groups: int) -> np.ndarray:
+    """Adjoint of :func:`im2col`: scatter-add (N, G, L, Cg*prod(k)) columns back into an input of ``x_shape``."""
+    n, c = x_shape[:2]
+    nd = len(k_shape)
+    out_sizes = _spatial(x_shape[2:], k_shape, stride, padding, dilation)
+    cg = c // groups
+    v = cols.reshape((n, groups) + tuple(out_sizes) + (cg,) + tuple(k_shape))
+    order = (0, 1, 2 + nd) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(2, 2 + nd))
+    v = v.transpose(order).reshape((n, c) + tuple(k_shape) + tuple(out_sizes))
+    padded = tuple(s + 2 * p for s, p in zip(x_shape[2:], padding))
+    xp = np.zeros((n, c) + padded, dtype=cols.dtype)
+    for offs in itertools.product(*(range(k) for k in k_shape)):
+        key = (slice(None), slice(None)) + tuple(
+            slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, m, s in zip(offs, dilation, out_sizes, stride))
+        xp[key] += v[(slice(None), slice(None)) + offs]
+    crop = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, x_shape[2:]))
+    return xp[crop] if any(padding) else xp
+
+
+def _weight_matrix(w: np.ndarray, groups: int) -> np.ndarray:
+    o = w.shape[0]
+    return w.reshape(groups, o // groups, -1)  # (G, Og, Cg*K)
+
+
+# ---- the three primitives --------------------------------------------------------------------------------------------
+
+def _conv_kernel(x, w, stride, padding, dilation, groups):
+    n = x.shape[0]
+    k_shape = w.shape[2:]
+    cols, out_sizes = im2col(x, k_shape, stride, padding, dilation, groups)
+    wm = _weight_matrix(w, groups)
+    if groups == 1:
+        out = cols.reshape(-1, cols.shape[-1]) @ wm[0].T  # (N*L, O)
+        out = out.reshape(n, -1, w.shape[0]).transpose(0, 2, 1)
+    else:
+        out = np.matmul(cols, wm.transpose(0, 2, 1))  # (N, G, L, Og)
+        out = out.transpose(0, 1, 3, 2)
+    return np.ascontiguousarray(out).reshape((n, w.shape[0]) + tuple(out_sizes))
+
+
+def _conv_input_grad_kernel(g, w, input_size, stride, padding, dilation, groups):
+    n = g.shape[0]
+    k_shape = w.shape[2:]
+    wm = _weight_matrix(w, groups)  # (G, Og, Cg*K)
+    gm = g.reshape(n, groups, wm.shape[1], -1)  # (N, G, Og, L)
+    if groups == 1:
+        cols = (gm[:, 0].transpose(0, 2, 1).reshape(-1, wm.shape[1]) @ wm[0]).reshape(n, 1, gm.shape[-1], -1)
+    else:
+        cols = np.matmul(gm.transpose(0, 1, 3, 2), wm)  # (N, G, L, Cg*K)
+    return col2im(cols, tuple(input_size), k_shape, stride, padding, dilation, groups)
+
+
+def _conv_weight_grad_kernel(g, x, weight_size, stride, padding, dilation, groups):
+    n = x.shape[0]
+    k_shape = tuple(weight_size[2:])
+    cols, _ = im2col(x, k_shape, stride, padding, dilation, groups)  # (N, G, L, CgK)
+    og = weight_size[0] // groups
+    gm = g.reshape(n, groups, og, -1)  # (N, G, Og, L)
+    if groups == 1:
+        gw = gm[:, 0].transpose(1, 0, 2).reshape(og, -1) @ cols[:, 0].reshape(-1, cols.shape[-1])
+    else:
+        gw = np.einsum("ngol,nglk->gok", gm, cols, optimize=True)
+    return np.ascontiguousarray(gw).reshape(tuple(weight_size))
+
+
+_PARAMS = "int[] stride, int[] padding, int[] dilation, int groups"
+
+
+def _conv_vjp(ctx, g):
+    x, w = ctx.saved_tensors
+    stride, padding, dilation, groups = ctx.attrs
+    need = ctx.needs_input_grad
+    gx = conv_input_grad(g, w, tuple(x.shape), stride, padding, dilation, groups) if need[0] else None
+    gw = conv_weight_grad(g, x, tuple(w.shape), stride, padding, dilation, groups) if need[1] else None
+    return gx, gw
+
+
+def _conv_input_grad_vjp(ctx, gg):
+    g, w = ctx.saved_tensors
+    stride, padding, dilation, groups = ctx.attrs
+    need = ctx.needs_input_grad
+    d_g = conv(gg, w, stride, padding, dilation, groups) if need[0] else None
+    d_w = conv_weight_grad(g, gg, tuple(w.shape), stride, padding, dilation, groups) if need[1] else None
+    return d_g, d_w
+
+
+def _conv_weight_grad_vjp(ctx, gg):
+    g, x = ctx.saved_tensors
+    stride, padding, dilation, groups = ctx.attrs
+    need = ctx.needs_input_grad
+    d_g = conv(x, gg, stride, padding, dilation, groups) if need[0] else None
+    d_x = conv_input_grad(g, gg, tuple(x.shape), stride, padding, dilation, groups) if need[1] else None
+    return d_g, d_x
+
+
+_ATTRS = ("stride", "padding", "dilation", "groups")
+conv = defop(f"_nn_conv(Tensor input, Tensor weight, {_PARAMS}) -> Tensor", _conv_kernel, vjp=_conv_vjp,
+             saves=("input", "weight"), attrs=_ATTRS, node_name="ConvolutionBackward0")
+conv_input_grad = defop(f"_nn_conv_input_grad(Tensor grad_output, Tensor weight, int[] input_size, {_PARAMS}) "
+                        "-> Tensor", _conv_input_grad_kernel, vjp=_conv_input_grad_vjp,
+                        saves=("grad_output", "weight"), attrs=_ATTRS, node_name="ConvolutionBackwardBackward0")
+conv_weight_grad = defop(f"_nn_conv_weight_grad(Tensor grad_output, Tensor input, int[] weight_size, {_PARAMS}) "
+                         "-> Tensor", _conv_weight_grad_kernel, vjp=_conv_weight_grad_vjp,
+                         saves=("grad_output", "input"), attrs=_ATTRS, node_name="ConvolutionBackwardBackward0")
+
+
+# ---- the user-facing convolution -----------------------------------------------------------------------------------
+
+def transposed_out_size(x_shape, k_shape, stride, padding, dilation, output_padding) -> tuple:
+    return tuple((n - 1) * s - 2 * p + d * (k - 1) + op + 1
+                 for n, k, s, p, d, op in zip(x_shape, k_shape, stride, padding, dilation, output_padding))
+
+
+def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups) -> None:
+    nd = w.ndim - 2
+    check_float(x, "slow_conv2d_cpu")
+    if x.dtype != w.dtype:
+        raise RuntimeError(f"Input type ({_legacy(x)}) and weight type ({_legacy(w)}) should be the same")
+    if bias is not None and bias.dtype != x.dtype:
+        raise RuntimeError(f"Input type ({_legacy(x)}) and bias type ({_legacy(bias)}) should be the same")
+    if x.ndim != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got input "
+                           f"of size: {list(x.shape)}")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    c = x.shape[1]
+    if not transposed:
+        if w.shape[0] % groups:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                               f"but got weight of size {list(w.shape)} instead")
+        if c != w.shape[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected input"
+                               f"{list(x.shape)} to have {w.shape[1] * groups} channels, but got {c} channels "
+                               "instead")
+        padded = [n + 2 * p for n, p in zip(x.shape[2:], padding)]
+        spans = [d * (k - 1) + 1 for k, d in zip(w.shape[2:], dilation)]
+        if any(pn < sp for pn, sp in zip(padded, spans)):
+            raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
+                               f"size: ({' x '.join(map(str, spans))}). Kernel size can't be greater than actual "
+                               "input size")
+        out_c = w.shape[0]
+    else:
+        if c != w.shape[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {list(w.shape)}, expected input{list(x.shape)} "
+                               f"to have {w.shape[0]} channels, but got {c} channels instead")
+        if c % groups:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                               f"but got weight of size {list(w.shape)} instead")
+        for op, s, d in zip(output_padding, stride, dilation):
+            if op >= s and op >= d:
+                raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                                   f"output_padding: {list(output_padding)}, stride: {list(stride)}, dilation: "
+                                   f"{list(dilation)}")
+        out_c = w.shape[1] * groups
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_c):
+        raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with {out_c} "
+                           f"elements, but got bias of size {list(bias.shape)} instead")
+
+
+def _legacy(a) -> str:
+    return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor"}.get(a.dtype.name, a.dtype.name)
+
+
+def _convolution_kernel(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups)
+    if transposed:
+        size = (x.shape[0], w.shape[1] * groups) + transposed_out_size(
+            x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding)
+        out = _conv_input_grad_kernel(x, w, size, stride, padding, dilation, groups)
+    else:
+        out = _conv_kernel(x, w, stride, padding, dilation, groups)
+    if bias is not None:
+        out = out + bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out
+
+
+def _convolution_vjp(ctx, g):
+    x, w = ctx.saved_tensors
+    stride, padding, dilation, transposed, groups = ctx.attrs
+    need = ctx.needs_input_grad
+    gx = gw = gb = None
+    if not transposed:
+        if need[0]:
+            gx = conv_input_grad(g, w, tuple(x.shape), stride, padding, dilation, groups)
+        if need[1]:
+            gw = conv_weight_grad(g, x, tuple(w.shape), stride, padding, dilation, groups)
+    else:  # y = conv_input_grad(x, w): its adjoints are conv and conv_weight_grad with the roles swapped
+        if need[0]:
+            gx = conv(g, w, stride, padding, dilation, groups)
+        if need[1]:
+            gw = conv_weight_grad(x, g, tuple(w.shape), stride, padding, dilation, groups)
+    if need[2]:
+        gb = sum_op(g, (0,) + tuple(range(2, g.ndim)), False, None)
+    return gx, gw, gb
+
+
+convolution = defop(
+    "convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+    "bool transposed, int[] output_padding, int groups) -> Tensor", _convolution_kernel, vjp=_convolution_vjp,
+    saves=("input", "weight"), attrs=("stride", "padding", "dilation", "transposed", "groups"),
+    node_name="ConvolutionBackward0")
+
+
+# ---- unfold / fold (im2col / col2im) ---------------------------------------------------------------------------------
+
+def _unfold_kernel(x, kernel_size, dilation, padding, stride):
+    check_float(x, "im2col")
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got: "
+                           f"{list(x.shape)}")
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = x[None]
+    n, c = x.shape[:2]
+    out_sizes = _spatial(x.shape[2:], kernel_size, stride, padding, dilation)
+    if any(o <= 0 for o in out_sizes):
+        raise RuntimeError(f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), kernel_size="
+                           f"({kernel_size[0]}, {kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), "
+                           f"padding=({padding[0]}, {padding[1]}), calculated shape of the array of sliding blocks "
+                           f"as ({out_sizes[0]}, {out_sizes[1]}), but its components must be at least one.")
+    v = _windows(_pad_spatial(x, padding), kernel_size, stride, dilation, out_sizes)  # (N, C, OH, OW, KH, KW)
+    out = np.ascontiguousarray(v.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * math.prod(kernel_size), -1)
+    return out[0] if unbatched else out
+
+
+def _fold_kernel(cols, output_size, kernel_size, dilation, padding, stride):
+    check_float(cols, "col2im")
+    if cols.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(cols.shape)}")
+    unbatched = cols.ndim == 2
+    if unbatched:
+        cols = cols[None]
+    n, ck, l_in = cols.shape
+    k = math.prod(kernel_size)
+    if ck % k:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={ck} and kernel_size=({kernel_size[0]}, {kernel_size[1]})")
+    c = ck // k
+    out_sizes = _spatial(output_size, kernel_size, stride, padding, dilation)
+    if math.prod(out_sizes) != l_in:
+        raise RuntimeError(f"Given output_size=({output_size[0]}, {output_size[1]}), kernel_size=({kernel_size[0]}, "
+                           f"{kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
+                           f"{padding[1]}), stride=({stride[0]}, {stride[1]}), expected size of input's dimension 2 "
+                           f"to match the calculated number of sliding blocks {out_sizes[0]} * {out_sizes[1]} = "
+                           f"{math.prod(out_sizes)}, but got input.size(2)={l_in}.")
+    # (N, C*K, L) -> the (N, 1, L, C*K) column layout of col2im with kernel positions innermost per channel
+    v = cols.reshape(n, c, k, l_in).transpose(0, 3, 1, 2).reshape(n, 1, l_in, c * k)
+    out = col2im(v, (n, c) + tuple(output_size), kernel_size, stride, padding, dilation, 1)
+    return out[0] if unbatched else out
+
+
+_FOLD_ATTRS = ("kernel_size", "dilation", "padding", "stride")
+
+
+def _unfold_vjp(ctx, g):
+    kernel_size, dilation, padding, stride = ctx.attrs
+    shape = ctx.input_shapes[0]
+    return fold(g, tuple(shape[-2:]), kernel_size, dilation, padding, stride)
+
+
+def _fold_vjp(ctx, g):
+    _, kernel_size, dilation, padding, stride = ctx.attrs
+    return unfold(g, kernel_size, dilation, padding, stride)
+
+
+unfold = defop("im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+               _unfold_kernel, vjp=_unfold_vjp, attrs=_FOLD_ATTRS)
+fold = defop("col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
+             "int[2] stride) -> Tensor", _fold_kernel, vjp=_fold_vjp, attrs=("output_size",) + _FOLD_ATTRS)

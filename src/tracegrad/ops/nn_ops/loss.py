@@ -1,0 +1,515 @@
+"""Loss operators: nll_loss, a fused cross-entropy, and the elementwise regression/classification losses.
+
+``cross_entropy`` with class indices on a 2-D input is one fused operator (log-softmax + NLL): its
+backward is ``(softmax - onehot) * weight / N`` in one kernel. When a graph of the gradient is wanted
+(``create_graph``) the same gradient is composed of dispatched operators instead, so it is differentiable.
+The other forms are composed exactly as in PyTorch (log_softmax + nll_loss, label smoothing, soft targets).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..._state import STATE
+from ..._tensor import Tensor, _wrap
+from ..pointwise import add, div, exp, gt, lt, mul, neg, sigmoid, sub, where
+from ..reductions import mean as mean_op
+from ..reductions import sum as sum_op
+from ..registry import defop
+from ..views import reshape, unsqueeze
+from ._basic import abs as abs_op
+from ._basic import clamp_min, sign, xlogy
+from ._common import check_float, fast_path_ok, type_name
+from .activation import log_softmax, softmax, softplus
+
+# ---- shared checks ------------------------------------------------------------------------------------------------
+
+
+def check_nondifferentiable(fn_name: str, arg_name: str, t) -> None:
+    if t is not None and t._rg and STATE.grad_enabled:
+        raise RuntimeError(f"The function '{fn_name}' is not differentiable with respect to argument '{arg_name}'. "
+                           "This input cannot have requires_grad True.")
+
+
+def _reduce(loss: np.ndarray, reduction: int) -> np.ndarray:
+    if reduction == 1:
+        return np.asarray(loss.mean() if loss.size else np.nan, dtype=loss.dtype)
+    if reduction == 2:
+        return np.asarray(loss.sum(), dtype=loss.dtype)
+    return loss
+
+
+def _grad_scale(g, shape: tuple, reduction: int):
+    """The incoming gradient as the factor of each element of the unreduced loss."""
+    if reduction == 1:
+        n = int(np.prod(shape)) if shape else 1
+        return div(g, n)
+    return g
+
+
+# ---- nll_loss -------------------------------------------------------------------------------------------------------
+
+def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
+    """Class dim moved last and flattened: (M, C) scores, (M,) targets, (M,) per-row weights (0 if ignored)."""
+    if x.ndim < 1:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if target.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {type_name(target.dtype)}")
+    if x.ndim == 1:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if target.ndim == 1 and target.shape[0] != 1:
+            raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(target.shape)}")
+        n_classes = x.shape[0]
+        scores = x.reshape(1, n_classes)
+        flat_t = target.reshape(-1)
+    else:
+        if x.shape[0] != target.shape[0] if target.ndim else True:
+            raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+                             f"({target.shape[0] if target.ndim else 0}).")
+        if x.ndim == 2 and target.ndim != 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if x.ndim > 2 and target.shape[1:] != x.shape[2:]:
+            raise RuntimeError(f"Expected target size {list((x.shape[0],) + x.shape[2:])}, got {list(target.shape)}")
+        n_classes = x.shape[1]
+        scores = np.moveaxis(x, 1, -1).reshape(-1, n_classes)
+        flat_t = target.reshape(-1)
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+    ignored = flat_t == ignore_index
+    bad = (~ignored) & ((flat_t < 0) | (flat_t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(flat_t[bad][0])} is out of bounds.")
+    safe_t = np.where(ignored, 0, flat_t)
+    if weight is not None:
+        row_w = weight[safe_t].astype(x.dtype, copy=True)
+    else:
+        row_w = np.ones(flat_t.shape, dtype=x.dtype)
+    row_w[ignored] = 0
+    return scores, safe_t, row_w, n_classes
+
+
+def _nll_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
+    check_float(x, "nll_loss_forward_reduce_cuda_kernel_2d_index")
+    scores, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
+    picked = scores[np.arange(safe_t.shape[0]), safe_t]
+    losses = -row_w * picked
+    if reduction == 0:
+        out_shape = () if x.ndim == 1 else (x.shape[0],) + x.shape[2:]
+        return losses.reshape(out_shape)
+    total = losses.sum()
+    if reduction == 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(total / row_w.sum(), dtype=x.dtype)
+    return np.asarray(total, dtype=x.dtype)
+
+
+def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-100):
+    scores, safe_t, row_w, n_classes = _nll_prepare(x, target, weight, ignore_index)
+    g = np.asarray(g)
+    if reduction == 0:
+        coef = -row_w * g.reshape(-1)
+    else:
+        coef = -row_w * g
+        if reduction == 1:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                coef = coef / row_w.sum()
+    dense = np.zeros(scores.shape, dtype=x.dtype)
+    dense[np.arange(safe_t.shape[0]), safe_t] = coef
+    if x.ndim == 1:
+        return dense.reshape(x.shape)
+    moved = dense.reshape((x.shape[0],) + x.shape[2:] + (n_classes,))
+    return np.ascontiguousarray(np.moveaxis(moved, -1, 1))
+
+
+def _nll_backward_vjp(ctx, gg):
+    x, target, weight = ctx.saved_tensors
+    reduction, ignore_index = ctx.attrs
+    return nll_loss(gg, target, weight, reduction, ignore_index)  # the backward is linear: its adjoint is nll
+
+
+nll_loss_backward = defop(
+    "_nn_nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
+    "SymInt ignore_index) -> Tensor", _nll_backward_kernel, vjp=_nll_backward_vjp,
+    saves=("self", "target", "weight"), attrs=("reduction", "ignore_index"), differentiable=("grad_output",),
+    node_name="NllLossBackwardBackward0")
+
+
+def _nll_vjp(ctx, g):
+    x, target, weight = ctx.saved_tensors
+    reduction, ignore_index = ctx.attrs
+    return nll_loss_backward(g, x, target, weight, reduction, ignore_index)
+
+
+_NLL_SIG = "(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor"
+_nll_loss_1d2d = defop("_nn_nll_loss" + _NLL_SIG, _nll_kernel, vjp=_nll_vjp, saves=("self", "target", "weight"),
+                       attrs=("reduction", "ignore_index"), differentiable=("self",), node_name="NllLossBackward0")
+_nll_loss_nd = defop("_nn_nll_loss2d" + _NLL_SIG, _nll_kernel, vjp=_nll_vjp, saves=("self", "target", "weight"),
+                     attrs=("reduction", "ignore_index"), differentiable=("self",), node_name="NllLoss2DBackward0")
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1,
+             ignore_index: int = -100) -> Tensor:
+    check_nondifferentiable("nll_loss_forward", "weight", weight)
+    op = _nll_loss_nd if input._data.ndim > 2 else _nll_loss_1d2d
+    return op(input, target, weight, reduction, ignore_index)
+
+
+# ---- cross_entropy ---------------------------------------------------------------------------------------------------
+
+def _ce_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
+    check_float(x, "log_softmax_lastdim_kernel_impl")
+    scores, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
+    z = scores - scores.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z).sum(axis=1))
+    losses = row_w * (lse - z[np.arange(safe_t.shape[0]), safe_t])
+    if reduction == 0:
+        return losses
+    total = losses.sum()
+    if reduction == 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(total / row_w.sum(), dtype=x.dtype)
+    return np.asarray(total, dtype=x.dtype)
+
+
+def _ce_coefficients(g, row_w: np.ndarray, reduction: int) -> np.ndarray:
+    """Per-row factor of (softmax - onehot): incoming grad times the row's class weight, over N for mean."""
+    g = np.asarray(g)
+    if reduction == 0:
+        return row_w * g
+    coef = row_w * g
+    if reduction == 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            coef = coef / row_w.sum()
+    return coef
+
+
+def _ce_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-100):
+    _, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
+    coef = _ce_coefficients(g, row_w, reduction)[:, None]
+    p = np.exp(x - x.max(axis=1, keepdims=True))
+    p *= coef / p.sum(axis=1, keepdims=True)
+    p[np.arange(safe_t.shape[0]), safe_t] -= coef[:, 0]
+    return p
+
+
+ce_backward = defop(
+    "_nn_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
+    "SymInt ignore_index) -> Tensor", _ce_backward_kernel, differentiable=("grad_output", "self"),
+    node_name="NllLossBackwardBackward0")
+
+
+def _ce_grad_composed(g, x, target, weight, reduction: int, ignore_index: int):
+    """The same gradient from dispatched operators, so that it can be differentiated again."""
+    _, safe_t, row_w, n_classes = _nll_prepare(x._data, target._data, weight._data if weight is not None else None,
+                                               ignore_index)
+    if reduction == 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            row_w = row_w / row_w.sum()
+    onehot = np.zeros((safe_t.shape[0], n_classes), dtype=x._data.dtype)
+    onehot[np.arange(safe_t.shape[0]), safe_t] = row_w
+    weighted = sub(mul(softmax(x, 1, False), _wrap(row_w[:, None])), _wrap(onehot))
+    if reduction == 0:
+        return mul(weighted, unsqueeze(g, 1))
+    return mul(weighted, g)
+
+
+def _ce_vjp(ctx, g):
+    x, target, weight = ctx.saved_tensors
+    reduction, ignore_index = ctx.attrs
+    if STATE.grad_enabled:
+        return _ce_grad_composed(g, x, target, weight, reduction, ignore_index)
+    return ce_backward(g, x, target, weight, reduction, ignore_index)
+
+
+cross_entropy_fused = defop("_nn_cross_entropy" + _NLL_SIG, _ce_kernel, vjp=_ce_vjp,
+                            saves=("self", "target", "weight"), attrs=("reduction", "ignore_index"),
+                            differentiable=("self",), node_name="NllLossBackward0")
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1,
+                  ignore_index: int = -100, label_smoothing: float = 0.0) -> Tensor:
+    x, t = input._data, target._data
+    check_nondifferentiable("nll_loss_forward", "weight", weight)
+    class_dim = 0 if x.ndim == 1 else 1
+    if x.shape == t.shape:
+        return _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {type_name(t.dtype)}")
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        return _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
+    if x.ndim == 2 and fast_path_ok():
+        return cross_entropy_fused(input, target, weight, reduction, ignore_index)
+    return nll_loss(log_softmax(input, class_dim, False), target, weight, reduction, ignore_index)
+
+
+def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
+    shape = [1] * ndim
+    shape[class_dim] = weight._data.shape[0]
+    return reshape(weight, tuple(shape))
+
+
+def _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_smoothing, class_dim):
+    x, t = input._data, target._data
+    n_classes = x.shape[class_dim]
+    if t.dtype.kind != "f":
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{type_name(t.dtype)}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if weight is not None and (weight._data.ndim != 1 or weight._data.shape[0] != n_classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {n_classes} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight._data.shape)}")
+    logp = log_softmax(input, class_dim, False)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        target = add(mul(target, 1 - label_smoothing), label_smoothing / n_classes)
+    prod = mul(logp, target)
+    if weight is not None:
+        prod = mul(prod, _class_view(weight, x.ndim, class_dim))
+    if reduction == 0:
+        return neg(sum_op(prod, (class_dim,), False, None))
+    total = neg(sum_op(prod, None, False, None))
+    if reduction == 2:
+        return total
+    return div(total, x.size // n_classes if x.size else 0) if x.size else div(total, float("nan"))
+
+
+def _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, label_smoothing, class_dim):
+    x, t = input._data, target._data
+    n_classes = x.shape[class_dim]
+    logp = log_softmax(input, class_dim, False)
+    nll = nll_loss(logp, target, weight, reduction, ignore_index)
+    ignore_mask = t == ignore_index
+    if weight is not None:
+        smooth = neg(sum_op(mul(logp, _class_view(weight, x.ndim, class_dim)), (class_dim,), False, None))
+    else:
+        smooth = neg(sum_op(logp, (class_dim,), False, None))
+    smooth = where(_wrap(ignore_mask), 0.0, smooth)
+    if reduction == 1:
+        if weight is not None:
+            denom = weight._data[t[~ignore_mask].reshape(-1)].sum()
+        else:
+            denom = (~ignore_mask).sum()
+        ret = div(sum_op(smooth, None, False, None), _wrap(np.asarray(denom, dtype=x.dtype)))
+    elif reduction == 2:
+        ret = sum_op(smooth, None, False, None)
+    else:
+        ret = smooth
+    return add(mul(nll, 1 - label_smoothing), mul(ret, label_smoothing / n_classes))
+
+
+# ---- elementwise losses ---------------------------------------------------------------------------------------------
+
+def _check_reduction_shapes(x: np.ndarray, t: np.ndarray) -> None:
+    if x.shape != t.shape:
+        warnings.warn(f"Using a target size (torch.Size({list(t.shape)})) that is different to the input size "
+                      f"(torch.Size({list(x.shape)})). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=4)
+
+
+def _mse_kernel(x, t, reduction=1):
+    d = np.subtract(x, t)
+    return _reduce(d * d, reduction)
+
+
+def _mse_vjp(ctx, g):
+    x, t = ctx.saved_tensors
+    (reduction,) = ctx.attrs
+    need = ctx.needs_input_grad
+    shape = np.broadcast_shapes(x._data.shape, t._data.shape)
+    gx = mul(mul(sub(x, t), 2.0), _grad_scale(g, shape, reduction))
+    return (gx if need[0] else None, neg(gx) if need[1] else None)
+
+
+mse_loss = defop("mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", _mse_kernel, vjp=_mse_vjp,
+                 saves=("self", "target"), attrs=("reduction",))
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: int = 1) -> Tensor:
+    diff = abs_op(sub(input, target))
+    if reduction == 1:
+        return mean_op(diff, None, False, None)
+    if reduction == 2:
+        return sum_op(diff, None, False, None)
+    return diff
+
+
+def _smooth_l1_kernel(x, t, reduction=1, beta=1.0):
+    d = np.abs(np.subtract(x, t))
+    loss = np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
+    return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
+
+
+def _smooth_l1_vjp(ctx, g):
+    x, t = ctx.saved_tensors
+    reduction, beta = ctx.attrs
+    need = ctx.needs_input_grad
+    d = sub(x, t)
+    shape = np.broadcast_shapes(x._data.shape, t._data.shape)
+    local = where(lt(abs_op(d), beta), div(d, beta), sign(d))
+    gx = mul(local, _grad_scale(g, shape, reduction))
+    return (gx if need[0] else None, neg(gx) if need[1] else None)
+
+
+smooth_l1_loss_op = defop("smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
+                          _smooth_l1_kernel, vjp=_smooth_l1_vjp, saves=("self", "target"),
+                          attrs=("reduction", "beta"))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, reduction: int = 1, beta: float = 1.0) -> Tensor:
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:
+        return l1_loss(input, target, reduction)
+    return smooth_l1_loss_op(input, target, reduction, beta)
+
+
+def _huber_kernel(x, t, reduction=1, delta=1.0):
+    d = np.abs(np.subtract(x, t))
+    loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
+
+
+def _huber_vjp(ctx, g):
+    x, t = ctx.saved_tensors
+    reduction, delta = ctx.attrs
+    need = ctx.needs_input_grad
+    d = sub(x, t)
+    shape = np.broadcast_shapes(x._data.shape, t._data.shape)
+    local = where(lt(d, -delta), -delta, where(gt(d, delta), delta, d))
+    gx = mul(local, _grad_scale(g, shape, reduction))
+    return (gx if need[0] else None, neg(gx) if need[1] else None)
+
+
+huber_loss_op = defop("huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor",
+                      _huber_kernel, vjp=_huber_vjp, saves=("self", "target"), attrs=("reduction", "delta"))
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: int = 1, delta: float = 1.0) -> Tensor:
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    return huber_loss_op(input, target, reduction, delta)
+
+
+# ---- binary cross-entropy -----------------------------------------------------------------------------------------
+
+_EPS = 1e-12
+
+
+def _bce_kernel(x, t, weight=None, reduction=1):
+    check_float(x, "binary_cross_entropy")
+    if ((x < 0) | (x > 1)).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        log_x = np.maximum(np.log(x), -100)
+        log_1mx = np.maximum(np.log1p(-x), -100)
+    loss = -(t * log_x + (1 - t) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.astype(x.dtype, copy=False), reduction)
+
+
+def _bce_vjp(ctx, g):
+    x, t, weight = ctx.saved_tensors
+    (reduction,) = ctx.attrs
+    need = ctx.needs_input_grad
+    scale = _grad_scale(g, x._data.shape, reduction)
+    if weight is not None:
+        scale = mul(scale, weight)
+    gx = gt_ = None
+    if need[0]:
+        gx = mul(div(sub(x, t), clamp_min(mul(sub(1.0, x), x), _EPS)), scale)
+    if need[1]:
+        from ..pointwise import log
+
+        log_x = clamp_min(log(x), -100.0)
+        log_1mx = clamp_min(log(sub(1.0, x)), -100.0)
+        gt_ = mul(sub(log_1mx, log_x), scale)
+    return gx, gt_
+
+
+binary_cross_entropy_op = defop(
+    "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor", _bce_kernel,
+    vjp=_bce_vjp, saves=("self", "target", "weight"), attrs=("reduction",), differentiable=("self", "target"))
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1) -> Tensor:
+    check_nondifferentiable("binary_cross_entropy", "weight", weight)
+    return binary_cross_entropy_op(input, target, weight, reduction)
+
+
+def _bce_logits_kernel(x, t, weight=None, pos_weight=None, reduction=1):
+    check_float(x, "binary_cross_entropy_with_logits")
+    softplus_neg = np.logaddexp(np.zeros((), x.dtype), -x)  # log(1 + exp(-x)), stable
+    if pos_weight is not None:
+        log_weight = 1 + (pos_weight - 1) * t
+        loss = (1 - t) * x + log_weight * softplus_neg
+    else:
+        loss = (1 - t) * x + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(np.asarray(loss).astype(x.dtype, copy=False), reduction)
+
+
+def _bce_logits_vjp(ctx, g):
+    x, t, weight, pos_weight = ctx.saved_tensors
+    (reduction,) = ctx.attrs
+    need = ctx.needs_input_grad
+    shape = np.broadcast_shapes(x._data.shape, t._data.shape)
+    scale = _grad_scale(g, shape, reduction)
+    if weight is not None:
+        scale = mul(scale, weight)
+    gx = gt_ = None
+    if need[0]:
+        s = sigmoid(x)
+        if pos_weight is not None:
+            pt = mul(pos_weight, t)
+            local = sub(mul(s, add(sub(pt, t), 1.0)), pt)
+        else:
+            local = sub(s, t)
+        gx = mul(local, scale)
+    if need[1]:
+        local = neg(x)
+        if pos_weight is not None:
+            local = add(local, mul(sub(pos_weight, 1.0), softplus(neg(x), 1, 20)))
+        gt_ = mul(local, scale)
+    return gx, gt_
+
+
+binary_cross_entropy_with_logits_op = defop(
+    "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
+    "int reduction=1) -> Tensor", _bce_logits_kernel, vjp=_bce_logits_vjp,
+    saves=("self", "target", "weight", "pos_weight"), attrs=("reduction",), differentiable=("self", "target"))
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     pos_weight: Tensor | None = None, reduction: int = 1) -> Tensor:
+    check_nondifferentiable("binary_cross_entropy_with_logits", "weight", weight)
+    check_nondifferentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
+    return binary_cross_entropy_with_logits_op(input, target, weight, pos_weight, reduction)
+
+
+# ---- kl_div ---------------------------------------------------------------------------------------------------------
+
+def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """Pointwise KL divergence as PyTorch composes it (xlogy for ``target * log(target)``)."""
+    if log_target:
+        loss = mul(exp(target), sub(target, input))
+    else:
+        loss = sub(xlogy(target, target), mul(target, input))
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return mean_op(loss, None, False, None)
+    total = sum_op(loss, None, False, None)
+    if reduction == "batchmean" and input._data.ndim != 0:
+        return div(total, input._data.shape[0])
+    return total
+

@@ -1,0 +1,313 @@
+"""Normalisation: layer_norm, group_norm, batch_norm (train / eval) and instance_norm.
+
+Forward passes are single NumPy kernels. Backward rules recompute the statistics with dispatched operators
+and apply the usual formula ``rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``, so they are
+differentiable again (double backward).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ..pointwise import add, mul, pow, sub
+from ..reductions import mean as mean_op
+from ..reductions import sum as sum_op
+from ..registry import defop
+from ..views import reshape
+from ._common import check_float
+
+# ---- shared maths --------------------------------------------------------------------------------------------
+
+
+def _stats(x: np.ndarray, axes: tuple, eps: float):
+    mu = x.mean(axis=axes, keepdims=True)
+    xc = x - mu
+    var = (xc * xc).mean(axis=axes, keepdims=True)
+    return xc, var, 1.0 / np.sqrt(var + eps)
+
+
+def _stats_ops(x, axes: tuple, eps: float):
+    """(xhat, rstd) of ``x`` over ``axes`` with dispatched operators."""
+    xc = sub(x, mean_op(x, axes, True, None))
+    var = mean_op(mul(xc, xc), axes, True, None)
+    rstd = pow(add(var, eps), -0.5)
+    return mul(xc, rstd), rstd
+
+
+def _normalized_grad(gxhat, xhat, rstd, axes: tuple):
+    """Gradient w.r.t. x of xhat = (x - mean) * rstd, given the gradient w.r.t. xhat."""
+    m1 = mean_op(gxhat, axes, True, None)
+    m2 = mean_op(mul(gxhat, xhat), axes, True, None)
+    return mul(rstd, sub(sub(gxhat, m1), mul(xhat, m2)))
+
+
+def _channel_shape(ndim: int, c: int) -> tuple:
+    return (1, c) + (1,) * (ndim - 2) if ndim >= 2 else (c,)
+
+
+# ---- layer_norm ----------------------------------------------------------------------------------------------------
+
+def _check_layer_norm(x, normalized_shape, weight, bias) -> tuple:
+    shape = tuple(normalized_shape)
+    k = len(shape)
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {list(shape)}")
+    if bias is not None and tuple(bias.shape) != shape:
+        raise RuntimeError(f"Expected bias to be of same shape as normalized_shape, but got bias of shape "
+                           f"{list(bias.shape)} and normalized_shape = {list(shape)}")
+    if x.ndim < k or tuple(x.shape[x.ndim - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(str(s) for s in shape)}], but got input of size{list(x.shape)}")
+    return tuple(range(x.ndim - k, x.ndim))
+
+
+def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    check_float(x, "LayerNormKernelImpl")
+    axes = _check_layer_norm(x, normalized_shape, weight, bias)
+    xc, _, rstd = _stats(x, axes, eps)
+    y = xc * rstd
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y.astype(x.dtype, copy=False)
+
+
+def _layer_norm_vjp(ctx, g):
+    x, weight = ctx.saved_tensors
+    normalized_shape, eps = ctx.attrs
+    need = ctx.needs_input_grad
+    nd = x._data.ndim
+    k = len(tuple(normalized_shape))
+    axes = tuple(range(nd - k, nd))
+    batch_axes = tuple(range(nd - k))
+    xhat, rstd = _stats_ops(x, axes, eps)
+    gx = gw = gb = None
+    if need[0]:
+        gxhat = mul(g, weight) if weight is not None else g
+        gx = _normalized_grad(gxhat, xhat, rstd, axes)
+    if need[1]:
+        gw = sum_op(mul(g, xhat), batch_axes, False, None) if batch_axes else mul(g, xhat)
+    if need[2]:
+        gb = sum_op(g, batch_axes, False, None) if batch_axes else g
+    return gx, gw, gb
+
+
+layer_norm = defop("_nn_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+                   "float eps=1e-05) -> Tensor", _layer_norm_kernel, vjp=_layer_norm_vjp,
+                   saves=("input", "weight"), attrs=("normalized_shape", "eps"),
+                   node_name="NativeLayerNormBackward0")
+
+
+# ---- group_norm ---------------------------------------------------------------------------------------------------
+
+def _check_group_norm(x, num_groups, weight, bias) -> None:
+    if x.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
+    c = x.shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(x.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(x.shape)}")
+
+
+def _group_norm_kernel(x, num_groups, weight=None, bias=None, eps=1e-5):
+    check_float(x, "GroupNormKernelImpl")
+    _check_group_norm(x, num_groups, weight, bias)
+    n, c = x.shape[:2]
+    grouped = x.reshape(n, num_groups, -1)
+    xc, _, rstd = _stats(grouped, (2,), eps)
+    y = (xc * rstd).reshape(x.shape)
+    cshape = _channel_shape(x.ndim, c)
+    if weight is not None:
+        y = y * weight.reshape(cshape)
+    if bias is not None:
+        y = y + bias.reshape(cshape)
+    return y.astype(x.dtype, copy=False)
+
+
+def _group_norm_vjp(ctx, g):
+    x, weight = ctx.saved_tensors
+    num_groups, eps = ctx.attrs
+    need = ctx.needs_input_grad
+    shape = x._data.shape
+    n, c = shape[:2]
+    cshape = _channel_shape(len(shape), c)
+    xhat_g, rstd = _stats_ops(reshape(x, (n, num_groups, -1)), (2,), eps)
+    xhat = reshape(xhat_g, shape)
+    reduce_axes = (0,) + tuple(range(2, len(shape)))
+    gx = gw = gb = None
+    if need[0]:
+        gxhat = mul(g, reshape(weight, cshape)) if weight is not None else g
+        gx = reshape(_normalized_grad(reshape(gxhat, (n, num_groups, -1)), xhat_g, rstd, (2,)), shape)
+    if need[1]:
+        gw = sum_op(mul(g, xhat), reduce_axes, False, None)
+    if need[2]:
+        gb = sum_op(g, reduce_axes, False, None)
+    return gx, gw, gb
+
+
+group_norm = defop("_nn_group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+                   "float eps=1e-05) -> Tensor", _group_norm_kernel, vjp=_group_norm_vjp,
+                   saves=("input", "weight"), attrs=("num_groups", "eps"), node_name="NativeGroupNormBackward0")
+
+
+# ---- batch_norm ----------------------------------------------------------------------------------------------------
+
+def _bn_axes(x) -> tuple:
+    if x.ndim < 2:
+        raise ValueError(f"expected 2D or higher input (got {x.ndim}D input)")
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def _check_channels(x, *tensors) -> None:
+    c = x.shape[1]
+    for t in tensors:
+        if t is not None and t.size != c:
+            raise RuntimeError(f"running_mean should contain {c} elements not {t.size}")
+
+
+def _affine(y, x, weight, bias):
+    cshape = _channel_shape(x.ndim, x.shape[1])
+    if weight is not None:
+        y = y * weight.reshape(cshape)
+    if bias is not None:
+        y = y + bias.reshape(cshape)
+    return y.astype(x.dtype, copy=False)
+
+
+def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=None, momentum=0.1, eps=1e-5):
+    check_float(x, "batch_norm")
+    axes = _bn_axes(x)
+    _check_channels(x, weight, bias, running_mean, running_var)
+    xc, var, rstd = _stats(x, axes, eps)
+    count = x.size // x.shape[1]
+    if running_mean is not None:
+        mu = x.mean(axis=axes)
+        running_mean *= 1 - momentum
+        running_mean += momentum * mu.astype(running_mean.dtype)
+    if running_var is not None:
+        unbiased = var.reshape(-1) * (count / max(count - 1, 1))
+        running_var *= 1 - momentum
+        running_var += momentum * unbiased.astype(running_var.dtype)
+    return _affine(xc * rstd, x, weight, bias)
+
+
+def _bn_train_vjp(ctx, g):
+    x, weight = ctx.saved_tensors
+    (eps,) = ctx.attrs
+    need = ctx.needs_input_grad
+    shape = x._data.shape
+    axes = (0,) + tuple(range(2, len(shape)))
+    cshape = _channel_shape(len(shape), shape[1])
+    xhat, rstd = _stats_ops(x, axes, eps)
+    gx = gw = gb = None
+    if need[0]:
+        gxhat = mul(g, reshape(weight, cshape)) if weight is not None else g
+        gx = _normalized_grad(gxhat, xhat, rstd, axes)
+    if need[1]:
+        gw = sum_op(mul(g, xhat), axes, False, None)
+    if need[2]:
+        gb = sum_op(g, axes, False, None)
+    return gx, gw, gb
+
+
+batch_norm_train = defop(
+    "_nn_batch_norm_train(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+    "float momentum, float eps) -> Tensor", _bn_train_kernel, vjp=_bn_train_vjp, saves=("input", "weight"),
+    attrs=("eps",), differentiable=("input", "weight", "bias"), node_name="NativeBatchNormBackward0")
+
+
+def _bn_eval_kernel(x, weight, bias, running_mean, running_var, eps=1e-5):
+    check_float(x, "batch_norm")
+    _bn_axes(x)
+    _check_channels(x, weight, bias, running_mean, running_var)
+    cshape = _channel_shape(x.ndim, x.shape[1])
+    rstd = 1.0 / np.sqrt(running_var.reshape(cshape) + eps)
+    return _affine((x - running_mean.reshape(cshape)) * rstd, x, weight, bias)
+
+
+def _bn_eval_vjp(ctx, g):
+    x, weight, running_mean, running_var = ctx.saved_tensors
+    (eps,) = ctx.attrs
+    need = ctx.needs_input_grad
+    shape = x._data.shape
+    axes = (0,) + tuple(range(2, len(shape)))
+    cshape = _channel_shape(len(shape), shape[1])
+    rstd = pow(add(reshape(running_var, cshape), eps), -0.5)
+    gx = gw = gb = None
+    if need[0]:
+        gx = mul(g, rstd) if weight is None else mul(g, mul(rstd, reshape(weight, cshape)))
+    if need[1]:
+        xhat = mul(sub(x, reshape(running_mean, cshape)), rstd)
+        gw = sum_op(mul(g, xhat), axes, False, None)
+    if need[2]:
+        gb = sum_op(g, axes, False, None)
+    return gx, gw, gb
+
+
+batch_norm_eval = defop(
+    "_nn_batch_norm_eval(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, "
+    "float eps) -> Tensor", _bn_eval_kernel, vjp=_bn_eval_vjp,
+    saves=("input", "weight", "running_mean", "running_var"), attrs=("eps",),
+    differentiable=("input", "weight", "bias"), node_name="NativeBatchNormBackward0")
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float | None = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    if training:
+        out = batch_norm_train(input, weight, bias, running_mean, running_var,
+                               0.0 if momentum is None else momentum, eps)
+        for t in (running_mean, running_var):
+            if t is not None:
+                t._bump_version()
+        return out
+    if running_mean is None or running_var is None:
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    return batch_norm_eval(input, weight, bias, running_mean, running_var, eps)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Batch norm of the (1, N*C, *) reshaped input, as PyTorch computes it."""
+    x = input._data
+    n, c = x.shape[:2]
+    folded = reshape(input, (1, n * c) + x.shape[2:])
+    w = _tile(weight, n) if weight is not None else None
+    b = _tile(bias, n) if bias is not None else None
+    rm = _tile_data(running_mean, n)
+    rv = _tile_data(running_var, n)
+    if use_input_stats:
+        out = batch_norm_train(folded, w, b, rm, rv, momentum, eps)
+        for src, tiled in ((running_mean, rm), (running_var, rv)):
+            if src is not None:
+                src._data[...] = tiled._data.reshape(n, c).mean(axis=0)
+                src._bump_version()
+    else:
+        out = batch_norm_eval(folded, w, b, rm, rv, eps)
+    return reshape(out, x.shape)
+
+
+def _tile(t: Tensor, n: int) -> Tensor:
+    from ..shape import cat
+
+    return cat([t] * n, 0)
+
+
+def _tile_data(t: Tensor | None, n: int):
+    if t is None:
+        return None
+    from ..._tensor import _wrap
+
+    return _wrap(np.tile(t._data, n))
+

@@ -1,0 +1,206 @@
+"""Pooling: max_pool2d (with indices), avg_pool2d, and the 1-d forms built on them by (un)squeezing.
+
+Each backward is an operator whose own backward is the forward map again (scatter <-> gather for max
+pooling, spread <-> average for average pooling), so pooling is differentiable to any order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..registry import defop
+from ._common import check_float
+
+# ---- geometry --------------------------------------------------------------------------------------------------------
+
+
+def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling_output_shape."""
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _check_pool(x, kernel, stride, padding, dilation, out_sizes) -> None:
+    if x.ndim not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    for k, s, p, d in zip(kernel, stride, padding, dilation):
+        if k <= 0:
+            raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
+        if s <= 0:
+            raise RuntimeError(f"stride should be greater than zero, but got dH: {stride[0]} dW: {stride[1]}")
+        if d <= 0:
+            raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dilation[0]} dilationW: "
+                               f"{dilation[1]}")
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+    if any(o < 1 for o in out_sizes):
+        c = x.shape[-3]
+        raise RuntimeError(f"Given input size: ({c}x{x.shape[-2]}x{x.shape[-1]}). Calculated output size: "
+                           f"({c}x{out_sizes[0]}x{out_sizes[1]}). Output size is too small")
+
+
+def _pad_for_windows(x, kernel, stride, padding, dilation, out_sizes, fill):
+    pads = [(0, 0)] * (x.ndim - 2)
+    for size, k, s, p, d, o in zip(x.shape[-2:], kernel, stride, padding, dilation, out_sizes):
+        needed = (o - 1) * s + d * (k - 1) + 1
+        pads.append((p, max(0, needed - size - p)))
+    if all(lo == 0 and hi == 0 for lo, hi in pads):
+        return x
+    return np.pad(x, pads, constant_values=fill)
+
+
+def _windows(xp, kernel, stride, dilation, out_sizes):
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    v = sliding_window_view(xp, spans, axis=(-2, -1))
+    lead = (slice(None),) * (xp.ndim - 2)
+    return v[lead + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sizes, stride))
+             + tuple(slice(None, None, d) for d in dilation)]
+
+
+# ---- max pooling ------------------------------------------------------------------------------------------------------
+
+def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
+    if x.dtype.kind == "b":
+        raise RuntimeError("\"max_pool2d\" not implemented for 'Bool'")
+    out_sizes = tuple(pool_out_size(n, k, s, p, d, ceil_mode)
+                      for n, k, s, p, d in zip(x.shape[-2:], kernel_size, stride, padding, dilation))
+    _check_pool(x, kernel_size, stride, padding, dilation, out_sizes)
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = _pad_for_windows(x, kernel_size, stride, padding, dilation, out_sizes, fill)
+    v = _windows(xp, kernel_size, stride, dilation, out_sizes)  # (..., OH, OW, KH, KW)
+    flat = v.reshape(v.shape[:-2] + (-1,))
+    arg = np.argmax(flat, axis=-1)
+    out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    # window-local (kh, kw) -> input (h, w) -> flat index h * W + w (PyTorch's indices)
+    kh, kw = np.divmod(arg, kernel_size[1])
+    oh = np.arange(out_sizes[0]).reshape(-1, 1)
+    ow = np.arange(out_sizes[1]).reshape(1, -1)
+    h = oh * stride[0] - padding[0] + kh * dilation[0]
+    w = ow * stride[1] - padding[1] + kw * dilation[1]
+    return np.ascontiguousarray(out), (h * x.shape[-1] + w).astype(np.int64)
+
+
+def _scatter_kernel(g, indices, input_size):
+    """Add g at the flat plane positions ``indices`` of an input of ``input_size`` (max-pool backward)."""
+    hw = input_size[-2] * input_size[-1]
+    planes = int(np.prod(input_size[:-2])) if len(input_size) > 2 else 1
+    offsets = (np.arange(planes) * hw).reshape(-1, 1)
+    idx = (indices.reshape(planes, -1) + offsets).ravel()
+    out = np.bincount(idx, weights=g.reshape(-1).astype(np.float64, copy=False), minlength=planes * hw)
+    return out.astype(g.dtype, copy=False).reshape(tuple(input_size))
+
+
+def _gather_kernel(src, indices):
+    planes = src.reshape(src.shape[:-2] + (-1,))
+    flat_idx = indices.reshape(indices.shape[:-2] + (-1,))
+    return np.take_along_axis(planes, flat_idx, axis=-1).reshape(indices.shape)
+
+
+def _scatter_vjp(ctx, gg):
+    (indices,) = ctx.saved_tensors
+    return pool_gather(gg, indices), None
+
+
+def _gather_vjp(ctx, g):
+    (indices,) = ctx.saved_tensors
+    return pool_scatter(g, indices, ctx.input_shapes[0]), None
+
+
+pool_scatter = defop("_nn_max_pool_scatter(Tensor grad_output, Tensor indices, int[] input_size) -> Tensor",
+                     _scatter_kernel, vjp=_scatter_vjp, saves=("indices",), differentiable=("grad_output", "indices"),
+                     node_name="MaxPool2DWithIndicesBackwardBackward0")
+pool_gather = defop("_nn_max_pool_gather(Tensor self, Tensor indices) -> Tensor", _gather_kernel, vjp=_gather_vjp,
+                    saves=("indices",), differentiable=("self", "indices"), node_name="MaxPoolGatherBackward0")
+
+
+def _max_pool_vjp(ctx, g, _g_indices=None):
+    (indices,) = ctx.saved_tensors
+    return pool_scatter(g, indices, ctx.input_shapes[0])
+
+
+max_pool2d_with_indices = defop(
+    "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+    "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", _max_pool_kernel, vjp=_max_pool_vjp,
+    saves=("result1",), node_name="MaxPool2DWithIndicesBackward0")
+
+
+# ---- average pooling ---------------------------------------------------------------------------------------------------
+
+def _avg_divisors(size, k, s, p, out, count_include_pad: bool) -> np.ndarray:
+    start = np.arange(out) * s - p
+    end = np.minimum(start + k, size + p)
+    pool = end - start
+    start_c = np.maximum(start, 0)
+    end_c = np.minimum(end, size)
+    return pool if count_include_pad else (end_c - start_c)
+
+
+def _avg_geometry(shape, kernel_size, stride, padding, ceil_mode):
+    return tuple(pool_out_size(n, k, s, p, 1, ceil_mode)
+                 for n, k, s, p in zip(shape[-2:], kernel_size, stride, padding))
+
+
+def _avg_divisor_map(shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, dtype):
+    if divisor_override:
+        return np.asarray(divisor_override, dtype=dtype)
+    dh = _avg_divisors(shape[-2], kernel_size[0], stride[0], padding[0], out_sizes[0], count_include_pad)
+    dw = _avg_divisors(shape[-1], kernel_size[1], stride[1], padding[1], out_sizes[1], count_include_pad)
+    return (dh[:, None] * dw[None, :]).astype(dtype)
+
+
+def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    check_float(x, "avg_pool2d")
+    out_sizes = _avg_geometry(x.shape, kernel_size, stride, padding, ceil_mode)
+    _check_pool(x, kernel_size, stride, padding, (1, 1), out_sizes)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    xp = _pad_for_windows(x, kernel_size, stride, padding, (1, 1), out_sizes, 0)
+    sums = _windows(xp, kernel_size, stride, (1, 1), out_sizes).sum(axis=(-2, -1))
+    div = _avg_divisor_map(x.shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override,
+                           x.dtype)
+    return (sums / div).astype(x.dtype, copy=False)
+
+
+def _avg_pool_backward_kernel(g, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                              divisor_override):
+    out_sizes = g.shape[-2:]
+    div = _avg_divisor_map(input_size, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override,
+                           g.dtype)
+    share = g / div
+    padded = [n + p + max(0, (o - 1) * s + k - n - p) for n, k, s, p, o in
+              zip(input_size[-2:], kernel_size, stride, padding, out_sizes)]
+    gp = np.zeros(tuple(input_size[:-2]) + tuple(padded), dtype=g.dtype)
+    lead = (slice(None),) * (len(input_size) - 2)
+    for i in range(kernel_size[0]):
+        for j in range(kernel_size[1]):
+            gp[lead + (slice(i, i + (out_sizes[0] - 1) * stride[0] + 1, stride[0]),
+                       slice(j, j + (out_sizes[1] - 1) * stride[1] + 1, stride[1]))] += share
+    h, w = input_size[-2:]
+    return np.ascontiguousarray(gp[lead + (slice(padding[0], padding[0] + h), slice(padding[1], padding[1] + w))])
+
+
+_AVG_ATTRS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
+
+
+def _avg_pool_vjp(ctx, g):
+    return avg_pool2d_backward(g, ctx.input_shapes[0], *ctx.attrs)
+
+
+def _avg_pool_backward_vjp(ctx, gg):
+    return avg_pool2d(gg, *ctx.attrs)
+
+
+avg_pool2d = defop(
+    "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
+    "bool count_include_pad=True, int? divisor_override=None) -> Tensor", _avg_pool_kernel, vjp=_avg_pool_vjp,
+    attrs=_AVG_ATTRS)
+avg_pool2d_backward = defop(
+    "avg_pool2d_backward(Tensor grad_output, int[] input_size, int[2] kernel_size, int[2] stride, int[2] padding, "
+    "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor", _avg_pool_backward_kernel,
+    vjp=_avg_pool_backward_vjp, attrs=_AVG_ATTRS, node_name="AvgPool2DBackwardBackward0")
+

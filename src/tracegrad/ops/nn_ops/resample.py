@@ -1,0 +1,145 @@
+"""Index maps and separable linear maps over the trailing dims: padding, nearest/bilinear resampling and
+adaptive average pooling are all one of the two.
+
+* gather ``y = x[..., idx_1, ..., idx_k]`` (reflect / replicate / circular padding, nearest upsampling),
+  whose adjoint is a scatter-add (and the scatter's adjoint is the gather again);
+* separable linear ``y = M_1 ... M_k x`` over the trailing dims (bilinear interpolation, adaptive average
+  pooling), whose adjoint is the same map with transposed matrices.
+
+Each user-facing operator is its own OpDef so its node carries PyTorch's name.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..registry import defop
+
+# ---- gather / scatter along trailing dims ------------------------------------------------------------------------
+
+
+def _flat_source(index_maps: tuple, in_sizes: tuple) -> np.ndarray:
+    grids = np.meshgrid(*index_maps, indexing="ij")
+    return np.ravel_multi_index(tuple(grids), in_sizes).ravel()
+
+
+def _gather_kernel(x, index_maps):
+    k = len(index_maps)
+    lead = x.shape[:x.ndim - k]
+    flat = x.reshape(lead + (-1,))
+    src = _flat_source(index_maps, x.shape[x.ndim - k:])
+    out_trailing = tuple(len(m) for m in index_maps)
+    return np.take(flat, src, axis=-1).reshape(lead + out_trailing)
+
+
+def _scatter_kernel(g, index_maps, input_size):
+    k = len(index_maps)
+    in_trailing = tuple(input_size[len(input_size) - k:])
+    lead = tuple(input_size[:len(input_size) - k])
+    planes = math.prod(lead)
+    size = math.prod(in_trailing)
+    src = _flat_source(index_maps, in_trailing)
+    idx = ((np.arange(planes) * size).reshape(-1, 1) + src.reshape(1, -1)).ravel()
+    out = np.bincount(idx, weights=g.reshape(-1).astype(np.float64, copy=False), minlength=planes * size)
+    return out.astype(g.dtype, copy=False).reshape(tuple(input_size))
+
+
+def _gather_vjp(ctx, g):
+    (maps,) = ctx.attrs
+    return scatter_nd(g, maps, ctx.input_shapes[0])
+
+
+def _scatter_vjp(ctx, gg):
+    maps, _ = ctx.attrs
+    return gather_nd(gg, maps)
+
+
+gather_nd = defop("_nn_gather_nd(Tensor self, Any index_maps) -> Tensor", _gather_kernel, vjp=_gather_vjp,
+                  attrs=("index_maps",), node_name="IndexMapBackward0")
+scatter_nd = defop("_nn_scatter_nd(Tensor grad_output, Any index_maps, int[] input_size) -> Tensor", _scatter_kernel,
+                   vjp=_scatter_vjp, attrs=("index_maps", "input_size"), node_name="IndexMapBackwardBackward0")
+
+
+def named_gather(name: str):
+    """A gather op whose node is called ``name`` (e.g. ``ReflectionPad2DBackward0``)."""
+    op_name = "_nn_" + name.lower()
+    return defop(f"{op_name}(Tensor self, Any index_maps) -> Tensor", _gather_kernel, vjp=_gather_vjp,
+                 attrs=("index_maps",), node_name=name)
+
+
+# ---- separable linear maps ----------------------------------------------------------------------------------------
+
+def _apply_matrices(x, mats):
+    k = len(mats)
+    out = x
+    for i, m in enumerate(mats):
+        axis = x.ndim - k + i
+        out = np.moveaxis(np.tensordot(out, m.astype(x.dtype, copy=False), axes=([axis], [1])), -1, axis)
+    return np.ascontiguousarray(out)
+
+
+def _linear_vjp(ctx, g):
+    (mats,) = ctx.attrs
+    return linear_nd(g, tuple(np.ascontiguousarray(m.T) for m in mats))
+
+
+linear_nd = defop("_nn_linear_nd(Tensor self, Any matrices) -> Tensor", _apply_matrices, vjp=_linear_vjp,
+                  attrs=("matrices",), node_name="SeparableLinearBackward0")
+
+
+def named_linear(name: str):
+    op_name = "_nn_" + name.lower()
+    return defop(f"{op_name}(Tensor self, Any matrices) -> Tensor", _apply_matrices, vjp=_linear_vjp,
+                 attrs=("matrices",), node_name=name)
+
+
+# ---- the maps ---------------------------------------------------------------------------------------------------
+
+def pad_index_map(size: int, left: int, right: int, mode: str) -> np.ndarray:
+    src = np.arange(-left, size + right)
+    if mode == "reflect":
+        period = 2 * (size - 1) if size > 1 else 1
+        src = np.abs(src) % period
+        return np.where(src >= size, period - src, src)
+    if mode == "replicate":
+        return np.clip(src, 0, size - 1)
+    return src % size  # circular
+
+
+def nearest_index_map(in_size: int, out_size: int, scale: float | None, exact: bool = False) -> np.ndarray:
+    """PyTorch's nearest source index, computed in float32 like its kernel."""
+    s = np.float32(1.0 / scale) if scale else np.float32(in_size / out_size)
+    dst = np.arange(out_size, dtype=np.float32)
+    src = np.floor((dst + np.float32(0.5)) * s) if exact else np.floor(dst * s)
+    return np.minimum(src.astype(np.int64), in_size - 1)
+
+
+def linear_matrix(in_size: int, out_size: int, scale: float | None, align_corners: bool) -> np.ndarray:
+    """(out, in) interpolation weights of 1-d linear resampling (PyTorch's area_pixel_compute_source_index)."""
+    dst = np.arange(out_size, dtype=np.float64)
+    if align_corners:
+        ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        src = dst * ratio
+    else:
+        ratio = 1.0 / scale if scale else in_size / out_size
+        src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+    i1 = np.minimum(i0 + 1, in_size - 1)
+    lam = src - i0
+    m = np.zeros((out_size, in_size))
+    rows = np.arange(out_size)
+    np.add.at(m, (rows, i0), 1.0 - lam)
+    np.add.at(m, (rows, i1), lam)
+    return m
+
+
+def adaptive_avg_matrix(in_size: int, out_size: int) -> np.ndarray:
+    """(out, in) averaging weights of adaptive average pooling: window [floor(i*in/out), ceil((i+1)*in/out))."""
+    m = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        start = (i * in_size) // out_size
+        end = -((-(i + 1) * in_size) // out_size)
+        m[i, start:end] = 1.0 / (end - start)
+    return m

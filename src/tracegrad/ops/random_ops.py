@@ -1,0 +1,411 @@
+"""Random operators that take tensors: bernoulli, multinomial, normal, poisson and the in-place samplers
+(``normal_``, ``uniform_``, ``exponential_``, ``random_``, ``geometric_``, ``log_normal_``, ``cauchy_``).
+
+Draws come from ``tracegrad._factories._rng(generator)`` (a NumPy ``Generator``), so ``manual_seed`` and
+``torch.Generator`` objects make them reproducible; the streams differ from PyTorch's. As in PyTorch, a
+sample is not differentiable through its parameters: the ops that PyTorch records give zero gradients
+(``normal(mean, std)`` is *not* reparameterised), and ``bernoulli(self, p: float)`` has no derivative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._factories import _rng
+from .._tensor import Tensor
+from ..backend.dtypes import from_numpy_dtype
+from .registry import defop, not_implemented
+
+# ---- helpers ----------------------------------------------------------------------------------------------
+
+
+def _tname(np_dtype) -> str:
+    from .pointwise import _torch_type_name
+
+    return _torch_type_name(from_numpy_dtype(np.dtype(np_dtype)))
+
+
+def _num(x) -> str:
+    """A number as PyTorch prints it in messages (``-1`` for -1.0, ``0.5``)."""
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _require_float(a: np.ndarray, kernel_name: str) -> None:
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_tname(a.dtype)}'")
+
+
+def _zero_grads(ctx, g):
+    """Zero gradient for every input that needs one: samples do not depend on their parameters."""
+    from .creation import new_zeros
+
+    grads = tuple(None if shape is None else new_zeros(g, shape) for shape in ctx.input_shapes)
+    return grads[0] if len(grads) == 1 else grads
+
+
+def _fill(a: np.ndarray, values) -> np.ndarray:
+    np.copyto(a, values, casting="unsafe")
+    return a
+
+
+def _broadcast_shape(*shapes) -> tuple:
+    from .shape_extra import _broadcast_shape as broadcast
+
+    return broadcast(*shapes)
+
+
+# ---- bernoulli --------------------------------------------------------------------------------------------
+
+
+def _check_probabilities(p: np.ndarray) -> None:
+    if p.size and not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _check_p_float(p) -> None:
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
+
+
+def _bernoulli_kernel(a, generator=None):
+    _require_float(a, "bernoulli_tensor_cpu_p_")
+    _check_probabilities(a)
+    return (_rng(generator).random(a.shape) < a).astype(a.dtype)
+
+
+def _bernoulli_p_kernel(a, p, generator=None):
+    _check_p_float(p)
+    return (_rng(generator).random(a.shape) < p).astype(a.dtype)
+
+
+def _bernoulli_tensor_inplace(a, p, generator=None):
+    p = np.asarray(p)
+    _require_float(p, "bernoulli_tensor_cpu_p_")
+    _check_probabilities(p)
+    return _fill(a, _rng(generator).random(a.shape) < np.broadcast_to(p, a.shape))
+
+
+def _bernoulli_float_inplace(a, p=0.5, generator=None):
+    _check_p_float(p)
+    return _fill(a, _rng(generator).random(a.shape) < p)
+
+
+_bernoulli = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", _bernoulli_kernel,
+                   vjp=_zero_grads)
+_bernoulli_p = defop("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+                     _bernoulli_p_kernel, vjp=not_implemented("bernoulli"), node_name="NotImplemented")
+_bernoulli_tensor_ = defop("bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> "
+                           "Tensor(a!)",
+                           _bernoulli_tensor_inplace, vjp=_zero_grads, node_name="BernoulliBackward1")
+_bernoulli_float_ = defop("bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> "
+                          "Tensor(a!)", _bernoulli_float_inplace, vjp=_zero_grads,
+                          node_name="BernoulliBackward2")
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator=None, out=None) -> Tensor:
+    """Draw 0/1 with probability ``input`` (or with the float ``p`` for every element of ``input``)."""
+    if p is None:
+        op, args = _bernoulli, (input,)
+    else:
+        op, args = _bernoulli_p, (input, p)
+    if out is not None:
+        return op(*args, generator=generator, out=out)
+    return op(*args, generator=generator)
+
+
+def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    if isinstance(p, Tensor):
+        return _bernoulli_tensor_(self, p, generator=generator)
+    return _bernoulli_float_(self, p, generator=generator)
+
+
+# ---- normal -----------------------------------------------------------------------------------------------
+
+
+def _check_std_scalar(std) -> None:
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+
+
+def _check_std_tensor(std: np.ndarray) -> None:
+    if std.size and (std < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+
+
+def _normal_draw(mean, std, shape, dtype, generator) -> np.ndarray:
+    noise = _rng(generator).standard_normal(shape)
+    return (np.asarray(mean, dtype=np.float64) + np.asarray(std, dtype=np.float64) * noise).astype(dtype)
+
+
+def _normal_tensor_float(mean, std=1.0, generator=None):
+    _require_float(mean, "normal_kernel_cpu")
+    _check_std_scalar(std)
+    return _normal_draw(mean, std, mean.shape, mean.dtype, generator)
+
+
+def _normal_float_tensor(mean, std, generator=None):
+    _require_float(std, "normal_kernel_cpu")
+    _check_std_tensor(std)
+    return _normal_draw(mean, std, std.shape, std.dtype, generator)
+
+
+def _normal_tensor_tensor(mean, std, generator=None):
+    _require_float(mean, "normal_kernel_cpu")
+    _check_std_tensor(std)
+    shape = _broadcast_shape(mean.shape, std.shape)
+    return _normal_draw(mean, std, shape, mean.dtype, generator)  # the result has mean's dtype
+
+
+def _normal_inplace(a, mean=0.0, std=1.0, generator=None):
+    _require_float(a, "normal_kernel_cpu")
+    _check_std_scalar(std)
+    return _fill(a, _normal_draw(mean, std, a.shape, a.dtype, generator))
+
+
+_normal_tf = defop("normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor",
+                   _normal_tensor_float, vjp=_zero_grads, node_name="NormalBackward1")
+_normal_ft = defop("normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor",
+                   _normal_float_tensor, vjp=_zero_grads, node_name="NormalBackward2")
+_normal_tt = defop("normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor",
+                   _normal_tensor_tensor, vjp=_zero_grads, node_name="NormalBackward3")
+normal_ = defop("normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> "
+                "Tensor(a!)",
+                _normal_inplace, vjp=_zero_grads, node_name="NormalBackward0")
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """``normal(mean, std)`` with tensor or float mean/std; with two floats, ``size`` gives the shape."""
+    mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mean_t and not std_t:
+        return _normal_factory(mean, std, size, generator, out, dtype, device, requires_grad)
+    if mean_t and std_t:
+        op = _normal_tt
+    elif mean_t:
+        op = _normal_tf
+    else:
+        op = _normal_ft
+    if out is not None:
+        return op(mean, std, generator=generator, out=out)
+    return op(mean, std, generator=generator)
+
+
+def _normal_factory(mean, std, size, generator, out, dtype, device, requires_grad) -> Tensor:
+    from .._factories import _finish, _into_out, _resolve_dtype, _size
+
+    if size is None:
+        raise TypeError("normal() received an invalid combination of arguments: (float mean, float std) "
+                        "needs a size")
+    _check_std_scalar(std)
+    shape = _size((size,)) if not isinstance(size, int) else (size,)
+    array = _normal_draw(mean, std, shape, _resolve_dtype(dtype), generator)
+    return _into_out(_finish(array, requires_grad, device), out)
+
+
+# ---- other in-place samplers -------------------------------------------------------------------------------
+
+
+def _uniform_inplace(a, from_=0.0, to=1.0, generator=None):
+    _require_float(a, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(from_)} > "
+                           f"to={_num(to)}")
+    return _fill(a, _rng(generator).uniform(from_, to, a.shape))
+
+
+def _exponential_inplace(a, lambd=1.0, generator=None):
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"Exponential distribution is a continuous probability distribution. dtype must "
+                           f"be a floating point but you specified {_tname(a.dtype)}")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
+    return _fill(a, _rng(generator).exponential(1.0 / lambd, a.shape))
+
+
+def _geometric_inplace(a, p, generator=None):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
+    return _fill(a, _rng(generator).geometric(p, a.shape))
+
+
+def _log_normal_inplace(a, mean=1.0, std=2.0, generator=None):
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"log_normal is not implemented for {_tname(a.dtype)}")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
+    return _fill(a, _rng(generator).lognormal(mean, std, a.shape))
+
+
+def _cauchy_inplace(a, median=0.0, sigma=1.0, generator=None):
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {_tname(a.dtype)}")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
+    return _fill(a, median + sigma * _rng(generator).standard_cauchy(a.shape))
+
+
+_GEN_IP = "*, Generator? generator=None) -> Tensor(a!)"
+uniform_ = defop("uniform_(Tensor(a!) self, float from=0, float to=1, " + _GEN_IP,
+                 _uniform_inplace, vjp=_zero_grads)
+exponential_ = defop("exponential_(Tensor(a!) self, float lambd=1, " + _GEN_IP,
+                     _exponential_inplace, vjp=_zero_grads)
+geometric_ = defop("geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)",
+                   _geometric_inplace, vjp=_zero_grads)
+log_normal_ = defop("log_normal_(Tensor(a!) self, float mean=1, float std=2, " + _GEN_IP, _log_normal_inplace,
+                    vjp=_zero_grads)
+cauchy_ = defop("cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> "
+                "Tensor(a!)", _cauchy_inplace, vjp=_zero_grads)
+
+
+def _uniform_method(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None, **kwargs) -> Tensor:
+    from_ = kwargs.pop("from", from_)  # ``from`` is a keyword in Python, but PyTorch accepts from=...
+    if kwargs:
+        raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return uniform_(self, from_, to, generator=generator)
+
+
+# ---- random_ -----------------------------------------------------------------------------------------------
+
+
+def _default_high(dtype: np.dtype) -> int:
+    """The largest value ``random_()`` draws (inclusive): 2**mantissa for floats, the max for integers."""
+    if dtype.kind == "b":
+        return 1
+    if dtype.kind == "f":
+        return 2 ** (np.finfo(dtype).nmant + 1)
+    return int(np.iinfo(dtype).max)
+
+
+def _check_range(dtype: np.dtype, low: int, high: int) -> None:
+    """``high`` is inclusive here; mirror PyTorch's bounds messages."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        name = _META_NAME.get(dtype.name, dtype.name)
+        if low < info.min or low > info.max:
+            raise RuntimeError(f"from is out of bounds for {name}")
+        if high > info.max or high < info.min:
+            raise RuntimeError(f"to - 1 is out of bounds for {name}")
+
+
+_META_NAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char"}
+
+
+def _random_draw(a, low: int, high: int, generator) -> np.ndarray:
+    # integers() takes an exclusive upper bound; sample in int64 space (or Python ints beyond it)
+    upper = high + 1
+    if upper <= np.iinfo(np.int64).max:
+        return _rng(generator).integers(low, upper, a.shape, dtype=np.int64)
+    return _rng(generator).integers(low, upper, a.shape, dtype=np.uint64)
+
+
+def _random_from_kernel(a, from_, to=None, generator=None):
+    high = _default_high(a.dtype) if to is None else to - 1
+    if to is not None and from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    _check_range(a.dtype, from_, high)
+    return _fill(a, _random_draw(a, from_, high, generator))
+
+
+def _random_to_kernel(a, to, generator=None):
+    if to <= 0:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from=0 >= to={to}")
+    _check_range(a.dtype, 0, to - 1)
+    return _fill(a, _random_draw(a, 0, to - 1, generator))
+
+
+def _random_kernel(a, generator=None):
+    return _fill(a, _random_draw(a, 0, _default_high(a.dtype), generator))
+
+
+_random_from_ = defop("random_.from(Tensor(a!) self, int from, int? to, " + _GEN_IP,
+                      _random_from_kernel, vjp=_zero_grads, node_name="RandomBackward0")
+_random_to_ = defop("random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)",
+                    _random_to_kernel, vjp=_zero_grads, node_name="RandomBackward1")
+_random_ = defop("random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)", _random_kernel,
+                 vjp=_zero_grads, node_name="RandomBackward2")
+
+
+def random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
+    """``random_()``, ``random_(to)`` or ``random_(from, to)`` (``to=None``: up to the dtype's limit)."""
+    if "from" in kwargs:
+        args = (kwargs.pop("from"),) + args
+        if "to" in kwargs:
+            args = args + (kwargs.pop("to"),)
+        elif len(args) == 1:
+            args = args + (None,)
+    elif "to" in kwargs:
+        args = args + (kwargs.pop("to"),)
+    if kwargs:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if not args:
+        return _random_(self, generator=generator)
+    if len(args) == 1:
+        return _random_to_(self, int(args[0]), generator=generator)
+    low, high = args
+    return _random_from_(self, int(low), None if high is None else int(high), generator=generator)
+
+
+# ---- poisson / multinomial ---------------------------------------------------------------------------------
+
+
+def _poisson_kernel(a, generator=None):
+    _require_float(a, "poisson_cpu")
+    if a.size and not (a >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return _rng(generator).poisson(a).astype(a.dtype)
+
+
+poisson = defop("poisson(Tensor self, Generator? generator=None) -> Tensor", _poisson_kernel, vjp=_zero_grads)
+
+
+def _multinomial_checks(a, num_samples: int, replacement: bool) -> None:
+    if a.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_tname(a.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > a.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if a.size and not (np.isfinite(a).all() and (a >= 0).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if a.shape[-1] == 0 or (a.sum(axis=-1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def _multinomial_kernel(a, num_samples, replacement=False, generator=None):
+    _multinomial_checks(a, num_samples, replacement)
+    rng = _rng(generator)
+    rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    for r, row in enumerate(rows):
+        p = row / row.sum()
+        if replacement:
+            out[r] = rng.choice(row.size, size=num_samples, p=p)
+        else:
+            # an exponential race (p / Exp(1), keep the largest) draws without replacement in one pass;
+            # zero-probability categories come last, as in PyTorch
+            keys = p / rng.exponential(1.0, row.size)
+            out[r] = np.argsort(-keys, kind="stable")[:num_samples]
+    return out.reshape(a.shape[:-1] + (num_samples,))
+
+
+multinomial = defop("multinomial(Tensor self, int num_samples, bool replacement=False, *, "
+                    "Generator? generator=None) -> Tensor", _multinomial_kernel, differentiable=())
+
+
+def _bernoulli_method(self: Tensor, p=None, *, generator=None) -> Tensor:
+    return bernoulli(self, p, generator=generator)
+
+
+PUBLIC = {"bernoulli": bernoulli, "normal": normal, "poisson": poisson, "multinomial": multinomial}
+
+METHODS = {
+    "bernoulli": _bernoulli_method, "bernoulli_": bernoulli_, "normal_": normal_, "uniform_": _uniform_method,
+    "exponential_": exponential_, "geometric_": geometric_, "log_normal_": log_normal_, "cauchy_": cauchy_,
+    "random_": random_, "multinomial": multinomial,
+}
