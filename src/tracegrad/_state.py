@@ -1,28 +1,79 @@
 """Process-wide switches read on every operator call.
 
-They live on one object with slots so the eager fast path pays a single attribute load per check.
+They live on one object with slots so the eager fast path pays a single attribute load per check:
+``special`` is True whenever anything needs the general path (a transform is active, an observer is
+subscribed, anomaly mode or inference mode is on). It is recomputed by the setters of those switches.
 Grad mode is process-wide rather than thread-local: tracegrad runs one Python thread of autograd.
 """
 
 from __future__ import annotations
 
+import itertools
+
 
 class _State:
-    __slots__ = ("grad_enabled", "inference", "stack", "observed", "anomaly", "anomaly_check_nan",
-                 "fw_grad_levels", "saved_hooks", "saved_hooks_disabled", "next_sequence_nr", "engine_depth")
+    __slots__ = ("grad_enabled", "special", "_stack", "_observed", "_anomaly", "_inference", "anomaly_check_nan",
+                 "fw_grad_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq")
 
     def __init__(self) -> None:
         self.grad_enabled = True
-        self.inference = False  # inference_mode: tensors made here are inference tensors
-        self.stack: list = []  # active transform interpreters (bottom = eager, implicit)
-        self.observed = False  # the viz event bus has subscribers
-        self.anomaly = False
+        self.special = False
+        self._stack: list = []  # active transform interpreters (bottom = eager, implicit)
+        self._observed = False  # the viz event bus has subscribers
+        self._anomaly = False
+        self._inference = False  # inference_mode: tensors made here are inference tensors
         self.anomaly_check_nan = True
         self.fw_grad_levels: list = []  # forward-AD dual levels
         self.saved_hooks: list = []  # saved_tensors_hooks (pack, unpack) stack
         self.saved_hooks_disabled: str | None = None  # message when disable_saved_tensors_hooks is active
-        self.next_sequence_nr = 0
         self.engine_depth = 0  # reentrant backward depth
+        self._seq = itertools.count()
+
+    def refresh(self) -> None:
+        """Recompute ``special``; call after mutating ``stack`` in place."""
+        self.special = bool(self._stack or self._observed or self._anomaly or self._inference)
+
+    @property
+    def stack(self) -> list:
+        return self._stack
+
+    @stack.setter
+    def stack(self, value: list) -> None:
+        self._stack = value
+        self.refresh()
+
+    @property
+    def observed(self) -> bool:
+        return self._observed
+
+    @observed.setter
+    def observed(self, value: bool) -> None:
+        self._observed = value
+        self.refresh()
+
+    @property
+    def anomaly(self) -> bool:
+        return self._anomaly
+
+    @anomaly.setter
+    def anomaly(self, value: bool) -> None:
+        self._anomaly = value
+        self.refresh()
+
+    @property
+    def inference(self) -> bool:
+        return self._inference
+
+    @inference.setter
+    def inference(self, value: bool) -> None:
+        self._inference = value
+        self.refresh()
+
+    @property
+    def next_sequence_nr(self) -> int:
+        """The next node's sequence number (reading it consumes it)."""
+        return next(self._seq)
 
 
 STATE = _State()
+next_sequence_nr = STATE._seq.__next__

@@ -20,7 +20,13 @@ from .backend.dtypes import from_numpy_dtype
 
 
 class Tensor:
-    __slots__ = ("_data", "_rg", "_grad_fn", "_output_nr", "_vc", "_base", "__dict__", "__weakref__")
+    # _vc: the version counter, a one-element list shared by views and detached aliases (None until needed).
+    __slots__ = ("_data", "_rg", "_grad_fn", "_vc", "__dict__", "__weakref__")
+
+    # Written only for some tensors, so they live in the instance dict (created on first write) with these
+    # class defaults: a fresh tensor costs four slot writes.
+    _output_nr = 0
+    _base = None  # root base of a view
 
     # Rare attributes, stored in the instance dict only when set.
     _grad = None
@@ -421,9 +427,7 @@ def _init_from(t: Tensor, data) -> None:
     t._data = data
     t._rg = False
     t._grad_fn = None
-    t._output_nr = 0
     t._vc = None
-    t._base = None
 
 
 def _wrap(data) -> Tensor:
@@ -432,9 +436,7 @@ def _wrap(data) -> Tensor:
     t._data = data
     t._rg = False
     t._grad_fn = None
-    t._output_nr = 0
     t._vc = None
-    t._base = None
     if STATE.inference:
         t._inference = True
     return t

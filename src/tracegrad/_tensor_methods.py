@@ -57,15 +57,15 @@ def install() -> None:
 
     T = Tensor
     # Python operators
-    T.__add__ = _binary_method(pointwise.add)
+    T.__add__ = pointwise.add.dunder
     T.__radd__ = _binary_method(pointwise.add, reflected=True)
-    T.__sub__ = _binary_method(pointwise.sub)
+    T.__sub__ = pointwise.sub.dunder
     T.__rsub__ = _binary_method(pointwise.sub, reflected=True)
-    T.__mul__ = _binary_method(pointwise.mul)
+    T.__mul__ = pointwise.mul.dunder
     T.__rmul__ = _binary_method(pointwise.mul, reflected=True)
-    T.__truediv__ = _binary_method(pointwise.div)
+    T.__truediv__ = pointwise.div.dunder
     T.__rtruediv__ = _binary_method(pointwise.div, reflected=True)
-    T.__pow__ = _binary_method(pointwise.pow)
+    T.__pow__ = pointwise.pow.dunder
     T.__rpow__ = _binary_method(pointwise.pow, reflected=True)
     T.__iadd__ = _binary_method(pointwise.add_)
     T.__isub__ = _binary_method(pointwise.sub_)

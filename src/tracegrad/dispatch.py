@@ -34,17 +34,21 @@ class Interpreter:
         index = stack.index(self)
         saved = stack[index:]
         del stack[index:]
+        STATE.refresh()
         try:
             yield
         finally:
             stack.extend(saved)
+            STATE.refresh()
 
     def __enter__(self):
         STATE.stack.append(self)
+        STATE.refresh()
         return self
 
     def __exit__(self, *exc) -> None:
         STATE.stack.remove(self)
+        STATE.refresh()
 
 
 def dispatch(op, args: tuple, kwargs: dict):

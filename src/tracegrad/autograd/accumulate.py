@@ -9,7 +9,7 @@ from .node import UINT64_MAX, Node, collect_hook_fns
 
 
 class AccumulateGrad(Node):
-    __slots__ = ("variable",)
+    __slots__ = ("variable", "_edge")
     _name = "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable) -> None:

@@ -16,6 +16,7 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
     acc = ref() if ref is not None else None
     if acc is None:
         acc = AccumulateGrad(t)
+        acc._edge = (acc, 0)
         t._acc_ref = weakref.ref(acc)
     return acc
 
@@ -30,5 +31,5 @@ def gradient_edge(t: Tensor) -> tuple:
     if fn is not None:
         return (fn, t._output_nr)
     if t._rg:
-        return (grad_accumulator(t), 0)
+        return grad_accumulator(t)._edge
     return NO_EDGE

@@ -76,10 +76,10 @@ def queue_callback(callback) -> None:
 def planned_execution_order(task: GraphTask) -> list:
     """Simulate the ready queue to list, in order, the nodes this backward will execute."""
     deps = dict(task.deps)
-    heap = [(0, 0, next(_tiebreak), task.graph_root)]
+    heap = [(0, 0, task.graph_root)]
     order = []
     while heap:
-        _, _, _, fn = heapq.heappop(heap)
+        fn = heapq.heappop(heap)[2]
         if fn is not task.graph_root:
             if task.exec_info is not None and not _should_execute(task, fn):
                 continue
@@ -209,11 +209,16 @@ def _needed_for_capture(graph_root: Node, targets: set) -> dict:
 
 def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
     exec_info = task.exec_info
-    buffers: dict = {graph_root: []}
-    heap: list = [(0, 0, next(_tiebreak), graph_root)]
-    while heap:
-        _, _, _, fn = heapq.heappop(heap)
-        inputs = buffers.pop(fn)
+    keep_graph = task.keep_graph
+    buffers: dict = {}
+    heap: list = []
+    pop, push, tiebreak = heapq.heappop, heapq.heappush, _tiebreak
+    running = _RUNNING
+    state = STATE
+    # ``fn``/``inputs`` is the node to run next. When a node makes exactly one successor ready and nothing
+    # else is queued, that successor is run directly, skipping the queue (the order is the same).
+    fn, inputs = graph_root, []
+    while True:
         if exec_info is not None and fn is not graph_root:
             needed = exec_info.get(fn, False)
             captures = task.captures.get(fn)
@@ -222,31 +227,87 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             if captures:
                 for nr, k in captures:
                     task.captured[k] = inputs[nr]
-            if not needed:
+            if needed:
+                # Only the input gradients that lead somewhere wanted are computed (should_compute_output).
+                fn._needs = tuple([e[0] is not None and _should_execute(task, e[0]) for e in fn._edges])
+        else:
+            needed = True
+        if needed:
+            if (fn._tensor_pre_hooks is None and fn._retains_grad_hooks is None and fn._pre_hooks is None
+                    and fn._post_hooks is None and not state.observed and not state.anomaly):
+                # The common case, inlined: no hooks, no observer.
+                running.append(fn)
+                try:
+                    outputs = fn.apply(inputs)
+                finally:
+                    running.pop()
+            else:
+                outputs = call_function(task, fn, inputs)
+            del inputs
+            if exec_info is not None and fn is not graph_root:
+                del fn._needs
+            if not keep_graph:
+                fn.release_variables()
+            edges = fn._edges
+            n_edges = len(edges)
+            if len(outputs) != n_edges:
+                raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients (expected "
+                                   f"{n_edges}, got {len(outputs)})")
+            meta = fn._in_meta
+            if len(meta) != n_edges:
+                meta = None
+            direct = None
+            for i in range(n_edges):
+                nxt, nr = edges[i]
+                if nxt is None:
+                    continue
+                remaining = deps[nxt] - 1
+                deps[nxt] = remaining
+                if exec_info is not None and not _should_execute(task, nxt):
+                    continue
+                grad = outputs[i]
+                if grad is not None and meta is not None:
+                    m = meta[i]
+                    data = grad._data
+                    if data.shape != m[0] or data.dtype != m[1]:
+                        grad = _fix_gradient(fn, i, grad, m)
+                if remaining == 0 and direct is None and not heap and nxt._n_out == 1 and nxt not in buffers:
+                    direct = nxt
+                    direct_inputs = [grad]
+                    del grad
+                    continue
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * nxt._n_out
+                if grad is not None:
+                    prev = buf[nr]
+                    buf[nr] = grad if prev is None else _accumulate(prev, grad)
+                del grad
+                if remaining == 0:
+                    push(heap, (-nxt._seq, next(tiebreak), nxt))
+            del outputs
+            if direct is not None:
+                fn, inputs = direct, direct_inputs
+                del direct_inputs
                 continue
-        outputs = call_function(task, fn, inputs)
-        del inputs
-        if not task.keep_graph:
-            fn.release_variables()
-        edges = fn._edges
-        for i in range(len(edges)):
-            nxt, nr = edges[i]
-            if nxt is None:
-                continue
-            remaining = deps[nxt] - 1
-            deps[nxt] = remaining
-            if exec_info is not None and not _should_execute(task, nxt):
-                continue
-            buf = buffers.get(nxt)
-            if buf is None:
-                buf = buffers[nxt] = [None] * nxt._n_out
-            grad = outputs[i]
-            if grad is not None:
-                prev = buf[nr]
-                buf[nr] = grad if prev is None else _accumulate(prev, grad)
-            if remaining == 0:
-                heapq.heappush(heap, _priority(nxt))
-        del outputs
+        else:
+            del inputs
+        if not heap:
+            break
+        fn = pop(heap)[2]
+        inputs = buffers.pop(fn)
+
+
+def _fix_gradient(fn: Node, i: int, grad: Tensor, meta: tuple) -> Tensor:
+    """Reduce a broadcast gradient to its input's shape and cast it to the input's dtype."""
+    shape, dtype = meta
+    if grad._data.shape != shape:
+        grad = _reduce_to_shape(fn, i, grad, shape)
+    if grad._data.dtype != dtype:
+        from .. import _functional_core as F
+
+        grad = F.to_numpy_dtype(grad, dtype)
+    return grad
 
 
 def _should_execute(task: GraphTask, fn: Node) -> bool:
@@ -256,7 +317,7 @@ def _should_execute(task: GraphTask, fn: Node) -> bool:
 def _priority(fn: Node):
     # heapq is a min-heap: reentrant depth is handled by nesting; AccumulateGrad has the largest
     # sequence number, so "highest sequence number first" also puts it first.
-    return (0, -fn._seq, next(_tiebreak), fn)
+    return (-fn._seq, next(_tiebreak), fn)
 
 
 def _accumulate(a: Tensor, b: Tensor) -> Tensor:
@@ -315,7 +376,8 @@ def call_function(task: GraphTask, fn: Node, inputs: list) -> list:
             outputs = fn.apply(inputs)
     finally:
         _RUNNING.pop()
-    outputs = validate_outputs(fn, outputs)
+    if fn.__class__ is not GraphRoot:
+        outputs = validate_outputs(fn, outputs)
     if fn._post_hooks:
         outputs = _call_post_hooks(fn, outputs, inputs)
     return outputs
@@ -368,27 +430,29 @@ def validate_outputs(fn: Node, outputs) -> list:
         raise RuntimeError(f"function {fn.name()} returned an incorrect number of gradients (expected "
                            f"{len(edges)}, got {len(outputs)})")
     if fn.__class__ is GraphRoot:
-        return list(outputs)
+        return outputs
     meta = fn._in_meta
-    out = list(outputs)
-    for i in range(len(out)):
-        g = out[i]
-        if g is None:
+    n_meta = len(meta)
+    for i in range(len(outputs)):
+        g = outputs[i]
+        if g is None or i >= n_meta:
             continue
-        m = meta[i] if i < len(meta) else None
+        m = meta[i]
         if m is None or edges[i][0] is None:
             continue
-        shape, dt = m
         data = g._data
-        if data.shape != shape:
-            g = _reduce_to_shape(fn, i, g, shape)
+        if data.shape != m[0]:
+            g = _reduce_to_shape(fn, i, g, m[0])
             data = g._data
-        if data.dtype != dt:
+        if data.dtype != m[1]:
             from .. import _functional_core as F
 
-            g = F.to_numpy_dtype(g, dt)
-        out[i] = g
-    return out
+            g = F.to_numpy_dtype(g, m[1])
+        if g is not outputs[i]:
+            if outputs.__class__ is not list:
+                outputs = list(outputs)
+            outputs[i] = g
+    return outputs
 
 
 def _reduce_to_shape(fn: Node, i: int, g: Tensor, shape: tuple) -> Tensor:

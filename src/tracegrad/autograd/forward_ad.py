@@ -27,7 +27,8 @@ from .._state import STATE
 from .._tensor import Tensor
 from .grad_mode import _DecoratorContextManager
 
-__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
+           "dual_level"]
 
 _current_level = -1
 
@@ -36,12 +37,13 @@ _owners: list = []
 
 _NOT_IMPLEMENTED = (
     "Trying to use forward AD with {} that does not support it because it has not been implemented yet.\n"
-    "Please file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml "
-    "so that we can prioritize its implementation or submit a PR adding the implementation to derivatives.yaml"
+    "Please file an issue to PyTorch at "
+    "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+    "its implementation or submit a PR adding the implementation to derivatives.yaml"
 )
 
 
-# ---- levels -------------------------------------------------------------------------------------------------
+# ---- levels -----------------------------------------------------------------------------------------------
 
 
 def enter_dual_level() -> int:
@@ -51,8 +53,8 @@ def enter_dual_level() -> int:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     new_level = 0
     if new_level != _current_level + 1:
-        raise RuntimeError("Entering a new forward AD level but the current level is not valid. Make sure you did "
-                           "not modify it directly.")
+        raise RuntimeError("Entering a new forward AD level but the current level is not valid. Make sure "
+                           "you did not modify it directly.")
     STATE.fw_grad_levels.append(new_level)
     _install()
     _current_level = new_level
@@ -65,8 +67,8 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level is None:
         level = _current_level
     if level != _current_level:
-        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. This is "
-                           "not supported.")
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
+                           "This is not supported.")
     _drop_tangents(level)
     if STATE.fw_grad_levels and STATE.fw_grad_levels[-1] == level:
         STATE.fw_grad_levels.pop()
@@ -97,7 +99,7 @@ def _drop_tangents(level: int) -> None:
     _owners.clear()
 
 
-# ---- tangent storage ------------------------------------------------------------------------------------------
+# ---- tangent storage --------------------------------------------------------------------------------------
 
 
 def get_tangent(t: Tensor, level: int) -> Tensor | None:
@@ -123,9 +125,10 @@ def _size_str(shape) -> str:
 
 def check_tangent_size(t: Tensor, tangent: Tensor) -> None:
     if tangent._data.shape != t._data.shape:
-        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
-                           f"Tensor, this is not supported. Tensor is of size {_size_str(t._data.shape)} while the "
-                           f"given forward gradient is of size {_size_str(tangent._data.shape)}.")
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the "
+                           "original Tensor, this is not supported. Tensor is of size "
+                           f"{_size_str(t._data.shape)} while the given forward gradient is of size "
+                           f"{_size_str(tangent._data.shape)}.")
 
 
 @contextlib.contextmanager
@@ -145,7 +148,7 @@ def current_level() -> int | None:
     return levels[-1] if levels else None
 
 
-# ---- public API -----------------------------------------------------------------------------------------------
+# ---- public API -------------------------------------------------------------------------------------------
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -192,36 +195,77 @@ def _alias(t: Tensor) -> Tensor:
     return out
 
 
-# ---- tangent propagation through operators -----------------------------------------------------------------------
+# ---- tangent propagation through operators ----------------------------------------------------------------
 
-_REGISTRY_HOOK = "_fw_hook"  # OpDef class attribute set by the registry once OpDef._eager calls us itself
-_original_eager = None
+# OpDef class attribute the registry sets once OpDef._eager calls eager_with_tangents itself.
+_REGISTRY_HOOK = "_fw_hook"
+_patched: list = []  # (class, attribute, original) swapped in while a level is active
 
 
 def _install() -> None:
-    global _original_eager
+    """Route every operator call through :func:`eager_with_tangents` while a level is active.
+
+    ``OpDef._eager`` gets a wrapper; subclasses with a straight-line ``__call__`` (pointwise fast paths) are
+    sent back to ``OpDef.__call__`` so that they reach ``_eager`` too."""
     from ..ops.registry import OpDef
 
-    if getattr(OpDef, _REGISTRY_HOOK, False) or _original_eager is not None:
+    if getattr(OpDef, _REGISTRY_HOOK, False) or _patched:
         return
-    _original_eager = OpDef._eager
+    original_eager = OpDef._eager
 
     def _eager(self, args):
         if STATE.fw_grad_levels:
             return eager_with_tangents(self, args)
-        return _original_eager(self, args)
+        return original_eager(self, args)
 
+    _patched.append((OpDef, "_eager", original_eager))
     OpDef._eager = _eager
+    for cls in _subclasses(OpDef):
+        fast_call = cls.__dict__.get("__call__")
+        if fast_call is None:
+            continue
+
+        def __call__(self, *args, _fast=fast_call, **kwargs):
+            if STATE.fw_grad_levels:
+                return OpDef.__call__(self, *args, **kwargs)
+            return _fast(self, *args, **kwargs)
+
+        _patched.append((cls, "__call__", fast_call))
+        cls.__call__ = __call__
+    _patch_tensor_dunders()
+
+
+def _patch_tensor_dunders() -> None:
+    """Python operators bound straight to an operator's fast closure (``op.dunder``) go through the op."""
+    from ..ops.registry import REGISTRY, OpDef
+
+    by_closure = {id(op.dunder): op for op in REGISTRY.values() if getattr(op, "dunder", None) is not None}
+    for name, value in list(vars(Tensor).items()):
+        op = by_closure.get(id(value))
+        if op is None:
+            continue
+
+        def dunder(self, other, _op=op, _fast=value):
+            if STATE.fw_grad_levels and isinstance(other, (Tensor, int, float, complex, bool)):
+                return OpDef.__call__(_op, self, other)
+            return _fast(self, other)
+
+        _patched.append((Tensor, name, value))
+        setattr(Tensor, name, dunder)
+
+
+def _subclasses(cls) -> list:
+    found = []
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found.extend(_subclasses(sub))
+    return found
 
 
 def _uninstall() -> None:
-    global _original_eager
-    if _original_eager is None:
-        return
-    from ..ops.registry import OpDef
-
-    OpDef._eager = _original_eager
-    _original_eager = None
+    while _patched:
+        cls, name, original = _patched.pop()
+        setattr(cls, name, original)
 
 
 def _diff_inputs(op, args: tuple) -> list:
@@ -362,6 +406,10 @@ def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
                 continue
             if g._data.shape != t._data.shape:
                 g = F.sum_to_size(g, inp._data.shape)
+            if g._data.dtype.kind != t._data.dtype.kind and "c" in (g._data.dtype.kind, t._data.dtype.kind):
+                # A complex vjp of a real input (or the reverse) is cast like the engine casts gradients;
+                # the seed takes the vjp's complex-ness instead, which gives the same product.
+                t = F.to_numpy_dtype(t, g._data.dtype) if g._data.dtype.kind == "c" else _real_part(t)
             roots.append(g)
             seeds.append(t)
         wrt = [u for u in us if u._rg]
@@ -373,6 +421,12 @@ def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
         STATE.grad_enabled = grad_on
         STATE.saved_hooks, STATE.observed = hooks, observed
     return [g if g is not None else F.zeros_like(o) for g, o in zip(grads, outs)]
+
+
+def _real_part(t: Tensor) -> Tensor:
+    from .._tensor import _wrap
+
+    return _wrap(t._data.real.copy())
 
 
 def _saved_value(args, outs, kind: str, idx: int, original):

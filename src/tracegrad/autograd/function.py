@@ -27,7 +27,8 @@ from .edges import NO_EDGE, gradient_edge
 from .node import Error, Node
 from .saved import FREED_MESSAGE, save
 
-__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "FunctionMeta", "InplaceFunction", "NestedIOFunction",
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "FunctionMeta", "InplaceFunction",
+           "NestedIOFunction",
            "once_differentiable"]
 
 # Creation meta of a view returned by a custom Function (autograd.views knows 0..3). In-place on such a view
@@ -41,7 +42,7 @@ IN_CUSTOM_FUNCTION_MESSAGE = (
 )
 
 
-# ---- ctx ----------------------------------------------------------------------------------------------------------
+# ---- ctx --------------------------------------------------------------------------------------------------
 
 
 class FunctionCtx:
@@ -63,7 +64,8 @@ class FunctionCtx:
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise AssertionError("save_for_forward expects all arguments to be tensors; you should save "
-                                     f"non-tensors as attributes on ctx. (argument {i} is {type(t).__name__})")
+                                     f"non-tensors as attributes on ctx. (argument {i} is "
+                                     f"{type(t).__name__})")
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *args: Tensor) -> None:
@@ -71,8 +73,9 @@ class FunctionCtx:
         self.dirty_tensors = args
 
     def mark_shared_storage(self, *pairs) -> None:
-        warnings.warn("mark_shared_storage is deprecated. Tensors with shared storages are automatically tracked. "
-                      "Note that calls to `set_()` are not tracked", DeprecationWarning, stacklevel=2)
+        warnings.warn("mark_shared_storage is deprecated. Tensors with shared storages are automatically "
+                      "tracked. Note that calls to `set_()` are not "
+                      "tracked", DeprecationWarning, stacklevel=2)
 
     def mark_non_differentiable(self, *args: Tensor) -> None:
         """Declare outputs that have no gradient: they do not require grad, backward sees zeros (or None)."""
@@ -96,7 +99,7 @@ class BackwardCFunction(FunctionCtx, Node):
     _tg_out_meta = ()
     _tg_nondiff = frozenset()
 
-    # ---- what backward sees ------------------------------------------------------------------------------------
+    # ---- what backward sees -------------------------------------------------------------------------------
 
     @property
     def needs_input_grad(self) -> tuple:
@@ -116,7 +119,8 @@ class BackwardCFunction(FunctionCtx, Node):
 
     @property
     def saved_variables(self) -> tuple:
-        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
         return self.saved_tensors
 
     @property
@@ -131,7 +135,7 @@ class BackwardCFunction(FunctionCtx, Node):
                 s.release()
         self._tg_freed = True
 
-    # ---- running backward ----------------------------------------------------------------------------------------
+    # ---- running backward ---------------------------------------------------------------------------------
 
     def apply(self, grads):
         fn = _user_backward(self._forward_cls)
@@ -151,13 +155,14 @@ class BackwardCFunction(FunctionCtx, Node):
         if len(result) > n_in and all(g is None for g in result[n_in:]):
             result = result[:n_in]
         if len(result) != n_in:
-            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected {n_in}, "
-                               f"got {len(result)})")
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
+                               f"{n_in}, got {len(result)})")
         tensor_pos = self._tg_tensor_pos
         for i, g in enumerate(result):
             if g is not None and i not in tensor_pos:
-                raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
-                                   f"{i + 1}, but the corresponding forward input was not a Variable")
+                raise RuntimeError(f"function {self.name()} returned a gradient different than None at "
+                                   f"position {i + 1}, but the corresponding forward input was not a "
+                                   "Variable")
         return [result[i] for i in tensor_pos]
 
 
@@ -174,12 +179,12 @@ def _user_backward(cls) -> Callable:
     backward_fn = cls.backward
     vjp_fn = cls.vjp
     if backward_fn is not Function.backward and vjp_fn is not Function.vjp:
-        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should "
-                           "only implement one of them.")
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+                           "You should only implement one of them.")
     return vjp_fn if vjp_fn is not Function.vjp else backward_fn
 
 
-# ---- Function ---------------------------------------------------------------------------------------------------
+# ---- Function ---------------------------------------------------------------------------------------------
 
 
 class FunctionMeta(type):
@@ -212,29 +217,30 @@ class _SingleLevelFunction(FunctionCtx, metaclass=FunctionMeta):
 
     @staticmethod
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
-        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
-                                  "forward mode AD.")
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use "
+                                  "it with forward mode AD.")
 
 
 class Function(_SingleLevelFunction):
-    """Base class of custom autograd operators: subclass it, write static ``forward``/``backward``, call ``apply``."""
+    """Base class of custom operators: subclass it, write static ``forward``/``backward``, call ``apply``."""
 
     generate_vmap_rule = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, so "
-                      "you should invoke them on the class itself. Instantiating an autograd function will raise an "
-                      "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
+                      "static, so you should invoke them on the class itself. Instantiating an autograd "
+                      "function will raise an error in a future version of "
+                      "PyTorch.", DeprecationWarning, stacklevel=2)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
-                           "autograd function with static forward method. (Example: "
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please "
+                           "use new-style autograd function with static forward method. (Example: "
                            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def vmap(info: Any, in_dims: Any, *args: Any) -> Any:
-        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap staticmethod "
-                                  "or set generate_vmap_rule=True.")
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap "
+                                  "staticmethod or set generate_vmap_rule=True.")
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -245,9 +251,10 @@ class Function(_SingleLevelFunction):
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
         if STATE.stack and not setup_ctx:
-            raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
-                               "jacrev, ...), it must override the setup_context staticmethod. For more details, please "
-                               "see https://pytorch.org/docs/main/notes/extending.func.html")
+            raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, "
+                               "jvp, jacrev, ...), it must override the setup_context staticmethod. For "
+                               "more details, please see "
+                               "https://pytorch.org/docs/main/notes/extending.func.html")
         # _apply must be called from here directly: anomaly mode cuts its frames off the forward traceback.
         return _apply(cls, setup_ctx, args, kwargs)
 
@@ -294,7 +301,8 @@ def _apply(cls, setup_ctx: bool, args: tuple, kwargs: dict):
     ctx.__dict__.pop("saved_for_forward", None)
     to_save = ctx.__dict__.pop("to_save", None)
     if to_save is not None and executable:
-        out_ids = {id(o) for i, o in enumerate(new_outputs) if isinstance(o, Tensor) and i not in ctx._tg_nondiff}
+        nondiff = ctx._tg_nondiff
+        out_ids = {id(o) for i, o in enumerate(new_outputs) if isinstance(o, Tensor) and i not in nondiff}
         ctx._tg_saved = tuple(save(t, id(t) in out_ids) for t in to_save)
     if executable and STATE.anomaly:
         from . import anomaly_mode
@@ -354,8 +362,9 @@ def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, exec
     if dirty:
         returned = {id(o) for o in new if isinstance(o, Tensor)}
         if any(id(t) not in returned for t in dirty):
-            raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
-                               "The inputs that are modified inplace must all be outputs of the Function.")
+            raise RuntimeError("Some elements marked as dirty during the forward method were not returned "
+                               "as output. The inputs that are modified inplace must all be outputs of the "
+                               "Function.")
     info.outputs = new
     return info
 
@@ -420,51 +429,52 @@ def _rebase_dirty(ctx, var: Tensor, nr: int, is_input: bool, n_out: int) -> None
         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
     if not is_input:
         if var._base is not None:
-            raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have "
-                               "been mutated should be passed to ctx.mark_dirty().")
-        warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an input, there is no "
-                      "need to pass it to mark_dirty().", UserWarning, stacklevel=4)
+            raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only input "
+                               "Tensors that have been mutated should be passed to ctx.mark_dirty().")
+        warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an input, "
+                      "there is no need to pass it to mark_dirty().", UserWarning, stacklevel=4)
     if var._base is None:
         _rebase(var, ctx, nr)
         return
     if n_out > 1:
         raise RuntimeError(
-            "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return "
-            "more than one Tensor. This is not supported by the current autograd engine. You should either make sure "
-            "the input is not a view (using .clone() for example) or make your Function only return one Tensor "
-            "(potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a "
-            "second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you "
-            "need help to do this change.")
+            "If your Function modifies inplace an input that is a view of another Tensor, your Function "
+            "cannot return more than one Tensor. This is not supported by the current autograd engine. You "
+            "should either make sure the input is not a view (using .clone() for example) or make your "
+            "Function only return one Tensor (potentially splitting it into two Functions: one doing the "
+            "inplace that returns a single Tensor and a second one that does the other operations). You can "
+            "ask on the forum https://discuss.pytorch.org/ if you need help to do this change.")
     _check_view_rebase(var)
     _views.record_inplace_on_view(None, (), var, ctx)
 
 
 def _check_view_rebase(var: Tensor) -> None:
-    """PyTorch's check before rewriting a view's history: creation-meta errors, then the view-of-leaf error."""
+    """PyTorch's checks before rewriting a view's history: creation-meta errors, then view-of-leaf."""
     meta = var._creation_meta
     if meta == _views.MULTI_OUTPUT_NODE:
         fn = var._grad_fn
         name = fn.name() if fn is not None else "a multi-output view function"
         raise RuntimeError(
-            f"Output {var._output_nr} of {name} is a view and is being modified inplace. This view is the output of a "
-            "function that returns multiple views. Such functions do not allow the output views to be modified "
-            "inplace. You should replace the inplace operation by an out-of-place one.")
+            f"Output {var._output_nr} of {name} is a view and is being modified inplace. This view is the "
+            "output of a function that returns multiple views. Such functions do not allow the output views "
+            "to be modified inplace. You should replace the inplace operation by an out-of-place one.")
     if meta == _views.NO_GRAD_MODE:
         raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this "
-            "use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
-            "and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
-            "outside (if you want the inplace to be tracked).")
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
+            "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+            "moving both the view and the inplace either both inside the no_grad block (if you don't want "
+            "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
     if meta == _views.INFERENCE_MODE and not STATE.inference:
-        raise RuntimeError("A view was created in inference mode and is being modified inplace outside inference "
-                           "mode.")
+        raise RuntimeError("A view was created in inference mode and is being modified inplace outside "
+                           "inference mode.")
     if meta == IN_CUSTOM_FUNCTION:
         fn = var._grad_fn
         name = fn._forward_cls.__name__ if isinstance(fn, BackwardCFunction) else (fn.name() if fn else "?")
         raise RuntimeError(IN_CUSTOM_FUNCTION_MESSAGE.format(nr=var._output_nr, name=name))
     base = var._base
     if var._rg and base._grad_fn is None and base._rg:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
 
 
 def _rebase(var: Tensor, node: Node, nr: int) -> None:
@@ -482,10 +492,11 @@ def _rebase(var: Tensor, node: Node, nr: int) -> None:
             node._retains_grad_hooks[nr] = hook
 
 
-# ---- forward AD -----------------------------------------------------------------------------------------------
+# ---- forward AD -------------------------------------------------------------------------------------------
 
 
-def _forward_ad_outputs(cls, ctx: BackwardCFunction, args: tuple, tangents: list, info: _Wrapped, level: int) -> None:
+def _forward_ad_outputs(cls, ctx: BackwardCFunction, args: tuple, tangents: list, info: _Wrapped,
+                        level: int) -> None:
     """Run ``jvp`` and attach its results to the outputs, with PyTorch's checks."""
     from .. import _functional_core as F
     from . import forward_ad
@@ -508,26 +519,26 @@ def _forward_ad_outputs(cls, ctx: BackwardCFunction, args: tuple, tangents: list
     if not isinstance(result, tuple):
         result = (result,)
     if len(result) != len(outputs):
-        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outputs)} "
-                           f"but got {len(result)})")
+        raise RuntimeError("Function's jvp returned an invalid number of forward gradients (expected "
+                           f"{len(outputs)} but got {len(result)})")
     nondiff = info.nondiff_fw
     for i, (out, grad) in enumerate(zip(outputs, result)):
         if not isinstance(out, Tensor):
             continue
         if i in nondiff:
             if grad is not None:
-                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding forward "
-                                   "output is not a differentiable Tensor.You should return None at that position "
-                                   "instead.")
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the "
+                                   "corresponding forward output is not a differentiable Tensor.You should "
+                                   "return None at that position instead.")
             continue
         if grad is None:
             continue
         if id(out) in info.dirty_ids:
             src = grads_in[info.inputs_by_id[id(out)]]
             if grad is not src or versions.get(id(grad)) == grad._version:
-                raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients inplace. If "
-                                   "the forward is modifying an input inplace, then the jvp function must modify the "
-                                   "corresponding gradient inplace.")
+                raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients "
+                                   "inplace. If the forward is modifying an input inplace, then the jvp "
+                                   "function must modify the corresponding gradient inplace.")
         else:
             src_idx = info.aliases.get(i)
             if src_idx is None and out._base is not None:
@@ -548,20 +559,20 @@ def _viewed_input(out: Tensor, args: tuple) -> int | None:
 
 def _check_view_tangent(grad: Tensor, input_grad: Tensor | None) -> None:
     if grad._base is None:
-        raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp is not "
-                           "returning a view.")
+        raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp "
+                           "is not returning a view.")
     if input_grad is None:
         return
     if input_grad._base is not None:
         if grad._base is not input_grad._base:
-            raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the same "
-                               "base as the given grad input.")
+            raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view "
+                               "of the same base as the given grad input.")
     elif grad._base is not input_grad:
-        raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the given grad "
-                           "input.")
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of "
+                           "the given grad input.")
 
 
-# ---- once_differentiable and legacy classes -------------------------------------------------------------------------
+# ---- once_differentiable and legacy classes ---------------------------------------------------------------
 
 
 def once_differentiable(fn: Callable) -> Callable:
@@ -625,7 +636,8 @@ def _nested_map(condition, fn):
             return type(obj)(_map(x) for x in obj)
         if isinstance(obj, dict):
             return {k: _map(v) for k, v in obj.items()}
-        raise ValueError("Auto nesting doesn't know how to process an input object of type " + type(obj).__name__)
+        raise ValueError("Auto nesting doesn't know how to process an input object of type "
+                         + type(obj).__name__)
 
     return _map
 

@@ -20,7 +20,7 @@ from .grad_mode import enable_grad, set_grad_enabled
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
 
-# ---- argument handling ---------------------------------------------------------------------------------------
+# ---- argument handling ------------------------------------------------------------------------------------
 
 
 def _as_tuple(inp, arg_name: str | None = None, fn_name: str | None = None):
@@ -33,13 +33,13 @@ def _as_tuple(inp, arg_name: str | None = None, fn_name: str | None = None):
         if not isinstance(el, Tensor):
             where = f"the value at index {i} has type {type(el)}" if is_tuple else \
                 f"the given {arg_name} has type {type(el)}"
-            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but "
-                            f"{where}.")
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
+                            f"Tensors but {where}.")
     return is_tuple, items
 
 
 def _unpack(res, to_unpack):
-    """Undo ``_as_tuple`` on results: ``to_unpack`` is one flag, or (outer, inner) flags for nested results."""
+    """Undo ``_as_tuple`` on results: ``to_unpack`` is one flag, or (outer, inner) flags when nested."""
     if isinstance(to_unpack, tuple):
         outer, inner = to_unpack
         if not inner:
@@ -79,7 +79,8 @@ def _validate_v(v: tuple, other: tuple, is_other_tuple: bool) -> None:
     for idx, (el_v, el_other) in enumerate(zip(v, other)):
         if el_v.shape != el_other.shape:
             prepend = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(f"{prepend}v has invalid size: should be {_size(el_other)} but got {_size(el_v)}.")
+            raise RuntimeError(f"{prepend}v has invalid size: should be {_size(el_other)} but got "
+                               f"{_size(el_v)}.")
 
 
 def _check_requires_grad(values: tuple, kind: str, strict: bool) -> None:
@@ -88,24 +89,27 @@ def _check_requires_grad(values: tuple, kind: str, strict: bool) -> None:
         return
     for i, t in enumerate(values):
         if t is None:
-            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is not "
-                               "allowed in strict mode.")
+            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This "
+                               "is not allowed in strict mode.")
         if t.requires_grad:
             continue
         if kind == "hessian":
-            raise RuntimeError(f"The hessian of the user-provided function with respect to input {i} is independent of "
-                               "the input. This is not allowed in strict mode. You should ensure that your function is "
-                               "thrice differentiable and that the hessian depends on the inputs.")
+            raise RuntimeError(f"The hessian of the user-provided function with respect to input {i} is "
+                               "independent of the input. This is not allowed in strict mode. You should "
+                               "ensure that your function is thrice differentiable and that the hessian "
+                               "depends on the inputs.")
         if kind == "jacobian":
-            raise RuntimeError("While computing the hessian, found that the jacobian of the user-provided function with "
-                               f"respect to input {i} is independent of the input. This is not allowed in strict mode. "
-                               "You should ensure that your function is twice differentiable and that the jacobian "
-                               "depends on the inputs (this would be violated by a linear function for example).")
+            raise RuntimeError("While computing the hessian, found that the jacobian of the user-provided "
+                               f"function with respect to input {i} is independent of the input. This is not "
+                               "allowed in strict mode. You should ensure that your function is twice "
+                               "differentiable and that the jacobian depends on the inputs (this would be "
+                               "violated by a linear function for example).")
         if kind == "grad_inputs":
             raise RuntimeError(f"The gradient with respect to input {i} is independent of the inputs of the "
                                "user-provided function. This is not allowed in strict mode.")
-        raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The outputs must be "
-                           "computed in a differentiable manner from the input when running in strict mode.")
+        raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The "
+                           "outputs must be computed in a differentiable manner from the input when running "
+                           "in strict mode.")
 
 
 def _autograd_grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph: bool = False,
@@ -116,19 +120,22 @@ def _autograd_grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_grap
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
     if not pairs:
         return (None,) * len(inputs)
-    return _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True, create_graph=create_graph,
+    return _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True,
+                 create_graph=create_graph,
                  retain_graph=retain_graph, is_grads_batched=is_grads_batched)
 
 
 _STAGE_NONE = {
-    "back": "The output of the user-provided function is independent of input {i}. This is not allowed in strict mode.",
-    "back_trick": "The gradient with respect to the input is independent of entry {i} in the grad_outputs when using "
-                  "the double backward trick to compute forward mode gradients. This is not allowed in strict mode.",
-    "double_back": "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
-                   "strict mode.",
-    "double_back_trick": "The hessian of the user-provided function is independent of entry {i} in the grad_jacobian. "
-                         "This is not allowed in strict mode as it prevents from using the double backward trick to "
-                         "replace forward mode AD.",
+    "back": ("The output of the user-provided function is independent of input {i}. This is not allowed in "
+             "strict mode."),
+    "back_trick": ("The gradient with respect to the input is independent of entry {i} in the grad_outputs "
+                   "when using the double backward trick to compute forward mode gradients. This is not "
+                   "allowed in strict mode."),
+    "double_back": ("The jacobian of the user-provided function is independent of input {i}. This is not "
+                    "allowed in strict mode."),
+    "double_back_trick": ("The hessian of the user-provided function is independent of entry {i} in the "
+                          "grad_jacobian. This is not allowed in strict mode as it prevents from using the "
+                          "double backward trick to replace forward mode AD."),
 }
 
 
@@ -144,8 +151,8 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
             g = zeros_like(refs[i])
         elif strict and create_graph and not g.requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
-            raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is not "
-                               "allowed in strict mode when create_graph=True.")
+            raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This "
+                               "is not allowed in strict mode when create_graph=True.")
         res.append(g)
     return tuple(res)
 
@@ -161,7 +168,7 @@ def _single_element_v_error(what: str) -> RuntimeError:
     return RuntimeError(f"The vector v can only be None if the {what} a single Tensor with a single element.")
 
 
-# ---- vjp / jvp ------------------------------------------------------------------------------------------------------
+# ---- vjp / jvp --------------------------------------------------------------------------------------------
 
 
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False) -> tuple:
@@ -208,7 +215,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             _unpack(_postprocess(result, create_graph), is_outputs_tuple))
 
 
-# ---- jacobian / hessian -----------------------------------------------------------------------------------------------
+# ---- jacobian / hessian -----------------------------------------------------------------------------------
 
 
 def _standard_basis(tensors: tuple, numels: tuple) -> tuple:
@@ -227,18 +234,18 @@ def _standard_basis(tensors: tuple, numels: tuple) -> tuple:
     return tuple(chunks)
 
 
-def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
-             strategy: str = "reverse-mode") -> Any:
-    """The Jacobian of ``func`` at ``inputs``: ``J[i][j]`` has shape ``outputs[i].shape + inputs[j].shape``."""
+def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+    """The Jacobian of ``func`` at ``inputs``: ``J[i][j]`` is ``outputs[i].shape + inputs[j].shape``."""
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function '
-                             'has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, '
-                             'prefer to use "reverse-mode".')
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If '
+                             'your function has more outputs than inputs, "forward-mode" tends to be more '
+                             'performant. Otherwise, prefer to use "reverse-mode".')
     if strategy == "forward-mode":
         if create_graph:
             raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
-                                      '`strategy="forward-mode"` are not supported together (yet). Please either set '
-                                      '`create_graph=False` or `strategy="reverse-mode"`.')
+                                      '`strategy="forward-mode"` are not supported together (yet). Please '
+                                      'either set `create_graph=False` or `strategy="reverse-mode"`.')
         return _jacfwd(func, inputs, strict, vectorize)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
@@ -248,8 +255,9 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
         _check_requires_grad(outputs, "outputs", strict)
         if vectorize:
             if strict:
-                raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
-                                   "supported together. Please either set `strict=False` or `vectorize=False`.")
+                raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
+                                   "are not supported together. Please either set `strict=False` or "
+                                   "`vectorize=False`.")
             jac = _jacobian_batched(outputs, inputs, create_graph)
         else:
             jac = _jacobian_rows(outputs, inputs, create_graph, strict)
@@ -271,16 +279,17 @@ def _jacobian_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bo
             for k, (row, g, inp) in enumerate(zip(rows, vj, inputs)):
                 if g is not None:
                     if strict and create_graph and not g.requires_grad:
-                        raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. "
-                                           "This is not allowed in strict mode when create_graph=True.")
+                        raise RuntimeError("The jacobian of the user-provided function is independent of "
+                                           f"input {i}. This is not allowed in strict mode when "
+                                           "create_graph=True.")
                     row.append(g)
                 else:
                     if strict:
-                        raise RuntimeError(f"Output {i} of the user-provided function is independent of input {k}. This "
-                                           "is not allowed in strict mode.")
+                        raise RuntimeError(f"Output {i} of the user-provided function is independent of "
+                                           f"input {k}. This is not allowed in strict mode.")
                     row.append(zeros_like(inp))
         jacobian.append(tuple(stack(row, 0).view(tuple(out.shape) + tuple(inputs[k].shape)) if row
-                              else zeros_like(inputs[k]).new_zeros(tuple(out.shape) + tuple(inputs[k].shape))
+                              else inputs[k].new_zeros(tuple(out.shape) + tuple(inputs[k].shape))
                               for k, row in enumerate(rows)))
     return tuple(jacobian)
 
@@ -308,12 +317,13 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool) -> Any:
     from . import forward_ad as fwAD
 
     if strict:
-        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
-                           'supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
+        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
+                           'are not supported together (yet). Please either set `strict=False` or '
+                           '`strategy="reverse-mode"`.')
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     if not vectorize:
-        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly "
-                                  "implemented for `vectorize=True`.")
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian "
+                                  "isonly implemented for `vectorize=True`.")
     from ..ops.creation import zeros_like
     from ..ops.shape import stack
 
@@ -359,7 +369,8 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
         if is_out_tuple or not isinstance(out, Tensor):
             raise RuntimeError("The function given to hessian should return a single Tensor")
         if out.nelement() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
+            raise RuntimeError("The Tensor returned by the function given to hessian should contain a "
+                               "single element")
         return out.squeeze()
 
     def jac_func(*inp):
@@ -374,7 +385,7 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     return _unpack(res, (is_inputs_tuple, is_inputs_tuple))
 
 
-# ---- vhp / hvp -----------------------------------------------------------------------------------------------------
+# ---- vhp / hvp --------------------------------------------------------------------------------------------
 
 
 def _scalar_function_setup(func: Callable, inputs, v, create_graph: bool, strict: bool, name: str):
@@ -390,7 +401,8 @@ def _scalar_function_setup(func: Callable, inputs, v, create_graph: bool, strict
     if is_outputs_tuple or not isinstance(outputs[0], Tensor):
         raise RuntimeError(f"The function given to {name} should return a single Tensor")
     if outputs[0].nelement() != 1:
-        raise RuntimeError(f"The Tensor returned by the function given to {name} should contain a single element")
+        raise RuntimeError(f"The Tensor returned by the function given to {name} should contain a single "
+                           "element")
     jac = _autograd_grad(outputs, inputs, create_graph=True)
     _check_requires_grad(jac, "jacobian", strict)
     return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac

@@ -23,7 +23,8 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ..backend import array_module
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian",
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
+           "get_analytical_jacobian",
            "get_numerical_jacobian_wrt_specific_input"]
 
 
@@ -61,7 +62,7 @@ def _fwad():
     return forward_ad
 
 
-# ---- small helpers --------------------------------------------------------------------------------------------
+# ---- small helpers ----------------------------------------------------------------------------------------
 
 
 def _as_tuple(x) -> tuple:
@@ -98,6 +99,14 @@ def _tensor(arr) -> Tensor:
     return _wrap(arr)
 
 
+def _fmt(arr) -> str:
+    """A Jacobian for an error message, printed like a tensor (or like an array if that fails)."""
+    try:
+        return repr(_tensor(array_module(arr).asarray(arr)))
+    except Exception:  # a message must never fail to build
+        return repr(arr)
+
+
 def _clone_outputs(out) -> tuple:
     return tuple(o.detach().clone() if isinstance(o, Tensor) else o for o in _as_tuple(out))
 
@@ -129,7 +138,7 @@ def _random_vec(t: Tensor, rng: np.random.Generator, downcast_complex: bool = Fa
     return xp.asarray(vec.astype(dt))
 
 
-# ---- input / output validation ----------------------------------------------------------------------------------
+# ---- input / output validation ----------------------------------------------------------------------------
 
 
 def _check_inputs(tupled_inputs: tuple) -> None:
@@ -137,30 +146,31 @@ def _check_inputs(tupled_inputs: tuple) -> None:
     for idx, inp in enumerate(tupled_inputs):
         if isinstance(inp, Tensor) and inp.requires_grad:
             if _arr(inp).dtype not in (np.float64, np.complex128):
-                warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point or "
-                              "complex. This check will likely fail if all the inputs are not of double precision "
-                              "floating point or complex. ", UserWarning, stacklevel=4)
+                warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point "
+                              "or complex. This check will likely fail if all the inputs are not of double "
+                              "precision floating point or complex. ", UserWarning, stacklevel=4)
             if not all(st > 0 or sz <= 1 for st, sz in zip(inp.stride(), inp.shape)):
-                raise RuntimeError(f"The {idx}th input has a dimension with stride 0. gradcheck only supports inputs "
-                                   "that are non-overlapping to be able to compute the numerical gradients correctly. "
-                                   "You should call .contiguous on the input before passing it to gradcheck.")
+                raise RuntimeError(f"The {idx}th input has a dimension with stride 0. gradcheck only "
+                                   "supports inputs that are non-overlapping to be able to compute the "
+                                   "numerical gradients correctly. You should call .contiguous on the input "
+                                   "before passing it to gradcheck.")
             any_requires_grad = True
     if not any_requires_grad:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
-                         "requires_grad=True.")
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them "
+                         "have requires_grad=True.")
 
 
 def _check_same_dtype_and_shape(out1: Tensor, out2: Tensor, eps: float, idx=None) -> None:
     on_index = f"on index {idx} " if idx is not None else ""
     if out1.shape != out2.shape:
-        raise AssertionError(f"Expected `func` to return outputs with the same shape when inputs are perturbed "
-                             f"{on_index}by {eps}, but got: shapes {out1.shape} and {out2.shape}.")
+        raise AssertionError("Expected `func` to return outputs with the same shape when inputs are "
+                             f"perturbed {on_index}by {eps}, but got: shapes {out1.shape} and {out2.shape}.")
     if out1.dtype != out2.dtype:
-        raise AssertionError(f"Expected `func` to return outputs with the same dtype when inputs are perturbed "
-                             f"{on_index}by {eps}, but got: dtypes {out1.dtype} and {out2.dtype}.")
+        raise AssertionError("Expected `func` to return outputs with the same dtype when inputs are "
+                             f"perturbed {on_index}by {eps}, but got: dtypes {out1.dtype} and {out2.dtype}.")
 
 
-# ---- numerical derivatives -----------------------------------------------------------------------------------------
+# ---- numerical derivatives --------------------------------------------------------------------------------
 
 
 def _central_difference(fn: Callable, inp: Tensor, delta, eps: float, idx=None) -> list:
@@ -185,8 +195,9 @@ def _central_difference(fn: Callable, inp: Tensor, delta, eps: float, idx=None) 
     return result
 
 
-def _numerical_jvps(fn: Callable, inp: Tensor, delta, delta_imag, eps: float, idx, is_forward_ad: bool) -> list:
-    """Directional derivatives; for a complex input, the conjugate Wirtinger derivative ``ds/dx + i ds/dy``."""
+def _numerical_jvps(fn: Callable, inp: Tensor, delta, delta_imag, eps: float, idx,
+                    is_forward_ad: bool) -> list:
+    """Directional derivatives; for a complex input the conjugate Wirtinger derivative ``ds/dx + i ds/dy``."""
     ds_dx = _central_difference(fn, inp, delta, eps, idx)
     if not inp.is_complex():
         if not is_forward_ad and any(d is not None and d.dtype.kind == "c" for d in ds_dx):
@@ -218,14 +229,14 @@ def _numerical_jacobian_wrt_input(fn: Callable, inputs: tuple, inp: Tensor, outp
     return jacobians
 
 
-def _numerical_jacobian(fn: Callable, inputs: tuple, outputs: tuple | None = None, target=None, eps: float = 1e-3,
-                        is_forward_ad: bool = False) -> list:
+def _numerical_jacobian(fn: Callable, inputs: tuple, outputs: tuple | None = None, target=None,
+                        eps: float = 1e-3, is_forward_ad: bool = False) -> list:
     """``jacobians[input][output]`` for each input (of ``target``) that requires grad."""
     if outputs is None:
         outputs = _as_tuple(fn(*inputs))
     if not is_forward_ad and any(isinstance(o, Tensor) and o.is_complex() for o in outputs):
-        raise ValueError("Expected output to be non-complex. get_numerical_jacobian no longer supports functions that "
-                         "return complex outputs.")
+        raise ValueError("Expected output to be non-complex. get_numerical_jacobian no longer supports "
+                         "functions that return complex outputs.")
     target = inputs if target is None else target
     return [_numerical_jacobian_wrt_input(fn, inputs, t, outputs, eps, is_forward_ad)
             for t in _iter_tensors(target, True)]
@@ -236,19 +247,21 @@ def get_numerical_jacobian_wrt_specific_input(fn, input_idx, inputs, outputs, ep
     inp = inputs[input_idx] if input is None else input
     if not inp.requires_grad:
         raise AssertionError("Expected input to have requires_grad=True")
-    return tuple(_tensor(j) for j in _numerical_jacobian_wrt_input(fn, inputs, inp, outputs, eps, is_forward_ad)
+    return tuple(_tensor(j) for j in _numerical_jacobian_wrt_input(fn, inputs, inp, outputs, eps,
+                                                                   is_forward_ad)
                  if j is not None)
 
 
-def get_numerical_jacobian(fn: Callable, inputs, target=None, eps: float = 1e-3, grad_out: float = 1.0) -> tuple:
-    """Deprecated: the numerical Jacobians of ``fn(inputs)``'s first output w.r.t. each input (or ``target``)."""
-    warnings.warn("`get_numerical_jacobian` was part of PyTorch's private API and not meant to be exposed. We are "
-                  "deprecating it and it will be removed in a future version of PyTorch. If you have a specific use "
-                  "for this or feature request for this to be a stable API, please file us an issue at "
-                  "https://github.com/pytorch/pytorch/issues/new", FutureWarning, stacklevel=2)
+def get_numerical_jacobian(fn: Callable, inputs, target=None, eps: float = 1e-3,
+                           grad_out: float = 1.0) -> tuple:
+    """Deprecated: Jacobians of ``fn(inputs)``'s first output w.r.t. each input (or ``target``)."""
+    warnings.warn("`get_numerical_jacobian` was part of PyTorch's private API and not meant to be exposed. "
+                  "We are deprecating it and it will be removed in a future version of PyTorch. If you have "
+                  "a specific use for this or feature request for this to be a stable API, please file us "
+                  "an issue at https://github.com/pytorch/pytorch/issues/new", FutureWarning, stacklevel=2)
     if grad_out != 1.0:
-        raise ValueError("Expected grad_out to be 1.0. get_numerical_jacobian no longer supports values of grad_out "
-                         "!= 1.0.")
+        raise ValueError("Expected grad_out to be 1.0. get_numerical_jacobian no longer supports values of "
+                         "grad_out != 1.0.")
 
     def fn_pack_inps(*inps):
         return fn(inps)
@@ -257,7 +270,7 @@ def get_numerical_jacobian(fn: Callable, inputs, target=None, eps: float = 1e-3,
     return tuple(_tensor(per_output[0]) for per_output in jacobians)
 
 
-# ---- analytical derivatives (backward mode) ---------------------------------------------------------------------------
+# ---- analytical derivatives (backward mode) ---------------------------------------------------------------
 
 
 def _vjp_rows(output: Tensor, diff_inputs: list, grad_outputs) -> list:
@@ -303,10 +316,7 @@ def _stack_rows(rows: list, diff_inputs: list, n_cols: int) -> tuple[list, bool,
 
 
 def _jacobians_equal(j1: list, j2: list, atol: float) -> bool:
-    for a, b in zip(j1, j2):
-        if a.size and float(array_module(a).abs(a - b).max()) > atol:
-            return False
-    return True
+    return all(not a.size or float(array_module(a).abs(a - b).max()) <= atol for a, b in zip(j1, j2))
 
 
 def _analytical_jacobian_checked(inputs: tuple, output: Tensor, nondet_tol: float, check_grad_dtypes: bool,
@@ -330,24 +340,25 @@ def _analytical_jacobian_checked(inputs: tuple, output: Tensor, nondet_tol: floa
     if not sizes_ok:
         raise GradcheckError("Analytical gradient has incorrect size")
     if not reentrant:
-        raise GradcheckError("Backward is not reentrant, i.e., running backward with same input and grad_output "
-                             "multiple times gives different values, although analytical gradient matches numerical "
-                             f"gradient.The tolerance for nondeterminism was {nondet_tol}." + FAILED_NONDET_MSG)
+        raise GradcheckError("Backward is not reentrant, i.e., running backward with same input and "
+                             "grad_output multiple times gives different values, although analytical "
+                             "gradient matches numerical gradient.The tolerance for nondeterminism was "
+                             f"{nondet_tol}." + FAILED_NONDET_MSG)
     return jac1
 
 
 def get_analytical_jacobian(inputs, output: Tensor, nondet_tol: float = 0.0, grad_out: float = 1.0) -> tuple:
     """Deprecated: ``(jacobians, reentrant, correct_grad_sizes, correct_grad_types)`` for one output."""
-    warnings.warn("`get_analytical_jacobian` was part of PyTorch's private API and not meant to be exposed. We are "
-                  "deprecating it and it will be removed in a future version of PyTorch. If you have a specific use "
-                  "for this or feature request for this to be a stable API, please file us an issue at "
-                  "https://github.com/pytorch/pytorch/issues/new", FutureWarning, stacklevel=2)
+    warnings.warn("`get_analytical_jacobian` was part of PyTorch's private API and not meant to be exposed. "
+                  "We are deprecating it and it will be removed in a future version of PyTorch. If you have "
+                  "a specific use for this or feature request for this to be a stable API, please file us "
+                  "an issue at https://github.com/pytorch/pytorch/issues/new", FutureWarning, stacklevel=2)
     if grad_out != 1.0:
-        raise ValueError("Expected grad_out to be 1.0. get_analytical_jacobian no longer supports values of grad_out "
-                         "!= 1.0.")
+        raise ValueError("Expected grad_out to be 1.0. get_analytical_jacobian no longer supports values of "
+                         "grad_out != 1.0.")
     if output.is_complex():
-        raise ValueError("Expected output to be non-complex. get_analytical_jacobian no longer supports functions "
-                         "that return complex outputs.")
+        raise ValueError("Expected output to be non-complex. get_analytical_jacobian no longer supports "
+                         "functions that return complex outputs.")
     diff_inputs = list(_iter_tensors(inputs, True))
     n = _arr(output).size
     rows1 = _vjp_rows(output, diff_inputs, _basis_grad_outputs(output))
@@ -358,7 +369,7 @@ def get_analytical_jacobian(inputs, output: Tensor, nondet_tol: float = 0.0, gra
     return tuple(_tensor(j) for j in jac1), reentrant, sizes_ok, types_ok
 
 
-# ---- analytical derivatives (forward mode) ---------------------------------------------------------------------------
+# ---- analytical derivatives (forward mode) ----------------------------------------------------------------
 
 
 def _forward_ad_jacobians(fn: Callable, inputs: tuple, outputs: tuple, check_grad_dtypes: bool = False,
@@ -405,27 +416,30 @@ def _forward_ad_jacobians(fn: Callable, inputs: tuple, outputs: tuple, check_gra
     return jacobians
 
 
-# ---- mismatch messages ----------------------------------------------------------------------------------------------
+# ---- mismatch messages ------------------------------------------------------------------------------------
 
 
-def _notallclose_msg(analytical, numerical, output_idx: int, input_idx: int, complex_indices, test_imag: bool = False,
+def _notallclose_msg(analytical, numerical, output_idx: int, input_idx: int, complex_indices,
+                     test_imag: bool = False,
                      is_forward_ad: bool = False) -> str:
     out_is_complex = (not is_forward_ad) and complex_indices and output_idx in complex_indices
     inp_is_complex = is_forward_ad and complex_indices and input_idx in complex_indices
     part = "imaginary" if test_imag else "real"
     element = "inputs" if is_forward_ad else "outputs"
-    prefix = f"While considering the {part} part of complex {element} only, " if (out_is_complex or inp_is_complex) \
-        else ""
+    prefix = ""
+    if out_is_complex or inp_is_complex:
+        prefix = f"While considering the {part} part of complex {element} only, "
     mode = "computed with forward mode " if is_forward_ad else ""
-    return (prefix + f"Jacobian {mode}mismatch for output {output_idx:d} with respect to input {input_idx:d},\n"
-            f"numerical:{_tensor(numerical)}\nanalytical:{_tensor(analytical)}\n")
+    return (prefix + f"Jacobian {mode}mismatch for output {output_idx:d} with respect to input "
+                     f"{input_idx:d},\nnumerical:{_fmt(numerical)}\nanalytical:{_fmt(analytical)}\n")
 
 
-# ---- slow and fast checks -----------------------------------------------------------------------------------------------
+# ---- slow and fast checks ---------------------------------------------------------------------------------
 
 
 def _check_no_differentiable_outputs(fn, inputs, func_out, eps, is_forward_ad) -> None:
-    for per_input in _numerical_jacobian(fn, inputs, _as_tuple(func_out), eps=eps, is_forward_ad=is_forward_ad):
+    for per_input in _numerical_jacobian(fn, inputs, _as_tuple(func_out), eps=eps,
+                                         is_forward_ad=is_forward_ad):
         for jac in per_input:
             if jac is not None and bool((jac != 0).any()):
                 raise GradcheckError("Numerical gradient for function expected to be zero")
@@ -492,7 +506,8 @@ def _fast_gradcheck(fn, func_out, inputs, outputs, eps, rtol, atol, check_grad_d
         else:
             numerical.append([(v * ju).sum() for v, ju in zip(all_v, jus)])
     if use_forward_ad:
-        analytical = _forward_ad_jacobians(fn, inputs, func_out, all_u=all_u, check_grad_dtypes=check_grad_dtypes)
+        analytical = _forward_ad_jacobians(fn, inputs, func_out, all_u=all_u,
+                                           check_grad_dtypes=check_grad_dtypes)
     else:
         if not outputs:
             for jus in all_ju:
@@ -518,7 +533,8 @@ def _fast_gradcheck(fn, func_out, inputs, outputs, eps, rtol, atol, check_grad_d
             tol = _adjusted_atol(atol, all_u[i], all_v[j] if all_v else None)
             if not _allclose(a, n, rtol, tol):
                 raise GradcheckError(_notallclose_msg(a, n, j, i, complex_indices, test_imag, use_forward_ad)
-                                     + _slow_mode_report(fn, inputs, func_out, i, j, rtol, atol, eps, use_forward_ad))
+                                     + _slow_mode_report(fn, inputs, func_out, i, j, rtol, atol, eps,
+                                                         use_forward_ad))
     return True
 
 
@@ -536,18 +552,18 @@ def _slow_mode_report(fn, inputs, func_out, input_idx, output_idx, rtol, atol, e
         return ""
     xp = array_module(slow_n)
     max_diff = float(xp.abs(xp.asarray(slow_n) - xp.asarray(slow_a)).max()) if slow_n.size else 0.0
-    msg = ("\nThe above quantities relating the numerical and analytical jacobians are computed \nin fast mode. See: "
-           "https://github.com/pytorch/pytorch/issues/53876 for more background \nabout fast mode. Below, we "
-           "recompute numerical and analytical jacobians in slow mode:\n\n"
-           f"Numerical:\n {_tensor(slow_n)}\nAnalytical:\n{_tensor(xp.asarray(slow_a))}\n\n"
-           f"The max per-element difference (slow mode) is: {max_diff}.\n")
+    msg = ("\nThe above quantities relating the numerical and analytical jacobians are computed \nin fast "
+           "mode. See: https://github.com/pytorch/pytorch/issues/53876 for more background \nabout fast "
+           "mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\nNumerical:\n "
+           f"{_fmt(slow_n)}\nAnalytical:\n{_fmt(slow_a)}\n\nThe max per-element difference "
+           f"(slow mode) is: {max_diff}.\n")
     if _allclose(xp.asarray(slow_a), slow_n, rtol, atol):
-        msg += ("\nFast gradcheck failed but element-wise differences are small. This means that the\ntest might've "
-                "passed in slow_mode!\n")
+        msg += ("\nFast gradcheck failed but element-wise differences are small. This means that the\ntest "
+                "might've passed in slow_mode!\n")
     return msg
 
 
-# ---- complex functions as pairs of real ones ------------------------------------------------------------------------
+# ---- complex functions as pairs of real ones --------------------------------------------------------------
 
 
 def _real_and_imag_output(fn: Callable):
@@ -578,17 +594,20 @@ def _real_and_imag_input(fn: Callable, complex_idx: list, tupled_inputs: tuple):
     return real_fn, imag_fn
 
 
-def _gradcheck_real_imag(check, fn, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, check_forward_ad,
+def _gradcheck_real_imag(check, fn, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
+                         check_forward_ad,
                          check_backward_ad, nondet_tol, check_undefined_grad) -> None:
     complex_out_idx = [i for i, o in enumerate(outputs) if o.is_complex()]
     if check_backward_ad:
         if any(isinstance(o, Tensor) and o.is_complex() for o in _as_tuple(func_out)):
             real_fn, imag_fn = _real_and_imag_output(fn)
             imag_out = imag_fn(*inputs)
-            check(imag_fn, imag_out, inputs, _differentiable_outputs(imag_out), eps, rtol, atol, check_grad_dtypes,
+            check(imag_fn, imag_out, inputs, _differentiable_outputs(imag_out), eps, rtol, atol,
+                  check_grad_dtypes,
                   nondet_tol, complex_indices=complex_out_idx, test_imag=True)
             real_out = real_fn(*inputs)
-            check(real_fn, real_out, inputs, _differentiable_outputs(real_out), eps, rtol, atol, check_grad_dtypes,
+            check(real_fn, real_out, inputs, _differentiable_outputs(real_out), eps, rtol, atol,
+                  check_grad_dtypes,
                   nondet_tol, complex_indices=complex_out_idx)
         else:
             check(fn, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
@@ -596,7 +615,8 @@ def _gradcheck_real_imag(check, fn, func_out, inputs, outputs, eps, rtol, atol, 
         return
     complex_inp_idx = [i for i, inp in enumerate(inputs) if isinstance(inp, Tensor) and inp.is_complex()]
     if not complex_inp_idx:
-        check(fn, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol, use_forward_ad=True)
+        check(fn, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol,
+              use_forward_ad=True)
         if check_undefined_grad:
             _test_undefined_forward_mode(fn, outputs, inputs)
         return
@@ -604,12 +624,14 @@ def _gradcheck_real_imag(check, fn, func_out, inputs, outputs, eps, rtol, atol, 
     imag_inputs = tuple(_detached_part(inp, "imag") if isinstance(inp, Tensor) and inp.is_complex() else inp
                         for inp in inputs)
     imag_out = imag_fn(*imag_inputs)
-    check(imag_fn, imag_out, imag_inputs, _differentiable_outputs(imag_out), eps, rtol, atol, check_grad_dtypes,
+    check(imag_fn, imag_out, imag_inputs, _differentiable_outputs(imag_out), eps, rtol, atol,
+          check_grad_dtypes,
           nondet_tol, complex_indices=complex_inp_idx, test_imag=True, use_forward_ad=True)
     real_inputs = tuple(_detached_part(inp, "real") if isinstance(inp, Tensor) and inp.is_complex() else inp
                         for inp in inputs)
     real_out = real_fn(*real_inputs)
-    check(real_fn, real_out, real_inputs, _differentiable_outputs(real_out), eps, rtol, atol, check_grad_dtypes,
+    check(real_fn, real_out, real_inputs, _differentiable_outputs(real_out), eps, rtol, atol,
+          check_grad_dtypes,
           nondet_tol, complex_indices=complex_inp_idx, use_forward_ad=True)
     if check_undefined_grad:
         _test_undefined_forward_mode(imag_fn, imag_out, imag_inputs)
@@ -623,7 +645,7 @@ def _detached_part(inp: Tensor, part: str) -> Tensor:
     return out.requires_grad_(inp.requires_grad)
 
 
-# ---- extra backward / forward checks ----------------------------------------------------------------------------
+# ---- extra backward / forward checks ----------------------------------------------------------------------
 
 
 def _test_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
@@ -668,9 +690,10 @@ def _test_undefined_backward_mode(fn: Callable, outputs: tuple, inputs: tuple) -
     tg = _tg()
 
     def warn_bc_breaking() -> None:
-        warnings.warn("Backwards compatibility: New undefined gradient support checking feature is enabled by "
-                      "default, but it may break existing callers of this function. If this is true for you, you can "
-                      'call this function with "check_undefined_grad=False" to disable the feature', UserWarning,
+        warnings.warn("Backwards compatibility: New undefined gradient support checking feature is enabled "
+                      "by default, but it may break existing callers of this function. If this is true for "
+                      'you, you can call this function with "check_undefined_grad=False" to disable the '
+                      "feature", UserWarning,
                       stacklevel=5)
 
     def check(outs: list) -> None:
@@ -678,16 +701,18 @@ def _test_undefined_backward_mode(fn: Callable, outputs: tuple, inputs: tuple) -
             grads = _grad(outs, diff_inputs, [tg.zeros_like(o) for o in outs], allow_unused=True)
         except RuntimeError as e:
             warn_bc_breaking()
-            raise GradcheckError('Expected backward function to handle undefined output grads. Please look at "Notes '
-                                 'about undefined output gradients" in "tools/autograd/derivatives.yaml"') from e
+            raise GradcheckError('Expected backward function to handle undefined output grads. Please look '
+                                 'at "Notes about undefined output gradients" in '
+                                 '"tools/autograd/derivatives.yaml"') from e
         for gi in grads:
             if gi is not None and bool((_arr(gi) != 0).any()):
                 warn_bc_breaking()
-                raise GradcheckError('Expected all input grads to be undefined or zero when all output grads are '
-                                     'undefined or zero. Please look at "Notes about undefined output gradients" in '
-                                     '"tools/autograd/derivatives.yaml"')
+                raise GradcheckError('Expected all input grads to be undefined or zero when all output '
+                                     'grads are undefined or zero. Please look at "Notes about undefined '
+                                     'output gradients" in "tools/autograd/derivatives.yaml"')
 
-    all_undefined = [_undefined_grad(o) for o in _differentiable_outputs(fn(*inputs)) if isinstance(o, Tensor)]
+    all_undefined = [_undefined_grad(o) for o in _differentiable_outputs(fn(*inputs)) if isinstance(o,
+                                                                                                    Tensor)]
     to_check = [all_undefined]
     if len(all_undefined) > 1:
         for k in range(len(outputs)):
@@ -718,10 +743,11 @@ def _test_undefined_forward_mode(fn: Callable, outputs: tuple, inputs: tuple) ->
             for index_o, (d1, d2) in enumerate(zip(out1, out2)):
                 res1 = fwAD.unpack_dual(d1).tangent
                 res2 = fwAD.unpack_dual(d2).tangent
-                if res1 is not None and res2 is not None and not _allclose(_arr(res1), _arr(res2), 1e-5, 1e-8):
-                    raise GradcheckError(f"Mismatch in tangent values for output with index: {index_o} when input: "
-                                         f"{inputs[idx]} has an undefined tangent value.  Got: {res1} but expected: "
-                                         f"{res2}")
+                if res1 is not None and res2 is not None and not _allclose(_arr(res1), _arr(res2), 1e-5,
+                                                                           1e-8):
+                    raise GradcheckError(f"Mismatch in tangent values for output with index: {index_o} when "
+                                         f"input: {inputs[idx]} has an undefined tangent value.  Got: {res1} "
+                                         f"but expected: {res2}")
 
 
 def _test_batched_grad(inputs: tuple, output: Tensor, output_idx: int) -> None:
@@ -746,8 +772,9 @@ def _test_batched_grad(inputs: tuple, output: Tensor, output_idx: int) -> None:
     for input_idx, (res, exp) in enumerate(zip(result, expected)):
         res = tg.zeros_like(exp) if res is None else res
         if not _allclose(_arr(res), _arr(exp), 1e-5, 1e-8):
-            raise GradcheckError(f"For output {output_idx} and input {input_idx}:\n\ngradcheck or gradgradcheck failed "
-                                 f"while testing batched gradient computation.\nGot: {res}\n\nExpected:\n{exp}")
+            raise GradcheckError(f"For output {output_idx} and input {input_idx}:\n\ngradcheck or "
+                                 "gradgradcheck failed while testing batched gradient computation.\nGot: "
+                                 f"{res}\n\nExpected:\n{exp}")
 
 
 def _test_batched_grad_forward_ad(fn: Callable, inputs: tuple) -> None:
@@ -782,20 +809,20 @@ def _test_batched_grad_forward_ad(fn: Callable, inputs: tuple) -> None:
             raise GradcheckError(f"While computing batched gradients, got: {ex}") from ex
         for res, exp in zip(result, expected):
             if not _allclose(_arr(res), _arr(exp), 1e-5, 1e-8):
-                raise GradcheckError(f"For output {input_idx} and input {input_idx}:\n\ngradcheck failed while testing "
-                                     f"batched gradient computation with forward-mode AD.\nGot: {res}\n\nExpected:\n"
-                                     f"{exp}")
+                raise GradcheckError(f"For output {input_idx} and input {input_idx}:\n\ngradcheck failed "
+                                     "while testing batched gradient computation with forward-mode "
+                                     f"AD.\nGot: {res}\n\nExpected:\n{exp}")
 
 
-# ---- public entry points -------------------------------------------------------------------------------------------
+# ---- public entry points ----------------------------------------------------------------------------------
 
 
 def gradcheck(func: Callable[..., Any], inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
               check_grad_dtypes: bool = False, check_batched_grad: bool = False,
-              check_batched_forward_grad: bool = False, check_forward_ad: bool = False, check_backward_ad: bool = True,
-              fast_mode: bool = False, masked: bool | None = None) -> bool:
-    """Check analytical gradients of ``func`` at ``inputs`` against finite differences (PyTorch's gradcheck)."""
+              check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, fast_mode: bool = False, masked: bool | None = None) -> bool:
+    """Check analytical gradients of ``func`` at ``inputs`` against finite differences."""
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if check_batched_grad and not check_backward_ad:
@@ -803,9 +830,9 @@ def gradcheck(func: Callable[..., Any], inputs, *, eps: float = 1e-6, atol: floa
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     try:
-        return _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-                                 check_batched_grad, check_batched_forward_grad, check_forward_ad, check_backward_ad,
-                                 fast_mode, masked)
+        return _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                                 check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
+                                 check_forward_ad, check_backward_ad, fast_mode, masked)
     except GradcheckError:
         if raise_exception:
             raise
@@ -813,8 +840,8 @@ def gradcheck(func: Callable[..., Any], inputs, *, eps: float = 1e-6, atol: floa
 
 
 def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad, check_grad_dtypes,
-                      check_batched_grad, check_batched_forward_grad, check_forward_ad, check_backward_ad, fast_mode,
-                      masked) -> bool:
+                      check_batched_grad, check_batched_forward_grad, check_forward_ad, check_backward_ad,
+                      fast_mode, masked) -> bool:
     tupled_inputs = _as_tuple(inputs)
     _check_inputs(tupled_inputs)
     func_out = func(*tupled_inputs)
@@ -846,12 +873,14 @@ def _random_grad_output(x: Tensor, rng: np.random.Generator) -> Tensor:
     return out.requires_grad_(True)
 
 
-def gradgradcheck(func: Callable[..., Any], inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
+def gradgradcheck(func: Callable[..., Any], inputs, grad_outputs=None, *, eps: float = 1e-6,
+                  atol: float = 1e-5,
                   rtol: float = 1e-3, gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True,
                   nondet_tol: float = 0.0, check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
-                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True,
                   fast_mode: bool = False, masked: bool = False) -> bool:
-    """gradcheck of the function ``(inputs, grad_outputs) -> autograd.grad(func(inputs), inputs, grad_outputs)``."""
+    """gradcheck of ``(inputs, grad_outputs) -> autograd.grad(func(inputs), inputs, grad_outputs)``."""
     from .api import grad
 
     if not (check_fwd_over_rev or check_rev_over_rev):
@@ -884,8 +913,9 @@ def gradgradcheck(func: Callable[..., Any], inputs, grad_outputs=None, *, eps: f
         return tuple(g for g in grad_inputs if g is not None)
 
     return gradcheck(new_func, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
-                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad, fast_mode=fast_mode,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+                     check_batched_grad=check_batched_grad, fast_mode=fast_mode,
                      check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, masked=masked)
 
 

@@ -57,7 +57,6 @@ class Node:
         self._edges = ()
         self._in_meta = ()
         self._seq = STATE.next_sequence_nr
-        STATE.next_sequence_nr += 1
 
     # ---- public graph API --------------------------------------------------------------------------------
 
@@ -120,9 +119,13 @@ class Node:
 
     @property
     def needs_input_grad(self) -> tuple:
-        if self._needs is not None:
-            return self._needs
-        return tuple(e[0] is not None for e in self._edges)
+        needs = self._needs
+        if needs is not None:
+            return needs
+        edges = self._edges
+        if len(edges) == 2:
+            return (edges[0][0] is not None, edges[1][0] is not None)
+        return tuple([e[0] is not None for e in edges])
 
     def should_compute_output(self, i: int) -> bool:
         return self.needs_input_grad[i]

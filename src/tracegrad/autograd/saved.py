@@ -27,12 +27,20 @@ def type_string(t: Tensor) -> str:
     return f"torch.{_TYPE_NAMES.get(t._data.dtype.name, 'Float')}Tensor"
 
 
+_INPUT, _OUTPUT, _HOOKED, _FREED = 0, 1, 2, 3
+
+
 class SavedTensor:
     """One saved value of a node (PyTorch's SavedVariable). ``unpack(node)`` returns the tensor, checking that
-    it is still valid. Cannot be created from Python (``_make`` is the internal constructor)."""
+    it is still valid. Cannot be created from Python (``_make`` is the internal constructor).
 
-    __slots__ = ("_tensor", "_data", "_vc", "_version", "_is_output", "_output_nr", "_rg", "_packed",
-                 "_unpack_fn", "_freed", "_grad_fn", "_acc_ref", "_was_non_leaf", "_hooks_registered")
+    Kept small because one is made for most recorded operators: ``_kind`` says what ``_ref`` and ``_extra``
+    hold. Input: the tensor itself and whether it had a grad_fn. Output: its array and (output_nr,
+    requires_grad). Hooked: the packed object and (unpack_fn, is_output, output_nr, requires_grad, grad_fn,
+    accumulator ref).
+    """
+
+    __slots__ = ("_ref", "_vc", "_version", "_kind", "_extra")
 
     def __init__(self, *args, **kwargs) -> None:
         raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
@@ -42,43 +50,32 @@ class SavedTensor:
         if tensor._inference and not STATE.inference:
             raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a clone to "
                                "get a normal tensor and use it in autograd.")
-        self = object.__new__(cls)
+        self = _new_saved(cls)
         vc = tensor._vc
         if vc is None:
             vc = tensor._vc = [0]
         self._vc = vc
         self._version = vc[0]
-        self._is_output = is_output
-        self._freed = False
-        self._packed = None
-        self._unpack_fn = None
-        self._hooks_registered = False
-        self._output_nr = tensor._output_nr
-        self._rg = tensor._rg
-        # An input's history is kept so an unpacked copy can be reattached to it; an output's is the node itself.
-        self._grad_fn = None if is_output else tensor._grad_fn
-        self._acc_ref = None if is_output else tensor._acc_ref
-        self._was_non_leaf = tensor._grad_fn is not None
         if STATE.saved_hooks and not STATE.saved_hooks_disabled:
             pack, unpack = STATE.saved_hooks[-1]
-            self._tensor = None
-            self._data = None
-            self._run_pack(pack, unpack, tensor)
+            self._pack(pack, unpack, tensor, is_output)
         elif is_output:
-            self._tensor = None
-            self._data = tensor._data
+            self._kind = _OUTPUT
+            self._ref = tensor._data
+            self._extra = (tensor._output_nr, tensor._rg)
         else:
-            self._tensor = tensor
-            self._data = None
+            self._kind = _INPUT
+            self._ref = tensor
+            self._extra = tensor._grad_fn is not None
         return self
 
-    def _run_pack(self, pack, unpack, tensor: Tensor) -> None:
+    def _pack(self, pack, unpack, tensor: Tensor, is_output: bool) -> None:
         version = self._vc[0]
         # PyTorch runs pack hooks under no_grad, so ops inside a hook record (and save) nothing.
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
         try:
-            self._packed = pack(tensor)
+            packed = pack(tensor)
         finally:
             STATE.grad_enabled = prev
         if self._vc[0] != version:
@@ -86,8 +83,10 @@ class SavedTensor:
                                "input to pack hook can not be modified by in-place operations as this can lead to "
                                "unexpected side-effects. Please open an issue if you need to perform in-place "
                                "operations on the input to a pack hook.")
-        self._unpack_fn = unpack
-        self._hooks_registered = True
+        self._kind = _HOOKED
+        self._ref = packed
+        self._extra = (unpack, is_output, tensor._output_nr, tensor._rg,
+                       None if is_output else tensor._grad_fn, None if is_output else tensor._acc_ref)
         if STATE.observed:
             from ..viz import events
 
@@ -98,109 +97,124 @@ class SavedTensor:
     def register_hooks(self, pack_hook, unpack_hook) -> None:
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("Expected pack_hook and unpack_hook to be callables")
-        if self._freed:
+        if self._kind == _FREED:
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the "
                 "graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need "
                 "to backward through the graph a second time or if you need to access saved variables after calling "
                 "backward.")
-        if self._hooks_registered:
+        if self._kind == _HOOKED:
             raise RuntimeError("SavedTensor hooks have already been set. Calling register_hooks twice is "
                                "not allowed.")
-        original = self._tensor if self._tensor is not None else self._detached()
-        self._tensor = None
-        self._data = None
-        self._run_pack(pack_hook, unpack_hook, original)
+        if self._kind == _INPUT:
+            self._pack(pack_hook, unpack_hook, self._ref, False)
+        else:
+            out_nr, rg = self._extra
+            original = self._detached()
+            original._output_nr, original._rg = out_nr, rg
+            self._pack(pack_hook, unpack_hook, original, True)
 
     @property
     def data(self):
         """The packed object (with hooks), the saved input itself, or a detached output."""
-        if self._hooks_registered:
-            return self._packed
-        if self._tensor is not None:
-            return self._tensor
+        if self._kind == _HOOKED:
+            return self._ref
+        if self._kind == _INPUT:
+            return self._ref
         return self._detached()
 
     @property
     def unpack_hook(self):
-        return self._unpack_fn
+        return self._extra[0] if self._kind == _HOOKED else None
 
     def _detached(self) -> Tensor:
-        out = _wrap(self._data)
+        out = _wrap(self._ref)
         out._vc = self._vc
         return out
 
     # ---- unpacking -----------------------------------------------------------------------------------
 
     def unpack(self, node=None) -> Tensor:
-        if self._freed:
-            raise RuntimeError(FREED_MESSAGE)
-        if self._unpack_fn is not None:
-            return self._unpack_with_hooks(node)
-        if self._tensor is not None:
-            t = self._tensor
-            if self._was_non_leaf and t._grad_fn is None:
+        kind = self._kind
+        if kind == _INPUT:
+            t = self._ref
+            if self._extra and t._grad_fn is None:
                 raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with "
                                    ".detach_().This is not supported, please use out-of-place `.detach()` instead")
-            self._check_version(t, node)
+            if self._vc[0] != self._version:
+                self._version_error(t, node)
             return t
-        out = self._detached()
-        if self._rg and node is not None:
-            out._rg = True
-            out._grad_fn = node
-            out._output_nr = self._output_nr
-        self._check_version(out, node)
-        return out
+        if kind == _OUTPUT:
+            out = _wrap(self._ref)
+            out._vc = self._vc
+            out_nr, rg = self._extra
+            if rg and node is not None:
+                out._rg = True
+                out._grad_fn = node
+                if out_nr:
+                    out._output_nr = out_nr
+            if self._vc[0] != self._version:
+                self._version_error(out, node)
+            return out
+        if kind == _HOOKED:
+            return self._unpack_with_hooks(node)
+        raise RuntimeError(FREED_MESSAGE)
 
     def _unpack_with_hooks(self, node) -> Tensor:
         # Like PyTorch: the hook's result is rewrapped with the saved history (no version check, since the
         # hook may legitimately hand back a copy).
-        result = self._unpack_fn(self._packed)
+        unpack, is_output, out_nr, rg, grad_fn, acc_ref = self._extra
+        result = unpack(self._ref)
         if not isinstance(result, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(result).__name__}")
         out = _wrap(result._data)
-        grad_fn = node if self._is_output else self._grad_fn
-        if grad_fn is not None and self._rg:
+        if is_output:
+            grad_fn = node
+        if grad_fn is not None and rg:
             out._grad_fn = grad_fn
-            out._output_nr = self._output_nr
+            out._output_nr = out_nr
             out._rg = True
-        elif self._rg:
+        elif rg:
             out._rg = True
-            out._acc_ref = self._acc_ref
+            out._acc_ref = acc_ref
         return out
 
-    def _check_version(self, tensor: Tensor, node) -> None:
+    def _version_error(self, tensor: Tensor, node) -> None:
         current = self._vc[0]
-        if current != self._version:
-            if self._is_output and node is not None:
-                where = f", which is output {self._output_nr} of {node.name()},"
-            elif tensor._grad_fn is not None:
-                where = f", which is output {tensor._output_nr} of {tensor._grad_fn.name()},"
-            else:
-                where = ""
-            shape = list(tensor._data.shape)
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{type_string(tensor)} {shape}]{where} is at version {current}; expected version "
-                f"{self._version} instead. Hint: enable anomaly detection to find the operation that failed to "
-                "compute its gradient, with torch.autograd.set_detect_anomaly(True)."
-            )
+        if self._kind == _OUTPUT and node is not None:
+            where = f", which is output {self._extra[0]} of {node.name()},"
+        elif tensor._grad_fn is not None:
+            where = f", which is output {tensor._output_nr} of {tensor._grad_fn.name()},"
+        else:
+            where = ""
+        shape = list(tensor._data.shape)
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [{type_string(tensor)} {shape}]{where} is at version {current}; expected version "
+            f"{self._version} instead. Hint: enable anomaly detection to find the operation that failed to "
+            "compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+        )
 
     def release(self) -> None:
-        self._tensor = None
-        self._data = None
-        self._packed = None
-        self._unpack_fn = None
-        self._freed = True
+        self._kind = _FREED
+        self._ref = None
+        self._extra = None
+
+    @property
+    def is_freed(self) -> bool:
+        return self._kind == _FREED
 
     @property
     def data_nbytes(self) -> int:
-        if self._tensor is not None:
-            return self._tensor._data.nbytes
-        if self._data is not None:
-            return self._data.nbytes
+        if self._kind == _INPUT:
+            return self._ref._data.nbytes
+        if self._kind == _OUTPUT:
+            return self._ref.nbytes
         return 0
+
+
+_new_saved = object.__new__
 
 
 def save(value, is_output: bool = False):

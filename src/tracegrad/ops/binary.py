@@ -160,12 +160,12 @@ def _div_rounded(a, b, mode: str):
         raise unsupported(f"div_{mode}_cpu", dt)
     if dt.kind in "iu":
         _check_int_divisor(y)
-        with np.errstate(over="ignore"):
+        with np.errstate(all="ignore"):
             q = np.floor_divide(x, y)
             if mode == "trunc":  # floor rounds down; truncation rounds inexact negative quotients up
                 q = q + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0))).astype(dt)
         return q
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         if mode == "trunc":
             return np.trunc(x / y)
         # NumPy's float floor division is Python's (fmod-based, exact), which is PyTorch's div_floor too
@@ -230,7 +230,7 @@ def _remainder_kernel(a, b):
     if dt.kind in "iu":
         _check_int_divisor(y)
         return np.remainder(x, y)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         # PyTorch: fmod, then shift into the divisor's sign; an exact zero keeps fmod's sign (NumPy's differs)
         m = np.fmod(x, y)
         return np.where((m != 0) & ((y < 0) != (m < 0)), m + y, m)
@@ -242,7 +242,7 @@ def _fmod_kernel(a, b):
         raise unsupported("fmod_cpu", dt)
     if dt.kind in "iu":
         _check_int_divisor(y)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         return np.fmod(x, y)
 
 
@@ -303,7 +303,8 @@ def fmod_(self: Tensor, other) -> Tensor:
 def _promoted(np_fn):
     def kernel(a, b):
         dt, x, y = _operands(a, b)
-        return np_fn(x, y)
+        with np.errstate(all="ignore"):
+            return np_fn(x, y)
 
     return kernel
 
@@ -346,21 +347,25 @@ _fmin = defop("fmin(Tensor self, Tensor other) -> Tensor", _promoted(np.fmin), v
 
 
 def _tensor_only(op, name: str):
-    """Public function of an op that PyTorch declares for two tensors only."""
+    """Function and method of an op that PyTorch declares for two tensors only (no Python numbers)."""
 
     def fn(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
         _need_tensor(name, other, "other", 2)
         return call(op, out, input, other)
 
-    fn.__name__ = fn.__qualname__ = name
+    def method(self: Tensor, other: Tensor) -> Tensor:
+        _need_tensor(name, other, "other", 1)  # the method's argument positions exclude self
+        return op(self, other)
+
+    fn.__name__ = fn.__qualname__ = method.__name__ = method.__qualname__ = name
     fn.__doc__ = f"torch.{name}(input, other, *, out=None)"
-    return fn
+    return fn, method
 
 
-maximum = _tensor_only(_maximum, "maximum")
-minimum = _tensor_only(_minimum, "minimum")
-fmax = _tensor_only(_fmax, "fmax")
-fmin = _tensor_only(_fmin, "fmin")
+maximum, _maximum_method = _tensor_only(_maximum, "maximum")
+minimum, _minimum_method = _tensor_only(_minimum, "minimum")
+fmax, _fmax_method = _tensor_only(_fmax, "fmax")
+fmin, _fmin_method = _tensor_only(_fmin, "fmin")
 
 
 # ---- atan2, hypot, copysign --------------------------------------------------------------------------------
@@ -368,7 +373,8 @@ fmin = _tensor_only(_fmin, "fmin")
 
 def _atan2_kernel(a, b):
     dt = _float_dtype(a, b)
-    return np.arctan2(_cast(a, dt), _cast(b, dt))
+    with np.errstate(all="ignore"):
+        return np.arctan2(_cast(a, dt), _cast(b, dt))
 
 
 def _atan2_vjp(ctx, g):
@@ -382,7 +388,8 @@ def _hypot_kernel(a, b):
     dt, x, y = _operands(a, b)
     if dt.kind not in "f":
         raise unsupported("hypot_cpu", dt)
-    return np.hypot(x, y)
+    with np.errstate(all="ignore"):
+        return np.hypot(x, y)
 
 
 def _hypot_vjp(ctx, g):
@@ -406,10 +413,12 @@ def _copysign_vjp(ctx, g):
     return gx if len(need) == 1 else (gx, zeros_like(g) if need[1] else None)
 
 
-atan2, atan2_ = _pair("atan2(Tensor self, Tensor other) -> Tensor", _atan2_kernel, vjp=_atan2_vjp,
-                      saves=_saves2)
-hypot, hypot_ = _pair("hypot(Tensor self, Tensor other) -> Tensor", _hypot_kernel, vjp=_hypot_vjp,
-                      saves=("self", "other", "result"))
+_atan2, atan2_ = _pair("atan2(Tensor self, Tensor other) -> Tensor", _atan2_kernel, vjp=_atan2_vjp,
+                       saves=_saves2)
+_hypot, hypot_ = _pair("hypot(Tensor self, Tensor other) -> Tensor", _hypot_kernel, vjp=_hypot_vjp,
+                       saves=("self", "other", "result"))
+atan2, _atan2_method = _tensor_only(_atan2, "atan2")
+hypot, _hypot_method = _tensor_only(_hypot, "hypot")
 _copysign_t, _copysign_t_ = _pair("copysign.Tensor(Tensor self, Tensor other) -> Tensor", _copysign_kernel,
                                   vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward0")
 _copysign_s, _copysign_s_ = _pair("copysign.Scalar(Tensor self, Scalar other) -> Tensor", _copysign_kernel,
@@ -443,9 +452,10 @@ def _lerp_kernel(a, end, weight):
     if a.dtype.kind not in "fc":
         raise unsupported("lerp_kernel_tensor" if weight_is_tensor else "lerp_kernel_scalar", a.dtype)
     w = _cast(weight, a.dtype)
-    diff = end - a
-    # PyTorch's two-sided formula: exact at both ends (weight 0 gives self, weight 1 gives end)
-    return np.where(np.abs(w) < 0.5, a + w * diff, end - diff * (1 - w))
+    with np.errstate(all="ignore"):
+        diff = end - a
+        # PyTorch's two-sided formula: exact at both ends (weight 0 gives self, weight 1 gives end)
+        return np.where(np.abs(w) < 0.5, a + w * diff, end - diff * (1 - w))
 
 
 def _lerp_scalar_vjp(ctx, g):
@@ -492,7 +502,7 @@ def _value_as(value, dt: np.dtype):
 def _addcmul_kernel(a, t1, t2, value=1):
     dt = result_dtype(a, t1, t2)
     v = _value_as(value, dt)
-    with np.errstate(over="ignore"):
+    with np.errstate(all="ignore"):
         return _cast(a, dt) + v * _cast(t1, dt) * _cast(t2, dt)
 
 
@@ -507,7 +517,7 @@ def _addcdiv_kernel(a, t1, t2, value=1):
             "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
     dt = result_dtype(a, t1, t2)
     v = _value_as(value, dt)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         return _cast(a, dt) + v * _cast(t1, dt) / _cast(t2, dt)
 
 
@@ -542,7 +552,7 @@ addcdiv, addcdiv_ = _pair("addcdiv" + _ADDC, _addcdiv_kernel, vjp=_addcdiv_vjp, 
 def _xlogy_kernel(a, b):
     dt = _float_dtype(a, b)
     x, y = _cast(a, dt), _cast(b, dt)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         out = x * np.log(y)
     # 0 * log(y) is 0 for every y but NaN (PyTorch), also for y = 0 or inf
     return np.where((x == 0) & ~np.isnan(y), dt.type(0), out)
@@ -658,7 +668,7 @@ def _isclose_kernel(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     # as PyTorch: allowed = atol + |rtol * other| in the promoted float dtype, actual = |self - other|
     fdt = result_dtype(b, float(rtol))
     allowed = fdt.type(atol) + np.abs(fdt.type(rtol) * b.astype(fdt))
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         actual = np.abs(a - b)
     cmp = np.promote_types(actual.dtype, allowed.dtype)
     return close | (np.isfinite(actual) & (actual.astype(cmp) <= allowed.astype(cmp)))
@@ -668,24 +678,31 @@ _isclose = defop("isclose(Tensor self, Tensor other, float rtol=1e-05, float ato
                  "bool equal_nan=False) -> Tensor", _isclose_kernel)
 
 
-def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-            equal_nan: bool = False) -> Tensor:
-    """Elementwise ``|input - other| <= atol + rtol * |other|`` (equal infinities are close)."""
-    _need_tensor("isclose", other, "other", 2)
-    return _isclose(input, other, rtol, atol, equal_nan)
+def _closeness(name: str, position: int):
+    """``isclose``/``allclose``/``equal`` as a function (``other`` is argument 2) or method (argument 1)."""
+
+    def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+                equal_nan: bool = False) -> Tensor:
+        """Elementwise ``|input - other| <= atol + rtol * |other|`` (equal infinities are close)."""
+        _need_tensor("isclose", other, "other", position)
+        return _isclose(input, other, rtol, atol, equal_nan)
+
+    def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        """``isclose(...).all()`` as a Python bool."""
+        _need_tensor("allclose", other, "other", position)
+        return bool(np.all(_isclose(input, other, rtol, atol, equal_nan)._data))
+
+    def equal(input: Tensor, other: Tensor) -> bool:
+        """True if both have the same shape and elements (dtypes may differ; NaN is never equal)."""
+        _need_tensor("equal", other, "other", position)
+        a, b = input._data, other._data
+        return a.shape == b.shape and bool(np.array_equal(a, b))
+
+    return {"isclose": isclose, "allclose": allclose, "equal": equal}[name]
 
 
-def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> bool:
-    _need_tensor("allclose", other, "other", 2)
-    return bool(np.all(_isclose(input, other, rtol, atol, equal_nan)._data))
-
-
-def equal(input: Tensor, other: Tensor) -> bool:
-    """True if both have the same shape and elements (dtypes may differ; NaN is never equal)."""
-    _need_tensor("equal", other, "other", 2)
-    a, b = input._data, other._data
-    return a.shape == b.shape and bool(np.array_equal(a, b))
+isclose, allclose, equal = (_closeness(n, 2) for n in ("isclose", "allclose", "equal"))
 
 
 # ---- pow and float_power -----------------------------------------------------------------------------------
@@ -697,7 +714,7 @@ def _integer_pow(base, exponent, dt: np.dtype):
     if dt.kind == "b":
         return np.power(x.astype(np.int64), e.astype(np.int64)).astype(dt)
     negative = e < 0
-    with np.errstate(over="ignore"):
+    with np.errstate(all="ignore"):
         if not negative.any():
             return np.power(x, e)
         positive = np.power(x, np.where(negative, 0, e).astype(dt))
@@ -708,11 +725,13 @@ def _integer_pow(base, exponent, dt: np.dtype):
 
 def _pow_kernel(a, b):
     dt = binary_dtype(a, b)
+    if dt.kind == "b" and isinstance(b, np.ndarray):
+        raise unsupported("pow", dt)
     if dt.kind in "biu":
         if not isinstance(b, np.ndarray) and isinstance(a, np.ndarray) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return _integer_pow(a, b, dt)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with np.errstate(all="ignore"):
         return np.power(_cast(a, dt), _cast(b, dt))
 
 
@@ -902,8 +921,8 @@ _igamma, _igamma_ = _pair("igamma(Tensor self, Tensor other) -> Tensor", _igamma
                           vjp=_igamma_vjp(1.0, "igamma"), saves=_saves2)
 _igammac, _igammac_ = _pair("igammac(Tensor self, Tensor other) -> Tensor", _igamma_kernel(True),
                             vjp=_igamma_vjp(-1.0, "igammac"), saves=_saves2)
-igamma = _tensor_only(_igamma, "igamma")
-igammac = _tensor_only(_igammac, "igammac")
+igamma, _igamma_method = _tensor_only(_igamma, "igamma")
+igammac, _igammac_method = _tensor_only(_igammac, "igammac")
 
 
 # ---- comparisons: aliases and in-place forms ---------------------------------------------------------------
@@ -984,15 +1003,14 @@ def _dunder(fn, reflected: bool = False):
 _WITH_INPLACE = {
     "sub": (sub, sub_), "subtract": (sub, sub_), "div": (div, div_), "divide": (div, div_),
     "true_divide": (true_divide, true_divide_), "floor_divide": (floor_divide, floor_divide_),
-    "remainder": (remainder, remainder_), "fmod": (fmod, fmod_), "atan2": (atan2, atan2_),
-    "arctan2": (atan2, atan2_), "hypot": (hypot, hypot_), "copysign": (copysign, copysign_),
+    "remainder": (remainder, remainder_), "fmod": (fmod, fmod_), "copysign": (copysign, copysign_),
     "lerp": (lerp, lerp_), "addcmul": (addcmul, addcmul_), "addcdiv": (addcdiv, addcdiv_),
     "xlogy": (xlogy, xlogy_), "bitwise_and": (bitwise_and, bitwise_and_),
     "bitwise_or": (bitwise_or, bitwise_or_), "bitwise_xor": (bitwise_xor, bitwise_xor_),
     "bitwise_left_shift": (bitwise_left_shift, bitwise_left_shift_),
     "bitwise_right_shift": (bitwise_right_shift, bitwise_right_shift_),
     "float_power": (float_power, float_power_),
-    "pow": (pow, pow_), "igamma": (igamma, _igamma_), "igammac": (igammac, _igammac_),
+    "pow": (pow, pow_),
     "multiply": (_pw.mul, _pw.mul_), "eq": (_pw.eq, eq_), "ne": (_pw.ne, ne_), "lt": (_pw.lt, lt_),
     "le": (_pw.le, le_), "gt": (_pw.gt, gt_), "ge": (_pw.ge, ge_), "greater": (_pw.gt, gt_),
     "greater_equal": (_pw.ge, ge_), "less": (_pw.lt, lt_), "less_equal": (_pw.le, le_),
@@ -1001,11 +1019,24 @@ _WITH_INPLACE = {
     "logical_not": (_pw.logical_not, logical_not_),
 }
 _TORCH_INPLACE = {"xlogy"}
-_PLAIN = {"maximum": maximum, "minimum": minimum, "fmax": fmax, "fmin": fmin, "isclose": isclose,
-          "allclose": allclose, "equal": equal, "rsub": rsub}
+# name -> (function, method): ops taking tensors only, whose TypeError names argument 2 resp. 1
+_TENSOR_ONLY = {
+    "maximum": (maximum, _maximum_method), "minimum": (minimum, _minimum_method),
+    "fmax": (fmax, _fmax_method), "fmin": (fmin, _fmin_method), "atan2": (atan2, _atan2_method),
+    "arctan2": (atan2, _atan2_method), "hypot": (hypot, _hypot_method), "igamma": (igamma, _igamma_method),
+    "igammac": (igammac, _igammac_method),
+    "isclose": (isclose, _closeness("isclose", 1)), "allclose": (allclose, _closeness("allclose", 1)),
+    "equal": (equal, _closeness("equal", 1)),
+}
+_INPLACE_OF = {"atan2": atan2_, "arctan2": atan2_, "hypot": hypot_, "igamma": _igamma_, "igammac": _igammac_}
 
-PUBLIC = {**_PLAIN, "where": where}
-METHODS = {**_PLAIN}
+PUBLIC = {"where": where, "rsub": rsub}
+METHODS = {}
+for _name, (_fn, _method) in _TENSOR_ONLY.items():
+    PUBLIC[_name] = _fn
+    METHODS[_name] = _method
+    if _name in _INPLACE_OF:
+        METHODS[_name + "_"] = _INPLACE_OF[_name]
 for _name, (_fn, _fn_) in _WITH_INPLACE.items():
     PUBLIC[_name] = _fn
     METHODS[_name] = _fn

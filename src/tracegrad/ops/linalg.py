@@ -239,8 +239,10 @@ def _dot_kernel(a, b):
 
 def _dot_vjp(ctx, g):
     from .pointwise import mul
+    from .views import reshape
 
     a, b = ctx.saved_tensors
+    g = reshape(g, (1,))  # a 0-d g broadcast against vectors: see _full_evenly_distribute
     need = ctx.needs_input_grad
     return (mul(g, b) if need[0] else None, mul(g, a) if need[1] else None)
 
@@ -543,12 +545,21 @@ def einsum_grads(spec: _Spec, operands: list, g: Tensor, needs) -> list:
             target.append(ch)
         terms = [spec.out] + [spec.terms[j] for j in others] + extra_terms
         eq = ",".join("".join(t) for t in terms) + "->" + "".join(target)
-        grad = _einsum(eq, [g] + [operands[j] for j in others] + extra_ops)
+        full = [_full_size(operands[j], spec.terms[j], spec.sizes) for j in others]
+        grad = _einsum(eq, [g] + full + extra_ops)
         shape = tuple(operands[k].shape)
         if tuple(grad.shape) != shape:
             grad = sum_to_size(grad, shape)
         grads.append(grad)
     return grads
+
+
+def _full_size(t: Tensor, term: list[str], sizes: dict[str, int]) -> Tensor:
+    """An operand with its broadcast (size-1) dims expanded, so every letter has one size in a grad einsum."""
+    from .views import expand
+
+    full = tuple(sizes[ch] for ch in term)
+    return t if tuple(t.shape) == full else expand(t, full)
 
 
 def _einsum_vjp(ctx, g):
@@ -659,8 +670,11 @@ def _kron_vjp(ctx, g):
     la, lb = list(_LETTERS[:nd]), list(_LETTERS[nd:2 * nd])
     out = [ch for pair in zip(la, lb) for ch in pair]
     spec = _Spec([la, lb], out, _letter_sizes([la, lb], [sa, sb]))
+    from .creation import to_dtype
+
     g4 = reshape(g, tuple(s for pair in zip(sa, sb) for s in pair))
-    operands = [reshape(a, sa), reshape(b, sb)]
+    # einsum wants one dtype; kron promotes mixed inputs
+    operands = [to_dtype(reshape(a, sa), g.dtype), to_dtype(reshape(b, sb), g.dtype)]
     grads = einsum_grads(spec, operands, g4, ctx.needs_input_grad)
     return tuple(None if gr is None else reshape(gr, shape) for gr, shape in zip(grads, ctx.input_shapes))
 
@@ -683,11 +697,11 @@ def _trace_kernel(a):
 
 def _trace_vjp(ctx, g):
     from .creation import new_zeros
-    from .views import diagonal_scatter, expand
+    from .views import diagonal_scatter, expand, reshape
 
     shape = ctx.input_shapes[0]
     k = builtins.min(shape)
-    return diagonal_scatter(new_zeros(g, shape), expand(g, (k,)), 0, 0, 1)
+    return diagonal_scatter(new_zeros(g, shape), expand(reshape(g, (1,)), (k,)), 0, 0, 1)
 
 
 trace = defop("trace(Tensor self) -> Tensor", _trace_kernel, vjp=_trace_vjp)
@@ -817,7 +831,11 @@ def _vector_norm_kernel(a, ord=2, dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         from ..backend.dtypes import to_dtype
 
-        a = a.astype(to_dtype(dtype).np)
+        dt = to_dtype(dtype).np
+        if not np.can_cast(a.dtype, dt, casting="safe"):
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_tname(a.dtype)}) should be "
+                               f"convertible without narrowing to the specified dtype ({_tname(dt)})")
+        a = a.astype(dt)
     axes = wrap_dims(dim, a.ndim) if dim is not None and a.ndim else None
     if axes == ():
         axes = None
@@ -854,7 +872,7 @@ def _vector_norm_vjp(ctx, g):
     g = restore_dims(g, shape, dims, keepdim)
     norm = restore_dims(norm, shape, dims, keepdim)
     if ord == 0:
-        return mul(g, 0.0)
+        return None  # piecewise constant: no gradient (PyTorch returns an undefined one)
     if ord == 1:
         return mul(_sgn(x), g)
     if ord == 2:
@@ -886,7 +904,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     """Frobenius, nuclear, 1/-1 (column sums), inf/-inf (row sums) and 2/-2 (singular values) norms."""
     from .reductions_extra import amax, amin
     from .reductions_extra import sum as _sum
-    from .views import movedim, squeeze, unsqueeze
+    from .views import movedim, unsqueeze
 
     _check_matrix("linalg.matrix_norm", A._data)
     d = list(wrap_dims(dim, A.ndim))
@@ -909,10 +927,10 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
                 result = unsqueeze(result, ax)
     elif ord in (1, -1, float("inf"), float("-inf")):
         summed, reduced = (d[0], d[1]) if ord in (1, -1) else (d[1], d[0])
-        sums = linalg_vector_norm(A, 1, [summed], True)
-        result = (amax if ord > 0 else amin)(sums, [reduced], True)
-        if not keepdim:
-            result = squeeze(result, d)
+        sums = linalg_vector_norm(A, 1, [summed], keepdim)
+        if not keepdim and reduced > summed:
+            reduced -= 1
+        result = (amax if ord > 0 else amin)(sums, [reduced], keepdim)
     else:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     return _into(result, out, "linalg_matrix_norm")
@@ -1010,9 +1028,10 @@ def _diag_of(x: Tensor, n: int) -> Tensor:
 
 
 def det_backward(g: Tensor, det: Tensor, A: Tensor) -> Tensor:
-    """g det A^-T for invertible A; through the SVD (det U det Vh prod S, no division) for singular A."""
+    """g det A^-T for invertible A; through the SVD (det U det Vh prod S, no division) for singular A
+    when a graph is being created (the first-order path follows PyTorch's LU solve)."""
     from .creation import new_zeros
-    from .pointwise import lt, mul, where
+    from .pointwise import eq, lt, mul, where
     from .reductions_extra import all as _all
     from .reductions_extra import any as _any
     from .views import expand, unsqueeze
@@ -1035,6 +1054,14 @@ def det_backward(g: Tensor, det: Tensor, A: Tensor) -> Tensor:
         D = prod_safe_zeros_backward(unsqueeze(alpha, -1), S, S.ndim - 1)
         return matmul(mul(U, unsqueeze(D, -2)), Vh)
 
+    eye = _const(np.eye(n, dtype=A.dtype.np))
+    if not STATE.grad_enabled:
+        # PyTorch's first-order path is one LU solve whose exact zero pivots are nudged: a matrix with
+        # det == 0 has d == 0 there, so its gradient is zero. Stand in the identity to keep the solve defined.
+        exact = eq(det, 0)
+        if bool(_any(exact).item()):
+            A = where(unsqueeze(unsqueeze(exact, -1), -1), eye, A)
+        return nonsingular(A)
     is_singular = lt(_abs(det), 100.0 * _eps(A.dtype.np))
     if not bool(_any(is_singular).item()):
         return nonsingular(A)
@@ -1042,7 +1069,6 @@ def det_backward(g: Tensor, det: Tensor, A: Tensor) -> Tensor:
         return singular(A)
     # A batch of both kinds: each path runs on harmless stand-ins for the matrices it does not own.
     mask = unsqueeze(unsqueeze(is_singular, -1), -1)
-    eye = _const(np.eye(n, dtype=A.dtype.np))
     distinct = _const(np.diag(np.arange(1, n + 1)).astype(A.dtype.np))
     return where(mask, singular(where(mask, A, distinct)), nonsingular(where(mask, eye, A)))
 
@@ -1117,7 +1143,7 @@ def _solve_vjp(ctx, g):
     A, X = ctx.saved_tensors
     (left,) = ctx.attrs
     need = ctx.needs_input_grad
-    vector = _is_vector_rhs(tuple(A.shape), ctx.input_shapes[1])
+    vector = X.ndim == A.ndim - 1  # the vector case (B's shape is not kept when B needs no grad)
     gm = unsqueeze(g, -1) if vector else g
     gB = linalg_solve(_mT(A), gm, left=left)
     gA = None
@@ -1573,7 +1599,7 @@ def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out
         rtol = 0.0 if (atol is not None and atol > 0) else _eps(A._data.dtype) * builtins.max(m, n)
     smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
     cutoff = np.maximum(0.0 if atol is None else atol, rtol * smax)
-    return _into(_wrap(np.sum(s > cutoff, axis=-1).astype(np.int64)), out, "linalg_matrix_rank")
+    return _into(_wrap(np.asarray(np.sum(s > cutoff, axis=-1), dtype=np.int64)), out, "linalg_matrix_rank")
 
 
 def linalg_matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:

@@ -50,13 +50,14 @@ def _torch_type_name(d) -> str:
     return names[d.name]
 
 
-def unary_float(name: str, np_fn, vjp, saves=("self",), jvp=None, inplace: bool = True):
+def unary_float(name: str, np_fn, vjp, saves=("self",), jvp=None, inplace: bool = True, ufunc=None):
     """A unary op that maps integers to the default float dtype (``sin``, ``exp``, ...)."""
 
     def kernel(a):
         return np_fn(to_floating(a))
 
-    op = defop(f"{name}(Tensor self) -> Tensor", kernel, vjp=vjp, saves=saves, jvp=jvp)
+    op = defop(f"{name}(Tensor self) -> Tensor", kernel, vjp=vjp, saves=saves, jvp=jvp, fast="unary",
+               ufunc=ufunc if ufunc is not None else (np_fn if isinstance(np_fn, np.ufunc) else None))
     inplace_op = None
     if inplace:
         inplace_op = defop(f"{name}_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(kernel), vjp=vjp,
@@ -86,7 +87,9 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
             return np_fn(as_array(a, dt), as_array(b, dt), *rest)
 
         signature = f"(Tensor self, Tensor other{extra}) -> Tensor"
-    op = defop(name + signature, kernel, vjp=vjp, saves=saves, attrs=attrs, jvp=jvp, save_if=save_if)
+    op = defop(name + signature, kernel, vjp=vjp, saves=saves, attrs=attrs, jvp=jvp, save_if=save_if,
+               fast="binary" if not extra else None,
+               ufunc=np_fn if isinstance(np_fn, np.ufunc) and np_fn is not np.subtract else None)
     inplace_sig = signature.replace("(Tensor self", "(Tensor(a!) self").replace("-> Tensor", "-> Tensor(a!)")
 
     def inplace(a, b, *rest):
@@ -119,20 +122,15 @@ def _sub_vjp(ctx, g):
 def _mul_vjp(ctx, g):
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (mul(g, conj_if_complex(b)) if need[0] else None,
-            mul(g, conj_if_complex(a)) if need[1] else None)
+    return (g * b if need[0] else None, g * a if need[1] else None)
 
 
 def _div_vjp(ctx, g):
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    ga = div(g, b) if need[0] else None
-    gb = neg(div(mul(g, a), mul(b, b))) if need[1] else None
+    ga = g / b if need[0] else None
+    gb = -(g * a / (b * b)) if need[1] else None
     return ga, gb
-
-
-def conj_if_complex(t):
-    return t
 
 
 add, add_ = binary("add", np.add, _add_vjp, saves=(), alpha=True)
@@ -155,7 +153,7 @@ def _div_kernel(a, b):
 
 DIV_SAVES = {"self": "other"}
 div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _div_kernel, vjp=_div_vjp,
-            saves=("self", "other"), save_if=DIV_SAVES)
+            saves=("self", "other"), save_if=DIV_SAVES, fast="binary", ufunc=np.true_divide)
 
 
 def _div_inplace(a, b):
@@ -174,7 +172,7 @@ def _neg_kernel(a):
     return np.negative(a)
 
 
-neg = defop("neg(Tensor self) -> Tensor", _neg_kernel, vjp=lambda ctx, g: neg(g))
+neg = defop("neg(Tensor self) -> Tensor", _neg_kernel, vjp=lambda ctx, g: neg(g), fast="unary", ufunc=np.negative)
 neg_ = defop("neg_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_neg_kernel), vjp=lambda ctx, g: neg(g),
              node_name="NegBackward0")
 
@@ -183,7 +181,7 @@ neg_ = defop("neg_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_neg_kernel),
 
 def _exp_vjp(ctx, g):
     (result,) = ctx.saved_tensors
-    return mul(g, result)
+    return g * result
 
 
 exp, exp_ = unary_float("exp", np.exp, _exp_vjp, saves=("result",))
@@ -191,7 +189,7 @@ exp, exp_ = unary_float("exp", np.exp, _exp_vjp, saves=("result",))
 
 def _log_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    return div(g, x)
+    return g / x
 
 
 log, log_ = unary_float("log", np.log, _log_vjp)
@@ -199,12 +197,12 @@ log, log_ = unary_float("log", np.log, _log_vjp)
 
 def _sin_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    return mul(g, cos(x))
+    return g * cos(x)
 
 
 def _cos_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    return mul(g, neg(sin(x)))
+    return -(g * sin(x))
 
 
 sin, sin_ = unary_float("sin", np.sin, _sin_vjp)
@@ -213,7 +211,21 @@ cos, cos_ = unary_float("cos", np.cos, _cos_vjp)
 
 def _tanh_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(g, rsub(mul(y, y), 1))
+    return tanh_backward(g, y)
+
+
+def _tanh_backward_kernel(g, y):
+    return g * (1 - y * y)
+
+
+def _tanh_backward_vjp(ctx, gg):
+    g, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (tanh_backward(gg, y) if need[0] else None, gg * g * y * -2.0 if need[1] else None)
+
+
+tanh_backward = defop("tanh_backward(Tensor grad_output, Tensor output) -> Tensor", _tanh_backward_kernel,
+                      vjp=_tanh_backward_vjp, saves=("grad_output", "output"), fast="binary")
 
 
 tanh, tanh_ = unary_float("tanh", np.tanh, _tanh_vjp, saves=("result",))
@@ -221,7 +233,7 @@ tanh, tanh_ = unary_float("tanh", np.tanh, _tanh_vjp, saves=("result",))
 
 def _sqrt_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return div(g, mul(y, 2))
+    return g / (y * 2)
 
 
 sqrt, sqrt_ = unary_float("sqrt", np.sqrt, _sqrt_vjp, saves=("result",))
@@ -235,10 +247,25 @@ def _sigmoid_kernel(a):
 
 def _sigmoid_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(g, mul(y, rsub(y, 1)))
+    return sigmoid_backward(g, y)
 
 
-sigmoid = defop("sigmoid(Tensor self) -> Tensor", _sigmoid_kernel, vjp=_sigmoid_vjp, saves=("result",))
+def _sigmoid_backward_kernel(g, y):
+    return g * y * (1 - y)
+
+
+def _sigmoid_backward_vjp(ctx, gg):
+    g, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (sigmoid_backward(gg, y) if need[0] else None, gg * g * (1 - y * 2) if need[1] else None)
+
+
+sigmoid_backward = defop("sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor", _sigmoid_backward_kernel,
+                         vjp=_sigmoid_backward_vjp, saves=("grad_output", "output"), fast="binary")
+
+
+sigmoid = defop("sigmoid(Tensor self) -> Tensor", _sigmoid_kernel, vjp=_sigmoid_vjp, saves=("result",),
+                fast="unary")
 sigmoid_ = defop("sigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_sigmoid_kernel), vjp=_sigmoid_vjp,
                  saves=("result",), node_name="SigmoidBackward0")
 
@@ -257,7 +284,7 @@ def _rsub_vjp(ctx, g):
 
 
 rsub = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _rsub_kernel, vjp=_rsub_vjp,
-             attrs=("alpha",))
+             attrs=("alpha",), fast="binary")
 
 
 def _pow_kernel(a, b):
@@ -289,7 +316,7 @@ def _pow_vjp(ctx, g):
 
 
 pow = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_kernel, vjp=_pow_vjp,
-            saves=("self", "exponent"))
+            saves=("self", "exponent"), fast="binary")
 pow_ = defop("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", inplace_kernel(_pow_kernel),
              vjp=_pow_vjp, saves=("self", "exponent"), node_name="PowBackward0")
 

@@ -294,11 +294,13 @@ _META_NAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8":
 
 
 def _random_draw(a, low: int, high: int, generator) -> np.ndarray:
-    # integers() takes an exclusive upper bound; sample in int64 space (or Python ints beyond it)
-    upper = high + 1
-    if upper <= np.iinfo(np.int64).max:
-        return _rng(generator).integers(low, upper, a.shape, dtype=np.int64)
-    return _rng(generator).integers(low, upper, a.shape, dtype=np.uint64)
+    """Integers in [low, high] (inclusive). Spans wider than int64 are drawn as uint64 offsets; adding
+    ``low`` then wraps around in int64 to the right value, since every result fits in int64."""
+    span = high - low + 1
+    if span <= np.iinfo(np.int64).max:
+        return low + _rng(generator).integers(0, span, a.shape, dtype=np.int64)
+    offsets = _rng(generator).integers(0, span, a.shape, dtype=np.uint64)
+    return offsets.astype(np.int64) + np.int64(low)
 
 
 def _random_from_kernel(a, from_, to=None, generator=None):

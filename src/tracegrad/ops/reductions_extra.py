@@ -150,9 +150,7 @@ def _sum_vjp(ctx, g):
 
 
 def _sum_full_vjp(ctx, g):
-    from .views import expand
-
-    return expand(g, ctx.input_shapes[0])
+    return _expand_grad(g, ctx.input_shapes[0], None, False)
 
 
 _sum_full = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", _sum_full_kernel,
@@ -194,10 +192,9 @@ def _mean_vjp(ctx, g):
 
 def _mean_full_vjp(ctx, g):
     from .pointwise import div
-    from .views import expand
 
     shape = ctx.input_shapes[0]
-    return div(expand(g, shape), math.prod(shape))
+    return div(_expand_grad(g, shape, None, False), math.prod(shape))
 
 
 _mean_full = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", _mean_full_kernel,
@@ -238,8 +235,9 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=N
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_type_name(input.dtype.np)}")
-    counts = sum(logical_not(_isnan(input)), dim, keepdim)
-    result = div(nansum(input, dim, keepdim, dtype=dtype), counts)
+    total = nansum(input, dim, keepdim, dtype=dtype)
+    counts = sum(logical_not(_isnan(input)), dim, keepdim, dtype=total.dtype)
+    result = div(total, counts)
     return _store_out(result, out)
 
 
@@ -274,18 +272,25 @@ def prod_safe_zeros_backward(g: Tensor, x: Tensor, dim: int) -> Tensor:
     """Gradient of prod along ``dim`` that is exact with zeros: g times the product of all the *other*
     elements, formed from exclusive cumulative products from both ends (no division)."""
     from .pointwise import mul
-    from .shape import cat
-    from .views import narrow
 
-    n = x.shape[dim]
-    if n == 0:
+    if x.shape[dim] == 0:
         return mul(g, x)
-    ones_shape = list(x.shape)
-    ones_shape[dim] = 1
-    ones = _const(np.ones(ones_shape, dtype=x.dtype.np))
-    left = cumprod(cat([ones, narrow(x, dim, 0, n - 1)], dim), dim)
-    right = flip(cumprod(cat([ones, flip(narrow(x, dim, 1, n - 1), dim)], dim), dim), dim)
+    left = exclusive_cumprod(x, dim)
+    right = flip(exclusive_cumprod(flip(x, dim), dim), dim)
     return mul(g, mul(left, right))
+
+
+def exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
+    """[1, x0, x0 x1, ...] along ``dim``: the cumulative product shifted by one (no division)."""
+    from .indexing import index
+    from .pointwise import where
+
+    d = wrap_dim(dim, x.ndim)
+    n = x.shape[d]
+    shifted = index(cumprod(x, d), [None] * d + [_const(np.maximum(np.arange(n) - 1, 0))])
+    first = np.zeros([n if k == d else 1 for k in range(x.ndim)], dtype=bool)
+    first.flat[0] = True
+    return where(_const(first), 1.0, shifted)
 
 
 def _prod_grad(g: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
@@ -304,7 +309,7 @@ def _prod_full_vjp(ctx, g):
     if x.ndim == 0:
         return g
     flat = reshape(x, (-1,))
-    return reshape(_prod_grad(g, flat, result, 0), tuple(x.shape))
+    return reshape(_prod_grad(reshape(g, (1,)), flat, reshape(result, (1,)), 0), tuple(x.shape))
 
 
 def _prod_dim_vjp(ctx, g):
@@ -334,14 +339,24 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
 # ---- max / min / amax / amin -------------------------------------------------------------------------------
 
 
-def _evenly_distribute(g: Tensor, x: Tensor, value: Tensor, dim=None) -> Tensor:
+def _evenly_distribute(g: Tensor, x: Tensor, value: Tensor, dim=None, nan_selects: bool = True) -> Tensor:
     """PyTorch's evenly_distribute_backward: the gradient split among the elements equal to ``value``
-    (``value`` broadcast against ``x``); NaN results select the NaN inputs."""
+    (``value`` broadcast against ``x``). With ``nan_selects`` a NaN result selects the NaN inputs; without
+    (amax/amin, PyTorch's scale_grad_by_count) nothing matches a NaN and the gradient is NaN."""
     from .pointwise import div, eq, logical_and, logical_or, mul
 
-    mask = logical_or(eq(x, value), logical_and(_isnan(x), _isnan(value)))
+    mask = eq(x, value)
+    if nan_selects:
+        mask = logical_or(mask, logical_and(_isnan(x), _isnan(value)))
     counts = sum(mask, dim, True) if dim is not None else sum(mask)
     return mul(div(g, counts), mask)
+
+
+def _full_evenly_distribute(g: Tensor, x: Tensor, value: Tensor) -> Tensor:
+    # 0-d g and value are reshaped to x's rank first: a broadcast 0-d operand would need its gradient
+    # reduced to shape (), which sum_to_size gets wrong (see the report).
+    shape = tuple(x.shape)
+    return _evenly_distribute(restore_dims(g, shape, None, False), x, restore_dims(value, shape, None, False))
 
 
 def _full_extreme(name: str, np_fn):
@@ -353,7 +368,7 @@ def _full_extreme(name: str, np_fn):
 
     def vjp(ctx, g):
         x, result = ctx.saved_tensors
-        return _evenly_distribute(g, x, result)
+        return _full_evenly_distribute(g, x, result)
 
     return defop(f"{name}(Tensor self) -> Tensor", kernel, vjp=vjp, saves=("self", "result"),
                  node_name=f"{name.capitalize()}Backward1")
@@ -454,7 +469,7 @@ def _amax_kernel_for(name: str, np_fn):
         shape = ctx.input_shapes[0]
         dims = _axes(dim, len(shape))
         value = restore_dims(result, shape, dims, keepdim)
-        return _evenly_distribute(restore_dims(g, shape, dims, keepdim), x, value, list(dims))
+        return _evenly_distribute(restore_dims(g, shape, dims, keepdim), x, value, list(dims), False)
 
     return kernel, vjp
 
@@ -580,6 +595,11 @@ def _var_parts(a, dim, correction, name: str):
     axes = _dims_arg(dim, a.ndim)
     corr = 1 if correction is None else correction
     n = _count(a.shape, dim)
+    if n - corr <= 0:
+        import warnings
+
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=6)
     if a.size:
         mean = np.mean(a, axis=axes, keepdims=True)
     else:
@@ -829,7 +849,12 @@ def _scan_inplace(kernel):
     def inplace(a, dim, dtype=None):
         from .pointwise import write_into
 
-        write_into(a, kernel(a, dim, dtype if dtype is not None else _type_of(a)))
+        dt = _np_dtype(dtype)
+        if dt is not None and dt != a.dtype:
+            have, want = _type_name(a.dtype).lower(), _type_name(dt).lower()
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {have} and output tensor dtype {want} "
+                               "should match")
+        write_into(a, kernel(a, dim, _type_of(a)))
         return a
 
     return inplace
@@ -928,11 +953,11 @@ def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
     n = x.shape[d]
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
-    idx = np.take(sort_indices(x, d, largest), np.arange(k), axis=d)
+    idx = np.take(sort_indices(x, d, largest), np.arange(k), axis=d).astype(np.int64)
     vals = np.take_along_axis(x, idx, d)
-    if a.ndim == 0:
-        return vals.reshape(()) if k else vals.reshape(0), idx.astype(np.int64).reshape(()) if k else idx
-    return vals, idx.astype(np.int64)
+    if a.ndim == 0 and k == 1:  # a 0-d input keeps its shape
+        return vals.reshape(()), idx.reshape(())
+    return vals, idx
 
 
 topk = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
@@ -989,7 +1014,7 @@ def _median_full_kernel(a):
 
 def _median_full_vjp(ctx, g):
     x, result = ctx.saved_tensors
-    return _evenly_distribute(g, x, result)
+    return _full_evenly_distribute(g, x, result)
 
 
 _median_full = defop("median(Tensor self) -> Tensor", _median_full_kernel, vjp=_median_full_vjp,

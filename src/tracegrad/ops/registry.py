@@ -31,9 +31,8 @@ _ndarray = np.ndarray
 class OpNode(Node):
     """Backward node of a registered operator; ``name()`` is PyTorch's, e.g. ``MulBackward0``."""
 
-    __slots__ = ("_saved", "_attrs")
+    __slots__ = ("_saved", "_attrs", "_out_meta")
     _op: OpDef
-    _out_meta = None  # (shape, dtype) of each output, for multi-output nodes
 
     def apply(self, grads):
         op = self._op
@@ -53,7 +52,7 @@ class OpNode(Node):
 
     @property
     def saved_tensors(self) -> tuple:
-        return tuple(_unpack(s, self) for s in self._saved)
+        return tuple([s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self) for s in self._saved])
 
     @property
     def attrs(self) -> tuple:
@@ -272,9 +271,7 @@ class OpDef:
             out._data = result
             out._rg = False
             out._grad_fn = None
-            out._output_nr = 0
             out._vc = None
-            out._base = None
             if STATE.inference:
                 out._inference = True
             outs = (out,)
@@ -344,10 +341,12 @@ class OpDef:
         return tuple(edges), tuple(meta)
 
     def _new_node(self, args: tuple) -> Node:
-        node = self.node_class()
+        node = _new(self.node_class)
+        node._seq = STATE.next_sequence_nr
         node._edges, node._in_meta = self._edges_and_meta(args)
-        node._attrs = tuple(_attr_value(args, i) for i in self.attr_idx) if self.attr_idx else ()
+        node._attrs = tuple([_attr_value(args, i) for i in self.attr_idx]) if self.attr_idx else ()
         node._saved = ()
+        node._out_meta = None
         return node
 
     def _record(self, args: tuple, outs: tuple) -> Node:
@@ -356,20 +355,38 @@ class OpDef:
         for o in outs:
             if o._data.dtype.kind in "fc":
                 o._grad_fn = node
-                o._output_nr = n
+                if n:
+                    o._output_nr = n
                 o._rg = True
             n += 1
         if n != 1:
             node._n_out = n
-        node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
+        node._out_meta = tuple([(o._data.shape, o._data.dtype) for o in outs])
         if self.save_spec:
-            node._saved = tuple(_save(args, outs, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
-                                for (kind, idx), cond in zip(self.save_spec, self.save_conditions))
+            node._saved = tuple([_save(args, outs, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
+                                 for (kind, idx), cond in zip(self.save_spec, self.save_conditions)])
         if STATE.anomaly:
             from ..autograd import anomaly_mode
 
             anomaly_mode.record_forward_trace(node)
         return node
+
+
+class UnaryPointwiseOp(OpDef):
+    """Unary elementwise ops; each gets a subclass whose ``__call__`` is ``fastpath.unary``."""
+
+
+class BinaryPointwiseOp(OpDef):
+    """Broadcasting binary ops; each gets a subclass whose ``__call__`` is ``fastpath.binary``."""
+
+
+def _edge(t: Tensor) -> tuple:
+    if not t._rg:
+        return NO_EDGE
+    fn = t._grad_fn
+    if fn is None or t._base is not None:
+        return gradient_edge(t)
+    return (fn, t._output_nr)
 
 
 def _needs_grad(value) -> bool:
@@ -454,9 +471,30 @@ def not_implemented(name: str):
     return vjp
 
 
-def defop(schema: str, kernel: Callable, vjp: Callable | None = None, **rules) -> OpDef:
-    """Declare an operator (see :class:`OpDef`)."""
-    return OpDef(schema, kernel, vjp=vjp, **rules)
+_FAST_PATHS: dict = {}
+
+
+def defop(schema: str, kernel: Callable, vjp: Callable | None = None, *, fast: str | None = None,
+          ufunc=None, **rules) -> OpDef:
+    """Declare an operator (see :class:`OpDef`). ``fast="unary"|"binary"`` selects a straight-line eager path
+    for pointwise ops called as ``op(tensor)`` / ``op(tensor, tensor_or_number)``."""
+    cls = _FAST_PATHS.get(fast, OpDef)
+    op = cls(schema, kernel, vjp=vjp, **rules)
+    op.ufunc = ufunc  # the plain NumPy function to call when no dtype promotion is needed
+    if cls is not OpDef:
+        # Values of the trailing defaulted parameters (e.g. alpha=1) and their attrs for the fast path.
+        op.trailing_defaults = op.defaults[2:] if cls is BinaryPointwiseOp else ()
+        full = (None, None) + op.trailing_defaults
+        op.default_attrs = tuple(full[i] for i in op.attr_idx if isinstance(i, int))
+        from . import fastpath
+
+        call = fastpath.binary(op) if cls is BinaryPointwiseOp else fastpath.unary(op)
+        op.__class__ = type(f"{cls.__name__}_{op.name}", (cls,), {"__call__": call})
+        op.dunder = fastpath.binary(op, dunder=True) if cls is BinaryPointwiseOp else None
+    return op
+
+
+_FAST_PATHS.update(unary=UnaryPointwiseOp, binary=BinaryPointwiseOp)
 
 
 def get(name: str) -> OpDef:

@@ -1221,6 +1221,10 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
     return tuple(split_int(tensor, split_size_or_sections, dim))
 
 
+def _split_method(self: Tensor, split_size, dim: int = 0):
+    return split(self, split_size, dim)
+
+
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
     from .views import slice as slice_op
 
@@ -1441,11 +1445,11 @@ _searchsorted = defop("searchsorted.Tensor(Tensor sorted_sequence, Tensor self, 
 
 def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
                  side: str | None = None, sorter=None, out=None) -> Tensor:
-    return _call(_searchsorted, sorted_sequence, _value_tensor(input, sorted_sequence), out=out,
+    return _call(_searchsorted, sorted_sequence, _value_tensor(input), out=out,
                  out_int32=out_int32, right=right, side=side, sorter=sorter)
 
 
-def _value_tensor(value, like: Tensor):
+def _value_tensor(value):
     """A Python number as a 0-dim tensor of its natural dtype (searchsorted's Scalar overload)."""
     if isinstance(value, Tensor):
         return value
@@ -1457,7 +1461,7 @@ def _value_tensor(value, like: Tensor):
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
-    return _call(_searchsorted, boundaries, _value_tensor(input, boundaries), out=out, out_int32=out_int32,
+    return _call(_searchsorted, boundaries, _value_tensor(input), out=out, out_int32=out_int32,
                  right=right)
 
 
@@ -1570,7 +1574,8 @@ METHODS = {
     "masked_fill": masked_fill, "masked_fill_": masked_fill_, "masked_scatter": masked_scatter,
     "masked_scatter_": masked_scatter_, "masked_select": masked_select, "take_along_dim": take_along_dim,
     "narrow_copy": narrow_copy, "nonzero": nonzero, "argwhere": argwhere, "broadcast_to": broadcast_to,
-    "tensor_split": tensor_split, "split_with_sizes": split_with_sizes, "hsplit": hsplit, "vsplit": vsplit,
-    "dsplit": dsplit, "unique": unique, "unique_consecutive": unique_consecutive, "bincount": bincount,
-    "histc": histc, "cummax": cummax, "cummin": cummin, "diff": diff,
+    "tensor_split": tensor_split, "split": _split_method, "split_with_sizes": split_with_sizes,
+    "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "unique": unique,
+    "unique_consecutive": unique_consecutive, "bincount": bincount, "histc": histc, "cummax": cummax,
+    "cummin": cummin, "diff": diff,
 }

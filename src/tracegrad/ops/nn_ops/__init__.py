@@ -6,7 +6,7 @@ on top; ``PUBLIC``/``METHODS`` put the ones PyTorch also has at the top level (`
 
 from __future__ import annotations
 
-from . import activation, linear, loss
+from . import activation, conv, linear, loss, misc, norm, pool, resample
 from .public import METHODS, PUBLIC
 
-__all__ = ["activation", "linear", "loss", "PUBLIC", "METHODS"]
+__all__ = ["activation", "conv", "linear", "loss", "misc", "norm", "pool", "resample", "PUBLIC", "METHODS"]

@@ -116,6 +116,8 @@ def _count_hits(hit, dim, keepdim, shape):
 vector_norm = defop("_nn_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False) -> Tensor",
                     _norm_kernel, vjp=_norm_vjp, saves=("self", "result"), attrs=("ord", "dim", "keepdim"),
                     node_name="LinalgVectorNormBackward0")
+norm = defop("_nn_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False) -> Tensor", _norm_kernel,
+             vjp=_norm_vjp, saves=("self", "result"), attrs=("ord", "dim", "keepdim"), node_name="NormBackward1")
 
 
 # ---- erf (NumPy has none) ----------------------------------------------------------------------------------------

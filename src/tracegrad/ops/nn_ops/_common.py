@@ -111,3 +111,12 @@ def expand_grad_for_reduction(g, shape: tuple, reduction: int):
         n = int(np.prod(shape)) if shape else 1
         return g / n if n else g
     return g
+
+
+def expand_param(value, n: int) -> tuple:
+    """An int-or-sequence size argument as an ``n``-tuple (``2`` -> ``(2, 2)``)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1:
+            return (int(value[0]),) * n
+        return tuple(int(v) for v in value)
+    return (int(value),) * n

@@ -19,9 +19,11 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..._tensor import Tensor
 from ..reductions import sum as sum_op
 from ..registry import defop
-from ._common import check_float
+from ..views import squeeze, unsqueeze
+from ._common import check_float, expand_param
 
 # ---- geometry -----------------------------------------------------------------------------------------------------
 
@@ -269,6 +271,52 @@ convolution = defop(
     "bool transposed, int[] output_padding, int groups) -> Tensor", _convolution_kernel, vjp=_convolution_vjp,
     saves=("input", "weight"), attrs=("stride", "padding", "dilation", "transposed", "groups"),
     node_name="ConvolutionBackward0")
+
+
+def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
+    """``conv{nd}d`` argument handling: int-or-tuple sizes, 'same'/'valid' padding, unbatched input."""
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got input "
+                           f"of size: {list(input.shape)}")
+    unbatched = input.ndim == nd + 1
+    x = unsqueeze(input, 0) if unbatched else input
+    stride, dilation = expand_param(stride, nd), expand_param(dilation, nd)
+    if isinstance(padding, str):
+        if padding == "valid":
+            pad = (0,) * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+            pad = tuple(t // 2 for t in totals)
+            extra = [t % 2 for t in totals]
+            if any(extra):  # asymmetric: pad the extra element on the right first, as PyTorch does
+                from .misc import constant_pad_nd
+
+                flat: list[int] = []
+                for e in reversed(extra):
+                    flat += [0, e]
+                x = constant_pad_nd(x, tuple(flat), 0)
+        else:
+            raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
+    else:
+        pad = expand_param(padding, nd)
+    out = convolution(x, weight, bias, stride, pad, dilation, False, (0,) * nd, groups)
+    return squeeze(out, [0]) if unbatched else out
+
+
+def conv_transpose_nd(input: Tensor, weight: Tensor, bias, stride, padding, output_padding, groups: int, dilation,
+                      nd: int) -> Tensor:
+    if isinstance(padding, str):
+        raise TypeError(f"conv_transpose{nd}d(): argument 'padding' must be tuple of ints, not str")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv_transpose{nd}d, but "
+                           f"got input of size: {list(input.shape)}")
+    unbatched = input.ndim == nd + 1
+    x = unsqueeze(input, 0) if unbatched else input
+    out = convolution(x, weight, bias, expand_param(stride, nd), expand_param(padding, nd),
+                      expand_param(dilation, nd), True, expand_param(output_padding, nd), groups)
+    return squeeze(out, [0]) if unbatched else out
 
 
 # ---- unfold / fold (im2col / col2im) ---------------------------------------------------------------------------------

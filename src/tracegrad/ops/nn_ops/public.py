@@ -8,6 +8,7 @@ from ..._tensor import Tensor
 from ...backend.dtypes import to_dtype
 from ..creation import to_dtype as cast
 from . import activation as act
+from . import conv, linear, misc, norm
 
 
 def _maybe_cast(input: Tensor, dtype) -> Tensor:
@@ -36,12 +37,67 @@ def relu_(input: Tensor) -> Tensor:
     return act.relu_(input)
 
 
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    return misc.dropout(input, p, train)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    return norm.layer_norm(input, shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    return norm.group_norm(input, num_groups, weight, bias, eps)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
+    return norm.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                  cudnn_enabled=True):
+    return norm.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return misc.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return misc.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    return misc.cosine_similarity(x1, x2, dim, eps)
+
+
 PUBLIC = {
     "relu": relu, "relu_": relu_, "softmax": softmax, "log_softmax": log_softmax,
     "selu": act.selu, "selu_": act.selu_, "celu": lambda input, alpha=1.0: act.celu(input, alpha),
     "celu_": lambda input, alpha=1.0: act.celu_(input, alpha),
     "threshold": lambda input, threshold, value: act.threshold(input, threshold, value),
     "threshold_": lambda input, threshold, value: act.threshold_(input, threshold, value),
+    "dropout": dropout, "conv1d": conv1d, "conv2d": conv2d, "conv_transpose1d": conv_transpose1d,
+    "conv_transpose2d": conv_transpose2d, "layer_norm": layer_norm, "group_norm": group_norm,
+    "batch_norm": batch_norm, "instance_norm": instance_norm, "embedding": embedding, "bilinear": linear.bilinear,
+    "pairwise_distance": pairwise_distance, "cosine_similarity": cosine_similarity,
+    "constant_pad_nd": lambda input, pad, value=0: misc.constant_pad_nd(input, tuple(pad), value),
 }
 
 METHODS = {

@@ -1,0 +1,610 @@
+"""``tracegrad.nn.functional``: PyTorch's ``torch.nn.functional`` names, signatures and argument handling.
+
+The operators themselves live in ``tracegrad.ops.nn_ops``; this module only normalises arguments
+(reduction strings, int-or-tuple sizes, 'same' padding, unbatched inputs) the way PyTorch's wrappers do.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .._tensor import Tensor
+from ..ops import pointwise as _pw
+from ..ops.nn_ops import activation as _act
+from ..ops.nn_ops import conv as _conv
+from ..ops.nn_ops import linear as _linear
+from ..ops.nn_ops import loss as _loss
+from ..ops.nn_ops import misc as _misc
+from ..ops.nn_ops import norm as _norm
+from ..ops.nn_ops import pool as _pool
+from ..ops.nn_ops._basic import abs as _abs
+from ..ops.nn_ops._common import expand_param
+from ..ops.nn_ops.public import implicit_softmax_dim
+from ..ops.nn_ops.public import log_softmax as _log_softmax
+from ..ops.nn_ops.public import softmax as _softmax
+from ..ops.views import squeeze as _squeeze
+from ..ops.views import unsqueeze as _unsqueeze
+
+__all__ = [
+    "linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
+    "celu", "celu_", "gelu", "silu", "mish", "softplus", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid",
+    "sigmoid", "tanh", "softmax", "log_softmax", "softmin", "threshold", "threshold_", "logsigmoid", "softsign",
+    "tanhshrink", "glu", "prelu", "hardshrink", "softshrink", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+    "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "layer_norm", "group_norm", "batch_norm",
+    "instance_norm", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
+    "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "embedding", "pad", "one_hot",
+    "normalize", "cosine_similarity", "pairwise_distance", "unfold", "fold", "interpolate", "upsample",
+]
+
+
+# ---- argument helpers -------------------------------------------------------------------------------------------
+
+_pair = expand_param
+
+
+class _Reduction:
+    @staticmethod
+    def get_enum(reduction: str) -> int:
+        if reduction == "none":
+            return 0
+        if reduction == "mean":
+            return 1
+        if reduction == "elementwise_mean":
+            warnings.warn("reduction='elementwise_mean' is deprecated, please use reduction='mean' instead.",
+                          stacklevel=3)
+            return 1
+        if reduction == "sum":
+            return 2
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+    @staticmethod
+    def legacy_get_string(size_average, reduce, emit_warning: bool = True) -> str:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
+        if emit_warning:
+            warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                          stacklevel=3)
+        return ret
+
+
+def _reduction(size_average, reduce, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        return _Reduction.legacy_get_string(size_average, reduce)
+    return reduction
+
+
+def _warn_target_size(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=3)
+
+
+# ---- linear ------------------------------------------------------------------------------------------------------
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    return _linear.linear(input, weight, bias)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    return _linear.bilinear(input1, input2, weight, bias)
+
+
+# ---- activations --------------------------------------------------------------------------------------------------
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _act.relu_(input) if inplace else _act.relu(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return _act.relu_(input)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    return (_act.threshold_ if inplace else _act.threshold)(input, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _act.threshold_(input, threshold, value)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return (_act.hardtanh_ if inplace else _act.hardtanh)(input, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, True)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return (_act.leaky_relu_ if inplace else _act.leaky_relu)(input, negative_slope)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return _act.leaky_relu_(input, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return (_act.elu_ if inplace else _act.elu)(input, alpha, 1.0, 1.0)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return _act.elu_(input, alpha, 1.0, 1.0)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _act.selu_(input) if inplace else _act.selu(input)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return _act.selu_(input)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return (_act.celu_ if inplace else _act.celu)(input, alpha)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return _act.celu_(input, alpha)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    return _act.gelu(input, approximate=approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _act.silu_(input) if inplace else _act.silu(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _act.mish_(input) if inplace else _act.mish(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return _act.softplus(input, beta, threshold)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _act.hardswish_(input) if inplace else _act.hardswish(input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    return _act.hardsigmoid_(input) if inplace else _act.hardsigmoid(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return _pw.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return _pw.tanh(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    return _pw.neg(_act.softplus(_pw.neg(input), 1, 20))
+
+
+def softsign(input: Tensor) -> Tensor:
+    return _pw.div(input, _pw.add(_abs(input), 1))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return _pw.sub(input, _pw.tanh(input))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    return _pw.where(_pw.gt(_abs(input), lambd), input, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    shrunk = _pw.where(_pw.gt(input, lambd), _pw.sub(input, lambd), _pw.add(input, lambd))
+    return _pw.where(_pw.gt(_abs(input), lambd), shrunk, 0.0)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    from ..ops.views import chunk
+
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size "
+                           f"{input.shape[dim]}")
+    a, b = chunk(input, 2, dim)
+    return _pw.mul(a, _pw.sigmoid(b))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    from ..ops.views import reshape
+
+    w = weight
+    if weight.numel() != 1 and input.ndim >= 2:
+        w = reshape(weight, (1, -1) + (1,) * (input.ndim - 2))
+    return _pw.where(_pw.gt(input, 0), input, _pw.mul(w, input))
+
+
+def _softmax_dim(name: str, input: Tensor, dim, stacklevel: int) -> int:
+    return implicit_softmax_dim(name, input.ndim, stacklevel + 1) if dim is None else dim
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return _softmax(input, _softmax_dim("softmax", input, dim, _stacklevel), dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    return _log_softmax(input, _softmax_dim("log_softmax", input, dim, _stacklevel), dtype)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    dim = _softmax_dim("softmin", input, dim, _stacklevel)
+    if dtype is not None:
+        from ..ops.nn_ops.public import _maybe_cast
+
+        input = _maybe_cast(input, dtype)
+    return _softmax(_pw.neg(input), dim)
+
+
+# ---- losses --------------------------------------------------------------------------------------------------------
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    return _loss.cross_entropy(input, target, weight, _Reduction.get_enum(reduction), ignore_index, label_smoothing)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    return _loss.nll_loss(input, target, weight, _Reduction.get_enum(reduction), ignore_index)
+
+
+def _weighted(elementwise: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Tensor:
+    from ..ops.reductions import sum as _sum
+
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = _pw.mul(elementwise, weight)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return _sum(loss, None, False, None)
+    if reduction == "mean":
+        return _pw.div(_sum(loss, None, False, None), _sum(weight, None, False, None))
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def _broadcast(input: Tensor, target: Tensor) -> tuple:
+    from ..ops.views import expand
+
+    shape = tuple(__import__("numpy").broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+    a = input if tuple(input.shape) == shape else expand(input, shape)
+    b = target if tuple(target.shape) == shape else expand(target, shape)
+    return a, b
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    _warn_target_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    a, b = _broadcast(input, target)
+    if weight is not None:
+        diff = _pw.sub(a, b)
+        return _weighted(_pw.mul(diff, diff), weight, input, reduction)
+    return _loss.mse_loss(a, b, _Reduction.get_enum(reduction))
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    _warn_target_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    a, b = _broadcast(input, target)
+    if weight is not None:
+        return _weighted(_abs(_pw.sub(a, b)), weight, input, reduction)
+    return _loss.l1_loss(a, b, _Reduction.get_enum(reduction))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    _warn_target_size(input, target)
+    reduction = _reduction(size_average, reduce, reduction)
+    a, b = _broadcast(input, target)
+    return _loss.smooth_l1_loss(a, b, _Reduction.get_enum(reduction), beta)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    _warn_target_size(input, target)
+    a, b = _broadcast(input, target)
+    if weight is not None:
+        elementwise = _loss.huber_loss(a, b, 0, delta)
+        return _weighted(elementwise, weight, input, reduction)
+    return _loss.huber_loss(a, b, _Reduction.get_enum(reduction), delta)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    enum = _Reduction.get_enum(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        from ..ops.views import expand
+
+        import numpy as np
+
+        weight = expand(weight, tuple(np.broadcast_shapes(tuple(weight.shape), tuple(input.shape))))
+    return _loss.binary_cross_entropy(input, target, weight, enum)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                                     reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    reduction = _reduction(size_average, reduce, reduction)
+    enum = _Reduction.get_enum(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    return _loss.binary_cross_entropy_with_logits(input, target, weight, pos_weight, enum)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _loss.kl_div(input, target, reduction, log_target)
+
+
+# ---- dropout ---------------------------------------------------------------------------------------------------------
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    return _misc.dropout(input, p, training, inplace)
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, spatial: int, name: str) -> Tensor:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    nd = input.ndim
+    if nd not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a {nd}D input. "
+                           f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
+                           "dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                           f"{spatial + 1}D or {spatial + 2}D inputs).")
+    shape = tuple(input.shape[:nd - spatial]) + (1,) * spatial
+    return _misc.dropout(input, p, training, inplace, mask_shape=shape)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """SELU-preserving dropout: dropped units go to the negative saturation value, then an affine fix."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    import numpy as np
+
+    from .._factories import _rng
+    from .._tensor import _wrap
+
+    alpha_p = -_act.SELU_ALPHA * _act.SELU_SCALE
+    keep = (_rng(None).random(tuple(input.shape)) >= p).astype(input._data.dtype)
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    mask = _wrap(keep * a)
+    shift = _wrap(((1 - keep) * alpha_p * a + b).astype(input._data.dtype))
+    out = _pw.add(_pw.mul(input, mask), shift)
+    _ = np
+    return input.copy_(out) if inplace else out
+
+
+# ---- normalisation ------------------------------------------------------------------------------------------------
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    return _norm.layer_norm(input, shape, weight, bias, eps)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    return _norm.group_norm(input, num_groups, weight, bias, eps)
+
+
+def _verify_batch_size(size) -> None:
+    count = size[0]
+    for s in size[2:]:
+        count *= s
+    if count == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    if training:
+        _verify_batch_size(input.size())
+    return _norm.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    if use_input_stats:
+        size = input.size()
+        count = 1
+        for s in size[2:]:
+            count *= s
+        if count == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+    return _norm.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+# ---- convolution ---------------------------------------------------------------------------------------------------
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    return _conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+           groups: int = 1) -> Tensor:
+    return _conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    return _conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    return _conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    return _conv.unfold(input, _pair(kernel_size, 2), _pair(dilation, 2), _pair(padding, 2), _pair(stride, 2))
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    return _conv.fold(input, _pair(output_size, 2), _pair(kernel_size, 2), _pair(dilation, 2), _pair(padding, 2),
+                      _pair(stride, 2))
+
+
+# ---- pooling ------------------------------------------------------------------------------------------------------
+
+def _stride_or_kernel(stride, kernel: tuple, n: int) -> tuple:
+    if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
+        return kernel
+    return _pair(stride, n)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    k = _pair(kernel_size, 2)
+    out, indices = _pool.max_pool2d_with_indices(input, k, _stride_or_kernel(stride, k, 2), _pair(padding, 2),
+                                                 _pair(dilation, 2), ceil_mode)
+    return (out, indices) if return_indices else out
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    k = _pair(kernel_size, 1)
+    s = _stride_or_kernel(stride, k, 1)
+    out, indices = _pool.max_pool2d_with_indices(_unsqueeze(input, -2), (1,) + k, (1,) + s,
+                                                 (0,) + _pair(padding, 1), (1,) + _pair(dilation, 1), ceil_mode)
+    out = _squeeze(out, [-2])
+    return (out, _squeeze(indices, [-2])) if return_indices else out
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None) -> Tensor:
+    k = _pair(kernel_size, 2)
+    return _pool.avg_pool2d(input, k, _stride_or_kernel(stride, k, 2), _pair(padding, 2), ceil_mode,
+                            count_include_pad, divisor_override)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    k = _pair(kernel_size, 1)
+    s = _stride_or_kernel(stride, k, 1)
+    out = _pool.avg_pool2d(_unsqueeze(input, -2), (1,) + k, (1,) + s, (0,) + _pair(padding, 1), ceil_mode,
+                           count_include_pad, None)
+    return _squeeze(out, [-2])
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    sizes = (output_size, output_size) if not isinstance(output_size, (tuple, list)) else tuple(output_size)
+    return _misc.adaptive_avg_pool(input, sizes)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    size = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
+    return _misc.adaptive_avg_pool(input, (size,))
+
+
+# ---- embedding, padding, resampling, distances -------------------------------------------------------------------------
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    if padding_idx is not None:
+        n = weight.shape[0]
+        if padding_idx > 0:
+            if padding_idx >= n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = n + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        from ..autograd.grad_mode import no_grad
+
+        with no_grad():
+            _misc.embedding_renorm_(weight, input, max_norm, norm_type)
+    return _misc.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    return _misc.pad(input, pad, mode, value)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    return _misc.one_hot(tensor, num_classes)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    result = _misc.normalize(input, p, dim, eps)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    return _misc.cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    return _misc.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                recompute_scale_factor=None, antialias: bool = False) -> Tensor:
+    return _misc.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)

@@ -1,0 +1,162 @@
+"""Straight-line eager paths for pointwise operators.
+
+Most operator calls in real programs are small elementwise ops, and in Python the per-call overhead
+dominates their cost. These closures do what ``OpDef._eager`` + ``_record`` do for the common case
+(plain tensors or Python numbers, no transform, no observer, no anomaly or inference mode), with every
+constant bound in the closure, and fall back to the general path for everything else. They become the
+``__call__`` of a per-operator subclass (and the Tensor's operator methods), so a call costs one Python
+frame. They must behave exactly like the general path: the generic OpInfo tests run both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._state import STATE, next_sequence_nr
+from .._tensor import Tensor, _new
+from ..autograd.edges import NO_EDGE, gradient_edge
+from ..autograd.saved import SavedTensor
+
+_ndarray = np.ndarray
+_asarray = np.asarray
+_make_saved = SavedTensor._make
+_OPERANDS = (Tensor, int, float, complex, bool, np.ndarray, np.generic)
+
+
+def _edge(t: Tensor) -> tuple:
+    fn = t._grad_fn
+    if fn is None or t._base is not None:
+        return gradient_edge(t)
+    return (fn, t._output_nr)
+
+
+def _save_plan(op) -> tuple:
+    """(is_output, index, condition index or -1) per saved value."""
+    return tuple((kind == "out", idx, cond) for (kind, idx), cond in zip(op.save_spec, op.save_conditions))
+
+
+def _saved_values(plan: tuple, full: tuple, out: Tensor) -> tuple:
+    saved = []
+    for is_out, idx, cond in plan:
+        if cond >= 0:
+            c = full[cond]
+            if c.__class__ is not Tensor or not c._rg:
+                saved.append(None)
+                continue
+        if is_out:
+            saved.append(_make_saved(out, True))
+        else:
+            v = full[idx]
+            saved.append(_make_saved(v) if isinstance(v, Tensor) else v)
+    return tuple(saved)
+
+
+def unary(op):
+    """``op(a)`` for a Tensor ``a``; the returned function is the op's ``__call__``."""
+    from .registry import OpDef
+
+    general = OpDef.__call__
+    ufunc, kernel, node_class = op.ufunc, op.kernel, op.node_class
+    plan = _save_plan(op)
+    simple = op.n_params == 1 and not op.is_inplace and not op.attr_idx
+    state = STATE
+
+    def call(self, *args, **kwargs):
+        if kwargs or len(args) != 1 or state.special or not simple:
+            return general(op, *args, **kwargs)
+        a = args[0]
+        if a.__class__ is not Tensor:
+            return general(op, *args)
+        ad = a._data
+        data = ufunc(ad) if ufunc is not None and ad.dtype.kind == "f" else kernel(ad)
+        if data.__class__ is not _ndarray:
+            data = _asarray(data)
+        out = _new(Tensor)
+        out._data = data
+        out._grad_fn = None
+        out._vc = None
+        if a._rg and state.grad_enabled and data.dtype.kind in "fc":
+            node = _new(node_class)
+            node._seq = next_sequence_nr()
+            node._edges = (_edge(a),)
+            meta = ((ad.shape, ad.dtype),)
+            node._in_meta = meta
+            node._attrs = ()
+            node._out_meta = meta if data.dtype is ad.dtype else ((data.shape, data.dtype),)
+            out._grad_fn = node
+            out._rg = True
+            node._saved = _saved_values(plan, (a,), out) if plan else ()
+        else:
+            out._rg = False
+        return out
+
+    return call
+
+
+def binary(op, dunder: bool = False):
+    """``op(a, b)`` for a Tensor ``a`` and a Tensor or Python number ``b``; the returned function is the op's
+    ``__call__``. With ``dunder``, the Python operator method instead (``NotImplemented`` for operands it
+    does not understand)."""
+    from .registry import OpDef
+
+    general = OpDef.__call__
+    ufunc, kernel, node_class = op.ufunc, op.kernel, op.node_class
+    trailing, default_attrs = op.trailing_defaults, op.default_attrs
+    plan = _save_plan(op)
+    state = STATE
+
+    def slow(a, b):
+        if dunder and not isinstance(b, _OPERANDS):
+            return NotImplemented
+        return general(op, a, b)
+
+    def call(self, *args, **kwargs):
+        if kwargs or len(args) != 2:
+            return general(op, *args, **kwargs)
+        return run(args[0], args[1])
+
+    def run(a, b):
+        if a.__class__ is not Tensor or state.special:
+            return slow(a, b)
+        bc = b.__class__
+        ad = a._data
+        if bc is Tensor:
+            bd = b._data
+            brg = b._rg
+            direct = ufunc is not None and ad.dtype is bd.dtype
+        elif bc is float:
+            bd = b
+            brg = False
+            direct = ufunc is not None and ad.dtype.kind == "f"
+        elif bc is int:
+            bd = b
+            brg = False
+            direct = False
+        else:
+            return slow(a, b)
+        data = ufunc(ad, bd) if direct else kernel(ad, bd, *trailing)
+        if data.__class__ is not _ndarray:
+            data = _asarray(data)
+        out = _new(Tensor)
+        out._data = data
+        out._grad_fn = None
+        out._vc = None
+        if (a._rg or brg) and state.grad_enabled and data.dtype.kind in "fc":
+            node = _new(node_class)
+            node._seq = next_sequence_nr()
+            if brg:
+                node._edges = (_edge(a) if a._rg else NO_EDGE, _edge(b))
+                node._in_meta = ((ad.shape, ad.dtype) if a._rg else None, (bd.shape, bd.dtype))
+            else:
+                node._edges = (_edge(a), NO_EDGE)
+                node._in_meta = ((ad.shape, ad.dtype), None)
+            node._attrs = default_attrs
+            node._out_meta = ((data.shape, data.dtype),)
+            out._grad_fn = node
+            out._rg = True
+            node._saved = _saved_values(plan, (a, b) + trailing, out) if plan else ()
+        else:
+            out._rg = False
+        return out
+
+    return run if dunder else call
