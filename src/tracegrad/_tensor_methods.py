@@ -51,10 +51,6 @@ def install() -> None:
     from . import ops
     from .ops import creation, indexing, pointwise, views
 
-    for module in ops.MODULES:
-        for name, fn in getattr(module, "METHODS", {}).items():
-            setattr(Tensor, name, _as_method(fn))
-
     T = Tensor
     # Python operators
     T.__add__ = pointwise.add.dunder
@@ -106,7 +102,7 @@ def install() -> None:
         "view": _view_method, "reshape": _reshape_method, "transpose": views.transpose, "t": views.t,
         "permute": _permute_method, "expand": _expand_method, "select": views.select, "narrow": views.narrow,
         "squeeze": _squeeze_method, "unsqueeze": views.unsqueeze, "diagonal": views.diagonal,
-        "unbind": views.unbind, "split": views.split, "chunk": views.chunk, "unfold": views.unfold,
+        "unbind": views.unbind, "chunk": views.chunk, "unfold": views.unfold,
         "as_strided": views.as_strided, "flatten": views.flatten, "movedim": views.movedim,
         "moveaxis": views.movedim, "swapaxes": views.transpose, "swapdims": views.transpose,
         "matmul": linalg_core.matmul, "mm": linalg_core.mm,
@@ -132,6 +128,10 @@ def install() -> None:
         "swapaxes_": views.transpose,
     }.items():
         setattr(T, name, _inplace_view(fn))
+    # Op families installed last: a family may refine a core method (e.g. split with a list of sizes).
+    for module in ops.MODULES:
+        for name, fn in getattr(module, "METHODS", {}).items():
+            setattr(Tensor, name, _as_method(fn))
     T.mT = property(lambda self: views.transpose(self, -2, -1))
     T.T = property(lambda self: views.permute(self, tuple(range(self.ndim - 1, -1, -1))))
     T.mH = T.mT

@@ -311,7 +311,8 @@ def test_solve_triangular_zero_pivot_and_cholesky_solve():
 @pytest.mark.parametrize("upper", [False, True])
 def test_cholesky(upper):
     compare(lambda L, a: L.linalg.cholesky(_sym(L, a), upper=upper), _spd(2, 3, 3), gradgrad=True)
-    compare(lambda L, a: L.cholesky(_sym(L, a), upper), _spd(3, 3))
+    with pytest.warns(UserWarning, match="torch.cholesky is deprecated"):
+        compare(lambda L, a: L.cholesky(_sym(L, a), upper), _spd(3, 3))
     compare(lambda L, a: L.linalg.cholesky_ex(a), _spd(3, 3))
 
 

@@ -11,6 +11,8 @@ gives, for every element of the view, its flat position in the base: one index m
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .._state import STATE
@@ -54,7 +56,7 @@ def view_index_map(view: Tensor) -> np.ndarray:
     for op, rest, k in view._view_replay:
         out = op.kernel(idx, *rest)
         idx = out[k] if isinstance(out, (tuple, list)) else out
-    idx = np.ascontiguousarray(idx)
+    idx = np.array(idx, order="C")  # (ascontiguousarray would make a 0-d map 1-d)
     view.__dict__["_view_index_cache"] = (view._view_replay, idx)
     return idx
 
@@ -75,7 +77,8 @@ def check_inplace(t: Tensor, will_record: bool) -> None:
     meta = t._creation_meta
     if meta == MULTI_OUTPUT_NODE and (t._rg or will_record):
         fn = t._grad_fn
-        name = fn.name() if fn is not None else "a multi-output view function"
+        # PyTorch 2.13 names the view function without the "Backward0" suffix here.
+        name = re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else "a multi-output view function"
         raise RuntimeError(
             f"Output {t._output_nr} of {name} is a view and is being modified inplace. This view is the output "
             "of a function that returns multiple views. Such functions do not allow the output views to be "

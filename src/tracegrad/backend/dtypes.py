@@ -112,10 +112,19 @@ def to_dtype(d) -> dtype:
 
 # ---- promotion ---------------------------------------------------------------------------------------
 
-# The lattice of PyTorch's promote_types, computed from NumPy's with the two places where they differ
-# (uint8 with signed ints: torch gives the signed int of at least 16 bits, the same as NumPy; bool with
-# anything: the other type). NumPy's table agrees with PyTorch's for the dtypes we support.
+# PyTorch's promote_types. Within a category it agrees with NumPy (int8 with uint8 is int16, float16 with
+# float32 is float32). Across categories PyTorch keeps the higher category's type where NumPy widens:
+# int64 with float32 is float32 (NumPy: float64); float64 with complex64 is complex128 (the wider precision).
 _PROMOTE_CACHE: dict[tuple[dtype, dtype], dtype] = {}
+
+
+def _promote_uncached(a: dtype, b: dtype) -> dtype:
+    if a._category == b._category:
+        return _BY_NP[np.promote_types(a.np, b.np)]
+    low, high = (a, b) if a._category < b._category else (b, a)
+    if high.is_complex and low is float64:
+        return complex128
+    return high
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:
@@ -124,7 +133,7 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     key = (a, b)
     hit = _PROMOTE_CACHE.get(key)
     if hit is None:
-        hit = _BY_NP[np.promote_types(a.np, b.np)]
+        hit = _promote_uncached(a, b)
         _PROMOTE_CACHE[key] = _PROMOTE_CACHE[(b, a)] = hit
     return hit
 

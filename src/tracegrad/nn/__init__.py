@@ -2,4 +2,9 @@
 
 from __future__ import annotations
 
-from . import functional
+from . import functional, init, modules, utils
+from .modules import *  # noqa: F403 - the layer classes, as in torch.nn
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter
+
+__all__ = ["functional", "init", "modules", "utils", "Parameter", "Buffer", *_modules_all]

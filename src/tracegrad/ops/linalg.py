@@ -1287,8 +1287,18 @@ _CholeskyEx = namedtuple("linalg_cholesky_ex", ["L", "info"])
 _CholeskyEx.__module__ = "torch.return_types"
 
 
+_CHOLESKY_DEPRECATED = "\n".join([
+    "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future PyTorch "
+    "release.", "L = torch.cholesky(A)", "should be replaced with", "L = torch.linalg.cholesky(A)", "and",
+    "U = torch.cholesky(A, upper=True)", "should be replaced with", "U = torch.linalg.cholesky(A).mH",
+    "This transform will produce equivalent results for all valid (symmetric positive definite) inputs."])
+
+
 def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """Legacy ``torch.cholesky``."""
+    """Legacy ``torch.cholesky`` (deprecated in PyTorch, which warns)."""
+    import warnings
+
+    warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=2)
     extra = {} if out is None else {"out": out}
     return linalg_cholesky(input, upper=upper, **extra)
 

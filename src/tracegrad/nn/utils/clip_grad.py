@@ -1,0 +1,80 @@
+"""Gradient clipping, in place on ``.grad`` and without autograd (as PyTorch does under ``no_grad``)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..._tensor import Tensor, _wrap
+
+
+def _as_list(parameters) -> list:
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def _vector_norm(a: np.ndarray, p: float) -> np.ndarray:
+    absx = np.abs(a)
+    if p == math.inf:
+        return absx.max() if absx.size else np.zeros((), a.dtype)
+    if p == -math.inf:
+        return absx.min()
+    if p == 0:
+        return np.asarray((absx != 0).sum(), dtype=a.dtype)
+    if p == 1:
+        return absx.sum()
+    if p == 2:
+        return np.sqrt((absx * absx).sum())
+    return np.power(np.power(absx, p).sum(), 1.0 / p)
+
+
+def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    """The norm of the per-tensor norms (equal to the norm of all values concatenated)."""
+    tensors = _as_list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return _wrap(np.asarray(0.0, dtype=np.float32))
+    norms = np.stack([np.asarray(_vector_norm(t._data, norm_type)) for t in tensors])
+    total = np.asarray(_vector_norm(norms, norm_type), dtype=norms.dtype)
+    if error_if_nonfinite and not np.isfinite(total):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
+                           "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
+                           "norm anyway, set `error_if_nonfinite=False`")
+    return _wrap(total)
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
+    grads = [p._grad for p in _as_list(parameters) if p._grad is not None]
+    if not grads:
+        return
+    coef = np.minimum(float(max_norm) / (total_norm._data + 1e-6), 1.0)
+    for g in grads:
+        g._data *= coef.astype(g._data.dtype)
+        g._bump_version()
+
+
+def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    """Scale all gradients so that their joint norm is at most ``max_norm``; returns the norm before clipping."""
+    parameters = _as_list(parameters)
+    grads = [p._grad for p in parameters if p._grad is not None]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(parameters, max_norm, total, foreach)
+    return total
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float, foreach=None) -> None:
+    clip_value = float(clip_value)
+    for p in _as_list(parameters):
+        if p._grad is not None:
+            np.clip(p._grad._data, -clip_value, clip_value, out=p._grad._data)
+            p._grad._bump_version()
