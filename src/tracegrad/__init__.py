@@ -80,6 +80,7 @@ def _optional(name: str):
         return None
 
 
+linalg = _optional("linalg")
 nn = _optional("nn")
 optim = _optional("optim")
 utils = _optional("utils")

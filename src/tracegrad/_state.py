@@ -13,7 +13,7 @@ import itertools
 
 class _State:
     __slots__ = ("grad_enabled", "special", "_stack", "_observed", "_anomaly", "_inference", "anomaly_check_nan",
-                 "fw_grad_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq")
+                 "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -23,7 +23,7 @@ class _State:
         self._anomaly = False
         self._inference = False  # inference_mode: tensors made here are inference tensors
         self.anomaly_check_nan = True
-        self.fw_grad_levels: list = []  # forward-AD dual levels
+        self._fw_levels: list = []  # forward-AD dual levels
         self.saved_hooks: list = []  # saved_tensors_hooks (pack, unpack) stack
         self.saved_hooks_disabled: str | None = None  # message when disable_saved_tensors_hooks is active
         self.engine_depth = 0  # reentrant backward depth
@@ -31,7 +31,7 @@ class _State:
 
     def refresh(self) -> None:
         """Recompute ``special``; call after mutating ``stack`` in place."""
-        self.special = bool(self._stack or self._observed or self._anomaly or self._inference)
+        self.special = bool(self._stack or self._observed or self._anomaly or self._inference or self._fw_levels)
 
     @property
     def stack(self) -> list:
@@ -40,6 +40,15 @@ class _State:
     @stack.setter
     def stack(self, value: list) -> None:
         self._stack = value
+        self.refresh()
+
+    @property
+    def fw_grad_levels(self) -> list:
+        return self._fw_levels
+
+    @fw_grad_levels.setter
+    def fw_grad_levels(self, value: list) -> None:
+        self._fw_levels = value
         self.refresh()
 
     @property

@@ -356,6 +356,10 @@ def test_python_operators():
         if k < 4 or 6 < k < 10:  # shifts are not defined for bool tensors
             same(op, BOOLS, BOOLS[::-1].copy())
     same_error(lambda lib, a: ~a, x)
+    same_error(lambda lib, a: +a, BOOLS)
+    for lib in (tg, torch):
+        t = lib.tensor([1.0])
+        assert +t is t
     same_error(lambda lib, a: a & 1, x)
     same_error(lambda lib, a: a << 1, x)
     for op in (lambda lib, a, b: a.__ifloordiv__(b), lambda lib, a, b: a.__imod__(b), lambda lib, a, b: a.__iand__(b),
@@ -392,6 +396,9 @@ def test_pow_overloads():
     same(lambda lib, a: (lib.pow(a, 2), lib.pow(a, 0.5), lib.pow(2, -a), lib.pow(a, -lib.tensor([2, 2, 2, 3, 3, 1])),
                          lib.square(a), lib.float_power(a, 2)), i)
     same(lambda lib, a: lib.square(a), BOOLS)
+    same(lambda lib, a: (2 ** a, 2.5 ** a, a.pow(2), a.pow(a)), i)
+    ours, theirs = run(lambda lib, a, b: (2 ** a, a.pow(2), a.pow(b), a.float_power(2)), x, e, requires_grad=True)
+    assert [type(o.grad_fn).__name__ for o in ours] == [type(o.grad_fn).__name__ for o in theirs]
     same_error(lambda lib, a: lib.pow(a, -2), i)
     same_error(lambda lib, a: a.clone().float_power_(2), f32(3))
     same_error(lambda lib, a: a.clone().float_power_(2), i)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import heapq
 import itertools
 
+import numpy as np
+
 from .._state import STATE
 from .._tensor import Tensor
 from .accumulate import AccumulateGrad
@@ -144,8 +146,40 @@ def compute_needed(root: Node, targets: set) -> dict:
     return needed
 
 
+# Beyond this many nested (reentrant) backward calls, each further one runs on a fresh thread so that
+# deep reentrancy cannot exhaust the Python stack (PyTorch hands deep reentrant work to other threads too).
+MAX_REENTRANT_DEPTH_ON_STACK = 32
+
+
 def execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bool,
             outputs: list[tuple] | None = None, accumulate_grad: bool = True) -> list:
+    if STATE.engine_depth >= MAX_REENTRANT_DEPTH_ON_STACK and STATE.engine_depth % MAX_REENTRANT_DEPTH_ON_STACK == 0:
+        return _execute_on_new_thread(roots, grads, keep_graph, create_graph, outputs, accumulate_grad)
+    return _execute(roots, grads, keep_graph, create_graph, outputs, accumulate_grad)
+
+
+def _execute_on_new_thread(*args) -> list:
+    import threading
+
+    result: list = []
+    error: list = []
+
+    def target() -> None:
+        try:
+            result.append(_execute(*args))
+        except BaseException as exc:  # re-raised on the calling thread
+            error.append(exc)
+
+    worker = threading.Thread(target=target, name="tracegrad-reentrant-backward")
+    worker.start()
+    worker.join()
+    if error:
+        raise error[0]
+    return result[0]
+
+
+def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bool,
+             outputs: list[tuple] | None = None, accumulate_grad: bool = True) -> list:
     """Run backward from ``roots`` (gradient edges) seeded with ``grads``.
 
     ``outputs``: gradient edges whose incoming gradient is wanted. With ``accumulate_grad`` they are
@@ -176,7 +210,9 @@ def execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: boo
 
         events.emit("backward_started", task=task, roots=roots)
     try:
-        _run(task, graph_root, deps)
+        # PyTorch computes inf/nan silently; NumPy would warn from inside backward formulas.
+        with np.errstate(all="ignore"):
+            _run(task, graph_root, deps)
         i = 0
         while i < len(task.callbacks):  # queue_callback: callbacks may queue more callbacks
             task.callbacks[i]()
@@ -256,7 +292,7 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             meta = fn._in_meta
             if len(meta) != n_edges:
                 meta = None
-            direct = None
+            ready = None  # the first node this one made ready; run directly if it is the only one
             for i in range(n_edges):
                 nxt, nr = edges[i]
                 if nxt is None:
@@ -271,11 +307,6 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                     data = grad._data
                     if data.shape != m[0] or data.dtype != m[1]:
                         grad = _fix_gradient(fn, i, grad, m)
-                if remaining == 0 and direct is None and not heap and nxt._n_out == 1 and nxt not in buffers:
-                    direct = nxt
-                    direct_inputs = [grad]
-                    del grad
-                    continue
                 buf = buffers.get(nxt)
                 if buf is None:
                     buf = buffers[nxt] = [None] * nxt._n_out
@@ -284,11 +315,19 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                     buf[nr] = grad if prev is None else _accumulate(prev, grad)
                 del grad
                 if remaining == 0:
-                    push(heap, (-nxt._seq, next(tiebreak), nxt))
+                    if ready is None and not heap:
+                        ready = nxt
+                    else:
+                        if ready is not None:
+                            push(heap, (-ready._seq, next(tiebreak), ready))
+                            ready = None
+                        push(heap, (-nxt._seq, next(tiebreak), nxt))
             del outputs
-            if direct is not None:
-                fn, inputs = direct, direct_inputs
-                del direct_inputs
+            if ready is not None:
+                # The queue is empty and nothing else became ready: this is the node the queue would give.
+                fn = ready
+                inputs = buffers.pop(fn)
+                del ready
                 continue
         else:
             del inputs

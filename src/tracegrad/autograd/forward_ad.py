@@ -56,6 +56,7 @@ def enter_dual_level() -> int:
         raise RuntimeError("Entering a new forward AD level but the current level is not valid. Make sure "
                            "you did not modify it directly.")
     STATE.fw_grad_levels.append(new_level)
+    STATE.refresh()
     _install()
     _current_level = new_level
     return new_level
@@ -72,6 +73,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     _drop_tangents(level)
     if STATE.fw_grad_levels and STATE.fw_grad_levels[-1] == level:
         STATE.fw_grad_levels.pop()
+        STATE.refresh()
     _uninstall()
     _current_level = level - 1
 

@@ -31,15 +31,7 @@ __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "FunctionMeta", "Inpl
            "NestedIOFunction",
            "once_differentiable"]
 
-# Creation meta of a view returned by a custom Function (autograd.views knows 0..3). In-place on such a view
-# would bypass the custom backward; PyTorch forbids it (see IN_CUSTOM_FUNCTION_MESSAGE).
-IN_CUSTOM_FUNCTION = 4
-IN_CUSTOM_FUNCTION_MESSAGE = (
-    "Output {nr} of {name} is a view and is being modified inplace. This view was created inside a custom "
-    "Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would "
-    "override the custom backward associated with the custom Function, leading to incorrect gradients. This "
-    "behavior is forbidden. You can fix this by cloning the output of the custom Function."
-)
+IN_CUSTOM_FUNCTION = _views.IN_CUSTOM_FUNCTION
 
 
 # ---- ctx --------------------------------------------------------------------------------------------------
@@ -335,9 +327,13 @@ def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, exec
     nondiff_ids = {id(t) for t in nondiff}
     info.dirty_ids = {id(t) for t in dirty}
     info.inputs_by_id = {id(a): i for i, a in enumerate(args) if isinstance(a, Tensor)}
+    n_out = len(outputs)
+    pure_view = bool(ctx.__dict__.get("_is_pure_view", False))
+    if pure_view and (len(info.inputs_by_id) != 1 or n_out != 1):
+        raise RuntimeError("Pure view custom Function can only have one input Tensor and one output Tensor. "
+                           "Open an issue if you need to support more.")
     for t in dirty:
         t._bump_version()
-    n_out = len(outputs)
     ctx._n_out = n_out
     out_meta = []
     nondiff_idx = set()
@@ -359,6 +355,9 @@ def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, exec
             info.aliases[i] = info.inputs_by_id[id(o)]
     ctx._tg_out_meta = tuple(out_meta)
     ctx._tg_nondiff = frozenset(nondiff_idx)
+    # Node._input_metadata: one entry per gradient the node receives (non-tensor outputs: no shape/dtype).
+    ctx._out_meta = tuple(m if m is not None else ((), None) for m in out_meta)
+    _set_view_creation_meta(new, info.dirty_ids, ctx._tg_nondiff, pure_view)
     if dirty:
         returned = {id(o) for o in new if isinstance(o, Tensor)}
         if any(id(t) not in returned for t in dirty):
@@ -394,8 +393,27 @@ def _set_edge(var: Tensor, ctx: Node, nr: int) -> None:
     var._output_nr = nr
     var._rg = True
     if var._base is not None:
-        var._creation_meta = IN_CUSTOM_FUNCTION
         var._view_version = var._version_counter()[0]  # its history is this node, not a stale view's
+
+
+def _set_view_creation_meta(outputs: list, dirty_ids: set, nondiff: frozenset, pure_view: bool) -> None:
+    """In-place on a view output would bypass the custom backward, so PyTorch forbids it: every view output
+    (but a modified input) is IN_CUSTOM_FUNCTION, or MULTI_OUTPUT_NODE when several outputs are
+    differentiable. A Function that declares itself a pure view (``ctx._is_pure_view``) returns an
+    ordinary view instead."""
+    views = [(i, o) for i, o in enumerate(outputs)
+             if isinstance(o, Tensor) and o._base is not None and id(o) not in dirty_ids]
+    if not views:
+        return
+    n_diff = sum(1 for i, o in enumerate(outputs) if isinstance(o, Tensor) and i not in nondiff)
+    for i, v in views:
+        if pure_view:
+            if i not in nondiff:
+                v._creation_meta = _views.DEFAULT
+        elif n_diff > 1 and i not in nondiff:
+            v._creation_meta = _views.MULTI_OUTPUT_NODE
+        else:
+            v._creation_meta = IN_CUSTOM_FUNCTION
 
 
 def _alias_no_grad(var: Tensor) -> Tensor:
@@ -444,37 +462,8 @@ def _rebase_dirty(ctx, var: Tensor, nr: int, is_input: bool, n_out: int) -> None
             "Function only return one Tensor (potentially splitting it into two Functions: one doing the "
             "inplace that returns a single Tensor and a second one that does the other operations). You can "
             "ask on the forum https://discuss.pytorch.org/ if you need help to do this change.")
-    _check_view_rebase(var)
+    _views.check_view_rebase(var)
     _views.record_inplace_on_view(None, (), var, ctx)
-
-
-def _check_view_rebase(var: Tensor) -> None:
-    """PyTorch's checks before rewriting a view's history: creation-meta errors, then view-of-leaf."""
-    meta = var._creation_meta
-    if meta == _views.MULTI_OUTPUT_NODE:
-        fn = var._grad_fn
-        name = fn.name() if fn is not None else "a multi-output view function"
-        raise RuntimeError(
-            f"Output {var._output_nr} of {name} is a view and is being modified inplace. This view is the "
-            "output of a function that returns multiple views. Such functions do not allow the output views "
-            "to be modified inplace. You should replace the inplace operation by an out-of-place one.")
-    if meta == _views.NO_GRAD_MODE:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
-            "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-            "moving both the view and the inplace either both inside the no_grad block (if you don't want "
-            "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
-    if meta == _views.INFERENCE_MODE and not STATE.inference:
-        raise RuntimeError("A view was created in inference mode and is being modified inplace outside "
-                           "inference mode.")
-    if meta == IN_CUSTOM_FUNCTION:
-        fn = var._grad_fn
-        name = fn._forward_cls.__name__ if isinstance(fn, BackwardCFunction) else (fn.name() if fn else "?")
-        raise RuntimeError(IN_CUSTOM_FUNCTION_MESSAGE.format(nr=var._output_nr, name=name))
-    base = var._base
-    if var._rg and base._grad_fn is None and base._rg:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
 
 
 def _rebase(var: Tensor, node: Node, nr: int) -> None:

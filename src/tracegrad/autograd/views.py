@@ -21,7 +21,8 @@ from .node import Node
 
 # Creation metadata of views, as in PyTorch: where the view came from decides whether an in-place
 # operation on it is allowed.
-DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, INFERENCE_MODE = 0, 1, 2, 3
+# IN_CUSTOM_FUNCTION: returned by a custom Function (in-place would bypass its backward).
+DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, INFERENCE_MODE, IN_CUSTOM_FUNCTION = 0, 1, 2, 3, 4
 
 
 def make_view(out: Tensor, src: Tensor, op, args: tuple, index: int) -> None:
@@ -64,36 +65,68 @@ def view_index_map(view: Tensor) -> np.ndarray:
 # ---- checks --------------------------------------------------------------------------------------------
 
 def check_inplace(t: Tensor, will_record: bool) -> None:
-    """PyTorch's check_inplace: errors raised before an in-place op runs with grad mode on."""
+    """PyTorch's check_inplace, in PyTorch's order: leaf errors, then (for views) creation-meta errors,
+    then the view-of-leaf error. Only an in-place op that will be recorded can break autograd."""
     base = t._base
     if base is None:
         if t._rg and t._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         return
-    if t._rg or base._rg or will_record:
-        if base._grad_fn is None and base._rg:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    meta = t._creation_meta
-    if meta == MULTI_OUTPUT_NODE and (t._rg or will_record):
-        fn = t._grad_fn
-        # PyTorch 2.13 names the view function without the "Backward0" suffix here.
-        name = re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else "a multi-output view function"
-        raise RuntimeError(
-            f"Output {t._output_nr} of {name} is a view and is being modified inplace. This view is the output "
-            "of a function that returns multiple views. Such functions do not allow the output views to be "
-            "modified inplace. You should replace the inplace operation by an out-of-place one."
-        )
-    if meta == NO_GRAD_MODE and (base._rg or will_record):
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
-            "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-            "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-            "inplace to be tracked) or both outside (if you want the inplace to be tracked)."
-        )
-    if meta == INFERENCE_MODE and not STATE.inference:
-        raise RuntimeError(
-            "A view was created in inference mode and is being modified inplace outside inference mode.")
+    if not will_record:
+        if t._creation_meta == INFERENCE_MODE and not STATE.inference:
+            raise RuntimeError(view_rebase_error(t))
+        return
+    check_view_rebase(t)
+
+
+_REBASE_SUFFIX = {
+    MULTI_OUTPUT_NODE: (
+        " This view is the output of a function that returns multiple views. Such functions do not allow "
+        "the output views to be modified inplace. You should replace the inplace operation by an "
+        "out-of-place one."),
+    NO_GRAD_MODE: (
+        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+        "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
+        "the inplace to be tracked) or both outside (if you want the inplace to be tracked)."),
+    IN_CUSTOM_FUNCTION: (
+        " This view was created inside a custom Function (or because an input was returned as-is) and the "
+        "autograd logic to handle view+inplace would override the custom backward associated with the "
+        "custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by "
+        "cloning the output of the custom Function."),
+}
+
+
+def view_rebase_error(var: Tensor) -> str | None:
+    """PyTorch's ``handle_view_on_rebase``: why an in-place op may not rewrite this view's history, or None.
+
+    The first sentence depends on whether the view has a ``grad_fn`` (else it reads as made in no_grad
+    mode), the rest on its creation meta."""
+    meta = var._creation_meta
+    if meta == DEFAULT:
+        return None
+    if meta == INFERENCE_MODE:
+        if STATE.inference:
+            return None
+        return "A view was created in inference mode and is being modified inplace outside inference mode."
+    fn = var._grad_fn
+    if fn is not None:
+        forward_cls = getattr(fn, "_forward_cls", None)
+        name = forward_cls.__name__ if forward_cls is not None else re.sub(r"Backward\d*$", "", fn.name())
+        prefix = f"Output {var._output_nr} of {name} is a view and is being modified inplace."
+    else:
+        prefix = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    return prefix + _REBASE_SUFFIX.get(meta, "")
+
+
+def check_view_rebase(var: Tensor) -> None:
+    """PyTorch's checks before rewriting a view's history: creation-meta errors, then view-of-leaf."""
+    message = view_rebase_error(var)
+    if message is not None:
+        raise RuntimeError(message)
+    if var._rg and var._base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+
 
 
 # ---- rebasing history ------------------------------------------------------------------------------------

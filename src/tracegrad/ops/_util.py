@@ -99,4 +99,4 @@ def sum_to_shape(a: np.ndarray, shape: tuple) -> np.ndarray:
     out = a.sum(axis=axes, keepdims=True) if axes else a
     if lead:
         out = out.reshape(out.shape[lead:])
-    return np.ascontiguousarray(out.reshape(shape))
+    return np.array(out.reshape(shape), order="C")  # (ascontiguousarray would turn 0-d into 1-d)

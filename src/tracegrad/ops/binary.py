@@ -67,10 +67,15 @@ def _inplace(kernel):
 
 
 def _pair(schema: str, kernel, **rules):
-    """``name.overload(Tensor self, ...)`` and its in-place ``name_.overload(Tensor(a!) self, ...)``."""
+    """``name.overload(Tensor self, ...)`` and its in-place ``name_.overload(Tensor(a!) self, ...)``.
+
+    ``fast="binary"`` (for ``(Tensor self, Tensor other)`` schemas only) gives the functional op the
+    registry's straight-line eager path; in-place ops always take the general path.
+    """
     head, _, rest = schema.partition("(")
     name, dot, overload = head.partition(".")
     op = defop(schema, kernel, **rules)
+    rules.pop("fast", None)
     rules = {**rules, "node_name": op.node_class._name}
     inplace_schema = (f"{name}_{dot}{overload}(" + rest.replace("Tensor self", "Tensor(a!) self", 1)
                       .replace("-> Tensor", "-> Tensor(a!)"))
@@ -131,6 +136,8 @@ def _check_sub(a, b) -> None:
 def sub(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``; bool operands are rejected with PyTorch's message."""
     _check_sub(input, other)
+    if alpha == 1 and out is None:
+        return _pw.sub(input, other)  # positional: the registry's fast path
     return call(_pw.sub, out, input, other, alpha=alpha)
 
 
@@ -268,13 +275,13 @@ _remainder_s, _remainder_s_ = _pair("remainder.Scalar(Tensor self, Scalar other)
                                     _remainder_kernel, vjp=_self_grad_only, node_name="RemainderBackward0")
 _remainder_t, _remainder_t_ = _pair("remainder.Tensor(Tensor self, Tensor other) -> Tensor",
                                     _remainder_kernel, vjp=_remainder_vjp, saves=("self", "other"),
-                                    node_name="RemainderBackward1")
+                                    node_name="RemainderBackward1", fast="binary")
 _remainder_st = defop("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", _remainder_kernel,
                       vjp=_raise_no_derivative("remainder"), node_name="NotImplemented")
 _fmod_s, _fmod_s_ = _pair("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _fmod_kernel,
                           vjp=_self_grad_only, node_name="FmodBackward0")
 _fmod_t, _fmod_t_ = _pair("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _fmod_kernel, vjp=_fmod_vjp,
-                          saves=("self", "other"), node_name="FmodBackward1")
+                          saves=("self", "other"), node_name="FmodBackward1", fast="binary")
 
 
 def remainder(input, other, *, out: Tensor | None = None) -> Tensor:
@@ -337,13 +344,13 @@ def _fextremum_vjp(self_wins):
 
 _saves2 = ("self", "other")
 _maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", _promoted(np.maximum),
-                 vjp=_extremum_vjp(lt, gt), saves=_saves2)
+                 vjp=_extremum_vjp(lt, gt), saves=_saves2, fast="binary")
 _minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", _promoted(np.minimum),
-                 vjp=_extremum_vjp(gt, lt), saves=_saves2)
+                 vjp=_extremum_vjp(gt, lt), saves=_saves2, fast="binary")
 _fmax = defop("fmax(Tensor self, Tensor other) -> Tensor", _promoted(np.fmax), vjp=_fextremum_vjp(ge),
-              saves=_saves2)
+              saves=_saves2, fast="binary")
 _fmin = defop("fmin(Tensor self, Tensor other) -> Tensor", _promoted(np.fmin), vjp=_fextremum_vjp(le),
-              saves=_saves2)
+              saves=_saves2, fast="binary")
 
 
 def _tensor_only(op, name: str):
@@ -414,13 +421,14 @@ def _copysign_vjp(ctx, g):
 
 
 _atan2, atan2_ = _pair("atan2(Tensor self, Tensor other) -> Tensor", _atan2_kernel, vjp=_atan2_vjp,
-                       saves=_saves2)
+                       saves=_saves2, fast="binary")
 _hypot, hypot_ = _pair("hypot(Tensor self, Tensor other) -> Tensor", _hypot_kernel, vjp=_hypot_vjp,
-                       saves=("self", "other", "result"))
+                       saves=("self", "other", "result"), fast="binary")
 atan2, _atan2_method = _tensor_only(_atan2, "atan2")
 hypot, _hypot_method = _tensor_only(_hypot, "hypot")
 _copysign_t, _copysign_t_ = _pair("copysign.Tensor(Tensor self, Tensor other) -> Tensor", _copysign_kernel,
-                                  vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward0")
+                                  vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward0",
+                                  fast="binary")
 _copysign_s, _copysign_s_ = _pair("copysign.Scalar(Tensor self, Scalar other) -> Tensor", _copysign_kernel,
                                   vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward1")
 
@@ -582,7 +590,7 @@ def _xlogy_scalar_other_vjp(ctx, g):
 
 
 _xlogy_t, _xlogy_t_ = _pair("xlogy.Tensor(Tensor self, Tensor other) -> Tensor", _xlogy_kernel,
-                            vjp=_xlogy_vjp, saves=_saves2, node_name="XlogyBackward0")
+                            vjp=_xlogy_vjp, saves=_saves2, node_name="XlogyBackward0", fast="binary")
 _xlogy_ss = defop("xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", _xlogy_kernel,
                   vjp=_xlogy_scalar_self_vjp, saves=("other",), attrs=("self",), node_name="XlogyBackward1")
 _xlogy_so, _xlogy_so_ = _pair("xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", _xlogy_kernel,
@@ -636,9 +644,12 @@ def _shift_kernel(left: bool):
 
 
 _OTHER2 = "(Tensor self, Tensor other) -> Tensor"
-bitwise_and, bitwise_and_ = _pair("bitwise_and.Tensor" + _OTHER2, _bitwise(np.bitwise_and, "bitwise_and_cpu"))
-bitwise_or, bitwise_or_ = _pair("bitwise_or.Tensor" + _OTHER2, _bitwise(np.bitwise_or, "bitwise_or_cpu"))
-bitwise_xor, bitwise_xor_ = _pair("bitwise_xor.Tensor" + _OTHER2, _bitwise(np.bitwise_xor, "bitwise_xor_cpu"))
+bitwise_and, bitwise_and_ = _pair("bitwise_and.Tensor" + _OTHER2, _bitwise(np.bitwise_and, "bitwise_and_cpu"),
+                                  fast="binary")
+bitwise_or, bitwise_or_ = _pair("bitwise_or.Tensor" + _OTHER2, _bitwise(np.bitwise_or, "bitwise_or_cpu"),
+                                fast="binary")
+bitwise_xor, bitwise_xor_ = _pair("bitwise_xor.Tensor" + _OTHER2, _bitwise(np.bitwise_xor, "bitwise_xor_cpu"),
+                                  fast="binary")
 bitwise_left_shift, bitwise_left_shift_ = _pair("bitwise_left_shift.Tensor" + _OTHER2, _shift_kernel(True))
 bitwise_right_shift, bitwise_right_shift_ = _pair("bitwise_right_shift.Tensor" + _OTHER2,
                                                   _shift_kernel(False))
@@ -766,7 +777,8 @@ def _pow_scalar_base_vjp(ctx, g):
 _pow_ts, _pow_ts_ = _pair("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", _pow_kernel,
                           vjp=_pow_scalar_vjp, saves=("self",), attrs=("exponent",), node_name="PowBackward0")
 _pow_tt, _pow_tt_ = _pair("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_kernel,
-                          vjp=_pow_tensor_vjp, saves=("self", "exponent", "result"), node_name="PowBackward1")
+                          vjp=_pow_tensor_vjp, saves=("self", "exponent", "result"), node_name="PowBackward1",
+                          fast="binary")
 _pow_st = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", _pow_kernel, vjp=_pow_scalar_base_vjp,
                 saves=("exponent", "result"), attrs=("self",), node_name="PowBackward2")
 _pow_scalar_ = _pow_ts_
@@ -1055,4 +1067,6 @@ METHODS.update({
     "__rlshift__": _dunder(bitwise_left_shift, True), "__ilshift__": _dunder(bitwise_left_shift_),
     "__rshift__": _dunder(bitwise_right_shift), "__rrshift__": _dunder(bitwise_right_shift, True),
     "__irshift__": _dunder(bitwise_right_shift_),
+    # ``2 ** t`` is pow.Scalar (PowBackward2); ``t ** x`` and ``-t`` stay on the core fast paths
+    "__rpow__": _dunder(pow, True),
 })

@@ -114,6 +114,8 @@ def _materialize(grads, out_meta):
 class OpDef:
     """One operator: schema, kernel and the rules of every transform."""
 
+    _fw_hook = True  # _eager routes calls through forward_ad while a dual level is active
+
     def __init__(
         self,
         schema: str,
@@ -237,6 +239,10 @@ class OpDef:
         return tuple(full)
 
     def _eager(self, args: tuple):
+        if STATE.special and STATE.fw_grad_levels:
+            from ..autograd import forward_ad
+
+            return forward_ad.eager_with_tangents(self, args)
         arrays = list(args)
         for i in self.tensor_idx:
             a = args[i]
@@ -396,6 +402,8 @@ def _needs_grad(value) -> bool:
 def _attr_slot(names: list[str], attr: str):
     if attr in names:
         return names.index(attr)
+    if attr.endswith("_sizes") and attr[:-len("_sizes")] in names:  # shapes of every tensor of a Tensor[] arg
+        return ("list_sizes", names.index(attr[:-len("_sizes")]))
     if attr.endswith("_sym_sizes") and attr[:-len("_sym_sizes")] in names:
         return ("sizes", names.index(attr[:-len("_sym_sizes")]))
     raise ValueError(f"unknown attribute {attr!r}")
@@ -404,6 +412,8 @@ def _attr_slot(names: list[str], attr: str):
 def _attr_value(args: tuple, slot):
     if slot.__class__ is int:
         return args[slot]
+    if slot[0] == "list_sizes":
+        return tuple(tuple(t._data.shape) if isinstance(t, Tensor) else tuple(np.shape(t)) for t in args[slot[1]])
     return tuple(args[slot[1]]._data.shape)
 
 

@@ -30,29 +30,24 @@ def _cat_kernel(tensors, dim=0):
 
 
 def _cat_vjp(ctx, g):
-    (dim,) = ctx.attrs
+    dim, sizes = ctx.attrs
     from .views import slice as slice_op
 
     grads = []
     start = 0
-    shapes = ctx.input_shapes
-    d = None
-    for shape in shapes:
-        if shape is None:
+    d = wrap_dim(dim, g.ndim)
+    need = ctx.needs_input_grad
+    for k, shape in enumerate(sizes):
+        if len(shape) == 1 and shape[0] == 0 and g.ndim != 1:  # skipped legacy empty input
             grads.append(None)
             continue
-        if len(shape) == 1 and shape[0] == 0 and g.ndim != 1:
-            grads.append(None)
-            continue
-        if d is None:
-            d = wrap_dim(dim, g.ndim)
         n = shape[d]
-        grads.append(slice_op(g, d, start, start + n, 1))
+        grads.append(slice_op(g, d, start, start + n, 1) if need[k] else None)
         start += n
     return grads
 
 
-cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel, vjp=_cat_vjp, attrs=("dim",))
+cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel, vjp=_cat_vjp, attrs=("dim", "tensors_sizes"))
 
 
 def _stack_kernel(tensors, dim=0):

@@ -73,7 +73,7 @@ def _pair(name: str, kernel, vjp=None, saves=(), node_name=None, params: str = "
     ``<Name>Backward1`` and raises at backward time.
     """
     op = defop(f"{name}(Tensor self{params}) -> Tensor", kernel, vjp=vjp, saves=saves, attrs=attrs,
-               node_name=node_name)
+               node_name=node_name, fast=None if params else "unary")
     inplace_node = op.node_class._name
     if no_inplace_grad:
         vjp, saves, inplace_node = not_implemented(f"inplace version of {name}"), (), inplace_node[:-1] + "1"
@@ -854,7 +854,8 @@ _PLAIN = {
 _NO_TORCH_INPLACE = {"absolute", "erfinv", "sign", "sgn", "bitwise_not"}
 
 PUBLIC = {**_PLAIN}
-METHODS = {**_PLAIN, "__invert__": invert, "is_conj": lambda self: False, "is_neg": lambda self: False}
+METHODS = {**_PLAIN, "__invert__": invert, "__pos__": positive, "is_conj": lambda self: False,
+           "is_neg": lambda self: False}
 for _name, (_fn, _fn_) in _WITH_INPLACE.items():
     PUBLIC[_name] = _fn
     METHODS[_name] = _fn

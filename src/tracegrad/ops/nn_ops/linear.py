@@ -20,7 +20,7 @@ from ...autograd.saved import SavedTensor
 from ..linalg_core import matmul, mm
 from ..pointwise import add, mul
 from ..reductions import sum as sum_op
-from ..registry import defop
+from ..registry import defop, not_implemented
 from ..views import permute, reshape, t, unsqueeze
 from ._common import attach, edge_of, fast_path_ok, make_node, meta_of, new_output
 
@@ -77,6 +77,25 @@ weight_t = defop("_nn_weight_t(Tensor self) -> Tensor", _weight_t_kernel,
 # ---- the fused nodes -------------------------------------------------------------------------------------------
 # Their third (second) edge is the TBackward0 node of the weight; the rule returns the gradient of W.t().
 
+def _linear_backward_kernel(g, x, w, need_bias, need_input, need_weight):
+    """All requested gradients of ``x @ w.T + b`` in one kernel (bias, input, weight.t())."""
+    empty = _EMPTY
+    gb = g.sum(axis=0) if need_bias else empty
+    gx = np.matmul(g, w) if need_input else empty
+    gwt = np.matmul(g.T, x).T if need_weight else empty  # W-shaped rows: weight_t hands the buffer on
+    return gb, gx, gwt
+
+
+_EMPTY = np.empty(0, dtype=np.float32)
+
+# Used only while no graph of the gradient is recorded (plain ``backward()``); with ``create_graph`` the
+# rules below compose differentiable operators instead.
+linear_backward = defop(
+    "_nn_linear_backward(Tensor grad_output, Tensor? input, Tensor? weight, bool need_bias, bool need_input, "
+    "bool need_weight) -> (Tensor, Tensor, Tensor)", _linear_backward_kernel,
+    vjp=not_implemented("_nn_linear_backward"), differentiable=())
+
+
 def _linear_input_grads(ctx, g, x_slot: int):
     x, w = ctx.saved_tensors
     need = ctx.needs_input_grad
@@ -87,12 +106,26 @@ def _linear_input_grads(ctx, g, x_slot: int):
 
 def _addmm_vjp(ctx, g):
     need = ctx.needs_input_grad
+    bias_rows = need[0] and len(ctx.input_shapes[0]) == 1 and g._data.ndim == 2
+    if not STATE.grad_enabled:
+        x, w = ctx.saved_tensors
+        gb, gx, gwt = linear_backward(g, x, w, bias_rows, need[1], need[2])
+        return ((gb if bias_rows else g) if need[0] else None, gx if need[1] else None,
+                gwt if need[2] else None)
     gb = None
     if need[0]:
-        bshape = ctx.input_shapes[0]
-        gb = sum_op(g, (0,), False, None) if len(bshape) == 1 and g._data.ndim == 2 else g
+        gb = sum_op(g, (0,), False, None) if bias_rows else g
     gx, gwt = _linear_input_grads(ctx, g, 1)
     return gb, gx, gwt
+
+
+def _mm_vjp(ctx, g):
+    need = ctx.needs_input_grad
+    if not STATE.grad_enabled:
+        x, w = ctx.saved_tensors
+        _, gx, gwt = linear_backward(g, x, w, False, need[0], need[1])
+        return gx if need[0] else None, gwt if need[1] else None
+    return _linear_input_grads(ctx, g, 0)
 
 
 def _addmm_kernel(b, x, w, beta=1, alpha=1):
@@ -105,7 +138,7 @@ addmm_node_op = defop("_nn_linear_addmm(Tensor self, Tensor mat1, Tensor mat2, *
                       "-> Tensor", _addmm_kernel, vjp=_addmm_vjp, saves=("mat1", "mat2"),
                       attrs=("beta", "alpha"), node_name="AddmmBackward0")
 mm_node_op = defop("_nn_linear_mm(Tensor self, Tensor mat2) -> Tensor", lambda x, w: np.matmul(x, w.T),
-                   vjp=lambda ctx, g: _linear_input_grads(ctx, g, 0), saves=("self", "mat2"),
+                   vjp=_mm_vjp, saves=("self", "mat2"),
                    node_name="MmBackward0")
 
 

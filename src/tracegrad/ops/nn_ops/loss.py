@@ -160,8 +160,25 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, reduct
 
 # ---- cross_entropy ---------------------------------------------------------------------------------------------------
 
+def _simple_targets(x, target, weight, ignore_index) -> bool:
+    """The common case: 2-D scores, 1-D in-range class indices, no weights, nothing ignored."""
+    if weight is not None or x.ndim != 2 or target.ndim != 1 or target.shape[0] != x.shape[0]:
+        return False
+    if target.dtype.kind not in "iu" or target.size == 0:
+        return False
+    lo, hi = target.min(), target.max()
+    return 0 <= lo and hi < x.shape[1] and not (lo <= ignore_index <= hi and (target == ignore_index).any())
+
+
 def _ce_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
     check_float(x, "log_softmax_lastdim_kernel_impl")
+    if _simple_targets(x, target, weight, ignore_index):
+        z = x - x.max(axis=1, keepdims=True)
+        losses = np.log(np.exp(z).sum(axis=1)) - z[np.arange(x.shape[0]), target]
+        if reduction == 0:
+            return losses
+        total = losses.sum()
+        return np.asarray(total / x.shape[0] if reduction == 1 else total, dtype=x.dtype)
     scores, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
     z = scores - scores.max(axis=1, keepdims=True)
     lse = np.log(np.exp(z).sum(axis=1))
@@ -188,9 +205,20 @@ def _ce_coefficients(g, row_w: np.ndarray, reduction: int) -> np.ndarray:
 
 
 def _ce_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-100):
+    p = np.exp(x - x.max(axis=1, keepdims=True))
+    if _simple_targets(x, target, weight, ignore_index):
+        rows = np.arange(x.shape[0])
+        if reduction == 0:
+            coef = g[:, None] / p.sum(axis=1, keepdims=True)
+            p *= coef
+            p[rows, target] -= g
+            return p
+        scale = g / x.shape[0] if reduction == 1 else g  # 0-d: the gradient of the mean / the sum
+        p *= scale / p.sum(axis=1, keepdims=True)
+        p[rows, target] -= scale
+        return p
     _, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
     coef = _ce_coefficients(g, row_w, reduction)[:, None]
-    p = np.exp(x - x.max(axis=1, keepdims=True))
     p *= coef / p.sum(axis=1, keepdims=True)
     p[np.arange(safe_t.shape[0]), safe_t] -= coef[:, 0]
     return p

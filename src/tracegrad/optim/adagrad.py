@@ -1,0 +1,60 @@
+"""Adagrad (learning-rate decay, weight decay, initial accumulator, maximize)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import _wrap
+from .optimizer import Optimizer, check_hparam, step_tensor
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach=None, *, maximize: bool = False,
+                 differentiable: bool = False, fused=None) -> None:
+        check_hparam(lr, "learning rate")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        # Like PyTorch, the state exists from construction on.
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = step_tensor()
+                state["sum"] = _wrap(np.full_like(p._data, group["initial_accumulator_value"]))
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self.state[p]
+                param = p._data
+                grad = p._grad._data
+                if group["maximize"]:
+                    grad = -grad
+                state["step"]._data += 1
+                step = float(state["step"]._data)
+                if wd != 0:
+                    grad = grad + wd * param
+                clr = lr / (1 + (step - 1) * lr_decay)
+                acc = state["sum"]._data
+                acc += grad * grad
+                std = np.sqrt(acc)
+                std += eps
+                param += (-clr) * grad / std
+                p._bump_version()
+        return loss

@@ -1,0 +1,92 @@
+"""Adam (with amsgrad, L2 or decoupled weight decay, maximize), following PyTorch's single-tensor update."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .optimizer import Optimizer, check_hparam, step_tensor, zeros_state
+
+__all__ = ["Adam"]
+
+
+def check_adam_hparams(lr, betas, eps, weight_decay) -> None:
+    check_hparam(lr, "learning rate")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+class Adam(Optimizer):
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach=None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False, fused=None,
+                 decoupled_weight_decay: bool = False) -> None:
+        check_adam_hparams(lr, betas, eps, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("decoupled_weight_decay", False)
+
+    def _state_for(self, p, amsgrad: bool) -> dict:
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = step_tensor()
+            state["exp_avg"] = zeros_state(p)
+            state["exp_avg_sq"] = zeros_state(p)
+            if amsgrad:
+                state["max_exp_avg_sq"] = zeros_state(p)
+        return state
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+            amsgrad, maximize, decoupled = group["amsgrad"], group["maximize"], group["decoupled_weight_decay"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self._state_for(p, amsgrad)
+                param = p._data
+                grad = p._grad._data
+                if maximize:
+                    grad = -grad
+                step_t = state["step"]
+                step_t._data += 1
+                if wd != 0:
+                    if decoupled:
+                        param *= 1 - lr * wd
+                    else:
+                        grad = grad + wd * param
+                exp_avg = state["exp_avg"]._data
+                exp_avg_sq = state["exp_avg_sq"]._data
+                exp_avg += (1 - beta1) * (grad - exp_avg)  # lerp toward grad
+                exp_avg_sq *= beta2
+                exp_avg_sq += (1 - beta2) * grad * grad
+                step = float(step_t._data)
+                step_size = lr / (1 - beta1 ** step)
+                bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+                if amsgrad:
+                    max_sq = state["max_exp_avg_sq"]._data
+                    np.maximum(max_sq, exp_avg_sq, out=max_sq)
+                    denom = np.sqrt(max_sq) / bias_correction2_sqrt
+                else:
+                    denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt
+                denom += eps
+                param += (-step_size) * exp_avg / denom
+                p._bump_version()
+                for key in ("exp_avg", "exp_avg_sq"):
+                    state[key]._bump_version()
+        return loss

@@ -1,0 +1,70 @@
+"""RMSprop (centered, momentum, weight decay, maximize)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .optimizer import Optimizer, check_hparam, step_tensor, zeros_state
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
+                 momentum: float = 0, centered: bool = False, capturable: bool = False, foreach=None,
+                 maximize: bool = False, differentiable: bool = False) -> None:
+        check_hparam(lr, "learning rate")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
+                        capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+            wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = step_tensor()
+                    state["square_avg"] = zeros_state(p)
+                    if momentum > 0:
+                        state["momentum_buffer"] = zeros_state(p)
+                    if centered:
+                        state["grad_avg"] = zeros_state(p)
+                param = p._data
+                grad = p._grad._data
+                if group["maximize"]:
+                    grad = -grad
+                state["step"]._data += 1
+                if wd != 0:
+                    grad = grad + wd * param
+                square_avg = state["square_avg"]._data
+                square_avg *= alpha
+                square_avg += (1 - alpha) * grad * grad
+                if centered:
+                    grad_avg = state["grad_avg"]._data
+                    grad_avg += (1 - alpha) * (grad - grad_avg)
+                    avg = np.sqrt(square_avg + (-1.0) * grad_avg * grad_avg)
+                else:
+                    avg = np.sqrt(square_avg)
+                avg += eps
+                if momentum > 0:
+                    buf = state["momentum_buffer"]._data
+                    buf *= momentum
+                    buf += grad / avg
+                    param += (-lr) * buf
+                else:
+                    param += (-lr) * grad / avg
+                p._bump_version()
+        return loss

@@ -1,0 +1,76 @@
+"""Stochastic gradient descent (with momentum, dampening, Nesterov, weight decay, maximize)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import _wrap
+from .optimizer import Optimizer, check_hparam
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False, foreach=None,
+                 differentiable: bool = False, fused=None) -> None:
+        check_hparam(lr, "learning rate")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                        maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr = group["lr"]
+            momentum = group["momentum"]
+            wd = group["weight_decay"]
+            if momentum == 0 and wd == 0 and not group["maximize"]:
+                # plain SGD: one fused NumPy update per parameter
+                for p in group["params"]:
+                    g = p._grad
+                    if g is not None:
+                        d = p._data
+                        d -= lr * g._data
+                        p._bump_version()
+                continue
+            self._general_step(group, lr, momentum, wd)
+        return loss
+
+    def _general_step(self, group: dict, lr: float, momentum: float, wd: float) -> None:
+        dampening = group["dampening"]
+        nesterov = group["nesterov"]
+        maximize = group["maximize"]
+        for p in group["params"]:
+            if p._grad is None:
+                continue
+            grad = p._grad._data
+            if maximize:
+                grad = -grad
+            if wd != 0:
+                grad = grad + wd * p._data
+            if momentum != 0:
+                state = self.state[p]
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = _wrap(np.array(grad, copy=True))
+                else:
+                    b = buf._data
+                    b *= momentum
+                    b += (1 - dampening) * grad
+                    buf._bump_version()
+                grad = grad + momentum * buf._data if nesterov else buf._data
+            p._data -= lr * grad
+            p._bump_version()
