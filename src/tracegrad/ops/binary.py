@@ -1067,6 +1067,6 @@ METHODS.update({
     "__rlshift__": _dunder(bitwise_left_shift, True), "__ilshift__": _dunder(bitwise_left_shift_),
     "__rshift__": _dunder(bitwise_right_shift), "__rrshift__": _dunder(bitwise_right_shift, True),
     "__irshift__": _dunder(bitwise_right_shift_),
-    # ``2 ** t`` is pow.Scalar (PowBackward2); ``t ** x`` and ``-t`` stay on the core fast paths
+    # ``2 ** t`` is pow.Scalar (PowBackward2); ``t ** x`` and ``t - x`` stay on the core fast paths
     "__rpow__": _dunder(pow, True),
 })

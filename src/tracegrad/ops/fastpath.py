@@ -123,7 +123,8 @@ def binary(op, dunder: bool = False):
         if bc is Tensor:
             bd = b._data
             brg = b._rg
-            direct = ufunc is not None and ad.dtype is bd.dtype
+            # Same float dtypes: NumPy's ufunc gives PyTorch's result dtype (integer division does not).
+            direct = ufunc is not None and ad.dtype is bd.dtype and ad.dtype.kind == "f"
         elif bc is float:
             bd = b
             brg = False

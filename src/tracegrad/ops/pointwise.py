@@ -27,7 +27,11 @@ def inplace_kernel(functional):
 
 
 def write_into(dst: np.ndarray, src) -> None:
-    src_dtype = np.asarray(src).dtype
+    src = np.asarray(src)
+    if src.shape != dst.shape and np.broadcast_shapes(src.shape, dst.shape) != dst.shape:
+        broadcast = list(np.broadcast_shapes(src.shape, dst.shape))
+        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {broadcast}")
+    src_dtype = src.dtype
     if src_dtype != dst.dtype and not _can_cast_like_torch(src_dtype, dst.dtype):
         from ..backend.dtypes import from_numpy_dtype
 
@@ -74,6 +78,8 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
     """A broadcasting binary op with PyTorch type promotion, plus ``name_`` in place."""
     if alpha:
         def kernel(a, b, alpha):
+            if np_fn is np.subtract:
+                _check_bool_subtraction(a, b)
             dt = binary_dtype(a, b)
             if alpha != 1:
                 b = np.multiply(b, alpha)
@@ -270,7 +276,19 @@ sigmoid_ = defop("sigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_sigm
                  saves=("result",), node_name="SigmoidBackward0")
 
 
+def _check_bool_subtraction(a, b) -> None:
+    a_bool = getattr(a, "dtype", None) == np.bool_ or isinstance(a, bool)
+    b_bool = getattr(b, "dtype", None) == np.bool_ or isinstance(b, bool)
+    if a_bool and b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if a_bool or b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 def _rsub_kernel(a, b, alpha):
+    _check_bool_subtraction(a, b)
     dt = binary_dtype(a, b)
     if alpha != 1:
         a = np.multiply(a, alpha)
