@@ -31,6 +31,7 @@ from .ops.views import (chunk, diagonal, flatten, movedim, narrow, permute, resh
 from .ops.linalg_core import matmul, mm
 from .ops.indexing import index_put, take
 
+moveaxis, swapaxes, swapdims = movedim, transpose, transpose
 half, float, double, long, short, cdouble, cfloat = float16, float32, float64, int64, int16, complex128, complex64
 int = int32
 strided = "torch.strided"

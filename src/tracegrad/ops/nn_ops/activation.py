@@ -199,7 +199,8 @@ def _elu_vjp_for(is_result: bool, celu: bool = False):
         (x,) = ctx.saved_tensors
         if celu:
             (alpha,) = ctx.attrs
-            return elu_backward(g, alpha, 1.0, 1.0 / alpha, is_result, x)
+            # PyTorch's rule uses 1 / float32(alpha) as the input scale
+            return elu_backward(g, alpha, 1.0, 1.0 / float(np.float32(alpha)), is_result, x)
         alpha, scale, input_scale = ctx.attrs
         if is_result:
             _check_elu_inplace_alpha(alpha)
