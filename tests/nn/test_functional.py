@@ -143,11 +143,13 @@ def test_activation_values_grads_and_node_names(name, kwargs):
         x = _leaf(lib, _rand(3, 5, low=-4, high=4))
         y = getattr(lib.nn.functional, name)(x, **kwargs)
         (g,) = lib.autograd.grad(y, x, lib.tensor(_rand(3, 5, seed=1)), create_graph=True)
-        (gg,) = lib.autograd.grad(g.sum(), x, allow_unused=True)
+        gg = None
+        if name != "hardsigmoid":  # torch has no double backward for hardsigmoid
+            (gg,) = lib.autograd.grad(g.sum(), x, allow_unused=True)
         return y, g, gg if gg is not None else lib.zeros(3, 5, dtype=lib.float64), y.grad_fn.name()
 
     ours, theirs = run_both(program)
-    skip_names = {"logsigmoid", "softsign", "tanhshrink", "hardshrink", "softshrink"}  # composed here
+    skip_names = {"logsigmoid", "softsign", "tanhshrink"}  # composed of other operators here
     if name in skip_names:
         ours, theirs = ours[:3], theirs[:3]
     assert_close(ours, theirs, rtol=1e-9, atol=1e-12)
@@ -185,8 +187,8 @@ def test_inplace_node_names():
 
 def test_relu_method_and_top_level():
     x = tg.tensor([-1.0, 2.0])
-    assert_close(x.relu(), [0.0, 2.0])
-    assert_close(tg.relu(x), [0.0, 2.0])
+    assert_close(x.relu(), np.array([0.0, 2.0]))
+    assert_close(tg.relu(x), np.array([0.0, 2.0]))
     y = x.clone()
     assert y.relu_() is y
 
@@ -399,7 +401,7 @@ def test_dropout_reproducible_with_manual_seed():
     tg.manual_seed(123)
     b = F_TG.dropout(tg.ones(100), 0.3)
     assert_close(a, b)
-    assert set(np.unique(a.numpy()).round(6)) <= {0.0, round(1 / 0.7, 6)}
+    assert np.all(np.isclose(a.numpy(), 0.0) | np.isclose(a.numpy(), 1 / 0.7))
 
 
 def test_dropout_identity_cases_and_errors():
@@ -494,7 +496,7 @@ def test_conv2d(kwargs):
         b = _leaf(lib, _rand(6, seed=2))
         y = lib.nn.functional.conv2d(x, w, b, **kwargs)
         gs = lib.autograd.grad(y, [x, w, b], lib.tensor(_rand(*y.shape, seed=3)), create_graph=True)
-        return y, gs, lib.autograd.grad(sum((g * g).sum() for g in gs), [x, w, b]), y.grad_fn.name()
+        return y, gs, lib.autograd.grad(sum((g * g).sum() for g in gs[:2]), [x, w]), y.grad_fn.name()
 
     ours, theirs = run_both(program)
     assert ours[-1] == theirs[-1] == "ConvolutionBackward0"
@@ -521,7 +523,7 @@ def test_conv1d_unbatched_and_conv_transpose1d():
         x = _leaf(lib, _rand(3, 9))
         w = _leaf(lib, _rand(2, 3, 4, seed=1))
         y = lib.nn.functional.conv1d(x, w, padding="same")
-        z = lib.nn.functional.conv_transpose1d(y.unsqueeze(0), w.transpose(0, 1).contiguous(), stride=2)
+        z = lib.nn.functional.conv_transpose1d(y.unsqueeze(0), w, stride=2)
         return y, z, lib.autograd.grad(z.sum(), [x, w])
 
     ours, theirs = run_both(program)
@@ -560,8 +562,9 @@ def test_max_pool2d_with_indices(kwargs):
     def program(lib):
         x = _leaf(lib, _rand(2, 3, 7, 6))
         y, idx = lib.nn.functional.max_pool2d(x, return_indices=True, **kwargs)
-        (g,) = lib.autograd.grad(y, x, lib.tensor(_rand(*y.shape, seed=1)), create_graph=True)
-        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        cot = _leaf(lib, _rand(*y.shape, seed=1))
+        (g,) = lib.autograd.grad(y, x, cot, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), cot)
         return y, idx, g, gg, y.grad_fn.name()
 
     ours, theirs = run_both(program)
@@ -574,7 +577,7 @@ def test_max_pool1d_and_avg_pool1d():
         x = _leaf(lib, _rand(2, 3, 9))
         a, ia = lib.nn.functional.max_pool1d(x, 3, stride=2, padding=1, return_indices=True)
         b = lib.nn.functional.avg_pool1d(x, 3, stride=2, padding=1, count_include_pad=False, ceil_mode=True)
-        return a, ia, b, lib.autograd.grad((a * a).sum() + (b * b).sum(), x), _chain(a)
+        return a, ia, b, lib.autograd.grad((a * a).sum() + (b * b).sum(), x), _chain(a)[1]
 
     ours, theirs = run_both(program)
     assert ours[-1] == theirs[-1]

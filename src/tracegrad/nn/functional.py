@@ -201,12 +201,11 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    return _pw.where(_pw.gt(_abs(input), lambd), input, 0.0)
+    return _act.hardshrink(input, lambd)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    shrunk = _pw.where(_pw.gt(input, lambd), _pw.sub(input, lambd), _pw.add(input, lambd))
-    return _pw.where(_pw.gt(_abs(input), lambd), shrunk, 0.0)
+    return _act.softshrink(input, lambd)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -244,11 +243,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     dim = _softmax_dim("softmin", input, dim, _stacklevel)
-    if dtype is not None:
-        from ..ops.nn_ops.public import _maybe_cast
-
-        input = _maybe_cast(input, dtype)
-    return _softmax(_pw.neg(input), dim)
+    return _softmax(_pw.neg(input), dim, dtype)
 
 
 # ---- losses --------------------------------------------------------------------------------------------------------
@@ -324,8 +319,19 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _warn_target_size(input, target)
     a, b = _broadcast(input, target)
     if weight is not None:
-        elementwise = _loss.huber_loss(a, b, 0, delta)
-        return _weighted(elementwise, weight, input, reduction)
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError("Weights and input must have the same size.")
+        from ..ops.reductions import mean as _mean
+        from ..ops.reductions import sum as _sum
+
+        weighted = _pw.mul(_loss.huber_loss(a, b, 0, delta), weight)
+        if reduction == "none":
+            return weighted
+        if reduction == "sum":
+            return _sum(weighted, None, False, None)
+        if reduction == "mean":  # unlike mse/l1, PyTorch takes the plain mean here
+            return _mean(weighted, None, False, None)
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
     return _loss.huber_loss(a, b, _Reduction.get_enum(reduction), delta)
 
 
@@ -337,9 +343,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
                          f"({input.size()}) is deprecated. Please ensure they have the same size.")
     if weight is not None:
-        from ..ops.views import expand
-
         import numpy as np
+
+        from ..ops.views import expand
 
         weight = expand(weight, tuple(np.broadcast_shapes(tuple(weight.shape), tuple(input.shape))))
     return _loss.binary_cross_entropy(input, target, weight, enum)

@@ -2,22 +2,78 @@
 
 from __future__ import annotations
 
-from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
-                         LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmin, Softplus,
-                         Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
+from .activation import (
+                         CELU,
+                         ELU,
+                         GELU,
+                         GLU,
+                         SELU,
+                         Hardshrink,
+                         Hardsigmoid,
+                         Hardswish,
+                         Hardtanh,
+                         LeakyReLU,
+                         LogSigmoid,
+                         LogSoftmax,
+                         Mish,
+                         PReLU,
+                         ReLU,
+                         ReLU6,
+                         Sigmoid,
+                         SiLU,
+                         Softmax,
+                         Softmin,
+                         Softplus,
+                         Softshrink,
+                         Softsign,
+                         Tanh,
+                         Tanhshrink,
+                         Threshold,
+)
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
-from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
-                   SmoothL1Loss)
+from .loss import (
+                         BCELoss,
+                         BCEWithLogitsLoss,
+                         CrossEntropyLoss,
+                         HuberLoss,
+                         KLDivLoss,
+                         L1Loss,
+                         MSELoss,
+                         NLLLoss,
+                         SmoothL1Loss,
+)
 from .module import Module
-from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
-                            LayerNorm)
-from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, CircularPad1d, CircularPad2d,
-                      ConstantPad1d, ConstantPad2d, MaxPool1d, MaxPool2d, ReflectionPad1d, ReflectionPad2d,
-                      ReplicationPad1d, ReplicationPad2d, Upsample, ZeroPad2d)
+from .normalization import (
+                         BatchNorm1d,
+                         BatchNorm2d,
+                         BatchNorm3d,
+                         GroupNorm,
+                         InstanceNorm1d,
+                         InstanceNorm2d,
+                         LayerNorm,
+)
+from .pooling import (
+                         AdaptiveAvgPool1d,
+                         AdaptiveAvgPool2d,
+                         AvgPool1d,
+                         AvgPool2d,
+                         CircularPad1d,
+                         CircularPad2d,
+                         ConstantPad1d,
+                         ConstantPad2d,
+                         MaxPool1d,
+                         MaxPool2d,
+                         ReflectionPad1d,
+                         ReflectionPad2d,
+                         ReplicationPad1d,
+                         ReplicationPad2d,
+                         Upsample,
+                         ZeroPad2d,
+)
 from .sparse import Embedding
 
 __all__ = [

@@ -63,7 +63,7 @@ class Embedding(Module):
         if self.norm_type != 2:
             s += f", norm_type={self.norm_type}"
         if self.scale_grad_by_freq is not False:
-            s += ", scale_grad_by_freq={self.scale_grad_by_freq}".format(self=self)
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
         if self.sparse is not False:
             s += ", sparse=True"
         return s

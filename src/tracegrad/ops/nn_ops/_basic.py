@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from ..pointwise import div, eq, ge, logical_and, le, log, mul, pow, where
-from ..reductions import _dims_arg, expand_reduced_grad
 from .._util import as_array, binary_dtype, default_float
+from ..pointwise import div, eq, ge, le, log, logical_and, mul, pow, where
+from ..reductions import _dims_arg, expand_reduced_grad
 from ..registry import defop
 
 
@@ -105,9 +105,9 @@ def _norm_vjp(ctx, g):
 
 
 def _count_hits(hit, dim, keepdim, shape):
+    from ...backend.dtypes import float64
     from ..creation import to_dtype
     from ..reductions import sum as sum_op
-    from ...backend.dtypes import float64
 
     counts = sum_op(to_dtype(hit, float64), _dims_arg(dim, len(shape)), True)
     return counts

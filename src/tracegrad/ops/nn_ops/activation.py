@@ -12,8 +12,21 @@ import math
 import numpy as np
 
 from .._util import wrap_dim
-from ..pointwise import (add, div, exp, gt, inplace_kernel, le, logical_and, lt, mul, rsub, sigmoid, sub, tanh,
-                         where)
+from ..pointwise import (
+    add,
+    div,
+    exp,
+    gt,
+    inplace_kernel,
+    le,
+    lt,
+    mul,
+    rsub,
+    sigmoid,
+    sub,
+    tanh,
+    where,
+)
 from ..reductions import sum as sum_op
 from ..registry import defop
 from ._basic import erf_array
@@ -394,15 +407,83 @@ def _hardsigmoid_kernel(a):
     return np.clip(a + 3.0, 0.0, 6.0) / 6.0
 
 
+_ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))  # PyTorch's kernel constant is a float literal
+
+
+def _hardsigmoid_backward_kernel(g, x):
+    return np.where((x > -3.0) & (x < 3.0), g * _ONE_SIXTH, np.zeros((), dtype=np.result_type(g)))
+
+
+def _hardsigmoid_backward_vjp(ctx, gg):
+    (x,) = ctx.saved_tensors
+    return hardsigmoid_backward(gg, x), None
+
+
+hardsigmoid_backward = defop("hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor",
+                             _hardsigmoid_backward_kernel, vjp=_hardsigmoid_backward_vjp, saves=("self",))
+
+
 def _hardsigmoid_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    return where(logical_and(gt(x, -3.0), lt(x, 3.0)), div(g, 6.0), 0.0)
+    return hardsigmoid_backward(g, x)
 
 
 hardsigmoid = defop("hardsigmoid(Tensor self) -> Tensor", _hardsigmoid_kernel, vjp=_hardsigmoid_vjp,
                     saves=("self",))
 hardsigmoid_ = defop("hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_hardsigmoid_kernel),
                      vjp=_hardsigmoid_vjp, saves=("self",), node_name="HardsigmoidBackward0")
+
+
+# ---- hardshrink / softshrink -------------------------------------------------------------------------------------
+
+def _shrink_mask(x, lambd):
+    return (x > lambd) | (x < -lambd)
+
+
+def _hardshrink_kernel(a, lambd=0.5):
+    check_float(a, "hardshrink_cpu")
+    return np.where(_shrink_mask(a, lambd), a, np.zeros((), dtype=a.dtype))
+
+
+def _softshrink_kernel(a, lambd=0.5):
+    check_float(a, "softshrink_cpu")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    lam = np.asarray(lambd, dtype=a.dtype)
+    return np.where(a > lam, a - lam, np.where(a < -lam, a + lam, np.zeros((), dtype=a.dtype)))
+
+
+def _shrink_backward_kernel(g, x, lambd):
+    return np.where(_shrink_mask(x, lambd), g, np.zeros((), dtype=np.result_type(g)))
+
+
+def _shrink_backward_vjp_for(name: str):
+    def vjp(ctx, gg):
+        (x,) = ctx.saved_tensors
+        (lambd,) = ctx.attrs
+        return _SHRINK_BACKWARD[name](gg, x, lambd), None
+
+    return vjp
+
+
+def _shrink_vjp_for(name: str):
+    def vjp(ctx, g):
+        (x,) = ctx.saved_tensors
+        (lambd,) = ctx.attrs
+        return _SHRINK_BACKWARD[name](g, x, lambd)
+
+    return vjp
+
+
+_SHRINK_BACKWARD = {
+    name: defop(f"{name}_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor", _shrink_backward_kernel,
+                vjp=_shrink_backward_vjp_for(name), saves=("self",), attrs=("lambd",))
+    for name in ("hardshrink", "softshrink")
+}
+hardshrink = defop("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", _hardshrink_kernel,
+                   vjp=_shrink_vjp_for("hardshrink"), saves=("self",), attrs=("lambd",))
+softshrink = defop("softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", _softshrink_kernel,
+                   vjp=_shrink_vjp_for("softshrink"), saves=("self",), attrs=("lambd",))
 
 
 # ---- softmax / log_softmax ---------------------------------------------------------------------------------------

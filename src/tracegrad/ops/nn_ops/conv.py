@@ -383,6 +383,7 @@ def _fold_vjp(ctx, g):
 
 
 unfold = defop("im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
-               _unfold_kernel, vjp=_unfold_vjp, attrs=_FOLD_ATTRS)
+               _unfold_kernel, vjp=_unfold_vjp, attrs=_FOLD_ATTRS, node_name="Im2ColBackward0")
 fold = defop("col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
-             "int[2] stride) -> Tensor", _fold_kernel, vjp=_fold_vjp, attrs=("output_size",) + _FOLD_ATTRS)
+             "int[2] stride) -> Tensor", _fold_kernel, vjp=_fold_vjp, attrs=("output_size",) + _FOLD_ATTRS,
+             node_name="Col2ImBackward0")

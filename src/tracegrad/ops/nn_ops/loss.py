@@ -167,7 +167,7 @@ def _simple_targets(x, target, weight, ignore_index) -> bool:
     if target.dtype.kind not in "iu" or target.size == 0:
         return False
     lo, hi = target.min(), target.max()
-    return 0 <= lo and hi < x.shape[1] and not (lo <= ignore_index <= hi and (target == ignore_index).any())
+    return lo >= 0 and hi < x.shape[1] and not (lo <= ignore_index <= hi and (target == ignore_index).any())
 
 
 def _ce_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
