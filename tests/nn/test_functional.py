@@ -35,10 +35,12 @@ def _chain(t) -> list[str]:
     return names
 
 
-# ---- linear --------------------------------------------------------------------------------------------------------
+# ---- linear ------------------------------------------------------------------------------------------------
+
 
 def test_linear_graph_matches_torch():
     """2-D input with bias: AddmmBackward0 whose edges are (bias, input, TBackward0 -> weight)."""
+
     def program(lib):
         x = _leaf(lib, _rand(4, 3))
         w = _leaf(lib, _rand(2, 3, seed=1))
@@ -72,6 +74,7 @@ def test_linear_values_and_grads(shape, bias):
 
 def test_linear_saves_only_what_is_needed():
     """Like torch: mat1 is saved only when the weight needs a grad, the weight only when the input does."""
+
     def program(lib):
         x = lib.tensor(_rand(4, 3))
         w = _leaf(lib, _rand(2, 3, seed=1))
@@ -90,7 +93,7 @@ def test_linear_double_backward():
         b = _leaf(lib, _rand(2, seed=2))
         y = lib.tanh(lib.nn.functional.linear(x, w, b)).sum()
         gx, gw = lib.autograd.grad(y, [x, w], create_graph=True)
-        return lib.autograd.grad((gx * gx).sum() + (gw ** 3).sum(), [x, w, b])
+        return lib.autograd.grad((gx * gx).sum() + (gw**3).sum(), [x, w, b])
 
     ours, theirs = run_both(program)
     assert_close(ours, theirs, rtol=1e-9, atol=1e-12)
@@ -109,7 +112,9 @@ def test_linear_errors():
     x = tg.ones(3, 4)
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 5x2\)"):
         F_TG.linear(x, tg.ones(2, 5))
-    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: float != double"):
+    with pytest.raises(
+        RuntimeError, match="expected m1 and m2 to have the same dtype, but got: float != double"
+    ):
         F_TG.linear(x, tg.ones(2, 4, dtype=tg.float64))
 
 
@@ -126,14 +131,30 @@ def test_bilinear_matches_torch():
     assert_close(ours, theirs, rtol=1e-10, atol=1e-12)
 
 
-# ---- activations ---------------------------------------------------------------------------------------------------
+# ---- activations -------------------------------------------------------------------------------------------
 
 _ACTIVATIONS = [
-    ("relu", {}), ("relu6", {}), ("leaky_relu", {"negative_slope": 0.2}), ("elu", {"alpha": 0.7}), ("selu", {}),
-    ("celu", {"alpha": 1.3}), ("gelu", {}), ("gelu", {"approximate": "tanh"}), ("silu", {}), ("mish", {}),
-    ("softplus", {"beta": 2.0, "threshold": 3.0}), ("hardtanh", {"min_val": -0.5, "max_val": 1.5}),
-    ("hardswish", {}), ("hardsigmoid", {}), ("logsigmoid", {}), ("softsign", {}), ("tanhshrink", {}),
-    ("hardshrink", {"lambd": 0.7}), ("softshrink", {"lambd": 0.7}), ("sigmoid", {}), ("tanh", {}),
+    ("relu", {}),
+    ("relu6", {}),
+    ("leaky_relu", {"negative_slope": 0.2}),
+    ("elu", {"alpha": 0.7}),
+    ("selu", {}),
+    ("celu", {"alpha": 1.3}),
+    ("gelu", {}),
+    ("gelu", {"approximate": "tanh"}),
+    ("silu", {}),
+    ("mish", {}),
+    ("softplus", {"beta": 2.0, "threshold": 3.0}),
+    ("hardtanh", {"min_val": -0.5, "max_val": 1.5}),
+    ("hardswish", {}),
+    ("hardsigmoid", {}),
+    ("logsigmoid", {}),
+    ("softsign", {}),
+    ("tanhshrink", {}),
+    ("hardshrink", {"lambd": 0.7}),
+    ("softshrink", {"lambd": 0.7}),
+    ("sigmoid", {}),
+    ("tanh", {}),
 ]
 
 
@@ -155,8 +176,23 @@ def test_activation_values_grads_and_node_names(name, kwargs):
     assert_close(ours, theirs, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["relu", "leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "silu", "mish",
-                                  "hardswish", "hardsigmoid", "threshold"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "relu",
+        "leaky_relu",
+        "elu",
+        "selu",
+        "celu",
+        "hardtanh",
+        "relu6",
+        "silu",
+        "mish",
+        "hardswish",
+        "hardsigmoid",
+        "threshold",
+    ],
+)
 def test_inplace_flag(name):
     def program(lib):
         x = _leaf(lib, _rand(4, 3, low=-3, high=3))
@@ -225,7 +261,8 @@ def test_gelu_bad_approximate():
         F_TG.gelu(tg.ones(2), approximate="fast")
 
 
-# ---- losses -----------------------------------------------------------------------------------------------------------
+# ---- losses ------------------------------------------------------------------------------------------------
+
 
 def _ce_case(lib, kind, reduction, seed=0):
     rng = np.random.default_rng(seed)
@@ -243,8 +280,16 @@ def _ce_case(lib, kind, reduction, seed=0):
 
 @pytest.mark.parametrize("kind", ["2d", "kdim", "1d"])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-@pytest.mark.parametrize("extras", [{}, {"weight": True}, {"ignore_index": 1}, {"label_smoothing": 0.2},
-                                    {"weight": True, "ignore_index": 1, "label_smoothing": 0.1}])
+@pytest.mark.parametrize(
+    "extras",
+    [
+        {},
+        {"weight": True},
+        {"ignore_index": 1},
+        {"label_smoothing": 0.2},
+        {"weight": True, "ignore_index": 1, "label_smoothing": 0.1},
+    ],
+)
 def test_cross_entropy_variants(kind, reduction, extras):
     def program(lib):
         x, t = _ce_case(lib, kind, reduction)
@@ -276,6 +321,7 @@ def test_cross_entropy_probability_targets(reduction):
 
 def test_cross_entropy_node_name_and_fused_float32():
     """The fused class-index path: float32 values and grads within float rounding of torch."""
+
     def program(lib):
         x = _leaf(lib, _rand(16, 10, dtype=np.float32))
         t = lib.tensor(np.random.default_rng(0).integers(0, 10, 16))
@@ -300,7 +346,9 @@ def test_loss_errors():
     x = tg.ones(3, 4)
     with pytest.raises(IndexError, match="Target 5 is out of bounds."):
         F_TG.nll_loss(x, tg.tensor([0, 1, 5]))
-    with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)."):
+    with pytest.raises(
+        ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)."
+    ):
         F_TG.cross_entropy(x, tg.tensor([0, 1]))
     with pytest.raises(RuntimeError, match="label_smoothing must be between 0.0 and 1.0. Got: 1.5"):
         F_TG.cross_entropy(x, tg.tensor([0, 1, 2]), label_smoothing=1.5)
@@ -311,10 +359,14 @@ def test_loss_errors():
     with pytest.raises(ValueError, match="that is different to the input size"):
         F_TG.binary_cross_entropy(x * 0.5, x[0])
     w = tg.ones(4, requires_grad=True)
-    with pytest.raises(RuntimeError, match="'binary_cross_entropy_with_logits' is not differentiable with respect "
-                                           "to argument 'weight'"):
+    with pytest.raises(
+        RuntimeError,
+        match="'binary_cross_entropy_with_logits' is not differentiable with respect to argument 'weight'",
+    ):
         F_TG.binary_cross_entropy_with_logits(x, x, weight=w)
-    with pytest.raises(RuntimeError, match="'nll_loss_forward' is not differentiable with respect to argument"):
+    with pytest.raises(
+        RuntimeError, match="'nll_loss_forward' is not differentiable with respect to argument"
+    ):
         F_TG.cross_entropy(x, tg.tensor([0, 1, 2]), weight=w)
 
 
@@ -338,11 +390,19 @@ def test_legacy_size_average_reduce():
     assert_close(ours[0], theirs[0])
 
 
-@pytest.mark.parametrize("name,kwargs", [
-    ("mse_loss", {}), ("l1_loss", {}), ("smooth_l1_loss", {"beta": 0.3}), ("smooth_l1_loss", {"beta": 0.0}),
-    ("huber_loss", {"delta": 0.4}), ("mse_loss", {"weight": True}), ("l1_loss", {"weight": True}),
-    ("huber_loss", {"weight": True}),
-])
+@pytest.mark.parametrize(
+    "name,kwargs",
+    [
+        ("mse_loss", {}),
+        ("l1_loss", {}),
+        ("smooth_l1_loss", {"beta": 0.3}),
+        ("smooth_l1_loss", {"beta": 0.0}),
+        ("huber_loss", {"delta": 0.4}),
+        ("mse_loss", {"weight": True}),
+        ("l1_loss", {"weight": True}),
+        ("huber_loss", {"weight": True}),
+    ],
+)
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_regression_losses(name, kwargs, reduction):
     def program(lib):
@@ -393,7 +453,8 @@ def test_kl_div_mean_warns():
         F_TG.kl_div(tg.zeros(2, 2), tg.ones(2, 2) * 0.5)
 
 
-# ---- dropout ------------------------------------------------------------------------------------------------------
+# ---- dropout -----------------------------------------------------------------------------------------------
+
 
 def test_dropout_reproducible_with_manual_seed():
     tg.manual_seed(123)
@@ -422,7 +483,8 @@ def test_dropout2d_zeroes_whole_channels():
     assert np.all((per_channel == 0).all(axis=2) | (per_channel == 2.0).all(axis=2))
 
 
-# ---- normalisation -------------------------------------------------------------------------------------------------
+# ---- normalisation -----------------------------------------------------------------------------------------
+
 
 def test_batch_norm_training_updates_running_stats():
     def program(lib):
@@ -477,17 +539,29 @@ def test_instance_norm_running_stats():
 
 
 def test_layer_norm_shape_error():
-    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\], but "
-                                           r"got input of size\[3, 5\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\], but "
+        r"got input of size\[3, 5\]",
+    ):
         F_TG.layer_norm(tg.ones(3, 5), (4,))
 
 
-# ---- convolution -----------------------------------------------------------------------------------------------------
+# ---- convolution -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kwargs", [
-    {}, {"stride": 2, "padding": 1}, {"dilation": 2, "padding": 2}, {"groups": 2}, {"padding": "same"},
-    {"padding": "same", "dilation": 2}, {"padding": "valid", "stride": (1, 2)},
-])
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"stride": 2, "padding": 1},
+        {"dilation": 2, "padding": 2},
+        {"groups": 2},
+        {"padding": "same"},
+        {"padding": "same", "dilation": 2},
+        {"padding": "valid", "stride": (1, 2)},
+    ],
+)
 def test_conv2d(kwargs):
     def program(lib):
         x = _leaf(lib, _rand(2, 4, 7, 6))
@@ -503,8 +577,15 @@ def test_conv2d(kwargs):
     assert_close(ours[:-1], theirs[:-1], rtol=1e-9, atol=1e-10)
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"stride": 2, "padding": 1, "output_padding": 1},
-                                    {"groups": 2, "dilation": 2}, {"stride": (2, 3), "output_padding": (1, 2)}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"stride": 2, "padding": 1, "output_padding": 1},
+        {"groups": 2, "dilation": 2},
+        {"stride": (2, 3), "output_padding": (1, 2)},
+    ],
+)
 def test_conv_transpose2d(kwargs):
     def program(lib):
         x = _leaf(lib, _rand(2, 4, 3, 4))
@@ -531,8 +612,11 @@ def test_conv1d_unbatched_and_conv_transpose1d():
 
 
 def test_conv_errors():
-    with pytest.raises(RuntimeError, match=r"Given groups=1, weight of size \[4, 3, 2, 2\], expected input\[1, 5, 4, 4\] "
-                                           "to have 3 channels, but got 5 channels instead"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Given groups=1, weight of size \[4, 3, 2, 2\], expected input\[1, 5, 4, 4\] "
+        "to have 3 channels, but got 5 channels instead",
+    ):
         F_TG.conv2d(tg.ones(1, 5, 4, 4), tg.ones(4, 3, 2, 2))
     with pytest.raises(RuntimeError, match="Kernel size can't be greater than actual input size"):
         F_TG.conv2d(tg.ones(1, 1, 2, 2), tg.ones(1, 1, 3, 3))
@@ -540,8 +624,14 @@ def test_conv_errors():
         F_TG.conv2d(tg.ones(1, 1, 4, 4), tg.ones(1, 1, 3, 3), stride=2, padding="same")
 
 
-@pytest.mark.parametrize("kwargs", [{"kernel_size": 2}, {"kernel_size": (2, 3), "padding": 1, "stride": 2},
-                                    {"kernel_size": 2, "dilation": 2}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"kernel_size": 2},
+        {"kernel_size": (2, 3), "padding": 1, "stride": 2},
+        {"kernel_size": 2, "dilation": 2},
+    ],
+)
 def test_unfold_fold_roundtrip(kwargs):
     def program(lib):
         x = _leaf(lib, _rand(2, 3, 5, 6))
@@ -554,10 +644,18 @@ def test_unfold_fold_roundtrip(kwargs):
     assert_close(ours[:3], theirs[:3], rtol=1e-10, atol=1e-12)
 
 
-# ---- pooling ---------------------------------------------------------------------------------------------------------
+# ---- pooling -----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kwargs", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
-                                    {"kernel_size": (2, 3), "ceil_mode": True}, {"kernel_size": 2, "dilation": 2}])
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"kernel_size": 2},
+        {"kernel_size": 3, "stride": 2, "padding": 1},
+        {"kernel_size": (2, 3), "ceil_mode": True},
+        {"kernel_size": 2, "dilation": 2},
+    ],
+)
 def test_max_pool2d_with_indices(kwargs):
     def program(lib):
         x = _leaf(lib, _rand(2, 3, 7, 6))
@@ -584,10 +682,15 @@ def test_max_pool1d_and_avg_pool1d():
     assert_close(ours[:-1], theirs[:-1], rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("kwargs", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
-                                    {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False,
-                                     "ceil_mode": True},
-                                    {"kernel_size": (2, 3), "divisor_override": 5}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"kernel_size": 2},
+        {"kernel_size": 3, "stride": 2, "padding": 1},
+        {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False, "ceil_mode": True},
+        {"kernel_size": (2, 3), "divisor_override": 5},
+    ],
+)
 def test_avg_pool2d(kwargs):
     def program(lib):
         x = _leaf(lib, _rand(2, 3, 7, 6))
@@ -613,12 +716,16 @@ def test_adaptive_avg_pool2d(size):
 
 
 def test_pool_errors():
-    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel size, but got pad=2, "
-                                           "kernel_size=2 and dilation=1"):
+    with pytest.raises(
+        RuntimeError,
+        match="pad should be at most half of effective kernel size, but got pad=2, "
+        "kernel_size=2 and dilation=1",
+    ):
         F_TG.max_pool2d(tg.ones(1, 1, 4, 4), 2, padding=2)
 
 
-# ---- embedding, padding, resampling, misc ---------------------------------------------------------------------------
+# ---- embedding, padding, resampling, misc ------------------------------------------------------------------
+
 
 def test_embedding_padding_idx_and_freq():
     def program(lib):
@@ -675,16 +782,22 @@ def test_pad_negative_crops_and_names():
     assert_close(ours[:2], theirs[:2])
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"scale_factor": 2, "mode": "nearest"}, {"size": (5, 7), "mode": "nearest"},
-    {"size": (3, 2), "mode": "nearest"}, {"scale_factor": 1.7, "mode": "nearest"},
-    {"scale_factor": 2, "mode": "bilinear", "align_corners": False},
-    {"size": (5, 7), "mode": "bilinear", "align_corners": True},
-    {"size": (3, 2), "mode": "bilinear", "align_corners": False},
-    {"scale_factor": (1.5, 0.7), "mode": "bilinear", "align_corners": False},
-    {"scale_factor": 1.5, "mode": "bilinear", "recompute_scale_factor": True},
-    {"size": (2, 3), "mode": "area"}, {"scale_factor": 2, "mode": "nearest-exact"},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"scale_factor": 2, "mode": "nearest"},
+        {"size": (5, 7), "mode": "nearest"},
+        {"size": (3, 2), "mode": "nearest"},
+        {"scale_factor": 1.7, "mode": "nearest"},
+        {"scale_factor": 2, "mode": "bilinear", "align_corners": False},
+        {"size": (5, 7), "mode": "bilinear", "align_corners": True},
+        {"size": (3, 2), "mode": "bilinear", "align_corners": False},
+        {"scale_factor": (1.5, 0.7), "mode": "bilinear", "align_corners": False},
+        {"scale_factor": 1.5, "mode": "bilinear", "recompute_scale_factor": True},
+        {"size": (2, 3), "mode": "area"},
+        {"scale_factor": 2, "mode": "nearest-exact"},
+    ],
+)
 def test_interpolate(kwargs):
     def program(lib):
         x = _leaf(lib, _rand(2, 3, 4, 5))

@@ -26,19 +26,83 @@ from ..ops.views import squeeze as _squeeze
 from ..ops.views import unsqueeze as _unsqueeze
 
 __all__ = [
-    "linear", "bilinear", "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
-    "celu", "celu_", "gelu", "silu", "mish", "softplus", "hardtanh", "hardtanh_", "hardswish", "hardsigmoid",
-    "sigmoid", "tanh", "softmax", "log_softmax", "softmin", "threshold", "threshold_", "logsigmoid", "softsign",
-    "tanhshrink", "glu", "prelu", "hardshrink", "softshrink", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
-    "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
-    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "layer_norm", "group_norm", "batch_norm",
-    "instance_norm", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
-    "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "embedding", "pad", "one_hot",
-    "normalize", "cosine_similarity", "pairwise_distance", "unfold", "fold", "interpolate", "upsample",
+    "linear",
+    "bilinear",
+    "relu",
+    "relu_",
+    "relu6",
+    "leaky_relu",
+    "leaky_relu_",
+    "elu",
+    "elu_",
+    "selu",
+    "selu_",
+    "celu",
+    "celu_",
+    "gelu",
+    "silu",
+    "mish",
+    "softplus",
+    "hardtanh",
+    "hardtanh_",
+    "hardswish",
+    "hardsigmoid",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "softmin",
+    "threshold",
+    "threshold_",
+    "logsigmoid",
+    "softsign",
+    "tanhshrink",
+    "glu",
+    "prelu",
+    "hardshrink",
+    "softshrink",
+    "cross_entropy",
+    "nll_loss",
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "alpha_dropout",
+    "layer_norm",
+    "group_norm",
+    "batch_norm",
+    "instance_norm",
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "max_pool1d",
+    "max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "embedding",
+    "pad",
+    "one_hot",
+    "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
+    "unfold",
+    "fold",
+    "interpolate",
+    "upsample",
 ]
 
 
-# ---- argument helpers -------------------------------------------------------------------------------------------
+# ---- argument helpers --------------------------------------------------------------------------------------
 
 _pair = expand_param
 
@@ -51,8 +115,10 @@ class _Reduction:
         if reduction == "mean":
             return 1
         if reduction == "elementwise_mean":
-            warnings.warn("reduction='elementwise_mean' is deprecated, please use reduction='mean' instead.",
-                          stacklevel=3)
+            warnings.warn(
+                "reduction='elementwise_mean' is deprecated, please use reduction='mean' instead.",
+                stacklevel=3,
+            )
             return 1
         if reduction == "sum":
             return 2
@@ -64,8 +130,10 @@ class _Reduction:
         reduce = True if reduce is None else reduce
         ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
         if emit_warning:
-            warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                          stacklevel=3)
+            warnings.warn(
+                f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                stacklevel=3,
+            )
         return ret
 
 
@@ -77,12 +145,16 @@ def _reduction(size_average, reduce, reduction: str) -> str:
 
 def _warn_target_size(input: Tensor, target: Tensor) -> None:
     if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
-                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                      "same size.", stacklevel=3)
+        warnings.warn(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+            "same size.",
+            stacklevel=3,
+        )
 
 
-# ---- linear ------------------------------------------------------------------------------------------------------
+# ---- linear ------------------------------------------------------------------------------------------------
+
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _linear.linear(input, weight, bias)
@@ -92,7 +164,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     return _linear.bilinear(input1, input2, weight, bias)
 
 
-# ---- activations --------------------------------------------------------------------------------------------------
+# ---- activations -------------------------------------------------------------------------------------------
+
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return _act.relu_(input) if inplace else _act.relu(input)
@@ -214,8 +287,9 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     if input.shape[dim] % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size "
-                           f"{input.shape[dim]}")
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % input.ndim} is size {input.shape[dim]}"
+        )
     a, b = chunk(input, 2, dim)
     return _pw.mul(a, _pw.sigmoid(b))
 
@@ -246,17 +320,34 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     return _softmax(_pw.neg(input), dim, dtype)
 
 
-# ---- losses --------------------------------------------------------------------------------------------------------
+# ---- losses ------------------------------------------------------------------------------------------------
 
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
-                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
-                  label_smoothing: float = 0.0) -> Tensor:
+
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
     reduction = _reduction(size_average, reduce, reduction)
-    return _loss.cross_entropy(input, target, weight, _Reduction.get_enum(reduction), ignore_index, label_smoothing)
+    return _loss.cross_entropy(
+        input, target, weight, _Reduction.get_enum(reduction), ignore_index, label_smoothing
+    )
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
-             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    ignore_index: int = -100,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
     reduction = _reduction(size_average, reduce, reduction)
     return _loss.nll_loss(input, target, weight, _Reduction.get_enum(reduction), ignore_index)
 
@@ -285,8 +376,14 @@ def _broadcast(input: Tensor, target: Tensor) -> tuple:
     return a, b
 
 
-def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
-             weight: Tensor | None = None) -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
     _warn_target_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     a, b = _broadcast(input, target)
@@ -296,8 +393,14 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     return _loss.mse_loss(a, b, _Reduction.get_enum(reduction))
 
 
-def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
-            weight: Tensor | None = None) -> Tensor:
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
     _warn_target_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     a, b = _broadcast(input, target)
@@ -306,16 +409,18 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
     return _loss.l1_loss(a, b, _Reduction.get_enum(reduction))
 
 
-def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
-                   beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(
+    input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0
+) -> Tensor:
     _warn_target_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     a, b = _broadcast(input, target)
     return _loss.smooth_l1_loss(a, b, _Reduction.get_enum(reduction), beta)
 
 
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
-               weight: Tensor | None = None) -> Tensor:
+def huber_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight: Tensor | None = None
+) -> Tensor:
     _warn_target_size(input, target)
     a, b = _broadcast(input, target)
     if weight is not None:
@@ -335,13 +440,21 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _loss.huber_loss(a, b, _Reduction.get_enum(reduction), delta)
 
 
-def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
-                         reduce=None, reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+) -> Tensor:
     reduction = _reduction(size_average, reduce, reduction)
     enum = _Reduction.get_enum(reduction)
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
-                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+        raise ValueError(
+            f"Using a target size ({target.size()}) that is different to the input size "
+            f"({input.size()}) is deprecated. Please ensure they have the same size."
+        )
     if weight is not None:
         import numpy as np
 
@@ -351,9 +464,15 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return _loss.binary_cross_entropy(input, target, weight, enum)
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
-                                     reduce=None, reduction: str = "mean",
-                                     pos_weight: Tensor | None = None) -> Tensor:
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
     reduction = _reduction(size_average, reduce, reduction)
     enum = _Reduction.get_enum(reduction)
     if tuple(target.shape) != tuple(input.shape):
@@ -361,36 +480,49 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     return _loss.binary_cross_entropy_with_logits(input, target, weight, pos_weight, enum)
 
 
-def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
-           log_target: bool = False) -> Tensor:
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average=None,
+    reduce=None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
     if size_average is not None or reduce is not None:
         reduction = _Reduction.legacy_get_string(size_average, reduce)
     elif reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
-                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      stacklevel=2)
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support size."
+            "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+            "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+            stacklevel=2,
+        )
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return _loss.kl_div(input, target, reduction, log_target)
 
 
-# ---- dropout ---------------------------------------------------------------------------------------------------------
+# ---- dropout -----------------------------------------------------------------------------------------------
+
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     return _misc.dropout(input, p, training, inplace)
 
 
-def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, spatial: int, name: str) -> Tensor:
+def _feature_dropout(
+    input: Tensor, p: float, training: bool, inplace: bool, spatial: int, name: str
+) -> Tensor:
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     nd = input.ndim
     if nd not in (spatial + 1, spatial + 2):
-        raise RuntimeError(f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a {nd}D input. "
-                           f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
-                           "dimensions, a channel dimension, and an optional batch dimension (i.e. "
-                           f"{spatial + 1}D or {spatial + 2}D inputs).")
-    shape = tuple(input.shape[:nd - spatial]) + (1,) * spatial
+        raise RuntimeError(
+            f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a {nd}D input. "
+            f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
+            "dimensions, a channel dimension, and an optional batch dimension (i.e. "
+            f"{spatial + 1}D or {spatial + 2}D inputs)."
+        )
+    shape = tuple(input.shape[: nd - spatial]) + (1,) * spatial
     return _misc.dropout(input, p, training, inplace, mask_shape=shape)
 
 
@@ -419,7 +551,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
 
     alpha_p = -_act.SELU_ALPHA * _act.SELU_SCALE
     keep = (_rng(None).random(tuple(input.shape)) >= p).astype(input._data.dtype)
-    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
     b = -a * alpha_p * p
     mask = _wrap(keep * a)
     shift = _wrap(((1 - keep) * alpha_p * a + b).astype(input._data.dtype))
@@ -428,16 +560,27 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     return input.copy_(out) if inplace else out
 
 
-# ---- normalisation ------------------------------------------------------------------------------------------------
+# ---- normalisation -----------------------------------------------------------------------------------------
 
-def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
-               eps: float = 1e-5) -> Tensor:
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     return _norm.layer_norm(input, shape, weight, bias, eps)
 
 
-def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
-               eps: float = 1e-5) -> Tensor:
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     return _norm.group_norm(input, num_groups, weight, bias, eps)
@@ -451,17 +594,31 @@ def _verify_batch_size(size) -> None:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
 
 
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
-               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
-               eps: float = 1e-5) -> Tensor:
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     if training:
         _verify_batch_size(input.size())
     return _norm.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
-def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
-                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
-                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     if use_input_stats:
         size = input.size()
         count = 1
@@ -472,25 +629,56 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     return _norm.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
-# ---- convolution ---------------------------------------------------------------------------------------------------
+# ---- convolution -------------------------------------------------------------------------------------------
 
-def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
-           groups: int = 1) -> Tensor:
+
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
     return _conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
-           groups: int = 1) -> Tensor:
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups: int = 1,
+) -> Tensor:
     return _conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
-def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
     return _conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
-                     output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride=1,
+    padding=0,
+    output_padding=0,
+    groups: int = 1,
+    dilation=1,
+) -> Tensor:
     return _conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
@@ -499,11 +687,18 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-    return _conv.fold(input, _pair(output_size, 2), _pair(kernel_size, 2), _pair(dilation, 2), _pair(padding, 2),
-                      _pair(stride, 2))
+    return _conv.fold(
+        input,
+        _pair(output_size, 2),
+        _pair(kernel_size, 2),
+        _pair(dilation, 2),
+        _pair(padding, 2),
+        _pair(stride, 2),
+    )
 
 
-# ---- pooling ------------------------------------------------------------------------------------------------------
+# ---- pooling -----------------------------------------------------------------------------------------------
+
 
 def _stride_or_kernel(stride, kernel: tuple, n: int) -> tuple:
     if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
@@ -511,41 +706,89 @@ def _stride_or_kernel(stride, kernel: tuple, n: int) -> tuple:
     return _pair(stride, n)
 
 
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False):
+def max_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
     k = _pair(kernel_size, 2)
-    out, indices = _pool.max_pool2d_with_indices(input, k, _stride_or_kernel(stride, k, 2), _pair(padding, 2),
-                                                 _pair(dilation, 2), ceil_mode)
+    out, indices = _pool.max_pool2d_with_indices(
+        input, k, _stride_or_kernel(stride, k, 2), _pair(padding, 2), _pair(dilation, 2), ceil_mode
+    )
     return (out, indices) if return_indices else out
 
 
-def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False):
+def max_pool1d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
     if input.ndim not in (2, 3):
         raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
     k = _pair(kernel_size, 1)
     s = _stride_or_kernel(stride, k, 1)
-    out, indices = _pool.max_pool2d_with_indices(_unsqueeze(input, -2), (1,) + k, (1,) + s,
-                                                 (0,) + _pair(padding, 1), (1,) + _pair(dilation, 1), ceil_mode)
+    out, indices = _pool.max_pool2d_with_indices(
+        _unsqueeze(input, -2),
+        (1,) + k,
+        (1,) + s,
+        (0,) + _pair(padding, 1),
+        (1,) + _pair(dilation, 1),
+        ceil_mode,
+    )
     out = _squeeze(out, [-2])
     return (out, _squeeze(indices, [-2])) if return_indices else out
 
 
-def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override=None) -> Tensor:
+def avg_pool2d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override=None,
+) -> Tensor:
     k = _pair(kernel_size, 2)
-    return _pool.avg_pool2d(input, k, _stride_or_kernel(stride, k, 2), _pair(padding, 2), ceil_mode,
-                            count_include_pad, divisor_override)
+    return _pool.avg_pool2d(
+        input,
+        k,
+        _stride_or_kernel(stride, k, 2),
+        _pair(padding, 2),
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
 
 
-def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True) -> Tensor:
+def avg_pool1d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
     if input.ndim not in (2, 3):
         raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
     k = _pair(kernel_size, 1)
     s = _stride_or_kernel(stride, k, 1)
-    out = _pool.avg_pool2d(_unsqueeze(input, -2), (1,) + k, (1,) + s, (0,) + _pair(padding, 1), ceil_mode,
-                           count_include_pad, None)
+    out = _pool.avg_pool2d(
+        _unsqueeze(input, -2),
+        (1,) + k,
+        (1,) + s,
+        (0,) + _pair(padding, 1),
+        ceil_mode,
+        count_include_pad,
+        None,
+    )
     return _squeeze(out, [-2])
 
 
@@ -559,10 +802,18 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     return _misc.adaptive_avg_pool(input, (size,))
 
 
-# ---- embedding, padding, resampling, distances -------------------------------------------------------------------------
+# ---- embedding, padding, resampling, distances -------------------------------------------------------------
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
-              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
     if padding_idx is not None:
         n = weight.shape[0]
         if padding_idx > 0:
@@ -590,7 +841,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return _misc.one_hot(tensor, num_classes)
 
 
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
     result = _misc.normalize(input, p, dim, eps)
     if out is not None:
         out.copy_(result)
@@ -602,15 +855,30 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return _misc.cosine_similarity(x1, x2, dim, eps)
 
 
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
     return _misc.pairwise_distance(x1, x2, p, eps, keepdim)
 
 
-def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
-                recompute_scale_factor=None, antialias: bool = False) -> Tensor:
-    return _misc.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+def interpolate(
+    input: Tensor,
+    size=None,
+    scale_factor=None,
+    mode: str = "nearest",
+    align_corners=None,
+    recompute_scale_factor=None,
+    antialias: bool = False,
+) -> Tensor:
+    return _misc.interpolate(
+        input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias
+    )
 
 
-def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+def upsample(
+    input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None
+) -> Tensor:
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2
+    )
     return interpolate(input, size, scale_factor, mode, align_corners)

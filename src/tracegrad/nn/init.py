@@ -1,4 +1,5 @@
-"""``tracegrad.nn.init``: in-place initialisations drawn from tracegrad's generators (``manual_seed`` applies).
+"""``tracegrad.nn.init``: in-place initialisations drawn from tracegrad's generators
+(``manual_seed`` applies).
 
 Every function writes into the tensor's storage without recording autograd history (PyTorch runs them
 under ``no_grad``) and bumps its version counter, as an in-place operation does.
@@ -14,9 +15,23 @@ import numpy as np
 from .._factories import _rng
 from .._tensor import Tensor
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
-           "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
-           "sparse_"]
+__all__ = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "dirac_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+    "sparse_",
+]
 
 
 def _write(tensor: Tensor, values) -> Tensor:
@@ -26,7 +41,15 @@ def _write(tensor: Tensor, values) -> Tensor:
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
-    linear_fns = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+    linear_fns = [
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+    ]
     if nonlinearity in linear_fns or nonlinearity == "sigmoid":
         return 1
     if nonlinearity == "tanh":
@@ -40,7 +63,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
             slope = param
         else:
             raise ValueError(f"negative_slope {param} not a valid number")
-        return math.sqrt(2.0 / (1 + slope ** 2))
+        return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
@@ -54,12 +77,16 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
     return _write(tensor, _rng(generator).normal(mean, std, tensor._data.shape))
 
 
-def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
-                  generator=None) -> Tensor:
+def trunc_normal_(
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator=None
+) -> Tensor:
     """Normal(mean, std) restricted to [a, b], drawn by resampling the values that fall outside."""
     if (mean < a - 2 * std) or (mean > b + 2 * std):
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
-                      "be incorrect.", stacklevel=2)
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
+            "be incorrect.",
+            stacklevel=2,
+        )
     rng = _rng(generator)
     values = rng.normal(mean, std, tensor._data.shape)
     bad = (values < a) | (values > b)
@@ -131,8 +158,9 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
-def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-                     generator=None) -> Tensor:
+def kaiming_uniform_(
+    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
+) -> Tensor:
     if 0 in tensor._data.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
@@ -141,8 +169,9 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-                    generator=None) -> Tensor:
+def kaiming_normal_(
+    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
+) -> Tensor:
     if 0 in tensor._data.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
@@ -183,8 +212,11 @@ def _deprecated(new):
     name = new.__name__[:-1]
 
     def old(*args, **kwargs):
-        warnings.warn(f"`nn.init.{name}` is now deprecated in favor of `nn.init.{new.__name__}`.", FutureWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"`nn.init.{name}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
         return new(*args, **kwargs)
 
     old.__name__ = name

@@ -19,7 +19,9 @@ class Parameter(Tensor):
             _init_from(self, np.zeros((0,), dtype=DEFAULT.value.np))
         else:
             if not isinstance(data, Tensor):
-                raise TypeError(f"Parameter.__new__(): argument 'data' must be Tensor, not {type(data).__name__}")
+                raise TypeError(
+                    f"Parameter.__new__(): argument 'data' must be Tensor, not {type(data).__name__}"
+                )
             _init_from(self, data._data)
             self._vc = data._version_counter()  # the storage is shared, so is the version counter
         if requires_grad:

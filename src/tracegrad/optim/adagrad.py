@@ -11,9 +11,20 @@ __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
-    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
-                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach=None, *, maximize: bool = False,
-                 differentiable: bool = False, fused=None) -> None:
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        foreach=None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        fused=None,
+    ) -> None:
         check_hparam(lr, "learning rate")
         if not lr_decay >= 0.0:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
@@ -23,9 +34,17 @@ class Adagrad(Optimizer):
             raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
         if not eps >= 0.0:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
-                        differentiable=differentiable, fused=fused)
+        defaults = dict(
+            lr=lr,
+            lr_decay=lr_decay,
+            eps=eps,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            fused=fused,
+        )
         super().__init__(params, defaults)
         # Like PyTorch, the state exists from construction on.
         for group in self.param_groups:

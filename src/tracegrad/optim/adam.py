@@ -22,14 +22,36 @@ def check_adam_hparams(lr, betas, eps, weight_decay) -> None:
 
 
 class Adam(Optimizer):
-    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0, amsgrad: bool = False, *, foreach=None, maximize: bool = False,
-                 capturable: bool = False, differentiable: bool = False, fused=None,
-                 decoupled_weight_decay: bool = False) -> None:
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach=None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused=None,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
         check_adam_hparams(lr, betas, eps, weight_decay)
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
-                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
-                        decoupled_weight_decay=decoupled_weight_decay)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay,
+        )
         super().__init__(params, defaults)
 
     def __setstate__(self, state: dict) -> None:
@@ -54,7 +76,11 @@ class Adam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            amsgrad, maximize, decoupled = group["amsgrad"], group["maximize"], group["decoupled_weight_decay"]
+            amsgrad, maximize, decoupled = (
+                group["amsgrad"],
+                group["maximize"],
+                group["decoupled_weight_decay"],
+            )
             for p in group["params"]:
                 if p._grad is None:
                     continue
@@ -76,8 +102,8 @@ class Adam(Optimizer):
                 exp_avg_sq *= beta2
                 exp_avg_sq += (1 - beta2) * grad * grad
                 step = float(step_t._data)
-                step_size = lr / (1 - beta1 ** step)
-                bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+                step_size = lr / (1 - beta1**step)
+                bias_correction2_sqrt = (1 - beta2**step) ** 0.5
                 if amsgrad:
                     max_sq = state["max_exp_avg_sq"]._data
                     np.maximum(max_sq, exp_avg_sq, out=max_sq)

@@ -14,14 +14,24 @@ from typing import Any
 
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ExponentialLR",
-           "CosineAnnealingLR", "ConstantLR", "LinearLR", "ReduceLROnPlateau"]
+__all__ = [
+    "LRScheduler",
+    "LambdaLR",
+    "MultiplicativeLR",
+    "StepLR",
+    "MultiStepLR",
+    "ExponentialLR",
+    "CosineAnnealingLR",
+    "ConstantLR",
+    "LinearLR",
+    "ReduceLROnPlateau",
+]
 
 EPOCH_DEPRECATION_WARNING = (
-    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please use "
-    "`scheduler.step()` to step the scheduler. During the deprecation, if epoch is different from None, the closed "
-    "form is used instead of the new chainable form, where available. Please open an issue if you are unable to "
-    "replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose."
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. "
+    "Please use `scheduler.step()` to step the scheduler. During the deprecation, if epoch is different from "
+    "None, the closed form is used instead of the new chainable form, where available. Please open an issue "
+    "if you are unable to replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose."
 )
 
 
@@ -44,8 +54,10 @@ class LRScheduler:
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
-                                   "scheduler with last_epoch >= 0.")
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
+                        "scheduler with last_epoch >= 0."
+                    )
         self.base_lrs = _group_lrs(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._patch_optimizer_step()
@@ -91,18 +103,24 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
-                              "initialization. Please, make sure to call `optimizer.step()` before "
-                              "`lr_scheduler.step()`. See more details at "
-                              "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
-                              stacklevel=2)
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                    "initialization. Please, make sure to call `optimizer.step()` before "
+                    "`lr_scheduler.step()`. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                    UserWarning,
+                    stacklevel=2,
+                )
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
-                              "later, you should call them in the opposite order: `optimizer.step()` before "
-                              "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
-                              "value of the learning rate schedule. See more details at "
-                              "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
-                              stacklevel=2)
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
+                    "later, you should call them in the opposite order: `optimizer.step()` before "
+                    "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
+                    "value of the learning rate schedule. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                    UserWarning,
+                    stacklevel=2,
+                )
         self._step_count += 1
         if epoch is None:
             self.last_epoch += 1
@@ -127,14 +145,17 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
         else:
             if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+                raise ValueError(
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+                )
             self.lr_lambdas = list(lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                               for fn in self.lr_lambdas]
+        state["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in self.lr_lambdas
+        ]
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -157,21 +178,27 @@ class MultiplicativeLR(LRScheduler):
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
         else:
             if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+                raise ValueError(
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+                )
             self.lr_lambdas = list(lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
         if not self._is_initial:
-            return [group["lr"] * lmbda(self.last_epoch)
-                    for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+            return [
+                group["lr"] * lmbda(self.last_epoch)
+                for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)
+            ]
         return _group_lrs(self.optimizer)
 
 
 class StepLR(LRScheduler):
     """Multiply the lr by ``gamma`` every ``step_size`` epochs."""
 
-    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -188,8 +215,9 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """Multiply the lr by ``gamma`` at each milestone (repeated milestones multiply repeatedly)."""
 
-    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
         self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -197,18 +225,24 @@ class MultiStepLR(LRScheduler):
     def get_lr(self) -> list:
         if self.last_epoch not in self.milestones:
             return _group_lrs(self.optimizer)
-        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch] for group in self.optimizer.param_groups]
+        return [
+            group["lr"] * self.gamma ** self.milestones[self.last_epoch]
+            for group in self.optimizer.param_groups
+        ]
 
     def _get_closed_form_lr(self) -> list:
         milestones = sorted(self.milestones.elements())
-        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+        return [
+            base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs
+        ]
 
 
 class ConstantLR(LRScheduler):
     """Multiply the lr by ``factor`` until ``total_iters`` steps have passed."""
 
-    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5, last_epoch: int = -1
+    ) -> None:
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor = factor
@@ -223,17 +257,27 @@ class ConstantLR(LRScheduler):
         return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list:
-        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
-                for base_lr in self.base_lrs]
+        return [
+            base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+            for base_lr in self.base_lrs
+        ]
 
 
 class LinearLR(LRScheduler):
     """Scale the lr linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` steps."""
 
-    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
-                 total_iters: int = 5, last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."
+            )
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
         self.start_factor = start_factor
@@ -247,11 +291,15 @@ class LinearLR(LRScheduler):
         if self._is_initial or self.last_epoch > self.total_iters:
             return _group_lrs(self.optimizer)
         ratio = 1.0 + (self.end_factor - self.start_factor) / (
-            self.total_iters * self.start_factor + (self.last_epoch - 1) * (self.end_factor - self.start_factor))
+            self.total_iters * self.start_factor
+            + (self.last_epoch - 1) * (self.end_factor - self.start_factor)
+        )
         return [group["lr"] * ratio for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list:
-        frac = (self.end_factor - self.start_factor) * min(self.total_iters, self.last_epoch) / self.total_iters
+        frac = (
+            (self.end_factor - self.start_factor) * min(self.total_iters, self.last_epoch) / self.total_iters
+        )
         return [base_lr * (self.start_factor + frac) for base_lr in self.base_lrs]
 
 
@@ -268,11 +316,11 @@ class ExponentialLR(LRScheduler):
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list:
-        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+        return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
-    """Cosine annealing from the base lr to ``eta_min`` over ``T_max`` epochs (recursive form, like PyTorch)."""
+    """Cosine annealing from the base lr to ``eta_min`` over ``T_max`` epochs (PyTorch's recursive form)."""
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
         self.T_max = T_max
@@ -283,26 +331,47 @@ class CosineAnnealingLR(LRScheduler):
         if self._is_initial:
             return _group_lrs(self.optimizer)
         if self._step_count == 1 and self.last_epoch > 0:
-            return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(self.last_epoch * math.pi / self.T_max))
-                    / 2 for base_lr in self.base_lrs]
+            return [
+                self.eta_min
+                + (base_lr - self.eta_min) * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
+                for base_lr in self.base_lrs
+            ]
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
-            return [group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
-                    for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups)]
-        return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
-                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)) * (group["lr"] - self.eta_min)
-                + self.eta_min for group in self.optimizer.param_groups]
+            return [
+                group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups)
+            ]
+        return [
+            (1 + math.cos(math.pi * self.last_epoch / self.T_max))
+            / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+            * (group["lr"] - self.eta_min)
+            + self.eta_min
+            for group in self.optimizer.param_groups
+        ]
 
     def _get_closed_form_lr(self) -> list:
-        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base_lr in self.base_lrs]
+        return [
+            self.eta_min
+            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base_lr in self.base_lrs
+        ]
 
 
 class ReduceLROnPlateau(LRScheduler):
     """Reduce the lr by ``factor`` once a metric has not improved for ``patience`` epochs."""
 
-    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
-                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0, min_lr=0,
-                 eps: float = 1e-8) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr=0,
+        eps: float = 1e-8,
+    ) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         if not isinstance(optimizer, Optimizer):
@@ -354,10 +423,12 @@ class ReduceLROnPlateau(LRScheduler):
     def _reduce_lr(self) -> None:
         if len(self.optimizer.param_groups) != len(self.min_lrs):
             if self.default_min_lr is None:
-                raise RuntimeError(f"The number of param groups in the `optimizer` ({len(self.optimizer.param_groups)}) "
-                                   f"differs from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
-                                   "usually due to a new param group being added to the optimizer. Please modify the "
-                                   "`min_lrs` field to match the length of the `optimizer` param groups.")
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(self.optimizer.param_groups)}) "
+                    f"differs from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
+                    "usually due to a new param group being added to the optimizer. Please modify the "
+                    "`min_lrs` field to match the length of the `optimizer` param groups."
+                )
             self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
         for i, group in enumerate(self.optimizer.param_groups):
             old = float(group["lr"])

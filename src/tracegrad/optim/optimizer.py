@@ -59,8 +59,12 @@ def _hooked_step(func: Callable) -> Callable:
 
     @functools.wraps(func)
     def wrapper(self, *args, **kwargs):
-        if not (_global_pre_hooks or self._optimizer_step_pre_hooks or _global_post_hooks
-                or self._optimizer_step_post_hooks):
+        if not (
+            _global_pre_hooks
+            or self._optimizer_step_pre_hooks
+            or _global_post_hooks
+            or self._optimizer_step_post_hooks
+        ):
             self._opt_called = True
             return func(self, *args, **kwargs)
         for pre in chain(_global_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
@@ -69,8 +73,9 @@ def _hooked_step(func: Callable) -> Callable:
                 if isinstance(result, tuple) and len(result) == 2:
                     args, kwargs = result
                 else:
-                    raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), but got "
-                                       f"{result}.")
+                    raise RuntimeError(
+                        f"{func} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
         self._opt_called = True
         out = func(self, *args, **kwargs)
         for post in chain(self._optimizer_step_post_hooks.values(), _global_post_hooks.values()):
@@ -93,8 +98,10 @@ class Optimizer:
         self._optimizer_load_state_dict_pre_hooks: dict = OrderedDict()
         self._optimizer_load_state_dict_post_hooks: dict = OrderedDict()
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, but "
-                            "got " + _typename(params))
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, but "
+                "got " + _typename(params)
+            )
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         groups = list(params)
@@ -116,9 +123,14 @@ class Optimizer:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
-                     "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
-                     "_optimizer_load_state_dict_post_hooks"):
+        for name in (
+            "_optimizer_step_pre_hooks",
+            "_optimizer_step_post_hooks",
+            "_optimizer_state_dict_pre_hooks",
+            "_optimizer_state_dict_post_hooks",
+            "_optimizer_load_state_dict_pre_hooks",
+            "_optimizer_load_state_dict_post_hooks",
+        ):
             if name not in self.__dict__:
                 self.__dict__[name] = OrderedDict()
 
@@ -141,8 +153,10 @@ class Optimizer:
         if isinstance(params, Tensor):
             param_group["params"] = [params]
         elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
-                            "tensors in sets will change between runs. Please use a list instead.")
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering of "
+                "tensors in sets will change between runs. Please use a list instead."
+            )
         else:
             param_group["params"] = list(params)
         tensors, names = [], []
@@ -155,28 +169,39 @@ class Optimizer:
         param_group["params"] = tensors
         if names:
             if len(names) != len(tensors):
-                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are missing"
+                )
             param_group["param_names"] = names
         for p in tensors:
             if not isinstance(p, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is " + _typename(p)
+                )
             if not self.defaults.get("differentiable", None) and not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
-                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+                raise ValueError(
+                    f"parameter group didn't specify a value of required optimization parameter {name}"
+                )
             param_group.setdefault(name, default)
         ids = [id(p) for p in tensors]
         if len(ids) != len(set(ids)):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
-                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this will cause "
+                "an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
         seen: set[int] = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])
             if ("param_names" in param_group) != ("param_names" in group):
                 which = "with names" if "param_names" in param_group else "without names"
-                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
-                                 f"{which} to the optimizer")
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. cannot add param group "
+                    f"{which} to the optimizer"
+                )
         if not seen.isdisjoint(ids):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
@@ -209,7 +234,7 @@ class Optimizer:
         with enable_grad():
             return closure()
 
-    # ---- state dict ------------------------------------------------------------------------------------------
+    # ---- state dict ----------------------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
         for hook in self._optimizer_state_dict_pre_hooks.values():
@@ -245,10 +270,16 @@ class Optimizer:
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of optimizer's "
-                             "group")
-        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
-                          chain.from_iterable(g["params"] for g in groups)))
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of optimizer's "
+                "group"
+            )
+        id_map = dict(
+            zip(
+                chain.from_iterable(g["params"] for g in saved_groups),
+                chain.from_iterable(g["params"] for g in groups),
+            )
+        )
 
         def cast(param: Tensor, value, key=None):
             if isinstance(value, Tensor):
@@ -278,7 +309,7 @@ class Optimizer:
         for hook in self._optimizer_load_state_dict_post_hooks.values():
             hook(self)
 
-    # ---- hooks ------------------------------------------------------------------------------------------------
+    # ---- hooks ---------------------------------------------------------------------------------------------
 
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
         handle = RemovableHandle(self._optimizer_step_pre_hooks)
@@ -311,7 +342,8 @@ def _register(hooks: dict, hook: Callable, prepend: bool) -> RemovableHandle:
     return handle
 
 
-# ---- helpers for the update rules -------------------------------------------------------------------------------
+# ---- helpers for the update rules --------------------------------------------------------------------------
+
 
 def step_tensor() -> Tensor:
     """The per-parameter step count, a float32 scalar tensor as in PyTorch's state."""

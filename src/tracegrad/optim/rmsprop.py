@@ -10,9 +10,20 @@ __all__ = ["RMSprop"]
 
 
 class RMSprop(Optimizer):
-    def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
-                 momentum: float = 0, centered: bool = False, capturable: bool = False, foreach=None,
-                 maximize: bool = False, differentiable: bool = False) -> None:
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        capturable: bool = False,
+        foreach=None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         check_hparam(lr, "learning rate")
         if not eps >= 0.0:
             raise ValueError(f"Invalid epsilon value: {eps}")
@@ -22,8 +33,18 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not alpha >= 0.0:
             raise ValueError(f"Invalid alpha value: {alpha}")
-        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
-                        capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            alpha=alpha,
+            eps=eps,
+            centered=centered,
+            weight_decay=weight_decay,
+            capturable=capturable,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def step(self, closure=None):

@@ -11,9 +11,20 @@ __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
-    def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
-                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False, foreach=None,
-                 differentiable: bool = False, fused=None) -> None:
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach=None,
+        differentiable: bool = False,
+        fused=None,
+    ) -> None:
         check_hparam(lr, "learning rate")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
@@ -21,8 +32,17 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
-                        maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            dampening=dampening,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            maximize=maximize,
+            foreach=foreach,
+            differentiable=differentiable,
+            fused=fused,
+        )
         super().__init__(params, defaults)
 
     def __setstate__(self, state: dict) -> None:

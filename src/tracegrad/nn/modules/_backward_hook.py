@@ -99,8 +99,10 @@ class BackwardHook:
         if not new_tensors:
             raise RuntimeError("Cannot set Module backward hook for a Module with no input Tensors.")
         if node is None:
-            raise RuntimeError("Error while setting up backward hooks. Please open an issue with a code sample to "
-                               "reproduce this.")
+            raise RuntimeError(
+                "Error while setting up backward hooks. Please open an issue with a code sample to "
+                "reproduce this."
+            )
         # The node's inputs are only the tensors that require grad: remember which argument each one was.
         register(node, [i for i, t in zip(tensors_idx, tensors) if t._rg])
         arg_list = list(args)
@@ -120,8 +122,10 @@ class BackwardHook:
                     if out is None:
                         continue
                     if len(out) != len(res):
-                        raise RuntimeError("Backward hook returned an invalid number of grad_input, got "
-                                           f"{len(out)}, but expected {len(res)}")
+                        raise RuntimeError(
+                            "Backward hook returned an invalid number of grad_input, got "
+                            f"{len(out)}, but expected {len(res)}"
+                        )
                     res = out
                 self.grad_outputs = None
                 return self._unpack_none(positions, res)
@@ -144,21 +148,28 @@ class BackwardHook:
                         if new is None:
                             continue
                         if len(new) != expected:
-                            raise RuntimeError("Backward pre hook returned an invalid number of grad_output, got "
-                                               f"{len(new)}, but expected {expected}")
+                            raise RuntimeError(
+                                "Backward pre hook returned an invalid number of grad_output, got "
+                                f"{len(new)}, but expected {expected}"
+                            )
                         self.grad_outputs = tuple(new)
                 local = self.grad_outputs
                 if self.input_tensors_index is None:
-                    warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
-                                  "outputs since no inputs require gradients. See "
-                                  "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
-                                  "#torch.nn.Module.register_full_backward_hook for more details.", stacklevel=5)
+                    warnings.warn(
+                        "Full backward hook is firing when gradients are computed with respect to module "
+                        "outputs since no inputs require gradients. See "
+                        "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                        "#torch.nn.Module.register_full_backward_hook for more details.",
+                        stacklevel=5,
+                    )
                     grad_inputs = self._pack_with_none([], [], self.n_inputs)
                     for user_hook in self.user_hooks:
                         res = user_hook(self.module, grad_inputs, self.grad_outputs)
                         if res is not None and not (isinstance(res, tuple) and all(r is None for r in res)):
-                            raise RuntimeError("Backward hook for Modules where no input requires gradient should "
-                                               "always return None or None for all gradients.")
+                            raise RuntimeError(
+                                "Backward hook for Modules where no input requires gradient should "
+                                "always return None or None for all gradients."
+                            )
                     self.grad_outputs = None
                 if local is not None:
                     return tuple(local[i] for i in positions)
@@ -172,4 +183,3 @@ class BackwardHook:
         self.n_outputs = len(args)
         self.output_tensors_index = output_idx
         return res if is_tuple else res[0]
-

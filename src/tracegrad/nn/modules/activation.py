@@ -8,9 +8,34 @@ from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh",
-           "Hardswish", "Hardsigmoid", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softmin", "Threshold",
-           "LogSigmoid", "Softsign", "Tanhshrink", "GLU", "PReLU", "Hardshrink", "Softshrink"]
+__all__ = [
+    "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "ELU",
+    "SELU",
+    "CELU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Softplus",
+    "Hardtanh",
+    "Hardswish",
+    "Hardsigmoid",
+    "Sigmoid",
+    "Tanh",
+    "Softmax",
+    "LogSoftmax",
+    "Softmin",
+    "Threshold",
+    "LogSigmoid",
+    "Softsign",
+    "Tanhshrink",
+    "GLU",
+    "PReLU",
+    "Hardshrink",
+    "Softshrink",
+]
 
 
 def _inplace_str(inplace: bool) -> str:

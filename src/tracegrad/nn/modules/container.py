@@ -66,7 +66,9 @@ class Sequential(Module):
 
     def __add__(self, other) -> Sequential:
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+            raise ValueError(
+                f"add operator supports only objects of Sequential class, but {type(other)} is given."
+            )
         ret = Sequential()
         for layer in self:
             ret.append(layer)
@@ -76,7 +78,9 @@ class Sequential(Module):
 
     def __iadd__(self, other) -> Sequential:
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+            raise ValueError(
+                f"add operator supports only objects of Sequential class, but {type(other)} is given."
+            )
         offset = len(self)
         for i, module in enumerate(other):
             self.add_module(str(i + offset), module)
@@ -216,7 +220,9 @@ class ModuleList(Module):
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
         if not isinstance(modules, Iterable):
-            raise TypeError("ModuleList.extend should be called with an iterable, but got " + type(modules).__name__)
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got " + type(modules).__name__
+            )
         offset = len(self)
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
@@ -268,19 +274,30 @@ class ModuleDict(Module):
 
     def update(self, modules) -> None:
         if not isinstance(modules, Iterable):
-            raise TypeError("ModuleDict.update should be called with an iterable of key/value pairs, but got "
-                            + type(modules).__name__)
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, but got "
+                + type(modules).__name__
+            )
         if isinstance(modules, (OrderedDict, ModuleDict, Mapping)):
             for key, module in modules.items():
                 self[key] = module
         else:
             for j, m in enumerate(modules):
                 if not isinstance(m, Iterable):
-                    raise TypeError("ModuleDict update sequence element #" + str(j) + " should be Iterable; is"
-                                    + type(m).__name__)
+                    raise TypeError(
+                        "ModuleDict update sequence element #"
+                        + str(j)
+                        + " should be Iterable; is"
+                        + type(m).__name__
+                    )
                 if len(m) != 2:
-                    raise ValueError("ModuleDict update sequence element #" + str(j) + " has length "
-                                     + str(len(m)) + "; 2 is required")
+                    raise ValueError(
+                        "ModuleDict update sequence element #"
+                        + str(j)
+                        + " has length "
+                        + str(len(m))
+                        + "; 2 is required"
+                    )
                 self[m[0]] = m[1]
 
 
@@ -335,8 +352,9 @@ class ParameterList(Module):
 
     def extend(self, values: Iterable) -> ParameterList:
         if not isinstance(values, Iterable) or isinstance(values, Tensor):
-            raise TypeError("ParameterList.extend should be called with an iterable, but got "
-                            + type(values).__name__)
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got " + type(values).__name__
+            )
         for value in values:
             self.append(value)
         return self
@@ -359,8 +377,10 @@ class ParameterDict(Module):
 
     def _key_to_attr(self, key: str) -> str:
         if not isinstance(key, str):
-            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not a string (type is '"
-                            f"{type(key).__name__}'). Open an issue on github if you need non-string keys.")
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it is not a string (type is '"
+                f"{type(key).__name__}'). Open an issue on github if you need non-string keys."
+            )
         return key
 
     def __getitem__(self, key: str):
@@ -413,7 +433,7 @@ class ParameterDict(Module):
         return k, val
 
     def get(self, key: str, default=None):
-        return self[key] if key in self else default
+        return self[key] if key in self else default  # noqa: SIM401 - __getitem__ resolves attributes
 
     def fromkeys(self, keys: Iterable[str], default=None) -> ParameterDict:
         return ParameterDict((k, default) for k in keys)
@@ -429,8 +449,10 @@ class ParameterDict(Module):
 
     def update(self, parameters) -> None:
         if not isinstance(parameters, Iterable):
-            raise TypeError("ParametersDict.update should be called with an iterable of key/value pairs, but got "
-                            + type(parameters).__name__)
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                + type(parameters).__name__
+            )
         if isinstance(parameters, (OrderedDict, ParameterDict)):
             for key, p in parameters.items():
                 self[key] = p
@@ -440,11 +462,20 @@ class ParameterDict(Module):
         else:
             for j, p in enumerate(parameters):
                 if not isinstance(p, Iterable):
-                    raise TypeError("ParameterDict update sequence element #" + str(j) + " should be Iterable; is"
-                                    + type(p).__name__)
+                    raise TypeError(
+                        "ParameterDict update sequence element #"
+                        + str(j)
+                        + " should be Iterable; is"
+                        + type(p).__name__
+                    )
                 if len(p) != 2:
-                    raise ValueError("ParameterDict update sequence element #" + str(j) + " has length "
-                                     + str(len(p)) + "; 2 is required")
+                    raise ValueError(
+                        "ParameterDict update sequence element #"
+                        + str(j)
+                        + " has length "
+                        + str(len(p))
+                        + "; 2 is required"
+                    )
                 self[p[0]] = p[1]
 
     def extra_repr(self) -> str:

@@ -22,9 +22,22 @@ _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 class _ConvNd(Module):
     _nd = 2
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding, dilation,
-                 transposed: bool, output_padding, groups: int, bias: bool, padding_mode: str, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        transposed: bool,
+        output_padding,
+        groups: int,
+        bias: bool,
+        padding_mode: str,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         nd = self._nd
         if groups <= 0:
@@ -42,7 +55,9 @@ class _ConvNd(Module):
         else:
             padding = expand_param(padding, nd)
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'")
+            raise ValueError(
+                f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'"
+            )
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
@@ -83,8 +98,7 @@ class _ConvNd(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def extra_repr(self) -> str:
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != (0,) * len(self.padding):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * len(self.dilation):
@@ -106,16 +120,43 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups, bias,
-                         padding_mode, device, dtype)
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            False,
+            0,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return _conv.conv_nd(padded, weight, bias, self.stride, 0, self.dilation, self.groups, self._nd)
-        return _conv.conv_nd(input, weight, bias, self.stride, self.padding, self.dilation, self.groups, self._nd)
+        return _conv.conv_nd(
+            input, weight, bias, self.stride, self.padding, self.dilation, self.groups, self._nd
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         return self._conv_forward(input, self.weight, self.bias)
@@ -130,13 +171,38 @@ class Conv2d(_Conv):
 
 
 class _ConvTranspose(_ConvNd):
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
-                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation=1,
+        padding_mode: str = "zeros",
+        device=None,
+        dtype=None,
+    ) -> None:
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
-                         groups, bias, padding_mode, device, dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            True,
+            output_padding,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
 
     def _output_padding(self, input: Tensor, output_size) -> tuple:
         if output_size is None:
@@ -147,24 +213,41 @@ class _ConvTranspose(_ConvNd):
         if len(output_size) == non_spatial + nd:
             output_size = output_size[non_spatial:]
         if len(output_size) != nd:
-            raise ValueError(f"ConvTranspose{nd}D: for {input.ndim}D input, output_size must have {nd} or "
-                             f"{non_spatial + nd} elements (got {len(output_size)})")
+            raise ValueError(
+                f"ConvTranspose{nd}D: for {input.ndim}D input, output_size must have {nd} or "
+                f"{non_spatial + nd} elements (got {len(output_size)})"
+            )
         mins, maxs = [], []
         for d in range(nd):
-            size = ((input.size(d + non_spatial) - 1) * self.stride[d] - 2 * self.padding[d]
-                    + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
+            size = (
+                (input.size(d + non_spatial) - 1) * self.stride[d]
+                - 2 * self.padding[d]
+                + self.dilation[d] * (self.kernel_size[d] - 1)
+                + 1
+            )
             mins.append(size)
             maxs.append(size + self.stride[d] - 1)
         for d in range(nd):
             if output_size[d] < mins[d] or output_size[d] > maxs[d]:
-                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {mins} to "
-                                 f"{maxs} (for an input of {input.size()[2:]})")
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from {mins} to "
+                    f"{maxs} (for an input of {input.size()[2:]})"
+                )
         return tuple(output_size[d] - mins[d] for d in range(nd))
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
         output_padding = self._output_padding(input, output_size)
-        return _conv.conv_transpose_nd(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                                       self.groups, self.dilation, self._nd)
+        return _conv.conv_transpose_nd(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+            self._nd,
+        )
 
 
 class ConvTranspose1d(_ConvTranspose):

@@ -27,9 +27,12 @@ class Unflatten(Module):
         super().__init__()
         if isinstance(dim, int):
             if not isinstance(unflattened_size, (tuple, list)) or not all(
-                    isinstance(s, int) for s in unflattened_size):
-                raise TypeError("unflattened_size must be tuple of ints, but found type "
-                                f"{type(unflattened_size).__name__}")
+                isinstance(s, int) for s in unflattened_size
+            ):
+                raise TypeError(
+                    "unflattened_size must be tuple of ints, but found type "
+                    f"{type(unflattened_size).__name__}"
+                )
         else:
             raise TypeError("invalid argument type for dim parameter")
         self.dim = dim
@@ -40,7 +43,7 @@ class Unflatten(Module):
 
         shape = tuple(input.shape)
         d = wrap_dim(self.dim, len(shape))
-        new = shape[:d] + tuple(self.unflattened_size) + shape[d + 1:]
+        new = shape[:d] + tuple(self.unflattened_size) + shape[d + 1 :]
         return views.reshape(input, new)
 
     def extra_repr(self) -> str:

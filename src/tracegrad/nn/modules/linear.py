@@ -27,7 +27,9 @@ class Identity(Module):
 class Linear(Module):
     """``y = x @ weight.T + bias`` with weight (out_features, in_features)."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None
+    ) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
@@ -50,14 +52,23 @@ class Linear(Module):
         return _linear.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        )
 
 
 class Bilinear(Module):
     """``y = x1^T A x2 + b`` with weight (out_features, in1_features, in2_features)."""
 
-    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.in1_features = in1_features
         self.in2_features = in2_features
@@ -79,5 +90,7 @@ class Bilinear(Module):
         return _linear.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
-                f"out_features={self.out_features}, bias={self.bias is not None}")
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )

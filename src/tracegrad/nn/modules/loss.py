@@ -1,4 +1,5 @@
-"""Loss modules: ``reduction`` handling (and the legacy ``size_average``/``reduce``) over ``nn.functional``."""
+"""Loss modules: ``reduction`` handling (and the legacy ``size_average``/``reduce``) over
+``nn.functional``."""
 
 from __future__ import annotations
 
@@ -6,8 +7,17 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "SmoothL1Loss", "HuberLoss", "BCELoss",
-           "BCEWithLogitsLoss", "KLDivLoss"]
+__all__ = [
+    "L1Loss",
+    "MSELoss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "KLDivLoss",
+]
 
 
 class _Loss(Module):
@@ -20,8 +30,9 @@ class _Loss(Module):
 
 
 class _WeightedLoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
-                 reduction: str = "mean") -> None:
+    def __init__(
+        self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean"
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.weight: Tensor | None
@@ -38,26 +49,46 @@ class MSELoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
-    def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100, reduce=None,
-                 reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                          reduction=self.reduction)
+        return F.nll_loss(
+            input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100, reduce=None,
-                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+        return F.cross_entropy(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
 
 class SmoothL1Loss(_Loss):
@@ -84,19 +115,28 @@ class BCELoss(_WeightedLoss):
 
 
 class BCEWithLogitsLoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None, reduction: str = "mean",
-                 pos_weight: Tensor | None = None) -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average=None,
+        reduce=None,
+        reduction: str = "mean",
+        pos_weight: Tensor | None = None,
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
-                                                  reduction=self.reduction)
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
+        )
 
 
 class KLDivLoss(_Loss):
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False) -> None:
+    def __init__(
+        self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 

@@ -1,4 +1,5 @@
-"""``Module``: the base class of every layer, with PyTorch's registration, traversal, state and hook semantics."""
+"""``Module``: the base class of every layer, with PyTorch's registration, traversal, state and hook
+semantics."""
 
 from __future__ import annotations
 
@@ -93,11 +94,13 @@ class Module:
 
     def __init__(self, *args, **kwargs) -> None:
         if self.call_super_init is False and bool(kwargs):
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
-                            f"'{next(iter(kwargs))}'")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'"
+            )
         if self.call_super_init is False and bool(args):
-            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were "
-                            "given")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given"
+            )
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = {}
@@ -120,7 +123,9 @@ class Module:
             super().__init__(*args, **kwargs)
 
     def forward(self, *input):
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
 
     # ---- registration -----------------------------------------------------------------------------------
 
@@ -136,8 +141,10 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
-                            "required)")
+            raise TypeError(
+                f"cannot assign '{typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
+                "required)"
+            )
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -158,12 +165,16 @@ class Module:
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{typename(param)}' object to parameter '{name}' (torch.nn.Parameter or "
-                            "None required)")
+            raise TypeError(
+                f"cannot assign '{typename(param)}' object to parameter '{name}' (torch.nn.Parameter or "
+                "None required)"
+            )
         elif param.grad_fn is not None:
-            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
-                             f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
-                             "the forward() method.")
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                "the forward() method."
+            )
         else:
             self._parameters[name] = param
 
@@ -233,7 +244,7 @@ class Module:
     def set_extra_state(self, state: Any) -> None:
         raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
 
-    # ---- attribute protocol ---------------------------------------------------------------------------------
+    # ---- attribute protocol --------------------------------------------------------------------------------
 
     def __getattr__(self, name: str):
         d = self.__dict__
@@ -271,8 +282,10 @@ class Module:
             return
         if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{typename(value)}' as parameter '{name}' (torch.nn.Parameter or None "
-                                "expected)")
+                raise TypeError(
+                    f"cannot assign '{typename(value)}' as parameter '{name}' (torch.nn.Parameter or None "
+                    "expected)"
+                )
             self.register_parameter(name, value)
             return
         modules = d.get("_modules")
@@ -284,15 +297,19 @@ class Module:
             return
         if modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' (torch.nn.Module or None "
-                                "expected)")
+                raise TypeError(
+                    f"cannot assign '{typename(value)}' as child module '{name}' (torch.nn.Module or None "
+                    "expected)"
+                )
             modules[name] = value
             return
         buffers = d.get("_buffers")
         if isinstance(value, Buffer) or (buffers is not None and name in buffers):
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' (torch.nn.Buffer, torch.Tensor "
-                                "or None expected)")
+                raise TypeError(
+                    f"cannot assign '{typename(value)}' as buffer '{name}' (torch.nn.Buffer, torch.Tensor "
+                    "or None expected)"
+                )
             if isinstance(value, Buffer):
                 persistent = value.persistent
             else:
@@ -313,8 +330,13 @@ class Module:
             object.__delattr__(self, name)
 
     def __dir__(self):
-        keys = (list(dir(self.__class__)) + list(self.__dict__) + list(self._parameters) + list(self._modules)
-                + list(self._buffers))
+        keys = (
+            list(dir(self.__class__))
+            + list(self.__dict__)
+            + list(self._parameters)
+            + list(self._modules)
+            + list(self._buffers)
+        )
         return sorted(k for k in keys if not k[0].isdigit())
 
     def __setstate__(self, state: dict) -> None:
@@ -322,10 +344,15 @@ class Module:
 
     # ---- traversal -----------------------------------------------------------------------------------------
 
-    def _named_members(self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    def _named_members(
+        self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ):
         memo = set()
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [
-            (prefix, self)]
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for module_prefix, module in modules:
             for k, v in get_members(module):
                 if v is None or id(v) in memo:
@@ -338,19 +365,23 @@ class Module:
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
-        yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix, recurse=recurse,
-                                       remove_duplicate=remove_duplicate)
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        yield from self._named_members(
+            lambda m: m._parameters.items(), prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate
+        )
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True,
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
-        yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix, recurse=recurse,
-                                       remove_duplicate=remove_duplicate)
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members(
+            lambda m: m._buffers.items(), prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate
+        )
 
     def children(self) -> Iterator[Module]:
         for _, module in self.named_children():
@@ -421,7 +452,7 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for key, param in self._parameters.items():
+        for param in self._parameters.values():
             if param is None:
                 continue
             with no_grad():
@@ -454,8 +485,10 @@ class Module:
         if dtype is not None:
             dtype = to_dtype(dtype)
             if not (dtype.is_floating_point or dtype.is_complex):
-                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
-                                f"dtype={dtype}")
+                raise TypeError(
+                    f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                    f"dtype={dtype}"
+                )
 
         def convert(t: Tensor) -> Tensor:
             out = t
@@ -502,9 +535,13 @@ class Module:
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
         if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
-                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict "
-                          "for details.", FutureWarning, stacklevel=2)
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict "
+                "for details.",
+                FutureWarning,
+                stacklevel=2,
+            )
             if destination is None:
                 destination = args[0]
             if len(args) > 1 and prefix == "":
@@ -544,13 +581,22 @@ class Module:
     def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         return _add_hook(self._load_state_dict_post_hooks, hook, False)
 
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
-                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+    def _load_from_state_dict(
+        self,
+        state_dict: dict,
+        prefix: str,
+        local_metadata: dict,
+        strict: bool,
+        missing_keys: list,
+        unexpected_keys: list,
+        error_msgs: list,
+    ) -> None:
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
-        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
-                       if v is not None}
+        local_state = {
+            k: v for k, v in itertools.chain(self._parameters.items(), persistent.items()) if v is not None
+        }
         assign = local_metadata.get("assign_to_params_buffers", False)
         for name, param in local_state.items():
             key = prefix + name
@@ -560,14 +606,18 @@ class Module:
                 continue
             value = state_dict[key]
             if not isinstance(value, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
-                                  f"object from checkpoint but received {type(value)}")
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                    f"object from checkpoint but received {type(value)}"
+                )
                 continue
             if param.ndim == 0 and value.ndim == 1 and value.shape[0] == 1:
                 value = value[0]
             if tuple(value.shape) != tuple(param.shape):
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
-                                  f"checkpoint, the shape in current model is {param.shape}.")
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                    f"checkpoint, the shape in current model is {param.shape}."
+                )
                 continue
             try:
                 with no_grad():
@@ -580,9 +630,11 @@ class Module:
                     else:
                         param.copy_(value)
             except Exception as ex:  # noqa: BLE001 - reported like PyTorch, with the exception's args
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
-                                  f"{param.size()} and whose dimensions in the checkpoint are {value.size()}, an "
-                                  f"exception occurred : {ex.args}.")
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model are '
+                    f"{param.size()} and whose dimensions in the checkpoint are {value.size()}, an "
+                    f"exception occurred : {ex.args}."
+                )
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if type(self).set_extra_state is not Module.set_extra_state:
             if extra_key in state_dict:
@@ -594,7 +646,7 @@ class Module:
         if strict:
             for key in state_dict:
                 if key.startswith(prefix) and key != extra_key:
-                    parts = key[len(prefix):].split(".", 1)
+                    parts = key[len(prefix) :].split(".", 1)
                     if len(parts) > 1:
                         if parts[0] not in self._modules:
                             unexpected_keys.append(key)
@@ -616,43 +668,64 @@ class Module:
             local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
             if assign:
                 local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(local_state, prefix, local_metadata, True, missing, unexpected, errors)
+            module._load_from_state_dict(
+                local_state, prefix, local_metadata, True, missing, unexpected, errors
+            )
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
-                    load(child, {k: v for k, v in local_state.items() if k.startswith(child_prefix)}, child_prefix)
+                    load(
+                        child,
+                        {k: v for k, v in local_state.items() if k.startswith(child_prefix)},
+                        child_prefix,
+                    )
             keys = _IncompatibleKeys(missing, unexpected)
             for hook in module._load_state_dict_post_hooks.values():
                 if hook(module, keys) is not None:
-                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
-                                         "expected to return new values, if incompatible_keys need to be modified, "
-                                         "it should be done inplace.")
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                        "expected to return new values, if incompatible_keys need to be modified, "
+                        "it should be done inplace."
+                    )
 
         load(self, state_dict)
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
+                errors.insert(
+                    0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected))
+                )
             if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+                errors.insert(
+                    0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing))
+                )
         if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                self.__class__.__name__, "\n\t".join(errors)))
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    self.__class__.__name__, "\n\t".join(errors)
+                )
+            )
         return _IncompatibleKeys(missing, unexpected)
 
-    # ---- hooks -------------------------------------------------------------------------------------------------
+    # ---- hooks ---------------------------------------------------------------------------------------------
 
-    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> RemovableHandle:
+    def register_forward_pre_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
         handle = _add_hook(self._forward_pre_hooks, hook, prepend, self._forward_pre_hooks_with_kwargs)
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
         return handle
 
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
-                              always_call: bool = False) -> RemovableHandle:
-        handle = _add_hook(self._forward_hooks, hook, prepend, self._forward_hooks_with_kwargs,
-                           self._forward_hooks_always_called)
+    def register_forward_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False, always_call: bool = False
+    ) -> RemovableHandle:
+        handle = _add_hook(
+            self._forward_hooks,
+            hook,
+            prepend,
+            self._forward_hooks_with_kwargs,
+            self._forward_hooks_always_called,
+        )
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
@@ -664,23 +737,33 @@ class Module:
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                "Please use only one of them."
+            )
         self._is_full_backward_hook = True
         return _add_hook(self._backward_hooks, hook, prepend)
 
     def register_backward_hook(self, hook: Callable) -> RemovableHandle:
-        """The old, node-level module hook: ``hook(module, grad_input, grad_output)`` on the output's grad_fn."""
+        """The old node-level hook: ``hook(module, grad_input, grad_output)`` on the output's grad_fn."""
         if self._is_full_backward_hook is True:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                "Please use only one of them."
+            )
         self._is_full_backward_hook = False
         return _add_hook(self._backward_hooks, hook, False)
 
     def _call_impl(self, *args, **kwargs):
         d = self.__dict__
-        if not (d["_forward_hooks"] or d["_forward_pre_hooks"] or d["_backward_hooks"] or d["_backward_pre_hooks"]
-                or _global_forward_hooks or _global_forward_pre_hooks):
+        if not (
+            d["_forward_hooks"]
+            or d["_forward_pre_hooks"]
+            or d["_backward_hooks"]
+            or d["_backward_pre_hooks"]
+            or _global_forward_hooks
+            or _global_forward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
         result = None
         called_always = set()
@@ -698,8 +781,10 @@ class Module:
                         if isinstance(out, tuple) and len(out) == 2:
                             args, kwargs = out
                         else:
-                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
-                                               f"but got {out}.")
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                f"but got {out}."
+                            )
                 else:
                     out = hook(self, args)
                     if out is not None:
@@ -710,7 +795,10 @@ class Module:
                 args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
+                if (
+                    hook_id in self._forward_hooks_always_called
+                    or hook_id in _global_forward_hooks_always_called
+                ):
                     called_always.add(hook_id)
                 if hook_id in self._forward_hooks_with_kwargs:
                     out = hook(self, args, kwargs, result)
@@ -720,13 +808,20 @@ class Module:
                     result = out
             if bw_hook is not None:
                 if not isinstance(result, (Tensor, tuple)):
-                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
-                                  f"Tensors but received {type(result)}", stacklevel=2)
+                    warnings.warn(
+                        "For backward hooks to be called, module output should be a Tensor or a tuple of "
+                        f"Tensors but received {type(result)}",
+                        stacklevel=2,
+                    )
                 result = bw_hook.setup_output_hook(result)
             if old_hooks:
                 var = result
                 while not isinstance(var, Tensor):
-                    var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+                    var = (
+                        next(v for v in var.values() if isinstance(v, Tensor))
+                        if isinstance(var, dict)
+                        else var[0]
+                    )
                 grad_fn = var.grad_fn
                 if grad_fn is not None:
                     for hook in old_hooks:
@@ -743,13 +838,16 @@ class Module:
                         if out is not None:
                             result = out
                     except Exception as e:  # noqa: BLE001
-                        warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
-                                      f"silenced as another error was raised in forward: {e}", stacklevel=2)
+                        warnings.warn(
+                            "module forward hook with ``always_call=True`` raised an exception that was "
+                            f"silenced as another error was raised in forward: {e}",
+                            stacklevel=2,
+                        )
             raise
 
     __call__ = _call_impl
 
-    # ---- printing ------------------------------------------------------------------------------------------------
+    # ---- printing ------------------------------------------------------------------------------------------
 
     def _get_name(self) -> str:
         return self.__class__.__name__
@@ -774,4 +872,3 @@ class Module:
 def _old_style_hook(hook, module, grad_input, grad_output):
     result = hook(module, grad_input, grad_output)
     return result
-

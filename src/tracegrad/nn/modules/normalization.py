@@ -12,8 +12,15 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "LayerNorm",
-           "GroupNorm"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "LayerNorm",
+    "GroupNorm",
+]
 
 
 class _NormBase(Module):
@@ -21,8 +28,16 @@ class _NormBase(Module):
 
     _version = 2
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -61,19 +76,26 @@ class _NormBase(Module):
         raise NotImplementedError
 
     def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs) -> None:
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ) -> None:
         version = local_metadata.get("version", None)
         if (version is None or version < 2) and self.track_running_stats:
             key = prefix + "num_batches_tracked"
             if key not in state_dict:
-                state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
-                                   else tensor(0, dtype=int64))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
+                state_dict[key] = (
+                    self.num_batches_tracked
+                    if self.num_batches_tracked is not None
+                    else tensor(0, dtype=int64)
+                )
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
 
 class _BatchNorm(_NormBase):
@@ -86,8 +108,16 @@ class _BatchNorm(_NormBase):
             factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
         bn_training = True if self.training else (self.running_mean is None and self.running_var is None)
         use_stats = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if use_stats else None, self.running_var if use_stats else None,
-                            self.weight, self.bias, bn_training, factor, self.eps)
+        return F.batch_norm(
+            input,
+            self.running_mean if use_stats else None,
+            self.running_var if use_stats else None,
+            self.weight,
+            self.bias,
+            bn_training,
+            factor,
+            self.eps,
+        )
 
 
 class BatchNorm1d(_BatchNorm):
@@ -111,8 +141,16 @@ class BatchNorm3d(_BatchNorm):
 class _InstanceNorm(_NormBase):
     _no_batch_dim = 2
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def _check_input_dim(self, input: Tensor) -> None:
@@ -121,20 +159,31 @@ class _InstanceNorm(_NormBase):
             raise ValueError(f"expected {n}D or {n + 1}D input (got {input.ndim}D input)")
 
     def _apply_instance_norm(self, input: Tensor) -> Tensor:
-        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
-                               self.training or not self.track_running_stats,
-                               self.momentum if self.momentum is not None else 0.0, self.eps)
+        return F.instance_norm(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         feature_dim = input.ndim - self._no_batch_dim
         if input.size(feature_dim) != self.num_features:
             if self.affine:
-                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
-                                 f"({self.num_features}), but got: {input.size(feature_dim)}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
-                          "warning by not passing in num_features, which is not used because affine=False",
-                          stacklevel=2)
+                raise ValueError(
+                    f"expected input's size at dim={feature_dim} to match num_features "
+                    f"({self.num_features}), but got: {input.size(feature_dim)}."
+                )
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                "warning by not passing in num_features, which is not used because affine=False",
+                stacklevel=2,
+            )
         if input.ndim == self._no_batch_dim:
             from ...ops.views import squeeze, unsqueeze
 
@@ -151,8 +200,15 @@ class InstanceNorm2d(_InstanceNorm):
 
 
 class LayerNorm(Module):
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-                 device=None, dtype=None) -> None:
+    def __init__(
+        self,
+        normalized_shape,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -184,8 +240,15 @@ class LayerNorm(Module):
 
 
 class GroupNorm(Module):
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
-                 dtype=None) -> None:
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")

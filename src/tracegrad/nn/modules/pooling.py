@@ -6,16 +6,38 @@ from ..._tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "Upsample", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
-           "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
+__all__ = [
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "Upsample",
+    "ZeroPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "CircularPad1d",
+    "CircularPad2d",
+]
 
 
 class _MaxPoolNd(Module):
     _fn = None
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
-                 ceil_mode: bool = False) -> None:
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -25,12 +47,21 @@ class _MaxPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor):
-        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return type(self)._fn(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
 
     def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
 
 
 class MaxPool1d(_MaxPoolNd):
@@ -42,26 +73,37 @@ class MaxPool2d(_MaxPoolNd):
 
 
 class AvgPool1d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True) -> None:
+    def __init__(
+        self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True
+    ) -> None:
         super().__init__()
         self.kernel_size = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
-        self.stride = self.kernel_size if stride is None else ((stride,) if isinstance(stride, int) else tuple(stride))
+        self.stride = (
+            self.kernel_size if stride is None else ((stride,) if isinstance(stride, int) else tuple(stride))
+        )
         self.padding = (padding,) if isinstance(padding, int) else tuple(padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
+        return F.avg_pool1d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AvgPool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override=None) -> None:
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override=None,
+    ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -71,8 +113,15 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return F.avg_pool2d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -101,20 +150,35 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
 
 class Upsample(Module):
-    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
-                 recompute_scale_factor=None) -> None:
+    def __init__(
+        self,
+        size=None,
+        scale_factor=None,
+        mode: str = "nearest",
+        align_corners=None,
+        recompute_scale_factor=None,
+    ) -> None:
         super().__init__()
         self.name = type(self).__name__
         self.size = size
-        self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) else (
-            tuple(float(f) for f in scale_factor) if scale_factor else None)
+        self.scale_factor = (
+            float(scale_factor)
+            if isinstance(scale_factor, (int, float))
+            else (tuple(float(f) for f in scale_factor) if scale_factor else None)
+        )
         self.mode = mode
         self.align_corners = align_corners
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
-                             recompute_scale_factor=self.recompute_scale_factor)
+        return F.interpolate(
+            input,
+            self.size,
+            self.scale_factor,
+            self.mode,
+            self.align_corners,
+            recompute_scale_factor=self.recompute_scale_factor,
+        )
 
     def extra_repr(self) -> str:
         if self.scale_factor is not None:

@@ -39,9 +39,11 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     norms = np.stack([np.asarray(_vector_norm(t._data, norm_type)) for t in tensors])
     total = np.asarray(_vector_norm(norms, norm_type), dtype=norms.dtype)
     if error_if_nonfinite and not np.isfinite(total):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
-                           "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
-                           "norm anyway, set `error_if_nonfinite=False`")
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
+            "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
+            "norm anyway, set `error_if_nonfinite=False`"
+        )
     return _wrap(total)
 
 
@@ -55,9 +57,15 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, forea
         g._bump_version()
 
 
-def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False, foreach=None) -> Tensor:
-    """Scale all gradients so that their joint norm is at most ``max_norm``; returns the norm before clipping."""
+def clip_grad_norm_(
+    parameters: Iterable[Tensor] | Tensor,
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach=None,
+) -> Tensor:
+    """Scale all gradients so that their joint norm is at most ``max_norm``; return the norm before
+    clipping."""
     parameters = _as_list(parameters)
     grads = [p._grad for p in parameters if p._grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
@@ -65,10 +73,14 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, norm
     return total
 
 
-def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
-                   foreach=None) -> Tensor:
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
-                  FutureWarning, stacklevel=2)
+def clip_grad_norm(
+    parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None
+) -> Tensor:
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

@@ -37,5 +37,5 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     for p in parameters:
         _check_type(p)
         n = p.numel()
-        p._data = flat[pointer:pointer + n].reshape(p._data.shape).astype(p._data.dtype, copy=False)
+        p._data = flat[pointer : pointer + n].reshape(p._data.shape).astype(p._data.dtype, copy=False)
         pointer += n

@@ -22,7 +22,9 @@ def _abs_vjp(ctx, g):
 
 
 abs = defop("_nn_abs(Tensor self) -> Tensor", np.abs, vjp=_abs_vjp, saves=("self",), node_name="AbsBackward0")
-sign = defop("_nn_sign(Tensor self) -> Tensor", np.sign, vjp=lambda ctx, g: mul(g, 0.0), node_name="SignBackward0")
+sign = defop(
+    "_nn_sign(Tensor self) -> Tensor", np.sign, vjp=lambda ctx, g: mul(g, 0.0), node_name="SignBackward0"
+)
 
 
 def _clamp_min_kernel(a, min):
@@ -35,8 +37,14 @@ def _clamp_min_vjp(ctx, g):
     return where(ge(x, lo), g, 0.0)
 
 
-clamp_min = defop("_nn_clamp_min(Tensor self, Scalar min) -> Tensor", _clamp_min_kernel, vjp=_clamp_min_vjp,
-                  saves=("self",), attrs=("min",), node_name="ClampMinBackward0")
+clamp_min = defop(
+    "_nn_clamp_min(Tensor self, Scalar min) -> Tensor",
+    _clamp_min_kernel,
+    vjp=_clamp_min_vjp,
+    saves=("self",),
+    attrs=("min",),
+    node_name="ClampMinBackward0",
+)
 
 
 def _xlogy_kernel(x, y):
@@ -61,11 +69,17 @@ def _xlogy_vjp(ctx, g):
     return gx, gy
 
 
-xlogy = defop("_nn_xlogy(Tensor self, Tensor other) -> Tensor", _xlogy_kernel, vjp=_xlogy_vjp,
-              saves=("self", "other"), node_name="XlogyBackward0")
+xlogy = defop(
+    "_nn_xlogy(Tensor self, Tensor other) -> Tensor",
+    _xlogy_kernel,
+    vjp=_xlogy_vjp,
+    saves=("self", "other"),
+    node_name="XlogyBackward0",
+)
 
 
-# ---- vector norm --------------------------------------------------------------------------------------------
+# ---- vector norm -------------------------------------------------------------------------------------------
+
 
 def _norm_kernel(a, ord=2.0, dim=None, keepdim=False):
     axes = _dims_arg(dim, a.ndim)
@@ -113,19 +127,33 @@ def _count_hits(hit, dim, keepdim, shape):
     return counts
 
 
-vector_norm = defop("_nn_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False) -> Tensor",
-                    _norm_kernel, vjp=_norm_vjp, saves=("self", "result"), attrs=("ord", "dim", "keepdim"),
-                    node_name="LinalgVectorNormBackward0")
-norm = defop("_nn_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False) -> Tensor", _norm_kernel,
-             vjp=_norm_vjp, saves=("self", "result"), attrs=("ord", "dim", "keepdim"), node_name="NormBackward1")
+vector_norm = defop(
+    "_nn_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False) -> Tensor",
+    _norm_kernel,
+    vjp=_norm_vjp,
+    saves=("self", "result"),
+    attrs=("ord", "dim", "keepdim"),
+    node_name="LinalgVectorNormBackward0",
+)
+norm = defop(
+    "_nn_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False) -> Tensor",
+    _norm_kernel,
+    vjp=_norm_vjp,
+    saves=("self", "result"),
+    attrs=("ord", "dim", "keepdim"),
+    node_name="NormBackward1",
+)
 
 
-# ---- erf (NumPy has none) ----------------------------------------------------------------------------------------
+# ---- erf (NumPy has none) ----------------------------------------------------------------------------------
 
 _erf_ufunc = np.frompyfunc(math.erf, 1, 1)
 
 
 def erf_array(a: np.ndarray) -> np.ndarray:
     """math.erf elementwise (exact to double precision), in ``a``'s dtype."""
-    return _erf_ufunc(a.astype(np.float64)).astype(a.dtype) if a.ndim else np.asarray(
-        math.erf(float(a)), dtype=a.dtype)
+    return (
+        _erf_ufunc(a.astype(np.float64)).astype(a.dtype)
+        if a.ndim
+        else np.asarray(math.erf(float(a)), dtype=a.dtype)
+    )

@@ -16,9 +16,19 @@ from ...autograd.saved import SavedTensor
 from ...backend.dtypes import from_numpy_dtype
 
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-               "complex128": "ComplexDouble"}
+_TYPE_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
 
 
 def type_name(np_dtype) -> str:

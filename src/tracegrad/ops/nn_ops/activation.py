@@ -32,7 +32,7 @@ from ..registry import defop
 from ._basic import erf_array
 from ._common import check_float
 
-# ---- threshold / relu ----------------------------------------------------------------------------------------
+# ---- threshold / relu --------------------------------------------------------------------------------------
 
 
 def _threshold_backward_kernel(g, x, threshold):
@@ -46,8 +46,12 @@ def _threshold_backward_vjp(ctx, gg):
 
 
 threshold_backward = defop(
-    "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", _threshold_backward_kernel,
-    vjp=_threshold_backward_vjp, saves=("self",), attrs=("threshold",))
+    "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+    _threshold_backward_kernel,
+    vjp=_threshold_backward_vjp,
+    saves=("self",),
+    attrs=("threshold",),
+)
 
 
 def _relu_kernel(a):
@@ -62,8 +66,13 @@ def _relu_vjp(ctx, g):
 
 
 relu = defop("relu(Tensor self) -> Tensor", _relu_kernel, vjp=_relu_vjp, saves=("result",))
-relu_ = defop("relu_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_relu_kernel), vjp=_relu_vjp,
-              saves=("result",), node_name="ReluBackward0")
+relu_ = defop(
+    "relu_(Tensor(a!) self) -> Tensor(a!)",
+    inplace_kernel(_relu_kernel),
+    vjp=_relu_vjp,
+    saves=("result",),
+    node_name="ReluBackward0",
+)
 
 
 def _threshold_kernel(a, threshold, value):
@@ -76,14 +85,25 @@ def _threshold_vjp(ctx, g):
     return threshold_backward(g, x, th)
 
 
-threshold = defop("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", _threshold_kernel,
-                  vjp=_threshold_vjp, saves=("self",), attrs=("threshold", "value"))
-threshold_ = defop("threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
-                   inplace_kernel(_threshold_kernel), vjp=_threshold_vjp, saves=("self",),
-                   attrs=("threshold", "value"), node_name="ThresholdBackward1")
+threshold = defop(
+    "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
+    _threshold_kernel,
+    vjp=_threshold_vjp,
+    saves=("self",),
+    attrs=("threshold", "value"),
+)
+threshold_ = defop(
+    "threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
+    inplace_kernel(_threshold_kernel),
+    vjp=_threshold_vjp,
+    saves=("self",),
+    attrs=("threshold", "value"),
+    node_name="ThresholdBackward1",
+)
 
 
-# ---- hardtanh / relu6 ----------------------------------------------------------------------------------------------
+# ---- hardtanh / relu6 --------------------------------------------------------------------------------------
+
 
 def _hardtanh_kernel(a, min_val=-1, max_val=1):
     if a.dtype.kind == "b":
@@ -103,7 +123,11 @@ def _hardtanh_backward_vjp(ctx, gg):
 
 hardtanh_backward = defop(
     "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor",
-    _hardtanh_backward_kernel, vjp=_hardtanh_backward_vjp, saves=("self",), attrs=("min_val", "max_val"))
+    _hardtanh_backward_kernel,
+    vjp=_hardtanh_backward_vjp,
+    saves=("self",),
+    attrs=("min_val", "max_val"),
+)
 
 
 def _hardtanh_vjp(ctx, g):
@@ -112,14 +136,25 @@ def _hardtanh_vjp(ctx, g):
     return hardtanh_backward(g, x, lo, hi)
 
 
-hardtanh = defop("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", _hardtanh_kernel,
-                 vjp=_hardtanh_vjp, saves=("self",), attrs=("min_val", "max_val"))
-hardtanh_ = defop("hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
-                  inplace_kernel(_hardtanh_kernel), vjp=_hardtanh_vjp, saves=("self",),
-                  attrs=("min_val", "max_val"), node_name="HardtanhBackward0")
+hardtanh = defop(
+    "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+    _hardtanh_kernel,
+    vjp=_hardtanh_vjp,
+    saves=("self",),
+    attrs=("min_val", "max_val"),
+)
+hardtanh_ = defop(
+    "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+    inplace_kernel(_hardtanh_kernel),
+    vjp=_hardtanh_vjp,
+    saves=("self",),
+    attrs=("min_val", "max_val"),
+    node_name="HardtanhBackward0",
+)
 
 
-# ---- leaky_relu --------------------------------------------------------------------------------------------------
+# ---- leaky_relu --------------------------------------------------------------------------------------------
+
 
 def _leaky_kernel(a, negative_slope=0.01):
     check_float(a, "leaky_relu_cpu")
@@ -137,8 +172,13 @@ def _leaky_backward_vjp(ctx, gg):
 
 
 leaky_relu_backward = defop(
-    "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor",
-    _leaky_backward_kernel, vjp=_leaky_backward_vjp, saves=("self",), attrs=("negative_slope", "self_is_result"))
+    "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) "
+    "-> Tensor",
+    _leaky_backward_kernel,
+    vjp=_leaky_backward_vjp,
+    saves=("self",),
+    attrs=("negative_slope", "self_is_result"),
+)
 
 
 def _leaky_vjp_for(is_result: bool):
@@ -146,24 +186,36 @@ def _leaky_vjp_for(is_result: bool):
         (x,) = ctx.saved_tensors
         (slope,) = ctx.attrs
         if is_result and slope < 0:
-            raise RuntimeError("In-place leakyReLu backward calculation is triggered with a negative slope which is "
-                               "not supported. This is caused by calling in-place forward function with a negative "
-                               "slope, please call out-of-place version instead. File an issue at "
-                               "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
-                               "backward calculation with negative slope")
+            raise RuntimeError(
+                "In-place leakyReLu backward calculation is triggered with a negative slope which is "
+                "not supported. This is caused by calling in-place forward function with a negative "
+                "slope, please call out-of-place version instead. File an issue at "
+                "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+                "backward calculation with negative slope"
+            )
         return leaky_relu_backward(g, x, slope, is_result)
 
     return vjp
 
 
-leaky_relu = defop("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", _leaky_kernel,
-                   vjp=_leaky_vjp_for(False), saves=("self",), attrs=("negative_slope",))
-leaky_relu_ = defop("leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
-                    inplace_kernel(_leaky_kernel), vjp=_leaky_vjp_for(True), saves=("result",),
-                    attrs=("negative_slope",), node_name="LeakyReluBackward1")
+leaky_relu = defop(
+    "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+    _leaky_kernel,
+    vjp=_leaky_vjp_for(False),
+    saves=("self",),
+    attrs=("negative_slope",),
+)
+leaky_relu_ = defop(
+    "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+    inplace_kernel(_leaky_kernel),
+    vjp=_leaky_vjp_for(True),
+    saves=("result",),
+    attrs=("negative_slope",),
+    node_name="LeakyReluBackward1",
+)
 
 
-# ---- elu family (elu, selu, celu) -------------------------------------------------------------------------------
+# ---- elu family (elu, selu, celu) --------------------------------------------------------------------------
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -203,8 +255,12 @@ def _elu_backward_vjp(ctx, gg):
 
 elu_backward = defop(
     "elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, "
-    "Tensor self_or_result) -> Tensor", _elu_backward_kernel, vjp=_elu_backward_vjp,
-    saves=("grad_output", "self_or_result"), attrs=("alpha", "scale", "input_scale", "is_result"))
+    "Tensor self_or_result) -> Tensor",
+    _elu_backward_kernel,
+    vjp=_elu_backward_vjp,
+    saves=("grad_output", "self_or_result"),
+    attrs=("alpha", "scale", "input_scale", "is_result"),
+)
 
 
 def _elu_vjp_for(is_result: bool, celu: bool = False):
@@ -223,18 +279,30 @@ def _elu_vjp_for(is_result: bool, celu: bool = False):
 
 
 _ELU_SIG = "(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1)"
-elu = defop(f"elu{_ELU_SIG} -> Tensor", _elu_kernel, vjp=_elu_vjp_for(False), saves=("self",),
-            attrs=("alpha", "scale", "input_scale"))
-elu_ = defop(f"elu_{_ELU_SIG.replace('Tensor self', 'Tensor(a!) self')} -> Tensor(a!)", inplace_kernel(_elu_kernel),
-             vjp=_elu_vjp_for(True), saves=("result",), attrs=("alpha", "scale", "input_scale"),
-             node_name="EluBackward1")
+elu = defop(
+    f"elu{_ELU_SIG} -> Tensor",
+    _elu_kernel,
+    vjp=_elu_vjp_for(False),
+    saves=("self",),
+    attrs=("alpha", "scale", "input_scale"),
+)
+elu_ = defop(
+    f"elu_{_ELU_SIG.replace('Tensor self', 'Tensor(a!) self')} -> Tensor(a!)",
+    inplace_kernel(_elu_kernel),
+    vjp=_elu_vjp_for(True),
+    saves=("result",),
+    attrs=("alpha", "scale", "input_scale"),
+    node_name="EluBackward1",
+)
 
 
 def _check_elu_inplace_alpha(alpha) -> None:
     if alpha < 0:  # the result no longer tells the sign of the input
-        raise RuntimeError("In-place elu backward calculation is triggered with a negative slope which is not "
-                           "supported. This is caused by calling in-place forward function with a negative slope, "
-                           "please call out-of-place version instead.")
+        raise RuntimeError(
+            "In-place elu backward calculation is triggered with a negative slope which is not "
+            "supported. This is caused by calling in-place forward function with a negative slope, "
+            "please call out-of-place version instead."
+        )
 
 
 def _celu_kernel(a, alpha=1.0):
@@ -243,10 +311,21 @@ def _celu_kernel(a, alpha=1.0):
     return _elu_kernel(a, alpha, 1.0, 1.0 / alpha)
 
 
-celu = defop("celu(Tensor self, Scalar alpha=1.0) -> Tensor", _celu_kernel, vjp=_elu_vjp_for(False, celu=True),
-             saves=("self",), attrs=("alpha",))
-celu_ = defop("celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)", inplace_kernel(_celu_kernel),
-              vjp=_elu_vjp_for(True, celu=True), saves=("result",), attrs=("alpha",), node_name="CeluBackward1")
+celu = defop(
+    "celu(Tensor self, Scalar alpha=1.0) -> Tensor",
+    _celu_kernel,
+    vjp=_elu_vjp_for(False, celu=True),
+    saves=("self",),
+    attrs=("alpha",),
+)
+celu_ = defop(
+    "celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)",
+    inplace_kernel(_celu_kernel),
+    vjp=_elu_vjp_for(True, celu=True),
+    saves=("result",),
+    attrs=("alpha",),
+    node_name="CeluBackward1",
+)
 
 
 def selu(input):
@@ -257,7 +336,7 @@ def selu_(input):
     return elu_(input, SELU_ALPHA, SELU_SCALE, 1.0)
 
 
-# ---- gelu ------------------------------------------------------------------------------------------------------
+# ---- gelu --------------------------------------------------------------------------------------------------
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
@@ -313,9 +392,13 @@ def _gelu_second_derivative(x, approximate: str):
     return mul(pdf, rsub(x2, 2.0))
 
 
-gelu_backward = defop("gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
-                      _gelu_backward_kernel, vjp=_gelu_backward_vjp, saves=("grad_output", "self"),
-                      attrs=("approximate",))
+gelu_backward = defop(
+    "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
+    _gelu_backward_kernel,
+    vjp=_gelu_backward_vjp,
+    saves=("grad_output", "self"),
+    attrs=("approximate",),
+)
 
 
 def _gelu_vjp(ctx, g):
@@ -324,11 +407,17 @@ def _gelu_vjp(ctx, g):
     return gelu_backward(g, x, approximate=approximate)
 
 
-gelu = defop("gelu(Tensor self, *, str approximate='none') -> Tensor", _gelu_kernel, vjp=_gelu_vjp,
-             saves=("self",), attrs=("approximate",))
+gelu = defop(
+    "gelu(Tensor self, *, str approximate='none') -> Tensor",
+    _gelu_kernel,
+    vjp=_gelu_vjp,
+    saves=("self",),
+    attrs=("approximate",),
+)
 
 
-# ---- silu / mish / softplus -------------------------------------------------------------------------------------
+# ---- silu / mish / softplus --------------------------------------------------------------------------------
+
 
 def _sigmoid_array(a):
     e = np.exp(-np.abs(a))
@@ -347,14 +436,21 @@ def _silu_vjp(ctx, g):
 
 
 silu = defop("silu(Tensor self) -> Tensor", _silu_kernel, vjp=_silu_vjp, saves=("self",))
-silu_ = defop("silu_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_silu_kernel), vjp=_silu_vjp,
-              saves=("self",), node_name="SiluBackward0")
+silu_ = defop(
+    "silu_(Tensor(a!) self) -> Tensor(a!)",
+    inplace_kernel(_silu_kernel),
+    vjp=_silu_vjp,
+    saves=("self",),
+    node_name="SiluBackward0",
+)
 
 
 def _softplus_kernel(a, beta=1, threshold=20):
     check_float(a, "softplus_cpu")
     z = a * np.asarray(beta, dtype=a.dtype)
-    return np.where(z > threshold, a, np.logaddexp(np.zeros((), a.dtype), z) / np.asarray(beta, dtype=a.dtype))
+    return np.where(
+        z > threshold, a, np.logaddexp(np.zeros((), a.dtype), z) / np.asarray(beta, dtype=a.dtype)
+    )
 
 
 def _softplus_vjp(ctx, g):
@@ -364,8 +460,13 @@ def _softplus_vjp(ctx, g):
     return where(gt(z, th), g, mul(g, sigmoid(z)))
 
 
-softplus = defop("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", _softplus_kernel,
-                 vjp=_softplus_vjp, saves=("self",), attrs=("beta", "threshold"))
+softplus = defop(
+    "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+    _softplus_kernel,
+    vjp=_softplus_vjp,
+    saves=("self",),
+    attrs=("beta", "threshold"),
+)
 
 
 def _mish_kernel(a):
@@ -380,11 +481,17 @@ def _mish_vjp(ctx, g):
 
 
 mish = defop("mish(Tensor self) -> Tensor", _mish_kernel, vjp=_mish_vjp, saves=("self",))
-mish_ = defop("mish_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_mish_kernel), vjp=_mish_vjp,
-              saves=("self",), node_name="MishBackward0")
+mish_ = defop(
+    "mish_(Tensor(a!) self) -> Tensor(a!)",
+    inplace_kernel(_mish_kernel),
+    vjp=_mish_vjp,
+    saves=("self",),
+    node_name="MishBackward0",
+)
 
 
-# ---- hardswish / hardsigmoid -------------------------------------------------------------------------------------
+# ---- hardswish / hardsigmoid -------------------------------------------------------------------------------
+
 
 def _hardswish_kernel(a):
     check_float(a, "hardswish_cpu")
@@ -398,8 +505,13 @@ def _hardswish_vjp(ctx, g):
 
 
 hardswish = defop("hardswish(Tensor self) -> Tensor", _hardswish_kernel, vjp=_hardswish_vjp, saves=("self",))
-hardswish_ = defop("hardswish_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_hardswish_kernel),
-                   vjp=_hardswish_vjp, saves=("self",), node_name="HardswishBackward0")
+hardswish_ = defop(
+    "hardswish_(Tensor(a!) self) -> Tensor(a!)",
+    inplace_kernel(_hardswish_kernel),
+    vjp=_hardswish_vjp,
+    saves=("self",),
+    node_name="HardswishBackward0",
+)
 
 
 def _hardsigmoid_kernel(a):
@@ -419,8 +531,12 @@ def _hardsigmoid_backward_vjp(ctx, gg):
     return hardsigmoid_backward(gg, x), None
 
 
-hardsigmoid_backward = defop("hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor",
-                             _hardsigmoid_backward_kernel, vjp=_hardsigmoid_backward_vjp, saves=("self",))
+hardsigmoid_backward = defop(
+    "hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor",
+    _hardsigmoid_backward_kernel,
+    vjp=_hardsigmoid_backward_vjp,
+    saves=("self",),
+)
 
 
 def _hardsigmoid_vjp(ctx, g):
@@ -428,13 +544,20 @@ def _hardsigmoid_vjp(ctx, g):
     return hardsigmoid_backward(g, x)
 
 
-hardsigmoid = defop("hardsigmoid(Tensor self) -> Tensor", _hardsigmoid_kernel, vjp=_hardsigmoid_vjp,
-                    saves=("self",))
-hardsigmoid_ = defop("hardsigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_hardsigmoid_kernel),
-                     vjp=_hardsigmoid_vjp, saves=("self",), node_name="HardsigmoidBackward0")
+hardsigmoid = defop(
+    "hardsigmoid(Tensor self) -> Tensor", _hardsigmoid_kernel, vjp=_hardsigmoid_vjp, saves=("self",)
+)
+hardsigmoid_ = defop(
+    "hardsigmoid_(Tensor(a!) self) -> Tensor(a!)",
+    inplace_kernel(_hardsigmoid_kernel),
+    vjp=_hardsigmoid_vjp,
+    saves=("self",),
+    node_name="HardsigmoidBackward0",
+)
 
 
-# ---- hardshrink / softshrink -------------------------------------------------------------------------------------
+# ---- hardshrink / softshrink -------------------------------------------------------------------------------
+
 
 def _shrink_mask(x, lambd):
     return (x > lambd) | (x < -lambd)
@@ -476,17 +599,33 @@ def _shrink_vjp_for(name: str):
 
 
 _SHRINK_BACKWARD = {
-    name: defop(f"{name}_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor", _shrink_backward_kernel,
-                vjp=_shrink_backward_vjp_for(name), saves=("self",), attrs=("lambd",))
+    name: defop(
+        f"{name}_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor",
+        _shrink_backward_kernel,
+        vjp=_shrink_backward_vjp_for(name),
+        saves=("self",),
+        attrs=("lambd",),
+    )
     for name in ("hardshrink", "softshrink")
 }
-hardshrink = defop("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", _hardshrink_kernel,
-                   vjp=_shrink_vjp_for("hardshrink"), saves=("self",), attrs=("lambd",))
-softshrink = defop("softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", _softshrink_kernel,
-                   vjp=_shrink_vjp_for("softshrink"), saves=("self",), attrs=("lambd",))
+hardshrink = defop(
+    "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor",
+    _hardshrink_kernel,
+    vjp=_shrink_vjp_for("hardshrink"),
+    saves=("self",),
+    attrs=("lambd",),
+)
+softshrink = defop(
+    "softshrink(Tensor self, Scalar lambd=0.5) -> Tensor",
+    _softshrink_kernel,
+    vjp=_shrink_vjp_for("softshrink"),
+    saves=("self",),
+    attrs=("lambd",),
+)
 
 
-# ---- softmax / log_softmax ---------------------------------------------------------------------------------------
+# ---- softmax / log_softmax ---------------------------------------------------------------------------------
+
 
 def _softmax_dim(a, dim: int, name: str) -> int:
     check_float(a, name)
@@ -512,8 +651,14 @@ def _softmax_vjp(ctx, g):
     return mul(y, sub(g, sum_op(mul(g, y), dim, True)))
 
 
-softmax = defop("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", _softmax_kernel, vjp=_softmax_vjp,
-                saves=("result",), attrs=("dim", "half_to_float"), node_name="SoftmaxBackward0")
+softmax = defop(
+    "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+    _softmax_kernel,
+    vjp=_softmax_vjp,
+    saves=("result",),
+    attrs=("dim", "half_to_float"),
+    node_name="SoftmaxBackward0",
+)
 
 
 def _log_softmax_kernel(a, dim, half_to_float=False):
@@ -534,6 +679,11 @@ def _log_softmax_vjp(ctx, g):
     return sub(g, mul(exp(y), sum_op(g, dim, True)))
 
 
-log_softmax = defop("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", _log_softmax_kernel,
-                    vjp=_log_softmax_vjp, saves=("result",), attrs=("dim", "half_to_float"),
-                    node_name="LogSoftmaxBackward0")
+log_softmax = defop(
+    "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+    _log_softmax_kernel,
+    vjp=_log_softmax_vjp,
+    saves=("result",),
+    attrs=("dim", "half_to_float"),
+    node_name="LogSoftmaxBackward0",
+)

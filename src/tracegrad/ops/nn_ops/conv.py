@@ -25,7 +25,7 @@ from ..registry import defop
 from ..views import squeeze, unsqueeze
 from ._common import check_float, expand_param
 
-# ---- geometry -----------------------------------------------------------------------------------------------------
+# ---- geometry ----------------------------------------------------------------------------------------------
 
 
 def conv_out_size(size: int, k: int, s: int, p: int, d: int) -> int:
@@ -33,7 +33,9 @@ def conv_out_size(size: int, k: int, s: int, p: int, d: int) -> int:
 
 
 def _spatial(x_shape, k_shape, stride, padding, dilation) -> tuple:
-    return tuple(conv_out_size(n, k, s, p, d) for n, k, s, p, d in zip(x_shape, k_shape, stride, padding, dilation))
+    return tuple(
+        conv_out_size(n, k, s, p, d) for n, k, s, p, d in zip(x_shape, k_shape, stride, padding, dilation)
+    )
 
 
 def _pad_spatial(x: np.ndarray, padding) -> np.ndarray:
@@ -47,8 +49,11 @@ def _windows(xp: np.ndarray, k_shape, stride, dilation, out_sizes) -> np.ndarray
     nd = len(k_shape)
     spans = tuple(d * (k - 1) + 1 for k, d in zip(k_shape, dilation))
     v = sliding_window_view(xp, spans, axis=tuple(range(2, 2 + nd)))
-    key = (slice(None), slice(None)) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sizes, stride)) \
+    key = (
+        (slice(None), slice(None))
+        + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sizes, stride))
         + tuple(slice(None, None, d) for d in dilation)
+    )
     return v[key]
 
 
@@ -65,7 +70,7 @@ def im2col(x: np.ndarray, k_shape, stride, padding, dilation, groups: int):
 
 
 def col2im(cols: np.ndarray, x_shape, k_shape, stride, padding, dilation, groups: int) -> np.ndarray:
-    """Adjoint of :func:`im2col`: scatter-add (N, G, L, Cg*prod(k)) columns back into an input of ``x_shape``."""
+    """Adjoint of :func:`im2col`: scatter-add (N, G, L, Cg*prod(k)) columns into an input of ``x_shape``."""
     n, c = x_shape[:2]
     nd = len(k_shape)
     out_sizes = _spatial(x_shape[2:], k_shape, stride, padding, dilation)
@@ -77,7 +82,8 @@ def col2im(cols: np.ndarray, x_shape, k_shape, stride, padding, dilation, groups
     xp = np.zeros((n, c) + padded, dtype=cols.dtype)
     for offs in itertools.product(*(range(k) for k in k_shape)):
         key = (slice(None), slice(None)) + tuple(
-            slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, m, s in zip(offs, dilation, out_sizes, stride))
+            slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, m, s in zip(offs, dilation, out_sizes, stride)
+        )
         xp[key] += v[(slice(None), slice(None)) + offs]
     crop = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, x_shape[2:]))
     return xp[crop] if any(padding) else xp
@@ -88,7 +94,8 @@ def _weight_matrix(w: np.ndarray, groups: int) -> np.ndarray:
     return w.reshape(groups, o // groups, -1)  # (G, Og, Cg*K)
 
 
-# ---- the three primitives --------------------------------------------------------------------------------------------
+# ---- the three primitives ----------------------------------------------------------------------------------
+
 
 def _conv_kernel(x, w, stride, padding, dilation, groups):
     n = x.shape[0]
@@ -160,21 +167,40 @@ def _conv_weight_grad_vjp(ctx, gg):
 
 
 _ATTRS = ("stride", "padding", "dilation", "groups")
-conv = defop(f"_nn_conv(Tensor input, Tensor weight, {_PARAMS}) -> Tensor", _conv_kernel, vjp=_conv_vjp,
-             saves=("input", "weight"), attrs=_ATTRS, node_name="ConvolutionBackward0")
-conv_input_grad = defop(f"_nn_conv_input_grad(Tensor grad_output, Tensor weight, int[] input_size, {_PARAMS}) "
-                        "-> Tensor", _conv_input_grad_kernel, vjp=_conv_input_grad_vjp,
-                        saves=("grad_output", "weight"), attrs=_ATTRS, node_name="ConvolutionBackwardBackward0")
-conv_weight_grad = defop(f"_nn_conv_weight_grad(Tensor grad_output, Tensor input, int[] weight_size, {_PARAMS}) "
-                         "-> Tensor", _conv_weight_grad_kernel, vjp=_conv_weight_grad_vjp,
-                         saves=("grad_output", "input"), attrs=_ATTRS, node_name="ConvolutionBackwardBackward0")
+conv = defop(
+    f"_nn_conv(Tensor input, Tensor weight, {_PARAMS}) -> Tensor",
+    _conv_kernel,
+    vjp=_conv_vjp,
+    saves=("input", "weight"),
+    attrs=_ATTRS,
+    node_name="ConvolutionBackward0",
+)
+conv_input_grad = defop(
+    f"_nn_conv_input_grad(Tensor grad_output, Tensor weight, int[] input_size, {_PARAMS}) -> Tensor",
+    _conv_input_grad_kernel,
+    vjp=_conv_input_grad_vjp,
+    saves=("grad_output", "weight"),
+    attrs=_ATTRS,
+    node_name="ConvolutionBackwardBackward0",
+)
+conv_weight_grad = defop(
+    f"_nn_conv_weight_grad(Tensor grad_output, Tensor input, int[] weight_size, {_PARAMS}) -> Tensor",
+    _conv_weight_grad_kernel,
+    vjp=_conv_weight_grad_vjp,
+    saves=("grad_output", "input"),
+    attrs=_ATTRS,
+    node_name="ConvolutionBackwardBackward0",
+)
 
 
-# ---- the user-facing convolution -----------------------------------------------------------------------------------
+# ---- the user-facing convolution ---------------------------------------------------------------------------
+
 
 def transposed_out_size(x_shape, k_shape, stride, padding, dilation, output_padding) -> tuple:
-    return tuple((n - 1) * s - 2 * p + d * (k - 1) + op + 1
-                 for n, k, s, p, d, op in zip(x_shape, k_shape, stride, padding, dilation, output_padding))
+    return tuple(
+        (n - 1) * s - 2 * p + d * (k - 1) + op + 1
+        for n, k, s, p, d, op in zip(x_shape, k_shape, stride, padding, dilation, output_padding)
+    )
 
 
 def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups) -> None:
@@ -185,8 +211,10 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
     if bias is not None and bias.dtype != x.dtype:
         raise RuntimeError(f"Input type ({_legacy(x)}) and bias type ({_legacy(bias)}) should be the same")
     if x.ndim != nd + 2:
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got input "
-                           f"of size: {list(x.shape)}")
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got input "
+            f"of size: {list(x.shape)}"
+        )
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     if any(s <= 0 for s in stride):
@@ -198,35 +226,49 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
     c = x.shape[1]
     if not transposed:
         if w.shape[0] % groups:
-            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-                               f"but got weight of size {list(w.shape)} instead")
+            raise RuntimeError(
+                f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                f"but got weight of size {list(w.shape)} instead"
+            )
         if c != w.shape[1] * groups:
-            raise RuntimeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected input"
-                               f"{list(x.shape)} to have {w.shape[1] * groups} channels, but got {c} channels "
-                               "instead")
+            raise RuntimeError(
+                f"Given groups={groups}, weight of size {list(w.shape)}, expected input"
+                f"{list(x.shape)} to have {w.shape[1] * groups} channels, but got {c} channels "
+                "instead"
+            )
         padded = [n + 2 * p for n, p in zip(x.shape[2:], padding)]
         spans = [d * (k - 1) + 1 for k, d in zip(w.shape[2:], dilation)]
         if any(pn < sp for pn, sp in zip(padded, spans)):
-            raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
-                               f"size: ({' x '.join(map(str, spans))}). Kernel size can't be greater than actual "
-                               "input size")
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
+                f"size: ({' x '.join(map(str, spans))}). Kernel size can't be greater than actual "
+                "input size"
+            )
         out_c = w.shape[0]
     else:
         if c != w.shape[0]:
-            raise RuntimeError(f"Given transposed=1, weight of size {list(w.shape)}, expected input{list(x.shape)} "
-                               f"to have {w.shape[0]} channels, but got {c} channels instead")
+            raise RuntimeError(
+                f"Given transposed=1, weight of size {list(w.shape)}, expected input{list(x.shape)} "
+                f"to have {w.shape[0]} channels, but got {c} channels instead"
+            )
         if c % groups:
-            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-                               f"but got weight of size {list(w.shape)} instead")
+            raise RuntimeError(
+                f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                f"but got weight of size {list(w.shape)} instead"
+            )
         for op, s, d in zip(output_padding, stride, dilation):
             if op >= s and op >= d:
-                raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
-                                   f"output_padding: {list(output_padding)}, stride: {list(stride)}, dilation: "
-                                   f"{list(dilation)}")
+                raise RuntimeError(
+                    "output padding must be smaller than either stride or dilation, but got "
+                    f"output_padding: {list(output_padding)}, stride: {list(stride)}, dilation: "
+                    f"{list(dilation)}"
+                )
         out_c = w.shape[1] * groups
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_c):
-        raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with {out_c} "
-                           f"elements, but got bias of size {list(bias.shape)} instead")
+        raise RuntimeError(
+            f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with {out_c} "
+            f"elements, but got bias of size {list(bias.shape)} instead"
+        )
 
 
 def _legacy(a) -> str:
@@ -237,7 +279,8 @@ def _convolution_kernel(x, w, bias, stride, padding, dilation, transposed, outpu
     _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups)
     if transposed:
         size = (x.shape[0], w.shape[1] * groups) + transposed_out_size(
-            x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding)
+            x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding
+        )
         out = _conv_input_grad_kernel(x, w, size, stride, padding, dilation, groups)
     else:
         out = _conv_kernel(x, w, stride, padding, dilation, groups)
@@ -268,16 +311,22 @@ def _convolution_vjp(ctx, g):
 
 convolution = defop(
     "convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
-    "bool transposed, int[] output_padding, int groups) -> Tensor", _convolution_kernel, vjp=_convolution_vjp,
-    saves=("input", "weight"), attrs=("stride", "padding", "dilation", "transposed", "groups"),
-    node_name="ConvolutionBackward0")
+    "bool transposed, int[] output_padding, int groups) -> Tensor",
+    _convolution_kernel,
+    vjp=_convolution_vjp,
+    saves=("input", "weight"),
+    attrs=("stride", "padding", "dilation", "transposed", "groups"),
+    node_name="ConvolutionBackward0",
+)
 
 
 def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
     """``conv{nd}d`` argument handling: int-or-tuple sizes, 'same'/'valid' padding, unbatched input."""
     if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got input "
-                           f"of size: {list(input.shape)}")
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got input "
+            f"of size: {list(input.shape)}"
+        )
     unbatched = input.ndim == nd + 1
     x = unsqueeze(input, 0) if unbatched else input
     stride, dilation = expand_param(stride, nd), expand_param(dilation, nd)
@@ -305,37 +354,54 @@ def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, grou
     return squeeze(out, [0]) if unbatched else out
 
 
-def conv_transpose_nd(input: Tensor, weight: Tensor, bias, stride, padding, output_padding, groups: int, dilation,
-                      nd: int) -> Tensor:
+def conv_transpose_nd(
+    input: Tensor, weight: Tensor, bias, stride, padding, output_padding, groups: int, dilation, nd: int
+) -> Tensor:
     if isinstance(padding, str):
         raise TypeError(f"conv_transpose{nd}d(): argument 'padding' must be tuple of ints, not str")
     if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv_transpose{nd}d, but "
-                           f"got input of size: {list(input.shape)}")
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv_transpose{nd}d, but "
+            f"got input of size: {list(input.shape)}"
+        )
     unbatched = input.ndim == nd + 1
     x = unsqueeze(input, 0) if unbatched else input
-    out = convolution(x, weight, bias, expand_param(stride, nd), expand_param(padding, nd),
-                      expand_param(dilation, nd), True, expand_param(output_padding, nd), groups)
+    out = convolution(
+        x,
+        weight,
+        bias,
+        expand_param(stride, nd),
+        expand_param(padding, nd),
+        expand_param(dilation, nd),
+        True,
+        expand_param(output_padding, nd),
+        groups,
+    )
     return squeeze(out, [0]) if unbatched else out
 
 
-# ---- unfold / fold (im2col / col2im) ---------------------------------------------------------------------------------
+# ---- unfold / fold (im2col / col2im) -----------------------------------------------------------------------
+
 
 def _unfold_kernel(x, kernel_size, dilation, padding, stride):
     check_float(x, "im2col")
     if x.ndim not in (3, 4):
-        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got: "
-                           f"{list(x.shape)}")
+        raise RuntimeError(
+            f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got: "
+            f"{list(x.shape)}"
+        )
     unbatched = x.ndim == 3
     if unbatched:
         x = x[None]
     n, c = x.shape[:2]
     out_sizes = _spatial(x.shape[2:], kernel_size, stride, padding, dilation)
     if any(o <= 0 for o in out_sizes):
-        raise RuntimeError(f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), kernel_size="
-                           f"({kernel_size[0]}, {kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), "
-                           f"padding=({padding[0]}, {padding[1]}), calculated shape of the array of sliding blocks "
-                           f"as ({out_sizes[0]}, {out_sizes[1]}), but its components must be at least one.")
+        raise RuntimeError(
+            f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), kernel_size="
+            f"({kernel_size[0]}, {kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), "
+            f"padding=({padding[0]}, {padding[1]}), calculated shape of the array of sliding blocks "
+            f"as ({out_sizes[0]}, {out_sizes[1]}), but its components must be at least one."
+        )
     v = _windows(_pad_spatial(x, padding), kernel_size, stride, dilation, out_sizes)  # (N, C, OH, OW, KH, KW)
     out = np.ascontiguousarray(v.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * math.prod(kernel_size), -1)
     return out[0] if unbatched else out
@@ -344,24 +410,30 @@ def _unfold_kernel(x, kernel_size, dilation, padding, stride):
 def _fold_kernel(cols, output_size, kernel_size, dilation, padding, stride):
     check_float(cols, "col2im")
     if cols.ndim not in (2, 3):
-        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
-                           f"dimensions for input, but got: {list(cols.shape)}")
+        raise RuntimeError(
+            f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+            f"dimensions for input, but got: {list(cols.shape)}"
+        )
     unbatched = cols.ndim == 2
     if unbatched:
         cols = cols[None]
     n, ck, l_in = cols.shape
     k = math.prod(kernel_size)
     if ck % k:
-        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
-                           f"got input.size(1)={ck} and kernel_size=({kernel_size[0]}, {kernel_size[1]})")
+        raise RuntimeError(
+            f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+            f"got input.size(1)={ck} and kernel_size=({kernel_size[0]}, {kernel_size[1]})"
+        )
     c = ck // k
     out_sizes = _spatial(output_size, kernel_size, stride, padding, dilation)
     if math.prod(out_sizes) != l_in:
-        raise RuntimeError(f"Given output_size=({output_size[0]}, {output_size[1]}), kernel_size=({kernel_size[0]}, "
-                           f"{kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
-                           f"{padding[1]}), stride=({stride[0]}, {stride[1]}), expected size of input's dimension 2 "
-                           f"to match the calculated number of sliding blocks {out_sizes[0]} * {out_sizes[1]} = "
-                           f"{math.prod(out_sizes)}, but got input.size(2)={l_in}.")
+        raise RuntimeError(
+            f"Given output_size=({output_size[0]}, {output_size[1]}), kernel_size=({kernel_size[0]}, "
+            f"{kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
+            f"{padding[1]}), stride=({stride[0]}, {stride[1]}), expected size of input's dimension 2 "
+            f"to match the calculated number of sliding blocks {out_sizes[0]} * {out_sizes[1]} = "
+            f"{math.prod(out_sizes)}, but got input.size(2)={l_in}."
+        )
     # (N, C*K, L) -> the (N, 1, L, C*K) column layout of col2im with kernel positions innermost per channel
     v = cols.reshape(n, c, k, l_in).transpose(0, 3, 1, 2).reshape(n, 1, l_in, c * k)
     out = col2im(v, (n, c) + tuple(output_size), kernel_size, stride, padding, dilation, 1)
@@ -382,8 +454,18 @@ def _fold_vjp(ctx, g):
     return unfold(g, kernel_size, dilation, padding, stride)
 
 
-unfold = defop("im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
-               _unfold_kernel, vjp=_unfold_vjp, attrs=_FOLD_ATTRS, node_name="Im2ColBackward0")
-fold = defop("col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
-             "int[2] stride) -> Tensor", _fold_kernel, vjp=_fold_vjp, attrs=("output_size",) + _FOLD_ATTRS,
-             node_name="Col2ImBackward0")
+unfold = defop(
+    "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+    _unfold_kernel,
+    vjp=_unfold_vjp,
+    attrs=_FOLD_ATTRS,
+    node_name="Im2ColBackward0",
+)
+fold = defop(
+    "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
+    "int[2] stride) -> Tensor",
+    _fold_kernel,
+    vjp=_fold_vjp,
+    attrs=("output_size",) + _FOLD_ATTRS,
+    node_name="Col2ImBackward0",
+)

@@ -24,7 +24,7 @@ from ..registry import defop, not_implemented
 from ..views import permute, reshape, t, unsqueeze
 from ._common import attach, edge_of, fast_path_ok, make_node, meta_of, new_output
 
-# ---- matrix products with a transposed operand (closed under differentiation) --------------------------------
+# ---- matrix products with a transposed operand (closed under differentiation) ------------------------------
 
 
 def _mm_nt_kernel(a, b):
@@ -37,8 +37,13 @@ def _mm_nt_vjp(ctx, g):  # out = a @ b.T
     return (mm(g, b) if need[0] else None, mm_tn(g, a) if need[1] else None)
 
 
-mm_nt = defop("_nn_mm_nt(Tensor self, Tensor other) -> Tensor", _mm_nt_kernel, vjp=_mm_nt_vjp,
-              saves=("self", "other"), node_name="MmBackward0")
+mm_nt = defop(
+    "_nn_mm_nt(Tensor self, Tensor other) -> Tensor",
+    _mm_nt_kernel,
+    vjp=_mm_nt_vjp,
+    saves=("self", "other"),
+    node_name="MmBackward0",
+)
 
 
 def _mm_tn_kernel(a, b):
@@ -52,8 +57,13 @@ def _mm_tn_vjp(ctx, g):  # out = a.T @ b
     return (mm_nt(b, g) if need[0] else None, mm(a, g) if need[1] else None)
 
 
-mm_tn = defop("_nn_mm_tn(Tensor self, Tensor other) -> Tensor", _mm_tn_kernel, vjp=_mm_tn_vjp,
-              saves=("self", "other"), node_name="MmBackward0")
+mm_tn = defop(
+    "_nn_mm_tn(Tensor self, Tensor other) -> Tensor",
+    _mm_tn_kernel,
+    vjp=_mm_tn_vjp,
+    saves=("self", "other"),
+    node_name="MmBackward0",
+)
 
 # References to a transposed gradient's buffer when only the engine holds it: the view's ``base``, the
 # transposed view's ``base``, the local name and getrefcount's argument.
@@ -63,19 +73,30 @@ _PRIVATE_BUFFER_REFS = 4
 def _weight_t_kernel(a):
     r = a.T
     base = r.base
-    if (base is not None and r.flags.c_contiguous and base.shape == r.shape and base.dtype == r.dtype
-            and base.flags.c_contiguous and base.ctypes.data == r.ctypes.data
-            and sys.getrefcount(base) <= _PRIVATE_BUFFER_REFS):
+    if (
+        base is not None
+        and r.flags.c_contiguous
+        and base.shape == r.shape
+        and base.dtype == r.dtype
+        and base.flags.c_contiguous
+        and base.ctypes.data == r.ctypes.data
+        and sys.getrefcount(base) <= _PRIVATE_BUFFER_REFS
+    ):
         return base  # nobody else sees this buffer: hand it on instead of copying
     return np.ascontiguousarray(r)
 
 
-weight_t = defop("_nn_weight_t(Tensor self) -> Tensor", _weight_t_kernel,
-                 vjp=lambda ctx, g: weight_t(g), node_name="TBackward0")
+weight_t = defop(
+    "_nn_weight_t(Tensor self) -> Tensor",
+    _weight_t_kernel,
+    vjp=lambda ctx, g: weight_t(g),
+    node_name="TBackward0",
+)
 
 
-# ---- the fused nodes -------------------------------------------------------------------------------------------
+# ---- the fused nodes ---------------------------------------------------------------------------------------
 # Their third (second) edge is the TBackward0 node of the weight; the rule returns the gradient of W.t().
+
 
 def _linear_backward_kernel(g, x, w, need_bias, need_input, need_weight):
     """All requested gradients of ``x @ w.T + b`` in one kernel (bias, input, weight.t())."""
@@ -92,8 +113,11 @@ _EMPTY = np.empty(0, dtype=np.float32)
 # rules below compose differentiable operators instead.
 linear_backward = defop(
     "_nn_linear_backward(Tensor grad_output, Tensor? input, Tensor? weight, bool need_bias, bool need_input, "
-    "bool need_weight) -> (Tensor, Tensor, Tensor)", _linear_backward_kernel,
-    vjp=not_implemented("_nn_linear_backward"), differentiable=())
+    "bool need_weight) -> (Tensor, Tensor, Tensor)",
+    _linear_backward_kernel,
+    vjp=not_implemented("_nn_linear_backward"),
+    differentiable=(),
+)
 
 
 def _linear_input_grads(ctx, g, x_slot: int):
@@ -110,8 +134,11 @@ def _addmm_vjp(ctx, g):
     if not STATE.grad_enabled:
         x, w = ctx.saved_tensors
         gb, gx, gwt = linear_backward(g, x, w, bias_rows, need[1], need[2])
-        return ((gb if bias_rows else g) if need[0] else None, gx if need[1] else None,
-                gwt if need[2] else None)
+        return (
+            (gb if bias_rows else g) if need[0] else None,
+            gx if need[1] else None,
+            gwt if need[2] else None,
+        )
     gb = None
     if need[0]:
         gb = sum_op(g, (0,), False, None) if bias_rows else g
@@ -134,12 +161,21 @@ def _addmm_kernel(b, x, w, beta=1, alpha=1):
     return out
 
 
-addmm_node_op = defop("_nn_linear_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) "
-                      "-> Tensor", _addmm_kernel, vjp=_addmm_vjp, saves=("mat1", "mat2"),
-                      attrs=("beta", "alpha"), node_name="AddmmBackward0")
-mm_node_op = defop("_nn_linear_mm(Tensor self, Tensor mat2) -> Tensor", lambda x, w: np.matmul(x, w.T),
-                   vjp=_mm_vjp, saves=("self", "mat2"),
-                   node_name="MmBackward0")
+addmm_node_op = defop(
+    "_nn_linear_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+    _addmm_kernel,
+    vjp=_addmm_vjp,
+    saves=("mat1", "mat2"),
+    attrs=("beta", "alpha"),
+    node_name="AddmmBackward0",
+)
+mm_node_op = defop(
+    "_nn_linear_mm(Tensor self, Tensor mat2) -> Tensor",
+    lambda x, w: np.matmul(x, w.T),
+    vjp=_mm_vjp,
+    saves=("self", "mat2"),
+    node_name="MmBackward0",
+)
 
 
 def _type(a) -> str:
@@ -150,15 +186,19 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     x = input._data
     w = weight._data
     if x.shape[1] != w.shape[1]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({x.shape[0]}x{x.shape[1]} and "
-                           f"{w.shape[1]}x{w.shape[0]})")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({x.shape[0]}x{x.shape[1]} and "
+            f"{w.shape[1]}x{w.shape[0]})"
+        )
     out = np.matmul(x, w.T)
     if bias is not None:
         b = bias._data
         if b.shape != out.shape[-1:] and np.broadcast_shapes(b.shape, out.shape) != out.shape:
-            raise RuntimeError(f"The expanded size of the tensor ({out.shape[1]}) must match the existing size "
-                               f"({b.shape[-1]}) at non-singleton dimension 1.  Target sizes: {list(out.shape)}.  "
-                               f"Tensor sizes: {list(b.shape)}")
+            raise RuntimeError(
+                f"The expanded size of the tensor ({out.shape[1]}) must match the existing size "
+                f"({b.shape[-1]}) at non-singleton dimension 1.  Target sizes: {list(out.shape)}.  "
+                f"Tensor sizes: {list(b.shape)}"
+            )
         out += b
     result = new_output(out)
     if STATE.grad_enabled and (input._rg or weight._rg or (bias is not None and bias._rg)):
@@ -167,10 +207,18 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
             tnode = make_node(weight_t, (gradient_edge(weight),), ((w.shape, w.dtype),))
             t_edge, t_meta = (tnode, 0), (w.shape[::-1], w.dtype)
         # save only what the requested gradients read, like PyTorch (None in the other slot)
-        saved = (SavedTensor._make(input) if weight._rg else None, SavedTensor._make(weight) if input._rg else None)
+        saved = (
+            SavedTensor._make(input) if weight._rg else None,
+            SavedTensor._make(weight) if input._rg else None,
+        )
         if bias is not None:
-            node = make_node(addmm_node_op, (edge_of(bias), edge_of(input), t_edge),
-                             (meta_of(bias), meta_of(input), t_meta), saved, (1, 1))
+            node = make_node(
+                addmm_node_op,
+                (edge_of(bias), edge_of(input), t_edge),
+                (meta_of(bias), meta_of(input), t_meta),
+                saved,
+                (1, 1),
+            )
         else:
             node = make_node(mm_node_op, (edge_of(input), t_edge), (meta_of(input), t_meta), saved)
         attach(node, result)
@@ -179,8 +227,11 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
 
 def _check_dtypes(x, w, b) -> None:
     if x.dtype != w.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {x.dtype} != {w.dtype}"
-                           .replace("float64", "double").replace("float32", "float"))
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {x.dtype} != {w.dtype}".replace(
+                "float64", "double"
+            ).replace("float32", "float")
+        )
     if b is not None and b.dtype != w.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_type(b)} and {_type(w)}")
 
@@ -197,8 +248,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             lead = x.shape[:-1]
             flat = reshape(input, (-1, x.shape[-1])) if x.ndim > 1 else reshape(input, (1, x.shape[0]))
             if flat._data.shape[1] != w.shape[1]:
-                raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({flat._data.shape[0]}x"
-                                   f"{flat._data.shape[1]} and {w.shape[1]}x{w.shape[0]})")
+                raise RuntimeError(
+                    f"mat1 and mat2 shapes cannot be multiplied ({flat._data.shape[0]}x"
+                    f"{flat._data.shape[1]} and {w.shape[1]}x{w.shape[0]})"
+                )
             out = _linear_2d(flat, weight, bias)
             return reshape(out, lead + (w.shape[0],))
     out = matmul(input, t(weight))
@@ -212,14 +265,20 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
         raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {w.ndim}D")
     x1, x2 = input1._data, input2._data
     if x1.shape[:-1] != x2.shape[:-1]:
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(x1.shape[:-1])} and "
-                           f"{list(x2.shape[:-1])}")
+        raise RuntimeError(
+            f"bilinear(): input batch dimensions do not match: got {list(x1.shape[:-1])} and "
+            f"{list(x2.shape[:-1])}"
+        )
     if x1.shape[-1] != w.shape[1]:
-        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {x1.shape[-1]} but expected "
-                           f"{w.shape[1]}")
+        raise RuntimeError(
+            f"bilinear(): input1 size does not match weight size: got {x1.shape[-1]} but expected "
+            f"{w.shape[1]}"
+        )
     if x2.shape[-1] != w.shape[2]:
-        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {x2.shape[-1]} but expected "
-                           f"{w.shape[2]}")
+        raise RuntimeError(
+            f"bilinear(): input2 size does not match weight size: got {x2.shape[-1]} but expected "
+            f"{w.shape[2]}"
+        )
     out_f, in1, in2 = w.shape
     lead = x1.shape[:-1]
     a = reshape(input1, (-1, in1))

@@ -24,13 +24,15 @@ from ._basic import clamp_min, sign, xlogy
 from ._common import check_float, fast_path_ok, type_name
 from .activation import log_softmax, softmax, softplus
 
-# ---- shared checks ------------------------------------------------------------------------------------------------
+# ---- shared checks -----------------------------------------------------------------------------------------
 
 
 def check_nondifferentiable(fn_name: str, arg_name: str, t) -> None:
     if t is not None and t._rg and STATE.grad_enabled:
-        raise RuntimeError(f"The function '{fn_name}' is not differentiable with respect to argument '{arg_name}'. "
-                           "This input cannot have requires_grad True.")
+        raise RuntimeError(
+            f"The function '{fn_name}' is not differentiable with respect to argument '{arg_name}'. "
+            "This input cannot have requires_grad True."
+        )
 
 
 def _reduce(loss: np.ndarray, reduction: int) -> np.ndarray:
@@ -49,10 +51,11 @@ def _grad_scale(g, shape: tuple, reduction: int):
     return g
 
 
-# ---- nll_loss -------------------------------------------------------------------------------------------------------
+# ---- nll_loss ----------------------------------------------------------------------------------------------
+
 
 def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
-    """Class dim moved last and flattened: (M, C) scores, (M,) targets, (M,) per-row weights (0 if ignored)."""
+    """Class dim moved last and flattened: (M, C) scores, (M,) targets, (M,) row weights (0 if ignored)."""
     if x.ndim < 1:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     if target.dtype.kind not in "iu":
@@ -67,18 +70,24 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
         flat_t = target.reshape(-1)
     else:
         if x.shape[0] != target.shape[0] if target.ndim else True:
-            raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
-                             f"({target.shape[0] if target.ndim else 0}).")
+            raise ValueError(
+                f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+                f"({target.shape[0] if target.ndim else 0})."
+            )
         if x.ndim == 2 and target.ndim != 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         if x.ndim > 2 and target.shape[1:] != x.shape[2:]:
-            raise RuntimeError(f"Expected target size {list((x.shape[0],) + x.shape[2:])}, got {list(target.shape)}")
+            raise RuntimeError(
+                f"Expected target size {list((x.shape[0],) + x.shape[2:])}, got {list(target.shape)}"
+            )
         n_classes = x.shape[1]
         scores = np.moveaxis(x, 1, -1).reshape(-1, n_classes)
         flat_t = target.reshape(-1)
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
-        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
-                           f"got weight tensor of shape: {list(weight.shape)}")
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no classes but "
+            f"got weight tensor of shape: {list(weight.shape)}"
+        )
     ignored = flat_t == ignore_index
     bad = (~ignored) & ((flat_t < 0) | (flat_t >= n_classes))
     if bad.any():
@@ -133,9 +142,14 @@ def _nll_backward_vjp(ctx, gg):
 
 nll_loss_backward = defop(
     "_nn_nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
-    "SymInt ignore_index) -> Tensor", _nll_backward_kernel, vjp=_nll_backward_vjp,
-    saves=("self", "target", "weight"), attrs=("reduction", "ignore_index"), differentiable=("grad_output",),
-    node_name="NllLossBackwardBackward0")
+    "SymInt ignore_index) -> Tensor",
+    _nll_backward_kernel,
+    vjp=_nll_backward_vjp,
+    saves=("self", "target", "weight"),
+    attrs=("reduction", "ignore_index"),
+    differentiable=("grad_output",),
+    node_name="NllLossBackwardBackward0",
+)
 
 
 def _nll_vjp(ctx, g):
@@ -144,21 +158,39 @@ def _nll_vjp(ctx, g):
     return nll_loss_backward(g, x, target, weight, reduction, ignore_index)
 
 
-_NLL_SIG = "(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor"
-_nll_loss_1d2d = defop("_nn_nll_loss" + _NLL_SIG, _nll_kernel, vjp=_nll_vjp, saves=("self", "target", "weight"),
-                       attrs=("reduction", "ignore_index"), differentiable=("self",), node_name="NllLossBackward0")
-_nll_loss_nd = defop("_nn_nll_loss2d" + _NLL_SIG, _nll_kernel, vjp=_nll_vjp, saves=("self", "target", "weight"),
-                     attrs=("reduction", "ignore_index"), differentiable=("self",), node_name="NllLoss2DBackward0")
+_NLL_SIG = (
+    "(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor"
+)
+_nll_loss_1d2d = defop(
+    "_nn_nll_loss" + _NLL_SIG,
+    _nll_kernel,
+    vjp=_nll_vjp,
+    saves=("self", "target", "weight"),
+    attrs=("reduction", "ignore_index"),
+    differentiable=("self",),
+    node_name="NllLossBackward0",
+)
+_nll_loss_nd = defop(
+    "_nn_nll_loss2d" + _NLL_SIG,
+    _nll_kernel,
+    vjp=_nll_vjp,
+    saves=("self", "target", "weight"),
+    attrs=("reduction", "ignore_index"),
+    differentiable=("self",),
+    node_name="NllLoss2DBackward0",
+)
 
 
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1,
-             ignore_index: int = -100) -> Tensor:
+def nll_loss(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1, ignore_index: int = -100
+) -> Tensor:
     check_nondifferentiable("nll_loss_forward", "weight", weight)
     op = _nll_loss_nd if input._data.ndim > 2 else _nll_loss_1d2d
     return op(input, target, weight, reduction, ignore_index)
 
 
-# ---- cross_entropy ---------------------------------------------------------------------------------------------------
+# ---- cross_entropy -----------------------------------------------------------------------------------------
+
 
 def _simple_targets(x, target, weight, ignore_index) -> bool:
     """The common case: 2-D scores, 1-D in-range class indices, no weights, nothing ignored."""
@@ -225,15 +257,20 @@ def _ce_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-10
 
 
 ce_backward = defop(
-    "_nn_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
-    "SymInt ignore_index) -> Tensor", _ce_backward_kernel, differentiable=("grad_output", "self"),
-    node_name="NllLossBackwardBackward0")
+    "_nn_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
+    "int reduction, "
+    "SymInt ignore_index) -> Tensor",
+    _ce_backward_kernel,
+    differentiable=("grad_output", "self"),
+    node_name="NllLossBackwardBackward0",
+)
 
 
 def _ce_grad_composed(g, x, target, weight, reduction: int, ignore_index: int):
     """The same gradient from dispatched operators, so that it can be differentiated again."""
-    _, safe_t, row_w, n_classes = _nll_prepare(x._data, target._data, weight._data if weight is not None else None,
-                                               ignore_index)
+    _, safe_t, row_w, n_classes = _nll_prepare(
+        x._data, target._data, weight._data if weight is not None else None, ignore_index
+    )
     if reduction == 1:
         with np.errstate(invalid="ignore", divide="ignore"):
             row_w = row_w / row_w.sum()
@@ -253,24 +290,40 @@ def _ce_vjp(ctx, g):
     return ce_backward(g, x, target, weight, reduction, ignore_index)
 
 
-cross_entropy_fused = defop("_nn_cross_entropy" + _NLL_SIG, _ce_kernel, vjp=_ce_vjp,
-                            saves=("self", "target", "weight"), attrs=("reduction", "ignore_index"),
-                            differentiable=("self",), node_name="NllLossBackward0")
+cross_entropy_fused = defop(
+    "_nn_cross_entropy" + _NLL_SIG,
+    _ce_kernel,
+    vjp=_ce_vjp,
+    saves=("self", "target", "weight"),
+    attrs=("reduction", "ignore_index"),
+    differentiable=("self",),
+    node_name="NllLossBackward0",
+)
 
 
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1,
-                  ignore_index: int = -100, label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: int = 1,
+    ignore_index: int = -100,
+    label_smoothing: float = 0.0,
+) -> Tensor:
     x, t = input._data, target._data
     check_nondifferentiable("nll_loss_forward", "weight", weight)
     class_dim = 0 if x.ndim == 1 else 1
     if x.shape == t.shape:
-        return _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
+        return _cross_entropy_probs(
+            input, target, weight, reduction, ignore_index, label_smoothing, class_dim
+        )
     if t.dtype.kind not in "iu":
         raise RuntimeError(f"expected scalar type Long but found {type_name(t.dtype)}")
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-        return _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
+        return _cross_entropy_smoothing(
+            input, target, weight, reduction, ignore_index, label_smoothing, class_dim
+        )
     if x.ndim == 2 and fast_path_ok():
         return cross_entropy_fused(input, target, weight, reduction, ignore_index)
     return nll_loss(log_softmax(input, class_dim, False), target, weight, reduction, ignore_index)
@@ -286,13 +339,16 @@ def _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_s
     x, t = input._data, target._data
     n_classes = x.shape[class_dim]
     if t.dtype.kind != "f":
-        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
-                           f"{type_name(t.dtype)}")
+        raise RuntimeError(
+            f"Expected floating point type for target with class probabilities, got {type_name(t.dtype)}"
+        )
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
     if weight is not None and (weight._data.ndim != 1 or weight._data.shape[0] != n_classes):
-        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {n_classes} classes or no "
-                           f"classes but got weight tensor of shape: {list(weight._data.shape)}")
+        raise RuntimeError(
+            f"cross_entropy: weight tensor should be defined either for all {n_classes} classes or no "
+            f"classes but got weight tensor of shape: {list(weight._data.shape)}"
+        )
     logp = log_softmax(input, class_dim, False)
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
@@ -333,13 +389,18 @@ def _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, lab
     return add(mul(nll, 1 - label_smoothing), mul(ret, label_smoothing / n_classes))
 
 
-# ---- elementwise losses ---------------------------------------------------------------------------------------------
+# ---- elementwise losses ------------------------------------------------------------------------------------
+
 
 def _check_reduction_shapes(x: np.ndarray, t: np.ndarray) -> None:
     if x.shape != t.shape:
-        warnings.warn(f"Using a target size (torch.Size({list(t.shape)})) that is different to the input size "
-                      f"(torch.Size({list(x.shape)})). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=4)
+        warnings.warn(
+            f"Using a target size (torch.Size({list(t.shape)})) that is different to the input size "
+            f"(torch.Size({list(x.shape)})). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _mse_kernel(x, t, reduction=1):
@@ -356,8 +417,13 @@ def _mse_vjp(ctx, g):
     return (gx if need[0] else None, neg(gx) if need[1] else None)
 
 
-mse_loss = defop("mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", _mse_kernel, vjp=_mse_vjp,
-                 saves=("self", "target"), attrs=("reduction",))
+mse_loss = defop(
+    "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+    _mse_kernel,
+    vjp=_mse_vjp,
+    saves=("self", "target"),
+    attrs=("reduction",),
+)
 
 
 def l1_loss(input: Tensor, target: Tensor, reduction: int = 1) -> Tensor:
@@ -386,9 +452,13 @@ def _smooth_l1_vjp(ctx, g):
     return (gx if need[0] else None, neg(gx) if need[1] else None)
 
 
-smooth_l1_loss_op = defop("smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
-                          _smooth_l1_kernel, vjp=_smooth_l1_vjp, saves=("self", "target"),
-                          attrs=("reduction", "beta"))
+smooth_l1_loss_op = defop(
+    "smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
+    _smooth_l1_kernel,
+    vjp=_smooth_l1_vjp,
+    saves=("self", "target"),
+    attrs=("reduction", "beta"),
+)
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, reduction: int = 1, beta: float = 1.0) -> Tensor:
@@ -416,8 +486,13 @@ def _huber_vjp(ctx, g):
     return (gx if need[0] else None, neg(gx) if need[1] else None)
 
 
-huber_loss_op = defop("huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor",
-                      _huber_kernel, vjp=_huber_vjp, saves=("self", "target"), attrs=("reduction", "delta"))
+huber_loss_op = defop(
+    "huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor",
+    _huber_kernel,
+    vjp=_huber_vjp,
+    saves=("self", "target"),
+    attrs=("reduction", "delta"),
+)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: int = 1, delta: float = 1.0) -> Tensor:
@@ -426,7 +501,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: int = 1, delta: float =
     return huber_loss_op(input, target, reduction, delta)
 
 
-# ---- binary cross-entropy -----------------------------------------------------------------------------------------
+# ---- binary cross-entropy ----------------------------------------------------------------------------------
 
 _EPS = 1e-12
 
@@ -464,11 +539,18 @@ def _bce_vjp(ctx, g):
 
 
 binary_cross_entropy_op = defop(
-    "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor", _bce_kernel,
-    vjp=_bce_vjp, saves=("self", "target", "weight"), attrs=("reduction",), differentiable=("self", "target"))
+    "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
+    _bce_kernel,
+    vjp=_bce_vjp,
+    saves=("self", "target", "weight"),
+    attrs=("reduction",),
+    differentiable=("self", "target"),
+)
 
 
-def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1) -> Tensor:
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1
+) -> Tensor:
     check_nondifferentiable("binary_cross_entropy", "weight", weight)
     return binary_cross_entropy_op(input, target, weight, reduction)
 
@@ -512,19 +594,31 @@ def _bce_logits_vjp(ctx, g):
 
 
 binary_cross_entropy_with_logits_op = defop(
-    "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
-    "int reduction=1) -> Tensor", _bce_logits_kernel, vjp=_bce_logits_vjp,
-    saves=("self", "target", "weight", "pos_weight"), attrs=("reduction",), differentiable=("self", "target"))
+    "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
+    "Tensor? pos_weight=None, "
+    "int reduction=1) -> Tensor",
+    _bce_logits_kernel,
+    vjp=_bce_logits_vjp,
+    saves=("self", "target", "weight", "pos_weight"),
+    attrs=("reduction",),
+    differentiable=("self", "target"),
+)
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     pos_weight: Tensor | None = None, reduction: int = 1) -> Tensor:
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    pos_weight: Tensor | None = None,
+    reduction: int = 1,
+) -> Tensor:
     check_nondifferentiable("binary_cross_entropy_with_logits", "weight", weight)
     check_nondifferentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     return binary_cross_entropy_with_logits_op(input, target, weight, pos_weight, reduction)
 
 
-# ---- kl_div ---------------------------------------------------------------------------------------------------------
+# ---- kl_div ------------------------------------------------------------------------------------------------
+
 
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Pointwise KL divergence as PyTorch composes it (xlogy for ``target * log(target)``)."""
@@ -540,4 +634,3 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: b
     if reduction == "batchmean" and input._data.ndim != 0:
         return div(total, input._data.shape[0])
     return total
-

@@ -17,7 +17,7 @@ from . import resample
 from ._basic import clamp_min, norm, vector_norm
 from ._common import check_float
 
-# ---- constant padding ------------------------------------------------------------------------------------------
+# ---- constant padding --------------------------------------------------------------------------------------
 
 
 def _constant_pad_kernel(x, pad, value=0):
@@ -26,8 +26,10 @@ def _constant_pad_kernel(x, pad, value=0):
         raise RuntimeError("Length of pad must be even but instead it equals " + str(len(pad)))
     k = len(pad) // 2
     if k > x.ndim:
-        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the input. Pad "
-                           f"length is {len(pad)} while the input has {x.ndim} dimensions.")
+        raise RuntimeError(
+            f"Length of pad should be no more than twice the number of dimensions of the input. Pad "
+            f"length is {len(pad)} while the input has {x.ndim} dimensions."
+        )
     crop = [slice(None)] * x.ndim
     widths = [(0, 0)] * x.ndim
     for i in range(k):
@@ -36,13 +38,18 @@ def _constant_pad_kernel(x, pad, value=0):
         size = x.shape[dim]
         new_size = size + lo + hi
         if new_size < 0:
-            raise RuntimeError(f"The input size {size}, plus negative padding {lo} and {hi} resulted in a negative "
-                               f"output size, which is invalid. Check dimension {dim} of your input.")
+            raise RuntimeError(
+                f"The input size {size}, plus negative padding {lo} and {hi} resulted in a negative "
+                f"output size, which is invalid. Check dimension {dim} of your input."
+            )
         crop[dim] = slice(max(-lo, 0), size - max(-hi, 0))
         widths[dim] = (max(lo, 0), max(hi, 0))
     out = x[tuple(crop)]
-    return np.pad(out, widths, constant_values=np.asarray(value).astype(x.dtype)) if any(
-        w != (0, 0) for w in widths) else out.copy()
+    return (
+        np.pad(out, widths, constant_values=np.asarray(value).astype(x.dtype))
+        if any(w != (0, 0) for w in widths)
+        else out.copy()
+    )
 
 
 def _constant_pad_vjp(ctx, g):
@@ -50,8 +57,12 @@ def _constant_pad_vjp(ctx, g):
     return constant_pad_nd(g, tuple(-p for p in pad), 0)
 
 
-constant_pad_nd = defop("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
-                        _constant_pad_kernel, vjp=_constant_pad_vjp, attrs=("pad", "value"))
+constant_pad_nd = defop(
+    "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+    _constant_pad_kernel,
+    vjp=_constant_pad_vjp,
+    attrs=("pad", "value"),
+)
 
 _PAD_OPS: dict[tuple[str, int], object] = {}
 _PAD_NAMES = {"reflect": "Reflection", "replicate": "Replication", "circular": "Circular"}
@@ -76,7 +87,9 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
     x = input._data
     k = len(pad) // 2
     if len(pad) % 2 or k > 3 or not (k + 1 <= x.ndim <= k + 2):
-        raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+        raise NotImplementedError(
+            "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now"
+        )
     maps = []
     for i in range(k):
         dim = x.ndim - k + i
@@ -84,8 +97,10 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
         lo, hi = pad[2 * j], pad[2 * j + 1]
         size = x.shape[dim]
         if mode == "reflect" and (lo >= size or hi >= size):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, but "
-                               f"got: padding ({lo}, {hi}) at dimension {dim} of input {list(x.shape)}")
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding input dimension, but "
+                f"got: padding ({lo}, {hi}) at dimension {dim} of input {list(x.shape)}"
+            )
         if mode == "circular" and (lo > size or hi > size):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if size + lo + hi <= 0:
@@ -94,7 +109,7 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
     return _pad_op(mode, k)(input, tuple(maps))
 
 
-# ---- interpolate / adaptive average pooling -----------------------------------------------------------------------
+# ---- interpolate / adaptive average pooling ----------------------------------------------------------------
 
 _UPSAMPLE_OPS: dict[str, object] = {}
 
@@ -110,8 +125,10 @@ def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
     check_float(x, "adaptive_avg_pool2d")
     k = len(output_size)
     if x.ndim not in (k + 1, k + 2):
-        raise ValueError(f"adaptive_avg_pool{k}d(): Expected {k + 1}D or {k + 2}D tensor, but got {list(x.shape)}")
-    sizes = x.shape[x.ndim - k:]
+        raise ValueError(
+            f"adaptive_avg_pool{k}d(): Expected {k + 1}D or {k + 2}D tensor, but got {list(x.shape)}"
+        )
+    sizes = x.shape[x.ndim - k :]
     outs = tuple(s if o is None else int(o) for s, o in zip(sizes, output_size))
     mats = tuple(resample.adaptive_avg_matrix(s, o) for s, o in zip(sizes, outs))
     return _named(f"AdaptiveAvgPool{k}DBackward0", True)(input, mats)
@@ -120,39 +137,60 @@ def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
-def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
-                recompute_scale_factor=None, antialias: bool = False) -> Tensor:
+def interpolate(
+    input: Tensor,
+    size=None,
+    scale_factor=None,
+    mode: str = "nearest",
+    align_corners=None,
+    recompute_scale_factor=None,
+    antialias: bool = False,
+) -> Tensor:
     x = input._data
     k = x.ndim - 2
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
-                         "bicubic | trilinear")
+        raise ValueError(
+            "align_corners option can only be set with the interpolating modes: linear | bilinear | "
+            "bicubic | trilinear"
+        )
     if antialias:
         raise NotImplementedError("interpolate(antialias=True) is not supported")
     if k < 1 or k > 3:
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
-                                  f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
-                                  f"(got {mode})")
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
+            f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
+            f"(got {mode})"
+        )
     if (size is None) == (scale_factor is None):
-        raise ValueError("only one of size or scale_factor should be defined" if size is not None else
-                         "either size or scale_factor should be defined")
+        raise ValueError(
+            "only one of size or scale_factor should be defined"
+            if size is not None
+            else "either size or scale_factor should be defined"
+        )
     in_sizes = x.shape[2:]
     if size is not None:
         sizes = (size,) * k if isinstance(size, int) else tuple(size)
         if len(sizes) != k:
-            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
-                             f"spatial dimensions of {list(in_sizes)} and output size of {list(sizes)}. Please "
-                             "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
-                             "...,oK) format.")
+            raise ValueError(
+                f"Input and output must have the same number of spatial dimensions, but got input with "
+                f"spatial dimensions of {list(in_sizes)} and output size of {list(sizes)}. Please "
+                "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
+                "...,oK) format."
+            )
         scales = (None,) * k
     else:
-        scales = (float(scale_factor),) * k if not isinstance(scale_factor, (tuple, list)) else tuple(
-            float(s) for s in scale_factor)
+        scales = (
+            (float(scale_factor),) * k
+            if not isinstance(scale_factor, (tuple, list))
+            else tuple(float(s) for s in scale_factor)
+        )
         if len(scales) != k:
-            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
-                             f"with spatial dimensions of {list(in_sizes)} and scale_factor of shape {list(scales)}. "
-                             "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, "
-                             "s2, ...,sK) format.")
+            raise ValueError(
+                f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                f"with spatial dimensions of {list(in_sizes)} and scale_factor of shape {list(scales)}. "
+                "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, "
+                "s2, ...,sK) format."
+            )
         sizes = tuple(int(math.floor(n * s)) for n, s in zip(in_sizes, scales))
         if recompute_scale_factor:
             scales = (None,) * k
@@ -165,24 +203,34 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         return adaptive_avg_pool(input, sizes)
     if mode in _LINEAR_MODES:
         if _LINEAR_MODES[mode] != k:
-            raise NotImplementedError(f"Got {x.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
+            raise NotImplementedError(
+                f"Got {x.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input"
+            )
         ac = bool(align_corners)
         mats = tuple(resample.linear_matrix(n, o, s, ac) for n, o, s in zip(in_sizes, sizes, scales))
-        name = {1: "UpsampleLinear1DBackward0", 2: "UpsampleBilinear2DBackward0",
-                3: "UpsampleTrilinear3DBackward0"}[k]
+        name = {
+            1: "UpsampleLinear1DBackward0",
+            2: "UpsampleBilinear2DBackward0",
+            3: "UpsampleTrilinear3DBackward0",
+        }[k]
         return _named(name, True)(input, mats)
-    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
-                              f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got "
-                              f"{mode})")
+    raise NotImplementedError(
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
+        f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got "
+        f"{mode})"
+    )
 
 
-# ---- embedding --------------------------------------------------------------------------------------------------
+# ---- embedding ---------------------------------------------------------------------------------------------
+
 
 def _check_indices(indices, num_weights: int) -> None:
     if indices.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
-                           f"Int; but got torch.{_legacy_name(indices)} instead (while checking arguments for "
-                           "embedding)")
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
+            f"Int; but got torch.{_legacy_name(indices)} instead (while checking arguments for "
+            "embedding)"
+        )
     if indices.size and (indices.min() < 0 or indices.max() >= num_weights):
         raise IndexError("index out of range in self")
 
@@ -212,7 +260,10 @@ def _row_scale(indices, num_weights: int, padding_idx: int, scale_grad_by_freq: 
 
 def _embedding_backward_kernel(g, indices, num_weights, padding_idx, scale_grad_by_freq):
     dim = g.shape[-1]
-    rows = g.reshape(-1, dim) * _row_scale(indices, num_weights, padding_idx, scale_grad_by_freq, g.dtype)[:, None]
+    rows = (
+        g.reshape(-1, dim)
+        * _row_scale(indices, num_weights, padding_idx, scale_grad_by_freq, g.dtype)[:, None]
+    )
     out = np.zeros((num_weights, dim), dtype=g.dtype)
     np.add.at(out, indices.reshape(-1), rows)
     return out
@@ -242,32 +293,50 @@ def _embedding_gather_vjp(ctx, g):
     return embedding_backward(g, indices, ctx.input_shapes[0][0], padding_idx, scale_grad_by_freq), None
 
 
-embedding = defop("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
-                  "bool sparse=False) -> Tensor", _embedding_kernel, vjp=_embedding_vjp, saves=("indices",),
-                  attrs=("padding_idx", "scale_grad_by_freq"))
+embedding = defop(
+    "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
+    "bool sparse=False) -> Tensor",
+    _embedding_kernel,
+    vjp=_embedding_vjp,
+    saves=("indices",),
+    attrs=("padding_idx", "scale_grad_by_freq"),
+)
 embedding_backward = defop(
     "_nn_embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, "
-    "bool scale_grad_by_freq) -> Tensor", _embedding_backward_kernel, vjp=_embedding_backward_vjp,
-    saves=("indices",), attrs=("num_weights", "padding_idx", "scale_grad_by_freq"),
-    node_name="EmbeddingBackwardBackward0")
+    "bool scale_grad_by_freq) -> Tensor",
+    _embedding_backward_kernel,
+    vjp=_embedding_backward_vjp,
+    saves=("indices",),
+    attrs=("num_weights", "padding_idx", "scale_grad_by_freq"),
+    node_name="EmbeddingBackwardBackward0",
+)
 embedding_gather = defop(
-    "_nn_embedding_gather(Tensor weight, Tensor indices, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
-    _embedding_gather_kernel, vjp=_embedding_gather_vjp, saves=("indices",),
-    attrs=("padding_idx", "scale_grad_by_freq"), node_name="EmbeddingBackward0")
+    "_nn_embedding_gather(Tensor weight, Tensor indices, SymInt padding_idx, bool scale_grad_by_freq) "
+    "-> Tensor",
+    _embedding_gather_kernel,
+    vjp=_embedding_gather_vjp,
+    saves=("indices",),
+    attrs=("padding_idx", "scale_grad_by_freq"),
+    node_name="EmbeddingBackward0",
+)
 
 
 def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
     """Rescale, in place and without autograd, the looked-up rows whose norm exceeds ``max_norm``."""
     w = weight._data
     rows = np.unique(indices._data.reshape(-1))
-    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1) if norm_type != 2 else np.sqrt(
-        (w[rows] * w[rows]).sum(axis=1))
+    norms = (
+        np.linalg.norm(w[rows], ord=norm_type, axis=1)
+        if norm_type != 2
+        else np.sqrt((w[rows] * w[rows]).sum(axis=1))
+    )
     scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
     w[rows] *= scale[:, None].astype(w.dtype)
     weight._bump_version()
 
 
-# ---- one_hot ------------------------------------------------------------------------------------------------
+# ---- one_hot -----------------------------------------------------------------------------------------------
+
 
 def _one_hot_kernel(t, num_classes=-1):
     if t.dtype != np.int64:
@@ -287,7 +356,8 @@ def _one_hot_kernel(t, num_classes=-1):
 one_hot = defop("one_hot(Tensor self, int num_classes=-1) -> Tensor", _one_hot_kernel)
 
 
-# ---- dropout --------------------------------------------------------------------------------------------------
+# ---- dropout -----------------------------------------------------------------------------------------------
+
 
 def dropout_mask(shape: tuple, p: float, dtype) -> Tensor:
     """Keep with probability 1-p, scaled by 1/(1-p), drawn from tracegrad's default generator."""
@@ -297,8 +367,13 @@ def dropout_mask(shape: tuple, p: float, dtype) -> Tensor:
     return _wrap(keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype=dtype))
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
-            mask_shape: tuple | None = None) -> Tensor:
+def dropout(
+    input: Tensor,
+    p: float = 0.5,
+    training: bool = True,
+    inplace: bool = False,
+    mask_shape: tuple | None = None,
+) -> Tensor:
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     x = input._data
@@ -309,7 +384,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return mul_(input, mask) if inplace else mul(input, mask)
 
 
-# ---- distances ------------------------------------------------------------------------------------------------
+# ---- distances ---------------------------------------------------------------------------------------------
+
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     denom = clamp_min(vector_norm(input, p, (dim,), True), eps)
@@ -339,7 +415,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return sum_op(mul(div(x1, norms[0]), div(x2, norms[1])), (dim,), False, None)
 
 
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
     out_nd = max(x1._data.ndim, x2._data.ndim)
     diff = add(sub(x1, x2), eps)
     return norm(diff, p, (out_nd - 1,) if out_nd else None, keepdim)

@@ -17,7 +17,7 @@ from ..registry import defop
 from ..views import reshape
 from ._common import check_float
 
-# ---- shared maths --------------------------------------------------------------------------------------------
+# ---- shared maths ------------------------------------------------------------------------------------------
 
 
 def _stats(x: np.ndarray, axes: tuple, eps: float):
@@ -46,23 +46,32 @@ def _channel_shape(ndim: int, c: int) -> tuple:
     return (1, c) + (1,) * (ndim - 2) if ndim >= 2 else (c,)
 
 
-# ---- layer_norm ----------------------------------------------------------------------------------------------------
+# ---- layer_norm --------------------------------------------------------------------------------------------
+
 
 def _check_layer_norm(x, normalized_shape, weight, bias) -> tuple:
     shape = tuple(normalized_shape)
     k = len(shape)
     if k == 0:
-        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
-                           "element, but got normalized_shape = []")
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+            "element, but got normalized_shape = []"
+        )
     if weight is not None and tuple(weight.shape) != shape:
-        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
-                           f"{list(weight.shape)} and normalized_shape = {list(shape)}")
+        raise RuntimeError(
+            f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{list(weight.shape)} and normalized_shape = {list(shape)}"
+        )
     if bias is not None and tuple(bias.shape) != shape:
-        raise RuntimeError(f"Expected bias to be of same shape as normalized_shape, but got bias of shape "
-                           f"{list(bias.shape)} and normalized_shape = {list(shape)}")
-    if x.ndim < k or tuple(x.shape[x.ndim - k:]) != shape:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
-                           f"{', '.join(str(s) for s in shape)}], but got input of size{list(x.shape)}")
+        raise RuntimeError(
+            f"Expected bias to be of same shape as normalized_shape, but got bias of shape "
+            f"{list(bias.shape)} and normalized_shape = {list(shape)}"
+        )
+    if x.ndim < k or tuple(x.shape[x.ndim - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+            f"{', '.join(str(s) for s in shape)}], but got input of size{list(x.shape)}"
+        )
     return tuple(range(x.ndim - k, x.ndim))
 
 
@@ -98,25 +107,35 @@ def _layer_norm_vjp(ctx, g):
     return gx, gw, gb
 
 
-layer_norm = defop("_nn_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
-                   "float eps=1e-05) -> Tensor", _layer_norm_kernel, vjp=_layer_norm_vjp,
-                   saves=("input", "weight"), attrs=("normalized_shape", "eps"),
-                   node_name="NativeLayerNormBackward0")
+layer_norm = defop(
+    "_nn_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+    "float eps=1e-05) -> Tensor",
+    _layer_norm_kernel,
+    vjp=_layer_norm_vjp,
+    saves=("input", "weight"),
+    attrs=("normalized_shape", "eps"),
+    node_name="NativeLayerNormBackward0",
+)
 
 
-# ---- group_norm ---------------------------------------------------------------------------------------------------
+# ---- group_norm --------------------------------------------------------------------------------------------
+
 
 def _check_group_norm(x, num_groups, weight, bias) -> None:
     if x.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
     c = x.shape[1]
     if num_groups <= 0 or c % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
-                           f"shape {list(x.shape)} and num_groups={num_groups}")
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input of "
+            f"shape {list(x.shape)} and num_groups={num_groups}"
+        )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t.ndim != 1 or t.shape[0] != c):
-            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
-                               f"but got {name} of shape {list(t.shape)} and input of shape {list(x.shape)}")
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                f"but got {name} of shape {list(t.shape)} and input of shape {list(x.shape)}"
+            )
 
 
 def _group_norm_kernel(x, num_groups, weight=None, bias=None, eps=1e-5):
@@ -155,12 +174,19 @@ def _group_norm_vjp(ctx, g):
     return gx, gw, gb
 
 
-group_norm = defop("_nn_group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
-                   "float eps=1e-05) -> Tensor", _group_norm_kernel, vjp=_group_norm_vjp,
-                   saves=("input", "weight"), attrs=("num_groups", "eps"), node_name="NativeGroupNormBackward0")
+group_norm = defop(
+    "_nn_group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
+    "float eps=1e-05) -> Tensor",
+    _group_norm_kernel,
+    vjp=_group_norm_vjp,
+    saves=("input", "weight"),
+    attrs=("num_groups", "eps"),
+    node_name="NativeGroupNormBackward0",
+)
 
 
-# ---- batch_norm ----------------------------------------------------------------------------------------------------
+# ---- batch_norm --------------------------------------------------------------------------------------------
+
 
 def _bn_axes(x) -> tuple:
     if x.ndim < 2:
@@ -221,9 +247,16 @@ def _bn_train_vjp(ctx, g):
 
 
 batch_norm_train = defop(
-    "_nn_batch_norm_train(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
-    "float momentum, float eps) -> Tensor", _bn_train_kernel, vjp=_bn_train_vjp, saves=("input", "weight"),
-    attrs=("eps",), differentiable=("input", "weight", "bias"), node_name="NativeBatchNormBackward0")
+    "_nn_batch_norm_train(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+    "Tensor? running_var, "
+    "float momentum, float eps) -> Tensor",
+    _bn_train_kernel,
+    vjp=_bn_train_vjp,
+    saves=("input", "weight"),
+    attrs=("eps",),
+    differentiable=("input", "weight", "bias"),
+    node_name="NativeBatchNormBackward0",
+)
 
 
 def _bn_eval_kernel(x, weight, bias, running_mean, running_var, eps=1e-5):
@@ -255,18 +288,32 @@ def _bn_eval_vjp(ctx, g):
 
 
 batch_norm_eval = defop(
-    "_nn_batch_norm_eval(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, "
-    "float eps) -> Tensor", _bn_eval_kernel, vjp=_bn_eval_vjp,
-    saves=("input", "weight", "running_mean", "running_var"), attrs=("eps",),
-    differentiable=("input", "weight", "bias"), node_name="NativeBatchNormBackward0")
+    "_nn_batch_norm_eval(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
+    "Tensor running_var, "
+    "float eps) -> Tensor",
+    _bn_eval_kernel,
+    vjp=_bn_eval_vjp,
+    saves=("input", "weight", "running_mean", "running_var"),
+    attrs=("eps",),
+    differentiable=("input", "weight", "bias"),
+    node_name="NativeBatchNormBackward0",
+)
 
 
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
-               bias: Tensor | None = None, training: bool = False, momentum: float | None = 0.1,
-               eps: float = 1e-5) -> Tensor:
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float | None = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     if training:
-        out = batch_norm_train(input, weight, bias, running_mean, running_var,
-                               0.0 if momentum is None else momentum, eps)
+        out = batch_norm_train(
+            input, weight, bias, running_mean, running_var, 0.0 if momentum is None else momentum, eps
+        )
         for t in (running_mean, running_var):
             if t is not None:
                 t._bump_version()
@@ -276,9 +323,16 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return batch_norm_eval(input, weight, bias, running_mean, running_var, eps)
 
 
-def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
-                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
-                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     """Batch norm of the (1, N*C, *) reshaped input, as PyTorch computes it."""
     x = input._data
     n, c = x.shape[:2]
@@ -310,4 +364,3 @@ def _tile_data(t: Tensor | None, n: int):
     from ..._tensor import _wrap
 
     return _wrap(np.tile(t._data, n))
-

@@ -12,7 +12,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ..registry import defop
 from ._common import check_float
 
-# ---- geometry --------------------------------------------------------------------------------------------------------
+# ---- geometry ----------------------------------------------------------------------------------------------
 
 
 def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
@@ -29,19 +29,27 @@ def _check_pool(x, kernel, stride, padding, dilation, out_sizes) -> None:
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     for k, s, p, d in zip(kernel, stride, padding, dilation):
         if k <= 0:
-            raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
+            raise RuntimeError(
+                f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}"
+            )
         if s <= 0:
             raise RuntimeError(f"stride should be greater than zero, but got dH: {stride[0]} dW: {stride[1]}")
         if d <= 0:
-            raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dilation[0]} dilationW: "
-                               f"{dilation[1]}")
+            raise RuntimeError(
+                f"dilation should be greater than zero, but got dilationH: {dilation[0]} dilationW: "
+                f"{dilation[1]}"
+            )
         if p > ((k - 1) * d + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
-                               f"kernel_size={k} and dilation={d}")
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, "
+                f"kernel_size={k} and dilation={d}"
+            )
     if any(o < 1 for o in out_sizes):
         c = x.shape[-3]
-        raise RuntimeError(f"Given input size: ({c}x{x.shape[-2]}x{x.shape[-1]}). Calculated output size: "
-                           f"({c}x{out_sizes[0]}x{out_sizes[1]}). Output size is too small")
+        raise RuntimeError(
+            f"Given input size: ({c}x{x.shape[-2]}x{x.shape[-1]}). Calculated output size: "
+            f"({c}x{out_sizes[0]}x{out_sizes[1]}). Output size is too small"
+        )
 
 
 def _pad_for_windows(x, kernel, stride, padding, dilation, out_sizes, fill):
@@ -58,17 +66,23 @@ def _windows(xp, kernel, stride, dilation, out_sizes):
     spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     v = sliding_window_view(xp, spans, axis=(-2, -1))
     lead = (slice(None),) * (xp.ndim - 2)
-    return v[lead + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sizes, stride))
-             + tuple(slice(None, None, d) for d in dilation)]
+    return v[
+        lead
+        + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sizes, stride))
+        + tuple(slice(None, None, d) for d in dilation)
+    ]
 
 
-# ---- max pooling ------------------------------------------------------------------------------------------------------
+# ---- max pooling -------------------------------------------------------------------------------------------
+
 
 def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
     if x.dtype.kind == "b":
         raise RuntimeError("\"max_pool2d\" not implemented for 'Bool'")
-    out_sizes = tuple(pool_out_size(n, k, s, p, d, ceil_mode)
-                      for n, k, s, p, d in zip(x.shape[-2:], kernel_size, stride, padding, dilation))
+    out_sizes = tuple(
+        pool_out_size(n, k, s, p, d, ceil_mode)
+        for n, k, s, p, d in zip(x.shape[-2:], kernel_size, stride, padding, dilation)
+    )
     _check_pool(x, kernel_size, stride, padding, dilation, out_sizes)
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad_for_windows(x, kernel_size, stride, padding, dilation, out_sizes, fill)
@@ -111,11 +125,22 @@ def _gather_vjp(ctx, g):
     return pool_scatter(g, indices, ctx.input_shapes[0]), None
 
 
-pool_scatter = defop("_nn_max_pool_scatter(Tensor grad_output, Tensor indices, int[] input_size) -> Tensor",
-                     _scatter_kernel, vjp=_scatter_vjp, saves=("indices",), differentiable=("grad_output", "indices"),
-                     node_name="MaxPool2DWithIndicesBackwardBackward0")
-pool_gather = defop("_nn_max_pool_gather(Tensor self, Tensor indices) -> Tensor", _gather_kernel, vjp=_gather_vjp,
-                    saves=("indices",), differentiable=("self", "indices"), node_name="MaxPoolGatherBackward0")
+pool_scatter = defop(
+    "_nn_max_pool_scatter(Tensor grad_output, Tensor indices, int[] input_size) -> Tensor",
+    _scatter_kernel,
+    vjp=_scatter_vjp,
+    saves=("indices",),
+    differentiable=("grad_output", "indices"),
+    node_name="MaxPool2DWithIndicesBackwardBackward0",
+)
+pool_gather = defop(
+    "_nn_max_pool_gather(Tensor self, Tensor indices) -> Tensor",
+    _gather_kernel,
+    vjp=_gather_vjp,
+    saves=("indices",),
+    differentiable=("self", "indices"),
+    node_name="MaxPoolGatherBackward0",
+)
 
 
 def _max_pool_vjp(ctx, g, _g_indices=None):
@@ -125,11 +150,16 @@ def _max_pool_vjp(ctx, g, _g_indices=None):
 
 max_pool2d_with_indices = defop(
     "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-    "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", _max_pool_kernel, vjp=_max_pool_vjp,
-    saves=("result1",), node_name="MaxPool2DWithIndicesBackward0")
+    "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+    _max_pool_kernel,
+    vjp=_max_pool_vjp,
+    saves=("result1",),
+    node_name="MaxPool2DWithIndicesBackward0",
+)
 
 
-# ---- average pooling ---------------------------------------------------------------------------------------------------
+# ---- average pooling ---------------------------------------------------------------------------------------
+
 
 def _avg_divisors(size, k, s, p, out, count_include_pad: bool) -> np.ndarray:
     start = np.arange(out) * s - p
@@ -141,11 +171,15 @@ def _avg_divisors(size, k, s, p, out, count_include_pad: bool) -> np.ndarray:
 
 
 def _avg_geometry(shape, kernel_size, stride, padding, ceil_mode):
-    return tuple(pool_out_size(n, k, s, p, 1, ceil_mode)
-                 for n, k, s, p in zip(shape[-2:], kernel_size, stride, padding))
+    return tuple(
+        pool_out_size(n, k, s, p, 1, ceil_mode)
+        for n, k, s, p in zip(shape[-2:], kernel_size, stride, padding)
+    )
 
 
-def _avg_divisor_map(shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, dtype):
+def _avg_divisor_map(
+    shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, dtype
+):
     if divisor_override:
         return np.asarray(divisor_override, dtype=dtype)
     dh = _avg_divisors(shape[-2], kernel_size[0], stride[0], padding[0], out_sizes[0], count_include_pad)
@@ -161,27 +195,39 @@ def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_p
         raise RuntimeError("divisor must be not zero")
     xp = _pad_for_windows(x, kernel_size, stride, padding, (1, 1), out_sizes, 0)
     sums = _windows(xp, kernel_size, stride, (1, 1), out_sizes).sum(axis=(-2, -1))
-    div = _avg_divisor_map(x.shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override,
-                           x.dtype)
+    div = _avg_divisor_map(
+        x.shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, x.dtype
+    )
     return (sums / div).astype(x.dtype, copy=False)
 
 
-def _avg_pool_backward_kernel(g, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                              divisor_override):
+def _avg_pool_backward_kernel(
+    g, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+):
     out_sizes = g.shape[-2:]
-    div = _avg_divisor_map(input_size, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override,
-                           g.dtype)
+    div = _avg_divisor_map(
+        input_size, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, g.dtype
+    )
     share = g / div
-    padded = [n + p + max(0, (o - 1) * s + k - n - p) for n, k, s, p, o in
-              zip(input_size[-2:], kernel_size, stride, padding, out_sizes)]
+    padded = [
+        n + p + max(0, (o - 1) * s + k - n - p)
+        for n, k, s, p, o in zip(input_size[-2:], kernel_size, stride, padding, out_sizes)
+    ]
     gp = np.zeros(tuple(input_size[:-2]) + tuple(padded), dtype=g.dtype)
     lead = (slice(None),) * (len(input_size) - 2)
     for i in range(kernel_size[0]):
         for j in range(kernel_size[1]):
-            gp[lead + (slice(i, i + (out_sizes[0] - 1) * stride[0] + 1, stride[0]),
-                       slice(j, j + (out_sizes[1] - 1) * stride[1] + 1, stride[1]))] += share
+            gp[
+                lead
+                + (
+                    slice(i, i + (out_sizes[0] - 1) * stride[0] + 1, stride[0]),
+                    slice(j, j + (out_sizes[1] - 1) * stride[1] + 1, stride[1]),
+                )
+            ] += share
     h, w = input_size[-2:]
-    return np.ascontiguousarray(gp[lead + (slice(padding[0], padding[0] + h), slice(padding[1], padding[1] + w))])
+    return np.ascontiguousarray(
+        gp[lead + (slice(padding[0], padding[0] + h), slice(padding[1], padding[1] + w))]
+    )
 
 
 _AVG_ATTRS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
@@ -197,10 +243,17 @@ def _avg_pool_backward_vjp(ctx, gg):
 
 avg_pool2d = defop(
     "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
-    "bool count_include_pad=True, int? divisor_override=None) -> Tensor", _avg_pool_kernel, vjp=_avg_pool_vjp,
-    attrs=_AVG_ATTRS)
+    "bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+    _avg_pool_kernel,
+    vjp=_avg_pool_vjp,
+    attrs=_AVG_ATTRS,
+)
 avg_pool2d_backward = defop(
-    "avg_pool2d_backward(Tensor grad_output, int[] input_size, int[2] kernel_size, int[2] stride, int[2] padding, "
-    "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor", _avg_pool_backward_kernel,
-    vjp=_avg_pool_backward_vjp, attrs=_AVG_ATTRS, node_name="AvgPool2DBackwardBackward0")
-
+    "avg_pool2d_backward(Tensor grad_output, int[] input_size, int[2] kernel_size, int[2] stride, "
+    "int[2] padding, "
+    "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+    _avg_pool_backward_kernel,
+    vjp=_avg_pool_backward_vjp,
+    attrs=_AVG_ATTRS,
+    node_name="AvgPool2DBackwardBackward0",
+)

@@ -16,8 +16,12 @@ def _maybe_cast(input: Tensor, dtype) -> Tensor:
 
 
 def implicit_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                  "as an argument.", UserWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+        "as an argument.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -70,8 +74,9 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     return norm.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
-def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
-                  cudnn_enabled=True):
+def instance_norm(
+    input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled=True
+):
     return norm.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
@@ -88,18 +93,35 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 PUBLIC = {
-    "relu": relu, "relu_": relu_, "softmax": softmax, "log_softmax": log_softmax,
-    "selu": act.selu, "selu_": act.selu_, "celu": lambda input, alpha=1.0: act.celu(input, alpha),
+    "relu": relu,
+    "relu_": relu_,
+    "softmax": softmax,
+    "log_softmax": log_softmax,
+    "selu": act.selu,
+    "selu_": act.selu_,
+    "celu": lambda input, alpha=1.0: act.celu(input, alpha),
     "celu_": lambda input, alpha=1.0: act.celu_(input, alpha),
     "threshold": lambda input, threshold, value: act.threshold(input, threshold, value),
     "threshold_": lambda input, threshold, value: act.threshold_(input, threshold, value),
-    "dropout": dropout, "conv1d": conv1d, "conv2d": conv2d, "conv_transpose1d": conv_transpose1d,
-    "conv_transpose2d": conv_transpose2d, "layer_norm": layer_norm, "group_norm": group_norm,
-    "batch_norm": batch_norm, "instance_norm": instance_norm, "embedding": embedding, "bilinear": linear.bilinear,
-    "pairwise_distance": pairwise_distance, "cosine_similarity": cosine_similarity,
+    "dropout": dropout,
+    "conv1d": conv1d,
+    "conv2d": conv2d,
+    "conv_transpose1d": conv_transpose1d,
+    "conv_transpose2d": conv_transpose2d,
+    "layer_norm": layer_norm,
+    "group_norm": group_norm,
+    "batch_norm": batch_norm,
+    "instance_norm": instance_norm,
+    "embedding": embedding,
+    "bilinear": linear.bilinear,
+    "pairwise_distance": pairwise_distance,
+    "cosine_similarity": cosine_similarity,
     "constant_pad_nd": lambda input, pad, value=0: misc.constant_pad_nd(input, tuple(pad), value),
 }
 
 METHODS = {
-    "relu": relu, "relu_": relu_, "softmax": softmax, "log_softmax": log_softmax,
+    "relu": relu,
+    "relu_": relu_,
+    "softmax": softmax,
+    "log_softmax": log_softmax,
 }

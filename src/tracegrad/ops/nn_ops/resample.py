@@ -17,7 +17,7 @@ import numpy as np
 
 from ..registry import defop
 
-# ---- gather / scatter along trailing dims ------------------------------------------------------------------------
+# ---- gather / scatter along trailing dims ------------------------------------------------------------------
 
 
 def _flat_source(index_maps: tuple, in_sizes: tuple) -> np.ndarray:
@@ -27,17 +27,17 @@ def _flat_source(index_maps: tuple, in_sizes: tuple) -> np.ndarray:
 
 def _gather_kernel(x, index_maps):
     k = len(index_maps)
-    lead = x.shape[:x.ndim - k]
+    lead = x.shape[: x.ndim - k]
     flat = x.reshape(lead + (-1,))
-    src = _flat_source(index_maps, x.shape[x.ndim - k:])
+    src = _flat_source(index_maps, x.shape[x.ndim - k :])
     out_trailing = tuple(len(m) for m in index_maps)
     return np.take(flat, src, axis=-1).reshape(lead + out_trailing)
 
 
 def _scatter_kernel(g, index_maps, input_size):
     k = len(index_maps)
-    in_trailing = tuple(input_size[len(input_size) - k:])
-    lead = tuple(input_size[:len(input_size) - k])
+    in_trailing = tuple(input_size[len(input_size) - k :])
+    lead = tuple(input_size[: len(input_size) - k])
     planes = math.prod(lead)
     size = math.prod(in_trailing)
     src = _flat_source(index_maps, in_trailing)
@@ -56,20 +56,36 @@ def _scatter_vjp(ctx, gg):
     return gather_nd(gg, maps)
 
 
-gather_nd = defop("_nn_gather_nd(Tensor self, Any index_maps) -> Tensor", _gather_kernel, vjp=_gather_vjp,
-                  attrs=("index_maps",), node_name="IndexMapBackward0")
-scatter_nd = defop("_nn_scatter_nd(Tensor grad_output, Any index_maps, int[] input_size) -> Tensor", _scatter_kernel,
-                   vjp=_scatter_vjp, attrs=("index_maps", "input_size"), node_name="IndexMapBackwardBackward0")
+gather_nd = defop(
+    "_nn_gather_nd(Tensor self, Any index_maps) -> Tensor",
+    _gather_kernel,
+    vjp=_gather_vjp,
+    attrs=("index_maps",),
+    node_name="IndexMapBackward0",
+)
+scatter_nd = defop(
+    "_nn_scatter_nd(Tensor grad_output, Any index_maps, int[] input_size) -> Tensor",
+    _scatter_kernel,
+    vjp=_scatter_vjp,
+    attrs=("index_maps", "input_size"),
+    node_name="IndexMapBackwardBackward0",
+)
 
 
 def named_gather(name: str):
     """A gather op whose node is called ``name`` (e.g. ``ReflectionPad2DBackward0``)."""
     op_name = "_nn_" + name.lower()
-    return defop(f"{op_name}(Tensor self, Any index_maps) -> Tensor", _gather_kernel, vjp=_gather_vjp,
-                 attrs=("index_maps",), node_name=name)
+    return defop(
+        f"{op_name}(Tensor self, Any index_maps) -> Tensor",
+        _gather_kernel,
+        vjp=_gather_vjp,
+        attrs=("index_maps",),
+        node_name=name,
+    )
 
 
-# ---- separable linear maps ----------------------------------------------------------------------------------------
+# ---- separable linear maps ---------------------------------------------------------------------------------
+
 
 def _apply_matrices(x, mats):
     k = len(mats)
@@ -85,17 +101,28 @@ def _linear_vjp(ctx, g):
     return linear_nd(g, tuple(np.ascontiguousarray(m.T) for m in mats))
 
 
-linear_nd = defop("_nn_linear_nd(Tensor self, Any matrices) -> Tensor", _apply_matrices, vjp=_linear_vjp,
-                  attrs=("matrices",), node_name="SeparableLinearBackward0")
+linear_nd = defop(
+    "_nn_linear_nd(Tensor self, Any matrices) -> Tensor",
+    _apply_matrices,
+    vjp=_linear_vjp,
+    attrs=("matrices",),
+    node_name="SeparableLinearBackward0",
+)
 
 
 def named_linear(name: str):
     op_name = "_nn_" + name.lower()
-    return defop(f"{op_name}(Tensor self, Any matrices) -> Tensor", _apply_matrices, vjp=_linear_vjp,
-                 attrs=("matrices",), node_name=name)
+    return defop(
+        f"{op_name}(Tensor self, Any matrices) -> Tensor",
+        _apply_matrices,
+        vjp=_linear_vjp,
+        attrs=("matrices",),
+        node_name=name,
+    )
 
 
-# ---- the maps ---------------------------------------------------------------------------------------------------
+# ---- the maps ----------------------------------------------------------------------------------------------
+
 
 def pad_index_map(size: int, left: int, right: int, mode: str) -> np.ndarray:
     src = np.arange(-left, size + right)
@@ -117,7 +144,7 @@ def nearest_index_map(in_size: int, out_size: int, scale: float | None, exact: b
 
 
 def linear_matrix(in_size: int, out_size: int, scale: float | None, align_corners: bool) -> np.ndarray:
-    """(out, in) interpolation weights of 1-d linear resampling (PyTorch's area_pixel_compute_source_index)."""
+    """(out, in) weights of 1-d linear resampling (PyTorch's area_pixel_compute_source_index)."""
     dst = np.arange(out_size, dtype=np.float64)
     if align_corners:
         ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
@@ -136,7 +163,7 @@ def linear_matrix(in_size: int, out_size: int, scale: float | None, align_corner
 
 
 def adaptive_avg_matrix(in_size: int, out_size: int) -> np.ndarray:
-    """(out, in) averaging weights of adaptive average pooling: window [floor(i*in/out), ceil((i+1)*in/out))."""
+    """(out, in) weights of adaptive average pooling: window [floor(i*in/out), ceil((i+1)*in/out))."""
     m = np.zeros((out_size, in_size))
     for i in range(out_size):
         start = (i * in_size) // out_size
