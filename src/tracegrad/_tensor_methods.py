@@ -54,14 +54,16 @@ def install() -> None:
     T = Tensor
     # Python operators
     T.__add__ = pointwise.add.dunder
-    T.__radd__ = _binary_method(pointwise.add, reflected=True)
+    # Reflected operators build the same graph as PyTorch's: ``2 + x`` is add(x, 2), ``2 - x`` is
+    # rsub(x, 2), ``2 / x`` is reciprocal(x) * 2.
+    T.__radd__ = _binary_method(pointwise.add)
     T.__sub__ = pointwise.sub.dunder
-    T.__rsub__ = _binary_method(pointwise.sub, reflected=True)
+    T.__rsub__ = _binary_method(_rsub_any)
     T.__mul__ = pointwise.mul.dunder
-    T.__rmul__ = _binary_method(pointwise.mul, reflected=True)
+    T.__rmul__ = _binary_method(pointwise.mul)
     T.__truediv__ = pointwise.div.dunder
-    T.__rtruediv__ = _binary_method(pointwise.div, reflected=True)
-    T.__pow__ = pointwise.pow.dunder
+    T.__rtruediv__ = _binary_method(_reciprocal_times)
+    T.__pow__ = _pow_dunder
     T.__rpow__ = _binary_method(pointwise.pow, reflected=True)
     T.__iadd__ = _binary_method(pointwise.add_)
     T.__isub__ = _binary_method(pointwise.sub_)
@@ -69,6 +71,7 @@ def install() -> None:
     T.__itruediv__ = _binary_method(pointwise.div_)
     T.__ipow__ = _binary_method(pointwise.pow_)
     T.__neg__ = lambda self: pointwise.neg(self)
+    T.__abs__ = lambda self: self.abs()
     T.__pos__ = lambda self: self
     T.__eq__ = _binary_method(pointwise.eq)
     T.__ne__ = _binary_method(pointwise.ne)
@@ -136,6 +139,30 @@ def install() -> None:
     T.T = property(lambda self: views.permute(self, tuple(range(self.ndim - 1, -1, -1))))
     T.mH = T.mT
     T.H = property(lambda self: views.t(self))
+
+
+def _rsub_any(self, other):
+    from .ops import pointwise
+
+    return (pointwise.rsub if isinstance(other, Tensor) else pointwise.rsub_scalar)(self, other)
+
+
+def _pow_dunder(self, other):
+    """``x ** y``: pow.Tensor_Tensor (PowBackward1) for a tensor exponent, pow.Tensor_Scalar (PowBackward0,
+    one edge) for a number, as in PyTorch."""
+    from .ops import binary
+
+    if isinstance(other, Tensor):
+        return binary._pow_tt(self, other)
+    if not _is_operand(other):
+        return NotImplemented
+    return binary._pow_ts(self, other)
+
+
+def _reciprocal_times(self, other):
+    from .ops import pointwise
+
+    return pointwise.mul(self.reciprocal(), other)
 
 
 def _as_method(fn):

@@ -775,7 +775,8 @@ def _pow_scalar_base_vjp(ctx, g):
 
 
 _pow_ts, _pow_ts_ = _pair("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", _pow_kernel,
-                          vjp=_pow_scalar_vjp, saves=("self",), attrs=("exponent",), node_name="PowBackward0")
+                          vjp=_pow_scalar_vjp, saves=("self",), attrs=("exponent",), node_name="PowBackward0",
+                          fast="binary")
 _pow_tt, _pow_tt_ = _pair("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_kernel,
                           vjp=_pow_tensor_vjp, saves=("self", "exponent", "result"), node_name="PowBackward1",
                           fast="binary")

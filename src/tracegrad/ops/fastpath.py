@@ -104,6 +104,11 @@ def binary(op, dunder: bool = False):
     trailing, default_attrs = op.trailing_defaults, op.default_attrs
     plan = _save_plan(op)
     state = STATE
+    # ``name.Scalar`` overloads (``pow(Tensor self, Scalar exponent)``) have a single edge, as in PyTorch.
+    scalar_other = op.diff_idx == (0,)
+    # attrs that name the operands themselves (pow's ``exponent``) are read per call
+    attr_idx = tuple(i for i in op.attr_idx if isinstance(i, int))
+    attrs_from_operands = any(i < 2 for i in attr_idx)
 
     def slow(a, b):
         if dunder and not isinstance(b, _OPERANDS):
@@ -121,6 +126,8 @@ def binary(op, dunder: bool = False):
         bc = b.__class__
         ad = a._data
         if bc is Tensor:
+            if scalar_other:
+                return slow(a, b)
             bd = b._data
             brg = b._rg
             # Same float dtypes: NumPy's ufunc gives PyTorch's result dtype (integer division does not).
@@ -148,10 +155,13 @@ def binary(op, dunder: bool = False):
             if brg:
                 node._edges = (_edge(a) if a._rg else NO_EDGE, _edge(b))
                 node._in_meta = ((ad.shape, ad.dtype) if a._rg else None, (bd.shape, bd.dtype))
+            elif scalar_other:
+                node._edges = (_edge(a),)
+                node._in_meta = ((ad.shape, ad.dtype),)
             else:
                 node._edges = (_edge(a), NO_EDGE)
                 node._in_meta = ((ad.shape, ad.dtype), None)
-            node._attrs = default_attrs
+            node._attrs = tuple([((a, b) + trailing)[i] for i in attr_idx]) if attrs_from_operands else default_attrs
             node._out_meta = ((data.shape, data.dtype),)
             out._grad_fn = node
             out._rg = True

@@ -305,6 +305,15 @@ rsub = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tenso
              attrs=("alpha",), fast="binary")
 
 
+def _rsub_scalar_vjp(ctx, g):
+    (alpha,) = ctx.attrs
+    return -g if alpha == 1 else g * -alpha
+
+
+rsub_scalar = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", _rsub_kernel,
+                    vjp=_rsub_scalar_vjp, attrs=("alpha",), fast="binary", node_name="RsubBackward1")
+
+
 def _pow_kernel(a, b):
     dt = binary_dtype(a, b)
     if dt.kind in "iu" and isinstance(b, np.ndarray) and (b < 0).any():
@@ -334,7 +343,7 @@ def _pow_vjp(ctx, g):
 
 
 pow = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_kernel, vjp=_pow_vjp,
-            saves=("self", "exponent"), fast="binary")
+            saves=("self", "exponent"), fast="binary", node_name="PowBackward1")
 pow_ = defop("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", inplace_kernel(_pow_kernel),
              vjp=_pow_vjp, saves=("self", "exponent"), node_name="PowBackward0")
 
