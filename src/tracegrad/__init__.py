@@ -20,6 +20,7 @@ from .size import Size
 from . import autograd
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .ops.creation import empty_like, full_like, ones_like, zeros_like, clone, detach
 from .ops.pointwise import (add, cos, div, eq, exp, ge, gt, le, log, logical_and, logical_not, logical_or,
                             logical_xor, lt, mul, ne, neg, pow, rsub, sigmoid, sin, sqrt, sub, tanh, where)

@@ -199,7 +199,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
         raise RuntimeError("step must be nonzero")
     if dtype is None:
         is_float = builtins.any(isinstance(v, float) for v in vals)
-        np_dtype = _dt.DEFAULT.value.np if is_float else np.int64
+        np_dtype = _dt.DEFAULT.value.np if is_float else np.dtype(np.int64)
     else:
         np_dtype = _resolve_dtype(dtype)
     count = builtins.max(0, math.ceil((vals[1] - vals[0]) / vals[2]))

@@ -17,12 +17,25 @@ from .ops.shape import stack  # noqa: F401
 from .ops.views import reshape, select  # noqa: F401
 
 
+def real(t: Tensor) -> Tensor:
+    from .ops.complex_ops import real as real_part
+
+    return real_part(t)
+
+
 def add_inplace(dst: Tensor, src: Tensor) -> None:
     add_(dst, src)
 
 
 def detach_copy(t: Tensor) -> Tensor:
     return _wrap(np.array(t._data, copy=True))
+
+
+def copy_to_new(t: Tensor) -> Tensor:
+    """PyTorch's ``new_empty_strided(...).copy_(t)``: a copy whose history (under grad mode) is CopyBackwards."""
+    from .ops.creation import copy_
+
+    return copy_(_wrap(np.empty_like(t._data)), t)
 
 
 def to_numpy_dtype(t: Tensor, np_dtype) -> Tensor:

@@ -52,7 +52,8 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        return self._rg
+        # As PyTorch, a view requires grad when its base does, even if made in no_grad mode.
+        return self._rg or (self._base is not None and self._base._rg)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -190,15 +191,42 @@ class Tensor:
     def grad_dtype(self, value) -> None:
         if self._grad_fn is not None:
             raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        from .backend.dtypes import dtype as _dtype
+
+        if value is not None and not isinstance(value, _dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}")
+        grad = self._grad
+        if value is not None and grad is not None and grad.dtype is not value:
+            raise RuntimeError(
+                f"Cannot set grad_dtype to '{_type_name(value)}' because there is already a gradient with dtype "
+                f"'{_CPP_TYPE_NAMES.get(grad._data.dtype.name, grad._data.dtype.name)}'. Please clear the gradient "
+                "(.grad = None) before changing grad_dtype, or ensure the new grad_dtype matches the existing "
+                "gradient's dtype.")
         self.__dict__["_grad_dtype"] = value
 
     @property
     def real(self) -> Tensor:
-        return self
+        from .ops.complex_ops import real
+
+        return real(self)
+
+    @real.setter
+    def real(self, value) -> None:
+        from .ops.complex_ops import real
+
+        real(self).copy_(value)
 
     @property
     def imag(self) -> Tensor:
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        from .ops.complex_ops import imag
+
+        return imag(self)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        from .ops.complex_ops import imag
+
+        imag(self).copy_(value)
 
     def set_(self, source: Tensor | None = None, *args) -> Tensor:
         """Make this tensor use ``source``'s storage; the tensor gets a fresh gradient accumulator."""
@@ -415,6 +443,12 @@ class Tensor:
 
 
 _new = object.__new__
+
+
+# caffe2 TypeMeta names, which some PyTorch messages print.
+_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+                   "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                   "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def _type_name(d) -> str:

@@ -122,7 +122,7 @@ def install() -> None:
         "byte": _caster("uint8"), "short": _caster("int16"), "char": _caster("int8"),
         "cpu": lambda self, *a, **k: self, "cuda": _cuda, "numpy": Tensor.numpy, "type_as": _type_as,
         "new_tensor": _new_tensor, "new_ones": _new_ones, "new_full": _new_full, "new_empty": _new_zeros_any,
-        "_is_view": Tensor._is_view,
+        "_is_view": Tensor._is_view, "as_subclass": _as_subclass,
     }.items():
         setattr(T, name, _as_method(fn))
     for name, fn in {
@@ -139,6 +139,18 @@ def install() -> None:
     T.T = property(lambda self: views.permute(self, tuple(range(self.ndim - 1, -1, -1))))
     T.mH = T.mT
     T.H = property(lambda self: views.t(self))
+
+
+def _as_subclass(self, cls):
+    """An alias of this tensor (AliasBackward0 in the graph, as in PyTorch) whose class is ``cls``."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of torch.Tensor, not "
+                        f"{type(cls).__name__}")
+    from .ops.views import alias
+
+    out = alias(self)
+    out.__class__ = cls
+    return out
 
 
 def _rsub_any(self, other):
@@ -183,7 +195,7 @@ def _inplace_view(view_fn):
         from .autograd import views as view_tracking
 
         if STATE.grad_enabled:
-            view_tracking.check_inplace(self, self._rg)
+            view_tracking.check_inplace(self, self._rg)  # also refreshes a stale view's grad_fn
         new = view_fn(self, *args, **kwargs)
         self._data = new._data
         if self._base is not None:

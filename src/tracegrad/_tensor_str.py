@@ -34,57 +34,77 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 class _Formatter:
-    """Chooses integer, fixed or scientific notation for the whole tensor, as PyTorch does."""
+    """PyTorch's ``_Formatter``: integer, fixed or scientific notation for the whole tensor, with the width
+    taken from its nonzero finite values (zeros, infinities and NaN are padded to it)."""
 
     def __init__(self, values: np.ndarray) -> None:
         self.kind = values.dtype.kind
         self.int_mode = True
         self.sci_mode = False
         self.max_width = 1
-        if self.kind == "b":
-            self.max_width = max((len(str(bool(v))) for v in values.ravel()), default=1)
+        flat = values.reshape(-1)
+        if self.kind not in "fc":
+            self.max_width = max((len(self.format_raw(v)) for v in flat), default=1)
             return
-        if self.kind in "iu":
-            self.max_width = max((len(str(int(v))) for v in values.ravel()), default=1)
-            return
-        finite = values[np.isfinite(values)] if values.size else values
-        nonzero = np.abs(finite[finite != 0]).astype(np.float64)
-        if finite.size == 0:
-            self.max_width = max((len(self._fmt_special(v)) for v in values.ravel()), default=1)
-            return
-        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        vals = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if vals.size == 0:
+            return  # no valid number: zeros print as "0.", the rest as nan / inf
+        p = OPTIONS.precision
+        absvals = np.abs(vals)
+        lo, hi = absvals.min(), absvals.max()
+        self.int_mode = bool(np.all(vals == np.ceil(vals)))
         if self.int_mode:
-            if nonzero.size and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8):
+            if hi / lo > 1000.0 or hi > 1.0e8:
                 self.sci_mode = True
+                self.max_width = max(len(f"{v:.{p}e}") for v in vals)
+            else:
+                self.max_width = max(len(f"{v:.0f}") + 1 for v in vals)
+        elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
+            self.sci_mode = True
+            self.max_width = max(len(f"{v:.{p}e}") for v in vals)
         else:
-            if nonzero.size and (nonzero.max() / nonzero.min() > 1000.0 or nonzero.max() > 1e8 or nonzero.min() < 1e-4):
-                self.sci_mode = True
+            self.max_width = max(len(f"{v:.{p}f}") for v in vals)
         if OPTIONS.sci_mode is not None:
             self.sci_mode = OPTIONS.sci_mode
-        self.max_width = max((len(self.format_raw(v)) for v in values.ravel()), default=1)
-
-    @staticmethod
-    def _fmt_special(v) -> str:
-        if np.isnan(v):
-            return "nan"
-        return "inf" if v > 0 else "-inf"
 
     def format_raw(self, v) -> str:
         if self.kind == "b":
             return str(bool(v))
         if self.kind in "iu":
             return str(int(v))
-        if not np.isfinite(v):
-            return self._fmt_special(v)
+        v = float(v)
         p = OPTIONS.precision
         if self.sci_mode:
-            return f"{float(v):.{p}e}"
+            return f"{v:.{p}e}"
         if self.int_mode:
-            return f"{float(v):.0f}."
-        return f"{float(v):.{p}f}"
+            return f"{v:.0f}" + ("" if np.isnan(v) or np.isinf(v) else ".")
+        return f"{v:.{p}f}"
 
     def format(self, v) -> str:
         return self.format_raw(v).rjust(self.max_width)
+
+
+class _ComplexFormatter:
+    """PyTorch's pair of formatters for complex tensors: the real and imaginary parts are each formatted
+    as a real tensor would be, then joined as ``re+imj`` (the imaginary part left-aligned)."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.real = _Formatter(np.ascontiguousarray(values.real))
+        self.imag = _Formatter(np.ascontiguousarray(values.imag))
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, v) -> str:
+        real_str = self.real.format(v.real)
+        imag_str = (self.imag.format(v.imag) + "j").lstrip()
+        if imag_str[0] in "+-":
+            return real_str + imag_str
+        return real_str + "+" + imag_str
+
+    format_raw = format
+
+
+def _formatter(values: np.ndarray):
+    return _ComplexFormatter(values) if values.dtype.kind == "c" else _Formatter(values)
 
 
 def _summarize(a: np.ndarray) -> np.ndarray:
@@ -132,7 +152,7 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
             suffixes.append(f"size={tuple(data.shape)}")
     else:
         shown = _summarize(data) if summarize else data
-        fmt = _Formatter(shown)
+        fmt = _formatter(shown)
         body = _format_array(data, fmt, len(prefix), summarize)
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")

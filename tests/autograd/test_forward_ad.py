@@ -186,6 +186,86 @@ def test_forward_ad_binary_op_tangents(name):
     assert_close(ours, theirs)
 
 
+_INPLACE_OPS = {
+    "add_broadcast": lambda lib, a, b: (a * 1).add_(b[0], alpha=2),
+    "sub_": lambda lib, a, b: (a * 1).sub_(b),
+    "mul_self": lambda lib, a, b: (a * b).mul_(a * b),
+    "div_": lambda lib, a, b: (a * 1).div_(b),
+    "pow_": lambda lib, a, b: (a * 1).pow_(b),
+    "pow_scalar_": lambda lib, a, b: (a * 1).pow_(3),
+    "exp_": lambda lib, a, b: (a * b).exp_(),
+    "log_": lambda lib, a, b: (a * 1).log_(),
+    "relu_": lambda lib, a, b: (a - b).relu_(),
+    "addmm_": lambda lib, a, b: (a.t() * 1).addmm_(a, b, beta=0.5, alpha=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INPLACE_OPS))
+def test_forward_ad_inplace_op_tangents(name):
+    """In-place ops update the tangent like PyTorch (the rule sees self's value before the write), with a
+    broadcast operand's tangent expanded to self's shape."""
+    rng = np.random.default_rng(2)
+    xa, ya = rng.uniform(0.5, 2.0, (2, 3, 3))
+    ta, ua = rng.standard_normal((2, 3, 3))
+
+    def program(lib):
+        f = lib.autograd.forward_ad
+        results = []
+        with f.dual_level():
+            for x_dual, y_dual in ((True, True), (True, False), (False, True)):
+                x = f.make_dual(_dbl(lib, xa), _dbl(lib, ta)) if x_dual else _dbl(lib, xa)
+                y = f.make_dual(_dbl(lib, ya), _dbl(lib, ua)) if y_dual else _dbl(lib, ya)
+                primal, tangent = f.unpack_dual(_INPLACE_OPS[name](lib, x, y))
+                results.append((primal, None if tangent is None else tangent.clone()))
+        return results
+
+    ours, theirs = run_both(program)
+    assert_close(ours, theirs)
+
+
+def test_forward_ad_scatter_reduce_prod_has_no_tangent():
+    """PyTorch has no forward formula for scatter_reduce(reduce="prod"): the result has no tangent, and the
+    in-place form fails when self carries one; the other reductions have tangents."""
+    rng = np.random.default_rng(3)
+    xa, sa = rng.uniform(0.5, 2.0, (3, 4)), rng.uniform(0.5, 2.0, (5, 4))
+    index = rng.integers(0, 3, (5, 4)).tolist()
+
+    def program(lib):
+        f = lib.autograd.forward_ad
+        idx = lib.tensor(index)
+        with f.dual_level():
+            x = f.make_dual(_dbl(lib, xa), lib.ones(3, 4, dtype=lib.float64))
+            s = f.make_dual(_dbl(lib, sa), lib.ones(5, 4, dtype=lib.float64))
+            prod = f.unpack_dual(lib.scatter_reduce(x, 0, idx, s, "prod")).tangent
+            amax = f.unpack_dual(lib.scatter_reduce(x, 0, idx, s, "amax", include_self=False)).tangent
+            src_only = f.unpack_dual(_dbl(lib, xa).scatter_reduce_(0, idx, s, "prod")).tangent
+            with pytest.raises(RuntimeError):
+                (x * 1).scatter_reduce_(0, idx, s, "prod")
+        return prod, amax, src_only
+
+    ours, theirs = run_both(program)
+    assert ours[0] is None and theirs[0] is None
+    assert ours[2] is None and theirs[2] is None
+    assert_close(ours[1], theirs[1])
+
+
+def test_forward_ad_common_ops_have_jvp_rules(monkeypatch):
+    """An MLP step in forward mode runs explicit jvp rules only: no double backward per operator."""
+    from tracegrad.autograd import forward_ad
+
+    derived = []
+    original = forward_ad._double_vjp
+    monkeypatch.setattr(forward_ad, "_double_vjp", lambda op, *a: derived.append(op.name) or original(op, *a))
+    x, w1, b1, w2 = (tg.randn(*s, dtype=tg.float64) for s in ((4, 3), (5, 3), (5,), (2, 5)))
+    with fwAD.dual_level():
+        xd = fwAD.make_dual(x, tg.randn(4, 3, dtype=tg.float64))
+        h = tg.nn.functional.linear(xd, w1, b1).tanh() * tg.sigmoid(xd.sum(1, keepdim=True))
+        y = tg.relu(h) @ w2.t() + tg.addmm(b1[:2], h.exp(), w2.t()) - h.mean(0).sum() / 2
+        out = y.reshape(8).pow(2).mean() + tg.cat([y, y.T.T]).sin().cos().sum()
+        assert fwAD.unpack_dual(out).tangent is not None
+    assert derived == []
+
+
 def test_forward_ad_tangent_composes_with_backward():
     """A dual whose primal requires grad still records a graph for backward."""
 

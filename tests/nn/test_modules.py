@@ -23,6 +23,7 @@ def _sync(tg_module, torch_module):
 
 # ---- Parameter ----------------------------------------------------------------------------------------------------
 
+
 def test_parameter_basics():
     t = tg.randn(2, 3)
     p = tg.nn.Parameter(t)
@@ -42,6 +43,7 @@ def test_parameter_basics():
 
 
 # ---- registration -------------------------------------------------------------------------------------------------
+
 
 class _Net:
     """Same small module in both libraries."""
@@ -67,10 +69,16 @@ class _Net:
 def test_named_members_match_torch():
     def program(lib):
         net = _Net.build(lib)
-        return ([n for n, _ in net.named_parameters()], [n for n, _ in net.named_buffers()],
-                [n for n, _ in net.named_children()], [n for n, _ in net.named_modules()],
-                [n for n, _ in net.named_parameters(prefix="m", recurse=False)], list(net.state_dict().keys()),
-                len(list(net.parameters())), len(list(net.modules())))
+        return (
+            [n for n, _ in net.named_parameters()],
+            [n for n, _ in net.named_buffers()],
+            [n for n, _ in net.named_children()],
+            [n for n, _ in net.named_modules()],
+            [n for n, _ in net.named_parameters(prefix="m", recurse=False)],
+            list(net.state_dict().keys()),
+            len(list(net.parameters())),
+            len(list(net.modules())),
+        )
 
     ours, theirs = run_both(program)
     assert ours == theirs
@@ -80,8 +88,11 @@ def test_shared_parameters_deduplicated():
     def program(lib):
         lin = lib.nn.Linear(2, 2)
         seq = lib.nn.Sequential(lin, lin)
-        return ([n for n, _ in seq.named_parameters()], [n for n, _ in seq.named_modules()],
-                [n for n, _ in seq.named_parameters(remove_duplicate=False)])
+        return (
+            [n for n, _ in seq.named_parameters()],
+            [n for n, _ in seq.named_modules()],
+            [n for n, _ in seq.named_parameters(remove_duplicate=False)],
+        )
 
     ours, theirs = run_both(program)
     assert ours == theirs
@@ -93,8 +104,11 @@ def test_setattr_registration_semantics():
     assert "w" in m._parameters
     m.w = None
     assert m._parameters["w"] is None
-    with pytest.raises(TypeError, match=r"cannot assign 'torch.FloatTensor' as parameter 'w' \(torch.nn.Parameter "
-                                        r"or None expected\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"cannot assign 'torch.FloatTensor' as parameter 'w' \(torch.nn.Parameter "
+        r"or None expected\)",
+    ):
         m.w = tg.ones(2)
     m.sub = tg.nn.Linear(1, 1)
     with pytest.raises(TypeError, match="cannot assign 'int' as child module 'sub'"):
@@ -165,11 +179,14 @@ def test_get_submodule_parameter_buffer():
 
 
 def test_forward_missing():
-    with pytest.raises(NotImplementedError, match=r'Module \[Module\] is missing the required "forward" function'):
+    with pytest.raises(
+        NotImplementedError, match=r'Module \[Module\] is missing the required "forward" function'
+    ):
         tg.nn.Module()(1)
 
 
 # ---- state dict ------------------------------------------------------------------------------------------------------
+
 
 def test_state_dict_roundtrip_and_detached():
     a, b = _Net.build(tg), _Net.build(tg)
@@ -178,7 +195,7 @@ def test_state_dict_roundtrip_and_detached():
     assert a.state_dict(keep_vars=True)["fc.weight"] is a.fc.weight
     result = b.load_state_dict(sd)
     assert repr(result) == "<All keys matched successfully>"
-    for (n1, p1), (_, p2) in zip(a.named_parameters(), b.named_parameters()):
+    for (_, p1), (_, p2) in zip(a.named_parameters(), b.named_parameters()):
         assert_close(p1, p2)
         assert p1.data_ptr() != p2.data_ptr()
 
@@ -219,6 +236,7 @@ def test_state_dict_hooks():
 
 # ---- modes, conversion -----------------------------------------------------------------------------------------------
 
+
 def test_train_eval_zero_grad_requires_grad_apply():
     net = _Net.build(tg)
     assert net.training and net.block[1].training
@@ -255,19 +273,41 @@ def test_to_double_keeps_parameter_objects():
 
 # ---- repr ----------------------------------------------------------------------------------------------------------
 
+
 def test_repr_matches_torch():
     def program(lib):
         nn = lib.nn
         model = nn.Sequential(
-            nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(inplace=True),
-            nn.MaxPool2d(2), nn.Conv2d(8, 8, (3, 5), padding="same", dilation=2, groups=2, padding_mode="reflect"),
-            nn.ConvTranspose2d(8, 4, 2, stride=2, output_padding=1), nn.GroupNorm(2, 4), nn.Dropout(0.25),
-            nn.Flatten(), nn.Unflatten(1, (2, 2)), nn.LayerNorm(7), nn.Linear(7, 5), nn.LeakyReLU(0.2),
-            nn.ELU(alpha=0.5), nn.GELU(approximate="tanh"), nn.Softplus(beta=2), nn.Hardtanh(-2, 2), nn.Softmax(dim=1),
-            nn.Embedding(10, 3, padding_idx=0), nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.Tanh()]),
-            nn.ModuleDict({"a": nn.Identity(), "b": nn.SiLU()}), nn.InstanceNorm2d(4, affine=True),
-            nn.AvgPool2d(2), nn.AdaptiveAvgPool2d((1, 1)), nn.CrossEntropyLoss(), nn.Bilinear(2, 3, 4),
-            nn.BatchNorm1d(4, momentum=None), nn.Threshold(0.1, 20), nn.PReLU(), nn.Upsample(scale_factor=2),
+            nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False),
+            nn.BatchNorm2d(8),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 8, (3, 5), padding="same", dilation=2, groups=2, padding_mode="reflect"),
+            nn.ConvTranspose2d(8, 4, 2, stride=2, output_padding=1),
+            nn.GroupNorm(2, 4),
+            nn.Dropout(0.25),
+            nn.Flatten(),
+            nn.Unflatten(1, (2, 2)),
+            nn.LayerNorm(7),
+            nn.Linear(7, 5),
+            nn.LeakyReLU(0.2),
+            nn.ELU(alpha=0.5),
+            nn.GELU(approximate="tanh"),
+            nn.Softplus(beta=2),
+            nn.Hardtanh(-2, 2),
+            nn.Softmax(dim=1),
+            nn.Embedding(10, 3, padding_idx=0),
+            nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.Tanh()]),
+            nn.ModuleDict({"a": nn.Identity(), "b": nn.SiLU()}),
+            nn.InstanceNorm2d(4, affine=True),
+            nn.AvgPool2d(2),
+            nn.AdaptiveAvgPool2d((1, 1)),
+            nn.CrossEntropyLoss(),
+            nn.Bilinear(2, 3, 4),
+            nn.BatchNorm1d(4, momentum=None),
+            nn.Threshold(0.1, 20),
+            nn.PReLU(),
+            nn.Upsample(scale_factor=2),
         )
         plist = nn.ParameterList([nn.Parameter(lib.ones(2, 3)), lib.zeros(1)])
         return repr(model), repr(plist)
@@ -279,6 +319,7 @@ def test_repr_matches_torch():
 
 # ---- containers ---------------------------------------------------------------------------------------------------
 
+
 def test_sequential_api():
     def program(lib):
         nn = lib.nn
@@ -289,7 +330,9 @@ def test_sequential_api():
         del seq[0]
         out.append([type(m).__name__ for m in seq])
         out.append(list(seq._modules.keys()))
-        seq2 = nn.Sequential(__import__("collections").OrderedDict([("first", nn.ReLU()), ("second", nn.Tanh())]))
+        seq2 = nn.Sequential(
+            __import__("collections").OrderedDict([("first", nn.ReLU()), ("second", nn.Tanh())])
+        )
         out.append([n for n, _ in seq2.named_children()])
         out.append([type(m).__name__ for m in seq + seq2])
         return out
@@ -332,14 +375,16 @@ def test_modulelist_moduledict_parameterlist_parameterdict():
 
 # ---- hooks ----------------------------------------------------------------------------------------------------------
 
+
 def test_forward_hooks_order_kwargs_prepend_and_always_call():
     def program(lib):
         lin = lib.nn.Linear(2, 2)
         log = []
         lin.register_forward_pre_hook(lambda m, args: log.append("pre1"))
         lin.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
-        lin.register_forward_pre_hook(lambda m, args, kwargs: log.append(("prekw", sorted(kwargs))) or None,
-                                      with_kwargs=True)
+        lin.register_forward_pre_hook(
+            lambda m, args, kwargs: log.append(("prekw", sorted(kwargs))) or None, with_kwargs=True
+        )
         lin.register_forward_pre_hook(lambda m, args: log.append("pre0"), prepend=True)
         h = lin.register_forward_hook(lambda m, args, out: out + 1)
         lin.register_forward_hook(lambda m, args, kwargs, out: log.append("postkw"), with_kwargs=True)
@@ -380,7 +425,9 @@ def test_full_backward_hook_values():
         seen = []
 
         def hook(module, grad_input, grad_output):
-            seen.append(([None if g is None else g.clone() for g in grad_input], [g.clone() for g in grad_output]))
+            seen.append(
+                ([None if g is None else g.clone() for g in grad_input], [g.clone() for g in grad_output])
+            )
             return (grad_input[0] * 3,)
 
         def pre_hook(module, grad_output):
@@ -420,8 +467,14 @@ def test_full_backward_hook_multiple_inputs_outputs():
 
         m = Two()
         seen = []
-        m.register_full_backward_hook(lambda mod, gi, go: seen.append(
-            ([None if g is None else g.clone() for g in gi], [None if g is None else g.clone() for g in go])))
+        m.register_full_backward_hook(
+            lambda mod, gi, go: seen.append(
+                (
+                    [None if g is None else g.clone() for g in gi],
+                    [None if g is None else g.clone() for g in go],
+                )
+            )
+        )
         a = lib.tensor(_rand(3), requires_grad=True)
         b = lib.tensor(_rand(3, seed=1), requires_grad=True)
         p, s, _ = m(a, 7, b)
@@ -458,6 +511,7 @@ def test_mixing_backward_hook_kinds_errors():
 
 # ---- layers against torch --------------------------------------------------------------------------------------------
 
+
 def _compare_layer(make, x_shape, train=True, steps=1, extra_inputs=(), seed=0, atol=1e-5, int_input=None):
     """Same initial state in both libraries; outputs, input grads, parameter grads and buffers agree."""
     t_layer = make(torch)
@@ -483,38 +537,51 @@ def _compare_layer(make, x_shape, train=True, steps=1, extra_inputs=(), seed=0, 
     assert_close(results[0], results[1], rtol=1e-4, atol=atol)
 
 
-@pytest.mark.parametrize("make,shape", [
-    (lambda lib: lib.nn.Linear(5, 3), (4, 5)),
-    (lambda lib: lib.nn.Linear(5, 3, bias=False), (2, 4, 5)),
-    (lambda lib: lib.nn.Conv1d(3, 4, 3, stride=2, padding=1), (2, 3, 9)),
-    (lambda lib: lib.nn.Conv2d(4, 6, 3, padding="same", groups=2, padding_mode="circular"), (2, 4, 6, 5)),
-    (lambda lib: lib.nn.Conv2d(3, 2, (2, 3), stride=(2, 1), dilation=(1, 2), padding_mode="reflect", padding=2),
-     (1, 3, 7, 8)),
-    (lambda lib: lib.nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1, groups=2), (2, 4, 3, 3)),
-    (lambda lib: lib.nn.ConvTranspose1d(3, 2, 4, stride=3), (2, 3, 5)),
-    (lambda lib: lib.nn.LayerNorm((4, 5)), (3, 4, 5)),
-    (lambda lib: lib.nn.GroupNorm(2, 4), (3, 4, 5)),
-    (lambda lib: lib.nn.InstanceNorm2d(3, affine=True, track_running_stats=True), (2, 3, 4, 4)),
-    (lambda lib: lib.nn.InstanceNorm1d(3), (3, 6)),
-    (lambda lib: lib.nn.MaxPool2d(3, stride=2, padding=1), (2, 3, 7, 7)),
-    (lambda lib: lib.nn.AvgPool2d(2, ceil_mode=True), (2, 3, 5, 5)),
-    (lambda lib: lib.nn.AdaptiveAvgPool2d((2, 3)), (2, 3, 5, 7)),
-    (lambda lib: lib.nn.Flatten(), (2, 3, 4)),
-    (lambda lib: lib.nn.Unflatten(1, (2, -1)), (2, 6)),
-    (lambda lib: lib.nn.PReLU(3), (2, 3, 4)),
-    (lambda lib: lib.nn.Upsample(scale_factor=2, mode="bilinear"), (1, 2, 3, 3)),
-    (lambda lib: lib.nn.ReflectionPad2d((1, 2, 0, 1)), (1, 2, 3, 4)),
-])
+@pytest.mark.parametrize(
+    "make,shape",
+    [
+        (lambda lib: lib.nn.Linear(5, 3), (4, 5)),
+        (lambda lib: lib.nn.Linear(5, 3, bias=False), (2, 4, 5)),
+        (lambda lib: lib.nn.Conv1d(3, 4, 3, stride=2, padding=1), (2, 3, 9)),
+        (lambda lib: lib.nn.Conv2d(4, 6, 3, padding="same", groups=2, padding_mode="circular"), (2, 4, 6, 5)),
+        (
+            lambda lib: lib.nn.Conv2d(
+                3, 2, (2, 3), stride=(2, 1), dilation=(1, 2), padding_mode="reflect", padding=2
+            ),
+            (1, 3, 7, 8),
+        ),
+        (
+            lambda lib: lib.nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1, groups=2),
+            (2, 4, 3, 3),
+        ),
+        (lambda lib: lib.nn.ConvTranspose1d(3, 2, 4, stride=3), (2, 3, 5)),
+        (lambda lib: lib.nn.LayerNorm((4, 5)), (3, 4, 5)),
+        (lambda lib: lib.nn.GroupNorm(2, 4), (3, 4, 5)),
+        (lambda lib: lib.nn.InstanceNorm2d(3, affine=True, track_running_stats=True), (2, 3, 4, 4)),
+        (lambda lib: lib.nn.InstanceNorm1d(3), (3, 6)),
+        (lambda lib: lib.nn.MaxPool2d(3, stride=2, padding=1), (2, 3, 7, 7)),
+        (lambda lib: lib.nn.AvgPool2d(2, ceil_mode=True), (2, 3, 5, 5)),
+        (lambda lib: lib.nn.AdaptiveAvgPool2d((2, 3)), (2, 3, 5, 7)),
+        (lambda lib: lib.nn.Flatten(), (2, 3, 4)),
+        (lambda lib: lib.nn.Unflatten(1, (2, -1)), (2, 6)),
+        (lambda lib: lib.nn.PReLU(3), (2, 3, 4)),
+        (lambda lib: lib.nn.Upsample(scale_factor=2, mode="bilinear"), (1, 2, 3, 3)),
+        (lambda lib: lib.nn.ReflectionPad2d((1, 2, 0, 1)), (1, 2, 3, 4)),
+    ],
+)
 def test_layer_matches_torch(make, shape):
     _compare_layer(make, shape)
 
 
-@pytest.mark.parametrize("make,shape", [
-    (lambda lib: lib.nn.BatchNorm1d(4), (6, 4)),
-    (lambda lib: lib.nn.BatchNorm1d(4, momentum=None), (6, 4, 3)),
-    (lambda lib: lib.nn.BatchNorm2d(3, affine=False), (4, 3, 2, 2)),
-    (lambda lib: lib.nn.BatchNorm2d(3, track_running_stats=False), (4, 3, 2, 2)),
-])
+@pytest.mark.parametrize(
+    "make,shape",
+    [
+        (lambda lib: lib.nn.BatchNorm1d(4), (6, 4)),
+        (lambda lib: lib.nn.BatchNorm1d(4, momentum=None), (6, 4, 3)),
+        (lambda lib: lib.nn.BatchNorm2d(3, affine=False), (4, 3, 2, 2)),
+        (lambda lib: lib.nn.BatchNorm2d(3, track_running_stats=False), (4, 3, 2, 2)),
+    ],
+)
 def test_batchnorm_train_then_eval(make, shape):
     _compare_layer(make, shape, train=True, steps=3)
     _compare_layer(make, shape, train=False, steps=1)
@@ -554,15 +621,21 @@ def test_dropout_module_train_eval():
         tg.nn.Dropout(-0.1)
 
 
-@pytest.mark.parametrize("cls,kwargs,inputs", [
-    ("CrossEntropyLoss", {"label_smoothing": 0.1}, "classes"),
-    ("CrossEntropyLoss", {"weight": True, "reduction": "sum"}, "classes"),
-    ("NLLLoss", {"ignore_index": 1}, "classes"),
-    ("MSELoss", {}, "regression"), ("L1Loss", {"reduction": "none"}, "regression"),
-    ("SmoothL1Loss", {"beta": 0.5}, "regression"), ("HuberLoss", {"delta": 0.3}, "regression"),
-    ("BCELoss", {}, "probs"), ("BCEWithLogitsLoss", {"pos_weight": True}, "regression01"),
-    ("KLDivLoss", {"reduction": "batchmean"}, "kl"),
-])
+@pytest.mark.parametrize(
+    "cls,kwargs,inputs",
+    [
+        ("CrossEntropyLoss", {"label_smoothing": 0.1}, "classes"),
+        ("CrossEntropyLoss", {"weight": True, "reduction": "sum"}, "classes"),
+        ("NLLLoss", {"ignore_index": 1}, "classes"),
+        ("MSELoss", {}, "regression"),
+        ("L1Loss", {"reduction": "none"}, "regression"),
+        ("SmoothL1Loss", {"beta": 0.5}, "regression"),
+        ("HuberLoss", {"delta": 0.3}, "regression"),
+        ("BCELoss", {}, "probs"),
+        ("BCEWithLogitsLoss", {"pos_weight": True}, "regression01"),
+        ("KLDivLoss", {"reduction": "batchmean"}, "kl"),
+    ],
+)
 def test_loss_modules(cls, kwargs, inputs):
     def program(lib):
         kw = dict(kwargs)
@@ -571,8 +644,10 @@ def test_loss_modules(cls, kwargs, inputs):
         if kw.pop("pos_weight", False):
             kw["pos_weight"] = lib.tensor(_rand(4, seed=6, low=0.5, high=2))
         loss_fn = getattr(lib.nn, cls)(**kw)
-        x = lib.tensor(_rand(3, 4, low=0.05 if inputs == "probs" else -2, high=0.95 if inputs == "probs" else 2),
-                       requires_grad=True)
+        x = lib.tensor(
+            _rand(3, 4, low=0.05 if inputs == "probs" else -2, high=0.95 if inputs == "probs" else 2),
+            requires_grad=True,
+        )
         if inputs == "classes":
             t = lib.tensor([0, 3, 1])
         elif inputs == "kl":
@@ -591,9 +666,28 @@ def test_loss_modules(cls, kwargs, inputs):
 
 
 def test_activation_modules_match_torch():
-    names = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Softplus", "Hardtanh",
-             "Hardswish", "Hardsigmoid", "Sigmoid", "Tanh", "LogSigmoid", "Softsign", "Tanhshrink", "Hardshrink",
-             "Softshrink"]
+    names = [
+        "ReLU",
+        "ReLU6",
+        "LeakyReLU",
+        "ELU",
+        "SELU",
+        "CELU",
+        "GELU",
+        "SiLU",
+        "Mish",
+        "Softplus",
+        "Hardtanh",
+        "Hardswish",
+        "Hardsigmoid",
+        "Sigmoid",
+        "Tanh",
+        "LogSigmoid",
+        "Softsign",
+        "Tanhshrink",
+        "Hardshrink",
+        "Softshrink",
+    ]
 
     def program(lib):
         out = []
@@ -613,9 +707,17 @@ def test_activation_modules_match_torch():
 
 def test_mlp_training_trajectory_matches_torch():
     """Same weights in both libraries, a few SGD-momentum steps: identical parameters afterwards."""
+
     def build(lib):
-        return lib.nn.Sequential(lib.nn.Linear(6, 8), lib.nn.ReLU(), lib.nn.Dropout(0.0), lib.nn.Linear(8, 8),
-                                 lib.nn.LayerNorm(8), lib.nn.Tanh(), lib.nn.Linear(8, 3))
+        return lib.nn.Sequential(
+            lib.nn.Linear(6, 8),
+            lib.nn.ReLU(),
+            lib.nn.Dropout(0.0),
+            lib.nn.Linear(8, 8),
+            lib.nn.LayerNorm(8),
+            lib.nn.Tanh(),
+            lib.nn.Linear(8, 3),
+        )
 
     t_model, g_model = build(torch), build(tg)
     _sync(g_model, t_model)
@@ -627,15 +729,24 @@ def test_mlp_training_trajectory_matches_torch():
             opt.zero_grad()
             lib.nn.functional.cross_entropy(model(lib.tensor(x)), lib.tensor(y)).backward()
             opt.step()
-    for (n, p), (_, q) in zip(g_model.named_parameters(), t_model.named_parameters()):
+    for (_, p), (_, q) in zip(g_model.named_parameters(), t_model.named_parameters()):
         assert_close(p, q, rtol=1e-5, atol=1e-6)
 
 
 # ---- init -------------------------------------------------------------------------------------------------------------
 
+
 def test_calculate_gain_matches_torch():
-    cases = [("linear", None), ("conv2d", None), ("sigmoid", None), ("tanh", None), ("relu", None),
-             ("leaky_relu", None), ("leaky_relu", 0.2), ("selu", None)]
+    cases = [
+        ("linear", None),
+        ("conv2d", None),
+        ("sigmoid", None),
+        ("tanh", None),
+        ("relu", None),
+        ("leaky_relu", None),
+        ("leaky_relu", 0.2),
+        ("selu", None),
+    ]
     for name, param in cases:
         assert tg.nn.init.calculate_gain(name, param) == torch.nn.init.calculate_gain(name, param)
     with pytest.raises(ValueError, match="Unsupported nonlinearity foo"):
@@ -671,8 +782,9 @@ def test_init_distributions_and_reproducibility():
     d = tg.empty(4, 2, 3)
     init.dirac_(d)
     assert_close(d, torch.nn.init.dirac_(torch.empty(4, 2, 3)))
-    with pytest.raises(ValueError, match="Fan in and fan out can not be computed for tensor with fewer than 2 "
-                                         "dimensions"):
+    with pytest.raises(
+        ValueError, match="Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+    ):
         init.xavier_uniform_(tg.empty(3))
 
 
@@ -694,6 +806,7 @@ def test_default_linear_and_conv_init_bounds():
 
 # ---- utils ------------------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf, 3.0])
 def test_clip_grad_norm_matches_torch(norm_type):
     def program(lib):
@@ -710,8 +823,9 @@ def test_clip_grad_norm_matches_torch(norm_type):
 def test_clip_grad_nonfinite_error_and_value_clipping():
     p = tg.nn.Parameter(tg.ones(2))
     p.grad = tg.tensor([float("inf"), 1.0])
-    with pytest.raises(RuntimeError, match="The total norm of order 2.0 for gradients from `parameters` is "
-                                           "non-finite"):
+    with pytest.raises(
+        RuntimeError, match="The total norm of order 2.0 for gradients from `parameters` is non-finite"
+    ):
         tg.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
     q = tg.nn.Parameter(tg.ones(3))
     q.grad = tg.tensor([-5.0, 0.5, 7.0])

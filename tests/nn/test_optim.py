@@ -39,16 +39,16 @@ def _train(lib, opt_name: str, kwargs: dict, steps: int = 8, groups: bool = Fals
     for step in range(steps):
         x, y = _data(step)
 
-        def loss_fn():
+        def loss_fn(x=x, y=y):
             opt.zero_grad()
             loss = lib.nn.functional.cross_entropy(model(lib.tensor(x)), lib.tensor(y))
             loss.backward()
             return loss
 
         if closure:
-            losses.append(float(opt.step(loss_fn)))
+            losses.append(float(opt.step(loss_fn).detach()))
         else:
-            losses.append(float(loss_fn()))
+            losses.append(float(loss_fn().detach()))
             opt.step()
     return [p.detach().numpy().copy() for p in model.parameters()], losses, opt
 
@@ -92,9 +92,15 @@ def test_param_groups_and_closure(name):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name,kwargs", [("SGD", {"lr": 0.1, "momentum": 0.9}), ("Adam", {"lr": 0.01, "amsgrad": True}),
-                                         ("RMSprop", {"lr": 0.01, "centered": True, "momentum": 0.5}),
-                                         ("Adagrad", {"lr": 0.1})])
+@pytest.mark.parametrize(
+    "name,kwargs",
+    [
+        ("SGD", {"lr": 0.1, "momentum": 0.9}),
+        ("Adam", {"lr": 0.01, "amsgrad": True}),
+        ("RMSprop", {"lr": 0.01, "centered": True, "momentum": 0.5}),
+        ("Adagrad", {"lr": 0.1}),
+    ],
+)
 def test_state_dict_matches_torch_and_resumes(name, kwargs):
     _, _, ours = _train(tg, name, kwargs, steps=3)
     _, _, theirs = _train(torch, name, kwargs, steps=3)
@@ -129,8 +135,10 @@ def test_state_dict_matches_torch_and_resumes(name, kwargs):
 def test_load_state_dict_errors():
     a = tg.optim.SGD([tg.nn.Parameter(tg.ones(2))], lr=0.1)
     b = tg.optim.SGD([tg.nn.Parameter(tg.ones(2)), tg.nn.Parameter(tg.ones(2))], lr=0.1)
-    with pytest.raises(ValueError, match="loaded state dict contains a parameter group that doesn't match the size "
-                                         "of optimizer's group"):
+    with pytest.raises(
+        ValueError,
+        match="loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
+    ):
         a.load_state_dict(b.state_dict())
     b.add_param_group({"params": [tg.nn.Parameter(tg.ones(1))]})
     with pytest.raises(ValueError, match="loaded state dict has a different number of parameter groups"):
@@ -159,8 +167,11 @@ def test_step_skips_params_without_grad_and_bumps_version():
 
 def test_constructor_errors_and_defaults():
     p = [tg.nn.Parameter(tg.ones(1))]
-    with pytest.raises(TypeError, match="params argument given to the optimizer should be an iterable of Tensors or "
-                                        "dicts, but got torch.FloatTensor"):
+    with pytest.raises(
+        TypeError,
+        match="params argument given to the optimizer should be an iterable of Tensors or "
+        "dicts, but got torch.FloatTensor",
+    ):
         tg.optim.SGD(p[0], lr=0.1)
     with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
         tg.optim.SGD([], lr=0.1)
@@ -253,7 +264,9 @@ def test_scheduler_step_before_optimizer_warns():
     p = tg.nn.Parameter(tg.ones(1))
     opt = tg.optim.SGD([p], lr=0.1)
     sched = tg.optim.lr_scheduler.StepLR(opt, 1)
-    with pytest.warns(UserWarning, match=r"Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`"):
+    with pytest.warns(
+        UserWarning, match=r"Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`"
+    ):
         sched.step()
     opt2 = tg.optim.SGD([p], lr=0.1)
     sched2 = tg.optim.lr_scheduler.ExponentialLR(opt2, 0.5)

@@ -2,8 +2,8 @@
 
 For each float64 sample, the differentiable inputs become dual tensors with the same seeded random tangents
 in tracegrad and in torch; the output tangents must agree. Operators for which torch itself has no
-forward-mode formula are skipped with torch's reason (tracegrad derives every JVP from the operator's
-backward rule, so it has more coverage than torch there, not less).
+forward-mode formula are skipped with torch's reason (tracegrad derives the JVP of an operator without an
+explicit ``jvp`` rule from its backward rule, so it has more coverage than torch there, not less).
 """
 
 from __future__ import annotations

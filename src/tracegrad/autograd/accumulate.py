@@ -56,7 +56,8 @@ def accumulate_into(variable, grad) -> None:
                 and sys.getrefcount(grad) <= _ENGINE_REFS and grad._data.base is None):
             variable._grad = grad
         else:
-            variable._grad = F.clone(grad) if STATE.grad_enabled else F.detach_copy(grad)
+            # Under create_graph the copy is recorded, as PyTorch's clone_obey_contract (CopyBackwards).
+            variable._grad = F.copy_to_new(grad) if STATE.grad_enabled else F.detach_copy(grad)
     elif not STATE.grad_enabled:
         F.add_inplace(current, grad)
     else:

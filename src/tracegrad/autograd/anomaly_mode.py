@@ -63,9 +63,13 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 def record_forward_trace(node) -> None:
-    stack = traceback.format_stack()[:-3]
+    # As PyTorch: the forward stack lives in the node's metadata under "traceback_", and a node made while
+    # another node runs (double backward) points to it under "parent_".
+    meta = node.metadata
+    meta["traceback_"] = traceback.format_stack()[:-3]
     parent = _current_parent()
-    node._anomaly_trace = (stack, parent)
+    if parent is not None:
+        meta["parent_"] = parent
 
 
 _RUNNING: list = []
@@ -95,19 +99,31 @@ def run_node(node, inputs):
     return outputs
 
 
+def _warn(message: str) -> None:
+    # A report must never replace the error being reported: when warnings are turned into errors, PyTorch's
+    # handler prints the report to stderr instead.
+    try:
+        warnings.warn(message, UserWarning, stacklevel=4)
+    except Warning:
+        import sys
+
+        sys.stderr.write(f"UserWarning: {message}\n")
+
+
 def _warn_trace(node) -> None:
-    info = node._anomaly_trace
-    if info is None:
-        warnings.warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
-                      "anomaly during forward pass for more information.", UserWarning, stacklevel=3)
+    meta = node._metadata or {}
+    stack = meta.get("traceback_")
+    if stack is None:
+        _warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
+              "anomaly during forward pass for more information.")
         return
-    stack, parent = info
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-                  + "".join(stack), UserWarning, stacklevel=3)
+    _warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n" + "".join(stack))
+    parent = meta.get("parent_")
     while parent is not None:
-        pinfo = parent._anomaly_trace
-        if pinfo is None:
+        pmeta = parent._metadata or {}
+        pstack = pmeta.get("traceback_")
+        if pstack is None:
             break
-        warnings.warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
-                      "induced the previous calculation:\n" + "".join(pinfo[0]), UserWarning, stacklevel=3)
-        parent = pinfo[1]
+        _warn(f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
+              "induced the previous calculation:\n" + "".join(pstack))
+        parent = pmeta.get("parent_")

@@ -14,7 +14,7 @@ from .edges import gradient_edge
 def _as_tuple(x) -> tuple:
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, Tensor) or _is_edge(x):  # a GradientEdge is a tuple, but stands for one tensor
         return (x,)
     return tuple(x)
 

@@ -277,6 +277,8 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                     outputs = fn.apply(inputs)
                 finally:
                     running.pop()
+                if fn._post_hooks is not None:  # registered while the node ran (e.g. by an unpack hook)
+                    outputs = _call_post_hooks(fn, list(outputs), [None] * len(inputs))
             else:
                 outputs = call_function(task, fn, inputs)
             del inputs
@@ -343,10 +345,31 @@ def _fix_gradient(fn: Node, i: int, grad: Tensor, meta: tuple) -> Tensor:
     if grad._data.shape != shape:
         grad = _reduce_to_shape(fn, i, grad, shape)
     if grad._data.dtype != dtype:
-        from .. import _functional_core as F
-
-        grad = F.to_numpy_dtype(grad, dtype)
+        dtype = _leaf_grad_dtype(fn._edges[i][0], dtype)
+        if dtype is not None and grad._data.dtype != dtype:
+            grad = _cast_grad(grad, dtype)
     return grad
+
+
+def _cast_grad(grad: Tensor, dtype) -> Tensor:
+    """Cast a gradient to its input's dtype; a real input takes the real part of a complex gradient."""
+    from .. import _functional_core as F
+
+    if grad._data.dtype.kind == "c" and dtype.kind != "c":
+        grad = F.real(grad)
+        if grad._data.dtype == dtype:
+            return grad
+    return F.to_numpy_dtype(grad, dtype)
+
+
+def _leaf_grad_dtype(nxt, dtype):
+    """The dtype a gradient flowing into ``nxt`` is cast to: a leaf's ``grad_dtype`` when set (None: no cast)."""
+    if nxt.__class__ is AccumulateGrad:
+        d = nxt.variable.__dict__
+        if "_grad_dtype" in d:
+            gd = d["_grad_dtype"]
+            return None if gd is None else gd.np
+    return dtype
 
 
 def _should_execute(task: GraphTask, fn: Node) -> bool:
@@ -369,6 +392,18 @@ def _accumulate(a: Tensor, b: Tensor) -> Tensor:
 
 def call_tensor_pre_hooks(fn: Node, inputs: list) -> list:
     hooks = fn._tensor_pre_hooks
+    retains = fn._retains_grad_hooks
+    if not hooks and not retains:
+        return inputs
+    # Hooks see their node as the current one, also when its gradient is only captured (PyTorch's NodeGuard).
+    _RUNNING.append(fn)
+    try:
+        return _run_tensor_pre_hooks(fn, inputs, hooks, retains)
+    finally:
+        _RUNNING.pop()
+
+
+def _run_tensor_pre_hooks(fn: Node, inputs: list, hooks, retains) -> list:
     if hooks:
         for nr, per_output in list(hooks.items()):
             for hook in collect_hook_fns(per_output):
@@ -377,7 +412,6 @@ def call_tensor_pre_hooks(fn: Node, inputs: list) -> list:
                 result = hook(inputs[nr])
                 if result is not None:
                     inputs[nr] = _check_hook_result(result, inputs[nr], hook)
-    retains = fn._retains_grad_hooks
     if retains:
         for nr, hook in list(retains.items()):
             if STATE.observed:
@@ -398,27 +432,31 @@ def _check_hook_result(result, original, hook):
 def call_function(task: GraphTask, fn: Node, inputs: list) -> list:
     # Hook helpers are separate functions so that no stray local keeps a gradient alive: AccumulateGrad
     # adopts a gradient only when nobody else holds a reference to it (see accumulate.py).
-    inputs = call_tensor_pre_hooks(fn, inputs)
-    if fn._pre_hooks:
-        inputs = _call_pre_hooks(fn, inputs)
-    if STATE.observed:
-        from ..viz import events
-
-        events.emit("node_executed", node=fn)
+    # The node is the current one for all its hooks too, as under PyTorch's NodeGuard.
     _RUNNING.append(fn)
     try:
+        inputs = call_tensor_pre_hooks(fn, inputs)
+        if fn._pre_hooks:
+            inputs = _call_pre_hooks(fn, inputs)
+        if STATE.observed:
+            from ..viz import events
+
+            events.emit("node_executed", node=fn)
+        had_post_hooks = bool(fn._post_hooks)
         if STATE.anomaly:
             from . import anomaly_mode
 
             outputs = anomaly_mode.run_node(fn, inputs)
         else:
             outputs = fn.apply(inputs)
+        if fn.__class__ is not GraphRoot:
+            outputs = validate_outputs(fn, outputs)
+        if fn._post_hooks:
+            # PyTorch hands its inputs to the node when it had no post hook yet: a post hook registered
+            # while the node ran sees undefined grad_outputs.
+            outputs = _call_post_hooks(fn, outputs, inputs if had_post_hooks else [None] * len(inputs))
     finally:
         _RUNNING.pop()
-    if fn.__class__ is not GraphRoot:
-        outputs = validate_outputs(fn, outputs)
-    if fn._post_hooks:
-        outputs = _call_post_hooks(fn, outputs, inputs)
     return outputs
 
 
@@ -484,9 +522,9 @@ def validate_outputs(fn: Node, outputs) -> list:
             g = _reduce_to_shape(fn, i, g, m[0])
             data = g._data
         if data.dtype != m[1]:
-            from .. import _functional_core as F
-
-            g = F.to_numpy_dtype(g, m[1])
+            target = _leaf_grad_dtype(edges[i][0], m[1])
+            if target is not None and data.dtype != target:
+                g = _cast_grad(g, target)
         if g is not outputs[i]:
             if outputs.__class__ is not list:
                 outputs = list(outputs)

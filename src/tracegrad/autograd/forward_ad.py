@@ -5,12 +5,22 @@ A tangent lives in ``Tensor._fw_grads`` (a dict ``level -> tangent``). While a l
 which runs the operator and then computes its outputs' tangents:
 
 * an operator with a ``jvp`` rule uses it: ``jvp(args, outs, tangents) -> tangent or tuple``, where
-  ``tangents`` has one entry per differentiable input (flattened like the backward edges, None where
-  the input has no tangent);
+  ``args`` is the full bound argument tuple, ``outs`` the output tensors and ``tangents`` has one entry per
+  differentiable input (flattened like the backward edges, None where the input has no tangent). The
+  rule returns one tangent per output tensor (None: the output gets no tangent), written in dispatched
+  tracegrad ops so that it records a graph when the primals or tangents require grad. A returned tangent
+  may alias an input tangent (``add``'s ``t_self``), have a broadcastable shape (it is expanded and
+  materialised) or another float dtype (it is cast). For an in-place operator ``args[0]`` (and every
+  other argument that is the same tensor) is ``self``'s value *before* the write and ``outs[0]`` its
+  value after, so one rule serves ``op`` and ``op_``. Rules run with tangent propagation switched off.
+  Common operators have one (no double backward per call), and so do operators whose VJP is
+  deliberately not the adjoint of their derivative (``embedding`` zeroes the padding row's gradient,
+  but its forward tangent is the looked-up tangent rows) or where PyTorch has no formula
+  (``scatter_reduce`` with ``reduce="prod"`` gives no tangent);
 * a view operator applies itself to the tangent of its input (so the tangent of a view is a view);
 * any other operator derives its JVP from its VJP by the double-vjp trick: the VJP is linear in the
-  cotangent ``u``, so ``d/du <vjp(u), t>`` is ``J t``. This is right for every operator because VJP rules
-  are written in dispatched (differentiable) operators.
+  cotangent ``u``, so ``d/du <vjp(u), t>`` is ``J t``. This is right for every operator whose VJP is the
+  adjoint of its derivative, because VJP rules are written in dispatched (differentiable) operators.
 
 Outside a level nothing is installed: the eager fast path pays nothing. Until ``ops/registry.py`` calls
 :func:`eager_with_tangents` itself (see ``_REGISTRY_HOOK``), entering a level swaps ``OpDef._eager`` for a
@@ -312,14 +322,29 @@ def eager_with_tangents(op, args: tuple):
         STATE.fw_grad_levels = levels
     for o, t in zip(outs, new_tangents):
         if t is None:
+            if op.is_inplace:
+                set_tangent(o, None, level)  # the new value has no tangent: drop the old value's
             continue
         if op.is_inplace:
             old = get_tangent(o, level)
             if old is not None and old._data.shape == t._data.shape:
                 _copy_into(old, t)
+                _attach_to_saved(o, level, old)
                 continue
         set_tangent(o, t, level)
+        _attach_to_saved(o, level, t)
     return result
+
+
+def _attach_to_saved(out: Tensor, level: int, tangent: Tensor) -> None:
+    """The op saved ``out`` before its tangent existed: let the saved value carry it, as PyTorch's
+    SavedVariable does (forward-over-reverse reads tangents of saved outputs)."""
+    saved = getattr(out._grad_fn, "_saved", None)
+    if saved:
+        from .saved import attach_tangent
+
+        for s in saved:
+            attach_tangent(s, out, level, tangent)
 
 
 def _copy_into(dst: Tensor, src: Tensor) -> None:
@@ -336,6 +361,9 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
     if not any(diff_out):
         return [None] * len(outs)
     if op.jvp is not None:
+        if original is not None:
+            target = args[0]
+            args = tuple(original if a is target else a for a in args)
         res = op.jvp(args, outs, tuple(tangents))
         res = list(res) if isinstance(res, (tuple, list)) else [res]
     elif op.is_view and not op.is_inplace:
@@ -355,16 +383,22 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
 
 def _fresh(t: Tensor, out: Tensor, in_tangents) -> Tensor:
     """A tangent that does not alias an input tangent and has the output's dtype."""
+    from .. import _functional_core as F
     from ..ops import creation
 
-    for it in in_tangents:
-        if it is not None and (t is it or (t._base is not None and (t._base is it or t._base is it._base))):
-            t = creation.clone(t)
-            break
-    from .. import _functional_core as F
+    if t._data.shape != out._data.shape and t._data.size != out._data.size:
+        from ..ops.views import expand
 
-    if t._data.shape != out._data.shape:
-        t = F.reshape(t, out._data.shape)  # e.g. a (1,)-shaped reduction of a 0-d output's cotangent
+        # a jvp rule's tangent of a broadcast input (``add``'s ``t_self``): materialise it
+        t = creation.clone(expand(t, out._data.shape))
+    else:
+        base = t._base
+        for it in in_tangents:
+            if it is not None and (t is it or (base is not None and (base is it or base is it._base))):
+                t = creation.clone(t)
+                break
+        if t._data.shape != out._data.shape:
+            t = F.reshape(t, out._data.shape)  # e.g. a (1,)-shaped reduction of a 0-d output's cotangent
     if t._data.dtype != out._data.dtype:
         t = F.to_numpy_dtype(t, out._data.dtype)
     return t
@@ -373,6 +407,7 @@ def _fresh(t: Tensor, out: Tensor, in_tangents) -> Tensor:
 def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
     """``J t`` as ``d/du <vjp(u), t>``: run the VJP rule on fresh cotangents ``u`` and differentiate it."""
     from .. import _functional_core as F
+    from ..ops.registry import _attr_value
     from . import api
     from .edges import NO_EDGE
 
@@ -382,7 +417,7 @@ def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
     node._edges = tuple(NO_EDGE for _ in inputs)
     node._in_meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in inputs)
     node._needs = tuple(t is not None for t in tangents)
-    node._attrs = tuple(args[i] for i in op.attr_idx) if op.attr_idx else ()
+    node._attrs = tuple(_attr_value(args, i) for i in op.attr_idx) if op.attr_idx else ()
     node._saved = tuple(_saved_value(args, outs, kind, idx, original) for kind, idx in op.save_spec)
     if len(outs) != 1:
         node._n_out = len(outs)

@@ -181,11 +181,11 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
 
 
 def _will_engine_execute_node(node) -> bool:
+    if not isinstance(node, _node.Node):
+        raise RuntimeError(f"_will_engine_execute_node expects an grad_fn, but got {type(node).__name__}")
     task = engine.current_graph_task()
     if task is None:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
-    if isinstance(node, GradientEdge):
-        node = node.node
     if isinstance(node, AccumulateGrad) and task.exec_info is not None and not task.exec_info.get(node, False) \
             and node in task.captures:
         raise RuntimeError("The gradients are being computed with respect to the following inputs which are leaf "

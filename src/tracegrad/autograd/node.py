@@ -50,7 +50,6 @@ class Node:
     _tensor_pre_hooks = None  # dict output_nr -> dict handle_id -> fn
     _retains_grad_hooks = None  # dict output_nr -> fn
     _needs = None  # set by the engine when only some input gradients are wanted
-    _anomaly_trace = None
     _metadata = None
 
     def __init__(self) -> None:

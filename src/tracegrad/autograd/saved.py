@@ -27,7 +27,7 @@ def type_string(t: Tensor) -> str:
     return f"torch.{_TYPE_NAMES.get(t._data.dtype.name, 'Float')}Tensor"
 
 
-_INPUT, _OUTPUT, _HOOKED, _FREED = 0, 1, 2, 3
+_INPUT, _OUTPUT, _HOOKED, _FREED, _NONE = 0, 1, 2, 3, 4
 
 
 class SavedTensor:
@@ -37,7 +37,9 @@ class SavedTensor:
     Kept small because one is made for most recorded operators: ``_kind`` says what ``_ref`` and ``_extra``
     hold. Input: the tensor itself and whether it had a grad_fn. Output: its array and (output_nr,
     requires_grad). Hooked: the packed object and (unpack_fn, is_output, output_nr, requires_grad, grad_fn,
-    accumulator ref).
+    accumulator ref). None: a saved ``None`` (an absent optional tensor), which unpacks to None forever.
+    Under forward AD, an output's (or a hooked tensor's) tangents are appended to ``_extra`` as a dict
+    level -> tangent, so the unpacked tensor carries them (an input is returned itself, with its own).
     """
 
     __slots__ = ("_ref", "_vc", "_version", "_kind", "_extra")
@@ -69,6 +71,14 @@ class SavedTensor:
             self._extra = tensor._grad_fn is not None
         return self
 
+    @classmethod
+    def _make_none(cls) -> SavedTensor:
+        self = _new_saved(cls)
+        self._kind = _NONE
+        self._ref = self._vc = self._extra = None
+        self._version = 0
+        return self
+
     def _pack(self, pack, unpack, tensor: Tensor, is_output: bool) -> None:
         version = self._vc[0]
         # PyTorch runs pack hooks under no_grad, so ops inside a hook record (and save) nothing.
@@ -87,6 +97,8 @@ class SavedTensor:
         self._ref = packed
         self._extra = (unpack, is_output, tensor._output_nr, tensor._rg,
                        None if is_output else tensor._grad_fn, None if is_output else tensor._acc_ref)
+        if tensor._fw_grads:
+            self._extra += (dict(tensor._fw_grads),)
         if STATE.observed:
             from ..viz import events
 
@@ -97,6 +109,8 @@ class SavedTensor:
     def register_hooks(self, pack_hook, unpack_hook) -> None:
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("Expected pack_hook and unpack_hook to be callables")
+        if self._kind == _NONE:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
         if self._kind == _FREED:
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the "
@@ -109,9 +123,11 @@ class SavedTensor:
         if self._kind == _INPUT:
             self._pack(pack_hook, unpack_hook, self._ref, False)
         else:
-            out_nr, rg = self._extra
+            extra = self._extra
             original = self._detached()
-            original._output_nr, original._rg = out_nr, rg
+            original._output_nr, original._rg = extra[0], extra[1]
+            if len(extra) > 2:
+                original.__dict__["_fw_grads"] = extra[2]
             self._pack(pack_hook, unpack_hook, original, True)
 
     @property
@@ -121,6 +137,8 @@ class SavedTensor:
             return self._ref
         if self._kind == _INPUT:
             return self._ref
+        if self._kind == _NONE:
+            return None
         return self._detached()
 
     @property
@@ -147,30 +165,38 @@ class SavedTensor:
         if kind == _OUTPUT:
             out = _wrap(self._ref)
             out._vc = self._vc
-            out_nr, rg = self._extra
-            if rg and node is not None:
+            extra = self._extra
+            if extra[1] and node is not None:
                 out._rg = True
                 out._grad_fn = node
-                if out_nr:
-                    out._output_nr = out_nr
+                if extra[0]:
+                    out._output_nr = extra[0]
             if self._vc[0] != self._version:
                 self._version_error(out, node)
+            if len(extra) > 2:
+                _restore_tangents(out, extra[2])
             return out
         if kind == _HOOKED:
             return self._unpack_with_hooks(node)
+        if kind == _NONE:
+            return None
         raise RuntimeError(FREED_MESSAGE)
 
     def _unpack_with_hooks(self, node) -> Tensor:
         # Like PyTorch: the hook's result is rewrapped with the saved history (no version check, since the
         # hook may legitimately hand back a copy).
-        unpack, is_output, out_nr, rg, grad_fn, acc_ref = self._extra
+        unpack, is_output, out_nr, rg, grad_fn, acc_ref = self._extra[:6]
+        fw = self._extra[6] if len(self._extra) > 6 else None
         result = unpack(self._ref)
         if not isinstance(result, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(result).__name__}")
-        out = _wrap(result._data)
         if is_output:
             grad_fn = node
+        if not rg and not result._rg and not fw:
+            return result  # nothing to attach: PyTorch hands back the hook's result itself
+        out = _wrap(result._data)
+        out._vc = result._version_counter()
         if grad_fn is not None and rg:
             out._grad_fn = grad_fn
             out._output_nr = out_nr
@@ -178,6 +204,8 @@ class SavedTensor:
         elif rg:
             out._rg = True
             out._acc_ref = acc_ref
+        if fw:
+            _restore_tangents(out, fw)
         return out
 
     def _version_error(self, tensor: Tensor, node) -> None:
@@ -197,6 +225,8 @@ class SavedTensor:
         )
 
     def release(self) -> None:
+        if self._kind == _NONE:
+            return  # like PyTorch's default-constructed SavedVariable: still None after backward
         self._kind = _FREED
         self._ref = None
         self._extra = None
@@ -217,8 +247,39 @@ class SavedTensor:
 _new_saved = object.__new__
 
 
-def save(value, is_output: bool = False):
-    """Save a tensor (or pass through ``None``) for backward."""
+def _restore_tangents(out: Tensor, fw: dict) -> None:
+    """Give an unpacked tensor the tangents saved with it, for the dual levels still alive."""
+    from . import forward_ad
+
+    levels = STATE.fw_grad_levels
+    for level, tangent in fw.items():
+        if level in levels:
+            forward_ad.set_tangent(out, tangent, level)
+
+
+def attach_tangent(saved, out: Tensor, level: int, tangent: Tensor) -> None:
+    """Record ``out``'s tangent on a saved value of ``out`` made before the tangent was known (an operator
+    saves its outputs before forward AD computes their tangents)."""
+    if saved.__class__ is not SavedTensor:
+        return
+    kind, extra = saved._kind, saved._extra
+    if kind == _OUTPUT:
+        if saved._ref is not out._data or extra[0] != out._output_nr:
+            return
+        base, n = extra[:2], 2
+    elif kind == _HOOKED:
+        if not extra[1] or extra[2] != out._output_nr:
+            return
+        base, n = extra[:6], 6
+    else:
+        return
+    fw = dict(extra[n]) if len(extra) > n else {}
+    fw[level] = tangent
+    saved._extra = base + (fw,)
+
+
+def save(value, is_output: bool = False) -> SavedTensor:
+    """Save a tensor (or ``None``) for backward."""
     if value is None:
-        return None
+        return SavedTensor._make_none()
     return SavedTensor._make(value, is_output)

@@ -27,6 +27,9 @@ DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, INFERENCE_MODE, IN_CUSTOM_FUNCTION = 0
 
 def make_view(out: Tensor, src: Tensor, op, args: tuple, index: int) -> None:
     """Mark ``out`` as the ``index``-th output of view op ``op`` applied to ``src``."""
+    if src._inference:
+        out._inference = True  # as PyTorch: a view of an inference tensor is a plain inference tensor
+        return
     base = src._base if src._base is not None else src
     vc = src._vc
     if vc is None:
@@ -35,12 +38,16 @@ def make_view(out: Tensor, src: Tensor, op, args: tuple, index: int) -> None:
     out._base = base
     out._view_replay = (src._view_replay or ()) + ((op, args[1:], index),)
     out._view_version = vc[0]
+    # PyTorch's creation meta, propagated from a view's view: a special mode of the new view wins, except
+    # over an inference-mode one.
     meta = src._creation_meta
-    if not STATE.grad_enabled and base._rg:
-        meta = NO_GRAD_MODE
-    elif STATE.inference:
+    if STATE.inference:
+        out.__dict__.pop("_inference", None)  # a view of a normal tensor is not an inference tensor
         meta = INFERENCE_MODE
-    elif op.multi_output_view:
+    elif not STATE.grad_enabled:
+        if meta != INFERENCE_MODE:
+            meta = NO_GRAD_MODE
+    elif op.multi_output_view and meta != INFERENCE_MODE:
         meta = MULTI_OUTPUT_NODE
     if meta:
         out._creation_meta = meta
@@ -64,19 +71,21 @@ def view_index_map(view: Tensor) -> np.ndarray:
 
 # ---- checks --------------------------------------------------------------------------------------------
 
-def check_inplace(t: Tensor, will_record: bool) -> None:
-    """PyTorch's check_inplace, in PyTorch's order: leaf errors, then (for views) creation-meta errors,
-    then the view-of-leaf error. Only an in-place op that will be recorded can break autograd."""
+def check_inplace(t: Tensor, will_record: bool) -> bool:
+    """PyTorch's check_inplace (called with grad mode on), in PyTorch's order: leaf errors, then (for views)
+    creation-meta errors, then the view-of-leaf error. Only an in-place op that will be recorded can break
+    autograd. Returns whether it is recorded: a view requires grad through its base, as in PyTorch, even
+    when it was made in no_grad mode or before its base required grad."""
     base = t._base
     if base is None:
         if t._rg and t._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        return
-    if not will_record:
-        if t._creation_meta == INFERENCE_MODE and not STATE.inference:
-            raise RuntimeError(view_rebase_error(t))
-        return
+        return will_record
+    if not (will_record or base._rg):
+        return False
+    refresh_view_grad_fn(t)
     check_view_rebase(t)
+    return True
 
 
 _REBASE_SUFFIX = {
@@ -88,6 +97,10 @@ _REBASE_SUFFIX = {
         " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
         "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
         "the inplace to be tracked) or both outside (if you want the inplace to be tracked)."),
+    INFERENCE_MODE: (
+        " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+        "by moving both the view and the inplace either both inside the inference_mode block (if you don't "
+        "want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."),
     IN_CUSTOM_FUNCTION: (
         " This view was created inside a custom Function (or because an input was returned as-is) and the "
         "autograd logic to handle view+inplace would override the custom backward associated with the "
@@ -96,26 +109,32 @@ _REBASE_SUFFIX = {
 }
 
 
-def view_rebase_error(var: Tensor) -> str | None:
+def view_rebase_error(var: Tensor, indirect: bool = False) -> str | None:
     """PyTorch's ``handle_view_on_rebase``: why an in-place op may not rewrite this view's history, or None.
 
-    The first sentence depends on whether the view has a ``grad_fn`` (else it reads as made in no_grad
-    mode), the rest on its creation meta."""
+    The first sentence depends on the view's ``grad_fn`` (without one, the view reads as made in no_grad
+    mode) and on whether the view itself (or its base or another view, ``indirect``) is modified; the rest
+    on its creation meta."""
     meta = var._creation_meta
-    if meta == DEFAULT:
+    if meta == DEFAULT or (meta == INFERENCE_MODE and STATE.inference):
         return None
-    if meta == INFERENCE_MODE:
-        if STATE.inference:
-            return None
-        return "A view was created in inference mode and is being modified inplace outside inference mode."
+    modified = "its base or another view of its base has been" if indirect else "is being"
     fn = var._grad_fn
+    name = None
     if fn is not None:
         forward_cls = getattr(fn, "_forward_cls", None)
         name = forward_cls.__name__ if forward_cls is not None else re.sub(r"Backward\d*$", "", fn.name())
-        prefix = f"Output {var._output_nr} of {name} is a view and is being modified inplace."
+    if meta in (INFERENCE_MODE, NO_GRAD_MODE) or fn is None:
+        # A view of a view made in a special mode, or a view without grad_fn (so made in no_grad mode).
+        prefix = (f"Output {var._output_nr} of {name} is a view of a view which was created in" if fn is not None
+                  else "A view was created in")
+        if meta == INFERENCE_MODE:
+            msg = f"{prefix} inference mode and {modified} modified inplace in normal mode."
+        else:
+            msg = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
     else:
-        prefix = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
-    return prefix + _REBASE_SUFFIX.get(meta, "")
+        msg = f"Output {var._output_nr} of {name} is a view and {modified} modified inplace."
+    return msg + _REBASE_SUFFIX.get(meta, "")
 
 
 def check_view_rebase(var: Tensor) -> None:
@@ -123,7 +142,7 @@ def check_view_rebase(var: Tensor) -> None:
     message = view_rebase_error(var)
     if message is not None:
         raise RuntimeError(message)
-    if var._rg and var._base._grad_fn is None:
+    if (var._rg or var._base._rg) and var._base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
 
@@ -131,7 +150,7 @@ def check_view_rebase(var: Tensor) -> None:
 
 # ---- rebasing history ------------------------------------------------------------------------------------
 
-def _move_retains_grad_hook(t: Tensor, old_fn, old_nr: int, new_fn: Node) -> None:
+def _move_retains_grad_hook(t: Tensor, old_fn, old_nr: int, new_fn: Node, new_nr: int = 0) -> None:
     if not t._retains_grad or old_fn is None or new_fn is old_fn:
         return
     hooks = old_fn._retains_grad_hooks
@@ -139,7 +158,7 @@ def _move_retains_grad_hook(t: Tensor, old_fn, old_nr: int, new_fn: Node) -> Non
     if fn is not None:
         if new_fn._retains_grad_hooks is None:
             new_fn._retains_grad_hooks = {}
-        new_fn._retains_grad_hooks[0] = fn
+        new_fn._retains_grad_hooks[new_nr] = fn
 
 
 def rebase_history(target: Tensor, node: Node) -> None:
@@ -152,9 +171,14 @@ def rebase_history(target: Tensor, node: Node) -> None:
 
 
 class CopySlices(Node):
-    """Gradient of an in-place op applied to a view, seen from the view's base."""
+    """Gradient of an in-place op applied to a view, seen from the view's base.
 
-    __slots__ = ("fn", "_index", "_base_shape", "_base_dtype")
+    Written as PyTorch's ``CopySlices::apply`` with dispatched ops, so that under ``create_graph`` the
+    gradient's own graph has PyTorch's shape: a copy of the incoming gradient, whose view's slice is
+    replaced (in place, hence a CopySlices again) by the in-place node's gradient of a clone of that slice.
+    """
+
+    __slots__ = ("fn", "_geometry", "_replay", "_base_shape", "_base_dtype")
     _name = "torch::autograd::CopySlices"
 
     def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
@@ -162,7 +186,9 @@ class CopySlices(Node):
 
         super().__init__()
         self.fn = fn
-        self._index = view_index_map(view)
+        # PyTorch uses as_strided when it can, else replays the view ops (its view_fn).
+        self._replay = view._view_replay if changes_dtype(view) else None
+        self._geometry = None if self._replay else _strided_geometry(view_index_map(view))
         self._base_shape = base._data.shape
         self._base_dtype = base._data.dtype
         self._edges = (gradient_edge(base),) + tuple(fn._edges[1:])
@@ -170,19 +196,25 @@ class CopySlices(Node):
 
     def apply(self, grads):
         from .. import _functional_core as F
+        from ..ops import creation
+        from ..ops.views import as_strided
 
         grad = grads[0]
         if grad is None:
             return [None] * len(self._edges)
-        index = F.index_tensor(self._index)
-        flat = F.reshape(grad, (-1,))
-        grad_slice = F.take(flat, index)
-        res = list(self.fn.apply([grad_slice]))
+        result = F.copy_to_new(grad)
+        if self._replay is not None:
+            grad_slice = replay_views(result, self._replay)
+        else:
+            size, stride, offset = self._geometry
+            grad_slice = as_strided(result, size, stride, offset)
+        res = list(self.fn.apply([creation.clone(grad_slice)]))
         inner = res[0]
         if inner is None:
-            inner = F.zeros_like(grad_slice)
-        result = F.index_put(flat, (F.reshape(index, (-1,)),), F.reshape(inner, (-1,)))
-        return [F.reshape(result, self._base_shape)] + res[1:]
+            creation.zero_(grad_slice)
+        else:
+            creation.copy_(grad_slice, inner)
+        return [result] + res[1:]
 
     def release_variables(self) -> None:
         self.fn.release_variables()
@@ -192,31 +224,78 @@ class CopySlices(Node):
         return self._edges
 
 
-class AsStridedBackward0(Node):
-    """The regenerated ``grad_fn`` of a view whose base changed: scatter the view's gradient into the base."""
+def changes_dtype(view: Tensor) -> bool:
+    """Whether a view's chain has an op that reinterprets the dtype (``view_as_real``...): no strides over
+    the base's elements describe it."""
+    return any(getattr(op, "view_changes_dtype", False) for op, _, _ in view._view_replay or ())
 
-    __slots__ = ("_index", "_base_shape")
+
+def replay_views(base: Tensor, chain: tuple) -> Tensor:
+    """Apply a view chain (``Tensor._view_replay``) to another tensor of the base's shape."""
+    out = base
+    for op, rest, k in chain:
+        res = op(out, *rest)
+        out = res[k] if isinstance(res, (tuple, list)) else res
+    return out
+
+
+def _strided_geometry(index: np.ndarray) -> tuple:
+    """(size, stride, storage_offset) of a view of a contiguous tensor, from its element positions."""
+    size = tuple(index.shape)
+    if index.size == 0:
+        return size, tuple(0 for _ in size), 0
+    first = index.reshape(-1)[0]
+    stride = []
+    for d, n in enumerate(size):
+        if n > 1:
+            step = [0] * len(size)
+            step[d] = 1
+            stride.append(int(index[tuple(step)] - first))
+        else:
+            stride.append(0)
+    return size, tuple(stride), int(first)
+
+
+class AsStridedBackward0(Node):
+    """The regenerated ``grad_fn`` of a view whose base changed: scatter the view's gradient into the base
+    (PyTorch's as_strided_backward: a copy into a strided view of zeros, or an indexed sum when elements
+    of the view overlap)."""
+
+    __slots__ = ("_index", "_geometry", "_base_shape")
     _name = "AsStridedBackward0"
 
     def __init__(self, base: Tensor, view: Tensor) -> None:
         from .edges import gradient_edge
 
         super().__init__()
-        self._index = view_index_map(view)
+        index = view_index_map(view)
+        overlaps = np.unique(index).size != index.size
+        self._index = index if overlaps else None
+        self._geometry = None if overlaps else _strided_geometry(index)
         self._base_shape = base._data.shape
         self._edges = (gradient_edge(base),)
         self._in_meta = ((base._data.shape, base._data.dtype),)
 
     def apply(self, grads):
         from .. import _functional_core as F
+        from ..ops import creation
+        from ..ops.views import as_strided
 
         grad = grads[0]
         if grad is None:
             return [None]
-        index = F.reshape(F.index_tensor(self._index), (-1,))
-        zeros = F.new_zeros(grad, (int(np.prod(self._base_shape, dtype=np.int64)),))
-        flat = F.index_put(zeros, (index,), F.reshape(grad, (-1,)), accumulate=True)
-        return [F.reshape(flat, self._base_shape)]
+        numel = int(np.prod(self._base_shape, dtype=np.int64))
+        storage = F.new_zeros(grad, (numel,))
+        if self._geometry is None:
+            index = F.reshape(F.index_tensor(self._index), (-1,))
+            storage = F.index_put(storage, (index,), F.reshape(grad, (-1,)), accumulate=True)
+        else:
+            size, stride, offset = self._geometry
+            creation.copy_(as_strided(storage, size, stride, offset), grad)
+            shape = self._base_shape
+            strides = tuple(int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape)))
+            return [as_strided(storage, shape, strides, 0)]
+        return [F.reshape(storage, self._base_shape)]
 
 
 def record_inplace_on_view(op, args: tuple, target: Tensor, node: Node) -> None:
@@ -257,18 +336,16 @@ class _force_original_view_tracking:
         _ViewReplay.enabled = self.prev
 
 
-def _replayed_node(base: Tensor, view: Tensor) -> Node:
-    """The view's history rebuilt by re-running its view ops on the base (recording their nodes)."""
+def _replayed_node(base: Tensor, view: Tensor) -> tuple:
+    """The view's history rebuilt by re-running its view ops on the base (recording their nodes), as
+    ``(node, output_nr)``."""
     prev = STATE.grad_enabled
     STATE.grad_enabled = True
     try:
-        out = base
-        for op, rest, k in view._view_replay:
-            res = op(out, *rest)
-            out = res[k] if isinstance(res, (tuple, list)) else res
+        out = replay_views(base, view._view_replay)
     finally:
         STATE.grad_enabled = prev
-    return out._grad_fn
+    return out._grad_fn, out._output_nr
 
 
 def regenerate_view_grad_fn(view: Tensor) -> None:
@@ -277,22 +354,23 @@ def regenerate_view_grad_fn(view: Tensor) -> None:
     if not (base._rg or view._rg):
         return
     old_fn, old_nr = view._grad_fn, view._output_nr
-    node = _replayed_node(base, view) if _ViewReplay.enabled else AsStridedBackward0(base, view)
+    replay = _ViewReplay.enabled or changes_dtype(view)
+    node, nr = _replayed_node(base, view) if replay else (AsStridedBackward0(base, view), 0)
     view._grad_fn = node
-    view._output_nr = 0
+    view._output_nr = nr
     view._rg = True
-    _move_retains_grad_hook(view, old_fn, old_nr, node)
+    _move_retains_grad_hook(view, old_fn, old_nr, node, nr)
 
 
 def refresh_view_grad_fn(view: Tensor) -> None:
-    """Regenerate a view's ``grad_fn`` if its base was modified in place since it was made."""
+    """Regenerate a view's ``grad_fn`` if its base was modified in place since it was made (PyTorch's
+    ``VariableHooks::grad_fn``); a view with a special creation meta may not be regenerated."""
     vc = view._vc
     if vc is None or vc[0] == view._view_version:
         return
-    if view._creation_meta == NO_GRAD_MODE and view._base._rg:
-        raise RuntimeError(
-            "A view was created in no_grad mode and its base or another view of its base has been modified inplace "
-            "with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
-            "can clarify your code by moving both the view and the inplace either both inside the no_grad block (if "
-            "you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+    if view._grad_fn is None and not view._base._rg:
+        return
+    message = view_rebase_error(view, indirect=True)
+    if message is not None:
+        raise RuntimeError(message)
     regenerate_view_grad_fn(view)

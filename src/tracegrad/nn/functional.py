@@ -18,7 +18,7 @@ from ..ops.nn_ops import misc as _misc
 from ..ops.nn_ops import norm as _norm
 from ..ops.nn_ops import pool as _pool
 from ..ops.nn_ops._basic import abs as _abs
-from ..ops.nn_ops._common import expand_param
+from ..ops.nn_ops._common import broadcast_shapes, expand_param
 from ..ops.nn_ops.public import implicit_softmax_dim
 from ..ops.nn_ops.public import log_softmax as _log_softmax
 from ..ops.nn_ops.public import softmax as _softmax
@@ -168,7 +168,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return _act.relu_(input) if inplace else _act.relu(input)
+    return _act.relu_(input) if inplace else _act.relu_fast(input)
 
 
 def relu_(input: Tensor) -> Tensor:
@@ -370,7 +370,7 @@ def _weighted(elementwise: Tensor, weight: Tensor, input: Tensor, reduction: str
 def _broadcast(input: Tensor, target: Tensor) -> tuple:
     from ..ops.views import expand
 
-    shape = tuple(__import__("numpy").broadcast_shapes(tuple(input.shape), tuple(target.shape)))
+    shape = broadcast_shapes(tuple(input.shape), tuple(target.shape))
     a = input if tuple(input.shape) == shape else expand(input, shape)
     b = target if tuple(target.shape) == shape else expand(target, shape)
     return a, b
@@ -456,11 +456,9 @@ def binary_cross_entropy(
             f"({input.size()}) is deprecated. Please ensure they have the same size."
         )
     if weight is not None:
-        import numpy as np
-
         from ..ops.views import expand
 
-        weight = expand(weight, tuple(np.broadcast_shapes(tuple(weight.shape), tuple(input.shape))))
+        weight = expand(weight, broadcast_shapes(tuple(weight.shape), tuple(input.shape)))
     return _loss.binary_cross_entropy(input, target, weight, enum)
 
 
@@ -540,24 +538,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """SELU-preserving dropout: dropped units go to the negative saturation value, then an affine fix."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
-        return input
-    import numpy as np
-
-    from .._factories import _rng
-    from .._tensor import _wrap
-
-    alpha_p = -_act.SELU_ALPHA * _act.SELU_SCALE
-    keep = (_rng(None).random(tuple(input.shape)) >= p).astype(input._data.dtype)
-    a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
-    b = -a * alpha_p * p
-    mask = _wrap(keep * a)
-    shift = _wrap(((1 - keep) * alpha_p * a + b).astype(input._data.dtype))
-    out = _pw.add(_pw.mul(input, mask), shift)
-    _ = np
-    return input.copy_(out) if inplace else out
+    return _misc.alpha_dropout(input, p, training, inplace)
 
 
 # ---- normalisation -----------------------------------------------------------------------------------------

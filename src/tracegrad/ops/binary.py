@@ -193,9 +193,15 @@ def _div_mode_vjp(ctx, g):
     return _zero_grads(ctx, g)  # piecewise constant: zero, even where g is NaN (PyTorch's zeros_like)
 
 
+def _div_mode_jvp(args, outs, tangents):
+    if args[2] is None:
+        return _pw._div_jvp(args, outs, tangents)
+    return zeros_like(outs[0])  # piecewise constant (PyTorch: result.new_zeros)
+
+
 _div_mode, _div_mode_ = _pair("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
                               _div_mode_kernel, vjp=_div_mode_vjp, saves=("self", "other"),
-                              attrs=("rounding_mode",), node_name="DivBackward2")
+                              attrs=("rounding_mode",), node_name="DivBackward2", jvp=_div_mode_jvp)
 
 
 def div(input: Tensor, other, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:
@@ -774,14 +780,29 @@ def _pow_scalar_base_vjp(ctx, g):
     return mul(g, mul(y, log_base))
 
 
+def _pow_scalar_jvp(args, outs, tangents):
+    e = args[1]
+    if e == 0:
+        return zeros_like(outs[0])
+    return mul(tangents[0], mul(_pow_ts(args[0], e - 1), e))
+
+
+def _pow_scalar_base_jvp(args, outs, tangents):
+    base, t, y = args[0], tangents[0], outs[0]
+    if base == 0:
+        return mul(t, _where(ge(args[1], 0), 0.0, mul(y, -math.inf)))
+    return mul(t, mul(y, math.log(base) if base > 0 else math.nan))
+
+
 _pow_ts, _pow_ts_ = _pair("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", _pow_kernel,
                           vjp=_pow_scalar_vjp, saves=("self",), attrs=("exponent",), node_name="PowBackward0",
-                          fast="binary")
+                          fast="binary", jvp=_pow_scalar_jvp)
 _pow_tt, _pow_tt_ = _pair("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_kernel,
                           vjp=_pow_tensor_vjp, saves=("self", "exponent", "result"), node_name="PowBackward1",
-                          fast="binary")
+                          fast="binary", jvp=_pw.pow_jvp)
 _pow_st = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", _pow_kernel, vjp=_pow_scalar_base_vjp,
-                saves=("exponent", "result"), attrs=("self",), node_name="PowBackward2")
+                saves=("exponent", "result"), attrs=("self",), node_name="PowBackward2",
+                jvp=_pow_scalar_base_jvp)
 _pow_scalar_ = _pow_ts_
 
 

@@ -16,7 +16,7 @@ def _clone_kernel(a, memory_format=None):
 
 
 clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", _clone_kernel,
-              vjp=lambda ctx, g: g)
+              vjp=lambda ctx, g: g, jvp=lambda args, outs, ts: clone(ts[0], *args[1:]))
 
 
 def detach(t: Tensor) -> Tensor:
@@ -90,6 +90,7 @@ def mul_zero(g):
 
 copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", _copy_kernel,
               vjp=_copy_vjp, node_name="CopyBackwards")
+copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() for it (a hand-written node)
 
 
 def _fill_kernel(a, value):

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor, _wrap
+from ._jvp import plus, product_rule, scaled
 from ._util import result_dtype, wrap_dim, wrap_dims
 from .linalg_core import matmul
 from .registry import REGISTRY, defop
@@ -182,7 +183,8 @@ def _bmm_vjp(ctx, g):
     return (bmm(g, _mT(b)) if need[0] else None, bmm(_mT(a), g) if need[1] else None)
 
 
-bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, vjp=_bmm_vjp, saves=("self", "mat2"))
+bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, vjp=_bmm_vjp, saves=("self", "mat2"),
+            jvp=lambda args, outs, ts: product_rule(args, ts, bmm))
 
 
 def _mv_check(m, v, inp=None) -> None:
@@ -392,11 +394,12 @@ def _addr_vjp(ctx, g):
             _scaled(ga, alpha) if ga is not None else None, _scaled(gb, alpha) if gb is not None else None)
 
 
-def _add_family(name: str, args: str, kernel, vjp, saves: tuple):
+def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None):
     from .pointwise import write_into
 
     schema = f"{args}, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
-    op = defop(f"{name}(Tensor self, {schema}", kernel, vjp=vjp, saves=saves, attrs=("beta", "alpha"))
+    op = defop(f"{name}(Tensor self, {schema}", kernel, vjp=vjp, saves=saves, attrs=("beta", "alpha"),
+               jvp=jvp)
 
     def inplace(a, *rest):
         result = kernel(a, *rest)
@@ -410,11 +413,18 @@ def _add_family(name: str, args: str, kernel, vjp, saves: tuple):
 
     inplace_schema = f"{name}_(Tensor(a!) self, {schema}".replace("-> Tensor", "-> Tensor(a!)")
     inplace_op = defop(inplace_schema, inplace, vjp=vjp, saves=saves, attrs=("beta", "alpha"),
-                       node_name=op.node_class._name)
+                       node_name=op.node_class._name, jvp=jvp)
     return op, inplace_op
 
 
-addmm, addmm_ = _add_family("addmm", "Tensor mat1, Tensor mat2", _addmm_kernel, _addmm_vjp, ("mat1", "mat2"))
+def _addmm_jvp(args, outs, tangents):
+    # beta * self_t + alpha * (mat1_t @ mat2 + mat1 @ mat2_t), scaled like PyTorch (self_t * 0 when beta == 0)
+    beta, alpha = args[3], args[4]
+    return plus(scaled(tangents[0], beta), scaled(product_rule(args[1:], tangents[1:], matmul), alpha))
+
+
+addmm, addmm_ = _add_family("addmm", "Tensor mat1, Tensor mat2", _addmm_kernel, _addmm_vjp, ("mat1", "mat2"),
+                            jvp=_addmm_jvp)
 addmv, addmv_ = _add_family("addmv", "Tensor mat, Tensor vec", _addmv_kernel, _addmv_vjp, ("mat", "vec"))
 baddbmm, baddbmm_ = _add_family("baddbmm", "Tensor batch1, Tensor batch2", _baddbmm_kernel, _baddbmm_vjp,
                                 ("batch1", "batch2"))

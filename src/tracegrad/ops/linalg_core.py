@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._jvp import product_rule
 from ._util import binary_dtype
 from .registry import defop
 
@@ -54,7 +55,7 @@ def _matmul_vjp(ctx, g):
 
 
 matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", _matmul_kernel, vjp=_matmul_vjp,
-               saves=("self", "other"))
+               saves=("self", "other"), jvp=lambda args, outs, ts: product_rule(args, ts, matmul))
 
 
 def _mm_kernel(a, b):
@@ -73,4 +74,5 @@ def _mm_vjp(ctx, g):
     return (mm(g, t(b)) if need[0] else None, mm(t(a), g) if need[1] else None)
 
 
-mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, vjp=_mm_vjp, saves=("self", "mat2"))
+mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, vjp=_mm_vjp, saves=("self", "mat2"),
+           jvp=lambda args, outs, ts: product_rule(args, ts, mm))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._tensor import Tensor
+from ._jvp import plus, scaled
 from ._util import as_array, binary_dtype, to_floating
 from .registry import defop
 
@@ -125,23 +127,69 @@ def _sub_vjp(ctx, g):
             (neg(g) if alpha == 1 else mul(g, -alpha)) if need[1] else None)
 
 
+def _conj(v):
+    """Complex conjugate of a saved operand (tensor or Python number); real values are returned as is."""
+    if isinstance(v, Tensor):
+        if v._data.dtype.kind != "c":
+            return v
+        from .unary import conj
+
+        return conj(v)
+    return v.conjugate() if isinstance(v, complex) else v
+
+
 def _mul_vjp(ctx, g):
+    # PyTorch's conjugate Wirtinger convention: grad * conj(other). A complex gradient of a real input is cut
+    # to its real part by the engine.
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (g * b if need[0] else None, g * a if need[1] else None)
+    return (g * _conj(b) if need[0] else None, g * _conj(a) if need[1] else None)
 
 
 def _div_vjp(ctx, g):
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    ga = g / b if need[0] else None
-    gb = -(g * a / (b * b)) if need[1] else None
+    ga = g / _conj(b) if need[0] else None
+    gb = -g * _conj(a / b / b) if need[1] else None  # PyTorch's -grad * ((self / other) / other).conj()
     return ga, gb
 
 
-add, add_ = binary("add", np.add, _add_vjp, saves=(), alpha=True)
-sub, sub_ = binary("sub", np.subtract, _sub_vjp, saves=(), alpha=True)
-mul, mul_ = binary("mul", np.multiply, _mul_vjp, save_if=MUL_SAVES)
+# Forward-mode rules ``jvp(args, outs, tangents)`` (see autograd/forward_ad.py): a missing tangent is None,
+# a tangent may keep its input's (broadcastable) shape, and ``args[0]`` of an in-place op is self's old value.
+
+
+def _add_jvp(args, outs, tangents):
+    ta, tb = tangents
+    return plus(ta, scaled(tb, args[2]))
+
+
+def _sub_jvp(args, outs, tangents):
+    ta, tb = tangents
+    alpha = args[2]
+    if tb is not None:
+        tb = neg(tb) if alpha == 1 else mul(tb, -alpha)
+    return plus(ta, tb)
+
+
+def _mul_jvp(args, outs, tangents):
+    ta, tb = tangents
+    return plus(None if ta is None else mul(ta, args[1]), None if tb is None else mul(args[0], tb))
+
+
+def _div_jvp(args, outs, tangents):
+    # PyTorch: self_t / other - other_t * (self / other) / other
+    ta, tb = tangents
+    b = args[1]
+    t = None if ta is None else div(ta, b)
+    if tb is not None:
+        tb = div(mul(tb, outs[0]), b)
+        t = neg(tb) if t is None else sub(t, tb)
+    return t
+
+
+add, add_ = binary("add", np.add, _add_vjp, saves=(), alpha=True, jvp=_add_jvp)
+sub, sub_ = binary("sub", np.subtract, _sub_vjp, saves=(), alpha=True, jvp=_sub_jvp)
+mul, mul_ = binary("mul", np.multiply, _mul_vjp, save_if=MUL_SAVES, jvp=_mul_jvp)
 
 
 def _true_divide(a, b):
@@ -159,7 +207,7 @@ def _div_kernel(a, b):
 
 DIV_SAVES = {"self": "other"}
 div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _div_kernel, vjp=_div_vjp,
-            saves=("self", "other"), save_if=DIV_SAVES, fast="binary", ufunc=np.true_divide)
+            saves=("self", "other"), save_if=DIV_SAVES, fast="binary", ufunc=np.true_divide, jvp=_div_jvp)
 
 
 def _div_inplace(a, b):
@@ -168,7 +216,7 @@ def _div_inplace(a, b):
 
 
 div_ = defop("div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", _div_inplace, vjp=_div_vjp,
-             saves=("self", "other"), node_name="DivBackward0", save_if=DIV_SAVES)
+             saves=("self", "other"), node_name="DivBackward0", save_if=DIV_SAVES, jvp=_div_jvp)
 
 
 def _neg_kernel(a):
@@ -178,9 +226,14 @@ def _neg_kernel(a):
     return np.negative(a)
 
 
-neg = defop("neg(Tensor self) -> Tensor", _neg_kernel, vjp=lambda ctx, g: neg(g), fast="unary", ufunc=np.negative)
+def _neg_jvp(args, outs, tangents):
+    return neg(tangents[0])
+
+
+neg = defop("neg(Tensor self) -> Tensor", _neg_kernel, vjp=lambda ctx, g: neg(g), fast="unary",
+            ufunc=np.negative, jvp=_neg_jvp)
 neg_ = defop("neg_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_neg_kernel), vjp=lambda ctx, g: neg(g),
-             node_name="NegBackward0")
+             node_name="NegBackward0", jvp=_neg_jvp)
 
 
 # ---- unary math (the core set; more live in unary.py) ----------------------------------------------------
@@ -190,7 +243,8 @@ def _exp_vjp(ctx, g):
     return g * result
 
 
-exp, exp_ = unary_float("exp", np.exp, _exp_vjp, saves=("result",))
+exp, exp_ = unary_float("exp", np.exp, _exp_vjp, saves=("result",),
+                        jvp=lambda args, outs, ts: mul(ts[0], outs[0]))
 
 
 def _log_vjp(ctx, g):
@@ -198,7 +252,7 @@ def _log_vjp(ctx, g):
     return g / x
 
 
-log, log_ = unary_float("log", np.log, _log_vjp)
+log, log_ = unary_float("log", np.log, _log_vjp, jvp=lambda args, outs, ts: div(ts[0], args[0]))
 
 
 def _sin_vjp(ctx, g):
@@ -211,8 +265,8 @@ def _cos_vjp(ctx, g):
     return -(g * sin(x))
 
 
-sin, sin_ = unary_float("sin", np.sin, _sin_vjp)
-cos, cos_ = unary_float("cos", np.cos, _cos_vjp)
+sin, sin_ = unary_float("sin", np.sin, _sin_vjp, jvp=lambda args, outs, ts: mul(ts[0], cos(args[0])))
+cos, cos_ = unary_float("cos", np.cos, _cos_vjp, jvp=lambda args, outs, ts: mul(ts[0], neg(sin(args[0]))))
 
 
 def _tanh_vjp(ctx, g):
@@ -234,7 +288,8 @@ tanh_backward = defop("tanh_backward(Tensor grad_output, Tensor output) -> Tenso
                       vjp=_tanh_backward_vjp, saves=("grad_output", "output"), fast="binary")
 
 
-tanh, tanh_ = unary_float("tanh", np.tanh, _tanh_vjp, saves=("result",))
+tanh, tanh_ = unary_float("tanh", np.tanh, _tanh_vjp, saves=("result",),
+                          jvp=lambda args, outs, ts: tanh_backward(ts[0], outs[0]))
 
 
 def _sqrt_vjp(ctx, g):
@@ -242,7 +297,8 @@ def _sqrt_vjp(ctx, g):
     return g / (y * 2)
 
 
-sqrt, sqrt_ = unary_float("sqrt", np.sqrt, _sqrt_vjp, saves=("result",))
+sqrt, sqrt_ = unary_float("sqrt", np.sqrt, _sqrt_vjp, saves=("result",),
+                          jvp=lambda args, outs, ts: div(ts[0], mul(outs[0], 2)))
 
 
 def _sigmoid_kernel(a):
@@ -270,10 +326,14 @@ sigmoid_backward = defop("sigmoid_backward(Tensor grad_output, Tensor output) ->
                          vjp=_sigmoid_backward_vjp, saves=("grad_output", "output"), fast="binary")
 
 
+def _sigmoid_jvp(args, outs, tangents):
+    return sigmoid_backward(tangents[0], outs[0])
+
+
 sigmoid = defop("sigmoid(Tensor self) -> Tensor", _sigmoid_kernel, vjp=_sigmoid_vjp, saves=("result",),
-                fast="unary")
+                fast="unary", jvp=_sigmoid_jvp)
 sigmoid_ = defop("sigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_sigmoid_kernel), vjp=_sigmoid_vjp,
-                 saves=("result",), node_name="SigmoidBackward0")
+                 saves=("result",), node_name="SigmoidBackward0", jvp=_sigmoid_jvp)
 
 
 def _check_bool_subtraction(a, b) -> None:
@@ -301,8 +361,16 @@ def _rsub_vjp(ctx, g):
     return ((neg(g) if alpha == 1 else mul(g, -alpha)) if need[0] else None, g if need[1] else None)
 
 
+def _rsub_jvp(args, outs, tangents):  # other - alpha * self
+    ta, tb = tangents[0], tangents[1] if len(tangents) > 1 else None
+    alpha = args[2]
+    if ta is not None:
+        ta = neg(ta) if alpha == 1 else mul(ta, -alpha)
+    return plus(tb, ta)
+
+
 rsub = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _rsub_kernel, vjp=_rsub_vjp,
-             attrs=("alpha",), fast="binary")
+             attrs=("alpha",), fast="binary", jvp=_rsub_jvp)
 
 
 def _rsub_scalar_vjp(ctx, g):
@@ -311,7 +379,8 @@ def _rsub_scalar_vjp(ctx, g):
 
 
 rsub_scalar = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", _rsub_kernel,
-                    vjp=_rsub_scalar_vjp, attrs=("alpha",), fast="binary", node_name="RsubBackward1")
+                    vjp=_rsub_scalar_vjp, attrs=("alpha",), fast="binary", node_name="RsubBackward1",
+                    jvp=_rsub_jvp)
 
 
 def _pow_kernel(a, b):
@@ -342,10 +411,27 @@ def _pow_vjp(ctx, g):
     return ga, gb
 
 
+def pow_jvp(args, outs, tangents):
+    """Tangent of ``self ** exponent`` (either may be a Python number), masked like PyTorch's pow_backward."""
+    a, b = args[0], args[1]
+    ta = tangents[0]
+    tb = tangents[1] if len(tangents) > 1 else None
+    t = None
+    if ta is not None:
+        if isinstance(b, (int, float, complex)):
+            t = mul(ta, 0.0) if b == 0 else mul(ta, mul(pow(a, b - 1), b))
+        else:
+            t = where(eq(b, 0), 0.0, mul(ta, mul(b, pow(a, sub(b, 1)))))
+    if tb is not None:
+        # d/db a^b = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's pow_backward_exponent)
+        t = plus(t, mul(tb, where(logical_and(eq(a, 0), ge(b, 0)), 0.0, mul(outs[0], log(a)))))
+    return t
+
+
 pow = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_kernel, vjp=_pow_vjp,
-            saves=("self", "exponent"), fast="binary", node_name="PowBackward1")
+            saves=("self", "exponent"), fast="binary", node_name="PowBackward1", jvp=pow_jvp)
 pow_ = defop("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", inplace_kernel(_pow_kernel),
-             vjp=_pow_vjp, saves=("self", "exponent"), node_name="PowBackward0")
+             vjp=_pow_vjp, saves=("self", "exponent"), node_name="PowBackward0", jvp=pow_jvp)
 
 
 # ---- comparisons and logic (never differentiable) -------------------------------------------------------------

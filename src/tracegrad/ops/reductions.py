@@ -44,7 +44,8 @@ def _sum_vjp(ctx, g):
 
 
 sum = defop("sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-            _sum_kernel, vjp=_sum_vjp, attrs=("dim", "keepdim"))
+            _sum_kernel, vjp=_sum_vjp, attrs=("dim", "keepdim"),
+            jvp=lambda args, outs, ts: sum(ts[0], *args[1:]))
 
 
 def _mean_kernel(a, dim=None, keepdim=False, dtype=None):
@@ -68,7 +69,8 @@ def _mean_vjp(ctx, g):
 
 
 mean = defop("mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-             _mean_kernel, vjp=_mean_vjp, attrs=("dim", "keepdim"))
+             _mean_kernel, vjp=_mean_vjp, attrs=("dim", "keepdim"),
+             jvp=lambda args, outs, ts: mean(ts[0], *args[1:]))
 
 
 def _sum_to_size_kernel(a, size):

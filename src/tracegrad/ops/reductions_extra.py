@@ -68,9 +68,16 @@ def restore_dims(t: Tensor, input_shape: tuple, dim, keepdim: bool) -> Tensor:
 
 
 def _expand_grad(g: Tensor, input_shape: tuple, dim, keepdim: bool) -> Tensor:
-    from .views import expand
+    from .views import expand, unsqueeze
 
-    return expand(restore_dims(g, input_shape, dim, keepdim), input_shape)
+    # PyTorch's sum_backward, so that double-backward graphs match: a full reduction's gradient is expanded
+    # as is; the dims of a partial one come back through one unsqueeze each, in increasing order.
+    if not keepdim and input_shape:
+        axes = _dims_arg(dim, len(input_shape))
+        if axes is not None:
+            for d in sorted(axes):
+                g = unsqueeze(g, d)
+    return expand(g, input_shape)
 
 
 def _const(array: np.ndarray) -> Tensor:
@@ -154,9 +161,11 @@ def _sum_full_vjp(ctx, g):
 
 
 _sum_full = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", _sum_full_kernel,
-                  vjp=_sum_full_vjp, node_name="SumBackward0")
+                  vjp=_sum_full_vjp, node_name="SumBackward0",
+                  jvp=lambda args, outs, ts: _sum_full(ts[0], *args[1:]))
 _sum_dim = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
-                 "-> Tensor", _sum_kernel, vjp=_sum_vjp, attrs=("dim", "keepdim"), node_name="SumBackward1")
+                 "-> Tensor", _sum_kernel, vjp=_sum_vjp, attrs=("dim", "keepdim"), node_name="SumBackward1",
+                 jvp=lambda args, outs, ts: _sum_dim(ts[0], *args[1:]))
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
@@ -198,10 +207,11 @@ def _mean_full_vjp(ctx, g):
 
 
 _mean_full = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", _mean_full_kernel,
-                   vjp=_mean_full_vjp, node_name="MeanBackward0")
+                   vjp=_mean_full_vjp, attrs=("self_sym_sizes",), node_name="MeanBackward0",
+                   jvp=lambda args, outs, ts: _mean_full(ts[0], *args[1:]))
 _mean_dim = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
                   "-> Tensor", _mean_kernel, vjp=_mean_vjp, attrs=("dim", "keepdim"),
-                  node_name="MeanBackward1")
+                  node_name="MeanBackward1", jvp=lambda args, outs, ts: _mean_dim(ts[0], *args[1:]))
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:

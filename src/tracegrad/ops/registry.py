@@ -80,7 +80,7 @@ class OpNode(Node):
             names = op.saved_names
             if key in names:
                 value = self._saved[names.index(key)]
-                return value if raw else _unpack(value, self)
+                return _public_attr(value if raw else _unpack(value, self))
             if key in op.attr_names and not raw:
                 return _public_attr(self._attrs[op.attr_names.index(key)])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -306,13 +306,16 @@ class OpDef:
                                "a clone to get a normal tensor before doing inplace update.See "
                                "https://github.com/pytorch/rfcs/pull/17 for more details.")
         if STATE.grad_enabled:
-            _views.check_inplace(target, record)
+            record = _views.check_inplace(target, record)
         node = None
         if record:
             node = self._new_node(args)  # its first edge is the target's history before the write
-            original = _wrap(target._data.copy()) if self.saves_self else None
-            if original is not None:
-                original._rg = target._rg
+            original = None
+            if self.saves_self:
+                from .creation import clone
+
+                # PyTorch saves ``self.clone()``: a recorded copy, so double backward reaches self's history.
+                original = clone(target)
         self.kernel(*arrays)
         target._bump_version()
         if record:
@@ -442,7 +445,9 @@ def _save(args: tuple, outs: tuple, kind: str, idx: int):
     if value.__class__ is Tensor or isinstance(value, Tensor):
         return SavedTensor._make(value)
     if value.__class__ in (list, tuple) and any(isinstance(v, Tensor) for v in value):
-        return [SavedTensor._make(v) if isinstance(v, Tensor) else v for v in value]
+        # A Tensor?[] keeps a SavedTensor for each None too, as PyTorch's SavedVariable list does.
+        return [SavedTensor._make(v) if isinstance(v, Tensor) else SavedTensor._make_none() if v is None else v
+                for v in value]
     return value
 
 

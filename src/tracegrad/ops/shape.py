@@ -47,7 +47,14 @@ def _cat_vjp(ctx, g):
     return grads
 
 
-cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel, vjp=_cat_vjp, attrs=("dim", "tensors_sizes"))
+def _cat_jvp(args, outs, tangents):
+    from .creation import zeros_like
+
+    return cat([zeros_like(x) if t is None else t for x, t in zip(args[0], tangents)], args[1])
+
+
+cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel, vjp=_cat_vjp,
+            attrs=("dim", "tensors_sizes"), jvp=_cat_jvp)
 
 
 def _stack_kernel(tensors, dim=0):

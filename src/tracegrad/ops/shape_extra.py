@@ -651,14 +651,48 @@ def _sr_prod(g, dim, index, self_, src, result, include_self):
 _SCATTER_REDUCE_GRADS = {"sum": _sr_sum, "mean": _sr_mean, "prod": _sr_prod, "amax": _sr_extreme,
                          "amin": _sr_extreme}
 
+def _scatter_reduce_jvp(inplace: bool):
+    """PyTorch's scatter_reduce_jvp: linear for sum/mean, tie-averaged for amax/amin, and no tangent for
+    prod (PyTorch has no formula there and leaves the result without one; its in-place form then fails)."""
+
+    def rule(args, outs, tangents):
+        from .creation import to_dtype, zeros_like
+        from .pointwise import div, eq, where
+
+        self_, dim, index, src, reduce, include_self = args
+        self_t, src_t = tangents
+        if reduce == "prod":
+            if inplace and self_t is not None:
+                raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in C++) "
+                                   "for argument #1 'src'")
+            return None
+        self_t = zeros_like(self_) if self_t is None else self_t
+        src_t = zeros_like(src) if src_t is None else src_t
+        if reduce in ("sum", "mean"):
+            return scatter_reduce(self_t, dim, index, src_t, reduce, include_self=include_self)
+        result = outs[0]
+        mask_self = eq(self_, result)
+        mask_src = eq(src, gather(result, dim, index))
+        dt = self_t.dtype
+        count = scatter_reduce(to_dtype(mask_self, dt), dim, index, to_dtype(mask_src, dt), "sum",
+                               include_self=include_self)
+        picked = scatter_reduce(where(mask_self, self_t, 0.0), dim, index, where(mask_src, src_t, 0.0), "sum",
+                                include_self=include_self)
+        return div(picked, count)
+
+    return rule
+
+
 _scatter_reduce_rules = dict(vjp=_scatter_reduce_vjp, attrs=("dim", "reduce", "include_self"),
                              saves=("self", "index", "src", "result"), differentiable=("self", "src"))
 scatter_reduce = defop("scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "
-                       "bool include_self=True) -> Tensor", _scatter_reduce_kernel, **_scatter_reduce_rules)
+                       "bool include_self=True) -> Tensor", _scatter_reduce_kernel, **_scatter_reduce_rules,
+                       jvp=_scatter_reduce_jvp(False))
 scatter_reduce_ = defop("scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, "
                         "*, "
                         "bool include_self=True) -> Tensor(a!)", _inplace(_scatter_reduce_kernel),
-                        node_name="ScatterReduceBackward0", **_scatter_reduce_rules)
+                        node_name="ScatterReduceBackward0", **_scatter_reduce_rules,
+                        jvp=_scatter_reduce_jvp(True))
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, out=None) -> Tensor:

@@ -74,7 +74,8 @@ def _unsafe_view_kernel(a, size):
 
 
 _reshape_copy = defop("_reshape_copy(Tensor self, SymInt[] size) -> Tensor", _unsafe_view_kernel,
-                      vjp=_reshape_back_vjp, node_name="UnsafeViewBackward0")
+                      vjp=_reshape_back_vjp, node_name="UnsafeViewBackward0",
+                      jvp=lambda args, outs, ts: _reshape_copy(ts[0], args[1]))
 
 
 def _can_view(a: np.ndarray, shape) -> bool:

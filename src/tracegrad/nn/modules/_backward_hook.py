@@ -32,9 +32,7 @@ def _alias(t: Tensor) -> Tensor:
     out._data = t._data
     out._rg = False
     out._grad_fn = None
-    out._output_nr = 0
     out._vc = t._version_counter()  # same storage, same version counter
-    out._base = None
     return out
 
 
@@ -53,7 +51,8 @@ def apply_identity(tensors: list) -> tuple[list, Node | None]:
             out = _alias(t)
             out._rg = True
             out._grad_fn = node
-            out._output_nr = n
+            if n:
+                out._output_nr = n
             n += 1
             out_meta.append((t._data.shape, t._data.dtype))
             outs.append(out)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ..._factories import full
 from ..._tensor import Tensor
+from ...ops.nn_ops.activation import relu_ as _relu_
+from ...ops.nn_ops.activation import relu_fast as _relu_fast
 from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
@@ -60,6 +62,9 @@ class _Inplace(Module):
 
 class ReLU(_Inplace):
     _fn = staticmethod(F.relu)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return _relu_(input) if self.inplace else _relu_fast(input)
 
 
 class ReLU6(_Inplace):

@@ -37,20 +37,18 @@ def type_name(np_dtype) -> str:
 
 
 def fast_path_ok() -> bool:
-    """Whether a fused op may record its node by hand (no transform, no forward-mode AD, no observer)."""
-    return not (STATE.stack or STATE.fw_grad_levels or STATE.observed or STATE.anomaly)
+    """Whether a fused op may record its node by hand: nothing needs the general path (no transform,
+    observer, anomaly mode, inference mode or forward-mode AD; ``STATE.special`` sums them up)."""
+    return not STATE.special
 
 
 def new_output(data: np.ndarray) -> Tensor:
+    """A fresh non-view result (``_output_nr`` and ``_base`` keep their class defaults: no instance dict)."""
     out = _new(Tensor)
     out._data = data
     out._rg = False
     out._grad_fn = None
-    out._output_nr = 0
     out._vc = None
-    out._base = None
-    if STATE.inference:
-        out._inference = True
     return out
 
 
@@ -79,7 +77,6 @@ def make_node(op, edges: tuple, in_meta: tuple, saved: tuple = (), attrs: tuple 
 def attach(node, out: Tensor) -> None:
     """Make ``out`` the (only) output of ``node``."""
     out._grad_fn = node
-    out._output_nr = 0
     out._rg = True
     node._out_meta = ((out._data.shape, out._data.dtype),)
 
@@ -130,3 +127,19 @@ def expand_param(value, n: int) -> tuple:
             return (int(value[0]),) * n
         return tuple(int(v) for v in value)
     return (int(value),) * n
+
+
+def run_op(op, *args):
+    """``op(*args)`` with every argument given. During a plain ``backward()`` (no graph recorded) with nothing
+    special active, the kernel runs directly: a dispatched call could not be observed or behave
+    differently."""
+    if STATE.grad_enabled or STATE.special:
+        return op(*args)
+    result = op.kernel(*[a._data if isinstance(a, Tensor) else a for a in args])
+    if result.__class__ is tuple:
+        return tuple(new_output(r) for r in result)
+    return new_output(result)
+
+
+def broadcast_shapes(*shapes: tuple) -> tuple:
+    return tuple(np.broadcast_shapes(*shapes))

@@ -11,6 +11,10 @@ import math
 
 import numpy as np
 
+from ..._state import STATE
+from ..._tensor import Tensor, _new
+from ...autograd.edges import gradient_edge
+from ...autograd.saved import SavedTensor
 from .._util import wrap_dim
 from ..pointwise import (
     add,
@@ -30,13 +34,25 @@ from ..pointwise import (
 from ..reductions import sum as sum_op
 from ..registry import defop
 from ._basic import erf_array
-from ._common import check_float
+from ._common import check_float, run_op
 
 # ---- threshold / relu --------------------------------------------------------------------------------------
 
 
 def _threshold_backward_kernel(g, x, threshold):
-    return np.where(x > threshold, g, np.zeros((), dtype=np.result_type(g)))
+    keep = ~(x <= threshold)  # PyTorch zeroes where x <= threshold, so a NaN input passes its gradient
+    if (
+        g.__class__ is np.ndarray
+        and g.size > 4096
+        and g.dtype.kind == "f"
+        and g.shape == keep.shape
+        and g.flags.c_contiguous
+    ):
+        out = g * keep  # a multiply is ~3x faster than np.where; exact unless g holds inf/NaN
+        flat = g.reshape(-1)
+        if np.isfinite(np.dot(flat, flat)):
+            return out
+    return np.where(keep, g, np.zeros((), dtype=np.result_type(g)))
 
 
 def _threshold_backward_vjp(ctx, gg):
@@ -62,17 +78,44 @@ def _relu_kernel(a):
 
 def _relu_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return threshold_backward(g, y, 0)
+    return run_op(threshold_backward, g, y, 0)
 
 
-relu = defop("relu(Tensor self) -> Tensor", _relu_kernel, vjp=_relu_vjp, saves=("result",))
+def _relu_jvp(args, outs, tangents):
+    return threshold_backward(tangents[0], outs[0], 0)
+
+
+relu = defop("relu(Tensor self) -> Tensor", _relu_kernel, vjp=_relu_vjp, saves=("result",), jvp=_relu_jvp)
 relu_ = defop(
     "relu_(Tensor(a!) self) -> Tensor(a!)",
     inplace_kernel(_relu_kernel),
     vjp=_relu_vjp,
     saves=("result",),
     node_name="ReluBackward0",
+    jvp=_relu_jvp,
 )
+
+
+def relu_fast(input: Tensor) -> Tensor:
+    """``relu`` with its ReluBackward0 node built inline (the registered op's eager path, minus dispatch)."""
+    a = input._data
+    if STATE.special or a.dtype.kind != "f":
+        return relu(input)
+    out = _new(Tensor)
+    out._data = np.maximum(a, np.zeros((), dtype=a.dtype))
+    out._rg = False
+    out._grad_fn = None
+    out._vc = None
+    if input._rg and STATE.grad_enabled:
+        node = relu.node_class()
+        node._edges = (gradient_edge(input),)
+        node._in_meta = ((a.shape, a.dtype),)
+        node._attrs = ()
+        out._grad_fn = node
+        out._rg = True
+        node._saved = (SavedTensor._make(out, is_output=True),)
+        node._out_meta = ((a.shape, a.dtype),)
+    return out
 
 
 def _threshold_kernel(a, threshold, value):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -340,6 +341,12 @@ def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, grou
             pad = tuple(t // 2 for t in totals)
             extra = [t % 2 for t in totals]
             if any(extra):  # asymmetric: pad the extra element on the right first, as PyTorch does
+                warnings.warn(
+                    "Using padding='same' with even kernel lengths and odd dilation may require a "
+                    "zero-padded copy of the input be created",
+                    UserWarning,
+                    stacklevel=4,
+                )
                 from .misc import constant_pad_nd
 
                 flat: list[int] = []

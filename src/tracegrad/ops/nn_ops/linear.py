@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from ..._state import STATE
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.saved import SavedTensor
 from ..linalg_core import matmul, mm
@@ -22,7 +22,7 @@ from ..pointwise import add, mul
 from ..reductions import sum as sum_op
 from ..registry import defop, not_implemented
 from ..views import permute, reshape, t, unsqueeze
-from ._common import attach, edge_of, fast_path_ok, make_node, meta_of, new_output
+from ._common import run_op
 
 # ---- matrix products with a transposed operand (closed under differentiation) ------------------------------
 
@@ -73,13 +73,13 @@ _PRIVATE_BUFFER_REFS = 4
 def _weight_t_kernel(a):
     r = a.T
     base = r.base
+    # Same shape and strides as a C-contiguous base means r spans exactly that buffer.
     if (
         base is not None
-        and r.flags.c_contiguous
         and base.shape == r.shape
+        and base.strides == r.strides
         and base.dtype == r.dtype
         and base.flags.c_contiguous
-        and base.ctypes.data == r.ctypes.data
         and sys.getrefcount(base) <= _PRIVATE_BUFFER_REFS
     ):
         return base  # nobody else sees this buffer: hand it on instead of copying
@@ -89,7 +89,7 @@ def _weight_t_kernel(a):
 weight_t = defop(
     "_nn_weight_t(Tensor self) -> Tensor",
     _weight_t_kernel,
-    vjp=lambda ctx, g: weight_t(g),
+    vjp=lambda ctx, g: run_op(weight_t, g),
     node_name="TBackward0",
 )
 
@@ -130,10 +130,10 @@ def _linear_input_grads(ctx, g, x_slot: int):
 
 def _addmm_vjp(ctx, g):
     need = ctx.needs_input_grad
-    bias_rows = need[0] and len(ctx.input_shapes[0]) == 1 and g._data.ndim == 2
+    bias_rows = need[0] and len(ctx._in_meta[0][0]) == 1 and g._data.ndim == 2
     if not STATE.grad_enabled:
         x, w = ctx.saved_tensors
-        gb, gx, gwt = linear_backward(g, x, w, bias_rows, need[1], need[2])
+        gb, gx, gwt = run_op(linear_backward, g, x, w, bias_rows, need[1], need[2])
         return (
             (gb if bias_rows else g) if need[0] else None,
             gx if need[1] else None,
@@ -150,7 +150,7 @@ def _mm_vjp(ctx, g):
     need = ctx.needs_input_grad
     if not STATE.grad_enabled:
         x, w = ctx.saved_tensors
-        _, gx, gwt = linear_backward(g, x, w, False, need[0], need[1])
+        _, gx, gwt = run_op(linear_backward, g, x, w, False, need[0], need[1])
         return gx if need[0] else None, gwt if need[1] else None
     return _linear_input_grads(ctx, g, 0)
 
@@ -182,46 +182,68 @@ def _type(a) -> str:
     return {"float32": "Float", "float64": "Double", "float16": "Half"}.get(a.dtype.name, a.dtype.name)
 
 
+def _shape_error(x, w) -> RuntimeError:
+    return RuntimeError(
+        f"mat1 and mat2 shapes cannot be multiplied ({x.shape[0]}x{x.shape[1]} and {w.shape[1]}x{w.shape[0]})"
+    )
+
+
 def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    # The hottest function of an MLP: straight-line code, no helper calls on the common path.
     x = input._data
     w = weight._data
     if x.shape[1] != w.shape[1]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({x.shape[0]}x{x.shape[1]} and "
-            f"{w.shape[1]}x{w.shape[0]})"
-        )
+        raise _shape_error(x, w)
     out = np.matmul(x, w.T)
     if bias is not None:
-        b = bias._data
-        if b.shape != out.shape[-1:] and np.broadcast_shapes(b.shape, out.shape) != out.shape:
+        try:
+            out += bias._data
+        except ValueError:
+            b = bias._data
             raise RuntimeError(
                 f"The expanded size of the tensor ({out.shape[1]}) must match the existing size "
                 f"({b.shape[-1]}) at non-singleton dimension 1.  Target sizes: {list(out.shape)}.  "
                 f"Tensor sizes: {list(b.shape)}"
-            )
-        out += b
-    result = new_output(out)
-    if STATE.grad_enabled and (input._rg or weight._rg or (bias is not None and bias._rg)):
-        t_edge, t_meta = NO_EDGE, None
-        if weight._rg:
-            tnode = make_node(weight_t, (gradient_edge(weight),), ((w.shape, w.dtype),))
-            t_edge, t_meta = (tnode, 0), (w.shape[::-1], w.dtype)
-        # save only what the requested gradients read, like PyTorch (None in the other slot)
-        saved = (
-            SavedTensor._make(input) if weight._rg else None,
-            SavedTensor._make(weight) if input._rg else None,
-        )
-        if bias is not None:
-            node = make_node(
-                addmm_node_op,
-                (edge_of(bias), edge_of(input), t_edge),
-                (meta_of(bias), meta_of(input), t_meta),
-                saved,
-                (1, 1),
-            )
-        else:
-            node = make_node(mm_node_op, (edge_of(input), t_edge), (meta_of(input), t_meta), saved)
-        attach(node, result)
+            ) from None
+    result = _new(Tensor)
+    result._data = out
+    result._rg = False
+    result._grad_fn = None
+    result._vc = None
+    if not STATE.grad_enabled:
+        return result
+    x_rg = input._rg
+    w_rg = weight._rg
+    b_rg = bias is not None and bias._rg
+    if not (x_rg or w_rg or b_rg):
+        return result
+    if w_rg:
+        tnode = weight_t.node_class()  # TBackward0: sequence number before the addmm node, as in PyTorch
+        tnode._edges = (gradient_edge(weight),)
+        tnode._in_meta = ((w.shape, w.dtype),)
+        tnode._attrs = ()
+        tnode._saved = ()
+        t_edge, t_meta = (tnode, 0), (w.shape[::-1], w.dtype)
+    else:
+        t_edge = t_meta = None
+    # save only what the requested gradients read, like PyTorch (None in the other slot)
+    saved = (SavedTensor._make(input) if w_rg else None, SavedTensor._make(weight) if x_rg else None)
+    x_edge = gradient_edge(input) if x_rg else NO_EDGE
+    x_meta = (x.shape, x.dtype) if x_rg else None
+    if bias is not None:
+        node = addmm_node_op.node_class()
+        node._edges = (gradient_edge(bias) if b_rg else NO_EDGE, x_edge, t_edge or NO_EDGE)
+        node._in_meta = (((bias._data.shape, bias._data.dtype) if b_rg else None), x_meta, t_meta)
+        node._attrs = (1, 1)
+    else:
+        node = mm_node_op.node_class()
+        node._edges = (x_edge, t_edge or NO_EDGE)
+        node._in_meta = (x_meta, t_meta)
+        node._attrs = ()
+    node._saved = saved
+    node._out_meta = ((out.shape, out.dtype),)
+    result._grad_fn = node
+    result._rg = True
     return result
 
 
@@ -241,8 +263,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     x = input._data
     w = weight._data
     if w.ndim == 2 and x.ndim >= 1:
-        _check_dtypes(x, w, bias._data if bias is not None else None)
-        if fast_path_ok():
+        if x.dtype != w.dtype or (bias is not None and bias._data.dtype != w.dtype):
+            _check_dtypes(x, w, bias._data if bias is not None else None)
+        if not STATE.special:
             if x.ndim == 2:
                 return _linear_2d(input, weight, bias)
             lead = x.shape[:-1]

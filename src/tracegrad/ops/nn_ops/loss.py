@@ -14,14 +14,16 @@ import numpy as np
 
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap
+from ...autograd.edges import gradient_edge
+from ...autograd.saved import SavedTensor
 from ..pointwise import add, div, exp, gt, lt, mul, neg, sigmoid, sub, where
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
-from ..registry import defop
+from ..registry import defop, not_implemented
 from ..views import reshape, unsqueeze
 from ._basic import abs as abs_op
 from ._basic import clamp_min, sign, xlogy
-from ._common import check_float, fast_path_ok, type_name
+from ._common import attach, check_float, fast_path_ok, make_node, new_output, run_op, type_name
 from .activation import log_softmax, softmax, softplus
 
 # ---- shared checks -----------------------------------------------------------------------------------------
@@ -282,12 +284,37 @@ def _ce_grad_composed(g, x, target, weight, reduction: int, ignore_index: int):
     return mul(weighted, g)
 
 
+def _ce_probs_backward_kernel(g, probs, target, reduction):
+    """(softmax - onehot) * grad from the probabilities cached by the forward (class indices, no weight)."""
+    rows = np.arange(probs.shape[0])
+    if reduction == 0:
+        out = probs * g[:, None]
+        out[rows, target] -= g
+        return out
+    scale = g / probs.shape[0] if reduction == 1 else g
+    out = probs * scale
+    out[rows, target] -= scale
+    return out
+
+
+ce_probs_backward = defop(
+    "_nn_cross_entropy_probs_backward(Tensor grad_output, Tensor probs, Tensor target, int reduction) "
+    "-> Tensor",
+    _ce_probs_backward_kernel,
+    vjp=not_implemented("_nn_cross_entropy_probs_backward"),
+    differentiable=(),
+)
+
+
 def _ce_vjp(ctx, g):
     x, target, weight = ctx.saved_tensors
-    reduction, ignore_index = ctx.attrs
+    attrs = ctx.attrs
+    reduction, ignore_index = attrs[0], attrs[1]
     if STATE.grad_enabled:
         return _ce_grad_composed(g, x, target, weight, reduction, ignore_index)
-    return ce_backward(g, x, target, weight, reduction, ignore_index)
+    if len(attrs) > 2:  # the fast forward cached the softmax probabilities
+        return run_op(ce_probs_backward, g, attrs[2], target, reduction)
+    return run_op(ce_backward, g, x, target, weight, reduction, ignore_index)
 
 
 cross_entropy_fused = defop(
@@ -325,8 +352,39 @@ def cross_entropy(
             input, target, weight, reduction, ignore_index, label_smoothing, class_dim
         )
     if x.ndim == 2 and fast_path_ok():
+        if x.dtype.kind == "f" and _simple_targets(
+            x, t, weight._data if weight is not None else None, ignore_index
+        ):
+            return _cross_entropy_fast(input, target, reduction, ignore_index)
         return cross_entropy_fused(input, target, weight, reduction, ignore_index)
     return nll_loss(log_softmax(input, class_dim, False), target, weight, reduction, ignore_index)
+
+
+def _cross_entropy_fast(input: Tensor, target: Tensor, reduction: int, ignore_index: int) -> Tensor:
+    """The fused op's eager fast path: also caches the softmax probabilities for the backward."""
+    x, t = input._data, target._data
+    z = x - x.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    s = e.sum(axis=1, keepdims=True)
+    losses = np.log(s[:, 0]) - z[np.arange(x.shape[0]), t]
+    if reduction == 0:
+        result = losses
+    else:
+        total = losses.sum()
+        result = np.asarray(total / x.shape[0] if reduction == 1 else total, dtype=x.dtype)
+    out = new_output(result)
+    if input._rg and STATE.grad_enabled:
+        e /= s
+        saved = (SavedTensor._make(input), SavedTensor._make(target), None)
+        node = make_node(
+            cross_entropy_fused,
+            (gradient_edge(input),),
+            ((x.shape, x.dtype),),
+            saved,
+            (reduction, ignore_index, new_output(e)),
+        )
+        attach(node, out)
+    return out
 
 
 def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:

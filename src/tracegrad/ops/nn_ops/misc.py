@@ -293,6 +293,12 @@ def _embedding_gather_vjp(ctx, g):
     return embedding_backward(g, indices, ctx.input_shapes[0][0], padding_idx, scale_grad_by_freq), None
 
 
+def _embedding_jvp(args, outs, tangents):
+    # Linear in the weight: the tangent rows are looked up like the weight rows. The padding row's tangent
+    # is kept (only its *gradient* is zeroed by definition, so the double-vjp JVP would be wrong here).
+    return embedding(tangents[0], *args[1:])
+
+
 embedding = defop(
     "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
     "bool sparse=False) -> Tensor",
@@ -300,6 +306,7 @@ embedding = defop(
     vjp=_embedding_vjp,
     saves=("indices",),
     attrs=("padding_idx", "scale_grad_by_freq"),
+    jvp=_embedding_jvp,
 )
 embedding_backward = defop(
     "_nn_embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, "
@@ -382,6 +389,23 @@ def dropout(
     check_float(x, "bernoulli_tensor_cpu_p_")
     mask = dropout_mask(mask_shape or x.shape, p, x.dtype)
     return mul_(input, mask) if inplace else mul(input, mask)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropped units go to SELU's negative saturation value; an affine map keeps mean and variance."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    from .activation import SELU_ALPHA, SELU_SCALE
+
+    dtype = input._data.dtype
+    alpha_p = -SELU_ALPHA * SELU_SCALE
+    keep = (_rng(None).random(input._data.shape) >= p).astype(dtype)
+    a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
+    b = -a * alpha_p * p
+    out = add(mul(input, _wrap(keep * a)), _wrap(((1 - keep) * alpha_p * a + b).astype(dtype)))
+    return input.copy_(out) if inplace else out
 
 
 # ---- distances ---------------------------------------------------------------------------------------------

@@ -1,0 +1,127 @@
+"""Complex numbers as pairs of reals: ``view_as_real`` / ``view_as_complex`` (views that change the dtype),
+``complex(real, imag)``, and ``real`` / ``imag``, which are, as in PyTorch, ``view_as_real(x).select(-1, k)``
+(so their ``grad_fn`` is ``SelectBackward0`` over ``ViewAsRealBackward0``).
+
+A view that changes the dtype cannot be described by strides over its base's elements, so autograd replays
+its view chain (``view_changes_dtype``) instead of using ``as_strided`` (see ``autograd/views.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from .registry import defop
+
+_REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "int16": "Short",
+          "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _name(dt: np.dtype) -> str:
+    return _NAMES.get(dt.name, dt.name)
+
+
+# ---- view_as_real / view_as_complex -----------------------------------------------------------------------
+
+
+def _view_as_real_kernel(a):
+    if a.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    real = a.real  # a view with the real dtype and the complex strides
+    return np.lib.stride_tricks.as_strided(real, shape=a.shape + (2,), strides=a.strides + (real.itemsize,))
+
+
+def _view_as_real_vjp(ctx, g):
+    return view_as_complex(g.contiguous())
+
+
+view_as_real = defop("view_as_real(Tensor(a) self) -> Tensor(a)", _view_as_real_kernel, vjp=_view_as_real_vjp)
+view_as_real.view_changes_dtype = True
+
+
+def _view_as_complex_kernel(a):
+    if a.dtype not in _COMPLEX_OF:
+        raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor of "
+                           f"scalar type: {_name(a.dtype)}")
+    if a.ndim == 0 or a.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if a.strides[-1] != a.itemsize:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % (2 * a.itemsize) for s in a.strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    return a.view(_COMPLEX_OF[a.dtype])[..., 0]
+
+
+def _view_as_complex_vjp(ctx, g):
+    return view_as_real(g.contiguous())
+
+
+view_as_complex = defop("view_as_complex(Tensor(a) self) -> Tensor(a)", _view_as_complex_kernel,
+                        vjp=_view_as_complex_vjp)
+view_as_complex.view_changes_dtype = True
+
+
+# ---- complex(real, imag) ------------------------------------------------------------------------------------
+
+
+def _complex_kernel(re, im):
+    if re.dtype not in _COMPLEX_OF or im.dtype not in _COMPLEX_OF:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {_name(re.dtype)} "
+                           f"and {_name(im.dtype)}")
+    if re.dtype != im.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_name(re.dtype)} but got scalar type "
+                           f"{_name(im.dtype)} for second argument")
+    shape = np.broadcast_shapes(re.shape, im.shape)
+    out = np.empty(shape, dtype=_COMPLEX_OF[re.dtype])
+    out.real = re
+    out.imag = im
+    return out
+
+
+def _complex_vjp(ctx, g):
+    need = ctx.needs_input_grad
+    return (real(g) if need[0] else None, imag(g) if need[1] else None)
+
+
+def _complex_jvp(args, outs, tangents):
+    from .creation import zeros_like
+
+    tr, ti = tangents
+    return _complex_op(tr if tr is not None else zeros_like(args[0]), ti if ti is not None else zeros_like(args[1]))
+
+
+_complex_op = defop("complex(Tensor real, Tensor imag) -> Tensor", _complex_kernel, vjp=_complex_vjp,
+                    jvp=_complex_jvp)
+
+
+def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: A001 (PyTorch's name)
+    if out is not None:
+        return _complex_op(real, imag, out=out)
+    return _complex_op(real, imag)
+
+
+# ---- real / imag ----------------------------------------------------------------------------------------------
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part, a view of a complex tensor; a real tensor is returned as is."""
+    if input._data.dtype.kind != "c":
+        return input
+    from .views import select
+
+    return select(view_as_real(input), -1, 0)
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part, a view; only for complex tensors."""
+    if input._data.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    from .views import select
+
+    return select(view_as_real(input), -1, 1)
+
+
+PUBLIC = {"view_as_real": view_as_real, "view_as_complex": view_as_complex, "complex": complex, "real": real,
+          "imag": imag}
