@@ -32,7 +32,7 @@ def detach_copy(t: Tensor) -> Tensor:
 
 
 def copy_to_new(t: Tensor) -> Tensor:
-    """PyTorch's ``new_empty_strided(...).copy_(t)``: a copy whose history (under grad mode) is CopyBackwards."""
+    """PyTorch's ``new_empty_strided(...).copy_(t)``: a copy recorded (under grad mode) as CopyBackwards."""
     from .ops.creation import copy_
 
     return copy_(_wrap(np.empty_like(t._data)), t)

@@ -197,11 +197,11 @@ class Tensor:
             raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}")
         grad = self._grad
         if value is not None and grad is not None and grad.dtype is not value:
+            current = _CPP_TYPE_NAMES.get(grad._data.dtype.name, grad._data.dtype.name)
             raise RuntimeError(
-                f"Cannot set grad_dtype to '{_type_name(value)}' because there is already a gradient with dtype "
-                f"'{_CPP_TYPE_NAMES.get(grad._data.dtype.name, grad._data.dtype.name)}'. Please clear the gradient "
-                "(.grad = None) before changing grad_dtype, or ensure the new grad_dtype matches the existing "
-                "gradient's dtype.")
+                f"Cannot set grad_dtype to '{_type_name(value)}' because there is already a gradient with "
+                f"dtype '{current}'. Please clear the gradient (.grad = None) before changing grad_dtype, or "
+                "ensure the new grad_dtype matches the existing gradient's dtype.")
         self.__dict__["_grad_dtype"] = value
 
     @property

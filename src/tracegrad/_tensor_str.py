@@ -162,13 +162,13 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
         suffixes.append(f"dtype={dt!r}")
     try:
         fn = t.grad_fn
-    except RuntimeError:
-        fn = None
+    except RuntimeError:  # a view whose history may not be regenerated
         suffixes.append("grad_fn=<Invalid>")
-    if fn is not None:
-        suffixes.append(f"grad_fn=<{fn.name()}>")
-    elif t._rg:
-        suffixes.append("requires_grad=True")
+    else:
+        if fn is not None:
+            suffixes.append(f"grad_fn=<{fn.name()}>")
+        elif t.requires_grad:  # a view requires grad through its base
+            suffixes.append("requires_grad=True")
     if t._is_param:
         prefix = "Parameter containing:\ntensor("
         suffixes = [s for s in suffixes if s != "requires_grad=True"] + (["requires_grad=True"] if t._rg else [])

@@ -124,9 +124,7 @@ def test_linear_errors():
     x = tg.ones(3, 4)
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 5x2\)"):
         F_TG.linear(x, tg.ones(2, 5))
-    with pytest.raises(
-        RuntimeError, match="expected m1 and m2 to have the same dtype, but got: float != double"
-    ):
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: float != double"):
         F_TG.linear(x, tg.ones(2, 4, dtype=tg.float64))
 
 
@@ -358,9 +356,7 @@ def test_loss_errors():
     x = tg.ones(3, 4)
     with pytest.raises(IndexError, match="Target 5 is out of bounds."):
         F_TG.nll_loss(x, tg.tensor([0, 1, 5]))
-    with pytest.raises(
-        ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)."
-    ):
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)."):
         F_TG.cross_entropy(x, tg.tensor([0, 1]))
     with pytest.raises(RuntimeError, match="label_smoothing must be between 0.0 and 1.0. Got: 1.5"):
         F_TG.cross_entropy(x, tg.tensor([0, 1, 2]), label_smoothing=1.5)
@@ -376,9 +372,7 @@ def test_loss_errors():
         match="'binary_cross_entropy_with_logits' is not differentiable with respect to argument 'weight'",
     ):
         F_TG.binary_cross_entropy_with_logits(x, x, weight=w)
-    with pytest.raises(
-        RuntimeError, match="'nll_loss_forward' is not differentiable with respect to argument"
-    ):
+    with pytest.raises(RuntimeError, match="'nll_loss_forward' is not differentiable with respect to argument"):
         F_TG.cross_entropy(x, tg.tensor([0, 1, 2]), weight=w)
 
 
@@ -731,8 +725,7 @@ def test_adaptive_avg_pool2d(size):
 def test_pool_errors():
     with pytest.raises(
         RuntimeError,
-        match="pad should be at most half of effective kernel size, but got pad=2, "
-        "kernel_size=2 and dilation=1",
+        match="pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 and dilation=1",
     ):
         F_TG.max_pool2d(tg.ones(1, 1, 4, 4), 2, padding=2)
 
@@ -867,3 +860,59 @@ def test_top_level_aliases():
     assert_close(tg.softmax(x, 1), x.softmax(1))
     assert_close(tg.log_softmax(x, -1), x.log_softmax(-1))
     assert tg.dropout(x, 0.5, False) is x
+
+
+# ---- fast paths vs the dispatched forms -------------------------------------------------------------------------
+
+
+def _mlp_graph_and_grads():
+    tg.manual_seed(0)
+    model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.ReLU(), tg.nn.Linear(4, 2))
+    x = tg.randn(5, 3, requires_grad=True)
+    loss = F_TG.cross_entropy(model(x), tg.tensor([0, 1, 1, 0, 1]))
+    names = _chain(loss)
+    loss.backward()
+    return names, [x.grad] + [p.grad for p in model.parameters()]
+
+
+def test_observed_and_anomaly_runs_build_the_same_graph():
+    """An observer or anomaly mode takes the dispatched path: same node names, same gradients."""
+    from tracegrad.viz import events
+
+    names, grads = _mlp_graph_and_grads()
+    ops = []
+    unsubscribe = events.subscribe(lambda kind, payload: ops.append(payload.get("op")) if kind == "op" else None)
+    try:
+        observed_names, observed_grads = _mlp_graph_and_grads()
+    finally:
+        unsubscribe()
+    assert observed_names == names
+    # PyTorch's graph for cross_entropy: NllLossBackward0 -> LogSoftmaxBackward0 -> the logits
+    assert names == ["NllLossBackward0", "LogSoftmaxBackward0", "AddmmBackward0", "ReluBackward0", "AddmmBackward0",
+                     "TBackward0"]
+    assert "_nn_addmm" in ops and "relu" in ops
+    assert_close(observed_grads, grads, rtol=1e-6, atol=1e-7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tg.autograd.detect_anomaly():
+            anomaly_names, anomaly_grads = _mlp_graph_and_grads()
+    assert anomaly_names == names
+    assert_close(anomaly_grads, grads, rtol=1e-6, atol=1e-7)
+
+
+def test_fused_backward_respects_in_place_modification():
+    """Saved inputs of the hand-built nodes keep PyTorch's version checks."""
+    x = tg.randn(4, 3, requires_grad=True)
+    lin = tg.nn.Linear(3, 2)
+    h = x * 1.0
+    y = lin(h)
+    with tg.no_grad():
+        h.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    logits = tg.randn(4, 3, requires_grad=True)
+    target = tg.tensor([0, 1, 2, 0])
+    loss = F_TG.cross_entropy(logits * 1.0, target)
+    target.add_(0)  # bumps the version of a saved input
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()

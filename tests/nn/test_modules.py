@@ -179,9 +179,7 @@ def test_get_submodule_parameter_buffer():
 
 
 def test_forward_missing():
-    with pytest.raises(
-        NotImplementedError, match=r'Module \[Module\] is missing the required "forward" function'
-    ):
+    with pytest.raises(NotImplementedError, match=r'Module \[Module\] is missing the required "forward" function'):
         tg.nn.Module()(1)
 
 
@@ -330,9 +328,7 @@ def test_sequential_api():
         del seq[0]
         out.append([type(m).__name__ for m in seq])
         out.append(list(seq._modules.keys()))
-        seq2 = nn.Sequential(
-            __import__("collections").OrderedDict([("first", nn.ReLU()), ("second", nn.Tanh())])
-        )
+        seq2 = nn.Sequential(__import__("collections").OrderedDict([("first", nn.ReLU()), ("second", nn.Tanh())]))
         out.append([n for n, _ in seq2.named_children()])
         out.append([type(m).__name__ for m in seq + seq2])
         return out
@@ -425,9 +421,7 @@ def test_full_backward_hook_values():
         seen = []
 
         def hook(module, grad_input, grad_output):
-            seen.append(
-                ([None if g is None else g.clone() for g in grad_input], [g.clone() for g in grad_output])
-            )
+            seen.append(([None if g is None else g.clone() for g in grad_input], [g.clone() for g in grad_output]))
             return (grad_input[0] * 3,)
 
         def pre_hook(module, grad_output):
@@ -545,9 +539,7 @@ def _compare_layer(make, x_shape, train=True, steps=1, extra_inputs=(), seed=0, 
         (lambda lib: lib.nn.Conv1d(3, 4, 3, stride=2, padding=1), (2, 3, 9)),
         (lambda lib: lib.nn.Conv2d(4, 6, 3, padding="same", groups=2, padding_mode="circular"), (2, 4, 6, 5)),
         (
-            lambda lib: lib.nn.Conv2d(
-                3, 2, (2, 3), stride=(2, 1), dilation=(1, 2), padding_mode="reflect", padding=2
-            ),
+            lambda lib: lib.nn.Conv2d(3, 2, (2, 3), stride=(2, 1), dilation=(1, 2), padding_mode="reflect", padding=2),
             (1, 3, 7, 8),
         ),
         (
@@ -823,9 +815,7 @@ def test_clip_grad_norm_matches_torch(norm_type):
 def test_clip_grad_nonfinite_error_and_value_clipping():
     p = tg.nn.Parameter(tg.ones(2))
     p.grad = tg.tensor([float("inf"), 1.0])
-    with pytest.raises(
-        RuntimeError, match="The total norm of order 2.0 for gradients from `parameters` is non-finite"
-    ):
+    with pytest.raises(RuntimeError, match="The total norm of order 2.0 for gradients from `parameters` is non-finite"):
         tg.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
     q = tg.nn.Parameter(tg.ones(3))
     q.grad = tg.tensor([-5.0, 0.5, 7.0])

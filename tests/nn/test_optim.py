@@ -264,9 +264,7 @@ def test_scheduler_step_before_optimizer_warns():
     p = tg.nn.Parameter(tg.ones(1))
     opt = tg.optim.SGD([p], lr=0.1)
     sched = tg.optim.lr_scheduler.StepLR(opt, 1)
-    with pytest.warns(
-        UserWarning, match=r"Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`"
-    ):
+    with pytest.warns(UserWarning, match=r"Detected call of `lr_scheduler.step\(\)` before `optimizer.step\(\)`"):
         sched.step()
     opt2 = tg.optim.SGD([p], lr=0.1)
     sched2 = tg.optim.lr_scheduler.ExponentialLR(opt2, 0.5)

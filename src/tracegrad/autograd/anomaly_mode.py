@@ -117,7 +117,8 @@ def _warn_trace(node) -> None:
         _warn(f"Error detected in {node.name()}. No forward pass information available. Enable detect "
               "anomaly during forward pass for more information.")
         return
-    _warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n" + "".join(stack))
+    _warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+          + "".join(stack))
     parent = meta.get("parent_")
     while parent is not None:
         pmeta = parent._metadata or {}

@@ -363,7 +363,7 @@ def _cast_grad(grad: Tensor, dtype) -> Tensor:
 
 
 def _leaf_grad_dtype(nxt, dtype):
-    """The dtype a gradient flowing into ``nxt`` is cast to: a leaf's ``grad_dtype`` when set (None: no cast)."""
+    """The dtype a gradient into ``nxt`` is cast to: a leaf's ``grad_dtype`` if set (None: no cast)."""
     if nxt.__class__ is AccumulateGrad:
         d = nxt.variable.__dict__
         if "_grad_dtype" in d:

@@ -126,8 +126,8 @@ def view_rebase_error(var: Tensor, indirect: bool = False) -> str | None:
         name = forward_cls.__name__ if forward_cls is not None else re.sub(r"Backward\d*$", "", fn.name())
     if meta in (INFERENCE_MODE, NO_GRAD_MODE) or fn is None:
         # A view of a view made in a special mode, or a view without grad_fn (so made in no_grad mode).
-        prefix = (f"Output {var._output_nr} of {name} is a view of a view which was created in" if fn is not None
-                  else "A view was created in")
+        prefix = ("A view was created in" if fn is None
+                  else f"Output {var._output_nr} of {name} is a view of a view which was created in")
         if meta == INFERENCE_MODE:
             msg = f"{prefix} inference mode and {modified} modified inplace in normal mode."
         else:

@@ -7,8 +7,8 @@ import importlib
 
 from . import creation, indexing, linalg_core, pointwise, reductions, shape, views
 
-_OPTIONAL = ("unary", "binary", "reductions_extra", "linalg", "shape_extra", "nn_ops", "random_ops", "variants",
-             "complex_ops")
+_OPTIONAL = ("unary", "binary", "reductions_extra", "linalg", "shape_extra", "nn_ops", "random_ops",
+             "variants", "complex_ops")
 
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core]
 for _name in _OPTIONAL:

@@ -15,8 +15,9 @@ from .registry import defop
 
 _REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
-_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "int16": "Short",
-          "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+          "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+          "complex128": "ComplexDouble"}
 
 
 def _name(dt: np.dtype) -> str:
@@ -43,8 +44,8 @@ view_as_real.view_changes_dtype = True
 
 def _view_as_complex_kernel(a):
     if a.dtype not in _COMPLEX_OF:
-        raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor of "
-                           f"scalar type: {_name(a.dtype)}")
+        raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor "
+                           f"of scalar type: {_name(a.dtype)}")
     if a.ndim == 0 or a.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if a.strides[-1] != a.itemsize:
@@ -63,13 +64,13 @@ view_as_complex = defop("view_as_complex(Tensor(a) self) -> Tensor(a)", _view_as
 view_as_complex.view_changes_dtype = True
 
 
-# ---- complex(real, imag) ------------------------------------------------------------------------------------
+# ---- complex(real, imag) --------------------------------------------------------------------------------
 
 
 def _complex_kernel(re, im):
     if re.dtype not in _COMPLEX_OF or im.dtype not in _COMPLEX_OF:
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {_name(re.dtype)} "
-                           f"and {_name(im.dtype)}")
+        raise RuntimeError("Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_name(re.dtype)} and {_name(im.dtype)}")
     if re.dtype != im.dtype:
         raise RuntimeError(f"Expected object of scalar type {_name(re.dtype)} but got scalar type "
                            f"{_name(im.dtype)} for second argument")
@@ -89,7 +90,8 @@ def _complex_jvp(args, outs, tangents):
     from .creation import zeros_like
 
     tr, ti = tangents
-    return _complex_op(tr if tr is not None else zeros_like(args[0]), ti if ti is not None else zeros_like(args[1]))
+    return _complex_op(tr if tr is not None else zeros_like(args[0]),
+                       ti if ti is not None else zeros_like(args[1]))
 
 
 _complex_op = defop("complex(Tensor real, Tensor imag) -> Tensor", _complex_kernel, vjp=_complex_vjp,
@@ -102,7 +104,7 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _complex_op(real, imag)
 
 
-# ---- real / imag ----------------------------------------------------------------------------------------------
+# ---- real / imag ---------------------------------------------------------------------------------------
 
 
 def real(input: Tensor) -> Tensor:

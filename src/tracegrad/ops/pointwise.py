@@ -129,13 +129,14 @@ def _sub_vjp(ctx, g):
 
 def _conj(v):
     """Complex conjugate of a saved operand (tensor or Python number); real values are returned as is."""
-    if isinstance(v, Tensor):
+    c = v.__class__
+    if c is Tensor or isinstance(v, Tensor):
         if v._data.dtype.kind != "c":
             return v
         from .unary import conj
 
         return conj(v)
-    return v.conjugate() if isinstance(v, complex) else v
+    return v.conjugate() if c is complex else v
 
 
 def _mul_vjp(ctx, g):

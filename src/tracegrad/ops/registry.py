@@ -446,8 +446,8 @@ def _save(args: tuple, outs: tuple, kind: str, idx: int):
         return SavedTensor._make(value)
     if value.__class__ in (list, tuple) and any(isinstance(v, Tensor) for v in value):
         # A Tensor?[] keeps a SavedTensor for each None too, as PyTorch's SavedVariable list does.
-        return [SavedTensor._make(v) if isinstance(v, Tensor) else SavedTensor._make_none() if v is None else v
-                for v in value]
+        return [SavedTensor._make(v) if isinstance(v, Tensor)
+                else SavedTensor._make_none() if v is None else v for v in value]
     return value
 
 

@@ -1,8 +1,9 @@
 """Shared pieces of the nn operators: the fused-op recorder, reductions, dtype checks.
 
 Fused operators (linear, cross-entropy) build their autograd node by hand on the eager fast path, so one
-call costs one kernel plus the node, exactly like a registered op. With a transform, forward-mode AD or an
-observer active they fall back to plain dispatched operators instead (``fast_path_ok``).
+call costs one kernel plus the node, exactly like a registered op. When anything special is active (an
+observer, anomaly or inference mode) they dispatch the same registered operators instead, so the graph is
+the same one; under a transform or forward-mode AD they compose standard operators (``transforms_active``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ _TYPE_NAMES = {
 def type_name(np_dtype) -> str:
     """PyTorch's scalar type name, as in its kernel errors ('Float', 'Long')."""
     return _TYPE_NAMES[np.dtype(np_dtype).name]
+
+
+def transforms_active() -> bool:
+    """A transform interpreter or a forward-AD level is active: compose standard, batchable operators."""
+    return bool(STATE.stack or STATE.fw_grad_levels)
 
 
 def fast_path_ok() -> bool:

@@ -22,7 +22,7 @@ from ..pointwise import add, mul
 from ..reductions import sum as sum_op
 from ..registry import defop, not_implemented
 from ..views import permute, reshape, t, unsqueeze
-from ._common import run_op
+from ._common import run_op, transforms_active
 
 # ---- matrix products with a transposed operand (closed under differentiation) ------------------------------
 
@@ -258,6 +258,37 @@ def _check_dtypes(x, w, b) -> None:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_type(b)} and {_type(w)}")
 
 
+def _addmm_kernel_std(b, x, mat2, beta=1, alpha=1):
+    dt = b.dtype if isinstance(b, np.ndarray) else x.dtype
+    out = np.matmul(x, mat2)
+    out += b
+    return out.astype(dt, copy=False)
+
+
+def _addmm_vjp_std(ctx, g):
+    x, mat2 = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    gb = None
+    if need[0]:
+        gb = sum_op(g, (0,), False, None) if len(ctx._in_meta[0][0]) == 1 and g._data.ndim == 2 else g
+    gx = mm_nt(g, mat2) if need[1] else None  # g @ mat2.T
+    gm = mm_tn(x, g) if need[2] else None  # x.T @ g
+    return gb, gx, gm
+
+
+# ``linear`` while something special (observer, anomaly mode) is active: the same graph as the fast path,
+# AddmmBackward0 -> TBackward0 -> weight, built from dispatched operators.
+addmm = defop(
+    "_nn_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+    _addmm_kernel_std,
+    vjp=_addmm_vjp_std,
+    saves=("mat1", "mat2"),
+    save_if={"mat1": "mat2", "mat2": "mat1"},
+    attrs=("beta", "alpha"),
+    node_name="AddmmBackward0",
+)
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``."""
     x = input._data
@@ -265,17 +296,18 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if w.ndim == 2 and x.ndim >= 1:
         if x.dtype != w.dtype or (bias is not None and bias._data.dtype != w.dtype):
             _check_dtypes(x, w, bias._data if bias is not None else None)
-        if not STATE.special:
+        if not transforms_active():
             if x.ndim == 2:
-                return _linear_2d(input, weight, bias)
+                if not STATE.special:
+                    return _linear_2d(input, weight, bias)
+                if x.shape[1] != w.shape[1]:
+                    raise _shape_error(x, w)
+                return addmm(bias, input, t(weight)) if bias is not None else mm(input, t(weight))
             lead = x.shape[:-1]
             flat = reshape(input, (-1, x.shape[-1])) if x.ndim > 1 else reshape(input, (1, x.shape[0]))
             if flat._data.shape[1] != w.shape[1]:
-                raise RuntimeError(
-                    f"mat1 and mat2 shapes cannot be multiplied ({flat._data.shape[0]}x"
-                    f"{flat._data.shape[1]} and {w.shape[1]}x{w.shape[0]})"
-                )
-            out = _linear_2d(flat, weight, bias)
+                raise _shape_error(flat._data, w)
+            out = linear(flat, weight, bias)
             return reshape(out, lead + (w.shape[0],))
     out = matmul(input, t(weight))
     return add(out, bias) if bias is not None else out

@@ -14,17 +14,15 @@ import numpy as np
 
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap
-from ...autograd.edges import gradient_edge
-from ...autograd.saved import SavedTensor
 from ..pointwise import add, div, exp, gt, lt, mul, neg, sigmoid, sub, where
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
-from ..registry import defop, not_implemented
-from ..views import reshape, unsqueeze
+from ..registry import defop
+from ..views import reshape
 from ._basic import abs as abs_op
 from ._basic import clamp_min, sign, xlogy
-from ._common import attach, check_float, fast_path_ok, make_node, new_output, run_op, type_name
-from .activation import log_softmax, softmax, softplus
+from ._common import check_float, type_name
+from .activation import log_softmax, softplus
 
 # ---- shared checks -----------------------------------------------------------------------------------------
 
@@ -204,130 +202,6 @@ def _simple_targets(x, target, weight, ignore_index) -> bool:
     return lo >= 0 and hi < x.shape[1] and not (lo <= ignore_index <= hi and (target == ignore_index).any())
 
 
-def _ce_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
-    check_float(x, "log_softmax_lastdim_kernel_impl")
-    if _simple_targets(x, target, weight, ignore_index):
-        z = x - x.max(axis=1, keepdims=True)
-        losses = np.log(np.exp(z).sum(axis=1)) - z[np.arange(x.shape[0]), target]
-        if reduction == 0:
-            return losses
-        total = losses.sum()
-        return np.asarray(total / x.shape[0] if reduction == 1 else total, dtype=x.dtype)
-    scores, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
-    z = scores - scores.max(axis=1, keepdims=True)
-    lse = np.log(np.exp(z).sum(axis=1))
-    losses = row_w * (lse - z[np.arange(safe_t.shape[0]), safe_t])
-    if reduction == 0:
-        return losses
-    total = losses.sum()
-    if reduction == 1:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(total / row_w.sum(), dtype=x.dtype)
-    return np.asarray(total, dtype=x.dtype)
-
-
-def _ce_coefficients(g, row_w: np.ndarray, reduction: int) -> np.ndarray:
-    """Per-row factor of (softmax - onehot): incoming grad times the row's class weight, over N for mean."""
-    g = np.asarray(g)
-    if reduction == 0:
-        return row_w * g
-    coef = row_w * g
-    if reduction == 1:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            coef = coef / row_w.sum()
-    return coef
-
-
-def _ce_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-100):
-    p = np.exp(x - x.max(axis=1, keepdims=True))
-    if _simple_targets(x, target, weight, ignore_index):
-        rows = np.arange(x.shape[0])
-        if reduction == 0:
-            coef = g[:, None] / p.sum(axis=1, keepdims=True)
-            p *= coef
-            p[rows, target] -= g
-            return p
-        scale = g / x.shape[0] if reduction == 1 else g  # 0-d: the gradient of the mean / the sum
-        p *= scale / p.sum(axis=1, keepdims=True)
-        p[rows, target] -= scale
-        return p
-    _, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
-    coef = _ce_coefficients(g, row_w, reduction)[:, None]
-    p *= coef / p.sum(axis=1, keepdims=True)
-    p[np.arange(safe_t.shape[0]), safe_t] -= coef[:, 0]
-    return p
-
-
-ce_backward = defop(
-    "_nn_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
-    "int reduction, "
-    "SymInt ignore_index) -> Tensor",
-    _ce_backward_kernel,
-    differentiable=("grad_output", "self"),
-    node_name="NllLossBackwardBackward0",
-)
-
-
-def _ce_grad_composed(g, x, target, weight, reduction: int, ignore_index: int):
-    """The same gradient from dispatched operators, so that it can be differentiated again."""
-    _, safe_t, row_w, n_classes = _nll_prepare(
-        x._data, target._data, weight._data if weight is not None else None, ignore_index
-    )
-    if reduction == 1:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            row_w = row_w / row_w.sum()
-    onehot = np.zeros((safe_t.shape[0], n_classes), dtype=x._data.dtype)
-    onehot[np.arange(safe_t.shape[0]), safe_t] = row_w
-    weighted = sub(mul(softmax(x, 1, False), _wrap(row_w[:, None])), _wrap(onehot))
-    if reduction == 0:
-        return mul(weighted, unsqueeze(g, 1))
-    return mul(weighted, g)
-
-
-def _ce_probs_backward_kernel(g, probs, target, reduction):
-    """(softmax - onehot) * grad from the probabilities cached by the forward (class indices, no weight)."""
-    rows = np.arange(probs.shape[0])
-    if reduction == 0:
-        out = probs * g[:, None]
-        out[rows, target] -= g
-        return out
-    scale = g / probs.shape[0] if reduction == 1 else g
-    out = probs * scale
-    out[rows, target] -= scale
-    return out
-
-
-ce_probs_backward = defop(
-    "_nn_cross_entropy_probs_backward(Tensor grad_output, Tensor probs, Tensor target, int reduction) "
-    "-> Tensor",
-    _ce_probs_backward_kernel,
-    vjp=not_implemented("_nn_cross_entropy_probs_backward"),
-    differentiable=(),
-)
-
-
-def _ce_vjp(ctx, g):
-    x, target, weight = ctx.saved_tensors
-    attrs = ctx.attrs
-    reduction, ignore_index = attrs[0], attrs[1]
-    if STATE.grad_enabled:
-        return _ce_grad_composed(g, x, target, weight, reduction, ignore_index)
-    if len(attrs) > 2:  # the fast forward cached the softmax probabilities
-        return run_op(ce_probs_backward, g, attrs[2], target, reduction)
-    return run_op(ce_backward, g, x, target, weight, reduction, ignore_index)
-
-
-cross_entropy_fused = defop(
-    "_nn_cross_entropy" + _NLL_SIG,
-    _ce_kernel,
-    vjp=_ce_vjp,
-    saves=("self", "target", "weight"),
-    attrs=("reduction", "ignore_index"),
-    differentiable=("self",),
-    node_name="NllLossBackward0",
-)
-
-
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -351,40 +225,8 @@ def cross_entropy(
         return _cross_entropy_smoothing(
             input, target, weight, reduction, ignore_index, label_smoothing, class_dim
         )
-    if x.ndim == 2 and fast_path_ok():
-        if x.dtype.kind == "f" and _simple_targets(
-            x, t, weight._data if weight is not None else None, ignore_index
-        ):
-            return _cross_entropy_fast(input, target, reduction, ignore_index)
-        return cross_entropy_fused(input, target, weight, reduction, ignore_index)
+    # Composed exactly as PyTorch does, so the graph shows LogSoftmaxBackward0 -> NllLossBackward0.
     return nll_loss(log_softmax(input, class_dim, False), target, weight, reduction, ignore_index)
-
-
-def _cross_entropy_fast(input: Tensor, target: Tensor, reduction: int, ignore_index: int) -> Tensor:
-    """The fused op's eager fast path: also caches the softmax probabilities for the backward."""
-    x, t = input._data, target._data
-    z = x - x.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    s = e.sum(axis=1, keepdims=True)
-    losses = np.log(s[:, 0]) - z[np.arange(x.shape[0]), t]
-    if reduction == 0:
-        result = losses
-    else:
-        total = losses.sum()
-        result = np.asarray(total / x.shape[0] if reduction == 1 else total, dtype=x.dtype)
-    out = new_output(result)
-    if input._rg and STATE.grad_enabled:
-        e /= s
-        saved = (SavedTensor._make(input), SavedTensor._make(target), None)
-        node = make_node(
-            cross_entropy_fused,
-            (gradient_edge(input),),
-            ((x.shape, x.dtype),),
-            saved,
-            (reduction, ignore_index, new_output(e)),
-        )
-        attach(node, out)
-    return out
 
 
 def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
