@@ -296,6 +296,13 @@ def _apply(cls, setup_ctx: bool, args: tuple, kwargs: dict):
         nondiff = ctx._tg_nondiff
         out_ids = {id(o) for i, o in enumerate(new_outputs) if isinstance(o, Tensor) and i not in nondiff}
         ctx._tg_saved = tuple(save(t, id(t) in out_ids) for t in to_save)
+        if level is not None:  # saved outputs keep their tangents (forward-over-reverse)
+            from .saved import attach_tangent
+
+            for s, t in zip(ctx._tg_saved, to_save):
+                tangent = forward_ad.get_tangent(t, level) if t is not None and id(t) in out_ids else None
+                if tangent is not None:
+                    attach_tangent(s, t, level, tangent)
     if executable and STATE.anomaly:
         from . import anomaly_mode
 

@@ -81,7 +81,7 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
                 f"Expected target size {list((x.shape[0],) + x.shape[2:])}, got {list(target.shape)}"
             )
         n_classes = x.shape[1]
-        scores = np.moveaxis(x, 1, -1).reshape(-1, n_classes)
+        scores = x if x.ndim == 2 else np.moveaxis(x, 1, -1).reshape(-1, n_classes)
         flat_t = target.reshape(-1)
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
         raise RuntimeError(
@@ -89,15 +89,18 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
             f"got weight tensor of shape: {list(weight.shape)}"
         )
     ignored = flat_t == ignore_index
-    bad = (~ignored) & ((flat_t < 0) | (flat_t >= n_classes))
-    if bad.any():
-        raise IndexError(f"Target {int(flat_t[bad][0])} is out of bounds.")
-    safe_t = np.where(ignored, 0, flat_t)
+    any_ignored = ignored.any()
+    if flat_t.size and (flat_t.min() < 0 or flat_t.max() >= n_classes):
+        bad = (~ignored) & ((flat_t < 0) | (flat_t >= n_classes))
+        if bad.any():
+            raise IndexError(f"Target {int(flat_t[bad][0])} is out of bounds.")
+    safe_t = np.where(ignored, 0, flat_t) if any_ignored else flat_t
     if weight is not None:
         row_w = weight[safe_t].astype(x.dtype, copy=True)
     else:
         row_w = np.ones(flat_t.shape, dtype=x.dtype)
-    row_w[ignored] = 0
+    if any_ignored:
+        row_w[ignored] = 0
     return scores, safe_t, row_w, n_classes
 
 
@@ -128,7 +131,7 @@ def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-1
                 coef = coef / row_w.sum()
     dense = np.zeros(scores.shape, dtype=x.dtype)
     dense[np.arange(safe_t.shape[0]), safe_t] = coef
-    if x.ndim == 1:
+    if x.ndim <= 2:
         return dense.reshape(x.shape)
     moved = dense.reshape((x.shape[0],) + x.shape[2:] + (n_classes,))
     return np.ascontiguousarray(np.moveaxis(moved, -1, 1))
