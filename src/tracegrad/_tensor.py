@@ -471,7 +471,7 @@ def _wrap(data) -> Tensor:
     t._rg = False
     t._grad_fn = None
     t._vc = None
-    if STATE.inference:
+    if STATE.special and STATE.inference:
         t._inference = True
     return t
 

@@ -270,7 +270,7 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             needed = True
         if needed:
             if (fn._tensor_pre_hooks is None and fn._retains_grad_hooks is None and fn._pre_hooks is None
-                    and fn._post_hooks is None and not state.observed and not state.anomaly):
+                    and fn._post_hooks is None and not state.special):
                 # The common case, inlined: no hooks, no observer.
                 running.append(fn)
                 try:

@@ -294,7 +294,10 @@ def _apply(cls, setup_ctx: bool, args: tuple, kwargs: dict):
     to_save = ctx.__dict__.pop("to_save", None)
     if to_save is not None and executable:
         nondiff = ctx._tg_nondiff
-        out_ids = {id(o) for i, o in enumerate(new_outputs) if isinstance(o, Tensor) and i not in nondiff}
+        # As PyTorch: an output is saved as one (unpacked with this node as grad_fn) only if this node is its
+        # grad_fn; a modified view input has its regenerated view history and is saved like an input.
+        out_ids = {id(o) for i, o in enumerate(new_outputs)
+                   if isinstance(o, Tensor) and i not in nondiff and o._grad_fn is ctx}
         ctx._tg_saved = tuple(save(t, id(t) in out_ids) for t in to_save)
         if level is not None:  # saved outputs keep their tangents (forward-over-reverse)
             from .saved import attach_tangent

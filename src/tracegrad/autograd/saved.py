@@ -7,6 +7,8 @@ tensor whose ``grad_fn`` is the node being run.
 
 from __future__ import annotations
 
+import weakref
+
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 
@@ -27,7 +29,7 @@ def type_string(t: Tensor) -> str:
     return f"torch.{_TYPE_NAMES.get(t._data.dtype.name, 'Float')}Tensor"
 
 
-_INPUT, _OUTPUT, _HOOKED, _FREED, _NONE = 0, 1, 2, 3, 4
+_INPUT, _OUTPUT, _HOOKED, _FREED, _NONE, _VIEW_OUTPUT = 0, 1, 2, 3, 4, 5
 
 
 class SavedTensor:
@@ -38,6 +40,8 @@ class SavedTensor:
     hold. Input: the tensor itself and whether it had a grad_fn. Output: its array and (output_nr,
     requires_grad). Hooked: the packed object and (unpack_fn, is_output, output_nr, requires_grad, grad_fn,
     accumulator ref). None: a saved ``None`` (an absent optional tensor), which unpacks to None forever.
+    View output: the result of an in-place op on a view; its array and (output_nr, weakref to the view's
+    grad_fn at save time).
     Under forward AD, an output's (or a hooked tensor's) tangents are appended to ``_extra`` as a dict
     level -> tangent, so the unpacked tensor carries them (an input is returned itself, with its own).
     """
@@ -72,6 +76,21 @@ class SavedTensor:
         return self
 
     @classmethod
+    def _make_inplace_view_output(cls, tensor: Tensor) -> SavedTensor:
+        """The output of an in-place op on a view (PyTorch's ``is_inplace_on_view``): it unpacks with the view's
+        grad_fn at save time (held weakly: it leads back to this node through CopySlices), never with the
+        in-place node itself, which only its CopySlices may run."""
+        self = cls._make(tensor, True)
+        fn = tensor._grad_fn
+        ref = weakref.ref(fn) if fn is not None else None
+        if self._kind == _OUTPUT:
+            self._kind = _VIEW_OUTPUT
+            self._extra = (tensor._output_nr, ref)
+        else:  # hooked: the grad_fn slot of an output holds the weak reference
+            self._extra = self._extra[:4] + (ref,) + self._extra[5:]
+        return self
+
+    @classmethod
     def _make_none(cls) -> SavedTensor:
         self = _new_saved(cls)
         self._kind = _NONE
@@ -99,7 +118,7 @@ class SavedTensor:
                        None if is_output else tensor._grad_fn, None if is_output else tensor._acc_ref)
         if tensor._fw_grads:
             self._extra += (dict(tensor._fw_grads),)
-        if STATE.observed:
+        if STATE.special and STATE.observed:
             from ..viz import events
 
             events.emit("saved_packed", tensor=tensor)
@@ -124,11 +143,14 @@ class SavedTensor:
             self._pack(pack_hook, unpack_hook, self._ref, False)
         else:
             extra = self._extra
+            view = self._kind == _VIEW_OUTPUT
             original = self._detached()
-            original._output_nr, original._rg = extra[0], extra[1]
+            original._output_nr, original._rg = extra[0], True if view else extra[1]
             if len(extra) > 2:
                 original.__dict__["_fw_grads"] = extra[2]
             self._pack(pack_hook, unpack_hook, original, True)
+            if view:
+                self._extra = self._extra[:4] + (extra[1],) + self._extra[5:]
 
     @property
     def data(self):
@@ -180,6 +202,22 @@ class SavedTensor:
             return self._unpack_with_hooks(node)
         if kind == _NONE:
             return None
+        if kind == _VIEW_OUTPUT:
+            out = _wrap(self._ref)
+            out._vc = self._vc
+            extra = self._extra
+            fn = extra[1]() if extra[1] is not None else None
+            out._rg = True
+            if fn is not None:
+                out._grad_fn = fn
+                out._output_nr = extra[0]
+            else:
+                out._grad_fn = node
+            if self._vc[0] != self._version:
+                self._version_error(out, node)
+            if len(extra) > 2:
+                _restore_tangents(out, extra[2])
+            return out
         raise RuntimeError(FREED_MESSAGE)
 
     def _unpack_with_hooks(self, node) -> Tensor:
@@ -191,8 +229,8 @@ class SavedTensor:
         if not isinstance(result, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(result).__name__}")
-        if is_output:
-            grad_fn = node
+        if is_output:  # the node itself, or the weakly held grad_fn of an in-place-modified view
+            grad_fn = (grad_fn() if grad_fn is not None else None) or node
         if not rg and not result._rg and not fw:
             return result  # nothing to attach: PyTorch hands back the hook's result itself
         out = _wrap(result._data)
@@ -239,7 +277,7 @@ class SavedTensor:
     def data_nbytes(self) -> int:
         if self._kind == _INPUT:
             return self._ref._data.nbytes
-        if self._kind == _OUTPUT:
+        if self._kind == _OUTPUT or self._kind == _VIEW_OUTPUT:
             return self._ref.nbytes
         return 0
 
@@ -263,7 +301,7 @@ def attach_tangent(saved, out: Tensor, level: int, tangent: Tensor) -> None:
     if saved.__class__ is not SavedTensor:
         return
     kind, extra = saved._kind, saved._extra
-    if kind == _OUTPUT:
+    if kind == _OUTPUT or kind == _VIEW_OUTPUT:
         if saved._ref is not out._data or extra[0] != out._output_nr:
             return
         base, n = extra[:2], 2

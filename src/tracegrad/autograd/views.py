@@ -202,6 +202,10 @@ class CopySlices(Node):
         grad = grads[0]
         if grad is None:
             return [None] * len(self._edges)
+        if self.fn is None:
+            from .saved import FREED_MESSAGE
+
+            raise RuntimeError(FREED_MESSAGE)
         result = F.copy_to_new(grad)
         if self._replay is not None:
             grad_slice = replay_views(result, self._replay)
@@ -217,7 +221,9 @@ class CopySlices(Node):
         return [result] + res[1:]
 
     def release_variables(self) -> None:
-        self.fn.release_variables()
+        # As PyTorch, drop the in-place node rather than its saved values: a double-backward graph built
+        # through this node's gradient may still run that node directly.
+        self.fn = None
 
     @property
     def next_functions(self) -> tuple:

@@ -239,9 +239,11 @@ neg_ = defop("neg_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_neg_kernel),
 
 # ---- unary math (the core set; more live in unary.py) ----------------------------------------------------
 
+# Complex inputs: a holomorphic function's gradient is grad * conj(f'(x)) (PyTorch's convention).
+
 def _exp_vjp(ctx, g):
     (result,) = ctx.saved_tensors
-    return g * result
+    return g * (result if result._data.dtype.kind != "c" else _conj(result))
 
 
 exp, exp_ = unary_float("exp", np.exp, _exp_vjp, saves=("result",),
@@ -250,7 +252,7 @@ exp, exp_ = unary_float("exp", np.exp, _exp_vjp, saves=("result",),
 
 def _log_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    return g / x
+    return g / (x if x._data.dtype.kind != "c" else _conj(x))
 
 
 log, log_ = unary_float("log", np.log, _log_vjp, jvp=lambda args, outs, ts: div(ts[0], args[0]))
@@ -258,12 +260,14 @@ log, log_ = unary_float("log", np.log, _log_vjp, jvp=lambda args, outs, ts: div(
 
 def _sin_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    return g * cos(x)
+    d = cos(x)
+    return g * (d if d._data.dtype.kind != "c" else _conj(d))
 
 
 def _cos_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    return -(g * sin(x))
+    d = sin(x)
+    return -(g * (d if d._data.dtype.kind != "c" else _conj(d)))
 
 
 sin, sin_ = unary_float("sin", np.sin, _sin_vjp, jvp=lambda args, outs, ts: mul(ts[0], cos(args[0])))
@@ -276,7 +280,8 @@ def _tanh_vjp(ctx, g):
 
 
 def _tanh_backward_kernel(g, y):
-    return g * (1 - y * y)
+    d = 1 - y * y
+    return g * (d if d.dtype.kind != "c" else np.conj(d))
 
 
 def _tanh_backward_vjp(ctx, gg):
@@ -295,7 +300,7 @@ tanh, tanh_ = unary_float("tanh", np.tanh, _tanh_vjp, saves=("result",),
 
 def _sqrt_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return g / (y * 2)
+    return g / ((y if y._data.dtype.kind != "c" else _conj(y)) * 2)
 
 
 sqrt, sqrt_ = unary_float("sqrt", np.sqrt, _sqrt_vjp, saves=("result",),
@@ -304,6 +309,8 @@ sqrt, sqrt_ = unary_float("sqrt", np.sqrt, _sqrt_vjp, saves=("result",),
 
 def _sigmoid_kernel(a):
     a = to_floating(a)
+    if a.dtype.kind == "c":
+        return 1 / (1 + np.exp(-a))
     return np.where(a >= 0, 1 / (1 + np.exp(-np.abs(a))), np.exp(-np.abs(a)) / (1 + np.exp(-np.abs(a)))).astype(
         a.dtype, copy=False)
 
@@ -314,7 +321,8 @@ def _sigmoid_vjp(ctx, g):
 
 
 def _sigmoid_backward_kernel(g, y):
-    return g * y * (1 - y)
+    d = y * (1 - y)
+    return g * (d if d.dtype.kind != "c" else np.conj(d))
 
 
 def _sigmoid_backward_vjp(ctx, gg):

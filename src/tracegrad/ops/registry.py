@@ -186,7 +186,7 @@ class OpDef:
     # ---- calling ------------------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if STATE.stack:
+        if STATE.special and STATE.stack:
             from ..dispatch import dispatch
 
             return dispatch(self, args, kwargs)
@@ -278,14 +278,14 @@ class OpDef:
             out._rg = False
             out._grad_fn = None
             out._vc = None
-            if STATE.inference:
+            if STATE.special and STATE.inference:
                 out._inference = True
             outs = (out,)
             if self.is_view:
                 _views.make_view(out, args[0], self, args, 0)
             if record:
                 self._record(args, outs)
-            if STATE.observed:
+            if STATE.special and STATE.observed:
                 _emit_op(self, args, outs)
             return out
         outs = tuple(_wrap(r) if self.returns_list or self.returns_tensor[k] else r
@@ -295,7 +295,7 @@ class OpDef:
                 _views.make_view(o, args[0], self, args, k)
         if record:
             self._record(args, tuple(o for o in outs if o.__class__ is Tensor))
-        if STATE.observed:
+        if STATE.special and STATE.observed:
             _emit_op(self, args, outs)
         return list(outs) if self.returns_list else _return_tuple(self, outs)
 
@@ -327,11 +327,11 @@ class OpDef:
                 node._saved = tuple(
                     _save_inplace(args, target, original, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
                     for (kind, idx), cond in zip(self.save_spec, self.save_conditions))
-            if STATE.anomaly:
+            if STATE.special and STATE.anomaly:
                 from ..autograd import anomaly_mode
 
                 anomaly_mode.record_forward_trace(node)
-        if STATE.observed:
+        if STATE.special and STATE.observed:
             _emit_op(self, args, (target,))
         return target
 
@@ -374,7 +374,7 @@ class OpDef:
         if self.save_spec:
             node._saved = tuple([_save(args, outs, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
                                  for (kind, idx), cond in zip(self.save_spec, self.save_conditions)])
-        if STATE.anomaly:
+        if STATE.special and STATE.anomaly:
             from ..autograd import anomaly_mode
 
             anomaly_mode.record_forward_trace(node)
@@ -422,6 +422,8 @@ def _attr_value(args: tuple, slot):
 
 def _save_inplace(args: tuple, target: Tensor, original, kind: str, idx: int):
     if kind == "out":
+        if target._base is not None:
+            return SavedTensor._make_inplace_view_output(target)
         return SavedTensor._make(target, is_output=True)
     if idx == 0:
         return SavedTensor._make(original)

@@ -282,7 +282,10 @@ def narrow(t, dim: int, start, length: int):
 
 
 def _diagonal_kernel(a, offset=0, dim1=0, dim2=1):
-    return np.diagonal(a, offset, wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim))
+    out = np.diagonal(a, offset, wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim))
+    if a.flags.writeable:
+        out.flags.writeable = True  # NumPy hands out a read-only view; PyTorch's diagonal can be written to
+    return out
 
 
 def _diagonal_vjp(ctx, g):
