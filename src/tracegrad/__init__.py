@@ -5,32 +5,111 @@
 
 from __future__ import annotations
 
-from . import _tensor_methods, ops
+from . import _tensor_methods, autograd, ops
+from ._factories import (
+    Generator,
+    arange,
+    as_tensor,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    get_rng_state,
+    initial_seed,
+    linspace,
+    logspace,
+    manual_seed,
+    ones,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_rng_state,
+    tensor,
+    zeros,
+)
+from ._factories import default_generator as default_generator
 from ._state import STATE as _STATE
 from ._tensor import Tensor
-from ._factories import (Generator, arange, as_tensor, empty, eye, from_numpy, full, get_rng_state, initial_seed,
-                         linspace, logspace, manual_seed, ones, rand, rand_like, randint, randint_like, randn,
-                         randn_like, randperm, seed, set_rng_state, tensor, zeros)
-from ._factories import default_generator as default_generator
 from ._tensor_str import set_printoptions
-from .backend.device import device
-from .backend.dtypes import (bool_ as bool, complex64, complex128, dtype, float16, float32, float64,
-                             get_default_dtype, int8, int16, int32, int64, set_default_dtype, uint8)
-from .size import Size
-from . import autograd
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
-from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
-from .ops.creation import empty_like, full_like, ones_like, zeros_like, clone, detach
-from .ops.pointwise import (add, cos, div, eq, exp, ge, gt, le, log, logical_and, logical_not, logical_or,
-                            logical_xor, lt, mul, ne, neg, pow, rsub, sigmoid, sin, sqrt, sub, tanh, where)
+from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
+from .backend.device import device
+from .backend.dtypes import bool_ as bool
+from .backend.dtypes import (
+    complex64,
+    complex128,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    set_default_dtype,
+    uint8,
+)
+from .ops.creation import clone, detach, empty_like, full_like, ones_like, zeros_like
+from .ops.indexing import index_put, take
+from .ops.linalg_core import matmul, mm
+from .ops.pointwise import (
+    add,
+    cos,
+    div,
+    eq,
+    exp,
+    ge,
+    gt,
+    le,
+    log,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    mul,
+    ne,
+    neg,
+    pow,
+    rsub,
+    sigmoid,
+    sin,
+    sqrt,
+    sub,
+    tanh,
+    where,
+)
 from .ops.reductions import mean, sum
 from .ops.shape import cat, stack
-from .ops.views import (chunk, diagonal, flatten, movedim, narrow, permute, reshape, select, split, squeeze, t,
-                        transpose, unbind, unsqueeze, as_strided, select_scatter, slice_scatter, diagonal_scatter,
-                        as_strided_scatter)
-from .ops.linalg_core import matmul, mm
-from .ops.indexing import index_put, take
+from .ops.views import (
+    as_strided,
+    as_strided_scatter,
+    chunk,
+    diagonal,
+    diagonal_scatter,
+    flatten,
+    movedim,
+    narrow,
+    permute,
+    reshape,
+    select,
+    select_scatter,
+    slice_scatter,
+    split,
+    squeeze,
+    t,
+    transpose,
+    unbind,
+    unsqueeze,
+)
+from .size import Size
 
 moveaxis, swapaxes, swapdims = movedim, transpose, transpose
 half, float, double, long, short, cdouble, cfloat = float16, float32, float64, int64, int16, complex128, complex64
@@ -59,16 +138,16 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-def numel(t: Tensor) -> int:
-    return t.numel()
+def numel(input: Tensor) -> int:  # noqa: A002 - PyTorch's parameter name
+    return input.numel()
 
 
-def is_floating_point(t: Tensor) -> bool:
-    return t.is_floating_point()
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    return input.is_floating_point()
 
 
-def is_complex(t: Tensor) -> bool:
-    return t.is_complex()
+def is_complex(input: Tensor) -> bool:  # noqa: A002
+    return input.is_complex()
 
 
 def _optional(name: str):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from . import _autograd
 from ..autograd import engine as _engine
 from ..autograd.graph import _will_engine_execute_node
+from . import _autograd
 
 __all__ = ["_autograd", "_will_engine_execute_node", "_current_graph_task_id", "_current_graph_task_execution_order",
            "_current_autograd_node", "_set_grad_enabled", "_get_tracing_state"]

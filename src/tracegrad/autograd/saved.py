@@ -301,7 +301,7 @@ def attach_tangent(saved, out: Tensor, level: int, tangent: Tensor) -> None:
     if saved.__class__ is not SavedTensor:
         return
     kind, extra = saved._kind, saved._extra
-    if kind == _OUTPUT or kind == _VIEW_OUTPUT:
+    if kind in (_OUTPUT, _VIEW_OUTPUT):
         if saved._ref is not out._data or extra[0] != out._output_nr:
             return
         base, n = extra[:2], 2

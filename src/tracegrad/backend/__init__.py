@@ -8,7 +8,8 @@ from . import cupy_backend, numpy_backend
 from .device import CPU, as_device, device
 from .dtypes import dtype
 
-__all__ = ["array_module", "device_of", "device", "dtype", "CPU", "as_device", "cuda_available"]
+__all__ = ["numpy_backend", "cupy_backend", "array_module", "device_of", "device", "dtype", "CPU", "as_device",
+           "cuda_available"]
 
 
 def array_module(array):

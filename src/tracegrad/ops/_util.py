@@ -77,9 +77,8 @@ def binary_dtype(a, b) -> np.dtype:
         elif b.__class__ is float:
             if ad.kind in "fc":
                 return ad
-        elif b.__class__ is int:
-            if ad.kind in "iufc":
-                return ad
+        elif b.__class__ is int and ad.kind in "iufc":
+            return ad
     return result_dtype(a, b)
 
 

@@ -35,7 +35,8 @@ _detach_op = defop("detach(Tensor(a) self) -> Tensor(a)", lambda a: a)
 
 def detach_(t: Tensor) -> Tensor:
     if t._base is not None:
-        raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+        raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                           "DistributedDataParallel "
                            "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of "
                            "DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, "
                            "please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the "

@@ -163,10 +163,6 @@ take = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, vjp=_tak
 
 # ---- Python indexing ---------------------------------------------------------------------------------------------
 
-def _is_advanced(k) -> bool:
-    return isinstance(k, (Tensor, np.ndarray, list)) or (isinstance(k, tuple))
-
-
 def _split_key(key):
     if not isinstance(key, tuple):
         key = (key,)
@@ -175,7 +171,8 @@ def _split_key(key):
 
 def _apply_basic(t: Tensor, key: tuple):
     """Apply ints/slices/None/Ellipsis as views; return the view and the per-dim advanced index list."""
-    from .views import select, slice as slice_op, unsqueeze
+    from .views import select, unsqueeze
+    from .views import slice as slice_op
 
     n_consumed = builtins.sum(1 if not (k is None or k is Ellipsis or isinstance(k, bool)) else 0 for k in key)
     for k in key:

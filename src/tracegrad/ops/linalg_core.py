@@ -30,7 +30,7 @@ def _matmul_kernel(a, b):
 
 
 def _matmul_vjp(ctx, g):
-    from .views import transpose, unsqueeze, squeeze
+    from .views import squeeze, transpose, unsqueeze
 
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad

@@ -256,10 +256,9 @@ class OpDef:
         if STATE.grad_enabled:
             for i in self.rg_idx:
                 a = args[i]
-                if a.__class__ is Tensor or isinstance(a, Tensor):
-                    if a._rg:
-                        requires_grad = True
-                        break
+                if (a.__class__ is Tensor or isinstance(a, Tensor)) and a._rg:
+                    requires_grad = True
+                    break
             for i in self.rg_list_idx:
                 for t in args[i] or ():
                     if isinstance(t, Tensor) and t._rg:

@@ -63,7 +63,8 @@ def _stack_kernel(tensors, dim=0):
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, a in enumerate(arrays):
         if a.shape != arrays[0].shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(arrays[0].shape)} at entry 0 "
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(arrays[0].shape)} at "
+                               "entry 0 "
                                f"and {list(a.shape)} at entry {i}")
     d = wrap_dim(dim, arrays[0].ndim + 1)
     dt = result_dtype(*arrays)
@@ -100,7 +101,8 @@ def _unfold_backward_vjp(ctx, g):
     return g.unfold(dim, size, step)
 
 
-unfold_backward_op = defop("unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor",
+unfold_backward_op = defop("unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) "
+                           "-> Tensor",
                            _unfold_backward_kernel, vjp=_unfold_backward_vjp,
                            attrs=("input_sizes", "dim", "size", "step"))
 

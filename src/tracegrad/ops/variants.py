@@ -43,8 +43,8 @@ def write_out(op, bound: tuple, out):
 
 
 def _store(dst: Tensor, src: Tensor) -> None:
-    from .pointwise import _can_cast_like_torch, _torch_type_name
     from ..backend.dtypes import from_numpy_dtype
+    from .pointwise import _can_cast_like_torch, _torch_type_name
 
     data = src._data
     if data.dtype != dst._data.dtype and not _can_cast_like_torch(data.dtype, dst._data.dtype):

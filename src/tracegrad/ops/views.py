@@ -264,7 +264,8 @@ def _slice_vjp(ctx, g):
     return slice_scatter(_zeros(ctx.input_shapes[0], g), g, dim, start, end, step)
 
 
-slice = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+slice = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
+              "-> Tensor(a)",
               _slice_kernel, vjp=_slice_vjp, attrs=("dim", "start", "end", "step"),
               inverse=lambda base, src, dim=0, start=None, end=None, step=1: slice_scatter(base, src, dim, start, end,
                                                                                            step))
@@ -314,11 +315,12 @@ def _as_strided_vjp(ctx, g):
     return as_strided_scatter(_zeros(ctx.input_shapes[0], g), g, size, stride, offset)
 
 
-as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
+                   "-> Tensor(a)",
                    _as_strided_kernel, vjp=_as_strided_vjp, attrs=("size", "stride", "storage_offset"))
 
 
-# ---- multi-output views -----------------------------------------------------------------------------------------------
+# ---- multi-output views ---------------------------------------------------------------------------------
 
 def _unbind_kernel(a, dim=0):
     d = wrap_dim(dim, a.ndim)
