@@ -85,7 +85,7 @@ def install() -> None:
 
     from .ops import linalg_core
 
-    T.__matmul__ = _binary_method(linalg_core.matmul)
+    T.__matmul__ = linalg_core.matmul.dunder
     T.__rmatmul__ = _binary_method(linalg_core.matmul, reflected=True)
 
     # core methods

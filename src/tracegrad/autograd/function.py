@@ -25,7 +25,7 @@ from .._tensor import Tensor, _wrap
 from . import views as _views
 from .edges import NO_EDGE, gradient_edge
 from .node import Error, Node
-from .saved import FREED_MESSAGE, save
+from .saved import FREED_MESSAGE, SavedTensor, save
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "FunctionMeta", "InplaceFunction",
            "NestedIOFunction",
@@ -294,11 +294,16 @@ def _apply(cls, setup_ctx: bool, args: tuple, kwargs: dict):
     to_save = ctx.__dict__.pop("to_save", None)
     if to_save is not None and executable:
         nondiff = ctx._tg_nondiff
-        # As PyTorch: an output is saved as one (unpacked with this node as grad_fn) only if this node is its
-        # grad_fn; a modified view input has its regenerated view history and is saved like an input.
+        # As PyTorch: an output whose grad_fn is this node unpacks with it; a modified view input (its history
+        # is its regenerated view node, over CopySlices and this node) is saved as an in-place-on-view output,
+        # holding that history weakly so no reference cycle runs through the saved tensor.
         out_ids = {id(o) for i, o in enumerate(new_outputs)
                    if isinstance(o, Tensor) and i not in nondiff and o._grad_fn is ctx}
-        ctx._tg_saved = tuple(save(t, id(t) in out_ids) for t in to_save)
+        view_ids = {id(o) for o in new_outputs
+                    if isinstance(o, Tensor) and id(o) in info.dirty_ids and o._base is not None
+                    and o._grad_fn is not ctx}
+        ctx._tg_saved = tuple(SavedTensor._make_inplace_view_output(t) if id(t) in view_ids
+                              else save(t, id(t) in out_ids) for t in to_save)
         if level is not None:  # saved outputs keep their tangents (forward-over-reverse)
             from .saved import attach_tangent
 

@@ -142,7 +142,13 @@ def binary(op, dunder: bool = False):
             direct = False
         else:
             return slow(a, b)
-        data = ufunc(ad, bd) if direct else kernel(ad, bd, *trailing)
+        if direct:
+            try:
+                data = ufunc(ad, bd)
+            except ValueError:  # let the kernel raise PyTorch's error (e.g. mismatched shapes)
+                data = kernel(ad, bd, *trailing)
+        else:
+            data = kernel(ad, bd, *trailing)
         if data.__class__ is not _ndarray:
             data = _asarray(data)
         out = _new(Tensor)

@@ -32,30 +32,36 @@ def _matmul_kernel(a, b):
 def _matmul_vjp(ctx, g):
     from .views import squeeze, transpose, unsqueeze
 
-    a, b = ctx.saved_tensors
+    a, b = ctx.saved_tensors  # each is saved only if the other operand needs a gradient
     need = ctx.needs_input_grad
+    a_nd, b_nd = len(ctx.input_shapes[0] or ()), len(ctx.input_shapes[1] or ())
+    if a is not None:
+        a_nd = a.ndim
+    if b is not None:
+        b_nd = b.ndim
     ga = gb = None
-    a_nd, b_nd = a.ndim, b.ndim
-    a2 = unsqueeze(a, 0) if a_nd == 1 else a
-    b2 = unsqueeze(b, -1) if b_nd == 1 else b
     g2 = g
     if a_nd == 1:
         g2 = unsqueeze(g2, -2)
     if b_nd == 1:
         g2 = unsqueeze(g2, -1)
     if need[0]:
+        b2 = unsqueeze(b, -1) if b_nd == 1 else b
         ga = matmul(g2, transpose(b2, -1, -2))
         if a_nd == 1:
             ga = squeeze(ga, [-2]) if ga.ndim > 1 else ga
     if need[1]:
+        a2 = unsqueeze(a, 0) if a_nd == 1 else a
         gb = matmul(transpose(a2, -1, -2), g2)
         if b_nd == 1:
             gb = squeeze(gb, [-1])
     return ga, gb
 
 
+# Each operand is saved only when the other one needs a gradient; both take the binary fast path.
 matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", _matmul_kernel, vjp=_matmul_vjp,
-               saves=("self", "other"), jvp=lambda args, outs, ts: product_rule(args, ts, matmul))
+               saves=("self", "other"), save_if={"self": "other", "other": "self"}, fast="binary", ufunc=np.matmul,
+               jvp=lambda args, outs, ts: product_rule(args, ts, matmul))
 
 
 def _mm_kernel(a, b):
@@ -75,4 +81,5 @@ def _mm_vjp(ctx, g):
 
 
 mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, vjp=_mm_vjp, saves=("self", "mat2"),
+           save_if={"self": "mat2", "mat2": "self"}, fast="binary",
            jvp=lambda args, outs, ts: product_rule(args, ts, mm))
