@@ -372,7 +372,10 @@ def refresh_view_grad_fn(view: Tensor) -> None:
     """Regenerate a view's ``grad_fn`` if its base was modified in place since it was made (PyTorch's
     ``VariableHooks::grad_fn``); a view with a special creation meta may not be regenerated."""
     vc = view._vc
-    if vc is None or vc[0] == view._view_version:
+    stale = vc is not None and vc[0] != view._view_version
+    # A view made before its base required grad (``requires_grad_()`` on the base) requires grad through it.
+    orphan = not view._rg and view._base._rg and view._creation_meta == DEFAULT
+    if not stale and not orphan:
         return
     if view._grad_fn is None and not view._base._rg:
         return

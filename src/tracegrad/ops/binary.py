@@ -204,15 +204,19 @@ _div_mode, _div_mode_ = _pair("div.Tensor_mode(Tensor self, Tensor other, *, str
                               attrs=("rounding_mode",), node_name="DivBackward2", jvp=_div_mode_jvp)
 
 
-def div(input: Tensor, other, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:
+# PyTorch picks the ``div.Tensor_mode`` overload (DivBackward2) whenever rounding_mode is passed, even as None.
+_NOT_GIVEN = object()
+
+
+def div(input: Tensor, other, *, rounding_mode=_NOT_GIVEN, out: Tensor | None = None) -> Tensor:
     """True division, or rounded toward zero (``'trunc'``) or down (``'floor'``)."""
-    if rounding_mode is None:
+    if rounding_mode is _NOT_GIVEN:
         return call(_pw.div, out, input, other)
     return call(_div_mode, out, input, other, rounding_mode=rounding_mode)
 
 
-def div_(self: Tensor, other, *, rounding_mode: str | None = None) -> Tensor:
-    if rounding_mode is None:
+def div_(self: Tensor, other, *, rounding_mode=_NOT_GIVEN) -> Tensor:
+    if rounding_mode is _NOT_GIVEN:
         return _pw.div_(self, other)
     return _div_mode_(self, other, rounding_mode=rounding_mode)
 

@@ -75,7 +75,7 @@ def unary(op):
         out._data = data
         out._grad_fn = None
         out._vc = None
-        if a._rg and state.grad_enabled and data.dtype.kind in "fc":
+        if (a._rg or (a._base is not None and a._base._rg)) and state.grad_enabled and data.dtype.kind in "fc":
             node = _new(node_class)
             node._seq = next_sequence_nr()
             node._edges = (_edge(a),)
@@ -129,7 +129,7 @@ def binary(op, dunder: bool = False):
             if scalar_other:
                 return slow(a, b)
             bd = b._data
-            brg = b._rg
+            brg = b._rg or (b._base is not None and b._base._rg)
             # Same float dtypes: NumPy's ufunc gives PyTorch's result dtype (integer division does not).
             direct = ufunc is not None and ad.dtype is bd.dtype and ad.dtype.kind == "f"
         elif bc is float:
@@ -155,12 +155,13 @@ def binary(op, dunder: bool = False):
         out._data = data
         out._grad_fn = None
         out._vc = None
-        if (a._rg or brg) and state.grad_enabled and data.dtype.kind in "fc":
+        arg = a._rg or (a._base is not None and a._base._rg)
+        if (arg or brg) and state.grad_enabled and data.dtype.kind in "fc":
             node = _new(node_class)
             node._seq = next_sequence_nr()
             if brg:
-                node._edges = (_edge(a) if a._rg else NO_EDGE, _edge(b))
-                node._in_meta = ((ad.shape, ad.dtype) if a._rg else None, (bd.shape, bd.dtype))
+                node._edges = (_edge(a) if arg else NO_EDGE, _edge(b))
+                node._in_meta = ((ad.shape, ad.dtype) if arg else None, (bd.shape, bd.dtype))
             elif scalar_other:
                 node._edges = (_edge(a),)
                 node._in_meta = ((ad.shape, ad.dtype),)

@@ -256,12 +256,13 @@ class OpDef:
         if STATE.grad_enabled:
             for i in self.rg_idx:
                 a = args[i]
-                if (a.__class__ is Tensor or isinstance(a, Tensor)) and a._rg:
+                if (a.__class__ is Tensor or isinstance(a, Tensor)) and (
+                        a._rg or (a._base is not None and a._base._rg)):
                     requires_grad = True
                     break
             for i in self.rg_list_idx:
                 for t in args[i] or ():
-                    if isinstance(t, Tensor) and t._rg:
+                    if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg)):
                         requires_grad = True
         record = requires_grad and STATE.grad_enabled
         if self.is_inplace:
@@ -389,7 +390,7 @@ class BinaryPointwiseOp(OpDef):
 
 
 def _edge(t: Tensor) -> tuple:
-    if not t._rg:
+    if not t._rg and (t._base is None or not t._base._rg):
         return NO_EDGE
     fn = t._grad_fn
     if fn is None or t._base is not None:
@@ -430,7 +431,7 @@ def _save_inplace(args: tuple, target: Tensor, original, kind: str, idx: int):
 
 
 def _append_edge(t, edges: list, meta: list) -> None:
-    if isinstance(t, Tensor) and t._rg:
+    if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg)):
         edges.append(gradient_edge(t))
         meta.append((t._data.shape, t._data.dtype))
     else:
