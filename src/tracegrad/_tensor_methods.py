@@ -178,7 +178,7 @@ def _reciprocal_times(self, other):
 
 
 def _as_method(fn):
-    if isinstance(fn, type(_as_method)) or isinstance(fn, (staticmethod, classmethod)):
+    if isinstance(fn, (type(_as_method), staticmethod, classmethod)):
         return fn
 
     def method(self, *args, **kwargs):
@@ -213,8 +213,8 @@ def _inplace_view(view_fn):
 # ---- shape methods accepting varargs --------------------------------------------------------------------------------
 
 def _view_method(self, *shape):
-    from .ops import views
     from .backend.dtypes import dtype
+    from .ops import views
 
     if len(shape) == 1 and isinstance(shape[0], dtype):
         raise NotImplementedError("Tensor.view(dtype) is not supported")
@@ -266,7 +266,7 @@ def _contiguous(self, memory_format=None):
     return creation.clone(self)
 
 
-# ---- dtype / device conversion ----------------------------------------------------------------------------------------
+# ---- dtype / device conversion ---------------------------------------------------------------------------------
 
 def _to(self, *args, **kwargs):
     from .backend.device import device as device_cls
@@ -365,7 +365,7 @@ def _new_zeros_any(self, *size, dtype=None, requires_grad=False, **kw):
     return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
-# ---- autograd methods ---------------------------------------------------------------------------------------------------
+# ---- autograd methods ------------------------------------------------------------------------------------------
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     from .autograd import api

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import importlib
 
-from . import anomaly_mode, graph, grad_mode
+from . import anomaly_mode, grad_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .api import backward, grad
-from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .grad_mode import (
+    _unsafe_preserve_version_counter,  # noqa: F401
+    enable_grad,
+    inference_mode,
+    no_grad,
+    set_grad_enabled,
+)
 from .saved import SavedTensor
-from .grad_mode import _unsafe_preserve_version_counter  # noqa: F401
 from .variable import Variable, set_multithreading_enabled
 from .views import _force_original_view_tracking, is_view_replay_enabled  # noqa: F401
 

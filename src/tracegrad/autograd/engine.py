@@ -545,10 +545,7 @@ def _reduce_to_shape(fn: Node, i: int, g: Tensor, shape: tuple) -> Tensor:
 def _expandable(shape: tuple, target: tuple) -> bool:
     if len(shape) > len(target):
         return False
-    for s, t in zip(reversed(shape), reversed(target)):
-        if s != t and s != 1:
-            return False
-    return True
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
 
 
 def is_accumulate_grad(fn) -> bool:

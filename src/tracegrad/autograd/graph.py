@@ -10,16 +10,16 @@ from typing import NamedTuple
 from .._state import STATE
 from .._tensor import Tensor
 from . import engine
+from . import node as _node
 from .accumulate import AccumulateGrad
 from .edges import gradient_edge
-from . import node as _node
 from .node import RemovableHandle
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks",
            "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook"]
 
 
-class Node(abc.ABC):
+class Node(abc.ABC):  # noqa: B024 - a virtual base: membership comes from __subclasshook__
     """Virtual base class of every backward node: ``isinstance(t.grad_fn, Node)`` holds, although the node
     classes do not inherit from it (as in PyTorch, where nodes are C++ objects)."""
 
