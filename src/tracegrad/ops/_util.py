@@ -99,3 +99,29 @@ def sum_to_shape(a: np.ndarray, shape: tuple) -> np.ndarray:
     if lead:
         out = out.reshape(out.shape[lead:])
     return np.array(out.reshape(shape), order="C")  # (ascontiguousarray would turn 0-d into 1-d)
+
+
+def broadcast_mismatch(shapes: list[tuple]) -> RuntimeError | None:
+    """PyTorch's error for shapes that do not broadcast ("The size of tensor a (3) must match ..."),
+    or None when they do."""
+    if len(shapes) < 2:
+        return None
+    a, b = shapes[0], shapes[1]
+    ndim = builtins.max(len(a), len(b))
+    for offset in range(1, ndim + 1):
+        sa = a[-offset] if offset <= len(a) else 1
+        sb = b[-offset] if offset <= len(b) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            return RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                                f"non-singleton dimension {ndim - offset}")
+    return None
+
+
+def translate_value_error(exc: ValueError, operands) -> Exception:
+    """NumPy's broadcasting ValueError in PyTorch's words; other errors unchanged."""
+    if "broadcast" in str(exc):
+        shapes = [np.shape(x) for x in operands if isinstance(x, np.ndarray)]
+        error = broadcast_mismatch(shapes)
+        if error is not None:
+            return error
+    return exc

@@ -16,6 +16,7 @@ from .._state import STATE, next_sequence_nr
 from .._tensor import Tensor, _new
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.saved import SavedTensor
+from ._util import translate_value_error
 
 _ndarray = np.ndarray
 _asarray = np.asarray
@@ -142,13 +143,16 @@ def binary(op, dunder: bool = False):
             direct = False
         else:
             return slow(a, b)
-        if direct:
-            try:
-                data = ufunc(ad, bd)
-            except ValueError:  # let the kernel raise PyTorch's error (e.g. mismatched shapes)
-                data = kernel(ad, bd, *trailing)
-        else:
-            data = kernel(ad, bd, *trailing)
+        try:
+            data = ufunc(ad, bd) if direct else kernel(ad, bd, *trailing)
+        except ValueError as exc:  # PyTorch's error for mismatched shapes, or the kernel's own
+            if direct:
+                try:
+                    data = kernel(ad, bd, *trailing)
+                except ValueError as inner:
+                    raise translate_value_error(inner, (ad, bd)) from None
+            else:
+                raise translate_value_error(exc, (ad, bd)) from None
         if data.__class__ is not _ndarray:
             data = _asarray(data)
         out = _new(Tensor)

@@ -21,6 +21,7 @@ from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node import Node
 from ..autograd.saved import SavedTensor
+from ._util import translate_value_error
 from .schema import Schema, SchemaKind, parse_schema
 
 REGISTRY: dict[str, OpDef] = {}
@@ -267,7 +268,10 @@ class OpDef:
         record = requires_grad and STATE.grad_enabled
         if self.is_inplace:
             return self._eager_inplace(args, arrays, record)
-        result = self.kernel(*arrays)
+        try:
+            result = self.kernel(*arrays)
+        except ValueError as exc:  # NumPy's broadcasting error in PyTorch's words
+            raise translate_value_error(exc, arrays) from None
         if self.n_returns == 1 and not self.returns_list:
             if result.__class__ is not _ndarray:
                 if not self.returns_tensor[0]:
@@ -316,7 +320,10 @@ class OpDef:
 
                 # PyTorch saves ``self.clone()``: a recorded copy, so double backward reaches self's history.
                 original = clone(target)
-        self.kernel(*arrays)
+        try:
+            self.kernel(*arrays)
+        except ValueError as exc:
+            raise translate_value_error(exc, arrays) from None
         target._bump_version()
         if record:
             if target._base is not None:
