@@ -107,6 +107,7 @@ def binary(op, dunder: bool = False):
     state = STATE
     # ``name.Scalar`` overloads (``pow(Tensor self, Scalar exponent)``) have a single edge, as in PyTorch.
     scalar_other = op.diff_idx == (0,)
+    cross_saves = plan == ((False, 0, 1), (False, 1, 0))
     # attrs that name the operands themselves (pow's ``exponent``) are read per call
     attr_idx = tuple(i for i in op.attr_idx if isinstance(i, int))
     attrs_from_operands = any(i < 2 for i in attr_idx)
@@ -176,7 +177,14 @@ def binary(op, dunder: bool = False):
             node._out_meta = ((data.shape, data.dtype),)
             out._grad_fn = node
             out._rg = True
-            node._saved = _saved_values(plan, (a, b) + trailing, out) if plan else ()
+            if cross_saves:
+                # mul/matmul: each operand is kept only if the other one needs a gradient
+                node._saved = (_make_saved(a) if brg else None,
+                               (_make_saved(b) if bc is Tensor else b) if arg else None)
+            elif plan:
+                node._saved = _saved_values(plan, (a, b) + trailing, out)
+            else:
+                node._saved = ()
         else:
             out._rg = False
         return out
