@@ -150,19 +150,5 @@ def is_complex(input: Tensor) -> bool:  # noqa: A002
     return input.is_complex()
 
 
-def _optional(name: str):
-    import importlib
-
-    try:
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{name}":
-            raise
-        return None
-
-
-linalg = _optional("linalg")
-nn = _optional("nn")
-optim = _optional("optim")
-utils = _optional("utils")
-func = _optional("func")
+# Layers above the core import tracegrad themselves, so they come last.
+from . import linalg, nn, optim, utils  # noqa: E402

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-
 from . import anomaly_mode, grad_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .api import backward, grad
@@ -23,24 +21,10 @@ __all__ = ["backward", "grad", "graph", "grad_mode", "no_grad", "enable_grad", "
            "set_multithreading_enabled"]
 
 
-def _optional(name: str):
-    try:
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{name}":
-            raise
-        return None
+from . import forward_ad, function, functional  # noqa: E402
+from . import gradcheck as gradcheck_module  # noqa: E402
+from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable  # noqa: E402
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
 
-
-function = _optional("function")
-if function is not None:
-    from .function import Function, FunctionCtx, NestedIOFunction, once_differentiable  # noqa: F401
-
-    __all__ += ["Function", "FunctionCtx", "once_differentiable", "NestedIOFunction"]
-forward_ad = _optional("forward_ad")
-functional = _optional("functional")
-gradcheck_module = _optional("gradcheck")
-if gradcheck_module is not None:
-    from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
-
-    __all__ += ["gradcheck", "gradgradcheck"]
+__all__ += ["Function", "FunctionCtx", "once_differentiable", "NestedIOFunction", "gradcheck", "gradgradcheck",
+            "forward_ad", "functional", "function", "gradcheck_module"]

@@ -1,23 +1,27 @@
-"""The operator library (layer 2). ``MODULES`` lists every op module; each may export ``METHODS``
-(Tensor methods) and ``PUBLIC`` (functions in the ``tracegrad`` namespace)."""
+"""The operator library (layer 2). ``MODULES`` lists every op module, in the order their ``METHODS`` (Tensor
+methods) and ``PUBLIC`` (functions in the ``tracegrad`` namespace) are installed: a later family may refine a
+name an earlier one declared (e.g. ``binary.pow`` with PyTorch's scalar overloads)."""
 
 from __future__ import annotations
 
-import importlib
+from . import (
+    binary,
+    complex_ops,
+    creation,
+    indexing,
+    linalg,
+    linalg_core,
+    nn_ops,
+    pointwise,
+    random_ops,
+    reductions,
+    reductions_extra,
+    shape,
+    shape_extra,
+    unary,
+    variants,
+    views,
+)
 
-from . import creation, indexing, linalg_core, pointwise, reductions, shape, views
-
-_OPTIONAL = ("unary", "binary", "reductions_extra", "linalg", "shape_extra", "nn_ops", "random_ops",
-             "variants", "complex_ops")
-
-MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core]
-for _name in _OPTIONAL:
-    try:
-        MODULES.append(importlib.import_module(f"{__name__}.{_name}"))
-    except ModuleNotFoundError as exc:  # a family not written yet
-        if exc.name != f"{__name__}.{_name}":
-            raise
-    except Exception as exc:  # TEMPORARY while op families are being written in parallel
-        import warnings
-
-        warnings.warn(f"tracegrad.ops.{_name} failed to import: {exc!r}", ImportWarning, stacklevel=1)
+MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
+           linalg, shape_extra, nn_ops, random_ops, variants, complex_ops]
