@@ -309,6 +309,12 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                     data = grad._data
                     if data.shape != m[0] or data.dtype != m[1]:
                         grad = _fix_gradient(fn, i, grad, m)
+                if remaining == 0 and ready is None and not heap and nxt._n_out == 1 and nxt not in buffers:
+                    # Its only gradient, and it may be the next node to run: keep it out of the buffers.
+                    ready = nxt
+                    ready_inputs = [grad]
+                    del grad
+                    continue
                 buf = buffers.get(nxt)
                 if buf is None:
                     buf = buffers[nxt] = [None] * nxt._n_out
@@ -319,17 +325,19 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                 if remaining == 0:
                     if ready is None and not heap:
                         ready = nxt
+                        ready_inputs = buffers.pop(nxt)
                     else:
                         if ready is not None:
+                            buffers[ready] = ready_inputs
                             push(heap, (-ready._seq, next(tiebreak), ready))
-                            ready = None
+                            ready = ready_inputs = None
                         push(heap, (-nxt._seq, next(tiebreak), nxt))
             del outputs
             if ready is not None:
                 # The queue is empty and nothing else became ready: this is the node the queue would give.
                 fn = ready
-                inputs = buffers.pop(fn)
-                del ready
+                inputs = ready_inputs
+                del ready, ready_inputs
                 continue
         else:
             del inputs

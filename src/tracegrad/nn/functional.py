@@ -567,11 +567,15 @@ def group_norm(
     return _norm.group_norm(input, num_groups, weight, bias, eps)
 
 
-def _verify_batch_size(size) -> None:
-    count = size[0]
+def _spatial_numel(size) -> int:
+    count = 1
     for s in size[2:]:
         count *= s
-    if count == 1:
+    return count
+
+
+def _verify_batch_size(size) -> None:
+    if size[0] * _spatial_numel(size) == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
 
 
@@ -602,10 +606,7 @@ def instance_norm(
 ) -> Tensor:
     if use_input_stats:
         size = input.size()
-        count = 1
-        for s in size[2:]:
-            count *= s
-        if count == 1:
+        if _spatial_numel(size) == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
     return _norm.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
@@ -613,54 +614,46 @@ def instance_norm(
 # ---- convolution -------------------------------------------------------------------------------------------
 
 
-def conv1d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride=1,
-    padding=0,
-    dilation=1,
-    groups: int = 1,
-) -> Tensor:
-    return _conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 1)
+def _named(fn, name: str):
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def conv2d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride=1,
-    padding=0,
-    dilation=1,
-    groups: int = 1,
-) -> Tensor:
-    return _conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 2)
+def _conv_fn(n: int):
+    def conv(
+        input: Tensor,
+        weight: Tensor,
+        bias: Tensor | None = None,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups: int = 1,
+    ) -> Tensor:
+        return _conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, n)
+
+    return _named(conv, f"conv{n}d")
 
 
-def conv_transpose1d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride=1,
-    padding=0,
-    output_padding=0,
-    groups: int = 1,
-    dilation=1,
-) -> Tensor:
-    return _conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+def _conv_transpose_fn(n: int):
+    def conv_transpose(
+        input: Tensor,
+        weight: Tensor,
+        bias: Tensor | None = None,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups: int = 1,
+        dilation=1,
+    ) -> Tensor:
+        return _conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, n)
+
+    return _named(conv_transpose, f"conv_transpose{n}d")
 
 
-def conv_transpose2d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = None,
-    stride=1,
-    padding=0,
-    output_padding=0,
-    groups: int = 1,
-    dilation=1,
-) -> Tensor:
-    return _conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+conv1d = _conv_fn(1)
+conv2d = _conv_fn(2)
+conv_transpose1d = _conv_transpose_fn(1)
+conv_transpose2d = _conv_transpose_fn(2)
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -685,6 +678,15 @@ def _stride_or_kernel(stride, kernel: tuple, n: int) -> tuple:
     if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
         return kernel
     return _pair(stride, n)
+
+
+def _pool1d_as_2d(name: str, input: Tensor, kernel_size, stride, padding) -> tuple:
+    """A 1d pooling's input and kernel, stride, padding as the 2d pooling over a height-1 dimension takes them."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    k = _pair(kernel_size, 1)
+    s = _stride_or_kernel(stride, k, 1)
+    return _unsqueeze(input, -2), (1,) + k, (1,) + s, (0,) + _pair(padding, 1)
 
 
 def max_pool2d(
@@ -712,18 +714,8 @@ def max_pool1d(
     ceil_mode: bool = False,
     return_indices: bool = False,
 ):
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
-    k = _pair(kernel_size, 1)
-    s = _stride_or_kernel(stride, k, 1)
-    out, indices = _pool.max_pool2d_with_indices(
-        _unsqueeze(input, -2),
-        (1,) + k,
-        (1,) + s,
-        (0,) + _pair(padding, 1),
-        (1,) + _pair(dilation, 1),
-        ceil_mode,
-    )
+    x, k, s, p = _pool1d_as_2d("max_pool1d", input, kernel_size, stride, padding)
+    out, indices = _pool.max_pool2d_with_indices(x, k, s, p, (1,) + _pair(dilation, 1), ceil_mode)
     out = _squeeze(out, [-2])
     return (out, _squeeze(indices, [-2])) if return_indices else out
 
@@ -757,19 +749,8 @@ def avg_pool1d(
     ceil_mode: bool = False,
     count_include_pad: bool = True,
 ) -> Tensor:
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
-    k = _pair(kernel_size, 1)
-    s = _stride_or_kernel(stride, k, 1)
-    out = _pool.avg_pool2d(
-        _unsqueeze(input, -2),
-        (1,) + k,
-        (1,) + s,
-        (0,) + _pair(padding, 1),
-        ceil_mode,
-        count_include_pad,
-        None,
-    )
+    x, k, s, p = _pool1d_as_2d("avg_pool1d", input, kernel_size, stride, padding)
+    out = _pool.avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, None)
     return _squeeze(out, [-2])
 
 

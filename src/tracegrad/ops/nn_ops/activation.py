@@ -36,6 +36,20 @@ from ..registry import defop
 from ._basic import erf_array
 from ._common import check_float, run_op
 
+
+def _with_inplace(schema: str, kernel, inplace_rules: dict | None = None, **rules) -> tuple:
+    """``name(Tensor self, ...)`` and its in-place ``name_(Tensor(a!) self, ...)`` over the same kernel.
+
+    The in-place op shares the functional op's rules and node name; ``inplace_rules`` overrides them (a rule
+    reading the result instead of the input, PyTorch's ``*Backward1`` node names).
+    """
+    name, _, rest = schema.partition("(")
+    op = defop(schema, kernel, **rules)
+    inplace_rest = rest.replace("Tensor self", "Tensor(a!) self", 1).replace("-> Tensor", "-> Tensor(a!)")
+    rules = {**rules, "node_name": op.node_class._name, **(inplace_rules or {})}
+    return op, defop(f"{name}_({inplace_rest}", inplace_kernel(kernel), **rules)
+
+
 # ---- threshold / relu --------------------------------------------------------------------------------------
 
 
@@ -85,14 +99,8 @@ def _relu_jvp(args, outs, tangents):
     return threshold_backward(tangents[0], outs[0], 0)
 
 
-relu = defop("relu(Tensor self) -> Tensor", _relu_kernel, vjp=_relu_vjp, saves=("result",), jvp=_relu_jvp)
-relu_ = defop(
-    "relu_(Tensor(a!) self) -> Tensor(a!)",
-    inplace_kernel(_relu_kernel),
-    vjp=_relu_vjp,
-    saves=("result",),
-    node_name="ReluBackward0",
-    jvp=_relu_jvp,
+relu, relu_ = _with_inplace(
+    "relu(Tensor self) -> Tensor", _relu_kernel, vjp=_relu_vjp, saves=("result",), jvp=_relu_jvp
 )
 
 
@@ -128,20 +136,13 @@ def _threshold_vjp(ctx, g):
     return threshold_backward(g, x, th)
 
 
-threshold = defop(
+threshold, threshold_ = _with_inplace(
     "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
     _threshold_kernel,
+    {"node_name": "ThresholdBackward1"},
     vjp=_threshold_vjp,
     saves=("self",),
     attrs=("threshold", "value"),
-)
-threshold_ = defop(
-    "threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
-    inplace_kernel(_threshold_kernel),
-    vjp=_threshold_vjp,
-    saves=("self",),
-    attrs=("threshold", "value"),
-    node_name="ThresholdBackward1",
 )
 
 
@@ -179,20 +180,12 @@ def _hardtanh_vjp(ctx, g):
     return hardtanh_backward(g, x, lo, hi)
 
 
-hardtanh = defop(
+hardtanh, hardtanh_ = _with_inplace(
     "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
     _hardtanh_kernel,
     vjp=_hardtanh_vjp,
     saves=("self",),
     attrs=("min_val", "max_val"),
-)
-hardtanh_ = defop(
-    "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
-    inplace_kernel(_hardtanh_kernel),
-    vjp=_hardtanh_vjp,
-    saves=("self",),
-    attrs=("min_val", "max_val"),
-    node_name="HardtanhBackward0",
 )
 
 
@@ -241,20 +234,13 @@ def _leaky_vjp_for(is_result: bool):
     return vjp
 
 
-leaky_relu = defop(
+leaky_relu, leaky_relu_ = _with_inplace(
     "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
     _leaky_kernel,
+    {"vjp": _leaky_vjp_for(True), "saves": ("result",), "node_name": "LeakyReluBackward1"},
     vjp=_leaky_vjp_for(False),
     saves=("self",),
     attrs=("negative_slope",),
-)
-leaky_relu_ = defop(
-    "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
-    inplace_kernel(_leaky_kernel),
-    vjp=_leaky_vjp_for(True),
-    saves=("result",),
-    attrs=("negative_slope",),
-    node_name="LeakyReluBackward1",
 )
 
 
@@ -321,21 +307,13 @@ def _elu_vjp_for(is_result: bool, celu: bool = False):
     return vjp
 
 
-_ELU_SIG = "(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1)"
-elu = defop(
-    f"elu{_ELU_SIG} -> Tensor",
+elu, elu_ = _with_inplace(
+    "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
     _elu_kernel,
+    {"vjp": _elu_vjp_for(True), "saves": ("result",), "node_name": "EluBackward1"},
     vjp=_elu_vjp_for(False),
     saves=("self",),
     attrs=("alpha", "scale", "input_scale"),
-)
-elu_ = defop(
-    f"elu_{_ELU_SIG.replace('Tensor self', 'Tensor(a!) self')} -> Tensor(a!)",
-    inplace_kernel(_elu_kernel),
-    vjp=_elu_vjp_for(True),
-    saves=("result",),
-    attrs=("alpha", "scale", "input_scale"),
-    node_name="EluBackward1",
 )
 
 
@@ -354,20 +332,13 @@ def _celu_kernel(a, alpha=1.0):
     return _elu_kernel(a, alpha, 1.0, 1.0 / alpha)
 
 
-celu = defop(
+celu, celu_ = _with_inplace(
     "celu(Tensor self, Scalar alpha=1.0) -> Tensor",
     _celu_kernel,
+    {"vjp": _elu_vjp_for(True, celu=True), "saves": ("result",), "node_name": "CeluBackward1"},
     vjp=_elu_vjp_for(False, celu=True),
     saves=("self",),
     attrs=("alpha",),
-)
-celu_ = defop(
-    "celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)",
-    inplace_kernel(_celu_kernel),
-    vjp=_elu_vjp_for(True, celu=True),
-    saves=("result",),
-    attrs=("alpha",),
-    node_name="CeluBackward1",
 )
 
 
@@ -478,14 +449,7 @@ def _silu_vjp(ctx, g):
     return mul(mul(g, s), add(mul(x, rsub(s, 1.0)), 1.0))
 
 
-silu = defop("silu(Tensor self) -> Tensor", _silu_kernel, vjp=_silu_vjp, saves=("self",))
-silu_ = defop(
-    "silu_(Tensor(a!) self) -> Tensor(a!)",
-    inplace_kernel(_silu_kernel),
-    vjp=_silu_vjp,
-    saves=("self",),
-    node_name="SiluBackward0",
-)
+silu, silu_ = _with_inplace("silu(Tensor self) -> Tensor", _silu_kernel, vjp=_silu_vjp, saves=("self",))
 
 
 def _softplus_kernel(a, beta=1, threshold=20):
@@ -523,14 +487,7 @@ def _mish_vjp(ctx, g):
     return mul(g, add(t, mul(mul(x, sigmoid(x)), rsub(mul(t, t), 1.0))))
 
 
-mish = defop("mish(Tensor self) -> Tensor", _mish_kernel, vjp=_mish_vjp, saves=("self",))
-mish_ = defop(
-    "mish_(Tensor(a!) self) -> Tensor(a!)",
-    inplace_kernel(_mish_kernel),
-    vjp=_mish_vjp,
-    saves=("self",),
-    node_name="MishBackward0",
-)
+mish, mish_ = _with_inplace("mish(Tensor self) -> Tensor", _mish_kernel, vjp=_mish_vjp, saves=("self",))
 
 
 # ---- hardswish / hardsigmoid -------------------------------------------------------------------------------
@@ -547,13 +504,8 @@ def _hardswish_vjp(ctx, g):
     return where(lt(x, -3.0), 0.0, where(le(x, 3.0), middle, g))
 
 
-hardswish = defop("hardswish(Tensor self) -> Tensor", _hardswish_kernel, vjp=_hardswish_vjp, saves=("self",))
-hardswish_ = defop(
-    "hardswish_(Tensor(a!) self) -> Tensor(a!)",
-    inplace_kernel(_hardswish_kernel),
-    vjp=_hardswish_vjp,
-    saves=("self",),
-    node_name="HardswishBackward0",
+hardswish, hardswish_ = _with_inplace(
+    "hardswish(Tensor self) -> Tensor", _hardswish_kernel, vjp=_hardswish_vjp, saves=("self",)
 )
 
 
@@ -587,15 +539,8 @@ def _hardsigmoid_vjp(ctx, g):
     return hardsigmoid_backward(g, x)
 
 
-hardsigmoid = defop(
+hardsigmoid, hardsigmoid_ = _with_inplace(
     "hardsigmoid(Tensor self) -> Tensor", _hardsigmoid_kernel, vjp=_hardsigmoid_vjp, saves=("self",)
-)
-hardsigmoid_ = defop(
-    "hardsigmoid_(Tensor(a!) self) -> Tensor(a!)",
-    inplace_kernel(_hardsigmoid_kernel),
-    vjp=_hardsigmoid_vjp,
-    saves=("self",),
-    node_name="HardsigmoidBackward0",
 )
 
 
@@ -623,20 +568,14 @@ def _shrink_backward_kernel(g, x, lambd):
     return np.where(_shrink_mask(x, lambd), g, np.zeros((), dtype=np.result_type(g)))
 
 
-def _shrink_backward_vjp_for(name: str):
-    def vjp(ctx, gg):
-        (x,) = ctx.saved_tensors
-        (lambd,) = ctx.attrs
-        return _SHRINK_BACKWARD[name](gg, x, lambd), None
+def _shrink_vjp_for(name: str, of_backward: bool = False):
+    """The rule of ``name`` (or, ``of_backward``, of its backward op, linear in its gradient): the mask."""
 
-    return vjp
-
-
-def _shrink_vjp_for(name: str):
     def vjp(ctx, g):
         (x,) = ctx.saved_tensors
         (lambd,) = ctx.attrs
-        return _SHRINK_BACKWARD[name](g, x, lambd)
+        grad = _SHRINK_BACKWARD[name](g, x, lambd)
+        return (grad, None) if of_backward else grad
 
     return vjp
 
@@ -645,7 +584,7 @@ _SHRINK_BACKWARD = {
     name: defop(
         f"{name}_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor",
         _shrink_backward_kernel,
-        vjp=_shrink_backward_vjp_for(name),
+        vjp=_shrink_vjp_for(name, of_backward=True),
         saves=("self",),
         attrs=("lambd",),
     )
