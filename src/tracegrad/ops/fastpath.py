@@ -79,7 +79,8 @@ def unary(op):
         if (a._rg or (a._base is not None and a._base._rg)) and state.grad_enabled and data.dtype.kind in "fc":
             node = _new(node_class)
             node._seq = next_sequence_nr()
-            node._edges = (_edge(a),)
+            fa = a._grad_fn
+            node._edges = ((fa, a._output_nr) if fa is not None and a._base is None else _edge(a),)
             meta = ((ad.shape, ad.dtype),)
             node._in_meta = meta
             node._attrs = ()
@@ -164,14 +165,16 @@ def binary(op, dunder: bool = False):
         if (arg or brg) and state.grad_enabled and data.dtype.kind in "fc":
             node = _new(node_class)
             node._seq = next_sequence_nr()
+            fa = a._grad_fn
+            ea = ((fa, a._output_nr) if fa is not None and a._base is None else _edge(a)) if arg else NO_EDGE
             if brg:
-                node._edges = (_edge(a) if arg else NO_EDGE, _edge(b))
+                node._edges = (ea, _edge(b))
                 node._in_meta = ((ad.shape, ad.dtype) if arg else None, (bd.shape, bd.dtype))
             elif scalar_other:
-                node._edges = (_edge(a),)
+                node._edges = (ea,)
                 node._in_meta = ((ad.shape, ad.dtype),)
             else:
-                node._edges = (_edge(a), NO_EDGE)
+                node._edges = (ea, NO_EDGE)
                 node._in_meta = ((ad.shape, ad.dtype), None)
             node._attrs = tuple([((a, b) + trailing)[i] for i in attr_idx]) if attrs_from_operands else default_attrs
             node._out_meta = ((data.shape, data.dtype),)

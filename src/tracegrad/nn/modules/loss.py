@@ -8,10 +8,10 @@ from .. import functional as F
 from .module import Module
 
 __all__ = [
-    "L1Loss",
-    "MSELoss",
     "CrossEntropyLoss",
     "NLLLoss",
+    "MSELoss",
+    "L1Loss",
     "SmoothL1Loss",
     "HuberLoss",
     "BCELoss",
