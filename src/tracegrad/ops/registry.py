@@ -53,7 +53,15 @@ class OpNode(Node):
 
     @property
     def saved_tensors(self) -> tuple:
-        return tuple([s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self) for s in self._saved])
+        saved = self._saved
+        if len(saved) == 1:  # the common cases, without building a list
+            s = saved[0]
+            return (s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self),)
+        if len(saved) == 2:
+            s, t = saved
+            return (s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self),
+                    t.unpack(self) if t.__class__ is SavedTensor else _unpack(t, self))
+        return tuple([s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self) for s in saved])
 
     @property
     def attrs(self) -> tuple:

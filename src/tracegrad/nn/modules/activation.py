@@ -40,8 +40,11 @@ __all__ = [
 ]
 
 
-def _inplace_str(inplace: bool) -> str:
-    return "inplace=True" if inplace else ""
+def _inplace_str(inplace: bool, before: str = "") -> str:
+    """``extra_repr`` of options ``before`` then ``inplace``, which shows only when set."""
+    if not inplace:
+        return before
+    return f"{before}, inplace=True" if before else "inplace=True"
 
 
 class _Inplace(Module):
@@ -101,7 +104,7 @@ class LeakyReLU(Module):
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+        return _inplace_str(self.inplace, f"negative_slope={self.negative_slope}")
 
 
 class ELU(Module):
@@ -114,7 +117,7 @@ class ELU(Module):
         return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+        return _inplace_str(self.inplace, f"alpha={self.alpha}")
 
 
 class CELU(ELU):
@@ -160,7 +163,7 @@ class Hardtanh(Module):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+        return _inplace_str(self.inplace, f"min_val={self.min_val}, max_val={self.max_val}")
 
 
 class Threshold(Module):
@@ -174,7 +177,7 @@ class Threshold(Module):
         return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+        return _inplace_str(self.inplace, f"threshold={self.threshold}, value={self.value}")
 
 
 class _NoArgs(Module):

@@ -282,23 +282,17 @@ class ModuleDict(Module):
             for key, module in modules.items():
                 self[key] = module
         else:
-            for j, m in enumerate(modules):
-                if not isinstance(m, Iterable):
-                    raise TypeError(
-                        "ModuleDict update sequence element #"
-                        + str(j)
-                        + " should be Iterable; is"
-                        + type(m).__name__
-                    )
-                if len(m) != 2:
-                    raise ValueError(
-                        "ModuleDict update sequence element #"
-                        + str(j)
-                        + " has length "
-                        + str(len(m))
-                        + "; 2 is required"
-                    )
-                self[m[0]] = m[1]
+            _update_from_pairs(self, modules, "ModuleDict")
+
+
+def _update_from_pairs(container, pairs, kind: str) -> None:
+    """``container[key] = value`` for each (key, value) of ``pairs``, checked as PyTorch's ``update`` does."""
+    for j, pair in enumerate(pairs):
+        if not isinstance(pair, Iterable):
+            raise TypeError(f"{kind} update sequence element #{j} should be Iterable; is" + type(pair).__name__)
+        if len(pair) != 2:
+            raise ValueError(f"{kind} update sequence element #{j} has length {len(pair)}; 2 is required")
+        container[pair[0]] = pair[1]
 
 
 def _param_line(p) -> str:
@@ -460,23 +454,7 @@ class ParameterDict(Module):
             for key, p in sorted(parameters.items()):
                 self[key] = p
         else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, Iterable):
-                    raise TypeError(
-                        "ParameterDict update sequence element #"
-                        + str(j)
-                        + " should be Iterable; is"
-                        + type(p).__name__
-                    )
-                if len(p) != 2:
-                    raise ValueError(
-                        "ParameterDict update sequence element #"
-                        + str(j)
-                        + " has length "
-                        + str(len(p))
-                        + "; 2 is required"
-                    )
-                self[p[0]] = p[1]
+            _update_from_pairs(self, parameters, "ParameterDict")
 
     def extra_repr(self) -> str:
         return "\n".join(f"  ({k}): " + _param_line(p) for k, p in self.items())
