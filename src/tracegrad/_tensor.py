@@ -10,7 +10,6 @@ defaults and only allocate an instance ``__dict__`` when a tensor actually uses 
 from __future__ import annotations
 
 import warnings
-import weakref
 
 import numpy as np
 
@@ -483,6 +482,3 @@ def _rebuild(data, requires_grad, grad):
         t._grad = grad
     return t
 
-
-def weak(obj):
-    return weakref.ref(obj)

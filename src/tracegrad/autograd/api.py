@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
 
 from .._tensor import Tensor
 from . import engine
@@ -223,6 +222,3 @@ def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unus
         result.append(F.stack(gs, 0))
     return tuple(result)
 
-
-def _sequence(x) -> Sequence:
-    return x if isinstance(x, (list, tuple)) else [x]

@@ -555,6 +555,3 @@ def _expandable(shape: tuple, target: tuple) -> bool:
         return False
     return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
 
-
-def is_accumulate_grad(fn) -> bool:
-    return isinstance(fn, AccumulateGrad)

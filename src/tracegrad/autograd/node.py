@@ -144,10 +144,6 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
 
-    def _raise_hook_error(self):
-        raise RuntimeError
-
-
 class GraphRoot(Node):
     """The engine's entry node: its outputs are the root gradients."""
 

@@ -6,8 +6,6 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor, _wrap
-from ..backend.dtypes import from_numpy_dtype
-from .pointwise import write_into
 from .registry import defop
 
 
@@ -156,10 +154,3 @@ def new_zeros(t: Tensor, size, *, dtype=None, requires_grad: bool = False, **kwa
         out.requires_grad_(True)
     return out
 
-
-def dtype_of(t: Tensor):
-    return from_numpy_dtype(t._data.dtype)
-
-
-def writeable(dst: np.ndarray, src) -> None:
-    write_into(dst, src)

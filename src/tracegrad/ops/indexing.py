@@ -12,7 +12,6 @@ import builtins
 import numpy as np
 
 from .._tensor import Tensor, _wrap
-from ._util import wrap_dim
 from .registry import defop
 
 
@@ -271,6 +270,3 @@ def setitem(t: Tensor, key, value) -> None:
     else:
         fill_(target, value)
 
-
-def dim_check(t: Tensor, dim: int) -> int:
-    return wrap_dim(dim, t.ndim)
