@@ -137,6 +137,11 @@ class _Reduction:
         return ret
 
 
+def _named(fn, name: str):
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
 def _reduction(size_average, reduce, reduction: str) -> str:
     if size_average is not None or reduce is not None:
         return _Reduction.legacy_get_string(size_average, reduce)
@@ -352,17 +357,23 @@ def nll_loss(
     return _loss.nll_loss(input, target, weight, _Reduction.get_enum(reduction), ignore_index)
 
 
-def _weighted(elementwise: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Tensor:
-    from ..ops.reductions import sum as _sum
-
+def _check_weight_size(weight: Tensor, input: Tensor) -> None:
     if tuple(weight.shape) != tuple(input.shape):
         raise ValueError("Weights and input must have the same size.")
-    loss = _pw.mul(elementwise, weight)
+
+
+def _reduce_weighted(loss: Tensor, weight: Tensor, reduction: str, plain_mean: bool = False) -> Tensor:
+    """Reduce an already weighted elementwise loss; 'mean' divides by the weights' sum unless ``plain_mean``."""
+    from ..ops.reductions import mean as _mean
+    from ..ops.reductions import sum as _sum
+
     if reduction == "none":
         return loss
     if reduction == "sum":
         return _sum(loss, None, False, None)
     if reduction == "mean":
+        if plain_mean:
+            return _mean(loss, None, False, None)
         return _pw.div(_sum(loss, None, False, None), _sum(weight, None, False, None))
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
@@ -376,37 +387,35 @@ def _broadcast(input: Tensor, target: Tensor) -> tuple:
     return a, b
 
 
-def mse_loss(
-    input: Tensor,
-    target: Tensor,
-    size_average=None,
-    reduce=None,
-    reduction: str = "mean",
-    weight: Tensor | None = None,
-) -> Tensor:
-    _warn_target_size(input, target)
-    reduction = _reduction(size_average, reduce, reduction)
-    a, b = _broadcast(input, target)
-    if weight is not None:
-        diff = _pw.sub(a, b)
-        return _weighted(_pw.mul(diff, diff), weight, input, reduction)
-    return _loss.mse_loss(a, b, _Reduction.get_enum(reduction))
+def _square(x: Tensor) -> Tensor:
+    return _pw.mul(x, x)
 
 
-def l1_loss(
-    input: Tensor,
-    target: Tensor,
-    size_average=None,
-    reduce=None,
-    reduction: str = "mean",
-    weight: Tensor | None = None,
-) -> Tensor:
-    _warn_target_size(input, target)
-    reduction = _reduction(size_average, reduce, reduction)
-    a, b = _broadcast(input, target)
-    if weight is not None:
-        return _weighted(_abs(_pw.sub(a, b)), weight, input, reduction)
-    return _loss.l1_loss(a, b, _Reduction.get_enum(reduction))
+def _diff_loss_fn(name: str, of_diff, fused):
+    """mse_loss/l1_loss: ``fused`` over the broadcast pair, or ``of_diff(input - target)`` weighted by ``weight``."""
+
+    def loss(
+        input: Tensor,
+        target: Tensor,
+        size_average=None,
+        reduce=None,
+        reduction: str = "mean",
+        weight: Tensor | None = None,
+    ) -> Tensor:
+        _warn_target_size(input, target)
+        reduction = _reduction(size_average, reduce, reduction)
+        a, b = _broadcast(input, target)
+        if weight is not None:
+            elementwise = of_diff(_pw.sub(a, b))
+            _check_weight_size(weight, input)
+            return _reduce_weighted(_pw.mul(elementwise, weight), weight, reduction)
+        return fused(a, b, _Reduction.get_enum(reduction))
+
+    return _named(loss, name)
+
+
+mse_loss = _diff_loss_fn("mse_loss", _square, _loss.mse_loss)
+l1_loss = _diff_loss_fn("l1_loss", _abs, _loss.l1_loss)
 
 
 def smooth_l1_loss(
@@ -424,19 +433,10 @@ def huber_loss(
     _warn_target_size(input, target)
     a, b = _broadcast(input, target)
     if weight is not None:
-        if tuple(weight.shape) != tuple(input.shape):
-            raise ValueError("Weights and input must have the same size.")
-        from ..ops.reductions import mean as _mean
-        from ..ops.reductions import sum as _sum
-
+        _check_weight_size(weight, input)
         weighted = _pw.mul(_loss.huber_loss(a, b, 0, delta), weight)
-        if reduction == "none":
-            return weighted
-        if reduction == "sum":
-            return _sum(weighted, None, False, None)
-        if reduction == "mean":  # unlike mse/l1, PyTorch takes the plain mean here
-            return _mean(weighted, None, False, None)
-        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+        # unlike mse/l1, PyTorch takes the plain mean here
+        return _reduce_weighted(weighted, weight, reduction, plain_mean=True)
     return _loss.huber_loss(a, b, _Reduction.get_enum(reduction), delta)
 
 
@@ -612,11 +612,6 @@ def instance_norm(
 
 
 # ---- convolution -------------------------------------------------------------------------------------------
-
-
-def _named(fn, name: str):
-    fn.__name__ = fn.__qualname__ = name
-    return fn
 
 
 def _conv_fn(n: int):

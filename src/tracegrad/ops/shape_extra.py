@@ -996,6 +996,13 @@ def _inplace_target_check(a, shape) -> None:
                            f"{list(shape)}")
 
 
+def _copy_into(a, result):
+    """An in-place kernel's last step: ``result`` (broadcast to ``a``'s shape, or an error) copied into ``a``."""
+    _inplace_target_check(a, result.shape)
+    np.copyto(a, result)
+    return a
+
+
 def _masked_fill_kernel(a, mask, value):
     mask = np.asarray(mask)
     _check_bool_mask(mask, "masked_fill_")
@@ -1009,10 +1016,7 @@ def _masked_fill_kernel(a, mask, value):
 
 
 def _masked_fill_inplace_kernel(a, mask, value):
-    result = _masked_fill_kernel(a, mask, value)
-    _inplace_target_check(a, result.shape)
-    np.copyto(a, result)
-    return a
+    return _copy_into(a, _masked_fill_kernel(a, mask, value))
 
 
 def _masked_fill_vjp(ctx, g):
@@ -1076,10 +1080,7 @@ def _masked_scatter_kernel(a, mask, source):
 
 
 def _masked_scatter_inplace_kernel(a, mask, source):
-    result = _masked_scatter_kernel(a, mask, source)
-    _inplace_target_check(a, result.shape)
-    np.copyto(a, result)
-    return a
+    return _copy_into(a, _masked_scatter_kernel(a, mask, source))
 
 
 def _masked_scatter_vjp(ctx, g):

@@ -40,14 +40,11 @@ def typename(obj) -> str:
 
 
 def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
-    handle = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_forward_pre_hooks, hook, False)
 
 
 def register_module_forward_hook(hook: Callable, *, always_call: bool = False) -> RemovableHandle:
-    handle = RemovableHandle(_global_forward_hooks, _global_forward_hooks_always_called)
-    _global_forward_hooks[handle.id] = hook
+    handle = _add_hook(_global_forward_hooks, hook, False, _global_forward_hooks_always_called)
     if always_call:
         _global_forward_hooks_always_called[handle.id] = True
     return handle
@@ -129,17 +126,21 @@ class Module:
 
     # ---- registration -----------------------------------------------------------------------------------
 
-    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
+    def _check_new_member(self, kind: str, store: str, name) -> None:
+        """register_buffer/register_parameter's checks of ``name`` before it goes into ``self.<store>``."""
+        if store not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
         if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {typename(name)}")
+            raise TypeError(f"{kind} name should be a string. Got {typename(name)}")
         if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
+            raise KeyError(f'{kind} name can\'t contain "."')
         if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in getattr(self, store):
             raise KeyError(f"attribute '{name}' already exists")
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        self._check_new_member("buffer", "_buffers", name)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
                 f"cannot assign '{typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
@@ -152,16 +153,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_new_member("parameter", "_parameters", name)
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):

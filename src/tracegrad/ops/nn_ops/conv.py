@@ -212,10 +212,7 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
     if bias is not None and bias.dtype != x.dtype:
         raise RuntimeError(f"Input type ({_legacy(x)}) and bias type ({_legacy(bias)}) should be the same")
     if x.ndim != nd + 2:
-        raise RuntimeError(
-            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got input "
-            f"of size: {list(x.shape)}"
-        )
+        raise _input_dim_error(nd, f"conv{nd}d", x.shape)
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     if any(s <= 0 for s in stride):
@@ -321,15 +318,24 @@ convolution = defop(
 )
 
 
+def _input_dim_error(nd: int, name: str, shape) -> RuntimeError:
+    return RuntimeError(
+        f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of size: "
+        f"{list(shape)}"
+    )
+
+
+def _batched(input: Tensor, nd: int, name: str) -> tuple:
+    """``input`` with a leading batch dimension, and whether one was added (an unbatched ``nd``-d input)."""
+    if input.ndim not in (nd + 1, nd + 2):
+        raise _input_dim_error(nd, name, input.shape)
+    unbatched = input.ndim == nd + 1
+    return (unsqueeze(input, 0) if unbatched else input), unbatched
+
+
 def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
     """``conv{nd}d`` argument handling: int-or-tuple sizes, 'same'/'valid' padding, unbatched input."""
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(
-            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv{nd}d, but got input "
-            f"of size: {list(input.shape)}"
-        )
-    unbatched = input.ndim == nd + 1
-    x = unsqueeze(input, 0) if unbatched else input
+    x, unbatched = _batched(input, nd, f"conv{nd}d")
     stride, dilation = expand_param(stride, nd), expand_param(dilation, nd)
     if isinstance(padding, str):
         if padding == "valid":
@@ -366,13 +372,7 @@ def conv_transpose_nd(
 ) -> Tensor:
     if isinstance(padding, str):
         raise TypeError(f"conv_transpose{nd}d(): argument 'padding' must be tuple of ints, not str")
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(
-            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to conv_transpose{nd}d, but "
-            f"got input of size: {list(input.shape)}"
-        )
-    unbatched = input.ndim == nd + 1
-    x = unsqueeze(input, 0) if unbatched else input
+    x, unbatched = _batched(input, nd, f"conv_transpose{nd}d")
     out = convolution(
         x,
         weight,

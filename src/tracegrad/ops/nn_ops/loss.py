@@ -311,19 +311,31 @@ def _mse_kernel(x, t, reduction=1):
     return _reduce(d * d, reduction)
 
 
-def _mse_vjp(ctx, g):
-    x, t = ctx.saved_tensors
-    (reduction,) = ctx.attrs
-    need = ctx.needs_input_grad
-    shape = np.broadcast_shapes(x._data.shape, t._data.shape)
-    gx = mul(mul(sub(x, t), 2.0), _grad_scale(g, shape, reduction))
-    return (gx if need[0] else None, neg(gx) if need[1] else None)
+def _diff_loss_vjp(local):
+    """The vjp of a loss of ``input - target`` whose attrs are ``(reduction, *params)``.
+
+    ``local(d, *params)`` is the loss's derivative in ``input`` per element; ``target`` gets its negative.
+    """
+
+    def vjp(ctx, g):
+        x, t = ctx.saved_tensors
+        reduction, *params = ctx.attrs
+        need = ctx.needs_input_grad
+        shape = np.broadcast_shapes(x._data.shape, t._data.shape)
+        gx = mul(local(sub(x, t), *params), _grad_scale(g, shape, reduction))
+        return (gx if need[0] else None, neg(gx) if need[1] else None)
+
+    return vjp
+
+
+def _mse_local(d):
+    return mul(d, 2.0)
 
 
 mse_loss = defop(
     "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
     _mse_kernel,
-    vjp=_mse_vjp,
+    vjp=_diff_loss_vjp(_mse_local),
     saves=("self", "target"),
     attrs=("reduction",),
 )
@@ -344,21 +356,14 @@ def _smooth_l1_kernel(x, t, reduction=1, beta=1.0):
     return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
 
 
-def _smooth_l1_vjp(ctx, g):
-    x, t = ctx.saved_tensors
-    reduction, beta = ctx.attrs
-    need = ctx.needs_input_grad
-    d = sub(x, t)
-    shape = np.broadcast_shapes(x._data.shape, t._data.shape)
-    local = where(lt(abs_op(d), beta), div(d, beta), sign(d))
-    gx = mul(local, _grad_scale(g, shape, reduction))
-    return (gx if need[0] else None, neg(gx) if need[1] else None)
+def _smooth_l1_local(d, beta):
+    return where(lt(abs_op(d), beta), div(d, beta), sign(d))
 
 
 smooth_l1_loss_op = defop(
     "smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
     _smooth_l1_kernel,
-    vjp=_smooth_l1_vjp,
+    vjp=_diff_loss_vjp(_smooth_l1_local),
     saves=("self", "target"),
     attrs=("reduction", "beta"),
 )
@@ -378,21 +383,14 @@ def _huber_kernel(x, t, reduction=1, delta=1.0):
     return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
 
 
-def _huber_vjp(ctx, g):
-    x, t = ctx.saved_tensors
-    reduction, delta = ctx.attrs
-    need = ctx.needs_input_grad
-    d = sub(x, t)
-    shape = np.broadcast_shapes(x._data.shape, t._data.shape)
-    local = where(lt(d, -delta), -delta, where(gt(d, delta), delta, d))
-    gx = mul(local, _grad_scale(g, shape, reduction))
-    return (gx if need[0] else None, neg(gx) if need[1] else None)
+def _huber_local(d, delta):
+    return where(lt(d, -delta), -delta, where(gt(d, delta), delta, d))
 
 
 huber_loss_op = defop(
     "huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor",
     _huber_kernel,
-    vjp=_huber_vjp,
+    vjp=_diff_loss_vjp(_huber_local),
     saves=("self", "target"),
     attrs=("reduction", "delta"),
 )
