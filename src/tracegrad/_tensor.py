@@ -451,9 +451,9 @@ _CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Hal
 
 
 def _type_name(d) -> str:
-    from .autograd.saved import _TYPE_NAMES
+    from .backend.dtypes import scalar_type_name
 
-    return _TYPE_NAMES.get(d.name, d.name)
+    return scalar_type_name(d)
 
 
 def _init_from(t: Tensor, data) -> None:

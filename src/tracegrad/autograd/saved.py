@@ -11,10 +11,7 @@ import weakref
 
 from .._state import STATE
 from .._tensor import Tensor, _wrap
-
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-               "complex128": "ComplexDouble"}
+from ..backend.dtypes import scalar_type_name
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -26,7 +23,7 @@ FREED_MESSAGE = (
 
 def type_string(t: Tensor) -> str:
     """PyTorch's legacy type name, e.g. ``torch.FloatTensor``."""
-    return f"torch.{_TYPE_NAMES.get(t._data.dtype.name, 'Float')}Tensor"
+    return f"torch.{scalar_type_name(t._data.dtype)}Tensor"
 
 
 _INPUT, _OUTPUT, _HOOKED, _FREED, _NONE, _VIEW_OUTPUT = 0, 1, 2, 3, 4, 5

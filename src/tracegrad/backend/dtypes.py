@@ -59,6 +59,22 @@ _BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int
                 cfloat=complex64, cdouble=complex128)
 
 
+# PyTorch's scalar type names, as its error messages and legacy type strings spell them.
+_SCALAR_NAMES = {bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
+                 float16: "Half", float32: "Float", float64: "Double", complex64: "ComplexFloat",
+                 complex128: "ComplexDouble"}
+
+
+def scalar_type_name(d) -> str:
+    """PyTorch's name of a dtype in error messages ('Float', 'Long'); ``d`` is a tracegrad or NumPy dtype."""
+    if not isinstance(d, dtype):
+        try:
+            d = _BY_NP[np.dtype(d)]
+        except (KeyError, TypeError):
+            return np.dtype(d).name
+    return _SCALAR_NAMES[d]
+
+
 def _lookup_by_name(name: str) -> dtype:
     return _BY_NAME[name]
 

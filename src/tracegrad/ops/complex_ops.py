@@ -11,17 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
+from ..backend.dtypes import scalar_type_name
 from .registry import defop
 
 _REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
-_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-          "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-          "complex128": "ComplexDouble"}
 
 
 def _name(dt: np.dtype) -> str:
-    return _NAMES.get(dt.name, dt.name)
+    return scalar_type_name(dt)
 
 
 # ---- view_as_real / view_as_complex -----------------------------------------------------------------------

@@ -12,6 +12,7 @@ import builtins
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from ..backend.dtypes import scalar_type_name
 from .registry import defop
 
 
@@ -80,11 +81,10 @@ def _index_put_into(out, indices, values, accumulate):
     if values.dtype != out.dtype:
         if values.ndim and values.dtype.kind != out.dtype.kind and not (out.dtype.kind == "f" and
                                                                        values.dtype.kind in "biu"):
-            from ..backend.dtypes import from_numpy_dtype
 
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{_cap(from_numpy_dtype(out.dtype))} for the destination and "
-                               f"{_cap(from_numpy_dtype(values.dtype))} for the source.")
+                               f"{scalar_type_name(out.dtype)} for the destination and "
+                               f"{scalar_type_name(values.dtype)} for the source.")
         values = values.astype(out.dtype)
     try:
         if accumulate:
@@ -97,10 +97,6 @@ def _index_put_into(out, indices, values, accumulate):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(out[key].shape)}") from exc
 
-
-def _cap(d) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "uint8": "Byte", "bool": "Bool"}.get(d.name, d.name)
 
 
 def _index_put_vjp(ctx, g):

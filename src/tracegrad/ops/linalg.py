@@ -29,10 +29,9 @@ class LinAlgError(RuntimeError):
 
 
 def _tname(np_dtype) -> str:
-    from ..backend.dtypes import from_numpy_dtype
-    from .pointwise import _torch_type_name
+    from ..backend.dtypes import scalar_type_name
 
-    return _torch_type_name(from_numpy_dtype(np_dtype))
+    return scalar_type_name(np_dtype)
 
 
 def _check_float(name: str, a: np.ndarray) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
+from ..backend.dtypes import scalar_type_name
 from ._jvp import plus, scaled
 from ._util import as_array, binary_dtype, to_floating
 from .registry import defop
@@ -35,10 +36,9 @@ def write_into(dst: np.ndarray, src) -> None:
         raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {broadcast}")
     src_dtype = src.dtype
     if src_dtype != dst.dtype and not _can_cast_like_torch(src_dtype, dst.dtype):
-        from ..backend.dtypes import from_numpy_dtype
 
-        raise RuntimeError(f"result type {_torch_type_name(from_numpy_dtype(src_dtype))} can't be cast to the "
-                           f"desired output type {_torch_type_name(from_numpy_dtype(dst.dtype))}")
+        raise RuntimeError(f"result type {scalar_type_name(src_dtype)} can't be cast to the "
+                           f"desired output type {scalar_type_name(dst.dtype)}")
     np.copyto(dst, src, casting="unsafe")
 
 
@@ -48,12 +48,6 @@ def _can_cast_like_torch(src, dst) -> bool:
     order = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
     return order[src.kind] <= order[dst.kind]
 
-
-def _torch_type_name(d) -> str:
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-             "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-             "complex128": "ComplexDouble"}
-    return names[d.name]
 
 
 def unary_float(name: str, np_fn, vjp, saves=("self",), jvp=None, inplace: bool = True, ufunc=None):

@@ -13,16 +13,15 @@ import numpy as np
 
 from .._factories import _rng
 from .._tensor import Tensor
-from ..backend.dtypes import from_numpy_dtype
 from .registry import defop, not_implemented
 
 # ---- helpers ----------------------------------------------------------------------------------------------
 
 
 def _tname(np_dtype) -> str:
-    from .pointwise import _torch_type_name
+    from ..backend.dtypes import scalar_type_name
 
-    return _torch_type_name(from_numpy_dtype(np.dtype(np_dtype)))
+    return scalar_type_name(np_dtype)
 
 
 def _num(x) -> str:

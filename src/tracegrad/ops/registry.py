@@ -404,13 +404,6 @@ class BinaryPointwiseOp(OpDef):
     """Broadcasting binary ops; each gets a subclass whose ``__call__`` is ``fastpath.binary``."""
 
 
-def _edge(t: Tensor) -> tuple:
-    if not t._rg and (t._base is None or not t._base._rg):
-        return NO_EDGE
-    fn = t._grad_fn
-    if fn is None or t._base is not None:
-        return gradient_edge(t)
-    return (fn, t._output_nr)
 
 
 def _needs_grad(value) -> bool:

@@ -15,7 +15,6 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor
-from ..backend.dtypes import from_numpy_dtype
 from ._util import result_dtype, wrap_dim, wrap_dims
 from .registry import defop, not_implemented
 
@@ -24,9 +23,9 @@ from .registry import defop, not_implemented
 
 def _tname(np_dtype) -> str:
     """PyTorch's ScalarType name (``Float``, ``Long``) of a NumPy dtype."""
-    from .pointwise import _torch_type_name
+    from ..backend.dtypes import scalar_type_name
 
-    return _torch_type_name(from_numpy_dtype(np.dtype(np_dtype)))
+    return scalar_type_name(np_dtype)
 
 
 # c10's TypeMeta names, used by a few messages ("got mask with dtype long int")

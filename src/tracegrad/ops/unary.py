@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
-from ..backend.dtypes import from_numpy_dtype
+from ..backend.dtypes import scalar_type_name
 from . import pointwise as _pw
 from ._util import as_array, result_dtype, to_floating
 from .creation import zeros_like
@@ -50,7 +50,7 @@ _SQRT_PI = math.sqrt(math.pi)
 
 def type_name(np_dtype) -> str:
     """PyTorch's scalar type name of a NumPy dtype (``Float``, ``Long``, ``Bool``...)."""
-    return _pw._torch_type_name(from_numpy_dtype(np_dtype))
+    return scalar_type_name(np_dtype)
 
 
 def unsupported(kernel_name: str, np_dtype) -> NotImplementedError:

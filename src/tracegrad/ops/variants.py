@@ -43,13 +43,13 @@ def write_out(op, bound: tuple, out):
 
 
 def _store(dst: Tensor, src: Tensor) -> None:
-    from ..backend.dtypes import from_numpy_dtype
-    from .pointwise import _can_cast_like_torch, _torch_type_name
+    from ..backend.dtypes import scalar_type_name
+    from .pointwise import _can_cast_like_torch
 
     data = src._data
     if data.dtype != dst._data.dtype and not _can_cast_like_torch(data.dtype, dst._data.dtype):
-        raise RuntimeError(f"result type {_torch_type_name(from_numpy_dtype(data.dtype))} can't be cast to the "
-                           f"desired output type {_torch_type_name(from_numpy_dtype(dst._data.dtype))}")
+        raise RuntimeError(f"result type {scalar_type_name(data.dtype)} can't be cast to the "
+                           f"desired output type {scalar_type_name(dst._data.dtype)}")
     if dst._data.shape != data.shape:
         if dst._data.size != 0:
             warnings.warn(

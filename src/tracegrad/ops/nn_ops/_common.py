@@ -14,27 +14,14 @@ from ..._state import STATE
 from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.saved import SavedTensor
-from ...backend.dtypes import from_numpy_dtype
+from ...backend.dtypes import from_numpy_dtype, scalar_type_name
 
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
-_TYPE_NAMES = {
-    "float32": "Float",
-    "float64": "Double",
-    "float16": "Half",
-    "int64": "Long",
-    "int32": "Int",
-    "int16": "Short",
-    "int8": "Char",
-    "uint8": "Byte",
-    "bool": "Bool",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
 
 
 def type_name(np_dtype) -> str:
     """PyTorch's scalar type name, as in its kernel errors ('Float', 'Long')."""
-    return _TYPE_NAMES[np.dtype(np_dtype).name]
+    return scalar_type_name(np_dtype)
 
 
 def transforms_active() -> bool:
