@@ -525,14 +525,8 @@ def validate_outputs(fn: Node, outputs) -> list:
         m = meta[i]
         if m is None or edges[i][0] is None:
             continue
-        data = g._data
-        if data.shape != m[0]:
-            g = _reduce_to_shape(fn, i, g, m[0])
-            data = g._data
-        if data.dtype != m[1]:
-            target = _leaf_grad_dtype(edges[i][0], m[1])
-            if target is not None and data.dtype != target:
-                g = _cast_grad(g, target)
+        if g._data.shape != m[0] or g._data.dtype != m[1]:
+            g = _fix_gradient(fn, i, g, m)
         if g is not outputs[i]:
             if outputs.__class__ is not list:
                 outputs = list(outputs)
