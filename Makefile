@@ -32,7 +32,7 @@ PIP_FIND_LINKS_OPT := $(if $(wildcard $(TORCH_WHEELS)/torch-*.whl),--find-links 
 export PIP_NO_INPUT := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv lab extension kernelspec test lint bench clean distclean
+.PHONY: help venv sysdeps lab extension kernelspec test lint bench clean distclean
 
 help:
 	@echo "make lab        set up .venv and open JupyterLab on notebooks/"
@@ -59,6 +59,21 @@ $(VENV_STAMP): pyproject.toml $(VENV)/pyvenv.cfg
 	@mkdir -p $(STAMPS)
 	@touch $@
 
+# System packages the tests need: Debian's Chromium (Galata drives it; no browser download) and Graphviz's
+# `dot` (the static SVG renderer; its fallback without `dot` is tested by hiding it). Installed with apt-get
+# when missing and when we may (root, or passwordless sudo); otherwise the tests that need them say so.
+SYSDEPS := chromium graphviz
+sysdeps:
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v dot >/dev/null || missing="$$missing graphviz"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else SUDO=none; fi; \
+		if [ "$$SUDO" = none ]; then echo "warning: cannot install$$missing (not root)"; \
+		else $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		     $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi; \
+	fi
+
 # ---- notebooks ----------------------------------------------------------------------------------------
 
 lab: venv extension kernelspec
@@ -77,7 +92,7 @@ kernelspec: venv
 lint: venv
 	$(PY) -m ruff check $(LINT_PATHS)
 
-test: lint
+test: lint sysdeps extension kernelspec
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -q --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS)
 
 bench: venv
