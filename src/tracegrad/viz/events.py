@@ -1,4 +1,43 @@
-"""The observation event bus. The engine checks ``STATE.observed`` (one flag) before calling ``emit``."""
+"""The observation event bus.
+
+The engine checks one flag (``STATE.observed``, folded into ``STATE.special`` on the per-op path) before
+calling :func:`emit`, so with no subscriber an event costs nothing but that check. A subscriber is called
+as ``fn(kind, payload)`` synchronously, at the point where the event happens; it should record cheaply
+(references, counters) and format later, because it runs inside the engine's inner loop.
+
+Event kinds and their payloads (objects are passed as they are, never copied or formatted):
+
+``op``
+    A forward operator ran and, when it recorded, created a graph node: ``op`` (operator or custom
+    ``Function`` name), ``outputs`` (tuple of output tensors; ``t._gfn`` of each is the new node, if any).
+``backward_started``
+    A ``backward()`` / ``autograd.grad()`` call begins: ``task`` (the engine's ``GraphTask``; ``task.captures``
+    is non-empty for ``autograd.grad``), ``roots`` (list of ``(node, output_nr)`` gradient edges).
+``backward_finished``
+    That call ended (also when it raised): ``task``.
+``node_executed``
+    The engine is about to run a node (after its tensor and pre hooks): ``node``.
+``hook``
+    A hook is about to be called: ``kind``, ``node`` (the node it belongs to or runs inside, or None),
+    ``hook`` (the callable), ``output_nr`` (for tensor / retain_grad hooks), ``tensor`` (the gradient a
+    tensor / retain_grad hook receives, the leaf for post_accumulate, the tensor being packed for pack,
+    else None) and, for module hooks only, ``module``. ``kind`` is one of:
+
+    - ``tensor``: ``Tensor.register_hook`` (also on a leaf's AccumulateGrad);
+    - ``retain_grad``: the hook installed by ``Tensor.retain_grad()``;
+    - ``pre`` / ``post``: ``grad_fn.register_prehook`` / ``grad_fn.register_hook``;
+    - ``post_accumulate``: ``Tensor.register_post_accumulate_grad_hook``;
+    - ``pack`` / ``unpack``: a ``saved_tensors_hooks`` pack / unpack function;
+    - ``module_pre`` / ``module_post``: ``Module.register_full_backward_pre_hook`` / ``..._hook``;
+    - ``module_forward_pre`` / ``module_forward``: ``Module.register_forward_pre_hook`` / ``..._hook``.
+``saved_packed``
+    A tensor was packed by a saved-tensor pack hook: ``tensor``.
+``saved_unpacked``
+    A saved tensor is being unpacked (by backward or by ``grad_fn._saved_*``): ``saved`` (the
+    ``SavedTensor``), ``node`` (the node unpacking it, or None).
+``saved_freed``
+    A saved tensor is released after a backward without ``retain_graph``: ``saved``.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +45,17 @@ from collections.abc import Callable
 
 from .._state import STATE
 
-_subscribers: list[Callable[[str, dict], None]] = []
+Subscriber = Callable[[str, dict], None]
+
+EVENT_KINDS = ("op", "backward_started", "backward_finished", "node_executed", "hook", "saved_packed",
+               "saved_unpacked", "saved_freed")
+HOOK_KINDS = ("tensor", "retain_grad", "pre", "post", "post_accumulate", "pack", "unpack", "module_pre",
+              "module_post", "module_forward_pre", "module_forward")
+
+_subscribers: list[Subscriber] = []
 
 
-def subscribe(fn: Callable[[str, dict], None]) -> Callable[[], None]:
+def subscribe(fn: Subscriber) -> Callable[[], None]:
     """Call ``fn(kind, payload)`` for every event; returns a function that unsubscribes."""
     _subscribers.append(fn)
     STATE.observed = True
@@ -22,6 +68,11 @@ def subscribe(fn: Callable[[str, dict], None]) -> Callable[[], None]:
     return unsubscribe
 
 
-def emit(kind: str, **payload) -> None:
+def subscribers() -> tuple[Subscriber, ...]:
+    return tuple(_subscribers)
+
+
+def emit(event: str, /, **payload) -> None:
+    """Deliver an event to every subscriber (positional-only, so a payload may carry a ``kind``)."""
     for fn in list(_subscribers):
-        fn(kind, payload)
+        fn(event, payload)

@@ -1,0 +1,93 @@
+"""Source tracking: which user line (and notebook cell) created each graph node.
+
+While tracking is on, a subscriber to ``op`` events stores ``(file, line, cell_id, execution_count)`` in
+the new node's instance dict; the source text is looked up with ``linecache`` only when a snapshot asks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import os
+import sys
+from collections.abc import Iterator
+
+from . import events
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tracegrad
+_SOURCE_KEY = "_viz_source"
+
+_cell: list = [None, None]  # current (cell_id, execution_count)
+_active: list = []  # unsubscribe functions of the running trackers
+
+
+def set_cell_context(cell_id: str | None, execution_count: int | None) -> None:
+    """The notebook cell that nodes created from now on are attributed to."""
+    _cell[0], _cell[1] = cell_id, execution_count
+
+
+def _user_frame():
+    frame = sys._getframe(2)
+    prefix = _PACKAGE_DIR
+    while frame is not None and frame.f_code.co_filename.startswith(prefix):
+        frame = frame.f_back
+    return frame
+
+
+def _on_event(kind: str, payload: dict) -> None:
+    if kind != "op":
+        return
+    frame = None
+    for out in payload["outputs"]:
+        node = getattr(out, "_gfn", None)
+        if node is None or _SOURCE_KEY in node.__dict__:
+            continue
+        if frame is None:
+            frame = _user_frame()
+            if frame is None:
+                return
+        node.__dict__[_SOURCE_KEY] = (frame.f_code.co_filename, frame.f_lineno, _cell[0], _cell[1])
+
+
+class SourceTracker:
+    """Start/stop source tracking (nestable); the context manager form is :func:`track_sources`."""
+
+    def __init__(self, cell_id: str | None = None, execution_count: int | None = None) -> None:
+        self.cell_id = cell_id
+        self.execution_count = execution_count
+        self._unsubscribe = None
+        self._prev_cell = None
+
+    def start(self) -> SourceTracker:
+        if self._unsubscribe is None:
+            self._prev_cell = tuple(_cell)
+            if self.cell_id is not None or self.execution_count is not None:
+                set_cell_context(self.cell_id, self.execution_count)
+            self._unsubscribe = events.subscribe(_on_event)
+        return self
+
+    def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+            set_cell_context(*self._prev_cell)
+
+
+@contextlib.contextmanager
+def track_sources(cell_id: str | None = None, execution_count: int | None = None) -> Iterator[SourceTracker]:
+    """Record the user's source line (and the notebook cell) of every graph node created inside."""
+    tracker = SourceTracker(cell_id, execution_count).start()
+    try:
+        yield tracker
+    finally:
+        tracker.stop()
+
+
+def node_source(node) -> dict | None:
+    """The recorded source of ``node`` as a protocol dict, or None."""
+    rec = node.__dict__.get(_SOURCE_KEY)
+    if rec is None:
+        return None
+    file, line, cell_id, count = rec
+    return {"file": file, "line": line, "code": linecache.getline(file, line).strip(), "cell_id": cell_id,
+            "execution_count": count}

@@ -1,0 +1,93 @@
+import time
+
+import tracegrad as torch
+from tracegrad import viz
+from tracegrad.viz.collapse import find_groups
+
+CYCLE = ("sin", "cos", "exp", "tanh", "sigmoid", "neg", "abs")
+
+
+def _cycle_chain(n_ops):
+    x = torch.randn(3, requires_grad=True)
+    h = x
+    for i in range(n_ops):
+        h = getattr(h, CYCLE[i % 7])()
+    return h
+
+
+def test_chain_of_a_repeated_cycle_is_one_group():
+    msg = viz.graph_snapshot(_cycle_chain(300))
+    (group,) = msg["groups"]
+    assert group["repeats"] == 42 and len(group["pattern"]) == 7
+    assert len(group["members"]) == 294 and group["collapsed"]
+    assert group["label"].endswith("× 42")
+    assert len(msg["nodes"]) == 301  # nothing dropped
+    members = set(group["members"])
+    assert {n["id"] for n in msg["nodes"] if n["group"] == group["id"]} == members
+    # the expansion data: one repeat's names, in chain order
+    by_id = {n["id"]: n for n in msg["nodes"]}
+    names = [by_id[m]["name"] for m in group["members"]]
+    assert names == group["pattern"] * 42
+
+
+def test_collapse_off_gives_no_groups():
+    msg = viz.graph_snapshot(_cycle_chain(50), collapse=False)
+    assert msg["groups"] == [] and all(n["group"] is None for n in msg["nodes"])
+
+
+def test_repeated_mlp_blocks_fold_with_their_weights():
+    layers = []
+    for _ in range(8):
+        layers += [torch.nn.Linear(4, 4), torch.nn.Tanh()]
+    model = torch.nn.Sequential(*layers)
+    loss = model(torch.randn(2, 4)).sum()
+    msg = viz.graph_snapshot(loss)
+    assert len(msg["groups"]) == 1
+    (group,) = msg["groups"]
+    by_id = {n["id"]: n for n in msg["nodes"]}
+    member_names = [by_id[m]["name"] for m in group["members"]]
+    # each repeat: tanh, addmm, and the addmm's weight (TBackward0 -> AccumulateGrad) and bias
+    assert group["pattern"] == ["TanhBackward0", "AddmmBackward0"]
+    assert member_names.count("TBackward0") == group["repeats"] >= 7
+    assert member_names.count("torch::autograd::AccumulateGrad") == 2 * group["repeats"]
+    viz.validate(msg)
+
+
+def test_shared_weights_stay_outside_groups():
+    x = torch.randn(4, requires_grad=True)
+    w = torch.randn(4, requires_grad=True)
+    h = x
+    for _ in range(30):
+        h = (h * w).sin()
+    msg = viz.graph_snapshot(h)
+    (group,) = msg["groups"]
+    w_node = viz.node_id(torch.autograd.graph.get_gradient_edge(w).node)
+    assert w_node not in group["members"] and group["repeats"] >= 29
+
+
+def test_no_groups_without_repeats():
+    names = ["A", "B", "C", "D", "E", "F", "G", "H"]
+    succ = [[i + 1] for i in range(7)] + [[]]
+    assert find_groups(names, succ) == []
+
+
+def test_branching_graph_is_not_folded_across_branches():
+    names = ["Add", "A", "B", "A", "B"]
+    succ = [[1, 3], [2], [], [4], []]
+    assert find_groups(names, succ) == []
+
+
+def test_5000_node_snapshot_is_fast():
+    x = torch.randn(8, requires_grad=True)
+    ws = [torch.randn(8, requires_grad=True) for _ in range(10)]
+    h = x
+    for i in range(2500):
+        h = (h * ws[i % 10]).sin()
+    viz.graph_snapshot(h)  # warm up
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        msg = viz.graph_snapshot(h)
+        best = min(best, time.perf_counter() - t)
+    assert len(msg["nodes"]) >= 5000 and sum(1 for n in msg["nodes"] if n["saved"]) >= 4999
+    assert best < 1.0  # the benchmark (benchmarks/workloads/snapshot.py) holds the precise 200 ms target
