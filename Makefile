@@ -32,7 +32,7 @@ PIP_FIND_LINKS_OPT := $(if $(wildcard $(TORCH_WHEELS)/torch-*.whl),--find-links 
 export PIP_NO_INPUT := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help venv sysdeps lab extension kernelspec test lint bench clean distclean
+.PHONY: help venv sysdeps lab extension jest galata kernelspec test lint bench clean distclean
 
 help:
 	@echo "make lab        set up .venv and open JupyterLab on notebooks/"
@@ -79,13 +79,47 @@ sysdeps:
 lab: venv extension kernelspec
 	$(VENV)/bin/jupyter lab $(LAB_ARGS) notebooks/
 
-# Hook: build and install the JupyterLab extension (extension/) into the venv. Not written yet: no-op.
-extension: venv
-	@:
+# The JupyterLab extension (extension/): jlpm (JupyterLab's pinned yarn, in the venv) installs the locked npm
+# packages, builds the extension into src/tracegrad/labextension and links that into the venv. Needs Node.js:
+# without it these targets warn and skip (the sidebar is then missing), except under CI, where they fail.
+EXT_DIR := extension
+VENV_BIN = $(abspath $(VENV))/bin
+WITH_VENV = PATH="$(VENV_BIN):$$PATH"
+CHROMIUM ?= /usr/bin/chromium
+define require_node
+command -v node >/dev/null || { echo "warning: Node.js not found; skipping $(1)" >&2; exit $(if $(CI),1,0); }
+endef
 
-# Hook: install the "Python 3 (tracegrad)" kernel spec (kernel/) into the venv. Not written yet: no-op.
+extension: venv
+	@$(call require_node,the JupyterLab extension); \
+	cd $(EXT_DIR) && $(WITH_VENV) jlpm install --immutable && $(WITH_VENV) jlpm build && \
+	cd .. && $(WITH_VENV) jupyter-builder develop --overwrite . >/dev/null && \
+	$(VENV_BIN)/jupyter labextension list 2>&1 | grep -E 'tracegrad-inspector .*OK'
+
+# TypeScript unit tests (store, collapse, protocol parsing), with jest.
+define run_jest
+@$(call require_node,the jest tests); \
+cd $(EXT_DIR) && $(WITH_VENV) jlpm test
+endef
+
+# UI tests: Galata (Playwright) drives a JupyterLab started from the venv in Debian's Chromium. Playwright
+# never downloads a browser. Screenshots are written to docs/images/.
+define run_galata
+@$(call require_node,the Galata UI tests); \
+command -v $(CHROMIUM) >/dev/null || { echo "warning: $(CHROMIUM) not found; skipping the Galata UI tests" >&2; exit $(if $(CI),1,0); }; \
+cd $(EXT_DIR)/ui-tests && export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 && $(WITH_VENV) jlpm install --immutable && \
+CHROMIUM_PATH=$(CHROMIUM) JUPYTER=$(VENV_BIN)/jupyter $(WITH_VENV) jlpm test
+endef
+
+jest: extension
+	$(run_jest)
+
+galata: sysdeps extension kernelspec
+	$(run_galata)
+
+# Install the "Python 3 (tracegrad)" kernel spec (kernel/tracegrad) into the venv, running the venv's Python.
 kernelspec: venv
-	@:
+	$(PY) -m tracegrad.notebook install-kernel --sys-prefix
 
 # ---- checks -------------------------------------------------------------------------------------------
 
@@ -94,6 +128,8 @@ lint: venv
 
 test: lint sysdeps extension kernelspec
 	$(PY) -m pytest -n $(PYTEST_WORKERS) -q --timeout=$(PYTEST_TIMEOUT) $(PYTEST_ARGS)
+	$(run_jest)
+	$(run_galata)
 
 bench: venv
 	$(PY) -m benchmarks.run

@@ -63,6 +63,8 @@ def _row_record(row: Row, results: dict[str, Measurement | str], errors: dict[st
     cells: dict[str, Any] = {}
     medians: dict[str, float] = {}
     samples: dict[str, list[float]] = {}
+    # Besides the libraries, a row may time extra benches (a library's own baseline variant, a fixed budget).
+    lib_order = [*lib_order, *(n for n in row.benches if n not in lib_order)]
     for name in lib_order:
         if name in errors:
             cells[name] = {"error": errors[name]}
@@ -138,7 +140,8 @@ def run_workload(wl: Workload, ctx: Context, cfg: TimingConfig) -> dict[str, Any
         # Drop the benches (and any graph or model they hold) before the next row is built.
         del benches
         rows.append(_row_record(row, measured, errors, lib_order, subject_loaded))
-    present = [n for n in lib_order if any(n in r["results"] for r in rows)]
+    extras = [n for r in rows for n in r["results"] if n not in lib_order]
+    present = [n for n in [*lib_order, *dict.fromkeys(extras)] if any(n in r["results"] for r in rows)]
     return {"key": wl.key, "title": wl.title, "description": wl.description, "unit": wl.unit, "per": wl.per,
             "repeats": cfg.repeats, "libs": present, "rows": rows,
             "checks": [_run_check(c) for c in wl.checks(ctx)]}

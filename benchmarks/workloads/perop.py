@@ -6,7 +6,6 @@ wrapping, grad-mode checks, and (with requires_grad) recording one graph node.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from types import ModuleType
@@ -17,6 +16,7 @@ import numpy as np
 from benchmarks.harness import Bench
 from benchmarks.libs import SUBJECT, Lib, sync_fn, tensor
 from benchmarks.spec import Context, Row, Target, Workload
+from benchmarks.workloads import observe
 
 # op -> (statement for a torch-like lib, statement for the raw NumPy ufunc, input shape)
 OPS: dict[str, tuple[str, str, tuple[int, ...]]] = {
@@ -101,22 +101,23 @@ PEROP = Workload(
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Workload 5: observation overhead. The event bus arrives in a later issue; until then "off" is the only
-# mode and must cost exactly what workload 1's "grad" line costs.
-#
-# To add "observer on": map a name to a function that, given the library module, returns a context
-# manager attaching a subscriber (or None where that library has no observer, e.g. torch), e.g.
-#     OBSERVERS["on"] = lambda lib: (lambda: lib.viz.observe(...)) if hasattr(lib, "viz") else None
-# and give it a target in OBSERVER_TARGETS.
+# Workload 5: observation overhead. Each mode maps a library to a context manager wrapped around the timed
+# loop (None where that library has no observer, e.g. torch); the modes live in observe.py.
 
 ObserverFactory = Callable[[ModuleType], Callable[[], AbstractContextManager[Any]] | None]
 
-OBSERVERS: dict[str, ObserverFactory] = {
-    "off": lambda lib: contextlib.nullcontext,
-}
+def _tracegrad_observer(mode: str) -> ObserverFactory:
+    """The mode's context manager for tracegrad (see benchmarks/workloads/observe.py); None elsewhere."""
+    return lambda lib: observe.CONTEXTS[mode] if getattr(lib, "__name__", "") == SUBJECT else None
 
+
+OBSERVERS: dict[str, ObserverFactory] = {mode: _tracegrad_observer(mode) for mode in observe.CONTEXTS}
+
+# The plain recording op of the same library, timed in the same row: the baseline of the no-listener targets.
+PLAIN = f"{SUBJECT} plain"
 OBSERVER_TARGETS: dict[str, Target] = {
-    "off": Target(SUBJECT, "torch", 1.0, "G1 (free when off)"),
+    observe.OFF: Target(SUBJECT, PLAIN, 1.02, "issue 3 (no listener: <= 2 %)"),
+    observe.AFTER_LISTENER: Target(SUBJECT, PLAIN, 1.02, "issue 3 (no listener: <= 2 %)"),
 }
 
 
@@ -129,6 +130,8 @@ def _observer_rows(ctx: Context) -> list[Row]:
                 # Libraries without this observer are timed plain: the baseline is their ordinary op.
                 context = obs(lib.module) if lib.name == SUBJECT else None
                 benches[lib.name] = _bench_factory(lib, op, "grad", context)
+                if lib.name == SUBJECT and obs_name in OBSERVER_TARGETS:
+                    benches[PLAIN] = _bench_factory(lib, op, "grad")
             np_lib = ctx.get("numpy")
             if np_lib is not None:
                 benches["numpy"] = _bench_factory(np_lib, op, "grad")
@@ -138,9 +141,11 @@ def _observer_rows(ctx: Context) -> list[Row]:
 
 OBSERVER = Workload(
     key="observer",
-    title="5. Per-op overhead with the observer off",
-    description="Workload 1's recording ops (inputs require grad) with tracegrad's observer in each mode; "
-                "torch and NumPy are timed plain. Today only \"off\" exists and is identical to workload 1.",
+    title="5. Per-op overhead of the observer (viz event bus)",
+    description="Workload 1's recording ops (inputs require grad) with tracegrad's observer in each mode "
+                "(off; off after a listener came and went; one counting subscriber; live mode's recorder and "
+                "source tracking); torch and NumPy are timed plain, and the no-listener modes are compared "
+                "with tracegrad's plain op timed in the same row.",
     per="op",
     rows=_observer_rows,
 )

@@ -152,3 +152,21 @@ def is_complex(input: Tensor) -> bool:  # noqa: A002
 
 # Layers above the core import tracegrad themselves, so they come last.
 from . import linalg, nn, optim, utils  # noqa: E402
+
+
+def load_ipython_extension(ip) -> None:
+    """``%load_ext tracegrad``: the magics and the live feed (tracegrad.notebook, imported only here)."""
+    from .notebook import load_ipython_extension as load
+
+    load(ip)
+
+
+def unload_ipython_extension(ip) -> None:
+    from .notebook import unload_ipython_extension as unload
+
+    unload(ip)
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the prebuilt JupyterLab extension lives (used by `jupyter labextension develop`)."""
+    return [{"src": "labextension", "dest": "tracegrad-inspector"}]

@@ -20,7 +20,11 @@ from .backend.dtypes import from_numpy_dtype
 
 class Tensor:
     # _vc: the version counter, a one-element list shared by views and detached aliases (None until needed).
-    __slots__ = ("_data", "_rg", "_grad_fn", "_vc", "__dict__", "__weakref__")
+    # _gfn: the grad_fn slot; ``_grad_fn`` (below the class) is the same slot behind a property that refuses
+    # deletion. Hot paths use ``_gfn`` directly.
+    # No ``__delattr__``: defining it would route every attribute write through a Python-level lookup
+    # (about 60 ns each, several per operator call); deletion is refused per attribute instead.
+    __slots__ = ("_data", "_rg", "_gfn", "_vc", "__dict__", "__weakref__")
 
     # Written only for some tensors, so they live in the instance dict (created on first write) with these
     # class defaults: a fresh tensor costs four slot writes.
@@ -56,7 +60,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if self._grad_fn is not None:
+        if self._gfn is not None:
             if value:
                 return
             raise RuntimeError(
@@ -66,6 +70,10 @@ class Tensor:
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._rg = bool(value)
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        _refuse_delete("requires_grad")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         self.requires_grad = requires_grad
@@ -77,11 +85,15 @@ class Tensor:
             from .autograd import views
 
             views.refresh_view_grad_fn(self)
-        return self._grad_fn
+        return self._gfn
+
+    @grad_fn.deleter
+    def grad_fn(self) -> None:
+        _refuse_delete("grad_fn")
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self._gfn is None
 
     @property
     def output_nr(self) -> int:
@@ -107,7 +119,7 @@ class Tensor:
 
     @property
     def grad(self):
-        if self._grad_fn is not None and not self._retains_grad:
+        if self._gfn is not None and not self._retains_grad:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
                 "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -125,7 +137,7 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
-            expected = self.__dict__.get("_grad_dtype", self.dtype) if self._grad_fn is None else self.dtype
+            expected = self.__dict__.get("_grad_dtype", self.dtype) if self._gfn is None else self.dtype
             if expected is not None and value.dtype is not expected:
                 if "_grad_dtype" in self.__dict__:
                     raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
@@ -161,14 +173,6 @@ class Tensor:
     def data(self) -> None:
         raise RuntimeError("cannot delete the data of a Tensor")
 
-    _PROTECTED = frozenset({"requires_grad", "_grad_fn", "_backward_hooks", "grad_fn", "_data", "_rg", "_vc",
-                            "_base", "_output_nr"})
-
-    def __delattr__(self, name: str) -> None:
-        if name in Tensor._PROTECTED:
-            raise RuntimeError(f"cannot delete attribute {name} of a Tensor")
-        object.__delattr__(self, name)
-
     @property
     def _backward_hooks(self):
         """The leaf tensor hooks (PyTorch's ``_backward_hooks`` dict)."""
@@ -178,9 +182,13 @@ class Tensor:
     def _backward_hooks(self, hooks) -> None:
         self._hooks = hooks
 
+    @_backward_hooks.deleter
+    def _backward_hooks(self) -> None:
+        _refuse_delete("_backward_hooks")
+
     @property
     def grad_dtype(self):
-        if self._grad_fn is not None:
+        if self._gfn is not None:
             raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
         if "_grad_dtype" in self.__dict__:
             return self._grad_dtype
@@ -188,7 +196,7 @@ class Tensor:
 
     @grad_dtype.setter
     def grad_dtype(self, value) -> None:
-        if self._grad_fn is not None:
+        if self._gfn is not None:
             raise RuntimeError("grad_dtype can only be set on leaf tensors.")
         from .backend.dtypes import dtype as _dtype
 
@@ -420,7 +428,7 @@ class Tensor:
         return (_rebuild, (np.array(self._data), self._rg, self._grad))
 
     def __deepcopy__(self, memo):
-        if self._grad_fn is not None:
+        if self._gfn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the "
                                "deepcopy protocol at the moment.  If you were attempting to deepcopy a module, "
                                "this may be because of a torch.nn.utils.weight_norm usage, see "
@@ -441,6 +449,15 @@ class Tensor:
         return sorted(set(super().__dir__()) - {"__dict__"})
 
 
+def _refuse_delete(name: str) -> None:
+    raise RuntimeError(f"cannot delete attribute {name} of a Tensor")
+
+
+# ``_grad_fn``: the ``_gfn`` slot under its historical name, readable and writable (through the slot's own
+# C-level accessors) but not deletable.
+_gfn_slot = Tensor.__dict__["_gfn"]
+Tensor._grad_fn = property(_gfn_slot.__get__, _gfn_slot.__set__, lambda self: _refuse_delete("_grad_fn"))
+
 _new = object.__new__
 
 
@@ -459,7 +476,7 @@ def _type_name(d) -> str:
 def _init_from(t: Tensor, data) -> None:
     t._data = data
     t._rg = False
-    t._grad_fn = None
+    t._gfn = None
     t._vc = None
 
 
@@ -468,7 +485,7 @@ def _wrap(data) -> Tensor:
     t = _new(Tensor)
     t._data = data
     t._rg = False
-    t._grad_fn = None
+    t._gfn = None
     t._vc = None
     if STATE.special and STATE.inference:
         t._inference = True

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._state import STATE
 from ._tensor import Tensor
-from .autograd.node import RemovableHandle
+from .autograd.node import RemovableHandle, set_retains_grad_hook
 
 
 def _is_operand(x) -> bool:
@@ -202,8 +202,8 @@ def _inplace_view(view_fn):
             self._view_replay = new._view_replay
             self._view_version = new._view_version
             self.__dict__.pop("_view_index_cache", None)
-        if new._grad_fn is not None:
-            self._grad_fn = new._grad_fn
+        if new._gfn is not None:
+            self._gfn = new._gfn
             self._output_nr = new._output_nr
         return self
 
@@ -377,7 +377,7 @@ def _register_hook(self, hook):
     """Run ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
     if not self._rg:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if self._grad_fn is None and self._base is None or (self._grad_fn is None and not self._base._rg):
+    if self._gfn is None and self._base is None or (self._gfn is None and not self._base._rg):
         hooks = self._hooks
         if hooks is None:
             hooks = self._hooks = {}
@@ -415,17 +415,14 @@ def _retain_grad(self):
         else:
             t._grad = pointwise.add(t._grad, grad)
 
-    fn = self._grad_fn
-    if fn._retains_grad_hooks is None:
-        fn._retains_grad_hooks = {}
-    fn._retains_grad_hooks[self._output_nr] = retain_grad_hook
+    set_retains_grad_hook(self._gfn, self._output_nr, retain_grad_hook)
     self._retains_grad = True
 
 
 def _register_post_accumulate_grad_hook(self, hook):
     if not self._rg:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if self._grad_fn is not None:
+    if self._gfn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     hooks = self._post_acc_hooks
     if hooks is None:

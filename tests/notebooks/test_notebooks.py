@@ -30,3 +30,26 @@ def test_notebook_runs(path: Path, tmp_path: Path) -> None:
                           for out in cell.get("outputs", []) if out.get("output_type") == "stream")
         accuracy = float(printed.split("training accuracy ")[1].split("%")[0])
         assert accuracy > 95.0
+    if path.stem.startswith("01_"):
+        _check_inside_backward(notebook)
+
+
+def _check_inside_backward(notebook) -> None:
+    """The magics' outputs are what the tutorial's text describes."""
+    outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.get("outputs", [])]
+    bundles = [out["data"] for out in outputs if "data" in out]
+    graphs = [b["application/vnd.tracegrad.graph+json"] for b in bundles if "application/vnd.tracegrad.graph+json" in b]
+    names = {node["name"] for node in graphs[0]["nodes"]}
+    assert {"MseLossBackward0", "AddmmBackward0", "TanhBackward0", "TBackward0",
+            "torch::autograd::AccumulateGrad"} == names
+    assert all(("image/svg+xml" in b or "text/html" in b) and "text/plain" in b for b in bundles
+               if any(key.startswith("application/vnd.tracegrad.") for key in b))
+    (hooks,) = [b["application/vnd.tracegrad.hooks+json"] for b in bundles if "application/vnd.tracegrad.hooks+json" in b]
+    fired = [(e["kind"], e["node_name"]) for e in hooks["events"] if e["event"] == "hook"]
+    assert fired[:5] == [("tensor", "TanhBackward0"), ("retain_grad", "TanhBackward0"), ("pre", "TanhBackward0"),
+                         ("post", "TanhBackward0"), ("post_accumulate", "torch::autograd::AccumulateGrad")]
+    saved = [b["application/vnd.tracegrad.saved+json"] for b in bundles if "application/vnd.tracegrad.saved+json" in b]
+    assert [{row["state"] for row in s["rows"]} for s in saved] == [{"alive"}, {"freed"}, {"alive"}]
+    assert "is at version 1; expected version 0" in saved[-1]["rows"][0]["error"]
+    printed = "".join(out.get("text", "") for out in outputs if out.get("output_type") == "stream")
+    assert "RuntimeError: one of the variables needed for gradient computation has been modified" in printed

@@ -1,5 +1,7 @@
 """The bus is free when nobody listens: the flag stays off and no emission function is ever called."""
 
+import importlib
+
 import pytest
 from programs import PROGRAMS
 
@@ -9,12 +11,19 @@ from tracegrad._state import STATE
 from tracegrad.autograd import engine
 
 
+_EMITTING_MODULES = ("tracegrad.ops.registry", "tracegrad.autograd.engine", "tracegrad.autograd.saved",
+                     "tracegrad.autograd.accumulate", "tracegrad.autograd.function", "tracegrad.nn.modules.module",
+                     "tracegrad.nn.modules._backward_hook")
+
+
 def test_no_listener_means_no_emission(monkeypatch):
     def fail(*args, **kwargs):
         raise AssertionError("an event was emitted with nobody listening")
 
     monkeypatch.setattr(viz.events, "emit", fail)
     monkeypatch.setattr(engine, "_emit_hook", fail)
+    for name in _EMITTING_MODULES:  # each binds the bus's emit at import
+        monkeypatch.setattr(importlib.import_module(name), "_emit_event", fail)
     assert not STATE.observed and not STATE.special
     for name in sorted(PROGRAMS):
         (root,) = PROGRAMS[name]()
@@ -94,3 +103,33 @@ def test_observing_does_not_change_results(name):
         (observed,) = PROGRAMS[name]()
         observed.backward()
     assert float(plain) == float(observed)
+
+
+def test_a_subscriber_for_some_kinds_sees_only_those():
+    seen = []
+    unsubscribe = viz.events.subscribe(lambda kind, payload: seen.append(kind), ("backward_started",))
+    try:
+        assert STATE.observed
+        x = tracegrad.ones(2, requires_grad=True)
+        (x * 2).sum().backward()
+    finally:
+        unsubscribe()
+    assert seen == ["backward_started"]
+    assert not STATE.observed and viz.events.subscribers() == ()
+
+
+def test_unsubscribing_while_an_event_is_delivered_is_safe():
+    calls = []
+
+    def once(kind, payload):
+        calls.append(kind)
+        unsubscribe()
+
+    unsubscribe = viz.events.subscribe(once)
+    other = viz.events.subscribe(lambda kind, payload: calls.append("other"))
+    try:
+        viz.events.emit("hook", kind="pre", node=None)
+        viz.events.emit("hook", kind="pre", node=None)
+    finally:
+        other()
+    assert calls == ["hook", "other", "other"]

@@ -254,3 +254,13 @@ def test_source_tracking_records_user_line_and_cell():
         viz.set_cell_context(None, None)
     node = viz.graph_snapshot(w)["nodes"][0]
     assert node["source"]["cell_id"] == "cell-8" and node["source"]["execution_count"] == 5
+
+
+def test_saved_table_from_a_graph_equals_a_fresh_saved_snapshot():
+    loss, model = mlp_step()
+    graph = viz.graph_snapshot(loss)
+    derived = viz.saved_from_graph(graph)
+    viz.validate(derived)
+    fresh = viz.saved_snapshot(loss, graph_id=graph["graph_id"])
+    assert derived["rows"] == fresh["rows"] and derived["memory"] == fresh["memory"]
+    assert derived["graph_id"] == graph["graph_id"] and len(derived["rows"]) > 0

@@ -176,3 +176,22 @@ def test_recorder_start_stop_and_module_forward_hooks():
         rec.stop()
     assert seen[:2] == ["module_forward_pre", "module_forward"]
     assert len(rec.timelines) == 1 and not rec.active
+
+
+def test_without_saved_events_the_timeline_keeps_nodes_and_hooks():
+    x = tracegrad.randn(3, requires_grad=True)
+    with tracegrad.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+        y = (x * x).sum()
+    y.grad_fn.register_prehook(lambda grads: None)
+    recorder = viz.TimelineRecorder(saved_events=False).start()
+    try:
+        y.backward()
+    finally:
+        recorder.stop()
+    events = recorder.timelines[0]["events"]
+    assert not [e for e in events if e["event"].startswith("saved")]
+    assert [(e["event"], e["kind"], e["node_name"]) for e in events] == [
+        ("hook", "pre", "SumBackward0"), ("node_executed", None, "SumBackward0"),
+        ("node_executed", None, "MulBackward0"), ("hook", "unpack", "MulBackward0"),
+        ("hook", "unpack", "MulBackward0"), ("node_executed", None, "torch::autograd::AccumulateGrad")]
+    assert [e["seq"] for e in events] == list(range(len(events)))

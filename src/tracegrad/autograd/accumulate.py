@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from .._events import emit as _emit_event
 from .._state import STATE
 from .node import UINT64_MAX, Node, collect_hook_fns
 
@@ -23,6 +24,16 @@ class AccumulateGrad(Node):
         hooks = self.variable._hooks
         return {0: hooks} if hooks else None
 
+    @property
+    def _hooked(self) -> bool:
+        # A leaf's tensor hooks live on the tensor, not in a dict of this node.
+        return (bool(self.variable._hooks) or self._pre_hooks is not None or self._post_hooks is not None
+                or self._retains_grad_hooks is not None)
+
+    @_hooked.setter
+    def _hooked(self, value: bool) -> None:
+        pass  # derived from the hook dicts themselves
+
     def apply(self, grads):
         grad = grads[0]
         if grad is not None:
@@ -30,6 +41,9 @@ class AccumulateGrad(Node):
             hooks = self.variable._post_acc_hooks
             if hooks:
                 for fn in collect_hook_fns(hooks):
+                    if STATE.observed:
+                        _emit_event("hook", kind="post_accumulate", node=self, hook=fn, output_nr=None,
+                                    tensor=self.variable)
                     result = fn(self.variable)
                     if result is not None and result is not self.variable:
                         raise RuntimeError("Tensor post accumulate grad hooks should return None.")
@@ -41,18 +55,35 @@ class AccumulateGrad(Node):
 _ENGINE_REFS = 4
 
 
+def _functional_core():
+    # Imported on first use (it imports the operator library, which imports autograd); a function-level
+    # ``from .. import`` would cost about a microsecond on every accumulation.
+    global _F
+    if _F is None:
+        from .. import _functional_core as F
+
+        _F = F
+    return _F
+
+
+_F = None
+
+
 def accumulate_into(variable, grad) -> None:
     """PyTorch's accumulateGrad: adopt the first gradient without copying when nobody else can see it,
     then add in place (or out of place when building a graph, so higher-order gradients see the sum)."""
-    from .. import _functional_core as F
-
-    target = variable.__dict__.get("_grad_dtype", variable.dtype)
-    if target is not None and grad._data.dtype != target.np:
-        grad = F.to_dtype(grad, target)
+    F = _functional_core()
+    d = variable.__dict__
+    if "_grad_dtype" in d:
+        target = d["_grad_dtype"]
+        if target is not None and grad._data.dtype != target.np:
+            grad = F.to_dtype(grad, target)
+    elif grad._data.dtype != variable._data.dtype:  # the tensor's own dtype, without building its torch.dtype
+        grad = F.to_dtype(grad, variable.dtype)
     current = variable._grad
     if current is None:
         # Like PyTorch, steal the buffer only when no user-visible reference to it exists.
-        if (not STATE.grad_enabled and grad._grad_fn is None and grad._base is None
+        if (not STATE.grad_enabled and grad._gfn is None and grad._base is None
                 and sys.getrefcount(grad) <= _ENGINE_REFS and grad._data.base is None):
             variable._grad = grad
         else:

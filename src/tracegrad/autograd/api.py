@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import warnings
 
-from .._tensor import Tensor
+import numpy as np
+
+from .._tensor import Tensor, _wrap
 from . import engine
 from .edges import gradient_edge
 
@@ -38,10 +40,14 @@ def _output_meta(out) -> tuple:
 
 
 def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) -> list:
-    from .. import _factories
-
     result = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if grad is None and out.__class__ is Tensor and out._rg:
+            data = out._data
+            if data.size == 1 and data.dtype.kind == "f" and data.__class__ is np.ndarray:
+                # ``loss.backward()``: what ``_factories.ones(shape, dtype=dtype)`` makes, without its lookups
+                result.append(_wrap(np.ones(data.shape, dtype=data.dtype)))
+                continue
         shape, dtype, requires_grad = _output_meta(out)
         if isinstance(grad, Tensor):
             gshape = grad._data.shape
@@ -67,6 +73,8 @@ def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) ->
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
                 if not dtype.is_floating_point:
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dtype}")
+                from .. import _factories
+
                 result.append(_factories.ones(shape, dtype=dtype))
             else:
                 result.append(None)
@@ -95,7 +103,7 @@ def _input_edge(t, api: str) -> tuple:
 def _root_edges(outputs: tuple) -> list:
     roots = []
     for i, out in enumerate(outputs):
-        if _is_edge(out):
+        if not isinstance(out, Tensor) and _is_edge(out):
             roots.append((out.node, out.output_nr))
             continue
         if not isinstance(out, Tensor):

@@ -27,7 +27,7 @@ def gradient_edge(t: Tensor) -> tuple:
         from .views import refresh_view_grad_fn
 
         refresh_view_grad_fn(t)
-    fn = t._grad_fn
+    fn = t._gfn
     if fn is not None:
         return (fn, t._output_nr)
     if t._rg:

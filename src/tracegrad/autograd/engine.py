@@ -17,6 +17,7 @@ import itertools
 
 import numpy as np
 
+from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor
 from .accumulate import AccumulateGrad
@@ -99,16 +100,16 @@ def planned_execution_order(task: GraphTask) -> list:
 
 def compute_dependencies(root: Node) -> dict:
     deps: dict = {}
-    seen = {root}
     stack = [root]
     while stack:
         fn = stack.pop()
         for nxt, _ in fn._edges:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
+            if nxt in deps:  # seen before (the root has no incoming edge, so it never appears here)
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
                 stack.append(nxt)
     return deps
 
@@ -206,9 +207,7 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     STATE.engine_depth += 1
     _TASKS.append(task)
     if STATE.observed:
-        from ..viz import events
-
-        events.emit("backward_started", task=task, roots=roots)
+        _emit_event("backward_started", task=task, roots=roots)
     try:
         # PyTorch computes inf/nan silently; NumPy would warn from inside backward formulas.
         with np.errstate(all="ignore"):
@@ -223,9 +222,7 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
         STATE.grad_enabled = prev_grad
         STATE.saved_hooks[:] = prev_saved_hooks
         if STATE.observed:
-            from ..viz import events
-
-            events.emit("backward_finished", task=task)
+            _emit_event("backward_finished", task=task)
     return task.captured
 
 
@@ -269,8 +266,7 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
         else:
             needed = True
         if needed:
-            if (fn._tensor_pre_hooks is None and fn._retains_grad_hooks is None and fn._pre_hooks is None
-                    and fn._post_hooks is None and not state.special):
+            if not fn._hooked and not state.special:
                 # The common case, inlined: no hooks, no observer.
                 running.append(fn)
                 try:
@@ -295,8 +291,9 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             if len(meta) != n_edges:
                 meta = None
             ready = None  # the first node this one made ready; run directly if it is the only one
-            for i in range(n_edges):
-                nxt, nr = edges[i]
+            i = -1
+            for nxt, nr in edges:
+                i += 1
                 if nxt is None:
                     continue
                 remaining = deps[nxt] - 1
@@ -307,7 +304,8 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                 if grad is not None and meta is not None:
                     m = meta[i]
                     data = grad._data
-                    if data.shape != m[0] or data.dtype != m[1]:
+                    # (dtype identity first: NumPy's builtin dtypes are singletons, and ``!=`` costs more)
+                    if (data.dtype is not m[1] or data.shape != m[0]) and (data.shape != m[0] or data.dtype != m[1]):
                         grad = _fix_gradient(fn, i, grad, m)
                 if remaining == 0 and ready is None and not heap and nxt._n_out == 1 and nxt not in buffers:
                     # Its only gradient, and it may be the next node to run: keep it out of the buffers.
@@ -416,14 +414,14 @@ def _run_tensor_pre_hooks(fn: Node, inputs: list, hooks, retains) -> list:
         for nr, per_output in list(hooks.items()):
             for hook in collect_hook_fns(per_output):
                 if STATE.observed:
-                    _emit_hook("tensor", fn, hook, nr)
+                    _emit_hook("tensor", fn, hook, nr, inputs[nr])
                 result = hook(inputs[nr])
                 if result is not None:
                     inputs[nr] = _check_hook_result(result, inputs[nr], hook)
     if retains:
         for nr, hook in list(retains.items()):
             if STATE.observed:
-                _emit_hook("retain_grad", fn, hook, nr)
+                _emit_hook("retain_grad", fn, hook, nr, inputs[nr])
             hook(inputs[nr])
     return inputs
 
@@ -447,9 +445,7 @@ def call_function(task: GraphTask, fn: Node, inputs: list) -> list:
         if fn._pre_hooks:
             inputs = _call_pre_hooks(fn, inputs)
         if STATE.observed:
-            from ..viz import events
-
-            events.emit("node_executed", node=fn)
+            _emit_event("node_executed", node=fn)
         had_post_hooks = bool(fn._post_hooks)
         if STATE.anomaly:
             from . import anomaly_mode
@@ -502,10 +498,8 @@ def _as_tuple(result, n: int, kind: str) -> tuple:
     return result
 
 
-def _emit_hook(kind: str, fn: Node, hook, nr) -> None:
-    from ..viz import events
-
-    events.emit("hook", kind=kind, node=fn, hook=hook, output_nr=nr)
+def _emit_hook(kind: str, fn: Node, hook, nr, tensor=None) -> None:
+    _emit_event("hook", kind=kind, node=fn, hook=hook, output_nr=nr, tensor=tensor)
 
 
 def validate_outputs(fn: Node, outputs) -> list:

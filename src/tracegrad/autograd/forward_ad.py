@@ -339,7 +339,7 @@ def eager_with_tangents(op, args: tuple):
 def _attach_to_saved(out: Tensor, level: int, tangent: Tensor) -> None:
     """The op saved ``out`` before its tangent existed: let the saved value carry it, as PyTorch's
     SavedVariable does (forward-over-reverse reads tangents of saved outputs)."""
-    saved = getattr(out._grad_fn, "_saved", None)
+    saved = getattr(out._gfn, "_saved", None)
     if saved:
         from .saved import attach_tangent
 

@@ -20,11 +20,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from . import views as _views
 from .edges import NO_EDGE, gradient_edge
-from .node import Error, Node
+from .node import Error, Node, set_retains_grad_hook
 from .saved import FREED_MESSAGE, SavedTensor, save
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "FunctionMeta", "InplaceFunction",
@@ -316,9 +317,7 @@ def _apply(cls, setup_ctx: bool, args: tuple, kwargs: dict):
 
         anomaly_mode.record_forward_trace(ctx)
     if STATE.observed:
-        from ..viz import events
-
-        events.emit("op", op=cls.__name__, outputs=tuple(o for o in new_outputs if isinstance(o, Tensor)))
+        _emit_event("op", op=cls.__name__, outputs=tuple(o for o in new_outputs if isinstance(o, Tensor)))
     return tuple(new_outputs) if is_tuple else new_outputs[0]
 
 
@@ -491,9 +490,7 @@ def _rebase(var: Tensor, node: Node, nr: int) -> None:
         hooks = old_fn._retains_grad_hooks
         hook = hooks.pop(old_nr, None) if hooks else None
         if hook is not None:
-            if node._retains_grad_hooks is None:
-                node._retains_grad_hooks = {}
-            node._retains_grad_hooks[nr] = hook
+            set_retains_grad_hook(node, nr, hook)
 
 
 # ---- forward AD -------------------------------------------------------------------------------------------

@@ -49,6 +49,9 @@ class Node:
     _post_hooks = None
     _tensor_pre_hooks = None  # dict output_nr -> dict handle_id -> fn
     _retains_grad_hooks = None  # dict output_nr -> fn
+    # True once any of the four hook dicts above was created (never reset): the engine's one-read check for
+    # its hook-free fast path. Whoever creates one of those dicts sets it (``register_*``, ``set_retains_grad_hook``).
+    _hooked = False
     _needs = None  # set by the engine when only some input gradients are wanted
     _metadata = None
 
@@ -90,6 +93,7 @@ class Node:
         """A post-hook ``fn(grad_inputs, grad_outputs)`` that may return replacement ``grad_inputs``."""
         if self._post_hooks is None:
             self._post_hooks = {}
+            self._hooked = True
         handle = RemovableHandle(self._post_hooks)
         self._post_hooks[handle.id] = fn
         return handle
@@ -98,6 +102,7 @@ class Node:
         """A pre-hook ``fn(grad_outputs)`` that may return replacement ``grad_outputs``."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
+            self._hooked = True
         handle = RemovableHandle(self._pre_hooks)
         self._pre_hooks[handle.id] = fn
         return handle
@@ -106,6 +111,7 @@ class Node:
         hooks = self._tensor_pre_hooks
         if hooks is None:
             hooks = self._tensor_pre_hooks = {}
+            self._hooked = True
         per_output = hooks.get(output_nr)
         if per_output is None:
             per_output = hooks[output_nr] = {}
@@ -175,6 +181,14 @@ class Error(Node):
 
     def apply(self, grads):
         raise self._exc(self._message)
+
+
+def set_retains_grad_hook(node: Node, output_nr: int, fn) -> None:
+    """Install ``retain_grad``'s hook for one output of ``node`` (at most one per output)."""
+    if node._retains_grad_hooks is None:
+        node._retains_grad_hooks = {}
+        node._hooked = True
+    node._retains_grad_hooks[output_nr] = fn
 
 
 def collect_hook_fns(hook_dict: dict | None) -> list:

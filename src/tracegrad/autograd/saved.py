@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import weakref
 
+from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
@@ -69,7 +70,7 @@ class SavedTensor:
         else:
             self._kind = _INPUT
             self._ref = tensor
-            self._extra = tensor._grad_fn is not None
+            self._extra = tensor._gfn is not None
         return self
 
     @classmethod
@@ -78,7 +79,7 @@ class SavedTensor:
         grad_fn at save time (held weakly: it leads back to this node through CopySlices), never with the
         in-place node itself, which only its CopySlices may run."""
         self = cls._make(tensor, True)
-        fn = tensor._grad_fn
+        fn = tensor._gfn
         ref = weakref.ref(fn) if fn is not None else None
         if self._kind == _OUTPUT:
             self._kind = _VIEW_OUTPUT
@@ -100,6 +101,8 @@ class SavedTensor:
         # PyTorch runs pack hooks under no_grad, so ops inside a hook record (and save) nothing.
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
+        if STATE.special and STATE.observed:
+            _emit_event("hook", kind="pack", node=None, hook=pack, output_nr=None, tensor=tensor)
         try:
             packed = pack(tensor)
         finally:
@@ -112,13 +115,11 @@ class SavedTensor:
         self._kind = _HOOKED
         self._ref = packed
         self._extra = (unpack, is_output, tensor._output_nr, tensor._rg,
-                       None if is_output else tensor._grad_fn, None if is_output else tensor._acc_ref)
+                       None if is_output else tensor._gfn, None if is_output else tensor._acc_ref)
         if tensor._fw_grads:
             self._extra += (dict(tensor._fw_grads),)
         if STATE.special and STATE.observed:
-            from ..viz import events
-
-            events.emit("saved_packed", tensor=tensor)
+            _emit_event("saved_packed", tensor=tensor)
 
     # ---- PyTorch's _raw_saved_* API --------------------------------------------------------------------
 
@@ -173,9 +174,11 @@ class SavedTensor:
 
     def unpack(self, node=None) -> Tensor:
         kind = self._kind
+        if STATE.special and STATE.observed:
+            _emit_event("saved_unpacked", saved=self, node=node)
         if kind == _INPUT:
             t = self._ref
-            if self._extra and t._grad_fn is None:
+            if self._extra and t._gfn is None:
                 raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with "
                                    ".detach_().This is not supported, please use out-of-place `.detach()` instead")
             if self._vc[0] != self._version:
@@ -187,7 +190,7 @@ class SavedTensor:
             extra = self._extra
             if extra[1] and node is not None:
                 out._rg = True
-                out._grad_fn = node
+                out._gfn = node
                 if extra[0]:
                     out._output_nr = extra[0]
             if self._vc[0] != self._version:
@@ -206,10 +209,10 @@ class SavedTensor:
             fn = extra[1]() if extra[1] is not None else None
             out._rg = True
             if fn is not None:
-                out._grad_fn = fn
+                out._gfn = fn
                 out._output_nr = extra[0]
             else:
-                out._grad_fn = node
+                out._gfn = node
             if self._vc[0] != self._version:
                 self._version_error(out, node)
             if len(extra) > 2:
@@ -222,6 +225,8 @@ class SavedTensor:
         # hook may legitimately hand back a copy).
         unpack, is_output, out_nr, rg, grad_fn, acc_ref = self._extra[:6]
         fw = self._extra[6] if len(self._extra) > 6 else None
+        if STATE.special and STATE.observed:
+            _emit_event("hook", kind="unpack", node=node, hook=unpack, output_nr=None, tensor=None)
         result = unpack(self._ref)
         if not isinstance(result, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
@@ -233,7 +238,7 @@ class SavedTensor:
         out = _wrap(result._data)
         out._vc = result._version_counter()
         if grad_fn is not None and rg:
-            out._grad_fn = grad_fn
+            out._gfn = grad_fn
             out._output_nr = out_nr
             out._rg = True
         elif rg:
@@ -247,8 +252,8 @@ class SavedTensor:
         current = self._vc[0]
         if self._kind == _OUTPUT and node is not None:
             where = f", which is output {self._extra[0]} of {node.name()},"
-        elif tensor._grad_fn is not None:
-            where = f", which is output {tensor._output_nr} of {tensor._grad_fn.name()},"
+        elif tensor._gfn is not None:
+            where = f", which is output {tensor._output_nr} of {tensor._gfn.name()},"
         else:
             where = ""
         shape = list(tensor._data.shape)
@@ -262,6 +267,8 @@ class SavedTensor:
     def release(self) -> None:
         if self._kind == _NONE:
             return  # like PyTorch's default-constructed SavedVariable: still None after backward
+        if STATE.special and STATE.observed and self._kind != _FREED:
+            _emit_event("saved_freed", saved=self)
         self._kind = _FREED
         self._ref = None
         self._extra = None
@@ -280,6 +287,55 @@ class SavedTensor:
 
 
 _new_saved = object.__new__
+_OUTPUT_EXTRA = (0, True)  # (output_nr, requires_grad) of a fresh single output
+
+
+def save_input(tensor: Tensor) -> SavedTensor:
+    """``SavedTensor._make(tensor)`` for the operator fast paths: the common case inline (no pack hooks, not
+    an inference tensor), everything else through ``_make``."""
+    if tensor._inference or STATE.saved_hooks:
+        return SavedTensor._make(tensor)
+    self = _new_saved(SavedTensor)
+    vc = tensor._vc
+    if vc is None:
+        vc = tensor._vc = [0]
+    self._vc = vc
+    self._version = vc[0]
+    self._kind = _INPUT
+    self._ref = tensor
+    self._extra = tensor._gfn is not None
+    return self
+
+
+def save_fresh_output(out: Tensor) -> SavedTensor:
+    """``SavedTensor._make(out, True)`` for the single output an operator fast path has just made (output 0,
+    requires grad, no version counter yet)."""
+    if STATE.saved_hooks:
+        return SavedTensor._make(out, True)
+    self = _new_saved(SavedTensor)
+    self._vc = out._vc = [0]
+    self._version = 0
+    self._kind = _OUTPUT
+    self._ref = out._data
+    self._extra = _OUTPUT_EXTRA
+    return self
+
+
+def plain_array(saved) -> object:
+    """The array of a saved input or output that ``unpack`` would hand back as is (no pack/unpack hooks, current
+    version, not freed or detached in place), or None when unpacking must run (hooks, or an error to raise).
+    For raw-NumPy backward rules (ops/raw_backward.py)."""
+    if saved.__class__ is not SavedTensor:
+        return None
+    kind = saved._kind
+    if kind == _OUTPUT:
+        return saved._ref if saved._vc[0] == saved._version else None
+    if kind == _INPUT:
+        t = saved._ref
+        if saved._vc[0] != saved._version or (saved._extra and t._gfn is None):
+            return None
+        return t._data
+    return None
 
 
 def _restore_tangents(out: Tensor, fw: dict) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor
-from .node import Node
+from .node import Node, set_retains_grad_hook
 
 # Creation metadata of views, as in PyTorch: where the view came from decides whether an in-place
 # operation on it is allowed.
@@ -78,7 +78,7 @@ def check_inplace(t: Tensor, will_record: bool) -> bool:
     when it was made in no_grad mode or before its base required grad."""
     base = t._base
     if base is None:
-        if t._rg and t._grad_fn is None:
+        if t._rg and t._gfn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         return will_record
     if not (will_record or base._rg):
@@ -119,7 +119,7 @@ def view_rebase_error(var: Tensor, indirect: bool = False) -> str | None:
     if meta == DEFAULT or (meta == INFERENCE_MODE and STATE.inference):
         return None
     modified = "its base or another view of its base has been" if indirect else "is being"
-    fn = var._grad_fn
+    fn = var._gfn
     name = None
     if fn is not None:
         forward_cls = getattr(fn, "_forward_cls", None)
@@ -142,7 +142,7 @@ def check_view_rebase(var: Tensor) -> None:
     message = view_rebase_error(var)
     if message is not None:
         raise RuntimeError(message)
-    if (var._rg or var._base._rg) and var._base._grad_fn is None:
+    if (var._rg or var._base._rg) and var._base._gfn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
 
@@ -156,15 +156,13 @@ def _move_retains_grad_hook(t: Tensor, old_fn, old_nr: int, new_fn: Node, new_nr
     hooks = old_fn._retains_grad_hooks
     fn = hooks.pop(old_nr, None) if hooks else None
     if fn is not None:
-        if new_fn._retains_grad_hooks is None:
-            new_fn._retains_grad_hooks = {}
-        new_fn._retains_grad_hooks[new_nr] = fn
+        set_retains_grad_hook(new_fn, new_nr, fn)
 
 
 def rebase_history(target: Tensor, node: Node) -> None:
     """After an in-place op on a non-view: the tensor's history is now ``node``."""
-    old_fn, old_nr = target._grad_fn, target._output_nr
-    target._grad_fn = node
+    old_fn, old_nr = target._gfn, target._output_nr
+    target._gfn = node
     target._output_nr = 0
     target._rg = True
     _move_retains_grad_hook(target, old_fn, old_nr, node)
@@ -308,16 +306,16 @@ def record_inplace_on_view(op, args: tuple, target: Tensor, node: Node) -> None:
     """``target`` is a view that ``node`` (op's backward, first edge = the view's old history) just wrote."""
     base = target._base
     copy_slices = CopySlices(base, target, node)
-    old_fn, old_nr = base._grad_fn, base._output_nr
-    base._grad_fn = copy_slices
+    old_fn, old_nr = base._gfn, base._output_nr
+    base._gfn = copy_slices
     base._output_nr = 0
     base._rg = True
     _move_retains_grad_hook(base, old_fn, old_nr, copy_slices)
-    old_view_fn, old_view_nr = target._grad_fn, target._output_nr
+    old_view_fn, old_view_nr = target._gfn, target._output_nr
     target._rg = True
     # The view's own grad_fn is regenerated from the base on next use (its version is now stale).
     regenerate_view_grad_fn(target)
-    _move_retains_grad_hook(target, old_view_fn, old_view_nr, target._grad_fn)
+    _move_retains_grad_hook(target, old_view_fn, old_view_nr, target._gfn)
 
 
 class _ViewReplay:
@@ -351,7 +349,7 @@ def _replayed_node(base: Tensor, view: Tensor) -> tuple:
         out = replay_views(base, view._view_replay)
     finally:
         STATE.grad_enabled = prev
-    return out._grad_fn, out._output_nr
+    return out._gfn, out._output_nr
 
 
 def regenerate_view_grad_fn(view: Tensor) -> None:
@@ -359,10 +357,10 @@ def regenerate_view_grad_fn(view: Tensor) -> None:
     view._view_version = view._vc[0]
     if not (base._rg or view._rg):
         return
-    old_fn, old_nr = view._grad_fn, view._output_nr
+    old_fn, old_nr = view._gfn, view._output_nr
     replay = _ViewReplay.enabled or changes_dtype(view)
     node, nr = _replayed_node(base, view) if replay else (AsStridedBackward0(base, view), 0)
-    view._grad_fn = node
+    view._gfn = node
     view._output_nr = nr
     view._rg = True
     _move_retains_grad_hook(view, old_fn, old_nr, node, nr)
@@ -377,7 +375,7 @@ def refresh_view_grad_fn(view: Tensor) -> None:
     orphan = not view._rg and view._base._rg and view._creation_meta == DEFAULT
     if not stale and not orphan:
         return
-    if view._grad_fn is None and not view._base._rg:
+    if view._gfn is None and not view._base._rg:
         return
     message = view_rebase_error(view, indirect=True)
     if message is not None:

@@ -14,6 +14,7 @@ from . import (
     nn_ops,
     pointwise,
     random_ops,
+    raw_backward,
     reductions,
     reductions_extra,
     shape,
@@ -25,3 +26,5 @@ from . import (
 
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
            linalg, shape_extra, nn_ops, random_ops, variants, complex_ops]
+
+raw_backward.install()

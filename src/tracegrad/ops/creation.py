@@ -39,7 +39,7 @@ def detach_(t: Tensor) -> Tensor:
                            "DDP buckets, and hence detach_() cannot be called on these gradients. To fix this error, "
                            "please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
                            "solution.")
-    t._grad_fn = None
+    t._gfn = None
     t._output_nr = 0
     t._rg = False
     return t

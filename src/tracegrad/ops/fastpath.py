@@ -15,20 +15,30 @@ import numpy as np
 from .._state import STATE, next_sequence_nr
 from .._tensor import Tensor, _new
 from ..autograd.edges import NO_EDGE, gradient_edge
-from ..autograd.saved import SavedTensor
+from ..autograd.saved import SavedTensor, save_fresh_output, save_input
 from ._util import translate_value_error
 
 _ndarray = np.ndarray
 _asarray = np.asarray
 _make_saved = SavedTensor._make
+_save_input = save_input
+_save_output = save_fresh_output
 _OPERANDS = (Tensor, int, float, complex, bool, np.ndarray, np.generic)
 
 
 def _edge(t: Tensor) -> tuple:
-    fn = t._grad_fn
-    if fn is None or t._base is not None:
-        return gradient_edge(t)
-    return (fn, t._output_nr)
+    """``gradient_edge(t)``, with the two common cases inline: a non-view result, and a leaf whose
+    AccumulateGrad node is alive (held weakly by the leaf)."""
+    if t._base is None:
+        fn = t._gfn
+        if fn is not None:
+            return (fn, t._output_nr)
+        ref = t._acc_ref
+        if ref is not None and t._rg:
+            acc = ref()
+            if acc is not None:
+                return acc._edge
+    return gradient_edge(t)
 
 
 def _save_plan(op) -> tuple:
@@ -59,36 +69,50 @@ def unary(op):
     general = OpDef.__call__
     ufunc, kernel, node_class = op.ufunc, op.kernel, op.node_class
     plan = _save_plan(op)
-    simple = op.n_params == 1 and not op.is_inplace and not op.attr_idx
+    if op.n_params != 1 or op.is_inplace or op.attr_idx:
+        def call_general(self, *args, **kwargs):
+            return general(op, *args, **kwargs)
+
+        return call_general
+    # What the node keeps, decided once: the input (sin), the output (exp), nothing, or the general plan.
+    saves_input = plan == ((False, 0, -1),)
+    saves_output = plan == ((True, 0, -1),)
     state = STATE
 
     def call(self, *args, **kwargs):
-        if kwargs or len(args) != 1 or state.special or not simple:
+        if kwargs or len(args) != 1 or state.special:
             return general(op, *args, **kwargs)
         a = args[0]
         if a.__class__ is not Tensor:
             return general(op, *args)
         ad = a._data
-        data = ufunc(ad) if ufunc is not None and ad.dtype.kind == "f" else kernel(ad)
+        adt = ad.dtype
+        data = ufunc(ad) if ufunc is not None and adt.kind == "f" else kernel(ad)
         if data.__class__ is not _ndarray:
             data = _asarray(data)
         out = _new(Tensor)
         out._data = data
-        out._grad_fn = None
         out._vc = None
-        if (a._rg or (a._base is not None and a._base._rg)) and state.grad_enabled and data.dtype.kind in "fc":
+        dt = data.dtype
+        if (a._rg or (a._base is not None and a._base._rg)) and state.grad_enabled and dt.kind in "fc":
             node = _new(node_class)
             node._seq = next_sequence_nr()
-            fa = a._grad_fn
+            fa = a._gfn
             node._edges = ((fa, a._output_nr) if fa is not None and a._base is None else _edge(a),)
-            meta = ((ad.shape, ad.dtype),)
+            meta = ((ad.shape, adt),)
             node._in_meta = meta
             node._attrs = ()
-            node._out_meta = meta if data.dtype is ad.dtype else ((data.shape, data.dtype),)
-            out._grad_fn = node
+            node._out_meta = meta if dt is adt else ((data.shape, dt),)
+            out._gfn = node
             out._rg = True
-            node._saved = _saved_values(plan, (a,), out) if plan else ()
+            if saves_input:
+                node._saved = (_save_input(a),)
+            elif saves_output:
+                node._saved = (_save_output(out),)
+            else:
+                node._saved = _saved_values(plan, (a,), out) if plan else ()
         else:
+            out._gfn = None
             out._rg = False
         return out
 
@@ -159,13 +183,13 @@ def binary(op, dunder: bool = False):
             data = _asarray(data)
         out = _new(Tensor)
         out._data = data
-        out._grad_fn = None
         out._vc = None
         arg = a._rg or (a._base is not None and a._base._rg)
-        if (arg or brg) and state.grad_enabled and data.dtype.kind in "fc":
+        dt = data.dtype
+        if (arg or brg) and state.grad_enabled and dt.kind in "fc":
             node = _new(node_class)
             node._seq = next_sequence_nr()
-            fa = a._grad_fn
+            fa = a._gfn
             ea = ((fa, a._output_nr) if fa is not None and a._base is None else _edge(a)) if arg else NO_EDGE
             if brg:
                 node._edges = (ea, _edge(b))
@@ -177,18 +201,19 @@ def binary(op, dunder: bool = False):
                 node._edges = (ea, NO_EDGE)
                 node._in_meta = ((ad.shape, ad.dtype), None)
             node._attrs = tuple([((a, b) + trailing)[i] for i in attr_idx]) if attrs_from_operands else default_attrs
-            node._out_meta = ((data.shape, data.dtype),)
-            out._grad_fn = node
+            node._out_meta = ((data.shape, dt),)
+            out._gfn = node
             out._rg = True
             if cross_saves:
                 # mul/matmul: each operand is kept only if the other one needs a gradient
-                node._saved = (_make_saved(a) if brg else None,
-                               (_make_saved(b) if bc is Tensor else b) if arg else None)
+                node._saved = (_save_input(a) if brg else None,
+                               (_save_input(b) if bc is Tensor else b) if arg else None)
             elif plan:
                 node._saved = _saved_values(plan, (a, b) + trailing, out)
             else:
                 node._saved = ()
         else:
+            out._gfn = None
             out._rg = False
         return out
 

@@ -15,11 +15,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _new, _wrap
 from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node import Node
+from ..autograd.saved import _FREED as _SAVED_FREED
+from ..autograd.saved import _NONE as _SAVED_NONE
 from ..autograd.saved import SavedTensor
 from ._util import translate_value_error
 from .schema import Schema, SchemaKind, parse_schema
@@ -72,27 +75,42 @@ class OpNode(Node):
         return tuple(m[0] if m is not None else None for m in self._in_meta)
 
     def release_variables(self) -> None:
+        special = STATE.special
         for s in self._saved:
             if s.__class__ is SavedTensor:
-                s.release()
+                if special:
+                    s.release()  # it also tells an observer
+                elif s._kind != _SAVED_NONE:  # SavedTensor.release, inlined: it runs for most saved values
+                    s._kind = _SAVED_FREED
+                    s._ref = s._extra = None
             elif s.__class__ is list:
                 for item in s:  # a saved Tensor[] / Tensor?[]
                     if item.__class__ is SavedTensor:
                         item.release()
 
-    def __getattr__(self, name: str):
-        # PyTorch exposes saved values as grad_fn._saved_<arg> and the raw SavedVariable as _raw_saved_<arg>.
-        op = type(self)._op
-        raw = name.startswith("_raw_saved_")
-        if raw or name.startswith("_saved_"):
-            key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
-            names = op.saved_names
-            if key in names:
-                value = self._saved[names.index(key)]
-                return _public_attr(value if raw else _unpack(value, self))
-            if key in op.attr_names and not raw:
-                return _public_attr(self._attrs[op.attr_names.index(key)])
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+def _saved_properties(op: OpDef) -> dict:
+    """PyTorch exposes saved values as ``grad_fn._saved_<arg>`` and the raw SavedVariable as
+    ``_raw_saved_<arg>``; like its generated node classes, each node class gets one property per name.
+    (Properties rather than ``__getattr__``: a class with ``__getattr__`` makes every attribute read slower.)"""
+
+    def saved(k: int, raw: bool):
+        if raw:
+            return property(lambda node: _public_attr(node._saved[k]))
+        return property(lambda node: _public_attr(_unpack(node._saved[k], node)))
+
+    def attr(k: int):
+        return property(lambda node: _public_attr(node._attrs[k]))
+
+    props = {}
+    for k, key in enumerate(op.attr_names):
+        props["_saved_" + key] = attr(k)
+    for k, key in enumerate(op.saved_names):
+        if key in op.saved_names[:k]:
+            continue  # the first saved value of that name wins
+        props["_saved_" + key] = saved(k, False)
+        props["_raw_saved_" + key] = saved(k, True)
+    return props
 
 
 def _unpack(value, node):
@@ -183,7 +201,8 @@ class OpDef:
         self.n_returns = len(self.schema.returns)
         self.returns_tensor = tuple(r.type.startswith("Tensor") for r in self.schema.returns)
         cls_name = node_name or _node_name(self.name)
-        self.node_class = type(cls_name, (OpNode,), {"__slots__": (), "_name": cls_name, "_op": self})
+        self.node_class = type(cls_name, (OpNode,), {"__slots__": (), "_name": cls_name, "_op": self,
+                                                     **_saved_properties(self)})
         self.node_class.__module__ = "tracegrad.autograd.generated"
         key = self.schema.full_name
         REGISTRY[key] = self
@@ -288,7 +307,7 @@ class OpDef:
             out = _new(Tensor)
             out._data = result
             out._rg = False
-            out._grad_fn = None
+            out._gfn = None
             out._vc = None
             if STATE.special and STATE.inference:
                 out._inference = True
@@ -378,7 +397,7 @@ class OpDef:
         n = 0
         for o in outs:
             if o._data.dtype.kind in "fc":
-                o._grad_fn = node
+                o._gfn = node
                 if n:
                     o._output_nr = n
                 o._rg = True
@@ -482,9 +501,7 @@ def _node_name(op_name: str) -> str:
 
 
 def _emit_op(op: OpDef, args: tuple, outs: tuple) -> None:
-    from ..viz import events
-
-    events.emit("op", op=op.name, outputs=outs)
+    _emit_event("op", op=op.name, outputs=outs)
 
 
 def not_implemented(name: str):

@@ -527,7 +527,7 @@ def _debug_context_and_cb():
     def logging_ctx(key: str):
         @contextlib.contextmanager
         def ctx():
-            from ..viz import events  # the observation bus sees every operator call
+            from .. import _events as events  # the observation bus sees every operator call
 
             logs[key] = []
             unsubscribe = events.subscribe(lambda kind, payload: logs[key].append(str(payload.get("op")))

@@ -9,10 +9,10 @@ from __future__ import annotations
 from . import events
 from .ids import node_id
 from .protocol_meta import PROTOCOL, VERSION, load_schema, validate
-from .snapshot import graph_snapshot, memory_snapshot, saved_snapshot
+from .snapshot import graph_snapshot, memory_snapshot, saved_from_graph, saved_snapshot
 from .sources import SourceTracker, set_cell_context, track_sources
 from .timeline import TimelineRecorder, record_backward
 
 __all__ = ["events", "node_id", "PROTOCOL", "VERSION", "load_schema", "validate", "graph_snapshot",
-           "memory_snapshot", "saved_snapshot", "SourceTracker", "set_cell_context", "track_sources",
-           "TimelineRecorder", "record_backward"]
+           "memory_snapshot", "saved_snapshot", "saved_from_graph", "SourceTracker", "set_cell_context",
+           "track_sources", "TimelineRecorder", "record_backward"]

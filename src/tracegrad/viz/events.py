@@ -1,4 +1,4 @@
-"""The observation event bus.
+"""The observation event bus (its core lives in ``tracegrad._events``, below every layer that emits).
 
 The engine checks one flag (``STATE.observed``, folded into ``STATE.special`` on the per-op path) before
 calling :func:`emit`, so with no subscriber an event costs nothing but that check. A subscriber is called
@@ -41,38 +41,11 @@ Event kinds and their payloads (objects are passed as they are, never copied or 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from .._events import Subscriber, emit, subscribe, subscribers
 
-from .._state import STATE
-
-Subscriber = Callable[[str, dict], None]
+__all__ = ["EVENT_KINDS", "HOOK_KINDS", "Subscriber", "emit", "subscribe", "subscribers"]
 
 EVENT_KINDS = ("op", "backward_started", "backward_finished", "node_executed", "hook", "saved_packed",
                "saved_unpacked", "saved_freed")
 HOOK_KINDS = ("tensor", "retain_grad", "pre", "post", "post_accumulate", "pack", "unpack", "module_pre",
               "module_post", "module_forward_pre", "module_forward")
-
-_subscribers: list[Subscriber] = []
-
-
-def subscribe(fn: Subscriber) -> Callable[[], None]:
-    """Call ``fn(kind, payload)`` for every event; returns a function that unsubscribes."""
-    _subscribers.append(fn)
-    STATE.observed = True
-
-    def unsubscribe() -> None:
-        if fn in _subscribers:
-            _subscribers.remove(fn)
-        STATE.observed = bool(_subscribers)
-
-    return unsubscribe
-
-
-def subscribers() -> tuple[Subscriber, ...]:
-    return tuple(_subscribers)
-
-
-def emit(event: str, /, **payload) -> None:
-    """Deliver an event to every subscriber (positional-only, so a payload may carry a ``kind``)."""
-    for fn in list(_subscribers):
-        fn(event, payload)

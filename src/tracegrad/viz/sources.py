@@ -35,8 +35,6 @@ def _user_frame():
 
 
 def _on_event(kind: str, payload: dict) -> None:
-    if kind != "op":
-        return
     frame = None
     for out in payload["outputs"]:
         node = getattr(out, "_gfn", None)
@@ -63,7 +61,7 @@ class SourceTracker:
             self._prev_cell = tuple(_cell)
             if self.cell_id is not None or self.execution_count is not None:
                 set_cell_context(self.cell_id, self.execution_count)
-            self._unsubscribe = events.subscribe(_on_event)
+            self._unsubscribe = events.subscribe(_on_event, ("op",))
         return self
 
     def stop(self) -> None:

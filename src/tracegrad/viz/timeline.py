@@ -44,75 +44,105 @@ def _meta(t) -> tuple | None:
 
 
 class TimelineRecorder:
-    """Records one ``hooks_fired`` message per backward()/autograd.grad() call while started."""
+    """Records one ``hooks_fired`` message per backward()/autograd.grad() call while started.
 
-    def __init__(self, cell_id: str | None = None, on_finish: Callable[[dict], None] | None = None) -> None:
+    ``saved_events=False`` leaves out the engine's saved-tensor unpacked/freed/packed events (pack and unpack
+    *hook* calls stay): live mode uses it, because those events are as frequent as node executions and the
+    saved-tensor table already shows which tensors were freed.
+    """
+
+    def __init__(self, cell_id: str | None = None, on_finish: Callable[[dict], None] | None = None, *,
+                 saved_events: bool = True) -> None:
         self.cell_id = cell_id
         self.on_finish = on_finish
+        self.saved_events = saved_events
         self.timelines: list[dict] = []
         self._stack: list[_Run] = []
-        self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribes: list[Callable[[], None]] = []
 
     def start(self) -> TimelineRecorder:
-        if self._unsubscribe is None:
-            self._unsubscribe = events.subscribe(self._on_event)
+        if not self._unsubscribes:
+            # One subscription per event kind, so the bus calls the right handler directly and never calls
+            # this recorder for the kinds it does not record.
+            handlers = {"backward_started": self._on_started, "backward_finished": self._on_finished,
+                        "node_executed": self._on_node, "hook": self._on_hook}
+            if self.saved_events:
+                handlers.update(saved_unpacked=self._on_unpacked, saved_freed=self._on_freed,
+                                saved_packed=self._on_packed)
+            self._unsubscribes = [events.subscribe(fn, (kind,)) for kind, fn in handlers.items()]
         return self
 
     def stop(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+        for unsubscribe in self._unsubscribes:
+            unsubscribe()
+        self._unsubscribes = []
         self._stack.clear()
 
     @property
     def active(self) -> bool:
-        return self._unsubscribe is not None
+        return bool(self._unsubscribes)
 
-    # ---- the subscriber ----------------------------------------------------------------------------------
+    # ---- the subscribers: each appends a tuple of plain values to the innermost running backward -----------
 
-    def _on_event(self, kind: str, payload: dict) -> None:
-        if kind == "backward_started":
-            task = payload["task"]
-            self._stack.append(_Run("grad" if task.captures else "backward",
-                                    [node_id(fn) for fn, _ in payload["roots"] if fn is not None]))
-            return
+    def _recording(self) -> _Run | None:
         if not self._stack:
-            return
+            return None
         run = self._stack[-1]
-        if kind == "backward_finished":
-            self._stack.pop()
-            self._finish(run)
-            return
-        if kind == "op":
-            return
         if len(run.events) >= MAX_EVENTS:
             run.truncated = True
+            return None
+        return run
+
+    def _on_started(self, kind: str, payload: dict) -> None:
+        task = payload["task"]
+        self._stack.append(_Run("grad" if task.captures else "backward",
+                                [node_id(fn) for fn, _ in payload["roots"] if fn is not None]))
+
+    def _on_finished(self, kind: str, payload: dict) -> None:
+        if self._stack:
+            self._finish(self._stack.pop())
+
+    def _on_node(self, kind: str, payload: dict) -> None:
+        run = self._recording()
+        node = payload["node"]
+        if run is None or node.__class__ is GraphRoot:  # the engine's entry point is no graph node (PyTorch)
             return
-        t = time.perf_counter() - run.t0
-        if kind == "node_executed":
-            node = payload["node"]
-            if node.__class__ is GraphRoot:  # the engine's entry point, not a graph node (as in PyTorch)
-                return
-            run.last_node = (node_id(node), node.name())
-            run.events.append(("node_executed", None, *run.last_node, None, None, None, None, t))
-        elif kind == "hook":
-            hook = payload["hook"]
-            if payload["kind"] not in ("retain_grad",) and getattr(hook, "__module__", None) in _INTERNAL_HOOK_MODULES:
-                return
-            node = payload["node"]
-            module = payload.get("module")
-            run.events.append(("hook", payload["kind"], node_id(node) if node is not None else None,
-                               node.name() if node is not None else None, hook_name(hook),
-                               _meta(payload.get("tensor")), payload.get("output_nr"),
-                               type(module).__name__ if module is not None else None, t))
-        elif kind == "saved_unpacked":
-            node = payload["node"]
-            ident = (node_id(node), node.name()) if node is not None else run.last_node
-            run.events.append((kind, None, *ident, None, None, None, None, t))
-        elif kind == "saved_freed":
-            run.events.append((kind, None, *run.last_node, None, None, None, None, t))
-        elif kind == "saved_packed":
-            run.events.append((kind, None, None, None, None, _meta(payload.get("tensor")), None, None, t))
+        run.last_node = (node_id(node), node.name())
+        run.events.append(("node_executed", None, *run.last_node, None, None, None, None,
+                           time.perf_counter() - run.t0))
+
+    def _on_hook(self, kind: str, payload: dict) -> None:
+        run = self._recording()
+        if run is None:
+            return
+        hook = payload["hook"]
+        if payload["kind"] != "retain_grad" and getattr(hook, "__module__", None) in _INTERNAL_HOOK_MODULES:
+            return
+        node = payload["node"]
+        module = payload.get("module")
+        run.events.append(("hook", payload["kind"], node_id(node) if node is not None else None,
+                           node.name() if node is not None else None, hook_name(hook),
+                           _meta(payload.get("tensor")), payload.get("output_nr"),
+                           type(module).__name__ if module is not None else None, time.perf_counter() - run.t0))
+
+    def _on_unpacked(self, kind: str, payload: dict) -> None:
+        run = self._recording()
+        if run is None:
+            return
+        node = payload["node"]
+        ident = (node_id(node), node.name()) if node is not None else run.last_node
+        run.events.append((kind, None, *ident, None, None, None, None, time.perf_counter() - run.t0))
+
+    def _on_freed(self, kind: str, payload: dict) -> None:
+        run = self._recording()
+        if run is not None:
+            run.events.append((kind, None, *run.last_node, None, None, None, None, time.perf_counter() - run.t0))
+
+    def _on_packed(self, kind: str, payload: dict) -> None:
+        run = self._recording()
+        if run is not None:
+            run.events.append((kind, None, None, None, None, _meta(payload.get("tensor")), None, None,
+                               time.perf_counter() - run.t0))
 
     def _finish(self, run: _Run) -> None:
         msg = envelope("hooks_fired")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..._events import emit as _emit_event
 from ..._state import STATE
 from ..._tensor import Tensor, _new
 from ...autograd.edges import gradient_edge
@@ -65,6 +66,11 @@ def apply_identity(tensors: list) -> tuple[list, Node | None]:
     return outs, (node if n else None)
 
 
+def _emit_module_hook(kind: str, module, hook) -> None:
+    from ...autograd.engine import current_node
+    _emit_event("hook", kind=kind, node=current_node(), hook=hook, output_nr=None, tensor=None, module=module)
+
+
 class BackwardHook:
     """Links the gradients captured at a module's outputs with those at its inputs and calls the hooks."""
 
@@ -117,6 +123,8 @@ class BackwardHook:
                     return None
                 res = self._pack_with_none(positions, grad_input, self.n_inputs)
                 for user_hook in self.user_hooks:
+                    if STATE.observed:
+                        _emit_module_hook("module_post", self.module, user_hook)
                     out = user_hook(self.module, res, self.grad_outputs)
                     if out is None:
                         continue
@@ -143,6 +151,8 @@ class BackwardHook:
                 if self.user_pre_hooks:
                     expected = len(self.grad_outputs)
                     for pre_hook in self.user_pre_hooks:
+                        if STATE.observed:
+                            _emit_module_hook("module_pre", self.module, pre_hook)
                         new = pre_hook(self.module, self.grad_outputs)
                         if new is None:
                             continue
@@ -163,6 +173,8 @@ class BackwardHook:
                     )
                     grad_inputs = self._pack_with_none([], [], self.n_inputs)
                     for user_hook in self.user_hooks:
+                        if STATE.observed:
+                            _emit_module_hook("module_post", self.module, user_hook)
                         res = user_hook(self.module, grad_inputs, self.grad_outputs)
                         if res is not None and not (isinstance(res, tuple) and all(r is None for r in res)):
                             raise RuntimeError(

@@ -10,6 +10,8 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ..._events import emit as _emit_event
+from ..._state import STATE
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...autograd.node import RemovableHandle
@@ -767,6 +769,8 @@ class Module:
                 else:
                     old_hooks = list(self._backward_hooks.values())
             for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+                if STATE.observed:
+                    _emit_module_hook("module_forward_pre", self, hook)
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     out = hook(self, args, kwargs)
                     if out is not None:
@@ -792,6 +796,8 @@ class Module:
                     or hook_id in _global_forward_hooks_always_called
                 ):
                     called_always.add(hook_id)
+                if STATE.observed:
+                    _emit_module_hook("module_forward", self, hook)
                 if hook_id in self._forward_hooks_with_kwargs:
                     out = hook(self, args, kwargs, result)
                 else:
@@ -859,6 +865,10 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+def _emit_module_hook(kind: str, module, hook) -> None:
+    _emit_event("hook", kind=kind, node=None, hook=hook, output_nr=None, tensor=None, module=module)
 
 
 def _old_style_hook(hook, module, grad_input, grad_output):

@@ -40,7 +40,7 @@ def new_output(data: np.ndarray) -> Tensor:
     out = _new(Tensor)
     out._data = data
     out._rg = False
-    out._grad_fn = None
+    out._gfn = None
     out._vc = None
     return out
 
@@ -69,7 +69,7 @@ def make_node(op, edges: tuple, in_meta: tuple, saved: tuple = (), attrs: tuple 
 
 def attach(node, out: Tensor) -> None:
     """Make ``out`` the (only) output of ``node``."""
-    out._grad_fn = node
+    out._gfn = node
     out._rg = True
     node._out_meta = ((out._data.shape, out._data.dtype),)
 

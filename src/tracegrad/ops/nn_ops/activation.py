@@ -112,14 +112,14 @@ def relu_fast(input: Tensor) -> Tensor:
     out = _new(Tensor)
     out._data = np.maximum(a, np.zeros((), dtype=a.dtype))
     out._rg = False
-    out._grad_fn = None
+    out._gfn = None
     out._vc = None
     if input._rg and STATE.grad_enabled:
         node = relu.node_class()
         node._edges = (gradient_edge(input),)
         node._in_meta = ((a.shape, a.dtype),)
         node._attrs = ()
-        out._grad_fn = node
+        out._gfn = node
         out._rg = True
         node._saved = (SavedTensor._make(out, is_output=True),)
         node._out_meta = ((a.shape, a.dtype),)

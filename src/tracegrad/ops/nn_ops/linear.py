@@ -208,7 +208,7 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     result = _new(Tensor)
     result._data = out
     result._rg = False
-    result._grad_fn = None
+    result._gfn = None
     result._vc = None
     if not STATE.grad_enabled:
         return result
@@ -242,7 +242,7 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         node._attrs = ()
     node._saved = saved
     node._out_meta = ((out.shape, out.dtype),)
-    result._grad_fn = node
+    result._gfn = node
     result._rg = True
     return result
 

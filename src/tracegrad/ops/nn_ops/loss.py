@@ -21,7 +21,7 @@ from ..registry import defop
 from ..views import reshape
 from ._basic import abs as abs_op
 from ._basic import clamp_min, sign, xlogy
-from ._common import check_float, type_name
+from ._common import check_float, run_op, type_name
 from .activation import log_softmax, softplus
 
 # ---- shared checks -----------------------------------------------------------------------------------------
@@ -52,6 +52,9 @@ def _grad_scale(g, shape: tuple, reduction: int):
 
 
 # ---- nll_loss ----------------------------------------------------------------------------------------------
+
+
+_NOTHING_IGNORED = np.zeros(0, dtype=bool)
 
 
 def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
@@ -88,9 +91,16 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
             f"weight tensor should be defined either for all {n_classes} classes or no classes but "
             f"got weight tensor of shape: {list(weight.shape)}"
         )
-    ignored = flat_t == ignore_index
-    any_ignored = ignored.any()
-    if flat_t.size and (flat_t.min() < 0 or flat_t.max() >= n_classes):
+    lo, hi = (flat_t.min(), flat_t.max()) if flat_t.size else (0, -1)
+    if lo <= ignore_index <= hi:
+        ignored = flat_t == ignore_index
+        any_ignored = ignored.any()
+    else:  # the usual ignore_index=-100 lies outside the targets' range: no element-wise comparison needed
+        ignored = _NOTHING_IGNORED
+        any_ignored = False
+    if flat_t.size and (lo < 0 or hi >= n_classes):
+        if ignored is _NOTHING_IGNORED:
+            ignored = flat_t == ignore_index
         bad = (~ignored) & ((flat_t < 0) | (flat_t >= n_classes))
         if bad.any():
             raise IndexError(f"Target {int(flat_t[bad][0])} is out of bounds.")
@@ -158,7 +168,7 @@ nll_loss_backward = defop(
 def _nll_vjp(ctx, g):
     x, target, weight = ctx.saved_tensors
     reduction, ignore_index = ctx.attrs
-    return nll_loss_backward(g, x, target, weight, reduction, ignore_index)
+    return run_op(nll_loss_backward, g, x, target, weight, reduction, ignore_index)
 
 
 _NLL_SIG = (

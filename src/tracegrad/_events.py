@@ -1,0 +1,72 @@
+"""The core of the observation event bus, at the bottom layer so the engine can emit without importing viz.
+
+``tracegrad.viz.events`` documents the event kinds and re-exports these functions. Callers check
+``STATE.observed`` (folded into ``STATE.special`` on the per-op path) before calling :func:`emit`, so with no
+subscriber an event costs that one check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ._state import STATE
+
+Subscriber = Callable[[str, dict], None]
+
+# Immutable tuples, replaced on (un)subscribe: emit iterates without copying, and a subscriber that
+# unsubscribes while an event is delivered does not disturb the loop.
+_everything: tuple[Subscriber, ...] = ()
+_by_kind: dict[str, tuple[Subscriber, ...]] = {}
+
+
+def _update_flag() -> None:
+    STATE.observed = bool(_everything or any(_by_kind.values()))
+
+
+def subscribe(fn: Subscriber, kinds: Iterable[str] | None = None) -> Callable[[], None]:
+    """Call ``fn(kind, payload)`` for every event, or only for the event ``kinds`` given.
+
+    Returns a function that unsubscribes. Naming the kinds matters for speed: a subscriber is not called
+    at all for the (frequent) events it does not want.
+    """
+    global _everything
+    wanted = None if kinds is None else tuple(dict.fromkeys(kinds))
+    if wanted is None:
+        _everything = (*_everything, fn)
+    else:
+        for kind in wanted:
+            _by_kind[kind] = (*_by_kind.get(kind, ()), fn)
+    _update_flag()
+
+    def unsubscribe() -> None:
+        global _everything
+        if wanted is None:
+            if fn in _everything:
+                rest = list(_everything)
+                rest.remove(fn)
+                _everything = tuple(rest)
+        else:
+            for kind in wanted:
+                rest = list(_by_kind.get(kind, ()))
+                if fn in rest:
+                    rest.remove(fn)
+                _by_kind[kind] = tuple(rest)
+        _update_flag()
+
+    return unsubscribe
+
+
+def subscribers() -> tuple[Subscriber, ...]:
+    """Every distinct subscriber, whatever kinds it listens to."""
+    seen = dict.fromkeys(_everything)
+    for fns in _by_kind.values():
+        seen.update(dict.fromkeys(fns))
+    return tuple(seen)
+
+
+def emit(event: str, /, **payload) -> None:
+    """Deliver an event (positional-only, so a payload may carry a ``kind``)."""
+    for fn in _everything:
+        fn(event, payload)
+    for fn in _by_kind.get(event, ()):
+        fn(event, payload)
