@@ -176,3 +176,13 @@ def test_help_text(ip):
         assert "positional arguments:" in doc
     assert "--no-collapse" in ip.find_line_magic("autograd_graph").__doc__
     assert "hook timeline" in ip.find_cell_magic("backward_trace").__doc__
+
+
+def test_graph_leaves_are_named_after_the_user_namespace(ip):
+    ip.run_cell("import tracegrad as torch\n"
+                "net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))\n"
+                "inp = torch.randn(2, 3, requires_grad=True)\n"
+                "out = net(inp).sum()\n", store_history=False)
+    view = ip.run_line_magic("autograd_graph", "out")
+    leaves = {n["leaf"]["name"] for n in view.message["nodes"] if n["kind"] == "accumulate"}
+    assert leaves == {"inp", "net.0.weight", "net.0.bias", "net.2.weight", "net.2.bias"}

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .namespace import NamespaceWatcher
+from .namespace import NamespaceWatcher, leaf_labels
 from .outbox import Outbox
 from .protocol import COMM_TARGET, describe_exception, envelope, error, hello
 
@@ -193,7 +193,8 @@ class LiveFeed:
         if not roots:
             return
         try:
-            graph = graph_snapshot(roots, cell_id=cell_id, max_nodes=self.max_nodes)
+            graph = graph_snapshot(roots, cell_id=cell_id, max_nodes=self.max_nodes,
+                                   labels=leaf_labels(self.shell.user_ns))
             saved = saved_from_graph(graph)
         except Exception as exc:  # noqa: BLE001 - a failed snapshot must not fail the user's cell
             self._outbox.put(error(f"could not snapshot {', '.join(roots)}: {describe_exception(exc)}",

@@ -17,6 +17,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from .._tensor import Tensor
 from .expressions import evaluate_roots
 from .live import LiveFeed
+from .namespace import leaf_labels
 from .views import GraphView, SavedView, TimelineView
 
 # Options of %autograd_graph that take a value (the next token), for split_options.
@@ -90,7 +91,8 @@ class TracegradMagics(Magics):
         if isinstance(roots, Tensor):
             roots = {expr: roots}  # the root is labelled with its expression ("loss")
         message = graph_snapshot(roots, saved=args.saved, hooks=args.hooks, depth=args.depth,
-                                 collapse=args.collapse, cell_id=self.feed.cell_id)
+                                 collapse=args.collapse, cell_id=self.feed.cell_id,
+                                 labels=leaf_labels(self.shell.user_ns))
         return GraphView(message, collapse=args.collapse, depth=args.depth, saved=args.saved)
 
     @magic_arguments()
@@ -104,7 +106,7 @@ class TracegradMagics(Magics):
 
         _, expr = self._parse(self.saved_tensors, line)
         roots = evaluate_roots(self.shell, expr, "saved_tensors")
-        return SavedView(saved_snapshot(roots, cell_id=self.feed.cell_id))
+        return SavedView(saved_snapshot(roots, cell_id=self.feed.cell_id, labels=leaf_labels(self.shell.user_ns)))
 
     @magic_arguments()
     @cell_magic

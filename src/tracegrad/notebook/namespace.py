@@ -15,6 +15,26 @@ from typing import Any
 from .._tensor import Tensor
 
 
+def leaf_labels(namespace: Mapping[str, Any], limit: int = 10_000) -> dict[str, Tensor]:
+    """Names for the leaves a graph may reach, as the user would write them: public tensors that require
+    grad (``x``) and the parameters of public modules (``model.0.weight``), so a drawn AccumulateGrad says
+    which parameter it feeds instead of only its shape."""
+    from ..nn.modules.module import Module
+
+    labels: dict[str, Tensor] = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(value, Tensor) and value.requires_grad and value.grad_fn is None:
+            labels[name] = value
+        elif isinstance(value, Module):
+            for pname, param in value.named_parameters():
+                labels.setdefault(f"{name}.{pname}", param)
+                if len(labels) >= limit:
+                    return labels
+    return labels
+
+
 def _ref(obj: Any) -> weakref.ref | None:
     try:
         return weakref.ref(obj)
