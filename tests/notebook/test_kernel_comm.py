@@ -68,7 +68,8 @@ def test_live_off_and_no_comm(kernel):
     comm_id, _ = kernel.open_comm()
     kernel.send_comm(comm_id, SET_LIVE)
     reply, sent = kernel.execute("%tracegrad live off", cell_id="off")
-    assert types(sent) == ["cell_started", "cell_finished"]  # the cell that turns it off is still closed
+    # the frontend hears that live is off, and the cell that turned it off is still closed
+    assert types(sent) == ["cell_started", "hello", "cell_finished"]
     reply, sent = kernel.execute("s = torch.ones(2, requires_grad=True) * 3\ns.sum().backward()", cell_id="c")
     assert reply["status"] == "ok" and sent == []
     kernel.close_comm(comm_id)

@@ -157,7 +157,8 @@ def test_backward_timelines_in_a_loop_are_throttled(ip, feed, comm):
     run(ip, "p = torch.ones(4, requires_grad=True)\nfor _ in range(30):\n    (p * p).sin().sum().backward()",
         cell_id="loop")
     batches = [m for m in comm.sent if m["type"] == "batch"]
-    assert len(comm.sent) == 3  # hello, cell_started, then one batch at the end of the cell
+    # hello on open, hello when live turned on, cell_started, then one batch at the end of the cell
+    assert [m["type"] for m in comm.sent] == ["hello", "hello", "cell_started", "batch"]
     (batch,) = batches
     kept = [m for m in batch["messages"] if m["type"] == "hooks_fired"]
     assert batch["dropped"] == 30 - len(kept) > 0
@@ -187,5 +188,30 @@ def test_unload_closes_comms_and_stops(ip, feed, comm):
     tracegrad.unload_ipython_extension(ip)
     assert comm.closed and not feed.live
     run(ip, "v = torch.ones(2, requires_grad=True) * 2")
-    assert comm.types() == ["hello"]
+    # hello on open, hello(live) on, hello(not live) as unloading turns it off; then nothing
+    assert [(m["type"], m["live"]) for m in comm.sent] == [("hello", False), ("hello", True), ("hello", False)]
     tracegrad.load_ipython_extension(ip)  # the fixture unloads again
+
+
+def test_turning_live_on_or_off_from_the_magic_tells_the_frontend(ip, feed, comm):
+    ip.run_line_magic("tracegrad", "live on")
+    ip.run_line_magic("tracegrad", "live on")  # no change: no message
+    ip.run_line_magic("tracegrad", "live off")
+    hellos = [m["live"] for m in comm.sent if m["type"] == "hello"]
+    assert hellos == [False, True, False]
+
+
+def test_a_backward_cell_resends_the_last_graph_with_its_saved_tensors_freed(ip, feed, comm):
+    feed.set_live(True)
+    run(ip, "w = torch.ones(3, requires_grad=True)\nout = (w * w).sin().sum()", cell_id="forward")
+    (before,) = of_type(comm, "saved_tensors")
+    assert {row["state"] for row in before["rows"]} == {"alive"}
+    run(ip, "out.backward()", cell_id="backward")
+    after = of_type(comm, "saved_tensors")[-1]
+    graph = of_type(comm, "graph")[-1]
+    assert len(of_type(comm, "saved_tensors")) == 2 and after["cell_id"] == "backward"
+    assert {row["state"] for row in after["rows"]} == {"freed"}
+    (leaf,) = [n for n in graph["nodes"] if n["kind"] == "accumulate"]
+    assert leaf["leaf"]["name"] == "w" and leaf["leaf"]["grad"]["shape"] == [3]
+    run(ip, "1 + 1", cell_id="nothing")  # no backward, nothing changed: nothing resent
+    assert len(of_type(comm, "saved_tensors")) == 2

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,7 @@ class _CellRecording:
         self.cell_id = cell_id
         self.execution_count = execution_count
         self.started = time.perf_counter()
+        self.backwards = 0  # backward calls finished in the cell
         self._stack = contextlib.ExitStack()
         self._stack.enter_context(track_sources(cell_id=cell_id, execution_count=execution_count))
         self.recorder = TimelineRecorder(cell_id=cell_id, on_finish=on_timeline, saved_events=False)
@@ -58,6 +60,7 @@ class LiveFeed:
         self._outbox = Outbox(self._broadcast, interval_s=interval_s, max_cost=max_cost)
         self._watcher = NamespaceWatcher(max_roots=max_roots)
         self._cell: _CellRecording | None = None
+        self._shown: dict[str, weakref.ref] = {}  # the roots of the graph sent last (weakly: never kept alive)
         self._latest: dict[str, dict] = {}  # the newest graph / saved_tensors / hooks_fired, for request_state
         self.cell_id: str | None = None  # the running cell's id, also when live mode is off (for the magics)
 
@@ -95,7 +98,10 @@ class LiveFeed:
     def set_live(self, on: bool) -> None:
         if on and not self.live:
             self._watcher.reset(self.shell.user_ns)  # report what cells change from now on, not the backlog
+        changed = on != self.live
         self.live = on
+        if changed:
+            self._broadcast(hello(live=on))  # the sidebar's toggle follows %tracegrad live on|off too
         if not on:
             # Stop observing at once; a cell already announced still gets its cell_finished.
             if self._cell is not None:
@@ -131,8 +137,9 @@ class LiveFeed:
         data = (msg.get("content") or {}).get("data") or {}
         kind = data.get("type")
         if kind == "set_live" and isinstance(data.get("live"), bool):
+            if data["live"] == self.live:
+                self._broadcast(hello(live=self.live))  # nothing changed, but the frontend asked: answer
             self.set_live(data["live"])
-            self._broadcast(hello(live=self.live))
         elif kind == "request_state":
             self._broadcast(hello(live=self.live))
             for message in self._latest.values():
@@ -167,7 +174,7 @@ class LiveFeed:
             return
         cell.stop()
         if self.listening:
-            self._send_changed_graphs(cell.cell_id)
+            self._send_changed_graphs(cell.cell_id, ran_backward=cell.backwards > 0)
         failure = result.error_in_exec or result.error_before_exec
         self._outbox.put(envelope("cell_finished", cell_id=cell.cell_id, execution_count=result.execution_count,
                                   ok=failure is None, error=describe_exception(failure) if failure else None,
@@ -179,6 +186,8 @@ class LiveFeed:
             cell.stop()
 
     def _on_timeline(self, timeline: dict) -> None:
+        if self._cell is not None:
+            self._cell.backwards += 1
         self._latest["hooks_fired"] = timeline
         self._outbox.put(timeline, coalesce=True)
         # The recorder also keeps its timelines; live mode hands each one on and keeps only the latest.
@@ -186,12 +195,25 @@ class LiveFeed:
         if recorder is not None and isinstance(getattr(recorder, "timelines", None), list):
             del recorder.timelines[:]
 
-    def _send_changed_graphs(self, cell_id: str | None) -> None:
+    def _send_changed_graphs(self, cell_id: str | None, ran_backward: bool) -> None:
+        """Send the graphs of the tensors the cell created or changed; when there are none but the cell ran a
+        backward, send the graph shown last again, so the sidebar sees its saved tensors freed and its
+        leaves' new ``.grad``."""
+        roots, left_out = self._watcher.changed(self.shell.user_ns)
+        if roots:
+            self._shown = {name: weakref.ref(tensor) for name, tensor in roots.items()}
+        elif ran_backward:
+            roots = {name: ref() for name, ref in self._shown.items()}
+            roots = {name: tensor for name, tensor in roots.items() if tensor is not None}
+        if roots:
+            self._send_graph(roots, cell_id)
+        if left_out:
+            self._outbox.put(error(f"{left_out} more changed tensors not sent (at most {self._watcher.max_roots} "
+                                   "per cell); use %autograd_graph NAME", cell_id=cell_id))
+
+    def _send_graph(self, roots: dict, cell_id: str | None) -> None:
         from ..viz import graph_snapshot, saved_from_graph
 
-        roots, left_out = self._watcher.changed(self.shell.user_ns)
-        if not roots:
-            return
         try:
             graph = graph_snapshot(roots, cell_id=cell_id, max_nodes=self.max_nodes,
                                    labels=leaf_labels(self.shell.user_ns))
@@ -203,6 +225,3 @@ class LiveFeed:
         self._latest["graph"], self._latest["saved_tensors"] = graph, saved
         self._outbox.put(graph)
         self._outbox.put(saved)
-        if left_out:
-            self._outbox.put(error(f"{left_out} more changed tensors not sent (at most {self._watcher.max_roots} "
-                                   "per cell); use %autograd_graph NAME", cell_id=cell_id))
