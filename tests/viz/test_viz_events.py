@@ -10,7 +10,6 @@ from tracegrad import viz
 from tracegrad._state import STATE
 from tracegrad.autograd import engine
 
-
 _EMITTING_MODULES = ("tracegrad.ops.registry", "tracegrad.autograd.engine", "tracegrad.autograd.saved",
                      "tracegrad.autograd.accumulate", "tracegrad.autograd.function", "tracegrad.nn.modules.module",
                      "tracegrad.nn.modules._backward_hook")
