@@ -1,8 +1,7 @@
 """The core of the observation event bus, at the bottom layer so the engine can emit without importing viz.
 
 ``tracegrad.viz.events`` documents the event kinds and re-exports these functions. Callers check
-``STATE.observed`` (folded into ``STATE.special`` on the per-op path) before calling :func:`emit`, so with no
-subscriber an event costs that one check.
+``STATE.observed`` before calling :func:`emit`, so with no subscriber an event costs that one check.
 """
 
 from __future__ import annotations
@@ -19,8 +18,13 @@ _everything: tuple[Subscriber, ...] = ()
 _by_kind: dict[str, tuple[Subscriber, ...]] = {}
 
 
+# Events that only the general path emits: wanting them turns the fast paths off (``STATE.special``).
+GENERAL_PATH_KINDS = ("op", "saved_packed", "saved_unpacked", "saved_freed")
+
+
 def _update_flag() -> None:
-    STATE.observed = bool(_everything or any(_by_kind.values()))
+    STATE.set_observation(bool(_everything or any(_by_kind.values())),
+                          bool(_everything or any(_by_kind.get(kind) for kind in GENERAL_PATH_KINDS)))
 
 
 def subscribe(fn: Subscriber, kinds: Iterable[str] | None = None) -> Callable[[], None]:
@@ -62,6 +66,16 @@ def subscribers() -> tuple[Subscriber, ...]:
     for fns in _by_kind.values():
         seen.update(dict.fromkeys(fns))
     return tuple(seen)
+
+
+def emit_nodes_created(outputs, op: str) -> None:
+    """Emit ``node_created`` once for each graph node that ``outputs`` (tensors, in order) now point to."""
+    last = None
+    for out in outputs:
+        node = getattr(out, "_gfn", None)
+        if node is not None and node is not last:
+            last = node
+            emit("node_created", node=node, op=op)
 
 
 def emit(event: str, /, **payload) -> None:

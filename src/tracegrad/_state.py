@@ -1,8 +1,10 @@
 """Process-wide switches read on every operator call.
 
 They live on one object with slots so the eager fast path pays a single attribute load per check:
-``special`` is True whenever anything needs the general path (a transform is active, an observer is
-subscribed, anomaly mode or inference mode is on). It is recomputed by the setters of those switches.
+``special`` is True whenever anything needs the general path (a transform is active, an observer wants
+every operator call or the saved-tensor events, anomaly mode or inference mode is on). An observer of
+nodes, hooks and backward runs only sets ``observed``: the fast paths stay on and emit those events.
+``special`` is recomputed by the setters of those switches.
 Grad mode is process-wide rather than thread-local: tracegrad runs one Python thread of autograd.
 """
 
@@ -12,14 +14,15 @@ import itertools
 
 
 class _State:
-    __slots__ = ("grad_enabled", "special", "_stack", "_observed", "_anomaly", "_inference", "anomaly_check_nan",
-                 "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq")
+    __slots__ = ("grad_enabled", "special", "_stack", "observed", "observed_ops", "_anomaly", "_inference",
+                 "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq")
 
     def __init__(self) -> None:
         self.grad_enabled = True
         self.special = False
         self._stack: list = []  # active transform interpreters (bottom = eager, implicit)
-        self._observed = False  # the viz event bus has subscribers
+        self.observed = False  # the event bus has subscribers (set by _events; read on hot paths, so a slot)
+        self.observed_ops = False  # ... and one of them needs the general path (call refresh() after setting)
         self._anomaly = False
         self._inference = False  # inference_mode: tensors made here are inference tensors
         self.anomaly_check_nan = True
@@ -31,7 +34,7 @@ class _State:
 
     def refresh(self) -> None:
         """Recompute ``special``; call after mutating ``stack`` in place."""
-        self.special = bool(self._stack or self._observed or self._anomaly or self._inference or self._fw_levels)
+        self.special = bool(self._stack or self.observed_ops or self._anomaly or self._inference or self._fw_levels)
 
     @property
     def stack(self) -> list:
@@ -51,13 +54,9 @@ class _State:
         self._fw_levels = value
         self.refresh()
 
-    @property
-    def observed(self) -> bool:
-        return self._observed
-
-    @observed.setter
-    def observed(self, value: bool) -> None:
-        self._observed = value
+    def set_observation(self, observed: bool, observed_ops: bool) -> None:
+        self.observed = observed
+        self.observed_ops = observed_ops
         self.refresh()
 
     @property

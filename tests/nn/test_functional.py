@@ -916,3 +916,27 @@ def test_fused_backward_respects_in_place_modification():
     target.add_(0)  # bumps the version of a saved input
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_saved_mat2_is_the_transposed_weight_as_in_torch(bias):
+    """The fused linear keeps the weight itself, but grad_fn._saved_mat2 (and viz) show weight.t() like torch."""
+    from tracegrad import viz
+
+    def program(lib):
+        lib.manual_seed(0)
+        lin = lib.nn.Linear(4, 2, bias=bias)
+        x = lib.randn(5, 4, requires_grad=True)
+        node = lin(x).grad_fn
+        mat2 = node._saved_mat2
+        is_weight_t = np.array_equal(mat2.detach().numpy(), lin.weight.detach().t().numpy())
+        first = node._saved_mat1 if bias else node._saved_self
+        return node.name(), tuple(mat2.shape), mat2.grad_fn.name(), is_weight_t, tuple(first.shape)
+
+    ours, theirs = program(tg), program(torch)
+    assert ours == theirs and ours[3]
+    tg.manual_seed(0)
+    lin = tg.nn.Linear(4, 2, bias=bias)
+    graph = viz.graph_snapshot(lin(tg.randn(5, 4, requires_grad=True)))
+    shapes = {e["name"]: e["shape"] for n in graph["nodes"] for e in n["saved"]}
+    assert shapes == {"mat1": [5, 4], "mat2": [4, 2]} if bias else {"self": [5, 4], "mat2": [4, 2]}

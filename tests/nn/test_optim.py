@@ -298,3 +298,24 @@ def test_cosine_closed_form_with_epoch_warns():
     with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)` was not necessary"):
         sched.step(5)
     assert sched.get_last_lr()[0] == pytest.approx(0.5 * (1 + math.cos(math.pi * 5 / 10)))
+
+
+def test_sgd_large_parameters_update_exactly():
+    """Plain SGD on parameters large enough for its scratch buffer: bit-identical to ``p - lr * grad``, for
+    several parameters of one shape, and nothing extra in ``state_dict``."""
+    rng = np.random.default_rng(7)
+    ws = [rng.standard_normal((300, 300)).astype(np.float32) for _ in range(2)]
+    gs = [rng.standard_normal((300, 300)).astype(np.float32) for _ in range(2)]
+    params = [tg.nn.Parameter(tg.tensor(w.copy())) for w in ws]
+    opt = tg.optim.SGD(params, lr=0.01)
+    for _ in range(2):
+        for p, g in zip(params, gs):
+            p.grad = tg.tensor(g)
+        opt.step()
+    for p, w, g in zip(params, ws, gs):
+        expected = w.copy()
+        for _ in range(2):
+            expected -= 0.01 * g
+        np.testing.assert_array_equal(p.detach().numpy(), expected)
+        np.testing.assert_array_equal(p.grad.numpy(), g)  # the gradient itself is untouched
+    assert opt.state_dict()["state"] == {}

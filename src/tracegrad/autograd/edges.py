@@ -31,5 +31,7 @@ def gradient_edge(t: Tensor) -> tuple:
     if fn is not None:
         return (fn, t._output_nr)
     if t._rg:
-        return grad_accumulator(t)._edge
+        ref = t._acc_ref  # the live accumulator, inline: every op on a parameter asks for it
+        acc = ref() if ref is not None else None
+        return (acc if acc is not None else grad_accumulator(t))._edge
     return NO_EDGE

@@ -20,6 +20,7 @@ import numpy as np
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor
+from . import array_chain
 from .accumulate import AccumulateGrad
 from .node import GraphRoot, Node, collect_hook_fns
 
@@ -266,21 +267,31 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
         else:
             needed = True
         if needed:
+            ran = False
             if not fn._hooked and not state.special:
-                # The common case, inlined: no hooks, no observer.
-                running.append(fn)
-                try:
-                    outputs = fn.apply(inputs)
-                finally:
-                    running.pop()
-                if fn._post_hooks is not None:  # registered while the node ran (e.g. by an unpack hook)
-                    outputs = _call_post_hooks(fn, list(outputs), [None] * len(inputs))
+                if (fn._array_rule is not None and exec_info is None and not state.grad_enabled
+                        and inputs[0] is not None and not state.observed):
+                    # A plain backward through raw-NumPy rules: as many nodes as possible on the arrays.
+                    fn, inputs, ran = array_chain.run(fn, inputs[0], deps, buffers, heap, keep_graph)
+                if ran:
+                    outputs = inputs  # ``fn`` ran, and its saved values are released
+                else:
+                    # The common case, inlined: no hooks; at most an observer of nodes and hooks.
+                    if state.observed:
+                        _emit_event("node_executed", node=fn)
+                    running.append(fn)
+                    try:
+                        outputs = fn.apply(inputs)
+                    finally:
+                        running.pop()
+                    if fn._post_hooks is not None:  # registered while the node ran (e.g. by an unpack hook)
+                        outputs = _call_post_hooks(fn, list(outputs), [None] * len(inputs))
             else:
                 outputs = call_function(task, fn, inputs)
             del inputs
             if exec_info is not None and fn is not graph_root:
                 del fn._needs
-            if not keep_graph:
+            if not keep_graph and not ran:
                 fn.release_variables()
             edges = fn._edges
             n_edges = len(edges)

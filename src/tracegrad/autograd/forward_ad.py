@@ -425,8 +425,9 @@ def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
     grad_on = STATE.grad_enabled
     create_graph = grad_on and (any(isinstance(a, Tensor) and a._rg for a in inputs)
                                 or any(t is not None and t._rg for t in tangents))
-    hooks, observed = STATE.saved_hooks, STATE.observed
-    STATE.saved_hooks, STATE.observed = [], False
+    hooks, observed = STATE.saved_hooks, (STATE.observed, STATE.observed_ops)
+    STATE.saved_hooks = []
+    STATE.set_observation(False, False)  # the double-vjp's helper graph is no part of what users observe
     STATE.grad_enabled = True
     try:
         # Integer outputs (indices) get a constant zero cotangent: the rule may read it but it has no tangent.
@@ -456,7 +457,8 @@ def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
         grads = [next(found) if u._rg else None for u in us]
     finally:
         STATE.grad_enabled = grad_on
-        STATE.saved_hooks, STATE.observed = hooks, observed
+        STATE.saved_hooks = hooks
+        STATE.set_observation(*observed)
     return [g if g is not None else F.zeros_like(o) for g, o in zip(grads, outs)]
 
 

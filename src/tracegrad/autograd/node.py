@@ -52,6 +52,9 @@ class Node:
     # True once any of the four hook dicts above was created (never reset): the engine's one-read check for
     # its hook-free fast path. Whoever creates one of those dicts sets it (``register_*``, ``set_retains_grad_hook``).
     _hooked = False
+    # ``(node, grad_array) -> gradient arrays`` for a plain backward, set on some operators' node classes by
+    # ops/raw_backward.py; the engine runs chains of such nodes on the arrays (array_chain.py).
+    _array_rule = None
     _needs = None  # set by the engine when only some input gradients are wanted
     _metadata = None
 

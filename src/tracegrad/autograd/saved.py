@@ -101,7 +101,7 @@ class SavedTensor:
         # PyTorch runs pack hooks under no_grad, so ops inside a hook record (and save) nothing.
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
-        if STATE.special and STATE.observed:
+        if STATE.observed:  # a hook event: hook observers keep the fast paths, so not behind STATE.special
             _emit_event("hook", kind="pack", node=None, hook=pack, output_nr=None, tensor=tensor)
         try:
             packed = pack(tensor)
@@ -225,7 +225,7 @@ class SavedTensor:
         # hook may legitimately hand back a copy).
         unpack, is_output, out_nr, rg, grad_fn, acc_ref = self._extra[:6]
         fw = self._extra[6] if len(self._extra) > 6 else None
-        if STATE.special and STATE.observed:
+        if STATE.observed:
             _emit_event("hook", kind="unpack", node=node, hook=unpack, output_nr=None, tensor=None)
         result = unpack(self._ref)
         if not isinstance(result, Tensor):
@@ -321,21 +321,28 @@ def save_fresh_output(out: Tensor) -> SavedTensor:
     return self
 
 
-def plain_array(saved) -> object:
+def plain_array(saved, like=None) -> object:
     """The array of a saved input or output that ``unpack`` would hand back as is (no pack/unpack hooks, current
     version, not freed or detached in place), or None when unpacking must run (hooks, or an error to raise).
+    With ``like`` (an array), also None unless the array has ``like``'s dtype and it is a float dtype.
     For raw-NumPy backward rules (ops/raw_backward.py)."""
     if saved.__class__ is not SavedTensor:
         return None
     kind = saved._kind
     if kind == _OUTPUT:
-        return saved._ref if saved._vc[0] == saved._version else None
-    if kind == _INPUT:
+        if saved._vc[0] != saved._version:
+            return None
+        arr = saved._ref
+    elif kind == _INPUT:
         t = saved._ref
         if saved._vc[0] != saved._version or (saved._extra and t._gfn is None):
             return None
-        return t._data
-    return None
+        arr = t._data
+    else:
+        return None
+    if like is not None and (arr.dtype is not like.dtype or arr.dtype.kind != "f"):
+        return None
+    return arr
 
 
 def _restore_tangents(out: Tensor, fw: dict) -> None:

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .namespace import NamespaceWatcher, leaf_labels
-from .outbox import Outbox
+from .outbox import Outbox, built
 from .protocol import COMM_TARGET, describe_exception, envelope, error, hello
 
 Comm = Any  # comm.base_comm.BaseComm, or anything with send / on_msg / on_close
+PendingTimeline = Any  # tracegrad.viz.timeline.PendingTimeline (viz is imported lazily)
 
 
 class _CellRecording:
@@ -35,7 +36,8 @@ class _CellRecording:
         self.backwards = 0  # backward calls finished in the cell
         self._stack = contextlib.ExitStack()
         self._stack.enter_context(track_sources(cell_id=cell_id, execution_count=execution_count))
-        self.recorder = TimelineRecorder(cell_id=cell_id, on_finish=on_timeline, saved_events=False)
+        self.recorder = TimelineRecorder(cell_id=cell_id, on_finish=on_timeline, saved_events=False,
+                                         build_messages=False)
         self.recorder.start()
         self._stack.callback(self.recorder.stop)
 
@@ -61,7 +63,7 @@ class LiveFeed:
         self._watcher = NamespaceWatcher(max_roots=max_roots)
         self._cell: _CellRecording | None = None
         self._shown: dict[str, weakref.ref] = {}  # the roots of the graph sent last (weakly: never kept alive)
-        self._latest: dict[str, dict] = {}  # the newest graph / saved_tensors / hooks_fired, for request_state
+        self._latest: dict[str, Any] = {}  # the newest graph / saved_tensors / hooks_fired, for request_state
         self.cell_id: str | None = None  # the running cell's id, also when live mode is off (for the magics)
 
     # ---- lifecycle ----------------------------------------------------------------------------------------
@@ -143,7 +145,7 @@ class LiveFeed:
         elif kind == "request_state":
             self._broadcast(hello(live=self.live))
             for message in self._latest.values():
-                self._broadcast(message)
+                self._broadcast(built(message))
         else:
             self._broadcast(error(f"tracegrad.inspector: unknown or malformed client message {data!r}"))
 
@@ -185,7 +187,7 @@ class LiveFeed:
             cell, self._cell = self._cell, None
             cell.stop()
 
-    def _on_timeline(self, timeline: dict) -> None:
+    def _on_timeline(self, timeline: PendingTimeline) -> None:
         if self._cell is not None:
             self._cell.backwards += 1
         self._latest["hooks_fired"] = timeline

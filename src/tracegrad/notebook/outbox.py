@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from .protocol import envelope
 
@@ -20,8 +21,21 @@ _KEEP = frozenset({"hello", "cell_started", "cell_finished", "error"})
 _BULK_FIELDS = ("nodes", "edges", "events", "rows", "messages")
 
 
-def message_cost(message: dict) -> int:
+Message = Any  # a protocol message (dict), or a PendingTimeline whose message() builds one when sent
+
+
+def message_type(message: Message) -> str:
+    return message["type"] if isinstance(message, dict) else message.type
+
+
+def built(message: Message) -> dict:
+    return message if isinstance(message, dict) else message.message()
+
+
+def message_cost(message: Message) -> int:
     """A rough size of a message in items (nodes, edges, events, rows), at least 1."""
+    if not isinstance(message, dict):
+        return 1 + message.n_events
     return 1 + sum(len(message.get(field) or ()) for field in _BULK_FIELDS)
 
 
@@ -43,7 +57,7 @@ class Outbox:
     def pending(self) -> int:
         return len(self._pending)
 
-    def put(self, message: dict, *, flush: bool = False, coalesce: bool = False) -> None:
+    def put(self, message: Message, *, flush: bool = False, coalesce: bool = False) -> None:
         """Queue ``message``; send the queue now if ``flush`` or if the throttle interval has passed.
 
         ``coalesce``: the message supersedes a queued one of the same type (a training loop finishes many
@@ -51,7 +65,7 @@ class Outbox:
         """
         if coalesce:
             for index in range(len(self._pending) - 1, -1, -1):
-                if self._pending[index]["type"] == message["type"]:
+                if message_type(self._pending[index]) == message_type(message):
                     self._cost -= message_cost(self._pending.pop(index))
                     self._dropped += 1
                     break
@@ -66,7 +80,7 @@ class Outbox:
         self._last_flush = self._clock()
         if not self._pending and not self._dropped:
             return
-        messages, dropped = self._pending, self._dropped
+        messages, dropped = [built(m) for m in self._pending], self._dropped
         self._pending, self._cost, self._dropped = [], 0, 0
         if len(messages) == 1 and not dropped:
             self._send(messages[0])
@@ -80,7 +94,7 @@ class Outbox:
         """Drop the oldest droppable messages until the queue fits the budget (the newest always stays)."""
         index = 0
         while self._cost > self.max_cost and index < len(self._pending) - 1:
-            if self._pending[index]["type"] in _KEEP:
+            if message_type(self._pending[index]) in _KEEP:
                 index += 1
                 continue
             self._cost -= message_cost(self._pending.pop(index))

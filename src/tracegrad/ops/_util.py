@@ -22,6 +22,8 @@ def wrap_dim(dim: int, ndim: int) -> int:
 def wrap_dims(dims, ndim: int) -> tuple[int, ...]:
     if dims is None:
         return tuple(range(ndim))
+    if dims.__class__ is int:
+        return (wrap_dim(dims, ndim),)  # one dim cannot repeat
     if isinstance(dims, int):
         dims = (dims,)
     out = tuple(wrap_dim(d, ndim) for d in dims)

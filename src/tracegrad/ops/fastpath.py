@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._events import emit as _emit_event
 from .._state import STATE, next_sequence_nr
 from .._tensor import Tensor, _new
 from ..autograd.edges import NO_EDGE, gradient_edge
@@ -21,24 +22,10 @@ from ._util import translate_value_error
 _ndarray = np.ndarray
 _asarray = np.asarray
 _make_saved = SavedTensor._make
+_edge = gradient_edge
 _save_input = save_input
 _save_output = save_fresh_output
 _OPERANDS = (Tensor, int, float, complex, bool, np.ndarray, np.generic)
-
-
-def _edge(t: Tensor) -> tuple:
-    """``gradient_edge(t)``, with the two common cases inline: a non-view result, and a leaf whose
-    AccumulateGrad node is alive (held weakly by the leaf)."""
-    if t._base is None:
-        fn = t._gfn
-        if fn is not None:
-            return (fn, t._output_nr)
-        ref = t._acc_ref
-        if ref is not None and t._rg:
-            acc = ref()
-            if acc is not None:
-                return acc._edge
-    return gradient_edge(t)
 
 
 def _save_plan(op) -> tuple:
@@ -67,7 +54,7 @@ def unary(op):
     from .registry import OpDef
 
     general = OpDef.__call__
-    ufunc, kernel, node_class = op.ufunc, op.kernel, op.node_class
+    ufunc, kernel, node_class, name = op.ufunc, op.kernel, op.node_class, op.name
     plan = _save_plan(op)
     if op.n_params != 1 or op.is_inplace or op.attr_idx:
         def call_general(self, *args, **kwargs):
@@ -111,6 +98,8 @@ def unary(op):
                 node._saved = (_save_output(out),)
             else:
                 node._saved = _saved_values(plan, (a,), out) if plan else ()
+            if state.observed:  # only node observers get here (any other observer turns this path off)
+                _emit_event("node_created", node=node, op=name)
         else:
             out._gfn = None
             out._rg = False
@@ -126,7 +115,7 @@ def binary(op, dunder: bool = False):
     from .registry import OpDef
 
     general = OpDef.__call__
-    ufunc, kernel, node_class = op.ufunc, op.kernel, op.node_class
+    ufunc, kernel, node_class, name = op.ufunc, op.kernel, op.node_class, op.name
     trailing, default_attrs = op.trailing_defaults, op.default_attrs
     plan = _save_plan(op)
     state = STATE
@@ -212,6 +201,8 @@ def binary(op, dunder: bool = False):
                 node._saved = _saved_values(plan, (a, b) + trailing, out)
             else:
                 node._saved = ()
+            if state.observed:  # only node observers get here (any other observer turns this path off)
+                _emit_event("node_created", node=node, op=name)
         else:
             out._gfn = None
             out._rg = False

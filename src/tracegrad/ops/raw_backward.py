@@ -12,7 +12,8 @@ promise the dispatched rule's exact result (mixed or non-float dtypes, integer s
 pack/unpack hooks, stale versions, freed buffers); the node then runs its dispatched rule, which also raises
 the proper errors. Rules never call user code before deciding, so falling back is unobservable.
 
-``install`` gives each operator's node class an ``apply`` that tries its rule first.
+``install`` gives each operator's node class the rule (``_array_rule``, which the engine's array loop calls) and
+an ``apply`` that tries it first.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._state import STATE
-from .._tensor import Tensor, _new
-from ..autograd.saved import SavedTensor, plain_array
-from .nn_ops.activation import log_softmax
+from ..autograd.array_chain import as_tensors
+from ..autograd.saved import plain_array
+from .nn_ops.activation import log_softmax, relu, threshold_backward
+from .nn_ops.linear import addmm_node_op, linear_backward, mm_node_op, weight_t
+from .nn_ops.loss import _nll_loss_1d2d, _nll_loss_nd, nll_loss_backward
 from .pointwise import _tanh_backward_kernel, add, cos, exp, mul, sin, sub, tanh
 from .reductions import _sum_kernel
 from .registry import OpDef, OpNode
@@ -30,12 +33,10 @@ from .registry import OpDef, OpNode
 _ndarray = np.ndarray
 _asarray = np.asarray
 _multiply, _negative, _sin, _cos, _exp = np.multiply, np.negative, np.sin, np.cos, np.exp
-_new_tensor = _new
 
 
-def _float_pair(g: np.ndarray, x) -> bool:
-    # The dispatched ``g * f(x)`` calls the NumPy ufunc itself only for equal float dtypes.
-    return x is not None and g.dtype is x.dtype and g.dtype.kind == "f"
+# (``plain_array(saved, gd)``: the saved array only if it has ``gd``'s float dtype, the case in which the
+# dispatched ``g * f(x)`` calls the NumPy ufunc itself.)
 
 
 def _needs2(node) -> tuple:
@@ -47,135 +48,168 @@ def _needs2(node) -> tuple:
     return e0[0] is not None, e1[0] is not None
 
 
-# ---- rules: (node, gradient array) -> input gradient array(s), or None to fall back -------------------------
+# ---- rules: (node, gradient array) -> one gradient array (or None) per edge, or None to fall back ----------
 
 
 def _sin_rule(node, gd: np.ndarray):
-    x = plain_array(node._saved[0])
-    if not _float_pair(gd, x):
+    x = plain_array(node._saved[0], gd)
+    if x is None:
         return None
-    return _multiply(gd, _cos(x))  # g * cos(x)
+    return (_multiply(gd, _cos(x)),)  # g * cos(x)
 
 
 def _cos_rule(node, gd: np.ndarray):
-    x = plain_array(node._saved[0])
-    if not _float_pair(gd, x):
+    x = plain_array(node._saved[0], gd)
+    if x is None:
         return None
-    return _negative(_multiply(gd, _sin(x)))  # -(g * sin(x))
+    return (_negative(_multiply(gd, _sin(x))),)  # -(g * sin(x))
 
 
 def _exp_rule(node, gd: np.ndarray):
-    y = plain_array(node._saved[0])
-    if not _float_pair(gd, y):
+    y = plain_array(node._saved[0], gd)
+    if y is None:
         return None
-    return _multiply(gd, y)  # g * result
+    return (_multiply(gd, y),)  # g * result
 
 
 def _tanh_rule(node, gd: np.ndarray):
     y = plain_array(node._saved[0])
     if y is None:
         return None
-    return _tanh_backward_kernel(gd, y)  # tanh_backward(g, y) runs its kernel whatever the dtypes
+    return (_tanh_backward_kernel(gd, y),)  # tanh_backward(g, y) runs its kernel whatever the dtypes
+
+
+def _relu_rule(node, gd: np.ndarray):
+    y = plain_array(node._saved[0])
+    if y is None:
+        return None
+    return (threshold_backward.kernel(gd, y, 0),)  # what run_op(threshold_backward, g, result, 0) runs
 
 
 def _log_softmax_rule(node, gd: np.ndarray):
-    y = plain_array(node._saved[0])
-    if not _float_pair(gd, y):
+    y = plain_array(node._saved[0], gd)
+    if y is None:
         return None
     # sub(g, mul(exp(y), sum(g, dim, keepdim=True))): the kernels those operators run, in the same order
     total = _sum_kernel(gd, node._attrs[0], True, None)
     if total.__class__ is not _ndarray:
         total = _asarray(total)
-    return sub.kernel(gd, _multiply(_exp(y), total), 1)
+    return (sub.kernel(gd, _multiply(_exp(y), total), 1),)
 
 
 def _factor(gd: np.ndarray, saved):
     """The other operand of a product as the dispatched ``g * other`` would see it, or None (fall back)."""
-    if saved.__class__ is SavedTensor:
-        v = plain_array(saved)
-        return v if _float_pair(gd, v) else None
-    if saved.__class__ is float and gd.dtype.kind == "f":
-        return saved
-    return None
+    if saved.__class__ is float:
+        return saved if gd.dtype.kind == "f" else None
+    return plain_array(saved, gd)
 
 
 def _mul_rule(node, gd: np.ndarray):
-    need_a, need_b = _needs2(node)
+    needs = node._needs
+    if needs is None:
+        e0, e1 = node._edges
+        need_a, need_b = e0[0] is not None, e1[0] is not None
+    else:
+        need_a, need_b = needs
     sa, sb = node._saved
-    b = _factor(gd, sb) if need_a else 0.0
-    a = _factor(gd, sa) if need_b else 0.0
-    if a is None or b is None:
+    if need_b:
+        a = _factor(gd, sa)
+        if a is None:
+            return None
+        if not need_a:
+            return (None, _multiply(gd, a))
+    b = _factor(gd, sb)
+    if b is None:
         return None
-    return (_multiply(gd, b) if need_a else None, _multiply(gd, a) if need_b else None)
+    return (_multiply(gd, b), _multiply(gd, a) if need_b else None)
+
+
+def _add_rule(node, gd: np.ndarray):
+    if node._attrs[0] != 1:
+        return None
+    need_a, need_b = _needs2(node)
+    return (gd if need_a else None, gd if need_b else None)  # the gradient itself, as the dispatched rule
+
+
+def _arrays(saved: tuple):
+    """The arrays of saved values that may be absent (None stays None), or None if one must be unpacked."""
+    out = []
+    for v in saved:
+        if v is None:
+            out.append(None)
+            continue
+        a = plain_array(v)
+        if a is None:
+            return None
+        out.append(a)
+    return out
+
+
+def _linear_rule(node, gd: np.ndarray):
+    # AddmmBackward0 of the fused linear: _addmm_vjp's plain branch (bias, input, weight.t() gradients)
+    needs = node._needs
+    if needs is None:
+        e = node._edges
+        needs = (e[0][0] is not None, e[1][0] is not None, e[2][0] is not None)
+    arrays = _arrays(node._saved)
+    if arrays is None:
+        return None
+    bias_rows = needs[0] and len(node._in_meta[0][0]) == 1 and gd.ndim == 2
+    gb, gx, gwt = linear_backward.kernel(gd, arrays[0], arrays[1], bias_rows, needs[1], needs[2])
+    return ((gb if bias_rows else gd) if needs[0] else None, gx if needs[1] else None,
+            gwt if needs[2] else None)
+
+
+def _mm_rule(node, gd: np.ndarray):
+    # MmBackward0 of the fused linear without bias: _mm_vjp's plain branch
+    need_x, need_w = _needs2(node)
+    arrays = _arrays(node._saved)
+    if arrays is None:
+        return None
+    _, gx, gwt = linear_backward.kernel(gd, arrays[0], arrays[1], False, need_x, need_w)
+    return (gx if need_x else None, gwt if need_w else None)
+
+
+def _weight_t_rule(node, gd: np.ndarray):
+    return (weight_t.kernel(gd),)  # run_op(weight_t, g)
+
+
+def _nll_rule(node, gd: np.ndarray):
+    arrays = _arrays(node._saved)
+    if arrays is None:
+        return None
+    reduction, ignore_index = node._attrs
+    # run_op(nll_loss_backward, g, input, target, weight, reduction, ignore_index)
+    return (nll_loss_backward.kernel(gd, arrays[0], arrays[1], arrays[2], reduction, ignore_index),)
 
 
 # ---- node ``apply`` methods --------------------------------------------------------------------------------
 
 
-def _wrap(data) -> Tensor:
-    """A fresh tensor, as the dispatched operators return it under no_grad (ufuncs return NumPy scalars for
-    0-d operands)."""
-    out = _new_tensor(Tensor)
-    out._data = data if data.__class__ is _ndarray else _asarray(data)
-    out._rg = False
-    out._gfn = None
-    out._vc = None
-    return out
-
-
-def _unary_apply(rule):
+def _apply_with(rule):
+    """A node ``apply`` that tries ``rule`` in a plain backward and runs the dispatched rule otherwise (the
+    engine's array loop, ``autograd/array_chain.py``, calls ``rule`` directly)."""
     fallback = OpNode.apply
     state = STATE
 
     def apply(self, grads):
         g = grads[0]
         if g is not None and not state.grad_enabled and not state.special:
-            data = rule(self, g._data)
-            if data is not None:
-                return [_wrap(data)]
+            res = rule(self, g._data)
+            if res is not None:
+                return as_tensors(res, g)
         return fallback(self, grads)
 
     return apply
 
 
-def _binary_apply(rule):
-    fallback = OpNode.apply
-    state = STATE
-
-    def apply(self, grads):
-        g = grads[0]
-        if g is not None and not state.grad_enabled and not state.special:
-            pair = rule(self, g._data)
-            if pair is not None:
-                a, b = pair
-                return [None if a is None else _wrap(a), None if b is None else _wrap(b)]
-        return fallback(self, grads)
-
-    return apply
-
-
-def _add_apply():
-    fallback = OpNode.apply
-    state = STATE
-
-    def apply(self, grads):
-        g = grads[0]
-        if g is not None and not state.grad_enabled and not state.special and self._attrs[0] == 1:
-            need_a, need_b = _needs2(self)
-            return [g if need_a else None, g if need_b else None]  # the gradient itself, as the dispatched rule
-        return fallback(self, grads)
-
-    return apply
-
-
-UNARY: dict[OpDef, object] = {sin: _sin_rule, cos: _cos_rule, exp: _exp_rule, tanh: _tanh_rule,
-                               log_softmax: _log_softmax_rule}
-BINARY: dict[OpDef, object] = {mul: _mul_rule}
+RULES: dict[OpDef, object] = {sin: _sin_rule, cos: _cos_rule, exp: _exp_rule, tanh: _tanh_rule, relu: _relu_rule,
+                              log_softmax: _log_softmax_rule, mul: _mul_rule, add: _add_rule,
+                              addmm_node_op: _linear_rule, mm_node_op: _mm_rule, weight_t: _weight_t_rule,
+                              _nll_loss_1d2d: _nll_rule, _nll_loss_nd: _nll_rule}
 
 
 def install() -> None:
-    for op, rule in UNARY.items():
-        op.node_class.apply = _unary_apply(rule)
-    for op, rule in BINARY.items():
-        op.node_class.apply = _binary_apply(rule)
-    add.node_class.apply = _add_apply()
+    for op, rule in RULES.items():
+        op.node_class._array_rule = staticmethod(rule)
+        op.node_class.apply = _apply_with(rule)

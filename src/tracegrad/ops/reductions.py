@@ -20,7 +20,12 @@ def _sum_kernel(a, dim=None, keepdim=False, dtype=None):
     axes = _dims_arg(dim, a.ndim)
     if dtype is None and a.dtype.kind in "bui":
         dtype = np.int64
+    if a.__class__ is np.ndarray:  # what np.sum runs for an ndarray, minus its Python-level dispatch
+        return _add_reduce(a, axis=axes, dtype=dtype, keepdims=keepdim)
     return np.sum(a, axis=axes, keepdims=keepdim, dtype=dtype)
+
+
+_add_reduce = np.add.reduce
 
 
 def expand_reduced_grad(g, input_shape: tuple, dim, keepdim: bool):

@@ -16,7 +16,8 @@ from collections.abc import Callable
 import numpy as np
 
 from .._events import emit as _emit_event
-from .._state import STATE
+from .._events import emit_nodes_created
+from .._state import STATE, next_sequence_nr
 from .._tensor import Tensor, _new, _wrap
 from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
@@ -316,8 +317,8 @@ class OpDef:
                 _views.make_view(out, args[0], self, args, 0)
             if record:
                 self._record(args, outs)
-            if STATE.special and STATE.observed:
-                _emit_op(self, args, outs)
+            if STATE.observed:
+                _emit_op(self, outs, record)
             return out
         outs = tuple(_wrap(r) if self.returns_list or self.returns_tensor[k] else r
                      for k, r in enumerate(result))
@@ -326,8 +327,8 @@ class OpDef:
                 _views.make_view(o, args[0], self, args, k)
         if record:
             self._record(args, tuple(o for o in outs if o.__class__ is Tensor))
-        if STATE.special and STATE.observed:
-            _emit_op(self, args, outs)
+        if STATE.observed:
+            _emit_op(self, outs, record)
         return list(outs) if self.returns_list else _return_tuple(self, outs)
 
     def _eager_inplace(self, args: tuple, arrays: list, record: bool):
@@ -365,8 +366,8 @@ class OpDef:
                 from ..autograd import anomaly_mode
 
                 anomaly_mode.record_forward_trace(node)
-        if STATE.special and STATE.observed:
-            _emit_op(self, args, (target,))
+        if STATE.observed:
+            _emit_op(self, (target,), record)
         return target
 
     # ---- autograd recording -----------------------------------------------------------------------------
@@ -385,9 +386,10 @@ class OpDef:
 
     def _new_node(self, args: tuple) -> Node:
         node = _new(self.node_class)
-        node._seq = STATE.next_sequence_nr
+        node._seq = next_sequence_nr()
         node._edges, node._in_meta = self._edges_and_meta(args)
-        node._attrs = tuple([_attr_value(args, i) for i in self.attr_idx]) if self.attr_idx else ()
+        node._attrs = tuple([args[i] if i.__class__ is int else _attr_value(args, i) for i in self.attr_idx]
+                            ) if self.attr_idx else ()
         node._saved = ()
         node._out_meta = None
         return node
@@ -500,8 +502,13 @@ def _node_name(op_name: str) -> str:
     return f"{camel}Backward0"
 
 
-def _emit_op(op: OpDef, args: tuple, outs: tuple) -> None:
-    _emit_event("op", op=op.name, outputs=outs)
+def _emit_op(op: OpDef, outs: tuple, recorded: bool) -> None:
+    """Tell observers about an operator call (``op``: wanted only with the general path on) and the graph
+    nodes it recorded (``node_created``: the fast paths emit it too)."""
+    if STATE.observed_ops:
+        _emit_event("op", op=op.name, outputs=outs)
+    if recorded:
+        emit_nodes_created(outs, op.name)
 
 
 def not_implemented(name: str):

@@ -9,6 +9,8 @@ from .optimizer import Optimizer, check_hparam
 
 __all__ = ["SGD"]
 
+_SCRATCH_MIN = 1 << 16  # elements; smaller temporaries are cheap
+
 
 class SGD(Optimizer):
     def __init__(
@@ -58,16 +60,29 @@ class SGD(Optimizer):
             momentum = group["momentum"]
             wd = group["weight_decay"]
             if momentum == 0 and wd == 0 and not group["maximize"]:
-                # plain SGD: one fused NumPy update per parameter
+                # plain SGD: one NumPy update per parameter
                 for p in group["params"]:
                     g = p._grad
                     if g is not None:
                         d = p._data
-                        d -= lr * g._data
+                        d -= self._scaled(g._data, lr)
                         p._bump_version()
                 continue
             self._general_step(group, lr, momentum, wd)
         return loss
+
+    def _scaled(self, g: np.ndarray, lr: float) -> np.ndarray:
+        """``lr * g`` (the same float32 values), written into a scratch buffer kept per shape and dtype: a fresh
+        temporary the size of a weight matrix each step makes the allocator hand memory back to the OS and
+        fault it in again, which costs more than the arithmetic."""
+        if g.__class__ is not np.ndarray or g.size < _SCRATCH_MIN or lr.__class__ not in (float, int):
+            return lr * g
+        scratch = self.__dict__.setdefault("_scratch", {})
+        key = (g.shape, g.dtype)
+        buf = scratch.get(key)
+        if buf is None:
+            buf = scratch[key] = np.empty(g.shape, dtype=g.dtype)
+        return np.multiply(lr, g, out=buf)
 
     def _general_step(self, group: dict, lr: float, momentum: float, wd: float) -> None:
         dampening = group["dampening"]

@@ -11,8 +11,8 @@ from .ids import node_id
 from .protocol_meta import PROTOCOL, VERSION, load_schema, validate
 from .snapshot import graph_snapshot, memory_snapshot, saved_from_graph, saved_snapshot
 from .sources import SourceTracker, set_cell_context, track_sources
-from .timeline import TimelineRecorder, record_backward
+from .timeline import PendingTimeline, TimelineRecorder, record_backward
 
 __all__ = ["events", "node_id", "PROTOCOL", "VERSION", "load_schema", "validate", "graph_snapshot",
            "memory_snapshot", "saved_snapshot", "saved_from_graph", "SourceTracker", "set_cell_context",
-           "track_sources", "TimelineRecorder", "record_backward"]
+           "track_sources", "PendingTimeline", "TimelineRecorder", "record_backward"]

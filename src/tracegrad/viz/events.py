@@ -1,15 +1,20 @@
 """The observation event bus (its core lives in ``tracegrad._events``, below every layer that emits).
 
-The engine checks one flag (``STATE.observed``, folded into ``STATE.special`` on the per-op path) before
-calling :func:`emit`, so with no subscriber an event costs nothing but that check. A subscriber is called
-as ``fn(kind, payload)`` synchronously, at the point where the event happens; it should record cheaply
-(references, counters) and format later, because it runs inside the engine's inner loop.
+The engine checks one flag (``STATE.observed``) before calling :func:`emit`, so with no subscriber an event
+costs nothing but that check. A subscriber is called as ``fn(kind, payload)`` synchronously, at the point where
+the event happens; it should record cheaply (references, counters) and format later, because it runs inside
+the engine's inner loop. ``subscribe(fn, kinds)`` limits it to some kinds, and that matters for speed: the
+kinds in ``GENERAL_PATH_KINDS`` (every operator call, the saved-tensor events) are only emitted by the general
+path, so wanting them turns the eager fast paths off; nodes, hooks and backward runs keep them on.
 
 Event kinds and their payloads (objects are passed as they are, never copied or formatted):
 
 ``op``
-    A forward operator ran and, when it recorded, created a graph node: ``op`` (operator or custom
-    ``Function`` name), ``outputs`` (tuple of output tensors; ``t._gfn`` of each is the new node, if any).
+    A forward operator ran (every call, recorded or not): ``op`` (operator or custom ``Function`` name),
+    ``outputs`` (tuple of output tensors; ``t._gfn`` of each is the new node, if any).
+``node_created``
+    A graph node was recorded: ``node``, ``op`` (the forward operator or custom ``Function`` name). The source
+    tracker (``viz.sources``) records the user's line and notebook cell here.
 ``backward_started``
     A ``backward()`` / ``autograd.grad()`` call begins: ``task`` (the engine's ``GraphTask``; ``task.captures``
     is non-empty for ``autograd.grad``), ``roots`` (list of ``(node, output_nr)`` gradient edges).
@@ -41,11 +46,11 @@ Event kinds and their payloads (objects are passed as they are, never copied or 
 
 from __future__ import annotations
 
-from .._events import Subscriber, emit, subscribe, subscribers
+from .._events import GENERAL_PATH_KINDS, Subscriber, emit, subscribe, subscribers
 
-__all__ = ["EVENT_KINDS", "HOOK_KINDS", "Subscriber", "emit", "subscribe", "subscribers"]
+__all__ = ["EVENT_KINDS", "GENERAL_PATH_KINDS", "HOOK_KINDS", "Subscriber", "emit", "subscribe", "subscribers"]
 
-EVENT_KINDS = ("op", "backward_started", "backward_finished", "node_executed", "hook", "saved_packed",
+EVENT_KINDS = ("op", "node_created", "backward_started", "backward_finished", "node_executed", "hook", "saved_packed",
                "saved_unpacked", "saved_freed")
 HOOK_KINDS = ("tensor", "retain_grad", "pre", "post", "post_accumulate", "pack", "unpack", "module_pre",
               "module_post", "module_forward_pre", "module_forward")

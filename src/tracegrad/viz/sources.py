@@ -1,6 +1,6 @@
 """Source tracking: which user line (and notebook cell) created each graph node.
 
-While tracking is on, a subscriber to ``op`` events stores ``(file, line, cell_id, execution_count)`` in
+While tracking is on, a subscriber to ``node_created`` events stores ``(file, line, cell_id, execution_count)`` in
 the new node's instance dict; the source text is looked up with ``linecache`` only when a snapshot asks.
 """
 
@@ -35,15 +35,11 @@ def _user_frame():
 
 
 def _on_event(kind: str, payload: dict) -> None:
-    frame = None
-    for out in payload["outputs"]:
-        node = getattr(out, "_gfn", None)
-        if node is None or _SOURCE_KEY in node.__dict__:
-            continue
-        if frame is None:
-            frame = _user_frame()
-            if frame is None:
-                return
+    node = payload["node"]
+    if _SOURCE_KEY in node.__dict__:
+        return
+    frame = _user_frame()
+    if frame is not None:
         node.__dict__[_SOURCE_KEY] = (frame.f_code.co_filename, frame.f_lineno, _cell[0], _cell[1])
 
 
@@ -61,7 +57,7 @@ class SourceTracker:
             self._prev_cell = tuple(_cell)
             if self.cell_id is not None or self.execution_count is not None:
                 set_cell_context(self.cell_id, self.execution_count)
-            self._unsubscribe = events.subscribe(_on_event, ("op",))
+            self._unsubscribe = events.subscribe(_on_event, ("node_created",))
         return self
 
     def stop(self) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 
 from ..autograd.node import GraphRoot
 from . import events
-from .ids import node_id
+from .ids import _ID_KEY, node_id
 from .inspect import dtype_name, hook_name
 from .protocol_meta import envelope
 
@@ -23,6 +23,7 @@ MAX_EVENTS = 100_000  # per backward call; beyond it the message says truncated
 # are reported as module_pre / module_post instead.
 _INTERNAL_HOOK_MODULES = ("tracegrad.nn.modules._backward_hook",)
 _backward_ids = itertools.count(1)
+_clock = time.perf_counter
 
 
 class _Run:
@@ -43,19 +44,41 @@ def _meta(t) -> tuple | None:
     return (t._data.shape, t._data.dtype)
 
 
+class PendingTimeline:
+    """A finished backward's ``hooks_fired`` message, built on first use."""
+
+    __slots__ = ("_build", "_message", "n_events")
+    type = "hooks_fired"
+
+    def __init__(self, build: Callable[[], dict], n_events: int) -> None:
+        self._build = build
+        self._message: dict | None = None
+        self.n_events = n_events
+
+    def message(self) -> dict:
+        if self._message is None:
+            self._message, self._build = self._build(), None
+        return self._message
+
+
 class TimelineRecorder:
     """Records one ``hooks_fired`` message per backward()/autograd.grad() call while started.
 
     ``saved_events=False`` leaves out the engine's saved-tensor unpacked/freed/packed events (pack and unpack
     *hook* calls stay): live mode uses it, because those events are as frequent as node executions and the
     saved-tensor table already shows which tensors were freed.
+
+    ``build_messages=False`` hands out (in ``timelines`` and to ``on_finish``) :class:`PendingTimeline`
+    objects instead of messages: live mode keeps only the latest of a training loop's many backward calls,
+    so most timelines are never turned into JSON-ready dicts at all.
     """
 
     def __init__(self, cell_id: str | None = None, on_finish: Callable[[dict], None] | None = None, *,
-                 saved_events: bool = True) -> None:
+                 saved_events: bool = True, build_messages: bool = True) -> None:
         self.cell_id = cell_id
         self.on_finish = on_finish
         self.saved_events = saved_events
+        self.build_messages = build_messages
         self.timelines: list[dict] = []
         self._stack: list[_Run] = []
         self._unsubscribes: list[Callable[[], None]] = []
@@ -103,13 +126,21 @@ class TimelineRecorder:
             self._finish(self._stack.pop())
 
     def _on_node(self, kind: str, payload: dict) -> None:
-        run = self._recording()
-        node = payload["node"]
-        if run is None or node.__class__ is GraphRoot:  # the engine's entry point is no graph node (PyTorch)
+        # The most frequent event: _recording() and node_id() are inlined.
+        if not self._stack:
             return
-        run.last_node = (node_id(node), node.name())
-        run.events.append(("node_executed", None, *run.last_node, None, None, None, None,
-                           time.perf_counter() - run.t0))
+        run = self._stack[-1]
+        node = payload["node"]
+        if node.__class__ is GraphRoot:  # the engine's entry point is no graph node (as in PyTorch)
+            return
+        events_ = run.events
+        if len(events_) >= MAX_EVENTS:
+            run.truncated = True
+            return
+        nid = node.__dict__.get(_ID_KEY) or node_id(node)
+        name = node.name()
+        run.last_node = (nid, name)
+        events_.append(("node_executed", None, nid, name, None, None, None, None, _clock() - run.t0))
 
     def _on_hook(self, kind: str, payload: dict) -> None:
         run = self._recording()
@@ -145,13 +176,21 @@ class TimelineRecorder:
                                time.perf_counter() - run.t0))
 
     def _finish(self, run: _Run) -> None:
-        msg = envelope("hooks_fired")
-        msg.update({"backward_id": f"b{next(_backward_ids)}", "cell_id": self.cell_id, "call": run.call,
-                    "roots": run.roots, "events": [_event_dict(k, e) for k, e in enumerate(run.events)],
-                    "duration_us": (time.perf_counter() - run.t0) * 1e6, "truncated": run.truncated})
-        self.timelines.append(msg)
+        head = {"backward_id": f"b{next(_backward_ids)}", "cell_id": self.cell_id, "call": run.call,
+                "roots": run.roots}
+        tail = {"duration_us": (time.perf_counter() - run.t0) * 1e6, "truncated": run.truncated}
+
+        def build() -> dict:
+            msg = envelope("hooks_fired")
+            msg.update(head)
+            msg["events"] = [_event_dict(k, e) for k, e in enumerate(run.events)]
+            msg.update(tail)
+            return msg
+
+        item = build() if self.build_messages else PendingTimeline(build, len(run.events))
+        self.timelines.append(item)
         if self.on_finish is not None:
-            self.on_finish(msg)
+            self.on_finish(item)
 
 
 def _event_dict(seq: int, e: tuple) -> dict:

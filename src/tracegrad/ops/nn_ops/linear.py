@@ -13,16 +13,17 @@ import sys
 
 import numpy as np
 
-from ..._state import STATE
+from ..._events import emit as _emit_event
+from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
-from ...autograd.saved import SavedTensor
+from ...autograd.saved import save_input
 from ..linalg_core import matmul, mm
 from ..pointwise import add, mul
 from ..reductions import sum as sum_op
 from ..registry import defop, not_implemented
 from ..views import permute, reshape, t, unsqueeze
-from ._common import run_op, transforms_active
+from ._common import new_output, run_op, transforms_active
 
 # ---- matrix products with a transposed operand (closed under differentiation) ------------------------------
 
@@ -133,6 +134,8 @@ def _addmm_vjp(ctx, g):
     bias_rows = need[0] and len(ctx._in_meta[0][0]) == 1 and g._data.ndim == 2
     if not STATE.grad_enabled:
         x, w = ctx.saved_tensors
+        if not STATE.special:
+            return _linear_backward_plain(g, x, w, bias_rows, need)
         gb, gx, gwt = run_op(linear_backward, g, x, w, bias_rows, need[1], need[2])
         return (
             (gb if bias_rows else g) if need[0] else None,
@@ -150,9 +153,23 @@ def _mm_vjp(ctx, g):
     need = ctx.needs_input_grad
     if not STATE.grad_enabled:
         x, w = ctx.saved_tensors
+        if not STATE.special:
+            return _linear_backward_plain(g, x, w, False, (False,) + need)[1:]
         _, gx, gwt = run_op(linear_backward, g, x, w, False, need[0], need[1])
         return gx if need[0] else None, gwt if need[1] else None
     return _linear_input_grads(ctx, g, 0)
+
+
+def _linear_backward_plain(g, x, w, bias_rows: bool, need: tuple) -> tuple:
+    """``run_op(linear_backward, ...)`` in a plain backward, wrapping only the gradients that are returned
+    (the bias gradient is ``g`` itself unless a row vector bias was broadcast)."""
+    gb, gx, gwt = linear_backward.kernel(g._data, None if x is None else x._data, None if w is None else w._data,
+                                         bias_rows, need[1], need[2])
+    return (
+        ((new_output(gb) if bias_rows else g) if need[0] else None),
+        new_output(gx) if need[1] else None,
+        new_output(gwt) if need[2] else None,
+    )
 
 
 def _addmm_kernel(b, x, w, beta=1, alpha=1):
@@ -176,6 +193,19 @@ mm_node_op = defop(
     saves=("self", "mat2"),
     node_name="MmBackward0",
 )
+
+
+def _show_saved_weight_transposed(node_class) -> None:
+    """PyTorch's linear saves ``weight.t()`` as ``mat2``. The fused nodes keep the weight itself (their
+    kernels read its transpose for free), so ``_saved_mat2`` (and the viz snapshots, through
+    ``_saved_transposed``) show it transposed, with the shape PyTorch reports."""
+    stored = node_class.__dict__["_saved_mat2"]
+    node_class._saved_mat2 = property(lambda node: None if (w := stored.fget(node)) is None else t(w))
+    node_class._saved_transposed = ("mat2",)
+
+
+_show_saved_weight_transposed(addmm_node_op.node_class)
+_show_saved_weight_transposed(mm_node_op.node_class)
 
 
 def _type(a) -> str:
@@ -218,25 +248,29 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     if not (x_rg or w_rg or b_rg):
         return result
     if w_rg:
-        tnode = weight_t.node_class()  # TBackward0: sequence number before the addmm node, as in PyTorch
+        tnode = _new(weight_t.node_class)  # TBackward0: sequence number before the addmm node, as in PyTorch
+        tnode._seq = next_sequence_nr()
         tnode._edges = (gradient_edge(weight),)
         tnode._in_meta = ((w.shape, w.dtype),)
         tnode._attrs = ()
         tnode._saved = ()
         t_edge, t_meta = (tnode, 0), (w.shape[::-1], w.dtype)
+        tnode._out_meta = (t_meta,)
     else:
         t_edge = t_meta = None
     # save only what the requested gradients read, like PyTorch (None in the other slot)
-    saved = (SavedTensor._make(input) if w_rg else None, SavedTensor._make(weight) if x_rg else None)
+    saved = (save_input(input) if w_rg else None, save_input(weight) if x_rg else None)
     x_edge = gradient_edge(input) if x_rg else NO_EDGE
     x_meta = (x.shape, x.dtype) if x_rg else None
     if bias is not None:
-        node = addmm_node_op.node_class()
+        node = _new(addmm_node_op.node_class)
+        node._seq = next_sequence_nr()
         node._edges = (gradient_edge(bias) if b_rg else NO_EDGE, x_edge, t_edge or NO_EDGE)
         node._in_meta = (((bias._data.shape, bias._data.dtype) if b_rg else None), x_meta, t_meta)
         node._attrs = (1, 1)
     else:
-        node = mm_node_op.node_class()
+        node = _new(mm_node_op.node_class)
+        node._seq = next_sequence_nr()
         node._edges = (x_edge, t_edge or NO_EDGE)
         node._in_meta = (x_meta, t_meta)
         node._attrs = ()
@@ -244,6 +278,10 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     node._out_meta = ((out.shape, out.dtype),)
     result._gfn = node
     result._rg = True
+    if STATE.observed:
+        if w_rg:
+            _emit_event("node_created", node=tnode, op="t")
+        _emit_event("node_created", node=node, op="linear")
     return result
 
 
@@ -296,6 +334,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if w.ndim == 2 and x.ndim >= 1:
         if x.dtype != w.dtype or (bias is not None and bias._data.dtype != w.dtype):
             _check_dtypes(x, w, bias._data if bias is not None else None)
+        if x.ndim == 2 and not STATE.special:  # (nothing special: no transform either)
+            return _linear_2d(input, weight, bias)
         if not transforms_active():
             if x.ndim == 2:
                 if not STATE.special:

@@ -91,7 +91,7 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
             f"weight tensor should be defined either for all {n_classes} classes or no classes but "
             f"got weight tensor of shape: {list(weight.shape)}"
         )
-    lo, hi = (flat_t.min(), flat_t.max()) if flat_t.size else (0, -1)
+    lo, hi = (np.minimum.reduce(flat_t), np.maximum.reduce(flat_t)) if flat_t.size else (0, -1)
     if lo <= ignore_index <= hi:
         ignored = flat_t == ignore_index
         any_ignored = ignored.any()
@@ -108,7 +108,8 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
     if weight is not None:
         row_w = weight[safe_t].astype(x.dtype, copy=True)
     else:
-        row_w = np.ones(flat_t.shape, dtype=x.dtype)
+        row_w = np.empty(flat_t.shape, dtype=x.dtype)
+        row_w.fill(1)  # = np.ones, without its Python-level wrapper
     if any_ignored:
         row_w[ignored] = 0
     return scores, safe_t, row_w, n_classes
@@ -122,11 +123,18 @@ def _nll_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
     if reduction == 0:
         out_shape = () if x.ndim == 1 else (x.shape[0],) + x.shape[2:]
         return losses.reshape(out_shape)
-    total = losses.sum()
+    total = np.add.reduce(losses, axis=None)  # = losses.sum(), without the method's Python wrapper
     if reduction == 1:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(total / row_w.sum(), dtype=x.dtype)
+        return np.asarray(_mean_divide(total, np.add.reduce(row_w, axis=None)), dtype=x.dtype)
     return np.asarray(total, dtype=x.dtype)
+
+
+def _mean_divide(value, weight_sum):
+    """``value / weight_sum``, silent when every row is ignored (0 / 0 is PyTorch's NaN)."""
+    if weight_sum > 0:  # (no division warning can arise: skip the costly errstate)
+        return value / weight_sum
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return value / weight_sum
 
 
 def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-100):
@@ -137,8 +145,7 @@ def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-1
     else:
         coef = -row_w * g
         if reduction == 1:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                coef = coef / row_w.sum()
+            coef = _mean_divide(coef, np.add.reduce(row_w, axis=None))
     dense = np.zeros(scores.shape, dtype=x.dtype)
     dense[np.arange(safe_t.shape[0]), safe_t] = coef
     if x.ndim <= 2:

@@ -1,0 +1,90 @@
+"""The engine's inner loop for a plain backward through nodes with raw-NumPy rules (``ops/raw_backward.py``).
+
+A node class may carry ``_array_rule(node, grad_array) -> tuple of arrays (one per edge) or None``. In a plain
+``backward()`` (no graph of the gradient, nothing special active, every node to run), a run of such nodes
+without hooks, each of which is the only node ready next, is executed here on the arrays: no gradient
+tensor, input list or node-stack entry is made between them. That is exactly what the general loop would
+do, in the same order: it too runs a node that is the only one ready directly, and these rules run no
+user code (so nothing can observe the current node or register a hook meanwhile). The run ends at the first
+node that needs anything else; its gradients are handed back as tensors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, _new
+
+_ndarray = np.ndarray
+_asarray = np.asarray
+
+
+def as_tensor(data, original: Tensor) -> Tensor:
+    """A gradient array as a tensor. The incoming gradient passed through unchanged (``add``'s rule) stays the
+    same tensor object, as with the dispatched rule; a computed array becomes a fresh tensor, as an operator
+    returns it under no_grad (ufuncs return NumPy scalars for 0-d operands)."""
+    if data is original._data:
+        return original
+    out = _new(Tensor)
+    out._data = data if data.__class__ is _ndarray else _asarray(data)
+    out._rg = False
+    out._gfn = None
+    out._vc = None
+    return out
+
+
+def as_tensors(arrays: tuple, original: Tensor) -> list:
+    """``as_tensor`` for each gradient (None stays None); the same array twice gives the same tensor twice."""
+    if len(arrays) == 1:
+        a = arrays[0]
+        return [None if a is None else as_tensor(a, original)]
+    out = []
+    for k, a in enumerate(arrays):
+        if a is None:
+            out.append(None)
+            continue
+        for j in range(k):
+            if arrays[j] is a:
+                out.append(out[j])
+                break
+        else:
+            out.append(as_tensor(a, original))
+    return out
+
+
+def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: bool) -> tuple:
+    """Run ``fn`` (un-hooked, with an ``_array_rule``) on ``grad``, then the nodes after it as far as possible.
+
+    Returns ``(node, tensors, ran)``: with ``ran``, the last node run and its output gradients (its saved
+    values already released, its successors' dependencies not yet counted down); otherwise a node that must
+    run the usual way, with its input gradients (its rule declined)."""
+    gd = grad._data
+    while True:
+        res = fn._array_rule(fn, gd)
+        if res is None:
+            return fn, [as_tensor(gd, grad)], False
+        if not keep_graph:
+            fn.release_variables()
+        # Go on only along a single gradient to a node that is ready now and runs the same way.
+        edges = fn._edges
+        n = len(res)
+        if n == 1:
+            i = 0
+        elif n == 2:  # a binary op with one live gradient (the other operand a constant) goes on
+            live0 = res[0] is not None and edges[0][0] is not None
+            if live0 is (res[1] is not None and edges[1][0] is not None):
+                return fn, as_tensors(res, grad), True  # none, or several: the general loop hands them out
+            i = 0 if live0 else 1
+        else:
+            return fn, as_tensors(res, grad), True
+        nxt = edges[i][0]
+        d = res[i]
+        if (nxt is None or d is None or heap or deps[nxt] != 1 or nxt._array_rule is None or nxt._hooked
+                or nxt._n_out != 1 or nxt in buffers):
+            return fn, as_tensors(res, grad), True
+        m = fn._in_meta[i] if len(fn._in_meta) == len(edges) else None
+        if m is None or d.dtype is not m[1] or d.shape != m[0]:
+            return fn, as_tensors(res, grad), True  # reduced or cast by the general loop
+        deps[nxt] = 0
+        fn = nxt
+        gd = d

@@ -1,0 +1,137 @@
+"""The plain-backward fast paths (raw-NumPy rules, the engine's array loop) behave exactly like the dispatched rules.
+
+A plain ``backward()`` runs some operators' backward on the arrays (``ops/raw_backward.py``,
+``autograd/array_chain.py``). These tests pin what must not change: the same values as the differentiable
+rules, gradient identity and storage sharing, saved-tensor hooks and errors, and hooks in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tracegrad as tg
+
+
+def _chain(lib, w, c):
+    h = w
+    for _ in range(4):
+        h = lib.sin(h)
+        h = h * c
+        h = h + 0.5
+        h = lib.tanh(h)
+        h = lib.exp(h)
+        h = h * 0.9
+        h = lib.relu(h - 1.0)
+        h = h + c
+    return lib.log_softmax(h.reshape(2, 8), 1).sum()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_same_values_as_the_differentiable_rules(dtype):
+    data = np.random.default_rng(0).standard_normal(16).astype(dtype)
+    cdata = np.random.default_rng(1).uniform(0.5, 1.0, 16).astype(dtype)
+    w = tg.tensor(data, requires_grad=True)
+    c = tg.tensor(cdata)
+    _chain(tg, w, c).backward()
+    plain = w.grad._data.copy()
+    w.grad = None
+    (g,) = tg.autograd.grad(_chain(tg, w, c), w, create_graph=True)  # dispatched, differentiable rules
+    np.testing.assert_array_equal(plain, g._data)
+    tw = torch.tensor(data, requires_grad=True)
+    _chain(torch, tw, torch.tensor(cdata)).backward()
+    np.testing.assert_allclose(plain, tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_passed_through_gradient_is_not_aliased_by_grad():
+    """``add`` hands its gradient on unchanged: a leaf must not adopt the user's gradient buffer."""
+    x = tg.randn(4, requires_grad=True)
+    y = tg.randn(4, requires_grad=True)
+    g0 = tg.ones(4)
+    (x + 1.0 + 2.0).backward(g0)
+    assert not np.shares_memory(x.grad._data, g0._data)
+    s = x + y  # both operands get the same gradient: neither .grad may alias the other
+    x.grad = y.grad = None
+    s.backward(tg.ones(4))
+    assert not np.shares_memory(x.grad._data, y.grad._data)
+    np.testing.assert_array_equal(x.grad._data, np.ones(4, np.float32))
+
+
+def test_unpack_hooks_run_once_per_access():
+    calls = []
+
+    def pack(t):
+        calls.append("pack")
+        return t
+
+    def unpack(t):
+        calls.append("unpack")
+        return t
+
+    x = tg.randn(5, requires_grad=True)
+    with tg.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = tg.exp(tg.sin(x) * 2.0)
+    y.sum().backward()
+    assert calls == ["pack", "pack", "unpack", "unpack"]
+
+
+def test_version_error_and_freed_error_still_raised():
+    x = tg.randn(3, requires_grad=True)
+    h = x * 2.0
+    y = tg.sin(h)
+    h.add_(1.0)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0 instead"):
+        y.sum().backward()
+    z = tg.sin(tg.exp(x * 3.0))
+    z.sum().backward()
+    with pytest.raises(RuntimeError, match="Specify retain_graph=True"):
+        z.sum().backward()
+    x.grad = None
+    w = tg.exp(x)
+    w.sum().backward(retain_graph=True)
+    w.sum().backward()
+    np.testing.assert_allclose(x.grad._data, 2 * np.exp(x._data), rtol=1e-6)
+
+
+def test_hooks_in_the_middle_of_a_run():
+    data = np.random.default_rng(2).standard_normal(3).astype(np.float32)
+    results = []
+    for lib in (tg, torch):
+        x = lib.tensor(data, requires_grad=True)
+        a = lib.sin(x)
+        b = lib.exp(a)
+        seen = []
+        a.register_hook(lambda g, seen=seen: seen.append("a") or g * 2)
+        b.retain_grad()
+        b.grad_fn.register_prehook(lambda gs, seen=seen: seen.append("pre"))
+        lib.tanh(b).sum().backward()
+        results.append((seen, b.grad.detach().numpy(), x.grad.detach().numpy()))
+    (seen, bg, xg), (tseen, tbg, txg) = results
+    assert seen == tseen == ["pre", "a"]
+    np.testing.assert_allclose(bg, tbg, rtol=1e-5)
+    np.testing.assert_allclose(xg, txg, rtol=1e-5)
+
+
+def test_node_names_and_saved_attributes_unchanged():
+    x = tg.randn(3, requires_grad=True)
+    y = tg.exp(tg.sin(x) * 2.0 + 1.0)
+    names = []
+    fn = y.grad_fn
+    while True:
+        names.append(fn.name())
+        if not fn.next_functions:
+            break
+        fn = fn.next_functions[0][0]
+    assert names == ["ExpBackward0", "AddBackward0", "MulBackward0", "SinBackward0",
+                     "torch::autograd::AccumulateGrad"]
+    assert y.grad_fn.next_functions[0][0]._saved_alpha == 1
+    assert y.grad_fn.next_functions[0][0].next_functions[0][0]._saved_other == 2.0
+
+
+def test_attribute_deletion_refused_without_slowing_writes():
+    x = tg.randn(2, requires_grad=True)
+    for name in ("_grad_fn", "grad_fn", "requires_grad", "_backward_hooks", "data"):
+        with pytest.raises(RuntimeError):
+            delattr(x, name)
+    assert x._grad_fn is None and x.grad_fn is None and x.is_leaf
