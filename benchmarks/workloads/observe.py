@@ -3,7 +3,9 @@
 - ``off``: nobody listens (the default state); must cost at most 2 % over the plain op.
 - ``off, after a listener``: a subscriber was attached and removed before timing; the flag must be back off.
 - ``subscriber``: one subscriber that only counts events: the bus's own per-op cost.
-- ``live``: what the notebook's live mode attaches: a timeline recorder plus source tracking.
+- ``live``: what the notebook's live mode attaches: a timeline recorder (nodes and hooks, no saved-tensor
+  events, messages built lazily) plus source tracking. Neither needs the general path, so the fast paths
+  stay on and only emit ``node_created`` / ``node_executed`` / ``hook`` events.
 """
 
 from __future__ import annotations
@@ -47,8 +49,12 @@ def _subscriber() -> Iterator[None]:
 def _live() -> Iterator[None]:
     from tracegrad import viz
 
-    with viz.record_backward(), viz.track_sources("benchmark", 1):
-        yield
+    recorder = viz.TimelineRecorder(saved_events=False, build_messages=False).start()
+    try:
+        with viz.track_sources("benchmark", 1):
+            yield
+    finally:
+        recorder.stop()
 
 
 CONTEXTS: dict[str, Callable[[], AbstractContextManager[Any]]] = {
