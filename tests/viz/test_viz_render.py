@@ -119,3 +119,22 @@ def test_version_error_is_rendered():
     msg = viz.saved_snapshot(b.grad_fn)
     assert "modified by an inplace operation" in render.saved_text(msg)
     assert "modified by an inplace operation" in render.saved_html(msg)
+
+
+def test_freed_rows_keep_known_shapes_and_dash_unknown_ones():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    loss = torch.nn.functional.mse_loss(model(torch.randn(5, 3)), torch.randn(5, 1))
+    before = {(r["node"], r["name"]): r["shape"] for r in viz.saved_snapshot(loss)["rows"]}
+    loss.backward()
+    after = viz.saved_snapshot(loss)
+    rows = {(r["node"], r["name"]): r for r in after["rows"]}
+    assert all(r["state"] == "freed" for r in rows.values())
+    # mat2 of the fused linear is reported as weight.t() before and after it is freed
+    assert [before[k] for k in before if k[1] == "mat2"] == [[4, 1]]
+    assert [r["shape"] for k, r in rows.items() if k[1] == "mat2"] == [[4, 1]]
+    text = render.saved_text(after)
+    target_line = next(line for line in text.splitlines() if "_saved_target" in line)
+    assert "—" in target_line and "unknown" not in text
+    assert "saved: 6 tensors" in text and "in 0 storages" in text
+    one = torch.ones(3, requires_grad=True)
+    assert "saved: 1 tensor," in render.saved_text(viz.saved_snapshot((one * 2).sin()))

@@ -215,8 +215,8 @@ def saved_entry(node, name: str, role: str | None, s, nominal) -> tuple[dict, in
         for d in shape:
             size *= d
         entry["bytes"] = int(size * dtype.itemsize) if kind == _saved._FREED else 0
-    if name in getattr(type(node), "_saved_transposed", ()):  # see ops/nn_ops/linear.py: shown as PyTorch's
-        entry["shape"] = entry["shape"][::-1]
+    if arr is not None and name in getattr(type(node), "_saved_transposed", ()):
+        entry["shape"] = entry["shape"][::-1]  # see ops/nn_ops/linear.py: shown as PyTorch reports it
     if kind != _saved._HOOKED and kind != _saved._FREED:
         entry["error"] = backward_error(node, s)
     return entry, storage_bytes

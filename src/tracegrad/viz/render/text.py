@@ -81,7 +81,9 @@ SAVED_COLUMNS = ["node", "saved", "shape", "dtype", "bytes", "role", "version", 
 def saved_cells(r: dict) -> list[str]:
     version = f"{r['version_saved']}→{r['version_now']}" if r["version_now"] != r["version_saved"] else \
         str(r["version_saved"])
-    return [f"{r['node_name']} {r['node']}", f"_saved_{r['name']}", shape_str(r), r["dtype"], human_bytes(r["bytes"]),
+    known = r["dtype"] != "unknown"  # a freed tensor whose shape the node's metadata does not record
+    return [f"{r['node_name']} {r['node']}", f"_saved_{r['name']}", shape_str(r) if known else "—",
+            r["dtype"] if known else "—", human_bytes(r["bytes"]) if known else "—",
             r["role"], version, r["state"], "yes" if r["packed_by_hook"] else "", r["storage_id"]]
 
 
@@ -111,10 +113,14 @@ def timeline_text(msg: dict) -> str:
     return "\n".join([head, *_table(TIMELINE_COLUMNS, [timeline_cells(e) for e in msg["events"]])])
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def memory_text(msg: dict) -> str:
     """Memory totals of a ``memory`` message (or of the ``memory`` of a graph / saved_tensors message)."""
     m = msg.get("memory", msg)
-    return (f"saved: {m['saved_count']} tensors, {human_bytes(m['saved_bytes'])} "
+    return (f"saved: {_count(m['saved_count'], 'tensor')}, {human_bytes(m['saved_bytes'])} "
             f"({human_bytes(m['alive_bytes'])} alive, {m['freed_count']} freed); "
-            f"unique storage {human_bytes(m['unique_bytes'])} in {m['unique_storages']} storages; "
+            f"unique storage {human_bytes(m['unique_bytes'])} in {_count(m['unique_storages'], 'storage')}; "
             f"leaves {human_bytes(m['leaf_bytes'])}, grads {human_bytes(m['grad_bytes'])}")
