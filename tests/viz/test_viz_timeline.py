@@ -195,3 +195,25 @@ def test_without_saved_events_the_timeline_keeps_nodes_and_hooks():
         ("node_executed", None, "MulBackward0"), ("hook", "unpack", "MulBackward0"),
         ("hook", "unpack", "MulBackward0"), ("node_executed", None, "torch::autograd::AccumulateGrad")]
     assert [e["seq"] for e in events] == list(range(len(events)))
+
+
+def test_fast_path_timeline_reports_the_same_nodes_as_the_general_path():
+    """A node/hook-only recorder keeps the fast paths (raw rules, the array chain loop); a recorder of saved
+    events forces the general path. Both see the same nodes run, in the same order."""
+    def program():
+        x = tracegrad.ones(16, requires_grad=True)
+        h = x
+        for _ in range(5):
+            h = (h.sin() * 0.9 + 0.1).tanh().exp()
+        return h.sum()
+
+    orders = []
+    for saved_events in (False, True):
+        y = program()
+        recorder = viz.TimelineRecorder(saved_events=saved_events).start()
+        try:
+            y.backward()
+        finally:
+            recorder.stop()
+        orders.append([e["node_name"] for e in recorder.timelines[0]["events"] if e["event"] == "node_executed"])
+    assert orders[0] == orders[1] and len(orders[0]) == 1 + 5 * 5 + 1

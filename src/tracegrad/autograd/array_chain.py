@@ -5,7 +5,8 @@ A node class may carry ``_array_rule(node, grad_array) -> tuple of arrays (one p
 without hooks, each of which is the only node ready next, is executed here on the arrays: no gradient
 tensor, input list or node-stack entry is made between them. That is exactly what the general loop would
 do, in the same order: it too runs a node that is the only one ready directly, and these rules run no
-user code (so nothing can observe the current node or register a hook meanwhile). The run ends at the first
+user code (so nothing can observe the current node or register a hook meanwhile). An observer of node
+executions (``STATE.observed`` without ``special``) is told of each node run here. The run ends at the first
 node that needs anything else; its gradients are handed back as tensors.
 """
 
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._events import emit as _emit_event
+from .._state import STATE
 from .._tensor import Tensor, _new
 
 _ndarray = np.ndarray
@@ -63,6 +66,8 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
         res = fn._array_rule(fn, gd)
         if res is None:
             return fn, [as_tensor(gd, grad)], False
+        if STATE.observed:  # after the rule, so a declined node is not reported twice (rules run no user code)
+            _emit_event("node_executed", node=fn)
         if not keep_graph:
             fn.release_variables()
         # Go on only along a single gradient to a node that is ready now and runs the same way.

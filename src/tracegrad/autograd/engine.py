@@ -270,7 +270,7 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             ran = False
             if not fn._hooked and not state.special:
                 if (fn._array_rule is not None and exec_info is None and not state.grad_enabled
-                        and inputs[0] is not None and not state.observed):
+                        and inputs[0] is not None):
                     # A plain backward through raw-NumPy rules: as many nodes as possible on the arrays.
                     fn, inputs, ran = array_chain.run(fn, inputs[0], deps, buffers, heap, keep_graph)
                 if ran:
