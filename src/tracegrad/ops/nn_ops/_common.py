@@ -57,23 +57,6 @@ def meta_of(t):
     return None
 
 
-def make_node(op, edges: tuple, in_meta: tuple, saved: tuple = (), attrs: tuple = ()):
-    """A backward node of registered op ``op`` with explicit edges (what ``OpDef._record`` does)."""
-    node = op.node_class()
-    node._edges = edges
-    node._in_meta = in_meta
-    node._attrs = attrs
-    node._saved = saved
-    return node
-
-
-def attach(node, out: Tensor) -> None:
-    """Make ``out`` the (only) output of ``node``."""
-    out._gfn = node
-    out._rg = True
-    node._out_meta = ((out._data.shape, out._data.dtype),)
-
-
 def save(t):
     return SavedTensor._make(t) if t is not None else None
 
