@@ -19,12 +19,26 @@ interface Column {
 const versionText = (row: SavedRow): string =>
   row.version_saved === null ? '–' : `${row.version_saved} → ${row.version_now ?? '?'}`;
 
+// A freed tensor whose shape no node metadata records comes with dtype "unknown": show a dash, not "[]".
+const known = (row: SavedRow): boolean => row.dtype !== 'unknown';
+
 const COLUMNS: Column[] = [
   { key: 'node', title: 'Node', value: r => r.node_name, cell: r => r.node_name },
   { key: 'name', title: 'Name', value: r => r.name, cell: r => h('code', {}, r.name) },
-  { key: 'shape', title: 'Shape', value: r => r.shape.reduce((a, b) => a * b, 1), cell: r => formatShape(r.shape) },
-  { key: 'dtype', title: 'Dtype', value: r => r.dtype, cell: r => r.dtype },
-  { key: 'bytes', title: 'Bytes', value: r => r.bytes, cell: r => formatBytes(r.bytes), numeric: true },
+  {
+    key: 'shape',
+    title: 'Shape',
+    value: r => r.shape.reduce((a, b) => a * b, 1),
+    cell: r => (known(r) ? formatShape(r.shape) : '–')
+  },
+  { key: 'dtype', title: 'Dtype', value: r => r.dtype, cell: r => (known(r) ? r.dtype : '–') },
+  {
+    key: 'bytes',
+    title: 'Bytes',
+    value: r => r.bytes,
+    cell: r => (known(r) ? formatBytes(r.bytes) : '–'),
+    numeric: true
+  },
   { key: 'state', title: 'State', value: r => r.state, cell: r => h('span', { class: `tg-state-${r.state}` }, r.state) },
   {
     key: 'version',
