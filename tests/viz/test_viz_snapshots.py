@@ -264,3 +264,11 @@ def test_saved_table_from_a_graph_equals_a_fresh_saved_snapshot():
     fresh = viz.saved_snapshot(loss, graph_id=graph["graph_id"])
     assert derived["rows"] == fresh["rows"] and derived["memory"] == fresh["memory"]
     assert derived["graph_id"] == graph["graph_id"] and len(derived["rows"]) > 0
+
+
+def test_op_names_of_nn_internal_operators_read_as_what_they_compute():
+    lin = torch.nn.Linear(3, 2)
+    graph = viz.graph_snapshot(torch.nn.functional.relu(lin(torch.randn(4, 3))).sum())
+    ops = {n["name"]: n["op"] for n in graph["nodes"] if n["kind"] == "function"}
+    assert not any(op.startswith("_nn_") for op in ops.values())
+    assert ops["AddmmBackward0"] == "linear_addmm" and ops["TBackward0"] == "weight_t"
