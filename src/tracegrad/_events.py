@@ -68,14 +68,18 @@ def subscribers() -> tuple[Subscriber, ...]:
     return tuple(seen)
 
 
-def emit_nodes_created(outputs, op: str) -> None:
-    """Emit ``node_created`` once for each graph node that ``outputs`` (tensors, in order) now point to."""
-    last = None
-    for out in outputs:
-        node = getattr(out, "_gfn", None)
-        if node is not None and node is not last:
-            last = node
-            emit("node_created", node=node, op=op)
+def emit_op_call(op: str, outputs: tuple, recorded: bool) -> None:
+    """Tell observers about a forward operator call: ``op`` (every call; only general-path observers want
+    it), then ``node_created`` once for each graph node that ``outputs`` now point to, if it recorded."""
+    if STATE.observed_ops:
+        emit("op", op=op, outputs=outputs)
+    if recorded:
+        last = None
+        for out in outputs:
+            node = getattr(out, "_gfn", None)
+            if node is not None and node is not last:
+                last = node
+                emit("node_created", node=node, op=op)
 
 
 def emit(event: str, /, **payload) -> None:

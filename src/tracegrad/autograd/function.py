@@ -20,8 +20,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .._events import emit as _emit_event
-from .._events import emit_nodes_created
+from .._events import emit_op_call
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from . import views as _views
@@ -318,11 +317,7 @@ def _apply(cls, setup_ctx: bool, args: tuple, kwargs: dict):
 
         anomaly_mode.record_forward_trace(ctx)
     if STATE.observed:
-        tensors = tuple(o for o in new_outputs if isinstance(o, Tensor))
-        if STATE.observed_ops:
-            _emit_event("op", op=cls.__name__, outputs=tensors)
-        if executable:
-            emit_nodes_created(tensors, cls.__name__)
+        emit_op_call(cls.__name__, tuple(o for o in new_outputs if isinstance(o, Tensor)), executable)
     return tuple(new_outputs) if is_tuple else new_outputs[0]
 
 

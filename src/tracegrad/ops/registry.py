@@ -15,8 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._events import emit as _emit_event
-from .._events import emit_nodes_created
+from .._events import emit_op_call
 from .._state import STATE, next_sequence_nr
 from .._tensor import Tensor, _new, _wrap
 from ..autograd import views as _views
@@ -318,7 +317,7 @@ class OpDef:
             if record:
                 self._record(args, outs)
             if STATE.observed:
-                _emit_op(self, outs, record)
+                emit_op_call(self.name, outs, record)
             return out
         outs = tuple(_wrap(r) if self.returns_list or self.returns_tensor[k] else r
                      for k, r in enumerate(result))
@@ -328,7 +327,7 @@ class OpDef:
         if record:
             self._record(args, tuple(o for o in outs if o.__class__ is Tensor))
         if STATE.observed:
-            _emit_op(self, outs, record)
+            emit_op_call(self.name, outs, record)
         return list(outs) if self.returns_list else _return_tuple(self, outs)
 
     def _eager_inplace(self, args: tuple, arrays: list, record: bool):
@@ -367,7 +366,7 @@ class OpDef:
 
                 anomaly_mode.record_forward_trace(node)
         if STATE.observed:
-            _emit_op(self, (target,), record)
+            emit_op_call(self.name, (target,), record)
         return target
 
     # ---- autograd recording -----------------------------------------------------------------------------
@@ -500,15 +499,6 @@ def _node_name(op_name: str) -> str:
     base = op_name.rstrip("_")
     camel = "".join(part[:1].upper() + part[1:] for part in base.split("_"))
     return f"{camel}Backward0"
-
-
-def _emit_op(op: OpDef, outs: tuple, recorded: bool) -> None:
-    """Tell observers about an operator call (``op``: wanted only with the general path on) and the graph
-    nodes it recorded (``node_created``: the fast paths emit it too)."""
-    if STATE.observed_ops:
-        _emit_event("op", op=op.name, outputs=outs)
-    if recorded:
-        emit_nodes_created(outs, op.name)
 
 
 def not_implemented(name: str):

@@ -227,15 +227,19 @@ def saved_snapshot(roots, *, cell_id: str | None = None, graph_id: str | None = 
     return msg
 
 
+def graph_saved_rows(graph: dict) -> list[dict]:
+    """The saved tensors listed on a ``graph`` message's nodes, as ``saved_tensors`` rows."""
+    return [{"node": node["id"], "node_name": node["name"], **entry} for node in graph["nodes"]
+            for entry in node["saved"]]
+
+
 def saved_from_graph(graph: dict) -> dict:
     """The ``saved_tensors`` message of an existing ``graph`` message, without walking the graph again.
 
     It covers the nodes the graph lists (all of them unless the graph was truncated) and reuses its totals.
     """
-    rows = [{"node": node["id"], "node_name": node["name"], **entry} for node in graph["nodes"]
-            for entry in node["saved"]]
     msg = envelope("saved_tensors")
-    msg.update({"graph_id": graph["graph_id"], "cell_id": graph["cell_id"], "rows": rows,
+    msg.update({"graph_id": graph["graph_id"], "cell_id": graph["cell_id"], "rows": graph_saved_rows(graph),
                 "memory": dict(graph["memory"])})
     return msg
 

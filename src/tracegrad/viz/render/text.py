@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..snapshot import graph_saved_rows
 from .view import Item, build_view, human_bytes, shape_str
 
 
@@ -70,9 +71,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def saved_rows(msg: dict) -> list[dict]:
     """Rows of a ``saved_tensors`` message, or built from a ``graph`` message's nodes."""
-    if msg["type"] == "saved_tensors":
-        return msg["rows"]
-    return [{"node": n["id"], "node_name": n["name"], **s} for n in msg["nodes"] for s in n["saved"]]
+    return msg["rows"] if msg["type"] == "saved_tensors" else graph_saved_rows(msg)
 
 
 SAVED_COLUMNS = ["node", "saved", "shape", "dtype", "bytes", "role", "version", "state", "hook", "storage"]
