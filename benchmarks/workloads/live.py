@@ -3,8 +3,9 @@
 A notebook cell runs one training step (or a loop of 20) of a deep, narrow tanh MLP (Linear 16->16 + Tanh,
 100 times, batch 8, MSE loss, SGD): 804 dispatched ops per step (forward, backward formulas, optimizer), about
 600 graph nodes. The cell is driven through tracegrad's live feed exactly as IPython drives it
-(``pre_run_cell``, the steps, ``post_run_cell``), with a fake comm that JSON-encodes what it is sent,
-as ipykernel does, in the same thread.
+(``pre_run_cell``, the steps, ``post_run_cell``), with a fake comm that encodes what it is sent with
+jupyter_client's own packer, as ipykernel does, in the same thread (orjson when installed, which the
+``notebook`` extra installs; the json module otherwise).
 
 - live off: the feed is attached but off (what every cell costs once ``%load_ext tracegrad`` ran);
 - live on: a frontend listens, so the cell is observed: the event bus is on, each node records its source
@@ -37,21 +38,31 @@ CELL_STEPS = (1, 20)
 
 
 class JsonComm:
-    """A comm that costs what ipykernel's does on the kernel side: the message is JSON-encoded."""
+    """A comm that costs what ipykernel's does on the kernel side: the message is encoded by the packer
+    jupyter_client's ``Session`` uses."""
 
     def __init__(self) -> None:
         self.messages = 0
         self.bytes = 0
+        self._pack = _session_packer()
 
     def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
         self.messages += 1
-        self.bytes += len(json.dumps(data))
+        self.bytes += len(self._pack(data))
 
     def on_msg(self, callback: Callable[[dict], None]) -> None:
         pass
 
     def on_close(self, callback: Callable[[dict], None]) -> None:
         pass
+
+
+def _session_packer() -> Callable[[Any], bytes]:
+    try:
+        from jupyter_client.session import Session
+    except ImportError:  # no notebook extra: the json module, as jupyter_client falls back to
+        return lambda data: json.dumps(data).encode()
+    return Session().pack
 
 
 def make_step(lib: ModuleType, namespace: dict[str, Any], device: str = "cpu") -> Callable[[], None]:

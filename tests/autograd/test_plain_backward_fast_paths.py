@@ -7,6 +7,8 @@ rules, gradient identity and storage sharing, saved-tensor hooks and errors, and
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -135,3 +137,40 @@ def test_attribute_deletion_refused_without_slowing_writes():
         with pytest.raises(RuntimeError):
             delattr(x, name)
     assert x._grad_fn is None and x.grad_fn is None and x.is_leaf
+
+
+def _branching(lib, x, c):
+    """Chains that split and meet again: the array loop starts with nodes queued and gradients buffered."""
+    a = lib.sin(x)
+    b = lib.exp(a * c) + 0.5
+    d = lib.tanh(a) * 0.7
+    e = lib.sin(b * d) + lib.cos(a)
+    return (e * b).sum()
+
+
+def _executed_order(x, c, create_graph: bool) -> list:
+    from tracegrad import _events
+
+    seen = []
+    unsubscribe = _events.subscribe(lambda kind, payload: seen.append(payload["node"].name()), ["node_executed"])
+    x.grad = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # backward(create_graph=True)'s reference-cycle warning
+            _branching(tg, x, c).backward(create_graph=create_graph)
+    finally:
+        unsubscribe()
+    return seen, x.grad._data
+
+
+def test_branching_graph_same_order_and_values_as_the_general_path():
+    rng = np.random.default_rng(3)
+    data, cdata = rng.standard_normal(6).astype(np.float32), rng.uniform(0.5, 1.0, 6).astype(np.float32)
+    x, c = tg.tensor(data, requires_grad=True), tg.tensor(cdata)
+    plain_order, plain = _executed_order(x, c, False)
+    general_order, general = _executed_order(x, c, True)  # dispatched rules, general loop only
+    assert plain_order == general_order
+    np.testing.assert_array_equal(plain, general)
+    tx = torch.tensor(data, requires_grad=True)
+    _branching(torch, tx, torch.tensor(cdata)).backward()
+    np.testing.assert_allclose(plain, tx.grad.numpy(), rtol=1e-5, atol=1e-6)

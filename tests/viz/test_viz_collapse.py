@@ -91,3 +91,31 @@ def test_5000_node_snapshot_is_fast():
         best = min(best, time.perf_counter() - t)
     assert len(msg["nodes"]) >= 5000 and sum(1 for n in msg["nodes"] if n["saved"]) >= 4999
     assert best < 1.0  # the benchmark (benchmarks/workloads/snapshot.py) holds the precise 200 ms target
+
+
+def _best_periods_by_hand(sigs: list[int], max_period: int) -> tuple[list[int], list[int]]:
+    """The definition, position by position: the period whose repeats from i cover most elements."""
+    n = len(sigs)
+    best_p, best_cover = [0] * n, [0] * n
+    for i in range(n):
+        for p in range(1, min(max_period, n // 2) + 1):
+            run = 0
+            while i + run + p < n and sigs[i + run] == sigs[i + run + p]:
+                run += 1
+            cover = p * (1 + run // p)
+            if run >= p and cover > best_cover[i]:
+                best_p[i], best_cover[i] = p, cover
+    return best_p, best_cover
+
+
+def test_best_periods_match_their_definition():
+    import numpy as np
+
+    from tracegrad.viz.collapse import MAX_PERIOD, _best_periods
+
+    rng = np.random.default_rng(0)
+    cases = [[], [1], [1, 1], [0, 1] * 30, [0, 1, 2] * 7 + [3] + [0, 1] * 5]
+    cases += [list(rng.integers(0, k, size=int(rng.integers(2, 90)))) for k in (1, 2, 3) for _ in range(30)]
+    for sigs in cases:
+        best_p, best_cover = _best_periods(np.asarray(sigs, dtype=np.int64))
+        assert (list(best_p), list(best_cover)) == _best_periods_by_hand(sigs, MAX_PERIOD), sigs

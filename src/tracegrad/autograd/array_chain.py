@@ -62,32 +62,36 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
     values already released, its successors' dependencies not yet counted down); otherwise a node that must
     run the usual way, with its input gradients (its rule declined)."""
     gd = grad._data
+    state = STATE
+    # Nothing is queued or buffered inside this loop, so whether it may go on past a node depends on the
+    # queue only through whether it was empty on entry.
+    alone = not heap
     while True:
         res = fn._array_rule(fn, gd)
         if res is None:
             return fn, [as_tensor(gd, grad)], False
-        if STATE.observed:  # after the rule, so a declined node is not reported twice (rules run no user code)
+        if state.observed:  # after the rule, so a declined node is not reported twice (rules run no user code)
             _emit_event("node_executed", node=fn)
         if not keep_graph:
             fn.release_variables()
         # Go on only along a single gradient to a node that is ready now and runs the same way.
-        edges = fn._edges
-        n = len(res)
-        if n == 1:
+        if len(res) == 1:
             i = 0
-        elif n == 2:  # a binary op with one live gradient (the other operand a constant) goes on
+        elif len(res) == 2 and alone:  # a binary op with one live gradient (the other operand a constant)
+            edges = fn._edges
             live0 = res[0] is not None and edges[0][0] is not None
             if live0 is (res[1] is not None and edges[1][0] is not None):
                 return fn, as_tensors(res, grad), True  # none, or several: the general loop hands them out
             i = 0 if live0 else 1
         else:
             return fn, as_tensors(res, grad), True
-        nxt = edges[i][0]
+        nxt = fn._edges[i][0]
         d = res[i]
-        if (nxt is None or d is None or heap or deps[nxt] != 1 or nxt._array_rule is None or nxt._hooked
-                or nxt._n_out != 1 or nxt in buffers):
+        if (not alone or nxt is None or d is None or nxt._array_rule is None or nxt._hooked or deps[nxt] != 1
+                or nxt._n_out != 1 or (buffers and nxt in buffers)):
             return fn, as_tensors(res, grad), True
-        m = fn._in_meta[i] if len(fn._in_meta) == len(edges) else None
+        meta = fn._in_meta
+        m = meta[i] if len(meta) > i else None
         if m is None or d.dtype is not m[1] or d.shape != m[0]:
             return fn, as_tensors(res, grad), True  # reduced or cast by the general loop
         deps[nxt] = 0

@@ -340,8 +340,10 @@ def plain_array(saved, like=None) -> object:
         arr = t._data
     else:
         return None
-    if like is not None and (arr.dtype is not like.dtype or arr.dtype.kind != "f"):
-        return None
+    if like is not None:
+        dt = arr.dtype  # (each ``.dtype`` read is a getter call)
+        if dt is not like.dtype or dt.kind != "f":
+            return None
     return arr
 
 

@@ -153,19 +153,23 @@ def _fold_chain(chain: list[int], names, succ, attached) -> list[Group]:
 
 def _best_periods(sigs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each position: the period whose repeats starting there cover most elements (0: none repeats
-    twice), and that coverage. Ties go to the shorter period."""
+    twice), and that coverage. Ties go to the shorter period.
+
+    All periods are handled at once, as rows of a (periods x positions) table: one pass of array operations
+    instead of one per period."""
     n = len(sigs)
-    best_p = np.zeros(n, dtype=np.int64)
-    best_cover = np.zeros(n, dtype=np.int64)
+    max_p = min(MAX_PERIOD, n // 2)
+    if max_p < 1:
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    periods = np.arange(1, max_p + 1)[:, None]
     positions = np.arange(n)
-    for p in range(1, min(MAX_PERIOD, n // 2) + 1):
-        mismatch = np.flatnonzero(sigs[:-p] != sigs[p:])
-        # run[i]: how many consecutive j >= i have sigs[j] == sigs[j + p]
-        nxt = np.searchsorted(mismatch, positions)
-        stop = np.append(mismatch, n - p)[nxt]
-        run = np.maximum(stop - positions, 0)
-        cover = p * (1 + run // p)
-        better = (run >= p) & (cover > best_cover)
-        best_p[better] = p
-        best_cover[better] = cover[better]
-    return best_p, best_cover
+    partner = positions + periods  # the element compared with position i: i + p
+    matches = (partner < n) & (sigs[np.minimum(partner, n - 1)] == sigs)
+    # run[p, i]: how many consecutive j >= i have sigs[j] == sigs[j + p] (up to the next mismatch)
+    mismatch_at = np.where(matches, n, positions)
+    next_mismatch = np.minimum.accumulate(mismatch_at[:, ::-1], axis=1)[:, ::-1]
+    run = next_mismatch - positions
+    cover = np.where(run >= periods, periods * (1 + run // periods), 0)
+    best = np.argmax(cover, axis=0)  # the first maximum: the shortest period
+    best_cover = cover[best, positions]
+    return np.where(best_cover > 0, best + 1, 0), best_cover

@@ -76,8 +76,20 @@ def node_op(node) -> str | None:
     return None
 
 
-def node_outputs(node) -> list[dict]:
-    """Shape/dtype of the gradients the node receives (its forward outputs)."""
+def node_kind_op(node) -> tuple[str, str | None]:
+    """``(node_kind(node), node_op(node))``: both depend on the node's class only, so a snapshot works them
+    out once per class (kept on the class itself, so no table outlives a custom Function's class)."""
+    cls = node.__class__
+    info = cls.__dict__.get("_viz_kind_op")
+    if info is None:
+        info = (node_kind(node), node_op(node))
+        type.__setattr__(cls, "_viz_kind_op", info)
+    return info
+
+
+def node_outputs(node, memo: dict | None = None) -> list[dict]:
+    """Shape/dtype of the gradients the node receives (its forward outputs). With a ``memo`` dict, nodes with
+    equal metadata share one (read-only) list, as the many nodes of a repeated block do in a snapshot."""
     if node.__class__ is AccumulateGrad:
         return [tensor_meta(node.variable)]
     if isinstance(node, BackwardCFunction):
@@ -86,6 +98,15 @@ def node_outputs(node) -> list[dict]:
         meta = getattr(node, "_out_meta", None)
     if not meta:
         return []
+    if memo is None:
+        return _outputs_of(meta)
+    out = memo.get(meta)
+    if out is None:
+        out = memo[meta] = _outputs_of(meta)
+    return out
+
+
+def _outputs_of(meta) -> list[dict]:
     return [{"shape": list(m[0]), "dtype": dtype_name(m[1])} for m in meta if m is not None]
 
 

@@ -171,12 +171,16 @@ def _graph_message(roots, saved, hooks, depth, collapse, max_nodes, cell_id, gra
     out_nodes = []
     edges = []
     succ: list[list[int]] = []
+    sources: dict = {}
+    outputs: dict = {}  # shared lists and dicts: nodes of one line / one shape are alike (read-only after)
     for i, n in enumerate(nodes):
-        entry = {"id": ids[i], "name": n.name(), "kind": inspect.node_kind(n), "seq": inspect.node_seq(n),
-                 "op": inspect.node_op(n), "source": node_source(n), "outputs": inspect.node_outputs(n),
+        kind, op = inspect.node_kind_op(n)
+        entry = {"id": ids[i], "name": n.name(), "kind": kind, "seq": inspect.node_seq(n), "op": op,
+                 "source": node_source(n, sources), "outputs": inspect.node_outputs(n, outputs),
                  "saved": [e for e, _ in data.saved[i]] if saved else [],
                  "hooks": inspect.node_hooks(n) if hooks else [],
-                 "leaf": inspect.leaf_info(n, data.labels), "group": None, "depth": data.depths[i]}
+                 "leaf": inspect.leaf_info(n, data.labels) if kind == "accumulate" else None, "group": None,
+                 "depth": data.depths[i]}
         out_nodes.append(entry)
         children = []
         for k, (child, nr) in enumerate(n._edges):

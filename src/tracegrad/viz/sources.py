@@ -18,7 +18,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # ..
 _SOURCE_KEY = "_viz_source"
 
 _cell: list = [None, None]  # current (cell_id, execution_count)
-_active: list = []  # unsubscribe functions of the running trackers
+_internal_files: dict[str, bool] = {}  # file name -> whether it is tracegrad's own code
 
 
 def set_cell_context(cell_id: str | None, execution_count: int | None) -> None:
@@ -26,21 +26,23 @@ def set_cell_context(cell_id: str | None, execution_count: int | None) -> None:
     _cell[0], _cell[1] = cell_id, execution_count
 
 
-def _user_frame():
-    frame = sys._getframe(2)
-    prefix = _PACKAGE_DIR
-    while frame is not None and frame.f_code.co_filename.startswith(prefix):
-        frame = frame.f_back
-    return frame
-
-
 def _on_event(kind: str, payload: dict) -> None:
-    node = payload["node"]
-    if _SOURCE_KEY in node.__dict__:
+    # Called for every node created while tracking: the frame walk is inlined, and whether a file belongs
+    # to tracegrad is remembered per file name (a dict hit is cheaper than a prefix test).
+    d = payload["node"].__dict__
+    if _SOURCE_KEY in d:
         return
-    frame = _user_frame()
-    if frame is not None:
-        node.__dict__[_SOURCE_KEY] = (frame.f_code.co_filename, frame.f_lineno, _cell[0], _cell[1])
+    frame = sys._getframe(2)  # 0 is this function, 1 the bus's emit, 2 the code that made the node
+    internal = _internal_files
+    while frame is not None:
+        file = frame.f_code.co_filename
+        inside = internal.get(file)
+        if inside is None:
+            inside = internal[file] = file.startswith(_PACKAGE_DIR)
+        if not inside:
+            d[_SOURCE_KEY] = (file, frame.f_lineno, _cell[0], _cell[1])
+            return
+        frame = frame.f_back
 
 
 class SourceTracker:
@@ -77,11 +79,21 @@ def track_sources(cell_id: str | None = None, execution_count: int | None = None
         tracker.stop()
 
 
-def node_source(node) -> dict | None:
-    """The recorded source of ``node`` as a protocol dict, or None."""
+def node_source(node, memo: dict | None = None) -> dict | None:
+    """The recorded source of ``node`` as a protocol dict, or None. With a ``memo`` dict, nodes made by the
+    same line of the same cell share one (read-only) dict, and the line is read from ``linecache`` once."""
     rec = node.__dict__.get(_SOURCE_KEY)
     if rec is None:
         return None
+    if memo is None:
+        return _source_dict(rec)
+    out = memo.get(rec)
+    if out is None:
+        out = memo[rec] = _source_dict(rec)
+    return out
+
+
+def _source_dict(rec: tuple) -> dict:
     file, line, cell_id, count = rec
     return {"file": file, "line": line, "code": linecache.getline(file, line).strip(), "cell_id": cell_id,
             "execution_count": count}

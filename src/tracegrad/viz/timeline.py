@@ -1,8 +1,10 @@
 """The hook and execution timeline of each backward call, as ``hooks_fired`` messages.
 
-The recorder's subscriber does as little as possible per event: it appends a tuple of plain values (node
-id, names, shape) to the innermost running backward's list, so no tensor or node stays referenced. The
-message is built when that backward finishes.
+The recorder's subscribers do as little as possible per event: each appends a tuple to the innermost running
+backward's list. A tuple holds the graph node itself (its id and name are looked up when the message is
+built, so the frequent ``node_executed`` event costs one append) and plain values otherwise: no tensor is
+kept. Nodes are held only until the message is built, which ``build_messages=False`` defers to first use
+(live mode builds only the latest timeline of a loop); the engine frees their saved tensors as usual.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class _Run:
         self.t0 = time.perf_counter()
         self.events: list[tuple] = []
         self.truncated = False
-        self.last_node: tuple = (None, None)  # (id, name) of the node running: saved_freed belongs to it
+        self.last_node = None  # the node running: a saved_freed event belongs to it
 
 
 def _meta(t) -> tuple | None:
@@ -126,7 +128,7 @@ class TimelineRecorder:
             self._finish(self._stack.pop())
 
     def _on_node(self, kind: str, payload: dict) -> None:
-        # The most frequent event: _recording() and node_id() are inlined.
+        # The most frequent event: _recording() is inlined, and the node's id and name wait for the build.
         if not self._stack:
             return
         run = self._stack[-1]
@@ -137,10 +139,8 @@ class TimelineRecorder:
         if len(events_) >= MAX_EVENTS:
             run.truncated = True
             return
-        nid = node.__dict__.get(_ID_KEY) or node_id(node)
-        name = node.name()
-        run.last_node = (nid, name)
-        events_.append(("node_executed", None, nid, name, None, None, None, None, _clock() - run.t0))
+        run.last_node = node
+        events_.append(("node_executed", None, node, None, None, None, None, _clock() - run.t0))
 
     def _on_hook(self, kind: str, payload: dict) -> None:
         run = self._recording()
@@ -149,31 +149,28 @@ class TimelineRecorder:
         hook = payload["hook"]
         if payload["kind"] != "retain_grad" and getattr(hook, "__module__", None) in _INTERNAL_HOOK_MODULES:
             return
-        node = payload["node"]
         module = payload.get("module")
-        run.events.append(("hook", payload["kind"], node_id(node) if node is not None else None,
-                           node.name() if node is not None else None, hook_name(hook),
-                           _meta(payload.get("tensor")), payload.get("output_nr"),
-                           type(module).__name__ if module is not None else None, time.perf_counter() - run.t0))
+        run.events.append(("hook", payload["kind"], payload["node"], hook_name(hook), _meta(payload.get("tensor")),
+                           payload.get("output_nr"), type(module).__name__ if module is not None else None,
+                           _clock() - run.t0))
 
     def _on_unpacked(self, kind: str, payload: dict) -> None:
         run = self._recording()
         if run is None:
             return
         node = payload["node"]
-        ident = (node_id(node), node.name()) if node is not None else run.last_node
-        run.events.append((kind, None, *ident, None, None, None, None, time.perf_counter() - run.t0))
+        run.events.append((kind, None, node if node is not None else run.last_node, None, None, None, None,
+                           _clock() - run.t0))
 
     def _on_freed(self, kind: str, payload: dict) -> None:
         run = self._recording()
         if run is not None:
-            run.events.append((kind, None, *run.last_node, None, None, None, None, time.perf_counter() - run.t0))
+            run.events.append((kind, None, run.last_node, None, None, None, None, _clock() - run.t0))
 
     def _on_packed(self, kind: str, payload: dict) -> None:
         run = self._recording()
         if run is not None:
-            run.events.append((kind, None, None, None, None, _meta(payload.get("tensor")), None, None,
-                               time.perf_counter() - run.t0))
+            run.events.append((kind, None, None, None, _meta(payload.get("tensor")), None, None, _clock() - run.t0))
 
     def _finish(self, run: _Run) -> None:
         head = {"backward_id": f"b{next(_backward_ids)}", "cell_id": self.cell_id, "call": run.call,
@@ -194,8 +191,9 @@ class TimelineRecorder:
 
 
 def _event_dict(seq: int, e: tuple) -> dict:
-    event, kind, node, node_name, hook, meta, output_nr, module, t = e
-    out = {"seq": seq, "event": event, "kind": kind, "node": node, "node_name": node_name, "hook": hook,
+    event, kind, node, hook, meta, output_nr, module, t = e
+    nid, name = (None, None) if node is None else (node.__dict__.get(_ID_KEY) or node_id(node), node.name())
+    out = {"seq": seq, "event": event, "kind": kind, "node": nid, "node_name": name, "hook": hook,
            "tensor": None if meta is None else {"shape": list(meta[0]), "dtype": dtype_name(meta[1])},
            "output_nr": output_nr, "module": module, "t_us": t * 1e6}
     return out

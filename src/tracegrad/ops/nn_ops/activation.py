@@ -661,7 +661,11 @@ def _log_softmax_kernel(a, dim, half_to_float=False):
     # The ufuncs' reductions themselves (what ``.max``/``.sum`` call, minus their Python wrappers). The max
     # shift leaves exp(0) = 1 in every sum that holds no NaN, so the log never sees a zero.
     z = a - _max_reduce(a, axis=d, keepdims=True)
-    return z - np.log(_add_reduce(np.exp(z), axis=d, keepdims=True))
+    # In place into the fresh ``z`` and sum (the same ufuncs on the same values: identical results, two
+    # allocations fewer). ``z`` is a NumPy scalar only for 0-d input, handled above.
+    total = _add_reduce(np.exp(z), axis=d, keepdims=True)
+    np.subtract(z, np.log(total, out=total), out=z)
+    return z
 
 
 def _log_softmax_vjp(ctx, g):
