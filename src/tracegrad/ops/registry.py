@@ -159,9 +159,13 @@ class OpDef:
         multi_output_view: bool = False,
         nondifferentiable_reason: str | None = None,
         save_if: dict[str, str] | None = None,
+        public_name: str | None = None,
     ) -> None:
         self.schema: Schema = parse_schema(schema)
         self.name = self.schema.name
+        # What users call: observers and the inspector show it. nn.functional's internal operators
+        # ("_nn_layer_norm") read as their public call; a fused one names the call it implements ("linear").
+        self.public_name = public_name or (self.name[4:] if self.name.startswith("_nn_") else self.name)
         self.kernel = kernel
         self.vjp = vjp
         self.jvp = jvp
@@ -317,7 +321,7 @@ class OpDef:
             if record:
                 self._record(args, outs)
             if STATE.observed:
-                emit_op_call(self.name, outs, record)
+                emit_op_call(self.public_name, outs, record)
             return out
         outs = tuple(_wrap(r) if self.returns_list or self.returns_tensor[k] else r
                      for k, r in enumerate(result))
@@ -327,7 +331,7 @@ class OpDef:
         if record:
             self._record(args, tuple(o for o in outs if o.__class__ is Tensor))
         if STATE.observed:
-            emit_op_call(self.name, outs, record)
+            emit_op_call(self.public_name, outs, record)
         return list(outs) if self.returns_list else _return_tuple(self, outs)
 
     def _eager_inplace(self, args: tuple, arrays: list, record: bool):
@@ -366,7 +370,7 @@ class OpDef:
 
                 anomaly_mode.record_forward_trace(node)
         if STATE.observed:
-            emit_op_call(self.name, (target,), record)
+            emit_op_call(self.public_name, (target,), record)
         return target
 
     # ---- autograd recording -----------------------------------------------------------------------------

@@ -68,9 +68,7 @@ def node_seq(node) -> int | None:
 def node_op(node) -> str | None:
     """The forward operator that created ``node``, as users would name it."""
     if isinstance(node, OpNode):
-        name = type(node)._op.name
-        # nn.functional's internal operators ("_nn_addmm", "_nn_linear_mm") read as what they compute
-        return name[4:] if name.startswith("_nn_") else name
+        return type(node)._op.public_name
     if isinstance(node, BackwardCFunction):
         return getattr(node, "_forward_cls", type(node)).__name__
     return None

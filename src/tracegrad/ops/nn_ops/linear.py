@@ -92,6 +92,7 @@ weight_t = defop(
     _weight_t_kernel,
     vjp=lambda ctx, g: run_op(weight_t, g),
     node_name="TBackward0",
+    public_name="t",
 )
 
 
@@ -185,6 +186,7 @@ addmm_node_op = defop(
     saves=("mat1", "mat2"),
     attrs=("beta", "alpha"),
     node_name="AddmmBackward0",
+    public_name="linear",
 )
 mm_node_op = defop(
     "_nn_linear_mm(Tensor self, Tensor mat2) -> Tensor",
@@ -192,6 +194,7 @@ mm_node_op = defop(
     vjp=_mm_vjp,
     saves=("self", "mat2"),
     node_name="MmBackward0",
+    public_name="linear",
 )
 
 
@@ -324,6 +327,7 @@ addmm = defop(
     save_if={"mat1": "mat2", "mat2": "mat1"},
     attrs=("beta", "alpha"),
     node_name="AddmmBackward0",
+    public_name="linear",
 )
 
 
