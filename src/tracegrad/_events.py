@@ -18,6 +18,12 @@ _everything: tuple[Subscriber, ...] = ()
 _by_kind: dict[str, tuple[Subscriber, ...]] = {}
 
 
+# The module forward calls in progress while someone observes (innermost last), pushed and popped by
+# ``nn.Module.__call__``: ``[tracegrad's own forward?, note]``. ``note`` is free for an observer to fill: source
+# tracking keeps there the user's line that called the model, so the nodes of a deep model cost one frame walk
+# per model call instead of one per node (``tracegrad.viz.sources``).
+MODULE_CALLS: list[list] = []
+
 # Events that only the general path emits: wanting them turns the fast paths off (``STATE.special``).
 GENERAL_PATH_KINDS = ("op", "saved_packed", "saved_unpacked", "saved_freed")
 

@@ -256,6 +256,53 @@ def test_source_tracking_records_user_line_and_cell():
     assert node["source"]["cell_id"] == "cell-8" and node["source"]["execution_count"] == 5
 
 
+class _Scale(torch.nn.Module):
+    """A user module between tracegrad's: its own lines are the sources of what it computes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = x * 2.0  # scale line
+        return self.inner(h)  # inner line
+
+
+def test_source_lines_inside_nested_modules():
+    """Nodes made inside tracegrad's modules point at the user's line that called the model (found once per
+    model call); inside a user module, at that module's own lines, also for a tracegrad module it calls."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh(), _Scale(), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    x = torch.randn(2, 4)
+    for _ in range(2):  # a second call must not reuse the first one's lines
+        with viz.track_sources():
+            out = model(x).sum()  # the model line
+        by_seq = sorted((n["seq"], n["name"], n["source"]["code"]) for n in viz.graph_snapshot(out)["nodes"]
+                        if n["kind"] == "function")
+        codes = [(name, code) for _, name, code in by_seq]
+        model_line = "out = model(x).sum()  # the model line"
+        assert codes == [("TBackward0", model_line), ("AddmmBackward0", model_line), ("TanhBackward0", model_line),
+                         ("MulBackward0", "h = x * 2.0  # scale line"),
+                         ("TBackward0", "return self.inner(h)  # inner line"),
+                         ("AddmmBackward0", "return self.inner(h)  # inner line"),
+                         ("ReluBackward0", model_line), ("TBackward0", model_line),
+                         ("AddmmBackward0", model_line), ("SumBackward0", model_line)]
+
+
+def test_source_lines_of_a_module_called_with_hooks_and_from_a_forward_assigned_on_the_instance():
+    lin = torch.nn.Linear(3, 3)
+    lin.register_forward_hook(lambda module, args, out: None)
+    wrapped = torch.nn.Linear(3, 3)
+    plain_forward = wrapped.forward
+    wrapped.forward = lambda x: plain_forward(x.exp())  # the instance's forward is the user's
+    with viz.track_sources():
+        y = lin(torch.randn(2, 3))  # hooked call
+        z = wrapped(y)  # wrapped call
+    codes = {n["name"]: n["source"]["code"] for n in viz.graph_snapshot(z)["nodes"] if n["kind"] == "function"}
+    assert codes["ExpBackward0"] == "wrapped.forward = lambda x: plain_forward(x.exp())  # the instance's forward is the user's"
+    assert [n["source"]["code"] for n in viz.graph_snapshot(y)["nodes"] if n["kind"] == "function"] == \
+        ["y = lin(torch.randn(2, 3))  # hooked call"] * 2
+
+
 def test_saved_table_from_a_graph_equals_a_fresh_saved_snapshot():
     loss, model = mlp_step()
     graph = viz.graph_snapshot(loss)

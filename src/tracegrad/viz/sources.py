@@ -12,6 +12,8 @@ import os
 import sys
 from collections.abc import Iterator
 
+from .._events import MODULE_CALLS
+from ..nn.modules.module import _observed_forward
 from . import events
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tracegrad
@@ -19,6 +21,7 @@ _SOURCE_KEY = "_viz_source"
 
 _cell: list = [None, None]  # current (cell_id, execution_count)
 _internal_files: dict[str, bool] = {}  # file name -> whether it is tracegrad's own code
+_MODULE_CALL_CODE = _observed_forward.__code__
 
 
 def set_cell_context(cell_id: str | None, execution_count: int | None) -> None:
@@ -27,22 +30,44 @@ def set_cell_context(cell_id: str | None, execution_count: int | None) -> None:
 
 
 def _on_event(kind: str, payload: dict) -> None:
-    # Called for every node created while tracking: the frame walk is inlined, and whether a file belongs
-    # to tracegrad is remembered per file name (a dict hit is cheaper than a prefix test).
+    # Called for every node created while tracking. Inside one of tracegrad's modules, the line is the one
+    # found for an earlier node of the same model call (see _events.MODULE_CALLS); otherwise the frames are
+    # walked up to the first one that is not tracegrad's (whether a file is, is remembered per file name).
     d = payload["node"].__dict__
     if _SOURCE_KEY in d:
         return
+    calls = MODULE_CALLS
+    if calls:
+        top = calls[-1]
+        if top[0] and top[1] is not None:
+            d[_SOURCE_KEY] = top[1]
+            return
     frame = sys._getframe(2)  # 0 is this function, 1 the bus's emit, 2 the code that made the node
     internal = _internal_files
+    crossed = False  # whether the walk passed the innermost module call: the user's line is above it
     while frame is not None:
-        file = frame.f_code.co_filename
+        code = frame.f_code
+        if code is _MODULE_CALL_CODE:
+            crossed = True
+        file = code.co_filename
         inside = internal.get(file)
         if inside is None:
             inside = internal[file] = file.startswith(_PACKAGE_DIR)
         if not inside:
-            d[_SOURCE_KEY] = (file, frame.f_lineno, _cell[0], _cell[1])
+            rec = d[_SOURCE_KEY] = (file, frame.f_lineno, _cell[0], _cell[1])
+            if crossed:
+                _note_model_call(calls, rec)
             return
         frame = frame.f_back
+
+
+def _note_model_call(calls: list, rec: tuple) -> None:
+    """``rec`` was found above the innermost module call and only tracegrad's code ran in between: it is the
+    line of that call, and of the calls of tracegrad modules around it up to the first user module."""
+    for entry in reversed(calls):
+        if not entry[0] or entry[1] is not None:
+            return
+        entry[1] = rec
 
 
 class SourceTracker:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ..._events import MODULE_CALLS
 from ..._events import emit as _emit_event
 from ..._state import STATE
 from ..._tensor import Tensor
@@ -758,6 +760,8 @@ class Module:
             or _global_forward_hooks
             or _global_forward_pre_hooks
         ):
+            if STATE.observed:
+                return _observed_forward(self, args, kwargs)
             return self.forward(*args, **kwargs)
         result = None
         called_always = set()
@@ -789,7 +793,7 @@ class Module:
             if full_hooks or pre_bw_hooks:
                 bw_hook = BackwardHook(self, full_hooks, pre_bw_hooks)
                 args = bw_hook.setup_input_hook(args)
-            result = self.forward(*args, **kwargs)
+            result = _observed_forward(self, args, kwargs) if STATE.observed else self.forward(*args, **kwargs)
             for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
                 if (
                     hook_id in self._forward_hooks_always_called
@@ -865,6 +869,36 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../tracegrad
+
+
+def _observed_forward(module: Module, args: tuple, kwargs: dict):
+    """``module.forward(*args, **kwargs)`` while someone observes: the call sits on ``MODULE_CALLS`` meanwhile.
+
+    A tracegrad module called from another one's forward was called by tracegrad code only, so it inherits
+    the caller's note (for source tracking: the user's line that called the model)."""
+    own = _own_forward(module)
+    parent = MODULE_CALLS[-1] if MODULE_CALLS else None
+    MODULE_CALLS.append([own, parent[1] if own and parent is not None and parent[0] else None])
+    try:
+        return module.forward(*args, **kwargs)
+    finally:
+        MODULE_CALLS.pop()
+
+
+def _own_forward(module: Module) -> bool:
+    """Whether ``module.forward`` is tracegrad's own code (worked out once per class, kept on the class)."""
+    if "forward" in module.__dict__:
+        return False  # assigned on the instance: the user's function
+    cls = type(module)
+    own = cls.__dict__.get("_tg_own_forward")
+    if own is None:
+        code = getattr(cls.forward, "__code__", None)
+        own = code is not None and code.co_filename.startswith(_PACKAGE_DIR)
+        type.__setattr__(cls, "_tg_own_forward", own)
+    return own
 
 
 def _emit_module_hook(kind: str, module, hook) -> None:
