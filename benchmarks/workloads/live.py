@@ -183,9 +183,9 @@ LIVE = Workload(
     key="live",
     title="7. Notebook live mode: training steps of ~1,000 ops in a cell",
     description=f"One cell = pre_run_cell + 1 or 20 SGD steps of a {DEPTH}-layer tanh MLP (width {WIDTH}, "
-                f"batch {BATCH}) + post_run_cell, through tracegrad's live feed with a JSON-encoding fake comm; "
-                f"torch's plain step alongside as the anchor. Target: live on <= {TARGET}x live off "
-                "(judged by python -m benchmarks.workloads.live).",
+                f"batch {BATCH}) + post_run_cell, through tracegrad's live feed with a fake comm that packs "
+                "messages as jupyter_client does; torch's plain step alongside as the anchor. Target: live on "
+                f"<= {TARGET}x live off for a training step (judged by python -m benchmarks.workloads.live).",
     per="step",
     rows=_rows,
 )

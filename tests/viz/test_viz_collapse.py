@@ -119,3 +119,30 @@ def test_best_periods_match_their_definition():
     for sigs in cases:
         best_p, best_cover = _best_periods(np.asarray(sigs, dtype=np.int64))
         assert (list(best_p), list(best_cover)) == _best_periods_by_hand(sigs, MAX_PERIOD), sigs
+
+
+def test_hanging_sizes_do_not_depend_on_the_node_order():
+    """The one-pass sizing (children listed after their parent, as in snapshots) and the general walk agree."""
+    import random
+
+    from tracegrad.viz.collapse import _hanging_sizes, _hanging_sizes_any_order
+
+    rng = random.Random(0)
+    for _ in range(300):
+        n = rng.randint(1, 30)
+        succ = [sorted({rng.randrange(i + 1, n) for _ in range(rng.choice([0, 1, 1, 2, 3])) if i + 1 < n})
+                for i in range(n)]
+        perm = list(range(n))
+        rng.shuffle(perm)
+        shuffled: list[list[int]] = [[] for _ in range(n)]
+        for i in range(n):
+            shuffled[perm[i]] = [perm[j] for j in succ[i]]
+        for graph in (succ, shuffled):
+            n_pred = [0] * n
+            for children in graph:
+                for j in children:
+                    n_pred[j] += 1
+            assert _hanging_sizes(graph, n_pred) == _hanging_sizes_any_order(graph, n_pred)
+        sizes = _hanging_sizes(succ, [sum(j in s for s in succ) for j in range(n)])
+        shuffled_sizes = _hanging_sizes(shuffled, [sum(k in s for s in shuffled) for k in range(n)])
+        assert sizes == [shuffled_sizes[perm[i]] for i in range(n)]

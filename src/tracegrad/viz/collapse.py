@@ -88,7 +88,30 @@ def _promote_tail(attached: list[int], hang: list[int], main: list[int]) -> None
 
 def _hanging_sizes(succ: list[list[int]], n_pred: list[int]) -> list[int]:
     """Size of the dead-end subtree rooted at each node (0 when it is not one): every node below has one
-    predecessor, and the subtree has at most MAX_HANGING nodes."""
+    predecessor, and the subtree has at most MAX_HANGING nodes.
+
+    Snapshots list nodes breadth first, so a node with one predecessor comes after it: one pass from the
+    last node back sizes children before parents. Other orders take the general walk."""
+    size = [0] * len(succ)
+    for i in range(len(succ) - 1, -1, -1):
+        total = 1
+        for j in succ[i]:
+            if n_pred[j] != 1:
+                total = 0
+                break
+            if j < i:  # not sized yet: the order is not parents first
+                return _hanging_sizes_any_order(succ, n_pred)
+            if not size[j]:
+                total = 0
+                break
+            total += size[j]
+        if total <= MAX_HANGING:
+            size[i] = total
+    return size
+
+
+def _hanging_sizes_any_order(succ: list[list[int]], n_pred: list[int]) -> list[int]:
+    """:func:`_hanging_sizes` for nodes in any order: a depth-first walk that sizes children first."""
     n = len(succ)
     size = [-1] * n  # -1 unknown
     for start in range(n):

@@ -879,7 +879,9 @@ def _observed_forward(module: Module, args: tuple, kwargs: dict):
 
     A tracegrad module called from another one's forward was called by tracegrad code only, so it inherits
     the caller's note (for source tracking: the user's line that called the model)."""
-    own = _own_forward(module)
+    own = False if "forward" in module.__dict__ else type(module).__dict__.get("_tg_own_forward")
+    if own is None:
+        own = _own_forward(module)
     parent = MODULE_CALLS[-1] if MODULE_CALLS else None
     MODULE_CALLS.append([own, parent[1] if own and parent is not None and parent[0] else None])
     try:
