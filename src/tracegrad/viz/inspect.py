@@ -96,12 +96,17 @@ def node_outputs(node, memo: dict | None = None) -> list[dict]:
         meta = getattr(node, "_out_meta", None)
     if not meta:
         return []
+    return shared(memo, meta, _outputs_of)
+
+
+def shared(memo: dict | None, key, build):
+    """``build(key)``; with a ``memo`` dict, built once per key and shared (the result is read-only then)."""
     if memo is None:
-        return _outputs_of(meta)
-    out = memo.get(meta)
-    if out is None:
-        out = memo[meta] = _outputs_of(meta)
-    return out
+        return build(key)
+    value = memo.get(key)
+    if value is None:
+        value = memo[key] = build(key)
+    return value
 
 
 def _outputs_of(meta) -> list[dict]:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from .._events import MODULE_CALLS
 from ..nn.modules.module import _observed_forward
 from . import events
+from .inspect import shared
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tracegrad
 _SOURCE_KEY = "_viz_source"
@@ -108,14 +109,7 @@ def node_source(node, memo: dict | None = None) -> dict | None:
     """The recorded source of ``node`` as a protocol dict, or None. With a ``memo`` dict, nodes made by the
     same line of the same cell share one (read-only) dict, and the line is read from ``linecache`` once."""
     rec = node.__dict__.get(_SOURCE_KEY)
-    if rec is None:
-        return None
-    if memo is None:
-        return _source_dict(rec)
-    out = memo.get(rec)
-    if out is None:
-        out = memo[rec] = _source_dict(rec)
-    return out
+    return None if rec is None else shared(memo, rec, _source_dict)
 
 
 def _source_dict(rec: tuple) -> dict:
