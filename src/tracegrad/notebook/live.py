@@ -63,7 +63,8 @@ class LiveFeed:
         self._watcher = NamespaceWatcher(max_roots=max_roots)
         self._cell: _CellRecording | None = None
         self._shown: dict[str, weakref.ref] = {}  # the roots of the graph sent last (weakly: never kept alive)
-        self._latest: dict[str, Any] = {}  # the newest graph / saved_tensors / hooks_fired, for request_state
+        self._shown_cell: str | None = None  # the cell that made them
+        self._latest_timeline: PendingTimeline | None = None  # for request_state
         self.cell_id: str | None = None  # the running cell's id, also when live mode is off (for the magics)
 
     # ---- lifecycle ----------------------------------------------------------------------------------------
@@ -143,9 +144,14 @@ class LiveFeed:
                 self._broadcast(hello(live=self.live))  # nothing changed, but the frontend asked: answer
             self.set_live(data["live"])
         elif kind == "request_state":
+            # A frontend that (re)connected: the graph shown last, as it is now, and the latest timeline.
             self._broadcast(hello(live=self.live))
-            for message in self._latest.values():
-                self._broadcast(built(message))
+            roots = self._shown_roots()
+            messages = self._graph_messages(roots, self._shown_cell) if roots else []
+            if self._latest_timeline is not None:
+                messages.append(built(self._latest_timeline))
+            for message in messages:
+                self._broadcast(message)
         else:
             self._broadcast(error(f"tracegrad.inspector: unknown or malformed client message {data!r}"))
 
@@ -175,12 +181,17 @@ class LiveFeed:
         if cell is None:
             return
         cell.stop()
-        if self.listening:
-            self._send_changed_graphs(cell.cell_id, ran_backward=cell.backwards > 0)
-        failure = result.error_in_exec or result.error_before_exec
-        self._outbox.put(envelope("cell_finished", cell_id=cell.cell_id, execution_count=result.execution_count,
-                                  ok=failure is None, error=describe_exception(failure) if failure else None,
-                                  duration_ms=round(cell.duration_ms, 3)), flush=True)
+        from ..viz.snapshot import gc_paused
+
+        # The messages are built, sent and dropped in one go: with the collector paused meanwhile, their
+        # thousands of small containers are freed by reference counting and never traversed.
+        with gc_paused():
+            if self.listening:
+                self._send_changed_graphs(cell.cell_id, ran_backward=cell.backwards > 0)
+            failure = result.error_in_exec or result.error_before_exec
+            self._outbox.put(envelope("cell_finished", cell_id=cell.cell_id, execution_count=result.execution_count,
+                                      ok=failure is None, error=describe_exception(failure) if failure else None,
+                                      duration_ms=round(cell.duration_ms, 3)), flush=True)
 
     def _drop_cell(self) -> None:
         if self._cell is not None:
@@ -190,7 +201,7 @@ class LiveFeed:
     def _on_timeline(self, timeline: PendingTimeline) -> None:
         if self._cell is not None:
             self._cell.backwards += 1
-        self._latest["hooks_fired"] = timeline
+        self._latest_timeline = timeline
         self._outbox.put(timeline, coalesce=True)
         # The recorder also keeps its timelines; live mode hands each one on and keeps only the latest.
         recorder = self._cell.recorder if self._cell is not None else None
@@ -204,26 +215,26 @@ class LiveFeed:
         roots, left_out = self._watcher.changed(self.shell.user_ns)
         if roots:
             self._shown = {name: weakref.ref(tensor) for name, tensor in roots.items()}
+            self._shown_cell = cell_id
         elif ran_backward:
-            roots = {name: ref() for name, ref in self._shown.items()}
-            roots = {name: tensor for name, tensor in roots.items() if tensor is not None}
-        if roots:
-            self._send_graph(roots, cell_id)
+            roots = self._shown_roots()
+        for message in self._graph_messages(roots, cell_id) if roots else ():
+            self._outbox.put(message)
         if left_out:
             self._outbox.put(error(f"{left_out} more changed tensors not sent (at most {self._watcher.max_roots} "
                                    "per cell); use %autograd_graph NAME", cell_id=cell_id))
 
-    def _send_graph(self, roots: dict, cell_id: str | None) -> None:
+    def _shown_roots(self) -> dict:
+        roots = {name: ref() for name, ref in self._shown.items()}
+        return {name: tensor for name, tensor in roots.items() if tensor is not None}
+
+    def _graph_messages(self, roots: dict, cell_id: str | None) -> list[dict]:
+        """The ``graph`` and ``saved_tensors`` messages of ``roots``, or an ``error`` if the snapshot fails."""
         from ..viz import graph_snapshot, saved_from_graph
 
         try:
             graph = graph_snapshot(roots, cell_id=cell_id, max_nodes=self.max_nodes,
                                    labels=leaf_labels(self.shell.user_ns))
-            saved = saved_from_graph(graph)
+            return [graph, saved_from_graph(graph)]
         except Exception as exc:  # noqa: BLE001 - a failed snapshot must not fail the user's cell
-            self._outbox.put(error(f"could not snapshot {', '.join(roots)}: {describe_exception(exc)}",
-                                   cell_id=cell_id))
-            return
-        self._latest["graph"], self._latest["saved_tensors"] = graph, saved
-        self._outbox.put(graph)
-        self._outbox.put(saved)
+            return [error(f"could not snapshot {', '.join(roots)}: {describe_exception(exc)}", cell_id=cell_id)]

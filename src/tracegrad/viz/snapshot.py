@@ -141,7 +141,7 @@ class _Collected:
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """A snapshot allocates many small containers and frees none: a cyclic collection in the middle would
     only traverse the (large) graph for nothing."""
     enabled = gc.isenabled()
@@ -160,7 +160,7 @@ def graph_snapshot(roots, *, saved: bool = True, hooks: bool = True, depth: int 
 
     ``labels`` maps names to tensors: roots and leaves found among them are named (e.g. ``dict(
     model.named_parameters())``). ``depth`` limits the walk to that many edges from the roots."""
-    with _gc_paused():
+    with gc_paused():
         return _graph_message(roots, saved, hooks, depth, collapse, max_nodes, cell_id, graph_id, labels)
 
 
@@ -175,11 +175,13 @@ def _graph_message(roots, saved, hooks, depth, collapse, max_nodes, cell_id, gra
     outputs: dict = {}  # shared lists and dicts: nodes of one line / one shape are alike (read-only after)
     for i, n in enumerate(nodes):
         kind, op = inspect.node_kind_op(n)
+        leaf = kind == "accumulate"
         entry = {"id": ids[i], "name": n.name(), "kind": kind, "seq": inspect.node_seq(n), "op": op,
                  "source": node_source(n, sources), "outputs": inspect.node_outputs(n, outputs),
                  "saved": [e for e, _ in data.saved[i]] if saved else [],
-                 "hooks": inspect.node_hooks(n) if hooks else [],
-                 "leaf": inspect.leaf_info(n, data.labels) if kind == "accumulate" else None, "group": None,
+                 # (a node without the _hooked flag has no hooks; a leaf's post-accumulate ones live on it)
+                 "hooks": inspect.node_hooks(n) if hooks and (leaf or n._hooked) else [],
+                 "leaf": inspect.leaf_info(n, data.labels) if leaf else None, "group": None,
                  "depth": data.depths[i]}
         out_nodes.append(entry)
         children = []
@@ -218,7 +220,7 @@ def _root_entry(r: _Root, index: dict, ids: list) -> dict:
 def saved_snapshot(roots, *, cell_id: str | None = None, graph_id: str | None = None,
                    labels: Mapping | None = None) -> dict:
     """A ``saved_tensors`` message: one row per saved tensor of the graph, with memory totals."""
-    with _gc_paused():
+    with gc_paused():
         data = _Collected(roots, None, 1 << 62, labels, with_saved=True)
     rows = []
     for i, n in enumerate(data.nodes):
@@ -250,7 +252,7 @@ def saved_from_graph(graph: dict) -> dict:
 
 def memory_snapshot(roots, *, cell_id: str | None = None, graph_id: str | None = None) -> dict:
     """A ``memory`` message: totals of the saved tensors and leaves of the graph."""
-    with _gc_paused():
+    with gc_paused():
         data = _Collected(roots, None, 1 << 62, None, with_saved=True)
     msg = envelope("memory")
     msg.update({"graph_id": graph_id or f"g{next(_graph_ids)}", "cell_id": cell_id, **data.memory()})
