@@ -34,6 +34,8 @@ def _on_event(kind: str, payload: dict) -> None:
     # Called for every node created while tracking. Inside one of tracegrad's modules, the line is the one
     # found for an earlier node of the same model call (see _events.MODULE_CALLS); otherwise the frames are
     # walked up to the first one that is not tracegrad's (whether a file is, is remembered per file name).
+    # (User code that tracegrad itself runs inside such a module's forward, a saved-tensor pack hook, thus
+    # counts as part of the model call.)
     d = payload["node"].__dict__
     if _SOURCE_KEY in d:
         return
