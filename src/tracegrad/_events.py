@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 
 from ._state import STATE
@@ -23,6 +24,19 @@ _by_kind: dict[str, tuple[Subscriber, ...]] = {}
 # tracking keeps there the user's line that called the model, so the nodes of a deep model cost one frame walk
 # per model call instead of one per node (``tracegrad.viz.sources``).
 MODULE_CALLS: list[list] = []
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))  # .../tracegrad
+# File name -> whether it is tracegrad's own source. Hot loops read this dict directly and call
+# :func:`is_own_file` only for a name they have not met yet.
+OWN_FILES: dict[str, bool] = {}
+
+
+def is_own_file(filename: str) -> bool:
+    """Whether ``filename`` is tracegrad's own code (as opposed to the user's), remembered per file name."""
+    own = OWN_FILES.get(filename)
+    if own is None:
+        own = OWN_FILES[filename] = filename.startswith(_PACKAGE_DIR)
+    return own
 
 # Events that only the general path emits: wanting them turns the fast paths off (``STATE.special``).
 GENERAL_PATH_KINDS = ("op", "saved_packed", "saved_unpacked", "saved_freed")

@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import linecache
-import os
 import sys
 from collections.abc import Iterator
 
-from .._events import MODULE_CALLS
+from .._events import MODULE_CALLS, OWN_FILES, is_own_file
 from ..nn.modules.module import _observed_forward
 from . import events
 from .inspect import shared
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tracegrad
 _SOURCE_KEY = "_viz_source"
 
 _cell: list = [None, None]  # current (cell_id, execution_count)
-_internal_files: dict[str, bool] = {}  # file name -> whether it is tracegrad's own code
 _MODULE_CALL_CODE = _observed_forward.__code__
 
 
@@ -33,7 +30,7 @@ def set_cell_context(cell_id: str | None, execution_count: int | None) -> None:
 def _on_event(kind: str, payload: dict) -> None:
     # Called for every node created while tracking. Inside one of tracegrad's modules, the line is the one
     # found for an earlier node of the same model call (see _events.MODULE_CALLS); otherwise the frames are
-    # walked up to the first one that is not tracegrad's (whether a file is, is remembered per file name).
+    # walked up to the first one that is not tracegrad's (_events.OWN_FILES, read inline: this loop is hot).
     # (User code that tracegrad itself runs inside such a module's forward, a saved-tensor pack hook, thus
     # counts as part of the model call.)
     d = payload["node"].__dict__
@@ -46,16 +43,16 @@ def _on_event(kind: str, payload: dict) -> None:
             d[_SOURCE_KEY] = top[1]
             return
     frame = sys._getframe(2)  # 0 is this function, 1 the bus's emit, 2 the code that made the node
-    internal = _internal_files
+    own_files = OWN_FILES
     crossed = False  # whether the walk passed the innermost module call: the user's line is above it
     while frame is not None:
         code = frame.f_code
         if code is _MODULE_CALL_CODE:
             crossed = True
         file = code.co_filename
-        inside = internal.get(file)
+        inside = own_files.get(file)
         if inside is None:
-            inside = internal[file] = file.startswith(_PACKAGE_DIR)
+            inside = is_own_file(file)
         if not inside:
             rec = d[_SOURCE_KEY] = (file, frame.f_lineno, _cell[0], _cell[1])
             if crossed:

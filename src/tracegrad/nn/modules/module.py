@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..._events import MODULE_CALLS
+from ..._events import MODULE_CALLS, is_own_file
 from ..._events import emit as _emit_event
 from ..._state import STATE
 from ..._tensor import Tensor
@@ -871,17 +870,18 @@ class Module:
         return main + ")"
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../tracegrad
-
-
 def _observed_forward(module: Module, args: tuple, kwargs: dict):
     """``module.forward(*args, **kwargs)`` while someone observes: the call sits on ``MODULE_CALLS`` meanwhile.
 
     A tracegrad module called from another one's forward was called by tracegrad code only, so it inherits
     the caller's note (for source tracking: the user's line that called the model)."""
-    own = False if "forward" in module.__dict__ else type(module).__dict__.get("_tg_own_forward")
-    if own is None:
-        own = _own_forward(module)
+    if "forward" in module.__dict__:
+        own = False  # assigned on the instance: the user's function
+    else:
+        cls = type(module)
+        own = cls.__dict__.get("_tg_own_forward")
+        if own is None:
+            own = _own_forward(cls)
     parent = MODULE_CALLS[-1] if MODULE_CALLS else None
     MODULE_CALLS.append([own, parent[1] if own and parent is not None and parent[0] else None])
     try:
@@ -890,16 +890,11 @@ def _observed_forward(module: Module, args: tuple, kwargs: dict):
         MODULE_CALLS.pop()
 
 
-def _own_forward(module: Module) -> bool:
-    """Whether ``module.forward`` is tracegrad's own code (worked out once per class, kept on the class)."""
-    if "forward" in module.__dict__:
-        return False  # assigned on the instance: the user's function
-    cls = type(module)
-    own = cls.__dict__.get("_tg_own_forward")
-    if own is None:
-        code = getattr(cls.forward, "__code__", None)
-        own = code is not None and code.co_filename.startswith(_PACKAGE_DIR)
-        type.__setattr__(cls, "_tg_own_forward", own)
+def _own_forward(cls: type) -> bool:
+    """Whether ``cls.forward`` is tracegrad's own code, worked out once and kept on the class."""
+    code = getattr(cls.forward, "__code__", None)
+    own = code is not None and is_own_file(code.co_filename)
+    type.__setattr__(cls, "_tg_own_forward", own)
     return own
 
 
