@@ -56,6 +56,7 @@ from .backend.dtypes import (
     set_default_dtype,
     uint8,
 )
+from .memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from .ops.creation import clone, detach, empty_like, full_like, ones_like, zeros_like
 from .ops.indexing import index_put, take
 from .ops.linalg_core import matmul, mm

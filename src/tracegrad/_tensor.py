@@ -313,7 +313,11 @@ class Tensor:
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return bool(self._data.flags["C_CONTIGUOUS"])
+        if memory_format is None:
+            return bool(self._data.flags["C_CONTIGUOUS"])
+        from .memory_format import is_in_format
+
+        return is_in_format(self._data, memory_format)
 
     @property
     def device(self):
@@ -461,6 +465,23 @@ Tensor._grad_fn = property(_gfn_slot.__get__, _gfn_slot.__set__, lambda self: _r
 _new = object.__new__
 
 
+def _share_hot_keys() -> None:
+    """Make ``_base`` and ``_output_nr`` keys of the Tensor class's shared instance-dict keys.
+
+    CPython (3.11+) keeps an instance's dict entries in a per-object values array indexed by keys shared
+    by the class, and only names added while the class is young become shared keys. Operator outputs
+    write these two on creation (``fresh_output`` below), so that every operator's reads of them are
+    specialized slot-like loads instead of a dict miss followed by the class-default lookup. Tensors made
+    elsewhere still read the class defaults: this is only about speed."""
+    t = _new(Tensor)
+    t._base = None
+    t._output_nr = 0
+    t._inference = False
+
+
+_share_hot_keys()
+
+
 # caffe2 TypeMeta names, which some PyTorch messages print.
 _CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
                    "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
@@ -487,6 +508,8 @@ def _wrap(data) -> Tensor:
     t._rg = False
     t._gfn = None
     t._vc = None
+    t._base = None  # (written for fast reads by the operators taking it: see _share_hot_keys)
+    t._output_nr = 0
     if STATE.special and STATE.inference:
         t._inference = True
     return t

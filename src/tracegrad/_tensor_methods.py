@@ -14,6 +14,7 @@ import numpy as np
 from ._state import STATE
 from ._tensor import Tensor
 from .autograd.node import RemovableHandle, set_retains_grad_hook
+from .memory_format import contiguous_format, is_in_format, preserve_format
 
 
 def _is_operand(x) -> bool:
@@ -259,11 +260,14 @@ def _where_method(self, condition, other):
 
 
 def _contiguous(self, memory_format=None):
-    if self._data.flags["C_CONTIGUOUS"]:
+    fmt = contiguous_format if memory_format is None else memory_format
+    if fmt is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if is_in_format(self._data, fmt):
         return self
     from .ops import creation
 
-    return creation.clone(self)
+    return creation.clone(self, memory_format=fmt)
 
 
 # ---- dtype / device conversion ---------------------------------------------------------------------------------

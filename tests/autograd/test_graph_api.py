@@ -594,3 +594,42 @@ def test_get_gradient_edge_fields():
     with pytest.raises(RuntimeError, match="It is not possible to get the gradient edge for a Tensor "
                                            "that does not require gradients"):
         tg.autograd.graph.get_gradient_edge(tg.ones(1))
+
+
+def test_sequence_numbers_match_torch():
+    """Each operator's node takes the next sequence number; a leaf's AccumulateGrad, made on the leaf's first
+    use, takes none (it runs first whenever it is ready)."""
+
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        w = lib.ones(3, requires_grad=True)
+        a = x * 2
+        b = a * w  # w's accumulator is made here
+        c = lib.sin(b) + lib.ones(3, requires_grad=True)
+        nodes = [a.grad_fn, b.grad_fn, c.grad_fn, c.grad_fn.next_functions[0][0]]
+        first = nodes[0]._sequence_nr()
+        return [n._sequence_nr() - first for n in nodes]
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+def test_memory_formats_match_torch():
+    """contiguous() gives C order whatever the input's layout; clone() keeps a dense input's order
+    (preserve_format) and makes others contiguous; channels_last orders N, H, W, C in memory."""
+
+    def program(lib):
+        x = lib.tensor(np.arange(12.0).reshape(3, 4)).t()
+        expanded = lib.tensor(np.arange(3.0).reshape(3, 1)).expand(3, 4)
+        permuted = lib.tensor(np.arange(24.0).reshape(2, 3, 4)).permute(2, 0, 1)
+        images = lib.tensor(np.arange(120.0).reshape(2, 3, 4, 5))
+        last = images.contiguous(memory_format=lib.channels_last)
+        return [x.contiguous().is_contiguous(), x.clone().stride(), expanded.clone().stride(),
+                permuted.clone().stride(), last.stride(), last.is_contiguous(),
+                last.is_contiguous(memory_format=lib.channels_last), last.clone().stride(),
+                last.contiguous().stride(), repr(lib.channels_last), (last * 2).sum().item()]
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+    with pytest.raises(RuntimeError, match="preserve memory format is unsupported"):
+        tg.ones(2).contiguous(memory_format=tg.preserve_format)

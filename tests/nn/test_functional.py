@@ -344,6 +344,83 @@ def test_cross_entropy_node_name_and_fused_float32():
     assert_close(ours[:2], theirs[:2], rtol=1e-6, atol=1e-7)
 
 
+def _node_record(node) -> tuple:
+    """What a loss node holds: class, edges' node classes, sizes, attributes and saved values."""
+    saved = [s._data if isinstance(s, tg.Tensor) else s for s in node.saved_tensors]
+    return (node.name(), [type(f).__name__ for f, _ in node.next_functions], node._in_meta, node._out_meta,
+            node._attrs, saved)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 2])
+def test_cross_entropy_inline_recording_matches_the_composed_operators(dtype, reduction, ignore_index):
+    """cross_entropy records its two nodes inline for 2-D scores with class indices and no weight: the same
+    values bit for bit, node classes, attributes, saved values, sequence order and gradients as
+    ``nll_loss(log_softmax(x, 1))`` through the registered operators."""
+    x = tg.tensor(_rand(6, 5, dtype=dtype), requires_grad=True)
+    t = tg.tensor(np.array([0, 4, 2, 2, 1, 3]))
+    inline = F_TG.cross_entropy(x, t, reduction=reduction, ignore_index=ignore_index)
+    composed = F_TG.nll_loss(F_TG.log_softmax(x, 1), t, reduction=reduction, ignore_index=ignore_index)
+    np.testing.assert_array_equal(inline._data, composed._data)
+    assert inline.dtype == composed.dtype and inline.shape == composed.shape
+    for a, b in [(inline.grad_fn, composed.grad_fn),
+                 (inline.grad_fn.next_functions[0][0], composed.grad_fn.next_functions[0][0])]:
+        ra, rb = _node_record(a), _node_record(b)
+        assert ra[:5] == rb[:5]
+        for sa, sb in zip(ra[5], rb[5]):
+            np.testing.assert_array_equal(sa, sb)
+    softmax_node = inline.grad_fn.next_functions[0][0]
+    assert inline.grad_fn._sequence_nr() == softmax_node._sequence_nr() + 1
+    assert inline.grad_fn._saved_self.grad_fn is softmax_node  # the saved log-probabilities keep their history
+    seed = tg.ones_like(inline)
+    for create_graph in (False, True):
+        (g_inline,) = tg.autograd.grad(inline, x, seed, retain_graph=True, create_graph=create_graph)
+        (g_composed,) = tg.autograd.grad(composed, x, seed, retain_graph=True, create_graph=create_graph)
+        np.testing.assert_array_equal(g_inline._data, g_composed._data)
+
+
+def test_cross_entropy_inline_recording_only_when_needed():
+    x = tg.tensor(_rand(4, 3, dtype=np.float32))
+    t = tg.tensor(np.array([0, 2, 1, 1]))
+    assert F_TG.cross_entropy(x, t).grad_fn is None
+    with tg.no_grad():
+        assert F_TG.cross_entropy(x.requires_grad_(), t).grad_fn is None
+
+
+def test_no_grad_view_of_a_leaf_is_recorded_by_the_fused_paths():
+    """A view made under no_grad of a tensor that requires grad requires grad itself: linear, relu and
+    cross_entropy record a node for it, as in PyTorch (and, as there, nothing reaches the base's .grad)."""
+
+    def program(lib):
+        base = lib.tensor(_rand(8, 3, dtype=np.float32), requires_grad=True)
+        with lib.no_grad():
+            view = base[:4]
+        h = lib.nn.functional.relu(lib.nn.functional.linear(view, lib.ones(3, 3), lib.ones(3)))
+        loss = lib.nn.functional.cross_entropy(h, lib.tensor([0, 2, 1, 1]))
+        loss.backward()
+        return [loss.grad_fn.name(), h.grad_fn.name(), h.grad_fn.next_functions[0][0].name(), base.grad is None]
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_unit_weights_path_is_bit_identical(dtype, reduction):
+    """Without a class weight and with nothing ignored, nll_loss skips its row weights; the loss and the
+    gradient are the very values an explicit weight of ones gives."""
+    lp = tg.tensor(_rand(7, 4, dtype=dtype), requires_grad=True)
+    t = tg.tensor(np.array([3, 0, 1, 1, 2, 0, 3]))
+    plain = F_TG.nll_loss(lp, t, reduction=reduction)
+    weighted = F_TG.nll_loss(lp, t, weight=tg.ones(4, dtype=lp.dtype), reduction=reduction)
+    np.testing.assert_array_equal(plain._data, weighted._data)
+    seed = tg.tensor(_rand(*plain.shape, seed=3, dtype=dtype))
+    (g_plain,) = tg.autograd.grad(plain, lp, seed)
+    (g_weighted,) = tg.autograd.grad(weighted, lp, seed)
+    np.testing.assert_array_equal(g_plain._data, g_weighted._data)
+
+
 def test_cross_entropy_all_ignored_is_nan():
     def program(lib):
         return lib.nn.functional.cross_entropy(lib.ones(2, 3), lib.tensor([1, 1]), ignore_index=1)
@@ -940,3 +1017,23 @@ def test_linear_saved_mat2_is_the_transposed_weight_as_in_torch(bias):
     graph = viz.graph_snapshot(lin(tg.randn(5, 4, requires_grad=True)))
     shapes = {e["name"]: e["shape"] for n in graph["nodes"] for e in n["saved"]}
     assert shapes == {"mat1": [5, 4], "mat2": [4, 2]} if bias else {"self": [5, 4], "mat2": [4, 2]}
+
+
+def test_composite_losses_use_scalar_overloads_as_torch():
+    """Where PyTorch's C++ composites multiply, add or divide by a number they record the Scalar overloads
+    (MulBackward1, AddBackward1, DivBackward1) and keep the number as ``_saved_other``: the same here."""
+
+    def program(lib):
+        x = lib.tensor(_rand(4, 5), requires_grad=True)
+        p = lib.tensor(np.full((4, 5), 0.2), requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(x, p, label_smoothing=0.2)
+        div_node = loss.grad_fn
+        mul_node = div_node.next_functions[0][0].next_functions[0][0].next_functions[0][0].next_functions[1][0]
+        add_node = mul_node
+        mul_node = add_node.next_functions[0][0]
+        d = lib.nn.functional.pairwise_distance(x, p)
+        return [div_node.name(), div_node._saved_other, add_node.name(), mul_node.name(), mul_node._saved_other,
+                d.grad_fn.next_functions[0][0].name()]
+
+    ours, theirs = run_both(program)
+    assert ours == theirs

@@ -68,7 +68,8 @@ class SampleInput:
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     # generic test -> reason, for a sample that does not apply to a test ("out": torch.where has no
-    # out= overload with a Python-scalar other). Keys: forward gradcheck gradgrad grad inplace out nondiff.
+    # out= overload with a Python-scalar other). Keys: forward gradcheck gradgrad grad graph inplace out
+    # nondiff.
     skips: dict = field(default_factory=dict)
 
 
@@ -215,6 +216,8 @@ class OpInfo:
     # E.g. cholesky/eigh read one triangle only: symmetrising makes finite differences see what the
     # analytic (symmetric) gradient assumes.
     input_process: InputProcess | None = None
+    # Why the recorded graph differs from torch's, where it knowingly does (test_graph_matches_torch skips it).
+    graph_deviation: str = ""
     domain: str = ""  # the domain restriction the sample generator enforces (documentation)
     notes: str = ""
 

@@ -414,3 +414,48 @@ def test_namespace():
         assert hasattr(tl, name) and hasattr(torch.linalg, name)
     assert tg.linalg is tl
     assert_close(tl.det(tg.eye(3)), torch.tensor(1.0))
+
+
+# ---------------------------------------------------------------------------------------------- recorded graphs
+
+
+def _node_names(out) -> list:
+    """Node names of the graph behind ``out``, depth first, each node once ("-" for an input without grad)."""
+    seen: dict = {}
+    order: list = []
+
+    def visit(fn):
+        if fn is None:
+            return "-"
+        if id(fn) not in seen:
+            seen[id(fn)] = fn.name()
+            order.append((fn.name(), [visit(nxt) for nxt, _ in fn.next_functions]))
+        return seen[id(fn)]
+
+    visit(out.grad_fn)
+    return order
+
+
+@pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((2, 3, 4), (4, 2)),
+                                   ((2, 3, 4), (4,)), ((4,), (2, 4, 3)), ((3, 4), (2, 4, 5)), ((2, 3, 4), (2, 4, 5)),
+                                   ((2, 3, 4), (1, 4, 5)), ((1, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (3, 4, 5))])
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+def test_matmul_records_torch_graph(sa, sb, grads):
+    """matmul is PyTorch's composite: dot/mv/mm/bmm with the folding and broadcasting views torch records."""
+    a, b = _m(*sa), _m(*sb)
+    graphs = []
+    for lib in (tg, torch):
+        x, y = lib.tensor(a, requires_grad=grads[0]), lib.tensor(b, requires_grad=grads[1])
+        out = x @ y
+        graphs.append(_node_names(out))
+        assert_close(out.detach().numpy(), a @ b)
+    assert graphs[0] == graphs[1]
+
+
+@pytest.mark.parametrize("eq,shapes", [("ij->", [(3, 4)]), ("iij->j", [(2, 2, 3)]), ("ij,ij,ij->i", [(2, 3)] * 3),
+                                       ("ij,jk->ik", [(3, 1), (4, 2)]), ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+                                       ("ijk,jkl,lm->im", [(2, 3, 4), (3, 4, 5), (5, 2)])])
+def test_einsum_records_torch_graph(eq, shapes):
+    arrays = [_m(*s) for s in shapes]
+    graphs = [_node_names(lib.einsum(eq, *[lib.tensor(x, requires_grad=True) for x in arrays])) for lib in (tg, torch)]
+    assert graphs[0] == graphs[1]

@@ -189,6 +189,41 @@ def test_grad_vs_torch(op: OpInfo, dtype: str, sample: SampleInput):
     assert_close(got, want, rtol=rtol, atol=atol, check_dtype=True)
 
 
+def _graph(outputs: list) -> list:
+    """The recorded graph as a user sees it: each node's ``name()`` with the names of its ``next_functions``
+    ("-" for an input without gradient), nodes in depth-first order from the outputs, each listed once."""
+    index: dict = {}
+    nodes: list = []
+
+    def visit(fn) -> str:
+        if fn is None:
+            return "-"
+        if id(fn) not in index:
+            index[id(fn)] = fn.name()
+            nodes.append((fn.name(), [visit(nxt) for nxt, _ in fn.next_functions]))
+        return index[id(fn)]
+
+    for out in outputs:
+        visit(out.grad_fn)
+    return nodes
+
+
+@pytest.mark.parametrize("op,dtype,sample", GRAD)
+def test_graph_matches_torch(op: OpInfo, dtype: str, sample: SampleInput):
+    """The autograd graph an op records is torch's: the same nodes (``MulBackward0``, ``SqueezeBackward1``, the
+    views a composite op makes) with the same ``next_functions``. This is what the graph view shows."""
+    _skip_if(sample, "graph")
+    if op.graph_deviation:
+        pytest.skip(op.graph_deviation)
+    graphs = []
+    for lib in (tg, torch):
+        call = Call(lib, op, sample, requires_grad=True)
+        if not call.diff:
+            pytest.skip("no input requires grad")
+        graphs.append(_graph([t for t in flatten_outputs(call.run(resolve(lib, op.name))) if t.requires_grad]))
+    assert graphs[0] == graphs[1]
+
+
 # ------------------------------------------------------------------------------------------------ 4. in-place
 
 

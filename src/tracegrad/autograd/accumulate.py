@@ -14,8 +14,10 @@ class AccumulateGrad(Node):
     _name = "torch::autograd::AccumulateGrad"
 
     def __init__(self, variable) -> None:
-        super().__init__()
-        self._seq = UINT64_MAX  # AccumulateGrad runs as soon as it is ready
+        # Not Node.__init__: that takes the next sequence number, which PyTorch's AccumulateGrad leaves to the
+        # next operator's node. UINT64_MAX also makes the ready queue run it as soon as it is ready.
+        self._edges = ()
+        self._seq = UINT64_MAX
         self.variable = variable
         self._in_meta = ((variable._data.shape, variable._data.dtype),)
 
@@ -48,6 +50,17 @@ class AccumulateGrad(Node):
                     if result is not None and result is not self.variable:
                         raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return []
+
+
+def runs_on_arrival(node) -> bool:
+    """Whether the engine may run ``node`` as soon as its only gradient arrives, instead of queueing it: an
+    AccumulateGrad with no hooks of any kind whose leaf has no ``.grad`` yet. That is exactly when the queue
+    would run it (AccumulateGrad comes first in the ready queue), and running it calls no user code."""
+    if node.__class__ is not AccumulateGrad:
+        return False
+    v = node.variable
+    return (v._grad is None and not v._hooks and not v._post_acc_hooks and node._pre_hooks is None
+            and node._post_hooks is None and node._retains_grad_hooks is None)
 
 
 # References to the incoming gradient that the engine itself holds when AccumulateGrad runs: the

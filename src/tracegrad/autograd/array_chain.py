@@ -6,8 +6,10 @@ without hooks, each of which is the only node ready next, is executed here on th
 tensor, input list or node-stack entry is made between them. That is exactly what the general loop would
 do, in the same order: it too runs a node that is the only one ready directly, and these rules run no
 user code (so nothing can observe the current node or register a hook meanwhile). An observer of node
-executions (``STATE.observed`` without ``special``) is told of each node run here. The run ends at the first
-node that needs anything else; its gradients are handed back as tensors.
+executions (``STATE.observed`` without ``special``) is told of each node run here. A leaf's hook-free
+AccumulateGrad that receives its only gradient ends the run by accumulating it, as the general loop would do
+next. Otherwise the run ends at the first node that needs anything else; its gradients are handed back as
+tensors.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _new
+from .accumulate import accumulate_into, runs_on_arrival
 
 _ndarray = np.ndarray
 _asarray = np.asarray
@@ -87,13 +90,21 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
             return fn, as_tensors(res, grad), True
         nxt = fn._edges[i][0]
         d = res[i]
-        if (not alone or nxt is None or d is None or nxt._array_rule is None or nxt._hooked or deps[nxt] != 1
-                or nxt._n_out != 1 or (buffers and nxt in buffers)):
+        if (nxt is None or d is None or deps[nxt] != 1 or (buffers and nxt in buffers)
+                or not (alone and nxt._array_rule is not None and not nxt._hooked and nxt._n_out == 1
+                        or runs_on_arrival(nxt))):
             return fn, as_tensors(res, grad), True
-        meta = fn._in_meta
-        m = meta[i] if len(meta) > i else None
-        if m is None or d.dtype is not m[1] or d.shape != m[0]:
-            return fn, as_tensors(res, grad), True  # reduced or cast by the general loop
+        if not fn._keeps_meta:
+            meta = fn._in_meta
+            m = meta[i] if len(meta) > i else None
+            if m is None or d.dtype is not m[1] or d.shape != m[0]:
+                return fn, as_tensors(res, grad), True  # reduced or cast by the general loop
         deps[nxt] = 0
+        if nxt._array_rule is None:
+            # A leaf's AccumulateGrad, run on arrival as the general loop would (see engine.py); nothing follows it.
+            if state.observed:
+                _emit_event("node_executed", node=nxt)
+            accumulate_into(nxt.variable, as_tensor(d, grad))
+            return nxt, [], True
         fn = nxt
         gd = d

@@ -21,7 +21,7 @@ from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor
 from . import array_chain
-from .accumulate import AccumulateGrad
+from .accumulate import AccumulateGrad, accumulate_into, runs_on_arrival
 from .node import GraphRoot, Node, collect_hook_fns
 
 _tiebreak = itertools.count()
@@ -252,6 +252,15 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
     # ``fn``/``inputs`` is the node to run next. When a node makes exactly one successor ready and nothing
     # else is queued, that successor is run directly, skipping the queue (the order is the same).
     fn, inputs = graph_root, []
+    edges = graph_root._edges
+    if len(edges) == 1 and exec_info is None and not state.observed:
+        # ``loss.backward()``: the root's only gradient goes straight to its node, which GraphRoot's own run
+        # (unobservable here: nobody is told of node runs) would make the one node ready next.
+        first, nr = edges[0]
+        if first is not None and nr == 0 and first._n_out == 1 and deps[first] == 1:
+            deps[first] = 0
+            fn, inputs = first, graph_root.apply(inputs)
+    del edges
     while True:
         if exec_info is not None and fn is not graph_root:
             needed = exec_info.get(fn, False)
@@ -302,6 +311,8 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             if len(meta) != n_edges:
                 meta = None
             ready = None  # the first node this one made ready; run directly if it is the only one
+            # Leaves' AccumulateGrad nodes may run on arrival (see below) until one of them has to be queued.
+            on_arrival = exec_info is None and not state.grad_enabled and not state.special
             i = -1
             for nxt, nr in edges:
                 i += 1
@@ -318,6 +329,24 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                     # (dtype identity first: NumPy's builtin dtypes are singletons, and ``!=`` costs more)
                     if (data.dtype is not m[1] or data.shape != m[0]) and (data.shape != m[0] or data.dtype != m[1]):
                         grad = _fix_gradient(fn, i, grad, m)
+                if remaining == 0 and nxt.__class__ is AccumulateGrad:
+                    if on_arrival and grad is not None and nxt not in buffers and runs_on_arrival(nxt):
+                        # The queue would run it next (AccumulateGrad first; those made ready by this node in
+                        # edge order): run it now, without a queue entry or an input buffer.
+                        if state.observed:
+                            _emit_event("node_executed", node=nxt)
+                        # References to ``grad`` as if it ran from the queue: ``outputs[i]`` stands for its input
+                        # buffer, and the slots of edges already handed out are dropped (their buffers count
+                        # instead), so accumulate_into adopts the buffer exactly when the queue's run would.
+                        if outputs.__class__ is not list:
+                            outputs = list(outputs)
+                        for j in range(i):
+                            outputs[j] = None
+                        accumulate_into(nxt.variable, grad)
+                        outputs[i] = None
+                        del grad
+                        continue
+                    on_arrival = False  # queued: a later AccumulateGrad must not overtake it
                 if remaining == 0 and ready is None and not heap and nxt._n_out == 1 and nxt not in buffers:
                     # Its only gradient, and it may be the next node to run: keep it out of the buffers.
                     ready = nxt

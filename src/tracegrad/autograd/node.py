@@ -55,6 +55,7 @@ class Node:
     # ``(node, grad_array) -> gradient arrays`` for a plain backward, set on some operators' node classes by
     # ops/raw_backward.py; the engine runs chains of such nodes on the arrays (array_chain.py).
     _array_rule = None
+    _keeps_meta = False  # its array rule returns a gradient of its input's shape and dtype (raw_backward.KEEPS_META)
     _needs = None  # set by the engine when only some input gradients are wanted
     _metadata = None
 

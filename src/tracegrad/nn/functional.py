@@ -711,7 +711,7 @@ def max_pool1d(
 ):
     x, k, s, p = _pool1d_as_2d("max_pool1d", input, kernel_size, stride, padding)
     out, indices = _pool.max_pool2d_with_indices(x, k, s, p, (1,) + _pair(dilation, 1), ceil_mode)
-    out = _squeeze(out, [-2])
+    out = _squeeze(out, -2)
     return (out, _squeeze(indices, [-2])) if return_indices else out
 
 
@@ -746,7 +746,7 @@ def avg_pool1d(
 ) -> Tensor:
     x, k, s, p = _pool1d_as_2d("avg_pool1d", input, kernel_size, stride, padding)
     out = _pool.avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, None)
-    return _squeeze(out, [-2])
+    return _squeeze(out, -2)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:

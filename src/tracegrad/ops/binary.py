@@ -120,6 +120,12 @@ def _raise_no_derivative(name: str):
     return vjp
 
 
+def _not_implemented_node(op):
+    """PyTorch's hand-written NotImplemented node reports its namespace in ``name()`` (like CopyBackwards)."""
+    op.node_class._name = "torch::autograd::NotImplemented"
+    return op
+
+
 # ---- subtraction checks ------------------------------------------------------------------------------------
 
 
@@ -149,7 +155,7 @@ def sub_(self: Tensor, other, *, alpha=1) -> Tensor:
 def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
     """``other - alpha * input``."""
     _check_sub(input, other)
-    return _pw.rsub(input, other, alpha=alpha)
+    return (_pw.rsub if isinstance(other, Tensor) else _pw.rsub_scalar)(input, other, alpha=alpha)
 
 
 # ---- division with rounding modes --------------------------------------------------------------------------
@@ -229,12 +235,13 @@ def true_divide_(self: Tensor, other) -> Tensor:
     return _pw.div_(self, other)
 
 
-floor_divide = defop("floor_divide(Tensor self, Tensor other) -> Tensor",
-                     lambda a, b: _div_rounded(a, b, "floor"), vjp=_raise_no_derivative("floor_divide"),
-                     node_name="NotImplemented")
-floor_divide_ = defop("floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                      _inplace(lambda a, b: _div_rounded(a, b, "floor")),
-                      vjp=_raise_no_derivative("floor_divide_"), node_name="NotImplemented")
+floor_divide = _not_implemented_node(defop(
+    "floor_divide(Tensor self, Tensor other) -> Tensor", lambda a, b: _div_rounded(a, b, "floor"),
+    vjp=_raise_no_derivative("floor_divide"), node_name="NotImplemented"))
+floor_divide_ = _not_implemented_node(defop(
+    "floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+    _inplace(lambda a, b: _div_rounded(a, b, "floor")), vjp=_raise_no_derivative("floor_divide_"),
+    node_name="NotImplemented"))
 
 
 # ---- remainder and fmod ------------------------------------------------------------------------------------
@@ -286,8 +293,9 @@ _remainder_s, _remainder_s_ = _pair("remainder.Scalar(Tensor self, Scalar other)
 _remainder_t, _remainder_t_ = _pair("remainder.Tensor(Tensor self, Tensor other) -> Tensor",
                                     _remainder_kernel, vjp=_remainder_vjp, saves=("self", "other"),
                                     node_name="RemainderBackward1", fast="binary")
-_remainder_st = defop("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", _remainder_kernel,
-                      vjp=_raise_no_derivative("remainder"), node_name="NotImplemented")
+_remainder_st = _not_implemented_node(defop("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
+                                            _remainder_kernel, vjp=_raise_no_derivative("remainder"),
+                                            node_name="NotImplemented"))
 _fmod_s, _fmod_s_ = _pair("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _fmod_kernel,
                           vjp=_self_grad_only, node_name="FmodBackward0")
 _fmod_t, _fmod_t_ = _pair("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _fmod_kernel, vjp=_fmod_vjp,
@@ -967,10 +975,20 @@ igammac, _igammac_method = _tensor_only(_igammac, "igammac")
 
 
 def _inplace_compare(name: str, np_fn):
-    kernel = _pw._compare(np_fn)
+    """``eq_`` and friends: the ``.Scalar`` overload (``{Name}Backward0``, no edge for the number) or the
+    ``.Tensor`` one (``{Name}Backward1``), as PyTorch records them."""
+    kernel = _inplace(_pw._compare(np_fn))
     camel = name.capitalize()
-    return defop(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", _inplace(kernel),
-                 vjp=_zero_grads, node_name=f"{camel}Backward1")
+    with_tensor = defop(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", kernel,
+                        vjp=_zero_grads, node_name=f"{camel}Backward1")
+    with_scalar = defop(f"{name}_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", kernel,
+                        vjp=_zero_grads, node_name=f"{camel}Backward0")
+
+    def inplace(self: Tensor, other) -> Tensor:
+        return (with_tensor if isinstance(other, Tensor) else with_scalar)(self, other)
+
+    inplace.__name__ = f"{name}_"
+    return inplace
 
 
 eq_ = _inplace_compare("eq", np.equal)

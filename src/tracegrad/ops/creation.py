@@ -6,11 +6,12 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor, _wrap
+from ..memory_format import copy_in_format
 from .registry import defop
 
 
 def _clone_kernel(a, memory_format=None):
-    return np.array(a, copy=True)
+    return copy_in_format(a, memory_format)  # preserve_format by default: see memory_format.py
 
 
 clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", _clone_kernel,

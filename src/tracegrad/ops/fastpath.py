@@ -10,6 +10,8 @@ frame. They must behave exactly like the general path: the generic OpInfo tests 
 
 from __future__ import annotations
 
+from types import FunctionType
+
 import numpy as np
 
 from .._events import emit as _emit_event
@@ -26,6 +28,16 @@ _edge = gradient_edge
 _save_input = save_input
 _save_output = save_fresh_output
 _OPERANDS = (Tensor, int, float, complex, bool, np.ndarray, np.generic)
+# The usual float dtypes, tested by identity before reading ``.kind`` (a getter call on every read).
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+
+def _own_code(fn):
+    """``fn`` with a private copy of its code object. CPython specializes attribute access per code object
+    and per receiver type; the closures of different operators store into different node classes, so
+    sharing one code object would leave those stores unspecialized (polymorphic)."""
+    return FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 def _save_plan(op) -> tuple:
@@ -74,14 +86,17 @@ def unary(op):
             return general(op, *args)
         ad = a._data
         adt = ad.dtype
-        data = ufunc(ad) if ufunc is not None and adt.kind == "f" else kernel(ad)
+        data = ufunc(ad) if ufunc is not None and (adt is _F32 or adt is _F64 or adt.kind == "f") else kernel(ad)
         if data.__class__ is not _ndarray:
             data = _asarray(data)
         out = _new(Tensor)
         out._data = data
         out._vc = None
+        out._base = None  # (written for fast reads by the next operator: see _tensor._share_hot_keys)
+        out._output_nr = 0
         dt = data.dtype
-        if (a._rg or (a._base is not None and a._base._rg)) and state.grad_enabled and dt.kind in "fc":
+        if ((a._rg or (a._base is not None and a._base._rg)) and state.grad_enabled
+                and (dt is _F32 or dt is _F64 or dt.kind in "fc")):
             node = _new(node_class)
             node._seq = next_sequence_nr()
             fa = a._gfn
@@ -105,17 +120,18 @@ def unary(op):
             out._rg = False
         return out
 
-    return call
+    return _own_code(call)
 
 
-def binary(op, dunder: bool = False):
+def binary(op, dunder: bool = False, ufunc=None):
     """``op(a, b)`` for a Tensor ``a`` and a Tensor or Python number ``b``; the returned function is the op's
     ``__call__``. With ``dunder``, the Python operator method instead (``NotImplemented`` for operands it
     does not understand)."""
     from .registry import OpDef
 
     general = OpDef.__call__
-    ufunc, kernel, node_class, name = op.ufunc, op.kernel, op.node_class, op.name
+    ufunc = op.ufunc if ufunc is None else ufunc  # (a caller may supply the plain NumPy function: see matmul)
+    kernel, node_class, name = op.kernel, op.node_class, op.name
     trailing, default_attrs = op.trailing_defaults, op.default_attrs
     plan = _save_plan(op)
     state = STATE
@@ -141,17 +157,18 @@ def binary(op, dunder: bool = False):
             return slow(a, b)
         bc = b.__class__
         ad = a._data
+        adt = ad.dtype
         if bc is Tensor:
             if scalar_other:
                 return slow(a, b)
             bd = b._data
             brg = b._rg or (b._base is not None and b._base._rg)
             # Same float dtypes: NumPy's ufunc gives PyTorch's result dtype (integer division does not).
-            direct = ufunc is not None and ad.dtype is bd.dtype and ad.dtype.kind == "f"
+            direct = ufunc is not None and adt is bd.dtype and (adt is _F32 or adt is _F64 or adt.kind == "f")
         elif bc is float:
             bd = b
             brg = False
-            direct = ufunc is not None and ad.dtype.kind == "f"
+            direct = ufunc is not None and (adt is _F32 or adt is _F64 or adt.kind == "f")
         elif bc is int:
             bd = b
             brg = False
@@ -173,22 +190,24 @@ def binary(op, dunder: bool = False):
         out = _new(Tensor)
         out._data = data
         out._vc = None
+        out._base = None  # (written for fast reads by the next operator: see _tensor._share_hot_keys)
+        out._output_nr = 0
         arg = a._rg or (a._base is not None and a._base._rg)
         dt = data.dtype
-        if (arg or brg) and state.grad_enabled and dt.kind in "fc":
+        if (arg or brg) and state.grad_enabled and (dt is _F32 or dt is _F64 or dt.kind in "fc"):
             node = _new(node_class)
             node._seq = next_sequence_nr()
             fa = a._gfn
             ea = ((fa, a._output_nr) if fa is not None and a._base is None else _edge(a)) if arg else NO_EDGE
             if brg:
                 node._edges = (ea, _edge(b))
-                node._in_meta = ((ad.shape, ad.dtype) if arg else None, (bd.shape, bd.dtype))
+                node._in_meta = ((ad.shape, adt) if arg else None, (bd.shape, bd.dtype))
             elif scalar_other:
                 node._edges = (ea,)
-                node._in_meta = ((ad.shape, ad.dtype),)
+                node._in_meta = ((ad.shape, adt),)
             else:
                 node._edges = (ea, NO_EDGE)
-                node._in_meta = ((ad.shape, ad.dtype), None)
+                node._in_meta = ((ad.shape, adt), None)
             node._attrs = tuple([((a, b) + trailing)[i] for i in attr_idx]) if attrs_from_operands else default_attrs
             node._out_meta = ((data.shape, dt),)
             out._gfn = node
@@ -208,4 +227,5 @@ def binary(op, dunder: bool = False):
             out._rg = False
         return out
 
+    run = _own_code(run)  # (``call`` reads it from its cell, so it calls the copy too)
     return run if dunder else call

@@ -150,10 +150,11 @@ def _take_vjp(ctx, g):
     shape = ctx.input_shapes[0]
     zeros = new_zeros(g, (int(np.prod(shape, dtype=np.int64)),))
     flat = index_put(zeros, [reshape(idx, (-1,))], reshape(g, (-1,)), accumulate=True)
-    return reshape(flat, shape), None
+    return reshape(flat, shape)
 
 
-take = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, vjp=_take_vjp, saves=("index",))
+take = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, vjp=_take_vjp, saves=("index",),
+             differentiable=("self",))
 
 
 # ---- Python indexing ---------------------------------------------------------------------------------------------
@@ -164,8 +165,15 @@ def _split_key(key):
     return key
 
 
-def _apply_basic(t: Tensor, key: tuple):
-    """Apply ints/slices/None/Ellipsis as views; return the view and the per-dim advanced index list."""
+def _spans_dim(start, stop, step: int, size: int) -> bool:
+    return step == 1 and (start is None or start == 0) and (stop is None or stop >= size)
+
+
+def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
+    """Apply ints/slices/None/Ellipsis as views; return the view and the per-dim advanced index list.
+
+    Like PyTorch, a slice spanning its whole dim records no ``slice`` unless ``keep_full_slices`` (a bare
+    slice ``x[a:b]`` in ``__getitem__``)."""
     from .views import select, unsqueeze
     from .views import slice as slice_op
 
@@ -205,7 +213,7 @@ def _apply_basic(t: Tensor, key: tuple):
             step = 1 if step is None else int(step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            if not (start is None and stop is None and step == 1):
+            if keep_full_slices or not _spans_dim(start, stop, step, out.shape[dim]):
                 out = slice_op(out, dim, start, stop, step)
             advanced.append(None)
             dim += 1
@@ -224,8 +232,7 @@ def _apply_basic(t: Tensor, key: tuple):
 
 
 def getitem(t: Tensor, key):
-    key = _split_key(key)
-    out, advanced = _apply_basic(t, key)
+    out, advanced = _apply_basic(t, _split_key(key), keep_full_slices=isinstance(key, builtins.slice))
     if any(a is not None for a in advanced):
         # Boolean masks over several dims consume that many dims at once.
         indices = _expand_bool_masks(advanced)
@@ -250,19 +257,38 @@ def _expand_bool_masks(advanced: list) -> list:
     return indices
 
 
+def _fill_tensor_kernel(a, value):
+    a[...] = value
+    return a
+
+
+def _fill_tensor_vjp(ctx, g):
+    from .creation import zeros_like
+    from .reductions_extra import sum
+
+    need = ctx.needs_input_grad
+    return (zeros_like(g) if need[0] else None, sum(g) if need[1] else None)
+
+
+# ``x[key] = v`` with a 0-d ``v`` (a Python number becomes one) fills through ``fill_.Tensor`` in PyTorch: an
+# edge for the value, and node FillBackward3 when the write is not through a view.
+_fill_tensor_ = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill_tensor_kernel,
+                      vjp=_fill_tensor_vjp, node_name="FillBackward3")
+
+
 def setitem(t: Tensor, key, value) -> None:
-    from .creation import copy_, fill_
+    """PyTorch's ``__setitem__``: the value becomes a tensor of ``t``'s dtype, written by ``index_put_``
+    (advanced indices), ``copy_`` (same shape, or broadcast) or ``fill_`` (a 0-d value)."""
+    from .creation import copy_
 
     key = _split_key(key)
     target, advanced = _apply_basic(t, key)
+    if not isinstance(value, Tensor):
+        value = _wrap(np.asarray(value, dtype=t._data.dtype))
     if any(a is not None for a in advanced):
-        indices = _expand_bool_masks(advanced)
-        if not isinstance(value, Tensor):
-            value = _wrap(np.asarray(value, dtype=t._data.dtype))
-        index_put_(target, indices, value)
-        return
-    if isinstance(value, Tensor):
-        copy_(target, value)
+        index_put_(target, _expand_bool_masks(advanced), value)
+    elif value._data.ndim == 0 and target._data.ndim != 0:
+        _fill_tensor_(target, value)
     else:
-        fill_(target, value)
+        copy_(target, value)
 

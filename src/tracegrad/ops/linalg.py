@@ -8,6 +8,7 @@ PyTorch's FunctionsManual, written in dispatched ops so that they are differenti
 from __future__ import annotations
 
 import builtins
+import math
 import string
 from collections import namedtuple
 
@@ -17,7 +18,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ._jvp import plus, product_rule, scaled
 from ._util import result_dtype, wrap_dim, wrap_dims
-from .linalg_core import matmul
+from .linalg_core import matmul, mm
 from .registry import REGISTRY, defop
 
 
@@ -252,21 +253,25 @@ dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, vjp=_dot_v
 vdot = defop("vdot(Tensor self, Tensor other) -> Tensor", _dot_kernel, vjp=_dot_vjp, saves=("self", "other"))
 
 
-def _outer_kernel(a, b):
+def _check_outer(a: np.ndarray, b: np.ndarray) -> None:
     for name, x in (("self", a), ("vec2", b)):
         if x.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {x.ndim}-D")
+
+
+def _outer_kernel(a, b):
+    _check_outer(a, b)
     dt = result_dtype(a, b)
     return np.multiply.outer(a.astype(dt, copy=False), b.astype(dt, copy=False))
 
 
-def _outer_vjp(ctx, g):
-    a, b = ctx.saved_tensors
-    return _outer_grads(g, a, b, ctx.needs_input_grad)
+def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
+    """As PyTorch's composite: ``input.reshape(-1, 1) * vec2`` (a view and MulBackward0 in the graph)."""
+    from .pointwise import mul
+    from .views import reshape
 
-
-outer = defop("outer(Tensor self, Tensor vec2) -> Tensor", _outer_kernel, vjp=_outer_vjp,
-              saves=("self", "vec2"))
+    _check_outer(input._data, vec2._data)
+    return _into(mul(reshape(input, (-1, 1)), vec2), out, "outer")
 
 
 def ger(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
@@ -515,71 +520,120 @@ def _letter_sizes(terms: list[list[str]], shapes: list[tuple]) -> dict[str, int]
     return sizes
 
 
-def _einsum_kernel(equation, tensors, path=None):
-    arrays = [np.asarray(a) for a in tensors]
-    spec = parse_einsum(equation, [a.shape for a in arrays])
-    for a in arrays[1:]:
-        _same_dtype(arrays[0], a)
-    return np.asarray(np.einsum(spec.equation(), *arrays, optimize=len(arrays) > 2))
+# einsum, tensordot and kron are composites, as in PyTorch (aten/src/ATen/native/Linear.cpp): they record
+# the permutes, views, sums and bmm/mm/mul that PyTorch's implementations call, so the graph is PyTorch's.
 
 
-def einsum_grads(spec: _Spec, operands: list, g: Tensor, needs) -> list:
-    """Gradients of an einsum, each one an einsum of ``g`` with the other operands.
+def _sum_keep(t: Tensor, dims: list) -> Tensor:
+    from .reductions_extra import sum as sum_dims  # the public sum: sum.dim_IntList records SumBackward1
 
-    A letter repeated in the operand (a diagonal) gets a fresh twin tied to it by an identity matrix; a
-    letter that only that operand carries (summed away) comes back through a vector of ones.
-    """
-    from .reductions import sum_to_size
-
-    grads = []
-    for k, need in enumerate(needs):
-        if not need:
-            grads.append(None)
-            continue
-        others = [j for j in range(len(operands)) if j != k]
-        known = set(spec.out).union(*(spec.terms[j] for j in others))
-        pool = iter(c for c in _LETTERS if c not in spec.sizes)
-        target, extra_terms, extra_ops = [], [], []
-        for ch in spec.terms[k]:
-            n = spec.sizes[ch]
-            if ch in target:
-                twin = next(pool)
-                extra_terms.append([ch, twin])
-                extra_ops.append(_const(np.eye(n, dtype=g.dtype.np)))
-                target.append(twin)
-                continue
-            if ch not in known:
-                extra_terms.append([ch])
-                extra_ops.append(_const(np.ones(n, dtype=g.dtype.np)))
-            target.append(ch)
-        terms = [spec.out] + [spec.terms[j] for j in others] + extra_terms
-        eq = ",".join("".join(t) for t in terms) + "->" + "".join(target)
-        full = [_full_size(operands[j], spec.terms[j], spec.sizes) for j in others]
-        grad = _einsum(eq, [g] + full + extra_ops)
-        shape = tuple(operands[k].shape)
-        if tuple(grad.shape) != shape:
-            grad = sum_to_size(grad, shape)
-        grads.append(grad)
-    return grads
+    return sum_dims(t, dims, True)
 
 
-def _full_size(t: Tensor, term: list[str], sizes: dict[str, int]) -> Tensor:
-    """An operand with its broadcast (size-1) dims expanded, so every letter has one size in a grad einsum."""
-    from .views import expand
+def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
+    """PyTorch's ``sumproduct_pair`` (keepdim): ``(left * right).sum(sum_dims, keepdim=True)`` for operands
+    aligned dim by dim, by permuting to (batch, rows, summed) x (batch, summed, cols) and one bmm."""
+    from .pointwise import mul
+    from .views import permute, reshape, view
 
-    full = tuple(sizes[ch] for ch in term)
-    return t if tuple(t.shape) == full else expand(t, full)
+    if not sum_dims:
+        return mul(left, right)
+    lro, lo, ro = [], [], []
+    sum_size = 1
+    for i in range(left.ndim):
+        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+        if i in sum_dims:
+            if sl and sr:
+                sum_size *= left.shape[i]
+            elif sl:  # summed in one operand only: sum it right away
+                left = _sum_keep(left, [i])
+            elif sr:
+                right = _sum_keep(right, [i])
+        elif sl and sr:
+            lro.append(i)
+        elif sl:
+            lo.append(i)
+        else:
+            ro.append(i)
+    lro_size = math.prod(left.shape[d] for d in lro)
+    lo_size = math.prod(left.shape[d] for d in lo)
+    ro_size = math.prod(right.shape[d] for d in ro)
+    out_size = [left.shape[d] for d in lro + lo] + [1] * len(sum_dims) + [right.shape[d] for d in ro]
+    order = lro + lo + sum_dims + ro
+    inverse = [0] * len(order)
+    for k, d in enumerate(order):
+        inverse[d] = k
+    left = reshape(permute(left, order), (lro_size, lo_size, sum_size))
+    right = reshape(permute(right, lro + sum_dims + ro + lo), (lro_size, sum_size, ro_size))
+    return permute(view(bmm(left, right), out_size), inverse)
 
 
-def _einsum_vjp(ctx, g):
-    (equation,) = ctx.attrs
-    (operands,) = ctx.saved_tensors
+def _einsum(equation: str, operands: list) -> Tensor:
+    """PyTorch's einsum without a contraction path: align every operand to (output dims, contracted dims)
+    (diagonals for repeated labels, unsqueezes for missing ones, one permute), then contract left to right
+    with ``_sumproduct_pair``."""
+    from .views import diagonal, movedim, permute, unsqueeze, view
+
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    for t in operands[1:]:
+        _same_dtype(operands[0]._data, t._data)
     spec = parse_einsum(equation, [tuple(t.shape) for t in operands])
-    return einsum_grads(spec, operands, g, ctx.needs_input_grad)
+    # letters standing for ellipsis dims are the ones the equation does not spell; they come first among
+    # the contracted dims, the other contracted labels follow in PyTorch's order (A-Z, then a-z)
+    spelled = set(equation)
+    ell = sorted((c for c in spec.sizes if c not in spelled), key=_LETTERS.index)
+    labels = spec.out + [c for c in ell if c not in spec.out]
+    labels += sorted(c for c in spec.sizes if c not in labels)
+    index = {c: k for k, c in enumerate(labels)}
+    n_out = len(spec.out)
+    counts = [0] * len(labels)  # how many operands have each dim with a size other than 1
+    ops = []
+    for op, term in zip(operands, spec.terms):
+        perm = [-1] * len(labels)
+        dim = 0
+        for c in term:
+            k = index[c]
+            if perm[k] == -1:
+                counts[k] += op.shape[dim] != 1
+                perm[k] = dim
+                dim += 1
+            else:  # a repeated label: its diagonal takes the first occurrence's place
+                op = movedim(diagonal(op, 0, perm[k], dim), -1, perm[k])
+        for k in range(len(labels)):
+            if perm[k] == -1:
+                op = unsqueeze(op, dim)
+                perm[k] = dim
+                dim += 1
+        ops.append(permute(op, perm))
+    while len(ops) > 1:
+        a, b = ops.pop(0), ops.pop(0)
+        sum_dims, a_sum, b_sum = [], [], []
+        for d in range(n_out, len(labels)):
+            if a.shape[d] != 1 and b.shape[d] != 1:
+                counts[d] -= 1
+                if counts[d] == 1:  # no later operand has it: contract it in this product
+                    sum_dims.append(d)
+                    counts[d] = 0
+            elif counts[d] == 1:  # only one of the pair has it and no later operand: sum it first
+                if a.shape[d] != 1:
+                    a_sum.append(d)
+                    counts[d] = 0
+                elif b.shape[d] != 1:
+                    b_sum.append(d)
+                    counts[d] = 0
+        if a_sum:
+            a = _sum_keep(a, a_sum)
+        if b_sum:
+            b = _sum_keep(b, b_sum)
+        ops.insert(0, _sumproduct_pair(a, b, sum_dims))
+    if len(labels) > n_out:  # the contracted dims are of size 1 now, or still to be summed (one operand)
+        if len(operands) > 1:
+            return view(ops[0], tuple(ops[0].shape[:n_out]))
+        from .reductions_extra import sum as sum_dims
 
-
-_einsum = defop("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor", _einsum_kernel,
-                vjp=_einsum_vjp, saves=("tensors",), attrs=("equation",))
+        return sum_dims(ops[0], list(range(n_out, len(labels))))
+    return ops[0]
 
 
 def _sublist_equation(args: tuple) -> tuple[str, list]:
@@ -612,40 +666,35 @@ def einsum(*args) -> Tensor:
 # ---- tensordot / kron --------------------------------------------------------------------------------------
 
 
-def _tensordot_kernel(a, b, dims_self, dims_other):
-    if a.dtype != b.dtype:
-        raise RuntimeError("both inputs should have same dtype")
-    if len(dims_self) != len(dims_other):
+def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
+    """PyTorch's tensordot: sum broadcast (size-1) contracted dims, permute the contracted dims last (first)
+    and flatten each operand to a matrix, one mm, reshape to the free dims."""
+    from .views import permute, reshape
+
+    x, y = a._data, b._data
+    if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
-    da, db = wrap_dims(dims_self, a.ndim), wrap_dims(dims_other, b.ndim)
-    for x, y, ox, oy in zip(da, db, dims_self, dims_other):
-        if a.shape[x] != b.shape[y]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim "
-                               f"{ox} and second has size {b.shape[y]} in dim {oy}")
-    return np.asarray(np.tensordot(a, b, axes=(da, db)))
-
-
-def _tensordot_spec(shape_a: tuple, shape_b: tuple, dims_self, dims_other) -> _Spec:
-    da, db = wrap_dims(dims_self, len(shape_a)), wrap_dims(dims_other, len(shape_b))
-    pool = iter(_LETTERS)
-    la = [next(pool) for _ in shape_a]
-    lb = [next(pool) for _ in shape_b]
-    for x, y in zip(da, db):
-        lb[y] = la[x]
-    out = [c for i, c in enumerate(la) if i not in da] + [c for i, c in enumerate(lb) if i not in db]
-    return _Spec([la, lb], out, _letter_sizes([la, lb], [shape_a, shape_b]))
-
-
-def _tensordot_vjp(ctx, g):
-    a, b = ctx.saved_tensors
-    dims_self, dims_other = ctx.attrs
-    spec = _tensordot_spec(tuple(a.shape), tuple(b.shape), dims_self, dims_other)
-    return tuple(einsum_grads(spec, [a, b], g, ctx.needs_input_grad))
-
-
-_tensordot = defop("tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
-                   _tensordot_kernel, vjp=_tensordot_vjp, saves=("self", "other"),
-                   attrs=("dims_self", "dims_other"))
+    if x.dtype != y.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    da, db = list(wrap_dims(dims_a, x.ndim)), list(wrap_dims(dims_b, y.ndim))
+    t1, t2, csize = a, b, 1
+    for i, j, oi, oj in zip(da, db, dims_a, dims_b):
+        if y.shape[j] == 1:
+            t1 = _sum_keep(t1, [i])
+        elif x.shape[i] == 1:
+            t2 = _sum_keep(t2, [j])
+        elif x.shape[i] != y.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {x.shape[i]} in dim "
+                               f"{oi} and second has size {y.shape[j]} in dim {oj}")
+        else:
+            csize *= x.shape[i]
+    free_a = [i for i in range(x.ndim) if i not in da]
+    free_b = [j for j in range(y.ndim) if j not in db]
+    rows = [t1.shape[i] for i in free_a]
+    cols = [t2.shape[j] for j in free_b]
+    m1 = reshape(permute(t1, free_a + da), (math.prod(rows), csize))
+    m2 = reshape(permute(t2, db + free_b), (csize, math.prod(cols)))
+    return reshape(mm(m1, m2), tuple(rows + cols))
 
 
 def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
@@ -660,36 +709,22 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
         da, db = dims
         da = [da] if isinstance(da, int) else list(da)
         db = [db] if isinstance(db, int) else list(db)
-    extra = {} if out is None else {"out": out}
-    return _tensordot(a, b, da, db, **extra)
+    return _into(_tensordot(a, b, da, db), out, "tensordot")
 
 
-def _kron_kernel(a, b):
-    dt = result_dtype(a, b)
-    return np.kron(a.astype(dt, copy=False), b.astype(dt, copy=False))
+def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """PyTorch's KronImpl: ``_unsafe_view`` each operand to interleaved (a_i, 1) / (1, b_i) dims, multiply,
+    ``_unsafe_view`` the product to (a_i * b_i)."""
+    from .pointwise import mul
+    from .views import _unsafe_view
 
-
-def _kron_vjp(ctx, g):
-    from .views import reshape
-
-    a, b = ctx.saved_tensors
-    nd = builtins.max(a.ndim, b.ndim)
-    sa = (1,) * (nd - a.ndim) + tuple(a.shape)
-    sb = (1,) * (nd - b.ndim) + tuple(b.shape)
-    la, lb = list(_LETTERS[:nd]), list(_LETTERS[nd:2 * nd])
-    out = [ch for pair in zip(la, lb) for ch in pair]
-    spec = _Spec([la, lb], out, _letter_sizes([la, lb], [sa, sb]))
-    from .creation import to_dtype
-
-    g4 = reshape(g, tuple(s for pair in zip(sa, sb) for s in pair))
-    # einsum wants one dtype; kron promotes mixed inputs
-    operands = [to_dtype(reshape(a, sa), g.dtype), to_dtype(reshape(b, sb), g.dtype)]
-    grads = einsum_grads(spec, operands, g4, ctx.needs_input_grad)
-    return tuple(None if gr is None else reshape(gr, shape) for gr, shape in zip(grads, ctx.input_shapes))
-
-
-kron = defop("kron(Tensor self, Tensor other) -> Tensor", _kron_kernel, vjp=_kron_vjp,
-             saves=("self", "other"))
+    nd = builtins.max(input.ndim, other.ndim)
+    sa = (1,) * (nd - input.ndim) + tuple(input.shape)
+    sb = (1,) * (nd - other.ndim) + tuple(other.shape)
+    a4 = tuple(s for n in sa for s in (n, 1))
+    b4 = tuple(s for n in sb for s in (1, n))
+    product = mul(_unsafe_view(input, a4), _unsafe_view(other, b4))
+    return _into(_unsafe_view(product, tuple(x * y for x, y in zip(sa, sb))), out, "kron")
 
 
 # ---- diagonal and triangular parts -------------------------------------------------------------------------

@@ -1,75 +1,43 @@
-"""Matrix products (the core set used by nn.Linear; the rest of linear algebra lives in linalg.py)."""
+"""Matrix products (the core set used by nn.Linear; the rest of linear algebra lives in linalg.py).
+
+``matmul`` is not an operator of its own: as in PyTorch (``at::native::_matmul_impl``) it is a composite
+that records ``dot``, ``mv``, ``mm`` or ``bmm`` plus the views that fold or broadcast batch dims, so the
+graph has PyTorch's nodes by construction.
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .._tensor import Tensor
 from ._jvp import product_rule
 from ._util import binary_dtype
 from .registry import defop
 
 
-def _matmul_kernel(a, b):
-    if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
-    dt = binary_dtype(a, b)
-    if a.dtype != dt:
-        a = a.astype(dt)
-    if b.dtype != dt:
-        b = b.astype(dt)
-    try:
-        return np.matmul(a, b)
-    except ValueError:
-        if a.ndim <= 2 and b.ndim <= 2:
-            a2 = a.reshape(1, -1) if a.ndim == 1 else a
-            b2 = b.reshape(-1, 1) if b.ndim == 1 else b
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a2.shape[0]}x{a2.shape[1]} and "
-                               f"{b2.shape[0]}x{b2.shape[1]})") from None
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: {list(a.shape)} but got: "
-                           f"{list(b.shape)}.") from None
-
-
-def _matmul_vjp(ctx, g):
-    from .views import squeeze, transpose, unsqueeze
-
-    a, b = ctx.saved_tensors  # each is saved only if the other operand needs a gradient
-    need = ctx.needs_input_grad
-    a_nd, b_nd = len(ctx.input_shapes[0] or ()), len(ctx.input_shapes[1] or ())
-    if a is not None:
-        a_nd = a.ndim
-    if b is not None:
-        b_nd = b.ndim
-    ga = gb = None
-    g2 = g
-    if a_nd == 1:
-        g2 = unsqueeze(g2, -2)
-    if b_nd == 1:
-        g2 = unsqueeze(g2, -1)
-    if need[0]:
-        b2 = unsqueeze(b, -1) if b_nd == 1 else b
-        ga = matmul(g2, transpose(b2, -1, -2))
-        if a_nd == 1:
-            ga = squeeze(ga, [-2]) if ga.ndim > 1 else ga
-    if need[1]:
-        a2 = unsqueeze(a, 0) if a_nd == 1 else a
-        gb = matmul(transpose(a2, -1, -2), g2)
-        if b_nd == 1:
-            gb = squeeze(gb, [-1])
-    return ga, gb
-
-
-# Each operand is saved only when the other one needs a gradient; both take the binary fast path.
-matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", _matmul_kernel, vjp=_matmul_vjp,
-               saves=("self", "other"), save_if={"self": "other", "other": "self"}, fast="binary", ufunc=np.matmul,
-               jvp=lambda args, outs, ts: product_rule(args, ts, matmul))
+def _shape_error(a, b) -> RuntimeError:
+    a2 = a.reshape(1, -1) if a.ndim == 1 else a
+    b2 = b.reshape(-1, 1) if b.ndim == 1 else b
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a2.shape[0]}x{a2.shape[1]} and "
+                        f"{b2.shape[0]}x{b2.shape[1]})")
 
 
 def _mm_kernel(a, b):
+    if a.ndim == 2 and b.ndim == 2 and a.dtype is b.dtype:  # the hot case: no promotion, one check
+        try:
+            return np.matmul(a, b)
+        except ValueError:
+            raise _shape_error(a, b) from None
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    return _matmul_kernel(a, b)
+    if a.shape[1] != b.shape[0]:
+        raise _shape_error(a, b)
+    dt = binary_dtype(a, b)
+    return np.matmul(a.astype(dt, copy=False), b.astype(dt, copy=False))
 
 
 def _mm_vjp(ctx, g):
@@ -80,6 +48,138 @@ def _mm_vjp(ctx, g):
     return (mm(g, t(b)) if need[0] else None, mm(t(a), g) if need[1] else None)
 
 
+# Each operand is saved only when the other one needs a gradient; ``mm(a, b)`` and ``a @ b`` on matrices
+# take the binary fast path.
 mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, vjp=_mm_vjp, saves=("self", "mat2"),
            save_if={"self": "mat2", "mat2": "self"}, fast="binary",
            jvp=lambda args, outs, ts: product_rule(args, ts, mm))
+
+
+# ---- matmul: PyTorch's composite -----------------------------------------------------------------------------
+
+
+def _should_fold(t1: Tensor, t2: Tensor) -> bool:
+    """PyTorch's ``should_fold``: multiply a batched operand by a vector or matrix as one mm/mv over its
+    flattened batch, when the other operand needs a gradient (a smaller backward) or the flattening is
+    free (the batch dims of the larger operand are contiguous)."""
+    a, b = t1._data, t2._data
+    first_larger = a.ndim >= b.ndim
+    big, small_nd = (a, b.ndim) if first_larger else (b, a.ndim)
+    if not (big.ndim >= 3 and small_nd <= 2):
+        return False
+    if (t2 if first_larger else t1).requires_grad:
+        return True
+    if a.ndim == 2:  # folding would need a copy of the transposed result
+        return False
+    if big.size == 0:
+        return True
+    shape, strides = list(big.shape), list(big.strides)
+    if not first_larger:  # the larger operand enters transposed (mT)
+        shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(big.ndim - 2))
+
+
+def _matmul_fold(t1: Tensor, t2: Tensor) -> Tensor:
+    """A (..., n, k) operand against a vector or matrix: one mm/mv over the flattened batch."""
+    from .linalg import mv
+    from .views import _unsafe_view, reshape, t, transpose
+
+    swap = t2.ndim > t1.ndim  # the batched operand is the second one: work on the transposed product
+    big = transpose(t2, -2, -1) if swap else t1
+    small = (t(t1) if t1.ndim == 2 else t1) if swap else t2
+    lead = tuple(big.shape[:-1])
+    folded = reshape(big, (math.prod(lead), big.shape[-1]))
+    if small.ndim == 1:
+        return _unsafe_view(mv(folded, small), lead)
+    out = _unsafe_view(mm(folded, small), lead + (small.shape[1],))
+    return transpose(out, -2, -1).contiguous() if swap else out
+
+
+def _matmul_batched(t1: Tensor, t2: Tensor) -> Tensor:
+    """Both operands broadcast to a common batch, flattened to 3-D, multiplied by bmm."""
+    from .linalg import bmm
+    from .shape_extra import _broadcast_shape
+    from .views import _unsafe_view, expand, reshape, squeeze, unsqueeze
+
+    s1, s2 = tuple(t1.shape), tuple(t2.shape)
+    n, m1 = (s1[-2] if len(s1) > 1 else 1), s1[-1]
+    m2, p = (s2[-2] if len(s2) > 1 else s2[0]), (s2[-1] if len(s2) > 1 else 1)
+    b1, b2 = s1[:-2], s2[:-2]
+    # a batch of one that needs a gradient is dropped, so the fold above applies (as in PyTorch)
+    if len(s1) == 3 and len(s2) == 3 and b1[0] != b2[0]:
+        if b1[0] == 1 and t1.requires_grad:
+            return matmul(squeeze(t1, 0), t2)
+        if b2[0] == 1 and t2.requires_grad:
+            return matmul(t1, squeeze(t2, 0))
+    batch = _broadcast_shape(b1, b2)
+    count = math.prod(batch)
+    e1 = reshape(expand(t1, batch + (n, m1)), (count, n, m1))
+    if len(s2) == 1:
+        e2 = unsqueeze(reshape(expand(t2, batch + (m2,)), (count, m2)), 2)
+    else:
+        e2 = reshape(expand(t2, batch + (m2, p)), (count, m2, p))
+    out_shape = batch + ((n,) if len(s1) > 1 else ()) + ((p,) if len(s2) > 1 else ())
+    out = bmm(e1, e2)
+    if len(s2) == 1:
+        out = squeeze(out, -1)
+    return _unsafe_view(out, out_shape)
+
+
+def _matmul(t1: Tensor, t2: Tensor) -> Tensor:
+    d1, d2 = t1._data.ndim, t2._data.ndim
+    if d1 == 2 and d2 == 2:  # the hot case first
+        return _mm_matrices(t1, t2)
+    from .linalg import dot, mv
+
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
+    if d1 == 1 and d2 == 1:
+        return dot(t1, t2)
+    if d1 == 2 and d2 == 1:
+        return mv(t1, t2)
+    if d1 == 1 and d2 == 2:
+        from .views import squeeze, unsqueeze
+
+        # PyTorch squeezes in place (squeeze_, SqueezeBackward4); tracegrad's in-place view methods neither
+        # record that node nor carry forward-mode tangents, so this is the out-of-place squeeze.dim
+        return squeeze(mm(unsqueeze(t1, 0), t2), 0)
+    if _should_fold(t1, t2):
+        return _matmul_fold(t1, t2)
+    return _matmul_batched(t1, t2)
+
+
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """Matrix product with NumPy's broadcasting rules, decomposed as PyTorch decomposes it."""
+    if out is None:
+        return _matmul(input, other)
+    from .linalg import _into
+
+    return _into(_matmul(input, other), out, "matmul")
+
+
+def _mm_fast_for_matrices():
+    """mm's eager fast path with NumPy's matmul called directly for same-dtype float operands (as the fast
+    path of a ufunc op does). Only for callers that have checked both operands are matrices: it skips the
+    kernel's dimension checks (a shape mismatch still reaches the kernel and its error)."""
+    from . import fastpath
+
+    return fastpath.binary(mm, dunder=True, ufunc=np.matmul)
+
+
+_mm_matrices = _mm_fast_for_matrices()
+
+
+def _matmul_dunder(self: Tensor, other):
+    """``a @ b``: matrices go straight to mm's fast path (the hot case)."""
+    if other.__class__ is Tensor and self._data.ndim == 2 and other._data.ndim == 2:
+        return _mm_matrices(self, other)
+    if not isinstance(other, Tensor):
+        if not isinstance(other, np.ndarray):
+            return NotImplemented
+        from .._factories import as_tensor
+
+        other = as_tensor(other)
+    return _matmul(self, other)
+
+
+matmul.dunder = _matmul_dunder

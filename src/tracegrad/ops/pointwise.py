@@ -479,13 +479,13 @@ def _where_vjp(ctx, g):
     (cond,) = ctx.saved_tensors
     need = ctx.needs_input_grad
     zero = zeros_like_op(g)
-    return (None,
-            where(cond, g, zero) if need[1] else None,
-            where(cond, zero, g) if need[2] else None)
+    return (where(cond, g, zero) if need[0] else None,
+            where(cond, zero, g) if need[1] else None)
 
 
+# The bool condition gets no edge: PyTorch's WhereBackward0 has next_functions for self and other only.
 where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", _where_kernel,
-              vjp=_where_vjp, saves=("condition",), differentiable=("condition", "self", "other"))
+              vjp=_where_vjp, saves=("condition",), differentiable=("self", "other"))
 
 
 def zeros_like_op(t):

@@ -209,7 +209,15 @@ RULES: dict[OpDef, object] = {sin: _sin_rule, cos: _cos_rule, exp: _exp_rule, ta
                               _nll_loss_1d2d: _nll_rule, _nll_loss_nd: _nll_rule}
 
 
+# Elementwise ops whose rule, given a gradient of the output's shape and dtype, returns one of the input's shape
+# and dtype (input and output agree, and the rule multiplies by a saved array of that dtype): the array loop
+# need not check their gradient against the input's metadata.
+KEEPS_META = (sin, cos, exp, tanh, relu)
+
+
 def install() -> None:
     for op, rule in RULES.items():
         op.node_class._array_rule = staticmethod(rule)
         op.node_class.apply = _apply_with(rule)
+    for op in KEEPS_META:
+        op.node_class._keeps_meta = True

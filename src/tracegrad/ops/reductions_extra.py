@@ -939,14 +939,24 @@ def _scatter_back_vjp(ctx, g, _gi):
     return scatter_into(shape, dim, indices, g)
 
 
-_sort = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
-              "(Tensor values, Tensor indices)", _sort_kernel, vjp=_scatter_back_vjp,
-              saves=("result1",), attrs=("dim",))
+def _sort_plain_kernel(a, dim=-1, descending=False):
+    return _sort_kernel(a, False, dim, descending)
 
 
-def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *, out=None):
+# PyTorch records SortBackward0 for sort(dim, descending) and SortBackward1 once ``stable=`` is passed at all.
+_sort = defop("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+              _sort_plain_kernel, vjp=_scatter_back_vjp, saves=("result1",), attrs=("dim",))
+_sort_stable = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
+                     "(Tensor values, Tensor indices)", _sort_kernel, vjp=_scatter_back_vjp,
+                     saves=("result1",), attrs=("dim",), node_name="SortBackward1")
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool | None = None, *, out=None):
+    """``stable=None`` stands for "not passed" (the ``sort`` overload); any bool selects ``sort.stable``."""
     extra = {} if out is None else {"out": out}
-    return _sort(input, stable=stable, dim=dim, descending=descending, **extra)
+    if stable is None:
+        return _sort(input, dim, descending, **extra)
+    return _sort_stable(input, stable=stable, dim=dim, descending=descending, **extra)
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:

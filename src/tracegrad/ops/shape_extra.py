@@ -170,7 +170,7 @@ def column_stack(tensors, *, out=None) -> Tensor:
 
 
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
-    from .views import infer_size, reshape
+    from .views import infer_size, view
 
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
@@ -185,7 +185,7 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
                            f"dim {d} ({n}) in the input tensor")
     sizes = infer_size(sizes, n)
     shape = tuple(input.shape)
-    return reshape(input, shape[:d] + sizes + shape[d + 1:])
+    return view(input, shape[:d] + sizes + shape[d + 1:])  # splitting a dim always has a view (PyTorch views)
 
 
 def _repeat_kernel(a, repeats):
@@ -695,13 +695,14 @@ scatter_reduce_ = defop("scatter_reduce_.two(Tensor(a!) self, int dim, Tensor in
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, out=None) -> Tensor:
-    from .views import expand, reshape
+    from .views import expand, view
 
     if indices.dtype.name != "int64":
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{_tname(indices.dtype.np)}")
     if dim is None:
-        return _call(gather, reshape(input, (-1,)), 0, reshape(indices, (-1,)), out=out)
+        # PyTorch's ``self.view(-1).gather(0, indices.view(-1))``: a layout that cannot be viewed raises there too
+        return _call(gather, view(input, (-1,)), 0, view(indices, (-1,)), out=out)
     if input.ndim != indices.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
                            f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
@@ -1182,7 +1183,8 @@ def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = _broadcast_shape(*(tuple(t.shape) for t in tensors))
-    return tuple(expand(t, shape) for t in tensors)
+    # PyTorch's expand_outplace returns a tensor that already has the shape as is (no ExpandBackward0)
+    return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in tensors)
 
 
 def meshgrid(*tensors, indexing: str | None = None):

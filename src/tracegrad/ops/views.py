@@ -69,29 +69,46 @@ view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", _view_kernel, v
              inverse=lambda base, src, size: reshape(src, base.shape))
 
 
+def _reshape_alias_kernel(a, size, stride):
+    return _view_kernel(a, size)  # NumPy derives the strides ``reshape`` computed
+
+
+_reshape_alias = defop("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)",
+                       _reshape_alias_kernel, vjp=_reshape_back_vjp,
+                       inverse=lambda base, src, size, stride: reshape(src, base.shape))
+
+
 def _unsafe_view_kernel(a, size):
-    return np.reshape(a, infer_size(size, a.size)).copy()
+    return np.reshape(a, infer_size(size, a.size))  # ``a`` is reshape's fresh contiguous copy: no second copy
 
 
-_reshape_copy = defop("_reshape_copy(Tensor self, SymInt[] size) -> Tensor", _unsafe_view_kernel,
-                      vjp=_reshape_back_vjp, node_name="UnsafeViewBackward0",
-                      jvp=lambda args, outs, ts: _reshape_copy(ts[0], args[1]))
+_unsafe_view = defop("_unsafe_view(Tensor self, SymInt[] size) -> Tensor", _unsafe_view_kernel,
+                     vjp=_reshape_back_vjp, jvp=lambda args, outs, ts: reshape(ts[0], args[1]))
 
 
-def _can_view(a: np.ndarray, shape) -> bool:
+def _view_strides(a: np.ndarray, shape) -> tuple[int, ...] | None:
+    """The strides (in elements) of ``a`` viewed as ``shape``, or None if no view has that shape."""
     probe = a.view()
     try:
         probe.shape = infer_size(shape, a.size)
     except AttributeError:
-        return False
-    return True
+        return None
+    return tuple(s // a.itemsize for s in probe.strides)
 
 
 def reshape(t, *shape):
+    """PyTorch's reshape: a ``view`` of a contiguous tensor, else ``_reshape_alias`` where the strides allow
+    a view, else a contiguous ``clone`` then ``_unsafe_view`` (so the graph has PyTorch's nodes)."""
     shape = normalize_shape(shape)
-    if _can_view(t._data, shape):
+    a = t._data
+    if a.flags.c_contiguous:
         return view(t, shape)
-    return _reshape_copy(t, shape)
+    strides = _view_strides(a, shape)
+    if strides is not None:
+        return _reshape_alias(t, infer_size(shape, a.size), strides)
+    from .creation import clone
+
+    return _unsafe_view(clone(t), infer_size(shape, a.size))
 
 
 def flatten(t, start_dim: int = 0, end_dim: int = -1):
@@ -158,17 +175,26 @@ permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_ker
                 attrs=("dims",))
 
 
-def _movedim_kernel(a, source, destination):
-    return np.moveaxis(a, source, destination)
-
-
-def _movedim_vjp(ctx, g):
-    src, dst = ctx.attrs
-    return movedim(g, dst, src)
-
-
-movedim = defop("movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)", _movedim_kernel,
-                vjp=_movedim_vjp, attrs=("source", "destination"))
+def movedim(t, source, destination):
+    """PyTorch's composite ``movedim``: a ``permute`` (an ``alias`` of a 0-d tensor)."""
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    nd = t._data.ndim
+    wsrc = [wrap_dim(d, nd) for d in src]
+    wdst = [wrap_dim(d, nd) for d in dst]
+    for name, given, wrapped in (("source", src, wsrc), ("destination", dst, wdst)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({given})")
+    if nd == 0:
+        return alias(t)
+    order = [-1] * nd
+    for s, d in zip(wsrc, wdst):
+        order[d] = s
+    rest = iter(d for d in range(nd) if d not in wsrc)  # the other dims keep their relative order
+    return permute(t, [o if o >= 0 else next(rest) for o in order])
 
 
 # ---- squeeze / unsqueeze / expand -----------------------------------------------------------------------------------
@@ -181,8 +207,27 @@ def _squeeze_kernel(a, dim=None):
     return np.squeeze(a, axis=dims) if dims else a.view()
 
 
-squeeze = defop("squeeze.dims(Tensor(a) self, int[]? dim=None) -> Tensor(a)", _squeeze_kernel,
-                vjp=_reshape_back_vjp, inverse=lambda base, src, dim=None: reshape(src, base.shape))
+def _squeeze_inverse(base, src, *dim):
+    return reshape(src, base.shape)
+
+
+# One operator per PyTorch overload, for its node class: squeeze() SqueezeBackward0, squeeze(int)
+# SqueezeBackward1, squeeze(int[]) SqueezeBackward2.
+_squeeze_all = defop("squeeze(Tensor(a) self) -> Tensor(a)", _squeeze_kernel, vjp=_reshape_back_vjp,
+                     inverse=_squeeze_inverse)
+_squeeze_dim = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", _squeeze_kernel, vjp=_reshape_back_vjp,
+                     inverse=_squeeze_inverse, node_name="SqueezeBackward1")
+_squeeze_dims = defop("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", _squeeze_kernel,
+                      vjp=_reshape_back_vjp, inverse=_squeeze_inverse, node_name="SqueezeBackward2")
+
+
+def squeeze(input, dim=None):
+    """``squeeze()``, ``squeeze(dim)`` or ``squeeze(dims)``: each records its overload's node, as in PyTorch."""
+    if dim is None:
+        return _squeeze_all(input)
+    if isinstance(dim, (list, tuple)):
+        return _squeeze_dims(input, dim)
+    return _squeeze_dim(input, dim)
 
 
 def _unsqueeze_kernel(a, dim):

@@ -114,7 +114,7 @@ def relu_fast(input: Tensor) -> Tensor:
     out._rg = False
     out._gfn = None
     out._vc = None
-    if input._rg and STATE.grad_enabled:
+    if (input._rg or (input._base is not None and input._base._rg)) and STATE.grad_enabled:
         node = _new(relu.node_class)
         node._seq = next_sequence_nr()
         node._edges = (gradient_edge(input),)
@@ -629,7 +629,7 @@ def _softmax_kernel(a, dim, half_to_float=False):
     d = _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
     if a.shape[d] == 0:
         return a.copy()
-    z = a - a.max(axis=d, keepdims=True)
+    z = np.subtract(a, a.max(axis=d, keepdims=True), order="C")  # contiguous, as PyTorch's softmax returns
     e = np.exp(z)
     e /= e.sum(axis=d, keepdims=True)
     return e
@@ -660,7 +660,7 @@ def _log_softmax_kernel(a, dim, half_to_float=False):
         return a.copy()
     # The ufuncs' reductions themselves (what ``.max``/``.sum`` call, minus their Python wrappers). The max
     # shift leaves exp(0) = 1 in every sum that holds no NaN, so the log never sees a zero.
-    z = a - _max_reduce(a, axis=d, keepdims=True)
+    z = np.subtract(a, _max_reduce(a, axis=d, keepdims=True), order="C")  # contiguous, as PyTorch's
     # In place into the fresh ``z`` and sum (the same ufuncs on the same values: identical results, two
     # allocations fewer). ``z`` is a NumPy scalar only for 0-d input, handled above.
     total = _add_reduce(np.exp(z), axis=d, keepdims=True)

@@ -364,7 +364,7 @@ def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, grou
     else:
         pad = expand_param(padding, nd)
     out = convolution(x, weight, bias, stride, pad, dilation, False, (0,) * nd, groups)
-    return squeeze(out, [0]) if unbatched else out
+    return squeeze(out, 0) if unbatched else out
 
 
 def conv_transpose_nd(
@@ -384,7 +384,7 @@ def conv_transpose_nd(
         expand_param(output_padding, nd),
         groups,
     )
-    return squeeze(out, [0]) if unbatched else out
+    return squeeze(out, 0) if unbatched else out
 
 
 # ---- unfold / fold (im2col / col2im) -----------------------------------------------------------------------

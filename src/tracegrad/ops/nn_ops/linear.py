@@ -9,6 +9,8 @@ on without a copy and ``AccumulateGrad`` can adopt the buffer.
 
 from __future__ import annotations
 
+import math
+import string
 import sys
 
 import numpy as np
@@ -19,10 +21,10 @@ from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.saved import save_input
 from ..linalg_core import matmul, mm
-from ..pointwise import add, mul
+from ..pointwise import add, add_
 from ..reductions import sum as sum_op
 from ..registry import defop, not_implemented
-from ..views import permute, reshape, t, unsqueeze
+from ..views import reshape, t, view
 from ._common import new_output, run_op, transforms_active
 
 # ---- matrix products with a transposed operand (closed under differentiation) ------------------------------
@@ -245,9 +247,10 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     result._vc = None
     if not STATE.grad_enabled:
         return result
-    x_rg = input._rg
-    w_rg = weight._rg
-    b_rg = bias is not None and bias._rg
+    # (a view made under no_grad of a tensor that requires grad requires grad too, as in PyTorch)
+    x_rg = input._rg or (input._base is not None and input._base._rg)
+    w_rg = weight._rg or (weight._base is not None and weight._base._rg)
+    b_rg = bias is not None and (bias._rg or (bias._base is not None and bias._base._rg))
     if not (x_rg or w_rg or b_rg):
         return result
     if w_rg:
@@ -347,18 +350,58 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                 if x.shape[1] != w.shape[1]:
                     raise _shape_error(x, w)
                 return addmm(bias, input, t(weight)) if bias is not None else mm(input, t(weight))
-            lead = x.shape[:-1]
-            flat = reshape(input, (-1, x.shape[-1])) if x.ndim > 1 else reshape(input, (1, x.shape[0]))
-            if flat._data.shape[1] != w.shape[1]:
-                raise _shape_error(flat._data, w)
-            out = linear(flat, weight, bias)
-            return reshape(out, lead + (w.shape[0],))
+            if bias is not None and bias._data.ndim == 1 and x.flags.c_contiguous:
+                # PyTorch's _flatten_nd_linear: view as 2-D, the fused addmm, view back
+                lead = x.shape[:-1]
+                flat = view(input, (math.prod(lead), x.shape[-1]))
+                if flat._data.shape[1] != w.shape[1]:
+                    raise _shape_error(flat._data, w)
+                return view(linear(flat, weight, bias), lead + (w.shape[0],))
+    # Otherwise PyTorch computes matmul(input, weight.t()) and adds the bias in place (out of place under
+    # forward-mode AD, and here also when the product is a view, which PyTorch's in-place squeeze avoids).
     out = matmul(input, t(weight))
-    return add(out, bias) if bias is not None else out
+    if bias is None:
+        return out
+    if transforms_active() or out._base is not None:
+        return add(out, bias)
+    return add_(out, bias)
+
+
+# ---- _trilinear (bilinear's operator) ------------------------------------------------------------------------
+
+
+def _trilinear_kernel(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """``(i1.unsqueeze(expand1) * i2.unsqueeze(expand2) * i3.unsqueeze(expand3)).sum(sumdim)``: each input
+    spans the dims it is not expanded in; one einsum over the letters of those dims."""
+    total = i1.ndim + len(expand1)
+    letters = string.ascii_letters[:total]
+    terms = ["".join(c for d, c in enumerate(letters) if d not in expand) for expand in (expand1, expand2, expand3)]
+    out = "".join(c for d, c in enumerate(letters) if d not in sumdim)
+    return np.asarray(np.einsum(f"{terms[0]},{terms[1]},{terms[2]}->{out}", i1, i2, i3, optimize=True))
+
+
+def _trilinear_vjp(ctx, g):
+    # PyTorch's _trilinear_backward: each gradient is a _trilinear of g with the other two inputs
+    i1, i2, i3 = ctx.saved_tensors
+    e1, e2, e3, sumdim = ctx.attrs
+    need = ctx.needs_input_grad
+    return (trilinear(g, i2, i3, sumdim, e2, e3, e1) if need[0] else None,
+            trilinear(i1, g, i3, e1, sumdim, e3, e2) if need[1] else None,
+            trilinear(i1, i2, g, e1, e2, sumdim, e3) if need[2] else None)
+
+
+trilinear = defop(
+    "_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, "
+    "int unroll_dim=1) -> Tensor",
+    _trilinear_kernel,
+    vjp=_trilinear_vjp,
+    saves=("i1", "i2", "i3"),
+    attrs=("expand1", "expand2", "expand3", "sumdim"),
+)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]``, composed of matrix products."""
+    """``y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]``, through ``_trilinear``."""
     w = weight._data
     if w.ndim != 3:
         raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {w.ndim}D")
@@ -379,12 +422,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
             f"{w.shape[2]}"
         )
     out_f, in1, in2 = w.shape
-    lead = x1.shape[:-1]
+    # as PyTorch's bilinear: flatten the batch, one _trilinear over (batch, out, in1, in2), reshape back
     a = reshape(input1, (-1, in1))
     b = reshape(input2, (-1, in2))
-    w2 = reshape(permute(weight, (1, 0, 2)), (in1, out_f * in2))
-    tmp = reshape(mm(a, w2), (-1, out_f, in2))
-    y = sum_op(mul(tmp, unsqueeze(b, 1)), (-1,), False, None)
-    if bias is not None:
-        y = add(y, bias)
-    return reshape(y, lead + (out_f,))
+    y = reshape(trilinear(a, weight, b, [1, 3], [0], [1, 2], [2, 3]), x1.shape[:-1] + (out_f,))
+    return add(y, bias) if bias is not None else y

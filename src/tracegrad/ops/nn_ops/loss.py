@@ -1,9 +1,9 @@
-"""Loss operators: nll_loss, a fused cross-entropy, and the elementwise regression/classification losses.
+"""Loss operators: nll_loss, cross-entropy, and the elementwise regression/classification losses.
 
-``cross_entropy`` with class indices on a 2-D input is one fused operator (log-softmax + NLL): its
-backward is ``(softmax - onehot) * weight / N`` in one kernel. When a graph of the gradient is wanted
-(``create_graph``) the same gradient is composed of dispatched operators instead, so it is differentiable.
-The other forms are composed exactly as in PyTorch (log_softmax + nll_loss, label smoothing, soft targets).
+``cross_entropy`` is composed as in PyTorch, so its graph shows ``NllLossBackward0 -> LogSoftmaxBackward0``
+(class indices), or the label-smoothing and soft-target compositions. For the common case in plain eager
+mode (2-D scores, class indices, no weight) both nodes are recorded inline, as the two operators' eager
+paths would record them, without going through dispatch twice.
 """
 
 from __future__ import annotations
@@ -12,17 +12,22 @@ import warnings
 
 import numpy as np
 
-from ..._state import STATE
-from ..._tensor import Tensor, _wrap
+from ..._state import STATE, next_sequence_nr
+from ..._tensor import Tensor, _new, _wrap
+from ...autograd.edges import gradient_edge
+from ...autograd.saved import save_fresh_output, save_input
 from ..pointwise import add, div, exp, gt, lt, mul, neg, sigmoid, sub, where
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
+from ..reductions_extra import sum as sum_dims
 from ..registry import defop
-from ..views import reshape
+from ..scalar_overloads import add_scalar, div_scalar, mul_scalar
+from ..shape_extra import masked_fill_
+from ..views import reshape, view
 from ._basic import abs as abs_op
 from ._basic import clamp_min, sign, xlogy
-from ._common import check_float, run_op, type_name
-from .activation import log_softmax, softplus
+from ._common import check_float, fast_path_ok, new_output, run_op, type_name
+from .activation import _log_softmax_kernel, log_softmax, softplus
 
 # ---- shared checks -----------------------------------------------------------------------------------------
 
@@ -57,8 +62,14 @@ def _grad_scale(g, shape: tuple, reduction: int):
 _NOTHING_IGNORED = np.zeros(0, dtype=bool)
 
 
+# Row counts below which a sum of unit weights is exactly the row count in that dtype (so ``row_w=None``, "every
+# row weighs 1", gives the very values the explicit weights would).
+_UNIT_WEIGHTS_MAX_ROWS = {np.dtype(np.float32): 2**24, np.dtype(np.float64): 2**53}
+
+
 def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
-    """Class dim moved last and flattened: (M, C) scores, (M,) targets, (M,) row weights (0 if ignored)."""
+    """Class dim moved last and flattened: (M, C) scores, (M,) targets, (M,) row weights (0 if ignored), or
+    None for the weights when every row weighs 1 (no class weight, nothing ignored)."""
     if x.ndim < 1:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     if target.dtype.kind not in "iu":
@@ -105,6 +116,8 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
         if bad.any():
             raise IndexError(f"Target {int(flat_t[bad][0])} is out of bounds.")
     safe_t = np.where(ignored, 0, flat_t) if any_ignored else flat_t
+    if weight is None and not any_ignored and _UNIT_WEIGHTS_MAX_ROWS.get(x.dtype, 0) > flat_t.size > 0:
+        return scores, safe_t, None, n_classes
     if weight is not None:
         row_w = weight[safe_t].astype(x.dtype, copy=True)
     else:
@@ -119,14 +132,25 @@ def _nll_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
     check_float(x, "nll_loss_forward_reduce_cuda_kernel_2d_index")
     scores, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
     picked = scores[np.arange(safe_t.shape[0]), safe_t]
+    if row_w is None:  # unit weights: -sum(picked) is bit-identical to sum(-1 * picked)
+        if reduction == 0:
+            return np.negative(picked).reshape(_unreduced_shape(x))
+        total = np.negative(np.add.reduce(picked, axis=None))
+        if reduction == 1:
+            total = _mean_divide(total, x.dtype.type(picked.shape[0]))
+        return np.asarray(total, dtype=x.dtype)
     losses = -row_w * picked
     if reduction == 0:
-        out_shape = () if x.ndim == 1 else (x.shape[0],) + x.shape[2:]
-        return losses.reshape(out_shape)
+        return losses.reshape(_unreduced_shape(x))
     total = np.add.reduce(losses, axis=None)  # = losses.sum(), without the method's Python wrapper
     if reduction == 1:
         return np.asarray(_mean_divide(total, np.add.reduce(row_w, axis=None)), dtype=x.dtype)
     return np.asarray(total, dtype=x.dtype)
+
+
+def _unreduced_shape(x: np.ndarray) -> tuple:
+    """The shape of ``reduction='none'``'s loss: the input's without its class dimension."""
+    return () if x.ndim == 1 else (x.shape[0],) + x.shape[2:]
 
 
 def _mean_divide(value, weight_sum):
@@ -140,7 +164,11 @@ def _mean_divide(value, weight_sum):
 def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-100):
     scores, safe_t, row_w, n_classes = _nll_prepare(x, target, weight, ignore_index)
     g = np.asarray(g)
-    if reduction == 0:
+    if row_w is None:  # unit weights: the same values as -row_w * g below
+        coef = np.negative(g.reshape(-1) if reduction == 0 else g)
+        if reduction == 1:
+            coef = _mean_divide(coef, x.dtype.type(safe_t.shape[0]))
+    elif reduction == 0:
         coef = -row_w * g.reshape(-1)
     else:
         coef = -row_w * g
@@ -204,22 +232,27 @@ _nll_loss_nd = defop(
 def nll_loss(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1, ignore_index: int = -100
 ) -> Tensor:
+    """PyTorch's ``nll_loss_nd``: ``nll_loss`` for 1-D/2-D scores, ``nll_loss2d`` for 4-D ones, and for any other
+    number of dimensions ``nll_loss2d`` on the scores viewed as (N, C, 1, -1), made contiguous first (so the
+    graph shows the same CloneBackward0 / ViewBackward0 nodes around NllLoss2DBackward0)."""
     check_nondifferentiable("nll_loss_forward", "weight", weight)
-    op = _nll_loss_nd if input._data.ndim > 2 else _nll_loss_1d2d
-    return op(input, target, weight, reduction, ignore_index)
+    x, t = input._data, target._data
+    if x.ndim <= 2:
+        return _nll_loss_1d2d(input, target, weight, reduction, ignore_index)
+    if x.ndim == 4:
+        return _nll_loss_nd(input, target, weight, reduction, ignore_index)
+    n, c = x.shape[:2]
+    if t.ndim == 0 or t.shape[0] != n:
+        raise ValueError(f"Expected input batch_size ({n}) to match target batch_size ({t.shape[0] if t.ndim else 0}).")
+    if t.shape[1:] != x.shape[2:]:
+        raise RuntimeError(f"Expected target size {list((n,) + x.shape[2:])}, got {list(t.shape)}")
+    scores = view(input.contiguous(), (n, c, 1, -1) if x.size else (n, c, 0, 0))
+    targets = reshape(target, (n, 1, -1) if t.size else (n, 0, 0))
+    out = _nll_loss_nd(scores, targets, weight, reduction, ignore_index)
+    return view(out, (n,) + x.shape[2:]) if reduction == 0 else out
 
 
 # ---- cross_entropy -----------------------------------------------------------------------------------------
-
-
-def _simple_targets(x, target, weight, ignore_index) -> bool:
-    """The common case: 2-D scores, 1-D in-range class indices, no weights, nothing ignored."""
-    if weight is not None or x.ndim != 2 or target.ndim != 1 or target.shape[0] != x.shape[0]:
-        return False
-    if target.dtype.kind not in "iu" or target.size == 0:
-        return False
-    lo, hi = target.min(), target.max()
-    return lo >= 0 and hi < x.shape[1] and not (lo <= ignore_index <= hi and (target == ignore_index).any())
 
 
 def cross_entropy(
@@ -245,8 +278,40 @@ def cross_entropy(
         return _cross_entropy_smoothing(
             input, target, weight, reduction, ignore_index, label_smoothing, class_dim
         )
+    if weight is None and x.ndim == 2 and fast_path_ok() and not STATE.observed and input.__class__ is Tensor:
+        return _cross_entropy_eager(input, target, reduction, ignore_index)
     # Composed exactly as PyTorch does, so the graph shows LogSoftmaxBackward0 -> NllLossBackward0.
     return nll_loss(log_softmax(input, class_dim, False), target, weight, reduction, ignore_index)
+
+
+def _cross_entropy_eager(input: Tensor, target: Tensor, reduction: int, ignore_index: int) -> Tensor:
+    """``nll_loss(log_softmax(input, 1), target)`` with both nodes recorded inline: the same kernels, nodes and
+    saved values as the two registered operators' eager paths, for 2-D scores without a class weight."""
+    log_probs = new_output(_log_softmax_kernel(input._data, 1, False))
+    lp = log_probs._data
+    loss = new_output(_nll_kernel(lp, target._data, None, reduction, ignore_index))
+    if not (STATE.grad_enabled and (input._rg or (input._base is not None and input._base._rg))):
+        return loss
+    lp_meta = ((lp.shape, lp.dtype),)
+    softmax_node = _new(log_softmax.node_class)
+    softmax_node._seq = next_sequence_nr()
+    softmax_node._edges = (gradient_edge(input),)
+    softmax_node._in_meta = ((input._data.shape, input._data.dtype),)
+    softmax_node._attrs = (1, False)
+    log_probs._gfn = softmax_node
+    log_probs._rg = True
+    softmax_node._saved = (save_fresh_output(log_probs),)
+    softmax_node._out_meta = lp_meta
+    nll_node = _new(_nll_loss_1d2d.node_class)
+    nll_node._seq = next_sequence_nr()
+    nll_node._edges = ((softmax_node, 0),)
+    nll_node._in_meta = lp_meta
+    nll_node._attrs = (reduction, ignore_index)
+    nll_node._saved = (save_input(log_probs), save_input(target), None)
+    nll_node._out_meta = ((loss._data.shape, loss._data.dtype),)
+    loss._gfn = nll_node
+    loss._rg = True
+    return loss
 
 
 def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
@@ -273,16 +338,16 @@ def _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_s
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-        target = add(mul(target, 1 - label_smoothing), label_smoothing / n_classes)
+        target = add_scalar(mul_scalar(target, 1 - label_smoothing), label_smoothing / n_classes)
     prod = mul(logp, target)
     if weight is not None:
         prod = mul(prod, _class_view(weight, x.ndim, class_dim))
     if reduction == 0:
-        return neg(sum_op(prod, (class_dim,), False, None))
-    total = neg(sum_op(prod, None, False, None))
+        return neg(sum_dims(prod, class_dim))
+    total = neg(sum_dims(prod))
     if reduction == 2:
         return total
-    return div(total, x.size // n_classes if x.size else 0) if x.size else div(total, float("nan"))
+    return div_scalar(total, x.size // n_classes) if x.size else div(total, float("nan"))
 
 
 def _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, label_smoothing, class_dim):
@@ -292,21 +357,24 @@ def _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, lab
     nll = nll_loss(logp, target, weight, reduction, ignore_index)
     ignore_mask = t == ignore_index
     if weight is not None:
-        smooth = neg(sum_op(mul(logp, _class_view(weight, x.ndim, class_dim)), (class_dim,), False, None))
+        smooth = neg(sum_dims(mul(logp, _class_view(weight, x.ndim, class_dim)), class_dim))
     else:
-        smooth = neg(sum_op(logp, (class_dim,), False, None))
-    smooth = where(_wrap(ignore_mask), 0.0, smooth)
+        smooth = neg(sum_dims(logp, class_dim))
+    masked_fill_(smooth, _wrap(ignore_mask), 0.0)  # in place, as PyTorch does: MaskedFillBackward0
     if reduction == 1:
         if weight is not None:
             denom = weight._data[t[~ignore_mask].reshape(-1)].sum()
         else:
             denom = (~ignore_mask).sum()
-        ret = div(sum_op(smooth, None, False, None), _wrap(np.asarray(denom, dtype=x.dtype)))
+        ret = div(sum_dims(smooth), _wrap(np.asarray(denom, dtype=x.dtype)))
     elif reduction == 2:
-        ret = sum_op(smooth, None, False, None)
+        ret = sum_dims(smooth)
     else:
         ret = smooth
-    return add(mul(nll, 1 - label_smoothing), mul(ret, label_smoothing / n_classes))
+    # C++ numbers times tensors: the Scalar overloads (MulBackward1), as in PyTorch's composite, whose right
+    # operand C++ evaluates first (node numbering, hence backward order)
+    smooth_part = mul_scalar(ret, label_smoothing / n_classes)
+    return add(mul_scalar(nll, 1 - label_smoothing), smooth_part)
 
 
 # ---- elementwise losses ------------------------------------------------------------------------------------
@@ -540,10 +608,14 @@ def binary_cross_entropy_with_logits(
 
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Pointwise KL divergence as PyTorch composes it (xlogy for ``target * log(target)``)."""
+    # PyTorch's C++ evaluates the right operand of these products first, which numbers its nodes (and so the
+    # order backward runs them in): build them in that order.
     if log_target:
-        loss = mul(exp(target), sub(target, input))
+        difference = sub(target, input)
+        loss = mul(exp(target), difference)
     else:
-        loss = sub(xlogy(target, target), mul(target, input))
+        cross = mul(target, input)
+        loss = sub(xlogy(target, target), cross)
     if reduction == "none":
         return loss
     if reduction == "mean":

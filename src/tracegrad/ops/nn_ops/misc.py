@@ -10,9 +10,11 @@ import numpy as np
 from ..._factories import _rng
 from ..._tensor import Tensor, _wrap
 from ..pointwise import add, div, mul, mul_, sub
-from ..reductions import sum as sum_op
+from ..reductions_extra import mean as mean_dims
+from ..reductions_extra import sum as sum_dims
 from ..registry import defop
-from ..views import expand
+from ..scalar_overloads import add_scalar
+from ..views import expand, squeeze, unsqueeze
 from . import resample
 from ._basic import clamp_min, norm, vector_norm
 from ._common import check_float
@@ -128,8 +130,12 @@ def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
         raise ValueError(
             f"adaptive_avg_pool{k}d(): Expected {k + 1}D or {k + 2}D tensor, but got {list(x.shape)}"
         )
+    if k == 1:  # as PyTorch: the 2-d pool of the input unsqueezed at -2, squeezed back
+        return squeeze(adaptive_avg_pool(unsqueeze(input, -2), (1, output_size[0])), -2)
     sizes = x.shape[x.ndim - k :]
     outs = tuple(s if o is None else int(o) for s, o in zip(sizes, output_size))
+    if all(o == 1 for o in outs):  # PyTorch takes the mean over the pooled dims then (MeanBackward1)
+        return mean_dims(input, tuple(range(-1, -k - 1, -1)), True)
     mats = tuple(resample.adaptive_avg_matrix(s, o) for s, o in zip(sizes, outs))
     return _named(f"AdaptiveAvgPool{k}DBackward0", True)(input, mats)
 
@@ -278,19 +284,19 @@ def _embedding_gather_kernel(w, indices, padding_idx, scale_grad_by_freq):
 def _embedding_vjp(ctx, g):
     (indices,) = ctx.saved_tensors
     padding_idx, scale_grad_by_freq = ctx.attrs
-    return embedding_backward(g, indices, ctx.input_shapes[0][0], padding_idx, scale_grad_by_freq), None
+    return embedding_backward(g, indices, ctx.input_shapes[0][0], padding_idx, scale_grad_by_freq)
 
 
 def _embedding_backward_vjp(ctx, gg):
     (indices,) = ctx.saved_tensors
     _, padding_idx, scale_grad_by_freq = ctx.attrs
-    return embedding_gather(gg, indices, padding_idx, scale_grad_by_freq), None
+    return embedding_gather(gg, indices, padding_idx, scale_grad_by_freq)
 
 
 def _embedding_gather_vjp(ctx, g):
     (indices,) = ctx.saved_tensors
     padding_idx, scale_grad_by_freq = ctx.attrs
-    return embedding_backward(g, indices, ctx.input_shapes[0][0], padding_idx, scale_grad_by_freq), None
+    return embedding_backward(g, indices, ctx.input_shapes[0][0], padding_idx, scale_grad_by_freq)
 
 
 def _embedding_jvp(args, outs, tangents):
@@ -306,6 +312,7 @@ embedding = defop(
     vjp=_embedding_vjp,
     saves=("indices",),
     attrs=("padding_idx", "scale_grad_by_freq"),
+    differentiable=("weight",),  # the indices get no edge, as in PyTorch
     jvp=_embedding_jvp,
 )
 embedding_backward = defop(
@@ -315,6 +322,7 @@ embedding_backward = defop(
     vjp=_embedding_backward_vjp,
     saves=("indices",),
     attrs=("num_weights", "padding_idx", "scale_grad_by_freq"),
+    differentiable=("grad",),
     node_name="EmbeddingBackwardBackward0",
 )
 embedding_gather = defop(
@@ -324,6 +332,7 @@ embedding_gather = defop(
     vjp=_embedding_gather_vjp,
     saves=("indices",),
     attrs=("padding_idx", "scale_grad_by_freq"),
+    differentiable=("weight",),
     node_name="EmbeddingBackward0",
 )
 
@@ -424,7 +433,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     shape = np.broadcast_shapes(x1._data.shape, x2._data.shape)
     if not shape:
         raise RuntimeError("cosine_similarity requires at least one dimension")
-    x1, x2 = expand(x1, shape), expand(x2, shape)
+    if x1._data.shape != x2._data.shape:  # PyTorch's expand_outplace: both expanded (x2 first, as its C++
+        x2 = expand(x2, shape)             # evaluates the arguments), or neither
+        x1 = expand(x1, shape)
     norms = []
     for x in (x1, x2):
         n = clone(vector_norm(x, 2, (dim,), True))
@@ -436,12 +447,14 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         finally:
             STATE.grad_enabled = prev
         norms.append(n)
-    return sum_op(mul(div(x1, norms[0]), div(x2, norms[1])), (dim,), False, None)
+    # (x1 / n1) * (x2 / n2): C++ evaluates the right operand first, which numbers the nodes (backward order)
+    right = div(x2, norms[1])
+    return sum_dims(mul(div(x1, norms[0]), right), dim)
 
 
 def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
     out_nd = max(x1._data.ndim, x2._data.ndim)
-    diff = add(sub(x1, x2), eps)
+    diff = add_scalar(sub(x1, x2), eps)  # x1 - x2 + eps: a C++ number, the Scalar overload
     return norm(diff, p, (out_nd - 1,) if out_nd else None, keepdim)

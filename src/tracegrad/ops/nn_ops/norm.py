@@ -14,7 +14,8 @@ from ..pointwise import add, mul, pow, sub
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
 from ..registry import defop
-from ..views import reshape
+from ..shape_extra import repeat
+from ..views import reshape, view
 from ._common import check_float
 
 # ---- shared maths ------------------------------------------------------------------------------------------
@@ -174,7 +175,7 @@ def _group_norm_vjp(ctx, g):
     return gx, gw, gb
 
 
-group_norm = defop(
+_group_norm_op = defop(
     "_nn_group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
     "float eps=1e-05) -> Tensor",
     _group_norm_kernel,
@@ -183,6 +184,27 @@ group_norm = defop(
     attrs=("num_groups", "eps"),
     node_name="NativeGroupNormBackward0",
 )
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """PyTorch's CPU group_norm: the kernel gets dense operands, so a strided input (or weight, bias) is copied
+    first, and the graph shows that copy (CloneBackward0) before NativeGroupNormBackward0."""
+    dense = [None if t is None else _dense_for_cpu_kernel(t) for t in (input, weight, bias)]
+    return _group_norm_op(dense[0], num_groups, dense[1], dense[2], eps)
+
+
+def _dense_for_cpu_kernel(t: Tensor) -> Tensor:
+    """``t.contiguous(t.suggest_memory_format())``: ``t`` itself when it is dense in C order or, in 4-D, in
+    channels-last order; otherwise a contiguous copy."""
+    a = t._data
+    if a.flags.c_contiguous:
+        return t
+    if a.ndim == 4:
+        n, c, h, w = a.shape
+        if tuple(s // a.itemsize for s in a.strides) == (h * w * c, 1, w * c, c):
+            return t
+    return t.contiguous()
 
 
 # ---- batch_norm --------------------------------------------------------------------------------------------
@@ -336,9 +358,9 @@ def instance_norm(
     """Batch norm of the (1, N*C, *) reshaped input, as PyTorch computes it."""
     x = input._data
     n, c = x.shape[:2]
-    folded = reshape(input, (1, n * c) + x.shape[2:])
-    w = _tile(weight, n) if weight is not None else None
-    b = _tile(bias, n) if bias is not None else None
+    w = repeat(weight, (n,)) if weight is not None else None  # RepeatBackward0, as in PyTorch
+    b = repeat(bias, (n,)) if bias is not None else None
+    folded = view(input.contiguous(), (1, n * c) + x.shape[2:])
     rm = _tile_data(running_mean, n)
     rv = _tile_data(running_var, n)
     if use_input_stats:
@@ -349,13 +371,7 @@ def instance_norm(
                 src._bump_version()
     else:
         out = batch_norm_eval(folded, w, b, rm, rv, eps)
-    return reshape(out, x.shape)
-
-
-def _tile(t: Tensor, n: int) -> Tensor:
-    from ..shape import cat
-
-    return cat([t] * n, 0)
+    return view(out, x.shape)
 
 
 def _tile_data(t: Tensor | None, n: int):

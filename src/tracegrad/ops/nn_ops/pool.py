@@ -117,12 +117,12 @@ def _gather_kernel(src, indices):
 
 def _scatter_vjp(ctx, gg):
     (indices,) = ctx.saved_tensors
-    return pool_gather(gg, indices), None
+    return pool_gather(gg, indices)
 
 
 def _gather_vjp(ctx, g):
     (indices,) = ctx.saved_tensors
-    return pool_scatter(g, indices, ctx.input_shapes[0]), None
+    return pool_scatter(g, indices, ctx.input_shapes[0])
 
 
 pool_scatter = defop(
@@ -130,7 +130,7 @@ pool_scatter = defop(
     _scatter_kernel,
     vjp=_scatter_vjp,
     saves=("indices",),
-    differentiable=("grad_output", "indices"),
+    differentiable=("grad_output",),  # integer indices get no edge
     node_name="MaxPool2DWithIndicesBackwardBackward0",
 )
 pool_gather = defop(
@@ -138,7 +138,7 @@ pool_gather = defop(
     _gather_kernel,
     vjp=_gather_vjp,
     saves=("indices",),
-    differentiable=("self", "indices"),
+    differentiable=("self",),
     node_name="MaxPoolGatherBackward0",
 )
 
@@ -247,6 +247,7 @@ avg_pool2d = defop(
     _avg_pool_kernel,
     vjp=_avg_pool_vjp,
     attrs=_AVG_ATTRS,
+    node_name="AvgPool2DBackward0",
 )
 avg_pool2d_backward = defop(
     "avg_pool2d_backward(Tensor grad_output, int[] input_size, int[2] kernel_size, int[2] stride, "

@@ -1,0 +1,43 @@
+"""The ``.Scalar`` overloads of the arithmetic operators, for compositions written the way PyTorch's C++ is.
+
+PyTorch's composite operators (cross-entropy with label smoothing, pairwise distance, ...) multiply, add and
+divide by C++ numbers, which selects the ``mul.Scalar``/``add.Scalar``/``div.Scalar`` overloads: their nodes
+are ``MulBackward1``, ``AddBackward1`` and ``DivBackward1``, and MulBackward1/DivBackward1 keep the number as
+``_saved_other``. tracegrad's versions of those composites call the operators here, so the graph a user sees is
+PyTorch's. Python code never reaches them in either library: ``t * 0.5`` wraps the number and calls ``mul.Tensor``
+(``MulBackward0``).
+"""
+
+from __future__ import annotations
+
+from .pointwise import add, div, mul
+from .registry import defop
+
+
+def _conj(number):
+    return number.conjugate() if number.__class__ is complex else number
+
+
+def _mul_scalar_vjp(ctx, g):
+    return mul(g, _conj(ctx.attrs[0]))
+
+
+def _div_scalar_vjp(ctx, g):
+    return div(g, _conj(ctx.attrs[0]))
+
+
+# Forward-mode rules (autograd/forward_ad.py): linear in ``self``, so the tangent goes through the same operator.
+def _mul_scalar_jvp(args, outs, tangents):
+    return None if tangents[0] is None else mul(tangents[0], args[1])
+
+
+def _div_scalar_jvp(args, outs, tangents):
+    return None if tangents[0] is None else div(tangents[0], args[1])
+
+
+mul_scalar = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor", mul.kernel, vjp=_mul_scalar_vjp,
+                   jvp=_mul_scalar_jvp, attrs=("other",), node_name="MulBackward1")
+add_scalar = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", add.kernel,
+                   vjp=lambda ctx, g: g, jvp=lambda args, outs, tangents: tangents[0], node_name="AddBackward1")
+div_scalar = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", div.kernel, vjp=_div_scalar_vjp,
+                   jvp=_div_scalar_jvp, attrs=("other",), node_name="DivBackward1")

@@ -1,0 +1,62 @@
+"""Recorded graphs of overloads and composites the OpInfo samples do not reach: the node classes and
+``next_functions`` must be PyTorch's (see ``test_graph_matches_torch`` for the database-wide check)."""
+
+from __future__ import annotations
+
+import pytest
+from _lib import np, tg, torch
+from test_ops_generic import _graph
+
+
+def _clone_set(key, value):
+    def run(lib, a):
+        c = a.clone()
+        c[key] = value
+        return c
+
+    return run
+
+
+CASES = {
+    "squeeze_dim": lambda lib, a: a[None].squeeze(0),
+    "squeeze_dims": lambda lib, a: lib.squeeze(a[None], (0,)),
+    "squeeze_all": lambda lib, a: a[None].squeeze(),
+    "sort_plain": lambda lib, a: lib.sort(a, 1)[0],
+    "sort_stable": lambda lib, a: a.sort(stable=False)[0],
+    "movedim": lambda lib, a: lib.movedim(a, 0, 1),
+    "movedim_0d": lambda lib, a: lib.movedim(a.sum(), (), ()),
+    "reshape_contiguous": lambda lib, a: a.reshape(-1),
+    "reshape_alias": lambda lib, a: a.t().reshape(4, 1, 3),
+    "reshape_copy": lambda lib, a: a.t().reshape(-1),
+    "setitem_scalar_view": _clone_set((slice(None), 1), 2.0),
+    "setitem_scalar_whole": _clone_set(Ellipsis, 2.0),
+    "setitem_full_slices": _clone_set((slice(0, 3), slice(None, 10)), 2.0),
+    "getitem_bare_full_slice": lambda lib, a: a[:] * 1,
+    "getitem_full_slice_in_tuple": lambda lib, a: a[:3, :2] * 1,
+    "eq_scalar_inplace": lambda lib, a: a.clone().eq_(0.5),
+    "rsub_scalar": lambda lib, a: lib.rsub(a, 2),
+    "floor_divide": lambda lib, a: lib.floor_divide(a, a),
+    "broadcast_tensors": lambda lib, a: lib.broadcast_tensors(a, a[:1]),
+    "where_scalar": lambda lib, a: lib.where(a > 0.5, a, 0.0),
+    "take": lambda lib, a: lib.take(a, lib.tensor([0, 5])),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_graph_is_torchs(name: str):
+    values = np.random.default_rng(0).random((3, 4))
+    graphs = []
+    for lib in (tg, torch):
+        out = CASES[name](lib, lib.tensor(values, requires_grad=True))
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        graphs.append(_graph([o for o in outs if o.requires_grad]))
+    assert graphs[0] == graphs[1]
+
+
+def test_movedim_errors_are_torchs():
+    for src, dst in (((0, 1), (0,)), ((0, 0), (0, 1)), ((0, 1), (1, 1))):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.movedim(torch.zeros(2, 3), src, dst)
+        with pytest.raises(RuntimeError) as ours:
+            tg.movedim(tg.zeros(2, 3), src, dst)
+        assert str(ours.value) == str(theirs.value)
