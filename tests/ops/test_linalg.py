@@ -459,3 +459,11 @@ def test_einsum_records_torch_graph(eq, shapes):
     arrays = [_m(*s) for s in shapes]
     graphs = [_node_names(lib.einsum(eq, *[lib.tensor(x, requires_grad=True) for x in arrays])) for lib in (tg, torch)]
     assert graphs[0] == graphs[1]
+
+
+def test_matmul_rejects_numbers_as_torch():
+    for lib in (tg, torch):
+        with pytest.raises(TypeError, match=r"matmul\(\): argument 'other' \(position 2\) must be Tensor, not float"):
+            lib.matmul(lib.ones(2, 2), 2.0)
+        with pytest.raises(TypeError, match="unsupported operand"):
+            lib.ones(2, 2) @ 2

@@ -150,6 +150,10 @@ def _matmul(t1: Tensor, t2: Tensor) -> Tensor:
 
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Matrix product with NumPy's broadcasting rules, decomposed as PyTorch decomposes it."""
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"matmul(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
     if out is None:
         return _matmul(input, other)
     from .linalg import _into

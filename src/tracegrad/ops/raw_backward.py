@@ -26,13 +26,13 @@ from ..autograd.saved import plain_array
 from .nn_ops.activation import log_softmax, relu, threshold_backward
 from .nn_ops.linear import addmm_node_op, linear_backward, mm_node_op, weight_t
 from .nn_ops.loss import _nll_loss_1d2d, _nll_loss_nd, nll_loss_backward
-from .pointwise import _tanh_backward_kernel, add, cos, exp, mul, sin, sub, tanh
-from .reductions import _sum_kernel
+from .pointwise import _tanh_backward_kernel, add, cos, exp, mul, sin, tanh
 from .registry import OpDef, OpNode
 
 _ndarray = np.ndarray
 _asarray = np.asarray
 _multiply, _negative, _sin, _cos, _exp = np.multiply, np.negative, np.sin, np.cos, np.exp
+_subtract, _add_reduce = np.subtract, np.add.reduce
 
 
 # (``plain_array(saved, gd)``: the saved array only if it has ``gd``'s float dtype, the case in which the
@@ -90,11 +90,13 @@ def _log_softmax_rule(node, gd: np.ndarray):
     y = plain_array(node._saved[0], gd)
     if y is None:
         return None
-    # sub(g, mul(exp(y), sum(g, dim, keepdim=True))): the kernels those operators run, in the same order
-    total = _sum_kernel(gd, node._attrs[0], True, None)
-    if total.__class__ is not _ndarray:
-        total = _asarray(total)
-    return (sub.kernel(gd, _multiply(_exp(y), total), 1),)
+    # sub(g, mul(exp(y), sum(g, dim, keepdim=True))): the ufuncs those operators run, in the same order, with
+    # the product and the difference written into the fresh exp(y) (g and y share one float dtype: the
+    # kernels' dtype handling has nothing to do, so the values are the same)
+    total = _add_reduce(gd, axis=node._attrs[0], keepdims=True)
+    e = _exp(y)
+    _multiply(e, total, out=e)
+    return (_subtract(gd, e, out=e),)
 
 
 def _factor(gd: np.ndarray, saved):
