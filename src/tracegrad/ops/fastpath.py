@@ -123,20 +123,26 @@ def unary(op):
     return _own_code(call)
 
 
-def binary(op, dunder: bool = False, ufunc=None):
+def binary(op, dunder: bool = False, ufunc=None, matrices=None):
     """``op(a, b)`` for a Tensor ``a`` and a Tensor or Python number ``b``; the returned function is the op's
     ``__call__``. With ``dunder``, the Python operator method instead (``NotImplemented`` for operands it
-    does not understand)."""
+    does not understand). ``ufunc`` replaces the op's plain NumPy function. ``matrices(a, b)``, if given, is
+    called instead for anything but two 2-D tensors (``a @ b``: the fast path is ``mm``'s, the rest matmul's)."""
     from .registry import OpDef
 
     general = OpDef.__call__
-    ufunc = op.ufunc if ufunc is None else ufunc  # (a caller may supply the plain NumPy function: see matmul)
+    if matrices is not None:
+        def general(op, a, b):  # noqa: F811 - every other call goes to ``matrices``
+            return matrices(a, b)
+    ufunc = op.ufunc if ufunc is None else ufunc
     kernel, node_class, name = op.kernel, op.node_class, op.name
     trailing, default_attrs = op.trailing_defaults, op.default_attrs
     plan = _save_plan(op)
     state = STATE
     # ``name.Scalar`` overloads (``pow(Tensor self, Scalar exponent)``) have a single edge, as in PyTorch.
     scalar_other = op.diff_idx == (0,)
+    guarded = scalar_other or matrices is not None  # (one test on the hot path for both)
+    numbers = matrices is None  # may ``b`` be a Python number?
     cross_saves = plan == ((False, 0, 1), (False, 1, 0))
     # attrs that name the operands themselves (pow's ``exponent``) are read per call
     attr_idx = tuple(i for i in op.attr_idx if isinstance(i, int))
@@ -159,17 +165,17 @@ def binary(op, dunder: bool = False, ufunc=None):
         ad = a._data
         adt = ad.dtype
         if bc is Tensor:
-            if scalar_other:
+            if guarded and (scalar_other or ad.ndim != 2 or b._data.ndim != 2):
                 return slow(a, b)
             bd = b._data
             brg = b._rg or (b._base is not None and b._base._rg)
             # Same float dtypes: NumPy's ufunc gives PyTorch's result dtype (integer division does not).
             direct = ufunc is not None and adt is bd.dtype and (adt is _F32 or adt is _F64 or adt.kind == "f")
-        elif bc is float:
+        elif bc is float and numbers:
             bd = b
             brg = False
             direct = ufunc is not None and (adt is _F32 or adt is _F64 or adt.kind == "f")
-        elif bc is int:
+        elif bc is int and numbers:
             bd = b
             brg = False
             direct = False

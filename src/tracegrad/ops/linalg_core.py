@@ -161,29 +161,30 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     return _into(_matmul(input, other), out, "matmul")
 
 
-def _mm_fast_for_matrices():
-    """mm's eager fast path with NumPy's matmul called directly for same-dtype float operands (as the fast
-    path of a ufunc op does). Only for callers that have checked both operands are matrices: it skips the
-    kernel's dimension checks (a shape mismatch still reaches the kernel and its error)."""
-    from . import fastpath
-
-    return fastpath.binary(mm, dunder=True, ufunc=np.matmul)
-
-
-_mm_matrices = _mm_fast_for_matrices()
-
-
-def _matmul_dunder(self: Tensor, other):
-    """``a @ b``: matrices go straight to mm's fast path (the hot case)."""
-    if other.__class__ is Tensor and self._data.ndim == 2 and other._data.ndim == 2:
-        return _mm_matrices(self, other)
+def _matmul_dunder_general(self: Tensor, other):
+    """``a @ b`` for anything but two matrices (and whenever the fast path cannot run)."""
     if not isinstance(other, Tensor):
         if not isinstance(other, np.ndarray):
             return NotImplemented
         from .._factories import as_tensor
 
         other = as_tensor(other)
+    if not isinstance(self, Tensor):
+        return NotImplemented
+    if self._data.ndim == 2 and other._data.ndim == 2:
+        return mm(self, other)  # mm's general path: a transform or an observer is active
     return _matmul(self, other)
 
 
-matmul.dunder = _matmul_dunder
+def _mm_fast_for_matrices():
+    """``a @ b``: for two matrices, mm's eager fast path with NumPy's matmul called directly for same-dtype float
+    operands (as the fast path of a ufunc op does); everything else goes to the full matmul."""
+    from . import fastpath
+
+    return fastpath.binary(mm, dunder=True, ufunc=np.matmul, matrices=_matmul_dunder_general)
+
+
+_mm_matrices = _mm_fast_for_matrices()
+
+
+matmul.dunder = _mm_matrices
