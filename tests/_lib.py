@@ -58,3 +58,22 @@ def assert_close(actual, expected, rtol=1e-5, atol=1e-6, check_dtype=False):
 def run_both(program, *args, **kwargs):
     """Run ``program(lib, ...)`` with tracegrad and with torch; return (ours, theirs)."""
     return program(tg, *args, **kwargs), program(torch, *args, **kwargs)
+
+
+def recorded_graph(outputs: list) -> list:
+    """The recorded graph as a user sees it: each node's ``name()`` with the names of its ``next_functions``
+    ("-" for an input without gradient), nodes in depth-first order from the outputs, each listed once."""
+    index: dict = {}
+    nodes: list = []
+
+    def visit(fn) -> str:
+        if fn is None:
+            return "-"
+        if id(fn) not in index:
+            index[id(fn)] = fn.name()
+            nodes.append((fn.name(), [visit(nxt) for nxt, _ in fn.next_functions]))
+        return index[id(fn)]
+
+    for out in outputs:
+        visit(out.grad_fn)
+    return nodes

@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from _lib import np, tg, torch
-from test_ops_generic import _graph
+from _lib import np, recorded_graph, tg, torch
 
 
 def _clone_set(key, value):
@@ -49,7 +48,7 @@ def test_graph_is_torchs(name: str):
     for lib in (tg, torch):
         out = CASES[name](lib, lib.tensor(values, requires_grad=True))
         outs = out if isinstance(out, (tuple, list)) else (out,)
-        graphs.append(_graph([o for o in outs if o.requires_grad]))
+        graphs.append(recorded_graph([o for o in outs if o.requires_grad]))
     assert graphs[0] == graphs[1]
 
 

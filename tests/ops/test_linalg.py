@@ -4,7 +4,7 @@ gradients (first and second order), batching, and PyTorch's error messages."""
 from __future__ import annotations
 
 import pytest
-from _lib import assert_close, np, tg, torch
+from _lib import assert_close, np, recorded_graph, tg, torch
 from test_reductions import compare, raises_like
 
 RNG = np.random.default_rng(1)
@@ -419,23 +419,6 @@ def test_namespace():
 # ---------------------------------------------------------------------------------------------- recorded graphs
 
 
-def _node_names(out) -> list:
-    """Node names of the graph behind ``out``, depth first, each node once ("-" for an input without grad)."""
-    seen: dict = {}
-    order: list = []
-
-    def visit(fn):
-        if fn is None:
-            return "-"
-        if id(fn) not in seen:
-            seen[id(fn)] = fn.name()
-            order.append((fn.name(), [visit(nxt) for nxt, _ in fn.next_functions]))
-        return seen[id(fn)]
-
-    visit(out.grad_fn)
-    return order
-
-
 @pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((2, 3, 4), (4, 2)),
                                    ((2, 3, 4), (4,)), ((4,), (2, 4, 3)), ((3, 4), (2, 4, 5)), ((2, 3, 4), (2, 4, 5)),
                                    ((2, 3, 4), (1, 4, 5)), ((1, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (3, 4, 5))])
@@ -447,7 +430,7 @@ def test_matmul_records_torch_graph(sa, sb, grads):
     for lib in (tg, torch):
         x, y = lib.tensor(a, requires_grad=grads[0]), lib.tensor(b, requires_grad=grads[1])
         out = x @ y
-        graphs.append(_node_names(out))
+        graphs.append(recorded_graph([out]))
         assert_close(out.detach().numpy(), a @ b)
     assert graphs[0] == graphs[1]
 
@@ -457,7 +440,7 @@ def test_matmul_records_torch_graph(sa, sb, grads):
                                        ("ijk,jkl,lm->im", [(2, 3, 4), (3, 4, 5), (5, 2)])])
 def test_einsum_records_torch_graph(eq, shapes):
     arrays = [_m(*s) for s in shapes]
-    graphs = [_node_names(lib.einsum(eq, *[lib.tensor(x, requires_grad=True) for x in arrays])) for lib in (tg, torch)]
+    graphs = [recorded_graph([lib.einsum(eq, *[lib.tensor(x, requires_grad=True) for x in arrays])]) for lib in (tg, torch)]
     assert graphs[0] == graphs[1]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from _lib import assert_close, np, tg, torch
+from _lib import assert_close, np, recorded_graph, tg, torch
 from opinfo import REQUIRED_OPS, op_db
 from opinfo.core import (
     Arr,
@@ -189,25 +189,6 @@ def test_grad_vs_torch(op: OpInfo, dtype: str, sample: SampleInput):
     assert_close(got, want, rtol=rtol, atol=atol, check_dtype=True)
 
 
-def _graph(outputs: list) -> list:
-    """The recorded graph as a user sees it: each node's ``name()`` with the names of its ``next_functions``
-    ("-" for an input without gradient), nodes in depth-first order from the outputs, each listed once."""
-    index: dict = {}
-    nodes: list = []
-
-    def visit(fn) -> str:
-        if fn is None:
-            return "-"
-        if id(fn) not in index:
-            index[id(fn)] = fn.name()
-            nodes.append((fn.name(), [visit(nxt) for nxt, _ in fn.next_functions]))
-        return index[id(fn)]
-
-    for out in outputs:
-        visit(out.grad_fn)
-    return nodes
-
-
 @pytest.mark.parametrize("op,dtype,sample", GRAD)
 def test_graph_matches_torch(op: OpInfo, dtype: str, sample: SampleInput):
     """The autograd graph an op records is torch's: the same nodes (``MulBackward0``, ``SqueezeBackward1``, the
@@ -220,7 +201,7 @@ def test_graph_matches_torch(op: OpInfo, dtype: str, sample: SampleInput):
         call = Call(lib, op, sample, requires_grad=True)
         if not call.diff:
             pytest.skip("no input requires grad")
-        graphs.append(_graph([t for t in flatten_outputs(call.run(resolve(lib, op.name))) if t.requires_grad]))
+        graphs.append(recorded_graph([t for t in flatten_outputs(call.run(resolve(lib, op.name))) if t.requires_grad]))
     assert graphs[0] == graphs[1]
 
 
