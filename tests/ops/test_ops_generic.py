@@ -75,7 +75,7 @@ def _cotangents(lib, outs: list, key: str) -> list:
     return [lib.tensor(rng.standard_normal(tuple(o.shape)).astype(dtype_name(o.dtype))) for o in outs]
 
 
-def _grads(lib, op: OpInfo, sample: SampleInput, key: str):
+def _grads(lib, op: OpInfo, sample: SampleInput, key: str, create_graph: bool = False):
     """Input gradients of <processed outputs, random cotangents>, plus the outputs' requires_grad flags."""
     call = Call(lib, op, sample, requires_grad=True)
     out = _process(op, lib, call.run(resolve(lib, op.name)))
@@ -83,7 +83,8 @@ def _grads(lib, op: OpInfo, sample: SampleInput, key: str):
     flags = [t.requires_grad for t in flatten_outputs(out)]
     if not outs or not call.diff:
         return None, flags
-    grads = lib.autograd.grad(outs, call.diff_inputs, _cotangents(lib, outs, key), allow_unused=True)
+    grads = lib.autograd.grad(outs, call.diff_inputs, _cotangents(lib, outs, key), allow_unused=True,
+                              create_graph=create_graph)
     return list(grads), flags
 
 
@@ -187,6 +188,24 @@ def test_grad_vs_torch(op: OpInfo, dtype: str, sample: SampleInput):
     assert got_flags == want_flags, "outputs' requires_grad differ"
     rtol, atol = op.grad_tol
     assert_close(got, want, rtol=rtol, atol=atol, check_dtype=True)
+
+
+@pytest.mark.parametrize("op,dtype,sample", GRADGRAD)
+def test_gradient_requires_grad_matches_torch(op: OpInfo, dtype: str, sample: SampleInput):
+    """With ``create_graph=True`` each gradient is connected to the inputs exactly when torch's is: a backward
+    operator whose input has a zero derivative (nll_loss's ``self``) still makes the gradient require grad,
+    so a gradient penalty through it runs as in torch."""
+    _skip_if(sample, "gradgrad")
+    key = f"{op.id}/{sample.name}"
+    got, _ = _grads(tg, op, sample, key, create_graph=True)
+    want, _ = _grads(torch, op, sample, key, create_graph=True)
+    if want is None:
+        pytest.skip("no input requires grad")
+    ours = [g is None or g.requires_grad for g in got]
+    theirs = [g is None or g.requires_grad for g in want]
+    if ours != theirs and op.create_graph_deviation:
+        pytest.xfail(f"known bug: {op.create_graph_deviation}")  # reported, not hidden, until it is fixed
+    assert ours == theirs
 
 
 @pytest.mark.parametrize("op,dtype,sample", GRAD)

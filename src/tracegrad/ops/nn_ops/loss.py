@@ -16,6 +16,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
+from ..creation import zeros_like
 from ..pointwise import add, div, exp, gt, lt, mul, neg, sigmoid, sub, where
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
@@ -183,9 +184,13 @@ def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-1
 
 
 def _nll_backward_vjp(ctx, gg):
-    x, target, weight = ctx.saved_tensors
+    target, weight = ctx.saved_tensors
     reduction, ignore_index = ctx.attrs
-    return nll_loss(gg, target, weight, reduction, ignore_index)  # the backward is linear: its adjoint is nll
+    need_grad, need_self = ctx.needs_input_grad
+    # The backward is linear in grad_output (its adjoint is nll_loss) and constant in self: PyTorch still
+    # differentiates it w.r.t. self (a zero gradient), so a gradient of nll_loss is connected to its input.
+    return (nll_loss(gg, target, weight, reduction, ignore_index) if need_grad else None,
+            zeros_like(gg) if need_self else None)
 
 
 nll_loss_backward = defop(
@@ -193,9 +198,9 @@ nll_loss_backward = defop(
     "SymInt ignore_index) -> Tensor",
     _nll_backward_kernel,
     vjp=_nll_backward_vjp,
-    saves=("self", "target", "weight"),
+    saves=("target", "weight"),
     attrs=("reduction", "ignore_index"),
-    differentiable=("grad_output",),
+    differentiable=("grad_output", "self"),
     node_name="NllLossBackwardBackward0",
 )
 
