@@ -136,10 +136,33 @@ def install() -> None:
     for module in ops.MODULES:
         for name, fn in getattr(module, "METHODS", {}).items():
             setattr(Tensor, name, _as_method(fn))
-    T.mT = property(lambda self: views.transpose(self, -2, -1))
+    T.mT = property(lambda self: _matrix_transpose(self, "tensor.mT"))
     T.T = property(lambda self: views.permute(self, tuple(range(self.ndim - 1, -1, -1))))
-    T.mH = T.mT
-    T.H = property(lambda self: views.t(self))
+    T.mH = property(lambda self: _matrix_transpose(self, "tensor.mH", conjugate=True))
+    T.adjoint = lambda self: _matrix_transpose(self, "tensor.adjoint()", conjugate=True)
+    T.H = property(_conjugate_transpose_2d)
+
+
+def _matrix_transpose(self, what: str, conjugate: bool = False):
+    """``transpose(-2, -1)`` (TransposeBackward0, as in PyTorch), conjugated for ``mH``/``adjoint()``."""
+    nd = self._data.ndim
+    if nd < 2:
+        raise RuntimeError(f"{what} is only supported on matrices or batches of matrices. Got {nd}-D tensor.")
+    from .ops.unary import conj
+    from .ops.views import transpose
+
+    out = transpose(self, -2, -1)
+    if conjugate:
+        out = conj(out)  # a real tensor is returned as is
+    return out
+
+
+def _conjugate_transpose_2d(self):
+    nd = self._data.ndim
+    if nd != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if nd > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor.{hint}")
+    return _matrix_transpose(self, "tensor.H", conjugate=True)
 
 
 def _as_subclass(self, cls):

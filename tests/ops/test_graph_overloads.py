@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from _lib import np, recorded_graph, tg, torch
+from _lib import np, recorded_graph, run_both, tg, torch
 
 
 def _clone_set(key, value):
@@ -59,3 +59,26 @@ def test_movedim_errors_are_torchs():
         with pytest.raises(RuntimeError) as ours:
             tg.movedim(tg.zeros(2, 3), src, dst)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_transposes_and_fill_record_torch_nodes():
+    """``.H``, ``.mH``, ``.mT``, ``adjoint()`` are ``transpose(-2, -1)`` (conjugated for the adjoints); ``fill_``
+    with a number is ``fill_.Scalar`` (FillBackward2); their errors are torch's."""
+
+    def program(lib):
+        x = lib.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        z = lib.tensor(np.arange(4.0).reshape(2, 2) + 1j * np.arange(4.0).reshape(2, 2))
+        filled = x.clone()
+        filled.fill_(0.5)
+        errors = []
+        for make in (lambda: lib.ones(3).H, lambda: lib.ones(3).mH, lambda: lib.ones(3).adjoint(),
+                     lambda: lib.ones(2, 3, 3).H, lambda: lib.ones(3).mT):
+            try:
+                make()
+            except RuntimeError as e:
+                errors.append(str(e))
+        return ([t.grad_fn.name() for t in (x.H, x.mH, x.mT, x.adjoint(), filled)], errors,
+                z.mH.resolve_conj().numpy().tolist() if lib is torch else z.mH.numpy().tolist())
+
+    ours, theirs = run_both(program)
+    assert ours == theirs

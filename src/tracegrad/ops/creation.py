@@ -99,7 +99,7 @@ def _fill_kernel(a, value):
 
 
 fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel,
-              vjp=lambda ctx, g: (mul_zero(g),), differentiable=("self",), node_name="FillBackward0")
+              vjp=lambda ctx, g: (mul_zero(g),), differentiable=("self",), node_name="FillBackward2")
 
 
 def _zero_kernel(a):
