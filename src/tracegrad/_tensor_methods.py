@@ -126,12 +126,9 @@ def install() -> None:
         "_is_view": Tensor._is_view, "as_subclass": _as_subclass,
     }.items():
         setattr(T, name, _as_method(fn))
-    for name, fn in {
-        "as_strided_": views.as_strided, "transpose_": views.transpose, "t_": views.t,
-        "squeeze_": _squeeze_method, "unsqueeze_": views.unsqueeze, "swapdims_": views.transpose,
-        "swapaxes_": views.transpose,
-    }.items():
-        setattr(T, name, _inplace_view(fn))
+    for name in ("as_strided_", "transpose_", "t_", "squeeze_", "unsqueeze_"):
+        setattr(T, name, _as_method(getattr(views, name)))
+    T.swapdims_ = T.swapaxes_ = T.transpose_
     # Op families installed last: a family may refine a core method (e.g. split with a list of sizes).
     for module in ops.MODULES:
         for name, fn in getattr(module, "METHODS", {}).items():
@@ -209,28 +206,6 @@ def _as_method(fn):
         return fn(self, *args, **kwargs)
 
     method.__name__ = getattr(fn, "name", getattr(fn, "__name__", "method"))
-    return method
-
-
-def _inplace_view(view_fn):
-    """In-place view ops (``t_``, ``squeeze_``...): the tensor itself takes the view's shape and history."""
-
-    def method(self, *args, **kwargs):
-        from .autograd import views as view_tracking
-
-        if STATE.grad_enabled:
-            view_tracking.check_inplace(self, self._rg)  # also refreshes a stale view's grad_fn
-        new = view_fn(self, *args, **kwargs)
-        self._data = new._data
-        if self._base is not None:
-            self._view_replay = new._view_replay
-            self._view_version = new._view_version
-            self.__dict__.pop("_view_index_cache", None)
-        if new._gfn is not None:
-            self._gfn = new._gfn
-            self._output_nr = new._output_nr
-        return self
-
     return method
 
 

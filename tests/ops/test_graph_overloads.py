@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from _lib import np, recorded_graph, run_both, tg, torch
 
@@ -38,6 +40,17 @@ CASES = {
     "broadcast_tensors": lambda lib, a: lib.broadcast_tensors(a, a[:1]),
     "where_scalar": lambda lib, a: lib.where(a > 0.5, a, 0.0),
     "take": lambda lib, a: lib.take(a, lib.tensor([0, 5])),
+    "fill_number": lambda lib, a: a.clone().fill_(0.5),
+    "fill_constant_tensor": lambda lib, a: a.clone().fill_(lib.tensor(0.5)),
+    "fill_tensor_requiring_grad": lambda lib, a: a.clone().fill_(a.sum()),
+    "zero_": lambda lib, a: a.clone().zero_(),
+    "matmul_vec_mat": lambda lib, a: lib.matmul(a[:, 0], a),
+    "multi_dot_two": lambda lib, a: lib.linalg.multi_dot([a, a[0]]),
+    "multi_dot_vec_vec": lambda lib, a: lib.linalg.multi_dot([a[:, 0], a, a[0]]),
+    "multi_dot_left_first": lambda lib, a: lib.linalg.multi_dot([a[:1], a.t(), a]),
+    "multi_dot_right_first": lambda lib, a: lib.linalg.multi_dot([a.t(), a[:, :2], a[:2, :1]]),
+    "multi_dot_chain": lambda lib, a: lib.linalg.multi_dot([a[:, 0], a, a.t(), a[:2, :3].t(), a[:2]]),
+    "chain_matmul_one": lambda lib, a: lib.chain_matmul(a),
 }
 
 
@@ -46,7 +59,9 @@ def test_graph_is_torchs(name: str):
     values = np.random.default_rng(0).random((3, 4))
     graphs = []
     for lib in (tg, torch):
-        out = CASES[name](lib, lib.tensor(values, requires_grad=True))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # chain_matmul's deprecation
+            out = CASES[name](lib, lib.tensor(values, requires_grad=True))
         outs = out if isinstance(out, (tuple, list)) else (out,)
         graphs.append(recorded_graph([o for o in outs if o.requires_grad]))
     assert graphs[0] == graphs[1]
@@ -82,3 +97,37 @@ def test_transposes_and_fill_record_torch_nodes():
 
     ours, theirs = run_both(program)
     assert ours == theirs
+
+
+def test_multi_dot_order_and_errors_are_torchs():
+    """``multi_dot`` multiplies in PyTorch's order (the right operand of each ``mm`` first, so the sequence
+    numbers, hence the backward order, are torch's) and raises torch's errors."""
+
+    def program(lib):
+        shapes = [(2, 30), (30, 3), (3, 40), (40, 5), (5, 6)]
+        ms = [lib.tensor(np.ones(s), requires_grad=True) for s in shapes]
+        nodes, fn = [], lib.linalg.multi_dot(ms).grad_fn
+        stack = [fn]
+        while stack:
+            fn = stack.pop()
+            if fn is not None and fn.name() == "MmBackward0":
+                nodes.append(fn._sequence_nr())
+                stack.extend(n for n, _ in fn.next_functions)
+        errors = []
+        for ts in ([lib.ones(2, 3, 4), lib.ones(4)], [lib.ones(3), lib.ones(2, 3, 4)], [lib.ones(3)],
+                   [lib.ones(3), lib.ones(3, 3, 3), lib.ones(3)], [lib.ones(2, 3), lib.ones(2, 3)],
+                   [lib.ones(3, dtype=lib.float64), lib.ones(3, 2, dtype=lib.float32)]):
+            with pytest.raises(RuntimeError) as e:
+                lib.linalg.multi_dot(ts)
+            errors.append(str(e.value))
+        return [n - min(nodes) for n in nodes], errors
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+def test_fill_errors_are_torchs():
+    for lib in (tg, torch):
+        with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor but got tensor with 1 "
+                                               "dimensions."):
+            lib.ones(2).fill_(lib.ones(2))

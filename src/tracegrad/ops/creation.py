@@ -94,12 +94,35 @@ copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() fo
 
 
 def _fill_kernel(a, value):
-    a[...] = value._data if isinstance(value, Tensor) else value
+    a[...] = value
     return a
 
 
-fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel,
-              vjp=lambda ctx, g: (mul_zero(g),), differentiable=("self",), node_name="FillBackward2")
+def _fill_tensor_kernel(a, value):
+    if value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                           f"dimensions.")
+    return _fill_kernel(a, value)
+
+
+def _fill_tensor_vjp(ctx, g):
+    from .reductions_extra import sum
+
+    need = ctx.needs_input_grad
+    return (zeros_like(g) if need[0] else None, sum(g) if need[1] else None)
+
+
+# One operator per PyTorch overload, for its node class: a number fills through fill_.Scalar (FillBackward2,
+# one edge), a 0-d tensor through fill_.Tensor (FillBackward3, an edge for the value too).
+_fill_scalar = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_kernel,
+                     vjp=lambda ctx, g: (zeros_like(g),), differentiable=("self",), node_name="FillBackward2")
+_fill_tensor = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill_tensor_kernel,
+                     vjp=_fill_tensor_vjp, node_name="FillBackward3")
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """``self.fill_(value)``: the overload PyTorch picks for ``value`` (a tensor or a number)."""
+    return (_fill_tensor if isinstance(value, Tensor) else _fill_scalar)(self, value)
 
 
 def _zero_kernel(a):
@@ -107,7 +130,7 @@ def _zero_kernel(a):
     return a
 
 
-zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, vjp=lambda ctx, g: mul_zero(g),
+zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, vjp=lambda ctx, g: zeros_like(g),
               node_name="ZeroBackward0")
 
 

@@ -257,29 +257,10 @@ def _expand_bool_masks(advanced: list) -> list:
     return indices
 
 
-def _fill_tensor_kernel(a, value):
-    a[...] = value
-    return a
-
-
-def _fill_tensor_vjp(ctx, g):
-    from .creation import zeros_like
-    from .reductions_extra import sum
-
-    need = ctx.needs_input_grad
-    return (zeros_like(g) if need[0] else None, sum(g) if need[1] else None)
-
-
-# ``x[key] = v`` with a 0-d ``v`` (a Python number becomes one) fills through ``fill_.Tensor`` in PyTorch: an
-# edge for the value, and node FillBackward3 when the write is not through a view.
-_fill_tensor_ = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", _fill_tensor_kernel,
-                      vjp=_fill_tensor_vjp, node_name="FillBackward3")
-
-
 def setitem(t: Tensor, key, value) -> None:
     """PyTorch's ``__setitem__``: the value becomes a tensor of ``t``'s dtype, written by ``index_put_``
     (advanced indices), ``copy_`` (same shape, or broadcast) or ``fill_`` (a 0-d value)."""
-    from .creation import copy_
+    from .creation import _fill_tensor, copy_
 
     key = _split_key(key)
     target, advanced = _apply_basic(t, key)
@@ -288,7 +269,7 @@ def setitem(t: Tensor, key, value) -> None:
     if any(a is not None for a in advanced):
         index_put_(target, _expand_bool_masks(advanced), value)
     elif value._data.ndim == 0 and target._data.ndim != 0:
-        _fill_tensor_(target, value)
+        _fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3
     else:
         copy_(target, value)
 

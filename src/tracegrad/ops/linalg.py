@@ -1615,28 +1615,91 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
     return _into(result, out, "linalg_matrix_power")
 
 
+def _chain_order(shapes: list) -> list:
+    """PyTorch's ``matrix_chain_order`` (CLRS 15.2): ``split[i][j]`` is where the optimal product of
+    matrices i..j splits."""
+    n = len(shapes)
+    p = [shape[0] for shape in shapes] + [shapes[-1][1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain_product(ts: list, split: list, i: int, j: int) -> Tensor:
+    if i == j:
+        return ts[i]
+    right = _chain_product(ts, split, split[i][j] + 1, j)  # PyTorch's C++ builds the right operand first
+    return mm(_chain_product(ts, split, i, split[i][j]), right)
+
+
 def multi_dot(tensors, *, out=None) -> Tensor:
-    """Left-to-right chain of matmuls; a 1-D first (last) operand is a row (column) vector."""
-    from .views import squeeze, unsqueeze
+    """PyTorch's ``multi_dot_impl``: 1-D ends viewed as a row / column, the ``mm`` chain in the cheapest
+    order, then a ``view`` to the output shape (no squeeze)."""
+    from .shape_extra import _META_NAMES
+    from .views import unsqueeze, view
 
     ts = list(tensors)
-    if len(ts) < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
-    first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
-    if first_vec:
-        ts[0] = unsqueeze(ts[0], 0)
-    if last_vec:
-        ts[-1] = unsqueeze(ts[-1], -1)
-    result = ts[0]
-    for t in ts[1:]:
-        result = matmul(result, t)
-    if first_vec and last_vec:
-        result = squeeze(result, [0, 1])
-    elif first_vec:
-        result = squeeze(result, [0])
-    elif last_vec:
-        result = squeeze(result, [-1])
-    return _into(result, out, "linalg_multi_dot")
+    n = len(ts)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    out_shape = []
+    for k, (end, vector_dim) in enumerate((("first", 0), ("last", -1))):
+        i = k * (n - 1)
+        if ts[i].ndim == 1:
+            ts[i] = unsqueeze(ts[i], vector_dim)
+        elif ts[i].ndim == 2:
+            out_shape.append(ts[i].shape[k])
+        else:
+            raise RuntimeError(f"multi_dot(): the {end} tensor must be 1D or 2D but got {ts[i].ndim}D")
+    for i in range(1, n - 1):
+        if ts[i].ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {ts[i].ndim}D")
+    dtype = ts[0]._data.dtype
+    for i in range(1, n):
+        if ts[i]._data.dtype != dtype:
+            a, b = (_META_NAMES.get(d.name, d.name) for d in (dtype, ts[i]._data.dtype))
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is {a} and "
+                               f"tensor {i} {b}")
+        if ts[i - 1].shape[-1] != ts[i].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes {list(tensors[i - 1].shape)} "
+                               f"and {list(tensors[i].shape)} cannot be multiplied")
+    if n == 2:
+        result = mm(ts[0], ts[1])
+    elif n == 3:
+        a, b, c, d = ts[0].shape[0], ts[1].shape[0], ts[2].shape[0], ts[2].shape[1]
+        if a * c * (b + d) > b * d * (a + c):
+            result = mm(ts[0], mm(ts[1], ts[2]))
+        else:
+            result = mm(mm(ts[0], ts[1]), ts[2])
+    else:
+        result = _chain_product(ts, _chain_order([t.shape for t in ts]), 0, n - 1)
+    return _into(view(result, tuple(out_shape)), out, "linalg_multi_dot")
+
+
+def chain_matmul(*matrices, out=None) -> Tensor:
+    """Deprecated ``torch.chain_matmul``: ``multi_dot`` of matrices only (a single one is cloned)."""
+    from .._warnings import warn_once
+    from .creation import clone
+
+    warn_once("chain_matmul", "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. "
+              "Use torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+              "multiple parameters.")
+    for m in matrices:
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        return _into(clone(matrices[0]), out, "chain_matmul")
+    return multi_dot(matrices, out=out)
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
@@ -1687,7 +1750,7 @@ PUBLIC = {
     "det": linalg_det, "slogdet": linalg_slogdet, "logdet": logdet, "inverse": linalg_inv,
     "cholesky": cholesky, "cholesky_solve": cholesky_solve, "pinverse": pinverse,
     "matrix_power": matrix_power,
-    "svd": svd, "qr": qr, "chain_matmul": lambda *ms, out=None: multi_dot(ms, out=out),
+    "svd": svd, "qr": qr, "chain_matmul": chain_matmul,
 }
 
 METHODS = {

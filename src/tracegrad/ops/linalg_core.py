@@ -138,11 +138,9 @@ def _matmul(t1: Tensor, t2: Tensor) -> Tensor:
     if d1 == 2 and d2 == 1:
         return mv(t1, t2)
     if d1 == 1 and d2 == 2:
-        from .views import squeeze, unsqueeze
+        from .views import squeeze_, unsqueeze
 
-        # PyTorch squeezes in place (squeeze_, SqueezeBackward4); tracegrad's in-place view methods neither
-        # record that node nor carry forward-mode tangents, so this is the out-of-place squeeze.dim
-        return squeeze(mm(unsqueeze(t1, 0), t2), 0)
+        return squeeze_(mm(unsqueeze(t1, 0), t2), 0)  # in place, as PyTorch: SqueezeBackward4
     if _should_fold(t1, t2):
         return _matmul_fold(t1, t2)
     return _matmul_batched(t1, t2)

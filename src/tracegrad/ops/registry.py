@@ -441,6 +441,8 @@ def _attr_slot(names: list[str], attr: str):
         return ("list_sizes", names.index(attr[:-len("_sizes")]))
     if attr.endswith("_sym_sizes") and attr[:-len("_sym_sizes")] in names:
         return ("sizes", names.index(attr[:-len("_sym_sizes")]))
+    if attr.endswith("_geometry") and attr[:-len("_geometry")] in names:  # (sizes, strides, storage offset)
+        return ("geometry", names.index(attr[:-len("_geometry")]))
     raise ValueError(f"unknown attribute {attr!r}")
 
 
@@ -449,6 +451,9 @@ def _attr_value(args: tuple, slot):
         return args[slot]
     if slot[0] == "list_sizes":
         return tuple(tuple(t._data.shape) if isinstance(t, Tensor) else tuple(np.shape(t)) for t in args[slot[1]])
+    if slot[0] == "geometry":
+        t = args[slot[1]]
+        return tuple(t._data.shape), t.stride(), t.storage_offset()
     return tuple(args[slot[1]]._data.shape)
 
 

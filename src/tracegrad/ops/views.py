@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import builtins
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._util import wrap_dim, wrap_dims
 from .registry import defop
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
 
 # ---- shape helpers -------------------------------------------------------------------------------------
 
@@ -144,9 +149,13 @@ transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a
                   inverse=lambda base, src, d0, d1: transpose(src, d0, d1))
 
 
+def _t_error(ndim: int, name: str) -> RuntimeError:
+    return RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+
+
 def _t_kernel(a):
     if a.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+        raise _t_error(a.ndim, "t")
     return a.T
 
 
@@ -344,25 +353,89 @@ diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1)
                  inverse=lambda base, src, offset=0, dim1=0, dim2=1: diagonal_scatter(base, src, offset, dim1, dim2))
 
 
-def _as_strided_kernel(a, size, stride, storage_offset=None):
+def _storage(a: np.ndarray) -> np.ndarray:
+    """The array owning ``a``'s memory (a tensor's storage), followed through NumPy's chain of bases."""
     root = a
     while isinstance(root.base, np.ndarray):
         root = root.base
-    start = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize \
+    return root
+
+
+def _as_strided_kernel(a, size, stride, storage_offset=None):
+    size, stride = tuple(size), tuple(stride)
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)}")
+    root = _storage(a)
+    item = a.itemsize
+    offset = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // item \
         if storage_offset is None else storage_offset
-    flat = root.reshape(-1) if root.flags["C_CONTIGUOUS"] else np.ascontiguousarray(root).reshape(-1)
-    return np.lib.stride_tricks.as_strided(flat[start:], shape=tuple(size),
-                                           strides=tuple(s * a.itemsize for s in stride))
+    if 0 in size:
+        return np.empty(size, a.dtype)
+    needed = (offset + builtins.sum((n - 1) * st for n, st in zip(size, stride)) + 1) * item
+    if needed > root.nbytes:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {item} requiring a storage size of {needed} are out of bounds for storage "
+                           f"of size {root.nbytes}")
+    # the storage in memory order, without a copy for any dense layout (as PyTorch's storage)
+    flat = root.reshape(-1) if root.flags.c_contiguous else np.ravel(root, order="K")
+    return np.ndarray(size, a.dtype, buffer=flat, offset=offset * item, strides=tuple(st * item for st in stride))
+
+
+def _extent(size, stride, offset: int) -> int:
+    """One past the last storage element a strided geometry reaches (its offset if it has no elements)."""
+    if 0 in size:
+        return offset
+    return offset + builtins.sum((n - 1) * st for n, st in zip(size, stride)) + 1
+
+
+def _may_overlap(size, stride) -> bool:
+    """False only when no two elements of the geometry share memory (PyTorch's conservative test)."""
+    reach = 0
+    for n, st in sorted((p for p in zip(size, stride) if p[0] > 1), key=lambda p: p[1]):
+        if st <= reach:
+            return True
+        reach += (n - 1) * st
+    return False
+
+
+def _storage_index(base_size: int, size, stride, offset: int) -> np.ndarray:
+    """The storage index of each element of a strided geometry."""
+    positions = np.arange(base_size, dtype=np.int64)
+    return np.lib.stride_tricks.as_strided(positions[offset:], shape=tuple(size),
+                                           strides=tuple(st * 8 for st in stride)).reshape(-1)
 
 
 def _as_strided_vjp(ctx, g):
-    size, stride, offset = ctx.attrs
-    return as_strided_scatter(_zeros(ctx.input_shapes[0], g), g, size, stride, offset)
+    # As PyTorch's as_strided_backward, in storage coordinates: the gradient is written into a zero storage
+    # where the output's elements lie, and read back where the input's lie. Both geometries are relative to
+    # the storage, so the input may itself be a view at an offset.
+    size, stride, offset, (in_size, in_stride, in_offset) = ctx.attrs
+    offset = in_offset if offset is None else offset
+    shared = builtins.min(in_offset, offset)
+    in_offset, offset = in_offset - shared, offset - shared
+    base_size = builtins.max(_extent(in_size, in_stride, in_offset), _extent(size, stride, offset))
+    storage = _zeros((base_size,), g)
+    if _may_overlap(size, stride):  # elements written twice add up
+        from .._tensor import _wrap
+        from . import indexing
+
+        index = _wrap(_storage_index(base_size, size, stride, offset))
+        storage = indexing.index_put(storage, (index,), g.reshape(-1), True)
+    else:
+        storage = as_strided_scatter(storage, g, size, stride, offset)
+    if _may_overlap(in_size, in_stride):  # an input element read twice shares the gradient of its storage
+        from .._tensor import _wrap
+
+        count = np.bincount(_storage_index(base_size, in_size, in_stride, in_offset), minlength=base_size)
+        storage = storage / _wrap(np.maximum(count, 1).astype(g._data.dtype))
+    return as_strided(storage, in_size, in_stride, in_offset)
 
 
 as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
                    "-> Tensor(a)",
-                   _as_strided_kernel, vjp=_as_strided_vjp, attrs=("size", "stride", "storage_offset"))
+                   _as_strided_kernel, vjp=_as_strided_vjp,
+                   attrs=("size", "stride", "storage_offset", "self_geometry"))
 
 
 # ---- multi-output views ---------------------------------------------------------------------------------
@@ -546,3 +619,82 @@ alias = defop("alias(Tensor(a) self) -> Tensor(a)", lambda a: a.view(), vjp=lamb
 
 def _view_alias(t):
     return alias(t)
+
+
+# ---- in-place views --------------------------------------------------------------------------------------------
+#
+# ``t_``, ``squeeze_``...: the tensor itself takes the view's shape and strides. PyTorch gives each in-place
+# overload its own node class with the out-of-place formula (derivatives.yaml: ``squeeze_.dim`` is
+# SqueezeBackward4), and sets the tensor's history to it rather than rebasing it: an in-place view op on a view
+# leaves its base's history alone (no CopySlices). It bumps the version, and under forward AD transforms the
+# tangent in place too.
+
+_INPLACE_NODE: dict[type, type] = {}  # out-of-place view op's node class -> the in-place overload's
+
+
+def _inplace_node_class(op, name: str) -> None:
+    cls = type(name, (op.node_class,), {"__slots__": (), "_name": name})
+    cls.__module__ = op.node_class.__module__
+    _INPLACE_NODE[op.node_class] = cls
+
+
+for _op, _name in ((_squeeze_all, "SqueezeBackward3"), (_squeeze_dim, "SqueezeBackward4"),
+                   (_squeeze_dims, "SqueezeBackward5"), (unsqueeze, "UnsqueezeBackward1"), (t, "TBackward1"),
+                   (transpose, "TransposeBackward1"), (as_strided, "AsStridedBackward1")):
+    _inplace_node_class(_op, _name)
+del _op, _name
+
+
+def inplace_view(view_fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
+    """``name(self, *args)``, the in-place form of the view function ``view_fn`` (``squeeze_`` of ``squeeze``)."""
+
+    def inplace(self: Tensor, *args, **kwargs) -> Tensor:
+        from .._state import STATE
+        from ..autograd import views as view_tracking
+
+        if self._inference and not STATE.inference:
+            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
+                               "a clone to get a normal tensor before doing inplace update.See "
+                               "https://github.com/pytorch/rfcs/pull/17 for more details.")
+        if STATE.grad_enabled:
+            view_tracking.check_inplace(self, self._rg)  # leaf errors; also refreshes a stale view's grad_fn
+        tangent = None
+        if STATE.fw_grad_levels:
+            from ..autograd import forward_ad
+
+            tangent = forward_ad.get_tangent(self, forward_ad.current_level())
+            with forward_ad.fw_disabled():
+                new = view_fn(self, *args, **kwargs)
+        else:
+            new = view_fn(self, *args, **kwargs)  # records the out-of-place node, renamed below
+        self._data = new._data
+        self._bump_version()
+        if self._base is not None:
+            self._view_replay = new._view_replay  # index maps and replays see the new geometry
+            self.__dict__.pop("_view_index_cache", None)
+        node = new._gfn
+        if node is not None:
+            node.__class__ = _INPLACE_NODE.get(node.__class__, node.__class__)
+            # (a retains_grad hook stays on the old grad_fn: PyTorch's set_history does not move it)
+            self._gfn, self._output_nr, self._rg = node, new._output_nr, True
+            if self._base is not None:
+                self._view_version = self._vc[0]  # torch's set_history: the new grad_fn is current
+        if tangent is not None:
+            inplace(tangent, *args, **kwargs)
+        return self
+
+    inplace.__name__ = inplace.__qualname__ = name
+    return inplace
+
+
+def _t_checked(self: Tensor) -> Tensor:
+    if self._data.ndim > 2:
+        raise _t_error(self._data.ndim, "t_")  # the error names the in-place method, as in PyTorch
+    return t(self)
+
+
+squeeze_ = inplace_view(squeeze, "squeeze_")
+unsqueeze_ = inplace_view(unsqueeze, "unsqueeze_")
+t_ = inplace_view(_t_checked, "t_")
+transpose_ = inplace_view(transpose, "transpose_")
+as_strided_ = inplace_view(as_strided, "as_strided_")

@@ -1,0 +1,231 @@
+"""In-place view methods (``squeeze_``, ``unsqueeze_``, ``t_``, ``transpose_``, ``swapdims_``, ``swapaxes_``,
+``as_strided_``) against PyTorch: each overload records its own node class (SqueezeBackward3/4/5,
+UnsqueezeBackward1, TBackward1, TransposeBackward1, AsStridedBackward1) and *sets* the tensor's history (an
+in-place view of a view leaves its base's history alone); versions, ``_base``, errors and forward-mode
+tangents are torch's."""
+
+from __future__ import annotations
+
+import pytest
+from _lib import np, recorded_graph, run_both
+
+VALUES = np.random.default_rng(0).random((3, 1, 4))
+
+INPLACE = {
+    "squeeze_": lambda x: x.squeeze_(),
+    "squeeze_dim": lambda x: x.squeeze_(1),
+    "squeeze_dim_kw": lambda x: x.squeeze_(dim=-2),
+    "squeeze_dims": lambda x: x.squeeze_((1,)),
+    "unsqueeze_": lambda x: x.unsqueeze_(0),
+    "unsqueeze_last": lambda x: x.unsqueeze_(-1),
+    "t_": lambda x: x.squeeze_(1).t_(),
+    "transpose_": lambda x: x.transpose_(0, 2),
+    "swapdims_": lambda x: x.swapdims_(0, 1),
+    "swapaxes_": lambda x: x.swapaxes_(-1, 0),
+    "as_strided_": lambda x: x.as_strided_((2, 2), (1, 2)),
+    "as_strided_offset": lambda x: x.as_strided_((2, 2), (1, 2), 1),
+}
+
+
+def _state(x) -> tuple:
+    return tuple(x.shape), x.stride(), x.storage_offset(), x._version, x.is_contiguous()
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_view_of_a_nonleaf(name: str):
+    """Same tensor back, torch's node (one edge, to the old history), shape, strides, version and gradient."""
+
+    def program(lib):
+        a = lib.tensor(VALUES, requires_grad=True)
+        c = a.clone()
+        out = INPLACE[name](c)
+        graph = recorded_graph([c])
+        (c * lib.arange(c.numel(), dtype=c.dtype).reshape(c.shape)).sum().backward()
+        return out is c, graph, _state(c), c._is_view(), a.grad.numpy().round(6).tolist()
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_view_of_a_view(name: str):
+    """On a view the node is set on the view (no CopySlices on the base), which stays its ``_base``."""
+
+    def program(lib):
+        a = lib.tensor(VALUES, requires_grad=True)
+        c = a.clone()
+        v = c[1:]
+        before = c._version
+        INPLACE[name](v)
+        graphs = recorded_graph([v]), recorded_graph([c])
+        (v.sum() * 2 + (c * c).sum()).backward()
+        return v._base is c, before, _state(v), c._version, graphs, a.grad.numpy().round(6).tolist()
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+def test_a_later_write_through_the_reshaped_view_reaches_the_base():
+    def program(lib):
+        a = lib.tensor(VALUES[:, 0], requires_grad=True)
+        c = a.clone()
+        v = c[1:]
+        v.t_()
+        v.mul_(lib.arange(8.0, dtype=v.dtype).reshape(4, 2))
+        c.sum().backward()
+        return recorded_graph([c]), recorded_graph([v]), c.detach().numpy().round(6).tolist(), a.grad.tolist()
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+def test_no_grad_and_plain_tensors_bump_the_version_only():
+    def program(lib):
+        a = lib.tensor(VALUES, requires_grad=True)
+        with lib.no_grad():
+            a.squeeze_()
+        b = lib.tensor(VALUES)
+        b.transpose_(0, 1)
+        return _state(a), a.is_leaf, a.grad_fn, _state(b), b.requires_grad
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+def test_retain_grad_stays_with_the_old_history():
+    """PyTorch's set_history does not move a retains_grad hook: ``.grad`` has the pre-squeeze shape."""
+
+    def program(lib):
+        a = lib.tensor(VALUES, requires_grad=True)
+        c = a.clone()
+        c.retain_grad()
+        c.squeeze_()
+        (c * 2).sum().backward()
+        return tuple(c.grad.shape), c.grad.numpy().tolist()
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor(VALUES, requires_grad=True),
+    lambda lib: lib.tensor(VALUES, requires_grad=True)[0],
+    lambda lib: lib.tensor(VALUES, requires_grad=True).clone().squeeze(1).unbind()[0],
+], ids=["leaf", "view_of_leaf", "multi_output_view"])
+@pytest.mark.parametrize("name", ["squeeze_", "t_", "transpose_", "as_strided_"])
+def test_errors_are_torchs(make, name: str):
+    def program(lib):
+        x = make(lib)
+        with pytest.raises(RuntimeError) as e:
+            INPLACE[name](x)
+        return str(e.value), tuple(x.shape), x._version
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+def test_argument_errors_are_torchs():
+    def program(lib):
+        errors = []
+        for call in (lambda: lib.ones(2, 3, 4).t_(), lambda: lib.ones(6).as_strided_((3, 3), (1, 2), 1),
+                     lambda: lib.ones(6).as_strided_((2,), (-1,))):
+            with pytest.raises(RuntimeError) as e:
+                call()
+            errors.append(str(e.value))
+        with lib.inference_mode():
+            x = lib.ones(2, 1)
+        with pytest.raises(RuntimeError) as e:
+            x.squeeze_()
+        return errors, str(e.value)
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+def test_a_saved_tensor_sees_the_version_bump():
+    def program(lib):
+        y = lib.tensor(VALUES, requires_grad=True).clone()
+        z = y.sin()
+        y.squeeze_()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as e:
+            z.sum().backward()
+        return "is at version 1; expected version 0" in str(e.value)
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_forward_ad_transforms_the_tangent_in_place(name: str):
+    """The tangent is the same object, transformed like the primal (torch: ``self_t.squeeze_()``)."""
+
+    def program(lib):
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level():
+            dual = fwad.make_dual(lib.tensor(VALUES), lib.tensor(VALUES * 10))
+            before = fwad.unpack_dual(dual).tangent
+            INPLACE[name](dual)
+            after = fwad.unpack_dual(dual).tangent
+            return after is before, tuple(after.shape), after.stride(), after.numpy().round(6).tolist()
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+def test_forward_ad_through_a_view_and_a_later_write():
+    def program(lib):
+        fwad = lib.autograd.forward_ad
+        with fwad.dual_level():
+            dual = fwad.make_dual(lib.tensor(VALUES), lib.tensor(VALUES * 10))
+            v = dual[0]
+            v.unsqueeze_(0)
+            shape = tuple(fwad.unpack_dual(v).tangent.shape)
+            v.mul_(2)
+            return shape, fwad.unpack_dual(dual).tangent.numpy().round(6).tolist()
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+def test_forward_ad_with_a_recorded_graph():
+    """A dual tensor that requires grad: the node is the in-place overload's and the tangent follows."""
+
+    def program(lib):
+        fwad = lib.autograd.forward_ad
+        x = lib.tensor(VALUES, requires_grad=True)
+        with fwad.dual_level():
+            dual = fwad.make_dual(x.clone(), lib.tensor(VALUES * 10))
+            dual.squeeze_(1).t_()
+            out = lib.matmul(dual[0], dual.t())  # 1-D @ 2-D ends with squeeze_(0) (SqueezeBackward4)
+            tangent = fwad.unpack_dual(out).tangent
+            return (recorded_graph([dual]), recorded_graph([out]), tangent.requires_grad,
+                    tangent.detach().numpy().round(6).tolist())
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+AS_STRIDED_OF_A_VIEW = {
+    "offset_view": lambda b: b[1:, 2:].as_strided((2, 3), (3, 1), 5),
+    "overlapping_output": lambda b: b[1:].as_strided((3, 3), (1, 1)),
+    "strided_input": lambda b: b[:, ::2].as_strided((2, 2), (2, 1)),
+    "transposed_input_zero_stride": lambda b: b.t()[1:].as_strided((4, 2), (0, 1), 3),
+    "expanded_input": lambda b: b.expand(2, 4, 6)[1].as_strided((2, 2), (1, 2)),
+    "offset_before_the_input": lambda b: b[2:].as_strided((2, 2), (1, 2), 0),
+}
+
+
+@pytest.mark.parametrize("name", AS_STRIDED_OF_A_VIEW)
+def test_as_strided_gradient_is_taken_in_storage_coordinates(name: str):
+    """as_strided's sizes, strides and offset address the storage, not the input view: its gradient lands
+    where the output's elements lie in the storage, read back through the input's own geometry."""
+
+    def program(lib):
+        a = lib.arange(24.0, dtype=lib.float64).reshape(4, 6).requires_grad_()
+        v = AS_STRIDED_OF_A_VIEW[name](a * 1)
+        weights = lib.arange(float(v.numel()), dtype=lib.float64).reshape(v.shape) + 1
+        (v * weights).sum().backward()
+        return a.grad.numpy().tolist()
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
