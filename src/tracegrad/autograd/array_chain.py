@@ -20,6 +20,9 @@ from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _new
 from .accumulate import accumulate_into, runs_on_arrival
+from .saved import _FREED as _SAVED_FREED
+from .saved import _NONE as _SAVED_NONE
+from .saved import SavedTensor
 
 _ndarray = np.ndarray
 _asarray = np.asarray
@@ -65,18 +68,26 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
     values already released, its successors' dependencies not yet counted down); otherwise a node that must
     run the usual way, with its input gradients (its rule declined)."""
     gd = grad._data
-    state = STATE
     # Nothing is queued or buffered inside this loop, so whether it may go on past a node depends on the
     # queue only through whether it was empty on entry.
     alone = not heap
+    observed = STATE.observed  # (rules run no user code: nobody can start observing meanwhile)
     while True:
         res = fn._array_rule(fn, gd)
         if res is None:
             return fn, [as_tensor(gd, grad)], False
-        if state.observed:  # after the rule, so a declined node is not reported twice (rules run no user code)
+        if observed:  # after the rule, so a declined node is not reported twice (rules run no user code)
             _emit_event("node_executed", node=fn)
         if not keep_graph:
-            fn.release_variables()
+            # OpNode.release_variables outside special mode, inlined (every array rule is an OpNode's)
+            for s in fn._saved:
+                if s.__class__ is SavedTensor:
+                    if s._kind != _SAVED_NONE:
+                        s._kind = _SAVED_FREED
+                        s._ref = s._extra = None
+                elif s.__class__ is list:
+                    fn.release_variables()  # a saved Tensor[] (releasing twice is harmless)
+                    break
         # Go on only along a single gradient to a node that is ready now and runs the same way.
         if len(res) == 1:
             i = 0
@@ -91,8 +102,7 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
         nxt = fn._edges[i][0]
         d = res[i]
         if (nxt is None or d is None or deps[nxt] != 1 or (buffers and nxt in buffers)
-                or not (alone and nxt._array_rule is not None and not nxt._hooked and nxt._n_out == 1
-                        or runs_on_arrival(nxt))):
+                or not (alone and nxt._array_rule is not None and not nxt._hooked or runs_on_arrival(nxt))):
             return fn, as_tensors(res, grad), True
         if not fn._keeps_meta:
             meta = fn._in_meta
@@ -102,7 +112,7 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
         deps[nxt] = 0
         if nxt._array_rule is None:
             # A leaf's AccumulateGrad, run on arrival as the general loop would (see engine.py); nothing follows it.
-            if state.observed:
+            if observed:
                 _emit_event("node_executed", node=nxt)
             accumulate_into(nxt.variable, as_tensor(d, grad))
             return nxt, [], True

@@ -102,16 +102,16 @@ def planned_execution_order(task: GraphTask) -> list:
 def compute_dependencies(root: Node) -> dict:
     deps: dict = {}
     stack = [root]
+    pop, push = stack.pop, stack.append
     while stack:
-        fn = stack.pop()
-        for nxt, _ in fn._edges:
+        for nxt, _ in pop()._edges:
             if nxt is None:
                 continue
             if nxt in deps:  # seen before (the root has no incoming edge, so it never appears here)
                 deps[nxt] += 1
             else:
                 deps[nxt] = 1
-                stack.append(nxt)
+                push(nxt)
     return deps
 
 

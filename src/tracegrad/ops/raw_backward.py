@@ -99,13 +99,6 @@ def _log_softmax_rule(node, gd: np.ndarray):
     return (_subtract(gd, e, out=e),)
 
 
-def _factor(gd: np.ndarray, saved):
-    """The other operand of a product as the dispatched ``g * other`` would see it, or None (fall back)."""
-    if saved.__class__ is float:
-        return saved if gd.dtype.kind == "f" else None
-    return plain_array(saved, gd)
-
-
 def _mul_rule(node, gd: np.ndarray):
     needs = node._needs
     if needs is None:
@@ -114,13 +107,16 @@ def _mul_rule(node, gd: np.ndarray):
     else:
         need_a, need_b = needs
     sa, sb = node._saved
+    # Each factor as the dispatched ``g * other`` would see it: a saved array of ``gd``'s float dtype, or a
+    # Python float (a number operand) when ``gd`` is a float array; else None (fall back). Written out rather
+    # than a helper: this rule runs for every product of a chain.
     if need_b:
-        a = _factor(gd, sa)
+        a = plain_array(sa, gd) if sa.__class__ is not float else (sa if gd.dtype.kind == "f" else None)
         if a is None:
             return None
         if not need_a:
             return (None, _multiply(gd, a))
-    b = _factor(gd, sb)
+    b = plain_array(sb, gd) if sb.__class__ is not float else (sb if gd.dtype.kind == "f" else None)
     if b is None:
         return None
     return (_multiply(gd, b), _multiply(gd, a) if need_b else None)
@@ -129,7 +125,11 @@ def _mul_rule(node, gd: np.ndarray):
 def _add_rule(node, gd: np.ndarray):
     if node._attrs[0] != 1:
         return None
-    need_a, need_b = _needs2(node)
+    needs = node._needs  # (_needs2, inlined)
+    if needs is None:
+        e0, e1 = node._edges
+        return (gd if e0[0] is not None else None, gd if e1[0] is not None else None)
+    need_a, need_b = needs
     return (gd if need_a else None, gd if need_b else None)  # the gradient itself, as the dispatched rule
 
 
@@ -219,6 +219,8 @@ KEEPS_META = (sin, cos, exp, tanh, relu)
 
 def install() -> None:
     for op, rule in RULES.items():
+        # the array loop (autograd/array_chain.py) relies on it: a node with a rule has one output
+        assert op.n_returns == 1 and not op.returns_list, op.name
         op.node_class._array_rule = staticmethod(rule)
         op.node_class.apply = _apply_with(rule)
     for op in KEEPS_META:
