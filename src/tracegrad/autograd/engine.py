@@ -19,7 +19,8 @@ import numpy as np
 
 from .._events import emit as _emit_event
 from .._state import STATE
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
+from ..ops._util import sum_to_shape
 from . import array_chain
 from .accumulate import AccumulateGrad, accumulate_into, runs_on_arrival
 from .node import GraphRoot, Node, collect_hook_fns
@@ -575,6 +576,9 @@ def _reduce_to_shape(fn: Node, i: int, g: Tensor, shape: tuple) -> Tensor:
     if not _expandable(shape, gshape):
         raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
                            f"{list(gshape)} but expected shape compatible with {list(shape)}")
+    if not STATE.grad_enabled and not STATE.special:
+        # a plain backward records nothing: the sum's kernel alone (``sum_to_size`` composes sum and view)
+        return _wrap(sum_to_shape(g._data, shape))
     return F.sum_to_size(g, shape)
 
 

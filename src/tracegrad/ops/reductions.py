@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ._util import sum_to_shape, wrap_dims
+from ._util import wrap_dims
 from .registry import defop
 
 
@@ -14,18 +14,6 @@ def _dims_arg(dim, ndim: int):
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         return None
     return wrap_dims(dim, ndim) if ndim else None
-
-
-def _sum_kernel(a, dim=None, keepdim=False, dtype=None):
-    axes = _dims_arg(dim, a.ndim)
-    if dtype is None and a.dtype.kind in "bui":
-        dtype = np.int64
-    if a.__class__ is np.ndarray:  # what np.sum runs for an ndarray, minus its Python-level dispatch
-        return _add_reduce(a, axis=axes, dtype=dtype, keepdims=keepdim)
-    return np.sum(a, axis=axes, keepdims=keepdim, dtype=dtype)
-
-
-_add_reduce = np.add.reduce
 
 
 def expand_reduced_grad(g, input_shape: tuple, dim, keepdim: bool):
@@ -43,14 +31,14 @@ def expand_reduced_grad(g, input_shape: tuple, dim, keepdim: bool):
     return expand(g, input_shape)
 
 
-def _sum_vjp(ctx, g):
-    dim, keepdim = ctx.attrs
-    return expand_reduced_grad(g, ctx.input_shapes[0], dim, keepdim)
+def sum(self, dim=None, keepdim: bool = False, dtype=None):
+    """The sum backward formulas call (``dtype`` positional), recorded as the public ``sum``: SumBackward0
+    for a full sum, SumBackward1 (``sum.dim_IntList``) over dimensions, as in PyTorch."""
+    from .reductions_extra import _sum_dim, _sum_full
 
-
-sum = defop("sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-            _sum_kernel, vjp=_sum_vjp, attrs=("dim", "keepdim"),
-            jvp=lambda args, outs, ts: sum(ts[0], *args[1:]))
+    if dim is None and not keepdim:
+        return _sum_full(self, dtype=dtype)
+    return _sum_dim(self, dim, keepdim, dtype=dtype)
 
 
 def _mean_kernel(a, dim=None, keepdim=False, dtype=None):
@@ -78,17 +66,24 @@ mean = defop("mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, Sca
              jvp=lambda args, outs, ts: mean(ts[0], *args[1:]))
 
 
-def _sum_to_size_kernel(a, size):
-    return sum_to_shape(a, tuple(size))
+def sum_to_size(self, size) -> object:
+    """``self`` summed down to ``size`` as PyTorch's ``sum_to`` does, and so recorded as in PyTorch: a sum over
+    the broadcast dimensions kept as size 1 (SumBackward1), then a view dropping the leading ones
+    (ViewBackward0); a full sum (SumBackward0) for size ``()``; ``self`` itself when nothing is reduced. The
+    engine reduces broadcast gradients with it, as PyTorch's engine does with ``sum_to``."""
+    shape = tuple(size)
+    have = self._data.shape
+    lead = len(have) - len(shape)
+    if lead < 0 or any(s != 1 and s != h for s, h in zip(shape, have[lead:])):
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(have)}}}.")
+    from .reductions_extra import sum as public_sum  # (this module's ``sum`` is not named as PyTorch's)
+    from .views import view
 
-
-def _sum_to_size_vjp(ctx, g):
-    from .views import expand
-
-    return expand(g, ctx.input_shapes[0])
-
-
-sum_to_size = defop("sum_to_size(Tensor self, SymInt[] size) -> Tensor", _sum_to_size_kernel, vjp=_sum_to_size_vjp)
+    if not shape:
+        return public_sum(self)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1)
+    out = public_sum(self, dims, True) if dims else self
+    return view(out, shape) if lead else out
 
 
 METHODS = {"sum": sum, "mean": mean, "sum_to_size": lambda self, *size: sum_to_size(self, _sizes(size))}

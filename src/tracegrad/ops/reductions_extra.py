@@ -143,7 +143,12 @@ def _sum_kernel(a, dim=None, keepdim=False, dtype=None):
     dt = _np_dtype(dtype)
     if dt is None and a.dtype.kind in "bui":
         dt = np.dtype(np.int64)
+    if a.__class__ is np.ndarray:  # what np.sum runs for an ndarray, minus its Python-level dispatch
+        return np.asarray(_add_reduce(a, axis=_dims_arg(dim, a.ndim), dtype=dt, keepdims=keepdim))
     return np.asarray(np.sum(a, axis=_dims_arg(dim, a.ndim), keepdims=keepdim, dtype=dt))
+
+
+_add_reduce = np.add.reduce
 
 
 def _sum_full_kernel(a, dtype=None):
