@@ -15,7 +15,8 @@ import itertools
 
 class _State:
     __slots__ = ("grad_enabled", "special", "_stack", "observed", "observed_ops", "_anomaly", "_inference",
-                 "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq")
+                 "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq",
+                 "in_formula")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -30,6 +31,9 @@ class _State:
         self.saved_hooks: list = []  # saved_tensors_hooks (pack, unpack) stack
         self.saved_hooks_disabled: str | None = None  # message when disable_saved_tensors_hooks is active
         self.engine_depth = 0  # reentrant backward depth
+        # A built-in backward formula is being recorded (create_graph): its numbers are PyTorch's C++ Scalars
+        # (ops/scalar_overloads.py)
+        self.in_formula = False
         self._seq = itertools.count()
 
     def refresh(self) -> None:

@@ -227,7 +227,11 @@ class SavedTensor:
         fw = self._extra[6] if len(self._extra) > 6 else None
         if STATE.observed:
             _emit_event("hook", kind="unpack", node=node, hook=unpack, output_nr=None, tensor=None)
-        result = unpack(self._ref)
+        formula, STATE.in_formula = STATE.in_formula, False  # user code: its numbers are Python's again
+        try:
+            result = unpack(self._ref)
+        finally:
+            STATE.in_formula = formula
         if not isinstance(result, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                             f"{type(result).__name__}")

@@ -61,6 +61,19 @@ def _saved_values(plan: tuple, full: tuple, out: Tensor) -> tuple:
     return tuple(saved)
 
 
+# PyTorch's backward formulas are C++, where ``grad * 2`` is ``mul.Scalar`` (MulBackward1) rather than the
+# ``mul.Tensor`` of Python's ``t * 2``. While a built-in formula records (``STATE.in_formula``, set by
+# ``OpNode.apply`` under create_graph), a number operand selects the op's ``.Scalar`` overload from this table,
+# which ops/scalar_overloads.py fills.
+SCALAR_OVERLOADS: dict = {}
+
+
+def formula_scalar(op, general, a: Tensor, number):
+    """``op(a, number)`` inside a built-in backward formula: the ``.Scalar`` overload where PyTorch has one."""
+    overload = SCALAR_OVERLOADS.get(op)
+    return overload(a, number) if overload is not None else general(op, a, number)
+
+
 def unary(op):
     """``op(a)`` for a Tensor ``a``; the returned function is the op's ``__call__``."""
     from .registry import OpDef
@@ -151,6 +164,8 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
     def slow(a, b):
         if dunder and not isinstance(b, _OPERANDS):
             return NotImplemented
+        if state.in_formula and (b.__class__ is float or b.__class__ is int) and a.__class__ is Tensor:
+            return formula_scalar(op, general, a, b)
         return general(op, a, b)
 
     def call(self, *args, **kwargs):
@@ -172,10 +187,14 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             # Same float dtypes: NumPy's ufunc gives PyTorch's result dtype (integer division does not).
             direct = ufunc is not None and adt is bd.dtype and (adt is _F32 or adt is _F64 or adt.kind == "f")
         elif bc is float and numbers:
+            if state.in_formula:
+                return formula_scalar(op, general, a, b)
             bd = b
             brg = False
             direct = ufunc is not None and (adt is _F32 or adt is _F64 or adt.kind == "f")
         elif bc is int and numbers:
+            if state.in_formula:
+                return formula_scalar(op, general, a, b)
             bd = b
             brg = False
             direct = False

@@ -39,6 +39,17 @@ class OpNode(Node):
     _op: OpDef
 
     def apply(self, grads):
+        state = STATE
+        if not state.grad_enabled or state.in_formula or state._stack:
+            return self._formula(grads)
+        # create_graph: the formula records, with numbers as C++ Scalars (see fastpath.SCALAR_OVERLOADS)
+        state.in_formula = True
+        try:
+            return self._formula(grads)
+        finally:
+            state.in_formula = False
+
+    def _formula(self, grads):
         op = self._op
         if self._n_out == 1:
             g = grads[0]

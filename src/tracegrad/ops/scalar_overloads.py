@@ -4,13 +4,15 @@ PyTorch's composite operators (cross-entropy with label smoothing, pairwise dist
 divide by C++ numbers, which selects the ``mul.Scalar``/``add.Scalar``/``div.Scalar`` overloads: their nodes
 are ``MulBackward1``, ``AddBackward1`` and ``DivBackward1``, and MulBackward1/DivBackward1 keep the number as
 ``_saved_other``. tracegrad's versions of those composites call the operators here, so the graph a user sees is
-PyTorch's. Python code never reaches them in either library: ``t * 0.5`` wraps the number and calls ``mul.Tensor``
-(``MulBackward0``).
+PyTorch's. The backward formulas are C++ too: while one records under create_graph, ``mul``/``add``/``sub``/``div``
+with a number operand route here (``fastpath.SCALAR_OVERLOADS``). User code never reaches them in either library:
+``t * 0.5`` wraps the number and calls ``mul.Tensor`` (``MulBackward0``).
 """
 
 from __future__ import annotations
 
-from .pointwise import add, div, mul
+from .fastpath import SCALAR_OVERLOADS
+from .pointwise import add, div, mul, sub
 from .registry import defop
 
 
@@ -41,3 +43,7 @@ add_scalar = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Ten
                    vjp=lambda ctx, g: g, jvp=lambda args, outs, tangents: tangents[0], node_name="AddBackward1")
 div_scalar = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", div.kernel, vjp=_div_scalar_vjp,
                    jvp=_div_scalar_jvp, attrs=("other",), node_name="DivBackward1")
+sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", sub.kernel,
+                   vjp=lambda ctx, g: g, jvp=lambda args, outs, tangents: tangents[0], node_name="SubBackward1")
+
+SCALAR_OVERLOADS.update({mul: mul_scalar, add: add_scalar, sub: sub_scalar, div: div_scalar})
