@@ -122,9 +122,9 @@ def _isnan(t: Tensor) -> Tensor:
 
 
 def _zero_where(mask: Tensor, t: Tensor) -> Tensor:
-    from .pointwise import where
+    from .shape_extra import masked_fill_scalar
 
-    return where(mask, 0.0, t)
+    return masked_fill_scalar(t, mask, 0)  # PyTorch's formulas: ``t.masked_fill_(mask, 0)`` (MaskedFillBackward0)
 
 
 def _scaled(t: Tensor, s) -> Tensor:

@@ -58,12 +58,19 @@ def keepdim_shape(shape: tuple, dim) -> tuple:
 
 
 def restore_dims(t: Tensor, input_shape: tuple, dim, keepdim: bool) -> Tensor:
-    """A reduction's result (or its gradient) reshaped to keep the reduced dims as size 1."""
+    """A reduction's result (or its gradient) with the reduced dims back as size 1, so that it broadcasts
+    against the input. As PyTorch's formulas (``unsqueeze_multiple``): one unsqueeze per reduced dim, in
+    increasing order; the 0-d result of a full reduction broadcasts as it is."""
     if keepdim or not input_shape:
         return t
-    from .views import reshape
+    axes = _dims_arg(dim, len(input_shape))
+    if axes is None:
+        return t
+    from .views import unsqueeze
 
-    return reshape(t, keepdim_shape(input_shape, dim))
+    for d in sorted(axes):
+        t = unsqueeze(t, d)
+    return t
 
 
 def _expand_grad(g: Tensor, input_shape: tuple, dim, keepdim: bool) -> Tensor:
