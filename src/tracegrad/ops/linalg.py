@@ -121,12 +121,6 @@ def _isnan(t: Tensor) -> Tensor:
     return ne(t, t)
 
 
-def _zero_where(mask: Tensor, t: Tensor) -> Tensor:
-    from .shape_extra import masked_fill_scalar
-
-    return masked_fill_scalar(t, mask, 0)  # PyTorch's formulas: ``t.masked_fill_(mask, 0)`` (MaskedFillBackward0)
-
-
 def _scaled(t: Tensor, s) -> Tensor:
     from .pointwise import mul
 
@@ -905,6 +899,7 @@ def _vector_norm_kernel(a, ord=2, dim=None, keepdim=False, dtype=None):
 
 def _vector_norm_vjp(ctx, g):
     from .pointwise import div, eq, logical_or, mul, pow
+    from .reductions_extra import zero_fill
 
     x, norm = ctx.saved_tensors
     ord, dim, keepdim, _dtype = ctx.attrs
@@ -920,17 +915,17 @@ def _vector_norm_vjp(ctx, g):
     if ord == 1:
         return mul(_sgn(x), g)
     if ord == 2:
-        return mul(g, _zero_where(eq(norm, 0), div(x, norm)))
+        return mul(g, zero_fill(eq(norm, 0), div(x, norm)))
     if np.isinf(ord):
         ax = _abs(x)
         mask = logical_or(eq(ax, norm), _isnan(ax))
         red = list(range(len(shape))) if dims is None else dims
         return mul(_sgn(x), mul(div(g, _sum(mask, red, True)), mask))
     if ord < 1:
-        scaled = mul(_sgn(x), _zero_where(eq(x, 0), pow(_abs(x), ord - 1)))
+        scaled = mul(_sgn(x), zero_fill(eq(x, 0), pow(_abs(x), ord - 1)))
         return mul(mul(scaled, g), pow(norm, 1 - ord))
     base = mul(_sgn(x), pow(_abs(x), ord - 1)) if ord < 2 else mul(x, pow(_abs(x), ord - 2))
-    return mul(base, _zero_where(eq(norm, 0), div(g, pow(norm, ord - 1))))
+    return mul(base, zero_fill(eq(norm, 0), div(g, pow(norm, ord - 1))))
 
 
 linalg_vector_norm = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, "

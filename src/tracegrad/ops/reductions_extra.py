@@ -97,11 +97,12 @@ def _isnan(t: Tensor) -> Tensor:
     return ne(t, t)
 
 
-def _zero_fill(mask: Tensor, t: Tensor) -> Tensor:
-    """``t`` with zeros where ``mask`` holds (PyTorch's masked_fill_(mask, 0) in backward formulas)."""
-    from .pointwise import where
+def zero_fill(mask: Tensor, t: Tensor) -> Tensor:
+    """``t`` with zeros where ``mask`` holds: PyTorch's ``masked_fill_(mask, 0)`` in backward formulas, recorded
+    as MaskedFillBackward0."""
+    from .shape_extra import masked_fill_scalar
 
-    return where(mask, 0.0, t)
+    return masked_fill_scalar(t, mask, 0)
 
 
 def _any_true(mask: Tensor) -> bool:
@@ -242,7 +243,10 @@ def _nansum_kernel(a, dim=None, keepdim=False, dtype=None):
 def _nansum_vjp(ctx, g):
     (x,) = ctx.saved_tensors
     dim, keepdim = ctx.attrs
-    return _zero_fill(_isnan(x), _expand_grad(g, ctx.input_shapes[0], dim, keepdim))
+    from .pointwise import logical_not, mul
+
+    # PyTorch's nansum_backward: sum's gradient times ``~isnan(self)``
+    return mul(_expand_grad(g, ctx.input_shapes[0], dim, keepdim), logical_not(_isnan(x)))
 
 
 nansum = defop("nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) "
@@ -658,21 +662,31 @@ def _std_mean_kernel(a, dim=None, correction=None, keepdim=False):
 
 
 def _var_backward(g: Tensor, x: Tensor, dim, correction, keepdim: bool) -> Tensor:
-    """d var / dx = 2 (x - mean) / (N - correction), with ``g`` brought back to x's shape."""
-    from .pointwise import div, mul, sub
+    """d var / dx = 2 (x - mean) / (N - correction), composed as PyTorch's var_backward: ``(2 / dof) * g``
+    (a C++ Scalar: MulBackward1) times the centred input; a full reduction (or a 0-d input) uses the full mean,
+    a reduction over ``dim`` brings ``g`` back with one unsqueeze per dim (only for inputs of 2+ dims: a 0-d
+    gradient broadcasts) and the mean over ``dim`` kept."""
+    from .pointwise import eq, mul, sub, where
 
     shape = tuple(x.shape)
     corr = 1 if correction is None else correction
-    n = _count(shape, dim)
-    dims = list(_axes(dim, len(shape)))
-    centered = sub(x, mean(x, dims, True)) if shape else sub(x, x)
-    return mul(restore_dims(g, shape, dim, keepdim), div(mul(centered, 2.0), builtins.max(n - corr, 0)))
+    if not shape or _dims_arg(dim, len(shape)) is None:
+        dof = math.prod(shape) - corr
+        if dof <= 0:  # 2 / 0: infinite, or NaN where x equals its mean (inf * 0), as PyTorch
+            return mul(g, where(eq(x, mean(x)), math.nan, math.inf))
+        return mul(mul(g, 2.0 / dof), sub(x, mean(x)))
+    if not keepdim and len(shape) > 1:
+        g = restore_dims(g, shape, dim, keepdim)
+    dof = _count(shape, dim) - corr
+    scale = 2.0 / dof if dof > 0 else math.inf  # (PyTorch's SymFloat division: 2 / 0 is inf)
+    return mul(mul(g, scale), sub(x, mean(x, dim, True)))
 
 
 def _std_to_var_grad(g: Tensor, std: Tensor) -> Tensor:
+    """PyTorch's std_backward: ``(g / (std * 2)).masked_fill_(std == 0, 0)``, then var's backward."""
     from .pointwise import div, eq, mul
 
-    return _zero_fill(eq(std, 0), div(g, mul(std, 2.0)))
+    return zero_fill(eq(std, 0), div(g, mul(std, 2.0)))
 
 
 def _var_vjp(ctx, g):
