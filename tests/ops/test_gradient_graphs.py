@@ -25,16 +25,6 @@ COMPOSED = ("tracegrad's backward formula is composed differently from PyTorch's
             "another order), though its values and derivatives agree")
 
 KNOWN_DIFFERENT = {
-    "exp2": COMPOSED,
-    "rsqrt": COMPOSED,
-    "cos": COMPOSED,
-    "tan": COMPOSED,
-    "asin": COMPOSED,
-    "acos": COMPOSED,
-    "erf": COMPOSED,
-    "erfc": COMPOSED,
-    "reciprocal": COMPOSED,
-    "logit": COMPOSED,
     "addcdiv": COMPOSED,
     "atan2": MASKED_FILL,
     "hypot": COMPOSED,

@@ -260,8 +260,8 @@ def _sin_vjp(ctx, g):
 
 def _cos_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    d = sin(x)
-    return -(g * (d if d._data.dtype.kind != "c" else _conj(d)))
+    d = neg(sin(x))  # PyTorch: grad * -self.sin().conj()
+    return mul(g, d if d._data.dtype.kind != "c" else _conj(d))
 
 
 sin, sin_ = unary_float("sin", np.sin, _sin_vjp, jvp=lambda args, outs, ts: mul(ts[0], cos(args[0])))

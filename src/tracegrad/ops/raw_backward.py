@@ -62,7 +62,7 @@ def _cos_rule(node, gd: np.ndarray):
     x = plain_array(node._saved[0], gd)
     if x is None:
         return None
-    return (_negative(_multiply(gd, _sin(x))),)  # -(g * sin(x))
+    return (_multiply(gd, _negative(_sin(x))),)  # g * -sin(x)
 
 
 def _exp_rule(node, gd: np.ndarray):

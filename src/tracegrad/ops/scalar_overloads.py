@@ -47,3 +47,11 @@ sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Ten
                    vjp=lambda ctx, g: g, jvp=lambda args, outs, tangents: tangents[0], node_name="SubBackward1")
 
 SCALAR_OVERLOADS.update({mul: mul_scalar, add: add_scalar, sub: sub_scalar, div: div_scalar})
+
+
+def scalar_minus(number, t):
+    """C++'s ``number - t`` in PyTorch's formulas: a tensor filled with the number, minus ``t`` in place
+    (SubBackward0, without an edge for the filled tensor; not rsub)."""
+    from .creation import full_like
+
+    return sub(full_like(t, number), t)

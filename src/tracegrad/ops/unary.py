@@ -32,12 +32,11 @@ from .pointwise import (
     lt,
     mul,
     neg,
-    pow,
-    rsub,
     sub,
     where,
 )
 from .registry import defop, not_implemented
+from .scalar_overloads import scalar_minus
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -239,7 +238,7 @@ def np_lgamma_positive(a: np.ndarray) -> np.ndarray:
 
 def _exp2_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(g, mul(y, _LN2))
+    return mul(mul(g, y), _LN2)  # PyTorch: grad * result * M_LN2
 
 
 def _expm1_vjp(ctx, g):
@@ -261,16 +260,16 @@ def _log10_vjp(ctx, g):
 
 def _rsqrt_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(g, mul(pow(y, 3), -0.5))
+    return mul(mul(g, -0.5), y ** 3)  # PyTorch: -0.5 * grad * result.pow(3)
 
 
 def _tan_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(g, add(mul(y, y), 1))
+    return mul(g, add(y ** 2, 1))  # PyTorch: grad * (1 + result.pow(2))
 
 
 def _one_minus_square(x):
-    return rsub(mul(x, x), 1)
+    return add(mul(neg(x), x), 1)  # PyTorch's asin/acos formulas: -self * self + 1
 
 
 def _asin_vjp(ctx, g):
@@ -348,11 +347,11 @@ def _logit_kernel(a, eps=None):
 def _logit_vjp(ctx, g):
     (eps,) = ctx.attrs
     x = _saved_input(ctx)
-    grad = div(g, mul(x, rsub(x, 1)))
-    # PyTorch: without eps the gradient is NaN outside [0, 1]; with eps it is 0 outside [eps, 1 - eps]
+    grad = div(g, mul(x, scalar_minus(1.0, x)))
+    # PyTorch's logit_backward: without eps the gradient is NaN outside [0, 1]; with eps 0 outside [eps, 1 - eps]
     if eps is None:
-        return where(logical_or(lt(x, 0), gt(x, 1)), math.nan, grad)
-    return where(logical_or(lt(x, eps), gt(x, 1.0 - eps)), 0.0, grad)
+        return where(logical_and(ge(x, 0.0), le(x, 1.0)), grad, math.nan)
+    return where(logical_and(ge(x, eps), le(x, 1.0 - eps)), grad, 0.0)
 
 
 logit, logit_ = _pair("logit", _logit_kernel, _logit_vjp, _SELF, params=", float? eps=None", attrs=("eps",))
@@ -363,12 +362,12 @@ logit, logit_ = _pair("logit", _logit_kernel, _logit_vjp, _SELF, params=", float
 
 def _erf_vjp(ctx, g):
     x = _saved_input(ctx)
-    return mul(g, mul(exp(neg(mul(x, x))), _TWO_OVER_SQRT_PI))
+    return mul(mul(exp(neg(x ** 2)), _TWO_OVER_SQRT_PI), g)  # PyTorch: 2 / sqrt(pi) * exp(-(self.pow(2))) * grad
 
 
 def _erfc_vjp(ctx, g):
     x = _saved_input(ctx)
-    return mul(g, mul(exp(neg(mul(x, x))), -_TWO_OVER_SQRT_PI))
+    return mul(mul(exp(neg(x ** 2)), -_TWO_OVER_SQRT_PI), g)
 
 
 def _erfinv_vjp(ctx, g):
@@ -492,7 +491,7 @@ def _reciprocal_kernel(a):
 
 def _reciprocal_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(g, neg(mul(y, y)))
+    return mul(neg(g), mul(y, y))  # PyTorch: -grad * (result * result)
 
 
 reciprocal, reciprocal_ = _pair("reciprocal", _reciprocal_kernel, _reciprocal_vjp, _RESULT)
