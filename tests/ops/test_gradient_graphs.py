@@ -25,9 +25,7 @@ COMPOSED = ("tracegrad's backward formula is composed differently from PyTorch's
             "another order), though its values and derivatives agree")
 
 KNOWN_DIFFERENT = {
-    "addcdiv": COMPOSED,
     "atan2": MASKED_FILL,
-    "hypot": COMPOSED,
     "copysign": MASKED_FILL,
     "prod": COMPOSED,
     "cumprod": COMPOSED,
@@ -42,7 +40,6 @@ KNOWN_DIFFERENT = {
     "linalg.qr": COMPOSED,
     "linalg.eigh": COMPOSED,
     "linalg.svd": COMPOSED,
-    "nn.functional.silu": COMPOSED,
     "nn.functional.mish": COMPOSED,
     "nn.functional.softplus": DEDICATED,
     "nn.functional.hardswish": DEDICATED,

@@ -26,6 +26,7 @@ from .creation import to_dtype, zeros_like
 from .pointwise import add, eq, exp, ge, gt, le, log, logical_and, logical_or, lt, mul, ne, neg, write_into
 from .pointwise import where as _where
 from .registry import defop, not_implemented
+from .scalar_overloads import scalar_minus
 from .unary import call, isnan, np_lgamma_positive, type_name, unsupported
 
 # ---- helpers -----------------------------------------------------------------------------------------------
@@ -420,7 +421,8 @@ def _hypot_kernel(a, b):
 def _hypot_vjp(ctx, g):
     x, y, r = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (mul(g, _pw.div(x, r)) if need[0] else None, mul(g, _pw.div(y, r)) if need[1] else None)
+    # PyTorch: grad * self / result
+    return (_pw.div(mul(g, x), r) if need[0] else None, _pw.div(mul(g, y), r) if need[1] else None)
 
 
 def _copysign_kernel(a, b):
@@ -493,7 +495,7 @@ def _lerp_scalar_vjp(ctx, g):
 def _lerp_tensor_vjp(ctx, g):
     x, end, w = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (mul(g, _pw.rsub(w, 1)) if need[0] else None,
+    return (mul(g, scalar_minus(1, w)) if need[0] else None,
             mul(g, w) if need[1] else None,
             mul(g, _pw.sub(end, x)) if need[2] else None)
 
@@ -562,7 +564,7 @@ def _addcdiv_vjp(ctx, g):
     need = ctx.needs_input_grad
     return (g if need[0] else None,
             mul(g, _pw.div(value, t2)) if need[1] else None,
-            _pw.div(mul(mul(neg(g), value), t1), mul(t2, t2)) if need[2] else None)
+            mul(neg(g), _pw.div(mul(t1, value), mul(t2, t2))) if need[2] else None)  # -grad * (value * t1 / t2²)
 
 
 _ADDC = "(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"

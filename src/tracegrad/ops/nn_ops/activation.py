@@ -26,7 +26,6 @@ from ..pointwise import (
     le,
     lt,
     mul,
-    rsub,
     sigmoid,
     sub,
     tanh,
@@ -34,6 +33,7 @@ from ..pointwise import (
 )
 from ..reductions import sum as sum_op
 from ..registry import defop
+from ..scalar_overloads import scalar_minus
 from ._basic import erf_array
 from ._common import check_float, run_op
 
@@ -400,14 +400,14 @@ def _gelu_second_derivative(x, approximate: str):
     x2 = mul(x, x)
     if approximate == "tanh":
         t = tanh(mul(add(x, mul(mul(x2, x), _GELU_C)), _SQRT_2_OVER_PI))
-        one_minus_t2 = rsub(mul(t, t), 1.0)
+        one_minus_t2 = scalar_minus(1.0, mul(t, t))
         d_inner = mul(add(mul(x2, 3.0 * _GELU_C), 1.0), _SQRT_2_OVER_PI)
         dd_inner = mul(x, 6.0 * _GELU_C * _SQRT_2_OVER_PI)
         # (1 - t^2) * (u' + x/2 * (u'' - 2 t u'^2))
         bracket = add(d_inner, mul(mul(x, 0.5), sub(dd_inner, mul(mul(t, 2.0), mul(d_inner, d_inner)))))
         return mul(one_minus_t2, bracket)
     pdf = mul(exp(mul(x2, -0.5)), _INV_SQRT_2PI)
-    return mul(pdf, rsub(x2, 2.0))
+    return mul(pdf, scalar_minus(2.0, x2))
 
 
 gelu_backward = defop(
@@ -450,7 +450,7 @@ def _silu_kernel(a):
 def _silu_vjp(ctx, g):
     (x,) = ctx.saved_tensors
     s = sigmoid(x)
-    return mul(mul(g, s), add(mul(x, rsub(s, 1.0)), 1.0))
+    return mul(mul(g, s), add(mul(x, scalar_minus(1.0, s)), 1.0))
 
 
 silu, silu_ = _with_inplace("silu(Tensor self) -> Tensor", _silu_kernel, vjp=_silu_vjp, saves=("self",))
@@ -488,7 +488,7 @@ def _mish_kernel(a):
 def _mish_vjp(ctx, g):
     (x,) = ctx.saved_tensors
     t = tanh(softplus(x))
-    return mul(g, add(t, mul(mul(x, sigmoid(x)), rsub(mul(t, t), 1.0))))
+    return mul(g, add(t, mul(mul(x, sigmoid(x)), scalar_minus(1.0, mul(t, t)))))
 
 
 mish, mish_ = _with_inplace("mish(Tensor self) -> Tensor", _mish_kernel, vjp=_mish_vjp, saves=("self",))
