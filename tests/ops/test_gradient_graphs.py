@@ -27,12 +27,7 @@ COMPOSED = ("tracegrad's backward formula is composed differently from PyTorch's
 KNOWN_DIFFERENT = {
     "atan2": MASKED_FILL,
     "copysign": MASKED_FILL,
-    "prod": COMPOSED,
     "cumprod": COMPOSED,
-    "matmul": COMPOSED,
-    "mv": COMPOSED,
-    "addmm": COMPOSED,
-    "baddbmm": COMPOSED,
     "einsum": COMPOSED,
     "linalg.inv": COMPOSED,
     "linalg.det": COMPOSED,

@@ -91,6 +91,13 @@ def _mT(t: Tensor) -> Tensor:
     return transpose(t, -2, -1)
 
 
+def _t(m: Tensor) -> Tensor:
+    """``m.t()`` (TBackward0), which PyTorch's matrix-product formulas use where the linalg ones use ``mT``."""
+    from .views import t
+
+    return t(m)
+
+
 def _const(array: np.ndarray) -> Tensor:
     return _wrap(np.ascontiguousarray(array))
 
@@ -214,7 +221,7 @@ def _outer_grads(g: Tensor, a: Tensor, b: Tensor, need: tuple) -> tuple:
 def _mv_vjp(ctx, g):
     m, v = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (outer(g, v) if need[0] else None, mv(_mT(m), g) if need[1] else None)
+    return (outer(g, v) if need[0] else None, mv(_t(m), g) if need[1] else None)  # PyTorch: self.t().mv(grad)
 
 
 mv = defop("mv(Tensor self, Tensor vec) -> Tensor", _mv_kernel, vjp=_mv_vjp, saves=("self", "vec"))
@@ -329,9 +336,10 @@ def _addmm_vjp(ctx, g):
     m1, m2 = ctx.saved_tensors
     beta, alpha = ctx.attrs
     need = ctx.needs_input_grad
+    # PyTorch's mm_mat1_backward / mm_mat2_backward (general layout): grad.mm(mat2.t()), mat1.t().mm(grad)
     gi = _scaled(g, beta) if need[0] else None
-    g1 = _scaled(matmul(g, _mT(m2)), alpha) if need[1] else None
-    g2 = _scaled(matmul(_mT(m1), g), alpha) if need[2] else None
+    g1 = _scaled(mm(g, _t(m2)), alpha) if need[1] else None
+    g2 = _scaled(mm(_t(m1), g), alpha) if need[2] else None
     return gi, g1, g2
 
 
@@ -346,7 +354,7 @@ def _addmv_vjp(ctx, g):
     need = ctx.needs_input_grad
     return (_scaled(g, beta) if need[0] else None,
             _scaled(outer(g, v), alpha) if need[1] else None,
-            _scaled(mv(_mT(m), g), alpha) if need[2] else None)
+            _scaled(mv(_t(m), g), alpha) if need[2] else None)
 
 
 def _bmm_family_dtypes(inp, b1, b2) -> None:
@@ -374,9 +382,10 @@ def _baddbmm_vjp(ctx, g):
     b1, b2 = ctx.saved_tensors
     beta, alpha = ctx.attrs
     need = ctx.needs_input_grad
+    # PyTorch: grad.bmm(batch2.transpose(1, 2)), batch1.transpose(1, 2).bmm(grad)
     return (_scaled(g, beta) if need[0] else None,
-            _scaled(matmul(g, _mT(b2)), alpha) if need[1] else None,
-            _scaled(matmul(_mT(b1), g), alpha) if need[2] else None)
+            _scaled(bmm(g, _mT(b2)), alpha) if need[1] else None,
+            _scaled(bmm(_mT(b1), g), alpha) if need[2] else None)
 
 
 def _addr_kernel(inp, v1, v2, beta=1, alpha=1):

@@ -333,6 +333,8 @@ def _prod_full_vjp(ctx, g):
     x, result = ctx.saved_tensors
     if x.ndim == 0:
         return g
+    if not (x._data == 0).any():  # PyTorch's prod_backward without zeros: grad * (result / input)
+        return _prod_grad_nonzero(g, x, result)
     flat = reshape(x, (-1,))
     return reshape(_prod_grad(reshape(g, (1,)), flat, reshape(result, (1,)), 0), tuple(x.shape))
 
@@ -344,7 +346,17 @@ def _prod_dim_vjp(ctx, g):
         return g
     shape = tuple(x.shape)
     d = wrap_dim(dim, x.ndim)
-    return _prod_grad(restore_dims(g, shape, d, keepdim), x, restore_dims(result, shape, d, keepdim), d)
+    g, result = restore_dims(g, shape, d, keepdim), restore_dims(result, shape, d, keepdim)
+    if not (x._data == 0).any():
+        return _prod_grad_nonzero(g, x, result)
+    return _prod_grad(g, x, result, d)
+
+
+def _prod_grad_nonzero(g: Tensor, x: Tensor, result: Tensor) -> Tensor:
+    from .pointwise import div, mul
+
+    d = div(result, x)
+    return mul(g, d if d._data.dtype.kind != "c" else d.conj())
 
 
 _prod_full = defop("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", _prod_full_kernel,
