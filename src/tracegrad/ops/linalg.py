@@ -382,10 +382,12 @@ def _baddbmm_vjp(ctx, g):
     b1, b2 = ctx.saved_tensors
     beta, alpha = ctx.attrs
     need = ctx.needs_input_grad
-    # PyTorch: grad.bmm(batch2.transpose(1, 2)), batch1.transpose(1, 2).bmm(grad)
+    # baddbmm as PyTorch: grad.bmm(batch2.transpose(1, 2)), batch1.transpose(1, 2).bmm(grad); addbmm's 2-D
+    # gradient broadcasts over the batch through matmul
+    product = bmm if g.ndim == 3 else matmul
     return (_scaled(g, beta) if need[0] else None,
-            _scaled(bmm(g, _mT(b2)), alpha) if need[1] else None,
-            _scaled(bmm(_mT(b1), g), alpha) if need[2] else None)
+            _scaled(product(g, _mT(b2)), alpha) if need[1] else None,
+            _scaled(product(_mT(b1), g), alpha) if need[2] else None)
 
 
 def _addr_kernel(inp, v1, v2, beta=1, alpha=1):
