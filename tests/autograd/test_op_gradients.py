@@ -476,3 +476,17 @@ def test_integer_outputs():
                 assert_only_first_requires_grad(tg.unique(inp, sorted=sort, dim=0, **kwargs))
                 assert_only_first_requires_grad(tg.unique_consecutive(inp, **kwargs))
                 assert_only_first_requires_grad(tg.unique_consecutive(inp, dim=0, **kwargs))
+
+
+@pytest.mark.parametrize("point", [(0.0, 0.0), (1e-160, 0.0), (1e-160, 1e-170), (3.0, -4.0)])
+def test_atan2_gradient_at_the_origin_and_below_underflow(point: tuple):
+    """PyTorch's atan2_backward zeroes 1 / (y² + x²) only where that sum is exactly 0: the origin gets
+    gradient 0, a point whose squares underflow gets inf/NaN as in torch."""
+
+    def program(lib):
+        y, x = (lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in point)
+        lib.atan2(y, x).backward()
+        return str(y.grad.item()), str(x.grad.item())
+
+    ours, theirs = run_both(program)
+    assert ours == theirs

@@ -25,8 +25,6 @@ COMPOSED = ("tracegrad's backward formula is composed differently from PyTorch's
             "another order), though its values and derivatives agree")
 
 KNOWN_DIFFERENT = {
-    "atan2": MASKED_FILL,
-    "copysign": MASKED_FILL,
     "cumprod": COMPOSED,
     "einsum": COMPOSED,
     "linalg.inv": COMPOSED,

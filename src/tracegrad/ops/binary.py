@@ -404,10 +404,16 @@ def _atan2_kernel(a, b):
 
 
 def _atan2_vjp(ctx, g):
+    from .reductions_extra import zero_fill
+    from .unary import reciprocal
+
+    # PyTorch's atan2_backward: recip = 1 / (self² + other²), 0 where that sum is 0; grad * other * recip and
+    # grad * -self * recip
     x, y = ctx.saved_tensors
     need = ctx.needs_input_grad
-    scale = _pw.div(g, add(mul(x, x), mul(y, y)))
-    return (mul(scale, y) if need[0] else None, mul(scale, neg(x)) if need[1] else None)
+    squares = add(mul(x, x), mul(y, y))
+    recip = zero_fill(eq(squares, 0), reciprocal(squares))
+    return (mul(mul(g, y), recip) if need[0] else None, mul(mul(g, neg(x)), recip) if need[1] else None)
 
 
 def _hypot_kernel(a, b):
@@ -435,7 +441,9 @@ def _copysign_vjp(ctx, g):
     need = ctx.needs_input_grad
     gx = None
     if need[0]:
-        ratio = _where(eq(x, 0), 0.0, _pw.div(y, x))  # result / self, 0 at self == 0 (PyTorch)
+        from .reductions_extra import zero_fill
+
+        ratio = zero_fill(eq(x, 0), _pw.div(y, x))  # result / self, masked_fill_ 0 at self == 0 (PyTorch)
         gx = mul(g, ratio)
     return gx if len(need) == 1 else (gx, zeros_like(g) if need[1] else None)
 
