@@ -26,6 +26,7 @@ from ..pointwise import (
     le,
     lt,
     mul,
+    neg,
     sigmoid,
     sub,
     tanh,
@@ -638,7 +639,42 @@ def _softmax_kernel(a, dim, half_to_float=False):
 def _softmax_vjp(ctx, g):
     (y,) = ctx.saved_tensors
     dim, _ = ctx.attrs
-    return mul(y, sub(g, sum_op(mul(g, y), dim, True)))
+    return softmax_backward_data(g, y, dim)
+
+
+# The backward operators, as in PyTorch (their own nodes under create_graph: SoftmaxBackwardDataBackward0,
+# LogSoftmaxBackwardDataBackward0), with PyTorch's double-backward formulas.
+
+
+def _reduce_dim(y, dim: int):
+    return wrap_dim(dim, y.ndim) if y.ndim else None
+
+
+def _softmax_backward_data_kernel(g, y, dim, input_dtype=None):
+    d = _reduce_dim(y, dim)
+    return y * (g - _add_reduce(g * y, axis=d, keepdims=True))  # output * (grad - sum(grad * output))
+
+
+def _softmax_backward_data_vjp(ctx, gg):
+    go, y = ctx.saved_tensors
+    dim, _ = ctx.attrs
+    need_go, need_y = ctx.needs_input_grad
+    # softmax_double_backward: grad_output * gg - (output * grad_output).sum(dim) * gg
+    #                          - grad_output * (output * gg).sum(dim)
+    d_y = None
+    if need_y:
+        d_y = sub(sub(mul(go, gg), mul(sum_op(mul(y, go), dim, True), gg)), mul(go, sum_op(mul(y, gg), dim, True)))
+    return softmax_backward_data(gg, y, dim) if need_go else None, d_y
+
+
+softmax_backward_data = defop(
+    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType? input_dtype=None) -> Tensor",
+    _softmax_backward_data_kernel,
+    vjp=_softmax_backward_data_vjp,
+    saves=("grad_output", "output"),
+    attrs=("dim", "input_dtype"),
+    node_name="SoftmaxBackwardDataBackward0",
+)
 
 
 softmax = defop(
@@ -671,7 +707,34 @@ def _log_softmax_kernel(a, dim, half_to_float=False):
 def _log_softmax_vjp(ctx, g):
     (y,) = ctx.saved_tensors
     dim, _ = ctx.attrs
-    return sub(g, mul(exp(y), sum_op(g, dim, True)))
+    return log_softmax_backward_data(g, y, dim)
+
+
+def _log_softmax_backward_data_kernel(g, y, dim, input_dtype=None):
+    d = _reduce_dim(y, dim)
+    return g - np.exp(y) * _add_reduce(g, axis=d, keepdims=True)  # grad - exp(output) * sum(grad)
+
+
+def _log_softmax_backward_data_vjp(ctx, gg):
+    go, y = ctx.saved_tensors
+    dim, _ = ctx.attrs
+    need_go, need_y = ctx.needs_input_grad
+    # derivatives.yaml: grad_output: gg - (gg * output.exp()).sum(dim); output: -grad_output.sum(dim) * output.exp()
+    # * gg
+    d_go = sub(gg, sum_op(mul(gg, exp(y)), dim, True)) if need_go else None
+    d_y = mul(mul(neg(sum_op(go, dim, True)), exp(y)), gg) if need_y else None
+    return d_go, d_y
+
+
+log_softmax_backward_data = defop(
+    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType? input_dtype=None) "
+    "-> Tensor",
+    _log_softmax_backward_data_kernel,
+    vjp=_log_softmax_backward_data_vjp,
+    saves=("grad_output", "output"),
+    attrs=("dim", "input_dtype"),
+    node_name="LogSoftmaxBackwardDataBackward0",
+)
 
 
 log_softmax = defop(
