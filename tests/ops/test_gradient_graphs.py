@@ -37,7 +37,6 @@ KNOWN_DIFFERENT = {
     "nn.functional.softplus": DEDICATED,
     "nn.functional.hardswish": DEDICATED,
     "nn.functional.linear": COMPOSED,
-    "nn.functional.mse_loss": DEDICATED,
     "nn.functional.l1_loss": COMPOSED,
     "nn.functional.smooth_l1_loss": DEDICATED,
     "nn.functional.huber_loss": DEDICATED,

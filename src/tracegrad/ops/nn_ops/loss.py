@@ -16,7 +16,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
-from ..creation import zeros_like
+from ..creation import ones_like, zeros_like
 from ..pointwise import add, div, exp, gt, lt, mul, neg, sigmoid, sub, where
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
@@ -418,16 +418,64 @@ def _diff_loss_vjp(local):
     return vjp
 
 
-def _mse_local(d):
-    return mul(d, 2.0)
+def _mse_vjp(ctx, g):
+    x, t = ctx.saved_tensors
+    (reduction,) = ctx.attrs
+    need = ctx.needs_input_grad
+    # PyTorch: self: mse_loss_backward(grad, self, target), target: mse_loss_backward(grad, target, self)
+    return (mse_loss_backward(g, x, t, reduction) if need[0] else None,
+            mse_loss_backward(g, t, x, reduction) if need[1] else None)
 
 
 mse_loss = defop(
     "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
     _mse_kernel,
-    vjp=_diff_loss_vjp(_mse_local),
+    vjp=_mse_vjp,
     saves=("self", "target"),
     attrs=("reduction",),
+)
+
+
+def _numel(x, t) -> int:
+    """Elements of the loss before reduction (PyTorch broadcasts input and target before the operator)."""
+    return int(np.prod(np.broadcast_shapes(tuple(x.shape), tuple(t.shape))))
+
+
+def _mse_backward_kernel(g, x, t, reduction):
+    out = np.subtract(x, t)
+    out *= np.asarray(2.0 / _numel(x, t) if reduction == 1 else 2.0, dtype=out.dtype)  # PyTorch's norm
+    return np.multiply(out, g)
+
+
+def _mse_double_backward(grad, n: int, reduction: int):
+    """PyTorch's mse_loss_double_backward: 2 * grad, divided by the input's numel for a mean."""
+    out = mul(grad, 2)
+    return div(out, n) if reduction == 1 else out
+
+
+def _mse_backward_vjp(ctx, gg):
+    go, x, t = ctx.saved_tensors
+    (reduction,) = ctx.attrs
+    need_go, need_x, need_t = ctx.needs_input_grad
+    d_go = None
+    if need_go:  # mse_loss_double_backward_grad_output
+        if reduction == 0:
+            d_go = mse_loss_backward(gg, x, t, reduction)
+        else:
+            d_go = sum_dims(mul(mse_loss_backward(ones_like(go), x, t, reduction), gg))
+    scaled = mul(gg, go) if need_x or need_t else None
+    n = _numel(x, t)
+    return (d_go, _mse_double_backward(scaled, n, reduction) if need_x else None,
+            neg(_mse_double_backward(scaled, n, reduction)) if need_t else None)
+
+
+mse_loss_backward = defop(
+    "mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
+    _mse_backward_kernel,
+    vjp=_mse_backward_vjp,
+    saves=("grad_output", "self", "target"),
+    attrs=("reduction",),
+    node_name="MseLossBackwardBackward0",
 )
 
 
