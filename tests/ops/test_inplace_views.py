@@ -229,3 +229,32 @@ def test_as_strided_gradient_is_taken_in_storage_coordinates(name: str):
 
     ours, theirs = run_both(program)
     assert ours == theirs
+
+
+SAVED_ATTRIBUTE_PROGRAMS = {
+    "squeeze": lambda x: x.squeeze(),
+    "squeeze_dim": lambda x: x.squeeze(1),
+    "squeeze_dims": lambda x: x.squeeze((1,)),
+    "unsqueeze_negative": lambda x: x.unsqueeze(-1),
+    "transpose_negative": lambda x: x.transpose(0, -1),
+    "squeeze_dim_": lambda x: x.clone().squeeze_(1),
+    "unsqueeze_": lambda x: x.clone().unsqueeze_(0),
+    "transpose_": lambda x: x.clone().transpose_(0, 2),
+    "squeeze_all_": lambda x: x.clone().squeeze_(),
+    "squeeze_dims_": lambda x: x.clone().squeeze_((1,)),
+    "flip_negative_dims": lambda x: x.flip(-1),
+}
+
+
+@pytest.mark.parametrize("name", SAVED_ATTRIBUTE_PROGRAMS)
+def test_view_nodes_expose_pytorchs_saved_attributes(name: str):
+    """``grad_fn._saved_dim`` and friends read back as in PyTorch, including its unsigned view of a negative
+    ``int`` (``dim=-1`` is 18446744073709551615) and a one-element tuple for an ``int[]`` given one int."""
+
+    def program(lib):
+        x = lib.ones(2, 1, 3, requires_grad=True) * 1
+        fn = SAVED_ATTRIBUTE_PROGRAMS[name](x).grad_fn
+        return fn.name(), {a: getattr(fn, a) for a in dir(fn) if a.startswith("_saved_") and a != "_saved_self"}
+
+    ours, theirs = run_both(program)
+    assert ours == theirs

@@ -110,12 +110,17 @@ def _saved_properties(op: OpDef) -> dict:
             return property(lambda node: _public_attr(node._saved[k]))
         return property(lambda node: _public_attr(_unpack(node._saved[k], node)))
 
-    def attr(k: int):
+    def attr(k: int, type_: str):
+        if type_.startswith(("int[", "SymInt[")):  # a list argument given one int reads back as a 1-tuple
+            return property(lambda node: _as_uint64(_as_list(_public_attr(node._attrs[k]))))
+        if type_.startswith(("int", "SymInt")):
+            return property(lambda node: _as_uint64(_public_attr(node._attrs[k])))
         return property(lambda node: _public_attr(node._attrs[k]))
 
+    types = {p.name: p.type for p in op.schema.params}
     props = {}
     for k, key in enumerate(op.attr_names):
-        props["_saved_" + key] = attr(k)
+        props["_saved_" + key] = attr(k, types.get(key, ""))
     for k, key in enumerate(op.saved_names):
         if key in op.saved_names[:k]:
             continue  # the first saved value of that name wins
@@ -130,6 +135,20 @@ def _unpack(value, node):
     if value.__class__ is list:
         return [v.unpack(node) if v.__class__ is SavedTensor else v for v in value]
     return value
+
+
+def _as_uint64(value):
+    """PyTorch hands a node's saved ``int``/``SymInt`` attributes to Python as unsigned 64-bit numbers: a
+    ``dim=-1`` reads back as 18446744073709551615 (Scalars keep their sign)."""
+    if value.__class__ is int and value < 0:
+        return value + (1 << 64)
+    if value.__class__ is tuple:
+        return tuple(_as_uint64(v) for v in value)
+    return value
+
+
+def _as_list(value):
+    return (value,) if value.__class__ is int else value
 
 
 def _public_attr(value):

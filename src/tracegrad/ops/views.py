@@ -223,11 +223,12 @@ def _squeeze_inverse(base, src, *dim):
 # One operator per PyTorch overload, for its node class: squeeze() SqueezeBackward0, squeeze(int)
 # SqueezeBackward1, squeeze(int[]) SqueezeBackward2.
 _squeeze_all = defop("squeeze(Tensor(a) self) -> Tensor(a)", _squeeze_kernel, vjp=_reshape_back_vjp,
-                     inverse=_squeeze_inverse)
+                     inverse=_squeeze_inverse, attrs=("self_sym_sizes",))
 _squeeze_dim = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", _squeeze_kernel, vjp=_reshape_back_vjp,
-                     inverse=_squeeze_inverse, node_name="SqueezeBackward1")
+                     inverse=_squeeze_inverse, node_name="SqueezeBackward1", attrs=("dim", "self_sym_sizes"))
 _squeeze_dims = defop("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", _squeeze_kernel,
-                      vjp=_reshape_back_vjp, inverse=_squeeze_inverse, node_name="SqueezeBackward2")
+                      vjp=_reshape_back_vjp, inverse=_squeeze_inverse, node_name="SqueezeBackward2",
+                      attrs=("dim", "self_sym_sizes"))
 
 
 def squeeze(input, dim=None):
@@ -244,7 +245,7 @@ def _unsqueeze_kernel(a, dim):
 
 
 unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_kernel, vjp=_reshape_back_vjp,
-                  inverse=lambda base, src, dim: reshape(src, base.shape))
+                  inverse=lambda base, src, dim: reshape(src, base.shape), attrs=("dim",))
 
 
 def _expand_kernel(a, size, implicit=False):
