@@ -26,7 +26,6 @@ COMPOSED = ("tracegrad's backward formula is composed differently from PyTorch's
 
 KNOWN_DIFFERENT = {
     "cumprod": COMPOSED,
-    "einsum": COMPOSED,
     "linalg.inv": COMPOSED,
     "linalg.det": COMPOSED,
     "linalg.cholesky": COMPOSED,
@@ -51,10 +50,6 @@ KNOWN_DIFFERENT = {
     "nn.functional.conv1d": COMPOSED,
     "nn.functional.conv2d": COMPOSED,
     "nn.functional.conv_transpose2d": COMPOSED,
-    "nn.functional.max_pool1d": UNCONNECTED,
-    "nn.functional.max_pool2d": UNCONNECTED,
-    "nn.functional.avg_pool1d": UNCONNECTED,
-    "nn.functional.avg_pool2d": UNCONNECTED,
     "nn.functional.adaptive_avg_pool2d": UNCONNECTED,
     "nn.functional.pad.reflect": UNCONNECTED,
     "nn.functional.pad.replicate": UNCONNECTED,

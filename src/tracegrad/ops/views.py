@@ -222,12 +222,35 @@ def _squeeze_inverse(base, src, *dim):
 
 # One operator per PyTorch overload, for its node class: squeeze() SqueezeBackward0, squeeze(int)
 # SqueezeBackward1, squeeze(int[]) SqueezeBackward2.
-_squeeze_all = defop("squeeze(Tensor(a) self) -> Tensor(a)", _squeeze_kernel, vjp=_reshape_back_vjp,
+def _unsqueeze_to(g, sizes: tuple, dims) -> object:
+    """PyTorch's unsqueeze_to: the size-1 dims among ``dims`` of ``sizes`` come back one unsqueeze each."""
+    for d in dims:
+        if sizes[d] == 1:
+            g = unsqueeze(g, d)
+    return g
+
+
+def _squeeze_all_vjp(ctx, g):
+    (sizes,) = ctx.attrs
+    return _unsqueeze_to(g, sizes, range(len(sizes)))
+
+
+def _squeeze_dims_vjp(ctx, g):
+    dim, sizes = ctx.attrs
+    return _unsqueeze_to(g, sizes, sorted(wrap_dims(dim, len(sizes))) if sizes else ())
+
+
+def _unsqueeze_vjp(ctx, g):
+    (dim,) = ctx.attrs
+    return _squeeze_dim(g, wrap_dim(dim, g.ndim))  # PyTorch: grad.squeeze(dim)
+
+
+_squeeze_all = defop("squeeze(Tensor(a) self) -> Tensor(a)", _squeeze_kernel, vjp=_squeeze_all_vjp,
                      inverse=_squeeze_inverse, attrs=("self_sym_sizes",))
-_squeeze_dim = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", _squeeze_kernel, vjp=_reshape_back_vjp,
+_squeeze_dim = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", _squeeze_kernel, vjp=_squeeze_dims_vjp,
                      inverse=_squeeze_inverse, node_name="SqueezeBackward1", attrs=("dim", "self_sym_sizes"))
 _squeeze_dims = defop("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)", _squeeze_kernel,
-                      vjp=_reshape_back_vjp, inverse=_squeeze_inverse, node_name="SqueezeBackward2",
+                      vjp=_squeeze_dims_vjp, inverse=_squeeze_inverse, node_name="SqueezeBackward2",
                       attrs=("dim", "self_sym_sizes"))
 
 
@@ -244,7 +267,7 @@ def _unsqueeze_kernel(a, dim):
     return np.expand_dims(a, wrap_dim(dim, a.ndim + 1))
 
 
-unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_kernel, vjp=_reshape_back_vjp,
+unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_kernel, vjp=_unsqueeze_vjp,
                   inverse=lambda base, src, dim: reshape(src, base.shape), attrs=("dim",))
 
 

@@ -1,16 +1,41 @@
 """Pooling: max_pool2d (with indices), avg_pool2d, and the 1-d forms built on them by (un)squeezing.
 
-Each backward is an operator whose own backward is the forward map again (scatter <-> gather for max
-pooling, spread <-> average for average pooling), so pooling is differentiable to any order.
+Each backward is an operator, as in PyTorch, whose own backward is the forward map again (gather for the
+scatter of max pooling, average for the spread of average pooling), so pooling is differentiable to any
+order. Like PyTorch's, each backward operator takes the forward's input ``self`` and is differentiated
+w.r.t. it with a zero gradient (``constant_in_self``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..creation import zeros_like
 from ..registry import defop
+from ..shape_extra import gather
+from ..views import view
 from ._common import check_float
+
+# ---- backward operators ------------------------------------------------------------------------------------
+
+
+def constant_in_self(grad_output_vjp: Callable) -> Callable:
+    """The vjp of a backward operator ``op(grad_output, self, ...)`` that is linear in ``grad_output`` and does
+    not read ``self``'s values (only its shape). PyTorch still differentiates it w.r.t. ``self``, with a zero
+    gradient (``zeros_like`` in derivatives.yaml): under create_graph=True the gradient it computes is then
+    connected to the input, so e.g. a gradient penalty through it can be backpropagated. The operator
+    declares ``differentiable=("grad_output", "self")``; ``grad_output_vjp(ctx, gg)`` is its adjoint."""
+
+    def vjp(ctx, gg):
+        need_grad, need_self = ctx.needs_input_grad
+        # (the operator's output, hence gg, is shaped like self: zeros_like(gg) is zeros_like(self))
+        return grad_output_vjp(ctx, gg) if need_grad else None, zeros_like(gg) if need_self else None
+
+    return vjp
+
 
 # ---- geometry ----------------------------------------------------------------------------------------------
 
@@ -99,8 +124,9 @@ def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
     return np.ascontiguousarray(out), (h * x.shape[-1] + w).astype(np.int64)
 
 
-def _scatter_kernel(g, indices, input_size):
-    """Add g at the flat plane positions ``indices`` of an input of ``input_size`` (max-pool backward)."""
+def _scatter_kernel(g, x, indices):
+    """Add g at the flat plane positions ``indices`` of an input shaped like ``x`` (max-pool backward)."""
+    input_size = x.shape
     hw = input_size[-2] * input_size[-1]
     planes = int(np.prod(input_size[:-2])) if len(input_size) > 2 else 1
     offsets = (np.arange(planes) * hw).reshape(-1, 1)
@@ -109,43 +135,26 @@ def _scatter_kernel(g, indices, input_size):
     return out.astype(g.dtype, copy=False).reshape(tuple(input_size))
 
 
-def _gather_kernel(src, indices):
-    planes = src.reshape(src.shape[:-2] + (-1,))
-    flat_idx = indices.reshape(indices.shape[:-2] + (-1,))
-    return np.take_along_axis(planes, flat_idx, axis=-1).reshape(indices.shape)
-
-
-def _scatter_vjp(ctx, gg):
+def _max_pool_double_backward(ctx, gg):
+    """PyTorch's max_pool_double_backward: gather gg's planes at the indices (View, Gather, View nodes)."""
     (indices,) = ctx.saved_tensors
-    return pool_gather(gg, indices)
+    flat = tuple(indices.shape[:-2]) + (-1,)
+    return view(gather(view(gg.contiguous(), flat), -1, view(indices, flat)), tuple(indices.shape))
 
 
-def _gather_vjp(ctx, g):
-    (indices,) = ctx.saved_tensors
-    return pool_scatter(g, indices, ctx.input_shapes[0])
-
-
-pool_scatter = defop(
-    "_nn_max_pool_scatter(Tensor grad_output, Tensor indices, int[] input_size) -> Tensor",
+max_pool2d_backward = defop(
+    "_nn_max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
     _scatter_kernel,
-    vjp=_scatter_vjp,
+    vjp=constant_in_self(_max_pool_double_backward),
     saves=("indices",),
-    differentiable=("grad_output",),  # integer indices get no edge
+    differentiable=("grad_output", "self"),  # integer indices get no edge
     node_name="MaxPool2DWithIndicesBackwardBackward0",
-)
-pool_gather = defop(
-    "_nn_max_pool_gather(Tensor self, Tensor indices) -> Tensor",
-    _gather_kernel,
-    vjp=_gather_vjp,
-    saves=("indices",),
-    differentiable=("self",),
-    node_name="MaxPoolGatherBackward0",
 )
 
 
 def _max_pool_vjp(ctx, g, _g_indices=None):
-    (indices,) = ctx.saved_tensors
-    return pool_scatter(g, indices, ctx.input_shapes[0])
+    x, indices = ctx.saved_tensors
+    return max_pool2d_backward(g, x, indices)
 
 
 max_pool2d_with_indices = defop(
@@ -153,7 +162,7 @@ max_pool2d_with_indices = defop(
     "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
     _max_pool_kernel,
     vjp=_max_pool_vjp,
-    saves=("result1",),
+    saves=("self", "result1"),
     node_name="MaxPool2DWithIndicesBackward0",
 )
 
@@ -202,8 +211,9 @@ def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_p
 
 
 def _avg_pool_backward_kernel(
-    g, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    g, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
 ):
+    input_size = x.shape
     out_sizes = g.shape[-2:]
     div = _avg_divisor_map(
         input_size, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, g.dtype
@@ -234,7 +244,8 @@ _AVG_ATTRS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pa
 
 
 def _avg_pool_vjp(ctx, g):
-    return avg_pool2d_backward(g, ctx.input_shapes[0], *ctx.attrs)
+    (x,) = ctx.saved_tensors
+    return avg_pool2d_backward(g, x, *ctx.attrs)
 
 
 def _avg_pool_backward_vjp(ctx, gg):
@@ -246,15 +257,16 @@ avg_pool2d = defop(
     "bool count_include_pad=True, int? divisor_override=None) -> Tensor",
     _avg_pool_kernel,
     vjp=_avg_pool_vjp,
+    saves=("self",),
     attrs=_AVG_ATTRS,
     node_name="AvgPool2DBackward0",
 )
 avg_pool2d_backward = defop(
-    "avg_pool2d_backward(Tensor grad_output, int[] input_size, int[2] kernel_size, int[2] stride, "
-    "int[2] padding, "
+    "avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
     "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
     _avg_pool_backward_kernel,
-    vjp=_avg_pool_backward_vjp,
+    vjp=constant_in_self(_avg_pool_backward_vjp),
     attrs=_AVG_ATTRS,
+    differentiable=("grad_output", "self"),
     node_name="AvgPool2DBackwardBackward0",
 )
