@@ -50,7 +50,6 @@ KNOWN_DIFFERENT = {
     "nn.functional.conv1d": COMPOSED,
     "nn.functional.conv2d": COMPOSED,
     "nn.functional.conv_transpose2d": COMPOSED,
-    "nn.functional.adaptive_avg_pool2d": UNCONNECTED,
     "nn.functional.pad.reflect": UNCONNECTED,
     "nn.functional.pad.replicate": UNCONNECTED,
     "nn.functional.normalize": MASKED_FILL,

@@ -18,6 +18,7 @@ from ..views import expand, squeeze, unsqueeze
 from . import resample
 from ._basic import clamp_min, norm, vector_norm
 from ._common import check_float
+from .pool import constant_in_self
 
 # ---- constant padding --------------------------------------------------------------------------------------
 
@@ -137,7 +138,35 @@ def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
     if all(o == 1 for o in outs):  # PyTorch takes the mean over the pooled dims then (MeanBackward1)
         return mean_dims(input, tuple(range(-1, -k - 1, -1)), True)
     mats = tuple(resample.adaptive_avg_matrix(s, o) for s, o in zip(sizes, outs))
-    return _named(f"AdaptiveAvgPool{k}DBackward0", True)(input, mats)
+    return _adaptive_avg_pool_ops(k)[0](input, mats)
+
+
+_ADAPTIVE_OPS: dict[int, tuple] = {}
+
+
+def _adaptive_avg_pool_ops(k: int) -> tuple:
+    """``_adaptive_avg_pool{k}d`` and its backward operator, as PyTorch's: the backward takes the input too and
+    is differentiated w.r.t. it with a zero gradient, so under create_graph=True the gradient is connected to
+    the input (AdaptiveAvgPool2DBackwardBackward0). Both are separable linear maps over the pooled dims."""
+    if k in _ADAPTIVE_OPS:
+        return _ADAPTIVE_OPS[k]
+
+    def forward_vjp(ctx, g):
+        (x,) = ctx.saved_tensors
+        return backward(g, x, ctx.attrs[0])
+
+    def backward_kernel(g, _x, mats):
+        return resample.apply_matrices(g, tuple(np.ascontiguousarray(m.T) for m in mats))
+
+    forward = defop(f"_adaptive_avg_pool{k}d(Tensor self, Any matrices) -> Tensor", resample.apply_matrices,
+                    vjp=forward_vjp, saves=("self",), attrs=("matrices",),
+                    node_name=f"AdaptiveAvgPool{k}DBackward0")
+    backward = defop(f"_adaptive_avg_pool{k}d_backward(Tensor grad_output, Tensor self, Any matrices) -> Tensor",
+                     backward_kernel, vjp=constant_in_self(lambda ctx, gg: forward(gg, ctx.attrs[0])),
+                     attrs=("matrices",), differentiable=("grad_output", "self"),
+                     node_name=f"AdaptiveAvgPool{k}DBackwardBackward0")
+    _ADAPTIVE_OPS[k] = forward, backward
+    return forward, backward
 
 
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}

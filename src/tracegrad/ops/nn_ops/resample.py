@@ -87,7 +87,7 @@ def named_gather(name: str):
 # ---- separable linear maps ---------------------------------------------------------------------------------
 
 
-def _apply_matrices(x, mats):
+def apply_matrices(x, mats):
     k = len(mats)
     out = x
     for i, m in enumerate(mats):
@@ -103,7 +103,7 @@ def _linear_vjp(ctx, g):
 
 linear_nd = defop(
     "_nn_linear_nd(Tensor self, Any matrices) -> Tensor",
-    _apply_matrices,
+    apply_matrices,
     vjp=_linear_vjp,
     attrs=("matrices",),
     node_name="SeparableLinearBackward0",
@@ -114,7 +114,7 @@ def named_linear(name: str):
     op_name = "_nn_" + name.lower()
     return defop(
         f"{op_name}(Tensor self, Any matrices) -> Tensor",
-        _apply_matrices,
+        apply_matrices,
         vjp=_linear_vjp,
         attrs=("matrices",),
         node_name=name,
