@@ -329,9 +329,6 @@ def _interp_samples(mode: str, align_corners: bool | None = None):
 # ------------------------------------------------------------------------------------------ entries
 
 # Known gaps of test_gradient_requires_grad_matches_torch (create_graph=True), each to be fixed, not ignored:
-_NOT_CONNECTED_TO_INPUT = (
-    "the backward operator is not differentiated w.r.t. its input (PyTorch gives `self` a zero derivative), so "
-    "under create_graph=True the gradient does not require grad where torch's does")
 _GRADS_FROM_GRAD_OUTPUT_ALONE = (
     "some gradients (the bias's, or all of them for some layouts) are composed from grad_output alone, where "
     "PyTorch's fused backward operator connects every gradient to input and weight, so under create_graph=True "
@@ -395,8 +392,8 @@ NN_OPS = [
     OpInfo(NN + "adaptive_avg_pool2d", _adaptive_avg_pool2d_samples, tol=NN_TOL),
     OpInfo(NN + "embedding", _embedding_samples),
     OpInfo(NN + "pad", _pad_samples("constant"), variant="constant"),
-    OpInfo(NN + "pad", _pad_samples("reflect"), variant="reflect", create_graph_deviation=_NOT_CONNECTED_TO_INPUT),
-    OpInfo(NN + "pad", _pad_samples("replicate"), variant="replicate", create_graph_deviation=_NOT_CONNECTED_TO_INPUT),
+    OpInfo(NN + "pad", _pad_samples("reflect"), variant="reflect"),
+    OpInfo(NN + "pad", _pad_samples("replicate"), variant="replicate"),
     OpInfo(NN + "one_hot", _one_hot_samples, dtypes=("int64",), differentiable=False),
     OpInfo(NN + "normalize", _normalize_samples, tol=NN_TOL),
     OpInfo(NN + "cosine_similarity", _cosine_similarity_samples, tol=NN_TOL),

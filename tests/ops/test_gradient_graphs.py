@@ -19,8 +19,6 @@ from opinfo.core import Call, flatten_outputs, resolve
 DEDICATED = ("PyTorch records a dedicated double-backward node (e.g. SoftmaxBackwardDataBackward0, "
              "MseLossBackwardBackward0); tracegrad composes the gradient from primitive operators")
 MASKED_FILL = "PyTorch's formula masks with masked_fill (MaskedFillBackward0) where tracegrad's uses where"
-UNCONNECTED = ("the gradient does not require grad here (the backward operator is not differentiated w.r.t. "
-               "its input; see create_graph_deviation in the database)")
 COMPOSED = ("tracegrad's backward formula is composed differently from PyTorch's (other primitive operators or "
             "another order), though its values and derivatives agree")
 
@@ -50,8 +48,6 @@ KNOWN_DIFFERENT = {
     "nn.functional.conv1d": COMPOSED,
     "nn.functional.conv2d": COMPOSED,
     "nn.functional.conv_transpose2d": COMPOSED,
-    "nn.functional.pad.reflect": UNCONNECTED,
-    "nn.functional.pad.replicate": UNCONNECTED,
     "nn.functional.normalize": MASKED_FILL,
     "nn.functional.cosine_similarity": MASKED_FILL,
     "nn.functional.pairwise_distance": MASKED_FILL,

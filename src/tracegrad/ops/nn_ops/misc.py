@@ -74,8 +74,14 @@ _PAD_NAMES = {"reflect": "Reflection", "replicate": "Replication", "circular": "
 def _pad_op(mode: str, k: int):
     key = (mode, k)
     if key not in _PAD_OPS:
-        _PAD_OPS[key] = resample.named_gather(f"{_PAD_NAMES[mode]}Pad{k}DBackward0")
-    return _PAD_OPS[key]
+        name = _PAD_NAMES[mode]
+        _PAD_OPS[key] = _op_and_backward(f"_{name.lower()}_pad{k}d", f"{name}Pad{k}DBackward0",
+                                         resample.gather_kernel, _pad_backward_kernel, "index_maps")
+    return _PAD_OPS[key][0]
+
+
+def _pad_backward_kernel(g, x, index_maps):
+    return resample.scatter_kernel(g, index_maps, x.shape)
 
 
 def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None = None) -> Tensor:
@@ -145,27 +151,32 @@ _ADAPTIVE_OPS: dict[int, tuple] = {}
 
 
 def _adaptive_avg_pool_ops(k: int) -> tuple:
-    """``_adaptive_avg_pool{k}d`` and its backward operator, as PyTorch's: the backward takes the input too and
-    is differentiated w.r.t. it with a zero gradient, so under create_graph=True the gradient is connected to
-    the input (AdaptiveAvgPool2DBackwardBackward0). Both are separable linear maps over the pooled dims."""
-    if k in _ADAPTIVE_OPS:
-        return _ADAPTIVE_OPS[k]
+    """``_adaptive_avg_pool{k}d`` (a separable linear map over the pooled dims) and its backward operator."""
+    if k not in _ADAPTIVE_OPS:
+        def backward_kernel(g, _x, mats):
+            return resample.apply_matrices(g, tuple(np.ascontiguousarray(m.T) for m in mats))
+
+        _ADAPTIVE_OPS[k] = _op_and_backward(f"_adaptive_avg_pool{k}d", f"AdaptiveAvgPool{k}DBackward0",
+                                            resample.apply_matrices, backward_kernel, "matrices")
+    return _ADAPTIVE_OPS[k]
+
+
+def _op_and_backward(name: str, node_name: str, kernel, backward_kernel, arg: str) -> tuple:
+    """An operator ``name(self, arg)``, linear in ``self``, and its backward operator, as PyTorch's pairs
+    (``reflection_pad1d`` / ``reflection_pad1d_backward``): the backward takes the forward's input too and is
+    differentiated w.r.t. it with a zero gradient, so under create_graph=True the gradient is connected to the
+    input (node ``...BackwardBackward0``); its derivative in grad_output is the forward map again."""
 
     def forward_vjp(ctx, g):
         (x,) = ctx.saved_tensors
         return backward(g, x, ctx.attrs[0])
 
-    def backward_kernel(g, _x, mats):
-        return resample.apply_matrices(g, tuple(np.ascontiguousarray(m.T) for m in mats))
-
-    forward = defop(f"_adaptive_avg_pool{k}d(Tensor self, Any matrices) -> Tensor", resample.apply_matrices,
-                    vjp=forward_vjp, saves=("self",), attrs=("matrices",),
-                    node_name=f"AdaptiveAvgPool{k}DBackward0")
-    backward = defop(f"_adaptive_avg_pool{k}d_backward(Tensor grad_output, Tensor self, Any matrices) -> Tensor",
-                     backward_kernel, vjp=constant_in_self(lambda ctx, gg: forward(gg, ctx.attrs[0])),
-                     attrs=("matrices",), differentiable=("grad_output", "self"),
-                     node_name=f"AdaptiveAvgPool{k}DBackwardBackward0")
-    _ADAPTIVE_OPS[k] = forward, backward
+    forward = defop(f"{name}(Tensor self, Any {arg}) -> Tensor", kernel, vjp=forward_vjp, saves=("self",),
+                    attrs=(arg,), node_name=node_name)
+    backward = defop(f"{name}_backward(Tensor grad_output, Tensor self, Any {arg}) -> Tensor", backward_kernel,
+                     vjp=constant_in_self(lambda ctx, gg: forward(gg, ctx.attrs[0])), attrs=(arg,),
+                     differentiable=("grad_output", "self"), node_name=node_name.replace("Backward0",
+                                                                                         "BackwardBackward0"))
     return forward, backward
 
 

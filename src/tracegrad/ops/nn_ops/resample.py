@@ -25,7 +25,7 @@ def _flat_source(index_maps: tuple, in_sizes: tuple) -> np.ndarray:
     return np.ravel_multi_index(tuple(grids), in_sizes).ravel()
 
 
-def _gather_kernel(x, index_maps):
+def gather_kernel(x, index_maps):
     k = len(index_maps)
     lead = x.shape[: x.ndim - k]
     flat = x.reshape(lead + (-1,))
@@ -34,7 +34,7 @@ def _gather_kernel(x, index_maps):
     return np.take(flat, src, axis=-1).reshape(lead + out_trailing)
 
 
-def _scatter_kernel(g, index_maps, input_size):
+def scatter_kernel(g, index_maps, input_size):
     k = len(index_maps)
     in_trailing = tuple(input_size[len(input_size) - k :])
     lead = tuple(input_size[: len(input_size) - k])
@@ -58,14 +58,14 @@ def _scatter_vjp(ctx, gg):
 
 gather_nd = defop(
     "_nn_gather_nd(Tensor self, Any index_maps) -> Tensor",
-    _gather_kernel,
+    gather_kernel,
     vjp=_gather_vjp,
     attrs=("index_maps",),
     node_name="IndexMapBackward0",
 )
 scatter_nd = defop(
     "_nn_scatter_nd(Tensor grad_output, Any index_maps, int[] input_size) -> Tensor",
-    _scatter_kernel,
+    scatter_kernel,
     vjp=_scatter_vjp,
     attrs=("index_maps", "input_size"),
     node_name="IndexMapBackwardBackward0",
@@ -77,7 +77,7 @@ def named_gather(name: str):
     op_name = "_nn_" + name.lower()
     return defop(
         f"{op_name}(Tensor self, Any index_maps) -> Tensor",
-        _gather_kernel,
+        gather_kernel,
         vjp=_gather_vjp,
         attrs=("index_maps",),
         node_name=name,
