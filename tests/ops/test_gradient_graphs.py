@@ -34,7 +34,6 @@ KNOWN_DIFFERENT = {
     "nn.functional.softplus": DEDICATED,
     "nn.functional.hardswish": DEDICATED,
     "nn.functional.linear": COMPOSED,
-    "nn.functional.l1_loss": COMPOSED,
     "nn.functional.smooth_l1_loss": DEDICATED,
     "nn.functional.huber_loss": DEDICATED,
     "nn.functional.binary_cross_entropy": DEDICATED,

@@ -17,8 +17,10 @@ from ..registry import defop
 
 
 def _abs_vjp(ctx, g):
+    from ..unary import sgn
+
     (x,) = ctx.saved_tensors
-    return mul(g, sign(x))
+    return mul(g, sgn(x))  # PyTorch: grad * self.sgn() (SgnBackward0 under create_graph)
 
 
 abs = defop("_nn_abs(Tensor self) -> Tensor", np.abs, vjp=_abs_vjp, saves=("self",), node_name="AbsBackward0")
