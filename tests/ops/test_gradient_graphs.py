@@ -47,9 +47,6 @@ KNOWN_DIFFERENT = {
     "nn.functional.conv1d": COMPOSED,
     "nn.functional.conv2d": COMPOSED,
     "nn.functional.conv_transpose2d": COMPOSED,
-    "nn.functional.normalize": MASKED_FILL,
-    "nn.functional.cosine_similarity": MASKED_FILL,
-    "nn.functional.pairwise_distance": MASKED_FILL,
 }
 
 CASES = [pytest.param(op, id=op.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENT[op.id])

@@ -909,11 +909,16 @@ def _vector_norm_kernel(a, ord=2, dim=None, keepdim=False, dtype=None):
 
 
 def _vector_norm_vjp(ctx, g):
+    x, norm = ctx.saved_tensors
+    ord, dim, keepdim, _dtype = ctx.attrs
+    return norm_backward(g, x, norm, ord, dim, keepdim)
+
+
+def norm_backward(g: Tensor, x: Tensor, norm: Tensor, ord, dim, keepdim: bool):
+    """PyTorch's norm_backward: the gradient of a vector p-norm (None for p = 0, as PyTorch's undefined one)."""
     from .pointwise import div, eq, logical_or, mul, pow
     from .reductions_extra import zero_fill
 
-    x, norm = ctx.saved_tensors
-    ord, dim, keepdim, _dtype = ctx.attrs
     shape = tuple(x.shape)
     from .reductions_extra import restore_dims
     from .reductions_extra import sum as _sum

@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from .._util import as_array, binary_dtype, default_float
-from ..pointwise import div, eq, ge, le, log, logical_and, mul, pow, where
-from ..reductions import _dims_arg, expand_reduced_grad
+from ..pointwise import div, eq, ge, le, log, logical_and, mul, where
+from ..reductions import _dims_arg
 from ..registry import defop
 
 
@@ -98,35 +98,11 @@ def _norm_kernel(a, ord=2.0, dim=None, keepdim=False):
 
 
 def _norm_vjp(ctx, g):
+    from ..linalg import norm_backward
+
     x, norm = ctx.saved_tensors
     ord, dim, keepdim = ctx.attrs
-    shape = ctx.input_shapes[0]
-    g = expand_reduced_grad(g, shape, dim, keepdim)
-    norm = expand_reduced_grad(norm, shape, dim, keepdim)
-    if ord == 0:
-        return mul(g, 0.0)
-    if ord == 1:
-        return mul(g, sign(x))
-    if ord == math.inf:
-        absx = abs(x)
-        hit = eq(absx, norm)
-        count = _count_hits(hit, dim, keepdim, shape)
-        return where(hit, div(mul(g, sign(x)), count), 0.0)
-    if ord == 2:
-        scaled = div(mul(g, x), norm)
-    else:
-        scaled = div(mul(mul(g, x), pow(abs(x), ord - 2)), pow(norm, ord - 1))
-    # d||x|| is 0 at x = 0 (PyTorch masks the 0/0)
-    return where(eq(norm, 0.0), 0.0, scaled)
-
-
-def _count_hits(hit, dim, keepdim, shape):
-    from ...backend.dtypes import float64
-    from ..creation import to_dtype
-    from ..reductions import sum as sum_op
-
-    counts = sum_op(to_dtype(hit, float64), _dims_arg(dim, len(shape)), True)
-    return counts
+    return norm_backward(g, x, norm, ord, dim, keepdim)
 
 
 vector_norm = defop(
