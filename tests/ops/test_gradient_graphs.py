@@ -18,7 +18,6 @@ from opinfo.core import Call, flatten_outputs, resolve
 
 DEDICATED = ("PyTorch records a dedicated double-backward node (e.g. SoftmaxBackwardDataBackward0, "
              "MseLossBackwardBackward0); tracegrad composes the gradient from primitive operators")
-MASKED_FILL = "PyTorch's formula masks with masked_fill (MaskedFillBackward0) where tracegrad's uses where"
 COMPOSED = ("tracegrad's backward formula is composed differently from PyTorch's (other primitive operators or "
             "another order), though its values and derivatives agree")
 
@@ -38,7 +37,6 @@ KNOWN_DIFFERENT = {
     "nn.functional.huber_loss": DEDICATED,
     "nn.functional.binary_cross_entropy": DEDICATED,
     "nn.functional.binary_cross_entropy_with_logits": COMPOSED,
-    "nn.functional.kl_div": MASKED_FILL,
     "nn.functional.layer_norm": DEDICATED,
     "nn.functional.group_norm": COMPOSED,
     "nn.functional.batch_norm.eval": DEDICATED,

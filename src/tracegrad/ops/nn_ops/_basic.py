@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .._util import as_array, binary_dtype, default_float
-from ..pointwise import div, eq, ge, le, log, logical_and, mul, where
+from ..pointwise import div, eq, ge, le, logical_and, mul, where
 from ..reductions import _dims_arg
 from ..registry import defop
 
@@ -65,7 +65,10 @@ def _xlogy_vjp(ctx, g):
     need = ctx.needs_input_grad
     gx = gy = None
     if need[0]:
-        gx = where(logical_and(eq(x, 0.0), le(y, 0.0)), 0.0, mul(g, log(y)))
+        from ..reductions_extra import zero_fill
+
+        # PyTorch: at::xlogy(grad, other).masked_fill((self == 0.) & (other <= 0.), 0.)
+        gx = zero_fill(logical_and(eq(x, 0.0), le(y, 0.0)), xlogy(g, y))
     if need[1]:
         gy = div(mul(g, x), y)
     return gx, gy
