@@ -9,6 +9,7 @@ when it validates a node's outputs.
 from __future__ import annotations
 
 import itertools
+import re
 
 from .._state import STATE
 
@@ -68,6 +69,11 @@ class Node:
 
     def name(self) -> str:
         return self._name
+
+    def __dir__(self) -> list:
+        # ``_saved`` is the slot of an operator node's saved values: PyTorch's nodes list only their
+        # ``_saved_<name>`` attributes, which code finds with ``startswith("_saved")``.
+        return sorted(set(super().__dir__()) - {"_saved"})
 
     @property
     def next_functions(self) -> tuple:
@@ -198,3 +204,16 @@ def set_retains_grad_hook(node: Node, output_nr: int, fn) -> None:
 def collect_hook_fns(hook_dict: dict | None) -> list:
     """Snapshot a hook dict: removing a handle inside a hook must not affect the current pass."""
     return list(hook_dict.values()) if hook_dict else []
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward(\d*)$")
+
+
+def forward_name(fn: Node) -> str:
+    """How PyTorch's error messages name the operator of a node: a custom Function's class name, else the
+    node's name without its ``Backward`` suffix, keeping an overload number other than 0 (MulBackward0 is
+    ``Mul``, SqueezeBackward3 ``Squeeze3``, SliceBackwardBackward0 ``SliceBackward``; CopySlices unchanged)."""
+    forward_cls = getattr(fn, "_forward_cls", None)
+    if forward_cls is not None:
+        return forward_cls.__name__
+    return _BACKWARD_SUFFIX.sub(lambda m: "" if m.group(1) in ("", "0") else m.group(1), fn.name())

@@ -254,18 +254,22 @@ class SavedTensor:
 
     def _version_error(self, tensor: Tensor, node) -> None:
         current = self._vc[0]
+        from .node import forward_name
+
         if self._kind == _OUTPUT and node is not None:
-            where = f", which is output {self._extra[0]} of {node.name()},"
-        elif tensor._gfn is not None:
-            where = f", which is output {tensor._output_nr} of {tensor._gfn.name()},"
+            fn, output_nr = node, self._extra[0]
         else:
-            where = ""
+            # PyTorch reads the tensor's grad_fn: a stale view's is regenerated first (AsStridedBackward0), or
+            # raises the view's own error when it may not be.
+            fn = tensor.grad_fn
+            output_nr = tensor._output_nr
+        where = f", which is output {output_nr} of {forward_name(fn)}," if fn is not None else ""
         shape = list(tensor._data.shape)
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{type_string(tensor)} {shape}]{where} is at version {current}; expected version "
             f"{self._version} instead. Hint: enable anomaly detection to find the operation that failed to "
-            "compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+            "compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
         )
 
     def release(self) -> None:

@@ -1,23 +1,25 @@
 """Views and in-place operations in eager autograd (PyTorch's view tracking and CopySlices).
 
 A view remembers its root ``_base``, shares the base's version counter, and keeps the chain of view
-operators that produced it (``_view_replay``). Replaying that chain's kernels over ``arange(base.numel())``
-gives, for every element of the view, its flat position in the base: one index map that serves
+operators that produced it (``_view_replay``). As in PyTorch, the view's place in the base is read in storage
+coordinates (its sizes, strides and storage offset), which stay right when the base itself is reshaped in
+place (``t_``, ``as_strided_``...) after the view was made:
 
 * ``CopySlices``: an in-place op on a view rewrites the base's history; the gradient for the base is the
-  incoming gradient with the view's positions replaced by the in-place node's gradient;
-* regenerating a stale view's ``grad_fn`` after its base changed (PyTorch's ``AsStridedBackward0``).
+  incoming gradient laid out as the base, with an as_strided slice of it replaced by the in-place node's
+  gradient;
+* regenerating a stale view's ``grad_fn`` after its base changed: the node of an as_strided of the base
+  (``AsStridedBackward0``), or the view's ops replayed on the base for a view made under
+  ``_force_original_view_tracking`` or one that reinterprets the dtype.
 """
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor
-from .node import Node, set_retains_grad_hook
+from .node import Node, forward_name, set_retains_grad_hook
 
 # Creation metadata of views, as in PyTorch: where the view came from decides whether an in-place
 # operation on it is allowed.
@@ -38,6 +40,8 @@ def make_view(out: Tensor, src: Tensor, op, args: tuple, index: int) -> None:
     out._base = base
     out._view_replay = (src._view_replay or ()) + ((op, args[1:], index),)
     out._view_version = vc[0]
+    if _ViewReplay.enabled or src._view_fn:
+        out._view_fn = True  # PyTorch keeps a view_fn only for views made under view replay (or views of them)
     # PyTorch's creation meta, propagated from a view's view: a special mode of the new view wins, except
     # over an inference-mode one.
     meta = src._creation_meta
@@ -51,22 +55,6 @@ def make_view(out: Tensor, src: Tensor, op, args: tuple, index: int) -> None:
         meta = MULTI_OUTPUT_NODE
     if meta:
         out._creation_meta = meta
-
-
-def view_index_map(view: Tensor) -> np.ndarray:
-    """Flat positions in ``view._base`` of every element of ``view`` (an int64 array of the view's shape)."""
-    cached = view.__dict__.get("_view_index_cache")
-    if cached is not None and cached[0] is view._view_replay:
-        return cached[1]
-    base = view._base
-    xp = np
-    idx = xp.arange(base._data.size, dtype=np.int64).reshape(base._data.shape)
-    for op, rest, k in view._view_replay:
-        out = op.kernel(idx, *rest)
-        idx = out[k] if isinstance(out, (tuple, list)) else out
-    idx = np.array(idx, order="C")  # (ascontiguousarray would make a 0-d map 1-d)
-    view.__dict__["_view_index_cache"] = (view._view_replay, idx)
-    return idx
 
 
 # ---- checks --------------------------------------------------------------------------------------------
@@ -120,10 +108,7 @@ def view_rebase_error(var: Tensor, indirect: bool = False) -> str | None:
         return None
     modified = "its base or another view of its base has been" if indirect else "is being"
     fn = var._gfn
-    name = None
-    if fn is not None:
-        forward_cls = getattr(fn, "_forward_cls", None)
-        name = forward_cls.__name__ if forward_cls is not None else re.sub(r"Backward\d*$", "", fn.name())
+    name = forward_name(fn) if fn is not None else None
     if meta in (INFERENCE_MODE, NO_GRAD_MODE) or fn is None:
         # A view of a view made in a special mode, or a view without grad_fn (so made in no_grad mode).
         prefix = ("A view was created in" if fn is None
@@ -172,11 +157,12 @@ class CopySlices(Node):
     """Gradient of an in-place op applied to a view, seen from the view's base.
 
     Written as PyTorch's ``CopySlices::apply`` with dispatched ops, so that under ``create_graph`` the
-    gradient's own graph has PyTorch's shape: a copy of the incoming gradient, whose view's slice is
-    replaced (in place, hence a CopySlices again) by the in-place node's gradient of a clone of that slice.
+    gradient's own graph has PyTorch's shape: a copy of the incoming gradient laid out as the base, whose
+    view's slice (an as_strided of it, in storage coordinates) is replaced (in place, hence a CopySlices
+    again) by the in-place node's gradient of a clone of that slice.
     """
 
-    __slots__ = ("fn", "_geometry", "_replay", "_base_shape", "_base_dtype")
+    __slots__ = ("fn", "_geometry", "_replay", "_base_geometry")
     _name = "torch::autograd::CopySlices"
 
     def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
@@ -185,15 +171,16 @@ class CopySlices(Node):
         super().__init__()
         self.fn = fn
         # PyTorch uses as_strided when it can, else replays the view ops (its view_fn).
-        self._replay = view._view_replay if changes_dtype(view) else None
-        self._geometry = None if self._replay else _strided_geometry(view_index_map(view))
-        self._base_shape = base._data.shape
-        self._base_dtype = base._data.dtype
+        self._replay = view._view_replay if view._view_fn or changes_dtype(view) else None
+        # Storage coordinates, as PyTorch's: they stay right after the base itself was reshaped in place
+        # (``t_``, ``as_strided_``...), which the view's recorded ops know nothing about.
+        self._geometry = (tuple(view._data.shape), view.stride(), view.storage_offset() - base.storage_offset())
+        self._base_geometry = (tuple(base._data.shape), base.stride())
         self._edges = (gradient_edge(base),) + tuple(fn._edges[1:])
         self._in_meta = ((base._data.shape, base._data.dtype),) + tuple(fn._in_meta[1:])
 
     def apply(self, grads):
-        from .. import _functional_core as F
+        from .._tensor import _wrap
         from ..ops import creation
         from ..ops.views import as_strided
 
@@ -204,12 +191,12 @@ class CopySlices(Node):
             from .saved import FREED_MESSAGE
 
             raise RuntimeError(FREED_MESSAGE)
-        result = F.copy_to_new(grad)
+        # grad.new_empty_strided(base.sizes(), base.strides()).copy_(grad)
+        result = creation.copy_(_wrap(_empty_strided(*self._base_geometry, grad._data.dtype)), grad)
         if self._replay is not None:
             grad_slice = replay_views(result, self._replay)
         else:
-            size, stride, offset = self._geometry
-            grad_slice = as_strided(result, size, stride, offset)
+            grad_slice = as_strided(result, *self._geometry)
         res = list(self.fn.apply([creation.clone(grad_slice)]))
         inner = res[0]
         if inner is None:
@@ -228,6 +215,13 @@ class CopySlices(Node):
         return self._edges
 
 
+def _empty_strided(shape: tuple, strides: tuple, dtype) -> np.ndarray:
+    """An uninitialized array with these element strides over a storage of its own, from offset 0."""
+    extent = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) if all(shape) else 0
+    storage = np.empty(extent, dtype)
+    return np.ndarray(shape, dtype, buffer=storage, strides=tuple(st * storage.itemsize for st in strides))
+
+
 def changes_dtype(view: Tensor) -> bool:
     """Whether a view's chain has an op that reinterprets the dtype (``view_as_real``...): no strides over
     the base's elements describe it."""
@@ -243,63 +237,15 @@ def replay_views(base: Tensor, chain: tuple) -> Tensor:
     return out
 
 
-def _strided_geometry(index: np.ndarray) -> tuple:
-    """(size, stride, storage_offset) of a view of a contiguous tensor, from its element positions."""
-    size = tuple(index.shape)
-    if index.size == 0:
-        return size, tuple(0 for _ in size), 0
-    first = index.reshape(-1)[0]
-    stride = []
-    for d, n in enumerate(size):
-        if n > 1:
-            step = [0] * len(size)
-            step[d] = 1
-            stride.append(int(index[tuple(step)] - first))
-        else:
-            stride.append(0)
-    return size, tuple(stride), int(first)
+def _as_strided_node(base: Tensor, view: Tensor) -> Node:
+    """PyTorch's regenerated ``grad_fn`` of a view whose base changed: the node of ``base.as_strided(view's
+    sizes, strides, storage offset)`` (AsStridedBackward0, whose backward works in storage coordinates), made
+    without running the op."""
+    from ..ops.views import as_strided
 
-
-class AsStridedBackward0(Node):
-    """The regenerated ``grad_fn`` of a view whose base changed: scatter the view's gradient into the base
-    (PyTorch's as_strided_backward: a copy into a strided view of zeros, or an indexed sum when elements
-    of the view overlap)."""
-
-    __slots__ = ("_index", "_geometry", "_base_shape")
-    _name = "AsStridedBackward0"
-
-    def __init__(self, base: Tensor, view: Tensor) -> None:
-        from .edges import gradient_edge
-
-        super().__init__()
-        index = view_index_map(view)
-        overlaps = np.unique(index).size != index.size
-        self._index = index if overlaps else None
-        self._geometry = None if overlaps else _strided_geometry(index)
-        self._base_shape = base._data.shape
-        self._edges = (gradient_edge(base),)
-        self._in_meta = ((base._data.shape, base._data.dtype),)
-
-    def apply(self, grads):
-        from .. import _functional_core as F
-        from ..ops import creation
-        from ..ops.views import as_strided
-
-        grad = grads[0]
-        if grad is None:
-            return [None]
-        numel = int(np.prod(self._base_shape, dtype=np.int64))
-        storage = F.new_zeros(grad, (numel,))
-        if self._geometry is None:
-            index = F.reshape(F.index_tensor(self._index), (-1,))
-            storage = F.index_put(storage, (index,), F.reshape(grad, (-1,)), accumulate=True)
-        else:
-            size, stride, offset = self._geometry
-            creation.copy_(as_strided(storage, size, stride, offset), grad)
-            shape = self._base_shape
-            strides = tuple(int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape)))
-            return [as_strided(storage, shape, strides, 0)]
-        return [F.reshape(storage, self._base_shape)]
+    node = as_strided._new_node((base, tuple(view._data.shape), view.stride(), view.storage_offset()))
+    node._out_meta = ((view._data.shape, view._data.dtype),)
+    return node
 
 
 def record_inplace_on_view(op, args: tuple, target: Tensor, node: Node) -> None:
@@ -358,8 +304,8 @@ def regenerate_view_grad_fn(view: Tensor) -> None:
     if not (base._rg or view._rg):
         return
     old_fn, old_nr = view._gfn, view._output_nr
-    replay = _ViewReplay.enabled or changes_dtype(view)
-    node, nr = _replayed_node(base, view) if replay else (AsStridedBackward0(base, view), 0)
+    replay = view._view_fn or changes_dtype(view)
+    node, nr = _replayed_node(base, view) if replay else (_as_strided_node(base, view), 0)
     view._gfn = node
     view._output_nr = nr
     view._rg = True

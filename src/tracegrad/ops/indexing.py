@@ -174,7 +174,7 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
 
     Like PyTorch, a slice spanning its whole dim records no ``slice`` unless ``keep_full_slices`` (a bare
     slice ``x[a:b]`` in ``__getitem__``)."""
-    from .views import select, unsqueeze
+    from .views import _INT64_MAX, select, unsqueeze
     from .views import slice as slice_op
 
     n_consumed = builtins.sum(1 if not (k is None or k is Ellipsis or isinstance(k, bool)) else 0 for k in key)
@@ -214,7 +214,8 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
             if step <= 0:
                 raise ValueError("step must be greater than zero")
             if keep_full_slices or not _spans_dim(start, stop, step, out.shape[dim]):
-                out = slice_op(out, dim, start, stop, step)
+                # as PyTorch's indexing: a missing start is 0, a missing stop INT64_MAX (SliceBackward0 shows them)
+                out = slice_op(out, dim, 0 if start is None else start, _INT64_MAX if stop is None else stop, step)
             advanced.append(None)
             dim += 1
         else:

@@ -120,6 +120,9 @@ def _saved_properties(op: OpDef) -> dict:
     types = {p.name: p.type for p in op.schema.params}
     props = {}
     for k, key in enumerate(op.attr_names):
+        slot = op.attr_idx[k]
+        if slot.__class__ is tuple and slot[0] in ("geometry", "list_sizes"):
+            continue  # a TensorGeometry or the sizes of a Tensor[]: PyTorch's nodes keep them without a getter
         props["_saved_" + key] = attr(k, types.get(key, ""))
     for k, key in enumerate(op.saved_names):
         if key in op.saved_names[:k]:

@@ -1,8 +1,8 @@
 """View operators: outputs alias their input's storage and share its version counter.
 
 Each view op declares its kernel (a NumPy view), its backward, and its inverse scatter
-``inverse(base, src, *view_args) -> new base`` used by functionalization. Autograd replays the kernels
-over an index map (see ``autograd.views``) to handle in-place writes through views.
+``inverse(base, src, *view_args) -> new base`` used by functionalization. Autograd replays the ops of a
+view made under view replay, or one that reinterprets the dtype (see ``autograd.views``).
 """
 
 from __future__ import annotations
@@ -322,12 +322,27 @@ def _select_kernel(a, dim, index):
 
 
 def _select_vjp(ctx, g):
-    dim, index = ctx.attrs
-    return select_scatter(_zeros(ctx.input_shapes[0], g), g, dim, index)
+    dim, index, sizes = ctx.attrs
+    return select_backward(g, sizes, dim, index)
 
 
 select = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", _select_kernel, vjp=_select_vjp,
-               attrs=("dim", "index"), inverse=lambda base, src, dim, index: select_scatter(base, src, dim, index))
+               attrs=("dim", "index", "self_sym_sizes"),
+               inverse=lambda base, src, dim, index: select_scatter(base, src, dim, index))
+
+
+def _select_backward_kernel(g, input_sizes, dim, index):
+    out = np.zeros(tuple(input_sizes), dtype=g.dtype)
+    out[(builtins.slice(None),) * wrap_dim(dim, len(input_sizes)) + (index, Ellipsis)] = g
+    return out
+
+
+# PyTorch's gradient of select and slice: operators of their own (SelectBackwardBackward0...), linear in the
+# gradient, whose own gradient is the view again.
+select_backward = defop("select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
+                        _select_backward_kernel, vjp=lambda ctx, g: select(g, *ctx.attrs),
+                        jvp=lambda args, outs, tangents: select_backward(tangents[0], *args[1:]),
+                        attrs=("dim", "index"))
 
 
 def _slice_kernel(a, dim=0, start=None, end=None, step=1):
@@ -338,15 +353,30 @@ def _slice_kernel(a, dim=0, start=None, end=None, step=1):
 
 
 def _slice_vjp(ctx, g):
-    dim, start, end, step = ctx.attrs
-    return slice_scatter(_zeros(ctx.input_shapes[0], g), g, dim, start, end, step)
+    dim, start, end, step, sizes = ctx.attrs
+    # PyTorch's slice_backward_wrapper: a missing start is 0, a missing end INT64_MAX
+    return slice_backward(g, sizes, dim, 0 if start is None else start, _INT64_MAX if end is None else end, step)
 
+
+_INT64_MAX = 2 ** 63 - 1
 
 slice = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) "
               "-> Tensor(a)",
-              _slice_kernel, vjp=_slice_vjp, attrs=("dim", "start", "end", "step"),
+              _slice_kernel, vjp=_slice_vjp, attrs=("dim", "start", "end", "step", "self_sym_sizes"),
               inverse=lambda base, src, dim=0, start=None, end=None, step=1: slice_scatter(base, src, dim, start, end,
                                                                                            step))
+
+
+def _slice_backward_kernel(g, input_sizes, dim, start, end, step):
+    out = np.zeros(tuple(input_sizes), dtype=g.dtype)
+    out[(builtins.slice(None),) * wrap_dim(dim, len(input_sizes)) + (builtins.slice(start, end, step),)] = g
+    return out
+
+
+slice_backward = defop("slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, "
+                       "SymInt step) -> Tensor", _slice_backward_kernel, vjp=lambda ctx, g: slice(g, *ctx.attrs),
+                       jvp=lambda args, outs, tangents: slice_backward(tangents[0], *args[1:]),
+                       attrs=("dim", "start", "end", "step"))
 
 
 def narrow(t, dim: int, start, length: int):
@@ -500,14 +530,14 @@ def _split_kernel(a, split_size, dim=0):
 
 
 def _split_vjp(ctx, *grads):
-    split_size, dim = ctx.attrs
+    split_size, dim, _ = ctx.attrs
     from .shape import cat
 
     return cat(list(grads), dim)
 
 
 split = defop("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", _split_kernel,
-              vjp=_split_vjp, attrs=("split_size", "dim"), multi_output_view=True)
+              vjp=_split_vjp, attrs=("split_size", "dim", "self_sym_sizes"), multi_output_view=True)
 
 
 def chunk(t, chunks: int, dim: int = 0):
@@ -694,8 +724,7 @@ def inplace_view(view_fn: Callable[..., Tensor], name: str) -> Callable[..., Ten
         self._data = new._data
         self._bump_version()
         if self._base is not None:
-            self._view_replay = new._view_replay  # index maps and replays see the new geometry
-            self.__dict__.pop("_view_index_cache", None)
+            self._view_replay = new._view_replay  # replays see the new geometry
         node = new._gfn
         if node is not None:
             node.__class__ = _INPLACE_NODE.get(node.__class__, node.__class__)
