@@ -275,3 +275,39 @@ def test_third_order_grad():
     assert_close(ours, theirs)
     x = np.array([0.5, -1.5])
     assert_close(ours, (4 * x**3, 12 * x**2, 24 * x))
+
+
+_PENALIZED_LAYERS = {
+    "conv1d": (lambda F, x, w, b: F.conv1d(x, w, b, padding=1), ((3, 2, 4), (3, 2, 3), (3,))),
+    "conv_transpose1d": (lambda F, x, w, b: F.conv_transpose1d(x, w, b, stride=2), ((3, 2, 4), (2, 3, 3), (3,))),
+    "layer_norm": (lambda F, x, w, b: F.layer_norm(x, (2, 4), w, b), ((3, 2, 4), (2, 4), (2, 4))),
+    "batch_norm_train": (lambda F, x, w, b: F.batch_norm(x, None, None, w, b, True), ((3, 2, 4), (2,), (2,))),
+    "batch_norm_eval": (lambda F, x, w, b: F.batch_norm(x, w.detach() * 0.5, w.detach() ** 2 + 1, w, b, False),
+                        ((3, 2, 4), (2,), (2,))),
+    "instance_norm": (lambda F, x, w, b: F.instance_norm(x, weight=w, bias=b), ((3, 2, 4), (2,), (2,))),
+}
+
+
+@pytest.mark.parametrize("flags", [(True, False, False), (False, True, False), (False, False, True),
+                                   (True, True, True)], ids=lambda f: "".join("xwb"[i] for i in range(3) if f[i]))
+@pytest.mark.parametrize("layer", sorted(_PENALIZED_LAYERS))
+def test_gradient_penalty_through_fused_backward(layer, flags):
+    """PyTorch computes the gradients of a convolution or a normalisation with one backward operator taking
+    grad_output, input and weight (ConvolutionBackwardBackward0, NativeLayerNormBackwardBackward0, ...): under
+    create_graph=True every gradient, the bias's too, requires grad when input, weight or bias does, and a
+    gradient penalty backpropagates through it."""
+    fn, shapes = _PENALIZED_LAYERS[layer]
+
+    def program(lib):
+        ins = [lib.tensor(_data(s, k), dtype=lib.float64, requires_grad=f) for k, (s, f) in enumerate(zip(shapes, flags))]
+        out = fn(lib.nn.functional, *ins)
+        diff = [t for t in ins if t.requires_grad]
+        grads = lib.autograd.grad((out * out.detach().cos()).sum(), diff, create_graph=True)
+        connected = [g.requires_grad for g in grads]
+        penalty = sum((g * g).sum() for g in grads if g.requires_grad)
+        second = lib.autograd.grad(penalty, diff, allow_unused=True, materialize_grads=True) if any(connected) else ()
+        return connected, grads, second
+
+    ours, theirs = run_both(program)
+    assert ours[0] == theirs[0]
+    assert_close(ours[1:], theirs[1:])

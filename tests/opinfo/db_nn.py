@@ -328,13 +328,6 @@ def _interp_samples(mode: str, align_corners: bool | None = None):
 
 # ------------------------------------------------------------------------------------------ entries
 
-# Known gaps of test_gradient_requires_grad_matches_torch (create_graph=True), each to be fixed, not ignored:
-_GRADS_FROM_GRAD_OUTPUT_ALONE = (
-    "some gradients (the bias's, or all of them for some layouts) are composed from grad_output alone, where "
-    "PyTorch's fused backward operator connects every gradient to input and weight, so under create_graph=True "
-    "they do not require grad where torch's do")
-
-
 NN_OPS = [
     _act("relu", inplace=True, aliases=("relu", "Tensor.relu")),
     _act("relu6", _act_samples(-8.0, 8.0)),
@@ -372,19 +365,16 @@ NN_OPS = [
            notes="torch raises if weight/pos_weight require grad ('is not differentiable with respect to')"),
     OpInfo(NN + "kl_div", _kl_div_samples, tol=NN_TOL, domain="input: log-probabilities; target: probabilities"),
     OpInfo(NN + "dropout", _dropout_samples, notes="p>0 with training=True is test_dropout_statistics"),
-    OpInfo(NN + "layer_norm", _layer_norm_samples, tol=NN_TOL, create_graph_deviation=_GRADS_FROM_GRAD_OUTPUT_ALONE),
+    OpInfo(NN + "layer_norm", _layer_norm_samples, tol=NN_TOL),
     OpInfo(NN + "group_norm", _group_norm_samples, tol=NN_TOL),
     OpInfo(NN + "batch_norm", _batch_norm_samples(training=False), variant="eval", nondiff_args=_RUNNING,
-           tol=NN_TOL, create_graph_deviation=_GRADS_FROM_GRAD_OUTPUT_ALONE),
+           tol=NN_TOL),
     OpInfo(NN + "batch_norm", _batch_norm_samples(training=True), variant="train", nondiff_args=_RUNNING,
-           tol=NN_TOL, notes="running stats are updated in place and compared after the call",
-           create_graph_deviation=_GRADS_FROM_GRAD_OUTPUT_ALONE),
-    OpInfo(NN + "instance_norm", _instance_norm_samples, nondiff_args=_RUNNING, tol=NN_TOL,
-           create_graph_deviation=_GRADS_FROM_GRAD_OUTPUT_ALONE),
-    OpInfo(NN + "conv1d", _conv1d_samples, tol=NN_TOL, aliases=("conv1d",), create_graph_deviation=_GRADS_FROM_GRAD_OUTPUT_ALONE),
-    OpInfo(NN + "conv2d", _conv2d_samples, tol=NN_TOL, aliases=("conv2d",), create_graph_deviation=_GRADS_FROM_GRAD_OUTPUT_ALONE),
-    OpInfo(NN + "conv_transpose2d", _conv_transpose2d_samples, tol=NN_TOL, aliases=("conv_transpose2d",),
-           create_graph_deviation=_GRADS_FROM_GRAD_OUTPUT_ALONE),
+           tol=NN_TOL, notes="running stats are updated in place and compared after the call"),
+    OpInfo(NN + "instance_norm", _instance_norm_samples, nondiff_args=_RUNNING, tol=NN_TOL),
+    OpInfo(NN + "conv1d", _conv1d_samples, tol=NN_TOL, aliases=("conv1d",)),
+    OpInfo(NN + "conv2d", _conv2d_samples, tol=NN_TOL, aliases=("conv2d",)),
+    OpInfo(NN + "conv_transpose2d", _conv_transpose2d_samples, tol=NN_TOL, aliases=("conv_transpose2d",)),
     OpInfo(NN + "max_pool1d", _max_pool1d_samples),
     OpInfo(NN + "max_pool2d", _max_pool2d_samples),
     OpInfo(NN + "avg_pool1d", _avg_pool1d_samples, tol=NN_TOL),

@@ -37,14 +37,7 @@ KNOWN_DIFFERENT = {
     "nn.functional.huber_loss": DEDICATED,
     "nn.functional.binary_cross_entropy": DEDICATED,
     "nn.functional.binary_cross_entropy_with_logits": COMPOSED,
-    "nn.functional.layer_norm": DEDICATED,
     "nn.functional.group_norm": COMPOSED,
-    "nn.functional.batch_norm.eval": DEDICATED,
-    "nn.functional.batch_norm.train": DEDICATED,
-    "nn.functional.instance_norm": DEDICATED,
-    "nn.functional.conv1d": COMPOSED,
-    "nn.functional.conv2d": COMPOSED,
-    "nn.functional.conv_transpose2d": COMPOSED,
 }
 
 CASES = [pytest.param(op, id=op.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENT[op.id])

@@ -8,7 +8,8 @@ closed under differentiation, which makes every order of derivative a convolutio
 * ``conv_weight_grad(g, x, w_size)``   its adjoint in ``w``.
 
 ``convolution`` is the user-facing op (PyTorch's ``ConvolutionBackward0`` node); a transposed convolution is
-``conv_input_grad`` of its input.
+``conv_input_grad`` of its input. When the gradient's graph is recorded (create_graph=True), its backward is
+PyTorch's fused ``convolution_backward`` (one ``ConvolutionBackwardBackward0`` node for the three gradients).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..._state import STATE
 from ..._tensor import Tensor
+from ..pointwise import add
 from ..reductions import sum as sum_op
 from ..registry import defop
-from ..views import squeeze, unsqueeze
+from ..views import expand, squeeze, unsqueeze, view
 from ._common import check_float, expand_param
 
 # ---- geometry ----------------------------------------------------------------------------------------------
@@ -289,8 +292,11 @@ def _convolution_kernel(x, w, bias, stride, padding, dilation, transposed, outpu
 
 def _convolution_vjp(ctx, g):
     x, w = ctx.saved_tensors
-    stride, padding, dilation, transposed, groups = ctx.attrs
+    stride, padding, dilation, transposed, output_padding, groups = ctx.attrs
     need = ctx.needs_input_grad
+    if STATE.grad_enabled:  # create_graph: PyTorch's one node for the three gradients (see convolution_backward)
+        grads = convolution_backward(g, x, w, stride, padding, dilation, transposed, output_padding, groups, need)
+        return tuple(grad if asked else None for grad, asked in zip(grads, need))
     gx = gw = gb = None
     if not transposed:
         if need[0]:
@@ -313,8 +319,80 @@ convolution = defop(
     _convolution_kernel,
     vjp=_convolution_vjp,
     saves=("input", "weight"),
-    attrs=("stride", "padding", "dilation", "transposed", "groups"),
+    attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups"),
     node_name="ConvolutionBackward0",
+)
+
+
+# ---- its backward under create_graph: one operator for the three gradients, as PyTorch's ----------------------
+# A plain backward composes the gradients from the primitives above (the bias's is a sum of grad_output). When
+# the gradient's graph is recorded, PyTorch's single convolution_backward node takes grad_output, input and
+# weight, so every gradient it returns (the bias's too) requires grad when input or weight does.
+
+
+def _convolution_backward_kernel(g, x, w, stride, padding, dilation, transposed, output_padding, groups,
+                                 output_mask):
+    need_x, need_w, need_b = output_mask
+    gx = gw = gb = np.empty((0,), g.dtype)  # a gradient output_mask leaves out (PyTorch's undefined tensor)
+    if not transposed:
+        if need_x:
+            gx = _conv_input_grad_kernel(g, w, x.shape, stride, padding, dilation, groups)
+        if need_w:
+            gw = _conv_weight_grad_kernel(g, x, w.shape, stride, padding, dilation, groups)
+    else:
+        if need_x:
+            gx = _conv_kernel(g, w, stride, padding, dilation, groups)
+        if need_w:
+            gw = _conv_weight_grad_kernel(x, g, w.shape, stride, padding, dilation, groups)
+    if need_b:
+        gb = np.add.reduce(g, axis=(0,) + tuple(range(2, g.ndim)))
+    return gx, gw, gb
+
+
+def _convolution_double_backward(ctx, ggx, ggw, ggb):
+    """PyTorch's _convolution_double_backward: the adjoint of (gx, gw, gb) in grad_output, input and weight.
+    gx and gw are bilinear (in grad_output and weight, grad_output and input); gb is linear in grad_output."""
+    g, x, w = ctx.saved_tensors
+    stride, padding, dilation, transposed, _, groups, output_mask = ctx.attrs
+    need_g, need_x, need_w = ctx.needs_input_grad
+    ggx, ggw, ggb = (gg if asked else None for gg, asked in zip((ggx, ggw, ggb), output_mask))
+    params = (stride, padding, dilation, groups)
+    terms, d_x, d_w = [], None, None
+    if not transposed:  # gx = conv_input_grad(g, w), gw = conv_weight_grad(g, x)
+        if need_g and ggx is not None:
+            terms.append(conv(ggx, w, *params))
+        if need_g and ggw is not None:
+            terms.append(conv(x, ggw, *params))
+        if need_x and ggw is not None:
+            d_x = conv_input_grad(g, ggw, tuple(x.shape), *params)
+        if need_w and ggx is not None:
+            d_w = conv_weight_grad(g, ggx, tuple(w.shape), *params)
+    else:  # gx = conv(g, w), gw = conv_weight_grad(x, g)
+        if need_g and ggx is not None:
+            terms.append(conv_input_grad(ggx, w, tuple(g.shape), *params))
+        if need_g and ggw is not None:
+            terms.append(conv_input_grad(x, ggw, tuple(g.shape), *params))
+        if need_x and ggw is not None:
+            d_x = conv(g, ggw, *params)
+        if need_w and ggx is not None:
+            d_w = conv_weight_grad(ggx, g, tuple(w.shape), *params)
+    if need_g and ggb is not None:
+        terms.append(expand(view(ggb, (1, -1) + (1,) * (g.ndim - 2)), tuple(g.shape)))
+    d_g = None
+    for term in terms:
+        d_g = term if d_g is None else add(d_g, term)
+    return d_g, d_x, d_w
+
+
+convolution_backward = defop(
+    "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride, int[] padding, "
+    "int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> "
+    "(Tensor, Tensor, Tensor)",
+    _convolution_backward_kernel,
+    vjp=_convolution_double_backward,
+    saves=("grad_output", "input", "weight"),
+    attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups", "output_mask"),
+    node_name="ConvolutionBackwardBackward0",
 )
 
 

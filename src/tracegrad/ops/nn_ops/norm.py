@@ -3,19 +3,25 @@
 Forward passes are single NumPy kernels. Backward rules recompute the statistics with dispatched operators
 and apply the usual formula ``rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``, so they are
 differentiable again (double backward).
+
+When the gradient's graph is recorded (create_graph=True), layer_norm and batch_norm instead call PyTorch's
+fused backward operators (``native_layer_norm_backward``, ``native_batch_norm_backward``): one node for the
+three gradients that takes grad_output, input and weight, so every gradient (the bias's too) requires grad
+when input or weight does, as in PyTorch. Their own backward is the closed-form double backward below.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import Tensor
-from ..pointwise import add, mul, pow, sub
+from ..._state import STATE
+from ..._tensor import Tensor, _wrap
+from ..pointwise import add, mul, neg, pow, sub
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
 from ..registry import defop
 from ..shape_extra import repeat
-from ..views import reshape, view
+from ..views import expand, reshape, view
 from ._common import check_float
 
 # ---- shared maths ------------------------------------------------------------------------------------------
@@ -45,6 +51,88 @@ def _normalized_grad(gxhat, xhat, rstd, axes: tuple):
 
 def _channel_shape(ndim: int, c: int) -> tuple:
     return (1, c) + (1,) * (ndim - 2) if ndim >= 2 else (c,)
+
+
+# ---- fused backward operators (create_graph) ----------------------------------------------------------------
+# y = xhat * w + b with xhat = (x - mean) * rstd, the statistics taken over ``axes``; ``axes`` is empty for
+# evaluation batch norm, whose mean and rstd are the running statistics (constants). ``wshape`` broadcasts w
+# (and b) against x; ``red`` are the axes a gradient of w (or b) sums over.
+
+
+def _mean_rstd(x: np.ndarray, axes: tuple, eps: float) -> tuple:
+    """The statistics PyTorch's forward returns for its backward (save_mean, save_invstd), as constants."""
+    _, _, rstd = _stats(x, axes, eps)
+    return _wrap(x.mean(axis=axes, keepdims=True)), _wrap(rstd)
+
+
+def _norm_backward_arrays(g, x, w, mean, rstd, axes: tuple, red: tuple, output_mask) -> tuple:
+    """NumPy kernel of the fused backward: (gx, gw, gb), an empty array for a gradient output_mask leaves out."""
+    xhat = (x - mean) * rstd
+    gx = gw = gb = np.empty((0,), g.dtype)  # (PyTorch's undefined tensor)
+    if output_mask[0]:
+        gxhat = g if w is None else g * w
+        if axes:
+            gxhat = gxhat - gxhat.mean(axis=axes, keepdims=True) - xhat * (gxhat * xhat).mean(axis=axes,
+                                                                                               keepdims=True)
+        gx = (gxhat * rstd).astype(g.dtype, copy=False)
+    if output_mask[1]:
+        gw = np.add.reduce(g * xhat, axis=red).astype(g.dtype, copy=False)
+    if output_mask[2]:
+        gb = np.add.reduce(g, axis=red).astype(g.dtype, copy=False)
+    return gx, gw, gb
+
+
+def _hessian_term(a, v, xhat, rstd, axes: tuple):
+    """Gradient w.r.t. x of <a, D xhat(x)[v]> (a, v held fixed): the second-order part of the double backward."""
+    def m(t):
+        return mean_op(t, axes, True, None)
+
+    xa, xv = m(mul(xhat, a)), m(mul(xhat, v))
+    coef = sub(sub(m(mul(a, v)), mul(m(a), m(v))), mul(xa, xv))
+    lin = add(mul(_normalized_grad(a, xhat, rstd, axes), xv), mul(_normalized_grad(v, xhat, rstd, axes), xa))
+    return neg(add(mul(mul(mul(rstd, rstd), xhat), coef), mul(rstd, lin)))
+
+
+def _norm_double_backward(g, w, xhat, rstd, axes: tuple, red: tuple, wshape: tuple, grads, needs) -> tuple:
+    """The adjoint of the fused backward (gx, gw, gb) in (grad_output, input, weight), in dispatched operators
+    (so it is differentiable again), as PyTorch's layer_norm_double_backward / batchnorm_double_backward. With
+    the batch's statistics xhat depends on x through them too; with the running ones it is affine in x."""
+    ggx, ggw, ggb = grads
+    need_g, need_x, need_w = needs
+    wb = None if w is None else reshape(w, wshape)
+
+    def lin(c):  # D xhat[c], which is self-adjoint
+        return _normalized_grad(c, xhat, rstd, axes) if axes else mul(c, rstd)
+
+    d_g = d_x = d_w = None
+    terms = []
+    if need_g:
+        if ggx is not None:
+            terms.append(lin(ggx) if wb is None else mul(lin(ggx), wb))
+        if ggw is not None:
+            terms.append(mul(xhat, reshape(ggw, wshape)))
+        if ggb is not None:
+            terms.append(expand(reshape(ggb, wshape), tuple(g.shape)))
+        for term in terms:
+            d_g = term if d_g is None else add(d_g, term)
+    if need_w and ggx is not None and w is not None:
+        d_w = reshape(_sum(mul(g, lin(ggx)), red), tuple(w.shape))
+    if need_x:
+        if ggw is not None:
+            d_x = lin(mul(g, reshape(ggw, wshape)))
+        if ggx is not None and axes:
+            second = _hessian_term(g if wb is None else mul(g, wb), ggx, xhat, rstd, axes)
+            d_x = second if d_x is None else add(d_x, second)
+    return d_g, d_x, d_w
+
+
+def _sum(t, red: tuple):
+    return sum_op(t, red, False, None) if red else t
+
+
+def _asked(values, mask) -> tuple:
+    """The gradients (or their cotangents) an output_mask asks for, None for the others."""
+    return tuple(v if asked else None for v, asked in zip(values, mask))
 
 
 # ---- layer_norm --------------------------------------------------------------------------------------------
@@ -89,12 +177,15 @@ def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 def _layer_norm_vjp(ctx, g):
-    x, weight = ctx.saved_tensors
+    x, weight, bias = ctx.saved_tensors
     normalized_shape, eps = ctx.attrs
     need = ctx.needs_input_grad
     nd = x._data.ndim
     k = len(tuple(normalized_shape))
     axes = tuple(range(nd - k, nd))
+    if STATE.grad_enabled:  # create_graph: PyTorch's fused node, connected to input and weight
+        mean, rstd = _mean_rstd(x._data, axes, eps)
+        return _asked(native_layer_norm_backward(g, x, normalized_shape, mean, rstd, weight, bias, need, eps), need)
     batch_axes = tuple(range(nd - k))
     xhat, rstd = _stats_ops(x, axes, eps)
     gx = gw = gb = None
@@ -113,9 +204,42 @@ layer_norm = defop(
     "float eps=1e-05) -> Tensor",
     _layer_norm_kernel,
     vjp=_layer_norm_vjp,
-    saves=("input", "weight"),
+    saves=("input", "weight", "bias"),
     attrs=("normalized_shape", "eps"),
     node_name="NativeLayerNormBackward0",
+)
+
+
+def _ln_axes(x, normalized_shape) -> tuple:
+    """(normalized axes, batch axes) of a layer_norm input."""
+    nd, k = x.ndim, len(tuple(normalized_shape))
+    return tuple(range(nd - k, nd)), tuple(range(nd - k))
+
+
+def _ln_backward_kernel(g, x, normalized_shape, mean, rstd, weight, bias, output_mask, eps):
+    axes, red = _ln_axes(x, normalized_shape)
+    return _norm_backward_arrays(g, x, weight, mean, rstd, axes, red, output_mask)
+
+
+def _ln_double_backward(ctx, ggx, ggw, ggb):
+    g, x, weight = ctx.saved_tensors
+    normalized_shape, output_mask, eps = ctx.attrs
+    need = ctx.needs_input_grad  # grad_out, input, mean, rstd, weight, bias
+    axes, red = _ln_axes(x, normalized_shape)
+    xhat, rstd = _stats_ops(x, axes, eps)
+    d_g, d_x, d_w = _norm_double_backward(g, weight, xhat, rstd, axes, red, tuple(normalized_shape),
+                                          _asked((ggx, ggw, ggb), output_mask), (need[0], need[1], need[4]))
+    return d_g, d_x, None, None, d_w, None  # mean and rstd: PyTorch's are not differentiable; bias: Tensor()
+
+
+native_layer_norm_backward = defop(
+    "native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor rstd, "
+    "Tensor? weight, Tensor? bias, bool[3] output_mask, float eps) -> (Tensor, Tensor, Tensor)",
+    _ln_backward_kernel,
+    vjp=_ln_double_backward,
+    saves=("grad_out", "input", "weight"),
+    attrs=("normalized_shape", "output_mask", "eps"),
+    node_name="NativeLayerNormBackwardBackward0",
 )
 
 
@@ -255,6 +379,10 @@ def _bn_train_vjp(ctx, g):
     need = ctx.needs_input_grad
     shape = x._data.shape
     axes = (0,) + tuple(range(2, len(shape)))
+    if STATE.grad_enabled:  # create_graph: PyTorch's fused node, connected to input and weight
+        mean, invstd = _mean_rstd(x._data, axes, eps)
+        return _asked(native_batch_norm_backward(g, x, weight, None, None, view(mean, (-1,)), view(invstd, (-1,)),
+                                                 True, eps, need), need)
     cshape = _channel_shape(len(shape), shape[1])
     xhat, rstd = _stats_ops(x, axes, eps)
     gx = gw = gb = None
@@ -294,6 +422,9 @@ def _bn_eval_vjp(ctx, g):
     x, weight, running_mean, running_var = ctx.saved_tensors
     (eps,) = ctx.attrs
     need = ctx.needs_input_grad
+    if STATE.grad_enabled:  # create_graph: PyTorch's fused node, connected to input and weight
+        return _asked(native_batch_norm_backward(g, x, weight, running_mean, running_var, None, None, False, eps,
+                                                 need), need)
     shape = x._data.shape
     axes = (0,) + tuple(range(2, len(shape)))
     cshape = _channel_shape(len(shape), shape[1])
@@ -319,6 +450,53 @@ batch_norm_eval = defop(
     attrs=("eps",),
     differentiable=("input", "weight", "bias"),
     node_name="NativeBatchNormBackward0",
+)
+
+
+def _bn_stats(x, train: bool, running_mean, running_var, save_mean, save_invstd, eps: float) -> tuple:
+    """(mean, rstd) of a batch norm backward, shaped to broadcast against x: the batch's statistics in
+    training, the running ones in evaluation."""
+    cshape = _channel_shape(x.ndim, x.shape[1])
+    if train:
+        return save_mean.reshape(cshape), save_invstd.reshape(cshape)
+    return running_mean.reshape(cshape), 1.0 / np.sqrt(running_var.reshape(cshape) + eps)
+
+
+def _bn_backward_kernel(g, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
+    cshape = _channel_shape(x.ndim, x.shape[1])
+    mean, rstd = _bn_stats(x, train, running_mean, running_var, save_mean, save_invstd, eps)
+    w = None if weight is None else weight.reshape(cshape)
+    axes = (0,) + tuple(range(2, x.ndim))
+    return _norm_backward_arrays(g, x, w, mean, rstd, axes if train else (), axes, output_mask)
+
+
+def _bn_double_backward(ctx, ggx, ggw, ggb):
+    g, x, weight, running_mean, running_var = ctx.saved_tensors
+    train, eps, output_mask = ctx.attrs
+    need = ctx.needs_input_grad  # grad_out, input, weight, save_mean, save_invstd
+    shape = tuple(x.shape)
+    axes = (0,) + tuple(range(2, len(shape)))
+    cshape = _channel_shape(len(shape), shape[1])
+    if train:
+        xhat, rstd = _stats_ops(x, axes, eps)
+    else:
+        rstd = pow(add(reshape(running_var, cshape), eps), -0.5)
+        xhat = mul(sub(x, reshape(running_mean, cshape)), rstd)
+    d_g, d_x, d_w = _norm_double_backward(g, weight, xhat, rstd, axes if train else (), axes, cshape,
+                                          _asked((ggx, ggw, ggb), output_mask), need[:3])
+    return d_g, d_x, d_w, None, None  # save_mean, save_invstd: not implemented in PyTorch either
+
+
+native_batch_norm_backward = defop(
+    "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, "
+    "Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) "
+    "-> (Tensor, Tensor, Tensor)",
+    _bn_backward_kernel,
+    vjp=_bn_double_backward,
+    saves=("grad_out", "input", "weight", "running_mean", "running_var"),
+    attrs=("train", "eps", "output_mask"),
+    differentiable=("grad_out", "input", "weight", "save_mean", "save_invstd"),
+    node_name="NativeBatchNormBackwardBackward0",
 )
 
 
@@ -377,6 +555,4 @@ def instance_norm(
 def _tile_data(t: Tensor | None, n: int):
     if t is None:
         return None
-    from ..._tensor import _wrap
-
     return _wrap(np.tile(t._data, n))
