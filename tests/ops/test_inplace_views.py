@@ -320,12 +320,20 @@ def _weights(lib, t):
 # Views made before an in-place view op reshaped their base (or a view sharing it), each program returning
 # the views to check. Their place in the base is read in storage coordinates, as in PyTorch: the base's new
 # geometry must not move them.
-VIEWS_MADE_BEFORE = {}
+VIEWS_MADE_BEFORE: dict = {}
 
 
-def _views_made_before(program):
-    VIEWS_MADE_BEFORE[program.__name__] = program
-    return program
+def _registered_in(table: dict):
+    """A decorator that files a program in ``table`` under its name (the parameter ids)."""
+
+    def register(program):
+        table[program.__name__] = program
+        return program
+
+    return register
+
+
+_views_made_before = _registered_in(VIEWS_MADE_BEFORE)
 
 
 @_views_made_before
@@ -475,12 +483,8 @@ def _backward_error(lib, loss) -> str:
 
 # Saved tensors modified after an in-place view op took over their history; each program returns the
 # tensor whose backward unpacks them.
-MODIFIED_SAVED_TENSORS = {}
-
-
-def _modifies_a_saved_tensor(program):
-    MODIFIED_SAVED_TENSORS[program.__name__] = program
-    return program
+MODIFIED_SAVED_TENSORS: dict = {}
+_modifies_a_saved_tensor = _registered_in(MODIFIED_SAVED_TENSORS)
 
 
 @_modifies_a_saved_tensor

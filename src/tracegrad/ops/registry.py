@@ -40,16 +40,14 @@ class OpNode(Node):
 
     def apply(self, grads):
         state = STATE
-        if not state.grad_enabled or state.in_formula or state._stack:
-            return self._formula(grads)
-        # create_graph: the formula records, with numbers as C++ Scalars (see fastpath.SCALAR_OVERLOADS)
-        state.in_formula = True
-        try:
-            return self._formula(grads)
-        finally:
-            state.in_formula = False
-
-    def _formula(self, grads):
+        if state.grad_enabled and not state.in_formula and not state._stack:
+            # create_graph: the formula records, with numbers as C++ Scalars (see fastpath.SCALAR_OVERLOADS);
+            # the plain backward goes straight on below, without a second call
+            state.in_formula = True
+            try:
+                return OpNode.apply(self, grads)
+            finally:
+                state.in_formula = False
         op = self._op
         if self._n_out == 1:
             g = grads[0]
