@@ -28,7 +28,9 @@ def _chain(lib, w, c):
         h = h * 0.9
         h = lib.relu(h - 1.0)
         h = h + c
-    return lib.log_softmax(h.reshape(2, 8), 1).sum()
+    h = h.reshape(2, 8)
+    h = h * h.mean(1)[:, None] + h.mean() * 0.5  # mean's full and per-dim rules
+    return lib.log_softmax(h, 1).sum()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -45,6 +47,33 @@ def test_same_values_as_the_differentiable_rules(dtype):
     tw = torch.tensor(data, requires_grad=True)
     _chain(torch, tw, torch.tensor(cdata)).backward()
     np.testing.assert_allclose(plain, tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_sum_gradient_is_a_view_as_torchs_expand():
+    """SumBackward0 hands on ``grad.expand(sizes)``: a hook or a custom backward further down sees a view of the
+    incoming gradient (stride 0, not contiguous), and the leaf gets a contiguous copy of it."""
+
+    def program(lib):
+        seen = []
+
+        class Identity(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                seen.append(("function", g._base is not None, g.is_contiguous(), g.stride()))
+                return g
+
+        x = lib.ones(3, 2, requires_grad=True)
+        h = x * 2.0
+        h.register_hook(lambda g: seen.append(("hook", g._base is not None, g.is_contiguous(), g.stride())))
+        Identity.apply(h).sum().backward()
+        return seen, x.grad.tolist(), x.grad.stride()
+
+    ours, theirs = run_both(program)
+    assert ours == theirs and theirs[0][0] == ("function", True, False, (0, 0))
 
 
 def test_passed_through_gradient_is_not_aliased_by_grad():

@@ -117,6 +117,15 @@ def _root_edges(outputs: tuple) -> list:
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              grad_variables=None, inputs=None) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves (or of ``inputs``)."""
+    if (tensors.__class__ is Tensor and grad_tensors is None and inputs is None and grad_variables is None
+            and not create_graph and tensors._rg):
+        # ``loss.backward()``, the common call, without the general argument handling (same result)
+        data = tensors._data
+        if data.size == 1 and data.dtype.kind == "f" and data.__class__ is np.ndarray:
+            # (np.ones is a Python-level function, about a microsecond; np.array makes the 0-d one directly)
+            seed = _wrap(np.array(1, dtype=data.dtype) if not data.shape else np.ones(data.shape, dtype=data.dtype))
+            engine.execute([gradient_edge(tensors)], [seed], bool(retain_graph), False, None, accumulate_grad=True)
+            return
     if grad_variables is not None:
         warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning, stacklevel=2)
         if grad_tensors is None:

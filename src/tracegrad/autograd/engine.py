@@ -80,7 +80,7 @@ def queue_callback(callback) -> None:
 
 def planned_execution_order(task: GraphTask) -> list:
     """Simulate the ready queue to list, in order, the nodes this backward will execute."""
-    deps = dict(task.deps)
+    deps = compute_dependencies(task.graph_root)  # (the task's own counts are being used up by the run)
     heap = [(0, 0, task.graph_root)]
     order = []
     while heap:
@@ -191,7 +191,7 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     task = GraphTask(keep_graph, create_graph)
     graph_root = GraphRoot(roots, grads)
     deps = compute_dependencies(graph_root)
-    task.deps = dict(deps)
+    task.deps = deps  # (for will_execute's membership test; the run counts the values down)
     task.graph_root = graph_root
     if outputs is not None:
         targets = {fn for fn, _ in outputs if fn is not None}

@@ -1111,13 +1111,13 @@ def det_backward(g: Tensor, det: Tensor, A: Tensor) -> Tensor:
 
     eye = _const(np.eye(n, dtype=A.dtype.np))
     if not STATE.grad_enabled:
-        # PyTorch's first-order path is one LU solve whose exact zero pivots are nudged: a matrix with
-        # det == 0 has d == 0 there, so its gradient is zero. Stand in the identity to keep the solve defined.
-        exact = eq(det, 0)
-        if bool(_any(exact).item()):
-            A = where(unsqueeze(unsqueeze(exact, -1), -1), eye, A)
-        return nonsingular(A)
-    is_singular = lt(_abs(det), 100.0 * _eps(A.dtype.np))
+        # PyTorch's first-order path is one LU solve. Its LAPACK rarely meets an exactly zero pivot in a
+        # singular matrix (rounding leaves a tiny one), and the solve then gives the cofactor matrix, the true
+        # gradient of det. Where our det is exactly zero (NumPy's LAPACK rounds differently), the SVD formula
+        # gives that cofactor matrix without dividing by zero.
+        is_singular = eq(det, 0)
+    else:
+        is_singular = lt(_abs(det), 100.0 * _eps(A.dtype.np))
     if not bool(_any(is_singular).item()):
         return nonsingular(A)
     if bool(_all(is_singular).item()):

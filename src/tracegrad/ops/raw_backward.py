@@ -18,21 +18,29 @@ an ``apply`` that tries it first.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._state import STATE
+from .._tensor import Tensor, _new
 from ..autograd.array_chain import as_tensors
 from ..autograd.saved import plain_array
+from ..autograd.views import make_view
 from .nn_ops.activation import log_softmax, relu, threshold_backward
 from .nn_ops.linear import addmm_node_op, linear_backward, mm_node_op, weight_t
 from .nn_ops.loss import _nll_loss_1d2d, _nll_loss_nd, nll_loss_backward
-from .pointwise import _tanh_backward_kernel, add, cos, exp, mul, sin, tanh
+from .pointwise import _tanh_backward_kernel, add, cos, div, exp, mul, sin, tanh
+from .reductions_extra import _count, _mean_dim, _mean_full, _sum_full, keepdim_shape
 from .registry import OpDef, OpNode
+from .views import expand
 
 _ndarray = np.ndarray
 _asarray = np.asarray
 _multiply, _negative, _sin, _cos, _exp = np.multiply, np.negative, np.sin, np.cos, np.exp
 _subtract, _add_reduce = np.subtract, np.add.reduce
+_broadcast_to, _prod = np.broadcast_to, math.prod
+_div_kernel, _div_defaults = div.kernel, div.trailing_defaults
 
 
 # (``plain_array(saved, gd)``: the saved array only if it has ``gd``'s float dtype, the case in which the
@@ -133,6 +141,21 @@ def _add_rule(node, gd: np.ndarray):
     return (gd if need_a else None, gd if need_b else None)  # the gradient itself, as the dispatched rule
 
 
+def _mean_full_rule(node, gd: np.ndarray):
+    # div(expand(g, sizes), numel): the kernel div's fast path runs for a number divisor
+    shape = node._in_meta[0][0]
+    return (_div_kernel(_broadcast_to(gd, shape), _prod(shape), *_div_defaults),)
+
+
+def _mean_dim_rule(node, gd: np.ndarray):
+    # div(unsqueeze(g, reduced dims...).expand(sizes), count), as _mean_vjp
+    shape = node._in_meta[0][0]
+    dim, keepdim = node._attrs
+    if not keepdim and shape:
+        gd = gd.reshape(keepdim_shape(shape, dim))
+    return (_div_kernel(_broadcast_to(gd, shape), _count(shape, dim), *_div_defaults),)
+
+
 def _arrays(saved: tuple):
     """The arrays of saved values that may be absent (None stays None), or None if one must be unpacked."""
     out = []
@@ -205,10 +228,42 @@ def _apply_with(rule):
     return apply
 
 
+def _sum_full_apply():
+    """SumBackward0's ``apply``: in a plain backward, the dispatched ``expand(g, self_sym_sizes)`` without the
+    dispatch. Not an array rule: its result is a view of the incoming gradient, which a hook or a custom
+    Function's backward further down can see, so it is made here as the view tensor ``expand`` returns."""
+    fallback = OpNode.apply
+    state = STATE
+
+    def apply(self, grads):
+        g = grads[0]
+        if g is None or state.grad_enabled or state.special:
+            return fallback(self, grads)
+        shape = self._in_meta[0][0]
+        gd = g._data
+        if gd.ndim == 0:
+            # np.broadcast_to's result, made directly (its Python-level checks cost ~1.6 µs): every element
+            # reads the one value, and it is read-only as broadcast_to's is
+            data = _ndarray(shape, gd.dtype, gd, 0, (0,) * len(shape))
+            data.flags.writeable = False
+        else:
+            data = _broadcast_to(gd, shape)
+        out = _new(Tensor)
+        out._data = data
+        out._rg = False
+        out._gfn = None
+        out._vc = None
+        make_view(out, g, expand, (g, shape, False), 0)
+        return (out,)
+
+    return apply
+
+
 RULES: dict[OpDef, object] = {sin: _sin_rule, cos: _cos_rule, exp: _exp_rule, tanh: _tanh_rule, relu: _relu_rule,
                               log_softmax: _log_softmax_rule, mul: _mul_rule, add: _add_rule,
                               addmm_node_op: _linear_rule, mm_node_op: _mm_rule, weight_t: _weight_t_rule,
-                              _nll_loss_1d2d: _nll_rule, _nll_loss_nd: _nll_rule}
+                              _nll_loss_1d2d: _nll_rule, _nll_loss_nd: _nll_rule,
+                              _mean_full: _mean_full_rule, _mean_dim: _mean_dim_rule}
 
 
 # Elementwise ops whose rule, given a gradient of the output's shape and dtype, returns one of the input's shape
@@ -223,5 +278,6 @@ def install() -> None:
         assert op.n_returns == 1 and not op.returns_list, op.name
         op.node_class._array_rule = staticmethod(rule)
         op.node_class.apply = _apply_with(rule)
+    _sum_full.node_class.apply = _sum_full_apply()
     for op in KEEPS_META:
         op.node_class._keeps_meta = True
