@@ -22,21 +22,17 @@ COMPOSED = ("tracegrad's backward formula is composed differently from PyTorch's
             "another order), though its values and derivatives agree")
 
 KNOWN_DIFFERENT = {
-    "cumprod": COMPOSED,
     "linalg.inv": COMPOSED,
     "linalg.det": COMPOSED,
     "linalg.cholesky": COMPOSED,
     "linalg.qr": COMPOSED,
     "linalg.eigh": COMPOSED,
     "linalg.svd": COMPOSED,
-    "nn.functional.mish": COMPOSED,
     "nn.functional.softplus": DEDICATED,
     "nn.functional.hardswish": DEDICATED,
-    "nn.functional.linear": COMPOSED,
     "nn.functional.smooth_l1_loss": DEDICATED,
     "nn.functional.huber_loss": DEDICATED,
     "nn.functional.binary_cross_entropy": DEDICATED,
-    "nn.functional.binary_cross_entropy_with_logits": COMPOSED,
     "nn.functional.group_norm": COMPOSED,
 }
 

@@ -862,7 +862,7 @@ def _cumprod_vjp(ctx, g):
         return g
     d = wrap_dim(dim, x.ndim)
     if not _any_true(eq(x, 0)):
-        return div(reversed_cumsum(mul(g, result), d), x)
+        return div(reversed_cumsum(mul(result, g), d), x)  # PyTorch's operand order
     return _cumprod_grad_with_zeros(g, x, d)
 
 

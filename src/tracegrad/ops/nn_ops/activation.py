@@ -35,6 +35,7 @@ from ..pointwise import (
 from ..reductions import sum as sum_op
 from ..registry import defop
 from ..scalar_overloads import scalar_minus
+from ..unary import log1p
 from ._basic import erf_array
 from ._common import check_float, run_op
 
@@ -488,8 +489,9 @@ def _mish_kernel(a):
 
 def _mish_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    t = tanh(softplus(x))
-    return mul(g, add(t, mul(mul(x, sigmoid(x)), scalar_minus(1.0, mul(t, t)))))
+    s = sigmoid(x)
+    t = tanh(log1p(exp(x)))  # PyTorch's formula: exp().log1p().tanh(), not softplus
+    return mul(g, add(t, mul(mul(x, s), scalar_minus(1.0, mul(t, t)))))
 
 
 mish, mish_ = _with_inplace("mish(Tensor self) -> Tensor", _mish_kernel, vjp=_mish_vjp, saves=("self",))

@@ -125,11 +125,26 @@ linear_backward = defop(
 
 
 def _linear_input_grads(ctx, g, x_slot: int):
+    """The graph of PyTorch's mm_mat1_backward / mm_mat2_backward for ``x @ mat2`` with ``mat2 = weight.t()``:
+    ``g.mm(mat2.t())`` for the input and, ``mat2`` being column-major, ``g.t().mm(x).t()`` for mat2."""
     x, w = ctx.saved_tensors
     need = ctx.needs_input_grad
-    gx = mm(g, w) if need[x_slot] else None
-    gwt = mm_tn(x, g) if need[x_slot + 1] else None
+    gx = mm(g, t(_weight_transposed(w, ctx._edges[x_slot + 1][0]))) if need[x_slot] else None
+    gwt = t(mm(t(g), x)) if need[x_slot + 1] else None
     return gx, gwt
+
+
+def _weight_transposed(w: Tensor, tnode) -> Tensor:
+    """PyTorch's saved ``mat2``: ``weight.t()`` as recorded in the forward, its grad_fn the forward's
+    TBackward0 node (the fused node keeps the weight itself and the node, not the transposed tensor)."""
+    out = _new(Tensor)
+    out._data = w._data.T
+    out._vc = None
+    out._base = None
+    out._output_nr = 0
+    out._gfn = tnode
+    out._rg = tnode is not None
+    return out
 
 
 def _addmm_vjp(ctx, g):

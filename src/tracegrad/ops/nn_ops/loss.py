@@ -612,24 +612,32 @@ def _bce_logits_vjp(ctx, g):
     (reduction,) = ctx.attrs
     need = ctx.needs_input_grad
     shape = np.broadcast_shapes(x._data.shape, t._data.shape)
-    scale = _grad_scale(g, shape, reduction)
-    if weight is not None:
-        scale = mul(scale, weight)
     gx = gt_ = None
     if need[0]:
         s = sigmoid(x)
         if pos_weight is not None:
             pt = mul(pos_weight, t)
-            local = sub(mul(s, add(sub(pt, t), 1.0)), pt)
+            local = sub(mul(sub(add(pt, 1), t), s), pt)  # PyTorch's (pt + 1 - t) * sigmoid(x) - pt
         else:
             local = sub(s, t)
-        gx = mul(local, scale)
+        gx = _bce_logits_scaled(local, g, weight, reduction, shape)
     if need[1]:
         local = neg(x)
         if pos_weight is not None:
             local = add(local, mul(sub(pos_weight, 1.0), softplus(neg(x), 1, 20)))
-        gt_ = mul(local, scale)
+        gt_ = _bce_logits_scaled(local, g, weight, reduction, shape)
     return gx, gt_
+
+
+def _bce_logits_scaled(local, g, weight, reduction: int, shape: tuple):
+    """PyTorch's order for both gradients: times the incoming gradient, times the weight, then (mean) divided
+    by the element count, a Scalar division."""
+    out = mul(local, g)
+    if weight is not None:
+        out = mul(out, weight)
+    if reduction == 1:
+        out = div_scalar(out, int(np.prod(shape)) if shape else 1)
+    return out
 
 
 binary_cross_entropy_with_logits_op = defop(
