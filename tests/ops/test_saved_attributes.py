@@ -113,6 +113,20 @@ def test_saved_attributes_match_torch(op):
     assert differences(op) == []
 
 
+def test_mm_sizes_and_strides_of_a_transposed_operand():
+    """Strides come from the saved operand: a transposed one reads back with its own strides, and an operand
+    whose gradient is not computed has none, as in PyTorch."""
+
+    def attrs(lib):
+        a = lib.arange(12.0, dtype=lib.float64).reshape(3, 4).requires_grad_()
+        b = lib.arange(20.0, dtype=lib.float64).reshape(5, 4).requires_grad_()
+        fns = [lib.mm(a, b.t()).grad_fn, lib.mm(a, b.detach().t()).grad_fn,
+               lib.addmm(lib.zeros(3, dtype=lib.float64), b, a.t()).grad_fn]
+        return [{k: getattr(fn, k) for k in dir(fn) if "_sym_" in k} for fn in fns]
+
+    assert attrs(tg) == attrs(torch)
+
+
 if __name__ == "__main__":  # a survey: every operator that differs, and how
     for case in CASES:
         if diff := differences(case.values[0]):

@@ -986,7 +986,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
                 result = unsqueeze(result, ax)
     elif ord in (1, -1, float("inf"), float("-inf")):
         summed, reduced = (d[0], d[1]) if ord in (1, -1) else (d[1], d[0])
-        sums = linalg_vector_norm(A, 1, [summed], keepdim)
+        sums = linalg_vector_norm(A, 1.0, [summed], keepdim)  # a double in PyTorch (the node shows 1.0)
         if not keepdim and reduced > summed:
             reduced -= 1
         result = (amax if ord > 0 else amin)(sums, [reduced], keepdim)
@@ -1012,8 +1012,8 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
         dim = list(range(A.ndim))
     if isinstance(ord, str) or len(dim) == 2:
         result = matrix_norm(A, ord, dim, keepdim, dtype=dtype)
-    else:
-        result = vector_norm(A, ord, dim, keepdim, dtype=dtype)
+    else:  # linalg.norm's numeric ord is a double (the node shows 1.0 for ord=1)
+        result = vector_norm(A, float(ord), dim, keepdim, dtype=dtype)
     return _into(result, out, "linalg_norm")
 
 

@@ -224,6 +224,7 @@ _mean_full = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", _me
                    jvp=lambda args, outs, ts: _mean_full(ts[0], *args[1:]))
 _mean_dim = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
                   "-> Tensor", _mean_kernel, vjp=_mean_vjp, attrs=("dim", "keepdim"),
+                  meta=("self_sym_numel", "self_sym_sizes"),
                   node_name="MeanBackward1", jvp=lambda args, outs, ts: _mean_dim(ts[0], *args[1:]))
 
 
@@ -451,7 +452,7 @@ def _dim_extreme(name: str, arg_fn):
 
     return defop(f"{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
                  kernel, vjp=vjp, saves=("result1",), attrs=("dim", "keepdim"),
-                 node_name=f"{name.capitalize()}Backward0")
+                 node_name=f"{name.capitalize()}Backward0", meta=("self_sym_sizes",))
 
 
 def _value_selecting_backward(g: Tensor, indices: Tensor, shape: tuple, dim: int, keepdim: bool) -> Tensor:
@@ -1085,7 +1086,7 @@ _median_full = defop("median(Tensor self) -> Tensor", _median_full_kernel, vjp=_
                      saves=("self", "result"), node_name="MedianBackward0")
 _median_dim = defop("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
                     _median_dim_kernel, vjp=_kth_vjp, saves=("result1",), attrs=("dim", "keepdim"),
-                    node_name="MedianBackward1")
+                    node_name="MedianBackward1", meta=("self_sym_sizes",))
 
 
 def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):

@@ -167,8 +167,8 @@ def _meta_property(op: OpDef, name: str) -> property:
                 return ()
             t = tensor_of(node)
             if t is None:
-                raise RuntimeError(f"{name}: tracegrad derives it from the saved {base!r}, which this node "
-                                   "does not hold (not saved, or freed by backward)")
+                raise RuntimeError(f"{name}: tracegrad derives it from {base!r}, which this node does not hold "
+                                   "(a non-leaf input not saved, or freed by backward)")
             return tuple(t.stride())
     elif kind == "_sym_argsize_":
         k = -int(rest[len("minus_"):]) if rest.startswith("minus_") else int(rest)
@@ -200,7 +200,10 @@ def _meta_sources(op: OpDef, base: str):
     saved = "_saved_" + base if base in op.saved_names else None
 
     def tensor_of(node):
-        return getattr(node, saved) if saved is not None and node._saved else None
+        t = getattr(node, saved) if saved is not None and node._saved else None
+        if t is None:  # not saved (PyTorch saves what the other gradients read): a leaf's AccumulateGrad holds it
+            t = getattr(node._edges[k][0], "variable", None)
+        return t
 
     def shape_of(node):
         meta = node._in_meta[k]

@@ -1241,14 +1241,13 @@ def _split_with_sizes_kernel(a, split_sizes, dim=0):
 def _split_with_sizes_vjp(ctx, *grads):
     from .shape import cat
 
-    (dim,) = ctx.attrs
-    return cat(list(grads), dim)
+    return cat(list(grads), ctx.attrs[0])
 
 
 split_with_sizes = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> "
                          "Tensor(a)[]",
-                         _split_with_sizes_kernel, vjp=_split_with_sizes_vjp, attrs=("dim",),
-                         multi_output_view=True)
+                         _split_with_sizes_kernel, vjp=_split_with_sizes_vjp, attrs=("dim", "split_sizes"),
+                         multi_output_view=True, meta=("self_sym_sizes",))
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
