@@ -181,7 +181,7 @@ def relu_(input: Tensor) -> Tensor:
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return hardtanh(input, 0, 6, inplace)  # ATen's relu6: int Scalars, as the node shows them
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -211,11 +211,11 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return (_act.elu_ if inplace else _act.elu)(input, alpha, 1.0, 1.0)
+    return (_act.elu_ if inplace else _act.elu)(input, alpha, 1, 1)  # the schema's int defaults
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    return _act.elu_(input, alpha, 1.0, 1.0)
+    return _act.elu_(input, alpha, 1, 1)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -246,7 +246,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return _act.mish_(input) if inplace else _act.mish(input)
 
 
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     return _act.softplus(input, beta, threshold)
 
 
@@ -675,6 +675,11 @@ def _stride_or_kernel(stride, kernel: tuple, n: int) -> tuple:
     return _pair(stride, n)
 
 
+def _stride_or_empty(stride) -> tuple:
+    """A 2d pooling's stride as PyTorch passes it on: ``()`` when not given (the kernel size then)."""
+    return () if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else _pair(stride, 2)
+
+
 def _pool1d_as_2d(name: str, input: Tensor, kernel_size, stride, padding) -> tuple:
     """A 1d pooling's input and kernel, stride, padding as the 2d pooling over a height-1 dimension takes them."""
     if input.ndim not in (2, 3):
@@ -695,7 +700,7 @@ def max_pool2d(
 ):
     k = _pair(kernel_size, 2)
     out, indices = _pool.max_pool2d_with_indices(
-        input, k, _stride_or_kernel(stride, k, 2), _pair(padding, 2), _pair(dilation, 2), ceil_mode
+        input, k, _stride_or_empty(stride), _pair(padding, 2), _pair(dilation, 2), ceil_mode
     )
     return (out, indices) if return_indices else out
 
@@ -728,7 +733,7 @@ def avg_pool2d(
     return _pool.avg_pool2d(
         input,
         k,
-        _stride_or_kernel(stride, k, 2),
+        _stride_or_empty(stride),
         _pair(padding, 2),
         ceil_mode,
         count_include_pad,

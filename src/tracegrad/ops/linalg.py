@@ -403,12 +403,12 @@ def _addr_vjp(ctx, g):
             _scaled(ga, alpha) if ga is not None else None, _scaled(gb, alpha) if gb is not None else None)
 
 
-def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None):
+def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta: tuple = ()):
     from .pointwise import write_into
 
     schema = f"{args}, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
     op = defop(f"{name}(Tensor self, {schema}", kernel, vjp=vjp, saves=saves, attrs=("beta", "alpha"),
-               jvp=jvp)
+               jvp=jvp, meta=meta)
 
     def inplace(a, *rest):
         result = kernel(a, *rest)
@@ -422,7 +422,7 @@ def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None):
 
     inplace_schema = f"{name}_(Tensor(a!) self, {schema}".replace("-> Tensor", "-> Tensor(a!)")
     inplace_op = defop(inplace_schema, inplace, vjp=vjp, saves=saves, attrs=("beta", "alpha"),
-                       node_name=op.node_class._name, jvp=jvp)
+                       node_name=op.node_class._name, jvp=jvp, meta=meta)
     return op, inplace_op
 
 
@@ -432,13 +432,16 @@ def _addmm_jvp(args, outs, tangents):
     return plus(scaled(tangents[0], beta), scaled(product_rule(args[1:], tangents[1:], matmul), alpha))
 
 
+# AddmmBackward0 keeps them as MmBackward0 does (linalg_core.MM_META).
+ADDMM_META = ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")
 addmm, addmm_ = _add_family("addmm", "Tensor mat1, Tensor mat2", _addmm_kernel, _addmm_vjp, ("mat1", "mat2"),
-                            jvp=_addmm_jvp)
+                            jvp=_addmm_jvp, meta=ADDMM_META)
 addmv, addmv_ = _add_family("addmv", "Tensor mat, Tensor vec", _addmv_kernel, _addmv_vjp, ("mat", "vec"))
 baddbmm, baddbmm_ = _add_family("baddbmm", "Tensor batch1, Tensor batch2", _baddbmm_kernel, _baddbmm_vjp,
                                 ("batch1", "batch2"))
 addbmm, addbmm_ = _add_family("addbmm", "Tensor batch1, Tensor batch2", _addbmm_kernel, _baddbmm_vjp,
-                              ("batch1", "batch2"))
+                              ("batch1", "batch2"),
+                              meta=("batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"))
 addr, addr_ = _add_family("addr", "Tensor vec1, Tensor vec2", _addr_kernel, _addr_vjp, ("vec1", "vec2"))
 
 
@@ -697,8 +700,9 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
     free_b = [j for j in range(y.ndim) if j not in db]
     rows = [t1.shape[i] for i in free_a]
     cols = [t2.shape[j] for j in free_b]
-    m1 = reshape(permute(t1, free_a + da), (math.prod(rows), csize))
-    m2 = reshape(permute(t2, db + free_b), (csize, math.prod(cols)))
+    # the contracted dims as the caller gave them (negative ones too): PermuteBackward0 keeps them so in PyTorch
+    m1 = reshape(permute(t1, free_a + list(dims_a)), (math.prod(rows), csize))
+    m2 = reshape(permute(t2, list(dims_b) + free_b), (csize, math.prod(cols)))
     return reshape(mm(m1, m2), tuple(rows + cols))
 
 
@@ -753,7 +757,7 @@ def _trace_vjp(ctx, g):
     return diagonal_scatter(new_zeros(g, shape), expand(reshape(g, (1,)), (k,)), 0, 0, 1)
 
 
-trace = defop("trace(Tensor self) -> Tensor", _trace_kernel, vjp=_trace_vjp)
+trace = defop("trace(Tensor self) -> Tensor", _trace_kernel, vjp=_trace_vjp, meta=("self_sym_sizes",))
 
 
 def _tri(name: str, np_fn):
@@ -947,7 +951,7 @@ def norm_backward(g: Tensor, x: Tensor, norm: Tensor, ord, dim, keepdim: bool):
 linalg_vector_norm = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, "
                            "bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", _vector_norm_kernel,
                            vjp=_vector_norm_vjp,
-                           saves=("self", "result"), attrs=("ord", "dim", "keepdim", "dtype"))
+                           saves=("self", "result"), attrs=("ord", "dim", "keepdim", "dtype"), hidden=("dtype",))
 
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
@@ -982,7 +986,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
                 result = unsqueeze(result, ax)
     elif ord in (1, -1, float("inf"), float("-inf")):
         summed, reduced = (d[0], d[1]) if ord in (1, -1) else (d[1], d[0])
-        sums = linalg_vector_norm(A, 1, [summed], keepdim)
+        sums = linalg_vector_norm(A, 1.0, [summed], keepdim)  # a double in PyTorch (the node shows 1.0)
         if not keepdim and reduced > summed:
             reduced -= 1
         result = (amax if ord > 0 else amin)(sums, [reduced], keepdim)
@@ -998,7 +1002,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
     if dim is not None:
         dim = list(dim)
     if ord is None:
-        result = vector_norm(A, 2, dim, keepdim, dtype=dtype) if dim is None or len(dim) != 2 \
+        result = vector_norm(A, 2.0, dim, keepdim, dtype=dtype) if dim is None or len(dim) != 2 \
             else matrix_norm(A, "fro", dim, keepdim, dtype=dtype)
         return _into(result, out, "linalg_norm")
     if dim is None:
@@ -1008,8 +1012,8 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
         dim = list(range(A.ndim))
     if isinstance(ord, str) or len(dim) == 2:
         result = matrix_norm(A, ord, dim, keepdim, dtype=dtype)
-    else:
-        result = vector_norm(A, ord, dim, keepdim, dtype=dtype)
+    else:  # linalg.norm's numeric ord is a double (the node shows 1.0 for ord=1)
+        result = vector_norm(A, float(ord), dim, keepdim, dtype=dtype)
     return _into(result, out, "linalg_norm")
 
 
@@ -1040,7 +1044,8 @@ def _inv_vjp(ctx, g):
     return inv_backward(g, inverse)
 
 
-linalg_inv = defop("linalg_inv(Tensor A) -> Tensor", _inv_kernel, vjp=_inv_vjp, saves=("result",),
+# The output is named as linalg_inv_ex's, whose node this records (``_saved_inverse``).
+linalg_inv = defop("linalg_inv(Tensor A) -> Tensor inverse", _inv_kernel, vjp=_inv_vjp, saves=("result",),
                    node_name="LinalgInvExBackward0")
 
 
@@ -1317,7 +1322,8 @@ def _cholesky_vjp(ctx, g):
     return cholesky_backward(g, L, upper)
 
 
-linalg_cholesky = defop("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", _cholesky_kernel,
+# The output is named as linalg_cholesky_ex's, whose node this records (``_saved_L``).
+linalg_cholesky = defop("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor L", _cholesky_kernel,
                         vjp=_cholesky_vjp, saves=("result",), attrs=("upper",),
                         node_name="LinalgCholeskyExBackward0")
 
@@ -1458,7 +1464,7 @@ def _eigh_vjp(ctx, gL, gV):
 
 
 linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)",
-                    _eigh_kernel, vjp=_eigh_vjp, saves=("result0", "result1"), attrs=("UPLO",))
+                    _eigh_kernel, vjp=_eigh_vjp, saves=("result0", "result1"), attrs=("UPLO",), hidden=("UPLO",))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
@@ -1510,7 +1516,8 @@ def _svd_vjp(ctx, gU, gS, gVh):
 
 linalg_svd = defop("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> "
                    "(Tensor U, Tensor S, Tensor Vh)", _svd_kernel, vjp=_svd_vjp,
-                   saves=("result0", "result1", "result2"), attrs=("full_matrices",))
+                   saves=("result0", "result1", "result2"), attrs=("full_matrices",),
+                   meta=("S_sym_argsize_minus_1",))
 
 
 def _svdvals_kernel(a, driver=None):

@@ -48,10 +48,14 @@ def _mm_vjp(ctx, g):
     return (mm(g, t(b)) if need[0] else None, mm(t(a), g) if need[1] else None)
 
 
+# PyTorch's MmBackward0 keeps both operands' sizes, and the strides of each one whose gradient is computed.
+MM_META = ("mat2_sym_sizes", "mat2_sym_strides", "self_sym_sizes", "self_sym_strides")
+
 # Each operand is saved only when the other one needs a gradient; ``mm(a, b)`` and ``a @ b`` on matrices
 # take the binary fast path.
 mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, vjp=_mm_vjp, saves=("self", "mat2"),
            save_if={"self": "mat2", "mat2": "self"}, fast="binary",
+           meta=MM_META,
            jvp=lambda args, outs, ts: product_rule(args, ts, mm))
 
 

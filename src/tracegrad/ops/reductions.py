@@ -62,7 +62,7 @@ def _mean_vjp(ctx, g):
 
 
 mean = defop("mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-             _mean_kernel, vjp=_mean_vjp, attrs=("dim", "keepdim"),
+             _mean_kernel, vjp=_mean_vjp, attrs=("dim", "keepdim"), meta=("self_sym_numel", "self_sym_sizes"),
              jvp=lambda args, outs, ts: mean(ts[0], *args[1:]))
 
 

@@ -173,10 +173,11 @@ def _sum_full_vjp(ctx, g):
 
 
 _sum_full = defop("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", _sum_full_kernel,
-                  vjp=_sum_full_vjp, node_name="SumBackward0",
+                  vjp=_sum_full_vjp, node_name="SumBackward0", meta=("self_sym_sizes",),
                   jvp=lambda args, outs, ts: _sum_full(ts[0], *args[1:]))
 _sum_dim = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
                  "-> Tensor", _sum_kernel, vjp=_sum_vjp, attrs=("dim", "keepdim"), node_name="SumBackward1",
+                 meta=("self_sym_sizes",),
                  jvp=lambda args, outs, ts: _sum_dim(ts[0], *args[1:]))
 
 
@@ -219,10 +220,11 @@ def _mean_full_vjp(ctx, g):
 
 
 _mean_full = defop("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", _mean_full_kernel,
-                   vjp=_mean_full_vjp, attrs=("self_sym_sizes",), node_name="MeanBackward0",
+                   vjp=_mean_full_vjp, meta=("self_sym_numel", "self_sym_sizes"), node_name="MeanBackward0",
                    jvp=lambda args, outs, ts: _mean_full(ts[0], *args[1:]))
 _mean_dim = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
                   "-> Tensor", _mean_kernel, vjp=_mean_vjp, attrs=("dim", "keepdim"),
+                  meta=("self_sym_numel", "self_sym_sizes"),
                   node_name="MeanBackward1", jvp=lambda args, outs, ts: _mean_dim(ts[0], *args[1:]))
 
 
@@ -450,7 +452,7 @@ def _dim_extreme(name: str, arg_fn):
 
     return defop(f"{name}.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
                  kernel, vjp=vjp, saves=("result1",), attrs=("dim", "keepdim"),
-                 node_name=f"{name.capitalize()}Backward0")
+                 node_name=f"{name.capitalize()}Backward0", meta=("self_sym_sizes",))
 
 
 def _value_selecting_backward(g: Tensor, indices: Tensor, shape: tuple, dim: int, keepdim: bool) -> Tensor:
@@ -760,11 +762,16 @@ def _correction(dim, unbiased, correction):
     return dim, correction
 
 
+_NO_DIM = object()
+
+
 def _var_family(op):
-    def fn(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, out=None):
-        dim, correction = _correction(dim, unbiased, correction)
+    def fn(input: Tensor, dim=_NO_DIM, unbiased=None, keepdim: bool = False, *, correction=None, out=None):
+        # ``var(x)`` alone is PyTorch's var(self, unbiased=True) overload, whose node keeps correction=None
+        bare = dim is _NO_DIM and unbiased is None and correction is None
+        dim, correction = _correction(None if dim is _NO_DIM else dim, unbiased, correction)
         extra = {} if out is None else {"out": out}
-        return op(input, dim, correction=correction, keepdim=keepdim, **extra)
+        return op(input, dim, correction=None if bare else correction, keepdim=keepdim, **extra)
 
     fn.__name__ = op.name
     return fn
@@ -887,9 +894,9 @@ def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
 
 
 _SCAN_SIG = "(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"
-cumsum = defop(f"cumsum{_SCAN_SIG}", _cumsum_kernel, vjp=_cumsum_vjp, attrs=("dim", "dtype"))
+cumsum = defop(f"cumsum{_SCAN_SIG}", _cumsum_kernel, vjp=_cumsum_vjp, attrs=("dim", "dtype"), hidden=("dtype",))
 cumprod = defop(f"cumprod{_SCAN_SIG}", _cumprod_kernel, vjp=_cumprod_vjp, saves=("self", "result"),
-                attrs=("dim", "dtype"))
+                attrs=("dim", "dtype"), hidden=("dtype",))
 
 
 def _scan_inplace(kernel):
@@ -915,9 +922,9 @@ def _type_of(a):
 
 _INPLACE_SIG = "(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"
 cumsum_ = defop(f"cumsum_{_INPLACE_SIG}", _scan_inplace(_cumsum_kernel), vjp=_cumsum_vjp,
-                attrs=("dim", "dtype"), node_name="CumsumBackward0")
+                attrs=("dim", "dtype"), hidden=("dtype",), node_name="CumsumBackward0")
 cumprod_ = defop(f"cumprod_{_INPLACE_SIG}", _scan_inplace(_cumprod_kernel), vjp=_cumprod_vjp,
-                 saves=("self", "result"), attrs=("dim", "dtype"), node_name="CumprodBackward0")
+                 saves=("self", "result"), attrs=("dim", "dtype"), hidden=("dtype",), node_name="CumprodBackward0")
 
 
 def _cum_extreme(name: str, np_fn):
@@ -983,10 +990,11 @@ def _sort_plain_kernel(a, dim=-1, descending=False):
 
 # PyTorch records SortBackward0 for sort(dim, descending) and SortBackward1 once ``stable=`` is passed at all.
 _sort = defop("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-              _sort_plain_kernel, vjp=_scatter_back_vjp, saves=("result1",), attrs=("dim",))
+              _sort_plain_kernel, vjp=_scatter_back_vjp, saves=("result1",), attrs=("dim",),
+              meta=("self_sym_sizes",))
 _sort_stable = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
                      "(Tensor values, Tensor indices)", _sort_kernel, vjp=_scatter_back_vjp,
-                     saves=("result1",), attrs=("dim",), node_name="SortBackward1")
+                     saves=("result1",), attrs=("dim",), node_name="SortBackward1", meta=("self_sym_sizes",))
 
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool | None = None, *, out=None):
@@ -1019,7 +1027,7 @@ def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
 
 topk = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
              "(Tensor values, Tensor indices)", _topk_kernel, vjp=_scatter_back_vjp,
-             saves=("result1",), attrs=("dim",))
+             saves=("result1",), attrs=("dim",), meta=("self_sym_sizes",))
 
 
 def _kthvalue_kernel(a, k, dim=-1, keepdim=False):
@@ -1040,7 +1048,7 @@ def _kth_vjp(ctx, g, _gi):
 
 kthvalue = defop("kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> "
                  "(Tensor values, Tensor indices)", _kthvalue_kernel, vjp=_kth_vjp, saves=("result1",),
-                 attrs=("dim", "keepdim"))
+                 attrs=("dim", "keepdim"), meta=("self_sym_sizes",))
 
 
 def _median_index(x: np.ndarray, d: int) -> np.ndarray:
@@ -1078,7 +1086,7 @@ _median_full = defop("median(Tensor self) -> Tensor", _median_full_kernel, vjp=_
                      saves=("self", "result"), node_name="MedianBackward0")
 _median_dim = defop("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
                     _median_dim_kernel, vjp=_kth_vjp, saves=("result1",), attrs=("dim", "keepdim"),
-                    node_name="MedianBackward1")
+                    node_name="MedianBackward1", meta=("self_sym_sizes",))
 
 
 def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):

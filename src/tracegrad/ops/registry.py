@@ -11,6 +11,7 @@ written as straight-line code over precomputed index tuples: it runs for every o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -99,13 +100,17 @@ class OpNode(Node):
 
 
 def _saved_properties(op: OpDef) -> dict:
-    """PyTorch exposes saved values as ``grad_fn._saved_<arg>`` and the raw SavedVariable as
-    ``_raw_saved_<arg>``; like its generated node classes, each node class gets one property per name.
-    (Properties rather than ``__getattr__``: a class with ``__getattr__`` makes every attribute read slower.)"""
+    """PyTorch exposes saved values as ``grad_fn._saved_<name>`` and the raw SavedVariable as
+    ``_raw_saved_<name>``; like its generated node classes, each node class gets one property per name.
+    (Properties rather than ``__getattr__``: a class with ``__getattr__`` makes every attribute read slower.)
+    An output is named as PyTorch's codegen names it: by its return name, else ``result``/``result<N>``.
+    Values declared ``hidden`` stay on the node without a getter; ``meta`` names get lazy getters."""
 
-    def saved(k: int, raw: bool):
+    def saved(k: int, raw: bool, tensor_param: bool):
         if raw:
             return property(lambda node: _public_attr(node._saved[k]))
+        if tensor_param:  # a number given for a Tensor reads back as PyTorch's wrapped-number tensor
+            return property(lambda node: _wrapped_number(_public_attr(_unpack(node._saved[k], node))))
         return property(lambda node: _public_attr(_unpack(node._saved[k], node)))
 
     def attr(k: int, type_: str):
@@ -119,15 +124,102 @@ def _saved_properties(op: OpDef) -> dict:
     props = {}
     for k, key in enumerate(op.attr_names):
         slot = op.attr_idx[k]
-        if slot.__class__ is tuple and slot[0] in ("geometry", "list_sizes"):
+        if slot.__class__ is tuple and slot[0] in ("geometry", "list_sizes") or key in op.hidden:
             continue  # a TensorGeometry or the sizes of a Tensor[]: PyTorch's nodes keep them without a getter
         props["_saved_" + key] = attr(k, types.get(key, ""))
-    for k, key in enumerate(op.saved_names):
-        if key in op.saved_names[:k]:
+    for k, key in enumerate(op.saved_attr_names):
+        if key in op.saved_attr_names[:k] or op.saved_names[k] in op.hidden:
             continue  # the first saved value of that name wins
-        props["_saved_" + key] = saved(k, False)
-        props["_raw_saved_" + key] = saved(k, True)
+        props["_saved_" + key] = saved(k, False, types.get(op.saved_names[k], "").startswith("Tensor"))
+        props["_raw_saved_" + key] = saved(k, True, False)
+    for name in op.meta:
+        props["_saved_" + name] = _meta_property(op, name)
     return props
+
+
+def _saved_attr_name(op: OpDef, spec: str) -> str:
+    kind, idx = _save_slot(list(op.param_names), spec)
+    if kind == "out" and idx < len(op.schema.returns) and op.schema.returns[idx].name:
+        return op.schema.returns[idx].name
+    return spec
+
+
+# ---- size metadata PyTorch's nodes keep (``self_sym_sizes``...), read lazily from what the node holds ----------
+
+_META_KINDS = ("_sym_sizes_opt", "_sym_sizes", "_sym_strides", "_sym_numel", "_sym_argsize_", "_dim")
+
+
+def _meta_property(op: OpDef, name: str) -> property:
+    """A getter for ``<tensor>_sym_sizes`` / ``_sym_sizes_opt`` / ``_sym_strides`` / ``_sym_numel`` /
+    ``_sym_argsize_<k>`` / ``_sym_argsize_minus_<k>`` / ``_dim``, where ``<tensor>`` is a parameter or a
+    named output. Nothing is recorded for it when the node is built: the shapes come from the node's
+    ``_in_meta``/``_out_meta`` (or a saved tensor), strides from the saved tensor."""
+    for kind in _META_KINDS:
+        base, sep, rest = name.partition(kind)
+        if sep and (kind == "_sym_argsize_" or not rest):
+            break
+    else:
+        raise ValueError(f"unknown metadata attribute {name!r}")
+    shape_of, tensor_of, needs_grad = _meta_sources(op, base)
+    if kind == "_sym_strides":
+        def get(node):
+            if not needs_grad(node):  # PyTorch records strides only for an input whose gradient is computed
+                return ()
+            t = tensor_of(node)
+            if t is None:
+                raise RuntimeError(f"{name}: tracegrad derives it from {base!r}, which this node does not hold "
+                                   "(a non-leaf input not saved, or freed by backward)")
+            return tuple(t.stride())
+    elif kind == "_sym_argsize_":
+        k = -int(rest[len("minus_"):]) if rest.startswith("minus_") else int(rest)
+        def get(node):
+            shape = shape_of(node)
+            return None if shape is None else shape[k]
+    else:
+        def get(node):
+            shape = shape_of(node)
+            if shape is None:  # PyTorch's value for an absent optional tensor (one without a gradient reads so too)
+                return (0,) if kind == "_sym_sizes_opt" else ()
+            if kind == "_sym_numel":
+                return math.prod(shape)
+            return len(shape) if kind == "_dim" else tuple(shape)
+    return property(get)
+
+
+def _meta_sources(op: OpDef, base: str):
+    """(shape_of(node), tensor_of(node), needs_grad(node)) for a parameter or output named ``base``."""
+    returns = [r.name for r in op.schema.returns]
+    if base in returns or base == "result":
+        i = 0 if base == "result" else returns.index(base)
+        return (lambda node: node._out_meta[i][0]), (lambda node: None), (lambda node: True)
+    param = op.param_names.index(base)
+    diff = op.diff_idx[:op.diff_idx.index(param) + 1] if param in op.diff_idx else ()
+    if not diff or any(op.schema.params[i].is_tensor_list for i in diff):
+        raise ValueError(f"{base!r} is not a differentiable single-tensor parameter of {op.name}")
+    k = len(diff) - 1
+    saved = "_saved_" + base if base in op.saved_names else None
+
+    def tensor_of(node):
+        t = getattr(node, saved) if saved is not None and node._saved else None
+        if t is None:  # not saved (PyTorch saves what the other gradients read): a leaf's AccumulateGrad holds it
+            t = getattr(node._edges[k][0], "variable", None)
+        return t
+
+    def shape_of(node):
+        meta = node._in_meta[k]
+        if meta is not None:
+            return meta[0]
+        t = tensor_of(node)  # an input without a gradient: its shape, if it was saved
+        return None if t is None else tuple(t.shape)
+
+    return shape_of, tensor_of, (lambda node: node._in_meta[k] is not None)
+
+
+def _wrapped_number(value):
+    """PyTorch saves a number passed for a Tensor as a 0-dim "wrapped number" tensor (int64, float64...)."""
+    if value.__class__ in (int, float, bool, complex):
+        return _wrap(np.asarray(value))
+    return value
 
 
 def _unpack(value, node):
@@ -191,6 +283,8 @@ class OpDef:
         nondifferentiable_reason: str | None = None,
         save_if: dict[str, str] | None = None,
         public_name: str | None = None,
+        meta: tuple[str, ...] = (),
+        hidden: tuple[str, ...] = (),
     ) -> None:
         self.schema: Schema = parse_schema(schema)
         self.name = self.schema.name
@@ -229,6 +323,11 @@ class OpDef:
         self.saves_self = "self" in saves
         self.attr_names = tuple(attrs)
         self.attr_idx = tuple(_attr_slot(names, a) for a in attrs)
+        # How PyTorch names each saved value (``_saved_<name>``); ``hidden`` attrs/saves have no getter (an
+        # internal value PyTorch's node lacks); ``meta`` names sizes PyTorch keeps, derived on demand.
+        self.saved_attr_names = tuple(_saved_attr_name(self, s) for s in saves)
+        self.hidden = tuple(hidden)
+        self.meta = tuple(meta)
         kind = self.schema.kind
         self.is_inplace = kind is SchemaKind.inplace
         self.is_view = self.schema.is_view and not self.is_inplace

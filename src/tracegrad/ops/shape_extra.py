@@ -219,7 +219,7 @@ def _repeat_vjp(ctx, g):
 
 
 repeat = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", _repeat_kernel, vjp=_repeat_vjp,
-               attrs=("repeats",))
+               attrs=("repeats",), meta=("self_sym_sizes",))
 
 
 def _repeat_method(self: Tensor, *sizes) -> Tensor:
@@ -755,7 +755,8 @@ def _index_select_vjp(ctx, g):
 
 
 index_select = defop("index_select(Tensor self, int dim, Tensor index) -> Tensor", _index_select_kernel,
-                     vjp=_index_select_vjp, attrs=("dim",), saves=("index",), differentiable=("self",))
+                     vjp=_index_select_vjp, attrs=("dim",), saves=("index",), differentiable=("self",),
+                     meta=("self_sym_sizes",))
 
 
 def _slices_first(a: np.ndarray, d: int) -> np.ndarray:
@@ -958,7 +959,8 @@ def _narrow_copy_vjp(ctx, g):
 
 
 narrow_copy = defop("narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
-                    _narrow_copy_kernel, vjp=_narrow_copy_vjp, attrs=("dim", "start", "length"))
+                    _narrow_copy_kernel, vjp=_narrow_copy_vjp, attrs=("dim", "start", "length"),
+                    meta=("self_sym_sizes",))
 
 
 # ---- masks -------------------------------------------------------------------------------------------------
@@ -1101,7 +1103,8 @@ def _masked_scatter_vjp(ctx, g):
     return grad_self, grad_src
 
 
-_masked_scatter_rules = dict(vjp=_masked_scatter_vjp, saves=("mask",), differentiable=("self", "source"))
+_masked_scatter_rules = dict(vjp=_masked_scatter_vjp, saves=("mask",), differentiable=("self", "source"),
+                             meta=("source_sym_sizes",))
 masked_scatter = defop("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
                        _masked_scatter_kernel, **_masked_scatter_rules)
 masked_scatter_ = defop("masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
@@ -1238,14 +1241,13 @@ def _split_with_sizes_kernel(a, split_sizes, dim=0):
 def _split_with_sizes_vjp(ctx, *grads):
     from .shape import cat
 
-    (dim,) = ctx.attrs
-    return cat(list(grads), dim)
+    return cat(list(grads), ctx.attrs[0])
 
 
 split_with_sizes = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> "
                          "Tensor(a)[]",
-                         _split_with_sizes_kernel, vjp=_split_with_sizes_vjp, attrs=("dim",),
-                         multi_output_view=True)
+                         _split_with_sizes_kernel, vjp=_split_with_sizes_vjp, attrs=("dim", "split_sizes"),
+                         multi_output_view=True, meta=("self_sym_sizes",))
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0):

@@ -71,6 +71,7 @@ def _reshape_back_vjp(ctx, g):
 
 
 view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", _view_kernel, vjp=_reshape_back_vjp,
+             meta=("self_sym_sizes",),
              inverse=lambda base, src, size: reshape(src, base.shape))
 
 
@@ -79,7 +80,7 @@ def _reshape_alias_kernel(a, size, stride):
 
 
 _reshape_alias = defop("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)",
-                       _reshape_alias_kernel, vjp=_reshape_back_vjp,
+                       _reshape_alias_kernel, vjp=_reshape_back_vjp, meta=("self_sym_sizes",),
                        inverse=lambda base, src, size, stride: reshape(src, base.shape))
 
 
@@ -88,7 +89,8 @@ def _unsafe_view_kernel(a, size):
 
 
 _unsafe_view = defop("_unsafe_view(Tensor self, SymInt[] size) -> Tensor", _unsafe_view_kernel,
-                     vjp=_reshape_back_vjp, jvp=lambda args, outs, ts: reshape(ts[0], args[1]))
+                     vjp=_reshape_back_vjp, jvp=lambda args, outs, ts: reshape(ts[0], args[1]),
+                     meta=("self_sym_sizes",))
 
 
 def _view_strides(a: np.ndarray, shape) -> tuple[int, ...] | None:
@@ -305,7 +307,7 @@ def _expand_vjp(ctx, g):
 
 
 expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", _expand_kernel,
-               vjp=_expand_vjp)
+               vjp=_expand_vjp, meta=("self_sym_sizes",))
 
 
 # ---- indexing views -----------------------------------------------------------------------------------------------
@@ -403,7 +405,7 @@ def _diagonal_vjp(ctx, g):
 
 
 diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", _diagonal_kernel,
-                 vjp=_diagonal_vjp, attrs=("offset", "dim1", "dim2"),
+                 vjp=_diagonal_vjp, attrs=("offset", "dim1", "dim2"), meta=("self_sym_sizes",),
                  inverse=lambda base, src, offset=0, dim1=0, dim2=1: diagonal_scatter(base, src, offset, dim1, dim2))
 
 
@@ -576,7 +578,7 @@ def _unfold_vjp(ctx, g):
 
 
 unfold = defop("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", _unfold_kernel,
-               vjp=_unfold_vjp, attrs=("dimension", "size", "step"))
+               vjp=_unfold_vjp, attrs=("dimension", "size", "step"), meta=("self_sym_sizes",))
 
 
 # ---- scatter inverses of views ---------------------------------------------------------------------------------

@@ -152,7 +152,9 @@ def iter_saved(node):
     if isinstance(node, OpNode):
         op = type(node)._op
         saved = node._saved
-        names = op.saved_names if len(op.saved_names) == len(saved) else tuple(f"saved{i}" for i in range(len(saved)))
+        names = op.saved_attr_names
+        if len(names) != len(saved):
+            names = tuple(f"saved{i}" for i in range(len(saved)))
         specs = op.save_spec if len(op.save_spec) == len(saved) else ()
         for i, value in enumerate(saved):
             spec = specs[i] if specs else None
@@ -242,7 +244,7 @@ def saved_entry(node, name: str, role: str | None, s, nominal) -> tuple[dict, in
         for d in shape:
             size *= d
         entry["bytes"] = int(size * dtype.itemsize) if kind == _saved._FREED else 0
-    if arr is not None and name in getattr(type(node), "_saved_transposed", ()):
+    if arr is not None and name in getattr(type(node), "_shown_transposed", ()):
         entry["shape"] = entry["shape"][::-1]  # see ops/nn_ops/linear.py: shown as PyTorch reports it
     if kind != _saved._HOOKED and kind != _saved._FREED:
         entry["error"] = backward_error(node, s)

@@ -117,11 +117,11 @@ vector_norm = defop(
     node_name="LinalgVectorNormBackward0",
 )
 norm = defop(
-    "_nn_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False) -> Tensor",
+    "_nn_norm(Tensor self, Scalar p=2, int[1]? dim=None, bool keepdim=False) -> Tensor",  # norm.ScalarOpt_dim
     _norm_kernel,
     vjp=_norm_vjp,
     saves=("self", "result"),
-    attrs=("ord", "dim", "keepdim"),
+    attrs=("p", "dim", "keepdim"),
     node_name="NormBackward1",
 )
 

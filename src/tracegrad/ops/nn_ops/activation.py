@@ -349,11 +349,11 @@ celu, celu_ = _with_inplace(
 
 
 def selu(input):
-    return elu(input, SELU_ALPHA, SELU_SCALE, 1.0)
+    return elu(input, SELU_ALPHA, SELU_SCALE, 1)
 
 
 def selu_(input):
-    return elu_(input, SELU_ALPHA, SELU_SCALE, 1.0)
+    return elu_(input, SELU_ALPHA, SELU_SCALE, 1)
 
 
 # ---- gelu --------------------------------------------------------------------------------------------------
@@ -685,6 +685,7 @@ softmax = defop(
     vjp=_softmax_vjp,
     saves=("result",),
     attrs=("dim", "half_to_float"),
+    hidden=("half_to_float",),
     node_name="SoftmaxBackward0",
 )
 
@@ -745,5 +746,6 @@ log_softmax = defop(
     vjp=_log_softmax_vjp,
     saves=("result",),
     attrs=("dim", "half_to_float"),
+    hidden=("half_to_float",),
     node_name="LogSoftmaxBackward0",
 )

@@ -321,6 +321,7 @@ convolution = defop(
     saves=("input", "weight"),
     attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups"),
     node_name="ConvolutionBackward0",
+    meta=("bias_sym_sizes_opt",),
 )
 
 
@@ -545,6 +546,7 @@ unfold = defop(
     vjp=_unfold_vjp,
     attrs=_FOLD_ATTRS,
     node_name="Im2ColBackward0",
+    meta=("self_sym_argsize_minus_1", "self_sym_argsize_minus_2"),
 )
 fold = defop(
     "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, "
@@ -553,4 +555,5 @@ fold = defop(
     vjp=_fold_vjp,
     attrs=("output_size",) + _FOLD_ATTRS,
     node_name="Col2ImBackward0",
+    hidden=("output_size",),
 )

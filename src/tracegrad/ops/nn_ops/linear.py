@@ -20,7 +20,8 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.saved import save_input
-from ..linalg_core import matmul, mm
+from ..linalg import ADDMM_META
+from ..linalg_core import MM_META, matmul, mm
 from ..pointwise import add, add_
 from ..reductions import sum as sum_op
 from ..registry import defop, not_implemented
@@ -204,6 +205,7 @@ addmm_node_op = defop(
     attrs=("beta", "alpha"),
     node_name="AddmmBackward0",
     public_name="linear",
+    meta=ADDMM_META,
 )
 mm_node_op = defop(
     "_nn_linear_mm(Tensor self, Tensor mat2) -> Tensor",
@@ -212,16 +214,17 @@ mm_node_op = defop(
     saves=("self", "mat2"),
     node_name="MmBackward0",
     public_name="linear",
+    meta=MM_META,
 )
 
 
 def _show_saved_weight_transposed(node_class) -> None:
     """PyTorch's linear saves ``weight.t()`` as ``mat2``. The fused nodes keep the weight itself (their
     kernels read its transpose for free), so ``_saved_mat2`` (and the viz snapshots, through
-    ``_saved_transposed``) show it transposed, with the shape PyTorch reports."""
+    ``_shown_transposed``) show it transposed, with the shape and strides PyTorch reports."""
     stored = node_class.__dict__["_saved_mat2"]
     node_class._saved_mat2 = property(lambda node: None if (w := stored.fget(node)) is None else t(w))
-    node_class._saved_transposed = ("mat2",)
+    node_class._shown_transposed = ("mat2",)
 
 
 _show_saved_weight_transposed(addmm_node_op.node_class)
@@ -346,6 +349,7 @@ addmm = defop(
     attrs=("beta", "alpha"),
     node_name="AddmmBackward0",
     public_name="linear",
+    meta=ADDMM_META,
 )
 
 

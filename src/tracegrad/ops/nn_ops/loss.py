@@ -18,8 +18,8 @@ from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
 from ..creation import ones_like, zeros_like
 from ..pointwise import add, div, exp, gt, lt, mul, neg, sigmoid, sub, where
-from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
+from ..reductions_extra import _mean_full as mean_all
 from ..reductions_extra import sum as sum_dims
 from ..registry import defop
 from ..scalar_overloads import add_scalar, div_scalar, mul_scalar
@@ -234,6 +234,24 @@ _nll_loss_nd = defop(
 )
 
 
+def _total_weight(node) -> Tensor:
+    """PyTorch's node keeps nll_loss's second output, ``total_weight``: the summed class weight of the targets
+    not ignored (0 for reduction='none'). The forward here does not compute it: derived when asked for."""
+    reduction, ignore_index = node._attrs
+    dtype = node._in_meta[0][1]
+    if reduction == 0:
+        return _wrap(np.zeros((), dtype))
+    _, target, weight = (s.unpack(node) if s is not None else None for s in node._saved)
+    t = target._data.reshape(-1)
+    kept = t[t != ignore_index]
+    total = kept.size if weight is None else weight._data[kept].sum()
+    return _wrap(np.asarray(total, dtype))
+
+
+for _op in (_nll_loss_1d2d, _nll_loss_nd):
+    _op.node_class._saved_total_weight = property(_total_weight)
+
+
 def nll_loss(
     input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: int = 1, ignore_index: int = -100
 ) -> Tensor:
@@ -371,7 +389,7 @@ def _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, lab
             denom = weight._data[t[~ignore_mask].reshape(-1)].sum()
         else:
             denom = (~ignore_mask).sum()
-        ret = div(sum_dims(smooth), _wrap(np.asarray(denom, dtype=x.dtype)))
+        ret = div(sum_dims(smooth), _wrap(np.asarray(denom)))  # an int64 count without weights, as in PyTorch
     elif reduction == 2:
         ret = sum_dims(smooth)
     else:
@@ -482,7 +500,7 @@ mse_loss_backward = defop(
 def l1_loss(input: Tensor, target: Tensor, reduction: int = 1) -> Tensor:
     diff = abs_op(sub(input, target))
     if reduction == 1:
-        return mean_op(diff, None, False, None)
+        return mean_all(diff)  # PyTorch's mean(): MeanBackward0 with self_sym_numel/sizes
     if reduction == 2:
         return sum_op(diff, None, False, None)
     return diff
@@ -680,7 +698,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: b
     if reduction == "none":
         return loss
     if reduction == "mean":
-        return mean_op(loss, None, False, None)
+        return mean_all(loss)
     total = sum_op(loss, None, False, None)
     if reduction == "batchmean" and input._data.ndim != 0:
         return div(total, input._data.shape[0])

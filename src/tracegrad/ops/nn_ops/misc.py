@@ -65,6 +65,7 @@ constant_pad_nd = defop(
     _constant_pad_kernel,
     vjp=_constant_pad_vjp,
     attrs=("pad", "value"),
+    hidden=("value",),  # PyTorch's node keeps only the pad
 )
 
 _PAD_OPS: dict[tuple[str, int], object] = {}
@@ -76,7 +77,8 @@ def _pad_op(mode: str, k: int):
     if key not in _PAD_OPS:
         name = _PAD_NAMES[mode]
         _PAD_OPS[key] = _op_and_backward(f"_{name.lower()}_pad{k}d", f"{name}Pad{k}DBackward0",
-                                         resample.gather_kernel, _pad_backward_kernel, "index_maps")
+                                         resample.gather_kernel, _pad_backward_kernel, "index_maps",
+                                         shown=("SymInt[] padding",))
     return _PAD_OPS[key][0]
 
 
@@ -115,7 +117,7 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
         if size + lo + hi <= 0:
             raise RuntimeError(f"input tensor has size 0 at dimension {dim} after padding")
         maps.append(resample.pad_index_map(size, lo, hi, mode))
-    return _pad_op(mode, k)(input, tuple(maps))
+    return _pad_op(mode, k)(input, tuple(maps), pad)
 
 
 # ---- interpolate / adaptive average pooling ----------------------------------------------------------------
@@ -123,9 +125,17 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
 _UPSAMPLE_OPS: dict[str, object] = {}
 
 
-def _named(name: str, linear: bool):
+_SCALES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
+
+
+def _named(name: str, linear: bool, k: int):
+    """The upsample operator recording node ``name``, with the arguments PyTorch's node saves: output_size,
+    one scale per dimension (and align_corners for the linear modes)."""
     if name not in _UPSAMPLE_OPS:
-        _UPSAMPLE_OPS[name] = resample.named_linear(name) if linear else resample.named_gather(name)
+        shown = ("SymInt[] output_size",) + tuple(f"float? {s}" for s in _SCALES[k])
+        make = resample.named_linear if linear else resample.named_gather
+        _UPSAMPLE_OPS[name] = make(name, shown + (("bool align_corners",) if linear else ()),
+                                   meta=("self_sym_sizes",))
     return _UPSAMPLE_OPS[name]
 
 
@@ -161,7 +171,7 @@ def _adaptive_avg_pool_ops(k: int) -> tuple:
     return _ADAPTIVE_OPS[k]
 
 
-def _op_and_backward(name: str, node_name: str, kernel, backward_kernel, arg: str) -> tuple:
+def _op_and_backward(name: str, node_name: str, kernel, backward_kernel, arg: str, shown: tuple = ()) -> tuple:
     """An operator ``name(self, arg)``, linear in ``self``, and its backward operator, as PyTorch's pairs
     (``reflection_pad1d`` / ``reflection_pad1d_backward``): the backward takes the forward's input too and is
     differentiated w.r.t. it with a zero gradient, so under create_graph=True the gradient is connected to the
@@ -169,14 +179,16 @@ def _op_and_backward(name: str, node_name: str, kernel, backward_kernel, arg: st
 
     def forward_vjp(ctx, g):
         (x,) = ctx.saved_tensors
-        return backward(g, x, ctx.attrs[0])
+        return backward(g, x, *ctx.attrs)
 
-    forward = defop(f"{name}(Tensor self, Any {arg}) -> Tensor", kernel, vjp=forward_vjp, saves=("self",),
-                    attrs=(arg,), node_name=node_name)
-    backward = defop(f"{name}_backward(Tensor grad_output, Tensor self, Any {arg}) -> Tensor", backward_kernel,
-                     vjp=constant_in_self(lambda ctx, gg: forward(gg, ctx.attrs[0])), attrs=(arg,),
-                     differentiable=("grad_output", "self"), node_name=node_name.replace("Backward0",
-                                                                                         "BackwardBackward0"))
+    tail, forward_kernel, rules = resample.shown_args(kernel, arg, shown)
+    forward = defop(f"{name}(Tensor self, Any {arg}{tail}) -> Tensor", forward_kernel, vjp=forward_vjp,
+                    saves=("self",), node_name=node_name, **rules)
+    _, backward_kernel, rules = resample.shown_args(backward_kernel, arg, shown)
+    backward = defop(f"{name}_backward(Tensor grad_output, Tensor self, Any {arg}{tail}) -> Tensor",
+                     backward_kernel, vjp=constant_in_self(lambda ctx, gg: forward(gg, *ctx.attrs)),
+                     differentiable=("grad_output", "self"),
+                     node_name=node_name.replace("Backward0", "BackwardBackward0"), **rules)
     return forward, backward
 
 
@@ -244,7 +256,7 @@ def interpolate(
         exact = mode == "nearest-exact"
         maps = tuple(resample.nearest_index_map(n, o, s, exact) for n, o, s in zip(in_sizes, sizes, scales))
         prefix = "UpsampleNearestExact" if exact else "UpsampleNearest"
-        return _named(f"{prefix}{k}DBackward0", False)(input, maps)
+        return _named(f"{prefix}{k}DBackward0", False, k)(input, maps, sizes, *scales)
     if mode == "area":
         return adaptive_avg_pool(input, sizes)
     if mode in _LINEAR_MODES:
@@ -259,7 +271,7 @@ def interpolate(
             2: "UpsampleBilinear2DBackward0",
             3: "UpsampleTrilinear3DBackward0",
         }[k]
-        return _named(name, True)(input, mats)
+        return _named(name, True, k)(input, mats, sizes, *scales, ac)
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
         f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got "
@@ -323,7 +335,7 @@ def _embedding_gather_kernel(w, indices, padding_idx, scale_grad_by_freq):
 
 def _embedding_vjp(ctx, g):
     (indices,) = ctx.saved_tensors
-    padding_idx, scale_grad_by_freq = ctx.attrs
+    padding_idx, scale_grad_by_freq, _ = ctx.attrs
     return embedding_backward(g, indices, ctx.input_shapes[0][0], padding_idx, scale_grad_by_freq)
 
 
@@ -351,9 +363,10 @@ embedding = defop(
     _embedding_kernel,
     vjp=_embedding_vjp,
     saves=("indices",),
-    attrs=("padding_idx", "scale_grad_by_freq"),
+    attrs=("padding_idx", "scale_grad_by_freq", "sparse"),
     differentiable=("weight",),  # the indices get no edge, as in PyTorch
     jvp=_embedding_jvp,
+    meta=("weight_sym_argsize_0",),
 )
 embedding_backward = defop(
     "_nn_embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, "

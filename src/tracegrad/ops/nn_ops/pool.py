@@ -102,6 +102,7 @@ def _windows(xp, kernel, stride, dilation, out_sizes):
 
 
 def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
+    stride = stride or kernel_size  # PyTorch's empty default (kept as given: the node shows ``()``)
     if x.dtype.kind == "b":
         raise RuntimeError("\"max_pool2d\" not implemented for 'Bool'")
     out_sizes = tuple(
@@ -163,6 +164,7 @@ max_pool2d_with_indices = defop(
     _max_pool_kernel,
     vjp=_max_pool_vjp,
     saves=("self", "result1"),
+    attrs=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
     node_name="MaxPool2DWithIndicesBackward0",
 )
 
@@ -197,6 +199,7 @@ def _avg_divisor_map(
 
 
 def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    stride = stride or kernel_size
     check_float(x, "avg_pool2d")
     out_sizes = _avg_geometry(x.shape, kernel_size, stride, padding, ceil_mode)
     _check_pool(x, kernel_size, stride, padding, (1, 1), out_sizes)
@@ -213,6 +216,7 @@ def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_p
 def _avg_pool_backward_kernel(
     g, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
 ):
+    stride = stride or kernel_size
     input_size = x.shape
     out_sizes = g.shape[-2:]
     div = _avg_divisor_map(

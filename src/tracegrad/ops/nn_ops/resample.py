@@ -12,6 +12,7 @@ Each user-facing operator is its own OpDef so its node carries PyTorch's name.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def scatter_kernel(g, index_maps, input_size):
 
 
 def _gather_vjp(ctx, g):
-    (maps,) = ctx.attrs
+    maps = ctx.attrs[0]
     return scatter_nd(g, maps, ctx.input_shapes[0])
 
 
@@ -72,16 +73,22 @@ scatter_nd = defop(
 )
 
 
-def named_gather(name: str):
-    """A gather op whose node is called ``name`` (e.g. ``ReflectionPad2DBackward0``)."""
-    op_name = "_nn_" + name.lower()
-    return defop(
-        f"{op_name}(Tensor self, Any index_maps) -> Tensor",
-        gather_kernel,
-        vjp=_gather_vjp,
-        attrs=("index_maps",),
-        node_name=name,
-    )
+def shown_args(kernel, arg: str, shown: tuple[str, ...]) -> tuple[str, Callable, dict]:
+    """An operator taking an internal ``arg`` (index maps, matrices) last, then the arguments PyTorch's node
+    saves (``shown``, e.g. ``"SymInt[] padding"``): the schema tail, the kernel ignoring them and the defop
+    rules that record them, with ``arg`` first, for the node's ``_saved_*`` getters (``arg`` hidden)."""
+    names = tuple(s.rsplit(" ", 1)[1] for s in shown)
+    tail = "".join(", " + s for s in shown)
+    rules = {"attrs": (arg,) + names, "hidden": (arg,)}
+    n = len(shown)
+    return tail, (lambda *args: kernel(*args[:-n])) if n else kernel, rules
+
+
+def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = ()):
+    """A gather op whose node is called ``name`` (e.g. ``UpsampleNearest2DBackward0``)."""
+    tail, kernel, rules = shown_args(gather_kernel, "index_maps", shown)
+    return defop(f"_nn_{name.lower()}(Tensor self, Any index_maps{tail}) -> Tensor", kernel, vjp=_gather_vjp,
+                 node_name=name, meta=meta, **rules)
 
 
 # ---- separable linear maps ---------------------------------------------------------------------------------
@@ -97,7 +104,7 @@ def apply_matrices(x, mats):
 
 
 def _linear_vjp(ctx, g):
-    (mats,) = ctx.attrs
+    mats = ctx.attrs[0]
     return linear_nd(g, tuple(np.ascontiguousarray(m.T) for m in mats))
 
 
@@ -110,15 +117,11 @@ linear_nd = defop(
 )
 
 
-def named_linear(name: str):
-    op_name = "_nn_" + name.lower()
-    return defop(
-        f"{op_name}(Tensor self, Any matrices) -> Tensor",
-        apply_matrices,
-        vjp=_linear_vjp,
-        attrs=("matrices",),
-        node_name=name,
-    )
+def named_linear(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = ()):
+    """A separable linear map whose node is called ``name`` (e.g. ``UpsampleBilinear2DBackward0``)."""
+    tail, kernel, rules = shown_args(apply_matrices, "matrices", shown)
+    return defop(f"_nn_{name.lower()}(Tensor self, Any matrices{tail}) -> Tensor", kernel, vjp=_linear_vjp,
+                 node_name=name, meta=meta, **rules)
 
 
 # ---- the maps ----------------------------------------------------------------------------------------------
