@@ -11,6 +11,7 @@ expected failures: each is reported, not hidden, and the test flags it once it m
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from _lib import recorded_graph, tg, torch
 from opinfo import op_db
@@ -28,11 +29,6 @@ KNOWN_DIFFERENT = {
     "linalg.qr": COMPOSED,
     "linalg.eigh": COMPOSED,
     "linalg.svd": COMPOSED,
-    "nn.functional.softplus": DEDICATED,
-    "nn.functional.hardswish": DEDICATED,
-    "nn.functional.smooth_l1_loss": DEDICATED,
-    "nn.functional.huber_loss": DEDICATED,
-    "nn.functional.binary_cross_entropy": DEDICATED,
     "nn.functional.group_norm": COMPOSED,
 }
 
@@ -53,6 +49,55 @@ def _gradient_graph(lib, op) -> list:
 @pytest.mark.parametrize("op", CASES)
 def test_gradient_graph_matches_torch(op):
     assert _gradient_graph(tg, op) == _gradient_graph(torch, op)
+
+
+def _second_order(lib, op, index: int = 0) -> list:
+    """The gradients of ``sum(first-order gradient * weights)`` w.r.t. the inputs, as NumPy arrays."""
+    sample = op.samples("float64")[index]
+    call = Call(lib, op, sample, requires_grad=True)
+    raw = call.run(resolve(lib, op.name))
+    if op.output_process:  # sign-ambiguous decompositions: compared through their gauge-invariant form
+        raw = op.output_process(lib, raw)
+    outs = [t for t in flatten_outputs(raw) if t.requires_grad]
+    cotangents = [lib.ones_like(o) for o in outs]
+    grads = lib.autograd.grad(outs, call.diff_inputs, cotangents, create_graph=True, allow_unused=True)
+    live = [g for g in grads if g is not None and g.requires_grad]
+    if not live:
+        return []
+    total = sum((g * lib.linspace(-1.0, 1.0, g.numel(), dtype=g.dtype).reshape(g.shape)).sum() for g in live)
+    second = lib.autograd.grad(total, call.diff_inputs, allow_unused=True)
+    return [None if s is None else s.numpy(force=True) for s in second]
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.id) for op in op_db
+                                if op.differentiable and op.supports_gradgrad])
+def test_second_order_gradients_match_torch(op):
+    """Whatever the graph, the values of the gradient's gradient are torch's (float64)."""
+    ours, theirs = _second_order(tg, op), _second_order(torch, op)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        if a is None or b is None:
+            assert a is None or not np.any(a), "a second-order gradient where torch has none"
+            continue
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+
+
+# Operators whose gradient is a backward operator of their own (softplus_backward, mse_loss_backward...): every
+# sample (reductions, weights, both sides of each threshold), not only the first.
+BACKWARD_OPERATORS = ("nn.functional.softplus", "nn.functional.hardswish", "nn.functional.mse_loss",
+                      "nn.functional.smooth_l1_loss", "nn.functional.huber_loss", "nn.functional.binary_cross_entropy")
+
+
+@pytest.mark.parametrize("op,index", [pytest.param(op, i, id=f"{op.id}-{i}") for op in op_db
+                                      if op.id in BACKWARD_OPERATORS
+                                      for i in range(len(op.samples("float64")))])
+def test_second_order_through_backward_operators(op, index):
+    ours, theirs = _second_order(tg, op, index), _second_order(torch, op, index)
+    for a, b in zip(ours, theirs, strict=True):
+        if a is not None and b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+        else:
+            assert a is None or not np.any(a)
 
 
 def test_numbers_in_user_code_stay_python_numbers():

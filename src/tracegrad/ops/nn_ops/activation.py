@@ -23,7 +23,7 @@ from ..pointwise import (
     exp,
     gt,
     inplace_kernel,
-    le,
+    logical_and,
     lt,
     mul,
     neg,
@@ -469,8 +469,37 @@ def _softplus_kernel(a, beta=1, threshold=20):
 def _softplus_vjp(ctx, g):
     (x,) = ctx.saved_tensors
     beta, th = ctx.attrs
-    z = mul(x, beta)
-    return where(gt(z, th), g, mul(g, sigmoid(z)))
+    return run_op(softplus_backward, g, x, beta, th)
+
+
+def _softplus_backward_kernel(g, x, beta, threshold):
+    # PyTorch's kernel: g where beta * x > threshold (softplus is linear there), else g * z / (z + 1), z = e^(beta x)
+    bx = x * np.asarray(beta, dtype=x.dtype)
+    with np.errstate(over="ignore"):
+        z = np.exp(bx)
+        return np.where(bx > threshold, g, g * z / (z + 1)).astype(np.result_type(g, x), copy=False)
+
+
+def _softplus_backward_vjp(ctx, gg):
+    go, x = ctx.saved_tensors
+    beta, th = ctx.attrs
+    need_go, need_x = ctx.needs_input_grad
+    d_x = None
+    if need_x:  # PyTorch's softplus_double_backward: sigmoid_backward(gg * go, sigmoid(beta x)) * (beta x < th) * beta
+        bx = mul(x, beta)
+        s = sigmoid(bx)
+        d_x = mul(mul(mul(mul(gg, go), mul(s, scalar_minus(1.0, s))), lt(bx, th)), beta)
+    return (softplus_backward(gg, x, beta, th) if need_go else None), d_x
+
+
+softplus_backward = defop(
+    "softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor",
+    _softplus_backward_kernel,
+    vjp=_softplus_backward_vjp,
+    saves=("grad_output", "self"),
+    attrs=("beta", "threshold"),
+    node_name="SoftplusBackwardBackward0",
+)
 
 
 softplus = defop(
@@ -507,8 +536,33 @@ def _hardswish_kernel(a):
 
 def _hardswish_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    middle = mul(g, add(div(x, 3.0), 0.5))
-    return where(lt(x, -3.0), 0.0, where(le(x, 3.0), middle, g))
+    return run_op(hardswish_backward, g, x)
+
+
+def _hardswish_backward_kernel(g, x):
+    # PyTorch's kernel: 0 below -3, g * (x / 3 + 1/2) up to 3, g above
+    dt = np.result_type(g, x)
+    middle = g * (x / np.asarray(3.0, dtype=x.dtype) + np.asarray(0.5, dtype=x.dtype))
+    return np.where(x < -3.0, np.zeros((), dt), np.where(x <= 3.0, middle, g)).astype(dt, copy=False)
+
+
+def _hardswish_backward_vjp(ctx, gg):
+    go, x = ctx.saved_tensors
+    need_go, need_x = ctx.needs_input_grad
+    d_x = None
+    if need_x:  # PyTorch: where(-3 < x < 3, gg * go / 3, 0)
+        inside = logical_and(gt(x, -3.0), lt(x, 3.0))
+        d_x = where(inside, div(mul(gg, go), 3.0), 0.0)
+    return (hardswish_backward(gg, x) if need_go else None), d_x
+
+
+hardswish_backward = defop(
+    "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor",
+    _hardswish_backward_kernel,
+    vjp=_hardswish_backward_vjp,
+    saves=("grad_output", "self"),
+    node_name="HardswishBackwardBackward0",
+)
 
 
 hardswish, hardswish_ = _with_inplace(

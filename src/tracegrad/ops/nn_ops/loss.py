@@ -17,16 +17,17 @@ from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
 from ..creation import ones_like, zeros_like
-from ..pointwise import add, div, exp, gt, lt, mul, neg, sigmoid, sub, where
+from ..pointwise import add, div, exp, lt, mul, neg, sigmoid, sub
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full as mean_all
 from ..reductions_extra import sum as sum_dims
 from ..registry import defop
-from ..scalar_overloads import add_scalar, div_scalar, mul_scalar
+from ..scalar_overloads import add_scalar, div_scalar, mul_scalar, scalar_minus
 from ..shape_extra import masked_fill_
+from ..unary import logit
 from ..views import reshape, view
 from ._basic import abs as abs_op
-from ._basic import clamp_min, sign, xlogy
+from ._basic import clamp_min, xlogy
 from ._common import check_float, fast_path_ok, new_output, run_op, type_name
 from .activation import _log_softmax_kernel, log_softmax, softplus
 
@@ -47,14 +48,6 @@ def _reduce(loss: np.ndarray, reduction: int) -> np.ndarray:
     if reduction == 2:
         return np.asarray(loss.sum(), dtype=loss.dtype)
     return loss
-
-
-def _grad_scale(g, shape: tuple, reduction: int):
-    """The incoming gradient as the factor of each element of the unreduced loss."""
-    if reduction == 1:
-        n = int(np.prod(shape)) if shape else 1
-        return div(g, n)
-    return g
 
 
 # ---- nll_loss ----------------------------------------------------------------------------------------------
@@ -419,23 +412,6 @@ def _mse_kernel(x, t, reduction=1):
     return _reduce(d * d, reduction)
 
 
-def _diff_loss_vjp(local):
-    """The vjp of a loss of ``input - target`` whose attrs are ``(reduction, *params)``.
-
-    ``local(d, *params)`` is the loss's derivative in ``input`` per element; ``target`` gets its negative.
-    """
-
-    def vjp(ctx, g):
-        x, t = ctx.saved_tensors
-        reduction, *params = ctx.attrs
-        need = ctx.needs_input_grad
-        shape = np.broadcast_shapes(x._data.shape, t._data.shape)
-        gx = mul(local(sub(x, t), *params), _grad_scale(g, shape, reduction))
-        return (gx if need[0] else None, neg(gx) if need[1] else None)
-
-    return vjp
-
-
 def _mse_vjp(ctx, g):
     x, t = ctx.saved_tensors
     (reduction,) = ctx.attrs
@@ -471,16 +447,20 @@ def _mse_double_backward(grad, n: int, reduction: int):
     return div(out, n) if reduction == 1 else out
 
 
+def _double_backward_grad_output(backward_op, gg, go, reduction: int, *args):
+    """The gradient of a loss's backward operator w.r.t. its ``grad_output``, in which it is linear: the
+    operator itself applied to ``gg`` without reduction, else the sum of ``gg`` times its value at a unit
+    ``grad_output`` (PyTorch's ``*_double_backward_grad_output``)."""
+    if reduction == 0:
+        return backward_op(gg, *args)
+    return sum_dims(mul(backward_op(ones_like(go), *args), gg))
+
+
 def _mse_backward_vjp(ctx, gg):
     go, x, t = ctx.saved_tensors
     (reduction,) = ctx.attrs
     need_go, need_x, need_t = ctx.needs_input_grad
-    d_go = None
-    if need_go:  # mse_loss_double_backward_grad_output
-        if reduction == 0:
-            d_go = mse_loss_backward(gg, x, t, reduction)
-        else:
-            d_go = sum_dims(mul(mse_loss_backward(ones_like(go), x, t, reduction), gg))
+    d_go = _double_backward_grad_output(mse_loss_backward, gg, go, reduction, x, t, reduction) if need_go else None
     scaled = mul(gg, go) if need_x or need_t else None
     n = _numel(x, t)
     return (d_go, _mse_double_backward(scaled, n, reduction) if need_x else None,
@@ -512,14 +492,81 @@ def _smooth_l1_kernel(x, t, reduction=1, beta=1.0):
     return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
 
 
-def _smooth_l1_local(d, beta):
-    return where(lt(abs_op(d), beta), div(d, beta), sign(d))
+def _loss_norm(x, t, reduction: int, dtype) -> np.ndarray:
+    """PyTorch's per-element factor of a loss's gradient: 1/numel for a mean, else 1."""
+    return np.asarray(1.0 / _numel(x, t) if reduction == 1 else 1.0, dtype=dtype)
 
+
+def _smooth_l1_backward_kernel(g, x, t, reduction, beta):
+    # PyTorch's kernel: -norm g at or below -beta, norm g at or above beta, norm (x - t) g / beta between
+    dt = np.result_type(g, x, t)
+    norm = _loss_norm(x, t, reduction, dt)
+    d = np.subtract(x, t)
+    inside = norm * d * g / np.asarray(beta, dtype=dt)
+    return np.where(d <= -beta, -norm * g, np.where(d >= beta, norm * g, inside)).astype(dt, copy=False)
+
+
+def _huber_backward_kernel(g, x, t, reduction, delta):
+    # PyTorch's kernel: -norm g delta at or below -delta, norm g delta at or above delta, norm (x - t) g between
+    dt = np.result_type(g, x, t)
+    norm = _loss_norm(x, t, reduction, dt)
+    d = np.subtract(x, t)
+    delta_ = np.asarray(delta, dtype=dt)
+    return np.where(d <= -delta, -norm * g * delta_, np.where(d >= delta, norm * g * delta_, norm * d * g)).astype(
+        dt, copy=False)
+
+
+def _within_band_vjp(backward_op_of, scale_by_param: bool):
+    """The vjp of smooth_l1_loss_backward / huber_loss_backward: linear in grad_output; in ``self`` and
+    ``target`` its slope is ``gg * grad_output`` where ``|x - t|`` is inside the band (divided by beta for
+    smooth L1), and zero outside (PyTorch's ``*_double_backward``)."""
+
+    def vjp(ctx, gg):
+        go, x, t = ctx.saved_tensors
+        reduction, param = ctx.attrs
+        need_go, need_x, need_t = ctx.needs_input_grad
+        d_go = _double_backward_grad_output(backward_op_of(), gg, go, reduction, x, t, reduction, param) \
+            if need_go else None
+        d_x = None
+        if need_x or need_t:
+            d_x = mul(mul(gg, go), lt(abs_op(sub(x, t)), param))
+            if scale_by_param:
+                d_x = div(d_x, param)
+            if reduction == 1:
+                d_x = div(d_x, _numel(x, t))
+        return d_go, (d_x if need_x else None), (neg(d_x) if need_t else None)
+
+    return vjp
+
+
+def _band_loss_vjp(backward_op_of):
+    """smooth_l1_loss / huber_loss: ``self`` through the backward operator, ``target`` through the same
+    operator with the two swapped, as PyTorch's derivatives."""
+
+    def vjp(ctx, g):
+        x, t = ctx.saved_tensors
+        reduction, param = ctx.attrs
+        need = ctx.needs_input_grad
+        op = backward_op_of()
+        return (run_op(op, g, x, t, reduction, param) if need[0] else None,
+                run_op(op, g, t, x, reduction, param) if need[1] else None)
+
+    return vjp
+
+
+smooth_l1_loss_backward = defop(
+    "smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor",
+    _smooth_l1_backward_kernel,
+    vjp=_within_band_vjp(lambda: smooth_l1_loss_backward, True),
+    saves=("grad_output", "self", "target"),
+    attrs=("reduction", "beta"),
+    node_name="SmoothL1LossBackwardBackward0",
+)
 
 smooth_l1_loss_op = defop(
     "smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
     _smooth_l1_kernel,
-    vjp=_diff_loss_vjp(_smooth_l1_local),
+    vjp=_band_loss_vjp(lambda: smooth_l1_loss_backward),
     saves=("self", "target"),
     attrs=("reduction", "beta"),
 )
@@ -539,14 +586,19 @@ def _huber_kernel(x, t, reduction=1, delta=1.0):
     return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
 
 
-def _huber_local(d, delta):
-    return where(lt(d, -delta), -delta, where(gt(d, delta), delta, d))
-
+huber_loss_backward = defop(
+    "huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor",
+    _huber_backward_kernel,
+    vjp=_within_band_vjp(lambda: huber_loss_backward, False),
+    saves=("grad_output", "self", "target"),
+    attrs=("reduction", "delta"),
+    node_name="HuberLossBackwardBackward0",
+)
 
 huber_loss_op = defop(
     "huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor",
     _huber_kernel,
-    vjp=_diff_loss_vjp(_huber_local),
+    vjp=_band_loss_vjp(lambda: huber_loss_backward),
     saves=("self", "target"),
     attrs=("reduction", "delta"),
 )
@@ -580,19 +632,65 @@ def _bce_vjp(ctx, g):
     x, t, weight = ctx.saved_tensors
     (reduction,) = ctx.attrs
     need = ctx.needs_input_grad
-    scale = _grad_scale(g, x._data.shape, reduction)
-    if weight is not None:
-        scale = mul(scale, weight)
-    gx = gt_ = None
-    if need[0]:
-        gx = mul(div(sub(x, t), clamp_min(mul(sub(1.0, x), x), _EPS)), scale)
-    if need[1]:
-        from ..pointwise import log
-
-        log_x = clamp_min(log(x), -100.0)
-        log_1mx = clamp_min(log(sub(1.0, x)), -100.0)
-        gt_ = mul(sub(log_1mx, log_x), scale)
+    gx = run_op(binary_cross_entropy_backward, g, x, t, weight, reduction) if need[0] else None
+    gt_ = None
+    if need[1]:  # PyTorch's binary_cross_entropy_target_backward: -logit(x) * g [* weight] / numel
+        gt_ = mul(neg(logit(x)), g)
+        if weight is not None:
+            gt_ = mul(gt_, weight)
+        if reduction == 1:
+            gt_ = div_scalar(gt_, _numel(x, t))
     return gx, gt_
+
+
+def _bce_backward_kernel(g, x, t, weight=None, reduction=1):
+    # PyTorch's kernel: g (x - t) / max((1 - x) x, 1e-12), times the weight, divided by numel for a mean
+    dt = x.dtype
+    one, eps = np.asarray(1.0, dtype=dt), np.asarray(_EPS, dtype=dt)
+    out = g * (x - t) / np.maximum((one - x) * x, eps)
+    if weight is not None:
+        out = out * weight
+    if reduction == 1:
+        out = out / np.asarray(_numel(x, t), dtype=dt)
+    return np.asarray(out).astype(dt, copy=False)
+
+
+def _bce_backward_vjp(ctx, gg):
+    go, x, t, weight = ctx.saved_tensors
+    (reduction,) = ctx.attrs
+    need_go, need_x, need_t = ctx.needs_input_grad
+    d_go = _double_backward_grad_output(binary_cross_entropy_backward, gg, go, reduction, x, t, weight, reduction) \
+        if need_go else None
+    scaled = None
+    if need_x or need_t:
+        scaled = mul(gg, go)
+        if weight is not None:
+            scaled = mul(scaled, weight)
+    d_x = d_t = None
+    if need_x:  # PyTorch's binary_cross_entropy_double_backward: (x^2 - 2xt + t) / ((x+eps)^2 (1-x+eps)^2)
+        numer = add(sub(mul(x, x), mul(mul(x, 2.0), t)), t)
+        a, b = add(x, _EPS), add(scalar_minus(1.0, x), _EPS)
+        denom = mul(mul(a, a), mul(b, b))
+        d_x = mul(div(numer, denom), scaled)
+    if need_t:  # the kernel's slope in the target: -1 / max((1 - x) x, eps)
+        d_t = div(neg(scaled), clamp_min(mul(scalar_minus(1.0, x), x), _EPS))
+    if reduction == 1:
+        n = _numel(x, t)
+        d_x = None if d_x is None else div(d_x, n)
+        d_t = None if d_t is None else div(d_t, n)
+    return d_go, d_x, d_t
+
+
+binary_cross_entropy_backward = defop(
+    "binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, "
+    "int reduction=1) -> Tensor",
+    _bce_backward_kernel,
+    vjp=_bce_backward_vjp,
+    saves=("grad_output", "self", "target", "weight"),
+    attrs=("reduction",),
+    differentiable=("grad_output", "self", "target"),
+    node_name="BinaryCrossEntropyBackwardBackward0",
+)
 
 
 binary_cross_entropy_op = defop(
