@@ -17,19 +17,11 @@ from _lib import recorded_graph, tg, torch
 from opinfo import op_db
 from opinfo.core import Call, flatten_outputs, resolve
 
-DEDICATED = ("PyTorch records a dedicated double-backward node (e.g. SoftmaxBackwardDataBackward0, "
-             "MseLossBackwardBackward0); tracegrad composes the gradient from primitive operators")
-COMPOSED = ("tracegrad's backward formula is composed differently from PyTorch's (other primitive operators or "
-            "another order), though its values and derivatives agree")
-
+# PyTorch's double backward of group_norm reads the mean and rstd outputs of native_group_norm, which are outputs of
+# the forward node itself; tracegrad's group_norm does not return them, so its gradient is composed instead.
 KNOWN_DIFFERENT = {
-    "linalg.inv": COMPOSED,
-    "linalg.det": COMPOSED,
-    "linalg.cholesky": COMPOSED,
-    "linalg.qr": COMPOSED,
-    "linalg.eigh": COMPOSED,
-    "linalg.svd": COMPOSED,
-    "nn.functional.group_norm": COMPOSED,
+    "nn.functional.group_norm": "PyTorch's gradient graph runs through native_group_norm's saved mean/rstd outputs "
+                                "(result1/result2), which tracegrad's operator does not return; its values agree",
 }
 
 CASES = [pytest.param(op, id=op.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENT[op.id])
@@ -98,6 +90,31 @@ def test_second_order_through_backward_operators(op, index):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
         else:
             assert a is None or not np.any(a)
+
+
+# A number in user code is saved as a "wrapped number" tensor: the formula of ``t * 3.0`` multiplies by a tensor
+# (MulBackward0 with no edge for it), unlike a number written in a C++ formula (MulBackward1).
+USER_NUMBERS = {
+    "mul": lambda L, x: (x.exp() * 3.0).exp().sum(),
+    "rmul": lambda L, x: (3 * x.exp()).exp().sum(),
+    "div": lambda L, x: (x.exp() / 2.0).exp().sum(),
+    "div_int": lambda L, x: (x.exp() / 2).exp().sum(),
+    "rdiv": lambda L, x: (3.0 / x.exp()).exp().sum(),
+    "add": lambda L, x: (x.exp() + 3.0).exp().sum(),
+    "rsub": lambda L, x: (3.0 - x.exp()).exp().sum(),
+    "pow": lambda L, x: (x.exp() ** 2.0).exp().sum(),
+    "rpow": lambda L, x: (2.0 ** x.exp()).exp().sum(),
+}
+
+
+@pytest.mark.parametrize("name", USER_NUMBERS)
+def test_gradient_graph_of_numbers_in_user_code(name):
+    def graph(lib):
+        x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(USER_NUMBERS[name](lib, x), x, create_graph=True)
+        return recorded_graph([g])
+
+    assert graph(tg) == graph(torch)
 
 
 def test_numbers_in_user_code_stay_python_numbers():

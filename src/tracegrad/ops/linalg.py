@@ -1035,8 +1035,8 @@ def inv_backward(g: Tensor, inverse: Tensor) -> Tensor:
     """d(A^-1) = -A^-1 dA A^-1, so gA = -A^-T g A^-T."""
     from .pointwise import neg
 
-    inv_t = _mT(inverse)
-    return neg(matmul(inv_t, matmul(g, inv_t)))
+    inner = matmul(g, _mT(inverse))  # PyTorch transposes twice (two TransposeBackward0 nodes), inner first
+    return neg(matmul(_mT(inverse), inner))
 
 
 def _inv_vjp(ctx, g):
@@ -1104,7 +1104,7 @@ def det_backward(g: Tensor, det: Tensor, A: Tensor) -> Tensor:
     d = _diag_of(mul(g, det), n)
 
     def nonsingular(M):
-        return linalg_solve(_mT(M), d)
+        return linalg_solve(_mT(M), _mT(d))  # PyTorch solves A^H X = d^H (d is diagonal: d^H = conj(d))
 
     def singular(M):
         from .reductions_extra import prod_safe_zeros_backward
@@ -1380,12 +1380,16 @@ def _qr_kernel(a, mode="reduced"):
 
 
 def _sym_from_upper(X: Tensor) -> Tensor:
-    """triu(X) + triu(X)^T with the diagonal counted once."""
-    from .pointwise import add, sub
+    """triu(X) + triu(X)^T with the diagonal counted once: PyTorch's syminvadj, which halves the diagonal of
+    the sum in place (a CopySlices node under create_graph)."""
+    from .pointwise import add
+    from .scalar_overloads import mul_scalar_
     from .views import diagonal
 
     up = triu(X)
-    return sub(add(up, _mT(up)), diag_embed(diagonal(up, 0, -2, -1)))
+    sym = add(up, _mT(up))
+    mul_scalar_(diagonal(sym, 0, -2, -1), 0.5)
+    return sym
 
 
 def qr_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor, mode: str) -> Tensor:
@@ -1440,21 +1444,26 @@ def _eigh_kernel(a, UPLO="L"):
 
 
 def _gap_matrix(values: Tensor) -> Tensor:
-    """E_ij = values_j - values_i, with ones on the diagonal (safe to divide by)."""
-    from .pointwise import add, sub
-    from .views import unsqueeze
+    """E_ij = values_j - values_i, with ones on the diagonal (safe to divide by), written as PyTorch's: the
+    diagonal filled in place."""
+    from .pointwise import sub
+    from .views import diagonal, unsqueeze
 
-    n = values.shape[-1]
-    return add(sub(unsqueeze(values, -2), unsqueeze(values, -1)), _const(np.eye(n, dtype=values.dtype.np)))
+    gaps = sub(unsqueeze(values, -2), unsqueeze(values, -1))
+    diagonal(gaps, 0, -2, -1).fill_(1.0)
+    return gaps
 
 
 def eigh_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor) -> Tensor:
-    """gA = V (diag(gL) + skew(V^T gV) / E) V^T with E_ij = L_j - L_i."""
-    from .pointwise import add, div, mul, sub
+    """gA = V (diag(gL) + skew(V^T gV) / E) V^T with E_ij = L_j - L_i, as PyTorch's linalg_eig_backward: the
+    division in place, then gL copied onto the diagonal."""
+    from .pointwise import mul, sub
+    from .views import diagonal
 
     VhgV = matmul(_mT(V), gV)
-    skew = mul(sub(VhgV, _mT(VhgV)), 0.5)
-    inner = add(div(skew, _gap_matrix(L)), diag_embed(gL))
+    inner = mul(sub(VhgV, _mT(VhgV)), 0.5)
+    inner.div_(_gap_matrix(L))
+    diagonal(inner, 0, -2, -1).copy_(gL)
     return matmul(V, matmul(inner, _mT(V)))
 
 
@@ -1492,12 +1501,14 @@ def svd_backward(gU: Tensor, gS: Tensor, gVh: Tensor, U: Tensor, S: Tensor, Vh: 
     gA = div(add(mul(UhgU, unsqueeze(S, -2)), mul(unsqueeze(S, -1), VhgV)), E)
     gA = add(gA, diag_embed(gS))
     if m > n:
+        gA = matmul(U, gA)
         gUSinv = div(gU, unsqueeze(S, -2))
-        gA = add(matmul(U, gA), sub(gUSinv, matmul(U, matmul(_mT(U), gUSinv))))
+        gA = sub(add(gA, gUSinv), matmul(U, matmul(_mT(U), gUSinv)))  # (gA + gU S^-1) - U U^H gU S^-1
         return matmul(gA, Vh)
     if m < n:
+        gA = matmul(gA, Vh)
         SinvgVh = div(gVh, unsqueeze(S, -1))
-        gA = add(matmul(gA, Vh), sub(SinvgVh, matmul(matmul(SinvgVh, V), Vh)))
+        gA = sub(add(gA, SinvgVh), matmul(matmul(SinvgVh, V), Vh))
         return matmul(U, gA)
     return matmul(U, matmul(gA, Vh))
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._state import STATE
+from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
 from ._jvp import plus, scaled
 from ._util import as_array, binary_dtype, to_floating
@@ -133,18 +134,28 @@ def _conj(v):
     return v.conjugate() if c is complex else v
 
 
+def _wrapped_number(v):
+    """A real number saved for a Tensor operand (``x * 3``) as the 0-dim tensor PyTorch saved ("wrapped
+    number"), while a formula records (create_graph): its formula then records the Tensor overload
+    (MulBackward0), as torch's does, not the Scalar one that a number in a C++ formula gives. In a plain
+    backward the number itself gives the same values at less cost."""
+    if STATE.grad_enabled and (v.__class__ is float or v.__class__ is int):
+        return _wrap(np.asarray(v))
+    return v
+
+
 def _mul_vjp(ctx, g):
     # PyTorch's conjugate Wirtinger convention: grad * conj(other). A complex gradient of a real input is cut
     # to its real part by the engine.
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (g * _conj(b) if need[0] else None, g * _conj(a) if need[1] else None)
+    return (g * _conj(_wrapped_number(b)) if need[0] else None, g * _conj(_wrapped_number(a)) if need[1] else None)
 
 
 def _div_vjp(ctx, g):
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    ga = g / _conj(b) if need[0] else None
+    ga = g / _conj(_wrapped_number(b)) if need[0] else None
     gb = -g * _conj(a / b / b) if need[1] else None  # PyTorch's -grad * ((self / other) / other).conj()
     return ga, gb
 

@@ -12,7 +12,7 @@ with a number operand route here (``fastpath.SCALAR_OVERLOADS``). User code neve
 from __future__ import annotations
 
 from .fastpath import SCALAR_OVERLOADS
-from .pointwise import add, div, mul, sub
+from .pointwise import add, div, mul, sub, write_into
 from .registry import defop
 
 
@@ -47,6 +47,17 @@ sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Ten
                    vjp=lambda ctx, g: g, jvp=lambda args, outs, tangents: tangents[0], node_name="SubBackward1")
 
 SCALAR_OVERLOADS.update({mul: mul_scalar, add: add_scalar, sub: sub_scalar, div: div_scalar})
+
+
+def _mul_scalar_inplace(a, other):
+    write_into(a, mul.kernel(a, other))
+    return a
+
+
+# C++'s ``t.mul_(0.5)`` in a formula (PyTorch's syminvadj halves a diagonal this way): on a view, a CopySlices
+# node around MulBackward1, whose only edge is its base's.
+mul_scalar_ = defop("mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", _mul_scalar_inplace,
+                    vjp=_mul_scalar_vjp, jvp=_mul_scalar_jvp, attrs=("other",), node_name="MulBackward1")
 
 
 def scalar_minus(number, t):
