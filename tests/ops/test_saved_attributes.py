@@ -21,18 +21,11 @@ LU = ("PyTorch's det/slogdet/solve save the LU factorization and pivots (and slo
       "formulas do not use an LU factorization")
 NORM_STATS = ("PyTorch's native norm kernels save their mean and rstd outputs (result1/result2); tracegrad's "
               "norm operators do not compute them in the forward")
-UNSAVED_INPUT = ("PyTorch's formula saves an input tensor (gather/take: self; index_add/index_copy: source) that "
-                 "tracegrad's backward does not need, so does not keep")
 
 KNOWN_DIFFERENT: dict[str, str] = {
     "linalg.det": LU,
     "linalg.slogdet": LU,
     "linalg.solve": LU,
-    "gather": UNSAVED_INPUT,
-    "index_add": UNSAVED_INPUT,
-    "index_copy": UNSAVED_INPUT,
-    "take": UNSAVED_INPUT,
-    "take_along_dim": UNSAVED_INPUT,
     "nn.functional.layer_norm": NORM_STATS,
     "nn.functional.group_norm": NORM_STATS,
     "nn.functional.batch_norm.eval": NORM_STATS,
@@ -131,3 +124,40 @@ if __name__ == "__main__":  # a survey: every operator that differs, and how
     for case in CASES:
         if diff := differences(case.values[0]):
             print(case.id, "::", "; ".join(d[:300] for d in diff))
+
+
+# Inputs PyTorch saves only for their sizes are still saved tensors: modifying one in place before backward
+# raises the version error, as in torch.
+SAVED_FOR_SIZES = {
+    "gather": lambda L, y: y.gather(0, L.tensor([0, 2])),
+    "take": lambda L, y: y.take(L.tensor([0, 2])),
+    "take_along_dim": lambda L, y: L.take_along_dim(y, L.tensor([0, 2])),
+    "index_add": lambda L, y: L.zeros(3).index_add(0, L.tensor([0, 1]), y[:2]),
+    "index_copy": lambda L, y: L.zeros(3).index_copy(0, L.tensor([0, 1]), y[:2]),
+}
+
+
+@pytest.mark.parametrize("name", SAVED_FOR_SIZES)
+def test_input_saved_for_its_sizes_checks_its_version(name):
+    def run(lib):
+        x = lib.randn(3, requires_grad=True)
+        y = x * 1
+        z = SAVED_FOR_SIZES[name](lib, y)
+        y.add_(1)
+        with pytest.raises(RuntimeError) as info:
+            z.sum().backward()
+        return str(info.value)
+
+    assert run(tg) == run(torch)
+
+
+def test_source_without_gradient_is_not_saved():
+    def run(lib):
+        source = lib.randn(2)
+        base = lib.zeros(3, requires_grad=True) * 1
+        out = base.index_add(0, lib.tensor([0, 1]), source)
+        source.add_(1)  # not saved: its gradient is not needed
+        out.sum().backward()
+        return out.grad_fn is None
+
+    assert run(tg) == run(torch)

@@ -143,7 +143,7 @@ def _take_kernel(a, index):
 
 
 def _take_vjp(ctx, g):
-    (idx,) = ctx.saved_tensors
+    _self, idx = ctx.saved_tensors  # (self is saved as PyTorch's: unpacking it checks its version)
     from .creation import new_zeros
     from .views import reshape
 
@@ -153,7 +153,7 @@ def _take_vjp(ctx, g):
     return reshape(flat, shape)
 
 
-take = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, vjp=_take_vjp, saves=("index",),
+take = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, vjp=_take_vjp, saves=("self", "index"),
              differentiable=("self",))
 
 

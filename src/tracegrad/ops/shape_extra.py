@@ -388,13 +388,15 @@ def _gather_kernel(a, dim, index, sparse_grad=False):
 
 
 def _gather_vjp(ctx, g):
-    (dim,) = ctx.attrs
-    (index,) = ctx.saved_tensors
+    dim, _sparse_grad = ctx.attrs
+    # PyTorch saves self (gather_backward reads its sizes): unpacking it raises if it was modified in place
+    _self, index = ctx.saved_tensors
     return scatter_add(_zeros(g, ctx.input_shapes[0]), dim, index, g)
 
 
 gather = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-               _gather_kernel, vjp=_gather_vjp, attrs=("dim",), saves=("index",), differentiable=("self",))
+               _gather_kernel, vjp=_gather_vjp, attrs=("dim", "sparse_grad"), saves=("self", "index"),
+               differentiable=("self",))
 
 
 def _scatter_prepare(a, dim, index, src):
@@ -797,7 +799,7 @@ def _index_add_kernel(a, dim, index, source, alpha=1):
 
 def _index_add_vjp(ctx, g):
     dim, alpha = ctx.attrs
-    (index,) = ctx.saved_tensors
+    index, _source = ctx.saved_tensors  # (source is saved, as PyTorch's expand_as(source), when it needs a gradient)
     need = ctx.needs_input_grad
     grad_src = None
     if need[1]:
@@ -813,8 +815,8 @@ def _index_add_vjp(ctx, g):
     return (g if need[0] else None, grad_src)
 
 
-_index_add_rules = dict(vjp=_index_add_vjp, attrs=("dim", "alpha"), saves=("index",),
-                        differentiable=("self", "source"))
+_index_add_rules = dict(vjp=_index_add_vjp, attrs=("dim", "alpha"), saves=("index", "source"),
+                        save_if={"source": "source"}, differentiable=("self", "source"), meta=("source_dim",))
 index_add = defop("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
                   _index_add_kernel, **_index_add_rules)
 index_add_ = defop("index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> "
@@ -853,7 +855,7 @@ def _index_copy_kernel(a, dim, index, source):
 
 def _index_copy_vjp(ctx, g):
     (dim,) = ctx.attrs
-    (index,) = ctx.saved_tensors
+    index, _source = ctx.saved_tensors  # (source is saved, as PyTorch's, when it needs a gradient)
     need = ctx.needs_input_grad
     grad_src = None
     if need[1]:
@@ -863,8 +865,8 @@ def _index_copy_vjp(ctx, g):
     return (index_fill_value(g, dim, index, 0) if need[0] else None, grad_src)
 
 
-_index_copy_rules = dict(vjp=_index_copy_vjp, attrs=("dim",), saves=("index",),
-                         differentiable=("self", "source"))
+_index_copy_rules = dict(vjp=_index_copy_vjp, attrs=("dim",), saves=("index", "source"),
+                         save_if={"source": "source"}, differentiable=("self", "source"), meta=("source_dim",))
 index_copy = defop("index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor",
                    _index_copy_kernel, **_index_copy_rules)
 index_copy_ = defop("index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)",
