@@ -152,14 +152,15 @@ def is_complex(input: Tensor) -> bool:  # noqa: A002
 
 
 # Layers above the core import tracegrad themselves, so they come last.
-from . import linalg, nn, optim, utils  # noqa: E402
+from . import cuda, linalg, nn, optim, serialization, utils  # noqa: E402
+from .serialization import load, save  # noqa: E402,F401
 
 
 def load_ipython_extension(ip) -> None:
     """``%load_ext tracegrad``: the magics and the live feed (tracegrad.notebook, imported only here)."""
-    from .notebook import load_ipython_extension as load
+    from .notebook import load_ipython_extension as load_extension
 
-    load(ip)
+    load_extension(ip)
 
 
 def unload_ipython_extension(ip) -> None:

@@ -1,7 +1,8 @@
-"""``tracegrad.utils``: activation checkpointing and hook handles (PyTorch's ``torch.utils`` subset)."""
+"""``tracegrad.utils``: activation checkpointing, hook handles and data loading (PyTorch's ``torch.utils``
+subset)."""
 
 from __future__ import annotations
 
-from . import checkpoint, hooks
+from . import checkpoint, data, hooks
 
-__all__ = ["checkpoint", "hooks"]
+__all__ = ["checkpoint", "data", "hooks"]
