@@ -35,6 +35,15 @@ def _binary_method(fn, reflected: bool = False):
     return method
 
 
+def _rmatmul(self, other):
+    """``other @ self`` for a NumPy array; a number is not a matrix (Python's TypeError, as in PyTorch)."""
+    from .ops import linalg_core
+
+    if not isinstance(other, np.ndarray):
+        return NotImplemented
+    return linalg_core.matmul(_scalar_or_tensor(other, self), self)
+
+
 def _scalar_or_tensor(value, like: Tensor):
     if isinstance(value, Tensor):
         return value
@@ -87,7 +96,7 @@ def install() -> None:
     from .ops import linalg_core
 
     T.__matmul__ = linalg_core.matmul.dunder
-    T.__rmatmul__ = _binary_method(linalg_core.matmul, reflected=True)
+    T.__rmatmul__ = _rmatmul
 
     # core methods
     for name, fn in {

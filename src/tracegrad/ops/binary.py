@@ -67,7 +67,22 @@ def _inplace(kernel):
     return run
 
 
-def _pair(schema: str, kernel, **rules):
+def _cast_checked_first(kernel):
+    """An in-place kernel that, as PyTorch's TensorIterator, checks that the operands' promoted dtype can be
+    written into self before computing (so ``int_t |= 2.5`` is a cast error, not the kernel's dtype error)."""
+    inplace = _inplace(kernel)
+
+    def run(a, b):
+        dt = binary_dtype(a, b)
+        if dt != a.dtype and not _pw._can_cast_like_torch(dt, a.dtype):
+            raise RuntimeError(f"result type {type_name(dt)} can't be cast to the desired output type "
+                               f"{type_name(a.dtype)}")
+        return inplace(a, b)
+
+    return run
+
+
+def _pair(schema: str, kernel, cast_checked_first: bool = False, **rules):
     """``name.overload(Tensor self, ...)`` and its in-place ``name_.overload(Tensor(a!) self, ...)``.
 
     ``fast="binary"`` (for ``(Tensor self, Tensor other)`` schemas only) gives the functional op the
@@ -80,7 +95,8 @@ def _pair(schema: str, kernel, **rules):
     rules = {**rules, "node_name": op.node_class._name}
     inplace_schema = (f"{name}_{dot}{overload}(" + rest.replace("Tensor self", "Tensor(a!) self", 1)
                       .replace("-> Tensor", "-> Tensor(a!)"))
-    return op, defop(inplace_schema, _inplace(kernel), **rules)
+    inplace_kernel = _cast_checked_first(kernel) if cast_checked_first else _inplace(kernel)
+    return op, defop(inplace_schema, inplace_kernel, **rules)
 
 
 def _check_int_divisor(b: np.ndarray) -> None:
@@ -673,14 +689,15 @@ def _shift_kernel(left: bool):
 
 _OTHER2 = "(Tensor self, Tensor other) -> Tensor"
 bitwise_and, bitwise_and_ = _pair("bitwise_and.Tensor" + _OTHER2, _bitwise(np.bitwise_and, "bitwise_and_cpu"),
-                                  fast="binary")
+                                  fast="binary", cast_checked_first=True)
 bitwise_or, bitwise_or_ = _pair("bitwise_or.Tensor" + _OTHER2, _bitwise(np.bitwise_or, "bitwise_or_cpu"),
-                                fast="binary")
+                                fast="binary", cast_checked_first=True)
 bitwise_xor, bitwise_xor_ = _pair("bitwise_xor.Tensor" + _OTHER2, _bitwise(np.bitwise_xor, "bitwise_xor_cpu"),
-                                  fast="binary")
-bitwise_left_shift, bitwise_left_shift_ = _pair("bitwise_left_shift.Tensor" + _OTHER2, _shift_kernel(True))
+                                  fast="binary", cast_checked_first=True)
+bitwise_left_shift, bitwise_left_shift_ = _pair("bitwise_left_shift.Tensor" + _OTHER2, _shift_kernel(True),
+                                                cast_checked_first=True)
 bitwise_right_shift, bitwise_right_shift_ = _pair("bitwise_right_shift.Tensor" + _OTHER2,
-                                                  _shift_kernel(False))
+                                                  _shift_kernel(False), cast_checked_first=True)
 
 
 # ---- closeness and equality --------------------------------------------------------------------------------
@@ -771,7 +788,16 @@ def _pow_kernel(a, b):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return _integer_pow(a, b, dt)
     with np.errstate(all="ignore"):
+        if dt.itemsize < 8 and dt.kind == "f" and not (b.__class__ in (int, float) and b in _EXACT_EXPONENTS):
+            # NumPy's single-precision power is off by an ulp about one time in five; PyTorch's is (nearly)
+            # correctly rounded, as a double-precision power rounded to the dtype is.
+            return np.power(_cast(a, _FLOAT64), _cast(b, _FLOAT64)).astype(dt)
         return np.power(_cast(a, dt), _cast(b, dt))
+
+
+# Exponents that NumPy (like PyTorch) computes exactly in any precision (x*x, sqrt, 1/x, ...).
+_EXACT_EXPONENTS = (0, 0.5, 1, 2, -1)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _pow_scalar_vjp(ctx, g):
@@ -1122,5 +1148,5 @@ METHODS.update({
     "__rshift__": _dunder(bitwise_right_shift), "__rrshift__": _dunder(bitwise_right_shift, True),
     "__irshift__": _dunder(bitwise_right_shift_),
     # ``2 ** t`` is pow.Scalar (PowBackward2); ``t ** x`` and ``t - x`` stay on the core fast paths
-    "__rpow__": _dunder(pow, True),
+    "__rpow__": _dunder(pow, True), "__ipow__": _dunder(pow_),
 })

@@ -18,7 +18,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ._jvp import plus, product_rule, scaled
 from ._util import result_dtype, wrap_dim, wrap_dims
-from .linalg_core import matmul, mm
+from .linalg_core import _matmul_same_dtype, matmul, mm
 from .registry import REGISTRY, defop
 
 
@@ -175,7 +175,7 @@ def _bmm_check(a, b, name1: str = "batch1", name2: str = "batch2") -> None:
 def _bmm_kernel(a, b):
     _bmm_check(a, b)
     _same_dtype(a, b)
-    return np.matmul(a, b)
+    return _matmul_same_dtype(a, b, "bmm")
 
 
 def _bmm_vjp(ctx, g):
@@ -204,7 +204,7 @@ def _mv_check(m, v, inp=None) -> None:
 
 def _mv_kernel(m, v):
     _mv_check(m, v)
-    return np.matmul(m, v)
+    return _matmul_same_dtype(m, v, "addmv_impl_cpu")
 
 
 def _outer_grads(g: Tensor, a: Tensor, b: Tensor, need: tuple) -> tuple:
@@ -237,7 +237,7 @@ def _dot_kernel(a, b):
     if a.dtype != b.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_tname(a.dtype)} and "
                            f"{_tname(b.dtype)}")
-    return np.asarray(np.dot(a, b))
+    return np.asarray(_matmul_same_dtype(a, b, "dot"))
 
 
 def _dot_vjp(ctx, g):

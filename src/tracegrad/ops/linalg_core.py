@@ -13,7 +13,6 @@ import numpy as np
 
 from .._tensor import Tensor
 from ._jvp import product_rule
-from ._util import binary_dtype
 from .registry import defop
 
 
@@ -24,8 +23,11 @@ def _shape_error(a, b) -> RuntimeError:
                         f"{b2.shape[0]}x{b2.shape[1]})")
 
 
+_BOOL = np.dtype(bool)
+
+
 def _mm_kernel(a, b):
-    if a.ndim == 2 and b.ndim == 2 and a.dtype is b.dtype:  # the hot case: no promotion, one check
+    if a.ndim == 2 and b.ndim == 2 and a.dtype is b.dtype and a.dtype is not _BOOL:  # the hot case
         try:
             return np.matmul(a, b)
         except ValueError:
@@ -36,8 +38,25 @@ def _mm_kernel(a, b):
         raise RuntimeError("mat2 must be a matrix")
     if a.shape[1] != b.shape[0]:
         raise _shape_error(a, b)
-    dt = binary_dtype(a, b)
-    return np.matmul(a.astype(dt, copy=False), b.astype(dt, copy=False))
+    if a.dtype != b.dtype:  # PyTorch's mm does not promote
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(a.dtype)} != "
+                           f"{_cpp_name(b.dtype)}")
+    return _matmul_same_dtype(a, b, "addmm_impl_cpu_")
+
+
+def _matmul_same_dtype(a: np.ndarray, b: np.ndarray, kernel_name: str) -> np.ndarray:
+    """np.matmul for operands of one dtype, refusing bool as PyTorch's CPU kernels do."""
+    if a.dtype.kind == "b":
+        from .unary import unsupported
+
+        raise unsupported(kernel_name, a.dtype)
+    return np.matmul(a, b)
+
+
+def _cpp_name(np_dtype) -> str:
+    from .._tensor import _CPP_TYPE_NAMES
+
+    return _CPP_TYPE_NAMES.get(np_dtype.name, np_dtype.name)
 
 
 def _mm_vjp(ctx, g):
