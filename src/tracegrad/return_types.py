@@ -7,12 +7,25 @@ from collections import namedtuple
 _CACHE: dict = {}
 
 
+def _structseq_repr(self) -> str:
+    # PyTorch's structseq: the qualified type name, then one field per line
+    fields = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
+    return f"torch.return_types.{type(self).__name__}(\n{fields})"
+
+
+def return_type(name: str, fields) -> type:
+    """A ``torch.return_types.<name>`` named tuple, printed as PyTorch prints it."""
+    cls = namedtuple(name, fields)
+    cls.__module__ = "torch.return_types"
+    cls.__repr__ = _structseq_repr
+    return cls
+
+
 def make_return(schema, outs: tuple):
     names = tuple(r.name for r in schema.returns)
     if all(names):
         cls = _CACHE.get(schema.name)
         if cls is None:
-            cls = _CACHE[schema.name] = namedtuple(schema.name.rstrip("_"), names)
-            cls.__module__ = "torch.return_types"
+            cls = _CACHE[schema.name] = return_type(schema.name.rstrip("_"), names)
         return cls(*outs)
     return tuple(outs)

@@ -41,17 +41,21 @@ def _same(ours, theirs) -> bool:
     return ours == theirs
 
 
+def _operands(lib, kind: str, other, reflected: bool) -> tuple:
+    a, b = _tensor(lib, kind), _tensor(lib, other) if isinstance(other, str) else other
+    return (b, a) if reflected else (a, b)
+
+
+@pytest.mark.parametrize("other", OTHERS, ids=str)
 @pytest.mark.parametrize("name", BINARY + IN_PLACE)
 @pytest.mark.parametrize("kind", ["f", "i", "b"])
-def test_operator_matches_torch(name, kind):
+def test_operator_matches_torch(name, kind, other):
     fn = getattr(operator, name)
-    for other in OTHERS:
-        cases = [lambda lib: fn(_tensor(lib, kind), _tensor(lib, other) if isinstance(other, str) else other)]
-        if not isinstance(other, str) and not name.startswith("i"):  # the reflected form: number op tensor
-            cases.append(lambda lib: fn(other, _tensor(lib, kind)))
-        for case in cases:
-            ours, theirs = _outcome(lambda: case(tg)), _outcome(lambda: case(torch))
-            assert _same(ours, theirs), (name, kind, other, ours, theirs)
+    # the reflected form (number op tensor) too, where Python has one
+    for reflected in (False, True) if not isinstance(other, str) and not name.startswith("i") else (False,):
+        ours = _outcome(lambda: fn(*_operands(tg, kind, other, reflected)))  # noqa: B023 - called at once
+        theirs = _outcome(lambda: fn(*_operands(torch, kind, other, reflected)))  # noqa: B023
+        assert _same(ours, theirs), (reflected, ours, theirs)
 
 
 @pytest.mark.parametrize("name", UNARY)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import builtins
 import math
 import string
-from collections import namedtuple
 
 import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor, _wrap
+from ..return_types import return_type
 from ._jvp import plus, product_rule, scaled
 from ._util import result_dtype, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
@@ -1344,8 +1344,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
     return _into(_CholeskyEx(L, info), out, "linalg_cholesky_ex")
 
 
-_CholeskyEx = namedtuple("linalg_cholesky_ex", ["L", "info"])
-_CholeskyEx.__module__ = "torch.return_types"
+_CholeskyEx = return_type("linalg_cholesky_ex", ["L", "info"])
 
 
 _CHOLESKY_DEPRECATED = "\n".join([
@@ -1550,8 +1549,7 @@ linalg_svdvals = defop("linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor"
                        vjp=_svdvals_vjp, saves=("A",), node_name="LinalgSvdBackward0")
 
 
-_Svd = namedtuple("svd", ["U", "S", "V"])
-_Svd.__module__ = "torch.return_types"
+_Svd = return_type("svd", ["U", "S", "V"])
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):

@@ -13,7 +13,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
 from ._jvp import plus, scaled
-from ._util import as_array, binary_dtype, to_floating
+from ._util import as_array, binary_dtype, half_in_float, to_floating
 from .registry import defop
 
 # ---- families ---------------------------------------------------------------------------------------------
@@ -312,6 +312,7 @@ sqrt, sqrt_ = unary_float("sqrt", np.sqrt, _sqrt_vjp, saves=("result",),
                           jvp=lambda args, outs, ts: div(ts[0], mul(outs[0], 2)))
 
 
+@half_in_float
 def _sigmoid_kernel(a):
     a = to_floating(a)
     if a.dtype.kind == "c":

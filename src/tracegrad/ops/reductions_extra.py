@@ -1013,7 +1013,17 @@ def msort(input: Tensor) -> Tensor:
     return sort(input, 0)[0]
 
 
+def _refuse_bool(a, kernel_name: str) -> None:
+    """PyTorch's CPU selection kernels (median, kthvalue) have no bool implementation."""
+    if a.dtype.kind == "b":
+        from .unary import unsupported
+
+        raise unsupported(kernel_name, a.dtype)
+
+
 def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
+    if a.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     x, d = _along(a, dim)
     n = x.shape[d]
     if k < 0 or k > n:
@@ -1031,6 +1041,7 @@ topk = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool so
 
 
 def _kthvalue_kernel(a, k, dim=-1, keepdim=False):
+    _refuse_bool(a, "kthvalue_cpu")
     x, d = _along(a, dim)
     n = x.shape[d]
     if k < 1 or k > n:
@@ -1063,6 +1074,7 @@ def _median_index(x: np.ndarray, d: int) -> np.ndarray:
 
 
 def _median_dim_kernel(a, dim, keepdim=False):
+    _refuse_bool(a, "median_out")
     x, d = _along(a, dim)
     if x.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
@@ -1071,6 +1083,7 @@ def _median_dim_kernel(a, dim, keepdim=False):
 
 
 def _median_full_kernel(a):
+    _refuse_bool(a, "median_cpu")
     if a.size == 0:
         return np.asarray(np.nan, dtype=a.dtype)
     flat = a.reshape(-1)

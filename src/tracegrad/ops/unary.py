@@ -17,7 +17,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..backend.dtypes import scalar_type_name
 from . import pointwise as _pw
-from ._util import as_array, result_dtype, to_floating
+from ._util import as_array, half_in_float, result_dtype, to_floating
 from .creation import zeros_like
 from .pointwise import (
     add,
@@ -307,6 +307,7 @@ def _atanh_vjp(ctx, g):
     return div(g, _one_minus_square(_saved_input(ctx)))
 
 
+@half_in_float
 def _rsqrt_kernel(a):
     x = to_floating(a)
     with np.errstate(all="ignore"):

@@ -16,7 +16,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output
-from .._util import wrap_dim
+from .._util import half_in_float, wrap_dim
 from ..pointwise import (
     add,
     div,
@@ -198,6 +198,7 @@ hardtanh, hardtanh_ = _with_inplace(
 # ---- leaky_relu --------------------------------------------------------------------------------------------
 
 
+@half_in_float
 def _leaky_kernel(a, negative_slope=0.01):
     check_float(a, "leaky_relu_cpu")
     return np.where(a > 0, a, a * np.asarray(negative_slope, dtype=a.dtype))
@@ -256,6 +257,7 @@ SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@half_in_float
 def _elu_kernel(a, alpha=1, scale=1, input_scale=1, name="elu_cpu"):
     check_float(a, name)
     dt = a.dtype
@@ -369,6 +371,7 @@ def _check_approximate(approximate: str) -> None:
         raise RuntimeError("approximate argument must be either none or tanh.")
 
 
+@half_in_float
 def _gelu_kernel(a, approximate="none"):
     _check_approximate(approximate)
     check_float(a, "GeluKernelImpl")
@@ -444,6 +447,7 @@ def _sigmoid_array(a):
     return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype, copy=False)
 
 
+@half_in_float
 def _silu_kernel(a):
     check_float(a, "silu_cpu")
     return a * _sigmoid_array(a)
@@ -511,6 +515,7 @@ softplus = defop(
 )
 
 
+@half_in_float
 def _mish_kernel(a):
     check_float(a, "mish_cpu")
     return a * np.tanh(np.logaddexp(np.zeros((), a.dtype), a))
@@ -529,6 +534,7 @@ mish, mish_ = _with_inplace("mish(Tensor self) -> Tensor", _mish_kernel, vjp=_mi
 # ---- hardswish / hardsigmoid -------------------------------------------------------------------------------
 
 
+@half_in_float
 def _hardswish_kernel(a):
     check_float(a, "hardswish_cpu")
     return a * np.clip(a + 3.0, 0.0, 6.0) / 6.0
@@ -570,6 +576,7 @@ hardswish, hardswish_ = _with_inplace(
 )
 
 
+@half_in_float
 def _hardsigmoid_kernel(a):
     check_float(a, "hardsigmoid_cpu")
     return np.clip(a + 3.0, 0.0, 6.0) / 6.0
