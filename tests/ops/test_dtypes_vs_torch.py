@@ -12,7 +12,11 @@ from _lib import tg, torch
 
 KINDS = ["f", "d", "h", "i", "i32", "u8", "b"]
 FUNCTIONS = {
-    **{name: [{}] for name in ["abs", "neg", "sign", "sgn", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "logit", "erf", "erfc", "floor", "ceil", "trunc", "frac", "reciprocal", "square", "prod", "amax", "amin", "argmax", "argmin", "norm", "msort", "nansum", "count_nonzero"]},
+    **{name: [{}] for name in [
+        "abs", "neg", "sign", "sgn", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
+        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "logit", "erf", "erfc",
+        "floor", "ceil", "trunc", "frac", "reciprocal", "square", "prod", "amax", "amin", "argmax", "argmin",
+        "norm", "msort", "nansum", "count_nonzero"]},
     "sum": [{}, {"dim": 1}], "mean": [{}, {"dim": 0}], "max": [{}, {"dim": 1}], "min": [{}, {"dim": 0}],
     "cumsum": [{"dim": 1}], "cumprod": [{"dim": 0}], "topk": [{"k": 2}], "sort": [{"dim": 1}],
     "logsumexp": [{"dim": 1}], "median": [{}, {"dim": 1}], "kthvalue": [{"k": 1}], "var": [{}, {"dim": 1}],
