@@ -225,7 +225,7 @@ def _view_method(self, *shape):
     from .ops import views
 
     if len(shape) == 1 and isinstance(shape[0], dtype):
-        raise NotImplementedError("Tensor.view(dtype) is not supported")
+        return views.view_as_dtype(self, shape[0])
     return views.view(self, views.normalize_shape(shape))
 
 

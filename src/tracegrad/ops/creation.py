@@ -7,6 +7,7 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..memory_format import copy_in_format
+from ._util import broadcast_mismatch
 from .registry import defop
 
 
@@ -67,12 +68,13 @@ def to_dtype(t: Tensor, dtype, copy: bool = False) -> Tensor:
 
 def _copy_kernel(dst, src, non_blocking=False):
     if isinstance(src, np.ndarray) and src.shape != dst.shape:
-        try:
-            src = np.broadcast_to(src, dst.shape)
-        except ValueError:
-            raise RuntimeError(f"The size of tensor a ({dst.shape[-1] if dst.ndim else 1}) must match the size "
-                               f"of tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
-                               f"{max(dst.ndim - 1, 0)}") from None
+        mismatch = broadcast_mismatch([dst.shape, src.shape])
+        if mismatch is not None:
+            raise mismatch
+        if src.ndim > dst.ndim:  # broadcastable, but into more dims than self has
+            full = list(np.broadcast_shapes(dst.shape, src.shape))
+            raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {full}")
+        src = np.broadcast_to(src, dst.shape)
     np.copyto(dst, src, casting="unsafe")
     return dst
 

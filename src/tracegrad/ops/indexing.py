@@ -219,10 +219,13 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
             advanced.append(None)
             dim += 1
         else:
+            if isinstance(k, (float, np.floating)):
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                                 "are valid indices (got float)")
             arr = k._data if isinstance(k, Tensor) else np.asarray(k)
             if arr.dtype.kind == "b":
+                _check_mask_shape(arr, out.shape, dim)
                 advanced.append(arr)
-                advanced.extend([] if arr.ndim <= 1 else [])
                 dim += builtins.max(arr.ndim, 1)
             else:
                 if arr.dtype.kind not in "iu":
@@ -230,6 +233,16 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
                 advanced.append(arr.astype(np.int64, copy=False))
                 dim += 1
     return out, advanced
+
+
+def _check_mask_shape(mask: np.ndarray, shape: tuple, dim: int) -> None:
+    """A boolean mask must have the shape of the dims it covers (PyTorch's error names the first that differs)."""
+    for j, size in enumerate(mask.shape):
+        if dim + j < len(shape) and size != shape[dim + j]:
+            mask_shape = ", ".join(str(s) for s in mask.shape)
+            full = ", ".join(str(s) for s in shape)
+            raise IndexError(f"The shape of the mask [{mask_shape}] at index {j} does not match the shape of the "
+                             f"indexed tensor [{full}] at index {dim + j}")
 
 
 def getitem(t: Tensor, key):
@@ -272,5 +285,21 @@ def setitem(t: Tensor, key, value) -> None:
     elif value._data.ndim == 0 and target._data.ndim != 0:
         _fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3
     else:
-        copy_(target, value)
+        copy_(target, _expanded_like(value, target._data.shape))
+
+
+def _expanded_like(value: Tensor, shape: tuple) -> Tensor:
+    """PyTorch's setitem ``copy_to``: the value without its leading size-1 dims (a view), expanded to the
+    target's shape (its errors), so the graph has the ViewBackward0/ExpandBackward0 torch's has."""
+    if value._data.shape == shape:
+        return value
+    from .views import expand, view
+
+    vshape = value._data.shape
+    lead = 0
+    while lead < len(vshape) and vshape[lead] == 1:
+        lead += 1
+    if lead:
+        value = view(value, vshape[lead:])
+    return value if value._data.shape == shape else expand(value, shape)
 

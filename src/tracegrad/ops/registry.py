@@ -462,7 +462,7 @@ class OpDef:
             self._record(args, tuple(o for o in outs if o.__class__ is Tensor))
         if STATE.observed:
             emit_op_call(self.public_name, outs, record)
-        return list(outs) if self.returns_list else _return_tuple(self, outs)
+        return outs if self.returns_list else _return_tuple(self, outs)  # Tensor[]: a tuple in Python, as torch
 
     def _eager_inplace(self, args: tuple, arrays: list, record: bool):
         target = args[0]

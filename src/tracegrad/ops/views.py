@@ -753,3 +753,44 @@ unsqueeze_ = inplace_view(unsqueeze, "unsqueeze_")
 t_ = inplace_view(_t_checked, "t_")
 transpose_ = inplace_view(transpose, "transpose_")
 as_strided_ = inplace_view(as_strided, "as_strided_")
+
+
+# ---- view(dtype) ---------------------------------------------------------------------------------------------
+
+
+def view_as_dtype(t: Tensor, dtype) -> Tensor:
+    """``t.view(dtype)``: the same memory read as another dtype. As in PyTorch it shares ``t``'s data and
+    version counter, is not differentiable (no grad_fn) and is not an autograd view (no ``_base``). With a
+    different element size the last dim is split or merged, under PyTorch's stride conditions."""
+    from .._tensor import _wrap
+    from ..backend.dtypes import scalar_type_name
+
+    a = t._data
+    new = dtype.np
+    old_size, new_size = a.dtype.itemsize, new.itemsize
+    names = f"{scalar_type_name(a.dtype)} as {scalar_type_name(new)} (different element sizes)"
+    if old_size != new_size:
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to view {names}")
+        strides = t.stride()
+        ratio = new_size // old_size
+        if new_size > old_size:  # (PyTorch's order of checks)
+            if a.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view {names}, but got "
+                                   f"{a.shape[-1]}")
+            if t.storage_offset() % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to view {names}, but got "
+                                   f"{t.storage_offset()}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {names}, but got {strides[-1]}")
+        if new_size > old_size:
+            for i, stride in enumerate(strides[:-1]):
+                if stride % ratio:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} to view {names}, but got "
+                                       f"{stride}")
+    out = _wrap(a.view(new))
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = [0]
+    out._vc = vc  # the same storage: in-place changes through either one count for both
+    return out
