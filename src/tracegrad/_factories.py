@@ -43,7 +43,9 @@ def _finish(array: np.ndarray, requires_grad: bool, device=None) -> Tensor:
         array = cupy_backend.xp.asarray(array)
     t = _wrap(array)
     if requires_grad:
-        t.requires_grad_(True)
+        if array.dtype.kind not in "fc":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._rg = True
     return t
 
 
@@ -113,8 +115,6 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         raise ValueError(f"expected sequence of equal length lists: {exc}") from None
     if array.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-    if requires_grad and array.dtype.kind not in "fc":
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _finish(array, requires_grad, device)
 
 

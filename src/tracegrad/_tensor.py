@@ -72,13 +72,15 @@ class Tensor:
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._rg = bool(value)
 
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and self._gfn is None and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")  # (torch 2.13's words)
+        self.requires_grad = requires_grad
+        return self
+
     @requires_grad.deleter
     def requires_grad(self) -> None:
         _refuse_delete("requires_grad")
-
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self.requires_grad = requires_grad
-        return self
 
     @property
     def grad_fn(self):
@@ -126,7 +128,7 @@ class Tensor:
                 "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
                 "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
                 "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
-                "instead. See github.com/pytorch/pytorch/pull/30531 for more informations.",
+                "instead. See github.com/pytorch/pytorch/pull/30531 for more information.",
                 UserWarning,
                 stacklevel=2,
             )
@@ -140,13 +142,17 @@ class Tensor:
                                 f"{type(value).__name__}")
             expected = self.__dict__.get("_grad_dtype", self.dtype) if self._gfn is None else self.dtype
             if expected is not None and value.dtype is not expected:
-                if "_grad_dtype" in self.__dict__:
-                    raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
-                                       f"grad_dtype '{_type_name(expected)}'. The gradient must match the tensor's "
-                                       "grad_dtype (defaults to the tensor's dtype).")
-                raise RuntimeError("assigned grad has data of a different type")
+                given = _CPP_TYPE_NAMES.get(value._data.dtype.name, value._data.dtype.name)
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{given}' to a tensor with grad_dtype "
+                    f"'{_type_name(expected)}'. The gradient must match the tensor's grad_dtype (defaults to the "
+                    "tensor's dtype). You can set the tensor's grad_dtype attribute with a specific dtype, or None to "
+                    "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient "
+                    "may break downstream systems that assume they match.")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                                   f"'{list(self.shape)}'. Please ensure that the gradient and the tensor are the same "
+                                   "size")
         self._grad = value
 
     @grad.deleter

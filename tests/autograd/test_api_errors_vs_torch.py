@@ -1,0 +1,125 @@
+"""Everyday autograd, nn and optim calls, right and wrong: the same result, error and warnings as torch."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from _lib import tg, torch
+
+
+def _leaf(lib, n: int = 2):
+    return lib.ones(n, requires_grad=True)
+
+
+def backward_twice(lib):
+    y = (_leaf(lib) * _leaf(lib)).sum()
+    y.backward()
+    y.backward()
+
+
+def backward_twice_retained(lib):
+    x = _leaf(lib)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    return x.grad
+
+
+def gradients_accumulate(lib):
+    x = _leaf(lib)
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    return x.grad
+
+
+def hook_returns_wrong_shape(lib):
+    x = _leaf(lib)
+    x.register_hook(lambda g: lib.ones(3))
+    (x * 2).sum().backward()
+
+
+def unused_input(lib):
+    a, b = _leaf(lib), _leaf(lib)
+    return lib.autograd.grad((a * 2).sum(), [a, b])
+
+
+def in_place_on_a_no_grad_view(lib):
+    base = _leaf(lib, 4).reshape(2, 2) * 1
+    with lib.no_grad():
+        view = base[0]
+    view.mul_(2)
+
+
+def zero_grad_sets_none(lib):
+    model = lib.nn.Linear(2, 1)
+    model(lib.ones(1, 2)).sum().backward()
+    model.zero_grad()
+    return model.weight.grad
+
+
+def set_grad(value):
+    def program(lib):
+        x = _leaf(lib)
+        x.grad = value(lib)
+        return x.grad
+
+    return program
+
+
+PROGRAMS = {
+    "backward twice": backward_twice,
+    "backward twice, retained": backward_twice_retained,
+    "gradients accumulate": gradients_accumulate,
+    "hook returns a wrong shape": hook_returns_wrong_shape,
+    "grad of a non-scalar": lambda L: L.autograd.grad(_leaf(L) * 2, _leaf(L)),
+    "unused input": unused_input,
+    "input without grad": lambda L: L.autograd.grad(_leaf(L).sum(), L.ones(2)),
+    "backward without grad": lambda L: L.ones(2).sum().backward(),
+    "requires_grad_(False) on a non-leaf": lambda L: (_leaf(L) * 2).requires_grad_(False),
+    "requires_grad_ on int": lambda L: L.ones(2, dtype=L.long).requires_grad_(),
+    "requires_grad=True on int": lambda L: L.ones(2, dtype=L.long, requires_grad=True),
+    "requires_grad attribute on int": lambda L: setattr(L.ones(2, dtype=L.long), "requires_grad", True),
+    ".grad of a non-leaf": lambda L: (_leaf(L) * 2).grad,
+    "in place on a leaf": lambda L: _leaf(L).add_(1),
+    "numpy() of a tensor that requires grad": lambda L: _leaf(L).numpy(),
+    "item() of two elements": lambda L: L.ones(2).item(),
+    "detach_ of a view": lambda L: ((_leaf(L) * 1)[0]).detach_(),
+    "in place on an unbind output": lambda L: (_leaf(L, 4).reshape(2, 2) * 1).unbind(0)[0].mul_(2),
+    "in place on a view made in no_grad": in_place_on_a_no_grad_view,
+    "grad of another size": set_grad(lambda L: L.ones(3)),
+    "grad of another dtype": set_grad(lambda L: L.ones(2, dtype=L.float64)),
+    "grad of int dtype": set_grad(lambda L: L.ones(2, dtype=L.long)),
+    "grad not a tensor": set_grad(lambda L: [1.0]),
+    "retain_grad on a leaf": lambda L: (lambda x: (x.retain_grad(), x.retains_grad))(_leaf(L)),
+    "tensor of tensors": lambda L: L.tensor([L.tensor(1.0), L.tensor(2.0)]),
+    "tensor(tensor) warns": lambda L: L.tensor(L.ones(2)),
+    "zero_grad": zero_grad_sets_none,
+    "cross_entropy batch mismatch": lambda L: L.nn.functional.cross_entropy(L.ones(3, 4), L.tensor([0, 1])),
+    "mse_loss broadcast warning": lambda L: L.nn.functional.mse_loss(L.ones(3, 1), L.ones(3)),
+    "Linear input size": lambda L: L.nn.Linear(3, 2)(L.ones(4, 5)),
+    "Conv2d channels": lambda L: L.nn.Conv2d(3, 2, 3)(L.ones(1, 4, 5, 5)),
+    "optimizer without parameters": lambda L: L.optim.SGD([], lr=0.1),
+    "state dict missing a key": lambda L: L.nn.Linear(2, 2).load_state_dict({"weight": L.ones(2, 2)}),
+    "state dict wrong shape": lambda L: L.nn.Linear(2, 2).load_state_dict({"weight": L.ones(3, 2), "bias": L.ones(2)}),
+    "module repr": lambda L: L.nn.Sequential(L.nn.Linear(2, 3), L.nn.ReLU(), L.nn.Dropout(0.5), L.nn.BatchNorm1d(3)),
+    "parameter repr": lambda L: L.nn.Parameter(L.ones(2)),
+    "SGD repr": lambda L: L.optim.SGD([_leaf(L)], lr=0.1),
+    "Adam repr": lambda L: L.optim.Adam([_leaf(L)]),
+}
+
+
+def _outcome(program, lib):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = ("ok", repr(program(lib)))
+        except Exception as exc:  # noqa: BLE001 - the error itself is compared
+            result = (type(exc).__name__, str(exc))
+    # (torch appends where in its C++ a warning was raised: not part of what the user is told)
+    return result, [str(w.message).split(" (Triggered internally at")[0] for w in caught]
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_same_outcome_as_torch(name):
+    assert _outcome(PROGRAMS[name], tg) == _outcome(PROGRAMS[name], torch)
