@@ -66,8 +66,6 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
     None for the weights when every row weighs 1 (no class weight, nothing ignored)."""
     if x.ndim < 1:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if target.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {type_name(target.dtype)}")
     if x.ndim == 1:
         if target.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -96,6 +94,8 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
             f"weight tensor should be defined either for all {n_classes} classes or no classes but "
             f"got weight tensor of shape: {list(weight.shape)}"
         )
+    if target.dtype != np.int64 and target.dtype != np.uint8:  # checked by the kernel, after the shapes
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {type_name(target.dtype)}")
     lo, hi = (np.minimum.reduce(flat_t), np.maximum.reduce(flat_t)) if flat_t.size else (0, -1)
     if lo <= ignore_index <= hi:
         ignored = flat_t == ignore_index
@@ -286,8 +286,6 @@ def cross_entropy(
         return _cross_entropy_probs(
             input, target, weight, reduction, ignore_index, label_smoothing, class_dim
         )
-    if t.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {type_name(t.dtype)}")
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")

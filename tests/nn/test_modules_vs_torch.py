@@ -1,0 +1,150 @@
+"""nn modules and functions on the inputs users give them (unbatched inputs, options, wrong shapes): torch's
+output (dtype, shape, values), or its error, and the same warnings."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from _lib import tg, torch
+
+
+def mod(name, *args, **kwargs):
+    """A module whose parameters are set to the same values in both libraries."""
+
+    def build(lib):
+        module = getattr(lib.nn, name)(*args, **kwargs)
+        with lib.no_grad():
+            for p in module.parameters():
+                p.copy_(lib.linspace(-1, 1, p.numel()).reshape(p.shape))
+        return module
+
+    return build
+
+
+def X(lib, *shape):  # noqa: N802 - an input, as in the formulas
+    return lib.linspace(-2, 2, int(np.prod(shape))).reshape(*shape)
+
+
+CASES = {
+ "Conv2d unbatched": lambda L: mod("Conv2d", 2, 3, 3, padding=1)(L)(X(L, 2, 5, 5)),
+ "Conv2d wrong dims": lambda L: mod("Conv2d", 2, 3, 3)(L)(X(L, 5, 5)),
+ "Conv1d unbatched": lambda L: mod("Conv1d", 2, 3, 3)(L)(X(L, 2, 6)),
+ "ConvT2d": lambda L: mod("ConvTranspose2d", 2, 3, 3, stride=2)(L)(X(L, 1, 2, 4, 4)),
+ "ConvT2d output_size": lambda L: mod("ConvTranspose2d", 2, 3, 3, stride=2)(L)(X(L, 1, 2, 4, 4), output_size=[10, 10]),
+ "Conv2d padding same": lambda L: mod("Conv2d", 2, 3, 4, padding="same")(L)(X(L, 1, 2, 5, 5)),
+ "Conv2d padding same stride": lambda L: mod("Conv2d", 2, 3, 4, padding="same", stride=2)(L),
+ "Conv2d groups": lambda L: mod("Conv2d", 4, 4, 3, groups=2)(L)(X(L, 1, 4, 5, 5)),
+ "Conv2d dilation": lambda L: mod("Conv2d", 2, 2, 3, dilation=2)(L)(X(L, 1, 2, 7, 7)),
+ "Conv2d padding_mode reflect": lambda L: mod("Conv2d", 2, 2, 3, padding=1, padding_mode="reflect")(L)(X(L, 1, 2, 5, 5)),
+ "Conv2d padding_mode circular": lambda L: mod("Conv2d", 2, 2, 3, padding=1, padding_mode="circular")(L)(X(L, 1, 2, 5, 5)),
+ "Linear 1d": lambda L: mod("Linear", 3, 2)(L)(X(L, 3)),
+ "Linear 3d": lambda L: mod("Linear", 3, 2)(L)(X(L, 2, 4, 3)),
+ "Bilinear": lambda L: mod("Bilinear", 2, 3, 4)(L)(X(L, 5, 2), X(L, 5, 3)),
+ "BatchNorm1d 3d": lambda L: mod("BatchNorm1d", 3)(L)(X(L, 2, 3, 4)),
+ "BatchNorm1d wrong": lambda L: mod("BatchNorm1d", 3)(L)(X(L, 2, 4)),
+ "BatchNorm2d batch1 train": lambda L: mod("BatchNorm1d", 3)(L)(X(L, 1, 3)),
+ "BatchNorm2d eval": lambda L: mod("BatchNorm2d", 3)(L).eval()(X(L, 2, 3, 2, 2)),
+ "BatchNorm running": lambda L: (lambda m: (m(X(L, 4, 3)), m.running_mean, m.running_var, m.num_batches_tracked)[1:])(mod("BatchNorm1d", 3, momentum=None)(L)),
+ "LayerNorm": lambda L: mod("LayerNorm", [2, 3])(L)(X(L, 4, 2, 3)),
+ "LayerNorm no affine": lambda L: mod("LayerNorm", 3, elementwise_affine=False, bias=False)(L)(X(L, 4, 3)),
+ "GroupNorm": lambda L: mod("GroupNorm", 2, 4)(L)(X(L, 2, 4, 3)),
+ "MaxPool2d unbatched": lambda L: mod("MaxPool2d", 2)(L)(X(L, 2, 5, 5)),
+ "MaxPool2d ceil": lambda L: mod("MaxPool2d", 2, ceil_mode=True)(L)(X(L, 1, 1, 5, 5)),
+ "MaxPool2d indices": lambda L: mod("MaxPool2d", 2, return_indices=True)(L)(X(L, 1, 1, 4, 4))[1],
+ "AvgPool2d count_include_pad": lambda L: mod("AvgPool2d", 3, stride=2, padding=1, count_include_pad=False)(L)(X(L, 1, 1, 5, 5)),
+ "AdaptiveAvgPool2d": lambda L: mod("AdaptiveAvgPool2d", (3, 2))(L)(X(L, 1, 2, 7, 5)),
+ "AdaptiveAvgPool2d None": lambda L: mod("AdaptiveAvgPool2d", (None, 2))(L)(X(L, 1, 2, 7, 5)),
+ "MaxPool1d": lambda L: mod("MaxPool1d", 3, stride=2)(L)(X(L, 1, 2, 9)),
+ "Embedding 2d": lambda L: mod("Embedding", 5, 2)(L)(L.tensor([[0, 4], [1, 1]])),
+ "Embedding oob": lambda L: mod("Embedding", 5, 2)(L)(L.tensor([5])),
+ "Embedding max_norm": lambda L: mod("Embedding", 5, 3, max_norm=1.0)(L)(L.tensor([1, 2])),
+ "CrossEntropy unbatched": lambda L: L.nn.CrossEntropyLoss()(X(L, 4), L.tensor(2)),
+ "CrossEntropy 4d": lambda L: L.nn.CrossEntropyLoss()(X(L, 2, 3, 2, 2), L.tensor([[[0, 1], [2, 0]], [[1, 1], [0, 2]]])),
+ "CrossEntropy target oob": lambda L: L.nn.CrossEntropyLoss()(X(L, 2, 3), L.tensor([0, 3])),
+ "CrossEntropy float target wrong shape": lambda L: L.nn.CrossEntropyLoss()(X(L, 2, 3), X(L, 2, 4)),
+ "NLLLoss weight ignore": lambda L: L.nn.NLLLoss(weight=L.tensor([1., 2., 3.]), ignore_index=1)(X(L, 3, 3), L.tensor([0, 1, 2])),
+ "BCELoss oob": lambda L: L.nn.BCELoss()(X(L, 3), L.ones(3)),
+ "BCEWithLogits pos_weight": lambda L: L.nn.BCEWithLogitsLoss(pos_weight=L.tensor([2.0, 1.0]))(X(L, 3, 2), L.ones(3, 2)),
+ "KLDiv batchmean": lambda L: L.nn.KLDivLoss(reduction="batchmean")(X(L, 2, 3), L.ones(2, 3) / 3),
+ "KLDiv mean warns": lambda L: L.nn.KLDivLoss()(X(L, 2, 3), L.ones(2, 3) / 3),
+ "HuberLoss delta": lambda L: L.nn.HuberLoss(delta=0.5)(X(L, 4), L.zeros(4)),
+ "SmoothL1 beta0": lambda L: L.nn.SmoothL1Loss(beta=0.0)(X(L, 4), L.zeros(4)),
+ "Flatten": lambda L: L.nn.Flatten()(X(L, 2, 3, 4)),
+ "Flatten 1d": lambda L: L.nn.Flatten(0)(X(L, 3)),
+ "Unflatten": lambda L: L.nn.Unflatten(1, (2, 2))(X(L, 3, 4)),
+ "Softmax dim None": lambda L: L.nn.Softmax()(X(L, 2, 3)),
+ "F.softmax no dim": lambda L: L.nn.functional.softmax(X(L, 2, 3)),
+ "LogSoftmax": lambda L: L.nn.LogSoftmax(dim=1)(X(L, 2, 3)),
+ "Dropout eval": lambda L: L.nn.Dropout(0.5).eval()(X(L, 4)),
+ "Dropout p=1": lambda L: L.nn.Dropout(1.0)(X(L, 4)),
+ "Dropout bad p": lambda L: L.nn.Dropout(1.5),
+ "Identity": lambda L: L.nn.Identity(3, foo=1)(X(L, 2)),
+ "PReLU": lambda L: mod("PReLU")(L)(X(L, 4)),
+ "Hardtanh": lambda L: L.nn.Hardtanh(-0.5, 0.5)(X(L, 5)),
+ "Softplus beta": lambda L: L.nn.Softplus(beta=2, threshold=1)(X(L, 5)),
+ "GELU tanh": lambda L: L.nn.GELU(approximate="tanh")(X(L, 5)),
+ "Upsample nearest": lambda L: L.nn.Upsample(scale_factor=2)(X(L, 1, 1, 2, 2)),
+ "Upsample bilinear": lambda L: L.nn.Upsample(scale_factor=2, mode="bilinear")(X(L, 1, 1, 2, 2)),
+ "interpolate size": lambda L: L.nn.functional.interpolate(X(L, 1, 1, 3, 3), size=(5, 4), mode="bilinear", align_corners=True),
+ "pad negative": lambda L: L.nn.functional.pad(X(L, 1, 4), (-1, 1)),
+ "pad reflect too big": lambda L: L.nn.functional.pad(X(L, 1, 1, 3), (3, 3), mode="reflect"),
+ "one_hot": lambda L: L.nn.functional.one_hot(L.tensor([0, 2]), 4),
+ "one_hot auto": lambda L: L.nn.functional.one_hot(L.tensor([0, 2])),
+ "one_hot neg": lambda L: L.nn.functional.one_hot(L.tensor([-1])),
+ "normalize": lambda L: L.nn.functional.normalize(X(L, 2, 3), dim=0),
+ "cosine_similarity": lambda L: L.nn.functional.cosine_similarity(X(L, 2, 3), X(L, 2, 3) + 1),
+ "pairwise_distance": lambda L: L.nn.functional.pairwise_distance(X(L, 2, 3), L.zeros(2, 3)),
+ "unfold": lambda L: L.nn.functional.unfold(X(L, 1, 2, 4, 4), 2, stride=2),
+ "fold": lambda L: L.nn.functional.fold(X(L, 1, 8, 4), (4, 4), 2, stride=2),
+ "ModuleList index": lambda L: L.nn.ModuleList([L.nn.ReLU(), L.nn.Tanh()])[-1],
+ "ModuleDict": lambda L: L.nn.ModuleDict({"a": L.nn.ReLU()})["a"],
+ "Sequential slice": lambda L: L.nn.Sequential(L.nn.ReLU(), L.nn.Tanh(), L.nn.Sigmoid())[1:],
+ "state_dict keys": lambda L: list(L.nn.Sequential(L.nn.Linear(2, 2), L.nn.BatchNorm1d(2)).state_dict().keys()),
+ "named_parameters": lambda L: [n for n, _ in L.nn.Sequential(L.nn.Linear(2, 2), L.nn.BatchNorm1d(2)).named_parameters()],
+ "buffers": lambda L: [n for n, _ in L.nn.Sequential(L.nn.Linear(2, 2), L.nn.BatchNorm1d(2)).named_buffers()],
+ "parameters shared": lambda L: (lambda l: len(list(L.nn.Sequential(l, l).parameters())))(L.nn.Linear(2, 2)),
+ "train flag": lambda L: (lambda m: (m.eval(), m[0].training, m.train(), m[0].training))(L.nn.Sequential(L.nn.Dropout())),
+ "clip_grad_norm": lambda L: (lambda p: (setattr(p, "grad", L.ones(3) * 4), L.nn.utils.clip_grad_norm_([p], 1.0), p.grad)[1:])(L.nn.Parameter(L.ones(3))),
+ "init kaiming": lambda L: (L.manual_seed(0), L.nn.init.calculate_gain("leaky_relu", 0.2), L.nn.init._calculate_fan_in_and_fan_out(L.empty(3, 4, 5)))[1:],
+ "init orthogonal": lambda L: L.nn.init.orthogonal_(L.empty(3, 3)).shape,
+}
+
+
+def _outcome(case, lib):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = case(lib)
+        except Exception as exc:  # noqa: BLE001 - the error itself is compared
+            result = (type(exc).__name__, str(exc))
+    messages = [str(w.message).split(" (Triggered internally at")[0] for w in caught]
+    return result, messages
+
+
+def _plain(result):
+    if hasattr(result, "shape") and hasattr(result, "detach"):
+        return str(result.dtype), tuple(result.shape), np.asarray(result.detach().tolist(), dtype=float)
+    if isinstance(result, (tuple, list)):
+        return [_plain(r) for r in result]
+    return result if isinstance(result, (str, int, float, bool, type(None))) else repr(result)
+
+
+def _assert_same(ours, theirs):
+    if isinstance(ours, list) and isinstance(theirs, list):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            _assert_same(a, b)
+    elif isinstance(ours, tuple) and len(ours) == 3 and isinstance(ours[2], np.ndarray):
+        assert ours[:2] == theirs[:2]
+        np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5, atol=1e-6)
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_same_as_torch(name):
+    (ours, our_warnings), (theirs, their_warnings) = _outcome(CASES[name], tg), _outcome(CASES[name], torch)
+    assert our_warnings == their_warnings
+    _assert_same(_plain(ours), _plain(theirs))
