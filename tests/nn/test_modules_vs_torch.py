@@ -113,12 +113,17 @@ CASES = {
 
 
 def _outcome(case, lib):
+    # warn-once warnings (TORCH_WARN_ONCE) are compared as if each call were the process's first
+    always = lib.is_warn_always_enabled()
+    lib.set_warn_always(True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             result = case(lib)
         except Exception as exc:  # noqa: BLE001 - the error itself is compared
             result = (type(exc).__name__, str(exc))
+        finally:
+            lib.set_warn_always(always)
     messages = [str(w.message).split(" (Triggered internally at")[0] for w in caught]
     return result, messages
 

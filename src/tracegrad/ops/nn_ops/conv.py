@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -426,12 +425,11 @@ def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, grou
             pad = tuple(t // 2 for t in totals)
             extra = [t % 2 for t in totals]
             if any(extra):  # asymmetric: pad the extra element on the right first, as PyTorch does
-                warnings.warn(
-                    "Using padding='same' with even kernel lengths and odd dilation may require a "
-                    "zero-padded copy of the input be created",
-                    UserWarning,
-                    stacklevel=4,
-                )
+                from ..._warnings import warn_once
+
+                warn_once("conv_same_padding_copy",  # (TORCH_WARN_ONCE: once per process)
+                          "Using padding='same' with even kernel lengths and odd dilation may require a "
+                          "zero-padded copy of the input be created", UserWarning, stacklevel=5)
                 from .misc import constant_pad_nd
 
                 flat: list[int] = []
