@@ -644,7 +644,18 @@ def _angle_kernel(a):
     return np.where(np.isnan(x), x, out)
 
 
-angle = defop("angle(Tensor self) -> Tensor", _angle_kernel, vjp=_zero_grad)
+def _angle_vjp(ctx, g):
+    """PyTorch's angle_backward: grad * z / |z|^2 * i for complex z (0 at z = 0); 0 for real input."""
+    (z,) = ctx.saved_tensors
+    if z._data.dtype.kind != "c":
+        return zeros_like(g)
+    from .pointwise import eq, mul, where
+
+    magnitude = abs(z)  # (this module's abs operator)
+    return where(eq(z, 0.0), 0.0, mul(div(mul(g, z), mul(magnitude, magnitude)), 1j))
+
+
+angle = defop("angle(Tensor self) -> Tensor", _angle_kernel, vjp=_angle_vjp, saves=("self",))
 
 
 def _conj_physical_vjp(ctx, g):
