@@ -125,6 +125,50 @@ def _bce_logits_samples(m: Maker):
     yield SampleInput("none", (m(5, layout="strided"), m(5, low=0.0, high=1.0)), {"reduction": "none"})
 
 
+def _signs(m: Maker, *shape, layout="contig"):
+    """A target of +1/-1 in the sample's float dtype (the embedding and ranking losses)."""
+    return Arr(np.where(m.rng.uniform(size=shape) < 0.5, -1.0, 1.0).astype(m.dtype), layout)
+
+
+def _margin_ranking_samples(m: Maker):
+    yield SampleInput("mean", (m(5), m(5), _signs(m, 5)))
+    yield SampleInput("noncontig_margin_sum", (m(3, 4, layout="T"), m(3, 4), _signs(m, 3, 4)),
+                      {"margin": 0.3, "reduction": "sum"})
+    yield SampleInput("none", (m(4, layout="strided"), m(4), _signs(m, 4)), {"reduction": "none"})
+
+
+def _hinge_embedding_samples(m: Maker):
+    yield SampleInput("mean", (m(3, 4), _signs(m, 3, 4)))
+    yield SampleInput("noncontig_margin_none", (m(4, 3, layout="T"), _signs(m, 4, 3)),
+                      {"margin": 0.5, "reduction": "none"})
+
+
+def _cosine_embedding_samples(m: Maker):
+    yield SampleInput("mean", (m(4, 5), m(4, 5), _signs(m, 4)))
+    yield SampleInput("noncontig_margin_sum", (m(3, 5, layout="T"), m(3, 5), _signs(m, 3)),
+                      {"margin": 0.2, "reduction": "sum"})
+    yield SampleInput("unbatched_none", (m(5), m(5), _signs(m)), {"reduction": "none"})
+
+
+def _triplet_samples(m: Maker):
+    yield SampleInput("mean", (m(4, 5), m(4, 5), m(4, 5)))
+    yield SampleInput("noncontig_p1_swap_none", (m(3, 5, layout="T"), m(3, 5), m(3, 5)),
+                      {"p": 1.0, "swap": True, "margin": 2.0, "reduction": "none"})
+
+
+def _poisson_nll_samples(m: Maker):
+    yield SampleInput("log_input_mean", (m(3, 4), m(3, 4, low=0.0, high=4.0)))
+    yield SampleInput("rate_full_sum", (m(4, 3, low=0.5, high=3.0, layout="T"), m(4, 3, low=0.5, high=4.0)),
+                      {"log_input": False, "full": True, "reduction": "sum"})
+
+
+def _gaussian_nll_samples(m: Maker):
+    yield SampleInput("mean", (m(3, 4), m(3, 4), m(3, 4, low=0.5, high=2.0)))
+    yield SampleInput("homoscedastic_full_sum", (m(4, 3, layout="T"), m(4, 3), m(4, low=0.5, high=2.0)),
+                      {"full": True, "reduction": "sum"})
+    yield SampleInput("one_var_per_row_none", (m(2, 3), m(2, 3), m(2, 1, low=0.5, high=2.0)), {"reduction": "none"})
+
+
 def _kl_div_samples(m: Maker):
     yield SampleInput("batchmean", (m(4, 5, low=-3.0, high=0.0), _probs(m, 4, 5)), {"reduction": "batchmean"})
     yield SampleInput("noncontig_log_target_sum", (m(5, 4, low=-3.0, high=0.0, layout="T"), m(5, 4, low=-3.0, high=0.0)),
@@ -364,6 +408,12 @@ NN_OPS = [
            nondiff_args=frozenset({"weight", "pos_weight"}),
            notes="torch raises if weight/pos_weight require grad ('is not differentiable with respect to')"),
     OpInfo(NN + "kl_div", _kl_div_samples, tol=NN_TOL, domain="input: log-probabilities; target: probabilities"),
+    OpInfo(NN + "margin_ranking_loss", _margin_ranking_samples, nondiff_args=frozenset({2}), tol=NN_TOL),
+    OpInfo(NN + "hinge_embedding_loss", _hinge_embedding_samples, nondiff_args=frozenset({1}), tol=NN_TOL),
+    OpInfo(NN + "cosine_embedding_loss", _cosine_embedding_samples, nondiff_args=frozenset({2}), tol=NN_TOL),
+    OpInfo(NN + "triplet_margin_loss", _triplet_samples, tol=NN_TOL),
+    OpInfo(NN + "poisson_nll_loss", _poisson_nll_samples, tol=NN_TOL, domain="target >= 0; rates > 0"),
+    OpInfo(NN + "gaussian_nll_loss", _gaussian_nll_samples, tol=NN_TOL, domain="var > 0"),
     OpInfo(NN + "dropout", _dropout_samples, notes="p>0 with training=True is test_dropout_statistics"),
     OpInfo(NN + "layer_norm", _layer_norm_samples, tol=NN_TOL),
     OpInfo(NN + "group_norm", _group_norm_samples, tol=NN_TOL),

@@ -24,6 +24,14 @@ from ..ops.nn_ops.public import log_softmax as _log_softmax
 from ..ops.nn_ops.public import softmax as _softmax
 from ..ops.views import squeeze as _squeeze
 from ..ops.views import unsqueeze as _unsqueeze
+from ._extra_losses import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    poisson_nll_loss,
+    triplet_margin_loss,
+)
 
 __all__ = [
     "linear",
@@ -70,6 +78,12 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "cosine_embedding_loss",
+    "triplet_margin_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
     "dropout",
     "dropout1d",
     "dropout2d",

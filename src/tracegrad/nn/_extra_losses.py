@@ -1,0 +1,89 @@
+"""``nn.functional``'s embedding, ranking and likelihood losses: argument handling as PyTorch's Python layer
+does it; the arithmetic is in ``ops/nn_ops/composite_losses.py`` (or, for gaussian_nll_loss, here: PyTorch
+writes it in Python too)."""
+
+from __future__ import annotations
+
+import math
+
+from .._tensor import Tensor
+from ..ops.nn_ops import composite_losses as _losses
+
+
+def _enum(size_average, reduce, reduction: str) -> int:
+    from .functional import _Reduction, _reduction
+
+    return _Reduction.get_enum(_reduction(size_average, reduce, reduction))
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    enum = _enum(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    return _losses.margin_ranking_loss(input1, input2, target, margin, enum)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    return _losses.hinge_embedding_loss(input, target, margin, _enum(size_average, reduce, reduction))
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
+                          reduce=None, reduction: str = "mean") -> Tensor:
+    return _losses.cosine_embedding_loss(input1, input2, target, margin, _enum(size_average, reduce, reduction))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    enum = _enum(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _losses.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, enum)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
+    from .functional import _reduction
+
+    reduction = _reduction(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return _losses.poisson_nll_loss(input, target, log_input, full, eps, _enum(None, None, reduction))
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """0.5 * (log(var) + (input - target)^2 / var), var clamped below by ``eps`` (without a gradient
+    through the clamp); ``var`` may have one dim fewer than ``input``, or one mismatched dim of size 1."""
+    from .. import no_grad
+    from ..ops import pointwise as pw
+    from ..ops.creation import ones_like
+
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():  # one variance per row of the last dim
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim
+                  and sum(v for i, v in zip(input.size(), var.size(), strict=True) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (pw.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss += 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
