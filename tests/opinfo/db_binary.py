@@ -144,6 +144,8 @@ BINARY_OPS = [
     OpInfo("atan2", _max_min_binary, dtypes=FLOATS_INT, inplace="Tensor.atan2_", supports_out=True,
            aliases=("Tensor.atan2", "arctan2")),
     OpInfo("hypot", _max_min_binary, inplace="Tensor.hypot_", supports_out=True, aliases=("Tensor.hypot",)),
+    OpInfo("logaddexp", _max_min_binary, supports_out=True, aliases=("Tensor.logaddexp",)),
+    OpInfo("logaddexp2", _max_min_binary, supports_out=True, aliases=("Tensor.logaddexp2",)),
     OpInfo("copysign", _copysign_samples, dtypes=FLOATS_INT, inplace="Tensor.copysign_", supports_out=True,
            aliases=("Tensor.copysign",), domain="sign source away from 0"),
     *[_compare(n) for n in ("eq", "ne", "lt", "le", "gt", "ge")],

@@ -169,6 +169,16 @@ def _gaussian_nll_samples(m: Maker):
     yield SampleInput("one_var_per_row_none", (m(2, 3), m(2, 3), m(2, 1, low=0.5, high=2.0)), {"reduction": "none"})
 
 
+def _pixel_shuffle_samples(m: Maker):
+    yield SampleInput("4d", (m(2, 8, 2, 3), 2))
+    yield SampleInput("noncontig_3d", (m(9, 2, 2, layout="strided"), 3))
+
+
+def _pixel_unshuffle_samples(m: Maker):
+    yield SampleInput("4d", (m(2, 2, 4, 6), 2))
+    yield SampleInput("noncontig_5d", (m(2, 1, 3, 3, 6, layout="strided"), 3))
+
+
 def _kl_div_samples(m: Maker):
     yield SampleInput("batchmean", (m(4, 5, low=-3.0, high=0.0), _probs(m, 4, 5)), {"reduction": "batchmean"})
     yield SampleInput("noncontig_log_target_sum", (m(5, 4, low=-3.0, high=0.0, layout="T"), m(5, 4, low=-3.0, high=0.0)),
@@ -408,6 +418,8 @@ NN_OPS = [
            nondiff_args=frozenset({"weight", "pos_weight"}),
            notes="torch raises if weight/pos_weight require grad ('is not differentiable with respect to')"),
     OpInfo(NN + "kl_div", _kl_div_samples, tol=NN_TOL, domain="input: log-probabilities; target: probabilities"),
+    OpInfo(NN + "pixel_shuffle", _pixel_shuffle_samples, aliases=("pixel_shuffle",)),
+    OpInfo(NN + "pixel_unshuffle", _pixel_unshuffle_samples, aliases=("pixel_unshuffle",)),
     OpInfo(NN + "margin_ranking_loss", _margin_ranking_samples, nondiff_args=frozenset({2}), tol=NN_TOL),
     OpInfo(NN + "hinge_embedding_loss", _hinge_embedding_samples, nondiff_args=frozenset({1}), tol=NN_TOL),
     OpInfo(NN + "cosine_embedding_loss", _cosine_embedding_samples, nondiff_args=frozenset({2}), tol=NN_TOL),

@@ -19,6 +19,7 @@ from ..ops.nn_ops import norm as _norm
 from ..ops.nn_ops import pool as _pool
 from ..ops.nn_ops._basic import abs as _abs
 from ..ops.nn_ops._common import broadcast_shapes, expand_param
+from ..ops.nn_ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ..ops.nn_ops.public import implicit_softmax_dim
 from ..ops.nn_ops.public import log_softmax as _log_softmax
 from ..ops.nn_ops.public import softmax as _softmax
@@ -78,6 +79,8 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "margin_ranking_loss",
     "hinge_embedding_loss",
     "cosine_embedding_loss",

@@ -464,6 +464,40 @@ def _copysign_vjp(ctx, g):
     return gx if len(need) == 1 else (gx, zeros_like(g) if need[1] else None)
 
 
+def _logaddexp_kernel(name: str, np_fn):
+    def kernel(a, b):
+        dt, x, y = _operands(a, b)
+        if dt.kind not in "fc":
+            raise unsupported(f"{name}_cpu", dt)
+        with np.errstate(all="ignore"):
+            return np_fn(x, y)
+
+    return kernel
+
+
+def _logaddexp_vjp(ctx, g):
+    # PyTorch: grad / (1 + exp(other - self)) for self, grad / (1 + exp(self - other)) for other
+    x, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (_pw.div(g, _pw.add(exp(_pw.sub(y, x)), 1)) if need[0] else None,
+            _pw.div(g, _pw.add(exp(_pw.sub(x, y)), 1)) if need[1] else None)
+
+
+def _logaddexp2_vjp(ctx, g):
+    # PyTorch: grad / (1 + pow(2, other - self)) for self, grad / (1 + pow(2, self - other)) for other
+    x, y = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    return (_pw.div(g, _pw.add(pow(2, _pw.sub(y, x)), 1)) if need[0] else None,
+            _pw.div(g, _pw.add(pow(2, _pw.sub(x, y)), 1)) if need[1] else None)
+
+
+_logaddexp = defop("logaddexp(Tensor self, Tensor other) -> Tensor", _logaddexp_kernel("logaddexp", np.logaddexp),
+                   vjp=_logaddexp_vjp, saves=("self", "other"))
+_logaddexp2 = defop("logaddexp2(Tensor self, Tensor other) -> Tensor",
+                    _logaddexp_kernel("logaddexp2", np.logaddexp2), vjp=_logaddexp2_vjp, saves=("self", "other"))
+logaddexp, _logaddexp_method = _tensor_only(_logaddexp, "logaddexp")
+logaddexp2, _logaddexp2_method = _tensor_only(_logaddexp2, "logaddexp2")
+
 _atan2, atan2_ = _pair("atan2(Tensor self, Tensor other) -> Tensor", _atan2_kernel, vjp=_atan2_vjp,
                        saves=_saves2, fast="binary")
 _hypot, hypot_ = _pair("hypot(Tensor self, Tensor other) -> Tensor", _hypot_kernel, vjp=_hypot_vjp,
@@ -1115,7 +1149,8 @@ _TORCH_INPLACE = {"xlogy"}
 _TENSOR_ONLY = {
     "maximum": (maximum, _maximum_method), "minimum": (minimum, _minimum_method),
     "fmax": (fmax, _fmax_method), "fmin": (fmin, _fmin_method), "atan2": (atan2, _atan2_method),
-    "arctan2": (atan2, _atan2_method), "hypot": (hypot, _hypot_method), "igamma": (igamma, _igamma_method),
+    "arctan2": (atan2, _atan2_method), "hypot": (hypot, _hypot_method), "logaddexp": (logaddexp, _logaddexp_method),
+    "logaddexp2": (logaddexp2, _logaddexp2_method), "igamma": (igamma, _igamma_method),
     "igammac": (igammac, _igammac_method),
     "isclose": (isclose, _closeness("isclose", 1)), "allclose": (allclose, _closeness("allclose", 1)),
     "equal": (equal, _closeness("equal", 1)),

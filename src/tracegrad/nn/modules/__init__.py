@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import activation, container, conv, dropout, flatten, linear, loss, normalization, pooling, sparse
+from . import activation, container, conv, dropout, flatten, linear, loss, normalization, pixelshuffle, pooling, sparse
 from .activation import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
@@ -12,6 +12,7 @@ from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import Module
 from .normalization import *  # noqa: F403
+from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
 
@@ -27,4 +28,5 @@ __all__ = [
     *activation.__all__,
     *loss.__all__,
     *pooling.__all__,
+    *pixelshuffle.__all__,
 ]
