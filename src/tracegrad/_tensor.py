@@ -409,6 +409,12 @@ class Tensor:
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
+        if self._rg or (self._base is not None and self._base._rg):
+            from ._warnings import warn_once
+
+            # torch 2.13 warns once per process (float() only; item() and int() do not)
+            warn_once("float_of_requires_grad", "Converting a tensor with requires_grad=True to a scalar may lead "
+                      "to unexpected behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=3)
         return float(self.item())
 
     def __int__(self) -> int:

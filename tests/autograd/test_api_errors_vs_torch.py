@@ -123,3 +123,21 @@ def _outcome(program, lib):
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_same_outcome_as_torch(name):
     assert _outcome(PROGRAMS[name], tg) == _outcome(PROGRAMS[name], torch)
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once():
+    """float() (not item() or int()) of a tensor that requires grad warns, once per process, as torch 2.13."""
+
+    def messages(lib):
+        always = lib.is_warn_always_enabled()
+        lib.set_warn_always(True)  # (compare as if this were the process's first conversion)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                x = lib.ones((), requires_grad=True)
+                float(x), float(x * 2), x.item(), int(x), float(lib.ones(()))
+        finally:
+            lib.set_warn_always(always)
+        return [str(w.message).split(" (Triggered internally at")[0] for w in caught]
+
+    assert messages(tg) == messages(torch)
