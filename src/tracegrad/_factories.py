@@ -209,8 +209,25 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
-    return _finish(np.linspace(start, end, steps, dtype=np.float64).astype(_resolve_dtype(dtype)), requires_grad,
-                   device)
+    np_dtype = _resolve_dtype(dtype)
+    if np_dtype.kind == "f" and np_dtype.itemsize >= 4 and steps > 1:  # (float16: torch's rounding is not this)
+        values = _linspace_like_torch(start, end, steps, np_dtype)
+    else:
+        values = np.linspace(start, end, steps, dtype=np.float64).astype(np_dtype)
+    return _finish(values, requires_grad, device)
+
+
+def _linspace_like_torch(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
+    """PyTorch's CPU linspace, to the last bit: the step in the result's dtype, the first half counted up from
+    ``start`` and the second half down from ``end``, each as one fused multiply-add (rounded once). The fused
+    step is computed in a wider type: float64 for float32, extended precision for float64."""
+    first, last = dtype.type(start), dtype.type(end)
+    step = (last - first) / dtype.type(steps - 1)
+    wide = np.float64 if dtype.itemsize == 4 else np.longdouble
+    index = np.arange(steps)
+    from_start = wide(first) + wide(step) * index.astype(wide)
+    from_end = wide(last) - wide(step) * (steps - 1 - index).astype(wide)
+    return np.where(index < steps // 2, from_start, from_end).astype(dtype)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, requires_grad: bool = False, **kw) -> Tensor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 from _lib import tg, torch
 
@@ -141,3 +142,14 @@ def test_float_of_a_tensor_that_requires_grad_warns_once():
         return [str(w.message).split(" (Triggered internally at")[0] for w in caught]
 
     assert messages(tg) == messages(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linspace_values_are_torchs_to_the_bit(dtype):
+    rng = np.random.default_rng(0)
+    cases = [(-1, 1, 10), (-3.7, 11.3, 101), (1e-3, 5, 1000), (5, -5, 11), (3, 3, 5), (0, 1, 2)] + [
+        (float(rng.uniform(-10, 10)), float(rng.uniform(-10, 10)), int(rng.integers(2, 3000))) for _ in range(20)]
+    for start, end, steps in cases:
+        ours = tg.linspace(start, end, steps, dtype=getattr(tg, dtype)).numpy()
+        theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
+        np.testing.assert_array_equal(ours, theirs)

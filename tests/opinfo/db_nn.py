@@ -300,6 +300,17 @@ def _avg_pool2d_samples(m: Maker):
     yield SampleInput("divisor_override", (m(2, 4, 5, layout="strided"), (2, 3)), {"divisor_override": 4})
 
 
+def _adaptive_max_pool2d_samples(m: Maker):
+    yield SampleInput("overlapping_windows", (m(1, 2, 5, 7), (3, 4)))
+    yield SampleInput("noncontig_3d_none", (m(2, 6, 4, layout="T"), (None, 3)))
+    yield SampleInput("indices", (m(1, 1, 4, 4), 2), {"return_indices": True})
+
+
+def _adaptive_max_pool1d_samples(m: Maker):
+    yield SampleInput("3d", (m(2, 3, 7), 3))
+    yield SampleInput("2d_indices", (m(3, 5, layout="T"), 2), {"return_indices": True})
+
+
 def _adaptive_avg_pool2d_samples(m: Maker):
     yield SampleInput("int", (m(1, 2, 5, 5), 3))
     yield SampleInput("noncontig_tuple", (m(1, 2, 4, 6, layout="T"), (2, 4)))
@@ -442,6 +453,8 @@ NN_OPS = [
     OpInfo(NN + "avg_pool1d", _avg_pool1d_samples, tol=NN_TOL),
     OpInfo(NN + "avg_pool2d", _avg_pool2d_samples, tol=NN_TOL),
     OpInfo(NN + "adaptive_avg_pool2d", _adaptive_avg_pool2d_samples, tol=NN_TOL),
+    OpInfo(NN + "adaptive_max_pool2d", _adaptive_max_pool2d_samples, tol=NN_TOL, domain="no ties in a window"),
+    OpInfo(NN + "adaptive_max_pool1d", _adaptive_max_pool1d_samples, tol=NN_TOL, domain="no ties in a window"),
     OpInfo(NN + "embedding", _embedding_samples),
     OpInfo(NN + "pad", _pad_samples("constant"), variant="constant"),
     OpInfo(NN + "pad", _pad_samples("reflect"), variant="reflect"),

@@ -106,6 +106,8 @@ __all__ = [
     "avg_pool2d",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
     "embedding",
     "pad",
     "one_hot",
@@ -779,6 +781,25 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     size = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
     return _misc.adaptive_avg_pool(input, (size,))
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    sizes = (output_size, output_size) if not isinstance(output_size, (tuple, list)) else tuple(output_size)
+    if len(sizes) == 2:  # None keeps that input dim's size
+        sizes = tuple(input.shape[-2 + i] if s is None else s for i, s in enumerate(sizes))
+    out, indices = _pool.adaptive_max_pool2d(input, sizes)
+    return (out, indices) if return_indices else out
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """PyTorch's composite: the 2-D operator over an unsqueezed height of 1, then squeezed back."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for adaptive_max_pool1d)")
+    size = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
+    out, indices = _pool.adaptive_max_pool2d(_unsqueeze(input, -2), (1, size))
+    out, indices = _squeeze(out, -2), _squeeze(indices, -2)
+    return (out, indices) if return_indices else out
 
 
 # ---- embedding, padding, resampling, distances -------------------------------------------------------------

@@ -274,3 +274,72 @@ avg_pool2d_backward = defop(
     differentiable=("grad_output", "self"),
     node_name="AvgPool2DBackwardBackward0",
 )
+
+
+# ---- adaptive max pooling ----------------------------------------------------------------------------------
+
+
+def _adaptive_windows(size: int, out: int) -> list:
+    """PyTorch's adaptive windows: [floor(i * size / out), ceil((i + 1) * size / out)) for each output i."""
+    return [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
+
+
+def _window_argmax(window: np.ndarray) -> np.ndarray:
+    """PyTorch's choice in a flattened window (last axis): the first maximum, or the last NaN if any."""
+    arg = np.argmax(window, axis=-1)
+    if window.dtype.kind == "f":
+        nan = np.isnan(window)
+        if nan.any():
+            last_nan = window.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            arg = np.where(nan.any(axis=-1), last_nan, arg)
+    return arg
+
+
+def _adaptive_max_pool_kernel(x, output_size):
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}")
+    for d in range(x.ndim - 2, x.ndim):
+        if x.shape[d] == 0:
+            raise RuntimeError(f"adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(x.shape)} with dimension {d} being empty")
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    if x.dtype.kind == "b":
+        raise RuntimeError("\"adaptive_max_pool2d\" not implemented for 'Bool'")
+    height, width = x.shape[-2:]
+    rows, cols = _adaptive_windows(height, output_size[0]), _adaptive_windows(width, output_size[1])
+    lead = x.shape[:-2]
+    out = np.empty(lead + (len(rows), len(cols)), dtype=x.dtype)
+    indices = np.empty(out.shape, dtype=np.int64)
+    for i, (h0, h1) in enumerate(rows):
+        for j, (w0, w1) in enumerate(cols):
+            window = x[..., h0:h1, w0:w1].reshape(lead + (-1,))
+            arg = _window_argmax(window)
+            out[..., i, j] = np.take_along_axis(window, arg[..., None], axis=-1)[..., 0]
+            dh, dw = np.divmod(arg, w1 - w0)
+            indices[..., i, j] = (h0 + dh) * width + (w0 + dw)
+    return out, indices
+
+
+adaptive_max_pool2d_backward = defop(
+    "adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+    _scatter_kernel,  # windows may overlap: gradients at one position add up
+    vjp=constant_in_self(_max_pool_double_backward),
+    saves=("indices",),
+    differentiable=("grad_output", "self"),
+    node_name="AdaptiveMaxPool2DBackwardBackward0",
+)
+
+
+def _adaptive_max_pool_vjp(ctx, g, _g_indices=None):
+    x, indices = ctx.saved_tensors
+    return adaptive_max_pool2d_backward(g, x, indices)
+
+
+adaptive_max_pool2d = defop(
+    "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
+    _adaptive_max_pool_kernel,
+    vjp=_adaptive_max_pool_vjp,
+    saves=("self", "result1"),
+    node_name="AdaptiveMaxPool2DBackward0",
+)
