@@ -167,3 +167,16 @@ def test_same_as_torch(name):
     (ours, our_warnings), (theirs, their_warnings) = _outcome(CASES[name], tg), _outcome(CASES[name], torch)
     assert our_warnings == their_warnings
     _assert_same(_plain(ours), _plain(theirs))
+
+
+def test_cdist_double_backward_error():
+    """The direct route's backward operator has no derivative, in both libraries, with the same error."""
+
+    def message(lib):
+        x1 = lib.linspace(-1, 1, 6, dtype=lib.float64).reshape(3, 2).requires_grad_()
+        (g,) = lib.autograd.grad(lib.cdist(x1, lib.ones(4, 2, dtype=lib.float64), p=3).sum(), x1, create_graph=True)
+        with pytest.raises(NotImplementedError) as info:
+            g.sum().backward()
+        return str(info.value)
+
+    assert message(tg) == message(torch)

@@ -179,6 +179,27 @@ def _pixel_unshuffle_samples(m: Maker):
     yield SampleInput("noncontig_5d", (m(2, 1, 3, 3, 6, layout="strided"), 3))
 
 
+def _cdist_mm_samples(m: Maker):
+    """Euclidean distances through the matrix-product route (more than 25 rows, or asked for)."""
+    yield SampleInput("rows_over_25", (m(27, 3), m(4, 3)))
+    yield SampleInput("batched_broadcast", (m(2, 26, 3), m(4, 3, layout="T")))
+    yield SampleInput("use_mm", (m(3, 4), m(5, 4)), {"compute_mode": "use_mm_for_euclid_dist"})
+
+
+def _cdist_direct_samples(m: Maker):
+    """The direct route (_cdist_forward): few rows, or p != 2."""
+    yield SampleInput("p2", (m(3, 4), m(5, 4)))
+    yield SampleInput("p1_noncontig", (m(4, 3, layout="T"), m(2, 3)), {"p": 1.0})
+    yield SampleInput("p3_batched_no_mm", (m(2, 30, 2), m(1, 4, 2)),
+                      {"p": 3.0, "compute_mode": "donot_use_mm_for_euclid_dist"})
+
+
+def _cdist_other_p_samples(m: Maker):
+    yield SampleInput("p_inf", (m(3, 2), m(4, 2)), {"p": float("inf")})
+    yield SampleInput("p1_5", (m(3, 2, layout="T"), m(4, 2)), {"p": 1.5})
+    yield SampleInput("p0", (m(3, 2), m(4, 2)), {"p": 0.0})
+
+
 def _kl_div_samples(m: Maker):
     yield SampleInput("batchmean", (m(4, 5, low=-3.0, high=0.0), _probs(m, 4, 5)), {"reduction": "batchmean"})
     yield SampleInput("noncontig_log_target_sum", (m(5, 4, low=-3.0, high=0.0, layout="T"), m(5, 4, low=-3.0, high=0.0)),
@@ -429,6 +450,11 @@ NN_OPS = [
            nondiff_args=frozenset({"weight", "pos_weight"}),
            notes="torch raises if weight/pos_weight require grad ('is not differentiable with respect to')"),
     OpInfo(NN + "kl_div", _kl_div_samples, tol=NN_TOL, domain="input: log-probabilities; target: probabilities"),
+    OpInfo("cdist", _cdist_mm_samples, variant="mm", tol=NN_TOL),
+    *[OpInfo("cdist", gen, variant=variant, tol=NN_TOL, supports_gradgrad=False,
+             gradgrad_skip_reason="torch's _cdist_backward has no derivative either: both raise the same "
+                                  "NotImplementedError (test_cdist_double_backward_error)")
+      for gen, variant in ((_cdist_direct_samples, "direct"), (_cdist_other_p_samples, "other_p"))],
     OpInfo(NN + "pixel_shuffle", _pixel_shuffle_samples, aliases=("pixel_shuffle",)),
     OpInfo(NN + "pixel_unshuffle", _pixel_unshuffle_samples, aliases=("pixel_unshuffle",)),
     OpInfo(NN + "margin_ranking_loss", _margin_ranking_samples, nondiff_args=frozenset({2}), tol=NN_TOL),

@@ -6,8 +6,8 @@ on top; ``PUBLIC``/``METHODS`` put the ones PyTorch also has at the top level (`
 
 from __future__ import annotations
 
-from . import activation, conv, linear, loss, misc, norm, pixel_shuffle, pool, resample
+from . import activation, conv, distance, linear, loss, misc, norm, pixel_shuffle, pool, resample
 from .public import METHODS, PUBLIC
 
-__all__ = ["activation", "conv", "linear", "loss", "misc", "norm", "pixel_shuffle", "pool", "resample", "PUBLIC",
-           "METHODS"]
+__all__ = ["activation", "conv", "distance", "linear", "loss", "misc", "norm", "pixel_shuffle", "pool",
+           "resample", "PUBLIC", "METHODS"]

@@ -8,7 +8,7 @@ from ..._tensor import Tensor
 from ...backend.dtypes import to_dtype
 from ..creation import to_dtype as cast
 from . import activation as act
-from . import conv, linear, misc, norm, pixel_shuffle
+from . import conv, distance, linear, misc, norm, pixel_shuffle
 
 
 def _maybe_cast(input: Tensor, dtype) -> Tensor:
@@ -117,6 +117,7 @@ PUBLIC = {
     "pairwise_distance": pairwise_distance,
     "cosine_similarity": cosine_similarity,
     "constant_pad_nd": lambda input, pad, value=0: misc.constant_pad_nd(input, tuple(pad), value),
+    "cdist": distance.cdist,
     "pixel_shuffle": pixel_shuffle.pixel_shuffle,
     "pixel_unshuffle": pixel_shuffle.pixel_unshuffle,
 }

@@ -1,0 +1,162 @@
+"""``cdist`` (p-norm distances between the rows of two batches of matrices) as PyTorch computes it.
+
+PyTorch takes one of two routes, and the graph shows which:
+
+- Euclidean distances (p = 2) of more than 25 rows (or always, with ``use_mm_for_euclid_dist``) go through one
+  matrix product, ``_euclidean_dist`` (EuclideanDistBackward0, a differentiable composite backward), viewed to
+  the output shape;
+- everything else through ``_cdist_forward`` (CdistBackward0), whose backward operator ``_cdist_backward``
+  has no derivative of its own.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ..registry import defop, not_implemented
+
+_COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                  "donot_use_mm_for_euclid_dist": 2}
+_MM_THRESHOLD = 25  # rows above which the default mode takes the matrix-product route
+
+
+def _pairwise_differences(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    """(..., P, R, M): x1's rows minus x2's rows."""
+    return x1[..., :, None, :] - x2[..., None, :, :]
+
+
+def _cdist_kernel(x1, x2, p, compute_mode=None):
+    diff = np.abs(_pairwise_differences(x1, x2))
+    if p == 0:
+        out = np.count_nonzero(diff, axis=-1).astype(x1.dtype)
+    elif p == math.inf:
+        out = diff.max(axis=-1) if diff.shape[-1] else np.zeros(diff.shape[:-1], x1.dtype)
+    elif p == 1:
+        out = diff.sum(axis=-1)
+    elif p == 2:
+        out = np.sqrt(np.einsum("...k,...k->...", diff, diff))
+    else:
+        out = np.power(np.power(diff, p).sum(axis=-1), 1.0 / p)
+    return np.asarray(out, dtype=x1.dtype)
+
+
+def _cdist_backward_kernel(grad, x1, x2, p, cdist):
+    """d cdist / d x1, summed over x2's rows (PyTorch's _cdist_backward; 0 where the distance is 0)."""
+    diff = _pairwise_differences(x1, x2)
+    g = grad[..., None]
+    dist = cdist[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 0:
+            terms = np.zeros_like(diff)
+        elif p == 1:
+            terms = g * np.sign(diff)
+        elif p == 2:
+            terms = g * diff / dist
+        elif p == math.inf:
+            terms = g * np.sign(diff) * (np.abs(diff) == dist)
+        elif p < 2:
+            terms = g * np.sign(diff) * np.power(np.abs(diff), p - 1) / np.power(dist, p - 1)
+        else:
+            terms = g * diff * np.power(np.abs(diff), p - 2) / np.power(dist, p - 1)
+    terms = np.where(dist == 0, 0, terms)
+    return np.ascontiguousarray(terms.sum(axis=-2), dtype=x1.dtype)
+
+
+_cdist_backward = defop("_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor",
+                        _cdist_backward_kernel, vjp=not_implemented("_cdist_backward"))
+
+
+def _cdist_vjp(ctx, g):
+    from ..views import transpose
+
+    x1, x2, result = ctx.saved_tensors
+    (p,) = ctx.attrs
+    need = ctx.needs_input_grad
+    gx1 = _cdist_backward(g.contiguous(), x1, x2, p, result) if need[0] else None
+    gx2 = _cdist_backward(transpose(g, -1, -2).contiguous(), x2, x1, p,
+                          transpose(result, -1, -2).contiguous()) if need[1] else None
+    return gx1, gx2
+
+
+_cdist_forward = defop("_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor", _cdist_kernel,
+                       vjp=_cdist_vjp, saves=("x1", "x2", "result"), attrs=("p",), node_name="CdistBackward0")
+
+
+def _euclidean_dist_kernel(x1, x2):
+    # PyTorch's formulation: [-2 x1, |x1|^2, 1] @ [x2, 1, |x2|^2]^T, clamped at 0, square-rooted
+    n1 = np.square(x1).sum(axis=-1, keepdims=True)
+    n2 = np.square(x2).sum(axis=-1, keepdims=True)
+    a = np.concatenate([x1 * -2, n1, np.ones_like(n1)], axis=-1)
+    b = np.concatenate([x2, np.ones_like(n2), n2], axis=-1)
+    return np.sqrt(np.maximum(np.matmul(a, np.swapaxes(b, -1, -2)), 0)).astype(x1.dtype, copy=False)
+
+
+def _euclidean_dist_vjp(ctx, g):
+    """PyTorch's _euclidean_dist_backward: ratio = g / d (0 where d == 0); x1 * rowsum(ratio) - ratio @ x2 and
+    x2 * colsum(ratio) - ratio^T @ x1."""
+    from ..linalg_core import matmul
+    from ..pointwise import div, eq, mul, sub
+    from ..reductions_extra import sum as sum_dims
+    from ..shape_extra import masked_fill_scalar_
+    from ..views import transpose, unsqueeze
+
+    x1, x2, result = ctx.saved_tensors
+    ratio = div(g, result)
+    masked_fill_scalar_(ratio, eq(result, 0), 0)
+    # (C++ order: the braced pair left to right, each difference's right operand first)
+    product = matmul(ratio, x2)
+    gx1 = sub(mul(x1, sum_dims(ratio, -1, True)), product)
+    product = matmul(transpose(ratio, -1, -2), x1)
+    gx2 = sub(mul(x2, unsqueeze(sum_dims(ratio, -2, False), -1)), product)
+    return gx1, gx2
+
+
+_euclidean_dist = defop("_euclidean_dist(Tensor x1, Tensor x2) -> Tensor", _euclidean_dist_kernel,
+                        vjp=_euclidean_dist_vjp, saves=("x1", "x2", "result"))
+
+
+def _batch_shape(a: tuple, b: tuple) -> tuple:
+    from ..shape_extra import _broadcast_shape
+
+    return tuple(_broadcast_shape(a, b))
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
+          ) -> Tensor:
+    """Distances between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M): (..., P, R)."""
+    from ..views import expand, view
+
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    mode = _COMPUTE_MODES[compute_mode]
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            from ...backend.dtypes import scalar_type_name
+
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{scalar_type_name(x._data.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    p = float(p)
+    rows1, rows2, cols = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    batch = _batch_shape(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    use_mm = p == 2 and (mode == 1 or (mode == 0 and (rows1 > _MM_THRESHOLD or rows2 > _MM_THRESHOLD)))
+    if x1.numel() == 0 or x2.numel() == 0 or not use_mm:
+        # (the kernel broadcasts the batch dims itself; the engine sums a broadcast gradient back)
+        return _cdist_forward(x1, x2, p, None if mode == 0 else mode)
+    count = math.prod(batch)
+    if count == 1:
+        distances = _euclidean_dist(x1, x2)
+    else:
+        # (PyTorch: expand, contiguous - a clone unless already contiguous - and view to 3-D)
+        distances = _euclidean_dist(view(expand(x1, batch + (rows1, cols)).contiguous(), (count, rows1, cols)),
+                                    view(expand(x2, batch + (rows2, cols)).contiguous(), (count, rows2, cols)))
+    return view(distances, batch + (rows1, rows2))
