@@ -180,3 +180,18 @@ def test_cdist_double_backward_error():
         return str(info.value)
 
     assert message(tg) == message(torch)
+
+
+def test_batch_norm_twice_then_backward():
+    """Two training forwards through one BatchNorm before a backward work, as in torch: the running statistics
+    are updated inside the kernel (their version does not change), and each node keeps its batch statistics."""
+
+    def program(lib):
+        bn = mod("BatchNorm1d", 3)(lib)
+        x = X(lib, 4, 3).requires_grad_()
+        y1, y2 = bn(x), bn(x * 2)
+        saved = [tuple(y1.grad_fn._saved_result1.shape), y1.grad_fn._saved_training]
+        (y1.sum() + (y2 * y2).sum()).backward()
+        return saved, bn.running_mean._version, np.round(np.asarray(x.grad.tolist()), 5).tolist()
+
+    assert program(tg) == program(torch)

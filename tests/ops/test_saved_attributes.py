@@ -19,18 +19,11 @@ from opinfo.core import Call, flatten_outputs, resolve
 
 LU = ("PyTorch's det/slogdet/solve save the LU factorization and pivots (and slogdet its sign); tracegrad's "
       "formulas do not use an LU factorization")
-NORM_STATS = ("PyTorch's native norm kernels save their mean and rstd outputs (result1/result2); tracegrad's "
-              "norm operators do not compute them in the forward")
 
 KNOWN_DIFFERENT: dict[str, str] = {
     "linalg.det": LU,
     "linalg.slogdet": LU,
     "linalg.solve": LU,
-    "nn.functional.layer_norm": NORM_STATS,
-    "nn.functional.group_norm": NORM_STATS,
-    "nn.functional.batch_norm.eval": NORM_STATS,
-    "nn.functional.batch_norm.train": NORM_STATS,
-    "nn.functional.instance_norm": NORM_STATS,
 }
 
 # Defined up to the sign of each column (row of Vh): LAPACK builds may pick either.

@@ -285,6 +285,7 @@ class OpDef:
         public_name: str | None = None,
         meta: tuple[str, ...] = (),
         hidden: tuple[str, ...] = (),
+        nondiff_outputs: tuple[int, ...] = (),
     ) -> None:
         self.schema: Schema = parse_schema(schema)
         self.name = self.schema.name
@@ -327,6 +328,8 @@ class OpDef:
         # internal value PyTorch's node lacks); ``meta`` names sizes PyTorch keeps, derived on demand.
         self.saved_attr_names = tuple(_saved_attr_name(self, s) for s in saves)
         self.hidden = tuple(hidden)
+        # outputs PyTorch declares non-differentiable (native_layer_norm's mean and rstd): never require grad
+        self.nondiff_outputs = frozenset(nondiff_outputs)
         self.meta = tuple(meta)
         kind = self.schema.kind
         self.is_inplace = kind is SchemaKind.inplace
@@ -530,8 +533,9 @@ class OpDef:
     def _record(self, args: tuple, outs: tuple) -> Node:
         node = self._new_node(args)
         n = 0
+        nondiff = self.nondiff_outputs
         for o in outs:
-            if o._data.dtype.kind in "fc":
+            if o._data.dtype.kind in "fc" and n not in nondiff:
                 o._gfn = node
                 if n:
                     o._output_nr = n

@@ -12,6 +12,8 @@ when input or weight does, as in PyTorch. Their own backward is the closed-form 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..._state import STATE
@@ -165,6 +167,7 @@ def _check_layer_norm(x, normalized_shape, weight, bias) -> tuple:
 
 
 def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(y, mean, rstd): PyTorch's native_layer_norm, whose statistics (kept dims of size 1) its node saves."""
     check_float(x, "LayerNormKernelImpl")
     axes = _check_layer_norm(x, normalized_shape, weight, bias)
     xc, _, rstd = _stats(x, axes, eps)
@@ -173,18 +176,18 @@ def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         y = y * weight
     if bias is not None:
         y = y + bias
-    return y.astype(x.dtype, copy=False)
+    mean = x.mean(axis=axes, keepdims=True)
+    return y.astype(x.dtype, copy=False), mean.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
 
 
-def _layer_norm_vjp(ctx, g):
-    x, weight, bias = ctx.saved_tensors
+def _layer_norm_vjp(ctx, g, _g_mean=None, _g_rstd=None):
+    x, weight, bias, mean, rstd = ctx.saved_tensors
     normalized_shape, eps = ctx.attrs
     need = ctx.needs_input_grad
     nd = x._data.ndim
     k = len(tuple(normalized_shape))
     axes = tuple(range(nd - k, nd))
     if STATE.grad_enabled:  # create_graph: PyTorch's fused node, connected to input and weight
-        mean, rstd = _mean_rstd(x._data, axes, eps)
         return _asked(native_layer_norm_backward(g, x, normalized_shape, mean, rstd, weight, bias, need, eps), need)
     batch_axes = tuple(range(nd - k))
     xhat, rstd = _stats_ops(x, axes, eps)
@@ -199,15 +202,23 @@ def _layer_norm_vjp(ctx, g):
     return gx, gw, gb
 
 
-layer_norm = defop(
+native_layer_norm = defop(
     "_nn_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
-    "float eps=1e-05) -> Tensor",
+    "float eps=1e-05) -> (Tensor, Tensor, Tensor)",
     _layer_norm_kernel,
     vjp=_layer_norm_vjp,
-    saves=("input", "weight", "bias"),
+    saves=("input", "weight", "bias", "result1", "result2"),
     attrs=("normalized_shape", "eps"),
+    hidden=("eps",),
+    nondiff_outputs=(1, 2),
     node_name="NativeLayerNormBackward0",
 )
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """The normalized output of native_layer_norm (its mean and rstd stay saved on the node)."""
+    return native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
 
 
 def _ln_axes(x, normalized_shape) -> tuple:
@@ -263,8 +274,10 @@ def _check_group_norm(x, num_groups, weight, bias) -> None:
             )
 
 
-def _group_norm_kernel(x, num_groups, weight=None, bias=None, eps=1e-5):
+def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - PyTorch's parameter names
+    """(y, mean, rstd) of PyTorch's native_group_norm: the statistics per (sample, group), which its node saves."""
     check_float(x, "GroupNormKernelImpl")
+    num_groups = group
     _check_group_norm(x, num_groups, weight, bias)
     n, c = x.shape[:2]
     grouped = x.reshape(n, num_groups, -1)
@@ -275,12 +288,13 @@ def _group_norm_kernel(x, num_groups, weight=None, bias=None, eps=1e-5):
         y = y * weight.reshape(cshape)
     if bias is not None:
         y = y + bias.reshape(cshape)
-    return y.astype(x.dtype, copy=False)
+    mean = grouped.mean(axis=2).astype(x.dtype, copy=False)
+    return y.astype(x.dtype, copy=False), mean, rstd.reshape(n, num_groups).astype(x.dtype, copy=False)
 
 
-def _group_norm_vjp(ctx, g):
-    x, weight = ctx.saved_tensors
-    num_groups, eps = ctx.attrs
+def _group_norm_vjp(ctx, g, _g_mean=None, _g_rstd=None):
+    x, weight, _mean, _rstd = ctx.saved_tensors
+    _n, _c, _hxw, num_groups, eps = ctx.attrs
     need = ctx.needs_input_grad
     shape = x._data.shape
     n, c = shape[:2]
@@ -300,12 +314,13 @@ def _group_norm_vjp(ctx, g):
 
 
 _group_norm_op = defop(
-    "_nn_group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, "
-    "float eps=1e-05) -> Tensor",
+    "_nn_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
+    "float eps) -> (Tensor, Tensor, Tensor)",
     _group_norm_kernel,
     vjp=_group_norm_vjp,
-    saves=("input", "weight"),
-    attrs=("num_groups", "eps"),
+    saves=("input", "weight", "result1", "result2"),
+    attrs=("N", "C", "HxW", "group", "eps"),
+    nondiff_outputs=(1, 2),
     node_name="NativeGroupNormBackward0",
 )
 
@@ -315,7 +330,10 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     """PyTorch's CPU group_norm: the kernel gets dense operands, so a strided input (or weight, bias) is copied
     first, and the graph shows that copy (CloneBackward0) before NativeGroupNormBackward0."""
     dense = [None if t is None else _dense_for_cpu_kernel(t) for t in (input, weight, bias)]
-    return _group_norm_op(dense[0], num_groups, dense[1], dense[2], eps)
+    shape = tuple(input.shape)
+    n, c = (shape[0], shape[1]) if len(shape) >= 2 else (shape[0] if shape else 1, 1)
+    hxw = math.prod(shape[2:])
+    return _group_norm_op(dense[0], dense[1], dense[2], n, c, hxw, num_groups, eps)[0]
 
 
 def _dense_for_cpu_kernel(t: Tensor) -> Tensor:
@@ -356,7 +374,8 @@ def _affine(y, x, weight, bias):
     return y.astype(x.dtype, copy=False)
 
 
-def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=None, momentum=0.1, eps=1e-5):
+def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=None, momentum=0.1, eps=1e-5,
+                     training=True):
     check_float(x, "batch_norm")
     axes = _bn_axes(x)
     _check_channels(x, weight, bias, running_mean, running_var)
@@ -370,19 +389,20 @@ def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=N
         unbiased = var.reshape(-1) * (count / max(count - 1, 1))
         running_var *= 1 - momentum
         running_var += momentum * unbiased.astype(running_var.dtype)
-    return _affine(xc * rstd, x, weight, bias)
+    # (y, save_mean, save_invstd): the batch statistics per channel, which PyTorch's node saves
+    save_mean = x.mean(axis=axes).astype(x.dtype, copy=False)
+    return _affine(xc * rstd, x, weight, bias), save_mean, rstd.reshape(-1).astype(x.dtype, copy=False)
 
 
-def _bn_train_vjp(ctx, g):
-    x, weight = ctx.saved_tensors
-    (eps,) = ctx.attrs
+def _bn_train_vjp(ctx, g, _g_mean=None, _g_invstd=None):
+    x, weight, _running_mean, _running_var, save_mean, save_invstd = ctx.saved_tensors
+    eps, _training = ctx.attrs
     need = ctx.needs_input_grad
     shape = x._data.shape
     axes = (0,) + tuple(range(2, len(shape)))
     if STATE.grad_enabled:  # create_graph: PyTorch's fused node, connected to input and weight
-        mean, invstd = _mean_rstd(x._data, axes, eps)
-        return _asked(native_batch_norm_backward(g, x, weight, None, None, view(mean, (-1,)), view(invstd, (-1,)),
-                                                 True, eps, need), need)
+        return _asked(native_batch_norm_backward(g, x, weight, None, None, save_mean, save_invstd, True, eps, need),
+                      need)
     cshape = _channel_shape(len(shape), shape[1])
     xhat, rstd = _stats_ops(x, axes, eps)
     gx = gw = gb = None
@@ -398,29 +418,30 @@ def _bn_train_vjp(ctx, g):
 
 batch_norm_train = defop(
     "_nn_batch_norm_train(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-    "Tensor? running_var, "
-    "float momentum, float eps) -> Tensor",
+    "Tensor? running_var, float momentum, float eps, bool training=True) -> (Tensor, Tensor, Tensor)",
     _bn_train_kernel,
     vjp=_bn_train_vjp,
-    saves=("input", "weight"),
-    attrs=("eps",),
+    saves=("input", "weight", "running_mean", "running_var", "result1", "result2"),
+    attrs=("eps", "training"),
     differentiable=("input", "weight", "bias"),
+    nondiff_outputs=(1, 2),
     node_name="NativeBatchNormBackward0",
 )
 
 
-def _bn_eval_kernel(x, weight, bias, running_mean, running_var, eps=1e-5):
+def _bn_eval_kernel(x, weight, bias, running_mean, running_var, eps=1e-5, training=False):
     check_float(x, "batch_norm")
     _bn_axes(x)
     _check_channels(x, weight, bias, running_mean, running_var)
     cshape = _channel_shape(x.ndim, x.shape[1])
     rstd = 1.0 / np.sqrt(running_var.reshape(cshape) + eps)
-    return _affine((x - running_mean.reshape(cshape)) * rstd, x, weight, bias)
+    no_statistics = np.empty(0, dtype=x.dtype)  # (evaluation uses the running ones: PyTorch returns empties)
+    return _affine((x - running_mean.reshape(cshape)) * rstd, x, weight, bias), no_statistics, no_statistics.copy()
 
 
-def _bn_eval_vjp(ctx, g):
-    x, weight, running_mean, running_var = ctx.saved_tensors
-    (eps,) = ctx.attrs
+def _bn_eval_vjp(ctx, g, _g_mean=None, _g_invstd=None):
+    x, weight, running_mean, running_var, _mean, _invstd = ctx.saved_tensors
+    eps, _training = ctx.attrs
     need = ctx.needs_input_grad
     if STATE.grad_enabled:  # create_graph: PyTorch's fused node, connected to input and weight
         return _asked(native_batch_norm_backward(g, x, weight, running_mean, running_var, None, None, False, eps,
@@ -442,13 +463,13 @@ def _bn_eval_vjp(ctx, g):
 
 batch_norm_eval = defop(
     "_nn_batch_norm_eval(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, "
-    "Tensor running_var, "
-    "float eps) -> Tensor",
+    "Tensor running_var, float eps, bool training=False) -> (Tensor, Tensor, Tensor)",
     _bn_eval_kernel,
     vjp=_bn_eval_vjp,
-    saves=("input", "weight", "running_mean", "running_var"),
-    attrs=("eps",),
+    saves=("input", "weight", "running_mean", "running_var", "result1", "result2"),
+    attrs=("eps", "training"),
     differentiable=("input", "weight", "bias"),
+    nondiff_outputs=(1, 2),
     node_name="NativeBatchNormBackward0",
 )
 
@@ -511,16 +532,12 @@ def batch_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     if training:
-        out = batch_norm_train(
-            input, weight, bias, running_mean, running_var, 0.0 if momentum is None else momentum, eps
-        )
-        for t in (running_mean, running_var):
-            if t is not None:
-                t._bump_version()
-        return out
+        # (the running statistics are updated inside the kernel: as in PyTorch, their version does not change)
+        return batch_norm_train(input, weight, bias, running_mean, running_var,
+                                0.0 if momentum is None else momentum, eps)[0]
     if running_mean is None or running_var is None:
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-    return batch_norm_eval(input, weight, bias, running_mean, running_var, eps)
+    return batch_norm_eval(input, weight, bias, running_mean, running_var, eps)[0]
 
 
 def instance_norm(
@@ -542,13 +559,13 @@ def instance_norm(
     rm = _tile_data(running_mean, n)
     rv = _tile_data(running_var, n)
     if use_input_stats:
-        out = batch_norm_train(folded, w, b, rm, rv, momentum, eps)
+        out = batch_norm_train(folded, w, b, rm, rv, momentum, eps)[0]
         for src, tiled in ((running_mean, rm), (running_var, rv)):
             if src is not None:
                 src._data[...] = tiled._data.reshape(n, c).mean(axis=0)
                 src._bump_version()
     else:
-        out = batch_norm_eval(folded, w, b, rm, rv, eps)
+        out = batch_norm_eval(folded, w, b, rm, rv, eps)[0]
     return view(out, x.shape)
 
 
