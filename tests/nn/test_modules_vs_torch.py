@@ -195,3 +195,17 @@ def test_batch_norm_twice_then_backward():
         return saved, bn.running_mean._version, np.round(np.asarray(x.grad.tolist()), 5).tolist()
 
     assert program(tg) == program(torch)
+
+
+def test_normalization_statistics_differentiability():
+    """layer_norm's and batch_norm's saved statistics do not require grad; group_norm's do (torch's
+    output_differentiability)."""
+
+    def flags(lib):
+        x = X(lib, 4, 6, 5).requires_grad_()
+        F = lib.nn.functional
+        nodes = [F.layer_norm(x, (5,)).grad_fn, F.batch_norm(x, None, None, training=True).grad_fn,
+                 F.group_norm(x, 3).grad_fn]
+        return [(n._saved_result1.requires_grad, n._saved_result2.requires_grad) for n in nodes]
+
+    assert flags(tg) == flags(torch)

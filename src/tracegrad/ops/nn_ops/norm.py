@@ -320,8 +320,7 @@ _group_norm_op = defop(
     vjp=_group_norm_vjp,
     saves=("input", "weight", "result1", "result2"),
     attrs=("N", "C", "HxW", "group", "eps"),
-    nondiff_outputs=(1, 2),
-    node_name="NativeGroupNormBackward0",
+    node_name="NativeGroupNormBackward0",  # (its statistics are differentiable outputs, unlike layer/batch norm's)
 )
 
 
