@@ -73,6 +73,17 @@ def _tensordot_samples(m: Maker):
     yield SampleInput("dims0_outer", (m(2, layout="strided"), m(3)), {"dims": 0})
 
 
+def _dist_samples(m: Maker):
+    yield SampleInput("p2_broadcast", (m(3, 4), m(4)))
+    yield SampleInput("p3_noncontig", (m(4, 3, layout="T"), m(4, 3)), {"p": 3})
+    yield SampleInput("p1", (m(5, layout="strided"), m(5)), {"p": 1.0})
+
+
+def _block_diag_samples(m: Maker):
+    yield SampleInput("matrix_vector_scalar", (m(2, 3), m(3), m()))
+    yield SampleInput("noncontig", (m(3, 2, layout="T"), m(1, 2)))
+
+
 def _kron_samples(m: Maker):
     yield SampleInput("2x3_3x2", (m(2, 3), m(3, 2)))
     # torch.kron raises "view size is not compatible" for a transposed first argument (a torch bug
@@ -194,6 +205,8 @@ LINALG_OPS = [
     OpInfo("tensordot", _tensordot_samples, dtypes=FLOATS_INT, supports_out=True, tol=LINALG_TOL,
            out_grad_error=False),
     OpInfo("kron", _kron_samples, dtypes=FLOATS_INT, supports_out=True, aliases=("Tensor.kron",)),
+    OpInfo("dist", _dist_samples, aliases=("Tensor.dist",), tol=LINALG_TOL, domain="no zero differences"),
+    OpInfo("block_diag", _block_diag_samples, dtypes=FLOATS_INT),
     OpInfo("trace", _trace_samples, dtypes=FLOATS_INT, aliases=("Tensor.trace",)),
     OpInfo("tril", _tri_samples, dtypes=FLOATS_INT + ("bool",), supports_out=True, inplace="Tensor.tril_",
            aliases=("Tensor.tril",)),

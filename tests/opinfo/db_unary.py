@@ -46,6 +46,7 @@ UNARY_OPS = [
     _unary("expm1", FLOATS_INT),
     _unary("log", FLOATS_INT, low=0.1, high=3.0, int_low=1, domain="x > 0"),
     _unary("log1p", FLOATS_INT, low=-0.9, high=2.0, int_low=0, domain="x > -1"),
+    _unary("sinc", FLOATS_INT, inplace=True),
     _unary("log2", FLOATS, low=0.1, high=3.0, domain="x > 0"),
     _unary("log10", FLOATS, low=0.1, high=3.0, domain="x > 0"),
     _unary("sqrt", FLOATS_INT, low=0.1, high=3.0, int_low=0, domain="x > 0 (gradient at 0 is inf)"),

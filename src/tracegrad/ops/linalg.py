@@ -954,6 +954,72 @@ linalg_vector_norm = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]
                            saves=("self", "result"), attrs=("ord", "dim", "keepdim", "dtype"), hidden=("dtype",))
 
 
+def _dist_kernel(a, b, p=2):
+    if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
+        bad = a if a.dtype.kind not in "fc" else b
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{_tname(bad.dtype)} instead.")
+    return _vector_norm_kernel(np.subtract(a, b), p)
+
+
+def _dist_vjp(ctx, g):
+    """PyTorch: norm_backward(grad, self - other, p, result) for self, its negative for other."""
+    from .pointwise import neg, sub
+
+    a, b, result = ctx.saved_tensors
+    (p,) = ctx.attrs
+    need = ctx.needs_input_grad
+    ga = norm_backward(g, sub(a, b), result, p, None, False) if need[0] else None
+    gb = norm_backward(g, sub(a, b), result, p, None, False) if need[1] else None  # (torch recomputes it)
+    return ga, (None if gb is None else neg(gb))
+
+
+dist = defop("dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", _dist_kernel, vjp=_dist_vjp,
+             saves=("self", "other", "result"), attrs=("p",))
+
+
+def _block_shape(shape: tuple) -> tuple:
+    """How block_diag places a tensor: a 0-d one as 1 x 1, a 1-d one as one row."""
+    return (1, 1) if len(shape) == 0 else (1, shape[0]) if len(shape) == 1 else shape
+
+
+def _block_diag_kernel(tensors):
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.ndim} dimensions")
+    from ._util import result_dtype
+
+    if not tensors:
+        return np.empty((1, 0), dtype=np.float32)  # (PyTorch's result for no tensors)
+    dt = result_dtype(*tensors)
+    shapes = [_block_shape(t.shape) for t in tensors]
+    out = np.zeros((sum(s[0] for s in shapes), sum(s[1] for s in shapes)), dtype=dt)
+    r = c = 0
+    for t, (h, w) in zip(tensors, shapes):
+        out[r:r + h, c:c + w] = t.reshape(h, w)
+        r, c = r + h, c + w
+    return out
+
+
+def _block_diag_vjp(ctx, g):
+    """PyTorch's block_diag_backward: each input's block of the gradient (two slices), reshaped back for 0-d
+    and 1-d inputs."""
+    from .views import reshape
+    from .views import slice as slice_op
+
+    grads, r, c = [], 0, 0
+    for shape in ctx.input_shapes:
+        h, w = _block_shape(shape)
+        block = slice_op(slice_op(g, 0, r, r + h, 1), 1, c, c + w, 1)
+        grads.append(reshape(block, shape) if len(shape) < 2 else block)
+        r, c = r + h, c + w
+    return tuple(grads)
+
+
+block_diag = defop("block_diag(Tensor[] tensors) -> Tensor", _block_diag_kernel, vjp=_block_diag_vjp)
+
+
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     extra = {} if out is None else {"out": out}
     return linalg_vector_norm(x, ord, dim, keepdim, dtype=dtype, **extra)
@@ -1777,7 +1843,8 @@ PUBLIC = {
     "det": linalg_det, "slogdet": linalg_slogdet, "logdet": logdet, "inverse": linalg_inv,
     "cholesky": cholesky, "cholesky_solve": cholesky_solve, "pinverse": pinverse,
     "matrix_power": matrix_power,
-    "svd": svd, "qr": qr, "chain_matmul": chain_matmul,
+    "svd": svd, "qr": qr, "chain_matmul": chain_matmul, "dist": dist, "block_diag": lambda *tensors: block_diag(
+        list(tensors)),
 }
 
 METHODS = {
@@ -1787,7 +1854,7 @@ METHODS = {
     "tril": tril, "tril_": tril_, "triu": triu, "triu_": triu_, "diag": diag, "diag_embed": diag_embed,
     "diagflat": diagflat, "cross": cross, "det": linalg_det, "slogdet": linalg_slogdet, "logdet": logdet,
     "inverse": linalg_inv, "cholesky": cholesky, "cholesky_solve": cholesky_solve, "pinverse": pinverse,
-    "matrix_power": matrix_power, "svd": svd, "qr": qr,
+    "matrix_power": matrix_power, "svd": svd, "qr": qr, "dist": dist,
 }
 
 

@@ -358,6 +358,28 @@ def _logit_vjp(ctx, g):
 logit, logit_ = _pair("logit", _logit_kernel, _logit_vjp, _SELF, params=", float? eps=None", attrs=("eps",))
 
 
+def _sinc_kernel(a):
+    # PyTorch's: 1 at 0, else sin(pi x) / (pi x) in the result's own precision (not NumPy's float64 sinc)
+    x = to_floating(a)
+    product = x * x.dtype.type(math.pi)
+    with np.errstate(all="ignore"):
+        return np.where(x == 0, x.dtype.type(1), np.sin(product) / product).astype(x.dtype, copy=False)
+
+
+def _sinc_vjp(ctx, g):
+    """PyTorch's sinc_backward: grad * ((pi x cos(pi x) - sin(pi x)) / (pi x^2)), 0 where x == 0."""
+    from .pointwise import cos, div, eq, mul, sin, sub, where
+
+    (x,) = ctx.saved_tensors
+    x_pi = mul(x, math.pi)
+    x_squared_pi = mul(mul(x, x), math.pi)
+    out = mul(g, div(sub(mul(x_pi, cos(x_pi)), sin(x_pi)), x_squared_pi))
+    return where(eq(x_squared_pi, 0.0), 0.0, out)
+
+
+sinc, sinc_ = _pair("sinc", _sinc_kernel, _sinc_vjp, _SELF)
+
+
 # ---- error function family ---------------------------------------------------------------------------------
 
 
@@ -846,7 +868,8 @@ _WITH_INPLACE = {
     "sinh": (sinh, sinh_), "cosh": (cosh, cosh_), "asinh": (asinh, asinh_), "acosh": (acosh, acosh_),
     "atanh": (atanh, atanh_), "arcsin": (asin, asin_), "arccos": (acos, acos_), "arctan": (atan, atan_),
     "arcsinh": (asinh, asinh_), "arccosh": (acosh, acosh_), "arctanh": (atanh, atanh_),
-    "logit": (logit, logit_), "erf": (erf, erf_), "erfc": (erfc, erfc_), "erfinv": (erfinv, erfinv_),
+    "logit": (logit, logit_), "sinc": (sinc, sinc_), "erf": (erf, erf_), "erfc": (erfc, erfc_),
+    "erfinv": (erfinv, erfinv_),
     "sign": (sign, sign_), "sgn": (sgn, sgn_), "floor": (floor, floor_), "ceil": (ceil, ceil_),
     "round": (round, _round_inplace), "trunc": (trunc, trunc_), "fix": (trunc, trunc_), "frac": (frac, frac_),
     "reciprocal": (reciprocal, reciprocal_), "square": (square, square_),
