@@ -151,19 +151,13 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
-class _AdaptiveMaxPoolNd(Module):
-    _fn = None
-
+class _AdaptiveMaxPoolNd(_AdaptiveAvgPoolNd):
     def __init__(self, output_size, return_indices: bool = False) -> None:
-        super().__init__()
-        self.output_size = output_size
+        super().__init__(output_size)
         self.return_indices = return_indices
 
     def forward(self, input: Tensor):
         return type(self)._fn(input, self.output_size, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
