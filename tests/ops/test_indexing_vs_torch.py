@@ -24,7 +24,12 @@ VIEWS = ["x.view(6, 4)", "x.transpose(0, 1).view(6, 4)", "x.transpose(0, 1).resh
          "x[:, :1].squeeze()", "x.movedim(0, -1)", "x.mT", "x.t()", "x[0].t()", "x.split([1, 2], 1)",
          "x.chunk(3, 2)", "x.unbind(1)", "x.tensor_split(2, 2)", "x.as_strided((2, 2), (1, 2))", "x.select(1, 5)",
          "x.view(L.float64)", "x.view(L.int32)", "x.view(L.float16)", "x.view(L.uint8)", "x.t().view(L.float64)",
-         "x[0].t().view(L.float64)", "x[:, :, :2].view(L.float64)", "x[0, 0, 0].view(L.float64)"]
+         "x[0].t().view(L.float64)", "x[:, :, :2].view(L.float64)", "x[0, 0, 0].view(L.float64)",
+         "L.ravel(x.transpose(0, 1))", "x.ravel()", "x.select_scatter(L.zeros(3, 4), 0, 1)",
+         "x.slice_scatter(L.zeros(2, 3, 2), 2, 0, 2)", "x.diagonal_scatter(L.zeros(2, 3), 0, 1, 2)",
+         "L.tril_indices(3, 4, 1)", "L.triu_indices(4, 3, -1)", "L.tril_indices(3, 3, dtype=L.float32)",
+         "L.isin(x, L.tensor([1.0, 5.0]))", "L.isin(x, 3.0, invert=True)", "x.is_same_size(x.mT)",
+         "x.is_signed()", "x[0, 0, :1].is_nonzero()", "x.is_nonzero()", "x.get_device()"]
 
 
 def _outcome(source: str, lib, setting: str | None = None):
@@ -42,6 +47,8 @@ def _outcome(source: str, lib, setting: str | None = None):
         return type(exc).__name__, str(exc)
     if isinstance(result, tuple):
         return "tuple", [(str(r.dtype), tuple(r.shape), r.tolist()) for r in result]
+    if not hasattr(result, "dtype"):
+        return "value", result
     return str(result.dtype), tuple(result.shape), result.tolist()
 
 

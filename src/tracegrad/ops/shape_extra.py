@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 from ._util import result_dtype, wrap_dim, wrap_dims
 from .registry import defop, not_implemented
 
@@ -1619,3 +1619,80 @@ METHODS = {
     "unique_consecutive": unique_consecutive, "bincount": bincount, "histc": histc, "cummax": cummax,
     "cummin": cummin, "diff": diff,
 }
+
+
+# ---- small helpers PyTorch has as functions and Tensor methods ----------------------------------------------
+
+
+def ravel(input: Tensor) -> Tensor:
+    """``contiguous().view(-1)``: a view of a contiguous tensor, else a copy (CloneBackward0) viewed."""
+    from .views import view
+
+    return view(input.contiguous(), (-1,))
+
+
+def is_nonzero(input: Tensor) -> bool:
+    n = input.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input._data.reshape(()) != 0)
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_signed(input: Tensor) -> bool:
+    return input._data.dtype.kind in "ifc"
+
+
+def get_device(input: Tensor) -> int:
+    """-1 for a CPU tensor, else the GPU's index (PyTorch's)."""
+    device = input.device
+    return -1 if device.type == "cpu" else (device.index or 0)
+
+
+def _triangle_indices(upper: bool, row: int, col: int, offset: int, dtype) -> Tensor:
+    from ..backend.dtypes import int64, to_dtype
+
+    dt = to_dtype(dtype if dtype is not None else int64)
+    name = "triu_indices" if upper else "tril_indices"
+    if dt.np.kind not in "iu":
+        from .unary import unsupported
+
+        raise unsupported(name, dt.np)
+    mask = np.triu(np.ones((row, col), dtype=bool), offset) if upper else np.tril(np.ones((row, col), dtype=bool),
+                                                                                  offset)
+    return _wrap(np.stack(np.nonzero(mask)).astype(dt.np))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (row, column) indices of the lower triangle of a ``row`` x ``col`` matrix, row by row."""
+    return _triangle_indices(False, row, col, offset, dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (row, column) indices of the upper triangle of a ``row`` x ``col`` matrix, row by row."""
+    return _triangle_indices(True, row, col, offset, dtype)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """Whether each element of ``elements`` is in ``test_elements`` (either may be a number)."""
+    a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    return _wrap(np.asarray(np.isin(a, b, invert=invert)))
+
+
+def _scatter_views():
+    from .views import as_strided_scatter, diagonal_scatter, select_scatter, slice_scatter
+
+    return {"select_scatter": select_scatter, "slice_scatter": slice_scatter, "diagonal_scatter": diagonal_scatter,
+            "as_strided_scatter": as_strided_scatter}
+
+
+PUBLIC.update({"ravel": ravel, "is_nonzero": is_nonzero, "is_same_size": is_same_size, "is_signed": is_signed,
+               "tril_indices": tril_indices, "triu_indices": triu_indices, "isin": isin})
+METHODS.update({"ravel": ravel, "is_nonzero": is_nonzero, "is_same_size": is_same_size, "is_signed": is_signed,
+                "get_device": get_device, **_scatter_views()})
