@@ -47,6 +47,8 @@ UNARY_OPS = [
     _unary("log", FLOATS_INT, low=0.1, high=3.0, int_low=1, domain="x > 0"),
     _unary("log1p", FLOATS_INT, low=-0.9, high=2.0, int_low=0, domain="x > -1"),
     _unary("sinc", FLOATS_INT, inplace=True),
+    _unary("lgamma", FLOATS_INT, inplace=False, low=0.3, high=4.0, int_low=1, domain="x > 0 (away from the poles)"),
+    _unary("digamma", FLOATS_INT, inplace=False, low=0.3, high=4.0, int_low=1, domain="x > 0 (away from the poles)"),
     _unary("log2", FLOATS, low=0.1, high=3.0, domain="x > 0"),
     _unary("log10", FLOATS, low=0.1, high=3.0, domain="x > 0"),
     _unary("sqrt", FLOATS_INT, low=0.1, high=3.0, int_low=0, domain="x > 0 (gradient at 0 is inf)"),
@@ -71,6 +73,11 @@ UNARY_OPS = [
     _unary("reciprocal", FLOATS_INT, exclude_zero=True, domain="|x| >= 0.25"),
     _unary("square", FLOATS_INT),
 ]
+
+
+def _polygamma_samples(m: Maker):
+    yield SampleInput("n1_3x4", (1, m(3, 4, low=0.3, high=4.0)))
+    yield SampleInput("n2_noncontig", (2, m(4, 3, low=0.5, high=3.0, layout="T")))
 
 
 def _logit_samples(m: Maker):
@@ -145,6 +152,7 @@ def _where_samples(m: Maker):
 
 
 POINTWISE_OPS = [
+    OpInfo("polygamma", _polygamma_samples, domain="x > 0 (away from the poles)"),
     OpInfo("logit", _logit_samples, inplace="Tensor.logit_", supports_out=True, aliases=("Tensor.logit",),
            domain="x in (0, 1) away from the eps clamp edges"),
     OpInfo("round", _round_samples, dtypes=FLOATS_INT, inplace="Tensor.round_", supports_out=True,

@@ -91,3 +91,20 @@ def test_return_types_print_as_torchs():
         return repr(result), type(result).__name__, type(result).__module__, repr(lib.linalg.cholesky_ex(lib.eye(2)))
 
     assert text(tg) == text(torch)
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "polygamma1", "polygamma2"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_gamma_functions_on_the_whole_line(name, dtype):
+    """Values near and below zero (reflection, poles), large and non-finite arguments, as torch's."""
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(0.01, 30, 200), rng.uniform(-20, 0, 200),
+                        [0.0, -0.0, -1.0, -2.0, 1.0, 2.0, 10.0, 0.5, 1e-8, 1e3, np.inf, -np.inf, np.nan]])
+    x = x.astype(dtype)
+
+    def values(lib):
+        t = lib.tensor(x)
+        return (lib.polygamma(int(name[-1]), t) if name.startswith("polygamma") else getattr(lib, name)(t)).numpy()
+
+    np.testing.assert_allclose(values(tg), values(torch), rtol=1e-10 if dtype == "float64" else 1e-5, atol=0)
+    # (assert_allclose treats NaN as equal to NaN and infinities of one sign as equal)

@@ -8,6 +8,7 @@ from . import (
     binary,
     complex_ops,
     creation,
+    gamma,
     indexing,
     linalg,
     linalg_core,
@@ -25,6 +26,6 @@ from . import (
 )
 
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
-           linalg, shape_extra, nn_ops, random_ops, variants, complex_ops]
+           linalg, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma]
 
 raw_backward.install()
