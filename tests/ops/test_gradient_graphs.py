@@ -145,3 +145,17 @@ def test_numbers_in_user_code_stay_python_numbers():
 
     ours, theirs = program(tg), program(torch)
     assert ours == theirs and theirs[1] == ["MulBackward0"]
+
+
+def test_instance_norm_of_a_strided_input():
+    """instance_norm copies a strided input before folding it (CloneBackward0, ViewBackward0), in the forward
+    graph and in its gradient's, as torch does."""
+
+    def graphs(lib):
+        x = lib.linspace(-1, 1, 24, dtype=lib.float64).reshape(2, 3, 4).transpose(1, 2).detach().requires_grad_()
+        w = lib.linspace(0.5, 1.5, 4, dtype=lib.float64).requires_grad_()
+        y = lib.nn.functional.instance_norm(x, weight=w)
+        (g,) = lib.autograd.grad(y.sum() + (y * y).sum(), x, create_graph=True)
+        return recorded_graph([y]), recorded_graph([g])
+
+    assert graphs(tg) == graphs(torch)
