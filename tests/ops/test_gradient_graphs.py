@@ -159,3 +159,19 @@ def test_instance_norm_of_a_strided_input():
         return recorded_graph([y]), recorded_graph([g])
 
     assert graphs(tg) == graphs(torch)
+
+
+def test_split_family_nodes_and_gradients():
+    """split with sizes or a size, chunk and unbind record torch's nodes and saved values, and their gradients'
+    graphs are torch's."""
+
+    def graphs(lib):
+        x = lib.linspace(-1, 1, 12, dtype=lib.float64).reshape(3, 4).requires_grad_()
+        a, b = x.split([1, 2])
+        c = x.split(2, 1)
+        outs = [a * 1, b * 2, c[0] * 3, lib.split(x, [3, 1], dim=1)[1] * 4, x.chunk(2, 1)[1] * 5, x.unbind(1)[2] * 6]
+        saved = (a.grad_fn._saved_split_sizes, a.grad_fn._saved_dim, c[0].grad_fn._saved_split_size)
+        (g,) = lib.autograd.grad(sum((o * o).sum() for o in outs), x, create_graph=True)
+        return recorded_graph(outs), saved, recorded_graph([g])
+
+    assert graphs(tg) == graphs(torch)
