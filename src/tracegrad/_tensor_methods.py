@@ -379,9 +379,21 @@ def _new_zeros_any(self, *size, dtype=None, requires_grad=False, **kw):
 # ---- autograd methods ------------------------------------------------------------------------------------------
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    from .autograd import api
+    _autograd_api().backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
-    api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+def _autograd_api():
+    """``autograd.api``, imported on first use and then kept (a function-level import runs the import
+    machinery on every ``loss.backward()``)."""
+    global _API
+    if _API is None:
+        from .autograd import api
+
+        _API = api
+    return _API
+
+
+_API = None
 
 
 def _register_hook(self, hook):
