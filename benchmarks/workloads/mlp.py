@@ -128,11 +128,16 @@ def _bench_factory(lib: Lib, cfg: MLPConfig) -> Callable[[], Bench]:
     return make
 
 
+def _scalar(loss: Any) -> float:
+    """The loss as a number: ``item()`` for a tensor (float() of one that requires grad warns in torch)."""
+    return loss.item() if hasattr(loss, "item") else float(loss)
+
+
 def _losses(lib: Lib, cfg: MLPConfig) -> Callable[[], np.ndarray]:
     def run() -> np.ndarray:
         step = make_torchlike_step(lib.module, cfg, lib.device) if lib.torchlike else \
             make_numpy_step(lib.module, cfg)
-        return np.array([float(step()) for _ in range(CHECK_STEPS)])
+        return np.array([_scalar(step()) for _ in range(CHECK_STEPS)])
 
     return run
 
