@@ -125,6 +125,12 @@ def _kthvalue_samples(m: Maker):
     yield SampleInput("strided_k1", (m(2, 5, layout="strided", **kw), 1))
 
 
+def _logcumsumexp_samples(m: Maker):
+    yield SampleInput("dim0", (m(3, 4), 0))
+    yield SampleInput("noncontig_dim_neg", (m(4, 3, layout="T"), -1))
+    yield SampleInput("wide_range", (m(2, 5, low=-8.0, high=8.0, layout="strided"), 1))
+
+
 def _red(name: str, gen, dtypes=FLOATS, out: bool = True, differentiable: bool = True, method: bool = True,
          **kw) -> OpInfo:
     return OpInfo(name, gen, dtypes=dtypes, supports_out=out, differentiable=differentiable,
@@ -145,6 +151,7 @@ REDUCTION_OPS = [
     _red("norm", _norm_samples),
     _red("logsumexp", _logsumexp_samples),
     _red("cumsum", _cum_samples(prod=False), FLOATS_INT, inplace="Tensor.cumsum_"),
+    _red("logcumsumexp", _logcumsumexp_samples),
     _red("cumprod", _cum_samples(prod=True), FLOATS_INT, inplace="Tensor.cumprod_"),
     _red("argmax", _arg_samples, FLOATS_INT, differentiable=False),
     _red("argmin", _arg_samples, FLOATS_INT, differentiable=False),

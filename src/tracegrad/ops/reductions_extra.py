@@ -1109,6 +1109,67 @@ def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
     return _median_dim(input, dim, keepdim, **extra)
 
 
+# ---- logcumsumexp ------------------------------------------------------------------------------------------
+
+
+def _logcumsumexp_kernel(a, dim):
+    if a.dtype.kind not in "fc":
+        from .unary import unsupported
+
+        raise unsupported("logcumsumexp_out_cpu", a.dtype)
+    x, d = _along(a, dim)
+    with np.errstate(invalid="ignore"):
+        return np.logaddexp.accumulate(x, axis=d).reshape(a.shape).astype(a.dtype, copy=False)
+
+
+def _logcumsumexp_vjp(ctx, g):
+    """PyTorch's logcumsumexp_backward (real case): the gradient split by sign, each part a reversed
+    logcumsumexp in log space, so nothing overflows."""
+    from .pointwise import add, exp, gt, log, lt, sub, where
+
+    x, result = ctx.saved_tensors
+    (dim,) = ctx.attrs
+    if g.ndim == 0 or g.numel() == 0:
+        return g
+    np_dtype = g._data.dtype
+    lowest = _wrap(np.array(np.finfo(np_dtype).min, dtype=np_dtype))  # (PyTorch's scalar_tensor)
+
+    def reverse_logcumsumexp(t):
+        return flip(logcumsumexp(flip(t, dim), dim), dim)
+
+    log_abs_grad = log(_abs(g))
+    log_grad_positive = where(gt(g, 0), log_abs_grad, lowest)
+    log_grad_negative = where(lt(g, 0), log_abs_grad, lowest)
+    output_pos = exp(add(reverse_logcumsumexp(sub(log_grad_positive, result)), x))
+    output_neg = exp(add(reverse_logcumsumexp(sub(log_grad_negative, result)), x))
+    return sub(output_pos, output_neg)
+
+
+def _abs(t):
+    from .nn_ops._basic import abs as abs_op
+
+    return abs_op(t)
+
+
+def _logcumsumexp_jvp(args, outs, tangents):
+    """PyTorch's logcumsumexp_jvp: cumsum(exp(x - max) * t) / cumsum(exp(x - max)), 0 where the
+    denominator underflows below 1e-13."""
+    from .pointwise import div, exp, lt, mul, sub
+
+    x, dim = args[0], args[1]
+    t = tangents[0]
+    if t is None:
+        return None
+    x_exp = exp(sub(x, amax(x, dim, True)))
+    denominator = cumsum(x_exp, dim)
+    numerator = zero_fill(lt(denominator, 1e-13), cumsum(mul(x_exp, t), dim))
+    return div(numerator, denominator)
+
+
+logcumsumexp = defop("logcumsumexp(Tensor self, int dim) -> Tensor", _logcumsumexp_kernel, vjp=_logcumsumexp_vjp,
+                     jvp=_logcumsumexp_jvp, saves=("self", "result"), attrs=("dim",))
+
+
 # ---- exports -----------------------------------------------------------------------------------------------
 
 
@@ -1120,6 +1181,7 @@ PUBLIC = {
     "norm": norm, "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod,
     "cummax": cummax, "cummin": cummin,
     "sort": sort, "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue, "median": median,
+    "logcumsumexp": logcumsumexp,
 }
 
 METHODS = {
