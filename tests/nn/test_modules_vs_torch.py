@@ -209,3 +209,18 @@ def test_normalization_statistics_differentiability():
         return [(n._saved_result1.requires_grad, n._saved_result2.requires_grad) for n in nodes]
 
     assert flags(tg) == flags(torch)
+
+
+@pytest.mark.parametrize("rows", [2, 30])
+def test_cdist_has_no_forward_mode(rows):
+    """Neither cdist route has a forward-mode formula in torch: the same error in both libraries."""
+
+    def message(lib):
+        x = lib.linspace(0, 1, rows * 3, dtype=lib.float64).reshape(rows, 3)
+        with lib.autograd.forward_ad.dual_level():
+            dual = lib.autograd.forward_ad.make_dual(x, lib.ones_like(x))
+            with pytest.raises(NotImplementedError) as info:
+                lib.cdist(dual, x[:2] * 2)
+        return str(info.value)
+
+    assert message(tg) == message(torch)

@@ -53,6 +53,16 @@ _NOT_IMPLEMENTED = (
 )
 
 
+def not_implemented_jvp(name: str):
+    """The ``jvp`` of an operator PyTorch has no forward-mode formula for: PyTorch's error (instead of the
+    double-vjp fallback, which would fail further in with another message)."""
+
+    def jvp(args, outs, tangents):
+        raise NotImplementedError(_NOT_IMPLEMENTED.format(name))
+
+    return jvp
+
+
 # ---- levels -----------------------------------------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..._tensor import Tensor
+from ...autograd.forward_ad import not_implemented_jvp
 from ..registry import defop, not_implemented
 
 _COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
@@ -82,7 +83,8 @@ def _cdist_vjp(ctx, g):
 
 
 _cdist_forward = defop("_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor", _cdist_kernel,
-                       vjp=_cdist_vjp, saves=("x1", "x2", "result"), attrs=("p",), node_name="CdistBackward0")
+                       vjp=_cdist_vjp, jvp=not_implemented_jvp("_cdist_forward"), saves=("x1", "x2", "result"),
+                       attrs=("p",), node_name="CdistBackward0")
 
 
 def _euclidean_dist_kernel(x1, x2):
@@ -115,7 +117,8 @@ def _euclidean_dist_vjp(ctx, g):
 
 
 _euclidean_dist = defop("_euclidean_dist(Tensor x1, Tensor x2) -> Tensor", _euclidean_dist_kernel,
-                        vjp=_euclidean_dist_vjp, saves=("x1", "x2", "result"))
+                        vjp=_euclidean_dist_vjp, jvp=not_implemented_jvp("_euclidean_dist"),
+                        saves=("x1", "x2", "result"))
 
 
 def _batch_shape(a: tuple, b: tuple) -> tuple:
