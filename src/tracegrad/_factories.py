@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ._state import STATE
 from ._tensor import Tensor, _wrap
 from .backend import dtypes as _dt
 from .backend.device import as_device
@@ -157,22 +158,40 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         np_dtype = _dt.default_dtype_for_category(cat).np
     else:
         np_dtype = _resolve_dtype(dtype)
-    return _finish(np.full(size, fill_value, dtype=np_dtype), requires_grad, device)
+    if STATE.profiler is None:
+        return _finish(np.full(size, fill_value, dtype=np_dtype), requires_grad, device)
+    array = STATE.profiler.factory("aten::full", "aten::fill_", size, np_dtype,
+                                   lambda: np.full(size, fill_value, dtype=np_dtype))
+    return _finish(array, requires_grad, device)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
-    result = _finish(np.zeros(_size(size), dtype=_resolve_dtype(dtype)), requires_grad, device)
-    return _into_out(result, out)
+    array = _filled("aten::zeros", "aten::zero_", np.zeros, _size(size), _resolve_dtype(dtype))
+    return _into_out(_finish(array, requires_grad, device), out)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
-    result = _finish(np.ones(_size(size), dtype=_resolve_dtype(dtype)), requires_grad, device)
-    return _into_out(result, out)
+    array = _filled("aten::ones", "aten::fill_", np.ones, _size(size), _resolve_dtype(dtype))
+    return _into_out(_finish(array, requires_grad, device), out)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
-    result = _finish(np.zeros(_size(size), dtype=_resolve_dtype(dtype)), requires_grad, device)
-    return _into_out(result, out)
+    # (zero-filled, so that a program reading uninitialized memory still gives the same numbers every run)
+    array = _filled("aten::empty", None, np.zeros, _size(size), _resolve_dtype(dtype))
+    return _into_out(_finish(array, requires_grad, device), out)
+
+
+def _filled(name: str, fill_name: str | None, make, shape: tuple, np_dtype) -> np.ndarray:
+    """``make(shape, dtype=np_dtype)``; under the profiler, timed as PyTorch's factory ``name`` (an allocation,
+    then ``fill_name``)."""
+    if STATE.profiler is None:
+        return make(shape, dtype=np_dtype)
+    if fill_name is None and name == "aten::empty":  # empty is the allocation itself: one range
+        rec = STATE.profiler.open(name)
+        array = make(shape, dtype=np_dtype)
+        STATE.profiler.close(rec)
+        return array
+    return STATE.profiler.factory(name, fill_name, shape, np_dtype, lambda: make(shape, dtype=np_dtype))
 
 
 def _into_out(result: Tensor, out):
@@ -298,13 +317,20 @@ def _rng(generator):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
-    np_dtype = _resolve_dtype(dtype)
-    return _finish(_rng(generator).random(_size(size), dtype=np.float64).astype(np_dtype), requires_grad, device)
+    np_dtype, shape, rng = _resolve_dtype(dtype), _size(size), _rng(generator)
+    if STATE.profiler is None:
+        return _finish(rng.random(shape, dtype=np.float64).astype(np_dtype), requires_grad, device)
+    array = STATE.profiler.factory("aten::rand", "aten::uniform_", shape, np_dtype,
+                                   lambda: rng.random(shape, dtype=np.float64))
+    return _finish(array, requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
-    np_dtype = _resolve_dtype(dtype)
-    return _finish(_rng(generator).standard_normal(_size(size)).astype(np_dtype), requires_grad, device)
+    np_dtype, shape, rng = _resolve_dtype(dtype), _size(size), _rng(generator)
+    if STATE.profiler is None:
+        return _finish(rng.standard_normal(shape).astype(np_dtype), requires_grad, device)
+    array = STATE.profiler.factory("aten::randn", "aten::normal_", shape, np_dtype, lambda: rng.standard_normal(shape))
+    return _finish(array, requires_grad, device)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False, **kw):
@@ -312,9 +338,13 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    np_dtype = _resolve_dtype(dtype, _dt.int64)
-    return _finish(_rng(generator).integers(low, high, size=_size((size,)) if not isinstance(size, int) else (size,))
-                   .astype(np_dtype), requires_grad, device)
+    np_dtype, rng = _resolve_dtype(dtype, _dt.int64), _rng(generator)
+    shape = _size((size,)) if not isinstance(size, int) else (size,)
+    if STATE.profiler is None:
+        return _finish(rng.integers(low, high, size=shape).astype(np_dtype), requires_grad, device)
+    array = STATE.profiler.factory("aten::randint", "aten::random_", shape, np_dtype,
+                                   lambda: rng.integers(low, high, size=shape))
+    return _finish(array, requires_grad, device)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:

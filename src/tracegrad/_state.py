@@ -2,7 +2,7 @@
 
 They live on one object with slots so the eager fast path pays a single attribute load per check:
 ``special`` is True whenever anything needs the general path (a transform is active, an observer wants
-every operator call or the saved-tensor events, anomaly mode or inference mode is on). An observer of
+every operator call or the saved-tensor events, anomaly mode, inference mode or the profiler is on). An observer of
 nodes, hooks and backward runs only sets ``observed``: the fast paths stay on and emit those events.
 ``special`` is recomputed by the setters of those switches.
 Grad mode is process-wide rather than thread-local: tracegrad runs one Python thread of autograd.
@@ -16,7 +16,7 @@ import itertools
 class _State:
     __slots__ = ("grad_enabled", "special", "_stack", "observed", "observed_ops", "_anomaly", "_inference",
                  "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq",
-                 "in_formula")
+                 "in_formula", "_profiler")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -35,10 +35,12 @@ class _State:
         # (ops/scalar_overloads.py)
         self.in_formula = False
         self._seq = itertools.count()
+        self._profiler = None  # the collector of an active autograd profiler (tracegrad._profiling)
 
     def refresh(self) -> None:
         """Recompute ``special``; call after mutating ``stack`` in place."""
-        self.special = bool(self._stack or self.observed_ops or self._anomaly or self._inference or self._fw_levels)
+        self.special = bool(self._stack or self.observed_ops or self._anomaly or self._inference or self._fw_levels
+                            or self._profiler is not None)
 
     @property
     def stack(self) -> list:
@@ -80,6 +82,20 @@ class _State:
     def inference(self, value: bool) -> None:
         self._inference = value
         self.refresh()
+
+    @property
+    def profiler(self):
+        return self._profiler
+
+    @profiler.setter
+    def profiler(self, value) -> None:
+        self._profiler = value
+        self.refresh()
+
+    def peek_sequence_nr(self) -> int:
+        """The sequence number the next node will get, without consuming it (``repr`` of a count is
+        ``count(N)``)."""
+        return int(repr(self._seq)[6:-1])
 
     @property
     def next_sequence_nr(self) -> int:

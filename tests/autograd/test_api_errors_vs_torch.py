@@ -68,7 +68,29 @@ def set_grad(value):
     return program
 
 
+def reduction_overloads(lib):
+    """``sum()`` is the full reduction (SumBackward0); ``sum(dim=None)`` given is the dim overload (SumBackward1)."""
+    x = _leaf(lib, 4).reshape(2, 2)
+    return [t.grad_fn.name() for t in (x.sum(), x.sum(dim=None), x.sum(None), lib.sum(x, dim=None), x.mean(),
+                                        x.mean(dim=None), x.sum(None, True), x.sum(dim=()))]
+
+
+def sequence_numbers_after_backward(lib):
+    """One root: no root node is made, so no sequence number is used; several roots: one root node."""
+    x = _leaf(lib)
+    (x * 2).sum().backward()
+    after_one = x * 3
+    lib.autograd.backward([(x * 4).sum(), (x * 5).sum()])
+    after_two = x * 6
+    lib.autograd.grad((x * 7).sum(), x)
+    after_grad = x * 8
+    return [t.grad_fn._sequence_nr() - after_one.grad_fn._sequence_nr() for t in (after_two, after_grad)]
+
+
 PROGRAMS = {
+    "sum and mean overloads": reduction_overloads,
+    "sum(keepdim=True) without dim": lambda L: _leaf(L).sum(keepdim=True),
+    "sequence numbers after backward": sequence_numbers_after_backward,
     "backward twice": backward_twice,
     "backward twice, retained": backward_twice_retained,
     "gradients accumulate": gradients_accumulate,

@@ -28,3 +28,8 @@ from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
 
 __all__ += ["Function", "FunctionCtx", "once_differentiable", "NestedIOFunction", "gradcheck", "gradgradcheck",
             "forward_ad", "functional", "function", "gradcheck_module"]
+
+from . import profiler, profiler_util  # noqa: E402
+from .profiler import _profiler_enabled  # noqa: E402, F401
+
+__all__ += ["profiler", "profiler_util"]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
 import numpy as np
 
+from .._state import STATE
 from .._tensor import Tensor, _wrap
 from . import engine
 from .edges import gradient_edge
@@ -46,7 +48,8 @@ def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) ->
             data = out._data
             if data.size == 1 and data.dtype.kind == "f" and data.__class__ is np.ndarray:
                 # ``loss.backward()``: what ``_factories.ones(shape, dtype=dtype)`` makes, without its lookups
-                result.append(_wrap(np.ones(data.shape, dtype=data.dtype)))
+                result.append(_ones_seed(out) if STATE.profiler is None
+                              else STATE.profiler.composite("aten::ones_like", (out,), _ones_seed, graphed=False))
                 continue
         shape, dtype, requires_grad = _output_meta(out)
         if isinstance(grad, Tensor):
@@ -75,7 +78,11 @@ def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) ->
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dtype}")
                 from .. import _factories
 
-                result.append(_factories.ones(shape, dtype=dtype))
+                if STATE.profiler is None:
+                    result.append(_factories.ones(shape, dtype=dtype))
+                else:  # named as PyTorch's implicit gradient is made
+                    ones = functools.partial(_factories.ones, shape, dtype=dtype)
+                    result.append(STATE.profiler.composite("aten::ones_like", (), ones, graphed=False))
             else:
                 result.append(None)
         else:
@@ -114,6 +121,12 @@ def _root_edges(outputs: tuple) -> list:
     return roots
 
 
+def _ones_seed(output: Tensor) -> Tensor:
+    """The gradient ``loss.backward()`` starts from: ones shaped like the (one-element) output."""
+    data = output._data
+    return _wrap(np.array(1, dtype=data.dtype) if not data.shape else np.ones(data.shape, dtype=data.dtype))
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              grad_variables=None, inputs=None) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves (or of ``inputs``)."""
@@ -122,8 +135,11 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         # ``loss.backward()``, the common call, without the general argument handling (same result)
         data = tensors._data
         if data.size == 1 and data.dtype.kind == "f" and data.__class__ is np.ndarray:
-            # (np.ones is a Python-level function, about a microsecond; np.array makes the 0-d one directly)
-            seed = _wrap(np.array(1, dtype=data.dtype) if not data.shape else np.ones(data.shape, dtype=data.dtype))
+            if STATE.profiler is None:
+                # (np.ones is a Python-level function, about a microsecond; np.array makes the 0-d one directly)
+                seed = _wrap(np.array(1, dtype=data.dtype) if not data.shape else np.ones(data.shape, dtype=data.dtype))
+            else:  # named as PyTorch's implicit gradient is made
+                seed = STATE.profiler.composite("aten::ones_like", (tensors,), _ones_seed, graphed=False)
             engine.execute([gradient_edge(tensors)], [seed], bool(retain_graph), False, None, accumulate_grad=True)
             return
     if grad_variables is not None:

@@ -17,6 +17,7 @@ import itertools
 
 import numpy as np
 
+from .. import _profiling
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
@@ -210,6 +211,8 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     _TASKS.append(task)
     if STATE.observed:
         _emit_event("backward_started", task=task, roots=roots)
+    # (an error must not leave the profiler's ranges open, or the operators after it nested in them)
+    profiling = _profiling.Nesting(STATE.profiler) if STATE.profiler is not None else None
     try:
         # PyTorch computes inf/nan silently; NumPy would warn from inside backward formulas.
         with np.errstate(all="ignore"):
@@ -218,6 +221,10 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
         while i < len(task.callbacks):  # queue_callback: callbacks may queue more callbacks
             task.callbacks[i]()
             i += 1
+    except BaseException:
+        if profiling is not None:
+            profiling.restore()
+        raise
     finally:
         _TASKS.pop()
         STATE.engine_depth -= 1
@@ -253,6 +260,7 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
     # ``fn``/``inputs`` is the node to run next. When a node makes exactly one successor ready and nothing
     # else is queued, that successor is run directly, skipping the queue (the order is the same).
     fn, inputs = graph_root, []
+    profiled = None  # the profiler's open range of the node running, while a profiler records
     edges = graph_root._edges
     if len(edges) == 1 and exec_info is None and not state.observed:
         # ``loss.backward()``: the root's only gradient goes straight to its node, which GraphRoot's own run
@@ -296,8 +304,12 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                         running.pop()
                     if fn._post_hooks is not None:  # registered while the node ran (e.g. by an unpack hook)
                         outputs = _call_post_hooks(fn, list(outputs), [None] * len(inputs))
-            else:
+            elif state.profiler is None or fn is graph_root:
                 outputs = call_function(task, fn, inputs)
+            else:
+                # PyTorch's evaluate_function range: the node with its hooks, then handing its gradients on
+                profiled = state.profiler.begin_node(fn)
+                outputs = call_function(task, fn, inputs, profiled)
             del inputs
             if exec_info is not None and fn is not graph_root:
                 del fn._needs
@@ -372,6 +384,9 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                             ready = ready_inputs = None
                         push(heap, (-nxt._seq, next(tiebreak), nxt))
             del outputs
+            if profiled is not None:
+                state.profiler.end_node(profiled)
+                profiled = None
             if ready is not None:
                 # The queue is empty and nothing else became ready: this is the node the queue would give.
                 fn = ready
@@ -476,7 +491,8 @@ def _check_hook_result(result, original, hook):
     return result
 
 
-def call_function(task: GraphTask, fn: Node, inputs: list) -> list:
+def call_function(task: GraphTask, fn: Node, inputs: list, profiled: tuple | None = None) -> list:
+    """Run ``fn`` with its hooks. ``profiled``: the profiler's open range of this run, if one is recording."""
     # Hook helpers are separate functions so that no stray local keeps a gradient alive: AccumulateGrad
     # adopts a gradient only when nobody else holds a reference to it (see accumulate.py).
     # The node is the current one for all its hooks too, as under PyTorch's NodeGuard.
@@ -491,9 +507,10 @@ def call_function(task: GraphTask, fn: Node, inputs: list) -> list:
         if STATE.anomaly:
             from . import anomaly_mode
 
-            outputs = anomaly_mode.run_node(fn, inputs)
+            run = anomaly_mode.run_node
         else:
-            outputs = fn.apply(inputs)
+            run = _apply
+        outputs = run(fn, inputs) if profiled is None else STATE.profiler.apply_node(profiled, run, fn, inputs)
         if fn.__class__ is not GraphRoot:
             outputs = validate_outputs(fn, outputs)
         if fn._post_hooks:
@@ -503,6 +520,10 @@ def call_function(task: GraphTask, fn: Node, inputs: list) -> list:
     finally:
         _RUNNING.pop()
     return outputs
+
+
+def _apply(fn: Node, inputs: list) -> list:
+    return fn.apply(inputs)
 
 
 def _call_pre_hooks(fn: Node, inputs: list) -> list:

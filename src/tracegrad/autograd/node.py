@@ -167,8 +167,11 @@ class GraphRoot(Node):
     _name = "GraphRoot"
 
     def __init__(self, edges, grads) -> None:
-        super().__init__()
         self._edges = tuple(edges)
+        self._in_meta = ()
+        # PyTorch makes a root node (taking a sequence number) only for several roots; with one, the engine
+        # starts from the root's own node, and the next operator's node gets the number this one would have.
+        self._seq = STATE.next_sequence_nr if len(self._edges) != 1 else UINT64_MAX
         self._grads = grads
 
     def apply(self, grads):

@@ -659,6 +659,12 @@ def _sublist_equation(args: tuple) -> tuple[str, list]:
 
 def einsum(*args) -> Tensor:
     """``einsum(equation, *operands)``, ``einsum(equation, [operands])`` or the sublist form."""
+    if STATE.profiler is not None:
+        return STATE.profiler.composite("aten::einsum", args, _einsum_call)
+    return _einsum_call(*args)
+
+
+def _einsum_call(*args) -> Tensor:
     if not args:
         raise TypeError("einsum(): must specify the equation string and at least one operand, or at least "
                         "one operand and its subscripts list")

@@ -181,9 +181,28 @@ _sum_dim = defop("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, 
                  jvp=lambda args, outs, ts: _sum_dim(ts[0], *args[1:]))
 
 
-def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+class _NoDim:
+    """The default of ``dim`` when it is not given: PyTorch then picks the full reduction (SumBackward0), while
+    ``dim=None`` given picks the dim overload (SumBackward1), which also reduces everything."""
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+_DIM_NOT_GIVEN = _NoDim()
+
+
+def _keepdim_without_dim(name: str) -> TypeError:
+    return TypeError(f"{name}() received an invalid combination of arguments - got (keepdim=bool, ), but expected "
+                     "one of:\n * (*, torch.dtype dtype = None)\n * (tuple of ints dim, bool keepdim = False, *, "
+                     "torch.dtype dtype = None)\n")
+
+
+def sum(input: Tensor, dim=_DIM_NOT_GIVEN, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     extra = {} if out is None else {"out": out}
-    if dim is None and not keepdim:
+    if dim is _DIM_NOT_GIVEN:
+        if keepdim:
+            raise _keepdim_without_dim("sum")
         return _sum_full(input, dtype=dtype, **extra)
     return _sum_dim(input, dim, keepdim, dtype=dtype, **extra)
 
@@ -228,9 +247,11 @@ _mean_dim = defop("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, Sca
                   node_name="MeanBackward1", jvp=lambda args, outs, ts: _mean_dim(ts[0], *args[1:]))
 
 
-def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+def mean(input: Tensor, dim=_DIM_NOT_GIVEN, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     extra = {} if out is None else {"out": out}
-    if dim is None and not keepdim:
+    if dim is _DIM_NOT_GIVEN:
+        if keepdim:
+            raise _keepdim_without_dim("mean")
         return _mean_full(input, dtype=dtype, **extra)
     return _mean_dim(input, dim, keepdim, dtype=dtype, **extra)
 

@@ -351,10 +351,14 @@ class OpDef:
     # ---- calling ------------------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if STATE.special and STATE.stack:
-            from ..dispatch import dispatch
+        if STATE.special:
+            profiler = STATE.profiler
+            if profiler is not None and not profiler.timing(self):
+                return profiler.op_call(self, args, kwargs)  # which calls this again, to be timed
+            if STATE.stack:
+                from ..dispatch import dispatch
 
-            return dispatch(self, args, kwargs)
+                return dispatch(self, args, kwargs)
         if kwargs:
             if "out" in kwargs and "out" not in self.param_names:
                 return self._call_with_out(args, kwargs)

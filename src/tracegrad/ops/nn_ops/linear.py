@@ -362,20 +362,29 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             _check_dtypes(x, w, bias._data if bias is not None else None)
         if x.ndim == 2 and not STATE.special:  # (nothing special: no transform either)
             return _linear_2d(input, weight, bias)
-        if not transforms_active():
-            if x.ndim == 2:
-                if not STATE.special:
-                    return _linear_2d(input, weight, bias)
-                if x.shape[1] != w.shape[1]:
-                    raise _shape_error(x, w)
-                return addmm(bias, input, t(weight)) if bias is not None else mm(input, t(weight))
-            if bias is not None and bias._data.ndim == 1 and x.flags.c_contiguous:
-                # PyTorch's _flatten_nd_linear: view as 2-D, the fused addmm, view back
-                lead = x.shape[:-1]
-                flat = view(input, (math.prod(lead), x.shape[-1]))
-                if flat._data.shape[1] != w.shape[1]:
-                    raise _shape_error(flat._data, w)
-                return view(linear(flat, weight, bias), lead + (w.shape[0],))
+    if STATE.profiler is not None:
+        return STATE.profiler.composite("aten::linear", (input, weight, bias), _linear_general)
+    return _linear_general(input, weight, bias)
+
+
+def _linear_general(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """``linear`` off its fast path: under transforms, observers or the profiler, and for inputs not 2-D."""
+    x = input._data
+    w = weight._data
+    if w.ndim == 2 and x.ndim >= 1 and not transforms_active():
+        if x.ndim == 2:
+            if not STATE.special:
+                return _linear_2d(input, weight, bias)
+            if x.shape[1] != w.shape[1]:
+                raise _shape_error(x, w)
+            return addmm(bias, input, t(weight)) if bias is not None else mm(input, t(weight))
+        if bias is not None and bias._data.ndim == 1 and x.flags.c_contiguous:
+            # PyTorch's _flatten_nd_linear: view as 2-D, the fused addmm, view back
+            lead = x.shape[:-1]
+            flat = view(input, (math.prod(lead), x.shape[-1]))
+            if flat._data.shape[1] != w.shape[1]:
+                raise _shape_error(flat._data, w)
+            return view(_linear_general(flat, weight, bias), lead + (w.shape[0],))
     # Otherwise PyTorch computes matmul(input, weight.t()) and adds the bias in place (out of place under
     # forward-mode AD, and here also when the product is a view, which PyTorch's in-place squeeze avoids).
     out = matmul(input, t(weight))

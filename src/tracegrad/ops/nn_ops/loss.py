@@ -279,6 +279,15 @@ def cross_entropy(
     ignore_index: int = -100,
     label_smoothing: float = 0.0,
 ) -> Tensor:
+    if STATE.profiler is not None:
+        return STATE.profiler.composite("aten::cross_entropy_loss",
+                                        (input, target, weight, reduction, ignore_index, label_smoothing),
+                                        _cross_entropy)
+    return _cross_entropy(input, target, weight, reduction, ignore_index, label_smoothing)
+
+
+def _cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, reduction: int, ignore_index: int,
+                   label_smoothing: float) -> Tensor:
     x, t = input._data, target._data
     check_nondifferentiable("nll_loss_forward", "weight", weight)
     class_dim = 0 if x.ndim == 1 else 1
