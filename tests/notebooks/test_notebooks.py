@@ -53,3 +53,6 @@ def _check_inside_backward(notebook) -> None:
     assert "is at version 1; expected version 0" in saved[-1]["rows"][0]["error"]
     printed = "".join(out.get("text", "") for out in outputs if out.get("output_type") == "stream")
     assert "RuntimeError: one of the variables needed for gradient computation has been modified" in printed
+    # the profiler section: the table, and each backward node tied to the forward call that recorded it
+    assert "autograd::engine::evaluate_function: AddmmBackward0" in printed and "Self CPU time total" in printed
+    assert "TanhBackward0    seq" in printed and "made by aten::tanh" in printed
