@@ -534,10 +534,17 @@ class OpDef:
         node._out_meta = None
         return node
 
-    def _record(self, args: tuple, outs: tuple) -> Node:
+    def _record(self, args: tuple, outs: tuple) -> Node | None:
+        nondiff = self.nondiff_outputs
+        # Like PyTorch, no node (and no sequence number) for a call none of whose outputs can have a gradient
+        # (a comparison, ``any``, a cast to an integer dtype).
+        for n, o in enumerate(outs):
+            if o._data.dtype.kind in "fc" and n not in nondiff:
+                break
+        else:
+            return None
         node = self._new_node(args)
         n = 0
-        nondiff = self.nondiff_outputs
         for o in outs:
             if o._data.dtype.kind in "fc" and n not in nondiff:
                 o._gfn = node

@@ -2,8 +2,10 @@
 margin, Poisson NLL), written with the same operators in the same order, so their graphs are PyTorch's.
 
 A number in PyTorch's C++ selects an operator's Scalar overload (``t + 1e-12`` is AddBackward1, ``1 - t`` a
-filled tensor minus ``t``); in-place steps on fresh intermediates (``clamp_min_``, ``sqrt_``) record the same
-node as the out-of-place operator. ``reduction`` is PyTorch's enum: 0 none, 1 mean, 2 sum.
+filled tensor minus ``t``); in-place steps on fresh intermediates record the same node as the out-of-place
+operator, but ``clamp_min_`` (which saves its input) first records the copy it saves, as PyTorch's does: so it is
+written in place where PyTorch's is, for the same sequence numbers. ``reduction`` is PyTorch's enum: 0 none,
+1 mean, 2 sum.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
 from ..scalar_overloads import add_scalar, mul_scalar, scalar_minus, sub_scalar
 from ..shape_extra import masked_fill_scalar
+from ..unary import clamp_min_
 from ._basic import clamp_min
 
 # The epsilon PyTorch adds to squared magnitudes in cosine_embedding_loss.
@@ -35,13 +38,13 @@ def apply_loss_reduction(loss: Tensor, reduction: int) -> Tensor:
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float, reduction: int) -> Tensor:
     """max(0, -target * (input1 - input2) + margin)."""
     unclamped = add_scalar(mul(neg(target), sub(input1, input2)), margin)
-    return apply_loss_reduction(clamp_min(unclamped, 0), reduction)
+    return apply_loss_reduction(clamp_min_(unclamped, 0), reduction)
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float, reduction: int) -> Tensor:
     """``input`` where target is 1, max(0, margin - input) where it is -1."""
     zeros = zeros_like(input)
-    margin_clamp = clamp_min(scalar_minus(margin, input), 0)
+    margin_clamp = clamp_min_(scalar_minus(margin, input), 0)
     output_margin = where(ne(target, 1), margin_clamp, zeros)
     output_self = where(ne(target, -1), input, zeros)
     return apply_loss_reduction(add(output_margin, output_self), reduction)
@@ -64,7 +67,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     cos = div(prod_sum, sqrt(mul(mag_square1, mag_square2)))
     zeros = zeros_like(cos)
     positive = scalar_minus(1, cos)
-    negative = clamp_min(sub_scalar(cos, margin), 0)
+    negative = clamp_min_(sub_scalar(cos, margin), 0)
     output = add(where(eq(target, 1), positive, zeros), where(eq(target, -1), negative, zeros))
     return apply_loss_reduction(output, reduction)
 
