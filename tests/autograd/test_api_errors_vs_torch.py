@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -68,6 +69,15 @@ def set_grad(value):
     return program
 
 
+def _retained_after_failed_backward(lib):
+    """The roots are checked before the inputs are told to retain their gradient."""
+    x = _leaf(lib)
+    y = x * 2
+    with contextlib.suppress(RuntimeError):
+        (lib.ones(2) * 2).sum().backward(inputs=[y])
+    return y.retains_grad
+
+
 def reduction_overloads(lib):
     """``sum()`` is the full reduction (SumBackward0); ``sum(dim=None)`` given is the dim overload (SumBackward1)."""
     x = _leaf(lib, 4).reshape(2, 2)
@@ -87,7 +97,16 @@ def sequence_numbers_after_backward(lib):
     return [t.grad_fn._sequence_nr() - after_one.grad_fn._sequence_nr() for t in (after_two, after_grad)]
 
 
+def _not_requiring_grad(lib):
+    return lib.ones(2) * 2
+
+
 PROGRAMS = {
+    "backward(inputs=) of a root without grad": lambda L: (L.ones(2) * 2).sum().backward(inputs=[_leaf(L)]),
+    "backward(inputs=) of a tensor without grad": lambda L: (_leaf(L) * 2).sum().backward(inputs=[L.ones(2)]),
+    "grad of a root without grad, for a tensor without grad": lambda L: L.autograd.grad(
+        _not_requiring_grad(L).sum(), [L.ones(2)]),
+    "backward(inputs=) leaves no retained grad on error": lambda L: _retained_after_failed_backward(L),
     "sum and mean overloads": reduction_overloads,
     "sum(keepdim=True) without dim": lambda L: _leaf(L).sum(keepdim=True),
     "sequence numbers after backward": sequence_numbers_after_backward,

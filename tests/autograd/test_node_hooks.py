@@ -25,7 +25,7 @@ import gc
 import weakref
 
 import pytest
-from _lib import assert_close, np, run_both, tg
+from _lib import assert_close, np, run_both, tg, torch
 
 
 def _data(shape, seed):
@@ -472,3 +472,20 @@ def test_multi_grad_hook_order_and_errors():
 
     ours, theirs = run_both(program)
     assert ours == theirs == ["a", "multi", "b"]
+
+
+def test_post_hook_of_a_node_whose_gradients_lead_nowhere_wanted_sees_none():
+    """``backward(inputs=[y])`` for a non-leaf ``y``: y's node runs (for its hooks) but computes no input
+    gradient, since nothing below it is wanted; its post hook sees None, as in torch (a custom Function's
+    backward, which returns every gradient, is shown them all)."""
+
+    def seen(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 3
+        got = []
+        y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: got.append(
+            [None if g is None else g.tolist() for g in grad_inputs]))
+        (y * 2).sum().backward(inputs=[y])
+        return got, y.grad.tolist(), x.grad
+
+    assert seen(tg) == seen(torch)

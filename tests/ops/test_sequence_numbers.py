@@ -63,3 +63,29 @@ def test_numbers_used_by_a_call_match_torch(call):
         return (x * 1).grad_fn._sequence_nr() - before - 1
 
     assert used(tg) == used(torch)
+
+
+def _gradient_roots(lib, op, index: int) -> list[int]:
+    """The order in which the backward formula made each input's gradient (``create_graph``): the rank of the
+    sequence number of each gradient's node."""
+    call = Call(lib, op, op.samples("float64")[index], requires_grad=True)
+    outs = [t for t in flatten_outputs(call.run(resolve(lib, op.name))) if t.requires_grad]
+    grads = lib.autograd.grad(outs, call.diff_inputs, [lib.ones_like(o) for o in outs], create_graph=True,
+                              allow_unused=True)
+    seqs = [g.grad_fn._sequence_nr() for g in grads if g is not None and g.grad_fn is not None]
+    return sorted(range(len(seqs)), key=seqs.__getitem__)
+
+
+GRADGRAD_CASES = [pytest.param(op, index, id=f"{op.id}-{index}") for op in op_db
+                  if op.differentiable and op.supports_gradgrad
+                  for index in range(min(3, len(op.samples("float64"))))]
+
+
+@pytest.mark.parametrize(("op", "index"), GRADGRAD_CASES)
+def test_gradients_are_made_in_torchs_order(op, index):
+    """PyTorch's generated backward computes its inputs' gradients last to first (``b``'s before ``a``'s for
+    ``a * b``): with ``create_graph`` that order is the sequence numbers of the gradients' nodes, which decide
+    the order of a double backward. (Inside one formula, PyTorch's C++ also evaluates the right operand of an
+    operator before the left, which tracegrad's Python formulas do not follow: the nodes within one gradient
+    may be numbered differently.)"""
+    assert _gradient_roots(tg, op, index) == _gradient_roots(torch, op, index)

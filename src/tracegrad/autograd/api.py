@@ -158,13 +158,6 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     grads = _make_grads(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
-    input_edges = None
-    if inputs is not None:
-        input_edges = []
-        for t in _as_tuple(inputs):
-            if isinstance(t, Tensor) and t._rg and t.grad_fn is not None:
-                t.retain_grad()  # backward(inputs=non_leaf) fills its .grad
-            input_edges.append(_input_edge(t, "backward"))
     if create_graph and inputs is None:
         from .._warnings import warn_once
 
@@ -173,7 +166,14 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
             "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
             "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
             "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=4)
-    roots = _root_edges(outputs)
+    roots = _root_edges(outputs)  # (PyTorch checks the roots first, then the inputs)
+    input_edges = None
+    if inputs is not None:
+        input_edges = []
+        for t in _as_tuple(inputs):
+            if isinstance(t, Tensor):
+                t.retain_grad()  # backward(inputs=non_leaf) fills its .grad; it refuses a tensor without grad
+            input_edges.append(_input_edge(t, "backward"))
     engine.execute(roots, grads, bool(retain_graph), bool(create_graph), input_edges, accumulate_grad=True)
 
 
@@ -195,14 +195,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     grads_t = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs_t)
     if len(grads_t) != len(outputs_t):
         raise RuntimeError(f"grad_outputs must be of length {len(outputs_t)}, got {len(grads_t)}")
-    input_edges = [_input_edge(t, "grad") for t in inputs_t]
     if is_grads_batched:
         return _batched_grad(outputs_t, inputs_t, grads_t, retain_graph, create_graph, allow_unused,
                              materialize_grads)
     grads = _make_grads(outputs_t, grads_t)
     if retain_graph is None:
         retain_graph = create_graph
-    roots = _root_edges(outputs_t)
+    roots = _root_edges(outputs_t)  # (PyTorch checks the roots first, then the inputs)
+    input_edges = [_input_edge(t, "grad") for t in inputs_t]
     captured = engine.execute(roots, grads, bool(retain_graph), bool(create_graph), input_edges,
                               accumulate_grad=False)
     result = []

@@ -12,7 +12,6 @@ outer one continues, as PyTorch's reentrant ordering requires.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 
 import numpy as np
@@ -22,11 +21,10 @@ from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..ops._util import sum_to_shape
-from . import array_chain
+from . import array_chain, ready_queue
 from .accumulate import AccumulateGrad, accumulate_into, runs_on_arrival
 from .node import GraphRoot, Node, collect_hook_fns
 
-_tiebreak = itertools.count()
 _task_ids = itertools.count()
 
 
@@ -82,10 +80,10 @@ def queue_callback(callback) -> None:
 def planned_execution_order(task: GraphTask) -> list:
     """Simulate the ready queue to list, in order, the nodes this backward will execute."""
     deps = compute_dependencies(task.graph_root)  # (the task's own counts are being used up by the run)
-    heap = [(0, 0, task.graph_root)]
+    heap = [task.graph_root]
     order = []
     while heap:
-        fn = heapq.heappop(heap)[2]
+        fn = ready_queue.pop(heap)
         if fn is not task.graph_root:
             if task.exec_info is not None and not _should_execute(task, fn):
                 continue
@@ -97,7 +95,7 @@ def planned_execution_order(task: GraphTask) -> list:
                 continue
             deps[nxt] -= 1
             if deps[nxt] == 0 and (task.exec_info is None or _should_execute(task, nxt)):
-                heapq.heappush(heap, _priority(nxt))
+                ready_queue.push(heap, nxt)
     return order
 
 
@@ -253,8 +251,8 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
     exec_info = task.exec_info
     keep_graph = task.keep_graph
     buffers: dict = {}
-    heap: list = []
-    pop, push, tiebreak = heapq.heappop, heapq.heappush, _tiebreak
+    heap: list = []  # ready nodes, in PyTorch's priority-queue order (ready_queue)
+    pop, push, ran_marker = ready_queue.pop, ready_queue.push, ready_queue.RAN
     running = _RUNNING
     state = STATE
     # ``fn``/``inputs`` is the node to run next. When a node makes exactly one successor ready and nothing
@@ -323,9 +321,14 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             meta = fn._in_meta
             if len(meta) != n_edges:
                 meta = None
-            ready = None  # the first node this one made ready; run directly if it is the only one
-            # Leaves' AccumulateGrad nodes may run on arrival (see below) until one of them has to be queued.
+            ready = ready_inputs = None  # the first node this one made ready; run directly if it is the only one
+            # The first leaf AccumulateGrad this node makes ready may run on arrival (see below): the queue would
+            # run it first of all. Later ones are queued, and PyTorch's queue breaks their tie in its own order.
             on_arrival = exec_info is None and not state.grad_enabled and not state.special
+            # Once one ran on arrival: the queue before it, ``ran_marker`` in its place, then what PyTorch would
+            # have queued since; if another AccumulateGrad must be queued, the queue is rebuilt from this as
+            # PyTorch's would be (the order of ties depends on everything pushed).
+            arrivals = None
             i = -1
             for nxt, nr in edges:
                 i += 1
@@ -344,8 +347,8 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                         grad = _fix_gradient(fn, i, grad, m)
                 if remaining == 0 and nxt.__class__ is AccumulateGrad:
                     if on_arrival and grad is not None and nxt not in buffers and runs_on_arrival(nxt):
-                        # The queue would run it next (AccumulateGrad first; those made ready by this node in
-                        # edge order): run it now, without a queue entry or an input buffer.
+                        # The queue would run it next (AccumulateGrad first, and of several made ready by this node
+                        # the first in edge order): run it now, without a queue entry or an input buffer.
                         if state.observed:
                             _emit_event("node_executed", node=nxt)
                         # References to ``grad`` as if it ran from the queue: ``outputs[i]`` stands for its input
@@ -358,13 +361,26 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                         accumulate_into(nxt.variable, grad)
                         outputs[i] = None
                         del grad
+                        on_arrival = False
+                        arrivals = heap[:]
+                        if ready is not None:
+                            arrivals.append(ready)
+                        arrivals.append(ran_marker)
                         continue
                     on_arrival = False  # queued: a later AccumulateGrad must not overtake it
+                    if arrivals is not None:
+                        _requeue(heap, arrivals)
+                        arrivals = None
+                        if ready is not None:  # (now in the queue, where PyTorch would have put it)
+                            buffers[ready] = ready_inputs
+                            ready = ready_inputs = None
                 if remaining == 0 and ready is None and not heap and nxt._n_out == 1 and nxt not in buffers:
                     # Its only gradient, and it may be the next node to run: keep it out of the buffers.
                     ready = nxt
                     ready_inputs = [grad]
                     del grad
+                    if arrivals is not None:
+                        arrivals.append(nxt)
                     continue
                 buf = buffers.get(nxt)
                 if buf is None:
@@ -374,15 +390,17 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                     buf[nr] = grad if prev is None else _accumulate(prev, grad)
                 del grad
                 if remaining == 0:
+                    if arrivals is not None:
+                        arrivals.append(nxt)
                     if ready is None and not heap:
                         ready = nxt
                         ready_inputs = buffers.pop(nxt)
                     else:
                         if ready is not None:
                             buffers[ready] = ready_inputs
-                            push(heap, (-ready._seq, next(tiebreak), ready))
+                            push(heap, ready)
                             ready = ready_inputs = None
-                        push(heap, (-nxt._seq, next(tiebreak), nxt))
+                        push(heap, nxt)
             del outputs
             if profiled is not None:
                 state.profiler.end_node(profiled)
@@ -397,8 +415,21 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             del inputs
         if not heap:
             break
-        fn = pop(heap)[2]
+        fn = pop(heap)
+        while fn is ran_marker:
+            if not heap:
+                return
+            fn = pop(heap)
         inputs = buffers.pop(fn)
+
+
+def _requeue(heap: list, pushed: list) -> None:
+    """Rebuild the queue as PyTorch's would be: ``pushed`` is the queue before a node's first AccumulateGrad ran on
+    arrival, followed by everything PyTorch would have queued since, in order."""
+    start = pushed.index(ready_queue.RAN)
+    heap[:] = pushed[:start]  # the queue as it was (with a node held back to run next, if one was)
+    for node in pushed[start:]:
+        ready_queue.push(heap, node)
 
 
 def _fix_gradient(fn: Node, i: int, grad: Tensor, meta: tuple) -> Tensor:
@@ -436,12 +467,6 @@ def _leaf_grad_dtype(nxt, dtype):
 
 def _should_execute(task: GraphTask, fn: Node) -> bool:
     return task.exec_info.get(fn, False) or fn in task.captures
-
-
-def _priority(fn: Node):
-    # heapq is a min-heap: reentrant depth is handled by nesting; AccumulateGrad has the largest
-    # sequence number, so "highest sequence number first" also puts it first.
-    return (-fn._seq, next(_tiebreak), fn)
 
 
 def _accumulate(a: Tensor, b: Tensor) -> Tensor:
@@ -514,6 +539,11 @@ def call_function(task: GraphTask, fn: Node, inputs: list, profiled: tuple | Non
         if fn.__class__ is not GraphRoot:
             outputs = validate_outputs(fn, outputs)
         if fn._post_hooks:
+            needs = fn._needs
+            if needs is not None and fn._masks_unneeded:
+                # A built-in formula computes only the gradients that lead somewhere wanted: a post hook sees
+                # the others undefined (a custom Function's backward returns them all, and its hooks see them)
+                outputs = [out if need else None for out, need in zip(outputs, needs)]
             # PyTorch hands its inputs to the node when it had no post hook yet: a post hook registered
             # while the node ran sees undefined grad_outputs.
             outputs = _call_post_hooks(fn, outputs, inputs if had_post_hooks else [None] * len(inputs))

@@ -83,6 +83,7 @@ class BackwardCFunction(FunctionCtx, Node):
     """The backward node of a custom Function, which is also its ``ctx``."""
 
     _forward_cls: type
+    _masks_unneeded = False  # the user's backward returns every gradient, wanted or not
     _tg_saved = None  # tuple of SavedTensor | None once forward saved something
     _tg_forward_saved = ()
     _tg_in_jvp = False

@@ -58,6 +58,7 @@ class Node:
     _array_rule = None
     _keeps_meta = False  # its array rule returns a gradient of its input's shape and dtype (raw_backward.KEEPS_META)
     _needs = None  # set by the engine when only some input gradients are wanted
+    _masks_unneeded = True  # a built-in formula leaves the unwanted ones undefined (not a custom Function)
     _metadata = None
 
     def __init__(self) -> None:

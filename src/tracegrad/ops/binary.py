@@ -443,8 +443,9 @@ def _hypot_kernel(a, b):
 def _hypot_vjp(ctx, g):
     x, y, r = ctx.saved_tensors
     need = ctx.needs_input_grad
-    # PyTorch: grad * self / result
-    return (_pw.div(mul(g, x), r) if need[0] else None, _pw.div(mul(g, y), r) if need[1] else None)
+    # PyTorch: grad * self / result (the inputs last to first, as its generated backward)
+    gy = _pw.div(mul(g, y), r) if need[1] else None
+    return (_pw.div(mul(g, x), r) if need[0] else None, gy)
 
 
 def _copysign_kernel(a, b):
@@ -479,16 +480,16 @@ def _logaddexp_vjp(ctx, g):
     # PyTorch: grad / (1 + exp(other - self)) for self, grad / (1 + exp(self - other)) for other
     x, y = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (_pw.div(g, _pw.add(exp(_pw.sub(y, x)), 1)) if need[0] else None,
-            _pw.div(g, _pw.add(exp(_pw.sub(x, y)), 1)) if need[1] else None)
+    gy = _pw.div(g, _pw.add(exp(_pw.sub(x, y)), 1)) if need[1] else None  # (inputs last to first)
+    return (_pw.div(g, _pw.add(exp(_pw.sub(y, x)), 1)) if need[0] else None, gy)
 
 
 def _logaddexp2_vjp(ctx, g):
     # PyTorch: grad / (1 + pow(2, other - self)) for self, grad / (1 + pow(2, self - other)) for other
     x, y = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (_pw.div(g, _pw.add(pow(2, _pw.sub(y, x)), 1)) if need[0] else None,
-            _pw.div(g, _pw.add(pow(2, _pw.sub(x, y)), 1)) if need[1] else None)
+    gy = _pw.div(g, _pw.add(pow(2, _pw.sub(x, y)), 1)) if need[1] else None  # (inputs last to first)
+    return (_pw.div(g, _pw.add(pow(2, _pw.sub(y, x)), 1)) if need[0] else None, gy)
 
 
 _logaddexp = defop("logaddexp(Tensor self, Tensor other) -> Tensor", _logaddexp_kernel("logaddexp", np.logaddexp),
@@ -845,11 +846,11 @@ def _pow_tensor_vjp(ctx, g):
     x, e, y = ctx.saved_tensors
     need = ctx.needs_input_grad
     gx = gexp = None
-    if need[0]:
-        gx = _where(eq(e, 0), 0.0, mul(g, mul(e, _pow_tt(x, _pw.sub(e, 1)))))
-    if need[1]:
+    if need[1]:  # (the inputs last to first, as PyTorch's generated backward)
         # d/de x^e = x^e log x, taken as 0 where x == 0 and e >= 0 (PyTorch's pow_backward_exponent)
         gexp = mul(g, _where(logical_and(eq(x, 0), ge(e, 0)), 0.0, mul(y, log(x))))
+    if need[0]:
+        gx = _where(eq(e, 0), 0.0, mul(g, mul(e, _pow_tt(x, _pw.sub(e, 1)))))
     return gx, gexp
 
 

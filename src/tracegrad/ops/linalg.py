@@ -181,7 +181,8 @@ def _bmm_kernel(a, b):
 def _bmm_vjp(ctx, g):
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (bmm(g, _mT(b)) if need[0] else None, bmm(_mT(a), g) if need[1] else None)
+    gb = bmm(_mT(a), g) if need[1] else None  # (inputs last to first, as PyTorch's generated backward)
+    return (bmm(g, _mT(b)) if need[0] else None, gb)
 
 
 bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, vjp=_bmm_vjp, saves=("self", "mat2"),
@@ -975,9 +976,11 @@ def _dist_vjp(ctx, g):
     a, b, result = ctx.saved_tensors
     (p,) = ctx.attrs
     need = ctx.needs_input_grad
+    # (other's first, as PyTorch's generated backward goes through the inputs last to first; each recomputes
+    # self - other, as PyTorch's formulas do)
+    gb = neg(norm_backward(g, sub(a, b), result, p, None, False)) if need[1] else None
     ga = norm_backward(g, sub(a, b), result, p, None, False) if need[0] else None
-    gb = norm_backward(g, sub(a, b), result, p, None, False) if need[1] else None  # (torch recomputes it)
-    return ga, (None if gb is None else neg(gb))
+    return ga, gb
 
 
 dist = defop("dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", _dist_kernel, vjp=_dist_vjp,

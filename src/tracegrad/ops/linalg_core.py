@@ -65,7 +65,8 @@ def _mm_vjp(ctx, g):
 
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (mm(g, t(b)) if need[0] else None, mm(t(a), g) if need[1] else None)
+    gb = mm(t(a), g) if need[1] else None  # (inputs last to first, as PyTorch's generated backward)
+    return (mm(g, t(b)) if need[0] else None, gb)
 
 
 # PyTorch's MmBackward0 keeps both operands' sizes, and the strides of each one whose gradient is computed.

@@ -149,14 +149,17 @@ def _mul_vjp(ctx, g):
     # to its real part by the engine.
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (g * _conj(_wrapped_number(b)) if need[0] else None, g * _conj(_wrapped_number(a)) if need[1] else None)
+    # (other's gradient first: PyTorch's generated backward computes its inputs' gradients last to first, which
+    # decides the sequence numbers, and so the order, of the nodes a double backward records)
+    gb = g * _conj(_wrapped_number(a)) if need[1] else None
+    return (g * _conj(_wrapped_number(b)) if need[0] else None, gb)
 
 
 def _div_vjp(ctx, g):
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    ga = g / _conj(_wrapped_number(b)) if need[0] else None
     gb = -g * _conj(a / b / b) if need[1] else None  # PyTorch's -grad * ((self / other) / other).conj()
+    ga = g / _conj(_wrapped_number(b)) if need[0] else None  # (last to first, as _mul_vjp)
     return ga, gb
 
 
