@@ -20,6 +20,12 @@ from _lib import tg, torch
 N_PROGRAMS = 1000
 _UNARY = ("sin", "exp", "tanh", "sigmoid", "neg", "cos")
 _BINARY = ("add", "mul", "sub")
+_STEP_WEIGHTS = {"unary": 0.12, "scale": 0.06, "binary": 0.13, "view": 0.06, "split": 0.05, "inplace": 0.05,
+                 "inplace_view": 0.05, "inplace_direct": 0.04, "function": 0.04, "detach": 0.03, "broadcast": 0.04,
+                 "where": 0.04, "stack": 0.04, "matmul": 0.04, "saved_hooks": 0.04, "no_grad": 0.02, "hook": 0.15}
+_HOOKS = ("tensor", "tensor_scale", "tensor_once", "tensor_adds_hook", "retain", "pre", "pre_scale", "post",
+          "post_scale", "post_accumulate")
+_MODES = ("backward", "backward_inputs", "grad", "backward_twice", "double_backward", "multi_root")
 
 
 def _program(seed: int) -> list[tuple]:
@@ -28,9 +34,7 @@ def _program(seed: int) -> list[tuple]:
     steps: list[tuple] = [("leaf", [float(v) for v in rng.uniform(-1, 1, 4)]) for _ in range(n_leaves)]
     count = n_leaves
     for _ in range(int(rng.integers(3, 12))):
-        kind = rng.choice(["unary", "scale", "binary", "view", "split", "inplace", "inplace_view", "inplace_direct",
-                           "function", "detach", "hook"],
-                          p=[0.15, 0.08, 0.17, 0.08, 0.07, 0.07, 0.07, 0.05, 0.05, 0.04, 0.17])
+        kind = rng.choice(list(_STEP_WEIGHTS), p=list(_STEP_WEIGHTS.values()))
         i, j = int(rng.integers(count)), int(rng.integers(count))
         if kind == "unary":
             steps.append(("unary", str(rng.choice(_UNARY)), i))
@@ -49,16 +53,17 @@ def _program(seed: int) -> list[tuple]:
         elif kind == "inplace_direct":  # may hit a leaf, or a value saved for backward: then both must raise
             steps.append(("inplace_direct", i, float(np.round(rng.uniform(0.5, 2), 2))))
             continue
-        elif kind in ("function", "detach"):
+        elif kind in ("function", "detach", "broadcast", "no_grad"):
             steps.append((kind, i))
+        elif kind in ("where", "stack", "matmul", "saved_hooks"):
+            steps.append((kind, i, j))
         else:
-            hook = str(rng.choice(["tensor", "tensor_scale", "retain", "pre", "post", "post_accumulate"]))
-            steps.append(("hook", hook, i))
+            steps.append(("hook", str(rng.choice(_HOOKS)), i))
             continue
         count += 1
     roots = sorted({int(r) for r in rng.integers(n_leaves, count, int(rng.integers(1, 3)))}) if count > n_leaves \
         else [0]
-    mode = str(rng.choice(["backward", "backward_inputs", "grad", "backward_twice", "double_backward"]))
+    mode = str(rng.choice(_MODES))
     targets = sorted({int(t) for t in rng.integers(0, count, int(rng.integers(1, 3)))})
     steps.append(("run", mode, roots, targets))
     return steps
@@ -118,9 +123,33 @@ def _run(lib, steps: list[tuple]) -> list:
             tensors.append(_cube(lib).apply(tensors[step[1]]))
         elif kind == "detach":
             tensors.append(tensors[step[1]].detach() * 2)
+        elif kind == "broadcast":  # a gradient reduced back from a broadcast
+            t = tensors[step[1]]
+            tensors.append(t * t.mean() + t.sum())
+        elif kind == "no_grad":
+            with lib.no_grad():
+                tensors.append(tensors[step[1]] * 2)
+        elif kind == "where":
+            tensors.append(lib.where(tensors[step[1]] > 0, tensors[step[1]], tensors[step[2]]))
+        elif kind == "stack":
+            tensors.append(lib.stack([tensors[step[1]], tensors[step[2]] * 2]).sum(0))
+        elif kind == "matmul":
+            tensors.append((tensors[step[1]].view(2, 2) @ tensors[step[2]].view(2, 2)).reshape(4))
+        elif kind == "saved_hooks":  # pack when saved, unpack when backward reads it
+            def pack(x, k=k):
+                log.append((f"pack#{k}", summary(x)))
+                return x
+
+            def unpack(x, k=k):
+                log.append((f"unpack#{k}", summary(x)))
+                return x
+
+            with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+                tensors.append(tensors[step[1]] * tensors[step[2]])
         elif kind == "hook":
             try:
-                _attach(lib, step[1], tensors[step[2]], f"{step[1]}@{step[2]}#{k}", tensor_hook, log, summary)
+                _attach(lib, step[1], tensors[step[2]], f"{step[1]}@{step[2]}#{k}", tensor_hook, log, summary,
+                        leaves)
             except RuntimeError as exc:  # a hook on a tensor that does not require grad
                 log.append(("error", str(exc).split("\n")[0]))
         elif kind == "run":
@@ -136,6 +165,10 @@ def _run(lib, steps: list[tuple]) -> list:
                     loss.backward(retain_graph=True)
                     log.append(("second backward", None))
                     loss.backward()
+                elif mode == "multi_root":  # several roots, each with its own starting gradient
+                    outs = [tensors[r] for r in roots]
+                    lib.autograd.backward(outs, [lib.full((4,), float(n + 1), dtype=lib.float64)
+                                                 for n in range(len(outs))])
                 elif mode == "double_backward":  # hooks of the first graph fire again in the gradient's backward
                     grads = lib.autograd.grad(loss, leaves, create_graph=True, allow_unused=True)
                     log.append(("grad", [summary(g) for g in grads]))
@@ -174,18 +207,42 @@ def _cube(lib):
 _CUBES: dict = {}
 
 
-def _attach(lib, kind: str, t, name: str, tensor_hook, log: list, summary) -> None:
+def _attach(lib, kind: str, t, name: str, tensor_hook, log: list, summary, leaves: list) -> None:
     if kind in ("tensor", "tensor_scale"):
         t.register_hook(tensor_hook(name, 1.5 if kind == "tensor_scale" else None))
+    elif kind == "tensor_once":  # removes itself when it first fires
+        handle = None
+
+        def once(grad):
+            log.append((name, summary(grad)))
+            handle.remove()
+
+        handle = t.register_hook(once)
+    elif kind == "tensor_adds_hook":  # registers a hook on the first leaf while backward runs
+        def adds(grad):
+            log.append((name, summary(grad)))
+            leaves[0].register_hook(lambda g: log.append((name + " (added)", summary(g))))
+
+        t.register_hook(adds)
     elif kind == "retain":
         t.retain_grad()
-    elif kind in ("pre", "post"):
+    elif kind in ("pre", "pre_scale", "post", "post_scale"):
         if t.grad_fn is None:
             return
-        if kind == "pre":
-            t.grad_fn.register_prehook(lambda grads, name=name: log.append((name, [summary(g) for g in grads])))
+        scale = kind.endswith("_scale")
+
+        def pre(grads):
+            log.append((name, [summary(g) for g in grads]))
+            return tuple(None if g is None else g * 2 for g in grads) if scale else None
+
+        def post(grad_inputs, grad_outputs):
+            log.append((name, [summary(g) for g in grad_inputs]))
+            return tuple(None if g is None else g * 0.5 for g in grad_inputs) if scale else None
+
+        if kind.startswith("pre"):
+            t.grad_fn.register_prehook(pre)
         else:
-            t.grad_fn.register_hook(lambda gin, gout, name=name: log.append((name, [summary(g) for g in gin])))
+            t.grad_fn.register_hook(post)
     elif t.grad_fn is None:  # post_accumulate, on leaves only
         t.register_post_accumulate_grad_hook(lambda leaf, name=name: log.append((name, summary(leaf.grad))))
 
@@ -206,7 +263,6 @@ def test_programs_exercise_every_kind_of_step():
                 hooks.add(step[1])
             if step[0] == "run":
                 modes.add(step[1])
-    assert kinds == {"leaf", "unary", "scale", "binary", "view", "split", "inplace", "inplace_view", "inplace_direct",
-                     "function", "detach", "hook", "run"}
-    assert hooks == {"tensor", "tensor_scale", "retain", "pre", "post", "post_accumulate"}
-    assert modes == {"backward", "backward_inputs", "grad", "backward_twice", "double_backward"}
+    assert kinds == set(_STEP_WEIGHTS) | {"leaf", "run"}
+    assert hooks == set(_HOOKS)
+    assert modes == set(_MODES)

@@ -213,7 +213,10 @@ def _div_mode_vjp(ctx, g):
     (mode,) = ctx.attrs
     if mode is None:
         return _pw._div_vjp(ctx, g)
-    return _zero_grads(ctx, g)  # piecewise constant: zero, even where g is NaN (PyTorch's zeros_like)
+    # PyTorch's DivBackward2 reads its saved values back whatever the mode (unpack hooks see that); the gradient is
+    # piecewise constant: zero, even where g is NaN (PyTorch's zeros_like)
+    _ = ctx.saved_tensors
+    return _zero_grads(ctx, g)
 
 
 def _div_mode_jvp(args, outs, tangents):

@@ -41,23 +41,24 @@ def _own_code(fn):
 
 
 def _save_plan(op) -> tuple:
-    """(is_output, index, condition index or -1) per saved value."""
-    return tuple((kind == "out", idx, cond) for (kind, idx), cond in zip(op.save_spec, op.save_conditions))
+    """(is_output, index, condition index or -1, slot) per saved value, in the order PyTorch saves them
+    (``OpDef.pack_order``); ``slot`` is its place in the node's saved values."""
+    order = op.pack_order or range(len(op.save_spec))
+    return tuple((op.save_spec[k][0] == "out", op.save_spec[k][1], op.save_conditions[k], k) for k in order)
 
 
 def _saved_values(plan: tuple, full: tuple, out: Tensor) -> tuple:
-    saved = []
-    for is_out, idx, cond in plan:
+    saved = [None] * len(plan)
+    for is_out, idx, cond, slot in plan:
         if cond >= 0:
             c = full[cond]
             if c.__class__ is not Tensor or not c._rg:
-                saved.append(None)
                 continue
         if is_out:
-            saved.append(_make_saved(out, True))
+            saved[slot] = _make_saved(out, True)
         else:
             v = full[idx]
-            saved.append(_make_saved(v) if isinstance(v, Tensor) else v)
+            saved[slot] = _make_saved(v) if isinstance(v, Tensor) else v
     return tuple(saved)
 
 
@@ -87,8 +88,8 @@ def unary(op):
 
         return call_general
     # What the node keeps, decided once: the input (sin), the output (exp), nothing, or the general plan.
-    saves_input = plan == ((False, 0, -1),)
-    saves_output = plan == ((True, 0, -1),)
+    saves_input = plan == ((False, 0, -1, 0),)
+    saves_output = plan == ((True, 0, -1, 0),)
     state = STATE
 
     def call(self, *args, **kwargs):
@@ -156,7 +157,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
     scalar_other = op.diff_idx == (0,)
     guarded = scalar_other or matrices is not None  # (one test on the hot path for both)
     numbers = matrices is None  # may ``b`` be a Python number?
-    cross_saves = plan == ((False, 0, 1), (False, 1, 0))
+    cross_saves = plan == ((False, 1, 0, 1), (False, 0, 1, 0))  # (saved second first: see pack_order)
     # attrs that name the operands themselves (pow's ``exponent``) are read per call
     attr_idx = tuple(i for i in op.attr_idx if isinstance(i, int))
     attrs_from_operands = any(i < 2 for i in attr_idx)
@@ -238,9 +239,10 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             out._gfn = node
             out._rg = True
             if cross_saves:
-                # mul/matmul: each operand is kept only if the other one needs a gradient
-                node._saved = (_save_input(a) if brg else None,
-                               (_save_input(b) if bc is Tensor else b) if arg else None)
+                # mul/matmul: each operand is kept only if the other one needs a gradient (the second first,
+                # as PyTorch saves a node's inputs sorted by name: ``other`` before ``self``)
+                sb = (_save_input(b) if bc is Tensor else b) if arg else None
+                node._saved = (_save_input(a) if brg else None, sb)
             elif plan:
                 node._saved = _saved_values(plan, (a, b) + trailing, out)
             else:

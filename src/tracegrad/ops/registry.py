@@ -70,11 +70,21 @@ class OpNode(Node):
         if len(saved) == 1:  # the common cases, without building a list
             s = saved[0]
             return (s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self),)
+        order = self._unpack_order  # PyTorch's order (see OpDef.pack_order), which unpack hooks see
         if len(saved) == 2:
             s, t = saved
+            if order is not None:
+                tu = t.unpack(self) if t.__class__ is SavedTensor else _unpack(t, self)
+                return (s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self), tu)
             return (s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self),
                     t.unpack(self) if t.__class__ is SavedTensor else _unpack(t, self))
-        return tuple([s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self) for s in saved])
+        if order is None:
+            return tuple([s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self) for s in saved])
+        values = [None] * len(saved)
+        for k in order:
+            s = saved[k]
+            values[k] = s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self)
+        return tuple(values)
 
     @property
     def attrs(self) -> tuple:
@@ -327,6 +337,12 @@ class OpDef:
         # How PyTorch names each saved value (``_saved_<name>``); ``hidden`` attrs/saves have no getter (an
         # internal value PyTorch's node lacks); ``meta`` names sizes PyTorch keeps, derived on demand.
         self.saved_attr_names = tuple(_saved_attr_name(self, s) for s in saves)
+        # PyTorch's generated code saves (packs) and reads back (unpacks) a node's values inputs first, each
+        # group sorted by name (``other`` before ``self``), whatever order its formulas use: the order
+        # saved_tensors_hooks see. None when that is the declaration order.
+        order = tuple(sorted(range(len(saves)), key=lambda k: (self.save_spec[k][0] == "out",
+                                                                self.saved_attr_names[k])))
+        self.pack_order = order if order != tuple(range(len(saves))) else None
         self.hidden = tuple(hidden)
         # outputs PyTorch declares non-differentiable (native_layer_norm's mean and rstd): never require grad
         self.nondiff_outputs = frozenset(nondiff_outputs)
@@ -339,6 +355,7 @@ class OpDef:
         self.returns_tensor = tuple(r.type.startswith("Tensor") for r in self.schema.returns)
         cls_name = node_name or _node_name(self.name)
         self.node_class = type(cls_name, (OpNode,), {"__slots__": (), "_name": cls_name, "_op": self,
+                                                     "_unpack_order": self.pack_order,
                                                      **_saved_properties(self)})
         self.node_class.__module__ = "tracegrad.autograd.generated"
         key = self.schema.full_name
@@ -499,9 +516,12 @@ class OpDef:
             else:
                 _views.rebase_history(target, node)
             if self.save_spec:
-                node._saved = tuple(
-                    _save_inplace(args, target, original, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
-                    for (kind, idx), cond in zip(self.save_spec, self.save_conditions))
+                saved = [None] * len(self.save_spec)
+                for k in self.pack_order or range(len(saved)):
+                    (kind, idx), cond = self.save_spec[k], self.save_conditions[k]
+                    if cond < 0 or _needs_grad(args[cond]):
+                        saved[k] = _save_inplace(args, target, original, kind, idx)
+                node._saved = tuple(saved)
             if STATE.special and STATE.anomaly:
                 from ..autograd import anomaly_mode
 
@@ -556,8 +576,16 @@ class OpDef:
             node._n_out = n
         node._out_meta = tuple([(o._data.shape, o._data.dtype) for o in outs])
         if self.save_spec:
-            node._saved = tuple([_save(args, outs, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
-                                 for (kind, idx), cond in zip(self.save_spec, self.save_conditions)])
+            if self.pack_order is None:
+                node._saved = tuple([_save(args, outs, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
+                                     for (kind, idx), cond in zip(self.save_spec, self.save_conditions)])
+            else:
+                saved = [None] * len(self.save_spec)
+                for k in self.pack_order:
+                    (kind, idx), cond = self.save_spec[k], self.save_conditions[k]
+                    if cond < 0 or _needs_grad(args[cond]):
+                        saved[k] = _save(args, outs, kind, idx)
+                node._saved = tuple(saved)
         if STATE.special and STATE.anomaly:
             from ..autograd import anomaly_mode
 
