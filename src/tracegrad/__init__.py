@@ -36,6 +36,7 @@ from ._factories import default_generator as default_generator
 from ._state import STATE as _STATE
 from ._tensor import Tensor
 from ._tensor_str import set_printoptions
+from ._type_info import finfo, iinfo  # noqa: F401
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled

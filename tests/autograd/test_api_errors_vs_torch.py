@@ -101,7 +101,20 @@ def _not_requiring_grad(lib):
     return lib.ones(2) * 2
 
 
+def _type_info(info) -> tuple:
+    return repr(info), tuple((k, getattr(info, k)) for k in ("bits", "eps", "max", "min", "tiny", "smallest_normal",
+                                                             "resolution", "dtype") if hasattr(info, k))
+
+
 PROGRAMS = {
+    "finfo default": lambda L: _type_info(L.finfo()),
+    "finfo float16": lambda L: _type_info(L.finfo(L.float16)),
+    "finfo float64": lambda L: _type_info(L.finfo(L.float64)),
+    "finfo complex64": lambda L: _type_info(L.finfo(L.complex64)),
+    "iinfo int64": lambda L: _type_info(L.iinfo(L.int64)),
+    "iinfo uint8": lambda L: _type_info(L.iinfo(L.uint8)),
+    "finfo of an integer dtype": lambda L: L.finfo(L.int32),
+    "iinfo of a float dtype": lambda L: L.iinfo(L.float32),
     "backward(inputs=) of a root without grad": lambda L: (L.ones(2) * 2).sum().backward(inputs=[_leaf(L)]),
     "backward(inputs=) of a tensor without grad": lambda L: (_leaf(L) * 2).sum().backward(inputs=[L.ones(2)]),
     "grad of a root without grad, for a tensor without grad": lambda L: L.autograd.grad(

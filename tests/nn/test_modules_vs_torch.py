@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import recorded_graph, tg, torch
 
 
 def mod(name, *args, **kwargs):
@@ -224,3 +224,51 @@ def test_cdist_has_no_forward_mode(rows):
         return str(info.value)
 
     assert message(tg) == message(torch)
+
+
+def _grads(build, *shapes):
+    """A module's output, and the gradients of its inputs and parameters for a fixed weighting of the output."""
+
+    def case(lib):
+        module = build(lib)
+        inputs = [X(lib, *s).double().requires_grad_() for s in shapes]
+        module = module.double()
+        out = module(*inputs)
+        (out * lib.linspace(-1, 1, out.numel(), dtype=lib.float64).reshape(out.shape)).sum().backward()
+        return [out] + [t.grad for t in inputs] + [p.grad for p in module.parameters()]
+
+    return case
+
+
+LATE_CASES = {
+    "RMSNorm": _grads(mod("RMSNorm", [2, 3]), (4, 2, 3)),
+    "RMSNorm eps": _grads(mod("RMSNorm", 3, eps=1e-2), (2, 3)),
+    "RMSNorm no affine": _grads(mod("RMSNorm", 3, elementwise_affine=False), (2, 3)),
+    "RMSNorm repr": lambda L: repr(L.nn.RMSNorm([2, 3], elementwise_affine=False)),
+    "rms_norm half": lambda L: L.nn.functional.rms_norm(X(L, 2, 3).half(), (3,)),
+    "rms_norm wrong shape": lambda L: L.nn.functional.rms_norm(X(L, 2, 3), (4,)),
+    "rms_norm wrong weight": lambda L: L.nn.functional.rms_norm(X(L, 2, 3), (3,), L.ones(4)),
+    "rms_norm graph": lambda L: recorded_graph([L.nn.functional.rms_norm(X(L, 2, 3).requires_grad_(), (3,),
+                                                                         L.ones(3, requires_grad=True))]),
+    "CosineSimilarity": _grads(mod("CosineSimilarity", dim=0, eps=1e-6), (3, 4), (3, 4)),
+    "PairwiseDistance": _grads(mod("PairwiseDistance", p=1.0, keepdim=True), (3, 4), (3, 4)),
+    "Fold": _grads(mod("Fold", (3, 3), 2), (1, 4, 4)),
+    "Unfold": _grads(mod("Unfold", 2, padding=1), (1, 2, 3, 3)),
+    "Unfold repr": lambda L: repr(L.nn.Unfold((2, 3), stride=2)),
+    "Softmax2d": _grads(mod("Softmax2d"), (2, 3, 2, 2)),
+    "Softmax2d 2d input": lambda L: L.nn.Softmax2d()(X(L, 2, 3)),
+    "UpsamplingNearest2d": _grads(mod("UpsamplingNearest2d", scale_factor=2), (1, 1, 2, 3)),
+    "UpsamplingBilinear2d": _grads(mod("UpsamplingBilinear2d", size=(3, 4)), (1, 2, 2, 3)),
+    "UpsamplingBilinear2d repr": lambda L: repr(L.nn.UpsamplingBilinear2d(scale_factor=2)),
+    "upsample_nearest": lambda L: L.nn.functional.upsample_nearest(X(L, 1, 1, 2, 2), scale_factor=2),
+    "upsample_bilinear": lambda L: L.nn.functional.upsample_bilinear(X(L, 1, 1, 2, 2), size=3),
+    "ZeroPad1d": _grads(mod("ZeroPad1d", (1, 2)), (2, 3)),
+    "ZeroPad1d repr": lambda L: repr(L.nn.ZeroPad1d(2)),
+}
+
+
+@pytest.mark.parametrize("name", LATE_CASES)
+def test_later_modules_same_as_torch(name):
+    (ours, our_warnings), (theirs, their_warnings) = _outcome(LATE_CASES[name], tg), _outcome(LATE_CASES[name], torch)
+    _assert_same(_plain(ours), _plain(theirs))
+    assert our_warnings == their_warnings

@@ -574,6 +574,29 @@ def layer_norm(
     return _norm.layer_norm(input, shape, weight, bias, eps)
 
 
+def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """``input / sqrt(mean(input², over the last dims) + eps) * weight``, composed as PyTorch's rms_norm (pow,
+    mean, an in-place add of eps, rsqrt, mul, mul), computed in float32 for half inputs. ``eps`` None: the
+    dtype's machine epsilon."""
+    from .. import finfo, float32
+    from ..ops.scalar_overloads import add_scalar_
+
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    sizes = tuple(input.shape)
+    if sizes[len(sizes) - len(shape):] != shape or len(shape) > len(sizes):
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*{', '.join(str(s) for s in shape)}], but got input of size{list(sizes)}")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                           f"{list(weight.shape)} and normalized_shape = {list(shape)}")
+    dims = [len(sizes) - 1 - i for i in range(len(shape))]  # (innermost first, as PyTorch lists them)
+    x = input.to(float32) if input.dtype.itemsize < 4 and input.is_floating_point() else input
+    eps_value = finfo(input.dtype).eps if eps is None else eps
+    inverse_rms = add_scalar_(x.pow(2).mean(dims, keepdim=True), eps_value).rsqrt()  # (C++'s add_: AddBackward1)
+    result = (x * inverse_rms).type_as(input)
+    return result * weight if weight is not None else result
+
+
 def group_norm(
     input: Tensor,
     num_groups: int,
@@ -882,3 +905,15 @@ def upsample(
         "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2
     )
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -60,6 +60,16 @@ mul_scalar_ = defop("mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", 
                     vjp=_mul_scalar_vjp, jvp=_mul_scalar_jvp, attrs=("other",), node_name="MulBackward1")
 
 
+def _add_scalar_inplace(a, other, alpha=1):
+    write_into(a, add.kernel(a, other, alpha))
+    return a
+
+
+# C++'s ``t.add_(eps)`` (rms_norm adds its epsilon this way): AddBackward1.
+add_scalar_ = defop("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", _add_scalar_inplace,
+                    vjp=lambda ctx, g: g, jvp=lambda args, outs, tangents: tangents[0], node_name="AddBackward1")
+
+
 def scalar_minus(number, t):
     """C++'s ``number - t`` in PyTorch's formulas: a tensor filled with the number, minus ``t`` in place
     (SubBackward0, without an edge for the filled tensor; not rsub)."""

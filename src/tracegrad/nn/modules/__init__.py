@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
-from . import activation, container, conv, dropout, flatten, linear, loss, normalization, pixelshuffle, pooling, sparse
+from . import (
+    activation,
+    container,
+    conv,
+    distance,
+    dropout,
+    flatten,
+    fold,
+    linear,
+    loss,
+    normalization,
+    pixelshuffle,
+    pooling,
+    sparse,
+)
 from .activation import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
+from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
+from .fold import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import Module
@@ -24,6 +40,8 @@ __all__ = [
     *dropout.__all__,
     *sparse.__all__,
     *flatten.__all__,
+    *fold.__all__,
+    *distance.__all__,
     *container.__all__,
     *activation.__all__,
     *loss.__all__,

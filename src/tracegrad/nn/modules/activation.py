@@ -29,6 +29,7 @@ __all__ = [
     "Softmax",
     "LogSoftmax",
     "Softmin",
+    "Softmax2d",
     "Threshold",
     "LogSigmoid",
     "Softsign",
@@ -258,6 +259,15 @@ class LogSoftmax(_DimActivation):
 
 class Softmin(_DimActivation):
     _fn = staticmethod(F.softmin)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of each location of a (C, H, W) or (N, C, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)
 
 
 class GLU(Module):

@@ -20,6 +20,7 @@ __all__ = [
     "InstanceNorm2d",
     "LayerNorm",
     "GroupNorm",
+    "RMSNorm",
 ]
 
 
@@ -41,6 +42,15 @@ def _reset_affine(module: Module, affine: bool) -> None:
         init.ones_(module.weight)
         if module.bias is not None:
             init.zeros_(module.bias)
+
+
+def _init_shape_norm(module: Module, normalized_shape, eps, elementwise_affine: bool, dtype, bias: bool) -> None:
+    """LayerNorm's and RMSNorm's attributes and parameters, over the last dims of ``normalized_shape``."""
+    module.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    module.eps = eps
+    module.elementwise_affine = elementwise_affine
+    _register_affine(module, elementwise_affine, module.normalized_shape, dtype, bias)
+    module.reset_parameters()
 
 
 class _NormBase(Module):
@@ -227,13 +237,7 @@ class LayerNorm(Module):
         dtype=None,
     ) -> None:
         super().__init__()
-        if isinstance(normalized_shape, int):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        _register_affine(self, elementwise_affine, self.normalized_shape, dtype, bias)
-        self.reset_parameters()
+        _init_shape_norm(self, normalized_shape, eps, elementwise_affine, dtype, bias)
 
     def reset_parameters(self) -> None:
         _reset_affine(self, self.elementwise_affine)
@@ -246,6 +250,26 @@ class LayerNorm(Module):
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
             f"bias={self.bias is not None}"
         )
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the last ``len(normalized_shape)`` dimensions, times ``weight``."""
+
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        _init_shape_norm(self, normalized_shape, eps, elementwise_affine, dtype, bias=False)
+        del self._parameters["bias"]  # (RMSNorm has no bias at all)
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
 class GroupNorm(Module):

@@ -16,6 +16,9 @@ __all__ = [
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
+    "ZeroPad1d",
     "ZeroPad2d",
     "ConstantPad1d",
     "ConstantPad2d",
@@ -207,6 +210,20 @@ class Upsample(Module):
         return info + f", mode={self.mode!r}"
 
 
+class UpsamplingNearest2d(Upsample):
+    """``Upsample(mode="nearest")`` of 4-D inputs (kept for old code, as in PyTorch)."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """``Upsample(mode="bilinear", align_corners=True)`` (kept for old code, as in PyTorch)."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
 class _PadNd(Module):
     _mode = "constant"
     _nd = 1
@@ -234,6 +251,14 @@ class ConstantPad1d(_PadNd):
 
 class ConstantPad2d(_PadNd):
     _nd = 2
+
+
+class ZeroPad1d(ConstantPad1d):
+    def __init__(self, padding) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
 
 
 class ZeroPad2d(ConstantPad2d):
