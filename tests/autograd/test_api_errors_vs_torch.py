@@ -207,3 +207,21 @@ def test_linspace_values_are_torchs_to_the_bit(dtype):
         ours = tg.linspace(start, end, steps, dtype=getattr(tg, dtype)).numpy()
         theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_floating_point_events_are_silent_as_in_torch():
+    """1 / 0, log(0), sqrt(-1) give inf and NaN without a warning in torch; NumPy would warn from inside tracegrad.
+    Checked in a fresh interpreter with the default warning filters (a test runner's own filters would show what a
+    user does not see); the user's own NumPy calls still warn."""
+    import subprocess
+    import sys
+
+    program = ("import {lib} as L\nx = L.tensor([1.0, 0.0, -1.0])\nx / 0; x.log(); L.sqrt(x); x.pow(-1); "
+               "(x * 0).acos(); L.tensor([1e308], dtype=L.float64) * 10\n")
+    for lib in ("tracegrad", "torch"):
+        result = subprocess.run([sys.executable, "-c", program.format(lib=lib)], capture_output=True, text=True,
+                                check=True)
+        assert "Warning" not in result.stderr, (lib, result.stderr)
+    own = subprocess.run([sys.executable, "-c", "import tracegrad, numpy\nnumpy.log(numpy.zeros(1))"],
+                         capture_output=True, text=True, check=True)
+    assert "RuntimeWarning: divide by zero" in own.stderr

@@ -126,7 +126,24 @@ def _drop_tangents(level: int) -> None:
 
 def get_tangent(t: Tensor, level: int) -> Tensor | None:
     grads = t._fw_grads
-    return grads.get(level) if grads else None
+    tangent = grads.get(level) if grads else None
+    if tangent is None and t._base is not None:
+        # As in PyTorch, a view's tangent is the same view of its base's tangent (the base may have gained one
+        # after the view was made, e.g. by an in-place operation on another view)
+        base_grads = t._base._fw_grads
+        base_tangent = base_grads.get(level) if base_grads else None
+        if base_tangent is not None and t._view_replay:
+            tangent = _view_of(base_tangent, t)
+            set_tangent(t, tangent, level)
+    return tangent
+
+
+def _view_of(base_tangent: Tensor, view: Tensor) -> Tensor:
+    from .grad_mode import no_grad
+    from .views import replay_views
+
+    with fw_disabled(), no_grad():
+        return replay_views(base_tangent, view._view_replay)
 
 
 def set_tangent(t: Tensor, tangent: Tensor | None, level: int) -> None:
@@ -337,6 +354,14 @@ def eager_with_tangents(op, args: tuple):
             continue
         if op.is_inplace:
             old = get_tangent(o, level)
+            if old is None and o._base is not None and o._view_replay:
+                # the first tangent of a view: its base gets a zero tangent, of which the view's is a view
+                from ..ops.creation import zeros_like
+
+                with fw_disabled():
+                    base_tangent = zeros_like(o._base)
+                set_tangent(o._base, base_tangent, level)
+                old = get_tangent(o, level)
             if old is not None and old._data.shape == t._data.shape:
                 _copy_into(old, t)
                 _attach_to_saved(o, level, old)

@@ -502,8 +502,22 @@ _logaddexp2 = defop("logaddexp2(Tensor self, Tensor other) -> Tensor",
 logaddexp, _logaddexp_method = _tensor_only(_logaddexp, "logaddexp")
 logaddexp2, _logaddexp2_method = _tensor_only(_logaddexp2, "logaddexp2")
 
+def _atan2_jvp(args, outs, tangents):
+    """PyTorch's forward formula, unmasked (0 / 0 at self = other = 0 is NaN there, unlike the backward's):
+    (other * self_t - self * other_t) / (self² + other²)."""
+    x, y = args[0], args[1]
+    tx, ty = tangents
+    numerator = None
+    if ty is not None:
+        numerator = _pw.neg(mul(x, ty))
+    if tx is not None:
+        term = mul(y, tx)
+        numerator = term if numerator is None else add(numerator, term)
+    return _pw.div(numerator, add(mul(x, x), mul(y, y)))
+
+
 _atan2, atan2_ = _pair("atan2(Tensor self, Tensor other) -> Tensor", _atan2_kernel, vjp=_atan2_vjp,
-                       saves=_saves2, fast="binary")
+                       saves=_saves2, fast="binary", jvp=_atan2_jvp)
 _hypot, hypot_ = _pair("hypot(Tensor self, Tensor other) -> Tensor", _hypot_kernel, vjp=_hypot_vjp,
                        saves=("self", "other", "result"), fast="binary")
 atan2, _atan2_method = _tensor_only(_atan2, "atan2")

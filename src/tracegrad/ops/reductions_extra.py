@@ -742,6 +742,27 @@ def _mean_part(g_mean: Tensor, shape: tuple, dim, keepdim: bool) -> Tensor:
     return div(_expand_grad(g_mean, shape, dim, keepdim), builtins.max(_count(shape, dim), 1))
 
 
+def _std_jvp(args, outs, tangents):
+    """PyTorch's std tangent: var's, ``sum(t * (x - mean)) * 2 / dof``, over ``2 * std``, 0 where std is 0 (a
+    constant input: without the mask, 0 / 0)."""
+    from .pointwise import div, eq, mul, sub
+
+    x, dim, correction, keepdim = args
+    (t,) = tangents
+    if t is None:
+        return None
+    shape = tuple(x.shape)
+    corr = 1 if correction is None else correction
+    full = not shape or _dims_arg(dim, len(shape)) is None
+    dof = (math.prod(shape) if full else _count(shape, dim)) - corr
+    centered = sub(x, mean(x) if full else mean(x, dim, True))
+    product = mul(t, centered)
+    var_t = mul(product.sum() if full and not keepdim else sum(product, dim, keepdim),
+                2.0 / dof if dof > 0 else math.inf)
+    std = outs[0]
+    return zero_fill(eq(std, 0), div(var_t, mul(std, 2.0)))
+
+
 def _var_mean_vjp(ctx, g_var, g_mean):
     from .pointwise import add
 
@@ -765,7 +786,7 @@ _VAR_ARGS = "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool ke
 _var = defop(f"var.correction{_VAR_ARGS} -> Tensor", _var_kernel, vjp=_var_vjp, saves=("self",),
              attrs=("dim", "correction", "keepdim"))
 _std = defop(f"std.correction{_VAR_ARGS} -> Tensor", _std_kernel, vjp=_std_vjp, saves=("self", "result"),
-             attrs=("dim", "correction", "keepdim"))
+             attrs=("dim", "correction", "keepdim"), jvp=_std_jvp)
 _var_mean = defop(f"var_mean.correction{_VAR_ARGS} -> (Tensor, Tensor)", _var_mean_kernel, vjp=_var_mean_vjp,
                   saves=("self",), attrs=("dim", "correction", "keepdim"))
 _std_mean = defop(f"std_mean.correction{_VAR_ARGS} -> (Tensor, Tensor)", _std_mean_kernel, vjp=_std_mean_vjp,
