@@ -8,6 +8,7 @@ PyTorch. Advanced indices (integer/boolean tensors, lists) become ``index`` / ``
 from __future__ import annotations
 
 import builtins
+import re
 
 import numpy as np
 
@@ -54,7 +55,13 @@ def _index_error_message(a, key, exc) -> str:
             if k.shape != expect:
                 return (f"The shape of the mask {list(k.shape)} at index {d} does not match the shape of the indexed "
                         f"tensor {list(a.shape)} at index {d}")
-    return str(exc)
+    message = str(exc)
+    if message.startswith("shape mismatch: indexing arrays could not be broadcast together with shapes "):
+        # NumPy lists the shapes as tuples; PyTorch as lists, and says tensors
+        shapes = re.findall(r"\(([^)]*)\)", message.partition("shapes ")[2])
+        listed = ", ".join("[" + ", ".join(d.strip() for d in shape.split(",") if d.strip()) + "]" for shape in shapes)
+        return f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}"
+    return message
 
 
 def _index_vjp(ctx, g):
@@ -93,7 +100,7 @@ def _index_put_into(out, indices, values, accumulate):
             out[key] = values
     except IndexError as exc:
         raise IndexError(_index_error_message(out, key, exc)) from None
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # (NumPy raises TypeError for a mask given a value of 2+ dims)
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(out[key].shape)}") from exc
 
@@ -281,7 +288,7 @@ def setitem(t: Tensor, key, value) -> None:
     if not isinstance(value, Tensor):
         value = _wrap(np.asarray(value, dtype=t._data.dtype))
     if any(a is not None for a in advanced):
-        index_put_(target, _expand_bool_masks(advanced), value)
+        index_put_(target, _expand_bool_masks(advanced), _without_leading_ones(value))
     elif value._data.ndim == 0 and target._data.ndim != 0:
         _fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3
     else:
@@ -293,13 +300,21 @@ def _expanded_like(value: Tensor, shape: tuple) -> Tensor:
     target's shape (its errors), so the graph has the ViewBackward0/ExpandBackward0 torch's has."""
     if value._data.shape == shape:
         return value
-    from .views import expand, view
+    from .views import expand
 
+    value = _without_leading_ones(value)
+    return value if value._data.shape == shape else expand(value, shape)
+
+
+def _without_leading_ones(value: Tensor) -> Tensor:
+    """PyTorch's slicePrefix1sDims: a value written by setitem loses its leading size-1 dims (a view)."""
     vshape = value._data.shape
     lead = 0
     while lead < len(vshape) and vshape[lead] == 1:
         lead += 1
-    if lead:
-        value = view(value, vshape[lead:])
-    return value if value._data.shape == shape else expand(value, shape)
+    if not lead:
+        return value
+    from .views import view
+
+    return view(value, vshape[lead:])
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..backend.dtypes import scalar_type_name
 from ._util import wrap_dim, wrap_dims
 from .registry import defop
 
@@ -276,27 +277,26 @@ unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_
 def _expand_kernel(a, size, implicit=False):
     size = tuple(size)
     if len(size) < a.ndim:
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(a.shape)}}}, size={list(size)}): the number of sizes "
-                           f"provided ({len(size)}) must be greater or equal to the number of dimensions in the "
-                           f"tensor ({a.ndim})")
+        raise RuntimeError(f"expand(torch.{scalar_type_name(a.dtype)}Tensor{{{list(a.shape)}}}, size={list(size)}): "
+                           f"the number of sizes provided ({len(size)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({a.ndim})")
     lead = len(size) - a.ndim
-    target = []
-    for i, s in enumerate(size):
+    target = list(size)
+    # From the last dim backwards, as PyTorch's inferExpandGeometry (which decides the dim an error names)
+    for i in range(len(size) - 1, -1, -1):
+        s = size[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError("The expanded size of the tensor (-1) isn't allowed in a leading, "
                                    "non-existing dimension " + str(i))
-            target.append(s)
-        else:
-            cur = a.shape[i - lead]
-            if s == -1:
-                target.append(cur)
-            elif cur != 1 and s != cur:
-                raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
-                                   f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
-                                   f"{list(a.shape)}")
-            else:
-                target.append(s)
+            continue
+        cur = a.shape[i - lead]
+        if s == -1:
+            target[i] = cur
+        elif cur != 1 and s != cur:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
+                               f"{list(a.shape)}")
     return np.broadcast_to(a, tuple(target))
 
 
@@ -763,7 +763,6 @@ def view_as_dtype(t: Tensor, dtype) -> Tensor:
     version counter, is not differentiable (no grad_fn) and is not an autograd view (no ``_base``). With a
     different element size the last dim is split or merged, under PyTorch's stride conditions."""
     from .._tensor import _wrap
-    from ..backend.dtypes import scalar_type_name
 
     a = t._data
     new = dtype.np
