@@ -311,7 +311,8 @@ class Tensor:
 
     def storage_offset(self) -> int:
         base = self._data
-        while isinstance(base.base, np.ndarray):
+        # (through every owner that exposes an array interface: as_strided's results hang off a DummyArray)
+        while hasattr(getattr(base, "base", None), "__array_interface__"):
             base = base.base
         return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // max(
             self._data.itemsize, 1)

@@ -143,15 +143,44 @@ def install() -> None:
         for name, fn in getattr(module, "METHODS", {}).items():
             setattr(Tensor, name, _as_method(fn))
     T.mT = property(lambda self: _matrix_transpose(self, "tensor.mT"))
-    T.T = property(lambda self: views.permute(self, tuple(range(self.ndim - 1, -1, -1))))
+    T.T = property(_reversed_dims)
     T.mH = property(lambda self: _matrix_transpose(self, "tensor.mH", conjugate=True))
     T.adjoint = lambda self: _matrix_transpose(self, "tensor.adjoint()", conjugate=True)
     T.H = property(_conjugate_transpose_2d)
 
 
+def _reversed_dims(self):
+    """``t.T``: the dims reversed; PyTorch deprecates it (with a warning) for anything but matrices, and it is
+    the identity on 0-d tensors."""
+    from ._warnings import warn_once
+    from .ops import views
+
+    nd = self._data.ndim
+    if nd == 0:
+        warn_once("T_0d", "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
+        return views.permute(self, ())
+    if nd != 2:
+        warn_once("T_nd", "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                          "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+                          "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                          "dimensions of a tensor.")
+    return views.permute(self, tuple(range(nd - 1, -1, -1)))
+
+
 def _matrix_transpose(self, what: str, conjugate: bool = False):
     """``transpose(-2, -1)`` (TransposeBackward0, as in PyTorch), conjugated for ``mH``/``adjoint()``."""
     nd = self._data.ndim
+    if nd == 0 and what in ("tensor.mT", "tensor.mH"):  # deprecated, and the identity (mH: conj) on 0-d tensors
+        from ._warnings import warn_once
+
+        if what == "tensor.mT":
+            warn_once("mT_0d", "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
+                               "cases.")
+            return self
+        warn_once("mH_0d", "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
+        from .ops.unary import conj
+
+        return conj(self)
     if nd < 2:
         raise RuntimeError(f"{what} is only supported on matrices or batches of matrices. Got {nd}-D tensor.")
     from .ops.unary import conj
@@ -238,6 +267,8 @@ def _reshape_method(self, *shape):
 def _permute_method(self, *dims):
     from .ops import views
 
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     return views.permute(self, views.normalize_shape(dims))
 
 

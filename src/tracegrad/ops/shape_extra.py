@@ -301,9 +301,55 @@ def _repeat_interleave_tensor(input: Tensor, repeats: Tensor, d: int, output_siz
 # ---- flip / roll / rot90 -----------------------------------------------------------------------------------
 
 
+def empty_preserving_layout(a: np.ndarray) -> np.ndarray:
+    """PyTorch's ``empty_like(a, memory_format=preserve_format)``: ``a``'s strides when ``a`` is dense, else dense
+    strides in the order of ``a``'s (TensorIterator's: stride-0 dims stay in place, equal strides put the smaller
+    dim inner)."""
+    if dense_non_overlapping(a):
+        return np.empty_like(a, order="K")
+    ndim = a.ndim
+    strides = [s // a.itemsize for s in a.strides]
+    perm = list(range(ndim - 1, -1, -1))  # innermost first
+
+    def should_swap(d0: int, d1: int) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if a.shape[d0] > a.shape[d1] else 0
+
+    for i in range(1, ndim):
+        j = i
+        for k in range(i - 1, -1, -1):
+            comparison = should_swap(perm[k], perm[j])
+            if comparison > 0:
+                perm[k], perm[j] = perm[j], perm[k]
+                j = k
+            elif comparison < 0:
+                break
+    outer_first = perm[::-1]
+    buffer = np.empty(tuple(a.shape[d] for d in outer_first), a.dtype)
+    return buffer.transpose(np.argsort(outer_first))
+
+
+def dense_non_overlapping(a: np.ndarray) -> bool:
+    """Whether ``a``'s elements tile one block of memory exactly (in some order of its dims): PyTorch's condition
+    for an output to copy its input's strides."""
+    dims = sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1)
+    expected = a.itemsize
+    for stride, n in dims:
+        if stride != expected:
+            return False
+        expected *= n
+    return all(st > 0 for st, n in zip(a.strides, a.shape) if n != 1)
+
+
 def _flip_kernel(a, dims):
     axes = wrap_dims(dims, a.ndim) if a.ndim else ()
-    return np.flip(a, axes).copy() if axes else a.copy()
+    out = empty_preserving_layout(a)
+    out[...] = np.flip(a, axes) if axes else a
+    return out
 
 
 flip = defop("flip(Tensor self, int[] dims) -> Tensor", _flip_kernel,
