@@ -496,6 +496,8 @@ class OpDef:
                                "https://github.com/pytorch/rfcs/pull/17 for more details.")
         if STATE.grad_enabled:
             record = _views.check_inplace(target, record)
+        if self.schema.full_name not in _OVERLAP_WRITERS:  # (after autograd's checks, as PyTorch's kernels are)
+            check_no_internal_overlap(target._data)
         node = None
         if record:
             node = self._new_node(args)  # its first edge is the target's history before the write
@@ -601,6 +603,19 @@ class BinaryPointwiseOp(OpDef):
     """Broadcasting binary ops; each gets a subclass whose ``__call__`` is ``fastpath.binary``."""
 
 
+
+
+# In-place operators PyTorch lets write into overlapping memory: every element gets the same number.
+_OVERLAP_WRITERS = frozenset({"fill_.Scalar", "zero_"})
+
+
+def check_no_internal_overlap(a) -> None:
+    """PyTorch's assert_no_internal_overlap: an in-place write into a tensor some of whose elements share memory (an
+    expanded one: a stride of 0 on a dim of size 2 or more) is refused."""
+    strides = getattr(a, "strides", None)
+    if strides and 0 in strides and a.size > 1 and any(s == 0 and n > 1 for s, n in zip(strides, a.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
 
 
 def _needs_grad(value) -> bool:

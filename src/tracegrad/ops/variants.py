@@ -45,7 +45,9 @@ def write_out(op, bound: tuple, out):
 def _store(dst: Tensor, src: Tensor) -> None:
     from ..backend.dtypes import scalar_type_name
     from .pointwise import _can_cast_like_torch
+    from .registry import check_no_internal_overlap
 
+    check_no_internal_overlap(dst._data)
     data = src._data
     if data.dtype != dst._data.dtype and not _can_cast_like_torch(data.dtype, dst._data.dtype):
         raise RuntimeError(f"result type {scalar_type_name(data.dtype)} can't be cast to the "

@@ -297,7 +297,10 @@ def _expand_kernel(a, size, implicit=False):
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                                f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
                                f"{list(a.shape)}")
-    return np.broadcast_to(a, tuple(target))
+    # Writable like PyTorch's (an in-place write into the overlapping result itself is refused by the operator, but
+    # a non-overlapping view of it, e.g. a diagonal, writes through to the expanded tensor's memory)
+    strides = [0] * lead + [0 if n == 1 and t != 1 else st for n, t, st in zip(a.shape, target[lead:], a.strides)]
+    return np.lib.stride_tricks.as_strided(a, tuple(target), tuple(strides), writeable=a.flags.writeable)
 
 
 def _expand_vjp(ctx, g):
