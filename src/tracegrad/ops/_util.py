@@ -88,7 +88,10 @@ def as_array(x, dtype):
     """A kernel operand as an array of ``dtype`` (Python scalars included)."""
     if x.__class__ is np.ndarray:
         return x if x.dtype == dtype else x.astype(dtype)
-    return np.asarray(x, dtype=dtype)
+    try:
+        return np.asarray(x, dtype=dtype)
+    except OverflowError:  # a Python int outside the dtype's range (-3 for uint8) wraps, as PyTorch's C++ cast
+        return np.asarray(x).astype(dtype)
 
 
 def sum_to_shape(a: np.ndarray, shape: tuple) -> np.ndarray:

@@ -23,7 +23,23 @@ from .._tensor import Tensor, _wrap
 from . import pointwise as _pw
 from ._util import binary_dtype, default_float, result_dtype
 from .creation import to_dtype, zeros_like
-from .pointwise import add, eq, exp, ge, gt, le, log, logical_and, logical_or, lt, mul, ne, neg, write_into
+from .pointwise import (
+    add,
+    check_broadcast_into,
+    eq,
+    exp,
+    ge,
+    gt,
+    le,
+    log,
+    logical_and,
+    logical_or,
+    lt,
+    mul,
+    ne,
+    neg,
+    write_into,
+)
 from .pointwise import where as _where
 from .registry import defop, not_implemented
 from .scalar_overloads import scalar_minus
@@ -59,6 +75,7 @@ def _inplace(kernel):
     """In-place kernel: compute functionally, check the broadcast shape and the cast, write into self."""
 
     def run(a, *rest):
+        check_broadcast_into(a, rest)  # (before computing: an integer division by zero must not come first)
         result = kernel(a, *rest)
         _check_output_shape(a, result)
         write_into(a, result)
@@ -73,6 +90,7 @@ def _cast_checked_first(kernel):
     inplace = _inplace(kernel)
 
     def run(a, b):
+        check_broadcast_into(a, (b,))  # (the shape first, then the cast, as TensorIterator)
         dt = binary_dtype(a, b)
         if dt != a.dtype and not _pw._can_cast_like_torch(dt, a.dtype):
             raise RuntimeError(f"result type {type_name(dt)} can't be cast to the desired output type "
@@ -309,17 +327,18 @@ def _fmod_vjp(ctx, g):
 
 
 _remainder_s, _remainder_s_ = _pair("remainder.Scalar(Tensor self, Scalar other) -> Tensor",
-                                    _remainder_kernel, vjp=_self_grad_only, node_name="RemainderBackward0")
+                                    _remainder_kernel, vjp=_self_grad_only, node_name="RemainderBackward0",
+                                    cast_checked_first=True)
 _remainder_t, _remainder_t_ = _pair("remainder.Tensor(Tensor self, Tensor other) -> Tensor",
                                     _remainder_kernel, vjp=_remainder_vjp, saves=("self", "other"),
-                                    node_name="RemainderBackward1", fast="binary")
+                                    node_name="RemainderBackward1", fast="binary", cast_checked_first=True)
 _remainder_st = _not_implemented_node(defop("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
                                             _remainder_kernel, vjp=_raise_no_derivative("remainder"),
                                             node_name="NotImplemented"))
 _fmod_s, _fmod_s_ = _pair("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _fmod_kernel,
-                          vjp=_self_grad_only, node_name="FmodBackward0")
+                          vjp=_self_grad_only, node_name="FmodBackward0", cast_checked_first=True)
 _fmod_t, _fmod_t_ = _pair("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _fmod_kernel, vjp=_fmod_vjp,
-                          saves=("self", "other"), node_name="FmodBackward1", fast="binary")
+                          saves=("self", "other"), node_name="FmodBackward1", fast="binary", cast_checked_first=True)
 
 
 def remainder(input, other, *, out: Tensor | None = None) -> Tensor:
@@ -584,6 +603,11 @@ _lerp_t, _lerp_t_ = _pair("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -
 
 def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:
     """``input + weight * (end - input)``; ``weight`` is a number or a broadcasting tensor."""
+    if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, int, float)):
+        got = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__ for v in (input, end, weight))
+        raise TypeError(f"lerp() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"
+                        " * (Tensor input, Tensor end, Number weight, *, Tensor out = None)\n")
     return call(_lerp_t if isinstance(weight, Tensor) else _lerp_s, out, input, end, weight)
 
 
@@ -648,6 +672,22 @@ addcmul, addcmul_ = _pair("addcmul" + _ADDC, _addcmul_kernel, vjp=_addcmul_vjp, 
                           attrs=("value",))
 addcdiv, addcdiv_ = _pair("addcdiv" + _ADDC, _addcdiv_kernel, vjp=_addcdiv_vjp, saves=("tensor1", "tensor2"),
                           attrs=("value",))
+
+
+def _addc_public(op, name: str):
+    """``torch.addcmul``/``addcdiv`` (and the in-place method): ``tensor1`` and ``tensor2`` must be tensors."""
+
+    def fn(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out: Tensor | None = None) -> Tensor:
+        _need_tensor(name, tensor1, "tensor1", 2)
+        _need_tensor(name, tensor2, "tensor2", 3)
+        return op(input, tensor1, tensor2, value=value) if out is None else op(input, tensor1, tensor2, value=value,
+                                                                                out=out)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+_addcmul_public, _addcdiv_public = _addc_public(addcmul, "addcmul"), _addc_public(addcdiv, "addcdiv")
 
 
 # ---- xlogy -------------------------------------------------------------------------------------------------
@@ -1148,7 +1188,7 @@ _WITH_INPLACE = {
     "sub": (sub, sub_), "subtract": (sub, sub_), "div": (div, div_), "divide": (div, div_),
     "true_divide": (true_divide, true_divide_), "floor_divide": (floor_divide, floor_divide_),
     "remainder": (remainder, remainder_), "fmod": (fmod, fmod_), "copysign": (copysign, copysign_),
-    "lerp": (lerp, lerp_), "addcmul": (addcmul, addcmul_), "addcdiv": (addcdiv, addcdiv_),
+    "lerp": (lerp, lerp_), "addcmul": (_addcmul_public, addcmul_), "addcdiv": (_addcdiv_public, addcdiv_),
     "xlogy": (xlogy, xlogy_), "bitwise_and": (bitwise_and, bitwise_and_),
     "bitwise_or": (bitwise_or, bitwise_or_), "bitwise_xor": (bitwise_xor, bitwise_xor_),
     "bitwise_left_shift": (bitwise_left_shift, bitwise_left_shift_),
@@ -1158,9 +1198,7 @@ _WITH_INPLACE = {
     "multiply": (_pw.mul, _pw.mul_), "eq": (_pw.eq, eq_), "ne": (_pw.ne, ne_), "lt": (_pw.lt, lt_),
     "le": (_pw.le, le_), "gt": (_pw.gt, gt_), "ge": (_pw.ge, ge_), "greater": (_pw.gt, gt_),
     "greater_equal": (_pw.ge, ge_), "less": (_pw.lt, lt_), "less_equal": (_pw.le, le_),
-    "not_equal": (_pw.ne, ne_), "logical_and": (_pw.logical_and, logical_and_),
-    "logical_or": (_pw.logical_or, logical_or_), "logical_xor": (_pw.logical_xor, logical_xor_),
-    "logical_not": (_pw.logical_not, logical_not_),
+    "not_equal": (_pw.ne, ne_), "logical_not": (_pw.logical_not, logical_not_),
 }
 _TORCH_INPLACE = {"xlogy"}
 # name -> (function, method): ops taking tensors only, whose TypeError names argument 2 resp. 1
@@ -1172,8 +1210,10 @@ _TENSOR_ONLY = {
     "igammac": (igammac, _igammac_method),
     "isclose": (isclose, _closeness("isclose", 1)), "allclose": (allclose, _closeness("allclose", 1)),
     "equal": (equal, _closeness("equal", 1)),
+    **{name: _tensor_only(getattr(_pw, name), name) for name in ("logical_and", "logical_or", "logical_xor")},
 }
-_INPLACE_OF = {"atan2": atan2_, "arctan2": atan2_, "hypot": hypot_, "igamma": _igamma_, "igammac": _igammac_}
+_INPLACE_OF = {"atan2": atan2_, "arctan2": atan2_, "hypot": hypot_, "igamma": _igamma_, "igammac": _igammac_,
+               "logical_and": logical_and_, "logical_or": logical_or_, "logical_xor": logical_xor_}
 
 PUBLIC = {"where": where, "rsub": rsub}
 METHODS = {}

@@ -23,11 +23,23 @@ def inplace_kernel(functional):
     """In-place kernel from a functional one: compute, check the cast PyTorch allows, write into self."""
 
     def kernel(a, *rest):
+        check_broadcast_into(a, rest)
         result = functional(a, *rest)
         write_into(a, result)
         return a
 
     return kernel
+
+
+def check_broadcast_into(dst: np.ndarray, operands) -> None:
+    """An in-place result must keep ``dst``'s shape: checked before computing, as PyTorch does (an integer
+    division by zero elsewhere must not be what the user is told)."""
+    shapes = [x.shape for x in operands if x.__class__ is np.ndarray and x.shape != dst.shape]
+    if shapes:
+        broadcast = np.broadcast_shapes(dst.shape, *shapes)
+        if broadcast != dst.shape:
+            raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                               f"{list(broadcast)}")
 
 
 def write_into(dst: np.ndarray, src) -> None:
@@ -80,7 +92,11 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
             dt = binary_dtype(a, b)
             if alpha != 1:
                 b = np.multiply(b, alpha)
-            return np_fn(a, b, dtype=dt) if dt.kind != "b" or np_fn is not np.subtract else np_fn(a, b)
+            if dt.kind == "b" and np_fn is np.subtract:
+                return np_fn(a, b)
+            # (operands cast first: a 0-d int64 tensor added to a uint8 one computes in uint8, which NumPy's
+            # same-kind casting of a ufunc's inputs refuses)
+            return np_fn(as_array(a, dt), as_array(b, dt))
 
         signature = "(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
         attrs = ("alpha",)
@@ -96,6 +112,7 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
     inplace_sig = signature.replace("(Tensor self", "(Tensor(a!) self").replace("-> Tensor", "-> Tensor(a!)")
 
     def inplace(a, b, *rest):
+        check_broadcast_into(a, (b,))
         result = kernel(a, b, *rest)
         write_into(a, result)
         return a
