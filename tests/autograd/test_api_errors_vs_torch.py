@@ -106,7 +106,36 @@ def _type_info(info) -> tuple:
                                                              "resolution", "dtype") if hasattr(info, k))
 
 
+def _std_mean_of_a_vector(lib):
+    x = lib.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    std, mean = lib.std_mean(x)
+    (std * 2 + mean).backward()
+    return repr(std), repr(mean), x.grad
+
+
+def _log_softmax_of_a_scalar(lib):
+    x = lib.tensor(1.5, requires_grad=True)
+    lib.log_softmax(x, -1).backward()
+    return x.grad
+
+
 PROGRAMS = {
+    "std_mean of a vector (0-d results)": _std_mean_of_a_vector,
+    "log_softmax of a 0-d tensor, backward": _log_softmax_of_a_scalar,
+    "softmax of int64 over the last dim": lambda L: L.softmax(L.ones(2, 3, dtype=L.long), -1),
+    "log_softmax of int64 over another dim": lambda L: L.log_softmax(L.ones(2, 3, dtype=L.long), 0),
+    "mean of a 0-d tensor over dim 1": lambda L: L.tensor(2.0).mean(1),
+    "amin of a 0-d tensor over dim 1": lambda L: L.tensor(2.0).amin(1),
+    "any of a 0-d tensor over dim 1": lambda L: L.tensor(2.0).any(1),
+    "prod of a 0-d tensor over dim 1": lambda L: L.tensor(2).prod(1),
+    "topk of bool with a bad dim": lambda L: L.ones(1, 3, dtype=L.bool).topk(1, 3),
+    "kthvalue of bool with a bad dim": lambda L: L.ones((), dtype=L.bool).kthvalue(1, 1),
+    "cummax of a 0-d tensor over dim 1": lambda L: L.cummax(L.tensor(True), 1),
+    "argmax of an empty tensor": lambda L: L.ones(0, 2).argmax(),
+    "aminmax over an empty dim": lambda L: L.aminmax(L.ones(0, 2), dim=0),
+    "logcumsumexp of int64 with a bad dim": lambda L: L.logcumsumexp(L.ones(2, 2, dtype=L.long), 3),
+    "std_mean of int64": lambda L: L.std_mean(L.ones(3, dtype=L.long)),
+    "var_mean of bool": lambda L: L.var_mean(L.ones(3, dtype=L.bool)),
     "finfo default": lambda L: _type_info(L.finfo()),
     "finfo float16": lambda L: _type_info(L.finfo(L.float16)),
     "finfo float64": lambda L: _type_info(L.finfo(L.float64)),

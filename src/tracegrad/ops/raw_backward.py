@@ -96,7 +96,7 @@ def _relu_rule(node, gd: np.ndarray):
 
 def _log_softmax_rule(node, gd: np.ndarray):
     y = plain_array(node._saved[0], gd)
-    if y is None:
+    if y is None or not gd.ndim:  # (a 0-d input: the dispatched rule, whose ufuncs return arrays)
         return None
     # sub(g, mul(exp(y), sum(g, dim, keepdim=True))): the ufuncs those operators run, in the same order, with
     # the product and the difference written into the fresh exp(y) (g and y share one float dtype: the

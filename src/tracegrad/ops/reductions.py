@@ -13,7 +13,10 @@ from .registry import defop
 def _dims_arg(dim, ndim: int):
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         return None
-    return wrap_dims(dim, ndim) if ndim else None
+    if not ndim:
+        wrap_dims(dim, 0)  # (a 0-d tensor takes dim 0 or -1 only: anything else is PyTorch's IndexError)
+        return None
+    return wrap_dims(dim, ndim)
 
 
 def expand_reduced_grad(g, input_shape: tuple, dim, keepdim: bool):

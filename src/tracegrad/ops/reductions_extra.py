@@ -307,7 +307,9 @@ def _prod_kernel(a, dim=None, keepdim=False, dtype=None):
     dt = _np_dtype(dtype)
     if dt is None and a.dtype.kind in "bui":
         dt = np.dtype(np.int64)
-    axis = None if dim is None else (wrap_dim(dim, a.ndim) if a.ndim else None)
+    axis = None if dim is None else wrap_dim(dim, a.ndim)  # (a 0-d input takes dim 0 or -1)
+    if not a.ndim:
+        axis = None
     out = np.prod(a, axis=axis, keepdims=keepdim and a.ndim > 0, dtype=dt)
     return np.asarray(out)
 
@@ -552,7 +554,7 @@ def _aminmax_kernel(a, dim=None, keepdim=False):
         return np.asarray(lo), np.asarray(hi)
     x, d = _along(a, dim)
     if x.shape[d] == 0:
-        raise IndexError(f"aminmax(): Expected reduction dim {d} to have non-zero size.")
+        raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
     lo, hi = np.min(x, axis=d, keepdims=True), np.max(x, axis=d, keepdims=True)
     return _finish_along((lo, hi), a.ndim, d, keepdim)
 
@@ -584,8 +586,7 @@ def _arg_kernel_for(name: str, np_fn):
             raise RuntimeError(f"{name}(): does not support bool input")
         if dim is None:
             if a.size == 0:
-                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                                   "input.numel() == 0.")
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
             idx = np.asarray(np_fn(a), dtype=np.int64)
             return idx.reshape((1,) * a.ndim) if keepdim else idx
         x, d = _along(a, dim)
@@ -651,7 +652,8 @@ count_nonzero = defop("count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", 
 
 def _var_parts(a, dim, correction, name: str):
     if a.dtype.kind not in "fc":
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        what = "std and var" if name in ("std", "var") else name
+        raise RuntimeError(f"{what} only support floating point and complex dtypes")
     axes = _dims_arg(dim, a.ndim)
     corr = 1 if correction is None else correction
     n = _count(a.shape, dim)
@@ -686,14 +688,14 @@ def _std_kernel(a, dim=None, correction=None, keepdim=False):
     return np.sqrt(_squeeze_dims(var, a.ndim, dim, keepdim))
 
 
-def _var_mean_kernel(a, dim=None, correction=None, keepdim=False):
-    var, mean = _var_parts(a, dim, correction, "var_mean")
+def _var_mean_kernel(a, dim=None, correction=None, keepdim=False, name: str = "var_mean"):
+    var, mean = _var_parts(a, dim, correction, name)
     return _squeeze_dims(var, a.ndim, dim, keepdim), _squeeze_dims(mean.astype(a.dtype), a.ndim, dim, keepdim)
 
 
 def _std_mean_kernel(a, dim=None, correction=None, keepdim=False):
-    var, mean = _var_mean_kernel(a, dim, correction, keepdim)
-    return np.sqrt(var), mean
+    var, mean = _var_mean_kernel(a, dim, correction, keepdim, "std_mean")
+    return np.asarray(np.sqrt(var)), mean
 
 
 def _var_backward(g: Tensor, x: Tensor, dim, correction, keepdim: bool) -> Tensor:
@@ -1064,9 +1066,9 @@ def _refuse_bool(a, kernel_name: str) -> None:
 
 
 def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
+    x, d = _along(a, dim)  # (the dim is checked before the dtype, as PyTorch's)
     if a.dtype.kind == "b":
         raise RuntimeError("topk does not support bool dtypes on CPU")
-    x, d = _along(a, dim)
     n = x.shape[d]
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
@@ -1083,9 +1085,11 @@ topk = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool so
 
 
 def _kthvalue_kernel(a, k, dim=-1, keepdim=False):
-    _refuse_bool(a, "kthvalue_cpu")
-    x, d = _along(a, dim)
+    x, d = _along(a, dim)  # (the dim is checked before the dtype, as PyTorch's)
     n = x.shape[d]
+    if not n and a.ndim:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    _refuse_bool(a, "kthvalue_cpu")
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     idx = np.take(sort_indices(x, d, False), [k - 1], axis=d)
@@ -1155,11 +1159,11 @@ def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
 
 
 def _logcumsumexp_kernel(a, dim):
+    x, d = _along(a, dim)  # (the dim is checked before the dtype, as PyTorch's)
     if a.dtype.kind not in "fc":
         from .unary import unsupported
 
         raise unsupported("logcumsumexp_out_cpu", a.dtype)
-    x, d = _along(a, dim)
     with np.errstate(invalid="ignore"):
         return np.logaddexp.accumulate(x, axis=d).reshape(a.shape).astype(a.dtype, copy=False)
 

@@ -477,8 +477,9 @@ class OpDef:
             if STATE.observed:
                 emit_op_call(self.public_name, outs, record)
             return out
-        outs = tuple(_wrap(r) if self.returns_list or self.returns_tensor[k] else r
-                     for k, r in enumerate(result))
+        # (a NumPy scalar, which a ufunc returns for a 0-d input, becomes a 0-d array as the single-output path does)
+        outs = tuple(_wrap(r if r.__class__ is _ndarray or not isinstance(r, np.generic) else np.asarray(r))
+                     if self.returns_list or self.returns_tensor[k] else r for k, r in enumerate(result))
         if self.is_view:
             for k, o in enumerate(outs):
                 _views.make_view(o, args[0], self, args, k)

@@ -1556,6 +1556,9 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
 
 def _cum_extreme(a, dim, ufunc):
     if a.ndim == 0:
+        if dim not in (0, -1):
+            name = "cummax" if ufunc is np.maximum else "cummin"
+            raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
         return a.copy(), np.zeros((), np.int64)
     d = wrap_dim(dim, a.ndim)
     values = ufunc.accumulate(a, axis=d)

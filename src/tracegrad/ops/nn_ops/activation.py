@@ -37,7 +37,7 @@ from ..registry import defop
 from ..scalar_overloads import scalar_minus
 from ..unary import log1p
 from ._basic import erf_array
-from ._common import check_float, run_op
+from ._common import check_float, run_op, type_name
 
 
 def _with_inplace(schema: str, kernel, inplace_rules: dict | None = None, **rules) -> tuple:
@@ -682,8 +682,13 @@ _add_reduce = np.add.reduce
 
 
 def _softmax_dim(a, dim: int, name: str) -> int:
-    check_float(a, name)
-    return wrap_dim(dim, a.ndim)
+    """The dim, checked; then the dtype, refused as PyTorch's CPU kernels do (the last-dim kernel's name when
+    the dim is the last one)."""
+    d = wrap_dim(dim, a.ndim)
+    if a.dtype.kind not in "fc":
+        kernel = name if a.ndim == 0 or d == a.ndim - 1 else name.replace("_lastdim", "")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(a.dtype)}'")
+    return d
 
 
 def _softmax_kernel(a, dim, half_to_float=False):
