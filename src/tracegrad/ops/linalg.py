@@ -896,7 +896,9 @@ def _vector_norm_kernel(a, ord=2, dim=None, keepdim=False, dtype=None):
             raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_tname(a.dtype)}) should be "
                                f"convertible without narrowing to the specified dtype ({_tname(dt)})")
         a = a.astype(dt)
-    axes = wrap_dims(dim, a.ndim) if dim is not None and a.ndim else None
+    axes = wrap_dims(dim, a.ndim) if dim is not None else None  # (a 0-d input takes dim 0 or -1 only)
+    if not a.ndim:
+        axes = None
     if axes == ():
         axes = None
     x = np.abs(a)

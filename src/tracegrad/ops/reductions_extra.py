@@ -1120,8 +1120,8 @@ def _median_index(x: np.ndarray, d: int) -> np.ndarray:
 
 
 def _median_dim_kernel(a, dim, keepdim=False):
+    x, d = _along(a, dim)  # (the dim is checked before the dtype, as PyTorch's)
     _refuse_bool(a, "median_out")
-    x, d = _along(a, dim)
     if x.shape[d] == 0:
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
     idx = _median_index(x, d)
