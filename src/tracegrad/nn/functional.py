@@ -757,6 +757,12 @@ def max_pool1d(
     return_indices: bool = False,
 ):
     x, k, s, p = _pool1d_as_2d("max_pool1d", input, kernel_size, stride, padding)
+    if p[1] > k[1] // 2:  # (PyTorch's max_pool1d checks this itself, in its own words)
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p[1]} and "
+                           f"kernel_size={k[1]}")
+    width = _pool.pool_out_size(x.shape[-1], k[1], s[1], p[1], _pair(dilation, 1)[0], ceil_mode)
+    if width < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {width}")
     out, indices = _pool.max_pool2d_with_indices(x, k, s, p, (1,) + _pair(dilation, 1), ceil_mode)
     out = _squeeze(out, -2)
     return (out, _squeeze(indices, [-2])) if return_indices else out

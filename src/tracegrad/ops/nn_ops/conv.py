@@ -72,11 +72,15 @@ def im2col(x: np.ndarray, k_shape, stride, padding, dilation, groups: int):
     return cols, out_sizes
 
 
-def col2im(cols: np.ndarray, x_shape, k_shape, stride, padding, dilation, groups: int) -> np.ndarray:
-    """Adjoint of :func:`im2col`: scatter-add (N, G, L, Cg*prod(k)) columns into an input of ``x_shape``."""
+def col2im(cols: np.ndarray, x_shape, k_shape, stride, padding, dilation, groups: int,
+           out_sizes: tuple | None = None) -> np.ndarray:
+    """Adjoint of :func:`im2col`: scatter-add (N, G, L, Cg*prod(k)) columns into an input of ``x_shape``.
+    ``out_sizes``: the convolution's output sizes (L's layout), when ``x_shape`` does not determine them (a
+    transposed convolution's ``output_padding`` may reach past the stride when the dilation allows it)."""
     n, c = x_shape[:2]
     nd = len(k_shape)
-    out_sizes = _spatial(x_shape[2:], k_shape, stride, padding, dilation)
+    if out_sizes is None:
+        out_sizes = _spatial(x_shape[2:], k_shape, stride, padding, dilation)
     cg = c // groups
     v = cols.reshape((n, groups) + tuple(out_sizes) + (cg,) + tuple(k_shape))
     order = (0, 1, 2 + nd) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(2, 2 + nd))
@@ -123,13 +127,26 @@ def _conv_input_grad_kernel(g, w, input_size, stride, padding, dilation, groups)
         cols = (gm[:, 0].transpose(0, 2, 1).reshape(-1, wm.shape[1]) @ wm[0]).reshape(n, 1, gm.shape[-1], -1)
     else:
         cols = np.matmul(gm.transpose(0, 1, 3, 2), wm)  # (N, G, L, Cg*K)
-    return col2im(cols, tuple(input_size), k_shape, stride, padding, dilation, groups)
+    return col2im(cols, tuple(input_size), k_shape, stride, padding, dilation, groups, tuple(g.shape[2:]))
+
+
+def _leading(a: np.ndarray, shape) -> np.ndarray:
+    """``a`` cut to ``shape``'s spatial sizes. A transposed convolution whose ``output_padding`` reaches past its
+    stride (the dilation allows it) has output rows no input position reaches: its adjoints see only the first
+    ones."""
+    if a.shape[2:] == tuple(shape[2:]):
+        return a
+    return a[(slice(None), slice(None)) + tuple(slice(0, n) for n in shape[2:])]
 
 
 def _conv_weight_grad_kernel(g, x, weight_size, stride, padding, dilation, groups):
     n = x.shape[0]
     k_shape = tuple(weight_size[2:])
-    cols, _ = im2col(x, k_shape, stride, padding, dilation, groups)  # (N, G, L, CgK)
+    cols, out_sizes = im2col(x, k_shape, stride, padding, dilation, groups)  # (N, G, L, CgK)
+    if tuple(out_sizes) != g.shape[2:]:  # (see _leading: only the windows the other operand's positions meet)
+        windows = cols.reshape((n, groups) + tuple(out_sizes) + (cols.shape[-1],))
+        first = (slice(None), slice(None)) + tuple(slice(0, m) for m in g.shape[2:]) + (slice(None),)
+        cols = windows[first].reshape(n, groups, -1, cols.shape[-1])
     og = weight_size[0] // groups
     gm = g.reshape(n, groups, og, -1)  # (N, G, Og, L)
     if groups == 1:
@@ -225,9 +242,10 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
         raise RuntimeError("dilation should be greater than zero")
     c = x.shape[1]
     if not transposed:
-        if w.shape[0] % groups:
+        if w.shape[0] < groups or w.shape[0] % groups:
+            relation = "at least" if w.shape[0] < groups else "divisible by"
             raise RuntimeError(
-                f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                f"Given groups={groups}, expected weight to be {relation} {groups} at dimension 0, "
                 f"but got weight of size {list(w.shape)} instead"
             )
         if c != w.shape[1] * groups:
@@ -251,18 +269,30 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
                 f"Given transposed=1, weight of size {list(w.shape)}, expected input{list(x.shape)} "
                 f"to have {w.shape[0]} channels, but got {c} channels instead"
             )
-        if c % groups:
+        if c < groups or c % groups:
+            relation = "at least" if c < groups else "divisible by"
             raise RuntimeError(
-                f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                f"Given groups={groups}, expected weight to be {relation} {groups} at dimension 0, "
                 f"but got weight of size {list(w.shape)} instead"
             )
         for op, s, d in zip(output_padding, stride, dilation):
             if op >= s and op >= d:
+                # (PyTorch names height and width; a 1-D convolution is its 2-D one over a height of 1)
+                lead = (0,) if len(output_padding) == 1 else ()
+                (oph, opw), (sh, sw), (dh, dw) = ((lead + tuple(output_padding)), ((1,) * len(lead) + tuple(stride)),
+                                                  ((1,) * len(lead) + tuple(dilation)))
                 raise RuntimeError(
                     "output padding must be smaller than either stride or dilation, but got "
-                    f"output_padding: {list(output_padding)}, stride: {list(stride)}, dilation: "
-                    f"{list(dilation)}"
+                    f"output_padding_height: {oph} output_padding_width: {opw} stride_height: {sh} stride_width: "
+                    f"{sw} dilation_height: {dh} dilation_width: {dw}"
                 )
+        sizes = transposed_out_size(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding)
+        if any(n < 1 for n in sizes):
+            lead_in, lead_out = ((1,), (1,)) if len(sizes) == 1 else ((), ())
+            raise RuntimeError(
+                f"Given input size per channel: ({' x '.join(map(str, lead_in + tuple(x.shape[2:])))}). Calculated "
+                f"output size per channel: ({' x '.join(map(str, lead_out + tuple(sizes)))}). Output size is too small"
+            )
         out_c = w.shape[1] * groups
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_c):
         raise RuntimeError(
@@ -305,6 +335,8 @@ def _convolution_vjp(ctx, g):
     else:  # y = conv_input_grad(x, w): its adjoints are conv and conv_weight_grad with the roles swapped
         if need[0]:
             gx = conv(g, w, stride, padding, dilation, groups)
+            if gx.shape[2:] != x.shape[2:]:  # (see _leading)
+                gx = gx[(slice(None), slice(None)) + tuple(slice(0, n) for n in x.shape[2:])]
         if need[1]:
             gw = conv_weight_grad(x, g, tuple(w.shape), stride, padding, dilation, groups)
     if need[2]:
@@ -341,7 +373,7 @@ def _convolution_backward_kernel(g, x, w, stride, padding, dilation, transposed,
             gw = _conv_weight_grad_kernel(g, x, w.shape, stride, padding, dilation, groups)
     else:
         if need_x:
-            gx = _conv_kernel(g, w, stride, padding, dilation, groups)
+            gx = _leading(_conv_kernel(g, w, stride, padding, dilation, groups), x.shape)
         if need_w:
             gw = _conv_weight_grad_kernel(x, g, w.shape, stride, padding, dilation, groups)
     if need_b:
@@ -506,7 +538,7 @@ def _fold_kernel(cols, output_size, kernel_size, dilation, padding, stride):
     if ck % k:
         raise RuntimeError(
             f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
-            f"got input.size(1)={ck} and kernel_size=({kernel_size[0]}, {kernel_size[1]})"
+            f"got input.size(1)={ck} and kernel_size=({kernel_size[0]}, {kernel_size[1]})."
         )
     c = ck // k
     out_sizes = _spatial(output_size, kernel_size, stride, padding, dilation)

@@ -101,17 +101,22 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
         raise NotImplementedError(
             "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now"
         )
-    maps = []
-    for i in range(k):
+    # (checked from the last dim, as PyTorch does: that decides which error a user sees first)
+    for i in reversed(range(k)):
         dim = x.ndim - k + i
         j = k - 1 - i  # pad pairs are listed from the last dim
         lo, hi = pad[2 * j], pad[2 * j + 1]
-        size = x.shape[dim]
-        if mode == "reflect" and (lo >= size or hi >= size):
+        if mode == "reflect" and (lo >= x.shape[dim] or hi >= x.shape[dim]):
             raise RuntimeError(
-                f"Argument #4: Padding size should be less than the corresponding input dimension, but "
+                f"Argument #{4 + 2 * j}: Padding size should be less than the corresponding input dimension, but "
                 f"got: padding ({lo}, {hi}) at dimension {dim} of input {list(x.shape)}"
             )
+    maps = []
+    for i in range(k):
+        dim = x.ndim - k + i
+        j = k - 1 - i
+        lo, hi = pad[2 * j], pad[2 * j + 1]
+        size = x.shape[dim]
         if mode == "circular" and (lo > size or hi > size):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if size + lo + hi <= 0:
@@ -231,7 +236,7 @@ def interpolate(
         if len(sizes) != k:
             raise ValueError(
                 f"Input and output must have the same number of spatial dimensions, but got input with "
-                f"spatial dimensions of {list(in_sizes)} and output size of {list(sizes)}. Please "
+                f"spatial dimensions of {list(in_sizes)} and output size of {size}. Please "
                 "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
                 "...,oK) format."
             )
