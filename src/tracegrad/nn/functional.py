@@ -606,6 +606,9 @@ def group_norm(
 ) -> Tensor:
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    shape = list(input.shape)
+    if num_groups and shape[1] % num_groups == 0:  # (one value per group and sample cannot be normalized)
+        _verify_batch_size([shape[0] * shape[1] // num_groups, num_groups] + shape[2:])
     return _norm.group_norm(input, num_groups, weight, bias, eps)
 
 

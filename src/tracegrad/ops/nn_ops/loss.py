@@ -168,6 +168,9 @@ def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-1
         coef = -row_w * g
         if reduction == 1:
             coef = _mean_divide(coef, np.add.reduce(row_w, axis=None))
+    ignored = target.reshape(-1) == ignore_index
+    if ignored.any():  # PyTorch skips ignored rows: zero there, even where the mean over no weight is NaN
+        coef = np.where(ignored, 0, np.broadcast_to(coef, ignored.shape))
     dense = np.zeros(scores.shape, dtype=x.dtype)
     dense[np.arange(safe_t.shape[0]), safe_t] = coef
     if x.ndim <= 2:
