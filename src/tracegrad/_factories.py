@@ -114,6 +114,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         array = np.array(_to_nested_arrays(data), dtype=np_dtype, copy=True)
     except ValueError as exc:
         raise ValueError(f"expected sequence of equal length lists: {exc}") from None
+    except OverflowError:  # a Python int the dtype cannot hold
+        raise RuntimeError(f"value cannot be converted to type {np_dtype.name} without overflow") from None
     if array.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     return _finish(array, requires_grad, device)

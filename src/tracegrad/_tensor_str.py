@@ -125,7 +125,7 @@ def _format_array(a: np.ndarray, fmt: _Formatter, indent: int, summarize: bool) 
     if a.ndim == 1:
         items = [fmt.format(v) for v in a]
         if summarize and a.shape[0] > 2 * e:
-            items = [fmt.format(v) for v in a[:e]] + ["..."] + [fmt.format(v) for v in a[-e:]]
+            items = [fmt.format(v) for v in a[:e]] + [" ..."] + [fmt.format(v) for v in a[-e:]]
         per_line = max(1, (OPTIONS.linewidth - indent) // (fmt.max_width + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
@@ -157,7 +157,10 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
     default_float = _dt.DEFAULT.value
-    if dt not in (default_float, _dt.int64, _dt.bool_) and not (dt is _dt.complex64 and default_float is _dt.float32) \
+    # (an empty tensor shows every dtype but the default float one; a filled one hides int64 and bool too, which
+    # its values show)
+    implied = (default_float,) if data.size == 0 else (default_float, _dt.int64, _dt.bool_)
+    if dt not in implied and not (dt is _dt.complex64 and default_float is _dt.float32) \
             and not (dt is _dt.complex128 and default_float is _dt.float64):
         suffixes.append(f"dtype={dt!r}")
     try:
@@ -172,7 +175,19 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
     if t._is_param:
         prefix = "Parameter containing:\ntensor("
         suffixes = [s for s in suffixes if s != "requires_grad=True"] + (["requires_grad=True"] if t._rg else [])
-    text = prefix + body
-    if suffixes:
-        text += ", " + ", ".join(suffixes)
-    return text + ")"
+    return _add_suffixes(prefix + body, suffixes, len("tensor("))
+
+
+def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
+    """PyTorch's _add_suffixes: each suffix on the last line while it fits in the line width, else on a new
+    line (its length measure counts two more than the line, as PyTorch's does)."""
+    parts = [text]
+    last_line = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > OPTIONS.linewidth:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line += len(suffix) + 2
+    return "".join(parts) + ")"
