@@ -405,6 +405,9 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
         view_args = (tangents[0],) + tuple(args[1:])
         res = _out_tensors(op._eager(view_args)) if tangents[0] is not None else [None] * len(outs)
         return [t if d else None for t, d in zip(res, diff_out)]
+    elif op.elementwise_jvp and all(o._data.dtype.kind == "f" for o in outs) and all(
+            t is None or t._data.dtype.kind == "f" for t in tangents):
+        res = _vjp_of_tangent(op, args, outs, inputs, tangents, original)
     else:
         res = _double_vjp(op, args, outs, inputs, tangents, original)
     result = []
@@ -439,11 +442,9 @@ def _fresh(t: Tensor, out: Tensor, in_tangents) -> Tensor:
     return t
 
 
-def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
-    """``J t`` as ``d/du <vjp(u), t>``: run the VJP rule on fresh cotangents ``u`` and differentiate it."""
-    from .. import _functional_core as F
+def _rule_node(op, args, outs, inputs, tangents, original):
+    """A detached node of ``op`` holding what its VJP rule reads (saved values, attributes, input metadata)."""
     from ..ops.registry import _attr_value
-    from . import api
     from .edges import NO_EDGE
 
     if op.vjp is None:
@@ -457,6 +458,33 @@ def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
     if len(outs) != 1:
         node._n_out = len(outs)
         node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
+    return node
+
+
+def _vjp_of_tangent(op, args, outs, inputs, tangents, original) -> list:
+    """The tangent of a real element-wise operator: its VJP rule applied to the input's tangent.
+
+    Its Jacobian is diagonal, so J t is the rule's J^T t; this is PyTorch's ``auto_element_wise``. Unlike
+    differentiating the rule (``_double_vjp``), it keeps the rule's masks exact: where the rule writes 0 over a
+    non-finite factor (sinc at 0, a logit outside its eps range) the tangent is 0, not 0 * inf = NaN."""
+    node = _rule_node(op, args, outs, inputs, tangents, original)
+    hooks, observed = STATE.saved_hooks, (STATE.observed, STATE.observed_ops)
+    STATE.saved_hooks = []
+    STATE.set_observation(False, False)  # the rule's operators are no part of what users observe
+    try:
+        res = op.vjp(node, *(t for t in tangents if t is not None))
+    finally:
+        STATE.saved_hooks = hooks
+        STATE.set_observation(*observed)
+    return list(res) if isinstance(res, (tuple, list)) else [res]
+
+
+def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
+    """``J t`` as ``d/du <vjp(u), t>``: run the VJP rule on fresh cotangents ``u`` and differentiate it."""
+    from .. import _functional_core as F
+    from . import api
+
+    node = _rule_node(op, args, outs, inputs, tangents, original)
     grad_on = STATE.grad_enabled
     create_graph = grad_on and (any(isinstance(a, Tensor) and a._rg for a in inputs)
                                 or any(t is not None and t._rg for t in tangents))

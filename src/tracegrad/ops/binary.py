@@ -21,6 +21,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from . import pointwise as _pw
+from ._jvp import plus, scaled
 from ._util import binary_dtype, default_float, result_dtype
 from .creation import to_dtype, zeros_like
 from .pointwise import (
@@ -36,7 +37,6 @@ from .pointwise import (
     logical_or,
     lt,
     mul,
-    ne,
     neg,
     write_into,
 )
@@ -399,15 +399,33 @@ def _fextremum_vjp(self_wins):
     return vjp
 
 
+def _selecting_jvp(self_weight):
+    """PyTorch's tangent of maximum/minimum/fmax/fmin: ``other_t + w * (self_t - other_t)``, with w the weight
+    of self in the result (1, 0, or 0.5 for a maximum/minimum tie). A missing tangent counts as zeros."""
+
+    def jvp(args, outs, tangents):
+        x, y = args[0], args[1]
+        t_self, t_other = (t if t is not None else zeros_like(outs[0]) for t in tangents)
+        return add(t_other, mul(self_weight(x, y), _pw.sub(t_self, t_other)))
+
+    return jvp
+
+
+def _tie_halved(wins):
+    return lambda x, y: _where(eq(x, y), 0.5, to_dtype(wins(x, y), x.dtype))
+
+
 _saves2 = ("self", "other")
 _maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", _promoted(np.maximum),
-                 vjp=_extremum_vjp(lt, gt), saves=_saves2, fast="binary")
+                 vjp=_extremum_vjp(lt, gt), saves=_saves2, fast="binary", jvp=_selecting_jvp(_tie_halved(gt)))
 _minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", _promoted(np.minimum),
-                 vjp=_extremum_vjp(gt, lt), saves=_saves2, fast="binary")
+                 vjp=_extremum_vjp(gt, lt), saves=_saves2, fast="binary", jvp=_selecting_jvp(_tie_halved(lt)))
+# (PyTorch's fmax formula tests self > other, so a tie takes other's tangent while the backward gives self the
+# gradient; its fmin formula tests self <= other)
 _fmax = defop("fmax(Tensor self, Tensor other) -> Tensor", _promoted(np.fmax), vjp=_fextremum_vjp(ge),
-              saves=_saves2, fast="binary")
+              saves=_saves2, fast="binary", jvp=_selecting_jvp(lambda x, y: logical_or(gt(x, y), isnan(y))))
 _fmin = defop("fmin(Tensor self, Tensor other) -> Tensor", _promoted(np.fmin), vjp=_fextremum_vjp(le),
-              saves=_saves2, fast="binary")
+              saves=_saves2, fast="binary", jvp=_selecting_jvp(lambda x, y: logical_or(le(x, y), isnan(y))))
 
 
 def _tensor_only(op, name: str):
@@ -487,6 +505,16 @@ def _copysign_vjp(ctx, g):
     return gx if len(need) == 1 else (gx, zeros_like(g) if need[1] else None)
 
 
+def _copysign_jvp(args, outs, tangents):
+    """self's tangent times result / self (0 where self == 0); other's tangent is ignored, so with only other
+    dual the result has no tangent, as in PyTorch."""
+    from .reductions_extra import zero_fill
+
+    if tangents[0] is None:
+        return None
+    return mul(tangents[0], zero_fill(eq(args[0], 0), _pw.div(outs[0], args[0])))
+
+
 def _logaddexp_kernel(name: str, np_fn):
     def kernel(a, b):
         dt, x, y = _operands(a, b)
@@ -543,9 +571,10 @@ atan2, _atan2_method = _tensor_only(_atan2, "atan2")
 hypot, _hypot_method = _tensor_only(_hypot, "hypot")
 _copysign_t, _copysign_t_ = _pair("copysign.Tensor(Tensor self, Tensor other) -> Tensor", _copysign_kernel,
                                   vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward0",
-                                  fast="binary")
+                                  fast="binary", jvp=_copysign_jvp)
 _copysign_s, _copysign_s_ = _pair("copysign.Scalar(Tensor self, Scalar other) -> Tensor", _copysign_kernel,
-                                  vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward1")
+                                  vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward1",
+                                  jvp=_copysign_jvp)
 
 
 def copysign(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
@@ -667,11 +696,30 @@ def _addcdiv_vjp(ctx, g):
             mul(neg(g), _pw.div(mul(t1, value), mul(t2, t2))) if need[2] else None)  # -grad * (value * t1 / t2²)
 
 
+def _addcmul_jvp(args, outs, tangents):
+    """PyTorch's forward formula, summed left to right: self_t + value t1_t t2 + value t2_t t1."""
+    t1, t2, value = args[1], args[2], args[3]
+    t_self, t_t1, t_t2 = tangents
+    term1 = None if t_t1 is None else scaled(mul(t_t1, t2), value)
+    term2 = None if t_t2 is None else scaled(mul(t_t2, t1), value)
+    return plus(plus(t_self, term1), term2)
+
+
+def _addcdiv_jvp(args, outs, tangents):
+    """PyTorch's forward formula, which divides by tensor2 twice where the backward divides by its square once
+    (so a tiny tensor2 gives a finite tangent where the gradient is 0 / 0)."""
+    t1, t2, value = args[1], args[2], args[3]
+    t_self, t_t1, t_t2 = tangents
+    term1 = None if t_t1 is None else scaled(_pw.div(t_t1, t2), value)
+    term2 = None if t_t2 is None else scaled(_pw.div(mul(t_t2, _pw.div(t1, t2)), t2), value)
+    return plus(plus(t_self, term1), None if term2 is None else neg(term2))
+
+
 _ADDC = "(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"
 addcmul, addcmul_ = _pair("addcmul" + _ADDC, _addcmul_kernel, vjp=_addcmul_vjp, saves=("tensor1", "tensor2"),
-                          attrs=("value",))
+                          attrs=("value",), jvp=_addcmul_jvp)
 addcdiv, addcdiv_ = _pair("addcdiv" + _ADDC, _addcdiv_kernel, vjp=_addcdiv_vjp, saves=("tensor1", "tensor2"),
-                          attrs=("value",))
+                          attrs=("value",), jvp=_addcdiv_jvp)
 
 
 def _addc_public(op, name: str):
@@ -690,59 +738,96 @@ def _addc_public(op, name: str):
 _addcmul_public, _addcdiv_public = _addc_public(addcmul, "addcmul"), _addc_public(addcdiv, "addcdiv")
 
 
-# ---- xlogy -------------------------------------------------------------------------------------------------
+# ---- xlogy and special.xlog1py ----------------------------------------------------------------------------
 
 
-def _xlogy_kernel(a, b):
-    dt = _float_dtype(a, b)
-    x, y = _cast(a, dt), _cast(b, dt)
-    with np.errstate(all="ignore"):
-        out = x * np.log(y)
-    # 0 * log(y) is 0 for every y but NaN (PyTorch), also for y = 0 or inf
-    return np.where((x == 0) & ~np.isnan(y), dt.type(0), out)
+class _XLogFamily:
+    """``x * log(y)`` (xlogy) or ``x * log1p(y)`` (special.xlog1py), 0 where x == 0 unless y is NaN, with
+    PyTorch's three overloads (tensor/tensor, number self, number other) and rules. ``pole`` is where the log
+    is not finite (0 for log, -1 for log1p): the self gradient is log(y) times the gradient, also at x == 0,
+    except there."""
+
+    def __init__(self, name: str, np_log, pole: float, node_prefix: str, inplace: bool) -> None:
+        self.np_log, self.pole = np_log, pole
+        tail = {"Tensor": f"{name}.Tensor", "self": f"{name}.Scalar_Self", "other": f"{name}.Scalar_Other"} \
+            if name == "xlogy" else {"Tensor": name, "self": f"{name}.self_scalar", "other": f"{name}.other_scalar"}
+        pair = _pair if inplace else (lambda schema, kernel, **rules: (defop(schema, kernel, **rules), None))
+        self.tensor, self.tensor_ = pair(
+            f"{tail['Tensor']}(Tensor self, Tensor other) -> Tensor", self.kernel, vjp=self._vjp,
+            saves=_saves2, node_name=f"{node_prefix}0", jvp=self._jvp, **({"fast": "binary"} if inplace else {}))
+        self.scalar_self = defop(f"{tail['self']}(Scalar self, Tensor other) -> Tensor", self.kernel,
+                                 vjp=self._scalar_self_vjp, saves=("other",), attrs=("self",),
+                                 node_name=f"{node_prefix}1", jvp=self._jvp)
+        self.scalar_other, self.scalar_other_ = pair(
+            f"{tail['other']}(Tensor self, Scalar other) -> Tensor", self.kernel, vjp=self._scalar_other_vjp,
+            saves=("self",), attrs=("other",), node_name=f"{node_prefix}2", jvp=self._jvp)
+
+    def __call__(self, input, other, out: Tensor | None = None) -> Tensor:
+        if not isinstance(input, Tensor):
+            return call(self.scalar_self, out, input, other)
+        return call(self.tensor if isinstance(other, Tensor) else self.scalar_other, out, input, other)
+
+    def kernel(self, a, b):
+        dt = _float_dtype(a, b)
+        x, y = _cast(a, dt), _cast(b, dt)
+        with np.errstate(all="ignore"):
+            out = x * self.np_log(y)
+        # 0 * log(y) is 0 for every y but NaN (PyTorch), also where the log is infinite
+        return np.where((x == 0) & ~np.isnan(y), dt.type(0), out)
+
+    def _self_grad(self, g, x, y):
+        """PyTorch's ``xlogy(grad, other).masked_fill((self == 0) & (other <= pole), 0)``."""
+        from .reductions_extra import zero_fill
+
+        at_pole = le(y, self.pole) if isinstance(y, Tensor) else y <= self.pole
+        return zero_fill(logical_and(eq(x, 0), at_pole), self(g, y))
+
+    def _other_grad(self, g, x, y):
+        """grad * self / other for xlogy, grad * self / (other + 1) for xlog1py."""
+        return _pw.div(mul(g, x), y if self.pole == 0 else add(y, 1))
+
+    def _vjp(self, ctx, g):
+        x, y = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (self._self_grad(g, x, y) if need[0] else None, self._other_grad(g, x, y) if need[1] else None)
+
+    def _scalar_self_vjp(self, ctx, g):
+        (y,) = ctx.saved_tensors
+        (x,) = ctx.attrs
+        return self._other_grad(g, x, y)
+
+    def _scalar_other_vjp(self, ctx, g):
+        (x,) = ctx.saved_tensors
+        (y,) = ctx.attrs
+        return self._self_grad(g, x, y)
+
+    def _jvp(self, args, outs, tangents):
+        """PyTorch's forward formula; explicit, because differentiating the rule would test the cotangent, not
+        ``self``, for zero."""
+        x, y = args[0], args[1]
+        if not isinstance(x, Tensor):  # a number self: only other has a tangent
+            return self._other_grad(tangents[0], x, y)
+        t_self = self._self_grad(tangents[0], x, y) if tangents[0] is not None else None
+        t_other = tangents[1] if len(tangents) > 1 else None
+        return plus(t_self, None if t_other is None else self._other_grad(t_other, x, y))
 
 
-def _xlogy_self_grad(g, x, y):
-    return mul(g, xlogy(ne(x, 0), y))
-
-
-def _xlogy_vjp(ctx, g):
-    x, y = ctx.saved_tensors
-    need = ctx.needs_input_grad
-    return (_xlogy_self_grad(g, x, y) if need[0] else None,
-            _pw.div(mul(g, x), y) if need[1] else None)
-
-
-def _xlogy_scalar_self_vjp(ctx, g):
-    (y,) = ctx.saved_tensors
-    (x,) = ctx.attrs
-    return _pw.div(mul(g, x), y)
-
-
-def _xlogy_scalar_other_vjp(ctx, g):
-    (x,) = ctx.saved_tensors
-    (y,) = ctx.attrs
-    return _xlogy_self_grad(g, x, y)
-
-
-_xlogy_t, _xlogy_t_ = _pair("xlogy.Tensor(Tensor self, Tensor other) -> Tensor", _xlogy_kernel,
-                            vjp=_xlogy_vjp, saves=_saves2, node_name="XlogyBackward0", fast="binary")
-_xlogy_ss = defop("xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", _xlogy_kernel,
-                  vjp=_xlogy_scalar_self_vjp, saves=("other",), attrs=("self",), node_name="XlogyBackward1")
-_xlogy_so, _xlogy_so_ = _pair("xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", _xlogy_kernel,
-                              vjp=_xlogy_scalar_other_vjp, saves=("self",), attrs=("other",),
-                              node_name="XlogyBackward2")
+_XLOGY = _XLogFamily("xlogy", np.log, 0.0, "XlogyBackward", inplace=True)
+_XLOG1PY = _XLogFamily("special_xlog1py", np.log1p, -1.0, "SpecialXlog1PyBackward", inplace=False)
 
 
 def xlogy(input, other, *, out: Tensor | None = None) -> Tensor:
     """``input * log(other)``, with ``0 * log(y) = 0`` unless ``y`` is NaN."""
-    if not isinstance(input, Tensor):
-        return call(_xlogy_ss, out, input, other)
-    return call(_xlogy_t if isinstance(other, Tensor) else _xlogy_so, out, input, other)
+    return _XLOGY(input, other, out)
 
 
 def xlogy_(self: Tensor, other) -> Tensor:
-    return (_xlogy_t_ if isinstance(other, Tensor) else _xlogy_so_)(self, other)
+    return (_XLOGY.tensor_ if isinstance(other, Tensor) else _XLOGY.scalar_other_)(self, other)
+
+
+def xlog1py(input, other, *, out: Tensor | None = None) -> Tensor:
+    """``torch.special.xlog1py``: ``input * log1p(other)``, with ``0 * log1p(y) = 0`` unless ``y`` is NaN."""
+    return _XLOG1PY(input, other, out)
 
 
 # ---- bitwise operators and shifts --------------------------------------------------------------------------
@@ -879,6 +964,9 @@ def _pow_kernel(a, b):
         if not isinstance(b, np.ndarray) and isinstance(a, np.ndarray) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return _integer_pow(a, b, dt)
+    special = _pw.special_scalar_power(a, b, dt)
+    if special is not None:
+        return special
     with np.errstate(all="ignore"):
         if dt.itemsize < 8 and dt.kind == "f" and not (b.__class__ in (int, float) and b in _EXACT_EXPONENTS):
             # NumPy's single-precision power is off by an ulp about one time in five; PyTorch's is (nearly)

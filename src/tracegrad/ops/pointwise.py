@@ -203,14 +203,13 @@ def _mul_jvp(args, outs, tangents):
 
 
 def _div_jvp(args, outs, tangents):
-    # PyTorch: self_t / other - other_t * (self / other) / other
+    # PyTorch: (self_t - other_t * result) / other, a missing tangent dropping its term (at other == 0 this
+    # gives ±inf where two separate quotients would give inf - inf = NaN)
     ta, tb = tangents
-    b = args[1]
-    t = None if ta is None else div(ta, b)
-    if tb is not None:
-        tb = div(mul(tb, outs[0]), b)
-        t = neg(tb) if t is None else sub(t, tb)
-    return t
+    if tb is None:
+        return div(ta, args[1])
+    moved = mul(tb, outs[0])
+    return div(neg(moved) if ta is None else sub(ta, moved), args[1])
 
 
 add, add_ = binary("add", np.add, _add_vjp, saves=(), alpha=True, jvp=_add_jvp)
@@ -424,7 +423,44 @@ def _pow_kernel(a, b):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     if dt.kind in "iu" and isinstance(b, int) and b < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    special = special_scalar_power(a, b, dt)
+    if special is not None:
+        return special
     return np.power(as_array(a, dt), as_array(b, dt))
+
+
+def special_scalar_power(a, exponent, dt: np.dtype):
+    """``a ** exponent`` the way PyTorch computes a real floating tensor to the power of a number, or None.
+
+    PyTorch replaces pow by sqrt, rsqrt, reciprocal and products for the exponents below. Those differ
+    from a true power at -0 and -inf (``sqrt(-0.) == -0.``, ``(-inf) ** 0.5 == nan``), and x*x*x rounds
+    twice, so the same replacements give the same bits."""
+    if dt.kind != "f" or exponent.__class__ not in (int, float) or exponent not in _REPLACED_EXPONENTS:
+        return None
+    x = as_array(a, dt)
+    if dt.itemsize == 2:  # half precision: a true power for square roots, else float32 rounded once
+        if exponent in (0.5, -0.5):
+            return None
+        return special_scalar_power(x.astype(np.float32), exponent, np.dtype(np.float32)).astype(dt)
+    with np.errstate(all="ignore"):
+        if exponent == 0.5:
+            return np.sqrt(x)
+        if exponent == -0.5:
+            return np.reciprocal(np.sqrt(x))
+        if exponent == 2:
+            return np.multiply(x, x)
+        if exponent == 3:
+            return np.multiply(np.multiply(x, x), x)
+        if exponent == -1:
+            return np.reciprocal(x)
+        if exponent == -2:
+            return np.reciprocal(np.multiply(x, x))
+        if exponent == 0:
+            return np.ones(x.shape, dt)
+        return np.array(x, dt, copy=True)  # exponent 1
+
+
+_REPLACED_EXPONENTS = (0, 1, 0.5, -0.5, 2, 3, -1, -2)
 
 
 def _pow_vjp(ctx, g):

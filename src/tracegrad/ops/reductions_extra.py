@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from ..autograd.grad_mode import is_grad_enabled
 from ._util import to_floating, wrap_dim
 from .reductions import _dims_arg
 from .registry import REGISTRY, defop
@@ -352,21 +353,27 @@ def _prod_grad(g: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
     return prod_safe_zeros_backward(g, x, dim)
 
 
-def _prod_full_vjp(ctx, g):
+def prod_backward_full(g: Tensor, x: Tensor, result: Tensor) -> Tensor:
+    """PyTorch's prod_backward for a full product (also the core of its forward formula)."""
     from .views import reshape
 
-    x, result = ctx.saved_tensors
     if x.ndim == 0:
         return g
-    if not (x._data == 0).any():  # PyTorch's prod_backward without zeros: grad * (result / input)
+    zeros = int(np.count_nonzero(x._data == 0))
+    if not zeros:  # PyTorch's prod_backward without zeros: grad * (result / input)
         return _prod_grad_nonzero(g, x, result)
+    if zeros > 1 and not is_grad_enabled():
+        # every partial product holds a zero; PyTorch returns exact zeros here (no 0 * inf = NaN), but only
+        # without grad mode: under create_graph or forward AD its differentiable formula below runs
+        from .creation import zeros_like
+
+        return zeros_like(x)
     flat = reshape(x, (-1,))
     return reshape(_prod_grad(reshape(g, (1,)), flat, reshape(result, (1,)), 0), tuple(x.shape))
 
 
-def _prod_dim_vjp(ctx, g):
-    x, result = ctx.saved_tensors
-    dim, keepdim = ctx.attrs
+def prod_backward_dim(g: Tensor, x: Tensor, result: Tensor, dim: int, keepdim: bool) -> Tensor:
+    """PyTorch's prod_backward along ``dim``."""
     if x.ndim == 0:
         return g
     shape = tuple(x.shape)
@@ -377,6 +384,36 @@ def _prod_dim_vjp(ctx, g):
     return _prod_grad(g, x, result, d)
 
 
+def _prod_full_vjp(ctx, g):
+    x, result = ctx.saved_tensors
+    return prod_backward_full(g, x, result)
+
+
+def _prod_dim_vjp(ctx, g):
+    x, result = ctx.saved_tensors
+    dim, keepdim = ctx.attrs
+    return prod_backward_dim(g, x, result, dim, keepdim)
+
+
+def _prod_full_jvp(args, outs, tangents):
+    """PyTorch: (prod_backward(ones, self, result) * self_t).sum()."""
+    from .creation import ones_like
+    from .pointwise import mul
+
+    result = outs[0]
+    return sum(mul(prod_backward_full(ones_like(result), args[0], result), tangents[0]))
+
+
+def _prod_dim_jvp(args, outs, tangents):
+    """PyTorch: (prod_backward(ones, self, result, dim, keepdim) * self_t).sum(dim, keepdim)."""
+    from .creation import ones_like
+    from .pointwise import mul
+
+    x, dim, keepdim, result = args[0], args[1], args[2], outs[0]
+    partials = prod_backward_dim(ones_like(result), x, result, dim, keepdim)
+    return sum(mul(partials, tangents[0]), dim, keepdim) if x.ndim else mul(partials, tangents[0])
+
+
 def _prod_grad_nonzero(g: Tensor, x: Tensor, result: Tensor) -> Tensor:
     from .pointwise import div, mul
 
@@ -385,10 +422,10 @@ def _prod_grad_nonzero(g: Tensor, x: Tensor, result: Tensor) -> Tensor:
 
 
 _prod_full = defop("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", _prod_full_kernel,
-                   vjp=_prod_full_vjp, saves=("self", "result"), node_name="ProdBackward0")
+                   vjp=_prod_full_vjp, saves=("self", "result"), node_name="ProdBackward0", jvp=_prod_full_jvp)
 _prod_dim = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) "
                   "-> Tensor", _prod_kernel, vjp=_prod_dim_vjp, saves=("self", "result"),
-                  attrs=("dim", "keepdim"), node_name="ProdBackward1")
+                  attrs=("dim", "keepdim"), node_name="ProdBackward1", jvp=_prod_dim_jvp)
 
 
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
@@ -421,6 +458,15 @@ def _full_evenly_distribute(g: Tensor, x: Tensor, value: Tensor) -> Tensor:
     return _evenly_distribute(restore_dims(g, shape, None, False), x, restore_dims(value, shape, None, False))
 
 
+def evenly_read_jvp(args, outs, tangents):
+    """PyTorch's tangent of a full max/min/median: the mean of the tangents of the elements equal to the
+    result. Unlike the backward rule, a NaN result selects nothing, so its tangent is 0 / 0 = NaN."""
+    from .pointwise import div, eq, mul
+
+    mask = eq(args[0], outs[0])
+    return sum(mul(mask, div(tangents[0], sum(mask))))
+
+
 def _full_extreme(name: str, np_fn):
     def kernel(a):
         if a.size == 0:
@@ -433,7 +479,7 @@ def _full_extreme(name: str, np_fn):
         return _full_evenly_distribute(g, x, result)
 
     return defop(f"{name}(Tensor self) -> Tensor", kernel, vjp=vjp, saves=("self", "result"),
-                 node_name=f"{name.capitalize()}Backward1")
+                 node_name=f"{name.capitalize()}Backward1", jvp=evenly_read_jvp)
 
 
 _max_full = _full_extreme("max", np.max)
@@ -914,7 +960,50 @@ def _cumprod_vjp(ctx, g):
     d = wrap_dim(dim, x.ndim)
     if not _any_true(eq(x, 0)):
         return div(reversed_cumsum(mul(result, g), d), x)  # PyTorch's operand order
+    if x.shape[d] == 1:
+        return g
+    if not is_grad_enabled():
+        return _cumprod_grad_with_zeros_first_order(g, x, result, d)
     return _cumprod_grad_with_zeros(g, x, d)
+
+
+def _cumprod_jvp(args, outs, tangents):
+    """PyTorch's cumprod_jvp: cumsum(t / x) * result, and from the first zero of a slice on, the cumulative
+    product of the input with that zero replaced by its tangent (exact where t / x would be 0 / 0)."""
+    from .pointwise import div, eq, logical_and, mul, ne, where
+
+    x, dim, result, t = args[0], args[1], outs[0], tangents[0]
+    gradient = mul(cumsum(div(t, x), dim), result)
+    zeros = eq(x, 0)
+    if x.ndim == 0:
+        return where(zeros, t, gradient)
+    first_zero = logical_and(zeros, eq(cumsum(zeros, dim), 1))
+    after_zero = cumprod(where(first_zero, t, x), dim)
+    return where(ne(cumsum(first_zero, dim), 0), after_zero, gradient)
+
+
+def _cumprod_grad_with_zeros_first_order(g: Tensor, x: Tensor, result: Tensor, d: int) -> Tensor:
+    """PyTorch's O(n) gradient of cumprod with zeros, used when no graph is built. Along ``d`` only the
+    elements before the first zero z1 and z1 itself have a nonzero gradient: before z1 the zero-free rule;
+    at z1 the products of the elements between z1 and the next zero, times the output just before z1.
+    Everything else is an exact zero (the O(n^2) formula would give 0 * inf = NaN there)."""
+    from .creation import zeros_like
+    from .pointwise import div, eq, logical_and, logical_not, mul, ne, sub, where
+    from .shape_extra import gather, masked_fill, scatter
+    from .unary import clamp_min
+
+    w = mul(result, g)
+    zeros_seen = cumsum(eq(x, 0), d)
+    before = eq(zeros_seen, 0)
+    grad = where(before, div(reversed_cumsum(masked_fill(w, logical_not(before), 0.0), d), x), 0.0)
+    between = eq(zeros_seen, 1)
+    first = max(between, d, keepdim=True).indices  # index of z1 (0 where a slice has no zero)
+    at_first = logical_and(scatter(zeros_like(between), d, first, value=True), between)
+    between = logical_and(between, logical_not(at_first))
+    products = cumprod(masked_fill(x, logical_not(between), 1.0), d)
+    summed = sum(mul(products, masked_fill(g, ne(zeros_seen, 1), 0.0)), d, keepdim=True)
+    previous = masked_fill(gather(result, d, clamp_min(sub(first, 1), 0)), eq(first, 0), 1.0)
+    return where(at_first, mul(summed, previous), grad)
 
 
 def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
@@ -940,7 +1029,7 @@ def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
 _SCAN_SIG = "(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"
 cumsum = defop(f"cumsum{_SCAN_SIG}", _cumsum_kernel, vjp=_cumsum_vjp, attrs=("dim", "dtype"), hidden=("dtype",))
 cumprod = defop(f"cumprod{_SCAN_SIG}", _cumprod_kernel, vjp=_cumprod_vjp, saves=("self", "result"),
-                attrs=("dim", "dtype"), hidden=("dtype",))
+                attrs=("dim", "dtype"), hidden=("dtype",), jvp=_cumprod_jvp)
 
 
 def _scan_inplace(kernel):
@@ -968,7 +1057,8 @@ _INPLACE_SIG = "(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(
 cumsum_ = defop(f"cumsum_{_INPLACE_SIG}", _scan_inplace(_cumsum_kernel), vjp=_cumsum_vjp,
                 attrs=("dim", "dtype"), hidden=("dtype",), node_name="CumsumBackward0")
 cumprod_ = defop(f"cumprod_{_INPLACE_SIG}", _scan_inplace(_cumprod_kernel), vjp=_cumprod_vjp,
-                 saves=("self", "result"), attrs=("dim", "dtype"), hidden=("dtype",), node_name="CumprodBackward0")
+                 saves=("self", "result"), attrs=("dim", "dtype"), hidden=("dtype",), node_name="CumprodBackward0",
+                 jvp=_cumprod_jvp)
 
 
 def _cum_extreme(name: str, np_fn):
@@ -1142,7 +1232,7 @@ def _median_full_vjp(ctx, g):
 
 
 _median_full = defop("median(Tensor self) -> Tensor", _median_full_kernel, vjp=_median_full_vjp,
-                     saves=("self", "result"), node_name="MedianBackward0")
+                     saves=("self", "result"), node_name="MedianBackward0", jvp=evenly_read_jvp)
 _median_dim = defop("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
                     _median_dim_kernel, vjp=_kth_vjp, saves=("result1",), attrs=("dim", "keepdim"),
                     node_name="MedianBackward1", meta=("self_sym_sizes",))

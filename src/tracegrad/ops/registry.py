@@ -275,6 +275,9 @@ class OpDef:
     """One operator: schema, kernel and the rules of every transform."""
 
     _fw_hook = True  # _eager routes calls through forward_ad while a dual level is active
+    # One tensor in, one out, element by element: without a ``jvp`` rule, forward AD applies the VJP rule to
+    # the tangent (PyTorch's auto_element_wise) instead of differentiating it (see forward_ad._vjp_of_tangent).
+    elementwise_jvp = False
 
     def __init__(
         self,

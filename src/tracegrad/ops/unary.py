@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
 from ..backend.dtypes import scalar_type_name
 from . import pointwise as _pw
 from ._util import as_array, half_in_float, result_dtype, to_floating
@@ -78,6 +79,8 @@ def _pair(name: str, kernel, vjp=None, saves=(), node_name=None, params: str = "
         vjp, saves, inplace_node = not_implemented(f"inplace version of {name}"), (), inplace_node[:-1] + "1"
     inplace = defop(f"{name}_(Tensor(a!) self{params}) -> Tensor(a!)", inplace_kernel(kernel), vjp=vjp,
                     saves=saves, attrs=attrs, node_name=inplace_node)
+    op.elementwise_jvp = True
+    inplace.elementwise_jvp = not no_inplace_grad
     return op, inplace
 
 
@@ -349,10 +352,14 @@ def _logit_vjp(ctx, g):
     (eps,) = ctx.attrs
     x = _saved_input(ctx)
     grad = div(g, mul(x, scalar_minus(1.0, x)))
-    # PyTorch's logit_backward: without eps the gradient is NaN outside [0, 1]; with eps 0 outside [eps, 1 - eps]
+    # Without eps the gradient is NaN outside [0, 1]; with eps 0 outside [eps, 1 - eps]. For a NaN input
+    # PyTorch's two formulas differ: its kernel (no graph) gives NaN, its differentiable formula, used under
+    # grad mode (create_graph, forward AD), tests the inside and gives 0 with eps.
     if eps is None:
         return where(logical_and(ge(x, 0.0), le(x, 1.0)), grad, math.nan)
-    return where(logical_and(ge(x, eps), le(x, 1.0 - eps)), grad, 0.0)
+    if is_grad_enabled():
+        return where(logical_and(ge(x, eps), le(x, 1.0 - eps)), grad, 0.0)
+    return where(logical_or(lt(x, eps), gt(x, 1.0 - eps)), 0.0, grad)
 
 
 logit, logit_ = _pair("logit", _logit_kernel, _logit_vjp, _SELF, params=", float? eps=None", attrs=("eps",))
@@ -776,6 +783,19 @@ def _clamp_tensor_vjp(ctx, g):
     return gx, glo, ghi
 
 
+def _clamp_tensor_jvp(args, outs, tangents):
+    """PyTorch's clamp_jvp: the tangent of whichever operand the result is (max's where min > max). Unlike the
+    backward rule, a NaN input passes its own tangent."""
+    x, lo, hi = args[0], args[1], args[2]
+    t_x, t_lo, t_hi = (tangent if tangent is not None else zeros_like(outs[0])
+                       for tangent in (tuple(tangents) + (None, None, None))[:3])
+    if lo is not None and hi is not None:
+        return where(gt(lo, hi), t_hi, where(lt(x, lo), t_lo, where(gt(x, hi), t_hi, t_x)))
+    if lo is not None:
+        return where(gt(x, lo), t_x, t_lo)
+    return where(lt(x, hi), t_x, t_hi)
+
+
 _CLAMP_S = "(Tensor{} self, Scalar? min=None, Scalar? max=None) -> Tensor{}"
 _CLAMP_T = ".Tensor(Tensor{} self, Tensor? min=None, Tensor? max=None) -> Tensor{}"
 _clamp = defop("clamp" + _CLAMP_S.format("", ""), _clamp_kernel, vjp=_clamp_scalar_vjp, saves=_SELF,
@@ -783,9 +803,10 @@ _clamp = defop("clamp" + _CLAMP_S.format("", ""), _clamp_kernel, vjp=_clamp_scal
 _clamp_ = defop("clamp_" + _CLAMP_S.format("(a!)", "(a!)"), _clamp_inplace_kernel, vjp=_clamp_scalar_vjp,
                 saves=_SELF, attrs=("min", "max"), node_name="ClampBackward1")
 _clamp_t = defop("clamp" + _CLAMP_T.format("", ""), _clamp_kernel, vjp=_clamp_tensor_vjp,
-                 saves=("self", "min", "max"), node_name="ClampBackward0")
+                 saves=("self", "min", "max"), node_name="ClampBackward0", jvp=_clamp_tensor_jvp)
 _clamp_t_ = defop("clamp_" + _CLAMP_T.format("(a!)", "(a!)"), _clamp_inplace_kernel, vjp=_clamp_tensor_vjp,
-                  saves=("self", "min", "max"), node_name="ClampBackward0")
+                  saves=("self", "min", "max"), node_name="ClampBackward0", jvp=_clamp_tensor_jvp)
+_clamp.elementwise_jvp = _clamp_.elementwise_jvp = True
 
 
 def _clamp_op(min, max, scalar_op, tensor_op):

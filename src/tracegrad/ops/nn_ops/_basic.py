@@ -1,4 +1,4 @@
-"""Small pointwise/reduction operators the nn family composes with (abs, sign, clamp_min, xlogy, norms).
+"""Small pointwise/reduction operators the nn family composes with (abs, sign, clamp_min, norms).
 
 They are private to the nn family (names start with ``_nn_``) so they never clash with the general operator
 modules; their nodes carry PyTorch's names (``AbsBackward0``...) because that is what users see.
@@ -10,8 +10,7 @@ import math
 
 import numpy as np
 
-from .._util import as_array, binary_dtype, default_float
-from ..pointwise import div, eq, ge, le, logical_and, mul, where
+from ..pointwise import ge, mul, where
 from ..reductions import _dims_arg
 from ..registry import defop
 
@@ -46,40 +45,6 @@ clamp_min = defop(
     saves=("self",),
     attrs=("min",),
     node_name="ClampMinBackward0",
-)
-
-
-def _xlogy_kernel(x, y):
-    dt = binary_dtype(x, y)
-    if dt.kind in "biu":
-        dt = default_float()
-    x, y = as_array(x, dt), as_array(y, dt)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = x * np.log(y)
-    # 0 * log(0) is 0, but a NaN y stays NaN (PyTorch's xlogy)
-    return np.where((x == 0) & ~np.isnan(y), np.zeros((), dt), out)
-
-
-def _xlogy_vjp(ctx, g):
-    x, y = ctx.saved_tensors
-    need = ctx.needs_input_grad
-    gx = gy = None
-    if need[0]:
-        from ..reductions_extra import zero_fill
-
-        # PyTorch: at::xlogy(grad, other).masked_fill((self == 0.) & (other <= 0.), 0.)
-        gx = zero_fill(logical_and(eq(x, 0.0), le(y, 0.0)), xlogy(g, y))
-    if need[1]:
-        gy = div(mul(g, x), y)
-    return gx, gy
-
-
-xlogy = defop(
-    "_nn_xlogy(Tensor self, Tensor other) -> Tensor",
-    _xlogy_kernel,
-    vjp=_xlogy_vjp,
-    saves=("self", "other"),
-    node_name="XlogyBackward0",
 )
 
 

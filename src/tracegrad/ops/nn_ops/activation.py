@@ -133,7 +133,7 @@ def relu_fast(input: Tensor) -> Tensor:
 
 
 def _threshold_kernel(a, threshold, value):
-    return np.where(a > threshold, a, np.asarray(value, dtype=a.dtype))
+    return np.where(a <= threshold, np.asarray(value, dtype=a.dtype), a)  # NaN is kept, as in PyTorch
 
 
 def _threshold_vjp(ctx, g):
@@ -162,7 +162,8 @@ def _hardtanh_kernel(a, min_val=-1, max_val=1):
 
 
 def _hardtanh_backward_kernel(g, x, min_val, max_val):
-    return np.where((x > min_val) & (x < max_val), g, np.zeros((), dtype=np.result_type(g)))
+    # PyTorch zeroes where x <= min_val or x >= max_val: a NaN input passes its gradient
+    return np.where((x <= min_val) | (x >= max_val), np.zeros((), dtype=np.result_type(g)), g)
 
 
 def _hardtanh_backward_vjp(ctx, gg):
@@ -272,7 +273,7 @@ def _elu_backward_kernel(g, alpha, scale, input_scale, is_result, x):
         neg_part = g * input_scale * (x + alpha * scale)
     else:
         neg_part = g * input_scale * alpha * scale * np.exp(x * input_scale)
-    return np.where(x > 0, g * scale, neg_part)
+    return np.where(x <= 0, neg_part, g * scale)  # a NaN input takes the positive branch, as in PyTorch
 
 
 def _elu_backward_vjp(ctx, gg):
@@ -286,7 +287,7 @@ def _elu_backward_vjp(ctx, gg):
             inner = mul(mul(gg, g), input_scale)
         else:
             inner = mul(mul(mul(gg, g), exp(mul(x, input_scale))), input_scale * input_scale * alpha * scale)
-        gg_x = where(gt(x, 0), 0.0, inner)
+        gg_x = where(lt(x, 0), inner, 0.0)  # PyTorch's mask is x < 0: zero at 0 and for NaN
     return gg_g, gg_x
 
 
@@ -546,10 +547,10 @@ def _hardswish_vjp(ctx, g):
 
 
 def _hardswish_backward_kernel(g, x):
-    # PyTorch's kernel: 0 below -3, g * (x / 3 + 1/2) up to 3, g above
+    # PyTorch's kernel: 0 up to -3, g * (x / 3 + 1/2) below 3, g from 3 on (and for NaN)
     dt = np.result_type(g, x)
     middle = g * (x / np.asarray(3.0, dtype=x.dtype) + np.asarray(0.5, dtype=x.dtype))
-    return np.where(x < -3.0, np.zeros((), dt), np.where(x <= 3.0, middle, g)).astype(dt, copy=False)
+    return np.where(x <= -3.0, np.zeros((), dt), np.where(x < 3.0, middle, g)).astype(dt, copy=False)
 
 
 def _hardswish_backward_vjp(ctx, gg):
@@ -616,7 +617,8 @@ hardsigmoid, hardsigmoid_ = _with_inplace(
 
 
 def _shrink_mask(x, lambd):
-    return (x > lambd) | (x < -lambd)
+    # PyTorch zeroes where -lambd <= x <= lambd, so NaN passes (as a value forward, as a gradient backward)
+    return ~((x >= -lambd) & (x <= lambd))
 
 
 def _hardshrink_kernel(a, lambd=0.5):
@@ -629,7 +631,8 @@ def _softshrink_kernel(a, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     lam = np.asarray(lambd, dtype=a.dtype)
-    return np.where(a > lam, a - lam, np.where(a < -lam, a + lam, np.zeros((), dtype=a.dtype)))
+    with np.errstate(invalid="ignore"):  # a * 0 like PyTorch: NaN stays NaN, a small negative gives -0.
+        return np.where(a > lam, a - lam, np.where(a < -lam, a + lam, a * np.zeros((), dtype=a.dtype)))
 
 
 def _shrink_backward_kernel(g, x, lambd):
@@ -815,3 +818,9 @@ log_softmax = defop(
     hidden=("half_to_float",),
     node_name="LogSoftmaxBackward0",
 )
+
+
+# Element-wise activations: forward AD applies their VJP rule to the tangent, as PyTorch's auto_element_wise.
+for _op in (threshold, threshold_, hardtanh, hardtanh_, leaky_relu, leaky_relu_, elu, elu_, celu, celu_, gelu, silu,
+            silu_, softplus, mish, mish_, hardswish, hardswish_, hardsigmoid, hardsigmoid_, hardshrink, softshrink):
+    _op.elementwise_jvp = True

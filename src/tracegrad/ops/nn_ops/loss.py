@@ -16,6 +16,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
+from ..binary import xlogy
 from ..creation import ones_like, zeros_like
 from ..pointwise import add, div, exp, lt, mul, neg, sigmoid, sub
 from ..reductions import sum as sum_op
@@ -27,7 +28,7 @@ from ..shape_extra import masked_fill_
 from ..unary import logit
 from ..views import reshape, view
 from ._basic import abs as abs_op
-from ._basic import clamp_min, xlogy
+from ._basic import clamp_min
 from ._common import check_float, fast_path_ok, new_output, run_op, type_name
 from .activation import _log_softmax_kernel, log_softmax, softplus
 
@@ -431,9 +432,22 @@ def _mse_vjp(ctx, g):
             mse_loss_backward(g, t, x, reduction) if need[1] else None)
 
 
+def _mse_jvp(args, outs, tangents):
+    """2 (x - t) x_t - 2 (x - t) t_t, a missing tangent as zeros: PyTorch's formula, which gives NaN, not ±inf,
+    where x - t is infinite (inf * 0 in the other term)."""
+    x, t, reduction = args
+    t_x, t_t = (tangent if tangent is not None else zeros_like(arg) for tangent, arg in zip(tangents, (x, t)))
+    twice = mul(sub(x, t), 2.0)
+    tangent = sub(mul(twice, t_x), mul(twice, t_t))
+    if reduction == 0:
+        return tangent
+    return mean_all(tangent) if reduction == 1 else sum_op(tangent, None, False, None)
+
+
 mse_loss = defop(
     "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
     _mse_kernel,
+    jvp=_mse_jvp,
     vjp=_mse_vjp,
     saves=("self", "target"),
     attrs=("reduction",),
