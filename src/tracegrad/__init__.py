@@ -159,7 +159,7 @@ def is_complex(input: Tensor) -> bool:  # noqa: A002
 
 
 # Layers above the core import tracegrad themselves, so they come last.
-from . import cuda, linalg, nn, optim, profiler, serialization, utils  # noqa: E402
+from . import cuda, linalg, nn, optim, profiler, serialization, special, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401
 
 

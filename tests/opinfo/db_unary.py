@@ -172,4 +172,45 @@ POINTWISE_OPS = [
            notes="condition is bool, so never differentiable"),
 ]
 
-OPS = UNARY_OPS + POINTWISE_OPS
+def _special(name: str, dtypes=FLOATS, domain: str = "", **sample_kw) -> OpInfo:
+    """A ``torch.special`` function of one tensor (no method, no in-place form)."""
+    return OpInfo(f"special.{name}", unary_samples(**sample_kw), dtypes=dtypes, supports_out=True, domain=domain)
+
+
+def _xlog1py_samples(m: Maker):
+    yield SampleInput("bcast", (m(3, 4), m(4, low=-0.9, high=2.0)))
+    yield SampleInput("noncontig_T", (m(4, 3, layout="T"), m(4, 3, low=-0.9, high=2.0, layout="T")))
+    yield SampleInput("scalar_other", (m(2, 3, layout="strided"), 0.5))
+
+
+def _zeta_samples(m: Maker):
+    yield SampleInput("bcast", (m(3, 4, low=1.5, high=4.0), m(4, low=0.5, high=3.0)))
+    yield SampleInput("noncontig_T", (m(4, 3, low=2.0, high=5.0, layout="T"), m(4, 3, low=1.0, high=4.0)))
+
+
+def _multigammaln_samples(m: Maker):
+    yield SampleInput("p1", (m(3, 4, low=0.5, high=4.0), 1))
+    yield SampleInput("p3_noncontig", (m(4, 3, low=1.5, high=4.0, layout="T"), 3))
+
+
+SPECIAL_OPS = [
+    _special("entr", low=0.1, high=3.0, domain="x > 0 (the gradient is -inf at 0)"),
+    _special("ndtr", FLOATS_INT),
+    _special("log_ndtr", FLOATS_INT, low=-6.0, high=3.0),
+    _special("ndtri", low=0.05, high=0.95, domain="0 < p < 1"),
+    _special("erfcx", FLOATS_INT, low=-3.0, high=3.0),
+    _special("i0e", FLOATS_INT, low=-4.0, high=4.0),
+    _special("i1", FLOATS_INT, low=-4.0, high=4.0),
+    _special("i1e", FLOATS_INT, low=-4.0, high=4.0),
+    OpInfo("i0", unary_samples(low=-4.0, high=4.0), dtypes=FLOATS_INT, inplace="Tensor.i0_", supports_out=True,
+           aliases=("Tensor.i0", "special.i0")),
+    OpInfo("special.xlog1py", _xlog1py_samples, supports_out=True, domain="other > -1"),
+    OpInfo("special.zeta", _zeta_samples, nondiff_args=frozenset({0}), supports_out=True,
+           domain="x > 1, q > 0; PyTorch has no derivative for x", supports_gradgrad=False,
+           gradgrad_skip_reason="the gradient of zeta(x, q) in q needs zeta's derivative in x, which PyTorch "
+                                "does not implement"),
+    OpInfo("special.multigammaln", _multigammaln_samples, supports_out=True, aliases=("mvlgamma",),
+           domain="x > (p - 1) / 2"),
+]
+
+OPS = UNARY_OPS + POINTWISE_OPS + SPECIAL_OPS

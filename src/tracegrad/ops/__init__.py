@@ -20,12 +20,13 @@ from . import (
     reductions_extra,
     shape,
     shape_extra,
+    special_fns,
     unary,
     variants,
     views,
 )
 
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
-           linalg, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma]
+           linalg, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns]
 
 raw_backward.install()

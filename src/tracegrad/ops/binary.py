@@ -789,7 +789,11 @@ class _XLogFamily:
     def _vjp(self, ctx, g):
         x, y = ctx.saved_tensors
         need = ctx.needs_input_grad
-        return (self._self_grad(g, x, y) if need[0] else None, self._other_grad(g, x, y) if need[1] else None)
+        if self.pole == 0:
+            return (self._self_grad(g, x, y) if need[0] else None, self._other_grad(g, x, y) if need[1] else None)
+        # (PyTorch's generated special_xlog1py backward computes other's gradient first)
+        other = self._other_grad(g, x, y) if need[1] else None
+        return (self._self_grad(g, x, y) if need[0] else None), other
 
     def _scalar_self_vjp(self, ctx, g):
         (y,) = ctx.saved_tensors

@@ -81,26 +81,29 @@ def _digamma_positive(x: np.ndarray) -> np.ndarray:
     return np.where(x == 10, shift + _PSI_10, out)
 
 
-def _hurwitz_zeta(s: int, q: np.ndarray, terms: int = 10) -> np.ndarray:
-    """sum_{k>=0} (q + k)^-s for an integer s >= 2 (q a non-positive integer: a pole, inf)."""
+def _hurwitz_zeta(s, q: np.ndarray, terms: int = 10) -> np.ndarray:
+    """sum_{k>=0} (q + k)^-s for s > 1 (a number or an array broadcasting against q; q a non-positive
+    integer: a pole, inf), by Euler-Maclaurin: direct terms until q + k >= ``terms``, then the tail."""
     q = np.asarray(q, dtype=np.float64)
+    s = np.asarray(s, dtype=np.float64)
+    s, q = np.broadcast_arrays(s, q)
     finite = np.isfinite(q)
     pole = finite & (q <= 0) & (q == np.floor(q))
     special = np.where(q == -np.inf, np.inf, np.nan)  # torch's values at +-inf: NaN and an infinity
     q = np.where(finite, q, 1.0)
     start = np.where(q < terms, terms - np.floor(q), 0)  # direct terms until q + k >= terms
     total = np.zeros_like(q)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for k in range(int(start.max()) if start.size else 0):
             active = k < start
-            total = total + np.where(active, np.power(q + k, -float(s)), 0.0)
+            total = total + np.where(active, np.power(q + k, -s), 0.0)
         a = q + start
-        total = total + np.power(a, 1.0 - s) / (s - 1) + 0.5 * np.power(a, -float(s))
-        rising = float(s)  # s (s + 1) ... (s + 2j - 2), times a^-(s + 2j - 1)
-        power = np.power(a, -float(s) - 1)
+        total = total + np.power(a, 1.0 - s) / (s - 1) + 0.5 * np.power(a, -s)
+        rising = s.copy()  # s (s + 1) ... (s + 2j - 2), times a^-(s + 2j - 1)
+        power = np.power(a, -s - 1)
         for j, coefficient in enumerate(_ZETA_TAIL):
             total = total + coefficient * rising * power
-            rising *= (s + 2 * j + 1) * (s + 2 * j + 2)
+            rising = rising * (s + 2 * j + 1) * (s + 2 * j + 2)
             power = power / (a * a)
     return np.where(pole, np.inf, np.where(finite, total, special))
 
