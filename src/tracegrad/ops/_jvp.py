@@ -35,3 +35,17 @@ def product_rule(args, tangents, product):
     """``product(ta, b) + product(a, tb)`` for an operator bilinear in its first two arguments."""
     ta, tb = tangents[0], tangents[1]
     return plus(None if ta is None else product(ta, args[1]), None if tb is None else product(args[0], tb))
+
+
+def dense_product_rule(args, tangents, product):
+    """``product(ta, b) + product(a, tb)`` for a matrix product, both terms always formed: PyTorch's zero
+    tangent (ZeroTensor) has no matrix-product kernel, so a missing tangent takes part as real zeros and an
+    infinite or NaN operand makes its row NaN, where ``product_rule`` would leave the term out."""
+    ta, tb = tangents[0], tangents[1]
+    if ta is None and tb is None:
+        return None
+    from .creation import zeros_like
+    from .pointwise import add
+
+    a, b = args[0], args[1]
+    return add(product(zeros_like(a) if ta is None else ta, b), product(a, zeros_like(b) if tb is None else tb))

@@ -16,7 +16,7 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..return_types import return_type
-from ._jvp import plus, product_rule, scaled
+from ._jvp import dense_product_rule, plus, scaled
 from ._util import result_dtype, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .registry import REGISTRY, defop
@@ -186,7 +186,7 @@ def _bmm_vjp(ctx, g):
 
 
 bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, vjp=_bmm_vjp, saves=("self", "mat2"),
-            jvp=lambda args, outs, ts: product_rule(args, ts, bmm))
+            jvp=lambda args, outs, ts: dense_product_rule(args, ts, bmm))
 
 
 def _mv_check(m, v, inp=None) -> None:
@@ -225,7 +225,8 @@ def _mv_vjp(ctx, g):
     return (outer(g, v) if need[0] else None, mv(_t(m), g) if need[1] else None)  # PyTorch: self.t().mv(grad)
 
 
-mv = defop("mv(Tensor self, Tensor vec) -> Tensor", _mv_kernel, vjp=_mv_vjp, saves=("self", "vec"))
+mv = defop("mv(Tensor self, Tensor vec) -> Tensor", _mv_kernel, vjp=_mv_vjp, saves=("self", "vec"),
+           jvp=lambda args, outs, ts: dense_product_rule(args, ts, mv))
 
 
 def _dot_kernel(a, b):
@@ -430,7 +431,7 @@ def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta:
 def _addmm_jvp(args, outs, tangents):
     # beta * self_t + alpha * (mat1_t @ mat2 + mat1 @ mat2_t), scaled like PyTorch (self_t * 0 when beta == 0)
     beta, alpha = args[3], args[4]
-    return plus(scaled(tangents[0], beta), scaled(product_rule(args[1:], tangents[1:], matmul), alpha))
+    return plus(scaled(tangents[0], beta), scaled(dense_product_rule(args[1:], tangents[1:], matmul), alpha))
 
 
 # AddmmBackward0 keeps them as MmBackward0 does (linalg_core.MM_META).

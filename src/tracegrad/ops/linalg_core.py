@@ -13,7 +13,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor
-from ._jvp import product_rule
+from ._jvp import dense_product_rule
 from .registry import defop
 
 
@@ -77,7 +77,7 @@ MM_META = ("mat2_sym_sizes", "mat2_sym_strides", "self_sym_sizes", "self_sym_str
 mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, vjp=_mm_vjp, saves=("self", "mat2"),
            save_if={"self": "mat2", "mat2": "self"}, fast="binary",
            meta=MM_META,
-           jvp=lambda args, outs, ts: product_rule(args, ts, mm))
+           jvp=lambda args, outs, ts: dense_product_rule(args, ts, mm))
 
 
 # ---- matmul: PyTorch's composite -----------------------------------------------------------------------------

@@ -708,13 +708,19 @@ def _var_parts(a, dim, correction, name: str):
 
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                       "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=6)
-    if a.size:
-        mean = np.mean(a, axis=axes, keepdims=True)
+    # PyTorch accumulates float32/float16 in double: squares of large values do not overflow
+    x = a.astype(np.float64) if a.dtype.kind == "f" and a.dtype.itemsize < 8 else a
+    if x.size:
+        mean = np.mean(x, axis=axes, keepdims=True)
     else:
-        mean = np.full(keepdim_shape(a.shape, dim), np.nan, a.dtype)
+        mean = np.full(keepdim_shape(x.shape, dim), np.nan, x.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.sum(np.square(np.abs(a - mean)), axis=axes, keepdims=True) / builtins.max(n - corr, 0)
-    return var.astype(a.dtype, copy=False), mean
+        var = np.sum(np.square(np.abs(x - mean)), axis=axes, keepdims=True) / builtins.max(n - corr, 0)
+    return var, mean.astype(a.dtype, copy=False)  # (var still in the accumulation dtype: std's root first)
+
+
+def _real_dtype(a: np.ndarray) -> np.dtype:
+    return a.real.dtype if a.dtype.kind == "c" else a.dtype
 
 
 def _squeeze_dims(x: np.ndarray, ndim: int, dim, keepdim: bool) -> np.ndarray:
@@ -726,22 +732,23 @@ def _squeeze_dims(x: np.ndarray, ndim: int, dim, keepdim: bool) -> np.ndarray:
 
 def _var_kernel(a, dim=None, correction=None, keepdim=False):
     var, _ = _var_parts(a, dim, correction, "var")
-    return _squeeze_dims(var, a.ndim, dim, keepdim)
+    return _squeeze_dims(var.astype(_real_dtype(a), copy=False), a.ndim, dim, keepdim)
 
 
 def _std_kernel(a, dim=None, correction=None, keepdim=False):
     var, _ = _var_parts(a, dim, correction, "std")
-    return np.sqrt(_squeeze_dims(var, a.ndim, dim, keepdim))
+    return np.sqrt(_squeeze_dims(var, a.ndim, dim, keepdim)).astype(_real_dtype(a), copy=False)
 
 
-def _var_mean_kernel(a, dim=None, correction=None, keepdim=False, name: str = "var_mean"):
+def _var_mean_kernel(a, dim=None, correction=None, keepdim=False, name: str = "var_mean", root: bool = False):
     var, mean = _var_parts(a, dim, correction, name)
-    return _squeeze_dims(var, a.ndim, dim, keepdim), _squeeze_dims(mean.astype(a.dtype), a.ndim, dim, keepdim)
+    spread = np.sqrt(var) if root else var
+    return (np.asarray(_squeeze_dims(spread, a.ndim, dim, keepdim).astype(_real_dtype(a), copy=False)),
+            _squeeze_dims(mean, a.ndim, dim, keepdim))
 
 
 def _std_mean_kernel(a, dim=None, correction=None, keepdim=False):
-    var, mean = _var_mean_kernel(a, dim, correction, keepdim, "std_mean")
-    return np.asarray(np.sqrt(var)), mean
+    return _var_mean_kernel(a, dim, correction, keepdim, "std_mean", root=True)
 
 
 def _var_backward(g: Tensor, x: Tensor, dim, correction, keepdim: bool) -> Tensor:
@@ -811,6 +818,16 @@ def _std_jvp(args, outs, tangents):
     return zero_fill(eq(std, 0), div(var_t, mul(std, 2.0)))
 
 
+def _std_mean_jvp(args, outs, tangents):
+    """std's tangent (masked where std is 0, as PyTorch's std_mean formula) and mean's."""
+    x, dim, _, keepdim = args
+    (t,) = tangents
+    if t is None:
+        return None, None
+    full = not x.shape or _dims_arg(dim, x.ndim) is None
+    return _std_jvp(args, outs, tangents), (mean(t) if full and not keepdim else mean(t, dim, keepdim))
+
+
 def _var_mean_vjp(ctx, g_var, g_mean):
     from .pointwise import add
 
@@ -838,7 +855,7 @@ _std = defop(f"std.correction{_VAR_ARGS} -> Tensor", _std_kernel, vjp=_std_vjp, 
 _var_mean = defop(f"var_mean.correction{_VAR_ARGS} -> (Tensor, Tensor)", _var_mean_kernel, vjp=_var_mean_vjp,
                   saves=("self",), attrs=("dim", "correction", "keepdim"))
 _std_mean = defop(f"std_mean.correction{_VAR_ARGS} -> (Tensor, Tensor)", _std_mean_kernel, vjp=_std_mean_vjp,
-                  saves=("self", "result0"), attrs=("dim", "correction", "keepdim"))
+                  saves=("self", "result0"), attrs=("dim", "correction", "keepdim"), jvp=_std_mean_jvp)
 
 
 def _correction(dim, unbiased, correction):

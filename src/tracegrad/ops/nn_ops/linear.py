@@ -338,6 +338,14 @@ def _addmm_vjp_std(ctx, g):
     return gb, gx, gm
 
 
+def _addmm_jvp_std(args, outs, tangents):
+    """bias_t + input_t @ mat2 + input @ mat2_t, the product's terms formed with zeros for a missing tangent
+    (as PyTorch's addmm, see ``dense_product_rule``)."""
+    from .._jvp import dense_product_rule, plus
+
+    return plus(tangents[0], dense_product_rule(args[1:], tangents[1:], mm))
+
+
 # ``linear`` while something special (observer, anomaly mode) is active: the same graph as the fast path,
 # AddmmBackward0 -> TBackward0 -> weight, built from dispatched operators.
 addmm = defop(
@@ -350,6 +358,7 @@ addmm = defop(
     node_name="AddmmBackward0",
     public_name="linear",
     meta=ADDMM_META,
+    jvp=_addmm_jvp_std,
 )
 
 

@@ -641,7 +641,7 @@ _EPS = 1e-12
 
 def _bce_kernel(x, t, weight=None, reduction=1):
     check_float(x, "binary_cross_entropy")
-    if ((x < 0) | (x > 1)).any():
+    if not ((x >= 0) & (x <= 1)).all():  # (NaN fails the check too, as in PyTorch's kernel)
         raise RuntimeError("all elements of input should be between 0 and 1")
     with np.errstate(divide="ignore"):
         log_x = np.maximum(np.log(x), -100)

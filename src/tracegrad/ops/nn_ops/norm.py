@@ -18,6 +18,7 @@ import numpy as np
 
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap
+from .._jvp import plus
 from ..pointwise import add, mul, neg, pow, sub
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
@@ -364,12 +365,24 @@ def _check_channels(x, *tensors) -> None:
             raise RuntimeError(f"running_mean should contain {c} elements not {t.size}")
 
 
-def _affine(y, x, weight, bias):
+def _normalize_per_channel(x, mean, rstd, weight, bias):
+    """x * alpha + beta per channel, alpha = rstd * weight and beta = bias - mean * rstd * weight.
+
+    PyTorch's CPU kernel folds the statistics and the affine parameters this way, with alpha and beta in the
+    parameters' precision (float for half input) and one fused multiply-add per element. For inputs far from
+    their mean (1e4 +- 1e-2 in float32) that rounds very differently from (x - mean) * rstd, so we fold the same
+    way; float32 and half evaluate the multiply-add in double and round once, as the fused one does."""
     cshape = _channel_shape(x.ndim, x.shape[1])
+    param = np.float32 if x.dtype == np.float16 else x.dtype
+    alpha = np.asarray(rstd, dtype=param).reshape(-1)
     if weight is not None:
-        y = y * weight.reshape(cshape)
+        alpha = alpha * weight.reshape(-1).astype(param, copy=False)
+    beta = -(np.asarray(mean, dtype=param).reshape(-1) * alpha)
     if bias is not None:
-        y = y + bias.reshape(cshape)
+        beta = bias.reshape(-1).astype(param, copy=False) + beta
+    wide = np.float64 if x.itemsize < 8 else x.dtype
+    y = x.astype(wide, copy=False) * alpha.astype(wide).reshape(cshape)
+    y += beta.astype(wide).reshape(cshape)
     return y.astype(x.dtype, copy=False)
 
 
@@ -378,10 +391,15 @@ def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=N
     check_float(x, "batch_norm")
     axes = _bn_axes(x)
     _check_channels(x, weight, bias, running_mean, running_var)
-    xc, var, rstd = _stats(x, axes, eps)
+    # PyTorch's CPU kernel (contiguous input) takes the mean in double and rounds it to the input's dtype,
+    # then the variance around that rounded mean, again accumulated in double
+    wide = x.astype(np.float64) if x.itemsize < 8 else x
+    mu = wide.mean(axis=axes).astype(x.dtype)
+    centred = wide - mu.reshape(_channel_shape(x.ndim, x.shape[1]))
+    var = (centred * centred).mean(axis=axes)
+    rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype)
     count = x.size // x.shape[1]
     if running_mean is not None:
-        mu = x.mean(axis=axes)
         running_mean *= 1 - momentum
         running_mean += momentum * mu.astype(running_mean.dtype)
     if running_var is not None:
@@ -389,8 +407,7 @@ def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=N
         running_var *= 1 - momentum
         running_var += momentum * unbiased.astype(running_var.dtype)
     # (y, save_mean, save_invstd): the batch statistics per channel, which PyTorch's node saves
-    save_mean = x.mean(axis=axes).astype(x.dtype, copy=False)
-    return _affine(xc * rstd, x, weight, bias), save_mean, rstd.reshape(-1).astype(x.dtype, copy=False)
+    return _normalize_per_channel(x, mu, rstd, weight, bias), mu, rstd
 
 
 def _bn_train_vjp(ctx, g, _g_mean=None, _g_invstd=None):
@@ -415,6 +432,38 @@ def _bn_train_vjp(ctx, g, _g_mean=None, _g_invstd=None):
     return gx, gw, gb
 
 
+def _bn_jvp(args, outs, tangents):
+    """PyTorch's batch_norm_jvp: in training the tangent moves the batch statistics too, through the saved
+    mean and invstd (invstd's tangent is -invstd^3 * mean((t - mean(t)) * (x - mean))); in evaluation the
+    running statistics are constants."""
+    x, weight, _bias, running_mean, running_var = args[:5]
+    tx, tw, tb = tangents
+    train = len(args) == 8  # the training op carries momentum as well as eps
+    eps = args[-2]
+    cshape = _channel_shape(x.ndim, x.shape[1])
+    axes = (0,) + tuple(range(2, x.ndim))
+    if train:
+        mean, rstd = reshape(outs[1], cshape), reshape(outs[2], cshape)
+    else:
+        mean, rstd = reshape(running_mean, cshape), pow(add(reshape(running_var, cshape), eps), -0.5)
+    centred = sub(x, mean)
+    result = None
+    if tx is not None:
+        if train:
+            moved = sub(tx, mean_op(tx, axes, True, None))
+            rstd_t = mul(neg(pow(rstd, 3)), mean_op(mul(moved, centred), axes, True, None))
+            result = add(mul(moved, rstd), mul(centred, rstd_t))
+        else:
+            result = mul(tx, rstd)
+        if weight is not None:
+            result = mul(result, reshape(weight, cshape))
+    if tw is not None:
+        result = plus(result, mul(mul(centred, rstd), reshape(tw, cshape)))
+    if tb is not None:
+        result = plus(result, reshape(tb, cshape))
+    return result, None, None
+
+
 batch_norm_train = defop(
     "_nn_batch_norm_train(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
     "Tensor? running_var, float momentum, float eps, bool training=True) -> (Tensor, Tensor, Tensor)",
@@ -425,6 +474,7 @@ batch_norm_train = defop(
     differentiable=("input", "weight", "bias"),
     nondiff_outputs=(1, 2),
     node_name="NativeBatchNormBackward0",
+    jvp=_bn_jvp,
 )
 
 
@@ -432,10 +482,9 @@ def _bn_eval_kernel(x, weight, bias, running_mean, running_var, eps=1e-5, traini
     check_float(x, "batch_norm")
     _bn_axes(x)
     _check_channels(x, weight, bias, running_mean, running_var)
-    cshape = _channel_shape(x.ndim, x.shape[1])
-    rstd = 1.0 / np.sqrt(running_var.reshape(cshape) + eps)
+    rstd = 1.0 / np.sqrt(running_var + eps)
     no_statistics = np.empty(0, dtype=x.dtype)  # (evaluation uses the running ones: PyTorch returns empties)
-    return _affine((x - running_mean.reshape(cshape)) * rstd, x, weight, bias), no_statistics, no_statistics.copy()
+    return _normalize_per_channel(x, running_mean, rstd, weight, bias), no_statistics, no_statistics.copy()
 
 
 def _bn_eval_vjp(ctx, g, _g_mean=None, _g_invstd=None):
@@ -470,6 +519,7 @@ batch_norm_eval = defop(
     differentiable=("input", "weight", "bias"),
     nondiff_outputs=(1, 2),
     node_name="NativeBatchNormBackward0",
+    jvp=_bn_jvp,
 )
 
 
