@@ -19,7 +19,7 @@ else:
 
 torch.set_num_threads(1)
 
-__all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "run_both"]
+__all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "run_both", "recorded_graph", "raised"]
 
 
 def to_numpy(value):
@@ -77,3 +77,13 @@ def recorded_graph(outputs: list) -> list:
     for out in outputs:
         visit(out.grad_fn)
     return nodes
+
+
+def raised(lib, program) -> tuple[str, str] | None:
+    """(exception type name, message) of ``program(lib)``, or None when it runs: errors compared across
+    libraries."""
+    try:
+        program(lib)
+    except Exception as exc:  # noqa: BLE001 - the error itself is the result
+        return type(exc).__name__, str(exc)
+    return None

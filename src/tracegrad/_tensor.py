@@ -142,7 +142,7 @@ class Tensor:
                                 f"{type(value).__name__}")
             expected = self.__dict__.get("_grad_dtype", self.dtype) if self._gfn is None else self.dtype
             if expected is not None and value.dtype is not expected:
-                given = _CPP_TYPE_NAMES.get(value._data.dtype.name, value._data.dtype.name)
+                given = _cpp_type_name(value._data.dtype)
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{given}' to a tensor with grad_dtype "
                     f"'{_type_name(expected)}'. The gradient must match the tensor's grad_dtype (defaults to the "
@@ -211,7 +211,7 @@ class Tensor:
             raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}")
         grad = self._grad
         if value is not None and grad is not None and grad.dtype is not value:
-            current = _CPP_TYPE_NAMES.get(grad._data.dtype.name, grad._data.dtype.name)
+            current = _cpp_type_name(grad._data.dtype)
             raise RuntimeError(
                 f"Cannot set grad_dtype to '{_type_name(value)}' because there is already a gradient with "
                 f"dtype '{current}'. Please clear the gradient (.grad = None) before changing grad_dtype, or "
@@ -496,10 +496,10 @@ def _share_hot_keys() -> None:
 _share_hot_keys()
 
 
-# caffe2 TypeMeta names, which some PyTorch messages print.
-_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-                   "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-                   "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+def _cpp_type_name(d) -> str:
+    from .backend.dtypes import cpp_type_name
+
+    return cpp_type_name(d)
 
 
 def _type_name(d) -> str:

@@ -58,9 +58,21 @@ def _events(lib, op, index: int) -> list:
     return events
 
 
-CASES = [pytest.param(op, index, id=f"{op.id}-{index}",
-                      marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENT[(op.id, index)])
-                      if (op.id, index) in KNOWN_DIFFERENT else ())
+# Cases whose torch values are undefined, so there is nothing to compare with.
+_EMPTY_NOISE = ("torch.rrelu passes rrelu_with_noise a noise tensor from empty_like, packed before the kernel "
+                "writes it (and never written in evaluation): torch's packed values are uninitialized memory")
+UNDEFINED_IN_TORCH = {("nn.functional.rrelu", 0): _EMPTY_NOISE, ("nn.functional.rrelu", 1): _EMPTY_NOISE}
+
+
+def _marks(key: tuple) -> tuple:
+    if key in UNDEFINED_IN_TORCH:
+        return (pytest.mark.skip(reason=UNDEFINED_IN_TORCH[key]),)
+    if key in KNOWN_DIFFERENT:
+        return (pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENT[key]),)
+    return ()
+
+
+CASES = [pytest.param(op, index, id=f"{op.id}-{index}", marks=_marks((op.id, index)))
          for op in op_db if op.differentiable for index in range(min(2, len(op.samples("float64"))))]
 
 

@@ -272,3 +272,147 @@ def test_later_modules_same_as_torch(name):
     (ours, our_warnings), (theirs, their_warnings) = _outcome(LATE_CASES[name], tg), _outcome(LATE_CASES[name], torch)
     _assert_same(_plain(ours), _plain(theirs))
     assert our_warnings == their_warnings
+
+
+# ---- margin losses -------------------------------------------------------------------------------------------
+
+
+def _targets(L):
+    """Targets of the margin losses for a (3, 4) input: signs, probabilities, class indices, -1-ended label rows."""
+    return {"signs": L.tensor([[1., -1., 1., -1.], [-1., -1., 1., 1.], [1., 1., -1., 1.]]),
+            "probs": L.linspace(0, 1, 12).reshape(3, 4), "classes": L.tensor([3, 0, 2]),
+            "labels": L.tensor([[3, 0, -1, 1], [1, -1, 2, 2], [0, 1, 2, 3]])}
+
+
+# (module class, constructor kwargs (weight: a class weight), functional, target kind, extra functional kwargs)
+MARGIN_MODULES = [
+    ("SoftMarginLoss", {}, "soft_margin_loss", "signs"),
+    ("SoftMarginLoss", {"reduction": "none"}, "soft_margin_loss", "signs"),
+    ("MultiLabelSoftMarginLoss", {"weight": True, "reduction": "sum"}, "multilabel_soft_margin_loss", "probs"),
+    ("MultiMarginLoss", {"p": 2, "margin": 0.5, "weight": True}, "multi_margin_loss", "classes"),
+    ("MultiMarginLoss", {"reduction": "none"}, "multi_margin_loss", "classes"),
+    ("MultiLabelMarginLoss", {"size_average": False}, "multilabel_margin_loss", "labels"),
+    ("TripletMarginWithDistanceLoss", {"swap": True, "margin": 0.3}, "triplet_margin_with_distance_loss", None),
+    ("TripletMarginWithDistanceLoss", {"distance_function": "cosine", "reduction": "none"},
+     "triplet_margin_with_distance_loss", None),
+]
+
+
+def _margin_module_case(lib, name, kwargs, functional, target_kind):
+    kwargs = dict(kwargs)
+    if kwargs.get("weight"):
+        kwargs["weight"] = lib.tensor([0.5, 1.0, 1.5, 2.0], dtype=lib.float64)
+    if kwargs.get("distance_function") == "cosine":
+        kwargs["distance_function"] = lambda a, b: 1.0 - lib.nn.functional.cosine_similarity(a, b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the legacy size_average warning is compared in test_same_as_torch)
+        module = getattr(lib.nn, name)(**kwargs)
+    x = X(lib, 3, 4).double().requires_grad_()
+    if target_kind is None:
+        inputs = (x, (X(lib, 3, 4) * 0.5).double(), X(lib, 3, 4).flip(0).double())
+    else:
+        target = _targets(lib)[target_kind]
+        inputs = (x, target.double() if target.is_floating_point() else target)
+    out = module(*inputs)
+    options = {k: getattr(module, k) for k in ("p", "margin", "swap", "distance_function") if hasattr(module, k)}
+    if getattr(module, "weight", None) is not None:
+        options["weight"] = module.weight
+    assert lib.equal(out, getattr(lib.nn.functional, functional)(*inputs, reduction=module.reduction, **options))
+    (g,) = lib.autograd.grad((out * lib.linspace(-1, 1, out.numel(), dtype=lib.float64).reshape(out.shape)).sum(), x)
+    state = {k: v.tolist() for k, v in module.state_dict().items()}
+    return repr(module), state, module.reduction, out.grad_fn.name(), _plain(out), _plain(g)
+
+
+@pytest.mark.parametrize("case", MARGIN_MODULES, ids=[f"{c[0]}-{i}" for i, c in enumerate(MARGIN_MODULES)])
+def test_margin_loss_modules_as_in_torch(case):
+    """Each margin-loss module: its functional's value, torch's repr, buffers, reduction, node, value and gradient."""
+    ours, theirs = _margin_module_case(tg, *case), _margin_module_case(torch, *case)
+    assert ours[:4] == theirs[:4]
+    for a, b in zip(ours[4:], theirs[4:]):
+        _assert_same(a, b)
+
+
+MARGIN_CASES = {
+ "multi_margin 0-D input": lambda L: L.nn.functional.multi_margin_loss(L.tensor(0.5), L.tensor(0), reduction="none"),
+ "multi_margin 1-D input": lambda L: L.nn.functional.multi_margin_loss(X(L, 3), L.tensor(2), reduction="none"),
+ "multi_margin 1-D input, target [1]": lambda L: L.nn.functional.multi_margin_loss(X(L, 3), L.tensor([2]), reduction="none"),
+ "multi_margin target 0-D batch 1": lambda L: L.nn.functional.multi_margin_loss(X(L, 1, 4), L.tensor(1), reduction="none"),
+ "multi_margin empty classes": lambda L: L.nn.functional.multi_margin_loss(L.zeros(5, 0), L.zeros(5, dtype=L.long)),
+ "multi_margin empty batch none": lambda L: L.nn.functional.multi_margin_loss(L.zeros(0, 3), L.zeros(0, dtype=L.long), reduction="none"),
+ "multi_margin 3-D": lambda L: L.nn.functional.multi_margin_loss(X(L, 2, 3, 4), L.zeros(2, dtype=L.long)),
+ "multi_margin target shape": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.zeros(5, 4, dtype=L.long)),
+ "multi_margin target size": lambda L: L.nn.functional.multi_margin_loss(X(L, 4), L.zeros(2, dtype=L.long)),
+ "multi_margin target dtype": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.zeros(5)),
+ "multi_margin target int32": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.zeros(5, dtype=L.int32)),
+ "multi_margin target out of range": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.full((5,), 4)),
+ "multi_margin negative target": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.full((5,), -1)),
+ "multi_margin weight 0-D": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.zeros(5, dtype=L.long), weight=L.tensor(1.)),
+ "multi_margin weight size": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.zeros(5, dtype=L.long), weight=L.ones(5)),
+ "multi_margin weight dtype": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.zeros(5, dtype=L.long), weight=L.ones(4, dtype=L.double)),
+ "multi_margin weight requires grad": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.zeros(5, dtype=L.long), weight=L.ones(4, requires_grad=True)),
+ "multi_margin p=3": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.zeros(5, dtype=L.long), p=3),
+ "multi_margin p=2.0": lambda L: L.nn.functional.multi_margin_loss(X(L, 5, 4), L.zeros(5, dtype=L.long), p=2.0),
+ "multi_margin integer input": lambda L: L.nn.functional.multi_margin_loss(L.zeros(2, 3, dtype=L.long), L.zeros(2, dtype=L.long)),
+ "multi_margin bad reduction": lambda L: L.nn.functional.multi_margin_loss(X(L, 2, 3), L.zeros(2, dtype=L.long), reduction="bad"),
+ "multi_margin legacy reduce": lambda L: L.nn.functional.multi_margin_loss(X(L, 2, 3), L.tensor([2, 0]), reduce=False),
+ "multilabel_margin 0-D": lambda L: L.nn.functional.multilabel_margin_loss(L.tensor(0.5), L.tensor([0]), reduction="none"),
+ "multilabel_margin 1-D": lambda L: L.nn.functional.multilabel_margin_loss(X(L, 3), L.tensor([2, 0, -1]), reduction="none"),
+ "multilabel_margin target shape": lambda L: L.nn.functional.multilabel_margin_loss(X(L, 2, 3), L.zeros(2, dtype=L.long)),
+ "multilabel_margin target shape 1-D": lambda L: L.nn.functional.multilabel_margin_loss(X(L, 3), L.zeros(1, 3, dtype=L.long)),
+ "multilabel_margin target dtype": lambda L: L.nn.functional.multilabel_margin_loss(X(L, 2, 3), L.zeros(2, 3)),
+ "multilabel_margin out of range": lambda L: L.nn.functional.multilabel_margin_loss(X(L, 2, 3), L.full((2, 3), 3)),
+ "multilabel_margin below -1": lambda L: L.nn.functional.multilabel_margin_loss(X(L, 2, 3), L.full((2, 3), -2)),
+ "multilabel_margin 3-D": lambda L: L.nn.functional.multilabel_margin_loss(X(L, 2, 3, 4), L.zeros(2, 3, 4, dtype=L.long)),
+ "multilabel_margin integer input": lambda L: L.nn.functional.multilabel_margin_loss(L.zeros(2, 3, dtype=L.long), L.zeros(2, 3, dtype=L.long)),
+ "soft_margin shapes": lambda L: L.nn.functional.soft_margin_loss(X(L, 2, 3), L.ones(3, 2)),
+ "soft_margin broadcast target": lambda L: L.nn.functional.soft_margin_loss(X(L, 2, 3), L.tensor([1., -1., 1.]), reduction="none"),
+ "soft_margin target wider": lambda L: L.nn.functional.soft_margin_loss(X(L, 3), L.ones(2, 3)),
+ "soft_margin integer target": lambda L: L.nn.functional.soft_margin_loss(X(L, 2, 3), L.ones(2, 3, dtype=L.long)),
+ "soft_margin integer input": lambda L: L.nn.functional.soft_margin_loss(L.zeros(2, 3, dtype=L.long), L.ones(2, 3)),
+ "soft_margin double target": lambda L: L.nn.functional.soft_margin_loss(X(L, 2, 3), L.ones(2, 3, dtype=L.double)),
+ "soft_margin 0-D": lambda L: L.nn.functional.soft_margin_loss(L.tensor(0.3), L.tensor(-1.), reduction="none"),
+ "soft_margin empty": lambda L: L.nn.functional.soft_margin_loss(L.zeros(0), L.zeros(0)),
+ "soft_margin target requires grad": lambda L: L.nn.functional.soft_margin_loss(X(L, 3), L.ones(3, requires_grad=True)),
+ "soft_margin legacy": lambda L: L.nn.SoftMarginLoss(size_average=False)(X(L, 3), L.ones(3)),
+ "multilabel_soft_margin 0-D": lambda L: L.nn.functional.multilabel_soft_margin_loss(L.tensor(0.5), L.tensor(1.)),
+ "multilabel_soft_margin 3-D": lambda L: L.nn.functional.multilabel_soft_margin_loss(X(L, 2, 3, 4), L.zeros(2, 3, 4), reduction="none"),
+ "multilabel_soft_margin integer target": lambda L: L.nn.functional.multilabel_soft_margin_loss(X(L, 2, 3), L.ones(2, 3, dtype=L.long)),
+ "multilabel_soft_margin bad reduction": lambda L: L.nn.functional.multilabel_soft_margin_loss(X(L, 2, 3), L.zeros(2, 3), reduction="bad"),
+ "multilabel_soft_margin legacy": lambda L: L.nn.functional.multilabel_soft_margin_loss(X(L, 2, 3), L.zeros(2, 3), reduce=False),
+ "triplet_distance margin": lambda L: L.nn.functional.triplet_margin_with_distance_loss(X(L, 2, 3), X(L, 2, 3), X(L, 2, 3), margin=0),
+ "triplet_distance dims": lambda L: L.nn.functional.triplet_margin_with_distance_loss(X(L, 2, 3), X(L, 3), X(L, 2, 3)),
+ "triplet_distance reduction": lambda L: L.nn.functional.triplet_margin_with_distance_loss(X(L, 2, 3), X(L, 2, 3), X(L, 2, 3), reduction="x"),
+ "triplet_distance 1-D": lambda L: L.nn.functional.triplet_margin_with_distance_loss(X(L, 3), X(L, 3) * 0, X(L, 3) * 2),
+ "triplet_distance positional": lambda L: L.nn.functional.triplet_margin_with_distance_loss(X(L, 2, 3), X(L, 2, 3), X(L, 2, 3), None),
+ "TripletMarginWithDistanceLoss margin": lambda L: L.nn.TripletMarginWithDistanceLoss(margin=-1.0),
+ "MultiMarginLoss p": lambda L: L.nn.MultiMarginLoss(p=3),
+ "MultiMarginLoss weight 2-D": lambda L: L.nn.MultiMarginLoss(weight=L.ones(2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", MARGIN_CASES)
+def test_margin_losses_on_odd_input_as_in_torch(name):
+    """0-D and 1-D inputs, wrong shapes and dtypes, legacy arguments: torch's result or error, and its warnings."""
+    (ours, our_warnings), (theirs, their_warnings) = _outcome(MARGIN_CASES[name], tg), _outcome(MARGIN_CASES[name], torch)
+    assert our_warnings == their_warnings
+    _assert_same(_plain(ours), _plain(theirs))
+
+
+@pytest.mark.parametrize("loss", ["multi_margin_loss", "multilabel_margin_loss"])
+def test_multiclass_margin_losses_have_no_higher_derivatives(loss):
+    """torch has no derivative of their backward operators (a NotImplemented node whose backward raises) and no
+    forward-mode formula: the same node and the same errors here."""
+
+    def errors(lib):
+        x = X(lib, 3, 4).double().requires_grad_()
+        target = lib.tensor([3, 0, 2]) if loss == "multi_margin_loss" else _targets(lib)["labels"]
+        (g,) = lib.autograd.grad(getattr(lib.nn.functional, loss)(x, target), x, create_graph=True)
+        with pytest.raises(RuntimeError) as backward_error:
+            g.sum().backward()
+        with lib.autograd.forward_ad.dual_level():
+            dual = lib.autograd.forward_ad.make_dual(x.detach(), lib.ones_like(x))
+            with pytest.raises(NotImplementedError) as forward_error:
+                getattr(lib.nn.functional, loss)(dual, target)
+        return g.grad_fn.name(), len(g.grad_fn.next_functions), str(backward_error.value), str(forward_error.value)
+
+    assert errors(tg) == errors(torch)

@@ -1,9 +1,10 @@
 """Random losses, normalizations and other nn.functional calls, by tracegrad and by torch: the same outputs,
-input (and weight) gradients, running statistics, errors and warnings.
+output node names, input (and weight) gradients, running statistics, errors and warnings.
 
 Each case draws a function (cross_entropy with class weights, ignored targets or label smoothing, soft-label
 cross_entropy, nll_loss, mse/l1/smooth_l1/huber with broadcast targets, binary cross-entropy with weights or
-pos_weight, kl_div, margin/hinge/cosine/triplet/poisson/gaussian losses, layer/group/batch/instance norm,
+pos_weight, kl_div, margin/hinge/cosine/triplet/poisson/gaussian losses, the soft/multi-class/multi-label margin
+losses and triplet loss with a custom distance, layer/group/batch/instance norm,
 normalize, cosine_similarity, pairwise_distance, embedding, one_hot, glu), a batch, a class count, extra dims, a
 reduction and two option flags.
 """
@@ -94,6 +95,30 @@ def _pair_losses(d: _Draw, F, op: str, n: int, c: int, extra: int, red: str, fla
                                  p=1.0 if flag else 2.0, swap=flag2, reduction=red)
 
 
+def _margin_losses(d: _Draw, F, op: str, n: int, c: int, extra: int, red: str, flag: bool, flag2: bool):
+    shape = (n, c) + (3,) * extra
+    # (with flag2, the legacy size_average/reduce arguments instead of reduction: their warning is compared too)
+    reduction = {"reduce": red != "none", "size_average": red == "mean"} if flag2 else {"reduction": red}
+    if op == "soft_margin_loss":
+        return F.soft_margin_loss(d.tensor(shape), d.signs(shape if flag else shape[-1:]), **reduction)
+    if op == "multilabel_soft_margin_loss":
+        weight = d.tensor(shape[-1:], requires_grad=flag2, low=0.5, high=1.5) if flag else None
+        return F.multilabel_soft_margin_loss(d.tensor(shape), d.tensor(shape, flag2, 0, 1), weight=weight,
+                                             reduction=red)
+    if op == "multi_margin_loss":  # a 3-D input (extra == 2) is torch's error
+        x = d.tensor(shape if extra != 1 else (n, c))
+        weight = d.lib.tensor(d.rng.uniform(0.5, 1.5, c).round(2).tolist(), dtype=d.lib.float64) if flag2 else None
+        return F.multi_margin_loss(x, d.classes(c, (n,)), p=2 if flag else 1, margin=0.6, weight=weight,
+                                   reduction=red)
+    if op == "multilabel_margin_loss":  # -1 ends a row's targets; one sample when extra == 1
+        rows = (c,) if extra == 1 else (n, c)
+        target = d.lib.tensor(d.rng.integers(-1, c, rows).tolist())
+        return F.multilabel_margin_loss(d.tensor(rows), target, **reduction)
+    distance = None if flag else (lambda a, b: 1.0 - F.cosine_similarity(a, b))
+    return F.triplet_margin_with_distance_loss(d.tensor((n, c)), d.tensor((n, c)), d.tensor((n, c)),
+                                               distance_function=distance, margin=0.5, swap=flag2, reduction=red)
+
+
 def _norms(d: _Draw, F, op: str, n: int, c: int, extra: int, red: str, flag: bool, flag2: bool):
     shape = (n, c) + (3,) * extra
     x = d.tensor(shape)
@@ -134,6 +159,8 @@ _BUILDERS = {**dict.fromkeys(("cross_entropy", "nll_loss"), _class_losses),
                               "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
                               "poisson_nll_loss", "gaussian_nll_loss", "hinge_embedding_loss"), _pointwise_losses),
              **dict.fromkeys(("margin_ranking_loss", "cosine_embedding_loss", "triplet_margin_loss"), _pair_losses),
+             **dict.fromkeys(("soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
+                              "multilabel_margin_loss", "triplet_margin_with_distance_loss"), _margin_losses),
              **dict.fromkeys(("layer_norm", "group_norm", "batch_norm", "instance_norm", "normalize",
                               "cosine_similarity", "pairwise_distance", "embedding", "one_hot", "dropout_eval",
                               "glu"), _norms)}
@@ -146,6 +173,10 @@ def _case(seed: int) -> tuple:
             bool(rng.integers(2)), int(rng.integers(1 << 30)))
 
 
+# Functions whose output node differs from torch's: composed of other operators here (torch: GluBackward0).
+_COMPOSED_HERE = {"glu"}
+
+
 def _run(lib, case: tuple) -> tuple:
     op, *args, seed = case
     draw = _Draw(lib, seed)
@@ -156,6 +187,8 @@ def _run(lib, case: tuple) -> tuple:
             y = _BUILDERS[op](draw, lib.nn.functional, op, *args)
             log.append(("out", tuple(y.shape), np.asarray(y.detach().tolist(), dtype=float).reshape(-1)))
             if y.requires_grad:
+                if op not in _COMPOSED_HERE:
+                    log.append(("node", y.grad_fn.name(), np.zeros(0)))
                 (y * lib.linspace(-1, 1, y.numel(), dtype=lib.float64).reshape(y.shape)).sum().backward()
                 log += [("grad", tuple(t.shape), np.asarray(t.grad.tolist(), dtype=float).reshape(-1))
                         for t in draw.inputs if t.grad is not None]

@@ -156,6 +156,53 @@ def _triplet_samples(m: Maker):
                       {"p": 1.0, "swap": True, "margin": 2.0, "reduction": "none"})
 
 
+def _soft_margin_samples(m: Maker):
+    yield SampleInput("mean", (m(3, 4), _signs(m, 3, 4)))
+    yield SampleInput("noncontig_sum", (m(4, 3, layout="T"), _signs(m, 4, 3, layout="strided")), {"reduction": "sum"})
+    yield SampleInput("broadcast_target_none", (m(2, 3), _signs(m, 3)), {"reduction": "none"})
+
+
+def _multilabel_soft_margin_samples(m: Maker):
+    yield SampleInput("mean", (m(3, 4), m(3, 4, low=0.0, high=1.0)))
+    yield SampleInput("noncontig_weight_sum", (m(4, 3, layout="T"), m(4, 3, low=0.0, high=1.0)),
+                      {"weight": m(3, low=0.5, high=2.0), "reduction": "sum"})
+    yield SampleInput("unbatched_none", (m(5), m(5, low=0.0, high=1.0)), {"reduction": "none"})
+
+
+def _multi_margin_samples(m: Maker):
+    yield SampleInput("mean", (m(4, 5), m.index((4,), 5)))
+    yield SampleInput("noncontig_p2_weight_none", (m(5, 4, layout="T"), m.index((5,), 4)),
+                      {"p": 2, "margin": 0.7, "weight": m(4, low=0.5, high=2.0), "reduction": "none"})
+    yield SampleInput("unbatched_sum", (m(6), m.index((), 6)), {"margin": 1.5, "reduction": "sum"})
+
+
+def _multilabel_targets(m: Maker, rows: int, classes: int) -> Arr:
+    """Per row, distinct class indices up to a -1 that ends the row's targets (then anything)."""
+    t = np.stack([m.rng.permutation(classes) for _ in range(rows)]).astype(np.int64)
+    for r in range(rows):
+        t[r, m.rng.randint(1, classes)] = -1
+    return Arr(t)
+
+
+def _multilabel_margin_samples(m: Maker):
+    yield SampleInput("mean", (m(3, 5), _multilabel_targets(m, 3, 5)))
+    yield SampleInput("noncontig_none", (m(4, 4, layout="T"), _multilabel_targets(m, 4, 4)), {"reduction": "none"})
+    yield SampleInput("unbatched_sum", (m(6), Arr(_multilabel_targets(m, 1, 6).values[0])), {"reduction": "sum"})
+
+
+def _l1_distance(a, b):
+    """A distance written with methods both libraries have (a user's callable)."""
+    return (a - b).abs().sum(-1)
+
+
+def _triplet_distance_samples(m: Maker):
+    yield SampleInput("mean", (m(4, 5), m(4, 5), m(4, 5)))
+    yield SampleInput("noncontig_swap_margin_none", (m(3, 5, layout="T"), m(3, 5), m(3, 5)),
+                      {"swap": True, "margin": 2.0, "reduction": "none"})
+    yield SampleInput("custom_distance_sum", (m(3, 4), m(3, 4), m(3, 4)),
+                      {"distance_function": _l1_distance, "margin": 0.5, "reduction": "sum"})
+
+
 def _poisson_nll_samples(m: Maker):
     yield SampleInput("log_input_mean", (m(3, 4), m(3, 4, low=0.0, high=4.0)))
     yield SampleInput("rate_full_sum", (m(4, 3, low=0.5, high=3.0, layout="T"), m(4, 3, low=0.5, high=4.0)),
@@ -412,6 +459,77 @@ def _interp_samples(mode: str, align_corners: bool | None = None):
     return gen
 
 
+# ------------------------------------------------------------------------------------------ pdist, channel_shuffle,
+# rrelu, local_response_norm, lp_pool, *_with_indices
+
+
+def _pdist_samples(m: Maker):
+    yield SampleInput("p2", (m(4, 3),))
+    yield SampleInput("noncontig_p1", (m(3, 5, layout="T"),), {"p": 1.0})  # (the contiguous copy: CloneBackward0)
+    yield SampleInput("strided_p3", (m(5, 2, layout="strided"),), {"p": 3.0})
+
+
+def _pdist_other_p_samples(m: Maker):
+    yield SampleInput("p_inf", (m(4, 3),), {"p": float("inf")})
+    yield SampleInput("noncontig_p1_5", (m(2, 4, layout="T"),), {"p": 1.5})
+    yield SampleInput("p0_one_row", (m(1, 3),), {"p": 0.0})
+
+
+def _channel_shuffle_samples(m: Maker):
+    yield SampleInput("3d", (m(2, 6, 3), 2))
+    yield SampleInput("noncontig_4d", (m(2, 4, 3, 2, layout="T"), 4))
+    yield SampleInput("strided_5d", (m(1, 6, 2, 1, 2, layout="strided"), 3))
+
+
+def _rrelu_samples(m: Maker):
+    # deterministic configurations only: evaluation, or training with lower == upper (every slope is lower);
+    # random slopes are tests/nn/test_functional_extra_vs_torch.py's
+    yield SampleInput("train_fixed_slope", (m(3, 4),), {"lower": 0.2, "upper": 0.2, "training": True})
+    yield SampleInput("noncontig_eval", (m(2, 4, 3, layout="T"),))
+    yield SampleInput("strided_eval_bounds", (m(5, layout="strided"), 0.1, 0.4))
+
+
+def _local_response_norm_samples(m: Maker):
+    yield SampleInput("3d", (m(2, 5, 4), 3), {"alpha": 0.5})
+    yield SampleInput("noncontig_4d", (m(2, 4, 3, 3, layout="T"), 2), {"alpha": 0.3, "beta": 0.5, "k": 2.0})
+    yield SampleInput("strided_5d", (m(1, 3, 2, 2, 4, layout="strided"), 4), {"alpha": 1.0})
+
+
+def _lp_pool1d_samples(m: Maker):
+    # odd or fractional p on positive inputs: a window's negative power average would sit at relu's kink
+    yield SampleInput("p2", (m(2, 3, 6), 2.0, 2))
+    yield SampleInput("noncontig_p3_stride", (m(2, 3, 7, low=0.2, high=2.0, layout="T"), 3.0, 3), {"stride": 2})
+    yield SampleInput("strided_p1_5_ceil", (m(1, 2, 8, low=0.2, high=2.0, layout="strided"), 1.5, 3),
+                      {"ceil_mode": True})
+
+
+def _lp_pool2d_samples(m: Maker):
+    yield SampleInput("p2", (m(1, 2, 4, 4), 2.0, 2))
+    yield SampleInput("noncontig_int_p_rect_stride", (m(1, 2, 5, 5, layout="T"), 2, (2, 3)), {"stride": (1, 2)})
+    yield SampleInput("strided_inf_3d", (m(2, 4, 5, layout="strided"), float("inf"), 2))
+
+
+def _with_indices_samples(kind: str):
+    def gen(m: Maker):
+        if kind == "max_pool1d":
+            yield SampleInput("k2", (m(2, 3, 6), 2))
+            yield SampleInput("noncontig_stride_pad", (m(2, 3, 7, layout="T"), 3), {"stride": 2, "padding": 1})
+        elif kind == "max_pool2d":
+            yield SampleInput("k2", (m(1, 2, 4, 4), 2))
+            yield SampleInput("noncontig_stride_pad_ceil", (m(1, 2, 5, 5, layout="T"), 3),
+                              {"stride": 2, "padding": 1, "ceil_mode": True})
+        elif kind == "adaptive_max_pool1d":
+            yield SampleInput("3d", (m(2, 3, 7), 3))
+            yield SampleInput("noncontig_2d", (m(3, 5, layout="T"), 2))
+        else:
+            yield SampleInput("4d", (m(1, 2, 5, 7), (3, 4)))
+            yield SampleInput("noncontig_3d_none", (m(2, 6, 4, layout="T"), (None, 3)))
+    return gen
+
+
+_NO_PDIST_GRADGRAD = ("torch's _pdist_backward has no derivative either: both raise the same NotImplementedError")
+
+
 # ------------------------------------------------------------------------------------------ entries
 
 NN_OPS = [
@@ -425,6 +543,7 @@ NN_OPS = [
     _act("gelu", _act_samples(approximate="tanh"), variant="tanh"),
     _act("silu"),
     _act("mish"),
+    _act("logsigmoid"),
     OpInfo(NN + "softplus", _softplus_samples),
     _act("hardtanh", _act_samples(min_val=-0.5, max_val=1.2), inplace=True),
     _act("hardswish", _act_samples(-5.0, 5.0)),
@@ -462,6 +581,17 @@ NN_OPS = [
     OpInfo(NN + "cosine_embedding_loss", _cosine_embedding_samples, nondiff_args=frozenset({2}), tol=NN_TOL),
     OpInfo(NN + "triplet_margin_loss", _triplet_samples, tol=NN_TOL),
     OpInfo(NN + "poisson_nll_loss", _poisson_nll_samples, tol=NN_TOL, domain="target >= 0; rates > 0"),
+    # the target is not differentiable in torch's soft_margin_loss (it raises if it requires grad)
+    OpInfo(NN + "soft_margin_loss", _soft_margin_samples, nondiff_args=frozenset({1}), tol=NN_TOL),
+    OpInfo(NN + "multilabel_soft_margin_loss", _multilabel_soft_margin_samples, tol=NN_TOL,
+           notes="composed in Python: target and weight are differentiable too"),
+    *[OpInfo(NN + name, gen, nondiff_args=frozenset({"weight"}), tol=NN_TOL, supports_gradgrad=False,
+             gradgrad_skip_reason=f"torch's {name}_backward has no derivative: both record torch's NotImplemented "
+                                  "node, whose backward raises the same error; no forward-mode formula either",
+             domain="no margin term at its kink (z = 0)")
+      for name, gen in (("multi_margin_loss", _multi_margin_samples),
+                        ("multilabel_margin_loss", _multilabel_margin_samples))],
+    OpInfo(NN + "triplet_margin_with_distance_loss", _triplet_distance_samples, tol=NN_TOL),
     OpInfo(NN + "gaussian_nll_loss", _gaussian_nll_samples, tol=NN_TOL, domain="var > 0"),
     OpInfo(NN + "dropout", _dropout_samples, notes="p>0 with training=True is test_dropout_statistics"),
     OpInfo(NN + "layer_norm", _layer_norm_samples, tol=NN_TOL),
@@ -494,6 +624,19 @@ NN_OPS = [
     OpInfo(NN + "interpolate", _interp_samples("nearest"), variant="nearest"),
     OpInfo(NN + "interpolate", _interp_samples("bilinear", False), variant="bilinear", tol=NN_TOL),
     OpInfo(NN + "interpolate", _interp_samples("bilinear", True), variant="bilinear_align_corners", tol=NN_TOL),
+    OpInfo(NN + "pdist", _pdist_samples, tol=NN_TOL, aliases=("pdist",), supports_gradgrad=False,
+           gradgrad_skip_reason=_NO_PDIST_GRADGRAD, domain="distinct rows"),
+    OpInfo(NN + "pdist", _pdist_other_p_samples, variant="other_p", tol=NN_TOL, supports_gradgrad=False,
+           gradgrad_skip_reason=_NO_PDIST_GRADGRAD, domain="distinct rows, no ties for p=inf"),
+    OpInfo(NN + "channel_shuffle", _channel_shuffle_samples, dtypes=("float32", "float64", "int64"),
+           aliases=("channel_shuffle",)),
+    OpInfo(NN + "rrelu", _rrelu_samples, inplace=NN + "rrelu_", aliases=("rrelu",),
+           notes="random slopes (training, lower < upper) are tested in tests/nn/test_functional_extra_vs_torch.py"),
+    OpInfo(NN + "local_response_norm", _local_response_norm_samples, tol=NN_TOL),
+    OpInfo(NN + "lp_pool1d", _lp_pool1d_samples, tol=NN_TOL, domain="odd/fractional p: positive inputs"),
+    OpInfo(NN + "lp_pool2d", _lp_pool2d_samples, tol=NN_TOL, domain="no ties in a window (p=inf)"),
+    *[OpInfo(NN + kind + "_with_indices", _with_indices_samples(kind), tol=NN_TOL, domain="no ties in a window")
+      for kind in ("max_pool1d", "max_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d")],
 ]
 
 OPS = NN_OPS

@@ -65,6 +65,20 @@ _SCALAR_NAMES = {bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int
                  complex128: "ComplexDouble"}
 
 
+# caffe2's TypeMeta names (C++ type names), which some PyTorch messages print ("query.dtype: float")
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def cpp_type_name(d) -> str:
+    """The C++ name PyTorch prints for a dtype in some messages ('float', 'long int'); ``d`` is a tracegrad or
+    NumPy dtype."""
+    name = (d.np if isinstance(d, dtype) else np.dtype(d)).name
+    return _CPP_NAMES.get(name, name)
+
+
 def scalar_type_name(d) -> str:
     """PyTorch's name of a dtype in error messages ('Float', 'Long'); ``d`` is a tracegrad or NumPy dtype."""
     if not isinstance(d, dtype):

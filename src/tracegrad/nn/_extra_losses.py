@@ -1,13 +1,16 @@
-"""``nn.functional``'s embedding, ranking and likelihood losses: argument handling as PyTorch's Python layer
-does it; the arithmetic is in ``ops/nn_ops/composite_losses.py`` (or, for gaussian_nll_loss, here: PyTorch
-writes it in Python too)."""
+"""``nn.functional``'s embedding, ranking, margin and likelihood losses: argument handling as PyTorch's Python
+layer does it; the arithmetic is in ``ops/nn_ops/composite_losses.py`` and ``ops/nn_ops/margin_loss.py`` (or, for
+gaussian_nll_loss, multilabel_soft_margin_loss and triplet_margin_with_distance_loss, here: PyTorch writes them
+in Python too)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from .._tensor import Tensor
 from ..ops.nn_ops import composite_losses as _losses
+from ..ops.nn_ops import margin_loss as _margin
 
 
 def _enum(size_average, reduce, reduction: str) -> int:
@@ -86,4 +89,82 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
         return loss.mean()
     if reduction == "sum":
         return loss.sum()
+    return loss
+
+
+# ---- margin losses --------------------------------------------------------------------------------------------
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    return _margin.soft_margin_loss(input, target, _enum(size_average, reduce, reduction))
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                                reduce=None, reduction: str = "mean") -> Tensor:
+    """PyTorch writes this one in Python: the same tensor operations in the same order give its graph."""
+    from .functional import _reduction, logsigmoid
+
+    reduction = _reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    if class_dim < 0:  # (PyTorch's input.size(-1) on a 0-D tensor)
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    classes = input.size(class_dim)
+    loss = loss.sum(dim=class_dim) / classes  # one loss per sample
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                      size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    enum = _enum(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    return _margin.multi_margin_loss(input, target, p, margin, weight, enum)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    return _margin.multilabel_margin_loss(input, target, _enum(size_average, reduce, reduction))
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+                                      margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)) for any distance d (pairwise_distance by
+    default); PyTorch writes it in Python, so its graph is that of the user-level operations below."""
+    from .. import clamp_min, minimum
+    from .. import mean as mean_all
+    from .. import sum as sum_all
+    from .functional import pairwise_distance
+
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D inputs")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:  # the positive example as anchor where it is closer to the negative one (Balntas et al.)
+        dist_neg = minimum(dist_neg, distance_function(positive, negative))
+    loss = clamp_min(margin + dist_pos - dist_neg, 0)
+    if reduction == "sum":
+        return sum_all(loss)
+    if reduction == "mean":
+        return mean_all(loss)
     return loss

@@ -19,10 +19,14 @@ from ..ops.nn_ops import norm as _norm
 from ..ops.nn_ops import pool as _pool
 from ..ops.nn_ops._basic import abs as _abs
 from ..ops.nn_ops._common import broadcast_shapes, expand_param
-from ..ops.nn_ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from ..ops.nn_ops.attention import scaled_dot_product_attention
+from ..ops.nn_ops.distance import pdist
+from ..ops.nn_ops.margin_loss import log_sigmoid as _log_sigmoid
+from ..ops.nn_ops.pixel_shuffle import channel_shuffle, native_channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ..ops.nn_ops.public import implicit_softmax_dim
 from ..ops.nn_ops.public import log_softmax as _log_softmax
 from ..ops.nn_ops.public import softmax as _softmax
+from ..ops.unary import sign as _sign
 from ..ops.views import squeeze as _squeeze
 from ..ops.views import unsqueeze as _unsqueeze
 from ._extra_losses import (
@@ -30,11 +34,19 @@ from ._extra_losses import (
     gaussian_nll_loss,
     hinge_embedding_loss,
     margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
     poisson_nll_loss,
+    soft_margin_loss,
     triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
+from ._multihead_attention import multi_head_attention_forward
 
 __all__ = [
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
     "linear",
     "bilinear",
     "relu",
@@ -81,10 +93,28 @@ __all__ = [
     "kl_div",
     "pixel_shuffle",
     "pixel_unshuffle",
+    "channel_shuffle",
+    "native_channel_shuffle",
+    "pdist",
+    "rrelu",
+    "rrelu_",
+    "gumbel_softmax",
+    "local_response_norm",
+    "lp_pool1d",
+    "lp_pool2d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
     "margin_ranking_loss",
     "hinge_embedding_loss",
     "cosine_embedding_loss",
     "triplet_margin_loss",
+    "soft_margin_loss",
+    "multilabel_soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "triplet_margin_with_distance_loss",
     "poisson_nll_loss",
     "gaussian_nll_loss",
     "dropout",
@@ -229,6 +259,18 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return _act.leaky_relu_(input, negative_slope)
 
 
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: in training each negative element's slope is drawn from U(lower, upper) with the
+    default generator (``manual_seed`` makes it reproducible); in evaluation the slope is (lower + upper) / 2."""
+    return (_act.rrelu_ if inplace else _act.rrelu)(input, lower, upper, training)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+           generator=None) -> Tensor:
+    return _act.rrelu_(input, lower, upper, training, generator)
+
+
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return (_act.elu_ if inplace else _act.elu)(input, alpha, 1, 1)  # the schema's int defaults
 
@@ -286,7 +328,7 @@ def tanh(input: Tensor) -> Tensor:
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    return _pw.neg(_act.softplus(_pw.neg(input), 1, 20))
+    return _log_sigmoid(input)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -342,6 +384,24 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     dim = _softmax_dim("softmin", input, dim, _stacklevel)
     return _softmax(_pw.neg(input), dim, dtype)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-Softmax distribution (one-hot with ``hard``, differentiated as the soft sample).
+
+    Written as PyTorch's Python composite, operator for operator, so the recorded graph is the same."""
+    from ..ops.creation import empty_like, zeros_like
+
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -empty_like(logits).exponential_().log()  # ~Gumbel(0, 1), from the default generator
+    gumbels = (logits + gumbels) / tau  # ~Gumbel(logits, tau)
+    y_soft = gumbels.softmax(dim)
+    if not hard:
+        return y_soft  # the reparameterization trick
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft  # straight through: y_hard's values, y_soft's gradient
 
 
 # ---- losses ------------------------------------------------------------------------------------------------
@@ -656,6 +716,32 @@ def instance_norm(
     return _norm.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+                        ) -> Tensor:
+    """Each element over (k + alpha * the mean of the squares of ``size`` neighbouring channels) ** beta, as
+    PyTorch's Python composite computes it: pad the channel dim, average-pool it (avg_pool2d for 3-D input,
+    avg_pool3d over a 5-D view otherwise)."""
+    dim = input.dim()
+    if dim < 3:
+        # (PyTorch's message, with the spaces of its source's line continuation)
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = div.unsqueeze(1)
+        div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = _pool.avg_pool3d(div, (size, 1, 1), (1, 1, 1), (0, 0, 0), False, True, None).squeeze(1)
+        div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
 # ---- convolution -------------------------------------------------------------------------------------------
 
 
@@ -727,8 +813,12 @@ def _stride_or_empty(stride) -> tuple:
 
 def _pool1d_as_2d(name: str, input: Tensor, kernel_size, stride, padding) -> tuple:
     """A 1d pooling's input and kernel, stride, padding as the 2d pooling over a height-1 dimension takes them."""
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    if input.ndim not in (2, 3):  # (each in torch's words)
+        if name == "avg_pool1d":
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                               "'self' (while checking arguments for avg_pool1d)")
+        raise RuntimeError(f"{name}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
+                           f"but got:{list(input.shape)}")
     k = _pair(kernel_size, 1)
     s = _stride_or_kernel(stride, k, 1)
     return _unsqueeze(input, -2), (1,) + k, (1,) + s, (0,) + _pair(padding, 1)
@@ -832,6 +922,55 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
     out, indices = _pool.adaptive_max_pool2d(_unsqueeze(input, -2), (1, size))
     out, indices = _squeeze(out, -2), _squeeze(indices, -2)
     return (out, indices) if return_indices else out
+
+
+# PyTorch's *_with_indices functions: the pooling with indices, returned whatever return_indices says.
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False
+                                     ) -> tuple[Tensor, Tensor]:
+    return adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False
+                                     ) -> tuple[Tensor, Tensor]:
+    return adaptive_max_pool2d(input, output_size, return_indices=True)
+
+
+def _lp_pool(input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool, n: int) -> Tensor:
+    """PyTorch's lp_pool{n}d composite: (sum over each window of x ** p) ** (1 / p), as the window's average
+    times its size; a negative average (odd p) is zeroed through sign * relu(abs), so its gradient is 0."""
+    max_pool, avg_pool = (max_pool1d, avg_pool1d) if n == 1 else (max_pool2d, avg_pool2d)
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    if n == 1:
+        window = kernel_size  # (PyTorch multiplies by the argument as given)
+    else:
+        kw, kh = _pair(kernel_size, 2)
+        window = kw * kh
+    return (_sign(out) * relu(_abs(out))).mul(window).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride=None, ceil_mode: bool = False) -> Tensor:
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
 
 
 # ---- embedding, padding, resampling, distances -------------------------------------------------------------

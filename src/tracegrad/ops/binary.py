@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from ..backend.dtypes import cpp_type_name
 from . import pointwise as _pw
 from ._jvp import plus, scaled
 from ._util import binary_dtype, default_float, result_dtype
@@ -588,19 +589,16 @@ def copysign_(self: Tensor, other) -> Tensor:
 
 # ---- lerp --------------------------------------------------------------------------------------------------
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def _lerp_kernel(a, end, weight):
     if end.dtype != a.dtype:
-        raise RuntimeError(f"expected dtype {_C_NAMES[a.dtype.name]} for `end` but got dtype "
-                           f"{_C_NAMES[end.dtype.name]}")
+        raise RuntimeError(f"expected dtype {cpp_type_name(a.dtype)} for `end` but got dtype "
+                           f"{cpp_type_name(end.dtype)}")
     weight_is_tensor = isinstance(weight, np.ndarray)
     if weight_is_tensor and weight.ndim and weight.dtype != a.dtype:
-        raise RuntimeError(f"expected dtype {_C_NAMES[a.dtype.name]} for `weight` but got dtype "
-                           f"{_C_NAMES[weight.dtype.name]}")
+        raise RuntimeError(f"expected dtype {cpp_type_name(a.dtype)} for `weight` but got dtype "
+                           f"{cpp_type_name(weight.dtype)}")
     if a.dtype.kind not in "fc":
         raise unsupported("lerp_kernel_tensor" if weight_is_tensor else "lerp_kernel_scalar", a.dtype)
     w = _cast(weight, a.dtype)

@@ -1748,7 +1748,7 @@ def _chain_product(ts: list, split: list, i: int, j: int) -> Tensor:
 def multi_dot(tensors, *, out=None) -> Tensor:
     """PyTorch's ``multi_dot_impl``: 1-D ends viewed as a row / column, the ``mm`` chain in the cheapest
     order, then a ``view`` to the output shape (no squeeze)."""
-    from .shape_extra import _META_NAMES
+    from ..backend.dtypes import cpp_type_name
     from .views import unsqueeze, view
 
     ts = list(tensors)
@@ -1770,7 +1770,7 @@ def multi_dot(tensors, *, out=None) -> Tensor:
     dtype = ts[0]._data.dtype
     for i in range(1, n):
         if ts[i]._data.dtype != dtype:
-            a, b = (_META_NAMES.get(d.name, d.name) for d in (dtype, ts[i]._data.dtype))
+            a, b = (cpp_type_name(d) for d in (dtype, ts[i]._data.dtype))
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is {a} and "
                                f"tensor {i} {b}")
         if ts[i - 1].shape[-1] != ts[i].shape[0]:

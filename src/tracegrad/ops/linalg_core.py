@@ -55,9 +55,9 @@ def _matmul_same_dtype(a: np.ndarray, b: np.ndarray, kernel_name: str) -> np.nda
 
 
 def _cpp_name(np_dtype) -> str:
-    from .._tensor import _CPP_TYPE_NAMES
+    from ..backend.dtypes import cpp_type_name
 
-    return _CPP_TYPE_NAMES.get(np_dtype.name, np_dtype.name)
+    return cpp_type_name(np_dtype)
 
 
 def _mm_vjp(ctx, g):

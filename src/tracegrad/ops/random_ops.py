@@ -13,6 +13,7 @@ import numpy as np
 
 from .._factories import _rng
 from .._tensor import Tensor
+from ..backend.dtypes import cpp_type_name
 from .registry import defop, not_implemented
 
 # ---- helpers ----------------------------------------------------------------------------------------------
@@ -281,15 +282,13 @@ def _check_range(dtype: np.dtype, low: int, high: int) -> None:
     """``high`` is inclusive here; mirror PyTorch's bounds messages."""
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        name = _META_NAME.get(dtype.name, dtype.name)
+        name = cpp_type_name(dtype)
         if low < info.min or low > info.max:
             raise RuntimeError(f"from is out of bounds for {name}")
         if high > info.max or high < info.min:
             raise RuntimeError(f"to - 1 is out of bounds for {name}")
 
 
-_META_NAME = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char"}
 
 
 def _random_draw(a, low: int, high: int, generator) -> np.ndarray:

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from ..backend.dtypes import cpp_type_name
 from ._util import result_dtype, wrap_dim, wrap_dims
 from .registry import defop, not_implemented
 
@@ -28,10 +29,6 @@ def _tname(np_dtype) -> str:
     return scalar_type_name(np_dtype)
 
 
-# c10's TypeMeta names, used by a few messages ("got mask with dtype long int")
-_META_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-               "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-               "bool": "bool"}
 
 
 def _idx(index) -> np.ndarray:
@@ -1036,7 +1033,7 @@ def _broadcast_pair(a: tuple, b: tuple) -> tuple:
 
 def _check_bool_mask(mask: np.ndarray, name: str, capital: bool = False) -> None:
     if mask.dtype != np.bool_:
-        got = _tname(mask.dtype) if capital else _META_NAMES.get(mask.dtype.name, mask.dtype.name)
+        got = _tname(mask.dtype) if capital else cpp_type_name(mask.dtype)
         raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype {got}")
 
 

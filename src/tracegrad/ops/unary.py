@@ -16,7 +16,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
-from ..backend.dtypes import scalar_type_name
+from ..backend.dtypes import cpp_type_name, scalar_type_name
 from . import pointwise as _pw
 from ._util import as_array, half_in_float, result_dtype, to_floating
 from .creation import zeros_like
@@ -747,10 +747,8 @@ def _clamp_inplace_kernel(a, min=None, max=None):
     result = _clamp_kernel(a, min, max)
     if result.dtype != a.dtype and not _pw._can_cast_like_torch(result.dtype, a.dtype):
         # clamp_ words its cast error with C type names
-        c_names = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-                   "uint8": "unsigned char", "bool": "bool", "float32": "float", "float64": "double"}
         raise RuntimeError(f"result type {type_name(result.dtype)} can't be cast to the desired output type "
-                           f"{c_names.get(a.dtype.name, type_name(a.dtype))}")
+                           f"{cpp_type_name(a.dtype)}")
     np.copyto(a, result, casting="unsafe")
     return a
 

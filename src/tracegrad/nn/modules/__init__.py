@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from . import (
     activation,
+    attention,
+    channelshuffle,
     container,
     conv,
     distance,
@@ -16,8 +18,11 @@ from . import (
     pixelshuffle,
     pooling,
     sparse,
+    transformer,
 )
 from .activation import *  # noqa: F403
+from .attention import *  # noqa: F403
+from .channelshuffle import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
@@ -31,6 +36,7 @@ from .normalization import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
+from .transformer import *  # noqa: F403
 
 __all__ = [
     "Module",
@@ -44,7 +50,10 @@ __all__ = [
     *distance.__all__,
     *container.__all__,
     *activation.__all__,
+    *transformer.__all__,
+    *attention.__all__,
     *loss.__all__,
     *pooling.__all__,
     *pixelshuffle.__all__,
+    *channelshuffle.__all__,
 ]

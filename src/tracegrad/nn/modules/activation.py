@@ -14,6 +14,7 @@ __all__ = [
     "ReLU",
     "ReLU6",
     "LeakyReLU",
+    "RReLU",
     "ELU",
     "SELU",
     "CELU",
@@ -106,6 +107,22 @@ class LeakyReLU(Module):
 
     def extra_repr(self) -> str:
         return _inplace_str(self.inplace, f"negative_slope={self.negative_slope}")
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: slopes drawn from U(lower, upper) in training, (lower + upper) / 2 in eval."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace, f"lower={self.lower}, upper={self.upper}")
 
 
 class ELU(Module):

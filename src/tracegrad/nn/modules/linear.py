@@ -11,7 +11,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "NonDynamicallyQuantizableLinear"]
 
 
 class Identity(Module):
@@ -55,6 +55,11 @@ class Linear(Module):
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear by another name: MultiheadAttention's ``out_proj`` (PyTorch keeps it out of dynamic
+    quantization under this name, which its repr shows)."""
 
 
 class Bilinear(Module):

@@ -21,6 +21,7 @@ __all__ = [
     "LayerNorm",
     "GroupNorm",
     "RMSNorm",
+    "LocalResponseNorm",
 ]
 
 
@@ -305,3 +306,20 @@ class GroupNorm(Module):
             f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
             f"bias={self.bias is not None}"
         )
+
+
+class LocalResponseNorm(Module):
+    """Normalises each element over ``size`` neighbouring channels (AlexNet's local response normalisation)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,4 +1,4 @@
-"""Pooling layers (max, average, adaptive average), resampling (Upsample) and padding layers."""
+"""Pooling layers (max, average, adaptive average, power-average), resampling (Upsample) and padding layers."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ __all__ = [
     "AdaptiveAvgPool2d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "LPPool1d",
+    "LPPool2d",
     "Upsample",
     "UpsamplingNearest2d",
     "UpsamplingBilinear2d",
@@ -169,6 +171,33 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     _fn = staticmethod(F.adaptive_max_pool2d)
+
+
+class _LPPoolNd(Module):
+    _fn = None
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        # (PyTorch passes norm_type as a float: the PowBackward0 nodes save float exponents)
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    _fn = staticmethod(F.lp_pool2d)
 
 
 class Upsample(Module):

@@ -38,6 +38,7 @@ from ..scalar_overloads import scalar_minus
 from ..unary import log1p
 from ._basic import erf_array
 from ._common import check_float, run_op, type_name
+from .pool import constant_in_self
 
 
 def _with_inplace(schema: str, kernel, inplace_rules: dict | None = None, **rules) -> tuple:
@@ -250,6 +251,102 @@ leaky_relu, leaky_relu_ = _with_inplace(
     saves=("self",),
     attrs=("negative_slope",),
 )
+
+
+# ---- rrelu (randomized leaky relu) -------------------------------------------------------------------------
+# PyTorch's rrelu_with_noise: ``noise`` (an input, as its schema has it) receives each element's slope. In
+# training a negative element gets a slope drawn from U(lower, upper), a positive one 1; in evaluation the
+# op is leaky_relu with the mean slope and ``noise`` is left as it is.
+
+
+def _check_rrelu_bounds(lower, upper) -> None:
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+
+
+def _rrelu_kernel(a, noise, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    from ..._factories import _rng
+
+    _check_rrelu_bounds(lower, upper)
+    if not training:
+        return _leaky_kernel(a, (lower + upper) / 2)
+    if a.dtype.kind not in "f" or a.dtype == np.float16:
+        raise RuntimeError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{type_name(a.dtype)}'")
+    slopes = np.where(a <= 0, _rng(generator).uniform(lower, upper, a.shape), 1).astype(a.dtype, copy=False)
+    noise[...] = slopes
+    return a * slopes
+
+
+def _rrelu_backward_kernel(g, x, noise, lower, upper, training, self_is_result=False):
+    if training:
+        return g * noise
+    return _leaky_backward_kernel(g, x, (lower + upper) / 2, self_is_result)
+
+
+_RRELU_ATTRS = ("lower", "upper", "training")
+
+
+def _rrelu_backward_vjp(ctx, gg):
+    x, noise = ctx.saved_tensors
+    lower, upper, training, _ = ctx.attrs
+    return rrelu_with_noise_backward(gg, x, noise, lower, upper, training, False)
+
+
+rrelu_with_noise_backward = defop(
+    "rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, "
+    "bool training, bool self_is_result) -> Tensor",
+    _rrelu_backward_kernel,
+    vjp=constant_in_self(_rrelu_backward_vjp),
+    saves=("self", "noise"),
+    attrs=_RRELU_ATTRS + ("self_is_result",),
+    hidden=("self_is_result",),  # PyTorch's node keeps lower, noise, self, training and upper
+    differentiable=("grad_output", "self"),
+)
+
+
+def _rrelu_vjp_for(is_result: bool):
+    def vjp(ctx, g):
+        x, noise = ctx.saved_tensors  # (the result, for the in-place form)
+        return rrelu_with_noise_backward(g, x, noise, *ctx.attrs, is_result)
+
+    return vjp
+
+
+def _rrelu_jvp(args, outs, tangents):
+    # element-wise: the tangent times each element's slope, as the backward operator computes it
+    x, noise, lower, upper, training = args[:5]
+    return rrelu_with_noise_backward(tangents[0], x, noise, lower, upper, training, False)
+
+
+rrelu_with_noise, rrelu_with_noise_ = _with_inplace(
+    # (PyTorch's schema marks noise Tensor(b!); written here by the kernel, it stays a plain input so that
+    # the registry sees rrelu_with_noise_ as an ordinary in-place op of self)
+    "rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, "
+    "bool training=False, Generator? generator=None) -> Tensor",
+    _rrelu_kernel,
+    {"vjp": _rrelu_vjp_for(True), "saves": ("result", "noise"), "node_name": "RreluWithNoiseBackward1"},
+    vjp=_rrelu_vjp_for(False),
+    jvp=_rrelu_jvp,
+    saves=("self", "noise"),
+    attrs=_RRELU_ATTRS,
+    differentiable=("self",),
+    node_name="RreluWithNoiseBackward0",
+)
+
+
+def rrelu(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3, training: bool = False,
+          generator=None) -> Tensor:
+    """``torch.rrelu``: rrelu_with_noise with a fresh noise tensor shaped like ``input``."""
+    from ..creation import zeros_like
+
+    return rrelu_with_noise(input, zeros_like(input), lower, upper, training, generator)
+
+
+def rrelu_(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3, training: bool = False,
+           generator=None) -> Tensor:
+    from ..creation import zeros_like
+
+    return rrelu_with_noise_(input, zeros_like(input), lower, upper, training, generator)
 
 
 # ---- elu family (elu, selu, celu) --------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""``cdist`` (p-norm distances between the rows of two batches of matrices) as PyTorch computes it.
+"""``cdist`` (p-norm distances between the rows of two batches of matrices) and ``pdist`` (between the rows of
+one matrix) as PyTorch computes them.
 
 PyTorch takes one of two routes, and the graph shows which:
 
@@ -163,3 +164,52 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         distances = _euclidean_dist(view(expand(x1, batch + (rows1, cols)).contiguous(), (count, rows1, cols)),
                                     view(expand(x2, batch + (rows2, cols)).contiguous(), (count, rows2, cols)))
     return view(distances, batch + (rows1, rows2))
+
+
+# ---- pdist -------------------------------------------------------------------------------------------------
+# PyTorch's pdist is _pdist_forward (PdistBackward0) over a contiguous input; its backward operator
+# _pdist_backward, like _cdist_backward, has no derivative of its own.
+
+
+def _pdist_kernel(x, p=2.0):
+    rows, cols = np.triu_indices(x.shape[0], 1)  # pairs (i, j), i < j, in row-major order
+    return _cdist_kernel(x[rows][:, None, :], x[cols][:, None, :], p)[:, 0, 0]
+
+
+def _pdist_backward_kernel(grad, x, p, pdist):
+    # Each pair's term reaches row i with one sign and row j with the other: as cdist's backward of x against
+    # itself, with the pair gradients and distances spread over a symmetric matrix (0 on the diagonal).
+    n = x.shape[0]
+    rows, cols = np.triu_indices(n, 1)
+    g = np.zeros((n, n), dtype=grad.dtype)
+    dist = np.zeros((n, n), dtype=pdist.dtype)
+    g[rows, cols] = g[cols, rows] = grad
+    dist[rows, cols] = dist[cols, rows] = pdist
+    return _cdist_backward_kernel(g, x, x, p, dist)
+
+
+_pdist_backward = defop("_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor",
+                        _pdist_backward_kernel, vjp=not_implemented("_pdist_backward"))
+
+
+def _pdist_vjp(ctx, g):
+    x, result = ctx.saved_tensors
+    (p,) = ctx.attrs
+    return _pdist_backward(g, x, p, result)
+
+
+_pdist_forward = defop("_pdist_forward(Tensor self, float p=2) -> Tensor", _pdist_kernel, vjp=_pdist_vjp,
+                       jvp=not_implemented_jvp("_pdist_forward"), saves=("self", "result"), attrs=("p",),
+                       node_name="PdistBackward0")
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """p-norm distances between each pair of rows of ``input`` (N, M): the N (N - 1) / 2 values above the
+    diagonal of ``cdist(input, input)``, row by row."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return _pdist_forward(input.contiguous(), float(p))

@@ -53,3 +53,39 @@ pixel_shuffle = defop("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"
 pixel_unshuffle = defop("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor", _unshuffle_kernel,
                         vjp=lambda ctx, g: pixel_shuffle(g, ctx.attrs[0]), attrs=("downscale_factor",),
                         jvp=lambda args, outs, ts: pixel_unshuffle(ts[0], args[1]))
+
+
+# ---- channel_shuffle ---------------------------------------------------------------------------------------
+
+
+def _channel_shuffle_kernel(a, groups):
+    if a.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(a.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    c = a.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    # (N, g, C/g, *) -> (N, C/g, g, *): channel k of group i moves to position k * g + i
+    grouped = a.reshape((a.shape[0], groups, c // groups) + a.shape[2:])
+    return np.ascontiguousarray(grouped.swapaxes(1, 2)).reshape(a.shape)
+
+
+def _channel_shuffle_vjp(ctx, g):
+    # the inverse permutation is the shuffle with C / groups groups (PyTorch's derivatives.yaml)
+    return channel_shuffle(g, g.shape[1] // ctx.attrs[0])
+
+
+channel_shuffle = defop("channel_shuffle(Tensor self, SymInt groups) -> Tensor", _channel_shuffle_kernel,
+                        vjp=_channel_shuffle_vjp, attrs=("groups",),
+                        jvp=lambda args, outs, ts: channel_shuffle(ts[0], args[1]))
+
+
+def _no_derivative(ctx, g):
+    raise RuntimeError("derivative for aten::native_channel_shuffle is not implemented")
+
+
+# PyTorch's native kernel has no autograd formula: a NotImplemented node that raises on backward.
+native_channel_shuffle = defop("native_channel_shuffle(Tensor self, SymInt groups) -> Tensor",
+                               _channel_shuffle_kernel, vjp=_no_derivative, node_name="NotImplemented")
+native_channel_shuffle.node_class._name = "torch::autograd::NotImplemented"

@@ -1,4 +1,4 @@
-"""Pooling: max_pool2d (with indices), avg_pool2d, and the 1-d forms built on them by (un)squeezing.
+"""Pooling: max_pool2d (with indices), avg_pool2d (and avg_pool3d), and the 1-d forms built on them by (un)squeezing.
 
 Each backward is an operator, as in PyTorch, whose own backward is the forward map again (gather for the
 scatter of max pooling, average for the spread of average pooling), so pooling is differentiable to any
@@ -8,6 +8,7 @@ w.r.t. it with a zero gradient (``constant_in_self``).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -78,8 +79,9 @@ def _check_pool(x, kernel, stride, padding, dilation, out_sizes) -> None:
 
 
 def _pad_for_windows(x, kernel, stride, padding, dilation, out_sizes, fill):
-    pads = [(0, 0)] * (x.ndim - 2)
-    for size, k, s, p, d, o in zip(x.shape[-2:], kernel, stride, padding, dilation, out_sizes):
+    n = len(kernel)  # pooled (trailing) dims: 2, or 3 for avg_pool3d
+    pads = [(0, 0)] * (x.ndim - n)
+    for size, k, s, p, d, o in zip(x.shape[-n:], kernel, stride, padding, dilation, out_sizes):
         needed = (o - 1) * s + d * (k - 1) + 1
         pads.append((p, max(0, needed - size - p)))
     if all(lo == 0 and hi == 0 for lo, hi in pads):
@@ -88,9 +90,10 @@ def _pad_for_windows(x, kernel, stride, padding, dilation, out_sizes, fill):
 
 
 def _windows(xp, kernel, stride, dilation, out_sizes):
+    n = len(kernel)
     spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    v = sliding_window_view(xp, spans, axis=(-2, -1))
-    lead = (slice(None),) * (xp.ndim - 2)
+    v = sliding_window_view(xp, spans, axis=tuple(range(-n, 0)))
+    lead = (slice(None),) * (xp.ndim - n)
     return v[
         lead
         + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sizes, stride))
@@ -170,6 +173,8 @@ max_pool2d_with_indices = defop(
 
 
 # ---- average pooling ---------------------------------------------------------------------------------------
+# One kernel for avg_pool2d and avg_pool3d (local_response_norm's route for inputs of more than 3 dims): the
+# pooled dims are the trailing len(kernel_size) ones.
 
 
 def _avg_divisors(size, k, s, p, out, count_include_pad: bool) -> np.ndarray:
@@ -184,7 +189,7 @@ def _avg_divisors(size, k, s, p, out, count_include_pad: bool) -> np.ndarray:
 def _avg_geometry(shape, kernel_size, stride, padding, ceil_mode):
     return tuple(
         pool_out_size(n, k, s, p, 1, ceil_mode)
-        for n, k, s, p in zip(shape[-2:], kernel_size, stride, padding)
+        for n, k, s, p in zip(shape[-len(kernel_size):], kernel_size, stride, padding)
     )
 
 
@@ -193,20 +198,41 @@ def _avg_divisor_map(
 ):
     if divisor_override:
         return np.asarray(divisor_override, dtype=dtype)
-    dh = _avg_divisors(shape[-2], kernel_size[0], stride[0], padding[0], out_sizes[0], count_include_pad)
-    dw = _avg_divisors(shape[-1], kernel_size[1], stride[1], padding[1], out_sizes[1], count_include_pad)
-    return (dh[:, None] * dw[None, :]).astype(dtype)
+    n = len(kernel_size)
+    div = np.ones((), dtype=np.int64)
+    for size, k, s, p, o in zip(shape[-n:], kernel_size, stride, padding, out_sizes):
+        div = np.multiply.outer(div, _avg_divisors(size, k, s, p, o, count_include_pad))
+    return div.astype(dtype)
+
+
+def _check_pool3d(x, kernel, stride, out_sizes) -> None:
+    if x.ndim not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {kernel[0]} kH: {kernel[1]} "
+                           f"kW: {kernel[2]}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"stride should be greater than zero, but got dT: {stride[0]} dH: {stride[1]} "
+                           f"dW: {stride[2]}")
+    if any(o < 1 for o in out_sizes):
+        raise RuntimeError(f"Given input size: ({'x'.join(str(s) for s in x.shape[-4:])}). Calculated output "
+                           f"size: ({x.shape[-4]}x{'x'.join(str(o) for o in out_sizes)}). Output size is too small")
 
 
 def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    n = len(kernel_size)
     stride = stride or kernel_size
-    check_float(x, "avg_pool2d")
+    check_float(x, f"avg_pool{n}d")
     out_sizes = _avg_geometry(x.shape, kernel_size, stride, padding, ceil_mode)
-    _check_pool(x, kernel_size, stride, padding, (1, 1), out_sizes)
+    if n == 2:
+        _check_pool(x, kernel_size, stride, padding, (1, 1), out_sizes)
+    else:
+        _check_pool3d(x, kernel_size, stride, out_sizes)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    xp = _pad_for_windows(x, kernel_size, stride, padding, (1, 1), out_sizes, 0)
-    sums = _windows(xp, kernel_size, stride, (1, 1), out_sizes).sum(axis=(-2, -1))
+    ones = (1,) * n
+    xp = _pad_for_windows(x, kernel_size, stride, padding, ones, out_sizes, 0)
+    sums = _windows(xp, kernel_size, stride, ones, out_sizes).sum(axis=tuple(range(-n, 0)))
     div = _avg_divisor_map(
         x.shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, x.dtype
     )
@@ -216,64 +242,63 @@ def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_p
 def _avg_pool_backward_kernel(
     g, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
 ):
+    n = len(kernel_size)
     stride = stride or kernel_size
     input_size = x.shape
-    out_sizes = g.shape[-2:]
+    out_sizes = g.shape[-n:]
     div = _avg_divisor_map(
         input_size, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, g.dtype
     )
     share = g / div
     padded = [
-        n + p + max(0, (o - 1) * s + k - n - p)
-        for n, k, s, p, o in zip(input_size[-2:], kernel_size, stride, padding, out_sizes)
+        size + p + max(0, (o - 1) * s + k - size - p)
+        for size, k, s, p, o in zip(input_size[-n:], kernel_size, stride, padding, out_sizes)
     ]
-    gp = np.zeros(tuple(input_size[:-2]) + tuple(padded), dtype=g.dtype)
-    lead = (slice(None),) * (len(input_size) - 2)
-    for i in range(kernel_size[0]):
-        for j in range(kernel_size[1]):
-            gp[
-                lead
-                + (
-                    slice(i, i + (out_sizes[0] - 1) * stride[0] + 1, stride[0]),
-                    slice(j, j + (out_sizes[1] - 1) * stride[1] + 1, stride[1]),
-                )
-            ] += share
-    h, w = input_size[-2:]
+    gp = np.zeros(tuple(input_size[:-n]) + tuple(padded), dtype=g.dtype)
+    lead = (slice(None),) * (len(input_size) - n)
+    for offsets in itertools.product(*(range(k) for k in kernel_size)):  # each window position adds its share
+        gp[lead + tuple(slice(i, i + (o - 1) * s + 1, s) for i, o, s in zip(offsets, out_sizes, stride))] += share
     return np.ascontiguousarray(
-        gp[lead + (slice(padding[0], padding[0] + h), slice(padding[1], padding[1] + w))]
+        gp[lead + tuple(slice(p, p + size) for p, size in zip(padding, input_size[-n:]))]
     )
 
 
 _AVG_ATTRS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
 
 
-def _avg_pool_vjp(ctx, g):
-    (x,) = ctx.saved_tensors
-    return avg_pool2d_backward(g, x, *ctx.attrs)
+def _avg_pool_ops(n: int) -> tuple:
+    """avg_pool{n}d (AvgPool{n}DBackward0) and its backward operator, each the other's gradient."""
+
+    def vjp(ctx, g):
+        (x,) = ctx.saved_tensors
+        return backward(g, x, *ctx.attrs)
+
+    def backward_vjp(ctx, gg):
+        return forward(gg, *ctx.attrs)
+
+    forward = defop(
+        f"avg_pool{n}d(Tensor self, int[{n}] kernel_size, int[{n}] stride=[], int[{n}] padding=0, "
+        "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+        _avg_pool_kernel,
+        vjp=vjp,
+        saves=("self",),
+        attrs=_AVG_ATTRS,
+        node_name=f"AvgPool{n}DBackward0",
+    )
+    backward = defop(
+        f"avg_pool{n}d_backward(Tensor grad_output, Tensor self, int[{n}] kernel_size, int[{n}] stride, "
+        f"int[{n}] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+        _avg_pool_backward_kernel,
+        vjp=constant_in_self(backward_vjp),
+        attrs=_AVG_ATTRS,
+        differentiable=("grad_output", "self"),
+        node_name=f"AvgPool{n}DBackwardBackward0",
+    )
+    return forward, backward
 
 
-def _avg_pool_backward_vjp(ctx, gg):
-    return avg_pool2d(gg, *ctx.attrs)
-
-
-avg_pool2d = defop(
-    "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
-    "bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-    _avg_pool_kernel,
-    vjp=_avg_pool_vjp,
-    saves=("self",),
-    attrs=_AVG_ATTRS,
-    node_name="AvgPool2DBackward0",
-)
-avg_pool2d_backward = defop(
-    "avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, "
-    "bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
-    _avg_pool_backward_kernel,
-    vjp=constant_in_self(_avg_pool_backward_vjp),
-    attrs=_AVG_ATTRS,
-    differentiable=("grad_output", "self"),
-    node_name="AvgPool2DBackwardBackward0",
-)
+avg_pool2d, avg_pool2d_backward = _avg_pool_ops(2)
+avg_pool3d, avg_pool3d_backward = _avg_pool_ops(3)
 
 
 # ---- adaptive max pooling ----------------------------------------------------------------------------------

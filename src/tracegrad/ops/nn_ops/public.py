@@ -118,6 +118,11 @@ PUBLIC = {
     "cosine_similarity": cosine_similarity,
     "constant_pad_nd": lambda input, pad, value=0: misc.constant_pad_nd(input, tuple(pad), value),
     "cdist": distance.cdist,
+    "pdist": distance.pdist,
+    "rrelu": act.rrelu,
+    "rrelu_": act.rrelu_,
+    "channel_shuffle": pixel_shuffle.channel_shuffle,
+    "native_channel_shuffle": pixel_shuffle.native_channel_shuffle,
     "pixel_shuffle": pixel_shuffle.pixel_shuffle,
     "pixel_unshuffle": pixel_shuffle.pixel_unshuffle,
 }

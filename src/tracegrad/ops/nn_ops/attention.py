@@ -1,0 +1,302 @@
+"""scaled_dot_product_attention as PyTorch runs it on the CPU.
+
+PyTorch picks one of two back ends per call, and the choice shows in the autograd graph:
+
+- the fused kernel ``_scaled_dot_product_flash_attention_for_cpu`` (one
+  ``ScaledDotProductFlashAttentionForCpuBackward0`` node that saves query, key, value, output and the row-wise
+  logsumexp), for 4-D inputs with equal head sizes,
+  no dropout and a mask that is 2-D or 4-D, broadcastable and does not require grad. It has no forward-mode
+  formula and no double backward (the gradients' own node is a NotImplemented);
+- otherwise the composite "math" path: scale query and the transposed key by sqrt(scale) each, ``matmul``,
+  add the mask in place, ``_safe_softmax`` (rows with no admissible key give zeros, not NaN), dropout,
+  ``matmul`` with value. Every step is an ordinary operator, so it differentiates to any order.
+
+:func:`scaled_dot_product_attention` validates the inputs with PyTorch's messages, turns a boolean mask into an
+additive one (-inf where False), then makes the same choice.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._factories import ones
+from ..._state import STATE
+from ..._tensor import Tensor
+from ...autograd.forward_ad import not_implemented_jvp
+from ...backend.dtypes import bool_, cpp_type_name
+from ..binary import _not_implemented_node, _raise_no_derivative
+from ..creation import zeros_like
+from ..linalg_core import matmul
+from ..pointwise import mul, sub
+from ..reductions import sum as sum_op
+from ..registry import defop
+from ..scalar_overloads import mul_scalar
+from ..shape_extra import masked_fill_scalar, repeat_interleave
+from ..views import transpose
+from .activation import _softmax_kernel, softmax_backward_data
+
+# ---- _safe_softmax ------------------------------------------------------------------------------------------
+
+
+def _safe_softmax_kernel(a, dim, dtype=None):
+    with np.errstate(invalid="ignore"):  # -inf - -inf in the all -inf rows, zeroed below
+        y = _softmax_kernel(a if dtype is None else a.astype(dtype), dim)
+    if a.ndim and a.size:
+        # A row whose every entry is -inf (a query no key may attend to) gives zeros instead of 0/0.
+        y[np.all(a == -np.inf, axis=dim, keepdims=True).repeat(a.shape[dim], axis=dim)] = 0
+    return y
+
+
+def _safe_softmax_vjp(ctx, g):
+    (y,) = ctx.saved_tensors
+    (dim,) = ctx.attrs
+    return softmax_backward_data(g, y, dim)
+
+
+def _safe_softmax_jvp(args, outs, tangents):
+    (t,) = tangents
+    y, dim = outs[0], args[1]
+    return mul(y, sub(t, sum_op(mul(y, t), (dim,), True, None)))  # y * (t - sum(y * t))
+
+
+safe_softmax = defop(
+    "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+    _safe_softmax_kernel,
+    vjp=_safe_softmax_vjp,
+    jvp=_safe_softmax_jvp,
+    saves=("result",),
+    attrs=("dim",),
+    node_name="SafeSoftmaxBackward0",
+)
+
+
+# ---- the fused CPU kernel ------------------------------------------------------------------------------------
+
+
+def _default_scale(head_size: int, scale: float | None) -> float:
+    return 1.0 / math.sqrt(head_size) if scale is None else scale
+
+
+def _grouped(k: np.ndarray, heads: int) -> np.ndarray:
+    """Key or value heads repeated to serve ``heads`` query heads (grouped-query attention)."""
+    return k if k.shape[1] == heads else np.repeat(k, heads // k.shape[1], axis=1)
+
+
+def _probabilities(q, k, is_causal, mask, scale):
+    """(attention probabilities, row logsumexp), in q's (widened) precision; fully masked rows are 0 / -inf."""
+    scores = np.matmul(q, np.swapaxes(_grouped(k, q.shape[1]), -1, -2)) * scale
+    if mask is not None:
+        scores = scores + mask
+    if is_causal:
+        length, source = scores.shape[-2:]
+        scores = np.where(np.tril(np.ones((length, source), dtype=bool)), scores, -np.inf)
+    top = scores.max(axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0)
+    with np.errstate(divide="ignore"):
+        lse = np.log(np.exp(scores - top).sum(axis=-1, keepdims=True)) + top
+    probs = np.exp(scores - np.where(np.isfinite(lse), lse, 0))
+    probs[np.broadcast_to(lse == -np.inf, probs.shape)] = 0
+    return probs, lse
+
+
+def _wide(a):
+    return a.astype(np.float32) if a.dtype == np.float16 else a
+
+
+def _flash_kernel(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
+    q, k, v = _wide(query), _wide(key), _wide(value)
+    mask = None if attn_mask is None else attn_mask.astype(q.dtype)
+    probs, lse = _probabilities(q, k, is_causal, mask, _default_scale(q.shape[-1], scale))
+    # PyTorch allocates the output like the query (same strides: a query transposed from (L, N, H, E) memory
+    # gives an output that reshapes to (L * N, H * E) without a copy) and the logsumexp in (N, L, H) memory
+    out = np.empty_like(query, order="K")
+    np.matmul(probs, _grouped(v, q.shape[1]), out=out, casting="same_kind")
+    b, h, length = lse.shape[:3]
+    row_lse = np.empty((b, length, h), dtype=lse.dtype).transpose(0, 2, 1)
+    row_lse[...] = lse[..., 0]
+    return out, row_lse  # logsumexp stays float for half input, as PyTorch's
+
+
+def _group_sum(grad: np.ndarray, heads: int) -> np.ndarray:
+    """The gradient of repeated key/value heads, summed back onto each shared head."""
+    b, h, s, e = grad.shape
+    return grad if h == heads else grad.reshape(b, heads, h // heads, s, e).sum(axis=2)
+
+
+def _flash_backward_kernel(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask=None,
+                           scale=None):
+    q, k, v, g = _wide(query), _wide(key), _wide(value), _wide(grad_out)
+    scale = _default_scale(q.shape[-1], scale)
+    mask = None if attn_mask is None else attn_mask.astype(q.dtype)
+    probs, _ = _probabilities(q, k, is_causal, mask, scale)
+    heads = q.shape[1]
+    grad_v = np.matmul(np.swapaxes(probs, -1, -2), g)
+    grad_probs = np.matmul(g, np.swapaxes(_grouped(v, heads), -1, -2))
+    # softmax backward: probs * (grad_probs - sum(grad_probs * probs)), with that row sum read off the output
+    grad_scores = probs * (grad_probs - (g * _wide(out)).sum(axis=-1, keepdims=True))
+    grad_q = np.matmul(grad_scores, _grouped(k, heads)) * scale
+    grad_k = np.matmul(np.swapaxes(grad_scores, -1, -2), q) * scale
+    return (grad_q.astype(query.dtype), _group_sum(grad_k, key.shape[1]).astype(key.dtype),
+            _group_sum(grad_v, value.shape[1]).astype(value.dtype))
+
+
+_BACKWARD_NAME = "_scaled_dot_product_flash_attention_for_cpu_backward"
+# PyTorch has no derivative for its backward: gradients taken with create_graph=True hang off a NotImplemented
+# node that raises when reached.
+flash_attention_backward = _not_implemented_node(defop(
+    f"{_BACKWARD_NAME}(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, "
+    "float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor, Tensor, Tensor)",
+    _flash_backward_kernel,
+    vjp=_raise_no_derivative(_BACKWARD_NAME),
+    differentiable=("grad_out", "query", "key", "value"),
+    node_name="NotImplemented",
+))
+
+
+def _flash_vjp(ctx, g_out, _g_logsumexp=None):
+    query, key, value, out, logsumexp, attn_mask = ctx.saved_tensors
+    dropout_p, is_causal, scale = ctx.attrs
+    if g_out is None:
+        g_out = zeros_like(out)
+    return flash_attention_backward(g_out, query, key, value, out, logsumexp, dropout_p, is_causal,
+                                    attn_mask=attn_mask, scale=scale)
+
+
+_FLASH_NAME = "_scaled_dot_product_flash_attention_for_cpu"
+flash_attention = defop(
+    f"{_FLASH_NAME}(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, "
+    "Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)",
+    _flash_kernel,
+    vjp=_flash_vjp,
+    jvp=not_implemented_jvp(_FLASH_NAME),
+    saves=("query", "key", "value", "result0", "result1", "attn_mask"),
+    attrs=("dropout_p", "is_causal", "scale"),
+    differentiable=("query", "key", "value"),
+    nondiff_outputs=(1,),
+    node_name="ScaledDotProductFlashAttentionForCpuBackward0",
+)
+
+
+# ---- choosing the back end ------------------------------------------------------------------------------------
+
+_FLASH_DTYPES = ("float32", "float64", "float16")
+
+
+def _mask_fits_flash(mask: Tensor | None, query: Tensor, key: Tensor) -> bool:
+    if mask is None:
+        return True
+    if mask.requires_grad:
+        return False
+    if mask.shape[-2] not in (query.shape[2], 1) or mask.shape[-1] not in (key.shape[2], 1):
+        return False
+    if mask.ndim == 2:
+        return True
+    return mask.ndim == 4 and mask.shape[0] in (1, query.shape[0]) and mask.shape[1] in (1, query.shape[1])
+
+
+def _heads_fit_flash(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) -> bool:
+    if not query.shape[0] == key.shape[0] == value.shape[0]:
+        return False
+    q_heads, k_heads, v_heads = query.shape[1], key.shape[1], value.shape[1]
+    if q_heads == k_heads == v_heads:
+        return True
+    return enable_gqa and k_heads == v_heads and q_heads % k_heads == 0
+
+
+def uses_fused_kernel(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float,
+                      enable_gqa: bool) -> bool:
+    """Whether PyTorch's CPU back-end selection picks the fused kernel for these inputs."""
+    tensors = (query, key, value)
+    return (all(t.ndim == 4 for t in tensors)
+            and query._data.dtype.name in _FLASH_DTYPES
+            and dropout_p == 0.0
+            and _heads_fit_flash(query, key, value, enable_gqa)
+            and _mask_fits_flash(mask, query, key)
+            and query.shape[-1] == key.shape[-1] == value.shape[-1]
+            and query.shape[2] > 0 and key.shape[2] > 0
+            and all(t.shape[-1] == 1 or t.stride()[-1] == 1 for t in tensors))
+
+
+# ---- the math path ---------------------------------------------------------------------------------------------
+
+
+def _additive_mask(mask: Tensor, dtype) -> Tensor:
+    """A boolean mask as PyTorch converts it: zeros of the query's dtype, -inf where the mask is False."""
+    return masked_fill_scalar(zeros_like(mask, dtype=dtype), mask.logical_not(), -math.inf)
+
+
+def _repeat_groups(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) -> tuple[Tensor, Tensor]:
+    if not enable_gqa:
+        return key, value
+    q_heads, k_heads, v_heads = query.shape[-3], key.shape[-3], value.shape[-3]
+    if q_heads == k_heads == v_heads:
+        return key, value
+    if q_heads % k_heads or q_heads % v_heads:
+        raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
+    return (repeat_interleave(key, q_heads // k_heads, -3), repeat_interleave(value, q_heads // v_heads, -3))
+
+
+def math_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float,
+                   is_causal: bool, scale: float | None, enable_gqa: bool) -> Tensor:
+    """PyTorch's _scaled_dot_product_attention_math, step for step (its graph is PyTorch's)."""
+    from .misc import dropout
+
+    negative = scale is not None and scale < 0
+    factor = math.sqrt(_default_scale(query.shape[-1], abs(scale) if negative else scale))
+    # query and key are each scaled by sqrt(scale) before the product, for range (PyTorch's comment)
+    scaled_query = mul_scalar(query, 0.0 - factor if negative else factor)
+    if is_causal:
+        if mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                               "is_causal=True")
+        causal = ones(query.shape[-2], key.shape[-2], dtype=bool_).tril()
+        mask = _additive_mask(causal, query.dtype)
+    key, value = _repeat_groups(query, key, value, enable_gqa)
+    attn = matmul(scaled_query, mul_scalar(transpose(key, -2, -1), factor))
+    if mask is not None:
+        attn = attn.add_(mask)
+    attn = safe_softmax(attn, -1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    return matmul(attn, value)
+
+
+# ---- the public function -------------------------------------------------------------------------------------
+
+
+def _validate(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None) -> None:
+    dtypes = [t._data.dtype for t in (query, key, value)]
+    if not dtypes[0] == dtypes[1] == dtypes[2]:
+        q, k, v = (cpp_type_name(d) for d in dtypes)
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {q} "
+                           f"key.dtype: {k} and value.dtype: {v} instead.")
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
+    if mask is not None and mask._data.dtype not in (np.bool_, dtypes[0]):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {cpp_type_name(mask._data.dtype)} and  query.dtype: "
+                           f"{cpp_type_name(dtypes[0])} instead.")
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """softmax(query @ key^T * scale + mask) @ value, with PyTorch's CPU back-end choice (see the module)."""
+    if STATE.profiler is not None:
+        return STATE.profiler.composite(
+            "aten::scaled_dot_product_attention", (query, key, value),
+            lambda *qkv: _attention(*qkv, attn_mask, dropout_p, is_causal, scale, enable_gqa))
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa) -> Tensor:
+    _validate(query, key, value, attn_mask)
+    mask = attn_mask
+    if mask is not None and mask._data.dtype == np.bool_:
+        mask = _additive_mask(mask, query.dtype)
+    if uses_fused_kernel(query, key, value, mask, dropout_p, enable_gqa):
+        return flash_attention(query, key, value, dropout_p, is_causal, attn_mask=mask, scale=scale)[0]
+    return math_attention(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa)
