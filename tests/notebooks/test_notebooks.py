@@ -32,6 +32,8 @@ def test_notebook_runs(path: Path, tmp_path: Path) -> None:
         assert accuracy > 95.0
     if path.stem.startswith("01_"):
         _check_inside_backward(notebook)
+    if path.stem.startswith("02_"):
+        _check_attention_inside(notebook)
 
 
 def _check_inside_backward(notebook) -> None:
@@ -56,3 +58,20 @@ def _check_inside_backward(notebook) -> None:
     # the profiler section: the table, and each backward node tied to the forward call that recorded it
     assert "autograd::engine::evaluate_function: AddmmBackward0" in printed and "Self CPU time total" in printed
     assert "TanhBackward0    seq" in printed and "made by aten::tanh" in printed
+
+
+def _check_attention_inside(notebook) -> None:
+    """The attention tutorial's claims hold: one fused node against the math path's chain, the math path's
+    saved attention matrix, equal results and gradients, and a model that learns the reversal."""
+    outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.get("outputs", [])]
+    bundles = [out["data"] for out in outputs if "data" in out]
+    graphs = [b["application/vnd.tracegrad.graph+json"] for b in bundles if "application/vnd.tracegrad.graph+json" in b]
+    assert {n["name"] for n in graphs[0]["nodes"]} == {"ScaledDotProductFlashAttentionForCpuBackward0",
+                                                      "torch::autograd::AccumulateGrad"}
+    assert "SafeSoftmaxBackward0" in {n["name"] for n in graphs[1]["nodes"]}
+    saved = [b["application/vnd.tracegrad.saved+json"] for b in bundles if "application/vnd.tracegrad.saved+json" in b]
+    assert [r["name"] for r in saved[0]["rows"]] == ["query", "key", "value", "output", "logsumexp"]
+    assert any(r["name"] == "result" and r["shape"] == [4, 256, 256] for r in saved[1]["rows"])
+    printed = "".join(out.get("text", "") for out in outputs if out.get("output_type") == "stream")
+    assert "same result: True" in printed and "same gradients: True" in printed
+    assert float(printed.split("reversal accuracy ")[1].split("%")[0]) > 95.0

@@ -119,6 +119,16 @@ def test_shared_storage_counted_once():
     assert mem["saved_bytes"] == mem["alive_bytes"] == 400 * len(rows)
 
 
+def test_expanded_views_share_their_base_storage():
+    """expand is NumPy's as_strided, which hides the base behind an interface holder: still one storage."""
+    p = torch.randn(4, 6).softmax(-1).requires_grad_()
+    v = torch.randn(4, 6, 3, requires_grad=True)
+    out = p.unsqueeze(-1).expand(4, 6, 3).mul(v).sum()
+    rows = viz.saved_snapshot(out)["rows"]
+    saved_p = next(r for r in rows if r["shape"] == [4, 6, 3] and r["name"] == "self")
+    assert saved_p["storage_id"] == viz.saved_snapshot(p.sin())["rows"][0]["storage_id"]
+
+
 def test_storage_id_is_not_the_id_of_a_tensor_wrapper():
     x = torch.randn(5, requires_grad=True)
     y = (x * 2).sin()

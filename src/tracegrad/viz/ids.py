@@ -27,6 +27,10 @@ def base_array(arr):
     base = arr
     while True:
         parent = getattr(base, "base", None)
+        # NumPy's as_strided (which expand uses) puts a bare interface holder between a view and its base;
+        # look through it, or every expanded view would count as a storage of its own
+        while parent is not None and not hasattr(parent, "shape") and hasattr(parent, "base"):
+            parent = parent.base
         if parent is None or not hasattr(parent, "nbytes") or not hasattr(parent, "shape"):
             return base
         base = parent
