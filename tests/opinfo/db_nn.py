@@ -287,7 +287,7 @@ def _batch_norm_samples(training: bool):
         rm, rv = _running(m, 3)
         yield SampleInput("2d_affine", (m(4, 3), rm, rv, m(3), m(3)), {"training": training})
         rm, rv = _running(m, 3)
-        yield SampleInput("noncontig_3d_momentum", (m(2, 3, 4, layout="T"), rm, rv),
+        yield SampleInput("noncontig_5d_momentum", (m(2, 3, 1, 2, 2, layout="T"), rm, rv),
                           {"training": training, "momentum": 0.3, "weight": m(3)})
         if training:  # training mode also accepts no running statistics at all
             yield SampleInput("4d_no_running_stats", (m(2, 3, 2, 2, layout="strided"), None, None),
@@ -301,7 +301,7 @@ def _batch_norm_samples(training: bool):
 
 
 def _instance_norm_samples(m: Maker):
-    yield SampleInput("3d", (m(2, 3, 4),))
+    yield SampleInput("5d_affine", (m(2, 3, 2, 1, 2),), {"weight": m(3), "bias": m(3)})
     yield SampleInput("noncontig_4d_affine", (m(2, 3, 2, 3, layout="T"),), {"weight": m(3), "bias": m(3)})
     rm, rv = _running(m, 3)
     yield SampleInput("running_stats_update", (m(2, 3, 5, layout="strided"), rm, rv),
@@ -334,6 +334,54 @@ def _conv_transpose2d_samples(m: Maker):
     yield SampleInput("noncontig_stride_pad_outpad_groups", (m(1, 4, 2, 3, layout="T"), m(4, 1, 3, 3)),
                       {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2})
     yield SampleInput("dilation_strided", (m(1, 2, 3, 3, layout="strided"), m(2, 2, 2, 2)), {"dilation": 2})
+
+
+def _conv3d_samples(m: Maker):
+    yield SampleInput("bias", (m(1, 2, 3, 3, 3), m(2, 2, 2, 2, 2), m(2)))
+    yield SampleInput("noncontig_groups_stride_pad_dilation", (m(1, 2, 3, 4, 3, layout="T"), m(2, 1, 1, 2, 2)),
+                      {"groups": 2, "stride": (1, 2, 1), "padding": (0, 1, 1), "dilation": (1, 1, 2)})
+    yield SampleInput("unbatched_same", (m(1, 3, 2, 3, layout="strided"), m(2, 1, 2, 1, 2)), {"padding": "same"})
+
+
+def _conv_transpose3d_samples(m: Maker):
+    yield SampleInput("bias", (m(1, 2, 2, 2, 2), m(2, 1, 2, 2, 2), m(1)))
+    yield SampleInput("noncontig_stride_pad_outpad_groups", (m(1, 2, 1, 2, 2, layout="T"), m(2, 1, 2, 1, 2)),
+                      {"stride": 2, "padding": (1, 0, 0), "output_padding": 1, "groups": 2})
+
+
+def _pool3d_samples(kind: str):
+    """max_pool3d, avg_pool3d, lp_pool3d: few and small samples (each is gradchecked twice)."""
+
+    def gen(m: Maker):
+        if kind == "lp_pool3d":
+            yield SampleInput("p2", (m(1, 2, 2, 3, 3), 2.0, 2))
+            yield SampleInput("noncontig_p3_rect_stride_ceil", (m(1, 3, 3, 2, low=0.2, high=2.0, layout="T"), 3.0,
+                                                                (2, 1, 2)), {"stride": (1, 2, 1), "ceil_mode": True})
+            return
+        yield SampleInput("k2", (m(1, 2, 2, 3, 3), 2))
+        extra = {"return_indices": True} if kind == "max_pool3d" else {"count_include_pad": False}
+        yield SampleInput("noncontig_stride_pad_ceil", (m(1, 3, 3, 3, layout="T"), (3, 2, 3)),
+                          {"stride": (2, 1, 2), "padding": (1, 0, 1), "ceil_mode": True, **extra})
+        if kind == "avg_pool3d":
+            yield SampleInput("divisor_override", (m(1, 2, 3, 2, layout="strided"), (2, 2, 1)), {"divisor_override": 3})
+        else:
+            yield SampleInput("dilation", (m(1, 1, 3, 3, 4, layout="strided"), 2), {"stride": 1, "dilation": (1, 2, 2)})
+    return gen
+
+
+def _adaptive_pool3d_samples(indices: bool):
+    def gen(m: Maker):
+        yield SampleInput("overlapping_windows", (m(1, 1, 3, 4, 3), (2, 3, 2)))
+        yield SampleInput("noncontig_unbatched_none", (m(2, 3, 2, 3, layout="T"), (2, None, 2)),
+                          {"return_indices": True} if indices else {})
+    return gen
+
+
+def _pad3d_samples(mode: str):
+    def gen(m: Maker):
+        yield SampleInput("5d", (m(1, 2, 2, 3, 3), (1, 1, 2, 0, 1, 1)), {"mode": mode})
+        yield SampleInput("noncontig_unbatched", (m(1, 3, 2, 3, layout="T"), (0, 2, 1, 1, 1, 0)), {"mode": mode})
+    return gen
 
 
 # ------------------------------------------------------------------------------------------ pooling
@@ -518,6 +566,11 @@ def _with_indices_samples(kind: str):
             yield SampleInput("k2", (m(1, 2, 4, 4), 2))
             yield SampleInput("noncontig_stride_pad_ceil", (m(1, 2, 5, 5, layout="T"), 3),
                               {"stride": 2, "padding": 1, "ceil_mode": True})
+        elif kind == "max_pool3d":
+            yield SampleInput("k2", (m(1, 2, 2, 3, 3), 2))
+            yield SampleInput("noncontig_unbatched_pad", (m(1, 3, 3, 3, layout="T"), 3), {"stride": 2, "padding": 1})
+        elif kind == "adaptive_max_pool3d":
+            yield SampleInput("noncontig_5d", (m(1, 1, 3, 4, 3, layout="T"), (2, 3, 2)))
         elif kind == "adaptive_max_pool1d":
             yield SampleInput("3d", (m(2, 3, 7), 3))
             yield SampleInput("noncontig_2d", (m(3, 5, layout="T"), 2))
@@ -636,7 +689,16 @@ NN_OPS = [
     OpInfo(NN + "lp_pool1d", _lp_pool1d_samples, tol=NN_TOL, domain="odd/fractional p: positive inputs"),
     OpInfo(NN + "lp_pool2d", _lp_pool2d_samples, tol=NN_TOL, domain="no ties in a window (p=inf)"),
     *[OpInfo(NN + kind + "_with_indices", _with_indices_samples(kind), tol=NN_TOL, domain="no ties in a window")
-      for kind in ("max_pool1d", "max_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d")],
+      for kind in ("max_pool1d", "max_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool3d",
+                   "adaptive_max_pool3d")],
+    OpInfo(NN + "conv3d", _conv3d_samples, tol=NN_TOL, aliases=("conv3d",)),
+    OpInfo(NN + "conv_transpose3d", _conv_transpose3d_samples, tol=NN_TOL, aliases=("conv_transpose3d",)),
+    OpInfo(NN + "max_pool3d", _pool3d_samples("max_pool3d"), tol=NN_TOL, domain="no ties in a window"),
+    OpInfo(NN + "avg_pool3d", _pool3d_samples("avg_pool3d"), tol=NN_TOL),
+    OpInfo(NN + "lp_pool3d", _pool3d_samples("lp_pool3d"), tol=NN_TOL, domain="odd p: positive inputs"),
+    OpInfo(NN + "adaptive_avg_pool3d", _adaptive_pool3d_samples(False), tol=NN_TOL),
+    OpInfo(NN + "adaptive_max_pool3d", _adaptive_pool3d_samples(True), tol=NN_TOL, domain="no ties in a window"),
+    *[OpInfo(NN + "pad", _pad3d_samples(mode), variant=f"{mode}_3d", tol=NN_TOL) for mode in ("reflect", "replicate")],
 ]
 
 OPS = NN_OPS

@@ -6,6 +6,7 @@ The operators themselves live in ``tracegrad.ops.nn_ops``; this module only norm
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from .._tensor import Tensor
@@ -102,10 +103,13 @@ __all__ = [
     "local_response_norm",
     "lp_pool1d",
     "lp_pool2d",
+    "lp_pool3d",
     "max_pool1d_with_indices",
     "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
     "margin_ranking_loss",
     "hinge_embedding_loss",
     "cosine_embedding_loss",
@@ -130,14 +134,20 @@ __all__ = [
     "conv2d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv3d",
+    "conv_transpose3d",
     "max_pool1d",
     "max_pool2d",
+    "max_pool3d",
     "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
     "embedding",
     "pad",
     "one_hot",
@@ -780,6 +790,8 @@ conv1d = _conv_fn(1)
 conv2d = _conv_fn(2)
 conv_transpose1d = _conv_transpose_fn(1)
 conv_transpose2d = _conv_transpose_fn(2)
+conv3d = _conv_fn(3)
+conv_transpose3d = _conv_transpose_fn(3)
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
@@ -806,9 +818,16 @@ def _stride_or_kernel(stride, kernel: tuple, n: int) -> tuple:
     return _pair(stride, n)
 
 
-def _stride_or_empty(stride) -> tuple:
-    """A 2d pooling's stride as PyTorch passes it on: ``()`` when not given (the kernel size then)."""
-    return () if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else _pair(stride, 2)
+def _stride_or_empty(stride, n: int = 2) -> tuple:
+    """A 2d/3d pooling's stride as PyTorch passes it on: ``()`` when not given (the kernel size then)."""
+    return () if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else _pair(stride, n)
+
+
+def _triple(value, message: str, allow_empty: bool = False) -> tuple:
+    """A 3d pooling's int-or-tuple argument as a 3-tuple; PyTorch's ``message`` for a sequence of another length."""
+    if isinstance(value, (tuple, list)) and len(value) not in (1, 3) and not (allow_empty and len(value) == 0):
+        raise RuntimeError(message)
+    return _pair(value, 3)
 
 
 def _pool1d_as_2d(name: str, input: Tensor, kernel_size, stride, padding) -> tuple:
@@ -882,6 +901,40 @@ def avg_pool2d(
     )
 
 
+def max_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    dilation=1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+):
+    either = "must either be a single int, or a tuple of three ints"
+    k = _triple(kernel_size, f"max_pool3d: kernel_size {either}")
+    _triple(stride or (), "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints", True)
+    out, indices = _pool.max_pool3d_with_indices(
+        input, k, _stride_or_empty(stride, 3), _triple(padding, f"max_pool3d: padding {either}"),
+        _triple(dilation, "max_pool3d: dilation must be either a single int, or a tuple of three ints"), ceil_mode
+    )
+    return (out, indices) if return_indices else out
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override=None,
+) -> Tensor:
+    k = _triple(kernel_size, "avg_pool3d: kernel_size must be a single int, or a tuple of three ints")
+    _triple(stride or (), "avg_pool3d: stride must be omitted, a single int, or a tuple of three ints", True)
+    p = _triple(padding, "avg_pool3d: padding must be a single int, or a tuple of three ints")
+    return _pool.avg_pool3d(input, k, _stride_or_empty(stride, 3), p, ceil_mode, count_include_pad, divisor_override)
+
+
 def avg_pool1d(
     input: Tensor,
     kernel_size,
@@ -900,17 +953,32 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     return _misc.adaptive_avg_pool(input, sizes)
 
 
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    sizes = (output_size,) * 3 if not isinstance(output_size, (tuple, list)) else tuple(output_size)
+    if len(sizes) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    return _misc.adaptive_avg_pool(input, sizes)
+
+
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     size = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
     return _misc.adaptive_avg_pool(input, (size,))
 
 
-def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
-    sizes = (output_size, output_size) if not isinstance(output_size, (tuple, list)) else tuple(output_size)
-    if len(sizes) == 2:  # None keeps that input dim's size
-        sizes = tuple(input.shape[-2 + i] if s is None else s for i, s in enumerate(sizes))
-    out, indices = _pool.adaptive_max_pool2d(input, sizes)
+def _adaptive_max_pool(input: Tensor, output_size, return_indices: bool, n: int):
+    sizes = (output_size,) * n if not isinstance(output_size, (tuple, list)) else tuple(output_size)
+    if len(sizes) == n:  # None keeps that input dim's size
+        sizes = tuple(input.shape[-n + i] if s is None else s for i, s in enumerate(sizes))
+    out, indices = (_pool.adaptive_max_pool2d if n == 2 else _pool.adaptive_max_pool3d)(input, sizes)
     return (out, indices) if return_indices else out
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    return _adaptive_max_pool(input, output_size, return_indices, 2)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
+    return _adaptive_max_pool(input, output_size, return_indices, 3)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
@@ -937,6 +1005,11 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
 
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
 def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False
                                      ) -> tuple[Tensor, Tensor]:
     return adaptive_max_pool1d(input, output_size, return_indices=True)
@@ -947,10 +1020,15 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices:
     return adaptive_max_pool2d(input, output_size, return_indices=True)
 
 
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False
+                                     ) -> tuple[Tensor, Tensor]:
+    return adaptive_max_pool3d(input, output_size, return_indices=True)
+
+
 def _lp_pool(input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool, n: int) -> Tensor:
     """PyTorch's lp_pool{n}d composite: (sum over each window of x ** p) ** (1 / p), as the window's average
     times its size; a negative average (odd p) is zeroed through sign * relu(abs), so its gradient is 0."""
-    max_pool, avg_pool = (max_pool1d, avg_pool1d) if n == 1 else (max_pool2d, avg_pool2d)
+    max_pool, avg_pool = {1: (max_pool1d, avg_pool1d), 2: (max_pool2d, avg_pool2d), 3: (max_pool3d, avg_pool3d)}[n]
     if isinstance(norm_type, (int, float)):
         if norm_type == float("inf"):
             return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
@@ -960,8 +1038,7 @@ def _lp_pool(input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bo
     if n == 1:
         window = kernel_size  # (PyTorch multiplies by the argument as given)
     else:
-        kw, kh = _pair(kernel_size, 2)
-        window = kw * kh
+        window = math.prod(_pair(kernel_size, n))
     return (_sign(out) * relu(_abs(out))).mul(window).pow(1.0 / norm_type)
 
 
@@ -971,6 +1048,10 @@ def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride=None, ce
 
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
 # ---- embedding, padding, resampling, distances -------------------------------------------------------------

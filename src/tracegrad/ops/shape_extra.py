@@ -199,20 +199,28 @@ def _repeat_kernel(a, repeats):
 
 
 def _repeat_vjp(ctx, g):
-    """Fold each output dim into (repeat, size) and sum the repeat axes away."""
+    """PyTorch's repeat_backward: sum away the leading dims repeat() added, then fold each repeated dim into
+    (repeat, size) with one reshape and sum the repeat axes in one sum, so the graph is PyTorch's."""
+    from .creation import zeros_like
     from .reductions import sum as sum_op
     from .views import reshape
 
     (repeats,) = ctx.attrs
-    shape = ctx.input_shapes[0]
-    padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
-    folded = []
-    for r, s in zip(repeats, padded):
-        folded += [int(r), s]
-    if not folded:
-        return g
-    summed = sum_op(reshape(g, tuple(folded)), list(range(0, len(folded), 2)))
-    return reshape(summed, shape)
+    shape = tuple(ctx.input_shapes[0])
+    if 0 in repeats:
+        return zeros_like(g).new_zeros(shape)
+    added = len(repeats) - len(shape)
+    for _ in range(added):
+        g = sum_op(g, [0], False)
+    grad_size, sum_dims = [], []
+    for r, size in zip(repeats[added:], shape):
+        if r != 1:
+            grad_size.append(int(r))
+            sum_dims.append(len(grad_size) - 1)
+        grad_size.append(size)
+    if sum_dims:
+        g = sum_op(reshape(g, tuple(grad_size)), sum_dims)
+    return g
 
 
 repeat = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", _repeat_kernel, vjp=_repeat_vjp,

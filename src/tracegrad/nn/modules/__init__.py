@@ -17,6 +17,7 @@ from . import (
     normalization,
     pixelshuffle,
     pooling,
+    rnn,
     sparse,
     transformer,
 )
@@ -35,6 +36,7 @@ from .module import Module
 from .normalization import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 
@@ -56,4 +58,5 @@ __all__ = [
     *pooling.__all__,
     *pixelshuffle.__all__,
     *channelshuffle.__all__,
+    *rnn.__all__,
 ]

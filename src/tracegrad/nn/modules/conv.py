@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d."""
+"""Convolution layers: Conv1d/2d/3d, ConvTranspose1d/2d/3d."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_STRINGS = {"same", "valid"}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
@@ -170,6 +170,10 @@ class Conv2d(_Conv):
     _nd = 2
 
 
+class Conv3d(_Conv):
+    _nd = 3
+
+
 class _ConvTranspose(_ConvNd):
     def __init__(
         self,
@@ -256,3 +260,7 @@ class ConvTranspose1d(_ConvTranspose):
 
 class ConvTranspose2d(_ConvTranspose):
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    _nd = 3

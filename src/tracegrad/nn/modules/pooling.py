@@ -9,27 +9,37 @@ from .module import Module
 __all__ = [
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "LPPool1d",
     "LPPool2d",
+    "LPPool3d",
     "Upsample",
     "UpsamplingNearest2d",
     "UpsamplingBilinear2d",
     "ZeroPad1d",
     "ZeroPad2d",
+    "ZeroPad3d",
     "ConstantPad1d",
     "ConstantPad2d",
+    "ConstantPad3d",
     "ReflectionPad1d",
     "ReflectionPad2d",
+    "ReflectionPad3d",
     "ReplicationPad1d",
     "ReplicationPad2d",
+    "ReplicationPad3d",
     "CircularPad1d",
     "CircularPad2d",
+    "CircularPad3d",
 ]
 
 
@@ -79,6 +89,10 @@ class MaxPool2d(_MaxPoolNd):
     _fn = staticmethod(F.max_pool2d)
 
 
+class MaxPool3d(_MaxPoolNd):
+    _fn = staticmethod(F.max_pool3d)
+
+
 class AvgPool1d(Module):
     def __init__(
         self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True
@@ -101,7 +115,11 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(Module):
+class _AvgPoolNd(Module):
+    """AvgPool2d's and AvgPool3d's constructor, forward (through ``_fn``) and repr, the same in PyTorch."""
+
+    _fn = None
+
     def __init__(
         self,
         kernel_size,
@@ -120,7 +138,7 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(
+        return type(self)._fn(
             input,
             self.kernel_size,
             self.stride,
@@ -132,6 +150,14 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    _fn = staticmethod(F.avg_pool2d)
+
+
+class AvgPool3d(_AvgPoolNd):
+    _fn = staticmethod(F.avg_pool3d)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -156,6 +182,10 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    _fn = staticmethod(F.adaptive_avg_pool3d)
+
+
 class _AdaptiveMaxPoolNd(_AdaptiveAvgPoolNd):
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__(output_size)
@@ -171,6 +201,10 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     _fn = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    _fn = staticmethod(F.adaptive_max_pool3d)
 
 
 class _LPPoolNd(Module):
@@ -198,6 +232,10 @@ class LPPool1d(_LPPoolNd):
 
 class LPPool2d(_LPPoolNd):
     _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    _fn = staticmethod(F.lp_pool3d)
 
 
 class Upsample(Module):
@@ -282,7 +320,13 @@ class ConstantPad2d(_PadNd):
     _nd = 2
 
 
-class ZeroPad1d(ConstantPad1d):
+class ConstantPad3d(_PadNd):
+    _nd = 3
+
+
+class _ZeroPad:
+    """ZeroPad{1,2,3}d: their ConstantPad with value 0, shown without the value."""
+
     def __init__(self, padding) -> None:
         super().__init__(padding, 0.0)
 
@@ -290,12 +334,16 @@ class ZeroPad1d(ConstantPad1d):
         return f"{self.padding}"
 
 
-class ZeroPad2d(ConstantPad2d):
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
+class ZeroPad1d(_ZeroPad, ConstantPad1d):
+    pass
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+
+class ZeroPad2d(_ZeroPad, ConstantPad2d):
+    pass
+
+
+class ZeroPad3d(_ZeroPad, ConstantPad3d):
+    pass
 
 
 class ReflectionPad1d(_PadNd):
@@ -306,6 +354,10 @@ class ReflectionPad2d(_PadNd):
     _mode, _nd = "reflect", 2
 
 
+class ReflectionPad3d(_PadNd):
+    _mode, _nd = "reflect", 3
+
+
 class ReplicationPad1d(_PadNd):
     _mode, _nd = "replicate", 1
 
@@ -314,9 +366,17 @@ class ReplicationPad2d(_PadNd):
     _mode, _nd = "replicate", 2
 
 
+class ReplicationPad3d(_PadNd):
+    _mode, _nd = "replicate", 3
+
+
 class CircularPad1d(_PadNd):
     _mode, _nd = "circular", 1
 
 
 class CircularPad2d(_PadNd):
     _mode, _nd = "circular", 2
+
+
+class CircularPad3d(_PadNd):
+    _mode, _nd = "circular", 3

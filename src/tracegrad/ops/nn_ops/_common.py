@@ -61,9 +61,10 @@ def save(t):
     return SavedTensor._make(t) if t is not None else None
 
 
-def check_float(a: np.ndarray, name: str) -> None:
+def check_float(a: np.ndarray, name: str, error: type[Exception] = RuntimeError) -> None:
+    """PyTorch's dtype dispatch error (``error``: newer kernels raise NotImplementedError, a RuntimeError)."""
     if a.dtype.kind not in "fc":
-        raise RuntimeError(f"\"{name}\" not implemented for '{type_name(a.dtype)}'")
+        raise error(f"\"{name}\" not implemented for '{type_name(a.dtype)}'")
 
 
 def reduce_array(loss: np.ndarray, reduction: int) -> np.ndarray:

@@ -17,6 +17,7 @@ from ..._tensor import Tensor, _new
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output
 from .._util import half_in_float, wrap_dim
+from ..creation import zeros_like
 from ..pointwise import (
     add,
     div,
@@ -75,7 +76,9 @@ def _threshold_backward_kernel(g, x, threshold):
 def _threshold_backward_vjp(ctx, gg):
     (x,) = ctx.saved_tensors
     (th,) = ctx.attrs
-    return threshold_backward(gg, x, th), None
+    need_grad, need_self = ctx.needs_input_grad
+    # PyTorch's formula for self is zeros_like(grad): a zero gradient, not a missing one
+    return (threshold_backward(gg, x, th) if need_grad else None), (zeros_like(gg) if need_self else None)
 
 
 threshold_backward = defop(
@@ -337,8 +340,6 @@ rrelu_with_noise, rrelu_with_noise_ = _with_inplace(
 def rrelu(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3, training: bool = False,
           generator=None) -> Tensor:
     """``torch.rrelu``: rrelu_with_noise with a fresh noise tensor shaped like ``input``."""
-    from ..creation import zeros_like
-
     return rrelu_with_noise(input, zeros_like(input), lower, upper, training, generator)
 
 

@@ -1,4 +1,4 @@
-"""Convolution (1-d/2-d, grouped, strided, dilated, transposed) and im2col/col2im (``unfold``/``fold``).
+"""Convolution (1-d/2-d/3-d, grouped, strided, dilated, transposed) and im2col/col2im (``unfold``/``fold``).
 
 Kernels are an im2col over ``sliding_window_view`` followed by one matrix product. Three primitives are
 closed under differentiation, which makes every order of derivative a convolution again:
@@ -225,7 +225,7 @@ def transposed_out_size(x_shape, k_shape, stride, padding, dilation, output_padd
 
 def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups) -> None:
     nd = w.ndim - 2
-    check_float(x, "slow_conv2d_cpu")
+    check_float(x, "slow_conv3d_cpu" if nd == 3 else "slow_conv2d_cpu")
     if x.dtype != w.dtype:
         raise RuntimeError(f"Input type ({_legacy(x)}) and weight type ({_legacy(w)}) should be the same")
     if bias is not None and bias.dtype != x.dtype:
@@ -275,17 +275,16 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
                 f"Given groups={groups}, expected weight to be {relation} {groups} at dimension 0, "
                 f"but got weight of size {list(w.shape)} instead"
             )
-        for op, s, d in zip(output_padding, stride, dilation):
-            if op >= s and op >= d:
-                # (PyTorch names height and width; a 1-D convolution is its 2-D one over a height of 1)
-                lead = (0,) if len(output_padding) == 1 else ()
-                (oph, opw), (sh, sw), (dh, dw) = ((lead + tuple(output_padding)), ((1,) * len(lead) + tuple(stride)),
-                                                  ((1,) * len(lead) + tuple(dilation)))
-                raise RuntimeError(
-                    "output padding must be smaller than either stride or dilation, but got "
-                    f"output_padding_height: {oph} output_padding_width: {opw} stride_height: {sh} stride_width: "
-                    f"{sw} dilation_height: {dh} dilation_width: {dw}"
-                )
+        if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+            # (PyTorch names depth, height and width; a 1-D convolution is its 2-D one over a height of 1)
+            names = ("depth", "height", "width")[-max(nd, 2):]
+            lead = (1,) if nd == 1 else ()
+            parts = [f"{what}_{name}: {v}"
+                     for what, values in (("output_padding", (0,) * len(lead) + tuple(output_padding)),
+                                          ("stride", lead + tuple(stride)), ("dilation", lead + tuple(dilation)))
+                     for name, v in zip(names, values)]
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                               + " ".join(parts))
         sizes = transposed_out_size(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding)
         if any(n < 1 for n in sizes):
             lead_in, lead_out = ((1,), (1,)) if len(sizes) == 1 else ((), ())

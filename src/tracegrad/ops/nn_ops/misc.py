@@ -146,10 +146,14 @@ def _named(name: str, linear: bool, k: int):
 
 def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
     x = input._data
-    check_float(x, "adaptive_avg_pool2d")
     k = len(output_size)
+    if k == 3:  # (PyTorch's 3-d checks, in its order and words)
+        _check_adaptive_avg_pool3d(x, output_size)
+    if k == 3:
+        check_float(x, "adaptive_avg_pool3d_cpu", NotImplementedError)
+    check_float(x, "adaptive_avg_pool2d")
     if x.ndim not in (k + 1, k + 2):
-        raise ValueError(
+        raise RuntimeError(
             f"adaptive_avg_pool{k}d(): Expected {k + 1}D or {k + 2}D tensor, but got {list(x.shape)}"
         )
     if k == 1:  # as PyTorch: the 2-d pool of the input unsqueezed at -2, squeezed back
@@ -160,6 +164,15 @@ def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
         return mean_dims(input, tuple(range(-1, -k - 1, -1)), True)
     mats = tuple(resample.adaptive_avg_matrix(s, o) for s, o in zip(sizes, outs))
     return _adaptive_avg_pool_ops(k)[0](input, mats)
+
+
+def _check_adaptive_avg_pool3d(x: np.ndarray, output_size: tuple) -> None:
+    if x.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(x.shape)}")
+    for d in range(x.ndim - 3, x.ndim):
+        if x.shape[d] == 0:
+            raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch dimensions, "
+                               f"but input has sizes {list(x.shape)} with dimension {d} being empty")
 
 
 _ADAPTIVE_OPS: dict[int, tuple] = {}

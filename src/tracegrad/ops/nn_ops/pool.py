@@ -1,4 +1,5 @@
-"""Pooling: max_pool2d (with indices), avg_pool2d (and avg_pool3d), and the 1-d forms built on them by (un)squeezing.
+"""Pooling: max_pool2d/3d (with indices), avg_pool2d/3d, adaptive_max_pool2d/3d; the 1-d forms are built on the
+2-d ones by (un)squeezing.
 
 Each backward is an operator, as in PyTorch, whose own backward is the forward map again (gather for the
 scatter of max pooling, average for the spread of average pooling), so pooling is differentiable to any
@@ -9,6 +10,7 @@ w.r.t. it with a zero gradient (``constant_in_self``).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -104,72 +106,98 @@ def _windows(xp, kernel, stride, dilation, out_sizes):
 # ---- max pooling -------------------------------------------------------------------------------------------
 
 
+def _flat_positions(local: tuple, out_sizes, stride, padding, dilation, in_sizes) -> np.ndarray:
+    """Window-local positions (one array per pooled dim, shaped like the output) -> the flat index of the input
+    position in its plane (PyTorch's indices: d * H * W + h * W + w)."""
+    n = len(local)
+    index = np.zeros((), dtype=np.int64)
+    for axis, (k_pos, o, s, p, d, size) in enumerate(zip(local, out_sizes, stride, padding, dilation, in_sizes)):
+        start = (np.arange(o) * s - p).reshape((-1,) + (1,) * (n - 1 - axis))
+        index = index * size + (start + k_pos * d)
+    return index.astype(np.int64)
+
+
 def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
+    n = len(kernel_size)
     stride = stride or kernel_size  # PyTorch's empty default (kept as given: the node shows ``()``)
-    if x.dtype.kind == "b":
-        raise RuntimeError("\"max_pool2d\" not implemented for 'Bool'")
-    out_sizes = tuple(
-        pool_out_size(n, k, s, p, d, ceil_mode)
-        for n, k, s, p, d in zip(x.shape[-2:], kernel_size, stride, padding, dilation)
-    )
-    _check_pool(x, kernel_size, stride, padding, dilation, out_sizes)
+    if n == 3:
+        out_sizes = _check_pool3d(x, kernel_size, stride, padding, dilation, ceil_mode,
+                                  "max_pool3d_with_indices_out_cpu_template()")
+    else:
+        out_sizes = tuple(
+            pool_out_size(size, k, s, p, d, ceil_mode)
+            for size, k, s, p, d in zip(x.shape[-n:], kernel_size, stride, padding, dilation)
+        )
+    if x.dtype.kind == "b":  # (the 3-d kernel raises it as NotImplementedError)
+        raise (NotImplementedError if n == 3 else RuntimeError)(f"\"max_pool{n}d\" not implemented for 'Bool'")
+    if n == 2:
+        _check_pool(x, kernel_size, stride, padding, dilation, out_sizes)
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad_for_windows(x, kernel_size, stride, padding, dilation, out_sizes, fill)
-    v = _windows(xp, kernel_size, stride, dilation, out_sizes)  # (..., OH, OW, KH, KW)
-    flat = v.reshape(v.shape[:-2] + (-1,))
+    v = _windows(xp, kernel_size, stride, dilation, out_sizes)  # (..., *out, *kernel)
+    flat = v.reshape(v.shape[:-n] + (-1,))
     arg = np.argmax(flat, axis=-1)
     out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    # window-local (kh, kw) -> input (h, w) -> flat index h * W + w (PyTorch's indices)
-    kh, kw = np.divmod(arg, kernel_size[1])
-    oh = np.arange(out_sizes[0]).reshape(-1, 1)
-    ow = np.arange(out_sizes[1]).reshape(1, -1)
-    h = oh * stride[0] - padding[0] + kh * dilation[0]
-    w = ow * stride[1] - padding[1] + kw * dilation[1]
-    return np.ascontiguousarray(out), (h * x.shape[-1] + w).astype(np.int64)
+    local = np.unravel_index(arg, tuple(kernel_size))
+    return np.ascontiguousarray(out), _flat_positions(local, out_sizes, stride, padding, dilation, x.shape[-n:])
 
 
-def _scatter_kernel(g, x, indices):
-    """Add g at the flat plane positions ``indices`` of an input shaped like ``x`` (max-pool backward)."""
+def _scatter_kernel(g, x, indices, n: int):
+    """Add g at the flat plane positions ``indices`` of an input shaped like ``x`` whose last ``n`` dims are the
+    pooled ones (max-pool backward)."""
     input_size = x.shape
-    hw = input_size[-2] * input_size[-1]
-    planes = int(np.prod(input_size[:-2])) if len(input_size) > 2 else 1
-    offsets = (np.arange(planes) * hw).reshape(-1, 1)
+    plane = math.prod(input_size[-n:])
+    planes = math.prod(input_size[:-n])
+    offsets = (np.arange(planes) * plane).reshape(-1, 1)
     idx = (indices.reshape(planes, -1) + offsets).ravel()
-    out = np.bincount(idx, weights=g.reshape(-1).astype(np.float64, copy=False), minlength=planes * hw)
+    out = np.bincount(idx, weights=g.reshape(-1).astype(np.float64, copy=False), minlength=planes * plane)
     return out.astype(g.dtype, copy=False).reshape(tuple(input_size))
 
 
-def _max_pool_double_backward(ctx, gg):
-    """PyTorch's max_pool_double_backward: gather gg's planes at the indices (View, Gather, View nodes)."""
-    (indices,) = ctx.saved_tensors
-    flat = tuple(indices.shape[:-2]) + (-1,)
-    return view(gather(view(gg.contiguous(), flat), -1, view(indices, flat)), tuple(indices.shape))
+def _with_indices_ops(n: int, schema: str, kernel: Callable, node_name: str, backward_name: str, **rules) -> tuple:
+    """A pooling that returns (values, indices) (node ``node_name``) and its backward operator, the scatter of
+    grad_output at the indices, whose own derivative is PyTorch's max_pool_double_backward: gather the
+    gradient's planes at the indices (View, Gather, View nodes)."""
+
+    def scatter(g, x, indices):
+        return _scatter_kernel(g, x, indices, n)
+
+    def double_backward(ctx, gg):
+        (indices,) = ctx.saved_tensors
+        flat = tuple(indices.shape[:-n]) + (-1,)
+        return view(gather(view(gg.contiguous(), flat), -1, view(indices, flat)), tuple(indices.shape))
+
+    backward = defop(
+        f"{backward_name}(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+        scatter,  # (adaptive windows may overlap: gradients at one position add up)
+        vjp=constant_in_self(double_backward),
+        saves=("indices",),
+        differentiable=("grad_output", "self"),  # integer indices get no edge
+        node_name=node_name.replace("Backward0", "BackwardBackward0"),
+    )
+
+    def vjp(ctx, g, _g_indices=None):
+        x, indices = ctx.saved_tensors
+        return backward(g, x, indices)
+
+    forward = defop(schema, kernel, vjp=vjp, saves=("self", "result1"), node_name=node_name, **rules)
+    return forward, backward
 
 
-max_pool2d_backward = defop(
-    "_nn_max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
-    _scatter_kernel,
-    vjp=constant_in_self(_max_pool_double_backward),
-    saves=("indices",),
-    differentiable=("grad_output", "self"),  # integer indices get no edge
-    node_name="MaxPool2DWithIndicesBackwardBackward0",
-)
+def _max_pool_ops(n: int) -> tuple:
+    return _with_indices_ops(
+        n,
+        f"max_pool{n}d_with_indices(Tensor self, int[{n}] kernel_size, int[{n}] stride=[], int[{n}] padding=0, "
+        f"int[{n}] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+        _max_pool_kernel,
+        f"MaxPool{n}DWithIndicesBackward0",
+        f"_nn_max_pool{n}d_with_indices_backward",
+        attrs=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
+    )
 
 
-def _max_pool_vjp(ctx, g, _g_indices=None):
-    x, indices = ctx.saved_tensors
-    return max_pool2d_backward(g, x, indices)
-
-
-max_pool2d_with_indices = defop(
-    "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
-    "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-    _max_pool_kernel,
-    vjp=_max_pool_vjp,
-    saves=("self", "result1"),
-    attrs=("kernel_size", "stride", "padding", "dilation", "ceil_mode"),
-    node_name="MaxPool2DWithIndicesBackward0",
-)
+max_pool2d_with_indices, max_pool2d_backward = _max_pool_ops(2)
+max_pool3d_with_indices, max_pool3d_backward = _max_pool_ops(3)
 
 
 # ---- average pooling ---------------------------------------------------------------------------------------
@@ -205,29 +233,61 @@ def _avg_divisor_map(
     return div.astype(dtype)
 
 
-def _check_pool3d(x, kernel, stride, out_sizes) -> None:
+def _check_pool3d(x, kernel, stride, padding, dilation, ceil_mode: bool, fn_name: str,
+                  avg: bool = False) -> tuple:
+    """PyTorch's 3-d pooling checks, in its order: the input's dims, pooling_output_shape's per dim, then
+    pool3d_shape_check's. Returns the output sizes."""
     if x.ndim not in (4, 5):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
-    if any(k <= 0 for k in kernel):
-        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {kernel[0]} kH: {kernel[1]} "
-                           f"kW: {kernel[2]}")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError(f"stride should be greater than zero, but got dT: {stride[0]} dH: {stride[1]} "
-                           f"dW: {stride[2]}")
-    if any(o < 1 for o in out_sizes):
-        raise RuntimeError(f"Given input size: ({'x'.join(str(s) for s in x.shape[-4:])}). Calculated output "
-                           f"size: ({x.shape[-4]}x{'x'.join(str(o) for o in out_sizes)}). Output size is too small")
+    out_sizes = []
+    for size, k, s, p, d in zip(x.shape[-3:], kernel, stride, padding, dilation):
+        if s == 0:
+            raise RuntimeError("stride should not be zero")
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > int(((k - 1) * d + 1) / 2):  # (C++ division: truncated towards zero)
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+        out_sizes.append(pool_out_size(size, k, s, p, d, ceil_mode))
+    (kt, kh, kw), (st, sh, sw), (dt, dh, dw), (pt, ph, pw) = kernel, stride, dilation, padding
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {kt} kH: {kh} kW: {kw}")
+    if min(stride) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dT: {st} dH: {sh} dW: {sw}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {dt} dilationH: {dh} "
+                           f"dilationW: {dw}")
+    for i, size in enumerate(x.shape):
+        if size <= 0 and not (x.ndim == 5 and i == 0):  # (an empty batch is allowed)
+            raise RuntimeError(f"{fn_name}: Expected input's non-batch dimensions to have positive length, but "
+                               f"input has a shape of {list(x.shape)} and non-batch dimension {size} has length "
+                               "zero!")
+    it, ih, iw = x.shape[-3:]
+    if avg and (it < kt or ih < kh or iw < kw):
+        raise RuntimeError(f"input image (T: {it} H: {ih} W: {iw}) smaller than kernel size (kT: {kt} kH: {kh} "
+                           f"kW: {kw})")
+    if kt // 2 < pt or kw // 2 < pw or kh // 2 < ph:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got kT: {kt} kW: {kw} "
+                           f"kH: {kh} padT: {pt} padW: {pw} padH: {ph}")
+    if min(out_sizes) < 1:
+        c = x.shape[-4]
+        raise RuntimeError(f"Given input size: ({c}x{it}x{ih}x{iw}). Calculated output size: "
+                           f"({c}x{'x'.join(map(str, out_sizes))}). Output size is too small")
+    return tuple(out_sizes)
 
 
 def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     n = len(kernel_size)
     stride = stride or kernel_size
-    check_float(x, f"avg_pool{n}d")
-    out_sizes = _avg_geometry(x.shape, kernel_size, stride, padding, ceil_mode)
     if n == 2:
+        check_float(x, "avg_pool2d")
+        out_sizes = _avg_geometry(x.shape, kernel_size, stride, padding, ceil_mode)
         _check_pool(x, kernel_size, stride, padding, (1, 1), out_sizes)
+    elif x.ndim in (4, 5) and divisor_override == 0:  # (PyTorch's avg_pool3d checks it before the geometry)
+        raise RuntimeError("divisor must be not zero")
     else:
-        _check_pool3d(x, kernel_size, stride, out_sizes)
+        out_sizes = _check_pool3d(x, kernel_size, stride, padding, (1, 1, 1), ceil_mode, "avg_pool3d()", avg=True)
+        check_float(x, "avg_pool3d")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     ones = (1,) * n
@@ -320,51 +380,47 @@ def _window_argmax(window: np.ndarray) -> np.ndarray:
     return arg
 
 
-def _adaptive_max_pool_kernel(x, output_size):
-    if x.ndim not in (3, 4):
-        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}")
-    for d in range(x.ndim - 2, x.ndim):
+def _adaptive_max_pool_kernel(x, output_size, n: int):
+    name = f"adaptive_max_pool{n}d"
+    if x.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got: {list(x.shape)}")
+    for d in range(x.ndim - n, x.ndim):
         if x.shape[d] == 0:
-            raise RuntimeError(f"adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
-                               f"dimensions, but input has sizes {list(x.shape)} with dimension {d} being empty")
-    if len(output_size) != 2:
-        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
-    if x.dtype.kind == "b":
-        raise RuntimeError("\"adaptive_max_pool2d\" not implemented for 'Bool'")
-    height, width = x.shape[-2:]
-    rows, cols = _adaptive_windows(height, output_size[0]), _adaptive_windows(width, output_size[1])
-    lead = x.shape[:-2]
-    out = np.empty(lead + (len(rows), len(cols)), dtype=x.dtype)
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                               f"input has sizes {list(x.shape)} with dimension {d} being empty")
+    if len(output_size) != n:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {n}")
+    if n == 3:  # (PyTorch's 3-d CPU kernel is for floating types only)
+        check_float(x, "adaptive_max_pool3d_cpu", NotImplementedError)
+    elif x.dtype.kind == "b":
+        raise RuntimeError(f"\"{name}\" not implemented for 'Bool'")
+    sizes = x.shape[-n:]
+    windows = [_adaptive_windows(size, o) for size, o in zip(sizes, output_size)]
+    lead = x.shape[:-n]
+    out = np.empty(lead + tuple(len(w) for w in windows), dtype=x.dtype)
     indices = np.empty(out.shape, dtype=np.int64)
-    for i, (h0, h1) in enumerate(rows):
-        for j, (w0, w1) in enumerate(cols):
-            window = x[..., h0:h1, w0:w1].reshape(lead + (-1,))
-            arg = _window_argmax(window)
-            out[..., i, j] = np.take_along_axis(window, arg[..., None], axis=-1)[..., 0]
-            dh, dw = np.divmod(arg, w1 - w0)
-            indices[..., i, j] = (h0 + dh) * width + (w0 + dw)
+    for pos in itertools.product(*(range(len(w)) for w in windows)):
+        bounds = [w[i] for w, i in zip(windows, pos)]
+        window = x[(Ellipsis,) + tuple(slice(a, b) for a, b in bounds)].reshape(lead + (-1,))
+        arg = _window_argmax(window)
+        out[(Ellipsis,) + pos] = np.take_along_axis(window, arg[..., None], axis=-1)[..., 0]
+        flat = np.zeros_like(arg)
+        local = np.unravel_index(arg, tuple(end - start for start, end in bounds))
+        for (start, _), size, offset in zip(bounds, sizes, local):
+            flat = flat * size + (start + offset)
+        indices[(Ellipsis,) + pos] = flat
     return out, indices
 
 
-adaptive_max_pool2d_backward = defop(
-    "adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
-    _scatter_kernel,  # windows may overlap: gradients at one position add up
-    vjp=constant_in_self(_max_pool_double_backward),
-    saves=("indices",),
-    differentiable=("grad_output", "self"),
-    node_name="AdaptiveMaxPool2DBackwardBackward0",
-)
+def _adaptive_max_pool_ops(n: int) -> tuple:
+    return _with_indices_ops(
+        n,
+        f"adaptive_max_pool{n}d(Tensor self, int[{n}] output_size) -> (Tensor, Tensor)",
+        lambda x, output_size: _adaptive_max_pool_kernel(x, output_size, n),
+        f"AdaptiveMaxPool{n}DBackward0",
+        f"adaptive_max_pool{n}d_backward",
+    )
 
 
-def _adaptive_max_pool_vjp(ctx, g, _g_indices=None):
-    x, indices = ctx.saved_tensors
-    return adaptive_max_pool2d_backward(g, x, indices)
-
-
-adaptive_max_pool2d = defop(
-    "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
-    _adaptive_max_pool_kernel,
-    vjp=_adaptive_max_pool_vjp,
-    saves=("self", "result1"),
-    node_name="AdaptiveMaxPool2DBackward0",
-)
+adaptive_max_pool2d, adaptive_max_pool2d_backward = _adaptive_max_pool_ops(2)
+adaptive_max_pool3d, adaptive_max_pool3d_backward = _adaptive_max_pool_ops(3)

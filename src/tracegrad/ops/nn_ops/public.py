@@ -61,6 +61,14 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     return norm.layer_norm(input, shape, weight, bias, eps)
@@ -108,6 +116,8 @@ PUBLIC = {
     "conv2d": conv2d,
     "conv_transpose1d": conv_transpose1d,
     "conv_transpose2d": conv_transpose2d,
+    "conv3d": conv3d,
+    "conv_transpose3d": conv_transpose3d,
     "layer_norm": layer_norm,
     "group_norm": group_norm,
     "batch_norm": batch_norm,
