@@ -8,6 +8,8 @@ the math path gives."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from _lib import raised, recorded_graph, tg, torch
@@ -184,3 +186,78 @@ def test_errors_as_in_torch(call):
     ours, theirs = raised(tg, call), raised(torch, call)
     assert theirs is not None
     assert ours == theirs
+
+
+def _attention_module(lib):
+    import importlib
+
+    return importlib.import_module(lib.__name__ + ".nn.attention")
+
+
+_REFUSED = {
+    "three_dims": lambda L: ((L.randn(3, 5, 4),) * 3, {}),
+    "dropout": lambda L: ((L.randn(2, 3, 5, 4),) * 3, {"dropout_p": 0.2}),
+    "batch": lambda L: ((L.randn(2, 3, 5, 4), L.randn(1, 3, 6, 4), L.randn(1, 3, 6, 4)), {}),
+    "heads": lambda L: ((L.randn(2, 3, 5, 4), L.randn(2, 2, 6, 4), L.randn(2, 2, 6, 4)), {}),
+    "grouped_heads_not_dividing": lambda L: ((L.randn(2, 3, 5, 4), L.randn(2, 2, 6, 4), L.randn(2, 2, 6, 4)),
+                                             {"enable_gqa": True}),
+    "mask_3d": lambda L: ((L.randn(2, 3, 5, 4), L.randn(2, 3, 6, 4), L.randn(2, 3, 6, 4)),
+                          {"attn_mask": L.ones(3, 5, 6, dtype=L.bool)}),
+    "mask_requires_grad": lambda L: ((L.randn(2, 3, 5, 4), L.randn(2, 3, 6, 4), L.randn(2, 3, 6, 4)),
+                                     {"attn_mask": L.randn(5, 6, requires_grad=True)}),
+    "value_head_size": lambda L: ((L.randn(2, 3, 5, 4), L.randn(2, 3, 6, 4), L.randn(2, 3, 6, 7)), {}),
+    "last_dim_stride": lambda L: ((L.randn(2, 3, 4, 5).transpose(-1, -2), L.randn(2, 3, 6, 4), L.randn(2, 3, 6, 4)),
+                                  {}),
+    "integers": lambda L: ((L.ones(2, 3, 5, 4, dtype=L.int64),) * 3, {}),
+}
+
+
+def _refusal(lib, name: str):
+    attention = _attention_module(lib)
+    args, kwargs = _REFUSED[name](lib)
+    with attention.sdpa_kernel([attention.SDPBackend.FLASH_ATTENTION]), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        error = raised(lib, lambda L: L.nn.functional.scaled_dot_product_attention(*args, **kwargs))
+    return error, [str(w.message).split(" (Triggered internally")[0] for w in caught]
+
+
+@pytest.mark.parametrize("name", sorted(_REFUSED))
+def test_fused_kernel_only_refuses_with_torchs_warnings_and_error(name):
+    """sdpa_kernel(FLASH_ATTENTION) on inputs the fused kernel cannot take: torch's reason, then its error."""
+    ours, theirs = _refusal(tg, name), _refusal(torch, name)
+    assert ours == theirs
+    assert ours[0] == ("RuntimeError", "No available kernel.  Aborting execution.")
+
+
+def _check_sdpa_kernel(lib) -> None:
+    attention = _attention_module(lib)
+    backend = attention.SDPBackend
+    q, k, v = _qkv(lib)
+
+    def node():
+        return lib.nn.functional.scaled_dot_product_attention(q, k, v).grad_fn.name()
+
+    fused, math_path = "ScaledDotProductFlashAttentionForCpuBackward0", "UnsafeViewBackward0"
+    with attention.sdpa_kernel(backend.MATH):
+        assert node() == math_path
+        with attention.sdpa_kernel([backend.FLASH_ATTENTION, backend.MATH]):
+            assert node() == fused
+        assert node() == math_path
+    with attention.sdpa_kernel([backend.MATH, backend.FLASH_ATTENTION], set_priority=True):
+        assert node() == fused  # the CPU selection ignores priorities
+    with attention.sdpa_kernel(backend.EFFICIENT_ATTENTION):
+        assert raised(lib, lambda L: node()) == (
+            "RuntimeError", "No viable backend for scaled_dot_product_attention was found. This is likely due to "
+                            "turning off both the math kernel and the fused kernels.")
+    assert node() == fused
+    assert raised(lib, lambda L: attention.sdpa_kernel("math").__enter__()) == (
+        "AssertionError", "Backend must be an instance of SDPBackend or a list of SDPBackend instances, got str")
+    assert [(n, b.value) for n, b in backend.__members__.items()] == [
+        ("ERROR", -1), ("MATH", 0), ("FLASH_ATTENTION", 1), ("EFFICIENT_ATTENTION", 2), ("CUDNN_ATTENTION", 3),
+        ("OVERRIDEABLE", 4)]
+    assert repr(backend.MATH) == "<SDPBackend.MATH: 0>"
+
+
+@pytest.mark.parametrize("lib", ["tracegrad", "torch"])
+def test_sdpa_kernel_chooses_restores_and_nests_as_torch(lib):
+    _check_sdpa_kernel(tg if lib == "tracegrad" else torch)

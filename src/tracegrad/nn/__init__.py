@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import functional, init, modules, utils
+from . import attention, functional, init, modules, utils
 from .modules import *  # noqa: F403 - the layer classes, as in torch.nn
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter

@@ -12,12 +12,14 @@ PyTorch picks one of two back ends per call, and the choice shows in the autogra
   ``matmul`` with value. Every step is an ordinary operator, so it differentiates to any order.
 
 :func:`scaled_dot_product_attention` validates the inputs with PyTorch's messages, turns a boolean mask into an
-additive one (-inf where False), then makes the same choice.
+additive one (-inf where False), then makes the same choice among the back ends ``torch.nn.attention.sdpa_kernel``
+allows (``ENABLED_BACKENDS``), with PyTorch's warnings and error when the only one allowed cannot run.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -183,40 +185,78 @@ flash_attention = defop(
 
 _FLASH_DTYPES = ("float32", "float64", "float16")
 
+# Which back ends may run (torch.nn.attention.sdpa_kernel switches them). On the CPU only these two exist; the
+# others can be switched on and off, but never run here.
+ENABLED_BACKENDS = {"math": True, "flash_attention": True, "efficient_attention": True, "cudnn_attention": True,
+                    "overrideable": True}
 
-def _mask_fits_flash(mask: Tensor | None, query: Tensor, key: Tensor) -> bool:
-    if mask is None:
-        return True
+
+def _sizes(t: Tensor) -> str:
+    return "[" + ", ".join(str(n) for n in t.shape) + "]"
+
+
+def _mask_refusal(mask: Tensor, query: Tensor, key: Tensor) -> str | None:
     if mask.requires_grad:
-        return False
+        return ""  # refused without a reason of its own
+    shape_hint = ("Please use the following attn mask shapes: 2d - ({Q_seq_len, 1}  x {KV_seq_len, 1}); 4d - "
+                  "({Batch, 1} x {Num_heads, 1} x {Q_seq_len, 1}  x {KV_seq_len, 1})")
     if mask.shape[-2] not in (query.shape[2], 1) or mask.shape[-1] not in (key.shape[2], 1):
-        return False
+        return shape_hint
     if mask.ndim == 2:
-        return True
-    return mask.ndim == 4 and mask.shape[0] in (1, query.shape[0]) and mask.shape[1] in (1, query.shape[1])
+        return None
+    if mask.ndim == 4 and mask.shape[0] in (1, query.shape[0]) and mask.shape[1] in (1, query.shape[1]):
+        return None
+    return shape_hint
 
 
-def _heads_fit_flash(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) -> bool:
+def _heads_refusal(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) -> str | None:
+    broadcast_hint = "To broadcast dense inputs, try using unsqueeze and expand_to before passing them into the kernel."
     if not query.shape[0] == key.shape[0] == value.shape[0]:
-        return False
+        return (f"For dense inputs, both fused kernels require query, key and value to have the same batch_size. "
+                f"Query.sizes(): {_sizes(query)}, Key.sizes(): {_sizes(key)}, Value.sizes(): {_sizes(value)} "
+                f"instead. {broadcast_hint}")
     q_heads, k_heads, v_heads = query.shape[1], key.shape[1], value.shape[1]
     if q_heads == k_heads == v_heads:
-        return True
-    return enable_gqa and k_heads == v_heads and q_heads % k_heads == 0
+        return None
+    if not enable_gqa:
+        return (f"For dense input, both fused kernels require query, key and value to have the same num_heads. "
+                f"Query.sizes(): {_sizes(query)}, Key sizes(): {_sizes(key)}, Value sizes(): {_sizes(value)} "
+                f"instead. {broadcast_hint}")
+    if k_heads != v_heads or q_heads % k_heads:
+        return (f"The number of heads in key/value must divide number of heads in query.Got input Key sizes(): "
+                f"{k_heads}, Value sizes(): {v_heads}, Query sizes(): {q_heads} instead.")
+    return None
 
 
-def uses_fused_kernel(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float,
-                      enable_gqa: bool) -> bool:
-    """Whether PyTorch's CPU back-end selection picks the fused kernel for these inputs."""
+def fused_kernel_refusal(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float,
+                         enable_gqa: bool) -> str | None:
+    """None when PyTorch's CPU selection can run the fused kernel on these inputs; otherwise the reason it
+    gives (its first failing check, in its order and words; "" where it gives none)."""
     tensors = (query, key, value)
-    return (all(t.ndim == 4 for t in tensors)
-            and query._data.dtype.name in _FLASH_DTYPES
-            and dropout_p == 0.0
-            and _heads_fit_flash(query, key, value, enable_gqa)
-            and _mask_fits_flash(mask, query, key)
-            and query.shape[-1] == key.shape[-1] == value.shape[-1]
-            and query.shape[2] > 0 and key.shape[2] > 0
-            and all(t.shape[-1] == 1 or t.stride()[-1] == 1 for t in tensors))
+    if dropout_p > 0.0:
+        return "Both fused kernels do not support non-zero dropout."
+    if not all(t.ndim == 4 for t in tensors):
+        return (f"All fused kernels requires query, key and value to be 4 dimensional, but got Query dim: "
+                f"{query.ndim}, Key dim: {key.ndim}, Value dim: {value.ndim} instead.")
+    reason = _heads_refusal(query, key, value, enable_gqa)
+    if reason is None and mask is not None:
+        reason = _mask_refusal(mask, query, key)
+    if reason is not None:
+        return reason
+    if not query.shape[-1] == key.shape[-1] == value.shape[-1]:
+        return (f"Flash attention requires q,k,v to have the same last dimension. Got Query.size(-1): "
+                f"{query.shape[-1]}, Key.size(-1): {key.shape[-1]}, Value.size(-1): {value.shape[-1]} instead.")
+    if query.shape[2] == 0 or key.shape[2] == 0:
+        return ""
+    strides = [t.stride()[-1] for t in tensors]
+    if any(t.shape[-1] != 1 and st != 1 for t, st in zip(tensors, strides, strict=True)):
+        return (f"All fused kernels require the last dimension of the input to have stride 1. Got Query.stride(-1): "
+                f"{strides[0]}, Key.stride(-1): {strides[1]}, Value.stride(-1): {strides[2]}")
+    if any(t._data.dtype.name not in _FLASH_DTYPES for t in tensors):
+        q, k, v = (cpp_type_name(t._data.dtype) for t in tensors)
+        return (f"Expected query, key and value to all be of dtype: {{Float, Double, BFloat16, Half}}. Got Query "
+                f"dtype: {q}, Key dtype: {k}, and Value dtype: {v} instead.")
+    return None
 
 
 # ---- the math path ---------------------------------------------------------------------------------------------
@@ -297,6 +337,16 @@ def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     mask = attn_mask
     if mask is not None and mask._data.dtype == np.bool_:
         mask = _additive_mask(mask, query.dtype)
-    if uses_fused_kernel(query, key, value, mask, dropout_p, enable_gqa):
+    refusal = fused_kernel_refusal(query, key, value, mask, dropout_p, enable_gqa)
+    flash, math_path = ENABLED_BACKENDS["flash_attention"], ENABLED_BACKENDS["math"]
+    if flash and refusal is None:
         return flash_attention(query, key, value, dropout_p, is_causal, attn_mask=mask, scale=scale)[0]
-    return math_attention(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa)
+    if math_path:
+        return math_attention(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa)
+    if flash:  # only the fused kernel is allowed, and it cannot run: say why, as PyTorch does
+        warnings.warn("Flash attention kernel not used because:", UserWarning, stacklevel=3)
+        if refusal:
+            warnings.warn(refusal, UserWarning, stacklevel=3)
+        raise RuntimeError("No available kernel.  Aborting execution.")
+    raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to turning "
+                       "off both the math kernel and the fused kernels.")
