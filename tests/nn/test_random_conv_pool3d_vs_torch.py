@@ -83,7 +83,10 @@ def _run(lib, case: tuple) -> tuple:
             log += [("grad", (), np.asarray(g.detach().reshape(-1).tolist())) for g in grads]
         except Exception as exc:  # noqa: BLE001 - the error itself is compared
             log.append(("error", type(exc).__name__, str(exc).split("\n")[0]))
-    return log, [str(w.message).split(" (Triggered internally at")[0] for w in caught]
+    # (the padding='same' warning is once per process in both libraries, so whether it shows depends on which
+    # tests ran before in this worker: left out of the comparison)
+    return log, [str(w.message).split(" (Triggered internally at")[0] for w in caught
+                 if not str(w.message).startswith("Using padding='same'")]
 
 
 @pytest.mark.parametrize("seed", range(N_CASES))
