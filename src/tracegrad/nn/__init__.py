@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import attention, functional, init, modules, utils
 from .modules import *  # noqa: F403 - the layer classes, as in torch.nn
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["functional", "init", "modules", "utils", "Parameter", "Buffer", *_modules_all]
+__all__ = ["attention", "functional", "init", "modules", "utils", "Parameter", "Buffer", "UninitializedParameter",
+           "UninitializedBuffer", *_modules_all]

@@ -64,3 +64,131 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         t._is_buffer = True
         t.persistent = persistent
         return t
+
+
+# ---- uninitialized parameters and buffers (lazy modules) --------------------------------------------------------
+
+_SHAPE_OF_UNINITIALIZED = (
+    "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+    "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call `forward` to "
+    "initialize the parameters before accessing their attributes.")
+
+
+def _use_of_uninitialized(what: str, owner: str) -> ValueError:
+    return ValueError(
+        f"Attempted to use an uninitialized parameter in {what}. This error happens when you are using a "
+        f"`LazyModule` or explicitly manipulating `torch.nn.parameter.{owner}` objects. When using LazyModules Call "
+        "`forward` with a dummy batch to initialize the parameters before calling torch functions")
+
+
+class _UninitializedStorage:
+    """The storage of an uninitialized tensor: it answers the metadata questions (an empty 1-D array of its
+    dtype, as PyTorch's ``size()`` reports) and refuses everything else with PyTorch's error, NumPy's attempts
+    to read it included, so no operator can compute with a parameter that has no shape yet."""
+
+    __slots__ = ("dtype", "owner")
+    shape = (0,)
+    ndim = 1
+    size = 0
+    nbytes = 0
+    base = None
+
+    def __init__(self, dtype, owner: str) -> None:
+        self.dtype = dtype
+        self.owner = owner
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def __len__(self) -> int:
+        return 0
+
+    def __array__(self, *args, **kwargs):
+        raise _use_of_uninitialized("<function asarray>", self.owner)
+
+    def __getattr__(self, name: str):
+        raise _use_of_uninitialized(f"<attribute '{name}'>", object.__getattribute__(self, "owner"))
+
+
+def _uninitialized_storage(dtype, owner: str) -> _UninitializedStorage:
+    return _UninitializedStorage(np.dtype((dtype or DEFAULT.value).np), owner)
+
+
+class UninitializedTensorMixin:
+    """What uninitialized parameters and buffers share: no shape until :meth:`materialize` gives them one (and
+    turns them into ``cls_to_become``)."""
+
+    cls_to_become: type
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the tensor ``shape`` (and optionally a dtype), with uninitialized values, and turn it into an
+        ordinary Parameter or Tensor."""
+        from ..backend.dtypes import to_dtype
+
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        np_dtype = to_dtype(dtype).np if dtype is not None else self._data.dtype
+        self._data = np.empty(shape, dtype=np_dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(_SHAPE_OF_UNINITIALIZED)
+
+    def numel(self) -> int:
+        raise _use_of_uninitialized("<method 'numel' of 'torch._C.TensorBase' objects>", type(self).__name__)
+
+    def dim(self) -> int:
+        raise _use_of_uninitialized("<method 'dim' of 'torch._C.TensorBase' objects>", type(self).__name__)
+
+    def detach(self):
+        raise _use_of_uninitialized("<method 'detach' of 'torch._C.TensorBase' objects>", type(self).__name__)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, None, self.dtype)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, protocol):
+        return (type(self), (self.requires_grad, None, self.dtype))
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter whose shape a lazy module infers from its first input."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        self = object.__new__(cls)
+        _init_from(self, _uninitialized_storage(dtype, cls.__name__))
+        if requires_grad:
+            self._rg = True
+        return self
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None) -> None:
+        pass
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape a lazy module infers from its first input."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
+        self = object.__new__(cls)
+        _init_from(self, _uninitialized_storage(dtype, cls.__name__))
+        self._rg = requires_grad
+        self._is_buffer = True
+        self.persistent = persistent
+        return self
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True) -> None:
+        pass
+
+
+def is_lazy(param) -> bool:
+    """Whether ``param`` is still uninitialized (a lazy module has not seen its first input yet)."""
+    return isinstance(param, UninitializedTensorMixin)

@@ -12,6 +12,7 @@ from . import (
     dropout,
     flatten,
     fold,
+    lazy,
     linear,
     loss,
     normalization,
@@ -30,6 +31,7 @@ from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .fold import *  # noqa: F403
+from .lazy import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import Module
@@ -53,6 +55,7 @@ __all__ = [
     *container.__all__,
     *activation.__all__,
     *transformer.__all__,
+    *lazy.__all__,
     *attention.__all__,
     *loss.__all__,
     *pooling.__all__,
