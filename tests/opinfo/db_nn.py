@@ -190,6 +190,32 @@ def _multilabel_margin_samples(m: Maker):
     yield SampleInput("unbatched_sum", (m(6), Arr(_multilabel_targets(m, 1, 6).values[0])), {"reduction": "sum"})
 
 
+def _embedding_bag_samples(m: Maker):
+    # (random rows: a max-mode tie between different rows is met with probability 0)
+    yield SampleInput("mean_offsets_empty_bag", (m.index((7,), 6), m(6, 3), Arr(np.array([0, 3, 3, 5]))))
+    yield SampleInput("noncontig_2d_sum_psw_padding", (m.index((3, 3), 5), m(5, 4, layout="T")),
+                      {"mode": "sum", "per_sample_weights": m(3, 3), "padding_idx": 2})
+    yield SampleInput("max_include_last_offset", (m.index((6,), 5), m(5, 3, layout="strided"),
+                                                  Arr(np.array([0, 2, 6]))),
+                      {"mode": "max", "include_last_offset": True})
+
+
+def _ctc_log_softmax(lib, args, kwargs):
+    """ctc_loss's gradient is torch's formula for log_softmax outputs: differentiate through a log_softmax."""
+    return (args[0].log_softmax(-1), *args[1:]), kwargs
+
+
+def _ctc_samples(m: Maker):
+    # full lengths first: the saved log_alpha is then defined everywhere (torch leaves the rest unwritten)
+    yield SampleInput("padded_full_mean", (m(5, 2, 4), m.index((2, 2), 4, low=1), Arr(np.array([5, 5])),
+                                           Arr(np.array([2, 2]))))
+    yield SampleInput("noncontig_concat_sum_zero_infinity", (m(4, 3, 3, layout="T"), Arr(np.array([1, 1, 0, 1, 0])),
+                                                               (4, 3, 1), (2, 0, 3)),
+                      {"blank": 2, "reduction": "sum", "zero_infinity": True})
+    yield SampleInput("unbatched_none", (m(4, 3), Arr(np.array([2, 2])), Arr(np.array(4)), Arr(np.array(2))),
+                      {"reduction": "none"})
+
+
 def _l1_distance(a, b):
     """A distance written with methods both libraries have (a user's callable)."""
     return (a - b).abs().sum(-1)
@@ -507,6 +533,30 @@ def _interp_samples(mode: str, align_corners: bool | None = None):
     return gen
 
 
+# grid values in (-0.9, 0.9): a pixel-centre kink of bilinear / nearest is met with probability 0
+_GRID = dict(low=-0.9, high=0.9)
+
+
+def _grid_sample_samples(mode: str):
+    def gen(m: Maker):
+        yield SampleInput("zeros", (m(1, 2, 3, 4), m(1, 2, 3, 2, **_GRID)), {"mode": mode, "align_corners": False})
+        yield SampleInput("noncontig_border_align", (m(2, 1, 4, 3, layout="T"), m(2, 3, 2, 2, layout="T", **_GRID)),
+                          {"mode": mode, "padding_mode": "border", "align_corners": True})
+        if mode == "bicubic":
+            yield SampleInput("reflection", (m(1, 2, 3, 3), m(1, 2, 2, 2, **_GRID)),
+                              {"mode": mode, "padding_mode": "reflection", "align_corners": False})
+        else:
+            yield SampleInput("5d_reflection", (m(1, 2, 2, 3, 3), m(1, 2, 1, 2, 3, **_GRID)),
+                              {"mode": mode, "padding_mode": "reflection", "align_corners": False})
+    return gen
+
+
+def _affine_grid_samples(m: Maker):
+    yield SampleInput("2d", (m(2, 2, 3), (2, 1, 3, 4)), {"align_corners": False})
+    yield SampleInput("noncontig_2d_align", (m(1, 2, 3, layout="T"), [1, 3, 2, 3]), {"align_corners": True})
+    yield SampleInput("3d", (m(1, 3, 4), (1, 1, 2, 3, 2)), {"align_corners": False})
+
+
 # ------------------------------------------------------------------------------------------ pdist, channel_shuffle,
 # rrelu, local_response_norm, lp_pool, *_with_indices
 
@@ -665,6 +715,15 @@ NN_OPS = [
     OpInfo(NN + "adaptive_max_pool2d", _adaptive_max_pool2d_samples, tol=NN_TOL, domain="no ties in a window"),
     OpInfo(NN + "adaptive_max_pool1d", _adaptive_max_pool1d_samples, tol=NN_TOL, domain="no ties in a window"),
     OpInfo(NN + "embedding", _embedding_samples),
+    OpInfo(NN + "embedding_bag", _embedding_bag_samples, tol=NN_TOL, supports_gradgrad=False,
+           gradgrad_skip_reason="torch's _embedding_bag_backward raises 'the derivative ... is not implemented' "
+                                "(EmbeddingBagBackwardBackward0) and the per_sample_weights backward records its "
+                                "NotImplemented node; no forward-mode formula for _embedding_bag either",
+           domain="no ties between rows in a max bag"),
+    OpInfo(NN + "ctc_loss", _ctc_samples, tol=NN_TOL, input_process=_ctc_log_softmax, supports_gradgrad=False,
+           gradgrad_skip_reason="torch's _ctc_loss_backward has no derivative (its NotImplemented node raises); "
+                                "no forward-mode formula for _ctc_loss either",
+           domain="log_probs are log_softmax outputs (applied by input_process)"),
     OpInfo(NN + "pad", _pad_samples("constant"), variant="constant"),
     OpInfo(NN + "pad", _pad_samples("reflect"), variant="reflect"),
     OpInfo(NN + "pad", _pad_samples("replicate"), variant="replicate"),
@@ -677,6 +736,12 @@ NN_OPS = [
     OpInfo(NN + "interpolate", _interp_samples("nearest"), variant="nearest"),
     OpInfo(NN + "interpolate", _interp_samples("bilinear", False), variant="bilinear", tol=NN_TOL),
     OpInfo(NN + "interpolate", _interp_samples("bilinear", True), variant="bilinear_align_corners", tol=NN_TOL),
+    *[OpInfo(NN + "grid_sample", _grid_sample_samples(mode), variant=mode, tol=NN_TOL,
+             domain="grid in (-0.9, 0.9), off pixel centres (bilinear/nearest kinks)",
+             notes="torch has no forward-mode formula for grid_sampler_2d/3d; its double backward "
+                   "(GridSampler2DBackwardBackward0) is differentiable again; nearest's grid gradient is 0")
+      for mode in ("bilinear", "nearest", "bicubic")],
+    OpInfo(NN + "affine_grid", _affine_grid_samples, tol=NN_TOL),
     OpInfo(NN + "pdist", _pdist_samples, tol=NN_TOL, aliases=("pdist",), supports_gradgrad=False,
            gradgrad_skip_reason=_NO_PDIST_GRADGRAD, domain="distinct rows"),
     OpInfo(NN + "pdist", _pdist_other_p_samples, variant="other_p", tol=NN_TOL, supports_gradgrad=False,

@@ -13,6 +13,7 @@ from .._tensor import Tensor
 from ..ops import pointwise as _pw
 from ..ops.nn_ops import activation as _act
 from ..ops.nn_ops import conv as _conv
+from ..ops.nn_ops import grid_sample as _grid
 from ..ops.nn_ops import linear as _linear
 from ..ops.nn_ops import loss as _loss
 from ..ops.nn_ops import misc as _misc
@@ -30,6 +31,7 @@ from ..ops.nn_ops.public import softmax as _softmax
 from ..ops.unary import sign as _sign
 from ..ops.views import squeeze as _squeeze
 from ..ops.views import unsqueeze as _unsqueeze
+from ._bag_ctc import ctc_loss, embedding_bag
 from ._extra_losses import (
     cosine_embedding_loss,
     gaussian_nll_loss,
@@ -149,6 +151,8 @@ __all__ = [
     "adaptive_max_pool2d",
     "adaptive_max_pool3d",
     "embedding",
+    "embedding_bag",
+    "ctc_loss",
     "pad",
     "one_hot",
     "normalize",
@@ -158,6 +162,8 @@ __all__ = [
     "fold",
     "interpolate",
     "upsample",
+    "affine_grid",
+    "grid_sample",
 ]
 
 
@@ -1146,3 +1152,53 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- spatial transformers ----------------------------------------------------------------------------------
+
+_ALIGN_CORNERS_DEFAULT = (
+    "Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please specify "
+    "align_corners=True if the old behavior is desired. See the documentation of grid_sample for details."
+)
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = None) -> Tensor:
+    """The sampling grid (N, *spatial, 2 or 3) of a batch of affine matrices, for ``grid_sample``."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) in (4, 5):
+        dims = len(size) - 2
+        if theta.dim() != 3 or theta.shape[-2] != dims or theta.shape[-1] != dims + 1:
+            raise ValueError(f"Expected a batch of {dims}D affine matrices of shape Nx{dims}x{dims + 1} for size "
+                             f"{size}. Got {theta.shape}.")
+        spatial = size[-dims:]
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _grid.affine_grid_generator(theta, size, align_corners)
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool | None = None) -> Tensor:
+    """Sample ``input`` at the normalised locations ``grid`` (x first), as PyTorch's grid_sampler."""
+    if mode not in _GRID_MODES:
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in _GRID_PADDINGS:
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_CORNERS_DEFAULT, stacklevel=2)
+        align_corners = False
+    return _grid.grid_sampler(input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode], align_corners)

@@ -42,7 +42,7 @@ from .pointwise import (
     write_into,
 )
 from .pointwise import where as _where
-from .registry import defop, not_implemented
+from .registry import defop, defop_without_derivative, not_implemented
 from .scalar_overloads import scalar_minus
 from .unary import call, isnan, np_lgamma_positive, type_name, unsupported
 
@@ -145,21 +145,6 @@ def _is_bool(x) -> bool:
 def _zero_grads(ctx, g):
     need = ctx.needs_input_grad
     return tuple(zeros_like(g) if n else None for n in need)
-
-
-def _raise_no_derivative(name: str):
-    """vjp of PyTorch's ``NotImplemented`` nodes (floor_divide, remainder with a scalar self)."""
-
-    def vjp(ctx, *grads):
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-
-    return vjp
-
-
-def _not_implemented_node(op):
-    """PyTorch's hand-written NotImplemented node reports its namespace in ``name()`` (like CopyBackwards)."""
-    op.node_class._name = "torch::autograd::NotImplemented"
-    return op
 
 
 # ---- subtraction checks ------------------------------------------------------------------------------------
@@ -274,13 +259,11 @@ def true_divide_(self: Tensor, other) -> Tensor:
     return _pw.div_(self, other)
 
 
-floor_divide = _not_implemented_node(defop(
-    "floor_divide(Tensor self, Tensor other) -> Tensor", lambda a, b: _div_rounded(a, b, "floor"),
-    vjp=_raise_no_derivative("floor_divide"), node_name="NotImplemented"))
-floor_divide_ = _not_implemented_node(defop(
+floor_divide = defop_without_derivative(
+    "floor_divide(Tensor self, Tensor other) -> Tensor", lambda a, b: _div_rounded(a, b, "floor"))
+floor_divide_ = defop_without_derivative(
     "floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-    _inplace(lambda a, b: _div_rounded(a, b, "floor")), vjp=_raise_no_derivative("floor_divide_"),
-    node_name="NotImplemented"))
+    _inplace(lambda a, b: _div_rounded(a, b, "floor")))
 
 
 # ---- remainder and fmod ------------------------------------------------------------------------------------
@@ -333,9 +316,8 @@ _remainder_s, _remainder_s_ = _pair("remainder.Scalar(Tensor self, Scalar other)
 _remainder_t, _remainder_t_ = _pair("remainder.Tensor(Tensor self, Tensor other) -> Tensor",
                                     _remainder_kernel, vjp=_remainder_vjp, saves=("self", "other"),
                                     node_name="RemainderBackward1", fast="binary", cast_checked_first=True)
-_remainder_st = _not_implemented_node(defop("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
-                                            _remainder_kernel, vjp=_raise_no_derivative("remainder"),
-                                            node_name="NotImplemented"))
+_remainder_st = defop_without_derivative("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
+                                         _remainder_kernel)
 _fmod_s, _fmod_s_ = _pair("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _fmod_kernel,
                           vjp=_self_grad_only, node_name="FmodBackward0", cast_checked_first=True)
 _fmod_t, _fmod_t_ = _pair("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _fmod_kernel, vjp=_fmod_vjp,

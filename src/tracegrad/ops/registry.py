@@ -711,6 +711,20 @@ def not_implemented(name: str):
     return vjp
 
 
+def defop_without_derivative(schema: str, kernel: Callable, **kwargs) -> OpDef:
+    """An operator PyTorch has no derivative for: its node is ``torch::autograd::NotImplemented`` (the namespace
+    shows in ``name()``, as for PyTorch's hand-written nodes) and a backward through it raises PyTorch's
+    "derivative for aten::NAME is not implemented"."""
+    name = schema.split("(", 1)[0].split(".", 1)[0]
+
+    def vjp(ctx, *grads):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    op = defop(schema, kernel, vjp=vjp, node_name="NotImplemented", **kwargs)
+    op.node_class._name = "torch::autograd::NotImplemented"
+    return op
+
+
 _FAST_PATHS: dict = {}
 
 

@@ -28,12 +28,11 @@ from ..._state import STATE
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp
 from ...backend.dtypes import bool_, cpp_type_name
-from ..binary import _not_implemented_node, _raise_no_derivative
 from ..creation import zeros_like
 from ..linalg_core import matmul
 from ..pointwise import mul, sub
 from ..reductions import sum as sum_op
-from ..registry import defop
+from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import mul_scalar
 from ..shape_extra import masked_fill_scalar, repeat_interleave
 from ..views import transpose
@@ -147,14 +146,12 @@ def _flash_backward_kernel(grad_out, query, key, value, out, logsumexp, dropout_
 _BACKWARD_NAME = "_scaled_dot_product_flash_attention_for_cpu_backward"
 # PyTorch has no derivative for its backward: gradients taken with create_graph=True hang off a NotImplemented
 # node that raises when reached.
-flash_attention_backward = _not_implemented_node(defop(
+flash_attention_backward = defop_without_derivative(
     f"{_BACKWARD_NAME}(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, "
     "float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor, Tensor, Tensor)",
     _flash_backward_kernel,
-    vjp=_raise_no_derivative(_BACKWARD_NAME),
     differentiable=("grad_out", "query", "key", "value"),
-    node_name="NotImplemented",
-))
+)
 
 
 def _flash_vjp(ctx, g_out, _g_logsumexp=None):

@@ -15,11 +15,10 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp
 from .._util import broadcast_mismatch
-from ..binary import _not_implemented_node, _raise_no_derivative
 from ..pointwise import div, exp, mul, neg, sigmoid
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
-from ..registry import defop
+from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import add_scalar, div_scalar, sub_scalar
 from ._common import run_op, type_name
 from .loss import _double_backward_grad_output, _reduce, check_nondifferentiable
@@ -290,16 +289,14 @@ def _multi_margin_backward_kernel(g, x, target, p, margin, weight=None, reductio
     return grad.reshape(x.shape)
 
 
-multi_margin_loss_backward = _not_implemented_node(defop(
+multi_margin_loss_backward = defop_without_derivative(
     "multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, "
     "Tensor? weight=None, int reduction=1) -> Tensor",
     _multi_margin_backward_kernel,
-    vjp=_raise_no_derivative("multi_margin_loss_backward"),
     # PyTorch's NotImplemented node has an edge per input that requires grad: only self, unless the
     # incoming gradient itself does (a gradient of a gradient with a differentiable cotangent)
     differentiable=("self",),
-    node_name="NotImplemented",
-))
+)
 
 
 def _multi_margin_vjp(ctx, g):
@@ -390,14 +387,12 @@ def _multilabel_backward_kernel(g, x, target, reduction, is_target):
     return grad.astype(x.dtype, copy=False).reshape(x.shape)
 
 
-multilabel_margin_loss_backward = _not_implemented_node(defop(
+multilabel_margin_loss_backward = defop_without_derivative(
     "multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, "
     "Tensor is_target) -> Tensor",
     _multilabel_backward_kernel,
-    vjp=_raise_no_derivative("multilabel_margin_loss_backward"),
     differentiable=("self",),  # (as multi_margin_loss_backward's node)
-    node_name="NotImplemented",
-))
+    )
 
 
 def _multilabel_vjp(ctx, g, _g_is_target=None):

@@ -8,7 +8,8 @@ from ..._tensor import Tensor
 from ...backend.dtypes import to_dtype
 from ..creation import to_dtype as cast
 from . import activation as act
-from . import conv, distance, linear, misc, norm, pixel_shuffle
+from . import bag_ctc, conv, distance, linear, misc, norm, pixel_shuffle
+from . import grid_sample as _grid
 
 
 def _maybe_cast(input: Tensor, dtype) -> Tensor:
@@ -123,6 +124,10 @@ PUBLIC = {
     "batch_norm": batch_norm,
     "instance_norm": instance_norm,
     "embedding": embedding,
+    "embedding_bag": bag_ctc.embedding_bag,
+    "_embedding_bag": bag_ctc.embedding_bag_op,
+    "ctc_loss": bag_ctc.ctc_loss,
+    "_ctc_loss": bag_ctc.ctc_loss_op,
     "bilinear": linear.bilinear,
     "pairwise_distance": pairwise_distance,
     "cosine_similarity": cosine_similarity,
@@ -135,6 +140,10 @@ PUBLIC = {
     "native_channel_shuffle": pixel_shuffle.native_channel_shuffle,
     "pixel_shuffle": pixel_shuffle.pixel_shuffle,
     "pixel_unshuffle": pixel_shuffle.pixel_unshuffle,
+    "affine_grid_generator": _grid.affine_grid_generator,
+    "grid_sampler": _grid.grid_sampler,
+    "grid_sampler_2d": _grid.grid_sampler_2d,
+    "grid_sampler_3d": _grid.grid_sampler_3d,
 }
 
 METHODS = {
