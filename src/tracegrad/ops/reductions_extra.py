@@ -1305,18 +1305,17 @@ def _abs(t):
 
 
 def _logcumsumexp_jvp(args, outs, tangents):
-    """PyTorch's logcumsumexp_jvp: cumsum(exp(x - max) * t) / cumsum(exp(x - max)), 0 where the
-    denominator underflows below 1e-13."""
-    from .pointwise import div, exp, lt, mul, sub
+    """PyTorch's logcumsumexp_jvp: cumsum(exp(x - max) * t) / (cumsum(exp(x - max)) + 1e-13); the epsilon
+    makes the leading -inf entries of a row give 0 rather than 0/0."""
+    from .pointwise import div, exp, mul, sub
+    from .scalar_overloads import add_scalar
 
     x, dim = args[0], args[1]
     t = tangents[0]
     if t is None:
         return None
     x_exp = exp(sub(x, amax(x, dim, True)))
-    denominator = cumsum(x_exp, dim)
-    numerator = zero_fill(lt(denominator, 1e-13), cumsum(mul(x_exp, t), dim))
-    return div(numerator, denominator)
+    return div(cumsum(mul(x_exp, t), dim), add_scalar(cumsum(x_exp, dim), 1e-13))
 
 
 logcumsumexp = defop("logcumsumexp(Tensor self, int dim) -> Tensor", _logcumsumexp_kernel, vjp=_logcumsumexp_vjp,
