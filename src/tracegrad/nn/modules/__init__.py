@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import (
     activation,
+    adaptive,
     attention,
     channelshuffle,
     container,
@@ -23,6 +24,7 @@ from . import (
     transformer,
 )
 from .activation import *  # noqa: F403
+from .adaptive import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403
 from .container import *  # noqa: F403
@@ -56,6 +58,7 @@ __all__ = [
     *activation.__all__,
     *transformer.__all__,
     *lazy.__all__,
+    *adaptive.__all__,
     *attention.__all__,
     *loss.__all__,
     *pooling.__all__,
