@@ -109,6 +109,10 @@ __all__ = [
     "max_pool1d_with_indices",
     "max_pool2d_with_indices",
     "max_pool3d_with_indices",
+    "fractional_max_pool2d",
+    "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices",
     "adaptive_max_pool3d_with_indices",
@@ -905,6 +909,37 @@ def avg_pool2d(
         count_include_pad,
         divisor_override,
     )
+
+
+def _fractional(n: int, input: Tensor, kernel_size, output_size, output_ratio, return_indices: bool,
+                _random_samples):
+    from ..ops.nn_ops.fractional_pool import sized_fractional_max_pool
+
+    out, indices = sized_fractional_max_pool(input, n, kernel_size, output_size, output_ratio, _random_samples)
+    return (out, indices) if return_indices else out
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples=None):
+    """Max pooling over pseudo-randomly placed windows whose count is ``output_size`` (or the input size times
+    ``output_ratio``); ``_random_samples`` (N, C, 2) fixes the placement."""
+    return _fractional(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                          return_indices: bool = False, _random_samples=None):
+    """The 3-d fractional max pooling; ``_random_samples`` is (N, C, 3)."""
+    return _fractional(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = False, _random_samples=None):
+    return _fractional(2, input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices: bool = False, _random_samples=None):
+    return _fractional(3, input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
 def max_pool3d(

@@ -10,6 +10,8 @@ __all__ = [
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
@@ -380,3 +382,44 @@ class CircularPad2d(_PadNd):
 
 class CircularPad3d(_PadNd):
     _mode, _nd = "circular", 3
+
+
+class _FractionalMaxPoolNd(Module):
+    """Fractional max pooling: ``output_size`` windows (or the input size times ``output_ratio``, in (0, 1))
+    at pseudo-random places, drawn per call unless ``_random_samples`` fixes them."""
+
+    _dims = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices: bool = False,
+                 _random_samples=None) -> None:
+        super().__init__()
+        n = self._dims
+
+        def expand(value):
+            return None if value is None else ((value,) * n if isinstance(value, (int, float)) else tuple(value))
+
+        self.kernel_size = expand(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = expand(output_size)
+        self.output_ratio = expand(output_ratio)
+        name = type(self).__name__
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor):
+        pool = F.fractional_max_pool2d if self._dims == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _dims = 3
