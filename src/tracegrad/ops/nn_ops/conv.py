@@ -223,9 +223,23 @@ def transposed_out_size(x_shape, k_shape, stride, padding, dilation, output_padd
     )
 
 
+def _cpu_kernel_name(nd: int, transposed: bool, dilation) -> str:
+    """The CPU kernel PyTorch would pick, as its dtype errors name it."""
+    if transposed:
+        return f"slow_conv_transpose{max(nd, 2)}d_out_cpu"
+    if any(d != 1 for d in dilation):
+        return "slow_conv_dilated<>"
+    return "compute_columns3d" if nd == 3 else "slow_conv2d_cpu"
+
+
 def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups) -> None:
     nd = w.ndim - 2
-    check_float(x, "slow_conv3d_cpu" if nd == 3 else "slow_conv2d_cpu")
+    # Integer convolutions run, exactly, as PyTorch's CPU kernels do: every integer dtype in the plain kernels,
+    # only int64 in the dilated and transposed ones; bool nowhere
+    kernel = _cpu_kernel_name(nd, transposed, dilation)
+    if x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype != np.int64
+                               and kernel not in ("slow_conv2d_cpu", "compute_columns3d")):
+        check_float(x, kernel, NotImplementedError)
     if x.dtype != w.dtype:
         raise RuntimeError(f"Input type ({_legacy(x)}) and weight type ({_legacy(w)}) should be the same")
     if bias is not None and bias.dtype != x.dtype:

@@ -280,14 +280,14 @@ def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_p
     n = len(kernel_size)
     stride = stride or kernel_size
     if n == 2:
-        check_float(x, "avg_pool2d")
+        _check_avg_dtype(x, "avg_pool2d")
         out_sizes = _avg_geometry(x.shape, kernel_size, stride, padding, ceil_mode)
         _check_pool(x, kernel_size, stride, padding, (1, 1), out_sizes)
     elif x.ndim in (4, 5) and divisor_override == 0:  # (PyTorch's avg_pool3d checks it before the geometry)
         raise RuntimeError("divisor must be not zero")
     else:
         out_sizes = _check_pool3d(x, kernel_size, stride, padding, (1, 1, 1), ceil_mode, "avg_pool3d()", avg=True)
-        check_float(x, "avg_pool3d")
+        _check_avg_dtype(x, "avg_pool3d_out_frame")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     ones = (1,) * n
@@ -296,7 +296,16 @@ def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_p
     div = _avg_divisor_map(
         x.shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, x.dtype
     )
+    if x.dtype.kind == "i":  # int64: C's integer division, truncating towards zero
+        quotient = np.abs(sums) // div
+        return np.where(sums < 0, -quotient, quotient).astype(x.dtype, copy=False)
     return (sums / div).astype(x.dtype, copy=False)
+
+
+def _check_avg_dtype(x: np.ndarray, kernel_name: str) -> None:
+    """Average pooling runs on floats and int64 (PyTorch's CPU kernels take Long, not the other integers)."""
+    if x.dtype != np.int64:
+        check_float(x, kernel_name, NotImplementedError)
 
 
 def _avg_pool_backward_kernel(
