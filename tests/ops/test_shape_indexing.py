@@ -585,3 +585,16 @@ def test_errors_match_torch(name):
 def test_gather_index_dtype_message():
     with pytest.raises(RuntimeError, match=re.escape("gather(): Expected dtype int32/int64 for index")):
         tg.zeros(2).gather(0, tg.tensor([0.0]))
+
+
+def _unsafe_pieces(lib):
+    x = lib.arange(10.0, requires_grad=True)
+    pieces = [*lib.unsafe_split(x, 3), *x.unsafe_chunk(3), *x.unsafe_split(4, dim=0)]
+    grad = lib.autograd.grad(sum((p * (i + 1)).sum() for i, p in enumerate(pieces)), x)[0]
+    return ([p.tolist() for p in pieces], [p.grad_fn.name() for p in pieces], [p._base is None for p in pieces],
+            grad.tolist(), type(lib.unsafe_split(x, 3)).__name__)
+
+
+def test_unsafe_split_and_chunk_as_torch():
+    """unsafe_split/unsafe_chunk: split's pieces, but fresh tensors (no view base), with UnsafeSplitBackward0."""
+    assert _unsafe_pieces(tg) == _unsafe_pieces(torch)

@@ -8,7 +8,7 @@ from ..._tensor import Tensor
 from ...backend.dtypes import to_dtype
 from ..creation import to_dtype as cast
 from . import activation as act
-from . import bag_ctc, conv, distance, linear, misc, norm, pixel_shuffle
+from . import bag_ctc, conv, distance, linear, misc, norm, pixel_shuffle, rnn
 from . import grid_sample as _grid
 
 
@@ -144,9 +144,13 @@ PUBLIC = {
     "grid_sampler": _grid.grid_sampler,
     "grid_sampler_2d": _grid.grid_sampler_2d,
     "grid_sampler_3d": _grid.grid_sampler_3d,
+    "unsafe_split": rnn.unsafe_split,
+    "unsafe_chunk": rnn.unsafe_chunk,
 }
 
 METHODS = {
+    "unsafe_split": rnn.unsafe_split,
+    "unsafe_chunk": rnn.unsafe_chunk,
     "relu": relu,
     "relu_": relu_,
     "softmax": softmax,
