@@ -15,18 +15,7 @@ from _lib import tg, torch
 from opinfo import op_db
 from opinfo.core import Call, flatten_outputs, resolve
 
-_LU = "PyTorch's det/slogdet/solve save the LU factorization and pivots, which tracegrad's formulas do not use"
-_TOTAL_WEIGHT = "PyTorch's nll_loss also saves its total_weight output, which tracegrad's nll_loss does not return"
 KNOWN_DIFFERENT = {
-    ("linalg.det", 0): _LU, ("linalg.det", 1): _LU, ("linalg.slogdet", 0): _LU, ("linalg.slogdet", 1): _LU,
-    ("linalg.solve", 0): _LU, ("linalg.solve", 1): _LU,
-    ("nn.functional.nll_loss", 0): _TOTAL_WEIGHT, ("nn.functional.nll_loss", 1): _TOTAL_WEIGHT,
-    ("nn.functional.cross_entropy.indices", 0): _TOTAL_WEIGHT,
-    ("nn.functional.cross_entropy.indices", 1): _TOTAL_WEIGHT,
-    ("nn.functional.cross_entropy.label_smoothing", 0): _TOTAL_WEIGHT,
-    ("nn.functional.cross_entropy.label_smoothing", 1): _TOTAL_WEIGHT,
-    ("nn.functional.linear", 0): "PyTorch's addmm saves weight.t() (its mat2); tracegrad's fused linear node saves "
-                                 "the weight and shows it transposed as _saved_mat2",
     ("nn.functional.batch_norm.train", 0): "PyTorch packs the running statistics before the forward updates them "
                                            "in place; tracegrad records its node, and packs, after the kernel",
     ("nn.functional.batch_norm.train", 1): "PyTorch packs the running statistics before the forward updates them "

@@ -1017,6 +1017,98 @@ def test_linear_saved_mat2_is_the_transposed_weight_as_in_torch(bias):
     assert shapes == {"mat1": [5, 4], "mat2": [4, 2]} if bias else {"self": [5, 4], "mat2": [4, 2]}
 
 
+def test_linear_saved_tensor_hooks_receive_weight_t_as_in_torch():
+    """Under saved_tensors_hooks, linear's node packs PyTorch's mat2, the weight.t() view recorded by TBackward0
+    (not the weight the fused fast path keeps), after mat1, and the gradients are unchanged."""
+
+    def program(lib):
+        x = lib.tensor(_rand(5, 4), requires_grad=True)
+        w = lib.tensor(_rand(3, 4, seed=1), requires_grad=True)
+        b = lib.tensor(_rand(3, seed=2), requires_grad=True)
+        seen = []
+
+        def pack(t):
+            seen.append((tuple(t.shape), t.grad_fn.name() if t.grad_fn is not None else None, t.is_contiguous()))
+            return t
+
+        with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            y = F_T.linear(x, w, b) if lib is torch else F_TG.linear(x, w, b)
+        mat2 = y.grad_fn._saved_mat2
+        grads = lib.autograd.grad(y.sin().sum(), (x, w, b))
+        return seen, y.grad_fn.name(), tuple(mat2.shape), mat2.grad_fn.name(), [g.detach().numpy() for g in grads]
+
+    ours, theirs = program(tg), program(torch)
+    assert ours[:4] == theirs[:4]
+    for a, b in zip(ours[4], theirs[4]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+_NLL_CASES = {
+    "2d-mean": lambda L, x, t, w: L.nn.functional.nll_loss(x, t),
+    "2d-weight-ignored-mean": lambda L, x, t, w: L.nn.functional.nll_loss(x, t, weight=w, ignore_index=1),
+    "2d-weight-sum": lambda L, x, t, w: L.nn.functional.nll_loss(x, t, weight=w, reduction="sum"),
+    "2d-none": lambda L, x, t, w: L.nn.functional.nll_loss(x, t, weight=w, reduction="none"),
+    "1d": lambda L, x, t, w: L.nn.functional.nll_loss(x[0], t[0]),
+    "4d-weight": lambda L, x, t, w: L.nn.functional.nll_loss(x.reshape(2, 5, 2, 1), t.reshape(2, 2, 1), weight=w),
+    "3d-ignored": lambda L, x, t, w: L.nn.functional.nll_loss(x.reshape(2, 5, 2), t.reshape(2, 2), ignore_index=3),
+    "cross_entropy": lambda L, x, t, w: L.nn.functional.cross_entropy(x, t, ignore_index=1),
+    "cross_entropy-weight": lambda L, x, t, w: L.nn.functional.cross_entropy(x, t, weight=w, reduction="sum"),
+}
+
+
+@pytest.mark.parametrize("case", _NLL_CASES)
+def test_nll_loss_saves_total_weight_as_torch(case):
+    """PyTorch's nll_loss_forward returns (output, total_weight), a non-differentiable output that NllLossBackward0 /
+    NllLoss2DBackward0 saves (and packs last); the node takes one gradient, as torch's."""
+
+    def program(lib):
+        x = lib.tensor(_rand(4, 5), requires_grad=True)
+        t = lib.tensor(np.array([0, 1, 3, 1]))
+        w = lib.tensor(_rand(5, low=0.5, high=1.5, seed=3))
+        y = _NLL_CASES[case](lib, x, t, w)
+        node = y.grad_fn
+        while "Nll" not in node.name():  # (past the views around nll_loss2d)
+            node = node.next_functions[0][0]
+        total = node._saved_total_weight
+        with pytest.raises(TypeError, match="expected 1 arguments"):
+            node(lib.ones_like(y), None)
+        (g,) = lib.autograd.grad(y.sum(), x)
+        return node.name(), tuple(total.shape), str(total.dtype), total.requires_grad, total.item(), g.numpy()
+
+    ours, theirs = program(tg), program(torch)
+    assert ours[:4] == theirs[:4] and ours[4] == pytest.approx(theirs[4], rel=1e-12)
+    np.testing.assert_allclose(ours[5], theirs[5], rtol=1e-12)
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_group_norm_saves_mean_rstd_and_differentiates_through_them_as_torch(affine):
+    """native_group_norm's mean and rstd are outputs its node saves (``_saved_result1``/``_saved_result2``); with
+    create_graph the gradient is composed from them, so its graph leads back to NativeGroupNormBackward0 and a
+    second derivative flows into the statistics, as in PyTorch."""
+    from _lib import recorded_graph
+
+    def program(lib):
+        x = lib.tensor(_rand(2, 4, 3), requires_grad=True)
+        w = lib.tensor(_rand(4, seed=1), requires_grad=True) if affine else None
+        b = lib.tensor(_rand(4, seed=2), requires_grad=True) if affine else None
+        y = lib.nn.functional.group_norm(x, 2, w, b)
+        node = y.grad_fn
+        stats = [node._saved_result1.detach().numpy(), node._saved_result2.detach().numpy()]
+        inputs = (x, w, b) if affine else (x,)
+        seed = lib.tensor(_rand(2, 4, 3, seed=4))
+        grads = lib.autograd.grad(y, inputs, seed, create_graph=True)
+        graph = recorded_graph(list(grads))
+        second = lib.autograd.grad(sum((g * g).sum() for g in grads), inputs, allow_unused=True)
+        return node.name(), graph, stats, [None if g is None else g.detach().numpy() for g in grads + second]
+
+    ours, theirs = program(tg), program(torch)
+    assert ours[:2] == theirs[:2]
+    for a, b in zip(ours[2] + ours[3], theirs[2] + theirs[3], strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
 def test_composite_losses_use_scalar_overloads_as_torch():
     """Where PyTorch's C++ composites multiply, add or divide by a number they record the Scalar overloads
     (MulBackward1, AddBackward1, DivBackward1) and keep the number as ``_saved_other``: the same here."""

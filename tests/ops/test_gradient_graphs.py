@@ -17,12 +17,7 @@ from _lib import recorded_graph, tg, torch
 from opinfo import op_db
 from opinfo.core import Call, flatten_outputs, resolve
 
-# PyTorch's double backward of group_norm reads the mean and rstd outputs of native_group_norm, which are outputs of
-# the forward node itself; tracegrad's group_norm does not return them, so its gradient is composed instead.
-KNOWN_DIFFERENT = {
-    "nn.functional.group_norm": "PyTorch's gradient graph runs through native_group_norm's saved mean/rstd outputs "
-                                "(result1/result2), which tracegrad's operator does not return; its values agree",
-}
+KNOWN_DIFFERENT: dict[str, str] = {}
 
 CASES = [pytest.param(op, id=op.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENT[op.id])
                       if op.id in KNOWN_DIFFERENT else ())

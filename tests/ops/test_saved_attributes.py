@@ -17,14 +17,7 @@ from _lib import tg, to_numpy, torch
 from opinfo import op_db
 from opinfo.core import Call, flatten_outputs, resolve
 
-LU = ("PyTorch's det/slogdet/solve save the LU factorization and pivots (and slogdet its sign); tracegrad's "
-      "formulas do not use an LU factorization")
-
-KNOWN_DIFFERENT: dict[str, str] = {
-    "linalg.det": LU,
-    "linalg.slogdet": LU,
-    "linalg.solve": LU,
-}
+KNOWN_DIFFERENT: dict[str, str] = {}
 
 # Defined up to the sign of each column (row of Vh): LAPACK builds may pick either.
 UP_TO_SIGN = {"_saved_eigenvectors", "_saved_U", "_saved_Vh", "_saved_Q", "_saved_R"}

@@ -19,6 +19,7 @@ from ..return_types import return_type
 from ._jvp import dense_product_rule, plus, scaled
 from ._util import result_dtype, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
+from .lu import lu_factor, permute_rows, pivots_parity
 from .registry import REGISTRY, defop
 
 
@@ -1152,10 +1153,101 @@ linalg_inv_ex = defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (T
                       _inv_ex_kernel, vjp=_inv_ex_vjp, saves=("result0",), node_name="LinalgInvExBackward0")
 
 
+# PyTorch's det, slogdet and solve are composites over native operators that also return the LU factorisation
+# (``_linalg_det``, ``_linalg_slogdet``, ``_linalg_solve_ex``): their nodes save LU and pivots, and the
+# first-order backward solves with them instead of factorising again.
+
+
+def _f_contiguous(x: np.ndarray) -> np.ndarray:
+    """Each matrix column-major (the batch row-major): the layout LAPACK writes, which PyTorch's LU has."""
+    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
+
+
+def _uses_transpose(A) -> bool:
+    """Whether _linalg_det factors A^T: for a contiguous real A, A^T is the column-major matrix LAPACK takes
+    without a copy, and det A^T = det A. Its backward reads the same flag from the saved A, as PyTorch's."""
+    data = A._data if isinstance(A, Tensor) else A
+    return bool(data.flags["C_CONTIGUOUS"]) and data.dtype.kind != "c"
+
+
+def _factor_for_det(name: str, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    _check_square(name, a)
+    _check_float(name, a)
+    lu, pivots, _ = lu_factor(np.swapaxes(a, -1, -2) if _uses_transpose(a) else a)
+    return _f_contiguous(lu), pivots
+
+
+def _lu_solve_kernel(LU, pivots, B, left=True, adjoint=False):
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        Bh = np.conj(np.swapaxes(B, -1, -2))
+        return np.conj(np.swapaxes(_lu_solve_kernel(LU, pivots, Bh, True, not adjoint), -1, -2))
+    if adjoint:  # A^H X = B with A = P L U: U^H (L^H (P^T X)) = B
+        LUh = np.conj(np.swapaxes(LU, -1, -2))
+        y = _triangular_solve(LUh, B, upper=False, unit=False)
+        return permute_rows(_triangular_solve(LUh, y, upper=True, unit=True), pivots, inverse=True)
+    y = _triangular_solve(LU, permute_rows(B, pivots, inverse=False), upper=False, unit=True)
+    return _triangular_solve(LU, y, upper=True, unit=False)
+
+
+def _lu_solve_vjp(ctx, g):
+    LU, pivots = ctx.saved_tensors
+    left, adjoint = ctx.attrs
+    return linalg_lu_solve(LU, pivots, g, left=left, adjoint=not adjoint)
+
+
+# X = A^-1 B from A's LU factorisation; linear in B (LU and pivots come from non-differentiable outputs).
+linalg_lu_solve = defop("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
+                        "bool adjoint=False) -> Tensor", _lu_solve_kernel, vjp=_lu_solve_vjp,
+                        saves=("LU", "pivots"), attrs=("left", "adjoint"), differentiable=("B",),
+                        jvp=lambda args, outs, ts: None if ts[0] is None else linalg_lu_solve(
+                            args[0], args[1], ts[0], left=args[3], adjoint=args[4]))
+
+
+def _lu_perturbed(LU: Tensor) -> Tensor:
+    """PyTorch's ``LU + diag_embed(where(LU.diagonal() == 0, eps, 0))``: a non-singular stand-in whose solve
+    stays finite (det is C^1, so the gradient is approximated there)."""
+    from .creation import to_dtype
+    from .pointwise import add, eq, mul
+    from .views import diagonal
+
+    zero = to_dtype(eq(diagonal(LU, 0, -2, -1), 0), LU.dtype)
+    return add(LU, diag_embed(mul(zero, _eps(LU.dtype.np))))
+
+
+def _trace_of(M: Tensor) -> Tensor:
+    from .reductions_extra import sum as _sum
+    from .views import diagonal
+
+    return _sum(diagonal(M, 0, -2, -1), -1)
+
+
+def _out_of(op, args: tuple, out, picks: tuple, result_type=None):
+    """``out=`` of a function that returns some of a native operator's results (det of ``_linalg_det``):
+    PyTorch's checks, named after the native operator, then those results copied into ``out``."""
+    from ..autograd.grad_mode import no_grad
+    from ..backend.dtypes import cpp_type_name
+    from .variants import _store
+
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    tensors = [a for a in args if isinstance(a, Tensor)] + list(outs)
+    if STATE.grad_enabled and builtins.any(t.requires_grad for t in tensors):
+        raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    with no_grad():
+        results = op(*args)
+    for dst, i in zip(outs, picks):
+        src = results[i]
+        if dst._data.dtype != src._data.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {cpp_type_name(src._data.dtype)}, but got "
+                               f"{cpp_type_name(dst._data.dtype)} instead")
+        _store(dst, src)
+    return result_type(*outs) if result_type is not None else out
+
+
 def _det_kernel(a):
-    _check_square("linalg.det", a)
-    _check_float("linalg.det", a)
-    return np.asarray(np.linalg.det(a), dtype=a.dtype)
+    lu, pivots = _factor_for_det("linalg.det", a)
+    det = pivots_parity(pivots) * np.prod(np.diagonal(lu, 0, -2, -1), axis=-1)
+    return np.asarray(det, dtype=a.dtype), lu, pivots
 
 
 def _diag_of(x: Tensor, n: int) -> Tensor:
@@ -1165,9 +1257,10 @@ def _diag_of(x: Tensor, n: int) -> Tensor:
     return diag_embed(expand(unsqueeze(x, -1), tuple(x.shape) + (n,)))
 
 
-def det_backward(g: Tensor, det: Tensor, A: Tensor) -> Tensor:
-    """g det A^-T for invertible A; through the SVD (det U det Vh prod S, no division) for singular A
-    when a graph is being created (the first-order path follows PyTorch's LU solve)."""
+def det_backward(g: Tensor, det: Tensor, A: Tensor, LU: Tensor, pivots: Tensor) -> Tensor:
+    """PyTorch's linalg_det_backward: the cofactor matrix g det A^-T. Without a graph, one solve with the
+    saved LU (exact zero pivots perturbed by eps); with one, a fresh solve (so that it is differentiable)
+    and, for nearly singular A, the SVD form (det U det Vh prod S, no division)."""
     from .creation import new_zeros
     from .pointwise import eq, lt, mul, where
     from .reductions_extra import all as _all
@@ -1181,9 +1274,6 @@ def det_backward(g: Tensor, det: Tensor, A: Tensor) -> Tensor:
         return expand(unsqueeze(unsqueeze(g, -1), -1), tuple(A.shape))
     d = _diag_of(mul(g, det), n)
 
-    def nonsingular(M):
-        return linalg_solve(_mT(M), _mT(d))  # PyTorch solves A^H X = d^H (d is diagonal: d^H = conj(d))
-
     def singular(M):
         from .reductions_extra import prod_safe_zeros_backward
 
@@ -1192,14 +1282,17 @@ def det_backward(g: Tensor, det: Tensor, A: Tensor) -> Tensor:
         D = prod_safe_zeros_backward(unsqueeze(alpha, -1), S, S.ndim - 1)
         return matmul(mul(U, unsqueeze(D, -2)), Vh)
 
-    eye = _const(np.eye(n, dtype=A.dtype.np))
     if not STATE.grad_enabled:
-        # PyTorch's first-order path is one LU solve. Its LAPACK rarely meets an exactly zero pivot in a
-        # singular matrix (rounding leaves a tiny one), and the solve then gives the cofactor matrix, the true
-        # gradient of det. Where our det is exactly zero (NumPy's LAPACK rounds differently), the SVD formula
-        # gives that cofactor matrix without dividing by zero.
+        def nonsingular(M):  # the saved factorisation is A's or A^T's: solve A^H X = d either way
+            return linalg_lu_solve(_lu_perturbed(LU), pivots, _mT(d), left=True, adjoint=not _uses_transpose(A))
+
+        # Where our det is exactly zero PyTorch's solve gives d = 0, so 0; the cofactor matrix, the true
+        # gradient, comes from the SVD formula instead (rank n-1 has a nonzero one).
         is_singular = eq(det, 0)
     else:
+        def nonsingular(M):
+            return linalg_solve(_mT(M), _mT(d))  # PyTorch solves A^H X = d^H (d is diagonal: d^H = conj(d))
+
         is_singular = lt(_abs(det), 100.0 * _eps(A.dtype.np))
     if not bool(_any(is_singular).item()):
         return nonsingular(A)
@@ -1207,32 +1300,86 @@ def det_backward(g: Tensor, det: Tensor, A: Tensor) -> Tensor:
         return singular(A)
     # A batch of both kinds: each path runs on harmless stand-ins for the matrices it does not own.
     mask = unsqueeze(unsqueeze(is_singular, -1), -1)
+    eye = _const(np.eye(n, dtype=A.dtype.np))
     distinct = _const(np.diag(np.arange(1, n + 1)).astype(A.dtype.np))
     return where(mask, singular(where(mask, A, distinct)), nonsingular(where(mask, eye, A)))
 
 
-def _det_vjp(ctx, g):
-    A, det = ctx.saved_tensors
-    return det_backward(g, det, A)
+def _det_vjp(ctx, g, _g_LU=None, _g_pivots=None):
+    A, LU, pivots, det = ctx.saved_tensors
+    return det_backward(g, det, A, LU, pivots)
 
 
-linalg_det = defop("linalg_det(Tensor A) -> Tensor", _det_kernel, vjp=_det_vjp, saves=("A", "result"))
+def _det_jvp(args, outs, tangents):
+    """PyTorch's linalg_det_jvp: det tr(A^-1 dA), solved with the (perturbed) saved factorisation."""
+    from .pointwise import mul
+
+    A, (tA,) = args[0], tangents
+    det, LU, pivots = outs
+    if tA is None:
+        return [None, None, None]
+    AinvE = linalg_lu_solve(_lu_perturbed(LU), pivots, tA, left=True, adjoint=_uses_transpose(A))
+    return [mul(_trace_of(AinvE), det), None, None]
+
+
+_linalg_det = defop("_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)", _det_kernel,
+                    vjp=_det_vjp, jvp=_det_jvp, saves=("A", "result1", "result2", "result0"),
+                    nondiff_outputs=(1, 2), node_name="LinalgDetBackward0")
+
+
+def linalg_det(A: Tensor, *, out=None) -> Tensor:
+    """det A = det(P) prod(diag U) from the LU factorisation that ``_linalg_det`` keeps for the backward."""
+    if out is not None:
+        return _out_of(_linalg_det, (A,), out, (0,))
+    return _linalg_det(A)[0]
 
 
 def _slogdet_kernel(a):
-    _check_square("linalg.slogdet", a)
-    _check_float("linalg.slogdet", a)
-    sign, logabs = np.linalg.slogdet(a)
-    return np.asarray(sign, dtype=a.dtype), np.asarray(logabs, dtype=a.dtype)
+    lu, pivots = _factor_for_det("linalg.slogdet", a)
+    diag = np.diagonal(lu, 0, -2, -1)
+    sign = pivots_parity(pivots) * np.prod(np.sign(diag), axis=-1)
+    with np.errstate(divide="ignore"):
+        logabs = np.sum(np.log(np.abs(diag)), axis=-1)
+    return np.asarray(sign, dtype=a.dtype), np.asarray(logabs, dtype=a.dtype), lu, pivots
 
 
-def _slogdet_vjp(ctx, _gsign, glogabs):
-    (A,) = ctx.saved_tensors
-    return linalg_solve(_mT(A), _diag_of(glogabs, A.shape[-1]))
+def _slogdet_vjp(ctx, _g_sign, g_logabs, _g_LU=None, _g_pivots=None):
+    """PyTorch's slogdet_backward (real case): A^-H g_logabsdet, from the saved LU without a graph."""
+    A, _sign, LU, pivots = ctx.saved_tensors
+    if g_logabs is None:
+        return None
+    d = _diag_of(g_logabs, A.shape[-1])
+    if not STATE.grad_enabled:
+        return linalg_lu_solve(LU, pivots, _mT(d), left=True, adjoint=not _uses_transpose(A))
+    return linalg_solve(_mT(A), d)  # a fresh factorisation, so that the gradient is differentiable
 
 
-linalg_slogdet = defop("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", _slogdet_kernel,
-                       vjp=_slogdet_vjp, saves=("A",))
+def _slogdet_jvp(args, outs, tangents):
+    """PyTorch's slogdet_jvp (real case): logabsdet moves by tr(A^-1 dA); the sign's tangent is zero."""
+    from .creation import zeros_like
+
+    A, (tA,) = args[0], tangents
+    sign, _logabs, LU, pivots = outs
+    if tA is None:
+        return [None, None, None, None]
+    trace = _trace_of(linalg_lu_solve(LU, pivots, tA, left=True, adjoint=_uses_transpose(A)))
+    return [zeros_like(sign), trace, None, None]
+
+
+_linalg_slogdet = defop("_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)",
+                        _slogdet_kernel, vjp=_slogdet_vjp, jvp=_slogdet_jvp,
+                        saves=("A", "result0", "result2", "result3"), nondiff_outputs=(2, 3),
+                        node_name="LinalgSlogdetBackward0")
+
+_Slogdet = return_type("linalg_slogdet", ["sign", "logabsdet"])
+
+
+def linalg_slogdet(A: Tensor, *, out=None):
+    """(sign, log|det A|) from the LU factorisation that ``_linalg_slogdet`` keeps for the backward."""
+    if out is not None:
+        return _out_of(_linalg_slogdet, (A,), out, (0, 1), _Slogdet)
+    sign, logabs, _, _ = _linalg_slogdet(A)
+    return _Slogdet(sign, logabs)
 
 
 def logdet(input: Tensor) -> Tensor:
@@ -1247,7 +1394,7 @@ def _is_vector_rhs(a_shape: tuple, b_shape: tuple) -> bool:
     return len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1])
 
 
-def _solve_kernel(a, b, left=True):
+def _solve_kernel(a, b, left=True, check_errors=False):
     _check_square("linalg.solve", a)
     _check_float("linalg.solve", a)
     if a.dtype != b.dtype:
@@ -1260,30 +1407,32 @@ def _solve_kernel(a, b, left=True):
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
                            f"{bm.shape[-2]}x{bm.shape[-1]})")
-    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
-    A = np.broadcast_to(a, batch + a.shape[-2:])
-    B = np.broadcast_to(bm, batch + bm.shape[-2:])
-    try:
-        x = np.linalg.solve(A, B) if left else np.swapaxes(np.linalg.solve(np.swapaxes(A, -1, -2),
-                                                                           np.swapaxes(B, -1, -2)), -1, -2)
-    except np.linalg.LinAlgError:
-        idx, _ = _singular_info(np.ascontiguousarray(A))
-        where = _batch_prefix(A, builtins.max(idx, 0))
+    np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    lu, pivots, info = lu_factor(a)  # of A itself: PyTorch's solve no longer factors A^T
+    if check_errors and info.any():
+        where = _batch_prefix(a, int(np.flatnonzero(info)[0]))
         raise LinAlgError(f"torch.linalg.solve: {where}The solver failed because the input matrix is "
-                          "singular.") from None
-    return x[..., 0] if vector else x
+                          "singular.")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = _lu_solve_kernel(lu, pivots, bm, left, False)
+    return x[..., 0] if vector else x, _f_contiguous(lu), pivots, info
 
 
-def _solve_vjp(ctx, g):
+def _solve_vjp(ctx, g, _g_LU=None, _g_pivots=None, _g_info=None):
+    """PyTorch's linalg_solve_backward: gB = A^-H gX (the saved LU without a graph, a fresh solve with one),
+    gA = -gB X^H (left) or -X^H gB."""
     from .pointwise import neg
     from .views import squeeze, unsqueeze
 
-    A, X = ctx.saved_tensors
+    A, LU, pivots, X = ctx.saved_tensors
     (left,) = ctx.attrs
     need = ctx.needs_input_grad
     vector = X.ndim == A.ndim - 1  # the vector case (B's shape is not kept when B needs no grad)
     gm = unsqueeze(g, -1) if vector else g
-    gB = linalg_solve(_mT(A), gm, left=left)
+    if STATE.grad_enabled:
+        gB = linalg_solve(_mT(A), gm, left=left)
+    else:
+        gB = linalg_lu_solve(LU, pivots, gm, left=left, adjoint=True)
     gA = None
     if need[0]:
         Xm = unsqueeze(X, -1) if vector else X
@@ -1291,9 +1440,37 @@ def _solve_vjp(ctx, g):
     return gA, ((squeeze(gB, [-1]) if vector else gB) if need[1] else None)
 
 
-linalg_solve = defop("linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", _solve_kernel,
-                     vjp=_solve_vjp, saves=("A", "result"), attrs=("left",),
-                     node_name="LinalgSolveExBackward0")
+def _solve_jvp(args, outs, tangents):
+    """PyTorch's linalg_solve_jvp: dX = A^-1 (dB - dA X) (left) or (dB - X dA) A^-1, with the saved LU."""
+    from .pointwise import neg, sub
+    from .views import squeeze, unsqueeze
+
+    A, B, left = args[0], args[1], args[2]
+    tA, tB = tangents
+    X, LU, pivots, _info = outs
+    vector = _is_vector_rhs(tuple(A.shape), tuple(B.shape))
+    Xm = unsqueeze(X, -1) if vector else X
+    rhs = None if tB is None else (unsqueeze(tB, -1) if vector else tB)
+    if tA is not None:
+        term = matmul(tA, Xm) if left else matmul(Xm, tA)
+        rhs = neg(term) if rhs is None else sub(rhs, term)
+    if rhs is None:
+        return [None, None, None, None]
+    dX = linalg_lu_solve(LU, pivots, rhs, left=left, adjoint=False)
+    return [squeeze(dX, [-1]) if vector else dX, None, None, None]
+
+
+_linalg_solve_ex = defop("_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> "
+                         "(Tensor result, Tensor LU, Tensor pivots, Tensor info)", _solve_kernel, vjp=_solve_vjp,
+                         jvp=_solve_jvp, saves=("A", "result1", "result2", "result0"), attrs=("left",),
+                         nondiff_outputs=(1, 2, 3), node_name="LinalgSolveExBackward0")
+
+
+def linalg_solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
+    """X with A X = B (or X A = B), from A's LU factorisation, which ``_linalg_solve_ex`` keeps."""
+    if out is not None:
+        return _out_of(_linalg_solve_ex, (A, B, left, True), out, (0,))
+    return _linalg_solve_ex(A, B, left=left, check_errors=True)[0]
 
 
 def _triangular_solve(A: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> np.ndarray:

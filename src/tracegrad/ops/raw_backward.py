@@ -274,8 +274,9 @@ KEEPS_META = (sin, cos, exp, tanh, relu)
 
 def install() -> None:
     for op, rule in RULES.items():
-        # the array loop (autograd/array_chain.py) relies on it: a node with a rule has one output
-        assert op.n_returns == 1 and not op.returns_list, op.name
+        # the array loop (autograd/array_chain.py) relies on it: a node with a rule takes one gradient (its one
+        # differentiable output; nll_loss's total_weight is not)
+        assert op.n_returns - op.trailing_nondiff == 1 and not op.returns_list, op.name
         op.node_class._array_rule = staticmethod(rule)
         op.node_class.apply = _apply_with(rule)
     _sum_full.node_class.apply = _sum_full_apply()

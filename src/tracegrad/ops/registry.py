@@ -58,7 +58,8 @@ class OpNode(Node):
         else:
             if all(g is None for g in grads):
                 return [None] * len(self._edges)
-            grads = _materialize(grads, self._out_meta)
+            if op.materialize_grads:
+                grads = _materialize(grads, self._out_meta)
             out = op.vjp(self, *grads)
         if out.__class__ is not tuple and out.__class__ is not list:
             return [out]
@@ -278,6 +279,9 @@ class OpDef:
     # One tensor in, one out, element by element: without a ``jvp`` rule, forward AD applies the VJP rule to
     # the tangent (PyTorch's auto_element_wise) instead of differentiating it (see forward_ad._vjp_of_tangent).
     elementwise_jvp = False
+    # A multi-output node's rule gets zeros for the outputs without a gradient, unless its formula (as PyTorch's
+    # group_norm's) must tell them apart: then None.
+    materialize_grads = True
 
     def __init__(
         self,
@@ -349,6 +353,9 @@ class OpDef:
         self.hidden = tuple(hidden)
         # outputs PyTorch declares non-differentiable (native_layer_norm's mean and rstd): never require grad
         self.nondiff_outputs = frozenset(nondiff_outputs)
+        # how many of them end the returns (nll_loss's total_weight): the node takes no gradient for those
+        n_returns = len(self.schema.returns)
+        self.trailing_nondiff = next(k for k in range(n_returns + 1) if n_returns - 1 - k not in self.nondiff_outputs)
         self.meta = tuple(meta)
         kind = self.schema.kind
         self.is_inplace = kind is SchemaKind.inplace
@@ -578,6 +585,8 @@ class OpDef:
                     o._output_nr = n
                 o._rg = True
             n += 1
+        if self.trailing_nondiff:  # PyTorch's node takes a gradient per differentiable output only
+            n -= self.trailing_nondiff
         if n != 1:
             node._n_out = n
         node._out_meta = tuple([(o._data.shape, o._data.dtype) for o in outs])

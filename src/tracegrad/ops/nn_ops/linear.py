@@ -346,8 +346,8 @@ def _addmm_jvp_std(args, outs, tangents):
     return plus(tangents[0], dense_product_rule(args[1:], tangents[1:], mm))
 
 
-# ``linear`` while something special (observer, anomaly mode) is active: the same graph as the fast path,
-# AddmmBackward0 -> TBackward0 -> weight, built from dispatched operators.
+# ``linear`` while something special (observer, anomaly mode) or a saved-tensor hook is active: the same graph as
+# the fast path, AddmmBackward0 -> TBackward0 -> weight, built from dispatched operators, saving weight.t() itself.
 addmm = defop(
     "_nn_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
     _addmm_kernel_std,
@@ -369,7 +369,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if w.ndim == 2 and x.ndim >= 1:
         if x.dtype != w.dtype or (bias is not None and bias._data.dtype != w.dtype):
             _check_dtypes(x, w, bias._data if bias is not None else None)
-        if x.ndim == 2 and not STATE.special:  # (nothing special: no transform either)
+        # (nothing special: no transform either). Saved-tensor hooks must be handed PyTorch's mat2, weight.t(),
+        # which the fused node does not hold: they take the dispatched addmm below.
+        if x.ndim == 2 and not STATE.special and not STATE.saved_hooks:
             return _linear_2d(input, weight, bias)
     if STATE.profiler is not None:
         return STATE.profiler.composite("aten::linear", (input, weight, bias), _linear_general)
@@ -382,7 +384,7 @@ def _linear_general(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tenso
     w = weight._data
     if w.ndim == 2 and x.ndim >= 1 and not transforms_active():
         if x.ndim == 2:
-            if not STATE.special:
+            if not STATE.special and not STATE.saved_hooks:
                 return _linear_2d(input, weight, bias)
             if x.shape[1] != w.shape[1]:
                 raise _shape_error(x, w)

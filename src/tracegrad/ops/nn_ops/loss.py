@@ -124,23 +124,24 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
 
 
 def _nll_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
+    """(output, total_weight) of PyTorch's nll_loss_forward. ``total_weight``, which its node saves, is the summed
+    class weight of the targets not ignored (the mean's divisor), 0 for reduction='none'."""
     check_float(x, "nll_loss_forward_reduce_cuda_kernel_2d_index")
     scores, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
     picked = scores[np.arange(safe_t.shape[0]), safe_t]
-    if row_w is None:  # unit weights: -sum(picked) is bit-identical to sum(-1 * picked)
-        if reduction == 0:
-            return np.negative(picked).reshape(_unreduced_shape(x))
-        total = np.negative(np.add.reduce(picked, axis=None))
-        if reduction == 1:
-            total = _mean_divide(total, x.dtype.type(picked.shape[0]))
-        return np.asarray(total, dtype=x.dtype)
-    losses = -row_w * picked
+    dtype = x.dtype
     if reduction == 0:
-        return losses.reshape(_unreduced_shape(x))
-    total = np.add.reduce(losses, axis=None)  # = losses.sum(), without the method's Python wrapper
+        losses = np.negative(picked) if row_w is None else -row_w * picked
+        return losses.reshape(_unreduced_shape(x)), np.zeros((), dtype)
+    if row_w is None:  # unit weights: -sum(picked) is bit-identical to sum(-1 * picked)
+        weight_sum = dtype.type(picked.shape[0])
+        total = np.negative(np.add.reduce(picked, axis=None))
+    else:
+        weight_sum = np.add.reduce(row_w, axis=None)
+        total = np.add.reduce(-row_w * picked, axis=None)  # = .sum(), without the method's Python wrapper
     if reduction == 1:
-        return np.asarray(_mean_divide(total, np.add.reduce(row_w, axis=None)), dtype=x.dtype)
-    return np.asarray(total, dtype=x.dtype)
+        total = _mean_divide(total, weight_sum)
+    return np.asarray(total, dtype=dtype), np.asarray(weight_sum, dtype=dtype)
 
 
 def _unreduced_shape(x: np.ndarray) -> tuple:
@@ -202,51 +203,38 @@ nll_loss_backward = defop(
 )
 
 
-def _nll_vjp(ctx, g):
-    x, target, weight = ctx.saved_tensors
+def _nll_vjp(ctx, g, _g_total_weight=None):
+    x, target, weight, _total_weight = ctx.saved_tensors
     reduction, ignore_index = ctx.attrs
     return run_op(nll_loss_backward, g, x, target, weight, reduction, ignore_index)
 
 
+# ``total_weight`` is PyTorch's non-differentiable second output: the node saves it (after its inputs, as
+# PyTorch packs it), and receives one gradient only.
 _NLL_SIG = (
-    "(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor"
+    "(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) "
+    "-> (Tensor output, Tensor total_weight)"
 )
 _nll_loss_1d2d = defop(
     "_nn_nll_loss" + _NLL_SIG,
     _nll_kernel,
     vjp=_nll_vjp,
-    saves=("self", "target", "weight"),
+    saves=("self", "target", "weight", "result1"),
     attrs=("reduction", "ignore_index"),
     differentiable=("self",),
+    nondiff_outputs=(1,),
     node_name="NllLossBackward0",
 )
 _nll_loss_nd = defop(
     "_nn_nll_loss2d" + _NLL_SIG,
     _nll_kernel,
     vjp=_nll_vjp,
-    saves=("self", "target", "weight"),
+    saves=("self", "target", "weight", "result1"),
     attrs=("reduction", "ignore_index"),
     differentiable=("self",),
+    nondiff_outputs=(1,),
     node_name="NllLoss2DBackward0",
 )
-
-
-def _total_weight(node) -> Tensor:
-    """PyTorch's node keeps nll_loss's second output, ``total_weight``: the summed class weight of the targets
-    not ignored (0 for reduction='none'). The forward here does not compute it: derived when asked for."""
-    reduction, ignore_index = node._attrs
-    dtype = node._in_meta[0][1]
-    if reduction == 0:
-        return _wrap(np.zeros((), dtype))
-    _, target, weight = (s.unpack(node) if s is not None else None for s in node._saved)
-    t = target._data.reshape(-1)
-    kept = t[t != ignore_index]
-    total = kept.size if weight is None else weight._data[kept].sum()
-    return _wrap(np.asarray(total, dtype))
-
-
-for _op in (_nll_loss_1d2d, _nll_loss_nd):
-    _op.node_class._saved_total_weight = property(_total_weight)
 
 
 def nll_loss(
@@ -258,9 +246,9 @@ def nll_loss(
     check_nondifferentiable("nll_loss_forward", "weight", weight)
     x, t = input._data, target._data
     if x.ndim <= 2:
-        return _nll_loss_1d2d(input, target, weight, reduction, ignore_index)
+        return _nll_loss_1d2d(input, target, weight, reduction, ignore_index)[0]
     if x.ndim == 4:
-        return _nll_loss_nd(input, target, weight, reduction, ignore_index)
+        return _nll_loss_nd(input, target, weight, reduction, ignore_index)[0]
     n, c = x.shape[:2]
     if t.ndim == 0 or t.shape[0] != n:
         raise ValueError(f"Expected input batch_size ({n}) to match target batch_size ({t.shape[0] if t.ndim else 0}).")
@@ -268,7 +256,7 @@ def nll_loss(
         raise RuntimeError(f"Expected target size {list((n,) + x.shape[2:])}, got {list(t.shape)}")
     scores = view(input.contiguous(), (n, c, 1, -1) if x.size else (n, c, 0, 0))
     targets = reshape(target, (n, 1, -1) if t.size else (n, 0, 0))
-    out = _nll_loss_nd(scores, targets, weight, reduction, ignore_index)
+    out = _nll_loss_nd(scores, targets, weight, reduction, ignore_index)[0]
     return view(out, (n,) + x.shape[2:]) if reduction == 0 else out
 
 
@@ -316,7 +304,8 @@ def _cross_entropy_eager(input: Tensor, target: Tensor, reduction: int, ignore_i
     saved values as the two registered operators' eager paths, for 2-D scores without a class weight."""
     log_probs = new_output(_log_softmax_kernel(input._data, 1, False))
     lp = log_probs._data
-    loss = new_output(_nll_kernel(lp, target._data, None, reduction, ignore_index))
+    loss_data, total_weight = _nll_kernel(lp, target._data, None, reduction, ignore_index)
+    loss = new_output(loss_data)
     if not (STATE.grad_enabled and (input._rg or (input._base is not None and input._base._rg))):
         return loss
     lp_meta = ((lp.shape, lp.dtype),)
@@ -334,8 +323,8 @@ def _cross_entropy_eager(input: Tensor, target: Tensor, reduction: int, ignore_i
     nll_node._edges = ((softmax_node, 0),)
     nll_node._in_meta = lp_meta
     nll_node._attrs = (reduction, ignore_index)
-    nll_node._saved = (save_input(log_probs), save_input(target), None)
-    nll_node._out_meta = ((loss._data.shape, loss._data.dtype),)
+    nll_node._saved = (save_input(log_probs), save_input(target), None, save_input(new_output(total_weight)))
+    nll_node._out_meta = ((loss._data.shape, lp.dtype), ((), lp.dtype))
     loss._gfn = nll_node
     loss._rg = True
     return loss

@@ -19,12 +19,13 @@ import numpy as np
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap
 from .._jvp import plus
-from ..pointwise import add, mul, neg, pow, sub
+from ..pointwise import add, add_, mul, neg, pow, sub
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
 from ..registry import defop
+from ..scalar_overloads import div_scalar, mul_scalar
 from ..shape_extra import repeat
-from ..views import expand, reshape, view
+from ..views import expand, reshape, unsqueeze_, view
 from ._common import check_float
 
 # ---- shared maths ------------------------------------------------------------------------------------------
@@ -293,10 +294,15 @@ def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - 
     return y.astype(x.dtype, copy=False), mean, rstd.reshape(n, num_groups).astype(x.dtype, copy=False)
 
 
-def _group_norm_vjp(ctx, g, _g_mean=None, _g_rstd=None):
-    x, weight, _mean, _rstd = ctx.saved_tensors
-    _n, _c, _hxw, num_groups, eps = ctx.attrs
+def _group_norm_vjp(ctx, g, g_mean=None, g_rstd=None):
+    x, weight, mean, rstd = ctx.saved_tensors
+    n_, c_, hxw, num_groups, eps = ctx.attrs
     need = ctx.needs_input_grad
+    if STATE.grad_enabled or g_mean is not None or g_rstd is not None:
+        # PyTorch's infinitely_differentiable_native_group_norm_backward: through the saved mean and rstd, which
+        # are this node's outputs, so a gradient's graph leads back to this node
+        return _group_norm_backward_composite(g, g_mean, g_rstd, x, mean, rstd, weight, (n_, c_, hxw, num_groups),
+                                              need)
     shape = x._data.shape
     n, c = shape[:2]
     cshape = _channel_shape(len(shape), c)
@@ -314,6 +320,54 @@ def _group_norm_vjp(ctx, g, _g_mean=None, _g_rstd=None):
     return gx, gw, gb
 
 
+def _group_norm_backward_composite(g, g_mean, g_rstd, x, mean, rstd, weight, sizes: tuple, need) -> tuple:
+    """The gradients of native_group_norm composed as PyTorch's infinitely_differentiable_native_group_norm_backward
+    composes them, operator for operator (so a gradient's graph is PyTorch's), from the saved statistics.
+    Like PyTorch, the statistics' gradients count only when both are given."""
+    n, c, hxw, groups = sizes
+    d = c // groups
+    s = 1.0 / (d * hxw)
+    x4 = reshape(x, (n, groups, d, hxw))
+    mean4 = reshape(mean, (n, groups, 1, 1))
+    rstd4 = reshape(rstd, (n, groups, 1, 1))
+    stats_grads = g_mean is not None and g_rstd is not None
+    gx = gw = gb = None
+    if g is not None:
+        g4 = reshape(g, (n, groups, d, hxw))
+        ds = unsqueeze_(sum_op(mul(g4, x4), (3,), False, None), -1)
+        db = unsqueeze_(sum_op(g4, (3,), False, None), -1)
+    if need[0]:
+        w4 = None if weight is None else reshape(weight, (1, groups, d, 1))
+        rstd_cube = mul(mul(rstd4, rstd4), rstd4)
+        if stats_grads:
+            dvar = mul(mul_scalar(rstd_cube, -0.5), view(g_rstd, (n, groups, 1, 1)))
+            from_stats = _var_mean_backward(dvar, view(g_mean, (n, groups, 1, 1)), x4, (2, 3))
+        if g is not None:
+            a = rstd4 if w4 is None else mul(rstd4, w4)
+            b = unsqueeze_(sum_op(ds if w4 is None else mul(ds, w4), (2,), False, None), -2)
+            cc = unsqueeze_(sum_op(db if w4 is None else mul(db, w4), (2,), False, None), -2)
+            b = mul_scalar(mul(sub(mul(cc, mean4), b), rstd_cube), s)
+            cc = sub(mul(neg(b), mean4), mul_scalar(mul(cc, rstd4), s))
+            gx = add(add(mul(a, g4), mul(b, x4)), cc)
+            if stats_grads:
+                gx = add_(gx, from_stats)
+            gx = reshape(gx, tuple(x.shape))
+        elif stats_grads:
+            gx = reshape(from_stats, tuple(x.shape))
+    if need[1] and g is not None:
+        gw = reshape(sum_op(mul(sub(ds, mul(db, mean4)), rstd4), (0,), False, None), tuple(weight.shape))
+    if need[2] and g is not None:
+        gb = reshape(sum_op(db, (0,), False, None), (c,))
+    return gx, gw, gb
+
+
+def _var_mean_backward(g_var, g_mean, x, dims: tuple):
+    """PyTorch's var_mean_backward for the biased variance and mean over ``dims`` (kept)."""
+    count = math.prod(x.shape[k] for k in dims)
+    from_var = mul(mul_scalar(g_var, 2.0 / count), sub(x, mean_op(x, dims, True, None)))
+    return add(from_var, div_scalar(expand(g_mean, tuple(x.shape)), count))
+
+
 _group_norm_op = defop(
     "_nn_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
     "float eps) -> (Tensor, Tensor, Tensor)",
@@ -323,6 +377,8 @@ _group_norm_op = defop(
     attrs=("N", "C", "HxW", "group", "eps"),
     node_name="NativeGroupNormBackward0",  # (its statistics are differentiable outputs, unlike layer/batch norm's)
 )
+# PyTorch's formula tells a missing gradient of the statistics from a zero one (see the composite above)
+_group_norm_op.materialize_grads = False
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
