@@ -635,7 +635,14 @@ _NO_PDIST_GRADGRAD = ("torch's _pdist_backward has no derivative either: both ra
 
 # ------------------------------------------------------------------------------------------ entries
 
+def _prelu_samples(m: Maker):
+    yield SampleInput("channels", (m(2, 3, 4, exclude_zero=True), m(3, low=0.05, high=0.5)))
+    yield SampleInput("noncontig_one_weight", (m(4, 3, layout="T", exclude_zero=True), m(1, low=0.05, high=0.5)))
+    yield SampleInput("vector", (m(5, exclude_zero=True, layout="strided"), m(1, low=0.05, high=0.5)))
+
+
 NN_OPS = [
+    OpInfo(NN + "prelu", _prelu_samples, tol=NN_TOL, aliases=("prelu",), domain="no input at the kink 0"),
     _act("relu", inplace=True, aliases=("relu", "Tensor.relu")),
     _act("relu6", _act_samples(-8.0, 8.0)),
     _act("leaky_relu", _act_samples(negative_slope=0.2), inplace=True),

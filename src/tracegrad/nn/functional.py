@@ -381,12 +381,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    from ..ops.views import reshape
-
-    w = weight
-    if weight.numel() != 1 and input.ndim >= 2:
-        w = reshape(weight, (1, -1) + (1,) * (input.ndim - 2))
-    return _pw.where(_pw.gt(input, 0), input, _pw.mul(w, input))
+    return _act.prelu(input, weight)
 
 
 def _softmax_dim(name: str, input: Tensor, dim, stacklevel: int) -> int:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..._events import emit as _emit_event
 from ..._state import STATE, next_sequence_nr
-from ..._tensor import Tensor, _new
+from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output
 from .._util import half_in_float, wrap_dim
@@ -773,6 +773,78 @@ softshrink = defop(
     saves=("self",),
     attrs=("lambd",),
 )
+
+
+# ---- prelu ---------------------------------------------------------------------------------------------------
+# PyTorch's prelu reshapes the weight to broadcast over the channel dim (a ViewBackward0 in the graph) and calls
+# _prelu_kernel, whose backward is an operator of its own with a closed-form double backward.
+
+
+def _prelu_kernel(x, w):
+    return np.where(x > 0, x, w * x).astype(np.result_type(x, w), copy=False)
+
+
+def _prelu_kernel_vjp(ctx, g):
+    x, w = ctx.saved_tensors
+    return prelu_kernel_backward(g, x, w)
+
+
+def _prelu_backward_kernel(g, x, w):
+    positive = x > 0
+    grad_input = np.where(positive, g, w * g)
+    grad_weight = np.where(positive, 0, x * g)
+    return grad_input.astype(g.dtype, copy=False), grad_weight.astype(g.dtype, copy=False)
+
+
+def _prelu_backward_vjp(ctx, gg_input, gg_weight):
+    # torch's formulas for _prelu_kernel_backward (where self > 0 the second derivatives vanish)
+    g, x, w = ctx.saved_tensors
+    positive = gt(x, 0)
+    zero = _wrap(np.zeros((), dtype=g._data.dtype))
+    need_g, need_x, need_w = ctx.needs_input_grad
+    d_g = d_x = d_w = None
+    if need_g:
+        if gg_input is None:
+            d_g = where(positive, zero, mul(gg_weight, x))
+        else:
+            other = mul(gg_input, w) if gg_weight is None else add(mul(gg_input, w), mul(gg_weight, x))
+            d_g = where(positive, gg_input, other)
+    if need_x:
+        d_x = zeros_like(x) if gg_weight is None else where(positive, zero, mul(g, gg_weight))
+    if need_w:
+        d_w = zeros_like(x) if gg_input is None else where(positive, zero, mul(g, gg_input))
+    return d_g, d_x, d_w
+
+
+prelu_kernel_backward = defop(
+    "_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)",
+    _prelu_backward_kernel,
+    vjp=_prelu_backward_vjp,
+    saves=("grad_output", "self", "weight"),
+    node_name="PreluKernelBackwardBackward0",
+)
+prelu_kernel_backward.materialize_grads = False  # its formula tells a missing gradient from a zero one
+
+prelu_kernel = defop("_prelu_kernel(Tensor self, Tensor weight) -> Tensor", _prelu_kernel, vjp=_prelu_kernel_vjp,
+                     saves=("self", "weight"), node_name="PreluKernelBackward0")
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """PyTorch's prelu: check the weight against the channels, view it to broadcast, then the kernel."""
+    from ..views import reshape
+
+    channels = input.shape[1] if input.ndim > 1 else 1
+    if weight.numel() != 1 and channels != weight.numel():
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    if input.ndim != weight.ndim:
+        shape = [1] * input.ndim
+        if input.ndim > 1:
+            shape[1] = weight.numel()
+        weight = reshape(weight, tuple(shape))
+    return prelu_kernel(input, weight)
 
 
 # ---- softmax / log_softmax ---------------------------------------------------------------------------------
