@@ -139,6 +139,23 @@ _export_public()
 
 
 from . import _C  # noqa: E402
+from ._runtime import (  # noqa: E402,F401
+    are_deterministic_algorithms_enabled,
+    get_default_device,
+    get_deterministic_debug_mode,
+    get_float32_matmul_precision,
+    get_num_interop_threads,
+    get_num_threads,
+    init_num_threads,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_default_device,
+    set_deterministic_debug_mode,
+    set_float32_matmul_precision,
+    set_flush_denormal,
+    set_num_interop_threads,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
 from ._warnings import is_warn_always_enabled, set_warn_always  # noqa: E402,F401
 
 
@@ -160,7 +177,10 @@ def is_complex(input: Tensor) -> bool:  # noqa: A002
 
 # Layers above the core import tracegrad themselves, so they come last.
 from . import cuda, linalg, nn, optim, profiler, serialization, special, utils  # noqa: E402
+from .nn._torch_namespace import PUBLIC as _NN_PUBLIC  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401
+
+globals().update(_NN_PUBLIC)  # torch.kl_div, torch.max_pool2d...: nn functions with ATen's signatures
 
 
 def load_ipython_extension(ip) -> None:

@@ -8,10 +8,12 @@ from . import (
     binary,
     complex_ops,
     creation,
+    extra_math,
     gamma,
     indexing,
     linalg,
     linalg_core,
+    namespace_extras,
     nn_ops,
     pointwise,
     random_ops,
@@ -21,12 +23,16 @@ from . import (
     shape,
     shape_extra,
     special_fns,
+    statistics,
     unary,
     variants,
     views,
+    windows,
 )
 
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
-           linalg, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns]
+           linalg, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns,
+           extra_math, statistics, windows,
+           namespace_extras]
 
 raw_backward.install()

@@ -1226,13 +1226,19 @@ def _median_index(x: np.ndarray, d: int) -> np.ndarray:
     return np.take_along_axis(order, pos, d)
 
 
-def _median_dim_kernel(a, dim, keepdim=False):
+def select_along(a, dim, keepdim: bool, name: str, index_fn) -> tuple:
+    """(values, indices) of the element ``index_fn(x, d)`` picks (keepdim) in each slice along ``dim``: the
+    kernel of median.dim and nanmedian.dim."""
     x, d = _along(a, dim)  # (the dim is checked before the dtype, as PyTorch's)
     _refuse_bool(a, "median_out")
     if x.shape[d] == 0:
-        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
-    idx = _median_index(x, d)
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    idx = index_fn(x, d)
     return _finish_along((np.take_along_axis(x, idx, d), idx.astype(np.int64)), a.ndim, d, keepdim)
+
+
+def _median_dim_kernel(a, dim, keepdim=False):
+    return select_along(a, dim, keepdim, "median", _median_index)
 
 
 def _median_full_kernel(a):

@@ -1,0 +1,124 @@
+"""Process-wide runtime settings PyTorch exposes at the top level (thread counts, the default device,
+deterministic algorithms, float32 matmul precision, flush-denormal). NumPy's kernels take none of them into
+account; tracegrad keeps and validates the values as PyTorch does so that code which sets and reads them runs.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .backend.device import as_device, device
+
+
+class _Runtime:
+    num_threads: int = max(1, (os.cpu_count() or 1))
+    num_interop_threads: int = max(1, (os.cpu_count() or 1))
+    default_device: device = device("cpu")
+    deterministic: bool = False
+    deterministic_warn_only: bool = False
+    matmul_precision: str = "highest"
+
+
+RUNTIME = _Runtime()
+
+
+def _positive_int(name: str, value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise RuntimeError(f"{name} expects an int, but got {type(value).__name__}")
+    if value <= 0:
+        raise RuntimeError(f"{name} expects a positive integer")
+    return value
+
+
+def get_num_threads() -> int:
+    return RUNTIME.num_threads
+
+
+def set_num_threads(int: int) -> None:  # noqa: A002 - PyTorch's parameter name
+    RUNTIME.num_threads = _positive_int("set_num_threads", int)
+
+
+def get_num_interop_threads() -> int:
+    return RUNTIME.num_interop_threads
+
+
+def set_num_interop_threads(int: int) -> None:  # noqa: A002
+    RUNTIME.num_interop_threads = _positive_int("set_num_interop_threads", int)
+
+
+def init_num_threads() -> None:
+    """Nothing to initialise: NumPy manages its own threads."""
+
+
+def get_default_device() -> device:
+    return RUNTIME.default_device
+
+
+def set_default_device(device) -> None:  # noqa: A002
+    """Only ``cpu`` (or None, the CPU) can be the default; a ``cuda`` device needs the GPU back end, which
+    answers as PyTorch's CPU build does."""
+    d = as_device("cpu" if device is None else device)
+    if d.type == "cuda":
+        from .cuda import _require
+
+        _require()
+        raise NotImplementedError("tracegrad: a cuda default device is not supported; pass device= explicitly")
+    RUNTIME.default_device = d
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    if not isinstance(mode, bool):
+        raise TypeError(f"_set_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
+                        f"{type(mode).__name__}")
+    RUNTIME.deterministic = mode
+    RUNTIME.deterministic_warn_only = bool(warn_only) and mode
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return RUNTIME.deterministic
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return RUNTIME.deterministic_warn_only
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode: str | int) -> None:
+    """0 / "default": off; 1 / "warn": deterministic, warn only; 2 / "error": deterministic."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    if not RUNTIME.deterministic:
+        return 0
+    return 1 if RUNTIME.deterministic_warn_only else 2
+
+
+def get_float32_matmul_precision() -> str:
+    return RUNTIME.matmul_precision
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    if precision not in ("highest", "high", "medium"):
+        import warnings
+
+        # PyTorch's TORCH_WARN: an unknown value leaves the setting as it was
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    RUNTIME.matmul_precision = precision
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Whether flushing denormals is supported (PyTorch: True on x86 with SSE3). NumPy cannot switch it, so
+    the call changes nothing and says it is unsupported."""
+    return False

@@ -1,0 +1,358 @@
+"""Top-level ``torch.*`` names PyTorch has that tracegrad lacked: in-place functions (``torch.exp_``), the
+dropout family, ``fill``, the ``*_copy`` ops, and dtype helpers (``result_type``, ``can_cast``, ``asarray``...).
+
+Most are the existing operators under PyTorch's top-level name. The ``*_copy`` ops are declared from their view
+op: the same rules, a contiguous copy as the result, and PyTorch's node name ``<ViewNode>_copy``
+(``ViewBackward0_copy``).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .._state import STATE
+from .._tensor import Tensor, _wrap
+from ..backend import dtypes as _dt
+from . import complex_ops, creation, indexing, linalg, pointwise, shape_extra, special_fns, views
+from .nn_ops import misc as _misc
+from .registry import OpDef, defop, defop_without_derivative
+
+# ---- in-place functions --------------------------------------------------------------------------------------
+
+
+def _fill_tensor_vjp(ctx, g):
+    from .reductions_extra import sum as _sum
+
+    need = ctx.needs_input_grad
+    return (creation.zeros_like(g) if need[0] else None, _sum(g) if need[1] else None)
+
+
+def _fill_kernel(a, value):
+    if isinstance(value, np.ndarray) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                           f"dimensions.")
+    return np.full(a.shape, value, dtype=a.dtype)
+
+
+# One op per overload for the node class, as PyTorch: a number is fill.Scalar (FillBackward0), a 0-d tensor
+# fill.Tensor (FillBackward1, with an edge to the value).
+_fill_scalar = defop("fill.Scalar(Tensor self, Scalar value) -> Tensor", _fill_kernel,
+                     vjp=lambda ctx, g: (creation.zeros_like(g),), differentiable=("self",),
+                     node_name="FillBackward0")
+_fill_tensor = defop("fill.Tensor(Tensor self, Tensor value) -> Tensor", _fill_kernel, vjp=_fill_tensor_vjp,
+                     node_name="FillBackward1")
+
+
+def fill(input: Tensor, value) -> Tensor:  # noqa: A002 - PyTorch's parameter name
+    return (_fill_tensor if isinstance(value, Tensor) else _fill_scalar)(input, value)
+
+
+def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:  # noqa: A002
+    """``torch.embedding_renorm_``: an in-place write PyTorch records nothing for, so a leaf that requires grad
+    is refused (nn.functional.embedding calls it under no_grad)."""
+    if STATE.grad_enabled and input._rg and input._gfn is None and input._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    _misc.embedding_renorm_(input, indices, max_norm, norm_type)
+    return input
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:  # noqa: A002
+    """Give ``input`` the template's shape (contiguous): the leading elements are kept, new ones are zero
+    (PyTorch leaves them uninitialised)."""
+    if input._rg:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = tuple(the_template._data.shape)
+    old = input._data
+    if old.shape != shape:
+        n = int(np.prod(shape, dtype=np.int64))
+        flat = np.zeros(n, dtype=old.dtype)
+        keep = builtins.min(n, old.size)
+        flat[:keep] = old.reshape(-1)[:keep]
+        input._data = flat.reshape(shape)
+    input._bump_version()
+    return input
+
+
+# ---- the dropout family (torch.dropout_, torch.alpha_dropout...: ATen's _dropout_impl) ------------------------
+
+# SELU's negative saturation value, alpha * scale, as ATen writes it
+_ALPHA = 1.7580993408473766
+
+
+def _check_p(p: float) -> None:
+    if p < 0 or p > 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_impl(input: Tensor, p: float, train: bool, *, feature: bool, alpha: bool, inplace: bool) -> Tensor:
+    _check_p(p)
+    x = input._data
+    if feature and x.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 0 or not train or x.size == 0:
+        return input
+    mul = pointwise.mul_ if inplace else pointwise.mul
+    if p == 1:
+        return mul(input, _wrap(np.zeros((), dtype=x.dtype)))
+    from .._factories import _rng
+
+    # one draw per (sample, channel) for the feature variants, per element otherwise
+    shape = x.shape[:2] + (1,) * (x.ndim - 2) if feature else x.shape
+    keep = (_rng(None).random(shape) >= p).astype(x.dtype)
+    if not alpha:
+        return mul(input, _wrap(keep / np.asarray(1 - p, dtype=x.dtype)))
+    a = 1.0 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    b = ((keep - 1) * (_ALPHA * a) + _ALPHA * a * p).astype(x.dtype)
+    # ATen: multiply<inplace>(input, noise).add_(b): MulBackward0 then AddBackward0, two version bumps in place
+    return pointwise.add_(mul(input, _wrap((keep * a).astype(x.dtype))), _wrap(b))
+
+
+def _dropout_fns(feature: bool, alpha: bool) -> tuple:
+    def functional(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+        return _dropout_impl(input, p, train, feature=feature, alpha=alpha, inplace=False)
+
+    def inplace(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+        return _dropout_impl(input, p, train, feature=feature, alpha=alpha, inplace=True)
+
+    return functional, inplace
+
+
+_DROPOUTS = {name: _dropout_fns(feature, alpha) for name, feature, alpha in (
+    ("dropout", False, False), ("alpha_dropout", False, True), ("feature_dropout", True, False),
+    ("feature_alpha_dropout", True, True))}
+
+
+# ---- the *_copy ops: a view's rules, a fresh contiguous result -----------------------------------------------
+
+
+def _copy_of(view: OpDef, schema: str) -> OpDef:
+    """An op computing ``view``'s result as a new contiguous tensor, with its backward rule and saved values;
+    its node is named ``<view's node>_copy``, as PyTorch's generated ``*_copy`` nodes."""
+    kernel = view.kernel
+
+    def copy_kernel(*args):
+        out = kernel(*args)
+        if isinstance(out, tuple):
+            return tuple(np.array(o, order="C", copy=True) for o in out)
+        return np.array(out, order="C", copy=True)
+
+    names = view.param_names
+    saves = view.saved_names
+    save_if = {saves[k]: names[i] for k, i in enumerate(view.save_conditions) if i >= 0}
+    return defop(schema, copy_kernel, vjp=view.vjp, jvp=view.jvp, saves=saves, attrs=view.attr_names,
+                 differentiable=tuple(names[i] for i in view.diff_idx), save_if=save_if, meta=view.meta,
+                 hidden=view.hidden, node_name=view.node_class._name + "_copy")
+
+
+alias_copy = _copy_of(views.alias, "alias_copy(Tensor self) -> Tensor")
+as_strided_copy = _copy_of(views.as_strided, "as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, "
+                                             "SymInt? storage_offset=None) -> Tensor")
+diagonal_copy = _copy_of(views.diagonal, "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor")
+expand_copy = _copy_of(views.expand, "expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor")
+permute_copy = _copy_of(views.permute, "permute_copy(Tensor self, int[] dims) -> Tensor")
+select_copy = _copy_of(views.select, "select_copy.int(Tensor self, int dim, SymInt index) -> Tensor")
+slice_copy = _copy_of(views.slice, "slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, "
+                                   "SymInt step=1) -> Tensor")
+split_copy = _copy_of(views.split, "split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]")
+split_with_sizes_copy = _copy_of(shape_extra.split_with_sizes,
+                                 "split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]")
+_squeeze_copy_all = _copy_of(views._squeeze_all, "squeeze_copy(Tensor self) -> Tensor")
+_squeeze_copy_dim = _copy_of(views._squeeze_dim, "squeeze_copy.dim(Tensor self, int dim) -> Tensor")
+_squeeze_copy_dims = _copy_of(views._squeeze_dims, "squeeze_copy.dims(Tensor self, int[] dim) -> Tensor")
+t_copy = _copy_of(views.t, "t_copy(Tensor self) -> Tensor")
+transpose_copy = _copy_of(views.transpose, "transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor")
+unbind_copy = _copy_of(views.unbind, "unbind_copy.int(Tensor self, int dim=0) -> Tensor[]")
+unfold_copy = _copy_of(views.unfold, "unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor")
+unsqueeze_copy = _copy_of(views.unsqueeze, "unsqueeze_copy(Tensor self, int dim) -> Tensor")
+_view_copy = _copy_of(views.view, "view_copy(Tensor self, SymInt[] size) -> Tensor")
+view_as_real_copy = _copy_of(complex_ops.view_as_real, "view_as_real_copy(Tensor self) -> Tensor")
+_view_as_complex_copy = _copy_of(complex_ops.view_as_complex, "view_as_complex_copy(Tensor self) -> Tensor")
+unsafe_split_with_sizes = _copy_of(
+    shape_extra.split_with_sizes, "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]")
+unsafe_split_with_sizes.node_class._name = "UnsafeSplitWithSizesBackward0"  # PyTorch's own node, not a _copy one
+unsafe_split_with_sizes.node_class.__name__ = "UnsafeSplitWithSizesBackward0"
+detach_copy = defop_without_derivative("detach_copy(Tensor self) -> Tensor",
+                                       lambda a: np.array(a, order="C", copy=True))
+
+
+def squeeze_copy(input: Tensor, dim=None) -> Tensor:  # noqa: A002
+    if dim is None:
+        return _squeeze_copy_all(input)
+    return (_squeeze_copy_dim if isinstance(dim, int) else _squeeze_copy_dims)(input, dim)
+
+
+def view_copy(input: Tensor, size) -> Tensor:  # noqa: A002
+    if isinstance(size, _dt.dtype):  # view_copy.dtype: PyTorch records no history for it
+        return creation.clone(views.view_as_dtype(input.detach(), size))
+    return _view_copy(input, views.normalize_shape((size,)))
+
+
+def view_as_complex_copy(input: Tensor) -> Tensor:  # noqa: A002
+    if STATE.grad_enabled and input.requires_grad:
+        raise RuntimeError("view_as_complex_copy does not support automatic differentiation for outputs with "
+                           "complex dtype.")
+    return _view_as_complex_copy(input)
+
+
+def values_copy(input: Tensor) -> Tensor:  # noqa: A002
+    raise RuntimeError("values expected sparse tensor layout but got Strided")  # tracegrad has no sparse layout
+
+
+# ---- dtype helpers and tensor queries ------------------------------------------------------------------------
+
+
+def _dtype_of(x) -> tuple[_dt.dtype | None, int | None]:
+    """(dtype, scalar category) of an operand of result_type."""
+    if isinstance(x, Tensor):
+        return _dt.from_numpy_dtype(x._data.dtype), None
+    return None, _dt.scalar_category(x)
+
+
+def result_type(tensor, other) -> _dt.dtype:
+    if not isinstance(tensor, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("result_type() received an invalid combination of arguments - got "
+                        f"({type(tensor).__name__}, {type(other).__name__})")
+    dims, zeros, scalars = [], [], []
+    for x in (tensor, other):
+        d, cat = _dtype_of(x)
+        if d is None:
+            scalars.append(cat)
+        else:
+            (dims if x._data.ndim else zeros).append(d)
+    return _dt.result_type_of(dims, zeros, scalars)
+
+
+def promote_types(type1: _dt.dtype, type2: _dt.dtype) -> _dt.dtype:
+    return _dt.promote_types(type1, type2)
+
+
+def can_cast(from_: _dt.dtype, to: _dt.dtype) -> bool:
+    """PyTorch's canCast: no complex to real, no floating to integral, nothing but bool to bool."""
+    if from_.is_complex and not to.is_complex:
+        return False
+    if from_.is_floating_point and not (to.is_floating_point or to.is_complex):
+        return False
+    return not (from_ is not _dt.bool_ and to is _dt.bool_)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad: bool = False) -> Tensor:
+    """A tensor with the given strides over a zeroed buffer of just the storage they reach."""
+    from .._factories import _finish
+
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    np_dtype = _dt.to_dtype(dtype).np if dtype is not None else _dt.DEFAULT.value.np
+    storage = 0 if 0 in size else 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride))
+    buffer = np.zeros(storage, dtype=np_dtype)
+    item = buffer.itemsize
+    array = np.lib.stride_tricks.as_strided(buffer, size, tuple(s * item for s in stride))
+    return _finish(array, requires_grad, device)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor of the default dtype (whatever the number's kind) or of ``dtype``."""
+    from .._factories import _finish
+
+    d = _dt.to_dtype(dtype) if dtype is not None else _dt.DEFAULT.value
+    if isinstance(s, Tensor):
+        s = s.item()
+    if isinstance(s, complex) and not d.is_complex:
+        raise RuntimeError(f"value cannot be converted to type {_dt.cpp_type_name(d)} without overflow")
+    return _finish(np.asarray(s, dtype=d.np), requires_grad, device)
+
+
+_UNSET = object()
+
+
+def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_grad=_UNSET) -> Tensor:
+    """``torch.asarray``: shares memory with a tensor or NumPy array when it can (``copy=None``), always copies
+    with ``copy=True``, and refuses to copy with ``copy=False``. ``requires_grad`` unspecified follows a
+    tensor's (with PyTorch's one-time warning when that is True)."""
+    from .. import _factories
+    from .._warnings import warn_once
+
+    target = _dt.to_dtype(dtype) if dtype is not None else None
+    if isinstance(obj, Tensor):
+        if requires_grad is _UNSET:
+            requires_grad = obj.requires_grad
+            if requires_grad:
+                warn_once("asarray_requires_grad",
+                          "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
+                          "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
+                          "warning.")
+        cast = target is not None and obj._data.dtype != target.np
+        if cast and copy is False:
+            raise ValueError(f"can't alias tensor with dtype '{_dt.scalar_type_name(obj._data.dtype)}' into "
+                             f"dtype '{_dt.scalar_type_name(target)}'.")
+        if copy or cast:
+            source = obj if requires_grad else obj.detach()
+            out = creation.to_dtype(source, target) if cast else creation.clone(source)
+            return out.requires_grad_(True) if requires_grad and not out.requires_grad else out
+        if requires_grad:
+            return obj if obj.requires_grad else obj.requires_grad_(True)
+        return obj.detach() if obj.requires_grad else obj
+    requires_grad = bool(requires_grad) if requires_grad is not _UNSET else False
+    if isinstance(obj, (np.ndarray, np.generic)):
+        array = np.asarray(obj)
+        if target is not None and array.dtype != target.np:
+            if copy is False:
+                raise ValueError(f"can't alias NumPy array with dtype '{array.dtype}' into dtype "
+                                 f"'{_dt.scalar_type_name(target)}'.")
+            array = array.astype(target.np)
+        elif copy:
+            array = array.copy()
+        out = _factories.from_numpy(array)
+        return out.requires_grad_(True) if requires_grad else out
+    if copy is False:
+        raise ValueError("can't alias arbitrary sequence into a tensor.")
+    return _factories.tensor(obj, dtype=target, device=device, requires_grad=requires_grad)
+
+
+def _tensor_query(name: str, method):
+    def query(input: Tensor):  # noqa: A002
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        return method(input)
+
+    query.__name__ = name
+    return query
+
+
+PUBLIC = {
+    **{n + "_": getattr(pointwise, n + "_") for n in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "sqrt", "neg")},
+    "i0_": special_fns.i0_,
+    "detach_": creation.detach_,
+    "zero_": creation.zero_,
+    "fill": fill,
+    "fill_": creation.fill_,
+    "addmv_": linalg.addmv_,
+    "as_strided_": views.as_strided_,
+    "index_put_": indexing.index_put_,
+    # (torch.dropout too: ATen refuses a bad p with a RuntimeError, where nn.functional's is a ValueError)
+    **{name: fns[0] for name, fns in _DROPOUTS.items()},
+    **{name + "_": fns[1] for name, fns in _DROPOUTS.items()},
+    "embedding_renorm_": embedding_renorm_,
+    "resize_as_": resize_as_,
+    # *_copy
+    "alias_copy": alias_copy, "as_strided_copy": as_strided_copy, "detach_copy": detach_copy,
+    "diagonal_copy": diagonal_copy, "expand_copy": expand_copy, "permute_copy": permute_copy,
+    "select_copy": select_copy, "slice_copy": slice_copy, "split_copy": split_copy,
+    "split_with_sizes_copy": split_with_sizes_copy, "squeeze_copy": squeeze_copy, "t_copy": t_copy,
+    "transpose_copy": transpose_copy, "unbind_copy": unbind_copy, "unfold_copy": unfold_copy,
+    "unsqueeze_copy": unsqueeze_copy, "view_copy": view_copy, "values_copy": values_copy,
+    "view_as_real_copy": view_as_real_copy, "view_as_complex_copy": view_as_complex_copy,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes,
+    # dtype helpers and queries
+    "result_type": result_type, "promote_types": promote_types, "can_cast": can_cast,
+    "empty_strided": empty_strided, "scalar_tensor": scalar_tensor, "asarray": asarray,
+    "is_inference": _tensor_query("is_inference", lambda t: t.is_inference()),
+    "is_conj": _tensor_query("is_conj", lambda t: t.is_conj()),
+    "is_neg": _tensor_query("is_neg", lambda t: t.is_neg()),
+    "get_device": _tensor_query("get_device", lambda t: t.get_device()),
+}
+METHODS = {"unsafe_split_with_sizes": unsafe_split_with_sizes}

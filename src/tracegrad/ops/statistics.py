@@ -1,0 +1,369 @@
+"""Statistics: quantile / nanquantile, mode, nanmedian, histogram, cov, corrcoef.
+
+``quantile``, ``cov`` and ``corrcoef`` are composites in PyTorch (``Sorting.cpp``, ``Correlation.cpp``); they are
+built here from the same dispatched ops in the same order, so that their autograd graphs show the same nodes
+(``SortBackward0`` → ``GatherBackward0`` → ``LerpBackward1`` → ``SqueezeBackward4`` for ``quantile``).
+``mode`` and ``nanmedian`` are primitives with their own nodes; ``histogram`` has no derivative.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap
+from ..return_types import return_type
+from ._util import wrap_dim
+from .extra_math import fmt_double as _fmt
+from .reductions_extra import (
+    _along,
+    _finish_along,
+    _full_evenly_distribute,
+    _kth_vjp,
+    _refuse_bool,
+    evenly_read_jvp,
+    select_along,
+    sort_indices,
+)
+from .registry import defop
+from .scalar_overloads import mul_scalar
+
+
+def _type_name(np_dtype) -> str:
+    from ..backend.dtypes import scalar_type_name
+
+    return scalar_type_name(np_dtype)
+
+
+# ---- quantile / nanquantile --------------------------------------------------------------------------------
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
+    """PyTorch's quantile_compute, op for op (the in-place steps included, so the nodes are the same)."""
+    from .creation import full_like
+
+    if not isinstance(q, Tensor):
+        if not 0 <= float(q) <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {_fmt(q)}")
+        q = _wrap(np.asarray(q, dtype=input._data.dtype))
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                           f"but got {interpolation}")
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if q.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input._data.dtype not in (np.float32, np.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if q._data.dtype != input._data.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if not bool(np.all((q._data >= 0) & (q._data <= 1))):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    q = q.detach()
+
+    nd = input.ndim
+    if dim is None:
+        out_shape = [1] * nd if keepdim else []
+        sorted_ = input.flatten().sort()[0]
+    else:
+        d = wrap_dim(dim, nd)
+        out_shape = list(input.shape)
+        if nd:
+            if keepdim:
+                out_shape[d] = 1
+            else:
+                del out_shape[d]
+        sorted_ = input.sort()[0] if d == nd - 1 else input.unsqueeze(-1).transpose(d, -1).sort()[0]
+    # The sorted values as [*output dims, n]: the quantiles are picked along the last dim.
+    sorted_ = sorted_.view([*out_shape, sorted_.shape[-1]])
+
+    last_index = sorted_.shape[-1] - 1
+    with _no_grad():
+        if ignore_nan:
+            # ranks over the non-NaN values; an all-NaN slice gets rank 0, so its quantile is NaN
+            ranks = q * (sorted_.isnan().logical_not_().sum(-1, True) - 1)
+            ranks.masked_fill_(ranks < 0, 0)
+        else:
+            # a slice holding NaN gets the last rank, so its quantile is NaN
+            from .shape_extra import broadcast_tensors
+
+            scaled, has_nan = broadcast_tensors(q * last_index, sorted_.isnan().any(-1, True))
+            ranks = scaled.masked_fill(has_nan, last_index)
+        if interpolation == "lower":
+            ranks.floor_()
+        elif interpolation == "higher":
+            ranks.ceil_()
+        elif interpolation == "nearest":
+            ranks.round_()
+        ranks_below = ranks.long()
+    values_below = sorted_.gather(-1, ranks_below)
+    if interpolation in ("linear", "midpoint"):
+        with _no_grad():
+            weights = (full_like(ranks, 0.5) if interpolation == "midpoint"
+                       else ranks - ranks_below)
+            ranks_above = ranks.ceil_().long()
+        values_above = sorted_.gather(-1, ranks_above)
+        values_below.lerp_(values_above, weights)
+    if q.ndim == 0:
+        return values_below.squeeze_(-1)
+    # the quantiles move to the front
+    return values_below.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
+
+
+def _no_grad():
+    from ..autograd.grad_mode import no_grad
+
+    return no_grad()
+
+
+def _with_out(result: Tensor, out: Tensor | None) -> Tensor:
+    if out is None:
+        return result
+    from .creation import copy_
+
+    if tuple(out.shape) != tuple(result.shape):
+        out.resize_(tuple(result.shape))
+    with _no_grad():
+        copy_(out, result)
+    return out
+
+
+def quantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear",
+             out: Tensor | None = None) -> Tensor:
+    return _with_out(_quantile(input, q, dim, keepdim, interpolation, False), out)
+
+
+def nanquantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear",
+                out: Tensor | None = None) -> Tensor:
+    return _with_out(_quantile(input, q, dim, keepdim, interpolation, True), out)
+
+
+# ---- mode --------------------------------------------------------------------------------------------------
+
+
+def _mode_kernel(a, dim=-1, keepdim=False):
+    x, d = _along(a, dim)
+    if x.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    moved = np.moveaxis(x, d, -1)
+    n = moved.shape[-1]
+    rows = moved.reshape(-1, n)
+    order = sort_indices(rows, 1, False)
+    svals = np.take_along_axis(rows, order, 1)
+    vals = np.empty(rows.shape[0], dtype=a.dtype)
+    idx = np.empty(rows.shape[0], dtype=np.int64)
+    for r in range(rows.shape[0]):
+        s = svals[r]
+        # runs of equal values in sorted order (NaN != NaN: each NaN is a run of its own); PyTorch's CPU kernel
+        # keeps the first longest run (the smallest value) and, as it sorts (value, index) pairs, its last index
+        starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
+        lengths = np.diff(np.append(starts, n))
+        k = int(np.argmax(lengths))
+        vals[r] = s[starts[k]]
+        idx[r] = order[r, starts[k]:starts[k] + lengths[k]].max()
+    shape = list(moved.shape[:-1])
+    shape.insert(d, 1)
+    return _finish_along((vals.reshape(shape), idx.reshape(shape)), a.ndim, d, keepdim)
+
+
+mode = defop("mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", _mode_kernel,
+             vjp=_kth_vjp, saves=("result1",), attrs=("dim", "keepdim"), meta=("self_sym_sizes",))
+
+
+# ---- nanmedian ---------------------------------------------------------------------------------------------
+
+
+def _nanmedian_index(x: np.ndarray, d: int) -> np.ndarray:
+    """Index (keepdim) of the lower median of the non-NaN values along ``d`` (NaN sorts last)."""
+    order = sort_indices(x, d, False)
+    pos = np.zeros(tuple(1 if k == d else s for k, s in enumerate(x.shape)), dtype=np.int64)
+    if x.dtype.kind in "fc":
+        valid = np.sum(~np.isnan(x), axis=d, keepdims=True)
+    else:
+        valid = np.full(pos.shape, x.shape[d], dtype=np.int64)
+    pos = np.maximum(valid - 1, 0) // 2
+    return np.take_along_axis(order, pos, d)
+
+
+def _nanmedian_dim_kernel(a, dim, keepdim=False):
+    return select_along(a, dim, keepdim, "nanmedian", _nanmedian_index)
+
+
+def _nanmedian_full_kernel(a):
+    _refuse_bool(a, "median_cpu")
+    # the whole tensor as one slice; an empty one has no median
+    return np.asarray(np.nan, dtype=a.dtype) if a.size == 0 else _nanmedian_dim_kernel(a.reshape(-1), 0)[0]
+
+
+def _nanmedian_full_vjp(ctx, g):
+    return _full_evenly_distribute(g, *ctx.saved_tensors)
+
+
+_nanmedian_full = defop("nanmedian(Tensor self) -> Tensor", _nanmedian_full_kernel, vjp=_nanmedian_full_vjp,
+                        saves=("self", "result"), node_name="NanmedianBackward0", jvp=evenly_read_jvp)
+_nanmedian_dim = defop("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> "
+                       "(Tensor values, Tensor indices)", _nanmedian_dim_kernel, vjp=_kth_vjp, saves=("result1",),
+                       attrs=("dim", "keepdim"), node_name="NanmedianBackward1", meta=("self_sym_sizes",))
+
+
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out=None):
+    extra = {} if out is None else {"out": out}
+    if dim is None:
+        return _nanmedian_full(input, **extra)
+    return _nanmedian_dim(input, dim, keepdim, **extra)
+
+
+# ---- histogram ---------------------------------------------------------------------------------------------
+
+
+def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, float] | None = None,  # noqa: A002
+              weight: Tensor | None = None, density: bool = False, out=None):
+    """PyTorch's 1-D histogramdd: bin ``i`` holds ``edges[i] <= x < edges[i + 1]``, the last bin also its right
+    edge; values outside the edges (and NaN) are left out. No derivative (the result never requires grad)."""
+    from .. import _factories
+
+    x = input._data
+    if x.dtype.kind != "f":
+        from .unary import unsupported
+
+        raise unsupported("histogramdd", x.dtype)
+    if isinstance(bins, Tensor):
+        edges = bins._data
+        if edges.dtype != x.dtype:
+            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
+                               f"got input with dtype {_c_name(x.dtype)} and bins for dimension 0 with dtype "
+                               f"{_c_name(edges.dtype)}")
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if range is not None:
+            left, right = float(range[0]), float(range[1])
+        elif x.size:
+            left, right = float(np.nanmin(x)), float(np.nanmax(x))
+        else:
+            left, right = 0.0, 1.0
+        if left > right:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_fmt(left)} max "
+                               f"{_fmt(right)} for dimension 0")
+        if not (np.isfinite(left) and np.isfinite(right)):
+            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{_fmt(left)}, {_fmt(right)}] is not finite")
+        if left == right:  # a degenerate range widens by half a unit on each side
+            left, right = left - 0.5, right + 0.5
+        edges = _factories.linspace(left, right, bins + 1, dtype=input.dtype)._data
+    nbins = max(edges.shape[0] - 1, 0)
+    values = x.reshape(-1)
+    w = None if weight is None else weight._data.reshape(-1)
+    hist = np.zeros(nbins, dtype=x.dtype)
+    if nbins:
+        with np.errstate(invalid="ignore"):
+            keep = (values >= edges[0]) & (values <= edges[-1])
+        pos = np.searchsorted(edges, values[keep], side="right") - 1
+        pos = np.minimum(pos, nbins - 1)  # the last bin includes its right edge
+        np.add.at(hist, pos, 1 if w is None else w[keep].astype(x.dtype))
+    if density:
+        with np.errstate(all="ignore"):
+            hist = hist / hist.sum(dtype=x.dtype)
+            hist = hist / np.diff(edges)
+    hist_t, edges_t = _wrap(np.asarray(hist, dtype=x.dtype)), _wrap(np.array(edges, copy=True))
+    if out is not None:
+        for dst, src in zip(out, (hist_t, edges_t)):
+            _with_out(src, dst)
+        return _HISTOGRAM(*out)
+    return _HISTOGRAM(hist_t, edges_t)
+
+
+_HISTOGRAM = return_type("histogram", ("hist", "bin_edges"))
+
+
+def _c_name(np_dtype) -> str:
+    """The C type name PyTorch's histogramdd prints for a dtype."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16"}.get(np.dtype(np_dtype).name, np.dtype(np_dtype).name)
+
+
+# ---- cov / corrcoef ----------------------------------------------------------------------------------------
+
+
+def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
+        aweights: Tensor | None = None) -> Tensor:
+    """PyTorch's composite cov (Correlation.cpp): rows are variables, columns observations."""
+    from .. import _factories
+
+    if input.ndim > 2:
+        raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.view(1, -1) if input.ndim < 2 else input
+    num_observations = x.shape[1]
+    w = None
+    if fweights is not None:
+        _check_weights("fweights", fweights, "iu", "integral", num_observations)
+        w = fweights
+    if aweights is not None:
+        _check_weights("aweights", aweights, "f", "floating point", num_observations)
+        w = aweights if w is None else w * aweights
+    w_sum = w.sum() if w is not None else _factories.tensor(num_observations, dtype=_long())
+    if w is not None and not bool(w_sum._data != 0):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = (x * w if w is not None else x).sum(1) / w_sum
+    if correction == 0:
+        norm_factor = w_sum  # (PyTorch records no subtraction then)
+    elif w is not None and aweights is not None:
+        norm_factor = w_sum - mul_scalar((w * aweights).sum(), correction) / w_sum
+    else:
+        norm_factor = w_sum - correction
+    if bool(norm_factor._data <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=2)
+        norm_factor = norm_factor * 0  # (PyTorch zeroes it in place: the result is inf / nan)
+    x = x - avg.unsqueeze(1)
+    c = x.mm((x * w if w is not None else x).t().conj())
+    return c.true_divide(norm_factor).squeeze()
+
+
+def _check_weights(name: str, w: Tensor, kinds: str, kind_words: str, num_observations: int) -> None:
+    if w.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+                           f"{w.ndim} dimensions")
+    if w._data.dtype.kind not in kinds:
+        raise RuntimeError(f"cov(): expected {name} to have {kind_words} dtype but got {name} with "
+                           f"{_type_name(w._data.dtype)} dtype")
+    if w.numel() != num_observations:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the "
+                           f"input but got {w.numel()} != {num_observations}")
+    if num_observations and w._data.min() < 0:
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+def _long():
+    from ..backend.dtypes import to_dtype
+
+    return to_dtype(np.int64)
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    if input.ndim > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c  # a single variable: nan for a zero, inf or nan variance, 1 otherwise
+    d = c.diagonal()
+    stddev = (d.real if d.is_complex() else d).sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clamp(-1, 1)
+
+
+# ---- exports -----------------------------------------------------------------------------------------------
+
+PUBLIC = {
+    "quantile": quantile, "nanquantile": nanquantile, "mode": mode, "nanmedian": nanmedian,
+    "histogram": histogram, "cov": cov, "corrcoef": corrcoef,
+}
+
+METHODS = dict(PUBLIC)
