@@ -261,3 +261,12 @@ def _check_sdpa_kernel(lib) -> None:
 @pytest.mark.parametrize("lib", ["tracegrad", "torch"])
 def test_sdpa_kernel_chooses_restores_and_nests_as_torch(lib):
     _check_sdpa_kernel(tg if lib == "tracegrad" else torch)
+
+
+def test_key_and_value_of_different_lengths_are_refused():
+    """torch's fused kernel silently uses the first len(key) value rows; tracegrad refuses, in the words of
+    torch's math path (which is what torch says for 3-D inputs)."""
+    q, k, v = tg.randn(2, 3, 5, 4), tg.randn(2, 3, 6, 4), tg.randn(2, 3, 7, 4)
+    with pytest.raises(RuntimeError, match=r"Expected size for first two dimensions of batch2 tensor to be: "
+                                           r"\[6, 6\] but got: \[6, 7\]"):
+        tg.nn.functional.scaled_dot_product_attention(q, k, v)

@@ -335,6 +335,10 @@ def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     if mask is not None and mask._data.dtype == np.bool_:
         mask = _additive_mask(mask, query.dtype)
     refusal = fused_kernel_refusal(query, key, value, mask, dropout_p, enable_gqa)
+    if refusal is None and key.ndim >= 2 and value.ndim >= 2 and key.shape[-2] != value.shape[-2]:
+        # PyTorch's fused kernel reads as many value rows as there are keys and says nothing; the math path's
+        # matrix product refuses the mismatch in PyTorch's words, so that is the answer given here
+        refusal = ""
     flash, math_path = ENABLED_BACKENDS["flash_attention"], ENABLED_BACKENDS["math"]
     if flash and refusal is None:
         return flash_attention(query, key, value, dropout_p, is_causal, attn_mask=mask, scale=scale)[0]
