@@ -471,6 +471,45 @@ def dropout(
     return mul_(input, mask) if inplace else mul(input, mask)
 
 
+def _dropout_scale(p: float, train) -> float:
+    """The scale native_dropout's backward applies: 1 in evaluation, 1/(1-p) in training (0 when p == 1)."""
+    if train is None or not train:
+        return 1.0
+    return 0.0 if p == 1 else 1.0 / (1.0 - p)
+
+
+def _native_dropout_kernel(x, p, train=None):
+    if train is None or train:
+        if not 0 <= 1 - p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p}")
+        keep = _rng(None).random(x.shape) >= p if p < 1 else np.zeros(x.shape, dtype=bool)
+        scale = np.asarray(_dropout_scale(p, True), dtype=x.dtype)
+        return (x * keep * scale).astype(x.dtype, copy=False), keep
+    return x.copy(), np.ones(x.shape, dtype=bool)
+
+
+def _native_dropout_vjp(ctx, g, _g_mask=None):
+    # PyTorch's native_dropout_backward is composite on the CPU: grad * (mask.type_as(grad) * scale), one
+    # MulBackward0 against a constant
+    (mask,) = ctx.saved_tensors
+    p, train = ctx.attrs
+    dtype = g._data.dtype
+    return mul(g, _wrap(mask._data.astype(dtype) * np.asarray(_dropout_scale(p, train), dtype=dtype)))
+
+
+# torch.native_dropout: (output, keep mask); its node saves p and the mask (PyTorch's result1)
+native_dropout = defop(
+    "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
+    _native_dropout_kernel,
+    vjp=_native_dropout_vjp,
+    saves=("result1",),
+    attrs=("p", "train"),
+    hidden=("train",),
+    nondiff_outputs=(1,),
+    node_name="NativeDropoutBackward0",
+)
+
+
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Dropped units go to SELU's negative saturation value; an affine map keeps mean and variance."""
     if p < 0.0 or p > 1.0:

@@ -379,6 +379,7 @@ _group_norm_op = defop(
 )
 # PyTorch's formula tells a missing gradient of the statistics from a zero one (see the composite above)
 _group_norm_op.materialize_grads = False
+native_group_norm = _group_norm_op  # (torch.native_group_norm: the operator itself)
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,

@@ -101,6 +101,14 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return misc.cosine_similarity(x1, x2, dim, eps)
 
 
+def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var, training: bool, momentum: float,
+                      eps: float) -> tuple:
+    """(output, save_mean, save_invstd): the batch's statistics in training, empty tensors in evaluation."""
+    if training:
+        return norm.batch_norm_train(input, weight, bias, running_mean, running_var, momentum, eps)
+    return norm.batch_norm_eval(input, weight, bias, running_mean, running_var, eps)
+
+
 PUBLIC = {
     "relu": relu,
     "relu_": relu_,
@@ -146,6 +154,11 @@ PUBLIC = {
     "grid_sampler_3d": _grid.grid_sampler_3d,
     "unsafe_split": rnn.unsafe_split,
     "unsafe_chunk": rnn.unsafe_chunk,
+    "native_layer_norm": lambda input, normalized_shape, weight, bias, eps: norm.native_layer_norm(
+        input, tuple(normalized_shape), weight, bias, eps),
+    "native_group_norm": norm.native_group_norm,
+    "native_batch_norm": native_batch_norm,
+    "native_dropout": misc.native_dropout,
 }
 
 METHODS = {
