@@ -22,7 +22,9 @@ from . import (
     reductions_extra,
     shape,
     shape_extra,
+    special_bessel,
     special_fns,
+    special_polynomials,
     statistics,
     unary,
     variants,
@@ -31,8 +33,8 @@ from . import (
 )
 
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
-           linalg, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns,
-           extra_math, statistics, windows,
+           linalg, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns, special_bessel,
+           special_polynomials, extra_math, statistics, windows,
            namespace_extras]
 
 raw_backward.install()
