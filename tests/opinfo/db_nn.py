@@ -641,7 +641,14 @@ def _prelu_samples(m: Maker):
     yield SampleInput("vector", (m(5, exclude_zero=True, layout="strided"), m(1, low=0.05, high=0.5)))
 
 
+def _conv_tbc_samples(m: Maker):
+    yield SampleInput("pad1", (m(5, 2, 3), m(3, 3, 4), m(4), 1))
+    # (a time-strided input views as rows, which torch's kernel requires; a transposed one is refused)
+    yield SampleInput("noncontig_no_pad", (m(4, 3, 2, layout="strided"), m(2, 2, 3, layout="T"), m(3)), {"pad": 0})
+
+
 NN_OPS = [
+    OpInfo("conv_tbc", _conv_tbc_samples, tol=NN_TOL),
     OpInfo(NN + "prelu", _prelu_samples, tol=NN_TOL, aliases=("prelu",), domain="no input at the kink 0"),
     _act("relu", inplace=True, aliases=("relu", "Tensor.relu")),
     _act("relu6", _act_samples(-8.0, 8.0)),

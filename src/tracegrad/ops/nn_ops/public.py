@@ -8,7 +8,7 @@ from ..._tensor import Tensor
 from ...backend.dtypes import to_dtype
 from ..creation import to_dtype as cast
 from . import activation as act
-from . import bag_ctc, conv, distance, linear, misc, norm, pixel_shuffle, rnn
+from . import bag_ctc, conv, conv_tbc, distance, linear, misc, norm, pixel_shuffle, rnn
 from . import grid_sample as _grid
 
 
@@ -159,6 +159,7 @@ PUBLIC = {
     "native_group_norm": norm.native_group_norm,
     "native_batch_norm": native_batch_norm,
     "native_dropout": misc.native_dropout,
+    "conv_tbc": conv_tbc.conv_tbc,
 }
 
 METHODS = {
