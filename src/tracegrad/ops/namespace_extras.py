@@ -13,7 +13,7 @@ import builtins
 import numpy as np
 
 from .._state import STATE
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor
 from ..backend import dtypes as _dt
 from . import complex_ops, creation, indexing, linalg, pointwise, shape_extra, special_fns, views
 from .nn_ops import misc as _misc
@@ -75,46 +75,15 @@ def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Te
     return input
 
 
-# ---- the dropout family (torch.dropout_, torch.alpha_dropout...: ATen's _dropout_impl) ------------------------
-
-# SELU's negative saturation value, alpha * scale, as ATen writes it
-_ALPHA = 1.7580993408473766
-
-
-def _check_p(p: float) -> None:
-    if p < 0 or p > 1:
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
-
-
-def _dropout_impl(input: Tensor, p: float, train: bool, *, feature: bool, alpha: bool, inplace: bool) -> Tensor:
-    _check_p(p)
-    x = input._data
-    if feature and x.ndim < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    if p == 0 or not train or x.size == 0:
-        return input
-    mul = pointwise.mul_ if inplace else pointwise.mul
-    if p == 1:
-        return mul(input, _wrap(np.zeros((), dtype=x.dtype)))
-    from .._factories import _rng
-
-    # one draw per (sample, channel) for the feature variants, per element otherwise
-    shape = x.shape[:2] + (1,) * (x.ndim - 2) if feature else x.shape
-    keep = (_rng(None).random(shape) >= p).astype(x.dtype)
-    if not alpha:
-        return mul(input, _wrap(keep / np.asarray(1 - p, dtype=x.dtype)))
-    a = 1.0 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-    b = ((keep - 1) * (_ALPHA * a) + _ALPHA * a * p).astype(x.dtype)
-    # ATen: multiply<inplace>(input, noise).add_(b): MulBackward0 then AddBackward0, two version bumps in place
-    return pointwise.add_(mul(input, _wrap((keep * a).astype(x.dtype))), _wrap(b))
+# ---- the dropout family (torch.dropout_, torch.alpha_dropout...: ATen's _dropout_impl, in nn_ops/misc.py) -----
 
 
 def _dropout_fns(feature: bool, alpha: bool) -> tuple:
     def functional(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
-        return _dropout_impl(input, p, train, feature=feature, alpha=alpha, inplace=False)
+        return _misc.aten_dropout(input, p, train, feature=feature, alpha=alpha, inplace=False)
 
     def inplace(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
-        return _dropout_impl(input, p, train, feature=feature, alpha=alpha, inplace=True)
+        return _misc.aten_dropout(input, p, train, feature=feature, alpha=alpha, inplace=True)
 
     return functional, inplace
 

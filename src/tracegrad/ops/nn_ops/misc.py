@@ -9,7 +9,7 @@ import numpy as np
 
 from ..._factories import _rng
 from ..._tensor import Tensor, _wrap
-from ..pointwise import add, div, mul, mul_, sub
+from ..pointwise import add_, div, mul, mul_, sub
 from ..reductions_extra import mean as mean_dims
 from ..reductions_extra import sum as sum_dims
 from ..registry import defop
@@ -446,12 +446,39 @@ one_hot = defop("one_hot(Tensor self, int num_classes=-1) -> Tensor", _one_hot_k
 # ---- dropout -----------------------------------------------------------------------------------------------
 
 
-def dropout_mask(shape: tuple, p: float, dtype) -> Tensor:
-    """Keep with probability 1-p, scaled by 1/(1-p), drawn from tracegrad's default generator."""
-    if p >= 1:
-        return _wrap(np.zeros(shape, dtype=dtype))
-    keep = _rng(None).random(shape) >= p
-    return _wrap(keep.astype(dtype) * np.asarray(1.0 / (1.0 - p), dtype=dtype))
+# SELU's negative saturation value, alpha * scale, as ATen writes it (alpha dropout drops units to it)
+_SELU_SATURATION = 1.7580993408473766
+
+
+def _keep(shape: tuple, p: float) -> np.ndarray:
+    """Which units survive, each with probability 1-p, drawn from tracegrad's default generator."""
+    return _rng(None).random(shape) >= p
+
+
+def _check_probability(p: float, error: type[Exception]) -> None:
+    if p < 0 or p > 1:
+        raise error(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_impl(input: Tensor, p: float, train: bool, *, alpha: bool = False, inplace: bool = False,
+                  mask_shape: tuple | None = None) -> Tensor:
+    """ATen's _dropout_impl, behind nn.functional's dropouts and torch's: one draw per element (or per entry of
+    ``mask_shape``, the feature variants'), scaled by 1/(1-p); alpha dropout maps dropped units to SELU's
+    saturation value with an affine correction (MulBackward0 then AddBackward0, as ATen's multiply and add_)."""
+    x = input._data
+    if p == 0 or not train or x.size == 0:
+        return input
+    if not alpha:
+        check_float(x, "bernoulli_tensor_cpu_p_")
+    multiply = mul_ if inplace else mul
+    if p == 1:
+        return multiply(input, _wrap(np.zeros((), dtype=x.dtype)))
+    keep = _keep(mask_shape or x.shape, p).astype(x.dtype)
+    if not alpha:
+        return multiply(input, _wrap(keep / np.asarray(1 - p, dtype=x.dtype)))
+    a = 1.0 / np.sqrt((_SELU_SATURATION * _SELU_SATURATION * p + 1) * (1 - p))
+    b = ((keep - 1) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p).astype(x.dtype)
+    return add_(multiply(input, _wrap((keep * a).astype(x.dtype))), _wrap(b))
 
 
 def dropout(
@@ -461,14 +488,20 @@ def dropout(
     inplace: bool = False,
     mask_shape: tuple | None = None,
 ) -> Tensor:
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    """nn.functional's dropout (a bad p is its ValueError); ``mask_shape`` for the channel-wise variants."""
+    _check_probability(p, ValueError)
+    return _dropout_impl(input, p, training, inplace=inplace, mask_shape=mask_shape)
+
+
+def aten_dropout(input: Tensor, p: float, train: bool, *, feature: bool, alpha: bool, inplace: bool) -> Tensor:
+    """torch.dropout / alpha_dropout / feature_dropout / feature_alpha_dropout and their in-place forms (a bad
+    p is ATen's RuntimeError); the feature variants draw one unit per (sample, channel)."""
+    _check_probability(p, RuntimeError)
     x = input._data
-    if not training or p == 0 or x.size == 0:
-        return input
-    check_float(x, "bernoulli_tensor_cpu_p_")
-    mask = dropout_mask(mask_shape or x.shape, p, x.dtype)
-    return mul_(input, mask) if inplace else mul(input, mask)
+    if feature and x.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = x.shape[:2] + (1,) * (x.ndim - 2) if feature else None
+    return _dropout_impl(input, p, train, alpha=alpha, inplace=inplace, mask_shape=shape)
 
 
 def _dropout_scale(p: float, train) -> float:
@@ -482,7 +515,7 @@ def _native_dropout_kernel(x, p, train=None):
     if train is None or train:
         if not 0 <= 1 - p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p}")
-        keep = _rng(None).random(x.shape) >= p if p < 1 else np.zeros(x.shape, dtype=bool)
+        keep = _keep(x.shape, p) if p < 1 else np.zeros(x.shape, dtype=bool)
         scale = np.asarray(_dropout_scale(p, True), dtype=x.dtype)
         return (x * keep * scale).astype(x.dtype, copy=False), keep
     return x.copy(), np.ones(x.shape, dtype=bool)
@@ -512,19 +545,8 @@ native_dropout = defop(
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Dropped units go to SELU's negative saturation value; an affine map keeps mean and variance."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
-        return input
-    from .activation import SELU_ALPHA, SELU_SCALE
-
-    dtype = input._data.dtype
-    alpha_p = -SELU_ALPHA * SELU_SCALE
-    keep = (_rng(None).random(input._data.shape) >= p).astype(dtype)
-    a = ((1 - p) * (1 + p * alpha_p**2)) ** -0.5
-    b = -a * alpha_p * p
-    out = add(mul(input, _wrap(keep * a)), _wrap(((1 - keep) * alpha_p * a + b).astype(dtype)))
-    return input.copy_(out) if inplace else out
+    _check_probability(p, ValueError)
+    return _dropout_impl(input, p, training, alpha=True, inplace=inplace)
 
 
 # ---- distances ---------------------------------------------------------------------------------------------
