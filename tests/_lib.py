@@ -87,3 +87,19 @@ def raised(lib, program) -> tuple[str, str] | None:
     except Exception as exc:  # noqa: BLE001 - the error itself is the result
         return type(exc).__name__, str(exc)
     return None
+
+
+def assert_logs_match(ours: list, theirs: list, **tolerance) -> None:
+    """Two libraries' logs of ``(kind, key, value)`` entries: the same kinds and keys in the same order, array
+    values close (``tolerance`` for ``np.testing.assert_allclose``), every other value equal."""
+    assert [entry[:2] for entry in ours] == [entry[:2] for entry in theirs]
+    for a, b in zip(ours, theirs, strict=True):
+        if isinstance(a[2], np.ndarray):
+            np.testing.assert_allclose(a[2], b[2], **tolerance)
+        else:
+            assert a[2] == b[2], (a, b)
+
+
+def warning_texts(caught: list) -> list[str]:
+    """The messages of recorded warnings, without torch's "(Triggered internally at ...)" source suffix."""
+    return [str(w.message).split(" (Triggered internally at")[0] for w in caught]

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import tg, torch, warning_texts
 
 
 def _leaf(lib, n: int = 2):
@@ -201,7 +201,7 @@ def _outcome(program, lib):
         except Exception as exc:  # noqa: BLE001 - the error itself is compared
             result = (type(exc).__name__, str(exc))
     # (torch appends where in its C++ a warning was raised: not part of what the user is told)
-    return result, [str(w.message).split(" (Triggered internally at")[0] for w in caught]
+    return result, warning_texts(caught)
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -222,7 +222,7 @@ def test_float_of_a_tensor_that_requires_grad_warns_once():
                 float(x), float(x * 2), x.item(), int(x), float(lib.ones(()))
         finally:
             lib.set_warn_always(always)
-        return [str(w.message).split(" (Triggered internally at")[0] for w in caught]
+        return warning_texts(caught)
 
     assert messages(tg) == messages(torch)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import tg, torch, warning_texts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ops"))
 from test_random_views_vs_torch import _apply  # noqa: E402 - the view operations, drawn the same way
@@ -99,7 +99,7 @@ def _run(lib, case: tuple) -> tuple:
                         None if w.grad is None else w.grad.item()))
         except Exception as exc:  # noqa: BLE001 - the error itself is compared
             log.append(("error", type(exc).__name__, str(exc).split("\n")[0]))
-    return log, [str(m.message).split(" (Triggered internally at")[0] for m in caught]
+    return log, warning_texts(caught)
 
 
 @pytest.mark.parametrize("seed", range(N_CASES))

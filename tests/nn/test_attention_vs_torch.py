@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _lib import raised, recorded_graph, tg, torch
+from _lib import raised, recorded_graph, tg, torch, warning_texts
 
 N_CASES = 160
 
@@ -218,7 +218,7 @@ def _refusal(lib, name: str):
     with attention.sdpa_kernel([attention.SDPBackend.FLASH_ATTENTION]), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         error = raised(lib, lambda L: L.nn.functional.scaled_dot_product_attention(*args, **kwargs))
-    return error, [str(w.message).split(" (Triggered internally")[0] for w in caught]
+    return error, warning_texts(caught)
 
 
 @pytest.mark.parametrize("name", sorted(_REFUSED))

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _lib import recorded_graph, tg, torch
+from _lib import recorded_graph, tg, torch, warning_texts
 
 
 def mod(name, *args, **kwargs):
@@ -138,7 +138,7 @@ def _outcome(case, lib):
             result = (type(exc).__name__, str(exc))
         finally:
             lib.set_warn_always(always)
-    messages = [str(w.message).split(" (Triggered internally at")[0] for w in caught]
+    messages = warning_texts(caught)
     return result, messages
 
 

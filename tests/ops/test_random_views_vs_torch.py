@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import tg, torch, warning_texts
 
 N_CASES = 600
 _OPS = ("reshape", "view", "permute", "transpose", "t", "T", "mT", "flatten", "unflatten", "squeeze", "unsqueeze",
@@ -83,7 +83,7 @@ def _run(lib, case: tuple) -> tuple:
             log.append(("error", type(exc).__name__, str(exc).split("\n")[0]))
         finally:
             lib.set_warn_always(always)
-    return log, [str(w.message).split(" (Triggered internally at")[0] for w in caught]
+    return log, warning_texts(caught)
 
 
 @pytest.mark.parametrize("seed", range(N_CASES))
