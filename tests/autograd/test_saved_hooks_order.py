@@ -15,12 +15,7 @@ from _lib import tg, torch
 from opinfo import op_db
 from opinfo.core import Call, flatten_outputs, resolve
 
-KNOWN_DIFFERENT = {
-    ("nn.functional.batch_norm.train", 0): "PyTorch packs the running statistics before the forward updates them "
-                                           "in place; tracegrad records its node, and packs, after the kernel",
-    ("nn.functional.batch_norm.train", 1): "PyTorch packs the running statistics before the forward updates them "
-                                           "in place; tracegrad records its node, and packs, after the kernel",
-}
+KNOWN_DIFFERENT: dict = {}
 
 
 def _events(lib, op, index: int) -> list:

@@ -359,6 +359,10 @@ class OpDef:
         self.meta = tuple(meta)
         kind = self.schema.kind
         self.is_inplace = kind is SchemaKind.inplace
+        # An operator that writes into some of its inputs without returning them (batch norm's running statistics,
+        # ``Tensor(a!)`` on a parameter): PyTorch's generated code packs the saved inputs before its kernel runs,
+        # so a pack hook sees them, and a copying one keeps them, as they were before the write.
+        self.packs_inputs_first = kind is SchemaKind.mutable and bool(self.save_spec)
         self.is_view = self.schema.is_view and not self.is_inplace
         self.returns_list = bool(self.schema.returns) and self.schema.returns[0].type.startswith("Tensor[]")
         self.n_returns = len(self.schema.returns)
@@ -463,6 +467,7 @@ class OpDef:
         record = requires_grad and STATE.grad_enabled
         if self.is_inplace:
             return self._eager_inplace(args, arrays, record)
+        packed = self._save_inputs(args) if record and self.packs_inputs_first else None
         try:
             result = self.kernel(*arrays)
         except ValueError as exc:  # NumPy's broadcasting error in PyTorch's words
@@ -483,7 +488,7 @@ class OpDef:
             if self.is_view:
                 _views.make_view(out, args[0], self, args, 0)
             if record:
-                self._record(args, outs)
+                self._record(args, outs, packed)
             if STATE.observed:
                 emit_op_call(self.public_name, outs, record)
             return out
@@ -494,7 +499,7 @@ class OpDef:
             for k, o in enumerate(outs):
                 _views.make_view(o, args[0], self, args, k)
         if record:
-            self._record(args, tuple(o for o in outs if o.__class__ is Tensor))
+            self._record(args, tuple(o for o in outs if o.__class__ is Tensor), packed)
         if STATE.observed:
             emit_op_call(self.public_name, outs, record)
         return outs if self.returns_list else _return_tuple(self, outs)  # Tensor[]: a tuple in Python, as torch
@@ -567,7 +572,16 @@ class OpDef:
         node._out_meta = None
         return node
 
-    def _record(self, args: tuple, outs: tuple) -> Node | None:
+    def _save_inputs(self, args: tuple) -> list:
+        """The saved values that are inputs, packed in the node's order (outputs' slots left None)."""
+        saved = [None] * len(self.save_spec)
+        for k in self.pack_order or range(len(saved)):
+            (kind, idx), cond = self.save_spec[k], self.save_conditions[k]
+            if kind != "out" and (cond < 0 or _needs_grad(args[cond])):
+                saved[k] = _save(args, (), kind, idx)
+        return saved
+
+    def _record(self, args: tuple, outs: tuple, packed: list | None = None) -> Node | None:
         nondiff = self.nondiff_outputs
         # Like PyTorch, no node (and no sequence number) for a call none of whose outputs can have a gradient
         # (a comparison, ``any``, a cast to an integer dtype).
@@ -590,7 +604,12 @@ class OpDef:
         if n != 1:
             node._n_out = n
         node._out_meta = tuple([(o._data.shape, o._data.dtype) for o in outs])
-        if self.save_spec:
+        if packed is not None:  # the inputs were packed before the kernel; now the outputs
+            for k, ((kind, idx), cond) in enumerate(zip(self.save_spec, self.save_conditions)):
+                if kind == "out" and (cond < 0 or _needs_grad(args[cond])):
+                    packed[k] = _save(args, outs, kind, idx)
+            node._saved = tuple(packed)
+        elif self.save_spec:
             if self.pack_order is None:
                 node._saved = tuple([_save(args, outs, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
                                      for (kind, idx), cond in zip(self.save_spec, self.save_conditions)])

@@ -522,8 +522,8 @@ def _bn_jvp(args, outs, tangents):
 
 
 batch_norm_train = defop(
-    "_nn_batch_norm_train(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-    "Tensor? running_var, float momentum, float eps, bool training=True) -> (Tensor, Tensor, Tensor)",
+    "_nn_batch_norm_train(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean, "
+    "Tensor(b!)? running_var, float momentum, float eps, bool training=True) -> (Tensor, Tensor, Tensor)",
     _bn_train_kernel,
     vjp=_bn_train_vjp,
     saves=("input", "weight", "running_mean", "running_var", "result1", "result2"),
