@@ -199,6 +199,7 @@ def _filled(name: str, fill_name: str | None, make, shape: tuple, np_dtype) -> n
 def _into_out(result: Tensor, out):
     if out is None:
         return result
+    out._before_write()
     out._data = result._data
     out._bump_version()
     return out

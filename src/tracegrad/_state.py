@@ -16,7 +16,7 @@ import itertools
 class _State:
     __slots__ = ("grad_enabled", "special", "_stack", "observed", "observed_ops", "_anomaly", "_inference",
                  "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq",
-                 "in_formula", "_profiler")
+                 "in_formula", "_profiler", "before_write")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -36,6 +36,8 @@ class _State:
         self.in_formula = False
         self._seq = itertools.count()
         self._profiler = None  # the collector of an active autograd profiler (tracegrad._profiling)
+        # Called with a tensor just before an operator writes into it in place (allow_mutation_on_saved_tensors)
+        self.before_write = None
 
     def refresh(self) -> None:
         """Recompute ``special``; call after mutating ``stack`` in place."""

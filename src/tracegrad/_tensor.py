@@ -107,6 +107,12 @@ class Tensor:
         vc = self._vc
         return 0 if vc is None else vc[0]
 
+    def _before_write(self) -> None:
+        """Called just before this tensor is written in place (see autograd/mutation_on_saved.py)."""
+        hook = STATE.before_write
+        if hook is not None:
+            hook(self)
+
     def _bump_version(self) -> None:
         vc = self._vc
         if vc is None:
@@ -244,6 +250,7 @@ class Tensor:
 
     def set_(self, source: Tensor | None = None, *args) -> Tensor:
         """Make this tensor use ``source``'s storage; the tensor gets a fresh gradient accumulator."""
+        self._before_write()
         if source is None:
             self._data = self._data[:0].copy()
         else:

@@ -16,7 +16,8 @@ from .edges import gradient_edge
 from .node import RemovableHandle
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks",
-           "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook"]
+           "save_on_cpu", "disable_saved_tensors_hooks", "register_multi_grad_hook",
+           "allow_mutation_on_saved_tensors"]
 
 
 class Node(abc.ABC):  # noqa: B024 - a virtual base: membership comes from __subclasshook__
@@ -192,3 +193,7 @@ def _will_engine_execute_node(node) -> bool:
                            "tensors: _will_engine_execute_node cannot tell whether their AccumulateGrad nodes run "
                            "because we are currently running autograd.grad()")
     return task.will_execute(node)
+
+
+# (at the end: that module builds on saved_tensors_hooks above)
+from .mutation_on_saved import allow_mutation_on_saved_tensors  # noqa: E402

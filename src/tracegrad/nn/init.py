@@ -35,6 +35,7 @@ __all__ = [
 
 
 def _write(tensor: Tensor, values) -> Tensor:
+    tensor._before_write()
     np.copyto(tensor._data, np.asarray(values), casting="unsafe")
     tensor._bump_version()
     return tensor

@@ -65,6 +65,7 @@ def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Te
         raise RuntimeError("cannot resize variables that require grad")
     shape = tuple(the_template._data.shape)
     old = input._data
+    input._before_write()
     if old.shape != shape:
         n = int(np.prod(shape, dtype=np.int64))
         flat = np.zeros(n, dtype=old.dtype)

@@ -523,6 +523,8 @@ class OpDef:
 
                 # PyTorch saves ``self.clone()``: a recorded copy, so double backward reaches self's history.
                 original = clone(target)
+        if STATE.before_write is not None:
+            STATE.before_write(target)
         try:
             self.kernel(*arrays)
         except ValueError as exc:

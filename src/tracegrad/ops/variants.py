@@ -48,6 +48,7 @@ def _store(dst: Tensor, src: Tensor) -> None:
     from .registry import check_no_internal_overlap
 
     check_no_internal_overlap(dst._data)
+    dst._before_write()
     data = src._data
     if data.dtype != dst._data.dtype and not _can_cast_like_torch(data.dtype, dst._data.dtype):
         raise RuntimeError(f"result type {scalar_type_name(data.dtype)} can't be cast to the "

@@ -74,6 +74,7 @@ class Adagrad(Optimizer):
                 acc += grad * grad
                 std = np.sqrt(acc)
                 std += eps
+                p._before_write()
                 param += (-clr) * grad / std
                 p._bump_version()
         return loss

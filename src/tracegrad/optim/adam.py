@@ -86,6 +86,7 @@ class Adam(Optimizer):
                     continue
                 state = self._state_for(p, amsgrad)
                 param = p._data
+                p._before_write()  # (AdamW's decay writes first)
                 grad = p._grad._data
                 if maximize:
                     grad = -grad

@@ -221,6 +221,7 @@ class Optimizer:
                         g.detach_()
                     else:
                         g._rg = False
+                    g._before_write()
                     g._data[...] = 0
                     g._bump_version()
 

@@ -64,6 +64,7 @@ class RMSprop(Optimizer):
                     if centered:
                         state["grad_avg"] = zeros_state(p)
                 param = p._data
+                p._before_write()
                 grad = p._grad._data
                 if group["maximize"]:
                     grad = -grad

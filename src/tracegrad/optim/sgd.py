@@ -65,6 +65,7 @@ class SGD(Optimizer):
                     g = p._grad
                     if g is not None:
                         d = p._data
+                        p._before_write()
                         d -= self._scaled(g._data, lr)
                         p._bump_version()
                 continue
@@ -107,5 +108,6 @@ class SGD(Optimizer):
                     b += (1 - dampening) * grad
                     buf._bump_version()
                 grad = grad + momentum * buf._data if nesterov else buf._data
+            p._before_write()
             p._data -= lr * grad
             p._bump_version()

@@ -130,6 +130,7 @@ class _BatchNorm(_NormBase):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked._before_write()
             self.num_batches_tracked._data += 1
             self.num_batches_tracked._bump_version()
             factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum

@@ -73,6 +73,7 @@ class Embedding(Module):
 
     def _fill_padding_idx_with_zero(self) -> None:
         if self.padding_idx is not None:
+            self.weight._before_write()
             self.weight._data[self.padding_idx] = 0
             self.weight._bump_version()
 
@@ -162,6 +163,7 @@ class EmbeddingBag(Module):
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:  # the padding row starts (and, without gradient, stays) zero
+            self.weight._before_write()
             self.weight._data[self.padding_idx] = 0
             self.weight._bump_version()
 

@@ -53,6 +53,7 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, forea
         return
     coef = np.minimum(float(max_norm) / (total_norm._data + 1e-6), 1.0)
     for g in grads:
+        g._before_write()
         g._data *= coef.astype(g._data.dtype)
         g._bump_version()
 
@@ -88,5 +89,6 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float, f
     clip_value = float(clip_value)
     for p in _as_list(parameters):
         if p._grad is not None:
+            p._grad._before_write()
             np.clip(p._grad._data, -clip_value, clip_value, out=p._grad._data)
             p._grad._bump_version()

@@ -418,6 +418,7 @@ def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_typ
         else np.sqrt((w[rows] * w[rows]).sum(axis=1))
     )
     scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    weight._before_write()
     w[rows] *= scale[:, None].astype(w.dtype)
     weight._bump_version()
 
@@ -574,6 +575,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         prev = STATE.grad_enabled
         STATE.grad_enabled = False
         try:
+            n._before_write()
             np.maximum(n._data, eps, out=n._data)  # the clamp changes values but not the gradient path
             n._bump_version()
         finally:

@@ -668,6 +668,7 @@ def instance_norm(
         out = batch_norm_train(folded, w, b, rm, rv, momentum, eps)[0]
         for src, tiled in ((running_mean, rm), (running_var, rv)):
             if src is not None:
+                src._before_write()
                 src._data[...] = tiled._data.reshape(n, c).mean(axis=0)
                 src._bump_version()
     else:
