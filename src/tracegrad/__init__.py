@@ -139,6 +139,18 @@ _export_public()
 
 
 from . import _C  # noqa: E402
+from ._legacy_types import (  # noqa: E402,F401
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    set_default_tensor_type,
+)
 from ._runtime import (  # noqa: E402,F401
     are_deterministic_algorithms_enabled,
     get_default_device,

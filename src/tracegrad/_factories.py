@@ -141,16 +141,6 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return _wrap(array)
 
 
-def legacy_tensor_constructor(data=None, *args, **kwargs) -> Tensor:
-    if data is None:
-        return _wrap(np.zeros((0,), dtype=_dt.DEFAULT.value.np))
-    if isinstance(data, int) and not isinstance(data, bool):
-        return empty(data, *args)
-    if isinstance(data, Tensor):
-        return data
-    return tensor(data, dtype=_dt.DEFAULT.value)
-
-
 # ---- filled -----------------------------------------------------------------------------------------------
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:

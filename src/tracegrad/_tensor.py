@@ -45,12 +45,16 @@ class Tensor:
     _fw_grads = None  # forward-AD tangents: dict level -> Tensor
     _retains_grad = False
 
-    def __init__(self, data=None, *args, **kwargs) -> None:
-        # ``torch.Tensor(...)`` legacy constructor: accept data or sizes.
-        from . import _factories
+    def __init__(self, *args, **kwargs) -> None:
+        # ``torch.Tensor(...)``: PyTorch's legacy constructor, in the default dtype (see _legacy_types.py). It
+        # may return an alias of a tensor argument, whose attributes (graph node, view base) this one takes.
+        from ._legacy_types import legacy_new
+        from .backend.dtypes import get_default_dtype
 
-        src = _factories.legacy_tensor_constructor(data, *args, **kwargs)
+        src = legacy_new(get_default_dtype(), args, kwargs)
         _init_from(self, src._data)
+        self._rg, self._gfn, self._vc = src._rg, src._gfn, src._vc
+        self.__dict__.update(src.__dict__)
 
     # ---- autograd attributes ---------------------------------------------------------------------------
 

@@ -127,7 +127,7 @@ def install() -> None:
         "contiguous": _contiguous,
         "backward": _backward, "register_hook": _register_hook, "retain_grad": _retain_grad,
         "register_post_accumulate_grad_hook": _register_post_accumulate_grad_hook,
-        "to": _to, "type": _type, "float": _caster("float32"), "double": _caster("float64"),
+        "to": _to, "type": _type, "new": _legacy_new, "float": _caster("float32"), "double": _caster("float64"),
         "half": _caster("float16"), "long": _caster("int64"), "int": _caster("int32"), "bool": _caster("bool"),
         "byte": _caster("uint8"), "short": _caster("int16"), "char": _caster("int8"),
         "cpu": lambda self, *a, **k: self, "cuda": _cuda, "numpy": Tensor.numpy, "type_as": _type_as,
@@ -354,17 +354,22 @@ def _caster(name):
 
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
+    from ._legacy_types import legacy_type_dtype
     from .autograd.saved import type_string
     from .backend.dtypes import to_dtype
     from .ops import creation
 
     if dtype is None:
         return type_string(self)
-    if isinstance(dtype, str) and dtype.startswith("torch."):
-        mapping = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
-                   "LongTensor": "int64", "IntTensor": "int32", "BoolTensor": "bool", "ByteTensor": "uint8"}
-        dtype = mapping[dtype.split(".")[-1]]
-    return creation.to_dtype(self, to_dtype(dtype))
+    legacy = legacy_type_dtype(dtype)  # torch.FloatTensor, or "torch.FloatTensor"
+    return creation.to_dtype(self, legacy if legacy is not None else to_dtype(dtype))
+
+
+def _legacy_new(self, *args, **kwargs):
+    """``Tensor.new``: the legacy constructor in this tensor's dtype."""
+    from ._legacy_types import legacy_new
+
+    return legacy_new(self.dtype, args, kwargs)
 
 
 def _type_as(self, other):
