@@ -1,0 +1,85 @@
+"""Shared machinery of the element-wise optimizers (Adadelta, Adamax, ASGD, NAdam, RAdam, Rprop).
+
+Each of them runs PyTorch's single-tensor update: state is created lazily per parameter, then one NumPy update
+rule runs per parameter that has a gradient. Subclasses supply ``_init_state`` and ``_update``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from .optimizer import Optimizer
+
+__all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
+
+# What ``torch.optim.optimizer._get_capturable_supported_devices`` lists; a CPU-only library supports none.
+_CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+
+
+def lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
+    """In-place ``start.lerp_(end, weight)`` with PyTorch's two-sided formula (exact at both ends)."""
+    if abs(weight) < 0.5:
+        start += weight * (end - start)
+    else:
+        start[...] = end - (end - start) * (1 - weight)
+
+
+def begin_write(p: Tensor, group: dict[str, Any]) -> None:
+    """Call just before the first in-place write to ``p``. With ``differentiable=True`` PyTorch runs the update
+    under autograd, so writing into a leaf that requires grad fails there; we reproduce that error."""
+    if group.get("differentiable") and p.requires_grad and p.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    p._before_write()
+
+
+def decay_in_place(p: Tensor, group: dict[str, Any], factor: float) -> None:
+    """Decoupled weight decay: ``p *= factor`` as its own in-place write (its own version bump)."""
+    begin_write(p, group)
+    p._data *= factor
+    p._bump_version()
+
+
+class PerParamOptimizer(Optimizer):
+    """An optimizer whose step updates each parameter independently of the others."""
+
+    # How PyTorch's capturable device check names the tensors it looked at, and whether it lists "xla".
+    _capturable_what: str = "params and state_steps"
+    _capturable_xla: bool = True
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+
+    def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    self._init_state(p, group, state)
+                if group["capturable"]:
+                    devices = _CAPTURABLE_DEVICES if self._capturable_xla else _CAPTURABLE_DEVICES[:-1]
+                    raise AssertionError(
+                        f"If capturable=True, {self._capturable_what} must be on supported devices: {devices}."
+                    )
+                grad = p._grad._data
+                if group["maximize"]:
+                    grad = -grad
+                self._update(p, grad, state, group)
+                p._bump_version()
+        return loss

@@ -1,0 +1,73 @@
+"""Adadelta (weight decay, maximize), following PyTorch's single-tensor update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from ._per_param import PerParamOptimizer, begin_write
+from .optimizer import check_hparam, step_tensor, zeros_state
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(PerParamOptimizer):
+    _capturable_xla = False  # PyTorch's Adadelta asks for the device list without XLA
+
+    def __init__(
+        self,
+        params,
+        lr: float = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        capturable: bool = False,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        check_hparam(lr, "learning rate")
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not eps >= 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not weight_decay >= 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(
+            lr=lr,
+            rho=rho,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            capturable=capturable,
+            foreach=foreach,
+            differentiable=differentiable,
+        )
+        super().__init__(params, defaults)
+
+    def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
+        state["step"] = step_tensor()
+        state["square_avg"] = zeros_state(p)
+        state["acc_delta"] = zeros_state(p)
+
+    def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
+        rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
+        state["step"]._data += 1
+        param = p._data
+        if wd != 0:
+            grad = grad + wd * param
+        square_avg = state["square_avg"]._data
+        acc_delta = state["acc_delta"]._data
+        square_avg *= rho
+        square_avg += (1 - rho) * grad * grad
+        std = np.sqrt(square_avg + eps)
+        delta = np.sqrt(acc_delta + eps)
+        delta /= std
+        delta *= grad
+        acc_delta *= rho
+        acc_delta += (1 - rho) * delta * delta
+        begin_write(p, group)
+        param += (-group["lr"]) * delta

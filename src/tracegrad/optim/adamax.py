@@ -1,0 +1,65 @@
+"""Adamax (the infinity-norm variant of Adam), following PyTorch's single-tensor update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from ._per_param import PerParamOptimizer, begin_write, lerp_
+from .adam import check_adam_hparams
+from .optimizer import step_tensor, zeros_state
+
+__all__ = ["Adamax"]
+
+
+class Adamax(PerParamOptimizer):
+    def __init__(
+        self,
+        params,
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        check_adam_hparams(lr, betas, eps, weight_decay)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
+        super().__init__(params, defaults)
+
+    def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
+        state["step"] = step_tensor()
+        state["exp_avg"] = zeros_state(p)
+        state["exp_inf"] = zeros_state(p)
+
+    def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
+        beta1, beta2 = group["betas"]
+        wd = group["weight_decay"]
+        state["step"]._data += 1
+        param = p._data
+        if wd != 0:
+            grad = grad + wd * param
+        exp_avg = state["exp_avg"]._data
+        exp_inf = state["exp_inf"]._data
+        lerp_(exp_avg, grad, 1 - beta1)
+        exp_inf *= beta2
+        norm = np.abs(grad)
+        norm += group["eps"]
+        np.maximum(exp_inf, norm, out=exp_inf)
+        clr = group["lr"] / (1 - beta1 ** float(state["step"]._data))
+        begin_write(p, group)
+        param += (-clr) * exp_avg / exp_inf

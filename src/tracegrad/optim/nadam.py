@@ -1,0 +1,91 @@
+"""NAdam (Nesterov-accelerated Adam, with momentum decay and optional decoupled weight decay), following
+PyTorch's single-tensor update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap
+from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
+from .adam import check_adam_hparams
+from .optimizer import step_tensor, zeros_state
+
+__all__ = ["NAdam"]
+
+
+class NAdam(PerParamOptimizer):
+    _capturable_what = "params, mu_products and state_steps"
+
+    def __init__(
+        self,
+        params,
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        check_adam_hparams(lr, betas, eps, weight_decay)
+        if not momentum_decay >= 0.0:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum_decay=momentum_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+        )
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("decoupled_weight_decay", False)
+
+    def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
+        state["step"] = step_tensor()
+        state["mu_product"] = _wrap(np.ones((), dtype=np.float32))
+        state["exp_avg"] = zeros_state(p)
+        state["exp_avg_sq"] = zeros_state(p)
+
+    def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
+        beta1, beta2 = group["betas"]
+        lr, wd, momentum_decay = group["lr"], group["weight_decay"], group["momentum_decay"]
+        state["step"]._data += 1
+        step = float(state["step"]._data)
+        bias_correction2 = 1 - beta2**step
+        param = p._data
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                decay_in_place(p, group, 1 - lr * wd)
+            else:
+                grad = grad + wd * param
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+        mu_product = state["mu_product"]._data
+        mu_product *= mu  # accumulated in float32, as PyTorch's state tensor is
+        exp_avg = state["exp_avg"]._data
+        exp_avg_sq = state["exp_avg_sq"]._data
+        lerp_(exp_avg, grad, 1 - beta1)
+        exp_avg_sq *= beta2
+        exp_avg_sq += (1 - beta2) * grad * grad
+        denom = np.sqrt(exp_avg_sq / bias_correction2)
+        denom += group["eps"]
+        mu_product_value = float(mu_product)
+        mu_product_next = mu_product_value * mu_next
+        begin_write(p, group)
+        param += (-lr * (1.0 - mu) / (1.0 - mu_product_value)) * grad / denom
+        param += ((-lr * mu_next) / (1.0 - mu_product_next)) * exp_avg / denom

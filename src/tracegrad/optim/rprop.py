@@ -1,0 +1,62 @@
+"""Rprop (resilient backpropagation), following PyTorch's single-tensor update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap
+from ._per_param import PerParamOptimizer, begin_write
+from .optimizer import check_hparam, step_tensor, zeros_state
+
+__all__ = ["Rprop"]
+
+
+class Rprop(PerParamOptimizer):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-2,
+        etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50),
+        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
+        check_hparam(lr, "learning rate")
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        defaults = dict(
+            lr=lr,
+            etas=etas,
+            step_sizes=step_sizes,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            capturable=capturable,
+        )
+        super().__init__(params, defaults)
+
+    def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
+        state["step"] = step_tensor()
+        state["prev"] = zeros_state(p)
+        state["step_size"] = _wrap(np.full_like(p._grad._data, group["lr"]))
+
+    def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
+        etaminus, etaplus = group["etas"]
+        step_size_min, step_size_max = group["step_sizes"]
+        state["step"]._data += 1
+        prev = state["prev"]._data
+        step_size = state["step_size"]._data
+        sign = np.sign(grad * prev)
+        # the sign of grad * prev picks the factor: grow on agreement, shrink on a sign change
+        factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, 1)).astype(sign.dtype, copy=False)
+        step_size *= factor
+        np.clip(step_size, step_size_min, step_size_max, out=step_size)
+        grad = np.where(factor == factor.dtype.type(etaminus), 0, grad).astype(grad.dtype, copy=False)
+        begin_write(p, group)
+        p._data += -(np.sign(grad) * step_size)
+        prev[...] = grad
