@@ -53,6 +53,10 @@ CASES = {
     "type(class)": (lambda L: L.ones(2).type(L.DoubleTensor), True),
     "type(string)": (lambda L: L.ones(2).type("torch.LongTensor"), True),
     "type() name": (lambda L: L.LongTensor([1]).type(), True),
+    "new_zeros(sizes)": (lambda L: L.ones(2).new_zeros(2, 3), True),
+    "new_zeros(a Size)": (lambda L: L.ones(2).new_zeros(L.Size([1, 2])), True),
+    "new_ones(sizes)": (lambda L: L.ones(2, dtype=L.int64).new_ones(2, 1), True),
+    "new_empty(sizes)": (lambda L: L.ones(2).new_empty(1, 2), False),
 }
 
 ERRORS = {

@@ -172,7 +172,9 @@ def empty_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kwargs) 
     return full_like(t, 0, dtype=dtype, requires_grad=requires_grad)
 
 
-def new_zeros(t: Tensor, size, *, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
+def new_zeros(t: Tensor, *size, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    if len(size) == 1:  # (a size given as one sequence, or one int)
+        size = size[0]
     if isinstance(size, int):
         size = (size,)
     out = _wrap(np.zeros(tuple(size), dtype=_np_dtype(dtype) or t._data.dtype))
