@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .ops.linalg import LINALG, LinAlgError
+from .ops.linalg_extra import LINALG_EXTRA
 
 norm = LINALG["norm"]
 vector_norm = LINALG["vector_norm"]
@@ -28,5 +29,17 @@ vecdot = LINALG["vecdot"]
 cross = LINALG["cross"]
 matmul = LINALG["matmul"]
 diagonal = LINALG["diagonal"]
+lu_factor = LINALG_EXTRA["lu_factor"]
+lu_factor_ex = LINALG_EXTRA["lu_factor_ex"]
+lu = LINALG_EXTRA["lu"]
+lu_solve = LINALG_EXTRA["lu_solve"]
+solve_ex = LINALG_EXTRA["solve_ex"]
+lstsq = LINALG_EXTRA["lstsq"]
+matrix_exp = LINALG_EXTRA["matrix_exp"]
+tensorinv = LINALG_EXTRA["tensorinv"]
+tensorsolve = LINALG_EXTRA["tensorsolve"]
+vander = LINALG_EXTRA["vander"]
+cond = LINALG_EXTRA["cond"]
+householder_product = LINALG_EXTRA["householder_product"]
 
-__all__ = ["LinAlgError", *sorted(k for k in LINALG if k != "LinAlgError")]
+__all__ = ["LinAlgError", *sorted({*LINALG, *LINALG_EXTRA} - {"LinAlgError"})]

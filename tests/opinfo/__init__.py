@@ -6,7 +6,18 @@
 
 from __future__ import annotations
 
-from . import db_attention, db_binary, db_fractional, db_linalg, db_nn, db_reductions, db_shape, db_unary, db_views
+from . import (
+    db_attention,
+    db_binary,
+    db_fractional,
+    db_linalg,
+    db_linalg_extra,
+    db_nn,
+    db_reductions,
+    db_shape,
+    db_unary,
+    db_views,
+)
 from .core import OpInfo
 
 _NN = "nn.functional."
@@ -49,7 +60,7 @@ REQUIRED_OPS: tuple[str, ...] = _words(
     )
 )
 
-op_db: list[OpInfo] = [*db_unary.OPS, *db_binary.OPS, *db_reductions.OPS, *db_linalg.OPS, *db_shape.OPS, *db_views.OPS, *db_nn.OPS,
+op_db: list[OpInfo] = [*db_unary.OPS, *db_binary.OPS, *db_reductions.OPS, *db_linalg.OPS, *db_linalg_extra.OPS, *db_shape.OPS, *db_views.OPS, *db_nn.OPS,
                          *db_attention.OPS, *db_fractional.OPS]
 
 _ids = [op.id for op in op_db]

@@ -13,6 +13,7 @@ from . import (
     indexing,
     linalg,
     linalg_core,
+    linalg_extra,
     namespace_extras,
     nn_ops,
     pointwise,
@@ -33,8 +34,8 @@ from . import (
 )
 
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
-           linalg, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns, special_bessel,
-           special_polynomials, extra_math, statistics, windows,
+           linalg, linalg_extra, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns,
+           special_bessel, special_polynomials, extra_math, statistics, windows,
            namespace_extras]
 
 raw_backward.install()

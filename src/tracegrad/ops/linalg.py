@@ -1437,7 +1437,7 @@ def _solve_vjp(ctx, g, _g_LU=None, _g_pivots=None, _g_info=None):
     if need[0]:
         Xm = unsqueeze(X, -1) if vector else X
         gA = neg(matmul(gB, _mT(Xm)) if left else matmul(_mT(Xm), gB))
-    return gA, ((squeeze(gB, [-1]) if vector else gB) if need[1] else None)
+    return gA, ((squeeze(gB, -1) if vector else gB) if need[1] else None)
 
 
 def _solve_jvp(args, outs, tangents):

@@ -1,0 +1,767 @@
+"""More of ``torch.linalg``: LU factorisation and solves, lstsq, matrix_exp, householder_product, and the
+composites built on them (tensorinv, tensorsolve, vander, cond).
+
+Backward rules follow PyTorch's FunctionsManual (linalg_lu_backward, linalg_lu_solve_LU, lstsq through pinv,
+the block-matrix Fréchet derivative of exp), written with dispatched ops so that gradients are differentiable
+again and record PyTorch's nodes. Composites call the same operators as PyTorch's C++ composites, so their
+graphs have PyTorch's nodes by construction.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..return_types import return_type
+from .linalg import (
+    LinAlgError,
+    _batch_prefix,
+    _check_float,
+    _check_square,
+    _f_contiguous,
+    _linalg_solve_ex,
+    _lu_solve_kernel,
+    _out_of,
+    _tname,
+    linalg_inv_ex,
+    linalg_pinv,
+    linalg_solve,
+    linalg_solve_triangular,
+    linalg_svd,
+    linalg_svdvals,
+    matrix_norm,
+    pinv_backward,
+)
+from .linalg import (
+    linalg_lu_solve as _lu_solve_b_only,
+)
+from .lu import lu_factor as _getrf
+from .lu import permute_rows
+from .registry import defop
+from .unary import unsupported
+
+_LuFactor = return_type("linalg_lu_factor", ["LU", "pivots"])
+_LuFactorEx = return_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+_Lu = return_type("linalg_lu", ["P", "L", "U"])
+_LuUnpack = return_type("lu_unpack", ["P", "L", "U"])
+_SolveEx = return_type("linalg_solve_ex", ["result", "info"])
+_Lstsq = return_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+# ---- LU factorisation --------------------------------------------------------------------------------------
+
+
+def _zero_pivot_message(name: str, a: np.ndarray, info: np.ndarray) -> str:
+    first = int(np.flatnonzero(info.reshape(-1))[0])
+    i = int(info.reshape(-1)[first])
+    return (f"{name}: {_batch_prefix(a, first)}U[{i},{i}] is zero and using it on lu_solve would result in a "
+            "division by zero. If you still want to perform the factorization, consider calling "
+            "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+
+
+def _lu_checks(name: str, a: np.ndarray, pivot: bool) -> None:
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(a.shape)} instead")
+    if a.dtype.kind not in "fc":
+        raise unsupported("lu_cpu", a.dtype)
+    if not pivot:  # PyTorch's CPU backend (LAPACK getrf) always pivots
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+
+
+def _lu_factor_ex_kernel(a, pivot=True, check_errors=False):
+    # torch names this check after the old torch.lu_factor
+    _lu_checks("torch.lu_factor", a, pivot)
+    lu, pivots, info = _getrf(a)
+    if check_errors and info.any():
+        raise RuntimeError(_zero_pivot_message("torch.linalg.lu_factor_ex", a, info))
+    return _f_contiguous(lu), pivots, info
+
+
+def _unpack(lu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(L, U) of a packed factorisation: L unit lower m x k, U upper k x n."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    L = np.tril(lu[..., :, :k], -1)
+    L[..., range(k), range(k)] = 1
+    return L, np.triu(lu[..., :k, :])
+
+
+def _perm_matrix(pivots: np.ndarray, m: int, dtype) -> np.ndarray:
+    """P with A = P L U: the interchanges applied in reverse order to the identity's rows."""
+    eye = np.broadcast_to(np.eye(m, dtype=dtype), pivots.shape[:-1] + (m, m))
+    if pivots.shape[-1] < m:  # wide A: the rows past min(m, n) are never pivot rows
+        pivots = np.concatenate([pivots, np.broadcast_to(np.arange(pivots.shape[-1] + 1, m + 1, dtype=pivots.dtype),
+                                                         pivots.shape[:-1] + (m - pivots.shape[-1],))], -1)
+    return permute_rows(eye, pivots, inverse=True)
+
+
+def lu_unpack_backward(gL: Tensor, gU: Tensor, m: int, n: int) -> Tensor:
+    """PyTorch's lu_unpack_backward: L's strict lower part and U's upper part, padded to LU's m x n."""
+    if m == n:
+        return gL.tril(-1) + gU.triu()
+    if m < n:
+        return _pad_cat(gL.tril(-1), n - m, -1) + gU.triu()
+    return gL.tril(-1) + _pad_cat(gU.triu(), m - n, -2)
+
+
+def _pad_cat(x: Tensor, extra: int, dim: int) -> Tensor:
+    from .shape import cat
+
+    shape = list(x.shape)
+    shape[dim] = extra
+    return cat([x, x.new_zeros(tuple(shape))], dim)
+
+
+def _lu_unpack_kernel(lu, pivots, unpack_data=True, unpack_pivots=True):
+    m = lu.shape[-2]
+    empty = np.empty((0,), dtype=lu.dtype)
+    L, U = _unpack(lu) if unpack_data else (empty, empty)
+    P = _perm_matrix(pivots, m, lu.dtype) if unpack_pivots else empty
+    return P, L, U
+
+
+def _lu_unpack_vjp(ctx, _gP, gL, gU):
+    m, n = ctx.input_shapes[0][-2:]
+    return lu_unpack_backward(gL, gU, m, n)
+
+
+lu_unpack = defop("lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> "
+                  "(Tensor P, Tensor L, Tensor U)", _lu_unpack_kernel, vjp=_lu_unpack_vjp,
+                  differentiable=("LU_data",), nondiff_outputs=(0,), meta=("LU_data_sym_sizes",))
+
+
+def linalg_lu_backward(gL: Tensor, gU: Tensor, P: Tensor, L: Tensor, U: Tensor, pivot: bool) -> Tensor:
+    """PyTorch's linalg_lu_backward: gA = P L^-H [L^H gL o 1_L + gU U^H o 1_U] U^-H (square case; the wide
+    and tall cases add the blocks of U or L outside the square part)."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    Lh, Uh = L.mT, U.mT
+    if m == n:
+        gA = Lh.matmul(gL).tril(-1) + gU.matmul(Uh).triu()
+        gA = linalg_solve_triangular(U.mT, gA, upper=False, left=False)
+        gA = linalg_solve_triangular(L.mT, gA, upper=True, left=True, unitriangular=True)
+    elif m < n:
+        from .shape import cat
+
+        U1 = U.narrow(-1, 0, k)
+        gA = (Lh.matmul(gL) - gU.triu().matmul(Uh)).tril(-1)
+        gA = linalg_solve_triangular(U1.mT, gA, upper=False, left=False)
+        gA = cat([gA + gU.narrow(-1, 0, k).triu(), gU.narrow(-1, k, n - k)], -1)
+        gA = linalg_solve_triangular(L.mT, gA, upper=True, left=True, unitriangular=True)
+    else:
+        from .shape import cat
+
+        L1 = L.narrow(-2, 0, k)
+        gA = (gU.matmul(Uh) - Lh.matmul(gL.tril(-1))).triu()
+        gA = linalg_solve_triangular(L1.mT, gA, upper=True, left=True, unitriangular=True)
+        gA = cat([gA + gL.narrow(-2, 0, k).tril(-1), gL.narrow(-2, k, m - k)], -2)
+        gA = linalg_solve_triangular(U.mT, gA, upper=False, left=False)
+    return P.matmul(gA) if pivot else gA
+
+
+def _lu_factor_ex_vjp(ctx, g, _g_pivots=None, _g_info=None):
+    LU, pivots = ctx.saved_tensors
+    (pivot,) = ctx.attrs
+    P, L, U = lu_unpack(LU, pivots, True, pivot)
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    return linalg_lu_backward(g.narrow(-1, 0, k), g.narrow(-2, 0, k), P, L, U, pivot)
+
+
+linalg_lu_factor_ex = defop("linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> "
+                            "(Tensor LU, Tensor pivots, Tensor info)", _lu_factor_ex_kernel, vjp=_lu_factor_ex_vjp,
+                            saves=("result0", "result1"), attrs=("pivot",), nondiff_outputs=(1, 2))
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, out=None):
+    """(LU, pivots, info): the packed factorisation P L U = A, as LAPACK's getrf returns it."""
+    if out is not None:
+        return _out_of(linalg_lu_factor_ex, (A, pivot, check_errors), out, (0, 1, 2), _LuFactorEx)
+    return _LuFactorEx(*linalg_lu_factor_ex(A, pivot=pivot, check_errors=check_errors))
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
+    """(LU, pivots); raises for an exactly singular matrix (a zero pivot), as PyTorch's composite does."""
+    if out is not None:
+        LU, pivots, info = lu_factor_ex(A, pivot=pivot, out=(*out, A.new_empty((0,), dtype=_int32())))
+    else:
+        LU, pivots, info = linalg_lu_factor_ex(A, pivot=pivot)
+    if bool(info.any()):
+        raise RuntimeError(_zero_pivot_message("torch.linalg.lu_factor", A._data, info._data))
+    return out if out is not None else _LuFactor(LU, pivots)
+
+
+def _int32():
+    from ..backend.dtypes import int32
+
+    return int32
+
+
+def _lu_kernel(a, pivot=True):
+    _lu_checks("linalg.lu", a, pivot)
+    lu, pivots, _ = _getrf(a)
+    L, U = _unpack(lu)
+    return _perm_matrix(pivots, a.shape[-2], a.dtype), L, U
+
+
+def _lu_vjp(ctx, _gP, gL, gU):
+    L, P, U = ctx.saved_tensors  # in the order of ``saves``, PyTorch's
+    return linalg_lu_backward(gL, gU, P, L, U, ctx.attrs[0])
+
+
+linalg_lu = defop("linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)", _lu_kernel,
+                  vjp=_lu_vjp, saves=("result1", "result0", "result2"), attrs=("pivot",), nondiff_outputs=(0,))
+
+
+def lu(A: Tensor, *, pivot: bool = True, out=None):
+    """(P, L, U) with A = P L U."""
+    if out is not None:
+        return _out_of(linalg_lu, (A, pivot), out, (0, 1, 2), _Lu)
+    return _Lu(*linalg_lu(A, pivot=pivot))
+
+
+# ---- lu_solve with a gradient for LU -----------------------------------------------------------------------
+
+
+def _lu_solve_checks(LU, pivots, B, left=True, adjoint=False):
+    if B.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
+    _check_square("linalg.lu_solve", LU, "LU")
+    if LU.dtype != B.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{_tname(LU.dtype)} and B of type {_tname(B.dtype)} instead")
+    if pivots.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    n = LU.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _lu_solve_kernel(LU, pivots, B, left, adjoint)
+
+
+def linalg_lu_solve_LU(gX: Tensor, LU: Tensor, pivots: Tensor, X: Tensor, left: bool, adjoint: bool) -> Tensor:
+    """PyTorch's linalg_lu_solve_LU: the adjoint of X's JVP in (dL, dU), packed as one LU-shaped gradient."""
+    P, L, U = lu_unpack(LU, pivots, True, left == adjoint)
+    if left != adjoint:
+        rhs = -(gX if left else gX.mT).matmul(X.mT if left else X)
+        gR = linalg_solve_triangular(U.mT, rhs, upper=False)
+        gL = linalg_solve_triangular(L.mT, gR.matmul(U.mT), upper=True, left=True, unitriangular=True).tril(-1)
+        return gL + gR.triu()
+    gR = -P.mT.matmul(X if left else X.mT).matmul(gX.mT if left else gX).matmul(P)
+    gR = linalg_solve_triangular(L.mT, gR, upper=True, left=False, unitriangular=True)
+    gU = linalg_solve_triangular(U.mT, L.mT.matmul(gR), upper=False, left=False).triu()
+    return gR.tril(-1) + gU
+
+
+def _lu_solve_vjp(ctx, g):
+    LU, pivots, X = ctx.saved_tensors
+    left, adjoint = ctx.attrs
+    need = ctx.needs_input_grad
+    # PyTorch's generated backward makes the inputs' gradients last to first
+    gB = linalg_lu_solve(LU, pivots, g, left=left, adjoint=not adjoint) if need[1] else None
+    gLU = linalg_lu_solve_LU(g, LU, pivots, X, left, adjoint) if need[0] else None
+    return gLU, gB
+
+
+# The same operator as ops/linalg.py's (which det/solve use with a constant LU), with LU differentiable.
+linalg_lu_solve = defop("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
+                        "bool adjoint=False) -> Tensor", _lu_solve_checks, vjp=_lu_solve_vjp,
+                        saves=("LU", "pivots", "result"), attrs=("left", "adjoint"), differentiable=("LU", "B"))
+assert linalg_lu_solve.node_class.__name__ == _lu_solve_b_only.node_class.__name__
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
+    """(result, info) of A X = B, without raising for a singular A unless ``check_errors``."""
+    if out is not None:
+        return _out_of(_linalg_solve_ex, (A, B, left, check_errors), out, (0, 3), _SolveEx)
+    result, _, _, info = _linalg_solve_ex(A, B, left=left, check_errors=False)
+    if check_errors and bool(info.any()):
+        index = int(np.flatnonzero(info._data.reshape(-1))[0])
+        raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(A._data, index)}The solver failed because the "
+                          "input matrix is singular.")
+    return _SolveEx(result, info)
+
+
+# ---- lstsq -------------------------------------------------------------------------------------------------
+
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _lstsq_kernel(a, b, rcond=None, driver=None):
+    if a.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if b.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if a.dtype.kind not in "fc" or a.dtype == np.float16:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+                           f"dtype {_tname(a.dtype)} and other's dtype {_tname(b.dtype)}")
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    bm = b[..., None] if vector else b
+    if a.shape[-2] != bm.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    driver = "gelsy" if driver is None else driver  # the CPU default
+    if driver not in _DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    m, n = a.shape[-2:]
+    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    a_b = np.broadcast_to(a, batch + a.shape[-2:])
+    b_b = np.broadcast_to(bm, batch + bm.shape[-2:])
+    real = np.finfo(a.dtype).dtype
+    if rcond is None:
+        rcond = float(np.finfo(a.dtype).eps) * max(m, n)
+    # The minimum-norm solution through the SVD, singular values below rcond * s_max dropped: what gelsy's
+    # complete orthogonal factorisation and gelsd/gelss compute (gels assumes full rank and drops none).
+    U, S, Vh = np.linalg.svd(a_b, full_matrices=False)
+    keep = (rcond if driver != "gels" else 0.0) * S[..., :1] < S
+    inv_s = np.where(keep, 1 / np.where(keep, S, 1), 0).astype(real)
+    x = np.conj(np.swapaxes(Vh, -1, -2)) @ (inv_s[..., None] * (np.conj(np.swapaxes(U, -1, -2)) @ b_b))
+    rank = keep.sum(-1).astype(np.int64)
+    residuals = np.empty((0,), dtype=real)
+    if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
+        residuals = (np.abs(a_b @ x - b_b) ** 2).sum(-2).astype(real)
+    if driver == "gels":
+        rank = np.empty((0,), dtype=np.int64)
+    singular_values = S.astype(real) if driver in ("gelsd", "gelss") else np.empty((0,), dtype=real)
+    x = x.astype(a.dtype)
+    return (x[..., 0] if vector else x), residuals, rank, singular_values
+
+
+def _lstsq_vjp(ctx, gX, g_res=None, _g_rank=None, _g_sv=None):
+    """PyTorch's linalg_lstsq_backward: X = pinv(A) B, so gA through pinv's backward and gB = pinv(A)^H gX;
+    the residuals ||A X - B||^2 (whose derivative through X vanishes, A^H (A X - B) = 0) add 2 R gres."""
+    A, B, X = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    gXm, Bm = (gX.unsqueeze(-1), B.unsqueeze(-1)) if vector else (gX, B)
+    pinvA = linalg_pinv(A)
+    gA = pinv_backward(gXm.matmul(Bm.mT), pinvA, A) if need[0] else None
+    gB = None
+    if need[1]:
+        gB = pinvA.mT.matmul(gXm)
+    if g_res is not None and g_res.numel() > 0:
+        Xm = X.unsqueeze(-1) if vector else X
+        weighted = (A.matmul(Xm) - Bm) * g_res.unsqueeze(-2) * 2
+        gA = None if gA is None else gA + weighted.matmul(Xm.mT)
+        gB = None if gB is None else gB - weighted
+    if gB is not None and vector:
+        gB = gB.squeeze(-1)
+    return gA, gB
+
+
+def _pinv_jvp(A: Tensor, pinvA: Tensor, dA: Tensor) -> Tensor:
+    """PyTorch's pinv_jvp (real case), arranged to form the smallest matrices."""
+    m, n = A.shape[-2:]
+    if m <= n:
+        K = pinvA.mT.matmul(dA.mT)
+        return (pinvA.matmul(K - K.mT - K.matmul(A.matmul(pinvA)))
+                + (dA.mT - pinvA.matmul(A.matmul(dA.mT))).matmul(pinvA.mT.matmul(pinvA)))
+    K = pinvA.matmul(dA)
+    Kh = K.mT
+    return ((Kh - K - pinvA.matmul(A).matmul(Kh)).matmul(pinvA)
+            + pinvA.matmul(pinvA.mT).matmul(dA.mT - dA.mT.matmul(A).matmul(pinvA)))
+
+
+def _lstsq_jvp(args, outs, tangents):
+    """PyTorch's linalg_lstsq_jvp: dX = dpinv(A) B + pinv(A) dB; the residuals ||A X - B||^2 move by
+    2 sum((A X - B) (dA X + A dX - dB)) (an empty tangent when there are no residuals); rank and the
+    singular values have none (torch 2.13's output_differentiability)."""
+    A, B = args[0], args[1]
+    dA, dB = tangents[0], tangents[1]
+    X, res = outs[0], outs[1]
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    Bm = B.unsqueeze(-1) if vector else B
+    Xm = X.unsqueeze(-1) if vector else X
+    dBm = None if dB is None else (dB.unsqueeze(-1) if vector else dB)
+    pinvA = linalg_pinv(A)
+    dX = None
+    if dA is not None:
+        dX = _pinv_jvp(A, pinvA, dA).matmul(Bm)
+    if dBm is not None:
+        term = pinvA.matmul(dBm)
+        dX = term if dX is None else dX + term
+    if res.numel() == 0:
+        dR = res.new_empty(tuple(res.shape))
+    else:
+        dr = A.matmul(dX)
+        if dA is not None:
+            dr = dr + dA.matmul(Xm)
+        if dBm is not None:
+            dr = dr - dBm
+        dR = ((A.matmul(Xm) - Bm) * dr).sum(-2) * 2
+    return [dX.squeeze(-1) if vector else dX, dR, None, None]
+
+
+linalg_lstsq_op = defop("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> "
+                        "(Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)", _lstsq_kernel,
+                        vjp=_lstsq_vjp, jvp=_lstsq_jvp, saves=("self", "b", "result0"),
+                        nondiff_outputs=(2, 3))
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None, out=None):
+    """(solution, residuals, rank, singular_values) of min ||A X - B||_F, with the CPU's default 'gelsy'."""
+    if out is not None:
+        return _out_of(linalg_lstsq_op, (A, B, rcond, driver), out, (0, 1, 2, 3), _Lstsq)
+    return _Lstsq(*linalg_lstsq_op(A, B, rcond, driver=driver))
+
+
+# ---- matrix_exp --------------------------------------------------------------------------------------------
+
+# Padé coefficients of degrees 3, 5, 7, 9, 13 and the 1-norm bounds below which each is accurate to double
+# precision (Higham 2005, "The scaling and squaring method for the matrix exponential revisited").
+_PADE = {
+    3: (120.0, 60.0, 12.0, 1.0),
+    5: (30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0),
+    7: (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
+    9: (17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0, 2162160.0, 110880.0, 3960.0,
+        90.0, 1.0),
+    13: (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+         129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0,
+         960960.0, 16380.0, 182.0, 1.0),
+}
+_THETA = {3: 1.495585217958292e-2, 5: 2.539398330063230e-1, 7: 9.504178996162932e-1, 9: 2.097847961257068,
+          13: 5.371920351148152}
+
+
+def _expm_one(a: np.ndarray) -> np.ndarray:
+    n = a.shape[-1]
+    wide = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+    norm = np.abs(wide).sum(-2).max() if n else 0.0
+    if not np.isfinite(norm):
+        return np.full_like(a, np.nan)
+    degree = next((d for d in (3, 5, 7, 9) if norm <= _THETA[d]), 13)
+    squarings = 0 if degree < 13 else max(0, math.ceil(math.log2(norm / _THETA[13])))
+    x = wide / (2.0 ** squarings)
+    c = _PADE[degree]
+    eye = np.eye(n, dtype=wide.dtype)
+    powers = [eye, x @ x]
+    if degree == 13:
+        x2 = powers[1]
+        x4, x6 = x2 @ x2, x2 @ x2 @ x2
+        u = x @ (x6 @ (c[13] * x6 + c[11] * x4 + c[9] * x2) + c[7] * x6 + c[5] * x4 + c[3] * x2 + c[1] * eye)
+        v = x6 @ (c[12] * x6 + c[10] * x4 + c[8] * x2) + c[6] * x6 + c[4] * x4 + c[2] * x2 + c[0] * eye
+    else:
+        for _ in range(2, degree // 2 + 1):
+            powers.append(powers[-1] @ powers[1])
+        u = x @ sum(c[2 * i + 1] * powers[i] for i in range(degree // 2 + 1))
+        v = sum(c[2 * i] * powers[i] for i in range(degree // 2 + 1))
+    r = np.linalg.solve(v - u, v + u)
+    for _ in range(squarings):
+        r = r @ r
+    return r.astype(a.dtype)
+
+
+def _matrix_exp_kernel(a):
+    _check_square("linalg.matrix_exp", a)
+    _check_float("linalg.matrix_exp", a)
+    mats = a.reshape((-1,) + a.shape[-2:])
+    return np.stack([_expm_one(m) for m in mats]).reshape(a.shape) if mats.shape[0] else a.copy()
+
+
+def matrix_exp_differential(A: Tensor, G: Tensor, adjoint: bool) -> Tensor:
+    """PyTorch's linalg_matrix_exp_differential: exp([[A', G], [0, A']]) holds the Fréchet derivative of exp
+    at A' (A^H for the backward, A for the JVP) in direction G as its top-right block."""
+    n = A.shape[-1]
+    M = A.mT if adjoint else A
+    meta = G.new_zeros(tuple(G.shape[:-2]) + (2 * n, 2 * n))
+    meta.narrow(-2, 0, n).narrow(-1, 0, n).copy_(M)
+    meta.narrow(-2, n, n).narrow(-1, n, n).copy_(M)
+    meta.narrow(-2, 0, n).narrow(-1, n, n).copy_(G)
+    return linalg_matrix_exp(meta).narrow(-2, 0, n).narrow(-1, n, n)
+
+
+def _matrix_exp_vjp(ctx, g):
+    (A,) = ctx.saved_tensors
+    return matrix_exp_differential(A, g, adjoint=True)
+
+
+linalg_matrix_exp = defop("linalg_matrix_exp(Tensor self) -> Tensor", _matrix_exp_kernel, vjp=_matrix_exp_vjp,
+                          saves=("self",), jvp=lambda args, outs, ts: [
+                              None if ts[0] is None else matrix_exp_differential(args[0], ts[0], adjoint=False)])
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    return linalg_matrix_exp(A)
+
+
+# ---- householder_product -----------------------------------------------------------------------------------
+
+
+def _householder_checks(a: np.ndarray, tau: np.ndarray) -> None:
+    name = "torch.linalg.householder_product"
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if a.shape[-2] < a.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if a.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if a.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.ndim} and input.ndim is equal to {a.ndim}")
+    if a.ndim > 2 and tau.shape[:-1] != a.shape[:-2]:
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}")
+    if a.dtype != tau.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_tname(tau.dtype)} does not match input dtype {_tname(a.dtype)}")
+
+
+def _householder_kernel(a, tau):
+    _householder_checks(a, tau)
+    m, n = a.shape[-2:]
+    V = np.tril(a, -1)
+    V[..., range(n), range(n)] = 1
+    q = np.array(np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape), copy=True)
+    for i in range(tau.shape[-1] - 1, -1, -1):  # Q = H_0 H_1 ... H_{k-1} applied to the first n columns of I
+        v = V[..., :, i:i + 1]
+        q = q - tau[..., i, None, None] * (v @ (np.conj(np.swapaxes(v, -1, -2)) @ q))
+    return q
+
+
+def _householder_vjp(ctx, g):
+    """Reverse mode through Q = H_0 (H_1 (... (H_{k-1} E))), H_i = I - tau_i v_i v_i^T (real case), each step
+    written with dispatched ops so that the gradient is differentiable again."""
+    from .shape import cat
+
+    A, tau, _Q = ctx.saved_tensors
+    m, n = A.shape[-2:]
+    k = tau.shape[-1]
+    if k == 0:
+        return A.new_zeros(tuple(A.shape)), tau.new_zeros(tuple(tau.shape))
+    eye = A.new_zeros((m, n))
+    eye.diagonal().fill_(1)
+    V = A.tril(-1) + eye
+    vs = [V.narrow(-1, i, 1) for i in range(k)]
+    ts = [tau.narrow(-1, i, 1).unsqueeze(-1) for i in range(k)]
+    # forward again, keeping Q_{i+1} (the product of the reflectors after H_i)
+    qs = [eye.expand(tuple(A.shape))]
+    for i in range(k - 1, 0, -1):
+        q = qs[-1]
+        qs.append(q - ts[i] * vs[i].matmul(vs[i].mT.matmul(q)))
+    qs.reverse()  # qs[i] = Q_{i+1}
+    gv, gtau = [], []
+    G = g
+    for i in range(k):
+        v, t, q = vs[i], ts[i], qs[i]
+        vq = v.mT.matmul(q)  # (1, n)
+        Gtv = G.mT.matmul(v)  # (n, 1)
+        gtau.append(-(vq.matmul(Gtv)).squeeze(-1))
+        gv.append(-t * (G.matmul(vq.mT) + q.matmul(Gtv)))
+        G = G - t * v.matmul(v.mT.matmul(G))  # H_i^T G
+    need = ctx.needs_input_grad
+    g_tau = cat(gtau, -1) if need[1] else None  # last input first, as PyTorch's generated backward
+    gA = None
+    if need[0]:  # only the strict lower part of A's first k columns enters the reflectors
+        cols = cat(gv, -1)
+        gA = (_pad_cat(cols, n - k, -1) if k < n else cols).tril(-1)
+    return gA, g_tau
+
+
+linalg_householder_product = defop("linalg_householder_product(Tensor input, Tensor tau) -> Tensor",
+                                   _householder_kernel, vjp=_householder_vjp, saves=("input", "tau", "result"))
+
+
+# ---- composites --------------------------------------------------------------------------------------------
+
+
+def _inv_ex_column_major_kernel(a, check_errors=False):
+    from .linalg import _inv_ex_kernel
+
+    inverse, info = _inv_ex_kernel(a, check_errors)
+    return _f_contiguous(inverse), info
+
+
+def _inv_ex_vjp(ctx, g, ginfo):
+    from .linalg import _inv_ex_vjp as vjp
+
+    return vjp(ctx, g, ginfo)
+
+
+# linalg.inv_ex's operator with LAPACK's column-major result, as PyTorch's: reshaping it then records
+# ReshapeAliasBackward0 (tensorinv), not ViewBackward0
+_linalg_inv_ex = defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
+                       _inv_ex_column_major_kernel, vjp=_inv_ex_vjp, saves=("result0",),
+                       node_name="LinalgInvExBackward0")
+
+
+def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
+    """The inverse of A seen as a matrix (prod(shape[:ind]) x prod(shape[ind:])), reshaped back."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = tuple(A.shape)
+    end, start = shape[ind:], shape[:ind]
+    p_end, p_start = math.prod(end), math.prod(start)
+    if p_end != p_start:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {p_end} != {p_start}")
+    inverse, info = _linalg_inv_ex(A.reshape(p_end, p_end))
+    if bool(info.any()):
+        raise LinAlgError(f"inv: The diagonal element {int(info.item())} is zero, the inversion could not be "
+                          "completed because the input matrix is singular.")
+    result = inverse.reshape(end + start)
+    return result if out is None else _into_out(result, out, "linalg_tensorinv")
+
+
+def _into_out(result: Tensor, out: Tensor, name: str) -> Tensor:
+    from .linalg import _into
+
+    return _into(result, out, name)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
+    """X with tensordot(A, X, X.ndim) = B, solved as one square system."""
+    ndim = A.ndim
+    if dims is not None:
+        dims = list(dims)
+        A = A.movedim(dims, list(range(ndim - len(dims), ndim)))
+    result_shape = tuple(A.shape[B.ndim:])
+    p_result, p_other = math.prod(result_shape), math.prod(tuple(B.shape))
+    if p_result != p_other:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {p_result} != {p_other}")
+    result = linalg_solve(A.reshape(p_result, p_result), B.flatten()).reshape(result_shape)
+    return result if out is None else _into_out(result, out, "linalg_tensorsolve")
+
+
+def vander(x: Tensor, N: int | None = None) -> Tensor:
+    """Columns x^0, x^1, ..., x^(N-1): a row of ones and the cumulative product of x (PyTorch's composite)."""
+    from .reductions_extra import cumprod
+    from .shape import cat
+
+    kind = x._data.dtype.kind
+    if not (kind in "iuc" or x._data.dtype in (np.float32, np.float64)):
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
+                           f"{_tname(x._data.dtype)}")
+    x_ = x.unsqueeze(-1) if x.ndim == 0 else x
+    shape = list(x_.shape)
+    n = shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    result = cumprod(x_.unsqueeze(-1).expand(tuple(shape) + (n - 1,)), -1)
+    ones = result.new_ones(tuple(shape) + (1,))
+    return cat([ones, result], -1)
+
+
+def _ord_text(p) -> str:
+    """The ord as PyTorch's C++ prints it: std::to_string for a float (``1.000000``), ``inf`` spelled out."""
+    if isinstance(p, str):
+        return p
+    if isinstance(p, float):
+        return ("-inf" if p < 0 else "inf") if math.isinf(p) else f"{p:.6f}"
+    return str(p)
+
+
+def cond(A: Tensor, p=None, *, out=None) -> Tensor:
+    """The condition number in the norm ``p``: s_max / s_min from the singular values for None/±2 (also for
+    non-square A), ``norm(A) * norm(A^-1)`` otherwise (inf for a singular A)."""
+    result = _cond(A, p)
+    return result if out is None else _into_out(result, out, "linalg_cond")
+
+
+def _cond(A: Tensor, p) -> Tensor:
+    if isinstance(p, str):
+        _check_square(f"linalg.cond(ord={p})", A._data)
+        if p not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+        if A.numel() == 0:
+            return A.new_zeros(tuple(A.shape[:-2]))
+        if p == "nuc":  # the definition, since matrix_norm('nuc') rejects infinities
+            s = _svdvals(A)
+            # PyTorch's C++ evaluates the right operand first (its nodes' sequence numbers show it)
+            inverse_sum = s.reciprocal().sum(-1)
+            return s.sum(-1) * inverse_sum
+        return _cond_helper(A, p)
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    ord_ = 2 if p is None else p
+    if ord_ not in (1, -1, 2, -2, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {_ord_text(ord_)}")
+    if A.numel() == 0:
+        real = np.finfo(A._data.dtype).dtype if A._data.dtype.kind in "fc" else A._data.dtype
+        from .._factories import as_tensor
+
+        return as_tensor(np.zeros(tuple(A.shape[:-2]), dtype=real))
+    if abs(ord_) == 2:
+        s = _svdvals(A)
+        # at::narrow hands its dim to slice unwrapped (SliceBackward0 saves dim=-1)
+        k = s.shape[-1]
+        s_max, s_min = _slice(s, -1, 0, 1), _slice(s, -1, k - 1, k)
+        return (s_min / s_max if ord_ == -2 else s_max / s_min).squeeze(-1)
+    _check_square(f"linalg.cond(ord={_ord_text(ord_)})", A._data)
+    return _cond_helper(A, ord_)
+
+
+def _svd_s_vjp(ctx, gU, gS, gVh):
+    """PyTorch's svd_backward, with its shortcut for a gradient of S alone (U and Vh's undefined)."""
+    if gU is None and gVh is None:
+        U, S, Vh = ctx.saved_tensors
+        m, n = U.shape[-2], Vh.shape[-1]
+        return U.matmul(gS.unsqueeze(-1) * Vh) if m >= n else (U * gS.unsqueeze(-2)).matmul(Vh)
+    from .linalg import _svd_vjp
+
+    gU, gS, gVh = _materialize(ctx, (gU, gS, gVh))
+    return _svd_vjp(ctx, gU, gS, gVh)
+
+
+def _materialize(ctx, grads):
+    from .registry import _materialize as materialize
+
+    return materialize(grads, ctx._out_meta)
+
+
+# linalg.svd's operator, its rule told which gradients are undefined (linalg.svdvals' composite uses S only)
+_linalg_svd = defop("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> "
+                    "(Tensor U, Tensor S, Tensor Vh)", linalg_svd.kernel,
+                    vjp=_svd_s_vjp, saves=("result0", "result1", "result2"), attrs=("full_matrices",),
+                    meta=("S_sym_argsize_minus_1",))
+_linalg_svd.materialize_grads = False
+
+
+def _svdvals(A: Tensor) -> Tensor:
+    """linalg.svdvals as PyTorch's composite runs it when a gradient may be needed: S of the reduced SVD,
+    so that its LinalgSvdBackward0 saves (and packs) S, U and Vh."""
+    from ..autograd.grad_mode import is_grad_enabled
+
+    if A.requires_grad and is_grad_enabled():
+        return _linalg_svd(A, False)[1]
+    return linalg_svdvals(A)
+
+
+def _slice(t: Tensor, dim: int, start: int, end: int) -> Tensor:
+    from .views import slice as slice_op
+
+    return slice_op(t, dim, start, end, 1)
+
+
+def _cond_helper(A: Tensor, ord_) -> Tensor:
+    inverse, info = linalg_inv_ex(A)
+    info = info.unsqueeze(-1).unsqueeze(-1)
+    # in place, as PyTorch: its gradient then fails (the saved inverse was modified), as it does there
+    inverse.masked_fill_(info > 0, math.inf)  # a singular matrix has condition number inf
+    result = matrix_norm(A, ord_) * matrix_norm(inverse, ord_)
+    return result.nan_to_num(math.inf, math.inf)  # 0 * inf (the zero matrix) is inf too
+
+
+# ---- exports -----------------------------------------------------------------------------------------------
+
+LINALG_EXTRA = {
+    "lu_factor": lu_factor, "lu_factor_ex": lu_factor_ex, "lu": lu, "lu_solve": linalg_lu_solve,
+    "solve_ex": solve_ex, "lstsq": lstsq, "matrix_exp": matrix_exp, "tensorinv": tensorinv,
+    "tensorsolve": tensorsolve, "vander": vander, "cond": cond, "householder_product": linalg_householder_product,
+}
+
+
+def _lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True, *,
+               out=None):
+    if out is not None:
+        return _out_of(lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots), out, (0, 1, 2), _LuUnpack)
+    return _LuUnpack(*lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots))
+
+
+PUBLIC = {"matrix_exp": matrix_exp, "orgqr": linalg_householder_product, "lu_unpack": _lu_unpack}
+METHODS = {"matrix_exp": matrix_exp, "orgqr": linalg_householder_product}
