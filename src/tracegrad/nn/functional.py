@@ -19,6 +19,7 @@ from ..ops.nn_ops import loss as _loss
 from ..ops.nn_ops import misc as _misc
 from ..ops.nn_ops import norm as _norm
 from ..ops.nn_ops import pool as _pool
+from ..ops.nn_ops import unpool as _unpool
 from ..ops.nn_ops._basic import abs as _abs
 from ..ops.nn_ops._common import broadcast_shapes, expand_param
 from ..ops.nn_ops.attention import scaled_dot_product_attention
@@ -132,6 +133,10 @@ __all__ = [
     "dropout2d",
     "dropout3d",
     "alpha_dropout",
+    "feature_alpha_dropout",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
     "layer_norm",
     "group_norm",
     "batch_norm",
@@ -633,6 +638,71 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """SELU-preserving dropout: dropped units go to the negative saturation value, then an affine fix."""
     return _misc.alpha_dropout(input, p, training, inplace)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels (one draw per sample and channel)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return _misc.aten_dropout(input, p, training, feature=True, alpha=True, inplace=inplace)
+
+
+# ---- unpooling ---------------------------------------------------------------------------------------------
+
+
+def _unpool_output_size(input: Tensor, kernel_size: tuple, stride: tuple, padding: tuple, output_size) -> list:
+    """The unpooled spatial size: the default inverse of the pooling's size formula, or ``output_size``
+    (optionally with batch and channel sizes) when it is within one stride of it."""
+    n = len(kernel_size)
+    default = [(input.shape[-n + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(n)]
+    if output_size is None:
+        size = default
+    else:
+        if len(output_size) == n + 2:
+            output_size = output_size[2:]
+        if len(output_size) != n:
+            raise ValueError(
+                f"output_size should be a sequence containing {n} or {n + 2} elements, but it has a length of "
+                f"'{len(output_size)}'"
+            )
+        for d in range(n):
+            low, high = default[d] - stride[d], default[d] + stride[d]
+            if not low < output_size[d] < high:
+                raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})')
+        size = output_size
+    for d in range(n):
+        if size[d] < 0:
+            raise ValueError(
+                "max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                f"output_size[{d}]={size[d]}"
+            )
+    return list(size)
+
+
+def _unpool_args(input: Tensor, n: int, kernel_size, stride, padding, output_size) -> tuple:
+    kernel = _pair(kernel_size, n)
+    strides = kernel if stride is None else _pair(stride, n)
+    pads = _pair(padding, n)
+    if isinstance(output_size, int):
+        output_size = [output_size]
+    return _unpool_output_size(input, kernel, strides, pads, output_size), strides, pads
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    size, _, _ = _unpool_args(input, 1, kernel_size, stride, padding, output_size)
+    # PyTorch runs the 2-d kernel on a trailing size-1 dim
+    out = _unpool.max_unpool2d(_unsqueeze(input, -1), _unsqueeze(indices, -1), size + [1])
+    return _squeeze(out, -1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    size, _, _ = _unpool_args(input, 2, kernel_size, stride, padding, output_size)
+    return _unpool.max_unpool2d(input, indices, size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    size, strides, pads = _unpool_args(input, 3, kernel_size, stride, padding, output_size)
+    return _unpool.max_unpool3d(input, indices, size, list(strides), list(pads))
 
 
 # ---- normalisation -----------------------------------------------------------------------------------------

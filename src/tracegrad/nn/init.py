@@ -201,11 +201,12 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor._data.shape
-    rng = _rng(generator)
-    values = rng.normal(0, std, (rows, cols))
+    values = _rng(generator).normal(0, std, (rows, cols))
     zeros = int(math.ceil(sparsity * rows))
+    # the rows to zero come from the default generator even when ``generator`` is given, as PyTorch's randperm
+    default = _rng(None)
     for c in range(cols):
-        values[rng.permutation(rows)[:zeros], c] = 0
+        values[default.permutation(rows)[:zeros], c] = 0
     return _write(tensor, values)
 
 
@@ -232,3 +233,6 @@ xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+sparse = _deprecated(sparse_)

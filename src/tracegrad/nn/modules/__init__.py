@@ -22,6 +22,7 @@ from . import (
     rnn,
     sparse,
     transformer,
+    unpool,
 )
 from .activation import *  # noqa: F403
 from .adaptive import *  # noqa: F403
@@ -43,6 +44,7 @@ from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
+from .unpool import *  # noqa: F403
 
 __all__ = [
     "Module",
@@ -65,4 +67,5 @@ __all__ = [
     *pixelshuffle.__all__,
     *channelshuffle.__all__,
     *rnn.__all__,
+    *unpool.__all__,
 ]

@@ -573,6 +573,17 @@ class Module:
 
         return _add_hook(self._load_state_dict_pre_hooks, adapted, False)
 
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """PyTorch's private form of ``register_state_dict_post_hook`` (may return a new state dict)."""
+        return _add_hook(self._state_dict_hooks, hook, False)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
+        """PyTorch's private pre-hook: called as ``hook(state_dict, prefix, ...)`` (``module`` first when
+        ``with_module``)."""
+        if with_module:
+            return self.register_load_state_dict_pre_hook(hook)
+        return _add_hook(self._load_state_dict_pre_hooks, hook, False)
+
     def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         return _add_hook(self._load_state_dict_post_hooks, hook, False)
 

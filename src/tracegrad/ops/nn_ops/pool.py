@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..._tensor import Tensor
 from ..creation import zeros_like
 from ..registry import defop
 from ..shape_extra import gather
@@ -154,6 +155,13 @@ def _scatter_kernel(g, x, indices, n: int):
     return out.astype(g.dtype, copy=False).reshape(tuple(input_size))
 
 
+def max_pool_double_backward(grad: Tensor, indices: Tensor, n: int) -> Tensor:
+    """PyTorch's max_pool_double_backward: ``grad``'s planes (last ``n`` dims flattened) gathered at ``indices``
+    (View, Gather, View nodes); also max_unpool's derivative."""
+    flat = tuple(indices.shape[:-n]) + (-1,)
+    return view(gather(view(grad.contiguous(), flat), -1, view(indices, flat)), tuple(indices.shape))
+
+
 def _with_indices_ops(n: int, schema: str, kernel: Callable, node_name: str, backward_name: str, **rules) -> tuple:
     """A pooling that returns (values, indices) (node ``node_name``) and its backward operator, the scatter of
     grad_output at the indices, whose own derivative is PyTorch's max_pool_double_backward: gather the
@@ -164,8 +172,7 @@ def _with_indices_ops(n: int, schema: str, kernel: Callable, node_name: str, bac
 
     def double_backward(ctx, gg):
         (indices,) = ctx.saved_tensors
-        flat = tuple(indices.shape[:-n]) + (-1,)
-        return view(gather(view(gg.contiguous(), flat), -1, view(indices, flat)), tuple(indices.shape))
+        return max_pool_double_backward(gg, indices, n)
 
     backward = defop(
         f"{backward_name}(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",

@@ -8,7 +8,7 @@ from ..._tensor import Tensor
 from ...backend.dtypes import to_dtype
 from ..creation import to_dtype as cast
 from . import activation as act
-from . import bag_ctc, conv, conv_tbc, distance, linear, misc, norm, pixel_shuffle, rnn
+from . import bag_ctc, conv, conv_tbc, distance, linear, misc, norm, pixel_shuffle, rnn, unpool
 from . import grid_sample as _grid
 
 
@@ -160,6 +160,9 @@ PUBLIC = {
     "native_batch_norm": native_batch_norm,
     "native_dropout": misc.native_dropout,
     "conv_tbc": conv_tbc.conv_tbc,
+    "_weight_norm_interface": unpool._weight_norm_interface,
+    "_weight_norm": unpool._weight_norm,
+    "norm_except_dim": unpool.norm_except_dim,
 }
 
 METHODS = {
