@@ -21,6 +21,7 @@ from ._util import result_dtype, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .lu import lu_factor, permute_rows, pivots_parity
 from .registry import REGISTRY, defop
+from .registry import _materialize as _materialize_grads
 
 
 class LinAlgError(RuntimeError):
@@ -28,6 +29,34 @@ class LinAlgError(RuntimeError):
 
 
 # ---- helpers -----------------------------------------------------------------------------------------------
+
+
+def _f_contiguous(x: np.ndarray) -> np.ndarray:
+    """Each matrix column-major (the batch row-major): the layout LAPACK writes, which PyTorch's LU has."""
+    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
+
+
+def _column_major(kernel, outputs: tuple[int, ...] | None = None, left_at: int | None = None):
+    """``kernel`` with its matrix results (the ``outputs`` of a tuple, or the single result) laid out as LAPACK
+    writes them and PyTorch returns them: each matrix column-major. It shows in ``stride()`` and
+    ``is_contiguous()``, and in graphs: reshaping such a result copies (ReshapeAliasBackward0) where a row-major
+    one is a view. Solving X A = B (``left`` false, the argument at ``left_at``) gives a row-major X: PyTorch
+    solves the transposed system and transposes back."""
+    def laid_out(*args):
+        result = kernel(*args)
+        if left_at is not None and len(args) > left_at and not args[left_at]:
+            if outputs is None:
+                return np.ascontiguousarray(result)
+            return tuple(np.ascontiguousarray(r) if i in outputs else r for i, r in enumerate(result))
+        if outputs is None:
+            return _f_contiguous(result) if result.ndim >= 2 else result
+        result = list(result)
+        for i in outputs:
+            if result[i].ndim >= 2:
+                result[i] = _f_contiguous(result[i])
+        return tuple(result)
+
+    return laid_out
 
 
 def _tname(np_dtype) -> str:
@@ -1057,7 +1086,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     if ord == "fro":
         result = linalg_vector_norm(A, 2, d, keepdim)
     elif ord in ("nuc", 2, -2):
-        s = linalg_svdvals(movedim(A, d, [-2, -1]))
+        s = svdvals_composite(movedim(A, d, [-2, -1]))
         red = _sum(s, -1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))
         result = red
         if keepdim:
@@ -1124,7 +1153,8 @@ def _inv_vjp(ctx, g):
 
 
 # The output is named as linalg_inv_ex's, whose node this records (``_saved_inverse``).
-linalg_inv = defop("linalg_inv(Tensor A) -> Tensor inverse", _inv_kernel, vjp=_inv_vjp, saves=("result",),
+linalg_inv = defop("linalg_inv(Tensor A) -> Tensor inverse", _column_major(_inv_kernel), vjp=_inv_vjp,
+                   saves=("result",),
                    node_name="LinalgInvExBackward0")
 
 
@@ -1150,17 +1180,13 @@ def _inv_ex_vjp(ctx, g, _ginfo):
 
 
 linalg_inv_ex = defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
-                      _inv_ex_kernel, vjp=_inv_ex_vjp, saves=("result0",), node_name="LinalgInvExBackward0")
+                      _column_major(_inv_ex_kernel, (0,)), vjp=_inv_ex_vjp, saves=("result0",),
+                      node_name="LinalgInvExBackward0")
 
 
 # PyTorch's det, slogdet and solve are composites over native operators that also return the LU factorisation
 # (``_linalg_det``, ``_linalg_slogdet``, ``_linalg_solve_ex``): their nodes save LU and pivots, and the
 # first-order backward solves with them instead of factorising again.
-
-
-def _f_contiguous(x: np.ndarray) -> np.ndarray:
-    """Each matrix column-major (the batch row-major): the layout LAPACK writes, which PyTorch's LU has."""
-    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
 
 
 def _uses_transpose(A) -> bool:
@@ -1189,18 +1215,43 @@ def _lu_solve_kernel(LU, pivots, B, left=True, adjoint=False):
     return _triangular_solve(LU, y, upper=True, unit=False)
 
 
+def _lu_solve_checked(LU, pivots, B, left=True, adjoint=False):
+    """linalg.lu_solve's kernel with PyTorch's argument checks, in its order and words."""
+    if B.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
+    _check_square("linalg.lu_solve", LU, "LU")
+    if LU.dtype != B.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{_tname(LU.dtype)} and B of type {_tname(B.dtype)} instead")
+    if pivots.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    n = LU.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _lu_solve_kernel(LU, pivots, B, left, adjoint)
+
+
 def _lu_solve_vjp(ctx, g):
-    LU, pivots = ctx.saved_tensors
+    from .linalg_extra import linalg_lu_solve_LU
+
+    LU, pivots, X = ctx.saved_tensors
     left, adjoint = ctx.attrs
-    return linalg_lu_solve(LU, pivots, g, left=left, adjoint=not adjoint)
+    need = ctx.needs_input_grad
+    # PyTorch's generated backward makes the inputs' gradients last to first
+    gB = linalg_lu_solve(LU, pivots, g, left=left, adjoint=not adjoint) if need[1] else None
+    gLU = linalg_lu_solve_LU(g, LU, pivots, X, left, adjoint) if need[0] else None
+    return gLU, gB
 
 
-# X = A^-1 B from A's LU factorisation; linear in B (LU and pivots come from non-differentiable outputs).
+# X = A^-1 B from A's LU factorisation. det and solve call it with the LU of a non-differentiable output; the
+# LU's own gradient is linalg_lu_solve_LU (ops/linalg_extra.py). No forward rule: the general one serves.
 linalg_lu_solve = defop("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
-                        "bool adjoint=False) -> Tensor", _lu_solve_kernel, vjp=_lu_solve_vjp,
-                        saves=("LU", "pivots"), attrs=("left", "adjoint"), differentiable=("B",),
-                        jvp=lambda args, outs, ts: None if ts[0] is None else linalg_lu_solve(
-                            args[0], args[1], ts[0], left=args[3], adjoint=args[4]))
+                        "bool adjoint=False) -> Tensor", _column_major(_lu_solve_checked, left_at=3),
+                        vjp=_lu_solve_vjp,
+                        saves=("LU", "pivots", "result"), attrs=("left", "adjoint"), differentiable=("LU", "B"))
 
 
 def _lu_perturbed(LU: Tensor) -> Tensor:
@@ -1461,7 +1512,8 @@ def _solve_jvp(args, outs, tangents):
 
 
 _linalg_solve_ex = defop("_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> "
-                         "(Tensor result, Tensor LU, Tensor pivots, Tensor info)", _solve_kernel, vjp=_solve_vjp,
+                         "(Tensor result, Tensor LU, Tensor pivots, Tensor info)",
+                         _column_major(_solve_kernel, (0,), left_at=2), vjp=_solve_vjp,
                          jvp=_solve_jvp, saves=("A", "result1", "result2", "result0"), attrs=("left",),
                          nondiff_outputs=(1, 2, 3), node_name="LinalgSolveExBackward0")
 
@@ -1515,7 +1567,8 @@ def _solve_triangular_vjp(ctx, g):
 
 linalg_solve_triangular = defop("linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, "
                                 "bool left=True, bool unitriangular=False) -> Tensor",
-                                _solve_triangular_kernel, vjp=_solve_triangular_vjp, saves=("self", "result"),
+                                _column_major(_solve_triangular_kernel), vjp=_solve_triangular_vjp,
+                                saves=("self", "result"),
                                 attrs=("upper", "left", "unitriangular"))
 
 
@@ -1578,7 +1631,8 @@ def _cholesky_vjp(ctx, g):
 
 
 # The output is named as linalg_cholesky_ex's, whose node this records (``_saved_L``).
-linalg_cholesky = defop("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor L", _cholesky_kernel,
+linalg_cholesky = defop("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor L",
+                        _column_major(_cholesky_kernel),
                         vjp=_cholesky_vjp, saves=("result",), attrs=("upper",),
                         node_name="LinalgCholeskyExBackward0")
 
@@ -1678,7 +1732,8 @@ def _qr_vjp(ctx, gQ, gR):
     return qr_backward(gQ, gR, Q, R, mode)
 
 
-linalg_qr = defop("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", _qr_kernel, vjp=_qr_vjp,
+linalg_qr = defop("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)",
+                  _column_major(_qr_kernel, (0, 1)), vjp=_qr_vjp,
                   saves=("result0", "result1"), attrs=("mode",))
 
 
@@ -1727,7 +1782,8 @@ def _eigh_vjp(ctx, gL, gV):
 
 
 linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)",
-                    _eigh_kernel, vjp=_eigh_vjp, saves=("result0", "result1"), attrs=("UPLO",), hidden=("UPLO",))
+                    _column_major(_eigh_kernel, (1,)), vjp=_eigh_vjp, saves=("result0", "result1"),
+                    attrs=("UPLO",), hidden=("UPLO",))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
@@ -1779,10 +1835,24 @@ def _svd_vjp(ctx, gU, gS, gVh):
     return svd_backward(gU, gS, gVh, U, S, Vh)
 
 
+def _svd_vjp_of_defined(ctx, gU, gS, gVh):
+    """PyTorch's svd_backward sees which gradients are undefined: for S's alone (svdvals, or only S used) it
+    returns U @ (gS * Vh) without the general formula's terms."""
+    from .views import unsqueeze
+
+    if gU is None and gVh is None:
+        U, _, Vh = ctx.saved_tensors
+        m, n = U.shape[-2], Vh.shape[-1]
+        return matmul(U, unsqueeze(gS, -1) * Vh) if m >= n else matmul(U * unsqueeze(gS, -2), Vh)
+    return _svd_vjp(ctx, *_materialize_grads((gU, gS, gVh), ctx._out_meta))
+
+
 linalg_svd = defop("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> "
-                   "(Tensor U, Tensor S, Tensor Vh)", _svd_kernel, vjp=_svd_vjp,
+                   "(Tensor U, Tensor S, Tensor Vh)", _column_major(_svd_kernel, (0, 2)),
+                   vjp=_svd_vjp_of_defined,
                    saves=("result0", "result1", "result2"), attrs=("full_matrices",),
                    meta=("S_sym_argsize_minus_1",))
+linalg_svd.materialize_grads = False
 
 
 def _svdvals_kernel(a, driver=None):
@@ -1802,6 +1872,14 @@ def _svdvals_vjp(ctx, gS):
 
 linalg_svdvals = defop("linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", _svdvals_kernel,
                        vjp=_svdvals_vjp, saves=("A",), node_name="LinalgSvdBackward0")
+
+
+def svdvals_composite(A: Tensor, *, driver: str | None = None, out=None) -> Tensor:
+    """``linalg.svdvals`` as PyTorch's composite runs it: where a gradient may be needed, S of the reduced SVD,
+    so its LinalgSvdBackward0 saves (and packs) U, S and Vh; otherwise the values alone."""
+    if out is None and STATE.grad_enabled and A.requires_grad:
+        return linalg_svd(A, False, driver=driver)[1]
+    return linalg_svdvals(A, driver=driver, out=out)
 
 
 _Svd = return_type("svd", ["U", "S", "V"])
@@ -2018,7 +2096,7 @@ LINALG = {
     "norm": norm, "vector_norm": vector_norm, "matrix_norm": matrix_norm, "inv": linalg_inv,
     "inv_ex": linalg_inv_ex, "det": linalg_det, "slogdet": linalg_slogdet, "solve": linalg_solve,
     "solve_triangular": linalg_solve_triangular, "cholesky": linalg_cholesky, "cholesky_ex": cholesky_ex,
-    "qr": linalg_qr, "eigh": linalg_eigh, "eigvalsh": eigvalsh, "svd": linalg_svd, "svdvals": linalg_svdvals,
+    "qr": linalg_qr, "eigh": linalg_eigh, "eigvalsh": eigvalsh, "svd": linalg_svd, "svdvals": svdvals_composite,
     "pinv": pinv, "matrix_power": matrix_power, "matrix_rank": matrix_rank, "multi_dot": multi_dot,
     "vecdot": vecdot, "cross": linalg_cross, "matmul": linalg_matmul, "diagonal": linalg_diagonal,
     "LinAlgError": LinAlgError,

@@ -20,22 +20,21 @@ from .linalg import (
     _batch_prefix,
     _check_float,
     _check_square,
+    _column_major,
     _f_contiguous,
     _linalg_solve_ex,
-    _lu_solve_kernel,
     _out_of,
     _tname,
     linalg_inv_ex,
+    linalg_lu_solve,
     linalg_pinv,
     linalg_solve,
     linalg_solve_triangular,
-    linalg_svd,
-    linalg_svdvals,
     matrix_norm,
     pinv_backward,
 )
 from .linalg import (
-    linalg_lu_solve as _lu_solve_b_only,
+    svdvals_composite as _svdvals,
 )
 from .lu import lu_factor as _getrf
 from .lu import permute_rows
@@ -225,24 +224,6 @@ def lu(A: Tensor, *, pivot: bool = True, out=None):
 # ---- lu_solve with a gradient for LU -----------------------------------------------------------------------
 
 
-def _lu_solve_checks(LU, pivots, B, left=True, adjoint=False):
-    if B.ndim < 2:
-        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
-    _check_square("linalg.lu_solve", LU, "LU")
-    if LU.dtype != B.dtype:
-        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
-                           f"{_tname(LU.dtype)} and B of type {_tname(B.dtype)} instead")
-    if pivots.dtype != np.int32:
-        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
-    n = LU.shape[-1]
-    if (B.shape[-2] if left else B.shape[-1]) != n:
-        eq = "AX = B" if left else "XA = B"
-        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
-                           f"{B.shape[-2]}x{B.shape[-1]})")
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return _lu_solve_kernel(LU, pivots, B, left, adjoint)
-
-
 def linalg_lu_solve_LU(gX: Tensor, LU: Tensor, pivots: Tensor, X: Tensor, left: bool, adjoint: bool) -> Tensor:
     """PyTorch's linalg_lu_solve_LU: the adjoint of X's JVP in (dL, dU), packed as one LU-shaped gradient."""
     P, L, U = lu_unpack(LU, pivots, True, left == adjoint)
@@ -255,23 +236,6 @@ def linalg_lu_solve_LU(gX: Tensor, LU: Tensor, pivots: Tensor, X: Tensor, left: 
     gR = linalg_solve_triangular(L.mT, gR, upper=True, left=False, unitriangular=True)
     gU = linalg_solve_triangular(U.mT, L.mT.matmul(gR), upper=False, left=False).triu()
     return gR.tril(-1) + gU
-
-
-def _lu_solve_vjp(ctx, g):
-    LU, pivots, X = ctx.saved_tensors
-    left, adjoint = ctx.attrs
-    need = ctx.needs_input_grad
-    # PyTorch's generated backward makes the inputs' gradients last to first
-    gB = linalg_lu_solve(LU, pivots, g, left=left, adjoint=not adjoint) if need[1] else None
-    gLU = linalg_lu_solve_LU(g, LU, pivots, X, left, adjoint) if need[0] else None
-    return gLU, gB
-
-
-# The same operator as ops/linalg.py's (which det/solve use with a constant LU), with LU differentiable.
-linalg_lu_solve = defop("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
-                        "bool adjoint=False) -> Tensor", _lu_solve_checks, vjp=_lu_solve_vjp,
-                        saves=("LU", "pivots", "result"), attrs=("left", "adjoint"), differentiable=("LU", "B"))
-assert linalg_lu_solve.node_class.__name__ == _lu_solve_b_only.node_class.__name__
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
@@ -399,8 +363,9 @@ def _lstsq_jvp(args, outs, tangents):
 
 
 linalg_lstsq_op = defop("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> "
-                        "(Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)", _lstsq_kernel,
-                        vjp=_lstsq_vjp, jvp=_lstsq_jvp, saves=("self", "b", "result0"),
+                        "(Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
+                        _column_major(_lstsq_kernel, (0,)), vjp=_lstsq_vjp, jvp=_lstsq_jvp,
+                        saves=("self", "b", "result0"),
                         nondiff_outputs=(2, 3))
 
 
@@ -569,26 +534,6 @@ linalg_householder_product = defop("linalg_householder_product(Tensor input, Ten
 # ---- composites --------------------------------------------------------------------------------------------
 
 
-def _inv_ex_column_major_kernel(a, check_errors=False):
-    from .linalg import _inv_ex_kernel
-
-    inverse, info = _inv_ex_kernel(a, check_errors)
-    return _f_contiguous(inverse), info
-
-
-def _inv_ex_vjp(ctx, g, ginfo):
-    from .linalg import _inv_ex_vjp as vjp
-
-    return vjp(ctx, g, ginfo)
-
-
-# linalg.inv_ex's operator with LAPACK's column-major result, as PyTorch's: reshaping it then records
-# ReshapeAliasBackward0 (tensorinv), not ViewBackward0
-_linalg_inv_ex = defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
-                       _inv_ex_column_major_kernel, vjp=_inv_ex_vjp, saves=("result0",),
-                       node_name="LinalgInvExBackward0")
-
-
 def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
     """The inverse of A seen as a matrix (prod(shape[:ind]) x prod(shape[ind:])), reshaped back."""
     if ind <= 0:
@@ -599,7 +544,7 @@ def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
     if p_end != p_start:
         raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {p_end} != {p_start}")
-    inverse, info = _linalg_inv_ex(A.reshape(p_end, p_end))
+    inverse, info = linalg_inv_ex(A.reshape(p_end, p_end))
     if bool(info.any()):
         raise LinAlgError(f"inv: The diagonal element {int(info.item())} is zero, the inversion could not be "
                           "completed because the input matrix is singular.")
@@ -694,42 +639,6 @@ def _cond(A: Tensor, p) -> Tensor:
         return (s_min / s_max if ord_ == -2 else s_max / s_min).squeeze(-1)
     _check_square(f"linalg.cond(ord={_ord_text(ord_)})", A._data)
     return _cond_helper(A, ord_)
-
-
-def _svd_s_vjp(ctx, gU, gS, gVh):
-    """PyTorch's svd_backward, with its shortcut for a gradient of S alone (U and Vh's undefined)."""
-    if gU is None and gVh is None:
-        U, S, Vh = ctx.saved_tensors
-        m, n = U.shape[-2], Vh.shape[-1]
-        return U.matmul(gS.unsqueeze(-1) * Vh) if m >= n else (U * gS.unsqueeze(-2)).matmul(Vh)
-    from .linalg import _svd_vjp
-
-    gU, gS, gVh = _materialize(ctx, (gU, gS, gVh))
-    return _svd_vjp(ctx, gU, gS, gVh)
-
-
-def _materialize(ctx, grads):
-    from .registry import _materialize as materialize
-
-    return materialize(grads, ctx._out_meta)
-
-
-# linalg.svd's operator, its rule told which gradients are undefined (linalg.svdvals' composite uses S only)
-_linalg_svd = defop("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> "
-                    "(Tensor U, Tensor S, Tensor Vh)", linalg_svd.kernel,
-                    vjp=_svd_s_vjp, saves=("result0", "result1", "result2"), attrs=("full_matrices",),
-                    meta=("S_sym_argsize_minus_1",))
-_linalg_svd.materialize_grads = False
-
-
-def _svdvals(A: Tensor) -> Tensor:
-    """linalg.svdvals as PyTorch's composite runs it when a gradient may be needed: S of the reduced SVD,
-    so that its LinalgSvdBackward0 saves (and packs) S, U and Vh."""
-    from ..autograd.grad_mode import is_grad_enabled
-
-    if A.requires_grad and is_grad_enabled():
-        return _linalg_svd(A, False)[1]
-    return linalg_svdvals(A)
 
 
 def _slice(t: Tensor, dim: int, start: int, end: int) -> Tensor:

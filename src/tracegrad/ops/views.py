@@ -392,7 +392,8 @@ def narrow(t, dim: int, start, length: int):
         start += n
     if start < 0 or start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return slice(t, d, start, start + length, 1)
+    # (the dim unwrapped, as at::narrow passes it on: SliceBackward0 saves it so)
+    return slice(t, dim, start, start + length, 1)
 
 
 def _diagonal_kernel(a, offset=0, dim1=0, dim2=1):
