@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .collate import default_collate, default_convert
-from .dataset import IterableDataset
+from ._utils.collate import default_collate, default_convert
+from .dataset import IterableDataset, _fetch_many
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 
@@ -83,7 +83,7 @@ class DataLoader:
             yield from self._iterate_stream()
         elif self.batch_sampler is not None:
             for indices in self.batch_sampler:
-                yield self.collate_fn([self.dataset[i] for i in indices])
+                yield self.collate_fn(_fetch_many(self.dataset, indices))
         else:
             for index in self.sampler:
                 yield self.collate_fn(self.dataset[index])

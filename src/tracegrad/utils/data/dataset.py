@@ -3,35 +3,39 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
-from collections.abc import Iterator, Sequence
-from typing import Any
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
 
+from ..._factories import Generator, default_generator, randperm
 from ..._tensor import Tensor
 
+_T = TypeVar("_T")
+_T_co = TypeVar("_T_co", covariant=True)
 
-class Dataset:
+
+class Dataset(Generic[_T_co]):
     """A map-style dataset: ``dataset[i]`` gives one sample; subclasses define ``__getitem__`` (and usually
     ``__len__``). ``a + b`` concatenates two datasets."""
 
-    def __getitem__(self, index) -> Any:
+    def __getitem__(self, index) -> _T_co:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
-    def __add__(self, other: Dataset) -> ConcatDataset:
+    def __add__(self, other: Dataset[_T_co]) -> ConcatDataset[_T_co]:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
-    """A dataset that is a stream: subclasses define ``__iter__``; the DataLoader batches what it yields."""
+class IterableDataset(Dataset[_T_co], Iterable[_T_co]):
+    """A dataset that is a stream: subclasses define ``__iter__`` (it is abstract, as in PyTorch); the
+    DataLoader batches what it yields. ``a + b`` chains two streams."""
 
-    def __iter__(self) -> Iterator:
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
-
-    def __add__(self, other):
-        raise TypeError("IterableDataset does not support concatenation with +")
+    def __add__(self, other: Dataset[_T_co]) -> ChainDataset:
+        return ChainDataset([self, other])
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple[Tensor, ...]]):
     """Samples are the i-th rows of the given tensors, which must agree in their first dimension."""
 
     def __init__(self, *tensors: Tensor) -> None:
@@ -46,42 +50,75 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
-class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``, in that order."""
+def _fetch_many(dataset: Any, indices: list) -> list:
+    """``dataset``'s samples at ``indices``, through its batched ``__getitems__`` when it has one."""
+    if callable(getattr(dataset, "__getitems__", None)):
+        return dataset.__getitems__(indices)
+    return [dataset[i] for i in indices]
 
-    def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
-        self.dataset = dataset
-        self.indices = indices
 
-    def __getitem__(self, idx) -> Any:
-        if isinstance(idx, list):
-            return self.dataset[[self.indices[i] for i in idx]]
-        return self.dataset[self.indices[idx]]
+class StackDataset(Dataset):
+    """Samples of several equally long datasets side by side: a tuple (datasets given positionally) or a dict
+    (datasets given by keyword)."""
+
+    datasets: tuple | dict
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args) if args else list(kwargs.values())
+        self._length = len(parts[0])
+        if any(self._length != len(d) for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index) -> tuple | dict:
+        if isinstance(self.datasets, dict):
+            return {k: dataset[index] for k, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        keyed = self.datasets.items() if isinstance(self.datasets, dict) else enumerate(self.datasets)
+        columns = {}
+        for key, dataset in keyed:
+            items = _fetch_many(dataset, indices)
+            if len(items) != len(indices):
+                raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}")
+            columns[key] = items
+        if isinstance(self.datasets, dict):
+            return [{k: col[i] for k, col in columns.items()} for i in range(len(indices))]
+        return [tuple(col[i] for col in columns.values()) for i in range(len(indices))]
 
     def __len__(self) -> int:
-        return len(self.indices)
+        return self._length
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[_T_co]):
     """The samples of several map-style datasets, one after the other."""
 
-    def __init__(self, datasets) -> None:
+    datasets: list[Dataset[_T_co]]
+    cumulative_sizes: list[int]
+
+    @staticmethod
+    def cumsum(sequence: Iterable) -> list[int]:
+        return list(itertools.accumulate(len(e) for e in sequence))
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
         self.datasets = list(datasets)
         if not self.datasets:
             raise AssertionError("datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
                 raise AssertionError("ConcatDataset does not support IterableDataset")
-        self.cumulative_sizes = []
-        total = 0
-        for d in self.datasets:
-            total += len(d)
-            self.cumulative_sizes.append(total)
+        self.cumulative_sizes = self.cumsum(self.datasets)
 
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]
 
-    def __getitem__(self, idx: int) -> Any:
+    def __getitem__(self, idx: int) -> _T_co:
         if idx < 0:
             if -idx > len(self):
                 raise ValueError("absolute value of index should not exceed dataset length")
@@ -90,23 +127,82 @@ class ConcatDataset(Dataset):
         start = self.cumulative_sizes[which - 1] if which > 0 else 0
         return self.datasets[which][idx - start]
 
+    @property
+    def cummulative_sizes(self) -> list[int]:
+        warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`", FutureWarning, stacklevel=2)
+        return self.cumulative_sizes
 
-def random_split(dataset: Dataset, lengths: Sequence[int | float], generator=None) -> list[Subset]:
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets streamed one after the other (checked lazily, as in PyTorch: a map-style
+    dataset is reported when iteration or ``len`` reaches it)."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator:
+        for d in self.datasets:
+            yield from self._checked(d)
+
+    def __len__(self) -> int:
+        return sum(len(self._checked(d)) for d in self.datasets)
+
+    @staticmethod
+    def _checked(d: Dataset) -> IterableDataset:
+        if not isinstance(d, IterableDataset):
+            raise AssertionError("ChainDataset only supports IterableDataset")
+        return d
+
+
+class Subset(Dataset[_T_co]):
+    """The samples of ``dataset`` at ``indices``, in that order."""
+
+    dataset: Dataset[_T_co]
+    indices: Sequence[int]
+
+    def __init__(self, dataset: Dataset[_T_co], indices: Sequence[int]) -> None:
+        self.dataset = dataset
+        self.indices = indices
+        # the DataLoader fetches batches through __getitems__, which would bypass an overridden __getitem__
+        if type(self).__getitem__ is not Subset.__getitem__ and type(self).__getitems__ is Subset.__getitems__:
+            raise NotImplementedError(
+                f"{type(self).__name__} overrides __getitem__ but not __getitems__. When subclassing Subset and "
+                "overriding __getitem__, you must also override __getitems__ to ensure DataLoader works correctly "
+                "with your custom logic. A simple implementation:\n\ndef __getitems__(self, indices):\n"
+                "    return [self.__getitem__(idx) for idx in indices]")
+
+    def __getitem__(self, idx) -> Any:
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __getitems__(self, indices: list[int]) -> list:
+        return _fetch_many(self.dataset, [self.indices[i] for i in indices])
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def random_split(dataset: Dataset[_T], lengths: Sequence[int | float],
+                 generator: Generator | None = default_generator) -> list[Subset[_T]]:
     """Split ``dataset`` into non-overlapping random subsets of the given lengths, or of the given fractions
     of its length (the remainder handed out one by one, round-robin, as PyTorch does)."""
-    from ..._factories import default_generator, randperm
-
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
-        counts = [int(math.floor(n * frac)) for frac in lengths]
+        counts = []
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            counts.append(math.floor(n * frac))
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
         lengths = counts
+        for i, length in enumerate(lengths):
+            if length == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                              stacklevel=2)
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = randperm(n, generator=generator if generator is not None else default_generator).tolist()
-    out, offset = [], 0
-    for length in lengths:
-        out.append(Subset(dataset, order[offset:offset + length]))
-        offset += length
-    return out
+    order = randperm(sum(lengths), generator=generator).tolist()
+    return [Subset(dataset, order[end - length:end])
+            for end, length in zip(itertools.accumulate(lengths), lengths)]

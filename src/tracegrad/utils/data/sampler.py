@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Generic, TypeVar
+
+from ... import as_tensor, float64, multinomial, randint, randperm
+
+_T_co = TypeVar("_T_co", covariant=True)
 
 
-class Sampler:
-    """An iterable of dataset indices (or of index lists, for a batch sampler)."""
+class Sampler(Generic[_T_co]):
+    """An iterable of dataset indices (or of index lists, for a batch sampler). Like PyTorch's, it takes no
+    constructor arguments."""
 
-    def __init__(self, data_source=None) -> None:
-        pass
-
-    def __iter__(self) -> Iterator:
+    def __iter__(self) -> Iterator[_T_co]:
         raise NotImplementedError
 
 
@@ -27,9 +30,7 @@ class SequentialSampler(Sampler):
 
 
 def _draw_permutation(n: int, generator) -> list[int]:
-    from ..._factories import default_generator, randperm
-
-    return randperm(n, generator=generator if generator is not None else default_generator).tolist()
+    return randperm(n, generator=generator).tolist()  # generator=None draws from the default generator
 
 
 class RandomSampler(Sampler):
@@ -53,10 +54,7 @@ class RandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         if self.replacement:
-            from ..._factories import default_generator, randint
-
-            gen = self.generator if self.generator is not None else default_generator
-            yield from randint(0, n, (self.num_samples,), generator=gen).tolist()
+            yield from randint(0, n, (self.num_samples,), generator=self.generator).tolist()
             return
         remaining = self.num_samples
         while remaining > 0:
@@ -83,7 +81,34 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class BatchSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
+    """``num_samples`` indices into ``weights``, each drawn with probability proportional to its weight (without
+    replacement: never the same index twice)."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator=None) -> None:
+        # unlike RandomSampler (as in PyTorch), a bool is not accepted as a count here
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights_tensor = as_tensor(weights, dtype=float64)
+        if weights_tensor.dim() != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler[list[int]]):
     """Groups another sampler's indices into lists of ``batch_size`` (the last one shorter unless
     ``drop_last``)."""
 
