@@ -2,8 +2,9 @@
 
 They live on one object with slots so the eager fast path pays a single attribute load per check:
 ``special`` is True whenever anything needs the general path (a transform is active, an observer wants
-every operator call or the saved-tensor events, anomaly mode, inference mode or the profiler is on). An observer of
-nodes, hooks and backward runs only sets ``observed``: the fast paths stay on and emit those events.
+every operator call or the saved-tensor events, anomaly mode, inference mode, the profiler or an op interceptor
+is on). An observer of nodes, hooks and backward runs only sets ``observed``: the fast paths stay on and emit
+those events.
 ``special`` is recomputed by the setters of those switches.
 Grad mode is process-wide rather than thread-local: tracegrad runs one Python thread of autograd.
 """
@@ -16,7 +17,7 @@ import itertools
 class _State:
     __slots__ = ("grad_enabled", "special", "_stack", "observed", "observed_ops", "_anomaly", "_inference",
                  "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq",
-                 "in_formula", "_profiler", "before_write")
+                 "in_formula", "_profiler", "before_write", "_interceptors")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -38,11 +39,16 @@ class _State:
         self._profiler = None  # the collector of an active autograd profiler (tracegrad._profiling)
         # Called with a tensor just before an operator writes into it in place (allow_mutation_on_saved_tensors)
         self.before_write = None
+        # Op interceptors (tracegrad.utils._python_dispatch.OpInterceptor), in the order they were entered. While
+        # any is active, ``OpDef.__call__`` hands each operator call to the last one instead of running it (the
+        # check sits behind ``special``, so the eager fast path pays nothing for them); call refresh() after
+        # mutating the list in place.
+        self._interceptors: list = []
 
     def refresh(self) -> None:
         """Recompute ``special``; call after mutating ``stack`` in place."""
         self.special = bool(self._stack or self.observed_ops or self._anomaly or self._inference or self._fw_levels
-                            or self._profiler is not None)
+                            or self._profiler is not None or self._interceptors)
 
     @property
     def stack(self) -> list:
@@ -83,6 +89,15 @@ class _State:
     @inference.setter
     def inference(self, value: bool) -> None:
         self._inference = value
+        self.refresh()
+
+    @property
+    def op_interceptors(self) -> list:
+        return self._interceptors
+
+    @op_interceptors.setter
+    def op_interceptors(self, value: list) -> None:
+        self._interceptors = value
         self.refresh()
 
     @property

@@ -59,7 +59,7 @@ def _scalar_or_tensor(value, like: Tensor):
 
 def install() -> None:
     from . import ops
-    from .ops import creation, indexing, pointwise, views
+    from .ops import binary, creation, indexing, pointwise, views
 
     T = Tensor
     # Python operators
@@ -74,12 +74,12 @@ def install() -> None:
     T.__truediv__ = pointwise.div.dunder
     T.__rtruediv__ = _binary_method(_reciprocal_times)
     T.__pow__ = _pow_dunder
-    T.__rpow__ = _binary_method(pointwise.pow, reflected=True)
+    T.__rpow__ = _binary_method(binary.pow, reflected=True)
     T.__iadd__ = _binary_method(pointwise.add_)
     T.__isub__ = _binary_method(pointwise.sub_)
     T.__imul__ = _binary_method(pointwise.mul_)
     T.__itruediv__ = _binary_method(pointwise.div_)
-    T.__ipow__ = _binary_method(pointwise.pow_)
+    T.__ipow__ = _binary_method(binary.pow_)
     T.__neg__ = lambda self: pointwise.neg(self)
     T.__abs__ = lambda self: self.abs()
     T.__pos__ = lambda self: self
@@ -102,7 +102,7 @@ def install() -> None:
     for name, fn in {
         "add": pointwise.add, "add_": pointwise.add_, "sub": pointwise.sub, "sub_": pointwise.sub_,
         "mul": pointwise.mul, "mul_": pointwise.mul_, "div": pointwise.div, "div_": pointwise.div_,
-        "neg": pointwise.neg, "neg_": pointwise.neg_, "pow": pointwise.pow, "pow_": pointwise.pow_,
+        "neg": pointwise.neg, "neg_": pointwise.neg_,
         "exp": pointwise.exp, "exp_": pointwise.exp_, "log": pointwise.log, "log_": pointwise.log_,
         "sin": pointwise.sin, "sin_": pointwise.sin_, "cos": pointwise.cos, "cos_": pointwise.cos_,
         "tanh": pointwise.tanh, "tanh_": pointwise.tanh_, "sqrt": pointwise.sqrt, "sqrt_": pointwise.sqrt_,

@@ -107,6 +107,14 @@ def test_required_ops_covered():
     assert not missing, f"required operators without an entry: {missing}"
 
 
+def test_every_operator_is_declared_once():
+    """One declaration per schema name: a second one would silently replace the first in the registry."""
+    from tracegrad.ops.registry import DECLARED
+
+    twice = {name: [op.kernel.__module__ for op in ops] for name, ops in DECLARED.items() if len(ops) > 1}
+    assert not twice, f"operators declared more than once: {twice}"
+
+
 def test_every_entry_has_noncontiguous_sample():
     lacking = [op.id for op in op_db if not any(layouts(s) - {"contig"} for s in op.samples(op.dtypes[0]))]
     assert not lacking, f"entries without a non-contiguous sample: {lacking}"

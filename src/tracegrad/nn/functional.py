@@ -463,8 +463,8 @@ def _check_weight_size(weight: Tensor, input: Tensor) -> None:
 
 def _reduce_weighted(loss: Tensor, weight: Tensor, reduction: str, plain_mean: bool = False) -> Tensor:
     """Reduce an already weighted elementwise loss; 'mean' divides by the weights' sum unless ``plain_mean``."""
-    from ..ops.reductions import mean as _mean
     from ..ops.reductions import sum as _sum
+    from ..ops.reductions_extra import mean as _mean
 
     if reduction == "none":
         return loss
@@ -472,7 +472,7 @@ def _reduce_weighted(loss: Tensor, weight: Tensor, reduction: str, plain_mean: b
         return _sum(loss, None, False, None)
     if reduction == "mean":
         if plain_mean:
-            return _mean(loss, None, False, None)
+            return _mean(loss)  # loss.mean(): MeanBackward0, as in PyTorch
         return _pw.div(_sum(loss, None, False, None), _sum(weight, None, False, None))
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 

@@ -4,6 +4,7 @@ name an earlier one declared (e.g. ``binary.pow`` with PyTorch's scalar overload
 
 from __future__ import annotations
 
+from .._ops import aten  # noqa: F401 - ``tracegrad.ops.aten.mm.default`` (see tracegrad/_ops.py)
 from . import (
     binary,
     complex_ops,

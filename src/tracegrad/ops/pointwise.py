@@ -463,23 +463,12 @@ def special_scalar_power(a, exponent, dt: np.dtype):
 _REPLACED_EXPONENTS = (0, 1, 0.5, -0.5, 2, 3, -1, -2)
 
 
-def _pow_vjp(ctx, g):
-    a, b = ctx.saved_tensors
-    need = ctx.needs_input_grad
-    ga = gb = None
-    if need[0]:
-        # d/da a^b = b * a^(b-1), with 0 where b == 0 (PyTorch's pow_backward masks that case)
-        ga = mul(g, mul(b, pow(a, sub(b, 1))))
-        if isinstance(b, (int, float)):
-            if b == 0:
-                ga = mul(g, 0.0)
-        else:
-            ga = where(eq(b, 0), 0.0, ga)
-    if need[1]:
-        result = pow(a, b)
-        gb = mul(g, mul(result, log(a)))
-        gb = where(logical_and(eq(a, 0), ge(b, 0)), 0.0, gb)
-    return ga, gb
+def pow(input, exponent):
+    """``input ** exponent`` for the formulas here. The operators (pow.Tensor_Tensor, .Tensor_Scalar, .Scalar and
+    their in-place forms) are declared once, in binary.py, which imports this module: so, imported late."""
+    from .binary import pow as pow_op
+
+    return pow_op(input, exponent)
 
 
 def pow_jvp(args, outs, tangents):
@@ -499,10 +488,6 @@ def pow_jvp(args, outs, tangents):
     return t
 
 
-pow = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_kernel, vjp=_pow_vjp,
-            saves=("self", "exponent"), fast="binary", node_name="PowBackward1", jvp=pow_jvp)
-pow_ = defop("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", inplace_kernel(_pow_kernel),
-             vjp=_pow_vjp, saves=("self", "exponent"), node_name="PowBackward0", jvp=pow_jvp)
 
 
 # ---- comparisons and logic (never differentiable) -------------------------------------------------------------

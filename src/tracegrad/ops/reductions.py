@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from ._util import wrap_dims
-from .registry import defop
 
 
 def _dims_arg(dim, ndim: int):
@@ -44,29 +39,12 @@ def sum(self, dim=None, keepdim: bool = False, dtype=None):
     return _sum_dim(self, dim, keepdim, dtype=dtype)
 
 
-def _mean_kernel(a, dim=None, keepdim=False, dtype=None):
-    if dtype is None and a.dtype.kind not in "fc":
-        from ..backend.dtypes import from_numpy_dtype
+def mean(self, dim=None, keepdim: bool = False, dtype=None):
+    """The mean backward formulas call (``dtype`` positional), recorded as PyTorch's ``mean.dim``
+    (MeanBackward1). The operator is declared in reductions_extra.py, which imports this module."""
+    from .reductions_extra import _mean_dim
 
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {from_numpy_dtype(a.dtype).name.capitalize()}")
-    axes = _dims_arg(dim, a.ndim)
-    return np.mean(a, axis=axes, keepdims=keepdim, dtype=dtype)
-
-
-def _mean_vjp(ctx, g):
-    dim, keepdim = ctx.attrs
-    shape = ctx.input_shapes[0]
-    axes = _dims_arg(dim, len(shape))
-    count = math.prod(shape) if axes is None else math.prod(shape[d] for d in axes)
-    from .pointwise import div
-
-    return div(expand_reduced_grad(g, shape, dim, keepdim), count)
-
-
-mean = defop("mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-             _mean_kernel, vjp=_mean_vjp, attrs=("dim", "keepdim"), meta=("self_sym_numel", "self_sym_sizes"),
-             jvp=lambda args, outs, ts: mean(ts[0], *args[1:]))
+    return _mean_dim(self, dim, keepdim, dtype=dtype)
 
 
 def sum_to_size(self, size) -> object:

@@ -1078,35 +1078,6 @@ cumprod_ = defop(f"cumprod_{_INPLACE_SIG}", _scan_inplace(_cumprod_kernel), vjp=
                  jvp=_cumprod_jvp)
 
 
-def _cum_extreme(name: str, np_fn):
-    def kernel(a, dim):
-        x, d = _along(a, dim)
-        if x.size == 0:
-            return a.copy(), np.zeros(a.shape, np.int64)
-        vals = np_fn.accumulate(x, axis=d)  # NaN propagates, as in PyTorch
-        pos = np.arange(x.shape[d]).reshape([-1 if k == d else 1 for k in range(x.ndim)])
-        # the running index moves to the latest element equal to the running extreme (ties: latest wins)
-        same = x == vals
-        if x.dtype.kind in "fc":
-            same |= np.isnan(x) & np.isnan(vals)
-        idx = np.maximum.accumulate(np.where(same, pos, -1), axis=d)
-        return vals.reshape(a.shape), idx.astype(np.int64).reshape(a.shape)
-
-    def vjp(ctx, g, _gi):
-        (indices,) = ctx.saved_tensors
-        (dim,) = ctx.attrs
-        if g.ndim == 0:
-            return g
-        return scatter_into(tuple(g.shape), dim, indices, g)
-
-    return defop(f"{name}(Tensor self, int dim) -> (Tensor values, Tensor indices)", kernel, vjp=vjp,
-                 saves=("result1",), attrs=("dim",))
-
-
-cummax = _cum_extreme("cummax", np.maximum)
-cummin = _cum_extreme("cummin", np.minimum)
-
-
 # ---- sorting and order statistics --------------------------------------------------------------------------
 
 
@@ -1337,7 +1308,6 @@ PUBLIC = {
     "argmax": argmax, "argmin": argmin, "all": all, "any": any, "count_nonzero": count_nonzero,
     "var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean,
     "norm": norm, "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod,
-    "cummax": cummax, "cummin": cummin,
     "sort": sort, "argsort": argsort, "msort": msort, "topk": topk, "kthvalue": kthvalue, "median": median,
     "logcumsumexp": logcumsumexp,
 }

@@ -29,6 +29,8 @@ from ._util import translate_value_error
 from .schema import Schema, SchemaKind, parse_schema
 
 REGISTRY: dict[str, OpDef] = {}
+# Every declaration per schema name: an operator is declared once, so each list should hold one (a test checks)
+DECLARED: dict[str, list] = {}
 
 _ndarray = np.ndarray
 
@@ -373,6 +375,7 @@ class OpDef:
                                                      **_saved_properties(self)})
         self.node_class.__module__ = "tracegrad.autograd.generated"
         key = self.schema.full_name
+        DECLARED.setdefault(key, []).append(self)
         REGISTRY[key] = self
         REGISTRY.setdefault(self.name, self)
 
@@ -386,6 +389,9 @@ class OpDef:
             profiler = STATE.profiler
             if profiler is not None and not profiler.timing(self):
                 return profiler.op_call(self, args, kwargs)  # which calls this again, to be timed
+            interceptors = STATE.op_interceptors
+            if interceptors:  # (tracegrad.utils._python_dispatch) it runs the op, or not, itself
+                return interceptors[-1](self, args, kwargs)
             if STATE.stack:
                 from ..dispatch import dispatch
 

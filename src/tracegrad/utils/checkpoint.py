@@ -9,11 +9,19 @@ Two variants, as in PyTorch:
   hook keeps a small placeholder instead of each saved tensor. The first unpack in a backward re-runs
   ``fn`` under a second pair of hooks that collects the recomputed tensors (stopping early once all are
   there), checks them against the originals' metadata, and hands each out exactly once.
+
+Selective activation checkpointing (SAC, :func:`create_selective_checkpoint_contexts`) gives the non-reentrant
+variant a pair of contexts: in the forward, an op interceptor asks a policy about every operator call and keeps
+the outputs of those to save; in the recomputation, a second one hands those outputs back (in call order, per
+operator) instead of running the operator again. PyTorch does this with two ``TorchDispatchMode``s below
+autograd; tracegrad's interceptors (``utils/_python_dispatch.py``) sit above it, and a cached output goes
+through the operator's autograd recording without its kernel, which comes to the same.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import uuid
 import warnings
 import weakref
@@ -21,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .._ops import OpOverload, OpOverloadPacket, aten, overload_of
 from .._state import STATE
 from .._tensor import Tensor
 from ..autograd import engine as _engine
@@ -28,11 +37,13 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import saved_tensors_hooks
 from ..autograd.saved import SavedTensor, save
+from ._python_dispatch import OpInterceptor, run_with_result
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity",
            "detach_variable", "noop_context_fn", "set_checkpoint_early_stop", "set_checkpoint_debug_enabled",
-           "GraphExecGroup", "get_device_states", "set_device_states", "DefaultDeviceType"]
+           "GraphExecGroup", "get_device_states", "set_device_states", "DefaultDeviceType", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS"]
 
 _DEFAULT_DETERMINISM_MODE = "default"
 _checkpoint_debug_enabled: bool | None = None
@@ -588,3 +599,166 @@ def _checkpoint_without_reentrant_generator(fn, preserve_rng_state=True, context
                            "an exception raised during the checkpointed forward. This is not supported "
                            "because checkpoint cannot return a value for a failed forward.")
     frame.forward_completed = True
+
+
+# ---- selective activation checkpointing -------------------------------------------------------------------
+
+
+class SelectiveCheckpointContext:
+    """What a SAC policy function gets besides the operator and its arguments.
+
+    The policy is only asked during the forward (a recomputation takes the cached outputs by position), so
+    ``is_recompute`` is always False; ``op_output`` is the operator's output."""
+
+    def __init__(self, *, is_recompute: bool, op_output: Any = None) -> None:
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+class CheckpointPolicy(enum.Enum):
+    """What a SAC policy decides for an operator's output: ``*_SAVE`` keeps it from the forward, ``*_RECOMPUTE``
+    recomputes it in backward. ``MUST_*`` is not to be overridden by other subsystems (``torch.compile``);
+    eagerly, ``MUST_`` and ``PREFER_`` are the same, and ``*_CPU_OFFLOAD`` (tracegrad has one device) recomputes."""
+
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+def _policy_from_bool(b: bool) -> CheckpointPolicy:
+    return CheckpointPolicy.MUST_SAVE if b else CheckpointPolicy.PREFER_RECOMPUTE  # (older policies return bools)
+
+
+# Operators SAC leaves alone, as PyTorch: checkpointing itself runs a different number of ``detach`` in the
+# forward and in the recomputation. (PyTorch's other entries, ``prim.device`` and the metadata queries such as
+# ``aten.size.default``, are not operators in tracegrad.)
+SAC_IGNORED_OPS: set = {aten.detach.default}
+
+_RECOMPUTE = object()
+_CONSUMED = object()
+_SAC_MISMATCH_MSG = ("This can happen if the operations in the checkpointed region are nondeterministic or depend on "
+                     "global state that changed between forward and backward.")
+
+
+class _VersionWrapper:
+    """A cached output and its version when cached: a cache entry must not have been written since."""
+
+    def __init__(self, val: Any) -> None:
+        self.val = val
+        self.version = val._version if isinstance(val, Tensor) else None
+
+    def get_val(self, allow_cache_entry_mutation: bool) -> Any:
+        if self.version is not None and not allow_cache_entry_mutation and self.val._version != self.version:
+            raise RuntimeError("Tensor cached during selective activation checkpoint has been mutated")
+        return self.val
+
+
+def _map_outputs(fn: Callable, out: Any) -> Any:
+    """``fn`` applied to each of an operator's outputs (a multi-output result becomes a plain tuple)."""
+    if isinstance(out, (tuple, list)):
+        return tuple(fn(o) for o in out)
+    return fn(out)
+
+
+def _kernel_result(op, values: Any) -> Any:
+    """The cached outputs as ``op``'s kernel returns them: arrays for tensors."""
+    def array(v):
+        return v._data if isinstance(v, Tensor) else v
+
+    if isinstance(values, tuple):
+        arrays = [array(v) for v in values]
+        return arrays if op.returns_list else tuple(arrays)
+    return array(values)
+
+
+class _CachingInterceptor(OpInterceptor):
+    """The SAC forward: run each operator, ask the policy, cache the outputs it says to save."""
+
+    def __init__(self, policy_fn: Callable, storage: defaultdict) -> None:
+        self.policy_fn = policy_fn
+        self.storage = storage
+        self.func_counter: defaultdict = defaultdict(int)
+
+    def intercept(self, op, args: tuple, kwargs: dict) -> Any:
+        func = overload_of(op)
+        if func in SAC_IGNORED_OPS:
+            return op(*args, **kwargs)
+        out = op(*args, **kwargs)
+        idx = self.func_counter[func]
+        self.func_counter[func] += 1
+        policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False, op_output=out), func, *args, **kwargs)
+        if isinstance(policy, bool):
+            policy = _policy_from_bool(policy)
+        if policy in (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE):
+            # (detached: the cache must not keep the forward's graph alive)
+            self.storage[func][idx] = _map_outputs(
+                lambda x: _VersionWrapper(x.detach() if isinstance(x, Tensor) else x), out)
+        else:
+            self.storage[func][idx] = _RECOMPUTE
+        return out
+
+
+class _CachedInterceptor(OpInterceptor):
+    """The SAC recomputation: hand back the cached outputs, run the other operators again."""
+
+    def __init__(self, storage: defaultdict, allow_cache_entry_mutation: bool = False) -> None:
+        self.storage = storage
+        self.allow_cache_entry_mutation = allow_cache_entry_mutation
+        self.func_counter: defaultdict = defaultdict(int)
+
+    def __enter__(self):
+        self.func_counter.clear()  # so that a second backward reports "backward an extra time"
+        return super().__enter__()
+
+    def intercept(self, op, args: tuple, kwargs: dict) -> Any:
+        func = overload_of(op)
+        if func in SAC_IGNORED_OPS:
+            return op(*args, **kwargs)
+        idx = self.func_counter[func]
+        self.func_counter[func] += 1
+        func_storage = self.storage.get(func)
+        if func_storage is None:
+            raise RuntimeError(f"{func} encountered during backward but not found in storage. {_SAC_MISMATCH_MSG}")
+        entry = func_storage.get(idx)
+        if entry is None:
+            raise RuntimeError(f"{func} invocation index {idx} encountered during backward but not found in storage. "
+                               f"{_SAC_MISMATCH_MSG}")
+        if entry is _CONSUMED:
+            raise RuntimeError("Trying to backward an extra time. You are only allowed to backward once on any "
+                               "region computed under selective activation checkpoint.")
+        if entry is _RECOMPUTE:
+            return op(*args, **kwargs)
+        func_storage[idx] = _CONSUMED
+        values = _map_outputs(lambda w: w.get_val(self.allow_cache_entry_mutation), entry)
+        return run_with_result(op, args, kwargs, _kernel_result(op, values))
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list: Callable | list,
+                                         allow_cache_entry_mutation: bool = False) -> tuple:
+    """The ``context_fn`` pair of selective activation checkpointing.
+
+    ``policy_fn_or_list`` is either ``policy_fn(ctx, op, *args, **kwargs) -> CheckpointPolicy`` (or a bool:
+    True saves), asked about every operator call of the forward, or a list of ``OpOverload``s
+    (``torch.ops.aten.mm.default``) whose outputs to save, recomputing the rest. Unless
+    ``allow_cache_entry_mutation``, using a cached output that was written in place since is an error."""
+    if isinstance(policy_fn_or_list, list):
+        for op in policy_fn_or_list:
+            if not isinstance(op, OpOverload):
+                extra = ("Please update the OpOverloadPacket to a specific OpOverload.For example, if you have "
+                         "`torch.ops.aten.mm`, change it to `torch.ops.aten.mm.default`."
+                         if isinstance(op, OpOverloadPacket) else "")
+                raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} of type {type(op)}. "
+                                 f"{extra}")
+        ops_to_save = policy_fn_or_list
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            return CheckpointPolicy.MUST_SAVE if op in ops_to_save else CheckpointPolicy.PREFER_RECOMPUTE
+    elif callable(policy_fn_or_list):
+        policy_fn = policy_fn_or_list
+    else:
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    storage: defaultdict = defaultdict(dict)
+    return _CachingInterceptor(policy_fn, storage), _CachedInterceptor(storage, allow_cache_entry_mutation)

@@ -1,0 +1,150 @@
+"""``torch.ops.aten.<name>.<overload>``: handles on tracegrad's registered operators (PyTorch's ``torch._ops``).
+
+Design: tracegrad's operators are :class:`~tracegrad.ops.registry.OpDef` objects keyed by their schema's full
+name (``"mm"``, ``"mul.Tensor"``). ``aten.mm.default`` is an :class:`OpOverload` standing for the operator
+registered as ``mm``, ``aten.mul.Tensor`` the one registered as ``mul.Tensor``. There is exactly one handle per
+name (they are cached), so handles compare and hash by identity, as PyTorch's do: ``op in [aten.mm.default]``
+and ``op in {aten.detach.default}`` work for the handle an op interceptor is given (:func:`overload_of`).
+A handle's name is the tracegrad operator's name, with one translation: tracegrad registers the Tensor-Tensor
+overload of an operator that also has a ``.Scalar`` one under the bare name (``mul``), ATen as ``mul.Tensor``
+(see :func:`_aten_overload`). Where tracegrad fuses or splits an operator differently from ATen (its internal
+``_nn_*`` operators), the name shows it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["OpOverload", "OpOverloadPacket", "aten", "overload_of"]
+
+_NAMESPACE = "aten"
+
+
+def _registry() -> dict:
+    from .ops.registry import REGISTRY  # (late: the registry imports the tensor module, which imports this)
+
+    return REGISTRY
+
+
+def _aten_overload(full_name: str) -> str:
+    """ATen's overload name of the operator registered as ``full_name``."""
+    name, _, overload = full_name.partition(".")
+    if overload:
+        return overload
+    registry = _registry()
+    base = name
+    while True:  # ``mul`` (beside ``mul.Scalar``) is ``mul.Tensor``; so are its in-place forms (``mul_``)
+        if base + ".Scalar" in registry:
+            return "Tensor"
+        if not base.endswith("_"):
+            return "default"
+        base = base[:-1]
+
+
+class OpOverload:
+    """One overload of an operator, e.g. ``aten.mm.default``; calling it calls the operator."""
+
+    def __init__(self, packet: OpOverloadPacket, overload_name: str, full_name: str) -> None:
+        self._overloadpacket = packet
+        self._overloadname = overload_name
+        self._full_name = full_name  # the registry key
+        self.__name__ = f"{packet.__name__}.{overload_name}"
+        self.__qualname__ = self.__name__
+        self.namespace = _NAMESPACE
+
+    @property
+    def overloadpacket(self) -> OpOverloadPacket:
+        return self._overloadpacket
+
+    @property
+    def _op(self):
+        """The registered :class:`~tracegrad.ops.registry.OpDef`."""
+        return _registry()[self._full_name]
+
+    @property
+    def _schema(self):
+        return self._op.schema
+
+    def name(self) -> str:
+        packet = self._overloadpacket._qualified_op_name
+        return packet if self._overloadname == "default" else f"{packet}.{self._overloadname}"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._op(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<OpOverload(op='{_NAMESPACE}.{self._overloadpacket.__name__}', overload='{self._overloadname}')>"
+
+    def __str__(self) -> str:
+        return f"{_NAMESPACE}.{self.__name__}"
+
+
+class OpOverloadPacket:
+    """All overloads of one operator name, e.g. ``aten.mul``; ``aten.mul.Tensor`` picks one."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+        self._qualified_op_name = f"{_NAMESPACE}::{name}"
+        self._overloads: dict[str, OpOverload] = {}
+
+    def overloads(self) -> list[str]:
+        names = []
+        for key, op in _registry().items():
+            if key == op.schema.full_name and key.partition(".")[0] == self.__name__:
+                names.append(_aten_overload(key))
+        return names
+
+    def __getattr__(self, overload: str) -> OpOverload:
+        if overload.startswith("__"):  # (copy, pickle and friends probe dunders)
+            raise AttributeError(overload)
+        handle = self._overloads.get(overload)
+        if handle is None:
+            registry = _registry()
+            full_name = f"{self.__name__}.{overload}"
+            if full_name not in registry and overload in ("default", "Tensor"):
+                full_name = self.__name__  # (see _aten_overload)
+            op = registry.get(full_name)
+            if op is None or op.schema.full_name != full_name or _aten_overload(full_name) != overload:
+                raise AttributeError(f"The underlying op of '{self}' has no overload name '{overload}'")
+            handle = self._overloads[overload] = OpOverload(self, overload, full_name)
+        return handle
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.default(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='{_NAMESPACE}.{self.__name__}')>"
+
+    def __str__(self) -> str:
+        return f"{_NAMESPACE}.{self.__name__}"
+
+
+class _OpNamespace:
+    """``torch.ops.aten``: ``aten.<name>`` is the :class:`OpOverloadPacket` of a registered operator."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._packets: dict[str, OpOverloadPacket] = {}
+
+    def __getattr__(self, name: str) -> OpOverloadPacket:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        packet = self._packets.get(name)
+        if packet is None:
+            registry = _registry()
+            if name not in registry:  # (the registry also keys every operator by its bare name)
+                raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{name}'")
+            packet = self._packets[name] = OpOverloadPacket(name)
+        return packet
+
+    def __repr__(self) -> str:
+        return f"<module 'tracegrad.ops.{self.name}' from 'tracegrad.ops'>"
+
+
+aten = _OpNamespace(_NAMESPACE)
+
+
+def overload_of(op) -> OpOverload:
+    """The handle of the :class:`~tracegrad.ops.registry.OpDef` ``op`` (what an op interceptor hands on)."""
+    full_name = op.schema.full_name
+    return getattr(getattr(aten, full_name.partition(".")[0]), _aten_overload(full_name))
