@@ -12,6 +12,7 @@ from . import (
     extra_math,
     gamma,
     indexing,
+    legacy_linalg,
     linalg,
     linalg_core,
     linalg_extra,
@@ -28,6 +29,7 @@ from . import (
     special_fns,
     special_polynomials,
     statistics,
+    tensor_extras,
     unary,
     variants,
     views,
@@ -37,6 +39,6 @@ from . import (
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
            linalg, linalg_extra, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns,
            special_bessel, special_polynomials, extra_math, statistics, windows,
-           namespace_extras]
+           namespace_extras, legacy_linalg, tensor_extras]
 
 raw_backward.install()

@@ -1,0 +1,393 @@
+"""PyTorch's older linear-algebra names outside ``torch.linalg``: ``cholesky_inverse``, ``triangular_solve``,
+``geqrf``, ``ormqr``, the deprecated ``torch.lu`` / ``torch.lu_solve`` wrappers, ``frobenius_norm``,
+``nuclear_norm``, ``adjoint``, and the removed functions (``torch.solve``, ``eig``, ``symeig``, ``lstsq``,
+``matrix_rank``) that PyTorch keeps only to raise an error pointing at their replacement.
+
+Backward rules follow PyTorch's FunctionsManual (cholesky_inverse_backward, triangular_solve_backward) in
+dispatched ops; ormqr's is reverse mode through the Householder reflectors, one at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..return_types import return_type
+from .linalg import _check_square, _f_contiguous, _tname, _triangular_solve, matrix_norm
+from .linalg_extra import _householder_kernel, linalg_lu_factor_ex, linalg_lu_solve
+from .nn_ops._basic import norm as _aten_norm
+from .registry import defop, not_implemented
+from .unary import unsupported
+
+_TriangularSolve = return_type("triangular_solve", ["solution", "cloned_coefficient"])
+_Geqrf = return_type("geqrf", ["a", "tau"])
+_LuWithInfo = return_type("_lu_with_info", ["LU", "pivots", "info"])
+
+
+def _warn_once(key: str, message: str) -> None:
+    from .._warnings import warn_once  # (imported late: the package's own ``_warnings`` name is the stdlib's)
+
+    warn_once(key, message, stacklevel=4)
+
+
+def _require_float(kernel_name: str, *arrays: np.ndarray) -> None:
+    for a in arrays:
+        if a.dtype.kind not in "fc":
+            raise unsupported(kernel_name, a.dtype)
+
+
+def _mH(x: np.ndarray) -> np.ndarray:
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+# ---- cholesky_inverse ----------------------------------------------------------------------------------------
+
+
+def _cholesky_inverse_kernel(a, upper=False):
+    _check_square("cholesky_inverse", a)
+    _require_float("cholesky_inverse_out_cpu", a)
+    n = a.shape[-1]
+    # (L L^H)^-1 = L^-H L^-1 with L^-1 by substitution (U^H U for the upper factor)
+    L = _mH(np.triu(a)) if upper else np.tril(a)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        Linv = _triangular_solve(L, np.broadcast_to(np.eye(n, dtype=a.dtype), a.shape), False, False)
+        return _f_contiguous(_mH(Linv) @ Linv)
+
+
+def _cholesky_inverse_vjp(ctx, g):
+    L, inverse = ctx.saved_tensors
+    (upper,) = ctx.attrs
+    common = inverse.matmul((g + g.mH).matmul(inverse))
+    return -(L.matmul(common) if upper else common.matmul(L))
+
+
+def _cholesky_inverse_jvp(args, outs, tangents):
+    """PyTorch's cholesky_inverse_jvp: only the factor's triangle moves (the vjp is not projected, so the JVP
+    is not its adjoint)."""
+    F, upper = args[0], args[1] if len(args) > 1 else False
+    (dF,) = tangents
+    X = outs[0] if isinstance(outs, (tuple, list)) else outs
+    CF, dCF = (F.mH, dF.mH.tril()) if upper else (F, dF.tril())
+    partial = -X.matmul(dCF).matmul(X.matmul(CF).mH)
+    return partial + partial.mH
+
+
+cholesky_inverse = defop("cholesky_inverse(Tensor self, bool upper=False) -> Tensor", _cholesky_inverse_kernel,
+                         vjp=_cholesky_inverse_vjp, jvp=_cholesky_inverse_jvp, saves=("self", "result"),
+                         attrs=("upper",))
+
+
+# ---- triangular_solve ----------------------------------------------------------------------------------------
+
+
+def _triangular_solve_kernel(b, A, upper=True, transpose=False, unitriangular=False):
+    for name, x in (("b", b), ("A", A)):
+        if x.ndim < 2:
+            raise RuntimeError(f"torch.triangular_solve: Expected {name} to have at least 2 dimensions, but it has "
+                               f"{x.ndim} dimensions instead")
+    if b.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_tname(b.dtype)} and A "
+                           f"of type {_tname(A.dtype)} instead.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} "
+                           "matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is {A.shape[-1]} by "
+                           f"{A.shape[-1]} but each b matrix is {b.shape[-2]} by {b.shape[-1]}")
+    _require_float("triangular_solve_cpu", A)
+    batch = np.broadcast_shapes(A.shape[:-2], b.shape[:-2])
+    coefficient = _f_contiguous(np.broadcast_to(A, batch + A.shape[-2:]))
+    op = np.swapaxes(A, -1, -2) if transpose else A  # transpose= solves A^T X = b (no conjugation)
+    solution = _triangular_solve(op, b, upper != transpose, unitriangular)
+    return _f_contiguous(solution), coefficient
+
+
+def _triangular_solve_vjp(ctx, g_x, g_m):
+    b, A, x = ctx.saved_tensors
+    upper, transpose, unitriangular = ctx.attrs
+    need_b, need_A = ctx.needs_input_grad
+    grad_b = triangular_solve_op(g_x, A.conj(), upper, not transpose, unitriangular)[0]
+    grad_A = None
+    if need_A:
+        grad_A = -x.conj().matmul(grad_b.mT) if transpose else -grad_b.matmul(x.mH)
+        grad_A = grad_A.triu(int(unitriangular)) if upper else grad_A.tril(-int(unitriangular))
+        grad_A = grad_A + g_m
+    return (grad_b if need_b else None), grad_A
+
+
+def _triangular_solve_jvp(args, outs, tangents):
+    """PyTorch's triangular_solve_jvp (generic_solve_jvp): dX solves op(A) dX = dB - dA X, with dA whole and
+    untransposed as PyTorch has it; the coefficient's tangent is dA itself."""
+    A, upper, transpose, unitriangular = (list(args[1:]) + [True, False, False][len(args) - 2:])[:4]
+    db, dA = tangents
+    X = outs[0]
+    rhs = db
+    if dA is not None:
+        rhs = -dA.matmul(X) if rhs is None else rhs - dA.matmul(X)
+    return triangular_solve_op(rhs, A, upper, transpose, unitriangular)[0], dA
+
+
+triangular_solve_op = defop("triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, "
+                            "bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)",
+                            _triangular_solve_kernel, vjp=_triangular_solve_vjp, jvp=_triangular_solve_jvp,
+                            saves=("self", "A", "result0"), attrs=("upper", "transpose", "unitriangular"))
+
+
+def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: A002
+                     unitriangular: bool = False, *, out=None):
+    _warn_once("triangular_solve",
+              "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed in "
+              "a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
+              "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
+              "with\nX = torch.linalg.solve_triangular(A, B).")
+    extra = {} if out is None else {"out": out}
+    return _TriangularSolve(*triangular_solve_op(input, A, upper, transpose, unitriangular, **extra))
+
+
+# ---- geqrf / ormqr -------------------------------------------------------------------------------------------
+
+
+def _geqrf_kernel(a):
+    if a.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _require_float("geqrf_cpu", a)
+    m, n = a.shape[-2:]
+    flat = a.reshape((-1, m, n))
+    packed = np.empty_like(flat)
+    tau = np.empty((flat.shape[0], min(m, n)), dtype=a.dtype)
+    for i, matrix in enumerate(flat):  # NumPy's raw QR is LAPACK's geqrf, its result transposed
+        h, tau[i] = np.linalg.qr(matrix, mode="raw")
+        packed[i] = h.T
+    return _f_contiguous(packed.reshape(a.shape)), tau.reshape(a.shape[:-2] + (min(m, n),))
+
+
+geqrf_op = defop("geqrf(Tensor self) -> (Tensor a, Tensor tau)", _geqrf_kernel, vjp=not_implemented("geqrf"))
+
+
+def geqrf(input: Tensor, *, out=None):  # noqa: A002
+    return _Geqrf(*(geqrf_op(input) if out is None else geqrf_op(input, out=out)))
+
+
+def _ormqr_checks(a, tau, c, left):
+    if a.ndim < 2:
+        raise RuntimeError("torch.ormqr: input must have at least 2 dimensions.")
+    if c.ndim < 2:
+        raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if c.shape[side] < tau.shape[-1]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be greater than or equal to tau.shape[-1]")
+    if c.shape[side] != a.shape[-2]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.shape[-1] > a.shape[-1]:
+        raise RuntimeError("torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1]")
+    if a.ndim - tau.ndim != 1:
+        raise RuntimeError(f"torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim "
+                           f"equal to {tau.ndim} and input.ndim is equal to {a.ndim}")
+    if a.ndim != c.ndim:
+        raise RuntimeError(f"torch.ormqr: Expected other to have the same number of dimensions as input, but got "
+                           f"other.ndim equal to {c.ndim} and input.ndim is equal to {a.ndim}")
+    if a.ndim > 2:
+        for name, shape in (("tau", tau.shape[:-1]), ("other", c.shape[:-2])):
+            if shape != a.shape[:-2]:
+                raise RuntimeError(f"torch.ormqr: Expected batch dimensions of {name} to be equal to "
+                                   f"input.shape[:-2], but got {list(shape)}")
+    for name, x in (("tau", tau), ("other", c)):
+        if x.dtype != a.dtype:  # (PyTorch's message lacks the space before the first dtype)
+            raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same dtype, but input has "
+                               f"dtype{_tname(a.dtype)} and {name} has dtype {_tname(x.dtype)}")
+    _require_float("ormqr_cpu", a)
+    if tau.shape[-1] != min(c.shape[side], a.shape[-1]):  # (LAPACK's requirement, checked by the CPU kernel)
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           "input.shape[-1])")
+
+
+def _ormqr_kernel(a, tau, c, left=True, transpose=False):
+    _ormqr_checks(a, tau, c, left)
+    m, k = a.shape[-2], tau.shape[-1]
+    # the full m x m Q = H_0 ... H_{k-1}: the reflectors' columns padded to a square matrix
+    square = np.zeros(a.shape[:-1] + (m,), dtype=a.dtype)
+    square[..., :, :k] = a[..., :, :k]
+    q = _householder_kernel(square, tau)
+    q = _mH(q) if transpose else q
+    return _f_contiguous(q @ c if left else c @ q)
+
+
+def _ormqr_vjp(ctx, g):
+    """op(Q) C as the steps Y <- Y - t v (v^H Y), H_{k-1} first for Q and H_0^H (tau conjugated) first for Q^H,
+    differentiated one step at a time in reverse; C op(Q) is the adjoint of op(Q)^H C^H."""
+    from .shape import cat
+
+    A, tau, C, _ = ctx.saved_tensors
+    left, transpose = ctx.attrs
+    need_A, need_tau, need_C = ctx.needs_input_grad
+    grad_C = ormqr(A, tau, g, left, not transpose) if need_C else None
+    k = tau.shape[-1]
+    if not (need_A or need_tau) or k == 0:
+        return None, None, grad_C
+    conj_tau = transpose == left  # Q^H applied on the left (or Q on the right, as its adjoint on the left)
+    m, n = A.shape[-2:]
+    eye = A.new_zeros((m, n))
+    eye.diagonal().fill_(1)
+    V = A.tril(-1) + eye
+    order = range(k) if conj_tau else range(k - 1, -1, -1)
+    steps = [(i, V.narrow(-1, i, 1), tau.narrow(-1, i, 1).unsqueeze(-1)) for i in order]
+    steps = [(i, v, t.conj() if conj_tau else t) for i, v, t in steps]
+    Y, G = (C, g) if left else (C.mH, g.mH)
+    inputs = []  # Y before each step
+    for _, v, t in steps:
+        inputs.append(Y)
+        Y = Y - t * v.matmul(v.mH.matmul(Y))
+    g_v, g_t = {}, {}
+    for (i, v, t), Y_in in zip(steps[::-1], inputs[::-1]):
+        vY, vG = v.mH.matmul(Y_in), v.mH.matmul(G)
+        gt = -(vG * vY.conj()).sum(-1, keepdim=True)
+        g_t[i] = gt.conj() if conj_tau else gt
+        g_v[i] = -(t.conj() * G.matmul(vY.mH) + t * Y_in.matmul(vG.mH))
+        G = G - t.conj() * v.matmul(vG)
+    grad_tau = cat([g_t[i].squeeze(-1) for i in range(k)], -1) if need_tau else None
+    grad_A = None
+    if need_A:  # only the strict lower part of the first k columns feeds the reflectors
+        grad_A = cat([g_v[i] for i in range(k)], -1).tril(-1)
+        if n > k:
+            grad_A = cat([grad_A, A.new_zeros((*grad_A.shape[:-1], n - k))], -1)
+    return grad_A, grad_tau, grad_C
+
+
+ormqr = defop("ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
+              _ormqr_kernel, vjp=_ormqr_vjp, saves=("self", "input2", "input3", "result"),
+              attrs=("left", "transpose"))
+
+
+# ---- the deprecated torch.lu / torch.lu_solve ----------------------------------------------------------------
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
+    """``torch.lu``: ``_lu_with_info``, i.e. linalg_lu_factor_ex without its error check (PyTorch never passes
+    ``check_errors`` on); (LU, pivots) as a plain tuple, or the named (LU, pivots, info) with ``get_infos``."""
+    _warn_once("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will "
+                    "be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be "
+                    "replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
+                    "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                    "torch.linalg.lu_factor_ex(A, compute_pivots)")
+    result = linalg_lu_factor_ex(A, pivot=pivot, check_errors=False)
+    if out is not None:
+        if len(out) - int(get_infos) != 2:
+            raise TypeError(f"expected tuple of {2 + int(get_infos)} elements but got {len(out)}")
+        for dst, src in zip(out, result):
+            dst.resize_as_(src).copy_(src)
+        return out
+    return _LuWithInfo(*result) if get_infos else (result[0], result[1])
+
+
+def _lu_method(self: Tensor, pivot: bool = True, get_infos: bool = False):
+    """``Tensor.lu``: plain tuples either way (PyTorch's method unpacks ``_lu_with_info``)."""
+    return tuple(lu(self, pivot, get_infos))
+
+
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:  # noqa: A002
+    _warn_once("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+                          "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+                          "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, "
+                          "pivots, B)")
+    extra = {} if out is None else {"out": out}
+    return linalg_lu_solve(LU_data, LU_pivots, input, **extra)
+
+
+# ---- norms and adjoint ---------------------------------------------------------------------------------------
+
+
+def frobenius_norm(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:  # noqa: A002
+    """ATen's frobenius_norm: ``norm(self, 2, dim, keepdim)`` (NormBackward1), for at most two dims."""
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
+    extra = {} if out is None else {"out": out}
+    return _aten_norm(input, 2.0, dims, keepdim, **extra)
+
+
+def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:  # noqa: A002
+    """``nuclear_norm(input, keepdim=False)`` or ``nuclear_norm(input, dim, keepdim=False)``: the 'nuc' matrix
+    norm over the last two dims, or over ``dim``."""
+    if isinstance(dim, bool):  # the (input, keepdim) overload
+        dim, keepdim = None, dim
+    return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, out=out)
+
+
+def adjoint(input: Tensor) -> Tensor:  # noqa: A002
+    return input.adjoint()
+
+
+# ---- removed functions: PyTorch keeps them only to raise --------------------------------------------------------
+
+_REMOVED = "This function was deprecated since version 1.9 and is now removed. "
+_SOLVE = (_REMOVED + "`torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its "
+          "arguments reversed and does not return the LU factorization.\n\nTo get the LU factorization see "
+          "`torch.lu`, which can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, "
+          "A).solution should be replaced with:\nX = torch.linalg.solve(A, B)")
+_LSTSQ = (_REMOVED + "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has "
+          "reversed arguments and does not return the QR decomposition in the returned tuple (although it returns "
+          "other information about the problem).\n\nTo get the QR decomposition consider using "
+          "`torch.linalg.qr`.\n\nThe returned solution in `torch.lstsq` stored the residuals of the solution in the "
+          "last m - n columns of the returned value whenever m > n. In torch.linalg.lstsq, the residuals are in the "
+          "field 'residuals' of the returned named tuple.\n\nThe unpacking of the solution, as in\nX, _ = "
+          "torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution")
+_SYMEIG = (_REMOVED + "The default behavior has changed from using the upper triangular portion of the matrix by "
+           "default to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be "
+           "replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = "
+           "torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if "
+           "upper else 'L')")
+_EIG = (_REMOVED + "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real "
+        "tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = "
+        "torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
+        "L_complex, V_complex = torch.linalg.eig(A)")
+_MATRIX_RANK = ("This function was deprecated since version 1.9 and is now removed.\nPlease use the "
+                "`torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in "
+                "`torch.linalg.matrix_rank()` to 'hermitian'.")
+
+
+def solve(input: Tensor, A: Tensor, *, out=None):  # noqa: A002
+    raise RuntimeError(_SOLVE)
+
+
+def lstsq(input: Tensor, A: Tensor, *, out=None):  # noqa: A002
+    raise RuntimeError(_LSTSQ)
+
+
+def symeig(input: Tensor, eigenvectors: bool = False, upper: bool = True, *, out=None):  # noqa: A002
+    raise RuntimeError(_SYMEIG)
+
+
+def eig(self: Tensor, eigenvectors: bool = False, *, e=None, v=None):
+    raise RuntimeError(_EIG)
+
+
+def matrix_rank(input: Tensor, tol=None, symmetric: bool = False, *, out=None):  # noqa: A002
+    raise RuntimeError(_MATRIX_RANK)
+
+
+def _solve_method(self: Tensor, other: Tensor):
+    raise RuntimeError(_SOLVE)
+
+
+def _lstsq_method(self: Tensor, other: Tensor):
+    raise RuntimeError(_LSTSQ)
+
+
+def _eig_method(self: Tensor, eigenvectors: bool = False):
+    raise RuntimeError(_EIG)
+
+
+def _symeig_method(self: Tensor, eigenvectors: bool = False):
+    raise RuntimeError(_SYMEIG)
+
+
+PUBLIC = {
+    "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve, "geqrf": geqrf, "ormqr": ormqr,
+    "lu": lu, "lu_solve": lu_solve, "frobenius_norm": frobenius_norm, "nuclear_norm": nuclear_norm,
+    "adjoint": adjoint, "solve": solve, "lstsq": lstsq, "symeig": symeig, "eig": eig, "matrix_rank": matrix_rank,
+}
+METHODS = {
+    "cholesky_inverse": cholesky_inverse, "triangular_solve": triangular_solve, "geqrf": geqrf, "ormqr": ormqr,
+    "lu": _lu_method, "lu_solve": lu_solve, "solve": _solve_method, "lstsq": _lstsq_method, "eig": _eig_method,
+    "symeig": _symeig_method,
+}

@@ -1,0 +1,327 @@
+"""Tensor methods and top-level functions PyTorch has that tracegrad lacked: the Python-callable maps
+(``apply_``, ``map_``, ``map2_``), ``fill_diagonal_``, the in-place gamma functions, memory queries of a CPU
+build (``is_pinned``, ``share_memory_``, ``dim_order``...), ``resize_``, ``nonzero_static``, and the factories
+``range`` (deprecated), ``empty_permuted``, ``frombuffer``, with ``binomial``, ``histogramdd`` and the functional
+RNN cells.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..backend import dtypes as _dt
+from ..return_types import return_type
+from . import gamma, special_fns, views
+from .namespace_extras import resize_as_
+from .nn_ops import activation
+from .nn_ops import rnn as _rnn
+from .pointwise import inplace_kernel
+from .registry import defop, defop_without_derivative
+
+_Histogramdd = return_type("histogramdd", ["hist", "bin_edges"])
+
+
+# ---- maps with a Python callable -----------------------------------------------------------------------------
+
+
+def _python_map(self: Tensor, name: str, fn: Callable, others: Sequence[tuple[str, Tensor]]) -> Tensor:
+    """Call ``fn`` on the Python numbers of ``self`` and of the (broadcast) ``others``, element by element, and
+    write the results back cast to ``self``'s dtype, as PyTorch's CPU-only TH-era maps do."""
+    if self.requires_grad:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() "
+                           "instead.")
+    from ..autograd.saved import type_string
+
+    for arg, other in others:
+        if other._data.dtype != self._data.dtype:
+            what = f"argument '{arg}'" if name == "map2_" else f"'{arg}'"
+            raise TypeError(f"{name}: expected {type_string(self)} for {what} (got {type_string(other)})")
+    arrays = [views.expand(o, tuple(self.shape))._data for _, o in others]
+    data = self._data
+    values = [fn(*(a[i].item() for a in (data, *arrays))) for i in np.ndindex(data.shape)]
+    self._before_write()
+    data[...] = np.array(values, dtype=object).reshape(data.shape).astype(data.dtype)
+    self._bump_version()
+    return self
+
+
+def apply_(self: Tensor, callable: Callable) -> Tensor:  # noqa: A002 - PyTorch's parameter name
+    return _python_map(self, "apply_", callable, ())
+
+
+def map_(self: Tensor, tensor: Tensor, callable: Callable) -> Tensor:  # noqa: A002
+    return _python_map(self, "map_", callable, (("other", tensor),))
+
+
+def map2_(self: Tensor, x: Tensor, y: Tensor, callable: Callable) -> Tensor:  # noqa: A002
+    return _python_map(self, "map2_", callable, (("x", x), ("y", y)))
+
+
+# ---- fill_diagonal_ ------------------------------------------------------------------------------------------
+
+
+def fill_diagonal_(self: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """ATen's composite: ``fill_`` on the ``as_strided`` view of the main diagonal (and, with ``wrap``, of the
+    diagonals below a tall matrix's first square), so the graph records CopySlices."""
+    nd = self.ndim
+    if nd < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    height, width = self.shape[0], self.shape[1]
+    if nd > 2 and builtins.any(s != height for s in self.shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    offset = self.storage_offset()
+    stride = builtins.sum(self.stride())
+    size = builtins.min(height, width)
+    views.as_strided(self, (size,), (stride,), offset).fill_(fill_value)
+    if wrap and nd == 2 and height > width + 1:
+        step = width + 1
+        wrap_size = (self.numel() + step - 1) // step - size
+        views.as_strided(self, (wrap_size,), (stride,), offset + self.stride(0) * (width + 1)).fill_(fill_value)
+    return self
+
+
+# ---- in-place gamma functions --------------------------------------------------------------------------------
+
+
+def _inplace_of(op, schema: str, node_name: str | None = None):
+    return defop(schema, inplace_kernel(op.kernel), vjp=op.vjp, saves=op.saved_names, attrs=op.attr_names,
+                 node_name=node_name or op.node_class._name)
+
+
+digamma_ = _inplace_of(gamma.digamma, "digamma_(Tensor(a!) self) -> Tensor(a!)")
+lgamma_ = _inplace_of(gamma.lgamma, "lgamma_(Tensor(a!) self) -> Tensor(a!)")
+mvlgamma_ = _inplace_of(special_fns.mvlgamma, "mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)")
+
+
+def _polygamma_inplace_kernel(a, n):
+    return inplace_kernel(lambda x: gamma.polygamma.kernel(n, x))(a)
+
+
+def _polygamma_inplace_vjp(ctx, g):
+    from .pointwise import mul
+
+    (x,) = ctx.saved_tensors
+    (n,) = ctx.attrs
+    return mul(g, gamma.polygamma(n + 1, x))
+
+
+# PyTorch's polygamma_ has its own derivatives.yaml entry (self first): PolygammaBackward1
+polygamma_ = defop("polygamma_(Tensor(a!) self, int n) -> Tensor(a!)", _polygamma_inplace_kernel,
+                   vjp=_polygamma_inplace_vjp, saves=("self",), attrs=("n",), node_name="PolygammaBackward1")
+
+
+# ---- memory and layout queries -------------------------------------------------------------------------------
+
+
+def new_empty_strided(self: Tensor, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                      requires_grad: bool = False) -> Tensor:
+    from .namespace_extras import empty_strided
+
+    return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, device=device,
+                         requires_grad=requires_grad)
+
+
+def _nonzero_static_kernel(a, size, fill_value=-1):
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got size: {size}")
+    found = np.argwhere(a) if a.ndim else np.zeros((int(bool(a)), 0), dtype=np.int64)
+    out = np.full((size, a.ndim), fill_value, dtype=np.int64)
+    keep = builtins.min(size, found.shape[0])
+    out[:keep] = found[:keep]
+    return out
+
+
+nonzero_static_op = defop_without_derivative("nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> "
+                                             "Tensor", _nonzero_static_kernel)
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1, out=None) -> Tensor:  # noqa: A002
+    """The indices of the first ``size`` nonzero elements, padded with ``fill_value`` rows."""
+    extra = {} if out is None else {"out": out}
+    return nonzero_static_op(input, size=size, fill_value=fill_value, **extra)
+
+
+def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
+    """``resize_(*sizes)``: the leading elements kept, new ones zero (PyTorch leaves them uninitialised)."""
+    shape = views.normalize_shape(sizes)
+    if builtins.any(s < 0 for s in shape):
+        raise RuntimeError("numel: integer multiplication overflow")
+    template = Tensor.__new__(Tensor)  # only its shape is read
+    template._data = np.empty(shape, dtype=np.bool_)
+    return resize_as_(self, template)
+
+
+def dim_order(self: Tensor, *, ambiguity_check=False) -> tuple[int, ...]:
+    """The dims from outermost to innermost in memory (largest stride first; ties keep the logical order)."""
+    from ..memory_format import memory_format as _memory_format
+
+    message = "The ambiguity_check argument must be a bool or a list of memory formats."
+    valid_list = isinstance(ambiguity_check, list) and builtins.all(
+        isinstance(f, _memory_format) for f in ambiguity_check)
+    if not (isinstance(ambiguity_check, bool) or valid_list):
+        raise TypeError(message)
+    sizes, strides = tuple(self.shape), self.stride()
+    check = ambiguity_check if isinstance(ambiguity_check, bool) else True
+    ambiguous = builtins.any(a == b for a, b in zip(strides, strides[1:])) or 1 in sizes
+    formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+    if check and ambiguous and builtins.sum(self.is_contiguous(memory_format=f) for f in formats) != 1:
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                           "memory formats.")
+    return tuple(sorted(builtins.range(self.ndim), key=lambda d: -strides[d]))
+
+
+def is_set_to(self: Tensor, tensor: Tensor) -> bool:
+    """Whether both tensors view the same memory with the same offset, sizes and strides."""
+    a, b = self._data, tensor._data
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+            and a.strides == b.strides and a.dtype == b.dtype)
+
+
+def is_pinned(self: Tensor, device=None) -> bool:
+    return False  # a CPU build has no pinned memory
+
+
+def pin_memory(self: Tensor, device=None) -> Tensor:
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+def is_shared(self: Tensor) -> bool:
+    return bool(getattr(self, "_shared", False))
+
+
+def share_memory_(self: Tensor) -> Tensor:
+    """Marks the tensor shared (NumPy memory is already visible to this process's threads)."""
+    self._shared = True
+    return self
+
+
+# ---- factories -----------------------------------------------------------------------------------------------
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
+          pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
+    """``torch.range``: ``start`` to ``end`` inclusive, in the default float dtype unless ``dtype``."""
+    import warnings
+
+    from .._factories import _finish, _into_out
+
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n = int(math.floor((end - start) / step)) + 1
+    target = _dt.to_dtype(dtype) if dtype is not None else (out.dtype if out is not None else _dt.DEFAULT.value)
+    values = (start + step * np.arange(n, dtype=np.float64)).astype(target.np)
+    result = _finish(values, requires_grad, device)
+    return _into_out(result, out) if out is not None else result
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                   pin_memory: bool = False) -> Tensor:
+    """A tensor whose dims lie in memory in ``physical_layout`` order (outermost first)."""
+    from .._factories import empty
+
+    size, perm = tuple(size), tuple(physical_layout)
+    if len(size) != len(perm):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(perm)}")
+    physical = empty(*[size[p] for p in perm], dtype=dtype, device=device)
+    inverse = [perm.index(d) for d in builtins.range(len(perm))]
+    return views.permute(physical, inverse).detach().requires_grad_(requires_grad)
+
+
+def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """A 1-d tensor sharing the memory of a Python buffer-protocol object."""
+    from .._factories import from_numpy
+
+    np_dtype = _dt.to_dtype(dtype).np
+    length = memoryview(buffer).nbytes
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    item = np_dtype.itemsize
+    if count < 0:
+        if (length - offset) % item:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({item})")
+        count = (length - offset) // item
+    elif offset + count * item > length:
+        raise ValueError(f"requested buffer length ({count} * {item} bytes) after offset ({offset} bytes) must "
+                         f"not be greater than actual buffer length ({length} bytes)")
+    out = from_numpy(np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset))
+    return out.requires_grad_(True) if requires_grad else out
+
+
+# ---- binomial / histogramdd ----------------------------------------------------------------------------------
+
+
+def _binomial_kernel(count, prob, generator=None):
+    from .._factories import _rng
+
+    if count.dtype.kind != "f":
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{_dt.scalar_type_name(count.dtype)}")
+    draws = _rng(generator).binomial(np.asarray(count, dtype=np.int64), np.clip(prob, 0, 1))
+    return np.asarray(draws).astype(count.dtype)
+
+
+binomial = defop_without_derivative("binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor",
+                                    _binomial_kernel)
+
+
+def histogramdd(input: Tensor, bins=10, *, range: Sequence[float] | None = None,  # noqa: A002
+                weight: Tensor | None = None, density: bool = False, out=None):
+    """The D-dimensional histogram of the rows of ``input`` (last dim D): PyTorch's bins, each the half-open
+    ``[edge_i, edge_{i+1})``, the last one closed. No derivative."""
+    from .._factories import from_numpy
+
+    x = input._data
+    if x.dtype.kind != "f":
+        from .unary import unsupported
+
+        raise unsupported("histogramdd", x.dtype)
+    points = x.reshape(-1, x.shape[-1])
+    d = points.shape[1]
+    if isinstance(bins, int):
+        bins = [bins] * d
+    edges_arg = [b._data if isinstance(b, Tensor) else b for b in bins]
+    ranges = None if range is None else [(range[2 * i], range[2 * i + 1]) for i in builtins.range(d)]
+    w = None if weight is None else weight._data.reshape(-1)
+    hist, edges = np.histogramdd(points, bins=edges_arg, range=ranges, weights=w, density=density)
+    return _Histogramdd(from_numpy(hist.astype(x.dtype)), tuple(from_numpy(e.astype(x.dtype)) for e in edges))
+
+
+# ---- methods of existing functions ---------------------------------------------------------------------------
+
+
+def _prelu_method(self: Tensor, weight: Tensor) -> Tensor:
+    return activation.prelu(self, weight)
+
+
+PUBLIC = {
+    "range": range, "empty_permuted": empty_permuted, "frombuffer": frombuffer, "binomial": binomial,
+    "histogramdd": histogramdd, "nonzero_static": nonzero_static,
+    "rnn_tanh_cell": _rnn.rnn_tanh_cell, "rnn_relu_cell": _rnn.rnn_relu_cell, "lstm_cell": _rnn.lstm_cell,
+    "gru_cell": _rnn.gru_cell,
+}
+METHODS = {
+    "apply_": apply_, "map_": map_, "map2_": map2_, "fill_diagonal_": fill_diagonal_,
+    "hardshrink": activation.hardshrink, "prelu": _prelu_method,
+    "digamma_": digamma_, "lgamma_": lgamma_, "polygamma_": polygamma_, "mvlgamma_": mvlgamma_,
+    "new_empty_strided": new_empty_strided, "nonzero_static": nonzero_static, "resize_": resize_,
+    "resize_as_": resize_as_, "dim_order": dim_order, "is_set_to": is_set_to, "is_pinned": is_pinned,
+    "pin_memory": pin_memory, "is_shared": is_shared, "share_memory_": share_memory_,
+}
