@@ -5,13 +5,13 @@
 
 from __future__ import annotations
 
-import warnings as _warnings
+import warnings as _py_warnings
 
 from . import _tensor_methods, autograd, ops
 
 # NumPy warns about the floating-point events PyTorch computes silently (1 / 0 is inf, log(-1) NaN): ignore those
 # raised inside tracegrad's own code. The user's own NumPy calls warn as before.
-_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tracegrad(\.|$)")
+_py_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tracegrad(\.|$)")
 from ._factories import (
     Generator,
     arange,

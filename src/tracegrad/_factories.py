@@ -12,6 +12,7 @@ import numpy as np
 
 from ._state import STATE
 from ._tensor import Tensor, _wrap
+from ._warnings import warn_once
 from .backend import dtypes as _dt
 from .backend.device import as_device
 
@@ -57,32 +58,28 @@ def _resolve_dtype(dtype, default=None) -> np.dtype:
 
 
 def _infer_dtype(data) -> np.dtype:
-    """PyTorch's inference for nested Python data: bool, int64, default float, or complex."""
-    cats = []
+    """PyTorch's inference for nested data (``infer_scalar_type``): a Python bool, int, float or complex gives
+    bool, int64, the default float or its complex; a NumPy scalar, array or tensor gives its own dtype; a
+    sequence folds its items' dtypes with ``promote_types`` (so ``[np.int16(1), 2]`` is int64 and
+    ``[np.float16(1), 2.0]`` float32), and an empty one gives the default float."""
+    found = None
 
-    def walk(x):
-        if isinstance(x, Tensor):
-            cats.append(("t", x._data.dtype))
-        elif isinstance(x, np.ndarray):
-            cats.append(("t", x.dtype))
-        elif isinstance(x, (list, tuple)):
+    def walk(x) -> None:
+        nonlocal found
+        if isinstance(x, (list, tuple)):
             for y in x:
                 walk(y)
+            return
+        if isinstance(x, Tensor):
+            d = _dt.from_numpy_dtype(x._data.dtype)
+        elif isinstance(x, (np.ndarray, np.generic)):
+            d = _dt.from_numpy_dtype(x.dtype)
         else:
-            cats.append(("s", _dt.scalar_category(x)))
+            d = _dt.default_dtype_for_category(_dt.scalar_category(x))
+        found = d if found is None else _dt.promote_types(found, d)
 
     walk(data)
-    if not cats:
-        return _dt.DEFAULT.value.np
-    tensor_dtypes = [c[1] for c in cats if c[0] == "t"]
-    if tensor_dtypes and len(tensor_dtypes) == len(cats):
-        return np.result_type(*tensor_dtypes)
-    cat = builtins.max(c[1] if c[0] == "s" else _cat_of(c[1]) for c in cats)
-    return _dt.default_dtype_for_category(cat).np
-
-
-def _cat_of(np_dtype) -> int:
-    return {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}[np_dtype.kind]
+    return (found or _dt.DEFAULT.value).np
 
 
 def _to_nested_arrays(data):
@@ -103,6 +100,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
+    if isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
+        warn_once("tensor_from_ndarray_list", "Creating a tensor from a list of numpy.ndarrays is extremely slow. "
+                  "Please consider converting the list to a single numpy.ndarray with numpy.array() before "
+                  "converting to a tensor.")
     if isinstance(data, np.ndarray) and dtype is None:
         _dt.from_numpy_dtype(data.dtype)
         np_dtype = data.dtype

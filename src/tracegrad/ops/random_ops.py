@@ -371,6 +371,23 @@ def _multinomial_checks(a, num_samples: int, replacement: bool) -> None:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > a.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if replacement and num_samples > 1:
+        # PyTorch's sampling-with-replacement kernel checks each row's entries in turn (NaN fails ``>= 0``)
+        if a.shape[-1] == 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        for row in a.reshape(-1, a.shape[-1]):
+            for value in row:
+                if not value >= 0:
+                    raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+                if not np.isfinite(value):
+                    raise RuntimeError("invalid multinomial distribution (encountering probability entry = "
+                                       "infinity or NaN)")
+            if not row.sum() > 0:
+                raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        return
+    if a.shape[-1] == 0:  # (PyTorch takes the weights' aminmax for the check below)
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
     if a.size and not (np.isfinite(a).all() and (a >= 0).all()):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if a.shape[-1] == 0 or (a.sum(axis=-1) <= 0).any():
