@@ -15,9 +15,9 @@ def _one_triangle(lib, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
 
 
 # torch's forward-mode value for cholesky_inverse agrees with neither finite differences nor its own formula
-# written out (checked by hand); the test skipping it ("grad") also skips test_grad_vs_torch, so
-# tests/ops/test_tensor_extras_vs_torch.py compares the reverse-mode gradients instead.
-_FWD_AD = {"grad": "torch's cholesky_inverse forward AD disagrees with finite differences"}
+# written out (torch.autograd.gradcheck(..., check_forward_ad=True) fails on torch itself); tracegrad's is the
+# true derivative, which its own forward-AD gradcheck confirms.
+_FWD_AD = {"forward_ad": "torch's cholesky_inverse forward AD disagrees with finite differences"}
 
 
 def _cholesky_inverse_samples(m: Maker):
@@ -31,9 +31,7 @@ def _triangular_solve_samples(m: Maker):
     yield SampleInput("lower_transpose_noncontig", (m(3, 2, layout="T"), m.well_conditioned(3, 3)),
                       {"upper": False, "transpose": True})
     yield SampleInput("unit_broadcast", (m(2, 3, 2), m.well_conditioned(3, 3, layout="T")),
-                      {"unitriangular": True},
-                      skips={"grad": "forward AD with unitriangular=True and a broadcast batch differs from torch's "
-                                     "(not yet analysed)"})
+                      {"unitriangular": True})
 
 
 def _ormqr_samples(m: Maker):

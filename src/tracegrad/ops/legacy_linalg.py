@@ -121,6 +121,12 @@ def _triangular_solve_jvp(args, outs, tangents):
     A, upper, transpose, unitriangular = (list(args[1:]) + [True, False, False][len(args) - 2:])[:4]
     db, dA = tangents
     X = outs[0]
+    if dA is not None and tuple(dA.shape) != tuple(outs[1].shape):
+        # PyTorch's cloned_coefficient tangent is A_t.clone(): for an A broadcast over B's batch, its shape is
+        # not the output's, which PyTorch refuses (tracegrad's forward AD would otherwise expand it)
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {list(outs[1].shape)} while the given "
+                           f"forward gradient is of size {list(dA.shape)}.")
     rhs = db
     if dA is not None:
         rhs = -dA.matmul(X) if rhs is None else rhs - dA.matmul(X)
