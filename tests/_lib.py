@@ -51,8 +51,14 @@ def assert_close(actual, expected, rtol=1e-5, atol=1e-6, check_dtype=False):
     assert a.shape == e.shape, f"shape {a.shape} != {e.shape}"
     if check_dtype:
         assert str(a.dtype) == str(e.dtype), f"dtype {a.dtype} != {e.dtype}"
-    np.testing.assert_allclose(a.astype(np.float64) if a.dtype != bool else a,
-                               e.astype(np.float64) if e.dtype != bool else e, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(_widened(a), _widened(e), rtol=rtol, atol=atol)
+
+
+def _widened(a: np.ndarray) -> np.ndarray:
+    """Booleans as they are, complex values as complex128 (both parts compared), anything else as float64."""
+    if a.dtype == bool:
+        return a
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
 def run_both(program, *args, **kwargs):

@@ -188,7 +188,25 @@ def is_complex(input: Tensor) -> bool:  # noqa: A002
 
 
 # Layers above the core import tracegrad themselves, so they come last.
-from . import cuda, linalg, nn, optim, profiler, serialization, special, utils  # noqa: E402
+from . import (  # noqa: E402
+    amp,
+    backends,
+    cpu,
+    cuda,
+    distributions,
+    fft,
+    linalg,
+    mps,
+    nn,
+    optim,
+    profiler,
+    random,
+    serialization,
+    special,
+    testing,
+    utils,
+)
+from .amp import autocast  # noqa: E402,F401
 from .nn._torch_namespace import PUBLIC as _NN_PUBLIC  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401
 

@@ -44,3 +44,6 @@ def manual_seed(seed: int) -> None:
 
 def manual_seed_all(seed: int) -> None:
     manual_seed(seed)
+
+
+from .amp import cuda_amp as amp  # noqa: E402,F401 - torch.cuda.amp (deprecated aliases of torch.amp)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import (
     db_attention,
     db_binary,
+    db_fft,
     db_fractional,
     db_linalg,
     db_linalg_extra,
@@ -62,7 +63,7 @@ REQUIRED_OPS: tuple[str, ...] = _words(
 )
 
 op_db: list[OpInfo] = [*db_unary.OPS, *db_binary.OPS, *db_reductions.OPS, *db_linalg.OPS, *db_linalg_extra.OPS, *db_shape.OPS, *db_views.OPS, *db_nn.OPS,
-                         *db_attention.OPS, *db_fractional.OPS, *db_tensor_extras.OPS]
+                         *db_attention.OPS, *db_fractional.OPS, *db_tensor_extras.OPS, *db_fft.OPS]
 
 _ids = [op.id for op in op_db]
 assert len(set(_ids)) == len(_ids), sorted({i for i in _ids if _ids.count(i) > 1})

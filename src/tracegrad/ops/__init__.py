@@ -10,6 +10,7 @@ from . import (
     complex_ops,
     creation,
     extra_math,
+    fft,
     gamma,
     indexing,
     legacy_linalg,
@@ -28,6 +29,7 @@ from . import (
     special_bessel,
     special_fns,
     special_polynomials,
+    standard_gamma,
     statistics,
     tensor_extras,
     unary,
@@ -39,6 +41,6 @@ from . import (
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
            linalg, linalg_extra, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns,
            special_bessel, special_polynomials, extra_math, statistics, windows,
-           namespace_extras, legacy_linalg, tensor_extras]
+           namespace_extras, legacy_linalg, tensor_extras, standard_gamma, fft]
 
 raw_backward.install()

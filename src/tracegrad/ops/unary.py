@@ -697,11 +697,17 @@ _conj_physical_ = defop("conj_physical_(Tensor(a!) self) -> Tensor(a!)", inplace
                         vjp=_conj_physical_vjp, node_name="ConjPhysicalBackward0")
 
 
+# PyTorch's ``conj`` is a lazy view (``_conj``, node ConjBackward0); here it copies, under the same node.
+_conj = defop("_conj(Tensor self) -> Tensor", lambda a: np.conj(a), vjp=lambda ctx, g: conj(g),
+              jvp=lambda args, outs, tangents: None if tangents[0] is None else conj(tangents[0]),
+              node_name="ConjBackward0")
+
+
 def conj(input: Tensor) -> Tensor:
     """Complex conjugate; a real tensor is returned as is (PyTorch returns ``input`` itself)."""
     if input._data.dtype.kind != "c":
         return input
-    return _conj_physical(input)
+    return _conj(input)
 
 
 def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:

@@ -1,0 +1,80 @@
+"""``torch.autocast``. An autocast that would change dtypes raises NotImplementedError; a disabled one (``enabled=
+False``, or ``"cuda"`` without a GPU, which torch disables with a warning) is the no-op context manager and
+decorator that scripts rely on."""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
+def is_autocast_available(device_type: str) -> bool:
+    if device_type not in _DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
+                           f"{device_type}")
+    return device_type in ("cpu", "cuda", "mps")
+
+
+class autocast:  # noqa: N801 - PyTorch's name
+    def __init__(self, device_type: str, dtype: Any = None, enabled: bool = True,
+                 cache_enabled: bool | None = None) -> None:
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if not is_autocast_available(device_type):
+            raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+        self.device = device_type
+        self.fast_dtype = dtype
+        self._cache_enabled = cache_enabled
+        if enabled and device_type == "cuda":
+            from .. import cuda
+
+            if not cuda.is_available():
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
+                enabled = False
+        if enabled:
+            raise NotImplementedError(
+                f"tracegrad has no bfloat16 and no low-precision autocast yet: autocast('{device_type}') can only "
+                "be used with enabled=False (a no-op)."
+            )
+        self._enabled = False
+
+    def __enter__(self) -> autocast:
+        return self
+
+    def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
+        return False
+
+    def __call__(self, func: Callable) -> Callable:
+        if not callable(func):
+            raise TypeError(
+                f"autocast()(func) requires a callable, but got {type(func).__name__}. "
+                f"Did you mean to use autocast as a context manager? For example:\n"
+                f"    with torch.autocast(device_type=...):\n"
+                f"        output = model(input)"
+            )
+
+        @functools.wraps(func)
+        def decorate_autocast(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return func(*args, **kwargs)
+
+        return decorate_autocast
+
+
+def _deprecated_device_autocast(device_type: str) -> type[autocast]:
+    """``torch.cpu.amp.autocast`` / ``torch.cuda.amp.autocast``: torch.amp.autocast with a FutureWarning."""
+
+    class DeviceAutocast(autocast):
+        def __init__(self, enabled: bool = True, dtype: Any = None, cache_enabled: bool = True) -> None:
+            warnings.warn(f"`torch.{device_type}.amp.autocast(args...)` is deprecated. "
+                          f"Please use `torch.amp.autocast('{device_type}', args...)` instead.",
+                          FutureWarning, stacklevel=2)
+            super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    DeviceAutocast.__name__ = DeviceAutocast.__qualname__ = "autocast"
+    return DeviceAutocast

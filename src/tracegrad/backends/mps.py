@@ -1,0 +1,19 @@
+"""``torch.backends.mps`` off macOS: not built, not available."""
+
+from __future__ import annotations
+
+
+def is_built() -> bool:
+    return False
+
+
+def is_available() -> bool:
+    return False
+
+
+def is_macos_or_newer(major: int, minor: int) -> bool:
+    return False
+
+
+def is_macos13_or_newer(minor: int = 0) -> bool:
+    return False
