@@ -3,10 +3,8 @@ of the input, the initial states and every parameter, the autograd graph (node n
 derivatives, forward AD, state_dict exchange, packed sequences, errors and warnings, repr and parameters.
 
 The graph: torch on CPU composes RNN and GRU (and every cell) from ordinary operators (AddmmBackward0,
-UnbindBackward0, UnsafeSplitBackward0, StackBackward0...), and so does tracegrad, in the same order. For LSTM
-torch records one fused ``MkldnnRnnLayerBackward0`` node per layer and direction when oneDNN takes float32
-input; tracegrad never does (it always composes LSTM as ATen's ``lstm`` → ``LSTMCell`` path, chunking the gates
-with ``unsafe_chunk``). In float64 torch takes that composed path too, so the graphs here match for LSTM as well.
+UnbindBackward0, UnsafeSplitBackward0, StackBackward0...), and so does tracegrad, in the same order; in float64 so
+does LSTM. (A float32 LSTM runs through oneDNN's fused layer in both libraries: test_onednn_lstm_vs_torch.py.)
 
 Dropout between layers draws from tracegrad's generator, not torch's: it is checked by its statistics and its
 reproducibility, and against torch where it is deterministic (p = 1).
@@ -414,19 +412,3 @@ def test_reassigned_parameter_is_used():
     out, _ = rnn(x)
     expected = tg.tanh(x @ rnn.weight_ih_l0.T + rnn.bias_ih_l0 + rnn.bias_hh_l0)
     assert np.allclose(out.detach().numpy(), expected.detach().numpy())
-
-
-def test_float32_lstm_matches_torchs_fused_node():
-    """In float32 torch runs LSTM through oneDNN (one MkldnnRnnLayerBackward0 node per layer and direction);
-    tracegrad composes it from ordinary operators: the graphs differ, the numbers agree to float32 precision."""
-    def run(lib):
-        module = lib.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
-        _load(lib, module, {k: v.astype(np.float32) for k, v in _parameters(module, 9).items()})
-        x = lib.tensor(np.random.default_rng(9).standard_normal((5, 2, 3)).astype(np.float32), requires_grad=True)
-        out = _flat(module(x))
-        return out, lib.autograd.grad(sum(o.sum() for o in out), [x, *module.parameters()]), recorded_graph(out[:1])
-
-    ours, theirs = run(tg), run(torch)
-    assert_close(ours[:2], theirs[:2], rtol=1e-4, atol=1e-5)
-    assert "MkldnnRnnLayerBackward0" in {name for name, _ in theirs[2]}
-    assert "MkldnnRnnLayerBackward0" not in {name for name, _ in ours[2]}

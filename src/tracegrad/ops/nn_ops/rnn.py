@@ -9,9 +9,8 @@ a split whose pieces are fresh tensors rather than views (ATen's cells split the
 update the pieces in place; here the updates are out of place, which records the same nodes).
 
 On the CPU, PyTorch runs a whole layer's input projection as one matrix product over all time steps
-(``pre_compute_input``) and feeds the cell one row block of it per step; so does this module. PyTorch may
-instead run LSTM through oneDNN (one fused ``MkldnnRnnLayerBackward0`` node per layer and direction) for
-float32; that fused path is not reproduced, LSTM takes the composed path PyTorch takes for float64.
+(``pre_compute_input``) and feeds the cell one row block of it per step; so does this module. A float32 LSTM
+runs through oneDNN instead, one fused operator per layer and direction, as in PyTorch (``onednn_lstm.py``).
 """
 
 from __future__ import annotations
@@ -326,6 +325,11 @@ def lstm(input: Tensor, hx: Sequence[Tensor], params: Sequence[Tensor], has_bias
     if len(hx) != 2:
         raise RuntimeError("lstm expects two hidden states")
     has_projections = hx[0].shape[-1] != hx[1].shape[-1]
+    from . import onednn_lstm
+
+    if onednn_lstm.takes_onednn_path(input, has_projections, batch_sizes):
+        return onednn_lstm.lstm(input, hx, list(params), has_biases, num_layers, dropout, train, bidirectional,
+                                batch_first)
     x = transpose(input, 0, 1) if batch_first and batch_sizes is None else input
     hiddens = list(zip(unbind(hx[0], 0), unbind(hx[1], 0), strict=True))
     out, finals = _apply_layer_stack(_lstm_cell, x, hiddens, _gather_params(params, has_biases, has_projections),
