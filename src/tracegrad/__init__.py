@@ -44,7 +44,7 @@ from ._tensor import Tensor
 from ._tensor_str import set_printoptions
 from ._type_info import finfo, iinfo  # noqa: F401
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
-from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from .backend.device import device
 from .backend.dtypes import bool_ as bool

@@ -412,3 +412,40 @@ def test_reassigned_parameter_is_used():
     out, _ = rnn(x)
     expected = tg.tanh(x @ rnn.weight_ih_l0.T + rnn.bias_ih_l0 + rnn.bias_hh_l0)
     assert np.allclose(out.detach().numpy(), expected.detach().numpy())
+
+
+def test_functional_networks_as_torch():
+    """torch.lstm / gru / rnn_tanh / rnn_relu, padded and packed overloads: values, gradients and graphs."""
+    def program(lib):
+        rng = np.random.default_rng(0)
+        x = lib.tensor(rng.standard_normal((3, 2, 4)), requires_grad=True)
+        h = lib.tensor(rng.standard_normal((1, 2, 5)), requires_grad=True)
+        c = lib.zeros(1, 2, 5, dtype=lib.float64)
+        packed = lib.nn.utils.rnn.pack_padded_sequence(x, [3, 2])
+
+        def weights(gates: int) -> list:
+            return [lib.tensor(rng.standard_normal(s), requires_grad=True)
+                    for s in [(gates * 5, 4), (gates * 5, 5), (gates * 5,), (gates * 5,)]]
+
+        w4, w3, w1 = weights(4), weights(3), weights(1)
+        outs = [*lib.lstm(x, (h, c), w4, True, 1, 0.0, False, False, False),
+                *lib.lstm(packed.data, packed.batch_sizes, (h, c), w4, True, 1, 0.0, False, False),
+                *lib.gru(x, h, w3, True, 1, 0.0, False, False, False),
+                *lib.rnn_tanh(x, h, w1, True, 1, 0.0, False, False, False),
+                *lib.rnn_relu(packed.data, packed.batch_sizes, h, w1[:2], False, 1, 0.0, False, False)]
+        grads = lib.autograd.grad(sum(o.sum() for o in outs), [x, h, *w4, *w3, *w1], allow_unused=True)
+        return outs, grads, recorded_graph(outs)
+
+    ours, theirs = program(tg), program(torch)
+    assert_close(ours[:2], theirs[:2])
+    assert ours[2] == theirs[2]
+
+
+def test_set_anomaly_enabled_as_torch():
+    for lib in (tg, torch):
+        try:
+            lib.set_anomaly_enabled(True, False)
+            assert (lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()) == (True, False)
+        finally:
+            lib.set_anomaly_enabled(False)
+        assert (lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()) == (False, True)

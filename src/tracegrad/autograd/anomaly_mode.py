@@ -54,6 +54,12 @@ class set_detect_anomaly:
         STATE.anomaly_check_nan = self.prev_check_nan
 
 
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """``torch.set_anomaly_enabled``: switch anomaly mode for good (``set_detect_anomaly`` without restoring)."""
+    STATE.anomaly = enabled
+    STATE.anomaly_check_nan = check_nan
+
+
 def is_anomaly_enabled() -> bool:
     return STATE.anomaly
 

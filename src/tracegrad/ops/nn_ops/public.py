@@ -163,6 +163,7 @@ PUBLIC = {
     "_weight_norm_interface": unpool._weight_norm_interface,
     "_weight_norm": unpool._weight_norm,
     "norm_except_dim": unpool.norm_except_dim,
+    **rnn.NETWORKS,
 }
 
 METHODS = {

@@ -428,3 +428,28 @@ def pad_packed(data: Tensor, batch_sizes: Sequence[int], batch_first: bool, padd
     if batch_first:
         output = transpose(output, 0, 1)
     return output, lengths
+
+
+# ---- torch.lstm / gru / rnn_tanh / rnn_relu --------------------------------------------------------------------
+
+
+def _public_network(name: str, fn: Callable) -> Callable:
+    """``torch.<name>`` with ATen's two overloads: ``(input, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional, batch_first)`` and, for packed data, ``(data, batch_sizes, hx, params, has_biases, num_layers,
+    dropout, train, bidirectional)``; the second argument (an int64 tensor of batch sizes) tells them apart."""
+    def network(*args):
+        if len(args) != 9:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got {len(args)} arguments, "
+                            "but expected 9")
+        second = args[1]
+        if isinstance(second, Tensor) and second.dtype.is_floating_point is False and second.ndim == 1:
+            data, batch_sizes, hx, params, *rest = args
+            return fn(data, hx, params, *rest, False, [int(b) for b in batch_sizes.tolist()])
+        return fn(*args)
+
+    network.__name__ = network.__qualname__ = name
+    return network
+
+
+NETWORKS = {name: _public_network(name, fn) for name, fn in
+            (("lstm", lstm), ("gru", gru), ("rnn_tanh", rnn_tanh), ("rnn_relu", rnn_relu))}
