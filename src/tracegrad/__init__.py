@@ -209,6 +209,7 @@ from . import (  # noqa: E402
 from .amp import autocast  # noqa: E402,F401
 from .nn._torch_namespace import PUBLIC as _NN_PUBLIC  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401
+from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401
 
 globals().update(_NN_PUBLIC)  # torch.kl_div, torch.max_pool2d...: nn functions with ATen's signatures
 

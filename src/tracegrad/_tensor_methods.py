@@ -127,7 +127,8 @@ def install() -> None:
         "contiguous": _contiguous,
         "backward": _backward, "register_hook": _register_hook, "retain_grad": _retain_grad,
         "register_post_accumulate_grad_hook": _register_post_accumulate_grad_hook,
-        "to": _to, "type": _type, "new": _legacy_new, "float": _caster("float32"), "double": _caster("float64"),
+        "to": _to, "type": _type, "new": _legacy_new, "untyped_storage": _untyped_storage, "storage": _typed_storage,
+        "float": _caster("float32"), "double": _caster("float64"),
         "half": _caster("float16"), "long": _caster("int64"), "int": _caster("int32"), "bool": _caster("bool"),
         "byte": _caster("uint8"), "short": _caster("int16"), "char": _caster("int8"),
         "cpu": lambda self, *a, **k: self, "cuda": _cuda, "numpy": Tensor.numpy, "type_as": _type_as,
@@ -363,6 +364,18 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         return type_string(self)
     legacy = legacy_type_dtype(dtype)  # torch.FloatTensor, or "torch.FloatTensor"
     return creation.to_dtype(self, legacy if legacy is not None else to_dtype(dtype))
+
+
+def _untyped_storage(self):
+    from .storage import untyped_storage
+
+    return untyped_storage(self)
+
+
+def _typed_storage(self):
+    from .storage import typed_storage
+
+    return typed_storage(self)
 
 
 def _legacy_new(self, *args, **kwargs):
