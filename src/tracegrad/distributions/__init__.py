@@ -2,17 +2,38 @@
 
 Samples come from tracegrad's generator (``manual_seed``); everything else (log_prob, entropy, cdf, KL,
 shapes, constraints, validation messages) follows PyTorch.
+
+The code lives in grouped modules (continuous, discrete, multivariate, transformed_distribution, mixture);
+PyTorch's one-module-per-distribution paths (``tracegrad.distributions.normal``, ``.dirichlet``, ...) are
+registered below as thin alias modules re-exporting those objects.
 """
+
+import sys
+from types import ModuleType
 
 from . import constraints, transforms
 from .constraint_registry import biject_to, transform_to
-from .continuous import Cauchy, Chi2, Exponential, Gamma, Laplace, Normal, StudentT, Uniform
+from .continuous import (
+    Cauchy,
+    Chi2,
+    ContinuousBernoulli,
+    Exponential,
+    FisherSnedecor,
+    Gamma,
+    GeneralizedPareto,
+    Laplace,
+    Normal,
+    StudentT,
+    Uniform,
+    VonMises,
+)
 from .discrete import (
     Bernoulli,
     Binomial,
     Categorical,
     Geometric,
     Multinomial,
+    NegativeBinomial,
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
     Poisson,
@@ -21,25 +42,95 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .independent import Independent
 from .kl import kl_divergence, register_kl
-from .multivariate import Beta, Dirichlet, MultivariateNormal
+from .mixture import MixtureSameFamily
+from .multivariate import Beta, Dirichlet, LKJCholesky, LowRankMultivariateNormal, MultivariateNormal, Wishart
 from .transformed_distribution import (
     ExpRelaxedCategorical,
     Gumbel,
+    HalfCauchy,
     HalfNormal,
+    InverseGamma,
+    Kumaraswamy,
+    LogisticNormal,
     LogitRelaxedBernoulli,
     LogNormal,
+    Pareto,
     RelaxedBernoulli,
     RelaxedOneHotCategorical,
     TransformedDistribution,
+    Weibull,
 )
 from .transforms import *  # noqa: F403
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
-    "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfNormal",
-    "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "Multinomial", "MultivariateNormal", "Normal",
-    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "RelaxedBernoulli",
-    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "biject_to", "constraints",
-    "kl_divergence", "register_kl", "transform_to", "transforms",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
+    "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
+    "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli",
+    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
+    "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart",
+    "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
 ]
 __all__.extend(transforms.__all__)
+
+# PyTorch's module path -> (grouped module here, public names, private helpers other code imports from it)
+_ALIAS_MODULES = {
+    "bernoulli": ("discrete", ["Bernoulli"], []),
+    "beta": ("multivariate", ["Beta"], []),
+    "binomial": ("discrete", ["Binomial"], []),
+    "categorical": ("discrete", ["Categorical"], []),
+    "cauchy": ("continuous", ["Cauchy"], []),
+    "chi2": ("continuous", ["Chi2"], []),
+    "continuous_bernoulli": ("continuous", ["ContinuousBernoulli"], []),
+    "dirichlet": ("multivariate", ["Dirichlet"], ["_Dirichlet", "_Dirichlet_backward"]),
+    "exponential": ("continuous", ["Exponential"], []),
+    "fishersnedecor": ("continuous", ["FisherSnedecor"], []),
+    "gamma": ("continuous", ["Gamma"], []),
+    "generalized_pareto": ("continuous", ["GeneralizedPareto"], []),
+    "geometric": ("discrete", ["Geometric"], []),
+    "gumbel": ("transformed_distribution", ["Gumbel"], []),
+    "half_cauchy": ("transformed_distribution", ["HalfCauchy"], []),
+    "half_normal": ("transformed_distribution", ["HalfNormal"], []),
+    "inverse_gamma": ("transformed_distribution", ["InverseGamma"], []),
+    "kumaraswamy": ("transformed_distribution", ["Kumaraswamy"], []),
+    "laplace": ("continuous", ["Laplace"], []),
+    "lkj_cholesky": ("multivariate", ["LKJCholesky"], []),
+    "log_normal": ("transformed_distribution", ["LogNormal"], []),
+    "logistic_normal": ("transformed_distribution", ["LogisticNormal"], []),
+    "lowrank_multivariate_normal": ("multivariate", ["LowRankMultivariateNormal"],
+                                    ["_batch_capacitance_tril", "_batch_lowrank_logdet",
+                                     "_batch_lowrank_mahalanobis"]),
+    "mixture_same_family": ("mixture", ["MixtureSameFamily"], []),
+    "multinomial": ("discrete", ["Multinomial"], []),
+    "multivariate_normal": ("multivariate", ["MultivariateNormal"],
+                            ["_batch_mahalanobis", "_batch_mv", "_precision_to_scale_tril"]),
+    "negative_binomial": ("discrete", ["NegativeBinomial"], []),
+    "normal": ("continuous", ["Normal"], []),
+    "one_hot_categorical": ("discrete", ["OneHotCategorical", "OneHotCategoricalStraightThrough"], []),
+    "pareto": ("transformed_distribution", ["Pareto"], []),
+    "poisson": ("discrete", ["Poisson"], []),
+    "relaxed_bernoulli": ("transformed_distribution", ["LogitRelaxedBernoulli", "RelaxedBernoulli"], []),
+    "relaxed_categorical": ("transformed_distribution", ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"], []),
+    "studentT": ("continuous", ["StudentT"], []),
+    "uniform": ("continuous", ["Uniform"], []),
+    "von_mises": ("continuous", ["VonMises"], ["_log_modified_bessel_fn", "_rejection_sample"]),
+    "weibull": ("transformed_distribution", ["Weibull"], []),
+    "wishart": ("multivariate", ["Wishart"], ["_mvdigamma", "_clamp_above_eps"]),
+}
+
+
+def _register_alias_modules() -> None:
+    # real module objects in sys.modules, so `import` / `from ... import` of these paths work as in PyTorch
+    for alias, (home, names, helpers) in _ALIAS_MODULES.items():
+        source = sys.modules[f"{__name__}.{home}"]
+        module = ModuleType(f"{__name__}.{alias}", f"Alias of ``torch.distributions.{alias}`` (code in "
+                                                   f"``{source.__name__}``).")
+        for name in names + helpers:
+            setattr(module, name, getattr(source, name))
+        module.__all__ = list(names)
+        sys.modules[module.__name__] = module
+        globals()[alias] = module
+
+
+_register_alias_modules()

@@ -1,5 +1,5 @@
-"""Discrete distributions: Bernoulli, Categorical, OneHotCategorical, Poisson, Binomial, Geometric, Multinomial
-(formulas, constraints and shapes as in PyTorch)."""
+"""Discrete distributions: Bernoulli, Categorical, OneHotCategorical, Poisson, Binomial, Geometric, Multinomial,
+NegativeBinomial (formulas, constraints and shapes as in PyTorch)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ import math
 
 import tracegrad as torch
 from tracegrad import Tensor
-from tracegrad.nn.functional import binary_cross_entropy_with_logits, one_hot
+from tracegrad.nn.functional import binary_cross_entropy_with_logits, logsigmoid, one_hot
 
 from . import constraints
+from .continuous import Gamma
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .utils import (
     _batch_shape_of,
+    _BinaryProbs,
     _empty_like_shape,
     _set_probs_or_logits,
     broadcast_all,
@@ -22,26 +24,8 @@ from .utils import (
     probs_to_logits,
 )
 
-__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Poisson", "Binomial", "Geometric", "Multinomial"]
-
-
-class _BinaryProbs:
-    """``probs`` <-> ``logits`` (log-odds) of the two-outcome families, each built lazily from the other."""
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> torch.Size:
-        return self._param.size()
-
-    def _new(self, *args, **kwargs) -> Tensor:
-        return self._param.new(*args, **kwargs)
+__all__ = ["Bernoulli", "Categorical", "OneHotCategorical", "Poisson", "Binomial", "Geometric", "Multinomial",
+           "NegativeBinomial"]
 
 
 def _enumerate(n: int, dtype, batch_shape: torch.Size, expand: bool) -> Tensor:
@@ -509,3 +493,56 @@ class Multinomial(Distribution):
         log_factorial_xs = torch.lgamma(value + 1).sum(-1)
         logits[(value == 0) & (logits == -math.inf)] = 0  # 0 * -inf is 0 here
         return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
+
+
+class NegativeBinomial(_BinaryProbs, Distribution):
+    """Number of successes before ``total_count`` failures in Bernoulli(``probs``) trials (a Gamma-Poisson
+    mixture)."""
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0), "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count: Tensor | float, probs: Tensor | None = None, logits: Tensor | None = None,
+                 validate_args: bool | None = None) -> None:
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name = "probs" if probs is not None else "logits"
+        total, param = broadcast_all(total_count, probs if probs is not None else logits)
+        self.total_count = total.type_as(param)
+        setattr(self, name, param)
+        self._param = param
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits"))
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * torch.exp(self.logits)
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.mean / torch.sigmoid(-self.logits)
+
+    @lazy_property
+    def _gamma(self) -> Gamma:
+        return Gamma(concentration=self.total_count, rate=torch.exp(-self.logits), validate_args=False)
+
+    def sample(self, sample_shape=torch.Size()):
+        with torch.no_grad():
+            return torch.poisson(self._gamma.sample(sample_shape=sample_shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized_prob = self.total_count * logsigmoid(-self.logits) + value * logsigmoid(self.logits)
+        log_normalization = (-torch.lgamma(self.total_count + value) + torch.lgamma(1.0 + value)
+                             + torch.lgamma(self.total_count))
+        # the 0-count, 0-value case has probability 1
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+        return log_unnormalized_prob - log_normalization

@@ -1,5 +1,6 @@
-"""``TransformedDistribution`` and the families built on it: LogNormal, HalfNormal, Gumbel, RelaxedBernoulli,
-RelaxedOneHotCategorical (with their base distributions LogitRelaxedBernoulli and ExpRelaxedCategorical)."""
+"""``TransformedDistribution`` and the families built on it: LogNormal, HalfNormal, HalfCauchy, Gumbel,
+RelaxedBernoulli, RelaxedOneHotCategorical (with their base distributions LogitRelaxedBernoulli and
+ExpRelaxedCategorical), Pareto, Weibull, Kumaraswamy, InverseGamma, LogisticNormal."""
 
 from __future__ import annotations
 
@@ -9,15 +10,25 @@ import tracegrad as torch
 from tracegrad import Tensor
 
 from . import constraints
-from .continuous import Normal, Uniform
+from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from .discrete import Categorical, _BinaryProbs
 from .distribution import Distribution
 from .independent import Independent
-from .transforms import AbsTransform, AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+    StickBreakingTransform,
+    Transform,
+)
 from .utils import _batch_shape_of, _set_probs_or_logits, _sum_rightmost, broadcast_all, clamp_probs, euler_constant
 
-__all__ = ["TransformedDistribution", "LogNormal", "HalfNormal", "Gumbel", "LogitRelaxedBernoulli",
-           "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
+__all__ = ["TransformedDistribution", "LogNormal", "HalfNormal", "HalfCauchy", "Gumbel", "LogitRelaxedBernoulli",
+           "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical", "Pareto", "Weibull",
+           "Kumaraswamy", "InverseGamma", "LogisticNormal"]
 
 
 class TransformedDistribution(Distribution):
@@ -174,31 +185,20 @@ class LogNormal(_ExpandsAsTransformed, TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(_ExpandsAsTransformed, TransformedDistribution):
-    """|X| for X ~ Normal(0, scale)."""
+class _HalfFolded(_ExpandsAsTransformed, TransformedDistribution):
+    """|X| for X of a symmetric loc-0 ``base_dist`` (HalfNormal, HalfCauchy): the density and cdf double."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
-
-    def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
     @property
     def scale(self) -> Tensor:
         return self.base_dist.scale
 
     @property
-    def mean(self) -> Tensor:
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self) -> Tensor:
         return torch.zeros_like(self.scale)
-
-    @property
-    def variance(self) -> Tensor:
-        return self.scale.pow(2) * (1 - 2 / math.pi)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -216,6 +216,40 @@ class HalfNormal(_ExpandsAsTransformed, TransformedDistribution):
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_HalfFolded):
+    """|X| for X ~ Normal(0, scale)."""
+
+    def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.scale.pow(2) * (1 - 2 / math.pi)
+
+
+class HalfCauchy(_HalfFolded):
+    """|X| for X ~ Cauchy(0, scale)."""
+
+    def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return torch.full(self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.base_dist.variance
+
+    def log_prob(self, value):
+        # PyTorch's HalfCauchy accepts numbers here (as tensors of the scale's dtype)
+        return super().log_prob(torch.as_tensor(value, dtype=self.scale.dtype, device=self.scale.device))
 
 
 class Gumbel(TransformedDistribution):
@@ -399,5 +433,201 @@ class RelaxedOneHotCategorical(_ExpandsAsTransformed, TransformedDistribution):
         return self.base_dist.probs
 
 
-for _cls in (LogNormal, HalfNormal, RelaxedBernoulli, RelaxedOneHotCategorical):
+class Pareto(TransformedDistribution):
+    """Pareto Type 1: scale * exp(X) for X ~ Exponential(alpha)."""
+
+    arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+
+    def __init__(self, scale: Tensor | float, alpha: Tensor | float, validate_args: bool | None = None) -> None:
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        base_dist = Exponential(self.alpha, validate_args=validate_args)
+        transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Pareto, _instance)
+        new.scale = self.scale.expand(batch_shape)
+        new.alpha = self.alpha.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self) -> Tensor:
+        a = self.alpha.clamp(min=1)  # infinite for alpha <= 1
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale
+
+    @property
+    def variance(self) -> Tensor:
+        a = self.alpha.clamp(min=2)  # infinite for alpha <= 2
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.greater_than_eq(self.scale)
+
+    def entropy(self):
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class Weibull(TransformedDistribution):
+    """Two-parameter Weibull: scale * X ** (1 / concentration) for X ~ Exponential(1)."""
+
+    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
+    support = constraints.positive
+
+    def __init__(self, scale: Tensor | float, concentration: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        self.scale, self.concentration = broadcast_all(scale, concentration)
+        self.concentration_reciprocal = self.concentration.reciprocal()
+        base_dist = Exponential(torch.ones_like(self.scale), validate_args=validate_args)
+        super().__init__(base_dist, self._transforms(), validate_args=validate_args)
+
+    def _transforms(self) -> list[Transform]:
+        return [PowerTransform(exponent=self.concentration_reciprocal), AffineTransform(loc=0, scale=self.scale)]
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Weibull, _instance)
+        new.scale = self.scale.expand(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape)
+        new.concentration_reciprocal = new.concentration.reciprocal()
+        TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape), new._transforms(),
+                                         validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * torch.exp(torch.lgamma(1 + self.concentration_reciprocal))
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale * ((self.concentration - 1) / self.concentration) ** self.concentration.reciprocal()
+
+    @property
+    def variance(self) -> Tensor:
+        return self.scale.pow(2) * (torch.exp(torch.lgamma(1 + 2 * self.concentration_reciprocal))
+                                    - torch.exp(2 * torch.lgamma(1 + self.concentration_reciprocal)))
+
+    def entropy(self):
+        return (euler_constant * (1 - self.concentration_reciprocal)
+                + torch.log(self.scale * self.concentration_reciprocal) + 1)
+
+
+def _kumaraswamy_moments(a: Tensor, b: Tensor, n: int) -> Tensor:
+    """The n-th raw moment b * B(1 + n / a, b) of Kumaraswamy(a, b)."""
+    arg1 = 1 + n / a
+    log_value = torch.lgamma(arg1) + torch.lgamma(b) - torch.lgamma(arg1 + b)
+    return b * torch.exp(log_value)
+
+
+class Kumaraswamy(TransformedDistribution):
+    """Kumaraswamy distribution: (1 - U ** (1 / concentration0)) ** (1 / concentration1) for U ~ Uniform(0, 1)."""
+
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1: Tensor | float, concentration0: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        base_dist = Uniform(torch.full_like(self.concentration0, 0), torch.full_like(self.concentration0, 1),
+                            validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()), AffineTransform(loc=1.0, scale=-1.0),
+                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Kumaraswamy, _instance)
+        new.concentration1 = self.concentration1.expand(batch_shape)
+        new.concentration0 = self.concentration0.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self) -> Tensor:
+        return _kumaraswamy_moments(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self) -> Tensor:
+        log_mode = (self.concentration0.reciprocal() * (-self.concentration0).log1p()
+                    - (-self.concentration0 * self.concentration1).log1p())
+        log_mode[(self.concentration0 < 1) | (self.concentration1 < 1)] = math.nan
+        return log_mode.exp()
+
+    @property
+    def variance(self) -> Tensor:
+        return _kumaraswamy_moments(self.concentration1, self.concentration0, 2) - torch.pow(self.mean, 2)
+
+    def entropy(self):
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        H0 = torch.digamma(self.concentration0 + 1) + euler_constant
+        return t0 + t1 * H0 - torch.log(self.concentration1) - torch.log(self.concentration0)
+
+
+class InverseGamma(_ExpandsAsTransformed, TransformedDistribution):
+    """1 / X for X ~ Gamma(concentration, rate)."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration: Tensor | float, rate: Tensor | float, validate_args: bool | None = None) -> None:
+        base_dist = Gamma(concentration, rate, validate_args=validate_args)
+        neg_one = -base_dist.rate.new_ones(())
+        super().__init__(base_dist, PowerTransform(neg_one), validate_args=validate_args)
+
+    @property
+    def concentration(self) -> Tensor:
+        return self.base_dist.concentration
+
+    @property
+    def rate(self) -> Tensor:
+        return self.base_dist.rate
+
+    @property
+    def mean(self) -> Tensor:
+        result = self.rate / (self.concentration - 1)
+        return torch.where(self.concentration > 1, result, math.inf)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self) -> Tensor:
+        result = self.rate.square() / ((self.concentration - 1).square() * (self.concentration - 2))
+        return torch.where(self.concentration > 2, result, math.inf)
+
+    def entropy(self):
+        return (self.concentration + self.rate.log() + self.concentration.lgamma()
+                - (1 + self.concentration) * self.concentration.digamma())
+
+
+class LogisticNormal(_ExpandsAsTransformed, TransformedDistribution):
+    """Stick-breaking image of Normal(loc, scale) on the simplex (one more coordinate than loc)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        base_dist = Normal(loc, scale, validate_args=validate_args)
+        if not base_dist.batch_shape:
+            base_dist = base_dist.expand([1])
+        super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.base_dist.scale
+
+
+for _cls in (LogNormal, HalfNormal, HalfCauchy, RelaxedBernoulli, RelaxedOneHotCategorical, InverseGamma,
+             LogisticNormal):
     _cls._family = _cls

@@ -2,8 +2,8 @@
 
 Implemented: Transform, ComposeTransform, IndependentTransform, ReshapeTransform, ExpTransform, PowerTransform,
 SigmoidTransform, SoftplusTransform, TanhTransform, AbsTransform, AffineTransform, SoftmaxTransform,
-StickBreakingTransform, LowerCholeskyTransform (not yet: CorrCholesky, Cat, Stack, PositiveDefinite,
-CumulativeDistribution transforms).
+StickBreakingTransform, LowerCholeskyTransform, CorrCholeskyTransform, PositiveDefiniteTransform, CatTransform,
+StackTransform, CumulativeDistributionTransform.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from tracegrad import Tensor
 from tracegrad.nn.functional import logsigmoid, pad, softplus
 
 from . import constraints
-from .utils import _sum_rightmost, broadcast_all, lazy_property
+from .utils import _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "PositiveDefiniteTransform",
+           "StackTransform",
            "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
            "TanhTransform", "SoftmaxTransform", "StickBreakingTransform", "Transform", "identity_transform"]
 
@@ -653,3 +655,232 @@ class LowerCholeskyTransform(_Parameterless):
 
     def _inverse(self, y):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vector of size D(D-1)/2 -> Cholesky factor of a D x D correlation matrix: tanh to (-1, 1),
+    then stick breaking on each row so that it has unit norm."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x):
+        x = torch.tanh(x)
+        eps = torch.finfo(x.dtype).eps
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        # row i: y_ij = r_ij * prod_{k<j} sqrt(1 - r_ik^2), the diagonal takes the rest of the unit norm
+        z = r**2
+        z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
+        r = r + torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - torch.cumsum(y * y, dim=-1)
+        y_cumsum_shifted = pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        N = shape[-1]
+        D = round((0.25 + 2 * N) ** 0.5 + 0.5)
+        if D * (D - 1) // 2 != N:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return shape[:-1] + (D, D)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        D = shape[-1]
+        return shape[:-2] + (D * (D - 1) // 2,)
+
+
+class PositiveDefiniteTransform(_Parameterless):
+    """Unconstrained square matrix -> positive definite matrix L L^T, L its LowerCholeskyTransform image."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(torch.linalg.cholesky(y))
+
+
+def _check_slicing(dim: int, t: Tensor, name: str, what: str, size: int, size_name: str) -> None:
+    """The dim and size checks of Cat/StackTransform, with PyTorch's messages."""
+    if not -t.dim() <= dim < t.dim():
+        raise AssertionError(f"dim {dim} out of range for {what} with {t.dim()} dimensions")
+    if t.size(dim) != size:
+        raise AssertionError(f"{name}.size({dim}) = {t.size(dim)} must equal {size_name} {size}")
+
+
+class CatTransform(Transform):
+    """Applies ``tseq[i]`` to the slice of ``lengths[i]`` along ``dim`` (as ``torch.cat``)."""
+
+    def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})")
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _map_slices(self, z: Tensor, name: str, apply) -> Tensor:
+        _check_slicing(self.dim, z, name, "tensor", self.length, "length")
+        out, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            out.append(apply(trans, z.narrow(self.dim, start, length)))
+            start = start + length
+        return torch.cat(out, dim=self.dim)
+
+    def _call(self, x):
+        return self._map_slices(x, "x", lambda t, s: t(s))
+
+    def _inverse(self, y):
+        return self._map_slices(y, "y", lambda t, s: t.inv(s))
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_slicing(self.dim, x, "x", "x", self.length, "length")
+        _check_slicing(self.dim, y, "y", "y", self.length, "length")
+        logdetjacs, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            logdetjac = trans.log_abs_det_jacobian(x.narrow(self.dim, start, length),
+                                                   y.narrow(self.dim, start, length))
+            if trans.event_dim < self.event_dim:
+                logdetjac = _sum_rightmost(logdetjac, self.event_dim - trans.event_dim)
+            logdetjacs.append(logdetjac)
+            start = start + length
+        # the cat dim survives in the result only if it is a batch dim
+        dim = self.dim
+        if dim >= 0:
+            dim = dim - x.dim()
+        dim = dim + self.event_dim
+        if dim < 0:
+            return torch.cat(logdetjacs, dim=dim)
+        return sum(logdetjacs)
+
+    @property
+    def bijective(self) -> bool:
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """Applies ``tseq[i]`` to index ``i`` along ``dim`` (as ``torch.stack``)."""
+
+    def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z: Tensor) -> list[Tensor]:
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _check(self, z: Tensor, name: str, what: str) -> None:
+        _check_slicing(self.dim, z, name, what, len(self.transforms), "len(transforms)")
+
+    def _call(self, x):
+        self._check(x, "x", "tensor")
+        return torch.stack([t(s) for s, t in zip(self._slice(x), self.transforms)], dim=self.dim)
+
+    def _inverse(self, y):
+        self._check(y, "y", "tensor")
+        return torch.stack([t.inv(s) for s, t in zip(self._slice(y), self.transforms)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check(x, "x", "x")
+        self._check(y, "y", "y")
+        return torch.stack([t.log_abs_det_jacobian(xs, ys)
+                            for xs, ys, t in zip(self._slice(x), self._slice(y), self.transforms)], dim=self.dim)
+
+    @property
+    def bijective(self) -> bool:
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """x -> the cdf of ``distribution`` at x (onto the unit interval); its log |det J| is the log density."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self) -> constraints.Constraint | None:
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

@@ -127,3 +127,22 @@ def _set_probs_or_logits(dist: Any, probs: Any, logits: Any) -> Any:
 def _empty_like_shape(param: Tensor, shape) -> Tensor:
     """An uninitialised tensor of ``shape`` with the parameter's dtype (PyTorch's ``param.new(shape)``)."""
     return torch.empty(shape, dtype=param.dtype)
+
+
+class _BinaryProbs:
+    """``probs`` <-> ``logits`` (log-odds) of the two-outcome families, each built lazily from the other."""
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> torch.Size:
+        return self._param.size()
+
+    def _new(self, *args, **kwargs) -> Tensor:
+        return self._param.new(*args, **kwargs)
