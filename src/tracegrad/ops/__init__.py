@@ -17,6 +17,7 @@ from . import (
     linalg,
     linalg_core,
     linalg_extra,
+    lowrank,
     namespace_extras,
     nn_ops,
     pointwise,
@@ -31,6 +32,7 @@ from . import (
     special_polynomials,
     standard_gamma,
     statistics,
+    stft,
     tensor_extras,
     unary,
     variants,
@@ -41,6 +43,7 @@ from . import (
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
            linalg, linalg_extra, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns,
            special_bessel, special_polynomials, extra_math, statistics, windows,
-           namespace_extras, legacy_linalg, tensor_extras, standard_gamma, fft]
+           namespace_extras, legacy_linalg, tensor_extras, standard_gamma, fft,
+           stft, lowrank]
 
 raw_backward.install()

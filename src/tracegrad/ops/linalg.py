@@ -21,7 +21,6 @@ from ._util import result_dtype, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .lu import lu_factor, permute_rows, pivots_parity
 from .registry import REGISTRY, defop
-from .registry import _materialize as _materialize_grads
 
 
 class LinAlgError(RuntimeError):
@@ -211,8 +210,8 @@ def _bmm_kernel(a, b):
 def _bmm_vjp(ctx, g):
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    gb = bmm(_mT(a), g) if need[1] else None  # (inputs last to first, as PyTorch's generated backward)
-    return (bmm(g, _mT(b)) if need[0] else None, gb)
+    gb = bmm(_mT(a).conj(), g) if need[1] else None  # (inputs last to first, as PyTorch's generated backward)
+    return (bmm(g, _mT(b).conj()) if need[0] else None, gb)
 
 
 bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, vjp=_bmm_vjp, saves=("self", "mat2"),
@@ -244,15 +243,16 @@ def _outer_grads(g: Tensor, a: Tensor, b: Tensor, need: tuple) -> tuple:
     from .reductions_extra import sum as _sum
     from .views import unsqueeze
 
-    ga = _sum(mul(g, unsqueeze(b, 0)), 1) if need[0] else None
-    gb = _sum(mul(g, unsqueeze(a, 1)), 0) if need[1] else None
+    ga = _sum(mul(g, unsqueeze(b.conj(), 0)), 1) if need[0] else None
+    gb = _sum(mul(g, unsqueeze(a.conj(), 1)), 0) if need[1] else None
     return ga, gb
 
 
 def _mv_vjp(ctx, g):
     m, v = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (outer(g, v) if need[0] else None, mv(_t(m), g) if need[1] else None)  # PyTorch: self.t().mv(grad)
+    # PyTorch: grad.ger(vec.conj()), self.conj().t().mv(grad)
+    return (outer(g, v.conj()) if need[0] else None, mv(_t(m.conj()), g) if need[1] else None)
 
 
 mv = defop("mv(Tensor self, Tensor vec) -> Tensor", _mv_kernel, vjp=_mv_vjp, saves=("self", "vec"),
@@ -279,11 +279,26 @@ def _dot_vjp(ctx, g):
     a, b = ctx.saved_tensors
     g = reshape(g, (1,))  # a 0-d g broadcast against vectors: see _full_evenly_distribute
     need = ctx.needs_input_grad
-    return (mul(g, b) if need[0] else None, mul(g, a) if need[1] else None)
+    return (mul(g, b.conj()) if need[0] else None, mul(g, a.conj()) if need[1] else None)
+
+
+def _vdot_vjp(ctx, g):
+    """PyTorch's: grad.conj() * other for self (vdot conjugates its first argument), grad * self for other."""
+    from .pointwise import mul
+    from .views import reshape
+
+    a, b = ctx.saved_tensors
+    g = reshape(g, (1,))
+    need = ctx.needs_input_grad
+    return (mul(g.conj(), b) if need[0] else None, mul(g, a) if need[1] else None)
+
+
+def _vdot_kernel(a, b):
+    return _dot_kernel(np.conj(a), b)
 
 
 dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, vjp=_dot_vjp, saves=("self", "tensor"))
-vdot = defop("vdot(Tensor self, Tensor other) -> Tensor", _dot_kernel, vjp=_dot_vjp, saves=("self", "other"))
+vdot = defop("vdot(Tensor self, Tensor other) -> Tensor", _vdot_kernel, vjp=_vdot_vjp, saves=("self", "other"))
 
 
 def _check_outer(a: np.ndarray, b: np.ndarray) -> None:
@@ -370,8 +385,8 @@ def _addmm_vjp(ctx, g):
     need = ctx.needs_input_grad
     # PyTorch's mm_mat1_backward / mm_mat2_backward (general layout): grad.mm(mat2.t()), mat1.t().mm(grad)
     gi = _scaled(g, beta) if need[0] else None
-    g1 = _scaled(mm(g, _t(m2)), alpha) if need[1] else None
-    g2 = _scaled(mm(_t(m1), g), alpha) if need[2] else None
+    g1 = _scaled(mm(g, _t(m2).conj()), alpha) if need[1] else None
+    g2 = _scaled(mm(_t(m1).conj(), g), alpha) if need[2] else None
     return gi, g1, g2
 
 
@@ -385,8 +400,8 @@ def _addmv_vjp(ctx, g):
     beta, alpha = ctx.attrs
     need = ctx.needs_input_grad
     return (_scaled(g, beta) if need[0] else None,
-            _scaled(outer(g, v), alpha) if need[1] else None,
-            _scaled(mv(_t(m), g), alpha) if need[2] else None)
+            _scaled(outer(g, v.conj()), alpha) if need[1] else None,
+            _scaled(mv(_t(m).conj(), g), alpha) if need[2] else None)
 
 
 def _bmm_family_dtypes(inp, b1, b2) -> None:
@@ -418,8 +433,8 @@ def _baddbmm_vjp(ctx, g):
     # gradient broadcasts over the batch through matmul
     product = bmm if g.ndim == 3 else matmul
     return (_scaled(g, beta) if need[0] else None,
-            _scaled(product(g, _mT(b2)), alpha) if need[1] else None,
-            _scaled(product(_mT(b1), g), alpha) if need[2] else None)
+            _scaled(product(g, _mT(b2).conj()), alpha) if need[1] else None,
+            _scaled(product(_mT(b1).conj(), g), alpha) if need[2] else None)
 
 
 def _addr_kernel(inp, v1, v2, beta=1, alpha=1):
@@ -1794,33 +1809,62 @@ def _svd_kernel(a, full_matrices=True, driver=None):
     _check_matrix("linalg.svd", a)
     _check_float("linalg.svd", a)
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    return u.astype(a.dtype, copy=False), s.astype(a.dtype, copy=False), vh.astype(a.dtype, copy=False)
+    # (singular values are real, also for complex input)
+    return u.astype(a.dtype, copy=False), s.astype(a.real.dtype, copy=False), vh.astype(a.dtype, copy=False)
 
 
-def svd_backward(gU: Tensor, gS: Tensor, gVh: Tensor, U: Tensor, S: Tensor, Vh: Tensor) -> Tensor:
-    """PyTorch's gauge-invariant SVD rule (U, Vh reduced to k = min(m, n) columns / rows)."""
+def svd_backward(gU: Tensor | None, gS: Tensor | None, gVh: Tensor | None, U: Tensor, S: Tensor,
+                 Vh: Tensor) -> Tensor | None:
+    """PyTorch's gauge-invariant SVD rule (U, Vh reduced to k = min(m, n) columns / rows), for real and complex
+    input, told which gradients are undefined (None) as PyTorch's is: its formula, its branches, its order."""
+    from .complex_ops import imag
     from .pointwise import add, div, mul, sub
-    from .views import unsqueeze
+    from .views import diagonal, unsqueeze
 
+    if gS is None and gU is None and gVh is None:
+        return None
     m, n = U.shape[-2], Vh.shape[-1]
-    V, gV = _mT(Vh), _mT(gVh)
-    UhgU = matmul(_mT(U), gU)
-    VhgV = matmul(Vh, gV)
-    UhgU, VhgV = sub(UhgU, _mT(UhgU)), sub(VhgV, _mT(VhgV))
+    if gU is None and gVh is None:  # svdvals: U diag(gS) Vh
+        return matmul(U, unsqueeze(gS, -1) * Vh) if m >= n else matmul(U * unsqueeze(gS, -2), Vh)
+    is_complex = U.is_complex()
+    UhgU = _skew(matmul(U.mH, gU)) if gU is not None else None
+    VhgV = _skew(matmul(Vh, gVh.mH)) if gVh is not None else None
+    if is_complex:
+        im_u = imag(diagonal(UhgU, 0, -2, -1)) if UhgU is not None else S.new_zeros(S.shape)
+        im_v = imag(diagonal(VhgV, 0, -2, -1)) if VhgV is not None else S.new_zeros(S.shape)
+        if not np.allclose(im_u._data, -im_v._data, rtol=1e-2, atol=1e-2):
+            raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this phase "
+                               "term, making it ill-defined.")
     E = _gap_matrix(mul(S, S))
-    gA = div(add(mul(UhgU, unsqueeze(S, -2)), mul(unsqueeze(S, -1), VhgV)), E)
-    gA = add(gA, diag_embed(gS))
-    if m > n:
+    if UhgU is not None and VhgV is not None:
+        gA = div(add(mul(UhgU, unsqueeze(S, -2)), mul(unsqueeze(S, -1), VhgV)), E)
+    elif UhgU is not None:
+        gA = mul(div(UhgU, E), unsqueeze(S, -2))
+    else:
+        gA = mul(unsqueeze(S, -1), div(VhgV, E))
+    if gS is not None:
+        gA = add(gA, diag_embed(gS))
+    if is_complex and UhgU is not None and VhgV is not None:
+        gA = add(gA, diag_embed(div(diagonal(UhgU, 0, -2, -1), mul(S, 2.0))))
+    if m > n and gU is not None:
         gA = matmul(U, gA)
         gUSinv = div(gU, unsqueeze(S, -2))
-        gA = sub(add(gA, gUSinv), matmul(U, matmul(_mT(U), gUSinv)))  # (gA + gU S^-1) - U U^H gU S^-1
+        gA = sub(add(gA, gUSinv), matmul(U, matmul(U.mH, gUSinv)))  # (gA + gU S^-1) - U U^H gU S^-1
         return matmul(gA, Vh)
-    if m < n:
+    if m < n and gVh is not None:
         gA = matmul(gA, Vh)
         SinvgVh = div(gVh, unsqueeze(S, -1))
-        gA = sub(add(gA, SinvgVh), matmul(matmul(SinvgVh, V), Vh))
+        gA = sub(add(gA, SinvgVh), matmul(matmul(SinvgVh, Vh.mH), Vh))
         return matmul(U, gA)
-    return matmul(U, matmul(gA, Vh))
+    return matmul(U, matmul(gA, Vh)) if m >= n else matmul(matmul(U, gA), Vh)
+
+
+def _skew(X: Tensor) -> Tensor:
+    """X - X^H."""
+    from .pointwise import sub
+
+    return sub(X, X.mH)
 
 
 def _svd_vjp(ctx, gU, gS, gVh):
@@ -1830,26 +1874,15 @@ def _svd_vjp(ctx, gU, gS, gVh):
     (full_matrices,) = ctx.attrs
     if full_matrices:
         k = S.shape[-1]
-        U, gU = narrow(U, -1, 0, k), narrow(gU, -1, 0, k)
-        Vh, gVh = narrow(Vh, -2, 0, k), narrow(gVh, -2, 0, k)
+        U, Vh = narrow(U, -1, 0, k), narrow(Vh, -2, 0, k)
+        gU = narrow(gU, -1, 0, k) if gU is not None else None
+        gVh = narrow(gVh, -2, 0, k) if gVh is not None else None
     return svd_backward(gU, gS, gVh, U, S, Vh)
-
-
-def _svd_vjp_of_defined(ctx, gU, gS, gVh):
-    """PyTorch's svd_backward sees which gradients are undefined: for S's alone (svdvals, or only S used) it
-    returns U @ (gS * Vh) without the general formula's terms."""
-    from .views import unsqueeze
-
-    if gU is None and gVh is None:
-        U, _, Vh = ctx.saved_tensors
-        m, n = U.shape[-2], Vh.shape[-1]
-        return matmul(U, unsqueeze(gS, -1) * Vh) if m >= n else matmul(U * unsqueeze(gS, -2), Vh)
-    return _svd_vjp(ctx, *_materialize_grads((gU, gS, gVh), ctx._out_meta))
 
 
 linalg_svd = defop("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> "
                    "(Tensor U, Tensor S, Tensor Vh)", _column_major(_svd_kernel, (0, 2)),
-                   vjp=_svd_vjp_of_defined,
+                   vjp=_svd_vjp,
                    saves=("result0", "result1", "result2"), attrs=("full_matrices",),
                    meta=("S_sym_argsize_minus_1",))
 linalg_svd.materialize_grads = False
@@ -1858,7 +1891,7 @@ linalg_svd.materialize_grads = False
 def _svdvals_kernel(a, driver=None):
     _check_matrix("linalg.svdvals", a)
     _check_float("linalg.svdvals", a)
-    return np.linalg.svd(a, compute_uv=False).astype(a.dtype, copy=False)
+    return np.linalg.svd(a, compute_uv=False).astype(a.real.dtype, copy=False)
 
 
 def _svdvals_vjp(ctx, gS):

@@ -65,8 +65,10 @@ def _mm_vjp(ctx, g):
 
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    gb = mm(t(a), g) if need[1] else None  # (inputs last to first, as PyTorch's generated backward)
-    return (mm(g, t(b)) if need[0] else None, gb)
+    # PyTorch's mm_mat1/mat2_backward: grad.mm(mat2.t().conj()), mat1.t().conj().mm(grad) (conj: a no-op on
+    # real tensors); the inputs last to first, as PyTorch's generated backward
+    gb = mm(t(a).conj(), g) if need[1] else None
+    return (mm(g, t(b).conj()) if need[0] else None, gb)
 
 
 # PyTorch's MmBackward0 keeps both operands' sizes, and the strides of each one whose gradient is computed.

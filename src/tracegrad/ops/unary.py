@@ -239,36 +239,41 @@ def np_lgamma_positive(a: np.ndarray) -> np.ndarray:
 # ---- transcendental ----------------------------------------------------------------------------------------
 
 
+# Complex inputs: the gradient of a holomorphic f is grad * conj(f'(x)) (PyTorch's convention, whose formulas
+# place the ``.conj()`` calls copied here). ``conj`` of a real tensor is the tensor itself and records nothing,
+# so real inputs keep their graphs.
+
+
 def _exp2_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(mul(g, y), _LN2)  # PyTorch: grad * result * M_LN2
+    return mul(mul(g, conj(y)), _LN2)  # PyTorch: grad * result.conj() * M_LN2
 
 
 def _expm1_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(g, add(y, 1))
+    return mul(g, add(conj(y), 1))  # PyTorch: grad * (result.conj() + 1)
 
 
 def _log1p_vjp(ctx, g):
-    return div(g, add(_saved_input(ctx), 1))
+    return div(g, conj(add(_saved_input(ctx), 1)))  # PyTorch's log1p_backward: grad / (self + 1).conj()
 
 
 def _log2_vjp(ctx, g):
-    return div(g, mul(_saved_input(ctx), _LN2))
+    return div(g, mul(conj(_saved_input(ctx)), _LN2))
 
 
 def _log10_vjp(ctx, g):
-    return div(g, mul(_saved_input(ctx), _LN10))
+    return div(g, mul(conj(_saved_input(ctx)), _LN10))
 
 
 def _rsqrt_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(mul(g, -0.5), y ** 3)  # PyTorch: -0.5 * grad * result.pow(3)
+    return mul(mul(g, -0.5), conj(y ** 3))  # PyTorch: -0.5 * grad * result.pow(3).conj()
 
 
 def _tan_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(g, add(y ** 2, 1))  # PyTorch: grad * (1 + result.pow(2))
+    return mul(g, conj(add(y ** 2, 1)))  # PyTorch: grad * (1 + result.pow(2)).conj()
 
 
 def _one_minus_square(x):
@@ -276,38 +281,41 @@ def _one_minus_square(x):
 
 
 def _asin_vjp(ctx, g):
-    return mul(g, rsqrt(_one_minus_square(_saved_input(ctx))))
+    return mul(g, conj(rsqrt(_one_minus_square(_saved_input(ctx)))))
 
 
 def _acos_vjp(ctx, g):
-    return mul(g, neg(rsqrt(_one_minus_square(_saved_input(ctx)))))
+    return mul(g, conj(neg(rsqrt(_one_minus_square(_saved_input(ctx))))))
 
 
 def _atan_vjp(ctx, g):
     x = _saved_input(ctx)
-    return div(g, add(mul(x, x), 1))
+    return div(g, conj(add(mul(x, x), 1)))
 
 
 def _sinh_vjp(ctx, g):
-    return mul(g, cosh(_saved_input(ctx)))
+    return mul(g, conj(cosh(_saved_input(ctx))))
 
 
 def _cosh_vjp(ctx, g):
-    return mul(g, sinh(_saved_input(ctx)))
+    return mul(g, conj(sinh(_saved_input(ctx))))
 
 
 def _asinh_vjp(ctx, g):
     x = _saved_input(ctx)
-    return mul(g, rsqrt(add(mul(x, x), 1)))
+    return mul(g, conj(rsqrt(add(mul(x, x), 1))))
 
 
 def _acosh_vjp(ctx, g):
     x = _saved_input(ctx)
+    if x._data.dtype.kind == "c":
+        # sqrt(x*x - 1) != sqrt(x+1) sqrt(x-1) off the real axis: PyTorch's complex formula takes the latter
+        return mul(g, conj(mul(rsqrt(add(x, 1)), rsqrt(sub(x, 1)))))
     return mul(g, rsqrt(sub(mul(x, x), 1)))
 
 
 def _atanh_vjp(ctx, g):
-    return div(g, _one_minus_square(_saved_input(ctx)))
+    return div(g, conj(_one_minus_square(_saved_input(ctx))))
 
 
 @half_in_float
@@ -446,7 +454,19 @@ def _sign_real_kernel(a):
 
 abs, abs_ = _pair("abs", _abs_kernel, _abs_vjp, _SELF)
 sign, sign_ = _pair("sign", _sign_real_kernel, _zero_grad)
-sgn, sgn_ = _pair("sgn", _sign_kernel, _zero_grad)
+def _sgn_vjp(ctx, g):
+    """PyTorch's sgn_backward: zero for real input; for complex, (g - sgn^2 conj(g)) / (2 |x|), 0 where x = 0."""
+    x, s = ctx.saved_tensors
+    if not x.is_complex():
+        return zeros_like(g)
+    from .pointwise import div, eq, sub
+    from .shape_extra import masked_fill
+
+    a = abs(x)
+    return masked_fill(div(sub(g, mul(mul(s, s), g.conj())), mul(a, 2.0)), eq(a, 0.0), 0.0)
+
+
+sgn, sgn_ = _pair("sgn", _sign_kernel, _sgn_vjp, ("self", "result"))
 
 
 # ---- rounding ----------------------------------------------------------------------------------------------
@@ -521,7 +541,7 @@ def _reciprocal_kernel(a):
 
 def _reciprocal_vjp(ctx, g):
     (y,) = ctx.saved_tensors
-    return mul(neg(g), mul(y, y))  # PyTorch: -grad * (result * result)
+    return mul(neg(g), conj(mul(y, y)))  # PyTorch: -grad * (result * result).conj()
 
 
 reciprocal, reciprocal_ = _pair("reciprocal", _reciprocal_kernel, _reciprocal_vjp, _RESULT)

@@ -38,7 +38,7 @@ def _mm_nt_kernel(a, b):
 def _mm_nt_vjp(ctx, g):  # out = a @ b.T
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (mm(g, b) if need[0] else None, mm_tn(g, a) if need[1] else None)
+    return (mm(g, b.conj()) if need[0] else None, mm_tn(g, a.conj()) if need[1] else None)  # (conj: complex)
 
 
 mm_nt = defop(
@@ -58,7 +58,7 @@ def _mm_tn_kernel(a, b):
 def _mm_tn_vjp(ctx, g):  # out = a.T @ b
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (mm_nt(b, g) if need[0] else None, mm(a, g) if need[1] else None)
+    return (mm_nt(b.conj(), g) if need[0] else None, mm(a.conj(), g) if need[1] else None)
 
 
 mm_tn = defop(
@@ -106,6 +106,8 @@ weight_t = defop(
 def _linear_backward_kernel(g, x, w, need_bias, need_input, need_weight):
     """All requested gradients of ``x @ w.T + b`` in one kernel (bias, input, weight.t())."""
     empty = _EMPTY
+    if w is not None and w.dtype.kind == "c":  # (complex: the gradients take conjugated operands)
+        x, w = (None if x is None else np.conj(x)), np.conj(w)
     gb = g.sum(axis=0) if need_bias else empty
     gx = np.matmul(g, w) if need_input else empty
     gwt = np.matmul(g.T, x).T if need_weight else empty  # W-shaped rows: weight_t hands the buffer on
@@ -130,8 +132,8 @@ def _linear_input_grads(ctx, g, x_slot: int):
     ``g.mm(mat2.t())`` for the input and, ``mat2`` being column-major, ``g.t().mm(x).t()`` for mat2."""
     x, w = ctx.saved_tensors
     need = ctx.needs_input_grad
-    gx = mm(g, t(_weight_transposed(w, ctx._edges[x_slot + 1][0]))) if need[x_slot] else None
-    gwt = t(mm(t(g), x)) if need[x_slot + 1] else None
+    gx = mm(g, t(_weight_transposed(w, ctx._edges[x_slot + 1][0])).conj()) if need[x_slot] else None
+    gwt = t(mm(t(g), x.conj())) if need[x_slot + 1] else None
     return gx, gwt
 
 
@@ -333,8 +335,8 @@ def _addmm_vjp_std(ctx, g):
     gb = None
     if need[0]:
         gb = sum_op(g, (0,), False, None) if len(ctx._in_meta[0][0]) == 1 and g._data.ndim == 2 else g
-    gx = mm_nt(g, mat2) if need[1] else None  # g @ mat2.T
-    gm = mm_tn(x, g) if need[2] else None  # x.T @ g
+    gx = mm_nt(g, mat2.conj()) if need[1] else None  # g @ mat2^H
+    gm = mm_tn(x.conj(), g) if need[2] else None  # x^H @ g
     return gb, gx, gm
 
 

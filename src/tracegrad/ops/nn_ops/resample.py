@@ -43,7 +43,10 @@ def scatter_kernel(g, index_maps, input_size):
     size = math.prod(in_trailing)
     src = _flat_source(index_maps, in_trailing)
     idx = ((np.arange(planes) * size).reshape(-1, 1) + src.reshape(1, -1)).ravel()
-    out = np.bincount(idx, weights=g.reshape(-1).astype(np.float64, copy=False), minlength=planes * size)
+    weights = g.reshape(-1)
+    out = np.bincount(idx, weights=weights.real.astype(np.float64, copy=False), minlength=planes * size)
+    if weights.dtype.kind == "c":  # (bincount sums real weights only: the imaginary parts separately)
+        out = out + 1j * np.bincount(idx, weights=weights.imag.astype(np.float64), minlength=planes * size)
     return out.astype(g.dtype, copy=False).reshape(tuple(input_size))
 
 
