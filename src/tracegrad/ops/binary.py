@@ -13,6 +13,7 @@ too and the public function picks one, as PyTorch's argument parser does.
 
 from __future__ import annotations
 
+import cmath
 import math
 import numbers
 import warnings
@@ -24,6 +25,7 @@ from ..backend.dtypes import cpp_type_name
 from . import pointwise as _pw
 from ._jvp import plus, scaled
 from ._util import binary_dtype, default_float, result_dtype
+from .complex_ops import imag, real
 from .creation import to_dtype, zeros_like
 from .pointwise import (
     add,
@@ -44,7 +46,7 @@ from .pointwise import (
 from .pointwise import where as _where
 from .registry import defop, defop_without_derivative, not_implemented
 from .scalar_overloads import scalar_minus
-from .unary import call, isnan, np_lgamma_positive, type_name, unsupported
+from .unary import call, conj, isnan, np_lgamma_positive, type_name, unsupported
 
 # ---- helpers -----------------------------------------------------------------------------------------------
 
@@ -593,15 +595,17 @@ def _lerp_kernel(a, end, weight):
 def _lerp_scalar_vjp(ctx, g):
     (w,) = ctx.attrs
     need = ctx.needs_input_grad
+    # PyTorch: grad * (1 - weight.conj()) and grad * weight.conj() (conjugates of the derivatives)
+    w = _pw._conj(w)
     return (mul(g, 1 - w) if need[0] else None, mul(g, w) if need[1] else None)
 
 
 def _lerp_tensor_vjp(ctx, g):
     x, end, w = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (mul(g, scalar_minus(1, w)) if need[0] else None,
-            mul(g, w) if need[1] else None,
-            mul(g, _pw.sub(end, x)) if need[2] else None)
+    return (mul(g, conj(scalar_minus(1, w))) if need[0] else None,
+            mul(g, conj(w)) if need[1] else None,
+            mul(g, conj(_pw.sub(end, x))) if need[2] else None)
 
 
 _lerp_s, _lerp_s_ = _pair("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", _lerp_kernel,
@@ -663,8 +667,8 @@ def _addcmul_vjp(ctx, g):
     (value,) = ctx.attrs
     need = ctx.needs_input_grad
     return (g if need[0] else None,
-            mul(g, mul(t2, value)) if need[1] else None,
-            mul(g, mul(t1, value)) if need[2] else None)
+            mul(g, conj(mul(t2, value))) if need[1] else None,  # PyTorch: grad * (tensor2 * value).conj()
+            mul(g, conj(mul(t1, value))) if need[2] else None)
 
 
 def _addcdiv_vjp(ctx, g):
@@ -672,8 +676,8 @@ def _addcdiv_vjp(ctx, g):
     (value,) = ctx.attrs
     need = ctx.needs_input_grad
     return (g if need[0] else None,
-            mul(g, _pw.div(value, t2)) if need[1] else None,
-            mul(neg(g), _pw.div(mul(t1, value), mul(t2, t2))) if need[2] else None)  # -grad * (value * t1 / t2²)
+            mul(g, conj(_pw.div(value, t2))) if need[1] else None,
+            mul(neg(g), conj(_pw.div(mul(t1, value), mul(t2, t2)))) if need[2] else None)  # -grad * (...).conj()
 
 
 def _addcmul_jvp(args, outs, tangents):
@@ -968,7 +972,26 @@ def _pow_scalar_vjp(ctx, g):
     (e,) = ctx.attrs
     if e == 0:
         return zeros_like(g)
-    return mul(g, mul(_pow_ts(ctx.saved_tensors[0], e - 1), e))
+    # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)).conj()
+    return mul(g, conj(mul(_pow_ts(ctx.saved_tensors[0], e - 1), e)))
+
+
+def _pow_exponent_factor(x: Tensor, e: Tensor, y: Tensor) -> Tensor:
+    """d(x ** e)/de = x ** e * log(x), taken as 0 where x == 0 and e is real and >= 0 (PyTorch's
+    pow_backward_exponent before its ``.conj()``). A real base of a complex power is promoted first, as PyTorch's
+    ``self.to(promoted_dtype)``, so its log is the complex one (log(-2) = log 2 + i pi, not NaN)."""
+    if e._data.dtype.kind == "c":
+        nonnegative = logical_and(eq(imag(e), 0), ge(real(e), 0))  # (complex numbers are not ordered)
+    else:
+        nonnegative = ge(e, 0)
+    if y._data.dtype.kind == "c" and x._data.dtype.kind != "c":
+        x = to_dtype(x, y.dtype)
+    return _where(logical_and(eq(x, 0), nonnegative), 0.0, mul(y, log(x)))
+
+
+def _pow_self_factor(x: Tensor, e: Tensor) -> Tensor:
+    """d(x ** e)/dx = e * x ** (e - 1) (PyTorch's pow_backward_self before its mask and ``.conj()``)."""
+    return mul(e, _pow_tt(x, _pw.sub(e, 1)))
 
 
 def _pow_tensor_vjp(ctx, g):
@@ -976,34 +999,60 @@ def _pow_tensor_vjp(ctx, g):
     need = ctx.needs_input_grad
     gx = gexp = None
     if need[1]:  # (the inputs last to first, as PyTorch's generated backward)
-        # d/de x^e = x^e log x, taken as 0 where x == 0 and e >= 0 (PyTorch's pow_backward_exponent)
-        gexp = mul(g, _where(logical_and(eq(x, 0), ge(e, 0)), 0.0, mul(y, log(x))))
+        gexp = mul(g, conj(_pow_exponent_factor(x, e, y)))
     if need[0]:
-        gx = _where(eq(e, 0), 0.0, mul(g, mul(e, _pow_tt(x, _pw.sub(e, 1)))))
+        gx = _where(eq(e, 0), 0.0, mul(g, conj(_pow_self_factor(x, e))))
     return gx, gexp
+
+
+def _handle_r_to_c(like: Tensor, v: Tensor) -> Tensor:
+    """PyTorch's handle_r_to_c: the real part of a complex term belonging to a real operand."""
+    return real(v) if like._data.dtype.kind != "c" and v._data.dtype.kind == "c" else v
+
+
+def _pow_tensor_jvp(args, outs, tangents):
+    # PyTorch: (pow_backward_self(self_t.conj(), ...) + pow_backward_exponent(exponent_t.conj(), ...)).conj():
+    # the derivatives themselves (no conjugation), but each term cut to its real part for a real operand
+    # (handle_r_to_c), also in forward mode
+    x, e = args[0], args[1]
+    tx, te = tangents
+    t = None if tx is None else _where(eq(e, 0), 0.0, _handle_r_to_c(x, mul(tx, _pow_self_factor(x, e))))
+    if te is not None:
+        t = plus(t, _handle_r_to_c(e, mul(te, _pow_exponent_factor(x, e, outs[0]))))
+    return t
+
+
+def _log_of_base(base, exponent: Tensor):
+    """PyTorch's ``Scalar::log()`` of a scalar base: complex when the base or the exponent is complex (then a
+    negative base has a finite log), else real and NaN for a negative base."""
+    if isinstance(base, complex) or exponent._data.dtype.kind == "c":
+        return cmath.log(base) if base != 0 else complex(-math.inf, 0.0)
+    return math.log(base) if base > 0 else (-math.inf if base == 0 else math.nan)
+
+
+def _scalar_base_factor(base, e: Tensor, y: Tensor) -> Tensor:
+    """d(base ** e)/de = base ** e * log(base), taken as 0 where base == 0 and e is real and >= 0."""
+    if base == 0:
+        nonnegative = logical_and(eq(imag(e), 0), ge(real(e), 0)) if e._data.dtype.kind == "c" else ge(e, 0)
+        return _where(nonnegative, 0.0, mul(y, _log_of_base(base, e)))
+    return mul(y, _log_of_base(base, e))
 
 
 def _pow_scalar_base_vjp(ctx, g):
     (base,) = ctx.attrs
     e, y = ctx.saved_tensors
-    if base == 0:
-        return mul(g, _where(ge(e, 0), 0.0, mul(y, -math.inf)))
-    log_base = math.log(base) if base > 0 else math.nan
-    return mul(g, mul(y, log_base))
+    return mul(g, conj(_scalar_base_factor(base, e, y)))  # PyTorch: grad * (result * base.log()).conj()
 
 
 def _pow_scalar_jvp(args, outs, tangents):
     e = args[1]
     if e == 0:
         return zeros_like(outs[0])
-    return mul(tangents[0], mul(_pow_ts(args[0], e - 1), e))
+    return _handle_r_to_c(args[0], mul(tangents[0], mul(_pow_ts(args[0], e - 1), e)))
 
 
 def _pow_scalar_base_jvp(args, outs, tangents):
-    base, t, y = args[0], tangents[0], outs[0]
-    if base == 0:
-        return mul(t, _where(ge(args[1], 0), 0.0, mul(y, -math.inf)))
-    return mul(t, mul(y, math.log(base) if base > 0 else math.nan))
+    return _handle_r_to_c(args[1], mul(tangents[0], _scalar_base_factor(args[0], args[1], outs[0])))
 
 
 _pow_ts, _pow_ts_ = _pair("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", _pow_kernel,
@@ -1011,7 +1060,7 @@ _pow_ts, _pow_ts_ = _pair("pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Te
                           fast="binary", jvp=_pow_scalar_jvp)
 _pow_tt, _pow_tt_ = _pair("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_kernel,
                           vjp=_pow_tensor_vjp, saves=("self", "exponent", "result"), node_name="PowBackward1",
-                          fast="binary", jvp=_pw.pow_jvp)
+                          fast="binary", jvp=_pow_tensor_jvp)
 _pow_st = defop("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", _pow_kernel, vjp=_pow_scalar_base_vjp,
                 saves=("exponent", "result"), attrs=("self",), node_name="PowBackward2",
                 jvp=_pow_scalar_base_jvp)

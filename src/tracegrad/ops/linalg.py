@@ -120,6 +120,12 @@ def _mT(t: Tensor) -> Tensor:
     return transpose(t, -2, -1)
 
 
+def _mH(t: Tensor) -> Tensor:
+    """``t.mH`` as PyTorch's formulas take it: transpose, then conj (no node for a real t, so that real
+    graphs are those of ``mT``)."""
+    return _mT(t).conj()
+
+
 def _t(m: Tensor) -> Tensor:
     """``m.t()`` (TBackward0), which PyTorch's matrix-product formulas use where the linalg ones use ``mT``."""
     from .views import t
@@ -132,8 +138,9 @@ def _const(array: np.ndarray) -> Tensor:
 
 
 def _sgn(t: Tensor) -> Tensor:
-    """sign(t) as a constant of t's dtype (the registry's ``sign`` when present)."""
-    op = REGISTRY.get("sign")
+    """sign(t) as a constant of t's dtype (the registry's ``sign`` when present); t / |t| (``sgn``, which
+    PyTorch's formulas call) for complex t, where ``sign`` raises."""
+    op = REGISTRY.get("sgn" if t.is_complex() else "sign")
     if op is not None:
         return op(t)
     from .creation import to_dtype
@@ -1155,11 +1162,11 @@ def _inv_kernel(a):
 
 
 def inv_backward(g: Tensor, inverse: Tensor) -> Tensor:
-    """d(A^-1) = -A^-1 dA A^-1, so gA = -A^-T g A^-T."""
+    """d(A^-1) = -A^-1 dA A^-1, so gA = -A^-H g A^-H."""
     from .pointwise import neg
 
-    inner = matmul(g, _mT(inverse))  # PyTorch transposes twice (two TransposeBackward0 nodes), inner first
-    return neg(matmul(_mT(inverse), inner))
+    inner = matmul(g, _mH(inverse))  # PyTorch transposes twice (two TransposeBackward0 nodes), inner first
+    return neg(matmul(_mH(inverse), inner))
 
 
 def _inv_vjp(ctx, g):
@@ -1338,13 +1345,13 @@ def det_backward(g: Tensor, det: Tensor, A: Tensor, LU: Tensor, pivots: Tensor) 
         return new_zeros(g, tuple(A.shape))
     if n == 1:
         return expand(unsqueeze(unsqueeze(g, -1), -1), tuple(A.shape))
-    d = _diag_of(mul(g, det), n)
+    d = _diag_of(mul(g, det.conj()), n)  # A^H G = conj(det) g I
 
     def singular(M):
         from .reductions_extra import prod_safe_zeros_backward
 
         U, S, Vh = linalg_svd(M, False)
-        alpha = mul(mul(linalg_det(U), linalg_det(Vh)), g)
+        alpha = mul(mul(linalg_det(U), linalg_det(Vh)).conj(), g)
         D = prod_safe_zeros_backward(unsqueeze(alpha, -1), S, S.ndim - 1)
         return matmul(mul(U, unsqueeze(D, -2)), Vh)
 
@@ -1357,7 +1364,7 @@ def det_backward(g: Tensor, det: Tensor, A: Tensor, LU: Tensor, pivots: Tensor) 
         is_singular = eq(det, 0)
     else:
         def nonsingular(M):
-            return linalg_solve(_mT(M), _mT(d))  # PyTorch solves A^H X = d^H (d is diagonal: d^H = conj(d))
+            return linalg_solve(_mH(M), _mT(d))  # PyTorch solves A^H X = d (d made F-contiguous by mT)
 
         is_singular = lt(_abs(det), 100.0 * _eps(A.dtype.np))
     if not bool(_any(is_singular).item()):
@@ -1403,32 +1410,53 @@ def linalg_det(A: Tensor, *, out=None) -> Tensor:
 def _slogdet_kernel(a):
     lu, pivots = _factor_for_det("linalg.slogdet", a)
     diag = np.diagonal(lu, 0, -2, -1)
-    sign = pivots_parity(pivots) * np.prod(np.sign(diag), axis=-1)
-    with np.errstate(divide="ignore"):
-        logabs = np.sum(np.log(np.abs(diag)), axis=-1)
-    return np.asarray(sign, dtype=a.dtype), np.asarray(logabs, dtype=a.dtype), lu, pivots
+    absdiag = np.abs(diag)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # the sign of a complex determinant is its phase det / |det|; log|det| is real for complex A too
+        unit = np.where(absdiag == 0, 0, diag / np.where(absdiag == 0, 1, absdiag)) if a.dtype.kind == "c" \
+            else np.sign(diag)
+        logabs = np.sum(np.log(absdiag), axis=-1)
+    sign = pivots_parity(pivots) * np.prod(unit, axis=-1)
+    return np.asarray(sign, dtype=a.dtype), np.asarray(logabs, dtype=absdiag.dtype), lu, pivots
 
 
-def _slogdet_vjp(ctx, _g_sign, g_logabs, _g_LU=None, _g_pivots=None):
-    """PyTorch's slogdet_backward (real case): A^-H g_logabsdet, from the saved LU without a graph."""
-    A, _sign, LU, pivots = ctx.saved_tensors
-    if g_logabs is None:
+def _slogdet_vjp(ctx, g_sign, g_logabs, _g_LU=None, _g_pivots=None):
+    """PyTorch's slogdet_backward: (g_logabsdet - i Im(conj(g_sign) sign)) A^-H, from the saved LU without a
+    graph (the sign's gradient only counts for complex A, where the sign moves)."""
+    from .complex_ops import imag
+    from .creation import to_dtype
+    from .pointwise import mul, sub
+
+    A, sign, LU, pivots = ctx.saved_tensors
+    g = g_logabs
+    if A.is_complex():
+        if g_sign is not None:
+            phase = mul(imag(mul(g_sign.conj(), sign)), 1j)
+            g = mul(phase, -1) if g is None else sub(g, phase)
+        elif g is not None:
+            g = to_dtype(g, A.dtype)
+    if g is None:
         return None
-    d = _diag_of(g_logabs, A.shape[-1])
+    d = _diag_of(g, A.shape[-1])
     if not STATE.grad_enabled:
         return linalg_lu_solve(LU, pivots, _mT(d), left=True, adjoint=not _uses_transpose(A))
-    return linalg_solve(_mT(A), d)  # a fresh factorisation, so that the gradient is differentiable
+    return linalg_solve(_mH(A), d)  # a fresh factorisation, so that the gradient is differentiable
 
 
 def _slogdet_jvp(args, outs, tangents):
-    """PyTorch's slogdet_jvp (real case): logabsdet moves by tr(A^-1 dA); the sign's tangent is zero."""
+    """PyTorch's slogdet_jvp: logabsdet moves by Re tr(A^-1 dA), the sign by i Im tr(A^-1 dA) sign (zero for
+    real A)."""
+    from .complex_ops import imag, real
     from .creation import zeros_like
+    from .pointwise import mul
 
     A, (tA,) = args[0], tangents
     sign, _logabs, LU, pivots = outs
     if tA is None:
         return [None, None, None, None]
     trace = _trace_of(linalg_lu_solve(LU, pivots, tA, left=True, adjoint=_uses_transpose(A)))
+    if A.is_complex():
+        return [mul(imag(trace), mul(sign, 1j)), real(trace), None, None]
     return [zeros_like(sign), trace, None, None]
 
 
@@ -1449,10 +1477,13 @@ def linalg_slogdet(A: Tensor, *, out=None):
 
 
 def logdet(input: Tensor) -> Tensor:
-    """log det A; NaN for a negative determinant (composite, as in PyTorch)."""
-    from .pointwise import eq, where
+    """log det A; NaN for a negative determinant, log(sign) + log|det A| for complex A (composite, as in
+    PyTorch)."""
+    from .pointwise import add, eq, where
 
     sign, logabs = linalg_slogdet(input)
+    if input.is_complex():
+        return add(sign.log(), logabs)
     return where(eq(sign, -1), float("nan"), logabs)
 
 
@@ -1496,13 +1527,13 @@ def _solve_vjp(ctx, g, _g_LU=None, _g_pivots=None, _g_info=None):
     vector = X.ndim == A.ndim - 1  # the vector case (B's shape is not kept when B needs no grad)
     gm = unsqueeze(g, -1) if vector else g
     if STATE.grad_enabled:
-        gB = linalg_solve(_mT(A), gm, left=left)
+        gB = linalg_solve(_mH(A), gm, left=left)
     else:
         gB = linalg_lu_solve(LU, pivots, gm, left=left, adjoint=True)
     gA = None
     if need[0]:
         Xm = unsqueeze(X, -1) if vector else X
-        gA = neg(matmul(gB, _mT(Xm)) if left else matmul(_mT(Xm), gB))
+        gA = neg(matmul(gB, _mH(Xm)) if left else matmul(_mH(Xm), gB))
     return gA, ((squeeze(gB, -1) if vector else gB) if need[1] else None)
 
 
@@ -1572,10 +1603,10 @@ def _solve_triangular_vjp(ctx, g):
     A, X = ctx.saved_tensors
     upper, left, unit = ctx.attrs
     need = ctx.needs_input_grad
-    gB = linalg_solve_triangular(_mT(A), g, upper=not upper, left=left, unitriangular=unit)
+    gB = linalg_solve_triangular(_mH(A), g, upper=not upper, left=left, unitriangular=unit)
     gA = None
     if need[0]:
-        gA = neg(matmul(gB, _mT(X)) if left else matmul(_mT(X), gB))
+        gA = neg(matmul(gB, _mH(X)) if left else matmul(_mH(X), gB))
         gA = triu(gA, 1 if unit else 0) if upper else tril(gA, -1 if unit else 0)
     return gA, (gB if need[1] else None)
 
@@ -1587,15 +1618,56 @@ linalg_solve_triangular = defop("linalg_solve_triangular(Tensor self, Tensor B, 
                                 attrs=("upper", "left", "unitriangular"))
 
 
-def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """X with (L L^T) X = B, by two triangular solves (composite)."""
-    if upper:
-        y = linalg_solve_triangular(_mT(L), B, upper=False)
-        x = linalg_solve_triangular(L, y, upper=True)
-    else:
-        y = linalg_solve_triangular(L, B, upper=False)
-        x = linalg_solve_triangular(_mT(L), y, upper=True)
-    return _into(x, out, "cholesky_solve")
+def _cholesky_solve_kernel(b, u, upper=False):
+    if b.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions instead")
+    if u.ndim < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {u.ndim} dimensions instead")
+    _same_dtype(b, u)
+    batch = np.broadcast_shapes(b.shape[:-2], u.shape[:-2])
+    b, u = np.broadcast_to(b, batch + b.shape[-2:]), np.broadcast_to(u, batch + u.shape[-2:])
+    low = np.conj(np.swapaxes(np.triu(u), -1, -2)) if upper else np.tril(u)  # A = L L^H (U = L^H)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        y = _triangular_solve(low, b, upper=False, unit=False)
+        return _triangular_solve(np.conj(np.swapaxes(low, -1, -2)), y, upper=True, unit=False)
+
+
+def _cholesky_solve_vjp(ctx, g):
+    """PyTorch's cholesky_solve_backward: gB = A^-1 g; gF = -(gB X^H + X gB^H) F (F U for upper), the
+    gradient of A = F F^H not projected onto F's triangle."""
+    from .pointwise import add, neg
+
+    B, F, X = ctx.saved_tensors
+    (upper,) = ctx.attrs
+    gB = cholesky_solve(g, F, upper)
+    gF = None
+    if ctx.needs_input_grad[1]:
+        common = matmul(gB, _mH(X))
+        common = add(common, _mH(common))
+        gF = neg(matmul(F, common) if upper else matmul(common, F))
+    return (gB if ctx.needs_input_grad[0] else None), gF
+
+
+def _cholesky_solve_jvp(args, outs, tangents):
+    """PyTorch's cholesky_solve_jvp: dX = A^-1 (dB - dA X) with dA = dF F^H + F dF^H (dF^H F + ... for
+    upper)."""
+    from .pointwise import add, neg, sub
+
+    F, upper = args[1], (args[2] if len(args) > 2 else False)
+    dB, dF = tangents
+    X = outs[0] if isinstance(outs, (tuple, list)) else outs
+    rhs = dB
+    if dF is not None:
+        dK = matmul(_mH(dF), F) if upper else matmul(dF, _mH(F))
+        term = matmul(add(dK, _mH(dK)), X)
+        rhs = neg(term) if rhs is None else sub(rhs, term)
+    return [None if rhs is None else cholesky_solve(rhs, F, upper)]
+
+
+# X with (F F^H) X = B (F^H F for upper), as LAPACK's potrs: its own node, CholeskySolveBackward0.
+cholesky_solve = defop("cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor",
+                       _column_major(_cholesky_solve_kernel), vjp=_cholesky_solve_vjp, jvp=_cholesky_solve_jvp,
+                       saves=("self", "input2", "result"), attrs=("upper",))
 
 
 # ---- factorizations ---------------------------------------------------------------------------------------
@@ -1616,7 +1688,7 @@ def _cholesky_kernel(a, upper=False):
     _check_square("linalg.cholesky", a)
     _check_float("linalg.cholesky", a)
     lower = np.tril(a)
-    sym = lower + np.swapaxes(np.tril(a, -1), -1, -2)  # PyTorch reads the lower triangle only
+    sym = lower + np.conj(np.swapaxes(np.tril(a, -1), -1, -2))  # PyTorch reads the lower triangle only
     try:
         L = np.linalg.cholesky(sym)
     except np.linalg.LinAlgError:
@@ -1624,18 +1696,18 @@ def _cholesky_kernel(a, upper=False):
         raise LinAlgError(f"linalg.cholesky: {_batch_prefix(a, b)}The factorization could not be completed "
                           "because the input is not positive-definite (the leading minor of order "
                           f"{k} is not positive-definite).") from None
-    return np.ascontiguousarray(np.swapaxes(L, -1, -2)) if upper else L
+    return np.ascontiguousarray(np.conj(np.swapaxes(L, -1, -2))) if upper else L
 
 
 def cholesky_backward(gL: Tensor, L: Tensor, upper: bool) -> Tensor:
-    """gA = L^-T Phi(L^T gL) L^-1, symmetrised, where Phi takes the lower triangle with half its diagonal."""
+    """gA = L^-H Phi(L^H gL) L^-1, made Hermitian, where Phi takes the lower triangle with half its diagonal."""
     from .pointwise import add, mul
 
     if upper:
-        L, gL = _mT(L), _mT(gL)
-    gA = tril(matmul(_mT(L), gL))
-    gA = mul(add(gA, _mT(tril(gA, -1))), 0.5)
-    gA = linalg_solve_triangular(_mT(L), gA, upper=True, left=True)
+        L, gL = _mH(L), _mH(gL)
+    gA = tril(matmul(_mH(L), gL))
+    gA = mul(add(gA, _mH(tril(gA, -1))), 0.5)
+    gA = linalg_solve_triangular(_mH(L), gA, upper=True, left=True)
     return linalg_solve_triangular(L, gA, upper=False, left=False)
 
 
@@ -1710,7 +1782,7 @@ def _sym_from_upper(X: Tensor) -> Tensor:
     from .views import diagonal
 
     up = triu(X)
-    sym = add(up, _mT(up))
+    sym = add(up, _mH(up))
     mul_scalar_(diagonal(sym, 0, -2, -1), 0.5)
     return sym
 
@@ -1718,8 +1790,9 @@ def _sym_from_upper(X: Tensor) -> Tensor:
 def qr_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor, mode: str) -> Tensor:
     from .creation import new_zeros
     from .pointwise import add, neg, sub
+    from .scalar_overloads import mul_scalar_
     from .shape import cat
-    from .views import narrow
+    from .views import diagonal, narrow
 
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
@@ -1729,14 +1802,16 @@ def qr_backward(gQ: Tensor, gR: Tensor, Q: Tensor, R: Tensor, mode: str) -> Tens
     if mode == "complete" and m > n:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                            "nrows > ncols.")
-    M = sub(matmul(gR, _mT(R)), matmul(_mT(Q), gQ))
+    M = sub(matmul(gR, _mH(R)), matmul(_mH(Q), gQ))
     if m >= n:
         gA = add(matmul(Q, _sym_from_upper(M)), gQ)
-        return linalg_solve_triangular(_mT(R), gA, upper=False, left=False)
+        return linalg_solve_triangular(_mH(R), gA, upper=False, left=False)
     # Wide A = [X | Y] with X = Q U square: the gradient of Y is Q gV, X's comes through the square rule.
     X = neg(M)
-    skew = tril(sub(X, _mT(X)))
-    gA = linalg_solve_triangular(_mT(narrow(R, -1, 0, m)), matmul(Q, skew), upper=False, left=False)
+    skew = tril(sub(X, _mH(X)))
+    if skew.is_complex():  # PyTorch's trilImInvAdjSkew halves the (imaginary) diagonal of the skew part
+        mul_scalar_(diagonal(skew, 0, -2, -1), 0.5)
+    gA = linalg_solve_triangular(_mH(narrow(R, -1, 0, m)), matmul(Q, skew), upper=False, left=False)
     pad = new_zeros(gA, tuple(R.shape[:-1]) + (n - m,))
     return add(cat([gA, pad], -1), matmul(Q, gR))
 
@@ -1764,7 +1839,8 @@ def _eigh_kernel(a, UPLO="L"):
     _check_square("linalg.eigh", a)
     _check_float("linalg.eigh", a)
     w, v = np.linalg.eigh(a, UPLO=UPLO)
-    return w.astype(a.dtype, copy=False), v.astype(a.dtype, copy=False)
+    # (the eigenvalues of a Hermitian matrix are real, also for complex input)
+    return w.astype(a.real.dtype, copy=False), v.astype(a.dtype, copy=False)
 
 
 def _gap_matrix(values: Tensor) -> Tensor:
@@ -1779,16 +1855,27 @@ def _gap_matrix(values: Tensor) -> Tensor:
 
 
 def eigh_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor) -> Tensor:
-    """gA = V (diag(gL) + skew(V^T gV) / E) V^T with E_ij = L_j - L_i, as PyTorch's linalg_eig_backward: the
-    division in place, then gL copied onto the diagonal."""
+    """gA = V (diag(gL) + skew(V^H gV) / E) V^H with E_ij = L_j - L_i, as PyTorch's linalg_eig_backward: the
+    division in place, then gL copied onto the diagonal. For complex V the loss must not depend on the
+    eigenvectors' phases (Im diag(V^H gV) = 0), which PyTorch checks."""
     from .pointwise import mul, sub
     from .views import diagonal
 
-    VhgV = matmul(_mT(V), gV)
-    inner = mul(sub(VhgV, _mT(VhgV)), 0.5)
+    VhgV = matmul(_mH(V), gV)
+    if V.is_complex():
+        _check_phase_invariance(diagonal(VhgV, 0, -2, -1), "linalg_eigh_backward")
+    inner = mul(sub(VhgV, _mH(VhgV)), 0.5)
     inner.div_(_gap_matrix(L))
     diagonal(inner, 0, -2, -1).copy_(gL)
-    return matmul(V, matmul(inner, _mT(V)))
+    return matmul(V, matmul(inner, _mH(V)))
+
+
+def _check_phase_invariance(diag: Tensor, name: str) -> None:
+    """PyTorch's lax allclose(Im diag(V^H gV), 0, rtol=1e-2, atol=1e-2): no false positives from rounding."""
+    if not bool(np.all(np.abs(diag._data.imag) <= 1e-2)):
+        raise RuntimeError(f"{name}: The eigenvectors in the complex case are specified up to multiplication by "
+                           "e^{i phi}. The specified loss function depends on this quantity, so it is "
+                           "ill-defined.")
 
 
 def _eigh_vjp(ctx, gL, gV):
@@ -1939,28 +2026,28 @@ def _pinv_kernel(a, atol=None, rtol=None, hermitian=False):
         s, left, right = np.abs(w), v * np.sign(w)[..., None, :], v
     else:
         left, s, vh = np.linalg.svd(a, full_matrices=False)
-        right = np.swapaxes(vh, -1, -2)
+        right = np.conj(np.swapaxes(vh, -1, -2))
     smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
     cutoff = np.maximum(atol, rtol * smax)
     with np.errstate(divide="ignore"):
         sinv = np.where(s > cutoff, 1.0 / s, 0.0)
-    return np.matmul(right * sinv[..., None, :], np.swapaxes(left, -1, -2)).astype(a.dtype, copy=False)
+    return np.matmul(right * sinv[..., None, :], np.conj(np.swapaxes(left, -1, -2))).astype(a.dtype, copy=False)
 
 
 def pinv_backward(g: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:
     from .pointwise import add, neg, sub
 
     m, n = A.shape[-2], A.shape[-1]
-    pinvAh, gh = _mT(pinvA), _mT(g)
+    pinvAh, gh = _mH(pinvA), _mH(g)
     if m <= n:
         K = matmul(gh, pinvA)
         KpinvAh = matmul(K, pinvAh)
-        out = add(neg(_mT(matmul(pinvA, K))), KpinvAh)
+        out = add(neg(_mH(matmul(pinvA, K))), KpinvAh)
         out = sub(out, matmul(matmul(A, pinvA), KpinvAh))
         return add(out, matmul(matmul(pinvAh, pinvA), sub(gh, matmul(K, A))))
     K = matmul(pinvA, gh)
     pinvAhK = matmul(pinvAh, K)
-    out = add(neg(_mT(matmul(K, pinvA))), matmul(matmul(sub(gh, matmul(A, K)), pinvA), pinvAh))
+    out = add(neg(_mH(matmul(K, pinvA))), matmul(matmul(sub(gh, matmul(A, K)), pinvA), pinvAh))
     return sub(add(out, pinvAhK), matmul(matmul(pinvAhK, pinvA), A))
 
 
@@ -2099,7 +2186,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     from .pointwise import mul
     from .reductions_extra import sum as _sum
 
-    return _into(_sum(mul(x, y), dim), out, "linalg_vecdot")
+    return _into(_sum(mul(x.conj(), y), dim), out, "linalg_vecdot")  # x conjugated, as PyTorch's (x^H y)
 
 
 def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:

@@ -136,27 +136,27 @@ def linalg_lu_backward(gL: Tensor, gU: Tensor, P: Tensor, L: Tensor, U: Tensor, 
     and tall cases add the blocks of U or L outside the square part)."""
     m, n = L.shape[-2], U.shape[-1]
     k = min(m, n)
-    Lh, Uh = L.mT, U.mT
+    Lh, Uh = L.mH, U.mH
     if m == n:
         gA = Lh.matmul(gL).tril(-1) + gU.matmul(Uh).triu()
-        gA = linalg_solve_triangular(U.mT, gA, upper=False, left=False)
-        gA = linalg_solve_triangular(L.mT, gA, upper=True, left=True, unitriangular=True)
+        gA = linalg_solve_triangular(U.mH, gA, upper=False, left=False)
+        gA = linalg_solve_triangular(L.mH, gA, upper=True, left=True, unitriangular=True)
     elif m < n:
         from .shape import cat
 
         U1 = U.narrow(-1, 0, k)
         gA = (Lh.matmul(gL) - gU.triu().matmul(Uh)).tril(-1)
-        gA = linalg_solve_triangular(U1.mT, gA, upper=False, left=False)
+        gA = linalg_solve_triangular(U1.mH, gA, upper=False, left=False)
         gA = cat([gA + gU.narrow(-1, 0, k).triu(), gU.narrow(-1, k, n - k)], -1)
-        gA = linalg_solve_triangular(L.mT, gA, upper=True, left=True, unitriangular=True)
+        gA = linalg_solve_triangular(L.mH, gA, upper=True, left=True, unitriangular=True)
     else:
         from .shape import cat
 
         L1 = L.narrow(-2, 0, k)
         gA = (gU.matmul(Uh) - Lh.matmul(gL.tril(-1))).triu()
-        gA = linalg_solve_triangular(L1.mT, gA, upper=True, left=True, unitriangular=True)
+        gA = linalg_solve_triangular(L1.mH, gA, upper=True, left=True, unitriangular=True)
         gA = cat([gA + gL.narrow(-2, 0, k).tril(-1), gL.narrow(-2, k, m - k)], -2)
-        gA = linalg_solve_triangular(U.mT, gA, upper=False, left=False)
+        gA = linalg_solve_triangular(U.mH, gA, upper=False, left=False)
     return P.matmul(gA) if pivot else gA
 
 
@@ -228,13 +228,13 @@ def linalg_lu_solve_LU(gX: Tensor, LU: Tensor, pivots: Tensor, X: Tensor, left: 
     """PyTorch's linalg_lu_solve_LU: the adjoint of X's JVP in (dL, dU), packed as one LU-shaped gradient."""
     P, L, U = lu_unpack(LU, pivots, True, left == adjoint)
     if left != adjoint:
-        rhs = -(gX if left else gX.mT).matmul(X.mT if left else X)
-        gR = linalg_solve_triangular(U.mT, rhs, upper=False)
-        gL = linalg_solve_triangular(L.mT, gR.matmul(U.mT), upper=True, left=True, unitriangular=True).tril(-1)
+        rhs = -(gX if left else gX.mH).matmul(X.mH if left else X)
+        gR = linalg_solve_triangular(U.mH, rhs, upper=False)
+        gL = linalg_solve_triangular(L.mH, gR.matmul(U.mH), upper=True, left=True, unitriangular=True).tril(-1)
         return gL + gR.triu()
-    gR = -P.mT.matmul(X if left else X.mT).matmul(gX.mT if left else gX).matmul(P)
-    gR = linalg_solve_triangular(L.mT, gR, upper=True, left=False, unitriangular=True)
-    gU = linalg_solve_triangular(U.mT, L.mT.matmul(gR), upper=False, left=False).triu()
+    gR = -P.mT.matmul(X if left else X.mH).matmul(gX.mH if left else gX).matmul(P)  # P: a real permutation
+    gR = linalg_solve_triangular(L.mH, gR, upper=True, left=False, unitriangular=True)
+    gU = linalg_solve_triangular(U.mH, L.mH.matmul(gR), upper=False, left=False).triu()
     return gR.tril(-1) + gU
 
 
@@ -305,14 +305,14 @@ def _lstsq_vjp(ctx, gX, g_res=None, _g_rank=None, _g_sv=None):
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     gXm, Bm = (gX.unsqueeze(-1), B.unsqueeze(-1)) if vector else (gX, B)
     pinvA = linalg_pinv(A)
-    gA = pinv_backward(gXm.matmul(Bm.mT), pinvA, A) if need[0] else None
+    gA = pinv_backward(gXm.matmul(Bm.mH), pinvA, A) if need[0] else None
     gB = None
     if need[1]:
-        gB = pinvA.mT.matmul(gXm)
+        gB = pinvA.mH.matmul(gXm)
     if g_res is not None and g_res.numel() > 0:
         Xm = X.unsqueeze(-1) if vector else X
         weighted = (A.matmul(Xm) - Bm) * g_res.unsqueeze(-2) * 2
-        gA = None if gA is None else gA + weighted.matmul(Xm.mT)
+        gA = None if gA is None else gA + weighted.matmul(Xm.mH)
         gB = None if gB is None else gB - weighted
     if gB is not None and vector:
         gB = gB.squeeze(-1)
@@ -320,16 +320,17 @@ def _lstsq_vjp(ctx, gX, g_res=None, _g_rank=None, _g_sv=None):
 
 
 def _pinv_jvp(A: Tensor, pinvA: Tensor, dA: Tensor) -> Tensor:
-    """PyTorch's pinv_jvp (real case), arranged to form the smallest matrices."""
+    """PyTorch's pinv_jvp, arranged to form the smallest matrices."""
     m, n = A.shape[-2:]
+    dAh, pinvAh = dA.mH, pinvA.mH
     if m <= n:
-        K = pinvA.mT.matmul(dA.mT)
-        return (pinvA.matmul(K - K.mT - K.matmul(A.matmul(pinvA)))
-                + (dA.mT - pinvA.matmul(A.matmul(dA.mT))).matmul(pinvA.mT.matmul(pinvA)))
+        K = pinvAh.matmul(dAh)
+        return (pinvA.matmul(K - K.mH - K.matmul(A.matmul(pinvA)))
+                + (dAh - pinvA.matmul(A.matmul(dAh))).matmul(pinvAh.matmul(pinvA)))
     K = pinvA.matmul(dA)
-    Kh = K.mT
+    Kh = K.mH
     return ((Kh - K - pinvA.matmul(A).matmul(Kh)).matmul(pinvA)
-            + pinvA.matmul(pinvA.mT).matmul(dA.mT - dA.mT.matmul(A).matmul(pinvA)))
+            + pinvA.matmul(pinvAh).matmul(dAh - dAh.matmul(A).matmul(pinvA)))
 
 
 def _lstsq_jvp(args, outs, tangents):
@@ -358,7 +359,8 @@ def _lstsq_jvp(args, outs, tangents):
             dr = dr + dA.matmul(Xm)
         if dBm is not None:
             dr = dr - dBm
-        dR = ((A.matmul(Xm) - Bm) * dr).sum(-2) * 2
+        r = A.matmul(Xm) - Bm
+        dR = ((r * dr.conj()).real if r.is_complex() else r * dr).sum(-2) * 2  # 2 Re(r conj(dr)), as PyTorch's
     return [dX.squeeze(-1) if vector else dX, dR, None, None]
 
 
@@ -433,7 +435,7 @@ def matrix_exp_differential(A: Tensor, G: Tensor, adjoint: bool) -> Tensor:
     """PyTorch's linalg_matrix_exp_differential: exp([[A', G], [0, A']]) holds the Fréchet derivative of exp
     at A' (A^H for the backward, A for the JVP) in direction G as its top-right block."""
     n = A.shape[-1]
-    M = A.mT if adjoint else A
+    M = A.mH if adjoint else A
     meta = G.new_zeros(tuple(G.shape[:-2]) + (2 * n, 2 * n))
     meta.narrow(-2, 0, n).narrow(-1, 0, n).copy_(M)
     meta.narrow(-2, n, n).narrow(-1, n, n).copy_(M)
@@ -489,8 +491,8 @@ def _householder_kernel(a, tau):
 
 
 def _householder_vjp(ctx, g):
-    """Reverse mode through Q = H_0 (H_1 (... (H_{k-1} E))), H_i = I - tau_i v_i v_i^T (real case), each step
-    written with dispatched ops so that the gradient is differentiable again."""
+    """Reverse mode through Q = H_0 (H_1 (... (H_{k-1} E))), H_i = I - tau_i v_i v_i^H, each step written with
+    dispatched ops so that the gradient is differentiable again (conj: no node for real input)."""
     from .shape import cat
 
     A, tau, _Q = ctx.saved_tensors
@@ -507,17 +509,20 @@ def _householder_vjp(ctx, g):
     qs = [eye.expand(tuple(A.shape))]
     for i in range(k - 1, 0, -1):
         q = qs[-1]
-        qs.append(q - ts[i] * vs[i].matmul(vs[i].mT.matmul(q)))
+        qs.append(q - ts[i] * vs[i].matmul(vs[i].mH.matmul(q)))
     qs.reverse()  # qs[i] = Q_{i+1}
     gv, gtau = [], []
     G = g
     for i in range(k):
         v, t, q = vs[i], ts[i], qs[i]
-        vq = v.mT.matmul(q)  # (1, n)
-        Gtv = G.mT.matmul(v)  # (n, 1)
-        gtau.append(-(vq.matmul(Gtv)).squeeze(-1))
-        gv.append(-t * (G.matmul(vq.mT) + q.matmul(Gtv)))
-        G = G - t * v.matmul(v.mT.matmul(G))  # H_i^T G
+        vq = v.mH.matmul(q)  # (1, n)
+        Gtv = G.mH.matmul(v)  # (n, 1)
+        gtau.append(-(vq.matmul(Gtv)).conj().squeeze(-1))
+        if t.is_complex():  # the two terms carry conj(t) and t; the real graph keeps t factored out
+            gv.append(-(t.conj() * G.matmul(vq.mH) + t * q.matmul(Gtv)))
+        else:
+            gv.append(-t * (G.matmul(vq.mT) + q.matmul(Gtv)))
+        G = G - t.conj() * v.matmul(v.mH.matmul(G))  # H_i^H G
     need = ctx.needs_input_grad
     g_tau = cat(gtau, -1) if need[1] else None  # last input first, as PyTorch's generated backward
     gA = None

@@ -18,9 +18,19 @@ def _fused_update(a22: np.ndarray, l: np.ndarray, u: np.ndarray) -> np.ndarray:
     rounding residue (2e-16) rather than exactly 0; with two roundings it would be 0, and det's gradient
     would take another path than PyTorch's. The product is exact in the wider type (float32 in float64;
     float64 in long double, whose 64-bit mantissa leaves a rounding difference only in rare ties)."""
-    wide = np.float64 if a22.dtype == np.float32 else np.longdouble
+    if a22.dtype.kind == "c":  # complex: the same widening for both parts (astype(longdouble) drops one)
+        wide = np.complex128 if a22.dtype == np.complex64 else np.clongdouble
+    else:
+        wide = np.float64 if a22.dtype == np.float32 else np.longdouble
     prod = l[..., :, None].astype(wide) * u[..., None, :].astype(wide)
     return (a22.astype(wide) - prod).astype(a22.dtype)
+
+
+def _pivot_size(col: np.ndarray) -> np.ndarray:
+    """The magnitude i?amax compares: |x| for real x, |Re x| + |Im x| (not the modulus) for complex x."""
+    if col.dtype.kind == "c":
+        return np.abs(col.real) + np.abs(col.imag)
+    return np.abs(col)
 
 
 def lu_factor(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -37,7 +47,7 @@ def lu_factor(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     every = np.arange(count)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for j in range(k):
-            p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1)  # argmax: the first of equal magnitudes, as i?amax
+            p = j + np.argmax(_pivot_size(lu[:, j:, j]), axis=1)  # argmax: the first of equal sizes, as i?amax
             pivots[:, j] = p + 1
             swap = p != j
             if swap.any():

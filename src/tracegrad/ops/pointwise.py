@@ -311,15 +311,32 @@ def _tanh_backward_kernel(g, y):
 def _tanh_backward_vjp(ctx, gg):
     g, y = ctx.saved_tensors
     need = ctx.needs_input_grad
+    if y._data.dtype.kind == "c":
+        # PyTorch: tanh_backward(grad, output.conj()) and grad.conj() * (-2 * output.conj() * grad_output)
+        yc = _conj(y)
+        return (tanh_backward(gg, yc) if need[0] else None, _conj(gg) * (yc * -2.0 * g) if need[1] else None)
     return (tanh_backward(gg, y) if need[0] else None, gg * g * y * -2.0 if need[1] else None)
+
+
+def _elementwise_jvp_of(backward):
+    """PyTorch's ``auto_element_wise`` forward rule of an op whose gradient is ``backward(grad, result)``:
+    ``backward(t.conj(), result).conj()``, which for complex values drops the backward's conjugation of the
+    derivative (forward mode multiplies by f'(x) itself)."""
+
+    def jvp(args, outs, tangents):
+        t, y = tangents[0], outs[0]
+        if y._data.dtype.kind != "c":
+            return backward(t, y)
+        return _conj(backward(_conj(t), y))
+
+    return jvp
 
 
 tanh_backward = defop("tanh_backward(Tensor grad_output, Tensor output) -> Tensor", _tanh_backward_kernel,
                       vjp=_tanh_backward_vjp, saves=("grad_output", "output"), fast="binary")
 
 
-tanh, tanh_ = unary_float("tanh", np.tanh, _tanh_vjp, saves=("result",),
-                          jvp=lambda args, outs, ts: tanh_backward(ts[0], outs[0]))
+tanh, tanh_ = unary_float("tanh", np.tanh, _tanh_vjp, saves=("result",), jvp=_elementwise_jvp_of(tanh_backward))
 
 
 def _sqrt_vjp(ctx, g):
@@ -353,6 +370,10 @@ def _sigmoid_backward_kernel(g, y):
 def _sigmoid_backward_vjp(ctx, gg):
     g, y = ctx.saved_tensors
     need = ctx.needs_input_grad
+    if y._data.dtype.kind == "c":
+        # PyTorch: sigmoid_backward(grad, output.conj()) and grad.conj() * grad_output * (-2 * output.conj() + 1)
+        yc = _conj(y)
+        return (sigmoid_backward(gg, yc) if need[0] else None, _conj(gg) * g * (yc * -2 + 1) if need[1] else None)
     return (sigmoid_backward(gg, y) if need[0] else None, gg * g * (1 - y * 2) if need[1] else None)
 
 
@@ -360,8 +381,7 @@ sigmoid_backward = defop("sigmoid_backward(Tensor grad_output, Tensor output) ->
                          vjp=_sigmoid_backward_vjp, saves=("grad_output", "output"), fast="binary")
 
 
-def _sigmoid_jvp(args, outs, tangents):
-    return sigmoid_backward(tangents[0], outs[0])
+_sigmoid_jvp = _elementwise_jvp_of(sigmoid_backward)
 
 
 sigmoid = defop("sigmoid(Tensor self) -> Tensor", _sigmoid_kernel, vjp=_sigmoid_vjp, saves=("result",),
@@ -469,25 +489,6 @@ def pow(input, exponent):
     from .binary import pow as pow_op
 
     return pow_op(input, exponent)
-
-
-def pow_jvp(args, outs, tangents):
-    """Tangent of ``self ** exponent`` (either may be a Python number), masked like PyTorch's pow_backward."""
-    a, b = args[0], args[1]
-    ta = tangents[0]
-    tb = tangents[1] if len(tangents) > 1 else None
-    t = None
-    if ta is not None:
-        if isinstance(b, (int, float, complex)):
-            t = mul(ta, 0.0) if b == 0 else mul(ta, mul(pow(a, b - 1), b))
-        else:
-            t = where(eq(b, 0), 0.0, mul(ta, mul(b, pow(a, sub(b, 1)))))
-    if tb is not None:
-        # d/db a^b = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's pow_backward_exponent)
-        t = plus(t, mul(tb, where(logical_and(eq(a, 0), ge(b, 0)), 0.0, mul(outs[0], log(a)))))
-    return t
-
-
 
 
 # ---- comparisons and logic (never differentiable) -------------------------------------------------------------

@@ -396,22 +396,26 @@ def _prod_dim_vjp(ctx, g):
 
 
 def _prod_full_jvp(args, outs, tangents):
-    """PyTorch: (prod_backward(ones, self, result) * self_t).sum()."""
+    """PyTorch: (prod_backward(ones, self, result) * self_t.conj()).sum().conj() (prod_backward's partials are
+    conjugated for complex input; the outer conj undoes that; both are no-ops on real tensors)."""
     from .creation import ones_like
     from .pointwise import mul
+    from .unary import conj
 
     result = outs[0]
-    return sum(mul(prod_backward_full(ones_like(result), args[0], result), tangents[0]))
+    return conj(sum(mul(prod_backward_full(ones_like(result), args[0], result), conj(tangents[0]))))
 
 
 def _prod_dim_jvp(args, outs, tangents):
-    """PyTorch: (prod_backward(ones, self, result, dim, keepdim) * self_t).sum(dim, keepdim)."""
+    """PyTorch: (prod_backward(ones, self, result, dim, keepdim) * self_t.conj()).sum(dim, keepdim).conj()."""
     from .creation import ones_like
     from .pointwise import mul
+    from .unary import conj
 
     x, dim, keepdim, result = args[0], args[1], args[2], outs[0]
     partials = prod_backward_dim(ones_like(result), x, result, dim, keepdim)
-    return sum(mul(partials, tangents[0]), dim, keepdim) if x.ndim else mul(partials, tangents[0])
+    product = mul(partials, conj(tangents[0]))
+    return conj(sum(product, dim, keepdim) if x.ndim else product)
 
 
 def _prod_grad_nonzero(g: Tensor, x: Tensor, result: Tensor) -> Tensor:
@@ -800,7 +804,9 @@ def _mean_part(g_mean: Tensor, shape: tuple, dim, keepdim: bool) -> Tensor:
 def _std_jvp(args, outs, tangents):
     """PyTorch's std tangent: var's, ``sum(t * (x - mean)) * 2 / dof``, over ``2 * std``, 0 where std is 0 (a
     constant input: without the mask, 0 / 0)."""
+    from .complex_ops import real
     from .pointwise import div, eq, mul, sub
+    from .unary import conj
 
     x, dim, correction, keepdim = args
     (t,) = tangents
@@ -811,9 +817,9 @@ def _std_jvp(args, outs, tangents):
     full = not shape or _dims_arg(dim, len(shape)) is None
     dof = (math.prod(shape) if full else _count(shape, dim)) - corr
     centered = sub(x, mean(x) if full else mean(x, dim, True))
-    product = mul(t, centered)
-    var_t = mul(product.sum() if full and not keepdim else sum(product, dim, keepdim),
-                2.0 / dof if dof > 0 else math.inf)
+    product = mul(conj(t), centered)  # PyTorch: real(var_backward(self_t.conj(), ...).sum(...))
+    var_t = real(mul(product.sum() if full and not keepdim else sum(product, dim, keepdim),
+                     2.0 / dof if dof > 0 else math.inf))
     std = outs[0]
     return zero_fill(eq(std, 0), div(var_t, mul(std, 2.0)))
 
@@ -923,11 +929,13 @@ def _logsumexp_kernel(a, dim, keepdim=False):
 
 def _logsumexp_vjp(ctx, g):
     from .pointwise import exp, mul, sub
+    from .unary import conj
 
     x, result = ctx.saved_tensors
     dim, keepdim = ctx.attrs
     shape = tuple(x.shape)
-    return mul(restore_dims(g, shape, dim, keepdim), exp(sub(x, restore_dims(result, shape, dim, keepdim))))
+    # PyTorch: grad * (self - result).exp().conj()
+    return mul(restore_dims(g, shape, dim, keepdim), conj(exp(sub(x, restore_dims(result, shape, dim, keepdim)))))
 
 
 logsumexp = defop("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", _logsumexp_kernel,
@@ -969,12 +977,16 @@ def _cumsum_vjp(ctx, g):
 
 def _cumprod_vjp(ctx, g):
     from .pointwise import div, eq, mul
+    from .unary import conj
 
     x, result = ctx.saved_tensors
     (dim, _dtype) = ctx.attrs
     if x.ndim == 0 or x.numel() == 0:
         return g
     d = wrap_dim(dim, x.ndim)
+    # PyTorch's cumprod_backward works on input.conj() and output.conj() throughout (complex support; the
+    # zero tests are unaffected, and real tensors are returned as they are)
+    x, result = conj(x), conj(result)
     if not _any_true(eq(x, 0)):
         return div(reversed_cumsum(mul(result, g), d), x)  # PyTorch's operand order
     if x.shape[d] == 1:

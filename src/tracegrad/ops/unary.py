@@ -382,13 +382,13 @@ def _sinc_kernel(a):
 
 
 def _sinc_vjp(ctx, g):
-    """PyTorch's sinc_backward: grad * ((pi x cos(pi x) - sin(pi x)) / (pi x^2)), 0 where x == 0."""
+    """PyTorch's sinc_backward: grad * ((pi x cos(pi x) - sin(pi x)) / (pi x^2)).conj(), 0 where x == 0."""
     from .pointwise import cos, div, eq, mul, sin, sub, where
 
     (x,) = ctx.saved_tensors
     x_pi = mul(x, math.pi)
     x_squared_pi = mul(mul(x, x), math.pi)
-    out = mul(g, div(sub(mul(x_pi, cos(x_pi)), sin(x_pi)), x_squared_pi))
+    out = mul(g, conj(div(sub(mul(x_pi, cos(x_pi)), sin(x_pi)), x_squared_pi)))
     return where(eq(x_squared_pi, 0.0), 0.0, out)
 
 
