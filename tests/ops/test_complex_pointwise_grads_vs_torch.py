@@ -48,6 +48,7 @@ OPS = {
     "var": (lambda L, x: x.var(0), 1),
     "std": (lambda L, x: x.std(1), 1),
     "logsumexp": (lambda L, x: L.logsumexp(x, 1), 1),
+    "cross": (lambda L, x, y: L.linalg.cross(x, y, dim=0), 2),
 }
 
 # inputs of the inverse functions inside the unit disc (the principal branches are smooth there)

@@ -911,8 +911,9 @@ def _cross_vjp(ctx, g):
     a, b = ctx.saved_tensors
     (dim,) = ctx.attrs
     need = ctx.needs_input_grad
-    return (linalg_cross(b, g, dim=dim) if need[0] else None,
-            linalg_cross(g, a, dim=dim) if need[1] else None)
+    # PyTorch's: other.conj().cross(grad), grad.cross(self.conj()) (conj: a no-op on real tensors)
+    return (linalg_cross(b.conj(), g, dim=dim) if need[0] else None,
+            linalg_cross(g, a.conj(), dim=dim) if need[1] else None)
 
 
 linalg_cross = defop("linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", _cross_kernel,
