@@ -297,6 +297,19 @@ def _clamp_by_zero(x: Tensor) -> Tensor:
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
+def _set_count_and_probs(dist, total_count, probs, logits) -> torch.Size:
+    """Set ``total_count`` and the one given of ``probs``/``logits``, broadcast together, on a counting
+    distribution (Binomial, NegativeBinomial); return the batch shape."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name = "probs" if probs is not None else "logits"
+    total, param = broadcast_all(total_count, probs if probs is not None else logits)
+    dist.total_count = total.type_as(param)
+    setattr(dist, name, param)
+    dist._param = param
+    return param.size()
+
+
 class Binomial(_BinaryProbs, Distribution):
     """Binomial distribution of ``total_count`` trials with ``probs`` or ``logits``."""
 
@@ -306,14 +319,7 @@ class Binomial(_BinaryProbs, Distribution):
 
     def __init__(self, total_count: Tensor | int = 1, probs: Tensor | None = None, logits: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        name = "probs" if probs is not None else "logits"
-        total, param = broadcast_all(total_count, probs if probs is not None else logits)
-        self.total_count = total.type_as(param)
-        setattr(self, name, param)
-        self._param = param
-        super().__init__(self._param.size(), validate_args=validate_args)
+        super().__init__(_set_count_and_probs(self, total_count, probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))
@@ -505,14 +511,7 @@ class NegativeBinomial(_BinaryProbs, Distribution):
 
     def __init__(self, total_count: Tensor | float, probs: Tensor | None = None, logits: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        name = "probs" if probs is not None else "logits"
-        total, param = broadcast_all(total_count, probs if probs is not None else logits)
-        self.total_count = total.type_as(param)
-        setattr(self, name, param)
-        self._param = param
-        super().__init__(self._param.size(), validate_args=validate_args)
+        super().__init__(_set_count_and_probs(self, total_count, probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits"))

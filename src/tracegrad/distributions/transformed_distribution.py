@@ -332,17 +332,10 @@ class LogitRelaxedBernoulli(_BinaryProbs, Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(_ExpandsAsTransformed, TransformedDistribution):
-    """RelaxedBernoulli(temperature, probs / logits): sigmoid of a LogitRelaxedBernoulli sample."""
+class _RelaxedParameters:
+    """temperature, logits and probs of a relaxed distribution: those of its base distribution."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature: Tensor, probs: Tensor | float | None = None,
-                 logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
-        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
+    base_dist: Distribution
 
     @property
     def temperature(self) -> Tensor:
@@ -355,6 +348,19 @@ class RelaxedBernoulli(_ExpandsAsTransformed, TransformedDistribution):
     @property
     def probs(self) -> Tensor:
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedParameters, _ExpandsAsTransformed, TransformedDistribution):
+    """RelaxedBernoulli(temperature, probs / logits): sigmoid of a LogitRelaxedBernoulli sample."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor, probs: Tensor | float | None = None,
+                 logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
+        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -408,7 +414,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(_ExpandsAsTransformed, TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedParameters, _ExpandsAsTransformed, TransformedDistribution):
     """RelaxedOneHotCategorical(temperature, probs / logits) (Gumbel-softmax), on the simplex."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -419,18 +425,6 @@ class RelaxedOneHotCategorical(_ExpandsAsTransformed, TransformedDistribution):
                  validate_args: bool | None = None) -> None:
         base_dist = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
 
 
 class Pareto(TransformedDistribution):
