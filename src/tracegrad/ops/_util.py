@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import functools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -64,6 +66,33 @@ def result_dtype(*operands) -> np.dtype:
         else:
             scalars.append(_dt.scalar_category(x))
     return _dt.result_type_of(dims, zeros, scalars).np
+
+
+def unsupported(kernel_name: str, np_dtype) -> NotImplementedError:
+    """PyTorch's error for a kernel that has no implementation for a dtype."""
+    return NotImplementedError(f'"{kernel_name}" not implemented for \'{_dt.scalar_type_name(np_dtype)}\'')
+
+
+def reject_complex(kernel: Callable, kernel_name: str | None = None, *,
+                   error: tuple[type[Exception], str] | None = None) -> Callable:
+    """``kernel`` refusing complex array operands before computing anything, as PyTorch's CPU kernels with no
+    complex instantiation do: by default with the dispatch error ``"<kernel_name>" not implemented for
+    'ComplexDouble'`` (naming the promoted dtype), else with the op's own ``error`` (type, message)."""
+
+    @functools.wraps(kernel)
+    def checked(*args, **kwargs):
+        operands = [a for a in args if a.__class__ is np.ndarray or isinstance(a, complex)]
+        if any(isinstance(a, complex) or a.dtype.kind == "c" for a in operands):
+            # (PyTorch's TensorIterator checks the shapes before it dispatches on the dtype)
+            mismatch = broadcast_mismatch([a.shape for a in operands if a.__class__ is np.ndarray])
+            if mismatch is not None:
+                raise mismatch
+            if error is not None:
+                raise error[0](error[1])
+            raise unsupported(kernel_name, result_dtype(*operands))
+        return kernel(*args, **kwargs)
+
+    return checked
 
 
 def binary_dtype(a, b) -> np.dtype:
@@ -149,3 +178,32 @@ def half_in_float(kernel):
 
     run.__name__ = getattr(kernel, "__name__", "kernel")
     return run
+
+
+def _log1p_complex(z: np.ndarray) -> np.ndarray:
+    """c10's complex log1p: log|1 + z| through real log1p near 0 (no cancellation), angle by atan2."""
+    x, y = z.real, z.imag
+    theta = np.arctan2(y, x + 1)
+    r = x * (x + 2) + y * y
+    small = np.abs(z) < 0.5
+    magnitude = np.where(small, np.where(r == 0, x, 0.5 * np.log1p(np.where(small, r, 0))),
+                         np.log(np.hypot(x + 1, y)))
+    return magnitude + 1j * theta
+
+
+def log_add_exp_complex(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """ATen's complex ``_log_add_exp_helper`` (logaddexp, logcumsumexp): max + log1p(exp(min - max)), min and
+    max ordered by real part; a NaN anywhere gives NaN, equal infinite real parts are special-cased."""
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    x_nan = np.isnan(x.real) | np.isnan(x.imag)
+    y_nan = np.isnan(y.real) | np.isnan(y.imag)
+    x_low = x.real < y.real
+    # _logcumsumexp_minmax: a NaN operand is both min and max (y's first)
+    lo = np.where(y_nan, y, np.where(x_nan, x, np.where(x_low, x, y)))
+    hi = np.where(y_nan, y, np.where(x_nan, x, np.where(x_low, y, x)))
+    with np.errstate(all="ignore"):
+        general = _log1p_complex(np.exp(lo - hi)) + hi
+        # both real parts -inf: exp is 0 and its angle meaningless; both +inf: plain log(exp + exp)
+        infinite = np.where(lo.real < 0, lo, np.log(np.exp(lo) + np.exp(hi)))
+    out = np.where(~np.isfinite(lo.real) & (lo.real == hi.real), infinite, general)
+    return np.where(x_nan | y_nan, complex(np.nan, np.nan), out).astype(np.result_type(x, y), copy=False)

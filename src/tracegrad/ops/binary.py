@@ -24,7 +24,7 @@ from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name
 from . import pointwise as _pw
 from ._jvp import plus, scaled
-from ._util import binary_dtype, default_float, result_dtype
+from ._util import binary_dtype, default_float, log_add_exp_complex, reject_complex, result_dtype
 from .complex_ops import imag, real
 from .creation import to_dtype, zeros_like
 from .pointwise import (
@@ -192,7 +192,7 @@ def _check_rounding_mode(mode) -> None:
 
 def _div_rounded(a, b, mode: str):
     dt, x, y = _operands(a, b)
-    if dt.kind == "b":
+    if dt.kind in "bc":
         raise unsupported(f"div_{mode}_cpu", dt)
     if dt.kind in "iu":
         _check_int_divisor(y)
@@ -273,7 +273,7 @@ floor_divide_ = defop_without_derivative(
 
 def _remainder_kernel(a, b):
     dt, x, y = _operands(a, b)
-    if dt.kind == "b":
+    if dt.kind in "bc":
         raise unsupported("remainder_cpu", dt)
     if dt.kind in "iu":
         _check_int_divisor(y)
@@ -286,7 +286,7 @@ def _remainder_kernel(a, b):
 
 def _fmod_kernel(a, b):
     dt, x, y = _operands(a, b)
-    if dt.kind == "b":
+    if dt.kind in "bc":
         raise unsupported("fmod_cpu", dt)
     if dt.kind in "iu":
         _check_int_divisor(y)
@@ -401,15 +401,20 @@ def _tie_halved(wins):
 
 
 _saves2 = ("self", "other")
-_maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", _promoted(np.maximum),
+def _ordered(np_fn, name: str):
+    """An extremum's kernel: complex numbers have no order (PyTorch's own message)."""
+    return reject_complex(_promoted(np_fn), error=(RuntimeError, f"{name} not implemented for complex tensors."))
+
+
+_maximum = defop("maximum(Tensor self, Tensor other) -> Tensor", _ordered(np.maximum, "maximum"),
                  vjp=_extremum_vjp(lt, gt), saves=_saves2, fast="binary", jvp=_selecting_jvp(_tie_halved(gt)))
-_minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", _promoted(np.minimum),
+_minimum = defop("minimum(Tensor self, Tensor other) -> Tensor", _ordered(np.minimum, "minimum"),
                  vjp=_extremum_vjp(gt, lt), saves=_saves2, fast="binary", jvp=_selecting_jvp(_tie_halved(lt)))
 # (PyTorch's fmax formula tests self > other, so a tie takes other's tangent while the backward gives self the
 # gradient; its fmin formula tests self <= other)
-_fmax = defop("fmax(Tensor self, Tensor other) -> Tensor", _promoted(np.fmax), vjp=_fextremum_vjp(ge),
+_fmax = defop("fmax(Tensor self, Tensor other) -> Tensor", _ordered(np.fmax, "fmax"), vjp=_fextremum_vjp(ge),
               saves=_saves2, fast="binary", jvp=_selecting_jvp(lambda x, y: logical_or(gt(x, y), isnan(y))))
-_fmin = defop("fmin(Tensor self, Tensor other) -> Tensor", _promoted(np.fmin), vjp=_fextremum_vjp(le),
+_fmin = defop("fmin(Tensor self, Tensor other) -> Tensor", _ordered(np.fmin, "fmin"), vjp=_fextremum_vjp(le),
               saves=_saves2, fast="binary", jvp=_selecting_jvp(lambda x, y: logical_or(le(x, y), isnan(y))))
 
 
@@ -478,6 +483,9 @@ def _copysign_kernel(a, b):
     return np.copysign(_cast(a, dt), _cast(b, dt))
 
 
+_copysign_cpu = reject_complex(_copysign_kernel, "copysign_cpu")
+
+
 def _copysign_vjp(ctx, g):
     x, y = ctx.saved_tensors[:2]
     need = ctx.needs_input_grad
@@ -500,23 +508,25 @@ def _copysign_jvp(args, outs, tangents):
     return mul(tangents[0], zero_fill(eq(args[0], 0), _pw.div(outs[0], args[0])))
 
 
-def _logaddexp_kernel(name: str, np_fn):
+def _logaddexp_kernel(name: str, np_fn, complex_fn=None):
+    """``complex_fn``: the op's complex kernel; without one, complex has none (logaddexp2's in PyTorch)."""
+
     def kernel(a, b):
         dt, x, y = _operands(a, b)
-        if dt.kind not in "fc":
+        if dt.kind not in "fc" or (dt.kind == "c" and complex_fn is None):
             raise unsupported(f"{name}_cpu", dt)
         with np.errstate(all="ignore"):
-            return np_fn(x, y)
+            return (complex_fn if dt.kind == "c" else np_fn)(x, y)
 
     return kernel
 
 
 def _logaddexp_vjp(ctx, g):
-    # PyTorch: grad / (1 + exp(other - self)) for self, grad / (1 + exp(self - other)) for other
+    # PyTorch: grad / (1 + exp(other - self)).conj() for self, grad / (1 + exp(self - other)).conj() for other
     x, y = ctx.saved_tensors
     need = ctx.needs_input_grad
-    gy = _pw.div(g, _pw.add(exp(_pw.sub(x, y)), 1)) if need[1] else None  # (inputs last to first)
-    return (_pw.div(g, _pw.add(exp(_pw.sub(y, x)), 1)) if need[0] else None, gy)
+    gy = _pw.div(g, conj(_pw.add(exp(_pw.sub(x, y)), 1))) if need[1] else None  # (inputs last to first)
+    return (_pw.div(g, conj(_pw.add(exp(_pw.sub(y, x)), 1))) if need[0] else None, gy)
 
 
 def _logaddexp2_vjp(ctx, g):
@@ -527,8 +537,9 @@ def _logaddexp2_vjp(ctx, g):
     return (_pw.div(g, _pw.add(pow(2, _pw.sub(y, x)), 1)) if need[0] else None, gy)
 
 
-_logaddexp = defop("logaddexp(Tensor self, Tensor other) -> Tensor", _logaddexp_kernel("logaddexp", np.logaddexp),
-                   vjp=_logaddexp_vjp, saves=("self", "other"))
+_logaddexp = defop("logaddexp(Tensor self, Tensor other) -> Tensor",
+                   _logaddexp_kernel("logaddexp", np.logaddexp, log_add_exp_complex), vjp=_logaddexp_vjp,
+                   saves=("self", "other"))
 _logaddexp2 = defop("logaddexp2(Tensor self, Tensor other) -> Tensor",
                     _logaddexp_kernel("logaddexp2", np.logaddexp2), vjp=_logaddexp2_vjp, saves=("self", "other"))
 logaddexp, _logaddexp_method = _tensor_only(_logaddexp, "logaddexp")
@@ -548,16 +559,16 @@ def _atan2_jvp(args, outs, tangents):
     return _pw.div(numerator, add(mul(x, x), mul(y, y)))
 
 
-_atan2, atan2_ = _pair("atan2(Tensor self, Tensor other) -> Tensor", _atan2_kernel, vjp=_atan2_vjp,
-                       saves=_saves2, fast="binary", jvp=_atan2_jvp)
+_atan2, atan2_ = _pair("atan2(Tensor self, Tensor other) -> Tensor", reject_complex(_atan2_kernel, "atan2_cpu"),
+                       vjp=_atan2_vjp, saves=_saves2, fast="binary", jvp=_atan2_jvp)
 _hypot, hypot_ = _pair("hypot(Tensor self, Tensor other) -> Tensor", _hypot_kernel, vjp=_hypot_vjp,
                        saves=("self", "other", "result"), fast="binary")
 atan2, _atan2_method = _tensor_only(_atan2, "atan2")
 hypot, _hypot_method = _tensor_only(_hypot, "hypot")
-_copysign_t, _copysign_t_ = _pair("copysign.Tensor(Tensor self, Tensor other) -> Tensor", _copysign_kernel,
+_copysign_t, _copysign_t_ = _pair("copysign.Tensor(Tensor self, Tensor other) -> Tensor", _copysign_cpu,
                                   vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward0",
                                   fast="binary", jvp=_copysign_jvp)
-_copysign_s, _copysign_s_ = _pair("copysign.Scalar(Tensor self, Scalar other) -> Tensor", _copysign_kernel,
+_copysign_s, _copysign_s_ = _pair("copysign.Scalar(Tensor self, Scalar other) -> Tensor", _copysign_cpu,
                                   vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward1",
                                   jvp=_copysign_jvp)
 
@@ -736,14 +747,15 @@ class _XLogFamily:
         tail = {"Tensor": f"{name}.Tensor", "self": f"{name}.Scalar_Self", "other": f"{name}.Scalar_Other"} \
             if name == "xlogy" else {"Tensor": name, "self": f"{name}.self_scalar", "other": f"{name}.other_scalar"}
         pair = _pair if inplace else (lambda schema, kernel, **rules: (defop(schema, kernel, **rules), None))
+        kernel = reject_complex(self.kernel, f"{name.removeprefix('special_')}_cpu")
         self.tensor, self.tensor_ = pair(
-            f"{tail['Tensor']}(Tensor self, Tensor other) -> Tensor", self.kernel, vjp=self._vjp,
+            f"{tail['Tensor']}(Tensor self, Tensor other) -> Tensor", kernel, vjp=self._vjp,
             saves=_saves2, node_name=f"{node_prefix}0", jvp=self._jvp, **({"fast": "binary"} if inplace else {}))
-        self.scalar_self = defop(f"{tail['self']}(Scalar self, Tensor other) -> Tensor", self.kernel,
+        self.scalar_self = defop(f"{tail['self']}(Scalar self, Tensor other) -> Tensor", kernel,
                                  vjp=self._scalar_self_vjp, saves=("other",), attrs=("self",),
                                  node_name=f"{node_prefix}1", jvp=self._jvp)
         self.scalar_other, self.scalar_other_ = pair(
-            f"{tail['other']}(Tensor self, Scalar other) -> Tensor", self.kernel, vjp=self._scalar_other_vjp,
+            f"{tail['other']}(Tensor self, Scalar other) -> Tensor", kernel, vjp=self._scalar_other_vjp,
             saves=("self",), attrs=("other",), node_name=f"{node_prefix}2", jvp=self._jvp)
 
     def __call__(self, input, other, out: Tensor | None = None) -> Tensor:
@@ -1226,7 +1238,7 @@ igammac, _igammac_method = _tensor_only(_igammac, "igammac")
 def _inplace_compare(name: str, np_fn):
     """``eq_`` and friends: the ``.Scalar`` overload (``{Name}Backward0``, no edge for the number) or the
     ``.Tensor`` one (``{Name}Backward1``), as PyTorch records them."""
-    kernel = _inplace(_pw._compare(np_fn))
+    kernel = _inplace(_pw._compare(np_fn, None if name in ("eq", "ne") else name))
     camel = name.capitalize()
     with_tensor = defop(f"{name}_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", kernel,
                         vjp=_zero_grads, node_name=f"{camel}Backward1")

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
-from ._util import to_floating
+from ._util import reject_complex, to_floating, unsupported
 from .registry import defop
 
 _lgamma_scalar = np.vectorize(math.lgamma, otypes=[np.float64])
@@ -153,6 +153,8 @@ def _digamma_kernel(a):
 def _polygamma_kernel(n, a):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if a.dtype.kind == "c":  # (PyTorch dispatches n = 0 and 1 to its digamma and trigamma kernels)
+        raise unsupported({0: "digamma", 1: "trigamma"}.get(n, "polygamma"), a.dtype)
     x, dt = _as_float64(a)
     compute = np.dtype(np.float32) if dt.itemsize < 4 else dt  # (half precision is computed in float32)
     with np.errstate(over="ignore"):
@@ -181,8 +183,10 @@ def _polygamma_vjp(ctx, g):
     return mul(g, polygamma(n + 1, x))
 
 
-lgamma = defop("lgamma(Tensor self) -> Tensor", _lgamma_kernel, vjp=_lgamma_vjp, saves=("self",))
-digamma = defop("digamma(Tensor self) -> Tensor", _digamma_kernel, vjp=_digamma_vjp, saves=("self",))
+lgamma = defop("lgamma(Tensor self) -> Tensor", reject_complex(_lgamma_kernel, "lgamma_vml_cpu"), vjp=_lgamma_vjp,
+               saves=("self",))
+digamma = defop("digamma(Tensor self) -> Tensor", reject_complex(_digamma_kernel, "digamma"), vjp=_digamma_vjp,
+                saves=("self",))
 polygamma = defop("polygamma(int n, Tensor self) -> Tensor", _polygamma_kernel, vjp=_polygamma_vjp,
                   saves=("self",), attrs=("n",))
 

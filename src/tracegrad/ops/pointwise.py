@@ -13,7 +13,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
 from ._jvp import plus, scaled
-from ._util import as_array, binary_dtype, half_in_float, to_floating
+from ._util import as_array, binary_dtype, half_in_float, reject_complex, to_floating
 from .registry import defop
 
 # ---- families ---------------------------------------------------------------------------------------------
@@ -493,20 +493,22 @@ def pow(input, exponent):
 
 # ---- comparisons and logic (never differentiable) -------------------------------------------------------------
 
-def _compare(np_fn):
+def _compare(np_fn, ordering: str | None = None):
+    """The kernel of a comparison; an ``ordering`` one (``lt``...) has no complex kernel in PyTorch."""
+
     def kernel(a, b):
         dt = binary_dtype(a, b)
         return np_fn(as_array(a, dt), as_array(b, dt))
 
-    return kernel
+    return kernel if ordering is None else reject_complex(kernel, f"{ordering}_cpu")
 
 
 eq = defop("eq.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.equal))
 ne = defop("ne.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.not_equal))
-lt = defop("lt.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.less))
-le = defop("le.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.less_equal))
-gt = defop("gt.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.greater))
-ge = defop("ge.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.greater_equal))
+lt = defop("lt.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.less, "lt"))
+le = defop("le.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.less_equal, "le"))
+gt = defop("gt.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.greater, "gt"))
+ge = defop("ge.Tensor(Tensor self, Tensor other) -> Tensor", _compare(np.greater_equal, "ge"))
 
 
 def _logical(np_fn):

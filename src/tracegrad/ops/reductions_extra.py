@@ -19,7 +19,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
-from ._util import to_floating, wrap_dim
+from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
 from .reductions import _dims_arg
 from .registry import REGISTRY, defop
 
@@ -476,6 +476,8 @@ def _full_extreme(name: str, np_fn):
         if a.size == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
+        if a.dtype.kind == "c":
+            raise unsupported(f"{name}_all", a.dtype)
         return np.asarray(np_fn(a))
 
     def vjp(ctx, g):
@@ -513,6 +515,8 @@ def _dim_extreme(name: str, arg_fn):
     def kernel(a, dim, keepdim=False):
         x, d = _along(a, dim)
         _check_nonempty(name, x, d)
+        if a.dtype.kind == "c":
+            raise RuntimeError(f"{name}(): does not support complex input")
         idx = arg_fn(x, axis=d, keepdims=True)
         vals = np.take_along_axis(x, idx, d)
         return _finish_along((vals, idx.astype(np.int64)), a.ndim, d, keepdim)
@@ -573,6 +577,8 @@ def _amax_kernel_for(name: str, np_fn):
         for ax in (range(a.ndim) if axes is None else axes):
             if a.shape[ax] == 0:
                 raise IndexError(f"{name}(): Expected reduction dim {ax} to have non-zero size.")
+        if a.dtype.kind == "c":
+            raise unsupported(f"{name[1:]}_values_cpu", a.dtype)
         return np.asarray(np_fn(a, axis=axes, keepdims=keepdim))
 
     def vjp(ctx, g):
@@ -593,6 +599,8 @@ amin = defop("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
 
 
 def _aminmax_kernel(a, dim=None, keepdim=False):
+    if a.dtype.kind == "c":
+        raise unsupported("aminmax_cpu", a.dtype)
     if dim is None:
         if a.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation "
@@ -632,8 +640,8 @@ aminmax = defop("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (
 
 def _arg_kernel_for(name: str, np_fn):
     def kernel(a, dim=None, keepdim=False):
-        if a.dtype.kind == "b":
-            raise RuntimeError(f"{name}(): does not support bool input")
+        if a.dtype.kind in "bc":
+            raise RuntimeError(f"{name}(): does not support {'bool' if a.dtype.kind == 'b' else 'complex'} input")
         if dim is None:
             if a.size == 0:
                 raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -1104,6 +1112,8 @@ def sort_indices(x: np.ndarray, d: int, descending: bool) -> np.ndarray:
 
 def _sort_kernel(a, stable=False, dim=-1, descending=False):
     x, d = _along(a, dim)
+    if a.dtype.kind == "c":
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")  # (PyTorch's leading space)
     idx = sort_indices(x, d, descending)
     vals = np.take_along_axis(x, idx, d)
     return vals.reshape(a.shape), idx.astype(np.int64).reshape(a.shape)
@@ -1147,21 +1157,21 @@ def msort(input: Tensor) -> Tensor:
     return sort(input, 0)[0]
 
 
-def _refuse_bool(a, kernel_name: str) -> None:
-    """PyTorch's CPU selection kernels (median, kthvalue) have no bool implementation."""
-    if a.dtype.kind == "b":
-        from .unary import unsupported
-
+def _refuse_unordered(a, kernel_name: str) -> None:
+    """PyTorch's CPU selection kernels (median, kthvalue) have no bool or complex implementation."""
+    if a.dtype.kind in "bc":
         raise unsupported(kernel_name, a.dtype)
 
 
 def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
     x, d = _along(a, dim)  # (the dim is checked before the dtype, as PyTorch's)
-    if a.dtype.kind == "b":
-        raise RuntimeError("topk does not support bool dtypes on CPU")
     n = x.shape[d]
     if k < 0 or k > n:
         raise RuntimeError("selected index k out of range")
+    if a.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    if a.dtype.kind == "c":
+        raise RuntimeError(" topk does not support complex dtypes on CPU")  # (PyTorch's leading space)
     idx = np.take(sort_indices(x, d, largest), np.arange(k), axis=d).astype(np.int64)
     vals = np.take_along_axis(x, idx, d)
     if a.ndim == 0 and k == 1:  # a 0-d input keeps its shape
@@ -1179,9 +1189,9 @@ def _kthvalue_kernel(a, k, dim=-1, keepdim=False):
     n = x.shape[d]
     if not n and a.ndim:
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
-    _refuse_bool(a, "kthvalue_cpu")
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    _refuse_unordered(a, "kthvalue_cpu")
     idx = np.take(sort_indices(x, d, False), [k - 1], axis=d)
     vals = np.take_along_axis(x, idx, d)
     return _finish_along((vals, idx.astype(np.int64)), a.ndim, d, keepdim)
@@ -1213,7 +1223,7 @@ def select_along(a, dim, keepdim: bool, name: str, index_fn) -> tuple:
     """(values, indices) of the element ``index_fn(x, d)`` picks (keepdim) in each slice along ``dim``: the
     kernel of median.dim and nanmedian.dim."""
     x, d = _along(a, dim)  # (the dim is checked before the dtype, as PyTorch's)
-    _refuse_bool(a, "median_out")
+    _refuse_unordered(a, "median_out")
     if x.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     idx = index_fn(x, d)
@@ -1225,7 +1235,8 @@ def _median_dim_kernel(a, dim, keepdim=False):
 
 
 def _median_full_kernel(a):
-    _refuse_bool(a, "median_cpu")
+    if a.dtype.kind == "b" or a.size:  # (an empty complex input gives NaN, as PyTorch's)
+        _refuse_unordered(a, "median_cpu")
     if a.size == 0:
         return np.asarray(np.nan, dtype=a.dtype)
     flat = a.reshape(-1)
@@ -1257,28 +1268,37 @@ def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
 def _logcumsumexp_kernel(a, dim):
     x, d = _along(a, dim)  # (the dim is checked before the dtype, as PyTorch's)
     if a.dtype.kind not in "fc":
-        from .unary import unsupported
-
         raise unsupported("logcumsumexp_out_cpu", a.dtype)
+    if a.dtype.kind == "c":
+        # PyTorch's loop: cum = log_add_exp(x_i, cum) from cum = -inf (no complex logaddexp ufunc to accumulate)
+        out = np.moveaxis(np.empty_like(x), d, 0)
+        cum = np.full(out.shape[1:], -np.inf, dtype=a.dtype)
+        for i, row in enumerate(np.moveaxis(x, d, 0)):
+            cum = out[i] = log_add_exp_complex(row, cum)
+        return np.moveaxis(out, 0, d).reshape(a.shape)
     with np.errstate(invalid="ignore"):
         return np.logaddexp.accumulate(x, axis=d).reshape(a.shape).astype(a.dtype, copy=False)
 
 
 def _logcumsumexp_vjp(ctx, g):
-    """PyTorch's logcumsumexp_backward (real case): the gradient split by sign, each part a reversed
-    logcumsumexp in log space, so nothing overflows."""
+    """PyTorch's logcumsumexp_backward: for real input the gradient split by sign, each part a reversed
+    logcumsumexp in log space, so nothing overflows; for complex input one reversed logcumsumexp of log(conj g)."""
     from .pointwise import add, exp, gt, log, lt, sub, where
 
     x, result = ctx.saved_tensors
     (dim,) = ctx.attrs
     if g.ndim == 0 or g.numel() == 0:
         return g
-    np_dtype = g._data.dtype
-    lowest = _wrap(np.array(np.finfo(np_dtype).min, dtype=np_dtype))  # (PyTorch's scalar_tensor)
 
     def reverse_logcumsumexp(t):
         return flip(logcumsumexp(flip(t, dim), dim), dim)
 
+    if g.is_complex():  # no sign split: the complex log takes the gradient's phase along
+        from .unary import conj
+
+        return conj(exp(add(reverse_logcumsumexp(sub(log(conj(g)), result)), x)))
+    np_dtype = g._data.dtype
+    lowest = _wrap(np.array(np.finfo(np_dtype).min, dtype=np_dtype))  # (PyTorch's scalar_tensor)
     log_abs_grad = log(_abs(g))
     log_grad_positive = where(gt(g, 0), log_abs_grad, lowest)
     log_grad_negative = where(lt(g, 0), log_abs_grad, lowest)
@@ -1294,8 +1314,8 @@ def _abs(t):
 
 
 def _logcumsumexp_jvp(args, outs, tangents):
-    """PyTorch's logcumsumexp_jvp: cumsum(exp(x - max) * t) / (cumsum(exp(x - max)) + 1e-13); the epsilon
-    makes the leading -inf entries of a row give 0 rather than 0/0."""
+    """PyTorch's logcumsumexp_jvp: cumsum(exp(x - max) * t) / (cumsum(exp(x - max)) + 1e-13) (no max for
+    complex input); the epsilon makes the leading -inf entries of a row give 0 rather than 0/0."""
     from .pointwise import div, exp, mul, sub
     from .scalar_overloads import add_scalar
 
@@ -1303,7 +1323,8 @@ def _logcumsumexp_jvp(args, outs, tangents):
     t = tangents[0]
     if t is None:
         return None
-    x_exp = exp(sub(x, amax(x, dim, True)))
+    # (PyTorch skips the max shift for complex input, which has no max)
+    x_exp = exp(x) if x.is_complex() else exp(sub(x, amax(x, dim, True)))
     return div(cumsum(mul(x_exp, t), dim), add_scalar(cumsum(x_exp, dim), 1e-13))
 
 

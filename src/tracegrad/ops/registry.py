@@ -305,6 +305,7 @@ class OpDef:
         meta: tuple[str, ...] = (),
         hidden: tuple[str, ...] = (),
         nondiff_outputs: tuple[int, ...] = (),
+        complex_grad: bool = True,
     ) -> None:
         self.schema: Schema = parse_schema(schema)
         self.name = self.schema.name
@@ -355,6 +356,9 @@ class OpDef:
         self.hidden = tuple(hidden)
         # outputs PyTorch declares non-differentiable (native_layer_norm's mean and rstd): never require grad
         self.nondiff_outputs = frozenset(nondiff_outputs)
+        # False: PyTorch's derivative is real-only, and its out-of-place op refuses to record a complex output
+        # (its in-place form and forward AD do not check)
+        self.complex_grad = complex_grad
         # how many of them end the returns (nll_loss's total_weight): the node takes no gradient for those
         n_returns = len(self.schema.returns)
         self.trailing_nondiff = next(k for k in range(n_returns + 1) if n_returns - 1 - k not in self.nondiff_outputs)
@@ -598,6 +602,9 @@ class OpDef:
                 break
         else:
             return None
+        if not self.complex_grad and any(o._data.dtype.kind == "c" for o in outs):
+            raise RuntimeError(f"{self.public_name} does not support automatic differentiation for outputs with "
+                               "complex dtype.")
         node = self._new_node(args)
         n = 0
         for o in outs:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name
-from ._util import result_dtype, wrap_dim, wrap_dims
+from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .registry import defop, not_implemented
 
 # ---- helpers -----------------------------------------------------------------------------------------------
@@ -631,6 +631,8 @@ def _identity(reduce: str, dtype: np.dtype):
 def _scatter_reduce_kernel(a, dim, index, src, reduce, include_self=True):
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if reduce in ("amax", "amin") and a.dtype.kind == "c":  # complex numbers have no order
+        raise unsupported(f"scatter_gather_tensor_cpu_reduce_{reduce}", a.dtype)
     a1, d, i1, s1 = _scatter_prepare(a, dim, index, src)
     key = _coords(i1, d)
     out = a1.copy()
@@ -739,7 +741,7 @@ _scatter_reduce_rules = dict(vjp=_scatter_reduce_vjp, attrs=("dim", "reduce", "i
                              saves=("self", "index", "src", "result"), differentiable=("self", "src"))
 scatter_reduce = defop("scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "
                        "bool include_self=True) -> Tensor", _scatter_reduce_kernel, **_scatter_reduce_rules,
-                       jvp=_scatter_reduce_jvp(False))
+                       jvp=_scatter_reduce_jvp(False), complex_grad=False)
 scatter_reduce_ = defop("scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, "
                         "*, "
                         "bool include_self=True) -> Tensor(a!)", _inplace(_scatter_reduce_kernel),
@@ -1000,7 +1002,7 @@ def _narrow_copy_kernel(a, dim, start, length):
 
 
 def _narrow_copy_vjp(ctx, g):
-    from .views import slice_scatter
+    from .views import slice_backward
 
     dim, start, length = ctx.attrs
     shape = ctx.input_shapes[0]
@@ -1008,7 +1010,8 @@ def _narrow_copy_vjp(ctx, g):
     start = int(start)
     if start < 0:
         start += shape[d]
-    return slice_scatter(_zeros(g, shape), g, d, start, start + length, 1)
+    # PyTorch's slice_backward_wrapper (slice_scatter would refuse a complex gradient under create_graph)
+    return slice_backward(g, shape, d, start, start + length, 1)
 
 
 narrow_copy = defop("narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
@@ -1560,12 +1563,14 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
 
 
 def _cum_extreme(a, dim, ufunc):
+    name = "cummax" if ufunc is np.maximum else "cummin"
     if a.ndim == 0:
         if dim not in (0, -1):
-            name = "cummax" if ufunc is np.maximum else "cummin"
             raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
         return a.copy(), np.zeros((), np.int64)
     d = wrap_dim(dim, a.ndim)
+    if a.dtype.kind == "c":  # (a 0-d input is copied without dispatch, as in PyTorch)
+        raise unsupported(f"{name}_cpu", a.dtype)
     values = ufunc.accumulate(a, axis=d)
     positions = np.arange(a.shape[d], dtype=np.int64).reshape((-1,) + (1,) * (a.ndim - d - 1))
     # an element takes the lead when it equals the running extreme (latest wins on ties) or is NaN
@@ -1714,8 +1719,6 @@ def _triangle_indices(upper: bool, row: int, col: int, offset: int, dtype) -> Te
     dt = to_dtype(dtype if dtype is not None else int64)
     name = "triu_indices" if upper else "tril_indices"
     if dt.np.kind not in "iu":
-        from .unary import unsupported
-
         raise unsupported(name, dt.np)
     mask = np.triu(np.ones((row, col), dtype=bool), offset) if upper else np.tril(np.ones((row, col), dtype=bool),
                                                                                   offset)

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
-from ._util import to_floating
+from ._util import reject_complex, to_floating, unsupported
 from .binary import pow
 from .gamma import _hurwitz_zeta, _lgamma, digamma
 from .pointwise import add, exp, gt, log, mul, neg, sub, where
@@ -126,8 +126,8 @@ def _erfcx_vjp(ctx, g):
 
 
 def _special_unary(name: str, fn, vjp, saves: tuple[str, ...], node_name: str | None = None):
-    op = defop(f"special_{name}(Tensor self) -> Tensor", _in_float64(fn), vjp=vjp, saves=saves,
-               node_name=node_name)
+    op = defop(f"special_{name}(Tensor self) -> Tensor", reject_complex(_in_float64(fn), f"{name}_cpu"), vjp=vjp,
+               saves=saves, node_name=node_name)
     op.elementwise_jvp = True
     return op
 
@@ -227,7 +227,7 @@ def _i1_like_vjp(scaled: bool):
     return vjp
 
 
-i0, i0_ = _pair("i0", _in_float64(_i0), _i0_vjp, ("self",))
+i0, i0_ = _pair("i0", reject_complex(_in_float64(_i0), "i0_vml_cpu"), _i0_vjp, ("self",))
 i0e = _special_unary("i0e", _i0e, _i0e_vjp, ("self", "result"), node_name="SpecialI0EBackward0")
 i1 = _special_unary("i1", _i1, _i1_like_vjp(False), ("self", "result"))
 i1e = _special_unary("i1e", _i1e, _i1_like_vjp(True), ("self", "result"), node_name="SpecialI1EBackward0")
@@ -265,11 +265,12 @@ def _zeta_number_s_vjp(ctx, g):
     return mul(mul_scalar(g, -s), zeta(s + 1.0, q))
 
 
-_zeta = defop("special_zeta(Tensor self, Tensor other) -> Tensor", _zeta_kernel, vjp=_zeta_vjp,
+_zeta_cpu = reject_complex(_zeta_kernel, "zeta_cpu")
+_zeta = defop("special_zeta(Tensor self, Tensor other) -> Tensor", _zeta_cpu, vjp=_zeta_vjp,
               saves=("self", "other"))
-_zeta_number_s = defop("special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor", _zeta_kernel,
+_zeta_number_s = defop("special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor", _zeta_cpu,
                        vjp=_zeta_number_s_vjp, saves=("other",), attrs=("self",), node_name="SpecialZetaBackward1")
-_zeta_number_q = defop("special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor", _zeta_kernel,
+_zeta_number_q = defop("special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor", _zeta_cpu,
                        vjp=not_implemented("zeta"), node_name="SpecialZetaBackward2")
 
 
@@ -294,6 +295,8 @@ def _mvlgamma_offsets(p: int) -> np.ndarray:
 def _mvlgamma_kernel(a, p):
     x = to_floating(a)
     _mvlgamma_check(x, p)
+    if x.dtype.kind == "c":  # (PyTorch's composite fails building its offsets, arange in the input's dtype)
+        raise unsupported("arange_cpu", x.dtype)
     args = x.astype(np.float64)[..., None] + _mvlgamma_offsets(p)
     total = _lgamma(args).sum(-1) + p * (p - 1) * math.log(math.pi) / 4
     return np.asarray(total, dtype=x.dtype)

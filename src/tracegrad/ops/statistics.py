@@ -21,7 +21,7 @@ from .reductions_extra import (
     _finish_along,
     _full_evenly_distribute,
     _kth_vjp,
-    _refuse_bool,
+    _refuse_unordered,
     evenly_read_jvp,
     select_along,
     sort_indices,
@@ -193,7 +193,7 @@ def _nanmedian_dim_kernel(a, dim, keepdim=False):
 
 
 def _nanmedian_full_kernel(a):
-    _refuse_bool(a, "median_cpu")
+    _refuse_unordered(a, "median_cpu")
     # the whole tensor as one slice; an empty one has no median
     return np.asarray(np.nan, dtype=a.dtype) if a.size == 0 else _nanmedian_dim_kernel(a.reshape(-1), 0)[0]
 

@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.dtypes import cpp_type_name, scalar_type_name
 from . import pointwise as _pw
-from ._util import as_array, half_in_float, result_dtype, to_floating
+from ._util import as_array, half_in_float, reject_complex, result_dtype, to_floating, unsupported
 from .creation import zeros_like
 from .pointwise import (
     add,
@@ -51,11 +51,6 @@ _SQRT_PI = math.sqrt(math.pi)
 def type_name(np_dtype) -> str:
     """PyTorch's scalar type name of a NumPy dtype (``Float``, ``Long``, ``Bool``...)."""
     return scalar_type_name(np_dtype)
-
-
-def unsupported(kernel_name: str, np_dtype) -> NotImplementedError:
-    """PyTorch's error for a kernel that has no implementation for a dtype."""
-    return NotImplementedError(f'"{kernel_name}" not implemented for \'{type_name(np_dtype)}\'')
 
 
 def call(op, out, *args, **kwargs):
@@ -370,7 +365,8 @@ def _logit_vjp(ctx, g):
     return where(logical_or(lt(x, eps), gt(x, 1.0 - eps)), 0.0, grad)
 
 
-logit, logit_ = _pair("logit", _logit_kernel, _logit_vjp, _SELF, params=", float? eps=None", attrs=("eps",))
+logit, logit_ = _pair("logit", reject_complex(_logit_kernel, "logit_cpu"), _logit_vjp, _SELF,
+                      params=", float? eps=None", attrs=("eps",))
 
 
 def _sinc_kernel(a):
@@ -413,9 +409,9 @@ def _erfinv_vjp(ctx, g):
     return mul(g, mul(exp(mul(y, y)), _SQRT_PI / 2))
 
 
-erf, erf_ = _pair("erf", _in_float64(np_erf), _erf_vjp, _SELF)
-erfc, erfc_ = _pair("erfc", _in_float64(np_erfc), _erfc_vjp, _SELF)
-erfinv, erfinv_ = _pair("erfinv", _in_float64(np_erfinv), _erfinv_vjp, _SELF)
+erf, erf_ = _pair("erf", reject_complex(_in_float64(np_erf), "erf_vml_cpu"), _erf_vjp, _SELF)
+erfc, erfc_ = _pair("erfc", reject_complex(_in_float64(np_erfc), "erfc_vml_cpu"), _erfc_vjp, _SELF)
+erfinv, erfinv_ = _pair("erfinv", reject_complex(_in_float64(np_erfinv), "erfinv_vml_cpu"), _erfinv_vjp, _SELF)
 
 
 # ---- absolute value and sign -------------------------------------------------------------------------------
@@ -472,8 +468,9 @@ sgn, sgn_ = _pair("sgn", _sign_kernel, _sgn_vjp, ("self", "result"))
 # ---- rounding ----------------------------------------------------------------------------------------------
 
 
-def _rounding(np_fn, kernel_name: str):
-    """Integers round to themselves (dtype kept); bool has no kernel in PyTorch."""
+def _rounding(np_fn, kernel_name: str, complex_message: str | None = None):
+    """Integers round to themselves (dtype kept); bool has no kernel in PyTorch, nor has complex (floor, ceil
+    and trunc refuse it with their own ``complex_message``)."""
 
     def kernel(a):
         kind = a.dtype.kind
@@ -483,7 +480,8 @@ def _rounding(np_fn, kernel_name: str):
             return a.copy()
         return np_fn(a)
 
-    return kernel
+    return reject_complex(kernel, kernel_name,
+                          error=None if complex_message is None else (NotImplementedError, complex_message))
 
 
 def _round_decimals_kernel(a, decimals):
@@ -500,15 +498,18 @@ def _round_decimals_kernel(a, decimals):
 
 
 def _frac_kernel(a):
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind != "f":
         raise unsupported("frac_cpu", a.dtype)
     with np.errstate(all="ignore"):
         return a - np.trunc(a)
 
 
-floor, floor_ = _pair("floor", _rounding(np.floor, "floor_vml_cpu"), _zero_grad)
-ceil, ceil_ = _pair("ceil", _rounding(np.ceil, "ceil_vml_cpu"), _zero_grad)
-trunc, trunc_ = _pair("trunc", _rounding(np.trunc, "trunc_vml_cpu"), _zero_grad)
+floor, floor_ = _pair("floor", _rounding(np.floor, "floor_vml_cpu", "floor is not supported for complex inputs"),
+                      _zero_grad)
+ceil, ceil_ = _pair("ceil", _rounding(np.ceil, "ceil_vml_cpu", "ceil is not supported for complex inputs"),
+                    _zero_grad)
+trunc, trunc_ = _pair("trunc", _rounding(np.trunc, "trunc_vml_cpu", "trunc is not supported for complex inputs"),
+                      _zero_grad)
 _round, _round_ = _pair("round", _rounding(np.rint, "round_vml_cpu"), _zero_grad)
 _round_dec = defop("round.decimals(Tensor self, *, int decimals) -> Tensor", _round_decimals_kernel,
                    vjp=_zero_grad, node_name="RoundBackward1")
@@ -575,6 +576,7 @@ def _nan_to_num_vjp(ctx, g):
 
 _nan_to_num, _nan_to_num_ = _pair("nan_to_num", _nan_to_num_kernel, _nan_to_num_vjp, _SELF,
                                   params=", float? nan=None, float? posinf=None, float? neginf=None")
+_nan_to_num.complex_grad = False  # PyTorch's gradient mask is real-only; its in-place twin does not check
 
 
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None, *,
@@ -758,7 +760,7 @@ def _clamp_kernel(a, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if a.dtype.kind == "c":
-        raise RuntimeError("clamp is not supported for complex types")
+        raise NotImplementedError("clamp is not supported for complex types")
     dt = result_dtype(a, min, max)
     x = as_array(a, dt)
     # maximum/minimum propagate NaN from x and from the bounds, and min > max gives max: PyTorch's rules

@@ -608,7 +608,7 @@ def _select_scatter_vjp(ctx, g):
 
 
 select_scatter = defop("select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
-                       _select_scatter_kernel, vjp=_select_scatter_vjp, attrs=("dim", "index"))
+                       _select_scatter_kernel, vjp=_select_scatter_vjp, attrs=("dim", "index"), complex_grad=False)
 
 
 def _slice_scatter_kernel(a, src, dim=0, start=None, end=None, step=1):
@@ -628,7 +628,7 @@ def _slice_scatter_vjp(ctx, g):
 
 slice_scatter = defop("slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, "
                       "SymInt step=1) -> Tensor", _slice_scatter_kernel, vjp=_slice_scatter_vjp,
-                      attrs=("dim", "start", "end", "step"))
+                      attrs=("dim", "start", "end", "step"), complex_grad=False)
 
 
 def _diagonal_scatter_kernel(a, src, offset=0, dim1=0, dim2=1):
