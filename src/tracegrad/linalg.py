@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .ops.linalg import LINALG, LinAlgError
+from .ops.linalg_eig import LINALG_EIG
 from .ops.linalg_extra import LINALG_EXTRA
 
 norm = LINALG["norm"]
@@ -41,5 +42,7 @@ tensorsolve = LINALG_EXTRA["tensorsolve"]
 vander = LINALG_EXTRA["vander"]
 cond = LINALG_EXTRA["cond"]
 householder_product = LINALG_EXTRA["householder_product"]
+eig = LINALG_EIG["eig"]
+eigvals = LINALG_EIG["eigvals"]
 
-__all__ = ["LinAlgError", *sorted({*LINALG, *LINALG_EXTRA} - {"LinAlgError"})]
+__all__ = ["LinAlgError", *sorted({*LINALG, *LINALG_EXTRA, *LINALG_EIG} - {"LinAlgError"})]

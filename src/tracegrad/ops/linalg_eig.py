@@ -1,0 +1,104 @@
+"""``torch.linalg.eig`` and ``eigvals``: the eigendecomposition of general (non-Hermitian) matrices.
+
+The results are complex whatever the input (complex64 for float32, complex128 for float64), eigenvectors of
+unit norm as LAPACK's geev returns them (NumPy calls the same routine, so the order and the normalisation
+agree), laid out column-major. One ``LinalgEigBackward0`` node saves eigenvalues and eigenvectors; its rule is
+PyTorch's ``linalg_eig_backward`` (with its shortcut when only the eigenvalues have a gradient, which is what
+``eigvals`` records, and its check that a loss does not depend on the eigenvectors' phases), and the gradient
+of a real input is the real part, as PyTorch's ``handle_r_to_c``. Forward AD is PyTorch's ``linalg_eig_jvp``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._state import STATE
+from .._tensor import Tensor
+from .complex_ops import imag, real
+from .linalg import _check_square, _column_major, _tname, linalg_solve
+from .linalg_core import matmul
+from .registry import defop
+
+__all__ = ["linalg_eig", "eigvals"]
+
+_COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128,
+               np.dtype(np.complex64): np.complex64, np.dtype(np.complex128): np.complex128}
+
+
+def _eig_kernel(a):
+    _check_square("linalg.eig", a)
+    complex_dtype = _COMPLEX_OF.get(a.dtype)
+    if complex_dtype is None:
+        raise RuntimeError(f"Unknown Complex ScalarType for {_tname(a.dtype)}")
+    values, vectors = np.linalg.eig(a)
+    return values.astype(complex_dtype, copy=False), vectors.astype(complex_dtype, copy=False)
+
+
+def _eig_vjp(ctx, gL, gV):
+    from .views import diagonal, unsqueeze
+
+    L, V = ctx.saved_tensors
+    if gL is None and gV is None:
+        return None
+    if gV is None:  # eigvals: V^-H diag(gL) V^H
+        grad = linalg_solve(V.mH, unsqueeze(gL, -1) * V.mH)
+    else:
+        VhgV = matmul(V.mH, gV)
+        diag_VhgV = diagonal(VhgV, 0, -2, -1)
+        if not np.allclose(imag(diag_VhgV)._data, 0.0, rtol=1e-2, atol=1e-2):
+            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                               "so it is ill-defined.")
+        # project onto the tangent space of matrices with unit-norm columns
+        VhgV = VhgV - matmul(V.mH, V * unsqueeze(real(diag_VhgV), -2))
+        Lconj = L.conj()
+        gaps = unsqueeze(Lconj, -2) - unsqueeze(Lconj, -1)
+        diagonal(gaps, 0, -2, -1).fill_(1.0)
+        inner = VhgV.div_(gaps)
+        if gL is not None:
+            diagonal(inner, 0, -2, -1).copy_(gL)
+        grad = linalg_solve(V.mH, matmul(inner, V.mH))
+    return grad if ctx._in_meta[0][1].kind == "c" else real(grad)  # (a real input's gradient is real)
+
+
+def _eig_jvp(args, outs, tangents):
+    from .creation import to_dtype
+    from .views import diagonal, unsqueeze
+
+    dA = tangents[0]
+    if dA is None:
+        return None, None
+    L, V = outs
+    dP = linalg_solve(V, matmul(to_dtype(dA, V.dtype) if not dA.is_complex() else dA, V))
+    dL = diagonal(dP, 0, -2, -1)
+    dX = dP / (unsqueeze(L, -2) - unsqueeze(L, -1))
+    diagonal(dX, 0, -2, -1).zero_()
+    dX = matmul(V, dX)
+    dV = dX - V * unsqueeze(real(diagonal(matmul(V.mH, dX), 0, -2, -1)), -2)
+    return dL, dV
+
+
+linalg_eig = defop("linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)",
+                   _column_major(_eig_kernel, (1,)), vjp=_eig_vjp, jvp=_eig_jvp,
+                   saves=("result0", "result1"), node_name="LinalgEigBackward0")
+linalg_eig.materialize_grads = False  # (the eigvals shortcut needs to know gV is undefined)
+
+
+def _eigvals_kernel(a):
+    _check_square("linalg.eigvals", a)
+    return _eig_kernel(a)[0]
+
+
+_eigvals_values = defop("_linalg_eigvals(Tensor self) -> Tensor", _eigvals_kernel, differentiable=())
+
+
+def eigvals(A: Tensor, *, out=None) -> Tensor:
+    """PyTorch's composite: the eigenvalues of ``linalg_eig`` where a gradient may be needed (so its node is
+    LinalgEigBackward0), the values alone otherwise."""
+    if out is None and (A.requires_grad and STATE.grad_enabled or STATE.fw_grad_levels):
+        _check_square("linalg.eigvals", A._data)
+        return linalg_eig(A)[0]
+    return _eigvals_values(A, **({} if out is None else {"out": out}))
+
+
+LINALG_EIG = {"eig": linalg_eig, "eigvals": eigvals}
