@@ -4,7 +4,7 @@ double backward, error messages."""
 from __future__ import annotations
 
 import pytest
-from _lib import assert_close, np, tg, torch
+from _lib import assert_close, np, raised, tg, torch
 
 RNG = np.random.default_rng(0)
 
@@ -297,3 +297,11 @@ def test_out_variants():
     assert_close(res, want.max(1))
     with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
         tg.sum(x.requires_grad_(), 1, out=out)
+
+
+@pytest.mark.parametrize("program", [
+    lambda L: L.amax(L.ones(0)), lambda L: L.amin(L.ones(0, 3)), lambda L: L.amax(L.ones(0, 3), 0),
+    lambda L: L.amax(L.ones(0, 3), (0, 1)), lambda L: L.amin(L.ones(0), ()),
+], ids=["amax_full", "amin_full_2d", "amax_empty_dim", "amax_all_dims", "amin_empty_tuple"])
+def test_amax_amin_of_empty_input_refused_as_torch(program):
+    assert raised(tg, program) == raised(torch, program) is not None

@@ -574,6 +574,9 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
 def _amax_kernel_for(name: str, np_fn):
     def kernel(a, dim=(), keepdim=False):
         axes = _dims_arg(dim, a.ndim)
+        if axes is None and a.size == 0:  # (a full reduction of an empty tensor: no dim to name)
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                               "the reduction dim with the 'dim' argument.")
         for ax in (range(a.ndim) if axes is None else axes):
             if a.shape[ax] == 0:
                 raise IndexError(f"{name}(): Expected reduction dim {ax} to have non-zero size.")
