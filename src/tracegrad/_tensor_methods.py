@@ -58,9 +58,10 @@ def _scalar_or_tensor(value, like: Tensor):
 
 
 def install() -> None:
-    from . import ops
+    from . import _tensor_layout, ops
     from .ops import binary, creation, indexing, pointwise, views
 
+    _tensor_layout.install()
     T = Tensor
     # Python operators
     T.__add__ = pointwise.add.dunder
