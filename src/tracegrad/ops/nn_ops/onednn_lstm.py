@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._factories import full, zeros
 from ..._state import STATE
 from ..._tensor import Tensor
 from ..._warnings import warn_once
@@ -116,8 +117,6 @@ layer_backward = defop(
 
 def _one_minus(t: Tensor) -> Tensor:
     """C++'s ``1 - t``: ``sub`` with the number as a wrapped 0-d tensor first (SubBackward0, no edge for it)."""
-    from ..._factories import full
-
     return sub(full((), 1, dtype=t.dtype), t)
 
 
@@ -132,8 +131,6 @@ def _differentiable_backward(ctx, g_out: Tensor | None, g_hy: Tensor | None, g_c
     if has_biases:
         b_ih, b_hh = w2, w3
     else:
-        from ..._factories import zeros
-
         b_ih = zeros(4 * hidden_size, dtype=w_ih.dtype)
         b_hh = zeros(4 * hidden_size, dtype=w_ih.dtype)
     seq = x.shape[0]
@@ -223,8 +220,6 @@ def takes_onednn_path(input: Tensor, has_projections: bool, batch_sizes) -> bool
 def lstm(input: Tensor, hx: tuple, params: list, has_biases: bool, num_layers: int, dropout_p: float, train: bool,
          bidirectional: bool, batch_first: bool) -> tuple[Tensor, Tensor, Tensor]:
     """ATen's ``mkldnn_rnn`` for LSTM: the layers and directions, each one fused ``mkldnn_rnn_layer``."""
-    from ..._factories import zeros as zeros_of_shape
-
     x = (transpose(input, 0, 1) if batch_first else input).contiguous()
     h0, c0 = hx[0].contiguous(), hx[1].contiguous()
     hidden_size = h0.shape[2]
@@ -238,8 +233,8 @@ def lstm(input: Tensor, hx: tuple, params: list, has_biases: bool, num_layers: i
         for direction in range(directions):
             index = layer * directions + direction
             w = params[index * per_layer:(index + 1) * per_layer]
-            b_ih = w[2] if has_biases else zeros_of_shape(w[0].shape, dtype=w[0].dtype)
-            b_hh = w[3] if has_biases else zeros_of_shape(w[1].shape, dtype=w[1].dtype)
+            b_ih = w[2] if has_biases else zeros(w[0].shape, dtype=w[0].dtype)
+            b_hh = w[3] if has_biases else zeros(w[1].shape, dtype=w[1].dtype)
             out, hy, cy, _ = rnn_layer(layer_input, w[0], w[1], b_ih, b_hh, select(h0, 0, index),
                                        select(c0, 0, index), direction > 0, [], _LSTM_MODE, hidden_size,
                                        num_layers, has_biases, bidirectional, batch_first, train)
