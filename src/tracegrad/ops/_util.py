@@ -137,17 +137,22 @@ def sum_to_shape(a: np.ndarray, shape: tuple) -> np.ndarray:
 
 def broadcast_mismatch(shapes: list[tuple]) -> RuntimeError | None:
     """PyTorch's error for shapes that do not broadcast ("The size of tensor a (3) must match ..."),
-    or None when they do."""
+    or None when they do. Like TensorIterator, the shapes are folded in order: "tensor a" is the broadcast of
+    the shapes before the one that does not fit."""
     if len(shapes) < 2:
         return None
-    a, b = shapes[0], shapes[1]
-    ndim = builtins.max(len(a), len(b))
-    for offset in range(1, ndim + 1):
-        sa = a[-offset] if offset <= len(a) else 1
-        sb = b[-offset] if offset <= len(b) else 1
-        if sa != sb and sa != 1 and sb != 1:
-            return RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                                f"non-singleton dimension {ndim - offset}")
+    a = tuple(shapes[0])
+    for b in shapes[1:]:
+        ndim = builtins.max(len(a), len(b))
+        merged = []
+        for offset in range(1, ndim + 1):  # (from the last dim, as PyTorch's infer_size)
+            sa = a[-offset] if offset <= len(a) else 1
+            sb = b[-offset] if offset <= len(b) else 1
+            if sa != sb and sa != 1 and sb != 1:
+                return RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                                    f"non-singleton dimension {ndim - offset}")
+            merged.append(sa if sb == 1 else sb)
+        a = tuple(reversed(merged))
     return None
 
 

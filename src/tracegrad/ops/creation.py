@@ -57,6 +57,8 @@ def _to_copy_vjp(ctx, g):
 
 _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor", _to_copy_kernel,
                  vjp=_to_copy_vjp, node_name="ToCopyBackward0")
+# PyTorch's condition for a node: no dtype asked for, or one that can carry a gradient (x.long() has no node)
+_to_copy.records_if = lambda args: args[1] is None or np.dtype(args[1]).kind in "fc"
 
 
 def to_dtype(t: Tensor, dtype, copy: bool = False) -> Tensor:

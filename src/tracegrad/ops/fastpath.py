@@ -62,6 +62,21 @@ def _saved_values(plan: tuple, full: tuple, out: Tensor) -> tuple:
     return tuple(saved)
 
 
+def _requires_grad(value) -> bool:
+    return value.__class__ is Tensor and (value._rg or (value._base is not None and value._base._rg))
+
+
+def _kernel_failed(op, plan: tuple, operands: tuple, arrays: tuple, exc: Exception) -> Exception:
+    """The error to raise for a kernel that failed, after doing what PyTorch has done by then: made the node
+    (taking a sequence number) and packed its saved inputs (calling pack hooks), both left unused."""
+    if op.node_before_kernel and STATE.grad_enabled and any(_requires_grad(v) for v in operands):
+        next_sequence_nr()
+        for is_out, idx, cond, _ in plan:
+            if not is_out and (cond < 0 or _requires_grad(operands[cond])) and operands[idx].__class__ is Tensor:
+                _make_saved(operands[idx])
+    return translate_value_error(exc, arrays) if isinstance(exc, ValueError) else exc
+
+
 # PyTorch's backward formulas are C++, where ``grad * 2`` is ``mul.Scalar`` (MulBackward1) rather than the
 # ``mul.Tensor`` of Python's ``t * 2``. While a built-in formula records (``STATE.in_formula``, set by
 # ``OpNode.apply`` under create_graph), a number operand selects the op's ``.Scalar`` overload from this table,
@@ -100,7 +115,10 @@ def unary(op):
             return general(op, *args)
         ad = a._data
         adt = ad.dtype
-        data = ufunc(ad) if ufunc is not None and (adt is _F32 or adt is _F64 or adt.kind == "f") else kernel(ad)
+        try:
+            data = ufunc(ad) if ufunc is not None and (adt is _F32 or adt is _F64 or adt.kind == "f") else kernel(ad)
+        except Exception as exc:
+            raise _kernel_failed(op, plan, (a,), (ad,), exc) from None
         if data.__class__ is not _ndarray:
             data = _asarray(data)
         out = _new(Tensor)
@@ -203,14 +221,13 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             return slow(a, b)
         try:
             data = ufunc(ad, bd) if direct else kernel(ad, bd, *trailing)
-        except ValueError as exc:  # PyTorch's error for mismatched shapes, or the kernel's own
-            if direct:
-                try:
-                    data = kernel(ad, bd, *trailing)
-                except ValueError as inner:
-                    raise translate_value_error(inner, (ad, bd)) from None
-            else:
-                raise translate_value_error(exc, (ad, bd)) from None
+        except Exception as exc:  # NumPy's error for mismatched shapes (in PyTorch's words), or the kernel's own
+            if not (direct and isinstance(exc, ValueError)):
+                raise _kernel_failed(op, plan, (a, b) + trailing, (ad, bd), exc) from None
+            try:
+                data = kernel(ad, bd, *trailing)
+            except Exception as inner:
+                raise _kernel_failed(op, plan, (a, b) + trailing, (ad, bd), inner) from None
         if data.__class__ is not _ndarray:
             data = _asarray(data)
         out = _new(Tensor)

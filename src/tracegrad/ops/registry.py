@@ -21,11 +21,12 @@ from .._state import STATE, next_sequence_nr
 from .._tensor import Tensor, _new, _wrap
 from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
-from ..autograd.node import Node
+from ..autograd.node import UINT64_MAX, Node
 from ..autograd.saved import _FREED as _SAVED_FREED
 from ..autograd.saved import _NONE as _SAVED_NONE
 from ..autograd.saved import SavedTensor
 from ._util import translate_value_error
+from .mem_overlap import Check, check_overlap, inplace_check
 from .schema import Schema, SchemaKind, parse_schema
 
 REGISTRY: dict[str, OpDef] = {}
@@ -365,11 +366,20 @@ class OpDef:
         self.meta = tuple(meta)
         kind = self.schema.kind
         self.is_inplace = kind is SchemaKind.inplace
-        # An operator that writes into some of its inputs without returning them (batch norm's running statistics,
-        # ``Tensor(a!)`` on a parameter): PyTorch's generated code packs the saved inputs before its kernel runs,
-        # so a pack hook sees them, and a copying one keeps them, as they were before the write.
-        self.packs_inputs_first = kind is SchemaKind.mutable and bool(self.save_spec)
+        # PyTorch's generated code makes an operator's node (taking its sequence number) and packs the saved
+        # inputs before the kernel runs, the outputs after it: a kernel error leaves the number taken and the
+        # pack hooks called, and an input the kernel writes into (batch norm's running statistics, an in-place
+        # op's ``other`` aliasing ``self``) is saved as it was before the write. Operators without a derivative
+        # (comparisons; ``defop_without_derivative``) decide after the kernel, from the outputs' dtypes.
+        self.node_before_kernel = vjp is not None
+        # ``_to_copy``'s node exists only when the requested dtype can carry a gradient (PyTorch's
+        # ``output_differentiability`` condition): a predicate over the arguments, checked before the kernel
+        self.records_if: Callable[[tuple], bool] | None = None
         self.is_view = self.schema.is_view and not self.is_inplace
+        # ATen's memory-overlap check between the written-to tensor and the other tensor inputs (mem_overlap.py)
+        self.overlap_check = inplace_check(self.name) if self.is_inplace else Check.NONE
+        self.overlap_inputs = tuple(i for i in self.tensor_idx + self.list_idx if i != 0
+                                    ) if self.overlap_check is not Check.NONE else ()
         self.returns_list = bool(self.schema.returns) and self.schema.returns[0].type.startswith("Tensor[]")
         self.n_returns = len(self.schema.returns)
         self.returns_tensor = tuple(r.type.startswith("Tensor") for r in self.schema.returns)
@@ -477,7 +487,13 @@ class OpDef:
         record = requires_grad and STATE.grad_enabled
         if self.is_inplace:
             return self._eager_inplace(args, arrays, record)
-        packed = self._save_inputs(args) if record and self.packs_inputs_first else None
+        node = None
+        if record and self.node_before_kernel:
+            if self.records_if is None or self.records_if(args):
+                node = self._new_node(args)
+                node._saved = self._save_inputs(args)
+            else:
+                record = False
         try:
             result = self.kernel(*arrays)
         except ValueError as exc:  # NumPy's broadcasting error in PyTorch's words
@@ -498,7 +514,7 @@ class OpDef:
             if self.is_view:
                 _views.make_view(out, args[0], self, args, 0)
             if record:
-                self._record(args, outs, packed)
+                self._record(args, outs, node)
             if STATE.observed:
                 emit_op_call(self.public_name, outs, record)
             return out
@@ -509,7 +525,7 @@ class OpDef:
             for k, o in enumerate(outs):
                 _views.make_view(o, args[0], self, args, k)
         if record:
-            self._record(args, tuple(o for o in outs if o.__class__ is Tensor), packed)
+            self._record(args, tuple(o for o in outs if o.__class__ is Tensor), node)
         if STATE.observed:
             emit_op_call(self.public_name, outs, record)
         return outs if self.returns_list else _return_tuple(self, outs)  # Tensor[]: a tuple in Python, as torch
@@ -522,8 +538,6 @@ class OpDef:
                                "https://github.com/pytorch/rfcs/pull/17 for more details.")
         if STATE.grad_enabled:
             record = _views.check_inplace(target, record)
-        if self.schema.full_name not in _OVERLAP_WRITERS:  # (after autograd's checks, as PyTorch's kernels are)
-            check_no_internal_overlap(target._data)
         node = None
         if record:
             node = self._new_node(args)  # its first edge is the target's history before the write
@@ -533,6 +547,12 @@ class OpDef:
 
                 # PyTorch saves ``self.clone()``: a recorded copy, so double backward reaches self's history.
                 original = clone(target)
+            saved = self._save_inputs(args, original) if self.save_spec else None
+        # The kernel's own checks, once autograd has made the node and saved the inputs, as in PyTorch
+        if self.schema.full_name not in _OVERLAP_WRITERS:
+            check_no_internal_overlap(target._data)
+        if self.overlap_inputs:
+            check_overlap(self.overlap_check, target._data, [arrays[i] for i in self.overlap_inputs])
         if STATE.before_write is not None:
             STATE.before_write(target)
         try:
@@ -545,13 +565,8 @@ class OpDef:
                 _views.record_inplace_on_view(self, args, target, node)
             else:
                 _views.rebase_history(target, node)
-            if self.save_spec:
-                saved = [None] * len(self.save_spec)
-                for k in self.pack_order or range(len(saved)):
-                    (kind, idx), cond = self.save_spec[k], self.save_conditions[k]
-                    if cond < 0 or _needs_grad(args[cond]):
-                        saved[k] = _save_inplace(args, target, original, kind, idx)
-                node._saved = tuple(saved)
+            if saved is not None:
+                node._saved = self._save_outputs(args, saved, lambda idx: _save_inplace_output(target))
             if STATE.special and STATE.anomaly:
                 from ..autograd import anomaly_mode
 
@@ -584,28 +599,45 @@ class OpDef:
         node._out_meta = None
         return node
 
-    def _save_inputs(self, args: tuple) -> list:
-        """The saved values that are inputs, packed in the node's order (outputs' slots left None)."""
+    def _save_inputs(self, args: tuple, original_self: Tensor | None = None) -> list:
+        """The saved values that are inputs, packed in the node's order (outputs' slots left None);
+        ``original_self`` stands for ``self`` (an in-place op saves a copy of it from before the write)."""
         saved = [None] * len(self.save_spec)
         for k in self.pack_order or range(len(saved)):
             (kind, idx), cond = self.save_spec[k], self.save_conditions[k]
             if kind != "out" and (cond < 0 or _needs_grad(args[cond])):
-                saved[k] = _save(args, (), kind, idx)
+                saved[k] = (SavedTensor._make(original_self) if original_self is not None and idx == 0
+                            else _save_arg(args[idx]))
         return saved
 
-    def _record(self, args: tuple, outs: tuple, packed: list | None = None) -> Node | None:
+    def _save_outputs(self, args: tuple, saved: list, save_output: Callable[[int], object]) -> tuple:
+        """``saved`` (from :meth:`_save_inputs`) completed with the outputs, packed in the node's order."""
+        for k in self.pack_order or range(len(saved)):
+            (kind, idx), cond = self.save_spec[k], self.save_conditions[k]
+            if kind == "out" and (cond < 0 or _needs_grad(args[cond])):
+                saved[k] = save_output(idx)
+        return tuple(saved)
+
+    def _record(self, args: tuple, outs: tuple, node: Node | None = None) -> Node | None:
+        """Attach the outputs to ``node`` (made before the kernel, inputs saved) or to a new one."""
         nondiff = self.nondiff_outputs
-        # Like PyTorch, no node (and no sequence number) for a call none of whose outputs can have a gradient
-        # (a comparison, ``any``, a cast to an integer dtype).
         for n, o in enumerate(outs):
             if o._data.dtype.kind in "fc" and n not in nondiff:
                 break
         else:
+            if node is not None:  # an operator with a derivative asked for an integer result (sum(dtype=long))
+                from ..backend.dtypes import scalar_type_name
+
+                raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(outs[0]._data.dtype)}")
+            # Like PyTorch, no node (and no sequence number) for a call none of whose outputs can have a
+            # gradient (a comparison, ``any``, ``nonzero``).
             return None
         if not self.complex_grad and any(o._data.dtype.kind == "c" for o in outs):
             raise RuntimeError(f"{self.public_name} does not support automatic differentiation for outputs with "
                                "complex dtype.")
-        node = self._new_node(args)
+        if node is None:
+            node = self._new_node(args)
+            node._saved = self._save_inputs(args)
         n = 0
         for o in outs:
             if o._data.dtype.kind in "fc" and n not in nondiff:
@@ -619,22 +651,7 @@ class OpDef:
         if n != 1:
             node._n_out = n
         node._out_meta = tuple([(o._data.shape, o._data.dtype) for o in outs])
-        if packed is not None:  # the inputs were packed before the kernel; now the outputs
-            for k, ((kind, idx), cond) in enumerate(zip(self.save_spec, self.save_conditions)):
-                if kind == "out" and (cond < 0 or _needs_grad(args[cond])):
-                    packed[k] = _save(args, outs, kind, idx)
-            node._saved = tuple(packed)
-        elif self.save_spec:
-            if self.pack_order is None:
-                node._saved = tuple([_save(args, outs, kind, idx) if cond < 0 or _needs_grad(args[cond]) else None
-                                     for (kind, idx), cond in zip(self.save_spec, self.save_conditions)])
-            else:
-                saved = [None] * len(self.save_spec)
-                for k in self.pack_order:
-                    (kind, idx), cond = self.save_spec[k], self.save_conditions[k]
-                    if cond < 0 or _needs_grad(args[cond]):
-                        saved[k] = _save(args, outs, kind, idx)
-                node._saved = tuple(saved)
+        node._saved = self._save_outputs(args, node._saved, lambda idx: _save_output(outs[idx]))
         if STATE.special and STATE.anomaly:
             from ..autograd import anomaly_mode
 
@@ -692,14 +709,10 @@ def _attr_value(args: tuple, slot):
     return tuple(args[slot[1]]._data.shape)
 
 
-def _save_inplace(args: tuple, target: Tensor, original, kind: str, idx: int):
-    if kind == "out":
-        if target._base is not None:
-            return SavedTensor._make_inplace_view_output(target)
-        return SavedTensor._make(target, is_output=True)
-    if idx == 0:
-        return SavedTensor._make(original)
-    return _save(args, (), kind, idx)
+def _save_inplace_output(target: Tensor):
+    if target._base is not None:
+        return SavedTensor._make_inplace_view_output(target)
+    return SavedTensor._make(target, is_output=True)
 
 
 def _append_edge(t, edges: list, meta: list) -> None:
@@ -711,11 +724,11 @@ def _append_edge(t, edges: list, meta: list) -> None:
         meta.append(None)
 
 
-def _save(args: tuple, outs: tuple, kind: str, idx: int):
-    if kind == "out":
-        o = outs[idx]
-        return SavedTensor._make(o, is_output=True) if o._rg else SavedTensor._make(o)
-    value = args[idx]
+def _save_output(o: Tensor):
+    return SavedTensor._make(o, is_output=True) if o._rg else SavedTensor._make(o)
+
+
+def _save_arg(value):
     if value.__class__ is Tensor or isinstance(value, Tensor):
         return SavedTensor._make(value)
     if value.__class__ in (list, tuple) and any(isinstance(v, Tensor) for v in value):
@@ -754,9 +767,27 @@ def not_implemented(name: str):
     return vjp
 
 
+class NoDerivativeOp(OpDef):
+    """An operator PyTorch has no derivative for. PyTorch's autograd fallback gives its outputs a
+    ``torch::autograd::NotImplemented`` node that takes no sequence number (it reports 2**64 - 1) and has edges
+    only to the inputs that require grad."""
+
+    def _new_node(self, args: tuple) -> Node:
+        node = _new(self.node_class)
+        node._seq = UINT64_MAX
+        edges, meta = self._edges_and_meta(args)
+        keep = [k for k, edge in enumerate(edges) if edge is not NO_EDGE]
+        node._edges = tuple(edges[k] for k in keep)
+        node._in_meta = tuple(meta[k] for k in keep)
+        node._attrs = ()
+        node._saved = ()
+        node._out_meta = None
+        return node
+
+
 def defop_without_derivative(schema: str, kernel: Callable, **kwargs) -> OpDef:
-    """An operator PyTorch has no derivative for: its node is ``torch::autograd::NotImplemented`` (the namespace
-    shows in ``name()``, as for PyTorch's hand-written nodes) and a backward through it raises PyTorch's
+    """An operator PyTorch has no derivative for (see :class:`NoDerivativeOp`): the namespace shows in its node's
+    ``name()``, as for PyTorch's hand-written nodes, and a backward through it raises PyTorch's
     "derivative for aten::NAME is not implemented"."""
     name = schema.split("(", 1)[0].split(".", 1)[0]
 
@@ -764,6 +795,8 @@ def defop_without_derivative(schema: str, kernel: Callable, **kwargs) -> OpDef:
         raise RuntimeError(f"derivative for aten::{name} is not implemented")
 
     op = defop(schema, kernel, vjp=vjp, node_name="NotImplemented", **kwargs)
+    op.__class__ = NoDerivativeOp
+    op.node_before_kernel = False  # (its node saves nothing and takes no number: made once the outputs exist)
     op.node_class._name = "torch::autograd::NotImplemented"
     return op
 

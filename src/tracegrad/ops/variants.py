@@ -28,6 +28,7 @@ def write_out(op, bound: tuple, out):
     if STATE.grad_enabled and (_requires_grad_anywhere(op, bound) or any(o._rg for o in outs)):
         raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
+    _check_out_overlap(op, bound, outs)
     prev = STATE.grad_enabled
     STATE.grad_enabled = False
     try:
@@ -40,6 +41,19 @@ def write_out(op, bound: tuple, out):
     for dst, src in zip(outs, results):
         _store(dst, src)
     return out
+
+
+def _check_out_overlap(op, bound: tuple, outs: tuple) -> None:
+    """PyTorch's refusal of an ``out=`` tensor sharing memory with an input (see mem_overlap.py)."""
+    from .mem_overlap import check_overlap, out_check
+    from .registry import BinaryPointwiseOp, UnaryPointwiseOp
+
+    check = out_check(op.name, isinstance(op, (UnaryPointwiseOp, BinaryPointwiseOp)))
+    inputs = [v._data if isinstance(v, Tensor) else [t._data for t in v if isinstance(t, Tensor)]
+              for v in bound if isinstance(v, (Tensor, list, tuple))]
+    for dst in outs:
+        if isinstance(dst, Tensor):
+            check_overlap(check, dst._data, inputs)
 
 
 def _store(dst: Tensor, src: Tensor) -> None:

@@ -243,23 +243,34 @@ def _shape_error(x, w) -> RuntimeError:
     )
 
 
+def _linear_failed(error: RuntimeError, input: Tensor, weight: Tensor, bias: Tensor | None) -> RuntimeError:
+    """``error``, after taking the sequence numbers PyTorch's ``addmm(bias, input, weight.t())`` has taken when
+    its kernel raises: ``weight.t()``'s node, then the product's."""
+    if STATE.grad_enabled:
+        needs = [t._rg or (t._base is not None and t._base._rg) for t in (input, weight, bias) if t is not None]
+        if needs[1]:
+            next_sequence_nr()
+        if any(needs):
+            next_sequence_nr()
+    return error
+
+
 def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     # The hottest function of an MLP: straight-line code, no helper calls on the common path.
     x = input._data
     w = weight._data
     if x.shape[1] != w.shape[1]:
-        raise _shape_error(x, w)
+        raise _linear_failed(_shape_error(x, w), input, weight, bias)
     out = np.matmul(x, w.T)
     if bias is not None:
         try:
             out += bias._data
         except ValueError:
             b = bias._data
-            raise RuntimeError(
+            raise _linear_failed(RuntimeError(
                 f"The expanded size of the tensor ({out.shape[1]}) must match the existing size "
                 f"({b.shape[-1]}) at non-singleton dimension 1.  Target sizes: {list(out.shape)}.  "
-                f"Tensor sizes: {list(b.shape)}"
-            ) from None
+                f"Tensor sizes: {list(b.shape)}"), input, weight, bias) from None
     result = _new(Tensor)
     result._data = out
     result._rg = False
@@ -388,15 +399,13 @@ def _linear_general(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tenso
         if x.ndim == 2:
             if not STATE.special and not STATE.saved_hooks:
                 return _linear_2d(input, weight, bias)
-            if x.shape[1] != w.shape[1]:
-                raise _shape_error(x, w)
             return addmm(bias, input, t(weight)) if bias is not None else mm(input, t(weight))
         if bias is not None and bias._data.ndim == 1 and x.flags.c_contiguous:
             # PyTorch's _flatten_nd_linear: view as 2-D, the fused addmm, view back
             lead = x.shape[:-1]
             flat = view(input, (math.prod(lead), x.shape[-1]))
             if flat._data.shape[1] != w.shape[1]:
-                raise _shape_error(flat._data, w)
+                raise _linear_failed(_shape_error(flat._data, w), flat, weight, bias)
             return view(_linear_general(flat, weight, bias), lead + (w.shape[0],))
     # Otherwise PyTorch computes matmul(input, weight.t()) and adds the bias in place (out of place under
     # forward-mode AD, and here also when the product is a view, which PyTorch's in-place squeeze avoids).

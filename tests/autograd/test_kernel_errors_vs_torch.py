@@ -1,0 +1,136 @@
+"""What autograd has done when an operator's kernel fails, and the nodes of operators without a derivative.
+
+PyTorch's generated code makes an operator's node (taking a sequence number) and packs its saved inputs
+before the kernel runs. So a call that raises (a shape mismatch in a notebook cell) still moves the sequence
+numbers every later node shows, and pack hooks have seen its inputs; an in-place operator whose other
+operand is its own target saved that operand before the write and refuses to backward. Operators PyTorch
+has no derivative for get a ``NotImplemented`` node with no sequence number and edges only to inputs that
+require grad.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests._lib import raised, tg, torch
+
+UINT64_MAX = (1 << 64) - 1
+
+
+def _failing_calls(lib, a):
+    return {
+        "broadcast": lambda: a.view(3, 1) + lib.ones(2, 2, requires_grad=True),
+        "cat": lambda: lib.cat([a, lib.ones(2, 2)]),
+        "mv": lambda: lib.mv(lib.ones(2, 2), a),
+        "sum dim": lambda: a.sum(5),
+        "softmax dim": lambda: a.softmax(3),
+        "index": lambda: a[lib.tensor([5])],
+        "gather": lambda: a.gather(0, lib.tensor([7])),
+        "reshape": lambda: a.reshape(2, 2),
+        "view": lambda: a.view(4),
+        "linear": lambda: lib.nn.functional.linear(lib.ones(2, 4), lib.ones(3, 3, requires_grad=True)),
+        "linear 3-d": lambda: lib.nn.functional.linear(lib.ones(2, 2, 4), lib.ones(3, 3, requires_grad=True),
+                                                       lib.ones(3)),
+        "linear bias": lambda: lib.nn.functional.linear(lib.ones(2, 3), lib.ones(3, 3, requires_grad=True),
+                                                        lib.ones(5)),
+        "matmul": lambda: a @ lib.ones(4, 2),
+        "pow": lambda: a.pow(lib.tensor([1, 2])),
+        "where": lambda: lib.where(a > 0, a, lib.zeros(2, 2)),
+        "clamp": lambda: a.clamp(min=lib.ones(2, 2)),
+        "comparison": lambda: a > lib.ones(2),
+        "out=": lambda: lib.exp(a, out=lib.empty(3)),
+    }
+
+
+def _numbers_taken(lib, name):
+    a = lib.randn(3, requires_grad=True)
+    first = (a * 1).grad_fn._sequence_nr()
+    error = raised(lib, lambda _: _failing_calls(lib, a)[name]())
+    return (a * 1).grad_fn._sequence_nr() - first - 1, error
+
+
+@pytest.mark.parametrize("name", list(_failing_calls(torch, None)))
+def test_a_failing_call_takes_the_sequence_numbers_torch_takes(name):
+    ours, theirs = _numbers_taken(tg, name), _numbers_taken(torch, name)
+    assert theirs[1] is not None
+    assert ours == theirs
+
+
+def _pack_events(lib):
+    a, b = lib.randn(3, requires_grad=True), lib.randn(4, requires_grad=True)
+    events = []
+
+    def pack(t):
+        events.append(("pack", tuple(t.shape)))
+        return t
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        for call in (lambda: a * b, lambda: lib.mm(a.view(3, 1), b.view(2, 2)), lambda: a.exp(),
+                     lambda: lib.nn.functional.linear(a.view(1, 3), b.view(2, 2))):
+            try:
+                call()
+            except RuntimeError:
+                events.append("error")
+    return events
+
+
+def test_pack_hooks_see_the_inputs_before_the_kernel_raises():
+    assert _pack_events(tg) == _pack_events(torch)
+
+
+def _without_derivative(lib):
+    a = lib.randn(3, requires_grad=True)
+    calls = {
+        "floor_divide number": lambda: lib.floor_divide(a, 2), "floor_divide tensor": lambda: a // lib.tensor(2.),
+        "reflected": lambda: 2 // a, "heaviside": lambda: lib.heaviside(a, lib.tensor(0.5)),
+        "in-place": lambda: a.clone().floor_divide_(2), "remainder number first": lambda: lib.remainder(2, a),
+        "two inputs": lambda: lib.binomial(a.detach().abs().requires_grad_(), a.sigmoid()),
+    }
+    rows = []
+    for name, call in calls.items():
+        first = (a * 1).grad_fn._sequence_nr()
+        node = call().grad_fn
+        taken = (a * 1).grad_fn._sequence_nr() - first - 1
+        rows.append((name, node.name(), node._sequence_nr() == UINT64_MAX, taken,
+                     [None if fn is None else fn.name() for fn, _ in node.next_functions]))
+    return rows
+
+
+def test_operators_without_derivative_get_torchs_not_implemented_node():
+    assert _without_derivative(tg) == _without_derivative(torch)
+
+
+def _integer_results(lib):
+    a = lib.randn(3, requires_grad=True)
+    rows = []
+    for call in (lambda: a.sum(dtype=lib.int64), lambda: a.cumsum(0, dtype=lib.int64), lambda: a.prod(dtype=lib.int32),
+                 lambda: a.long(), lambda: a.to(lib.int32), lambda: a.bool(), lambda: a.argmax(), lambda: a > 0):
+        first = (a * 1).grad_fn._sequence_nr()
+        try:
+            out = call()
+            result = (str(out.dtype).split(".")[-1], out.requires_grad, out.grad_fn)
+        except RuntimeError as exc:
+            result = str(exc)
+        rows.append((result, (a * 1).grad_fn._sequence_nr() - first - 1))
+    return rows
+
+
+def test_integer_results_of_differentiable_operators_are_refused_as_in_torch():
+    ours, theirs = _integer_results(tg), _integer_results(torch)
+    assert ours == theirs
+    assert theirs[0][0] == "Autograd not support dtype: Long"
+
+
+@pytest.mark.parametrize("op", ["mul_", "div_", "atan2_", "add_"])
+def test_an_in_place_operand_aliasing_its_target_was_saved_before_the_write(op):
+    def program(lib):
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        a = x.clone()
+        getattr(a, op)(a)
+        a.sum().backward()
+        return x.grad.tolist()
+
+    ours, theirs = raised(tg, program), raised(torch, program)
+    assert ours == theirs
+    if op == "add_":  # add saves nothing: both compute the gradient
+        assert program(tg) == program(torch) == [2., 2., 2.]
