@@ -123,7 +123,7 @@ moveaxis, swapaxes, swapdims = movedim, transpose, transpose
 half, float, double, long, short, cdouble, cfloat = float16, float32, float64, int64, int16, complex128, complex64
 int = int32
 strided = "torch.strided"
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 _tensor_methods.install()
 
@@ -212,6 +212,41 @@ from .serialization import load, save  # noqa: E402,F401
 from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401
 
 globals().update(_NN_PUBLIC)  # torch.kl_div, torch.max_pool2d...: nn functions with ATen's signatures
+
+from . import _tensor_compat, version  # noqa: E402
+from ._build_info import e, has_lapack, has_mkl, has_openmp, has_spectral, inf, nan, newaxis, pi  # noqa: E402,F401
+from ._legacy_storages import (  # noqa: E402,F401
+    BoolStorage,
+    ByteStorage,
+    CharStorage,
+    ComplexDoubleStorage,
+    ComplexFloatStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    IntStorage,
+    LongStorage,
+    ShortStorage,
+)
+from .amp.autocast_state import (  # noqa: E402,F401
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
+from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
+
+_tensor_compat.install()  # cfloat/cdouble, storage_type, resize/resize_as, __dlpack__...
 
 
 def load_ipython_extension(ip) -> None:

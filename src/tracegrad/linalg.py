@@ -5,6 +5,7 @@ from __future__ import annotations
 from .ops.linalg import LINALG, LinAlgError
 from .ops.linalg_eig import LINALG_EIG
 from .ops.linalg_extra import LINALG_EXTRA
+from .ops.linalg_ldl import LINALG_LDL
 
 norm = LINALG["norm"]
 vector_norm = LINALG["vector_norm"]
@@ -44,5 +45,8 @@ cond = LINALG_EXTRA["cond"]
 householder_product = LINALG_EXTRA["householder_product"]
 eig = LINALG_EIG["eig"]
 eigvals = LINALG_EIG["eigvals"]
+ldl_factor = LINALG_LDL["ldl_factor"]
+ldl_factor_ex = LINALG_LDL["ldl_factor_ex"]
+ldl_solve = LINALG_LDL["ldl_solve"]
 
-__all__ = ["LinAlgError", *sorted({*LINALG, *LINALG_EXTRA, *LINALG_EIG} - {"LinAlgError"})]
+__all__ = ["LinAlgError", *sorted({*LINALG, *LINALG_EXTRA, *LINALG_EIG, *LINALG_LDL} - {"LinAlgError"})]

@@ -44,9 +44,15 @@ class autocast:  # noqa: N801 - PyTorch's name
         self._enabled = False
 
     def __enter__(self) -> autocast:
+        from .autocast_state import enter_autocast  # (imports this module)
+
+        self._saved_state = enter_autocast(self.device, self._enabled, self.fast_dtype, self._cache_enabled)
         return self
 
     def __exit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> bool:
+        from .autocast_state import exit_autocast
+
+        exit_autocast(self._saved_state)
         return False
 
     def __call__(self, func: Callable) -> Callable:

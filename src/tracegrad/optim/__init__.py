@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -31,5 +33,8 @@ __all__ = [
     "RAdam",
     "Rprop",
     "LBFGS",
+    "Adafactor",
+    "Muon",
     "lr_scheduler",
+    "swa_utils",
 ]

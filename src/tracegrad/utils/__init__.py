@@ -3,6 +3,6 @@ subset)."""
 
 from __future__ import annotations
 
-from . import checkpoint, data, hooks
+from . import checkpoint, data, dlpack, hooks
 
-__all__ = ["checkpoint", "data", "hooks"]
+__all__ = ["checkpoint", "data", "dlpack", "hooks"]

@@ -14,6 +14,7 @@ from . import (
     flatten,
     fold,
     lazy,
+    legacy,
     linear,
     loss,
     normalization,
@@ -35,6 +36,7 @@ from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .fold import *  # noqa: F403
 from .lazy import *  # noqa: F403
+from .legacy import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import Module
@@ -68,4 +70,5 @@ __all__ = [
     *channelshuffle.__all__,
     *rnn.__all__,
     *unpool.__all__,
+    *legacy.__all__,
 ]

@@ -3,7 +3,8 @@ parametrizations, batch-norm fusion and weight memory formats."""
 
 from __future__ import annotations
 
-from . import fusion, init, memory_format, parametrizations, parametrize, rnn
+from . import _named_member_accessor as _named_member_accessor
+from . import fusion, init, memory_format, parametrizations, parametrize, rnn, stateless
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -41,6 +42,7 @@ __all__ = [
     "rnn",
     "skip_init",
     "spectral_norm",
+    "stateless",
     "vector_to_parameters",
     "weight_norm",
 ]
