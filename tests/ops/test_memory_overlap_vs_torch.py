@@ -82,3 +82,14 @@ def test_broadcast_errors_fold_the_operands_in_order_as_in_torch():
 
     for ours, theirs in zip(calls(tg), calls(torch), strict=True):
         assert raised(tg, lambda _, call=ours: call()) == raised(torch, lambda _, call=theirs: call())
+
+
+def test_where_with_out_takes_tensors_only():
+    """Only ``where.self_out`` takes ``out=``: a number for ``input`` or ``other`` is refused by torch's parser."""
+    def calls(lib):
+        a = lib.arange(6.)
+        return [lambda: lib.where(a > 2, a, 0., out=lib.empty(6)), lambda: lib.where(a > 2, 1, a, out=lib.empty(6)),
+                lambda: lib.where(a > 2, 1., 0., out=lib.empty(6))]
+
+    for ours, theirs in zip(calls(tg), calls(torch), strict=True):
+        assert raised(tg, lambda _, call=ours: call()) == raised(torch, lambda _, call=theirs: call()) is not None

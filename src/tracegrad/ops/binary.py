@@ -1289,6 +1289,11 @@ def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = Non
         elif kind != np.bool_:
             raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{type_name(kind)}")
+    if out is not None:  # only where.self_out takes out=: both values must be tensors (torch's parser says so)
+        for position, (name, value) in enumerate((("input", input), ("other", other)), start=2):
+            if not isinstance(value, Tensor):
+                raise TypeError(f"where(): argument '{name}' (position {position}) must be Tensor, not "
+                                f"{type(value).__name__}")
     return call(_where, out, condition, input, other)
 
 

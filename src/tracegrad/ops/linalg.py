@@ -23,8 +23,13 @@ from .lu import lu_factor, permute_rows, pivots_parity
 from .registry import REGISTRY, defop
 
 
-class LinAlgError(RuntimeError):
-    """``torch.linalg.LinAlgError``: a numerical failure (singular or non positive-definite input)."""
+class _LinAlgError(RuntimeError):
+    """``torch.linalg.LinAlgError``: a numerical failure (singular or non positive-definite input). Named as
+    PyTorch's class is, so a traceback ends in ``..._C._LinAlgError: linalg.inv: ...`` as it does there."""
+
+
+_LinAlgError.__module__ = "tracegrad._C"
+LinAlgError = _LinAlgError
 
 
 # ---- helpers -----------------------------------------------------------------------------------------------
@@ -165,9 +170,11 @@ def _isnan(t: Tensor) -> Tensor:
 
 
 def _scaled(t: Tensor, s) -> Tensor:
+    """A gradient times the conjugate of the scalar ``s`` (beta/alpha enter PyTorch's backward formulas as
+    ``maybe_multiply(grad, beta.conj())``)."""
     from .pointwise import mul
 
-    return t if s == 1 else mul(t, s)
+    return t if s == 1 else mul(t, s.conjugate() if s.__class__ is complex else s)
 
 
 def _eps(np_dtype) -> float:

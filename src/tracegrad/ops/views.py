@@ -397,7 +397,10 @@ def narrow(t, dim: int, start, length: int):
 
 
 def _diagonal_kernel(a, offset=0, dim1=0, dim2=1):
-    out = np.diagonal(a, offset, wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim))
+    d1, d2 = wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    out = np.diagonal(a, offset, d1, d2)
     if a.flags.writeable:
         out.flags.writeable = True  # NumPy hands out a read-only view; PyTorch's diagonal can be written to
     return out

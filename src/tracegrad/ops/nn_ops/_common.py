@@ -15,6 +15,7 @@ from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.saved import SavedTensor
 from ...backend.dtypes import from_numpy_dtype, scalar_type_name
+from .._util import broadcast_mismatch
 
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -119,4 +120,11 @@ def run_op(op, *args):
 
 
 def broadcast_shapes(*shapes: tuple) -> tuple:
-    return tuple(np.broadcast_shapes(*shapes))
+    """The shapes broadcast together; PyTorch's error ("The size of tensor a ...") when they do not."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        error = broadcast_mismatch([tuple(s) for s in shapes])
+        if error is None:
+            raise
+        raise error from None

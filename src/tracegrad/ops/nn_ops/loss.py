@@ -62,11 +62,19 @@ _NOTHING_IGNORED = np.zeros(0, dtype=bool)
 _UNIT_WEIGHTS_MAX_ROWS = {np.dtype(np.float32): 2**24, np.dtype(np.float64): 2**53}
 
 
+def check_nll_batch(x: np.ndarray, target: np.ndarray) -> None:
+    """The checks of PyTorch's ``nll_loss_nd`` wrapper, made before its operator (and its node) runs."""
+    if x.ndim < 1:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if x.ndim != 1 and (x.shape[0] != target.shape[0] if target.ndim else True):
+        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+                         f"({target.shape[0] if target.ndim else 0}).")
+
+
 def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
     """Class dim moved last and flattened: (M, C) scores, (M,) targets, (M,) row weights (0 if ignored), or
     None for the weights when every row weighs 1 (no class weight, nothing ignored)."""
-    if x.ndim < 1:
-        raise ValueError("Expected 1 or more dimensions (got 0)")
+    check_nll_batch(x, target)
     if x.ndim == 1:
         if target.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -76,11 +84,6 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
         scores = x.reshape(1, n_classes)
         flat_t = target.reshape(-1)
     else:
-        if x.shape[0] != target.shape[0] if target.ndim else True:
-            raise ValueError(
-                f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
-                f"({target.shape[0] if target.ndim else 0})."
-            )
         if x.ndim == 2 and target.ndim != 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         if x.ndim > 2 and target.shape[1:] != x.shape[2:]:
@@ -245,13 +248,12 @@ def nll_loss(
     graph shows the same CloneBackward0 / ViewBackward0 nodes around NllLoss2DBackward0)."""
     check_nondifferentiable("nll_loss_forward", "weight", weight)
     x, t = input._data, target._data
+    check_nll_batch(x, t)
     if x.ndim <= 2:
         return _nll_loss_1d2d(input, target, weight, reduction, ignore_index)[0]
     if x.ndim == 4:
         return _nll_loss_nd(input, target, weight, reduction, ignore_index)[0]
     n, c = x.shape[:2]
-    if t.ndim == 0 or t.shape[0] != n:
-        raise ValueError(f"Expected input batch_size ({n}) to match target batch_size ({t.shape[0] if t.ndim else 0}).")
     if t.shape[1:] != x.shape[2:]:
         raise RuntimeError(f"Expected target size {list((n,) + x.shape[2:])}, got {list(t.shape)}")
     scores = view(input.contiguous(), (n, c, 1, -1) if x.size else (n, c, 0, 0))
@@ -304,9 +306,22 @@ def _cross_entropy_eager(input: Tensor, target: Tensor, reduction: int, ignore_i
     saved values as the two registered operators' eager paths, for 2-D scores without a class weight."""
     log_probs = new_output(_log_softmax_kernel(input._data, 1, False))
     lp = log_probs._data
-    loss_data, total_weight = _nll_kernel(lp, target._data, None, reduction, ignore_index)
+    records = STATE.grad_enabled and (input._rg or (input._base is not None and input._base._rg))
+    try:
+        check_nll_batch(lp, target._data)
+    except ValueError:
+        if records:  # (log_softmax's node was made)
+            next_sequence_nr()
+        raise
+    try:
+        loss_data, total_weight = _nll_kernel(lp, target._data, None, reduction, ignore_index)
+    except Exception:
+        if records:  # (PyTorch made both nodes before nll_loss's kernel raised)
+            next_sequence_nr()
+            next_sequence_nr()
+        raise
     loss = new_output(loss_data)
-    if not (STATE.grad_enabled and (input._rg or (input._base is not None and input._base._rg))):
+    if not records:
         return loss
     lp_meta = ((lp.shape, lp.dtype),)
     softmax_node = _new(log_softmax.node_class)

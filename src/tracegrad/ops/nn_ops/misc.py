@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..._factories import _rng
+from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _wrap
 from ..pointwise import add_, div, mul, mul_, sub
 from ..reductions_extra import mean as mean_dims
@@ -17,7 +18,7 @@ from ..scalar_overloads import add_scalar
 from ..views import expand, squeeze, unsqueeze
 from . import resample
 from ._basic import clamp_min, norm, vector_norm
-from ._common import check_float
+from ._common import broadcast_shapes, check_float
 from .pool import constant_in_self
 
 # ---- constant padding --------------------------------------------------------------------------------------
@@ -107,6 +108,8 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
         j = k - 1 - i  # pad pairs are listed from the last dim
         lo, hi = pad[2 * j], pad[2 * j + 1]
         if mode == "reflect" and (lo >= x.shape[dim] or hi >= x.shape[dim]):
+            if STATE.grad_enabled and input.requires_grad:
+                next_sequence_nr()  # (PyTorch's reflection_pad node exists when its kernel raises this)
             raise RuntimeError(
                 f"Argument #{4 + 2 * j}: Padding size should be less than the corresponding input dimension, but "
                 f"got: padding ({lo}, {hi}) at dimension {dim} of input {list(x.shape)}"
@@ -560,10 +563,9 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """PyTorch's formula: each input over its norm (clamped at ``eps`` without autograd), then summed."""
-    from ..._state import STATE
     from ..creation import clone
 
-    shape = np.broadcast_shapes(x1._data.shape, x2._data.shape)
+    shape = broadcast_shapes(x1._data.shape, x2._data.shape)
     if not shape:
         raise RuntimeError("cosine_similarity requires at least one dimension")
     if x1._data.shape != x2._data.shape:  # PyTorch's expand_outplace: both expanded (x2 first, as its C++

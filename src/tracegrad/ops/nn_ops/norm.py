@@ -415,11 +415,13 @@ def _bn_axes(x) -> tuple:
     return (0,) + tuple(range(2, x.ndim))
 
 
-def _check_channels(x, *tensors) -> None:
+def _check_channels(x, weight, bias, running_mean, running_var) -> None:
+    """PyTorch's check_dims_match_num_input_features, in its order."""
     c = x.shape[1]
-    for t in tensors:
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
         if t is not None and t.size != c:
-            raise RuntimeError(f"running_mean should contain {c} elements not {t.size}")
+            raise RuntimeError(f"{name} should contain {c} elements not {t.size}")
 
 
 def _normalize_per_channel(x, mean, rstd, weight, bias):
@@ -637,6 +639,14 @@ def batch_norm(
     momentum: float | None = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
+    x = input._data
+    if x.ndim >= 2 and x.size:  # (PyTorch's batch_norm checks before its operator, and its node, run)
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None and not training:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+            if t is not None and t._data.size != x.shape[1]:
+                raise RuntimeError(f"{name} should contain {x.shape[1]} elements not {t._data.size}")
+        _check_channels(x, *(None if t is None else t._data for t in (weight, bias, None, None)))
     if training:
         # (the running statistics are updated inside the kernel: as in PyTorch, their version does not change)
         return batch_norm_train(input, weight, bias, running_mean, running_var,
