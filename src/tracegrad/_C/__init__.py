@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from ..autograd import engine as _engine
-from ..autograd.graph import _will_engine_execute_node
+from ..autograd.graph import _current_graph_task_id, _will_engine_execute_node
 from . import _autograd
 
 __all__ = ["_autograd", "_will_engine_execute_node", "_current_graph_task_id", "_current_graph_task_execution_order",
            "_current_autograd_node", "_set_grad_enabled", "_get_tracing_state"]
-
-
-def _current_graph_task_id() -> int:
-    task = _engine.current_graph_task()
-    return -1 if task is None else task.id
 
 
 def _current_graph_task_execution_order() -> list:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import traceback
 import warnings
 
@@ -72,10 +73,37 @@ def record_forward_trace(node) -> None:
     # As PyTorch: the forward stack lives in the node's metadata under "traceback_", and a node made while
     # another node runs (double backward) points to it under "parent_".
     meta = node.metadata
-    meta["traceback_"] = traceback.format_stack()[:-3]
+    meta["traceback_"] = traceback.format_list(_visible_frames(traceback.extract_stack()[:-1]))
     parent = _current_parent()
     if parent is not None:
         meta["parent_"] = parent
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _visible_frames(frames: list) -> list:
+    """The forward stack as PyTorch records it: PyTorch's operators are C++, so its stack ends at the innermost
+    Python frame, the caller's (or one of PyTorch's own Python layers: ``nn`` modules and functions, a custom
+    Function's ``apply``). tracegrad's operator machinery below that point is left out; the tracegrad frames
+    that stand for those Python layers of PyTorch stay."""
+    last_outside = -1
+    for i, frame in enumerate(frames):
+        if not frame.filename.startswith(_PACKAGE_DIR):
+            last_outside = i
+    kept = frames[:last_outside + 1]
+    for frame in frames[last_outside + 1:]:
+        if not _mirrors_torch_python(frame):
+            break
+        kept.append(frame)
+    return kept
+
+
+def _mirrors_torch_python(frame) -> bool:
+    relative = frame.filename[len(_PACKAGE_DIR):].replace(os.sep, "/")
+    if relative.startswith("nn/"):
+        return True
+    return relative == "autograd/function.py" and frame.name == "apply"
 
 
 _RUNNING: list = []

@@ -507,12 +507,26 @@ def _run_tensor_pre_hooks(fn: Node, inputs: list, hooks, retains) -> list:
     return inputs
 
 
+def _hook_name(hook) -> str:
+    """How PyTorch's hook errors name a hook: its ``__name__`` when it is a string, else ``<unknown>``."""
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
 def _check_hook_result(result, original, hook):
+    """PyTorch's check_single_result: a hook may not turn an undefined gradient into a value, nor change a
+    gradient's kind, dtype, device or size."""
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(result, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
-    if original is not None and result._data.shape != original._data.shape:
-        name = getattr(hook, "__name__", type(hook).__name__)
-        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if result._data.dtype != original._data.dtype or result.device != original.device:
+        from .saved import type_string
+
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was {type_string(original)} "
+                           f"got {type_string(result)})")
+    if result._data.shape != original._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
     return result
 
 
@@ -563,8 +577,8 @@ def _call_pre_hooks(fn: Node, inputs: list) -> list:
         if STATE.observed:
             _emit_hook("pre", fn, hook, None)
         result = hook(grads_out)
-        if result is not None:
-            grads_out = _as_tuple(result, len(grads_out), "pre")
+        if result is not None and result is not grads_out:
+            grads_out = _checked_tuple(result, grads_out, hook)
         del result
     return list(grads_out)
 
@@ -576,18 +590,23 @@ def _call_post_hooks(fn: Node, outputs: list, inputs: list) -> list:
         if STATE.observed:
             _emit_hook("post", fn, hook, None)
         result = hook(grad_inputs, grad_outputs)
-        if result is not None:
-            grad_inputs = _as_tuple(result, len(grad_inputs), "post")
+        if result is not None and result is not grad_inputs:
+            grad_inputs = _checked_tuple(result, grad_inputs, hook)
     return list(grad_inputs)
 
 
-def _as_tuple(result, n: int, kind: str) -> tuple:
-    if isinstance(result, Tensor):
-        result = (result,)
-    result = tuple(result)
-    if len(result) != n:
-        raise RuntimeError(f"hook returned an incorrect number of values (got {len(result)}, but expected {n})")
-    return result
+def _checked_tuple(result, previous: tuple, hook) -> tuple:
+    """PyTorch's check_result for node hooks: a tuple (a list is refused) of the same length, each value checked
+    against the one it replaces."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(previous):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
+                           f"{len(result)}, but expected {len(previous)})")
+    for new, old in zip(result, previous):
+        if new is not None:
+            _check_hook_result(new, old, hook)
+    return tuple(result)
 
 
 def _emit_hook(kind: str, fn: Node, hook, nr, tensor=None) -> None:

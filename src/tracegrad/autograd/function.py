@@ -129,6 +129,9 @@ class BackwardCFunction(FunctionCtx, Node):
                 s.release()
         self._tg_freed = True
 
+    # A Python class in PyTorch: the default object repr, with its module (Node's repr is a C++ node's).
+    __repr__ = object.__repr__
+
     # ---- running backward ---------------------------------------------------------------------------------
 
     def apply(self, grads):
@@ -187,7 +190,9 @@ class FunctionMeta(type):
     def __init__(cls, name, bases, attrs) -> None:
         node_name = name + "Backward"
         backward_cls = type(node_name, (BackwardCFunction,), {"_forward_cls": cls, "_name": node_name})
-        backward_cls.__module__ = cls.__module__
+        # PyTorch makes the class inside torch.autograd.function, whose module it then keeps: its nodes print
+        # as ``<torch.autograd.function.MyFnBackward object at ...>``.
+        backward_cls.__module__ = __name__
         backward_cls.__qualname__ = node_name
         cls._backward_cls = backward_cls
         super().__init__(name, bases, attrs)

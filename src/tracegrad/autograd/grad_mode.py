@@ -124,6 +124,11 @@ class set_grad_enabled(_DecoratorContextManager):
     def clone(self):
         return self.__class__(self.mode)
 
+    def __str__(self) -> str:
+        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"  # torch.typename(self)
+
+    __repr__ = __str__
+
 
 class inference_mode(_DecoratorContextManager):
     """Like ``no_grad``, and tensors made inside are inference tensors."""

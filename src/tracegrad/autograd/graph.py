@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -38,10 +39,25 @@ class Node(abc.ABC):  # noqa: B024 - a virtual base: membership comes from __sub
 
 
 class GradientEdge(NamedTuple):
-    """Where a tensor's gradient enters the graph: ``(node, output_nr)``."""
+    """Where a tensor's gradient enters the graph: ``(node, output_nr)``, and what keeps that graph alive."""
 
     node: Node
     output_nr: int
+    # PyTorch's Python nodes do not own their graph; a second node that does travels with the edge.
+    ownership_token: Node | None = None
+
+
+def _get_grad_fn_or_grad_acc(t) -> Node:
+    """The node that receives ``t``'s gradient (its AccumulateGrad for a leaf), as PyTorch finds it."""
+    if isinstance(t, GradientEdge):
+        return t.node
+    if t._rg and t.grad_fn is None:
+        fn = gradient_edge(t)[0]
+    else:
+        fn = t.grad_fn
+    if fn is None:
+        raise AssertionError("Expected gradient function to be set")
+    return fn
 
 
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
@@ -49,7 +65,16 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
                            "gradients")
     fn, nr = gradient_edge(tensor)
-    return GradientEdge(fn, nr)
+    token = None
+    from .function import BackwardCFunction
+
+    if isinstance(fn, BackwardCFunction):
+        # PyTorch's token for a custom Function's node: the grad_fn of a fresh view of the tensor.
+        from .grad_mode import enable_grad
+
+        with enable_grad():
+            token = tensor.view_as(tensor).grad_fn
+    return GradientEdge(fn, nr, ownership_token=token)
 
 
 def increment_version(tensor) -> None:
@@ -65,6 +90,12 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
+        if not callable(self.pack_hook) or not callable(self.unpack_hook):
+            # PyTorch's binding refuses them when the hooks are pushed, in its binding layer's words
+            raise TypeError(
+                "_push_saved_tensors_default_hooks(): incompatible function arguments. The following argument "
+                "types are supported:\n    1. (arg0: collections.abc.Callable, arg1: collections.abc.Callable) -> "
+                f"None\n\nInvoked with: {self.pack_hook!r}, {self.unpack_hook!r}")
         if STATE.saved_hooks_disabled:
             raise RuntimeError(STATE.saved_hooks_disabled)
         STATE.saved_hooks.append((self.pack_hook, self.unpack_hook))
@@ -136,49 +167,60 @@ class _MultiHandle(RemovableHandle):
 
 def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: str = "all") -> RemovableHandle:
     """``mode="all"``: call ``fn(grads)`` once per backward after every tensor's gradient is computed
-    (``None`` for those not reached). ``mode="any"``: call ``fn(grad)`` on the first gradient."""
+    (``None`` for those not reached). ``mode="any"``: call ``fn(grad)`` on the first gradient.
+
+    Written as PyTorch's: with ``"all"``, the first hook to fire of a backward call asks
+    ``_will_engine_execute_node`` how many will fire (so a leaf among them is refused under ``grad()``)."""
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
-    tensors = tuple(tensors)
     lock = threading.Lock()
     if mode == "all":
-        state: dict = {}
+        grad_fns = [_get_grad_fn_or_grad_acc(t) for t in tensors]
+        count: dict = {}
+        buffer: dict = {}
+        nb_calls = None
 
         def make_hook(idx: int):
             def hook(grad):
-                task = engine.current_graph_task()
-                key = task.id if task is not None else None
+                nonlocal nb_calls
+                task_id = _current_graph_task_id()
+                if task_id == -1:
+                    raise AssertionError("expected this hook to be called inside a backward call")
+                count[task_id] = count.get(task_id, 0)
+                buffer[task_id] = buffer.get(task_id, [None] * len(grad_fns))
                 with lock:
-                    entry = state.get(key)
-                    if entry is None:
-                        expected = sum(1 for t in tensors if task is None or task.will_execute(gradient_edge(t)[0]))
-                        entry = state[key] = [expected, [None] * len(tensors)]
-                    entry[1][idx] = grad
-                    entry[0] -= 1
-                    done = entry[0] == 0
-                    if done:
-                        del state[key]
-                if done:
-                    fn(list(entry[1]))
+                    curr_count, count[task_id] = count[task_id], count[task_id] + 1
+                    if curr_count == 0:
+                        nb_calls = sum(map(_will_engine_execute_node, grad_fns))
+                buffer[task_id][idx] = grad
+                if curr_count == nb_calls - 1:
+                    fn(buffer[task_id])
+                    del count[task_id]
+                    del buffer[task_id]
 
             return hook
 
-        handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t._rg]
-        return _MultiHandle(handles)
+        return _MultiHandle(tuple(t.register_hook(make_hook(i)) for i, t in enumerate(tensors)))
 
-    fired: set = set()
+    ran: set = set()
 
+    @functools.wraps(fn)
     def any_hook(grad):
-        task = engine.current_graph_task()
-        key = task.id if task is not None else None
+        task_id = _current_graph_task_id()
+        if task_id == -1:
+            raise AssertionError("expected this hook to be called inside a backward call")
         with lock:
-            if key in fired:
+            if task_id in ran:
                 return
-            fired.add(key)
+            ran.add(task_id)
         fn(grad)
 
-    handles = [t.register_hook(any_hook) for t in tensors if t._rg]
-    return _MultiHandle(handles)
+    return _MultiHandle(tuple(t.register_hook(any_hook) for t in tensors if t._rg))
+
+
+def _current_graph_task_id() -> int:
+    task = engine.current_graph_task()
+    return -1 if task is None else task.id
 
 
 def _will_engine_execute_node(node) -> bool:
@@ -186,12 +228,11 @@ def _will_engine_execute_node(node) -> bool:
         raise RuntimeError(f"_will_engine_execute_node expects an grad_fn, but got {type(node).__name__}")
     task = engine.current_graph_task()
     if task is None:
-        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+        raise RuntimeError("_get_should_execute_nodes should only be called during the backward pass")
     if isinstance(node, AccumulateGrad) and task.exec_info is not None and not task.exec_info.get(node, False) \
             and node in task.captures:
-        raise RuntimeError("The gradients are being computed with respect to the following inputs which are leaf "
-                           "tensors: _will_engine_execute_node cannot tell whether their AccumulateGrad nodes run "
-                           "because we are currently running autograd.grad()")
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
     return task.will_execute(node)
 
 

@@ -38,6 +38,9 @@ class RemovableHandle:
         self.remove()
 
 
+RemovableHandle.__module__ = "tracegrad.utils.hooks"  # where PyTorch's lives (and where ours is exported too)
+
+
 class Node:
     """Base of every backward node. Subclasses implement ``apply(grads) -> tuple of grads``."""
 
@@ -159,7 +162,9 @@ class Node:
         """Free saved tensors after a backward without ``retain_graph``."""
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        # PyTorch's C++ nodes print their Python type's name, which drops the ``torch::autograd::`` prefix of
+        # ``name()`` (``<AccumulateGrad object at ...>``).
+        return f"<{self.name().rpartition('::')[2]} object at {hex(id(self))}>"
 
 class GraphRoot(Node):
     """The engine's entry node: its outputs are the root gradients."""

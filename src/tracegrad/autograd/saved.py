@@ -52,8 +52,10 @@ class SavedTensor:
     @classmethod
     def _make(cls, tensor: Tensor, is_output: bool = False) -> SavedTensor:
         if tensor._inference and not STATE.inference:
-            raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make a clone to "
-                               "get a normal tensor and use it in autograd.")
+            raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                               "inference mode in computation tracked by autograd. To work around this, you can make "
+                               "a clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` "
+                               "instead of `torch.inference_mode()`.")
         self = _new_saved(cls)
         vc = tensor._vc
         if vc is None:
@@ -96,7 +98,8 @@ class SavedTensor:
         self._version = 0
         return self
 
-    def _pack(self, pack, unpack, tensor: Tensor, is_output: bool) -> None:
+    def _pack(self, pack, unpack, tensor: Tensor, is_output: bool, given: Tensor | None = None) -> None:
+        """Run ``pack`` on ``given`` (default ``tensor``) and keep its result with ``tensor``'s history."""
         version = self._vc[0]
         # PyTorch runs pack hooks under no_grad, so ops inside a hook record (and save) nothing.
         prev = STATE.grad_enabled
@@ -104,12 +107,12 @@ class SavedTensor:
         if STATE.observed:  # a hook event: hook observers keep the fast paths, so not behind STATE.special
             _emit_event("hook", kind="pack", node=None, hook=pack, output_nr=None, tensor=tensor)
         try:
-            packed = pack(tensor)
+            packed = pack(tensor if given is None else given)
         finally:
             STATE.grad_enabled = prev
         if self._vc[0] != version:
             raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors provided as "
-                               "input to pack hook can not be modified by in-place operations as this can lead to "
+                               "input to pack hook cannot be modified by in-place operations as this can lead to "
                                "unexpected side-effects. Please open an issue if you need to perform in-place "
                                "operations on the input to a pack hook.")
         self._kind = _HOOKED
@@ -125,7 +128,15 @@ class SavedTensor:
 
     def register_hooks(self, pack_hook, unpack_hook) -> None:
         if not callable(pack_hook) or not callable(unpack_hook):
-            raise TypeError("Expected pack_hook and unpack_hook to be callables")
+            # (the words of PyTorch's binding layer, which refuses the call before anything runs)
+            raise TypeError(
+                "register_hooks(): incompatible function arguments. The following argument types are supported:\n"
+                f"    1. (self: {type(self).__module__}.SavedTensor, arg0: collections.abc.Callable, "
+                "arg1: collections.abc.Callable) -> None\n\n"
+                f"Invoked with: {self!r}, {pack_hook!r}, {unpack_hook!r}")
+        if self._kind == _HOOKED:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only "
+                               "one pair of hooks is allowed at a time.")
         if self._kind == _NONE:
             raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
         if self._kind == _FREED:
@@ -134,11 +145,11 @@ class SavedTensor:
                 "graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need "
                 "to backward through the graph a second time or if you need to access saved variables after calling "
                 "backward.")
-        if self._kind == _HOOKED:
-            raise RuntimeError("SavedTensor hooks have already been set. Calling register_hooks twice is "
-                               "not allowed.")
+        # PyTorch's pack hook gets the saved data without history here (a saved input detached, an output's
+        # tensor data); the history goes back on when the unpacked value is handed out.
         if self._kind == _INPUT:
-            self._pack(pack_hook, unpack_hook, self._ref, False)
+            original = self._ref
+            self._pack(pack_hook, unpack_hook, original, False, _detached_like(original))
         else:
             extra = self._extra
             view = self._kind == _VIEW_OUTPUT
@@ -146,7 +157,7 @@ class SavedTensor:
             original._output_nr, original._rg = extra[0], True if view else extra[1]
             if len(extra) > 2:
                 original.__dict__["_fw_grads"] = extra[2]
-            self._pack(pack_hook, unpack_hook, original, True)
+            self._pack(pack_hook, unpack_hook, original, True, self._detached())
             if view:
                 self._extra = self._extra[:4] + (extra[1],) + self._extra[5:]
 
@@ -265,11 +276,16 @@ class SavedTensor:
             output_nr = tensor._output_nr
         where = f", which is output {output_nr} of {forward_name(fn)}," if fn is not None else ""
         shape = list(tensor._data.shape)
+        if STATE.anomaly:  # anomaly mode has just shown (above) the forward trace of the failing node
+            hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                    "The variable in question was changed in there or anywhere later. Good luck!")
+        else:
+            hint = ("Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                    "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{type_string(tensor)} {shape}]{where} is at version {current}; expected version "
-            f"{self._version} instead. Hint: enable anomaly detection to find the operation that failed to "
-            "compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+            f"{self._version} instead. {hint}"
         )
 
     def release(self) -> None:
@@ -294,7 +310,16 @@ class SavedTensor:
         return 0
 
 
+SavedTensor.__module__ = "tracegrad._C._autograd"  # where PyTorch's class lives (and is exported here too)
+
 _new_saved = object.__new__
+
+
+def _detached_like(t: Tensor) -> Tensor:
+    """``t.detach()`` without recording anything: same data and version counter, no history."""
+    out = _wrap(t._data)
+    out._vc = t._version_counter()
+    return out
 _OUTPUT_EXTRA = (0, True)  # (output_nr, requires_grad) of a fresh single output
 
 

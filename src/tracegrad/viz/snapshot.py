@@ -58,6 +58,11 @@ def _normalize_roots(roots, labels: Mapping | None) -> list[_Root]:
 
 
 def _is_edge(r) -> bool:
+    """A GradientEdge (which also carries an ownership token), or a plain ``(node, output_nr)`` pair."""
+    from ..autograd.graph import GradientEdge
+
+    if isinstance(r, GradientEdge):
+        return True
     return isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], Node) and isinstance(r[1], int)
 
 

@@ -3,8 +3,9 @@
 The module's tensor inputs and outputs each pass through an identity node, ``BackwardHookFunctionBackward``.
 The output node's post-hook captures ``grad_output`` (and runs the backward pre-hooks); the input node's
 post-hook then calls the user hooks with ``(module, grad_input, grad_output)``. The identity nodes return
-their incoming gradients unchanged, so a graph built with ``create_graph=True`` never passes through them
-again: the hooks fire once per backward, also under double backward.
+their incoming gradients unchanged (zeros where none came, as a custom Function materializes them), so a graph
+built with ``create_graph=True`` never passes through them again: the hooks fire once per backward, also under
+double backward.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import warnings
 
 from ..._events import emit as _emit_event
+from ..._factories import zeros_array_tensor
 from ..._state import STATE
-from ..._tensor import Tensor, _new
+from ..._tensor import Tensor
 from ...autograd.edges import gradient_edge
+from ...autograd.function import _alias_no_grad, _set_edge, _set_view_creation_meta
 from ...autograd.node import Node
 
 
@@ -23,47 +26,50 @@ class BackwardHookFunctionBackward(Node):
 
     __slots__ = ()
     _name = "BackwardHookFunctionBackward"
+    # PyTorch's is the node class of a custom Function (BackwardHookFunction): it prints as one.
+    __repr__ = object.__repr__
 
     def apply(self, grads):
-        return list(grads)
+        # A custom Function materializes the gradients it did not receive as zeros (unused outputs, and those
+        # of the tensors that need no gradient), so the hooks see zeros there, and an input whose result went
+        # unused gets a zero gradient, as in PyTorch.
+        out = list(grads)
+        for i, g in enumerate(out):
+            if g is None:
+                out[i] = zeros_array_tensor(*self._out_meta[i])
+        return out
 
 
-def _alias(t: Tensor) -> Tensor:
-    out = _new(Tensor)
-    out._data = t._data
-    out._rg = False
-    out._grad_fn = None
-    out._vc = t._version_counter()  # same storage, same version counter
-    return out
+BackwardHookFunctionBackward.__module__ = "tracegrad.autograd.function"
 
 
 def apply_identity(tensors: list) -> tuple[list, Node | None]:
-    """Route ``tensors`` through one identity node; tensors that need no grad are passed through as is."""
+    """Route ``tensors`` through one identity node, as PyTorch's ``BackwardHookFunction.apply(*tensors)``.
+
+    Like any custom Function returning its inputs as they are, every result is a view of its input made
+    without history; those that need no grad are its non-differentiable outputs, the others get the node as
+    history and may not be modified in place (IN_CUSTOM_FUNCTION, or MULTI_OUTPUT_NODE for several). The node
+    takes one gradient per tensor and has one edge per tensor (none for those that need no grad)."""
     node = BackwardHookFunctionBackward()
     edges = []
-    meta = []
     outs = []
-    out_meta = []
-    n = 0
-    for t in tensors:
+    nondiff = set()
+    for i, t in enumerate(tensors):
+        out = _alias_no_grad(t)
         if t._rg:
             edges.append(gradient_edge(t))
-            meta.append((t._data.shape, t._data.dtype))
-            out = _alias(t)
-            out._rg = True
-            out._grad_fn = node
-            if n:
-                out._output_nr = n
-            n += 1
-            out_meta.append((t._data.shape, t._data.dtype))
-            outs.append(out)
+            _set_edge(out, node, i)
         else:
-            outs.append(t)
+            edges.append((None, 0))
+            nondiff.add(i)
+        outs.append(out)
+    meta = tuple((t._data.shape, t._data.dtype) for t in tensors)
     node._edges = tuple(edges)
-    node._in_meta = tuple(meta)
-    node._n_out = n
-    node._out_meta = tuple(out_meta)
-    return outs, (node if n else None)
+    node._in_meta = meta
+    node._n_out = len(tensors)
+    node._out_meta = meta
+    _set_view_creation_meta(outs, set(), frozenset(nondiff), False)
+    return outs, (node if len(nondiff) < len(tensors) else None)
 
 
 def _emit_module_hook(kind: str, module, hook) -> None:
@@ -108,8 +114,7 @@ class BackwardHook:
                 "Error while setting up backward hooks. Please open an issue with a code sample to "
                 "reproduce this."
             )
-        # The node's inputs are only the tensors that require grad: remember which argument each one was.
-        register(node, [i for i, t in zip(tensors_idx, tensors) if t._rg])
+        register(node, tensors_idx)
         arg_list = list(args)
         for idx, val in zip(tensors_idx, new_tensors):
             arg_list[idx] = val

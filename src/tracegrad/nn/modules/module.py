@@ -19,11 +19,23 @@ from ...autograd.node import RemovableHandle
 from ..parameter import Buffer, Parameter
 from ._backward_hook import BackwardHook
 
-__all__ = ["Module", "typename", "register_module_forward_pre_hook", "register_module_forward_hook"]
+__all__ = ["Module", "typename", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_backward_hook",
+           "register_module_full_backward_hook", "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook", "register_module_parameter_registration_hook"]
 
+# Hooks common to every module (PyTorch's global module hooks, for debugging and profiling): they run before
+# each module's own hooks of the same kind.
 _global_forward_pre_hooks: dict = OrderedDict()
 _global_forward_hooks: dict = OrderedDict()
 _global_forward_hooks_always_called: dict = OrderedDict()
+_global_forward_hooks_with_kwargs: dict = OrderedDict()
+_global_backward_pre_hooks: dict = OrderedDict()
+_global_backward_hooks: dict = OrderedDict()
+_global_is_full_backward_hook: bool | None = None  # set by the first global backward hook, never reset
+_global_buffer_registration_hooks: dict = OrderedDict()
+_global_module_registration_hooks: dict = OrderedDict()
+_global_parameter_registration_hooks: dict = OrderedDict()
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
@@ -43,14 +55,69 @@ def typename(obj) -> str:
 
 
 def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, args)`` before every module's forward, before the module's own pre-hooks."""
     return _add_hook(_global_forward_pre_hooks, hook, False)
 
 
-def register_module_forward_hook(hook: Callable, *, always_call: bool = False) -> RemovableHandle:
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with ``with_kwargs``) after every
+    module's forward, before the module's own forward hooks."""
     handle = _add_hook(_global_forward_hooks, hook, False, _global_forward_hooks_always_called)
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
     if always_call:
         _global_forward_hooks_always_called[handle.id] = True
     return handle
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """The deprecated global non-full backward hook (on each module output's grad_fn)."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _global_is_full_backward_hook = False
+    return _add_hook(_global_backward_hooks, hook, False)
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, grad_output)`` for every module, before the module's own backward pre-hooks."""
+    return _add_hook(_global_backward_pre_hooks, hook, False)
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output)`` for every module, before the module's own backward hooks."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _global_is_full_backward_hook = True
+    return _add_hook(_global_backward_hooks, hook, False)
+
+
+def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, buffer)`` on every ``register_buffer``; a non-None result replaces the buffer."""
+    return _add_hook(_global_buffer_registration_hooks, hook, False)
+
+
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, submodule)`` on every submodule registration; a non-None result replaces it."""
+    return _add_hook(_global_module_registration_hooks, hook, False)
+
+
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """``hook(module, name, param)`` on every ``register_parameter``; a non-None result replaces it."""
+    return _add_hook(_global_parameter_registration_hooks, hook, False)
+
+
+def _registered(hooks: dict, module, name: str, value):
+    """``value`` after the global registration hooks (each may return a replacement)."""
+    for hook in list(hooks.values()):
+        out = hook(module, name, value)
+        if out is not None:
+            value = out
+    return value
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -149,6 +216,8 @@ class Module:
                 f"cannot assign '{typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
                 "required)"
             )
+        if _global_buffer_registration_hooks:
+            tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -171,6 +240,8 @@ class Module:
                 "the forward() method."
             )
         else:
+            if _global_parameter_registration_hooks:
+                param = _registered(_global_parameter_registration_hooks, self, name, param)
             self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -184,6 +255,8 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if _global_module_registration_hooks:
+            module = _registered(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     def register_module(self, name: str, module: Module | None) -> None:
@@ -288,6 +361,8 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            if _global_module_registration_hooks:
+                value = _registered(_global_module_registration_hooks, self, name, value)
             modules[name] = value
             return
         if modules is not None and name in modules:
@@ -296,6 +371,8 @@ class Module:
                     f"cannot assign '{typename(value)}' as child module '{name}' (torch.nn.Module or None "
                     "expected)"
                 )
+            if _global_module_registration_hooks:
+                value = _registered(_global_module_registration_hooks, self, name, value)
             modules[name] = value
             return
         buffers = d.get("_buffers")
@@ -769,6 +846,8 @@ class Module:
             or d["_backward_pre_hooks"]
             or _global_forward_hooks
             or _global_forward_pre_hooks
+            or _global_backward_hooks
+            or _global_backward_pre_hooks
         ):
             if STATE.observed:
                 return _observed_forward(self, args, kwargs)
@@ -776,12 +855,8 @@ class Module:
         result = None
         called_always = set()
         try:
-            full_hooks, old_hooks, pre_bw_hooks = [], [], list(self._backward_pre_hooks.values())
-            if self._backward_hooks:
-                if self._is_full_backward_hook:
-                    full_hooks = list(self._backward_hooks.values())
-                else:
-                    old_hooks = list(self._backward_hooks.values())
+            pre_bw_hooks = self._get_backward_pre_hooks()
+            full_hooks, old_hooks = self._get_backward_hooks()
             for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
                 if STATE.observed:
                     _emit_module_hook("module_forward_pre", self, hook)
@@ -812,7 +887,7 @@ class Module:
                     called_always.add(hook_id)
                 if STATE.observed:
                     _emit_module_hook("module_forward", self, hook)
-                if hook_id in self._forward_hooks_with_kwargs:
+                if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
                     out = hook(self, args, kwargs, result)
                 else:
                     out = hook(self, args, result)
@@ -837,9 +912,25 @@ class Module:
                 grad_fn = var.grad_fn
                 if grad_fn is not None:
                     for hook in old_hooks:
-                        grad_fn.register_hook(functools.partial(_old_style_hook, hook, self))
+                        # (named after the user's hook, as torch's _WrappedHook, for the hook errors)
+                        grad_fn.register_hook(functools.update_wrapper(functools.partial(_old_style_hook, hook, self),
+                                                                       hook))
+                    self._maybe_warn_non_full_backward_hook(args, result, grad_fn)
             return result
         except Exception:
+            # (PyTorch calls the global ones without kwargs, whatever they were registered with)
+            for hook_id, hook in _global_forward_hooks.items():
+                if hook_id in _global_forward_hooks_always_called and hook_id not in called_always:
+                    try:
+                        out = hook(self, args, result)
+                        if out is not None:
+                            result = out
+                    except Exception as e:  # noqa: BLE001
+                        warnings.warn(
+                            "global module forward hook with ``always_call=True`` raised an exception that was "
+                            f"silenced as another error was raised in forward: {e}",
+                            stacklevel=2,
+                        )
             for hook_id, hook in self._forward_hooks.items():
                 if hook_id in self._forward_hooks_always_called and hook_id not in called_always:
                     try:
@@ -858,6 +949,68 @@ class Module:
             raise
 
     __call__ = _call_impl
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """(full, non-full) backward hooks for a call: the global ones first, then the module's own."""
+        full: list = []
+        non_full: list = []
+        if _global_is_full_backward_hook is True:
+            full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        if _global_is_full_backward_hook is False:
+            non_full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is False:
+            non_full += self._backward_hooks.values()
+        return full, non_full
+
+    def _get_backward_pre_hooks(self) -> list:
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+
+    def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn) -> None:
+        """PyTorch's FutureWarnings for a non-full backward hook whose grad_input or grad_output will be
+        incomplete: the module's forward is more than the one node the hook is attached to."""
+        if not isinstance(result, Tensor):
+            if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+                warnings.warn(
+                    "Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of "
+                    "Tensors is deprecated and will be removed in future versions. This hook will be missing "
+                    "some of the grad_output. Please use register_full_backward_hook to get the documented "
+                    "behavior.", FutureWarning, stacklevel=2)
+                return
+        else:
+            result = (result,)
+        if not isinstance(inputs, Tensor):
+            if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+                warnings.warn(
+                    "Using non-full backward hooks on a Module that does not take as input a single Tensor or a "
+                    "tuple of Tensors is deprecated and will be removed in future versions. This hook will be "
+                    "missing some of the grad_input. Please use register_full_backward_hook to get the "
+                    "documented behavior.", FutureWarning, stacklevel=2)
+                return
+        else:
+            inputs = (inputs,)
+        out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+        if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+            warnings.warn(
+                "Using a non-full backward hook when outputs are nested in python data structure is deprecated "
+                "and will be removed in future versions. This hook will be missing some grad_output.",
+                FutureWarning, stacklevel=2)
+        elif len(out_grad_fn) > 1:
+            warnings.warn(
+                "Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                "deprecated and will be removed in future versions. This hook will be missing some grad_output. "
+                "Please use register_full_backward_hook to get the documented behavior.",
+                FutureWarning, stacklevel=2)
+        else:
+            inputs_grad_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
+            next_functions = {n[0] for n in grad_fn.next_functions}
+            if inputs_grad_fn != next_functions:
+                warnings.warn(
+                    "Using a non-full backward hook when the forward contains multiple autograd Nodes is "
+                    "deprecated and will be removed in future versions. This hook will be missing some "
+                    "grad_input. Please use register_full_backward_hook to get the documented behavior.",
+                    FutureWarning, stacklevel=2)
 
     # ---- printing ------------------------------------------------------------------------------------------
 

@@ -1,0 +1,76 @@
+"""Running a program from PyTorch's tutorials and notes under both libraries, and comparing what it shows.
+
+A program is ``program(lib, show)``. Wherever the tutorial prints, it calls ``show(*values)``: a tensor is
+compared by value (with its shape, dtype, ``requires_grad`` and ``grad_fn`` name), anything else by its
+``str``, with object addresses and the library's own name normalised (``<tracegrad.autograd.function.FBackward
+object at 0x...>`` reads as torch's ``<torch.autograd.function.FBackward object at 0x...>``). The transcript
+ends with the exception the program stopped on (type and message) and the warnings it raised.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+from _lib import tg, torch
+
+__all__ = ["transcript", "assert_same_transcript", "normalised"]
+
+# Warnings torch's own Python internals raise along the way (not part of the behaviour under test).
+TORCH_INTERNAL_WARNINGS = ("`torch.jit.script` is deprecated",)
+
+
+def normalised(text: str) -> str:
+    """``text`` with object addresses blanked and tracegrad's name spelt as torch's."""
+    return re.sub(r"0x[0-9a-fA-F]+", "0x…", text).replace("tracegrad", "torch")
+
+
+def _entry(value):
+    if isinstance(value, (tg.Tensor, torch.Tensor)):
+        grad_fn = value.grad_fn.name() if value.grad_fn is not None else None
+        meta = (tuple(value.shape), str(value.dtype).replace("tracegrad", "torch"), value.requires_grad, grad_fn)
+        return ("tensor", meta, value.detach().numpy())
+    return ("text", normalised(str(value)))
+
+
+def transcript(lib, program: Callable) -> list:
+    """What ``program(lib, show)`` shows, then how it ended, then its warnings (see the module docstring)."""
+    log: list = []
+
+    def show(*values) -> None:
+        log.append(tuple(_entry(v) for v in values))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # tracegrad's NumPy kernels leave IEEE warnings to a filter of its own (torch computes inf/nan silently)
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tracegrad(\.|$)")
+        try:
+            program(lib, show)
+        except Exception as exc:  # noqa: BLE001 - how the program ends is part of the transcript
+            log.append((("raised", type(exc).__name__, normalised(str(exc))),))
+    for w in caught:
+        text = str(w.message).split(" (Triggered internally at")[0]
+        if not text.startswith(TORCH_INTERNAL_WARNINGS):
+            log.append((("warned", w.category.__name__, normalised(text)),))
+    return log
+
+
+def assert_same_transcript(program: Callable, rtol: float = 1e-5, atol: float = 1e-6) -> list:
+    """Run ``program`` under tracegrad and torch; their transcripts must agree (tensors to the tolerance).
+    Returns torch's transcript (for the test to check the program did what the tutorial says)."""
+    ours, theirs = transcript(tg, program), transcript(torch, program)
+    shape_ours = [tuple(e[:2] for e in line) for line in ours]
+    shape_theirs = [tuple(e[:2] for e in line) for line in theirs]
+    assert shape_ours == shape_theirs, "\n".join(
+        difflib.unified_diff([str(x) for x in shape_theirs], [str(x) for x in shape_ours], "torch", "tracegrad",
+                             lineterm=""))
+    for line_ours, line_theirs in zip(ours, theirs):
+        for a, b in zip(line_ours, line_theirs):
+            if a[0] == "tensor":
+                np.testing.assert_allclose(a[2], b[2], rtol=rtol, atol=atol)
+            else:
+                assert a == b
+    return theirs
