@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from ..autograd import engine as _engine
 from ..autograd.graph import _current_graph_task_id, _will_engine_execute_node
+from ..ops.linalg import _LinAlgError
 from . import _autograd
 
-__all__ = ["_autograd", "_will_engine_execute_node", "_current_graph_task_id", "_current_graph_task_execution_order",
-           "_current_autograd_node", "_set_grad_enabled", "_get_tracing_state"]
+__all__ = ["_LinAlgError", "_autograd", "_will_engine_execute_node", "_current_graph_task_id",
+           "_current_graph_task_execution_order", "_current_autograd_node", "_set_grad_enabled", "_get_tracing_state"]
 
 
 def _current_graph_task_execution_order() -> list:

@@ -91,6 +91,16 @@ class SavedTensor:
         return self
 
     @classmethod
+    def _make_unhooked(cls, tensor: Tensor) -> SavedTensor:
+        """An input kept without any pack hook: what ``_raw_saved_<name>`` shows for a number a node keeps as
+        it is (PyTorch holds its wrapped-number tensor in a SavedVariable)."""
+        hooks, STATE.saved_hooks = STATE.saved_hooks, []
+        try:
+            return cls._make(tensor)
+        finally:
+            STATE.saved_hooks = hooks
+
+    @classmethod
     def _make_none(cls) -> SavedTensor:
         self = _new_saved(cls)
         self._kind = _NONE

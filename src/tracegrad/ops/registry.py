@@ -122,7 +122,7 @@ def _saved_properties(op: OpDef) -> dict:
 
     def saved(k: int, raw: bool, tensor_param: bool):
         if raw:
-            return property(lambda node: _public_attr(node._saved[k]))
+            return property(lambda node: _raw_saved(node._saved[k]))
         if tensor_param:  # a number given for a Tensor reads back as PyTorch's wrapped-number tensor
             return property(lambda node: _wrapped_number(_public_attr(_unpack(node._saved[k], node))))
         return property(lambda node: _public_attr(_unpack(node._saved[k], node)))
@@ -256,6 +256,16 @@ def _as_uint64(value):
 
 def _as_list(value):
     return (value,) if value.__class__ is int else value
+
+
+def _raw_saved(value):
+    """``_raw_saved_<name>``: PyTorch's SavedVariable whatever was kept, one holding None for a value not saved
+    (``x * 2`` keeps no ``self``) and the wrapped-number tensor for a number."""
+    if value is None:
+        return SavedTensor._make_none()
+    if value.__class__ in (int, float, bool, complex):
+        return SavedTensor._make_unhooked(_wrapped_number(value))
+    return _public_attr(value)
 
 
 def _public_attr(value):
