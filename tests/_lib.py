@@ -27,7 +27,11 @@ def to_numpy(value):
     if value is None:
         return None
     if hasattr(value, "detach"):
-        return np.asarray(value.detach().cpu().numpy() if hasattr(value, "cpu") else value.detach().numpy())
+        value = value.detach()
+        for bit, resolve in (("is_conj", "resolve_conj"), ("is_neg", "resolve_neg")):  # torch's lazy conj/neg
+            if hasattr(value, bit) and getattr(value, bit)():
+                value = getattr(value, resolve)()
+        return np.asarray(value.cpu().numpy() if hasattr(value, "cpu") else value.numpy())
     return np.asarray(value)
 
 

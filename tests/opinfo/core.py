@@ -20,15 +20,35 @@ FLOATS_INT: tuple[str, ...] = ("float32", "float64", "int64")
 FLOATS_INTS_BOOL: tuple[str, ...] = ("float32", "float64", "int64", "int32", "bool")
 INTS: tuple[str, ...] = ("int64", "int32", "uint8")
 INTS_BOOL: tuple[str, ...] = ("int64", "int32", "uint8", "bool")
+COMPLEX: tuple[str, ...] = ("complex64", "complex128")
+C128: tuple[str, ...] = ("complex128",)
 
-# (rtol, atol) per dtype when comparing tracegrad with torch.
-DEFAULT_TOL: dict[str, tuple[float, float]] = {"float32": (1e-5, 1e-5), "float64": (1e-7, 1e-9)}
+# (rtol, atol) per dtype when comparing tracegrad with torch (a complex dtype compares real and imaginary
+# parts with its real counterpart's tolerance unless an entry's ``tol`` names the complex dtype itself).
+DEFAULT_TOL: dict[str, tuple[float, float]] = {"float32": (1e-5, 1e-5), "float64": (1e-7, 1e-9),
+                                               "complex64": (1e-5, 1e-5), "complex128": (1e-7, 1e-9)}
+# dtypes whose runs differentiate (gradcheck, gradients, graphs, forward AD)
+GRAD_DTYPES: tuple[str, ...] = ("float64", "complex128")
 
 LAYOUTS = ("contig", "T", "strided")
 
 
 def is_floating(dtype: str) -> bool:
     return dtype.startswith("float")
+
+
+def is_complex(dtype: str) -> bool:
+    return dtype.startswith("complex")
+
+
+def is_inexact(dtype: str) -> bool:
+    """Floating or complex: the runs whose samples take continuous values (and can have gradients)."""
+    return is_floating(dtype) or is_complex(dtype)
+
+
+def real_dtype(dtype: str) -> str:
+    """complex64 -> float32, complex128 -> float64; any other dtype unchanged."""
+    return {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
 
 
 # --------------------------------------------------------------------------------------------- sample values
@@ -77,7 +97,10 @@ class Maker:
     """Deterministic array factory for one (op, dtype) pair.
 
     ``make(*shape)`` returns an :class:`Arr` of the pair's dtype (or ``dtype=``), with values in
-    ``[low, high)``; ``layout`` chooses the strides of the tensor later built from it.
+    ``[low, high)``; ``layout`` chooses the strides of the tensor later built from it. A complex dtype draws
+    the real and the imaginary parts independently, both in ``[low, high)`` (``exclude_zero`` moves the real
+    part, so ``|v| >= 0.25`` too); the structured helpers (``well_conditioned``, ``spd``...) make complex
+    matrices with the same structure (Hermitian where the real one is symmetric, unitary factors).
     """
 
     def __init__(self, rng: np.random.RandomState, dtype: str) -> None:
@@ -90,6 +113,10 @@ class Maker:
         rng = self.rng
         if dtype == "bool":
             return np.asarray(rng.rand(*shape) < 0.5)
+        if is_complex(dtype):
+            real = self.values(shape, real_dtype(dtype), low, high, exclude_zero)
+            imag = self.values(shape, real_dtype(dtype), low, high)
+            return np.asarray(real + 1j * imag, dtype=dtype)
         if is_floating(dtype):
             low = -2.0 if low is None else low
             high = 2.0 if high is None else high
@@ -136,36 +163,51 @@ class Maker:
         return Arr(np.asarray(self.rng.rand(*shape) < 0.5), layout)
 
     # ---- matrices with a known structure (domain restrictions of linalg ops)
+    def _uniform(self, low: float, high: float, shape: tuple[int, ...]) -> np.ndarray:
+        """uniform(low, high) values; complex (both parts drawn) for a complex run."""
+        v = self.rng.uniform(low, high, size=shape)
+        if is_complex(self.dtype):
+            v = v + 1j * self.rng.uniform(low, high, size=shape)
+        return v
+
+    def _normal(self, shape: tuple[int, ...]) -> np.ndarray:
+        v = self.rng.normal(size=shape)
+        if is_complex(self.dtype):
+            v = v + 1j * self.rng.normal(size=shape)
+        return v
+
     def well_conditioned(self, *shape: int, layout: str = "contig") -> Arr:
         """Square matrices (batched) close to the identity: invertible with condition number < ~10."""
         n = shape[-1]
-        v = self.rng.uniform(-1, 1, size=shape) * (0.5 / np.sqrt(n)) + np.eye(n) * self.rng.choice([-1, 1], n)
+        scale = 0.5 / np.sqrt(n) / (np.sqrt(2) if is_complex(self.dtype) else 1)  # |entries| <= 0.5/sqrt(n)
+        v = self._uniform(-1, 1, shape) * scale + np.eye(n) * self.rng.choice([-1, 1], n)
         return Arr(v.astype(self.dtype), layout)
 
     def spd(self, *shape: int, layout: str = "contig") -> Arr:
-        """Symmetric positive definite matrices: A Aᵀ + n·I."""
+        """Symmetric (Hermitian) positive definite matrices: A Aᴴ + n·I."""
         n = shape[-1]
-        a = self.rng.uniform(-1, 1, size=shape)
-        v = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+        a = self._uniform(-1, 1, shape)
+        v = a @ np.swapaxes(a, -1, -2).conj() + n * np.eye(n)
         return Arr(v.astype(self.dtype), layout)
 
     def symmetric_distinct_eig(self, *shape: int, layout: str = "contig") -> Arr:
-        """Symmetric matrices Q diag(λ) Qᵀ with eigenvalues at least 1 apart (eigh gradients need gaps)."""
+        """Symmetric (Hermitian) matrices Q diag(λ) Qᴴ with eigenvalues at least 1 apart (eigh gradients need
+        gaps)."""
         n = shape[-1]
-        q, _ = np.linalg.qr(self.rng.normal(size=shape))
+        q, _ = np.linalg.qr(self._normal(shape))
         lam = np.arange(n) * 1.5 - n / 2 + self.rng.uniform(-0.2, 0.2, size=shape[:-1])
-        v = (q * lam[..., None, :]) @ np.swapaxes(q, -1, -2)
-        v = (v + np.swapaxes(v, -1, -2)) / 2
+        v = (q * lam[..., None, :]) @ np.swapaxes(q, -1, -2).conj()
+        v = (v + np.swapaxes(v, -1, -2).conj()) / 2
         return Arr(v.astype(self.dtype), layout)
 
     def distinct_singular(self, *shape: int, layout: str = "contig") -> Arr:
-        """Matrices U diag(σ) Vᵀ with singular values at least 0.5 apart and away from 0."""
+        """Matrices U diag(σ) Vᴴ with singular values at least 0.5 apart and away from 0."""
         m, n = shape[-2], shape[-1]
         k = min(m, n)
-        u, _ = np.linalg.qr(self.rng.normal(size=shape[:-2] + (m, k)))
-        w, _ = np.linalg.qr(self.rng.normal(size=shape[:-2] + (n, k)))
+        u, _ = np.linalg.qr(self._normal(shape[:-2] + (m, k)))
+        w, _ = np.linalg.qr(self._normal(shape[:-2] + (n, k)))
         s = 1.0 + 0.7 * np.arange(k)[::-1] + self.rng.uniform(0, 0.1, size=shape[:-2] + (k,))
-        v = (u * s[..., None, :]) @ np.swapaxes(w, -1, -2)
+        v = (u * s[..., None, :]) @ np.swapaxes(w, -1, -2).conj()
         return Arr(v.astype(self.dtype), layout)
 
 
@@ -208,7 +250,7 @@ class OpInfo:
     is_view: bool = False  # every output aliases args[0] (checked by mutating args[0] afterwards)
     aliases: tuple[str, ...] = ()  # other paths that must compute the same thing (e.g. "Tensor.sin")
     tol: dict = field(default_factory=dict)  # dtype -> (rtol, atol), overrides DEFAULT_TOL
-    grad_tol: tuple[float, float] = (1e-7, 1e-9)  # (rtol, atol) of test_grad_vs_torch in float64
+    grad_tol: tuple[float, float] = (1e-7, 1e-9)  # (rtol, atol) of gradients vs torch (float64, complex128)
     gradcheck_kwargs: dict = field(default_factory=dict)  # e.g. {"atol": 1e-4} for slow-converging FD
     # Maps raw outputs to gauge-invariant ones (qr/eigh/svd signs) for every comparison and gradcheck.
     output_process: OutputProcess | None = None
@@ -236,9 +278,10 @@ class OpInfo:
 
     def tolerance(self, dtype: str) -> tuple[float, float]:
         """(rtol, atol) for a run in ``dtype``. Integer/bool runs use float32's: their floating outputs are
-        promoted to the default dtype, and any atol < 0.5 still compares integer outputs exactly."""
-        key = dtype if is_floating(dtype) else "float32"
-        return self.tol.get(key, DEFAULT_TOL[key])
+        promoted to the default dtype, and any atol < 0.5 still compares integer outputs exactly. A complex
+        run uses the entry's tolerance for its real counterpart unless ``tol`` names the complex dtype."""
+        key = dtype if is_inexact(dtype) else "float32"
+        return self.tol.get(key, self.tol.get(real_dtype(key), DEFAULT_TOL[key]))
 
     def samples(self, dtype: str) -> list[SampleInput]:
         out = list(self.sample_inputs(Maker(seeded_rng(self.id, dtype), dtype)))
@@ -324,7 +367,7 @@ class Call:
                 if x.layout != "contig" and lib.__name__ == "torch":
                     # validates the database itself: the layout must really be non-contiguous
                     assert not t.is_contiguous(), f"{op.id}/{sample.name}: layout {x.layout} is contiguous"
-                floating = x.values.dtype.kind == "f"
+                floating = x.values.dtype.kind in "fc"  # floating or complex: may require grad
                 wants = floating and (grad_all_floats or (op.differentiable and key not in op.nondiff_args))
                 if requires_grad and wants:
                     t = t.detach().requires_grad_(True)

@@ -1,11 +1,12 @@
-"""``torch.fft`` (ops/fft.py). The database makes real inputs only, so the complex-input paths (c2c, c2r on
-complex spectra) are covered by tests/ops/test_fft_vs_torch.py; here the C2R transforms take real input, which
-PyTorch promotes to complex (a ToCopyBackward0 in the graph). Complex outputs are compared, differentiated and
-gradchecked through ``view_as_real``."""
+"""``torch.fft`` (ops/fft.py). Float runs give the C2C and C2R transforms real input, which PyTorch promotes to
+complex (a ToCopyBackward0 in the graph); complex runs (every transform but the R2C ones, rfft* and ihfft*, which
+refuse complex input) take complex input directly (C2C, and C2R on a complex spectrum). Complex outputs are
+compared, differentiated and gradchecked through ``view_as_real``; tests/ops/test_fft_vs_torch.py covers more
+(Hermitian spectra, norms, out= shapes)."""
 
 from __future__ import annotations
 
-from .core import FLOATS_INT, Maker, OpInfo, SampleInput
+from .core import COMPLEX, FLOATS_INT, Maker, OpInfo, SampleInput
 
 _TOL = {"float32": (1e-4, 1e-4)}
 
@@ -39,8 +40,9 @@ def _shift_samples(m: Maker):
 
 
 def _entry(name: str, samples, **kw) -> OpInfo:
-    return OpInfo(f"fft.{name}", samples, dtypes=FLOATS_INT, supports_out=True, tol=_TOL, output_process=_as_real,
-                  **kw)
+    real_input_only = name.startswith(("rfft", "ihfft"))
+    return OpInfo(f"fft.{name}", samples, dtypes=FLOATS_INT + (() if real_input_only else COMPLEX), supports_out=True,
+                  tol=_TOL, output_process=_as_real, **kw)
 
 
 # (no autograd error for out= on these two: PyTorch conjugates into out= after a functional R2C)
@@ -51,5 +53,5 @@ OPS: list[OpInfo] = [
     *(_entry(n, _one_dim_samples, **_CONJ_OUT) for n in ("ifft", "ihfft")),
     *(_entry(n, _n_dim_samples) for n in ("fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn")),
     *(_entry(n, _two_dim_samples) for n in ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2")),
-    *(OpInfo(f"fft.{n}", _shift_samples, dtypes=FLOATS_INT) for n in ("fftshift", "ifftshift")),
+    *(OpInfo(f"fft.{n}", _shift_samples, dtypes=FLOATS_INT + ("complex128",)) for n in ("fftshift", "ifftshift")),
 ]

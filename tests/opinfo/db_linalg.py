@@ -6,7 +6,7 @@ sign normalisation written with dispatched ops, so gradients flow through a gaug
 
 from __future__ import annotations
 
-from .core import FLOATS_INT, Maker, OpInfo, SampleInput, is_floating
+from .core import COMPLEX, FLOATS, FLOATS_INT, Maker, OpInfo, SampleInput, is_complex, is_inexact
 
 LINALG_TOL = {"float32": (1e-4, 1e-4), "float64": (1e-7, 1e-9)}
 
@@ -46,15 +46,23 @@ def _outer_samples(m: Maker):
     yield SampleInput("noncontig_strided", (m(3, layout="strided"), m(2)))
 
 
+def _beta_alpha(m: Maker) -> dict:
+    """beta/alpha of the run's kind (complex ones for a complex run: their conjugates enter the backward)."""
+    if is_complex(m.dtype):
+        return dict(beta=0.5 - 0.5j, alpha=2.0 + 1.0j)
+    return dict(beta=0.5, alpha=2.0) if is_inexact(m.dtype) else dict(beta=2, alpha=3)
+
+
 def _addmm_samples(m: Maker):
-    ab = dict(beta=0.5, alpha=2.0) if is_floating(m.dtype) else dict(beta=2, alpha=3)
+    ab = _beta_alpha(m)
     yield SampleInput("full_input", (m(3, 2), m(3, 4), m(4, 2)))
-    yield SampleInput("noncontig_beta_alpha", (m(3, 2, layout="T"), m(3, 4, layout="T"), m(4, 2, layout="strided")), ab)
+    yield SampleInput("noncontig_beta_alpha", (m(3, 2, layout="T"), m(3, 4, layout="T"), m(4, 2, layout="strided")),
+                      ab)
     yield SampleInput("bcast_input", (m(2), m(3, 4), m(4, 2)), ab)
 
 
 def _baddbmm_samples(m: Maker):
-    ab = dict(beta=0.5, alpha=2.0) if is_floating(m.dtype) else dict(beta=2, alpha=3)
+    ab = _beta_alpha(m)
     yield SampleInput("full_input", (m(2, 3, 2), m(2, 3, 4), m(2, 4, 2)))
     yield SampleInput("noncontig_beta_alpha",
                       (m(2, 3, 2, layout="T"), m(2, 3, 4, layout="T"), m(2, 4, 2, layout="strided")), ab)
@@ -158,80 +166,97 @@ def _svd_samples(m: Maker):
     yield SampleInput("batched_strided", (m.distinct_singular(2, 3, 3, layout="strided"),), {"full_matrices": False})
 
 
+def _adjoint(a):
+    """The conjugate transpose of the last two dims (the plain transpose for real input, recorded as such)."""
+    return a.mH if a.is_complex() else a.transpose(-2, -1)
+
+
 def _symmetrize(lib, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """(A + Aᵀ)/2 on the first argument: a no-op for the symmetric samples, but it makes the finite
+    """(A + Aᴴ)/2 on the first argument: a no-op for the symmetric (Hermitian) samples, but it makes the finite
     differences of gradcheck agree with the symmetric gradient that cholesky/eigh backward return."""
     a = args[0]
-    return ((a + a.transpose(-2, -1)) / 2, *args[1:]), kwargs
+    return ((a + _adjoint(a)) / 2, *args[1:]), kwargs
 
 
-def _column_signs(v):
-    """Sign of each column's largest-magnitude entry, shape (..., 1, k): a piecewise-constant gauge fix."""
+def _phase(x):
+    """x / |x|: the sign of a real tensor, the unit phase of a complex one."""
+    return x.sgn() if x.is_complex() else x.sign()
+
+
+def _conj(x):
+    return x.conj() if x.is_complex() else x
+
+
+def _column_phases(v):
+    """Phase (sign) of each column's largest-magnitude entry, shape (..., 1, k): a piecewise-constant gauge fix."""
     idx = v.abs().argmax(dim=-2, keepdim=True)
-    return v.gather(-2, idx).sign()
+    return _phase(v.gather(-2, idx))
 
 
 def _qr_process(lib, out):
     q, r = out
-    s = r.diagonal(dim1=-2, dim2=-1).sign()  # make diag(R) positive: the unique QR of a full-rank matrix
-    return q * s.unsqueeze(-2), r * s.unsqueeze(-1)
+    s = _phase(r.diagonal(dim1=-2, dim2=-1))  # make diag(R) real positive: the unique QR of a full-rank matrix
+    return q * s.unsqueeze(-2), r * _conj(s).unsqueeze(-1)
 
 
 def _eigh_process(lib, out):
     lam, v = out
-    return lam, v * _column_signs(v)
+    return lam, v * _conj(_column_phases(v))
 
 
 def _svd_process(lib, out):
     u, s, vh = out
-    sign = _column_signs(u)
-    return u * sign, s, vh * sign.transpose(-2, -1)
+    phase = _column_phases(u)
+    return u * _conj(phase), s, vh * phase.transpose(-2, -1)
 
 
+# complex64 and complex128 throughout (torch's linalg takes complex input everywhere here)
+FI_C = FLOATS_INT + COMPLEX
+F_C = FLOATS + COMPLEX
 LINALG_OPS = [
-    OpInfo("matmul", _matmul_samples, dtypes=FLOATS_INT, supports_out=True, aliases=("Tensor.matmul",),
+    OpInfo("matmul", _matmul_samples, dtypes=FI_C, supports_out=True, aliases=("Tensor.matmul",),
            tol=LINALG_TOL),
-    OpInfo("mm", _mm_samples, dtypes=FLOATS_INT, supports_out=True, aliases=("Tensor.mm",), tol=LINALG_TOL),
-    OpInfo("bmm", _bmm_samples, dtypes=FLOATS_INT, supports_out=True, aliases=("Tensor.bmm",), tol=LINALG_TOL),
-    OpInfo("mv", _mv_samples, dtypes=FLOATS_INT, supports_out=True, aliases=("Tensor.mv",), tol=LINALG_TOL),
-    OpInfo("dot", _dot_samples, dtypes=FLOATS_INT, supports_out=True, aliases=("Tensor.dot", "inner"),
+    OpInfo("mm", _mm_samples, dtypes=FI_C, supports_out=True, aliases=("Tensor.mm",), tol=LINALG_TOL),
+    OpInfo("bmm", _bmm_samples, dtypes=FI_C, supports_out=True, aliases=("Tensor.bmm",), tol=LINALG_TOL),
+    OpInfo("mv", _mv_samples, dtypes=FI_C, supports_out=True, aliases=("Tensor.mv",), tol=LINALG_TOL),
+    OpInfo("dot", _dot_samples, dtypes=FI_C, supports_out=True, aliases=("Tensor.dot", "inner"),
            tol=LINALG_TOL),
-    OpInfo("outer", _outer_samples, dtypes=FLOATS_INT, supports_out=True, aliases=("Tensor.outer",)),
-    OpInfo("addmm", _addmm_samples, dtypes=FLOATS_INT, supports_out=True, inplace="Tensor.addmm_",
+    OpInfo("outer", _outer_samples, dtypes=FI_C, supports_out=True, aliases=("Tensor.outer",)),
+    OpInfo("addmm", _addmm_samples, dtypes=FI_C, supports_out=True, inplace="Tensor.addmm_",
            aliases=("Tensor.addmm",), tol=LINALG_TOL),
-    OpInfo("baddbmm", _baddbmm_samples, dtypes=FLOATS_INT, supports_out=True, inplace="Tensor.baddbmm_",
+    OpInfo("baddbmm", _baddbmm_samples, dtypes=FI_C, supports_out=True, inplace="Tensor.baddbmm_",
            aliases=("Tensor.baddbmm",), tol=LINALG_TOL),
-    OpInfo("einsum", _einsum_samples, dtypes=FLOATS_INT, tol=LINALG_TOL),
-    OpInfo("tensordot", _tensordot_samples, dtypes=FLOATS_INT, supports_out=True, tol=LINALG_TOL,
+    OpInfo("einsum", _einsum_samples, dtypes=FI_C, tol=LINALG_TOL),
+    OpInfo("tensordot", _tensordot_samples, dtypes=FI_C, supports_out=True, tol=LINALG_TOL,
            out_grad_error=False),
-    OpInfo("kron", _kron_samples, dtypes=FLOATS_INT, supports_out=True, aliases=("Tensor.kron",)),
-    OpInfo("dist", _dist_samples, aliases=("Tensor.dist",), tol=LINALG_TOL, domain="no zero differences"),
-    OpInfo("block_diag", _block_diag_samples, dtypes=FLOATS_INT),
-    OpInfo("trace", _trace_samples, dtypes=FLOATS_INT, aliases=("Tensor.trace",)),
-    OpInfo("tril", _tri_samples, dtypes=FLOATS_INT + ("bool",), supports_out=True, inplace="Tensor.tril_",
+    OpInfo("kron", _kron_samples, dtypes=FI_C, supports_out=True, aliases=("Tensor.kron",)),
+    OpInfo("dist", _dist_samples, dtypes=F_C, aliases=("Tensor.dist",), tol=LINALG_TOL, domain="no zero differences"),
+    OpInfo("block_diag", _block_diag_samples, dtypes=FI_C),
+    OpInfo("trace", _trace_samples, dtypes=FI_C, aliases=("Tensor.trace",)),
+    OpInfo("tril", _tri_samples, dtypes=FLOATS_INT + ("bool",) + COMPLEX, supports_out=True, inplace="Tensor.tril_",
            aliases=("Tensor.tril",)),
-    OpInfo("triu", _tri_samples, dtypes=FLOATS_INT + ("bool",), supports_out=True, inplace="Tensor.triu_",
+    OpInfo("triu", _tri_samples, dtypes=FLOATS_INT + ("bool",) + COMPLEX, supports_out=True, inplace="Tensor.triu_",
            aliases=("Tensor.triu",)),
-    OpInfo("linalg.norm", _linalg_norm_samples, supports_out=True, tol=LINALG_TOL, out_grad_error=False),
-    OpInfo("linalg.vector_norm", _vector_norm_samples, supports_out=True, tol=LINALG_TOL),
-    OpInfo("linalg.inv", _square_samples, supports_out=True, aliases=("inverse",), tol=LINALG_TOL,
+    OpInfo("linalg.norm", _linalg_norm_samples, dtypes=F_C, supports_out=True, tol=LINALG_TOL, out_grad_error=False),
+    OpInfo("linalg.vector_norm", _vector_norm_samples, dtypes=F_C, supports_out=True, tol=LINALG_TOL),
+    OpInfo("linalg.inv", _square_samples, dtypes=F_C, supports_out=True, aliases=("inverse",), tol=LINALG_TOL,
            domain="well-conditioned matrices (near ±I)"),
-    OpInfo("linalg.det", _square_samples, supports_out=True, aliases=("det", "Tensor.det"), tol=LINALG_TOL,
-           domain="well-conditioned matrices (det far from 0)"),
-    OpInfo("linalg.slogdet", _square_samples, supports_out=True, aliases=("slogdet",), tol=LINALG_TOL,
+    OpInfo("linalg.det", _square_samples, dtypes=F_C, supports_out=True, aliases=("det", "Tensor.det"),
+           tol=LINALG_TOL, domain="well-conditioned matrices (det far from 0)"),
+    OpInfo("linalg.slogdet", _square_samples, dtypes=F_C, supports_out=True, aliases=("slogdet",), tol=LINALG_TOL,
            domain="well-conditioned matrices; sign is a non-differentiable output"),
-    OpInfo("linalg.solve", _solve_samples, supports_out=True, tol=LINALG_TOL,
+    OpInfo("linalg.solve", _solve_samples, dtypes=F_C, supports_out=True, tol=LINALG_TOL,
            domain="well-conditioned A"),
-    OpInfo("linalg.cholesky", _cholesky_samples, supports_out=True, tol=LINALG_TOL, input_process=_symmetrize,
-           domain="symmetric positive definite (A Aᵀ + nI)"),
-    OpInfo("linalg.qr", _qr_samples, supports_out=True, tol=LINALG_TOL, output_process=_qr_process,
-           domain="full column rank, m >= n (reduced mode)", notes="outputs compared with diag(R) > 0"),
-    OpInfo("linalg.eigh", _eigh_samples, supports_out=True, tol=LINALG_TOL, input_process=_symmetrize,
-           output_process=_eigh_process, domain="symmetric, eigenvalues >= 1 apart",
-           notes="eigenvectors compared with each column's largest entry positive"),
-    OpInfo("linalg.svd", _svd_samples, supports_out=True, tol=LINALG_TOL, output_process=_svd_process,
+    OpInfo("linalg.cholesky", _cholesky_samples, dtypes=F_C, supports_out=True, tol=LINALG_TOL,
+           input_process=_symmetrize, domain="symmetric (Hermitian) positive definite (A Aᴴ + nI)"),
+    OpInfo("linalg.qr", _qr_samples, dtypes=F_C, supports_out=True, tol=LINALG_TOL, output_process=_qr_process,
+           domain="full column rank, m >= n (reduced mode)", notes="outputs compared with diag(R) real > 0"),
+    OpInfo("linalg.eigh", _eigh_samples, dtypes=F_C, supports_out=True, tol=LINALG_TOL, input_process=_symmetrize,
+           output_process=_eigh_process, domain="symmetric (Hermitian), eigenvalues >= 1 apart",
+           notes="eigenvectors compared with each column's largest entry real positive"),
+    OpInfo("linalg.svd", _svd_samples, dtypes=F_C, supports_out=True, tol=LINALG_TOL, output_process=_svd_process,
            domain="singular values distinct and away from 0; full_matrices=False (full U/V are not unique)",
-           notes="U columns / Vh rows compared with U's largest entry per column positive"),
+           notes="U columns / Vh rows compared with U's largest entry per column real positive"),
 ]
 
 OPS = LINALG_OPS

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Arr, Maker, OpInfo, SampleInput
+from .core import COMPLEX, FLOATS, Arr, Maker, OpInfo, SampleInput
 from .db_linalg import LINALG_TOL
 
 
@@ -79,23 +79,28 @@ def _householder_samples(m: Maker):
     yield SampleInput("tall_strided", (m(5, 2, layout="strided"), m(2, low=0.2, high=0.8)))
 
 
+# complex64 and complex128 too: torch's LU family, lstsq, matrix_exp and householder_product take complex input
+F_C = FLOATS + COMPLEX
 OPS = [
-    OpInfo("linalg.lu_factor", _lu_samples, tol=LINALG_TOL, domain="well-conditioned or full column rank"),
-    OpInfo("linalg.lu_factor_ex", _lu_samples, tol=LINALG_TOL, supports_out=True,
+    OpInfo("linalg.lu_factor", _lu_samples, dtypes=F_C, tol=LINALG_TOL, domain="well-conditioned or full column rank"),
+    OpInfo("linalg.lu_factor_ex", _lu_samples, dtypes=F_C, tol=LINALG_TOL, supports_out=True,
            domain="well-conditioned or full column rank"),
     # P is float but has no gradient (torch's output_differentiability): as torch's own OpInfo, the
     # gradient tests see (L, U) only, since fast gradcheck pairs float outputs with differentiable ones
-    OpInfo("linalg.lu", _lu_samples, tol=LINALG_TOL, supports_out=True, output_process=_drop_p,
+    OpInfo("linalg.lu", _lu_samples, dtypes=F_C, tol=LINALG_TOL, supports_out=True, output_process=_drop_p,
            domain="well-conditioned or full column rank"),
-    OpInfo("linalg.lu_solve", _lu_solve_samples, tol=LINALG_TOL, domain="LU with a nonzero diagonal"),
-    OpInfo("linalg.solve_ex", _solve_ex_samples, tol=LINALG_TOL, supports_out=True, domain="well-conditioned A"),
-    OpInfo("linalg.lstsq", _lstsq_samples, tol=LINALG_TOL, domain="full column rank A"),
-    OpInfo("linalg.matrix_exp", _matrix_exp_samples, tol=LINALG_TOL, aliases=("matrix_exp", "Tensor.matrix_exp")),
-    OpInfo("linalg.tensorinv", _tensorinv_samples, tol=LINALG_TOL, domain="well-conditioned as a matrix"),
-    OpInfo("linalg.tensorsolve", _tensorsolve_samples, tol=LINALG_TOL, domain="well-conditioned as a matrix"),
-    OpInfo("linalg.vander", _vander_samples, tol=LINALG_TOL),
-    OpInfo("linalg.cond", _cond_samples, tol=LINALG_TOL, domain="distinct singular values (None/±2/nuc: the "
-           "other orders' backward raises in torch)"),
-    OpInfo("linalg.householder_product", _householder_samples, tol=LINALG_TOL, aliases=("orgqr",),
+    OpInfo("linalg.lu_solve", _lu_solve_samples, dtypes=F_C, tol=LINALG_TOL, domain="LU with a nonzero diagonal"),
+    OpInfo("linalg.solve_ex", _solve_ex_samples, dtypes=F_C, tol=LINALG_TOL, supports_out=True,
+           domain="well-conditioned A"),
+    OpInfo("linalg.lstsq", _lstsq_samples, dtypes=F_C, tol=LINALG_TOL, domain="full column rank A"),
+    OpInfo("linalg.matrix_exp", _matrix_exp_samples, dtypes=F_C, tol=LINALG_TOL,
+           aliases=("matrix_exp", "Tensor.matrix_exp")),
+    OpInfo("linalg.tensorinv", _tensorinv_samples, dtypes=F_C, tol=LINALG_TOL, domain="well-conditioned as a matrix"),
+    OpInfo("linalg.tensorsolve", _tensorsolve_samples, dtypes=F_C, tol=LINALG_TOL,
+           domain="well-conditioned as a matrix"),
+    OpInfo("linalg.vander", _vander_samples, dtypes=F_C, tol=LINALG_TOL),
+    OpInfo("linalg.cond", _cond_samples, dtypes=F_C, tol=LINALG_TOL, domain="distinct singular values (None/±2/nuc: "
+           "the other orders' backward raises in torch)"),
+    OpInfo("linalg.householder_product", _householder_samples, dtypes=F_C, tol=LINALG_TOL, aliases=("orgqr",),
            domain="tau away from the values that make a reflector singular"),
 ]

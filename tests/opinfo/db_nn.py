@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Arr, DType, Maker, OpInfo, SampleInput
+from .core import C128, FLOATS, Arr, DType, Maker, OpInfo, SampleInput
 
 NN = "nn.functional."
 NN_TOL = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+# complex runs where torch takes complex input: complex128 (all the tests); complex64 alone (forward, out=, in-place)
+# where torch computes the function but refuses to differentiate complex outputs ("does not support automatic
+# differentiation for outputs with complex dtype")
+F_C = FLOATS + C128
+F_C64 = FLOATS + ("complex64",)
 
 
 def _act_samples(low: float = -3.0, high: float = 3.0, **kwargs):
@@ -648,7 +653,7 @@ def _conv_tbc_samples(m: Maker):
 
 
 NN_OPS = [
-    OpInfo("conv_tbc", _conv_tbc_samples, tol=NN_TOL),
+    OpInfo("conv_tbc", _conv_tbc_samples, dtypes=F_C64, tol=NN_TOL),
     OpInfo(NN + "prelu", _prelu_samples, tol=NN_TOL, aliases=("prelu",), domain="no input at the kink 0"),
     _act("relu", inplace=True, aliases=("relu", "Tensor.relu")),
     _act("relu6", _act_samples(-8.0, 8.0)),
@@ -658,7 +663,7 @@ NN_OPS = [
     _act("celu", _act_samples(alpha=0.7), inplace=True),
     _act("gelu"),
     _act("gelu", _act_samples(approximate="tanh"), variant="tanh"),
-    _act("silu"),
+    _act("silu", dtypes=F_C64),
     _act("mish"),
     _act("logsigmoid"),
     OpInfo(NN + "softplus", _softplus_samples),
@@ -666,8 +671,8 @@ NN_OPS = [
     _act("hardswish", _act_samples(-5.0, 5.0)),
     OpInfo(NN + "softmax", _softmax_samples, aliases=("softmax", "Tensor.softmax")),
     OpInfo(NN + "log_softmax", _softmax_samples, aliases=("log_softmax", "Tensor.log_softmax")),
-    OpInfo(NN + "linear", _linear_samples, tol=NN_TOL),
-    OpInfo(NN + "bilinear", _bilinear_samples, tol=NN_TOL),
+    OpInfo(NN + "linear", _linear_samples, dtypes=F_C, tol=NN_TOL),
+    OpInfo(NN + "bilinear", _bilinear_samples, dtypes=F_C64, tol=NN_TOL),
     # weight (class weights) is not differentiable in torch's nll_loss kernel
     OpInfo(NN + "cross_entropy", _ce_indices_samples, variant="indices", nondiff_args=frozenset({"weight"}),
            tol=NN_TOL),
@@ -677,7 +682,7 @@ NN_OPS = [
            nondiff_args=frozenset({"weight"}), tol=NN_TOL),
     OpInfo(NN + "nll_loss", _nll_samples, nondiff_args=frozenset({"weight"}), tol=NN_TOL),
     OpInfo(NN + "mse_loss", _regression_loss_samples(), tol=NN_TOL),
-    OpInfo(NN + "l1_loss", _regression_loss_samples(), tol=NN_TOL),
+    OpInfo(NN + "l1_loss", _regression_loss_samples(), dtypes=F_C, tol=NN_TOL),
     OpInfo(NN + "smooth_l1_loss", _regression_loss_samples(beta=0.5), tol=NN_TOL),
     OpInfo(NN + "huber_loss", _regression_loss_samples(delta=0.7), tol=NN_TOL),
     OpInfo(NN + "binary_cross_entropy", _bce_samples, nondiff_args=frozenset({"weight"}), tol=NN_TOL,
@@ -691,15 +696,15 @@ NN_OPS = [
              gradgrad_skip_reason="torch's _cdist_backward has no derivative either: both raise the same "
                                   "NotImplementedError (test_cdist_double_backward_error)")
       for gen, variant in ((_cdist_direct_samples, "direct"), (_cdist_other_p_samples, "other_p"))],
-    OpInfo(NN + "pixel_shuffle", _pixel_shuffle_samples, aliases=("pixel_shuffle",)),
-    OpInfo(NN + "pixel_unshuffle", _pixel_unshuffle_samples, aliases=("pixel_unshuffle",)),
+    OpInfo(NN + "pixel_shuffle", _pixel_shuffle_samples, dtypes=F_C, aliases=("pixel_shuffle",)),
+    OpInfo(NN + "pixel_unshuffle", _pixel_unshuffle_samples, dtypes=F_C, aliases=("pixel_unshuffle",)),
     OpInfo(NN + "margin_ranking_loss", _margin_ranking_samples, nondiff_args=frozenset({2}), tol=NN_TOL),
     OpInfo(NN + "hinge_embedding_loss", _hinge_embedding_samples, nondiff_args=frozenset({1}), tol=NN_TOL),
     OpInfo(NN + "cosine_embedding_loss", _cosine_embedding_samples, nondiff_args=frozenset({2}), tol=NN_TOL),
-    OpInfo(NN + "triplet_margin_loss", _triplet_samples, tol=NN_TOL),
+    OpInfo(NN + "triplet_margin_loss", _triplet_samples, dtypes=F_C, tol=NN_TOL),
     OpInfo(NN + "poisson_nll_loss", _poisson_nll_samples, tol=NN_TOL, domain="target >= 0; rates > 0"),
     # the target is not differentiable in torch's soft_margin_loss (it raises if it requires grad)
-    OpInfo(NN + "soft_margin_loss", _soft_margin_samples, nondiff_args=frozenset({1}), tol=NN_TOL),
+    OpInfo(NN + "soft_margin_loss", _soft_margin_samples, dtypes=F_C64, nondiff_args=frozenset({1}), tol=NN_TOL),
     OpInfo(NN + "multilabel_soft_margin_loss", _multilabel_soft_margin_samples, tol=NN_TOL,
            notes="composed in Python: target and weight are differentiable too"),
     *[OpInfo(NN + name, gen, nondiff_args=frozenset({"weight"}), tol=NN_TOL, supports_gradgrad=False,
@@ -708,9 +713,9 @@ NN_OPS = [
              domain="no margin term at its kink (z = 0)")
       for name, gen in (("multi_margin_loss", _multi_margin_samples),
                         ("multilabel_margin_loss", _multilabel_margin_samples))],
-    OpInfo(NN + "triplet_margin_with_distance_loss", _triplet_distance_samples, tol=NN_TOL),
+    OpInfo(NN + "triplet_margin_with_distance_loss", _triplet_distance_samples, dtypes=F_C, tol=NN_TOL),
     OpInfo(NN + "gaussian_nll_loss", _gaussian_nll_samples, tol=NN_TOL, domain="var > 0"),
-    OpInfo(NN + "dropout", _dropout_samples, notes="p>0 with training=True is test_dropout_statistics"),
+    OpInfo(NN + "dropout", _dropout_samples, dtypes=F_C, notes="p>0 with training=True is test_dropout_statistics"),
     OpInfo(NN + "layer_norm", _layer_norm_samples, tol=NN_TOL),
     OpInfo(NN + "group_norm", _group_norm_samples, tol=NN_TOL),
     OpInfo(NN + "batch_norm", _batch_norm_samples(training=False), variant="eval", nondiff_args=_RUNNING,
@@ -718,9 +723,9 @@ NN_OPS = [
     OpInfo(NN + "batch_norm", _batch_norm_samples(training=True), variant="train", nondiff_args=_RUNNING,
            tol=NN_TOL, notes="running stats are updated in place and compared after the call"),
     OpInfo(NN + "instance_norm", _instance_norm_samples, nondiff_args=_RUNNING, tol=NN_TOL),
-    OpInfo(NN + "conv1d", _conv1d_samples, tol=NN_TOL, aliases=("conv1d",)),
-    OpInfo(NN + "conv2d", _conv2d_samples, tol=NN_TOL, aliases=("conv2d",)),
-    OpInfo(NN + "conv_transpose2d", _conv_transpose2d_samples, tol=NN_TOL, aliases=("conv_transpose2d",)),
+    OpInfo(NN + "conv1d", _conv1d_samples, dtypes=F_C, tol=NN_TOL, aliases=("conv1d",)),
+    OpInfo(NN + "conv2d", _conv2d_samples, dtypes=F_C, tol=NN_TOL, aliases=("conv2d",)),
+    OpInfo(NN + "conv_transpose2d", _conv_transpose2d_samples, dtypes=F_C, tol=NN_TOL, aliases=("conv_transpose2d",)),
     OpInfo(NN + "max_pool1d", _max_pool1d_samples),
     OpInfo(NN + "max_pool2d", _max_pool2d_samples),
     OpInfo(NN + "avg_pool1d", _avg_pool1d_samples, tol=NN_TOL),
@@ -728,7 +733,7 @@ NN_OPS = [
     OpInfo(NN + "adaptive_avg_pool2d", _adaptive_avg_pool2d_samples, tol=NN_TOL),
     OpInfo(NN + "adaptive_max_pool2d", _adaptive_max_pool2d_samples, tol=NN_TOL, domain="no ties in a window"),
     OpInfo(NN + "adaptive_max_pool1d", _adaptive_max_pool1d_samples, tol=NN_TOL, domain="no ties in a window"),
-    OpInfo(NN + "embedding", _embedding_samples),
+    OpInfo(NN + "embedding", _embedding_samples, dtypes=F_C64),
     OpInfo(NN + "embedding_bag", _embedding_bag_samples, tol=NN_TOL, supports_gradgrad=False,
            gradgrad_skip_reason="torch's _embedding_bag_backward raises 'the derivative ... is not implemented' "
                                 "(EmbeddingBagBackwardBackward0) and the per_sample_weights backward records its "
@@ -738,15 +743,15 @@ NN_OPS = [
            gradgrad_skip_reason="torch's _ctc_loss_backward has no derivative (its NotImplemented node raises); "
                                 "no forward-mode formula for _ctc_loss either",
            domain="log_probs are log_softmax outputs (applied by input_process)"),
-    OpInfo(NN + "pad", _pad_samples("constant"), variant="constant"),
-    OpInfo(NN + "pad", _pad_samples("reflect"), variant="reflect"),
-    OpInfo(NN + "pad", _pad_samples("replicate"), variant="replicate"),
+    OpInfo(NN + "pad", _pad_samples("constant"), variant="constant", dtypes=F_C),
+    OpInfo(NN + "pad", _pad_samples("reflect"), variant="reflect", dtypes=F_C),
+    OpInfo(NN + "pad", _pad_samples("replicate"), variant="replicate", dtypes=F_C),
     OpInfo(NN + "one_hot", _one_hot_samples, dtypes=("int64",), differentiable=False),
-    OpInfo(NN + "normalize", _normalize_samples, tol=NN_TOL),
+    OpInfo(NN + "normalize", _normalize_samples, dtypes=F_C, tol=NN_TOL),
     OpInfo(NN + "cosine_similarity", _cosine_similarity_samples, tol=NN_TOL),
-    OpInfo(NN + "pairwise_distance", _pairwise_distance_samples, tol=NN_TOL),
-    OpInfo(NN + "unfold", _unfold_samples),
-    OpInfo(NN + "fold", _fold_samples),
+    OpInfo(NN + "pairwise_distance", _pairwise_distance_samples, dtypes=F_C, tol=NN_TOL),
+    OpInfo(NN + "unfold", _unfold_samples, dtypes=F_C),
+    OpInfo(NN + "fold", _fold_samples, dtypes=F_C),
     OpInfo(NN + "interpolate", _interp_samples("nearest"), variant="nearest"),
     OpInfo(NN + "interpolate", _interp_samples("bilinear", False), variant="bilinear", tol=NN_TOL),
     OpInfo(NN + "interpolate", _interp_samples("bilinear", True), variant="bilinear_align_corners", tol=NN_TOL),
@@ -760,7 +765,7 @@ NN_OPS = [
            gradgrad_skip_reason=_NO_PDIST_GRADGRAD, domain="distinct rows"),
     OpInfo(NN + "pdist", _pdist_other_p_samples, variant="other_p", tol=NN_TOL, supports_gradgrad=False,
            gradgrad_skip_reason=_NO_PDIST_GRADGRAD, domain="distinct rows, no ties for p=inf"),
-    OpInfo(NN + "channel_shuffle", _channel_shuffle_samples, dtypes=("float32", "float64", "int64"),
+    OpInfo(NN + "channel_shuffle", _channel_shuffle_samples, dtypes=("float32", "float64", "int64") + C128,
            aliases=("channel_shuffle",)),
     OpInfo(NN + "rrelu", _rrelu_samples, inplace=NN + "rrelu_", aliases=("rrelu",),
            notes="random slopes (training, lower < upper) are tested in tests/nn/test_functional_extra_vs_torch.py"),
@@ -770,14 +775,15 @@ NN_OPS = [
     *[OpInfo(NN + kind + "_with_indices", _with_indices_samples(kind), tol=NN_TOL, domain="no ties in a window")
       for kind in ("max_pool1d", "max_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool3d",
                    "adaptive_max_pool3d")],
-    OpInfo(NN + "conv3d", _conv3d_samples, tol=NN_TOL, aliases=("conv3d",)),
-    OpInfo(NN + "conv_transpose3d", _conv_transpose3d_samples, tol=NN_TOL, aliases=("conv_transpose3d",)),
+    OpInfo(NN + "conv3d", _conv3d_samples, dtypes=F_C, tol=NN_TOL, aliases=("conv3d",)),
+    OpInfo(NN + "conv_transpose3d", _conv_transpose3d_samples, dtypes=F_C, tol=NN_TOL, aliases=("conv_transpose3d",)),
     OpInfo(NN + "max_pool3d", _pool3d_samples("max_pool3d"), tol=NN_TOL, domain="no ties in a window"),
     OpInfo(NN + "avg_pool3d", _pool3d_samples("avg_pool3d"), tol=NN_TOL),
     OpInfo(NN + "lp_pool3d", _pool3d_samples("lp_pool3d"), tol=NN_TOL, domain="odd p: positive inputs"),
     OpInfo(NN + "adaptive_avg_pool3d", _adaptive_pool3d_samples(False), tol=NN_TOL),
     OpInfo(NN + "adaptive_max_pool3d", _adaptive_pool3d_samples(True), tol=NN_TOL, domain="no ties in a window"),
-    *[OpInfo(NN + "pad", _pad3d_samples(mode), variant=f"{mode}_3d", tol=NN_TOL) for mode in ("reflect", "replicate")],
+    *[OpInfo(NN + "pad", _pad3d_samples(mode), variant=f"{mode}_3d", dtypes=F_C, tol=NN_TOL)
+      for mode in ("reflect", "replicate")],
 ]
 
 OPS = NN_OPS

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .core import FLOATS, FLOATS_INT, Arr, DType, Maker, OpInfo, SampleInput, is_floating
+from .core import COMPLEX, FLOATS, FLOATS_INT, Arr, DType, Maker, OpInfo, SampleInput, is_complex, is_inexact
 
 _NO_FULL_OUT = {"out": "the full-reduction overload has no out= variant"}
 
@@ -10,7 +10,7 @@ _NO_FULL_OUT = {"out": "the full-reduction overload has no out= variant"}
 def _sum_samples(m: Maker):
     yield SampleInput("full", (m(3, 4),), skips=_NO_FULL_OUT)
     yield SampleInput("noncontig_dim_keepdim", (m(4, 3, layout="T"),), {"dim": 1, "keepdim": True})
-    dt = "float64" if is_floating(m.dtype) else "int32"
+    dt = ("complex128" if is_complex(m.dtype) else "float64") if is_inexact(m.dtype) else "int32"
     yield SampleInput("strided_dims_dtype", (m(2, 3, 4, layout="strided"), (0, -1)), {"dtype": DType(dt)})
 
 
@@ -21,7 +21,7 @@ def _mean_samples(m: Maker):
 
 
 def _prod_samples(m: Maker):
-    yield SampleInput("full", (m(3, 4, low=0.5, high=1.5) if is_floating(m.dtype) else m(2, 3, low=-3, high=4),),
+    yield SampleInput("full", (m(3, 4, low=0.5, high=1.5) if is_inexact(m.dtype) else m(2, 3, low=-3, high=4),),
                       skips=_NO_FULL_OUT)
     yield SampleInput("noncontig_dim_keepdim", (m(4, 3, layout="T"), 1), {"keepdim": True})
     # a single zero in a reduced slice: the gradient formula prod/x breaks there
@@ -67,12 +67,13 @@ def _cum_samples(prod: bool):
     def gen(m: Maker):
         yield SampleInput("dim0", (m(3, 4), 0))
         yield SampleInput("noncontig_dim_neg", (m(4, 3, layout="T"),), {"dim": -1})
-        if prod and is_floating(m.dtype):
+        if prod and is_inexact(m.dtype):
             v = m.values((3, 4))
             v[1, 1] = 0  # cumprod's gradient past a zero needs its own formula
             yield SampleInput("with_zero", (Arr(v), 1))
-        elif is_floating(m.dtype):
-            yield SampleInput("dtype", (m(3, 4), 1), {"dtype": DType("float64")})
+        elif is_inexact(m.dtype):
+            wide = "complex128" if is_complex(m.dtype) else "float64"
+            yield SampleInput("dtype", (m(3, 4), 1), {"dtype": DType(wide)})
         else:
             yield SampleInput("int32_promotes", (m(3, 4, dtype="int32"), 1))
     return gen
@@ -90,6 +91,8 @@ def _all_any_samples(m: Maker):
         if m.dtype == "bool":
             return Arr(m.rng.rand(*shape) < 0.7, layout)
         v = (m.rng.rand(*shape) < 0.7) * m.rng.randint(1, 4, size=shape)
+        if is_complex(m.dtype):  # some nonzero values purely imaginary (true as well)
+            v = v * m.rng.choice([1, 1j, 1 + 1j], size=shape)
         return Arr(v.astype(m.dtype), layout)
 
     yield SampleInput("full", (vals(3, 4),), skips=_NO_FULL_OUT)
@@ -137,26 +140,32 @@ def _red(name: str, gen, dtypes=FLOATS, out: bool = True, differentiable: bool =
                   aliases=(f"Tensor.{name}",) if method else (), **kw)
 
 
+# complex runs where torch reduces complex input (not the orderings: max/min/amax/amin/arg*/median/sort/topk/
+# kthvalue refuse it)
+F_C = FLOATS + COMPLEX
+FI_C = FLOATS_INT + COMPLEX
+ALL_ANY_DTYPES = ("float32", "float64", "int64", "uint8", "bool", "complex128")
 REDUCTION_OPS = [
-    _red("sum", _sum_samples, FLOATS_INT + ("int32", "bool")),
-    _red("mean", _mean_samples),
-    _red("prod", _prod_samples, FLOATS_INT),
+    _red("sum", _sum_samples, FLOATS_INT + ("int32", "bool") + COMPLEX),
+    _red("mean", _mean_samples, F_C),
+    _red("prod", _prod_samples, FI_C),
     _red("max", _max_samples, FLOATS_INT, notes="full form returns a tensor, dim form (values, indices)"),
     _red("min", _max_samples, FLOATS_INT),
     _red("amax", _amax_samples, FLOATS_INT),
     _red("amin", _amax_samples, FLOATS_INT),
-    _red("var", _var_samples),
-    _red("std", _var_samples),
-    _red("var_mean", _var_samples, out=False, method=False),
-    _red("norm", _norm_samples),
-    _red("logsumexp", _logsumexp_samples),
-    _red("cumsum", _cum_samples(prod=False), FLOATS_INT, inplace="Tensor.cumsum_"),
-    _red("logcumsumexp", _logcumsumexp_samples),
-    _red("cumprod", _cum_samples(prod=True), FLOATS_INT, inplace="Tensor.cumprod_"),
+    _red("var", _var_samples, F_C, notes="complex input: real variance of |x - mean|"),
+    _red("std", _var_samples, F_C),
+    _red("var_mean", _var_samples, F_C, out=False, method=False),
+    _red("norm", _norm_samples, F_C),
+    _red("logsumexp", _logsumexp_samples, F_C, notes="complex input: shifted by the largest real part, so the "
+         "imaginary part of the result is the principal value"),
+    _red("cumsum", _cum_samples(prod=False), FI_C, inplace="Tensor.cumsum_"),
+    _red("logcumsumexp", _logcumsumexp_samples, F_C),
+    _red("cumprod", _cum_samples(prod=True), FI_C, inplace="Tensor.cumprod_"),
     _red("argmax", _arg_samples, FLOATS_INT, differentiable=False),
     _red("argmin", _arg_samples, FLOATS_INT, differentiable=False),
-    _red("all", _all_any_samples, ("float32", "float64", "int64", "uint8", "bool"), differentiable=False),
-    _red("any", _all_any_samples, ("float32", "float64", "int64", "uint8", "bool"), differentiable=False),
+    _red("all", _all_any_samples, ALL_ANY_DTYPES, differentiable=False),
+    _red("any", _all_any_samples, ALL_ANY_DTYPES, differentiable=False),
     _red("median", _median_samples, FLOATS_INT, notes="even count: the lower of the two middle values"),
     _red("sort", _sort_samples, FLOATS_INT),
     _red("topk", _topk_samples, FLOATS_INT),

@@ -3,7 +3,7 @@ norms frobenius_norm / nuclear_norm (ops/legacy_linalg.py)."""
 
 from __future__ import annotations
 
-from .core import Maker, OpInfo, SampleInput
+from .core import COMPLEX, FLOATS, Maker, OpInfo, SampleInput
 from .db_linalg import LINALG_TOL
 
 
@@ -11,7 +11,13 @@ def _one_triangle(lib, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """cholesky_inverse reads one triangle of its factor and its backward (torch's formula) is not projected
     onto it: gradcheck sees the triangle only, as torch's own gradcheck wrapper for triangular inputs does."""
     a = args[0]
-    return ((a.triu() if kwargs.get("upper", False) else a.tril()), *args[1:]), kwargs
+    factor = a.triu() if kwargs.get("upper", False) else a.tril()
+    if factor.is_complex():
+        # a Cholesky factor's diagonal is real: LAPACK's potri reads only its real part (zlauum), so the imaginary
+        # part of the diagonal is projected out too
+        diagonal = factor.diagonal(dim1=-2, dim2=-1)
+        factor = factor - lib.diag_embed(diagonal - diagonal.real)
+    return (factor, *args[1:]), kwargs
 
 
 # torch's forward-mode value for cholesky_inverse agrees with neither finite differences nor its own formula
@@ -53,14 +59,16 @@ def _nuclear_samples(m: Maker):
     yield SampleInput("noncontig", (m.distinct_singular(3, 3, layout="T"),))
 
 
+F_C = FLOATS + COMPLEX
 OPS: list[OpInfo] = [
-    OpInfo("cholesky_inverse", _cholesky_inverse_samples, tol=LINALG_TOL, supports_out=True,
+    OpInfo("cholesky_inverse", _cholesky_inverse_samples, dtypes=F_C, tol=LINALG_TOL, supports_out=True,
            aliases=("Tensor.cholesky_inverse",), input_process=_one_triangle,
-           domain="a triangular factor with a dominant diagonal"),
-    OpInfo("triangular_solve", _triangular_solve_samples, tol=LINALG_TOL, supports_out=True,
+           domain="a triangular factor with a dominant (complex: real) diagonal"),
+    OpInfo("triangular_solve", _triangular_solve_samples, dtypes=F_C, tol=LINALG_TOL, supports_out=True,
            aliases=("Tensor.triangular_solve",), domain="a triangle with a dominant diagonal"),
-    OpInfo("ormqr", _ormqr_samples, tol=LINALG_TOL, supports_out=True, aliases=("Tensor.ormqr",),
+    OpInfo("ormqr", _ormqr_samples, dtypes=F_C, tol=LINALG_TOL, supports_out=True, aliases=("Tensor.ormqr",),
            domain="any reflectors (tau away from 0)"),
-    OpInfo("frobenius_norm", _frobenius_samples, tol=LINALG_TOL, supports_out=True, domain="away from 0"),
-    OpInfo("nuclear_norm", _nuclear_samples, tol=LINALG_TOL, supports_out=False, domain="distinct singular values"),
+    OpInfo("frobenius_norm", _frobenius_samples, dtypes=F_C, tol=LINALG_TOL, supports_out=True, domain="away from 0"),
+    OpInfo("nuclear_norm", _nuclear_samples, dtypes=F_C, tol=LINALG_TOL, supports_out=False,
+           domain="distinct singular values"),
 ]

@@ -5,9 +5,9 @@
 
 from __future__ import annotations
 
-from .core import FLOATS_INT, Maker, OpInfo, SampleInput
+from .core import C128, FLOATS_INT, Maker, OpInfo, SampleInput
 
-VIEW_DTYPES = FLOATS_INT + ("bool",)
+VIEW_DTYPES = FLOATS_INT + ("bool",) + C128
 
 
 def _view_samples(m: Maker):

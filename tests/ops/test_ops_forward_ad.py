@@ -1,9 +1,10 @@
 """Forward-mode AD for every differentiable operator of the OpInfo database.
 
-For each float64 sample, the differentiable inputs become dual tensors with the same seeded random tangents
-in tracegrad and in torch; the output tangents must agree. Operators for which torch itself has no
-forward-mode formula are skipped with torch's reason (tracegrad derives the JVP of an operator without an
-explicit ``jvp`` rule from its backward rule, so it has more coverage than torch there, not less).
+For each float64 (and complex128, where an entry lists it) sample, the differentiable inputs become dual tensors
+with the same seeded random tangents (complex for complex inputs) in tracegrad and in torch; the output tangents
+must agree. Operators for which torch itself has no forward-mode formula are skipped with torch's reason
+(tracegrad derives the JVP of an operator without an explicit ``jvp`` rule from its backward rule, so it has more
+coverage than torch there, not less).
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import pytest
 from _lib import assert_close, tg, torch
 from opinfo import op_db
-from opinfo.core import Call, OpInfo, SampleInput, dtype_name, flatten_outputs, resolve, seeded_rng
+from opinfo.core import GRAD_DTYPES, Call, OpInfo, SampleInput, dtype_name, flatten_outputs, resolve, seeded_rng
 
-CASES = [pytest.param(op, s, id=f"{op.id}-{s.name}")
-         for op in op_db if op.differentiable and "float64" in op.dtypes for s in op.samples("float64")]
+CASES = [pytest.param(op, s, id=f"{op.id}-{s.name}" + ("" if dtype == "float64" else f"-{dtype}"))
+         for op in op_db if op.differentiable for dtype in GRAD_DTYPES if dtype in op.dtypes
+         for s in op.samples(dtype)]
 
 
 def _tangents_through(lib, op: OpInfo, sample: SampleInput, key: str):
@@ -27,14 +29,17 @@ def _tangents_through(lib, op: OpInfo, sample: SampleInput, key: str):
         duals = {}
         for i in call.diff:
             t = call.tensors[i].detach()
-            tangent = lib.tensor(rng.standard_normal(tuple(t.shape)).astype(dtype_name(t.dtype)))
+            values = rng.standard_normal(tuple(t.shape))
+            if t.is_complex():
+                values = values + 1j * rng.standard_normal(tuple(t.shape))
+            tangent = lib.tensor(values.astype(dtype_name(t.dtype)))
             duals[i] = fwad.make_dual(t, tangent)
         out = call.run(resolve(lib, op.name), duals)
         if op.output_process is not None:
             out = op.output_process(lib, out)
         results = []
         for o in flatten_outputs(out):
-            if o.is_floating_point():
+            if o.is_floating_point() or o.is_complex():
                 primal, tangent = fwad.unpack_dual(o)
                 results.append((primal.detach().clone(), None if tangent is None else tangent.clone()))
     return results

@@ -12,6 +12,7 @@ import pytest
 from _lib import assert_close, np, recorded_graph, tg, torch
 from opinfo import REQUIRED_OPS, op_db
 from opinfo.core import (
+    GRAD_DTYPES,
     Arr,
     Call,
     OpInfo,
@@ -33,8 +34,9 @@ def _params(cases):
 
 
 ALL = _params(CASES)
-GRAD = _params([c for c in CASES if c[1] == "float64" and c[0].differentiable])
-GRADGRAD = _params([c for c in CASES if c[1] == "float64" and c[0].differentiable and c[0].supports_gradgrad])
+# gradients are checked in float64 and, where an entry lists it, complex128
+GRAD = _params([c for c in CASES if c[1] in GRAD_DTYPES and c[0].differentiable])
+GRADGRAD = _params([c for c in CASES if c[1] in GRAD_DTYPES and c[0].differentiable and c[0].supports_gradgrad])
 INPLACE = _params([c for c in CASES if c[0].inplace])
 OUT = _params([c for c in CASES if c[0].supports_out])
 # one dtype per (entry, sample) for dtype-independent tests: float64 where listed, else the first dtype
@@ -63,16 +65,25 @@ def expected(op: OpInfo, dtype: str, sample: SampleInput):
 
 
 def _float_outputs(out) -> list:
-    return [t for t in flatten_outputs(out) if t.is_floating_point()]
+    """Floating and complex outputs (gradcheck splits a complex output into its real and imaginary parts)."""
+    return [t for t in flatten_outputs(out) if t.is_floating_point() or t.is_complex()]
 
 
 def _grad_outputs(out) -> list:
     return [t for t in flatten_outputs(out) if t.requires_grad]
 
 
+def _random_like(rng, t):
+    """Seeded standard-normal values shaped like ``t`` with its dtype; both parts random for a complex ``t``."""
+    v = rng.standard_normal(tuple(t.shape))
+    if t.is_complex():
+        v = v + 1j * rng.standard_normal(tuple(t.shape))
+    return v.astype(dtype_name(t.dtype))
+
+
 def _cotangents(lib, outs: list, key: str) -> list:
     rng = seeded_rng("cotangent", key)
-    return [lib.tensor(rng.standard_normal(tuple(o.shape)).astype(dtype_name(o.dtype))) for o in outs]
+    return [lib.tensor(_random_like(rng, o)) for o in outs]
 
 
 def _grads(lib, op: OpInfo, sample: SampleInput, key: str, create_graph: bool = False):
@@ -154,12 +165,13 @@ def test_aliases(op: OpInfo, dtype: str, sample: SampleInput):
 
 
 def _gradcheck_setup(op: OpInfo, sample: SampleInput):
-    """(fn, inputs) for gradcheck: float64 differentiable inputs vary; any lower-precision input of a
-    mixed-dtype sample is held constant (finite differences in float32 are meaningless)."""
+    """(fn, inputs) for gradcheck: float64 / complex128 differentiable inputs vary (a complex one through its
+    Wirtinger derivatives, as torch's gradcheck does); any lower-precision input of a mixed-dtype sample is held
+    constant (finite differences in float32 are meaningless)."""
     call = Call(tg, op, sample, requires_grad=True)
-    varying = [i for i in call.diff if dtype_name(call.tensors[i].dtype) == "float64"]
+    varying = [i for i in call.diff if dtype_name(call.tensors[i].dtype) in GRAD_DTYPES]
     if not varying:
-        pytest.skip("no float64 differentiable input in this sample")
+        pytest.skip("no float64 or complex128 differentiable input in this sample")
     fixed = {i: call.tensors[i].detach() for i in call.diff if i not in varying}
     fn = resolve(tg, op.name)
 
@@ -262,7 +274,7 @@ def test_inplace(op: OpInfo, dtype: str, sample: SampleInput):
     assert_close(self_t, theirs.tensors[0], rtol=rtol, atol=atol, check_dtype=True)
 
     # autograd through the in-place op applied to a non-leaf clone of self
-    if dtype != "float64" or not op.differentiable:
+    if dtype not in GRAD_DTYPES or not op.differentiable:
         return
     grads = []
     for lib in (tg, torch):
@@ -297,7 +309,7 @@ def test_out(op: OpInfo, dtype: str, sample: SampleInput):
 
     # out= does not support autograd: an input that requires grad is an error (fine under no_grad)
     grad_call = Call(tg, op, sample, requires_grad=True)
-    if dtype == "float64" and grad_call.diff and op.out_grad_error:
+    if dtype in GRAD_DTYPES and grad_call.diff and op.out_grad_error:
         fresh = tuple(tg.empty(shape, dtype=getattr(tg, dt)) for shape, dt in shapes)
         fresh_arg = fresh[0] if hasattr(raw, "shape") else fresh
         with pytest.raises(RuntimeError, match="don't support automatic differentiation"):

@@ -46,6 +46,10 @@ def _view_as_complex_kernel(a):
                            f"of scalar type: {_name(a.dtype)}")
     if a.ndim == 0 or a.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
+    if a.size == 0:
+        # no element to alias; NumPy gives empty arrays zero strides where PyTorch's contiguous tensors have
+        # (..., 2, 1) (a gradient of an empty complex output comes here through view_as_real's backward)
+        return np.empty(a.shape[:-1], dtype=_COMPLEX_OF[a.dtype])
     if a.strides[-1] != a.itemsize:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if any(s % (2 * a.itemsize) for s in a.strides[:-1]):

@@ -82,6 +82,15 @@ def unary_float(name: str, np_fn, vjp, saves=("self",), jvp=None, inplace: bool 
 MUL_SAVES = {"self": "other", "other": "self"}
 
 
+def _check_alpha(alpha, dt: np.dtype) -> None:
+    """torch refuses an alpha of a higher category than the result (0.5 for integers, 1j for reals) instead of
+    rounding it away."""
+    if dt.kind in "biu" and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if dt.kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+
+
 def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, jvp=None,
            attrs: tuple = (), extra: str = "", save_if: dict | None = None):
     """A broadcasting binary op with PyTorch type promotion, plus ``name_`` in place."""
@@ -90,6 +99,7 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
             if np_fn is np.subtract:
                 _check_bool_subtraction(a, b)
             dt = binary_dtype(a, b)
+            _check_alpha(alpha, dt)
             if alpha != 1:
                 b = np.multiply(b, alpha)
             if dt.kind == "b" and np_fn is np.subtract:
@@ -125,18 +135,19 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
 # ---- arithmetic -----------------------------------------------------------------------------------------
 
 
+# (a complex alpha enters the gradient conjugated: PyTorch's maybe_multiply(grad, alpha.conj()))
 def _add_vjp(ctx, g):
     (alpha,) = ctx.attrs
     need = ctx.needs_input_grad
     return (g if need[0] else None,
-            (g if alpha == 1 else mul(g, alpha)) if need[1] else None)
+            (g if alpha == 1 else mul(g, _conj(alpha))) if need[1] else None)
 
 
 def _sub_vjp(ctx, g):
     (alpha,) = ctx.attrs
     need = ctx.needs_input_grad
     return (g if need[0] else None,
-            (neg(g) if alpha == 1 else mul(g, -alpha)) if need[1] else None)
+            (neg(g) if alpha == 1 else mul(g, -_conj(alpha))) if need[1] else None)
 
 
 def _conj(v):
@@ -227,7 +238,8 @@ def _div_kernel(a, b):
         from ._util import default_float
 
         dt = default_float()
-    return np.true_divide(as_array(a, dt), as_array(b, dt))
+    with np.errstate(all="ignore"):  # (x / 0 is inf or nan without a word, as in torch)
+        return np.true_divide(as_array(a, dt), as_array(b, dt))
 
 
 DIV_SAVES = {"self": "other"}
@@ -412,7 +424,7 @@ def _rsub_kernel(a, b, alpha):
 def _rsub_vjp(ctx, g):
     (alpha,) = ctx.attrs
     need = ctx.needs_input_grad
-    return ((neg(g) if alpha == 1 else mul(g, -alpha)) if need[0] else None, g if need[1] else None)
+    return ((neg(g) if alpha == 1 else mul(g, -_conj(alpha))) if need[0] else None, g if need[1] else None)
 
 
 def _rsub_jvp(args, outs, tangents):  # other - alpha * self
@@ -429,7 +441,7 @@ rsub = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tenso
 
 def _rsub_scalar_vjp(ctx, g):
     (alpha,) = ctx.attrs
-    return -g if alpha == 1 else g * -alpha
+    return -g if alpha == 1 else g * -_conj(alpha)
 
 
 rsub_scalar = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", _rsub_kernel,

@@ -320,15 +320,17 @@ def _prod_full_kernel(a, dtype=None):
 
 
 def prod_safe_zeros_backward(g: Tensor, x: Tensor, dim: int) -> Tensor:
-    """Gradient of prod along ``dim`` that is exact with zeros: g times the product of all the *other*
-    elements, formed from exclusive cumulative products from both ends (no division)."""
+    """Gradient of prod along ``dim`` that is exact with zeros: g times the (conjugated, for complex input)
+    product of all the *other* elements, formed from exclusive cumulative products from both ends (no
+    division)."""
     from .pointwise import mul
 
     if x.shape[dim] == 0:
         return mul(g, x)
     left = exclusive_cumprod(x, dim)
     right = flip(exclusive_cumprod(flip(x, dim), dim), dim)
-    return mul(g, mul(left, right))
+    others = mul(left, right)
+    return mul(g, others.conj() if others.is_complex() else others)
 
 
 def exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
@@ -346,10 +348,10 @@ def exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
 
 def _prod_grad(g: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
     """``g`` and ``result`` already broadcast against ``x`` (keepdim form)."""
-    from .pointwise import div, eq, mul
+    from .pointwise import eq
 
     if not _any_true(eq(x, 0)):
-        return mul(g, div(result, x))
+        return _prod_grad_nonzero(g, x, result)
     return prod_safe_zeros_backward(g, x, dim)
 
 
@@ -931,7 +933,9 @@ def _logsumexp_kernel(a, dim, keepdim=False):
     axes = _dims_arg(dim, a.ndim)
     if a.size == 0:
         return np.asarray(np.log(np.sum(np.exp(a), axis=axes, keepdims=keepdim)))
-    m = np.max(a, axis=axes, keepdims=True)
+    # the shift is the largest real part (ATen's logsumexp): for complex input the imaginary part of the result
+    # then stays the principal value of log(sum(exp(a)))
+    m = np.max(a.real if a.dtype.kind == "c" else a, axis=axes, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)  # all -inf (or inf) slices: keep them out of the shift
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m

@@ -860,7 +860,9 @@ def _index_add_vjp(ctx, g):
 
         grad_src = index_select(g, dim, index)
         if alpha != 1:
-            grad_src = mul(grad_src, alpha)
+            # grad * conj(alpha), the gradient of source * alpha (torch 2.13 multiplies by alpha itself, which
+            # its own gradcheck rejects for a complex alpha; a real alpha gives the same either way)
+            grad_src = mul(grad_src, alpha.conjugate() if alpha.__class__ is complex else alpha)
         if not ctx.input_shapes[1]:  # a 0-dim source
             from .views import reshape
 
@@ -1213,8 +1215,8 @@ def broadcast_shapes(*shapes):
     from ..size import Size
 
     result: list = []
-    for i, shape in enumerate(shapes):
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    for i, given in enumerate(shapes):
+        shape = (given,) if isinstance(given, int) else tuple(given)
         n = builtins.max(len(result), len(shape))
         res = [1] * (n - len(result)) + result
         cur = (1,) * (n - len(shape)) + shape
@@ -1223,7 +1225,8 @@ def broadcast_shapes(*shapes):
                 continue
             if res[k] != 1:
                 raise RuntimeError(f"Attempting to broadcast a dimension of length {cur[k]} at {k - n}! "
-                                   f"Mismatching argument at index {i} had {shape}; but expected shape "
+                                   f"Mismatching argument at index {i} had {shape if isinstance(given, int) else given}; "
+                                   "but expected shape "
                                    f"should be broadcastable to {res}")
             res[k] = cur[k]
         result = res

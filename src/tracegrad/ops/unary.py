@@ -61,18 +61,24 @@ def call(op, out, *args, **kwargs):
 
 
 def _pair(name: str, kernel, vjp=None, saves=(), node_name=None, params: str = "", attrs=(),
-          no_inplace_grad: bool = False):
+          no_inplace_grad: bool = False, inplace_check=None):
     """The functional op ``name`` and its in-place twin ``name_``, which records the same node class.
 
     ``no_inplace_grad``: PyTorch has no derivative for the in-place form (``asinh_``...); its node is
-    ``<Name>Backward1`` and raises at backward time.
+    ``<Name>Backward1`` and raises at backward time. ``inplace_check(self_array)`` runs before the in-place
+    kernel (e.g. ``abs_`` refuses complex self, whose result would be real).
     """
     op = defop(f"{name}(Tensor self{params}) -> Tensor", kernel, vjp=vjp, saves=saves, attrs=attrs,
                node_name=node_name, fast=None if params else "unary")
     inplace_node = op.node_class._name
     if no_inplace_grad:
         vjp, saves, inplace_node = not_implemented(f"inplace version of {name}"), (), inplace_node[:-1] + "1"
-    inplace = defop(f"{name}_(Tensor(a!) self{params}) -> Tensor(a!)", inplace_kernel(kernel), vjp=vjp,
+    write = inplace_kernel(kernel)
+    if inplace_check is not None:
+        def write(a, *rest, _write=write):
+            inplace_check(a)
+            return _write(a, *rest)
+    inplace = defop(f"{name}_(Tensor(a!) self{params}) -> Tensor(a!)", write, vjp=vjp,
                     saves=saves, attrs=attrs, node_name=inplace_node)
     op.elementwise_jvp = True
     inplace.elementwise_jvp = not no_inplace_grad
@@ -442,13 +448,18 @@ def _sign_kernel(a):
 
 
 def _sign_real_kernel(a):
-    if a.dtype.kind == "c":
-        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
-                           "Please use torch.sgn instead.")
+    if a.dtype.kind == "c":  # (a NotImplementedError in PyTorch, from every overload)
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                                  "Please use torch.sgn instead.")
     return _sign_kernel(a)
 
 
-abs, abs_ = _pair("abs", _abs_kernel, _abs_vjp, _SELF)
+def _abs_inplace_check(a):
+    if a.dtype.kind == "c":
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+
+
+abs, abs_ = _pair("abs", _abs_kernel, _abs_vjp, _SELF, inplace_check=_abs_inplace_check)
 sign, sign_ = _pair("sign", _sign_real_kernel, _zero_grad)
 def _sgn_vjp(ctx, g):
     """PyTorch's sgn_backward: zero for real input; for complex, (g - sgn^2 conj(g)) / (2 |x|), 0 where x = 0."""

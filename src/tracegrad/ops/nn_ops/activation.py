@@ -549,6 +549,9 @@ def _sigmoid_array(a):
 @half_in_float
 def _silu_kernel(a):
     check_float(a, "silu_cpu")
+    if a.dtype.kind == "c":  # (the |a| trick of the real sigmoid does not apply) ATen's x / (1 + exp(-x))
+        with np.errstate(all="ignore"):
+            return (a / (1 + np.exp(-a))).astype(a.dtype, copy=False)
     return a * _sigmoid_array(a)
 
 

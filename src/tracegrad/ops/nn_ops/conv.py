@@ -241,9 +241,11 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
                                and kernel not in ("slow_conv2d_cpu", "compute_columns3d")):
         check_float(x, kernel, NotImplementedError)
     if x.dtype != w.dtype:
-        raise RuntimeError(f"Input type ({_legacy(x)}) and weight type ({_legacy(w)}) should be the same")
+        raise RuntimeError(f"Input type ({_legacy(x)}) and weight type ({_legacy(w)}) should be the same or input "
+                           "should be a MKLDNN tensor and weight is a dense tensor")
     if bias is not None and bias.dtype != x.dtype:
-        raise RuntimeError(f"Input type ({_legacy(x)}) and bias type ({_legacy(bias)}) should be the same")
+        raise RuntimeError(f"Input type ({_legacy(x)}) and bias type ({_legacy(bias)}) should be the same or input "
+                           "should be a MKLDNN tensor and bias is a dense tensor")
     if x.ndim != nd + 2:
         raise _input_dim_error(nd, f"conv{nd}d", x.shape)
     if groups <= 0:
@@ -315,7 +317,15 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
 
 
 def _legacy(a) -> str:
-    return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor"}.get(a.dtype.name, a.dtype.name)
+    """``Tensor::toString()`` of a CPU tensor, as ATen's convolution type checks print it."""
+    return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "complex64": "CPUComplexFloatType",
+            "complex128": "CPUComplexDoubleType"}.get(a.dtype.name, a.dtype.name)
+
+
+# ``dtype().name()`` (caffe2's TypeMeta names), as conv{1,2,3}d's own bias check prints them
+_TYPEMETA_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "complex64": "c10::complex<float>",
+                   "complex128": "c10::complex<double>", "int64": "long int", "int32": "int", "int16": "short int",
+                   "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 def _convolution_kernel(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -456,10 +466,73 @@ def _batched(input: Tensor, nd: int, name: str) -> tuple:
     return (unsqueeze(input, 0) if unbatched else input), unbatched
 
 
+def _complex_to_real(t: Tensor) -> tuple:
+    """ATen's complex_to_real: the real and imaginary parts as selects of one ``view_as_real``."""
+    from ..complex_ops import view_as_real
+    from ..views import select
+
+    parts = view_as_real(t)
+    return select(parts, parts.ndim - 1, 0), select(parts, parts.ndim - 1, 1)
+
+
+def _complex_convolution(conv_fn, x: Tensor, weight: Tensor, bias) -> Tensor:
+    """ATen's complex_convolution: three real convolutions (Gauss's trick), ``conv_fn(x, w, bias)`` each,
+
+        a = conv(xr, wr, br), b = conv(xi, wi, 0), c = conv(xr + xi, wr + wi, br + bi),
+        conv(x, w, bias) = a - b + i (c - a - b),
+
+    so the graph (view_as_real, selects, three ConvolutionBackward0 nodes) and the gradients are PyTorch's."""
+    from ..scalar_overloads import mul_scalar
+
+    for name, p in (("weight", weight), ("bias", bias)):  # check_input_same_type_as_parameters
+        if p is not None and p.dtype != x.dtype:
+            raise RuntimeError(f"Input type ({_legacy(x._data)}) and {name} type ({_legacy(p._data)}) should be "
+                               "the same")
+    x_r, x_i = _complex_to_real(x)
+    w_r, w_i = _complex_to_real(weight)
+    if bias is None:
+        a = conv_fn(x_r, w_r, None)
+        b = conv_fn(x_i, w_i, None)
+        c = conv_fn(x_r + x_i, w_r + w_i, None)
+    else:
+        b_r, b_i = _complex_to_real(bias)
+        a = conv_fn(x_r, w_r, b_r)
+        b = conv_fn(x_i, w_i, None)
+        c = conv_fn(x_r + x_i, w_r + w_i, b_r + b_i)
+    return a - b + mul_scalar(c - a - b, 1j)
+
+
+def _check_bias_dtype(input: Tensor, bias) -> None:
+    """conv{1,2,3}d's own check, before anything else (in caffe2's type names)."""
+    if bias is not None and bias.dtype != input.dtype:
+        names = _TYPEMETA_NAMES
+        raise RuntimeError(f"Input type ({names.get(input._data.dtype.name, input._data.dtype.name)}) and bias type "
+                           f"({names.get(bias._data.dtype.name, bias._data.dtype.name)}) should be the same")
+
+
+def _check_weight_dims(weight: Tensor) -> None:
+    """A weight of (out, in / groups, *kernel): a bare kernel (a 2-D filter) is refused first, as in torch."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+
+
 def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
-    """``conv{nd}d`` argument handling: int-or-tuple sizes, 'same'/'valid' padding, unbatched input."""
+    """``conv{nd}d`` argument handling: int-or-tuple sizes, 'same'/'valid' padding, unbatched input; complex
+    input as ATen's complex_convolution(_mode) (three real convolutions)."""
+    _check_bias_dtype(input, bias)
+    _check_weight_dims(weight)
     x, unbatched = _batched(input, nd, f"conv{nd}d")
     stride, dilation = expand_param(stride, nd), expand_param(dilation, nd)
+
+    def real_conv(x, weight, bias):
+        return _conv_nd_batched(x, weight, bias, stride, padding, dilation, groups, nd)
+
+    out = _complex_convolution(real_conv, x, weight, bias) if x.is_complex() else real_conv(x, weight, bias)
+    return squeeze(out, 0) if unbatched else out
+
+
+def _conv_nd_batched(x: Tensor, weight: Tensor, bias, stride, padding, dilation, groups: int, nd: int) -> Tensor:
+    """A batched convolution with 'same'/'valid' or explicit padding (ATen's _convolution_mode / convolution)."""
     if isinstance(padding, str):
         if padding == "valid":
             pad = (0,) * nd
@@ -474,7 +547,7 @@ def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, grou
 
                 warn_once("conv_same_padding_copy",  # (TORCH_WARN_ONCE: once per process)
                           "Using padding='same' with even kernel lengths and odd dilation may require a "
-                          "zero-padded copy of the input be created", UserWarning, stacklevel=5)
+                          "zero-padded copy of the input be created", UserWarning, stacklevel=6)
                 from .misc import constant_pad_nd
 
                 flat: list[int] = []
@@ -485,8 +558,7 @@ def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, grou
             raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
     else:
         pad = expand_param(padding, nd)
-    out = convolution(x, weight, bias, stride, pad, dilation, False, (0,) * nd, groups)
-    return squeeze(out, 0) if unbatched else out
+    return convolution(x, weight, bias, stride, pad, dilation, False, (0,) * nd, groups)
 
 
 def conv_transpose_nd(
@@ -494,18 +566,15 @@ def conv_transpose_nd(
 ) -> Tensor:
     if isinstance(padding, str):
         raise TypeError(f"conv_transpose{nd}d(): argument 'padding' must be tuple of ints, not str")
+    _check_weight_dims(weight)
     x, unbatched = _batched(input, nd, f"conv_transpose{nd}d")
-    out = convolution(
-        x,
-        weight,
-        bias,
-        expand_param(stride, nd),
-        expand_param(padding, nd),
-        expand_param(dilation, nd),
-        True,
-        expand_param(output_padding, nd),
-        groups,
-    )
+    stride, padding = expand_param(stride, nd), expand_param(padding, nd)
+    dilation, output_padding = expand_param(dilation, nd), expand_param(output_padding, nd)
+
+    def real_conv(x, weight, bias):
+        return convolution(x, weight, bias, stride, padding, dilation, True, output_padding, groups)
+
+    out = _complex_convolution(real_conv, x, weight, bias) if x.is_complex() else real_conv(x, weight, bias)
     return squeeze(out, 0) if unbatched else out
 
 
