@@ -572,20 +572,18 @@ def parse_einsum(equation: str, shapes: list[tuple]) -> _Spec:
 
 
 def _letter_sizes(terms: list[list[str]], shapes: list[tuple]) -> dict[str, int]:
+    """Each label's size (the first size other than 1). A label repeated within one operand must have one size;
+    sizes across operands are checked later, once each operand is aligned (see ``_einsum``), as PyTorch does."""
     sizes: dict[str, int] = {}
     for i, (term, shape) in enumerate(zip(terms, shapes)):
         local: dict[str, int] = {}
         for ch, s in zip(term, shape):
             if ch in local and local[ch] != s:
                 raise RuntimeError(f"einsum(): subscript {ch} is repeated for operand {i} but the sizes "
-                                   f"don't match, {local[ch]} != {s}")
+                                   f"don't match, {s} != {local[ch]}")
             local[ch] = s
-            seen = sizes.get(ch)
-            if seen is None or seen == 1:
+            if sizes.get(ch, 1) == 1:
                 sizes[ch] = s
-            elif s != 1 and s != seen:
-                raise RuntimeError(f"einsum(): subscript {ch} has size {s} for operand {i} which does not "
-                                   f"broadcast with previously seen size {seen}")
     return sizes
 
 
@@ -657,6 +655,7 @@ def _einsum(equation: str, operands: list) -> Tensor:
     index = {c: k for k, c in enumerate(labels)}
     n_out = len(spec.out)
     counts = [0] * len(labels)  # how many operands have each dim with a size other than 1
+    label_sizes = [1] * len(labels)
     ops = []
     for op, term in zip(operands, spec.terms):
         perm = [-1] * len(labels)
@@ -674,7 +673,14 @@ def _einsum(equation: str, operands: list) -> Tensor:
                 op = unsqueeze(op, dim)
                 perm[k] = dim
                 dim += 1
-        ops.append(permute(op, perm))
+        op = permute(op, perm)
+        for k, size in enumerate(op.shape):  # (after the views, whose nodes PyTorch has made by then)
+            if size != 1:
+                if label_sizes[k] not in (1, size):
+                    raise RuntimeError(f"einsum(): subscript {labels[k]} has size {size} for operand {len(ops)} "
+                                       f"which does not broadcast with previously seen size {label_sizes[k]}")
+                label_sizes[k] = size
+        ops.append(op)
     while len(ops) > 1:
         a, b = ops.pop(0), ops.pop(0)
         sum_dims, a_sum, b_sum = [], [], []
