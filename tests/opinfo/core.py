@@ -244,9 +244,6 @@ class OpInfo:
     gradgrad_skip_reason: str = ""
     inplace: str | None = None  # path of the in-place variant, e.g. "Tensor.add_" or "nn.functional.relu_"
     supports_out: bool = False
-    # out= with an input that requires grad raises "...don't support automatic differentiation" (torch's
-    # composite ops such as tensordot and linalg.norm just compute without autograd instead)
-    out_grad_error: bool = True
     is_view: bool = False  # every output aliases args[0] (checked by mutating args[0] afterwards)
     aliases: tuple[str, ...] = ()  # other paths that must compute the same thing (e.g. "Tensor.sin")
     tol: dict = field(default_factory=dict)  # dtype -> (rtol, atol), overrides DEFAULT_TOL

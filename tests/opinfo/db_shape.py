@@ -260,7 +260,7 @@ SHAPE_OPS = [
     _op("take_along_dim", _take_along_dim_samples, FI_C, supports_out=True),
     _op("narrow_copy", _narrow_copy_samples, FI_C, supports_out=True),
     _op("select_scatter", _select_scatter_samples, FI_C64, method=False),
-    _op("slice_scatter", _slice_scatter_samples, FI_C64, method=False, supports_out=True, out_grad_error=False),
+    _op("slice_scatter", _slice_scatter_samples, FI_C64, method=False, supports_out=True),
     _op("diagonal_scatter", _diagonal_scatter_samples, FI_C, method=False),
     _op("as_strided_scatter", _as_strided_scatter_samples, FI_C, method=False, nondiff_args=frozenset({0}),
         notes="torch 2.13's gradient w.r.t. input is wrong (it keeps the overwritten block and zeroes the "

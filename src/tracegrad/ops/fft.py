@@ -200,14 +200,22 @@ def _check_out(name: str, out: Tensor | None, complex_out: bool) -> None:
 
 
 def _conj_maybe_out(t: Tensor, out: Tensor | None) -> Tensor:
-    """PyTorch's lazy ``conj()``, or ``conj_physical_out`` into ``out`` (which records no gradient)."""
+    """PyTorch's lazy ``conj()``, or ``conj_physical_out`` into ``out`` (whose autograd fallback gives ``out`` a
+    NotImplemented node)."""
+    from .._state import STATE
     from ..autograd import no_grad
     from .unary import conj, conj_physical
+    from .variants import give_not_implemented_history
 
     if out is None:
         return conj(t)
+    if STATE.grad_enabled and out.requires_grad:
+        raise RuntimeError("aten::conj_physical(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
     with no_grad():
-        return conj_physical(t, out=out)
+        conj_physical(t, out=out)
+    give_not_implemented_history("conj_physical", (out,), (t,))
+    return out
 
 
 def _prim(op, out: Tensor | None, *args) -> Tensor:

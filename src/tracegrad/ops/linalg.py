@@ -181,14 +181,19 @@ def _eps(np_dtype) -> float:
     return float(np.finfo(np_dtype).eps)
 
 
-def _into(result, out, name: str):
-    """``out=`` for composite functions: copy the result into ``out`` (no autograd, as in PyTorch)."""
+def _into(result, out, name: str, copies: bool = False):
+    """``out=`` for composite functions: the result stored into ``out``. Most refuse autograd, as the out=
+    operator PyTorch's composite ends in does; with ``copies`` (tensordot, linalg.norm) PyTorch copies the
+    recorded result in instead (see ``variants.copy_out``)."""
     if out is None:
         return result
-    from .variants import _store
+    from .variants import _store, copy_out
 
     results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if copies:
+        copy_out(results, outs)
+        return out
     if STATE.grad_enabled and builtins.any(t.requires_grad for t in results + outs):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
@@ -791,7 +796,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
         da, db = dims
         da = [da] if isinstance(da, int) else list(da)
         db = [db] if isinstance(db, int) else list(db)
-    return _into(_tensordot(a, b, da, db), out, "tensordot")
+    return _into(_tensordot(a, b, da, db), out, "tensordot", copies=True)
 
 
 def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
@@ -1136,7 +1141,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         result = (amax if ord > 0 else amin)(sums, [reduced], keepdim)
     else:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    return _into(result, out, "linalg_matrix_norm")
+    return _into(result, out, "linalg_matrix_norm", copies=True)
 
 
 def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None) -> Tensor:
@@ -1148,7 +1153,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
     if ord is None:
         result = vector_norm(A, 2.0, dim, keepdim, dtype=dtype) if dim is None or len(dim) != 2 \
             else matrix_norm(A, "fro", dim, keepdim, dtype=dtype)
-        return _into(result, out, "linalg_norm")
+        return _into(result, out, "linalg_norm", copies=True)
     if dim is None:
         if A.ndim not in (1, 2):
             raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
@@ -1158,7 +1163,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
         result = matrix_norm(A, ord, dim, keepdim, dtype=dtype)
     else:  # linalg.norm's numeric ord is a double (the node shows 1.0 for ord=1)
         result = vector_norm(A, float(ord), dim, keepdim, dtype=dtype)
-    return _into(result, out, "linalg_norm")
+    return _into(result, out, "linalg_norm", copies=True)
 
 
 # ---- inverse, determinant, solve ---------------------------------------------------------------------------

@@ -30,6 +30,13 @@ from .mem_overlap import Check, check_overlap, inplace_check
 from .schema import Schema, SchemaKind, parse_schema
 
 REGISTRY: dict[str, OpDef] = {}
+# Operators PyTorch declares without an ``out=`` overload (views, the ``*_scatter`` family...): its Python
+# binding refuses the keyword, where every other operator gets the derived out= variant.
+NO_OUT_OVERLOAD = frozenset({
+    "var_mean", "dist", "trace", "flip", "roll", "rot90", "index_put", "masked_scatter", "select_scatter",
+    "diagonal_scatter", "as_strided_scatter", "transpose", "permute", "t", "unsqueeze", "select", "diagonal",
+    "unbind", "unfold", "conv_tbc", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
+})
 # Every declaration per schema name: an operator is declared once, so each list should hold one (a test checks)
 DECLARED: dict[str, list] = {}
 
@@ -430,6 +437,8 @@ class OpDef:
 
     def _call_with_out(self, args: tuple, kwargs: dict):
         """The derived ``out=`` variant: compute functionally, then write into ``out`` (seed 003)."""
+        if self.name in NO_OUT_OVERLOAD:
+            raise TypeError(f"{self.public_name}() got an unexpected keyword argument 'out'")
         kwargs = dict(kwargs)
         out = kwargs.pop("out")
         if out is None:

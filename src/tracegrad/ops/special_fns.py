@@ -136,15 +136,9 @@ def ndtr(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``torch.special.ndtr``, composed as PyTorch's: (1 + erf(x / sqrt 2)) / 2 (so 0 below about -8.3)."""
     if out is None:
         return mul_scalar(add_scalar(erf(mul_scalar(input, _SQRT_HALF)), 1), 0.5)
-    from .._state import STATE
-    from ..autograd.grad_mode import no_grad
-    from .variants import _store
+    from .variants import copy_out
 
-    if STATE.grad_enabled and (input._rg or out._rg):
-        raise RuntimeError("special_ndtr(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
-    with no_grad():
-        _store(out, ndtr(input))
+    copy_out((ndtr(input),), (out,))
     return out
 
 

@@ -24,10 +24,17 @@ def _requires_grad_anywhere(op, bound: tuple) -> bool:
 
 def write_out(op, bound: tuple, out):
     """Run ``op`` and store its result(s) in ``out`` (a tensor or a tuple of tensors); return ``out``."""
+    from .registry import NoDerivativeOp
+
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    if STATE.grad_enabled and (_requires_grad_anywhere(op, bound) or any(o._rg for o in outs)):
-        raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
+    # PyTorch refuses out= with an input requiring grad only for operators with a derivative: one without
+    # (torch's autograd fallback) gives ``out`` a NotImplemented node, a non-differentiable one no history.
+    # (an out= that requires grad counts too, except for a non-differentiable operator, which never checks)
+    no_derivative = isinstance(op, NoDerivativeOp) or op.name in OUT_WITHOUT_DERIVATIVE
+    if STATE.grad_enabled and op.vjp is not None and (
+            any(o._rg for o in outs) or not no_derivative and _requires_grad_anywhere(op, bound)):
+        raise RuntimeError(f"{'aten::' if no_derivative else ''}{op.name}(): functions with out=... arguments "
+                           "don't support automatic differentiation, but one of the arguments requires grad.")
     _check_out_overlap(op, bound, outs)
     prev = STATE.grad_enabled
     STATE.grad_enabled = False
@@ -38,9 +45,68 @@ def write_out(op, bound: tuple, out):
     results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     if len(results) != len(outs):
         raise RuntimeError(f"{op.name}(): expected {len(results)} output tensors in out=, got {len(outs)}")
+    if op.name == "cat":
+        _check_cat_out(results[0], outs[0])
     for dst, src in zip(outs, results):
         _store(dst, src)
+    if no_derivative:
+        inputs = [bound[i] for i in op.tensor_idx] + [t for i in op.list_idx for t in bound[i] or ()]
+        give_not_implemented_history(op.name, outs, inputs)
     return out
+
+
+# Operators whose out= variant PyTorch generates without a derivative formula (its autograd fallback answers):
+# an input requiring grad gives ``out`` a NotImplemented node instead of the out= error.
+OUT_WITHOUT_DERIVATIVE = frozenset({"slice_scatter", "select_scatter", "diagonal_scatter", "as_strided_scatter",
+                                    "conj_physical"})
+
+
+def give_not_implemented_history(name: str, outs, inputs) -> None:
+    """PyTorch's autograd fallback after an operator without a formula wrote ``outs``: each floating output gets
+    a ``NotImplemented`` node (no sequence number) whose edges lead to the inputs that require grad."""
+    from ..autograd.edges import gradient_edge
+    from ..autograd.node import UINT64_MAX, Error
+
+    needing = [t for t in inputs if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg))]
+    if not (STATE.grad_enabled and needing):
+        return
+    for dst in outs:
+        if dst._data.dtype.kind in "fc":
+            node = Error.__new__(Error)
+            node._name = "torch::autograd::NotImplemented"
+            node._message, node._exc = f"derivative for aten::{name} is not implemented", RuntimeError
+            node._edges = tuple(gradient_edge(t) for t in needing)
+            node._in_meta = tuple((t._data.shape, t._data.dtype) for t in needing)
+            node._seq = UINT64_MAX
+            dst._gfn, dst._output_nr, dst._rg = node, 0, True
+
+
+def copy_out(results: tuple, outs: tuple) -> None:
+    """``out=`` of a composite PyTorch implements as "compute, then ``out.copy_(result)``": under grad mode a
+    result with history is copied in with autograd (``out`` gets a CopyBackwards node; a leaf ``out`` that
+    requires grad is refused), anything else is stored as an out= operator stores it."""
+    for dst, src in zip(outs, results):
+        if STATE.grad_enabled and (src.requires_grad or dst.requires_grad):
+            if tuple(dst.shape) != tuple(src.shape):
+                from ..autograd.grad_mode import no_grad
+
+                with no_grad():
+                    _store(dst, src)  # (the resize and its warning)
+            dst.copy_(src)
+        else:
+            _store(dst, src)
+
+
+def _check_cat_out(result: Tensor, dst: Tensor) -> None:
+    """cat checks its out= dtype itself, with a TypeError in its own words."""
+    from ..backend.dtypes import scalar_type_name
+    from .pointwise import _can_cast_like_torch
+
+    if not isinstance(dst, Tensor):
+        return
+    if result._data.dtype != dst._data.dtype and not _can_cast_like_torch(result._data.dtype, dst._data.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                        f"{scalar_type_name(dst._data.dtype)}")
 
 
 def _check_out_overlap(op, bound: tuple, outs: tuple) -> None:

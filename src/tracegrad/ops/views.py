@@ -32,7 +32,7 @@ def infer_size(shape, numel: int) -> tuple[int, ...]:
     for s in shape:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {shape.index(s)} of shape {list(shape)}")
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
@@ -166,11 +166,14 @@ t = defop("t(Tensor(a) self) -> Tensor(a)", _t_kernel, vjp=lambda ctx, g: t(g), 
 
 
 def _permute_kernel(a, dims):
-    dims = wrap_dims(dims, a.ndim)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(dims) != a.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
                            f"length of the desired ordering of dimensions i.e. input.dim() = {a.ndim} is not equal "
                            f"to len(dims) = {len(dims)}")
+    dims = tuple(wrap_dim(d, a.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     return np.transpose(a, dims)
 
 
@@ -596,10 +599,19 @@ def _zeros(shape, like):
     return new_zeros(like, shape)
 
 
+def _check_scatter_src(src, piece: np.ndarray) -> None:
+    """The ``*_scatter`` operators take a ``src`` of exactly the embedded piece's shape (no broadcasting)."""
+    if np.shape(src) != piece.shape:
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{list(np.shape(src))}, slice size = {list(piece.shape)}")
+
+
 def _select_scatter_kernel(a, src, dim, index):
     out = a.copy()
     d = wrap_dim(dim, a.ndim)
-    out[(builtins.slice(None),) * d + (index,)] = src
+    key = (builtins.slice(None),) * d + (index,)
+    _check_scatter_src(src, out[key])
+    out[key] = src
     return out
 
 
@@ -617,7 +629,9 @@ select_scatter = defop("select_scatter(Tensor self, Tensor src, int dim, SymInt 
 def _slice_scatter_kernel(a, src, dim=0, start=None, end=None, step=1):
     out = a.copy()
     d = wrap_dim(dim, a.ndim)
-    out[(builtins.slice(None),) * d + (builtins.slice(start, end, step),)] = src
+    key = (builtins.slice(None),) * d + (builtins.slice(start, end, step),)
+    _check_scatter_src(src, out[key])
+    out[key] = src
     return out
 
 
@@ -638,6 +652,7 @@ def _diagonal_scatter_kernel(a, src, offset=0, dim1=0, dim2=1):
     out = a.copy()
     view = np.diagonal(out, offset, wrap_dim(dim1, a.ndim), wrap_dim(dim2, a.ndim))
     view.setflags(write=True)
+    _check_scatter_src(src, view)
     view[...] = src
     return out
 
@@ -659,6 +674,7 @@ def _as_strided_scatter_kernel(a, src, size, stride, storage_offset=None):
     off = storage_offset or 0
     view = np.lib.stride_tricks.as_strided(out.reshape(-1)[off:], shape=tuple(size),
                                            strides=tuple(s * out.itemsize for s in stride), writeable=True)
+    _check_scatter_src(src, view)
     view[...] = src
     return out
 
