@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -41,9 +42,18 @@ def _output_meta(out) -> tuple:
     return shape, from_numpy_dtype(np_dtype), True
 
 
+def _check_counts(outputs: tuple, grads: list) -> None:
+    """The engine's check, after ``_make_grads`` has paired outputs and gradients as ``zip`` does (PyTorch's
+    order: a gradient of a wrong type is reported before a wrong count; extra gradients are dropped)."""
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+
+
 def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) -> list:
     result = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if out.__class__ is not Tensor and not isinstance(out, Tensor) and not _is_edge(out):
+            raise AssertionError("Expected output to be a torch.Tensor")
         if grad is None and out.__class__ is Tensor and out._rg:
             data = out._data
             if data.size == 1 and data.dtype.kind == "f" and data.__class__ is np.ndarray:
@@ -153,9 +163,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     outputs = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(grads)} tensors and {len(outputs)} gradients")
     grads = _make_grads(outputs, grads)
+    _check_counts(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph and inputs is None:
@@ -189,16 +198,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs_t = _as_tuple(outputs)
+    if type(inputs) is dict:  # (torch 2.13: a dict of inputs gives a dict of gradients, keys kept)
+        return dict(zip(inputs, grad(outputs, tuple(inputs.values()), grad_outputs, retain_graph, create_graph,
+                                     only_inputs, allow_unused, is_grads_batched, materialize_grads), strict=True))
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not {type(inputs).__name__}. Other Mapping "
+                        "types are not supported.")
     inputs_t = _as_tuple(inputs)
     if not inputs_t:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads_t = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs_t)
-    if len(grads_t) != len(outputs_t):
-        raise RuntimeError(f"grad_outputs must be of length {len(outputs_t)}, got {len(grads_t)}")
     if is_grads_batched:
         return _batched_grad(outputs_t, inputs_t, grads_t, retain_graph, create_graph, allow_unused,
                              materialize_grads)
     grads = _make_grads(outputs_t, grads_t)
+    _check_counts(outputs_t, grads)
     if retain_graph is None:
         retain_graph = create_graph
     roots = _root_edges(outputs_t)  # (PyTorch checks the roots first, then the inputs)

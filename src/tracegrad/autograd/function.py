@@ -156,10 +156,14 @@ class BackwardCFunction(FunctionCtx, Node):
                                f"{n_in}, got {len(result)})")
         tensor_pos = self._tg_tensor_pos
         for i, g in enumerate(result):
-            if g is not None and i not in tensor_pos:
+            if g is None:
+                continue
+            if i not in tensor_pos:
                 raise RuntimeError(f"function {self.name()} returned a gradient different than None at "
                                    f"position {i + 1}, but the corresponding forward input was not a "
                                    "Variable")
+            if not isinstance(g, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
         return [result[i] for i in tensor_pos]
 
 

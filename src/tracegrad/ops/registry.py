@@ -458,7 +458,7 @@ class OpDef:
                 return args
             missing = [self.param_names[i] for i in range(n, self.n_params) if self.required[i]]
             if missing:
-                raise TypeError(f"{self.name}() missing required argument '{missing[0]}'")
+                raise self._missing(missing)
             return args + self.defaults[n:]
         full = list(args) + list(self.defaults[n:])
         names = self.param_names
@@ -474,8 +474,15 @@ class OpDef:
             full[i] = value
         for i in range(n, self.n_params):
             if self.required[i] and names[i] not in kwargs and not (names[i] == "self" and "input" in kwargs):
-                raise TypeError(f"{self.name}() missing required argument '{names[i]}'")
+                # (PyTorch lists every required argument from the first missing one on, given or not)
+                raise self._missing([names[k] for k in range(i, self.n_params) if self.required[k]])
         return tuple(full)
+
+    def _missing(self, names: list[str]) -> TypeError:
+        """PyTorch's parser's words, its plural ending included ("1 required positional arguments")."""
+        listed = ", ".join(f'"{"input" if name == "self" else name}"' for name in names)
+        return TypeError(f"{self.public_name}() missing {len(names)} required positional argument"
+                         f"{'s' if len(names) == 1 else ''}: {listed}")
 
     def _eager(self, args: tuple):
         if STATE.special and STATE.fw_grad_levels:
