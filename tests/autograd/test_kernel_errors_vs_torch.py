@@ -181,3 +181,29 @@ def test_an_in_place_operand_aliasing_its_target_was_saved_before_the_write(op):
     assert ours == theirs
     if op == "add_":  # add saves nothing: both compute the gradient
         assert program(tg) == program(torch) == [2., 2., 2.]
+
+
+def _in_place_numbers(lib):
+    """Sequence numbers used by in-place calls: the node, plus ``self.clone()`` only when a saved copy of self
+    can be read (``x.mul_(2)`` makes none, ``x.mul_(w)`` with ``w`` requiring grad makes one)."""
+    x = lib.rand(3, requires_grad=True)
+
+    def y(requires_grad=False):
+        return (lib.rand(3) + 0.5).requires_grad_(requires_grad)
+
+    calls = [lambda c: c.mul_(y()), lambda c: c.mul_(y(True)), lambda c: c.mul_(2.), lambda c: c.div_(y()),
+             lambda c: c.div_(y(True)), lambda c: c.pow_(2.), lambda c: c.pow_(y(True)), lambda c: c.atan2_(y()),
+             lambda c: c.addcmul_(y(True), y()), lambda c: c.lerp_(y(True), y(True)), lambda c: c.fmod_(y()),
+             lambda c: c.remainder_(y(True)), lambda c: c.hypot_(y()), lambda c: c.clamp_(y(), None),
+             lambda c: c.view(1, 3).addmm_(y().view(1, 3)[:, :1], y(True).view(1, 3)), lambda c: c.mul_(lib.ones(2, 3))]
+    rows = []
+    for call in calls:
+        c = x.clone()
+        first = (x * 1).grad_fn._sequence_nr()
+        error = raised(lib, lambda _, call=call, c=c: call(c))
+        rows.append(((x * 1).grad_fn._sequence_nr() - first - 1, error))
+    return rows
+
+
+def test_in_place_operators_take_torchs_sequence_numbers():
+    assert _in_place_numbers(tg) == _in_place_numbers(torch)

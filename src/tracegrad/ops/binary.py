@@ -233,7 +233,8 @@ def _div_mode_jvp(args, outs, tangents):
 
 _div_mode, _div_mode_ = _pair("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
                               _div_mode_kernel, vjp=_div_mode_vjp, saves=("self", "other"),
-                              attrs=("rounding_mode",), node_name="DivBackward2", jvp=_div_mode_jvp)
+                              save_if={"self": "other"}, attrs=("rounding_mode",), node_name="DivBackward2",
+                              jvp=_div_mode_jvp)
 
 
 # PyTorch picks the ``div.Tensor_mode`` overload (DivBackward2) whenever rounding_mode is passed, even as None.
@@ -312,18 +313,22 @@ def _fmod_vjp(ctx, g):
             mul(neg(g), _div_mode(x, y, rounding_mode="trunc")) if need[1] else None)
 
 
+# Both values are read only by other's gradient: kept only when other requires grad, as in PyTorch
+_FOR_OTHER = {"self": "other", "other": "other"}
 _remainder_s, _remainder_s_ = _pair("remainder.Scalar(Tensor self, Scalar other) -> Tensor",
                                     _remainder_kernel, vjp=_self_grad_only, node_name="RemainderBackward0",
                                     cast_checked_first=True)
 _remainder_t, _remainder_t_ = _pair("remainder.Tensor(Tensor self, Tensor other) -> Tensor",
                                     _remainder_kernel, vjp=_remainder_vjp, saves=("self", "other"),
-                                    node_name="RemainderBackward1", fast="binary", cast_checked_first=True)
+                                    save_if=_FOR_OTHER, node_name="RemainderBackward1", fast="binary",
+                                    cast_checked_first=True)
 _remainder_st = defop_without_derivative("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
                                          _remainder_kernel)
 _fmod_s, _fmod_s_ = _pair("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _fmod_kernel,
                           vjp=_self_grad_only, node_name="FmodBackward0", cast_checked_first=True)
 _fmod_t, _fmod_t_ = _pair("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _fmod_kernel, vjp=_fmod_vjp,
-                          saves=("self", "other"), node_name="FmodBackward1", fast="binary", cast_checked_first=True)
+                          saves=("self", "other"), save_if=_FOR_OTHER, node_name="FmodBackward1", fast="binary",
+                          cast_checked_first=True)
 
 
 def remainder(input, other, *, out: Tensor | None = None) -> Tensor:
@@ -562,11 +567,12 @@ def _atan2_jvp(args, outs, tangents):
 _atan2, atan2_ = _pair("atan2(Tensor self, Tensor other) -> Tensor", reject_complex(_atan2_kernel, "atan2_cpu"),
                        vjp=_atan2_vjp, saves=_saves2, fast="binary", jvp=_atan2_jvp)
 _hypot, hypot_ = _pair("hypot(Tensor self, Tensor other) -> Tensor", _hypot_kernel, vjp=_hypot_vjp,
-                       saves=("self", "other", "result"), fast="binary")
+                       saves=("self", "other", "result"), save_if={"self": "self", "other": "other"}, fast="binary")
 atan2, _atan2_method = _tensor_only(_atan2, "atan2")
 hypot, _hypot_method = _tensor_only(_hypot, "hypot")
 _copysign_t, _copysign_t_ = _pair("copysign.Tensor(Tensor self, Tensor other) -> Tensor", _copysign_cpu,
-                                  vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward0",
+                                  vjp=_copysign_vjp, saves=("self", "result"), save_if={"self": "self"},
+                                  node_name="CopysignBackward0",
                                   fast="binary", jvp=_copysign_jvp)
 _copysign_s, _copysign_s_ = _pair("copysign.Scalar(Tensor self, Scalar other) -> Tensor", _copysign_cpu,
                                   vjp=_copysign_vjp, saves=("self", "result"), node_name="CopysignBackward1",
@@ -622,7 +628,8 @@ def _lerp_tensor_vjp(ctx, g):
 _lerp_s, _lerp_s_ = _pair("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", _lerp_kernel,
                           vjp=_lerp_scalar_vjp, attrs=("weight",), node_name="LerpBackward0")
 _lerp_t, _lerp_t_ = _pair("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", _lerp_kernel,
-                          vjp=_lerp_tensor_vjp, saves=("self", "end", "weight"), node_name="LerpBackward1")
+                          vjp=_lerp_tensor_vjp, saves=("self", "end", "weight"),
+                          save_if={"self": "weight", "end": "weight"}, node_name="LerpBackward1")
 
 
 def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:
@@ -712,9 +719,9 @@ def _addcdiv_jvp(args, outs, tangents):
 
 _ADDC = "(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"
 addcmul, addcmul_ = _pair("addcmul" + _ADDC, _addcmul_kernel, vjp=_addcmul_vjp, saves=("tensor1", "tensor2"),
-                          attrs=("value",), jvp=_addcmul_jvp)
+                          save_if={"tensor1": "tensor2", "tensor2": "tensor1"}, attrs=("value",), jvp=_addcmul_jvp)
 addcdiv, addcdiv_ = _pair("addcdiv" + _ADDC, _addcdiv_kernel, vjp=_addcdiv_vjp, saves=("tensor1", "tensor2"),
-                          attrs=("value",), jvp=_addcdiv_jvp)
+                          save_if={"tensor1": "tensor2"}, attrs=("value",), jvp=_addcdiv_jvp)
 
 
 def _addc_public(op, name: str):

@@ -234,7 +234,7 @@ def _bmm_vjp(ctx, g):
 
 
 bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, vjp=_bmm_vjp, saves=("self", "mat2"),
-            jvp=lambda args, outs, ts: dense_product_rule(args, ts, bmm))
+            save_if={"self": "mat2", "mat2": "self"}, jvp=lambda args, outs, ts: dense_product_rule(args, ts, bmm))
 
 
 def _mv_check(m, v, inp=None) -> None:
@@ -275,7 +275,7 @@ def _mv_vjp(ctx, g):
 
 
 mv = defop("mv(Tensor self, Tensor vec) -> Tensor", _mv_kernel, vjp=_mv_vjp, saves=("self", "vec"),
-           jvp=lambda args, outs, ts: dense_product_rule(args, ts, mv))
+           save_if={"self": "vec", "vec": "self"}, jvp=lambda args, outs, ts: dense_product_rule(args, ts, mv))
 
 
 def _dot_kernel(a, b):
@@ -316,7 +316,8 @@ def _vdot_kernel(a, b):
     return _dot_kernel(np.conj(a), b)
 
 
-dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, vjp=_dot_vjp, saves=("self", "tensor"))
+dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, vjp=_dot_vjp, saves=("self", "tensor"),
+            save_if={"self": "tensor", "tensor": "self"})
 vdot = defop("vdot(Tensor self, Tensor other) -> Tensor", _vdot_kernel, vjp=_vdot_vjp, saves=("self", "other"))
 
 
@@ -473,8 +474,10 @@ def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta:
     from .pointwise import write_into
 
     schema = f"{args}, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
+    # each factor is read only by the other one's gradient, so kept only when that one requires grad
+    crossed = {saves[0]: saves[1], saves[1]: saves[0]}
     op = defop(f"{name}(Tensor self, {schema}", kernel, vjp=vjp, saves=saves, attrs=("beta", "alpha"),
-               jvp=jvp, meta=meta)
+               jvp=jvp, meta=meta, save_if=crossed)
 
     def inplace(a, *rest):
         result = kernel(a, *rest)
@@ -488,7 +491,7 @@ def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta:
 
     inplace_schema = f"{name}_(Tensor(a!) self, {schema}".replace("-> Tensor", "-> Tensor(a!)")
     inplace_op = defop(inplace_schema, inplace, vjp=vjp, saves=saves, attrs=("beta", "alpha"),
-                       node_name=op.node_class._name, jvp=jvp, meta=meta)
+                       node_name=op.node_class._name, jvp=jvp, meta=meta, save_if=crossed)
     return op, inplace_op
 
 

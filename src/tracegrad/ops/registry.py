@@ -568,10 +568,12 @@ class OpDef:
         if record:
             node = self._new_node(args)  # its first edge is the target's history before the write
             original = None
-            if self.saves_self:
+            if self.saves_self and any(cond < 0 or _needs_grad(args[cond]) for (kind, idx), cond
+                                       in zip(self.save_spec, self.save_conditions) if kind == "arg" and idx == 0):
                 from .creation import clone
 
-                # PyTorch saves ``self.clone()``: a recorded copy, so double backward reaches self's history.
+                # PyTorch saves ``self.clone()`` (a recorded copy, so double backward reaches self's history),
+                # and only when a gradient that reads it can be asked for: ``x.mul_(2)`` makes no copy.
                 original = clone(target)
             saved = self._save_inputs(args, original) if self.save_spec else None
         # The kernel's own checks, once autograd has made the node and saved the inputs, as in PyTorch

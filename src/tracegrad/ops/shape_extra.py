@@ -605,7 +605,7 @@ def _scatter_add_vjp(ctx, g):
     return (g if need[0] else None, gather(g, dim, index) if need[1] else None)
 
 
-_scatter_add_rules = dict(vjp=_scatter_add_vjp, attrs=("dim",), saves=("index",),
+_scatter_add_rules = dict(vjp=_scatter_add_vjp, attrs=("dim",), saves=("index",), save_if={"index": "src"},
                           differentiable=("self", "src"))
 scatter_add = defop("scatter_add" + _SRC, _scatter_add_kernel, **_scatter_add_rules)
 scatter_add_ = defop("scatter_add_" + _SRC_IP, _inplace(_scatter_add_kernel), **_scatter_add_rules)
@@ -843,6 +843,10 @@ def _index_add_kernel(a, dim, index, source, alpha=1):
     _check_source_shape(a, src, d, f"source tensor shape must match self tensor shape, excluding the "
                                    f"specified dimension. Got self.shape = {list(a.shape)} "
                                    f"source.shape = {list(src.shape)}")
+    if a.ndim <= 1:  # (PyTorch's kernel for a vector checks each index itself, in other words)
+        size = _as_1d(a).shape[0]
+        if flat.size and ((flat < 0) | (flat >= size)).any():
+            raise IndexError("index out of range in self")
     _check_bounds(flat, _as_1d(a).shape[d], d)
     out = a.copy()
     values = src if alpha == 1 else (src * alpha).astype(a.dtype)
@@ -871,7 +875,8 @@ def _index_add_vjp(ctx, g):
 
 
 _index_add_rules = dict(vjp=_index_add_vjp, attrs=("dim", "alpha"), saves=("index", "source"),
-                        save_if={"source": "source"}, differentiable=("self", "source"), meta=("source_dim",))
+                        save_if={"index": "source", "source": "source"}, differentiable=("self", "source"),
+                        meta=("source_dim",))
 index_add = defop("index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
                   _index_add_kernel, **_index_add_rules)
 index_add_ = defop("index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> "
@@ -1076,6 +1081,7 @@ def _masked_fill_kernel(a, mask, value):
 
 
 def _masked_fill_inplace_kernel(a, mask, value):
+    _broadcast_shape(a.shape, np.shape(mask))  # (the written tensor comes first in the in-place error)
     return _copy_into(a, _masked_fill_kernel(a, mask, value))
 
 
@@ -1224,9 +1230,9 @@ def broadcast_shapes(*shapes):
             if cur[k] == res[k] or cur[k] == 1:
                 continue
             if res[k] != 1:
+                shown = shape if isinstance(given, int) else given  # (as given: torch.Size([3]), [3], (3,))
                 raise RuntimeError(f"Attempting to broadcast a dimension of length {cur[k]} at {k - n}! "
-                                   f"Mismatching argument at index {i} had {shape if isinstance(given, int) else given}; "
-                                   "but expected shape "
+                                   f"Mismatching argument at index {i} had {shown}; but expected shape "
                                    f"should be broadcastable to {res}")
             res[k] = cur[k]
         result = res

@@ -1,0 +1,57 @@
+"""What a node keeps when only one of its inputs requires grad, for every differentiable operator of the database.
+
+PyTorch saves a value only if a gradient that reads it can be asked for: ``torch.bmm(a, b)`` with only ``a``
+requiring grad keeps ``mat2`` and not ``self``. The saved-tensor inspector shows these values and their memory,
+so each ``_saved_<name>`` must be None exactly where torch's is.
+
+Not compared: a ``<input>_sym_strides`` tracegrad cannot derive because the input is a non-leaf it did not save
+(``linear``'s ``weight.t()`` when only the weight requires grad); tracegrad says so instead of answering.
+"""
+
+from __future__ import annotations
+
+import pytest
+from opinfo import op_db
+from opinfo.core import Call, flatten_outputs, resolve
+
+from tests._lib import tg, torch
+
+ENTRIES = [op for op in op_db if "float64" in op.dtypes and op.differentiable]
+
+
+def _saved_nones(lib, op, sample, keep: int):
+    """(node name, [(saved attribute, is None)]) of the first output's node when only the ``keep``-th
+    differentiable input requires grad; None when there is no such input or no node."""
+    call = Call(lib, op, sample, requires_grad=True)
+    if keep >= len(call.diff):
+        return None
+    for k, i in enumerate(call.diff):
+        if k != keep:
+            call.tensors[i] = call.tensors[i].detach()
+    nodes = [o.grad_fn for o in flatten_outputs(call.run(resolve(lib, op.name))) if o.grad_fn is not None]
+    if not nodes:
+        return None
+    node = nodes[0]
+    names = sorted(a for a in dir(type(node)) if a.startswith("_saved_"))
+    return node.name(), [(a, _is_none(node, a)) for a in names]
+
+
+def _is_none(node, attribute: str):
+    try:
+        return getattr(node, attribute) is None
+    except RuntimeError as exc:
+        if "tracegrad derives it from" not in str(exc):
+            raise
+        return "underivable"
+
+
+@pytest.mark.parametrize("op", ENTRIES, ids=lambda op: op.id)
+def test_saved_values_when_one_input_requires_grad(op):
+    sample = next(iter(op.samples("float64")))
+    for keep in range(4):
+        ours, theirs = _saved_nones(tg, op, sample, keep), _saved_nones(torch, op, sample, keep)
+        if ours is None or theirs is None:
+            continue
+        assert ours[0] == theirs[0]
+        shared = {a for a, v in ours[1] if v != "underivable"} & dict(theirs[1]).keys()
+        assert {a: v for a, v in ours[1] if a in shared} == {a: v for a, v in theirs[1] if a in shared}, keep
