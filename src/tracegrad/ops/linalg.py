@@ -1095,15 +1095,22 @@ def _block_diag_vjp(ctx, g):
     from .views import slice as slice_op
 
     grads, r, c = [], 0, 0
-    for shape in ctx.input_shapes:
+    (shapes,) = ctx.attrs  # every input's shape: those without a gradient still take their place
+    need = ctx.needs_input_grad
+    for k, shape in enumerate(shapes):
         h, w = _block_shape(shape)
+        if not need[k]:
+            grads.append(None)
+            r, c = r + h, c + w
+            continue
         block = slice_op(slice_op(g, 0, r, r + h, 1), 1, c, c + w, 1)
         grads.append(reshape(block, shape) if len(shape) < 2 else block)
         r, c = r + h, c + w
     return tuple(grads)
 
 
-block_diag = defop("block_diag(Tensor[] tensors) -> Tensor", _block_diag_kernel, vjp=_block_diag_vjp)
+block_diag = defop("block_diag(Tensor[] tensors) -> Tensor", _block_diag_kernel, vjp=_block_diag_vjp,
+                   attrs=("tensors_sizes",))
 
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:

@@ -355,7 +355,10 @@ class OpDef:
         # Like PyTorch, keep a value only when a gradient that reads it can be asked for: ``x * c`` with a
         # constant ``c`` does not save ``x``. ``save_if={"self": "other"}`` saves self only if other needs grad.
         save_if = save_if or {}
-        self.save_conditions = tuple(names.index(save_if[s]) if s in save_if else -1 for s in saves)
+        # (a tuple of names: saved if any of them needs grad, e.g. _trilinear's inputs)
+        self.save_conditions = tuple(
+            -1 if s not in save_if else names.index(save_if[s]) if isinstance(save_if[s], str)
+            else tuple(names.index(name) for name in save_if[s]) for s in saves)
         diff_set = set(self.diff_idx)
         self.rg_idx = tuple(i for i in self.tensor_idx if i in diff_set)
         self.rg_list_idx = tuple(i for i in self.list_idx if i in diff_set)
@@ -568,7 +571,7 @@ class OpDef:
         if record:
             node = self._new_node(args)  # its first edge is the target's history before the write
             original = None
-            if self.saves_self and any(cond < 0 or _needs_grad(args[cond]) for (kind, idx), cond
+            if self.saves_self and any(_wanted(args, cond) for (kind, idx), cond
                                        in zip(self.save_spec, self.save_conditions) if kind == "arg" and idx == 0):
                 from .creation import clone
 
@@ -633,7 +636,7 @@ class OpDef:
         saved = [None] * len(self.save_spec)
         for k in self.pack_order or range(len(saved)):
             (kind, idx), cond = self.save_spec[k], self.save_conditions[k]
-            if kind != "out" and (cond < 0 or _needs_grad(args[cond])):
+            if kind != "out" and _wanted(args, cond):
                 saved[k] = (SavedTensor._make(original_self) if original_self is not None and idx == 0
                             else _save_arg(args[idx]))
         return saved
@@ -642,7 +645,7 @@ class OpDef:
         """``saved`` (from :meth:`_save_inputs`) completed with the outputs, packed in the node's order."""
         for k in self.pack_order or range(len(saved)):
             (kind, idx), cond = self.save_spec[k], self.save_conditions[k]
-            if kind == "out" and (cond < 0 or _needs_grad(args[cond])):
+            if kind == "out" and _wanted(args, cond):
                 saved[k] = save_output(idx)
         return tuple(saved)
 
@@ -712,6 +715,14 @@ def check_no_internal_overlap(a) -> None:
 
 def _needs_grad(value) -> bool:
     return isinstance(value, Tensor) and value._rg
+
+
+def _wanted(args: tuple, condition) -> bool:
+    """Whether a value with this save condition is kept: always (-1), if that argument requires grad, or (a
+    tuple) if any of those do."""
+    if condition.__class__ is int:
+        return condition < 0 or _needs_grad(args[condition])
+    return any(_needs_grad(args[i]) for i in condition)
 
 
 def _attr_slot(names: list[str], attr: str):
@@ -838,6 +849,7 @@ def defop(schema: str, kernel: Callable, vjp: Callable | None = None, *, fast: s
     for pointwise ops called as ``op(tensor)`` / ``op(tensor, tensor_or_number)``."""
     cls = _FAST_PATHS.get(fast, OpDef)
     op = cls(schema, kernel, vjp=vjp, **rules)
+    assert cls is OpDef or all(c.__class__ is int for c in op.save_conditions), "fast paths take one condition"
     op.ufunc = ufunc  # the plain NumPy function to call when no dtype promotion is needed
     if cls is not OpDef:
         # Values of the trailing defaulted parameters (e.g. alpha=1) and their attrs for the fast path.
