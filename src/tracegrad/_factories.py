@@ -10,38 +10,28 @@ import math
 
 import numpy as np
 
+from . import _arg_checks as _args
 from ._state import STATE
 from ._tensor import Tensor, _wrap
-from ._warnings import warn_once
 from .backend import dtypes as _dt
-from .backend.device import as_device
+from .backend.device import as_device, refuse_unsupported
 
 # ---- helpers ---------------------------------------------------------------------------------------------
 
 
-def _size(size) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    out = []
-    for s in size:
-        if isinstance(s, Tensor):
-            s = int(s.item())
-        if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(s).__name__} at pos {len(out)}")
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
-        out.append(int(s))
-    return tuple(out)
+def _size(size, fn: str = "empty") -> tuple[int, ...]:
+    """A factory's ``*size`` as a shape, refused with torch's parser and size messages (named after ``fn``)."""
+    return _args.non_negative_shape(fn, _args.size_arg(fn, size))
 
 
 def _finish(array: np.ndarray, requires_grad: bool, device=None) -> Tensor:
+    if device is not None:
+        refuse_unsupported(as_device(device), moving=False)
     if device is not None and as_device(device).type == "cuda":
         from .backend import cupy_backend
 
-        if not cupy_backend.available():
-            raise RuntimeError("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
-                               "installed a driver")
+        if not cupy_backend.available():  # (what torch's CPU build says, where a user meets it)
+            raise AssertionError("Torch not compiled with CUDA enabled")
         array = cupy_backend.xp.asarray(array)
     t = _wrap(array)
     if requires_grad:
@@ -51,46 +41,57 @@ def _finish(array: np.ndarray, requires_grad: bool, device=None) -> Tensor:
     return t
 
 
-def _resolve_dtype(dtype, default=None) -> np.dtype:
+def _resolve_dtype(dtype, default=None, fn: str | None = None) -> np.dtype:
+    """``dtype`` (None: ``default``, else the default float) as a NumPy dtype; ``fn`` names the public factory
+    whose ``dtype=`` argument is checked as torch's parser does."""
+    if fn is not None:
+        _args.dtype_arg(fn, dtype)
     if dtype is None:
         return (default or _dt.DEFAULT.value).np
     return _dt.to_dtype(dtype).np
 
 
-def _infer_dtype(data) -> np.dtype:
-    """PyTorch's inference for nested data (``infer_scalar_type``): a Python bool, int, float or complex gives
-    bool, int64, the default float or its complex; a NumPy scalar, array or tensor gives its own dtype; a
-    sequence folds its items' dtypes with ``promote_types`` (so ``[np.int16(1), 2]`` is int64 and
-    ``[np.float16(1), 2.0]`` float32), and an empty one gives the default float."""
-    found = None
-
-    def walk(x) -> None:
-        nonlocal found
-        if isinstance(x, (list, tuple)):
-            for y in x:
-                walk(y)
-            return
-        if isinstance(x, Tensor):
-            d = _dt.from_numpy_dtype(x._data.dtype)
-        elif isinstance(x, (np.ndarray, np.generic)):
-            d = _dt.from_numpy_dtype(x.dtype)
-        else:
-            d = _dt.default_dtype_for_category(_dt.scalar_category(x))
-        found = d if found is None else _dt.promote_types(found, d)
-
-    walk(data)
-    return (found or _dt.DEFAULT.value).np
-
-
-def _to_nested_arrays(data):
+def _to_nested_arrays(data, depth: int | None = None):
+    """Tensors inside nested data as arrays; at ``depth`` 0 (a leaf of the nesting) a one-element tensor or
+    array is its number, as torch reads it."""
+    if depth == 0 and isinstance(data, (Tensor, np.ndarray)):
+        return (data._data if isinstance(data, Tensor) else data).reshape(())[()]
     if isinstance(data, Tensor):
         return data._data
     if isinstance(data, (list, tuple)):
-        return [_to_nested_arrays(d) for d in data]
+        return [_to_nested_arrays(d, None if depth is None else depth - 1) for d in data]
     return data
 
 
 # ---- from data --------------------------------------------------------------------------------------------
+
+def _plain_nested(data, dtype) -> tuple[np.ndarray, np.dtype] | None:
+    """Lists of Python numbers, read by NumPy at once, with torch's dtype; None when the full reading is needed
+    (other items, ragged lists, or a narrow integer dtype whose overflow must be refused)."""
+    from . import _nested_data as nested
+
+    array = nested.plain_array(data)
+    if array is None:
+        return None
+    if dtype is None:
+        return array, nested.dtype_of_plain(array).np
+    np_dtype = _resolve_dtype(dtype)
+    if np_dtype.kind in "iu" and np_dtype != np.int64:
+        return None
+    return array, np_dtype
+
+
+def _read_nested(data, dtype) -> tuple[np.dtype, list[int]]:
+    """Check nested Python data as torch.tensor reads it (sizes, then dtype, then items); return the NumPy
+    dtype to copy it into and the sizes; see _nested_data."""
+    from . import _nested_data as nested
+
+    nested.refuse_text(data)
+    sizes = nested.sizes_of(data)
+    np_dtype = nested.infer_dtype(data).np if dtype is None else _resolve_dtype(dtype)
+    nested.check_items(data, sizes, np_dtype)
+    return np_dtype, sizes
+
 
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Copy ``data`` (nested lists, scalars, NumPy arrays, tensors) into a new leaf tensor."""
@@ -100,29 +101,29 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    if isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
-        warn_once("tensor_from_ndarray_list", "Creating a tensor from a list of numpy.ndarrays is extremely slow. "
-                  "Please consider converting the list to a single numpy.ndarray with numpy.array() before "
-                  "converting to a tensor.")
-    if isinstance(data, np.ndarray) and dtype is None:
-        _dt.from_numpy_dtype(data.dtype)
-        np_dtype = data.dtype
-    elif dtype is None:
-        np_dtype = _infer_dtype(data)
-    else:
+    _args.dtype_arg("tensor", dtype)
+    _args.bool_arg("tensor", "requires_grad", requires_grad)
+    if isinstance(data, (np.ndarray, Tensor)) and dtype is None:
+        np_dtype = data._data.dtype if isinstance(data, Tensor) else data.dtype
+        _dt.from_numpy_dtype(np_dtype)
+    elif isinstance(data, (np.ndarray, Tensor)):
         np_dtype = _resolve_dtype(dtype)
+    elif (plain := _plain_nested(data, dtype)) is not None:
+        data, np_dtype = plain
+    else:
+        np_dtype, sizes = _read_nested(data, dtype)
+        if 0 in sizes:  # (nothing is read: torch does not look past the empty dim)
+            return _finish(np.zeros(sizes, dtype=np_dtype), requires_grad, device)
+        data = _to_nested_arrays(data, len(sizes))
     try:
         array = np.array(_to_nested_arrays(data), dtype=np_dtype, copy=True)
-    except ValueError as exc:
-        raise ValueError(f"expected sequence of equal length lists: {exc}") from None
     except OverflowError:  # a Python int the dtype cannot hold
         raise RuntimeError(f"value cannot be converted to type {np_dtype.name} without overflow") from None
-    if array.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     return _finish(array, requires_grad, device)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    _args.dtype_arg("as_tensor", dtype)
     if isinstance(data, Tensor):
         if dtype is None or data._data.dtype == _resolve_dtype(dtype):
             return data
@@ -145,7 +146,11 @@ def from_numpy(array: np.ndarray) -> Tensor:
 # ---- filled -----------------------------------------------------------------------------------------------
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
-    size = _size((size,)) if not isinstance(size, int) else (size,)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {_args.type_name(size)}")
+    size = _size((size,), "full")
+    _args.dtype_arg("full", dtype)
+    _args.bool_arg("full", "requires_grad", requires_grad)
     if dtype is None:
         cat = _dt.scalar_category(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
         np_dtype = _dt.default_dtype_for_category(cat).np
@@ -159,18 +164,21 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
-    array = _filled("aten::zeros", "aten::zero_", np.zeros, _size(size), _resolve_dtype(dtype))
+    _args.bool_arg("zeros", "requires_grad", requires_grad)
+    array = _filled("aten::zeros", "aten::zero_", np.zeros, _size(size, "zeros"), _resolve_dtype(dtype, fn="zeros"))
     return _into_out(_finish(array, requires_grad, device), out)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
-    array = _filled("aten::ones", "aten::fill_", np.ones, _size(size), _resolve_dtype(dtype))
+    _args.bool_arg("ones", "requires_grad", requires_grad)
+    array = _filled("aten::ones", "aten::fill_", np.ones, _size(size, "ones"), _resolve_dtype(dtype, fn="ones"))
     return _into_out(_finish(array, requires_grad, device), out)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
     # (zero-filled, so that a program reading uninitialized memory still gives the same numbers every run)
-    array = _filled("aten::empty", None, np.zeros, _size(size), _resolve_dtype(dtype))
+    _args.bool_arg("empty", "requires_grad", requires_grad)
+    array = _filled("aten::empty", None, np.zeros, _size(size, "empty"), _resolve_dtype(dtype, fn="empty"))
     return _into_out(_finish(array, requires_grad, device), out)
 
 
@@ -201,28 +209,66 @@ def zeros_array_tensor(shape, np_dtype) -> Tensor:
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
-    return _finish(np.eye(n, m if m is not None else n, dtype=_resolve_dtype(dtype)), requires_grad, device)
+    for name, value in (("n", n), ("m", m)):
+        if value is not None and value < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
+    np_dtype = _resolve_dtype(dtype, fn="eye")
+    return _finish(np.eye(n, m if m is not None else n, dtype=np_dtype), requires_grad, device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if vals[2] == 0:
-        raise RuntimeError("step must be nonzero")
     if dtype is None:
         is_float = builtins.any(isinstance(v, float) for v in vals)
         np_dtype = _dt.DEFAULT.value.np if is_float else np.dtype(np.int64)
     else:
-        np_dtype = _resolve_dtype(dtype)
+        np_dtype = _resolve_dtype(dtype, fn="arange")
+    _check_range(vals, np_dtype)
     count = builtins.max(0, math.ceil((vals[1] - vals[0]) / vals[2]))
     array = (vals[0] + np.arange(count, dtype=np.float64) * vals[2]).astype(np_dtype) \
         if np_dtype.kind in "fc" else np.arange(vals[0], vals[1], vals[2]).astype(np_dtype)
     return _finish(array, requires_grad, device)
 
 
-def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
-    np_dtype = _resolve_dtype(dtype)
+def _check_range(vals: list, np_dtype: np.dtype) -> None:
+    """torch's arange checks: an integer dtype truncates the step first (0.25 becomes 0), and the bounds must be
+    finite and in the step's direction."""
+    start, end, step = vals
+    if step == 0 or step != step:
+        raise RuntimeError("step must be nonzero")
+    if np_dtype.kind in "iub" and math.isfinite(step) and int(step) == 0:  # (a Python-side check in torch)
+        raise ValueError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_number(start)} -> {_number(end)}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
+def _number(value) -> str:
+    """A number as torch's C++ prints it (2.0 as 2, nan, inf)."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _given(**kwargs) -> dict:
+    """The keyword arguments a call passed (those not left at their defaults), for a parser message."""
+    return {k: v for k, v in kwargs.items() if v is not None and v is not False}
+
+
+def _steps(steps) -> int:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return steps
+
+
+def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, requires_grad: bool = False,
+             **kw) -> Tensor:
+    if steps is None:  # (torch has no default number of steps: its parser lists the overloads)
+        raise _args.invalid_combination("linspace", (start, end), _given(dtype=dtype, device=device,
+                                                                         requires_grad=requires_grad, **kw))
+    steps = _steps(steps)
+    np_dtype = _resolve_dtype(dtype, fn="linspace")
     if np_dtype.kind == "f" and np_dtype.itemsize >= 4 and steps > 1:  # (float16: torch's rounding is not this)
         values = _linspace_like_torch(start, end, steps, np_dtype)
     else:
@@ -243,8 +289,13 @@ def _linspace_like_torch(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
     return np.where(index < steps // 2, from_start, from_end).astype(dtype)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, requires_grad: bool = False, **kw) -> Tensor:
-    return _finish(np.logspace(start, end, steps, base=base).astype(_resolve_dtype(dtype)), requires_grad)
+def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=None, requires_grad: bool = False,
+             **kw) -> Tensor:
+    if steps is None:
+        raise _args.invalid_combination("logspace", (start, end), _given(dtype=dtype, requires_grad=requires_grad,
+                                                                         **kw))
+    np_dtype = _resolve_dtype(dtype, fn="logspace")
+    return _finish(np.logspace(start, end, _steps(steps), base=base).astype(np_dtype), requires_grad)
 
 
 # ---- random ------------------------------------------------------------------------------------------------
@@ -311,7 +362,8 @@ def _rng(generator):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
-    np_dtype, shape, rng = _resolve_dtype(dtype), _size(size), _rng(generator)
+    np_dtype, shape, rng = _resolve_dtype(dtype, fn="rand"), _size(size, "rand"), _rng(generator)
+    _refuse_dtype("check_uniform_bounds", np_dtype, "iub")
     if STATE.profiler is None:
         return _finish(rng.random(shape, dtype=np.float64).astype(np_dtype), requires_grad, device)
     array = STATE.profiler.factory("aten::rand", "aten::uniform_", shape, np_dtype,
@@ -320,7 +372,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
-    np_dtype, shape, rng = _resolve_dtype(dtype), _size(size), _rng(generator)
+    np_dtype, shape, rng = _resolve_dtype(dtype, fn="randn"), _size(size, "randn"), _rng(generator)
+    _refuse_dtype("normal_kernel_cpu", np_dtype, "iub")
     if STATE.profiler is None:
         return _finish(rng.standard_normal(shape).astype(np_dtype), requires_grad, device)
     array = STATE.profiler.factory("aten::randn", "aten::normal_", shape, np_dtype, lambda: rng.standard_normal(shape))
@@ -332,8 +385,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    np_dtype, rng = _resolve_dtype(dtype, _dt.int64), _rng(generator)
-    shape = _size((size,)) if not isinstance(size, int) else (size,)
+    np_dtype, rng = _resolve_dtype(dtype, _dt.int64, fn="randint"), _rng(generator)
+    shape = _size((size,), "randint") if not isinstance(size, int) else (size,)
+    _check_random_bounds(low, high, np_dtype)
     if STATE.profiler is None:
         return _finish(rng.integers(low, high, size=shape).astype(np_dtype), requires_grad, device)
     array = STATE.profiler.factory("aten::randint", "aten::random_", shape, np_dtype,
@@ -342,8 +396,29 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
-    np_dtype = _resolve_dtype(dtype, _dt.int64)
+    np_dtype = _resolve_dtype(dtype, _dt.int64, fn="randperm")
+    _args.non_negative_shape("randperm", (n,))
     return _finish(_rng(generator).permutation(n).astype(np_dtype), requires_grad, device)
+
+
+def _refuse_dtype(kernel: str, np_dtype: np.dtype, kinds: str) -> None:
+    """A random kernel that has no version for this dtype (integers for rand and randn), in torch's words."""
+    if np_dtype.kind in kinds:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dt.scalar_type_name(np_dtype)}'")
+
+
+def _check_random_bounds(low, high, np_dtype: np.dtype) -> None:
+    """torch's random_(from, to) checks: from < to, and both within the dtype (to - 1 being the largest drawn)."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if np_dtype.kind in "iub":
+        info = np.iinfo(np_dtype) if np_dtype.kind != "b" else None
+        lowest, largest = (0, 1) if info is None else (int(info.min), int(info.max))
+        name = _dt.cpp_type_name(np_dtype)
+        if not lowest <= low <= largest:
+            raise RuntimeError(f"from is out of bounds for {name}")
+        if not lowest <= high - 1 <= largest:
+            raise RuntimeError(f"to - 1 is out of bounds for {name}")
 
 
 def rand_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kw) -> Tensor:

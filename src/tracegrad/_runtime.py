@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from .backend.device import as_device, device
+from .backend.device import as_device, device, refuse_unsupported
 
 
 class _Runtime:
@@ -63,6 +63,9 @@ def set_default_device(device) -> None:  # noqa: A002
 
         _require()
         raise NotImplementedError("tracegrad: a cuda default device is not supported; pass device= explicitly")
+    # (torch accepts any device type here and fails at the next factory; factories here do not read the default,
+    # so a device without kernels is refused now rather than silently giving CPU tensors later)
+    refuse_unsupported(d, moving=False)
     RUNTIME.default_device = d
 
 

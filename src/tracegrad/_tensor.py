@@ -65,21 +65,28 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if self._gfn is not None:
-            if value:
-                return
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
-                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
-            )
+        if not isinstance(value, (bool, np.bool_)):
+            raise RuntimeError("requires_grad must be a bool")
+        if self._gfn is not None:  # (the attribute refuses even True on a non-leaf; requires_grad_(True) allows it)
+            raise RuntimeError(_NON_LEAF_FLAG if value else _NON_LEAF_FLAG + _DETACH_HINT)
+        self._set_requires_grad(value)
+
+    def _set_requires_grad(self, value: bool) -> None:
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if value and self._inference and not STATE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._rg = bool(value)
 
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if requires_grad and self._gfn is None and not (self.dtype.is_floating_point or self.dtype.is_complex):
+    def requires_grad_(self, *args, **kwargs) -> Tensor:
+        requires_grad = _requires_grad_argument(args, kwargs)
+        if self._gfn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(_NON_LEAF_FLAG + _DETACH_HINT)
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")  # (torch 2.13's words)
-        self.requires_grad = requires_grad
+        self._set_requires_grad(requires_grad)
         return self
 
     @requires_grad.deleter
@@ -402,7 +409,7 @@ class Tensor:
         return self._data.tolist()
 
     def __array__(self, dtype=None, copy=None):
-        arr = self.numpy() if not self._rg else self._data
+        arr = self.numpy()  # (torch's __array__ is numpy(): a tensor that requires grad is refused in grad mode)
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
     def __len__(self) -> int:
@@ -417,7 +424,8 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            count = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {count} is ambiguous")
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
@@ -427,10 +435,10 @@ class Tensor:
             # torch 2.13 warns once per process (float() only; item() and int() do not)
             warn_once("float_of_requires_grad", "Converting a tensor with requires_grad=True to a scalar may lead "
                       "to unexpected behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=3)
-        return float(self.item())
+        return float(self._one_number())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._one_number())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -438,7 +446,14 @@ class Tensor:
         return int(self.item())
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._one_number())
+
+    def _one_number(self):
+        """The number Python's float(), int() and complex() read: unlike item(), they refuse other sizes with
+        Python's ValueError, as torch's do."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __hash__(self) -> int:
         return id(self)
@@ -547,3 +562,18 @@ def _rebuild(data, requires_grad, grad):
         t._grad = grad
     return t
 
+
+_NON_LEAF_FLAG = "you can only change requires_grad flags of leaf variables."
+_DETACH_HINT = (" If you want to use a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+
+
+def _requires_grad_argument(args: tuple, kwargs: dict) -> bool:
+    """``requires_grad_``'s one bool argument (default True), refused as torch's parser refuses 1 or "yes"."""
+    if len(args) + len(kwargs) > 1 or (kwargs and "requires_grad" not in kwargs):
+        raise TypeError("requires_grad_() takes at most 1 argument")
+    value = args[0] if args else kwargs.get("requires_grad", True)
+    if not isinstance(value, (bool, np.bool_)):
+        where = " (position 1)" if args else ""
+        raise TypeError(f"requires_grad_(): argument 'requires_grad'{where} must be bool, not {type(value).__name__}")
+    return bool(value)

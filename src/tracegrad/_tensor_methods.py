@@ -335,9 +335,10 @@ def _to(self, *args, **kwargs):
         elif a is not None:
             dtype = to_dtype(a)
     if device is not None:
-        from .backend.device import as_device
+        from .backend.device import as_device, refuse_unsupported
 
         dev = as_device(device)
+        refuse_unsupported(dev, moving=True)
         if dev.type == "cuda":
             return _cuda(self)
     if dtype is None:
@@ -364,7 +365,24 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
         return type_string(self)
     legacy = legacy_type_dtype(dtype)  # torch.FloatTensor, or "torch.FloatTensor"
+    if legacy is None:
+        _check_type_argument(dtype)
     return creation.to_dtype(self, legacy if legacy is not None else to_dtype(dtype))
+
+
+def _check_type_argument(dtype) -> None:
+    """``Tensor.type`` takes a torch dtype or a legacy type (class or "torch.FloatTensor"): any other string or
+    class is refused by name, as torch refuses ``"float32"`` and ``float``."""
+    from .backend.dtypes import dtype as dtype_cls
+
+    if isinstance(dtype, dtype_cls):
+        return
+    if isinstance(dtype, str):
+        raise ValueError(f"invalid type: '{dtype}'")
+    if isinstance(dtype, type):
+        module = "" if dtype.__module__ == "builtins" else f"{dtype.__module__}."
+        raise ValueError(f"invalid type: '{module}{dtype.__qualname__}'")
+    raise TypeError("dtype must be a type, str, or dtype object")
 
 
 def _untyped_storage(self):
@@ -415,7 +433,11 @@ def _new_ones(self, *size, dtype=None, requires_grad=False, **kw):
 
 
 def _new_full(self, size, fill_value, dtype=None, requires_grad=False, **kw):
+    from ._arg_checks import type_name
     from ._factories import full
+
+    if not isinstance(size, (tuple, list)):  # (named for this method, as torch's parser does)
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type_name(size)}")
 
     return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
 

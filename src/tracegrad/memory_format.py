@@ -70,3 +70,22 @@ def copy_in_format(a: np.ndarray, fmt: memory_format | None) -> np.ndarray:
         raise RuntimeError(f"required rank {_format_ndim(fmt)} tensor to use {fmt._name} format")
     order = _CHANNELS_LAST_ORDER[a.ndim]
     return np.ascontiguousarray(a.transpose(order)).transpose(np.argsort(order))
+
+
+def suggests_channels_last(a: np.ndarray) -> bool:
+    """Whether PyTorch's ``suggest_memory_format()`` names channels_last (4-D) or channels_last_3d (5-D) for an
+    array with ``a``'s strides: c10's ``is_channels_last_strides_2d``/``_3d`` heuristic, which the CPU kernels
+    with a channels-last variant dispatch on (and name their dtype errors after)."""
+    if a.ndim not in (4, 5):
+        return False
+    sizes, strides = a.shape, [s // a.itemsize for s in a.strides]
+    if strides[1] == 0:  # a trivial channel dim: NCHW by default
+        return False
+    least = 0
+    for d in (1, 4, 3, 2, 0) if a.ndim == 5 else (1, 3, 2, 0):  # from the fastest dim of channels-last order
+        if sizes[d] == 0 or strides[d] < least:
+            return False
+        if d == 0 and least == strides[1]:  # ambiguous (N111-like): NCHW, as c10 falls back
+            return False
+        least = strides[d] * sizes[d] if sizes[d] > 1 else strides[d]
+    return True

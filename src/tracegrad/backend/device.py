@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
+# Every device type torch knows, in the order its parser lists them. A torch.device of any of them can be made
+# (as in torch); only cpu, cuda (with CuPy and a GPU) and meta hold tensors here, and the others are refused
+# where a tensor would be put on them (refuse_unsupported).
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?")
+_BACKEND_NAMES = {"lazy": "Lazy", "vulkan": "Vulkan", "privateuseone": "PrivateUse1", "mkldnn": "MkldnnCPU"}
+
 
 class device:
     """A device like PyTorch's ``torch.device('cpu')`` or ``torch.device('cuda', 0)``."""
@@ -12,13 +22,19 @@ class device:
         if isinstance(type, device):
             self.type, self.index = type.type, type.index
             return
-        if ":" in type:
-            type, idx = type.split(":", 1)
-            index = int(idx)
-        if type not in ("cpu", "cuda", "meta"):
-            raise RuntimeError(
-                f"Expected one of cpu, cuda, meta device type at start of device string: {type}"
-            )
+        if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0) is the first GPU
+            type, index = "cuda", type
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
+        match = _DEVICE_STRING.fullmatch(type)
+        if match is None:
+            raise RuntimeError(f"Invalid device string: '{type}'")
+        type = match.group(1)
+        if match.group(2) is not None:
+            index = int(match.group(2))
+        if type not in DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of device string: "
+                               f"{type}")
         self.type = type
         self.index = index
 
@@ -38,6 +54,21 @@ class device:
 
 
 CPU = device("cpu")
+
+
+def refuse_unsupported(d: device, moving: bool) -> None:
+    """A device torch's CPU build has no kernels for: moving a tensor there (``.to``) or making one there (a
+    factory) fails with torch's words (a factory's message is cut before torch's list of C++ registrations)."""
+    if d.type in ("cpu", "cuda", "meta"):
+        return
+    if moving:
+        raise RuntimeError(f"PyTorch is not linked with support for {d.type} devices")
+    backend = _BACKEND_NAMES.get(d.type, d.type.upper())
+    raise NotImplementedError(
+        f"Could not run 'aten::empty.memory_format' with arguments from the '{backend}' backend. This could be "
+        "because the operator doesn't exist for this backend, or was omitted during the selective/custom build "
+        "process (if using custom build). If you are a Facebook employee using PyTorch on mobile, please visit "
+        "https://fburl.com/ptmfixes for possible resolutions.")
 
 
 def as_device(d) -> device:

@@ -89,6 +89,17 @@ def scalar_type_name(d) -> str:
     return _SCALAR_NAMES[d]
 
 
+# The scalar types ATen's ``Tensor::toString()`` still prints as a legacy tensor class (``torch.FloatTensor``)
+_LEGACY_TENSOR_TYPES = frozenset({"Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double"})
+
+
+def tensor_type_string(d) -> str:
+    """``Tensor::toString()`` of a CPU tensor of dtype ``d``, as ATen's argument checks print it:
+    ``torch.DoubleTensor``, or ``CPUComplexDoubleType`` (``CPUBoolType``) for the types without a legacy class."""
+    name = scalar_type_name(d)
+    return f"torch.{name}Tensor" if name in _LEGACY_TENSOR_TYPES else f"CPU{name}Type"
+
+
 def _lookup_by_name(name: str) -> dtype:
     return _BY_NAME[name]
 
@@ -118,23 +129,25 @@ def from_numpy_dtype(np_dtype) -> dtype:
         return _BY_NP[np.dtype(np_dtype)]
     except (KeyError, TypeError):
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only supported "
+            "types are: "
             "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
         ) from None
 
 
 def to_dtype(d) -> dtype:
-    """Accept a tracegrad dtype, a NumPy dtype, or a Python type (``float`` → default dtype)."""
+    """Accept a tracegrad dtype, a NumPy dtype, or a Python type: as in torch, ``float`` is float64 and
+    ``complex`` complex128 whatever the default dtype (Python's own float is a double)."""
     if isinstance(d, dtype):
         return d
     if d is builtins.float:
-        return DEFAULT.value
+        return float64
     if d is builtins.int:
         return int64
     if d is builtins.bool:
         return bool_
     if d is builtins.complex:
-        return complex64 if DEFAULT.value is not float64 else complex128
+        return complex128
     if isinstance(d, str):
         return _BY_NAME[d]
     return from_numpy_dtype(d)

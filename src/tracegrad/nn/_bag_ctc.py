@@ -46,7 +46,7 @@ def embedding_bag(
         if offsets is not None:
             raise ValueError(
                 "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length "
-                f"sequences. However, found offsets of type {type(offsets)}"
+                f"sequences. However, found offsets of type {_class_repr(offsets)}"
             )
         from .. import arange
 
@@ -98,3 +98,10 @@ def ctc_loss(
 
     return _bag_ctc.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                              _Reduction.get_enum(reduction), zero_infinity)
+
+
+def _class_repr(value) -> str:
+    """``repr(type(value))``, a tensor's class named as torch's (tracegrad's Tensor is torch.Tensor to a user)."""
+    from .._tensor import Tensor
+
+    return "<class 'torch.Tensor'>" if type(value) is Tensor else repr(type(value))

@@ -10,6 +10,7 @@ import math
 import warnings
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..ops import pointwise as _pw
 from ..ops.nn_ops import activation as _act
 from ..ops.nn_ops import conv as _conv
@@ -21,7 +22,7 @@ from ..ops.nn_ops import norm as _norm
 from ..ops.nn_ops import pool as _pool
 from ..ops.nn_ops import unpool as _unpool
 from ..ops.nn_ops._basic import abs as _abs
-from ..ops.nn_ops._common import broadcast_shapes, expand_param
+from ..ops.nn_ops._common import broadcast_shapes, check_float, expand_param
 from ..ops.nn_ops.attention import scaled_dot_product_attention
 from ..ops.nn_ops.distance import pdist
 from ..ops.nn_ops.margin_loss import log_sigmoid as _log_sigmoid
@@ -223,7 +224,7 @@ def _reduction(size_average, reduce, reduction: str) -> str:
 
 
 def _warn_target_size(input: Tensor, target: Tensor) -> None:
-    if tuple(target.shape) != tuple(input.shape):
+    if target.size() != input.size():  # (target first: a list target fails on .size, as in torch)
         warnings.warn(
             f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
             "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
@@ -246,7 +247,15 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
 # ---- activations -------------------------------------------------------------------------------------------
 
 
+def _need_tensor(fn: str, input) -> None:
+    """torch's parser refuses a list or a number where its activations take a Tensor (tracegrad's kernels would
+    fail on it with an AttributeError, or convert it)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    _need_tensor("relu", input)
     return _act.relu_(input) if inplace else _act.relu_fast(input)
 
 
@@ -277,6 +286,7 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    _need_tensor("leaky_relu", input)
     return (_act.leaky_relu_ if inplace else _act.leaky_relu)(input, negative_slope)
 
 
@@ -321,6 +331,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    _need_tensor("gelu", input)
     return _act.gelu(input, approximate=approximate)
 
 
@@ -393,11 +404,19 @@ def _softmax_dim(name: str, input: Tensor, dim, stacklevel: int) -> int:
     return implicit_softmax_dim(name, input.ndim, stacklevel + 1) if dim is None else dim
 
 
+def _need_method(fn: str, input) -> None:
+    """torch's softmax family calls ``input.softmax(...)``: anything but a tensor has no such attribute."""
+    if not isinstance(input, Tensor):
+        raise AttributeError(f"'{type(input).__name__}' object has no attribute '{fn}'")
+
+
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    _need_method("softmax", input)
     return _softmax(input, _softmax_dim("softmax", input, dim, _stacklevel), dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    _need_method("log_softmax", input)
     return _log_softmax(input, _softmax_dim("log_softmax", input, dim, _stacklevel), dtype)
 
 
@@ -555,9 +574,10 @@ def binary_cross_entropy(
             f"({input.size()}) is deprecated. Please ensure they have the same size."
         )
     if weight is not None:
+        from ..ops.shape_extra import broadcast_shapes as broadcast_sizes
         from ..ops.views import expand
 
-        weight = expand(weight, broadcast_shapes(tuple(weight.shape), tuple(input.shape)))
+        weight = expand(weight, tuple(broadcast_sizes(target.size(), weight.size())))
     return _loss.binary_cross_entropy(input, target, weight, enum)
 
 
@@ -606,33 +626,59 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return _misc.dropout(input, p, training, inplace)
 
 
-def _feature_dropout(
-    input: Tensor, p: float, training: bool, inplace: bool, spatial: int, name: str
-) -> Tensor:
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    nd = input.ndim
-    if nd not in (spatial + 1, spatial + 2):
-        raise RuntimeError(
-            f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a {nd}D input. "
-            f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial "
-            "dimensions, a channel dimension, and an optional batch dimension (i.e. "
-            f"{spatial + 1}D or {spatial + 2}D inputs)."
-        )
-    shape = tuple(input.shape[: nd - spatial]) + (1,) * spatial
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, channel_dim: int) -> Tensor:
+    """Dropout of whole channels: one draw per index up to ``channel_dim`` (the batch and channel dims)."""
+    if training and p > 0 and input.ndim < channel_dim + 1:  # (torch returns the input first when p is 0)
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = tuple(input.shape[: channel_dim + 1]) + (1,) * (input.ndim - channel_dim - 1)
     return _misc.dropout(input, p, training, inplace, mask_shape=shape)
 
 
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _deprecated_feature_input(name: str, nd: int, spatial: int) -> None:
+    warnings.warn(f"{name}: Received a {nd}-D input to {name}, which is deprecated and will result in an error in a "
+                  "future release. To retain the behavior and silence this warning, please use dropout instead. Note "
+                  f"that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial dimensions, "
+                  f"a channel dimension, and an optional batch dimension (i.e. {spatial + 1}D or {spatial + 2}D "
+                  "inputs).", stacklevel=3)
+
+
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that dropout1d exists to "
+            "provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional "
+            "batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, 1 if input.ndim == 3 else 0)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+    """As torch 2.13: other ranks than 3 and 4 only warn, and a 3-D input is read as (N, C, L) (with a warning),
+    not as one unbatched (C, H, W) image."""
+    _check_p(p)
+    nd = input.ndim
+    if nd not in (3, 4):
+        _deprecated_feature_input("dropout2d", nd, 2)
+    if nd == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, 1)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+    _check_p(p)
+    nd = input.ndim
+    if nd not in (4, 5):
+        _deprecated_feature_input("dropout3d", nd, 3)
+    return _feature_dropout(input, p, training, inplace, 1 if nd == 5 else 0)
 
 
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
@@ -944,12 +990,16 @@ def max_pool1d(
     return_indices: bool = False,
 ):
     x, k, s, p = _pool1d_as_2d("max_pool1d", input, kernel_size, stride, padding)
+    if s[1] <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s[1]}")
     if p[1] > k[1] // 2:  # (PyTorch's max_pool1d checks this itself, in its own words)
         raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p[1]} and "
                            f"kernel_size={k[1]}")
     width = _pool.pool_out_size(x.shape[-1], k[1], s[1], p[1], _pair(dilation, 1)[0], ceil_mode)
     if width < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {width}")
+    if not return_indices and not (input.requires_grad and _grad_enabled()):
+        check_float(input._data, "max_pool1d_impl")  # (torch's path without indices: a kernel for floats only)
     out, indices = _pool.max_pool2d_with_indices(x, k, s, p, (1,) + _pair(dilation, 1), ceil_mode)
     out = _squeeze(out, -2)
     return (out, _squeeze(indices, [-2])) if return_indices else out

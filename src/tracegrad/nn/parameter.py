@@ -18,13 +18,15 @@ class Parameter(Tensor):
         if data is None:
             _init_from(self, np.zeros((0,), dtype=DEFAULT.value.np))
         else:
-            if not isinstance(data, Tensor):
-                raise TypeError(
-                    f"Parameter.__new__(): argument 'data' must be Tensor, not {type(data).__name__}"
-                )
+            if not isinstance(data, Tensor):  # (torch goes on to call data.detach(), which is what fails)
+                kind = type(data)
+                name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+                raise AttributeError(f"'{name}' object has no attribute 'detach'")
             _init_from(self, data._data)
             self._vc = data._version_counter()  # the storage is shared, so is the version counter
         if requires_grad:
+            if not (self.dtype.is_floating_point or self.dtype.is_complex):  # (torch's _make_subclass words it so)
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
             self.requires_grad_(True)
         return self
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import re
+import warnings
 
 import numpy as np
 
@@ -195,7 +196,7 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
     out = t
     dim = 0
     advanced: list = []
-    for k in key:
+    for real_dim, k in enumerate(key):  # (torch's errors name a key by its place in the index tuple)
         if k is Ellipsis:
             skip = t.ndim - n_consumed
             advanced.extend([None] * skip)
@@ -213,7 +214,7 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
             k = int(k)
             size = out.shape[dim]
             if k < -size or k >= size:
-                raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {size}")
+                raise IndexError(f"index {k} is out of bounds for dimension {real_dim} with size {size}")
             out = select(out, dim, k)
         elif isinstance(k, builtins.slice):
             start, stop, step = k.start, k.stop, k.step
@@ -230,6 +231,10 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                                  "are valid indices (got float)")
             arr = k._data if isinstance(k, Tensor) else np.asarray(k)
+            if isinstance(k, Tensor) and arr.dtype == np.uint8:  # a byte tensor is a (deprecated) mask
+                warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+                              "instead.", UserWarning, stacklevel=4)
+                arr = arr.astype(bool)
             if arr.dtype.kind == "b":
                 _check_mask_shape(arr, out.shape, dim)
                 advanced.append(arr)
@@ -284,6 +289,8 @@ def setitem(t: Tensor, key, value) -> None:
     from .creation import _fill_tensor, copy_
 
     key = _split_key(key)
+    if not isinstance(value, Tensor):
+        _check_assignable(t, value)
     target, advanced = _apply_basic(t, key)
     if not isinstance(value, Tensor):
         value = _wrap(np.asarray(value, dtype=t._data.dtype))
@@ -293,6 +300,18 @@ def setitem(t: Tensor, key, value) -> None:
         _fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3
     else:
         copy_(target, _expanded_like(value, target._data.shape))
+
+
+def _check_assignable(t: Tensor, value) -> None:
+    """torch's setitem takes a tensor or a Python number (NumPy integers too): a list, an array or None is
+    refused rather than converted."""
+    if isinstance(value, (bool, int, float, complex, np.integer, np.bool_)):
+        return
+    from ..autograd.saved import type_string
+
+    kind = type(value)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+    raise TypeError(f"can't assign a {name} to a {type_string(t)}")
 
 
 def _expanded_like(value: Tensor, shape: tuple) -> Tensor:

@@ -11,7 +11,7 @@ from .registry import defop
 def _cat_kernel(tensors, dim=0):
     arrays = [np.asarray(a) for a in tensors]
     if not arrays:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # PyTorch skips legacy empty 1-D tensors of shape (0,) when concatenating.
     shaped = [a for a in arrays if not (a.ndim == 1 and a.size == 0)] or arrays
     ref = shaped[0]

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .._warnings import warn_once
-from ..backend.dtypes import scalar_type_name
+from ..backend.dtypes import tensor_type_string
 from ._util import wrap_dim
 from .complex_ops import view_as_complex, view_as_real
 from .fft import _BY_N, _BY_ROOT_N, _NONE, _fft_c2c, _fft_c2r, _fft_r2c
@@ -21,9 +21,6 @@ from .nn_ops.misc import constant_pad_nd, pad
 from .shape import unfold_backward
 from .views import slice as slice_view
 from .views import squeeze_, transpose_
-
-# The dtypes that have a legacy tensor type name (``torch.FloatTensor``); the others print as ``CPU<Name>Type``.
-_LEGACY_TYPES = {"Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double", "Bool"}
 
 _STFT_NO_WINDOW = (
     "A window was not provided. A rectangular window will be applied,which is known to cause spectral leakage. "
@@ -46,12 +43,6 @@ _ISTFT_SHORT = (
 # ---- ATen's REPR of the call, which prefixes its errors ----------------------------------------------------------
 
 
-def _type_string(t: Tensor) -> str:
-    """``Tensor::toString()``: ``torch.FloatTensor`` for legacy types, ``CPUComplexFloatType`` otherwise."""
-    name = scalar_type_name(t._data.dtype)
-    return f"torch.{name}Tensor" if name in _LEGACY_TYPES else f"CPU{name}Type"
-
-
 def _sizes(t: Tensor) -> str:
     return "[" + ", ".join(str(s) for s in t.shape) + "]"
 
@@ -62,7 +53,7 @@ def _opt(v: bool | int | None) -> str:
 
 
 def _window_repr(window: Tensor | None) -> str:
-    return "None" if window is None else f"{_type_string(window)}{{{_sizes(window)}}}"
+    return "None" if window is None else f"{tensor_type_string(window._data.dtype)}{{{_sizes(window)}}}"
 
 
 # ---- stft --------------------------------------------------------------------------------------------------------
@@ -97,7 +88,8 @@ def _stft_core(input: Tensor, n_fft: int, hop_length: int | None, win_length: in
 
     def fail(message: str) -> RuntimeError:
         return RuntimeError(
-            f"stft({_type_string(input)}{_sizes(input)}, n_fft={n_fft}, hop_length={hop}, win_length={win}, "
+            f"stft({tensor_type_string(input._data.dtype)}{_sizes(input)}, n_fft={n_fft}, hop_length={hop}, "
+            f"win_length={win}, "
             f"window={_window_repr(window)}, normalized={_opt(normalized)}, onesided={_opt(onesided)}, "
             f"return_complex={_opt(return_complex)}, align_to_window={_opt(align_to_window)}) : {message}")
 
@@ -185,7 +177,8 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
 
     def fail(message: str) -> RuntimeError:
         return RuntimeError(
-            f"istft({_type_string(input)}{_sizes(input)}, n_fft={n_fft}, hop_length={hop}, win_length={win}, "
+            f"istft({tensor_type_string(input._data.dtype)}{_sizes(input)}, n_fft={n_fft}, hop_length={hop}, "
+            f"win_length={win}, "
             f"window={_window_repr(window)}, center={_opt(center)}, normalized={_opt(normalized)}, "
             f"onesided={_opt(onesided)}, length={_opt(length)}, return_complex={_opt(return_complex)}) {message}")
 

@@ -767,11 +767,16 @@ def resolve_neg(input: Tensor) -> Tensor:
 # ---- clamp -------------------------------------------------------------------------------------------------
 
 
+# clamp's refusal of complex input (type, message), also that of the activations PyTorch builds on clamp (relu,
+# hardtanh, relu6)
+CLAMP_COMPLEX = (NotImplementedError, "clamp is not supported for complex types")
+
+
 def _clamp_kernel(a, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if a.dtype.kind == "c":
-        raise NotImplementedError("clamp is not supported for complex types")
+        raise CLAMP_COMPLEX[0](CLAMP_COMPLEX[1])
     dt = result_dtype(a, min, max)
     x = as_array(a, dt)
     # maximum/minimum propagate NaN from x and from the bounds, and min > max gives max: PyTorch's rules

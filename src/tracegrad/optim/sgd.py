@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap
-from .optimizer import Optimizer, check_hparam
+from .optimizer import Optimizer
 
 __all__ = ["SGD"]
 
@@ -27,7 +27,8 @@ class SGD(Optimizer):
         differentiable: bool = False,
         fused=None,
     ) -> None:
-        check_hparam(lr, "learning rate")
+        if lr < 0.0:  # (torch's SGD compares this way round, unlike its other optimizers: a str lr says so)
+            raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:

@@ -69,6 +69,8 @@ class ReLU(_Inplace):
     _fn = staticmethod(F.relu)
 
     def forward(self, input: Tensor) -> Tensor:
+        if not isinstance(input, Tensor):
+            return F.relu(input)  # (its refusal of a non-tensor, in torch's words)
         return _relu_(input) if self.inplace else _relu_fast(input)
 
 

@@ -240,6 +240,9 @@ class _ConvTranspose(_ConvNd):
         return tuple(output_size[d] - mins[d] for d in range(nd))
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
+        if isinstance(self.padding, str):  # (torch's module holds ("same",) * n, which its operator refuses so)
+            raise TypeError(f"conv_transpose{self._nd}d(): argument 'padding' (position 5) must be tuple of ints, "
+                            "but found element of type str at pos 0")
         output_padding = self._output_padding(input, output_size)
         return _conv.conv_transpose_nd(
             input,

@@ -23,28 +23,24 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
-    def __init__(self, dim: int | str, unflattened_size) -> None:
+    def __init__(self, dim: int, unflattened_size) -> None:
         super().__init__()
-        if isinstance(dim, int):
-            if not isinstance(unflattened_size, (tuple, list)) or not all(
-                isinstance(s, int) for s in unflattened_size
-            ):
-                raise TypeError(
-                    "unflattened_size must be tuple of ints, but found type "
-                    f"{type(unflattened_size).__name__}"
-                )
-        else:
-            raise TypeError("invalid argument type for dim parameter")
+        _require_tuple_int(unflattened_size)  # (torch 2.13 checks the sizes only: the dim is checked by forward)
         self.dim = dim
         self.unflattened_size = unflattened_size
 
     def forward(self, input: Tensor) -> Tensor:
-        from ...ops._util import wrap_dim
-
-        shape = tuple(input.shape)
-        d = wrap_dim(self.dim, len(shape))
-        new = shape[:d] + tuple(self.unflattened_size) + shape[d + 1 :]
-        return views.reshape(input, new)
+        return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+def _require_tuple_int(sizes) -> None:
+    """torch's check of Unflatten's sizes, element by element."""
+    if not isinstance(sizes, (tuple, list)):
+        raise TypeError(f"unflattened_size must be a tuple of ints, but found type {type(sizes).__name__}")
+    for pos, size in enumerate(sizes):
+        if not isinstance(size, int):
+            raise TypeError(f"unflattened_size must be tuple of ints, but found element of type "
+                            f"{type(size).__name__} at pos {pos}")

@@ -62,10 +62,24 @@ def save(t):
     return SavedTensor._make(t) if t is not None else None
 
 
-def check_float(a: np.ndarray, name: str, error: type[Exception] = RuntimeError) -> None:
-    """PyTorch's dtype dispatch error (``error``: newer kernels raise NotImplementedError, a RuntimeError)."""
-    if a.dtype.kind not in "fc":
+def check_float(a: np.ndarray, name: str, error: type[Exception] = NotImplementedError, *,
+                complex_ok: bool = False) -> None:
+    """PyTorch's dtype dispatch error for a kernel instantiated for floating types only (and complex ones where
+    ``complex_ok``): integer, bool and complex input is refused before anything is computed, with ATen's dispatch
+    error (a NotImplementedError unless ``error`` says otherwise)."""
+    if a.dtype.kind not in ("fc" if complex_ok else "f"):
         raise error(f"\"{name}\" not implemented for '{type_name(a.dtype)}'")
+
+
+def check_mixed_dtype(x: np.ndarray, *params) -> None:
+    """ATen's CPU normalizations take parameters of another dtype than the input only for a float16 input with
+    float32 parameters: a double batch with a float model is refused, not silently computed."""
+    if not any(p is not None and p.dtype != x.dtype for p in params):
+        return
+    if any(p is not None and p.dtype != np.float32 for p in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if x.dtype != np.float16:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 def reduce_array(loss: np.ndarray, reduction: int) -> np.ndarray:

@@ -16,7 +16,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output
-from .._util import half_in_float, wrap_dim
+from .._util import half_in_float, reject_complex, unsupported, wrap_dim
 from ..creation import zeros_like
 from ..pointwise import (
     add,
@@ -36,7 +36,7 @@ from ..pointwise import (
 from ..reductions import sum as sum_op
 from ..registry import defop
 from ..scalar_overloads import scalar_minus
-from ..unary import log1p
+from ..unary import CLAMP_COMPLEX, log1p
 from ._basic import erf_array
 from ._common import check_float, run_op, type_name
 from .pool import constant_in_self
@@ -92,7 +92,7 @@ threshold_backward = defop(
 
 def _relu_kernel(a):
     if a.dtype.kind == "b":
-        raise RuntimeError("\"clamp_min_scalar_cpu\" not implemented for 'Bool'")
+        raise RuntimeError("Boolean inputs not supported for relu")
     return np.maximum(a, np.zeros((), dtype=a.dtype))
 
 
@@ -105,8 +105,9 @@ def _relu_jvp(args, outs, tangents):
     return threshold_backward(tangents[0], outs[0], 0)
 
 
-relu, relu_ = _with_inplace(
-    "relu(Tensor self) -> Tensor", _relu_kernel, vjp=_relu_vjp, saves=("result",), jvp=_relu_jvp
+relu, relu_ = _with_inplace(  # (relu is clamp_min in PyTorch: clamp's refusal of complex input)
+    "relu(Tensor self) -> Tensor", reject_complex(_relu_kernel, error=CLAMP_COMPLEX), vjp=_relu_vjp,
+    saves=("result",), jvp=_relu_jvp
 )
 
 
@@ -137,6 +138,8 @@ def relu_fast(input: Tensor) -> Tensor:
 
 
 def _threshold_kernel(a, threshold, value):
+    if a.dtype.kind in "bc":  # (its CPU kernel takes every real type but bool)
+        raise unsupported("threshold_cpu", a.dtype)
     return np.where(a <= threshold, np.asarray(value, dtype=a.dtype), a)  # NaN is kept, as in PyTorch
 
 
@@ -161,7 +164,7 @@ threshold, threshold_ = _with_inplace(
 
 def _hardtanh_kernel(a, min_val=-1, max_val=1):
     if a.dtype.kind == "b":
-        raise RuntimeError("\"hardtanh_cpu\" not implemented for 'Bool'")
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     return np.clip(a, np.asarray(min_val, dtype=a.dtype), np.asarray(max_val, dtype=a.dtype))
 
 
@@ -193,7 +196,7 @@ def _hardtanh_vjp(ctx, g):
 
 hardtanh, hardtanh_ = _with_inplace(
     "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-    _hardtanh_kernel,
+    reject_complex(_hardtanh_kernel, error=CLAMP_COMPLEX),  # (a clamp in PyTorch)
     vjp=_hardtanh_vjp,
     saves=("self",),
     attrs=("min_val", "max_val"),
@@ -274,7 +277,7 @@ def _rrelu_kernel(a, noise, lower=0.125, upper=1.0 / 3, training=False, generato
     if not training:
         return _leaky_kernel(a, (lower + upper) / 2)
     if a.dtype.kind not in "f" or a.dtype == np.float16:
-        raise RuntimeError(f"\"rrelu_with_noise_out_cpu\" not implemented for '{type_name(a.dtype)}'")
+        raise unsupported("rrelu_with_noise_out_cpu", a.dtype)
     slopes = np.where(a <= 0, _rng(generator).uniform(lower, upper, a.shape), 1).astype(a.dtype, copy=False)
     noise[...] = slopes
     return a * slopes
@@ -548,7 +551,7 @@ def _sigmoid_array(a):
 
 @half_in_float
 def _silu_kernel(a):
-    check_float(a, "silu_cpu")
+    check_float(a, "silu_cpu", complex_ok=True)
     if a.dtype.kind == "c":  # (the |a| trick of the real sigmoid does not apply) ATen's x / (1 + exp(-x))
         with np.errstate(all="ignore"):
             return (a / (1 + np.exp(-a))).astype(a.dtype, copy=False)
@@ -562,6 +565,7 @@ def _silu_vjp(ctx, g):
 
 
 silu, silu_ = _with_inplace("silu(Tensor self) -> Tensor", _silu_kernel, vjp=_silu_vjp, saves=("self",))
+silu.complex_grad = False  # PyTorch's derivative is real-only (its in-place form does not check)
 
 
 def _softplus_kernel(a, beta=1, threshold=20):
@@ -728,7 +732,7 @@ def _hardshrink_kernel(a, lambd=0.5):
 
 
 def _softshrink_kernel(a, lambd=0.5):
-    check_float(a, "softshrink_cpu")
+    check_float(a, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     lam = np.asarray(lambd, dtype=a.dtype)
@@ -784,6 +788,7 @@ softshrink = defop(
 
 
 def _prelu_kernel(x, w):
+    check_float(x, "prelu_cpu")
     return np.where(x > 0, x, w * x).astype(np.result_type(x, w), copy=False)
 
 
@@ -836,6 +841,11 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """PyTorch's prelu: check the weight against the channels, view it to broadcast, then the kernel."""
     from ..views import reshape
 
+    if input.dtype != weight.dtype:  # (first: a complex weight for a real input is refused here)
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {type_name(input._data.dtype)} and "
+                           f"{type_name(weight._data.dtype)}")
+    if weight.numel() != 1 and input.ndim == 0:
+        raise RuntimeError("Not allow zero-dim input tensor.")
     channels = input.shape[1] if input.ndim > 1 else 1
     if weight.numel() != 1 and channels != weight.numel():
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
@@ -861,7 +871,7 @@ def _softmax_dim(a, dim: int, name: str) -> int:
     """The dim, checked; then the dtype, refused as PyTorch's CPU kernels do (the last-dim kernel's name when
     the dim is the last one)."""
     d = wrap_dim(dim, a.ndim)
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind != "f":  # (no complex kernels either)
         kernel = name if a.ndim == 0 or d == a.ndim - 1 else name.replace("_lastdim", "")
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(a.dtype)}'")
     return d

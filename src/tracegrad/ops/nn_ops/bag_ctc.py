@@ -20,7 +20,7 @@ import numpy as np
 
 from ..._tensor import Tensor, _wrap
 from ...autograd.forward_ad import not_implemented_jvp
-from ...backend.dtypes import from_numpy_dtype, int64, promote_types, scalar_type_name
+from ...backend.dtypes import from_numpy_dtype, int64, promote_types, tensor_type_string
 from ..creation import to_dtype
 from ..pointwise import div, eq, where
 from ..reductions import sum as sum_op
@@ -34,14 +34,12 @@ MODE_SUM, MODE_MEAN, MODE_MAX = 0, 1, 2
 # ---- embedding_bag: checks and bag layout --------------------------------------------------------------------
 
 
-def _legacy(a: np.ndarray) -> str:
-    return f"torch.{scalar_type_name(a.dtype)}Tensor"
-
 
 def _check_types(name: str, a: np.ndarray, allowed: tuple[str, ...], pretty: str) -> None:
     if a.dtype.name not in allowed:
         raise RuntimeError(f"Expected tensor for argument #1 '{name}' to have one of the following scalar types: "
-                           f"{pretty}; but got {_legacy(a)} instead (while checking arguments for embedding_bag)")
+                           f"{pretty}; but got {tensor_type_string(a.dtype)} instead (while checking arguments for "
+                           "embedding_bag)")
 
 
 def _promote_indices(indices: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -67,7 +65,7 @@ def _check_bag_arguments(weight, indices, offsets, mode, psw, include_last_offse
         first, last = int(offsets.reshape(-1)[0]), int(offsets.reshape(-1)[-1])
         if first != 0:
             raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
-                               f"position 0. However, got {first}\n[ {_legacy(offsets)}{{}} ]")
+                               f"position 0. However, got {first}\n[ {tensor_type_string(offsets.dtype)}{{}} ]")
         if last > indices.shape[0]:
             raise RuntimeError(f"offsets[-1] can not be greater than input's length {indices.shape[0]} but got "
                                f"offsets[-1] of {last}")
@@ -78,8 +76,9 @@ def _check_bag_arguments(weight, indices, offsets, mode, psw, include_last_offse
             raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
         if psw.dtype != weight.dtype:
             raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as tensor for "
-                               f"argument #1 'per_sample_weights'; but type {_legacy(weight)} does not equal "
-                               f"{_legacy(psw)} (while checking arguments for embedding_bag)")
+                               f"argument #1 'per_sample_weights'; but type {tensor_type_string(weight.dtype)} does "
+                               f"not equal {tensor_type_string(psw.dtype)} (while checking arguments for "
+                               "embedding_bag)")
         for cond, text in ((psw.ndim == 1, "per_sample_weights.value().dim() == 1"),
                            (psw.size == indices.size, "per_sample_weights.value().numel() == indices.numel()")):
             if not cond:

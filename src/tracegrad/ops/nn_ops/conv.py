@@ -22,6 +22,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..._state import STATE
 from ..._tensor import Tensor
+from ...backend.dtypes import tensor_type_string
 from ..pointwise import add
 from ..reductions import sum as sum_op
 from ..registry import defop
@@ -241,11 +242,13 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
                                and kernel not in ("slow_conv2d_cpu", "compute_columns3d")):
         check_float(x, kernel, NotImplementedError)
     if x.dtype != w.dtype:
-        raise RuntimeError(f"Input type ({_legacy(x)}) and weight type ({_legacy(w)}) should be the same or input "
-                           "should be a MKLDNN tensor and weight is a dense tensor")
+        raise RuntimeError(f"Input type ({tensor_type_string(x.dtype)}) and weight type "
+                           f"({tensor_type_string(w.dtype)}) should be the same or input should be a MKLDNN tensor "
+                           "and weight is a dense tensor")
     if bias is not None and bias.dtype != x.dtype:
-        raise RuntimeError(f"Input type ({_legacy(x)}) and bias type ({_legacy(bias)}) should be the same or input "
-                           "should be a MKLDNN tensor and bias is a dense tensor")
+        raise RuntimeError(f"Input type ({tensor_type_string(x.dtype)}) and bias type "
+                           f"({tensor_type_string(bias.dtype)}) should be the same or input should be a MKLDNN tensor "
+                           "and bias is a dense tensor")
     if x.ndim != nd + 2:
         raise _input_dim_error(nd, f"conv{nd}d", x.shape)
     if groups <= 0:
@@ -315,11 +318,6 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
             f"elements, but got bias of size {list(bias.shape)} instead"
         )
 
-
-def _legacy(a) -> str:
-    """``Tensor::toString()`` of a CPU tensor, as ATen's convolution type checks print it."""
-    return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "complex64": "CPUComplexFloatType",
-            "complex128": "CPUComplexDoubleType"}.get(a.dtype.name, a.dtype.name)
 
 
 # ``dtype().name()`` (caffe2's TypeMeta names), as conv{1,2,3}d's own bias check prints them
@@ -486,8 +484,8 @@ def _complex_convolution(conv_fn, x: Tensor, weight: Tensor, bias) -> Tensor:
 
     for name, p in (("weight", weight), ("bias", bias)):  # check_input_same_type_as_parameters
         if p is not None and p.dtype != x.dtype:
-            raise RuntimeError(f"Input type ({_legacy(x._data)}) and {name} type ({_legacy(p._data)}) should be "
-                               "the same")
+            raise RuntimeError(f"Input type ({tensor_type_string(x._data.dtype)}) and {name} type "
+                               f"({tensor_type_string(p._data.dtype)}) should be the same")
     x_r, x_i = _complex_to_real(x)
     w_r, w_i = _complex_to_real(weight)
     if bias is None:
@@ -582,7 +580,7 @@ def conv_transpose_nd(
 
 
 def _unfold_kernel(x, kernel_size, dilation, padding, stride):
-    check_float(x, "im2col")
+    check_float(x, "im2col", complex_ok=True)
     if x.ndim not in (3, 4):
         raise RuntimeError(
             f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got: "
@@ -606,7 +604,7 @@ def _unfold_kernel(x, kernel_size, dilation, padding, stride):
 
 
 def _fold_kernel(cols, output_size, kernel_size, dilation, padding, stride):
-    check_float(cols, "col2im")
+    check_float(cols, "col2im", complex_ok=True)
     if cols.ndim not in (2, 3):
         raise RuntimeError(
             f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "

@@ -91,4 +91,4 @@ def _conv_tbc_vjp(ctx, g):
 
 conv_tbc = defop("conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor", _conv_tbc_kernel,
                  vjp=_conv_tbc_vjp, jvp=not_implemented_jvp("conv_tbc"), saves=("self", "weight", "bias"),
-                 attrs=("pad",), node_name="ConvTbcBackward0")
+                 attrs=("pad",), node_name="ConvTbcBackward0", complex_grad=False)  # (real-only derivative)

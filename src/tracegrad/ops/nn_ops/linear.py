@@ -20,6 +20,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.saved import save_input
+from ...backend.dtypes import cpp_type_name, scalar_type_name
 from ..linalg import ADDMM_META
 from ..linalg_core import MM_META, matmul, mm
 from ..pointwise import add, add_
@@ -234,7 +235,7 @@ _show_saved_weight_transposed(mm_node_op.node_class)
 
 
 def _type(a) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half"}.get(a.dtype.name, a.dtype.name)
+    return scalar_type_name(a.dtype)
 
 
 def _shape_error(x, w) -> RuntimeError:
@@ -324,11 +325,11 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
 
 def _check_dtypes(x, w, b) -> None:
     if x.dtype != w.dtype:
-        raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {x.dtype} != {w.dtype}".replace(
-                "float64", "double"
-            ).replace("float32", "float")
-        )
+        # (torch's fused addmm route, taken with a bias for a 2-D or contiguous N-D input, words it otherwise)
+        if b is not None and (x.ndim == 2 or (x.ndim > 2 and x.flags.c_contiguous)):
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type(x)} and {_type(w)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_type_name(x.dtype)} != "
+                           f"{cpp_type_name(w.dtype)}")
     if b is not None and b.dtype != w.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_type(b)} and {_type(w)}")
 
@@ -379,6 +380,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``."""
     x = input._data
     w = weight._data
+    if x.ndim == 0 or w.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {x.ndim}D and {w.ndim}D")
     if w.ndim == 2 and x.ndim >= 1:
         if x.dtype != w.dtype or (bias is not None and bias._data.dtype != w.dtype):
             _check_dtypes(x, w, bias._data if bias is not None else None)
@@ -446,7 +449,9 @@ trilinear = defop(
     _trilinear_kernel,
     vjp=_trilinear_vjp,
     saves=("i1", "i2", "i3"),
+    save_if={"i1": ("i2", "i3"), "i2": ("i1", "i3"), "i3": ("i1", "i2")},  # (each read by the others' gradients)
     attrs=("expand1", "expand2", "expand3", "sumdim"),
+    complex_grad=False,  # (a real-only derivative in PyTorch)
 )
 
 

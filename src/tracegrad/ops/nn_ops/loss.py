@@ -16,6 +16,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
+from .._util import binary_dtype, broadcast_mismatch
 from ..binary import xlogy
 from ..creation import ones_like, zeros_like
 from ..pointwise import add, div, exp, lt, mul, neg, sigmoid, sub
@@ -69,6 +70,8 @@ def check_nll_batch(x: np.ndarray, target: np.ndarray) -> None:
     if x.ndim != 1 and (x.shape[0] != target.shape[0] if target.ndim else True):
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
                          f"({target.shape[0] if target.ndim else 0}).")
+    if x.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
 
 
 def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
@@ -86,6 +89,11 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
     else:
         if x.ndim == 2 and target.ndim != 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if x.ndim == 4 and target.ndim != 3:  # (nll_loss2d's own checks)
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of "
+                               f"dimension: {target.ndim}")
+        if x.ndim == 4 and target.shape != (x.shape[0],) + x.shape[2:]:
+            raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(target.shape)}")
         if x.ndim > 2 and target.shape[1:] != x.shape[2:]:
             raise RuntimeError(
                 f"Expected target size {list((x.shape[0],) + x.shape[2:])}, got {list(target.shape)}"
@@ -100,6 +108,11 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
         )
     if target.dtype != np.int64 and target.dtype != np.uint8:  # checked by the kernel, after the shapes
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {type_name(target.dtype)}")
+    # then its dtype dispatch (floating types only; inputs of more than 2 dims go to the 2-d kernel), then the
+    # weight's dtype
+    check_float(x, "nll_loss_out_frame" if x.ndim <= 2 else "nll_loss2d_forward_out_frame")
+    if weight is not None and weight.dtype != x.dtype:
+        raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found {type_name(weight.dtype)}")
     lo, hi = (np.minimum.reduce(flat_t), np.maximum.reduce(flat_t)) if flat_t.size else (0, -1)
     if lo <= ignore_index <= hi:
         ignored = flat_t == ignore_index
@@ -129,7 +142,6 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
 def _nll_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
     """(output, total_weight) of PyTorch's nll_loss_forward. ``total_weight``, which its node saves, is the summed
     class weight of the targets not ignored (the mean's divisor), 0 for reduction='none'."""
-    check_float(x, "nll_loss_forward_reduce_cuda_kernel_2d_index")
     scores, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
     picked = scores[np.arange(safe_t.shape[0]), safe_t]
     dtype = x.dtype
@@ -291,7 +303,7 @@ def _cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, reducti
         )
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
-            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
         return _cross_entropy_smoothing(
             input, target, weight, reduction, ignore_index, label_smoothing, class_dim
         )
@@ -353,11 +365,13 @@ def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
 
 def _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_smoothing, class_dim):
     x, t = input._data, target._data
-    n_classes = x.shape[class_dim]
     if t.dtype.kind != "f":
         raise RuntimeError(
             f"Expected floating point type for target with class probabilities, got {type_name(t.dtype)}"
         )
+    if x.ndim == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    n_classes = x.shape[class_dim]
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
     if weight is not None and (weight._data.ndim != 1 or weight._data.shape[0] != n_classes):
@@ -368,7 +382,7 @@ def _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_s
     logp = log_softmax(input, class_dim, False)
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
-            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
         target = add_scalar(mul_scalar(target, 1 - label_smoothing), label_smoothing / n_classes)
     prod = mul(logp, target)
     if weight is not None:
@@ -422,7 +436,17 @@ def _check_reduction_shapes(x: np.ndarray, t: np.ndarray) -> None:
         )
 
 
+def _promoted(kernel: str, x: np.ndarray, t: np.ndarray) -> tuple:
+    """Input and target in torch's promoted dtype (a float32 input with int64 targets stays float32, where NumPy
+    would widen to float64); the pointwise losses have no integer kernels."""
+    dt = binary_dtype(x, t)
+    if dt.kind != "f":  # (nor complex ones)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(dt)}'")
+    return x.astype(dt, copy=False), t.astype(dt, copy=False)
+
+
 def _mse_kernel(x, t, reduction=1):
+    x, t = _promoted("mse_cpu", x, t)
     d = np.subtract(x, t)
     return _reduce(d * d, reduction)
 
@@ -515,6 +539,7 @@ def l1_loss(input: Tensor, target: Tensor, reduction: int = 1) -> Tensor:
 
 
 def _smooth_l1_kernel(x, t, reduction=1, beta=1.0):
+    x, t = _promoted("smooth_l1_cpu", x, t)
     d = np.abs(np.subtract(x, t))
     loss = np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
     return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
@@ -609,6 +634,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: int = 1, beta: floa
 
 
 def _huber_kernel(x, t, reduction=1, delta=1.0):
+    x, t = _promoted("huber_cpu", x, t)
     d = np.abs(np.subtract(x, t))
     loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
@@ -645,8 +671,12 @@ _EPS = 1e-12
 
 def _bce_kernel(x, t, weight=None, reduction=1):
     check_float(x, "binary_cross_entropy")
+    if t.dtype != x.dtype:  # (its TensorIterator takes the target in the input's dtype only)
+        raise RuntimeError(f"Found dtype {type_name(t.dtype)} but expected {type_name(x.dtype)}")
     if not ((x >= 0) & (x <= 1)).all():  # (NaN fails the check too, as in PyTorch's kernel)
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if not ((t >= 0) & (t <= 1)).all():
+        raise RuntimeError("all elements of target should be between 0 and 1")
     with np.errstate(divide="ignore"):
         log_x = np.maximum(np.log(x), -100)
         log_1mx = np.maximum(np.log1p(-x), -100)
@@ -739,16 +769,27 @@ def binary_cross_entropy(
 
 
 def _bce_logits_kernel(x, t, weight=None, pos_weight=None, reduction=1):
-    check_float(x, "binary_cross_entropy_with_logits")
+    check_float(x, "log_sigmoid_cpu")  # (torch's first step is log_sigmoid(input))
+    # torch computes (1 - target).mul_(input)...: the loss takes the target's dtype, and integer or bool targets
+    # fail in that first in-place product (or subtraction)
+    if t.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if t.dtype.kind in "iu":
+        raise RuntimeError(f"result type {type_name(x.dtype)} can't be cast to the desired output type "
+                           f"{type_name(t.dtype)}")
     softplus_neg = np.logaddexp(np.zeros((), x.dtype), -x)  # log(1 + exp(-x)), stable
     if pos_weight is not None:
+        mismatch = broadcast_mismatch([pos_weight.shape, t.shape])  # (torch's first product: pos_weight * target)
+        if mismatch is not None:
+            raise mismatch
         log_weight = 1 + (pos_weight - 1) * t
         loss = (1 - t) * x + log_weight * softplus_neg
     else:
         loss = (1 - t) * x + softplus_neg
     if weight is not None:
         loss = loss * weight
-    return _reduce(np.asarray(loss).astype(x.dtype, copy=False), reduction)
+    return _reduce(np.asarray(loss).astype(t.dtype if t.dtype.kind in "fc" else x.dtype, copy=False), reduction)
 
 
 def _bce_logits_vjp(ctx, g):
@@ -803,6 +844,10 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
     reduction: int = 1,
 ) -> Tensor:
+    for position, (name, value) in enumerate((("weight", weight), ("pos_weight", pos_weight)), 3):
+        if value is not None and not isinstance(value, Tensor):  # (torch's parser: a float pos_weight is refused)
+            raise TypeError(f"binary_cross_entropy_with_logits(): argument '{name}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
     check_nondifferentiable("binary_cross_entropy_with_logits", "weight", weight)
     check_nondifferentiable("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     return binary_cross_entropy_with_logits_op(input, target, weight, pos_weight, reduction)
@@ -813,6 +858,11 @@ def binary_cross_entropy_with_logits(
 
 def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Pointwise KL divergence as PyTorch composes it (xlogy for ``target * log(target)``)."""
+    kinds = input._data.dtype.kind + target._data.dtype.kind  # (refused first, as ATen's kl_div does)
+    if "c" in kinds:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if any(kind in "biu" for kind in kinds):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     # PyTorch's C++ evaluates the right operand of these products first, which numbers its nodes (and so the
     # order backward runs them in): build them in that order.
     if log_target:

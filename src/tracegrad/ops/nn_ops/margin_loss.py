@@ -20,13 +20,14 @@ from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
 from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import add_scalar, div_scalar, sub_scalar
-from ._common import run_op, type_name
+from ._common import check_float, run_op, type_name
 from .loss import _double_backward_grad_output, _reduce, check_nondifferentiable
 
 # ---- log_sigmoid (multilabel_soft_margin_loss is composed of it) ------------------------------------------
 
 
 def _log_sigmoid_kernel(x):
+    check_float(x, "log_sigmoid_cpu")
     # PyTorch's CPU kernel: min(x, 0) - log1p(z), z = exp(-|x|) kept as the ``buffer`` output for backward
     buffer = np.exp(-np.abs(x))
     return np.minimum(x, np.zeros((), x.dtype)) - np.log1p(buffer), buffer
@@ -180,6 +181,7 @@ soft_margin_loss_op = defop(
     saves=("self", "target"),
     attrs=("reduction",),
     differentiable=("self",),
+    complex_grad=False,  # (a real-only derivative in PyTorch)
 )
 
 

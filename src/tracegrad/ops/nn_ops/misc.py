@@ -10,6 +10,7 @@ import numpy as np
 from ..._factories import _rng
 from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _wrap
+from .._util import result_dtype, unsupported
 from ..pointwise import add_, div, mul, mul_, sub
 from ..reductions_extra import mean as mean_dims
 from ..reductions_extra import sum as sum_dims
@@ -18,8 +19,8 @@ from ..scalar_overloads import add_scalar
 from ..views import expand, squeeze, unsqueeze
 from . import resample
 from ._basic import clamp_min, norm, vector_norm
-from ._common import broadcast_shapes, check_float
-from .pool import constant_in_self
+from ._common import broadcast_shapes, check_float, type_name
+from .pool import constant_in_self, pool_kernel_name
 
 # ---- constant padding --------------------------------------------------------------------------------------
 
@@ -90,18 +91,26 @@ def _pad_backward_kernel(g, x, index_maps):
 def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None = None) -> Tensor:
     """PyTorch's ``F.pad``: pads the last ``len(pad) // 2`` dims, last dim first."""
     pad = tuple(int(p) for p in pad)
+    # (torch's checks, in its order: the mode, the length of pad, then what the mode allows)
+    if mode != "constant" and mode not in _PAD_NAMES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
     if mode == "constant":
         return constant_pad_nd(input, pad, 0 if value is None else value)
     if value is not None and value != 0:
-        raise AssertionError(f'Padding mode "{mode}" doesn\'t take in value argument.')
-    if mode not in _PAD_NAMES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     x = input._data
     k = len(pad) // 2
-    if len(pad) % 2 or k > 3 or not (k + 1 <= x.ndim <= k + 2):
+    if k > 3 or not (k + 1 <= x.ndim <= k + 2):
         raise NotImplementedError(
-            "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now"
-        )
+            f"Padding size {len(pad)} is not supported for {x.ndim}D input tensor.\nSupported combinations for "
+            "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D "
+            "input: padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 "
+            "dimensions)")
     # (checked from the last dim, as PyTorch does: that decides which error a user sees first)
     for i in reversed(range(k)):
         dim = x.ndim - k + i
@@ -136,6 +145,13 @@ _UPSAMPLE_OPS: dict[str, object] = {}
 _SCALES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
 
 
+# The CPU kernel whose dtype dispatch refuses complex input, by mode and dims, as PyTorch names it: the 2-d
+# upsamplings under their channels-last names whatever the layout, the others computing indices and weights.
+_REAL_ONLY = {(False, 1): "compute_indices_weights_nearest", (False, 2): "upsample_nearest2d_channels_last",
+              (False, 3): "compute_indices_weights_nearest", (True, 1): "compute_indices_weights_linear",
+              (True, 2): "upsample_bilinear2d_channels_last", (True, 3): "compute_indices_weights_linear"}
+
+
 def _named(name: str, linear: bool, k: int):
     """The upsample operator recording node ``name``, with the arguments PyTorch's node saves: output_size,
     one scale per dimension (and align_corners for the linear modes)."""
@@ -143,7 +159,7 @@ def _named(name: str, linear: bool, k: int):
         shown = ("SymInt[] output_size",) + tuple(f"float? {s}" for s in _SCALES[k])
         make = resample.named_linear if linear else resample.named_gather
         _UPSAMPLE_OPS[name] = make(name, shown + (("bool align_corners",) if linear else ()),
-                                   meta=("self_sym_sizes",))
+                                   meta=("self_sym_sizes",), real_only=_REAL_ONLY[linear, k])
     return _UPSAMPLE_OPS[name]
 
 
@@ -152,9 +168,6 @@ def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
     k = len(output_size)
     if k == 3:  # (PyTorch's 3-d checks, in its order and words)
         _check_adaptive_avg_pool3d(x, output_size)
-    if k == 3:
-        check_float(x, "adaptive_avg_pool3d_cpu", NotImplementedError)
-    check_float(x, "adaptive_avg_pool2d")
     if x.ndim not in (k + 1, k + 2):
         raise RuntimeError(
             f"adaptive_avg_pool{k}d(): Expected {k + 1}D or {k + 2}D tensor, but got {list(x.shape)}"
@@ -163,6 +176,9 @@ def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
         return squeeze(adaptive_avg_pool(unsqueeze(input, -2), (1, output_size[0])), -2)
     sizes = x.shape[x.ndim - k :]
     outs = tuple(s if o is None else int(o) for s, o in zip(sizes, output_size))
+    if k == 2 and any(o < 0 for o in outs):
+        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{{', '.join(str(o) for o in outs)}}}")
     if all(o == 1 for o in outs):  # PyTorch takes the mean over the pooled dims then (MeanBackward1)
         return mean_dims(input, tuple(range(-1, -k - 1, -1)), True)
     mats = tuple(resample.adaptive_avg_matrix(s, o) for s, o in zip(sizes, outs))
@@ -187,8 +203,13 @@ def _adaptive_avg_pool_ops(k: int) -> tuple:
         def backward_kernel(g, _x, mats):
             return resample.apply_matrices(g, tuple(np.ascontiguousarray(m.T) for m in mats))
 
+        def kernel(x, mats):
+            # PyTorch's CPU kernels take floating types only (the mean for an output of ones takes complex too)
+            check_float(x, pool_kernel_name(x, "adaptive_avg_pool2d") if k == 2 else "adaptive_avg_pool3d_cpu")
+            return resample.apply_matrices(x, mats)
+
         _ADAPTIVE_OPS[k] = _op_and_backward(f"_adaptive_avg_pool{k}d", f"AdaptiveAvgPool{k}DBackward0",
-                                            resample.apply_matrices, backward_kernel, "matrices")
+                                            kernel, backward_kernel, "matrices")
     return _ADAPTIVE_OPS[k]
 
 
@@ -237,7 +258,7 @@ def interpolate(
     if k < 1 or k > 3:
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
-            f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
+            f"modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact "
             f"(got {mode})"
         )
     if (size is None) == (scale_factor is None):
@@ -266,7 +287,7 @@ def interpolate(
         if len(scales) != k:
             raise ValueError(
                 f"Input and scale_factor must have the same number of spatial dimensions, but got input "
-                f"with spatial dimensions of {list(in_sizes)} and scale_factor of shape {list(scales)}. "
+                f"with spatial dimensions of {list(in_sizes)} and scale_factor of shape {scale_factor}. "
                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, "
                 "s2, ...,sK) format."
             )
@@ -295,7 +316,7 @@ def interpolate(
         return _named(name, True, k)(input, mats, sizes, *scales, ac)
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
-        f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got "
+        f"modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got "
         f"{mode})"
     )
 
@@ -388,6 +409,7 @@ embedding = defop(
     differentiable=("weight",),  # the indices get no edge, as in PyTorch
     jvp=_embedding_jvp,
     meta=("weight_sym_argsize_0",),
+    complex_grad=False,  # (a real-only derivative in PyTorch)
 )
 embedding_backward = defop(
     "_nn_embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, "
@@ -472,11 +494,14 @@ def _dropout_impl(input: Tensor, p: float, train: bool, *, alpha: bool = False, 
     x = input._data
     if p == 0 or not train or x.size == 0:
         return input
-    if not alpha:
-        check_float(x, "bernoulli_tensor_cpu_p_")
     multiply = mul_ if inplace else mul
     if p == 1:
         return multiply(input, _wrap(np.zeros((), dtype=x.dtype)))
+    # PyTorch draws its noise like the input (bernoulli_ has no complex kernel), then divides it by 1 - p in place
+    if x.dtype.kind == "c":
+        raise unsupported("bernoulli_scalar_cpu_", x.dtype)
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(x.dtype)}")
     keep = _keep(mask_shape or x.shape, p).astype(x.dtype)
     if not alpha:
         return multiply(input, _wrap(keep / np.asarray(1 - p, dtype=x.dtype)))
@@ -565,6 +590,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     """PyTorch's formula: each input over its norm (clamped at ``eps`` without autograd), then summed."""
     from ..creation import clone
 
+    common = result_dtype(x1._data, x2._data)  # (checked first; an integer input is fine beside a float one)
+    if common.kind != "f":
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {type_name(common)}")
     shape = broadcast_shapes(x1._data.shape, x2._data.shape)
     if not shape:
         raise RuntimeError("cosine_similarity requires at least one dimension")

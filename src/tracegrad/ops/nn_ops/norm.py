@@ -26,7 +26,7 @@ from ..registry import defop
 from ..scalar_overloads import div_scalar, mul_scalar
 from ..shape_extra import repeat
 from ..views import expand, reshape, unsqueeze_, view
-from ._common import check_float
+from ._common import check_float, check_mixed_dtype
 
 # ---- shared maths ------------------------------------------------------------------------------------------
 
@@ -170,7 +170,8 @@ def _check_layer_norm(x, normalized_shape, weight, bias) -> tuple:
 
 def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(y, mean, rstd): PyTorch's native_layer_norm, whose statistics (kept dims of size 1) its node saves."""
-    check_float(x, "LayerNormKernelImpl")
+    check_mixed_dtype(x, weight, bias)
+    check_float(x, "LayerNormKernelImpl", NotImplementedError)
     axes = _check_layer_norm(x, normalized_shape, weight, bias)
     xc, _, rstd = _stats(x, axes, eps)
     y = xc * rstd
@@ -278,7 +279,8 @@ def _check_group_norm(x, num_groups, weight, bias) -> None:
 
 def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - PyTorch's parameter names
     """(y, mean, rstd) of PyTorch's native_group_norm: the statistics per (sample, group), which its node saves."""
-    check_float(x, "GroupNormKernelImpl")
+    check_mixed_dtype(x, weight, bias)
+    check_float(x, "GroupNormKernelImpl", NotImplementedError)
     num_groups = group
     _check_group_norm(x, num_groups, weight, bias)
     n, c = x.shape[:2]
@@ -447,7 +449,8 @@ def _normalize_per_channel(x, mean, rstd, weight, bias):
 
 def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=None, momentum=0.1, eps=1e-5,
                      training=True):
-    check_float(x, "batch_norm")
+    check_float(x, "batch_norm", NotImplementedError)
+    check_mixed_dtype(x, weight, bias, running_mean, running_var)
     axes = _bn_axes(x)
     _check_channels(x, weight, bias, running_mean, running_var)
     # PyTorch's CPU kernel (contiguous input) takes the mean in double and rounds it to the input's dtype,
@@ -538,7 +541,8 @@ batch_norm_train = defop(
 
 
 def _bn_eval_kernel(x, weight, bias, running_mean, running_var, eps=1e-5, training=False):
-    check_float(x, "batch_norm")
+    check_float(x, "batch_norm", NotImplementedError)
+    check_mixed_dtype(x, weight, bias, running_mean, running_var)
     _bn_axes(x)
     _check_channels(x, weight, bias, running_mean, running_var)
     rstd = 1.0 / np.sqrt(running_var + eps)

@@ -17,6 +17,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..._tensor import Tensor
+from ...memory_format import suggests_channels_last
+from .._util import unsupported
 from ..creation import zeros_like
 from ..registry import defop
 from ..shape_extra import gather
@@ -44,8 +46,16 @@ def constant_in_self(grad_output_vjp: Callable) -> Callable:
 # ---- geometry ----------------------------------------------------------------------------------------------
 
 
+def pool_kernel_name(x: np.ndarray, name: str) -> str:
+    """The name a CPU pooling kernel with a channels-last variant dispatches under (and words its dtype error
+    with): ``name_channels_last`` for an input whose strides suggest that format."""
+    return f"{name}_channels_last" if suggests_channels_last(x) else name
+
+
 def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
     """PyTorch's pooling_output_shape."""
+    if s == 0:
+        raise RuntimeError("stride should not be zero")
     num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
     out = num // s + 1
     if ceil_mode and (out - 1) * s >= size + p:
@@ -122,6 +132,8 @@ def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
     n = len(kernel_size)
     stride = stride or kernel_size  # PyTorch's empty default (kept as given: the node shows ``()``)
     if n == 3:
+        if x.ndim == 4 and suggests_channels_last(x):  # (PyTorch's 3-d kernel has no 4-d channels-last variant)
+            raise RuntimeError("Unsupported memory format. Supports only ChannelsLast3d, Contiguous")
         out_sizes = _check_pool3d(x, kernel_size, stride, padding, dilation, ceil_mode,
                                   "max_pool3d_with_indices_out_cpu_template()")
     else:
@@ -129,10 +141,10 @@ def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
             pool_out_size(size, k, s, p, d, ceil_mode)
             for size, k, s, p, d in zip(x.shape[-n:], kernel_size, stride, padding, dilation)
         )
-    if x.dtype.kind == "b":  # (the 3-d kernel raises it as NotImplementedError)
-        raise (NotImplementedError if n == 3 else RuntimeError)(f"\"max_pool{n}d\" not implemented for 'Bool'")
     if n == 2:
         _check_pool(x, kernel_size, stride, padding, dilation, out_sizes)
+    if x.dtype.kind in "bc":  # (every real dtype but bool; the dispatch comes after the geometry checks)
+        raise unsupported(pool_kernel_name(x, f"max_pool{n}d"), x.dtype)
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad_for_windows(x, kernel_size, stride, padding, dilation, out_sizes, fill)
     v = _windows(xp, kernel_size, stride, dilation, out_sizes)  # (..., *out, *kernel)
@@ -287,9 +299,9 @@ def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_p
     n = len(kernel_size)
     stride = stride or kernel_size
     if n == 2:
-        _check_avg_dtype(x, "avg_pool2d")
         out_sizes = _avg_geometry(x.shape, kernel_size, stride, padding, ceil_mode)
         _check_pool(x, kernel_size, stride, padding, (1, 1), out_sizes)
+        _check_avg_dtype(x, pool_kernel_name(x, "avg_pool2d"))
     elif x.ndim in (4, 5) and divisor_override == 0:  # (PyTorch's avg_pool3d checks it before the geometry)
         raise RuntimeError("divisor must be not zero")
     else:
@@ -312,7 +324,7 @@ def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_p
 def _check_avg_dtype(x: np.ndarray, kernel_name: str) -> None:
     """Average pooling runs on floats and int64 (PyTorch's CPU kernels take Long, not the other integers)."""
     if x.dtype != np.int64:
-        check_float(x, kernel_name, NotImplementedError)
+        check_float(x, kernel_name)
 
 
 def _avg_pool_backward_kernel(
@@ -406,10 +418,12 @@ def _adaptive_max_pool_kernel(x, output_size, n: int):
                                f"input has sizes {list(x.shape)} with dimension {d} being empty")
     if len(output_size) != n:
         raise RuntimeError(f"{name}(): internal error: output_size.size() must be {n}")
-    if n == 3:  # (PyTorch's 3-d CPU kernel is for floating types only)
-        check_float(x, "adaptive_max_pool3d_cpu", NotImplementedError)
-    elif x.dtype.kind == "b":
-        raise RuntimeError(f"\"{name}\" not implemented for 'Bool'")
+    for size in output_size:  # (torch allocates the output first)
+        if size < 0:
+            shape = list(x.shape[:-n]) + [int(o) for o in output_size]
+            raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {shape}")
+    # (PyTorch's CPU kernels are for floating types only)
+    check_float(x, "adaptive_max_pool3d_cpu" if n == 3 else pool_kernel_name(x, name))
     sizes = x.shape[-n:]
     windows = [_adaptive_windows(size, o) for size, o in zip(sizes, output_size)]
     lead = x.shape[:-n]

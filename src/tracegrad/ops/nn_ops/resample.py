@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._util import reject_complex
 from ..registry import defop
 
 # ---- gather / scatter along trailing dims ------------------------------------------------------------------
@@ -87,9 +88,11 @@ def shown_args(kernel, arg: str, shown: tuple[str, ...]) -> tuple[str, Callable,
     return tail, (lambda *args: kernel(*args[:-n])) if n else kernel, rules
 
 
-def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = ()):
-    """A gather op whose node is called ``name`` (e.g. ``UpsampleNearest2DBackward0``)."""
-    tail, kernel, rules = shown_args(gather_kernel, "index_maps", shown)
+def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (), real_only: str | None = None):
+    """A gather op whose node is called ``name`` (e.g. ``UpsampleNearest2DBackward0``); ``real_only``: the name
+    of PyTorch's kernel, which refuses complex input."""
+    base = gather_kernel if real_only is None else reject_complex(gather_kernel, real_only)
+    tail, kernel, rules = shown_args(base, "index_maps", shown)
     return defop(f"_nn_{name.lower()}(Tensor self, Any index_maps{tail}) -> Tensor", kernel, vjp=_gather_vjp,
                  node_name=name, meta=meta, **rules)
 
@@ -120,9 +123,11 @@ linear_nd = defop(
 )
 
 
-def named_linear(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = ()):
-    """A separable linear map whose node is called ``name`` (e.g. ``UpsampleBilinear2DBackward0``)."""
-    tail, kernel, rules = shown_args(apply_matrices, "matrices", shown)
+def named_linear(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (), real_only: str | None = None):
+    """A separable linear map whose node is called ``name`` (e.g. ``UpsampleBilinear2DBackward0``); ``real_only``
+    as for :func:`named_gather`."""
+    base = apply_matrices if real_only is None else reject_complex(apply_matrices, real_only)
+    tail, kernel, rules = shown_args(base, "matrices", shown)
     return defop(f"_nn_{name.lower()}(Tensor self, Any matrices{tail}) -> Tensor", kernel, vjp=_linear_vjp,
                  node_name=name, meta=meta, **rules)
 
