@@ -343,12 +343,8 @@ KNOWN = {
                     "part a user reads is compared", ("NotImplementedError", _NO_MPS)),
 }
 
-# Differences left for others to fix (strict expected failures, so that the fix turns them into passing cases).
-_TENSOR_ARGS = ("ops/registry.py should refuse a list or a number for a Tensor argument as torch's parser does "
-                "('{}(): argument 'input' (position 1) must be Tensor, not {}'); it converts it (reported)")
+# Differences left (strict expected failures, so that a fix turns them into passing cases).
 PENDING = {
-    "sigmoid of a list": _TENSOR_ARGS.format("sigmoid", "list"),
-    "exp of a float": _TENSOR_ARGS.format("exp", "float"),
     "a meta tensor added to a cpu tensor": "tracegrad has no meta device: device='meta' gives a CPU tensor, so nothing "
                                            "refuses mixing it with one (torch: 'Tensor on device cpu is not on the "
                                            "expected device meta!')",

@@ -112,6 +112,8 @@ def unary(op):
             return general(op, *args, **kwargs)
         a = args[0]
         if a.__class__ is not Tensor:
+            if not isinstance(a, Tensor):  # (PyTorch's parser: a number or a list is not a tensor)
+                raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}")
             return general(op, *args)
         ad = a._data
         adt = ad.dtype
