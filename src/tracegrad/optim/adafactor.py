@@ -83,13 +83,8 @@ class Adafactor(Optimizer):
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            params = []
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if p.is_complex():
-                    raise RuntimeError("Adafactor does not support complex parameters")
-                params.append(p)
+            params = self._real_params_with_grad(group)
+            for p in params:
                 state = self.state[p]
                 if len(state) == 0:
                     self._init_state(p, state)

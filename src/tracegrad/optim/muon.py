@@ -106,13 +106,8 @@ class Muon(Optimizer):
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            params = []
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if p.is_complex():
-                    raise RuntimeError("Muon does not support complex parameters")
-                params.append(p)
+            params = self._real_params_with_grad(group)
+            for p in params:
                 state = self.state[p]
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = _wrap(np.zeros_like(p._grad._data))

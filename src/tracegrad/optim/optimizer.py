@@ -235,6 +235,18 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    def _real_params_with_grad(self, group: dict[str, Any]) -> list:
+        """The group's parameters that have a gradient, refusing complex ones as torch's optimizers without
+        complex support do (Adafactor, Muon)."""
+        params = []
+        for p in group["params"]:
+            if p._grad is None:
+                continue
+            if p.is_complex():
+                raise RuntimeError(f"{type(self).__name__} does not support complex parameters")
+            params.append(p)
+        return params
+
     # ---- state dict ----------------------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:

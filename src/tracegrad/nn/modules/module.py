@@ -71,13 +71,18 @@ def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
     return handle
 
 
-def register_module_backward_hook(hook: Callable) -> RemovableHandle:
-    """The deprecated global non-full backward hook (on each module output's grad_fn)."""
+def _set_global_backward_hook_kind(full: bool) -> None:
+    """Global backward hooks are all full or all regular (torch refuses a mix)."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
+    if _global_is_full_backward_hook is (not full):
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
                            "Please use only one of them.")
-    _global_is_full_backward_hook = False
+    _global_is_full_backward_hook = full
+
+
+def register_module_backward_hook(hook: Callable) -> RemovableHandle:
+    """The deprecated global non-full backward hook (on each module output's grad_fn)."""
+    _set_global_backward_hook_kind(False)
     return _add_hook(_global_backward_hooks, hook, False)
 
 
@@ -88,11 +93,7 @@ def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
 
 def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
     """``hook(module, grad_input, grad_output)`` for every module, before the module's own backward hooks."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
-                           "Please use only one of them.")
-    _global_is_full_backward_hook = True
+    _set_global_backward_hook_kind(True)
     return _add_hook(_global_backward_hooks, hook, False)
 
 
