@@ -103,7 +103,15 @@ def _spaced_signatures(extra: str) -> list[str]:
             for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"), ("Number", "Number"))]
 
 
-SIGNATURES = {"linspace": _spaced_signatures(""), "logspace": _spaced_signatures(", float base = 10.0")}
+def _random_signatures() -> list[str]:
+    """rand's and randn's two overloads (with and without a generator)."""
+    options = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+               "bool pin_memory = False, bool requires_grad = False")
+    return [f"(tuple of ints size, *, torch.Generator generator, {options})", f"(tuple of ints size, *, {options})"]
+
+
+SIGNATURES = {"linspace": _spaced_signatures(""), "logspace": _spaced_signatures(", float base = 10.0"),
+              "rand": _random_signatures(), "randn": _random_signatures()}
 
 
 def invalid_combination(fn: str, args: tuple, kwargs: dict) -> TypeError:

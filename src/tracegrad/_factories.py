@@ -19,8 +19,18 @@ from .backend.device import as_device, refuse_unsupported
 # ---- helpers ---------------------------------------------------------------------------------------------
 
 
-def _size(size, fn: str = "empty") -> tuple[int, ...]:
-    """A factory's ``*size`` as a shape, refused with torch's parser and size messages (named after ``fn``)."""
+def _size(size, fn: str = "empty", kwargs: dict | None = None) -> tuple[int, ...]:
+    """A factory's ``*size`` (or its ``size=`` keyword, taken out of ``kwargs``) as a shape, refused with torch's
+    parser and size messages (named after ``fn``)."""
+    if not size and kwargs is not None:
+        if "size" in kwargs:
+            value = kwargs.pop("size")
+            if not isinstance(value, (tuple, list)):
+                raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, not {_args.type_name(value)}")
+            return _args.non_negative_shape(fn, _args.size_arg(fn, (value,), keyword=True))
+        if fn in _args.SIGNATURES:
+            raise _args.invalid_combination(fn, (), {})
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
     return _args.non_negative_shape(fn, _args.size_arg(fn, size))
 
 
@@ -165,20 +175,21 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
     _args.bool_arg("zeros", "requires_grad", requires_grad)
-    array = _filled("aten::zeros", "aten::zero_", np.zeros, _size(size, "zeros"), _resolve_dtype(dtype, fn="zeros"))
+    shape = _size(size, "zeros", kwargs)
+    array = _filled("aten::zeros", "aten::zero_", np.zeros, shape, _resolve_dtype(dtype, fn="zeros"))
     return _into_out(_finish(array, requires_grad, device), out)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
     _args.bool_arg("ones", "requires_grad", requires_grad)
-    array = _filled("aten::ones", "aten::fill_", np.ones, _size(size, "ones"), _resolve_dtype(dtype, fn="ones"))
+    array = _filled("aten::ones", "aten::fill_", np.ones, _size(size, "ones", kwargs), _resolve_dtype(dtype, fn="ones"))
     return _into_out(_finish(array, requires_grad, device), out)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
     # (zero-filled, so that a program reading uninitialized memory still gives the same numbers every run)
     _args.bool_arg("empty", "requires_grad", requires_grad)
-    array = _filled("aten::empty", None, np.zeros, _size(size, "empty"), _resolve_dtype(dtype, fn="empty"))
+    array = _filled("aten::empty", None, np.zeros, _size(size, "empty", kwargs), _resolve_dtype(dtype, fn="empty"))
     return _into_out(_finish(array, requires_grad, device), out)
 
 
@@ -362,7 +373,7 @@ def _rng(generator):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
-    np_dtype, shape, rng = _resolve_dtype(dtype, fn="rand"), _size(size, "rand"), _rng(generator)
+    np_dtype, shape, rng = _resolve_dtype(dtype, fn="rand"), _size(size, "rand", kw), _rng(generator)
     _refuse_dtype("check_uniform_bounds", np_dtype, "iub")
     if STATE.profiler is None:
         return _finish(rng.random(shape, dtype=np.float64).astype(np_dtype), requires_grad, device)
@@ -372,7 +383,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
-    np_dtype, shape, rng = _resolve_dtype(dtype, fn="randn"), _size(size, "randn"), _rng(generator)
+    np_dtype, shape, rng = _resolve_dtype(dtype, fn="randn"), _size(size, "randn", kw), _rng(generator)
     _refuse_dtype("normal_kernel_cpu", np_dtype, "iub")
     if STATE.profiler is None:
         return _finish(rng.standard_normal(shape).astype(np_dtype), requires_grad, device)

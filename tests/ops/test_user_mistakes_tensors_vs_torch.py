@@ -191,6 +191,12 @@ CASES = {
     "from_numpy of a list": lambda L: L.from_numpy([1, 2]),
     "as_tensor with a string dtype": lambda L: L.as_tensor([1, 2], dtype="float32"),
     "zeros with a string dtype": lambda L: L.zeros(2, dtype="float32"),
+    "zeros without a size": lambda L: L.zeros(),
+    "empty without a size": lambda L: L.empty(dtype=L.float64),
+    "rand without a size": lambda L: L.rand(),
+    "randn with an int size keyword": lambda L: L.randn(size=3),
+    "zeros with a negative size keyword": lambda L: L.zeros(size=(-1,)),
+    "ones with a size keyword": lambda L: L.ones(size=[3, 1]),
     "ones with a numpy dtype": lambda L: L.ones(2, dtype=np.float32),
     "zeros with dtype=int": lambda L: L.zeros(2, 3, dtype=int),
     "zeros with dtype=float": lambda L: L.zeros(2, dtype=float),
@@ -316,7 +322,7 @@ CASES = {
 
 # Programs torch runs without error or warning: the mistake is in what the user expects, so the results
 # (dtype, shape, values) are compared instead.
-SILENT = {"squeeze of a non-1 dim", "cat float and int promotes", "cat int and double promotes",
+SILENT = {"ones with a size keyword", "squeeze of a non-1 dim", "cat float and int promotes", "cat int and double promotes",
           "cat bool and int promotes", "setitem of a float into int", "true division of int is float",
           "floor division of int", "integer true division by zero", "clamp with min above max", "zeros with dtype=int",
           "zeros with dtype=float", "zeros with dtype=complex", "zeros with dtype=bool", "full with a float into long",
