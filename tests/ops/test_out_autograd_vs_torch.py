@@ -8,6 +8,7 @@ in ``out.copy_(result)`` (``special.ndtr``, ``tensordot``, ``linalg.norm``) give
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests._lib import raised, tg, torch
@@ -83,3 +84,22 @@ def test_scatter_family_takes_src_of_the_embedded_shape_only():
 
     for ours, theirs in zip(calls(tg), calls(torch), strict=True):
         assert raised(tg, lambda _, call=ours: call()) == raised(torch, lambda _, call=theirs: call()) is not None
+
+
+def test_nn_functions_bound_to_an_operator_with_out_take_it():
+    """gelu, linear, avg_pool2d... are torch builtins with an out= overload: out= works, and an input that
+    requires grad is refused naming the operator."""
+    def calls(lib, requires_grad):
+        F = lib.nn.functional
+        m = lib.ones(3, 4).requires_grad_(requires_grad)
+        x = lib.ones(2, 3, 4, 4).requires_grad_(requires_grad)
+        return [lambda: F.gelu(m, out=lib.empty(3, 4)), lambda: F.logsigmoid(m, out=lib.empty(3, 4)),
+                lambda: F.softplus(m, out=lib.empty(0)), lambda: F.hardshrink(m, out=lib.empty(3, 4)),
+                lambda: F.softshrink(m, out=lib.empty(3, 4)), lambda: F.linear(m, lib.ones(2, 4), out=lib.empty(3, 2)),
+                lambda: F.avg_pool2d(x, 2, out=lib.empty(2, 3, 2, 2)), lambda: F.avg_pool3d(x, 2, out=lib.empty(2, 1, 2, 2))]
+
+    for requires_grad in (False, True):
+        for ours, theirs in zip(calls(tg, requires_grad), calls(torch, requires_grad), strict=True):
+            assert raised(tg, lambda _, call=ours: call()) == raised(torch, lambda _, call=theirs: call())
+            if not requires_grad:
+                assert np.allclose(ours().numpy(), theirs().numpy(), atol=1e-6)

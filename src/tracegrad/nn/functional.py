@@ -6,6 +6,7 @@ The operators themselves live in ``tracegrad.ops.nn_ops``; this module only norm
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -233,9 +234,37 @@ def _warn_target_size(input: Tensor, target: Tensor) -> None:
         )
 
 
+# ---- out= for the builtins that have it ---------------------------------------------------------------------
+
+
+def _takes_out(op_name: str):
+    """For the nn functions PyTorch binds straight to an operator with an ``out=`` overload (gelu, linear,
+    avg_pool2d...): the result stored into ``out`` as out= variants store it, and torch's error, naming the
+    operator, when an input requires grad."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args, out: Tensor | None = None, **kwargs):
+            if out is None:
+                return fn(*args, **kwargs)
+            from ..autograd.grad_mode import no_grad
+            from ..ops.variants import _store
+
+            given = (*args, *kwargs.values())
+            if _grad_enabled() and (out.requires_grad or any(isinstance(a, Tensor) and a.requires_grad
+                                                             for a in given)):
+                raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support automatic "
+                                   "differentiation, but one of the arguments requires grad.")
+            with no_grad():
+                _store(out, fn(*args, **kwargs))
+            return out
+        return call
+    return wrap
+
+
 # ---- linear ------------------------------------------------------------------------------------------------
 
 
+@_takes_out("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _linear.linear(input, weight, bias)
 
@@ -330,6 +359,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return _act.celu_(input, alpha)
 
 
+@_takes_out("gelu")
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     _need_tensor("gelu", input)
     return _act.gelu(input, approximate=approximate)
@@ -343,6 +373,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return _act.mish_(input) if inplace else _act.mish(input)
 
 
+@_takes_out("softplus")
 def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     return _act.softplus(input, beta, threshold)
 
@@ -363,6 +394,7 @@ def tanh(input: Tensor) -> Tensor:
     return _pw.tanh(input)
 
 
+@_takes_out("log_sigmoid_forward")
 def logsigmoid(input: Tensor) -> Tensor:
     return _log_sigmoid(input)
 
@@ -375,10 +407,12 @@ def tanhshrink(input: Tensor) -> Tensor:
     return _pw.sub(input, _pw.tanh(input))
 
 
+@_takes_out("hardshrink")
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return _act.hardshrink(input, lambd)
 
 
+@_takes_out("softshrink")
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return _act.softshrink(input, lambd)
 
@@ -1005,6 +1039,7 @@ def max_pool1d(
     return (out, _squeeze(indices, [-2])) if return_indices else out
 
 
+@_takes_out("avg_pool2d")
 def avg_pool2d(
     input: Tensor,
     kernel_size,
@@ -1076,6 +1111,7 @@ def max_pool3d(
     return (out, indices) if return_indices else out
 
 
+@_takes_out("avg_pool3d")
 def avg_pool3d(
     input: Tensor,
     kernel_size,
