@@ -755,6 +755,8 @@ NN_OPS = [
     OpInfo(NN + "interpolate", _interp_samples("nearest"), variant="nearest"),
     OpInfo(NN + "interpolate", _interp_samples("bilinear", False), variant="bilinear", tol=NN_TOL),
     OpInfo(NN + "interpolate", _interp_samples("bilinear", True), variant="bilinear_align_corners", tol=NN_TOL),
+    OpInfo(NN + "interpolate", _interp_samples("bicubic", False), variant="bicubic", tol=NN_TOL),
+    OpInfo(NN + "interpolate", _interp_samples("bicubic", True), variant="bicubic_align_corners", tol=NN_TOL),
     *[OpInfo(NN + "grid_sample", _grid_sample_samples(mode), variant=mode, tol=NN_TOL,
              domain="grid in (-0.9, 0.9), off pixel centres (bilinear/nearest kinks)",
              notes="torch has no forward-mode formula for grid_sampler_2d/3d; its double backward "

@@ -150,16 +150,24 @@ _SCALES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_
 _REAL_ONLY = {(False, 1): "compute_indices_weights_nearest", (False, 2): "upsample_nearest2d_channels_last",
               (False, 3): "compute_indices_weights_nearest", (True, 1): "compute_indices_weights_linear",
               (True, 2): "upsample_bilinear2d_channels_last", (True, 3): "compute_indices_weights_linear"}
+# The linear kernels' dtypes: floating ones, and uint8 for bilinear and bicubic (images); nearest takes uint8 in
+# every dimension.
+_LINEAR_DTYPES = {name: (kernel, k == 2) for (linear, k), kernel in _REAL_ONLY.items() if linear
+                  for name in [f"linear{k}"]}
+_LINEAR_DTYPES["bicubic"] = ("compute_indices_weights_cubic", True)
 
 
-def _named(name: str, linear: bool, k: int):
+def _named(name: str, linear: bool, k: int, kind: str | None = None):
     """The upsample operator recording node ``name``, with the arguments PyTorch's node saves: output_size,
-    one scale per dimension (and align_corners for the linear modes)."""
+    one scale per dimension (and align_corners for the linear and cubic modes, ``kind`` "bicubic" for those)."""
     if name not in _UPSAMPLE_OPS:
         shown = ("SymInt[] output_size",) + tuple(f"float? {s}" for s in _SCALES[k])
-        make = resample.named_linear if linear else resample.named_gather
-        _UPSAMPLE_OPS[name] = make(name, shown + (("bool align_corners",) if linear else ()),
-                                   meta=("self_sym_sizes",), real_only=_REAL_ONLY[linear, k])
+        if linear:
+            _UPSAMPLE_OPS[name] = resample.named_linear(name, shown + ("bool align_corners",), meta=("self_sym_sizes",),
+                                                        dtypes=_LINEAR_DTYPES[kind or f"linear{k}"])
+        else:
+            _UPSAMPLE_OPS[name] = resample.named_gather(name, shown, meta=("self_sym_sizes",),
+                                                        dtypes=(_REAL_ONLY[linear, k], True))
     return _UPSAMPLE_OPS[name]
 
 
@@ -314,6 +322,12 @@ def interpolate(
             3: "UpsampleTrilinear3DBackward0",
         }[k]
         return _named(name, True, k)(input, mats, sizes, *scales, ac)
+    if mode == "bicubic":
+        if k != 2:
+            raise NotImplementedError(f"Got {x.ndim}D input, but bicubic mode needs 4D input")
+        ac = bool(align_corners)
+        mats = tuple(resample.cubic_matrix(n, o, s, ac) for n, o, s in zip(in_sizes, sizes, scales))
+        return _named("UpsampleBicubic2DBackward0", True, 2, "bicubic")(input, mats, sizes, *scales, ac)
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
         f"modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got "

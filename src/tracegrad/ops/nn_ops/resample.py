@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ...backend.dtypes import scalar_type_name
 from .._util import reject_complex
 from ..registry import defop
 
@@ -88,10 +89,24 @@ def shown_args(kernel, arg: str, shown: tuple[str, ...]) -> tuple[str, Callable,
     return tail, (lambda *args: kernel(*args[:-n])) if n else kernel, rules
 
 
-def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (), real_only: str | None = None):
+def dtype_checked(kernel: Callable, kernel_name: str, uint8_ok: bool) -> Callable:
+    """``kernel`` refusing, in PyTorch's dispatch words, the input dtypes its upsampling kernel has no
+    instantiation for: all but the floating ones, and uint8 where it has one (nearest, bilinear, bicubic)."""
+    def checked(x, *rest):
+        if x.dtype.kind != "f" and not (uint8_ok and x.dtype == np.uint8):
+            raise NotImplementedError(f'"{kernel_name}" not implemented for \'{scalar_type_name(x.dtype)}\'')
+        return kernel(x, *rest)
+
+    return checked
+
+
+def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (), real_only: str | None = None,
+                 dtypes: tuple[str, bool] | None = None):
     """A gather op whose node is called ``name`` (e.g. ``UpsampleNearest2DBackward0``); ``real_only``: the name
-    of PyTorch's kernel, which refuses complex input."""
+    of PyTorch's kernel, which refuses complex input; or ``dtypes`` as for :func:`named_linear`."""
     base = gather_kernel if real_only is None else reject_complex(gather_kernel, real_only)
+    if dtypes is not None:
+        base = dtype_checked(gather_kernel, *dtypes)
     tail, kernel, rules = shown_args(base, "index_maps", shown)
     return defop(f"_nn_{name.lower()}(Tensor self, Any index_maps{tail}) -> Tensor", kernel, vjp=_gather_vjp,
                  node_name=name, meta=meta, **rules)
@@ -102,6 +117,15 @@ def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] =
 
 def apply_matrices(x, mats):
     k = len(mats)
+    if x.dtype == np.uint8:
+        # PyTorch's uint8 image path: one pass per axis, the last (horizontal) one first, each pass rounded back
+        # to [0, 255] before the next
+        out = x
+        for i in reversed(range(k)):
+            axis = x.ndim - k + i
+            passed = np.tensordot(out.astype(np.float64), mats[i], axes=([axis], [1]))
+            out = np.moveaxis(np.clip(np.floor(passed + 0.5), 0, 255).astype(np.uint8), -1, axis)
+        return np.ascontiguousarray(out)
     out = x
     for i, m in enumerate(mats):
         axis = x.ndim - k + i
@@ -123,10 +147,13 @@ linear_nd = defop(
 )
 
 
-def named_linear(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (), real_only: str | None = None):
+def named_linear(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (), real_only: str | None = None,
+                 dtypes: tuple[str, bool] | None = None):
     """A separable linear map whose node is called ``name`` (e.g. ``UpsampleBilinear2DBackward0``); ``real_only``
-    as for :func:`named_gather`."""
+    as for :func:`named_gather`, or ``dtypes`` = (kernel name, uint8 accepted) for :func:`dtype_checked`."""
     base = apply_matrices if real_only is None else reject_complex(apply_matrices, real_only)
+    if dtypes is not None:
+        base = dtype_checked(apply_matrices, *dtypes)
     tail, kernel, rules = shown_args(base, "matrices", shown)
     return defop(f"_nn_{name.lower()}(Tensor self, Any matrices{tail}) -> Tensor", kernel, vjp=_linear_vjp,
                  node_name=name, meta=meta, **rules)
@@ -170,6 +197,35 @@ def linear_matrix(in_size: int, out_size: int, scale: float | None, align_corner
     rows = np.arange(out_size)
     np.add.at(m, (rows, i0), 1.0 - lam)
     np.add.at(m, (rows, i1), lam)
+    return m
+
+
+_CUBIC_A = -0.75  # PyTorch's cubic convolution coefficient
+
+
+def cubic_matrix(in_size: int, out_size: int, scale: float | None, align_corners: bool) -> np.ndarray:
+    """(out, in) weights of 1-d bicubic resampling as PyTorch's upsample_bicubic2d: the source coordinate not
+    clamped, four taps around its floor (indices clamped to the input), Keys' cubic convolution with A = -0.75."""
+    dst = np.arange(out_size, dtype=np.float64)
+    if align_corners:
+        src = dst * ((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0)
+    else:
+        src = (dst + 0.5) * (1.0 / scale if scale else in_size / out_size) - 0.5
+    base = np.floor(src)
+    t = src - base
+    a = _CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    m = np.zeros((out_size, in_size))
+    rows = np.arange(out_size)
+    for k, w in enumerate(weights):
+        np.add.at(m, (rows, np.clip(base.astype(np.int64) - 1 + k, 0, in_size - 1)), w)
     return m
 
 
