@@ -31,6 +31,8 @@ def _ctc(L, input_lengths, target_lengths, targets=None, **kwargs):
 
 
 CASES = {
+    "cosine_similarity of an int tensor with a float one": lambda L: str(F(L).cosine_similarity(
+        L.tensor([[1, 2, 3]]), L.tensor([[1., 0., 1.]])).dtype).rpartition(".")[2],
     # ---- cross_entropy and nll_loss
     "cross_entropy of a negative target": lambda L: F(L).cross_entropy(X(L, 2, 3), _labels(L, 0, -5)),
     "cross_entropy of int32 targets": lambda L: F(L).cross_entropy(X(L, 2, 3), _labels(L, 0, 1, dtype=L.int32)),
@@ -186,7 +188,7 @@ CASES = {
 }
 
 # Programs torch runs without error or warning (results compared).
-SILENT = {"cross_entropy of an empty batch", "cross_entropy all ignored", "bce_with_logits of targets outside [0, 1]",
+SILENT = {"cosine_similarity of an int tensor with a float one", "cross_entropy of an empty batch", "cross_entropy all ignored", "bce_with_logits of targets outside [0, 1]",
           "ctc_loss impossible alignment is inf", "mse_loss target requires grad", "cross_entropy of uint8 targets",
           "cross_entropy of double probability targets", "cross_entropy 1-D input with a 1-D target",
           "cross_entropy label_smoothing negative", "mse_loss of a long target", "mse_loss of a double target",

@@ -610,6 +610,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     shape = broadcast_shapes(x1._data.shape, x2._data.shape)
     if not shape:
         raise RuntimeError("cosine_similarity requires at least one dimension")
+    # an integer input is converted to the common dtype (it has no gradient, so no node), a float one is not
+    x1, x2 = (_wrap(x._data.astype(common)) if x._data.dtype.kind != "f" else x for x in (x1, x2))
     if x1._data.shape != x2._data.shape:  # PyTorch's expand_outplace: both expanded (x2 first, as its C++
         x2 = expand(x2, shape)             # evaluates the arguments), or neither
         x1 = expand(x1, shape)
