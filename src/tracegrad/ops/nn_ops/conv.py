@@ -579,13 +579,27 @@ def conv_transpose_nd(
 # ---- unfold / fold (im2col / col2im) -----------------------------------------------------------------------
 
 
+def _check_im2col_dtype(a: np.ndarray, name: str) -> None:
+    """im2col/col2im are instantiated for the floating, complex and bool types (after their shape checks)."""
+    if a.dtype != np.bool_:
+        check_float(a, name, complex_ok=True)
+
+
+def _im2col_check_dims(x: np.ndarray) -> None:
+    """ATen's im2col_shape_check on the input's dims, as it reads them: ``size(1)`` and ``size(2)`` first (an
+    IndexError for fewer dims), then 3-d with channels or 4-d, with no empty non-batch dim."""
+    for d in (1, 2):
+        if d >= x.ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(x.ndim, 1)}, "
+                             f"{max(x.ndim, 1) - 1}], but got {d})")
+    valid = x.shape[1] != 0 and x.shape[2] != 0
+    if not ((x.ndim == 3 and x.shape[0] != 0 and valid) or (x.ndim == 4 and valid and x.shape[3] != 0)):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(x.shape)}")
+
+
 def _unfold_kernel(x, kernel_size, dilation, padding, stride):
-    check_float(x, "im2col", complex_ok=True)
-    if x.ndim not in (3, 4):
-        raise RuntimeError(
-            f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got: "
-            f"{list(x.shape)}"
-        )
+    _im2col_check_dims(x)
     unbatched = x.ndim == 3
     if unbatched:
         x = x[None]
@@ -598,13 +612,14 @@ def _unfold_kernel(x, kernel_size, dilation, padding, stride):
             f"padding=({padding[0]}, {padding[1]}), calculated shape of the array of sliding blocks "
             f"as ({out_sizes[0]}, {out_sizes[1]}), but its components must be at least one."
         )
+    _check_im2col_dtype(x, "im2col_out_cpu")
     v = _windows(_pad_spatial(x, padding), kernel_size, stride, dilation, out_sizes)  # (N, C, OH, OW, KH, KW)
-    out = np.ascontiguousarray(v.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * math.prod(kernel_size), -1)
+    out = np.ascontiguousarray(v.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * math.prod(kernel_size),
+                                                                       math.prod(out_sizes))
     return out[0] if unbatched else out
 
 
 def _fold_kernel(cols, output_size, kernel_size, dilation, padding, stride):
-    check_float(cols, "col2im", complex_ok=True)
     if cols.ndim not in (2, 3):
         raise RuntimeError(
             f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
@@ -630,6 +645,7 @@ def _fold_kernel(cols, output_size, kernel_size, dilation, padding, stride):
             f"to match the calculated number of sliding blocks {out_sizes[0]} * {out_sizes[1]} = "
             f"{math.prod(out_sizes)}, but got input.size(2)={l_in}."
         )
+    _check_im2col_dtype(cols, "col2im_out_cpu")
     # (N, C*K, L) -> the (N, 1, L, C*K) column layout of col2im with kernel positions innermost per channel
     v = cols.reshape(n, c, k, l_in).transpose(0, 3, 1, 2).reshape(n, 1, l_in, c * k)
     out = col2im(v, (n, c) + tuple(output_size), kernel_size, stride, padding, dilation, 1)
