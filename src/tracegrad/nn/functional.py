@@ -247,13 +247,12 @@ def _takes_out(op_name: str):
             if out is None:
                 return fn(*args, **kwargs)
             from ..autograd.grad_mode import no_grad
-            from ..ops.variants import _store
+            from ..ops.variants import _store, out_with_grad_error
 
             given = (*args, *kwargs.values())
             if _grad_enabled() and (out.requires_grad or any(isinstance(a, Tensor) and a.requires_grad
                                                              for a in given)):
-                raise RuntimeError(f"{op_name}(): functions with out=... arguments don't support automatic "
-                                   "differentiation, but one of the arguments requires grad.")
+                raise out_with_grad_error(op_name)
             with no_grad():
                 _store(out, fn(*args, **kwargs))
             return out

@@ -205,13 +205,12 @@ def _conj_maybe_out(t: Tensor, out: Tensor | None) -> Tensor:
     from .._state import STATE
     from ..autograd import no_grad
     from .unary import conj, conj_physical
-    from .variants import give_not_implemented_history
+    from .variants import give_not_implemented_history, out_with_grad_error
 
     if out is None:
         return conj(t)
     if STATE.grad_enabled and out.requires_grad:
-        raise RuntimeError("aten::conj_physical(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
+        raise out_with_grad_error("aten::conj_physical")
     with no_grad():
         conj_physical(t, out=out)
     give_not_implemented_history("conj_physical", (out,), (t,))

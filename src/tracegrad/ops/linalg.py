@@ -187,7 +187,7 @@ def _into(result, out, name: str, copies: bool = False):
     recorded result in instead (see ``variants.copy_out``)."""
     if out is None:
         return result
-    from .variants import _store, copy_out
+    from .variants import _store, copy_out, out_with_grad_error
 
     results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
@@ -195,8 +195,7 @@ def _into(result, out, name: str, copies: bool = False):
         copy_out(results, outs)
         return out
     if STATE.grad_enabled and builtins.any(t.requires_grad for t in results + outs):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
+        raise out_with_grad_error(name)
     for dst, src in zip(outs, results):
         _store(dst, src)
     return out
@@ -1328,13 +1327,12 @@ def _out_of(op, args: tuple, out, picks: tuple, result_type=None):
     PyTorch's checks, named after the native operator, then those results copied into ``out``."""
     from ..autograd.grad_mode import no_grad
     from ..backend.dtypes import cpp_type_name
-    from .variants import _store
+    from .variants import _store, out_with_grad_error
 
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     tensors = [a for a in args if isinstance(a, Tensor)] + list(outs)
     if STATE.grad_enabled and builtins.any(t.requires_grad for t in tensors):
-        raise RuntimeError(f"{op.name}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
+        raise out_with_grad_error(op.name)
     with no_grad():
         results = op(*args)
     for dst, i in zip(outs, picks):

@@ -22,6 +22,13 @@ def _requires_grad_anywhere(op, bound: tuple) -> bool:
     return False
 
 
+def out_with_grad_error(name: str) -> RuntimeError:
+    """PyTorch's refusal of ``name(..., out=...)`` when an argument requires grad (``name`` as the operator
+    that refuses: ``aten::`` in front for its autograd fallback)."""
+    return RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                        "but one of the arguments requires grad.")
+
+
 def write_out(op, bound: tuple, out):
     """Run ``op`` and store its result(s) in ``out`` (a tensor or a tuple of tensors); return ``out``."""
     from .registry import NoDerivativeOp
@@ -33,8 +40,7 @@ def write_out(op, bound: tuple, out):
     no_derivative = isinstance(op, NoDerivativeOp) or op.name in OUT_WITHOUT_DERIVATIVE
     if STATE.grad_enabled and op.vjp is not None and (
             any(o._rg for o in outs) or not no_derivative and _requires_grad_anywhere(op, bound)):
-        raise RuntimeError(f"{'aten::' if no_derivative else ''}{op.name}(): functions with out=... arguments "
-                           "don't support automatic differentiation, but one of the arguments requires grad.")
+        raise out_with_grad_error(f"{'aten::' if no_derivative else ''}{op.name}")
     _check_out_overlap(op, bound, outs)
     prev = STATE.grad_enabled
     STATE.grad_enabled = False

@@ -145,29 +145,29 @@ _UPSAMPLE_OPS: dict[str, object] = {}
 _SCALES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
 
 
-# The CPU kernel whose dtype dispatch refuses complex input, by mode and dims, as PyTorch names it: the 2-d
-# upsamplings under their channels-last names whatever the layout, the others computing indices and weights.
-_REAL_ONLY = {(False, 1): "compute_indices_weights_nearest", (False, 2): "upsample_nearest2d_channels_last",
-              (False, 3): "compute_indices_weights_nearest", (True, 1): "compute_indices_weights_linear",
-              (True, 2): "upsample_bilinear2d_channels_last", (True, 3): "compute_indices_weights_linear"}
-# The linear kernels' dtypes: floating ones, and uint8 for bilinear and bicubic (images); nearest takes uint8 in
-# every dimension.
-_LINEAR_DTYPES = {name: (kernel, k == 2) for (linear, k), kernel in _REAL_ONLY.items() if linear
-                  for name in [f"linear{k}"]}
-_LINEAR_DTYPES["bicubic"] = ("compute_indices_weights_cubic", True)
+# Each upsampling's CPU kernel, by kind and dims, as PyTorch names it in its dtype errors (the 2-d ones under
+# their channels-last names whatever the layout, the others computing indices and weights), and whether it has
+# a uint8 (image) path: nearest in every dimension, bilinear and bicubic.
+_KERNELS = {("nearest", 1): ("compute_indices_weights_nearest", True),
+            ("nearest", 2): ("upsample_nearest2d_channels_last", True),
+            ("nearest", 3): ("compute_indices_weights_nearest", True),
+            ("linear", 1): ("compute_indices_weights_linear", False),
+            ("linear", 2): ("upsample_bilinear2d_channels_last", True),
+            ("linear", 3): ("compute_indices_weights_linear", False),
+            ("bicubic", 2): ("compute_indices_weights_cubic", True)}
 
 
-def _named(name: str, linear: bool, k: int, kind: str | None = None):
+def _named(name: str, kind: str, k: int):
     """The upsample operator recording node ``name``, with the arguments PyTorch's node saves: output_size,
-    one scale per dimension (and align_corners for the linear and cubic modes, ``kind`` "bicubic" for those)."""
+    one scale per dimension (and align_corners for the interpolating kinds, "linear" and "bicubic")."""
     if name not in _UPSAMPLE_OPS:
         shown = ("SymInt[] output_size",) + tuple(f"float? {s}" for s in _SCALES[k])
-        if linear:
-            _UPSAMPLE_OPS[name] = resample.named_linear(name, shown + ("bool align_corners",), meta=("self_sym_sizes",),
-                                                        dtypes=_LINEAR_DTYPES[kind or f"linear{k}"])
+        meta, dtypes = ("self_sym_sizes",), _KERNELS[kind, k]
+        if kind == "nearest":
+            _UPSAMPLE_OPS[name] = resample.named_gather(name, shown, meta=meta, dtypes=dtypes)
         else:
-            _UPSAMPLE_OPS[name] = resample.named_gather(name, shown, meta=("self_sym_sizes",),
-                                                        dtypes=(_REAL_ONLY[linear, k], True))
+            _UPSAMPLE_OPS[name] = resample.named_linear(name, shown + ("bool align_corners",), meta=meta,
+                                                        dtypes=dtypes)
     return _UPSAMPLE_OPS[name]
 
 
@@ -306,7 +306,7 @@ def interpolate(
         exact = mode == "nearest-exact"
         maps = tuple(resample.nearest_index_map(n, o, s, exact) for n, o, s in zip(in_sizes, sizes, scales))
         prefix = "UpsampleNearestExact" if exact else "UpsampleNearest"
-        return _named(f"{prefix}{k}DBackward0", False, k)(input, maps, sizes, *scales)
+        return _named(f"{prefix}{k}DBackward0", "nearest", k)(input, maps, sizes, *scales)
     if mode == "area":
         return adaptive_avg_pool(input, sizes)
     if mode in _LINEAR_MODES:
@@ -321,13 +321,13 @@ def interpolate(
             2: "UpsampleBilinear2DBackward0",
             3: "UpsampleTrilinear3DBackward0",
         }[k]
-        return _named(name, True, k)(input, mats, sizes, *scales, ac)
+        return _named(name, "linear", k)(input, mats, sizes, *scales, ac)
     if mode == "bicubic":
         if k != 2:
             raise NotImplementedError(f"Got {x.ndim}D input, but bicubic mode needs 4D input")
         ac = bool(align_corners)
         mats = tuple(resample.cubic_matrix(n, o, s, ac) for n, o, s in zip(in_sizes, sizes, scales))
-        return _named("UpsampleBicubic2DBackward0", True, 2, "bicubic")(input, mats, sizes, *scales, ac)
+        return _named("UpsampleBicubic2DBackward0", "bicubic", 2)(input, mats, sizes, *scales, ac)
     raise NotImplementedError(
         f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
         f"modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got "

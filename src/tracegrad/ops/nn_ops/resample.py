@@ -17,7 +17,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ...backend.dtypes import scalar_type_name
-from .._util import reject_complex
 from ..registry import defop
 
 # ---- gather / scatter along trailing dims ------------------------------------------------------------------
@@ -100,13 +99,11 @@ def dtype_checked(kernel: Callable, kernel_name: str, uint8_ok: bool) -> Callabl
     return checked
 
 
-def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (), real_only: str | None = None,
+def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (),
                  dtypes: tuple[str, bool] | None = None):
-    """A gather op whose node is called ``name`` (e.g. ``UpsampleNearest2DBackward0``); ``real_only``: the name
-    of PyTorch's kernel, which refuses complex input; or ``dtypes`` as for :func:`named_linear`."""
-    base = gather_kernel if real_only is None else reject_complex(gather_kernel, real_only)
-    if dtypes is not None:
-        base = dtype_checked(gather_kernel, *dtypes)
+    """A gather op whose node is called ``name`` (e.g. ``UpsampleNearest2DBackward0``); ``dtypes`` = (PyTorch's
+    kernel name, uint8 accepted) for :func:`dtype_checked`."""
+    base = gather_kernel if dtypes is None else dtype_checked(gather_kernel, *dtypes)
     tail, kernel, rules = shown_args(base, "index_maps", shown)
     return defop(f"_nn_{name.lower()}(Tensor self, Any index_maps{tail}) -> Tensor", kernel, vjp=_gather_vjp,
                  node_name=name, meta=meta, **rules)
@@ -147,13 +144,11 @@ linear_nd = defop(
 )
 
 
-def named_linear(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (), real_only: str | None = None,
+def named_linear(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (),
                  dtypes: tuple[str, bool] | None = None):
-    """A separable linear map whose node is called ``name`` (e.g. ``UpsampleBilinear2DBackward0``); ``real_only``
-    as for :func:`named_gather`, or ``dtypes`` = (kernel name, uint8 accepted) for :func:`dtype_checked`."""
-    base = apply_matrices if real_only is None else reject_complex(apply_matrices, real_only)
-    if dtypes is not None:
-        base = dtype_checked(apply_matrices, *dtypes)
+    """A separable linear map whose node is called ``name`` (e.g. ``UpsampleBilinear2DBackward0``); ``dtypes`` as
+    for :func:`named_gather`."""
+    base = apply_matrices if dtypes is None else dtype_checked(apply_matrices, *dtypes)
     tail, kernel, rules = shown_args(base, "matrices", shown)
     return defop(f"_nn_{name.lower()}(Tensor self, Any matrices{tail}) -> Tensor", kernel, vjp=_linear_vjp,
                  node_name=name, meta=meta, **rules)
