@@ -249,6 +249,23 @@ from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 _tensor_compat.install()  # cfloat/cdouble, storage_type, resize/resize_as, __dlpack__...
 
 
+def _guard_arguments() -> None:
+    """torch's parser errors for the functions and methods torch binds in C++ (``_arg_parser``): installed last,
+    around what every layer above has put in the namespaces."""
+    from . import _arg_parser
+    from ._python_overloads import NN_FUNCTIONAL_IN_CPP
+    from .nn import functional
+
+    _arg_parser.guard_functions(globals())
+    for module, prefix in ((linalg, "linalg_"), (special, "special_"), (fft, "fft_")):
+        _arg_parser.guard_functions(vars(module), prefix)
+    _arg_parser.guard_functions(vars(functional), names=NN_FUNCTIONAL_IN_CPP)
+    _arg_parser.guard_methods(Tensor)
+
+
+_guard_arguments()
+
+
 def load_ipython_extension(ip) -> None:
     """``%load_ext tracegrad``: the magics and the live feed (tracegrad.notebook, imported only here)."""
     from .notebook import load_ipython_extension as load_extension

@@ -1225,7 +1225,10 @@ def _lp_pool(input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bo
             return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
         if norm_type == -float("inf"):
             return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    if stride is not None:
+        out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:  # (as torch's: the C++ ``avg_pool`` takes no None stride)
+        out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
     if n == 1:
         window = kernel_size  # (PyTorch multiplies by the argument as given)
     else:

@@ -14,6 +14,7 @@ from types import FunctionType
 
 import numpy as np
 
+from .._arg_parser import refuse_as_torch
 from .._events import emit as _emit_event
 from .._state import STATE, next_sequence_nr
 from .._tensor import Tensor, _new
@@ -192,7 +193,11 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
     def call(self, *args, **kwargs):
         if kwargs or len(args) != 2:
             return general(op, *args, **kwargs)
-        return run(args[0], args[1])
+        try:
+            return run(args[0], args[1])
+        except Exception:  # (``matrices`` is not guarded as OpDef.__call__ is)
+            refuse_as_torch(op.schema.name, args, kwargs)
+            raise
 
     def run(a, b):
         if a.__class__ is not Tensor or state.special:

@@ -2249,6 +2249,13 @@ LINALG = {
     "LinAlgError": LinAlgError,
 }
 
+def _block_diag_of_tensors(*tensors: Tensor) -> Tensor:
+    """``torch.block_diag(a, b, ...)``: the tensors as separate arguments (torch's Python wrapper)."""
+    return block_diag(list(tensors))
+
+
+_block_diag_of_tensors.__name__ = _block_diag_of_tensors.__qualname__ = "block_diag"  # (as Python's errors name it)
+
 PUBLIC = {
     "bmm": bmm, "mv": mv, "dot": dot, "vdot": vdot, "inner": inner, "outer": outer, "ger": ger,
     "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm, "addr": addr,
@@ -2257,8 +2264,7 @@ PUBLIC = {
     "det": linalg_det, "slogdet": linalg_slogdet, "logdet": logdet, "inverse": linalg_inv,
     "cholesky": cholesky, "cholesky_solve": cholesky_solve, "pinverse": pinverse,
     "matrix_power": matrix_power,
-    "svd": svd, "qr": qr, "chain_matmul": chain_matmul, "dist": dist, "block_diag": lambda *tensors: block_diag(
-        list(tensors)),
+    "svd": svd, "qr": qr, "chain_matmul": chain_matmul, "dist": dist, "block_diag": _block_diag_of_tensors,
 }
 
 METHODS = {

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._arg_parser import refuse_as_torch
 from .._events import emit_op_call
 from .._state import STATE, next_sequence_nr
 from .._tensor import Tensor, _new, _wrap
@@ -419,24 +420,31 @@ class OpDef:
     # ---- calling ------------------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if STATE.special:
-            profiler = STATE.profiler
-            if profiler is not None and not profiler.timing(self):
-                return profiler.op_call(self, args, kwargs)  # which calls this again, to be timed
-            interceptors = STATE.op_interceptors
-            if interceptors:  # (tracegrad.utils._python_dispatch) it runs the op, or not, itself
-                return interceptors[-1](self, args, kwargs)
-            if STATE.stack:
-                from ..dispatch import dispatch
+        try:
+            if STATE.special:
+                profiler = STATE.profiler
+                if profiler is not None and not profiler.timing(self):
+                    return profiler.op_call(self, args, kwargs)  # which calls this again, to be timed
+                interceptors = STATE.op_interceptors
+                if interceptors:  # (tracegrad.utils._python_dispatch) it runs the op, or not, itself
+                    return interceptors[-1](self, args, kwargs)
+                if STATE.stack:
+                    from ..dispatch import dispatch
 
-                return dispatch(self, args, kwargs)
-        if kwargs:
-            if "out" in kwargs and "out" not in self.param_names:
-                return self._call_with_out(args, kwargs)
-            args = self.bind(args, kwargs)
-        elif len(args) != self.n_params:
-            args = self.bind(args, kwargs)
-        return self._eager(args)
+                    return dispatch(self, args, kwargs)
+            if kwargs:
+                if "out" in kwargs and "out" not in self.param_names:
+                    return self._call_with_out(args, kwargs)
+                bound = self.bind(args, kwargs)
+            elif len(args) != self.n_params:
+                bound = self.bind(args, kwargs)
+            else:
+                bound = args
+            return self._eager(bound)
+        except Exception:
+            # (only a failed call pays for this: torch's parser would have refused bad arguments first)
+            refuse_as_torch(self.schema.name, args, kwargs)
+            raise
 
     def _call_with_out(self, args: tuple, kwargs: dict):
         """The derived ``out=`` variant: compute functionally, then write into ``out`` (seed 003)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -44,14 +45,18 @@ def infer_size(shape, numel: int) -> tuple[int, ...]:
 
 
 def normalize_shape(args) -> tuple:
-    """``view(2, 3)`` and ``view((2, 3))`` both mean shape (2, 3)."""
+    """``view(2, 3)`` and ``view((2, 3))`` both mean shape (2, 3). A size that is not an integer is refused (the
+    method's argument guard then words it as torch's parser does): NumPy would read ``view(2.0, 3)``."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        return tuple(args[0])
-    from .._tensor import Tensor
+        shape = tuple(args[0])
+    else:
+        from .._tensor import Tensor
 
-    if len(args) == 1 and isinstance(args[0], Tensor):
-        return tuple(args[0].tolist())
-    return tuple(args)
+        shape = tuple(args[0].tolist()) if len(args) == 1 and isinstance(args[0], Tensor) else tuple(args)
+    for size in shape:
+        if size.__class__ is not int:
+            operator.index(size)  # (a TypeError for 2.0 and "a"; NumPy integers and integer tensors pass)
+    return shape
 
 
 # ---- view / reshape ------------------------------------------------------------------------------------------

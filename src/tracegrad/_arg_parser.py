@@ -1,0 +1,739 @@
+"""PyTorch's Python argument parser, run when a call has failed: which argument was wrong, in torch's words.
+
+torch binds every Python call of an operator against the operator's Python signatures before running anything,
+so ``torch.add(x, "a")`` is refused with ``add(): argument 'other' (position 2) must be Tensor, not str`` and
+``torch.sum(x, "a")`` with the list of the signatures it accepts. tracegrad runs its kernels on the arguments as
+given, which makes the fast path free of that parsing; only when a call fails do the guards (``guard_errors``,
+``OpDef.__call__``, the Tensor method wrappers) ask this module whether torch's parser would have refused the
+arguments first, and raise its error instead of the kernel's.
+
+The signatures are derived from the operators' schemas (``python_signatures``) by the rules torch's code
+generator follows: ``self`` is ``input``, functional overloads take ``out=``, a few ``.Scalar`` overloads are not
+bound, overloads are ordered so that a Tensor parameter is tried before a Number one.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import operator
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+# ---- parameter kinds and the names torch prints for them -------------------------------------------------------
+
+_KIND_NAMES = {
+    "TENSOR": "Tensor", "SCALAR": "Number", "INT64": "int", "SYM_INT": "int", "DOUBLE": "float",
+    "COMPLEX": "complex", "TENSOR_LIST": "tuple of Tensors", "INT_LIST": "tuple of ints",
+    "SYM_INT_LIST": "tuple of ints", "FLOAT_LIST": "tuple of floats", "GENERATOR": "torch.Generator",
+    "BOOL": "bool", "PYOBJECT": "object", "SCALARTYPE": "torch.dtype", "LAYOUT": "torch.layout",
+    "MEMORY_FORMAT": "torch.memory_format", "DEVICE": "torch.device", "STRING": "str", "DIMNAME": "name",
+    "DIMNAME_LIST": "tuple of names", "SCALAR_LIST": "tuple of Scalars",
+}
+
+# schema base type -> (kind, the C++ type torch's generator sorts overloads by)
+_SCHEMA_KINDS = {
+    "Tensor": ("TENSOR", "Tensor"), "Scalar": ("SCALAR", "Scalar"), "int": ("INT64", "int64_t"),
+    "SymInt": ("SYM_INT", "c10::SymInt"), "float": ("DOUBLE", "double"), "bool": ("BOOL", "bool"),
+    "str": ("STRING", "c10::string_view"), "ScalarType": ("SCALARTYPE", "ScalarType"),
+    "Generator": ("GENERATOR", "Generator"), "MemoryFormat": ("MEMORY_FORMAT", "MemoryFormat"),
+    "Layout": ("LAYOUT", "Layout"), "Device": ("DEVICE", "Device"), "Any": ("PYOBJECT", "PyObject*"),
+    "Dimname": ("DIMNAME", "Dimname"), "complex": ("COMPLEX", "c10::complex<double>"),
+}
+_SCHEMA_LIST_KINDS = {
+    "int": ("INT_LIST", "IntArrayRef"), "SymInt": ("SYM_INT_LIST", "SymIntArrayRef"),
+    "Tensor": ("TENSOR_LIST", "TensorList"), "Tensor?": ("TENSOR_LIST", "c10::List<::std::optional<Tensor>>"),
+    "float": ("FLOAT_LIST", "ArrayRef<double>"), "Scalar": ("SCALAR_LIST", "ScalarList"),
+    "Dimname": ("DIMNAME_LIST", "DimnameList"), "bool": ("PYOBJECT", "std::array<bool>"),
+}
+
+# The functions whose Tensor parameters take a Python number too (torch's should_allow_numbers_as_tensors)
+_NUMBERS_AS_TENSORS = frozenset({
+    "add", "add_", "div", "div_", "divide", "divide_", "mul", "mul_", "multiply", "multiply_", "sub", "sub_",
+    "subtract", "subtract_", "true_divide", "true_divide_", "to", "_to_copy", "copy_", "floor_divide",
+    "floor_divide_",
+})
+
+# NumPy's spellings torch's parser also accepts as keywords
+_NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"), "other": ("x2",)}
+
+# Overloads torch's code generator does not bind in Python (a number reaches the Tensor overload instead)
+_UNBOUND = frozenset({"add.Scalar", "add_.Scalar", "sub.Scalar", "sub_.Scalar", "mul.Scalar", "mul_.Scalar",
+                      "div.Scalar", "div_.Scalar"})
+
+
+@dataclass(frozen=True)
+class PyParam:
+    """One parameter of a Python signature, as torch's FunctionParameter holds it."""
+
+    name: str
+    kind: str
+    size: int = 0  # int[2]: a single int is taken for the whole list
+    allow_none: bool = False
+    optional: bool = False  # has a default
+    default: str = ""  # as torch prints it
+    keyword_only: bool = False
+    schema_type: str = ""  # for ordering overloads as torch's generator does
+    cpp_type: str = ""
+
+    @property
+    def type_name(self) -> str:
+        return _KIND_NAMES[self.kind]
+
+    def text(self) -> str:
+        return f"{self.type_name} {self.name}" + (f" = {self.default}" if self.optional else "")
+
+
+@dataclass(frozen=True)
+class PySignature:
+    name: str
+    params: tuple[PyParam, ...]
+    hidden: bool = False
+
+    @functools.cached_property
+    def min_args(self) -> int:
+        return sum(not p.optional for p in self.params)
+
+    @functools.cached_property
+    def max_pos_args(self) -> int:
+        return sum(not p.keyword_only for p in self.params)
+
+    def text(self) -> str:
+        """``(Tensor input, *, torch.dtype dtype = None)``, as torch lists a signature."""
+        parts, keyword = [], False
+        for p in self.params:
+            if p.keyword_only and not keyword:
+                parts.append("*")
+                keyword = True
+            parts.append(p.text())
+        return f"({', '.join(parts)})"
+
+    def sort_text(self) -> str:
+        parts, keyword = [], False
+        for p in self.params:
+            if p.keyword_only and not keyword:
+                parts.append("*")
+                keyword = True
+            default = f"={p.default}" if p.optional else ""
+            parts.append(f"{p.cpp_type} {p.name}{default}")
+        return f"{self.name}({', '.join(parts)})"
+
+
+# ---- what torch's parser accepts for each kind ---------------------------------------------------------------
+
+def _is_tensor(obj: Any) -> bool:
+    from ._tensor import Tensor
+
+    return isinstance(obj, Tensor)
+
+
+def _is_numpy_scalar(obj: Any) -> bool:
+    return isinstance(obj, np.generic) and obj.dtype.kind in "biufc"
+
+
+def _check_long(obj: Any) -> bool:
+    return isinstance(obj, np.integer) or (isinstance(obj, int) and not isinstance(obj, bool))
+
+
+def _check_double(obj: Any) -> bool:
+    return _is_numpy_scalar(obj) or isinstance(obj, (float, int))
+
+
+def _check_scalar(obj: Any) -> bool:
+    return _is_numpy_scalar(obj) or isinstance(obj, (float, int, complex))
+
+
+def _check_index(obj: Any) -> bool:
+    if isinstance(obj, bool):
+        return False
+    if _check_long(obj):
+        return True
+    try:
+        operator.index(obj)
+    except Exception:
+        return False
+    return True
+
+
+def _small_tensor(obj: Any, integral: bool = False) -> bool:
+    """A 0-d tensor not requiring grad, which torch's parser reads as a number."""
+    if not _is_tensor(obj) or obj.requires_grad or obj.dim() != 0:
+        return False
+    return not integral or obj._data.dtype.kind in "iu"
+
+
+def _is_sequence(obj: Any) -> bool:
+    return isinstance(obj, (tuple, list))
+
+
+def _int_list(obj: Any, size: int, symbolic: bool) -> tuple[bool, int]:
+    """(accepted, index of the offending element or -1): torch checks only a list's first element."""
+    if _is_sequence(obj):
+        if not obj:
+            return True, -1
+        if _check_index(obj[0]):
+            return True, -1
+        return False, 0
+    single = _check_index(obj) if symbolic else _check_long(obj)
+    return size > 0 and single, -1
+
+
+def _check(param: PyParam, obj: Any, argnum: int, numbers_as_tensors: bool) -> tuple[bool, int]:
+    kind = param.kind
+    if kind == "TENSOR":
+        return _is_tensor(obj) or (numbers_as_tensors and _check_scalar(obj)), -1
+    if kind in ("SCALAR", "COMPLEX", "DOUBLE"):
+        accepted = (kind == "SCALAR" and _check_scalar(obj)) or (kind != "DOUBLE" and isinstance(obj, complex))
+        return accepted or _check_double(obj) or _small_tensor(obj), -1
+    if kind == "INT64":
+        return _check_long(obj) or _small_tensor(obj, integral=True), -1
+    if kind == "SYM_INT":
+        return _check_index(obj), -1
+    if kind in ("INT_LIST", "SYM_INT_LIST"):
+        return _int_list(obj, param.size, kind == "SYM_INT_LIST")
+    if kind == "TENSOR_LIST":
+        if not _is_sequence(obj):
+            return False, -1
+        for idx, item in enumerate(obj):
+            if not _is_tensor(item) and not (item is None and param.schema_type.startswith("Tensor?")):
+                # (torch raises this one at once, whichever overload it was trying)
+                raise TypeError(f"expected Tensor as element {idx} in argument {argnum}, but got "
+                                f"{tp_name(item)}")
+        return True, -1
+    if kind == "FLOAT_LIST":
+        return _is_sequence(obj) and (not obj or _check_double(obj[0]) or isinstance(obj[0], complex)), -1
+    if kind == "SCALAR_LIST":
+        return _is_sequence(obj) and all(_check_scalar(o) for o in obj), -1
+    if kind == "BOOL":
+        return isinstance(obj, bool), -1
+    if kind == "STRING":
+        return isinstance(obj, str), -1
+    if kind == "DEVICE":
+        from .backend.device import device
+
+        return _check_long(obj) or isinstance(obj, (str, device)), -1
+    if kind == "SCALARTYPE":
+        from .backend.dtypes import dtype
+
+        return isinstance(obj, dtype) or obj in (builtins.float, builtins.complex, builtins.bool, builtins.int), -1
+    if kind == "DIMNAME":
+        return obj is None or isinstance(obj, str), -1
+    if kind == "DIMNAME_LIST":
+        return (_is_sequence(obj) and all(o is None or isinstance(o, str) for o in obj)) or (
+            param.size == 1 and (obj is None or isinstance(obj, str))), -1
+    return _CLASS_CHECKS.get(kind, lambda _obj: True)(obj), -1
+
+
+def _generator(obj: Any) -> bool:
+    from ._factories import Generator
+
+    return isinstance(obj, Generator)
+
+
+def _memory_format(obj: Any) -> bool:
+    from .memory_format import memory_format
+
+    return isinstance(obj, memory_format)
+
+
+def _layout(obj: Any) -> bool:
+    return isinstance(obj, str)  # (tracegrad's layouts, ``torch.strided`` and the sparse ones, are strings)
+
+
+_CLASS_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "GENERATOR": _generator, "MEMORY_FORMAT": _memory_format, "LAYOUT": _layout,
+}
+
+
+# ---- the names torch prints for the types of the values it got ------------------------------------------------
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, whose tp_name is its bare name
+
+
+@functools.cache
+def _torch_type_names() -> dict[type, str]:
+    """tracegrad's classes standing for torch's C types, under the names torch's types print."""
+    from ._factories import Generator
+    from ._type_info import finfo, iinfo
+    from .backend.device import device
+    from .backend.dtypes import dtype
+    from .memory_format import memory_format
+    from .size import Size
+
+    return {dtype: "torch.dtype", device: "torch.device", Generator: "torch._C.Generator", Size: "torch.Size",
+            memory_format: "torch.memory_format", finfo: "torch.finfo", iinfo: "torch.iinfo"}
+
+
+def tp_name(obj: Any) -> str:
+    """The name CPython's ``tp_name`` gives the type of ``obj`` in torch: builtins bare, C types
+    module-qualified (``numpy.float64``), classes defined in Python bare (``Tensor``, a user's ``Foo``)."""
+    kind = type(obj)
+    known = _torch_type_names().get(kind)
+    if known is not None:
+        return known
+    if kind.__module__ == "builtins" or kind.__flags__ & _HEAP_TYPE:
+        return kind.__name__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+# ---- parsing one signature (torch's FunctionSignature::parse) --------------------------------------------------
+
+def _extra_args(sig: PySignature, nargs: int) -> TypeError:
+    if sig.min_args != sig.max_pos_args:
+        return TypeError(f"{sig.name}() takes from {sig.min_args} to {sig.max_pos_args} positional arguments but "
+                         f"{nargs} were given")
+    plural = "" if sig.max_pos_args == 1 else "s"
+    return TypeError(f"{sig.name}() takes {sig.max_pos_args} positional argument{plural} but {nargs} "
+                     f"{'was' if nargs == 1 else 'were'} given")
+
+
+def _missing_args(sig: PySignature, idx: int) -> TypeError:
+    names = [f'"{p.name}"' for p in sig.params[idx:] if not p.optional]
+    # (torch's plural ending is the other way round: "1 required positional arguments")
+    return TypeError(f"{sig.name}() missing {len(names)} required positional argument"
+                     f"{'s' if len(names) == 1 else ''}: {', '.join(names)}")
+
+
+def _extra_kwargs(sig: PySignature, kwargs: dict, nargs: int) -> TypeError:
+    names = [p.name for p in sig.params]
+    for key in kwargs:
+        if not isinstance(key, str):
+            return TypeError("keywords must be strings")
+        if key not in names:
+            return TypeError(f"{sig.name}() got an unexpected keyword argument '{key}'")
+        if names.index(key) < nargs:
+            return TypeError(f"{sig.name}() got multiple values for argument '{key}'")
+    return TypeError("invalid keyword arguments")
+
+
+def _parse(sig: PySignature, args: tuple, kwargs: dict, raise_error: bool) -> bool:
+    """Whether ``args``/``kwargs`` bind to ``sig``; with ``raise_error``, raise torch's error where they do not."""
+    nargs = len(args)
+    remaining = len(kwargs)
+    first = sig.params[0] if sig.params else None
+    # ``view(2, 3)``: a single positional int list may come as separate ints, if the first one is an int
+    varargs_list = (sig.max_pos_args == 1 and first is not None and first.kind in ("INT_LIST", "SYM_INT_LIST")
+                    and nargs > 0 and _check_index(args[0]))
+    if nargs > sig.max_pos_args and not varargs_list:
+        if raise_error:
+            raise _extra_args(sig, nargs)
+        return False
+    numbers_as_tensors = sig.name in _NUMBERS_AS_TENSORS
+    arg_pos = 0
+    for i, param in enumerate(sig.params):
+        obj, present, is_kwd = None, False, False
+        if arg_pos < nargs:
+            if param.keyword_only:  # extra positional arguments after a single positional int list
+                if raise_error:
+                    raise _extra_args(sig, nargs)
+                return False
+            obj, present = args[arg_pos], True
+        elif kwargs:
+            is_kwd = True
+            for key in (param.name, *_NUMPY_NAMES.get(param.name, ())):
+                if key in kwargs:
+                    obj, present = kwargs[key], True
+                    break
+        if (not present and param.optional) or (present and obj is None and param.allow_none):
+            pass
+        elif not present:
+            if raise_error:
+                raise _missing_args(sig, i)
+            return False
+        else:
+            accepted, failed_idx = _check(param, obj, i, numbers_as_tensors)
+            if not accepted and varargs_list and arg_pos == 0 and not is_kwd:
+                arg_pos = nargs  # every positional argument makes the list
+                continue
+            if not accepted:
+                if raise_error:
+                    raise _type_error(sig, param, obj, is_kwd, arg_pos, failed_idx)
+                return False
+        if not is_kwd:
+            arg_pos += 1
+        elif present:
+            remaining -= 1
+    if remaining > 0:
+        if raise_error:
+            raise _extra_kwargs(sig, kwargs, nargs)
+        return False
+    return True
+
+
+def _unpack_int_lists(sig: PySignature, args: tuple, kwargs: dict) -> None:
+    """After binding, torch reads an int list element by element (its parser looked at the first only)."""
+    for k, param in enumerate(sig.params):
+        if param.kind not in ("INT_LIST", "SYM_INT_LIST"):
+            continue
+        if k == 0 and sig.max_pos_args == 1 and len(args) > 1:
+            value = args  # ``view(2, "a")``: the positional arguments are the list
+        else:
+            value = args[k] if k < len(args) else kwargs.get(param.name)
+        if not _is_sequence(value):
+            continue
+        for pos, item in enumerate(value):
+            if not _check_index(item):
+                raise TypeError(f"{sig.name}(): argument '{param.name}' failed to unpack the object at pos {pos + 1} "
+                                f"with error \"type must be tuple of ints,but got {tp_name(item)}\"")
+
+
+def _type_error(sig: PySignature, param: PyParam, obj: Any, is_kwd: bool, arg_pos: int,
+                failed_idx: int) -> TypeError:
+    if is_kwd:
+        return TypeError(f"{sig.name}(): argument '{param.name}' must be {param.type_name}, not {tp_name(obj)}")
+    where = f"{sig.name}(): argument '{param.name}' (position {arg_pos + 1}) must be {param.type_name}"
+    if failed_idx != -1:
+        return TypeError(f"{where}, but found element of type {tp_name(obj[failed_idx])} at pos {failed_idx}")
+    return TypeError(f"{where}, not {tp_name(obj)}")
+
+
+# ---- the message for several signatures (torch's format_invalid_args) ----------------------------------------
+
+def _described(obj: Any) -> str:
+    if _is_sequence(obj):
+        items = ", ".join(tp_name(o) for o in obj)
+        if isinstance(obj, tuple):
+            return f"tuple of ({items}{',' if len(obj) == 1 else ''})"
+        return f"list of [{items}]"
+    return tp_name(obj)
+
+
+def _got(args: tuple, kwargs: dict) -> str:
+    # torch keeps the keywords in a C++ unordered_map, which lists a few of them in reverse insertion order
+    parts = [tp_name(a) for a in args] + [f"{k}={tp_name(v)}" for k, v in reversed(kwargs.items())]
+    text = ", ".join(parts)
+    return f"({text}, )" if kwargs and not args else f"({text})"
+
+
+class _LegacyOption:
+    """A listed signature as torch's message formatter re-reads it from its text: an entry per ``", "``-separated
+    part (the ``*`` included), typed by the words before the part's last space. A parameter printed with its
+    default therefore never matches; the message keeps torch's quirk."""
+
+    def __init__(self, text: str) -> None:
+        self.entries: list[tuple[str, str]] = []
+        for part in text[1:-1].split(", "):
+            space = part.rfind(" ")
+            self.entries.append((part[space + 1:], part[:space] if space >= 0 else part))
+
+    def matches(self, index: int, obj: Any) -> bool:
+        type_name = self.entries[index][1]
+        accepted = {"float": ("float", "int", "long"), "int": ("int", "long")}.get(type_name, (type_name,))
+        return tp_name(obj) in accepted
+
+    def count_matches(self, args: tuple, kwargs: dict) -> bool:
+        return len(args) + len(kwargs) == len(self.entries)
+
+    def unmatched_keywords(self, kwargs: dict) -> list[str]:
+        start = max(len(self.entries) - len(kwargs), 0)
+        names = [name for name, _ in self.entries[start:]]
+        return [key for key in reversed(kwargs) if key not in names]
+
+    def marked(self, args: tuple, kwargs: dict) -> str:
+        """``(Tensor, !float!)``: the values given, the mismatching ones between exclamation marks."""
+        parts = []
+        for i, obj in enumerate(args):
+            parts.append(_described(obj) if self.matches(i, obj) else f"!{_described(obj)}!")
+        for i in range(len(args), len(args) + len(kwargs)):
+            name = self.entries[i][0]
+            obj = kwargs[name]
+            text = f"{name}={_described(obj)}"
+            parts.append(text if self.matches(i, obj) else f"!{text}!")
+        return f"({', '.join(parts)}{', ' if kwargs and not args else ''})"
+
+
+def _invalid_combination(name: str, sigs: list[PySignature], args: tuple, kwargs: dict) -> TypeError:
+    lines = [f"{name}() received an invalid combination of arguments - got {_got(args, kwargs)}, but expected "
+             f"one of:"]
+    for sig in sigs:
+        if sig.hidden:
+            continue
+        text = sig.text()
+        lines.append(f" * {text}")
+        option = _LegacyOption(text)
+        if option.count_matches(args, kwargs):
+            unmatched = option.unmatched_keywords(kwargs) if kwargs else []
+            if unmatched:
+                lines.append(f"      didn't match because some of the keywords were incorrect: {', '.join(unmatched)}")
+            else:
+                lines.append(f"      didn't match because some of the arguments have invalid types: "
+                             f"{option.marked(args, kwargs)}")
+    return TypeError("\n".join(lines) + "\n")
+
+
+def parse_error(sigs: list[PySignature], args: tuple, kwargs: dict) -> TypeError | None:
+    """torch's error for a call its parser refuses, or None where one of ``sigs`` accepts the arguments."""
+    if not sigs:
+        return None
+    try:
+        if len(sigs) == 1:
+            _parse(sigs[0], args, kwargs, raise_error=True)
+            _unpack_int_lists(sigs[0], args, kwargs)
+            return None
+        for sig in sigs:
+            if _parse(sig, args, kwargs, raise_error=False):
+                _unpack_int_lists(sig, args, kwargs)
+                return None
+        count = len(args) + len(kwargs)
+        plausible = [s for s in sigs if s.min_args <= count <= len(s.params) and not s.hidden]
+        if len(plausible) == 1:
+            _parse(plausible[0], args, kwargs, raise_error=True)
+    except TypeError as exc:
+        return exc
+    return _invalid_combination(sigs[0].name, sigs, args, kwargs)
+
+
+# ---- the signatures, derived from the operators' schemas --------------------------------------------------------
+
+def _default_text(value: Any) -> str:
+    if value is None or value == ():
+        return "None"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, tuple):
+        return f"[{', '.join(str(v) for v in value)}]"
+    return str(value)
+
+
+def _py_param(p: Any, name: str, keyword_only: bool) -> PyParam:
+    schema_type = p.type
+    base = schema_type.rstrip("?")
+    allow_none = schema_type.endswith("?")
+    size = 0
+    if "[" in base:
+        element, _, rest = base.partition("[")
+        size = int(rest[:-1] or 0)
+        kind, cpp = _SCHEMA_LIST_KINDS[element]
+        cpp = f"{cpp}[{size}]" if size and kind.endswith("INT_LIST") else cpp
+    else:
+        kind, cpp = _SCHEMA_KINDS[base]
+    return PyParam(name=name, kind=kind, size=size, allow_none=allow_none, optional=p.has_default,
+                   default=_default_text(p.default) if p.has_default else "", keyword_only=keyword_only,
+                   schema_type=schema_type, cpp_type=cpp + ("?" if allow_none else ""))
+
+
+def _from_schema(schema: Any, method: bool, with_out: bool) -> PySignature | None:
+    params = []
+    for k, p in enumerate(schema.params):
+        if method and k == 0:
+            if p.name != "self" or p.type != "Tensor":
+                return None  # an overload whose first argument is not the tensor: no method form
+            continue
+        # (a Tensor ``self`` is ``input`` in Python, wherever it stands: ``where(condition, input, other)``)
+        name = "input" if p.name == "self" and p.type == "Tensor" else p.name
+        params.append(_py_param(p, name, p.kwarg_only))
+    options = next((k for k, p in enumerate(params) if p.name == "dtype" and p.keyword_only), None)
+    factory = options is not None and {"layout", "device", "pin_memory"} <= {p.name for p in params[options:]}
+    if with_out:
+        many = len(schema.returns) > 1
+        out = PyParam(name="out", kind="TENSOR_LIST" if many else "TENSOR", allow_none=True, optional=True,
+                      default="None", keyword_only=True, schema_type="Tensor[]" if many else "Tensor",
+                      cpp_type="TensorList" if many else "Tensor")
+        params.insert(options if factory else len(params), out)  # (a factory's ``out`` precedes its options)
+    if factory:  # torch's Python factories: ``pin_memory`` is a bool, and ``requires_grad`` ends the list
+        params = [replace(p, default="False") if p.name == "pin_memory" else p for p in params]
+        params.append(PyParam(name="requires_grad", kind="BOOL", optional=True, default="False", keyword_only=True,
+                              schema_type="bool", cpp_type="bool"))
+    return PySignature(schema.name, tuple(params))
+
+
+def _arg_smaller(t1: str, t2: str) -> bool:
+    """torch's generator ranks a Scalar parameter below a Tensor one (and a few more pairs): the overload whose
+    parameters all rank at or below another's is tried after it."""
+    return ((t1 == "Scalar" and t2 == "Tensor") or (t1 == "Scalar?" and t2 == "Tensor?")
+            or ("Dimname" in t1 and "Dimname" not in t2) or (t1 == "int[]" and t2 in ("int", "int?"))
+            or (t1 == "Tensor[]" and "[]" in t2) or (t1 == "SymInt[]" and t2 == "int[]")
+            or (t1 in ("SymInt", "int") and t2 == "Tensor"))
+
+
+def _smaller(s1: PySignature, s2: PySignature) -> bool:
+    a1 = [p.schema_type for p in s1.params if p.name != "out"]
+    a2 = [p.schema_type for p in s2.params if p.name != "out"]
+    if len(a1) != len(a2) or a1 == a2:
+        return False
+    return all(t1 == t2 or _arg_smaller(t1, t2) for t1, t2 in zip(a1, a2))
+
+
+def _ordered(sigs: list[PySignature]) -> list[PySignature]:
+    """Alphabetical by the C++ signature text, then a topological sort by ``_smaller`` (torch's order)."""
+    sigs = sorted(sigs, key=PySignature.sort_text)
+    larger_than = {i: {j for j, s2 in enumerate(sigs) if _smaller(s1, s2)} for i, s1 in enumerate(sigs)}
+    larger_than = {i: js for i, js in larger_than.items() if js}
+    order = [i for i in range(len(sigs)) if i not in larger_than]
+    for idx in range(len(sigs)):
+        done = order[idx]
+        for j in sorted(larger_than):
+            larger_than[j].discard(done)
+            if not larger_than[j]:
+                del larger_than[j]
+                order.append(j)
+    return [sigs[i] for i in order]
+
+
+@functools.cache
+def _schemas_by_name() -> dict[str, list]:
+    """Every declared schema, and every overload only torch's Python layer adds, by operator name."""
+    from ._python_overloads import EXTRA_OVERLOADS, REPLACED_OVERLOADS
+    from .ops.registry import DECLARED
+    from .ops.schema import parse_schema
+
+    by_name: dict[str, list] = {}
+    for key, ops in DECLARED.items():
+        if key not in _UNBOUND and not ops[0].schema.overload.endswith("out"):
+            schema = parse_schema(REPLACED_OVERLOADS[key]) if key in REPLACED_OVERLOADS else ops[0].schema
+            by_name.setdefault(schema.name, []).append(schema)
+    for text in EXTRA_OVERLOADS:
+        schema = parse_schema(text)
+        by_name.setdefault(schema.name, []).append(schema)
+    return by_name
+
+
+@functools.cache
+def python_signatures(name: str, method: bool) -> tuple[PySignature, ...]:
+    """The Python signatures torch binds for the operator ``name`` (a function, or with ``method`` a Tensor
+    method): one per schema overload of that name, in torch's order."""
+    from ._python_overloads import FUNCTION_ONLY, WITHOUT_OUT
+    from .ops.registry import NO_OUT_OVERLOAD
+
+    sigs: list[PySignature] = []
+    for schema in _schemas_by_name().get(name, ()):
+        if method and schema.full_name in FUNCTION_ONLY:
+            continue
+        with_out = (not method and not name.endswith("_") and name not in NO_OUT_OVERLOAD
+                    and schema.full_name not in WITHOUT_OUT and f"{name}.*" not in WITHOUT_OUT
+                    and bool(schema.returns)
+                    and all(r.type == "Tensor" for r in schema.returns))
+        sig = _from_schema(schema, method, with_out)
+        if sig is not None and sig.text() not in {s.text() for s in sigs}:
+            sigs.append(sig)
+    return tuple(_ordered(sigs))
+
+
+def argument_error(name: str, args: tuple, kwargs: dict, method: bool = False) -> TypeError | None:
+    """torch's parser error for a failed call of the operator ``name``, or None where torch's parser accepts the
+    arguments (the call's own error then stands)."""
+    if _from_tracegrad(args):
+        return None
+    try:
+        sigs = python_signatures(name, method)
+    except (KeyError, ValueError):  # a schema type the parser has no kind for: no verdict
+        return None
+    if method and sigs and all(not sig.params for sig in sigs):
+        # a method without parameters is a plain CPython method in torch (METH_NOARGS), with CPython's words
+        if kwargs:
+            return TypeError(f"TensorBase.{name}() takes no keyword arguments")
+        return TypeError(f"TensorBase.{name}() takes no arguments ({len(args)} given)") if args else None
+    return parse_error(list(sigs), args, kwargs)
+
+
+def refuse_as_torch(name: str, args: tuple, kwargs: dict, method: bool = False) -> None:
+    """Called while a call's error is being handled: raise torch's parser error instead where torch's parser
+    refuses the arguments; return (the caller re-raises its own error) where it accepts them.
+
+    Guards nest (a Tensor method calls an operator, which is guarded too): the outermost one, which sees the
+    user's arguments, decides. An inner guard's parser error carries the error it replaced, which an outer
+    guard that accepts its arguments raises again: the inner refusal judged tracegrad's own call, not the user's.
+    """
+    error = argument_error(name, args, kwargs, method)
+    current = sys.exc_info()[1]
+    if error is not None:
+        error.replaced_error = getattr(current, "replaced_error", current)
+        raise error from None
+    replaced = getattr(current, "replaced_error", None)
+    if replaced is not None:
+        raise replaced.with_traceback(replaced.__traceback__) from replaced.__cause__
+
+
+def _from_tracegrad(args: tuple) -> bool:
+    """Arguments only tracegrad's own code passes (NumPy arrays, alone or in a list): an operator's failure on
+    them is its own, whatever torch's parser would say of a user's call."""
+    return any(isinstance(a, np.ndarray) or (_is_sequence(a) and any(isinstance(v, np.ndarray) for v in a))
+               for a in args)
+
+
+@dataclass(frozen=True)
+class _CallLimits:
+    """What a guard checks on every call, for the mistakes a kernel does not notice: more positional arguments
+    than any signature takes (``positional`` None: a signature takes ``*size``), a keyword no signature names,
+    a keyword every signature types ``bool`` given something else."""
+
+    positional: int | None
+    keywords: frozenset[str]
+    bool_keywords: frozenset[str]
+    bool_positions: tuple[int, ...]  # (of a single signature's bool parameters: ``upper`` in ``cholesky(A, 1)``)
+
+    def refused(self, args: tuple, kwargs: dict) -> bool:
+        if self.positional is not None and len(args) > self.positional:
+            return True
+        if any(i < len(args) and args[i].__class__ is not bool for i in self.bool_positions):
+            return True
+        return bool(kwargs) and (not self.keywords.issuperset(kwargs) or any(
+            key in self.bool_keywords and value.__class__ is not bool for key, value in kwargs.items()))
+
+
+def _call_limits(name: str, method: bool) -> _CallLimits:
+    sigs = python_signatures(name, method)
+    varargs = any(s.max_pos_args == 1 and s.params[0].kind in ("INT_LIST", "SYM_INT_LIST") for s in sigs)
+    params = [p for s in sigs for p in s.params]
+    names = {p.name for p in params}
+    bools = frozenset(n for n in names if all(p.kind == "BOOL" for p in params if p.name == n))
+    names.update(alias for n in list(names) for alias in _NUMPY_NAMES.get(n, ()))
+    positional = None if varargs else max(s.max_pos_args for s in sigs) + method
+    single = sigs[0].params if len(sigs) == 1 else ()
+    bool_positions = tuple(i + method for i, p in enumerate(single) if p.kind == "BOOL" and not p.keyword_only)
+    return _CallLimits(positional, frozenset(names), bools, bool_positions)
+
+
+def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
+    """``fn`` raising torch's parser error where its failure came from arguments torch's parser refuses, and
+    refusing, before running, the calls ``_CallLimits`` tells apart cheaply."""
+    limits = _call_limits(name, method)
+
+    @functools.wraps(fn)
+    def guarded(*args, **kwargs):
+        if limits.refused(args, kwargs):
+            refuse_as_torch(name, args[1:] if method else args, kwargs, method)
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            refuse_as_torch(name, args[1:] if method else args, kwargs, method)
+            raise
+    guarded.argument_guard = name
+    return guarded
+
+
+def guard_functions(namespace: dict, prefix: str = "", names: frozenset | None = None) -> None:
+    """Put ``guard_errors`` around the public functions of a module namespace that torch binds in C++ (those with
+    signatures; ``names``, where given, limits the choice). ``prefix`` turns the Python name into the operator's
+    (``linalg.inv`` is ``linalg_inv``, the name torch's messages use)."""
+    from ._python_overloads import PYTHON_IN_TORCH
+    from .ops.registry import OpDef
+
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or hasattr(value, "argument_guard"):
+            continue
+        # (an operator checks its own arguments' number, but takes a keyword-only one given positionally, as
+        # tracegrad's code calls operators, and any object for a bool: such a public name gets a guard)
+        if not isinstance(value, types.FunctionType) and not (isinstance(value, OpDef) and (
+                value.n_positional < value.n_params or any(p.type == "bool" for p in value.schema.params))):
+            continue
+        if (names is not None and name not in names) or (prefix + name) in PYTHON_IN_TORCH:
+            continue
+        if python_signatures(prefix + name, False):
+            namespace[name] = guard_errors(prefix + name, value)
+
+
+def guard_methods(cls: type) -> None:
+    """The same for the Tensor methods torch binds in C++."""
+    from ._python_overloads import PYTHON_IN_TORCH_METHODS
+
+    for name, value in list(vars(cls).items()):
+        if name.startswith("__") or not isinstance(value, types.FunctionType) or hasattr(value, "argument_guard"):
+            continue
+        if name not in PYTHON_IN_TORCH_METHODS and python_signatures(name, True):
+            setattr(cls, name, guard_errors(name, value, method=True))
