@@ -448,11 +448,17 @@ class _LegacyOption:
 
 
 def _invalid_combination(name: str, sigs: list[PySignature], args: tuple, kwargs: dict) -> TypeError:
-    lines = [f"{name}() received an invalid combination of arguments - got {_got(args, kwargs)}, but expected "
-             f"one of:"]
-    for sig in sigs:
-        if sig.hidden:
-            continue
+    shown = [sig for sig in sigs if not sig.hidden]
+    head = f"{name}() received an invalid combination of arguments - got "
+    if len(shown) == 1:  # (the others are deprecated: torch words it for one signature)
+        option = _LegacyOption(shown[0].text())
+        unmatched = option.unmatched_keywords(kwargs) if kwargs else []
+        if unmatched:
+            return TypeError(f"{head}unrecognized keyword arguments: {', '.join(unmatched)}")
+        got = option.marked(args, kwargs) if option.count_matches(args, kwargs) else _got(args, kwargs)
+        return TypeError(f"{head}{got}, but expected {shown[0].text()}")
+    lines = [f"{head}{_got(args, kwargs)}, but expected one of:"]
+    for sig in shown:
         text = sig.text()
         lines.append(f" * {text}")
         option = _LegacyOption(text)
@@ -517,13 +523,14 @@ def _py_param(p: Any, name: str, keyword_only: bool) -> PyParam:
                    schema_type=schema_type, cpp_type=cpp + ("?" if allow_none else ""))
 
 
-def _from_schema(schema: Any, method: bool, with_out: bool) -> PySignature | None:
+def _from_schema(schema: Any, method: bool, with_out: bool, hidden: bool = False) -> PySignature | None:
     params = []
     for k, p in enumerate(schema.params):
-        if method and k == 0:
-            if p.name != "self" or p.type != "Tensor":
-                return None  # an overload whose first argument is not the tensor: no method form
+        is_self = p.name == "self" and p.type.startswith("Tensor")
+        if method and is_self and (k == 0 or hidden):  # (a deprecated order may put the tensor second)
             continue
+        if method and k == 0 and not hidden:
+            return None  # an overload whose first argument is not the tensor: no method form
         # (a Tensor ``self`` is ``input`` in Python, wherever it stands: ``where(condition, input, other)``)
         name = "input" if p.name == "self" and p.type == "Tensor" else p.name
         params.append(_py_param(p, name, p.kwarg_only))
@@ -539,7 +546,7 @@ def _from_schema(schema: Any, method: bool, with_out: bool) -> PySignature | Non
         params = [replace(p, default="False") if p.name == "pin_memory" else p for p in params]
         params.append(PyParam(name="requires_grad", kind="BOOL", optional=True, default="False", keyword_only=True,
                               schema_type="bool", cpp_type="bool"))
-    return PySignature(schema.name, tuple(params))
+    return PySignature(schema.name, tuple(params), hidden)
 
 
 def _arg_smaller(t1: str, t2: str) -> bool:
@@ -572,13 +579,14 @@ def _ordered(sigs: list[PySignature]) -> list[PySignature]:
             if not larger_than[j]:
                 del larger_than[j]
                 order.append(j)
-    return [sigs[i] for i in order]
+    ordered = [sigs[i] for i in order]
+    return [s for s in ordered if not s.hidden] + [s for s in ordered if s.hidden]  # (deprecated ones last)
 
 
 @functools.cache
 def _schemas_by_name() -> dict[str, list]:
     """Every declared schema, and every overload only torch's Python layer adds, by operator name."""
-    from ._python_overloads import EXTRA_OVERLOADS, REPLACED_OVERLOADS
+    from ._python_overloads import DEPRECATED_OVERLOADS, EXTRA_OVERLOADS, REPLACED_OVERLOADS
     from .ops.registry import DECLARED
     from .ops.schema import parse_schema
 
@@ -586,10 +594,11 @@ def _schemas_by_name() -> dict[str, list]:
     for key, ops in DECLARED.items():
         if key not in _UNBOUND and not ops[0].schema.overload.endswith("out"):
             schema = parse_schema(REPLACED_OVERLOADS[key]) if key in REPLACED_OVERLOADS else ops[0].schema
-            by_name.setdefault(schema.name, []).append(schema)
-    for text in EXTRA_OVERLOADS:
-        schema = parse_schema(text)
-        by_name.setdefault(schema.name, []).append(schema)
+            by_name.setdefault(schema.name, []).append((schema, False))
+    for texts, hidden in ((EXTRA_OVERLOADS, False), (DEPRECATED_OVERLOADS, True)):
+        for text in texts:
+            schema = parse_schema(text)
+            by_name.setdefault(schema.name, []).append((schema, hidden))
     return by_name
 
 
@@ -597,19 +606,23 @@ def _schemas_by_name() -> dict[str, list]:
 def python_signatures(name: str, method: bool) -> tuple[PySignature, ...]:
     """The Python signatures torch binds for the operator ``name`` (a function, or with ``method`` a Tensor
     method): one per schema overload of that name, in torch's order."""
-    from ._python_overloads import FUNCTION_ONLY, WITHOUT_OUT
+    from ._python_overloads import FUNCTION_ONLY, METHOD_OVERLOADS, WITHOUT_OUT
     from .ops.registry import NO_OUT_OVERLOAD
+    from .ops.schema import parse_schema
 
+    if method and name in METHOD_OVERLOADS:
+        entries = [(parse_schema(text), False) for text in METHOD_OVERLOADS[name]]
+    else:
+        entries = _schemas_by_name().get(name, [])
     sigs: list[PySignature] = []
-    for schema in _schemas_by_name().get(name, ()):
+    for schema, hidden in entries:
         if method and schema.full_name in FUNCTION_ONLY:
             continue
-        with_out = (not method and not name.endswith("_") and name not in NO_OUT_OVERLOAD
+        with_out = (not method and not hidden and not name.endswith("_") and name not in NO_OUT_OVERLOAD
                     and schema.full_name not in WITHOUT_OUT and f"{name}.*" not in WITHOUT_OUT
-                    and bool(schema.returns)
-                    and all(r.type == "Tensor" for r in schema.returns))
-        sig = _from_schema(schema, method, with_out)
-        if sig is not None and sig.text() not in {s.text() for s in sigs}:
+                    and bool(schema.returns) and all(r.type == "Tensor" for r in schema.returns))
+        sig = _from_schema(schema, method, with_out, hidden)
+        if sig is not None and sig.text() not in {s.text() for s in sigs if s.hidden == hidden}:
             sigs.append(sig)
     return tuple(_ordered(sigs))
 

@@ -41,6 +41,16 @@ EXTRA_OVERLOADS: tuple[str, ...] = (
     "normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, "
     "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
     "where(Tensor condition) -> Tensor[]",
+    "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
+    "floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+    "searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, "
+    "str? side=None, Tensor? sorter=None) -> Tensor",
+    "view_copy.dtype(Tensor self, ScalarType dtype) -> Tensor",
+    "count_nonzero(Tensor self, int? dim=None) -> Tensor",
+    "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) "
+    "-> Tensor",
+    "linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor",
+    "linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor",
     *_CONVOLUTIONS,
     "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
     "bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor",
@@ -91,9 +101,36 @@ EXTRA_OVERLOADS: tuple[str, ...] = (
     "narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)",
 )
 
+def _deprecated_overloads() -> tuple[str, ...]:
+    """The deprecated argument orders torch still accepts (a scale before the tensors): hidden from its messages,
+    but they are signatures, so with one of them torch lists the remaining one as the only option."""
+    schemas = []
+    for name in ("add", "sub"):
+        schemas += [f"{name}(Tensor self, Scalar alpha, Tensor other) -> Tensor",
+                    f"{name}_(Tensor(a!) self, Scalar alpha, Tensor other) -> Tensor(a!)"]
+    for name in ("addcmul", "addcdiv"):
+        schemas += [f"{name}(Tensor self, Scalar value, Tensor tensor1, Tensor tensor2) -> Tensor",
+                    f"{name}_(Tensor(a!) self, Scalar value, Tensor tensor1, Tensor tensor2) -> Tensor(a!)"]
+    for name, first, second in (("addmm", "mat1", "mat2"), ("addbmm", "batch1", "batch2"),
+                                ("baddbmm", "batch1", "batch2"), ("addmv", "mat", "vec"), ("addr", "vec1", "vec2")):
+        for op, self_type, ret in ((name, "Tensor", "Tensor"), (f"{name}_", "Tensor(a!)", "Tensor(a!)")):
+            schemas += [f"{op}(Scalar beta, {self_type} self, Scalar alpha, Tensor {first}, Tensor {second}) -> {ret}",
+                        f"{op}(Scalar beta, {self_type} self, Tensor {first}, Tensor {second}) -> {ret}"]
+    return tuple(schemas)
+
+
+DEPRECATED_OVERLOADS = _deprecated_overloads()
+
 # Declared overloads whose Python signature torch writes differently (its hand-written bindings)
 REPLACED_OVERLOADS: dict[str, str] = {
     "nonzero": "nonzero(Tensor self, *, bool as_tuple=False) -> Tensor",
+    "copy_": "copy_(Tensor(a!) self, Tensor other, bool non_blocking=False) -> Tensor(a!)",
+    "count_nonzero": "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+}
+
+# Tensor methods whose signatures torch writes by hand, differently from the function's
+METHOD_OVERLOADS: dict[str, tuple[str, ...]] = {
+    "nonzero": ("nonzero(Tensor self) -> Tensor", "nonzero.as_tuple(Tensor self, *, bool as_tuple) -> Tensor[]"),
 }
 
 # Overloads torch binds in Python without an ``out=`` keyword: full names, or ``name.*`` for all of a name's
@@ -105,7 +142,7 @@ WITHOUT_OUT = frozenset({
     "index_fill.*", "masked_fill.*", "squeeze.*", "tile", "reshape", "flatten.*", "unflatten.*", "movedim.*",
     "narrow.*", "view.*", "conv1d.*", "conv2d.*", "conv3d.*", "conv_transpose1d.*", "conv_transpose2d.*",
     "conv_transpose3d.*", "bilinear", "prelu", "pdist", "cosine_similarity", "pairwise_distance",
-    "adaptive_avg_pool1d", "avg_pool1d",
+    "adaptive_avg_pool1d", "avg_pool1d", "fill.*", "rsub.*", "floor_divide.Scalar",
 })
 
 # Overloads torch binds as functions only (not as Tensor methods)

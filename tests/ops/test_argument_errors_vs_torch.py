@@ -137,3 +137,46 @@ def test_argument_mistakes_refused_as_torch(path):
             assert ours != theirs, f"{path} {label} now matches torch: drop it from KNOWN"
         else:
             assert ours == theirs, (path, label)
+
+
+# ---- every guarded name, not only the database's: what torch says to a call with one unknown keyword ----------
+#
+# With no other argument, torch lists every signature of a name with several (or names the arguments a single
+# one is missing, or the keyword it does not take), so comparing that message compares the whole signature table.
+
+def _guarded_functions() -> list[str]:
+    from tracegrad._python_overloads import NN_FUNCTIONAL_IN_CPP
+    from tracegrad.ops.registry import OpDef
+
+    found = []
+    for path, prefix in (("", ""), ("linalg.", "linalg_"), ("special.", "special_"), ("fft.", "fft_"),
+                         ("nn.functional.", "")):
+        ours, theirs = resolve(tg, path[:-1]) if path else tg, resolve(torch, path[:-1]) if path else torch
+        for name in dir(ours):
+            value = getattr(ours, name)
+            if name.startswith("_") or not hasattr(theirs, name) or (prefix + name) in PYTHON_IN_TORCH:
+                continue
+            if path == "nn.functional." and name not in NN_FUNCTIONAL_IN_CPP:
+                continue
+            if (hasattr(value, "argument_guard") or isinstance(value, OpDef)) and python_signatures(prefix + name,
+                                                                                                     False):
+                found.append(path + name)
+    return found
+
+
+def _guarded_methods() -> list[str]:
+    return [name for name in dir(tg.Tensor) if not name.startswith("__") and hasattr(torch.Tensor, name)
+            and hasattr(getattr(tg.Tensor, name), "argument_guard")]
+
+
+@pytest.mark.parametrize("path", _guarded_functions())
+def test_function_signatures_as_torch(path):
+    ours = raised(tg, lambda lib: resolve(lib, path)(bogus=1))
+    theirs = raised(torch, lambda lib: resolve(lib, path)(bogus=1))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("name", _guarded_methods())
+def test_method_signatures_as_torch(name):
+    call = eval(f"lambda lib: lib.ones(2).{name}(bogus=1)")  # noqa: S307 - a name of dir(Tensor)
+    assert raised(tg, call) == raised(torch, call)
