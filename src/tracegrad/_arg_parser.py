@@ -39,7 +39,7 @@ _KIND_NAMES = {
 # schema base type -> (kind, the C++ type torch's generator sorts overloads by)
 _SCHEMA_KINDS = {
     "Tensor": ("TENSOR", "Tensor"), "Scalar": ("SCALAR", "Scalar"), "int": ("INT64", "int64_t"),
-    "SymInt": ("SYM_INT", "c10::SymInt"), "float": ("DOUBLE", "double"), "bool": ("BOOL", "bool"),
+    "SymInt": ("SYM_INT", "SymInt"), "float": ("DOUBLE", "double"), "bool": ("BOOL", "bool"),
     "str": ("STRING", "c10::string_view"), "ScalarType": ("SCALARTYPE", "ScalarType"),
     "Generator": ("GENERATOR", "Generator"), "MemoryFormat": ("MEMORY_FORMAT", "MemoryFormat"),
     "Layout": ("LAYOUT", "Layout"), "Device": ("DEVICE", "Device"), "Any": ("PYOBJECT", "PyObject*"),
@@ -496,13 +496,15 @@ def parse_error(sigs: list[PySignature], args: tuple, kwargs: dict) -> TypeError
 
 # ---- the signatures, derived from the operators' schemas --------------------------------------------------------
 
-def _default_text(value: Any) -> str:
+def _default_text(value: Any, schema_type: str) -> str:
+    """A default as torch prints it: its code generator's C++ text for lists and reductions."""
     if value is None or value == ():
         return "None"
     if isinstance(value, str):
-        return f'"{value}"'
+        # (ATen's ``int reduction=Mean``, which the schema parser reads as "mean")
+        return "at::Reduction::Mean" if schema_type == "int" and value == "mean" else f'"{value}"'
     if isinstance(value, tuple):
-        return f"[{', '.join(str(v) for v in value)}]"
+        return f"{{{','.join(str(v) for v in value)}}}"  # ``dim={-2,-1}``, a C++ initializer list
     return str(value)
 
 
@@ -519,7 +521,7 @@ def _py_param(p: Any, name: str, keyword_only: bool) -> PyParam:
     else:
         kind, cpp = _SCHEMA_KINDS[base]
     return PyParam(name=name, kind=kind, size=size, allow_none=allow_none, optional=p.has_default,
-                   default=_default_text(p.default) if p.has_default else "", keyword_only=keyword_only,
+                   default=_default_text(p.default, schema_type) if p.has_default else "", keyword_only=keyword_only,
                    schema_type=schema_type, cpp_type=cpp + ("?" if allow_none else ""))
 
 
@@ -671,22 +673,34 @@ def _from_tracegrad(args: tuple) -> bool:
 
 @dataclass(frozen=True)
 class _CallLimits:
-    """What a guard checks on every call, for the mistakes a kernel does not notice: more positional arguments
-    than any signature takes (``positional`` None: a signature takes ``*size``), a keyword no signature names,
-    a keyword every signature types ``bool`` given something else."""
+    """What a guard looks at on a call, to catch the mistakes a kernel does not notice: more positional arguments
+    than a listed signature takes, a keyword no signature names, a bool parameter given something else, a dtype
+    keyword given a name (``dtype="float32"``). A call it finds suspect is parsed in full (a deprecated signature
+    may still take it)."""
 
-    positional: int | None
+    positional: int | None  # None: a signature takes ``*size``
     keywords: frozenset[str]
     bool_keywords: frozenset[str]
+    dtype_keywords: frozenset[str]
     bool_positions: tuple[int, ...]  # (of a single signature's bool parameters: ``upper`` in ``cholesky(A, 1)``)
 
-    def refused(self, args: tuple, kwargs: dict) -> bool:
+    def suspect(self, args: tuple, kwargs: dict) -> bool:
+        # (plain loops: this runs on every call of a guarded name, where a generator costs more than the checks)
         if self.positional is not None and len(args) > self.positional:
             return True
-        if any(i < len(args) and args[i].__class__ is not bool for i in self.bool_positions):
-            return True
-        return bool(kwargs) and (not self.keywords.issuperset(kwargs) or any(
-            key in self.bool_keywords and value.__class__ is not bool for key, value in kwargs.items()))
+        for i in self.bool_positions:
+            if i < len(args) and args[i].__class__ is not bool:
+                return True
+        if kwargs:
+            if not self.keywords.issuperset(kwargs):
+                return True
+            for key in self.bool_keywords.intersection(kwargs):
+                if kwargs[key].__class__ is not bool:
+                    return True
+            for key in self.dtype_keywords.intersection(kwargs):
+                if isinstance(kwargs[key], str):  # (the usual mistake; None and Python types are taken)
+                    return True
+        return False
 
 
 def _call_limits(name: str, method: bool) -> _CallLimits:
@@ -694,22 +708,30 @@ def _call_limits(name: str, method: bool) -> _CallLimits:
     varargs = any(s.max_pos_args == 1 and s.params[0].kind in ("INT_LIST", "SYM_INT_LIST") for s in sigs)
     params = [p for s in sigs for p in s.params]
     names = {p.name for p in params}
-    bools = frozenset(n for n in names if all(p.kind == "BOOL" for p in params if p.name == n))
+
+    def typed(kind: str) -> frozenset[str]:
+        return frozenset(n for n in names if all(p.kind == kind for p in params if p.name == n))
+
+    bools, dtypes = typed("BOOL"), typed("SCALARTYPE")
     names.update(alias for n in list(names) for alias in _NUMPY_NAMES.get(n, ()))
-    positional = None if varargs else max(s.max_pos_args for s in sigs) + method
+    positional = None if varargs else max(s.max_pos_args for s in sigs if not s.hidden) + method
     single = sigs[0].params if len(sigs) == 1 else ()
     bool_positions = tuple(i + method for i, p in enumerate(single) if p.kind == "BOOL" and not p.keyword_only)
-    return _CallLimits(positional, frozenset(names), bools, bool_positions)
+    return _CallLimits(positional, frozenset(names), bools, dtypes, bool_positions)
 
 
 def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
     """``fn`` raising torch's parser error where its failure came from arguments torch's parser refuses, and
-    refusing, before running, the calls ``_CallLimits`` tells apart cheaply."""
+    refusing, before running, the calls ``_CallLimits`` finds suspect. A wrapper runs on every call of a public
+    name, so a call with positional arguments only, within the count, costs one comparison here; ``*size``
+    functions check their sizes themselves (``views.normalize_shape``)."""
     limits = _call_limits(name, method)
+    positional = sys.maxsize if limits.positional is None else limits.positional
+    always_look = bool(limits.bool_positions)
 
     @functools.wraps(fn)
     def guarded(*args, **kwargs):
-        if limits.refused(args, kwargs):
+        if (kwargs or always_look or len(args) > positional) and limits.suspect(args, kwargs):
             refuse_as_torch(name, args[1:] if method else args, kwargs, method)
         try:
             return fn(*args, **kwargs)
@@ -731,9 +753,11 @@ def guard_functions(namespace: dict, prefix: str = "", names: frozenset | None =
         if name.startswith("_") or hasattr(value, "argument_guard"):
             continue
         # (an operator checks its own arguments' number, but takes a keyword-only one given positionally, as
-        # tracegrad's code calls operators, and any object for a bool: such a public name gets a guard)
+        # tracegrad's code calls operators, and any object for a bool: such a public name gets a guard; so does
+        # an alias, ``arccos`` for ``acos``, whose operator's own refusal would name the other operator)
         if not isinstance(value, types.FunctionType) and not (isinstance(value, OpDef) and (
-                value.n_positional < value.n_params or any(p.type == "bool" for p in value.schema.params))):
+                value.n_positional < value.n_params or any(p.type == "bool" for p in value.schema.params)
+                or value.schema.name != prefix + name)):
             continue
         if (names is not None and name not in names) or (prefix + name) in PYTHON_IN_TORCH:
             continue

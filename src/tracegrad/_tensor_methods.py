@@ -140,6 +140,9 @@ def install() -> None:
     for name in ("as_strided_", "transpose_", "t_", "squeeze_", "unsqueeze_"):
         setattr(T, name, _as_method(getattr(views, name)))
     T.swapdims_ = T.swapaxes_ = T.transpose_
+    for name in ("backward", "register_hook", "register_post_accumulate_grad_hook"):
+        # (methods torch writes in Python too: Python's own argument errors name them ``Tensor.backward()``)
+        getattr(T, name).__qualname__ = f"Tensor.{name}"
     # Op families installed last: a family may refine a core method (e.g. split with a list of sizes).
     for module in ops.MODULES:
         for name, fn in getattr(module, "METHODS", {}).items():
@@ -328,8 +331,8 @@ def _to(self, *args, **kwargs):
             dtype = a
         elif isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, (str, device_cls)):
-            device = a
+        elif isinstance(a, (str, device_cls)) or (isinstance(a, int) and not isinstance(a, bool)):
+            device = a  # (an int is an accelerator's index, as in ``torch.device(0)``)
         elif isinstance(a, bool):
             copy = a
         elif a is not None:

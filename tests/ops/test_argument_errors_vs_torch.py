@@ -180,3 +180,39 @@ def test_function_signatures_as_torch(path):
 def test_method_signatures_as_torch(name):
     call = eval(f"lambda lib: lib.ones(2).{name}(bogus=1)")  # noqa: S307 - a name of dir(Tensor)
     assert raised(tg, call) == raised(torch, call)
+
+
+# ---- mistakes outside the operators' parser: indexing, Python-level methods, sizes -------------------------------
+
+SNIPPETS = [
+    'x["a"]', 'x[1, "a"]', 'x[["a"]]', 'x[b"a"]', 'x[object()]', 'x[1, object()]', 'x[{1}]', 'x[1.5]',
+    'x.__setitem__("a", 1)', 'x.__setitem__(object(), 1)',
+    "x.view(2.0, 3)", "x.view(2, 3.0)", 'x.view("a")', 'x.view("a", 3)', 'x.reshape(6, -1, "a")', "x.expand(2, 3.5)",
+    "x.permute(0, 1.0)", "x.repeat(2.0, 3)", "x.view((2, 3), 1)",
+    "x.backward(1, 2, 3, 4, 5)", "x.register_hook(1, 2)", "x.register_post_accumulate_grad_hook(1, 2)",
+    "torch.add(x, x, 2)", 'torch.add(x, 1, alpha="a")', 'torch.sum(x, "a")', "torch.sum(x, dim=1.5)",
+    "torch.mm(x, 2)", "torch.cat(x)", "torch.cat([x, 1])", "torch.stack(x, 0)", "torch.exp(x, 1)",
+    'torch.clamp(x, "a")', 'torch.where(x > 0, x, "a")', 'x.masked_fill(x > 0, "a")', "x.unsqueeze(1.0)",
+    'x.sum(foo=1)', "x.std(unbiased=2)", "torch.nonzero(x, as_tuple=1)", "x.gather(0, x.long(), True, 1)",
+    # constant padding narrows a negative pad away first, side by side, with narrow's error
+    "torch.nn.functional.pad(x, (-2, -3))", "torch.nn.functional.pad(x, (5, -5))", "torch.nn.functional.pad(x, (2, -6))",
+    "torch.nn.functional.pad(x, (-1, 3))", "torch.nn.functional.pad(x, (1.5, 1))",
+    "torch.nn.functional.pad(x, torch.tensor([1, 1]))", 'torch.nn.functional.pad(x, (1, 1), "foo")',
+    "torch.nn.functional.pad(x, (1, 1), value=None)", "torch.nn.functional.pad(x, [1, 1], 'reflect', 2)",
+    # routed as torch's Python layer routes them, so the error is the same inner operator's
+    'torch.nn.functional.softmax(x, dim="a")', "torch.nn.functional.log_softmax(x, 1.0)",
+    'torch.nn.functional.softmax(x, 1, dtype="a")', "x.split(1.5)", "x.split([1, 1.5])", "torch.split(x, 1, 0.5)",
+    # an int device is an accelerator's index; a dtype given by name is refused
+    "x.to(5)", "torch.device(0)", 'x.to(dtype="float32")', 'torch.zeros(2, dtype="float32")',
+    'x.sum(dtype="float64")', "torch.ones(2, 3, requires_grad=1)", "torch.full((2,), 'a')", 'torch.arange("a")',
+    "torch.eye(2.5)", "torch.randint(5)", "torch.ones((2, 3), 4)", 'x.new_zeros("a")', 'x.new_full((2,), "a")',
+]
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS)
+def test_snippet_refused_as_torch(snippet):
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return eval(snippet, {"torch": lib, "x": lib.ones(2, 3)})  # noqa: S307 - the snippets above
+    assert raised(tg, run) == raised(torch, run)

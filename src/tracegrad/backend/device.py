@@ -22,7 +22,11 @@ class device:
         if isinstance(type, device):
             self.type, self.index = type.type, type.index
             return
-        if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0) is the first GPU
+        if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0) is the first accelerator
+            from . import cupy_backend
+
+            if not cupy_backend.available():
+                raise RuntimeError("Cannot access accelerator device when none is available.")
             type, index = "cuda", type
         if index is not None and index < 0:
             raise RuntimeError("Device index must not be negative")
@@ -76,6 +80,4 @@ def as_device(d) -> device:
         return CPU
     if isinstance(d, device):
         return d
-    if isinstance(d, int):
-        return device("cuda", d)
-    return device(d)
+    return device(d)  # (an int is the accelerator of that index)

@@ -10,6 +10,7 @@ import functools
 import math
 import warnings
 
+from .._arg_parser import guard_errors
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..ops import pointwise as _pw
@@ -445,12 +446,19 @@ def _need_method(fn: str, input) -> None:
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     _need_method("softmax", input)
-    return _softmax(input, _softmax_dim("softmax", input, dim, _stacklevel), dtype)
+    dim = _softmax_dim("softmax", input, dim, _stacklevel)
+    return _softmax_method(input, dim) if dtype is None else _softmax_method(input, dim, dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     _need_method("log_softmax", input)
-    return _log_softmax(input, _softmax_dim("log_softmax", input, dim, _stacklevel), dtype)
+    dim = _softmax_dim("log_softmax", input, dim, _stacklevel)
+    return _log_softmax_method(input, dim) if dtype is None else _log_softmax_method(input, dim, dtype=dtype)
+
+
+# (torch's ``F.softmax`` calls ``input.softmax(dim)``: a wrong ``dim`` is refused in that method's words)
+_softmax_method = guard_errors("softmax", _softmax, method=True)
+_log_softmax_method = guard_errors("log_softmax", _log_softmax, method=True)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
@@ -1280,7 +1288,11 @@ def embedding(
 
 
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
-    return _misc.pad(input, pad, mode, value)
+    return _pad_operator(input, pad, mode, value)
+
+
+# (torch's ``F.pad`` is Python, calling the C++ ``pad``: its argument errors are that operator's parser's)
+_pad_operator = guard_errors("pad", _misc.pad)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

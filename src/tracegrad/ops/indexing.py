@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .._arg_parser import tp_name
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
 from .registry import defop
@@ -227,9 +228,7 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
             advanced.append(None)
             dim += 1
         else:
-            if isinstance(k, (float, np.floating)):
-                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                                 "are valid indices (got float)")
+            _check_index_type(k)
             arr = k._data if isinstance(k, Tensor) else np.asarray(k)
             if isinstance(k, Tensor) and arr.dtype == np.uint8:  # a byte tensor is a (deprecated) mask
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
@@ -245,6 +244,19 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
                 advanced.append(arr.astype(np.int64, copy=False))
                 dim += 1
     return out, advanced
+
+
+def _check_index_type(k) -> None:
+    """What torch's indexing refuses before reading an index: a float or any object that is not a tensor, a
+    sequence or a NumPy array, and text (which torch tries to read as a tensor's data)."""
+    if isinstance(k, (float, np.floating)) or not isinstance(k, (Tensor, list, tuple, np.ndarray, np.generic, bool,
+                                                                   str, bytes)):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                         f"indices (got {tp_name(k)})")
+    text = k if isinstance(k, (str, bytes)) else next(
+        (v for v in k if isinstance(v, (str, bytes))), None) if isinstance(k, (list, tuple)) else None
+    if text is not None:
+        raise TypeError(f"new(): invalid data type '{type(text).__name__}'")
 
 
 def _check_mask_shape(mask: np.ndarray, shape: tuple, dim: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -18,6 +19,7 @@ from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .registry import defop, not_implemented
+from .views import normalize_shape
 
 # ---- helpers -----------------------------------------------------------------------------------------------
 
@@ -70,14 +72,6 @@ def _call(op, *args, out=None, **kwargs):
     if out is None:
         return op(*args, **kwargs)
     return op(*args, out=out, **kwargs)
-
-
-def _sizes(args) -> tuple:
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        return tuple(args[0])
-    if len(args) == 1 and isinstance(args[0], Tensor):
-        return tuple(args[0].tolist())
-    return tuple(args)
 
 
 # ---- stacking ----------------------------------------------------------------------------------------------
@@ -228,7 +222,7 @@ repeat = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", _repeat_kernel
 
 
 def _repeat_method(self: Tensor, *sizes) -> Tensor:
-    return repeat(self, _sizes(sizes))
+    return repeat(self, normalize_shape(sizes))
 
 
 def tile(input: Tensor, dims) -> Tensor:
@@ -239,7 +233,7 @@ def tile(input: Tensor, dims) -> Tensor:
 
 
 def _tile_method(self: Tensor, *dims) -> Tensor:
-    return tile(self, _sizes(dims))
+    return tile(self, normalize_shape(dims))
 
 
 def _repeat_interleave_index_kernel(repeats, output_size=None):
@@ -362,7 +356,7 @@ flip = defop("flip(Tensor self, int[] dims) -> Tensor", _flip_kernel,
 
 
 def _flip_method(self: Tensor, *dims) -> Tensor:
-    return flip(self, _sizes(dims))
+    return flip(self, normalize_shape(dims))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -1292,7 +1286,7 @@ def meshgrid(*tensors, indexing: str | None = None):
 def _split_with_sizes_kernel(a, split_sizes, dim=0):
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d]
-    sizes = [int(s) for s in split_sizes]
+    sizes = [operator.index(s) for s in split_sizes]  # (a float size fails, refused in the parser's words)
     if builtins.sum(sizes) != n or any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                            f"size at dimension {d}), but got split_sizes={sizes}")
@@ -1319,9 +1313,11 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
     """``torch.split``: an int size (``split.Tensor``) or a list of sizes (``split_with_sizes``)."""
     from .views import split as split_int
 
-    if isinstance(split_size_or_sections, (list, tuple)):
-        return tuple(split_with_sizes(tensor, list(split_size_or_sections), dim))
-    return tuple(split_int(tensor, split_size_or_sections, dim))
+    if isinstance(split_size_or_sections, int):  # (as torch's Python: anything else goes to split_with_sizes)
+        return tuple(split_int(tensor, split_size_or_sections, dim))
+    if isinstance(split_size_or_sections, tuple):
+        split_size_or_sections = list(split_size_or_sections)
+    return tuple(split_with_sizes(tensor, split_size_or_sections, dim))
 
 
 def _split_method(self: Tensor, split_size, dim: int = 0):

@@ -11,16 +11,13 @@ import builtins
 import math
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..backend.dtypes import scalar_type_name
 from ._util import wrap_dim, wrap_dims
 from .registry import defop
-
-if TYPE_CHECKING:
-    from .._tensor import Tensor
 
 # ---- shape helpers -------------------------------------------------------------------------------------
 
@@ -49,10 +46,10 @@ def normalize_shape(args) -> tuple:
     method's argument guard then words it as torch's parser does): NumPy would read ``view(2.0, 3)``."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         shape = tuple(args[0])
+    elif len(args) == 1 and isinstance(args[0], Tensor):  # (a tensor of sizes)
+        shape = tuple(args[0].tolist())
     else:
-        from .._tensor import Tensor
-
-        shape = tuple(args[0].tolist()) if len(args) == 1 and isinstance(args[0], Tensor) else tuple(args)
+        shape = args
     for size in shape:
         if size.__class__ is not int:
             operator.index(size)  # (a TypeError for 2.0 and "a"; NumPy integers and integer tensors pass)

@@ -4,6 +4,7 @@ distance/normalisation helpers (normalize, cosine_similarity, pairwise_distance)
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -41,12 +42,11 @@ def _constant_pad_kernel(x, pad, value=0):
         dim = x.ndim - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
         size = x.shape[dim]
-        new_size = size + lo + hi
-        if new_size < 0:
-            raise RuntimeError(
-                f"The input size {size}, plus negative padding {lo} and {hi} resulted in a negative "
-                f"output size, which is invalid. Check dimension {dim} of your input."
-            )
+        # ATen narrows a negative pad away before padding: on each side in turn, so a cut deeper than what is
+        # left is narrow's error, even where the other side's padding would make the output size positive
+        kept = size + min(lo, 0)
+        if kept < 0 or kept + min(hi, 0) < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
         crop[dim] = slice(max(-lo, 0), size - max(-hi, 0))
         widths[dim] = (max(lo, 0), max(hi, 0))
     out = x[tuple(crop)]
@@ -89,8 +89,12 @@ def _pad_backward_kernel(g, x, index_maps):
 
 
 def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None = None) -> Tensor:
-    """PyTorch's ``F.pad``: pads the last ``len(pad) // 2`` dims, last dim first."""
-    pad = tuple(int(p) for p in pad)
+    """PyTorch's ``F.pad``: pads the last ``len(pad) // 2`` dims, last dim first. (``F.pad`` calls it through an
+    argument guard, as torch's Python ``F.pad`` calls its C++ ``pad``: a float or a tensor for ``pad`` fails
+    here and is refused in the parser's words.)"""
+    if not isinstance(pad, (tuple, list)):
+        raise TypeError(f"pad must be a sequence of ints, not {type(pad).__name__}")
+    pad = tuple(operator.index(p) for p in pad)
     # (torch's checks, in its order: the mode, the length of pad, then what the mode allows)
     if mode != "constant" and mode not in _PAD_NAMES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
