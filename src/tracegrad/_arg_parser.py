@@ -103,25 +103,26 @@ class PySignature:
     def max_pos_args(self) -> int:
         return sum(not p.keyword_only for p in self.params)
 
+    def _listed(self, write: Callable[[PyParam], str]) -> str:
+        """The parameters as ``write`` writes each, a ``*`` before the first keyword-only one."""
+        parts, keyword = [], False
+        for p in self.params:
+            if p.keyword_only and not keyword:
+                parts.append("*")
+                keyword = True
+            parts.append(write(p))
+        return ", ".join(parts)
+
     def text(self) -> str:
         """``(Tensor input, *, torch.dtype dtype = None)``, as torch lists a signature."""
-        parts, keyword = [], False
-        for p in self.params:
-            if p.keyword_only and not keyword:
-                parts.append("*")
-                keyword = True
-            parts.append(p.text())
-        return f"({', '.join(parts)})"
+        return f"({self._listed(PyParam.text)})"
 
     def sort_text(self) -> str:
-        parts, keyword = [], False
-        for p in self.params:
-            if p.keyword_only and not keyword:
-                parts.append("*")
-                keyword = True
-            default = f"={p.default}" if p.optional else ""
-            parts.append(f"{p.cpp_type} {p.name}{default}")
-        return f"{self.name}({', '.join(parts)})"
+        """The C++ signature torch's code generator sorts overloads by."""
+        def cpp(p: PyParam) -> str:
+            return f"{p.cpp_type} {p.name}" + (f"={p.default}" if p.optional else "")
+
+        return f"{self.name}({self._listed(cpp)})"
 
 
 # ---- what torch's parser accepts for each kind ---------------------------------------------------------------
