@@ -198,6 +198,30 @@ def _rnn_overloads() -> tuple[str, ...]:
     return tuple(schemas)
 
 
+
+# The resampling operators F.interpolate calls: (name, spatial dims, whether it takes align_corners)
+_UPSAMPLES = (
+    *((f"{prefix}{n}d", n, False) for prefix in ("upsample_nearest", "_upsample_nearest_exact") for n in (1, 2, 3)),
+    ("upsample_linear1d", 1, True), ("upsample_bilinear2d", 2, True), ("_upsample_bilinear2d_aa", 2, True),
+    ("upsample_bicubic2d", 2, True), ("_upsample_bicubic2d_aa", 2, True), ("upsample_trilinear3d", 3, True),
+)
+_SCALES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
+
+
+def _upsample_overloads(vec: bool) -> tuple[str, ...]:
+    """Each resampling operator's ``.vec`` overload (output sizes or scale factors, bound without ``out=``) or its
+    sized one (an optional scale per dim)."""
+    schemas = []
+    for name, n, aligned in _UPSAMPLES:
+        corners = "bool align_corners, " if aligned else ""
+        if vec:
+            schemas.append(f"{name}.vec(Tensor input, SymInt[]? output_size, {corners}float[]? scale_factors) "
+                           "-> Tensor")
+        else:
+            scales = ", ".join(f"float? {scale}=None" for scale in _SCALES[n])
+            schemas.append(f"{name}(Tensor self, SymInt[{n}] output_size, {corners}{scales}) -> Tensor")
+    return tuple(schemas)
+
 # Bound with ``out=`` (functional overloads returning tensors)
 _WITH_OUT: tuple[str, ...] = (
     *_factory_overloads(),
@@ -240,6 +264,12 @@ _WITH_OUT: tuple[str, ...] = (
     "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
     "bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
     "special_round(Tensor self, *, int decimals=0) -> Tensor",
+    # nn operators torch.nn.functional's Python calls (tracegrad computes them in Python or under other names)
+    *_upsample_overloads(vec=False),
+    "log_sigmoid(Tensor self) -> Tensor",
+    "glu(Tensor self, int dim=-1) -> Tensor",
+    *(f"adaptive_avg_pool{n}d(Tensor self, SymInt[{n}] output_size) -> Tensor" for n in (2, 3)),
+    "multilabel_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
     # torch.linalg
     "linalg_det(Tensor A) -> Tensor",
     "linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)",
@@ -318,7 +348,15 @@ _WITHOUT_OUT: tuple[str, ...] = (
     "istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, "
     "bool center=True, bool normalized=False, bool? onesided=None, int? length=None, bool return_complex=False) "
     "-> Tensor",
-    # nn: normalization, pooling, losses, embeddings
+    # nn: activations, normalization, pooling, losses, embeddings
+    *_upsample_overloads(vec=True),
+    "relu6(Tensor self) -> Tensor",
+    "relu6_(Tensor(a!) self) -> Tensor(a!)",
+    "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, "
+    "float label_smoothing=0.0) -> Tensor",
+    "nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) "
+    "-> Tensor",
+    "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
     "layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, "
     "bool cudnn_enable=True) -> Tensor",
     "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, "

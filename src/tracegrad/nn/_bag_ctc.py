@@ -84,22 +84,6 @@ def embedding_bag(
                                   per_sample_weights, include_last_offset, padding_idx)[0]
 
 
-def ctc_loss(
-    log_probs: Tensor,
-    targets: Tensor,
-    input_lengths: Tensor,
-    target_lengths: Tensor,
-    blank: int = 0,
-    reduction: str = "mean",
-    zero_infinity: bool = False,
-) -> Tensor:
-    """The Connectionist Temporal Classification loss of (T, N, C) or unbatched (T, C) log-probabilities."""
-    from .functional import _Reduction
-
-    return _bag_ctc.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
-                             _Reduction.get_enum(reduction), zero_infinity)
-
-
 def _class_repr(value) -> str:
     """``repr(type(value))``, a tensor's class named as torch's (tracegrad's Tensor is torch.Tensor to a user)."""
     from .._tensor import Tensor

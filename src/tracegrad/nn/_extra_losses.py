@@ -1,7 +1,5 @@
-"""``nn.functional``'s embedding, ranking, margin and likelihood losses: argument handling as PyTorch's Python
-layer does it; the arithmetic is in ``ops/nn_ops/composite_losses.py`` and ``ops/nn_ops/margin_loss.py`` (or, for
-gaussian_nll_loss, multilabel_soft_margin_loss and triplet_margin_with_distance_loss, here: PyTorch writes them
-in Python too)."""
+"""The losses PyTorch writes in Python all the way down (``gaussian_nll_loss``, ``multilabel_soft_margin_loss``,
+``triplet_margin_with_distance_loss``); the others reach their operator from ``nn/functional.py``, as torch's do."""
 
 from __future__ import annotations
 
@@ -9,52 +7,6 @@ import math
 from collections.abc import Callable
 
 from .._tensor import Tensor
-from ..ops.nn_ops import composite_losses as _losses
-from ..ops.nn_ops import margin_loss as _margin
-
-
-def _enum(size_average, reduce, reduction: str) -> int:
-    from .functional import _Reduction, _reduction
-
-    return _Reduction.get_enum(_reduction(size_average, reduce, reduction))
-
-
-def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
-                        reduce=None, reduction: str = "mean") -> Tensor:
-    enum = _enum(size_average, reduce, reduction)
-    if input1.dim() != input2.dim() or input1.dim() != target.dim():
-        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
-                           f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
-    return _losses.margin_ranking_loss(input1, input2, target, margin, enum)
-
-
-def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
-                         reduction: str = "mean") -> Tensor:
-    return _losses.hinge_embedding_loss(input, target, margin, _enum(size_average, reduce, reduction))
-
-
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0, size_average=None,
-                          reduce=None, reduction: str = "mean") -> Tensor:
-    return _losses.cosine_embedding_loss(input1, input2, target, margin, _enum(size_average, reduce, reduction))
-
-
-def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
-                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
-                        reduction: str = "mean") -> Tensor:
-    enum = _enum(size_average, reduce, reduction)
-    if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
-    return _losses.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, enum)
-
-
-def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
-                     eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
-    from .functional import _reduction
-
-    reduction = _reduction(size_average, reduce, reduction)
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(reduction + " is not a valid value for reduction")
-    return _losses.poisson_nll_loss(input, target, log_input, full, eps, _enum(None, None, reduction))
 
 
 def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False, eps: float = 1e-6,
@@ -95,11 +47,6 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
 # ---- margin losses --------------------------------------------------------------------------------------------
 
 
-def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
-                     reduction: str = "mean") -> Tensor:
-    return _margin.soft_margin_loss(input, target, _enum(size_average, reduce, reduction))
-
-
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                                 reduce=None, reduction: str = "mean") -> Tensor:
     """PyTorch writes this one in Python: the same tensor operations in the same order give its graph."""
@@ -121,21 +68,6 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     if reduction == "sum":
         return loss.sum()
     raise ValueError(reduction + " is not valid")
-
-
-def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
-                      size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    enum = _enum(size_average, reduce, reduction)
-    if p != 1 and p != 2:
-        raise ValueError("only p == 1 and p == 2 supported")
-    if weight is not None and weight.dim() != 1:
-        raise ValueError("weight must be one-dimensional")
-    return _margin.multi_margin_loss(input, target, p, margin, weight, enum)
-
-
-def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
-                           reduction: str = "mean") -> Tensor:
-    return _margin.multilabel_margin_loss(input, target, _enum(size_average, reduce, reduction))
 
 
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,

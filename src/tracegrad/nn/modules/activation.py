@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
+
 from ..._factories import full
 from ..._tensor import Tensor
 from ...ops.nn_ops.activation import relu_ as _relu_
 from ...ops.nn_ops.activation import relu_fast as _relu_fast
+from ...ops.pointwise import sigmoid as _sigmoid
+from ...ops.pointwise import tanh as _tanh
 from .. import functional as F
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, own_methods
 
 __all__ = [
     "ReLU",
@@ -72,10 +76,6 @@ class ReLU(_Inplace):
         if not isinstance(input, Tensor):
             return F.relu(input)  # (its refusal of a non-tensor, in torch's words)
         return _relu_(input) if self.inplace else _relu_fast(input)
-
-
-class ReLU6(_Inplace):
-    _fn = staticmethod(F.relu6)
 
 
 class SELU(_Inplace):
@@ -171,8 +171,18 @@ class Softplus(Module):
 
 
 class Hardtanh(Module):
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
         super().__init__()
+        # (the old names, still taken, with torch's warnings)
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`", FutureWarning,
+                          stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`", FutureWarning,
+                          stacklevel=2)
+            max_val = max_value
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace
@@ -184,6 +194,16 @@ class Hardtanh(Module):
 
     def extra_repr(self) -> str:
         return _inplace_str(self.inplace, f"min_val={self.min_val}, max_val={self.max_val}")
+
+
+class ReLU6(Hardtanh):
+    """torch's: Hardtanh(0.0, 6.0), whose forward (F.hardtanh) it runs."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
 
 
 class Threshold(Module):
@@ -208,11 +228,11 @@ class _NoArgs(Module):
 
 
 class Sigmoid(_NoArgs):
-    _fn = staticmethod(F.sigmoid)
+    _fn = staticmethod(_sigmoid)  # (torch's module calls ``torch.sigmoid``: its errors are that function's)
 
 
 class Tanh(_NoArgs):
-    _fn = staticmethod(F.tanh)
+    _fn = staticmethod(_tanh)
 
 
 class LogSigmoid(_NoArgs):
@@ -318,3 +338,8 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+# (torch's classes define these methods each: Python's errors for a wrong call name them so)
+own_methods((ReLU, SELU, SiLU, Mish, Hardswish, Hardsigmoid, CELU, Hardshrink, Softshrink, Softmax, LogSoftmax,
+             Softmin, Sigmoid, Tanh, LogSigmoid, Softsign, Tanhshrink), "__init__", "forward")

@@ -6,16 +6,17 @@ import math
 
 from ..._factories import empty
 from ..._tensor import Tensor
-from ...ops.nn_ops import conv as _conv
-from ...ops.nn_ops._common import expand_param
+from ...ops.nn_ops._common import ntuple
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, own_methods
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_STRINGS = {"same", "valid"}
+_CONVOLUTIONS = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+_TRANSPOSED_CONVOLUTIONS = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
 
@@ -46,14 +47,16 @@ class _ConvNd(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        kernel_size, stride, dilation = (expand_param(v, nd) for v in (kernel_size, stride, dilation))
-        if isinstance(padding, str):
+        # (torch's _single/_pair/_triple: sizes kept as given, refused where they are used, by ``empty`` for the
+        # kernel size and by the convolution for the others)
+        kernel_size, stride, dilation = (ntuple(v, nd) for v in (kernel_size, stride, dilation))
+        if isinstance(padding, str) and not transposed:
             if padding not in _PADDING_STRINGS:
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {_PADDING_STRINGS}")
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         else:
-            padding = expand_param(padding, nd)
+            padding = ntuple(padding, nd)
         if padding_mode not in _PADDING_MODES:
             raise ValueError(
                 f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'"
@@ -65,7 +68,7 @@ class _ConvNd(Module):
         self.padding = padding
         self.dilation = dilation
         self.transposed = transposed
-        self.output_padding = expand_param(output_padding, nd)
+        self.output_padding = ntuple(output_padding, nd)
         self.groups = groups
         self.padding_mode = padding_mode
         if isinstance(padding, str):
@@ -151,12 +154,11 @@ class _Conv(_ConvNd):
         )
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        conv = _CONVOLUTIONS[self._nd]  # (torch's F.conv{n}d, whose errors are the operator's)
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return _conv.conv_nd(padded, weight, bias, self.stride, 0, self.dilation, self.groups, self._nd)
-        return _conv.conv_nd(
-            input, weight, bias, self.stride, self.padding, self.dilation, self.groups, self._nd
-        )
+            return conv(padded, weight, bias, self.stride, (0,) * self._nd, self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input: Tensor) -> Tensor:
         return self._conv_forward(input, self.weight, self.bias)
@@ -212,13 +214,13 @@ class _ConvTranspose(_ConvNd):
         if output_size is None:
             return self.output_padding
         nd = self._nd
-        non_spatial = 2 if input.ndim == nd + 2 else 1
+        non_spatial = 2 if input.dim() == nd + 2 else 1
         output_size = list(output_size)
         if len(output_size) == non_spatial + nd:
             output_size = output_size[non_spatial:]
         if len(output_size) != nd:
             raise ValueError(
-                f"ConvTranspose{nd}D: for {input.ndim}D input, output_size must have {nd} or "
+                f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} or "
                 f"{non_spatial + nd} elements (got {len(output_size)})"
             )
         mins, maxs = [], []
@@ -240,21 +242,10 @@ class _ConvTranspose(_ConvNd):
         return tuple(output_size[d] - mins[d] for d in range(nd))
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
-        if isinstance(self.padding, str):  # (torch's module holds ("same",) * n, which its operator refuses so)
-            raise TypeError(f"conv_transpose{self._nd}d(): argument 'padding' (position 5) must be tuple of ints, "
-                            "but found element of type str at pos 0")
+        # (a padding string is kept as its letters, as torch's _pair keeps it, which the operator refuses)
         output_padding = self._output_padding(input, output_size)
-        return _conv.conv_transpose_nd(
-            input,
-            self.weight,
-            self.bias,
-            self.stride,
-            self.padding,
-            output_padding,
-            self.groups,
-            self.dilation,
-            self._nd,
-        )
+        return _TRANSPOSED_CONVOLUTIONS[self._nd](input, self.weight, self.bias, self.stride, self.padding,
+                                                  output_padding, self.groups, self.dilation)
 
 
 class ConvTranspose1d(_ConvTranspose):
@@ -267,3 +258,7 @@ class ConvTranspose2d(_ConvTranspose):
 
 class ConvTranspose3d(_ConvTranspose):
     _nd = 3
+
+
+# (torch's classes define these methods each: Python's errors for a wrong call name them so)
+own_methods((Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d), "__init__", "forward")

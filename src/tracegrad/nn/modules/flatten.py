@@ -16,6 +16,8 @@ class Flatten(Module):
         self.end_dim = end_dim
 
     def forward(self, input: Tensor) -> Tensor:
+        if not isinstance(input, Tensor):  # (torch's is ``input.flatten(...)``: Python's error for anything else)
+            return input.flatten(self.start_dim, self.end_dim)
         return views.flatten(input, self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:

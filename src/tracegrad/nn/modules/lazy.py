@@ -170,6 +170,7 @@ def _lazy_conv(name: str, eager: type, spatial_dims: int) -> type:
                                       device=device, dtype=dtype)
             self._become_lazy(out_channels, bias, device, dtype)
 
+    __init__.__qualname__ = f"{name}.__init__"  # (Python names it in its errors, as torch's)
     cls = type(name, (_LazyConvMixin, eager), {
         "__init__": __init__, "cls_to_become": eager, "spatial_dims": spatial_dims, "__module__": __name__,
         "__qualname__": name, "__doc__": f"A {eager.__name__} whose in_channels is inferred from its first input."})

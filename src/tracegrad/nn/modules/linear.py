@@ -6,7 +6,7 @@ import math
 
 from ..._factories import empty
 from ..._tensor import Tensor
-from ...ops.nn_ops import linear as _linear
+from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
@@ -49,7 +49,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        return _linear.linear(input, self.weight, self.bias)
+        return F._linear_operator(input, self.weight, self.bias)  # (torch's F.linear: its errors are the operator's)
 
     def extra_repr(self) -> str:
         return (
@@ -92,7 +92,7 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
-        return _linear.bilinear(input1, input2, self.weight, self.bias)
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from ..._tensor import Tensor
 from .. import functional as F
+from .._bag_ctc import _class_repr
 from .distance import PairwiseDistance
 from .module import Module
 
@@ -117,6 +118,8 @@ class SmoothL1Loss(_Loss):
 
 class HuberLoss(_Loss):
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        if not isinstance(delta, (float, int)):
+            raise TypeError(f"delta must be a float or int, got: {_class_repr(delta)}")
         super().__init__(reduction=reduction)
         self.delta = delta
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import types
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
@@ -37,6 +38,24 @@ _global_buffer_registration_hooks: dict = OrderedDict()
 _global_module_registration_hooks: dict = OrderedDict()
 _global_parameter_registration_hooks: dict = OrderedDict()
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+
+def own_methods(classes: tuple, *names: str) -> None:
+    """Give each class its own copy of the methods ``names`` it inherits (the same code), named after it: torch's
+    classes define theirs, and Python names a function's class in its errors (``ReLU.__init__() takes from 1 to
+    2 positional arguments...``, ``Sigmoid.forward() takes 2 positional arguments...``). A user's subclass
+    inherits the copy, as it would torch's method."""
+    for cls in classes:
+        for name in names:
+            if name in vars(cls):
+                continue
+            inherited = getattr(cls, name)
+            method = types.FunctionType(inherited.__code__, inherited.__globals__, name, inherited.__defaults__,
+                                        inherited.__closure__)
+            method.__kwdefaults__ = inherited.__kwdefaults__
+            method.__doc__ = inherited.__doc__
+            method.__qualname__ = f"{cls.__name__}.{name}"
+            setattr(cls, name, method)
 
 
 def typename(obj) -> str:

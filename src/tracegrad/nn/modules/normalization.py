@@ -10,7 +10,7 @@ from ...backend.dtypes import int64
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, own_methods
 
 __all__ = [
     "BatchNorm1d",
@@ -150,20 +150,20 @@ class _BatchNorm(_NormBase):
 
 class BatchNorm1d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
-        if input.ndim not in (2, 3):
-            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
 
 
 class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
-        if input.ndim != 4:
-            raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
 
 
 class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
-        if input.ndim != 5:
-            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
 class _InstanceNorm(_NormBase):
@@ -185,8 +185,8 @@ class _InstanceNorm(_NormBase):
 
     def _check_input_dim(self, input: Tensor) -> None:
         n = self._no_batch_dim
-        if input.ndim not in (n, n + 1):
-            raise ValueError(f"expected {n}D or {n + 1}D input (got {input.ndim}D input)")
+        if input.dim() not in (n, n + 1):
+            raise ValueError(f"expected {n}D or {n + 1}D input (got {input.dim()}D input)")
 
     def _apply_instance_norm(self, input: Tensor) -> Tensor:
         return F.instance_norm(
@@ -329,3 +329,7 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+# (torch's BatchNorm{1,2,3}d inherit _BatchNorm's constructor, which Python's errors name)
+own_methods((_BatchNorm,), "__init__")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from ...ops.nn_ops._common import ntuple
 from .. import functional as F
-from .module import Module
+from .module import Module, own_methods
 
 __all__ = [
     "MaxPool1d",
@@ -294,35 +295,58 @@ class UpsamplingBilinear2d(Upsample):
 
 
 class _PadNd(Module):
-    _mode = "constant"
+    """A padding layer over ``_nd`` dims: the reflection, replication and circular ones take the padding only, the
+    constant ones a value too (``_ConstantPadNd``)."""
+
     _nd = 1
 
-    def __init__(self, padding, value: float = 0.0) -> None:
+    def __init__(self, padding) -> None:
         super().__init__()
-        n = 2 * self._nd
-        self.padding = (padding,) * n if isinstance(padding, int) else tuple(padding)
-        self.value = value
-
-    def forward(self, input: Tensor) -> Tensor:
-        if self._mode == "constant":
-            return F.pad(input, self.padding, "constant", self.value)
-        return F.pad(input, self.padding, self._mode)
+        self.padding = ntuple(padding, 2 * self._nd)  # (as torch's _pair/_quadruple keep it: F.pad checks it)
 
     def extra_repr(self) -> str:
-        if self._mode == "constant":
-            return f"padding={self.padding}, value={self.value}"
         return f"{self.padding}"
 
 
-class ConstantPad1d(_PadNd):
+class _ConstantPadNd(_PadNd):
+    def __init__(self, padding, value: float) -> None:
+        super().__init__(padding)
+        self.value = value
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, "constant", self.value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class _ReflectionPadNd(_PadNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, "reflect")
+
+
+class _ReplicationPadNd(_PadNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, "replicate")
+
+
+class _CircularPadNd(_PadNd):
+    def forward(self, input: Tensor) -> Tensor:
+        # (torch's checks the input's dims first: Python's error for what is not a tensor)
+        if input.dim() not in (self._nd + 1, self._nd + 2):
+            raise ValueError(f"expected {self._nd + 1}D or {self._nd + 2}D input (got {input.dim()}D input)")
+        return F.pad(input, self.padding, "circular")
+
+
+class ConstantPad1d(_ConstantPadNd):
     _nd = 1
 
 
-class ConstantPad2d(_PadNd):
+class ConstantPad2d(_ConstantPadNd):
     _nd = 2
 
 
-class ConstantPad3d(_PadNd):
+class ConstantPad3d(_ConstantPadNd):
     _nd = 3
 
 
@@ -348,40 +372,40 @@ class ZeroPad3d(_ZeroPad, ConstantPad3d):
     pass
 
 
-class ReflectionPad1d(_PadNd):
-    _mode, _nd = "reflect", 1
+class ReflectionPad1d(_ReflectionPadNd):
+    _nd = 1
 
 
-class ReflectionPad2d(_PadNd):
-    _mode, _nd = "reflect", 2
+class ReflectionPad2d(_ReflectionPadNd):
+    _nd = 2
 
 
-class ReflectionPad3d(_PadNd):
-    _mode, _nd = "reflect", 3
+class ReflectionPad3d(_ReflectionPadNd):
+    _nd = 3
 
 
-class ReplicationPad1d(_PadNd):
-    _mode, _nd = "replicate", 1
+class ReplicationPad1d(_ReplicationPadNd):
+    _nd = 1
 
 
-class ReplicationPad2d(_PadNd):
-    _mode, _nd = "replicate", 2
+class ReplicationPad2d(_ReplicationPadNd):
+    _nd = 2
 
 
-class ReplicationPad3d(_PadNd):
-    _mode, _nd = "replicate", 3
+class ReplicationPad3d(_ReplicationPadNd):
+    _nd = 3
 
 
-class CircularPad1d(_PadNd):
-    _mode, _nd = "circular", 1
+class CircularPad1d(_CircularPadNd):
+    _nd = 1
 
 
-class CircularPad2d(_PadNd):
-    _mode, _nd = "circular", 2
+class CircularPad2d(_CircularPadNd):
+    _nd = 2
 
 
-class CircularPad3d(_PadNd):
-    _mode, _nd = "circular", 3
+class CircularPad3d(_CircularPadNd):
+    _nd = 3
 
 
 class _FractionalMaxPoolNd(Module):
@@ -423,3 +447,13 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
     _dims = 3
+
+
+# (torch's classes define these methods each: Python's errors for a wrong call name them so)
+own_methods((AvgPool2d, AvgPool3d, FractionalMaxPool2d, FractionalMaxPool3d, ZeroPad1d, ZeroPad2d, ZeroPad3d,
+             ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+             ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, CircularPad1d, CircularPad2d, CircularPad3d),
+            "__init__")
+own_methods((AvgPool2d, AvgPool3d, FractionalMaxPool2d, FractionalMaxPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+             AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, LPPool1d, LPPool2d, LPPool3d,
+             MaxPool1d, MaxPool2d, MaxPool3d), "forward")

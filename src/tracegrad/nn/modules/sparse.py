@@ -17,9 +17,14 @@ def _wrap_padding_idx(padding_idx: int | None, num_embeddings: int, spelled: str
     spell the name differently in their message, as PyTorch's do)."""
     if padding_idx is None:
         return None
-    if not -num_embeddings <= padding_idx < num_embeddings:
-        raise AssertionError(f"{spelled} must be within num_embeddings")
-    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+    if padding_idx > 0:  # (compared as torch's in this order: Python's error for what is not a number)
+        if padding_idx >= num_embeddings:
+            raise AssertionError(f"{spelled} must be within num_embeddings")
+    elif padding_idx < 0:
+        if padding_idx < -num_embeddings:
+            raise AssertionError(f"{spelled} must be within num_embeddings")
+        padding_idx += num_embeddings
+    return padding_idx
 
 
 def _lookup_options(module: Module) -> str:

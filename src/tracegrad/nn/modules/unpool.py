@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..._tensor import Tensor
 from ...ops.nn_ops._common import expand_param
 from .. import functional as F
-from .module import Module
+from .module import Module, own_methods
 
 __all__ = ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
@@ -37,3 +37,7 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
 class MaxUnpool3d(_MaxUnpoolNd):
     _n = 3
+
+
+# (torch's classes define these methods each: Python's errors for a wrong call name them so)
+own_methods((MaxUnpool1d, MaxUnpool2d, MaxUnpool3d), "__init__", "forward")

@@ -8,6 +8,9 @@ the same one; under a transform or forward-mode AD they compose standard operato
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Iterable
+
 import numpy as np
 
 from ..._state import STATE
@@ -112,13 +115,39 @@ def expand_grad_for_reduction(g, shape: tuple, reduction: int):
     return g
 
 
+def as_int(value) -> int:
+    """An int argument (a size or one of its elements, an index) as torch's parser takes it: what
+    ``operator.index`` takes but a bool (``int()`` would also read 2.5 or "3"). Anything else is a TypeError, which
+    the operator's guard words as torch's parser."""
+    if value.__class__ is bool:
+        raise TypeError("an int argument must be an int, not bool")
+    return operator.index(value)
+
+
 def expand_param(value, n: int) -> tuple:
-    """An int-or-sequence size argument as an ``n``-tuple (``2`` -> ``(2, 2)``)."""
+    """An int-or-sequence size argument as an ``n``-tuple (``2`` -> ``(2, 2)``, ``[3]`` -> ``(3, 3)``), as ATen
+    expands an ``int[n]`` argument; anything but ints fails (a TypeError)."""
     if isinstance(value, (tuple, list)):
         if len(value) == 1:
-            return (int(value[0]),) * n
-        return tuple(int(v) for v in value)
-    return (int(value),) * n
+            return (as_int(value[0]),) * n
+        return tuple(as_int(v) for v in value)
+    return (as_int(value),) * n
+
+
+def aten_sizes(value, n: int, message: str, allow_empty: bool = False) -> tuple:
+    """An ``int[n]`` argument of a pooling operator as an ``n``-tuple of ints: a single int, or a sequence of 1 or
+    ``n`` of them (empty too with ``allow_empty``: a stride left to the kernel size), else ATen's ``message``."""
+    if isinstance(value, (tuple, list)) and len(value) not in (1, n) and not (allow_empty and not value):
+        raise RuntimeError(message)
+    return () if isinstance(value, (tuple, list)) and not value else expand_param(value, n)
+
+
+def ntuple(value, n: int) -> tuple:
+    """torch's ``_pair``/``_triple`` (``torch.nn.modules.utils``): an iterable as a tuple of its items, anything
+    else repeated ``n`` times; nothing converted, so a wrong value reaches the operator that refuses it."""
+    if isinstance(value, Iterable):
+        return tuple(value)
+    return (value,) * n
 
 
 def run_op(op, *args):

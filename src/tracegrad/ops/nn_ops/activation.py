@@ -137,10 +137,18 @@ def relu_fast(input: Tensor) -> Tensor:
     return out
 
 
+def _scalar(value, dtype) -> np.ndarray:
+    """A Scalar argument as a 0-d array of ``dtype``; None fails (NumPy would read it as NaN, and torch's parser
+    refuses it), for the operator's guard to answer in torch's words."""
+    if value is None:
+        raise TypeError("a Scalar argument must be a number, not None")
+    return np.asarray(value, dtype=dtype)
+
+
 def _threshold_kernel(a, threshold, value):
     if a.dtype.kind in "bc":  # (its CPU kernel takes every real type but bool)
         raise unsupported("threshold_cpu", a.dtype)
-    return np.where(a <= threshold, np.asarray(value, dtype=a.dtype), a)  # NaN is kept, as in PyTorch
+    return np.where(a <= threshold, _scalar(value, a.dtype), a)  # NaN is kept, as in PyTorch
 
 
 def _threshold_vjp(ctx, g):
@@ -209,7 +217,7 @@ hardtanh, hardtanh_ = _with_inplace(
 @half_in_float
 def _leaky_kernel(a, negative_slope=0.01):
     check_float(a, "leaky_relu_cpu")
-    return np.where(a > 0, a, a * np.asarray(negative_slope, dtype=a.dtype))
+    return np.where(a > 0, a, a * _scalar(negative_slope, a.dtype))
 
 
 def _leaky_backward_kernel(g, x, negative_slope, self_is_result=False):
@@ -363,8 +371,8 @@ SELU_SCALE = 1.0507009873554804934193349852946
 def _elu_kernel(a, alpha=1, scale=1, input_scale=1, name="elu_cpu"):
     check_float(a, name)
     dt = a.dtype
-    neg_part = np.expm1(a * np.asarray(input_scale, dtype=dt)) * np.asarray(alpha, dtype=dt)
-    return np.where(a > 0, a, neg_part) * np.asarray(scale, dtype=dt)
+    neg_part = np.expm1(a * _scalar(input_scale, dt)) * _scalar(alpha, dt)
+    return np.where(a > 0, a, neg_part) * _scalar(scale, dt)
 
 
 def _elu_backward_kernel(g, alpha, scale, input_scale, is_result, x):
@@ -570,7 +578,7 @@ silu.complex_grad = False  # PyTorch's derivative is real-only (its in-place for
 
 def _softplus_kernel(a, beta=1, threshold=20):
     check_float(a, "softplus_cpu")
-    z = a * np.asarray(beta, dtype=a.dtype)
+    z = a * _scalar(beta, a.dtype)
     return np.where(
         z > threshold, a, np.logaddexp(np.zeros((), a.dtype), z) / np.asarray(beta, dtype=a.dtype)
     )

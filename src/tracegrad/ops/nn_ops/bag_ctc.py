@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..._arg_parser import refuse_as_torch
 from ..._tensor import Tensor, _wrap
 from ...autograd.forward_ad import not_implemented_jvp
 from ...backend.dtypes import from_numpy_dtype, int64, promote_types, tensor_type_string
@@ -27,7 +28,7 @@ from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
 from ..registry import defop, defop_without_derivative, not_implemented
 from ..views import squeeze, unsqueeze
-from ._common import check_float, run_op
+from ._common import as_int, check_float, run_op
 
 MODE_SUM, MODE_MEAN, MODE_MAX = 0, 1, 2
 
@@ -304,16 +305,26 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_b
                   mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
                   include_last_offset: bool = False, padding_idx: int | None = None) -> tuple:
     """``torch.embedding_bag``: checks and wraps ``padding_idx`` (None: no padding, -1 for the kernel), then the
-    native op's four results: output, offset2bag, bag_size, max_indices."""
-    pad = -1
-    if padding_idx is not None:
-        num = weight.shape[0]
-        if not -num <= padding_idx < num:
-            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} through {num - 1}, "
-                               f"but got {padding_idx}")
-        pad = padding_idx + num if padding_idx < 0 else padding_idx
-    return tuple(embedding_bag_op(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
-                                  include_last_offset, pad))
+    native op's four results: output, offset2bag, bag_size, max_indices. Arguments torch's parser refuses (nn's
+    embedding_bag calls this with the user's flags) are refused in its words."""
+    args = (weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset,
+            padding_idx)
+    try:
+        for flag in (scale_grad_by_freq, sparse, include_last_offset):
+            if flag.__class__ is not bool:  # (any object would do here; torch's parser takes a bool only)
+                raise TypeError("embedding_bag(): a flag must be a bool")
+        pad = -1
+        if padding_idx is not None:
+            num = weight.shape[0]
+            if not -num <= as_int(padding_idx) < num:
+                raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} through {num - 1}, "
+                                   f"but got {padding_idx}")
+            pad = padding_idx + num if padding_idx < 0 else padding_idx
+        return tuple(embedding_bag_op(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                                      per_sample_weights, include_last_offset, pad))
+    except Exception:
+        refuse_as_torch("embedding_bag", args, {})
+        raise
 
 
 # ---- ctc_loss ------------------------------------------------------------------------------------------------
@@ -533,6 +544,9 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     each loss by its target length first), composed as PyTorch does so its graph shows the same nodes.
 
     (``reduction`` defaults to 0 as ``torch.ctc_loss`` behaves, whatever its signature claims.)"""
+    blank = as_int(blank)  # (an int, and a bool flag: torch's parser refuses others, which would do here)
+    if zero_infinity.__class__ is not bool:
+        raise TypeError("ctc_loss(): zero_infinity must be a bool")
     if isinstance(input_lengths, Tensor) != isinstance(target_lengths, Tensor):
         raise TypeError("ctc_loss() received an invalid combination of arguments: input_lengths and "
                         "target_lengths must both be Tensors or both be tuples of ints")

@@ -27,7 +27,7 @@ from ..pointwise import add
 from ..reductions import sum as sum_op
 from ..registry import defop
 from ..views import expand, squeeze, unsqueeze, view
-from ._common import check_float, expand_param
+from ._common import as_int, check_float, expand_param
 
 # ---- geometry ----------------------------------------------------------------------------------------------
 
@@ -553,7 +553,7 @@ def _conv_nd_batched(x: Tensor, weight: Tensor, bias, stride, padding, dilation,
                     flat += [0, e]
                 x = constant_pad_nd(x, tuple(flat), 0)
         else:
-            raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         pad = expand_param(padding, nd)
     return convolution(x, weight, bias, stride, pad, dilation, False, (0,) * nd, groups)
@@ -598,7 +598,27 @@ def _im2col_check_dims(x: np.ndarray) -> None:
                            f"dimensions for input, but got: {list(x.shape)}")
 
 
+def _check_im2col_sizes(order: tuple, **sizes) -> None:
+    """ATen's im2col/col2im checks of their size arguments: two ints each, then their values in ``order``."""
+    for name, value in sizes.items():
+        if len(value) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(value)}")
+        for v in value:
+            as_int(v)  # (a TypeError for what is not an int, which the operator's guard words as torch's parser)
+    for name in order:
+        height, width = sizes[name]
+        if name == "padding":
+            if height < 0 or width < 0:
+                raise RuntimeError(f"padding should be non-negative, but got pad_height: {height} pad_width: {width}")
+        elif height <= 0 or width <= 0:
+            what, short = ("kernel size", "kernel") if name == "kernel_size" else (name, name)
+            raise RuntimeError(f"{what} should be greater than zero, but got {short}_height: {height} "
+                               f"{short}_width: {width}")
+
+
 def _unfold_kernel(x, kernel_size, dilation, padding, stride):
+    _check_im2col_sizes(("kernel_size", "dilation", "padding", "stride"), kernel_size=kernel_size,
+                        dilation=dilation, padding=padding, stride=stride)
     _im2col_check_dims(x)
     unbatched = x.ndim == 3
     if unbatched:
@@ -620,6 +640,8 @@ def _unfold_kernel(x, kernel_size, dilation, padding, stride):
 
 
 def _fold_kernel(cols, output_size, kernel_size, dilation, padding, stride):
+    _check_im2col_sizes(("kernel_size", "stride", "dilation", "padding"), output_size=output_size,
+                        kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
     if cols.ndim not in (2, 3):
         raise RuntimeError(
             f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "

@@ -30,7 +30,7 @@ from ..unary import logit
 from ..views import reshape, view
 from ._basic import abs as abs_op
 from ._basic import clamp_min
-from ._common import check_float, fast_path_ok, new_output, run_op, type_name
+from ._common import as_int, check_float, fast_path_ok, new_output, run_op, type_name
 from .activation import _log_softmax_kernel, log_softmax, softplus
 
 # ---- shared checks -----------------------------------------------------------------------------------------
@@ -258,6 +258,8 @@ def nll_loss(
     """PyTorch's ``nll_loss_nd``: ``nll_loss`` for 1-D/2-D scores, ``nll_loss2d`` for 4-D ones, and for any other
     number of dimensions ``nll_loss2d`` on the scores viewed as (N, C, 1, -1), made contiguous first (so the
     graph shows the same CloneBackward0 / ViewBackward0 nodes around NllLoss2DBackward0)."""
+    if ignore_index.__class__ is not int:  # (an int: torch's parser refuses 1.5, which the comparison would take)
+        ignore_index = as_int(ignore_index)
     check_nondifferentiable("nll_loss_forward", "weight", weight)
     x, t = input._data, target._data
     check_nll_batch(x, t)
@@ -285,6 +287,8 @@ def cross_entropy(
     ignore_index: int = -100,
     label_smoothing: float = 0.0,
 ) -> Tensor:
+    if ignore_index.__class__ is not int:  # (an int: torch's parser refuses 1.5, which the comparison would take)
+        ignore_index = as_int(ignore_index)
     if STATE.profiler is not None:
         return STATE.profiler.composite("aten::cross_entropy_loss",
                                         (input, target, weight, reduction, ignore_index, label_smoothing),

@@ -20,7 +20,7 @@ from ..scalar_overloads import add_scalar
 from ..views import expand, squeeze, unsqueeze
 from . import resample
 from ._basic import clamp_min, norm, vector_norm
-from ._common import broadcast_shapes, check_float, type_name
+from ._common import as_int, broadcast_shapes, check_float, type_name
 from .pool import constant_in_self, pool_kernel_name
 
 # ---- constant padding --------------------------------------------------------------------------------------
@@ -246,97 +246,41 @@ def _op_and_backward(name: str, node_name: str, kernel, backward_kernel, arg: st
     return forward, backward
 
 
-_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_LINEAR_NODES = {1: "UpsampleLinear1DBackward0", 2: "UpsampleBilinear2DBackward0", 3: "UpsampleTrilinear3DBackward0"}
 
 
-def interpolate(
-    input: Tensor,
-    size=None,
-    scale_factor=None,
-    mode: str = "nearest",
-    align_corners=None,
-    recompute_scale_factor=None,
-    antialias: bool = False,
-) -> Tensor:
+def _output_sizes(x: np.ndarray, output_size, scale_factors) -> tuple:
+    """ATen's upsample ``.vec`` overloads: the output size given (the kernel gets no scales), or the input's size
+    times each scale factor, rounded down (the kernel gets the scales). What is not an int or a float fails."""
+    if output_size is not None:
+        return tuple(as_int(o) for o in output_size), (None,) * len(output_size)
+    scales = tuple(s.__float__() for s in scale_factors)  # (``float("2")`` would read a string)
+    return tuple(int(math.floor(n * s)) for n, s in zip(x.shape[2:], scales)), scales
+
+
+def upsample_nearest(input: Tensor, output_size, scale_factors, *, exact: bool = False) -> Tensor:
+    """``upsample_nearest{k}d`` (``_upsample_nearest_exact{k}d`` with ``exact``), of an input of k spatial dims."""
     x = input._data
     k = x.ndim - 2
-    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
-        raise ValueError(
-            "align_corners option can only be set with the interpolating modes: linear | bilinear | "
-            "bicubic | trilinear"
-        )
-    if antialias:
-        raise NotImplementedError("interpolate(antialias=True) is not supported")
-    if k < 1 or k > 3:
-        raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
-            f"modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact "
-            f"(got {mode})"
-        )
-    if (size is None) == (scale_factor is None):
-        raise ValueError(
-            "only one of size or scale_factor should be defined"
-            if size is not None
-            else "either size or scale_factor should be defined"
-        )
-    in_sizes = x.shape[2:]
-    if size is not None:
-        sizes = (size,) * k if isinstance(size, int) else tuple(size)
-        if len(sizes) != k:
-            raise ValueError(
-                f"Input and output must have the same number of spatial dimensions, but got input with "
-                f"spatial dimensions of {list(in_sizes)} and output size of {size}. Please "
-                "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
-                "...,oK) format."
-            )
-        scales = (None,) * k
-    else:
-        scales = (
-            (float(scale_factor),) * k
-            if not isinstance(scale_factor, (tuple, list))
-            else tuple(float(s) for s in scale_factor)
-        )
-        if len(scales) != k:
-            raise ValueError(
-                f"Input and scale_factor must have the same number of spatial dimensions, but got input "
-                f"with spatial dimensions of {list(in_sizes)} and scale_factor of shape {scale_factor}. "
-                "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, "
-                "s2, ...,sK) format."
-            )
-        sizes = tuple(int(math.floor(n * s)) for n, s in zip(in_sizes, scales))
-        if recompute_scale_factor:
-            scales = (None,) * k
-    if mode in ("nearest", "nearest-exact"):
-        exact = mode == "nearest-exact"
-        maps = tuple(resample.nearest_index_map(n, o, s, exact) for n, o, s in zip(in_sizes, sizes, scales))
-        prefix = "UpsampleNearestExact" if exact else "UpsampleNearest"
-        return _named(f"{prefix}{k}DBackward0", "nearest", k)(input, maps, sizes, *scales)
-    if mode == "area":
-        return adaptive_avg_pool(input, sizes)
-    if mode in _LINEAR_MODES:
-        if _LINEAR_MODES[mode] != k:
-            raise NotImplementedError(
-                f"Got {x.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input"
-            )
-        ac = bool(align_corners)
-        mats = tuple(resample.linear_matrix(n, o, s, ac) for n, o, s in zip(in_sizes, sizes, scales))
-        name = {
-            1: "UpsampleLinear1DBackward0",
-            2: "UpsampleBilinear2DBackward0",
-            3: "UpsampleTrilinear3DBackward0",
-        }[k]
-        return _named(name, "linear", k)(input, mats, sizes, *scales, ac)
+    sizes, scales = _output_sizes(x, output_size, scale_factors)
+    maps = tuple(resample.nearest_index_map(n, o, s, exact) for n, o, s in zip(x.shape[2:], sizes, scales))
+    prefix = "UpsampleNearestExact" if exact else "UpsampleNearest"
+    return _named(f"{prefix}{k}DBackward0", "nearest", k)(input, maps, sizes, *scales)
+
+
+def upsample_interpolating(input: Tensor, output_size, align_corners: bool, scale_factors, *, mode: str) -> Tensor:
+    """``upsample_linear1d``, ``upsample_bilinear2d``, ``upsample_trilinear3d`` or ``upsample_bicubic2d`` (``mode``)
+    of an input of as many spatial dims."""
+    if align_corners.__class__ is not bool:  # (a truthy object would do; torch's parser takes a bool only)
+        raise TypeError("align_corners must be a bool")
+    x = input._data
+    k = x.ndim - 2
+    sizes, scales = _output_sizes(x, output_size, scale_factors)
     if mode == "bicubic":
-        if k != 2:
-            raise NotImplementedError(f"Got {x.ndim}D input, but bicubic mode needs 4D input")
-        ac = bool(align_corners)
-        mats = tuple(resample.cubic_matrix(n, o, s, ac) for n, o, s in zip(in_sizes, sizes, scales))
-        return _named("UpsampleBicubic2DBackward0", "bicubic", 2)(input, mats, sizes, *scales, ac)
-    raise NotImplementedError(
-        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
-        f"modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got "
-        f"{mode})"
-    )
+        mats = tuple(resample.cubic_matrix(n, o, s, align_corners) for n, o, s in zip(x.shape[2:], sizes, scales))
+        return _named("UpsampleBicubic2DBackward0", "bicubic", 2)(input, mats, sizes, *scales, align_corners)
+    mats = tuple(resample.linear_matrix(n, o, s, align_corners) for n, o, s in zip(x.shape[2:], sizes, scales))
+    return _named(_LINEAR_NODES[k], "linear", k)(input, mats, sizes, *scales, align_corners)
 
 
 # ---- embedding ---------------------------------------------------------------------------------------------
@@ -358,6 +302,7 @@ def _legacy_name(a) -> str:
 
 
 def _embedding_kernel(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    as_int(padding_idx)  # (an int: torch's parser refuses 1.5, which the lookup would not use)
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     _check_indices(indices, weight.shape[0])
@@ -453,6 +398,7 @@ embedding_gather = defop(
 
 def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
     """Rescale, in place and without autograd, the looked-up rows whose norm exceeds ``max_norm``."""
+    max_norm.__float__(), norm_type.__float__()  # (numbers: NumPy would take None as a norm's order)
     w = weight._data
     rows = np.unique(indices._data.reshape(-1))
     norms = (
@@ -470,6 +416,7 @@ def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_typ
 
 
 def _one_hot_kernel(t, num_classes=-1):
+    num_classes = as_int(num_classes)  # (torch's parser refuses 2.5, which NumPy would take)
     if t.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:

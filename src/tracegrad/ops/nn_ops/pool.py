@@ -23,7 +23,7 @@ from ..creation import zeros_like
 from ..registry import defop
 from ..shape_extra import gather
 from ..views import view
-from ._common import check_float
+from ._common import as_int, check_float
 
 # ---- backward operators ------------------------------------------------------------------------------------
 
@@ -296,6 +296,8 @@ def _check_pool3d(x, kernel, stride, padding, dilation, ceil_mode: bool, fn_name
 
 
 def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if divisor_override is not None:
+        as_int(divisor_override)  # (an int: torch's parser refuses 1.5, which the division would take)
     n = len(kernel_size)
     stride = stride or kernel_size
     if n == 2:

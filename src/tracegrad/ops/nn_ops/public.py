@@ -71,8 +71,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    return norm.layer_norm(input, shape, weight, bias, eps)
+    # (a list of sizes: an int fails, as torch's parser refuses it, where nn.LayerNorm keeps a tuple)
+    return norm.layer_norm(input, tuple(normalized_shape), weight, bias, eps)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
@@ -80,12 +80,14 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
+    momentum.__float__()  # (a number, checked as torch's parser does: without running statistics it is unused)
     return norm.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def instance_norm(
     input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled=True
 ):
+    momentum.__float__()
     return norm.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
