@@ -12,26 +12,17 @@ from typing import Any
 
 import numpy as np
 
+from ._arg_parser import tp_name
 from .backend import dtypes as _dt
 
 _PYTHON_DTYPES = (builtins.bool, builtins.int, builtins.float, builtins.complex)
-
-
-def type_name(value: Any) -> str:
-    """The type name torch's parser prints: builtins bare, the rest module-qualified, tensors as 'Tensor'."""
-    from ._tensor import Tensor
-
-    if isinstance(value, Tensor):
-        return "Tensor"
-    kind = type(value)
-    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
 
 
 def dtype_arg(fn: str, dtype: Any) -> None:
     """``dtype=`` takes a torch dtype or one of the Python types bool, int, float, complex."""
     if dtype is None or isinstance(dtype, _dt.dtype) or builtins.any(dtype is t for t in _PYTHON_DTYPES):
         return
-    raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type_name(dtype)}")
+    raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {tp_name(dtype)}")
 
 
 def bool_arg(fn: str, name: str, value: Any, position: int | None = None) -> None:
@@ -39,7 +30,7 @@ def bool_arg(fn: str, name: str, value: Any, position: int | None = None) -> Non
     if isinstance(value, (builtins.bool, np.bool_)):
         return
     where = f" (position {position})" if position is not None else ""
-    raise TypeError(f"{fn}(): argument '{name}'{where} must be bool, not {type_name(value)}")
+    raise TypeError(f"{fn}(): argument '{name}'{where} must be bool, not {tp_name(value)}")
 
 
 def _is_index(value: Any) -> bool:
@@ -59,15 +50,15 @@ def size_arg(fn: str, size: tuple, keyword: bool = False) -> tuple[int, ...]:
         items = size[0]
         if not isinstance(items, (tuple, list)):
             where = "" if keyword else " (position 1)"
-            raise TypeError(f"{fn}(): argument 'size'{where} must be tuple of ints, not {type_name(items)}")
+            raise TypeError(f"{fn}(): argument 'size'{where} must be tuple of ints, not {tp_name(items)}")
         if items and not _is_index(items[0]):
             raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, but found element of "
-                            f"type {type_name(items[0])} at pos 0")
+                            f"type {tp_name(items[0])} at pos 0")
     shape = []
     for pos, item in enumerate(items):
         if not _is_index(item):
             raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {pos + 1} with error "
-                            f"\"type must be tuple of ints,but got {type_name(item)}\"")
+                            f"\"type must be tuple of ints,but got {tp_name(item)}\"")
         shape.append(int(item.item()) if isinstance(item, Tensor) else int(item))
     return tuple(shape)
 
@@ -80,43 +71,3 @@ def non_negative_shape(fn: str, shape: tuple[int, ...]) -> tuple[int, ...]:
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
     return shape
-
-
-def _parser_type(value: Any) -> str:
-    """A value's type as torch's parser lists what it got (Tensor, torch.dtype, int, ...)."""
-    from .backend.device import device
-
-    if isinstance(value, _dt.dtype):
-        return "torch.dtype"
-    if isinstance(value, device):
-        return "torch.device"
-    return type_name(value)
-
-
-_FACTORY_OPTIONS = ("*, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device "
-                    "= None, bool pin_memory = False, bool requires_grad = False")
-
-
-def _spaced_signatures(extra: str) -> list[str]:
-    """linspace's and logspace's four overloads (each of start and end a Tensor or a Number)."""
-    return [f"({a} start, {b} end, int steps{extra}, {_FACTORY_OPTIONS})"
-            for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"), ("Number", "Number"))]
-
-
-def _random_signatures() -> list[str]:
-    """rand's and randn's two overloads (with and without a generator)."""
-    options = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
-               "bool pin_memory = False, bool requires_grad = False")
-    return [f"(tuple of ints size, *, torch.Generator generator, {options})", f"(tuple of ints size, *, {options})"]
-
-
-SIGNATURES = {"linspace": _spaced_signatures(""), "logspace": _spaced_signatures(", float base = 10.0"),
-              "rand": _random_signatures(), "randn": _random_signatures()}
-
-
-def invalid_combination(fn: str, args: tuple, kwargs: dict) -> TypeError:
-    """torch's error for a call that matches none of a function's overloads (a required argument left out)."""
-    got = [_parser_type(a) for a in args] + [f"{k}={_parser_type(v)}" for k, v in kwargs.items()]
-    listed = "".join(f" * {signature}\n" for signature in SIGNATURES[fn])
-    return TypeError(f"{fn}() received an invalid combination of arguments - got ({', '.join(got)}), but expected "
-                     f"one of:\n{listed}")

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from . import _arg_checks as _args
+from ._arg_parser import argument_error, tp_name
 from ._state import STATE
 from ._tensor import Tensor, _wrap
 from .backend import dtypes as _dt
@@ -26,11 +27,9 @@ def _size(size, fn: str = "empty", kwargs: dict | None = None) -> tuple[int, ...
         if "size" in kwargs:
             value = kwargs.pop("size")
             if not isinstance(value, (tuple, list)):
-                raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, not {_args.type_name(value)}")
+                raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, not {tp_name(value)}")
             return _args.non_negative_shape(fn, _args.size_arg(fn, (value,), keyword=True))
-        if fn in _args.SIGNATURES:
-            raise _args.invalid_combination(fn, (), {})
-        raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+        raise argument_error(fn, (), {}) or TypeError(f'{fn}() missing 1 required positional arguments: "size"')
     return _args.non_negative_shape(fn, _args.size_arg(fn, size))
 
 
@@ -157,7 +156,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     if not isinstance(size, (tuple, list)):
-        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {_args.type_name(size)}")
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {tp_name(size)}")
     size = _size((size,), "full")
     _args.dtype_arg("full", dtype)
     _args.bool_arg("full", "requires_grad", requires_grad)
@@ -267,6 +266,11 @@ def _given(**kwargs) -> dict:
     return {k: v for k, v in kwargs.items() if v is not None and v is not False}
 
 
+def _steps_missing(fn: str, args: tuple, kwargs: dict) -> TypeError:
+    """torch has no default number of steps: its parser lists the overloads."""
+    return argument_error(fn, args, kwargs) or TypeError(f'{fn}() missing 1 required positional arguments: "steps"')
+
+
 def _steps(steps) -> int:
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -275,9 +279,9 @@ def _steps(steps) -> int:
 
 def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, requires_grad: bool = False,
              **kw) -> Tensor:
-    if steps is None:  # (torch has no default number of steps: its parser lists the overloads)
-        raise _args.invalid_combination("linspace", (start, end), _given(dtype=dtype, device=device,
-                                                                         requires_grad=requires_grad, **kw))
+    if steps is None:
+        raise _steps_missing("linspace", (start, end), _given(dtype=dtype, device=device,
+                                                              requires_grad=requires_grad, **kw))
     steps = _steps(steps)
     np_dtype = _resolve_dtype(dtype, fn="linspace")
     if np_dtype.kind == "f" and np_dtype.itemsize >= 4 and steps > 1:  # (float16: torch's rounding is not this)
@@ -303,8 +307,7 @@ def _linspace_like_torch(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
 def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=None, requires_grad: bool = False,
              **kw) -> Tensor:
     if steps is None:
-        raise _args.invalid_combination("logspace", (start, end), _given(dtype=dtype, requires_grad=requires_grad,
-                                                                         **kw))
+        raise _steps_missing("logspace", (start, end), _given(dtype=dtype, requires_grad=requires_grad, **kw))
     np_dtype = _resolve_dtype(dtype, fn="logspace")
     return _finish(np.logspace(start, end, _steps(steps), base=base).astype(np_dtype), requires_grad)
 

@@ -436,11 +436,11 @@ def _new_ones(self, *size, dtype=None, requires_grad=False, **kw):
 
 
 def _new_full(self, size, fill_value, dtype=None, requires_grad=False, **kw):
-    from ._arg_checks import type_name
+    from ._arg_parser import tp_name
     from ._factories import full
 
     if not isinstance(size, (tuple, list)):  # (named for this method, as torch's parser does)
-        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {type_name(size)}")
+        raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {tp_name(size)}")
 
     return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
