@@ -56,7 +56,8 @@ def size_arg(fn: str, size: tuple, keyword: bool = False) -> tuple[int, ...]:
                             f"type {tp_name(items[0])} at pos 0")
     shape = []
     for pos, item in enumerate(items):
-        if not _is_index(item):
+        # (torch checks the first element's type; it reads the others with ``__index__``, which a bool has)
+        if not (_is_index(item) or (pos and item.__class__ is builtins.bool)):
             raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {pos + 1} with error "
                             f"\"type must be tuple of ints,but got {tp_name(item)}\"")
         shape.append(int(item.item()) if isinstance(item, Tensor) else int(item))

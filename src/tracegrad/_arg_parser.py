@@ -378,7 +378,8 @@ def _unpack_int_lists(sig: PySignature, args: tuple, kwargs: dict) -> None:
         if not _is_sequence(value):
             continue
         for pos, item in enumerate(value):
-            if not _check_index(item):
+            # (an element is read with ``__index__``, which a bool has: only the first was checked by type)
+            if not (item.__class__ is bool or _check_index(item)):
                 raise TypeError(f"{sig.name}(): argument '{param.name}' failed to unpack the object at pos {pos + 1} "
                                 f"with error \"type must be tuple of ints,but got {tp_name(item)}\"")
 
@@ -676,21 +677,23 @@ def _from_tracegrad(args: tuple) -> bool:
 class _CallLimits:
     """What a guard looks at on a call, to catch the mistakes a kernel does not notice: more positional arguments
     than a listed signature takes, a keyword no signature names, a bool parameter given something else, a dtype
-    keyword given a name (``dtype="float32"``). A call it finds suspect is parsed in full (a deprecated signature
-    may still take it)."""
+    keyword given a name (``dtype="float32"``), and a value of a class no signature takes where it stands (a
+    bool for ``dim``, ``None`` for ``other``, 1.5 for ``k``, ``[True]`` for ``dims``, 3 for ``keepdim``: NumPy
+    would read them all as numbers). A call it finds suspect is parsed in full (a deprecated signature may still take it)."""
 
     positional: int | None  # None: a signature takes ``*size``
     keywords: frozenset[str]
     bool_keywords: frozenset[str]
     dtype_keywords: frozenset[str]
-    bool_positions: tuple[int, ...]  # (of a single signature's bool parameters: ``upper`` in ``cholesky(A, 1)``)
+    refused_positions: tuple[tuple[int, frozenset], ...]  # (position, the classes of _probes() none takes there)
+    refused_keywords: dict[str, frozenset]
 
     def suspect(self, args: tuple, kwargs: dict) -> bool:
         # (plain loops: this runs on every call of a guarded name, where a generator costs more than the checks)
         if self.positional is not None and len(args) > self.positional:
             return True
-        for i in self.bool_positions:
-            if i < len(args) and args[i].__class__ is not bool:
+        for i, refused in self.refused_positions:
+            if i < len(args) and _refused(args[i], refused):
                 return True
         if kwargs:
             if not self.keywords.issuperset(kwargs):
@@ -701,7 +704,49 @@ class _CallLimits:
             for key in self.dtype_keywords.intersection(kwargs):
                 if isinstance(kwargs[key], str):  # (the usual mistake; None and Python types are taken)
                     return True
+            for key, value in kwargs.items():
+                refused = self.refused_keywords.get(key)
+                if refused is not None and _refused(value, refused):
+                    return True
         return False
+
+
+def _refused(value: Any, refused: frozenset) -> bool:
+    cls = value.__class__
+    if cls in refused:
+        return True
+    # (a list's first element is the one torch's parser checks by type)
+    return (cls is list or cls is tuple) and len(value) > 0 and (cls, value[0].__class__) in refused
+
+
+@functools.cache
+def _probes() -> dict[Any, Any]:
+    """One value of each class a kernel would silently take as a number (or an int or a tensor as a bool:
+    ``max(x, y, 3)``), keyed as ``_refused`` looks them up."""
+    from ._tensor import Tensor
+
+    probes: dict[Any, Any] = {bool: True, int: 3, float: 1.5, type(None): None, list: [], tuple: (),
+                              Tensor: Tensor(np.zeros((), np.float32))}
+    probes.update({(seq, cls): seq([probe]) for seq in (list, tuple) for cls, probe in
+                   ((bool, True), (float, 1.5), (type(None), None))})
+    return probes
+
+
+def _takes(sig: PySignature, param: PyParam, position: int, probe: Any) -> bool:
+    if probe is None:
+        return param.allow_none
+    if position == 0 and probe.__class__ is int and sig.max_pos_args == 1 and param.kind in ("INT_LIST",
+                                                                                           "SYM_INT_LIST"):
+        return True  # ``view(6)``: an int starts a ``*size``
+    try:
+        return _check(param, probe, 0, sig.name in _NUMBERS_AS_TENSORS)[0]
+    except TypeError:  # a Tensor list's element
+        return False
+
+
+def _refused_probes(candidates: list[tuple[PySignature, PyParam]], position: int = -1) -> frozenset:
+    return frozenset(key for key, probe in _probes().items()
+                     if not any(_takes(sig, param, position, probe) for sig, param in candidates))
 
 
 def _call_limits(name: str, method: bool) -> _CallLimits:
@@ -714,11 +759,21 @@ def _call_limits(name: str, method: bool) -> _CallLimits:
         return frozenset(n for n in names if all(p.kind == kind for p in params if p.name == n))
 
     bools, dtypes = typed("BOOL"), typed("SCALARTYPE")
+    refused_keywords = {}
+    for n in names - bools:
+        refused = _refused_probes([(s, p) for s in sigs for p in s.params if p.name == n])
+        for key in (n, *_NUMPY_NAMES.get(n, ())):
+            if refused:
+                refused_keywords[key] = refused
     names.update(alias for n in list(names) for alias in _NUMPY_NAMES.get(n, ()))
     positional = None if varargs else max(s.max_pos_args for s in sigs if not s.hidden) + method
-    single = sigs[0].params if len(sigs) == 1 else ()
-    bool_positions = tuple(i + method for i, p in enumerate(single) if p.kind == "BOOL" and not p.keyword_only)
-    return _CallLimits(positional, frozenset(names), bools, dtypes, bool_positions)
+    refused_positions = []
+    # (``view(2, True)``: the positional arguments after an int are read as one list, by ``__index__``)
+    for i in range(1 if varargs else positional - method):
+        refused = _refused_probes([(s, s.params[i]) for s in sigs if i < s.max_pos_args], i)
+        if refused:
+            refused_positions.append((i + method, refused))
+    return _CallLimits(positional, frozenset(names), bools, dtypes, tuple(refused_positions), refused_keywords)
 
 
 def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
@@ -728,12 +783,25 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
     functions check their sizes themselves (``views.normalize_shape``)."""
     limits = _call_limits(name, method)
     positional = sys.maxsize if limits.positional is None else limits.positional
-    always_look = bool(limits.bool_positions)
+    checks = limits.refused_positions
 
     @functools.wraps(fn)
     def guarded(*args, **kwargs):
-        if (kwargs or always_look or len(args) > positional) and limits.suspect(args, kwargs):
-            refuse_as_torch(name, args[1:] if method else args, kwargs, method)
+        if kwargs or len(args) > positional:
+            if limits.suspect(args, kwargs):
+                refuse_as_torch(name, args[1:] if method else args, kwargs, method)
+        else:
+            # (``suspect``'s positional loop, inlined: a call with positional arguments only is the common one)
+            n = len(args)
+            for i, refused in checks:
+                if i >= n:
+                    break
+                value = args[i]
+                cls = value.__class__
+                if cls in refused or ((cls is list or cls is tuple) and value and (cls, value[0].__class__)
+                                      in refused):
+                    refuse_as_torch(name, args[1:] if method else args, kwargs, method)
+                    break
         try:
             return fn(*args, **kwargs)
         except Exception:
@@ -756,8 +824,11 @@ def guard_functions(namespace: dict, prefix: str = "", names: frozenset | None =
         # (an operator checks its own arguments' number, but takes a keyword-only one given positionally, as
         # tracegrad's code calls operators, and any object for a bool: such a public name gets a guard; so does
         # an alias, ``arccos`` for ``acos``, whose operator's own refusal would name the other operator)
+        # an operator of more than one parameter too, whose kernel would read a bool, a float or None given for
+        # an int or a tensor as a number (``torch.transpose(x, True, 0)``, ``torch.mul(x, None)``); a kernel of
+        # one tensor parameter refuses them itself, and those (``torch.sin``) are the ones a chain calls
         if not isinstance(value, types.FunctionType) and not (isinstance(value, OpDef) and (
-                value.n_positional < value.n_params or any(p.type == "bool" for p in value.schema.params)
+                value.n_positional < value.n_params or value.n_params > 1
                 or value.schema.name != prefix + name)):
             continue
         if (names is not None and name not in names) or (prefix + name) in PYTHON_IN_TORCH:

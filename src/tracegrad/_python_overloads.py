@@ -563,7 +563,7 @@ WITHOUT_OUT = frozenset({
     "adaptive_avg_pool1d", "avg_pool1d", "fill.*", "rsub.*", "floor_divide.Scalar",
     # aliases torch binds without out= (where their operator's overload has it, or is not bound), full_like
     "divide.Scalar", "divide.Scalar_mode", "multiply.Scalar", "subtract.Scalar", "swapdims.*", "moveaxis.*",
-    "matrix_exp", "full_like",
+    "matrix_exp", "full_like", "linalg_matrix_exp", "one_hot", "relu", "count_nonzero.*",
 }) | frozenset(schema.partition("(")[0] for schema in _WITHOUT_OUT)
 
 # Overloads torch binds as functions only (not as Tensor methods)

@@ -4,8 +4,9 @@ torch binds every call of an operator against the operator's Python signatures b
 the kernel on the arguments as given and, only when the call fails, asks its copy of the parser
 (``tracegrad._arg_parser``) for torch's verdict. These tests call every operator of the OpInfo database, as a
 function and as a Tensor method, with the mistakes users make — one positional argument too many, a keyword
-the function does not take, a string where a number or a tensor goes — and compare the exception type and the
-whole message with torch's. A first test checks the other side: every valid sample of the database binds to
+the function does not take, a string where a number or a tensor goes, and the values NumPy would quietly read as
+numbers (a bool or a float for an int, None for a tensor) — and compare the exception type and the whole message
+with torch's (or that both accept the call). A first test checks the other side: every valid sample of the database binds to
 one of the signatures, so no correct call is ever refused.
 """
 
@@ -25,13 +26,9 @@ from tracegrad._python_overloads import NN_FUNCTIONAL_IN_CPP, PYTHON_IN_TORCH, P
 # the prefix torch's messages give the operators of a Python namespace (``linalg_inv()``)
 _PREFIXES = {"linalg.": "linalg_", "special.": "special_", "fft.": "fft_", "nn.functional.": ""}
 
-# Where tracegrad still answers differently, and why. Each entry is checked to still differ, so a fix shows.
-_SILENT_DIM = "max/min(x, other, 3rd): the third argument is not checked when the second is a tensor"
-
-KNOWN: dict[tuple[str, str], str] = {
-    ("max", "extra"): _SILENT_DIM,
-    ("min", "extra"): _SILENT_DIM,
-}
+# Where tracegrad still answers differently, and why (none now). Each entry is checked to still differ, so a fix
+# shows.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _operator_name(path: str) -> tuple[str, bool]:
@@ -99,14 +96,22 @@ def test_every_valid_sample_binds_to_a_signature(path):
         assert parse_error(sigs, args[1:] if method else args, kwargs) is None, (args, kwargs)
 
 
+# What goes in each argument's place: a string, and the values a kernel would read as numbers where torch's
+# parser refuses them (a bool for an int, a float for an int, None for a tensor or a non-optional int)
+_WRONG_VALUES = {"str": "a", "None": None, "float": 1.5, "bool": True}
+
+
 def _mistakes(args: tuple, kwargs: dict, method: bool):
     """(label, args, kwargs) of the mistaken calls made from one valid call."""
     yield "extra", args + (_Unknown(),), kwargs
     yield "bogus keyword", args, {**kwargs, "bogus": 1}
-    for i in range(2 if method else 1, len(args)):
-        yield f"str at {i}", args[:i] + ("a",) + args[i + 1:], kwargs
-    for key in kwargs:
-        yield f"str for {key}", args, {**kwargs, key: "a"}
+    if not method:  # (whether the function takes ``out=`` at all shows in the answer)
+        yield "object for out", args, {**kwargs, "out": _Unknown()}
+    for label, wrong in _WRONG_VALUES.items():
+        for i in range(2 if method else 1, len(args)):
+            yield f"{label} at {i}", args[:i] + (wrong,) + args[i + 1:], kwargs
+        for key in kwargs:
+            yield f"{label} for {key}", args, {**kwargs, key: wrong}
 
 
 class _Unknown:
@@ -190,7 +195,12 @@ SNIPPETS = [
     "x.view(2.0, 3)", "x.view(2, 3.0)", 'x.view("a")', 'x.view("a", 3)', 'x.reshape(6, -1, "a")', "x.expand(2, 3.5)",
     "x.permute(0, 1.0)", "x.repeat(2.0, 3)", "x.view((2, 3), 1)",
     "x.backward(1, 2, 3, 4, 5)", "x.register_hook(1, 2)", "x.register_post_accumulate_grad_hook(1, 2)",
-    "torch.add(x, x, 2)", 'torch.add(x, 1, alpha="a")', 'torch.sum(x, "a")', "torch.sum(x, dim=1.5)",
+    "torch.add(x, x, 2)", 'torch.add(x, 1, alpha="a")', "torch.max(x, x, 3)", "torch.max(x, x, keepdim=True)",
+    "x.max(x, True)", "x.min(keepdim=True)", "torch.mul(x, None)", "x.mul(None)", "torch.eq(x, None)",
+    "torch.transpose(x, True, 0)", "x.flip(True)", "x.flip([True])", "x.flip((0, True))", "x.expand(2, True, 3)",
+    "x.expand(True, 3)", "torch.ones(2, True)", "x.new_zeros(2, True)", "x.view(3, True)", "x.permute(1, True)",
+    "torch.polygamma(1.0, x)", "torch.roll(x, 1.5)", "torch.tril(x, True)", "torch.take(x, True)",
+    "torch.count_nonzero(x, out=x)", "torch.relu(x, out=x)", 'torch.sum(x, "a")', "torch.sum(x, dim=1.5)",
     "torch.mm(x, 2)", "torch.cat(x)", "torch.cat([x, 1])", "torch.stack(x, 0)", "torch.exp(x, 1)",
     'torch.clamp(x, "a")', 'torch.where(x > 0, x, "a")', 'x.masked_fill(x > 0, "a")', "x.unsqueeze(1.0)",
     'x.sum(foo=1)', "x.std(unbiased=2)", "torch.nonzero(x, as_tuple=1)", "x.gather(0, x.long(), True, 1)",

@@ -117,6 +117,8 @@ def as_array(x, dtype):
     """A kernel operand as an array of ``dtype`` (Python scalars included)."""
     if x.__class__ is np.ndarray:
         return x if x.dtype == dtype else x.astype(dtype)
+    if x is None:  # (NumPy reads None as NaN; the operator's argument guard words the refusal)
+        raise TypeError("expected a number or a tensor, not NoneType")
     try:
         return np.asarray(x, dtype=dtype)
     except OverflowError:  # a Python int outside the dtype's range (-3 for uint8) wraps, as PyTorch's C++ cast

@@ -175,11 +175,9 @@ def empty_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kwargs) 
 
 
 def new_zeros(t: Tensor, *size, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
-    if len(size) == 1:  # (a size given as one sequence, or one int)
-        size = size[0]
-    if isinstance(size, int):
-        size = (size,)
-    out = _wrap(np.zeros(tuple(size), dtype=_np_dtype(dtype) or t._data.dtype))
+    from .views import normalize_shape
+
+    out = _wrap(np.zeros(normalize_shape(size), dtype=_np_dtype(dtype) or t._data.dtype))
     if requires_grad:
         out.requires_grad_(True)
     return out

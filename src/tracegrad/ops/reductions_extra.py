@@ -546,31 +546,35 @@ _max_dim = _dim_extreme("max", np.argmax)
 _min_dim = _dim_extreme("min", np.argmin)
 
 
-def _binary_extreme(name: str, input: Tensor, other, out):
-    op = REGISTRY.get(name)
-    if op is None:
-        raise NotImplementedError(f"torch.{name} is not available yet")
-    return op(input, other) if out is None else op(input, other, out=out)
+def _extreme(binary: str, full, along_dim):
+    """``max``/``min``: the whole tensor's extreme, (values, indices) along ``dim``, or the elementwise extreme
+    with a tensor ``other``. ``keepdim`` defaults to None, which tells "not given" apart: a tensor in ``dim``'s
+    place takes no ``keepdim`` (the argument guard then refuses the call in the parser's words)."""
+
+    def extreme(input: Tensor, dim=None, keepdim: bool | None = None, *, other=None, out=None):
+        extra = {} if out is None else {"out": out}
+        if isinstance(dim, Tensor) or other is not None:
+            if keepdim is not None or (other is not None and dim is not None):
+                raise TypeError(f"{binary}: a tensor to compare with takes no dim or keepdim")
+            op = REGISTRY.get(binary)
+            if op is None:
+                raise NotImplementedError(f"torch.{binary} is not available yet")
+            return op(input, other if other is not None else dim, **extra)
+        if dim is None:
+            if keepdim is not None:
+                raise TypeError(f"{binary}: keepdim without dim")
+            return full(input, **extra)
+        return along_dim(input, dim, bool(keepdim), **extra)
+
+    return extreme
 
 
-def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
-    """``max(input)``, ``max(input, dim, keepdim)`` -> (values, indices), or ``max(input, other)``."""
-    if isinstance(dim, Tensor) or other is not None:
-        return _binary_extreme("maximum", input, other if other is not None else dim, out)
-    extra = {} if out is None else {"out": out}
-    if dim is None:
-        return _max_full(input, **extra)
-    return _max_dim(input, dim, keepdim, **extra)
-
-
-def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
-    """``min(input)``, ``min(input, dim, keepdim)`` -> (values, indices), or ``min(input, other)``."""
-    if isinstance(dim, Tensor) or other is not None:
-        return _binary_extreme("minimum", input, other if other is not None else dim, out)
-    extra = {} if out is None else {"out": out}
-    if dim is None:
-        return _min_full(input, **extra)
-    return _min_dim(input, dim, keepdim, **extra)
+max = _extreme("maximum", _max_full, _max_dim)
+max.__name__ = max.__qualname__ = "max"
+max.__doc__ = "``max(input)``, ``max(input, dim, keepdim)`` -> (values, indices), or ``max(input, other)``."
+min = _extreme("minimum", _min_full, _min_dim)
+min.__name__ = min.__qualname__ = "min"
+min.__doc__ = "``min(input)``, ``min(input, dim, keepdim)`` -> (values, indices), or ``min(input, other)``."
 
 
 def _amax_kernel_for(name: str, np_fn):

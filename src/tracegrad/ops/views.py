@@ -52,7 +52,8 @@ def normalize_shape(args) -> tuple:
         shape = args
     for size in shape:
         if size.__class__ is not int:
-            operator.index(size)  # (a TypeError for 2.0 and "a"; NumPy integers and integer tensors pass)
+            # (a TypeError for 2.0 and "a"; NumPy integers, integer tensors and bools are read as ints)
+            return tuple(s if s.__class__ is int else operator.index(s) for s in shape)
     return shape
 
 
