@@ -679,7 +679,8 @@ class _CallLimits:
     than a listed signature takes, a keyword no signature names, a bool parameter given something else, a dtype
     keyword given a name (``dtype="float32"``), and a value of a class no signature takes where it stands (a
     bool for ``dim``, ``None`` for ``other``, 1.5 for ``k``, ``[True]`` for ``dims``, 3 for ``keepdim``: NumPy
-    would read them all as numbers). A call it finds suspect is parsed in full (a deprecated signature may still take it)."""
+    would read them all as numbers). A call it finds suspect is parsed in full (a deprecated signature may
+    still take it)."""
 
     positional: int | None  # None: a signature takes ``*size``
     keywords: frozenset[str]
