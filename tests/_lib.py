@@ -8,6 +8,7 @@ that mode is a wrong specification, not a tracegrad bug.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import torch
@@ -97,6 +98,40 @@ def raised(lib, program) -> tuple[str, str] | None:
     except Exception as exc:  # noqa: BLE001 - the error itself is the result
         return type(exc).__name__, str(exc)
     return None
+
+
+class Unknown:
+    """An object no parameter takes (it prints as ``object`` in both libraries' messages)."""
+
+
+Unknown.__name__ = Unknown.__qualname__ = "object"
+
+
+def raised_quietly(lib, source: str, env: dict) -> tuple[str, str] | None:
+    """``raised`` for a snippet evaluated in ``env`` with warnings ignored (mistake sweeps compare errors only)."""
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return eval(source, env)  # noqa: S307 - the calling test's own snippets
+    return raised(lib, run)
+
+
+def spoiled_calls(prefix: str, valid: dict[str, str], wrong: tuple[str, ...] = ('"a"', "None", "1.5", "True")
+                  ) -> list[str]:
+    """Mistaken calls made from valid ones (``{name: "its arguments"}``), as source: no arguments, one unknown
+    object more (``U()``, a name the test's snippets give), an unknown keyword, nine objects more, and each argument
+    replaced in turn by each of ``wrong``."""
+    import ast
+
+    calls = []
+    for name, args in valid.items():
+        given = [ast.unparse(a) for a in ast.parse(f"f({args})", mode="eval").body.args]
+        head = f"{prefix}{name}({', '.join(given)}"
+        calls += [head + ")", head + ", U())", head + ", bogus=1)", head + ", U()" * 9 + ")"]
+        for i in range(len(given)):
+            for value in wrong:
+                calls.append(f"{prefix}{name}({', '.join(given[:i] + [value] + given[i + 1:])})")
+    return calls
 
 
 def assert_logs_match(ours: list, theirs: list, **tolerance) -> None:

@@ -513,7 +513,8 @@ def _default_text(value: Any, schema_type: str) -> str:
 def _py_param(p: Any, name: str, keyword_only: bool) -> PyParam:
     schema_type = p.type
     base = schema_type.rstrip("?")
-    allow_none = schema_type.endswith("?")
+    # (torch's parser takes None for a parameter whose printed default is None: ``int[1] dim=[]`` too)
+    allow_none = schema_type.endswith("?") or (p.has_default and _default_text(p.default, schema_type) == "None")
     size = 0
     if "[" in base:
         element, _, rest = base.partition("[")
@@ -622,7 +623,7 @@ def python_signatures(name: str, method: bool) -> tuple[PySignature, ...]:
     for schema, hidden in entries:
         if method and schema.full_name in FUNCTION_ONLY:
             continue
-        with_out = (not method and not hidden and not name.endswith("_") and name not in NO_OUT_OVERLOAD
+        with_out = (not method and not name.endswith("_") and name not in NO_OUT_OVERLOAD
                     and schema.full_name not in WITHOUT_OUT and f"{name}.*" not in WITHOUT_OUT
                     and bool(schema.returns) and all(r.type == "Tensor" for r in schema.returns))
         sig = _from_schema(schema, method, with_out, hidden)
@@ -646,6 +647,49 @@ def argument_error(name: str, args: tuple, kwargs: dict, method: bool = False) -
             return TypeError(f"TensorBase.{name}() takes no keyword arguments")
         return TypeError(f"TensorBase.{name}() takes no arguments ({len(args)} given)") if args else None
     return parse_error(list(sigs), args, kwargs)
+
+
+def _bound(sig: PySignature, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The values of a call ``_parse`` accepted, by parameter name (positional ones first, in order)."""
+    positional = [p for p in sig.params if not p.keyword_only]
+    named = {p.name: value for p, value in zip(positional, args)}
+    for p in sig.params:
+        for key in (p.name, *_NUMPY_NAMES.get(p.name, ())):
+            if key in kwargs:
+                named[p.name] = kwargs[key]
+    return named
+
+
+def deprecated_order(name: str, args: tuple, kwargs: dict, method: bool = False) -> dict[str, Any] | None:
+    """For a failed call that only one of torch's deprecated argument orders takes (``add(x, 2, y)``: input,
+    alpha, other), its values by name, after torch's warning (once per process, as its parser gives it);
+    otherwise None."""
+    if _from_tracegrad(args):
+        return None
+    try:
+        sigs = python_signatures(name, method)
+    except (KeyError, ValueError):
+        return None
+    hidden = [sig for sig in sigs if sig.hidden]
+    if not hidden or any(_parse(sig, args, kwargs, False) for sig in sigs if not sig.hidden):
+        return None
+    for sig in hidden:
+        if _parse(sig, args, kwargs, False):
+            from ._warnings import warn_once
+
+            current = "".join(f"\n\t{name}{other.text()}" for other in sigs if not other.hidden)
+            warn_once("deprecated overload", f"This overload of {name} is deprecated:\n\t{name}{sig.text()}\n"
+                      f"Consider using one of the following signatures instead:{current}", stacklevel=4)
+            return _bound(sig, args, kwargs)
+    return None
+
+
+def call_in_current_order(fn: Callable, named: dict[str, Any], self: Any = None) -> Any:
+    """``fn`` called with a deprecated order's values by name: the tensor first (``self`` of a method, else
+    ``input``), the rest as keywords, which name the parameters of the current signatures."""
+    named = dict(named)
+    first = self if self is not None else named.pop("input")
+    return fn(first, **named)
 
 
 def refuse_as_torch(name: str, args: tuple, kwargs: dict, method: bool = False) -> None:
@@ -723,14 +767,26 @@ def _refused(value: Any, refused: frozenset) -> bool:
 @functools.cache
 def _probes() -> dict[Any, Any]:
     """One value of each class a kernel would silently take as a number (or an int or a tensor as a bool:
-    ``max(x, y, 3)``), keyed as ``_refused`` looks them up."""
+    ``max(x, y, 3)``), keyed as ``_refused`` looks them up. The tensor has one dim: where only a number goes,
+    torch takes a 0-d tensor, which the guard then sends to the full parse (rare, and accepted there)."""
     from ._tensor import Tensor
 
     probes: dict[Any, Any] = {bool: True, int: 3, float: 1.5, type(None): None, list: [], tuple: (),
-                              Tensor: Tensor(np.zeros((), np.float32))}
+                              Tensor: Tensor(np.zeros(2, np.float32))}
     probes.update({(seq, cls): seq([probe]) for seq in (list, tuple) for cls, probe in
                    ((bool, True), (float, 1.5), (type(None), None))})
     return probes
+
+
+class _AllBut(frozenset):
+    """The refused classes of a place only a bool goes: every class but bool (an object a kernel would test for
+    truth, ``cholesky_inverse(A, object())``)."""
+
+    def __contains__(self, key: object) -> bool:
+        return key is not bool
+
+
+_ONLY_BOOL = _AllBut({bool})
 
 
 def _takes(sig: PySignature, param: PyParam, position: int, probe: Any) -> bool:
@@ -752,7 +808,9 @@ def _refused_probes(candidates: list[tuple[PySignature, PyParam]], position: int
 
 def _call_limits(name: str, method: bool) -> _CallLimits:
     sigs = python_signatures(name, method)
-    varargs = any(s.max_pos_args == 1 and s.params[0].kind in ("INT_LIST", "SYM_INT_LIST") for s in sigs)
+    # (an ``int[1]`` takes a single int as itself, so only an unsized list gathers ``*size``)
+    varargs = any(s.max_pos_args == 1 and s.params[0].kind in ("INT_LIST", "SYM_INT_LIST") and not s.params[0].size
+                  for s in sigs)
     params = [p for s in sigs for p in s.params]
     names = {p.name for p in params}
 
@@ -771,10 +829,30 @@ def _call_limits(name: str, method: bool) -> _CallLimits:
     refused_positions = []
     # (``view(2, True)``: the positional arguments after an int are read as one list, by ``__index__``)
     for i in range(1 if varargs else positional - method):
-        refused = _refused_probes([(s, s.params[i]) for s in sigs if i < s.max_pos_args], i)
+        at_i = [(s, s.params[i]) for s in sigs if i < s.max_pos_args]
+        refused = _ONLY_BOOL if all(p.kind == "BOOL" for _, p in at_i) else _refused_probes(at_i, i)
         if refused:
             refused_positions.append((i + method, refused))
     return _CallLimits(positional, frozenset(names), bools, dtypes, tuple(refused_positions), refused_keywords)
+
+
+def _positional_test(checks: tuple[tuple[int, frozenset], ...]) -> Callable[[tuple], bool]:
+    """``suspect``'s test of the positional arguments' classes as one expression compiled for the name, which
+    costs a guarded call about half what the loop does (it runs on every call): ``len(args) > 1 and
+    args[1].__class__ in r1 or ...``, with the first element's test only where some list is taken."""
+    if not checks:
+        return lambda args: False
+    scope: dict[str, Any] = {"_refused": _refused}
+    tests = []
+    for i, refused in checks:
+        scope[f"r{i}"] = refused
+        # (where lists are refused outright, or only a bool goes, the class says it all)
+        lists_checked = (list not in refused or tuple not in refused) and any(isinstance(k, tuple) for k in refused)
+        test = f"_refused(args[{i}], r{i})" if lists_checked else f"args[{i}].__class__ in r{i}"
+        tests.append(f"(n > {i} and {test})")
+    source = f"def test(args):\n    n = len(args)\n    return {' or '.join(tests)}\n"
+    exec(source, scope)  # noqa: S102 - the source is built here from positions and names of sets
+    return scope["test"]
 
 
 def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
@@ -784,30 +862,25 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
     functions check their sizes themselves (``views.normalize_shape``)."""
     limits = _call_limits(name, method)
     positional = sys.maxsize if limits.positional is None else limits.positional
-    checks = limits.refused_positions
+    refused_classes = _positional_test(limits.refused_positions)
+    deprecated = any(sig.hidden for sig in python_signatures(name, method))
 
     @functools.wraps(fn)
     def guarded(*args, **kwargs):
         if kwargs or len(args) > positional:
             if limits.suspect(args, kwargs):
                 refuse_as_torch(name, args[1:] if method else args, kwargs, method)
-        else:
-            # (``suspect``'s positional loop, inlined: a call with positional arguments only is the common one)
-            n = len(args)
-            for i, refused in checks:
-                if i >= n:
-                    break
-                value = args[i]
-                cls = value.__class__
-                if cls in refused or ((cls is list or cls is tuple) and value and (cls, value[0].__class__)
-                                      in refused):
-                    refuse_as_torch(name, args[1:] if method else args, kwargs, method)
-                    break
+        elif refused_classes(args):  # (the common call: positional arguments only)
+            refuse_as_torch(name, args[1:] if method else args, kwargs, method)
         try:
             return fn(*args, **kwargs)
         except Exception:
-            refuse_as_torch(name, args[1:] if method else args, kwargs, method)
-            raise
+            given = args[1:] if method else args
+            named = deprecated_order(name, given, kwargs, method) if deprecated else None
+            if named is None:
+                refuse_as_torch(name, given, kwargs, method)
+                raise
+        return call_in_current_order(fn, named, args[0] if method else None)
     guarded.argument_guard = name
     return guarded
 

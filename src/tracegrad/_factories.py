@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import builtins
 import math
+from typing import Any
 
 import numpy as np
 
 from . import _arg_checks as _args
-from ._arg_parser import argument_error, tp_name
+from ._arg_parser import argument_error, refuse_as_torch, tp_name
 from ._state import STATE
 from ._tensor import Tensor, _wrap
 from .backend import dtypes as _dt
@@ -102,16 +103,57 @@ def _read_nested(data, dtype) -> tuple[np.dtype, list[int]]:
     return np_dtype, sizes
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+# The data factories take what Python would refuse in its own words (no data, a second positional argument, an
+# unknown keyword), to refuse it in torch's parser's (``refuse_call``): ``NO_DATA`` marks data not given.
+NO_DATA = object()
+
+
+def refuse_call(name: str, data: Any, extra: tuple, options: dict) -> None:
+    """torch's parser error for a factory call without data, or with more positional arguments or an unknown
+    keyword (``options``: the keywords given). Its words for these do not depend on the positional values, so
+    each is a plain object here (a NumPy array would mark the call as tracegrad's own, to which it says nothing)."""
+    count = (data is not NO_DATA) + len(extra)
+    error = argument_error(name, (_POSITIONAL,) * count, options)
+    if error is not None:
+        raise error
+
+
+_POSITIONAL = object()
+
+
+def tensor(data: Any = NO_DATA, *extra: Any, dtype=None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False, **unknown: Any) -> Tensor:
     """Copy ``data`` (nested lists, scalars, NumPy arrays, tensors) into a new leaf tensor."""
+    if data is NO_DATA or extra or unknown:
+        refuse_call("tensor", data, extra, {"dtype": dtype, "device": device, "requires_grad": requires_grad,
+                                            "pin_memory": pin_memory, **unknown})
     if isinstance(data, Tensor):
         import warnings
 
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    _args.dtype_arg("tensor", dtype)
-    _args.bool_arg("tensor", "requires_grad", requires_grad)
+    # (the usual values cost a comparison each, not a call)
+    if dtype is not None:
+        _args.dtype_arg("tensor", dtype)
+    if requires_grad.__class__ is not bool:
+        _args.bool_arg("tensor", "requires_grad", requires_grad)
+    if pin_memory.__class__ is not bool:
+        _args.bool_arg("tensor", "pin_memory", pin_memory)
+    try:
+        return _tensor(data, dtype, device, requires_grad)
+    except Exception:  # (a device torch's parser refuses, say, rather than tracegrad's reading of it)
+        _refuse_factory_call("tensor", data, dtype=dtype, device=device, requires_grad=requires_grad)
+        raise
+
+
+def _refuse_factory_call(name: str, data, **options) -> None:
+    """Called while a factory's error is handled: torch's parser error for its arguments, where it refuses them.
+    The options are keyword-only in torch: passed so, the parser names no position."""
+    refuse_as_torch(name, (data,), options)
+
+
+def _tensor(data, dtype, device, requires_grad: bool) -> Tensor:
     if isinstance(data, (np.ndarray, Tensor)) and dtype is None:
         np_dtype = data._data.dtype if isinstance(data, Tensor) else data.dtype
         _dt.from_numpy_dtype(np_dtype)
@@ -131,17 +173,31 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     return _finish(array, requires_grad, device)
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
-    _args.dtype_arg("as_tensor", dtype)
-    if isinstance(data, Tensor):
-        if dtype is None or data._data.dtype == _resolve_dtype(dtype):
-            return data
-        return data.to(dtype)
-    if isinstance(data, np.ndarray):
-        arr = data if dtype is None else data.astype(_resolve_dtype(dtype), copy=False)
-        _dt.from_numpy_dtype(arr.dtype)
-        return _finish(arr, False, device)
-    return tensor(data, dtype=dtype, device=device)
+def as_tensor(data: Any = NO_DATA, *extra: Any, dtype=None, device=None, **unknown: Any) -> Tensor:
+    """``data`` as a tensor, shared where it can be (a tensor or NumPy array of the dtype asked for)."""
+    if data is NO_DATA or extra or unknown:
+        refuse_call("as_tensor", data, extra, {"dtype": dtype, "device": device, **unknown})
+    if dtype is not None:
+        _args.dtype_arg("as_tensor", dtype)
+    try:
+        if isinstance(data, Tensor):
+            if dtype is None or data._data.dtype == _resolve_dtype(dtype):
+                return data
+            return data.to(dtype)
+        if isinstance(data, np.ndarray):
+            arr = data if dtype is None else data.astype(_resolve_dtype(dtype), copy=False)
+            _dt.from_numpy_dtype(arr.dtype)
+            return _finish(arr, False, device)
+        return _tensor(data, dtype, device, False)
+    except Exception:
+        _refuse_factory_call("as_tensor", data, dtype=dtype, device=device)
+        raise
+
+
+# (these refuse as torch's parser does by themselves, on their failure path: a correct call, the usual one, pays
+# nothing for it, where the generic guard of ``_arg_parser.guard_functions`` would cost it a third more)
+tensor.argument_guard = "tensor"
+as_tensor.argument_guard = "as_tensor"
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

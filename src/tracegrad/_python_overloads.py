@@ -300,6 +300,9 @@ _WITH_OUT: tuple[str, ...] = (
     "-> Tensor",
     "linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) "
     "-> Tensor",
+    # operators torch's Python functions (torch/functional.py) end in
+    "chain_matmul(Tensor[] matrices) -> Tensor",
+    "tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
 )
 
 # Bound without ``out=``
@@ -402,6 +405,24 @@ _WITHOUT_OUT: tuple[str, ...] = (
     "linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor",
     "special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
     "special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+    # the tensor-from-data factories (torch's hand-written bindings; their options are keyword-only)
+    "tensor(Any data, *, ScalarType? dtype=None, Device? device=None, bool pin_memory=False, "
+    "bool requires_grad=False) -> Tensor",
+    "as_tensor(Any data, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+    "asarray(Any obj, *, ScalarType? dtype=None, Device? device=None, bool? copy=None, bool requires_grad=False) "
+    "-> Tensor",
+    # operators torch's Python functions (torch/functional.py) end in
+    "einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",
+    *(f"{name}(Tensor[] tensors) -> {ret}" for name, ret in (
+        ("broadcast_tensors", "Tensor[]"), ("cartesian_prod", "Tensor"), ("meshgrid", "Tensor[]"))),
+    "meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]",
+    *(schema for n in (1, 2, 3) for schema in (
+        f"atleast_{n}d(Tensor self) -> Tensor", f"atleast_{n}d.Sequence(Tensor[] tensors) -> Tensor[]")),
+    "cdist(Tensor x1, Tensor x2, float p=2.0, int? compute_mode=None) -> Tensor",
+    "_lu_with_info(Tensor self, bool pivot=True, bool check_errors=True) -> (Tensor LU, Tensor pivots, Tensor info)",
+    *(f"stft{overload}(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, "
+      f"{center}bool normalized=False, bool? onesided=None, bool? return_complex=None, bool? align_to_window=None) "
+      "-> Tensor" for overload, center in (("", ""), (".center", "bool center=True, str pad_mode=\"reflect\", "))),
 )
 
 # Without ``out=`` by the derivation's own rules: in-place forms, results that are not tensors (a bool, a number,
@@ -564,14 +585,17 @@ WITHOUT_OUT = frozenset({
     # aliases torch binds without out= (where their operator's overload has it, or is not bound), full_like
     "divide.Scalar", "divide.Scalar_mode", "multiply.Scalar", "subtract.Scalar", "swapdims.*", "moveaxis.*",
     "matrix_exp", "full_like", "linalg_matrix_exp", "one_hot", "relu", "count_nonzero.*",
+    "bernoulli.p",
 }) | frozenset(schema.partition("(")[0] for schema in _WITHOUT_OUT)
 
 # Overloads torch binds as functions only (not as Tensor methods)
 FUNCTION_ONLY = frozenset({"mm.dtype", "bmm.dtype", "addmm.dtype", "baddbmm.dtype"})
 
 # Public functions (operator names) and Tensor methods torch writes in Python
-PYTHON_IN_TORCH = frozenset({"block_diag", "split", "unique_consecutive"})
-PYTHON_IN_TORCH_METHODS = frozenset({"split", "unique_consecutive", "unflatten", "istft"})
+PYTHON_IN_TORCH = frozenset({
+    "block_diag", "split", "unique_consecutive", "einsum", "tensordot", "cdist", "cartesian_prod", "broadcast_tensors",
+    "meshgrid", "chain_matmul", "atleast_1d", "atleast_2d", "atleast_3d", "stft"})
+PYTHON_IN_TORCH_METHODS = frozenset({"split", "unique_consecutive", "unflatten", "istft", "stft"})
 
 # torch.nn.functional's names that are torch's C++ bindings (the rest of the module is Python in torch too)
 NN_FUNCTIONAL_IN_CPP = frozenset({

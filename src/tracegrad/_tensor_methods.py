@@ -121,7 +121,7 @@ def install() -> None:
         "moveaxis": views.movedim, "swapaxes": views.transpose, "swapdims": views.transpose,
         "matmul": linalg_core.matmul, "mm": linalg_core.mm,
         "index_put_": _index_put_method(indexing.index_put_), "index_put": _index_put_method(indexing.index_put),
-        "take": indexing.take, "where": _where_method,
+        "take": indexing.take, "where": binary.where_method,
         "view_as": lambda self, other: views.view(self, tuple(other.shape)),
         "reshape_as": lambda self, other: views.reshape(self, tuple(other.shape)),
         "expand_as": lambda self, other: views.expand(self, tuple(other.shape)),
@@ -296,12 +296,6 @@ def _index_put_method(op):
     return method
 
 
-def _where_method(self, condition, other):
-    from .ops import pointwise
-
-    return pointwise.where(condition, self, other)
-
-
 def _contiguous(self, memory_format=None):
     fmt = contiguous_format if memory_format is None else memory_format
     if fmt is preserve_format:
@@ -326,6 +320,8 @@ def _to(self, *args, **kwargs):
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
+    if args and args[0].__class__ in (bool, int, float, complex):
+        args = (_number_as_tensor(args), *args[1:])
     for a in args:
         if isinstance(a, dtype_cls):
             dtype = a
@@ -347,6 +343,20 @@ def _to(self, *args, **kwargs):
     if dtype is None:
         return creation.clone(self) if copy else self
     return creation.to_dtype(self, to_dtype(dtype), copy=copy)
+
+
+def _number_as_tensor(args: tuple):
+    """``x.to(number, ...)``'s first argument as torch reads it: an int is a device's index where ``to(device,
+    dtype, ...)`` takes the call; any other number, or an int it does not take, goes to ``to(Tensor other, ...)``
+    as a tensor, whose dtype the result gets (bool, int64, float64, complex128)."""
+    from .backend import dtypes
+
+    first = args[0]
+    if first.__class__ is int and (len(args) == 1 or args[1] is None or isinstance(args[1], dtypes.dtype)):
+        return first
+    if any(a.__class__ is not bool for a in args[1:]):  # (the argument guard words the refusal)
+        raise TypeError("to(Tensor other, bool non_blocking, bool copy) takes bools after a number")
+    return {bool: dtypes.bool_, int: dtypes.int64, float: dtypes.float64, complex: dtypes.complex128}[first.__class__]
 
 
 def _caster(name):
@@ -426,7 +436,7 @@ def _cuda(self, device=None, non_blocking=False, **kwargs):
 def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     from ._factories import tensor
 
-    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 def _new_ones(self, *size, dtype=None, requires_grad=False, **kw):

@@ -74,8 +74,9 @@ scaled_modified_bessel_k1 = _bessel.scaled_modified_bessel_k1
 spherical_bessel_j0 = _bessel.spherical_bessel_j0
 
 
-def softmax(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-    """``torch.special.softmax`` (``dim`` is required here)."""
+def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """``torch.special.softmax`` (``dim`` is required here; torch binds it in C++, ``dtype`` positional too, where
+    its ``log_softmax`` is Python's with ``dtype`` keyword-only)."""
     return _nn.softmax(input, dim, dtype=dtype)
 
 

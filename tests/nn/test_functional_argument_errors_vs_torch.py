@@ -17,11 +17,9 @@ implemented), and messages that print an object's address or a set (which change
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
-from tests._lib import raised, tg, torch
+from tests._lib import Unknown, raised_quietly, spoiled_calls, tg, torch
 
 
 def _env(lib) -> dict:
@@ -33,23 +31,12 @@ def _env(lib) -> dict:
         "vol": lib.ones(1, 2, 4, 4, 4), "k3": lib.ones(3, 2, 2, 2, 2), "p": lib.full((2, 3), 0.5),
         "idx": lib.tensor([[0, 1], [2, 3]]), "emb": lib.ones(5, 3), "theta": lib.ones(1, 2, 3),
         "grid": lib.zeros(1, 2, 2, 2), "q": lib.ones(1, 2, 3, 4), "y": lib.tensor([1.0, -1.0]),
-        "cols": lib.ones(1, 8, 9), "l": lib.ones(2, 3).log_softmax(1), "g": lib.ones(2, 4), "U": _Unknown,
+        "cols": lib.ones(1, 8, 9), "l": lib.ones(2, 3).log_softmax(1), "g": lib.ones(2, 4), "U": Unknown,
     }
 
 
-class _Unknown:
-    """An object no parameter takes (it prints as ``object`` in both libraries' messages)."""
-
-
-_Unknown.__name__ = _Unknown.__qualname__ = "object"
-
-
 def _outcome(lib, source: str):
-    def run(lib):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return eval(source, _env(lib))  # noqa: S307 - the snippets of this file
-    return raised(lib, run)
+    return raised_quietly(lib, source, _env(lib))
 
 
 # ---- written mistakes ----------------------------------------------------------------------------------------
@@ -222,22 +209,8 @@ LEFT_OUT = {
 }
 
 
-def _split(args: str) -> list[str]:
-    import ast
-
-    return [ast.unparse(a) for a in ast.parse(f"f({args})", mode="eval").body.args]
-
-
 def _spoiled() -> list[str]:
-    calls = []
-    for name, args in VALID.items():
-        given = _split(args)
-        head = f"F.{name}({', '.join(given)}"
-        calls += [head + ")", head + ", U())", head + ", bogus=1)", head + ", U()" * 9 + ")"]
-        for i in range(len(given)):
-            for wrong in ('"a"', "None"):
-                calls.append(f"F.{name}({', '.join(given[:i] + [wrong] + given[i + 1:])})")
-    return [call for call in calls if call not in LEFT_OUT]
+    return [call for call in spoiled_calls("F.", VALID) if call not in LEFT_OUT]
 
 
 @pytest.mark.parametrize("call", _spoiled())

@@ -17,7 +17,7 @@ import warnings
 
 import pytest
 
-from tests._lib import raised, tg, torch
+from tests._lib import Unknown, raised, tg, torch
 from tests.opinfo import op_db
 from tests.opinfo.core import Call, resolve
 from tracegrad._arg_parser import parse_error, python_signatures
@@ -103,22 +103,15 @@ _WRONG_VALUES = {"str": "a", "None": None, "float": 1.5, "bool": True}
 
 def _mistakes(args: tuple, kwargs: dict, method: bool):
     """(label, args, kwargs) of the mistaken calls made from one valid call."""
-    yield "extra", args + (_Unknown(),), kwargs
+    yield "extra", args + (Unknown(),), kwargs
     yield "bogus keyword", args, {**kwargs, "bogus": 1}
     if not method:  # (whether the function takes ``out=`` at all shows in the answer)
-        yield "object for out", args, {**kwargs, "out": _Unknown()}
+        yield "object for out", args, {**kwargs, "out": Unknown()}
     for label, wrong in _WRONG_VALUES.items():
         for i in range(2 if method else 1, len(args)):
             yield f"{label} at {i}", args[:i] + (wrong,) + args[i + 1:], kwargs
         for key in kwargs:
             yield f"{label} for {key}", args, {**kwargs, key: wrong}
-
-
-class _Unknown:
-    """An object no parameter takes (``object()`` prints as ``object`` in both libraries' messages)."""
-
-
-_Unknown.__name__ = _Unknown.__qualname__ = "object"
 
 
 def _materialized(lib, op) -> tuple[tuple, dict]:

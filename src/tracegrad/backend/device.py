@@ -25,7 +25,8 @@ class device:
         if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0) is the first accelerator
             from . import cupy_backend
 
-            if not cupy_backend.available():
+            # (torch checks the index's sign before it looks for an accelerator)
+            if type >= 0 and not cupy_backend.available():
                 raise RuntimeError("Cannot access accelerator device when none is available.")
             type, index = "cuda", type
         if index is not None and index < 0:

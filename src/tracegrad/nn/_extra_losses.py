@@ -13,6 +13,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
                       reduction: str = "mean") -> Tensor:
     """0.5 * (log(var) + (input - target)^2 / var), var clamped below by ``eps`` (without a gradient
     through the clamp); ``var`` may have one dim fewer than ``input``, or one mismatched dim of size 1."""
+    from .. import any as _any
     from .. import no_grad
     from ..ops import pointwise as pw
     from ..ops.creation import ones_like
@@ -21,7 +22,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * ones_like(input)
-    elif bool((var < 0).any()):
+    elif _any(var < 0):  # (torch.any: its parser refuses what ``var < 0`` gives for a bool ``var``)
         raise ValueError("var has negative entry/entries")
     if var.size() != input.size():
         if input.size()[:-1] == var.size():  # one variance per row of the last dim

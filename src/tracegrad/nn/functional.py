@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from .._arg_parser import guard_errors, tp_name
+from .._jit_internal import boolean_dispatch
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..ops import creation as _creation
@@ -353,7 +354,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    return hardtanh(input, min_val, max_val, True)
+    # (torch's C++ operator, unlike its Python ``hardtanh``, does not compare the bounds)
+    return _act.hardtanh_(input, min_val, max_val)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -385,8 +387,9 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return (_act.elu_ if inplace else _act.elu)(input, alpha, 1, 1)  # the schema's int defaults
 
 
-def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    return _act.elu_(input, alpha, 1, 1)
+def elu_(input: Tensor, alpha: float = 1.0, scale: float = 1, input_scale: float = 1) -> Tensor:
+    """torch's C++ ``elu_``, which takes the operator's scales too."""
+    return _act.elu_(input, alpha, scale, input_scale)
 
 
 _selu_operator, _selu_operator_ = _operators("selu", _act.selu, _act.selu_)
@@ -522,6 +525,8 @@ _log_softmax_method = guard_errors("log_softmax", _log_softmax, method=True)
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     dim = _softmax_dim("softmin", input, dim, _stacklevel)
     negated = -input  # (torch's ``(-input).softmax(dim)``: Python's error for what cannot be negated)
+    if not isinstance(negated, Tensor):
+        return negated.softmax(dim)  # (Python's AttributeError, as torch's)
     return _softmax_method(negated, dim) if dtype is None else _softmax_method(negated, dim, dtype=dtype)
 
 
@@ -1125,7 +1130,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         sizes = input.size()
         div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
         div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
-        div = _pool.avg_pool3d(div, (size, 1, 1), (1, 1, 1), (0, 0, 0), False, True, None).squeeze(1)
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
         div = div.view(sizes)
     div = div.mul(alpha).add(k).pow(beta)
     return input / div
@@ -1238,23 +1243,6 @@ _MAX_POOL2D = (_max_pool_operator(2, False), _max_pool_operator(2, True))
 _MAX_POOL3D = (_max_pool_operator(3, False), _max_pool_operator(3, True))
 
 
-def _boolean_dispatch(name: str, index: int, if_true, if_false):
-    """torch's ``boolean_dispatch``: the function ``name`` calling ``if_true`` where its ``return_indices``
-    argument (a keyword, or the positional one at ``index``) is true, else ``if_false``, with the arguments as
-    given (Python's errors for a wrong call name the function reached, as torch's do)."""
-
-    def dispatch(*args, **kwargs):
-        if "return_indices" in kwargs:
-            flag = kwargs["return_indices"]
-        else:
-            flag = args[index] if index < len(args) else False
-        return (if_true if flag else if_false)(*args, **kwargs)
-
-    dispatch.__name__ = name
-    dispatch.__doc__ = if_false.__doc__ or if_true.__doc__
-    return dispatch
-
-
 def _max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                 return_indices: bool = False) -> Tensor:
     return _MAX_POOL1D[0](input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
@@ -1288,9 +1276,9 @@ def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     return _MAX_POOL3D[1](input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
 
 
-max_pool1d = _boolean_dispatch("max_pool1d", 6, max_pool1d_with_indices, _max_pool1d)
-max_pool2d = _boolean_dispatch("max_pool2d", 6, max_pool2d_with_indices, _max_pool2d)
-max_pool3d = _boolean_dispatch("max_pool3d", 6, max_pool3d_with_indices, _max_pool3d)
+max_pool1d = boolean_dispatch("return_indices", 6, max_pool1d_with_indices, _max_pool1d, name="max_pool1d")
+max_pool2d = boolean_dispatch("return_indices", 6, max_pool2d_with_indices, _max_pool2d, name="max_pool2d")
+max_pool3d = boolean_dispatch("return_indices", 6, max_pool3d_with_indices, _max_pool3d, name="max_pool3d")
 
 
 def avg_pool1d(
@@ -1372,10 +1360,10 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=N
     return _fractional(3, input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
-fractional_max_pool2d = _boolean_dispatch("fractional_max_pool2d", 4, fractional_max_pool2d_with_indices,
-                                          _fractional_max_pool2d)
-fractional_max_pool3d = _boolean_dispatch("fractional_max_pool3d", 4, fractional_max_pool3d_with_indices,
-                                          _fractional_max_pool3d)
+fractional_max_pool2d = boolean_dispatch("return_indices", 4, fractional_max_pool2d_with_indices,
+                                          _fractional_max_pool2d, name="fractional_max_pool2d")
+fractional_max_pool3d = boolean_dispatch("return_indices", 4, fractional_max_pool3d_with_indices,
+                                          _fractional_max_pool3d, name="fractional_max_pool3d")
 
 
 def _list_with_default(output_size, defaults) -> list:
@@ -1467,12 +1455,12 @@ def _adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = Fals
     return adaptive_max_pool3d_with_indices(input, output_size)[0]
 
 
-adaptive_max_pool1d = _boolean_dispatch("adaptive_max_pool1d", 2, adaptive_max_pool1d_with_indices,
-                                        _adaptive_max_pool1d)
-adaptive_max_pool2d = _boolean_dispatch("adaptive_max_pool2d", 2, adaptive_max_pool2d_with_indices,
-                                        _adaptive_max_pool2d)
-adaptive_max_pool3d = _boolean_dispatch("adaptive_max_pool3d", 2, adaptive_max_pool3d_with_indices,
-                                        _adaptive_max_pool3d)
+adaptive_max_pool1d = boolean_dispatch("return_indices", 2, adaptive_max_pool1d_with_indices,
+                                        _adaptive_max_pool1d, name="adaptive_max_pool1d")
+adaptive_max_pool2d = boolean_dispatch("return_indices", 2, adaptive_max_pool2d_with_indices,
+                                        _adaptive_max_pool2d, name="adaptive_max_pool2d")
+adaptive_max_pool3d = boolean_dispatch("return_indices", 2, adaptive_max_pool3d_with_indices,
+                                        _adaptive_max_pool3d, name="adaptive_max_pool3d")
 
 
 def _lp_pool(input: Tensor, norm_type: float, kernel_size, stride, ceil_mode: bool, n: int, sizes: tuple) -> Tensor:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..backend import dtypes as _dt
 
 _KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -19,6 +20,17 @@ def wrap_dim(dim: int, ndim: int) -> int:
     if dim < -n or dim >= n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+def number_arg(value):
+    """The value of a float or Number parameter. torch's parser reads a 0-d tensor not requiring grad there as
+    its number and refuses any other tensor, which NumPy would read element by element (the argument guard
+    words the refusal)."""
+    if isinstance(value, Tensor):
+        if value.requires_grad or value.dim() != 0:
+            raise TypeError("a number parameter given a tensor that is not a number")
+        return value.item()
+    return value
 
 
 def wrap_dims(dims, ndim: int) -> tuple[int, ...]:

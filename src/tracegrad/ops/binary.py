@@ -16,15 +16,15 @@ from __future__ import annotations
 import cmath
 import math
 import numbers
-import warnings
 
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from .._warnings import warn_once
 from ..backend.dtypes import cpp_type_name
 from . import pointwise as _pw
 from ._jvp import plus, scaled
-from ._util import binary_dtype, default_float, log_add_exp_complex, reject_complex, result_dtype
+from ._util import binary_dtype, default_float, log_add_exp_complex, number_arg, reject_complex, result_dtype
 from .complex_ops import imag, real
 from .creation import to_dtype, zeros_like
 from .pointwise import (
@@ -162,21 +162,44 @@ def _check_sub(a, b) -> None:
                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
-def sub(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
-    """``input - alpha * other``; bool operands are rejected with PyTorch's message."""
-    _check_sub(input, other)
-    if alpha == 1 and out is None:
-        return _pw.sub(input, other)  # positional: the registry's fast path
-    return call(_pw.sub, out, input, other, alpha=alpha)
+def _number_overload_alpha(name: str, other, rest: tuple, alpha):
+    """``alpha`` of ``subtract``/``rsub(input, Number other, Number alpha)``, the Scalar overload torch binds for
+    them (not for ``sub``), which takes alpha positionally. Any other third positional argument raises a TypeError
+    that the argument guard words as torch does, or, for ``sub(x, 2, y)``, reads in torch's deprecated order."""
+    if len(rest) != 1 or alpha != 1 or isinstance(other, Tensor) or name.startswith("sub_") or name == "sub":
+        raise TypeError(f"{name}() takes a third positional argument only after a Number")
+    return number_arg(rest[0])
 
 
-def sub_(self: Tensor, other, *, alpha=1) -> Tensor:
-    _check_sub(self, other)
-    return _pw.sub_(self, other, alpha=alpha)
+def _subtraction(name: str):
+    """torch's ``sub``, or ``subtract`` with its Scalar overload, as a function (``out=``) or a method."""
+    def sub(input: Tensor, other, *rest, alpha=1, out: Tensor | None = None) -> Tensor:
+        """``input - alpha * other``; bool operands are rejected with PyTorch's message."""
+        if rest:
+            alpha = _number_overload_alpha(name, other, rest, alpha)
+        _check_sub(input, other)
+        if alpha == 1 and out is None and alpha is not True:  # (True == 1, but torch refuses a bool alpha)
+            return _pw.sub(input, other)  # positional: the registry's fast path
+        return call(_pw.sub, out, input, other, alpha=alpha)
+    return sub
 
 
-def rsub(input: Tensor, other, *, alpha=1) -> Tensor:
+def _subtraction_(name: str):
+    def sub_(self: Tensor, other, *rest, alpha=1) -> Tensor:
+        if rest:
+            alpha = _number_overload_alpha(name, other, rest, alpha)
+        _check_sub(self, other)
+        return _pw.sub_(self, other, alpha=alpha)
+    return sub_
+
+
+sub, sub_ = _subtraction("sub"), _subtraction_("sub_")
+
+
+def rsub(input: Tensor, other, *rest, alpha=1) -> Tensor:
     """``other - alpha * input``."""
+    if rest:
+        alpha = _number_overload_alpha("rsub", other, rest, alpha)
     _check_sub(input, other)
     return (_pw.rsub if isinstance(other, Tensor) else _pw.rsub_scalar)(input, other, alpha=alpha)
 
@@ -1282,20 +1305,32 @@ logical_not_ = defop("logical_not_(Tensor(a!) self) -> Tensor(a!)", _inplace(lam
 # ---- where -------------------------------------------------------------------------------------------------
 
 
+_BOOL = np.dtype(bool)  # (NumPy's builtin dtypes are singletons: an identity test is the cheapest check)
+
+
+def _non_bool_condition(kind: np.dtype) -> None:
+    """torch's where takes a uint8 condition with a deprecation warning and refuses every other non-bool one."""
+    if kind != np.uint8:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{type_name(kind)}")
+    warn_once("where uint8", "where received a uint8 condition tensor. This behavior is deprecated and will be "
+              "removed in a future version of PyTorch. Use a boolean condition instead.", stacklevel=4)
+
+
+def where_method(self: Tensor, condition: Tensor, other) -> Tensor:
+    """``Tensor.where(condition, other)``: ``where(condition, self, other)``."""
+    if isinstance(condition, Tensor) and condition._data.dtype is not _BOOL:
+        _non_bool_condition(condition._data.dtype)
+    return _where(condition, self, other)
+
+
 def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = None):
     """``input`` where ``condition`` else ``other``; ``where(condition)`` is ``nonzero(as_tuple=True)``."""
     if input is None and other is None:
         found = np.nonzero(np.atleast_1d(condition._data))
         return tuple(_wrap(np.asarray(ix, dtype=np.int64)) for ix in found)
-    if isinstance(condition, Tensor):
-        kind = condition._data.dtype
-        if kind == np.uint8:
-            warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be "
-                          "removed in a future version of PyTorch. Use a boolean condition instead.",
-                          UserWarning, stacklevel=2)
-        elif kind != np.bool_:
-            raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
-                               f"{type_name(kind)}")
+    if isinstance(condition, Tensor) and condition._data.dtype is not _BOOL:
+        _non_bool_condition(condition._data.dtype)
     if out is not None:  # only where.self_out takes out=: both values must be tensors (torch's parser says so)
         for position, (name, value) in enumerate((("input", input), ("other", other)), start=2):
             if not isinstance(value, Tensor):
@@ -1330,7 +1365,8 @@ def _dunder(fn, reflected: bool = False):
 
 # name -> (functional, in-place); the in-place form is also a torch-level function where PyTorch has one
 _WITH_INPLACE = {
-    "sub": (sub, sub_), "subtract": (sub, sub_), "div": (div, div_), "divide": (div, div_),
+    "sub": (sub, sub_), "subtract": (_subtraction("subtract"), _subtraction_("subtract_")),
+    "div": (div, div_), "divide": (div, div_),
     "true_divide": (true_divide, true_divide_), "floor_divide": (floor_divide, floor_divide_),
     "remainder": (remainder, remainder_), "fmod": (fmod, fmod_), "copysign": (copysign, copysign_),
     "lerp": (lerp, lerp_), "addcmul": (_addcmul_public, addcmul_), "addcdiv": (_addcdiv_public, addcdiv_),

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import itertools
 import operator
+from collections.abc import Sequence
 
 import numpy as np
 
+from .._arg_parser import refuse_as_torch
 from .._tensor import Tensor, _wrap
 from ._util import binary_dtype, result_dtype, wrap_dim
 from .pointwise import inplace_kernel
@@ -47,6 +49,16 @@ def _meshgrid_ij(tensors) -> list:
 
 
 def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """The cartesian product of 1-D tensors (torch's Python passes them on as one tuple, which its C++ operator's
+    parser checks)."""
+    try:
+        return _cartesian_prod(tensors)
+    except Exception:
+        refuse_as_torch("cartesian_prod", (tensors,), {})
+        raise
+
+
+def _cartesian_prod(tensors: tuple) -> Tensor:
     from .shape import stack
 
     for t in tensors:
@@ -491,11 +503,12 @@ def unravel_index(indices: Tensor, shape) -> tuple:
     the remainder by each size, so negative indices wrap."""
     from .. import _factories
 
-    if indices.dtype.is_complex or indices.dtype.is_floating_point or indices._data.dtype == np.bool_:
+    # (torch's checks, in its order: a method of the indices first, any sequence for the shape, a str too)
+    if indices.is_complex() or indices.is_floating_point() or indices._data.dtype == np.bool_:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
     if isinstance(shape, int):
         shape = (shape,)
-    elif not isinstance(shape, (list, tuple)):
+    elif not isinstance(shape, Sequence):
         raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
     for s in shape:
         if not isinstance(s, int):

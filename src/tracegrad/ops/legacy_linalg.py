@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._jit_internal import boolean_dispatch, renamed
 from .._tensor import Tensor
 from ..return_types import return_type
 from .linalg import _check_square, _f_contiguous, _tname, _triangular_solve, matrix_norm
 from .linalg_extra import _householder_kernel, linalg_lu_factor_ex, linalg_lu_solve
 from .nn_ops._basic import norm as _aten_norm
 from .registry import defop, not_implemented
+from .shape_extra import _not_bools, refuse_if
 from .unary import unsupported
 
 _TriangularSolve = return_type("triangular_solve", ["solution", "cloned_coefficient"])
@@ -267,7 +269,7 @@ ormqr = defop("ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, 
 # ---- the deprecated torch.lu / torch.lu_solve ----------------------------------------------------------------
 
 
-def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
+def _lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     """``torch.lu``: ``_lu_with_info``, i.e. linalg_lu_factor_ex without its error check (PyTorch never passes
     ``check_errors`` on); (LU, pivots) as a plain tuple, or the named (LU, pivots, info) with ``get_infos``."""
     _warn_once("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will "
@@ -275,19 +277,37 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
                     "replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
                     "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
                     "torch.linalg.lu_factor_ex(A, compute_pivots)")
-    result = linalg_lu_factor_ex(A, pivot=pivot, check_errors=False)
+    result = _lu_with_info(A, pivot, not get_infos)
     if out is not None:
         if len(out) - int(get_infos) != 2:
             raise TypeError(f"expected tuple of {2 + int(get_infos)} elements but got {len(out)}")
+        if not isinstance(out, (tuple, list)):
+            raise TypeError(f"argument 'out' must be tuple of Tensors, not {type(out).__name__}")
         for dst, src in zip(out, result):
             dst.resize_as_(src).copy_(src)
         return out
     return _LuWithInfo(*result) if get_infos else (result[0], result[1])
 
 
+def _lu_with_info(A: Tensor, pivot: bool, check_errors: bool) -> tuple:
+    """torch's ``_lu_with_info`` operator, called by keyword as torch's Python calls it (its parser's words for a
+    mistake); computed without the error check."""
+    kwargs = {"pivot": pivot, "check_errors": check_errors}
+    refuse_if(not isinstance(A, Tensor) or _not_bools(pivot), "_lu_with_info", (A,), kwargs)
+    return linalg_lu_factor_ex(A, pivot=pivot, check_errors=False)
+
+
+# (torch dispatches on ``get_infos`` to two Python functions, which its argument errors name)
+lu = boolean_dispatch("get_infos", 2, renamed(_lu, "_lu_with_infos"), renamed(_lu, "_lu_no_infos"))
+
+
 def _lu_method(self: Tensor, pivot: bool = True, get_infos: bool = False):
     """``Tensor.lu``: plain tuples either way (PyTorch's method unpacks ``_lu_with_info``)."""
-    return tuple(lu(self, pivot, get_infos))
+    result = _lu_with_info(self, pivot, not get_infos)
+    return tuple(result) if get_infos else (result[0], result[1])
+
+
+_lu_method.__qualname__ = "Tensor.lu"
 
 
 def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:  # noqa: A002

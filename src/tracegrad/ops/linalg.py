@@ -13,6 +13,7 @@ import string
 
 import numpy as np
 
+from .._arg_parser import refuse_as_torch
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..return_types import return_type
@@ -718,17 +719,24 @@ def _einsum(equation: str, operands: list) -> Tensor:
     return ops[0]
 
 
-def _sublist_equation(args: tuple) -> tuple[str, list]:
-    """``einsum(op1, [0, 1], op2, [1, 2], [0, 2])`` -> ("ab,bc->ac", [op1, op2])."""
-    def letters(sub) -> str:
-        return "".join("..." if s is Ellipsis else _LETTERS[s] for s in sub)
+def _subscript(n) -> str:
+    """One label of einsum's sublist form, as torch's Python reads it (0-25: A-Z, 26-51: a-z)."""
+    if n == Ellipsis:
+        return "..."
+    if n >= 0 and n < 26:
+        return chr(ord("A") + n)
+    if n >= 26 and n < 52:
+        return chr(ord("a") + n - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
 
-    ops, terms = list(args[0::2]), [letters(s) for s in args[1::2]]
-    out = None
-    if len(ops) > len(terms):
-        out = letters(ops.pop()) if not isinstance(ops[-1], Tensor) else None
-    eq = ",".join(terms) + ("" if out is None else "->" + out)
-    return eq, ops
+
+def _sublist_equation(args: tuple) -> tuple[str, tuple]:
+    """``einsum(op1, [0, 1], op2, [1, 2], [0, 2])`` -> ("AB,BC->AC", (op1, op2)): an odd count of arguments ends
+    in the output's subscripts (torch's reading, whatever the last argument is)."""
+    equation = ",".join("".join(_subscript(s) for s in sub) for sub in args[1::2])
+    if len(args) % 2 == 1:
+        return equation + "->" + "".join(_subscript(s) for s in args[-1]), args[:-1:2]
+    return equation, args[::2]
 
 
 def einsum(*args) -> Tensor:
@@ -739,16 +747,26 @@ def einsum(*args) -> Tensor:
 
 
 def _einsum_call(*args) -> Tensor:
-    if not args:
-        raise TypeError("einsum(): must specify the equation string and at least one operand, or at least "
-                        "one operand and its subscripts list")
-    if isinstance(args[0], str):
-        operands = args[1:]
+    # torch's Python reads the form, then passes (equation, operands) to its C++ einsum, whose parser refuses a
+    # non-str equation or a non-tensor operand
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least "
+                         "one operand and its subscripts list")
+    if isinstance(args[0], Tensor):
+        equation, operands = _sublist_equation(args)
+    else:
+        equation, operands = args[0], args[1:]
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-            operands = operands[0]
-        return _einsum(args[0], list(operands))
-    eq, operands = _sublist_equation(args)
-    return _einsum(eq, operands)
+            operands = tuple(operands[0])
+    try:
+        if isinstance(equation, bytes):  # (torch's parser takes bytes for a str)
+            equation = equation.decode()
+        if not isinstance(equation, str):  # (a kernel would read a list of letters as well)
+            raise TypeError("einsum's equation")
+        return _einsum(equation, list(operands))
+    except Exception:
+        refuse_as_torch("einsum", (equation, operands), {})
+        raise
 
 
 # ---- tensordot / kron --------------------------------------------------------------------------------------
@@ -786,19 +804,39 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
     return reshape(mm(m1, m2), tuple(rows + cols))
 
 
-def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
-    """Contract the last ``dims`` dims of ``a`` with the first of ``b``, or the listed dims pairwise."""
+def _tensordot_dims(a: Tensor, b: Tensor, dims) -> tuple:
+    """The two dim lists torch's Python makes of ``dims`` (an int, a pair of lists, or a tensor of either)."""
+    if not isinstance(dims, (tuple, list, Tensor, int)):
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+                           f"containing two lists, but got dims={dims}")
+    if isinstance(dims, (tuple, list)):
+        dims_a, dims_b = dims
+        return dims_a, dims_b
     if isinstance(dims, Tensor):
-        dims = dims.tolist()
-    if isinstance(dims, int):
-        if dims < 0:
+        if dims.numel() > 1:
+            if dims.size()[0] != 2:
+                raise AssertionError(f"dims tensor must have size 2 in first dimension, got {dims.size()[0]}")
+            return dims[0].tolist(), dims[1].tolist()
+        count = int(dims.item())
+        if count < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        da, db = list(range(-dims, 0)), list(range(dims))
-    else:
-        da, db = dims
-        da = [da] if isinstance(da, int) else list(da)
-        db = [db] if isinstance(db, int) else list(db)
-    return _into(_tensordot(a, b, da, db), out, "tensordot", copies=True)
+        return list(range(-count, 0)), list(range(count))
+    if dims < 0:
+        raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+    if dims > builtins.min(a.dim(), b.dim()):
+        raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+    return list(range(-dims, 0)), list(range(dims))
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
+    """Contract the last ``dims`` dims of ``a`` with the first of ``b``, or the listed dims pairwise: torch's
+    Python makes the two dim lists, then its C++ ``tensordot`` parses them (lists of ints only)."""
+    dims_a, dims_b = _tensordot_dims(a, b, dims)
+    try:
+        return _into(_tensordot(a, b, dims_a, dims_b), out, "tensordot", copies=True)
+    except Exception:
+        refuse_as_torch("tensordot", (a, b, dims_a, dims_b), {} if out is None else {"out": out})
+        raise
 
 
 def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
@@ -1124,9 +1162,10 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     from .views import movedim, unsqueeze
 
     _check_matrix("linalg.matrix_norm", A._data)
-    d = list(wrap_dims(dim, A.ndim))
-    if len(d) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    if len(dims) != 2:  # (before the dims are wrapped, as PyTorch checks)
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+    d = list(wrap_dims(dims, A.ndim))
     if dtype is not None:
         from ..backend.dtypes import to_dtype as _resolve
         from .creation import to_dtype
@@ -1782,6 +1821,8 @@ def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     import warnings
 
     warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=2)
+    if input.numel():  # (torch's legacy operator checks the shape itself, in its own name)
+        _check_square("cholesky", input._data)
     extra = {} if out is None else {"out": out}
     return linalg_cholesky(input, upper=upper, **extra)
 
@@ -2049,6 +2090,7 @@ def _pinv_kernel(a, atol=None, rtol=None, hermitian=False):
         rtol = 0.0 if (atol is not None and atol > 0) else _eps(a.dtype) * builtins.max(m, n)
     atol = 0.0 if atol is None else atol
     if hermitian:
+        _check_square("linalg.eigh", a)
         w, v = np.linalg.eigh(a)
         s, left, right = np.abs(w), v * np.sign(w)[..., None, :], v
     else:
@@ -2087,9 +2129,19 @@ linalg_pinv = defop("linalg_pinv(Tensor self, *, float? atol=None, float? rtol=N
                     "-> Tensor", _pinv_kernel, vjp=_pinv_vjp, saves=("self", "result"))
 
 
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None, rcond=None) -> Tensor:
+def _older_tolerance(value, atol, rtol, absolute: bool) -> tuple:
+    """(atol, rtol) for the single tolerance of torch's older overloads, which take neither of them beside it (a
+    TypeError, which the argument guard words as torch does)."""
+    if atol is not None or rtol is not None:
+        raise TypeError("a tolerance given both by the older single argument and by atol/rtol")
+    return (value, 0.0) if absolute else (0.0, value)
+
+
+def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
+    """The pseudo-inverse. ``rcond`` (torch's older overload, which takes it and ``hermitian`` by position) is
+    a tolerance relative to the largest singular value."""
     if rcond is not None:
-        rtol = rcond
+        atol, rtol = _older_tolerance(rcond, atol, rtol, absolute=False)
     extra = {} if out is None else {"out": out}
     return linalg_pinv(A, atol=atol, rtol=rtol, hermitian=hermitian, **extra)
 
@@ -2192,7 +2244,16 @@ def multi_dot(tensors, *, out=None) -> Tensor:
 
 
 def chain_matmul(*matrices, out=None) -> Tensor:
-    """Deprecated ``torch.chain_matmul``: ``multi_dot`` of matrices only (a single one is cloned)."""
+    """Deprecated ``torch.chain_matmul``: ``multi_dot`` of matrices only (a single one is cloned). torch's Python
+    passes the matrices on as one tuple, which its C++ operator's parser checks."""
+    try:
+        return _chain_matmul(matrices, out)
+    except Exception:
+        refuse_as_torch("chain_matmul", (matrices,), {} if out is None else {"out": out})
+        raise
+
+
+def _chain_matmul(matrices: tuple, out) -> Tensor:
     from .._warnings import warn_once
     from .creation import clone
 
@@ -2216,7 +2277,13 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     return _into(_sum(mul(x.conj(), y), dim), out, "linalg_vecdot")  # x conjugated, as PyTorch's (x^H y)
 
 
-def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
+def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
+    """The number of singular values above the tolerance. ``tol`` (torch's older overload, which takes it and
+    ``hermitian`` by position) is an absolute one, as NumPy's."""
+    if tol is not None:
+        atol, rtol = _older_tolerance(tol, atol, rtol, absolute=True)
+    if hermitian:
+        _check_square("linalg.eigh", A._data)
     s = np.abs(np.linalg.eigvalsh(A._data)) if hermitian else np.linalg.svd(A._data, compute_uv=False)
     m, n = A.shape[-2:]
     if rtol is None:

@@ -628,9 +628,10 @@ def _cond(A: Tensor, p) -> Tensor:
         return _cond_helper(A, p)
     if A.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
-    ord_ = 2 if p is None else p
+    ord_ = 2 if p is None else int(p) if isinstance(p, bool) else p  # (torch's Scalar reads a bool as an int)
     if ord_ not in (1, -1, 2, -2, math.inf, -math.inf):
-        raise RuntimeError(f"linalg.cond got an invalid norm type: {_ord_text(ord_)}")
+        # (printed as a C++ stream prints a Scalar: %g for a float)
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {f'{ord_:g}' if isinstance(ord_, float) else ord_}")
     if A.numel() == 0:
         real = np.finfo(A._data.dtype).dtype if A._data.dtype.kind in "fc" else A._data.dtype
         from .._factories import as_tensor

@@ -12,6 +12,9 @@ import builtins
 
 import numpy as np
 
+from .. import _arg_checks as _args
+from .. import _factories
+from .._arg_parser import refuse_as_torch
 from .._state import STATE
 from .._tensor import Tensor
 from ..backend import dtypes as _dt
@@ -239,10 +242,32 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
 _UNSET = object()
 
 
-def asarray(obj, *, dtype=None, device=None, copy: bool | None = None, requires_grad=_UNSET) -> Tensor:
+def asarray(obj=_factories.NO_DATA, *extra, dtype=None, device=None, copy: bool | None = None,
+            requires_grad=_UNSET, **unknown) -> Tensor:
     """``torch.asarray``: shares memory with a tensor or NumPy array when it can (``copy=None``), always copies
     with ``copy=True``, and refuses to copy with ``copy=False``. ``requires_grad`` unspecified follows a
     tensor's (with PyTorch's one-time warning when that is True)."""
+    if obj is _factories.NO_DATA or extra or unknown:  # (in torch's words: see _factories.tensor)
+        _factories.refuse_call("asarray", obj, extra, {"dtype": dtype, "device": device, "copy": copy, **unknown})
+    _args.dtype_arg("asarray", dtype)
+    if copy is not None:
+        _args.bool_arg("asarray", "copy", copy)
+    if requires_grad is not _UNSET:
+        _args.bool_arg("asarray", "requires_grad", requires_grad)
+    try:
+        return _asarray(obj, dtype, device, copy, requires_grad)
+    except Exception:  # (a device torch's parser refuses, say, rather than tracegrad's reading of it)
+        options = {"dtype": dtype, "device": device, "copy": copy}
+        if requires_grad is not _UNSET:
+            options["requires_grad"] = requires_grad
+        refuse_as_torch("asarray", (obj,), options)
+        raise
+
+
+asarray.argument_guard = "asarray"  # (it refuses as torch's parser does itself: see _factories.tensor)
+
+
+def _asarray(obj, dtype, device, copy: bool | None, requires_grad) -> Tensor:
     from .. import _factories
     from .._warnings import warn_once
 

@@ -85,6 +85,8 @@ MUL_SAVES = {"self": "other", "other": "self"}
 def _check_alpha(alpha, dt: np.dtype) -> None:
     """torch refuses an alpha of a higher category than the result (0.5 for integers, 1j for reals) instead of
     rounding it away."""
+    if alpha.__class__ is bool and dt.kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if dt.kind in "biu" and isinstance(alpha, (float, np.floating)):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if dt.kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
@@ -416,6 +418,7 @@ def _check_bool_subtraction(a, b) -> None:
 def _rsub_kernel(a, b, alpha):
     _check_bool_subtraction(a, b)
     dt = binary_dtype(a, b)
+    _check_alpha(alpha, dt)
     if alpha != 1:
         a = np.multiply(a, alpha)
     return np.subtract(as_array(b, dt), as_array(a, dt))

@@ -14,6 +14,7 @@ import numpy as np
 from .._factories import _rng
 from .._tensor import Tensor
 from ..backend.dtypes import cpp_type_name
+from ._util import number_arg
 from .registry import defop, not_implemented
 
 # ---- helpers ----------------------------------------------------------------------------------------------
@@ -158,6 +159,7 @@ def _normal_tensor_tensor(mean, std, generator=None):
 
 
 def _normal_inplace(a, mean=0.0, std=1.0, generator=None):
+    mean, std = number_arg(mean), number_arg(std)
     _require_float(a, "normal_kernel_cpu")
     _check_std_scalar(std)
     return _fill(a, _normal_draw(mean, std, a.shape, a.dtype, generator))
@@ -230,6 +232,7 @@ def _geometric_inplace(a, p, generator=None):
 
 
 def _log_normal_inplace(a, mean=1.0, std=2.0, generator=None):
+    mean, std = number_arg(mean), number_arg(std)
     if a.dtype.kind != "f":
         raise RuntimeError(f"log_normal is not implemented for {_tname(a.dtype)}")
     if not std > 0:
@@ -238,6 +241,7 @@ def _log_normal_inplace(a, mean=1.0, std=2.0, generator=None):
 
 
 def _cauchy_inplace(a, median=0.0, sigma=1.0, generator=None):
+    median, sigma = number_arg(median), number_arg(sigma)
     if a.dtype.kind != "f":
         raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {_tname(a.dtype)}")

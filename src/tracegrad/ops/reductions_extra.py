@@ -920,16 +920,27 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtyp
     """``torch.norm``: a vector norm, or the matrix norm named by a string ``p`` ('fro', 'nuc')."""
     from . import linalg as _la
 
+    if not isinstance(input, Tensor):
+        input.layout  # noqa: B018 - torch's Python reads it first: what a non-tensor raises
     extra = {} if out is None else {"out": out}
     if isinstance(dim, int):
         dim = [dim]
     if isinstance(p, str):
         if p == "fro" and (dim is None or len(dim) <= 2):
             return _la.linalg_vector_norm(input, 2, dim, keepdim, dtype=dtype, **extra)
+        from ..linalg import matrix_norm  # (the public one, which answers in its parser's words)
+
         if dim is None:
             dim = list(range(input.ndim))
-        return _la.matrix_norm(input, p, dim, keepdim, dtype=dtype, **extra)
+        return matrix_norm(input, p, dim, keepdim, dtype=dtype, **extra)
     return _la.linalg_vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype, **extra)
+
+
+def _norm_method(self: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+_norm_method.__qualname__ = "Tensor.norm"  # (torch writes the method in Python: its errors name it so)
 
 
 def _logsumexp_kernel(a, dim, keepdim=False):
@@ -1358,5 +1369,5 @@ PUBLIC = {
 
 METHODS = {
     **{name: fn for name, fn in PUBLIC.items() if name not in ("var_mean", "std_mean")},
-    "cumsum_": cumsum_, "cumprod_": cumprod_,
+    "cumsum_": cumsum_, "cumprod_": cumprod_, "norm": _norm_method,
 }

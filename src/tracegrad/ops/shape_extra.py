@@ -9,14 +9,18 @@ Index and mask arguments never get gradient edges.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
 import operator
 import warnings
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .._arg_parser import argument_error, refuse_as_torch
+from .._jit_internal import boolean_dispatch, renamed
 from .._tensor import Tensor, _wrap
-from ..backend.dtypes import cpp_type_name
+from ..backend.dtypes import cpp_type_name, scalar_type_name
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .registry import defop, not_implemented
 from .views import normalize_shape
@@ -88,23 +92,28 @@ def _tensor_seq(tensors, name: str) -> list:
 
 def atleast_1d(*tensors):
     """Views with at least one dimension; one tensor in, one out, else a tuple."""
-    return _atleast(tensors, _one_1d)
+    return _atleast(tensors, _one_1d, "atleast_1d")
 
 
 def atleast_2d(*tensors):
-    return _atleast(tensors, _one_2d)
+    return _atleast(tensors, _one_2d, "atleast_2d")
 
 
 def atleast_3d(*tensors):
-    return _atleast(tensors, _one_3d)
+    return _atleast(tensors, _one_3d, "atleast_3d")
 
 
-def _atleast(tensors, fn):
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        return tuple(fn(t) for t in tensors[0])
-    if len(tensors) == 1:
-        return fn(tensors[0])
-    return tuple(fn(t) for t in tensors)
+def _atleast(tensors: tuple, fn, name: str):
+    # torch's Python passes a lone argument on as it is (a tensor or a sequence of them), several as a tuple, to
+    # its C++ operator, whose parser refuses anything else
+    given = tensors[0] if len(tensors) == 1 else tensors
+    try:
+        if isinstance(given, (list, tuple)):
+            return tuple(fn(t) for t in given)
+        return fn(given)
+    except Exception:
+        refuse_as_torch(name, (given,), {})
+        raise
 
 
 def _one_1d(t: Tensor) -> Tensor:
@@ -372,6 +381,8 @@ def flipud(input: Tensor) -> Tensor:
 
 
 def _as_tuple(x) -> tuple:
+    if x is None:  # (torch's parser gives None for an int list whose default is empty: ``roll(x, 1, None)``)
+        return ()
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
@@ -1212,25 +1223,30 @@ def argwhere(input: Tensor) -> Tensor:
 
 
 def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to: torch's Python (``_refs._broadcast_shapes``) step for step, so a
+    wrong shape fails as there. An int is a shape of one dim; None is skipped."""
     from ..size import Size
 
-    result: list = []
-    for i, given in enumerate(shapes):
-        shape = (given,) if isinstance(given, int) else tuple(given)
-        n = builtins.max(len(result), len(shape))
-        res = [1] * (n - len(result)) + result
-        cur = (1,) * (n - len(shape)) + shape
-        for k in reversed(range(n)):  # trailing dims first, as PyTorch reports the partial result
-            if cur[k] == res[k] or cur[k] == 1:
+    given = tuple((shape,) if isinstance(shape, int) else shape for shape in shapes if shape is not None)
+    for shape in given:
+        if not isinstance(shape, Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+    if not given:
+        return Size([])
+    common = [1] * builtins.max(len(shape) for shape in given)
+    for i, shape in enumerate(given):
+        for k in range(-1, -1 - len(shape), -1):  # trailing dims first, as PyTorch reports the partial result
+            if shape[k] == common[k]:
                 continue
-            if res[k] != 1:
-                shown = shape if isinstance(given, int) else given  # (as given: torch.Size([3]), [3], (3,))
-                raise RuntimeError(f"Attempting to broadcast a dimension of length {cur[k]} at {k - n}! "
-                                   f"Mismatching argument at index {i} had {shown}; but expected shape "
-                                   f"should be broadcastable to {res}")
-            res[k] = cur[k]
-        result = res
-    return Size(result)
+            if common[k] == 1:
+                if shape[k] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[k] = shape[k]
+            if shape[k] != 1 and common[k] != shape[k]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[k]} at {k}! Mismatching "
+                                   f"argument at index {i} had {shape}; but expected shape should be broadcastable "
+                                   f"to {common}")
+    return Size(common)
 
 
 def broadcast_to(input: Tensor, size) -> Tensor:
@@ -1240,20 +1256,38 @@ def broadcast_to(input: Tensor, size) -> Tensor:
 
 
 def broadcast_tensors(*tensors):
+    """The tensors expanded to their common shape (torch's Python passes them on as one tuple: a list among them is
+    refused by its C++ operator's parser, as any other non-tensor)."""
+    try:
+        return _broadcast_tensors(tensors)
+    except Exception:
+        refuse_as_torch("broadcast_tensors", (tensors,), {})
+        raise
+
+
+def _broadcast_tensors(tensors: tuple) -> tuple:
     from .views import expand
 
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
     shape = _broadcast_shape(*(tuple(t.shape) for t in tensors))
     # PyTorch's expand_outplace returns a tensor that already has the shape as is (no ExpandBackward0)
     return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in tensors)
 
 
 def meshgrid(*tensors, indexing: str | None = None):
+    """Coordinate grids (torch's Python takes one list of the tensors too, and passes ``indexing`` only when
+    given to its C++ operator, whose parser refuses a non-str one)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    try:
+        return _meshgrid(tuple(tensors), indexing)
+    except Exception:
+        refuse_as_torch("meshgrid", (tensors,), {} if indexing is None else {"indexing": indexing})
+        raise
+
+
+def _meshgrid(tensors: tuple, indexing: str | None) -> tuple:
     from .views import expand, reshape
 
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     if indexing is None:
@@ -1310,18 +1344,29 @@ split_with_sizes = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] split_s
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
-    """``torch.split``: an int size (``split.Tensor``) or a list of sizes (``split_with_sizes``)."""
-    from .views import split as split_int
-
-    if isinstance(split_size_or_sections, int):  # (as torch's Python: anything else goes to split_with_sizes)
-        return tuple(split_int(tensor, split_size_or_sections, dim))
-    if isinstance(split_size_or_sections, tuple):
-        split_size_or_sections = list(split_size_or_sections)
-    return tuple(split_with_sizes(tensor, split_size_or_sections, dim))
+    """``torch.split``: torch's Python calls the tensor's ``split`` method (so a str, say, splits as a str)."""
+    if not isinstance(tensor, Tensor):
+        return tensor.split(split_size_or_sections, dim)
+    return _split_method(tensor, split_size_or_sections, dim)
 
 
 def _split_method(self: Tensor, split_size, dim: int = 0):
-    return split(self, split_size, dim)
+    """An int size (``split.Tensor``) or a list of sizes (``split_with_sizes``), as torch's Python picks."""
+    from .views import split as split_int
+
+    if isinstance(split_size, Tensor):
+        with contextlib.suppress(ValueError):  # (a tensor of several sizes stays one)
+            split_size = int(split_size)
+    if isinstance(split_size, int):
+        if split_size.__class__ is builtins.bool:  # (an int to Python, not to torch's parser)
+            raise argument_error("split", (self, split_size, dim), {})
+        return tuple(split_int(self, split_size, dim))
+    if isinstance(split_size, tuple):
+        split_size = list(split_size)
+    return tuple(split_with_sizes(self, split_size, dim))
+
+
+_split_method.__qualname__ = "Tensor.split"
 
 
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
@@ -1368,16 +1413,29 @@ def _split_along(input: Tensor, spec, dim: int, name: str, min_dims: int) -> tup
     return tensor_split(input, spec, dim)
 
 
-def hsplit(input: Tensor, indices_or_sections):
-    return _split_along(input, indices_or_sections, 0 if input.ndim == 1 else 1, "hsplit", 1)
+def _split_spec(positional: tuple, keywords: dict):
+    """The one ``sections`` int or ``indices`` list of hsplit/vsplit/dsplit, given by position or by torch's
+    keyword names. The method's ints after the first are more indices (torch's ``*indices``), each read by
+    ``__index__``; another mistake raises a TypeError that the argument guard words as torch does."""
+    if len(positional) > 1 and not keywords:
+        return [operator.index(i) for i in positional]
+    given = [*positional, *(keywords.pop(key) for key in ("sections", "indices") if key in keywords)]
+    if len(given) != 1 or keywords:
+        raise TypeError("a split takes either sections or indices")
+    return given[0]
 
 
-def vsplit(input: Tensor, indices_or_sections):
-    return _split_along(input, indices_or_sections, 0, "vsplit", 2)
+def hsplit(input: Tensor, *indices_or_sections, **keywords) -> tuple:
+    spec = _split_spec(indices_or_sections, keywords)
+    return _split_along(input, spec, 0 if input.ndim == 1 else 1, "hsplit", 1)
 
 
-def dsplit(input: Tensor, indices_or_sections):
-    return _split_along(input, indices_or_sections, 2, "dsplit", 3)
+def vsplit(input: Tensor, *indices_or_sections, **keywords) -> tuple:
+    return _split_along(input, _split_spec(indices_or_sections, keywords), 0, "vsplit", 2)
+
+
+def dsplit(input: Tensor, *indices_or_sections, **keywords) -> tuple:
+    return _split_along(input, _split_spec(indices_or_sections, keywords), 2, "dsplit", 3)
 
 
 # ---- set-like utilities (not differentiable) ---------------------------------------------------------------
@@ -1406,6 +1464,19 @@ _unique_dim = defop("unique_dim(Tensor self, int dim, bool sorted=True, bool ret
                     vjp=not_implemented("unique_dim"))
 
 
+def refuse_if(suspect: bool, name: str, args: tuple, kwargs: dict) -> None:
+    """Where a cheap check finds a call of the operator ``name`` suspect (a kernel would take a truthy object for a
+    bool, say), torch's parser error for it, if its parser refuses the arguments."""
+    if suspect:
+        error = argument_error(name, args, kwargs)
+        if error is not None:
+            raise error
+
+
+def _not_bools(*values) -> bool:
+    return any(value.__class__ is not builtins.bool for value in values)
+
+
 def _pick_unique(result, return_inverse: bool, return_counts: bool):
     values, inverse, counts = result
     if not return_inverse and not return_counts:
@@ -1414,13 +1485,17 @@ def _pick_unique(result, return_inverse: bool, return_counts: bool):
     return picked
 
 
-def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
-           dim: int | None = None):
-    """Sorted unique values (NumPy's order, which is PyTorch's on CPU even for ``sorted=False``)."""
+def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+            dim: int | None = None):
+    """Sorted unique values (NumPy's order, which is PyTorch's on CPU even for ``sorted=False``); the operators
+    called as torch's Python calls them, the flags by keyword."""
+    flags = {"sorted": sorted, "return_inverse": return_inverse, "return_counts": return_counts}
     if dim is None:
-        result = _unique2(input, sorted, return_inverse, return_counts)
+        refuse_if(_not_bools(sorted, return_inverse, return_counts), "_unique2", (input,), flags)
+        result = _unique2(input, **flags)
     else:
-        result = _unique_dim(input, dim, sorted, return_inverse, return_counts)
+        refuse_if(_not_bools(sorted, return_inverse, return_counts), "unique_dim", (input, dim), flags)
+        result = _unique_dim(input, dim, **flags)
     return _pick_unique(result, return_inverse, return_counts)
 
 
@@ -1448,10 +1523,43 @@ _unique_consecutive = defop("unique_consecutive(Tensor self, bool return_inverse
                             vjp=not_implemented("unique_consecutive"))
 
 
-def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
-                       dim: int | None = None):
-    result = _unique_consecutive(input, return_inverse, return_counts, dim)
+def _unique_consecutive_picked(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                               dim: int | None = None):
+    kwargs = {"return_inverse": return_inverse, "return_counts": return_counts, "dim": dim}
+    refuse_if(_not_bools(return_inverse, return_counts), "unique_consecutive", (input,), kwargs)
+    result = _unique_consecutive(input, **kwargs)
     return _pick_unique(result, return_inverse, return_counts)
+
+
+def _dispatch_on_flags(fn: Callable, names: tuple[str, str, str, str], counts_index: int) -> Callable:
+    """torch's two-level dispatch of ``unique``/``unique_consecutive`` on ``return_inverse`` (argument 2) and
+    ``return_counts``, to four functions named ``names`` (inverse and counts, inverse, counts, neither)."""
+    both, inverse, counts, neither = (renamed(fn, name) for name in names)
+    return boolean_dispatch("return_inverse", 2,
+                            boolean_dispatch("return_counts", counts_index, both, inverse),
+                            boolean_dispatch("return_counts", counts_index, counts, neither))
+
+
+unique = _dispatch_on_flags(_unique, ("_return_inverse_and_counts", "_return_inverse", "_return_counts",
+                                      "_return_output"), 3)
+unique_consecutive = _dispatch_on_flags(
+    _unique_consecutive_picked, ("_consecutive_return_inverse_and_counts", "_consecutive_return_inverse",
+                                 "_consecutive_return_counts", "_consecutive_return_output"), 1)
+
+
+def _unique_method(self: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+                   dim: int | None = None):
+    return unique(self, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts, dim=dim)
+
+
+def _unique_consecutive_method(self: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                               dim: int | None = None):
+    return unique_consecutive(self, return_inverse=return_inverse, return_counts=return_counts, dim=dim)
+
+
+# (torch writes these methods in Python: its messages name them so)
+_unique_method.__qualname__ = "Tensor.unique"
+_unique_consecutive_method.__qualname__ = "Tensor.unique_consecutive"
 
 
 def _bincount_kernel(a, weights=None, minlength=0):
@@ -1679,8 +1787,8 @@ METHODS = {
     "masked_scatter_": masked_scatter_, "masked_select": masked_select, "take_along_dim": take_along_dim,
     "narrow_copy": narrow_copy, "nonzero": nonzero, "argwhere": argwhere, "broadcast_to": broadcast_to,
     "tensor_split": tensor_split, "split": _split_method, "split_with_sizes": split_with_sizes,
-    "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "unique": unique,
-    "unique_consecutive": unique_consecutive, "bincount": bincount, "histc": histc, "cummax": cummax,
+    "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "unique": _unique_method,
+    "unique_consecutive": _unique_consecutive_method, "bincount": bincount, "histc": histc, "cummax": cummax,
     "cummin": cummin, "diff": diff,
 }
 
@@ -1742,9 +1850,16 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each element of ``elements`` is in ``test_elements`` (either may be a number)."""
-    a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
-    b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    a, b = _isin_operand(elements), _isin_operand(test_elements)
     return _wrap(np.asarray(np.isin(a, b, invert=invert)))
+
+
+def _isin_operand(value) -> np.ndarray:
+    """An operand's data; torch's isin has no kernel for bool or complex (a number counts as its default type)."""
+    data = value._data if isinstance(value, Tensor) else np.asarray(value)
+    if data.dtype.kind in "bc":
+        raise RuntimeError(f"Unsupported input type encountered for isin(): {scalar_type_name(data.dtype)}")
+    return data
 
 
 def _scatter_views():

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._arg_parser import refuse_as_torch
 from .._tensor import Tensor
 from .._warnings import warn_once
 from ..backend.dtypes import tensor_type_string
 from ._util import wrap_dim
 from .complex_ops import view_as_complex, view_as_real
 from .fft import _BY_N, _BY_ROOT_N, _NONE, _fft_c2c, _fft_c2r, _fft_r2c
-from .nn_ops.misc import constant_pad_nd, pad
+from .nn_ops.misc import constant_pad_nd
 from .shape import unfold_backward
+from .shape_extra import refuse_if
 from .views import slice as slice_view
 from .views import squeeze_, transpose_
 
@@ -140,20 +142,36 @@ def _stft_core(input: Tensor, n_fft: int, hop_length: int | None, win_length: in
     return out if complex_out else view_as_real(out)
 
 
+_INT_OR_NONE = (int, type(None))
+_BOOL_OR_NONE = (bool, type(None))
+
+
 def stft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
          window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect", normalized: bool = False,
          onesided: bool | None = None, return_complex: bool | None = None,
          align_to_window: bool | None = None) -> Tensor:
+    """torch's Python pads a centred signal, then its C++ ``stft`` parses the rest (its words for a mistake)."""
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     if center:
+        from ..nn.functional import pad as functional_pad  # (F.pad's parser refuses a mode that is not a str)
+
         # (torch/functional.py: F.pad needs a batch and a channel dim)
-        signal_dim = input.ndim
-        half = n_fft // 2
-        input = pad(input.view([1] * (3 - signal_dim) + list(input.shape)), (half, half), pad_mode)
+        signal_dim = input.dim()
+        half = int(n_fft // 2)
+        input = functional_pad(input.view([1] * (3 - signal_dim) + list(input.size())), [half, half], pad_mode)
         input = input.view(input.shape[-signal_dim:])
-    return _stft_core(input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex,
-                      align_to_window)
+    args = (input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex, align_to_window)
+    # (the kernel would read a bool as a size, or any object as a flag: such a call is parsed first)
+    refuse_if(n_fft.__class__ is not int or hop_length.__class__ not in _INT_OR_NONE
+              or win_length.__class__ not in _INT_OR_NONE or normalized.__class__ is not bool
+              or onesided.__class__ not in _BOOL_OR_NONE or return_complex.__class__ not in _BOOL_OR_NONE
+              or align_to_window.__class__ not in _BOOL_OR_NONE, "stft", args, {})
+    try:
+        return _stft_core(*args)
+    except Exception:
+        refuse_as_torch("stft", args, {})
+        raise
 
 
 # ---- istft -------------------------------------------------------------------------------------------------------
@@ -246,5 +264,23 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     return y
 
 
+def _stft_method(self: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+                 window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect",
+                 normalized: bool = False, onesided: bool | None = None, return_complex: bool | None = None,
+                 align_to_window: bool | None = None) -> Tensor:
+    return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided,
+                return_complex=return_complex, align_to_window=align_to_window)
+
+
+def _istft_method(self: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+                  window: Tensor | None = None, center: bool = True, normalized: bool = False,
+                  onesided: bool | None = None, length: int | None = None, return_complex: bool = False) -> Tensor:
+    return istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided, length, return_complex)
+
+
+# (torch writes these methods in Python: Python's errors about their arguments name them so)
+_stft_method.__qualname__ = "Tensor.stft"
+_istft_method.__qualname__ = "Tensor.istft"
+
 PUBLIC = {"stft": stft, "istft": istft}
-METHODS = {"stft": stft, "istft": istft}
+METHODS = {"stft": _stft_method, "istft": _istft_method}

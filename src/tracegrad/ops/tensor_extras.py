@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from .._tensor import Tensor
 from ..backend import dtypes as _dt
+from ..backend.device import as_device
 from ..return_types import return_type
 from . import gamma, special_fns, views
 from .namespace_extras import resize_as_
@@ -183,7 +185,13 @@ def is_set_to(self: Tensor, tensor: Tensor) -> bool:
 
 
 def is_pinned(self: Tensor, device=None) -> bool:
-    return False  # a CPU build has no pinned memory
+    """False: a CPU build has no pinned memory. ``device`` is deprecated, but still read (an int is an
+    accelerator's index, refused where there is none)."""
+    if device is not None:
+        as_device(device)
+        warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not pass this argument.",
+                      UserWarning, stacklevel=2)
+    return False
 
 
 def pin_memory(self: Tensor, device=None) -> Tensor:

@@ -18,7 +18,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.dtypes import cpp_type_name, scalar_type_name
 from . import pointwise as _pw
-from ._util import as_array, half_in_float, reject_complex, result_dtype, to_floating, unsupported
+from ._util import as_array, half_in_float, number_arg, reject_complex, result_dtype, to_floating, unsupported
 from .creation import zeros_like
 from .pointwise import (
     add,
@@ -573,6 +573,7 @@ def square_(self: Tensor) -> Tensor:
 
 
 def _nan_to_num_kernel(a, nan=None, posinf=None, neginf=None):
+    nan, posinf, neginf = number_arg(nan), number_arg(posinf), number_arg(neginf)
     if a.dtype.kind not in "fc":
         return a.copy()
     info = np.finfo(a.dtype)
@@ -852,7 +853,19 @@ _clamp.elementwise_jvp = _clamp_.elementwise_jvp = True
 
 
 def _clamp_op(min, max, scalar_op, tensor_op):
-    return tensor_op if isinstance(min, Tensor) or isinstance(max, Tensor) else scalar_op
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if min is None or max is None or (isinstance(min, Tensor) and isinstance(max, Tensor)):
+            return tensor_op
+        return _as_numbers(scalar_op)
+    return scalar_op
+
+
+def _as_numbers(scalar_op):
+    """A Tensor bound beside a Number one: only torch's Number overload can take that, reading a 0-d tensor as
+    its number (``number_arg`` refuses any other tensor)."""
+    def call_with_numbers(input, min, max, **kwargs):
+        return scalar_op(input, number_arg(min), number_arg(max), **kwargs)
+    return call_with_numbers
 
 
 def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Tensor:

@@ -16,7 +16,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output
-from .._util import half_in_float, reject_complex, unsupported, wrap_dim
+from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
 from ..creation import zeros_like
 from ..pointwise import (
     add,
@@ -146,6 +146,7 @@ def _scalar(value, dtype) -> np.ndarray:
 
 
 def _threshold_kernel(a, threshold, value):
+    threshold, value = number_arg(threshold), number_arg(value)
     if a.dtype.kind in "bc":  # (its CPU kernel takes every real type but bool)
         raise unsupported("threshold_cpu", a.dtype)
     return np.where(a <= threshold, _scalar(value, a.dtype), a)  # NaN is kept, as in PyTorch
@@ -577,6 +578,7 @@ silu.complex_grad = False  # PyTorch's derivative is real-only (its in-place for
 
 
 def _softplus_kernel(a, beta=1, threshold=20):
+    beta, threshold = number_arg(beta), number_arg(threshold)
     check_float(a, "softplus_cpu")
     z = a * _scalar(beta, a.dtype)
     return np.where(

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ..._arg_parser import refuse_as_torch
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp
 from ..registry import defop, not_implemented
@@ -130,12 +131,22 @@ def _batch_shape(a: tuple, b: tuple) -> tuple:
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
           ) -> Tensor:
-    """Distances between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M): (..., P, R)."""
+    """Distances between each row of ``x1`` (..., P, M) and each row of ``x2`` (..., R, M): (..., P, R).
+
+    torch's Python maps ``compute_mode`` to a number, then its C++ ``cdist`` parses (x1, x2, p, mode)."""
+    mode = next((number for name, number in _COMPUTE_MODES.items() if compute_mode == name), None)
+    if mode is None:  # (compared, not looked up: a list is no valid mode either)
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    try:
+        return _cdist(x1, x2, p, mode)
+    except Exception:
+        refuse_as_torch("cdist", (x1, x2, p, mode or None), {})
+        raise
+
+
+def _cdist(x1: Tensor, x2: Tensor, p: float, mode: int) -> Tensor:
     from ..views import expand, view
 
-    if compute_mode not in _COMPUTE_MODES:
-        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    mode = _COMPUTE_MODES[compute_mode]
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...backend.dtypes import float32, float64
+from .._util import wrap_dim
 from ..registry import defop
 from ._common import type_name
 from .pool import max_pool_double_backward
@@ -143,6 +144,7 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     all elements when ``dim == -1``."""
     if dim == -1:
         return v.norm(pow)
+    dim = wrap_dim(dim, v.ndim)  # (torch moves ``dim`` to the front with transpose, which wraps and checks it)
     axes = [a for a in range(v.ndim) if a != dim]
     if not axes:
         return v.abs() if pow != 0 else (v != 0).to(v.dtype)

@@ -1,0 +1,118 @@
+"""What an operator checks of its arguments past torch's parser, and how it says so, as torch does.
+
+Each snippet runs against tracegrad and torch with ``x = ones(2, 3)``; both must refuse it with the same exception
+type and message, or both accept it with the same values, dtype and warnings (torch's "(Triggered internally at
+...)" suffix left out).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from tests._lib import raised, tg, torch, warning_texts
+
+SNIPPETS = [
+    # where takes a bool condition (a uint8 one with a warning torch gives once per process: see below)
+    "x.where(x, 1.5)", "x.where(x, x)", "torch.where(x, x, 2)", "torch.where(x.int(), 1, x)", "x.where(x > 0, 2)",
+    # isin has no kernel for bool or complex, a number counting as its default dtype
+    "torch.isin(x, True)", "torch.isin(True, x)", "torch.isin(x.bool(), x)", "torch.isin(x, x.bool())",
+    "torch.isin(x.to(torch.complex64), x)", "torch.isin(x, 1j)", "torch.isin(1.5, x.bool())", "torch.isin(x, 1)",
+    # norm_except_dim moves dim to the front with transpose, which checks it (-1 is "every dim")
+    "torch.norm_except_dim(x, 1, 3)", "torch.norm_except_dim(x, 2, -3)", "torch.norm_except_dim(x, 2, -2)",
+    "torch.norm_except_dim(x, 2, -1)", "torch.norm_except_dim(x, 2, 1)",
+    # is_pinned's deprecated device is still read: an int is an accelerator's index
+    "x.is_pinned(3)", "x.is_pinned(-1)", "x.is_pinned('cpu')", "x.is_pinned(torch.device('cpu'))", "x.is_pinned()",
+    "torch.device(-1)", "x.to(-1)",
+    # a Tensor bound beside a Number one: only a 0-d tensor not requiring grad reads as a number
+    "torch.clamp(x, x, 1.5)", "torch.clamp(x, 1, x)", "torch.clamp(x, x, True)", "x.clamp(x, 3)", "x.clamp_(x, 3)",
+    "x.clip(x, 3)", "x.clip_(x, 3)", "torch.clip(x, 1, x)", "torch.clamp_(x, x, 3)",
+    "torch.clamp(x, torch.tensor(0.5), 0.7)", "torch.clamp(x, 0.5, torch.tensor(0.7))",
+    "torch.clamp(x, torch.tensor([0.5]), 0.7)", "torch.clamp(x, torch.tensor(0.5, requires_grad=True), 0.7)",
+    "x.clamp_(torch.tensor(0.5), 0.7)", "torch.clamp(x, x, None)", "torch.clamp(x, None, x * 0)",
+    "torch.clamp(x.requires_grad_(), torch.tensor(0.5), 0.7).grad_fn.name()",
+    # a tensor for a float or Number parameter: a 0-d one is its number, any other is refused
+    "torch.nan_to_num(x, x)", "x.nan_to_num(x, 1.5)", "x.nan_to_num_(x)", "torch.nan_to_num(x, torch.tensor(2.0))",
+    "torch.nan_to_num(x / 0, 1.0, torch.tensor(2.0))", "x.nan_to_num(torch.tensor(1.0, requires_grad=True))",
+    "torch.threshold(x, x, 1.5)", "torch.nn.functional.threshold_(x, x, 1.5)",
+    "torch.threshold(x, torch.tensor(0.5), 1.5)", "torch.nn.functional.softplus(x, x, 1)",
+    "torch.nn.functional.softplus(x, torch.tensor(2.0), 1)", "x.normal_(x, 1.5)", "x.cauchy_(x, 1.5)",
+    "x.log_normal_(x, 1.5)", "x.log_normal_(torch.tensor([1.0]), 1.5)", "x.uniform_(x, 1.5)", "x.exponential_(x)",
+    "x.normal_(torch.tensor(1.0), torch.tensor(0.0))",
+    # the method's ints after the first are more indices (torch's ``*indices``)
+    "x.hsplit(1, True)", "x.hsplit(1, 3)", "x.hsplit(1, 1, 3)", "x.vsplit(1, 3)", "x.vsplit(1, True)",
+    "x.dsplit(1, 2)", "torch.hsplit(x, 1, 3)", "x.hsplit(1, 1.5)", "x.hsplit(1, [2])", "x.hsplit(sections=3)",
+    "x.hsplit(indices=[1])", "torch.vsplit(x, indices=[1])", "torch.hsplit(x, 2)", "torch.hsplit(x, 1, sections=2)",
+    "x.hsplit(1, sections=2)",
+    # sub's deprecated order (input, alpha, other), with its warning; subtract and rsub take (other, alpha)
+    "torch.sub(x, 1, 1.5)", "torch.sub(x, 2, x)", "torch.sub(x, 1, True)", "torch.sub(x, 1, 3)",
+    "torch.sub(x.int(), 1.5, x.int())", "torch.sub(x, x, 2)", "torch.sub(x, torch.tensor(2.0), x)",
+    "torch.sub(x, 1, 1.5, alpha=2)", "x.sub(1, 1.5)", "x.sub(2, x)", "x.sub(1, True)", "x.sub_(1, 1.5)",
+    "x.sub_(2, x)", "torch.subtract(x, 1, 1.5)", "torch.subtract(x, 1, True)", "torch.subtract(x, 2, x)",
+    "x.subtract(1, True)", "x.subtract(1, 1.5)", "x.subtract_(1, 3)", "x.subtract_(2, x)", "torch.rsub(x, 1, 1.5)",
+    "torch.rsub(x, 1, True)", "torch.rsub(x, 2, x)", "torch.rsub(x, x, 2)", "torch.rsub(x.int(), 1, 1.5)",
+    # a bool alpha is for bool results only
+    "torch.sub(x, 1, alpha=True)", "x.sub_(x, alpha=True)", "torch.add(x, 1, alpha=True)",
+    "torch.add(x.bool(), x.bool(), alpha=True)",
+    # where's uint8 condition, warned about (torch once per process: the test turns warn-always on)
+    "torch.where(x.to(torch.uint8), x, 2)", "x.where(x.to(torch.uint8), 2)",
+    # ``to(number)``: an int alone is a device index, another number goes to ``to(Tensor other)`` as a tensor
+    "x.to(1.5)", "x.to(1, True)", "x.to(1)", "x.to(True)", "x.to(1.5, True)", "x.to(2, False, True)", "x.to(1j)",
+    "x.to(1, copy=True)", "x.to(1, torch.float64)", "x.to(1, None)", "x.to(torch.float64, True)",
+    # the older single tolerance, by position: absolute for matrix_rank, relative for pinv; hermitian after it
+    "torch.linalg.matrix_rank(x, 1.5)", "torch.linalg.matrix_rank(x, True)", "torch.linalg.matrix_rank(x, 3)",
+    "torch.linalg.matrix_rank(x, torch.tensor(0.1))", "torch.linalg.matrix_rank(x, tol=0.1)",
+    "torch.linalg.matrix_rank(x, 0.1, True)", "torch.linalg.matrix_rank(x, x, True)",
+    "torch.linalg.matrix_rank(x, 0.1, atol=0.2)", "torch.linalg.matrix_rank(torch.eye(2), 0.1, True)",
+    "torch.linalg.matrix_rank(torch.tensor([[2.0, 0], [0, 0.5]]), 1.0)", "torch.linalg.pinv(x, 1.5)",
+    "torch.linalg.pinv(x, 1, True)", "torch.linalg.pinv(x, x, True)", "torch.linalg.pinv(x, 0.1, rtol=0.2)",
+    "torch.linalg.pinv(x, rcond=0.1)", "torch.linalg.pinv(x, hermitian=True)",
+    "torch.linalg.pinv(torch.tensor([[2.0, 0], [0, 0.5]]), 0.3)", "torch.linalg.pinv(torch.eye(2), 0.1, True)",
+    # torch's C++ elu_ takes its scales by position; its C++ hardtanh_ does not compare the bounds
+    "torch.nn.functional.elu_(x, 1, 1.5)", "torch.nn.functional.elu_(-x, 1, 1.5, 2)",
+    "torch.nn.functional.elu_(x, scale=2)", "torch.nn.functional.elu_(x, 1, 1, 1, 1)",
+    "torch.nn.functional.hardtanh_(x, 1.5)", "torch.nn.functional.hardtanh_(x * 0.5, 0, 0.3)",
+    "torch.nn.functional.hardtanh(x, 1.5)",
+    # special.softmax takes dtype by position
+    "torch.special.softmax(x, 1, None)", "torch.special.softmax(x, 1, torch.float64)",
+    "torch.special.softmax(x, 1, True)",
+    # cond's invalid norm is printed as a Scalar, its square check's as std::to_string; a bool ord is an int
+    "torch.linalg.cond(x, 1.5)", "torch.linalg.cond(x, 1e20)", "torch.linalg.cond(x, 0.1)", "torch.linalg.cond(x, 3)",
+    "torch.linalg.cond(x, True)", "torch.linalg.cond(x, 1.0)", "torch.linalg.cond(torch.eye(2), True)",
+    # the legacy cholesky checks the shape in its own name
+    "torch.cholesky(x, True)", "torch.cholesky(torch.eye(2))",
+]
+
+
+def _outcome(lib, snippet: str):
+    """The error torch-style, or (values, dtype) with the warnings given on the way (those torch gives once per
+    process too: warn-always is on)."""
+    result = []
+
+    def run(lib):
+        result.append(eval(snippet, {"torch": lib, "x": lib.ones(2, 3)}))  # noqa: S307 - the snippets above
+
+    was = lib.is_warn_always_enabled()
+    lib.set_warn_always(True)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            error = raised(lib, run)
+    finally:
+        lib.set_warn_always(was)
+    return error if error is not None else (_plain(result[0]), warning_texts(caught))
+
+
+def _plain(value):
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "detach"):
+        return np.round(value.detach().numpy().astype(np.complex128), 5).tolist(), str(value.dtype).split(".")[-1]
+    return value
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS)
+def test_kernel_check_as_torch(snippet):
+    assert _outcome(tg, snippet) == _outcome(torch, snippet)
