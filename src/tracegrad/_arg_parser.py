@@ -549,8 +549,9 @@ def _from_schema(schema: Any, method: bool, with_out: bool, hidden: bool = False
         params.insert(options if factory else len(params), out)  # (a factory's ``out`` precedes its options)
     if factory:  # torch's Python factories: ``pin_memory`` is a bool, and ``requires_grad`` ends the list
         params = [replace(p, default="False") if p.name == "pin_memory" else p for p in params]
-        params.append(PyParam(name="requires_grad", kind="BOOL", optional=True, default="False", keyword_only=True,
-                              schema_type="bool", cpp_type="bool"))
+        # (an optional bool in torch's code generator, so None passes)
+        params.append(PyParam(name="requires_grad", kind="BOOL", allow_none=True, optional=True, default="False",
+                              keyword_only=True, schema_type="bool", cpp_type="bool"))
     return PySignature(schema.name, tuple(params), hidden)
 
 
@@ -660,36 +661,63 @@ def _bound(sig: PySignature, args: tuple, kwargs: dict) -> dict[str, Any]:
     return named
 
 
-def deprecated_order(name: str, args: tuple, kwargs: dict, method: bool = False) -> dict[str, Any] | None:
-    """For a failed call that only one of torch's deprecated argument orders takes (``add(x, 2, y)``: input,
-    alpha, other), its values by name, after torch's warning (once per process, as its parser gives it);
-    otherwise None."""
+def rebound_call(name: str, args: tuple, kwargs: dict, method: bool = False) -> tuple[tuple, dict] | None:
+    """For a failed call torch's parser takes in a way tracegrad's function does not, the (positional, keyword)
+    arguments to call it with again (the tensor itself not among them), or None:
+
+    - one of torch's deprecated argument orders (``add(x, 2, y)``: input, alpha, other), after torch's warning
+      (once per process, as its parser gives it): the values by name, the tensor first;
+    - a method's ints read as one list (``x.squeeze(0, 1)``: ``dim=(0, 1)``), the parser's ``*size`` rule;
+    - keywords that torch names otherwise than tracegrad's function, given by position (``_by_position``).
+    The last two only for Python's refusal of the call (a TypeError), never to run a failed kernel again."""
     if _from_tracegrad(args):
         return None
     try:
         sigs = python_signatures(name, method)
     except (KeyError, ValueError):
         return None
-    hidden = [sig for sig in sigs if sig.hidden]
-    if not hidden or any(_parse(sig, args, kwargs, False) for sig in sigs if not sig.hidden):
+    try:  # (the first signature that takes the call, as torch's parser tries them; a list's element may stop it)
+        sig = next((sig for sig in sigs if not sig.hidden and _parse(sig, args, kwargs, False)), None)
+    except TypeError:
         return None
-    for sig in hidden:
-        if _parse(sig, args, kwargs, False):
-            from ._warnings import warn_once
+    if sig is not None:
+        # (only Python's refusal of a call is one to call again: a kernel's error stands, and is not paid twice)
+        if not isinstance(sys.exc_info()[1], TypeError):
+            return None
+        try:
+            _unpack_int_lists(sig, args, kwargs)
+        except TypeError:  # (refused after all: ``view(2, 2.0)``)
+            return None
+        if method and len(args) > 1 and sig.max_pos_args == 1 and sig.params[0].kind in ("INT_LIST",
+                                                                                         "SYM_INT_LIST"):
+            return (tuple(args),), kwargs
+        return _by_position(sig, args, kwargs) if kwargs else None
+    try:
+        sig = next((sig for sig in sigs if sig.hidden and _parse(sig, args, kwargs, False)), None)
+    except TypeError:
+        return None
+    if sig is not None:
+        from ._warnings import warn_once
 
-            current = "".join(f"\n\t{name}{other.text()}" for other in sigs if not other.hidden)
-            warn_once("deprecated overload", f"This overload of {name} is deprecated:\n\t{name}{sig.text()}\n"
-                      f"Consider using one of the following signatures instead:{current}", stacklevel=4)
-            return _bound(sig, args, kwargs)
+        current = "".join(f"\n\t{name}{other.text()}" for other in sigs if not other.hidden)
+        warn_once("deprecated overload", f"This overload of {name} is deprecated:\n\t{name}{sig.text()}\n"
+                  f"Consider using one of the following signatures instead:{current}", stacklevel=4)
+        named = _bound(sig, args, kwargs)
+        return ((named.pop("input"),) if not method else ()), named
     return None
 
 
-def call_in_current_order(fn: Callable, named: dict[str, Any], self: Any = None) -> Any:
-    """``fn`` called with a deprecated order's values by name: the tensor first (``self`` of a method, else
-    ``input``), the rest as keywords, which name the parameters of the current signatures."""
-    named = dict(named)
-    first = self if self is not None else named.pop("input")
-    return fn(first, **named)
+def _by_position(sig: PySignature, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+    """A call that torch's parser took, with its keywords for positional parameters given by position: where
+    tracegrad's function names a parameter otherwise (``x.copy_(other=y)``, ``isin(x, test_element=3)``), Python
+    refused the keyword. None where the parameters given leave a gap (their defaults are only text here)."""
+    named = _bound(sig, args, kwargs)
+    positional = [p for p in sig.params if not p.keyword_only]
+    count = sum(p.name in named for p in positional)
+    if any(p.name not in named for p in positional[:count]) or count <= len(args):
+        return None
+    keywords = {p.name: named[p.name] for p in sig.params if p.keyword_only and p.name in named}
+    return tuple(named[p.name] for p in positional[:count]), keywords
 
 
 def refuse_as_torch(name: str, args: tuple, kwargs: dict, method: bool = False) -> None:
@@ -863,7 +891,6 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
     limits = _call_limits(name, method)
     positional = sys.maxsize if limits.positional is None else limits.positional
     refused_classes = _positional_test(limits.refused_positions)
-    deprecated = any(sig.hidden for sig in python_signatures(name, method))
 
     @functools.wraps(fn)
     def guarded(*args, **kwargs):
@@ -876,11 +903,11 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
             return fn(*args, **kwargs)
         except Exception:
             given = args[1:] if method else args
-            named = deprecated_order(name, given, kwargs, method) if deprecated else None
-            if named is None:
+            again = rebound_call(name, given, kwargs, method)
+            if again is None:
                 refuse_as_torch(name, given, kwargs, method)
                 raise
-        return call_in_current_order(fn, named, args[0] if method else None)
+        return fn(*args[:1], *again[0], **again[1]) if method else fn(*again[0], **again[1])
     guarded.argument_guard = name
     return guarded
 

@@ -409,7 +409,7 @@ _WITHOUT_OUT: tuple[str, ...] = (
     "tensor(Any data, *, ScalarType? dtype=None, Device? device=None, bool pin_memory=False, "
     "bool requires_grad=False) -> Tensor",
     "as_tensor(Any data, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-    "asarray(Any obj, *, ScalarType? dtype=None, Device? device=None, bool? copy=None, bool requires_grad=False) "
+    "asarray(Any obj, *, ScalarType? dtype=None, Device? device=None, bool? copy=None, bool? requires_grad=False) "
     "-> Tensor",
     # operators torch's Python functions (torch/functional.py) end in
     "einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",
@@ -533,6 +533,8 @@ def _deprecated_overloads() -> tuple[str, ...]:
         for op, self_type, ret in ((name, "Tensor", "Tensor"), (f"{name}_", "Tensor(a!)", "Tensor(a!)")):
             schemas += [f"{op}(Scalar beta, {self_type} self, Scalar alpha, Tensor {first}, Tensor {second}) -> {ret}",
                         f"{op}(Scalar beta, {self_type} self, Tensor {first}, Tensor {second}) -> {ret}"]
+    # (torch's hand-written copy_ keeps the keyword's old name, ``async``, as a hidden signature)
+    schemas.append("copy_(Tensor(a!) self, Tensor other, bool async=False) -> Tensor(a!)")
     return tuple(schemas)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import operator
 from collections.abc import Callable
 
 import numpy as np
@@ -40,10 +41,13 @@ def wrap_dims(dims, ndim: int) -> tuple[int, ...]:
         return (wrap_dim(dims, ndim),)  # one dim cannot repeat
     if isinstance(dims, int):
         dims = (dims,)
-    out = tuple(wrap_dim(d, ndim) for d in dims)
-    if len(set(out)) != len(out):
-        raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
-    return out
+    out: list[int] = []
+    for d in dims:  # (torch wraps and marks them one by one: a repeat is refused before a later dim's range)
+        wrapped = wrap_dim(d if d.__class__ is int else operator.index(d), ndim)
+        if wrapped in out:
+            raise RuntimeError(f"dim {wrapped} appears multiple times in the list of dims")
+        out.append(wrapped)
+    return tuple(out)
 
 
 def category(np_dtype) -> int:

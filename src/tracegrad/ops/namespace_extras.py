@@ -252,6 +252,8 @@ def asarray(obj=_factories.NO_DATA, *extra, dtype=None, device=None, copy: bool 
     _args.dtype_arg("asarray", dtype)
     if copy is not None:
         _args.bool_arg("asarray", "copy", copy)
+    if requires_grad is None:  # (an optional bool to torch's parser: None is "not given")
+        requires_grad = _UNSET
     if requires_grad is not _UNSET:
         _args.bool_arg("asarray", "requires_grad", requires_grad)
     try:

@@ -71,4 +71,6 @@ METHODS = {"sum": sum, "mean": mean, "sum_to_size": lambda self, *size: sum_to_s
 
 
 def _sizes(size):
-    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    from .views import normalize_shape
+
+    return normalize_shape(size)
