@@ -20,7 +20,7 @@ import operator
 import sys
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -756,32 +756,53 @@ class _CallLimits:
 
     positional: int | None  # None: a signature takes ``*size``
     keywords: frozenset[str]
-    bool_keywords: frozenset[str]
-    dtype_keywords: frozenset[str]
     refused_positions: tuple[tuple[int, frozenset], ...]  # (position, the classes of _probes() none takes there)
     refused_keywords: dict[str, frozenset]
+    sigs: tuple[PySignature, ...] = ()
+    method: bool = False
+    shapes: dict = field(default_factory=dict, compare=False)  # (count, keywords) -> whether a signature takes it
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "refused_classes", _positional_test(self.refused_positions))
 
     def suspect(self, args: tuple, kwargs: dict) -> bool:
         # (plain loops: this runs on every call of a guarded name, where a generator costs more than the checks)
         if self.positional is not None and len(args) > self.positional:
             return True
-        for i, refused in self.refused_positions:
-            if i < len(args) and _refused(args[i], refused):
-                return True
+        if self.refused_classes(args):
+            return True
         if kwargs:
             if not self.keywords.issuperset(kwargs):
                 return True
-            for key in self.bool_keywords.intersection(kwargs):
-                if kwargs[key].__class__ is not bool:
-                    return True
-            for key in self.dtype_keywords.intersection(kwargs):
-                if isinstance(kwargs[key], str):  # (the usual mistake; None and Python types are taken)
-                    return True
+            # (which parameters a call gives, whatever their values: ``median(x, keepdim=True)`` has no dim)
+            shape = (len(args) - self.method, tuple(kwargs))
+            fits = self.shapes.get(shape)
+            if fits is None:
+                fits = self.shapes[shape] = any(_takes_shape(sig, *shape) for sig in self.sigs)
+            if not fits:
+                return True
             for key, value in kwargs.items():
                 refused = self.refused_keywords.get(key)
                 if refused is not None and _refused(value, refused):
                     return True
         return False
+
+
+def _takes_shape(sig: PySignature, count: int, keywords: tuple[str, ...]) -> bool:
+    """Whether ``sig`` takes ``count`` positional arguments and these keywords, each parameter once and every
+    required one given (the values aside)."""
+    positional = [p for p in sig.params if not p.keyword_only]
+    gathers = sig.max_pos_args == 1 and positional[0].kind in ("INT_LIST", "SYM_INT_LIST") and not positional[0].size
+    if count > len(positional) and not gathers:
+        return False
+    given = {p.name for p in positional[:count]}
+    names = {key: p.name for p in sig.params for key in (p.name, *_NUMPY_NAMES.get(p.name, ()))}
+    for key in keywords:
+        name = names.get(key)
+        if name is None or name in given:
+            return False
+        given.add(name)
+    return all(p.optional or p.name in given for p in sig.params)
 
 
 def _refused(value: Any, refused: frozenset) -> bool:
@@ -795,11 +816,12 @@ def _refused(value: Any, refused: frozenset) -> bool:
 @functools.cache
 def _probes() -> dict[Any, Any]:
     """One value of each class a kernel would silently take as a number (or an int or a tensor as a bool:
-    ``max(x, y, 3)``), keyed as ``_refused`` looks them up. The tensor has one dim: where only a number goes,
-    torch takes a 0-d tensor, which the guard then sends to the full parse (rare, and accepted there)."""
+    ``max(x, y, 3)``, a string as a dtype's name), keyed as ``_refused`` looks them up. The tensor has one dim:
+    where only a number goes, torch takes a 0-d tensor, which the guard then sends to the full parse (rare, and
+    accepted there)."""
     from ._tensor import Tensor
 
-    probes: dict[Any, Any] = {bool: True, int: 3, float: 1.5, type(None): None, list: [], tuple: (),
+    probes: dict[Any, Any] = {bool: True, int: 3, float: 1.5, type(None): None, list: [], tuple: (), str: "a",
                               Tensor: Tensor(np.zeros(2, np.float32))}
     probes.update({(seq, cls): seq([probe]) for seq in (list, tuple) for cls, probe in
                    ((bool, True), (float, 1.5), (type(None), None))})
@@ -845,10 +867,10 @@ def _call_limits(name: str, method: bool) -> _CallLimits:
     def typed(kind: str) -> frozenset[str]:
         return frozenset(n for n in names if all(p.kind == kind for p in params if p.name == n))
 
-    bools, dtypes = typed("BOOL"), typed("SCALARTYPE")
+    bools = typed("BOOL")
     refused_keywords = {}
-    for n in names - bools:
-        refused = _refused_probes([(s, p) for s in sigs for p in s.params if p.name == n])
+    for n in names:
+        refused = _ONLY_BOOL if n in bools else _refused_probes([(s, p) for s in sigs for p in s.params if p.name == n])
         for key in (n, *_NUMPY_NAMES.get(n, ())):
             if refused:
                 refused_keywords[key] = refused
@@ -861,7 +883,7 @@ def _call_limits(name: str, method: bool) -> _CallLimits:
         refused = _ONLY_BOOL if all(p.kind == "BOOL" for _, p in at_i) else _refused_probes(at_i, i)
         if refused:
             refused_positions.append((i + method, refused))
-    return _CallLimits(positional, frozenset(names), bools, dtypes, tuple(refused_positions), refused_keywords)
+    return _CallLimits(positional, frozenset(names), tuple(refused_positions), refused_keywords, sigs, method)
 
 
 def _positional_test(checks: tuple[tuple[int, frozenset], ...]) -> Callable[[tuple], bool]:
@@ -890,7 +912,7 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
     functions check their sizes themselves (``views.normalize_shape``)."""
     limits = _call_limits(name, method)
     positional = sys.maxsize if limits.positional is None else limits.positional
-    refused_classes = _positional_test(limits.refused_positions)
+    refused_classes = limits.refused_classes
 
     @functools.wraps(fn)
     def guarded(*args, **kwargs):

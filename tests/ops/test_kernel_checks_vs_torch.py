@@ -83,6 +83,18 @@ SNIPPETS = [
     "torch.linalg.cond(x, True)", "torch.linalg.cond(x, 1.0)", "torch.linalg.cond(torch.eye(2), True)",
     # the legacy cholesky checks the shape in its own name
     "torch.cholesky(x, True)", "torch.cholesky(torch.eye(2))",
+    # calls torch's parser reads otherwise than Python would: deprecated orders (with the warning), a method's ints
+    # as one list, keywords named as torch names them, and what no signature takes, whatever the values
+    "torch.add(x, 2, x * 3)", "x.add(2, x)", "x.clone().add_(2, x)", "torch.addcmul(x, 0.5, x, x)",
+    "x.addcmul(0.5, x, x)", "torch.addmm(0.5, torch.eye(2), 2, torch.ones(2, 3), torch.ones(3, 2))",
+    "torch.eye(2).addmm(0.5, 2, torch.ones(2, 3), torch.ones(3, 2))", "torch.sub(x, 2, other=x)",
+    "x.squeeze(0, 1)", "x.squeeze(1, True)", "x.count_nonzero(0, 1)", "x.broadcast_to(2, 2, 3)",
+    "x.sum_to_size(1, 3)", "x.flip(1, 1, 3)", "x.clone().copy_(other=x * 2)", "torch.isin(x, test_element=1.0)",
+    "x.tensor_split(sections=3)", "torch.randint_like(x, high=3).shape",
+    "torch.linalg.lstsq(torch.eye(2), b=torch.ones(2, 1)).solution", "x.median(keepdim=True)",
+    "torch.prod(x, keepdim=True)", "x.sort(1, stable=True)", "torch.randint_like(x, low=3)",
+    "torch.normal(x, device=None)", "x.new_zeros(device=None)", "torch.zeros_like(x, requires_grad=None)",
+    "torch.asarray(x, requires_grad=None)",
 ]
 
 
