@@ -500,6 +500,8 @@ def parse_error(sigs: list[PySignature], args: tuple, kwargs: dict) -> TypeError
 
 def _default_text(value: Any, schema_type: str) -> str:
     """A default as torch prints it: its code generator's C++ text for lists and reductions."""
+    if schema_type == "MemoryFormat" and value is None:  # (the schema's ``contiguous_format``, read as None)
+        return "torch.contiguous_format"
     if value is None or value == ():
         return "None"
     if isinstance(value, str):
@@ -718,6 +720,23 @@ def _by_position(sig: PySignature, args: tuple, kwargs: dict) -> tuple[tuple, di
         return None
     keywords = {p.name: named[p.name] for p in sig.params if p.keyword_only and p.name in named}
     return tuple(named[p.name] for p in positional[:count]), keywords
+
+
+def tensors_as_one_argument(name: str) -> Callable[[Callable], Callable]:
+    """For a function torch's Python writes as ``f(*tensors)`` and passes on as one tuple to its C++ operator
+    (``broadcast_tensors``, ``cartesian_prod``): ``impl(tensors)`` made into ``f(*tensors)``, whose failure is
+    refused as that operator's parser refuses the tuple (a list among the tensors, say)."""
+    def wrap(impl: Callable) -> Callable:
+        @functools.wraps(impl)
+        def public(*tensors):
+            try:
+                return impl(tensors)
+            except Exception:
+                refuse_as_torch(name, (tensors,), {})
+                raise
+        public.__name__ = public.__qualname__ = name
+        return public
+    return wrap
 
 
 def refuse_as_torch(name: str, args: tuple, kwargs: dict, method: bool = False) -> None:

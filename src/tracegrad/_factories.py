@@ -34,21 +34,50 @@ def _size(size, fn: str = "empty", kwargs: dict | None = None) -> tuple[int, ...
     return _args.non_negative_shape(fn, _args.size_arg(fn, size))
 
 
-def _finish(array: np.ndarray, requires_grad: bool, device=None) -> Tensor:
-    if device is not None:
-        refuse_unsupported(as_device(device), moving=False)
-    if device is not None and as_device(device).type == "cuda":
-        from .backend import cupy_backend
-
-        if not cupy_backend.available():  # (what torch's CPU build says, where a user meets it)
-            raise AssertionError("Torch not compiled with CUDA enabled")
-        array = cupy_backend.xp.asarray(array)
+def _finish(array: np.ndarray, requires_grad: bool, device=None, pin_memory: bool = False) -> Tensor:
+    if device is not None or pin_memory:
+        array = placed(array, device, pin_memory)
     t = _wrap(array)
     if requires_grad:
         if array.dtype.kind not in "fc":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t._rg = True
     return t
+
+
+NO_PINNED_MEMORY = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is "
+                    "available on this system.")
+
+
+def placed(array: np.ndarray, device, pin_memory: bool):
+    """``array`` where torch allocates a new tensor asked for on ``device``: a device without kernels here (an
+    int is an accelerator's index) refused first, then pinned memory, which only an accelerator's allocator has."""
+    if device is not None and check_device(device).type == "cuda":
+        from .backend import cupy_backend
+
+        array = cupy_backend.xp.asarray(array)
+    if pin_memory:
+        raise RuntimeError(NO_PINNED_MEMORY)
+    return array
+
+
+def check_device(device) -> Any:
+    """``device`` as a device a new tensor can be made on, refused as torch's CPU build refuses it."""
+    target = as_device(device)
+    refuse_unsupported(target, moving=False)
+    if target.type == "cuda":
+        from .backend import cupy_backend
+
+        if not cupy_backend.available():  # (what torch's CPU build says, where a user meets it)
+            raise AssertionError("Torch not compiled with CUDA enabled")
+    return target
+
+
+def placed_tensor(t: Tensor, device, pin_memory: bool) -> Tensor:
+    """A new tensor with no history (a ``_like`` or ``new_*`` result), moved as ``placed`` places an array."""
+    if device is None and not pin_memory:
+        return t
+    return _wrap(placed(t._data, device, pin_memory))
 
 
 def _resolve_dtype(dtype, default=None, fn: str | None = None) -> np.dtype:
@@ -140,11 +169,24 @@ def tensor(data: Any = NO_DATA, *extra: Any, dtype=None, device=None, requires_g
         _args.bool_arg("tensor", "requires_grad", requires_grad)
     if pin_memory.__class__ is not bool:
         _args.bool_arg("tensor", "pin_memory", pin_memory)
+    if pin_memory:
+        _refuse_pinning(data, device)
     try:
         return _tensor(data, dtype, device, requires_grad)
     except Exception:  # (a device torch's parser refuses, say, rather than tracegrad's reading of it)
         _refuse_factory_call("tensor", data, dtype=dtype, device=device, requires_grad=requires_grad)
         raise
+
+
+def _refuse_pinning(data, device) -> None:
+    """torch.tensor pins only what it reads itself: a tensor or NumPy array given is refused by its kind (once
+    the device is found)."""
+    if device is not None:
+        check_device(device)
+    if isinstance(data, (Tensor, np.ndarray)):
+        source = "a variable" if isinstance(data, Tensor) else "numpy"
+        raise RuntimeError(f"Can't pin tensor constructed from {source}")
+    raise RuntimeError(NO_PINNED_MEMORY)
 
 
 def _refuse_factory_call(name: str, data, **options) -> None:
@@ -181,6 +223,8 @@ def as_tensor(data: Any = NO_DATA, *extra: Any, dtype=None, device=None, **unkno
         _args.dtype_arg("as_tensor", dtype)
     try:
         if isinstance(data, Tensor):
+            if device is not None:  # (only checked: a tensor is already where tracegrad can put one)
+                check_device(device)
             if dtype is None or data._data.dtype == _resolve_dtype(dtype):
                 return data
             return data.to(dtype)
@@ -210,7 +254,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 # ---- filled -----------------------------------------------------------------------------------------------
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
+         **kwargs) -> Tensor:
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {tp_name(size)}")
     size = _size((size,), "full")
@@ -222,30 +267,33 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     else:
         np_dtype = _resolve_dtype(dtype)
     if STATE.profiler is None:
-        return _finish(np.full(size, fill_value, dtype=np_dtype), requires_grad, device)
+        return _finish(np.full(size, fill_value, dtype=np_dtype), requires_grad, device, pin_memory)
     array = STATE.profiler.factory("aten::full", "aten::fill_", size, np_dtype,
                                    lambda: np.full(size, fill_value, dtype=np_dtype))
-    return _finish(array, requires_grad, device)
+    return _finish(array, requires_grad, device, pin_memory)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False, out=None,
+          **kwargs) -> Tensor:
     _args.bool_arg("zeros", "requires_grad", requires_grad)
     shape = _size(size, "zeros", kwargs)
     array = _filled("aten::zeros", "aten::zero_", np.zeros, shape, _resolve_dtype(dtype, fn="zeros"))
-    return _into_out(_finish(array, requires_grad, device), out)
+    return _into_out(_finish(array, requires_grad, device, pin_memory), out)
 
 
-def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
+def ones(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False, out=None,
+         **kwargs) -> Tensor:
     _args.bool_arg("ones", "requires_grad", requires_grad)
     array = _filled("aten::ones", "aten::fill_", np.ones, _size(size, "ones", kwargs), _resolve_dtype(dtype, fn="ones"))
-    return _into_out(_finish(array, requires_grad, device), out)
+    return _into_out(_finish(array, requires_grad, device, pin_memory), out)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, **kwargs) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False, out=None,
+          **kwargs) -> Tensor:
     # (zero-filled, so that a program reading uninitialized memory still gives the same numbers every run)
     _args.bool_arg("empty", "requires_grad", requires_grad)
     array = _filled("aten::empty", None, np.zeros, _size(size, "empty", kwargs), _resolve_dtype(dtype, fn="empty"))
-    return _into_out(_finish(array, requires_grad, device), out)
+    return _into_out(_finish(array, requires_grad, device, pin_memory), out)
 
 
 def _filled(name: str, fill_name: str | None, make, shape: tuple, np_dtype) -> np.ndarray:
@@ -338,6 +386,8 @@ def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, r
     if steps is None:
         raise _steps_missing("linspace", (start, end), _given(dtype=dtype, device=device,
                                                               requires_grad=requires_grad, **kw))
+    if isinstance(start, Tensor) or isinstance(end, Tensor):
+        _check_bounds("linspace", start, end)
     steps = _steps(steps)
     np_dtype = _resolve_dtype(dtype, fn="linspace")
     if np_dtype.kind == "f" and np_dtype.itemsize >= 4 and steps > 1:  # (float16: torch's rounding is not this)
@@ -345,6 +395,14 @@ def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, r
     else:
         values = np.linspace(start, end, steps, dtype=np.float64).astype(np_dtype)
     return _finish(values, requires_grad, device)
+
+
+def _check_bounds(fn: str, start, end) -> None:
+    """linspace and logspace take a tensor bound only as a number: 0-d."""
+    wrong = [f"{name} with {bound.ndim} dimension(s)" for name, bound in (("start", start), ("end", end))
+             if isinstance(bound, Tensor) and bound.ndim != 0]
+    if wrong:
+        raise RuntimeError(f"{fn} only supports 0-dimensional start and end tensors, but got {' and '.join(wrong)}.")
 
 
 def _linspace_like_torch(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
@@ -364,6 +422,8 @@ def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=
              **kw) -> Tensor:
     if steps is None:
         raise _steps_missing("logspace", (start, end), _given(dtype=dtype, requires_grad=requires_grad, **kw))
+    if isinstance(start, Tensor) or isinstance(end, Tensor):
+        _check_bounds("logspace", start, end)
     np_dtype = _resolve_dtype(dtype, fn="logspace")
     return _finish(np.logspace(start, end, _steps(steps), base=base).astype(np_dtype), requires_grad)
 
@@ -431,26 +491,29 @@ def _rng(generator):
     return (generator or default_generator)._rng
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
+         **kw) -> Tensor:
     np_dtype, shape, rng = _resolve_dtype(dtype, fn="rand"), _size(size, "rand", kw), _rng(generator)
     _refuse_dtype("check_uniform_bounds", np_dtype, "iub")
     if STATE.profiler is None:
-        return _finish(rng.random(shape, dtype=np.float64).astype(np_dtype), requires_grad, device)
+        return _finish(rng.random(shape, dtype=np.float64).astype(np_dtype), requires_grad, device, pin_memory)
     array = STATE.profiler.factory("aten::rand", "aten::uniform_", shape, np_dtype,
                                    lambda: rng.random(shape, dtype=np.float64))
-    return _finish(array, requires_grad, device)
+    return _finish(array, requires_grad, device, pin_memory)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
+          **kw) -> Tensor:
     np_dtype, shape, rng = _resolve_dtype(dtype, fn="randn"), _size(size, "randn", kw), _rng(generator)
     _refuse_dtype("normal_kernel_cpu", np_dtype, "iub")
     if STATE.profiler is None:
-        return _finish(rng.standard_normal(shape).astype(np_dtype), requires_grad, device)
+        return _finish(rng.standard_normal(shape).astype(np_dtype), requires_grad, device, pin_memory)
     array = STATE.profiler.factory("aten::randn", "aten::normal_", shape, np_dtype, lambda: rng.standard_normal(shape))
-    return _finish(array, requires_grad, device)
+    return _finish(array, requires_grad, device, pin_memory)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False, **kw):
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+            pin_memory: bool = False, **kw):
     if size is None:
         low, high, size = 0, low, high
     if high is None:
@@ -459,10 +522,10 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     shape = _size((size,), "randint") if not isinstance(size, int) else (size,)
     _check_random_bounds(low, high, np_dtype)
     if STATE.profiler is None:
-        return _finish(rng.integers(low, high, size=shape).astype(np_dtype), requires_grad, device)
+        return _finish(rng.integers(low, high, size=shape).astype(np_dtype), requires_grad, device, pin_memory)
     array = STATE.profiler.factory("aten::randint", "aten::random_", shape, np_dtype,
                                    lambda: rng.integers(low, high, size=shape))
-    return _finish(array, requires_grad, device)
+    return _finish(array, requires_grad, device, pin_memory)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
@@ -491,18 +554,20 @@ def _check_random_bounds(low, high, np_dtype: np.dtype) -> None:
             raise RuntimeError(f"to - 1 is out of bounds for {name}")
 
 
-def rand_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kw) -> Tensor:
-    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def rand_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory: bool = False,
+              **kw) -> Tensor:
+    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
 
 
-def randn_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kw) -> Tensor:
-    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def randn_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory: bool = False,
+               **kw) -> Tensor:
+    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
 
 
-def randint_like(t: Tensor, low, high=None, *, dtype=None, **kw) -> Tensor:
+def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, pin_memory: bool = False, **kw) -> Tensor:
     if high is None:
         low, high = 0, low
-    return randint(low, high, t.shape, dtype=dtype or t.dtype)
+    return randint(low, high, t.shape, dtype=dtype or t.dtype, device=device, pin_memory=pin_memory)
 
 
 def bernoulli_array(p: np.ndarray, generator=None) -> np.ndarray:

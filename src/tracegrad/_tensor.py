@@ -16,6 +16,7 @@ import numpy as np
 from ._state import STATE
 from .backend import device_of
 from .backend.dtypes import from_numpy_dtype
+from .memory_format import contiguous_format as _CONTIGUOUS
 
 
 class Tensor:
@@ -338,11 +339,13 @@ class Tensor:
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
 
-    def is_contiguous(self, memory_format=None) -> bool:
-        if memory_format is None:
+    def is_contiguous(self, memory_format=_CONTIGUOUS) -> bool:
+        if memory_format is _CONTIGUOUS:
             return bool(self._data.flags["C_CONTIGUOUS"])
-        from .memory_format import is_in_format
+        from .memory_format import format_required, is_in_format
 
+        if memory_format is None:
+            raise format_required("is_contiguous")
         return is_in_format(self._data, memory_format)
 
     @property

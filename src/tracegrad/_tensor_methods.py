@@ -277,7 +277,7 @@ def _permute_method(self, *dims):
     return views.permute(self, views.normalize_shape(dims))
 
 
-def _expand_method(self, *sizes):
+def _expand_method(self, *sizes, implicit: bool = False):
     from .ops import views
 
     return views.expand(self, views.normalize_shape(sizes))
@@ -296,15 +296,18 @@ def _index_put_method(op):
     return method
 
 
-def _contiguous(self, memory_format=None):
-    fmt = contiguous_format if memory_format is None else memory_format
-    if fmt is preserve_format:
-        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
-    if is_in_format(self._data, fmt):
+def _contiguous(self, memory_format=contiguous_format):
+    if memory_format is None:
+        from .memory_format import format_required
+
+        raise format_required("contiguous")
+    if is_in_format(self._data, memory_format):
         return self
+    if memory_format is preserve_format:  # (asked of a tensor that is not contiguous only)
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     from .ops import creation
 
-    return creation.clone(self, memory_format=fmt)
+    return creation.clone(self, memory_format=memory_format)
 
 
 # ---- dtype / device conversion ---------------------------------------------------------------------------------
@@ -315,13 +318,16 @@ def _to(self, *args, **kwargs):
     from .backend.dtypes import to_dtype
     from .ops import creation
 
+    if args and isinstance(args[0], Tensor):
+        if len(args) > 1 or kwargs:  # (x.to(other) alone, the usual call, has nothing to check)
+            _check_to_other(args, kwargs)
+    elif args and args[0].__class__ in (bool, int, float, complex):
+        args = (_number_as_tensor(args, kwargs), *args[1:])
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
-    if args and args[0].__class__ in (bool, int, float, complex):
-        args = (_number_as_tensor(args), *args[1:])
     for a in args:
         if isinstance(a, dtype_cls):
             dtype = a
@@ -345,7 +351,14 @@ def _to(self, *args, **kwargs):
     return creation.to_dtype(self, to_dtype(dtype), copy=copy)
 
 
-def _number_as_tensor(args: tuple):
+def _check_to_other(args: tuple, kwargs: dict) -> None:
+    """``to(Tensor other, bool non_blocking, bool copy, *, memory_format)`` takes its dtype and device from
+    ``other``: one given beside it, even None, is refused (the argument guard words the refusal)."""
+    if "dtype" in kwargs or "device" in kwargs or any(a.__class__ is not bool for a in args[1:]):
+        raise TypeError("to(Tensor other, ...) takes bools after the tensor, and no dtype or device")
+
+
+def _number_as_tensor(args: tuple, kwargs: dict):
     """``x.to(number, ...)``'s first argument as torch reads it: an int is a device's index where ``to(device,
     dtype, ...)`` takes the call; any other number, or an int it does not take, goes to ``to(Tensor other, ...)``
     as a tensor, whose dtype the result gets (bool, int64, float64, complex128)."""
@@ -354,8 +367,7 @@ def _number_as_tensor(args: tuple):
     first = args[0]
     if first.__class__ is int and (len(args) == 1 or args[1] is None or isinstance(args[1], dtypes.dtype)):
         return first
-    if any(a.__class__ is not bool for a in args[1:]):  # (the argument guard words the refusal)
-        raise TypeError("to(Tensor other, bool non_blocking, bool copy) takes bools after a number")
+    _check_to_other(args, kwargs)
     return {bool: dtypes.bool_, int: dtypes.int64, float: dtypes.float64, complex: dtypes.complex128}[first.__class__]
 
 
@@ -439,26 +451,31 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
-def _new_ones(self, *size, dtype=None, requires_grad=False, **kw):
-    from ._factories import ones
+def _new_made_by(factory: str):
+    """``Tensor.new_ones``/``new_empty``: the factory, with this tensor's dtype unless given (``requires_grad`` is an
+    optional bool to torch's parser: None is False)."""
+    def new(self, *size, dtype=None, requires_grad=False, device=None, pin_memory=False, **kw):
+        from . import _factories
 
-    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        return getattr(_factories, factory)(*size, dtype=dtype or self.dtype, requires_grad=requires_grad or False,
+                                            device=device, pin_memory=pin_memory)
+    return new
 
 
-def _new_full(self, size, fill_value, dtype=None, requires_grad=False, **kw):
+_new_ones, _new_zeros_any = _new_made_by("ones"), _new_made_by("zeros")
+
+
+def _new_full(self, size, fill_value, dtype=None, requires_grad=False, device=None, pin_memory=False, **kw):
     from ._arg_parser import tp_name
     from ._factories import full
 
     if not isinstance(size, (tuple, list)):  # (named for this method, as torch's parser does)
         raise TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not {tp_name(size)}")
 
-    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad, device=device,
+                pin_memory=pin_memory)
 
 
-def _new_zeros_any(self, *size, dtype=None, requires_grad=False, **kw):
-    from ._factories import zeros
-
-    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 # ---- autograd methods ------------------------------------------------------------------------------------------

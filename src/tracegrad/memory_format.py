@@ -33,6 +33,12 @@ channels_last_3d = memory_format("channels_last_3d")
 _CHANNELS_LAST_ORDER = {4: (0, 2, 3, 1), 5: (0, 2, 3, 4, 1)}
 
 
+def format_required(fn: str) -> TypeError:
+    """torch's parser error for ``memory_format=None`` where the schema's memory format is not optional (its
+    default, contiguous_format, is no None)."""
+    return TypeError(f"{fn}(): argument 'memory_format' must be torch.memory_format, not NoneType")
+
+
 def _format_ndim(fmt: memory_format) -> int:
     return 4 if fmt is channels_last else 5
 

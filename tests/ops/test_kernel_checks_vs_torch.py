@@ -95,6 +95,50 @@ SNIPPETS = [
     "torch.prod(x, keepdim=True)", "x.sort(1, stable=True)", "torch.randint_like(x, low=3)",
     "torch.normal(x, device=None)", "x.new_zeros(device=None)", "torch.zeros_like(x, requires_grad=None)",
     "torch.asarray(x, requires_grad=None)",
+    # a new tensor's device is looked for first (an int is an accelerator's index), then its pinned memory, which
+    # needs an accelerator; torch.tensor names what it cannot pin; as_tensor and asarray of a tensor move it
+    "torch.zeros_like(x, device=3)", "torch.zeros_like(x, pin_memory=True)", "torch.ones_like(x, pin_memory=True)",
+    "torch.empty_like(x, pin_memory=True)", "torch.full_like(x, 2, device=3)", "torch.rand_like(x, device=3)",
+    "torch.randn_like(x, pin_memory=True)", "torch.randint_like(x, 3, pin_memory=True)",
+    "torch.zeros_like(x, device=3, pin_memory=True)", "torch.zeros_like(x, device='cuda')",
+    "torch.ones_like(x, device='cpu', requires_grad=True)", "x.new_zeros(1, pin_memory=True)",
+    "x.new_zeros(1, device=3)", "x.new_ones(1, pin_memory=True)", "x.new_empty(1, pin_memory=True)",
+    "x.new_full((1,), 2, pin_memory=True)", "torch.zeros(2, pin_memory=True)", "torch.full((2,), 1, pin_memory=True)",
+    "torch.randint(3, (2,), pin_memory=True)", "torch.normal(1., 1., (2,), pin_memory=True)",
+    "torch.tensor(x, pin_memory=True)", "torch.tensor(x.numpy(), pin_memory=True)",
+    "torch.tensor([1], pin_memory=True)",
+    "torch.tensor(x, device=3, pin_memory=True)", "torch.as_tensor(x, device=3)", "torch.as_tensor(x, device='cuda')",
+    "torch.as_tensor(x, device='cpu') is x", "torch.asarray(x, device=3)", "torch.asarray(x, device='cuda')",
+    "torch.asarray(x, device='cpu') is x",
+    # linspace and logspace take a tensor bound only 0-d
+    "torch.linspace(x, x, 3)", "torch.linspace(torch.tensor([0.]), 1, 3)", "torch.logspace(1, x, 3)",
+    "torch.linspace(torch.tensor(0.), torch.tensor(1.), 3)",
+    # repeat_interleave: repeats' dims before the dim, an int's output size checked
+    "torch.repeat_interleave(x, x, 3)", "x.repeat_interleave(x, 3)", "torch.repeat_interleave(x, 1, output_size=3)",
+    "torch.repeat_interleave(x, 2, 0, output_size=4)", "torch.repeat_interleave(x, 2, 0, output_size=-1)",
+    # to(Tensor other, bool non_blocking, bool copy) takes no dtype or device, None included
+    "x.to(x, dtype=None)", "x.to(x, None)", "x.to(x, True, True)", "x.to(1.5, dtype=None)", "x.to(1, dtype=None)",
+    # what torch's parser refuses that the operators took: the deprecated in-place addcmul_ order, a None format
+    "x.addcmul_(1, tensor2=x)", "x.addcdiv_(1, tensor2=x)", "x.addcmul_(0.5, x, x)", "x.contiguous(memory_format=None)",
+    "x.is_contiguous(memory_format=None)", "x.contiguous(memory_format=torch.preserve_format)",
+    "x.t().contiguous(memory_format=torch.preserve_format)",
+    # positional or optional arguments torch takes: histogramdd's range, gradient's None spacing, trapz's float dx,
+    # and any int reduction in the torch-level losses (only 1 and 2 reduce)
+    "torch.histogramdd(x, 1, None)", "torch.histogramdd(x, 1, [True])", "torch.gradient(x, spacing=None)",
+    "torch.trapz(x, dx=True)", "torch.kl_div(x, x, 3)", "torch.binary_cross_entropy_with_logits(x, x, reduction=3)",
+    "torch.hinge_embedding_loss(x, x, reduction=3)",
+    # the checks in torch's order and words
+    "torch.cholesky_solve(x, x, True)", "torch.cholesky_solve(x, torch.eye(3))",
+    "torch.cholesky_solve(x.double(), torch.eye(2))",
+    "torch.conv2d(x, x, None)", "torch.conv3d(x, x, None)", "torch.conv_transpose2d(x, x, None)",
+    "torch.conv1d(x[0], x, None)", "torch.conv1d(x, x, None)", "torch.lu_unpack(x, x, True)",
+    "torch.max_pool1d_with_indices(x, 1, 1, 3)", "torch.max_pool1d_with_indices(x, 3, 1, 0, 2)",
+    "torch.nn.functional.max_pool2d(x[None], (1, 3), 1, (0, 2), (1, 2))", "torch.nn.functional.avg_pool2d(x, 3)",
+    "torch.nn.functional.avg_pool2d(x, 1, None)", "torch.nn.functional.avg_pool2d(torch.ones(1, 1, 0, 1), 1)",
+    "torch.nn.functional.max_pool2d(x, 1)", "torch.nuclear_norm(x, 1, True)", "torch.nuclear_norm(x, True)",
+    "torch.linalg.matrix_norm(x, 'nuc', (1, -1))", "torch.searchsorted(x, 1.5)", "torch.searchsorted(x[0], 3)",
+    "torch.take_along_dim(x, x, None)", "torch.take_along_dim(x, x.int(), 1)", "torch.tensor_split(x, x, 3)",
+    "torch.tensor_split(x, 0, 3)", "torch.linalg.tensorinv(x, 3)", "x.geometric_(True)",
 ]
 
 

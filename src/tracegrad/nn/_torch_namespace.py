@@ -17,10 +17,9 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 def _reduction(reduction: int) -> str:
-    """ATen's Reduction enum as nn.functional's string."""
-    if reduction not in (0, 1, 2) or isinstance(reduction, bool):
-        raise RuntimeError(f"{reduction} is not a valid value for reduction")
-    return _REDUCTIONS[reduction]
+    """ATen's Reduction enum as nn.functional's string: ATen's losses reduce for Mean (1) and Sum (2) only, and
+    leave the loss unreduced for any other int."""
+    return _REDUCTIONS[reduction] if reduction in (1, 2) else "none"
 
 
 def _stride(stride):

@@ -1221,11 +1221,11 @@ def _max_pool1d_operator(with_indices: bool):
         d = _one_size(dilation, messages[3])
         if s[0] <= 0:
             raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s[0]}")
-        if p[0] > k[0] // 2:  # (PyTorch's max_pool1d checks this itself, in its own words)
+        if not with_indices and p[0] > k[0] // 2:  # (max_pool1d's own words; with indices, the 2-d pooling's)
             raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p[0]} "
                                f"and kernel_size={k[0]}")
         width = _pool.pool_out_size(input.shape[-1], k[0], s[0], p[0], d[0], ceil_mode)
-        if width < 1:
+        if not with_indices and width < 1:
             raise RuntimeError(f"max_pool1d() Invalid computed output size: {width}")
         if not with_indices and not (input.requires_grad and _grad_enabled()):
             check_float(input._data, "max_pool1d_impl")  # (torch's path without indices: a kernel for floats only)

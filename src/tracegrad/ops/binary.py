@@ -761,6 +761,7 @@ def _addc_public(op, name: str):
 
 
 _addcmul_public, _addcdiv_public = _addc_public(addcmul, "addcmul"), _addc_public(addcdiv, "addcdiv")
+_addcmul_public_, _addcdiv_public_ = _addc_public(addcmul_, "addcmul_"), _addc_public(addcdiv_, "addcdiv_")
 
 
 # ---- xlogy and special.xlog1py ----------------------------------------------------------------------------
@@ -1369,7 +1370,8 @@ _WITH_INPLACE = {
     "div": (div, div_), "divide": (div, div_),
     "true_divide": (true_divide, true_divide_), "floor_divide": (floor_divide, floor_divide_),
     "remainder": (remainder, remainder_), "fmod": (fmod, fmod_), "copysign": (copysign, copysign_),
-    "lerp": (lerp, lerp_), "addcmul": (_addcmul_public, addcmul_), "addcdiv": (_addcdiv_public, addcdiv_),
+    "lerp": (lerp, lerp_), "addcmul": (_addcmul_public, _addcmul_public_),
+    "addcdiv": (_addcdiv_public, _addcdiv_public_),
     "xlogy": (xlogy, xlogy_), "bitwise_and": (bitwise_and, bitwise_and_),
     "bitwise_or": (bitwise_or, bitwise_or_), "bitwise_xor": (bitwise_xor, bitwise_xor_),
     "bitwise_left_shift": (bitwise_left_shift, bitwise_left_shift_),

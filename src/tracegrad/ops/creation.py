@@ -157,27 +157,41 @@ def _np_dtype(dtype):
 def full_like(t: Tensor, fill_value, *, dtype=None, requires_grad: bool = False, device=None, layout=None,
               memory_format=None, pin_memory=False) -> Tensor:
     out = _full_like(t, fill_value, dtype=_np_dtype(dtype))
+    if device is not None or pin_memory:
+        out = _placed(out, device, pin_memory)
     if requires_grad:
         out.requires_grad_(True)
     return out
 
 
-def zeros_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
-    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad)
+def _placed(out: Tensor, device, pin_memory) -> Tensor:
+    from .._factories import placed_tensor
+
+    return placed_tensor(out, device, pin_memory)
 
 
-def ones_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
-    return full_like(t, 1, dtype=dtype, requires_grad=requires_grad)
+def zeros_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,
+               **kwargs) -> Tensor:
+    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
 
 
-def empty_like(t: Tensor, *, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
-    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad)
+def ones_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,
+              **kwargs) -> Tensor:
+    return full_like(t, 1, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
 
 
-def new_zeros(t: Tensor, *size, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
+def empty_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,
+               **kwargs) -> Tensor:
+    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
+
+
+def new_zeros(t: Tensor, *size, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,
+              **kwargs) -> Tensor:
     from .views import normalize_shape
 
     out = _wrap(np.zeros(normalize_shape(size), dtype=_np_dtype(dtype) or t._data.dtype))
+    if device is not None or pin_memory:
+        out = _placed(out, device, pin_memory)
     if requires_grad:
         out.requires_grad_(True)
     return out

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._arg_parser import refuse_as_torch
+from .._arg_parser import tensors_as_one_argument
 from .._tensor import Tensor, _wrap
 from ._util import binary_dtype, result_dtype, wrap_dim
 from .pointwise import inplace_kernel
@@ -48,17 +48,9 @@ def _meshgrid_ij(tensors) -> list:
     return list(meshgrid(*tensors, indexing="ij"))
 
 
-def cartesian_prod(*tensors: Tensor) -> Tensor:
-    """The cartesian product of 1-D tensors (torch's Python passes them on as one tuple, which its C++ operator's
-    parser checks)."""
-    try:
-        return _cartesian_prod(tensors)
-    except Exception:
-        refuse_as_torch("cartesian_prod", (tensors,), {})
-        raise
-
-
-def _cartesian_prod(tensors: tuple) -> Tensor:
+@tensors_as_one_argument("cartesian_prod")
+def cartesian_prod(tensors: tuple) -> Tensor:
+    """The cartesian product of 1-D tensors."""
     from .shape import stack
 
     for t in tensors:
@@ -327,7 +319,8 @@ def _sum_pairs(y: Tensor, d: int) -> Tensor:
 
 
 def trapz(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
-    return trapezoid(y, x, dx=dx, dim=dim)
+    # (trapz's dx is a float to torch's parser, a bool read as one: trapezoid's Scalar dx refuses bools)
+    return trapezoid(y, x, dx=None if dx is None else float(dx), dim=dim)
 
 
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
@@ -356,6 +349,8 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     from .shape import cat
 
     dims = None if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    if spacing is None:  # (an optional Scalar in torch's schema: None is the unit spacing)
+        spacing = 1
     if isinstance(spacing, Tensor):
         spacing = [spacing]
     spacing_size = len(spacing) if isinstance(spacing, (list, tuple)) else None

@@ -14,7 +14,7 @@ import numpy as np
 from .._jit_internal import boolean_dispatch, renamed
 from .._tensor import Tensor
 from ..return_types import return_type
-from .linalg import _check_square, _f_contiguous, _tname, _triangular_solve, matrix_norm
+from .linalg import _check_square, _f_contiguous, _tname, _triangular_solve, check_solve_inputs, matrix_norm
 from .linalg_extra import _householder_kernel, linalg_lu_factor_ex, linalg_lu_solve
 from .nn_ops._basic import norm as _aten_norm
 from .registry import defop, not_implemented
@@ -87,15 +87,7 @@ def _triangular_solve_kernel(b, A, upper=True, transpose=False, unitriangular=Fa
         if x.ndim < 2:
             raise RuntimeError(f"torch.triangular_solve: Expected {name} to have at least 2 dimensions, but it has "
                                f"{x.ndim} dimensions instead")
-    if b.dtype != A.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_tname(b.dtype)} and A "
-                           f"of type {_tname(A.dtype)} instead.")
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} "
-                           "matrices")
-    if A.shape[-1] != b.shape[-2]:
-        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is {A.shape[-1]} by "
-                           f"{A.shape[-1]} but each b matrix is {b.shape[-2]} by {b.shape[-1]}")
+    check_solve_inputs(b, A, "triangular_solve")
     _require_float("triangular_solve_cpu", A)
     batch = np.broadcast_shapes(A.shape[:-2], b.shape[:-2])
     coefficient = _f_contiguous(np.broadcast_to(A, batch + A.shape[-2:]))
@@ -334,8 +326,14 @@ def frobenius_norm(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Te
 def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:  # noqa: A002
     """``nuclear_norm(input, keepdim=False)`` or ``nuclear_norm(input, dim, keepdim=False)``: the 'nuc' matrix
     norm over the last two dims, or over ``dim``."""
+    from .._warnings import warn_once
+
+    warn_once("nuclear_norm", "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be "
+              "removed in a future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
     if isinstance(dim, bool):  # the (input, keepdim) overload
         dim, keepdim = None, dim
+    elif isinstance(dim, int):  # (an int[2] to torch's parser: one int fills both)
+        dim = (dim, dim)
     return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, out=out)
 
 

@@ -205,6 +205,20 @@ def _into(result, out, name: str, copies: bool = False):
 # ---- matrix products ---------------------------------------------------------------------------------------
 
 
+def check_solve_inputs(b: np.ndarray, A: np.ndarray, name: str) -> None:
+    """ATen's linearSolveCheckInputs: ``b`` and ``A`` of one dtype, ``A`` square, and as many rows in ``b`` as
+    ``A`` has columns."""
+    if b.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_tname(b.dtype)} and A "
+                           f"of type {_tname(A.dtype)} instead.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} "
+                           "matrices")
+    if A.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {A.shape[-1]} by "
+                           f"{A.shape[-1]} but each b matrix is {b.shape[-2]} by {b.shape[-1]}")
+
+
 def _same_dtype(a: np.ndarray, b: np.ndarray) -> None:
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {_tname(a.dtype)} but found {_tname(b.dtype)}")
@@ -1165,7 +1179,9 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
     if len(dims) != 2:  # (before the dims are wrapped, as PyTorch checks)
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
-    d = list(wrap_dims(dims, A.ndim))
+    d = [wrap_dim(x, A.ndim) for x in dims]
+    if d[0] == d[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d[0]}, {d[1]})")
     if dtype is not None:
         from ..backend.dtypes import to_dtype as _resolve
         from .creation import to_dtype
@@ -1689,7 +1705,7 @@ def _cholesky_solve_kernel(b, u, upper=False):
         raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions instead")
     if u.ndim < 2:
         raise RuntimeError(f"u should have at least 2 dimensions, but has {u.ndim} dimensions instead")
-    _same_dtype(b, u)
+    check_solve_inputs(b, u, "cholesky_solve")
     batch = np.broadcast_shapes(b.shape[:-2], u.shape[:-2])
     b, u = np.broadcast_to(b, batch + b.shape[-2:]), np.broadcast_to(u, batch + u.shape[-2:])
     low = np.conj(np.swapaxes(np.triu(u), -1, -2)) if upper else np.tril(u)  # A = L L^H (U = L^H)

@@ -114,6 +114,13 @@ def _pad_cat(x: Tensor, extra: int, dim: int) -> Tensor:
 
 
 def _lu_unpack_kernel(lu, pivots, unpack_data=True, unpack_pivots=True):
+    if lu.ndim < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: {list(lu.shape)} "
+                           "instead")
+    if unpack_pivots and pivots.dtype != np.int32:  # (lu_factor's pivots, as LAPACK gives them)
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
+                           "Note: this function is intended to be used with the output produced by "
+                           "torch.linalg.lu_factor")
     m = lu.shape[-2]
     empty = np.empty((0,), dtype=lu.dtype)
     L, U = _unpack(lu) if unpack_data else (empty, empty)
@@ -544,6 +551,8 @@ def tensorinv(A: Tensor, ind: int = 2, *, out=None) -> Tensor:
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     shape = tuple(A.shape)
+    if ind > len(shape):  # (torch slices the sizes as a C++ ArrayRef, which refuses this)
+        raise RuntimeError(f"ArrayRef: invalid slice, N = {ind}; size = {len(shape)}")
     end, start = shape[ind:], shape[:ind]
     p_end, p_start = math.prod(end), math.prod(start)
     if p_end != p_start:

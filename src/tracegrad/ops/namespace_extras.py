@@ -269,12 +269,26 @@ def asarray(obj=_factories.NO_DATA, *extra, dtype=None, device=None, copy: bool 
 asarray.argument_guard = "asarray"  # (it refuses as torch's parser does itself: see _factories.tensor)
 
 
+def _refuse_move(device) -> None:
+    """asarray moves a tensor given to ``device`` as ``Tensor.to`` would, in its words where this build has no such
+    device (only checked: a tensor is already where tracegrad can put one)."""
+    from ..backend import cupy_backend
+    from ..backend.device import as_device, refuse_unsupported
+
+    target = as_device(device)
+    if target.type == "cuda" and not cupy_backend.available():
+        raise RuntimeError("PyTorch is not linked with support for cuda devices")
+    refuse_unsupported(target, moving=True)
+
+
 def _asarray(obj, dtype, device, copy: bool | None, requires_grad) -> Tensor:
     from .. import _factories
     from .._warnings import warn_once
 
     target = _dt.to_dtype(dtype) if dtype is not None else None
     if isinstance(obj, Tensor):
+        if device is not None:
+            _refuse_move(device)
         if requires_grad is _UNSET:
             requires_grad = obj.requires_grad
             if requires_grad:

@@ -181,7 +181,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     """``normal(mean, std)`` with tensor or float mean/std; with two floats, ``size`` gives the shape."""
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mean_t and not std_t:
-        return _normal_factory(mean, std, size, generator, out, dtype, device, requires_grad)
+        return _normal_factory(mean, std, size, generator, out, dtype, (device, pin_memory), requires_grad)
     if mean_t and std_t:
         op = _normal_tt
     elif mean_t:
@@ -193,7 +193,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     return op(mean, std, generator=generator)
 
 
-def _normal_factory(mean, std, size, generator, out, dtype, device, requires_grad) -> Tensor:
+def _normal_factory(mean, std, size, generator, out, dtype, placement: tuple, requires_grad) -> Tensor:
+    """``normal(float, float, size)``; ``placement`` is the ``(device, pin_memory)`` asked for."""
     from .._factories import _finish, _into_out, _resolve_dtype, _size
 
     if size is None:
@@ -202,7 +203,7 @@ def _normal_factory(mean, std, size, generator, out, dtype, device, requires_gra
     _check_std_scalar(std)
     shape = _size((size,)) if not isinstance(size, int) else (size,)
     array = _normal_draw(mean, std, shape, _resolve_dtype(dtype), generator)
-    return _into_out(_finish(array, requires_grad, device), out)
+    return _into_out(_finish(array, requires_grad, *placement), out)
 
 
 # ---- other in-place samplers -------------------------------------------------------------------------------
@@ -227,7 +228,7 @@ def _exponential_inplace(a, lambd=1.0, generator=None):
 
 def _geometric_inplace(a, p, generator=None):
     if not 0 < p < 1:
-        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(float(p))}")  # (a double)
     return _fill(a, _rng(generator).geometric(p, a.shape))
 
 

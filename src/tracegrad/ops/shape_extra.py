@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._arg_parser import argument_error, refuse_as_torch
+from .._arg_parser import argument_error, refuse_as_torch, tensors_as_one_argument
 from .._jit_internal import boolean_dispatch, renamed
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name, scalar_type_name
@@ -269,15 +269,17 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
 
     if repeats is None:
         return _repeat_interleave_index(input, output_size=output_size)
+    if isinstance(repeats, Tensor) and repeats.ndim > 1:  # (torch looks at the repeats before the dim)
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     if dim is None:
         input, dim = flatten(input), 0
     d = wrap_dim(dim, input.ndim)
     if isinstance(repeats, Tensor):
         return _repeat_interleave_tensor(input, repeats, d, output_size)
-    return _repeat_interleave_int(input, int(repeats), d)
+    return _repeat_interleave_int(input, int(repeats), d, output_size)
 
 
-def _repeat_interleave_int(input: Tensor, repeats: int, d: int) -> Tensor:
+def _repeat_interleave_int(input: Tensor, repeats: int, d: int, output_size) -> Tensor:
     # expand a new axis after `d`, copy, and merge: the gradient flows back through sum-over-expand
     from .creation import clone
     from .views import expand, reshape, unsqueeze
@@ -287,6 +289,9 @@ def _repeat_interleave_int(input: Tensor, repeats: int, d: int) -> Tensor:
     if input.ndim == 0:
         input = reshape(input, (1,))
     shape = tuple(input.shape)
+    if output_size is not None and output_size != shape[d] * repeats:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {shape[d] * repeats} but got "
+                           f"{output_size}")
     wide = expand(unsqueeze(input, d + 1), shape[:d + 1] + (repeats,) + shape[d + 1:])
     return reshape(clone(wide), shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
 
@@ -294,8 +299,6 @@ def _repeat_interleave_int(input: Tensor, repeats: int, d: int) -> Tensor:
 def _repeat_interleave_tensor(input: Tensor, repeats: Tensor, d: int, output_size) -> Tensor:
     from .views import expand, reshape
 
-    if repeats.ndim > 1:
-        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     n = input.shape[d] if input.ndim else 1
     if repeats.numel() == 1:
         repeats = expand(reshape(repeats, (1,)), (n,))
@@ -757,16 +760,17 @@ scatter_reduce_ = defop("scatter_reduce_.two(Tensor(a!) self, int dim, Tensor in
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *, out=None) -> Tensor:
     from .views import expand, view
 
-    if indices.dtype.name != "int64":
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_tname(indices.dtype.np)}")
     if dim is None:
-        # PyTorch's ``self.view(-1).gather(0, indices.view(-1))``: a layout that cannot be viewed raises there too
+        # PyTorch's ``self.view(-1).gather(0, indices.view(-1))``: a layout that cannot be viewed raises there too,
+        # and the indices' dtype is gather's to check
         return _call(gather, view(input, (-1,)), 0, view(indices, (-1,)), out=out)
     if input.ndim != indices.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
                            f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
                            f"dimensions for indices")
+    if indices.dtype.name != "int64":
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_tname(indices.dtype.np)}")
     d = wrap_dim(dim, input.ndim)
     self_sizes = list(input.shape)
     self_sizes[d] = indices.shape[d]
@@ -1250,22 +1254,14 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_to(input: Tensor, size) -> Tensor:
-    from .views import expand
+    from .views import expand, normalize_shape
 
-    return expand(input, tuple(size))
-
-
-def broadcast_tensors(*tensors):
-    """The tensors expanded to their common shape (torch's Python passes them on as one tuple: a list among them is
-    refused by its C++ operator's parser, as any other non-tensor)."""
-    try:
-        return _broadcast_tensors(tensors)
-    except Exception:
-        refuse_as_torch("broadcast_tensors", (tensors,), {})
-        raise
+    return expand(input, normalize_shape((size,)))  # (one int is a size of one dim, as torch's parser reads it)
 
 
-def _broadcast_tensors(tensors: tuple) -> tuple:
+@tensors_as_one_argument("broadcast_tensors")
+def broadcast_tensors(tensors: tuple) -> tuple:
+    """The tensors expanded to their common shape."""
     from .views import expand
 
     shape = _broadcast_shape(*(tuple(t.shape) for t in tensors))
@@ -1375,7 +1371,6 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 "
                            "dims")
-    d = wrap_dim(dim, input.ndim)
     spec = indices_or_sections
     if isinstance(spec, Tensor):
         if spec.dtype.name != "int64":
@@ -1385,6 +1380,7 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a zero-dimensional "
                                f"or one-dimensional tensor, but got a tensor with {spec.ndim} dims")
         spec = int(spec.item()) if spec.ndim == 0 else [int(v) for v in spec.tolist()]
+    d = wrap_dim(dim, input.ndim)  # (after a tensor's checks, before the sections')
     n = input.shape[d]
     if isinstance(spec, (list, tuple)):
         bounds = [0] + [int(i) for i in spec] + [None]
@@ -1621,6 +1617,9 @@ def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, 
     if side == "left" and right:
         raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of "
                            "left while right was True")
+    if vals.ndim == 0 and seq.ndim != 1:
+        raise RuntimeError(f"torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
+                           f"is 1, but we got boundaries tensor dim({seq.ndim}) and input value's dim(0) numel(1)")
     if seq.ndim == 0:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but "
                            "got 0 dimension")

@@ -290,8 +290,8 @@ binomial = defop_without_derivative("binomial(Tensor count, Tensor prob, Generat
                                     _binomial_kernel)
 
 
-def histogramdd(input: Tensor, bins=10, *, range: Sequence[float] | None = None,  # noqa: A002
-                weight: Tensor | None = None, density: bool = False, out=None):
+def histogramdd(input: Tensor, bins=10, range: Sequence[float] | None = None,  # noqa: A002
+                weight: Tensor | None = None, density: bool = False, *, out=None):
     """The D-dimensional histogram of the rows of ``input`` (last dim D): PyTorch's bins, each the half-open
     ``[edge_i, edge_{i+1})``, the last one closed. No derivative."""
     from .._factories import from_numpy
@@ -306,6 +306,9 @@ def histogramdd(input: Tensor, bins=10, *, range: Sequence[float] | None = None,
     if isinstance(bins, int):
         bins = [bins] * d
     edges_arg = [b._data if isinstance(b, Tensor) else b for b in bins]
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} elements, "
+                           f"but got {len(range)}")
     ranges = None if range is None else [(range[2 * i], range[2 * i + 1]) for i in builtins.range(d)]
     w = None if weight is None else weight._data.reshape(-1)
     hist, edges = np.histogramdd(points, bins=edges_arg, range=ranges, weights=w, density=density)

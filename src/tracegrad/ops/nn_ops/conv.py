@@ -509,7 +509,8 @@ def _check_bias_dtype(input: Tensor, bias) -> None:
 
 
 def _check_weight_dims(weight: Tensor) -> None:
-    """A weight of (out, in / groups, *kernel): a bare kernel (a 2-D filter) is refused first, as in torch."""
+    """A weight of (out, in / groups, *kernel): a bare kernel (a 2-D filter) is refused once the input's dims are
+    found right, as in torch."""
     if weight.ndim < 3:
         raise RuntimeError("weight should have at least three dimensions")
 
@@ -518,8 +519,8 @@ def conv_nd(input: Tensor, weight: Tensor, bias, stride, padding, dilation, grou
     """``conv{nd}d`` argument handling: int-or-tuple sizes, 'same'/'valid' padding, unbatched input; complex
     input as ATen's complex_convolution(_mode) (three real convolutions)."""
     _check_bias_dtype(input, bias)
-    _check_weight_dims(weight)
     x, unbatched = _batched(input, nd, f"conv{nd}d")
+    _check_weight_dims(weight)
     stride, dilation = expand_param(stride, nd), expand_param(dilation, nd)
 
     def real_conv(x, weight, bias):
@@ -564,8 +565,8 @@ def conv_transpose_nd(
 ) -> Tensor:
     if isinstance(padding, str):
         raise TypeError(f"conv_transpose{nd}d(): argument 'padding' must be tuple of ints, not str")
-    _check_weight_dims(weight)
     x, unbatched = _batched(input, nd, f"conv_transpose{nd}d")
+    _check_weight_dims(weight)
     stride, padding = expand_param(stride, nd), expand_param(padding, nd)
     dilation, output_padding = expand_param(dilation, nd), expand_param(output_padding, nd)
 

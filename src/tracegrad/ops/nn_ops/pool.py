@@ -18,7 +18,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..._tensor import Tensor
 from ...memory_format import suggests_channels_last
-from .._util import unsupported
+from .._util import unsupported, wrap_dim
 from ..creation import zeros_like
 from ..registry import defop
 from ..shape_extra import gather
@@ -64,8 +64,6 @@ def pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) ->
 
 
 def _check_pool(x, kernel, stride, padding, dilation, out_sizes) -> None:
-    if x.ndim not in (3, 4):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     for k, s, p, d in zip(kernel, stride, padding, dilation):
         if k <= 0:
             raise RuntimeError(
@@ -83,6 +81,13 @@ def _check_pool(x, kernel, stride, padding, dilation, out_sizes) -> None:
                 f"pad should be at most half of effective kernel size, but got pad={p}, "
                 f"kernel_size={k} and dilation={d}"
             )
+    if x.ndim not in (3, 4) or 0 in x.shape[1:]:  # (a batch of 0 is allowed)
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{list(x.shape)}")
+    (kh, kw), (ph, pw) = kernel, padding
+    if kw // 2 < pw or kh // 2 < ph:  # (pool2d_shape_check's, on the kernel without its dilation)
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {pw}, "
+                           f"padH = {ph}, kW = {kw}, kH = {kh}")
     if any(o < 1 for o in out_sizes):
         c = x.shape[-3]
         raise RuntimeError(
@@ -137,6 +142,8 @@ def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
         out_sizes = _check_pool3d(x, kernel_size, stride, padding, dilation, ceil_mode,
                                   "max_pool3d_with_indices_out_cpu_template()")
     else:
+        if x.ndim not in (3, 4):  # (max_pool2d's own check, before pool2d_shape_check's)
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
         out_sizes = tuple(
             pool_out_size(size, k, s, p, d, ceil_mode)
             for size, k, s, p, d in zip(x.shape[-n:], kernel_size, stride, padding, dilation)
@@ -295,12 +302,20 @@ def _check_pool3d(x, kernel, stride, padding, dilation, ceil_mode: bool, fn_name
     return tuple(out_sizes)
 
 
+def _planes_dim(x) -> None:
+    """avg_pool2d reads the input's planes, ``size(-3)``, before it checks anything."""
+    if x.ndim == 0:
+        raise IndexError("Dimension specified as -3 but tensor has no dimensions")
+    wrap_dim(-3, x.ndim)
+
+
 def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     if divisor_override is not None:
         as_int(divisor_override)  # (an int: torch's parser refuses 1.5, which the division would take)
     n = len(kernel_size)
     stride = stride or kernel_size
     if n == 2:
+        _planes_dim(x)
         out_sizes = _avg_geometry(x.shape, kernel_size, stride, padding, ceil_mode)
         _check_pool(x, kernel_size, stride, padding, (1, 1), out_sizes)
         _check_avg_dtype(x, pool_kernel_name(x, "avg_pool2d"))
