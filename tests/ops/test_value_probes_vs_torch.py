@@ -28,11 +28,11 @@ _ORDER = "its kernel checks its operands' shapes or dtypes in another order, or 
 _TWICE = "data given by position and keyword: Python's 'got multiple values' comes before the parser's count"
 KNOWN: dict[str, str] = {
     **{name: _ORDER for name in (
-        "addbmm", "baddbmm", "addr", "bilinear", "nn.functional.bilinear", "group_norm", "histogram", "histogramdd",
-        "index_select", "masked_fill", "take", "searchsorted", "ormqr", "lu_solve", "linalg.lu_solve",
-        "linalg.solve_triangular", "linalg.inv_ex", "repeat_interleave", "Tensor.addbmm", "Tensor.addbmm_",
-        "Tensor.baddbmm", "Tensor.baddbmm_", "Tensor.addr", "Tensor.addr_", "Tensor.histogram", "Tensor.index_select",
-        "Tensor.lu_solve", "Tensor.masked_fill", "Tensor.masked_fill_", "Tensor.ormqr", "Tensor.put_", "Tensor.take",
+        "addbmm", "baddbmm", "bilinear", "nn.functional.bilinear", "group_norm", "histogram", "histogramdd",
+        "searchsorted", "ormqr", "lu_solve", "linalg.lu_solve",
+        "linalg.solve_triangular", "repeat_interleave", "Tensor.addbmm", "Tensor.addbmm_",
+        "Tensor.baddbmm", "Tensor.baddbmm_", "Tensor.histogram",
+        "Tensor.lu_solve", "Tensor.ormqr", "Tensor.put_",
         "Tensor.count_nonzero")},
     **{name: _TWICE for name in ("tensor", "as_tensor", "asarray")},
     "linalg.matrix_rank": "a tolerance given as a tensor of several elements is not broadcast as torch does",

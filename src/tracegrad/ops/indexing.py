@@ -142,8 +142,10 @@ index_put_ = defop("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values
 
 
 def _take_kernel(a, index):
-    flat = np.ascontiguousarray(a).reshape(-1)
     idx = np.asarray(index)
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_type_name(idx.dtype)}")
+    flat = np.ascontiguousarray(a).reshape(-1)
     n = flat.size
     if idx.size and (idx.max() >= n or idx.min() < -n):
         bad = idx[(idx >= n) | (idx < -n)].flat[0]

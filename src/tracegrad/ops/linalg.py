@@ -472,6 +472,9 @@ def _baddbmm_vjp(ctx, g):
 
 
 def _addr_kernel(inp, v1, v2, beta=1, alpha=1):
+    for name, v in (("vec1", v1), ("vec2", v2)):  # (addr's own check, before outer's)
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
     return _combine(inp, _outer_kernel(v1, v2), beta, alpha)
 
 
@@ -1264,8 +1267,8 @@ linalg_inv = defop("linalg_inv(Tensor A) -> Tensor inverse", _column_major(_inv_
 
 
 def _inv_ex_kernel(a, check_errors=False):
-    _check_square("linalg.inv_ex", a)
-    _check_float("linalg.inv_ex", a)
+    _check_square("linalg.inv", a)  # (torch's inv_ex checks under inv's name)
+    _check_float("linalg.inv", a)
     mats = _matrices(a)
     info = np.array([first_zero_pivot(m) for m in mats], dtype=np.int32).reshape(a.shape[:-2])
     with np.errstate(all="ignore"):

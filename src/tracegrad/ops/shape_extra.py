@@ -792,11 +792,11 @@ def _index_vector(index, message_dim) -> np.ndarray:
 
 def _index_select_kernel(a, dim, index):
     idx = _idx(index)
-    if idx.dtype not in (np.int64, np.int32):
-        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    d = wrap_dim(dim, a.ndim)  # (torch's order: the dim, the index's dims, then its dtype)
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    d = wrap_dim(dim, a.ndim)
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     a1, flat = _as_1d(a), idx.reshape(-1)
     if a.ndim == 0 and flat.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
@@ -1079,10 +1079,10 @@ def _copy_into(a, result):
 
 def _masked_fill_kernel(a, mask, value):
     mask = np.asarray(mask)
-    _check_bool_mask(mask, "masked_fill_")
-    if isinstance(value, np.ndarray) and value.ndim:
+    if isinstance(value, np.ndarray) and value.ndim:  # (torch checks the value before the mask)
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
+    _check_bool_mask(mask, "masked_fill_")
     shape = _broadcast_shape(mask.shape, a.shape)
     out = np.array(np.broadcast_to(a, shape))
     out[np.broadcast_to(mask, shape)] = value
