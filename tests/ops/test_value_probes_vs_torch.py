@@ -30,7 +30,7 @@ KNOWN: dict[str, str] = {
     **{name: _ORDER for name in (
         "addbmm", "baddbmm", "bilinear", "nn.functional.bilinear", "group_norm", "histogram", "histogramdd",
         "searchsorted", "ormqr", "lu_solve", "linalg.lu_solve",
-        "linalg.solve_triangular", "repeat_interleave", "Tensor.addbmm", "Tensor.addbmm_",
+        "repeat_interleave", "Tensor.addbmm", "Tensor.addbmm_",
         "Tensor.baddbmm", "Tensor.baddbmm_", "Tensor.histogram",
         "Tensor.lu_solve", "Tensor.ormqr", "Tensor.put_",
         "Tensor.count_nonzero")},

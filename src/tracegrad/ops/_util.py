@@ -89,6 +89,13 @@ def unsupported(kernel_name: str, np_dtype) -> NotImplementedError:
     return NotImplementedError(f'"{kernel_name}" not implemented for \'{_dt.scalar_type_name(np_dtype)}\'')
 
 
+def refuse_half(kernel_name: str, a: np.ndarray) -> None:
+    """Refuse a float16 (Half) array as PyTorch's CPU linear algebra kernels do, whose dispatch has no Half
+    instantiation: ``"<kernel_name>" not implemented for 'Half'`` (one comparison for any other dtype)."""
+    if a.dtype.char == "e":
+        raise unsupported(kernel_name, a.dtype)
+
+
 def reject_complex(kernel: Callable, kernel_name: str | None = None, *,
                    error: tuple[type[Exception], str] | None = None) -> Callable:
     """``kernel`` refusing complex array operands before computing anything, as PyTorch's CPU kernels with no

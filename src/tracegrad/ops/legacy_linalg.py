@@ -34,7 +34,7 @@ def _warn_once(key: str, message: str) -> None:
 
 def _require_float(kernel_name: str, *arrays: np.ndarray) -> None:
     for a in arrays:
-        if a.dtype.kind not in "fc":
+        if a.dtype.kind not in "fc" or a.dtype.char == "e":  # (no Half kernel either)
             raise unsupported(kernel_name, a.dtype)
 
 

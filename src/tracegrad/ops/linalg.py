@@ -18,7 +18,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..return_types import return_type
 from ._jvp import dense_product_rule, plus, scaled
-from ._util import result_dtype, wrap_dim, wrap_dims
+from ._util import refuse_half, result_dtype, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .lu import lu_factor, permute_rows, pivots_parity
 from .registry import REGISTRY, defop
@@ -70,10 +70,13 @@ def _tname(np_dtype) -> str:
     return scalar_type_name(np_dtype)
 
 
-def _check_float(name: str, a: np.ndarray) -> None:
+def _check_float(name: str, a: np.ndarray, low_precision: bool = True) -> None:
+    """PyTorch's checkFloatingOrComplex; ``low_precision=False`` refuses Half as well, in its words."""
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_tname(a.dtype)}")
+    if not low_precision and a.dtype.char == "e":
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_tname(a.dtype)}")
 
 
 def _check_matrix(name: str, a: np.ndarray, arg: str = "A") -> None:
@@ -1179,6 +1182,8 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     from .views import movedim, unsqueeze
 
     _check_matrix("linalg.matrix_norm", A._data)
+    if A._data.dtype.char == "e" and ord in ("nuc", 2, -2):  # the singular-value orders: no Half (of A itself,
+        _check_float("linalg.matrix_norm", A._data, low_precision=False)  # before dim and dtype, as torch)
     dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
     if len(dims) != 2:  # (before the dims are wrapped, as PyTorch checks)
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
@@ -1238,7 +1243,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
 
 def _inv_kernel(a):
     _check_square("linalg.inv", a)
-    _check_float("linalg.inv", a)
+    _check_float("linalg.inv", a, low_precision=False)
     try:
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
@@ -1268,7 +1273,7 @@ linalg_inv = defop("linalg_inv(Tensor A) -> Tensor inverse", _column_major(_inv_
 
 def _inv_ex_kernel(a, check_errors=False):
     _check_square("linalg.inv", a)  # (torch's inv_ex checks under inv's name)
-    _check_float("linalg.inv", a)
+    _check_float("linalg.inv", a, low_precision=False)
     mats = _matrices(a)
     info = np.array([first_zero_pivot(m) for m in mats], dtype=np.int32).reshape(a.shape[:-2])
     with np.errstate(all="ignore"):
@@ -1304,9 +1309,10 @@ def _uses_transpose(A) -> bool:
     return bool(data.flags["C_CONTIGUOUS"]) and data.dtype.kind != "c"
 
 
-def _factor_for_det(name: str, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _factor_for_det(name: str, a: np.ndarray, low_precision: bool = True) -> tuple[np.ndarray, np.ndarray]:
     _check_square(name, a)
-    _check_float(name, a)
+    _check_float(name, a, low_precision)
+    refuse_half("lu_cpu", a)  # (det takes Half as far as the LU kernel)
     lu, pivots, _ = lu_factor(np.swapaxes(a, -1, -2) if _uses_transpose(a) else a)
     return _f_contiguous(lu), pivots
 
@@ -1338,6 +1344,7 @@ def _lu_solve_checked(LU, pivots, B, left=True, adjoint=False):
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
+    refuse_half("linalg.lu_solve_cpu", LU)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return _lu_solve_kernel(LU, pivots, B, left, adjoint)
 
@@ -1493,7 +1500,7 @@ def linalg_det(A: Tensor, *, out=None) -> Tensor:
 
 
 def _slogdet_kernel(a):
-    lu, pivots = _factor_for_det("linalg.slogdet", a)
+    lu, pivots = _factor_for_det("linalg.slogdet", a, low_precision=False)
     diag = np.diagonal(lu, 0, -2, -1)
     absdiag = np.abs(diag)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1566,6 +1573,8 @@ def logdet(input: Tensor) -> Tensor:
     PyTorch)."""
     from .pointwise import add, eq, where
 
+    _check_square("logdet", input._data)  # (under its own name, before slogdet's)
+    _check_float("logdet", input._data, low_precision=False)
     sign, logabs = linalg_slogdet(input)
     if input.is_complex():
         return add(sign.log(), logabs)
@@ -1590,6 +1599,7 @@ def _solve_kernel(a, b, left=True, check_errors=False):
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
                            f"{bm.shape[-2]}x{bm.shape[-1]})")
     np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    refuse_half("lu_cpu", a)
     lu, pivots, info = lu_factor(a)  # of A itself: PyTorch's solve no longer factors A^T
     if check_errors and info.any():
         where = _batch_prefix(a, int(np.flatnonzero(info)[0]))
@@ -1674,8 +1684,14 @@ def _triangular_solve(A: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> 
 def _solve_triangular_kernel(a, b, upper, left=True, unitriangular=False):
     _check_matrix("linalg.solve_triangular", a)
     _check_matrix("linalg.solve_triangular", b, "B")
+    _check_square("linalg.solve_triangular", a)
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
     _check_float("linalg.solve_triangular", a)
     _same_dtype(a, b)
+    refuse_half("triangular_solve_cpu", a)
     if left:
         return _triangular_solve(a, b, upper, unitriangular)
     at, bt = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
@@ -1709,6 +1725,7 @@ def _cholesky_solve_kernel(b, u, upper=False):
     if u.ndim < 2:
         raise RuntimeError(f"u should have at least 2 dimensions, but has {u.ndim} dimensions instead")
     check_solve_inputs(b, u, "cholesky_solve")
+    refuse_half("cholesky_solve_cpu", b)
     batch = np.broadcast_shapes(b.shape[:-2], u.shape[:-2])
     b, u = np.broadcast_to(b, batch + b.shape[-2:]), np.broadcast_to(u, batch + u.shape[-2:])
     low = np.conj(np.swapaxes(np.triu(u), -1, -2)) if upper else np.tril(u)  # A = L L^H (U = L^H)
@@ -1772,6 +1789,7 @@ def _cholesky_failure(a: np.ndarray) -> tuple[int, int]:
 def _cholesky_kernel(a, upper=False):
     _check_square("linalg.cholesky", a)
     _check_float("linalg.cholesky", a)
+    refuse_half("cholesky_cpu", a)
     lower = np.tril(a)
     sym = lower + np.conj(np.swapaxes(np.tril(a, -1), -1, -2))  # PyTorch reads the lower triangle only
     try:
@@ -1855,6 +1873,7 @@ def _qr_kernel(a, mode="reduced"):
                            "'r', or 'complete'")
     _check_matrix("linalg.qr", a)
     _check_float("linalg.qr", a)
+    refuse_half("geqrf_cpu", a)
     if mode == "r":
         return np.zeros((0,), dtype=a.dtype), np.linalg.qr(a, mode="r").astype(a.dtype, copy=False)
     q, r = np.linalg.qr(a, mode=mode)
@@ -1925,6 +1944,7 @@ def _eigh_kernel(a, UPLO="L"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     _check_square("linalg.eigh", a)
     _check_float("linalg.eigh", a)
+    refuse_half("linalg_eigh_cpu", a)
     w, v = np.linalg.eigh(a, UPLO=UPLO)
     # (the eigenvalues of a Hermitian matrix are real, also for complex input)
     return w.astype(a.real.dtype, copy=False), v.astype(a.dtype, copy=False)
@@ -1982,6 +2002,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
 def _svd_kernel(a, full_matrices=True, driver=None):
     _check_matrix("linalg.svd", a)
     _check_float("linalg.svd", a)
+    refuse_half("linalg_svd_cpu", a)
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
     # (singular values are real, also for complex input)
     return u.astype(a.dtype, copy=False), s.astype(a.real.dtype, copy=False), vh.astype(a.dtype, copy=False)
@@ -2065,6 +2086,7 @@ linalg_svd.materialize_grads = False
 def _svdvals_kernel(a, driver=None):
     _check_matrix("linalg.svdvals", a)
     _check_float("linalg.svdvals", a)
+    refuse_half("linalg_svd_cpu", a)
     return np.linalg.svd(a, compute_uv=False).astype(a.real.dtype, copy=False)
 
 
@@ -2102,8 +2124,9 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
 
 
 def _pinv_kernel(a, atol=None, rtol=None, hermitian=False):
-    _check_matrix("linalg.pinv", a)
-    _check_float("linalg.pinv", a)
+    if a.ndim < 2 or a.dtype.kind not in "fc" or a.dtype.char == "e":
+        raise RuntimeError(f"linalg.pinv({_tname(a.dtype)}{{{list(a.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
     m, n = a.shape[-2:]
     if rtol is None:
         rtol = 0.0 if (atol is not None and atol > 0) else _eps(a.dtype) * builtins.max(m, n)
@@ -2301,8 +2324,14 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     ``hermitian`` by position) is an absolute one, as NumPy's."""
     if tol is not None:
         atol, rtol = _older_tolerance(tol, atol, rtol, absolute=True)
+    a = A._data
+    if a.ndim < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+    if rtol is None and (a.dtype.kind not in "fc" or a.dtype.char == "e"):  # (the default rtol's epsilon)
+        raise RuntimeError("This function doesn't handle types other than float and double")
     if hermitian:
-        _check_square("linalg.eigh", A._data)
+        _check_square("linalg.eigh", a)
+    refuse_half("linalg_eigh_cpu" if hermitian else "linalg_svd_cpu", a)
     s = np.abs(np.linalg.eigvalsh(A._data)) if hermitian else np.linalg.svd(A._data, compute_uv=False)
     m, n = A.shape[-2:]
     if rtol is None:

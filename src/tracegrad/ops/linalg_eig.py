@@ -14,6 +14,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor
+from ._util import refuse_half
 from .complex_ops import imag, real
 from .linalg import _check_square, _column_major, _tname, linalg_solve
 from .linalg_core import matmul
@@ -27,6 +28,7 @@ _COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.comp
 
 def _eig_kernel(a):
     _check_square("linalg.eig", a)
+    refuse_half("linalg_eig_out_cpu", a)
     complex_dtype = _COMPLEX_OF.get(a.dtype)
     if complex_dtype is None:
         raise RuntimeError(f"Unknown Complex ScalarType for {_tname(a.dtype)}")

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..return_types import return_type
+from ._util import refuse_half
 from .linalg import (
     LinAlgError,
     _batch_prefix,
@@ -63,7 +64,7 @@ def _zero_pivot_message(name: str, a: np.ndarray, info: np.ndarray) -> str:
 def _lu_checks(name: str, a: np.ndarray, pivot: bool) -> None:
     if a.ndim < 2:
         raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(a.shape)} instead")
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fc" or a.dtype.char == "e":  # (no Half kernel either)
         raise unsupported("lu_cpu", a.dtype)
     if not pivot:  # PyTorch's CPU backend (LAPACK getrf) always pivots
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -487,6 +488,7 @@ def _householder_checks(a: np.ndarray, tau: np.ndarray) -> None:
 
 def _householder_kernel(a, tau):
     _householder_checks(a, tau)
+    refuse_half("orgqr_cpu", a)
     m, n = a.shape[-2:]
     V = np.tril(a, -1)
     V[..., range(n), range(n)] = 1

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..return_types import return_type
+from ._util import refuse_half
 from .linalg import _check_float, _check_square, _f_contiguous, _out_of, _tname
 from .registry import defop_without_derivative
 
@@ -278,14 +279,16 @@ def _solve_kernel(ld: np.ndarray, pivots: np.ndarray, b: np.ndarray, hermitian: 
                            f"shape [{', '.join(map(str, pivots.shape))}] instead")
     if pivots.dtype.kind not in "iu":
         raise RuntimeError(f"{name}: Expected pivots to be integers. Got {_tname(pivots.dtype)}")
-    if b.dtype == np.float16:
-        raise NotImplementedError("\"ldl_solve_cpu\" not implemented for 'Half'")
     error = _batch_mismatch(b.shape[:-2], ld.shape[:-2])
     if error is not None:
         raise error
-    if pivots.size and (np.abs(pivots).max() > n or (pivots == 0).any()):
+    if pivots.size and (pivots == 0).any():  # (the lower bound checked first)
+        raise RuntimeError("Pivots given to ldl_solve must all satisfy |pivot| >= 1. Did you properly pass the "
+                           "result of ldl_factor?")
+    if pivots.size and np.abs(pivots).max() > n:
         raise RuntimeError("Pivots given to ldl_solve must all satisfy |pivot| <= LD.size(-2). Did you properly "
                            "pass the result of ldl_factor?")
+    refuse_half("ldl_solve_kernel_cpu", b)  # (after the pivots' values, as torch)
     hermitian = hermitian and ld.dtype.kind == "c"
     batch = np.broadcast_shapes(b.shape[:-2], ld.shape[:-2])
     lds = np.broadcast_to(ld, batch + ld.shape[-2:])
