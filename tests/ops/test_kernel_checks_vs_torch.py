@@ -139,6 +139,9 @@ SNIPPETS = [
     "torch.linalg.matrix_norm(x, 'nuc', (1, -1))", "torch.searchsorted(x, 1.5)", "torch.searchsorted(x[0], 3)",
     "torch.take_along_dim(x, x, None)", "torch.take_along_dim(x, x.int(), 1)", "torch.tensor_split(x, x, 3)",
     "torch.tensor_split(x, 0, 3)", "torch.linalg.tensorinv(x, 3)", "x.geometric_(True)",
+    # a repeated dim against one out of range: the reductions wrap every dim first, the dim bitsets one by one
+    *(f"x.{name}((1, 1, 3))" for name in ("sum", "mean", "amax", "amin", "logsumexp", "all", "any", "count_nonzero",
+                                           "nanmean", "std", "var", "nansum", "flip", "squeeze", "var_mean")),
 ]
 
 

@@ -34,20 +34,25 @@ def number_arg(value):
     return value
 
 
-def wrap_dims(dims, ndim: int) -> tuple[int, ...]:
+def wrap_dims(dims, ndim: int, one_by_one: bool = False) -> tuple[int, ...]:
+    """Dims wrapped, a repeat refused. torch's reductions (``sum``, ``amax``, ...) wrap every dim before looking
+    for a repeat; its bitset of dims (``flip``, ``var``, ``squeeze``, ...) wraps and marks them ``one_by_one``, so
+    there a repeat is refused before a later dim's range."""
     if dims is None:
         return tuple(range(ndim))
     if dims.__class__ is int:
         return (wrap_dim(dims, ndim),)  # one dim cannot repeat
     if isinstance(dims, int):
         dims = (dims,)
-    out: list[int] = []
-    for d in dims:  # (torch wraps and marks them one by one: a repeat is refused before a later dim's range)
-        wrapped = wrap_dim(d if d.__class__ is int else operator.index(d), ndim)
-        if wrapped in out:
+    dims = [d if d.__class__ is int else operator.index(d) for d in dims]
+    out = [] if one_by_one else [wrap_dim(d, ndim) for d in dims]
+    seen: list[int] = []
+    for d in dims if one_by_one else out:
+        wrapped = wrap_dim(d, ndim) if one_by_one else d
+        if wrapped in seen:
             raise RuntimeError(f"dim {wrapped} appears multiple times in the list of dims")
-        out.append(wrapped)
-    return tuple(out)
+        seen.append(wrapped)
+    return tuple(seen)
 
 
 def category(np_dtype) -> int:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from ._util import wrap_dims
 
 
-def _dims_arg(dim, ndim: int):
+def _dims_arg(dim, ndim: int, one_by_one: bool = False):
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         return None
     if not ndim:
         wrap_dims(dim, 0)  # (a 0-d tensor takes dim 0 or -1 only: anything else is PyTorch's IndexError)
         return None
-    return wrap_dims(dim, ndim)
+    return wrap_dims(dim, ndim, one_by_one)
 
 
 def expand_reduced_grad(g, input_shape: tuple, dim, keepdim: bool):

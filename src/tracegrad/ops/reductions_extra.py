@@ -261,7 +261,7 @@ def _nansum_kernel(a, dim=None, keepdim=False, dtype=None):
     dt = _np_dtype(dtype)
     if dt is None and a.dtype.kind in "bui":
         dt = np.dtype(np.int64)
-    return np.asarray(np.nansum(a, axis=_dims_arg(dim, a.ndim), keepdims=keepdim, dtype=dt))
+    return np.asarray(np.nansum(a, axis=_dims_arg(dim, a.ndim, one_by_one=True), keepdims=keepdim, dtype=dt))
 
 
 def _nansum_vjp(ctx, g):
@@ -284,9 +284,8 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=N
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_type_name(input.dtype.np)}")
-    total = nansum(input, dim, keepdim, dtype=dtype)
-    counts = sum(logical_not(_isnan(input)), dim, keepdim, dtype=total.dtype)
-    result = div(total, counts)
+    counts = sum(logical_not(_isnan(input)), dim, keepdim)  # (first, as torch: its dims' checks speak first)
+    result = div(nansum(input, dim, keepdim, dtype=dtype), counts)
     return _store_out(result, out)
 
 
@@ -721,7 +720,7 @@ def _var_parts(a, dim, correction, name: str):
     if a.dtype.kind not in "fc":
         what = "std and var" if name in ("std", "var") else name
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
-    axes = _dims_arg(dim, a.ndim)
+    axes = _dims_arg(dim, a.ndim, one_by_one=True)  # (var/std mark their dims one by one)
     corr = 1 if correction is None else correction
     n = _count(a.shape, dim)
     if n - corr <= 0:

@@ -357,7 +357,7 @@ def dense_non_overlapping(a: np.ndarray) -> bool:
 
 
 def _flip_kernel(a, dims):
-    axes = wrap_dims(dims, a.ndim) if a.ndim else ()
+    axes = wrap_dims(dims, a.ndim, one_by_one=True) if a.ndim else ()
     out = empty_preserving_layout(a)
     out[...] = np.flip(a, axes) if axes else a
     return out

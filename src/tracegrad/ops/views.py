@@ -220,7 +220,7 @@ def movedim(t, source, destination):
 def _squeeze_kernel(a, dim=None):
     if dim is None:
         return np.squeeze(a)
-    dims = wrap_dims(dim, a.ndim) if a.ndim else ()
+    dims = wrap_dims(dim, a.ndim, one_by_one=True) if a.ndim else ()
     dims = tuple(d for d in dims if a.shape[d] == 1)
     return np.squeeze(a, axis=dims) if dims else a.view()
 
