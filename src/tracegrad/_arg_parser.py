@@ -103,6 +103,13 @@ class PySignature:
     def max_pos_args(self) -> int:
         return sum(not p.keyword_only for p in self.params)
 
+    @functools.cached_property
+    def gathers_size(self) -> bool:
+        """Whether positional ints make its one positional list (``view(2, 3)``, ``x.squeeze(0, 1)``): an unsized
+        int list alone (an ``int[1]`` takes a single int as itself)."""
+        first = self.params[0] if self.params else None
+        return self.max_pos_args == 1 and first.kind in ("INT_LIST", "SYM_INT_LIST") and not first.size
+
     def _listed(self, write: Callable[[PyParam], str]) -> str:
         """The parameters as ``write`` writes each, a ``*`` before the first keyword-only one."""
         parts, keyword = [], False
@@ -690,8 +697,7 @@ def rebound_call(name: str, args: tuple, kwargs: dict, method: bool = False) -> 
             _unpack_int_lists(sig, args, kwargs)
         except TypeError:  # (refused after all: ``view(2, 2.0)``)
             return None
-        if method and len(args) > 1 and sig.max_pos_args == 1 and sig.params[0].kind in ("INT_LIST",
-                                                                                         "SYM_INT_LIST"):
+        if method and len(args) > 1 and sig.gathers_size:
             return (tuple(args),), kwargs
         return _by_position(sig, args, kwargs) if kwargs else None
     try:
@@ -811,8 +817,7 @@ def _takes_shape(sig: PySignature, count: int, keywords: tuple[str, ...]) -> boo
     """Whether ``sig`` takes ``count`` positional arguments and these keywords, each parameter once and every
     required one given (the values aside)."""
     positional = [p for p in sig.params if not p.keyword_only]
-    gathers = sig.max_pos_args == 1 and positional[0].kind in ("INT_LIST", "SYM_INT_LIST") and not positional[0].size
-    if count > len(positional) and not gathers:
+    if count > len(positional) and not sig.gathers_size:
         return False
     given = {p.name for p in positional[:count]}
     names = {key: p.name for p in sig.params for key in (p.name, *_NUMPY_NAMES.get(p.name, ()))}
@@ -861,8 +866,7 @@ _ONLY_BOOL = _AllBut({bool})
 def _takes(sig: PySignature, param: PyParam, position: int, probe: Any) -> bool:
     if probe is None:
         return param.allow_none
-    if position == 0 and probe.__class__ is int and sig.max_pos_args == 1 and param.kind in ("INT_LIST",
-                                                                                           "SYM_INT_LIST"):
+    if position == 0 and probe.__class__ is int and sig.gathers_size:
         return True  # ``view(6)``: an int starts a ``*size``
     try:
         return _check(param, probe, 0, sig.name in _NUMBERS_AS_TENSORS)[0]
@@ -877,9 +881,7 @@ def _refused_probes(candidates: list[tuple[PySignature, PyParam]], position: int
 
 def _call_limits(name: str, method: bool) -> _CallLimits:
     sigs = python_signatures(name, method)
-    # (an ``int[1]`` takes a single int as itself, so only an unsized list gathers ``*size``)
-    varargs = any(s.max_pos_args == 1 and s.params[0].kind in ("INT_LIST", "SYM_INT_LIST") and not s.params[0].size
-                  for s in sigs)
+    varargs = any(s.gathers_size for s in sigs)
     params = [p for s in sigs for p in s.params]
     names = {p.name for p in params}
 
@@ -928,14 +930,21 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
     """``fn`` raising torch's parser error where its failure came from arguments torch's parser refuses, and
     refusing, before running, the calls ``_CallLimits`` finds suspect. A wrapper runs on every call of a public
     name, so a call with positional arguments only, within the count, costs one comparison here; ``*size``
-    functions check their sizes themselves (``views.normalize_shape``)."""
-    limits = _call_limits(name, method)
-    positional = sys.maxsize if limits.positional is None else limits.positional
-    refused_classes = limits.refused_classes
+    functions check their sizes themselves (``views.normalize_shape``). The limits are worked out at the first
+    call (about a thousand names are guarded; working them all out cost every import 0.15 s): until then the
+    count is -1, so that call takes the branch that sets them up."""
+    limits: _CallLimits | None = None
+    positional = -1
+    refused_classes: Callable[[tuple], bool] | None = None
 
     @functools.wraps(fn)
     def guarded(*args, **kwargs):
+        nonlocal limits, positional, refused_classes
         if kwargs or len(args) > positional:
+            if limits is None:
+                limits = _call_limits(name, method)
+                positional = sys.maxsize if limits.positional is None else limits.positional
+                refused_classes = limits.refused_classes
             if limits.suspect(args, kwargs):
                 refuse_as_torch(name, args[1:] if method else args, kwargs, method)
         elif refused_classes(args):  # (the common call: positional arguments only)

@@ -45,14 +45,15 @@ def wrap_dims(dims, ndim: int, one_by_one: bool = False) -> tuple[int, ...]:
     if isinstance(dims, int):
         dims = (dims,)
     dims = [d if d.__class__ is int else operator.index(d) for d in dims]
-    out = [] if one_by_one else [wrap_dim(d, ndim) for d in dims]
-    seen: list[int] = []
-    for d in dims if one_by_one else out:
+    if not one_by_one:  # (every dim's range before any repeat)
+        dims = [wrap_dim(d, ndim) for d in dims]
+    out: list[int] = []
+    for d in dims:
         wrapped = wrap_dim(d, ndim) if one_by_one else d
-        if wrapped in seen:
+        if wrapped in out:
             raise RuntimeError(f"dim {wrapped} appears multiple times in the list of dims")
-        seen.append(wrapped)
-    return tuple(seen)
+        out.append(wrapped)
+    return tuple(out)
 
 
 def category(np_dtype) -> int:

@@ -14,6 +14,7 @@ too and the public function picks one, as PyTorch's argument parser does.
 from __future__ import annotations
 
 import cmath
+import functools
 import math
 import numbers
 
@@ -162,38 +163,36 @@ def _check_sub(a, b) -> None:
                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
+def sub(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
+    """``input - alpha * other``; bool operands are rejected with PyTorch's message."""
+    _check_sub(input, other)
+    if alpha == 1 and out is None and alpha is not True:  # (True == 1, but torch refuses a bool alpha)
+        return _pw.sub(input, other)  # positional: the registry's fast path
+    return call(_pw.sub, out, input, other, alpha=alpha)
+
+
+def sub_(self: Tensor, other, *, alpha=1) -> Tensor:
+    _check_sub(self, other)
+    return _pw.sub_(self, other, alpha=alpha)
+
+
 def _number_overload_alpha(name: str, other, rest: tuple, alpha):
     """``alpha`` of ``subtract``/``rsub(input, Number other, Number alpha)``, the Scalar overload torch binds for
-    them (not for ``sub``), which takes alpha positionally. Any other third positional argument raises a TypeError
-    that the argument guard words as torch does, or, for ``sub(x, 2, y)``, reads in torch's deprecated order."""
-    if len(rest) != 1 or alpha != 1 or isinstance(other, Tensor) or name.startswith("sub_") or name == "sub":
+    them (not for ``sub``, whose third positional argument the argument guard reads in torch's deprecated order),
+    which takes alpha positionally. Any other third positional argument raises a TypeError that the guard words."""
+    if len(rest) != 1 or alpha != 1 or isinstance(other, Tensor):
         raise TypeError(f"{name}() takes a third positional argument only after a Number")
     return number_arg(rest[0])
 
 
-def _subtraction(name: str):
-    """torch's ``sub``, or ``subtract`` with its Scalar overload, as a function (``out=``) or a method."""
-    def sub(input: Tensor, other, *rest, alpha=1, out: Tensor | None = None) -> Tensor:
-        """``input - alpha * other``; bool operands are rejected with PyTorch's message."""
+def _with_number_overload(name: str, fn):
+    """``fn`` (``sub`` or ``sub_``) as ``subtract``/``subtract_``, which also take alpha positionally."""
+    @functools.wraps(fn)
+    def subtract(input: Tensor, other, *rest, alpha=1, **kwargs) -> Tensor:
         if rest:
             alpha = _number_overload_alpha(name, other, rest, alpha)
-        _check_sub(input, other)
-        if alpha == 1 and out is None and alpha is not True:  # (True == 1, but torch refuses a bool alpha)
-            return _pw.sub(input, other)  # positional: the registry's fast path
-        return call(_pw.sub, out, input, other, alpha=alpha)
-    return sub
-
-
-def _subtraction_(name: str):
-    def sub_(self: Tensor, other, *rest, alpha=1) -> Tensor:
-        if rest:
-            alpha = _number_overload_alpha(name, other, rest, alpha)
-        _check_sub(self, other)
-        return _pw.sub_(self, other, alpha=alpha)
-    return sub_
-
-
-sub, sub_ = _subtraction("sub"), _subtraction_("sub_")
+        return fn(input, other, alpha=alpha, **kwargs)
+    return subtract
 
 
 def rsub(input: Tensor, other, *rest, alpha=1) -> Tensor:
@@ -1366,7 +1365,8 @@ def _dunder(fn, reflected: bool = False):
 
 # name -> (functional, in-place); the in-place form is also a torch-level function where PyTorch has one
 _WITH_INPLACE = {
-    "sub": (sub, sub_), "subtract": (_subtraction("subtract"), _subtraction_("subtract_")),
+    "sub": (sub, sub_),
+    "subtract": (_with_number_overload("subtract", sub), _with_number_overload("subtract_", sub_)),
     "div": (div, div_), "divide": (div, div_),
     "true_divide": (true_divide, true_divide_), "floor_divide": (floor_divide, floor_divide_),
     "remainder": (remainder, remainder_), "fmod": (fmod, fmod_), "copysign": (copysign, copysign_),
