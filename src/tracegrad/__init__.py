@@ -189,6 +189,7 @@ def is_complex(input: Tensor) -> bool:  # noqa: A002
 
 # Layers above the core import tracegrad themselves, so they come last.
 from . import (  # noqa: E402
+    accelerator,
     amp,
     backends,
     cpu,

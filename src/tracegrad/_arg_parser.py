@@ -488,19 +488,43 @@ def parse_error(sigs: list[PySignature], args: tuple, kwargs: dict) -> TypeError
     try:
         if len(sigs) == 1:
             _parse(sigs[0], args, kwargs, raise_error=True)
-            _unpack_int_lists(sigs[0], args, kwargs)
+            _read_bound(sigs[0], args, kwargs)
             return None
         for sig in sigs:
             if _parse(sig, args, kwargs, raise_error=False):
-                _unpack_int_lists(sig, args, kwargs)
+                _read_bound(sig, args, kwargs)
                 return None
         count = len(args) + len(kwargs)
         plausible = [s for s in sigs if s.min_args <= count <= len(s.params) and not s.hidden]
         if len(plausible) == 1:
             _parse(plausible[0], args, kwargs, raise_error=True)
-    except TypeError as exc:
+    except (TypeError, RuntimeError, AssertionError) as exc:  # (the last two: a device's, ``_read_device``)
         return exc
     return _invalid_combination(sigs[0].name, sigs, args, kwargs)
+
+
+def _read_bound(sig: PySignature, args: tuple, kwargs: dict) -> None:
+    """What torch's binding reads of the arguments its parser took, before the kernel runs: the device first
+    (the options are made before the size), then the int lists element by element."""
+    _read_device(sig, args, kwargs)
+    _unpack_int_lists(sig, args, kwargs)
+
+
+def _read_device(sig: PySignature, args: tuple, kwargs: dict) -> None:
+    """A device given is made (an index or a string torch refuses raises), and CUDA initialized for it, as torch's
+    binding does before anything else: ``zeros(1, None, device=3)`` and ``linspace(x, x, 3, device=3)`` are
+    refused for the device."""
+    if not any(p.kind == "DEVICE" for p in sig.params):
+        return
+    value = _bound(sig, args, kwargs).get("device")
+    if value is None:
+        return
+    from .backend import cupy_backend
+    from .backend.device import as_device
+
+    # (asarray moves its data with ``to`` and does not initialize CUDA: torch refuses a cuda device there later)
+    if as_device(value).type == "cuda" and sig.name != "asarray" and not cupy_backend.available():
+        raise AssertionError("Torch not compiled with CUDA enabled")
 
 
 # ---- the signatures, derived from the operators' schemas --------------------------------------------------------
@@ -700,32 +724,52 @@ def rebound_call(name: str, args: tuple, kwargs: dict, method: bool = False) -> 
         if method and len(args) > 1 and sig.gathers_size:
             return (tuple(args),), kwargs
         return _by_position(sig, args, kwargs) if kwargs else None
+    return _deprecated_call(name, sigs, args, kwargs, method)
+
+
+def _deprecated_call(name: str, sigs: tuple[PySignature, ...], args: tuple, kwargs: dict, method: bool
+                     ) -> tuple[tuple, dict] | None:
+    """The call as the first deprecated signature that takes it reads it, after torch's warning; None where none
+    does."""
     try:
         sig = next((sig for sig in sigs if sig.hidden and _parse(sig, args, kwargs, False)), None)
     except TypeError:
         return None
-    if sig is not None:
-        from ._warnings import warn_once
+    if sig is None:
+        return None
+    from ._warnings import warn_once
 
-        current = "".join(f"\n\t{name}{other.text()}" for other in sigs if not other.hidden)
-        warn_once("deprecated overload", f"This overload of {name} is deprecated:\n\t{name}{sig.text()}\n"
-                  f"Consider using one of the following signatures instead:{current}", stacklevel=4)
-        named = _bound(sig, args, kwargs)
-        return ((named.pop("input"),) if not method else ()), named
-    return None
+    current = "".join(f"\n\t{name}{other.text()}" for other in sigs if not other.hidden)
+    warn_once("deprecated overload", f"This overload of {name} is deprecated:\n\t{name}{sig.text()}\n"
+              f"Consider using one of the following signatures instead:{current}", stacklevel=5)
+    named = _bound(sig, args, kwargs)
+    return ((named.pop("input"),) if not method else ()), named
+
+
+def deprecated_reading(name: str, args: tuple, kwargs: dict, method: bool = False) -> tuple[tuple, dict] | None:
+    """For a call torch's parser takes by a deprecated signature only, the (positional, keyword) arguments as that
+    signature reads them (``rebound_call``'s first case); None where a current signature takes it."""
+    sigs = python_signatures(name, method)
+    try:
+        if any(_parse(sig, args, kwargs, False) for sig in sigs if not sig.hidden):
+            return None
+    except TypeError:
+        return None
+    return _deprecated_call(name, sigs, args, kwargs, method)
 
 
 def _by_position(sig: PySignature, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
     """A call that torch's parser took, with its keywords for positional parameters given by position: where
     tracegrad's function names a parameter otherwise (``x.copy_(other=y)``, ``isin(x, test_element=3)``), Python
-    refused the keyword. None where the parameters given leave a gap (their defaults are only text here)."""
+    refused the keyword. The positional parameters given up to the first one left out go by position (their
+    defaults are only text here), the rest by keyword (``embedding(w, indices=i, scale_grad_by_freq=True)``);
+    None where that gives no keyword by position."""
     named = _bound(sig, args, kwargs)
     positional = [p for p in sig.params if not p.keyword_only]
-    count = sum(p.name in named for p in positional)
-    if any(p.name not in named for p in positional[:count]) or count <= len(args):
+    count = next((k for k, p in enumerate(positional) if p.name not in named), len(positional))
+    if count <= len(args):
         return None
-    keywords = {p.name: named[p.name] for p in sig.params if p.keyword_only and p.name in named}
-    return tuple(named[p.name] for p in positional[:count]), keywords
+    return tuple(named.pop(p.name) for p in positional[:count]), named
 
 
 def tensors_as_one_argument(name: str) -> Callable[[Callable], Callable]:
@@ -776,8 +820,9 @@ class _CallLimits:
     than a listed signature takes, a keyword no signature names, a bool parameter given something else, a dtype
     keyword given a name (``dtype="float32"``), and a value of a class no signature takes where it stands (a
     bool for ``dim``, ``None`` for ``other``, 1.5 for ``k``, ``[True]`` for ``dims``, 3 for ``keepdim``: NumPy
-    would read them all as numbers). A call it finds suspect is parsed in full (a deprecated signature may
-    still take it)."""
+    would read them all as numbers), among the signatures that take as many positional arguments and these
+    keywords (``std(x, True, True)``: a bool ``unbiased`` comes alone). A call it finds suspect is parsed in full
+    (a deprecated signature may still take it)."""
 
     positional: int | None  # None: a signature takes ``*size``
     keywords: frozenset[str]
@@ -785,10 +830,14 @@ class _CallLimits:
     refused_keywords: dict[str, frozenset]
     sigs: tuple[PySignature, ...] = ()
     method: bool = False
-    shapes: dict = field(default_factory=dict, compare=False)  # (count, keywords) -> whether a signature takes it
+    # (count, keywords) -> the test of the values that the signatures taking it refuse besides, False where there
+    # is none (``_shape_test``)
+    shapes: dict = field(default_factory=dict, compare=False)
+    by_count: tuple[tuple[int, tuple[tuple[int, frozenset], ...]], ...] = ()  # (count, more refused positions)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "refused_classes", _positional_test(self.refused_positions))
+        object.__setattr__(self, "refused_classes", _positional_test(self.refused_positions, self.by_count))
+        object.__setattr__(self, "deprecated", any(sig.hidden for sig in self.sigs))
 
     def suspect(self, args: tuple, kwargs: dict) -> bool:
         # (plain loops: this runs on every call of a guarded name, where a generator costs more than the checks)
@@ -801,16 +850,63 @@ class _CallLimits:
                 return True
             # (which parameters a call gives, whatever their values: ``median(x, keepdim=True)`` has no dim)
             shape = (len(args) - self.method, tuple(kwargs))
-            fits = self.shapes.get(shape)
-            if fits is None:
-                fits = self.shapes[shape] = any(_takes_shape(sig, *shape) for sig in self.sigs)
-            if not fits:
+            more = self.shapes.get(shape)
+            if more is None:
+                more = self.shapes[shape] = _shape_test(self, *shape)
+            if more and more(args, kwargs):
                 return True
             for key, value in kwargs.items():
                 refused = self.refused_keywords.get(key)
                 if refused is not None and _refused(value, refused):
                     return True
         return False
+
+
+def _stricter(refused: frozenset, than: frozenset | None) -> bool:
+    """Whether ``refused`` refuses a class ``than`` lets by."""
+    if than is _ONLY_BOOL:
+        return False
+    return bool(refused) and (than is None or refused is _ONLY_BOOL or not refused <= than)
+
+
+def _more_refused(sigs: list[PySignature], count: int, base: dict[int, frozenset]) -> tuple[tuple[int, frozenset], ...]:
+    """The positions below ``count`` where ``sigs`` refuse more classes than ``base`` (position -> refused)."""
+    more = []
+    for i in range(count):
+        refused = _refused_at(sigs, i)
+        if _stricter(refused, base.get(i)):
+            more.append((i, refused))
+    return tuple(more)
+
+
+def _refuse_all(args: tuple, kwargs: dict) -> bool:
+    return True
+
+
+def _shape_test(limits: _CallLimits, count: int, keywords: tuple[str, ...]) -> Callable[[tuple, dict], bool] | bool:
+    """For a call of ``count`` positional arguments (the tensor of a method aside) and these keywords: the test of
+    the values the signatures taking it refuse beyond what all signatures do (``std(x, True, keepdim=True)``:
+    only those with a ``dim`` take ``keepdim``), one refusing all where none takes it, False where there is
+    nothing more to test (a falsy value: the common call pays one truth test)."""
+    fitting = [sig for sig in limits.sigs if _takes_shape(sig, count, keywords)]
+    if not fitting:
+        return _refuse_all
+    offset = int(limits.method)
+    base = {i - offset: refused for i, refused in limits.refused_positions}
+    more = () if limits.positional is None else _more_refused(fitting, count, base)
+    positions = tuple((i + offset, refused) for i, refused in more)
+    named = {}
+    for key in keywords:
+        refused = _refused_keyword(fitting, _PARAM_NAMES.get(key, key))
+        if _stricter(refused, limits.refused_keywords.get(key)):
+            named[key] = refused
+    if not positions and not named:
+        return False
+
+    def test(args: tuple, kwargs: dict) -> bool:
+        return (any(_refused(args[i], refused) for i, refused in positions)
+                or any(_refused(kwargs[key], refused) for key, refused in named.items()))
+    return test
 
 
 def _takes_shape(sig: PySignature, count: int, keywords: tuple[str, ...]) -> bool:
@@ -879,48 +975,79 @@ def _refused_probes(candidates: list[tuple[PySignature, PyParam]], position: int
                      if not any(_takes(sig, param, position, probe) for sig, param in candidates))
 
 
+# (NumPy's spelling of a keyword -> torch's parameter)
+_PARAM_NAMES = {alias: name for name, aliases in _NUMPY_NAMES.items() for alias in aliases}
+
+
+def _refused_at(sigs: list[PySignature], i: int) -> frozenset:
+    """The probe classes none of ``sigs`` takes as its ``i``-th positional argument."""
+    at_i = [(s, s.params[i]) for s in sigs if i < s.max_pos_args]
+    if not at_i:  # (ints gathered into a ``*size``: ``normalize_shape`` checks them)
+        return frozenset()
+    return _ONLY_BOOL if all(p.kind == "BOOL" for _, p in at_i) else _refused_probes(at_i, i)
+
+
+def _refused_keyword(sigs: list[PySignature], name: str) -> frozenset:
+    """The probe classes none of ``sigs`` takes for its parameter ``name``."""
+    named = [(s, p) for s in sigs for p in s.params if p.name == name]
+    if named and all(p.kind == "BOOL" for _, p in named):
+        return _ONLY_BOOL
+    return _refused_probes(named)
+
+
 def _call_limits(name: str, method: bool) -> _CallLimits:
     sigs = python_signatures(name, method)
     varargs = any(s.gathers_size for s in sigs)
-    params = [p for s in sigs for p in s.params]
-    names = {p.name for p in params}
-
-    def typed(kind: str) -> frozenset[str]:
-        return frozenset(n for n in names if all(p.kind == kind for p in params if p.name == n))
-
-    bools = typed("BOOL")
+    names = {p.name for s in sigs for p in s.params}
     refused_keywords = {}
     for n in names:
-        refused = _ONLY_BOOL if n in bools else _refused_probes([(s, p) for s in sigs for p in s.params if p.name == n])
+        refused = _refused_keyword(list(sigs), n)
         for key in (n, *_NUMPY_NAMES.get(n, ())):
             if refused:
                 refused_keywords[key] = refused
     names.update(alias for n in list(names) for alias in _NUMPY_NAMES.get(n, ()))
     positional = None if varargs else max(s.max_pos_args for s in sigs if not s.hidden) + method
-    refused_positions = []
     # (``view(2, True)``: the positional arguments after an int are read as one list, by ``__index__``)
-    for i in range(1 if varargs else positional - method):
-        at_i = [(s, s.params[i]) for s in sigs if i < s.max_pos_args]
-        refused = _ONLY_BOOL if all(p.kind == "BOOL" for _, p in at_i) else _refused_probes(at_i, i)
-        if refused:
-            refused_positions.append((i + method, refused))
-    return _CallLimits(positional, frozenset(names), tuple(refused_positions), refused_keywords, sigs, method)
+    base = {i: refused for i in range(1 if varargs else positional - method) if (refused := _refused_at(sigs, i))}
+    by_count = () if varargs else _refused_by_count(list(sigs), positional - method, base, method)
+    refused_positions = tuple((i + method, refused) for i, refused in base.items())
+    return _CallLimits(positional, frozenset(names), refused_positions, refused_keywords, sigs, method,
+                       by_count=by_count)
 
 
-def _positional_test(checks: tuple[tuple[int, frozenset], ...]) -> Callable[[tuple], bool]:
+def _refused_by_count(sigs: list[PySignature], most: int, base: dict[int, frozenset], method: bool
+                      ) -> tuple[tuple[int, tuple[tuple[int, frozenset], ...]], ...]:
+    """For each count of positional arguments up to ``most``, the positions where the signatures taking that many
+    refuse more than all do (``nuclear_norm(x, True, True)``: a bool ``keepdim`` second takes no third)."""
+    found = []
+    for count in range(2, most + 1):
+        more = _more_refused([s for s in sigs if count <= s.max_pos_args], count, base)
+        if more:
+            found.append((count + method, tuple((i + method, refused) for i, refused in more)))
+    return tuple(found)
+
+
+def _positional_test(checks: tuple[tuple[int, frozenset], ...],
+                     by_count: tuple[tuple[int, tuple[tuple[int, frozenset], ...]], ...] = ()
+                     ) -> Callable[[tuple], bool]:
     """``suspect``'s test of the positional arguments' classes as one expression compiled for the name, which
     costs a guarded call about half what the loop does (it runs on every call): ``len(args) > 1 and
-    args[1].__class__ in r1 or ...``, with the first element's test only where some list is taken."""
-    if not checks:
+    args[1].__class__ in r1 or ...``, with the first element's test only where some list is taken, then, for the
+    few names whose signatures refuse more at a count of arguments, ``n == 3 and (args[1].__class__ in r3_1)``."""
+    if not checks and not by_count:
         return lambda args: False
     scope: dict[str, Any] = {"_refused": _refused}
-    tests = []
-    for i, refused in checks:
-        scope[f"r{i}"] = refused
+
+    def test(i: int, refused: frozenset, label: str) -> str:
+        scope[label] = refused
         # (where lists are refused outright, or only a bool goes, the class says it all)
         lists_checked = (list not in refused or tuple not in refused) and any(isinstance(k, tuple) for k in refused)
-        test = f"_refused(args[{i}], r{i})" if lists_checked else f"args[{i}].__class__ in r{i}"
-        tests.append(f"(n > {i} and {test})")
+        return f"_refused(args[{i}], {label})" if lists_checked else f"args[{i}].__class__ in {label}"
+
+    tests = [f"(n > {i} and {test(i, refused, f'r{i}')})" for i, refused in checks]
+    for count, more in by_count:
+        either = " or ".join(test(i, refused, f"r{count}_{i}") for i, refused in more)
+        tests.append(f"(n == {count} and ({either}))")
     source = f"def test(args):\n    n = len(args)\n    return {' or '.join(tests)}\n"
     exec(source, scope)  # noqa: S102 - the source is built here from positions and names of sets
     return scope["test"]
@@ -947,6 +1074,11 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
                 refused_classes = limits.refused_classes
             if limits.suspect(args, kwargs):
                 refuse_as_torch(name, args[1:] if method else args, kwargs, method)
+                # (taken, but maybe as a deprecated order only, which tracegrad's function may read otherwise:
+                # ``add(x, True, 1.5)`` is alpha=True, other=1.5)
+                again = limits.deprecated and deprecated_reading(name, args[1:] if method else args, kwargs, method)
+                if again:
+                    return fn(*args[:1], *again[0], **again[1]) if method else fn(*again[0], **again[1])
         elif refused_classes(args):  # (the common call: positional arguments only)
             refuse_as_torch(name, args[1:] if method else args, kwargs, method)
         try:

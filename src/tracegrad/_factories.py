@@ -150,12 +150,23 @@ def refuse_call(name: str, data: Any, extra: tuple, options: dict) -> None:
 _POSITIONAL = object()
 
 
-def tensor(data: Any = NO_DATA, *extra: Any, dtype=None, device=None, requires_grad: bool = False,
+def data_off_fast_path(name: str, key: str, data: Any, extra: tuple, options: dict) -> Any:
+    """The data of a factory call with no data, more positional arguments or unknown keywords, or torch's parser
+    error for it. The data parameter is positional-only here, so that given by keyword it arrives in ``options``
+    (as ``key``): given both ways, the call is torch's parser's to refuse (it counts the positional arguments
+    first), not Python's."""
+    if key in options and data is NO_DATA:
+        data = options.pop(key)
+    refuse_call(name, data, extra, options)
+    return data
+
+
+def tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False, **unknown: Any) -> Tensor:
     """Copy ``data`` (nested lists, scalars, NumPy arrays, tensors) into a new leaf tensor."""
     if data is NO_DATA or extra or unknown:
-        refuse_call("tensor", data, extra, {"dtype": dtype, "device": device, "requires_grad": requires_grad,
-                                            "pin_memory": pin_memory, **unknown})
+        data = data_off_fast_path("tensor", "data", data, extra, {
+            "dtype": dtype, "device": device, "requires_grad": requires_grad, "pin_memory": pin_memory, **unknown})
     if isinstance(data, Tensor):
         import warnings
 
@@ -215,10 +226,10 @@ def _tensor(data, dtype, device, requires_grad: bool) -> Tensor:
     return _finish(array, requires_grad, device)
 
 
-def as_tensor(data: Any = NO_DATA, *extra: Any, dtype=None, device=None, **unknown: Any) -> Tensor:
+def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **unknown: Any) -> Tensor:
     """``data`` as a tensor, shared where it can be (a tensor or NumPy array of the dtype asked for)."""
     if data is NO_DATA or extra or unknown:
-        refuse_call("as_tensor", data, extra, {"dtype": dtype, "device": device, **unknown})
+        data = data_off_fast_path("as_tensor", "data", data, extra, {"dtype": dtype, "device": device, **unknown})
     if dtype is not None:
         _args.dtype_arg("as_tensor", dtype)
     try:
@@ -564,10 +575,21 @@ def randn_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=Non
     return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
 
 
-def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, pin_memory: bool = False, **kw) -> Tensor:
+def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, pin_memory: bool = False,
+                 requires_grad: bool = False, **kw) -> Tensor:
     if high is None:
         low, high = 0, low
-    return randint(low, high, t.shape, dtype=dtype or t.dtype, device=device, pin_memory=pin_memory)
+        if isinstance(high, Tensor) and high.ndim:
+            _refuse_tensor_high(device)
+    return randint(low, high, t.shape, dtype=dtype or t.dtype, device=device, pin_memory=pin_memory,
+                   requires_grad=requires_grad)
+
+
+def _refuse_tensor_high(device) -> None:
+    """randint_like(t, high) takes a 0-d tensor ``high`` only; torch's parser reads the device before."""
+    if device is not None:
+        check_device(device)
+    raise RuntimeError("high must be a scalar tensor and on CPU")
 
 
 def bernoulli_array(p: np.ndarray, generator=None) -> np.ndarray:

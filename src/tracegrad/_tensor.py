@@ -472,7 +472,7 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (np.array(self._data), self._rg, self._grad))
+        return (_rebuild, (pickled_array(self._data), self._rg, self._grad))
 
     def __deepcopy__(self, memo):
         if self._gfn is not None:
@@ -558,8 +558,45 @@ def _wrap(data) -> Tensor:
     return t
 
 
+class _ArrayIn:
+    """Where an array lies in the array owning its memory: what pickle keeps of a view, so that tensors sharing
+    memory still share it once loaded or copied (``torch.save([t, t[1::2]])``), as torch's storages do. The
+    owner is pickled whole (once however many tensors view it), as torch saves a view's whole storage."""
+
+    __slots__ = ("owner", "offset", "shape", "strides", "dtype")
+
+    def __init__(self, owner: np.ndarray, offset: int, shape: tuple, strides: tuple, dtype) -> None:
+        self.owner, self.offset, self.shape, self.strides, self.dtype = owner, offset, shape, strides, dtype
+
+    def __reduce__(self):
+        return (_ArrayIn, (self.owner, self.offset, self.shape, self.strides, self.dtype))
+
+    def array(self) -> np.ndarray:
+        return np.ndarray(self.shape, self.dtype, buffer=self.owner, offset=self.offset, strides=self.strides)
+
+
+def pickled_array(data):
+    """What pickle keeps of a tensor's array: the array itself when it owns its memory, else an ``_ArrayIn``
+    its owner (a copy where the view cannot be rebuilt from the owner's buffer)."""
+    if not isinstance(data, np.ndarray):
+        return np.array(data)
+    owner = data
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    if owner is data:
+        return data
+    if not owner.flags.c_contiguous or any(st < 0 for st in data.strides):
+        return np.array(data)
+    offset = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    return _ArrayIn(owner, offset, data.shape, data.strides, data.dtype)
+
+
+def unpickled_array(data) -> np.ndarray:
+    return data.array() if isinstance(data, _ArrayIn) else data
+
+
 def _rebuild(data, requires_grad, grad):
-    t = _wrap(data)
+    t = _wrap(unpickled_array(data))
     t._rg = requires_grad
     if grad is not None:
         t._grad = grad

@@ -323,6 +323,10 @@ def _to(self, *args, **kwargs):
             _check_to_other(args, kwargs)
     elif args and args[0].__class__ in (bool, int, float, complex):
         args = (_number_as_tensor(args, kwargs), *args[1:])
+    elif args and args[0] is None and len(args) > 1 and args[1].__class__ is bool:
+        # (None first is only to(device=None, dtype, ...)'s: the bool read below as ``copy`` is no dtype; the
+        # argument guard words the refusal)
+        raise TypeError("to(None, ...) takes a dtype second, not a bool")
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)

@@ -53,19 +53,17 @@ class _Formatter:
         absvals = np.abs(vals)
         lo, hi = absvals.min(), absvals.max()
         self.int_mode = bool(np.all(vals == np.ceil(vals)))
-        if self.int_mode:
-            if hi / lo > 1000.0 or hi > 1.0e8:
-                self.sci_mode = True
-                self.max_width = max(len(f"{v:.{p}e}") for v in vals)
-            else:
-                self.max_width = max(len(f"{v:.0f}") + 1 for v in vals)
-        elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
-            self.sci_mode = True
-            self.max_width = max(len(f"{v:.{p}e}") for v in vals)
-        else:
-            self.max_width = max(len(f"{v:.{p}f}") for v in vals)
+        # (the width follows the notation finally used, set_printoptions(sci_mode=...) included)
         if OPTIONS.sci_mode is not None:
             self.sci_mode = OPTIONS.sci_mode
+        else:
+            self.sci_mode = bool(hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4))
+        if self.sci_mode:
+            self.max_width = max(len(f"{v:.{p}e}") for v in vals)
+        elif self.int_mode:
+            self.max_width = max(len(f"{v:.0f}") + 1 for v in vals)
+        else:
+            self.max_width = max(len(f"{v:.{p}f}") for v in vals)
 
     def format_raw(self, v) -> str:
         if self.kind == "b":

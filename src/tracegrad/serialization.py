@@ -30,6 +30,10 @@ DEFAULT_PROTOCOL = 2
 # (under both NumPy 1 and 2 module names), ordered dicts, and the few builtins pickle refers to by name.
 _ALLOWED: set[tuple[str, str]] = {
     ("tracegrad._tensor", "_rebuild"),
+    ("tracegrad._tensor", "_ArrayIn"),
+    ("tracegrad.backend.dtypes", "_lookup_by_name"),  # dtypes, devices and sizes, as torch allows them
+    ("tracegrad.backend.device", "device"),
+    ("tracegrad.size", "Size"),
     ("tracegrad.nn.parameter", "_rebuild_parameter"),
     ("numpy.core.multiarray", "_reconstruct"),
     ("numpy._core.multiarray", "_reconstruct"),
@@ -82,8 +86,9 @@ def _user_allowed(module: str, name: str):
 
 
 _WEIGHTS_ONLY_HELP = (
-    "Weights only load failed. This file can still be loaded, to do so you have two options, do those steps "
-    "only if you trust the source of the checkpoint. \n\t(1) In PyTorch 2.6, we changed the default value of the "
+    "Weights only load failed. This file can still be loaded, to do so you have two options, \033[1mdo those "
+    "steps only if you trust the source of the checkpoint\033[0m. \n\t(1) In PyTorch 2.6, we changed the default "
+    "value of the "
     "`weights_only` argument in `torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` "
     "set to `False` will likely succeed, but it can result in arbitrary code execution. Do it only if you got the "
     "file from a trusted source.\n\t(2) Alternatively, to load with `weights_only=True` please check the "

@@ -17,12 +17,7 @@ from _lib import recorded_graph, tg, torch
 from opinfo import op_db
 from opinfo.core import Call, flatten_outputs, resolve
 
-KNOWN_DIFFERENT: dict[str, str] = {
-    "linalg.householder_product": "torch's householder_product_backward updates the reflectors in place and "
-                                  "calls the op again; tracegrad's rule differentiates the product step by step",
-    "ormqr": "torch's ormqr_backward applies the reflectors with in-place updates; tracegrad's rule differentiates "
-             "them one step at a time",
-}
+KNOWN_DIFFERENT: dict[str, str] = {}
 
 CASES = [pytest.param(op, id=op.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENT[op.id])
                       if op.id in KNOWN_DIFFERENT else ())

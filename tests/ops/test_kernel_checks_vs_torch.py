@@ -142,6 +142,83 @@ SNIPPETS = [
     # a repeated dim against one out of range: the reductions wrap every dim first, the dim bitsets one by one
     *(f"x.{name}((1, 1, 3))" for name in ("sum", "mean", "amax", "amin", "logsumexp", "all", "any", "count_nonzero",
                                            "nanmean", "std", "var", "nansum", "flip", "squeeze", "var_mean")),
+    # baddbmm/addbmm read the result's sizes from the batches (an IndexError for a missing dim) and expand self to
+    # them, even with beta=0, before they check the batches are 3-D and fit; a structured in-place form's own words
+    "torch.baddbmm(x, x, x)", "torch.addbmm(x, x, x)", "x.addbmm_(x, x)", "x.baddbmm_(x, x)",
+    "torch.baddbmm(x, torch.ones(2, 3, 4), torch.ones(2, 4, 4))", "torch.baddbmm(x.double(), torch.ones(2, 3), x)",
+    "torch.baddbmm(torch.ones(2, 3, 4), torch.ones(3), torch.ones(2, 3, 4))",
+    "torch.baddbmm(torch.ones(2, 3, 4), torch.tensor(1.0), torch.ones(2, 4, 4))",
+    "torch.addbmm(torch.ones(2, 3, 4), torch.ones(2, 3), torch.ones(2, 3, 4))",
+    "torch.addbmm(x, torch.ones(2, 3, 4), torch.ones(2, 4, 4), beta=0)",
+    "torch.addbmm(torch.ones(3, 4), torch.ones(2, 3, 5), torch.ones(2, 4, 4))",
+    "torch.addbmm(torch.ones(3, 4), torch.ones(2, 3, 4), torch.ones(3, 4, 4))",
+    "torch.addbmm(torch.ones(4), torch.ones(2, 3, 4), torch.ones(2, 4, 4), beta=0.5, alpha=2)",
+    "torch.ones(1, 3, 4).baddbmm_(torch.ones(2, 3, 4), torch.ones(2, 4, 4))",
+    "torch.ones(1, 4).addmm_(torch.ones(3, 4), torch.ones(4, 4))",
+    # bilinear checks dtypes, then sizes read with size() (a 2-D weight fails there), a 4-D weight in _trilinear
+    "torch.bilinear(x, x, x)", "torch.nn.functional.bilinear(x, x, torch.ones(2, 3, 3, 3))",
+    "torch.bilinear(x, x, torch.ones(2, 3, 3).double())", "torch.bilinear(x, x, torch.ones(2, 3, 3), torch.ones(3))",
+    "torch.bilinear(x, torch.ones(4, 3), torch.ones(2, 3, 3))", "torch.bilinear(x, x[None], torch.ones(2, 3, 3))",
+    "torch.bilinear(x, x, torch.tensor(1.0))", "torch.bilinear(x, x, torch.ones(2, 3, 3), torch.ones(()))",
+    "torch.bilinear(x, x * 2, torch.arange(18.0).reshape(2, 3, 3), torch.ones(2))",
+    # group_norm's refusal of a bias prints the weight's shape ([0] when there is none)
+    "torch.group_norm(x, 1, bias=x)", "torch.group_norm(x, 1, torch.ones(3), x)",
+    "torch.native_group_norm(x, None, torch.ones(4), 2, 3, 1, 1, 1e-5)",
+    # histogram and histogramdd: PyTorch's checks in their order (edges given are checked before the bin count, a
+    # bin count before the range, the range before the extrema's dtype and the weight)
+    "torch.histogram(x, x)", "torch.histogram(x, torch.ones(1))", "torch.histogram(x, torch.ones(0))",
+    "torch.histogram(x, range=[True])", "torch.histogram(x, 1, range=[1, 2, 3])", "x.histogram(x, weight=x)",
+    "torch.histogram(x, 3, weight=torch.ones(5))", "torch.histogram(x, 3, weight=torch.ones(6).double())",
+    "torch.histogram(x, torch.arange(3.0), weight=torch.ones(5))", "torch.histogram(x, 3, weight=torch.ones(()))",
+    "torch.histogram(x.long(), 3, range=[1])", "torch.histogram(x.long(), 3, range=[0, 1])",
+    "torch.histogram(x.long(), torch.arange(3.0))", "torch.histogram(x.long(), torch.arange(1))",
+    "torch.histogram(torch.tensor([1.0, float('nan')]), 3)", "torch.histogram(x, 3, range=[float('inf'), 1])",
+    "torch.histogram(x.cos(), 4, weight=x.sin(), density=True)", "torch.histogram(x.cos(), x[0].cos().sort()[0])",
+    "torch.histogramdd(x, 1, weight=x)", "torch.histogramdd(x, [1, 2])", "torch.histogramdd(x, [torch.ones(2)] * 2)",
+    "torch.histogramdd(x, [torch.ones(2, 2)] * 3)", "torch.histogramdd(x, [torch.ones(0)] * 3)",
+    "torch.histogramdd(x, [torch.ones(1)] * 3)", "torch.histogramdd(x, 0)", "torch.histogramdd(x, -1)",
+    "torch.histogramdd(x, [1, -2, 1])", "torch.histogramdd(x, 2, range=[2.0, 1.0] * 3)", "torch.histogramdd(x[0], 2)",
+    "torch.histogramdd(x.long(), 2)", "torch.histogramdd(x.long(), 2, range=[0.0, 1.0] * 3)",
+    "torch.histogramdd(x, [torch.ones(2).double()] * 3)", "torch.histogramdd(x, 2, weight=torch.ones(2).double())",
+    "torch.histogramdd(torch.arange(6.0).reshape(3, 2).sin(), [2, 3], weight=torch.arange(3.0), density=True)",
+    "torch.histogramdd(torch.arange(6.0).reshape(3, 2), [torch.tensor([0.0, 2, 5]), torch.tensor([1.0, 3, 4])])",
+    # searchsorted checks its sorter first: shape, long dtype, then its indices
+    "torch.searchsorted(x, x, sorter=x)", "torch.searchsorted(x, 1, sorter=x)",
+    "torch.searchsorted(x, x, sorter=x.int())", "torch.searchsorted(x, x, sorter=x.long() * 5)",
+    "torch.searchsorted(x, x[0], sorter=x)", "torch.searchsorted(x, x, sorter=torch.ones(3))",
+    "torch.searchsorted(torch.tensor([3.0, 1, 2]), torch.tensor([1.5, 2.5]), sorter=torch.tensor([1, 2, 0]))",
+    # ormqr: other's size against input's, then tau's length against LAPACK's, before the ranks and dtypes
+    "torch.ormqr(x, x, x)", "x.ormqr(x, x, False)", "torch.ormqr(torch.ones(3, 3), torch.tensor(1.0), x)",
+    "torch.ormqr(torch.ones(3, 3), torch.ones(1, 3), torch.ones(3, 3))",
+    # linalg.lu_solve checks the dtypes (pivots' included) before the shapes
+    "torch.linalg.lu_solve(x, x, x)", "torch.lu_solve(x, x, x)", "x.lu_solve(x, x)",
+    "torch.linalg.lu_solve(x, x[0].int(), x)", "torch.linalg.lu_solve(x.long(), x[0].int(), x.long())",
+    "torch.linalg.lu_solve(torch.ones(3, 3), torch.ones(2).int(), torch.ones(3, 3))",
+    "torch.linalg.lu_solve(torch.ones(2, 3, 3), torch.ones(3).int(), torch.ones(3, 3))",
+    # repeat_interleave(repeats) dispatches on the dtype before it looks at the rank
+    "torch.repeat_interleave(x)", "torch.repeat_interleave(x, output_size=3)", "torch.repeat_interleave(x.long())",
+    # put_ checks its arguments before it refuses an overlap
+    "x.put_(x, x)", "x.put_(x.long(), x)", "x.put_(x[0].long(), x)", "torch.ones(0).put_(x[0, :1].long(), x[0, :1])",
+    # data given by position and keyword: torch's parser counts the positional arguments first
+    "torch.tensor(x, x, data=x)", "torch.tensor(1, data=None)", "torch.as_tensor(x, 1, data=x)",
+    "torch.asarray(x, obj=x)", "torch.asarray(x, x, obj=x)", "torch.tensor(data=[2], dtype=torch.float64)",
+    # matrix_rank and pinv: tolerances of several values broadcast with the batch, as torch's get_atol_rtol
+    "torch.linalg.matrix_rank(x, atol=x)", "torch.linalg.matrix_rank(x, rtol=x)", "torch.linalg.matrix_rank(x, tol=x)",
+    "torch.linalg.pinv(x, atol=x)", "torch.linalg.pinv(x, rtol=x)", "torch.linalg.pinv(x, rcond=x)",
+    "torch.linalg.pinv(x, x, hermitian=True)",
+    "torch.linalg.matrix_rank(torch.arange(24.0).reshape(2, 3, 4).sin(), atol=torch.tensor([0.5, 2.0]))",
+    "torch.linalg.matrix_rank(torch.arange(24.0).reshape(2, 3, 4).sin(), rtol=torch.tensor([[0.5], [0.01]]))",
+    "torch.linalg.matrix_rank(torch.arange(24.0).reshape(2, 3, 4).sin(), atol=torch.tensor([0.5, 2.0, 1.0]))",
+    "torch.linalg.pinv(torch.arange(24.0).reshape(2, 3, 4).sin(), atol=torch.tensor([0.5, 0.01]))",
+    "torch.linalg.pinv(torch.arange(24.0).reshape(2, 3, 4).sin(), torch.tensor([0.5, 0.01]))",
+    "torch.linalg.pinv(torch.arange(24.0).reshape(2, 3, 4).sin().double(), rtol=torch.tensor([[0.5], [0.01]]))",
+    "torch.linalg.pinv(torch.arange(24.0).reshape(2, 3, 4).sin(), atol=torch.tensor(0.5), rtol=0.1)",
+    "torch.linalg.pinv(torch.ones(2, 3, 4), atol=torch.ones(3), rtol=0.5)",
+    "torch.linalg.pinv(x, atol=torch.ones(3, requires_grad=True))", "torch.linalg.pinv(x, atol=torch.tensor(0.5j))",
+    "torch.linalg.matrix_rank(x.long(), atol=x[0], rtol=x[0])", "torch.linalg.matrix_rank(torch.ones(2, 0, 3), atol=x)",
+    # randint_like(t, high) takes a 0-d tensor high only
+    "torch.randint_like(x, x)", "torch.randint_like(x, torch.tensor([5]))", "torch.randint_like(x, x, device=3)",
+    "torch.randint_like(x, torch.tensor(5)).shape", "torch.randint_like(x, 5, requires_grad=True).requires_grad",
 ]
 
 

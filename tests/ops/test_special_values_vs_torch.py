@@ -275,20 +275,10 @@ ROW_FUNCTIONS = {
     "gaussian_nll_loss": lambda L, x: _fn(L).gaussian_nll_loss(x, x.flip(1), x.abs() + 1, reduction="none"),
     "cosine_embedding_loss": lambda L, x: _fn(L).cosine_embedding_loss(x, x.flip(1), L.ones(8, dtype=x.dtype),
                                                                      reduction="none"),
-    # batch statistics over the 8 rows, taken in float64 for float32 input as torch does
+    # batch statistics over the 8 rows; x.t() is strided, so torch takes its element-wise path: variance in
+    # double, output ((x - mean) * invstd) * weight + bias unfolded (exactly 0 where x is its mean)
     "batch_norm": lambda L, x: _fn(L).batch_norm(x.t(), None, None, training=True),
     "logcumsumexp": lambda L, x: L.logcumsumexp(x, 1),
-}
-# (function, dtype, mode) left out, each for a reason:
-_ROWS_LEFT_OUT = {
-    # (N, C) float32 input takes torch's channels-last kernel, which sums in float32 in its own order
-    ("batch_norm", "float32", "backward"), ("batch_norm", "float32", "create_graph"),
-    ("batch_norm", "float32", "forward_ad"),
-    # torch's var_mean runs Welford's update, whose mean is NaN once a row holds an infinity (before its end);
-    # ours is the plain mean of the row
-    ("var_mean_mean", "float64", "backward"), ("var_mean_mean", "float64", "create_graph"),
-    ("var_mean_mean", "float64", "forward_ad"), ("var_mean_mean", "float32", "backward"),
-    ("var_mean_mean", "float32", "create_graph"), ("var_mean_mean", "float32", "forward_ad"),
 }
 
 
@@ -296,9 +286,28 @@ _ROWS_LEFT_OUT = {
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", sorted(ROW_FUNCTIONS))
 def test_functions_along_a_dim_at_special_values_as_in_torch(name, dtype, mode):
-    if (name, dtype, mode) in _ROWS_LEFT_OUT:
-        pytest.xfail("left out, see _ROWS_LEFT_OUT")
     _compare(ROW_FUNCTIONS[name], [ROWS], dtype, mode)
+
+
+# torch's var_mean and std_mean run Welford's update (mean += (x - mean) / k): an infinity is the mean only when
+# it is alone and last, any other infinity makes inf - inf (NaN); var and std take the plain two-pass mean.
+WELFORD_ROWS = np.array([[INF, 0., 1.], [0., 1., INF], [0., INF, 1.], [-INF, 0., 1.], [0., 1., -INF], [INF, INF, 0.],
+                         [INF, 0., -INF], [NAN, 0., INF], [1e308, 1e308, 1.]])  # (the last overflows a plain sum)
+WELFORD = {
+    "var_mean_rows": lambda L, x: L.stack(L.var_mean(x, 1)),
+    "std_mean_rows_keepdim_c0": lambda L, x: L.stack(L.std_mean(x, 1, keepdim=True, correction=0)),
+    "var_mean_columns": lambda L, x: L.stack(L.var_mean(x, 0, correction=2)),
+    "var_mean_all": lambda L, x: L.stack(L.var_mean(x[:3])),
+    "std_mean_mean_3d": lambda L, x: L.std_mean(x.reshape(3, 3, 3), (0, 2))[1],
+    "var_mean_of_rows_backwards": lambda L, x: L.var_mean(x.flip(1), 1)[1],
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(WELFORD))
+def test_var_mean_follows_welford_at_infinities_as_in_torch(name, dtype, mode):
+    _compare(WELFORD[name], [WELFORD_ROWS], dtype, mode)
 
 
 def test_float32_statistics_accumulate_wide_as_in_torch():

@@ -24,20 +24,7 @@ UNPROBED = {"set_", "resize_", "share_memory_", "storage", "untyped_storage", "n
 
 # Where tracegrad still answers differently, and why (``Tensor.`` for a method). Each is checked to still differ in
 # some call, so a fix shows; the name's other calls are then not compared.
-_ORDER = "its kernel checks its operands' shapes or dtypes in another order, or words one check otherwise"
-_TWICE = "data given by position and keyword: Python's 'got multiple values' comes before the parser's count"
-KNOWN: dict[str, str] = {
-    **{name: _ORDER for name in (
-        "addbmm", "baddbmm", "bilinear", "nn.functional.bilinear", "group_norm", "histogram", "histogramdd",
-        "searchsorted", "ormqr", "lu_solve", "linalg.lu_solve",
-        "repeat_interleave", "Tensor.addbmm", "Tensor.addbmm_",
-        "Tensor.baddbmm", "Tensor.baddbmm_", "Tensor.histogram",
-        "Tensor.lu_solve", "Tensor.ormqr", "Tensor.put_")},
-    **{name: _TWICE for name in ("tensor", "as_tensor", "asarray")},
-    "linalg.matrix_rank": "a tolerance given as a tensor of several elements is not broadcast as torch does",
-    "linalg.pinv": "a tolerance given as a tensor of several elements is not broadcast as torch does",
-    "randint_like": "a tensor ``high`` of several elements is read before torch's 'must be a scalar tensor' check",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _calls(path: str, method: bool) -> list[str]:

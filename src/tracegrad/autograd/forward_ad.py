@@ -229,7 +229,7 @@ def _alias(t: Tensor) -> Tensor:
 
     with fw_disabled():
         out = views.view(t, tuple(t._data.shape))
-    if type(t) is not Tensor:
+    if type(t) is not Tensor and not t._is_param:  # (a Parameter's views are plain tensors, as in torch)
         out.__class__ = type(t)
     return out
 

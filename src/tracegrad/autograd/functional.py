@@ -351,8 +351,9 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool) -> Any:
         for inp, n in zip(inputs, numels):
             per_input.append(full.narrow(-1, start, n).reshape(tuple(out.shape) + tuple(inp.shape)))
             start += n
-        jac.append(tuple(per_input))
-    return _unpack(tuple(jac), (is_outputs_tuple, is_inputs_tuple))
+        jac.append(per_input)
+    # torch's forward-mode path nests lists, not tuples: what is left after unpacking stays a list
+    return _unpack(jac, (is_outputs_tuple, is_inputs_tuple))
 
 
 def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,

@@ -108,6 +108,16 @@ class SavedTensor:
         self._version = 0
         return self
 
+    @classmethod
+    def _make_freed(cls) -> SavedTensor:
+        """A value already released by backward (what a saved Python number becomes, see
+        ``OpNode.release_variables``)."""
+        self = _new_saved(cls)
+        self._kind = _FREED
+        self._ref = self._vc = self._extra = None
+        self._version = 0
+        return self
+
     def _pack(self, pack, unpack, tensor: Tensor, is_output: bool, given: Tensor | None = None) -> None:
         """Run ``pack`` on ``given`` (default ``tensor``) and keep its result with ``tensor``'s history."""
         version = self._vc[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, _init_from, _wrap
+from .._tensor import Tensor, _init_from, _wrap, pickled_array, unpickled_array
 from ..backend.dtypes import DEFAULT
 
 
@@ -34,7 +34,7 @@ class Parameter(Tensor):
         pass  # everything happens in __new__ (Tensor.__init__ is the legacy constructor)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (np.array(self._data), self._rg))
+        return (_rebuild_parameter, (pickled_array(self._data), self._rg))
 
     def __deepcopy__(self, memo):
         # Like PyTorch: a fresh Parameter over a copy of the data (the .grad is not copied).
@@ -46,7 +46,7 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(data, requires_grad):
-    return Parameter(_wrap(data), requires_grad)
+    return Parameter(_wrap(unpickled_array(data)), requires_grad)
 
 
 class _BufferMeta(type):

@@ -327,12 +327,16 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     if x is not None and dx is not None:
         raise TypeError("cumulative_trapezoid() received an invalid combination of arguments - got (Tensor, "
                         "Tensor, dx=float)")
+    # (torch's order: y's dtype, dx, the dim, x's dtype)
+    if y._data.dtype == np.bool_:
+        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not supported")
+    step = 1 if dx is None else dx
+    if x is None:
+        _check_dx("cumulative_trapezoid", step)
     d = wrap_dim(dim, y.ndim)
-    if y._data.dtype == np.bool_ or (x is not None and x._data.dtype == np.bool_):
+    if x is not None and x._data.dtype == np.bool_:
         raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not supported")
     if x is None:
-        step = 1 if dx is None else dx
-        _check_dx("cumulative_trapezoid", step)
         return mul_scalar(_sum_pairs(y, d), float(step) / 2.0).cumsum(d)
     xv = _x_viewed("cumulative_trapezoid", y, x, d)
     spacing = _right(xv, d) - _left(xv, d)
@@ -642,7 +646,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
 # ---- put ---------------------------------------------------------------------------------------------------
 
 
-def _put_kernel(a, index, source, accumulate=False):
+def _put_checks(a, index, source) -> None:
     if index.dtype != np.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_type_name(index.dtype)}")
     if a.dtype != source.dtype:
@@ -651,6 +655,11 @@ def _put_kernel(a, index, source, accumulate=False):
     if index.size != source.size:
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.size}, index.numel() = {index.size}")
+    if a.size == 0 and index.size:
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
+
+
+def _put_values(a, index, source, accumulate):
     n = a.size
     idx = index.reshape(-1)
     for i in idx:
@@ -665,8 +674,19 @@ def _put_kernel(a, index, source, accumulate=False):
     return flat.reshape(a.shape)
 
 
+def _put_kernel(a, index, source, accumulate=False):
+    _put_checks(a, index, source)
+    return _put_values(a, index, source, accumulate)
+
+
 def _put_inplace_kernel(a, index, source, accumulate=False):
-    a[...] = _put_kernel(a, index, source, accumulate)
+    from .mem_overlap import Check, check_overlap
+
+    _put_checks(a, index, source)
+    # ATen's put_ refuses any overlap of self with index or source only after the checks above, so the
+    # dispatcher leaves it to this kernel (mem_overlap.NOT_CHECKED)
+    check_overlap(Check.ANY, a, (index, source))
+    a[...] = _put_values(a, index, source, accumulate)
     return a
 
 

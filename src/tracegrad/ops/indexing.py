@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import re
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -250,9 +251,9 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
 
 def _check_index_type(k) -> None:
     """What torch's indexing refuses before reading an index: a float or any object that is not a tensor, a
-    sequence or a NumPy array, and text (which torch tries to read as a tensor's data)."""
-    if isinstance(k, (float, np.floating)) or not isinstance(k, (Tensor, list, tuple, np.ndarray, np.generic, bool,
-                                                                   str, bytes)):
+    sequence (a ``range`` or a deque as well: torch reads any Python sequence as an index tensor) or a NumPy
+    array, and text (which torch tries to read as a tensor's data)."""
+    if isinstance(k, (float, np.floating)) or not isinstance(k, (Tensor, Sequence, np.ndarray, np.generic, bool)):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
                          f"indices (got {tp_name(k)})")
     text = k if isinstance(k, (str, bytes)) else next(

@@ -3,8 +3,8 @@
 ``nuclear_norm``, ``adjoint``, and the removed functions (``torch.solve``, ``eig``, ``symeig``, ``lstsq``,
 ``matrix_rank``) that PyTorch keeps only to raise an error pointing at their replacement.
 
-Backward rules follow PyTorch's FunctionsManual (cholesky_inverse_backward, triangular_solve_backward) in
-dispatched ops; ormqr's is reverse mode through the Householder reflectors, one at a time.
+Backward rules follow PyTorch's FunctionsManual (cholesky_inverse_backward, triangular_solve_backward,
+ormqr_backward through householder_product_backward) in dispatched ops.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 from .._jit_internal import boolean_dispatch, renamed
 from .._tensor import Tensor
 from ..return_types import return_type
-from .linalg import _check_square, _f_contiguous, _tname, _triangular_solve, check_solve_inputs, matrix_norm
-from .linalg_extra import _householder_kernel, linalg_lu_factor_ex, linalg_lu_solve
+from .linalg import _check_square, _f_contiguous, _tname, _triangular_solve, check_solve_inputs, dim_size, matrix_norm
+from .linalg_extra import _householder_kernel, householder_product_backward, linalg_lu_factor_ex, linalg_lu_solve
 from .nn_ops._basic import norm as _aten_norm
 from .registry import defop, not_implemented
 from .shape_extra import _not_bools, refuse_if
@@ -174,12 +174,12 @@ def _ormqr_checks(a, tau, c, left):
     if c.ndim < 2:
         raise RuntimeError("torch.ormqr: other must have at least 2 dimensions.")
     side = -2 if left else -1
-    if c.shape[side] < tau.shape[-1]:
-        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be greater than or equal to tau.shape[-1]")
     if c.shape[side] != a.shape[-2]:
         raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
-    if tau.shape[-1] > a.shape[-1]:
-        raise RuntimeError("torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1]")
+    # (LAPACK's requirement, which PyTorch checks before the ranks: tau's length read from a 0-d tau fails there)
+    if dim_size(tau, -1) != min(c.shape[side], a.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           "input.shape[-1])")
     if a.ndim - tau.ndim != 1:
         raise RuntimeError(f"torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim "
                            f"equal to {tau.ndim} and input.ndim is equal to {a.ndim}")
@@ -196,9 +196,6 @@ def _ormqr_checks(a, tau, c, left):
             raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same dtype, but input has "
                                f"dtype{_tname(a.dtype)} and {name} has dtype {_tname(x.dtype)}")
     _require_float("ormqr_cpu", a)
-    if tau.shape[-1] != min(c.shape[side], a.shape[-1]):  # (LAPACK's requirement, checked by the CPU kernel)
-        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], "
-                           "input.shape[-1])")
 
 
 def _ormqr_kernel(a, tau, c, left=True, transpose=False):
@@ -213,43 +210,21 @@ def _ormqr_kernel(a, tau, c, left=True, transpose=False):
 
 
 def _ormqr_vjp(ctx, g):
-    """op(Q) C as the steps Y <- Y - t v (v^H Y), H_{k-1} first for Q and H_0^H (tau conjugated) first for Q^H,
-    differentiated one step at a time in reverse; C op(Q) is the adjoint of op(Q)^H C^H."""
-    from .shape import cat
-
-    A, tau, C, _ = ctx.saved_tensors
+    """PyTorch's ormqr_backward: C's gradient is ormqr with op(Q) adjointed; A's and tau's come from
+    householder_product's backward, given (G, result) when Q's reflectors act from the left (left != transpose,
+    both adjointed for C Q^H), else (result^H, G^H) walked from the last reflector (not adjointed for Q^H C)."""
+    A, tau, _C, result = ctx.saved_tensors
     left, transpose = ctx.attrs
     need_A, need_tau, need_C = ctx.needs_input_grad
     grad_C = ormqr(A, tau, g, left, not transpose) if need_C else None
-    k = tau.shape[-1]
-    if not (need_A or need_tau) or k == 0:
-        return None, None, grad_C
-    conj_tau = transpose == left  # Q^H applied on the left (or Q on the right, as its adjoint on the left)
-    m, n = A.shape[-2:]
-    eye = A.new_zeros((m, n))
-    eye.diagonal().fill_(1)
-    V = A.tril(-1) + eye
-    order = range(k) if conj_tau else range(k - 1, -1, -1)
-    steps = [(i, V.narrow(-1, i, 1), tau.narrow(-1, i, 1).unsqueeze(-1)) for i in order]
-    steps = [(i, v, t.conj() if conj_tau else t) for i, v, t in steps]
-    Y, G = (C, g) if left else (C.mH, g.mH)
-    inputs = []  # Y before each step
-    for _, v, t in steps:
-        inputs.append(Y)
-        Y = Y - t * v.matmul(v.mH.matmul(Y))
-    g_v, g_t = {}, {}
-    for (i, v, t), Y_in in zip(steps[::-1], inputs[::-1]):
-        vY, vG = v.mH.matmul(Y_in), v.mH.matmul(G)
-        gt = -(vG * vY.conj()).sum(-1, keepdim=True)
-        g_t[i] = gt.conj() if conj_tau else gt
-        g_v[i] = -(t.conj() * G.matmul(vY.mH) + t * Y_in.matmul(vG.mH))
-        G = G - t.conj() * v.matmul(vG)
-    grad_tau = cat([g_t[i].squeeze(-1) for i in range(k)], -1) if need_tau else None
-    grad_A = None
-    if need_A:  # only the strict lower part of the first k columns feeds the reflectors
-        grad_A = cat([g_v[i] for i in range(k)], -1).tril(-1)
-        if n > k:
-            grad_A = cat([grad_A, A.new_zeros((*grad_A.shape[:-1], n - k))], -1)
+    grad_A = grad_tau = None
+    if need_A or need_tau:
+        if left != transpose:
+            grad_A, grad_tau = householder_product_backward(g.mH if transpose else g,
+                                                            result.mH if transpose else result, A, tau)
+        else:
+            grad_A, grad_tau = householder_product_backward(result if transpose else result.mH,
+                                                            g if transpose else g.mH, A, tau, flip_order=True)
     return grad_A, grad_tau, grad_C
 
 

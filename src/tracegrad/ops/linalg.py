@@ -18,7 +18,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..return_types import return_type
 from ._jvp import dense_product_rule, plus, scaled
-from ._util import refuse_half, result_dtype, wrap_dim, wrap_dims
+from ._util import broadcast_mismatch, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .lu import lu_factor, permute_rows, pivots_parity
 from .registry import REGISTRY, defop
@@ -447,18 +447,62 @@ def _bmm_family_dtypes(inp, b1, b2) -> None:
                            f"batch2: {b2.dtype}".replace("float64", "double").replace("float32", "float"))
 
 
-def _baddbmm_kernel(inp, b1, b2, beta=1, alpha=1):
+def dim_size(a: np.ndarray, dim: int) -> int:
+    """``a.size(dim)`` with PyTorch's IndexError for a dim that is not there (its words differ for a 0-d one)."""
+    if a.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return a.shape[wrap_dim(dim, a.ndim)]
+
+
+def _self_fits(inp, b1, b2, batched: bool) -> None:
+    """PyTorch's expand of self to the result's sizes, which it reads from batch1 and batch2 (a batch with too few
+    dims fails that read, an IndexError)."""
+    target = ((dim_size(b1, 0),) if batched else ()) + (dim_size(b1, 1), dim_size(b2, 2))
+    if inp.shape != target:
+        _bias(inp, target)
+
+
+def _checked_after_self(inp, b1, b2, beta, batched: bool, own_checks) -> None:
+    """The batches' checks as PyTorch orders them: after self is expanded to the result, so a self that does not
+    fit is refused first, even with beta=0 (where the product alone is returned). A valid call pays nothing: a
+    self that does not fit then fails the expand in ``_combine``, in the same words."""
+    try:
+        own_checks(inp, b1, b2)
+    except RuntimeError:
+        _self_fits(inp, b1, b2, batched)
+        raise
+    if beta == 0:
+        _self_fits(inp, b1, b2, batched)
+
+
+def _baddbmm_checks(inp, b1, b2) -> None:
     _bmm_check(b1, b2)
     _bmm_family_dtypes(inp, b1, b2)
+
+
+def _baddbmm_kernel(inp, b1, b2, beta=1, alpha=1):
+    _checked_after_self(inp, b1, b2, beta, True, _baddbmm_checks)
     return _combine(inp, np.matmul(b1, b2), beta, alpha)
 
 
-def _addbmm_kernel(inp, b1, b2, beta=1, alpha=1):
-    _bmm_check(b1, b2)
+def _addbmm_checks(inp, b1, b2) -> None:
+    # (addbmm's own checks and words, not bmm's)
+    if b1.ndim != 3 or b2.ndim != 3:
+        _bmm_check(b1, b2)
+    if b1.shape[0] != b2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {b1.shape[0]} and "
+                           f"{b2.shape[0]}")
+    if b1.shape[2] != b2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} and "
+                           f"{b2.shape[1]}x{b2.shape[2]})")
     if inp.dtype != b2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(inp.dtype)} and "
                            f"{_tname(b2.dtype)}")
     _same_dtype(b1, b2)
+
+
+def _addbmm_kernel(inp, b1, b2, beta=1, alpha=1):
+    _checked_after_self(inp, b1, b2, beta, False, _addbmm_checks)
     return _combine(inp, np.matmul(b1, b2).sum(axis=0), beta, alpha)
 
 
@@ -490,6 +534,10 @@ def _addr_vjp(ctx, g):
             _scaled(ga, alpha) if ga is not None else None, _scaled(gb, alpha) if gb is not None else None)
 
 
+# PyTorch's structured kernels, whose in-place form refuses a self of another shape than the result in its own words
+_STRUCTURED = frozenset({"addmm", "addmv", "baddbmm"})
+
+
 def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta: tuple = ()):
     from .pointwise import write_into
 
@@ -502,6 +550,9 @@ def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta:
     def inplace(a, *rest):
         result = kernel(a, *rest)
         if result.shape != a.shape:
+            if name in _STRUCTURED:
+                raise RuntimeError(f"Bad in-place call: input tensor size {list(a.shape)} and output tensor size "
+                                   f"{list(result.shape)} should match")
             have = a.shape[-1] if a.ndim else 1
             raise RuntimeError(f"The expanded size of the tensor ({have}) must match the existing size "
                                f"({result.shape[-1]}) at non-singleton dimension {a.ndim - 1}.  Target "
@@ -1330,20 +1381,28 @@ def _lu_solve_kernel(LU, pivots, B, left=True, adjoint=False):
 
 
 def _lu_solve_checked(LU, pivots, B, left=True, adjoint=False):
-    """linalg.lu_solve's kernel with PyTorch's argument checks, in its order and words."""
-    if B.ndim < 2:
-        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
-    _check_square("linalg.lu_solve", LU, "LU")
+    """linalg.lu_solve's kernel with PyTorch's argument checks, in its order and words: the dtypes first, then
+    the shapes of LU, B and pivots."""
+    _check_float("torch.linalg.lu_solve", LU)
     if LU.dtype != B.dtype:
         raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
                            f"{_tname(LU.dtype)} and B of type {_tname(B.dtype)} instead")
     if pivots.dtype != np.int32:
         raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    _check_square("torch.linalg.lu_solve", LU)
+    if B.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
     n = LU.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
+    if dim_size(pivots, -1) != n:
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the dimension of the "
+                           "matrix")
+    if pivots.shape != LU.shape[:-1]:
+        raise RuntimeError("linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got "
+                           f"pivots with shape {list(pivots.shape)} instead")
     refuse_half("linalg.lu_solve_cpu", LU)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return _lu_solve_kernel(LU, pivots, B, left, adjoint)
@@ -2123,14 +2182,59 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     return _into(result, out, "svd")
 
 
+def _real_tolerances(name: str, **tolerances) -> None:
+    for which, value in tolerances.items():
+        if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+            raise RuntimeError(f"{name}: {which} tensor of complex type is not supported. Got {_tname(value.dtype)}")
+
+
+def _tolerance_operand(value):
+    """A tolerance as an operand of the cutoff: a number, or a 0-d tensor's as one (PyTorch's 0-d tensors do not
+    promote the singular values' dtype), or a tensor's values with a trailing dim, to broadcast with the batch."""
+    if isinstance(value, np.ndarray):
+        return value[..., None] if value.ndim else value.item()
+    return value
+
+
+def _above_cutoff(a: np.ndarray, s: np.ndarray, smax: np.ndarray, atol, rtol) -> np.ndarray:
+    """``s > max(atol, rtol * smax)`` per matrix, as PyTorch's get_atol_rtol makes the tolerances: rtol's default
+    is eps * max(m, n), or 0 where atol > 0. A tolerance of several values broadcasts with the batch dims (so may
+    add dims to the result), or fails as PyTorch's steps do."""
+    if rtol is None:
+        default = _eps(a.dtype) * builtins.max(a.shape[-2:])
+        rtol = default if atol is None else np.where(np.asarray(atol) > 0, 0.0, default)
+    atol, rtol = _tolerance_operand(0.0 if atol is None else atol), _tolerance_operand(rtol)
+    try:
+        return s > np.maximum(atol, rtol * smax)
+    except ValueError:  # (the first of PyTorch's three steps that does not broadcast, in its words)
+        _broadcast_shape(s.shape, _broadcast_shape(np.shape(atol), _broadcast_shape(np.shape(rtol), smax.shape)))
+        raise
+
+
+def _broadcast_shape(a: tuple, b: tuple) -> tuple:
+    error = broadcast_mismatch([a, b])
+    if error is not None:
+        raise error from None
+    return np.broadcast_shapes(a, b)
+
+
+def _mixed_tolerances(atol, rtol) -> None:
+    """torch's parser takes atol and rtol both as tensors or both as numbers (a 0-d tensor reads as one): refused
+    here, for the argument guard to word it as torch's parser does."""
+    if atol is None or rtol is None:
+        return
+    if (isinstance(atol, Tensor) and (atol.ndim or atol.requires_grad)) != (
+            isinstance(rtol, Tensor) and (rtol.ndim or rtol.requires_grad)):
+        raise TypeError("tolerances given as a tensor and as a number")
+
+
 def _pinv_kernel(a, atol=None, rtol=None, hermitian=False):
     if a.ndim < 2 or a.dtype.kind not in "fc" or a.dtype.char == "e":
         raise RuntimeError(f"linalg.pinv({_tname(a.dtype)}{{{list(a.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
-    m, n = a.shape[-2:]
-    if rtol is None:
-        rtol = 0.0 if (atol is not None and atol > 0) else _eps(a.dtype) * builtins.max(m, n)
-    atol = 0.0 if atol is None else atol
+    _real_tolerances("torch.linalg.pinv", atol=atol, rtol=rtol)
+    if a.size == 0:  # (PyTorch's early return, where the tolerances are not read)
+        atol = rtol = None
     if hermitian:
         _check_square("linalg.eigh", a)
         w, v = np.linalg.eigh(a)
@@ -2139,9 +2243,8 @@ def _pinv_kernel(a, atol=None, rtol=None, hermitian=False):
         left, s, vh = np.linalg.svd(a, full_matrices=False)
         right = np.conj(np.swapaxes(vh, -1, -2))
     smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
-    cutoff = np.maximum(atol, rtol * smax)
     with np.errstate(divide="ignore"):
-        sinv = np.where(s > cutoff, 1.0 / s, 0.0)
+        sinv = np.where(_above_cutoff(a, s, smax, atol, rtol), 1.0 / s, 0.0)
     return np.matmul(right * sinv[..., None, :], np.conj(np.swapaxes(left, -1, -2))).astype(a.dtype, copy=False)
 
 
@@ -2169,6 +2272,11 @@ def _pinv_vjp(ctx, g):
 
 linalg_pinv = defop("linalg_pinv(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) "
                     "-> Tensor", _pinv_kernel, vjp=_pinv_vjp, saves=("self", "result"))
+# (the overload of tolerances given as tensors; one of several values broadcasts with the batch of matrices)
+_linalg_pinv_tensor_tol = defop(
+    "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) "
+    "-> Tensor", _pinv_kernel, vjp=_pinv_vjp, saves=("self", "result"), differentiable=("self",),
+    node_name=linalg_pinv.node_class._name)
 
 
 def _older_tolerance(value, atol, rtol, absolute: bool) -> tuple:
@@ -2182,10 +2290,25 @@ def _older_tolerance(value, atol, rtol, absolute: bool) -> tuple:
 def pinv(A: Tensor, rcond=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
     """The pseudo-inverse. ``rcond`` (torch's older overload, which takes it and ``hermitian`` by position) is
     a tolerance relative to the largest singular value."""
+    _mixed_tolerances(atol, rtol)
     if rcond is not None:
+        if isinstance(rcond, Tensor):
+            _real_tolerances("torch.linalg.pinv", rcond=rcond._data)
         atol, rtol = _older_tolerance(rcond, atol, rtol, absolute=False)
     extra = {} if out is None else {"out": out}
+    if isinstance(atol, Tensor) or isinstance(rtol, Tensor):
+        for name, t in (("atol", atol), ("rtol", rtol)):  # (checked by PyTorch's autograd before the kernel)
+            if isinstance(t, Tensor) and t.requires_grad and STATE.grad_enabled:
+                raise RuntimeError(f"The function 'linalg_pinv' is not differentiable with respect to argument "
+                                   f"'{name}'. This input cannot have requires_grad True.")
+        atol, rtol = _as_tensor_tolerance(atol), _as_tensor_tolerance(rtol)
+        return _linalg_pinv_tensor_tol(A, atol=atol, rtol=rtol, hermitian=hermitian, **extra)
     return linalg_pinv(A, atol=atol, rtol=rtol, hermitian=hermitian, **extra)
+
+
+def _as_tensor_tolerance(value) -> Tensor | None:
+    """A number beside a tensor tolerance, as the double tensor PyTorch makes of it."""
+    return value if value is None or isinstance(value, Tensor) else _wrap(np.asarray(value, dtype=np.float64))
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
@@ -2322,23 +2445,34 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:
     """The number of singular values above the tolerance. ``tol`` (torch's older overload, which takes it and
     ``hermitian`` by position) is an absolute one, as NumPy's."""
+    _mixed_tolerances(atol, rtol)
     if tol is not None:
         atol, rtol = _older_tolerance(tol, atol, rtol, absolute=True)
     a = A._data
     if a.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+    atol, rtol = (t._data if isinstance(t, Tensor) else t for t in (atol, rtol))
+    _real_tolerances("torch.linalg.matrix_rank", atol=atol, rtol=rtol)
     if rtol is None and (a.dtype.kind not in "fc" or a.dtype.char == "e"):  # (the default rtol's epsilon)
         raise RuntimeError("This function doesn't handle types other than float and double")
+    if a.size == 0:  # (PyTorch's early return: rank 0, the tolerances not read)
+        return _into(_wrap(np.zeros(a.shape[:-2], dtype=np.int64)), out, "linalg_matrix_rank")
     if hermitian:
         _check_square("linalg.eigh", a)
+        if a.dtype.kind not in "fc":
+            raise unsupported("linalg_eigh_cpu", a.dtype)
+    else:
+        _check_float("linalg.svd", a)
     refuse_half("linalg_eigh_cpu" if hermitian else "linalg_svd_cpu", a)
-    s = np.abs(np.linalg.eigvalsh(A._data)) if hermitian else np.linalg.svd(A._data, compute_uv=False)
-    m, n = A.shape[-2:]
-    if rtol is None:
-        rtol = 0.0 if (atol is not None and atol > 0) else _eps(A._data.dtype) * builtins.max(m, n)
-    smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
-    cutoff = np.maximum(0.0 if atol is None else atol, rtol * smax)
-    return _into(_wrap(np.asarray(np.sum(s > cutoff, axis=-1), dtype=np.int64)), out, "linalg_matrix_rank")
+    s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
+    kept = _above_cutoff(a, s, s.max(axis=-1, keepdims=True), atol, rtol)
+    rank = np.asarray(np.sum(kept, axis=-1), dtype=np.int64)
+    if rank.shape != a.shape[:-2]:
+        # (PyTorch sizes its result, or out, to the batch's shape before it sums into it: a tolerance that
+        # broadcasts further resizes it again, with the out= warning)
+        staged = _wrap(np.zeros(a.shape[:-2], dtype=np.int64))
+        out = staged if out is None else _into(staged, out, "linalg_matrix_rank")
+    return _into(_wrap(rank), out, "linalg_matrix_rank")
 
 
 def linalg_matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:

@@ -2,9 +2,9 @@
 composites built on them (tensorinv, tensorsolve, vander, cond).
 
 Backward rules follow PyTorch's FunctionsManual (linalg_lu_backward, linalg_lu_solve_LU, lstsq through pinv,
-the block-matrix Fréchet derivative of exp), written with dispatched ops so that gradients are differentiable
-again and record PyTorch's nodes. Composites call the same operators as PyTorch's C++ composites, so their
-graphs have PyTorch's nodes by construction.
+the block-matrix Fréchet derivative of exp, householder_product_backward), written with dispatched ops so that
+gradients are differentiable again and record PyTorch's nodes. Composites call the same operators as PyTorch's
+C++ composites, so their graphs have PyTorch's nodes by construction.
 """
 
 from __future__ import annotations
@@ -499,46 +499,61 @@ def _householder_kernel(a, tau):
     return q
 
 
-def _householder_vjp(ctx, g):
-    """Reverse mode through Q = H_0 (H_1 (... (H_{k-1} E))), H_i = I - tau_i v_i v_i^H, each step written with
-    dispatched ops so that the gradient is differentiable again (conj: no node for real input)."""
-    from .shape import cat
+def _reflect(v: Tensor, t: Tensor, K: Tensor, left: bool) -> Tensor:
+    """(I - t v v^H) K, or K (I - t v v^H) when not ``left``: PyTorch's apply_simple_transformation out of place
+    (its first-order path updates K in place, to the same values; here that saves no time)."""
+    if left:
+        return K - (t.unsqueeze(-1) * v) * v.mH.matmul(K)
+    return K - K.matmul(t.unsqueeze(-1) * v) * v.mH
 
-    A, tau, _Q = ctx.saved_tensors
-    m, n = A.shape[-2:]
-    k = tau.shape[-1]
-    if k == 0:
-        return A.new_zeros(tuple(A.shape)), tau.new_zeros(tuple(tau.shape))
-    eye = A.new_zeros((m, n))
-    eye.diagonal().fill_(1)
-    V = A.tril(-1) + eye
-    vs = [V.narrow(-1, i, 1) for i in range(k)]
-    ts = [tau.narrow(-1, i, 1).unsqueeze(-1) for i in range(k)]
-    # forward again, keeping Q_{i+1} (the product of the reflectors after H_i)
-    qs = [eye.expand(tuple(A.shape))]
-    for i in range(k - 1, 0, -1):
-        q = qs[-1]
-        qs.append(q - ts[i] * vs[i].matmul(vs[i].mH.matmul(q)))
-    qs.reverse()  # qs[i] = Q_{i+1}
-    gv, gtau = [], []
-    G = g
-    for i in range(k):
-        v, t, q = vs[i], ts[i], qs[i]
-        vq = v.mH.matmul(q)  # (1, n)
-        Gtv = G.mH.matmul(v)  # (n, 1)
-        gtau.append(-(vq.matmul(Gtv)).conj().squeeze(-1))
-        if t.is_complex():  # the two terms carry conj(t) and t; the real graph keeps t factored out
-            gv.append(-(t.conj() * G.matmul(vq.mH) + t * q.matmul(Gtv)))
-        else:
-            gv.append(-t * (G.matmul(vq.mT) + q.matmul(Gtv)))
-        G = G - t.conj() * v.matmul(v.mH.matmul(G))  # H_i^H G
-    need = ctx.needs_input_grad
-    g_tau = cat(gtau, -1) if need[1] else None  # last input first, as PyTorch's generated backward
-    gA = None
-    if need[0]:  # only the strict lower part of A's first k columns enters the reflectors
-        cols = cat(gv, -1)
-        gA = (_pad_cat(cols, n - k, -1) if k < n else cols).tril(-1)
-    return gA, g_tau
+
+def _reflector_grads(i: int, m: int, v_full: Tensor, t: Tensor, K: Tensor) -> tuple[Tensor, Tensor]:
+    """The gradients of v_i (a column) and tau_i read off K_i; v_i is zero above row i."""
+    v = v_full.narrow(-2, i, m - i)
+    vHK = v.mH.matmul(K.narrow(-2, i, m - i))
+    Kv = K.narrow(-1, i, m - i).matmul(v)
+    t = t.unsqueeze(-1)
+    v_grad = (-t * vHK).conj().squeeze(-2) - (t * Kv).squeeze(-1)
+    tau_grad = -(vHK.narrow(-1, i, m - i).matmul(v)).conj()
+    return v_grad.unsqueeze(-1), tau_grad.squeeze(-1)
+
+
+def householder_product_backward(grad: Tensor, result: Tensor, input_: Tensor, tau: Tensor,
+                                 flip_order: bool = False) -> tuple[Tensor | None, Tensor | None]:
+    """PyTorch's householder_product_backward, op for op, so that its graph under create_graph is PyTorch's.
+
+    For Q = H_0 ... H_{k-1}, H_i = I - tau_i v_i v_i^H, the gradients of v_i and tau_i come from
+    K_i = H_{i+1} ... H_{k-1} Q G^H H_0 ... H_{i-1}, carried as K_{i+1} = H_{i+1}^{-1} K_i H_i with
+    H(tau)^{-1} = H(sigma), sigma = tau / (tau |v|^2 - 1) (so every H_i must be invertible, as geqrf's are).
+    ``flip_order`` walks the reflectors from the last with the sides swapped (ormqr's other cases)."""
+    from .creation import zeros_like
+
+    if grad is None or input_.numel() == 0 or tau.numel() == 0:
+        return None, None
+    m, k = input_.shape[-2], tau.shape[-1]
+    V = input_.tril(-1)  # the reflectors: unit diagonal, zero above it
+    V.diagonal(0, -2, -1).fill_(1.0)
+    first = V.narrow(-1, 0, k)
+    sigma = tau / (tau * (first * first.conj()).sum(-2) - 1.0)
+    K = result.matmul(grad.mH)
+    order = range(k - 1, -1, -1) if flip_order else range(k)
+    left = not flip_order
+    K = _reflect(V.narrow(-1, order[0], 1), sigma.narrow(-1, order[0], 1), K, left)  # H_0^{-1} K
+    input_grad, tau_grad = zeros_like(input_), zeros_like(tau)
+    for i, i_next in zip(order, [*order[1:], None]):
+        v_i, t_i = V.narrow(-1, i, 1), tau.narrow(-1, i, 1)
+        v_grad, t_grad = _reflector_grads(i, m, v_i, t_i, K)
+        input_grad.select(-1, i).copy_(v_grad.squeeze(-1))
+        tau_grad.select(-1, i).copy_(t_grad.squeeze(-1))
+        if i_next is not None:  # K <- H_{i+1}^{-1} K H_i
+            K = _reflect(V.narrow(-1, i_next, 1), sigma.narrow(-1, i_next, 1), K, left)
+            K = _reflect(v_i, t_i, K, not left)
+    return input_grad.tril_(-1), tau_grad  # (only the strict lower part of the input enters the reflectors)
+
+
+def _householder_vjp(ctx, g):
+    A, tau, Q = ctx.saved_tensors
+    return householder_product_backward(g, Q, A, tau)
 
 
 linalg_householder_product = defop("linalg_householder_product(Tensor input, Tensor tau) -> Tensor",

@@ -77,11 +77,12 @@ def check_overlap(check: Check, written: np.ndarray, inputs) -> None:
 # written-to tensor and an input, and those that do not check at all. Every other in-place operator is a
 # TensorIterator one (partial overlap refused); for ``out=`` the default is no check, see OUT_PARTIAL.
 ANY_OVERLAP_REFUSED = frozenset({
-    "index_add", "index_copy", "index_fill", "index_put", "index_reduce", "put", "scatter", "scatter_add",
+    "index_add", "index_copy", "index_fill", "index_put", "index_reduce", "scatter", "scatter_add",
     "scatter_reduce", "gather", "index_select", "cat", "stack", "_index_put_impl",
 })
+# (``put_`` refuses any overlap too, but after its own argument checks: its kernel checks, see extra_math)
 NOT_CHECKED = frozenset({
-    "addmm", "addmv", "addr", "baddbmm", "addbmm", "masked_scatter", "masked_fill", "fill", "bernoulli",
+    "put", "addmm", "addmv", "addr", "baddbmm", "addbmm", "masked_scatter", "masked_fill", "fill", "bernoulli",
     "rrelu_with_noise", "mm", "bmm", "matmul", "mv", "dot",
 })
 # ``out=`` operators that run on TensorIterator beyond the pointwise classes: partial overlap refused.
@@ -94,6 +95,12 @@ OUT_PARTIAL = frozenset({
     "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "fmax", "fmin", "div", "mul", "add", "sub",
     "true_divide", "floor_divide", "rsub", "special_xlog1py", "special_zeta", "xlog1py", "zeta",
 })
+
+
+# In-place operators whose ATen kernels check their arguments (the index's dims and dtype, the dim) before they
+# assert no overlap: a bad index that is the written-to tensor itself is refused for what it is.
+ARGUMENTS_CHECKED_FIRST = frozenset({"index_add", "index_fill", "index_reduce", "scatter", "scatter_add",
+                                     "scatter_reduce"})
 
 
 def inplace_check(name: str) -> Check:

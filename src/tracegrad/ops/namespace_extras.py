@@ -242,13 +242,14 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
 _UNSET = object()
 
 
-def asarray(obj=_factories.NO_DATA, *extra, dtype=None, device=None, copy: bool | None = None,
+def asarray(obj=_factories.NO_DATA, /, *extra, dtype=None, device=None, copy: bool | None = None,
             requires_grad=_UNSET, **unknown) -> Tensor:
     """``torch.asarray``: shares memory with a tensor or NumPy array when it can (``copy=None``), always copies
     with ``copy=True``, and refuses to copy with ``copy=False``. ``requires_grad`` unspecified follows a
     tensor's (with PyTorch's one-time warning when that is True)."""
     if obj is _factories.NO_DATA or extra or unknown:  # (in torch's words: see _factories.tensor)
-        _factories.refuse_call("asarray", obj, extra, {"dtype": dtype, "device": device, "copy": copy, **unknown})
+        obj = _factories.data_off_fast_path("asarray", "obj", obj, extra,
+                                            {"dtype": dtype, "device": device, "copy": copy, **unknown})
     _args.dtype_arg("asarray", dtype)
     if copy is not None:
         _args.bool_arg("asarray", "copy", copy)

@@ -27,8 +27,8 @@ def _tname(np_dtype) -> str:
 
 
 def _num(x) -> str:
-    """A number as PyTorch prints it in messages (``-1`` for -1.0, ``0.5``)."""
-    return f"{x:g}" if isinstance(x, float) else str(x)
+    """A number as PyTorch prints it in messages (``-1`` for -1.0, ``0.5``; a bool read as a double, ``1``)."""
+    return f"{float(x):g}" if isinstance(x, (float, bool)) else str(x)
 
 
 def _require_float(a: np.ndarray, kernel_name: str) -> None:
@@ -234,20 +234,19 @@ def _geometric_inplace(a, p, generator=None):
 
 def _log_normal_inplace(a, mean=1.0, std=2.0, generator=None):
     mean, std = number_arg(mean), number_arg(std)
-    if a.dtype.kind != "f":
-        raise RuntimeError(f"log_normal is not implemented for {_tname(a.dtype)}")
-    if not std > 0:
+    if not std > 0:  # (torch's order: the parameter, then the dtype's dispatch)
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
+    _require_float(a, "log_normal_cpu")
     return _fill(a, _rng(generator).lognormal(mean, std, a.shape))
 
 
 def _cauchy_inplace(a, median=0.0, sigma=1.0, generator=None):
     median, sigma = number_arg(median), number_arg(sigma)
+    if not sigma > 0:  # (torch's order: the parameter, then the dtype, named as C++ names it)
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
     if a.dtype.kind != "f":
         raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. dtype must be a "
-                           f"floating point but you specified {_tname(a.dtype)}")
-    if not sigma > 0:
-        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
+                           f"floating point but you specified {cpp_type_name(a.dtype)}")
     return _fill(a, median + sigma * _rng(generator).standard_cauchy(a.shape))
 
 

@@ -716,7 +716,47 @@ count_nonzero = defop("count_nonzero(Tensor self, int[1]? dim=None) -> Tensor", 
 # ---- var / std ---------------------------------------------------------------------------------------------
 
 
-def _var_parts(a, dim, correction, name: str):
+def _welford_mean_real(x: np.ndarray, axes, plain: np.ndarray) -> np.ndarray:
+    """The mean of Welford's update (``mean += (v - mean) / k``, torch's var_mean/std_mean) where the plain mean
+    ``plain`` (kept dims) is not finite. An infinity makes the next update inf - inf, so a row holding an
+    infinity is NaN unless that infinity is alone and the last element (every stride is non-negative in torch,
+    so the last in its memory order too), where it is the mean; NaN stays NaN. A finite row whose plain sum
+    overflowed (float64 near its maximum) keeps Welford's finite mean, approached by summing ``x / n``."""
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    no_nan = ~np.isnan(x).any(axis=axes, keepdims=True)
+    n_inf = np.sum(np.isinf(x), axis=axes, keepdims=True)
+    last = x[tuple(slice(-1, None) if d in axes else slice(None) for d in range(x.ndim))]
+    lone_last_inf = no_nan & (n_inf == 1) & np.isinf(last)
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite_mean = np.sum(x / (x.size // plain.size), axis=axes, keepdims=True)
+        welford = np.where(no_nan & (n_inf == 0), finite_mean, np.where(lone_last_inf, last, np.nan))
+    return np.where(np.isfinite(plain), plain, welford)
+
+
+def _welford_mean(x: np.ndarray, axes, plain: np.ndarray) -> np.ndarray:
+    """``_welford_mean_real``; torch takes a complex tensor's real and imaginary parts separately."""
+    if x.dtype.kind != "c":
+        return _welford_mean_real(x, axes, plain)
+    mean = np.empty_like(plain)
+    mean.real = _welford_mean_real(x.real, axes, plain.real)
+    mean.imag = _welford_mean_real(x.imag, axes, plain.imag)
+    return mean
+
+
+def _sum_squares(x: np.ndarray, axes) -> np.ndarray:
+    return np.sum(np.square(x), axis=axes, keepdims=True)
+
+
+def _squared_deviation(dev: np.ndarray, axes, dof) -> np.ndarray:
+    """``sum(|dev|^2) / dof`` (kept dims). With ``dof <= 0`` torch's complex variance, var(real) + var(imag),
+    divides each part's sum by 0 apart: a constant part gives 0 / 0, NaN."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if dev.dtype.kind == "c" and dof <= 0:
+            return _sum_squares(dev.real, axes) / 0.0 + _sum_squares(dev.imag, axes) / 0.0
+        return _sum_squares(np.abs(dev), axes) / builtins.max(dof, 0)
+
+
+def _var_parts(a, dim, correction, name: str, welford: bool = False):
     if a.dtype.kind not in "fc":
         what = "std and var" if name in ("std", "var") else name
         raise RuntimeError(f"{what} only support floating point and complex dtypes")
@@ -732,11 +772,12 @@ def _var_parts(a, dim, correction, name: str):
     x = a.astype(np.float64) if a.dtype.kind == "f" and a.dtype.itemsize < 8 else a
     if x.size:
         mean = np.mean(x, axis=axes, keepdims=True)
+        if welford and not np.isfinite(mean).all():  # (var/std take the plain two-pass mean, as torch's)
+            mean = _welford_mean(x, axes, mean)
     else:
         mean = np.full(keepdim_shape(x.shape, dim), np.nan, x.dtype)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        var = np.sum(np.square(np.abs(x - mean)), axis=axes, keepdims=True) / builtins.max(n - corr, 0)
-    return var, mean.astype(a.dtype, copy=False)  # (var still in the accumulation dtype: std's root first)
+    # (var still in the accumulation dtype: std's root first)
+    return _squared_deviation(x - mean, axes, n - corr), mean.astype(a.dtype, copy=False)
 
 
 def _real_dtype(a: np.ndarray) -> np.dtype:
@@ -761,7 +802,7 @@ def _std_kernel(a, dim=None, correction=None, keepdim=False):
 
 
 def _var_mean_kernel(a, dim=None, correction=None, keepdim=False, name: str = "var_mean", root: bool = False):
-    var, mean = _var_parts(a, dim, correction, name)
+    var, mean = _var_parts(a, dim, correction, name, welford=True)
     spread = np.sqrt(var) if root else var
     return (np.asarray(_squeeze_dims(spread, a.ndim, dim, keepdim).astype(_real_dtype(a), copy=False)),
             _squeeze_dims(mean, a.ndim, dim, keepdim))
@@ -850,23 +891,30 @@ def _std_mean_jvp(args, outs, tangents):
     return _std_jvp(args, outs, tangents), (mean(t) if full and not keepdim else mean(t, dim, keepdim))
 
 
-def _var_mean_vjp(ctx, g_var, g_mean):
+def _with_mean_grad(g_self: Tensor | None, g_mean: Tensor | None, ctx) -> Tensor | None:
+    """PyTorch's var_mean/std_mean backward adds each output's part only where its gradient is defined (zeros
+    for an unused var would give 0 * inf = NaN at infinities, and an extra node under create_graph)."""
     from .pointwise import add
 
+    if g_mean is None:
+        return g_self
+    dim, _, keepdim = ctx.attrs
+    part = _mean_part(g_mean, ctx.input_shapes[0], dim, keepdim)
+    return part if g_self is None else add(g_self, part)
+
+
+def _var_mean_vjp(ctx, g_var, g_mean):
     (x,) = ctx.saved_tensors
     dim, correction, keepdim = ctx.attrs
-    shape = ctx.input_shapes[0]
-    return add(_var_backward(g_var, x, dim, correction, keepdim), _mean_part(g_mean, shape, dim, keepdim))
+    g_self = None if g_var is None else _var_backward(g_var, x, dim, correction, keepdim)
+    return _with_mean_grad(g_self, g_mean, ctx)
 
 
 def _std_mean_vjp(ctx, g_std, g_mean):
-    from .pointwise import add
-
     x, std = ctx.saved_tensors
     dim, correction, keepdim = ctx.attrs
-    shape = ctx.input_shapes[0]
-    return add(_var_backward(_std_to_var_grad(g_std, std), x, dim, correction, keepdim),
-               _mean_part(g_mean, shape, dim, keepdim))
+    g_self = None if g_std is None else _var_backward(_std_to_var_grad(g_std, std), x, dim, correction, keepdim)
+    return _with_mean_grad(g_self, g_mean, ctx)
 
 
 _VAR_ARGS = "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)"
@@ -878,6 +926,7 @@ _var_mean = defop(f"var_mean.correction{_VAR_ARGS} -> (Tensor, Tensor)", _var_me
                   saves=("self",), attrs=("dim", "correction", "keepdim"))
 _std_mean = defop(f"std_mean.correction{_VAR_ARGS} -> (Tensor, Tensor)", _std_mean_kernel, vjp=_std_mean_vjp,
                   saves=("self", "result0"), attrs=("dim", "correction", "keepdim"), jvp=_std_mean_jvp)
+_var_mean.materialize_grads = _std_mean.materialize_grads = False  # (their rules skip an undefined gradient)
 
 
 def _correction(dim, unbiased, correction):

@@ -27,7 +27,7 @@ from ..autograd.saved import _FREED as _SAVED_FREED
 from ..autograd.saved import _NONE as _SAVED_NONE
 from ..autograd.saved import SavedTensor
 from ._util import translate_value_error
-from .mem_overlap import Check, check_overlap, inplace_check
+from .mem_overlap import ARGUMENTS_CHECKED_FIRST, Check, check_overlap, inplace_check
 from .schema import Schema, SchemaKind, parse_schema
 
 REGISTRY: dict[str, OpDef] = {}
@@ -108,6 +108,7 @@ class OpNode(Node):
 
     def release_variables(self) -> None:
         special = STATE.special
+        numbers = False
         for s in self._saved:
             if s.__class__ is SavedTensor:
                 if special:
@@ -119,6 +120,16 @@ class OpNode(Node):
                 for item in s:  # a saved Tensor[] / Tensor?[]
                     if item.__class__ is SavedTensor:
                         item.release()
+            elif s is not None:  # (what else a node saves: a Python number given for a Tensor)
+                numbers = True
+        if numbers:
+            # a number given for a Tensor (``x * 2``) is a saved wrapped-number tensor in PyTorch: freed too,
+            # so a second backward through the node raises as it does for any saved tensor
+            self._saved = tuple(s if s is None or s.__class__ in (SavedTensor, list) else _FREED_NUMBER
+                                for s in self._saved)
+
+
+_FREED_NUMBER = SavedTensor._make_freed()
 
 
 def _saved_properties(op: OpDef) -> dict:
@@ -567,6 +578,17 @@ class OpDef:
             emit_op_call(self.public_name, outs, record)
         return outs if self.returns_list else _return_tuple(self, outs)  # Tensor[]: a tuple in Python, as torch
 
+    def _refuse_arguments_first(self, arrays: list) -> None:
+        """For an overlap refused: the kernel's own refusal of its arguments where ATen checks them first
+        (``ARGUMENTS_CHECKED_FIRST``), found by running it on a copy of the written-to array."""
+        if self.name.rstrip("_") not in ARGUMENTS_CHECKED_FIRST:
+            return
+        copied = [arrays[0].copy(), *arrays[1:]]
+        try:
+            self.kernel(*copied)
+        except ValueError as exc:
+            raise translate_value_error(exc, copied) from None
+
     def _eager_inplace(self, args: tuple, arrays: list, record: bool):
         target = args[0]
         if target._inference and not STATE.inference:
@@ -591,7 +613,11 @@ class OpDef:
         if self.schema.full_name not in _OVERLAP_WRITERS:
             check_no_internal_overlap(target._data)
         if self.overlap_inputs:
-            check_overlap(self.overlap_check, target._data, [arrays[i] for i in self.overlap_inputs])
+            try:
+                check_overlap(self.overlap_check, target._data, [arrays[i] for i in self.overlap_inputs])
+            except RuntimeError:
+                self._refuse_arguments_first(arrays)
+                raise
         if STATE.before_write is not None:
             STATE.before_write(target)
         try:

@@ -246,10 +246,11 @@ def _tile_method(self: Tensor, *dims) -> Tensor:
 
 
 def _repeat_interleave_index_kernel(repeats, output_size=None):
-    if repeats.ndim != 1:
-        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    # (PyTorch dispatches on the dtype before it looks at the rank)
     if repeats.dtype not in (np.int64, np.int32):
         raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_tname(repeats.dtype)}'")
+    if repeats.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
     if repeats.size and repeats.min() < 0:
         raise RuntimeError("repeats can not be negative")
     out = np.repeat(np.arange(repeats.size, dtype=repeats.dtype), repeats)
@@ -433,8 +434,8 @@ rot90 = defop("rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", _rot90_
 
 def _gather_kernel(a, dim, index, sparse_grad=False):
     idx = _idx(index)
+    d = wrap_dim(dim, a.ndim)  # (torch's order: the dim, then the index's dtype)
     _check_index_dtype(idx, "gather(): Expected dtype int32/int64 for index")
-    d = wrap_dim(dim, a.ndim)
     a1, i1 = _as_1d(a), _as_1d(idx)
     if a1.ndim != i1.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
@@ -836,10 +837,11 @@ def _check_source_shape(a, src, d, message) -> None:
 
 def _index_add_kernel(a, dim, index, source, alpha=1):
     idx = _idx(index)
-    if idx.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(idx.dtype)}")
+    # (torch's order: the index's dims, then its dtype)
     flat = _index_vector(idx, lambda i: f"index_add_(): Index is supposed to be a vector, but got dim: "
                                         f"{i.ndim} with type: {_tname(i.dtype)} and size: {list(i.shape)}")
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(idx.dtype)}")
     d = wrap_dim(dim, a.ndim)
     src = np.asarray(source)
     if src.dtype != a.dtype:
@@ -943,14 +945,15 @@ index_copy_ = defop("index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor 
 
 
 def _index_fill_kernel(a, dim, index, value):
+    # (the Tensor-value overload checks its value, then calls the Scalar one, which checks the index)
+    if isinstance(value, np.ndarray) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
     idx = _idx(index)
     if idx.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if idx.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
-    if isinstance(value, np.ndarray) and value.ndim:
-        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                           f"{value.ndim} dimension(s).")
     d = wrap_dim(dim, a.ndim)
     flat = idx.reshape(-1)
     n = _as_1d(a).shape[d]
@@ -1617,6 +1620,9 @@ def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, 
     if side == "left" and right:
         raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of "
                            "left while right was True")
+    if sorter is not None:
+        sorter = np.asarray(sorter)
+        _check_sorter(seq, sorter)
     if vals.ndim == 0 and seq.ndim != 1:
         raise RuntimeError(f"torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
                            f"is 1, but we got boundaries tensor dim({seq.ndim}) and input value's dim(0) numel(1)")
@@ -1628,10 +1634,6 @@ def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, 
                            f"dimensions of boundaries tensor and input value tensor must match, but we got "
                            f"boundaries tensor {list(seq.shape)} and input value tensor {list(vals.shape)}")
     if sorter is not None:
-        sorter = np.asarray(sorter)
-        if sorter.shape != seq.shape:
-            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got "
-                               f"boundary tensor {list(seq.shape)}and got sorter tensor {list(sorter.shape)}")
         seq = np.take_along_axis(seq, sorter, axis=-1)
     how = "right" if (right or side == "right") else "left"
     dt = result_dtype(seq, vals) if seq.dtype != vals.dtype else seq.dtype
@@ -1642,6 +1644,21 @@ def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, 
         rows_s, rows_v = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
         out = np.stack([np.searchsorted(s, v, side=how) for s, v in zip(rows_s, rows_v)]).reshape(vals.shape)
     return np.asarray(out, dtype=np.int32 if out_int32 else np.int64)
+
+
+def _check_sorter(seq: np.ndarray, sorter: np.ndarray) -> None:
+    """PyTorch checks the sorter (shape, dtype, then its indices) before the boundaries and the values."""
+    if sorter.shape != seq.shape:
+        raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got "
+                           f"boundary tensor {list(seq.shape)}and got sorter tensor {list(sorter.shape)}")
+    if sorter.dtype != np.int64:
+        raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                           f"{_tname(sorter.dtype)}")
+    if sorter.size:
+        if sorter.ndim == 0:  # (PyTorch reads the last size of a 0-d sorter)
+            raise RuntimeError("ArrayRef: attempted to access back() of empty list")
+        if sorter.min() < 0 or sorter.max() >= sorter.shape[-1]:
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
 
 
 _searchsorted = defop("searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, "

@@ -8,13 +8,16 @@ built here from the same dispatched ops in the same order, so that their autogra
 
 from __future__ import annotations
 
+import builtins
+import math
 import warnings
 
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from ..backend.dtypes import cpp_type_name
 from ..return_types import return_type
-from ._util import wrap_dim
+from ._util import unsupported, wrap_dim
 from .extra_math import fmt_double as _fmt
 from .reductions_extra import (
     _along,
@@ -222,47 +225,33 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False, *, o
 def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, float] | None = None,  # noqa: A002
               weight: Tensor | None = None, density: bool = False, out=None):
     """PyTorch's 1-D histogramdd: bin ``i`` holds ``edges[i] <= x < edges[i + 1]``, the last bin also its right
-    edge; values outside the edges (and NaN) are left out. No derivative (the result never requires grad)."""
+    edge; values outside the edges (and NaN) are left out. No derivative (the result never requires grad).
+
+    As PyTorch, the histogramdd of the input as a column (numel, 1) and the weight flattened, with its checks in
+    its order: bin edges given are checked before their count; a bin count before the range."""
     from .. import _factories
 
     x = input._data
-    if x.dtype.kind != "f":
-        from .unary import unsupported
-
-        raise unsupported("histogramdd", x.dtype)
+    column = x.reshape(-1, 1)
+    w = None if weight is None else weight._data.reshape(-1)
     if isinstance(bins, Tensor):
         edges = bins._data
-        if edges.dtype != x.dtype:
-            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
-                               f"got input with dtype {_c_name(x.dtype)} and bins for dimension 0 with dtype "
-                               f"{_c_name(edges.dtype)}")
+        check_histogramdd_inputs(column, (edges,), w)
+        check_bin_counts((edges.size - 1,))
     else:
-        if bins <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-        if range is not None:
-            left, right = float(range[0]), float(range[1])
-        elif x.size:
-            left, right = float(np.nanmin(x)), float(np.nanmax(x))
-        else:
-            left, right = 0.0, 1.0
-        if left > right:
-            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_fmt(left)} max "
-                               f"{_fmt(right)} for dimension 0")
-        if not (np.isfinite(left) and np.isfinite(right)):
-            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{_fmt(left)}, {_fmt(right)}] is not finite")
-        if left == right:  # a degenerate range widens by half a unit on each side
-            left, right = left - 0.5, right + 0.5
+        check_bin_counts((bins,))
+        (left, right), = histogramdd_outer_edges(column, range)
         edges = _factories.linspace(left, right, bins + 1, dtype=input.dtype)._data
-    nbins = max(edges.shape[0] - 1, 0)
+        check_histogramdd_inputs(column, (edges,), w)
+    refuse_unbinnable(x)
+    nbins = edges.shape[0] - 1
     values = x.reshape(-1)
-    w = None if weight is None else weight._data.reshape(-1)
     hist = np.zeros(nbins, dtype=x.dtype)
-    if nbins:
-        with np.errstate(invalid="ignore"):
-            keep = (values >= edges[0]) & (values <= edges[-1])
-        pos = np.searchsorted(edges, values[keep], side="right") - 1
-        pos = np.minimum(pos, nbins - 1)  # the last bin includes its right edge
-        np.add.at(hist, pos, 1 if w is None else w[keep].astype(x.dtype))
+    with np.errstate(invalid="ignore"):
+        keep = (values >= edges[0]) & (values <= edges[-1])
+    pos = np.searchsorted(edges, values[keep], side="right") - 1
+    pos = np.minimum(pos, nbins - 1)  # the last bin includes its right edge
+    np.add.at(hist, pos, 1 if w is None else w[keep].astype(x.dtype))
     if density:
         with np.errstate(all="ignore"):
             hist = hist / hist.sum(dtype=x.dtype)
@@ -278,10 +267,74 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
 _HISTOGRAM = return_type("histogram", ("hist", "bin_edges"))
 
 
-def _c_name(np_dtype) -> str:
-    """The C type name PyTorch's histogramdd prints for a dtype."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16"}.get(np.dtype(np_dtype).name, np.dtype(np_dtype).name)
+# PyTorch's checks of histogram and histogramdd (Histogram.cpp), shared by both; each form calls them in its order.
+
+
+def histogramdd_outer_edges(points: np.ndarray, range) -> list[tuple[float, float]]:  # noqa: A002
+    """The (leftmost, rightmost) edge per dim of ``points`` (M, N): from ``range``, else the extrema of the input
+    (NaN propagating), else [0, 1]; a degenerate range widened by half a unit each side."""
+    n = points.shape[1]
+    if range is not None:
+        if len(range) != 2 * n:
+            raise RuntimeError(f"torch.histogramdd: for a {n}-dimensional histogram range should have {2 * n} "
+                               f"elements, but got {len(range)}")
+        pairs = [(float(range[2 * d]), float(range[2 * d + 1])) for d in builtins.range(n)]
+    elif points.size:
+        if points.dtype not in (np.float32, np.float64):  # (the extrema's dispatch has floats and doubles only)
+            raise unsupported("histogramdd", points.dtype)
+        pairs = list(zip(points.min(axis=0).tolist(), points.max(axis=0).tolist()))
+    else:
+        pairs = [(0.0, 1.0)] * n
+    for d, (left, right) in enumerate(pairs):
+        if not (math.isfinite(left) and math.isfinite(right)):
+            raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{_fmt(left)}, {_fmt(right)}] is not "
+                               "finite")
+        if left > right:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_fmt(left)} max "
+                               f"{_fmt(right)} for dimension {d}")
+    return [(left - 0.5, right + 0.5) if left == right else (left, right) for left, right in pairs]
+
+
+def check_histogramdd_inputs(x: np.ndarray, edges, w: np.ndarray | None) -> None:
+    """histogramdd_check_inputs: one 1-D, non-empty sequence of edges of the input's dtype per dim, then the
+    weight's dtype and shape (the input's without its last dim)."""
+    n = x.shape[-1]
+    if len(edges) != n:
+        raise RuntimeError(f"torch.histogramdd: expected {n} sequences of bin edges for a {n}-dimensional "
+                           f"histogram but got {len(edges)}")
+    for d, e in enumerate(edges):
+        if e.dtype != x.dtype:
+            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
+                               f"got input with dtype {cpp_type_name(x.dtype)} and bins for dimension {d} with "
+                               f"dtype {cpp_type_name(e.dtype)}")
+        if e.ndim != 1:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {e.ndim} "
+                               f"dimensions in the bins tensor for dimension {d}")
+        if e.size == 0:
+            raise RuntimeError("torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements "
+                               f"in the bins tensor for dimension {d}")
+    if w is None:
+        return
+    if w.dtype != x.dtype:
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                           f"have the same dtype, but got input({cpp_type_name(x.dtype)}), and "
+                           f"weight({cpp_type_name(w.dtype)})")
+    if (w.shape or (1,)) != x.shape[:-1]:  # (a 0-d weight counts as one element)
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                           "input tensor excluding its innermost dimension, but got input with shape "
+                           f"{list(x.shape)} and weight with shape {list(w.shape)}")
+
+
+def check_bin_counts(counts) -> None:
+    for d, count in enumerate(counts):
+        if count <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {count} for dimension {d}")
+
+
+def refuse_unbinnable(x: np.ndarray) -> None:
+    """The binning kernel's dispatch: floating types only (half included, unlike the extrema's)."""
+    if x.dtype.kind != "f":
+        raise unsupported("histogram_cpu", x.dtype)
 
 
 # ---- cov / corrcoef ----------------------------------------------------------------------------------------

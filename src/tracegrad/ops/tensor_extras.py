@@ -293,26 +293,32 @@ binomial = defop_without_derivative("binomial(Tensor count, Tensor prob, Generat
 def histogramdd(input: Tensor, bins=10, range: Sequence[float] | None = None,  # noqa: A002
                 weight: Tensor | None = None, density: bool = False, *, out=None):
     """The D-dimensional histogram of the rows of ``input`` (last dim D): PyTorch's bins, each the half-open
-    ``[edge_i, edge_{i+1})``, the last one closed. No derivative."""
-    from .._factories import from_numpy
+    ``[edge_i, edge_{i+1})``, the last one closed. No derivative. PyTorch's checks in its order: with bin counts
+    the edges are made first (range, counts, then the inputs' checks); edges given are checked at once."""
+    from .._factories import from_numpy, linspace
+    from .statistics import check_bin_counts, check_histogramdd_inputs, histogramdd_outer_edges, refuse_unbinnable
 
     x = input._data
-    if x.dtype.kind != "f":
-        from .unary import unsupported
-
-        raise unsupported("histogramdd", x.dtype)
-    points = x.reshape(-1, x.shape[-1])
-    d = points.shape[1]
-    if isinstance(bins, int):
-        bins = [bins] * d
-    edges_arg = [b._data if isinstance(b, Tensor) else b for b in bins]
-    if range is not None and len(range) != 2 * d:
-        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} elements, "
-                           f"but got {len(range)}")
-    ranges = None if range is None else [(range[2 * i], range[2 * i + 1]) for i in builtins.range(d)]
-    w = None if weight is None else weight._data.reshape(-1)
-    hist, edges = np.histogramdd(points, bins=edges_arg, range=ranges, weights=w, density=density)
-    return _Histogramdd(from_numpy(hist.astype(x.dtype)), tuple(from_numpy(e.astype(x.dtype)) for e in edges))
+    if x.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    points = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+    w = None if weight is None else weight._data
+    if isinstance(bins, int) or not all(isinstance(b, Tensor) for b in bins):
+        counts = [bins] * x.shape[-1] if isinstance(bins, int) else list(bins)
+        outer = histogramdd_outer_edges(points, range)
+        if len(counts) != len(outer):
+            raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+        if any(count < -1 for count in counts):
+            raise RuntimeError("number of steps must be non-negative")  # (linspace's, for count + 1 edges)
+        edges = [linspace(left, right, count + 1, dtype=input.dtype)._data
+                 for (left, right), count in zip(outer, counts)]
+    else:
+        edges = [b._data for b in bins]
+    check_histogramdd_inputs(x, edges, w)
+    check_bin_counts([e.size - 1 for e in edges])
+    refuse_unbinnable(x)
+    hist, _ = np.histogramdd(points, bins=edges, weights=None if w is None else w.reshape(-1), density=density)
+    return _Histogramdd(from_numpy(hist.astype(x.dtype)), tuple(from_numpy(e.copy()) for e in edges))
 
 
 # ---- methods of existing functions ---------------------------------------------------------------------------

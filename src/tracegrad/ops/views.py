@@ -391,6 +391,9 @@ slice_backward = defop("slice_backward(Tensor grad_output, SymInt[] input_sizes,
 
 
 def narrow(t, dim: int, start, length: int):
+    # (narrow.Tensor checks its start before anything else)
+    if isinstance(start, Tensor) and (start._data.ndim != 0 or start._data.dtype.kind not in "iu"):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     d = wrap_dim(dim, t._data.ndim)
     n = t._data.shape[d]
     start = int(start)

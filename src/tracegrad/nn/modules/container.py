@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain, islice
 
 from ..._tensor import Tensor
 from ..parameter import Parameter
-from .module import Module, _addindent
+from .module import Module, _addindent, typename
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -295,11 +295,14 @@ def _update_from_pairs(container, pairs, kind: str) -> None:
         container[pair[0]] = pair[1]
 
 
-def _param_line(p) -> str:
+def _param_line(p, type_name: Callable[[Tensor], str] = lambda t: str(t.dtype)) -> str:
+    """A child line of ParameterList/ParameterDict: torch names the type by dtype in the list
+    (``torch.float32``) and by ``torch.typename`` in the dict (``torch.FloatTensor``)."""
     if isinstance(p, Tensor):
         size = "x".join(str(s) for s in p.size())
         kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-        return f"{kind} containing: [{p.dtype} of size {size}]"
+        device = f" ({p.device})" if p.device.type == "cuda" else ""
+        return f"{kind} containing: [{type_name(p)} of size {size}{device}]"
     return "Object of type: " + type(p).__name__
 
 
@@ -457,7 +460,7 @@ class ParameterDict(Module):
             _update_from_pairs(self, parameters, "ParameterDict")
 
     def extra_repr(self) -> str:
-        return "\n".join(f"  ({k}): " + _param_line(p) for k, p in self.items())
+        return "\n".join(f"  ({k}): " + _param_line(p, typename) for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")

@@ -574,6 +574,8 @@ class Module:
                 dtype, device = a.dtype, a.device
             elif isinstance(a, (str, device_cls, int)) and not isinstance(a, bool):
                 device = a
+        if isinstance(device, str):
+            device = device_cls(device)  # a malformed device string is refused before any conversion
         if dtype is not None:
             dtype = to_dtype(dtype)
             if not (dtype.is_floating_point or dtype.is_complex):

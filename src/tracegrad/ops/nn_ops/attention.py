@@ -278,7 +278,7 @@ def _repeat_groups(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) 
 def math_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float,
                    is_causal: bool, scale: float | None, enable_gqa: bool) -> Tensor:
     """PyTorch's _scaled_dot_product_attention_math, step for step (its graph is PyTorch's)."""
-    from .misc import dropout
+    from .misc import aten_dropout
 
     negative = scale is not None and scale < 0
     factor = math.sqrt(_default_scale(query.shape[-1], abs(scale) if negative else scale))
@@ -296,7 +296,8 @@ def math_attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | Non
         attn = attn.add_(mask)
     attn = safe_softmax(attn, -1)
     if dropout_p > 0.0:
-        attn = dropout(attn, dropout_p, True)
+        # (ATen's dropout, whose refusal of a bad p is a RuntimeError, not nn.functional's ValueError)
+        attn = aten_dropout(attn, dropout_p, True, feature=False, alpha=False, inplace=False)
     return matmul(attn, value)
 
 

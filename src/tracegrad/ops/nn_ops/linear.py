@@ -21,7 +21,7 @@ from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.saved import save_input
 from ...backend.dtypes import cpp_type_name, scalar_type_name
-from ..linalg import ADDMM_META
+from ..linalg import ADDMM_META, dim_size
 from ..linalg_core import MM_META, matmul, mm
 from ..pointwise import add, add_
 from ..reductions import sum as sum_op
@@ -455,27 +455,34 @@ trilinear = defop(
 )
 
 
+def _bilinear_check(x1: np.ndarray, x2: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> None:
+    """PyTorch's checks in its order: dtypes, then sizes read with ``size()`` (a weight of fewer than 3 dims is an
+    IndexError there; one of more fails later, in ``_trilinear``)."""
+    if not x1.dtype == x2.dtype == w.dtype or (b is not None and b.dtype != w.dtype):
+        arrays = {"input1": x1, "input2": x2, "weight": w, **({} if b is None else {"bias": b})}
+        got = ", ".join(f"{name}: {cpp_type_name(a.dtype)}" for name, a in arrays.items())
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
+    if x1.ndim != x2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {x1.ndim} and {x2.ndim}")
+    if x1.shape[:-1] != x2.shape[:-1]:
+        i = next(i for i, (n1, n2) in enumerate(zip(x1.shape, x2.shape)) if n1 != n2)
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {x1.shape[i]} and "
+                           f"{x2.shape[i]}")
+    for which, x, d in (("input1", x1, 1), ("input2", x2, 2)):
+        if dim_size(x, -1) != dim_size(w, d):
+            raise RuntimeError(f"bilinear(): {which} size does not match weight size: got {x.shape[-1]} but "
+                               f"expected {w.shape[d]}")
+    if b is not None and dim_size(b, 0) != w.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {b.shape[0]} but expected "
+                           f"{w.shape[0]}")
+    if w.ndim != 3:
+        raise RuntimeError("number of dimensions must match")  # (_trilinear's, given the 4-D batch of W)
+
+
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]``, through ``_trilinear``."""
-    w = weight._data
-    if w.ndim != 3:
-        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {w.ndim}D")
-    x1, x2 = input1._data, input2._data
-    if x1.shape[:-1] != x2.shape[:-1]:
-        raise RuntimeError(
-            f"bilinear(): input batch dimensions do not match: got {list(x1.shape[:-1])} and "
-            f"{list(x2.shape[:-1])}"
-        )
-    if x1.shape[-1] != w.shape[1]:
-        raise RuntimeError(
-            f"bilinear(): input1 size does not match weight size: got {x1.shape[-1]} but expected "
-            f"{w.shape[1]}"
-        )
-    if x2.shape[-1] != w.shape[2]:
-        raise RuntimeError(
-            f"bilinear(): input2 size does not match weight size: got {x2.shape[-1]} but expected "
-            f"{w.shape[2]}"
-        )
+    w, x1 = weight._data, input1._data
+    _bilinear_check(x1, input2._data, w, None if bias is None else bias._data)
     out_f, in1, in2 = w.shape
     # as PyTorch's bilinear: flatten the batch, one _trilinear over (batch, out, in1, in2), reshape back
     a = reshape(input1, (-1, in1))

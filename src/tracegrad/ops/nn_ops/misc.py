@@ -286,13 +286,17 @@ def upsample_interpolating(input: Tensor, output_size, align_corners: bool, scal
 # ---- embedding ---------------------------------------------------------------------------------------------
 
 
-def _check_indices(indices, num_weights: int) -> None:
+def _check_index_type(indices: np.ndarray, argument: str, name: str) -> None:
+    """ATen's checkScalarTypes for an ``indices`` argument (``argument`` as it numbers it: ``#1 'indices'``)."""
     if indices.dtype.kind not in "iu":
         raise RuntimeError(
-            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
-            f"Int; but got torch.{_legacy_name(indices)} instead (while checking arguments for "
-            "embedding)"
+            f"Expected tensor for argument {argument} to have one of the following scalar types: Long, "
+            f"Int; but got torch.{_legacy_name(indices)} instead (while checking arguments for {name})"
         )
+
+
+def _check_indices(indices, num_weights: int) -> None:
+    _check_index_type(indices, "#1 'indices'", "embedding")
     if indices.size and (indices.min() < 0 or indices.max() >= num_weights):
         raise IndexError("index out of range in self")
 
@@ -400,6 +404,10 @@ def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_typ
     """Rescale, in place and without autograd, the looked-up rows whose norm exceeds ``max_norm``."""
     max_norm.__float__(), norm_type.__float__()  # (numbers: NumPy would take None as a norm's order)
     w = weight._data
+    if w.ndim != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {w.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for embedding_renorm_)")
+    _check_index_type(indices._data, "#2 'indices'", "embedding_renorm_")
     rows = np.unique(indices._data.reshape(-1))
     norms = (
         np.linalg.norm(w[rows], ord=norm_type, axis=1)

@@ -271,9 +271,11 @@ def _check_group_norm(x, num_groups, weight, bias) -> None:
         )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t.ndim != 1 or t.shape[0] != c):
+            # (PyTorch's refusal of a bias prints the weight's shape, an absent weight's as [0])
+            shown = [0] if weight is None else list(weight.shape)
             raise RuntimeError(
                 f"Expected {name} to be a vector of size equal to the number of channels in input, "
-                f"but got {name} of shape {list(t.shape)} and input of shape {list(x.shape)}"
+                f"but got {name} of shape {shown} and input of shape {list(x.shape)}"
             )
 
 
@@ -426,13 +428,35 @@ def _check_channels(x, weight, bias, running_mean, running_var) -> None:
             raise RuntimeError(f"{name} should contain {c} elements not {t.size}")
 
 
+def _dense_for_torch_kernel(x: np.ndarray) -> bool:
+    """PyTorch's batch_norm ``is_contiguous``: dense in C order or in channels-last order (4-D and 5-D). Its
+    vectorised kernels take only such input; a strided one goes element by element."""
+    if x.flags.c_contiguous:
+        return True
+    return x.ndim in (4, 5) and np.transpose(x, (0, *range(2, x.ndim), 1)).flags.c_contiguous
+
+
+def _normalize_strided(x, mean, rstd, weight, bias):
+    """PyTorch's element-wise path for strided input: ``((x - mean) * invstd) * weight + bias``, each step
+    rounded in the input's dtype (with weight 1 and bias 0 when absent: -0.0 comes out +0.0)."""
+    cshape = _channel_shape(x.ndim, x.shape[1])
+    y = (x - np.asarray(mean, x.dtype).reshape(cshape)) * np.asarray(rstd, x.dtype).reshape(cshape)
+    if weight is not None:
+        y *= weight.astype(x.dtype, copy=False).reshape(cshape)
+    y += 0 if bias is None else bias.astype(x.dtype, copy=False).reshape(cshape)
+    return y
+
+
 def _normalize_per_channel(x, mean, rstd, weight, bias):
     """x * alpha + beta per channel, alpha = rstd * weight and beta = bias - mean * rstd * weight.
 
     PyTorch's CPU kernel folds the statistics and the affine parameters this way, with alpha and beta in the
     parameters' precision (float for half input) and one fused multiply-add per element. For inputs far from
     their mean (1e4 +- 1e-2 in float32) that rounds very differently from (x - mean) * rstd, so we fold the same
-    way; float32 and half evaluate the multiply-add in double and round once, as the fused one does."""
+    way; float32 and half evaluate the multiply-add in double and round once, as the fused one does. Strided
+    input takes PyTorch's unfolded element-wise formula instead."""
+    if not _dense_for_torch_kernel(x):
+        return _normalize_strided(x, mean, rstd, weight, bias)
     cshape = _channel_shape(x.ndim, x.shape[1])
     param = np.float32 if x.dtype == np.float16 else x.dtype
     alpha = np.asarray(rstd, dtype=param).reshape(-1)
@@ -473,25 +497,13 @@ def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=N
 
 
 def _bn_train_vjp(ctx, g, _g_mean=None, _g_invstd=None):
+    """PyTorch's fused node from the saved statistics (save_invstd is taken in double: recomputing it from
+    float32 input would overflow at 1e20), recorded under create_graph, connected to input and weight."""
     x, weight, _running_mean, _running_var, save_mean, save_invstd = ctx.saved_tensors
     eps, _training = ctx.attrs
     need = ctx.needs_input_grad
-    shape = x._data.shape
-    axes = (0,) + tuple(range(2, len(shape)))
-    if STATE.grad_enabled:  # create_graph: PyTorch's fused node, connected to input and weight
-        return _asked(native_batch_norm_backward(g, x, weight, None, None, save_mean, save_invstd, True, eps, need),
-                      need)
-    cshape = _channel_shape(len(shape), shape[1])
-    xhat, rstd = _stats_ops(x, axes, eps)
-    gx = gw = gb = None
-    if need[0]:
-        gxhat = mul(g, reshape(weight, cshape)) if weight is not None else g
-        gx = _normalized_grad(gxhat, xhat, rstd, axes)
-    if need[1]:
-        gw = sum_op(mul(g, xhat), axes, False, None)
-    if need[2]:
-        gb = sum_op(g, axes, False, None)
-    return gx, gw, gb
+    return _asked(native_batch_norm_backward(g, x, weight, None, None, save_mean, save_invstd, True, eps, need),
+                  need)
 
 
 def _bn_jvp(args, outs, tangents):

@@ -134,19 +134,33 @@ def _check_cell_hidden(input: Tensor, hx: Tensor, hidden_size: int, label: int) 
         )
 
 
-def _one_hidden_cell(cell: Callable) -> Callable:
+def _check_cell_weights(w_ih: Tensor, w_hh: Tensor, gates: int) -> None:
+    """Each weight's first dim is ``gates`` times the hidden size (``w_hh``'s second dim)."""
+    rows = gates * w_hh.shape[1]
+    for name, weight in (("weight_ih", w_ih), ("weight_hh", w_hh)):
+        if weight.shape[0] != rows:
+            raise RuntimeError(f"{name} first dim must be {gates} * hidden_size = {rows}, but got {weight.shape[0]}")
+
+
+def _one_hidden_cell(cell: Callable, gates: int, weights_first: bool) -> Callable:
+    """A cell of one hidden state, checking its arguments in torch's order: the weights first (the simple cells)
+    or after the input and the hidden state (GRU's)."""
     def fn(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
            b_hh: Tensor | None = None) -> Tensor:
+        if weights_first:
+            _check_cell_weights(w_ih, w_hh, gates)
         _check_cell_input(input, w_ih.shape[1])
         _check_cell_hidden(input, hx, w_hh.shape[1], 0)
+        if not weights_first:
+            _check_cell_weights(w_ih, w_hh, gates)
         return cell(input, hx, (w_ih, w_hh, b_ih, b_hh, None))
 
     return fn
 
 
-rnn_tanh_cell = _one_hidden_cell(_tanh_cell)
-rnn_relu_cell = _one_hidden_cell(_relu_cell)
-gru_cell = _one_hidden_cell(_gru_cell)
+rnn_tanh_cell = _one_hidden_cell(_tanh_cell, 1, weights_first=True)
+rnn_relu_cell = _one_hidden_cell(_relu_cell, 1, weights_first=True)
+gru_cell = _one_hidden_cell(_gru_cell, 3, weights_first=False)
 
 
 def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
@@ -154,6 +168,7 @@ def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor, b
     if len(hx) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")
     _check_cell_input(input, w_ih.shape[1])
+    _check_cell_weights(w_ih, w_hh, 4)  # (torch's order for LSTM: the input, the weights, the hidden states)
     hidden_size = w_hh.shape[1]
     _check_cell_hidden(input, hx[0], hidden_size, 0)
     _check_cell_hidden(input, hx[1], hidden_size, 1)
