@@ -15,6 +15,7 @@ from . import _arg_checks as _args
 from ._arg_parser import argument_error, refuse_as_torch, tp_name
 from ._state import STATE
 from ._tensor import Tensor, _wrap
+from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
 from .backend.device import as_device, refuse_unsupported
 
@@ -38,11 +39,15 @@ def _finish(array: np.ndarray, requires_grad: bool, device=None, pin_memory: boo
     if device is not None or pin_memory:
         array = placed(array, device, pin_memory)
     t = _wrap(array)
-    if requires_grad:
-        if array.dtype.kind not in "fc":
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-        t._rg = True
-    return t
+    return requiring_grad(t) if requires_grad else t
+
+
+def requiring_grad(t: Tensor) -> Tensor:
+    """A new tensor made to require grad by its factory, refused in the factories' words (which differ from
+    ``requires_grad_``'s)."""
+    if t._data.dtype.kind not in "fc":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    return t.requires_grad_(True)
 
 
 NO_PINNED_MEMORY = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is "
@@ -442,16 +447,14 @@ def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=
 # ---- random ------------------------------------------------------------------------------------------------
 
 class Generator:
-    """A random number generator (``torch.Generator``) backed by NumPy's PCG64."""
+    """A random number generator (``torch.Generator``): torch's CPU mt19937 stream, so seeds give torch's numbers."""
 
     def __init__(self, device="cpu") -> None:
         self.device = as_device(device)
-        self._seed = 67280421310721
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._rng = TorchCPUStream(67280421310721)  # torch's default seed
 
     def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._rng.reseed(int(seed))
         return self
 
     def seed(self) -> int:
@@ -460,18 +463,14 @@ class Generator:
         return s
 
     def initial_seed(self) -> int:
-        return self._seed
+        return self._rng.seed
 
     def get_state(self) -> Tensor:
-        state = self._rng.bit_generator.state
-        encoded = np.frombuffer(repr(state).encode(), dtype=np.uint8).copy()
-        return _wrap(encoded)
+        """torch's layout: a uint8 tensor of the 5056-byte ``CPUGeneratorImplState``."""
+        return _wrap(self._rng.get_state())
 
     def set_state(self, state: Tensor) -> Generator:
-        import ast
-
-        text = bytes(state._data.astype(np.uint8)).decode()
-        self._rng.bit_generator.state = ast.literal_eval(text)
+        self._rng.set_state(state._data)
         return self
 
 
@@ -498,29 +497,33 @@ def set_rng_state(state: Tensor) -> None:
     default_generator.set_state(state)
 
 
-def _rng(generator):
+def _rng(generator) -> TorchCPUStream:
     return (generator or default_generator)._rng
+
+
+def _random_factory(name: str, fill_name: str, shape: tuple, np_dtype: np.dtype, values, requires_grad: bool,
+                    device, pin_memory: bool) -> Tensor:
+    """A random factory's tensor, its draws seen by the profiler as ``fill_name`` inside ``name``."""
+    if STATE.profiler is None:
+        return _finish(values(), requires_grad, device, pin_memory)
+    return _finish(STATE.profiler.factory(name, fill_name, shape, np_dtype, values), requires_grad, device,
+                   pin_memory)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
          **kw) -> Tensor:
     np_dtype, shape, rng = _resolve_dtype(dtype, fn="rand"), _size(size, "rand", kw), _rng(generator)
     _refuse_dtype("check_uniform_bounds", np_dtype, "iub")
-    if STATE.profiler is None:
-        return _finish(rng.random(shape, dtype=np.float64).astype(np_dtype), requires_grad, device, pin_memory)
-    array = STATE.profiler.factory("aten::rand", "aten::uniform_", shape, np_dtype,
-                                   lambda: rng.random(shape, dtype=np.float64))
-    return _finish(array, requires_grad, device, pin_memory)
+    return _random_factory("aten::rand", "aten::uniform_", shape, np_dtype, lambda: rng.uniform(shape, np_dtype),
+                           requires_grad, device, pin_memory)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
           **kw) -> Tensor:
     np_dtype, shape, rng = _resolve_dtype(dtype, fn="randn"), _size(size, "randn", kw), _rng(generator)
     _refuse_dtype("normal_kernel_cpu", np_dtype, "iub")
-    if STATE.profiler is None:
-        return _finish(rng.standard_normal(shape).astype(np_dtype), requires_grad, device, pin_memory)
-    array = STATE.profiler.factory("aten::randn", "aten::normal_", shape, np_dtype, lambda: rng.standard_normal(shape))
-    return _finish(array, requires_grad, device, pin_memory)
+    return _random_factory("aten::randn", "aten::normal_", shape, np_dtype, lambda: rng.normal(shape, np_dtype),
+                           requires_grad, device, pin_memory)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
@@ -532,17 +535,16 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     np_dtype, rng = _resolve_dtype(dtype, _dt.int64, fn="randint"), _rng(generator)
     shape = _size((size,), "randint") if not isinstance(size, int) else (size,)
     _check_random_bounds(low, high, np_dtype)
-    if STATE.profiler is None:
-        return _finish(rng.integers(low, high, size=shape).astype(np_dtype), requires_grad, device, pin_memory)
-    array = STATE.profiler.factory("aten::randint", "aten::random_", shape, np_dtype,
-                                   lambda: rng.integers(low, high, size=shape))
-    return _finish(array, requires_grad, device, pin_memory)
+    count = int(np.prod(shape, dtype=np.int64))
+    return _random_factory("aten::randint", "aten::random_", shape, np_dtype,
+                           lambda: rng.random_from_to(count, int(low), int(high)).astype(np_dtype).reshape(shape),
+                           requires_grad, device, pin_memory)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
     np_dtype = _resolve_dtype(dtype, _dt.int64, fn="randperm")
     _args.non_negative_shape("randperm", (n,))
-    return _finish(_rng(generator).permutation(n).astype(np_dtype), requires_grad, device)
+    return _finish(_rng(generator).randperm(int(n)).astype(np_dtype), requires_grad, device)
 
 
 def _refuse_dtype(kernel: str, np_dtype: np.dtype, kinds: str) -> None:
@@ -593,4 +595,5 @@ def _refuse_tensor_high(device) -> None:
 
 
 def bernoulli_array(p: np.ndarray, generator=None) -> np.ndarray:
-    return (_rng(generator).random(p.shape) < p).astype(p.dtype)
+    """``torch.bernoulli(p)``: one uniform per element, a double one when p is double (bernoulli_tensor_cpu)."""
+    return _rng(generator).bernoulli(p, double=p.dtype == np.float64).astype(p.dtype)

@@ -27,15 +27,29 @@ def add_inplace(dst: Tensor, src: Tensor) -> None:
     add_(dst, src)
 
 
-def detach_copy(t: Tensor) -> Tensor:
-    return _wrap(np.array(t._data, copy=True))
+def _empty_laid_out(t: Tensor, layout) -> np.ndarray:
+    """An uninitialised array for a copy of ``t``: with the strides of the array ``layout`` (a dense one), or of
+    ``t`` itself for None (as ``new_empty_strided``), or C-contiguous for ``layout=False``."""
+    from .autograd.grad_layout import empty_strided_as
+
+    if layout is False:
+        return np.empty_like(t._data, order="C")
+    return empty_strided_as(t._data if layout is None else layout, t._data.dtype)
 
 
-def copy_to_new(t: Tensor) -> Tensor:
-    """PyTorch's ``new_empty_strided(...).copy_(t)``: a copy recorded (under grad mode) as CopyBackwards."""
+def detach_copy(t: Tensor, layout=None) -> Tensor:
+    """A copy of ``t``'s values outside any graph, with the strides ``layout`` says (``_empty_laid_out``)."""
+    out = _empty_laid_out(t, layout)
+    np.copyto(out, t._data)
+    return _wrap(out)
+
+
+def copy_to_new(t: Tensor, layout=None) -> Tensor:
+    """PyTorch's ``new_empty_strided(...).copy_(t)``: a copy recorded (under grad mode) as CopyBackwards
+    (``layout``: as ``_empty_laid_out``)."""
     from .ops.creation import copy_
 
-    return copy_(_wrap(np.empty_like(t._data)), t)
+    return copy_(_wrap(_empty_laid_out(t, layout)), t)
 
 
 def to_numpy_dtype(t: Tensor, np_dtype) -> Tensor:

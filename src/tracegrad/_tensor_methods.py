@@ -539,8 +539,9 @@ def _retain_grad(self):
             return
         from .ops import creation, pointwise
 
-        if t._grad is None:
-            t._grad = creation.clone(grad) if STATE.grad_enabled else creation.clone(grad).detach()
+        if t._grad is None:  # PyTorch's retain_grad hook keeps a contiguous clone, whatever the gradient's layout
+            copy = creation.clone(grad, memory_format=contiguous_format)
+            t._grad = copy if STATE.grad_enabled else copy.detach()
         else:
             t._grad = pointwise.add(t._grad, grad)
 

@@ -219,6 +219,83 @@ SNIPPETS = [
     # randint_like(t, high) takes a 0-d tensor high only
     "torch.randint_like(x, x)", "torch.randint_like(x, torch.tensor([5]))", "torch.randint_like(x, x, device=3)",
     "torch.randint_like(x, torch.tensor(5)).shape", "torch.randint_like(x, 5, requires_grad=True).requires_grad",
+    # addmm/addmv/addr expand self to the result even with beta=0; addmv holds self to a vector of the result's
+    # length (or one element) in its own words; addmm_ is structured, addr_ keeps self unexpanded, and addbmm_
+    # resizes a self that expands to the result
+    "torch.addmm(torch.ones(3), x, torch.ones(3, 2), beta=0)", "torch.addmm(torch.ones(3, 2), x, x.t(), beta=0)",
+    "torch.addmm(torch.ones(2, 2, 2), x, x.t(), beta=0)", "torch.addmm(torch.ones(1, 2), x, x.t(), beta=0)",
+    "torch.addmv(torch.ones(3), x, x[0], beta=0)", "torch.addmv(torch.ones(3), x, x[0])",
+    "torch.addmv(torch.ones(()), x, x[0, :2])", "torch.addmv(torch.ones(1, 2), x, x[0])",
+    "torch.addmv(torch.ones(1), x, x[0], beta=0)", "torch.ones(3).addmv_(x, x[0], beta=0)",
+    "torch.addr(torch.ones(3), x[0], x[0], beta=0)", "torch.addr(torch.ones(2, 2, 3), x[0], x[0], beta=0)",
+    "torch.addr(torch.ones(3).int(), x[0], x[0], beta=0)", "torch.ones(1, 3).addr_(x[:, 0], x[0])",
+    "torch.ones(3).addr_(x[:, 0], x[0])", "torch.ones(3, 3).addr_(x[:, 0], x[0], beta=0)",
+    "torch.ones(2, 3).addr_(x, x[0], beta=0)", "torch.ones(3, 3).addmm_(x, x.t(), beta=0)",
+    "torch.ones(3, 2).addmm_(x, x.t())", "torch.ones(1, 4).addbmm_(torch.ones(2, 3, 4), torch.ones(2, 4, 4))",
+    "torch.ones(3, 1).addbmm_(torch.ones(2, 3, 4), torch.ones(2, 4, 4), beta=0.5, alpha=2)",
+    "torch.ones(4).addbmm_(torch.ones(2, 3, 4), torch.ones(2, 4, 4), beta=0)",
+    "torch.ones(1, 4).addbmm_(0.5, torch.ones(2, 3, 4), torch.ones(2, 4, 4))",
+    "torch.ones(5, 4).addbmm_(torch.ones(2, 3, 4), torch.ones(2, 4, 4))",
+    # an in-place add/sub refuses a result type it cannot write into self before it looks at alpha
+    "x.long().add_(x, alpha=True)", "x.long().sub_(x, alpha=True)", "x.long().add_(1.5, alpha=True)",
+    "x.bool().add_(x.long(), alpha=True)", "x.long().add_(1j, alpha=True)", "x.long().add_(x.long(), alpha=True)",
+    "x.bool().sub_(x.long(), alpha=True)", "x.int().add_(x.long(), alpha=True)",
+    # a factory asked for an integer tensor requiring grad says so in its own words (not requires_grad_'s)
+    "torch.zeros_like(x.long(), requires_grad=True)", "x.long().new_zeros(2, requires_grad=True)",
+    "torch.ones_like(x.long(), requires_grad=True)", "torch.empty_like(x.long(), requires_grad=True)",
+    "torch.full_like(x.long(), 2, requires_grad=True)", "x.new_zeros(2, dtype=torch.long, requires_grad=True)",
+    "torch.zeros_like(x, dtype=torch.long, requires_grad=True)", "torch.asarray(x.long(), requires_grad=True)",
+    "torch.asarray(x.long().numpy(), requires_grad=True)", "x.long().requires_grad_()",
+    "torch.frombuffer(bytearray(8), dtype=torch.int32, requires_grad=True)",
+    # histc checks bins (in histogram's words), then its range (finite, then ordered), then the input's dtype
+    "torch.histc(x.long(), 3, 2, 1)", "torch.histc(x.bool(), 3, 2, 1)", "torch.histc(x.long(), 0, 2, 1)",
+    "torch.histc(x, 0)", "torch.histc(x.long(), 3, float('inf'), 1)", "torch.histc(x.long(), 3, float('nan'), 2)",
+    "torch.histc(x.long(), 3, 1, 1)", "torch.histc(x, 3, 1e20, 1.5)", "torch.histc(x.long(), 3)",
+    "torch.histc(torch.tensor([0.1, 0.5, 0.7, 0.3]), 4, 0.1, 0.7)",
+    # embedding's max_norm renorms the sorted rows with select(), which refuses the first out of range
+    "torch.nn.functional.embedding(torch.tensor([10]), torch.ones(10, 3), max_norm=1.0)",
+    "torch.nn.functional.embedding(torch.tensor([-11, 2]), torch.ones(10, 3), max_norm=1.0)",
+    "torch.nn.functional.embedding(torch.tensor([-1, 9]), torch.ones(10, 3) * 2, max_norm=1.0)",
+    "torch.embedding_renorm_(torch.ones(10, 3), torch.tensor([12, 3, -1, 11]), 1.0, 2.0)",
+    # histogramdd of points with no coordinates: a 0-d histogram that counts nothing
+    "torch.histogramdd(torch.ones(3, 0), 2)", "torch.histogramdd(torch.ones(3, 0), [], density=True).hist.isnan()",
+    "torch.histogramdd(torch.ones(3, 0), 2, weight=torch.ones(3))", "torch.histogramdd(torch.ones(3, 0), [1, 2])",
+    # searchsorted and bucketize hold out= to the index dtype out_int32 names, after their other checks
+    "torch.searchsorted(x[0], x[0], out=torch.ones(3))", "torch.searchsorted(x[0], x[0], out=torch.ones(3).int())",
+    "torch.searchsorted(x[0], x[0], out_int32=True, out=torch.ones(3).long())",
+    "torch.searchsorted(x[0], x[0], out_int32=True, out=torch.ones(3).int())",
+    "torch.searchsorted(x[0], x[0], side='mid', out=torch.ones(3))", "torch.searchsorted(x, x[0], out=torch.ones(3))",
+    "torch.bucketize(x[0], x[0], out=torch.ones(3))", "torch.bucketize(x[0], x, out=torch.ones(3))",
+    "torch.bucketize(x[0], x[0], out=torch.ones(3).long())",
+    # feature dropout checks the rank only when it draws; native_dropout scales an integer input by a float in place
+    "torch.feature_dropout(torch.arange(4), 0.5, False)", "torch.feature_dropout(torch.arange(4), 1.0, True)",
+    "torch.feature_dropout(torch.arange(4.0), 0.5, True)", "torch.feature_alpha_dropout(torch.arange(4), 0.5, True)",
+    "torch.native_dropout(torch.arange(4), 0.5, True)", "torch.native_dropout(torch.arange(4), 0.0, None)",
+    "torch.native_dropout(torch.arange(4).bool(), 0.5, True)", "torch.native_dropout(torch.arange(4), 1.5, True)",
+    "torch.native_dropout(torch.arange(4), 0.5, False)", "torch.native_dropout(torch.ones(0).long(), 0.5, True)",
+    "torch.native_dropout(torch.ones(0), 1.5, True)",
+    # narrow and narrow_copy: a 0-d input, then the start's range, then start + length (narrow_copy's dim its own way)
+    "torch.narrow_copy(torch.arange(4), 1, 1, 2)", "torch.narrow_copy(torch.arange(4), 0, -5, 2)",
+    "torch.narrow_copy(torch.arange(4), 0, 1, -1)", "torch.narrow_copy(torch.tensor(1), 0, 0, 1)",
+    "torch.arange(4).narrow_copy(0, 5, 0)", "torch.arange(4).narrow_copy(0, 4, 0)", "x.narrow_copy(1, -2, 2)",
+    "torch.narrow(torch.arange(4), 0, -5, 2)", "torch.narrow(torch.arange(4), 0, 1, -1)",
+    "torch.narrow(torch.arange(4), 0, 5, 0)", "torch.narrow(torch.tensor(1), 0, 0, 1)", "x.narrow(1, -3, 3)",
+    # svd's own rank check; svdvals (and cond through it) in linalg.svd's words, a driver refused on the CPU;
+    # svd's compute_uv=False gives full-sized zeros
+    "torch.svd(torch.arange(4))", "torch.svd(torch.tensor(1.0))", "torch.svd(x[0], compute_uv=False)",
+    "torch.svd(x, compute_uv=False)", "torch.svd(torch.ones(2, 4, 3), some=False, compute_uv=False)",
+    "torch.svd(x.long(), compute_uv=False)", "torch.linalg.svdvals(torch.arange(4))",
+    "torch.linalg.svdvals(torch.arange(4).reshape(2, 2))", "torch.linalg.svdvals(x, driver='gesvd')",
+    "torch.linalg.svdvals(torch.ones(0, 3), driver='gesvd')", "torch.linalg.svd(x, driver='gesvd')",
+    "torch.linalg.cond(torch.arange(4).reshape(2, 2))",
+    # matrix_norm checks the order, A (rank, dtype), the dims, then dtype= as check_linalg_norm_dtype
+    "torch.linalg.matrix_norm(x, 3.0)", "torch.linalg.matrix_norm(x[0], 3)", "torch.linalg.matrix_norm(x.long(), 3)",
+    "torch.linalg.matrix_norm(x, 'abc', dim=(0, 0))", "torch.linalg.matrix_norm(x, 1e20)",
+    "torch.linalg.matrix_norm(x.long(), dtype=torch.float64)", "torch.linalg.matrix_norm(x.long(), 1, dim=(0, 0))",
+    "torch.linalg.matrix_norm(x, dtype=torch.long)", "torch.linalg.matrix_norm(x.double(), dtype=torch.float32)",
+    "torch.linalg.matrix_norm(x, dtype=torch.complex64)", "torch.linalg.matrix_norm(x, 2, dtype=torch.float64)",
+    "torch.linalg.matrix_norm(x.to(torch.complex64), dtype=torch.float64)",
+    "torch.linalg.norm(x.long(), 'fro', dtype=torch.float64)",
 ]
 
 

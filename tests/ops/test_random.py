@@ -1,7 +1,7 @@
 """Random operators of ops/random_ops.py.
 
-Streams differ from PyTorch's, so values are checked statistically (means within a few standard errors)
-and by their support; shapes, dtypes, autograd behaviour (which outputs require grad, node names, zero
+Values are checked statistically here (means within a few standard errors) and by their support (the
+seeded streams themselves are compared with torch's bit for bit in test_random_streams_vs_torch.py); shapes, dtypes, autograd behaviour (which outputs require grad, node names, zero
 gradients) and error messages are compared with torch directly.
 """
 

@@ -1,7 +1,7 @@
 """``utils.data`` extras against torch: StackDataset, ChainDataset, WeightedRandomSampler, DistributedSampler,
-random_split fractions and the collate/convert details. Random streams differ between the libraries, so
-random samplers are checked by their properties (partition, no repeats, frequencies, seeded determinism) and
-everything without randomness is compared exactly."""
+random_split fractions and the collate/convert details. Random samplers are checked by their properties
+(partition, no repeats, frequencies, seeded determinism) and everything without randomness is compared
+exactly."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ import sys
 
 from .._events import emit as _emit_event
 from .._state import STATE
+from .grad_layout import is_non_overlapping_and_dense, obeys_layout_contract
 from .node import UINT64_MAX, Node, collect_hook_fns
 
 
@@ -95,13 +96,20 @@ def accumulate_into(variable, grad) -> None:
         grad = F.to_dtype(grad, variable.dtype)
     current = variable._grad
     if current is None:
-        # Like PyTorch, steal the buffer only when no user-visible reference to it exists.
-        if (not STATE.grad_enabled and grad._gfn is None and grad._base is None
-                and sys.getrefcount(grad) <= _ENGINE_REFS and grad._data.base is None):
+        gd, vd = grad._data, variable._data
+        obeys = gd.strides == vd.strides or obeys_layout_contract(gd, vd)
+        # Like PyTorch, steal the buffer only when no user-visible reference to it exists, and when it is laid
+        # out as the leaf is (the gradient layout contract).
+        if (obeys and not STATE.grad_enabled and grad._gfn is None and grad._base is None
+                and sys.getrefcount(grad) <= _ENGINE_REFS and gd.base is None):
             variable._grad = grad
         else:
-            # Under create_graph the copy is recorded, as PyTorch's clone_obey_contract (CopyBackwards).
-            variable._grad = F.copy_to_new(grad) if STATE.grad_enabled else F.detach_copy(grad)
+            # PyTorch's clone_obey_contract: a copy with the leaf's strides (contiguous for a leaf with gaps or
+            # overlaps), recorded under create_graph (CopyBackwards). Outside it, a gradient that obeys keeps its
+            # own strides, as PyTorch's steal would (it adopts views too, which tracegrad copies).
+            own = obeys and not STATE.grad_enabled
+            layout = None if own else vd if is_non_overlapping_and_dense(vd) else False
+            variable._grad = F.copy_to_new(grad, layout) if STATE.grad_enabled else F.detach_copy(grad, layout)
     elif not STATE.grad_enabled:
         F.add_inplace(current, grad)
     else:

@@ -71,32 +71,55 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    return _write(tensor, _rng(generator).uniform(a, b, tensor._data.shape))
+    return _write(tensor, _rng(generator).uniform(tensor._data.shape, tensor._data.dtype, a, b))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    return _write(tensor, _rng(generator).normal(mean, std, tensor._data.shape))
+    return _write(tensor, _normal(tensor._data, mean, std, generator))
+
+
+def _normal(data: np.ndarray, mean: float, std: float, generator) -> np.ndarray:
+    """torch's ``normal_`` draws for ``data`` (its Box-Muller blocks depend on size and contiguity)."""
+    return _rng(generator).normal(data.shape, data.dtype, mean, std, contiguous=data.flags.c_contiguous)
 
 
 def trunc_normal_(
     tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator=None
 ) -> Tensor:
-    """Normal(mean, std) restricted to [a, b], drawn by resampling the values that fall outside."""
+    """Normal(mean, std) restricted to [a, b], drawn as torch 2.13 does: redrawn normals when [a, b] holds more
+    than 30% of the mass, else uniform candidates on [a, b] accepted by a log-uniform test."""
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
             "be incorrect.",
             stacklevel=2,
         )
-    rng = _rng(generator)
-    values = rng.normal(mean, std, tensor._data.shape)
-    bad = (values < a) | (values > b)
-    for _ in range(1000):
-        if not bad.any():
-            break
-        values[bad] = rng.normal(mean, std, int(bad.sum()))
-        bad = (values < a) | (values > b)
-    return _write(tensor, np.clip(values, a, b))
+
+    def cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    data, rng = tensor._data, _rng(generator)
+    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+        lo, hi = data.dtype.type(a), data.dtype.type(b)  # torch compares with a and b rounded to the dtype
+        values = _normal(data, mean, std, generator)
+        while ((values < lo) | (values > hi)).any():
+            values = np.where((values < lo) | (values > hi), _normal(data, mean, std, generator), values)
+        return _write(tensor, values)
+    log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+
+    def log_density(x: np.ndarray) -> np.ndarray:  # (the tensor ops torch chains, in the tensor's dtype)
+        return ((x - x.dtype.type(mean)) / x.dtype.type(std)) ** 2 * x.dtype.type(-0.5) - x.dtype.type(log_peak)
+
+    def rejected(x: np.ndarray) -> np.ndarray:
+        return np.log(rng.uniform(data.shape, data.dtype)) > log_density(x)
+
+    result = rng.uniform(data.shape, data.dtype, a, b)
+    pending = rejected(result)
+    while pending.any():
+        candidates = rng.uniform(data.shape, data.dtype, a, b)
+        result = np.where(pending, candidates, result)
+        pending = np.where(pending, rejected(candidates), pending)
+    return _write(tensor, result)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -187,7 +210,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
         return tensor
     rows = tensor._data.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).standard_normal((rows, cols))
+    flat = _rng(generator).normal((rows, cols), tensor._data.dtype)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -201,12 +224,12 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor._data.shape
-    values = _rng(generator).normal(0, std, (rows, cols))
+    values = _normal(tensor._data, 0.0, std, generator)
     zeros = int(math.ceil(sparsity * rows))
     # the rows to zero come from the default generator even when ``generator`` is given, as PyTorch's randperm
     default = _rng(None)
     for c in range(cols):
-        values[default.permutation(rows)[:zeros], c] = 0
+        values[default.randperm(rows)[:zeros], c] = 0
     return _write(tensor, values)
 
 

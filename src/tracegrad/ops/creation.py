@@ -159,9 +159,13 @@ def full_like(t: Tensor, fill_value, *, dtype=None, requires_grad: bool = False,
     out = _full_like(t, fill_value, dtype=_np_dtype(dtype))
     if device is not None or pin_memory:
         out = _placed(out, device, pin_memory)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
+    return _requiring_grad(out) if requires_grad else out
+
+
+def _requiring_grad(out: Tensor) -> Tensor:
+    from .._factories import requiring_grad
+
+    return requiring_grad(out)
 
 
 def _placed(out: Tensor, device, pin_memory) -> Tensor:
@@ -192,7 +196,5 @@ def new_zeros(t: Tensor, *size, dtype=None, requires_grad: bool = False, device=
     out = _wrap(np.zeros(normalize_shape(size), dtype=_np_dtype(dtype) or t._data.dtype))
     if device is not None or pin_memory:
         out = _placed(out, device, pin_memory)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
+    return _requiring_grad(out) if requires_grad else out
 

@@ -182,6 +182,11 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
     # attrs that name the operands themselves (pow's ``exponent``) are read per call
     attr_idx = tuple(i for i in op.attr_idx if isinstance(i, int))
     attrs_from_operands = any(i < 2 for i in attr_idx)
+    # mm's node records its operands' strides (OpDef.stride_edges); that test sits behind the one for values of
+    # the call, which mul's path already made, so mul pays nothing for it
+    records_strides = op.stride_edges == (0, 1)
+    assert not op.stride_edges or (records_strides and not attrs_from_operands), op.name
+    per_call = attrs_from_operands or records_strides
 
     def slow(a, b):
         if dunder and not isinstance(b, _OPERANDS):
@@ -258,7 +263,13 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             else:
                 node._edges = (ea, NO_EDGE)
                 node._in_meta = ((ad.shape, adt), None)
-            node._attrs = tuple([((a, b) + trailing)[i] for i in attr_idx]) if attrs_from_operands else default_attrs
+            if not per_call:
+                node._attrs = default_attrs
+            elif records_strides:  # (mm: ``b`` is a Tensor, its kernel refuses a number)
+                node._strides = (ad.strides, bd.strides)
+                node._attrs = default_attrs
+            else:
+                node._attrs = tuple([((a, b) + trailing)[i] for i in attr_idx])
             node._out_meta = ((data.shape, dt),)
             out._gfn = node
             out._rg = True

@@ -255,11 +255,13 @@ bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_kernel, vjp=_bmm_vjp
 
 
 def _mv_check(m, v, inp=None) -> None:
-    if m.ndim != 2 or v.ndim != 1:
-        got = f"{1 if inp is None else inp.ndim}, {m.ndim}, {v.ndim}"
-        raise RuntimeError(f"vector + matrix @ vector expected, got {got}")
-    if m.shape[1] != v.shape[0]:
-        rows = m.shape[0] if inp is None else inp.shape[0] if inp.ndim else 1
+    """PyTorch's addmv meta checks (mv's too, with no self): self a vector of the result's length or a single
+    element, even with beta=0."""
+    self_ndim = 1 if inp is None else inp.ndim
+    if m.ndim != 2 or v.ndim != 1 or self_ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self_ndim}, {m.ndim}, {v.ndim}")
+    if m.shape[1] != v.shape[0] or (inp is not None and inp.size not in (1, m.shape[0])):
+        rows = m.shape[0] if inp is None else dim_size(inp, 0)  # (a 0-d self fails reading it, an IndexError)
         raise RuntimeError(f"size mismatch, got input ({rows}), mat ({m.shape[0]}x{m.shape[1]}), "
                            f"vec ({v.shape[0]})")
     first = v if inp is None else inp
@@ -393,13 +395,15 @@ def _bias(inp: np.ndarray, shape: tuple) -> np.ndarray:
 def _combine(inp, prod, beta, alpha):
     beta, alpha = _scalars_for(prod.dtype, beta, alpha)
     scaled = prod if alpha == 1 else prod * alpha
-    if beta == 0:  # self is ignored entirely (its NaNs do not propagate)
+    if beta == 0:  # self's values are ignored (its NaNs do not propagate), but PyTorch still expands it
+        if inp.shape != prod.shape:
+            _bias(inp, prod.shape)
         return np.ascontiguousarray(scaled).astype(prod.dtype, copy=False)
     bias = _bias(inp, prod.shape)
     return (scaled + (bias if beta == 1 else bias * beta)).astype(prod.dtype, copy=False)
 
 
-def _addmm_kernel(inp, m1, m2, beta=1, alpha=1):
+def _addmm_checks(inp, m1, m2) -> None:
     if m1.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor")
     if m2.ndim != 2:
@@ -413,17 +417,32 @@ def _addmm_kernel(inp, m1, m2, beta=1, alpha=1):
     if inp.dtype != m2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(inp.dtype)} and "
                            f"{_tname(m2.dtype)}")
+
+
+def _addmm_kernel(inp, m1, m2, beta=1, alpha=1):
+    _addmm_checks(inp, m1, m2)
     return _combine(inp, np.matmul(m1, m2), beta, alpha)
 
 
+def _addmm_inplace_checks(inp, m1, m2, *_) -> None:
+    """addmm_ is structured: self is held to the result's sizes after the matrices' checks, before the kernel
+    expands it (so in those words, whatever beta)."""
+    if m1.ndim == m2.ndim == 2 and inp.shape == (m1.shape[0], m2.shape[1]):
+        return  # (a valid call pays this comparison only)
+    _addmm_checks(inp, m1, m2)
+    _bad_inplace(inp.shape, (m1.shape[0], m2.shape[1]))
+
+
 def _addmm_vjp(ctx, g):
+    from .linalg_core import column_major, mm_mat1_backward, mm_mat2_backward
+
     m1, m2 = ctx.saved_tensors
     beta, alpha = ctx.attrs
     need = ctx.needs_input_grad
-    # PyTorch's mm_mat1_backward / mm_mat2_backward (general layout): grad.mm(mat2.t()), mat1.t().mm(grad)
+    # PyTorch's mm_mat1_backward / mm_mat2_backward: the branch follows each matrix's layout in the forward
     gi = _scaled(g, beta) if need[0] else None
-    g1 = _scaled(mm(g, _t(m2).conj()), alpha) if need[1] else None
-    g2 = _scaled(mm(_t(m1).conj(), g), alpha) if need[2] else None
+    g1 = _scaled(mm_mat1_backward(g, m2, column_major(ctx, 1)), alpha) if need[1] else None
+    g2 = _scaled(mm_mat2_backward(g, m1, column_major(ctx, 2)), alpha) if need[2] else None
     return gi, g1, g2
 
 
@@ -518,11 +537,25 @@ def _baddbmm_vjp(ctx, g):
             _scaled(product(_mT(b1).conj(), g), alpha) if need[2] else None)
 
 
-def _addr_kernel(inp, v1, v2, beta=1, alpha=1):
+def _addr_vectors(v1, v2) -> None:
     for name, v in (("vec1", v1), ("vec2", v2)):  # (addr's own check, before outer's)
         if v.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+
+
+def _addr_kernel(inp, v1, v2, beta=1, alpha=1):
+    _addr_vectors(v1, v2)
     return _combine(inp, _outer_kernel(v1, v2), beta, alpha)
+
+
+def _addr_inplace_checks(inp, v1, v2, *_) -> None:
+    """addr_ is PyTorch's addr_out with self as the result, which it does not expand: self must be 2-D and of the
+    result's sizes, whatever beta."""
+    _addr_vectors(v1, v2)
+    if inp.ndim != 2:
+        raise RuntimeError(f"2D tensor expected, got {inp.ndim}D tensor for input")
+    if inp.shape != (v1.shape[0], v2.shape[0]):
+        raise RuntimeError(f"size mismatch, input: {list(inp.shape)}, v1: {list(v1.shape)}, v2: {list(v2.shape)}")
 
 
 def _addr_vjp(ctx, g):
@@ -534,11 +567,37 @@ def _addr_vjp(ctx, g):
             _scaled(ga, alpha) if ga is not None else None, _scaled(gb, alpha) if gb is not None else None)
 
 
+def _bad_inplace(have: tuple, want: tuple) -> None:
+    raise RuntimeError(f"Bad in-place call: input tensor size {list(have)} and output tensor size {list(want)} "
+                       "should match")
+
+
+class _SelfResized(Exception):  # noqa: N818 - a signal to _resizing_self, never seen outside this module
+    def __init__(self, shape: tuple) -> None:
+        super().__init__(shape)
+        self.shape = shape
+
+
+def _resizing_self(op):
+    """addbmm_ is PyTorch's addbmm_out with self as the result: a self that expands to the result's sizes (checked
+    by the kernel) is resized to them, holding its values expanded, and then written."""
+    def inplace(self: Tensor, *args, **kwargs) -> Tensor:
+        try:
+            return op(self, *args, **kwargs)
+        except _SelfResized as resized:
+            self._before_write()
+            self._data = np.ascontiguousarray(np.broadcast_to(self._data, resized.shape))
+            return op(self, *args, **kwargs)
+
+    inplace.__name__ = inplace.__qualname__ = op.name
+    return inplace
+
+
 # PyTorch's structured kernels, whose in-place form refuses a self of another shape than the result in its own words
 _STRUCTURED = frozenset({"addmm", "addmv", "baddbmm"})
 
 
-def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta: tuple = ()):
+def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta: tuple = (), inplace_checks=None):
     from .pointwise import write_into
 
     schema = f"{args}, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
@@ -548,15 +607,13 @@ def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta:
                jvp=jvp, meta=meta, save_if=crossed)
 
     def inplace(a, *rest):
+        if inplace_checks is not None:
+            inplace_checks(a, *rest)
         result = kernel(a, *rest)
         if result.shape != a.shape:
             if name in _STRUCTURED:
-                raise RuntimeError(f"Bad in-place call: input tensor size {list(a.shape)} and output tensor size "
-                                   f"{list(result.shape)} should match")
-            have = a.shape[-1] if a.ndim else 1
-            raise RuntimeError(f"The expanded size of the tensor ({have}) must match the existing size "
-                               f"({result.shape[-1]}) at non-singleton dimension {a.ndim - 1}.  Target "
-                               f"sizes: {list(a.shape)}.  Tensor sizes: {list(result.shape)}")
+                _bad_inplace(a.shape, result.shape)
+            raise _SelfResized(result.shape)  # (addbmm_'s: addr_ holds self to the result's sizes first)
         write_into(a, result)
         return a
 
@@ -575,14 +632,15 @@ def _addmm_jvp(args, outs, tangents):
 # AddmmBackward0 keeps them as MmBackward0 does (linalg_core.MM_META).
 ADDMM_META = ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")
 addmm, addmm_ = _add_family("addmm", "Tensor mat1, Tensor mat2", _addmm_kernel, _addmm_vjp, ("mat1", "mat2"),
-                            jvp=_addmm_jvp, meta=ADDMM_META)
+                            jvp=_addmm_jvp, meta=ADDMM_META, inplace_checks=_addmm_inplace_checks)
 addmv, addmv_ = _add_family("addmv", "Tensor mat, Tensor vec", _addmv_kernel, _addmv_vjp, ("mat", "vec"))
 baddbmm, baddbmm_ = _add_family("baddbmm", "Tensor batch1, Tensor batch2", _baddbmm_kernel, _baddbmm_vjp,
                                 ("batch1", "batch2"))
 addbmm, addbmm_ = _add_family("addbmm", "Tensor batch1, Tensor batch2", _addbmm_kernel, _baddbmm_vjp,
                               ("batch1", "batch2"),
                               meta=("batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"))
-addr, addr_ = _add_family("addr", "Tensor vec1, Tensor vec2", _addr_kernel, _addr_vjp, ("vec1", "vec2"))
+addr, addr_ = _add_family("addr", "Tensor vec1, Tensor vec2", _addr_kernel, _addr_vjp, ("vec1", "vec2"),
+                          inplace_checks=_addr_inplace_checks)
 
 
 # ---- einsum ------------------------------------------------------------------------------------------------
@@ -1226,15 +1284,37 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     return linalg_vector_norm(x, ord, dim, keepdim, dtype=dtype, **extra)
 
 
+def _check_matrix_norm_ord(ord) -> None:
+    """PyTorch checks the order before A (whose dtype check depends on it), a number printed as C++ does."""
+    if isinstance(ord, str):
+        if ord not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    elif abs(ord) not in (1, 2, math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {float(ord):g} not supported.")
+
+
+def _check_norm_dtype(name: str, have: np.dtype, want: np.dtype) -> None:
+    """PyTorch's check_linalg_norm_dtype of a dtype= asked for."""
+    if want.kind not in "fc":
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got {_tname(want)}")
+    if (have.kind == "c") != (want.kind == "c"):
+        kind = "complex" if have.kind == "c" else "real"
+        raise RuntimeError(f"{name}: dtype should be {kind} for {kind} inputs, but got {_tname(want)}")
+    if np.promote_types(have, want) != want:
+        raise RuntimeError(f"{name}: the dtype of the input ({_tname(have)}) should be convertible without "
+                           f"narrowing to the specified dtype ({_tname(want)})")
+
+
 def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """Frobenius, nuclear, 1/-1 (column sums), inf/-inf (row sums) and 2/-2 (singular values) norms."""
     from .reductions_extra import amax, amin
     from .reductions_extra import sum as _sum
     from .views import movedim, unsqueeze
 
+    _check_matrix_norm_ord(ord)
     _check_matrix("linalg.matrix_norm", A._data)
-    if A._data.dtype.char == "e" and ord in ("nuc", 2, -2):  # the singular-value orders: no Half (of A itself,
-        _check_float("linalg.matrix_norm", A._data, low_precision=False)  # before dim and dtype, as torch)
+    # (A itself, before dim and dtype; the singular-value orders take no Half)
+    _check_float("linalg.matrix_norm", A._data, low_precision=ord not in ("nuc", 2, -2))
     dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
     if len(dims) != 2:  # (before the dims are wrapped, as PyTorch checks)
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
@@ -1245,8 +1325,9 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         from ..backend.dtypes import to_dtype as _resolve
         from .creation import to_dtype
 
-        A = to_dtype(A, _resolve(dtype))
-    _check_float("linalg.matrix_norm", A._data)
+        target = _resolve(dtype)
+        _check_norm_dtype("linalg.matrix_norm", A._data.dtype, target.np)
+        A = to_dtype(A, target)
     if ord == "fro":
         result = linalg_vector_norm(A, 2, d, keepdim)
     elif ord in ("nuc", 2, -2):
@@ -2058,10 +2139,19 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     return _into(linalg_eigh(A, UPLO)[0], out, "linalg_eigvalsh")
 
 
-def _svd_kernel(a, full_matrices=True, driver=None):
+def _svd_checks(a, driver) -> None:
+    """PyTorch's _linalg_svd checks (svdvals' too, in svd's name): A, then a driver, which only cuSOLVER takes (an
+    empty A returns before that check)."""
     _check_matrix("linalg.svd", a)
     _check_float("linalg.svd", a)
+    if driver is not None and a.size:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+                           "cuSOLVER backend.")
     refuse_half("linalg_svd_cpu", a)
+
+
+def _svd_kernel(a, full_matrices=True, driver=None):
+    _svd_checks(a, driver)
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
     # (singular values are real, also for complex input)
     return u.astype(a.dtype, copy=False), s.astype(a.real.dtype, copy=False), vh.astype(a.dtype, copy=False)
@@ -2143,9 +2233,7 @@ linalg_svd.materialize_grads = False
 
 
 def _svdvals_kernel(a, driver=None):
-    _check_matrix("linalg.svdvals", a)
-    _check_float("linalg.svdvals", a)
-    refuse_half("linalg_svd_cpu", a)
+    _svd_checks(a, driver)
     return np.linalg.svd(a, compute_uv=False).astype(a.real.dtype, copy=False)
 
 
@@ -2175,11 +2263,19 @@ _Svd = return_type("svd", ["U", "S", "V"])
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     """Legacy ``torch.svd``: returns V (not Vh); ``some=False`` gives full U and V."""
-    from .creation import zeros_like
+    from .creation import new_zeros
 
-    U, S, Vh = linalg_svd(input, not some)
-    result = _Svd(U, S, _mT(Vh)) if compute_uv else _Svd(zeros_like(U), S, zeros_like(_mT(Vh)))
-    return _into(result, out, "svd")
+    if input.ndim < 2:  # (its own check, before linalg's)
+        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {input.ndim} dimensions "
+                           "instead")
+    if compute_uv:
+        U, S, Vh = linalg_svd(input, not some)
+        return _into(_Svd(U, S, _mT(Vh)), out, "svd")
+    # the values alone, U and V full-sized zeros whatever ``some``, as PyTorch's
+    m, n = input.shape[-2:]
+    batch = tuple(input.shape[:-2])
+    S = svdvals_composite(input)
+    return _into(_Svd(new_zeros(input, batch + (m, m)), S, new_zeros(input, batch + (n, n))), out, "svd")
 
 
 def _real_tolerances(name: str, **tolerances) -> None:
@@ -2518,8 +2614,9 @@ PUBLIC = {
 
 METHODS = {
     "bmm": bmm, "mv": mv, "dot": dot, "vdot": vdot, "inner": inner, "outer": outer, "ger": ger,
-    "addmm": addmm, "addmm_": addmm_, "addmv": addmv, "addmv_": addmv_, "addbmm": addbmm, "addbmm_": addbmm_,
-    "baddbmm": baddbmm, "baddbmm_": baddbmm_, "addr": addr, "addr_": addr_, "kron": kron, "trace": trace,
+    "addmm": addmm, "addmm_": addmm_, "addmv": addmv, "addmv_": addmv_, "addbmm": addbmm,
+    "addbmm_": _resizing_self(addbmm_), "baddbmm": baddbmm, "baddbmm_": baddbmm_, "addr": addr, "addr_": addr_,
+    "kron": kron, "trace": trace,
     "tril": tril, "tril_": tril_, "triu": triu, "triu_": triu_, "diag": diag, "diag_embed": diag_embed,
     "diagflat": diagflat, "cross": cross, "det": linalg_det, "slogdet": linalg_slogdet, "logdet": logdet,
     "inverse": linalg_inv, "cholesky": cholesky, "cholesky_solve": cholesky_solve, "pinverse": pinverse,

@@ -14,7 +14,7 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor
 from ._jvp import dense_product_rule
-from .registry import defop
+from .registry import defop, recorded_strides
 
 
 def _shape_error(a, b) -> RuntimeError:
@@ -60,15 +60,38 @@ def _cpp_name(np_dtype) -> str:
     return cpp_type_name(np_dtype)
 
 
-def _mm_vjp(ctx, g):
+def column_major(node, k: int) -> bool:
+    """Whether input ``k`` of an mm-like node was a column-major matrix when the node was made (PyTorch's test,
+    on the sizes and strides its node recorded: ``strides[0] == 1 and strides[1] == sizes[0]``)."""
+    strides = recorded_strides(node, k)
+    return strides is not None and strides[0] == 1 and strides[1] == node._in_meta[k][0][0]
+
+
+def mm_mat1_backward(g: Tensor, mat2: Tensor, mat1_column_major: bool) -> Tensor:
+    """PyTorch's ``mm_mat1_backward``: a column-major mat1 gets a column-major gradient (conj: a no-op on
+    real tensors)."""
     from .views import t
 
+    if mat1_column_major:
+        return t(mm(mat2.conj(), t(g)))
+    return mm(g, t(mat2).conj())
+
+
+def mm_mat2_backward(g: Tensor, mat1: Tensor, mat2_column_major: bool) -> Tensor:
+    """PyTorch's ``mm_mat2_backward``: a column-major mat2 gets a column-major gradient."""
+    from .views import t
+
+    if mat2_column_major:
+        return t(mm(t(g), mat1.conj()))
+    return mm(t(mat1).conj(), g)
+
+
+def _mm_vjp(ctx, g):
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    # PyTorch's mm_mat1/mat2_backward: grad.mm(mat2.t().conj()), mat1.t().conj().mm(grad) (conj: a no-op on
-    # real tensors); the inputs last to first, as PyTorch's generated backward
-    gb = mm(t(a).conj(), g) if need[1] else None
-    return (mm(g, t(b).conj()) if need[0] else None, gb)
+    # the inputs last to first, as PyTorch's generated backward
+    gb = mm_mat2_backward(g, a, column_major(ctx, 1)) if need[1] else None
+    return (mm_mat1_backward(g, b, column_major(ctx, 0)) if need[0] else None, gb)
 
 
 # PyTorch's MmBackward0 keeps both operands' sizes, and the strides of each one whose gradient is computed.

@@ -304,9 +304,9 @@ def _asarray(obj, dtype, device, copy: bool | None, requires_grad) -> Tensor:
         if copy or cast:
             source = obj if requires_grad else obj.detach()
             out = creation.to_dtype(source, target) if cast else creation.clone(source)
-            return out.requires_grad_(True) if requires_grad and not out.requires_grad else out
+            return _factories.requiring_grad(out) if requires_grad and not out.requires_grad else out
         if requires_grad:
-            return obj if obj.requires_grad else obj.requires_grad_(True)
+            return obj if obj.requires_grad else _factories.requiring_grad(obj)
         return obj.detach() if obj.requires_grad else obj
     requires_grad = bool(requires_grad) if requires_grad is not _UNSET else False
     if isinstance(obj, (np.ndarray, np.generic)):
@@ -319,7 +319,7 @@ def _asarray(obj, dtype, device, copy: bool | None, requires_grad) -> Tensor:
         elif copy:
             array = array.copy()
         out = _factories.from_numpy(array)
-        return out.requires_grad_(True) if requires_grad else out
+        return _factories.requiring_grad(out) if requires_grad else out
     if copy is False:
         raise ValueError("can't alias arbitrary sequence into a tensor.")
     return _factories.tensor(obj, dtype=target, device=device, requires_grad=requires_grad)

@@ -47,12 +47,14 @@ def write_into(dst: np.ndarray, src) -> None:
     if src.shape != dst.shape and np.broadcast_shapes(src.shape, dst.shape) != dst.shape:
         broadcast = list(np.broadcast_shapes(src.shape, dst.shape))
         raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {broadcast}")
-    src_dtype = src.dtype
-    if src_dtype != dst.dtype and not _can_cast_like_torch(src_dtype, dst.dtype):
-
-        raise RuntimeError(f"result type {scalar_type_name(src_dtype)} can't be cast to the "
-                           f"desired output type {scalar_type_name(dst.dtype)}")
+    check_cast_into(src.dtype, dst.dtype)
     np.copyto(dst, src, casting="unsafe")
+
+
+def check_cast_into(src_dtype: np.dtype, dst_dtype: np.dtype) -> None:
+    if src_dtype != dst_dtype and not _can_cast_like_torch(src_dtype, dst_dtype):
+        raise RuntimeError(f"result type {scalar_type_name(src_dtype)} can't be cast to the "
+                           f"desired output type {scalar_type_name(dst_dtype)}")
 
 
 def _can_cast_like_torch(src, dst) -> bool:
@@ -125,9 +127,20 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
 
     def inplace(a, b, *rest):
         check_broadcast_into(a, (b,))
-        result = kernel(a, b, *rest)
+        try:
+            result = kernel(a, b, *rest)
+        except RuntimeError:
+            refuse_cast_first(a, b)
+            raise
         write_into(a, result)
         return a
+
+    def refuse_cast_first(a, b) -> None:
+        """PyTorch's iterator refuses a result type that cannot be written into self before the kernel checks its
+        arguments (alpha's included); only sub's bool check comes before it."""
+        if np_fn is np.subtract:
+            _check_bool_subtraction(a, b)
+        check_cast_into(binary_dtype(a, b), a.dtype)
 
     inplace_op = defop(name + "_" + inplace_sig, inplace, vjp=vjp, saves=saves, attrs=attrs, jvp=jvp,
                        node_name=op.node_class._name, save_if=save_if)

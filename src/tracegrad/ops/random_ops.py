@@ -1,8 +1,8 @@
 """Random operators that take tensors: bernoulli, multinomial, normal, poisson and the in-place samplers
 (``normal_``, ``uniform_``, ``exponential_``, ``random_``, ``geometric_``, ``log_normal_``, ``cauchy_``).
 
-Draws come from ``tracegrad._factories._rng(generator)`` (a NumPy ``Generator``), so ``manual_seed`` and
-``torch.Generator`` objects make them reproducible; the streams differ from PyTorch's. As in PyTorch, a
+Draws come from ``tracegrad._factories._rng(generator)``, torch's CPU mt19937 stream with ATen's algorithms, so
+a seed gives PyTorch's numbers (poisson and multinomial use NumPy's algorithms on that stream). As in PyTorch, a
 sample is not differentiable through its parameters: the ops that PyTorch records give zero gradients
 (``normal(mean, std)`` is *not* reparameterised), and ``bernoulli(self, p: float)`` has no derivative.
 """
@@ -44,8 +44,11 @@ def _zero_grads(ctx, g):
     return grads[0] if len(grads) == 1 else grads
 
 
-def _fill(a: np.ndarray, values) -> np.ndarray:
-    np.copyto(a, values, casting="unsafe")
+def _place(a: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Write ``a.size`` draws in memory order, the order torch's serial kernels walk a strided tensor."""
+    order = sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
+    view = a.transpose(order)
+    np.copyto(view, draws.reshape(view.shape), casting="unsafe")
     return a
 
 
@@ -72,24 +75,24 @@ def _check_p_float(p) -> None:
 def _bernoulli_kernel(a, generator=None):
     _require_float(a, "bernoulli_tensor_cpu_p_")
     _check_probabilities(a)
-    return (_rng(generator).random(a.shape) < a).astype(a.dtype)
+    return _rng(generator).bernoulli(a, double=a.dtype == np.float64).astype(a.dtype)
 
 
 def _bernoulli_p_kernel(a, p, generator=None):
     _check_p_float(p)
-    return (_rng(generator).random(a.shape) < p).astype(a.dtype)
+    return _rng(generator).bernoulli(np.full(a.shape, float(p)), double=True).astype(a.dtype)
 
 
 def _bernoulli_tensor_inplace(a, p, generator=None):
     p = np.asarray(p)
     _require_float(p, "bernoulli_tensor_cpu_p_")
     _check_probabilities(p)
-    return _fill(a, _rng(generator).random(a.shape) < np.broadcast_to(p, a.shape))
+    return _place(a, _rng(generator).bernoulli(np.broadcast_to(p, a.shape), double=p.dtype == np.float64))
 
 
 def _bernoulli_float_inplace(a, p=0.5, generator=None):
     _check_p_float(p)
-    return _fill(a, _rng(generator).random(a.shape) < p)
+    return _place(a, _rng(generator).bernoulli(np.full(a.size, float(p)), double=True))
 
 
 _bernoulli = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", _bernoulli_kernel,
@@ -135,14 +138,19 @@ def _check_std_tensor(std: np.ndarray) -> None:
 
 
 def _normal_draw(mean, std, shape, dtype, generator) -> np.ndarray:
-    noise = _rng(generator).standard_normal(shape)
-    return (np.asarray(mean, dtype=np.float64) + np.asarray(std, dtype=np.float64) * noise).astype(dtype)
+    """torch's tensor overloads: N(0, std) + mean for a float std, else N(0, 1) * std + mean, in ``dtype``."""
+    dtype = np.dtype(dtype)
+    if isinstance(std, np.ndarray):
+        noise = _rng(generator).normal(shape, dtype) * std.astype(dtype, copy=False)
+    else:
+        noise = _rng(generator).normal(shape, dtype, 0.0, std)
+    return (noise + (mean.astype(dtype, copy=False) if isinstance(mean, np.ndarray) else dtype.type(mean)))
 
 
 def _normal_tensor_float(mean, std=1.0, generator=None):
     _require_float(mean, "normal_kernel_cpu")
     _check_std_scalar(std)
-    return _normal_draw(mean, std, mean.shape, mean.dtype, generator)
+    return _normal_draw(mean, float(std), mean.shape, mean.dtype, generator)
 
 
 def _normal_float_tensor(mean, std, generator=None):
@@ -162,7 +170,8 @@ def _normal_inplace(a, mean=0.0, std=1.0, generator=None):
     mean, std = number_arg(mean), number_arg(std)
     _require_float(a, "normal_kernel_cpu")
     _check_std_scalar(std)
-    return _fill(a, _normal_draw(mean, std, a.shape, a.dtype, generator))
+    draws = _rng(generator).normal((a.size,), a.dtype, mean, std, contiguous=a.flags.c_contiguous)
+    return _place(a, draws)
 
 
 _normal_tf = defop("normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor",
@@ -202,7 +211,7 @@ def _normal_factory(mean, std, size, generator, out, dtype, placement: tuple, re
                         "needs a size")
     _check_std_scalar(std)
     shape = _size((size,)) if not isinstance(size, int) else (size,)
-    array = _normal_draw(mean, std, shape, _resolve_dtype(dtype), generator)
+    array = _rng(generator).normal(shape, _resolve_dtype(dtype), float(mean), float(std))
     return _into_out(_finish(array, requires_grad, *placement), out)
 
 
@@ -214,7 +223,7 @@ def _uniform_inplace(a, from_=0.0, to=1.0, generator=None):
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(from_)} > "
                            f"to={_num(to)}")
-    return _fill(a, _rng(generator).uniform(from_, to, a.shape))
+    return _place(a, _rng(generator).uniform((a.size,), a.dtype, from_, to))
 
 
 def _exponential_inplace(a, lambd=1.0, generator=None):
@@ -223,13 +232,13 @@ def _exponential_inplace(a, lambd=1.0, generator=None):
                            f"be a floating point but you specified {_tname(a.dtype)}")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
-    return _fill(a, _rng(generator).exponential(1.0 / lambd, a.shape))
+    return _place(a, _rng(generator).exponential(a.size, lambd))
 
 
 def _geometric_inplace(a, p, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(float(p))}")  # (a double)
-    return _fill(a, _rng(generator).geometric(p, a.shape))
+    return _place(a, _rng(generator).geometric(a.size, p))
 
 
 def _log_normal_inplace(a, mean=1.0, std=2.0, generator=None):
@@ -237,7 +246,7 @@ def _log_normal_inplace(a, mean=1.0, std=2.0, generator=None):
     if not std > 0:  # (torch's order: the parameter, then the dtype's dispatch)
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
     _require_float(a, "log_normal_cpu")
-    return _fill(a, _rng(generator).lognormal(mean, std, a.shape))
+    return _place(a, _rng(generator).log_normal(a.size, mean, std))
 
 
 def _cauchy_inplace(a, median=0.0, sigma=1.0, generator=None):
@@ -247,7 +256,7 @@ def _cauchy_inplace(a, median=0.0, sigma=1.0, generator=None):
     if a.dtype.kind != "f":
         raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {cpp_type_name(a.dtype)}")
-    return _fill(a, median + sigma * _rng(generator).standard_cauchy(a.shape))
+    return _place(a, _rng(generator).cauchy(a.size, median, sigma))
 
 
 _GEN_IP = "*, Generator? generator=None) -> Tensor(a!)"
@@ -296,13 +305,11 @@ def _check_range(dtype: np.dtype, low: int, high: int) -> None:
 
 
 def _random_draw(a, low: int, high: int, generator) -> np.ndarray:
-    """Integers in [low, high] (inclusive). Spans wider than int64 are drawn as uint64 offsets; adding
-    ``low`` then wraps around in int64 to the right value, since every result fits in int64."""
-    span = high - low + 1
-    if span <= np.iinfo(np.int64).max:
-        return low + _rng(generator).integers(0, span, a.shape, dtype=np.int64)
-    offsets = _rng(generator).integers(0, span, a.shape, dtype=np.uint64)
-    return offsets.astype(np.int64) + np.int64(low)
+    """``random_from_to`` over [low, high] (inclusive), written into ``a``; random_(int64 min, None) on the
+    dtypes that hold 64 bits takes torch's full-range kernel (random64() read as int64)."""
+    full = low == np.iinfo(np.int64).min and a.dtype.name in ("int64", "float32", "float64", "bfloat16")
+    rng = _rng(generator)
+    return _place(a, rng.random_full_range(a.size) if full else rng.random_from_to(a.size, low, high + 1))
 
 
 def _random_from_kernel(a, from_, to=None, generator=None):
@@ -310,18 +317,19 @@ def _random_from_kernel(a, from_, to=None, generator=None):
     if to is not None and from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
     _check_range(a.dtype, from_, high)
-    return _fill(a, _random_draw(a, from_, high, generator))
+    return _random_draw(a, from_, high, generator)
 
 
 def _random_to_kernel(a, to, generator=None):
     if to <= 0:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from=0 >= to={to}")
     _check_range(a.dtype, 0, to - 1)
-    return _fill(a, _random_draw(a, 0, to - 1, generator))
+    return _random_draw(a, 0, to - 1, generator)
 
 
 def _random_kernel(a, generator=None):
-    return _fill(a, _random_draw(a, 0, _default_high(a.dtype), generator))
+    """random_() with no bounds: ``uniform_int``, [0, max] for integers and [0, 2**digits] for floats."""
+    return _place(a, _rng(generator).random_default(a.size, a.dtype))
 
 
 _random_from_ = defop("random_.from(Tensor(a!) self, int from, int? to, " + _GEN_IP,
@@ -359,7 +367,7 @@ def _poisson_kernel(a, generator=None):
     _require_float(a, "poisson_cpu")
     if a.size and not (a >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return _rng(generator).poisson(a).astype(a.dtype)
+    return _rng(generator).numpy.poisson(a).astype(a.dtype)
 
 
 poisson = defop("poisson(Tensor self, Generator? generator=None) -> Tensor", _poisson_kernel, vjp=_zero_grads)
@@ -401,18 +409,22 @@ def _multinomial_checks(a, num_samples: int, replacement: bool) -> None:
 def _multinomial_kernel(a, num_samples, replacement=False, generator=None):
     _multinomial_checks(a, num_samples, replacement)
     rng = _rng(generator)
-    rows = a.reshape(-1, a.shape[-1]).astype(np.float64)
-    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
-    for r, row in enumerate(rows):
-        p = row / row.sum()
-        if replacement:
-            out[r] = rng.choice(row.size, size=num_samples, p=p)
-        else:
-            # an exponential race (p / Exp(1), keep the largest) draws without replacement in one pass;
-            # zero-probability categories come last, as in PyTorch
-            keys = p / rng.exponential(1.0, row.size)
-            out[r] = np.argsort(-keys, kind="stable")[:num_samples]
-    return out.reshape(a.shape[:-1] + (num_samples,))
+    rows = a.reshape(-1, a.shape[-1])
+    if replacement and num_samples > 1:
+        out = np.stack([_sample_with_replacement(row, num_samples, rng) for row in rows])
+    else:
+        # torch's exponential race: keys p / Exp(1) (the draws in a's dtype), keep the largest
+        keys = rows / rng.exponential(rows.size, 1.0).astype(rows.dtype).reshape(rows.shape)
+        out = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
+    return out.astype(np.int64).reshape(a.shape[:-1] + (num_samples,))
+
+
+def _sample_with_replacement(row: np.ndarray, num_samples: int, rng) -> np.ndarray:
+    """torch's CPU kernel: the row's running sum (in its dtype, at least float) divided by its total, then a
+    binary search for each double uniform: the first slot whose cumulative probability is >= it."""
+    cumulative = np.cumsum(row.astype(np.promote_types(row.dtype, np.float32)))
+    cumulative /= cumulative[-1]
+    return np.searchsorted(cumulative.astype(np.float64), rng.unit(num_samples, np.float64), side="left")
 
 
 multinomial = defop("multinomial(Tensor self, int num_samples, bool replacement=False, *, "

@@ -185,8 +185,8 @@ _META_KINDS = ("_sym_sizes_opt", "_sym_sizes", "_sym_strides", "_sym_numel", "_s
 def _meta_property(op: OpDef, name: str) -> property:
     """A getter for ``<tensor>_sym_sizes`` / ``_sym_sizes_opt`` / ``_sym_strides`` / ``_sym_numel`` /
     ``_sym_argsize_<k>`` / ``_sym_argsize_minus_<k>`` / ``_dim``, where ``<tensor>`` is a parameter or a
-    named output. Nothing is recorded for it when the node is built: the shapes come from the node's
-    ``_in_meta``/``_out_meta`` (or a saved tensor), strides from the saved tensor."""
+    named output. The shapes come from the node's ``_in_meta``/``_out_meta`` (or a saved tensor), strides from
+    those the node recorded (``OpDef.stride_edges``), else from the saved tensor."""
     for kind in _META_KINDS:
         base, sep, rest = name.partition(kind)
         if sep and (kind == "_sym_argsize_" or not rest):
@@ -195,9 +195,14 @@ def _meta_property(op: OpDef, name: str) -> property:
         raise ValueError(f"unknown metadata attribute {name!r}")
     shape_of, tensor_of, needs_grad = _meta_sources(op, base)
     if kind == "_sym_strides":
+        k = op.diff_idx.index(op.param_names.index(base))  # (the input's edge)
+
         def get(node):
             if not needs_grad(node):  # PyTorch records strides only for an input whose gradient is computed
                 return ()
+            recorded = recorded_strides(node, k)
+            if recorded is not None:
+                return recorded
             t = tensor_of(node)
             if t is None:
                 raise RuntimeError(f"{name}: tracegrad derives it from {base!r}, which this node does not hold "
@@ -396,6 +401,11 @@ class OpDef:
         n_returns = len(self.schema.returns)
         self.trailing_nondiff = next(k for k in range(n_returns + 1) if n_returns - 1 - k not in self.nondiff_outputs)
         self.meta = tuple(meta)
+        # The inputs (as edge positions) whose strides PyTorch's node keeps (``<input>_sym_strides``): their layout
+        # picks a branch of the backward (mm's), and an input with a gradient may not be saved, so the node
+        # records them (NumPy's byte strides, in ``_strides``) when it is made.
+        self.stride_edges = tuple(sorted(self.diff_idx.index(names.index(m[:-len("_sym_strides")]))
+                                         for m in self.meta if m.endswith("_sym_strides")))
         kind = self.schema.kind
         self.is_inplace = kind is SchemaKind.inplace
         # PyTorch's generated code makes an operator's node (taking its sequence number) and packs the saved
@@ -416,7 +426,8 @@ class OpDef:
         self.n_returns = len(self.schema.returns)
         self.returns_tensor = tuple(r.type.startswith("Tensor") for r in self.schema.returns)
         cls_name = node_name or _node_name(self.name)
-        self.node_class = type(cls_name, (OpNode,), {"__slots__": (), "_name": cls_name, "_op": self,
+        slots = ("_strides",) if self.stride_edges else ()
+        self.node_class = type(cls_name, (OpNode,), {"__slots__": slots, "_name": cls_name, "_op": self,
                                                      "_unpack_order": self.pack_order,
                                                      **_saved_properties(self)})
         self.node_class.__module__ = "tracegrad.autograd.generated"
@@ -662,6 +673,8 @@ class OpDef:
                             ) if self.attr_idx else ()
         node._saved = ()
         node._out_meta = None
+        if self.stride_edges:
+            node._strides = _input_strides(args, self.diff_idx)
         return node
 
     def _save_inputs(self, args: tuple, original_self: Tensor | None = None) -> list:
@@ -780,6 +793,21 @@ def _attr_value(args: tuple, slot):
         t = args[slot[1]]
         return tuple(t._data.shape), t.stride(), t.storage_offset()
     return tuple(args[slot[1]]._data.shape)
+
+
+def _input_strides(args: tuple, diff_idx: tuple) -> tuple:
+    """Each differentiable input's NumPy strides (None for a non-tensor), for a node's ``_strides``."""
+    return tuple([a._data.strides if isinstance(a := args[i], Tensor) else None for i in diff_idx])
+
+
+def recorded_strides(node, k: int) -> tuple | None:
+    """The strides (in elements, as ``Tensor.stride()``) input ``k`` of ``node`` had when the node was made, or
+    None where the node has no record of them (a node made by hand: the fused linear's)."""
+    strides = getattr(node, "_strides", None)
+    if strides is None or strides[k] is None or node._in_meta[k] is None:
+        return None
+    itemsize = node._in_meta[k][1].itemsize
+    return tuple([s // itemsize for s in strides[k]])
 
 
 def _save_inplace_output(target: Tensor):

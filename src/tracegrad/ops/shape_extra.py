@@ -23,7 +23,7 @@ from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name, scalar_type_name
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .registry import defop, not_implemented
-from .views import normalize_shape
+from .views import narrow_start, normalize_shape
 
 # ---- helpers -----------------------------------------------------------------------------------------------
 
@@ -1010,13 +1010,15 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 
 def _narrow_copy_kernel(a, dim, start, length):
+    # PyTorch's narrow_copy_dense_cpu_out checks, in its words (not narrow's)
+    if a.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if dim >= a.ndim:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an enhancement request "
+                           "to PyTorch.)")
     d = wrap_dim(dim, a.ndim)
-    n = a.shape[d]
-    start = int(start)
-    if start < 0:
-        start += n
-    if start < 0 or start + length > n:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    start = narrow_start(int(start), length, a.shape[d])
     return np.take(a, np.arange(start, start + length), axis=d)
 
 
@@ -1582,20 +1584,28 @@ bincount = defop("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0
                  node_name="NotImplemented")
 
 
-def _histc_kernel(a, bins=100, min=0, max=0):
-    if a.dtype.kind != "f":
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_tname(a.dtype)}'")
-    if bins <= 0:
-        raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
-    lo, hi = a.dtype.type(min), a.dtype.type(max)
+def _histc_range(a, min, max) -> tuple[float, float]:
+    """PyTorch's histc_select_outer_bin_edges, in doubles: the data's extrema for an empty range (an empty
+    input's widened by one), checked before the input's dtype is."""
+    lo, hi = float(min), float(max)
     if lo == hi and a.size:
-        lo, hi = a.min(), a.max()
+        lo, hi = float(a.min()), float(a.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")  # (as C++ prints doubles)
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    return lo, hi
+
+
+def _histc_kernel(a, bins=100, min=0, max=0):
+    if bins <= 0:  # (histogramdd's check, in its words)
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = _histc_range(a, min, max)
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_tname(a.dtype)}'")
+    lo, hi = a.dtype.type(lo), a.dtype.type(hi)  # (the edges are in the input's dtype)
     flat = a.reshape(-1)
     inside = flat[(flat >= lo) & (flat <= hi)]
     pos = ((inside - lo) * bins / (hi - lo)).astype(np.int64)
@@ -1668,8 +1678,23 @@ _searchsorted = defop("searchsorted.Tensor(Tensor sorted_sequence, Tensor self, 
 
 def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
                  side: str | None = None, sorter=None, out=None) -> Tensor:
-    return _call(_searchsorted, sorted_sequence, _value_tensor(input), out=out,
-                 out_int32=out_int32, right=right, side=side, sorter=sorter)
+    values = _value_tensor(input)
+    kwargs = {"out_int32": out_int32, "right": right, "side": side, "sorter": sorter}
+    if out is not None:
+        _check_searchsorted_out(out, sorted_sequence, values, kwargs)
+    return _call(_searchsorted, sorted_sequence, values, out=out, **kwargs)
+
+
+def _check_searchsorted_out(out, boundaries: Tensor, values: Tensor, kwargs: dict) -> None:
+    """PyTorch's searchsorted_pre_check holds out= to the index dtype out_int32 asks for, after its other checks
+    (the op's own, run first where out= is refused)."""
+    out_int32 = kwargs["out_int32"]
+    if not isinstance(out, Tensor) or out._data.dtype == (np.int32 if out_int32 else np.int64):
+        return
+    _searchsorted(boundaries, values, **kwargs)
+    raise RuntimeError(f"torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                       f"Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype "
+                       f"{_tname(out._data.dtype)} and out_int32 flag is {bool(out_int32)}")
 
 
 def _value_tensor(value):
@@ -1684,8 +1709,11 @@ def _value_tensor(value):
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False, out=None) -> Tensor:
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
-    return _call(_searchsorted, boundaries, _value_tensor(input), out=out, out_int32=out_int32,
-                 right=right)
+    values = _value_tensor(input)
+    kwargs = {"out_int32": out_int32, "right": right}
+    if out is not None:
+        _check_searchsorted_out(out, boundaries, values, kwargs)
+    return _call(_searchsorted, boundaries, values, out=out, **kwargs)
 
 
 # ---- cumulative extremes and differences -------------------------------------------------------------------

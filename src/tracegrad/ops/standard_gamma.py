@@ -34,7 +34,7 @@ _COEF_UV = np.array([
 def _gamma_sample(alpha: np.ndarray, generator) -> np.ndarray:
     # PyTorch clamps draws to the dtype's smallest normal number, so log(sample) stays finite
     tiny = np.finfo(alpha.dtype).tiny
-    draws = _rng(generator).standard_gamma(np.maximum(alpha.astype(np.float64), 0.0))
+    draws = _rng(generator).numpy.standard_gamma(np.maximum(alpha.astype(np.float64), 0.0))
     return np.maximum(draws, tiny).astype(alpha.dtype)
 
 

@@ -251,7 +251,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
 
 def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
     """A 1-d tensor sharing the memory of a Python buffer-protocol object."""
-    from .._factories import from_numpy
+    from .._factories import from_numpy, requiring_grad
 
     np_dtype = _dt.to_dtype(dtype).np
     length = memoryview(buffer).nbytes
@@ -270,7 +270,7 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad
         raise ValueError(f"requested buffer length ({count} * {item} bytes) after offset ({offset} bytes) must "
                          f"not be greater than actual buffer length ({length} bytes)")
     out = from_numpy(np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset))
-    return out.requires_grad_(True) if requires_grad else out
+    return requiring_grad(out) if requires_grad else out
 
 
 # ---- binomial / histogramdd ----------------------------------------------------------------------------------
@@ -282,7 +282,7 @@ def _binomial_kernel(count, prob, generator=None):
     if count.dtype.kind != "f":
         raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
                          f"{_dt.scalar_type_name(count.dtype)}")
-    draws = _rng(generator).binomial(np.asarray(count, dtype=np.int64), np.clip(prob, 0, 1))
+    draws = _rng(generator).numpy.binomial(np.asarray(count, dtype=np.int64), np.clip(prob, 0, 1))
     return np.asarray(draws).astype(count.dtype)
 
 
@@ -317,8 +317,15 @@ def histogramdd(input: Tensor, bins=10, range: Sequence[float] | None = None,  #
     check_histogramdd_inputs(x, edges, w)
     check_bin_counts([e.size - 1 for e in edges])
     refuse_unbinnable(x)
-    hist, _ = np.histogramdd(points, bins=edges, weights=None if w is None else w.reshape(-1), density=density)
+    hist = _histogram_of_points(points, edges, w, density)
     return _Histogramdd(from_numpy(hist.astype(x.dtype)), tuple(from_numpy(e.copy()) for e in edges))
+
+
+def _histogram_of_points(points: np.ndarray, edges: list, w: np.ndarray | None, density: bool) -> np.ndarray:
+    if not edges:  # (points of no coordinates, which NumPy refuses: PyTorch's 0-d histogram counts nothing)
+        return np.asarray(np.nan if density else 0.0)
+    hist, _ = np.histogramdd(points, bins=edges, weights=None if w is None else w.reshape(-1), density=density)
+    return hist
 
 
 # ---- methods of existing functions ---------------------------------------------------------------------------

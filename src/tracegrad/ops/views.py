@@ -390,17 +390,26 @@ slice_backward = defop("slice_backward(Tensor grad_output, SymInt[] input_sizes,
                        attrs=("dim", "start", "end", "step"))
 
 
+def narrow_start(start: int, length: int, n: int) -> int:
+    """narrow's and narrow_copy's start, checked against the dim's size ``n`` and wrapped, in PyTorch's words."""
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if start < 0:
+        start += n
+    if length < 0 or start > n - length:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return start
+
+
 def narrow(t, dim: int, start, length: int):
     # (narrow.Tensor checks its start before anything else)
     if isinstance(start, Tensor) and (start._data.ndim != 0 or start._data.dtype.kind not in "iu"):
         raise RuntimeError("start must be an 0-dim integral Tensor.")
-    d = wrap_dim(dim, t._data.ndim)
-    n = t._data.shape[d]
-    start = int(start)
-    if start < 0:
-        start += n
-    if start < 0 or start + length > n:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    if t._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    start = narrow_start(int(start), length, t._data.shape[wrap_dim(dim, t._data.ndim)])
     # (the dim unwrapped, as at::narrow passes it on: SliceBackward0 saves it so)
     return slice(t, dim, start, start + length, 1)
 

@@ -287,7 +287,12 @@ def _rrelu_kernel(a, noise, lower=0.125, upper=1.0 / 3, training=False, generato
         return _leaky_kernel(a, (lower + upper) / 2)
     if a.dtype.kind not in "f" or a.dtype == np.float16:
         raise unsupported("rrelu_with_noise_out_cpu", a.dtype)
-    slopes = np.where(a <= 0, _rng(generator).uniform(lower, upper, a.shape), 1).astype(a.dtype, copy=False)
+    # torch draws a double uniform slope only for each non-positive element, in order, its bounds first
+    # rounded to the dtype (Activation.cpp, compiled without fma)
+    slopes = np.ones(a.shape, dtype=a.dtype)
+    negative = a <= 0
+    bounds = float(a.dtype.type(lower)), float(a.dtype.type(upper))
+    slopes[negative] = _rng(generator).uniform((int(negative.sum()),), np.dtype(np.float64), *bounds, fused=False)
     noise[...] = slopes
     return a * slopes
 

@@ -409,15 +409,31 @@ def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_typ
                            "'self' (while checking arguments for embedding_renorm_)")
     _check_index_type(indices._data, "#2 'indices'", "embedding_renorm_")
     rows = np.unique(indices._data.reshape(-1))
-    norms = (
-        np.linalg.norm(w[rows], ord=norm_type, axis=1)
-        if norm_type != 2
-        else np.sqrt((w[rows] * w[rows]).sum(axis=1))
-    )
+    try:
+        _renorm_rows(weight, rows, max_norm, norm_type)
+    except IndexError:
+        _renorm_up_to_bad_row(weight, rows, max_norm, norm_type)
+        raise
+
+
+def _renorm_rows(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
+    w = weight._data
+    picked = w[rows]
+    norms = np.linalg.norm(picked, ord=norm_type, axis=1) if norm_type != 2 else np.sqrt((picked * picked).sum(axis=1))
     scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
     weight._before_write()
     w[rows] *= scale[:, None].astype(w.dtype)
     weight._bump_version()
+
+
+def _renorm_up_to_bad_row(weight: Tensor, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """PyTorch renorms the sorted rows one by one with ``self[index]``, so the rows before the first index out of
+    range are renormed before select() refuses that one."""
+    n = weight.shape[0]
+    first = int(np.flatnonzero((rows < -n) | (rows >= n))[0])
+    _renorm_rows(weight, rows[:first], max_norm, norm_type)
+    raise IndexError(f"select(): index {rows[first]} out of range for tensor of size {list(weight.shape)} at "
+                     "dimension 0")
 
 
 # ---- one_hot -----------------------------------------------------------------------------------------------
@@ -450,8 +466,8 @@ _SELU_SATURATION = 1.7580993408473766
 
 
 def _keep(shape: tuple, p: float) -> np.ndarray:
-    """Which units survive, each with probability 1-p, drawn from tracegrad's default generator."""
-    return _rng(None).random(shape) >= p
+    """Which units survive: torch's ``bernoulli_(1 - p)``, one double uniform per unit from the default generator."""
+    return _rng(None).bernoulli(np.full(shape, 1.0 - p), double=True)
 
 
 def _check_probability(p: float, error: type[Exception]) -> None:
@@ -460,7 +476,7 @@ def _check_probability(p: float, error: type[Exception]) -> None:
 
 
 def _dropout_impl(input: Tensor, p: float, train: bool, *, alpha: bool = False, inplace: bool = False,
-                  mask_shape: tuple | None = None) -> Tensor:
+                  mask_shape: tuple | None = None, feature: bool = False) -> Tensor:
     """ATen's _dropout_impl, behind nn.functional's dropouts and torch's: one draw per element (or per entry of
     ``mask_shape``, the feature variants'), scaled by 1/(1-p); alpha dropout maps dropped units to SELU's
     saturation value with an affine correction (MulBackward0 then AddBackward0, as ATen's multiply and add_)."""
@@ -470,6 +486,8 @@ def _dropout_impl(input: Tensor, p: float, train: bool, *, alpha: bool = False, 
     multiply = mul_ if inplace else mul
     if p == 1:
         return multiply(input, _wrap(np.zeros((), dtype=x.dtype)))
+    if feature:  # (ATen's make_feature_noise, so its check comes after the returns above)
+        mask_shape = _feature_noise_shape(x)
     # PyTorch draws its noise like the input (bernoulli_ has no complex kernel), then divides it by 1 - p in place
     if x.dtype.kind == "c":
         raise unsupported("bernoulli_scalar_cpu_", x.dtype)
@@ -499,11 +517,13 @@ def aten_dropout(input: Tensor, p: float, train: bool, *, feature: bool, alpha: 
     """torch.dropout / alpha_dropout / feature_dropout / feature_alpha_dropout and their in-place forms (a bad
     p is ATen's RuntimeError); the feature variants draw one unit per (sample, channel)."""
     _check_probability(p, RuntimeError)
-    x = input._data
-    if feature and x.ndim < 2:
+    return _dropout_impl(input, p, train, alpha=alpha, inplace=inplace, feature=feature)
+
+
+def _feature_noise_shape(x: np.ndarray) -> tuple:
+    if x.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    shape = x.shape[:2] + (1,) * (x.ndim - 2) if feature else None
-    return _dropout_impl(input, p, train, alpha=alpha, inplace=inplace, mask_shape=shape)
+    return x.shape[:2] + (1,) * (x.ndim - 2)
 
 
 def _dropout_scale(p: float, train) -> float:
@@ -514,9 +534,13 @@ def _dropout_scale(p: float, train) -> float:
 
 
 def _native_dropout_kernel(x, p, train=None):
+    if x.size == 0:  # (PyTorch returns before any check, its mask made like the input)
+        return x.copy(), np.empty_like(x)
     if train is None or train:
         if not 0 <= 1 - p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p}")
+        if x.dtype.kind in "biu":  # (PyTorch scales the masked input in place by a float)
+            raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(x.dtype)}")
         keep = _keep(x.shape, p) if p < 1 else np.zeros(x.shape, dtype=bool)
         scale = np.asarray(_dropout_scale(p, True), dtype=x.dtype)
         return (x * keep * scale).astype(x.dtype, copy=False), keep

@@ -7,7 +7,7 @@ from typing import Any
 
 from ._utils.collate import default_collate, default_convert
 from .dataset import IterableDataset, _fetch_many
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, draw_seed
 
 
 def get_worker_info() -> None:
@@ -79,6 +79,7 @@ class DataLoader:
         self.collate_fn = collate_fn
 
     def __iter__(self) -> Iterator[Any]:
+        draw_seed(self.generator)  # torch's iterator draws its workers' base seed first, shifting the stream
         if self._iterable:
             yield from self._iterate_stream()
         elif self.batch_sampler is not None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Generic, TypeVar
 
-from ... import as_tensor, float64, multinomial, randint, randperm
+from ... import Generator, as_tensor, float64, int64, multinomial, randint, randperm
+from ..._factories import empty
 
 _T_co = TypeVar("_T_co", covariant=True)
 
@@ -33,6 +34,16 @@ def _draw_permutation(n: int, generator) -> list[int]:
     return randperm(n, generator=generator).tolist()  # generator=None draws from the default generator
 
 
+def draw_seed(generator=None) -> int:
+    """A seed as torch.utils.data draws one: ``torch.empty((), dtype=torch.int64).random_()``."""
+    return int(empty((), dtype=int64).random_(generator=generator).item())
+
+
+def _own_generator(generator) -> Generator:
+    """RandomSampler's generator: the given one, or a fresh one seeded from the default stream, as in torch."""
+    return generator if generator is not None else Generator().manual_seed(draw_seed())
+
+
 class RandomSampler(Sampler):
     """A fresh random permutation each epoch, or ``num_samples`` draws with replacement."""
 
@@ -53,14 +64,13 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
-        if self.replacement:
-            yield from randint(0, n, (self.num_samples,), generator=self.generator).tolist()
+        generator = _own_generator(self.generator)
+        if self.replacement:  # (torch draws in chunks of 32: the same stream as one draw)
+            yield from randint(0, n, (self.num_samples,), generator=generator).tolist()
             return
-        remaining = self.num_samples
-        while remaining > 0:
-            perm = _draw_permutation(n, self.generator)
-            yield from perm[:remaining]
-            remaining -= n
+        for _ in range(self.num_samples // n):
+            yield from _draw_permutation(n, generator)
+        yield from _draw_permutation(n, generator)[:self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples

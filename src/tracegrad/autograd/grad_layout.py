@@ -1,0 +1,40 @@
+"""PyTorch's gradient layout contract: a leaf's ``.grad`` is laid out as the leaf (its strides, where the leaf
+fills its memory exactly once), else contiguous. AccumulateGrad adopts a gradient that obeys it and copies one
+that does not."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def is_non_overlapping_and_dense(a: np.ndarray) -> bool:
+    """Whether ``a``'s elements fill its memory exactly once, in some order of its dims (PyTorch's test, which
+    looks at dims longer than 1 only)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expected = a.itemsize
+    for size, stride in sorted((d for d in zip(a.shape, a.strides) if d[0] != 1), key=lambda d: d[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def obeys_layout_contract(grad: np.ndarray, variable: np.ndarray) -> bool:
+    """PyTorch's obeys_layout_contract: for a dense leaf, the gradient has the leaf's strides in every dim longer
+    than 1 (a size-1 dim of stride 0 is a broadcast view); for any other leaf, the gradient is contiguous."""
+    if not is_non_overlapping_and_dense(variable):
+        return bool(grad.flags.c_contiguous)
+    return all(gs == vs if n != 1 else gs != 0 for n, gs, vs in zip(grad.shape, grad.strides, variable.strides))
+
+
+def empty_strided_as(a: np.ndarray, dtype=None) -> np.ndarray:
+    """An uninitialised array with ``a``'s shape and exactly its strides, size-1 dims included (PyTorch's
+    ``new_empty_strided``), where ``a`` is dense; NumPy's nearest layout (``empty_like``) otherwise."""
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    nearest = np.empty_like(a, dtype=dtype)
+    if (nearest.strides == a.strides or a.size == 0 or dtype != a.dtype or not is_non_overlapping_and_dense(a)
+            or any(s < 0 for s in a.strides)):
+        return nearest
+    # (NumPy lays out size-1 dims as it likes; PyTorch keeps the strides asked for)
+    return np.lib.stride_tricks.as_strided(np.empty(a.size, dtype), a.shape, a.strides)
