@@ -6,7 +6,9 @@ torch's CPU generator is mt19937 seeded by ``init_genrand`` with the seed's low 
 """
 from __future__ import annotations
 
+import ctypes
 import math
+import operator
 import struct
 
 import numpy as np
@@ -20,7 +22,7 @@ _OPMATH = {np.dtype(np.float64): np.float64}  # every other float kernel compute
 
 
 class TorchCPUStream:
-    """The draws of one ``torch.Generator`` on the CPU; ``numpy`` gives NumPy's distributions on the same bits."""
+    """The draws of one ``torch.Generator`` on the CPU."""
 
     def __init__(self, seed: int) -> None:
         self.bits = np.random.MT19937()
@@ -31,7 +33,6 @@ class TorchCPUStream:
         self.bits._legacy_seeding(self.seed & _MASK32)
         self.fresh = True  # torch writes next=0 (not 624) into the state of an unused engine
         self.next_double_normal: float | None = None
-        self.numpy = np.random.Generator(self.bits)  # binomial, poisson, gamma: NumPy's algorithms, same bits
 
     # ---- raw draws ----------------------------------------------------------------------------------------
 
@@ -164,6 +165,33 @@ class TorchCPUStream:
         p = np.asarray(p)
         return self.unit(p.size, np.float64 if double else np.float32).reshape(p.shape) < p
 
+    # ---- rejection samplers (ATen/native/Distributions.{h,cpp}: one element after another, draws on demand) ---
+
+    def standard_gamma(self, alpha: np.ndarray, single: bool) -> np.ndarray:
+        """``_s_gamma_cpu``: ``sample_gamma`` per element in C order, float arithmetic on alpha when ``single``
+        (float32 input), then max(smallest normal, sample). Returns float64 values exact in the input dtype."""
+        flat = np.ascontiguousarray(alpha, dtype=np.float64).ravel()
+        with _UniformTape(self, 3 * flat.size) as tape:
+            draws = [_sample_gamma(a, single, tape) for a in flat.tolist()]
+        tiny = np.finfo(np.float32 if single else np.float64).tiny
+        out = np.array(draws, dtype=np.float64)
+        return np.where(out > tiny, out, tiny).reshape(np.shape(alpha))  # std::max(tiny, NaN) is tiny
+
+    def poisson(self, rates: np.ndarray) -> np.ndarray:
+        """``_s_poisson_cpu``: ``sample_poisson(double(rate))`` per element in C order, as int64."""
+        flat = np.ascontiguousarray(rates, dtype=np.float64).ravel()
+        with _UniformTape(self, int(np.minimum(flat, 10.0).sum()) + 3 * flat.size) as tape:
+            draws = [_sample_poisson(rate, tape) for rate in flat.tolist()]
+        return np.array(draws, dtype=np.int64).reshape(np.shape(rates))
+
+    def binomial(self, count: np.ndarray, prob: np.ndarray, single: bool) -> np.ndarray:
+        """``_s_binomial_cpu``: ``sample_binomial`` per element in C order (count's float type, double uniforms)."""
+        count, prob = np.broadcast_arrays(np.asarray(count, dtype=np.float64), np.asarray(prob, dtype=np.float64))
+        with _UniformTape(self, 4 * count.size) as tape:
+            draws = [_sample_binomial(n, p, single, tape) for n, p in zip(count.ravel().tolist(),
+                                                                          prob.ravel().tolist())]
+        return np.array(draws, dtype=np.float64).reshape(count.shape)
+
     # ---- state (torch's 5056-byte CPUGeneratorImplState) ---------------------------------------------------
 
     def get_state(self) -> np.ndarray:
@@ -288,3 +316,242 @@ def _sincos_ps(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sin = np.where((j & 4) != 0, -sin, sin)
     cos = np.where(((j - 2) & 4) == 0, -cos, cos)
     return sin, cos
+
+
+# ---- rejection samplers ---------------------------------------------------------------------------------------
+# Per-element loops in Python floats: each element's draws follow the previous element's, and how many it takes
+# is known only once it is accepted. ``math`` calls the C library like ATen does (NumPy's SIMD log, exp... differ
+# in the last bit); the wrappers give C's results where ``math`` would raise instead.
+
+_LIBM = ctypes.CDLL("libm.so.6")
+for _name, _type in (("lgamma", ctypes.c_double), ("log1pf", ctypes.c_float)):
+    getattr(_LIBM, _name).restype = _type
+    getattr(_LIBM, _name).argtypes = [_type]
+_INF = math.inf
+_THIRD_F = float(np.float32(1.0) / np.float32(3.0))  # ATen writes 1.0f / 3.0f: a float constant
+
+
+class _UniformTape:
+    """``uniform_real_distribution<double>(0, 1)`` draws for a rejection loop: read ahead in bulk, and on leaving
+    the generator is set just after the last one used, as if each had been drawn on demand."""
+
+    def __init__(self, stream: TorchCPUStream, expected: int) -> None:
+        self.stream = stream
+        self.start = stream.bits.state
+        self.fresh = stream.fresh
+        self.cached = stream.next_double_normal  # normal_distribution<double>'s sine, shared with other ops
+        self.drawn = 0
+        self.chunk = max(int(expected), 64)
+        self.values = iter(())
+
+    def __enter__(self) -> _UniformTape:
+        return self
+
+    def __call__(self) -> float:
+        value = next(self.values, None)
+        if value is None:  # read more: the loop needed more than expected
+            self.values = iter(self.stream.unit(self.chunk, np.float64).tolist())
+            self.drawn += self.chunk
+            self.chunk *= 2
+            value = next(self.values)
+        return value
+
+    def normal(self) -> float:
+        """``normal_distribution<double>(0, 1)``: the cached sine, else Box-Muller on two uniforms (caching sine)."""
+        if self.cached is not None:
+            value, self.cached = self.cached, None
+            return value
+        u1, u2 = self(), self()
+        radius = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        self.cached = radius * math.sin(theta)
+        return radius * math.cos(theta)
+
+    def __exit__(self, *exc) -> None:
+        used = self.drawn - operator.length_hint(self.values)
+        self.stream.bits.state = self.start
+        self.stream.raw32(2 * used)  # random64() per double uniform
+        self.stream.fresh = self.fresh and used == 0
+        self.stream.next_double_normal = self.cached
+
+
+_FLOAT32 = struct.Struct("<f")
+
+
+def _single(x: float) -> float:
+    """A float operation's result: the double result of float operands rounded once (exact for + - * / sqrt)."""
+    try:
+        return _FLOAT32.unpack(_FLOAT32.pack(x))[0]
+    except OverflowError:  # C's (float) cast: beyond FLT_MAX is infinite
+        return math.copysign(_INF, x)
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0 else (-_INF if x == 0 else math.nan)
+
+
+def _pow(x: float, y: float) -> float:
+    try:
+        return math.pow(x, y)
+    except OverflowError:
+        return _INF
+    except ValueError:
+        return math.nan
+
+
+def _inverse_sqrt(x: float) -> float:
+    if x > 0 or x != x:
+        return 1.0 / math.sqrt(x)
+    return _INF if x == 0 else math.nan
+
+
+def _floor(x: float) -> float:
+    return float(math.floor(x)) if math.isfinite(x) else x
+
+
+def _ceil(x: float) -> float:
+    return float(math.ceil(x)) if math.isfinite(x) else x
+
+
+def _sample_gamma(alpha: float, single: bool, tape: _UniformTape) -> float:
+    """``sample_gamma<scalar_t, double>``: Marsaglia-Tsang; alpha < 1 is boosted by one and scaled by u**(1/alpha).
+    Arithmetic on alpha itself is in scalar_t (float when ``single``), the rest in double."""
+    scalar = _single if single else float
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        scale *= _pow(1 - tape(), scalar(1.0 / alpha))
+        alpha = scalar(alpha + 1.0)
+    d = scalar(alpha - _THIRD_F)
+    c = _inverse_sqrt(9.0 * d)
+    while True:
+        x = tape.normal()
+        y = 1.0 + c * x
+        while y <= 0:
+            x = tape.normal()
+            y = 1.0 + c * x
+        v = y * y * y
+        u = 1 - tape()
+        xx = x * x
+        if u < 1.0 - 0.033100001513957977 * xx * xx:  # 0.0331f
+            return scalar(scale * d * v)
+        if math.log(u) < 0.5 * xx + d * (1.0 - v + _log(v)):
+            return scalar(scale * d * v)
+
+
+def _sample_poisson(rate: float, tape: _UniformTape) -> int:
+    """``sample_poisson``: Hoermann's transformed rejection (PTRS) from 10 on, else multiplying uniforms."""
+    if rate >= 10:
+        return _poisson_ptrs(rate, tape)
+    if rate == 0:
+        return 0
+    limit = math.exp(-rate)
+    count, product = 0, 1.0
+    while True:
+        product *= tape()
+        if product <= limit:
+            return count
+        count += 1
+
+
+def _poisson_ptrs(rate: float, tape: _UniformTape) -> int:
+    log_rate = math.log(rate)
+    b = 0.931 + 2.53 * math.sqrt(rate)
+    a = -0.059 + 0.02483 * b
+    log_inv_alpha = math.log(1.1239 + 1.1328 / (b - 3.4))
+    v_r = 0.9277 - 3.6224 / (b - 2)
+    while True:
+        u = tape() - 0.5
+        v = tape()
+        us = 0.5 - abs(u)
+        if us == 0:  # u = -0.5: C gives k = floor(-inf) < 0, a rejection
+            continue
+        k = _floor((2 * a / us + b) * u + rate + 0.43)
+        if us >= 0.07 and v <= v_r:
+            return _to_int64(k)
+        if k < 0 or (us < 0.013 and v > us):
+            continue
+        if _log(v) + log_inv_alpha - math.log(a / (us * us) + b) <= -rate + k * log_rate - _LIBM.lgamma(k + 1):
+            return _to_int64(k)
+
+
+def _to_int64(k: float) -> int:
+    """static_cast<int64_t>(double) on x86: out of range (inf included) gives INT64_MIN."""
+    return int(k) if -2.0 ** 63 <= k < 2.0 ** 63 else -(1 << 63)
+
+
+def _sample_binomial(count: float, prob: float, single: bool, tape: _UniformTape) -> float:
+    """``sample_binomial<scalar_t, double>``: BTRS when the mean (of the rarer outcome) is 10 or more, else
+    inversion by summing geometric waiting times; p > 0.5 samples the failures."""
+    scalar = _single if single else float
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob != prob:
+        return math.nan
+    if count != count:
+        return math.nan  # torch's inversion loop never ends on a NaN count
+    flip = prob > 0.5
+    p = scalar(1.0 - prob) if flip else prob
+    if scalar(count * p) >= 10.0:
+        k = _btrs(count, p, scalar, tape)
+    else:
+        k = _binomial_inversion(count, p, single, tape)
+    return scalar(count - k) if flip else k
+
+
+def _binomial_inversion(count: float, prob: float, single: bool, tape: _UniformTape) -> float:
+    log_q = _LIBM.log1pf(-prob) if single else math.log1p(-prob)  # std::log1p on scalar_t
+    total, successes = 0.0, 0.0
+    while True:
+        total += _ceil(_log(tape()) / log_q)
+        if total > count:
+            return successes
+        successes += 1
+
+
+def _btrs(count: float, prob: float, scalar, tape: _UniformTape) -> float:
+    """Hoermann's BTRS as TensorFlow and ATen write it; count and prob stay in scalar_t where ATen keeps them."""
+    stddev = scalar(math.sqrt(scalar(scalar(count * prob) * scalar(1 - prob))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = scalar(count * prob) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = scalar(prob / scalar(1 - prob))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = _floor(scalar(scalar(count + 1) * prob))
+    while True:
+        u = tape() - 0.5
+        v = tape()
+        us = 0.5 - abs(u)
+        if us == 0:  # u = -0.5: C gives k = floor(-inf) < 0, a rejection
+            continue
+        k = scalar(_floor((2 * a / us + b) * u + c))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = _log(v * alpha / (a / (us * us) + b))
+        n_k1 = scalar(scalar(count - k) + 1)
+        bound = ((m + 0.5) * _log((m + 1) / (r * (count - m + 1)))
+                 + scalar(count + 1) * _log((count - m + 1) / n_k1)
+                 + (k + 0.5) * _log(r * n_k1 / scalar(k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m)
+                 - _stirling_tail(k) - _stirling_tail(scalar(count - k)))
+        if v <= bound:
+            return k
+
+
+_STIRLING_TAILS = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509,
+                   0.0166446911898211, 0.0138761288230707, 0.0118967099458917, 0.0104112652619720,
+                   0.00925546218271273, 0.00833056343336287)
+
+
+def _stirling_tail(k: float) -> float:
+    """log k! minus Stirling's approximation: a table to 9, then its series (in double)."""
+    if k <= 9:
+        return _STIRLING_TAILS[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)

@@ -232,3 +232,95 @@ def test_samplers_and_random_split_like_torch():
     tg.manual_seed(0)
     ours = [s.indices for s in tg.utils.data.random_split(range(10), [0.3, 0.7])]
     assert ours == [s.indices for s in torch.utils.data.random_split(range(10), [0.3, 0.7])]
+
+
+# ---- rejection samplers: _standard_gamma, poisson, binomial, _sample_dirichlet and the distributions on them ---
+
+_PARAMS = np.random.default_rng(0)
+ALPHAS = np.concatenate([[0.0, 1e-30, 1e-3, 0.1, 0.5, 0.999, 1.0, 1.5, 2.0, 3.3, 10.0, 1e4, 1e9, -0.5, -0.7, np.nan,
+                          np.inf], _PARAMS.exponential(2.0, 300), _PARAMS.uniform(0.0, 1.0, 100)])
+RATES = np.concatenate([[0.0, 1e-300, 1e-3, 0.5, 1.0, 9.999, 10.0, 10.5, 50.0, 1e4, 1e7, 1e30, np.inf],
+                        _PARAMS.exponential(10.0, 300), _PARAMS.uniform(0.0, 20.0, 100)])
+COUNTS = np.concatenate([[0, 1, 5, 10, 20, 100, 1e3, 1e6, 7, 3, -3, 5.5, np.inf, np.inf, 5, 1e30],
+                         _PARAMS.integers(0, 200, 400)])
+PROBS = np.concatenate([[0.5, 0.3, 0, 1, 0.5, 0.1, 0.9, 0.3, 0.01, 0.99, 0.3, 0.3, 0.3, 1e-3, np.nan, 0.7],
+                        _PARAMS.uniform(0.0, 1.0, 400)])
+DIRICHLET = _PARAMS.exponential(1.0, (20, 37))  # rows of 37: torch's vectorised sum order matters
+
+
+def _then_rand(module, value):
+    """A sample, then three double uniforms: equal only if both streams stopped at the same draw."""
+    return module.cat([value.double().flatten(), module.rand(3, dtype=module.float64)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_gamma_poisson_binomial_bit_for_bit(seed, dtype):
+    """Every branch: the alpha < 1 boost, PTRS (rate >= 10), BTRS (mean >= 10) and inversion, p > 0.5, edge values."""
+    cases = [lambda m, d: m._standard_gamma(m.tensor(ALPHAS, dtype=d)),
+             lambda m, d: m.poisson(m.tensor(RATES, dtype=d)),
+             lambda m, d: m.binomial(m.tensor(COUNTS, dtype=d), m.tensor(PROBS, dtype=d)),
+             lambda m, d: m._sample_dirichlet(m.tensor(DIRICHLET, dtype=d)),
+             lambda m, d: m._sample_dirichlet(m.tensor([0.5, 2.0, 3.0, 0.1, 7.0], dtype=d)),
+             lambda m, d: m._sample_dirichlet(m.tensor(2.0, dtype=d))]
+    for case in cases:
+        torch.manual_seed(seed)
+        tg.manual_seed(seed)
+        same(_then_rand(tg, case(tg, getattr(tg, dtype))), _then_rand(torch, case(torch, getattr(torch, dtype))))
+
+
+def test_rejection_samplers_keep_the_normal_cache_and_memory_order():
+    """Gamma's normals share the generator's cached double normal with randn(double); inputs go in C order."""
+    ops = [lambda m: m.randn(3, dtype=m.float64), lambda m: m._standard_gamma(m.tensor([2.0, 0.3, 5.0])),
+           lambda m: m.randn(1, dtype=m.float64), lambda m: m._standard_gamma(m.tensor([[0.5, 2.0], [3.0, 4.0]]).t()),
+           lambda m: m.poisson(m.tensor([[5.0, 20.0], [30.0, 1.0]]).t()),
+           lambda m: m.binomial(m.tensor([[10.0, 20.0], [30.0, 40.0]]).t(), m.tensor([[0.5, 0.6], [0.7, 0.8]])),
+           lambda m: m.poisson(m.tensor([5.0, 20.0, 0.5], dtype=m.float16)), lambda m: m.randn(2, dtype=m.float64)]
+    both(9, generator=False)
+    for op in ops:
+        same(op(tg), op(torch))
+    gen_t, gen_g = torch.Generator().manual_seed(5), tg.Generator().manual_seed(5)
+    same(tg._standard_gamma(tg.tensor(ALPHAS[:50]), generator=gen_g),
+         torch._standard_gamma(torch.tensor(ALPHAS[:50]), generator=gen_t))
+    same(tg.poisson(tg.tensor(RATES[:50]), generator=gen_g), torch.poisson(torch.tensor(RATES[:50]), generator=gen_t))
+    same(tg.binomial(tg.tensor(COUNTS[:50]), tg.tensor(PROBS[:50]), generator=gen_g),
+         torch.binomial(torch.tensor(COUNTS[:50]), torch.tensor(PROBS[:50]), generator=gen_t))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_distributions_on_rejection_samplers(dtype):
+    def draws(m):
+        d = getattr(m, dtype)
+        concentration, rate = m.tensor([0.3, 1.0, 2.5, 12.0], dtype=d), m.tensor([1.0, 2.0, 0.5, 3.0], dtype=d)
+        D = m.distributions
+        return [D.Gamma(concentration, rate).sample((5,)), D.Beta(concentration, rate).sample((3,)),
+                D.Dirichlet(m.stack([concentration, rate])).sample((4,)), D.Poisson(rate * 7).sample((6,)),
+                D.Binomial(m.tensor([5.0, 50.0, 200.0, 3.0], dtype=d), rate / 4).sample((5,)),
+                D.Chi2(concentration).sample((2,)), D.StudentT(concentration).sample((2,)),
+                D.NegativeBinomial(m.tensor(20.0, dtype=d), m.tensor(0.3, dtype=d)).sample((4,))]
+
+    for seed in SEEDS[:3]:
+        torch.manual_seed(seed)
+        tg.manual_seed(seed)
+        for ours, theirs in zip(draws(tg), draws(torch)):
+            same(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["Gamma", "Beta", "Dirichlet"])
+def test_rsample_values_and_gradients(name):
+    """Same draws, and the pathwise gradients of a loss on them (ATen's formulas, double: to a few ulps)."""
+    def run(m):
+        a = m.tensor([0.4, 1.0, 3.0, 9.0], dtype=m.float64, requires_grad=True)
+        b = m.tensor([2.0, 0.7, 1.5, 4.0], dtype=m.float64, requires_grad=True)
+        dist = {"Gamma": lambda: m.distributions.Gamma(a, b), "Beta": lambda: m.distributions.Beta(a, b),
+                "Dirichlet": lambda: m.distributions.Dirichlet(m.stack([a, b], -1))}[name]()
+        value = dist.rsample((3,))
+        (value * m.arange(value.numel(), dtype=m.float64).reshape(value.shape)).sum().backward()
+        return value, a.grad, b.grad
+
+    torch.manual_seed(1)
+    tg.manual_seed(1)
+    ours, theirs = run(tg), run(torch)
+    same(ours[0], theirs[0])
+    for g_ours, g_theirs in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(g_ours.numpy(), g_theirs.numpy(), rtol=1e-12, atol=0)

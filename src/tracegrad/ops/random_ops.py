@@ -2,7 +2,7 @@
 (``normal_``, ``uniform_``, ``exponential_``, ``random_``, ``geometric_``, ``log_normal_``, ``cauchy_``).
 
 Draws come from ``tracegrad._factories._rng(generator)``, torch's CPU mt19937 stream with ATen's algorithms, so
-a seed gives PyTorch's numbers (poisson and multinomial use NumPy's algorithms on that stream). As in PyTorch, a
+a seed gives PyTorch's numbers (poisson: ATen's PTRS and multiplication methods). As in PyTorch, a
 sample is not differentiable through its parameters: the ops that PyTorch records give zero gradients
 (``normal(mean, std)`` is *not* reparameterised), and ``bernoulli(self, p: float)`` has no derivative.
 """
@@ -367,7 +367,7 @@ def _poisson_kernel(a, generator=None):
     _require_float(a, "poisson_cpu")
     if a.size and not (a >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return _rng(generator).numpy.poisson(a).astype(a.dtype)
+    return _rng(generator).poisson(a).astype(a.dtype)
 
 
 poisson = defop("poisson(Tensor self, Generator? generator=None) -> Tensor", _poisson_kernel, vjp=_zero_grads)

@@ -2,7 +2,7 @@
 derivative ``_standard_gamma_grad``, ``_sample_dirichlet`` and its pathwise derivative ``_dirichlet_grad``, the
 samplers under ``tracegrad.distributions``.
 
-The draws come from tracegrad's generator (NumPy's gamma sampler; PyTorch's stream differs). The gradient
+The draws are torch's: ATen's ``sample_gamma`` on torch's CPU stream (``_torch_rng``). The gradient
 d sample / d alpha at fixed uniform noise is ATen's ``standard_gamma_grad_one``: a Taylor series of the
 incomplete gamma function for small x, Rice's saddle-point expansion for large alpha, and otherwise the same
 bivariate rational approximation, evaluated in float64 and rounded to the input's dtype. ``_dirichlet_grad``
@@ -32,10 +32,9 @@ _COEF_UV = np.array([
 
 
 def _gamma_sample(alpha: np.ndarray, generator) -> np.ndarray:
-    # PyTorch clamps draws to the dtype's smallest normal number, so log(sample) stays finite
-    tiny = np.finfo(alpha.dtype).tiny
-    draws = _rng(generator).numpy.standard_gamma(np.maximum(alpha.astype(np.float64), 0.0))
-    return np.maximum(draws, tiny).astype(alpha.dtype)
+    """torch's ``_s_gamma_cpu`` draws (float arithmetic on alpha for float32), clamped to the smallest normal."""
+    single = alpha.dtype == np.float32
+    return _rng(generator).standard_gamma(alpha, single).astype(alpha.dtype)
 
 
 def _standard_gamma_kernel(a, generator=None):
@@ -105,10 +104,34 @@ _standard_gamma = defop("_standard_gamma(Tensor self, Generator? generator=None)
 
 def _sample_dirichlet_kernel(a, generator=None):
     _require_float(a, "_sample_dirichlet")
-    gammas = _gamma_sample(a, generator).astype(np.float64)
-    total = gammas.sum(axis=-1, keepdims=True)
-    tiny = np.finfo(a.dtype).tiny
-    return np.clip(gammas / total, tiny, 1 - np.finfo(a.dtype).eps).astype(a.dtype)
+    # ATen draws the gammas in double whatever the dtype, then normalises and clamps in the input's dtype
+    gammas = _rng(generator).standard_gamma(a.astype(np.float64), single=False)
+    ratios = (gammas / _last_dim_sum(gammas)).astype(a.dtype)
+    low, high = np.finfo(a.dtype).tiny, np.nextafter(a.dtype.type(1), a.dtype.type(0))
+    return np.minimum(high, np.where(ratios > low, ratios, low))  # std::max(tiny, NaN) is tiny
+
+
+def _last_dim_sum(x: np.ndarray, lanes: int = 4) -> np.ndarray:
+    """torch's CPU sum over a contiguous last dim, in SumKernel's ``vectorized_inner_sum`` order: vectors of
+    ``lanes`` doubles (4 in torch 2.13 here, measured) summed in 4 interleaved accumulators, then the tail, then
+    the lanes. Rows of 256 or more enter its multi-level cascade; NumPy's sum stands in (last bit may differ)."""
+    if x.ndim == 0:  # a 0-d tensor's dim -1 is itself
+        return x
+    size = x.shape[-1]
+    vectors = size // lanes
+    if vectors >= 64:
+        return x.sum(axis=-1, keepdims=True)
+    blocks = x[..., :vectors * lanes].reshape(*x.shape[:-1], vectors, lanes)
+    partial = [np.zeros(x.shape[:-1] + (lanes,)) for _ in range(4)]
+    for i in range(vectors // 4 * 4):
+        partial[i % 4] = partial[i % 4] + blocks[..., i, :]
+    for i in range(vectors // 4 * 4, vectors):
+        partial[0] = partial[0] + blocks[..., i, :]
+    total = partial[0] + partial[1] + partial[2] + partial[3]
+    result = np.zeros(x.shape[:-1])
+    for column in [x[..., j] for j in range(vectors * lanes, size)] + [total[..., k] for k in range(lanes)]:
+        result = result + column
+    return result[..., None]
 
 
 _sample_dirichlet = defop("_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor",

@@ -282,8 +282,8 @@ def _binomial_kernel(count, prob, generator=None):
     if count.dtype.kind != "f":
         raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
                          f"{_dt.scalar_type_name(count.dtype)}")
-    draws = _rng(generator).numpy.binomial(np.asarray(count, dtype=np.int64), np.clip(prob, 0, 1))
-    return np.asarray(draws).astype(count.dtype)
+    draws = _rng(generator).binomial(count, prob, single=count.dtype == np.float32)
+    return draws.astype(count.dtype)
 
 
 binomial = defop_without_derivative("binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor",
