@@ -455,6 +455,15 @@ def _sample_poisson(rate: float, tape: _UniformTape) -> int:
         count += 1
 
 
+def _ratio_draw(tape: _UniformTape) -> tuple[float, float, float] | None:
+    """One (u, v, us) draw of the transformed-rejection samplers (PTRS, BTRS); None for u = -0.5, where C's
+    k = floor(-inf) < 0 rejects the pair."""
+    u = tape() - 0.5
+    v = tape()
+    us = 0.5 - abs(u)
+    return None if us == 0 else (u, v, us)
+
+
 def _poisson_ptrs(rate: float, tape: _UniformTape) -> int:
     log_rate = math.log(rate)
     b = 0.931 + 2.53 * math.sqrt(rate)
@@ -462,11 +471,10 @@ def _poisson_ptrs(rate: float, tape: _UniformTape) -> int:
     log_inv_alpha = math.log(1.1239 + 1.1328 / (b - 3.4))
     v_r = 0.9277 - 3.6224 / (b - 2)
     while True:
-        u = tape() - 0.5
-        v = tape()
-        us = 0.5 - abs(u)
-        if us == 0:  # u = -0.5: C gives k = floor(-inf) < 0, a rejection
+        drawn = _ratio_draw(tape)
+        if drawn is None:
             continue
+        u, v, us = drawn
         k = _floor((2 * a / us + b) * u + rate + 0.43)
         if us >= 0.07 and v <= v_r:
             return _to_int64(k)
@@ -523,11 +531,10 @@ def _btrs(count: float, prob: float, scalar, tape: _UniformTape) -> float:
     alpha = (2.83 + 5.1 / b) * stddev
     m = _floor(scalar(scalar(count + 1) * prob))
     while True:
-        u = tape() - 0.5
-        v = tape()
-        us = 0.5 - abs(u)
-        if us == 0:  # u = -0.5: C gives k = floor(-inf) < 0, a rejection
+        drawn = _ratio_draw(tape)
+        if drawn is None:
             continue
+        u, v, us = drawn
         k = scalar(_floor((2 * a / us + b) * u + c))
         if k < 0 or k > count:
             continue
