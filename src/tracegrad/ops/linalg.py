@@ -18,7 +18,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..return_types import return_type
 from ._jvp import dense_product_rule, plus, scaled
-from ._util import broadcast_mismatch, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
+from ._util import refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .lu import lu_factor, permute_rows, pivots_parity
 from .registry import REGISTRY, defop
@@ -2303,15 +2303,10 @@ def _above_cutoff(a: np.ndarray, s: np.ndarray, smax: np.ndarray, atol, rtol) ->
     try:
         return s > np.maximum(atol, rtol * smax)
     except ValueError:  # (the first of PyTorch's three steps that does not broadcast, in its words)
+        from .shape_extra import _broadcast_shape
+
         _broadcast_shape(s.shape, _broadcast_shape(np.shape(atol), _broadcast_shape(np.shape(rtol), smax.shape)))
         raise
-
-
-def _broadcast_shape(a: tuple, b: tuple) -> tuple:
-    error = broadcast_mismatch([a, b])
-    if error is not None:
-        raise error from None
-    return np.broadcast_shapes(a, b)
 
 
 def _mixed_tolerances(atol, rtol) -> None:

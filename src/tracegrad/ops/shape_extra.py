@@ -1600,11 +1600,11 @@ def _histc_range(a, min, max) -> tuple[float, float]:
 
 
 def _histc_kernel(a, bins=100, min=0, max=0):
-    if bins <= 0:  # (histogramdd's check, in its words)
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    from .statistics import check_bin_counts, refuse_unbinnable
+
+    check_bin_counts((bins,))  # (histogramdd's checks, in its words)
     lo, hi = _histc_range(a, min, max)
-    if a.dtype.kind != "f":
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_tname(a.dtype)}'")
+    refuse_unbinnable(a)
     lo, hi = a.dtype.type(lo), a.dtype.type(hi)  # (the edges are in the input's dtype)
     flat = a.reshape(-1)
     inside = flat[(flat >= lo) & (flat <= hi)]
