@@ -102,8 +102,10 @@ def trunc_normal_(
     if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
         lo, hi = data.dtype.type(a), data.dtype.type(b)  # torch compares with a and b rounded to the dtype
         values = _normal(data, mean, std, generator)
-        while ((values < lo) | (values > hi)).any():
-            values = np.where((values < lo) | (values > hi), _normal(data, mean, std, generator), values)
+        outside = (values < lo) | (values > hi)
+        while outside.any():  # (torch redraws the whole tensor each round and keeps the new values outside)
+            values = np.where(outside, _normal(data, mean, std, generator), values)
+            outside = (values < lo) | (values > hi)
         return _write(tensor, values)
     log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
 
