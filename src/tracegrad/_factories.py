@@ -14,6 +14,7 @@ import numpy as np
 from . import _arg_checks as _args
 from ._arg_parser import argument_error, refuse_as_torch, tp_name
 from ._state import STATE
+from ._strides import contiguous_as_torch, contiguous_strides
 from ._tensor import Tensor, _wrap
 from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
@@ -36,6 +37,8 @@ def _size(size, fn: str = "empty", kwargs: dict | None = None) -> tuple[int, ...
 
 
 def _finish(array: np.ndarray, requires_grad: bool, device=None, pin_memory: bool = False) -> Tensor:
+    if array.size == 0 and array.ndim > 1 and array.__class__ is np.ndarray:
+        array = contiguous_as_torch(array)  # (NumPy's empty arrays have zero strides; PyTorch's are contiguous)
     if device is not None or pin_memory:
         array = placed(array, device, pin_memory)
     t = _wrap(array)
@@ -567,24 +570,38 @@ def _check_random_bounds(low, high, np_dtype: np.dtype) -> None:
             raise RuntimeError(f"to - 1 is out of bounds for {name}")
 
 
+def _laid_out_like(t: Tensor, drawn: Tensor, memory_format) -> Tensor:
+    """A random ``*_like`` result: ``empty_like(t, memory_format)``, filled by a kernel that walks memory in order,
+    so the values ``drawn`` (in C order) go into memory in the order they were drawn."""
+    from .memory_format import like_strides
+
+    data = drawn._data
+    strides = like_strides(t._data, memory_format)
+    if data.__class__ is np.ndarray and data.size and strides != contiguous_strides(data.shape):
+        drawn._data = np.ndarray(data.shape, data.dtype, buffer=data, strides=[s * data.itemsize for s in strides])
+    return drawn
+
+
 def rand_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory: bool = False,
-              **kw) -> Tensor:
-    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
+              memory_format=None, **kw) -> Tensor:
+    return _laid_out_like(t, rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device,
+                                  pin_memory=pin_memory), memory_format)
 
 
 def randn_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory: bool = False,
-               **kw) -> Tensor:
-    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
+               memory_format=None, **kw) -> Tensor:
+    return _laid_out_like(t, randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device,
+                                   pin_memory=pin_memory), memory_format)
 
 
 def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, pin_memory: bool = False,
-                 requires_grad: bool = False, **kw) -> Tensor:
+                 requires_grad: bool = False, memory_format=None, **kw) -> Tensor:
     if high is None:
         low, high = 0, low
         if isinstance(high, Tensor) and high.ndim:
             _refuse_tensor_high(device)
-    return randint(low, high, t.shape, dtype=dtype or t.dtype, device=device, pin_memory=pin_memory,
-                   requires_grad=requires_grad)
+    return _laid_out_like(t, randint(low, high, t.shape, dtype=dtype or t.dtype, device=device,
+                                     pin_memory=pin_memory, requires_grad=requires_grad), memory_format)
 
 
 def _refuse_tensor_high(device) -> None:

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from ._state import STATE
+from ._strides import contiguous_strides
 from .backend import device_of
 from .backend.dtypes import from_numpy_dtype
 from .memory_format import contiguous_format as _CONTIGUOUS
@@ -321,7 +322,10 @@ class Tensor:
         return self._data.nbytes
 
     def stride(self, dim: int | None = None):
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        data = self._data
+        strides = tuple(s // data.itemsize for s in data.strides)
+        if data.size == 0 and data.ndim and not any(strides):
+            strides = contiguous_strides(data.shape)  # (an empty result of a NumPy kernel: zero strides there)
         if dim is None:
             return strides
         from .ops._util import wrap_dim

@@ -2,13 +2,21 @@
 
 A tensor's layout is its NumPy array's strides. ``contiguous_format`` is C order; ``channels_last`` orders a 4-D
 (N, C, H, W) tensor as N, H, W, C in memory (``channels_last_3d``: 5-D, N, D, H, W, C); ``preserve_format``, the
-default of ``clone`` and the ``*_like`` factories, keeps the input's order when it is dense and non-overlapping
-and falls back to C order otherwise, as PyTorch does.
+default of ``clone`` and the ``*_like`` factories, keeps the input's strides when it is dense and non-overlapping
+and otherwise the order of its strides, as PyTorch does.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ._strides import (
+    contiguous_strides,
+    copy_preserving_layout,
+    dense_in_order,
+    empty_strided,
+    preserve_format_strides,
+)
 
 
 class memory_format:  # noqa: N801 - PyTorch's class name
@@ -43,18 +51,6 @@ def _format_ndim(fmt: memory_format) -> int:
     return 4 if fmt is channels_last else 5
 
 
-def is_dense_non_overlapping(a: np.ndarray) -> bool:
-    """Whether ``a``'s elements fill its memory exactly once, in some order of its axes."""
-    if a.flags.c_contiguous or a.flags.f_contiguous:
-        return True
-    expected = a.itemsize
-    for stride, size in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
 def is_in_format(a: np.ndarray, fmt: memory_format | None) -> bool:
     """``Tensor.is_contiguous(memory_format=fmt)`` for the array ``a``."""
     if fmt is None or fmt is contiguous_format or fmt is preserve_format:
@@ -64,18 +60,30 @@ def is_in_format(a: np.ndarray, fmt: memory_format | None) -> bool:
     return bool(a.transpose(_CHANNELS_LAST_ORDER[a.ndim]).flags.c_contiguous)
 
 
-def copy_in_format(a: np.ndarray, fmt: memory_format | None) -> np.ndarray:
-    """A copy of ``a`` laid out in ``fmt`` (``None`` means ``preserve_format``)."""
-    if fmt is None or fmt is preserve_format:
-        if a.flags.c_contiguous or not is_dense_non_overlapping(a) or min(a.strides, default=0) < 0:
-            return np.array(a, copy=True, order="C")
-        return np.array(a, copy=True, order="K")  # dense in another axis order: keep that order
+def format_strides(shape: tuple, fmt: memory_format) -> tuple:
+    """PyTorch's element strides for a new tensor of ``shape`` in ``fmt`` (contiguous or channels-last)."""
     if fmt is contiguous_format:
-        return np.array(a, copy=True, order="C")
-    if a.ndim != _format_ndim(fmt):
+        return contiguous_strides(shape)
+    if len(shape) != _format_ndim(fmt):
         raise RuntimeError(f"required rank {_format_ndim(fmt)} tensor to use {fmt._name} format")
-    order = _CHANNELS_LAST_ORDER[a.ndim]
-    return np.ascontiguousarray(a.transpose(order)).transpose(np.argsort(order))
+    memory_order = _CHANNELS_LAST_ORDER[len(shape)]
+    return dense_in_order(shape, memory_order[::-1])
+
+
+def like_strides(a: np.ndarray, fmt: memory_format | None) -> tuple:
+    """The element strides of ``torch.empty_like(a, memory_format=fmt)`` (``None`` means ``preserve_format``)."""
+    if fmt is None or fmt is preserve_format:
+        return preserve_format_strides(a)
+    return format_strides(a.shape, fmt)
+
+
+def copy_in_format(a: np.ndarray, fmt: memory_format | None, dtype=None) -> np.ndarray:
+    """A copy of ``a`` (cast to ``dtype``) laid out as ``torch.empty_like(a, memory_format=fmt)``."""
+    if fmt is None or fmt is preserve_format:
+        return copy_preserving_layout(a, dtype)
+    fresh = empty_strided(a.shape, format_strides(a.shape, fmt), a.dtype if dtype is None else dtype)
+    np.copyto(fresh, a, casting="unsafe")
+    return fresh
 
 
 def suggests_channels_last(a: np.ndarray) -> bool:

@@ -65,22 +65,12 @@ def _observed(lib, make, loss, create_graph: bool, twice: bool) -> dict:
             "node": None if g.grad_fn is None else g.grad_fn.name()}
 
 
-# Under create_graph the second gradient is added out of place, and the sum takes the layout of torch's pointwise
-# rule: the first operand's where the operands' layouts differ. tracegrad's pointwise ops give NumPy's (C order).
-_POINTWISE_LAYOUT = {"transposed leaf, contiguous gradient", "permuted leaf", "a gradient the caller holds"}
-
-
 def _params() -> list:
-    params = []
-    for name, make, loss in CASES:
-        for create_graph in (False, True):
-            for twice in (False, True):
-                known = create_graph and twice and name in _POINTWISE_LAYOUT
-                marks = pytest.mark.xfail(strict=True, reason="pointwise output layout of mixed-layout operands "
-                                          "(NumPy's, not torch's)") if known else ()
-                ids = f"{name}-{'create_graph' if create_graph else 'backward'}-{'twice' if twice else 'once'}"
-                params.append(pytest.param(name, make, loss, create_graph, twice, marks=marks, id=ids))
-    return params
+    # (under create_graph the second gradient is added out of place, and the sum takes the layout of torch's
+    # pointwise rule: the first operand's where the operands' layouts differ)
+    return [pytest.param(name, make, loss, create_graph, twice,
+                         id=f"{name}-{'create_graph' if create_graph else 'backward'}-{'twice' if twice else 'once'}")
+            for name, make, loss in CASES for create_graph in (False, True) for twice in (False, True)]
 
 
 @pytest.mark.parametrize("name,make,loss,create_graph,twice", _params())

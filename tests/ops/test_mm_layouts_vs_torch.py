@@ -93,10 +93,6 @@ def _assert_same(ours: dict, theirs: dict) -> None:
 @pytest.mark.parametrize("how", ["mm", "matmul", "general", "addmm", "addmm_scaled"])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_gradients_follow_the_layouts(shape, how, create_graph):
-    if how == "addmm_scaled" and 1 in shape:
-        # ``grad * alpha`` of a (1, n) column-major gradient: tracegrad's pointwise result is row-major where
-        # torch keeps the input's strides (a size-1 dim's stride; every pointwise op, not mm's)
-        pytest.xfail("pointwise output strides on size-1 dims differ from torch's")
     for la in LAYOUTS:
         for lb in LAYOUTS:
             ours = _observed(tg, how, shape, la, lb, create_graph)

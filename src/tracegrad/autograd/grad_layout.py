@@ -6,18 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def is_non_overlapping_and_dense(a: np.ndarray) -> bool:
-    """Whether ``a``'s elements fill its memory exactly once, in some order of its dims (PyTorch's test, which
-    looks at dims longer than 1 only)."""
-    if a.flags.c_contiguous or a.flags.f_contiguous:
-        return True
-    expected = a.itemsize
-    for size, stride in sorted((d for d in zip(a.shape, a.strides) if d[0] != 1), key=lambda d: d[1]):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
+from .._strides import is_non_overlapping_and_dense
 
 
 def obeys_layout_contract(grad: np.ndarray, variable: np.ndarray) -> bool:

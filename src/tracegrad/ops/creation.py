@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._state import STATE
+from .._strides import with_strides
 from .._tensor import Tensor, _wrap
-from ..memory_format import copy_in_format
+from ..memory_format import copy_in_format, like_strides
 from ._util import broadcast_mismatch
 from .registry import defop
 
@@ -48,7 +49,7 @@ def detach_(t: Tensor) -> Tensor:
 
 
 def _to_copy_kernel(a, dtype=None):
-    return np.array(a, dtype=dtype, copy=True)
+    return copy_in_format(a, None, dtype)  # (laid out as empty_like(a))
 
 
 def _to_copy_vjp(ctx, g):
@@ -138,12 +139,13 @@ zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, vjp=lambda c
               node_name="ZeroBackward0")
 
 
-def _full_like_kernel(a, fill_value, dtype=None):
-    return np.full(a.shape, fill_value, dtype=dtype if dtype is not None else a.dtype)
+def _full_like_kernel(a, fill_value, dtype=None, memory_format=None):
+    values = np.full(a.shape, fill_value, dtype=dtype if dtype is not None else a.dtype)
+    return with_strides(values, like_strides(a, memory_format))  # (laid out as empty_like(a, memory_format))
 
 
-_full_like = defop("full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor",
-                   _full_like_kernel, differentiable=())
+_full_like = defop("full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, "
+                   "MemoryFormat? memory_format=None) -> Tensor", _full_like_kernel, differentiable=())
 
 
 def _np_dtype(dtype):
@@ -156,7 +158,7 @@ def _np_dtype(dtype):
 
 def full_like(t: Tensor, fill_value, *, dtype=None, requires_grad: bool = False, device=None, layout=None,
               memory_format=None, pin_memory=False) -> Tensor:
-    out = _full_like(t, fill_value, dtype=_np_dtype(dtype))
+    out = _full_like(t, fill_value, dtype=_np_dtype(dtype), memory_format=memory_format)
     if device is not None or pin_memory:
         out = _placed(out, device, pin_memory)
     return _requiring_grad(out) if requires_grad else out
@@ -175,18 +177,21 @@ def _placed(out: Tensor, device, pin_memory) -> Tensor:
 
 
 def zeros_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,
-               **kwargs) -> Tensor:
-    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
+               memory_format=None, **kwargs) -> Tensor:
+    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory,
+                     memory_format=memory_format)
 
 
 def ones_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,
-              **kwargs) -> Tensor:
-    return full_like(t, 1, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
+              memory_format=None, **kwargs) -> Tensor:
+    return full_like(t, 1, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory,
+                     memory_format=memory_format)
 
 
 def empty_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,
-               **kwargs) -> Tensor:
-    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory)
+               memory_format=None, **kwargs) -> Tensor:
+    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory,
+                     memory_format=memory_format)
 
 
 def new_zeros(t: Tensor, *size, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,

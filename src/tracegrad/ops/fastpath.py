@@ -17,10 +17,12 @@ import numpy as np
 from .._arg_parser import refuse_as_torch
 from .._events import emit as _emit_event
 from .._state import STATE, next_sequence_nr
+from .._strides import pointwise_result
 from .._tensor import Tensor, _new
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.saved import SavedTensor, save_fresh_output, save_input
 from ._util import translate_value_error
+from .result_layouts import SWAPPED_OPERANDS, operand_positions
 
 _ndarray = np.ndarray
 _asarray = np.asarray
@@ -28,6 +30,7 @@ _make_saved = SavedTensor._make
 _edge = gradient_edge
 _save_input = save_input
 _save_output = save_fresh_output
+_pointwise_result = pointwise_result
 _OPERANDS = (Tensor, int, float, complex, bool, np.ndarray, np.generic)
 # The usual float dtypes, tested by identity before reading ``.kind`` (a getter call on every read).
 _F32 = np.dtype(np.float32)
@@ -124,6 +127,8 @@ def unary(op):
             raise _kernel_failed(op, plan, (a,), (ad,), exc) from None
         if data.__class__ is not _ndarray:
             data = _asarray(data)
+        if data.ndim > 1 and not ad.flags.c_contiguous:  # (else NumPy's layout is PyTorch's: strides.py)
+            data = _pointwise_result(data, ad)
         out = _new(Tensor)
         out._data = data
         out._vc = None
@@ -187,6 +192,11 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
     records_strides = op.stride_edges == (0, 1)
     assert not op.stride_edges or (records_strides and not attrs_from_operands), op.name
     per_call = attrs_from_operands or records_strides
+    # A pointwise result is laid out as PyTorch's TensorIterator lays it out (mm's is always contiguous).
+    # ``pow(x, 2)`` is a unary kernel with a parameter; ``rsub`` computes ``b - a``.
+    pointwise = op.iterates
+    one_operand = len(operand_positions(op.schema)) == 1
+    swapped = op.name in SWAPPED_OPERANDS
 
     def slow(a, b):
         if dunder and not isinstance(b, _OPERANDS):
@@ -242,6 +252,9 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
                 raise _kernel_failed(op, plan, (a, b) + trailing, (ad, bd), inner) from None
         if data.__class__ is not _ndarray:
             data = _asarray(data)
+        if data.ndim > 1 and pointwise and not (  # (C-contiguous operands of one shape: NumPy's layout is PyTorch's)
+                bc is Tensor and ad.flags.c_contiguous and bd.flags.c_contiguous and ad.shape == bd.shape):
+            data = _pointwise_result(data, ad) if one_operand else _pointwise_result(data, ad, bd, swapped)
         out = _new(Tensor)
         out._data = data
         out._vc = None

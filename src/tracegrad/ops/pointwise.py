@@ -562,7 +562,9 @@ def _where_kernel(cond, a, b):
 def _where_vjp(ctx, g):
     (cond,) = ctx.saved_tensors
     need = ctx.needs_input_grad
-    zero = zeros_like_op(g)
+    # PyTorch's ``where(condition, grad, 0)``: the 0 is a 0-d operand, so the condition's layout decides the
+    # gradient's where it differs from grad's
+    zero = _wrap(np.zeros((), g._data.dtype))
     return (where(cond, g, zero) if need[0] else None,
             where(cond, zero, g) if need[1] else None)
 
@@ -571,8 +573,3 @@ def _where_vjp(ctx, g):
 where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", _where_kernel,
               vjp=_where_vjp, saves=("condition",), differentiable=("self", "other"))
 
-
-def zeros_like_op(t):
-    from .creation import zeros_like
-
-    return zeros_like(t)

@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from .._state import STATE
+from .._strides import pointwise_result as _laid_out
 from .._tensor import Tensor, _new
 from ..autograd.array_chain import as_tensors
 from ..autograd.saved import plain_array
@@ -63,35 +64,46 @@ def _sin_rule(node, gd: np.ndarray):
     x = plain_array(node._saved[0], gd)
     if x is None:
         return None
-    return (_multiply(gd, _cos(x)),)  # g * cos(x)
+    c = _cos(x)
+    if gd.ndim < 2:  # (below 2 dims every layout is contiguous: no need to lay the results out)
+        return (_multiply(gd, c),)  # g * cos(x)
+    c = _laid_out(c, x)
+    return (_laid_out(_multiply(gd, c), gd, c),)
 
 
 def _cos_rule(node, gd: np.ndarray):
     x = plain_array(node._saved[0], gd)
     if x is None:
         return None
-    return (_multiply(gd, _negative(_sin(x))),)  # g * -sin(x)
+    s = _negative(_sin(x))
+    if gd.ndim < 2:
+        return (_multiply(gd, s),)  # g * -sin(x)
+    s = _laid_out(s, x)  # (neg keeps sin's layout)
+    return (_laid_out(_multiply(gd, s), gd, s),)
 
 
 def _exp_rule(node, gd: np.ndarray):
     y = plain_array(node._saved[0], gd)
     if y is None:
         return None
-    return (_multiply(gd, y),)  # g * result
+    r = _multiply(gd, y)  # g * result
+    return (r if r.ndim < 2 else _laid_out(r, gd, y),)
 
 
 def _tanh_rule(node, gd: np.ndarray):
     y = plain_array(node._saved[0])
     if y is None:
         return None
-    return (_tanh_backward_kernel(gd, y),)  # tanh_backward(g, y) runs its kernel whatever the dtypes
+    r = _tanh_backward_kernel(gd, y)  # tanh_backward(g, y) runs its kernel whatever the dtypes
+    return (r if r.ndim < 2 else _laid_out(r, gd, y),)
 
 
 def _relu_rule(node, gd: np.ndarray):
     y = plain_array(node._saved[0])
     if y is None:
         return None
-    return (threshold_backward.kernel(gd, y, 0),)  # what run_op(threshold_backward, g, result, 0) runs
+    r = threshold_backward.kernel(gd, y, 0)  # what run_op(threshold_backward, g, result, 0) runs
+    return (r if r.ndim < 2 else _laid_out(r, gd, y),)
 
 
 def _log_softmax_rule(node, gd: np.ndarray):
@@ -123,11 +135,17 @@ def _mul_rule(node, gd: np.ndarray):
         if a is None:
             return None
         if not need_a:
-            return (None, _multiply(gd, a))
+            return (None, _product(gd, a))
     b = plain_array(sb, gd) if sb.__class__ is not float else (sb if gd.dtype.kind == "f" else None)
     if b is None:
         return None
-    return (_multiply(gd, b), _multiply(gd, a) if need_b else None)
+    return (_product(gd, b), _product(gd, a) if need_b else None)
+
+
+def _product(gd: np.ndarray, factor) -> np.ndarray:
+    """``g * factor`` (an array or a number), laid out as PyTorch's mul lays it out."""
+    r = _multiply(gd, factor)
+    return r if r.ndim < 2 else _laid_out(r, gd, factor)
 
 
 def _add_rule(node, gd: np.ndarray):

@@ -28,6 +28,8 @@ from ..autograd.saved import _NONE as _SAVED_NONE
 from ..autograd.saved import SavedTensor
 from ._util import translate_value_error
 from .mem_overlap import ARGUMENTS_CHECKED_FIRST, Check, check_overlap, inplace_check
+from .result_layouts import follows_tensor_iterator, operand_positions
+from .result_layouts import rule_for as _layout_rule_for
 from .schema import Schema, SchemaKind, parse_schema
 
 REGISTRY: dict[str, OpDef] = {}
@@ -418,6 +420,11 @@ class OpDef:
         # ``output_differentiability`` condition): a predicate over the arguments, checked before the kernel
         self.records_if: Callable[[tuple], bool] | None = None
         self.is_view = self.schema.is_view and not self.is_inplace
+        # New results take PyTorch's layout (result_layouts.py), decided for a pointwise op by its tensor operands
+        # in ATen's order; ``iterates`` tells the fast paths they are pointwise
+        self.iterates = follows_tensor_iterator(self.name) and not self.is_inplace
+        self.result_layout = None if self.is_inplace or self.is_view else _layout_rule_for(self.name)
+        self.layout_operands = operand_positions(self.schema)
         # ATen's memory-overlap check between the written-to tensor and the other tensor inputs (mem_overlap.py)
         self.overlap_check = inplace_check(self.name) if self.is_inplace else Check.NONE
         self.overlap_inputs = tuple(i for i in self.tensor_idx + self.list_idx if i != 0
@@ -562,6 +569,8 @@ class OpDef:
                 if not self.returns_tensor[0]:
                     return result
                 result = np.asarray(result)
+            if self.result_layout is not None:
+                result = self.result_layout(result, arrays, self.layout_operands)
             out = _new(Tensor)
             out._data = result
             out._rg = False
@@ -577,6 +586,8 @@ class OpDef:
             if STATE.observed:
                 emit_op_call(self.public_name, outs, record)
             return out
+        if self.result_layout is not None:
+            result = tuple(self.result_layout(r, arrays, self.layout_operands) for r in result)
         # (a NumPy scalar, which a ufunc returns for a 0-d input, becomes a 0-d array as the single-output path does)
         outs = tuple(_wrap(r if r.__class__ is _ndarray or not isinstance(r, np.generic) else np.asarray(r))
                      if self.returns_list or self.returns_tensor[k] else r for k, r in enumerate(result))

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._arg_parser import argument_error, refuse_as_torch, tensors_as_one_argument
 from .._jit_internal import boolean_dispatch, renamed
+from .._strides import contiguous_as_torch, copy_preserving_layout, like_self
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name, scalar_type_name
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
@@ -313,55 +314,9 @@ def _repeat_interleave_tensor(input: Tensor, repeats: Tensor, d: int, output_siz
 # ---- flip / roll / rot90 -----------------------------------------------------------------------------------
 
 
-def empty_preserving_layout(a: np.ndarray) -> np.ndarray:
-    """PyTorch's ``empty_like(a, memory_format=preserve_format)``: ``a``'s strides when ``a`` is dense, else dense
-    strides in the order of ``a``'s (TensorIterator's: stride-0 dims stay in place, equal strides put the smaller
-    dim inner)."""
-    if dense_non_overlapping(a):
-        return np.empty_like(a, order="K")
-    ndim = a.ndim
-    strides = [s // a.itemsize for s in a.strides]
-    perm = list(range(ndim - 1, -1, -1))  # innermost first
-
-    def should_swap(d0: int, d1: int) -> int:
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return -1 if s0 < s1 else 1
-        return 1 if a.shape[d0] > a.shape[d1] else 0
-
-    for i in range(1, ndim):
-        j = i
-        for k in range(i - 1, -1, -1):
-            comparison = should_swap(perm[k], perm[j])
-            if comparison > 0:
-                perm[k], perm[j] = perm[j], perm[k]
-                j = k
-            elif comparison < 0:
-                break
-    outer_first = perm[::-1]
-    buffer = np.empty(tuple(a.shape[d] for d in outer_first), a.dtype)
-    return buffer.transpose(np.argsort(outer_first))
-
-
-def dense_non_overlapping(a: np.ndarray) -> bool:
-    """Whether ``a``'s elements tile one block of memory exactly (in some order of its dims): PyTorch's condition
-    for an output to copy its input's strides."""
-    dims = sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1)
-    expected = a.itemsize
-    for stride, n in dims:
-        if stride != expected:
-            return False
-        expected *= n
-    return all(st > 0 for st, n in zip(a.strides, a.shape) if n != 1)
-
-
 def _flip_kernel(a, dims):
     axes = wrap_dims(dims, a.ndim, one_by_one=True) if a.ndim else ()
-    out = empty_preserving_layout(a)
-    out[...] = np.flip(a, axes) if axes else a
-    return out
+    return like_self(np.flip(a, axes), a) if axes else copy_preserving_layout(a)  # (a new tensor, as a's)
 
 
 flip = defop("flip(Tensor self, int[] dims) -> Tensor", _flip_kernel,
@@ -422,7 +377,13 @@ def _rot90_kernel(a, k=1, dims=(0, 1)):
     d0, d1 = wrap_dim(dims[0], a.ndim), wrap_dim(dims[1], a.ndim)
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
-    return np.ascontiguousarray(np.rot90(a, k, (d0, d1)))
+    # PyTorch's rot90 is a flip (laid out as ``a``) then, for a quarter turn, a transposed view of it
+    turns = k % 4
+    if turns == 0:
+        return contiguous_as_torch(np.array(a, order="C"))
+    if turns == 2:
+        return _flip_kernel(a, (d0, d1))
+    return _flip_kernel(a, (d1 if turns == 1 else d0,)).swapaxes(d0, d1)
 
 
 rot90 = defop("rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", _rot90_kernel,

@@ -273,7 +273,15 @@ def squeeze(input, dim=None):
 
 
 def _unsqueeze_kernel(a, dim):
-    return np.expand_dims(a, wrap_dim(dim, a.ndim + 1))
+    dim = wrap_dim(dim, a.ndim + 1)
+    out = np.expand_dims(a, dim)
+    # PyTorch keeps every stride and gives the new dim the stride that steps over the dim it displaces (1 at
+    # the end); NumPy's reshape may restride dims of size 1, and repeats the last dim's stride at the end
+    strides = list(a.strides)
+    strides.insert(dim, a.itemsize if dim == a.ndim else a.shape[dim] * a.strides[dim])
+    if out.strides != tuple(strides) and a.size:
+        return np.lib.stride_tricks.as_strided(out, strides=strides)
+    return out
 
 
 unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_kernel, vjp=_unsqueeze_vjp,

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..._events import emit as _emit_event
 from ..._state import STATE, next_sequence_nr
+from ..._strides import pointwise_result
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output
@@ -117,7 +118,7 @@ def relu_fast(input: Tensor) -> Tensor:
     if STATE.special or a.dtype.kind != "f":
         return relu(input)
     out = _new(Tensor)
-    out._data = np.maximum(a, np.zeros((), dtype=a.dtype))
+    out._data = pointwise_result(np.maximum(a, np.zeros((), dtype=a.dtype)), a)
     out._rg = False
     out._gfn = None
     out._vc = None

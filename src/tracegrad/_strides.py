@@ -1,0 +1,301 @@
+"""PyTorch's strides for new arrays, for NumPy's kernels: contiguous and channels-last strides, ``empty_like``'s
+(``preserve_format``), and the layout ATen's TensorIterator gives the result of a pointwise operator.
+
+NumPy's ufuncs and PyTorch's TensorIterator both lay a new result out like their operands, but they settle
+disagreements differently: where operands are laid out differently NumPy keeps C order and PyTorch follows
+the first operand; a dim of size 1 has a stride NumPy ignores and PyTorch sorts by; and PyTorch copies the
+exact strides of operands that share one dense layout. The difference shows in ``stride()``, in
+``is_contiguous()``, in whether ``view`` accepts the result, and in the branch a later backward takes
+(mm's). :func:`in_torch_layout` and :func:`pointwise_result` re-lay a kernel's result out as PyTorch would have
+allocated it (result_layouts.py says which operators do).
+
+TensorIterator's steps (``TensorIteratorBase::build``), which :func:`torch_strides` follows:
+- operands whose dtype is not the computation's are first cast with ``.to()``, which keeps a dense operand's
+  strides and makes any other one contiguous;
+- if every operand has the result's shape (a Python number is a 0-d operand, so it never has), the result is
+  contiguous when they all are, channels-last when they all are, and takes their strides when they are all
+  dense with the same strides (``fast_set_up``);
+- otherwise the dims are sorted from the fastest-moving to the slowest by comparing strides, the first operand
+  that tells two dims apart deciding (``reorder_dimensions``), and the result is dense in that order.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+_ndarray = np.ndarray
+
+
+def is_non_overlapping_and_dense(a: np.ndarray) -> bool:
+    """Whether ``a``'s elements fill its memory exactly once, in some order of its dims (PyTorch's test, which
+    looks at dims longer than 1 only)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expected = a.itemsize
+    for size, stride in sorted((d for d in zip(a.shape, a.strides) if d[0] != 1), key=lambda d: d[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _plain(a: np.ndarray) -> bool:
+    """Whether ``a`` certainly has PyTorch's contiguous strides: C-contiguous, not empty, and no dim of size 1
+    (whose stride NumPy's C-contiguity does not fix). The common case, tested before any stride arithmetic."""
+    return a.flags.c_contiguous and a.size > 0 and 1 not in a.shape
+
+
+@functools.lru_cache(maxsize=1024)
+def _contiguous_byte_strides(shape: tuple, itemsize: int) -> tuple:
+    return tuple(s * itemsize for s in contiguous_strides(shape))
+
+
+def _element_strides(a: np.ndarray) -> tuple:
+    if a.size == 0 and not any(a.strides):  # (NumPy's empty arrays: Tensor.stride() reads them as contiguous)
+        return contiguous_strides(a.shape)
+    item = a.itemsize
+    return tuple(s // item for s in a.strides)
+
+
+def _is_contiguous(shape: tuple, strides: tuple) -> bool:
+    """PyTorch's ``is_contiguous()``: C order over the dims longer than 1; an empty tensor always is."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1:
+            if stride != expected:
+                return False
+            expected *= size
+    return True
+
+
+def _is_channels_last(shape: tuple, strides: tuple) -> bool:
+    """PyTorch's ``is_contiguous(memory_format=torch.channels_last)`` for a 4-d tensor: dense in the dim order
+    C, W, H, N, over the dims longer than 1."""
+    expected = 1
+    for d in (1, 3, 2, 0):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def dense_in_order(shape: tuple, order: Sequence[int], empty_dims_as_one: bool = True) -> tuple:
+    """Element strides of a dense tensor whose dims move fastest to slowest in ``order``. PyTorch's memory
+    formats step over an empty dim as if it had size 1; its sorted layout (``compatible_stride``) does not."""
+    strides = [0] * len(shape)
+    step = 1
+    for d in order:
+        strides[d] = step
+        step *= max(shape[d], 1) if empty_dims_as_one else shape[d]
+    return tuple(strides)
+
+
+def contiguous_strides(shape: tuple) -> tuple:
+    """PyTorch's contiguous element strides for ``shape`` (an empty dim steps as if it had size 1)."""
+    return dense_in_order(shape, range(len(shape) - 1, -1, -1))
+
+
+def _fast_setup(shape: tuple, layouts: list) -> tuple | None:
+    """The result's element strides when every operand has the result's shape and they agree (``fast_set_up``),
+    else None."""
+    if all(_is_contiguous(shape, s) for _, s, _ in layouts):
+        return contiguous_strides(shape)
+    if len(shape) == 4 and all(_is_channels_last(shape, s) for _, s, _ in layouts):
+        return dense_in_order(shape, (1, 3, 2, 0))
+    _, last, array = layouts[-1]  # (PyTorch copies the last input's strides, size-1 dims' too)
+    if all(s == last for _, s, _ in layouts) and (array is None or is_non_overlapping_and_dense(array)):
+        return last
+    return None
+
+
+def _sorted_dims(shape: tuple, operands: list) -> list:
+    """PyTorch's ``reorder_dimensions``: the dims, fastest-moving first. An insertion sort in which the first
+    operand whose strides tell two dims apart decides (a broadcast dim tells nothing), equal strides put the
+    shorter dim first, and a pair no operand decides keeps its C order."""
+    ndim = len(shape)
+    padded = []
+    for own_shape, own_strides, _ in operands:  # (a dim broadcast to the result's size has stride 0)
+        lead = ndim - len(own_shape)
+        padded.append((0,) * lead + tuple(0 if n == 1 and shape[lead + i] != 1 else st
+                                          for i, (n, st) in enumerate(zip(own_shape, own_strides))))
+
+    def comes_after(d0: int, d1: int) -> int:
+        for strides in padded:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
+        moving = i
+        for j in range(i - 1, -1, -1):
+            order = comes_after(perm[j], perm[moving])
+            if order > 0:
+                perm[j], perm[moving] = perm[moving], perm[j]
+                moving = j
+            elif order < 0:
+                break
+    return perm
+
+
+def torch_strides(shape: tuple, operands: Sequence, dtype: np.dtype | None = None) -> tuple:
+    """The element strides PyTorch gives a new pointwise result of ``shape``, from its operands in ATen's
+    order (NumPy arrays; anything else is a number, a 0-d operand). ``dtype`` is the computation's dtype:
+    an operand of another dtype is cast first, which makes a non-dense one contiguous."""
+    layouts = []
+    same_shape = True
+    for a in operands:
+        if a.__class__ is not _ndarray or a.ndim == 0:
+            same_shape = same_shape and not shape  # (a 0-d operand with a larger result)
+            continue
+        own_shape, strides = a.shape, _element_strides(a)
+        if dtype is not None and a.dtype != dtype and not is_non_overlapping_and_dense(a):
+            strides, a = contiguous_strides(own_shape), None  # (the cast copy: contiguous, so dense)
+        same_shape = same_shape and own_shape == shape
+        layouts.append((own_shape, strides, a))
+    if len(shape) <= 1 or not layouts:
+        return contiguous_strides(shape)
+    if same_shape:
+        found = _fast_setup(shape, layouts)
+        if found is not None:
+            return found
+    perm = _sorted_dims(shape, layouts)
+    if perm == list(range(len(shape) - 1, -1, -1)):
+        return contiguous_strides(shape)
+    return dense_in_order(shape, perm, empty_dims_as_one=False)
+
+
+def empty_strided(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array over a buffer of its own, dense with these (non-negative) element strides."""
+    size = math.prod(shape)
+    return np.ndarray(shape, dtype, buffer=np.empty(size, dtype),
+                      strides=tuple(s * np.dtype(dtype).itemsize for s in strides))
+
+
+def with_strides(result: np.ndarray, strides: tuple) -> np.ndarray:
+    """``result`` itself if it has these element strides, else a copy laid out with them."""
+    if result.strides == tuple(s * result.itemsize for s in strides):
+        return result
+    fresh = empty_strided(result.shape, strides, result.dtype)
+    np.copyto(fresh, result)
+    return fresh
+
+
+def preserve_format_strides(a: np.ndarray) -> tuple:
+    """The element strides of ``torch.empty_like(a)`` (``preserve_format``): ``a``'s own where ``a`` is dense,
+    else dense strides that keep the order of ``a``'s (``infer_dense_strides``: TensorIterator's sort, over one
+    operand)."""
+    strides = _element_strides(a)
+    if is_non_overlapping_and_dense(a) and min(strides, default=0) >= 0:
+        return strides
+    perm = _sorted_dims(a.shape, [(a.shape, strides, a)])
+    return dense_in_order(a.shape, perm)
+
+
+def like_self(result: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """A new ``result`` laid out as ``torch.empty_like(source)`` (same shape)."""
+    if _plain(source) and _plain(result):
+        return result
+    return with_strides(result, preserve_format_strides(source))
+
+
+def copy_preserving_layout(a: np.ndarray, dtype=None) -> np.ndarray:
+    """``a.clone()`` (``a.to(dtype)``): a copy laid out as ``torch.empty_like(a)``."""
+    if _plain(a):
+        return np.array(a, dtype=dtype, order="C")  # (a fresh C array: contiguous strides)
+    fresh = empty_strided(a.shape, preserve_format_strides(a), a.dtype if dtype is None else dtype)
+    np.copyto(fresh, a, casting="unsafe")
+    return fresh
+
+
+def contiguous_as_torch(result: np.ndarray) -> np.ndarray:
+    """``result`` with PyTorch's contiguous strides, where NumPy's differ: NumPy gives an empty array zero strides,
+    and a C-ordered dim of size 1 whatever stride it came with."""
+    if result.flags.c_contiguous and result.size and (
+            1 not in result.shape or result.strides == _contiguous_byte_strides(result.shape, result.itemsize)):
+        return result
+    return with_strides(result, contiguous_strides(result.shape))
+
+
+def in_torch_layout(result, arrays: Sequence, positions: tuple):
+    """A pointwise kernel's new ``result``, laid out as PyTorch lays it out (itself when NumPy already did), from
+    the operator's arguments (arrays for its tensors) and the positions of its operands in ATen's order."""
+    if result.__class__ is not _ndarray or result.ndim < 2:
+        return result  # (a 0-d or 1-d result is contiguous either way)
+    shape = result.shape
+    same_shape = True
+    for i in positions:  # (_numpy_agrees's first tests, written out: this runs for every general pointwise call)
+        a = arrays[i]
+        if a.__class__ is not _ndarray:
+            same_shape = False  # (a number: a 0-d operand)
+        elif not a.flags.c_contiguous:
+            break
+        elif a.shape != shape:
+            same_shape = False
+    else:
+        if same_shape or (result.size and 1 not in shape):
+            return result
+    return _laid_out(result, tuple(arrays[i] for i in positions))
+
+
+def _computation_dtype(result: np.ndarray) -> np.dtype | None:
+    """The dtype the operands are cast to: the result's, but for a comparison's bool (then no cast is assumed)."""
+    dtype = result.dtype
+    return None if dtype.kind == "b" else dtype
+
+
+def _numpy_agrees(result: np.ndarray, operands: tuple) -> bool:
+    """Whether NumPy's pointwise ``result`` already has PyTorch's layout, by tests cheaper than working it out.
+    C-contiguous operands: a result of their one shape is contiguous in both (PyTorch's fast setup; NumPy gives
+    dims of size 1 C strides too, and an empty result zero strides, which ``Tensor.stride()`` reads as
+    contiguous); otherwise both sort dims by strides, and agree unless a dim of size 1 has a stride to sort by
+    (a number is a 0-d operand, so ``x * 2`` is sorted). Operands that all have the result's strides share one
+    layout, which both keep (unless the result is empty, or 4-d with a dim of size 1: channels-last strides).
+    Both checked against torch on random layouts in tests/ops/test_result_layouts_vs_torch.py."""
+    arrays = [a for a in operands if a.__class__ is _ndarray]
+    if all(a.flags.c_contiguous for a in arrays):
+        if len(arrays) == len(operands) and all(a.shape == result.shape for a in arrays):
+            return True
+        if result.size and 1 not in result.shape and all(1 not in a.shape for a in arrays
+                                                         if a.shape == result.shape):
+            return True
+    strides = result.strides
+    return (result.size > 0 and all(a.strides == strides for a in arrays)
+            and (result.ndim != 4 or 1 not in result.shape))
+
+
+def _laid_out(result: np.ndarray, operands: tuple) -> np.ndarray:
+    if _numpy_agrees(result, operands):
+        return result
+    return with_strides(result, torch_strides(result.shape, operands, _computation_dtype(result)))
+
+
+def pointwise_result(result: np.ndarray, a: np.ndarray, b=None, swapped: bool = False) -> np.ndarray:
+    """A pointwise ``result`` that NumPy computed from ``a`` (and ``b``: an array or a number; ``swapped`` puts it
+    first in ATen's order, as ``rsub``'s), laid out as PyTorch lays it out: the eager fast paths and the raw
+    backward rules call this. The common cases are tested first
+    (C-contiguous operands of one shape, or one with no dim of size 1 beside a number: NumPy's layout is then
+    PyTorch's), before ``_numpy_agrees`` and, failing that, the whole rule."""
+    if result.ndim < 2:
+        return result  # (a 0-d or 1-d result is contiguous either way)
+    if b is None:
+        return result if a.flags.c_contiguous else _laid_out(result, (a,))
+    if b.__class__ is _ndarray:
+        if a.flags.c_contiguous and b.flags.c_contiguous and result.size and a.shape == b.shape:
+            return result
+    elif a.flags.c_contiguous and result.size and 1 not in a.shape:
+        return result
+    return _laid_out(result, (b, a) if swapped else (a, b))
+

@@ -1,0 +1,138 @@
+"""Which layout each operator gives its new results, as PyTorch allocates them.
+
+NumPy's kernels return whatever layout NumPy picks (it follows the inputs' order, and gives dims of size 1
+and empty arrays strides of its own). PyTorch's operators fall into three families, and ``OpDef`` applies
+its operator's rule to every array it returns (``rule_for``):
+- pointwise operators: TensorIterator's layout (strides.py);
+- the operators that allocate with ``at::empty`` or clone contiguously: reductions, scans, normalisations,
+  padding, ``masked_fill``...: C-contiguous with PyTorch's strides;
+- the operators that clone ``self`` (``MemoryFormat::Preserve``) and write into the copy: ``self``'s exact
+  strides where ``self`` is dense, else contiguous;
+- convolutions, pooling, upsampling, padding and pixel shuffles: channels-last where an operand's strides
+  suggest it (``suggest_memory_format``), else contiguous.
+Every other operator keeps NumPy's layout: where it differs from PyTorch's the difference is listed in
+tests/ops/test_result_layouts_vs_torch.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .._strides import contiguous_as_torch, in_torch_layout, like_self, with_strides
+from ..memory_format import channels_last, channels_last_3d, format_strides, suggests_channels_last
+
+# The operators whose results TensorIterator allocates: ATen's ``pointwise`` operators (but ``clone``,
+# ``masked_fill``, ``mvlgamma`` and the two-output ``frexp``, which allocate otherwise; ``max``/``min`` here are
+# the reductions), ``complex`` and ``polar``, and the activations' backward kernels. A composite of pointwise ops
+# (``hardswish``) is laid out as its last op lays it out, which for these is the same.
+TENSOR_ITERATOR_OPS = frozenset((
+    "abs", "acos", "acosh", "add", "addcdiv", "addcmul", "angle", "asin", "asinh", "atan", "atan2", "atanh",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil",
+    "celu", "clamp", "clamp_max", "clamp_min", "complex", "conj_physical", "copysign", "cos", "cosh", "deg2rad",
+    "digamma", "div", "elu", "elu_backward", "eq", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "floor",
+    "fmax", "fmin", "fmod", "frac", "gcd", "ge", "gelu", "gelu_backward", "gt", "hardshrink",
+    "hardshrink_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish", "hardswish_backward", "hardtanh",
+    "hardtanh_backward", "heaviside", "hypot", "i0", "igamma", "igammac", "isfinite", "isinf", "isnan", "isneginf",
+    "isposinf", "lcm", "ldexp", "le", "leaky_relu", "leaky_relu_backward", "lerp", "lgamma", "log", "log10",
+    "log1p", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logit",
+    "lt", "maximum", "minimum", "mish", "mul", "nan_to_num", "ne", "neg", "nextafter", "polygamma", "polar", "pow",
+    "rad2deg", "reciprocal", "relu", "remainder", "round", "rsqrt", "rsub", "sgn", "sigmoid", "sigmoid_backward",
+    "sign", "signbit", "silu", "sin", "sinc", "sinh", "softplus", "softplus_backward", "softshrink",
+    "softshrink_backward", "special_airy_ai", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
+    "special_bessel_y1", "special_chebyshev_polynomial_t", "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v", "special_chebyshev_polynomial_w", "special_entr", "special_erfcx",
+    "special_hermite_polynomial_h", "special_hermite_polynomial_he", "special_i0e", "special_i1", "special_i1e",
+    "special_laguerre_polynomial_l", "special_legendre_polynomial_p", "special_log_ndtr",
+    "special_modified_bessel_i0", "special_modified_bessel_i1", "special_modified_bessel_k0",
+    "special_modified_bessel_k1", "special_ndtri", "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1", "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u", "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w", "special_spherical_bessel_j0", "special_xlog1py", "special_zeta",
+    "sqrt", "sub", "tan", "tanh", "tanh_backward", "threshold", "threshold_backward", "trunc", "where", "xlogy",
+))
+# ATen's operand order where it is not the schema's: ``rsub(self, other)`` computes ``other - self``.
+SWAPPED_OPERANDS = frozenset({"rsub"})
+# ``.Scalar`` overloads wrap their number in a 0-d tensor and call the Tensor overload, but for these, whose
+# number is a parameter of a unary kernel
+_SCALAR_PARAMETER = frozenset({"pow.Tensor_Scalar"})
+
+
+def operand_positions(schema) -> tuple:
+    """The positions of a pointwise schema's operands in ATen's order: its tensors, and a number in one of the
+    first two places (``mul.Scalar``'s ``other``; not ``add``'s ``alpha``)."""
+    positions = tuple(i for i, p in enumerate(schema.params)
+                      if p.is_tensor or (i < 2 and p.type == "Scalar" and schema.full_name not in _SCALAR_PARAMETER))
+    return positions[::-1] if schema.name in SWAPPED_OPERANDS else positions
+
+
+def follows_tensor_iterator(name: str) -> bool:
+    """Whether operator ``name``'s new result is laid out by TensorIterator's rule."""
+    return name in TENSOR_ITERATOR_OPS
+
+
+# Allocated with ``at::empty`` (reductions, scans, norms' statistics) or cloned contiguously (masked_fill)
+CONTIGUOUS_RESULTS = frozenset((
+    "_cdist_forward", "_nn_layer_norm", "_nn_norm", "all", "amax", "amin", "aminmax", "any", "argmax", "argmin",
+    "col2im", "cummax", "cummin", "cumprod", "cumsum", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp",
+    "logsumexp", "masked_fill", "masked_scatter", "mean", "mvlgamma", "nanmean", "nansum", "one_hot", "prod",
+    "rrelu_with_noise", "std", "std_mean", "sum", "var", "var_mean",
+))
+
+# Allocated in ``suggest_memory_format()`` of the input (and, for a convolution, of the weight)
+SUGGESTED_LAYOUT_RESULTS = frozenset((
+    "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "_nn_conv", "_nn_conv_input_grad",
+    "_nn_conv_weight_grad", "_nn_linear_nd", "_nn_max_pool2d_with_indices_backward", "_nn_scatter_nd",
+    "_nn_upsamplebicubic2dbackward0", "_nn_upsamplebilinear2dbackward0", "_nn_upsamplenearest2dbackward0",
+    "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward", "constant_pad_nd",
+    "convolution", "max_pool2d_with_indices", "pixel_shuffle", "pixel_unshuffle",
+))
+
+# ``self.clone()`` (or ``empty_like(self)``) written into
+SELF_LAYOUT_RESULTS = frozenset((
+    "diagonal_scatter", "flip", "index_fill", "index_put", "put", "select_scatter", "slice_scatter", "sort",
+))
+
+# A rule takes a result array, the operator's arguments (arrays for its tensors) and its operands' positions.
+Rule = Callable[[np.ndarray, Sequence, tuple], np.ndarray]
+
+
+def _contiguous(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    if result.__class__ is not np.ndarray or result.ndim < 1:
+        return result
+    return contiguous_as_torch(result)
+
+
+def _like_self(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """``self.clone()``'s layout (``preserve_format``)."""
+    self = arrays[positions[0]]
+    if result.__class__ is not np.ndarray or result.ndim < 1 or self.__class__ is not np.ndarray:
+        return result
+    return like_self(result, self) if self.shape == result.shape else contiguous_as_torch(result)
+
+
+def _suggested(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """Channels-last for a 4-d (5-d) result when an operand of its rank has strides that suggest it (a
+    convolution's weight counts); contiguous otherwise."""
+    if result.__class__ is not np.ndarray or result.ndim < 1:
+        return result
+    operands = [arrays[i] for i in positions]
+    if result.ndim in (4, 5) and any(a.__class__ is np.ndarray and a.ndim == result.ndim and suggests_channels_last(a)
+                                     for a in operands):
+        return with_strides(result, format_strides(result.shape, channels_last if result.ndim == 4
+                                                   else channels_last_3d))
+    return contiguous_as_torch(result)
+
+
+def rule_for(name: str) -> Rule | None:
+    """The layout rule of operator ``name``'s results, or None to keep NumPy's."""
+    if follows_tensor_iterator(name):
+        return in_torch_layout
+    if name in CONTIGUOUS_RESULTS:
+        return _contiguous
+    if name in SELF_LAYOUT_RESULTS:
+        return _like_self
+    if name in SUGGESTED_LAYOUT_RESULTS:
+        return _suggested
+    return None
