@@ -15,6 +15,7 @@ import numpy as np
 
 from .._arg_parser import refuse_as_torch
 from .._state import STATE
+from .._strides import dense_in_order, with_strides
 from .._tensor import Tensor, _wrap
 from ..return_types import return_type
 from ._jvp import dense_product_rule, plus, scaled
@@ -37,8 +38,10 @@ LinAlgError = _LinAlgError
 
 
 def _f_contiguous(x: np.ndarray) -> np.ndarray:
-    """Each matrix column-major (the batch row-major): the layout LAPACK writes, which PyTorch's LU has."""
-    return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2)
+    """Each matrix column-major (the batch row-major): the layout LAPACK writes, which PyTorch's LU has, with
+    PyTorch's strides for dims of size 1 too."""
+    nd = x.ndim
+    return with_strides(x, dense_in_order(x.shape, (nd - 2, nd - 1, *range(nd - 3, -1, -1))))
 
 
 def _column_major(kernel, outputs: tuple[int, ...] | None = None, left_at: int | None = None):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .._strides import contiguous_as_torch
 from .._tensor import Tensor
 from ..return_types import return_type
 from ._util import refuse_half
@@ -210,7 +211,7 @@ def _lu_kernel(a, pivot=True):
     _lu_checks("linalg.lu", a, pivot)
     lu, pivots, _ = _getrf(a)
     L, U = _unpack(lu)
-    return _perm_matrix(pivots, a.shape[-2], a.dtype), L, U
+    return contiguous_as_torch(_perm_matrix(pivots, a.shape[-2], a.dtype)), L, U
 
 
 def _lu_vjp(ctx, _gP, gL, gU):
@@ -301,8 +302,11 @@ def _lstsq_kernel(a, b, rcond=None, driver=None):
     if driver == "gels":
         rank = np.empty((0,), dtype=np.int64)
     singular_values = S.astype(real) if driver in ("gelsd", "gelss") else np.empty((0,), dtype=real)
-    x = x.astype(a.dtype)
-    return (x[..., 0] if vector else x), residuals, rank, singular_values
+    # LAPACK's drivers solve in place in a column-major buffer of max(m, n) rows; PyTorch returns the first n
+    # rows of it, so its strides show that buffer
+    buffer = np.swapaxes(np.empty(batch + (x.shape[-1], max(m, n)), a.dtype), -1, -2)[..., :n, :]
+    buffer[...] = x
+    return (buffer[..., 0] if vector else buffer), residuals, rank, singular_values
 
 
 def _lstsq_vjp(ctx, gX, g_res=None, _g_rank=None, _g_sv=None):
@@ -374,7 +378,7 @@ def _lstsq_jvp(args, outs, tangents):
 
 linalg_lstsq_op = defop("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> "
                         "(Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
-                        _column_major(_lstsq_kernel, (0,)), vjp=_lstsq_vjp, jvp=_lstsq_jvp,
+                        _lstsq_kernel, vjp=_lstsq_vjp, jvp=_lstsq_jvp,
                         saves=("self", "b", "result0"),
                         nondiff_outputs=(2, 3))
 
@@ -557,7 +561,8 @@ def _householder_vjp(ctx, g):
 
 
 linalg_householder_product = defop("linalg_householder_product(Tensor input, Tensor tau) -> Tensor",
-                                   _householder_kernel, vjp=_householder_vjp, saves=("input", "tau", "result"))
+                                   _column_major(_householder_kernel), vjp=_householder_vjp,
+                                   saves=("input", "tau", "result"))
 
 
 # ---- composites --------------------------------------------------------------------------------------------

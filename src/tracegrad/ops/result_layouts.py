@@ -82,7 +82,8 @@ CONTIGUOUS_RESULTS = frozenset((
 
 # Allocated in ``suggest_memory_format()`` of the input (and, for a convolution, of the weight)
 SUGGESTED_LAYOUT_RESULTS = frozenset((
-    "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "_nn_conv", "_nn_conv_input_grad",
+    "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "_nn_batch_norm_eval", "_nn_batch_norm_train",
+    "_nn_group_norm", "native_batch_norm_backward", "_nn_conv", "_nn_conv_input_grad",
     "_nn_conv_weight_grad", "_nn_linear_nd", "_nn_max_pool2d_with_indices_backward", "_nn_scatter_nd",
     "_nn_upsamplebicubic2dbackward0", "_nn_upsamplebilinear2dbackward0", "_nn_upsamplenearest2dbackward0",
     "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward", "constant_pad_nd",
