@@ -272,8 +272,28 @@ def test_channels_last_propagates():
         return [F.conv2d(x, w), F.conv2d(x.contiguous(), w.contiguous(memory_format=lib.channels_last)),
                 F.conv_transpose2d(x, lib.randn(3, 2, 3, 3)), F.max_pool2d(x, 2), F.avg_pool2d(x, 2),
                 F.adaptive_avg_pool2d(x, 2), F.adaptive_max_pool2d(x, 2), F.interpolate(x, scale_factor=2),
-                F.interpolate(x, scale_factor=2, mode="bilinear"), F.pad(x, (1, 1)), F.relu(x), x.softmax(1),
+                F.interpolate(x, scale_factor=2, mode="bilinear"), F.interpolate(x, size=(3, 7), mode="nearest-exact"),
+                F.pad(x, (1, 1)), F.pad(x, (1, 1, 1, 1), mode="reflect"), F.pad(x, (1, 1, 1, 1), mode="replicate"),
+                F.relu(x), x.softmax(1), x.roll(1, 2), x.tril(), lib.cat([x, x], 1), F.instance_norm(x),
+                F.batch_norm(x, lib.zeros(3), lib.ones(3)), F.group_norm(x, 3),
                 F.pixel_shuffle(lib.randn(1, 4, 2, 2).contiguous(memory_format=lib.channels_last), 2)]
+    _same_strides(program)
+
+
+def test_channels_last_gradients():
+    """The gradients of a convolution block on a channels-last batch, as ``retain_grad`` and ``.grad`` see them."""
+    def program(lib):
+        F = lib.nn.functional
+        lib.manual_seed(0)
+        x = lib.randn(2, 3, 6, 6).contiguous(memory_format=lib.channels_last).requires_grad_()
+        w = lib.randn(4, 3, 3, 3, requires_grad=True)
+        h = F.conv2d(x, w, padding=1)
+        a = F.relu(h)
+        p = F.max_pool2d(a, 2)
+        for t in (h, a, p):
+            t.retain_grad()
+        p.sum().backward()
+        return [h.grad, a.grad, p.grad, x.grad, w.grad]
     _same_strides(program)
 
 

@@ -76,23 +76,27 @@ def follows_tensor_iterator(name: str) -> bool:
 CONTIGUOUS_RESULTS = frozenset((
     "_cdist_forward", "_nn_layer_norm", "_nn_norm", "all", "amax", "amin", "aminmax", "any", "argmax", "argmin",
     "col2im", "cummax", "cummin", "cumprod", "cumsum", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp",
-    "logsumexp", "masked_fill", "masked_scatter", "mean", "mvlgamma", "nanmean", "nansum", "one_hot", "prod",
-    "rrelu_with_noise", "std", "std_mean", "sum", "var", "var_mean",
+    "logsumexp", "masked_fill", "masked_scatter", "mean", "mvlgamma", "nansum", "one_hot", "prod",
+    "rrelu_with_noise", "std", "std_mean", "sum", "tril", "triu", "var", "var_mean",
 ))
 
 # Allocated in ``suggest_memory_format()`` of the input (and, for a convolution, of the weight)
 SUGGESTED_LAYOUT_RESULTS = frozenset((
     "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "_nn_batch_norm_eval", "_nn_batch_norm_train",
-    "_nn_group_norm", "native_batch_norm_backward", "_nn_conv", "_nn_conv_input_grad",
-    "_nn_conv_weight_grad", "_nn_linear_nd", "_nn_max_pool2d_with_indices_backward", "_nn_scatter_nd",
-    "_nn_upsamplebicubic2dbackward0", "_nn_upsamplebilinear2dbackward0", "_nn_upsamplenearest2dbackward0",
+    "_nn_conv", "_nn_conv_input_grad", "_nn_conv_weight_grad", "_nn_group_norm", "_nn_linear_nd",
+    "_nn_max_pool2d_with_indices_backward", "_nn_scatter_nd", "_nn_upsamplebicubic2dbackward0",
+    "_nn_upsamplebilinear2dbackward0", "_nn_upsamplenearest2dbackward0", "_nn_upsamplenearestexact2dbackward0",
+    "_reflection_pad1d", "_reflection_pad1d_backward", "_reflection_pad2d", "_reflection_pad2d_backward",
+    "_reflection_pad3d", "_reflection_pad3d_backward", "_replication_pad1d", "_replication_pad1d_backward",
+    "_replication_pad2d", "_replication_pad2d_backward", "_replication_pad3d", "_replication_pad3d_backward",
     "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward", "constant_pad_nd",
-    "convolution", "max_pool2d_with_indices", "pixel_shuffle", "pixel_unshuffle",
+    "convolution", "max_pool2d_with_indices", "native_batch_norm_backward", "pixel_shuffle", "pixel_unshuffle", "roll",
 ))
 
 # ``self.clone()`` (or ``empty_like(self)``) written into
 SELF_LAYOUT_RESULTS = frozenset((
-    "diagonal_scatter", "flip", "index_fill", "index_put", "put", "select_scatter", "slice_scatter", "sort",
+    "diagonal_scatter", "flip", "index_fill", "index_put", "put", "select_scatter", "slice_scatter",
+    "sort",
 ))
 
 # A rule takes a result array, the operator's arguments (arrays for its tensors) and its operands' positions.
