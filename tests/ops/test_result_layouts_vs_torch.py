@@ -281,7 +281,8 @@ def test_channels_last_propagates():
 
 
 def test_channels_last_gradients():
-    """The gradients of a convolution block on a channels-last batch, as ``retain_grad`` and ``.grad`` see them."""
+    """The gradients of a convolution block on a channels-last batch, as ``retain_grad`` and ``.grad`` see them,
+    and a convolution's raw input gradient (its layout comes from the input, which the gradient does not see)."""
     def program(lib):
         F = lib.nn.functional
         lib.manual_seed(0)
@@ -293,7 +294,10 @@ def test_channels_last_gradients():
         for t in (h, a, p):
             t.retain_grad()
         p.sum().backward()
-        return [h.grad, a.grad, p.grad, x.grad, w.grad]
+        only_input = lib.randn(2, 3, 5, 6).contiguous(memory_format=lib.channels_last).requires_grad_()
+        raw = [*lib.autograd.grad(F.conv2d(only_input, w.detach()).sum(), (only_input,)),
+               *lib.autograd.grad(F.conv2d(only_input, w).sum(), (only_input, w), create_graph=True)]
+        return [h.grad, a.grad, p.grad, x.grad, w.grad, *raw]
     _same_strides(program)
 
 

@@ -90,13 +90,13 @@ SUGGESTED_LAYOUT_RESULTS = frozenset((
     "_reflection_pad3d", "_reflection_pad3d_backward", "_replication_pad1d", "_replication_pad1d_backward",
     "_replication_pad2d", "_replication_pad2d_backward", "_replication_pad3d", "_replication_pad3d_backward",
     "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward", "constant_pad_nd",
-    "convolution", "max_pool2d_with_indices", "native_batch_norm_backward", "pixel_shuffle", "pixel_unshuffle", "roll",
+    "convolution", "convolution_backward", "max_pool2d_with_indices", "native_batch_norm_backward",
+    "pixel_shuffle", "pixel_unshuffle", "roll",
 ))
 
 # ``self.clone()`` (or ``empty_like(self)``) written into
 SELF_LAYOUT_RESULTS = frozenset((
-    "diagonal_scatter", "flip", "index_fill", "index_put", "put", "select_scatter", "slice_scatter",
-    "sort",
+    "diagonal_scatter", "flip", "index_fill", "index_put", "put", "select_scatter", "slice_scatter", "sort",
 ))
 
 # A rule takes a result array, the operator's arguments (arrays for its tensors) and its operands' positions.
@@ -117,17 +117,21 @@ def _like_self(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.nda
     return like_self(result, self) if self.shape == result.shape else contiguous_as_torch(result)
 
 
-def _suggested(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
-    """Channels-last for a 4-d (5-d) result when an operand of its rank has strides that suggest it (a
-    convolution's weight counts); contiguous otherwise."""
+def in_suggested_format(result: np.ndarray, *sources) -> np.ndarray:
+    """``result`` channels-last when it is 4-d (5-d) and one of the ``sources`` of its rank has strides that
+    suggest it (``suggest_memory_format``); contiguous otherwise."""
     if result.__class__ is not np.ndarray or result.ndim < 1:
         return result
-    operands = [arrays[i] for i in positions]
     if result.ndim in (4, 5) and any(a.__class__ is np.ndarray and a.ndim == result.ndim and suggests_channels_last(a)
-                                     for a in operands):
+                                     for a in sources):
         return with_strides(result, format_strides(result.shape, channels_last if result.ndim == 4
                                                    else channels_last_3d))
     return contiguous_as_torch(result)
+
+
+def _suggested(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """The operands' suggested memory format (a convolution's weight counts)."""
+    return in_suggested_format(result, *(arrays[i] for i in positions))
 
 
 def rule_for(name: str) -> Rule | None:

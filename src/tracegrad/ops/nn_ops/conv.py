@@ -26,6 +26,7 @@ from ...backend.dtypes import tensor_type_string
 from ..pointwise import add
 from ..reductions import sum as sum_op
 from ..registry import defop
+from ..result_layouts import in_suggested_format
 from ..views import expand, squeeze, unsqueeze, view
 from ._common import as_int, check_float, expand_param
 
@@ -166,7 +167,16 @@ def _conv_vjp(ctx, g):
     need = ctx.needs_input_grad
     gx = conv_input_grad(g, w, tuple(x.shape), stride, padding, dilation, groups) if need[0] else None
     gw = conv_weight_grad(g, x, tuple(w.shape), stride, padding, dilation, groups) if need[1] else None
-    return gx, gw
+    return _input_gradient_laid_out(gx, x, w), gw
+
+
+def _input_gradient_laid_out(gx, x: Tensor, w: Tensor):
+    """PyTorch's convolution_backward gives grad_input the memory format the input and weight suggest; the
+    operators that compute it here see the weight but not the input, so the input's layout is applied after
+    (to the fresh array: a slice of a transposed convolution's gradient is left as it is)."""
+    if gx is not None and gx._base is None:
+        gx._data = in_suggested_format(gx._data, x._data, w._data)
+    return gx
 
 
 def _conv_input_grad_vjp(ctx, gg):
@@ -362,7 +372,7 @@ def _convolution_vjp(ctx, g):
             gw = conv_weight_grad(x, g, tuple(w.shape), stride, padding, dilation, groups)
     if need[2]:
         gb = sum_op(g, (0,) + tuple(range(2, g.ndim)), False, None)
-    return gx, gw, gb
+    return _input_gradient_laid_out(gx, x, w), gw, gb
 
 
 convolution = defop(
