@@ -19,6 +19,7 @@ from ._tensor import Tensor, _wrap
 from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
 from .backend.device import as_device, refuse_unsupported
+from .memory_format import like_strides
 
 # ---- helpers ---------------------------------------------------------------------------------------------
 
@@ -573,8 +574,6 @@ def _check_random_bounds(low, high, np_dtype: np.dtype) -> None:
 def _laid_out_like(t: Tensor, drawn: Tensor, memory_format) -> Tensor:
     """A random ``*_like`` result: ``empty_like(t, memory_format)``, filled by a kernel that walks memory in order,
     so the values ``drawn`` (in C order) go into memory in the order they were drawn."""
-    from .memory_format import like_strides
-
     data = drawn._data
     strides = like_strides(t._data, memory_format)
     if data.__class__ is np.ndarray and data.size and strides != contiguous_strides(data.shape):

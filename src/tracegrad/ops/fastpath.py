@@ -127,7 +127,7 @@ def unary(op):
             raise _kernel_failed(op, plan, (a,), (ad,), exc) from None
         if data.__class__ is not _ndarray:
             data = _asarray(data)
-        if data.ndim > 1 and not ad.flags.c_contiguous:  # (else NumPy's layout is PyTorch's: strides.py)
+        if data.ndim > 1 and not ad.flags.c_contiguous:  # (else NumPy's layout is PyTorch's: _strides.py)
             data = _pointwise_result(data, ad)
         out = _new(Tensor)
         out._data = data

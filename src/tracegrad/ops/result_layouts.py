@@ -3,7 +3,7 @@
 NumPy's kernels return whatever layout NumPy picks (it follows the inputs' order, and gives dims of size 1
 and empty arrays strides of its own). PyTorch's operators fall into three families, and ``OpDef`` applies
 its operator's rule to every array it returns (``rule_for``):
-- pointwise operators: TensorIterator's layout (strides.py);
+- pointwise operators: TensorIterator's layout (_strides.py);
 - the operators that allocate with ``at::empty`` or clone contiguously: reductions, scans, normalisations,
   padding, ``masked_fill``...: C-contiguous with PyTorch's strides;
 - the operators that clone ``self`` (``MemoryFormat::Preserve``) and write into the copy: ``self``'s exact
