@@ -10,6 +10,7 @@ import ctypes
 import math
 import operator
 import struct
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -19,6 +20,7 @@ _KEYS_AT = 24  # the 624 mt19937 words, each stored as a uint64, follow seed, le
 _NORMAL_AT = _KEYS_AT + 624 * 8  # normal_x, normal_y, normal_rho (double), normal_is_valid (int)
 _FLOAT_NORMAL_AT = 5048  # next_float_normal_sample (float), is_next_float_normal_sample_valid (bool)
 _OPMATH = {np.dtype(np.float64): np.float64}  # every other float kernel computes in float (at::opmath_type)
+_UNIT_SCALE = {np.float32: 2.0 ** -24, np.float64: 2.0 ** -53}
 
 
 class TorchCPUStream:
@@ -39,20 +41,32 @@ class TorchCPUStream:
     def raw32(self, n: int) -> np.ndarray:
         """``n`` successive ``generator->random()`` words, as uint64."""
         self.fresh = self.fresh and n == 0
-        return self.bits.random_raw(n).astype(np.uint64)
+        return self.bits.random_raw(n)  # (uint64 already)
 
     def raw64(self, n: int) -> np.ndarray:
         """``n`` successive ``generator->random64()``: the first 32-bit draw is the high half."""
-        words = self.raw32(2 * n)
-        return (words[0::2] << np.uint64(32)) | words[1::2]
+        words = self.raw32(2 * n).reshape(n, 2)
+        high = words[:, 0] << np.uint64(32)
+        high |= words[:, 1]
+        return high
 
     # ---- uniform ------------------------------------------------------------------------------------------
 
+    def _numerators(self, n: int, opmath: type) -> np.ndarray:
+        """The integers k of ``unit``'s k / 2**24 (int32, from random()) or k / 2**53 (int64, from random64())."""
+        if opmath is np.float64:
+            words = self.raw64(n)
+            words &= np.uint64((1 << 53) - 1)
+            return words.view(np.int64)  # (int64 converts to float faster than uint64)
+        words = self.raw32(n).astype(np.uint32)  # narrow first: int32 converts to float fastest
+        words &= np.uint32((1 << 24) - 1)
+        return words.view(np.int32)
+
     def unit(self, n: int, opmath: type) -> np.ndarray:
         """``uniform_real_distribution<opmath>(0, 1)``: 24 bits of random() for float, 53 of random64() for double."""
-        if opmath is np.float64:
-            return (self.raw64(n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
-        return (self.raw32(n) & np.uint64((1 << 24) - 1)).astype(np.float32) * np.float32(2.0 ** -24)
+        values = self._numerators(n, opmath).astype(opmath)
+        values *= opmath(_UNIT_SCALE[opmath])
+        return values
 
     def uniform(self, shape: tuple, np_dtype: np.dtype, low: float = 0.0, high: float = 1.0,
                 fused: bool = True) -> np.ndarray:
@@ -61,10 +75,15 @@ class TorchCPUStream:
         np_dtype = np.dtype(np_dtype)
         opmath = _OPMATH.get(np_dtype, np.float32)
         lo, hi = opmath(low), opmath(high)
-        x = self.unit(int(np.prod(shape, dtype=np.int64)), opmath)
+        size = int(np.prod(shape, dtype=np.int64))
         if low == 0.0 and high == 1.0:  # x * 1 + 0: exact
-            values = x.astype(np_dtype, copy=False)
+            values = self.unit(size, opmath).astype(np_dtype, copy=False)
+        elif fused and opmath is np.float32:
+            # fma(k / 2**24, to - from, from): k * ((to - from) / 2**24) is that product, exact in double
+            scale = float(hi - lo) * _UNIT_SCALE[np.float32]
+            values = _fma32(self._numerators(size, opmath), scale, float(lo)).astype(np_dtype, copy=False)
         else:
+            x = self.unit(size, opmath)
             values = (_fma(x, hi - lo, lo) if fused else x * (hi - lo) + lo).astype(np_dtype)
         if low != 0.0 or high != 1.0 or np_dtype.itemsize < 4:
             values[values == np_dtype.type(high)] = np_dtype.type(low)
@@ -79,20 +98,25 @@ class TorchCPUStream:
         size = int(np.prod(shape, dtype=np.int64))
         if size >= 16 and contiguous:
             return self._normal_fill(size, np_dtype, mean, std).reshape(shape)
-        return self.scalar_normal(size, mean, std).astype(np_dtype).reshape(shape)
+        standard = self.scalar_normal(size, mean, std)
+        if np_dtype.itemsize < 4:  # static_cast<Half>(double) goes through float: two roundings
+            standard = standard.astype(np.float32)
+        return standard.astype(np_dtype).reshape(shape)
 
     def _normal_fill(self, size: int, np_dtype: np.dtype, mean: float, std: float) -> np.ndarray:
         """``normal_fill``: uniforms, Box-Muller per block of 16, the last 16 redrawn when size % 16 != 0."""
         opmath = _OPMATH.get(np_dtype, np.float32)
-        blocks = size // 16
-        # float and double draw one uniform per element; half and bfloat16 draw 16 per whole block only
-        head = self.unit(size if opmath is np_dtype.type else 16 * blocks, opmath)[:16 * blocks]
-        tail = self.unit(16 if size % 16 else 0, opmath)
-        normals = _box_muller_16(np.concatenate([head, tail]).reshape(-1, 16), mean, std).ravel()
-        out = normals[:size].astype(np_dtype)  # a copy: the tail's 16 then overwrite the last 16
-        if size % 16:
-            out[-16:] = normals[-16:]
-        return out
+        blocks, rest = divmod(size, 16)
+        # float and double draw one uniform per element; half and bfloat16 draw 16 per whole block only. The
+        # tail's 16 follow in the stream, so one draw holds both (head, then the unused rest, then the tail).
+        head = size if opmath is np_dtype.type else 16 * blocks
+        draws = self.unit(head + (16 if rest else 0), opmath)
+        if rest and head != 16 * blocks:
+            draws = np.concatenate([draws[:16 * blocks], draws[head:]])
+        normals = _fma(_box_muller_16(draws.reshape(-1, 16)).ravel(), std, mean)
+        if rest:  # the tail's 16 overwrite the last 16 (an overlapping move, which NumPy buffers)
+            normals[size - 16:size] = normals[16 * blocks:]
+        return normals[:size].astype(np_dtype, copy=bool(rest))  # (a copy: no view holding the tail too)
 
     def scalar_normal(self, n: int, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
         """``normal_distribution<double>`` ``n`` times: each Box-Muller pair gives cos, and caches sin for the next."""
@@ -101,8 +125,11 @@ class TorchCPUStream:
         u = self.unit(2 * pairs, np.float64).reshape(pairs, 2)
         radius = np.sqrt(-2.0 * libm(math.log1p, -u[:, 1]))
         theta = 2.0 * np.pi * u[:, 0]
-        drawn = np.stack([radius * libm(math.cos, theta), radius * libm(math.sin, theta)], axis=1).ravel()
-        standard = np.concatenate([np.asarray(cached, dtype=np.float64), drawn])
+        standard = np.empty(len(cached) + 2 * pairs)
+        standard[:len(cached)] = cached
+        drawn = standard[len(cached):].reshape(pairs, 2)
+        np.multiply(radius, libm(math.cos, theta), out=drawn[:, 0])
+        np.multiply(radius, libm(math.sin, theta), out=drawn[:, 1])
         self.next_double_normal = float(standard[n]) if len(standard) > n else None
         return _fma(standard[:n], std, mean)
 
@@ -171,25 +198,41 @@ class TorchCPUStream:
         """``_s_gamma_cpu``: ``sample_gamma`` per element in C order, float arithmetic on alpha when ``single``
         (float32 input), then max(smallest normal, sample). Returns float64 values exact in the input dtype."""
         flat = np.ascontiguousarray(alpha, dtype=np.float64).ravel()
+        rows = _gamma_rows(flat, single)
         with _UniformTape(self, 3 * flat.size) as tape:
-            draws = [_sample_gamma(a, single, tape) for a in flat.tolist()]
+            if _all_equal(flat) and flat[0] >= 1:  # e.g. Gamma(2.0, 1.0).sample((n,)): in bulk
+                draws = np.array(_gamma_run(tape, next(rows), flat.size), dtype=np.float64)
+            else:
+                draws = np.array(tape.each(_sample_gamma, rows), dtype=np.float64)
+        if single:  # the sampler returns scale * d * v in double; C casts it to float on return
+            with np.errstate(over="ignore"):
+                draws = draws.astype(np.float32).astype(np.float64)
         tiny = np.finfo(np.float32 if single else np.float64).tiny
-        out = np.array(draws, dtype=np.float64)
-        return np.where(out > tiny, out, tiny).reshape(np.shape(alpha))  # std::max(tiny, NaN) is tiny
+        return np.where(draws > tiny, draws, tiny).reshape(np.shape(alpha))  # std::max(tiny, NaN) is tiny
 
     def poisson(self, rates: np.ndarray) -> np.ndarray:
         """``_s_poisson_cpu``: ``sample_poisson(double(rate))`` per element in C order, as int64."""
         flat = np.ascontiguousarray(rates, dtype=np.float64).ravel()
-        with _UniformTape(self, int(np.minimum(flat, 10.0).sum()) + 3 * flat.size) as tape:
-            draws = [_sample_poisson(rate, tape) for rate in flat.tolist()]
+        rows = _poisson_rows(flat)
+        expected = np.where(flat < 10, flat + 1, 3).sum()  # uniforms: about rate + 1 below 10, 2 or 3 for PTRS
+        with _UniformTape(self, int(expected * 1.05) + 16) as tape:
+            draws = tape.each(_sample_poisson, rows)
         return np.array(draws, dtype=np.int64).reshape(np.shape(rates))
 
     def binomial(self, count: np.ndarray, prob: np.ndarray, single: bool) -> np.ndarray:
         """``_s_binomial_cpu``: ``sample_binomial`` per element in C order (count's float type, double uniforms)."""
         count, prob = np.broadcast_arrays(np.asarray(count, dtype=np.float64), np.asarray(prob, dtype=np.float64))
+        plan = _binomial_plan_single if single else _binomial_plan
+        keys = list(zip(count.ravel().tolist(), prob.ravel().tolist()))
+        shared = plan(keys[0]) if _all_equal(count) and _all_equal(prob) else None  # e.g. Binomial(10, 0.3)
         with _UniformTape(self, 4 * count.size) as tape:
-            draws = [_sample_binomial(n, p, single, tape) for n, p in zip(count.ravel().tolist(),
-                                                                          prob.ravel().tolist())]
+            if shared is not None and shared[1] is _binomial_inversion:  # the inversion as one pass
+                flip, _, log_q, scalar = shared
+                total = keys[0][0]
+                draws = tape.geometric_counts(total, log_q, len(keys))
+                draws = [scalar(total - k) for k in draws] if flip else draws
+            else:
+                draws = tape.each(_sample_binomial, _memo_rows(plan, keys))
         return np.array(draws, dtype=np.float64).reshape(count.shape)
 
     # ---- state (torch's 5056-byte CPUGeneratorImplState) ---------------------------------------------------
@@ -218,6 +261,12 @@ class TorchCPUStream:
         self.next_double_normal = cached if valid else None
 
 
+def _all_equal(values: np.ndarray) -> bool:
+    """Whether ``values`` is one value (not NaN) repeated, at least once."""
+    flat = values.ravel()
+    return bool(flat.size) and bool((flat == flat[0]).all())
+
+
 def _swap_each(n: int, picks: list[int]) -> np.ndarray:
     """Sequential swaps r[i] <-> r[picks[i]]: each depends on the ones before, so it stays a loop."""
     result = list(range(n))
@@ -226,18 +275,50 @@ def _swap_each(n: int, picks: list[int]) -> np.ndarray:
     return np.array(result, dtype=np.int64)
 
 
-def _fma32(a, b, c) -> np.ndarray:
-    """float32 fma: the float64 product of two floats is exact, so only the sum rounds (twice, harmlessly rare)."""
-    product = np.multiply(a, b, dtype=np.float64)
-    return np.add(product, c, out=np.empty(product.shape, np.float32), dtype=np.float64, casting="unsafe")
+def _fma32(a: np.ndarray, b, c, *, kernel: bool = False) -> np.ndarray:
+    """float32 fma(a, b, c) for ``a`` and ``b`` whose float64 product is exact (floats, or a float and an integer
+    of 24 bits or fewer): only the sum rounds, in float64 and then float32, which is fma's single rounding except
+    where an inexact float64 sum lands on a float32 midpoint; ``_round_midpoints_once`` redoes those. ``kernel``:
+    inside ``_log_ps`` and ``_sincos_ps``, where that never happens (all 2**24 float uniforms were tried)."""
+    total = a.astype(np.float64)  # (in place from here: large temporaries are slow to allocate)
+    total *= b if np.ndim(b) == 0 or b.dtype == np.float64 else b.astype(np.float64)
+    total += c
+    result = total.astype(np.float32)
+    if not kernel:
+        _round_midpoints_once(result, total, a, b, c)
+    return result
+
+
+def _round_midpoints_once(result: np.ndarray, total: np.ndarray, a: np.ndarray, b, c) -> None:
+    """Fix ``result`` (float32 of ``total``, the float64 sum a * b + c) where that sum lands on a float32 midpoint
+    (the 29 bits float32 drops are 1000...) without being exact: one float64 step towards the exact sum (TwoSum's
+    error) makes float32's rounding fma's. Such sums are rare, so only they are recomputed; ``total`` is spent."""
+    low = total.reshape(-1).view(np.uint64)
+    low &= np.uint64(0x1FFFFFFF)
+    midpoint = low == np.uint64(0x10000000)
+    if not midpoint.any():
+        return
+    at = np.flatnonzero(midpoint)
+    p = np.broadcast_to(a, total.shape).reshape(-1)[at].astype(np.float64)
+    p *= np.broadcast_to(b, total.shape).reshape(-1)[at]
+    c = np.broadcast_to(c, total.shape).reshape(-1)[at].astype(np.float64)
+    s = p + c
+    back = s - p
+    error = (p - (s - back)) + (c - back)  # TwoSum: the exact sum is s + error
+    s = np.where(error == 0, s, np.nextafter(s, np.copysign(np.inf, error)))
+    result.reshape(-1)[at] = s.astype(np.float32)
 
 
 def _fma(a: np.ndarray, b, c) -> np.ndarray:
     """fma(a, b, c) as torch's compiled kernels do it (they fuse x * scale + shift into one rounding)."""
-    if c == 0:  # a * b + 0 rounds once
-        return a * a.dtype.type(b)
+    if c == 0:  # a * b rounds once; adding the zero still matters: -0.0 + 0.0 is +0.0
+        if b == 1:
+            return a + a.dtype.type(c)
+        out = a * a.dtype.type(b)
+        out += a.dtype.type(c)
+        return out
     if a.dtype != np.float64:  # float kernels hold mean, std, from and to as floats
-        return _fma32(a, np.float32(b), np.float32(c)).astype(a.dtype)
+        return _fma32(a, np.float32(b), np.float32(c)).astype(a.dtype, copy=False)
     b = np.float64(b)
     # error-free TwoProduct (Dekker) and TwoSum, then one final rounding: fma's result in practice
     product = a * b
@@ -262,59 +343,107 @@ def libm(fn, values: np.ndarray) -> np.ndarray:
     return np.fromiter(map(fn, values.ravel().tolist()), dtype=np.float64, count=values.size).reshape(values.shape)
 
 
-def _box_muller_16(blocks: np.ndarray, mean: float, std: float) -> np.ndarray:
-    """``NormalFill16`` on rows of 16 uniforms: u1 = 1 - row[j], u2 = row[j + 8] give row[j] and row[j + 8]."""
-    u1, u2 = 1 - blocks[:, :8], blocks[:, 8:]
+def _box_muller_16(blocks: np.ndarray) -> np.ndarray:
+    """``NormalFill16`` on rows of 16 uniforms: u1 = 1 - row[j], u2 = row[j + 8] give row[j] (radius * cos) and
+    row[j + 8] (radius * sin), standard normals; the caller applies std and mean."""
+    halves = blocks.reshape(-1, 2, 8)
+    u1 = 1 - halves[:, 0]
     if blocks.dtype == np.float32:
         # the AVX2 kernel: Cephes log and sincos (avx_mathfun.h) in float32, op for op
-        radius = np.sqrt(np.float32(-2.0) * _log_ps(u1))
-        sin, cos = _sincos_ps(np.float32(2.0 * np.pi) * u2)
+        radius = _log_ps(u1)
+        radius *= np.float32(-2.0)
+        sin, cos = _sincos_ps(halves[:, 1] * np.float32(2.0 * np.pi))
     else:
-        radius = np.sqrt(-2 * libm(math.log, u1))
-        theta = 2.0 * np.pi * u2
+        radius = -2 * libm(math.log, u1)
+        theta = (2.0 * np.pi) * halves[:, 1]
         sin, cos = libm(math.sin, theta), libm(math.cos, theta)
-    return np.concatenate([_fma(radius * cos, std, mean), _fma(radius * sin, std, mean)], axis=1)
+    np.sqrt(radius, out=radius)
+    out = np.empty_like(halves)
+    np.multiply(radius, cos, out=out[:, 0])
+    np.multiply(radius, sin, out=out[:, 1])
+    return out.reshape(blocks.shape)
 
 
 _F = np.float32
-_LOG_P = [_F(v) for v in (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
-                          -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1)]
+
+
+def _f32(values) -> tuple[float, ...]:
+    """Float constants, held as the doubles they equal (so float64 arithmetic on them is exact)."""
+    return tuple(float(np.float32(v)) for v in values)
+
+
+_LOG_P = _f32((7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
+               -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1))
+_COS_P = _f32((2.443315711809948E-005, -1.388731625493765E-003, 4.166664568298827E-002))
+_SIN_P = _f32((-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1))
+_SQRT_HALF = _F(0.707106781186547524)
+
+
+def _horner32(x64: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
+    """y = c0, then y = fma(y, x, c) in float for each next c: ``x64`` holds floats, so each product is exact in
+    double and only the sums round (double, then float, as ``_fma32``). Returns float32."""
+    total = x64 * coefficients[0]
+    total += coefficients[1]
+    y = np.empty(total.shape, np.float32)
+    for coefficient in coefficients[2:]:
+        np.copyto(y, total, casting="unsafe")  # round to float (the fastest way back and forth: copies)
+        np.copyto(total, y)
+        total *= x64
+        total += coefficient
+    return total.astype(np.float32)
 
 
 def _log_ps(x: np.ndarray) -> np.ndarray:
-    """avx_mathfun's ``log256_ps`` for positive normal floats: its operations, with the fma contractions GCC makes."""
-    bits = np.maximum(x, _F(1.1754943508222875e-38)).view(np.int32)
-    e = ((bits >> 23) - 0x7F).astype(np.float32) + _F(1)
-    x = ((bits & ~0x7F800000) | 0x3F000000).view(np.float32)  # mantissa in [0.5, 1)
-    small = x < _F(0.707106781186547524)
-    x = (x - _F(1)) + np.where(small, x, _F(0))
-    e = e - np.where(small, _F(1), _F(0))
+    """avx_mathfun's ``log256_ps`` for positive normal floats: its operations, with the fma contractions GCC makes.
+    Where an fma's product is exact in float (a small integer times a short constant, or a halving), a float
+    multiply-add gives the same single rounding, and runs in float32."""
+    x, exponent = np.frexp(x)  # x in [0.5, 1): the kernel's mantissa; frexp's exponent is its e + 1
+    small = x < _SQRT_HALF
+    exponent -= small
+    e = exponent.astype(np.float32)
+    mantissa = x
+    x = mantissa - _F(1)
+    x += mantissa * small  # (x - 1) + x where small: both exact (Sterbenz); masks, as np.where is slow here
     z = x * x
-    y = _LOG_P[0]
-    for coefficient in _LOG_P[1:]:
-        y = _fma32(y, x, coefficient)
-    y = _fma32(y * x, z, e * _F(-2.12194440e-4))
-    y = _fma32(-z, _F(0.5), y)
-    return _fma32(e, _F(0.693359375), x + y)
+    y = _horner32(x.astype(np.float64), _LOG_P)
+    y *= x
+    y = _fma32(y, z, e * _F(-2.12194440e-4), kernel=True)
+    y -= z * _F(0.5)  # fma(-z, 0.5, y)
+    y += x
+    y += e * _F(0.693359375)  # fma(e, 0.693359375, x + y)
+    return y
 
 
 def _sincos_ps(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """avx_mathfun's ``sincos256_ps`` for x >= 0: (sin, cos), its operations and GCC's fma contractions."""
-    j = ((x * _F(1.27323954473516)).astype(np.int32) + 1) & ~1
-    y = j.astype(np.float32)
-    for part in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):
-        x = _fma32(y, _F(part), x)
+    """avx_mathfun's ``sincos256_ps`` for x >= 0: (sin, cos), its operations and GCC's fma contractions (run in
+    float32 where the product is exact, as in ``_log_ps``)."""
+    j = (x * _F(1.27323954473516)).astype(np.int32)
+    j += 1
+    j &= ~1
+    y = j.astype(np.float32)  # 0 to 8
+    x = x + y * _F(-0.78515625)  # fma(y, DP1, x), DP1 and DP2 having 8 and 11 bits
+    x += y * _F(-2.4187564849853515625e-4)
+    x = _fma32(y, _F(-3.77489497744594108e-8), x, kernel=True)
     z = x * x
-    cos_poly = _fma32(_fma32(_F(2.443315711809948E-005), z, _F(-1.388731625493765E-003)), z,
-                      _F(4.166664568298827E-002))
-    cos_poly = _fma32(cos_poly * z, z, -(z * _F(0.5))) + _F(1)
-    sin_poly = _fma32(_fma32(_F(-1.9515295891E-4), z, _F(8.3321608736E-3)), z, _F(-1.6666654611E-1))
-    sin_poly = _fma32(sin_poly * z, x, x)
-    near_zero = (j & 2) == 0
-    sin = np.where(near_zero, sin_poly, cos_poly)
-    cos = np.where(near_zero, cos_poly, sin_poly)
-    sin = np.where((j & 4) != 0, -sin, sin)
-    cos = np.where(((j - 2) & 4) == 0, -cos, cos)
+    z64 = z.astype(np.float64)
+    half_z = z * _F(0.5)
+    cos_poly = _horner32(z64, _COS_P)
+    cos_poly *= z
+    cos_poly = _fma32(cos_poly, z64, np.negative(half_z, out=half_z), kernel=True)
+    cos_poly += _F(1)
+    sin_poly = _horner32(z64, _SIN_P)
+    sin_poly *= z
+    sin_poly = _fma32(sin_poly, x, x, kernel=True)
+    # the kernel's blend and sign flips, on the bits (np.where and masked ufuncs are slow on random masks)
+    sin, cos = sin_poly.view(np.int32), cos_poly.view(np.int32)
+    swap = j << 30  # bit 1 of j to the sign bit, then to all 32 bits
+    swap >>= 31
+    swap &= sin ^ cos
+    sin ^= swap
+    cos ^= swap
+    sin ^= (j & 4) << 29
+    cos ^= ((j + 2) & 4) << 29  # (j - 2) & 4 == 0: j - 2 and j + 2 differ by 4, so only in that bit
+    sin, cos = sin.view(np.float32), cos.view(np.float32)
     return sin, cos
 
 
@@ -331,48 +460,135 @@ _INF = math.inf
 _THIRD_F = float(np.float32(1.0) / np.float32(3.0))  # ATen writes 1.0f / 3.0f: a float constant
 
 
+_MT_STATE_BYTES = 624 * 4 + 4  # NumPy's mt19937_state: uint32_t key[624], int pos
+
+
+def _raw_state_matches() -> bool:
+    """Whether NumPy's MT19937 state struct is laid out as ``_MT_STATE_BYTES`` says (checked once), so that a
+    snapshot can be a 2.5 kB copy (0.4 us) rather than ``bits.state``'s dictionary (about 30 us each way)."""
+    bits = np.random.MT19937()
+    bits._legacy_seeding(1)
+    bits.random_raw(7)
+    try:
+        raw = ctypes.string_at(bits.ctypes.state_address, _MT_STATE_BYTES)
+    except AttributeError:  # (no ctypes interface: keep the dictionary)
+        return False
+    state = bits.state["state"]
+    return (np.array_equal(np.frombuffer(raw, "<u4", 624), state["key"])
+            and int.from_bytes(raw[-4:], "little", signed=True) == state["pos"])
+
+
+_RAW_STATE = _raw_state_matches()
+
+
+def _snapshot(bits: np.random.MT19937) -> object:
+    if _RAW_STATE:
+        return ctypes.string_at(bits.ctypes.state_address, _MT_STATE_BYTES)
+    return bits.state
+
+
+def _restore(bits: np.random.MT19937, snapshot: object) -> None:
+    if _RAW_STATE:
+        ctypes.memmove(bits.ctypes.state_address, snapshot, _MT_STATE_BYTES)
+    else:
+        bits.state = snapshot
+
+
 class _UniformTape:
     """``uniform_real_distribution<double>(0, 1)`` draws for a rejection loop: read ahead in bulk, and on leaving
-    the generator is set just after the last one used, as if each had been drawn on demand."""
+    the generator is set just after the last one used, as if each had been drawn on demand. ``used`` counts the
+    uniforms used so far, ``cached`` is the cached normal at that point."""
 
     def __init__(self, stream: TorchCPUStream, expected: int) -> None:
         self.stream = stream
-        self.start = stream.bits.state
+        self.start = _snapshot(stream.bits)
         self.fresh = stream.fresh
         self.cached = stream.next_double_normal  # normal_distribution<double>'s sine, shared with other ops
-        self.drawn = 0
         self.chunk = max(int(expected), 64)
-        self.values = iter(())
+        self.read = np.empty(0)  # every uniform read so far
+        self.used = 0
 
     def __enter__(self) -> _UniformTape:
         return self
 
-    def __call__(self) -> float:
-        value = next(self.values, None)
-        if value is None:  # read more: the loop needed more than expected
-            self.values = iter(self.stream.unit(self.chunk, np.float64).tolist())
-            self.drawn += self.chunk
-            self.chunk *= 2
-            value = next(self.values)
-        return value
+    def _read(self) -> np.ndarray:
+        values = self.stream.unit(self.chunk, np.float64)
+        self.chunk *= 2
+        return values
 
-    def normal(self) -> float:
-        """``normal_distribution<double>(0, 1)``: the cached sine, else Box-Muller on two uniforms (caching sine)."""
-        if self.cached is not None:
-            value, self.cached = self.cached, None
-            return value
-        u1, u2 = self(), self()
-        radius = math.sqrt(-2.0 * math.log1p(-u2))
-        theta = 2.0 * math.pi * u1
-        self.cached = radius * math.sin(theta)
-        return radius * math.cos(theta)
+    def uniforms(self, start: int, count: int) -> np.ndarray:
+        """Uniforms ``start`` to ``start + count``, reading more as needed (each read twice the last)."""
+        while len(self.read) < start + count:
+            self.read = np.concatenate([self.read, self._read()])
+        return self.read[start:start + count]
+
+    def each(self, sample: Callable, rows: Iterable) -> list:
+        """``sample(row, u, normal)`` for each row in turn: ``u()`` gives the next uniform, ``normal`` is a
+        one-item list holding the cached normal (or None). An element that runs past the read-ahead starts over
+        on a longer tape: its draws are the same ones, so only the work is repeated."""
+        base = self.used  # the position of tape[0]
+        tape = self.uniforms(base, max(len(self.read) - base, 1)).tolist()
+        ahead = iter(tape)
+        u = ahead.__next__  # a bound C method: the cheapest call per draw
+        left = operator.length_hint
+        normal = [self.cached]
+        out = []
+        append = out.append
+        for row in rows:
+            unused, cached = left(ahead), normal[0]
+            while True:
+                try:
+                    append(sample(row, u, normal))
+                    break
+                except StopIteration:
+                    start = base + len(tape) - unused
+                    tape = self.uniforms(start, len(self.read) - start + 1).tolist()
+                    base, ahead, normal[0] = start, iter(tape), cached
+                    u, unused = ahead.__next__, len(tape)
+        self.used = base + len(tape) - left(ahead)
+        self.cached = normal[0]
+        return out
+
+    def geometric_counts(self, count: float, log_q: float, n: int) -> list[float]:
+        """``_binomial_inversion`` ``n`` times over, for one count and log(1 - p): the waits ceil(log(u) / log_q)
+        of a piece of the tape at once, then one pass that sums them and cuts them into elements."""
+        out: list[float] = []
+        total = successes = 0.0
+        while len(out) < n:
+            uniforms = self.uniforms(self.used, 1024)  # (pieces: logs of uniforms left unused are wasted work)
+            with np.errstate(divide="ignore"):  # log(0) = -inf: an infinite wait
+                waits = np.ceil(_libm_where(math.log, uniforms, uniforms > 0, -_INF) / log_q).tolist()
+            used = self.used
+            for wait in waits:
+                used += 1
+                total += wait
+                if total <= count:
+                    successes += 1
+                    continue
+                out.append(successes)
+                total = successes = 0.0
+                if len(out) == n:
+                    break
+            self.used = used
+        return out
 
     def __exit__(self, *exc) -> None:
-        used = self.drawn - operator.length_hint(self.values)
-        self.stream.bits.state = self.start
-        self.stream.raw32(2 * used)  # random64() per double uniform
-        self.stream.fresh = self.fresh and used == 0
+        _restore(self.stream.bits, self.start)
+        self.stream.raw32(2 * self.used)  # random64() per double uniform
+        self.stream.fresh = self.fresh and self.used == 0
         self.stream.next_double_normal = self.cached
+
+
+def _memo_rows(plan: Callable, keys: list) -> list:
+    """``(key, plan(key))`` per key, each distinct key planned once (a distribution often repeats its parameters)."""
+    plans: dict = {}
+    rows = []
+    for key in keys:
+        found = plans.get(key)
+        if found is None:
+            found = plans[key] = plan(key)
+        rows.append((key, found))
+    return rows
 
 
 _FLOAT32 = struct.Struct("<f")
@@ -399,79 +615,163 @@ def _pow(x: float, y: float) -> float:
         return math.nan
 
 
-def _inverse_sqrt(x: float) -> float:
-    if x > 0 or x != x:
-        return 1.0 / math.sqrt(x)
-    return _INF if x == 0 else math.nan
-
-
 def _floor(x: float) -> float:
     return float(math.floor(x)) if math.isfinite(x) else x
 
 
-def _ceil(x: float) -> float:
-    return float(math.ceil(x)) if math.isfinite(x) else x
+def _gamma_rows(alpha: np.ndarray, single: bool) -> Iterable[tuple[float, float, float, float]]:
+    """Per element (alpha, exponent, d, c) of ``sample_gamma``: below 1, alpha is boosted by one and the sample
+    scaled by u ** exponent (1 / alpha); d = alpha - 1/3 and c = 1 / sqrt(9 d). Arithmetic on alpha itself is
+    in scalar_t (float when ``single``, as float32 NumPy does it), the rest in double (IEEE ops: NumPy's match C's)."""
+    scalar = np.float32 if single else np.float64
+    a = alpha.astype(scalar)
+    boost = a < 1
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        exponent = np.where(boost, scalar(1) / a, 0.0).astype(np.float64)
+        d = (np.where(boost, a + scalar(1), a) - scalar(_THIRD_F)).astype(np.float64)
+        c = 1.0 / np.sqrt(9.0 * d)  # sqrt(0) gives inf, of a negative NaN: C's results
+    return zip(alpha.tolist(), exponent.tolist(), d.tolist(), c.tolist())
 
 
-def _sample_gamma(alpha: float, single: bool, tape: _UniformTape) -> float:
-    """``sample_gamma<scalar_t, double>``: Marsaglia-Tsang; alpha < 1 is boosted by one and scaled by u**(1/alpha).
-    Arithmetic on alpha itself is in scalar_t (float when ``single``), the rest in double."""
-    scalar = _single if single else float
+def _sample_gamma(row: tuple[float, float, float, float], u: Callable[[], float], normal: list) -> float:
+    """``sample_gamma<scalar_t, double>``: Marsaglia-Tsang on ``_gamma_rows``' constants; returns scale * d * v
+    in double (the caller rounds it to scalar_t). Normals are ``normal_distribution<double>``'s: the cached
+    sine, else Box-Muller on two uniforms, caching the sine."""
+    alpha, exponent, d, c = row
     scale = 1.0
     if alpha < 1.0:
         if alpha == 0.0:
             return 0.0
-        scale *= _pow(1 - tape(), scalar(1.0 / alpha))
-        alpha = scalar(alpha + 1.0)
-    d = scalar(alpha - _THIRD_F)
-    c = _inverse_sqrt(9.0 * d)
+        scale = _pow(1 - u(), exponent)
     while True:
-        x = tape.normal()
-        y = 1.0 + c * x
+        y = 0.0
         while y <= 0:
-            x = tape.normal()
+            x = normal[0]
+            if x is None:
+                u1, u2 = u(), u()
+                radius = math.sqrt(-2.0 * math.log1p(-u2))
+                theta = _TWO_PI * u1
+                normal[0] = radius * math.sin(theta)
+                x = radius * math.cos(theta)
+            else:
+                normal[0] = None
             y = 1.0 + c * x
         v = y * y * y
-        u = 1 - tape()
+        uniform = 1 - u()
         xx = x * x
-        if u < 1.0 - 0.033100001513957977 * xx * xx:  # 0.0331f
-            return scalar(scale * d * v)
-        if math.log(u) < 0.5 * xx + d * (1.0 - v + _log(v)):
-            return scalar(scale * d * v)
+        if uniform < 1.0 - 0.033100001513957977 * xx * xx:  # 0.0331f
+            return scale * d * v
+        if math.log(uniform) < 0.5 * xx + d * (1.0 - v + _log(v)):
+            return scale * d * v
 
 
-def _sample_poisson(rate: float, tape: _UniformTape) -> int:
+_TWO_PI = 2.0 * math.pi
+
+
+def _gamma_run(tape: _UniformTape, row: tuple[float, float, float, float], n: int) -> list[float]:
+    """``_sample_gamma`` ``n`` times over for one alpha >= 1, in bulk. Then every try draws a normal and a uniform,
+    so the tape is a fixed pattern whatever the element boundaries: (the cached normal, a uniform), then per
+    four uniforms u1 u2 t t' the tries (cos of the pair, t) and (its sine, t'). A try with y <= 0 (which draws
+    another normal) breaks the pattern: from there one element goes the scalar way, then the bulk resumes."""
+    _, _, d, c = row
+    out: list[float] = []
+    while len(out) < n:
+        need = n - len(out)
+        lead = int(tape.cached is not None)
+        pairs = need // 2 + need // 16 + 8  # (acceptance is over 95%)
+        drawn = tape.uniforms(tape.used, lead + 4 * pairs)
+        x, t = _gamma_tries(drawn, tape.cached, pairs)
+        y = 1.0 + c * x
+        v = y * y * y
+        accepted = _gamma_accepts(x, v, 1 - t, d)
+        irregular = np.flatnonzero(y <= 0)
+        tries = np.flatnonzero(accepted[:irregular[0] if len(irregular) else len(x)])[:need]
+        out += (d * v[tries]).tolist()  # scale * d * v, with scale 1
+        if len(tries):  # up to the end of the last try taken: its uniform, and the sine of its pair if unused
+            pair, second = divmod(int(tries[-1]) - lead, 2)
+            tape.used += 1 if pair < 0 else lead + 4 * pair + 3 + second
+            tape.cached = None if pair < 0 or second else float(x[tries[-1] + 1])
+        if len(out) < n:  # an irregular try, or too many rejections: one element the scalar way
+            out += tape.each(_sample_gamma, [row])
+    return out
+
+
+def _gamma_tries(drawn: np.ndarray, cached: float | None, pairs: int) -> tuple[np.ndarray, np.ndarray]:
+    """The tries' normals x and uniforms t on ``drawn`` (see ``_gamma_run``), Box-Muller as in ``_sample_gamma``."""
+    lead = int(cached is not None)
+    quads = drawn[lead:].reshape(pairs, 4)
+    radius = np.sqrt(-2.0 * libm(math.log1p, -quads[:, 1]))
+    theta = _TWO_PI * quads[:, 0]
+    x = np.empty((pairs, 2))
+    np.multiply(radius, libm(math.cos, theta), out=x[:, 0])
+    np.multiply(radius, libm(math.sin, theta), out=x[:, 1])
+    if not lead:
+        return x.ravel(), quads[:, 2:].ravel()
+    return np.concatenate([[cached], x.ravel()]), np.concatenate([drawn[:1], quads[:, 2:].ravel()])
+
+
+def _gamma_accepts(x: np.ndarray, v: np.ndarray, uniform: np.ndarray, d: float) -> np.ndarray:
+    """Marsaglia-Tsang's two tests, as ``_sample_gamma`` writes them (logs through the C library, and only
+    where the squeeze fails)."""
+    xx = x * x
+    accepted = uniform < 1.0 - 0.033100001513957977 * xx * xx
+    rest = np.flatnonzero(~accepted)
+    log_v = _libm_where(math.log, v[rest], v[rest] > 0, -_INF)  # (v <= 0 only where y <= 0: tries not taken)
+    accepted[rest] = libm(math.log, uniform[rest]) < 0.5 * xx[rest] + d * (1.0 - v[rest] + log_v)
+    return accepted
+
+
+def _libm_where(fn: Callable[[float], float], values: np.ndarray, where: np.ndarray, fill: float = 0.0) -> np.ndarray:
+    """``fn`` through the C library on the elements ``where`` says, ``fill`` elsewhere (where it may be undefined)."""
+    if where.all():
+        return libm(fn, values)
+    out = np.full(values.shape, fill)
+    out[where] = libm(fn, values[where])
+    return out
+
+
+def _poisson_rows(rate: np.ndarray) -> Iterable[tuple[float, float | tuple[float, ...]]]:
+    """Per element (rate, constants) of ``sample_poisson``: exp(-rate) below 10, else PTRS's (log rate, b, a,
+    log(1 / alpha), v_r). NumPy's + - * / sqrt round as C's do; log and exp go through the C library."""
+    ptrs = rate >= 10
+    constants = _libm_where(math.exp, -rate, ~ptrs).tolist()
+    r = rate[ptrs]
+    b = 0.931 + 2.53 * np.sqrt(r)
+    columns = (libm(math.log, r), b, -0.059 + 0.02483 * b, libm(math.log, 1.1239 + 1.1328 / (b - 3.4)),
+               0.9277 - 3.6224 / (b - 2))
+    for at, values in zip(np.flatnonzero(ptrs).tolist(), zip(*(column.tolist() for column in columns))):
+        constants[at] = values
+    return zip(rate.tolist(), constants)
+
+
+def _sample_poisson(row: tuple[float, float | tuple[float, ...]], u: Callable[[], float], normal: list) -> int:
     """``sample_poisson``: Hoermann's transformed rejection (PTRS) from 10 on, else multiplying uniforms."""
+    rate, constants = row
     if rate >= 10:
-        return _poisson_ptrs(rate, tape)
+        return _poisson_ptrs(rate, constants, u)
     if rate == 0:
         return 0
-    limit = math.exp(-rate)
     count, product = 0, 1.0
     while True:
-        product *= tape()
-        if product <= limit:
+        product *= u()
+        if product <= constants:
             return count
         count += 1
 
 
-def _ratio_draw(tape: _UniformTape) -> tuple[float, float, float] | None:
+def _ratio_draw(u: Callable[[], float]) -> tuple[float, float, float] | None:
     """One (u, v, us) draw of the transformed-rejection samplers (PTRS, BTRS); None for u = -0.5, where C's
     k = floor(-inf) < 0 rejects the pair."""
-    u = tape() - 0.5
-    v = tape()
-    us = 0.5 - abs(u)
-    return None if us == 0 else (u, v, us)
+    centred = u() - 0.5
+    v = u()
+    us = 0.5 - abs(centred)
+    return None if us == 0 else (centred, v, us)
 
 
-def _poisson_ptrs(rate: float, tape: _UniformTape) -> int:
-    log_rate = math.log(rate)
-    b = 0.931 + 2.53 * math.sqrt(rate)
-    a = -0.059 + 0.02483 * b
-    log_inv_alpha = math.log(1.1239 + 1.1328 / (b - 3.4))
-    v_r = 0.9277 - 3.6224 / (b - 2)
+def _poisson_ptrs(rate: float, constants: tuple[float, ...], draw: Callable[[], float]) -> int:
+    log_rate, b, a, log_inv_alpha, v_r = constants
     while True:
-        drawn = _ratio_draw(tape)
+        drawn = _ratio_draw(draw)
         if drawn is None:
             continue
         u, v, us = drawn
@@ -489,39 +789,55 @@ def _to_int64(k: float) -> int:
     return int(k) if -2.0 ** 63 <= k < 2.0 ** 63 else -(1 << 63)
 
 
-def _sample_binomial(count: float, prob: float, single: bool, tape: _UniformTape) -> float:
-    """``sample_binomial<scalar_t, double>``: BTRS when the mean (of the rarer outcome) is 10 or more, else
-    inversion by summing geometric waiting times; p > 0.5 samples the failures."""
-    scalar = _single if single else float
+def _binomial_plan(key: tuple[float, float], scalar: Callable[[float], float] = float) -> tuple:
+    """How ``sample_binomial<scalar_t, double>`` goes for (count, prob), as (flip, method, constants, scalar):
+    BTRS when the mean (of the rarer outcome) is 10 or more, else inversion by summing geometric waiting times;
+    p > 0.5 samples the failures (flip). Arithmetic on count and p is in scalar_t (``scalar`` rounds to it).
+    When nothing is drawn, method is None and constants the value."""
+    count, prob = key
     if count <= 0.0 or prob <= 0.0:
-        return 0.0
+        return False, None, 0.0, scalar
     if prob >= 1.0:
-        return count
-    if prob != prob:
-        return math.nan
-    if count != count:
-        return math.nan  # torch's inversion loop never ends on a NaN count
+        return False, None, count, scalar
+    if prob != prob or count != count:
+        return False, None, math.nan, scalar  # (torch's inversion loop never ends on a NaN count)
     flip = prob > 0.5
     p = scalar(1.0 - prob) if flip else prob
     if scalar(count * p) >= 10.0:
-        k = _btrs(count, p, scalar, tape)
-    else:
-        k = _binomial_inversion(count, p, single, tape)
+        return flip, _btrs, _btrs_constants(count, p, scalar), scalar
+    log_q = _LIBM.log1pf(-p) if scalar is _single else math.log1p(-p)  # std::log1p on scalar_t
+    return flip, _binomial_inversion, log_q, scalar
+
+
+def _binomial_plan_single(key: tuple[float, float]) -> tuple:
+    return _binomial_plan(key, _single)
+
+
+def _sample_binomial(row: tuple[tuple[float, float], tuple], u: Callable[[], float], normal: list) -> float:
+    """``sample_binomial`` on ``_binomial_plan``'s plan."""
+    (count, _), (flip, method, constants, scalar) = row
+    if method is None:
+        return constants
+    k = method(count, constants, scalar, u)
     return scalar(count - k) if flip else k
 
 
-def _binomial_inversion(count: float, prob: float, single: bool, tape: _UniformTape) -> float:
-    log_q = _LIBM.log1pf(-prob) if single else math.log1p(-prob)  # std::log1p on scalar_t
+def _binomial_inversion(count: float, log_q: float, scalar, u: Callable[[], float]) -> float:
+    """Sum ceil(log(u) / log(1 - p)) until past count (a finite count: an infinite one has mean >= 10)."""
     total, successes = 0.0, 0.0
     while True:
-        total += _ceil(_log(tape()) / log_q)
+        uniform = u()
+        if uniform == 0:  # log(0) = -inf: an infinite wait, past any count
+            return successes
+        total += math.ceil(math.log(uniform) / log_q)  # (finite and positive: an exact int)
         if total > count:
             return successes
         successes += 1
 
 
-def _btrs(count: float, prob: float, scalar, tape: _UniformTape) -> float:
-    """Hoermann's BTRS as TensorFlow and ATen write it; count and prob stay in scalar_t where ATen keeps them."""
+def _btrs_constants(count: float, prob: float, scalar) -> tuple[float, ...]:
+    """BTRS's per-(count, prob) values, in scalar_t where ATen keeps them; the bound's constant terms kept apart
+    (the sampler adds them in ATen's order)."""
     stddev = scalar(math.sqrt(scalar(scalar(count * prob) * scalar(1 - prob))))
     b = 1.15 + 2.53 * stddev
     a = -0.0873 + 0.0248 * b + 0.01 * prob
@@ -530,8 +846,15 @@ def _btrs(count: float, prob: float, scalar, tape: _UniformTape) -> float:
     r = scalar(prob / scalar(1 - prob))
     alpha = (2.83 + 5.1 / b) * stddev
     m = _floor(scalar(scalar(count + 1) * prob))
+    head = (m + 0.5) * _log((m + 1) / (r * (count - m + 1)))
+    return b, a, c, v_r, r, alpha, m, head, _stirling_tail(m), _stirling_tail(count - m)
+
+
+def _btrs(count: float, constants: tuple[float, ...], scalar, draw: Callable[[], float]) -> float:
+    """Hoermann's BTRS as TensorFlow and ATen write it; count and prob stay in scalar_t where ATen keeps them."""
+    b, a, c, v_r, r, alpha, m, head, tail_m, tail_rest = constants
     while True:
-        drawn = _ratio_draw(tape)
+        drawn = _ratio_draw(draw)
         if drawn is None:
             continue
         u, v, us = drawn
@@ -542,10 +865,10 @@ def _btrs(count: float, prob: float, scalar, tape: _UniformTape) -> float:
             return k
         v = _log(v * alpha / (a / (us * us) + b))
         n_k1 = scalar(scalar(count - k) + 1)
-        bound = ((m + 0.5) * _log((m + 1) / (r * (count - m + 1)))
+        bound = (head
                  + scalar(count + 1) * _log((count - m + 1) / n_k1)
                  + (k + 0.5) * _log(r * n_k1 / scalar(k + 1))
-                 + _stirling_tail(m) + _stirling_tail(count - m)
+                 + tail_m + tail_rest
                  - _stirling_tail(k) - _stirling_tail(scalar(count - k)))
         if v <= bound:
             return k

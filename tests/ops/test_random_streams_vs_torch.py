@@ -50,6 +50,66 @@ def test_rand_randn_and_in_place_fills(seed, dtype, generator):
              torch.empty(n, dtype=getattr(torch, dtype)).normal_(1.5, 0.3, **theirs))
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_normal_fill_and_uniform_sizes_and_parameters(dtype):
+    """Sizes around the 16-wide blocks (the tail's redraw), larger ones, and mean/std/bounds that take the fma
+    paths (std 1 and mean 0 too: -0.0 + 0.0 is +0.0)."""
+    torch.manual_seed(12)
+    tg.manual_seed(12)
+    ours, theirs = getattr(tg, dtype), getattr(torch, dtype)
+    for n in [0, 15, 16, 17, 31, 32, 255, 256, 257, 4099]:
+        for mean, std in [(0.0, 1.0), (0.0, 0.37), (-2.5, 3.0)]:
+            same(tg.empty(n, dtype=ours).normal_(mean, std), torch.empty(n, dtype=theirs).normal_(mean, std))
+        same(tg.randn(n, dtype=ours), torch.randn(n, dtype=theirs))
+        for low, high in [(0.0, 5.0), (-1.3, 2.9), (-1e-3, 1e-3)]:
+            same(tg.empty(n, dtype=ours).uniform_(low, high), torch.empty(n, dtype=theirs).uniform_(low, high))
+    same(tg.nn.init.kaiming_uniform_(tg.empty(256, 784, dtype=ours)),
+         torch.nn.init.kaiming_uniform_(torch.empty(256, 784, dtype=theirs)))
+
+
+def test_a_zero_uniform_gives_positive_zero_normals():
+    """Seed 1918's word 50706 has 24 low zero bits: u1 = 1, log(u1) = 0 and radius = sqrt(-0.0) = -0.0, so the
+    block's two normals are -0.0 * cos and -0.0 * sin; torch's fma adds the mean, 0.0, which makes them +0.0."""
+    n, at = 50720, 50706
+    for draw in [lambda m: m.randn(n), lambda m: m.empty(n).normal_(0.0, 2.0)]:
+        torch.manual_seed(1918)
+        tg.manual_seed(1918)
+        ours, theirs = draw(tg), draw(torch)
+        same(ours, theirs)
+        assert ours[at].item() == 0 and not np.signbit(ours.numpy()[[at, at + 8]]).any()
+
+
+def test_float_fma_rounds_once_like_the_c_library():
+    """The float fma behind uniform_(a, b) and normal_(mean, std) (and the kernel's own): the float64 sum of an exact
+    product and the addend can round onto a float midpoint, which would then round the wrong way."""
+    import ctypes
+
+    from tracegrad._torch_rng import _fma32
+
+    libm = ctypes.CDLL("libm.so.6")
+    libm.fmaf.restype, libm.fmaf.argtypes = ctypes.c_float, [ctypes.c_float] * 3
+    rng = np.random.default_rng(3)
+    k = rng.integers(1, 2**10, 3000)
+    a = ((1 + k * 2.0**-23) * rng.choice([-1, 1], k.size)).astype(np.float32)  # a * b = +-(1 - k**2 2**-46)
+    b = (1 - k * 2.0**-23).astype(np.float32)
+    c = (2.0**24 + 2 * rng.integers(0, 2**20, k.size)).astype(np.float32)  # sums near the midpoints c +- 1
+    a, b, c = (np.concatenate([v, rng.standard_normal(3000).astype(np.float32)]) for v in (a, b, c))
+    expected = np.array([libm.fmaf(*map(float, abc)) for abc in zip(a, b, c)], dtype=np.float32)
+    assert _fma32(a, b, c).tobytes() == expected.tobytes()
+
+
+def test_half_draws_from_double_samplers_round_through_float():
+    """exponential_, cauchy_, log_normal_ and the scalar (here: non-contiguous) normal_ draw doubles; C++'s
+    static_cast<Half>(double) rounds to float first, which differs from one rounding about once in 20000."""
+    for draw in [lambda m: m.empty(200_000, dtype=m.float16).exponential_(1.5),
+                 lambda m: m.empty(200_000, dtype=m.float16).cauchy_(0.0, 1.0),
+                 lambda m: m.empty(200_000, dtype=m.float16).log_normal_(0.0, 0.5),
+                 lambda m: m.empty(400, 500, dtype=m.float16).t().normal_(0.0, 0.37)]:
+        torch.manual_seed(2)
+        tg.manual_seed(2)
+        same(draw(tg), draw(torch))
+
+
 def test_like_factories_and_shapes():
     torch.manual_seed(7)
     tg.manual_seed(7)
@@ -260,6 +320,11 @@ def test_gamma_poisson_binomial_bit_for_bit(seed, dtype):
     cases = [lambda m, d: m._standard_gamma(m.tensor(ALPHAS, dtype=d)),
              lambda m, d: m.poisson(m.tensor(RATES, dtype=d)),
              lambda m, d: m.binomial(m.tensor(COUNTS, dtype=d), m.tensor(PROBS, dtype=d)),
+             lambda m, d: m.binomial(m.full((2, 300), 10.0, dtype=d), m.tensor(0.3, dtype=d).expand(2, 300)),
+             lambda m, d: m._standard_gamma(m.full((3000,), 1.0, dtype=d)),  # one alpha: in bulk; y <= 0 at times
+             lambda m, d: m._standard_gamma(m.full((40, 25), 7.5, dtype=d)),
+             lambda m, d: m.binomial(m.full((500,), 27.0, dtype=d), m.full((500,), 0.8, dtype=d)),
+             lambda m, d: m.binomial(m.full((500,), 400.0, dtype=d), m.full((500,), 0.2, dtype=d)),
              lambda m, d: m._sample_dirichlet(m.tensor(DIRICHLET, dtype=d)),
              lambda m, d: m._sample_dirichlet(m.tensor([0.5, 2.0, 3.0, 0.1, 7.0], dtype=d)),
              lambda m, d: m._sample_dirichlet(m.tensor(2.0, dtype=d))]
@@ -271,7 +336,8 @@ def test_gamma_poisson_binomial_bit_for_bit(seed, dtype):
 
 def test_rejection_samplers_keep_the_normal_cache_and_memory_order():
     """Gamma's normals share the generator's cached double normal with randn(double); inputs go in C order."""
-    ops = [lambda m: m.randn(3, dtype=m.float64), lambda m: m._standard_gamma(m.tensor([2.0, 0.3, 5.0])),
+    ops = [lambda m: m.randn(3, dtype=m.float64), lambda m: m._standard_gamma(m.full((9,), 2.0)),
+           lambda m: m.randn(3, dtype=m.float64), lambda m: m._standard_gamma(m.tensor([2.0, 0.3, 5.0])),
            lambda m: m.randn(1, dtype=m.float64), lambda m: m._standard_gamma(m.tensor([[0.5, 2.0], [3.0, 4.0]]).t()),
            lambda m: m.poisson(m.tensor([[5.0, 20.0], [30.0, 1.0]]).t()),
            lambda m: m.binomial(m.tensor([[10.0, 20.0], [30.0, 40.0]]).t(), m.tensor([[0.5, 0.6], [0.7, 0.8]])),
@@ -285,6 +351,26 @@ def test_rejection_samplers_keep_the_normal_cache_and_memory_order():
     same(tg.poisson(tg.tensor(RATES[:50]), generator=gen_g), torch.poisson(torch.tensor(RATES[:50]), generator=gen_t))
     same(tg.binomial(tg.tensor(COUNTS[:50]), tg.tensor(PROBS[:50]), generator=gen_g),
          torch.binomial(torch.tensor(COUNTS[:50]), torch.tensor(PROBS[:50]), generator=gen_t))
+
+
+@pytest.mark.parametrize("raw_state", [True, False])
+def test_rejection_samplers_past_a_short_read_ahead(monkeypatch, raw_state):
+    """Two uniforms read ahead at a time: elements run out mid-way and start over on a longer tape, and the
+    generator still ends where torch's does (with the raw state snapshot, and with NumPy's state dictionary)."""
+    from tracegrad import _torch_rng
+
+    monkeypatch.setattr(_torch_rng._UniformTape, "_read", lambda tape: tape.stream.unit(2, np.float64))
+    monkeypatch.setattr(_torch_rng, "_RAW_STATE", raw_state and _torch_rng._RAW_STATE)
+    for dtype in ["float32", "float64"]:
+        cases = [lambda m, d: m._standard_gamma(m.tensor(ALPHAS[:120], dtype=d)),
+                 lambda m, d: m.poisson(m.tensor(RATES[:120], dtype=d)),
+                 lambda m, d: m.binomial(m.tensor(COUNTS[:120], dtype=d), m.tensor(PROBS[:120], dtype=d)),
+                 lambda m, d: m.binomial(m.full((150,), 10.0, dtype=d), m.full((150,), 0.3, dtype=d)),
+                 lambda m, d: m._standard_gamma(m.full((150,), 1.0, dtype=d))]
+        for case in cases:
+            torch.manual_seed(8)
+            tg.manual_seed(8)
+            same(_then_rand(tg, case(tg, getattr(tg, dtype))), _then_rand(torch, case(torch, getattr(torch, dtype))))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

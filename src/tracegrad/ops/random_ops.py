@@ -48,7 +48,10 @@ def _place(a: np.ndarray, draws: np.ndarray) -> np.ndarray:
     """Write ``a.size`` draws in memory order, the order torch's serial kernels walk a strided tensor."""
     order = sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
     view = a.transpose(order)
-    np.copyto(view, draws.reshape(view.shape), casting="unsafe")
+    with np.errstate(over="ignore"):  # beyond the dtype's range is infinite, as C's cast makes it
+        if a.dtype.kind == "f" and a.dtype.itemsize < 4 and draws.dtype == np.float64:
+            draws = draws.astype(np.float32)  # static_cast<Half>(double) goes through float: two roundings
+        np.copyto(view, draws.reshape(view.shape), casting="unsafe")
     return a
 
 
