@@ -165,6 +165,11 @@ def torch_strides(shape: tuple, operands: Sequence, dtype: np.dtype | None = Non
             strides, a = contiguous_strides(own_shape), None  # (the cast copy: contiguous, so dense)
         same_shape = same_shape and own_shape == shape
         layouts.append((own_shape, strides, a))
+    return _iterated_strides(shape, layouts, same_shape)
+
+
+def _iterated_strides(shape: tuple, layouts: list, same_shape: bool) -> tuple:
+    """TensorIterator's output strides from its operands' ``(shape, element strides, array or None)``."""
     if len(shape) <= 1 or not layouts:
         return contiguous_strides(shape)
     if same_shape:
@@ -175,6 +180,44 @@ def torch_strides(shape: tuple, operands: Sequence, dtype: np.dtype | None = Non
     if perm == list(range(len(shape) - 1, -1, -1)):
         return contiguous_strides(shape)
     return dense_in_order(shape, perm, empty_dims_as_one=False)
+
+
+def index_strides(shape: tuple, source: np.ndarray, indices: Sequence) -> tuple:
+    """The element strides of ``source[indices]`` (advanced indexing; None for a dim taken whole), a result of
+    ``shape``: ATen's ``index`` runs TensorIterator over the source restrided to the result's shape (stride 0
+    across the indexed dims) and each index tensor reshaped to the result's rank (``AdvancedIndex``). Boolean
+    masks become their ``nonzero()`` columns; indices that are not next to each other move to the front, with
+    their dims."""
+    strides = list(_element_strides(source))
+    sizes = list(source.shape)
+    columns: list = []  # (shape, element strides) per long index, None for a whole dim
+    for ix in indices:
+        if ix is None:
+            columns.append(None)
+        elif ix.dtype.kind == "b":  # (nonzero() is (N, k) contiguous: column j has stride k)
+            count = int(np.count_nonzero(ix))
+            columns.extend(((count,), (ix.ndim,)) for _ in range(ix.ndim))
+        else:
+            columns.append((ix.shape, _element_strides(ix)))
+    columns += [None] * (len(sizes) - len(columns))
+    taken = [d for d, c in enumerate(columns) if c is not None]
+    if taken and taken[-1] - taken[0] + 1 != len(taken):  # (transposeToFront: the indexed dims first)
+        order = taken + [d for d, c in enumerate(columns) if c is None]
+        sizes, strides, columns = ([seq[d] for d in order] for seq in (sizes, strides, columns))
+        taken = list(range(len(taken)))
+    if not taken:
+        return contiguous_strides(shape)
+    before, after = taken[0], len(sizes) - taken[-1] - 1
+    replacement = shape[before:len(shape) - after]
+    layouts = [(shape, tuple(strides[:before]) + (0,) * len(replacement) + tuple(strides[taken[-1] + 1:]), None)]
+    for d in taken:  # (expanded to the common index shape, then reshaped to the result's rank: size-1 dims
+        own_shape, own_strides = columns[d]  # in front step over the first dim, as unsqueeze's, and 1 behind)
+        lead = len(replacement) - len(own_shape)
+        expanded = (0,) * lead + tuple(0 if n == 1 and m != 1 else st for n, m, st
+                                       in zip(own_shape, replacement[lead:], own_strides))
+        front = (replacement[0] * expanded[0],) * before if replacement else (1,) * before
+        layouts.append(((1,) * before + replacement + (1,) * after, front + expanded + (1,) * after, None))
+    return _iterated_strides(shape, layouts, same_shape=False)  # (the restrided source is never dense)
 
 
 def empty_strided(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:

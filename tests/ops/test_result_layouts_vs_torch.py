@@ -318,6 +318,29 @@ def test_lapack_results_laid_out_as_torch():
     _same_strides(program)
 
 
+def test_advanced_indexing_laid_out_as_torch():
+    """``index`` is TensorIterator over the restrided source and the index tensors: a permuted source gives a
+    permuted result, whichever dims are indexed, with masks, several indices apart, and None."""
+    def program(lib):
+        x = lib.arange(60.0).reshape(3, 4, 5)
+        xt = x.permute(2, 0, 1)
+        i = lib.tensor([0, 2])
+        return [x[i], x[:, i], x[:, :, i], xt[i], xt[:, i], xt[:, :, i], x[i, :, i], x[i, 1:3, i], xt[xt > 30],
+                x[x[:, :, 0] > 10], xt[lib.tensor([True, False, True, False, True])], xt[..., i], xt[None, i],
+                xt[1, i], xt[::2, i], xt[[0, 1]], xt[:, lib.tensor([[0], [2]])], xt[i[:, None], :, i],
+                x[0].t()[lib.tensor([1, 0, 1])]]
+    _same_strides(program)
+
+
+def test_nonzero_as_tuple_gives_views_of_its_columns():
+    for lib in (tg, torch):
+        cond = lib.arange(24.0).reshape(2, 3, 4) > 10
+        for found in (lib.where(cond), cond.nonzero(as_tuple=True)):
+            assert [t.stride() for t in found] == [(1,)] * 3
+            assert all(t._base is not None for t in found)
+        assert cond.nonzero().stride() == (1, 13)
+
+
 def test_views_keep_torchs_strides():
     """``unsqueeze`` keeps every stride and gives the new dim the one torch gives it (1 at the end), whatever
     NumPy's reshape would pick for dims of size 1."""

@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor
 from .._warnings import warn_once
 from ..backend.dtypes import cpp_type_name
 from . import pointwise as _pw
@@ -1327,8 +1327,9 @@ def where_method(self: Tensor, condition: Tensor, other) -> Tensor:
 def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = None):
     """``input`` where ``condition`` else ``other``; ``where(condition)`` is ``nonzero(as_tuple=True)``."""
     if input is None and other is None:
-        found = np.nonzero(np.atleast_1d(condition._data))
-        return tuple(_wrap(np.asarray(ix, dtype=np.int64)) for ix in found)
+        from .shape_extra import nonzero
+
+        return nonzero(condition, as_tuple=True)
     if isinstance(condition, Tensor) and condition._data.dtype is not _BOOL:
         _non_bool_condition(condition._data.dtype)
     if out is not None:  # only where.self_out takes out=: both values must be tensors (torch's parser says so)

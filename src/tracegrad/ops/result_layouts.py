@@ -1,7 +1,7 @@
 """Which layout each operator gives its new results, as PyTorch allocates them.
 
 NumPy's kernels return whatever layout NumPy picks (it follows the inputs' order, and gives dims of size 1
-and empty arrays strides of its own). PyTorch's operators fall into three families, and ``OpDef`` applies
+and empty arrays strides of its own). PyTorch's operators fall into these families, and ``OpDef`` applies
 its operator's rule to every array it returns (``rule_for``):
 - pointwise operators: TensorIterator's layout (_strides.py);
 - the operators that allocate with ``at::empty`` or clone contiguously: reductions, scans, normalisations,
@@ -9,7 +9,8 @@ its operator's rule to every array it returns (``rule_for``):
 - the operators that clone ``self`` (``MemoryFormat::Preserve``) and write into the copy: ``self``'s exact
   strides where ``self`` is dense, else contiguous;
 - convolutions, pooling, upsampling, padding and pixel shuffles: channels-last where an operand's strides
-  suggest it (``suggest_memory_format``), else contiguous.
+  suggest it (``suggest_memory_format``), else contiguous;
+- advanced indexing (``index``): TensorIterator's layout over the source restrided and the index tensors.
 Every other operator keeps NumPy's layout: where it differs from PyTorch's the difference is listed in
 tests/ops/test_result_layouts_vs_torch.py.
 """
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._strides import contiguous_as_torch, in_torch_layout, like_self, with_strides
+from .._strides import contiguous_as_torch, in_torch_layout, index_strides, like_self, with_strides
 from ..memory_format import channels_last, channels_last_3d, format_strides, suggests_channels_last
 
 # The operators whose results TensorIterator allocates: ATen's ``pointwise`` operators (but ``clone``,
@@ -134,6 +135,15 @@ def _suggested(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.nda
     return in_suggested_format(result, *(arrays[i] for i in positions))
 
 
+def _indexed(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """``index``'s result (advanced indexing): TensorIterator over the restrided source and the indices."""
+    source, indices = arrays[0], arrays[1]
+    if result.__class__ is not np.ndarray or result.ndim < 2 or source.__class__ is not np.ndarray:
+        return result
+    return with_strides(result, index_strides(result.shape, source, [
+        None if ix is None else np.asarray(ix) for ix in indices]))
+
+
 def rule_for(name: str) -> Rule | None:
     """The layout rule of operator ``name``'s results, or None to keep NumPy's."""
     if follows_tensor_iterator(name):
@@ -144,4 +154,4 @@ def rule_for(name: str) -> Rule | None:
         return _like_self
     if name in SUGGESTED_LAYOUT_RESULTS:
         return _suggested
-    return None
+    return _indexed if name == "index" else None

@@ -1182,7 +1182,7 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
 
     if input.ndim == 0:
         input = reshape(input, (1,))
-    return tuple(t.contiguous() for t in unbind(_nonzero(input), 1))
+    return unbind(_nonzero(input), 1)  # (views of nonzero's column-major result, as torch's nonzero_numpy)
 
 
 def argwhere(input: Tensor) -> Tensor:
