@@ -150,18 +150,19 @@ def _sorted_dims(shape: tuple, operands: list) -> list:
     return perm
 
 
-def torch_strides(shape: tuple, operands: Sequence, dtype: np.dtype | None = None) -> tuple:
+def torch_strides(shape: tuple, operands: Sequence, dtype: np.dtype | None = None, uncast: int = 0) -> tuple:
     """The element strides PyTorch gives a new pointwise result of ``shape``, from its operands in ATen's
     order (NumPy arrays; anything else is a number, a 0-d operand). ``dtype`` is the computation's dtype:
-    an operand of another dtype is cast first, which makes a non-dense one contiguous."""
+    an operand of another dtype is cast first, which makes a non-dense one contiguous; the first ``uncast``
+    operands are not (``where``'s condition)."""
     layouts = []
     same_shape = True
-    for a in operands:
+    for k, a in enumerate(operands):
         if a.__class__ is not _ndarray or a.ndim == 0:
             same_shape = same_shape and not shape  # (a 0-d operand with a larger result)
             continue
         own_shape, strides = a.shape, _element_strides(a)
-        if dtype is not None and a.dtype != dtype and not is_non_overlapping_and_dense(a):
+        if dtype is not None and k >= uncast and a.dtype != dtype and not is_non_overlapping_and_dense(a):
             strides, a = contiguous_strides(own_shape), None  # (the cast copy: contiguous, so dense)
         same_shape = same_shape and own_shape == shape
         layouts.append((own_shape, strides, a))
@@ -263,6 +264,24 @@ def copy_preserving_layout(a: np.ndarray, dtype=None) -> np.ndarray:
     return fresh
 
 
+def in_copy_of_storage(result: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``result`` written into ATen's ``clone_preserve_strides(source)``: a copy of ``source``'s whole storage,
+    viewed with ``source``'s strides and offset (the ``*_scatter`` operators keep their input's layout so). A
+    source whose elements overlap is cloned instead, as there."""
+    if any(st == 0 and n > 1 for n, st in zip(source.shape, source.strides)):
+        return like_self(result, source)
+    owner = source
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    if not owner.flags.c_contiguous:
+        return like_self(result, source)
+    storage = np.array(owner, copy=True)
+    offset = source.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    out = np.ndarray(source.shape, source.dtype, buffer=storage, offset=offset, strides=source.strides)
+    np.copyto(out, result)
+    return out
+
+
 def contiguous_as_torch(result: np.ndarray) -> np.ndarray:
     """``result`` with PyTorch's contiguous strides, where NumPy's differ: NumPy gives an empty array zero strides,
     and a C-ordered dim of size 1 whatever stride it came with."""
@@ -272,9 +291,10 @@ def contiguous_as_torch(result: np.ndarray) -> np.ndarray:
     return with_strides(result, contiguous_strides(result.shape))
 
 
-def in_torch_layout(result, arrays: Sequence, positions: tuple):
+def in_torch_layout(result, arrays: Sequence, positions: tuple, uncast: int = 0):
     """A pointwise kernel's new ``result``, laid out as PyTorch lays it out (itself when NumPy already did), from
-    the operator's arguments (arrays for its tensors) and the positions of its operands in ATen's order."""
+    the operator's arguments (arrays for its tensors) and the positions of its operands in ATen's order; the
+    first ``uncast`` operands keep their dtype (see ``torch_strides``)."""
     if result.__class__ is not _ndarray or result.ndim < 2:
         return result  # (a 0-d or 1-d result is contiguous either way)
     shape = result.shape
@@ -290,7 +310,7 @@ def in_torch_layout(result, arrays: Sequence, positions: tuple):
     else:
         if same_shape or (result.size and 1 not in shape):
             return result
-    return _laid_out(result, tuple(arrays[i] for i in positions))
+    return _laid_out(result, tuple(arrays[i] for i in positions), uncast)
 
 
 def _computation_dtype(result: np.ndarray) -> np.dtype | None:
@@ -319,10 +339,10 @@ def _numpy_agrees(result: np.ndarray, operands: tuple) -> bool:
             and (result.ndim != 4 or 1 not in result.shape))
 
 
-def _laid_out(result: np.ndarray, operands: tuple) -> np.ndarray:
+def _laid_out(result: np.ndarray, operands: tuple, uncast: int = 0) -> np.ndarray:
     if _numpy_agrees(result, operands):
         return result
-    return with_strides(result, torch_strides(result.shape, operands, _computation_dtype(result)))
+    return with_strides(result, torch_strides(result.shape, operands, _computation_dtype(result), uncast))
 
 
 def pointwise_result(result: np.ndarray, a: np.ndarray, b=None, swapped: bool = False) -> np.ndarray:

@@ -12,7 +12,9 @@ same ``view`` refusals, and the same backward branches where a formula reads a l
 from __future__ import annotations
 
 import random
+import zlib
 
+import opinfo.core as opinfo_core
 import pytest
 from _lib import np, tg, torch
 from opinfo import op_db
@@ -199,6 +201,34 @@ def test_operator_results_laid_out_as_torch(op):
                 assert a.stride() == b.stride(), f"{sample.name}: output {k}"
 
 
+def _randomly_laid_out(lib, arr):
+    """``opinfo.core.make_tensor`` with a random layout instead of the sample's (the same in both libraries: the
+    layout is drawn from the values): a permutation (channels-last for 4 dims), gaps, size-1 dims' strides."""
+    values = arr.values
+    if values.ndim == 0 or values.size == 0:
+        return lib.tensor(values)
+    rnd = random.Random(zlib.crc32(values.tobytes()) ^ zlib.crc32(str(values.shape).encode()))
+    strides = _random_strides(rnd, values.shape)
+    if values.ndim == 4 and rnd.random() < 0.3:
+        strides = _channels_last_strides(values.shape)
+    extent = 1 + sum((n - 1) * s for n, s in zip(values.shape, strides))
+    buffer = np.zeros(extent, values.dtype)
+    np.lib.stride_tricks.as_strided(buffer, values.shape, [s * values.itemsize for s in strides])[...] = values
+    return lib.as_strided(lib.tensor(buffer), values.shape, strides)
+
+
+def _channels_last_strides(shape: tuple) -> list:
+    n, c, h, w = shape
+    return [h * w * c, 1, w * c, c]
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_operator_results_laid_out_as_torch_on_random_layouts(op, monkeypatch):
+    """The same on inputs with random layouts (as test_tensor_iterator_rule_is_torchs draws them)."""
+    monkeypatch.setattr(opinfo_core, "make_tensor", _randomly_laid_out)
+    test_operator_results_laid_out_as_torch(op)
+
+
 # ------------------------------------------------------------------------------------------------ the families
 
 
@@ -339,6 +369,18 @@ def test_nonzero_as_tuple_gives_views_of_its_columns():
             assert [t.stride() for t in found] == [(1,)] * 3
             assert all(t._base is not None for t in found)
         assert cond.nonzero().stride() == (1, 13)
+
+
+def test_scatter_results_keep_the_inputs_strides_and_storage():
+    """The ``*_scatter`` operators return ``clone_preserve_strides(self)`` written into: self's strides and
+    offset in a copy of its whole storage (an expanded self is cloned instead)."""
+    def facts(lib):
+        x = lib.arange(20.0).reshape(4, 5)[1:, 1:4]
+        results = [x.slice_scatter(lib.zeros(1, 3), 0, 0, 1), x.select_scatter(lib.zeros(3), 0, 1),
+                   x.diagonal_scatter(lib.zeros(3)), x.as_strided_scatter(lib.zeros(2), (2,), (1,)),
+                   lib.zeros(3).expand(2, 3).select_scatter(lib.ones(3), 0, 0)]
+        return [(r.stride(), r.storage_offset(), r.untyped_storage().nbytes(), r.tolist()) for r in results]
+    assert facts(tg) == facts(torch)
 
 
 def test_views_keep_torchs_strides():

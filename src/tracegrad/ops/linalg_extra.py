@@ -211,7 +211,8 @@ def _lu_kernel(a, pivot=True):
     _lu_checks("linalg.lu", a, pivot)
     lu, pivots, _ = _getrf(a)
     L, U = _unpack(lu)
-    return contiguous_as_torch(_perm_matrix(pivots, a.shape[-2], a.dtype)), L, U
+    P = _perm_matrix(pivots, a.shape[-2], a.dtype)
+    return contiguous_as_torch(P), contiguous_as_torch(L), contiguous_as_torch(U)  # (fresh, as torch's)
 
 
 def _lu_vjp(ctx, _gP, gL, gU):

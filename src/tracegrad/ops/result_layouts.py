@@ -10,6 +10,7 @@ its operator's rule to every array it returns (``rule_for``):
   strides where ``self`` is dense, else contiguous;
 - convolutions, pooling, upsampling, padding and pixel shuffles: channels-last where an operand's strides
   suggest it (``suggest_memory_format``), else contiguous;
+- the ``*_scatter`` operators: ``self``'s strides and offset, in a copy of its whole storage;
 - advanced indexing (``index``): TensorIterator's layout over the source restrided and the index tensors.
 Every other operator keeps NumPy's layout: where it differs from PyTorch's the difference is listed in
 tests/ops/test_result_layouts_vs_torch.py.
@@ -21,7 +22,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._strides import contiguous_as_torch, in_torch_layout, index_strides, like_self, with_strides
+from .._strides import (
+    contiguous_as_torch,
+    in_copy_of_storage,
+    in_torch_layout,
+    index_strides,
+    like_self,
+    with_strides,
+)
 from ..memory_format import channels_last, channels_last_3d, format_strides, suggests_channels_last
 
 # The operators whose results TensorIterator allocates: ATen's ``pointwise`` operators (but ``clone``,
@@ -75,30 +83,33 @@ def follows_tensor_iterator(name: str) -> bool:
 
 # Allocated with ``at::empty`` (reductions, scans, norms' statistics) or cloned contiguously (masked_fill)
 CONTIGUOUS_RESULTS = frozenset((
-    "_cdist_forward", "_nn_layer_norm", "_nn_norm", "all", "amax", "amin", "aminmax", "any", "argmax", "argmin",
-    "col2im", "cummax", "cummin", "cumprod", "cumsum", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp",
-    "logsumexp", "masked_fill", "masked_scatter", "mean", "mvlgamma", "nansum", "one_hot", "prod",
-    "rrelu_with_noise", "std", "std_mean", "sum", "tril", "triu", "var", "var_mean",
+    "_cdist_forward", "_nn_layer_norm", "_nn_norm", "adaptive_max_pool3d", "all", "amax", "amin", "aminmax", "any",
+    "argmax", "argmin", "avg_pool3d", "avg_pool3d_backward", "col2im", "cummax", "cummin", "cumprod", "cumsum",
+    "gather", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp", "logsumexp", "masked_fill",
+    "masked_scatter", "mean", "mvlgamma", "nansum", "one_hot", "prod", "rrelu_with_noise", "std", "std_mean",
+    "sum", "tril", "triu", "var", "var_mean",
 ))
 
 # Allocated in ``suggest_memory_format()`` of the input (and, for a convolution, of the weight)
 SUGGESTED_LAYOUT_RESULTS = frozenset((
     "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "_nn_batch_norm_eval", "_nn_batch_norm_train",
-    "_nn_conv", "_nn_conv_input_grad", "_nn_conv_weight_grad", "_nn_group_norm", "_nn_linear_nd",
-    "_nn_max_pool2d_with_indices_backward", "_nn_scatter_nd", "_nn_upsamplebicubic2dbackward0",
-    "_nn_upsamplebilinear2dbackward0", "_nn_upsamplenearest2dbackward0", "_nn_upsamplenearestexact2dbackward0",
-    "_reflection_pad1d", "_reflection_pad1d_backward", "_reflection_pad2d", "_reflection_pad2d_backward",
-    "_reflection_pad3d", "_reflection_pad3d_backward", "_replication_pad1d", "_replication_pad1d_backward",
-    "_replication_pad2d", "_replication_pad2d_backward", "_replication_pad3d", "_replication_pad3d_backward",
-    "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward", "constant_pad_nd",
-    "convolution", "convolution_backward", "max_pool2d_with_indices", "native_batch_norm_backward",
-    "pixel_shuffle", "pixel_unshuffle", "roll",
+    "_nn_group_norm", "_nn_linear_nd", "_nn_max_pool2d_with_indices_backward",
+    "_nn_max_pool3d_with_indices_backward", "_nn_scatter_nd", "_nn_upsamplebicubic2dbackward0",
+    "_nn_upsamplebilinear2dbackward0", "_nn_upsamplenearest2dbackward0", "_nn_upsamplenearest3dbackward0",
+    "_nn_upsamplenearestexact2dbackward0", "_nn_upsamplenearestexact3dbackward0",
+    "_nn_upsampletrilinear3dbackward0", "_reflection_pad1d", "_reflection_pad1d_backward", "_reflection_pad2d",
+    "_reflection_pad2d_backward", "_reflection_pad3d", "_reflection_pad3d_backward", "_replication_pad1d",
+    "_replication_pad1d_backward", "_replication_pad2d", "_replication_pad2d_backward", "_replication_pad3d",
+    "_replication_pad3d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "adaptive_max_pool3d",
+    "avg_pool2d", "avg_pool2d_backward", "constant_pad_nd", "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "native_batch_norm_backward", "pixel_shuffle", "pixel_unshuffle", "roll",
 ))
 
 # ``self.clone()`` (or ``empty_like(self)``) written into
-SELF_LAYOUT_RESULTS = frozenset((
-    "diagonal_scatter", "flip", "index_fill", "index_put", "put", "select_scatter", "slice_scatter", "sort",
-))
+SELF_LAYOUT_RESULTS = frozenset(("flip", "index_fill", "index_put", "put", "sort"))
+
+# ``clone_preserve_strides(self)`` written into: self's strides and offset in a copy of its whole storage
+SCATTER_RESULTS = frozenset(("as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter"))
 
 # A rule takes a result array, the operator's arguments (arrays for its tensors) and its operands' positions.
 Rule = Callable[[np.ndarray, Sequence, tuple], np.ndarray]
@@ -144,14 +155,42 @@ def _indexed(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarr
         None if ix is None else np.asarray(ix) for ix in indices]))
 
 
+# Convolutions: their kernels keep channels-last, but for 5-d only oneDNN's (float32); double runs slow_conv3d,
+# which is contiguous
+CONVOLUTIONS = frozenset(("_nn_conv", "_nn_conv_input_grad", "_nn_conv_weight_grad", "convolution",
+                          "convolution_backward"))
+
+
+def _convolved(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    if result.__class__ is np.ndarray and result.ndim == 5 and result.dtype != np.float32:
+        return contiguous_as_torch(result)
+    return _suggested(result, arrays, positions)
+
+
+def _selected(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """``where``'s: TensorIterator's, its bool condition an operand that is never cast to the values' dtype."""
+    return in_torch_layout(result, arrays, positions, uncast=1)
+
+
+def _scattered(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    self = arrays[positions[0]]
+    if result.__class__ is not np.ndarray or self.__class__ is not np.ndarray or self.shape != result.shape:
+        return result
+    return in_copy_of_storage(result, self)
+
+
 def rule_for(name: str) -> Rule | None:
     """The layout rule of operator ``name``'s results, or None to keep NumPy's."""
     if follows_tensor_iterator(name):
-        return in_torch_layout
+        return _selected if name == "where" else in_torch_layout
     if name in CONTIGUOUS_RESULTS:
         return _contiguous
     if name in SELF_LAYOUT_RESULTS:
         return _like_self
+    if name in SCATTER_RESULTS:
+        return _scattered
     if name in SUGGESTED_LAYOUT_RESULTS:
         return _suggested
+    if name in CONVOLUTIONS:
+        return _convolved
     return _indexed if name == "index" else None

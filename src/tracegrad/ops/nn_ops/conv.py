@@ -174,8 +174,8 @@ def _input_gradient_laid_out(gx, x: Tensor, w: Tensor):
     """PyTorch's convolution_backward gives grad_input the memory format the input and weight suggest; the
     operators that compute it here see the weight but not the input, so the input's layout is applied after
     (to the fresh array: a slice of a transposed convolution's gradient is left as it is)."""
-    if gx is not None and gx._base is None:
-        gx._data = in_suggested_format(gx._data, x._data, w._data)
+    if gx is not None and gx._base is None and (gx.ndim != 5 or gx._data.dtype == np.float32):
+        gx._data = in_suggested_format(gx._data, x._data, w._data)  # (5-d: only oneDNN's float32 kernel keeps it)
     return gx
 
 
