@@ -229,6 +229,52 @@ def test_operator_results_laid_out_as_torch_on_random_layouts(op, monkeypatch):
     test_operator_results_laid_out_as_torch(op)
 
 
+# Backward formulas whose gradients still have other strides than torch's (values and graphs agree)
+KNOWN_GRADIENT_LAYOUTS = {
+    "median": "full median's backward: torch scatters into zeros laid out as the input",
+    "min": "full min's backward: torch's evenly_distribute_backward keeps the input's layout",
+    "nn.functional.bilinear": "torch's _trilinear backward sums an expanded product in another order",
+    "nn.functional.binary_cross_entropy_with_logits": "torch's target gradient multiplies in another order",
+    "nn.functional.huber_loss": "torch's huber_loss_backward kernel allocates contiguously",
+    "nn.functional.multi_margin_loss": "torch's multi_margin_loss_backward allocates like the input",
+    "nn.functional.binary_cross_entropy": "torch's binary_cross_entropy_backward kernel keeps the input's layout",
+    "nn.functional.rrelu": "evaluation mode's leaky_relu backward: torch keeps the input's layout",
+    "nn.functional.scaled_dot_product_attention.fused_cpu": "the fused CPU kernel's backward layout",
+    "nn.functional.interpolate.bicubic": "upsample_bicubic2d_backward's layout for a channels-last input",
+    "nn.functional.interpolate.bicubic_align_corners": "upsample_bicubic2d_backward's layout",
+    "tensordot": "tensordot's backward permutes mm results in another order",
+    "conv_tbc": "conv_tbc_backward's layout",
+    "take": "take's backward (index_put into zeros) is laid out as the input there",
+}
+GRAD_OPS = [pytest.param(op, id=op.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GRADIENT_LAYOUTS[op.id])
+                         if op.id in KNOWN_GRADIENT_LAYOUTS else ())
+            for op in ONE_DTYPE.values() if op.differentiable and "float64" in op.dtypes]
+
+
+def _gradient_strides(lib, op, sample):
+    call = Call(lib, op, sample, requires_grad=True)
+    outputs = [o for o in flatten_outputs(call.run(resolve(lib, op.name))) if o.requires_grad]
+    inputs = [call.tensors[i] for i in call.diff]
+    if not outputs or not inputs:
+        return None
+    grads = lib.autograd.grad(outputs, inputs, [lib.ones_like(o) for o in outputs], allow_unused=True)
+    return [None if g is None else (tuple(g.shape), g.stride()) for g in grads]
+
+
+@pytest.mark.parametrize("op", GRAD_OPS)
+def test_gradients_of_every_operator_laid_out_as_torch(op, monkeypatch):
+    """``autograd.grad``'s results (what backward formulas return, before AccumulateGrad's layout contract), on
+    the database's samples and on inputs laid out at random."""
+    for make in (opinfo_core.make_tensor, _randomly_laid_out):
+        monkeypatch.setattr(opinfo_core, "make_tensor", make)
+        for sample in op.samples("float64"):
+            try:
+                theirs = _gradient_strides(torch, op, sample)
+            except Exception:  # (the gradient tests compare errors)
+                continue
+            assert _gradient_strides(tg, op, sample) == theirs, sample.name
+
+
 # ------------------------------------------------------------------------------------------------ the families
 
 

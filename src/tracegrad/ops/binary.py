@@ -802,11 +802,12 @@ class _XLogFamily:
         return np.where((x == 0) & ~np.isnan(y), dt.type(0), out)
 
     def _self_grad(self, g, x, y):
-        """PyTorch's ``xlogy(grad, other).masked_fill((self == 0) & (other <= pole), 0)``."""
-        from .reductions_extra import zero_fill
+        """PyTorch's ``xlogy(grad, other).masked_fill((self == 0) & (other <= pole), 0)`` (out of place: a
+        contiguous result)."""
+        from .shape_extra import masked_fill_scalar
 
         at_pole = le(y, self.pole) if isinstance(y, Tensor) else y <= self.pole
-        return zero_fill(logical_and(eq(x, 0), at_pole), self(g, y))
+        return masked_fill_scalar(self(g, y), logical_and(eq(x, 0), at_pole), 0)
 
     def _other_grad(self, g, x, y):
         """grad * self / other for xlogy, grad * self / (other + 1) for xlog1py."""

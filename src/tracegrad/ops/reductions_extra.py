@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .._strides import like_self
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
 from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
@@ -99,11 +100,14 @@ def _isnan(t: Tensor) -> Tensor:
 
 
 def zero_fill(mask: Tensor, t: Tensor) -> Tensor:
-    """``t`` with zeros where ``mask`` holds: PyTorch's ``masked_fill_(mask, 0)`` in backward formulas, recorded
-    as MaskedFillBackward0."""
+    """``t`` (a fresh tensor) with zeros where ``mask`` holds: PyTorch's ``masked_fill_(mask, 0)`` in backward
+    formulas, recorded as MaskedFillBackward0, keeping ``t``'s layout as the in-place fill does."""
     from .shape_extra import masked_fill_scalar
 
-    return masked_fill_scalar(t, mask, 0)
+    out = masked_fill_scalar(t, mask, 0)
+    # (in place, PyTorch's fill keeps the fresh tensor's layout, where the out-of-place op is contiguous)
+    out._data = like_self(out._data, t._data)
+    return out
 
 
 def _any_true(mask: Tensor) -> bool:

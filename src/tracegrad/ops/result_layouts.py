@@ -179,6 +179,17 @@ def _scattered(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.nda
     return in_copy_of_storage(result, self)
 
 
+def _concatenated(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """``cat``'s: channels-last when every input suggests it, else contiguous (``compute_output_memory_format``)."""
+    inputs = [a for a in arrays[0] if a.__class__ is np.ndarray and a.size]
+    if result.__class__ is not np.ndarray:
+        return result
+    if inputs and result.ndim in (4, 5) and all(a.ndim == result.ndim and suggests_channels_last(a)
+                                                  for a in inputs):
+        return in_suggested_format(result, inputs[0])
+    return contiguous_as_torch(result)
+
+
 def rule_for(name: str) -> Rule | None:
     """The layout rule of operator ``name``'s results, or None to keep NumPy's."""
     if follows_tensor_iterator(name):
@@ -193,4 +204,4 @@ def rule_for(name: str) -> Rule | None:
         return _suggested
     if name in CONVOLUTIONS:
         return _convolved
-    return _indexed if name == "index" else None
+    return {"index": _indexed, "cat": _concatenated}.get(name)

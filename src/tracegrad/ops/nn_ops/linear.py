@@ -22,7 +22,7 @@ from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.saved import save_input
 from ...backend.dtypes import cpp_type_name, scalar_type_name
 from ..linalg import ADDMM_META, dim_size
-from ..linalg_core import MM_META, matmul, mm
+from ..linalg_core import MM_META, matmul, mm, mm_mat1_backward, mm_mat2_backward
 from ..pointwise import add, add_
 from ..reductions import sum as sum_op
 from ..registry import defop, not_implemented
@@ -87,8 +87,8 @@ def _weight_t_kernel(a):
         and base.flags.c_contiguous
         and sys.getrefcount(base) <= _PRIVATE_BUFFER_REFS
     ):
-        return base  # nobody else sees this buffer: hand it on instead of copying
-    return np.ascontiguousarray(r)
+        return base  # nobody else sees this buffer: hand it on (the same array, without the view)
+    return r  # (PyTorch's TBackward0 returns grad.t(): a transposed view, laid out so)
 
 
 weight_t = defop(
@@ -110,9 +110,24 @@ def _linear_backward_kernel(g, x, w, need_bias, need_input, need_weight):
     if w is not None and w.dtype.kind == "c":  # (complex: the gradients take conjugated operands)
         x, w = (None if x is None else np.conj(x)), np.conj(w)
     gb = g.sum(axis=0) if need_bias else empty
-    gx = np.matmul(g, w) if need_input else empty
-    gwt = np.matmul(g.T, x).T if need_weight else empty  # W-shaped rows: weight_t hands the buffer on
+    # mm_mat1_backward and mm_mat2_backward for x @ w.t(): a column-major matrix gets a column-major gradient
+    # (the product order differs, not the values). mat2 = w.t() is column-major when w is row-major: the usual
+    # case, whose W-shaped gradient rows weight_t hands on. (The node keeps x only when w needs a gradient, and
+    # w only when x does: a matrix not kept is taken to be laid out as usual, x row-major and w too.)
+    if need_input:
+        gx = np.matmul(w.T, g.T).T if x is not None and _column_major(x) else np.matmul(g, w)
+    else:
+        gx = empty
+    if need_weight:
+        gwt = np.matmul(g.T, x).T if w is None or _column_major(w.T) else np.matmul(x.T, g)
+    else:
+        gwt = empty
     return gb, gx, gwt
+
+
+def _column_major(a: np.ndarray) -> bool:
+    """PyTorch's test in mm's backward formulas: ``strides[0] == 1 and strides[1] == sizes[0]``."""
+    return a.ndim == 2 and a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
 
 
 _EMPTY = np.empty(0, dtype=np.float32)
@@ -129,12 +144,16 @@ linear_backward = defop(
 
 
 def _linear_input_grads(ctx, g, x_slot: int):
-    """The graph of PyTorch's mm_mat1_backward / mm_mat2_backward for ``x @ mat2`` with ``mat2 = weight.t()``:
-    ``g.mm(mat2.t())`` for the input and, ``mat2`` being column-major, ``g.t().mm(x).t()`` for mat2."""
+    """The graph of PyTorch's mm_mat1_backward / mm_mat2_backward for ``x @ mat2`` with ``mat2 = weight.t()``,
+    each picking its formula by its matrix's layout (``g.mm(mat2.t())`` and ``g.t().mm(x).t()`` usually)."""
     x, w = ctx.saved_tensors
     need = ctx.needs_input_grad
-    gx = mm(g, t(_weight_transposed(w, ctx._edges[x_slot + 1][0])).conj()) if need[x_slot] else None
-    gwt = t(mm(t(g), x.conj())) if need[x_slot + 1] else None
+    gx = gwt = None
+    if need[x_slot]:
+        mat2 = _weight_transposed(w, ctx._edges[x_slot + 1][0])
+        gx = mm_mat1_backward(g, mat2, x is not None and _column_major(x._data))
+    if need[x_slot + 1]:
+        gwt = mm_mat2_backward(g, x, w is None or _column_major(w._data.T))
     return gx, gwt
 
 
