@@ -38,16 +38,17 @@ from ..memory_format import channels_last, channels_last_3d, format_strides, sug
 # (``hardswish``) is laid out as its last op lays it out, which for these is the same.
 TENSOR_ITERATOR_OPS = frozenset((
     "abs", "acos", "acosh", "add", "addcdiv", "addcmul", "angle", "asin", "asinh", "atan", "atan2", "atanh",
-    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil",
-    "celu", "clamp", "clamp_max", "clamp_min", "complex", "conj_physical", "copysign", "cos", "cosh", "deg2rad",
-    "digamma", "div", "elu", "elu_backward", "eq", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "floor",
-    "fmax", "fmin", "fmod", "frac", "gcd", "ge", "gelu", "gelu_backward", "gt", "hardshrink",
-    "hardshrink_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish", "hardswish_backward", "hardtanh",
-    "hardtanh_backward", "heaviside", "hypot", "i0", "igamma", "igammac", "isfinite", "isinf", "isnan", "isneginf",
-    "isposinf", "lcm", "ldexp", "le", "leaky_relu", "leaky_relu_backward", "lerp", "lgamma", "log", "log10",
-    "log1p", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor", "logit",
-    "lt", "maximum", "minimum", "mish", "mul", "nan_to_num", "ne", "neg", "nextafter", "polygamma", "polar", "pow",
-    "rad2deg", "reciprocal", "relu", "remainder", "round", "rsqrt", "rsub", "sgn", "sigmoid", "sigmoid_backward",
+    "binary_cross_entropy_backward", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "ceil", "celu", "clamp", "clamp_max", "clamp_min", "complex",
+    "conj_physical", "copysign", "cos", "cosh", "deg2rad", "digamma", "div", "elu", "elu_backward", "eq", "erf",
+    "erfc", "erfinv", "exp", "exp2", "expm1", "floor", "fmax", "fmin", "fmod", "frac", "gcd", "ge", "gelu",
+    "gelu_backward", "gt", "hardshrink", "hardshrink_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish",
+    "hardswish_backward", "hardtanh", "hardtanh_backward", "heaviside", "hypot", "i0", "igamma", "igammac",
+    "isfinite", "isinf", "isnan", "isneginf", "isposinf", "lcm", "ldexp", "le", "leaky_relu",
+    "leaky_relu_backward", "lerp", "lgamma", "log", "log10", "log1p", "log2", "logaddexp", "logaddexp2",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt", "maximum", "minimum", "mish", "mul",
+    "nan_to_num", "ne", "neg", "nextafter", "polar", "polygamma", "pow", "rad2deg", "reciprocal", "relu",
+    "remainder", "round", "rrelu_with_noise_backward", "rsqrt", "rsub", "sgn", "sigmoid", "sigmoid_backward",
     "sign", "signbit", "silu", "sin", "sinc", "sinh", "softplus", "softplus_backward", "softshrink",
     "softshrink_backward", "special_airy_ai", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
     "special_bessel_y1", "special_chebyshev_polynomial_t", "special_chebyshev_polynomial_u",
@@ -85,9 +86,9 @@ def follows_tensor_iterator(name: str) -> bool:
 CONTIGUOUS_RESULTS = frozenset((
     "_cdist_forward", "_nn_layer_norm", "_nn_norm", "adaptive_max_pool3d", "all", "amax", "amin", "aminmax", "any",
     "argmax", "argmin", "avg_pool3d", "avg_pool3d_backward", "col2im", "cummax", "cummin", "cumprod", "cumsum",
-    "gather", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp", "logsumexp", "masked_fill",
-    "masked_scatter", "mean", "mvlgamma", "nansum", "one_hot", "prod", "rrelu_with_noise", "std", "std_mean",
-    "sum", "tril", "triu", "var", "var_mean",
+    "gather", "huber_loss_backward", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp", "logsumexp",
+    "masked_fill", "masked_scatter", "mean", "multi_margin_loss_backward", "mvlgamma", "nansum", "one_hot", "prod",
+    "rrelu_with_noise", "std", "std_mean", "sum", "tril", "triu", "var", "var_mean",
 ))
 
 # Allocated in ``suggest_memory_format()`` of the input (and, for a convolution, of the weight)

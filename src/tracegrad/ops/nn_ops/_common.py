@@ -156,10 +156,12 @@ def run_op(op, *args):
     differently."""
     if STATE.grad_enabled or STATE.special:
         return op(*args)
-    result = op.kernel(*[a._data if isinstance(a, Tensor) else a for a in args])
+    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    result = op.kernel(*arrays)
+    layout = op.result_layout  # (PyTorch's layout for the results, as the dispatched call gives them)
     if result.__class__ is tuple:
-        return tuple(new_output(r) for r in result)
-    return new_output(result)
+        return tuple(new_output(r if layout is None else layout(r, arrays, op.layout_operands)) for r in result)
+    return new_output(result if layout is None else layout(result, arrays, op.layout_operands))
 
 
 def broadcast_shapes(*shapes: tuple) -> tuple:
