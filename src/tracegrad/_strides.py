@@ -54,7 +54,8 @@ def _contiguous_byte_strides(shape: tuple, itemsize: int) -> tuple:
     return tuple(s * itemsize for s in contiguous_strides(shape))
 
 
-def _element_strides(a: np.ndarray) -> tuple:
+def element_strides(a: np.ndarray) -> tuple:
+    """``a``'s strides in elements, as ``Tensor.stride()`` reads them."""
     if a.size == 0 and not any(a.strides):  # (NumPy's empty arrays: Tensor.stride() reads them as contiguous)
         return contiguous_strides(a.shape)
     item = a.itemsize
@@ -161,7 +162,7 @@ def torch_strides(shape: tuple, operands: Sequence, dtype: np.dtype | None = Non
         if a.__class__ is not _ndarray or a.ndim == 0:
             same_shape = same_shape and not shape  # (a 0-d operand with a larger result)
             continue
-        own_shape, strides = a.shape, _element_strides(a)
+        own_shape, strides = a.shape, element_strides(a)
         if dtype is not None and k >= uncast and a.dtype != dtype and not is_non_overlapping_and_dense(a):
             strides, a = contiguous_strides(own_shape), None  # (the cast copy: contiguous, so dense)
         same_shape = same_shape and own_shape == shape
@@ -189,7 +190,7 @@ def index_strides(shape: tuple, source: np.ndarray, indices: Sequence) -> tuple:
     across the indexed dims) and each index tensor reshaped to the result's rank (``AdvancedIndex``). Boolean
     masks become their ``nonzero()`` columns; indices that are not next to each other move to the front, with
     their dims."""
-    strides = list(_element_strides(source))
+    strides = list(element_strides(source))
     sizes = list(source.shape)
     columns: list = []  # (shape, element strides) per long index, None for a whole dim
     for ix in indices:
@@ -199,7 +200,7 @@ def index_strides(shape: tuple, source: np.ndarray, indices: Sequence) -> tuple:
             count = int(np.count_nonzero(ix))
             columns.extend(((count,), (ix.ndim,)) for _ in range(ix.ndim))
         else:
-            columns.append((ix.shape, _element_strides(ix)))
+            columns.append((ix.shape, element_strides(ix)))
     columns += [None] * (len(sizes) - len(columns))
     taken = [d for d, c in enumerate(columns) if c is not None]
     if taken and taken[-1] - taken[0] + 1 != len(taken):  # (transposeToFront: the indexed dims first)
@@ -241,7 +242,7 @@ def preserve_format_strides(a: np.ndarray) -> tuple:
     """The element strides of ``torch.empty_like(a)`` (``preserve_format``): ``a``'s own where ``a`` is dense,
     else dense strides that keep the order of ``a``'s (``infer_dense_strides``: TensorIterator's sort, over one
     operand)."""
-    strides = _element_strides(a)
+    strides = element_strides(a)
     if is_non_overlapping_and_dense(a) and min(strides, default=0) >= 0:
         return strides
     perm = _sorted_dims(a.shape, [(a.shape, strides, a)])

@@ -252,7 +252,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
                 raise _kernel_failed(op, plan, (a, b) + trailing, (ad, bd), inner) from None
         if data.__class__ is not _ndarray:
             data = _asarray(data)
-        if data.ndim > 1 and pointwise and not (  # (C-contiguous operands of one shape: NumPy's layout is PyTorch's)
+        if pointwise and data.ndim > 1 and not (  # (C-contiguous operands of one shape: NumPy's layout is PyTorch's)
                 bc is Tensor and ad.flags.c_contiguous and bd.flags.c_contiguous and ad.shape == bd.shape):
             data = _pointwise_result(data, ad) if one_operand else _pointwise_result(data, ad, bd, swapped)
         out = _new(Tensor)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._strides import contiguous_strides, element_strides, empty_strided, with_strides
 from .._tensor import Tensor
 from ..backend.dtypes import scalar_type_name
 from ._util import default_float, wrap_dim
@@ -25,6 +26,88 @@ _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64
 _REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
 
 Dims = int | Sequence[int] | None
+
+
+# ---- result layouts (aten/src/ATen/native/mkl/SpectralOps.cpp) ------------------------------------------------
+#
+# PyTorch's CPU transforms (MKL) do not return contiguous results. ``_exec_fft`` permutes the input so that the
+# dims not transformed (the batch) come first, in decreasing order of the input's strides, then the transformed
+# dims in the order it is given them; it runs one batched plan into a contiguous buffer of that permuted shape
+# (the batch collapsed into one dim) and views the buffer back in the input's dim order (``as_strided_``). So a
+# result is dense, its dims laid out outermost to innermost in that order, e.g. ``fft(x, dim=0)`` of a
+# contiguous (4, 3) ``x`` has strides (1, 4). Checked against torch in tests/ops/test_fft_layouts_vs_torch.py.
+
+
+def _by_decreasing_stride(dims, strides) -> list[int]:
+    """``std::sort`` by decreasing stride; on so few elements libstdc++ runs an insertion sort, which is stable."""
+    return sorted(dims, key=lambda d: -strides[d])
+
+
+def _batch_dims(ndim: int, transformed) -> list[int]:
+    """The dims not in ``transformed``, in the order libstdc++'s ``std::partition`` (not stable: it swaps
+    the first transformed dim with the last batch dim, and so on inwards) leaves them; dims of equal stride keep
+    that order in the sort."""
+    order = list(range(ndim))
+    first, last = 0, ndim - 1
+    while True:
+        while first <= last and order[first] not in transformed:
+            first += 1
+        while first < last and order[last] in transformed:
+            last -= 1
+        if first >= last:
+            return order[:first]
+        order[first], order[last] = order[last], order[first]
+        first, last = first + 1, last - 1
+
+
+def _exec_fft_strides(in_strides, out_shape, dims) -> tuple:
+    """The element strides of ``_exec_fft``'s result of ``out_shape``, transforming ``dims`` (in this order,
+    innermost last) of an input with ``in_strides``."""
+    strides = [0] * len(out_shape)
+    step = 1
+    for d in reversed(dims):  # (the contiguous buffer steps over an empty dim as if it had size 1)
+        strides[d] = step
+        step *= max(out_shape[d], 1)
+    for d in reversed(_by_decreasing_stride(_batch_dims(len(out_shape), set(dims)), in_strides)):
+        strides[d] = step  # (each batch dim steps over the whole signal and the batch dims inside it)
+        step *= out_shape[d]
+    return tuple(strides)
+
+
+def _plan_dims(a: np.ndarray, dims, sort_last: bool = True) -> list[int]:
+    """The order ``_exec_fft`` is given the transformed dims in: ``_fft_c2c`` sorts them by decreasing input
+    stride (``_sort_dims``), ``_fft_r2c`` all but the last (the onesided one)."""
+    dims = list(dims)
+    if len(dims) < 2:
+        return dims
+    strides = element_strides(a)
+    return (_by_decreasing_stride(dims, strides) if sort_last
+            else _by_decreasing_stride(dims[:-1], strides) + dims[-1:])
+
+
+def _over_last_dims(a: np.ndarray, dims, sort_last: bool = True) -> bool:
+    """Whether ``a`` is C-ordered (no dim of size 1, whose stride could be anything) and ``dims`` are its last
+    ones, so that ``_exec_fft`` gives a C-ordered result: the common case, tested before any stride arithmetic."""
+    ndim = a.ndim
+    return (a.flags.c_contiguous and 1 not in a.shape and sorted(dims) == list(range(ndim - len(dims), ndim))
+            and (sort_last or dims[-1] == ndim - 1))
+
+
+def _result_buffer(a: np.ndarray, shape: tuple, dtype, dims, sort_last: bool = True) -> np.ndarray:
+    """An uninitialised array for the transform of ``a`` over ``dims``, a result of ``shape``, laid out as
+    ``_exec_fft`` lays it out; NumPy's transforms write into it (``out=``), so no copy is made."""
+    if 1 not in shape and _over_last_dims(a, dims, sort_last):
+        return np.empty(shape, dtype)
+    return empty_strided(shape, _exec_fft_strides(element_strides(a), shape, _plan_dims(a, dims, sort_last)),
+                         dtype)
+
+
+def _relaid(t: Tensor, strides: tuple) -> Tensor:
+    """``t``, a fresh result made here where PyTorch makes its own differently laid out (a view, an in-place
+    write or a buffer of its own), with its array laid out with these element strides: same values, same graph
+    (nothing has saved ``t``)."""
+    t._data = with_strides(t._data, strides)
+    return t
 
 
 # ---- kernels -------------------------------------------------------------------------------------------------
@@ -43,31 +126,52 @@ def _normalize(out: np.ndarray, signal_numel: int, normalization: int) -> np.nda
 def _c2c_kernel(a, dim, normalization, forward):
     if a.dtype.kind != "c":
         raise RuntimeError(f"Only supports complex dtypes, but found: {scalar_type_name(a.dtype)}")
-    dim = tuple(dim)
+    dim = tuple(d + a.ndim if d < 0 else d for d in dim)  # (as NumPy reads them)
+    out = _result_buffer(a, a.shape, a.dtype, dim)
     if not dim:
-        return a.copy()
+        np.copyto(out, a)
+        return out
     # NumPy's "forward" norm leaves its inverse transform unscaled: both directions start unnormalized
-    out = np.fft.fftn(a, axes=dim) if forward else np.fft.ifftn(a, axes=dim, norm="forward")
-    out = np.asarray(out, dtype=a.dtype)
+    if forward:
+        np.fft.fftn(a, axes=dim, out=out)
+    else:
+        np.fft.ifftn(a, axes=dim, norm="forward", out=out)
     return _normalize(out, math.prod(a.shape[d] for d in dim), normalization)
 
 
 def _r2c_kernel(a, dim, normalization, onesided):
     if a.dtype not in _COMPLEX_OF:
         raise RuntimeError(f"Only supports floating-point dtypes, but found: {scalar_type_name(a.dtype)}")
-    dim = tuple(dim)
-    out = np.fft.rfftn(a, axes=dim) if onesided else np.fft.fftn(a, axes=dim)
-    out = np.asarray(out, dtype=_COMPLEX_OF[a.dtype])
+    dim = tuple(d + a.ndim if d < 0 else d for d in dim)  # (as NumPy reads them)
+    shape = list(a.shape)
+    if onesided:
+        shape[dim[-1]] = shape[dim[-1]] // 2 + 1
+    # (a two-sided result is laid out as the onesided plan's: PyTorch fills its other half in place)
+    out = _result_buffer(a, tuple(shape), _COMPLEX_OF[a.dtype], dim, sort_last=False)
+    if onesided:
+        np.fft.rfftn(a, axes=dim, out=out)
+    else:
+        np.fft.fftn(a, axes=dim, out=out)
     return _normalize(out, math.prod(a.shape[d] for d in dim), normalization)
 
 
 def _c2r_kernel(a, dim, normalization, last_dim_size):
     if a.dtype.kind != "c":
         raise RuntimeError(f"Only supports complex dtypes, but found: {scalar_type_name(a.dtype)}")
-    dim = tuple(dim)
+    dim = tuple(d + a.ndim if d < 0 else d for d in dim)  # (as NumPy reads them)
     sizes = [a.shape[d] for d in dim[:-1]] + [last_dim_size]
-    out = np.fft.irfftn(a, s=sizes, axes=dim, norm="forward")
-    out = np.asarray(out, dtype=_REAL_OF[a.dtype])
+    shape = list(a.shape)
+    shape[dim[-1]] = last_dim_size
+    # A C2R over several dims is an inverse C2C over all but the last (a result of its own layout), then a
+    # one-dimensional C2R of that over the last dim, whose layout follows the intermediate's strides.
+    if 1 not in shape and _over_last_dims(a, dim, sort_last=False):
+        out = np.empty(shape, _REAL_OF[a.dtype])
+    else:
+        strides = element_strides(a)
+        if len(dim) > 1:
+            strides = _exec_fft_strides(strides, a.shape, _plan_dims(a, dim[:-1]))
+        out = empty_strided(tuple(shape), _exec_fft_strides(strides, shape, dim[-1:]), _REAL_OF[a.dtype])
+    np.fft.irfftn(a, s=sizes, axes=dim, norm="forward", out=out)
     return _normalize(out, math.prod(sizes), normalization)
 
 
@@ -93,7 +197,10 @@ def _r2c_vjp(ctx, g):
         if zero_length > 0:
             pad = [0] * (2 * g.ndim)
             pad[2 * (g.ndim - 1 - last) + 1] = zero_length
+            # (PyTorch: ``new_zeros`` with ``grad`` copied into its first half: contiguous, even where a 4-d
+            # ``grad`` would make constant_pad_nd's result channels-last)
             g = constant_pad_nd(g, tuple(pad), 0)
+            g = _relaid(g, contiguous_strides(tuple(g.shape)))
     return real(_fft_c2c(g, dim, normalization, False))
 
 
@@ -111,7 +218,9 @@ def _c2r_vjp(ctx, g):
         # a constant weight rather than PyTorch's in-place narrow().mul_(2): the rule stays differentiable
         weight = np.ones(gi.shape[last], dtype=g._data.dtype)
         weight[1:1 + double_length] = 2
-        gi = mul(gi, from_numpy(weight.reshape((-1,) + (1,) * (gi.ndim - 1 - last))))
+        # (laid out as gi, which PyTorch multiplies in place)
+        gi = _relaid(mul(gi, from_numpy(weight.reshape((-1,) + (1,) * (gi.ndim - 1 - last)))),
+                     element_strides(gi._data))
     return gi
 
 
@@ -207,7 +316,7 @@ def _conj_maybe_out(t: Tensor, out: Tensor | None) -> Tensor:
     from .unary import conj, conj_physical
     from .variants import give_not_implemented_history, out_with_grad_error
 
-    if out is None:
+    if out is None:  # (a view there, with ``t``'s strides; a copy here, laid out so: result_layouts.py)
         return conj(t)
     if STATE.grad_enabled and out.requires_grad:
         raise out_with_grad_error("aten::conj_physical")
@@ -218,7 +327,13 @@ def _conj_maybe_out(t: Tensor, out: Tensor | None) -> Tensor:
 
 
 def _prim(op, out: Tensor | None, *args) -> Tensor:
-    return op(*args) if out is None else op(*args, out=out)
+    if out is None:
+        return op(*args)
+    shape = out.shape
+    result = op(*args, out=out)
+    if out.shape != shape:  # (PyTorch's _fft_*_out resize ``out`` to the result's shape: contiguous)
+        _relaid(out, contiguous_strides(tuple(out.shape)))
+    return result
 
 
 # ---- one-dimensional transforms -------------------------------------------------------------------------------
@@ -254,8 +369,6 @@ def _r2c(name: str, input: Tensor, n: int | None, dim: int, norm: str | None, fo
 
 def _c2r(name: str, input: Tensor, n: int | None, dim: int, norm: str | None, forward: bool,
          out: Tensor | None) -> Tensor:
-    from .unary import conj
-
     _check_out(name, out, False)
     x = _promote(input, True)
     d = _wrap(dim, x.ndim)
@@ -264,7 +377,9 @@ def _c2r(name: str, input: Tensor, n: int | None, dim: int, norm: str | None, fo
     if n is not None:
         x = _resize(x, (d,), (last // 2 + 1,))
     mode = _norm_mode(norm, forward)
-    if forward:  # (there is no native forward C2R: the inverse one of the conjugate)
+    if forward:  # (there is no native forward C2R: the inverse one of the conjugate; torch's lazy conj is
+        from .unary import conj  # resolved into empty_like(x), as conj's copy is laid out here)
+
         x = conj(x)
     return _prim(_fft_c2r, out, x, (d,), mode, last)
 
@@ -398,14 +513,14 @@ def irfftn(input: Tensor, s: Dims = None, dim: Dims = None, norm: str | None = N
 def hfftn(input: Tensor, s: Dims = None, dim: Dims = None, norm: str | None = None, *,
           out: Tensor | None = None) -> Tensor:
     """A C2C forward transform over all dims but the last, then a (conjugated) C2R over the last."""
-    from .unary import conj
-
     shape, dims, last = _c2r_shape_and_dims("hfftn", input, s, dim)
     _check_out("hfftn", out, False)
     x = _resize(_promote(input, True), dims, shape)
     mode = _norm_mode(norm, True)
     if len(dims) > 1:
         x = _fft_c2c(x, tuple(dims[:-1]), mode, True)
+    from .unary import conj
+
     return _prim(_fft_c2r, out, conj(x), (dims[-1],), mode, last)
 
 
@@ -423,7 +538,9 @@ def ihfftn(input: Tensor, s: Dims = None, dim: Dims = None, norm: str | None = N
     tmp = _fft_r2c(x, (dims[-1],), mode, True)
     if len(dims) == 1:
         return _conj_maybe_out(tmp, out)
-    return _prim(_fft_c2c, out, conj_physical(tmp), tuple(dims[:-1]), mode, False)
+    # (PyTorch's conj_physical of a complex tensor writes into ``empty_like(tmp)``: tmp's strides, tmp being dense)
+    conjugated = _relaid(conj_physical(tmp), element_strides(tmp._data))
+    return _prim(_fft_c2c, out, conjugated, tuple(dims[:-1]), mode, False)
 
 
 _DIMS_2D = (-2, -1)

@@ -39,23 +39,22 @@ from ..memory_format import channels_last, channels_last_3d, format_strides, sug
 TENSOR_ITERATOR_OPS = frozenset((
     "abs", "acos", "acosh", "add", "addcdiv", "addcmul", "angle", "asin", "asinh", "atan", "atan2", "atanh",
     "binary_cross_entropy_backward", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
-    "bitwise_right_shift", "bitwise_xor", "ceil", "celu", "clamp", "clamp_max", "clamp_min", "complex",
-    "conj_physical", "copysign", "cos", "cosh", "deg2rad", "digamma", "div", "elu", "elu_backward", "eq", "erf",
-    "erfc", "erfinv", "exp", "exp2", "expm1", "floor", "fmax", "fmin", "fmod", "frac", "gcd", "ge", "gelu",
-    "gelu_backward", "gt", "hardshrink", "hardshrink_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish",
-    "hardswish_backward", "hardtanh", "hardtanh_backward", "heaviside", "hypot", "i0", "igamma", "igammac",
-    "isfinite", "isinf", "isnan", "isneginf", "isposinf", "lcm", "ldexp", "le", "leaky_relu",
-    "leaky_relu_backward", "lerp", "lgamma", "log", "log10", "log1p", "log2", "logaddexp", "logaddexp2",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt", "maximum", "minimum", "mish", "mul",
-    "nan_to_num", "ne", "neg", "nextafter", "polar", "polygamma", "pow", "rad2deg", "reciprocal", "relu",
-    "remainder", "round", "rrelu_with_noise_backward", "rsqrt", "rsub", "sgn", "sigmoid", "sigmoid_backward",
-    "sign", "signbit", "silu", "sin", "sinc", "sinh", "softplus", "softplus_backward", "softshrink",
-    "softshrink_backward", "special_airy_ai", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0",
-    "special_bessel_y1", "special_chebyshev_polynomial_t", "special_chebyshev_polynomial_u",
-    "special_chebyshev_polynomial_v", "special_chebyshev_polynomial_w", "special_entr", "special_erfcx",
-    "special_hermite_polynomial_h", "special_hermite_polynomial_he", "special_i0e", "special_i1", "special_i1e",
-    "special_laguerre_polynomial_l", "special_legendre_polynomial_p", "special_log_ndtr",
-    "special_modified_bessel_i0", "special_modified_bessel_i1", "special_modified_bessel_k0",
+    "bitwise_right_shift", "bitwise_xor", "ceil", "celu", "clamp", "clamp_max", "clamp_min", "complex", "copysign",
+    "cos", "cosh", "deg2rad", "digamma", "div", "elu", "elu_backward", "eq", "erf", "erfc", "erfinv", "exp",
+    "exp2", "expm1", "floor", "fmax", "fmin", "fmod", "frac", "gcd", "ge", "gelu", "gelu_backward", "gt",
+    "hardshrink", "hardshrink_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish", "hardswish_backward",
+    "hardtanh", "hardtanh_backward", "heaviside", "hypot", "i0", "igamma", "igammac", "isfinite", "isinf", "isnan",
+    "isneginf", "isposinf", "lcm", "ldexp", "le", "leaky_relu", "leaky_relu_backward", "lerp", "lgamma", "log",
+    "log10", "log1p", "log2", "logaddexp", "logaddexp2", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "logit", "lt", "maximum", "minimum", "mish", "mul", "nan_to_num", "ne", "neg", "nextafter", "polar",
+    "polygamma", "pow", "rad2deg", "reciprocal", "relu", "remainder", "round", "rrelu_with_noise_backward",
+    "rsqrt", "rsub", "sgn", "sigmoid", "sigmoid_backward", "sign", "signbit", "silu", "sin", "sinc", "sinh",
+    "softplus", "softplus_backward", "softshrink", "softshrink_backward", "special_airy_ai", "special_bessel_j0",
+    "special_bessel_j1", "special_bessel_y0", "special_bessel_y1", "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_u", "special_chebyshev_polynomial_v", "special_chebyshev_polynomial_w",
+    "special_entr", "special_erfcx", "special_hermite_polynomial_h", "special_hermite_polynomial_he",
+    "special_i0e", "special_i1", "special_i1e", "special_laguerre_polynomial_l", "special_legendre_polynomial_p",
+    "special_log_ndtr", "special_modified_bessel_i0", "special_modified_bessel_i1", "special_modified_bessel_k0",
     "special_modified_bessel_k1", "special_ndtri", "special_scaled_modified_bessel_k0",
     "special_scaled_modified_bessel_k1", "special_shifted_chebyshev_polynomial_t",
     "special_shifted_chebyshev_polynomial_u", "special_shifted_chebyshev_polynomial_v",
@@ -102,12 +101,14 @@ SUGGESTED_LAYOUT_RESULTS = frozenset((
     "_reflection_pad2d_backward", "_reflection_pad3d", "_reflection_pad3d_backward", "_replication_pad1d",
     "_replication_pad1d_backward", "_replication_pad2d", "_replication_pad2d_backward", "_replication_pad3d",
     "_replication_pad3d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward", "adaptive_max_pool3d",
-    "avg_pool2d", "avg_pool2d_backward", "constant_pad_nd", "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "avg_pool2d", "avg_pool2d_backward", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "native_batch_norm_backward", "pixel_shuffle", "pixel_unshuffle", "roll",
 ))
 
 # ``self.clone()`` (or ``empty_like(self)``) written into
-SELF_LAYOUT_RESULTS = frozenset(("flip", "index_fill", "index_put", "put", "sort"))
+SELF_LAYOUT_RESULTS = frozenset((
+    "_conj", "conj_physical", "flip", "index_fill", "index_put", "put", "sort",
+))
 
 # ``clone_preserve_strides(self)`` written into: self's strides and offset in a copy of its whole storage
 SCATTER_RESULTS = frozenset(("as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter"))
@@ -180,6 +181,19 @@ def _scattered(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.nda
     return in_copy_of_storage(result, self)
 
 
+def _padded(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """``constant_pad_nd``'s: the suggested memory format, but with no positive pad ATen returns a clone of the
+    input narrowed (``preserve_format``)."""
+    source, pads = arrays[0], list(arrays[1])
+    if result.__class__ is not np.ndarray or source.__class__ is not np.ndarray or any(p > 0 for p in pads):
+        return _suggested(result, arrays, positions)
+    cut = [slice(None)] * source.ndim
+    for k in range(len(pads) // 2):  # (pairs from the last dim backwards: before, after)
+        d = source.ndim - 1 - k
+        cut[d] = slice(-pads[2 * k], source.shape[d] + pads[2 * k + 1])
+    return like_self(result, source[tuple(cut)])
+
+
 def _concatenated(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
     """``cat``'s: channels-last when every input suggests it, else contiguous (``compute_output_memory_format``)."""
     inputs = [a for a in arrays[0] if a.__class__ is np.ndarray and a.size]
@@ -205,4 +219,4 @@ def rule_for(name: str) -> Rule | None:
         return _suggested
     if name in CONVOLUTIONS:
         return _convolved
-    return {"index": _indexed, "cat": _concatenated}.get(name)
+    return {"index": _indexed, "cat": _concatenated, "constant_pad_nd": _padded}.get(name)
