@@ -282,6 +282,15 @@ def _same_strides(program) -> None:
     assert _strides_of(tg, program) == _strides_of(torch, program)
 
 
+def test_each_operator_follows_one_rule():
+    from tracegrad.ops import result_layouts as rules
+
+    tables = [rules.TENSOR_ITERATOR_OPS, rules.CONTIGUOUS_RESULTS, rules.SELF_LAYOUT_RESULTS, rules.SCATTER_RESULTS,
+              rules.SUGGESTED_LAYOUT_RESULTS, rules.CONVOLUTIONS]
+    names = [name for table in tables for name in table]
+    assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
+
+
 def test_mixed_layouts_follow_the_first_operand():
     """``a.t() + b`` is laid out as ``a.t()``: not contiguous, so ``view`` refuses it, in both libraries."""
     for lib in (tg, torch):
