@@ -135,17 +135,15 @@ def _mul_rule(node, gd: np.ndarray):
         if a is None:
             return None
         if not need_a:
-            return (None, _product(gd, a))
+            ga = _multiply(gd, a)
+            return (None, ga if ga.ndim < 2 else _laid_out(ga, gd, a))  # (PyTorch's layout for mul's result)
     b = plain_array(sb, gd) if sb.__class__ is not float else (sb if gd.dtype.kind == "f" else None)
     if b is None:
         return None
-    return (_product(gd, b), _product(gd, a) if need_b else None)
-
-
-def _product(gd: np.ndarray, factor) -> np.ndarray:
-    """``g * factor`` (an array or a number), laid out as PyTorch's mul lays it out."""
-    r = _multiply(gd, factor)
-    return r if r.ndim < 2 else _laid_out(r, gd, factor)
+    gb = _multiply(gd, b)
+    if gb.ndim < 2:  # (below 2 dims every layout is contiguous)
+        return (gb, _multiply(gd, a) if need_b else None)
+    return (_laid_out(gb, gd, b), _laid_out(_multiply(gd, a), gd, a) if need_b else None)
 
 
 def _add_rule(node, gd: np.ndarray):
