@@ -230,8 +230,6 @@ def test_operator_results_laid_out_as_torch_on_random_layouts(op, monkeypatch):
 
 # Backward formulas whose gradients still have other strides than torch's (values and graphs agree)
 KNOWN_GRADIENT_LAYOUTS = {
-    "median": "full median's backward: torch scatters into zeros laid out as the input",
-    "min": "full min's backward: torch's evenly_distribute_backward keeps the input's layout",
     "nn.functional.bilinear": "torch's _trilinear backward sums an expanded product in another order",
     "nn.functional.binary_cross_entropy_with_logits": "torch's target gradient multiplies in another order",
     "nn.functional.rrelu": "evaluation mode's leaky_relu backward: torch keeps the input's layout",
@@ -240,7 +238,6 @@ KNOWN_GRADIENT_LAYOUTS = {
     "nn.functional.interpolate.bicubic_align_corners": "upsample_bicubic2d_backward's layout",
     "tensordot": "tensordot's backward permutes mm results in another order",
     "conv_tbc": "conv_tbc_backward's layout",
-    "take": "take's backward (index_put into zeros) is laid out as the input there",
 }
 GRAD_OPS = [pytest.param(op, id=op.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GRADIENT_LAYOUTS[op.id])
                          if op.id in KNOWN_GRADIENT_LAYOUTS else ())

@@ -156,13 +156,11 @@ def _take_kernel(a, index):
 
 def _take_vjp(ctx, g):
     _self, idx = ctx.saved_tensors  # (self is saved as PyTorch's: unpacking it checks its version)
-    from .creation import new_zeros
-    from .views import reshape
+    from .creation import zeros_like
+    from .extra_math import put
 
-    shape = ctx.input_shapes[0]
-    zeros = new_zeros(g, (int(np.prod(shape, dtype=np.int64)),))
-    flat = index_put(zeros, [reshape(idx, (-1,))], reshape(g, (-1,)), accumulate=True)
-    return reshape(flat, shape)
+    # PyTorch's take_backward: zeros_like(self).put_(index, grad, accumulate=True), laid out as self
+    return put(zeros_like(_self), idx, g, accumulate=True)
 
 
 take = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, vjp=_take_vjp, saves=("self", "index"),

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .._strides import like_self
+from .._strides import contiguous_as_torch, like_self
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
 from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
@@ -464,7 +464,9 @@ def _full_evenly_distribute(g: Tensor, x: Tensor, value: Tensor) -> Tensor:
     # 0-d g and value are reshaped to x's rank first: a broadcast 0-d operand would need its gradient
     # reduced to shape (), which sum_to_size gets wrong (see the report).
     shape = tuple(x.shape)
-    return _evenly_distribute(restore_dims(g, shape, None, False), x, restore_dims(value, shape, None, False))
+    out = _evenly_distribute(restore_dims(g, shape, None, False), x, restore_dims(value, shape, None, False))
+    out._data = contiguous_as_torch(out._data)  # (PyTorch's CPU branch fills grad.new_zeros(...): contiguous)
+    return out
 
 
 def evenly_read_jvp(args, outs, tangents):
