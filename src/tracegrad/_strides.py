@@ -22,7 +22,6 @@ TensorIterator's steps (``TensorIteratorBase::build``), which :func:`torch_strid
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -223,10 +222,11 @@ def index_strides(shape: tuple, source: np.ndarray, indices: Sequence) -> tuple:
 
 
 def empty_strided(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
-    """An uninitialised array over a buffer of its own, dense with these (non-negative) element strides."""
-    size = math.prod(shape)
-    return np.ndarray(shape, dtype, buffer=np.empty(size, dtype),
-                      strides=tuple(s * np.dtype(dtype).itemsize for s in strides))
+    """An uninitialised array with these (non-negative) element strides over a storage of its own, from offset 0,
+    just long enough to reach every element."""
+    extent = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) if all(shape) else 0
+    storage = np.empty(extent, dtype)
+    return np.ndarray(shape, dtype, buffer=storage, strides=tuple(st * storage.itemsize for st in strides))
 
 
 def with_strides(result: np.ndarray, strides: tuple) -> np.ndarray:

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ._state import STATE
-from ._strides import contiguous_strides
+from ._strides import element_strides
 from .backend import device_of
 from .backend.dtypes import from_numpy_dtype
 from .memory_format import contiguous_format as _CONTIGUOUS
@@ -322,10 +322,7 @@ class Tensor:
         return self._data.nbytes
 
     def stride(self, dim: int | None = None):
-        data = self._data
-        strides = tuple(s // data.itemsize for s in data.strides)
-        if data.size == 0 and data.ndim and not any(strides):
-            strides = contiguous_strides(data.shape)  # (an empty result of a NumPy kernel: zero strides there)
+        strides = element_strides(self._data)  # (an empty array of a NumPy kernel reads as contiguous)
         if dim is None:
             return strides
         from .ops._util import wrap_dim

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._strides import is_non_overlapping_and_dense
+from .._strides import element_strides, empty_strided, is_non_overlapping_and_dense
 
 
 def obeys_layout_contract(grad: np.ndarray, variable: np.ndarray) -> bool:
@@ -26,4 +26,4 @@ def empty_strided_as(a: np.ndarray, dtype=None) -> np.ndarray:
             or any(s < 0 for s in a.strides)):
         return nearest
     # (NumPy lays out size-1 dims as it likes; PyTorch keeps the strides asked for)
-    return np.lib.stride_tricks.as_strided(np.empty(a.size, dtype), a.shape, a.strides)
+    return empty_strided(a.shape, element_strides(a), dtype)

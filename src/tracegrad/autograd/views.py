@@ -15,9 +15,8 @@ place (``t_``, ``as_strided_``...) after the view was made:
 
 from __future__ import annotations
 
-import numpy as np
-
 from .._state import STATE
+from .._strides import empty_strided
 from .._tensor import Tensor
 from .node import Node, forward_name, set_retains_grad_hook
 
@@ -192,7 +191,7 @@ class CopySlices(Node):
 
             raise RuntimeError(FREED_MESSAGE)
         # grad.new_empty_strided(base.sizes(), base.strides()).copy_(grad)
-        result = creation.copy_(_wrap(_empty_strided(*self._base_geometry, grad._data.dtype)), grad)
+        result = creation.copy_(_wrap(empty_strided(*self._base_geometry, grad._data.dtype)), grad)
         if self._replay is not None:
             grad_slice = replay_views(result, self._replay)
         else:
@@ -213,13 +212,6 @@ class CopySlices(Node):
     @property
     def next_functions(self) -> tuple:
         return self._edges
-
-
-def _empty_strided(shape: tuple, strides: tuple, dtype) -> np.ndarray:
-    """An uninitialized array with these element strides over a storage of its own, from offset 0."""
-    extent = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) if all(shape) else 0
-    storage = np.empty(extent, dtype)
-    return np.ndarray(shape, dtype, buffer=storage, strides=tuple(st * storage.itemsize for st in strides))
 
 
 def changes_dtype(view: Tensor) -> bool:
