@@ -42,6 +42,18 @@ def is_non_overlapping_and_dense(a: np.ndarray) -> bool:
     return True
 
 
+def storage_root(a: np.ndarray) -> np.ndarray:
+    """The array owning ``a``'s memory (a tensor's storage), followed through NumPy's chain of bases."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def offset_in(owner: np.ndarray, a: np.ndarray) -> int:
+    """The byte offset of ``a``'s first element in ``owner``'s memory."""
+    return a.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+
+
 def _plain(a: np.ndarray) -> bool:
     """Whether ``a`` certainly has PyTorch's contiguous strides: C-contiguous, not empty, and no dim of size 1
     (whose stride NumPy's C-contiguity does not fix). The common case, tested before any stride arithmetic."""
@@ -221,11 +233,17 @@ def index_strides(shape: tuple, source: np.ndarray, indices: Sequence) -> tuple:
     return _iterated_strides(shape, layouts, same_shape=False)  # (the restrided source is never dense)
 
 
+def storage_extent(shape, strides, offset: int = 0) -> int:
+    """One past the last storage element a strided geometry reaches (its offset if it has no elements)."""
+    if 0 in shape:
+        return offset
+    return offset + sum((n - 1) * st for n, st in zip(shape, strides)) + 1
+
+
 def empty_strided(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
     """An uninitialised array with these (non-negative) element strides over a storage of its own, from offset 0,
     just long enough to reach every element."""
-    extent = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) if all(shape) else 0
-    storage = np.empty(extent, dtype)
+    storage = np.empty(storage_extent(shape, strides), dtype)
     return np.ndarray(shape, dtype, buffer=storage, strides=tuple(st * storage.itemsize for st in strides))
 
 
@@ -271,14 +289,12 @@ def in_copy_of_storage(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     source whose elements overlap is cloned instead, as there."""
     if any(st == 0 and n > 1 for n, st in zip(source.shape, source.strides)):
         return like_self(result, source)
-    owner = source
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
+    owner = storage_root(source)
     if not owner.flags.c_contiguous:
         return like_self(result, source)
     storage = np.array(owner, copy=True)
-    offset = source.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
-    out = np.ndarray(source.shape, source.dtype, buffer=storage, offset=offset, strides=source.strides)
+    out = np.ndarray(source.shape, source.dtype, buffer=storage, offset=offset_in(owner, source),
+                     strides=source.strides)
     np.copyto(out, result)
     return out
 

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ._state import STATE
-from ._strides import element_strides
+from ._strides import element_strides, offset_in, storage_root
 from .backend import device_of
 from .backend.dtypes import from_numpy_dtype
 from .memory_format import contiguous_format as _CONTIGUOUS
@@ -334,8 +334,7 @@ class Tensor:
         # (through every owner that exposes an array interface: as_strided's results hang off a DummyArray)
         while hasattr(getattr(base, "base", None), "__array_interface__"):
             base = base.base
-        return (self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // max(
-            self._data.itemsize, 1)
+        return offset_in(base, self._data) // max(self._data.itemsize, 1)
 
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
@@ -581,15 +580,12 @@ def pickled_array(data):
     its owner (a copy where the view cannot be rebuilt from the owner's buffer)."""
     if not isinstance(data, np.ndarray):
         return np.array(data)
-    owner = data
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
+    owner = storage_root(data)
     if owner is data:
         return data
     if not owner.flags.c_contiguous or any(st < 0 for st in data.strides):
         return np.array(data)
-    offset = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
-    return _ArrayIn(owner, offset, data.shape, data.strides, data.dtype)
+    return _ArrayIn(owner, offset_in(owner, data), data.shape, data.strides, data.dtype)
 
 
 def unpickled_array(data) -> np.ndarray:

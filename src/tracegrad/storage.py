@@ -13,15 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from ._strides import storage_root
 from ._warnings import warn_once
 
 _BY_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-
-def _root(a: np.ndarray) -> np.ndarray:
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
 
 
 class UntypedStorage:
@@ -34,7 +29,7 @@ class UntypedStorage:
 
     @classmethod
     def _of(cls, data: np.ndarray) -> UntypedStorage:
-        root = _root(data)
+        root = storage_root(data)
         storage = _BY_BUFFER.get(id(root))
         if storage is None or storage._root is not root:
             storage = cls(root)

@@ -16,6 +16,7 @@ from .. import _arg_checks as _args
 from .. import _factories
 from .._arg_parser import refuse_as_torch
 from .._state import STATE
+from .._strides import storage_extent
 from .._tensor import Tensor
 from ..backend import dtypes as _dt
 from . import complex_ops, creation, indexing, linalg, pointwise, shape_extra, special_fns, views
@@ -219,8 +220,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     np_dtype = _dt.to_dtype(dtype).np if dtype is not None else _dt.DEFAULT.value.np
-    storage = 0 if 0 in size else 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride))
-    buffer = np.zeros(storage, dtype=np_dtype)
+    buffer = np.zeros(storage_extent(size, stride), dtype=np_dtype)
     item = buffer.itemsize
     array = np.lib.stride_tricks.as_strided(buffer, size, tuple(s * item for s in stride))
     return _finish(array, requires_grad, device)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._strides import offset_in, storage_extent, storage_root
 from .._tensor import Tensor
 from ..backend.dtypes import scalar_type_name
 from ._util import wrap_dim, wrap_dims
@@ -442,26 +443,17 @@ diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1)
                  inverse=lambda base, src, offset=0, dim1=0, dim2=1: diagonal_scatter(base, src, offset, dim1, dim2))
 
 
-def _storage(a: np.ndarray) -> np.ndarray:
-    """The array owning ``a``'s memory (a tensor's storage), followed through NumPy's chain of bases."""
-    root = a
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    return root
-
-
 def _as_strided_kernel(a, size, stride, storage_offset=None):
     size, stride = tuple(size), tuple(stride)
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
                            f"{list(stride)}")
-    root = _storage(a)
+    root = storage_root(a)
     item = a.itemsize
-    offset = (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // item \
-        if storage_offset is None else storage_offset
+    offset = offset_in(root, a) // item if storage_offset is None else storage_offset
     if 0 in size:
         return np.empty(size, a.dtype)
-    needed = (offset + builtins.sum((n - 1) * st for n, st in zip(size, stride)) + 1) * item
+    needed = storage_extent(size, stride, offset) * item
     if needed > root.nbytes:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
                            f"itemsize {item} requiring a storage size of {needed} are out of bounds for storage "
@@ -469,13 +461,6 @@ def _as_strided_kernel(a, size, stride, storage_offset=None):
     # the storage in memory order, without a copy for any dense layout (as PyTorch's storage)
     flat = root.reshape(-1) if root.flags.c_contiguous else np.ravel(root, order="K")
     return np.ndarray(size, a.dtype, buffer=flat, offset=offset * item, strides=tuple(st * item for st in stride))
-
-
-def _extent(size, stride, offset: int) -> int:
-    """One past the last storage element a strided geometry reaches (its offset if it has no elements)."""
-    if 0 in size:
-        return offset
-    return offset + builtins.sum((n - 1) * st for n, st in zip(size, stride)) + 1
 
 
 def _may_overlap(size, stride) -> bool:
@@ -503,7 +488,7 @@ def _as_strided_vjp(ctx, g):
     offset = in_offset if offset is None else offset
     shared = builtins.min(in_offset, offset)
     in_offset, offset = in_offset - shared, offset - shared
-    base_size = builtins.max(_extent(in_size, in_stride, in_offset), _extent(size, stride, offset))
+    base_size = builtins.max(storage_extent(in_size, in_stride, in_offset), storage_extent(size, stride, offset))
     storage = _zeros((base_size,), g)
     if _may_overlap(size, stride):  # elements written twice add up
         from .._tensor import _wrap
