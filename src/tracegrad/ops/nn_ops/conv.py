@@ -63,37 +63,32 @@ def _windows(xp: np.ndarray, k_shape, stride, dilation, out_sizes) -> np.ndarray
 
 
 def im2col(x: np.ndarray, k_shape, stride, padding, dilation, groups: int):
-    """(N, G, L, Cg*prod(k)) columns and the output spatial sizes."""
+    """(G, Cg*prod(k), N*L) rows: one row per (channel, kernel offset), one column per (sample, output position),
+    and the output spatial sizes. Channel-major with the output positions innermost, so the copy out of the
+    windows runs along contiguous input rows, and a whole group's convolution is one matrix product."""
     n, c = x.shape[:2]
     nd = len(k_shape)
     out_sizes = _spatial(x.shape[2:], k_shape, stride, padding, dilation)
-    v = _windows(_pad_spatial(x, padding), k_shape, stride, dilation, out_sizes)
-    v = v.reshape((n, groups, c // groups) + v.shape[2:])
-    order = (0, 1) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
-    cols = v.transpose(order).reshape(n, groups, math.prod(out_sizes), (c // groups) * math.prod(k_shape))
-    return cols, out_sizes
+    v = _windows(_pad_spatial(x, padding), k_shape, stride, dilation, out_sizes)  # (N, C, *out, *k)
+    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))  # (C, *k, N, *out)
+    rows = v.transpose(order).reshape(groups, (c // groups) * math.prod(k_shape), n * math.prod(out_sizes))
+    return rows, out_sizes
 
 
-def col2im(cols: np.ndarray, x_shape, k_shape, stride, padding, dilation, groups: int,
-           out_sizes: tuple | None = None) -> np.ndarray:
-    """Adjoint of :func:`im2col`: scatter-add (N, G, L, Cg*prod(k)) columns into an input of ``x_shape``.
-    ``out_sizes``: the convolution's output sizes (L's layout), when ``x_shape`` does not determine them (a
-    transposed convolution's ``output_padding`` may reach past the stride when the dilation allows it)."""
+def col2im(v: np.ndarray, x_shape, stride, padding, dilation) -> np.ndarray:
+    """Adjoint of the windows: scatter-add ``v``, (C, *k, N, *out) (a view will do), into an input of
+    ``x_shape``. Each kernel offset adds one (C, N, *out) slab to a strided slice of the padded input."""
     n, c = x_shape[:2]
-    nd = len(k_shape)
-    if out_sizes is None:
-        out_sizes = _spatial(x_shape[2:], k_shape, stride, padding, dilation)
-    cg = c // groups
-    v = cols.reshape((n, groups) + tuple(out_sizes) + (cg,) + tuple(k_shape))
-    order = (0, 1, 2 + nd) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(2, 2 + nd))
-    v = v.transpose(order).reshape((n, c) + tuple(k_shape) + tuple(out_sizes))
+    nd = len(x_shape) - 2
+    k_shape, out_sizes = v.shape[1:1 + nd], v.shape[2 + nd:]
     padded = tuple(s + 2 * p for s, p in zip(x_shape[2:], padding))
-    xp = np.zeros((n, c) + padded, dtype=cols.dtype)
+    xp = np.zeros((n, c) + padded, dtype=v.dtype)
+    channel_major = xp.swapaxes(0, 1)
     for offs in itertools.product(*(range(k) for k in k_shape)):
         key = (slice(None), slice(None)) + tuple(
             slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, m, s in zip(offs, dilation, out_sizes, stride)
         )
-        xp[key] += v[(slice(None), slice(None)) + offs]
+        channel_major[key] += v[(slice(None),) + offs]
     crop = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, x_shape[2:]))
     return xp[crop] if any(padding) else xp
 
@@ -103,33 +98,31 @@ def _weight_matrix(w: np.ndarray, groups: int) -> np.ndarray:
     return w.reshape(groups, o // groups, -1)  # (G, Og, Cg*K)
 
 
+def _channel_major(g: np.ndarray, groups: int) -> np.ndarray:
+    """(N, O, *out) -> (G, Og, N*L): the layout of im2col's columns."""
+    n, o = g.shape[:2]
+    return np.ascontiguousarray(g.reshape(n, o, -1).swapaxes(0, 1)).reshape(groups, o // groups, -1)
+
+
+def _batch_major(y: np.ndarray, n: int, out_sizes) -> np.ndarray:
+    """(G, Og, N*L) -> a C-contiguous (N, O, *out)."""
+    o = y.shape[0] * y.shape[1]
+    return np.ascontiguousarray(y.reshape(o, n, -1).swapaxes(0, 1)).reshape((n, o) + tuple(out_sizes))
+
+
 # ---- the three primitives ----------------------------------------------------------------------------------
 
 
 def _conv_kernel(x, w, stride, padding, dilation, groups):
-    n = x.shape[0]
-    k_shape = w.shape[2:]
-    cols, out_sizes = im2col(x, k_shape, stride, padding, dilation, groups)
-    wm = _weight_matrix(w, groups)
-    if groups == 1:
-        out = cols.reshape(-1, cols.shape[-1]) @ wm[0].T  # (N*L, O)
-        out = out.reshape(n, -1, w.shape[0]).transpose(0, 2, 1)
-    else:
-        out = np.matmul(cols, wm.transpose(0, 2, 1))  # (N, G, L, Og)
-        out = out.transpose(0, 1, 3, 2)
-    return np.ascontiguousarray(out).reshape((n, w.shape[0]) + tuple(out_sizes))
+    rows, out_sizes = im2col(x, w.shape[2:], stride, padding, dilation, groups)
+    return _batch_major(np.matmul(_weight_matrix(w, groups), rows), x.shape[0], out_sizes)
 
 
 def _conv_input_grad_kernel(g, w, input_size, stride, padding, dilation, groups):
-    n = g.shape[0]
-    k_shape = w.shape[2:]
-    wm = _weight_matrix(w, groups)  # (G, Og, Cg*K)
-    gm = g.reshape(n, groups, wm.shape[1], -1)  # (N, G, Og, L)
-    if groups == 1:
-        cols = (gm[:, 0].transpose(0, 2, 1).reshape(-1, wm.shape[1]) @ wm[0]).reshape(n, 1, gm.shape[-1], -1)
-    else:
-        cols = np.matmul(gm.transpose(0, 1, 3, 2), wm)  # (N, G, L, Cg*K)
-    return col2im(cols, tuple(input_size), k_shape, stride, padding, dilation, groups, tuple(g.shape[2:]))
+    n, c = input_size[:2]
+    rows = np.matmul(_weight_matrix(w, groups).swapaxes(1, 2), _channel_major(g, groups))  # (G, CgK, N*L)
+    v = rows.reshape((c,) + tuple(w.shape[2:]) + (n,) + tuple(g.shape[2:]))
+    return col2im(v, tuple(input_size), stride, padding, dilation)
 
 
 def _leading(a: np.ndarray, shape) -> np.ndarray:
@@ -142,20 +135,13 @@ def _leading(a: np.ndarray, shape) -> np.ndarray:
 
 
 def _conv_weight_grad_kernel(g, x, weight_size, stride, padding, dilation, groups):
-    n = x.shape[0]
-    k_shape = tuple(weight_size[2:])
-    cols, out_sizes = im2col(x, k_shape, stride, padding, dilation, groups)  # (N, G, L, CgK)
+    rows, out_sizes = im2col(x, tuple(weight_size[2:]), stride, padding, dilation, groups)  # (G, CgK, N*L)
     if tuple(out_sizes) != g.shape[2:]:  # (see _leading: only the windows the other operand's positions meet)
-        windows = cols.reshape((n, groups) + tuple(out_sizes) + (cols.shape[-1],))
-        first = (slice(None), slice(None)) + tuple(slice(0, m) for m in g.shape[2:]) + (slice(None),)
-        cols = windows[first].reshape(n, groups, -1, cols.shape[-1])
-    og = weight_size[0] // groups
-    gm = g.reshape(n, groups, og, -1)  # (N, G, Og, L)
-    if groups == 1:
-        gw = gm[:, 0].transpose(1, 0, 2).reshape(og, -1) @ cols[:, 0].reshape(-1, cols.shape[-1])
-    else:
-        gw = np.einsum("ngol,nglk->gok", gm, cols, optimize=True)
-    return np.ascontiguousarray(gw).reshape(tuple(weight_size))
+        windows = rows.reshape(rows.shape[:2] + (x.shape[0],) + tuple(out_sizes))
+        first = (slice(None), slice(None), slice(None)) + tuple(slice(0, m) for m in g.shape[2:])
+        rows = windows[first].reshape(rows.shape[:2] + (-1,))
+    gw = np.matmul(_channel_major(g, groups), rows.swapaxes(1, 2))  # (G, Og, CgK)
+    return gw.reshape(tuple(weight_size))
 
 
 _PARAMS = "int[] stride, int[] padding, int[] dilation, int groups"
@@ -679,9 +665,8 @@ def _fold_kernel(cols, output_size, kernel_size, dilation, padding, stride):
             f"{math.prod(out_sizes)}, but got input.size(2)={l_in}."
         )
     _check_im2col_dtype(cols, "col2im_out_cpu")
-    # (N, C*K, L) -> the (N, 1, L, C*K) column layout of col2im with kernel positions innermost per channel
-    v = cols.reshape(n, c, k, l_in).transpose(0, 3, 1, 2).reshape(n, 1, l_in, c * k)
-    out = col2im(v, (n, c) + tuple(output_size), kernel_size, stride, padding, dilation, 1)
+    v = cols.reshape((n, c) + tuple(kernel_size) + tuple(out_sizes)).transpose(1, 2, 3, 0, 4, 5)  # (C, *k, N, *out)
+    out = col2im(v, (n, c) + tuple(output_size), stride, padding, dilation)
     return out[0] if unbatched else out
 
 

@@ -122,15 +122,17 @@ def _windows(xp, kernel, stride, dilation, out_sizes):
 # ---- max pooling -------------------------------------------------------------------------------------------
 
 
-def _flat_positions(local: tuple, out_sizes, stride, padding, dilation, in_sizes) -> np.ndarray:
-    """Window-local positions (one array per pooled dim, shaped like the output) -> the flat index of the input
-    position in its plane (PyTorch's indices: d * H * W + h * W + w)."""
-    n = len(local)
-    index = np.zeros((), dtype=np.int64)
-    for axis, (k_pos, o, s, p, d, size) in enumerate(zip(local, out_sizes, stride, padding, dilation, in_sizes)):
-        start = (np.arange(o) * s - p).reshape((-1,) + (1,) * (n - 1 - axis))
-        index = index * size + (start + k_pos * d)
-    return index.astype(np.int64)
+def _flat_positions(which: np.ndarray, kernel_size, out_sizes, stride, padding, dilation, in_sizes) -> np.ndarray:
+    """Window-local offset numbers (shaped like the output) -> PyTorch's indices, the flat position of the chosen
+    input in its plane (d * H * W + h * W + w): each window's start plus a table lookup of the offset's step."""
+    starts = np.zeros((), dtype=np.int64)
+    steps = np.zeros((), dtype=np.int64)
+    plane_stride = math.prod(in_sizes)
+    for k, o, s, p, d, size in zip(kernel_size, out_sizes, stride, padding, dilation, in_sizes):
+        plane_stride //= size
+        starts = np.add.outer(starts, (np.arange(o, dtype=np.int64) * s - p) * plane_stride)
+        steps = np.add.outer(steps, np.arange(k, dtype=np.int64) * d * plane_stride)
+    return starts + steps.ravel().take(which)
 
 
 def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
@@ -155,11 +157,44 @@ def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad_for_windows(x, kernel_size, stride, padding, dilation, out_sizes, fill)
     v = _windows(xp, kernel_size, stride, dilation, out_sizes)  # (..., *out, *kernel)
-    flat = v.reshape(v.shape[:-n] + (-1,))
-    arg = np.argmax(flat, axis=-1)
-    out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    local = np.unravel_index(arg, tuple(kernel_size))
-    return np.ascontiguousarray(out), _flat_positions(local, out_sizes, stride, padding, dilation, x.shape[-n:])
+    out, which = _running_max(v, tuple(kernel_size))
+    indices = _flat_positions(which, kernel_size, out_sizes, stride, padding, dilation, x.shape[-n:])
+    if x.dtype.kind == "f" and not out.all() and _has_negative_zero(x):
+        _signed_zeros(out, x, indices, n)
+    return out, indices
+
+
+def _has_negative_zero(x: np.ndarray) -> bool:
+    bits = x.view(f"u{x.itemsize}")
+    return bool((bits == np.array(1 << (8 * x.itemsize - 1), bits.dtype)).any())
+
+
+def _signed_zeros(out: np.ndarray, x: np.ndarray, indices: np.ndarray, n: int) -> None:
+    """NumPy's maximum of -0.0 and +0.0 is +0.0 either way round; PyTorch keeps the window's first zero. Read
+    the zero maxima back from the input at their indices."""
+    zero = np.nonzero(out == 0)
+    out[zero] = x[zero[:-n] + np.unravel_index(indices[zero], x.shape[-n:])]
+
+
+def _running_max(v: np.ndarray, kernel_size: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The maximum of each window of ``v`` (..., *out, *kernel) and its window-local offset number, with
+    PyTorch's choice: the first maximum, or the last NaN. One pass per kernel offset over whole (..., *out)
+    slabs, with no data-dependent branch (a masked copy per element would cost more than the comparisons)."""
+    offsets = list(itertools.product(*(range(k) for k in kernel_size)))
+    best = np.array(v[(Ellipsis,) + offsets[0]], order="C")
+    which = np.zeros(best.shape, np.int16 if len(offsets) < 2 ** 15 else np.int64)
+    step = np.empty_like(which)
+    floating = v.dtype.kind == "f"
+    for number, offset in enumerate(offsets[1:], 1):
+        candidate = v[(Ellipsis,) + offset]
+        wins = candidate > best
+        if floating:
+            wins |= np.isnan(candidate)
+        np.maximum(best, candidate, out=best)  # (NaN stays NaN, as in PyTorch's kernel)
+        np.subtract(number, which, out=step)
+        step *= wins
+        which += step
+    return best, which
 
 
 def _scatter_kernel(g, x, indices, n: int):
@@ -170,8 +205,9 @@ def _scatter_kernel(g, x, indices, n: int):
     planes = math.prod(input_size[:-n])
     offsets = (np.arange(planes) * plane).reshape(-1, 1)
     idx = (indices.reshape(planes, -1) + offsets).ravel()
-    out = np.bincount(idx, weights=g.reshape(-1).astype(np.float64, copy=False), minlength=planes * plane)
-    return out.astype(g.dtype, copy=False).reshape(tuple(input_size))
+    out = np.zeros(planes * plane, dtype=g.dtype)
+    np.add.at(out, idx, g.reshape(-1))  # (in the outputs' order and in g's dtype, as PyTorch's loop adds them)
+    return out.reshape(tuple(input_size))
 
 
 def max_pool_double_backward(grad: Tensor, indices: Tensor, n: int) -> Tensor:
@@ -328,14 +364,26 @@ def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_p
         raise RuntimeError("divisor must be not zero")
     ones = (1,) * n
     xp = _pad_for_windows(x, kernel_size, stride, padding, ones, out_sizes, 0)
-    sums = _windows(xp, kernel_size, stride, ones, out_sizes).sum(axis=tuple(range(-n, 0)))
+    opmath = np.float32 if x.dtype == np.float16 else x.dtype  # (PyTorch sums half windows in float)
+    sums = _window_sums(_windows(xp, kernel_size, stride, ones, out_sizes), tuple(kernel_size), opmath)
     div = _avg_divisor_map(
-        x.shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, x.dtype
+        x.shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, opmath
     )
     if x.dtype.kind == "i":  # int64: C's integer division, truncating towards zero
         quotient = np.abs(sums) // div
         return np.where(sums < 0, -quotient, quotient).astype(x.dtype, copy=False)
     return (sums / div).astype(x.dtype, copy=False)
+
+
+def _window_sums(v: np.ndarray, kernel_size: tuple, dtype) -> np.ndarray:
+    """Each window's sum in ``dtype``, added slab by slab over the kernel offsets: PyTorch's order (row by row
+    through the window), and fast (NumPy's reduction over a few strided trailing axes runs one short inner loop
+    per output element)."""
+    offsets = itertools.product(*(range(k) for k in kernel_size))
+    sums = np.array(v[(Ellipsis,) + next(offsets)], dtype=dtype, order="C")
+    for offset in offsets:
+        sums += v[(Ellipsis,) + offset]
+    return sums
 
 
 def _check_avg_dtype(x: np.ndarray, kernel_name: str) -> None:
@@ -361,7 +409,9 @@ def _avg_pool_backward_kernel(
     ]
     gp = np.zeros(tuple(input_size[:-n]) + tuple(padded), dtype=g.dtype)
     lead = (slice(None),) * (len(input_size) - n)
-    for offsets in itertools.product(*(range(k) for k in kernel_size)):  # each window position adds its share
+    # Each window position adds its share, last offset first: an input then gets its windows' shares in the
+    # windows' order, as PyTorch's loop over the outputs adds them.
+    for offsets in itertools.product(*(range(k - 1, -1, -1) for k in kernel_size)):
         gp[lead + tuple(slice(i, i + (o - 1) * s + 1, s) for i, o, s in zip(offsets, out_sizes, stride))] += share
     return np.ascontiguousarray(
         gp[lead + tuple(slice(p, p + size) for p, size in zip(padding, input_size[-n:]))]
