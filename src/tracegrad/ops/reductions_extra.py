@@ -1186,6 +1186,39 @@ def sort_indices(x: np.ndarray, d: int, descending: bool) -> np.ndarray:
     return (n - 1) - np.flip(rev, d)
 
 
+def _selection(rows: np.ndarray, k: int, largest: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row of ``rows`` in ``sort_indices``'s order (NaN counts as the largest value): which values come
+    before the k-th, which tie with it, and how many of those ties (the first ones by index) complete ``k``.
+    One partition, no sort."""
+    n = rows.shape[1]
+    kth = np.partition(rows, n - k if largest else k - 1, axis=1)[:, [n - k if largest else k - 1]]
+    before = rows > kth if largest else rows < kth
+    ties = rows == kth
+    if rows.dtype.kind in "fc":  # (comparisons with NaN are false: NaN sorts after every number)
+        nan, kth_nan = np.isnan(rows), np.isnan(kth)
+        before |= (nan & ~kth_nan) if largest else (~nan & kth_nan)
+        ties |= nan & kth_nan
+    return before, ties, k - before.sum(axis=1, keepdims=True)
+
+
+def _first_k_indices(x: np.ndarray, k: int, largest: bool) -> np.ndarray:
+    """The indices of the first ``k`` of ``sort_indices(x, -1, largest)``, in that order: the selection, then a
+    stable sort of those ``k`` alone."""
+    rows = x.reshape(-1, x.shape[-1])
+    before, ties, missing = _selection(rows, k, largest)
+    chosen = before | (ties & (np.cumsum(ties, axis=1) <= missing))
+    picked = np.nonzero(chosen)[1].reshape(-1, k)  # (row by row, in index order: exactly k per row)
+    order = sort_indices(np.take_along_axis(rows, picked, 1), 1, largest)
+    return np.take_along_axis(picked, order, 1).reshape(x.shape[:-1] + (k,)).astype(np.int64)
+
+
+def _kth_index(x: np.ndarray, k: int) -> np.ndarray:
+    """The index of ``sort_indices(x, -1, False)[..., k - 1]``: the tie that completes ``k``."""
+    rows = x.reshape(-1, x.shape[-1])
+    _, ties, missing = _selection(rows, k, False)
+    return np.argmax(np.cumsum(ties, axis=1) == missing, axis=1).reshape(x.shape[:-1] + (1,))
+
+
 def _sort_kernel(a, stable=False, dim=-1, descending=False):
     x, d = _along(a, dim)
     if a.dtype.kind == "c":
@@ -1248,7 +1281,10 @@ def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if a.dtype.kind == "c":
         raise RuntimeError(" topk does not support complex dtypes on CPU")  # (PyTorch's leading space)
-    idx = np.take(sort_indices(x, d, largest), np.arange(k), axis=d).astype(np.int64)
+    if 4 * k < n:  # (a few of many: select, then sort only those)
+        idx = np.moveaxis(_first_k_indices(np.moveaxis(x, d, -1), k, largest), -1, d)
+    else:
+        idx = np.take(sort_indices(x, d, largest), np.arange(k), axis=d).astype(np.int64)
     vals = np.take_along_axis(x, idx, d)
     if a.ndim == 0 and k == 1:  # a 0-d input keeps its shape
         return vals.reshape(()), idx.reshape(())
@@ -1268,7 +1304,7 @@ def _kthvalue_kernel(a, k, dim=-1, keepdim=False):
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     _refuse_unordered(a, "kthvalue_cpu")
-    idx = np.take(sort_indices(x, d, False), [k - 1], axis=d)
+    idx = np.moveaxis(_kth_index(np.moveaxis(x, d, -1), k), -1, d)
     vals = np.take_along_axis(x, idx, d)
     return _finish_along((vals, idx.astype(np.int64)), a.ndim, d, keepdim)
 
