@@ -17,6 +17,7 @@ import numpy as np
 from .._arg_parser import tp_name
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
+from .accumulate import add_rows_at
 from .registry import defop
 
 
@@ -97,7 +98,10 @@ def _index_put_into(out, indices, values, accumulate):
                                f"{scalar_type_name(values.dtype)} for the source.")
         values = values.astype(out.dtype)
     try:
-        if accumulate:
+        if accumulate and len(key) == 1 and key[0].__class__ is np.ndarray and key[0].dtype.kind in "iu":
+            rows = np.broadcast_to(values, key[0].shape + out.shape[1:])
+            add_rows_at(out, key[0], rows.reshape((key[0].size,) + out.shape[1:]))
+        elif accumulate:
             np.add.at(out, key, values)
         else:
             out[key] = values

@@ -23,6 +23,7 @@ from .._strides import contiguous_as_torch, copy_preserving_layout, like_self
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name, scalar_type_name
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
+from .accumulate import add_rows_at
 from .registry import defop, not_implemented
 from .views import narrow_start, normalize_shape
 
@@ -822,7 +823,7 @@ def _index_add_kernel(a, dim, index, source, alpha=1):
     _check_bounds(flat, _as_1d(a).shape[d], d)
     out = a.copy()
     values = src if alpha == 1 else (src * alpha).astype(a.dtype)
-    np.add.at(_slices_first(out, d), flat, _slices_first(values, d))
+    add_rows_at(_slices_first(out, d), flat, _slices_first(values, d))
     return out
 
 
