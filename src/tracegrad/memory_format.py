@@ -103,3 +103,10 @@ def suggests_channels_last(a: np.ndarray) -> bool:
             return False
         least = strides[d] * sizes[d] if sizes[d] > 1 else strides[d]
     return True
+
+
+def suggested_format(a: np.ndarray) -> memory_format:
+    """PyTorch's ``suggest_memory_format()`` for an array with ``a``'s strides."""
+    if not suggests_channels_last(a):
+        return contiguous_format
+    return channels_last if a.ndim == 4 else channels_last_3d

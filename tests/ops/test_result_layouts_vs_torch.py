@@ -229,16 +229,7 @@ def test_operator_results_laid_out_as_torch_on_random_layouts(op, monkeypatch):
 
 
 # Backward formulas whose gradients still have other strides than torch's (values and graphs agree)
-KNOWN_GRADIENT_LAYOUTS = {
-    "nn.functional.bilinear": "torch's _trilinear backward sums an expanded product in another order",
-    "nn.functional.binary_cross_entropy_with_logits": "torch's target gradient multiplies in another order",
-    "nn.functional.rrelu": "evaluation mode's leaky_relu backward: torch keeps the input's layout",
-    "nn.functional.scaled_dot_product_attention.fused_cpu": "the fused CPU kernel's backward layout",
-    "nn.functional.interpolate.bicubic": "upsample_bicubic2d_backward's layout for a channels-last input",
-    "nn.functional.interpolate.bicubic_align_corners": "upsample_bicubic2d_backward's layout",
-    "tensordot": "tensordot's backward permutes mm results in another order",
-    "conv_tbc": "conv_tbc_backward's layout",
-}
+KNOWN_GRADIENT_LAYOUTS: dict[str, str] = {}
 GRAD_OPS = [pytest.param(op, id=op.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GRADIENT_LAYOUTS[op.id])
                          if op.id in KNOWN_GRADIENT_LAYOUTS else ())
             for op in ONE_DTYPE.values() if op.differentiable and "float64" in op.dtypes]
@@ -283,7 +274,7 @@ def test_each_operator_follows_one_rule():
     from tracegrad.ops import result_layouts as rules
 
     tables = [rules.TENSOR_ITERATOR_OPS, rules.CONTIGUOUS_RESULTS, rules.SELF_LAYOUT_RESULTS, rules.SCATTER_RESULTS,
-              rules.SUGGESTED_LAYOUT_RESULTS, rules.CONVOLUTIONS]
+              rules.SUGGESTED_LAYOUT_RESULTS, rules.INPUT_SUGGESTED_RESULTS, rules.CONVOLUTIONS]
     names = [name for table in tables for name in table]
     assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
 

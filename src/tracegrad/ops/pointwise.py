@@ -380,8 +380,17 @@ def _sigmoid_kernel(a):
     a = to_floating(a)
     if a.dtype.kind == "c":
         return 1 / (1 + np.exp(-a))
-    return np.where(a >= 0, 1 / (1 + np.exp(-np.abs(a))), np.exp(-np.abs(a)) / (1 + np.exp(-np.abs(a)))).astype(
-        a.dtype, copy=False)
+    return sigmoid_array(a)
+
+
+def sigmoid_array(a: np.ndarray) -> np.ndarray:
+    """PyTorch's 1 / (1 + exp(-a)) for a real float array: exp overflows to inf far below zero, and the result
+    is then 0. In place on one fresh array (a 0-d one too)."""
+    e = np.negative(a, out=np.empty(a.shape, a.dtype))
+    with np.errstate(over="ignore"):
+        np.exp(e, out=e)
+    e += 1
+    return np.reciprocal(e, out=e)
 
 
 def _sigmoid_vjp(ctx, g):

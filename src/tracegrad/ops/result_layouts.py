@@ -3,13 +3,15 @@
 NumPy's kernels return whatever layout NumPy picks (it follows the inputs' order, and gives dims of size 1
 and empty arrays strides of its own). PyTorch's operators fall into these families, and ``OpDef`` applies
 its operator's rule to every array it returns (``rule_for``):
-- pointwise operators: TensorIterator's layout (_strides.py);
+- pointwise operators: TensorIterator's layout (_strides.py), over the operands in ATen's order (which for a few
+  is not the schema's: ``rsub``, ``leaky_relu_backward``, rrelu's backward);
 - the operators that allocate with ``at::empty`` or clone contiguously: reductions, scans, normalisations,
   padding, ``masked_fill``...: C-contiguous with PyTorch's strides;
 - the operators that clone ``self`` (``MemoryFormat::Preserve``) and write into the copy: ``self``'s exact
   strides where ``self`` is dense, else contiguous;
 - convolutions, pooling, upsampling, padding and pixel shuffles: channels-last where an operand's strides
-  suggest it (``suggest_memory_format``), else contiguous;
+  suggest it (``suggest_memory_format``), else contiguous; the normalisations' backward kernels: where the
+  input's strides suggest it (not grad_output's);
 - the ``*_scatter`` operators: ``self``'s strides and offset, in a copy of its whole storage;
 - advanced indexing (``index``): TensorIterator's layout over the source restrided and the index tensors.
 Every other operator keeps NumPy's layout: where it differs from PyTorch's the difference is listed in
@@ -30,7 +32,7 @@ from .._strides import (
     like_self,
     with_strides,
 )
-from ..memory_format import channels_last, channels_last_3d, format_strides, suggests_channels_last
+from ..memory_format import format_strides, suggested_format, suggests_channels_last
 
 # The operators whose results TensorIterator allocates: ATen's ``pointwise`` operators (but ``clone``,
 # ``masked_fill``, ``mvlgamma`` and the two-output ``frexp``, which allocate otherwise; ``max``/``min`` here are
@@ -63,6 +65,10 @@ TENSOR_ITERATOR_OPS = frozenset((
 ))
 # ATen's operand order where it is not the schema's: ``rsub(self, other)`` computes ``other - self``.
 SWAPPED_OPERANDS = frozenset({"rsub"})
+# Backward kernels whose iterator takes ``self`` before ``grad_output`` (the schema's first tensor), so that the
+# gradient keeps the input's layout. (threshold_backward is one too, but relu's raw backward rule lays its result
+# out grad first as well: the two change together.)
+SELF_BEFORE_GRAD = frozenset({"leaky_relu_backward"})
 # ``.Scalar`` overloads wrap their number in a 0-d tensor and call the Tensor overload, but for these, whose
 # number is a parameter of a unary kernel
 _SCALAR_PARAMETER = frozenset({"pow.Tensor_Scalar"})
@@ -73,6 +79,8 @@ def operand_positions(schema) -> tuple:
     first two places (``mul.Scalar``'s ``other``; not ``add``'s ``alpha``)."""
     positions = tuple(i for i, p in enumerate(schema.params)
                       if p.is_tensor or (i < 2 and p.type == "Scalar" and schema.full_name not in _SCALAR_PARAMETER))
+    if schema.name in SELF_BEFORE_GRAD:
+        return (positions[1], positions[0]) + positions[2:]
     return positions[::-1] if schema.name in SWAPPED_OPERANDS else positions
 
 
@@ -81,10 +89,12 @@ def follows_tensor_iterator(name: str) -> bool:
     return name in TENSOR_ITERATOR_OPS
 
 
-# Allocated with ``at::empty`` (reductions, scans, norms' statistics) or cloned contiguously (masked_fill)
+# Allocated with ``at::empty`` (reductions, scans, norms' statistics, the gradients of bicubic and 3-d nearest
+# upsampling: ``_nn_*_contiguous``) or cloned contiguously (masked_fill)
 CONTIGUOUS_RESULTS = frozenset((
-    "_cdist_forward", "_nn_layer_norm", "_nn_norm", "adaptive_max_pool3d", "all", "amax", "amin", "aminmax", "any",
-    "argmax", "argmin", "avg_pool3d", "avg_pool3d_backward", "col2im", "cummax", "cummin", "cumprod", "cumsum",
+    "_cdist_forward", "_nn_layer_norm", "_nn_linear_nd_contiguous", "_nn_norm", "_nn_scatter_nd_contiguous",
+    "adaptive_max_pool3d", "all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "avg_pool3d",
+    "avg_pool3d_backward", "col2im", "cummax", "cummin", "cumprod", "cumsum",
     "gather", "huber_loss_backward", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp", "logsumexp",
     "masked_fill", "masked_scatter", "mean", "multi_margin_loss_backward", "mvlgamma", "nansum", "one_hot", "prod",
     "rrelu_with_noise", "std", "std_mean", "sum", "tril", "triu", "var", "var_mean",
@@ -102,8 +112,11 @@ SUGGESTED_LAYOUT_RESULTS = frozenset((
     "_replication_pad1d_backward", "_replication_pad2d", "_replication_pad2d_backward", "_replication_pad3d",
     "_replication_pad3d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
     "avg_pool2d", "avg_pool2d_backward", "max_pool2d_with_indices", "max_pool3d_with_indices",
-    "native_batch_norm_backward", "pixel_shuffle", "pixel_unshuffle", "roll",
+    "pixel_shuffle", "pixel_unshuffle", "roll",
 ))
+
+# Allocated in ``input.suggest_memory_format()``, whatever grad_output's: the normalisations' backward kernels
+INPUT_SUGGESTED_RESULTS = frozenset(("native_batch_norm_backward", "native_group_norm_backward"))
 
 # ``self.clone()`` (or ``empty_like(self)``) written into
 SELF_LAYOUT_RESULTS = frozenset((
@@ -136,11 +149,16 @@ def in_suggested_format(result: np.ndarray, *sources) -> np.ndarray:
     suggest it (``suggest_memory_format``); contiguous otherwise."""
     if result.__class__ is not np.ndarray or result.ndim < 1:
         return result
-    if result.ndim in (4, 5) and any(a.__class__ is np.ndarray and a.ndim == result.ndim and suggests_channels_last(a)
-                                     for a in sources):
-        return with_strides(result, format_strides(result.shape, channels_last if result.ndim == 4
-                                                   else channels_last_3d))
+    if result.ndim in (4, 5):
+        for a in sources:
+            if a.__class__ is np.ndarray and a.ndim == result.ndim and suggests_channels_last(a):
+                return with_strides(result, format_strides(result.shape, suggested_format(a)))
     return contiguous_as_torch(result)
+
+
+def _suggested_by_input(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """``input``'s (the operand after grad_output) suggested memory format."""
+    return in_suggested_format(result, arrays[positions[1]])
 
 
 def _suggested(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
@@ -205,8 +223,18 @@ def _concatenated(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.
     return contiguous_as_torch(result)
 
 
+def _rrelu_backward_layout(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """``rrelu_with_noise_backward``'s: ``noise * grad_output`` in training, else ``leaky_relu_backward``'s
+    iterator (``self`` first)."""
+    grad, self, noise = positions
+    training = arrays[5]
+    return in_torch_layout(result, arrays, (noise, grad) if training else (self, grad))
+
+
 def rule_for(name: str) -> Rule | None:
     """The layout rule of operator ``name``'s results, or None to keep NumPy's."""
+    if name == "rrelu_with_noise_backward":
+        return _rrelu_backward_layout
     if follows_tensor_iterator(name):
         return _selected if name == "where" else in_torch_layout
     if name in CONTIGUOUS_RESULTS:
@@ -217,6 +245,8 @@ def rule_for(name: str) -> Rule | None:
         return _scattered
     if name in SUGGESTED_LAYOUT_RESULTS:
         return _suggested
+    if name in INPUT_SUGGESTED_RESULTS:
+        return _suggested_by_input
     if name in CONVOLUTIONS:
         return _convolved
     return {"index": _indexed, "cat": _concatenated, "constant_pad_nd": _padded}.get(name)

@@ -12,7 +12,7 @@ with a number operand route here (``fastpath.SCALAR_OVERLOADS``). User code neve
 from __future__ import annotations
 
 from .fastpath import SCALAR_OVERLOADS
-from .pointwise import add, div, mul, sub, write_into
+from .pointwise import add, div, inplace_kernel, mul, sub, write_into
 from .registry import defop
 
 
@@ -58,6 +58,11 @@ def _mul_scalar_inplace(a, other):
 # node around MulBackward1, whose only edge is its base's.
 mul_scalar_ = defop("mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", _mul_scalar_inplace,
                     vjp=_mul_scalar_vjp, jvp=_mul_scalar_jvp, attrs=("other",), node_name="MulBackward1")
+
+
+# C++'s ``t.div_(count)`` (the losses' target gradients average this way): DivBackward1.
+div_scalar_ = defop("div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", inplace_kernel(div.kernel),
+                    vjp=_div_scalar_vjp, jvp=_div_scalar_jvp, attrs=("other",), node_name="DivBackward1")
 
 
 def _add_scalar_inplace(a, other, alpha=1):

@@ -17,6 +17,7 @@ import numpy as np
 from .._strides import offset_in, storage_extent, storage_root
 from .._tensor import Tensor
 from ..backend.dtypes import scalar_type_name
+from ..memory_format import contiguous_format
 from ._util import wrap_dim, wrap_dims
 from .registry import defop
 
@@ -120,7 +121,8 @@ def reshape(t, *shape):
         return _reshape_alias(t, infer_size(shape, a.size), strides)
     from .creation import clone
 
-    return _unsafe_view(clone(t), infer_size(shape, a.size))
+    # contiguous, not preserve_format: a permuted copy could be viewed as ``shape`` with other strides than torch's
+    return _unsafe_view(clone(t, memory_format=contiguous_format), infer_size(shape, a.size))
 
 
 def flatten(t, start_dim: int = 0, end_dim: int = -1):

@@ -17,6 +17,7 @@ from ..._strides import pointwise_result
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output
+from ...memory_format import contiguous_format
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
 from ..creation import zeros_like
 from ..pointwise import (
@@ -30,6 +31,7 @@ from ..pointwise import (
     mul,
     neg,
     sigmoid,
+    sigmoid_array,
     sub,
     tanh,
     where,
@@ -37,6 +39,7 @@ from ..pointwise import (
 from ..reductions import sum as sum_op
 from ..registry import defop
 from ..scalar_overloads import scalar_minus
+from ..select import select
 from ..unary import CLAMP_COMPLEX, log1p
 from ._basic import erf_array
 from ._common import check_float, run_op, type_name
@@ -68,10 +71,10 @@ def _threshold_backward_kernel(g, x, threshold):
         if np.isfinite(np.dot(flat, flat)):
             return out
     if same:
-        out = g.copy()  # = np.where(~drop, g, 0) (C order, +0.0 where dropped), with less overhead
+        out = g.copy()  # = select(~drop, g, 0) (C order, +0.0 where dropped), with less overhead
         out[drop] = 0
         return out
-    return np.where(drop, np.zeros((), dtype=np.result_type(g)), g)
+    return select(drop, np.zeros((), dtype=np.result_type(g)), g)
 
 
 def _threshold_backward_vjp(ctx, gg):
@@ -150,7 +153,7 @@ def _threshold_kernel(a, threshold, value):
     threshold, value = number_arg(threshold), number_arg(value)
     if a.dtype.kind in "bc":  # (its CPU kernel takes every real type but bool)
         raise unsupported("threshold_cpu", a.dtype)
-    return np.where(a <= threshold, _scalar(value, a.dtype), a)  # NaN is kept, as in PyTorch
+    return select(a <= threshold, _scalar(value, a.dtype), a)  # NaN is kept, as in PyTorch
 
 
 def _threshold_vjp(ctx, g):
@@ -180,7 +183,7 @@ def _hardtanh_kernel(a, min_val=-1, max_val=1):
 
 def _hardtanh_backward_kernel(g, x, min_val, max_val):
     # PyTorch zeroes where x <= min_val or x >= max_val: a NaN input passes its gradient
-    return np.where((x <= min_val) | (x >= max_val), np.zeros((), dtype=np.result_type(g)), g)
+    return select((x <= min_val) | (x >= max_val), np.zeros((), dtype=np.result_type(g)), g)
 
 
 def _hardtanh_backward_vjp(ctx, gg):
@@ -219,11 +222,16 @@ hardtanh, hardtanh_ = _with_inplace(
 @half_in_float
 def _leaky_kernel(a, negative_slope=0.01):
     check_float(a, "leaky_relu_cpu")
-    return np.where(a > 0, a, a * _scalar(negative_slope, a.dtype))
+    scaled = a * _scalar(negative_slope, a.dtype)
+    if negative_slope == 0:  # (inf * 0 is NaN where PyTorch keeps inf)
+        return select(a > 0, a, scaled)
+    # One of a and a * slope, whichever the branch picks: the larger for a slope up to 1, else the smaller (exact;
+    # a zero of either sign gets PyTorch's, a NaN stays NaN)
+    return np.maximum(a, scaled, out=scaled) if negative_slope <= 1 else np.minimum(a, scaled, out=scaled)
 
 
 def _leaky_backward_kernel(g, x, negative_slope, self_is_result=False):
-    return np.where(x > 0, g, g * np.asarray(negative_slope, dtype=np.result_type(g)))
+    return select(x > 0, g, g * np.asarray(negative_slope, dtype=np.result_type(g)))
 
 
 def _leaky_backward_vjp(ctx, gg):
@@ -358,14 +366,18 @@ rrelu_with_noise, rrelu_with_noise_ = _with_inplace(
 def rrelu(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3, training: bool = False,
           generator=None) -> Tensor:
     """``torch.rrelu``: rrelu_with_noise with a fresh noise tensor shaped like ``input``."""
-    return rrelu_with_noise(input, zeros_like(input), lower, upper, training, generator)
+    return rrelu_with_noise(input, _fresh_noise(input), lower, upper, training, generator)
 
 
 def rrelu_(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3, training: bool = False,
            generator=None) -> Tensor:
-    from ..creation import zeros_like
+    return rrelu_with_noise_(input, _fresh_noise(input), lower, upper, training, generator)
 
-    return rrelu_with_noise_(input, zeros_like(input), lower, upper, training, generator)
+
+def _fresh_noise(input: Tensor) -> Tensor:
+    """rrelu's noise: contiguous whatever the input's layout (PyTorch's ``LEGACY_CONTIGUOUS_MEMORY_FORMAT``), so
+    training's gradient, ``noise * grad_output``, is laid out as PyTorch's."""
+    return zeros_like(input, memory_format=contiguous_format)
 
 
 # ---- elu family (elu, selu, celu) --------------------------------------------------------------------------
@@ -379,7 +391,7 @@ def _elu_kernel(a, alpha=1, scale=1, input_scale=1, name="elu_cpu"):
     check_float(a, name)
     dt = a.dtype
     neg_part = np.expm1(a * _scalar(input_scale, dt)) * _scalar(alpha, dt)
-    return np.where(a > 0, a, neg_part) * _scalar(scale, dt)
+    return select(a > 0, a, neg_part) * _scalar(scale, dt)
 
 
 def _elu_backward_kernel(g, alpha, scale, input_scale, is_result, x):
@@ -389,7 +401,7 @@ def _elu_backward_kernel(g, alpha, scale, input_scale, is_result, x):
         neg_part = g * input_scale * (x + alpha * scale)
     else:
         neg_part = g * input_scale * alpha * scale * np.exp(x * input_scale)
-    return np.where(x <= 0, neg_part, g * scale)  # a NaN input takes the positive branch, as in PyTorch
+    return select(x <= 0, neg_part, g * scale)  # a NaN input takes the positive branch, as in PyTorch
 
 
 def _elu_backward_vjp(ctx, gg):
@@ -559,37 +571,55 @@ gelu = defop(
 # ---- silu / mish / softplus --------------------------------------------------------------------------------
 
 
-def _sigmoid_array(a):
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype, copy=False)
-
-
 @half_in_float
 def _silu_kernel(a):
     check_float(a, "silu_cpu", complex_ok=True)
     if a.dtype.kind == "c":  # (the |a| trick of the real sigmoid does not apply) ATen's x / (1 + exp(-x))
         with np.errstate(all="ignore"):
             return (a / (1 + np.exp(-a))).astype(a.dtype, copy=False)
-    return a * _sigmoid_array(a)
+    e = np.negative(a, out=np.empty(a.shape, a.dtype))  # (PyTorch's x / (1 + exp(-x)))
+    with np.errstate(over="ignore"):
+        np.exp(e, out=e)
+    e += 1
+    return np.divide(a, e, out=e)
 
 
 def _silu_vjp(ctx, g):
     (x,) = ctx.saved_tensors
+    if not (STATE.grad_enabled or STATE.special) and g._data.dtype == x._data.dtype in _FUSED_DTYPES:
+        return _wrap(pointwise_result(_silu_backward_array(g._data, x._data), g._data, x._data))
+    # (with a graph recorded: PyTorch's infinitely_differentiable_silu_backward)
     s = sigmoid(x)
     return mul(mul(g, s), add(mul(x, scalar_minus(1.0, s)), 1.0))
+
+
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _silu_backward_array(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """PyTorch's fused silu_backward, which a plain backward runs: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
+    s = sigmoid_array(x)
+    factor = np.subtract(1, s)
+    factor *= x
+    factor += 1
+    out = np.multiply(g, s)
+    out *= factor
+    return out
 
 
 silu, silu_ = _with_inplace("silu(Tensor self) -> Tensor", _silu_kernel, vjp=_silu_vjp, saves=("self",))
 silu.complex_grad = False  # PyTorch's derivative is real-only (its in-place form does not check)
 
 
+@half_in_float
 def _softplus_kernel(a, beta=1, threshold=20):
     beta, threshold = number_arg(beta), number_arg(threshold)
     check_float(a, "softplus_cpu")
     z = a * _scalar(beta, a.dtype)
-    return np.where(
-        z > threshold, a, np.logaddexp(np.zeros((), a.dtype), z) / np.asarray(beta, dtype=a.dtype)
-    )
+    with np.errstate(over="ignore"):  # (PyTorch's log1p(exp(z)) / beta; where exp overflows, z > threshold)
+        smooth = np.log1p(np.exp(z))
+    smooth /= np.asarray(beta, dtype=smooth.dtype)
+    return select(z > threshold, a, smooth)
 
 
 def _softplus_vjp(ctx, g):
@@ -603,7 +633,7 @@ def _softplus_backward_kernel(g, x, beta, threshold):
     bx = x * np.asarray(beta, dtype=x.dtype)
     with np.errstate(over="ignore"):
         z = np.exp(bx)
-        return np.where(bx > threshold, g, g * z / (z + 1)).astype(np.result_type(g, x), copy=False)
+        return select(bx > threshold, g, g * z / (z + 1)).astype(np.result_type(g, x), copy=False)
 
 
 def _softplus_backward_vjp(ctx, gg):
@@ -671,7 +701,7 @@ def _hardswish_backward_kernel(g, x):
     # PyTorch's kernel: 0 up to -3, g * (x / 3 + 1/2) below 3, g from 3 on (and for NaN)
     dt = np.result_type(g, x)
     middle = g * (x / np.asarray(3.0, dtype=x.dtype) + np.asarray(0.5, dtype=x.dtype))
-    return np.where(x <= -3.0, np.zeros((), dt), np.where(x < 3.0, middle, g)).astype(dt, copy=False)
+    return select(x <= -3.0, np.zeros((), dt), select(x < 3.0, middle, g)).astype(dt, copy=False)
 
 
 def _hardswish_backward_vjp(ctx, gg):
@@ -708,7 +738,7 @@ _ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))  # PyTorch's kernel consta
 
 
 def _hardsigmoid_backward_kernel(g, x):
-    return np.where((x > -3.0) & (x < 3.0), g * _ONE_SIXTH, np.zeros((), dtype=np.result_type(g)))
+    return select((x > -3.0) & (x < 3.0), g * _ONE_SIXTH, np.zeros((), dtype=np.result_type(g)))
 
 
 def _hardsigmoid_backward_vjp(ctx, gg):
@@ -744,7 +774,7 @@ def _shrink_mask(x, lambd):
 
 def _hardshrink_kernel(a, lambd=0.5):
     check_float(a, "hardshrink_cpu")
-    return np.where(_shrink_mask(a, lambd), a, np.zeros((), dtype=a.dtype))
+    return select(_shrink_mask(a, lambd), a, np.zeros((), dtype=a.dtype))
 
 
 def _softshrink_kernel(a, lambd=0.5):
@@ -753,11 +783,11 @@ def _softshrink_kernel(a, lambd=0.5):
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     lam = np.asarray(lambd, dtype=a.dtype)
     with np.errstate(invalid="ignore"):  # a * 0 like PyTorch: NaN stays NaN, a small negative gives -0.
-        return np.where(a > lam, a - lam, np.where(a < -lam, a + lam, a * np.zeros((), dtype=a.dtype)))
+        return select(a > lam, a - lam, select(a < -lam, a + lam, a * np.zeros((), dtype=a.dtype)))
 
 
 def _shrink_backward_kernel(g, x, lambd):
-    return np.where(_shrink_mask(x, lambd), g, np.zeros((), dtype=np.result_type(g)))
+    return select(_shrink_mask(x, lambd), g, np.zeros((), dtype=np.result_type(g)))
 
 
 def _shrink_vjp_for(name: str, of_backward: bool = False):
@@ -805,7 +835,7 @@ softshrink = defop(
 
 def _prelu_kernel(x, w):
     check_float(x, "prelu_cpu")
-    return np.where(x > 0, x, w * x).astype(np.result_type(x, w), copy=False)
+    return select(x > 0, x, w * x).astype(np.result_type(x, w), copy=False)
 
 
 def _prelu_kernel_vjp(ctx, g):
@@ -815,8 +845,8 @@ def _prelu_kernel_vjp(ctx, g):
 
 def _prelu_backward_kernel(g, x, w):
     positive = x > 0
-    grad_input = np.where(positive, g, w * g)
-    grad_weight = np.where(positive, 0, x * g)
+    grad_input = select(positive, g, w * g)
+    grad_weight = select(positive, 0, x * g)
     return grad_input.astype(g.dtype, copy=False), grad_weight.astype(g.dtype, copy=False)
 
 

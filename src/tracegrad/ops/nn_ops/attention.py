@@ -139,8 +139,18 @@ def _flash_backward_kernel(grad_out, query, key, value, out, logsumexp, dropout_
     grad_scores = probs * (grad_probs - (g * _wide(out)).sum(axis=-1, keepdims=True))
     grad_q = np.matmul(grad_scores, _grouped(k, heads)) * scale
     grad_k = np.matmul(np.swapaxes(grad_scores, -1, -2), q) * scale
-    return (grad_q.astype(query.dtype), _group_sum(grad_k, key.shape[1]).astype(key.dtype),
-            _group_sum(grad_v, value.shape[1]).astype(value.dtype))
+    return (_length_major(grad_q, query.dtype), _length_major(_group_sum(grad_k, key.shape[1]), key.dtype),
+            _length_major(_group_sum(grad_v, value.shape[1]), value.dtype))
+
+
+def _length_major(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``values`` (batch, heads, length, embed) in a fresh buffer of (batch, length, heads, embed) memory: PyTorch's
+    fused backward allocates each gradient as zeros of the inputs' transpose(1, 2) sizes, transposed back, whatever
+    the inputs' layouts."""
+    b, h, length, e = values.shape
+    out = np.empty((b, length, h, e), dtype=dtype).transpose(0, 2, 1, 3)
+    out[...] = values
+    return out
 
 
 _BACKWARD_NAME = "_scaled_dot_product_flash_attention_for_cpu_backward"

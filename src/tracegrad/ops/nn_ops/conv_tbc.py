@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ...autograd.forward_ad import not_implemented_jvp
+from ...memory_format import contiguous_format
 from ..creation import zeros_like
 from ..registry import defop
 from ._common import type_name
@@ -74,17 +75,17 @@ def _conv_tbc_vjp(ctx, g):
     ilen, batch, in_planes = x.shape
     out_planes = w.shape[2]
     taps = list(_taps(ilen, w.shape[0], pad))
-    d_input = zeros_like(x)
+    d_input = zeros_like(x, memory_format=contiguous_format)  # (PyTorch's LEGACY_CONTIGUOUS_MEMORY_FORMAT: all 3)
     for k, i_shift, o_shift, length in taps:
         rows = length * batch
         d_input.narrow(0, i_shift, length).view(rows, in_planes).addmm_(
             g.narrow(0, o_shift, length).view(rows, out_planes), w[k].t())
-    d_weight = zeros_like(w)
+    d_weight = zeros_like(w, memory_format=contiguous_format)
     for k, i_shift, o_shift, length in taps:
         rows = length * batch
         d_weight[k].addmm_(x.narrow(0, i_shift, length).view(rows, in_planes).t(),
                            g.narrow(0, o_shift, length).view(rows, out_planes))
-    d_bias = zeros_like(b)
+    d_bias = zeros_like(b, memory_format=contiguous_format)
     d_bias.copy_(g.sum(0, False).sum(0))
     return d_input, d_weight, d_bias
 

@@ -449,7 +449,9 @@ def _trilinear_kernel(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=
     letters = string.ascii_letters[:total]
     terms = ["".join(c for d, c in enumerate(letters) if d not in expand) for expand in (expand1, expand2, expand3)]
     out = "".join(c for d, c in enumerate(letters) if d not in sumdim)
-    return np.asarray(np.einsum(f"{terms[0]},{terms[1]},{terms[2]}->{out}", i1, i2, i3, optimize=True))
+    # contiguous, whatever order einsum chose: PyTorch accumulates into a fresh ``zeros`` of the (keepdim) output
+    # size and squeezes the summed dims away
+    return np.ascontiguousarray(np.einsum(f"{terms[0]},{terms[1]},{terms[2]}->{out}", i1, i2, i3, optimize=True))
 
 
 def _trilinear_vjp(ctx, g):

@@ -19,19 +19,19 @@ from ...autograd.saved import save_fresh_output, save_input
 from .._util import binary_dtype, broadcast_mismatch
 from ..binary import xlogy
 from ..creation import ones_like, zeros_like
-from ..pointwise import add, div, exp, lt, mul, neg, sigmoid, sub
+from ..pointwise import add, div, exp, lt, mul, mul_, neg, sigmoid, sub, sub_
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full as mean_all
 from ..reductions_extra import sum as sum_dims
 from ..registry import defop
-from ..scalar_overloads import add_scalar, div_scalar, mul_scalar, scalar_minus
+from ..scalar_overloads import add_scalar, div_scalar, div_scalar_, mul_scalar, scalar_minus
 from ..shape_extra import masked_fill_
 from ..unary import logit
 from ..views import reshape, view
 from ._basic import abs as abs_op
 from ._basic import clamp_min
 from ._common import as_int, check_float, fast_path_ok, new_output, run_op, type_name
-from .activation import _log_softmax_kernel, log_softmax, softplus
+from .activation import _log_softmax_kernel, log_softmax
 
 # ---- shared checks -----------------------------------------------------------------------------------------
 
@@ -811,11 +811,24 @@ def _bce_logits_vjp(ctx, g):
             local = sub(s, t)
         gx = _bce_logits_scaled(local, g, weight, reduction, shape)
     if need[1]:
-        local = neg(x)
-        if pos_weight is not None:
-            local = add(local, mul(sub(pos_weight, 1.0), softplus(neg(x), 1, 20)))
-        gt_ = _bce_logits_scaled(local, g, weight, reduction, shape)
+        gt_ = _bce_logits_target_grad(g, x, t, weight, pos_weight, reduction)
     return gx, gt_
+
+
+def _bce_logits_target_grad(g, x, t, weight, pos_weight, reduction: int):
+    """PyTorch's binary_cross_entropy_with_logits_target_backward, in place where it is: the gradient lives in
+    ``log_sigmoid(-x)``'s fresh (contiguous) result with ``pos_weight``, else in ``-x * g``'s."""
+    from .margin_loss import log_sigmoid  # (margin_loss imports this module)
+
+    if pos_weight is not None:
+        out = mul_(sub_(log_sigmoid(neg(x)), mul_(log_sigmoid(x), pos_weight)), g)
+    else:
+        out = mul(neg(x), g)
+    if weight is not None:
+        out = mul_(out, weight)
+    if reduction == 1:
+        out = div_scalar_(out, t.numel())
+    return out
 
 
 def _bce_logits_scaled(local, g, weight, reduction: int, shape: tuple):

@@ -12,6 +12,7 @@ from ..._factories import _rng
 from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _wrap
 from .._util import result_dtype, unsupported
+from ..accumulate import add_rows_at
 from ..pointwise import add_, div, mul, mul_, sub
 from ..reductions_extra import mean as mean_dims
 from ..reductions_extra import sum as sum_dims
@@ -159,6 +160,9 @@ _KERNELS = {("nearest", 1): ("compute_indices_weights_nearest", True),
             ("linear", 2): ("upsample_bilinear2d_channels_last", True),
             ("linear", 3): ("compute_indices_weights_linear", False),
             ("bicubic", 2): ("compute_indices_weights_cubic", True)}
+# The upsamplings whose backward kernel allocates its gradient contiguously (the others keep the incoming
+# gradient's suggested memory format)
+_CONTIGUOUS_GRADIENTS = frozenset({("nearest", 3), ("bicubic", 2)})
 
 
 def _named(name: str, kind: str, k: int):
@@ -167,11 +171,13 @@ def _named(name: str, kind: str, k: int):
     if name not in _UPSAMPLE_OPS:
         shown = ("SymInt[] output_size",) + tuple(f"float? {s}" for s in _SCALES[k])
         meta, dtypes = ("self_sym_sizes",), _KERNELS[kind, k]
+        contiguous_grad = (kind, k) in _CONTIGUOUS_GRADIENTS
         if kind == "nearest":
-            _UPSAMPLE_OPS[name] = resample.named_gather(name, shown, meta=meta, dtypes=dtypes)
+            _UPSAMPLE_OPS[name] = resample.named_gather(name, shown, meta=meta, dtypes=dtypes,
+                                                        contiguous_grad=contiguous_grad)
         else:
             _UPSAMPLE_OPS[name] = resample.named_linear(name, shown + ("bool align_corners",), meta=meta,
-                                                        dtypes=dtypes)
+                                                        dtypes=dtypes, contiguous_grad=contiguous_grad)
     return _UPSAMPLE_OPS[name]
 
 
@@ -332,7 +338,7 @@ def _embedding_backward_kernel(g, indices, num_weights, padding_idx, scale_grad_
         * _row_scale(indices, num_weights, padding_idx, scale_grad_by_freq, g.dtype)[:, None]
     )
     out = np.zeros((num_weights, dim), dtype=g.dtype)
-    np.add.at(out, indices.reshape(-1), rows)
+    add_rows_at(out, indices.reshape(-1), rows)
     return out
 
 

@@ -8,6 +8,8 @@ When the gradient's graph is recorded (create_graph=True), layer_norm and batch_
 fused backward operators (``native_layer_norm_backward``, ``native_batch_norm_backward``): one node for the
 three gradients that takes grad_output, input and weight, so every gradient (the bias's too) requires grad
 when input or weight does, as in PyTorch. Their own backward is the closed-form double backward below.
+batch_norm always takes its fused operator, and group_norm takes its own (``native_group_norm_backward``) when
+no graph is recorded, as PyTorch does: their kernels lay the input's gradient out in the input's memory format.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import numpy as np
 
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap
+from ...memory_format import is_in_format, suggested_format
 from .._jvp import plus
 from ..pointwise import add, add_, mul, neg, pow, sub
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
-from ..registry import defop
+from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import div_scalar, mul_scalar
 from ..shape_extra import repeat
 from ..views import expand, reshape, unsqueeze_, view
@@ -73,11 +76,11 @@ def _norm_backward_arrays(g, x, w, mean, rstd, axes: tuple, red: tuple, output_m
     """NumPy kernel of the fused backward: (gx, gw, gb), an empty array for a gradient output_mask leaves out."""
     xhat = (x - mean) * rstd
     gx = gw = gb = np.empty((0,), g.dtype)  # (PyTorch's undefined tensor)
-    if output_mask[0]:
+    if output_mask[0] and not axes:  # the running statistics: PyTorch's dy * invstd * w, in that order
+        gx = (g * rstd if w is None else g * rstd * w).astype(g.dtype, copy=False)
+    elif output_mask[0]:
         gxhat = g if w is None else g * w
-        if axes:
-            gxhat = gxhat - gxhat.mean(axis=axes, keepdims=True) - xhat * (gxhat * xhat).mean(axis=axes,
-                                                                                               keepdims=True)
+        gxhat = gxhat - gxhat.mean(axis=axes, keepdims=True) - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True)
         gx = (gxhat * rstd).astype(g.dtype, copy=False)
     if output_mask[1]:
         gw = np.add.reduce(g * xhat, axis=red).astype(g.dtype, copy=False)
@@ -300,28 +303,33 @@ def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - 
 
 def _group_norm_vjp(ctx, g, g_mean=None, g_rstd=None):
     x, weight, mean, rstd = ctx.saved_tensors
-    n_, c_, hxw, num_groups, eps = ctx.attrs
+    n_, c_, hxw, num_groups, _eps = ctx.attrs
     need = ctx.needs_input_grad
     if STATE.grad_enabled or g_mean is not None or g_rstd is not None:
         # PyTorch's infinitely_differentiable_native_group_norm_backward: through the saved mean and rstd, which
         # are this node's outputs, so a gradient's graph leads back to this node
         return _group_norm_backward_composite(g, g_mean, g_rstd, x, mean, rstd, weight, (n_, c_, hxw, num_groups),
                                               need)
-    shape = x._data.shape
-    n, c = shape[:2]
-    cshape = _channel_shape(len(shape), c)
-    xhat_g, rstd = _stats_ops(reshape(x, (n, num_groups, -1)), (2,), eps)
-    xhat = reshape(xhat_g, shape)
-    reduce_axes = (0,) + tuple(range(2, len(shape)))
-    gx = gw = gb = None
-    if need[0]:
-        gxhat = mul(g, reshape(weight, cshape)) if weight is not None else g
-        gx = reshape(_normalized_grad(reshape(gxhat, (n, num_groups, -1)), xhat_g, rstd, (2,)), shape)
-    if need[1]:
-        gw = sum_op(mul(g, xhat), reduce_axes, False, None)
-    if need[2]:
-        gb = sum_op(g, reduce_axes, False, None)
-    return gx, gw, gb
+    # otherwise its fused kernel, whose gradient of input takes the input's memory format
+    return _asked(native_group_norm_backward(g, x, mean, rstd, weight, n_, c_, hxw, num_groups, need), need)
+
+
+def _group_norm_backward_kernel(g, x, mean, rstd, weight, N, C, HxW, group, output_mask):  # noqa: N803 - PyTorch's names
+    """The fused backward over (N, group, C // group, HxW) blocks, from the saved statistics per (sample, group)."""
+    blocks = (N, group, C // group, HxW)
+    w = None if weight is None else weight.reshape(1, group, C // group, 1)
+    stats = (mean.reshape(N, group, 1, 1), rstd.reshape(N, group, 1, 1))
+    gx, gw, gb = _norm_backward_arrays(g.reshape(blocks), x.reshape(blocks), w, *stats, (2, 3), (0, 3), output_mask)
+    return (gx.reshape(x.shape) if output_mask[0] else gx, gw.reshape(-1) if output_mask[1] else gw,
+            gb.reshape(-1) if output_mask[2] else gb)
+
+
+# (only run when no graph is recorded: under create_graph the composite above gives the gradients)
+native_group_norm_backward = defop_without_derivative(
+    "native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, "
+    "SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+    _group_norm_backward_kernel,
+)
 
 
 def _group_norm_backward_composite(g, g_mean, g_rstd, x, mean, rstd, weight, sizes: tuple, need) -> tuple:
@@ -398,16 +406,10 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
 
 
 def _dense_for_cpu_kernel(t: Tensor) -> Tensor:
-    """``t.contiguous(t.suggest_memory_format())``: ``t`` itself when it is dense in C order or, in 4-D, in
-    channels-last order; otherwise a contiguous copy."""
-    a = t._data
-    if a.flags.c_contiguous:
-        return t
-    if a.ndim == 4:
-        n, c, h, w = a.shape
-        if tuple(s // a.itemsize for s in a.strides) == (h * w * c, 1, w * c, c):
-            return t
-    return t.contiguous()
+    """``t.contiguous(t.suggest_memory_format())``: ``t`` itself when it is dense in that format (C order, or
+    channels-last order in 4-D and 5-D), otherwise a copy in it."""
+    fmt = suggested_format(t._data)
+    return t if is_in_format(t._data, fmt) else t.contiguous(memory_format=fmt)
 
 
 # ---- batch_norm --------------------------------------------------------------------------------------------
@@ -563,25 +565,13 @@ def _bn_eval_kernel(x, weight, bias, running_mean, running_var, eps=1e-5, traini
 
 
 def _bn_eval_vjp(ctx, g, _g_mean=None, _g_invstd=None):
+    """PyTorch's formula: its fused backward with the running statistics (train=False), recorded under
+    create_graph, connected to input and weight; its gradient of input takes the input's memory format."""
     x, weight, running_mean, running_var, _mean, _invstd = ctx.saved_tensors
     eps, _training = ctx.attrs
     need = ctx.needs_input_grad
-    if STATE.grad_enabled:  # create_graph: PyTorch's fused node, connected to input and weight
-        return _asked(native_batch_norm_backward(g, x, weight, running_mean, running_var, None, None, False, eps,
-                                                 need), need)
-    shape = x._data.shape
-    axes = (0,) + tuple(range(2, len(shape)))
-    cshape = _channel_shape(len(shape), shape[1])
-    rstd = pow(add(reshape(running_var, cshape), eps), -0.5)
-    gx = gw = gb = None
-    if need[0]:
-        gx = mul(g, rstd) if weight is None else mul(g, mul(rstd, reshape(weight, cshape)))
-    if need[1]:
-        xhat = mul(sub(x, reshape(running_mean, cshape)), rstd)
-        gw = sum_op(mul(g, xhat), axes, False, None)
-    if need[2]:
-        gb = sum_op(g, axes, False, None)
-    return gx, gw, gb
+    return _asked(native_batch_norm_backward(g, x, weight, running_mean, running_var, None, None, False, eps, need),
+                  need)
 
 
 batch_norm_eval = defop(
@@ -604,7 +594,9 @@ def _bn_stats(x, train: bool, running_mean, running_var, save_mean, save_invstd,
     cshape = _channel_shape(x.ndim, x.shape[1])
     if train:
         return save_mean.reshape(cshape), save_invstd.reshape(cshape)
-    return running_mean.reshape(cshape), 1.0 / np.sqrt(running_var.reshape(cshape) + eps)
+    # (in double, as PyTorch adds its double eps, then rounded to the statistics' precision)
+    invstd = (1.0 / np.sqrt(running_var.astype(np.float64) + eps)).astype(running_var.dtype)
+    return running_mean.reshape(cshape), invstd.reshape(cshape)
 
 
 def _bn_backward_kernel(g, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):

@@ -56,9 +56,26 @@ def _gather_vjp(ctx, g):
     return scatter_nd(g, maps, ctx.input_shapes[0])
 
 
+def _gather_vjp_contiguous(ctx, g):
+    maps = ctx.attrs[0]
+    return scatter_nd_contiguous(g, maps, ctx.input_shapes[0])
+
+
 def _scatter_vjp(ctx, gg):
     maps, _ = ctx.attrs
     return gather_nd(gg, maps)
+
+
+def _scatter_op(suffix: str):
+    """The gathers' backward: ``_nn_scatter_nd`` lays its result out in the gradient's suggested memory format,
+    ``_nn_scatter_nd_contiguous`` contiguously (result_layouts.py)."""
+    return defop(
+        f"_nn_scatter_nd{suffix}(Tensor grad_output, Any index_maps, int[] input_size) -> Tensor",
+        scatter_kernel,
+        vjp=_scatter_vjp,
+        attrs=("index_maps", "input_size"),
+        node_name="IndexMapBackwardBackward0",
+    )
 
 
 gather_nd = defop(
@@ -68,13 +85,8 @@ gather_nd = defop(
     attrs=("index_maps",),
     node_name="IndexMapBackward0",
 )
-scatter_nd = defop(
-    "_nn_scatter_nd(Tensor grad_output, Any index_maps, int[] input_size) -> Tensor",
-    scatter_kernel,
-    vjp=_scatter_vjp,
-    attrs=("index_maps", "input_size"),
-    node_name="IndexMapBackwardBackward0",
-)
+scatter_nd = _scatter_op("")
+scatter_nd_contiguous = _scatter_op("_contiguous")
 
 
 def shown_args(kernel, arg: str, shown: tuple[str, ...]) -> tuple[str, Callable, dict]:
@@ -100,12 +112,14 @@ def dtype_checked(kernel: Callable, kernel_name: str, uint8_ok: bool) -> Callabl
 
 
 def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (),
-                 dtypes: tuple[str, bool] | None = None):
+                 dtypes: tuple[str, bool] | None = None, contiguous_grad: bool = False):
     """A gather op whose node is called ``name`` (e.g. ``UpsampleNearest2DBackward0``); ``dtypes`` = (PyTorch's
-    kernel name, uint8 accepted) for :func:`dtype_checked`."""
+    kernel name, uint8 accepted) for :func:`dtype_checked`; ``contiguous_grad``: its gradient is contiguous
+    whatever the incoming gradient's layout (else in that gradient's suggested memory format)."""
     base = gather_kernel if dtypes is None else dtype_checked(gather_kernel, *dtypes)
     tail, kernel, rules = shown_args(base, "index_maps", shown)
-    return defop(f"_nn_{name.lower()}(Tensor self, Any index_maps{tail}) -> Tensor", kernel, vjp=_gather_vjp,
+    vjp = _gather_vjp_contiguous if contiguous_grad else _gather_vjp
+    return defop(f"_nn_{name.lower()}(Tensor self, Any index_maps{tail}) -> Tensor", kernel, vjp=vjp,
                  node_name=name, meta=meta, **rules)
 
 
@@ -130,27 +144,42 @@ def apply_matrices(x, mats):
     return np.ascontiguousarray(out)
 
 
+def _transposed(mats) -> tuple:
+    return tuple(np.ascontiguousarray(m.T) for m in mats)
+
+
 def _linear_vjp(ctx, g):
-    mats = ctx.attrs[0]
-    return linear_nd(g, tuple(np.ascontiguousarray(m.T) for m in mats))
+    return linear_nd(g, _transposed(ctx.attrs[0]))
 
 
-linear_nd = defop(
-    "_nn_linear_nd(Tensor self, Any matrices) -> Tensor",
-    apply_matrices,
-    vjp=_linear_vjp,
-    attrs=("matrices",),
-    node_name="SeparableLinearBackward0",
-)
+def _linear_vjp_contiguous(ctx, g):
+    return linear_nd_contiguous(g, _transposed(ctx.attrs[0]))
+
+
+def _linear_op(suffix: str):
+    """A separable linear map: ``_nn_linear_nd`` lays its result out in its operand's suggested memory format,
+    ``_nn_linear_nd_contiguous`` contiguously (result_layouts.py)."""
+    return defop(
+        f"_nn_linear_nd{suffix}(Tensor self, Any matrices) -> Tensor",
+        apply_matrices,
+        vjp=_linear_vjp,
+        attrs=("matrices",),
+        node_name="SeparableLinearBackward0",
+    )
+
+
+linear_nd = _linear_op("")
+linear_nd_contiguous = _linear_op("_contiguous")
 
 
 def named_linear(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (),
-                 dtypes: tuple[str, bool] | None = None):
-    """A separable linear map whose node is called ``name`` (e.g. ``UpsampleBilinear2DBackward0``); ``dtypes`` as
-    for :func:`named_gather`."""
+                 dtypes: tuple[str, bool] | None = None, contiguous_grad: bool = False):
+    """A separable linear map whose node is called ``name`` (e.g. ``UpsampleBilinear2DBackward0``); ``dtypes`` and
+    ``contiguous_grad`` as for :func:`named_gather`."""
     base = apply_matrices if dtypes is None else dtype_checked(apply_matrices, *dtypes)
     tail, kernel, rules = shown_args(base, "matrices", shown)
-    return defop(f"_nn_{name.lower()}(Tensor self, Any matrices{tail}) -> Tensor", kernel, vjp=_linear_vjp,
+    vjp = _linear_vjp_contiguous if contiguous_grad else _linear_vjp
+    return defop(f"_nn_{name.lower()}(Tensor self, Any matrices{tail}) -> Tensor", kernel, vjp=vjp,
                  node_name=name, meta=meta, **rules)
 
 
