@@ -57,6 +57,20 @@ def test_leaky_relu_and_rrelu_gradients(call, x_order, g_order):
     _gradient_strides(program)
 
 
+@pytest.mark.parametrize("x_order, g_order", [(None, (1, 0)), ((1, 0), None), ((1, 0), (1, 0))])
+@pytest.mark.parametrize("call", ["relu", "threshold", "relu_then_exp"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_relu_and_threshold_gradients(call, x_order, g_order, create_graph):
+    """threshold_backward iterates over self first too: relu's raw rule of the plain backward and the dispatched
+    operator under create_graph lay the gradient out alike (exp's rule, g * result, stays grad first)."""
+    def program(lib):
+        x = _tensor(lib, (3, 4), 0, x_order, requires_grad=True)
+        y = {"relu": lib.relu, "threshold": lambda t: lib.nn.functional.threshold(t, 0.1, 0.0),
+             "relu_then_exp": lambda t: lib.exp(lib.relu(t))}[call](x)
+        return lib.autograd.grad(y, x, _tensor(lib, (3, 4), 1, g_order), create_graph=create_graph)
+    _gradient_strides(program)
+
+
 # ---- losses ---------------------------------------------------------------------------------------------------
 
 

@@ -103,7 +103,7 @@ def _relu_rule(node, gd: np.ndarray):
     if y is None:
         return None
     r = threshold_backward.kernel(gd, y, 0)  # what run_op(threshold_backward, g, result, 0) runs
-    return (r if r.ndim < 2 else _laid_out(r, gd, y),)
+    return (r if r.ndim < 2 else _laid_out(r, y, gd),)  # (threshold_backward iterates self first)
 
 
 def _log_softmax_rule(node, gd: np.ndarray):

@@ -66,9 +66,8 @@ TENSOR_ITERATOR_OPS = frozenset((
 # ATen's operand order where it is not the schema's: ``rsub(self, other)`` computes ``other - self``.
 SWAPPED_OPERANDS = frozenset({"rsub"})
 # Backward kernels whose iterator takes ``self`` before ``grad_output`` (the schema's first tensor), so that the
-# gradient keeps the input's layout. (threshold_backward is one too, but relu's raw backward rule lays its result
-# out grad first as well: the two change together.)
-SELF_BEFORE_GRAD = frozenset({"leaky_relu_backward"})
+# gradient keeps the input's layout (relu's raw backward rule in raw_backward.py follows the same order)
+SELF_BEFORE_GRAD = frozenset({"leaky_relu_backward", "threshold_backward"})
 # ``.Scalar`` overloads wrap their number in a 0-d tensor and call the Tensor overload, but for these, whose
 # number is a parameter of a unary kernel
 _SCALAR_PARAMETER = frozenset({"pow.Tensor_Scalar"})
