@@ -29,7 +29,7 @@ from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import div_scalar, mul_scalar
 from ..shape_extra import repeat
 from ..views import expand, reshape, unsqueeze_, view
-from ._common import check_float, check_mixed_dtype
+from ._common import check_float, check_mixed_dtype, run_op
 
 # ---- shared maths ------------------------------------------------------------------------------------------
 
@@ -74,16 +74,24 @@ def _mean_rstd(x: np.ndarray, axes: tuple, eps: float) -> tuple:
 
 def _norm_backward_arrays(g, x, w, mean, rstd, axes: tuple, red: tuple, output_mask) -> tuple:
     """NumPy kernel of the fused backward: (gx, gw, gb), an empty array for a gradient output_mask leaves out."""
-    xhat = (x - mean) * rstd
+    xhat = np.subtract(x, mean)
+    xhat *= rstd
     gx = gw = gb = np.empty((0,), g.dtype)  # (PyTorch's undefined tensor)
     if output_mask[0] and not axes:  # the running statistics: PyTorch's dy * invstd * w, in that order
         gx = (g * rstd if w is None else g * rstd * w).astype(g.dtype, copy=False)
     elif output_mask[0]:
         gxhat = g if w is None else g * w
-        gxhat = gxhat - gxhat.mean(axis=axes, keepdims=True) - xhat * (gxhat * xhat).mean(axis=axes, keepdims=True)
-        gx = (gxhat * rstd).astype(g.dtype, copy=False)
+        # gxhat - mean(gxhat) - xhat * mean(gxhat * xhat), times rstd: in place on fresh arrays
+        projection = np.multiply(gxhat, xhat)
+        projection = projection.mean(axis=axes, keepdims=True)
+        gx = np.subtract(gxhat, gxhat.mean(axis=axes, keepdims=True))
+        projection = np.multiply(xhat, projection)
+        gx -= projection
+        gx *= rstd
+        gx = gx.astype(g.dtype, copy=False)
     if output_mask[1]:
-        gw = np.add.reduce(g * xhat, axis=red).astype(g.dtype, copy=False)
+        xhat *= g
+        gw = np.add.reduce(xhat, axis=red).astype(g.dtype, copy=False)
     if output_mask[2]:
         gb = np.add.reduce(g, axis=red).astype(g.dtype, copy=False)
     return gx, gw, gb
@@ -176,13 +184,17 @@ def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     check_mixed_dtype(x, weight, bias)
     check_float(x, "LayerNormKernelImpl", NotImplementedError)
     axes = _check_layer_norm(x, normalized_shape, weight, bias)
-    xc, _, rstd = _stats(x, axes, eps)
-    y = xc * rstd
-    if weight is not None:
-        y = y * weight
-    if bias is not None:
-        y = y + bias
     mean = x.mean(axis=axes, keepdims=True)
+    y = np.subtract(x, mean)
+    rstd = np.square(y).mean(axis=axes, keepdims=True)
+    rstd += eps
+    np.sqrt(rstd, out=rstd)
+    np.reciprocal(rstd, out=rstd)
+    y *= rstd  # (each step in place on the one fresh array)
+    if weight is not None:
+        y *= weight
+    if bias is not None:
+        y += bias
     return y.astype(x.dtype, copy=False), mean.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
 
 
@@ -190,22 +202,10 @@ def _layer_norm_vjp(ctx, g, _g_mean=None, _g_rstd=None):
     x, weight, bias, mean, rstd = ctx.saved_tensors
     normalized_shape, eps = ctx.attrs
     need = ctx.needs_input_grad
-    nd = x._data.ndim
-    k = len(tuple(normalized_shape))
-    axes = tuple(range(nd - k, nd))
-    if STATE.grad_enabled:  # create_graph: PyTorch's fused node, connected to input and weight
-        return _asked(native_layer_norm_backward(g, x, normalized_shape, mean, rstd, weight, bias, need, eps), need)
-    batch_axes = tuple(range(nd - k))
-    xhat, rstd = _stats_ops(x, axes, eps)
-    gx = gw = gb = None
-    if need[0]:
-        gxhat = mul(g, weight) if weight is not None else g
-        gx = _normalized_grad(gxhat, xhat, rstd, axes)
-    if need[1]:
-        gw = sum_op(mul(g, xhat), batch_axes, False, None) if batch_axes else mul(g, xhat)
-    if need[2]:
-        gb = sum_op(g, batch_axes, False, None) if batch_axes else g
-    return gx, gw, gb
+    # PyTorch's fused native_layer_norm_backward from the saved statistics (recorded under create_graph,
+    # connected to input and weight; without a graph its kernel runs directly)
+    return _asked(run_op(native_layer_norm_backward, g, x, normalized_shape, mean, rstd, weight, bias, need, eps),
+                  need)
 
 
 native_layer_norm = defop(
