@@ -90,8 +90,7 @@ def _norm_backward_arrays(g, x, w, mean, rstd, axes: tuple, red: tuple, output_m
         gx *= rstd
         gx = gx.astype(g.dtype, copy=False)
     if output_mask[1]:
-        xhat *= g
-        gw = np.add.reduce(xhat, axis=red).astype(g.dtype, copy=False)
+        gw = np.add.reduce(np.multiply(g, xhat), axis=red).astype(g.dtype, copy=False)  # (in g's layout)
     if output_mask[2]:
         gb = np.add.reduce(g, axis=red).astype(g.dtype, copy=False)
     return gx, gw, gb
