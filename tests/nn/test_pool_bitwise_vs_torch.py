@@ -1,4 +1,4 @@
-"""Pooling gives torch's numbers bit for bit, not just within a tolerance: the same maximum and index where a
+"""Pooling, padding by reflection or replication and nearest upsampling give torch's numbers bit for bit, not just within a tolerance: the same maximum and index where a
 window holds NaNs, signed zeros or ties, and the same sums in the same order (average pooling adds a window
 row by row in float, even for half inputs; a backward adds each window's share in the windows' order, and max
 pooling's backward adds the gradients of one input in the outputs' order)."""
@@ -104,5 +104,21 @@ def test_adaptive_max_pool_gradient_adds_in_the_outputs_order(dtype):
         t = lib.tensor(x, requires_grad=True)
         out = lib.nn.functional.adaptive_max_pool2d(t, (5, 6))
         grad_out = lib.tensor(np.random.default_rng(9).standard_normal(tuple(out.shape)).astype(dtype))
+        grads.append(lib.autograd.grad(out, t, grad_out)[0])
+    _same_bits(*grads)
+
+
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+@pytest.mark.parametrize("call", ["reflect", "replicate", "nearest", "nearest-exact"])
+def test_padding_and_nearest_upsampling_gradients_add_in_the_outputs_order(call, dtype):
+    """Their backward adds every output's gradient into the input position it copied, one after the other."""
+    x = np.random.default_rng(11).standard_normal((2, 3, 7, 6)).astype(dtype)
+    grads = []
+    for lib in (tg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        F = lib.nn.functional
+        out = F.pad(t, (3, 2, 3, 1), mode=call) if call in ("reflect", "replicate") else \
+            F.interpolate(t, scale_factor=2.6, mode=call)
+        grad_out = lib.tensor(np.random.default_rng(13).standard_normal(tuple(out.shape)).astype(dtype))
         grads.append(lib.autograd.grad(out, t, grad_out)[0])
     _same_bits(*grads)
