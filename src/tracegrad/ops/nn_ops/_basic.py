@@ -91,6 +91,20 @@ norm = defop(
 )
 
 
+# ---- log_sigmoid -------------------------------------------------------------------------------------------
+
+
+def log_sigmoid_parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's CPU log_sigmoid kernel: (min(x, 0) - log1p(z), z) with z = exp(-|x|), the buffer its backward
+    reads. No logaddexp (ten times slower) and no branch per element."""
+    buffer = np.abs(x, out=np.empty(x.shape, x.dtype))  # (fresh arrays, 0-d too, each step in place)
+    np.negative(buffer, out=buffer)
+    np.exp(buffer, out=buffer)
+    out = np.minimum(x, np.zeros((), x.dtype), out=np.empty(x.shape, x.dtype))
+    out -= np.log1p(buffer)
+    return out, buffer
+
+
 # ---- erf (NumPy has none) ----------------------------------------------------------------------------------
 
 _erf_ufunc = np.frompyfunc(math.erf, 1, 1)

@@ -29,7 +29,7 @@ from ..shape_extra import masked_fill_
 from ..unary import logit
 from ..views import reshape, view
 from ._basic import abs as abs_op
-from ._basic import clamp_min
+from ._basic import clamp_min, log_sigmoid_parts
 from ._common import as_int, check_float, fast_path_ok, new_output, run_op, type_name
 from .activation import _log_softmax_kernel, log_softmax
 
@@ -782,15 +782,15 @@ def _bce_logits_kernel(x, t, weight=None, pos_weight=None, reduction=1):
     if t.dtype.kind in "iu":
         raise RuntimeError(f"result type {type_name(x.dtype)} can't be cast to the desired output type "
                            f"{type_name(t.dtype)}")
-    softplus_neg = np.logaddexp(np.zeros((), x.dtype), -x)  # log(1 + exp(-x)), stable
+    log_sig = log_sigmoid_parts(x)[0]  # (torch: (1 - target) * input - [log_weight *] log_sigmoid(input))
     if pos_weight is not None:
         mismatch = broadcast_mismatch([pos_weight.shape, t.shape])  # (torch's first product: pos_weight * target)
         if mismatch is not None:
             raise mismatch
         log_weight = 1 + (pos_weight - 1) * t
-        loss = (1 - t) * x + log_weight * softplus_neg
+        loss = (1 - t) * x - log_weight * log_sig
     else:
-        loss = (1 - t) * x + softplus_neg
+        loss = (1 - t) * x - log_sig
     if weight is not None:
         loss = loss * weight
     return _reduce(np.asarray(loss).astype(t.dtype if t.dtype.kind in "fc" else x.dtype, copy=False), reduction)

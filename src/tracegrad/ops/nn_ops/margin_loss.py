@@ -20,6 +20,7 @@ from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
 from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import add_scalar, div_scalar, sub_scalar
+from ._basic import log_sigmoid_parts
 from ._common import check_float, run_op, type_name
 from .loss import _double_backward_grad_output, _reduce, check_nondifferentiable
 
@@ -28,17 +29,14 @@ from .loss import _double_backward_grad_output, _reduce, check_nondifferentiable
 
 def _log_sigmoid_kernel(x):
     check_float(x, "log_sigmoid_cpu")
-    # PyTorch's CPU kernel: min(x, 0) - log1p(z), z = exp(-|x|) kept as the ``buffer`` output for backward
-    buffer = np.exp(-np.abs(x))
-    return np.minimum(x, np.zeros((), x.dtype)) - np.log1p(buffer), buffer
+    return log_sigmoid_parts(x)  # (z = exp(-|x|) kept as the ``buffer`` output for backward)
 
 
 def _log_sigmoid_backward_kernel(g, x, buffer):
     # (in_negative ? 1 : 0) - (in_negative ? 1 : -1) * z / (1 + z), times grad_output
-    negative = x < 0
-    one = np.ones((), x.dtype)
-    return ((negative.astype(x.dtype) - np.where(negative, one, -one) * (buffer / (one + buffer))) * g).astype(
-        x.dtype, copy=False)
+    in_negative = np.asarray(x < 0).astype(x.dtype)
+    sign = in_negative * 2 - 1  # (1 or -1, exactly: no branch per element)
+    return ((in_negative - sign * (buffer / (1 + buffer))) * g).astype(x.dtype, copy=False)
 
 
 def _log_sigmoid_backward_vjp(ctx, gg):
