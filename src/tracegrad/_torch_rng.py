@@ -7,12 +7,15 @@ torch's CPU generator is mt19937 seeded by ``init_genrand`` with the seed's low 
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import operator
 import struct
 from collections.abc import Callable, Iterable
 
 import numpy as np
+
+from ._torch_rng_libm import libm
 
 _MASK32 = 0xFFFFFFFF
 _STATE_BYTES = 5056  # sizeof(CPUGeneratorImplState): the legacy THGeneratorState plus the float normal cache
@@ -140,7 +143,7 @@ class TorchCPUStream:
         span = int(high) - int(low)
         words = self.raw64(n) if span >= 1 << 28 else self.raw32(n)
         # in uint64, wrapping like C++'s unsigned sum, then read as int64: right for spans beyond int64 too
-        return ((words % np.uint64(span)) + np.uint64(int(low) & ((1 << 64) - 1))).view(np.int64)
+        return (_remainder(words, span) + np.uint64(int(low) & ((1 << 64) - 1))).view(np.int64)
 
     def random_full_range(self, n: int) -> np.ndarray:
         """``uniform_int_full_range``: random64() read as int64 (random_(int64 min, None))."""
@@ -155,15 +158,17 @@ class TorchCPUStream:
             return (words & np.uint64(1)).astype(np.bool_)
         if np_dtype.kind == "f":
             digits = np.finfo(np_dtype).nmant + 1
-            return (words % np.uint64((1 << digits) + 1)).astype(np_dtype)
-        return (words % np.uint64(int(np.iinfo(np_dtype).max) + 1)).astype(np_dtype)
+            return _remainder(words, (1 << digits) + 1).astype(np_dtype)
+        return _remainder(words, int(np.iinfo(np_dtype).max) + 1).astype(np_dtype)
 
     def randperm(self, n: int) -> np.ndarray:
         """``randperm_cpu``: Fisher-Yates with z = random() % (n - i), or the inside-out one for huge n."""
         if n < _MASK32 // 20:
-            picks = (self.raw32(max(n - 1, 0)) % np.arange(n, 1, -1, dtype=np.uint64)).astype(np.int64)
+            # (random() and n - i fit 32 bits: uint32 division is twice as fast as uint64's)
+            picks = (self.raw32(max(n - 1, 0)).astype(np.uint32) % np.arange(n, 1, -1, dtype=np.uint32))
+            picks = picks.astype(np.int64)
             picks += np.arange(len(picks), dtype=np.int64)
-            return _swap_each(n, picks.tolist())
+            return _swap_each(n, picks)
         result = np.empty(n, dtype=np.int64)
         for i, z in enumerate((self.raw64(n) % np.arange(1, n + 1, dtype=np.uint64)).tolist()):
             result[i], result[z] = result[z], i
@@ -213,10 +218,11 @@ class TorchCPUStream:
     def poisson(self, rates: np.ndarray) -> np.ndarray:
         """``_s_poisson_cpu``: ``sample_poisson(double(rate))`` per element in C order, as int64."""
         flat = np.ascontiguousarray(rates, dtype=np.float64).ravel()
-        rows = _poisson_rows(flat)
+        bulk = _all_equal(flat) and 0 < flat[0] < _INF  # e.g. Poisson(5.0).sample((n,)): in bulk
+        rows = _poisson_rows(flat[:1] if bulk else flat)
         expected = np.where(flat < 10, flat + 1, 3).sum()  # uniforms: about rate + 1 below 10, 2 or 3 for PTRS
         with _UniformTape(self, int(expected * 1.05) + 16) as tape:
-            draws = tape.each(_sample_poisson, rows)
+            draws = _poisson_run(tape, next(iter(rows)), flat.size) if bulk else tape.each(_sample_poisson, rows)
         return np.array(draws, dtype=np.int64).reshape(np.shape(rates))
 
     def binomial(self, count: np.ndarray, prob: np.ndarray, single: bool) -> np.ndarray:
@@ -261,18 +267,69 @@ class TorchCPUStream:
         self.next_double_normal = cached if valid else None
 
 
+def _remainder(words: np.ndarray, divisor: int) -> np.ndarray:
+    """words % divisor for uint64 words and one divisor, as w - (w // d) * d: NumPy divides by a scalar with
+    libdivide's multiplications, several times faster than its ``%``."""
+    divisor = np.uint64(divisor)
+    quotient = words // divisor
+    quotient *= divisor
+    return words - quotient
+
+
 def _all_equal(values: np.ndarray) -> bool:
     """Whether ``values`` is one value (not NaN) repeated, at least once."""
     flat = values.ravel()
     return bool(flat.size) and bool((flat == flat[0]).all())
 
 
-def _swap_each(n: int, picks: list[int]) -> np.ndarray:
-    """Sequential swaps r[i] <-> r[picks[i]]: each depends on the ones before, so it stays a loop."""
-    result = list(range(n))
-    for i, z in enumerate(picks):
-        result[i], result[z] = result[z], result[i]
-    return np.array(result, dtype=np.int64)
+def _swap_each(n: int, picks: np.ndarray) -> np.ndarray:
+    """0..n-1 after the sequential swaps r[i] <-> r[picks[i]] (picks[i] >= i), i = 0, 1, ..."""
+    if n < _SWAP_LOOP_BELOW:
+        result = list(range(n))
+        for i, z in enumerate(picks.tolist()):
+            result[i], result[z] = result[z], result[i]
+        return np.array(result, dtype=np.int64)
+    return _swaps_at_once(n, picks)
+
+
+_SWAP_LOOP_BELOW = 128  # a Python loop beats the vectorised version's fixed cost on short permutations
+
+
+def _swaps_at_once(n: int, picks: np.ndarray) -> np.ndarray:
+    """``_swap_each`` without its loop. Step i fixes slot i for good: r[i] takes the value then at picks[i], and
+    that slot the value then at i. A slot p >= i was last written by the last earlier step j aiming at p, with
+    the value w_j that slot j held when step j began; so r[i] = w_j (or p itself if no step aimed at p yet), and
+    w_i = w_k for the last earlier step k aiming at i (or i): chains through earlier steps, followed by pointer
+    jumping (they are short: a few rounds)."""
+    steps = np.arange(n, dtype=np.intp)
+    targets = np.append(picks, n - 1).astype(np.intp, copy=False)  # the last slot: a step swapping it with itself
+    earlier_same, last_at = _previous_and_last_hits(targets, steps)
+    feeder = np.where(last_at == steps, earlier_same, last_at)  # (a step aiming at itself feeds no one before)
+    root = np.where(feeder < 0, steps, feeder)
+    while True:
+        jumped = root[root]
+        if np.array_equal(jumped, root):
+            break
+        root = jumped
+    return np.where(earlier_same < 0, targets, root[earlier_same]).astype(np.int64, copy=False)
+
+
+def _previous_and_last_hits(targets: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per step, the previous step with the same target (-1 if none); per slot, the last step aiming at it (-1)."""
+    n = len(targets)
+    keys = targets << 32  # (target, step) in one int64 (both below 2**32): one plain sort orders them
+    keys |= steps
+    keys.sort()
+    by_target = keys >> 32
+    order = keys & 0xFFFFFFFF
+    new_target = by_target[1:] != by_target[:-1]
+    repeats = np.flatnonzero(~new_target)
+    earlier_same = np.full(n, -1, dtype=np.intp)
+    earlier_same[order[repeats + 1]] = order[repeats]
+    group_ends = np.append(np.flatnonzero(new_target), n - 1)
+    last_at = np.full(n, -1, dtype=np.intp)
+    last_at[by_target[group_ends]] = order[group_ends]
+    return earlier_same, last_at
 
 
 def _fma32(a: np.ndarray, b, c, *, kernel: bool = False) -> np.ndarray:
@@ -335,12 +392,6 @@ def _two_product_error(a: np.ndarray, b: np.float64, p: np.ndarray) -> np.ndarra
     b_hi = b * split - (b * split - b)
     a_lo, b_lo = a - a_hi, b - b_hi
     return ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-
-
-def libm(fn, values: np.ndarray) -> np.ndarray:
-    """A float64 function through the C library, as torch calls it: NumPy's SIMD log/sin... differ in the last bit."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.fromiter(map(fn, values.ravel().tolist()), dtype=np.float64, count=values.size).reshape(values.shape)
 
 
 def _box_muller_16(blocks: np.ndarray) -> np.ndarray:
@@ -494,6 +545,9 @@ def _restore(bits: np.random.MT19937, snapshot: object) -> None:
         bits.state = snapshot
 
 
+_FIRST_WINDOW = 256  # uniforms first listed for ``_UniformTape.each``
+
+
 class _UniformTape:
     """``uniform_real_distribution<double>(0, 1)`` draws for a rejection loop: read ahead in bulk, and on leaving
     the generator is set just after the last one used, as if each had been drawn on demand. ``used`` counts the
@@ -522,12 +576,19 @@ class _UniformTape:
             self.read = np.concatenate([self.read, self._read()])
         return self.read[start:start + count]
 
+    def _listed(self, start: int, at_least: int) -> list[float]:
+        """Uniforms from ``start`` as a list: ``at_least`` of them, or up to twice that where already read."""
+        count = max(at_least, min(len(self.read) - start, 2 * at_least))
+        return self.uniforms(start, count).tolist()
+
     def each(self, sample: Callable, rows: Iterable) -> list:
         """``sample(row, u, normal)`` for each row in turn: ``u()`` gives the next uniform, ``normal`` is a
         one-item list holding the cached normal (or None). An element that runs past the read-ahead starts over
-        on a longer tape: its draws are the same ones, so only the work is repeated."""
+        on a longer tape: its draws are the same ones, so only the work is repeated. The tape listed for the rows
+        is a window of the read-ahead that doubles as they need (listing all of it for one row, each time, made
+        the bulk samplers' occasional scalar element cost as much as the whole rest)."""
         base = self.used  # the position of tape[0]
-        tape = self.uniforms(base, max(len(self.read) - base, 1)).tolist()
+        tape = self._listed(base, _FIRST_WINDOW)
         ahead = iter(tape)
         u = ahead.__next__  # a bound C method: the cheapest call per draw
         left = operator.length_hint
@@ -542,7 +603,7 @@ class _UniformTape:
                     break
                 except StopIteration:
                     start = base + len(tape) - unused
-                    tape = self.uniforms(start, len(self.read) - start + 1).tolist()
+                    tape = self._listed(start, 2 * len(tape) + 1)
                     base, ahead, normal[0] = start, iter(tape), cached
                     u, unused = ahead.__next__, len(tape)
         self.used = base + len(tape) - left(ahead)
@@ -678,7 +739,8 @@ def _gamma_run(tape: _UniformTape, row: tuple[float, float, float, float], n: in
     while len(out) < n:
         need = n - len(out)
         lead = int(tape.cached is not None)
-        pairs = need // 2 + need // 16 + 8  # (acceptance is over 95%)
+        # (acceptance is over 95%; pieces are capped as an irregular try discards the rest of its piece)
+        pairs = min(need // 2 + need // 16 + 8, _GAMMA_PIECE_PAIRS)
         drawn = tape.uniforms(tape.used, lead + 4 * pairs)
         x, t = _gamma_tries(drawn, tape.cached, pairs)
         y = 1.0 + c * x
@@ -694,6 +756,9 @@ def _gamma_run(tape: _UniformTape, row: tuple[float, float, float, float], n: in
         if len(out) < n:  # an irregular try, or too many rejections: one element the scalar way
             out += tape.each(_sample_gamma, [row])
     return out
+
+
+_GAMMA_PIECE_PAIRS = 1024  # alpha = 1 has an irregular try (y <= 0) in about 150
 
 
 def _gamma_tries(drawn: np.ndarray, cached: float | None, pairs: int) -> tuple[np.ndarray, np.ndarray]:
@@ -744,6 +809,104 @@ def _poisson_rows(rate: np.ndarray) -> Iterable[tuple[float, float | tuple[float
     return zip(rate.tolist(), constants)
 
 
+def _poisson_run(tape: _UniformTape, row: tuple[float, float | tuple[float, ...]], n: int) -> list[int]:
+    """``_sample_poisson`` ``n`` times over for one positive, finite rate, in bulk."""
+    rate, constants = row
+    if rate >= 10:
+        return _ptrs_run(tape, rate, constants, n)
+    return _product_run(tape, constants, rate, n)
+
+
+def _product_run(tape: _UniformTape, threshold: float, rate: float, n: int) -> list[int]:
+    """The multiplying sampler ``n`` times over for one threshold exp(-rate): how many uniforms an element takes
+    depends only on where on the tape it starts, so that is found for every position of a piece of the tape at
+    once (``_product_lengths``); the elements then hop through it, each starting where the last one stopped.
+    An element longer than the lengths looked for, or running past the piece, goes the scalar way."""
+    out: list[int] = []
+    longest = int(rate + 4 * math.sqrt(rate)) + 6  # (not one element in 10**5 takes more)
+    while len(out) < n:
+        span = min(int((n - len(out)) * (rate + 1) * 1.02) + longest + 32, _PRODUCT_PIECE)
+        takes = _product_lengths(tape.uniforms(tape.used, span), threshold, longest).tolist()
+        takes.append(0)  # (a stop for the hop that ends exactly at the end of the piece)
+        at, left = 0, n - len(out)
+        while left and takes[at]:  # 0: not known from this piece
+            take = takes[at]
+            out.append(take - 1)
+            at += take
+            left -= 1
+        tape.used += at
+        if left:
+            out.append(_long_product_count(tape, threshold, 2 * longest))
+    return out
+
+
+def _long_product_count(tape: _UniformTape, threshold: float, reach: int) -> int:
+    """One element of the multiplying sampler from where the tape stands: the running product of the next
+    ``reach`` uniforms (a 1-D accumulate multiplies in order, rounding each step as C does), further if it
+    does not fall to the threshold. (``tape.each`` would first list all the tape read ahead.)"""
+    while True:
+        below = np.flatnonzero(np.multiply.accumulate(tape.uniforms(tape.used, reach)) <= threshold)
+        if len(below):
+            tape.used += int(below[0]) + 1
+            return int(below[0])
+        reach *= 2
+
+
+_PRODUCT_PIECE = 1 << 16  # tape positions per piece: the products held are this times ``longest``
+
+
+def _product_lengths(uniforms: np.ndarray, threshold: float, longest: int) -> np.ndarray:
+    """Per start t, how many uniforms ``_sample_poisson`` multiplies before the product is <= threshold; 0 where
+    that is more than ``longest`` or runs past the end. Row d holds every start's product of d + 1 uniforms, in
+    C's order and rounding (1.0 * u, then times each next one); each start's products only decrease (rounding
+    is monotone), so the count of those above the threshold is where it first falls to it."""
+    lengths = np.zeros(len(uniforms), dtype=np.int64)
+    starts = len(uniforms) - longest + 1
+    if starts <= 0:
+        return lengths
+    products = np.empty((longest, starts))
+    products[0] = uniforms[:starts]
+    for d in range(1, longest):
+        np.multiply(products[d - 1], uniforms[d:d + starts], out=products[d])
+    above = (products > threshold).sum(axis=0)
+    lengths[:starts] = np.where(products[-1] <= threshold, above + 1, 0)
+    return lengths
+
+
+def _ptrs_run(tape: _UniformTape, rate: float, constants: tuple[float, ...], n: int) -> list[int]:
+    """PTRS ``n`` times over for one rate: every try takes two uniforms, whatever element it is for, and
+    whether it is accepted depends on them alone; so the tries of a piece of the tape are judged at once, and
+    the i-th accepted one is the i-th element."""
+    out: list[int] = []
+    while len(out) < n:
+        need = n - len(out)
+        tries = need + need // 4 + 16  # (about 90% are accepted)
+        drawn = tape.uniforms(tape.used, 2 * tries).reshape(tries, 2)
+        samples, accepted = _ptrs_tries(drawn[:, 0], drawn[:, 1], rate, constants)
+        taken = np.flatnonzero(accepted)[:need]
+        out += _to_int64s(samples[taken]).tolist()
+        tape.used += 2 * (int(taken[-1]) + 1 if len(taken) == need else tries)
+    return out
+
+
+def _ptrs_tries(first: np.ndarray, v: np.ndarray, rate: float,
+                constants: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``_poisson_ptrs``'s tries on uniform pairs (u, v), in the same arithmetic: (k, accepted) per try. The
+    log test runs only where the quick tests decide nothing (lgamma through the C library, one by one)."""
+    log_rate, b, a, log_inv_alpha, v_r = constants
+    u = first - 0.5
+    us = 0.5 - np.abs(u)
+    with np.errstate(divide="ignore", invalid="ignore"):  # (us = 0: a rejected try, see _ratio_draw)
+        k = np.floor((2 * a / us + b) * u + rate + 0.43)
+    accepted = (us >= 0.07) & (v <= v_r)
+    open_ = np.flatnonzero(~accepted & (us > 0) & (k >= 0) & ~((us < 0.013) & (v > us)))
+    if len(open_):
+        ko, uso, vo = k[open_], us[open_], v[open_]
+        left = _libm_where(math.log, vo, vo > 0, -_INF) + log_inv_alpha - libm(math.log, a / (uso * uso) + b)
+        accepted[open_] = left <= -rate + ko * log_rate - _lgamma(ko + 1)
+    return k, accepted
+
+
 def _sample_poisson(row: tuple[float, float | tuple[float, ...]], u: Callable[[], float], normal: list) -> int:
     """``sample_poisson``: Hoermann's transformed rejection (PTRS) from 10 on, else multiplying uniforms."""
     rate, constants = row
@@ -780,13 +943,33 @@ def _poisson_ptrs(rate: float, constants: tuple[float, ...], draw: Callable[[], 
             return _to_int64(k)
         if k < 0 or (us < 0.013 and v > us):
             continue
-        if _log(v) + log_inv_alpha - math.log(a / (us * us) + b) <= -rate + k * log_rate - _LIBM.lgamma(k + 1):
+        if _log(v) + log_inv_alpha - math.log(a / (us * us) + b) <= -rate + k * log_rate - _lgamma_one(k + 1):
             return _to_int64(k)
 
 
 def _to_int64(k: float) -> int:
     """static_cast<int64_t>(double) on x86: out of range (inf included) gives INT64_MIN."""
     return int(k) if -2.0 ** 63 <= k < 2.0 ** 63 else -(1 << 63)
+
+
+def _to_int64s(k: np.ndarray) -> np.ndarray:
+    """``_to_int64`` of each element."""
+    inside = (k >= -2.0 ** 63) & (k < 2.0 ** 63)
+    return np.where(inside, k, -2.0 ** 63).astype(np.int64)
+
+
+def _lgamma(x: np.ndarray) -> np.ndarray:
+    """The C library's lgamma of each element (``math.lgamma`` is CPython's own), once per distinct value: the
+    samplers pass k + 1 for integers k, few of them."""
+    distinct, where = np.unique(x, return_inverse=True)
+    return np.array([_lgamma_one(value) for value in distinct.tolist()], dtype=np.float64)[where]
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _lgamma_one(x: float) -> float:
+    """The C library's lgamma, remembered: PTRS asks for the same k + 1 again and again (a ctypes call costs
+    ten dictionary lookups)."""
+    return _LIBM.lgamma(x)
 
 
 def _binomial_plan(key: tuple[float, float], scalar: Callable[[float], float] = float) -> tuple:

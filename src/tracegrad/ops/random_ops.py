@@ -391,12 +391,12 @@ def _multinomial_checks(a, num_samples: int, replacement: bool) -> None:
         if a.shape[-1] == 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         for row in a.reshape(-1, a.shape[-1]):
-            for value in row:
-                if not value >= 0:
+            bad = ~(row >= 0) | ~np.isfinite(row)
+            if bad.any():  # the first bad entry decides the message, as in torch's loop
+                if not row[bad.argmax()] >= 0:
                     raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
-                if not np.isfinite(value):
-                    raise RuntimeError("invalid multinomial distribution (encountering probability entry = "
-                                       "infinity or NaN)")
+                raise RuntimeError("invalid multinomial distribution (encountering probability entry = "
+                                   "infinity or NaN)")
             if not row.sum() > 0:
                 raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         return
