@@ -331,7 +331,7 @@ def _to(self, *args, **kwargs):
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     for a in args:
         if isinstance(a, dtype_cls):
             dtype = a
@@ -350,9 +350,9 @@ def _to(self, *args, **kwargs):
         refuse_unsupported(dev, moving=True)
         if dev.type == "cuda":
             return _cuda(self)
-    if dtype is None:
+    if dtype is None and memory_format is None:
         return creation.clone(self) if copy else self
-    return creation.to_dtype(self, to_dtype(dtype), copy=copy)
+    return creation.to_dtype(self, None if dtype is None else to_dtype(dtype), copy=copy, memory_format=memory_format)
 
 
 def _check_to_other(args: tuple, kwargs: dict) -> None:

@@ -122,3 +122,22 @@ def test_padding_and_nearest_upsampling_gradients_add_in_the_outputs_order(call,
         grad_out = lib.tensor(np.random.default_rng(13).standard_normal(tuple(out.shape)).astype(dtype))
         grads.append(lib.autograd.grad(out, t, grad_out)[0])
     _same_bits(*grads)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_adaptive_max_pool_choices_and_layouts(seed):
+    """Adaptive windows of every size (few large windows, reduced one at a time, or many small ones, reduced
+    slab by slab), with NaNs, signed zeros and ties, channels-last too: values, indices, gradients, strides."""
+    rng = np.random.default_rng(seed)
+    n = 3 if seed % 3 == 0 else 2
+    shape = tuple(int(v) for v in rng.integers(1, 4, 2)) + tuple(int(v) for v in rng.integers(1, 12, n))
+    x = _special_values(rng, shape, "float32" if seed % 2 else "float64")
+    output_size = tuple(int(v) for v in rng.integers(1, 14, n))
+    results = []
+    for lib, t in zip((tg, torch), _inputs(x, channels_last=seed % 4 == 1)):
+        out, indices = getattr(lib.nn.functional, f"adaptive_max_pool{n}d")(t, output_size, return_indices=True)
+        (grad,) = lib.autograd.grad(out, t, lib.ones_like(out))
+        results.append((out, indices, grad, out.stride()))
+    for ours, theirs in zip(results[0][:3], results[1][:3]):
+        _same_bits(ours, theirs)
+    assert results[0][3] == results[1][3]

@@ -317,6 +317,22 @@ def test_preserve_format_copies():
     _same_strides(program)
 
 
+def test_to_memory_format():
+    """``.to(memory_format=...)``: the tensor itself where it already suggests that format, else a copy in it
+    (ToCopyBackward0), with or without a new dtype; ``copy=True`` copies anyway."""
+    seen = []
+    for lib in (tg, torch):
+        x = lib.randn(2, 3, 4, 5, requires_grad=True)
+        last = x.to(memory_format=lib.channels_last)
+        results = [last, x.to(lib.float64, memory_format=lib.channels_last), last.to(memory_format=lib.contiguous_format),
+                   x.to(copy=True, memory_format=lib.channels_last), lib.randn(1, 2, 3, 4, 5).to(
+                       memory_format=lib.channels_last_3d)]
+        aliases = (last.to(memory_format=lib.channels_last) is last, x.to(memory_format=lib.contiguous_format) is x,
+                   last.to(memory_format=lib.preserve_format) is last)
+        seen.append(([(t.stride(), str(t.dtype), t.grad_fn.name() if t.grad_fn else None) for t in results], aliases))
+    assert seen[0] == seen[1]
+
+
 def test_random_like_factories_fill_memory_in_order():
     """``rand_like`` of a transposed tensor is transposed, and its values are the stream's in memory order."""
     for make in ("rand_like", "randn_like"):

@@ -7,7 +7,7 @@ import numpy as np
 from .._state import STATE
 from .._strides import with_strides
 from .._tensor import Tensor, _wrap
-from ..memory_format import copy_in_format, like_strides
+from ..memory_format import copy_in_format, like_strides, preserve_format, suggested_format
 from ._util import broadcast_mismatch
 from .registry import defop
 
@@ -48,25 +48,30 @@ def detach_(t: Tensor) -> Tensor:
     return t
 
 
-def _to_copy_kernel(a, dtype=None):
-    return copy_in_format(a, None, dtype)  # (laid out as empty_like(a))
+def _to_copy_kernel(a, dtype=None, memory_format=None):
+    return copy_in_format(a, memory_format, dtype)  # (laid out as empty_like(a, memory_format=...))
 
 
 def _to_copy_vjp(ctx, g):
     return g  # the engine casts the gradient back to the input's dtype
 
 
-_to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor", _to_copy_kernel,
-                 vjp=_to_copy_vjp, node_name="ToCopyBackward0")
+_to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, MemoryFormat? memory_format=None) -> Tensor",
+                 _to_copy_kernel, vjp=_to_copy_vjp, node_name="ToCopyBackward0")
 # PyTorch's condition for a node: no dtype asked for, or one that can carry a gradient (x.long() has no node)
 _to_copy.records_if = lambda args: args[1] is None or np.dtype(args[1]).kind in "fc"
 
 
-def to_dtype(t: Tensor, dtype, copy: bool = False) -> Tensor:
-    """``t.to(dtype)``: the same tensor when nothing changes, else a differentiable cast."""
-    if not copy and t._data.dtype == dtype.np:
+def to_dtype(t: Tensor, dtype, copy: bool = False, memory_format=None) -> Tensor:
+    """``t.to(dtype, memory_format=...)`` (``dtype`` None: keep it): the same tensor when nothing changes (the
+    dtype, and the format where one is asked for: ``suggest_memory_format()``'s), else a differentiable copy."""
+    same_dtype = dtype is None or t._data.dtype == dtype.np
+    if not copy and same_dtype and (memory_format is None or memory_format is preserve_format
+                                    or suggested_format(t._data) is memory_format):
         return t
-    return _to_copy(t, dtype=dtype.np)
+    if memory_format is None:
+        return _to_copy(t, dtype=None if dtype is None else dtype.np)
+    return _to_copy(t, dtype=None if dtype is None else dtype.np, memory_format=memory_format)
 
 
 def _copy_kernel(dst, src, non_blocking=False):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -157,7 +157,7 @@ def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad_for_windows(x, kernel_size, stride, padding, dilation, out_sizes, fill)
     v = _windows(xp, kernel_size, stride, dilation, out_sizes)  # (..., *out, *kernel)
-    out, which = _running_max(v, tuple(kernel_size))
+    out, which = _running_max(_window_slabs(v, tuple(kernel_size)), math.prod(kernel_size))
     indices = _flat_positions(which, kernel_size, out_sizes, stride, padding, dilation, x.shape[-n:])
     if x.dtype.kind == "f" and not out.all() and _has_negative_zero(x):
         _signed_zeros(out, x, indices, n)
@@ -176,17 +176,22 @@ def _signed_zeros(out: np.ndarray, x: np.ndarray, indices: np.ndarray, n: int) -
     out[zero] = x[zero[:-n] + np.unravel_index(indices[zero], x.shape[-n:])]
 
 
-def _running_max(v: np.ndarray, kernel_size: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """The maximum of each window of ``v`` (..., *out, *kernel) and its window-local offset number, with
-    PyTorch's choice: the first maximum, or the last NaN. One pass per kernel offset over whole (..., *out)
-    slabs, with no data-dependent branch (a masked copy per element would cost more than the comparisons)."""
-    offsets = list(itertools.product(*(range(k) for k in kernel_size)))
-    best = np.array(v[(Ellipsis,) + offsets[0]], order="C")
-    which = np.zeros(best.shape, np.int16 if len(offsets) < 2 ** 15 else np.int64)
+def _window_slabs(v: np.ndarray, kernel_size: tuple) -> Iterator[np.ndarray]:
+    """The (..., *out) slabs of the windows view ``v`` (..., *out, *kernel), one per kernel offset, row-major."""
+    for offset in itertools.product(*(range(k) for k in kernel_size)):
+        yield v[(Ellipsis,) + offset]
+
+
+def _running_max(slabs: Iterator[np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The maximum over ``count`` same-shaped slabs (a window's elements in PyTorch's scan order) and the number
+    of the slab that holds it, with PyTorch's choice: the first maximum, or the last NaN. One pass per slab
+    over whole arrays, with no data-dependent branch (a masked copy per element would cost more than the
+    comparisons)."""
+    best = np.array(next(slabs), order="C")
+    which = np.zeros(best.shape, np.int16 if count < 2 ** 15 else np.int64)
     step = np.empty_like(which)
-    floating = v.dtype.kind == "f"
-    for number, offset in enumerate(offsets[1:], 1):
-        candidate = v[(Ellipsis,) + offset]
+    floating = best.dtype.kind == "f"
+    for number, candidate in enumerate(slabs, 1):
         wins = candidate > best
         if floating:
             wins |= np.isnan(candidate)
@@ -459,9 +464,25 @@ avg_pool3d, avg_pool3d_backward = _avg_pool_ops(3)
 # ---- adaptive max pooling ----------------------------------------------------------------------------------
 
 
-def _adaptive_windows(size: int, out: int) -> list:
-    """PyTorch's adaptive windows: [floor(i * size / out), ceil((i + 1) * size / out)) for each output i."""
-    return [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
+def _adaptive_window_rows(size: int, out: int) -> np.ndarray:
+    """PyTorch's adaptive windows along one dim, [floor(i * size / out), ceil((i + 1) * size / out)) for each
+    output i, as rows of input positions padded to the longest window by repeating each window's last position
+    (a repeat never wins a maximum: it is not greater, and a NaN repeated is the same position)."""
+    starts = np.arange(out, dtype=np.int64) * size // out
+    ends = -((-(np.arange(out, dtype=np.int64) + 1) * size) // out)
+    longest = int((ends - starts).max()) if out else 0
+    return np.minimum(starts[:, None] + np.arange(longest), ends[:, None] - 1)
+
+
+def _adaptive_slabs(x: np.ndarray, rows: list) -> Iterator[np.ndarray]:
+    """The (..., *out) slabs of the adaptive windows of ``x``, one per offset into the (padded) windows,
+    row-major: each a take of one input position per output along every pooled dim."""
+    n = len(rows)
+    for offset in itertools.product(*(range(r.shape[1]) for r in rows)):
+        slab = x
+        for d, (r, k) in enumerate(zip(rows, offset)):
+            slab = np.take(slab, r[:, k], axis=x.ndim - n + d)
+        yield slab
 
 
 def _window_argmax(window: np.ndarray) -> np.ndarray:
@@ -473,6 +494,25 @@ def _window_argmax(window: np.ndarray) -> np.ndarray:
             last_nan = window.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
             arg = np.where(nan.any(axis=-1), last_nan, arg)
     return arg
+
+
+def _adaptive_max_pool_by_window(x: np.ndarray, rows: list, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Adaptive max pooling one output position at a time: each window flattened and reduced at once."""
+    sizes = x.shape[-n:]
+    lead = x.shape[:-n]
+    out = np.empty(lead + tuple(r.shape[0] for r in rows), dtype=x.dtype)
+    indices = np.empty(out.shape, dtype=np.int64)
+    for pos in itertools.product(*(range(r.shape[0]) for r in rows)):
+        bounds = [(int(r[i, 0]), int(r[i, -1]) + 1) for r, i in zip(rows, pos)]
+        window = x[(Ellipsis,) + tuple(slice(a, b) for a, b in bounds)].reshape(lead + (-1,))
+        arg = _window_argmax(window)
+        out[(Ellipsis,) + pos] = np.take_along_axis(window, arg[..., None], axis=-1)[..., 0]
+        flat = np.zeros_like(arg)
+        local = np.unravel_index(arg, tuple(b - a for a, b in bounds))
+        for (start, _), size, offset in zip(bounds, sizes, local):
+            flat = flat * size + (start + offset)
+        indices[(Ellipsis,) + pos] = flat
+    return out, indices
 
 
 def _adaptive_max_pool_kernel(x, output_size, n: int):
@@ -492,20 +532,21 @@ def _adaptive_max_pool_kernel(x, output_size, n: int):
     # (PyTorch's CPU kernels are for floating types only)
     check_float(x, "adaptive_max_pool3d_cpu" if n == 3 else pool_kernel_name(x, name))
     sizes = x.shape[-n:]
-    windows = [_adaptive_windows(size, o) for size, o in zip(sizes, output_size)]
-    lead = x.shape[:-n]
-    out = np.empty(lead + tuple(len(w) for w in windows), dtype=x.dtype)
-    indices = np.empty(out.shape, dtype=np.int64)
-    for pos in itertools.product(*(range(len(w)) for w in windows)):
-        bounds = [w[i] for w, i in zip(windows, pos)]
-        window = x[(Ellipsis,) + tuple(slice(a, b) for a, b in bounds)].reshape(lead + (-1,))
-        arg = _window_argmax(window)
-        out[(Ellipsis,) + pos] = np.take_along_axis(window, arg[..., None], axis=-1)[..., 0]
-        flat = np.zeros_like(arg)
-        local = np.unravel_index(arg, tuple(end - start for start, end in bounds))
-        for (start, _), size, offset in zip(bounds, sizes, local):
-            flat = flat * size + (start + offset)
-        indices[(Ellipsis,) + pos] = flat
+    if not all(output_size):
+        shape = x.shape[:-n] + tuple(int(o) for o in output_size)
+        return np.empty(shape, x.dtype), np.empty(shape, np.int64)
+    rows = [_adaptive_window_rows(size, int(o)) for size, o in zip(sizes, output_size)]
+    lengths = tuple(r.shape[1] for r in rows)
+    if math.prod(output_size) <= math.prod(lengths):  # (few large windows: one reduction per window)
+        return _adaptive_max_pool_by_window(x, rows, n)
+    out, which = _running_max(_adaptive_slabs(x, rows), math.prod(lengths))
+    indices = np.zeros(out.shape, dtype=np.int64)
+    for d, (r, size) in enumerate(zip(rows, sizes)):  # the chosen offset along each dim (row-major numbering)
+        step = math.prod(q.shape[1] for q in rows[d + 1:])
+        output_position = np.arange(r.shape[0]).reshape((-1,) + (1,) * (n - 1 - d))
+        indices = indices * size + r[output_position, which // step % r.shape[1]]
+    if not out.all() and _has_negative_zero(x):
+        _signed_zeros(out, x, indices, n)
     return out, indices
 
 
