@@ -6,6 +6,7 @@ Factories make leaves; they only create arrays (layer 1 work) and never record a
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from typing import Any
 
@@ -97,6 +98,39 @@ def _resolve_dtype(dtype, default=None, fn: str | None = None) -> np.dtype:
     if dtype is None:
         return (default or _dt.DEFAULT.value).np
     return _dt.to_dtype(dtype).np
+
+
+def _into_out(result: Tensor, out):
+    """``result`` written into ``out`` as a factory's out= variant does: in place where the shapes agree, else
+    ``out`` resized to the result (a factory resizes without a warning)."""
+    if out is None:
+        return result
+    out._before_write()
+    if out._data.shape == result._data.shape:
+        np.copyto(out._data, result._data, casting="unsafe")
+    else:
+        out._data = result._data
+    out._bump_version()
+    return out
+
+
+def writes_out(factory):
+    """A factory taking PyTorch's ``out=``: the result has ``out``'s dtype (a different ``dtype=`` is refused in
+    torch's words) and is written into ``out``, which is returned."""
+
+    @functools.wraps(factory)
+    def call(*args, out=None, **kwargs):
+        if out is None:
+            return factory(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{factory.__name__}(): argument 'out' must be Tensor, not {tp_name(out)}")
+        dtype = kwargs.get("dtype")
+        if dtype is not None and _dt.to_dtype(dtype) != out.dtype:
+            raise RuntimeError(f"dtype {_dt.scalar_type_name(_dt.to_dtype(dtype))} does not match dtype of out "
+                               f"parameter ({_dt.scalar_type_name(out.dtype)})")
+        return _into_out(factory(*args, **{**kwargs, "dtype": out.dtype}), out)
+
+    return call
 
 
 def _to_nested_arrays(data, depth: int | None = None):
@@ -274,6 +308,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 # ---- filled -----------------------------------------------------------------------------------------------
 
+@writes_out
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
          **kwargs) -> Tensor:
     if not isinstance(size, (tuple, list)):
@@ -293,27 +328,30 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     return _finish(array, requires_grad, device, pin_memory)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False, out=None,
+@writes_out
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
           **kwargs) -> Tensor:
     _args.bool_arg("zeros", "requires_grad", requires_grad)
     shape = _size(size, "zeros", kwargs)
     array = _filled("aten::zeros", "aten::zero_", np.zeros, shape, _resolve_dtype(dtype, fn="zeros"))
-    return _into_out(_finish(array, requires_grad, device, pin_memory), out)
+    return _finish(array, requires_grad, device, pin_memory)
 
 
-def ones(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False, out=None,
+@writes_out
+def ones(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
          **kwargs) -> Tensor:
     _args.bool_arg("ones", "requires_grad", requires_grad)
     array = _filled("aten::ones", "aten::fill_", np.ones, _size(size, "ones", kwargs), _resolve_dtype(dtype, fn="ones"))
-    return _into_out(_finish(array, requires_grad, device, pin_memory), out)
+    return _finish(array, requires_grad, device, pin_memory)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False, out=None,
+@writes_out
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
           **kwargs) -> Tensor:
     # (zero-filled, so that a program reading uninitialized memory still gives the same numbers every run)
     _args.bool_arg("empty", "requires_grad", requires_grad)
     array = _filled("aten::empty", None, np.zeros, _size(size, "empty", kwargs), _resolve_dtype(dtype, fn="empty"))
-    return _into_out(_finish(array, requires_grad, device, pin_memory), out)
+    return _finish(array, requires_grad, device, pin_memory)
 
 
 def _filled(name: str, fill_name: str | None, make, shape: tuple, np_dtype) -> np.ndarray:
@@ -329,19 +367,13 @@ def _filled(name: str, fill_name: str | None, make, shape: tuple, np_dtype) -> n
     return STATE.profiler.factory(name, fill_name, shape, np_dtype, lambda: make(shape, dtype=np_dtype))
 
 
-def _into_out(result: Tensor, out):
-    if out is None:
-        return result
-    out._before_write()
-    out._data = result._data
-    out._bump_version()
-    return out
 
 
 def zeros_array_tensor(shape, np_dtype) -> Tensor:
     return _wrap(np.zeros(shape, dtype=np_dtype))
 
 
+@writes_out
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
     for name, value in (("n", n), ("m", m)):
         if value is not None and value < 0:
@@ -350,6 +382,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
     return _finish(np.eye(n, m if m is not None else n, dtype=np_dtype), requires_grad, device)
 
 
+@writes_out
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
     if end is None:
         start, end = 0, start
@@ -401,6 +434,7 @@ def _steps(steps) -> int:
     return steps
 
 
+@writes_out
 def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, requires_grad: bool = False,
              **kw) -> Tensor:
     if steps is None:
@@ -438,6 +472,7 @@ def _linspace_like_torch(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
     return np.where(index < steps // 2, from_start, from_end).astype(dtype)
 
 
+@writes_out
 def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=None, requires_grad: bool = False,
              **kw) -> Tensor:
     if steps is None:
@@ -514,6 +549,7 @@ def _random_factory(name: str, fill_name: str, shape: tuple, np_dtype: np.dtype,
                    pin_memory)
 
 
+@writes_out
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
          **kw) -> Tensor:
     np_dtype, shape, rng = _resolve_dtype(dtype, fn="rand"), _size(size, "rand", kw), _rng(generator)
@@ -522,6 +558,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
                            requires_grad, device, pin_memory)
 
 
+@writes_out
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
           **kw) -> Tensor:
     np_dtype, shape, rng = _resolve_dtype(dtype, fn="randn"), _size(size, "randn", kw), _rng(generator)
@@ -530,6 +567,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
                            requires_grad, device, pin_memory)
 
 
+@writes_out
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
             pin_memory: bool = False, **kw):
     if size is None:
@@ -545,6 +583,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                            requires_grad, device, pin_memory)
 
 
+@writes_out
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
     np_dtype = _resolve_dtype(dtype, _dt.int64, fn="randperm")
     _args.non_negative_shape("randperm", (n,))
