@@ -28,24 +28,71 @@ _2OPI = 2 / math.pi
 _1OSQPI = 1 / math.sqrt(math.pi)
 
 
-def _horner(coeffs: Sequence[float], z: np.ndarray) -> np.ndarray:
-    """c[0] z^(k-1) + ... + c[k-1], the constants rounded to z's dtype first (as the C++ static arrays are)."""
-    c = np.asarray(coeffs, dtype=z.dtype)
+def fused_multiply_add(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
+    """a * b + c rounded once, as the FMA instructions the compiler fuses PyTorch's CPU kernels' a * b + c into
+    (they are built with -mfma): exact for float32 (the product is exact in float64, then one rounding, barring
+    a double rounding about once in 2^29); float64 has no fused NumPy operation, so there it rounds twice."""
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * np.asarray(b, dtype=np.float64) + np.asarray(c, dtype=np.float64)).astype(
+            np.float32)
+    return a * b + c
+
+
+def _libm(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``fn`` (np.exp, np.log, ...) as glibc computes it in x's dtype: float32 through float64 and one rounding,
+    since glibc's expf/logf are (nearly) correctly rounded while NumPy's float32 SIMD loops are not."""
+    if x.dtype == np.float32:
+        return fn(x.astype(np.float64)).astype(np.float32)
+    return fn(x)
+
+
+def _horner(coeffs: Sequence[float], z: np.ndarray, fused: bool = False) -> np.ndarray:
+    """c[0] z^(k-1) + ... + c[k-1], the constants rounded to z's dtype first (as the C++ static arrays are).
+
+    Started from 0 as Cephes' polevl (so an infinite z gives NaN, as there). Unfused, updated in place (the
+    roundings of ``total * z + v`` without a temporary per step); ``fused``: each step one FMA."""
     total = np.zeros_like(z)
-    for v in c:
-        total = total * z + v
+    for v in np.asarray(coeffs, dtype=z.dtype):
+        if fused:
+            total = fused_multiply_add(total, z, v)
+        else:
+            total *= z
+            total += v
     return total
 
 
-def _clenshaw(coeffs: Sequence[float], z: np.ndarray) -> np.ndarray:
-    """Cephes' chbevl: the Chebyshev series sum at z / 2, returned as 0.5 (b0 - b2) in z's dtype."""
+def _clenshaw(coeffs: Sequence[float], z: np.ndarray, fused: bool = False) -> np.ndarray:
+    """Cephes' chbevl: the Chebyshev series sum at z / 2, returned as 0.5 (b0 - b2) in z's dtype.
+
+    Each step b0 <- z b1 - b2 + c is written into the buffer of the b2 it retires (no temporaries: these series
+    are 7 to 30 terms long and dominate the Bessel kernels' time). ``fused``: z b1 - b2 is one FMA, as compiled
+    into PyTorch's chbevl; for float32 the recurrence then runs in float64 buffers rounded to float32 after the
+    FMA and after the addition (exactly float32's arithmetic, barring rare double roundings)."""
+    if fused and z.dtype == np.float32:
+        return _clenshaw_fused32(coeffs, z)
     c = np.asarray(coeffs, dtype=z.dtype)
-    b0, b1 = np.full_like(z, c[0]), np.zeros_like(z)
-    b2 = b1
+    b0, b1, b2 = np.full_like(z, c[0]), np.zeros_like(z), np.zeros_like(z)
     for v in c[1:]:
-        b2, b1 = b1, b0
-        b0 = z * b1 - b2 + v
+        b0, b1, b2 = b2, b0, b1  # the retired b2 becomes the new b0's buffer
+        np.multiply(z, b1, out=b0)
+        b0 -= b2
+        b0 += v
     return z.dtype.type(0.5) * (b0 - b2)
+
+
+def _clenshaw_fused32(coeffs: Sequence[float], z: np.ndarray) -> np.ndarray:
+    c = np.asarray(coeffs, dtype=np.float32)
+    z64 = z.astype(np.float64)
+    b0, b1, b2 = np.full(z.shape, c[0], np.float64), np.zeros(z.shape), np.zeros(z.shape)
+    rounded = np.empty(z.shape, np.float32)
+    for v in c[1:]:
+        b0, b1, b2 = b2, b0, b1
+        np.multiply(z64, b1, out=b0)  # exact: a product of two float32 values
+        b0 -= b2
+        rounded[...] = b0
+        rounded += v
+        b0[...] = rounded
+    return np.float32(0.5) * (b0 - b2).astype(np.float32)
 
 
 # ---- Bessel functions of the first and second kind (Cephes j0.c / j1.c) ------------------------------------
