@@ -100,13 +100,16 @@ def _resolve_dtype(dtype, default=None, fn: str | None = None) -> np.dtype:
     return _dt.to_dtype(dtype).np
 
 
-def _into_out(result: Tensor, out):
-    """``result`` written into ``out`` as a factory's out= variant does: in place where the shapes agree, else
-    ``out`` resized to the result (a factory resizes without a warning)."""
+def _into_out(result: Tensor, out, keeps_shape: bool = False):
+    """``result`` written into ``out`` as a factory's out= variant does: in place where the shapes agree (or,
+    ``keeps_shape``, the element counts: the ranges fill ``out`` as it is), else ``out`` resized to the result
+    (a factory resizes without a warning)."""
     if out is None:
         return result
     out._before_write()
-    if out._data.shape == result._data.shape:
+    if keeps_shape and out._data.size == result._data.size:
+        np.copyto(out._data, result._data.reshape(out._data.shape), casting="unsafe")
+    elif out._data.shape == result._data.shape:
         np.copyto(out._data, result._data, casting="unsafe")
     else:
         out._data = result._data
@@ -114,9 +117,12 @@ def _into_out(result: Tensor, out):
     return out
 
 
-def writes_out(factory):
+def writes_out(factory=None, *, keeps_shape: bool = False):
     """A factory taking PyTorch's ``out=``: the result has ``out``'s dtype (a different ``dtype=`` is refused in
-    torch's words) and is written into ``out``, which is returned."""
+    torch's words) and is written into ``out``, which is returned. ``keeps_shape``: the ranges (arange,
+    linspace, logspace) resize ``out`` only when its element count differs."""
+    if factory is None:
+        return functools.partial(writes_out, keeps_shape=keeps_shape)
 
     @functools.wraps(factory)
     def call(*args, out=None, **kwargs):
@@ -128,7 +134,7 @@ def writes_out(factory):
         if dtype is not None and _dt.to_dtype(dtype) != out.dtype:
             raise RuntimeError(f"dtype {_dt.scalar_type_name(_dt.to_dtype(dtype))} does not match dtype of out "
                                f"parameter ({_dt.scalar_type_name(out.dtype)})")
-        return _into_out(factory(*args, **{**kwargs, "dtype": out.dtype}), out)
+        return _into_out(factory(*args, **{**kwargs, "dtype": out.dtype}), out, keeps_shape)
 
     return call
 
@@ -382,7 +388,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
     return _finish(np.eye(n, m if m is not None else n, dtype=np_dtype), requires_grad, device)
 
 
-@writes_out
+@writes_out(keeps_shape=True)
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
     if end is None:
         start, end = 0, start
@@ -434,7 +440,7 @@ def _steps(steps) -> int:
     return steps
 
 
-@writes_out
+@writes_out(keeps_shape=True)
 def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, requires_grad: bool = False,
              **kw) -> Tensor:
     if steps is None:
@@ -472,7 +478,7 @@ def _linspace_like_torch(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
     return np.where(index < steps // 2, from_start, from_end).astype(dtype)
 
 
-@writes_out
+@writes_out(keeps_shape=True)
 def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=None, requires_grad: bool = False,
              **kw) -> Tensor:
     if steps is None:
