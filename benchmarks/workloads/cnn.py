@@ -18,6 +18,7 @@ import numpy as np
 from benchmarks.harness import Bench
 from benchmarks.libs import Lib, sync_fn, tensor
 from benchmarks.spec import Check, Context, Row, Workload
+from benchmarks.workloads.training import sgd_step
 
 LR = 0.01
 CHECK_STEPS = 3
@@ -52,23 +53,10 @@ def make_cnn_step(lib: ModuleType, device: str = "cpu") -> Callable[[], Any]:
         layers += [nn.Conv2d(c_in, c_out, k), nn.ReLU(), nn.MaxPool2d(2)]
     layers += [nn.Flatten(), nn.Linear(FLAT, CLASSES)]
     model = nn.Sequential(*layers)
-    if device != "cpu":
-        model = model.to(device)
     with lib.no_grad():
         for p, value in zip(model.parameters(), params):
-            p.copy_(tensor(lib, value, device))
-    x, y = tensor(lib, x_np, device), tensor(lib, y_np, device)
-    opt = lib.optim.SGD(model.parameters(), lr=LR)
-    cross_entropy = lib.nn.functional.cross_entropy
-
-    def step() -> Any:
-        opt.zero_grad()
-        loss = cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+            p.copy_(tensor(lib, value))
+    return sgd_step(lib, model, x_np, y_np, LR, device)
 
 
 def _losses(lib: Lib) -> Callable[[], np.ndarray]:

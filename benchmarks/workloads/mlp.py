@@ -18,6 +18,7 @@ import numpy as np
 from benchmarks.harness import Bench
 from benchmarks.libs import SUBJECT, Lib, sync_fn, tensor
 from benchmarks.spec import Check, Context, Row, Target, Workload
+from benchmarks.workloads.training import sgd_step
 
 LR = 0.01
 CHECK_STEPS = 3
@@ -58,24 +59,11 @@ def make_torchlike_step(lib: ModuleType, cfg: MLPConfig, device: str = "cpu") ->
         if i < len(params) - 1:
             layers.append(lib.nn.ReLU())
     model = lib.nn.Sequential(*layers)
-    if device != "cpu":
-        model = model.to(device)
     with lib.no_grad():
         for linear, (w, b) in zip(layers[::2], params):
-            linear.weight.copy_(tensor(lib, w, device))
-            linear.bias.copy_(tensor(lib, b, device))
-    x, y = tensor(lib, x_np, device), tensor(lib, y_np, device)
-    opt = lib.optim.SGD(model.parameters(), lr=LR)
-    cross_entropy = lib.nn.functional.cross_entropy
-
-    def step() -> Any:
-        opt.zero_grad()
-        loss = cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+            linear.weight.copy_(tensor(lib, w))
+            linear.bias.copy_(tensor(lib, b))
+    return sgd_step(lib, model, x_np, y_np, LR, device)
 
 
 def make_numpy_step(xp: ModuleType, cfg: MLPConfig) -> Callable[[], Any]:
