@@ -380,7 +380,7 @@ def _caster(name):
         from .backend.dtypes import to_dtype
         from .ops import creation
 
-        return creation.to_dtype(self, to_dtype(name))
+        return creation.to_dtype(self, to_dtype(name), memory_format=memory_format)
 
     return cast
 

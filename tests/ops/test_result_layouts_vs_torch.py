@@ -318,8 +318,8 @@ def test_preserve_format_copies():
 
 
 def test_to_memory_format():
-    """``.to(memory_format=...)``: the tensor itself where it already suggests that format, else a copy in it
-    (ToCopyBackward0), with or without a new dtype; ``copy=True`` copies anyway."""
+    """``.to(memory_format=...)`` and the casts' ``memory_format``: the tensor itself where it already suggests
+    that format (and has the dtype), else a copy in it (ToCopyBackward0); ``copy=True`` copies anyway."""
     seen = []
     for lib in (tg, torch):
         x = lib.randn(2, 3, 4, 5, requires_grad=True)
@@ -327,8 +327,10 @@ def test_to_memory_format():
         results = [last, x.to(lib.float64, memory_format=lib.channels_last), last.to(memory_format=lib.contiguous_format),
                    x.to(copy=True, memory_format=lib.channels_last), lib.randn(1, 2, 3, 4, 5).to(
                        memory_format=lib.channels_last_3d)]
+        results += [x.double(memory_format=lib.channels_last), x.float(memory_format=lib.channels_last),
+                    x.half(memory_format=lib.preserve_format)]
         aliases = (last.to(memory_format=lib.channels_last) is last, x.to(memory_format=lib.contiguous_format) is x,
-                   last.to(memory_format=lib.preserve_format) is last)
+                   last.to(memory_format=lib.preserve_format) is last, x.float() is x)
         seen.append(([(t.stride(), str(t.dtype), t.grad_fn.name() if t.grad_fn else None) for t in results], aliases))
     assert seen[0] == seen[1]
 
