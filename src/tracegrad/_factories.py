@@ -15,12 +15,12 @@ import numpy as np
 from . import _arg_checks as _args
 from ._arg_parser import argument_error, refuse_as_torch, tp_name
 from ._state import STATE
-from ._strides import contiguous_as_torch, contiguous_strides
+from ._strides import contiguous_as_torch, contiguous_strides, with_strides
 from ._tensor import Tensor, _wrap
 from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
 from .backend.device import as_device, refuse_unsupported
-from .memory_format import like_strides
+from .memory_format import contiguous_format, format_strides, like_strides, preserve_format
 
 # ---- helpers ---------------------------------------------------------------------------------------------
 
@@ -352,11 +352,16 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory
 
 
 @writes_out
-def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False, memory_format=None,
           **kwargs) -> Tensor:
     # (zero-filled, so that a program reading uninitialized memory still gives the same numbers every run)
     _args.bool_arg("empty", "requires_grad", requires_grad)
-    array = _filled("aten::empty", None, np.zeros, _size(size, "empty", kwargs), _resolve_dtype(dtype, fn="empty"))
+    shape = _size(size, "empty", kwargs)
+    array = _filled("aten::empty", None, np.zeros, shape, _resolve_dtype(dtype, fn="empty"))
+    if memory_format is preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    if memory_format is not None and memory_format is not contiguous_format:
+        array = with_strides(array, format_strides(shape, memory_format))
     return _finish(array, requires_grad, device, pin_memory)
 
 

@@ -335,6 +335,21 @@ def test_to_memory_format():
     assert seen[0] == seen[1]
 
 
+def test_empty_with_a_memory_format():
+    """``torch.empty(..., memory_format=...)``: channels-last strides for its rank, torch's refusals otherwise."""
+    seen = []
+    for lib in (tg, torch):
+        outcomes = []
+        for fmt in (lib.preserve_format, lib.channels_last, lib.channels_last_3d, lib.contiguous_format):
+            for shape in ((2, 3, 4, 5), (2, 3, 4, 5, 6), (2, 3)):
+                try:
+                    outcomes.append(lib.empty(*shape, memory_format=fmt).stride())
+                except RuntimeError as exc:
+                    outcomes.append(str(exc))
+        seen.append(outcomes)
+    assert seen[0] == seen[1]
+
+
 def test_random_like_factories_fill_memory_in_order():
     """``rand_like`` of a transposed tensor is transposed, and its values are the stream's in memory order."""
     for make in ("rand_like", "randn_like"):
