@@ -36,6 +36,7 @@ def _calls(lib):
         "vector_norm": lambda o: lib.linalg.vector_norm(m, out=o(())),
         "norm 2": lambda o: lib.linalg.norm(m, 2, out=o(())),
         "matmul": lambda o: lib.matmul(m, m, out=o(3, 3)),
+        "diff": lambda o: lib.diff(x, out=o(2)),
     }
 
 
@@ -103,3 +104,14 @@ def test_nn_functions_bound_to_an_operator_with_out_take_it():
             assert raised(tg, lambda _, call=ours: call()) == raised(torch, lambda _, call=theirs: call())
             if not requires_grad:
                 assert np.allclose(ours().numpy(), theirs().numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("n, out_size", [(1, 3), (2, 2), (0, 4), (1, 5)])
+def test_diff_writes_its_last_difference_into_out(n, out_size):
+    """torch.diff's out=: values, resizing, and ``out`` returned (its last step is ``sub(..., out=)``)."""
+    seen = []
+    for lib in (tg, torch):
+        out = lib.full((out_size,), -7.0)
+        result = lib.diff(lib.arange(4.0) ** 2, n=n, out=out)
+        seen.append((result is out, out.tolist()))
+    assert seen[0] == seen[1]

@@ -1721,9 +1721,12 @@ cummin = defop("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"
                vjp=_cum_extreme_vjp, attrs=("dim",), saves=("result1",))
 
 
-def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *, out: Tensor | None = None) -> Tensor:
+    """``torch.diff``; with ``out=``, its last difference is written there by ``sub(..., out=)`` (or
+    ``logical_xor``), as PyTorch's diff_out does, with that operator's refusals."""
     from .pointwise import logical_xor, sub
     from .shape import cat
+    from .variants import copy_out
     from .views import narrow
 
     if input.ndim == 0:
@@ -1741,12 +1744,18 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) ->
     if append is not None:
         parts.append(append)
     x = cat(parts, d) if len(parts) > 1 else input
-    for _ in range(n):
+    for step in range(n):
         length = x.shape[d]
         if length == 0:
             break
         hi, lo = narrow(x, d, 1, length - 1), narrow(x, d, 0, length - 1)
-        x = logical_xor(hi, lo) if x.dtype.name == "bool" else sub(hi, lo)
+        difference = logical_xor if x.dtype.name == "bool" else sub
+        if out is not None and step == n - 1:
+            return difference(hi, lo, out=out)
+        x = difference(hi, lo)
+    if out is not None:
+        copy_out((x,), (out,))
+        return out
     return x
 
 
