@@ -59,3 +59,20 @@ def test_index_add_index_put_and_embedding_gradient_bitwise_as_torch(dtype, seed
         results.append([t.index_add(0, i, s), t.index_put((i,), s, accumulate=True), gradient])
     for ours, theirs in zip(*results):
         assert np.array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("dtype, alpha", [("float16", 1), ("float16", 2.5), ("float16", -0.3), ("float32", 1),
+                                          ("float64", 1)])
+@pytest.mark.parametrize("dim", (0, 1))
+def test_index_add_with_alpha_bitwise_as_torch(dtype, alpha, dim):
+    """Half rows are added in float and rounded once (alpha 1), or scaled and added in half (another alpha).
+    (float and double with another alpha: torch fuses the multiply-add, which NumPy cannot for double.)"""
+    rng = np.random.default_rng(7)
+    base = (rng.standard_normal((20, 24)) * 100).astype(dtype)
+    index = rng.integers(0, 20, 200)
+    source = (rng.standard_normal((200, 24)) * 10 ** rng.uniform(-3, 3, (200, 24))).astype(dtype)
+    if dim == 1:
+        base, source = base.T.copy(), source.T.copy()
+    ours, theirs = (lib.tensor(base).index_add(dim, lib.tensor(index), lib.tensor(source), alpha=alpha)
+                    for lib in (tg, torch))
+    assert np.array_equal(ours.numpy(), theirs.numpy())

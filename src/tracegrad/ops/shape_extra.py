@@ -821,6 +821,10 @@ def _index_add_kernel(a, dim, index, source, alpha=1):
         if flat.size and ((flat < 0) | (flat >= size)).any():
             raise IndexError("index out of range in self")
     _check_bounds(flat, _as_1d(a).shape[d], d)
+    if a.dtype == np.float16 and alpha == 1:  # (PyTorch adds half rows in float and rounds once at the end;
+        wide = a.astype(np.float32)           # with an alpha, it scales and adds in half, as below)
+        add_rows_at(_slices_first(wide, d), flat, _slices_first(src.astype(np.float32), d))
+        return wide.astype(np.float16)
     out = a.copy()
     values = src if alpha == 1 else (src * alpha).astype(a.dtype)
     add_rows_at(_slices_first(out, d), flat, _slices_first(values, d))
