@@ -384,10 +384,10 @@ def _window_sums(v: np.ndarray, kernel_size: tuple, dtype) -> np.ndarray:
     """Each window's sum in ``dtype``, added slab by slab over the kernel offsets: PyTorch's order (row by row
     through the window), and fast (NumPy's reduction over a few strided trailing axes runs one short inner loop
     per output element)."""
-    offsets = itertools.product(*(range(k) for k in kernel_size))
-    sums = np.array(v[(Ellipsis,) + next(offsets)], dtype=dtype, order="C")
-    for offset in offsets:
-        sums += v[(Ellipsis,) + offset]
+    slabs = _window_slabs(v, kernel_size)
+    sums = np.array(next(slabs), dtype=dtype, order="C")
+    for slab in slabs:
+        sums += slab
     return sums
 
 
