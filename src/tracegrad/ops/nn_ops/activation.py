@@ -71,7 +71,7 @@ def _threshold_backward_kernel(g, x, threshold):
         if np.isfinite(np.dot(flat, flat)):
             return out
     if same:
-        out = g.copy()  # = select(~drop, g, 0) (C order, +0.0 where dropped), with less overhead
+        out = g.copy()  # = np.where(~drop, g, 0) (C order, +0.0 where dropped), with less overhead
         out[drop] = 0
         return out
     return select(drop, np.zeros((), dtype=np.result_type(g)), g)
