@@ -99,7 +99,7 @@ def _weight_matrix(w: np.ndarray, groups: int) -> np.ndarray:
 
 
 def _channel_major(g: np.ndarray, groups: int) -> np.ndarray:
-    """(N, O, *out) -> (G, Og, N*L): the layout of im2col's columns."""
+    """(N, O, *out) -> (G, Og, N*L): columns in im2col's order (sample, then output position)."""
     n, o = g.shape[:2]
     return np.ascontiguousarray(g.reshape(n, o, -1).swapaxes(0, 1)).reshape(groups, o // groups, -1)
 
