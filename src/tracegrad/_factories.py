@@ -385,16 +385,18 @@ def zeros_array_tensor(shape, np_dtype) -> Tensor:
 
 
 @writes_out
-def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
+def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False,
+        pin_memory: bool = False, **kw) -> Tensor:
     for name, value in (("n", n), ("m", m)):
         if value is not None and value < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     np_dtype = _resolve_dtype(dtype, fn="eye")
-    return _finish(np.eye(n, m if m is not None else n, dtype=np_dtype), requires_grad, device)
+    return _finish(np.eye(n, m if m is not None else n, dtype=np_dtype), requires_grad, device, pin_memory)
 
 
 @writes_out(keeps_shape=True)
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False, **kw) -> Tensor:
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -407,7 +409,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     count = builtins.max(0, math.ceil((vals[1] - vals[0]) / vals[2]))
     array = (vals[0] + np.arange(count, dtype=np.float64) * vals[2]).astype(np_dtype) \
         if np_dtype.kind in "fc" else np.arange(vals[0], vals[1], vals[2]).astype(np_dtype)
-    return _finish(array, requires_grad, device)
+    return _finish(array, requires_grad, device, pin_memory)
 
 
 def _check_range(vals: list, np_dtype: np.dtype) -> None:
@@ -447,7 +449,7 @@ def _steps(steps) -> int:
 
 @writes_out(keeps_shape=True)
 def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, requires_grad: bool = False,
-             **kw) -> Tensor:
+             pin_memory: bool = False, **kw) -> Tensor:
     if steps is None:
         raise _steps_missing("linspace", (start, end), _given(dtype=dtype, device=device,
                                                               requires_grad=requires_grad, **kw))
@@ -459,7 +461,7 @@ def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, r
         values = _linspace_like_torch(start, end, steps, np_dtype)
     else:
         values = np.linspace(start, end, steps, dtype=np.float64).astype(np_dtype)
-    return _finish(values, requires_grad, device)
+    return _finish(values, requires_grad, device, pin_memory)
 
 
 def _check_bounds(fn: str, start, end) -> None:
@@ -484,14 +486,16 @@ def _linspace_like_torch(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
 
 
 @writes_out(keeps_shape=True)
-def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=None, requires_grad: bool = False,
-             **kw) -> Tensor:
+def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad: bool = False, pin_memory: bool = False, **kw) -> Tensor:
     if steps is None:
-        raise _steps_missing("logspace", (start, end), _given(dtype=dtype, requires_grad=requires_grad, **kw))
+        raise _steps_missing("logspace", (start, end), _given(dtype=dtype, device=device,
+                                                              requires_grad=requires_grad, **kw))
     if isinstance(start, Tensor) or isinstance(end, Tensor):
         _check_bounds("logspace", start, end)
     np_dtype = _resolve_dtype(dtype, fn="logspace")
-    return _finish(np.logspace(start, end, _steps(steps), base=base).astype(np_dtype), requires_grad)
+    return _finish(np.logspace(start, end, _steps(steps), base=base).astype(np_dtype), requires_grad, device,
+                   pin_memory)
 
 
 # ---- random ------------------------------------------------------------------------------------------------
@@ -595,10 +599,11 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 @writes_out
-def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False, **kw) -> Tensor:
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False,
+             pin_memory: bool = False, **kw) -> Tensor:
     np_dtype = _resolve_dtype(dtype, _dt.int64, fn="randperm")
     _args.non_negative_shape("randperm", (n,))
-    return _finish(_rng(generator).randperm(int(n)).astype(np_dtype), requires_grad, device)
+    return _finish(_rng(generator).randperm(int(n)).astype(np_dtype), requires_grad, device, pin_memory)
 
 
 def _refuse_dtype(kernel: str, np_dtype: np.dtype, kinds: str) -> None:
@@ -632,24 +637,24 @@ def _laid_out_like(t: Tensor, drawn: Tensor, memory_format) -> Tensor:
 
 
 def rand_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory: bool = False,
-              memory_format=None, **kw) -> Tensor:
-    return _laid_out_like(t, rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device,
-                                  pin_memory=pin_memory), memory_format)
+              memory_format=None, generator=None, **kw) -> Tensor:
+    return _laid_out_like(t, rand(t.shape, generator=generator, dtype=dtype or t.dtype, requires_grad=requires_grad,
+                                  device=device, pin_memory=pin_memory), memory_format)
 
 
 def randn_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory: bool = False,
-               memory_format=None, **kw) -> Tensor:
-    return _laid_out_like(t, randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, device=device,
-                                   pin_memory=pin_memory), memory_format)
+               memory_format=None, generator=None, **kw) -> Tensor:
+    return _laid_out_like(t, randn(t.shape, generator=generator, dtype=dtype or t.dtype,
+                                   requires_grad=requires_grad, device=device, pin_memory=pin_memory), memory_format)
 
 
 def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, pin_memory: bool = False,
-                 requires_grad: bool = False, memory_format=None, **kw) -> Tensor:
+                 requires_grad: bool = False, memory_format=None, generator=None, **kw) -> Tensor:
     if high is None:
         low, high = 0, low
         if isinstance(high, Tensor) and high.ndim:
             _refuse_tensor_high(device)
-    return _laid_out_like(t, randint(low, high, t.shape, dtype=dtype or t.dtype, device=device,
+    return _laid_out_like(t, randint(low, high, t.shape, generator=generator, dtype=dtype or t.dtype, device=device,
                                      pin_memory=pin_memory, requires_grad=requires_grad), memory_format)
 
 

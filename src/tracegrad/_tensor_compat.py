@@ -20,7 +20,7 @@ def _cast_to(name: str):
         from .backend.dtypes import to_dtype
         from .ops import creation
 
-        return creation.to_dtype(self, to_dtype(name))
+        return creation.to_dtype(self, to_dtype(name), memory_format=memory_format)
 
     cast.__name__ = {"complex64": "cfloat", "complex128": "cdouble"}[name]
     return cast

@@ -132,7 +132,7 @@ def install() -> None:
         "float": _caster("float32"), "double": _caster("float64"),
         "half": _caster("float16"), "long": _caster("int64"), "int": _caster("int32"), "bool": _caster("bool"),
         "byte": _caster("uint8"), "short": _caster("int16"), "char": _caster("int8"),
-        "cpu": lambda self, *a, **k: self, "cuda": _cuda, "numpy": Tensor.numpy, "type_as": _type_as,
+        "cpu": _cpu, "cuda": _cuda, "numpy": Tensor.numpy, "type_as": _type_as,
         "new_tensor": _new_tensor, "new_ones": _new_ones, "new_full": _new_full, "new_empty": _new_zeros_any,
         "_is_view": Tensor._is_view, "as_subclass": _as_subclass,
     }.items():
@@ -375,6 +375,13 @@ def _number_as_tensor(args: tuple, kwargs: dict):
     return {bool: dtypes.bool_, int: dtypes.int64, float: dtypes.float64, complex: dtypes.complex128}[first.__class__]
 
 
+def _cpu(self, memory_format=preserve_format):
+    """Already on the CPU: ``self``, unless another memory format is asked for (then ``to`` relays it out)."""
+    if memory_format is preserve_format:
+        return self
+    return _to(self, memory_format=memory_format)
+
+
 def _caster(name):
     def cast(self, memory_format=None):
         from .backend.dtypes import to_dtype
@@ -385,18 +392,24 @@ def _caster(name):
     return cast
 
 
-def _type(self, dtype=None, non_blocking=False, **kwargs):
+def _type(self, dtype=None, non_blocking=False, *, memory_format=None, **kwargs):
     from ._legacy_types import legacy_type_dtype
     from .autograd.saved import type_string
     from .backend.dtypes import to_dtype
     from .ops import creation
 
+    unknown = [k for k in kwargs if k != "async"]  # (``async`` is the old spelling of non_blocking)
+    if unknown:
+        raise TypeError(f"type() got an unexpected keyword argument '{unknown[0]}'")
     if dtype is None:
         return type_string(self)
     legacy = legacy_type_dtype(dtype)  # torch.FloatTensor, or "torch.FloatTensor"
     if legacy is None:
         _check_type_argument(dtype)
-    return creation.to_dtype(self, legacy if legacy is not None else to_dtype(dtype))
+    target = legacy if legacy is not None else to_dtype(dtype)
+    if memory_format is None:
+        return creation.to_dtype(self, target)
+    return self.to(target, memory_format=memory_format)  # (``to``'s guard words a refused format as torch)
 
 
 def _check_type_argument(dtype) -> None:

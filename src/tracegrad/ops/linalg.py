@@ -1348,7 +1348,17 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         result = (amax if ord > 0 else amin)(sums, [reduced], keepdim)
     else:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    return _into(result, out, "linalg_matrix_norm", copies=True)
+    return _into_norm(result, out, "linalg_matrix_norm")
+
+
+def _into_norm(result: Tensor, out, name: str):
+    """linalg.norm and matrix_norm copy their result into ``out``, which must already have its dtype (torch
+    checks rather than casting)."""
+    if out is not None:
+        from .variants import check_out_dtype
+
+        check_out_dtype(name, result.dtype, out)
+    return _into(result, out, name, copies=True)
 
 
 def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None) -> Tensor:
@@ -1360,7 +1370,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
     if ord is None:
         result = vector_norm(A, 2.0, dim, keepdim, dtype=dtype) if dim is None or len(dim) != 2 \
             else matrix_norm(A, "fro", dim, keepdim, dtype=dtype)
-        return _into(result, out, "linalg_norm", copies=True)
+        return _into_norm(result, out, "linalg_norm")
     if dim is None:
         if A.ndim not in (1, 2):
             raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
@@ -1370,7 +1380,7 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
         result = matrix_norm(A, ord, dim, keepdim, dtype=dtype)
     else:  # linalg.norm's numeric ord is a double (the node shows 1.0 for ord=1)
         result = vector_norm(A, float(ord), dim, keepdim, dtype=dtype)
-    return _into(result, out, "linalg_norm", copies=True)
+    return _into_norm(result, out, "linalg_norm")
 
 
 # ---- inverse, determinant, solve ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from .._state import STATE
 from .._strides import storage_extent
 from .._tensor import Tensor
 from ..backend import dtypes as _dt
+from ..memory_format import format_strides, preserve_format, suggested_format
 from . import complex_ops, creation, indexing, linalg, pointwise, shape_extra, special_fns, views
 from .nn_ops import misc as _misc
 from .registry import OpDef, defop, defop_without_derivative
@@ -63,21 +64,41 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type
 
 
 def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:  # noqa: A002
-    """Give ``input`` the template's shape (contiguous): the leading elements are kept, new ones are zero
-    (PyTorch leaves them uninitialised)."""
+    """Give ``input`` the template's shape; ``memory_format`` (``preserve_format``: the template's suggested
+    one) lays it out anew, as ``resize_`` does."""
+    if memory_format is preserve_format:
+        memory_format = suggested_format(the_template._data)
+    return resized(input, tuple(the_template._data.shape), memory_format)
+
+
+def resized(input: Tensor, shape: tuple, memory_format=None) -> Tensor:  # noqa: A002
+    """``input`` resized in place to ``shape``: the leading elements in memory are kept, new ones are zero
+    (PyTorch leaves them uninitialised). A new shape is contiguous; ``memory_format`` then restrides the same
+    memory in that format (so elements keep their place in memory, not their index), as PyTorch's
+    ``empty_tensor_restride`` does."""
     if input._rg:
         raise RuntimeError("cannot resize variables that require grad")
-    shape = tuple(the_template._data.shape)
+    strides = None if memory_format is None else format_strides(shape, memory_format)
     old = input._data
     input._before_write()
     if old.shape != shape:
         n = int(np.prod(shape, dtype=np.int64))
         flat = np.zeros(n, dtype=old.dtype)
         keep = builtins.min(n, old.size)
-        flat[:keep] = old.reshape(-1)[:keep]
+        flat[:keep] = _in_memory_order(old)[:keep]
         input._data = flat.reshape(shape)
+    if strides is not None:
+        data = input._data
+        input._data = np.lib.stride_tricks.as_strided(_in_memory_order(data), shape,
+                                                      tuple(s * data.itemsize for s in strides))
     input._bump_version()
     return input
+
+
+def _in_memory_order(a: np.ndarray) -> np.ndarray:
+    """The elements of ``a`` flattened in the order they lie in memory (a view where ``a`` is dense)."""
+    order = sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
+    return a.transpose(order).reshape(-1)
 
 
 # ---- the dropout family (torch.dropout_, torch.alpha_dropout...: ATen's _dropout_impl, in nn_ops/misc.py) -----
@@ -223,7 +244,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     buffer = np.zeros(storage_extent(size, stride), dtype=np_dtype)
     item = buffer.itemsize
     array = np.lib.stride_tricks.as_strided(buffer, size, tuple(s * item for s in stride))
-    return _finish(array, requires_grad, device)
+    return _finish(array, requires_grad, device, pin_memory)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
@@ -236,7 +257,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
         s = s.item()
     if isinstance(s, complex) and not d.is_complex:
         raise RuntimeError(f"value cannot be converted to type {_dt.cpp_type_name(d)} without overflow")
-    return _finish(np.asarray(s, dtype=d.np), requires_grad, device)
+    return _finish(np.asarray(s, dtype=d.np), requires_grad, device, pin_memory)
 
 
 _UNSET = object()

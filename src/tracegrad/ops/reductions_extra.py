@@ -303,6 +303,10 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=N
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_type_name(input.dtype.np)}")
     counts = sum(logical_not(_isnan(input)), dim, keepdim)  # (first, as torch: its dims' checks speak first)
+    if out is not None and dtype is not None:  # (torch's nansum out= refuses it, in nansum's words)
+        from .variants import check_out_dtype
+
+        check_out_dtype("nansum", dtype, out)
     result = div(nansum(input, dim, keepdim, dtype=dtype), counts)
     return _store_out(result, out)
 
@@ -1276,8 +1280,12 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
     return sort(input, dim, descending, stable)[1].detach()
 
 
-def msort(input: Tensor) -> Tensor:
-    return sort(input, 0)[0]
+def msort(input: Tensor, *, out=None) -> Tensor:
+    if out is None:
+        return sort(input, 0)[0]
+    # torch's msort_out: sort_out into ``out`` with indices it throws away (so sort's out= checks apply)
+    sort(input, 0, out=(out, _wrap(np.empty(0, dtype=np.int64))))
+    return out
 
 
 def _refuse_unordered(a, kernel_name: str) -> None:

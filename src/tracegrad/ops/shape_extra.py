@@ -1845,7 +1845,7 @@ def get_device(input: Tensor) -> int:
     return -1 if device.type == "cpu" else (device.index or 0)
 
 
-def _triangle_indices(upper: bool, row: int, col: int, offset: int, dtype) -> Tensor:
+def _triangle_indices(upper: bool, row: int, col: int, offset: int, dtype) -> np.ndarray:
     from ..backend.dtypes import int64, to_dtype
 
     dt = to_dtype(dtype if dtype is not None else int64)
@@ -1854,17 +1854,23 @@ def _triangle_indices(upper: bool, row: int, col: int, offset: int, dtype) -> Te
         raise unsupported(name, dt.np)
     mask = np.triu(np.ones((row, col), dtype=bool), offset) if upper else np.tril(np.ones((row, col), dtype=bool),
                                                                                   offset)
-    return _wrap(np.stack(np.nonzero(mask)).astype(dt.np))
+    return np.stack(np.nonzero(mask)).astype(dt.np)
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None,
+                 pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """The (row, column) indices of the lower triangle of a ``row`` x ``col`` matrix, row by row."""
-    return _triangle_indices(False, row, col, offset, dtype)
+    from .._factories import _finish
+
+    return _finish(_triangle_indices(False, row, col, offset, dtype), requires_grad, device, pin_memory)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None,
+                 pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """The (row, column) indices of the upper triangle of a ``row`` x ``col`` matrix, row by row."""
-    return _triangle_indices(True, row, col, offset, dtype)
+    from .._factories import _finish
+
+    return _finish(_triangle_indices(True, row, col, offset, dtype), requires_grad, device, pin_memory)
 
 
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:

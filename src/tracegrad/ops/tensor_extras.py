@@ -17,9 +17,10 @@ import numpy as np
 from .._tensor import Tensor
 from ..backend import dtypes as _dt
 from ..backend.device import as_device
+from ..memory_format import preserve_format
 from ..return_types import return_type
 from . import gamma, special_fns, views
-from .namespace_extras import resize_as_
+from .namespace_extras import resize_as_, resized
 from .nn_ops import activation
 from .nn_ops import rnn as _rnn
 from .pointwise import inplace_kernel
@@ -125,7 +126,7 @@ def new_empty_strided(self: Tensor, size, stride, *, dtype=None, layout=None, de
     from .namespace_extras import empty_strided
 
     return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, device=device,
-                         requires_grad=requires_grad)
+                         pin_memory=pin_memory, requires_grad=requires_grad)
 
 
 def _nonzero_static_kernel(a, size, fill_value=-1):
@@ -153,9 +154,9 @@ def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
     shape = views.normalize_shape(sizes)
     if builtins.any(s < 0 for s in shape):
         raise RuntimeError("numel: integer multiplication overflow")
-    template = Tensor.__new__(Tensor)  # only its shape is read
-    template._data = np.empty(shape, dtype=np.bool_)
-    return resize_as_(self, template)
+    if memory_format is preserve_format:  # (no template to preserve a format from)
+        raise RuntimeError("Unsupported memory formatPreserve")
+    return resized(self, tuple(shape), memory_format)
 
 
 def dim_order(self: Tensor, *, ambiguity_check=False) -> tuple[int, ...]:
@@ -244,7 +245,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     if len(size) != len(perm):
         raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
                            f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(perm)}")
-    physical = empty(*[size[p] for p in perm], dtype=dtype, device=device)
+    physical = empty(*[size[p] for p in perm], dtype=dtype, device=device, pin_memory=pin_memory)
     inverse = [perm.index(d) for d in builtins.range(len(perm))]
     return views.permute(physical, inverse).detach().requires_grad_(requires_grad)
 

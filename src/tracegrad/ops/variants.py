@@ -41,6 +41,7 @@ def write_out(op, bound: tuple, out):
     if STATE.grad_enabled and op.vjp is not None and (
             any(o._rg for o in outs) or not no_derivative and _requires_grad_anywhere(op, bound)):
         raise out_with_grad_error(f"{'aten::' if no_derivative else ''}{op.name}")
+    _check_out_dtype(op, bound, outs[0])
     _check_out_overlap(op, bound, outs)
     prev = STATE.grad_enabled
     STATE.grad_enabled = False
@@ -53,6 +54,7 @@ def write_out(op, bound: tuple, out):
         raise RuntimeError(f"{op.name}(): expected {len(results)} output tensors in out=, got {len(outs)}")
     if op.name == "cat":
         _check_cat_out(results[0], outs[0])
+    _check_strict_out_dtypes(op, results, outs)
     for dst, src in zip(outs, results):
         _store(dst, src)
     if no_derivative:
@@ -101,6 +103,86 @@ def copy_out(results: tuple, outs: tuple) -> None:
             dst.copy_(src)
         else:
             _store(dst, src)
+
+
+def _check_out_dtype(op, bound: tuple, dst) -> None:
+    """An operator's ``dtype=`` names its result's dtype, so torch refuses an ``out=`` of another dtype (it
+    would otherwise be a silent cast into ``out``)."""
+    if "dtype" not in op.param_names or not isinstance(dst, Tensor):
+        return
+    dtype = bound[op.param_names.index("dtype")]
+    if dtype is not None:
+        check_out_dtype(op.name, dtype, dst)
+
+
+def check_out_dtype(name: str, dtype, dst: Tensor) -> None:
+    """torch's refusal of an ``out=`` whose dtype is not the ``dtype=`` of operator ``name``, in its words."""
+    from ..backend.dtypes import scalar_type_name, to_dtype
+
+    want, have = to_dtype(dtype).np, dst._data.dtype
+    if want == have:
+        return
+    if name == "nansum":
+        raise RuntimeError(f"nansum: provided dtype must match dtype of result. Got {scalar_type_name(have)} and "
+                           f"{scalar_type_name(want)}.")
+    if name in ("linalg_norm", "linalg_matrix_norm"):
+        raise RuntimeError(f"{name.replace('_', '.', 1)} expected out tensor dtype {scalar_type_name(want)} but "
+                           f"got: {scalar_type_name(have)}")
+    raise RuntimeError(_expected_dtype(want, have, 0))
+
+
+def _expected_dtype(want: np.dtype, have: np.dtype, output: int) -> str:
+    from ..backend.dtypes import cpp_type_name
+
+    return f"Expected out tensor to have dtype {cpp_type_name(want)}, but got {cpp_type_name(have)} instead"
+
+
+def _names(want: np.dtype, have: np.dtype) -> tuple[str, str]:
+    from ..backend.dtypes import scalar_type_name
+
+    return scalar_type_name(want), scalar_type_name(have)
+
+
+def _median_words(want: np.dtype, have: np.dtype, output: int) -> str:
+    from ..backend.dtypes import tensor_type_string
+
+    if output:
+        return (f"Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                f"{tensor_type_string(have)} instead (while checking arguments for median)")
+    return (f"Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but type "
+            f"{tensor_type_string(have)} does not equal {tensor_type_string(want)} (while checking arguments for "
+            "median)")
+
+
+def _kthvalue_words(want: np.dtype, have: np.dtype, output: int) -> str:
+    return "output indices must be of scalar type Long" if output else "output values must be of same type as input"
+
+
+# Operators (name.overload) whose out= tensors must already have the results' dtypes: torch checks them
+# instead of casting into them, in each operator's words (want: the result's dtype, have: out's, output: which
+# result, 0 for the values, 1 for the indices).
+_STRICT_OUT_DTYPE = {
+    **dict.fromkeys(("linalg_vector_norm", "sort", "sort.stable", "topk", "max.dim", "min.dim", "aminmax"),
+                    _expected_dtype),
+    **dict.fromkeys(("amax", "amin"), lambda want, have, output: "Expected the dtype for input and out to match, "
+                    "but got {} for input's dtype and {} for out's dtype.".format(*_names(want, have))),
+    **dict.fromkeys(("cummax", "cummin"),
+                    lambda want, have, output: "expected scalar_type {} but found {}".format(*_names(want, have))),
+    "kthvalue": _kthvalue_words,
+    "mode": lambda want, have, output: "expected scalar type '{}' but got '{}' for {} output".format(
+        *_names(want, have), "indices" if output else "values"),
+    **dict.fromkeys(("median.dim", "nanmedian.dim"), _median_words),
+}
+
+
+def _check_strict_out_dtypes(op, results: tuple, outs: tuple) -> None:
+    overload = getattr(op.schema, "overload", "")
+    words = _STRICT_OUT_DTYPE.get(f"{op.name}.{overload}" if overload else op.name)
+    if words is None:
+        return
+    for output, (dst, src) in enumerate(zip(outs, results)):
+        if isinstance(dst, Tensor) and dst._data.dtype != src._data.dtype:
+            raise RuntimeError(words(src._data.dtype, dst._data.dtype, output))
 
 
 def _check_cat_out(result: Tensor, dst: Tensor) -> None:
