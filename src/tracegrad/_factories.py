@@ -15,7 +15,7 @@ import numpy as np
 from . import _arg_checks as _args
 from ._arg_parser import argument_error, refuse_as_torch, tp_name
 from ._state import STATE
-from ._strides import contiguous_as_torch, contiguous_strides, with_strides
+from ._strides import _is_contiguous, contiguous_as_torch, contiguous_strides, with_strides
 from ._tensor import Tensor, _wrap
 from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
@@ -576,10 +576,18 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
 @writes_out
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
           **kw) -> Tensor:
+    return _randn(size, kw, generator, dtype, device, requires_grad, pin_memory)
+
+
+def _randn(size: tuple, kw: dict, generator, dtype, device, requires_grad: bool, pin_memory: bool,
+           contiguous: bool = True) -> Tensor:
+    """randn's draws: PyTorch's normal_ on a fresh tensor, whose 16-at-a-time fill needs a contiguous one (a
+    ``*_like`` result laid out otherwise draws one normal at a time, in memory order)."""
     np_dtype, shape, rng = _resolve_dtype(dtype, fn="randn"), _size(size, "randn", kw), _rng(generator)
     _refuse_dtype("normal_kernel_cpu", np_dtype, "iub")
-    return _random_factory("aten::randn", "aten::normal_", shape, np_dtype, lambda: rng.normal(shape, np_dtype),
-                           requires_grad, device, pin_memory)
+    return _random_factory("aten::randn", "aten::normal_", shape, np_dtype,
+                           lambda: rng.normal(shape, np_dtype, contiguous=contiguous), requires_grad, device,
+                           pin_memory)
 
 
 @writes_out
@@ -644,8 +652,9 @@ def rand_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None
 
 def randn_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory: bool = False,
                memory_format=None, generator=None, **kw) -> Tensor:
-    return _laid_out_like(t, randn(t.shape, generator=generator, dtype=dtype or t.dtype,
-                                   requires_grad=requires_grad, device=device, pin_memory=pin_memory), memory_format)
+    contiguous = _is_contiguous(tuple(t.shape), like_strides(t._data, memory_format))
+    return _laid_out_like(t, _randn((t.shape,), {}, generator, dtype or t.dtype, device, requires_grad, pin_memory,
+                                    contiguous), memory_format)
 
 
 def randint_like(t: Tensor, low, high=None, *, dtype=None, device=None, pin_memory: bool = False,

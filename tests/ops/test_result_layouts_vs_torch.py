@@ -365,6 +365,23 @@ def test_random_like_factories_fill_memory_in_order():
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
+@pytest.mark.parametrize("layout", ["transposed", "channels_last", "sliced"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_randn_like_of_16_or_more_laid_out_otherwise_draws_one_normal_at_a_time(layout, dtype):
+    """normal_'s 16-at-a-time fill needs a contiguous tensor: a ``randn_like`` result laid out otherwise draws
+    scalar normals in memory order, and the generator is left where torch's is."""
+    seen = []
+    for lib in (tg, torch):
+        zeros = lib.zeros(2, 3, 4, 5, dtype=getattr(lib, dtype))
+        like, fmt = {"transposed": (zeros.reshape(6, 20).t(), lib.preserve_format),
+                     "channels_last": (zeros, lib.channels_last),
+                     "sliced": (zeros.reshape(3, 40)[:, ::2], lib.preserve_format)}[layout]
+        lib.manual_seed(0)
+        drawn = lib.randn_like(like, memory_format=fmt)
+        seen.append((drawn.stride(), drawn.reshape(-1).tolist(), lib.randn(3).tolist()))
+    assert seen[0] == seen[1]
+
+
 def test_channels_last_propagates():
     def program(lib):
         F = lib.nn.functional
