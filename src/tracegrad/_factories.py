@@ -21,6 +21,7 @@ from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
 from .backend.device import as_device, refuse_unsupported
 from .memory_format import contiguous_format, format_strides, like_strides, preserve_format
+from .ops.scalar_fill import scalar_for
 
 # ---- helpers ---------------------------------------------------------------------------------------------
 
@@ -327,10 +328,11 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         np_dtype = _dt.default_dtype_for_category(cat).np
     else:
         np_dtype = _resolve_dtype(dtype)
+    value = scalar_for(fill_value.item() if isinstance(fill_value, Tensor) else fill_value, np_dtype)
     if STATE.profiler is None:
-        return _finish(np.full(size, fill_value, dtype=np_dtype), requires_grad, device, pin_memory)
+        return _finish(np.full(size, value, dtype=np_dtype), requires_grad, device, pin_memory)
     array = STATE.profiler.factory("aten::full", "aten::fill_", size, np_dtype,
-                                   lambda: np.full(size, fill_value, dtype=np_dtype))
+                                   lambda: np.full(size, value, dtype=np_dtype))
     return _finish(array, requires_grad, device, pin_memory)
 
 

@@ -10,6 +10,7 @@ from .._tensor import Tensor, _wrap
 from ..memory_format import copy_in_format, like_strides, preserve_format, suggested_format
 from ._util import broadcast_mismatch
 from .registry import defop
+from .scalar_fill import scalar_for
 
 
 def _clone_kernel(a, memory_format=None):
@@ -104,7 +105,7 @@ copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() fo
 
 
 def _fill_kernel(a, value):
-    a[...] = value
+    a[...] = value if value.__class__ is np.ndarray else scalar_for(value, a.dtype)
     return a
 
 
@@ -145,7 +146,8 @@ zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, vjp=lambda c
 
 
 def _full_like_kernel(a, fill_value, dtype=None, memory_format=None):
-    values = np.full(a.shape, fill_value, dtype=dtype if dtype is not None else a.dtype)
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    values = np.full(a.shape, scalar_for(fill_value, dtype), dtype=dtype)
     return with_strides(values, like_strides(a, memory_format))  # (laid out as empty_like(a, memory_format))
 
 

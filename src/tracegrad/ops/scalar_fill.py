@@ -1,0 +1,69 @@
+"""A Python number converted to a tensor's dtype as PyTorch's ``Scalar::to<T>()`` converts it (``full``,
+``full_like``, ``new_full``, ``fill_``): c10's ``checked_convert`` refuses a value the dtype cannot hold
+("value cannot be converted to type float without overflow") where NumPy would wrap, saturate, drop an
+imaginary part or give NaN silently.
+
+c10's ``overflows`` rules: a complex value with an imaginary part does not fit a real dtype; a float fits an
+integer dtype if it is finite and within its range (then truncated toward zero); an integer fits an unsigned
+dtype down to minus its maximum (two's complement wraps it, as ``uint8`` takes -1 as 255); a finite float
+beyond a float dtype's range does not fit (infinities and NaN do). Half precision is not checked by the fills
+(they overflow to inf, as PyTorch's do); bool takes any number's truth.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# c10's names of the types in the message (``c10::demangle_type``)
+_C_NAMES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.float16): "c10::Half",
+            np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int", np.dtype(np.int16): "int16_t",
+            np.dtype(np.int8): "int8_t", np.dtype(np.uint8): "uint8_t",
+            np.dtype(np.complex64): "c10::complex<float>", np.dtype(np.complex128): "c10::complex<double>"}
+
+
+def scalar_for(value, np_dtype: np.dtype):
+    """``value`` (a bool, int, float or complex) as a NumPy scalar of ``np_dtype``, refused as PyTorch refuses it
+    when the dtype cannot hold it."""
+    np_dtype = np.dtype(np_dtype)
+    kind = np_dtype.kind
+    if kind == "b":
+        return np.bool_(bool(value))
+    if isinstance(value, complex) and kind != "c":
+        if value.imag != 0:
+            raise _overflow(np_dtype)
+        value = value.real
+    if kind in "iu":
+        return np_dtype.type(_integer(value, np_dtype))
+    if kind == "f" and np_dtype.itemsize > 2 and _beyond(value, np_dtype):
+        raise _overflow(np_dtype)
+    if kind == "c" and any(_beyond(part, np_dtype) for part in (complex(value).real, complex(value).imag)):
+        raise _overflow(np_dtype)
+    with np.errstate(over="ignore"):  # (half precision: inf, unchecked)
+        return np_dtype.type(value)
+
+
+def _integer(value, np_dtype: np.dtype) -> int:
+    info = np.iinfo(np_dtype)
+    if isinstance(value, float):
+        if not math.isfinite(value) or value < info.min or value > info.max:
+            raise _overflow(np_dtype)
+        return int(value)  # (truncated toward zero, as C's cast)
+    whole = int(value)
+    if np_dtype.kind == "u" and whole < 0 and -whole <= info.max:
+        return whole % (info.max + 1)  # (two's complement: -1 is 255 in uint8)
+    if whole < info.min or whole > info.max:
+        raise _overflow(np_dtype)
+    return whole
+
+
+def _beyond(value, np_dtype: np.dtype) -> bool:
+    """A finite number beyond the float type's range (of the real part's type, for a complex dtype)."""
+    part = float(value)
+    limit = np.finfo(np_dtype).max
+    return math.isfinite(part) and abs(part) > float(limit)
+
+
+def _overflow(np_dtype: np.dtype) -> RuntimeError:
+    return RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dtype, np_dtype.name)} without overflow")

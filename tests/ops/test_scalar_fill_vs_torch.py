@@ -1,0 +1,35 @@
+"""Numbers converted to a tensor's dtype as PyTorch's ``Scalar::to`` converts them, in ``full``, ``fill_``,
+``full_like`` and ``new_full``: a value the dtype cannot hold is refused ("value cannot be converted to type
+float without overflow") where NumPy would wrap, saturate, drop an imaginary part or give NaN; the values it
+can hold convert as in C (truncation toward zero, two's complement for negative integers in uint8, inf for half
+precision)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests._lib import tg, torch
+
+CASES = [(2.5, "bool"), (float("nan"), "bool"), (-1, "uint8"), (-256, "uint8"), (256, "uint8"), (-0.5, "uint8"),
+         (float("nan"), "int32"), (2**40, "int32"), (True, "int8"), (3.7, "int8"), (-3.7, "int16"), (1e10, "int64"),
+         (2**63 - 1, "int64"), (5, "float32"), (1e300, "float32"), (float("inf"), "float32"),
+         (float("-inf"), "float64"), (1e300, "float16"), (70000, "float16"), (1 + 0j, "float32"), (1 + 2j, "float64"),
+         (1 + 2j, "complex64"), (1e39, "complex64"), (complex(1e300, 0), "complex64")]
+
+
+def _outcomes(lib, value, dtype: str) -> list:
+    d = getattr(lib, dtype)
+    calls = (lambda: lib.full((2,), value, dtype=d), lambda: lib.zeros(2, dtype=d).fill_(value),
+             lambda: lib.full_like(lib.zeros(2, dtype=d), value), lambda: lib.zeros(2, dtype=d).new_full((2,), value))
+    seen = []
+    for call in calls:
+        try:
+            seen.append(str(call().tolist()))
+        except RuntimeError as exc:
+            seen.append(str(exc))
+    return seen
+
+
+@pytest.mark.parametrize("value, dtype", CASES, ids=[f"{v}-{d}" for v, d in CASES])
+def test_fill_values_convert_or_refuse_as_torch(value, dtype):
+    assert _outcomes(tg, value, dtype) == _outcomes(torch, value, dtype)
