@@ -328,7 +328,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         np_dtype = _dt.default_dtype_for_category(cat).np
     else:
         np_dtype = _resolve_dtype(dtype)
-    value = scalar_for(fill_value.item() if isinstance(fill_value, Tensor) else fill_value, np_dtype)
+    value = scalar_for(fill_value.item() if isinstance(fill_value, Tensor) else fill_value, np_dtype, math.prod(size))
     if STATE.profiler is None:
         return _finish(np.full(size, value, dtype=np_dtype), requires_grad, device, pin_memory)
     array = STATE.profiler.factory("aten::full", "aten::fill_", size, np_dtype,

@@ -17,10 +17,10 @@ CASES = [(2.5, "bool"), (float("nan"), "bool"), (-1, "uint8"), (-256, "uint8"), 
          (1 + 2j, "complex64"), (1e39, "complex64"), (complex(1e300, 0), "complex64")]
 
 
-def _outcomes(lib, value, dtype: str) -> list:
+def _outcomes(lib, value, dtype: str, n: int) -> list:
     d = getattr(lib, dtype)
-    calls = (lambda: lib.full((2,), value, dtype=d), lambda: lib.zeros(2, dtype=d).fill_(value),
-             lambda: lib.full_like(lib.zeros(2, dtype=d), value), lambda: lib.zeros(2, dtype=d).new_full((2,), value))
+    calls = (lambda: lib.full((n,), value, dtype=d), lambda: lib.zeros(n, dtype=d).fill_(value),
+             lambda: lib.full_like(lib.zeros(n, dtype=d), value), lambda: lib.zeros(n, dtype=d).new_full((n,), value))
     seen = []
     for call in calls:
         try:
@@ -30,6 +30,8 @@ def _outcomes(lib, value, dtype: str) -> list:
     return seen
 
 
+@pytest.mark.parametrize("n", [1, 2])
 @pytest.mark.parametrize("value, dtype", CASES, ids=[f"{v}-{d}" for v, d in CASES])
-def test_fill_values_convert_or_refuse_as_torch(value, dtype):
-    assert _outcomes(tg, value, dtype) == _outcomes(torch, value, dtype)
+def test_fill_values_convert_or_refuse_as_torch(value, dtype, n):
+    """(n = 1: a single half element converts unchecked, to inf)"""
+    assert _outcomes(tg, value, dtype, n) == _outcomes(torch, value, dtype, n)

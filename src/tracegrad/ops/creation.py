@@ -105,7 +105,7 @@ copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() fo
 
 
 def _fill_kernel(a, value):
-    a[...] = value if value.__class__ is np.ndarray else scalar_for(value, a.dtype)
+    a[...] = value if value.__class__ is np.ndarray else scalar_for(value, a.dtype, a.size)
     return a
 
 
@@ -147,7 +147,7 @@ zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, vjp=lambda c
 
 def _full_like_kernel(a, fill_value, dtype=None, memory_format=None):
     dtype = a.dtype if dtype is None else np.dtype(dtype)
-    values = np.full(a.shape, scalar_for(fill_value, dtype), dtype=dtype)
+    values = np.full(a.shape, scalar_for(fill_value, dtype, a.size), dtype=dtype)
     return with_strides(values, like_strides(a, memory_format))  # (laid out as empty_like(a, memory_format))
 
 

@@ -6,8 +6,8 @@ imaginary part or give NaN silently.
 c10's ``overflows`` rules: a complex value with an imaginary part does not fit a real dtype; a float fits an
 integer dtype if it is finite and within its range (then truncated toward zero); an integer fits an unsigned
 dtype down to minus its maximum (two's complement wraps it, as ``uint8`` takes -1 as 255); a finite float
-beyond a float dtype's range does not fit (infinities and NaN do). Half precision is not checked by the fills
-(they overflow to inf, as PyTorch's do); bool takes any number's truth.
+beyond a float dtype's range does not fit (infinities and NaN do); bool takes any number's truth. A one-element
+half tensor is filled without the check (PyTorch's single-element fill converts unchecked: inf).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ _C_NAMES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dt
             np.dtype(np.complex64): "c10::complex<float>", np.dtype(np.complex128): "c10::complex<double>"}
 
 
-def scalar_for(value, np_dtype: np.dtype):
-    """``value`` (a bool, int, float or complex) as a NumPy scalar of ``np_dtype``, refused as PyTorch refuses it
-    when the dtype cannot hold it."""
+def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
+    """``value`` (a bool, int, float or complex) as a NumPy scalar of ``np_dtype``, for a tensor of ``elements``
+    elements, refused as PyTorch refuses it when the dtype cannot hold it."""
     np_dtype = np.dtype(np_dtype)
     kind = np_dtype.kind
     if kind == "b":
@@ -36,11 +36,11 @@ def scalar_for(value, np_dtype: np.dtype):
         value = value.real
     if kind in "iu":
         return np_dtype.type(_integer(value, np_dtype))
-    if kind == "f" and np_dtype.itemsize > 2 and _beyond(value, np_dtype):
+    if kind == "f" and (np_dtype.itemsize > 2 or elements != 1) and _beyond(value, np_dtype):
         raise _overflow(np_dtype)
     if kind == "c" and any(_beyond(part, np_dtype) for part in (complex(value).real, complex(value).imag)):
         raise _overflow(np_dtype)
-    with np.errstate(over="ignore"):  # (half precision: inf, unchecked)
+    with np.errstate(over="ignore"):  # (a single half element: inf, unchecked)
         return np_dtype.type(value)
 
 
