@@ -1,5 +1,5 @@
 """Numbers converted to a tensor's dtype as PyTorch's ``Scalar::to`` converts them, in ``full``, ``fill_``,
-``full_like`` and ``new_full``: a value the dtype cannot hold is refused ("value cannot be converted to type
+``full_like``, ``new_full``, ``masked_fill``, ``index_fill``, ``scatter`` and ``__setitem__``: a value the dtype cannot hold is refused ("value cannot be converted to type
 float without overflow") where NumPy would wrap, saturate, drop an imaginary part or give NaN; the values it
 can hold convert as in C (truncation toward zero, two's complement for negative integers in uint8, inf for half
 precision)."""
@@ -35,3 +35,31 @@ def _outcomes(lib, value, dtype: str, n: int) -> list:
 def test_fill_values_convert_or_refuse_as_torch(value, dtype, n):
     """(n = 1: a single half element converts unchecked, to inf)"""
     assert _outcomes(tg, value, dtype, n) == _outcomes(torch, value, dtype, n)
+
+
+def _writes(lib, value, dtype: str) -> list:
+    d = getattr(lib, dtype)
+    mask, index = lib.tensor([True, False, True]), lib.tensor([1])
+
+    def setitem(key):
+        t = lib.zeros(3, dtype=d)
+        t[key] = value
+        return t
+
+    calls = (lambda: lib.zeros(3, dtype=d).masked_fill(mask, value), lambda: lib.zeros(1, dtype=d).masked_fill(
+        lib.tensor([True]), value), lambda: lib.zeros(3, dtype=d).index_fill(0, index, value),
+        lambda: lib.zeros(3, dtype=d).scatter(0, index, value), lambda: setitem(0), lambda: setitem(slice(0, 2)),
+        lambda: setitem(mask))
+    seen = []
+    for call in calls:
+        try:
+            seen.append(str(call().tolist()))
+        except RuntimeError as exc:
+            seen.append(str(exc))
+    return seen
+
+
+@pytest.mark.parametrize("value, dtype", CASES, ids=[f"{v}-{d}" for v, d in CASES])
+def test_written_values_convert_or_refuse_as_torch(value, dtype):
+    """(masked_fill checks half values always; setitem's 0-d value tensor converts half unchecked)"""
+    assert _writes(tg, value, dtype) == _writes(torch, value, dtype)

@@ -19,6 +19,7 @@ from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
 from .accumulate import add_rows_at
 from .registry import defop
+from .scalar_fill import scalar_for
 
 
 def index_tensor(array: np.ndarray) -> Tensor:
@@ -309,8 +310,8 @@ def setitem(t: Tensor, key, value) -> None:
     if not isinstance(value, Tensor):
         _check_assignable(t, value)
     target, advanced = _apply_basic(t, key)
-    if not isinstance(value, Tensor):
-        value = _wrap(np.asarray(value, dtype=t._data.dtype))
+    if not isinstance(value, Tensor):  # (converted as torch's Scalar::to: refused where the dtype cannot hold it)
+        value = _wrap(np.asarray(scalar_for(value, t._data.dtype, 1), dtype=t._data.dtype))  # (a 0-d tensor)
     if any(a is not None for a in advanced):
         index_put_(target, _expand_bool_masks(advanced), _without_leading_ones(value))
     elif value._data.ndim == 0 and target._data.ndim != 0:
