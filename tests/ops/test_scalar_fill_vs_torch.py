@@ -62,3 +62,33 @@ def _writes(lib, value, dtype: str) -> list:
 def test_written_values_convert_or_refuse_as_torch(value, dtype):
     """(masked_fill checks half values always; setitem's 0-d value tensor converts half unchecked)"""
     assert _writes(tg, value, dtype) == _writes(torch, value, dtype)
+
+
+def _scalar_parameters(lib) -> dict:
+    F = lib.nn.functional
+    z, o, c = lib.zeros(2), lib.ones(2), lib.tensor([True, False])
+
+    def half():
+        return lib.zeros(2, dtype=lib.float16)
+
+    return {
+        "where other": lambda: lib.where(c, z, 1e300), "where self": lambda: lib.where(c, 1e300, z),
+        "where half": lambda: lib.where(c, half(), 1e300), "where uint8 -1": lambda: lib.where(
+            c, lib.zeros(2, dtype=lib.uint8), -1), "clamp": lambda: z.clamp(-1e300, 1e300),
+        "clamp half": lambda: half().clamp(max=70000.0), "clamp_min": lambda: z.clamp_min(1e300),
+        "hardtanh": lambda: F.hardtanh(z, -1e300, 1e300), "hardtanh half": lambda: F.hardtanh(half(), -7e4, 7e4),
+        "threshold": lambda: F.threshold(z, 1e300, 0.0), "threshold value": lambda: F.threshold(z, 0.5, 1e300),
+        "leaky_relu": lambda: F.leaky_relu(z, 1e300), "elu": lambda: F.elu(z, 1e300),
+        "softplus": lambda: F.softplus(z, 1e300), "lerp": lambda: lib.lerp(z, o, 1e300),
+        "lerp half": lambda: lib.lerp(half(), half(), 70000.0), "add alpha": lambda: lib.add(z, o, alpha=1e300),
+        "add half alpha": lambda: lib.add(half(), half(), alpha=70000.0), "sub alpha": lambda: lib.sub(z, o, alpha=1e300),
+        "addcmul": lambda: lib.addcmul(z, o, o, value=1e300), "addcdiv": lambda: lib.addcdiv(z, o, o, value=1e300),
+        "addcmul half": lambda: lib.addcmul(half(), half(), half(), value=70000.0),
+    }
+
+
+@pytest.mark.parametrize("name", list(_scalar_parameters(tg)))
+def test_scalar_parameters_convert_or_refuse_as_torch(name):
+    """A Scalar argument a kernel converts to its dtype: refused where it does not fit (in the tensor's dtype,
+    or in float for the kernels computing half in float, and not at all for where's half)."""
+    assert _run_all((_scalar_parameters(tg)[name],)) == _run_all((_scalar_parameters(torch)[name],))

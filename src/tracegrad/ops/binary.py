@@ -46,6 +46,7 @@ from .pointwise import (
 )
 from .pointwise import where as _where
 from .registry import defop, defop_without_derivative, not_implemented
+from .scalar_fill import check_scalar_parameter
 from .scalar_overloads import scalar_minus
 from .unary import call, conj, isnan, np_lgamma_positive, type_name, unsupported
 
@@ -624,11 +625,14 @@ def _lerp_kernel(a, end, weight):
                            f"{cpp_type_name(weight.dtype)}")
     if a.dtype.kind not in "fc":
         raise unsupported("lerp_kernel_tensor" if weight_is_tensor else "lerp_kernel_scalar", a.dtype)
-    w = _cast(weight, a.dtype)
+    check_scalar_parameter(weight, a.dtype, opmath=True)
+    work = _opmath(a.dtype)
+    w = _cast(weight, work)
+    start, end = _cast(a, work), _cast(end, work)
     with np.errstate(all="ignore"):
-        diff = end - a
+        diff = end - start
         # PyTorch's two-sided formula: exact at both ends (weight 0 gives self, weight 1 gives end)
-        return np.where(np.abs(w) < 0.5, a + w * diff, end - diff * (1 - w))
+        return np.where(np.abs(w) < 0.5, start + w * diff, end - diff * (1 - w)).astype(a.dtype, copy=False)
 
 
 def _lerp_scalar_vjp(ctx, g):
@@ -673,6 +677,7 @@ def lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
 
 def _value_as(value, dt: np.dtype):
     # PyTorch converts ``value`` to the computation dtype first: 2.5 becomes 2 for integer tensors
+    check_scalar_parameter(value, dt, opmath=True)
     if dt.kind in "iu":
         return dt.type(int(value))
     if dt.kind == "b":
@@ -680,11 +685,17 @@ def _value_as(value, dt: np.dtype):
     return dt.type(value)
 
 
+def _opmath(dt: np.dtype) -> np.dtype:
+    """The dtype PyTorch's pointwise kernels compute in: float for half precision."""
+    return np.dtype(np.float32) if dt == np.float16 else dt
+
+
 def _addcmul_kernel(a, t1, t2, value=1):
     dt = result_dtype(a, t1, t2)
-    v = _value_as(value, dt)
+    work = _opmath(dt)
+    v = _value_as(value, work)
     with np.errstate(all="ignore"):
-        return _cast(a, dt) + v * _cast(t1, dt) * _cast(t2, dt)
+        return (_cast(a, work) + v * _cast(t1, work) * _cast(t2, work)).astype(dt, copy=False)
 
 
 def _addcdiv_kernel(a, t1, t2, value=1):
@@ -697,9 +708,10 @@ def _addcdiv_kernel(a, t1, t2, value=1):
             "is just the "
             "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
     dt = result_dtype(a, t1, t2)
-    v = _value_as(value, dt)
+    work = _opmath(dt)
+    v = _value_as(value, work)
     with np.errstate(all="ignore"):
-        return _cast(a, dt) + v * _cast(t1, dt) / _cast(t2, dt)
+        return (_cast(a, work) + v * _cast(t1, work) / _cast(t2, work)).astype(dt, copy=False)
 
 
 def _addcmul_vjp(ctx, g):

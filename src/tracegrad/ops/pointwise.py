@@ -15,6 +15,7 @@ from ..backend.dtypes import scalar_type_name
 from ._jvp import plus, scaled
 from ._util import as_array, binary_dtype, half_in_float, reject_complex, to_floating
 from .registry import defop
+from .scalar_fill import check_scalar_parameter
 
 # ---- families ---------------------------------------------------------------------------------------------
 
@@ -93,6 +94,7 @@ def _check_alpha(alpha, dt: np.dtype) -> None:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if dt.kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    check_scalar_parameter(alpha, dt)  # (in the tensors' own dtype, half included)
 
 
 def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, jvp=None,
@@ -565,6 +567,9 @@ logical_not = defop("logical_not(Tensor self) -> Tensor", lambda a: np.logical_n
 
 def _where_kernel(cond, a, b):
     dt = binary_dtype(a, b)
+    if dt != np.float16:  # (a number converts to the result's dtype; half converts unchecked)
+        for value in (a, b):
+            check_scalar_parameter(value, dt)
     return np.where(np.asarray(cond, dtype=bool), as_array(a, dt), as_array(b, dt))
 
 

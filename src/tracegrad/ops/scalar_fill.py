@@ -67,3 +67,12 @@ def _beyond(value, np_dtype: np.dtype) -> bool:
 
 def _overflow(np_dtype: np.dtype) -> RuntimeError:
     return RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dtype, np_dtype.name)} without overflow")
+
+
+def check_scalar_parameter(value, np_dtype: np.dtype, opmath: bool = False) -> None:
+    """A float or complex Scalar argument (``alpha``, a clamp bound, ``where``'s number...) that the kernel
+    converts to ``np_dtype`` (to float, for half precision, where ``opmath``: the kernels computing in float),
+    refused as PyTorch's ``Scalar::to`` refuses it. Python ints are left to the argument parser."""
+    if value.__class__ is float or value.__class__ is complex:
+        np_dtype = np.dtype(np_dtype)
+        scalar_for(value, np.dtype(np.float32) if opmath and np_dtype == np.float16 else np_dtype)

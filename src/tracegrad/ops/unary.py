@@ -37,6 +37,7 @@ from .pointwise import (
     where,
 )
 from .registry import defop, not_implemented
+from .scalar_fill import check_scalar_parameter
 from .scalar_overloads import scalar_minus
 
 _LN2 = math.log(2.0)
@@ -809,6 +810,8 @@ def _clamp_kernel(a, min=None, max=None):
     if a.dtype.kind == "c":
         raise CLAMP_COMPLEX[0](CLAMP_COMPLEX[1])
     dt = result_dtype(a, min, max)
+    for bound in (min, max):  # (a number converts to the result's dtype, half included)
+        check_scalar_parameter(bound, dt)
     x = as_array(a, dt)
     # maximum/minimum propagate NaN from x and from the bounds, and min > max gives max: PyTorch's rules
     if min is not None:

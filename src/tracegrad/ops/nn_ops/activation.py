@@ -38,6 +38,7 @@ from ..pointwise import (
 )
 from ..reductions import sum as sum_op
 from ..registry import defop
+from ..scalar_fill import check_scalar_parameter
 from ..scalar_overloads import scalar_minus
 from ..select import select
 from ..unary import CLAMP_COMPLEX, log1p
@@ -146,6 +147,7 @@ def _scalar(value, dtype) -> np.ndarray:
     refuses it), for the operator's guard to answer in torch's words."""
     if value is None:
         raise TypeError("a Scalar argument must be a number, not None")
+    check_scalar_parameter(value, dtype, opmath=True)
     return np.asarray(value, dtype=dtype)
 
 
@@ -153,6 +155,7 @@ def _threshold_kernel(a, threshold, value):
     threshold, value = number_arg(threshold), number_arg(value)
     if a.dtype.kind in "bc":  # (its CPU kernel takes every real type but bool)
         raise unsupported("threshold_cpu", a.dtype)
+    check_scalar_parameter(threshold, a.dtype, opmath=True)
     return select(a <= threshold, _scalar(value, a.dtype), a)  # NaN is kept, as in PyTorch
 
 
@@ -178,6 +181,8 @@ threshold, threshold_ = _with_inplace(
 def _hardtanh_kernel(a, min_val=-1, max_val=1):
     if a.dtype.kind == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    for bound in (min_val, max_val):  # (converted to the tensor's own dtype, half included)
+        check_scalar_parameter(bound, a.dtype)
     return np.clip(a, np.asarray(min_val, dtype=a.dtype), np.asarray(max_val, dtype=a.dtype))
 
 
