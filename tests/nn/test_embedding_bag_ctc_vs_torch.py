@@ -414,3 +414,18 @@ def test_ctc_loss_module_as_torch():
     ours, theirs = run(tg), run(torch)
     assert_close(ours[:2], theirs[:2], rtol=1e-10, atol=1e-12)
     assert ours[2] == theirs[2]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 0])
+@pytest.mark.parametrize("offsets", [[0, 2, 4], [0, 2, 6], [0, 3, 3], [0, 1]])
+def test_include_last_offset_short_of_the_input(offsets, padding_idx, mode, dtype):
+    """A last offset short of the input's end: torch's fast sum and mean stop the last bag there (the mean still
+    divides by the count to the end); max, and the path with a padding index, run to the end."""
+    weight = np.arange(20, dtype=dtype).reshape(10, 2)
+    indices = [1, 0, 3, 4, 5, 6] if padding_idx == 0 else [1, 2, 3, 4, 5, 6]
+    outs = [lib.nn.functional.embedding_bag(lib.tensor(indices), lib.tensor(weight), lib.tensor(offsets), mode=mode,
+                                            include_last_offset=True, padding_idx=padding_idx).tolist()
+            for lib in (tg, torch)]
+    assert outs[0] == outs[1]

@@ -182,6 +182,11 @@ def _embedding_bag_kernel(weight, indices, offsets, scale_grad_by_freq=False, mo
     if per_sample_weights is not None:
         psw = per_sample_weights.reshape(-1)
         rows = rows * (psw[keep] if keep is not None else psw)[:, None]
+    if fast and include_last_offset and offsets.size and int(offsets.reshape(-1)[-1]) < n:
+        # (PyTorch's fast sum and mean stop the last bag at the last offset, though the mean still divides by
+        # the count to the input's end; max, and the path with a padding index, run to the end)
+        summed = np.arange(n) < int(offsets.reshape(-1)[-1])
+        rows, kept_bags = rows[summed], kept_bags[summed]
     out = np.zeros((num_bags, weight.shape[1]), dtype=weight.dtype)
     np.add.at(out, kept_bags.astype(np.intp), rows)
     if mode == MODE_MEAN:
