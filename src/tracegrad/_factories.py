@@ -132,8 +132,8 @@ def writes_out(factory=None, *, keeps_shape: bool = False):
         if not isinstance(out, Tensor):
             raise TypeError(f"{factory.__name__}(): argument 'out' must be Tensor, not {tp_name(out)}")
         dtype = kwargs.get("dtype")
-        if dtype is not None and _dt.to_dtype(dtype) != out.dtype:
-            raise RuntimeError(f"dtype {_dt.scalar_type_name(_dt.to_dtype(dtype))} does not match dtype of out "
+        if dtype is not None and (asked := _dt.to_dtype(dtype)) != out.dtype:
+            raise RuntimeError(f"dtype {_dt.scalar_type_name(asked)} does not match dtype of out "
                                f"parameter ({_dt.scalar_type_name(out.dtype)})")
         return _into_out(factory(*args, **{**kwargs, "dtype": out.dtype}), out, keeps_shape)
 
@@ -323,12 +323,12 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     size = _size((size,), "full")
     _args.dtype_arg("full", dtype)
     _args.bool_arg("full", "requires_grad", requires_grad)
+    number = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     if dtype is None:
-        cat = _dt.scalar_category(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-        np_dtype = _dt.default_dtype_for_category(cat).np
+        np_dtype = _dt.default_dtype_for_category(_dt.scalar_category(number)).np
     else:
         np_dtype = _resolve_dtype(dtype)
-    value = scalar_for(fill_value.item() if isinstance(fill_value, Tensor) else fill_value, np_dtype, math.prod(size))
+    value = scalar_for(number, np_dtype, math.prod(size))
     if STATE.profiler is None:
         return _finish(np.full(size, value, dtype=np_dtype), requires_grad, device, pin_memory)
     array = STATE.profiler.factory("aten::full", "aten::fill_", size, np_dtype,
@@ -378,8 +378,6 @@ def _filled(name: str, fill_name: str | None, make, shape: tuple, np_dtype) -> n
         STATE.profiler.close(rec)
         return array
     return STATE.profiler.factory(name, fill_name, shape, np_dtype, lambda: make(shape, dtype=np_dtype))
-
-
 
 
 def zeros_array_tensor(shape, np_dtype) -> Tensor:

@@ -70,8 +70,6 @@ def to_dtype(t: Tensor, dtype, copy: bool = False, memory_format=None) -> Tensor
     if not copy and same_dtype and (memory_format is None or memory_format is preserve_format
                                     or suggested_format(t._data) is memory_format):
         return t
-    if memory_format is None:
-        return _to_copy(t, dtype=None if dtype is None else dtype.np)
     return _to_copy(t, dtype=None if dtype is None else dtype.np, memory_format=memory_format)
 
 
