@@ -385,13 +385,19 @@ def _sigmoid_kernel(a):
     return sigmoid_array(a)
 
 
-def sigmoid_array(a: np.ndarray) -> np.ndarray:
-    """PyTorch's 1 / (1 + exp(-a)) for a real float array: exp overflows to inf far below zero, and the result
-    is then 0. In place on one fresh array (a 0-d one too)."""
+def one_plus_exp_neg(a: np.ndarray) -> np.ndarray:
+    """1 + exp(-a), the denominator of PyTorch's sigmoid and silu, in one fresh array (a 0-d one too): exp
+    overflows to inf far below zero, which makes sigmoid 0 there, as PyTorch's."""
     e = np.negative(a, out=np.empty(a.shape, a.dtype))
     with np.errstate(over="ignore"):
         np.exp(e, out=e)
     e += 1
+    return e
+
+
+def sigmoid_array(a: np.ndarray) -> np.ndarray:
+    """PyTorch's 1 / (1 + exp(-a)) for a real float array."""
+    e = one_plus_exp_neg(a)
     return np.reciprocal(e, out=e)
 
 

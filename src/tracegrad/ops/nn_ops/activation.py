@@ -30,6 +30,7 @@ from ..pointwise import (
     lt,
     mul,
     neg,
+    one_plus_exp_neg,
     sigmoid,
     sigmoid_array,
     sub,
@@ -621,14 +622,9 @@ gelu = defop(
 @half_in_float
 def _silu_kernel(a):
     check_float(a, "silu_cpu", complex_ok=True)
-    if a.dtype.kind == "c":  # (the |a| trick of the real sigmoid does not apply) ATen's x / (1 + exp(-x))
-        with np.errstate(all="ignore"):
-            return (a / (1 + np.exp(-a))).astype(a.dtype, copy=False)
-    e = np.negative(a, out=np.empty(a.shape, a.dtype))  # (PyTorch's x / (1 + exp(-x)))
-    with np.errstate(over="ignore"):
-        np.exp(e, out=e)
-    e += 1
-    return np.divide(a, e, out=e)
+    with np.errstate(all="ignore"):  # (PyTorch's x / (1 + exp(-x)), complex input too)
+        e = one_plus_exp_neg(a)
+        return np.divide(a, e, out=e)
 
 
 def _silu_vjp(ctx, g):
