@@ -34,11 +34,16 @@ from ._common import check_float, check_mixed_dtype, run_op
 # ---- shared maths ------------------------------------------------------------------------------------------
 
 
-def _stats(x: np.ndarray, axes: tuple, eps: float):
-    mu = x.mean(axis=axes, keepdims=True)
-    xc = x - mu
-    var = (xc * xc).mean(axis=axes, keepdims=True)
-    return xc, var, 1.0 / np.sqrt(var + eps)
+def _stats(x: np.ndarray, axes: tuple, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, x - mean, 1 / sqrt(var + eps)) over ``axes``, the reduced dims kept. The centred array is a fresh
+    one, which callers normalise in place."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centred = np.subtract(x, mean)
+    rstd = np.square(centred).mean(axis=axes, keepdims=True)
+    rstd += eps
+    np.sqrt(rstd, out=rstd)
+    np.reciprocal(rstd, out=rstd)
+    return mean, centred, rstd
 
 
 def _stats_ops(x, axes: tuple, eps: float):
@@ -68,8 +73,8 @@ def _channel_shape(ndim: int, c: int) -> tuple:
 
 def _mean_rstd(x: np.ndarray, axes: tuple, eps: float) -> tuple:
     """The statistics PyTorch's forward returns for its backward (save_mean, save_invstd), as constants."""
-    _, _, rstd = _stats(x, axes, eps)
-    return _wrap(x.mean(axis=axes, keepdims=True)), _wrap(rstd)
+    mean, _, rstd = _stats(x, axes, eps)
+    return _wrap(mean), _wrap(rstd)
 
 
 def _norm_backward_arrays(g, x, w, mean, rstd, axes: tuple, red: tuple, output_mask) -> tuple:
@@ -183,12 +188,7 @@ def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     check_mixed_dtype(x, weight, bias)
     check_float(x, "LayerNormKernelImpl", NotImplementedError)
     axes = _check_layer_norm(x, normalized_shape, weight, bias)
-    mean = x.mean(axis=axes, keepdims=True)
-    y = np.subtract(x, mean)
-    rstd = np.square(y).mean(axis=axes, keepdims=True)
-    rstd += eps
-    np.sqrt(rstd, out=rstd)
-    np.reciprocal(rstd, out=rstd)
+    mean, y, rstd = _stats(x, axes, eps)
     y *= rstd  # (each step in place on the one fresh array)
     if weight is not None:
         y *= weight
@@ -289,15 +289,15 @@ def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - 
     _check_group_norm(x, num_groups, weight, bias)
     n, c = x.shape[:2]
     grouped = x.reshape(n, num_groups, -1)
-    xc, _, rstd = _stats(grouped, (2,), eps)
+    mean, xc, rstd = _stats(grouped, (2,), eps)
     y = (xc * rstd).reshape(x.shape)
     cshape = _channel_shape(x.ndim, c)
     if weight is not None:
         y = y * weight.reshape(cshape)
     if bias is not None:
         y = y + bias.reshape(cshape)
-    mean = grouped.mean(axis=2).astype(x.dtype, copy=False)
-    return y.astype(x.dtype, copy=False), mean, rstd.reshape(n, num_groups).astype(x.dtype, copy=False)
+    return (y.astype(x.dtype, copy=False), mean.reshape(n, num_groups).astype(x.dtype, copy=False),
+            rstd.reshape(n, num_groups).astype(x.dtype, copy=False))
 
 
 def _group_norm_vjp(ctx, g, g_mean=None, g_rstd=None):
