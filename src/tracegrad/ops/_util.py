@@ -201,6 +201,12 @@ _HALF = np.dtype(np.float16)
 _SINGLE = np.dtype(np.float32)
 
 
+def opmath_dtype(dt) -> np.dtype:
+    """The dtype PyTorch's CPU kernels compute in (``at::opmath_type``): float for half precision."""
+    dt = np.dtype(dt)
+    return _SINGLE if dt == _HALF else dt
+
+
 def half_in_float(kernel):
     """``kernel`` computing float16 input in float32 and rounding the result back, as PyTorch's CPU kernels
     compute half precision (its "opmath" type): computed in float16 itself, sigmoid, GELU and the like are an

@@ -25,7 +25,15 @@ from .._warnings import warn_once
 from ..backend.dtypes import cpp_type_name
 from . import pointwise as _pw
 from ._jvp import plus, scaled
-from ._util import binary_dtype, default_float, log_add_exp_complex, number_arg, reject_complex, result_dtype
+from ._util import (
+    binary_dtype,
+    default_float,
+    log_add_exp_complex,
+    number_arg,
+    opmath_dtype,
+    reject_complex,
+    result_dtype,
+)
 from .complex_ops import imag, real
 from .creation import to_dtype, zeros_like
 from .pointwise import (
@@ -626,7 +634,7 @@ def _lerp_kernel(a, end, weight):
     if a.dtype.kind not in "fc":
         raise unsupported("lerp_kernel_tensor" if weight_is_tensor else "lerp_kernel_scalar", a.dtype)
     check_scalar_parameter(weight, a.dtype, opmath=True)
-    work = _opmath(a.dtype)
+    work = opmath_dtype(a.dtype)
     w = _cast(weight, work)
     start, end = _cast(a, work), _cast(end, work)
     with np.errstate(all="ignore"):
@@ -685,14 +693,9 @@ def _value_as(value, dt: np.dtype):
     return dt.type(value)
 
 
-def _opmath(dt: np.dtype) -> np.dtype:
-    """The dtype PyTorch's pointwise kernels compute in: float for half precision."""
-    return np.dtype(np.float32) if dt == np.float16 else dt
-
-
 def _addcmul_kernel(a, t1, t2, value=1):
     dt = result_dtype(a, t1, t2)
-    work = _opmath(dt)
+    work = opmath_dtype(dt)
     v = _value_as(value, work)
     with np.errstate(all="ignore"):
         return (_cast(a, work) + v * _cast(t1, work) * _cast(t2, work)).astype(dt, copy=False)
@@ -708,7 +711,7 @@ def _addcdiv_kernel(a, t1, t2, value=1):
             "is just the "
             "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.")
     dt = result_dtype(a, t1, t2)
-    work = _opmath(dt)
+    work = opmath_dtype(dt)
     v = _value_as(value, work)
     with np.errstate(all="ignore"):
         return (_cast(a, work) + v * _cast(t1, work) / _cast(t2, work)).astype(dt, copy=False)

@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from ._util import opmath_dtype
+
 # c10's names of the types in the message (``c10::demangle_type``)
 _C_NAMES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.float16): "c10::Half",
             np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int", np.dtype(np.int16): "int16_t",
@@ -74,5 +76,4 @@ def check_scalar_parameter(value, np_dtype: np.dtype, opmath: bool = False) -> N
     converts to ``np_dtype`` (to float, for half precision, where ``opmath``: the kernels computing in float),
     refused as PyTorch's ``Scalar::to`` refuses it. Python ints are left to the argument parser."""
     if value.__class__ is float or value.__class__ is complex:
-        np_dtype = np.dtype(np_dtype)
-        scalar_for(value, np.dtype(np.float32) if opmath and np_dtype == np.float16 else np_dtype)
+        scalar_for(value, opmath_dtype(np_dtype) if opmath else np_dtype)

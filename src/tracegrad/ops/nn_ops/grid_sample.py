@@ -20,6 +20,7 @@ import numpy as np
 from ..._tensor import Tensor, _wrap
 from ...autograd.forward_ad import not_implemented_jvp
 from ...backend.dtypes import scalar_type_name
+from .._util import opmath_dtype
 from ..linalg import bmm
 from ..pointwise import add, mul
 from ..reductions import sum as sum_op
@@ -182,16 +183,12 @@ def _corners(axes: list[_Axis], in_sizes: tuple):
 # ---- kernels -----------------------------------------------------------------------------------------------
 
 
-def _compute_dtype(x: np.ndarray):
-    return np.float32 if x.dtype == np.float16 else x.dtype
-
-
 def _sampler_kernel(dims: int):
     name = "grid_sampler_2d_cpu_kernel_impl" if dims == 2 else "grid_sampler3d_cpu"
 
     def kernel(input, grid, interpolation_mode, padding_mode, align_corners):
         _check(input, grid, interpolation_mode, dims, name)
-        ct = _compute_dtype(input)
+        ct = opmath_dtype(input.dtype)
         x, g = input.astype(ct, copy=False), grid.astype(ct, copy=False)
         n, c = x.shape[:2]
         out_sizes = grid.shape[1:-1]
@@ -211,7 +208,7 @@ def _sampler_kernel(dims: int):
 def _sampler_backward_kernel(grad_output, input, grid, interpolation_mode, padding_mode, align_corners,
                              output_mask):
     """(grad_input, grad_grid) of PyTorch's grid_sampler_{2d,3d}_backward; an empty array where the mask says no."""
-    ct = _compute_dtype(input)
+    ct = opmath_dtype(input.dtype)
     x, g, go = (a.astype(ct, copy=False) for a in (input, grid, grad_output))
     n, c = x.shape[:2]
     in_sizes, k = x.shape[2:], grid.shape[-1]
@@ -291,7 +288,7 @@ def _double_backward(ctx, gg_input, gg_grid):
 
     n, c = x.shape[0], x.shape[1]
     in_sizes, k = tuple(x.shape[2:]), grid.shape[-1]
-    axes = _plan(in_sizes, grid._data.astype(_compute_dtype(x._data), copy=False), mode, padding, align)
+    axes = _plan(in_sizes, grid._data.astype(opmath_dtype(x._data.dtype), copy=False), mode, padding, align)
     p = axes[0].t.shape[1]
     grid_f = reshape(grid, (n, p, k))
     gg_f = reshape(gg_grid, (n, p, k))
@@ -436,8 +433,8 @@ def _affine_kernel(theta, size, align_corners):
     if theta.shape[0] != n:  # PyTorch's message comes from its bmm with theta^T
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {dims + 1}] but "
                            f"got: [{theta.shape[0]}, {theta.shape[2]}].")
-    ct = _compute_dtype(theta)
-    base = _base_grid(size, align_corners, np.dtype(ct))
+    ct = opmath_dtype(theta.dtype)
+    base = _base_grid(size, align_corners, ct)
     out = np.matmul(base, np.swapaxes(theta.astype(ct, copy=False), 1, 2))
     return out.reshape(size[:1] + size[2:] + (dims,)).astype(theta.dtype, copy=False)
 
@@ -445,7 +442,7 @@ def _affine_kernel(theta, size, align_corners):
 def _affine_vjp(ctx, g):
     size, align = ctx.attrs
     n, dims = size[0], len(size) - 2
-    base = _wrap(np.ascontiguousarray(_base_grid(size, align, np.dtype(_compute_dtype(g._data)))))
+    base = _wrap(np.ascontiguousarray(_base_grid(size, align, opmath_dtype(g._data.dtype))))
     g_flat = reshape(g, (n, math.prod(size[2:]), dims))
     return transpose(bmm(transpose(base, 1, 2), g_flat), 1, 2)
 

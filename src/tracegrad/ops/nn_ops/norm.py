@@ -22,6 +22,7 @@ from ..._state import STATE
 from ..._tensor import Tensor, _wrap
 from ...memory_format import is_in_format, suggested_format
 from .._jvp import plus
+from .._util import opmath_dtype
 from ..pointwise import add, add_, mul, neg, pow, sub
 from ..reductions import mean as mean_op
 from ..reductions import sum as sum_op
@@ -459,7 +460,7 @@ def _normalize_per_channel(x, mean, rstd, weight, bias):
     if not _dense_for_torch_kernel(x):
         return _normalize_strided(x, mean, rstd, weight, bias)
     cshape = _channel_shape(x.ndim, x.shape[1])
-    param = np.float32 if x.dtype == np.float16 else x.dtype
+    param = opmath_dtype(x.dtype)
     alpha = np.asarray(rstd, dtype=param).reshape(-1)
     if weight is not None:
         alpha = alpha * weight.reshape(-1).astype(param, copy=False)

@@ -18,7 +18,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..._tensor import Tensor
 from ...memory_format import suggests_channels_last
-from .._util import unsupported, wrap_dim
+from .._util import opmath_dtype, unsupported, wrap_dim
 from ..creation import zeros_like
 from ..registry import defop
 from ..shape_extra import gather
@@ -369,7 +369,7 @@ def _avg_pool_kernel(x, kernel_size, stride, padding, ceil_mode, count_include_p
         raise RuntimeError("divisor must be not zero")
     ones = (1,) * n
     xp = _pad_for_windows(x, kernel_size, stride, padding, ones, out_sizes, 0)
-    opmath = np.float32 if x.dtype == np.float16 else x.dtype  # (PyTorch sums half windows in float)
+    opmath = opmath_dtype(x.dtype)  # (PyTorch sums half windows in float)
     sums = _window_sums(_windows(xp, kernel_size, stride, ones, out_sizes), tuple(kernel_size), opmath)
     div = _avg_divisor_map(
         x.shape, kernel_size, stride, padding, out_sizes, count_include_pad, divisor_override, opmath
