@@ -10,7 +10,7 @@ from .._tensor import Tensor, _wrap
 from ..memory_format import copy_in_format, like_strides, preserve_format, suggested_format
 from ._util import broadcast_mismatch
 from .registry import defop
-from .scalar_fill import scalar_for
+from .scalar_fill import scalar_for, written_value
 
 
 def _clone_kernel(a, memory_format=None):
@@ -103,7 +103,7 @@ copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() fo
 
 
 def _fill_kernel(a, value):
-    a[...] = value if value.__class__ is np.ndarray else scalar_for(value, a.dtype, a.size)
+    a[...] = written_value(value, a.dtype, a.size)
     return a
 
 

@@ -46,6 +46,12 @@ def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
         return np_dtype.type(value)
 
 
+def written_value(value, np_dtype: np.dtype, elements: int = 2):
+    """What a fill writes into an array of ``np_dtype``: an array (a 0-d tensor's) as it is, a number through
+    ``scalar_for``."""
+    return value if isinstance(value, np.ndarray) else scalar_for(value, np_dtype, elements)
+
+
 def _integer(value, np_dtype: np.dtype) -> int:
     info = np.iinfo(np_dtype)
     if isinstance(value, float):

@@ -25,7 +25,7 @@ from ..backend.dtypes import cpp_type_name, scalar_type_name
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
 from .registry import defop, not_implemented
-from .scalar_fill import scalar_for
+from .scalar_fill import written_value
 from .views import narrow_start, normalize_shape
 
 # ---- helpers -----------------------------------------------------------------------------------------------
@@ -473,7 +473,7 @@ def _scatter_src_kernel(a, dim, index, src, reduce=None):
 def _scatter_value_kernel(a, dim, index, value, reduce=None):
     a1, d, i1, _ = _scatter_prepare(a, dim, index, None)
     out = a1.copy()
-    _scatter_into(out, d, i1, value if isinstance(value, np.ndarray) else scalar_for(value, a.dtype), reduce)
+    _scatter_into(out, d, i1, written_value(value, a.dtype), reduce)
     return out.reshape(a.shape)
 
 
@@ -930,7 +930,7 @@ def _index_fill_kernel(a, dim, index, value):
     if isinstance(value, complex) and a.dtype.kind != "c":  # (its own refusal, before any conversion)
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     out = a.copy()
-    _slices_first(out, d)[flat] = value if isinstance(value, np.ndarray) else scalar_for(value, a.dtype)
+    _slices_first(out, d)[flat] = written_value(value, a.dtype)
     return out
 
 
@@ -1059,7 +1059,7 @@ def _masked_fill_kernel(a, mask, value):
     _check_bool_mask(mask, "masked_fill_")
     shape = _broadcast_shape(mask.shape, a.shape)
     out = np.array(np.broadcast_to(a, shape))
-    out[np.broadcast_to(mask, shape)] = value if isinstance(value, np.ndarray) else scalar_for(value, a.dtype)
+    out[np.broadcast_to(mask, shape)] = written_value(value, a.dtype)
     return out
 
 
