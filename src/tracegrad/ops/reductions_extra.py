@@ -20,6 +20,7 @@ import numpy as np
 from .._strides import contiguous_as_torch, like_self
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
+from . import stl_order
 from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
 from .reductions import _dims_arg
 from .registry import REGISTRY, defop
@@ -1237,12 +1238,46 @@ def _kth_index(x: np.ndarray, k: int) -> np.ndarray:
     return np.argmax(np.cumsum(ties, axis=1) == missing, axis=1).reshape(x.shape[:-1] + (1,))
 
 
+def _same_values(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise: do PyTorch's sorting comparators hold ``a`` and ``b`` equivalent (NaN ties with NaN)?"""
+    same = a == b
+    if a.dtype.kind == "f":
+        same |= np.isnan(a) & np.isnan(b)
+    return same
+
+
+def _rows_along(x: np.ndarray, d: int) -> np.ndarray:
+    """The slices along ``d`` as the rows of a 2-d array (a view where NumPy can)."""
+    return np.moveaxis(x, d, -1).reshape(-1, x.shape[d])
+
+
+def _unstable_sort(x: np.ndarray, d: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of ``sort(stable=False)``: libstdc++'s ``std::sort`` order, which leaves ties in an order
+    of its own once a slice is longer than its insertion-sort threshold; elsewhere the stable order is the same."""
+    idx = sort_indices(x, d, descending)
+    vals = np.take_along_axis(x, idx, d)
+    n = x.shape[d]
+    if n <= 16 or x.size == 0 or x.strides[d] == 0:  # (PyTorch leaves a stride-0 dim's indices in order)
+        return vals, idx
+    in_order = _rows_along(vals, d)
+    tied = np.flatnonzero(_same_values(in_order[:, 1:], in_order[:, :-1]).any(axis=1))
+    if not tied.size:
+        return vals, idx
+    rows_idx = _rows_along(idx, d).copy()
+    rows_idx[tied] = stl_order.introsort_order(stl_order.order_keys(_rows_along(x, d)[tied], descending))
+    idx = np.moveaxis(rows_idx.reshape(np.moveaxis(idx, d, -1).shape), -1, d)
+    return np.take_along_axis(x, idx, d), idx
+
+
 def _sort_kernel(a, stable=False, dim=-1, descending=False):
     x, d = _along(a, dim)
     if a.dtype.kind == "c":
         raise RuntimeError(" Sort does not support complex dtypes on CPU")  # (PyTorch's leading space)
-    idx = sort_indices(x, d, descending)
-    vals = np.take_along_axis(x, idx, d)
+    if stable:
+        idx = sort_indices(x, d, descending)
+        vals = np.take_along_axis(x, idx, d)
+    else:
+        vals, idx = _unstable_sort(x, d, descending)
     return vals.reshape(a.shape), idx.astype(np.int64).reshape(a.shape)
 
 
@@ -1294,6 +1329,44 @@ def _refuse_unordered(a, kernel_name: str) -> None:
         raise unsupported(kernel_name, a.dtype)
 
 
+def _topk_indices(x: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndarray:
+    """topk's indices along the last axis, in PyTorch's order.
+
+    PyTorch runs ``std::partial_sort`` when ``64 * k <= n``, and otherwise ``std::nth_element`` followed, when
+    ``sorted``, by a ``std::sort`` of the first ``k - 1``. Without ties among the first ``k + 1`` values, every way
+    gives the first ``k`` of a sort, in order, except that an unsorted ``nth_element`` leaves its own order."""
+    n = x.shape[-1]
+    if k == 0 or x.size == 0:
+        return np.zeros(x.shape[:-1] + (k,), dtype=np.int64)
+    rows = x.reshape(-1, n)
+    partial = 64 * k <= n
+    if not partial and not sorted:
+        return _nth_element_topk(rows, k, largest, False).reshape(x.shape[:-1] + (k,))
+    if 4 * k < n:  # (a few of many: select, then sort only those)
+        idx = _first_k_indices(rows, k, largest)
+    else:
+        idx = sort_indices(rows, 1, largest)[:, :k].astype(np.int64)
+    chosen = np.take_along_axis(rows, idx, 1)
+    kth = chosen[:, -1:]
+    tied = _same_values(chosen[:, 1:], chosen[:, :-1]).any(axis=1)
+    tied |= _same_values(rows, kth).sum(axis=1) > _same_values(chosen, kth).sum(axis=1)
+    tied = np.flatnonzero(tied)
+    if tied.size:
+        idx[tied] = (stl_order.partial_sort_order(stl_order.order_keys(rows[tied], largest), k) if partial
+                     else _nth_element_topk(rows[tied], k, largest, True))
+    return idx.reshape(x.shape[:-1] + (k,))
+
+
+def _nth_element_topk(rows: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndarray:
+    """PyTorch's topk through ``std::nth_element`` (and a ``std::sort`` of the first ``k - 1`` when ``sorted``)."""
+    keys = stl_order.order_keys(rows, largest)
+    perm = stl_order.introselect_order(keys, k - 1)[:, :k]
+    if sorted and k > 2:
+        head = perm[:, :k - 1]
+        perm[:, :k - 1] = np.take_along_axis(head, stl_order.introsort_order(np.take_along_axis(keys, head, 1)), 1)
+    return perm
+
+
 def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
     x, d = _along(a, dim)  # (the dim is checked before the dtype, as PyTorch's)
     n = x.shape[d]
@@ -1303,11 +1376,8 @@ def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if a.dtype.kind == "c":
         raise RuntimeError(" topk does not support complex dtypes on CPU")  # (PyTorch's leading space)
-    if 4 * k < n:  # (a few of many: select, then sort only those)
-        idx = np.moveaxis(_first_k_indices(np.moveaxis(x, d, -1), k, largest), -1, d)
-    else:
-        idx = np.take(sort_indices(x, d, largest), np.arange(k), axis=d).astype(np.int64)
-    vals = np.take_along_axis(x, idx, d)
+    idx = np.ascontiguousarray(np.moveaxis(_topk_indices(np.moveaxis(x, d, -1), k, largest, sorted), -1, d))
+    vals = np.ascontiguousarray(np.take_along_axis(x, idx, d))  # (PyTorch's results are contiguous)
     if a.ndim == 0 and k == 1:  # a 0-d input keeps its shape
         return vals.reshape(()), idx.reshape(())
     return vals, idx
@@ -1326,9 +1396,23 @@ def _kthvalue_kernel(a, k, dim=-1, keepdim=False):
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     _refuse_unordered(a, "kthvalue_cpu")
-    idx = np.moveaxis(_kth_index(np.moveaxis(x, d, -1), k), -1, d)
+    idx = np.moveaxis(_kthvalue_index(np.moveaxis(x, d, -1), k), -1, d)
     vals = np.take_along_axis(x, idx, d)
     return _finish_along((vals, idx.astype(np.int64)), a.ndim, d, keepdim)
+
+
+def _kthvalue_index(x: np.ndarray, k: int) -> np.ndarray:
+    """kthvalue's index along the last axis (keepdim): where a k-th value occurs more than once, the one
+    PyTorch's quickselect leaves at position ``k - 1``."""
+    idx = _kth_index(x, k)
+    rows = x.reshape(-1, x.shape[-1])
+    kth = np.take_along_axis(rows, idx.reshape(-1, 1), 1)
+    tied = np.flatnonzero(_same_values(rows, kth).sum(axis=1) > 1)
+    if tied.size:
+        flat = idx.reshape(-1).copy()
+        flat[tied] = stl_order.torch_quickselect_index(stl_order.order_keys(rows[tied], False), k)
+        idx = flat.reshape(idx.shape)
+    return idx
 
 
 def _kth_vjp(ctx, g, _gi):

@@ -9,7 +9,9 @@ built here from the same dispatched ops in the same order, so that their autogra
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -17,6 +19,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name
 from ..return_types import return_type
+from . import stl_order
 from ._util import unsupported, wrap_dim
 from .extra_math import fmt_double as _fmt
 from .reductions_extra import (
@@ -154,22 +157,35 @@ def _mode_kernel(a, dim=-1, keepdim=False):
     moved = np.moveaxis(x, d, -1)
     n = moved.shape[-1]
     rows = moved.reshape(-1, n)
-    order = sort_indices(rows, 1, False)
-    svals = np.take_along_axis(rows, order, 1)
     vals = np.empty(rows.shape[0], dtype=a.dtype)
     idx = np.empty(rows.shape[0], dtype=np.int64)
-    for r in range(rows.shape[0]):
-        s = svals[r]
-        # runs of equal values in sorted order (NaN != NaN: each NaN is a run of its own); PyTorch's CPU kernel
-        # keeps the first longest run (the smallest value) and, as it sorts (value, index) pairs, its last index
-        starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
-        lengths = np.diff(np.append(starts, n))
-        k = int(np.argmax(lengths))
-        vals[r] = s[starts[k]]
-        idx[r] = order[r, starts[k]:starts[k] + lengths[k]].max()
+    for r, order in enumerate(_mode_orders(rows)):
+        s = rows[r, order]
+        # PyTorch's CPU kernel walks the sorted (value, index) pairs and keeps the first longest run of equal
+        # values (NaN != NaN: each NaN is a run of its own), reporting the index of the run's last pair
+        ends = np.flatnonzero(np.append(s[1:] != s[:-1], True))
+        longest = int(np.argmax(np.diff(ends, prepend=-1)))
+        vals[r], idx[r] = s[ends[longest]], order[ends[longest]]
     shape = list(moved.shape[:-1])
     shape.insert(d, 1)
     return _finish_along((vals.reshape(shape), idx.reshape(shape)), a.ndim, d, keepdim)
+
+
+def _mode_orders(rows: np.ndarray) -> np.ndarray:
+    """The order ``std::sort`` with ``a < b`` puts each row's (value, index) pairs in, as mode's kernel does.
+
+    Past 16 elements introsort leaves ties in an order of its own; NaN, which that comparator cannot order, goes
+    through the step-by-step sort. Elsewhere the stable order is the same."""
+    orders = sort_indices(rows, 1, False)
+    in_order = np.take_along_axis(rows, orders, 1)
+    nan_rows = np.isnan(rows).any(axis=1) if rows.dtype.kind == "f" else np.zeros(rows.shape[0], dtype=bool)
+    tied = (in_order[:, 1:] == in_order[:, :-1]).any(axis=1) & ~nan_rows
+    if rows.shape[1] > 16 and tied.any():
+        orders[tied] = stl_order.introsort_order(stl_order.order_keys(rows[tied], False))
+    for r in np.flatnonzero(nan_rows).tolist():
+        with contextlib.suppress(IndexError):  # (where libstdc++ would read outside the row: the stable order)
+            orders[r] = stl_order.introsort_literal(rows[r].tolist(), operator.lt)
+    return orders
 
 
 mode = defop("mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", _mode_kernel,
