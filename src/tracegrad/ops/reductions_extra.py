@@ -1055,16 +1055,27 @@ def _scan_dtype(a, dtype):
     return dt
 
 
-def _cumsum_kernel(a, dim, dtype=None):
+# PyTorch's CPU scans carry their running value in the CPU accumulate type: double for float, float for half
+# (and the complex counterparts), rounding each output from it.
+_SCAN_ACCUMULATOR = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.float16): np.dtype(np.float32),
+                     np.dtype(np.complex64): np.dtype(np.complex128)}
+
+
+def _scan(np_scan, a, dim, dtype):
     dt = _scan_dtype(a, dtype)
     x, d = _along(a, dim)
-    return np.cumsum(x, axis=d, dtype=dt).reshape(a.shape)
+    acc = _SCAN_ACCUMULATOR.get(dt, dt)
+    if x.dtype != dt:  # (the input is converted to the result's dtype first)
+        x = x.astype(dt)
+    return np_scan(x, axis=d, dtype=acc).astype(dt, copy=False).reshape(a.shape)
+
+
+def _cumsum_kernel(a, dim, dtype=None):
+    return _scan(np.cumsum, a, dim, dtype)
 
 
 def _cumprod_kernel(a, dim, dtype=None):
-    dt = _scan_dtype(a, dtype)
-    x, d = _along(a, dim)
-    return np.cumprod(x, axis=d, dtype=dt).reshape(a.shape)
+    return _scan(np.cumprod, a, dim, dtype)
 
 
 def reversed_cumsum(t: Tensor, dim: int) -> Tensor:
