@@ -20,7 +20,7 @@ import numpy as np
 
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap
-from ...memory_format import is_in_format, suggested_format
+from ...memory_format import contiguous_format, is_in_format, suggested_format
 from .._jvp import plus
 from .._util import opmath_dtype
 from ..pointwise import add, add_, mul, neg, pow, sub
@@ -30,6 +30,7 @@ from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import div_scalar, mul_scalar
 from ..shape_extra import repeat
 from ..views import expand, reshape, unsqueeze_, view
+from . import aten_moments
 from ._common import check_float, check_mixed_dtype, run_op
 
 # ---- shared maths ------------------------------------------------------------------------------------------
@@ -189,6 +190,8 @@ def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     check_mixed_dtype(x, weight, bias)
     check_float(x, "LayerNormKernelImpl", NotImplementedError)
     axes = _check_layer_norm(x, normalized_shape, weight, bias)
+    if x.dtype in _MOMENTS_DTYPES and x.size:
+        return _layer_norm_as_aten(x, len(axes), weight, bias, eps)
     mean, y, rstd = _stats(x, axes, eps)
     y *= rstd  # (each step in place on the one fresh array)
     if weight is not None:
@@ -196,6 +199,32 @@ def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         y += bias
     return y.astype(x.dtype, copy=False), mean.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
+
+
+_MOMENTS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _layer_norm_as_aten(x: np.ndarray, k: int, weight, bias, eps: float) -> tuple:
+    """PyTorch's CPU layer norm, bit for bit: ``RowwiseMoments`` per row, ``rstd = 1 / sqrt(var + eps)``, then
+    ``fma((x - mean) * rstd, weight, bias)`` (``fma(x - mean, rstd, bias)`` without a weight)."""
+    dtype = x.dtype.type
+    batch = x.shape[:x.ndim - k]
+    rows = np.ascontiguousarray(x).reshape(math.prod(batch), -1)
+    mean, var = aten_moments.rowwise_moments(rows)
+    rstd = dtype(1) / np.sqrt(var + dtype(eps))
+    kept = batch + (1,) * k
+    mean, rstd = mean.reshape(kept), rstd.reshape(kept)
+    y = np.subtract(x, mean)
+    if bias is None:
+        y *= rstd
+        if weight is not None:
+            y *= weight
+    elif weight is None:  # (a bias alone: (x - mean) * rstd + bias, one rounding)
+        y = aten_moments.fma(y, rstd, bias)
+    else:
+        y *= rstd
+        y = aten_moments.fma(y, weight, bias)
+    return y, mean, rstd
 
 
 def _layer_norm_vjp(ctx, g, _g_mean=None, _g_rstd=None):
@@ -289,6 +318,8 @@ def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - 
     num_groups = group
     _check_group_norm(x, num_groups, weight, bias)
     n, c = x.shape[:2]
+    if x.dtype in _MOMENTS_DTYPES and x.size and suggested_format(x) is contiguous_format:
+        return _group_norm_as_aten(x, weight, bias, num_groups, eps)
     grouped = x.reshape(n, num_groups, -1)
     mean, xc, rstd = _stats(grouped, (2,), eps)
     y = (xc * rstd).reshape(x.shape)
@@ -299,6 +330,29 @@ def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - 
         y = y + bias.reshape(cshape)
     return (y.astype(x.dtype, copy=False), mean.reshape(n, num_groups).astype(x.dtype, copy=False),
             rstd.reshape(n, num_groups).astype(x.dtype, copy=False))
+
+
+def _group_norm_as_aten(x: np.ndarray, weight, bias, groups: int, eps: float) -> tuple:
+    """PyTorch's CPU group norm on a contiguous input, bit for bit: ``RowwiseMoments`` per (sample, group), rstd
+    from the variance in double (its eps is a double), then ``fma(scale, x, fma(-scale, mean, beta))`` per
+    channel with ``scale = rstd * gamma`` (``(x - mean) * rstd`` without weight and bias)."""
+    dtype = x.dtype.type
+    n, c = x.shape[:2]
+    mean, var = aten_moments.rowwise_moments(np.ascontiguousarray(x).reshape(n * groups, -1))
+    rstd = (1.0 / np.sqrt(np.maximum(var, 0).astype(np.float64) + eps)).astype(dtype)
+    mean, rstd = mean.reshape(n, groups), rstd.reshape(n, groups)
+    per_channel = (n, c) + (1,) * (x.ndim - 2)
+    channel_mean = np.repeat(mean, c // groups, axis=1).reshape(per_channel)
+    channel_rstd = np.repeat(rstd, c // groups, axis=1).reshape(per_channel)
+    if weight is None and bias is None:
+        y = np.subtract(x, channel_mean)
+        y *= channel_rstd
+        return y, mean, rstd
+    cshape = (1, c) + (1,) * (x.ndim - 2)
+    scale = channel_rstd if weight is None else channel_rstd * weight.reshape(cshape)
+    beta = np.zeros(cshape, x.dtype) if bias is None else bias.reshape(cshape)
+    shift = aten_moments.fma(-scale, channel_mean, np.broadcast_to(beta, scale.shape))
+    return aten_moments.fma(np.broadcast_to(scale, x.shape), x, np.broadcast_to(shift, x.shape)), mean, rstd
 
 
 def _group_norm_vjp(ctx, g, g_mean=None, g_rstd=None):

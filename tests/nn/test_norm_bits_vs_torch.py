@@ -1,0 +1,89 @@
+"""layer_norm and group_norm give PyTorch's CPU bits: ATen's RowwiseMoments (a lane-wise Welford recurrence with a
+cascade), then the kernels' own output formulas with their fused multiply-adds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tracegrad as tg
+from tracegrad.ops.nn_ops import aten_moments
+
+torch.set_num_threads(1)
+
+LENGTHS = [1, 2, 3, 7, 8, 9, 16, 31, 127, 128, 129, 300, 2048, 2049, 5000]
+
+
+def _data(seed: int, shape: tuple, dtype) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) * 3 + 0.7).astype(dtype)
+
+
+def _optional(module, value):
+    return None if value is None else module.tensor(value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("length", LENGTHS)
+def test_rowwise_moments_are_atens(dtype, length):
+    rows = _data(length, (40, length), dtype)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(torch.tensor(rows), [length], None, None, 1e-5)
+    ours_mean, ours_var = aten_moments.rowwise_moments(rows)
+    assert np.array_equal(ours_mean, mean.numpy().ravel())
+    assert np.array_equal(dtype(1) / np.sqrt(ours_var + dtype(1e-5)), rstd.numpy().ravel())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("shape", "normalized"), [((64, 300), (300,)), ((4, 7, 33), (7, 33)), ((5, 3), (3,)),
+                                                   ((2, 3, 768), (768,)), ((3, 1), (1,)), ((2, 9), (2, 9))])
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_layer_norm_forward_is_torchs(dtype, shape, normalized, affine):
+    x = _data(len(shape), shape, dtype)
+    rng = np.random.default_rng(1)
+    weight = rng.standard_normal(normalized).astype(dtype) if affine in ("weight", "both") else None
+    bias = rng.standard_normal(normalized).astype(dtype) if affine in ("bias", "both") else None
+    theirs = torch.native_layer_norm(torch.tensor(x), list(normalized), _optional(torch, weight),
+                                     _optional(torch, bias), 1e-5)
+    ours = tg.native_layer_norm(tg.tensor(x), list(normalized), _optional(tg, weight), _optional(tg, bias), 1e-5)
+    for t, o in zip(theirs, ours, strict=True):  # (the output, and the mean and rstd its node saves)
+        assert np.array_equal(t.numpy(), o.numpy())
+    functional = tg.nn.functional.layer_norm(tg.tensor(x), normalized, _optional(tg, weight), _optional(tg, bias))
+    assert np.array_equal(theirs[0].numpy(), functional.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("shape", "groups"), [((4, 8, 100), 4), ((2, 6, 7, 7), 3), ((3, 4), 2),
+                                               ((2, 32, 16, 16), 8), ((2, 4, 3, 2, 5), 2), ((1, 3, 1), 1)])
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_group_norm_forward_is_torchs(dtype, shape, groups, affine):
+    x = _data(len(shape) + groups, shape, dtype)
+    rng = np.random.default_rng(2)
+    weight = rng.standard_normal(shape[1]).astype(dtype) if affine in ("weight", "both") else None
+    bias = rng.standard_normal(shape[1]).astype(dtype) if affine in ("bias", "both") else None
+    theirs = torch.nn.functional.group_norm(torch.tensor(x), groups, _optional(torch, weight), _optional(torch, bias))
+    ours = tg.nn.functional.group_norm(tg.tensor(x), groups, _optional(tg, weight), _optional(tg, bias))
+    assert np.array_equal(theirs.numpy(), ours.numpy())
+
+
+def test_modules_and_group_statistics_agree_with_torch():
+    x = _data(0, (6, 4, 10), np.float32)
+    t_ln, o_ln = torch.nn.LayerNorm(10), tg.nn.LayerNorm(10)
+    assert np.array_equal(t_ln(torch.tensor(x)).detach().numpy(), o_ln(tg.tensor(x)).detach().numpy())
+    t_gn, o_gn = torch.nn.GroupNorm(2, 4), tg.nn.GroupNorm(2, 4)
+    assert np.array_equal(t_gn(torch.tensor(x)).detach().numpy(), o_gn(tg.tensor(x)).detach().numpy())
+    theirs = torch.native_group_norm(torch.tensor(x), None, None, 6, 4, 10, 2, 1e-5)
+    ours = tg.native_group_norm(tg.tensor(x), None, None, 6, 4, 10, 2, 1e-5)
+    for t, o in zip(theirs, ours, strict=True):
+        assert np.array_equal(t.numpy(), o.numpy())
+
+
+def test_double_fma_rounds_once():
+    """The emulated double fma equals the exactly computed a * b + c, rounded once."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(5)
+    a, b, c = (rng.standard_normal(300) * 10.0 ** rng.integers(-3, 4, 300) for _ in range(3))
+    ours = aten_moments.fma(a, b, c)
+    exact = [float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c, strict=True)]
+    assert np.array_equal(ours, np.array(exact))
