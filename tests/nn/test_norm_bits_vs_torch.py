@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tracegrad as tg
-from tracegrad.ops.nn_ops import aten_moments
+from tracegrad.ops.nn_ops import aten_moments, aten_vec
 
 torch.set_num_threads(1)
 
@@ -84,6 +84,48 @@ def test_double_fma_rounds_once():
 
     rng = np.random.default_rng(5)
     a, b, c = (rng.standard_normal(300) * 10.0 ** rng.integers(-3, 4, 300) for _ in range(3))
-    ours = aten_moments.fma(a, b, c)
+    ours = aten_vec.fma(a, b, c)
     exact = [float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c, strict=True)]
     assert np.array_equal(ours, np.array(exact))
+
+
+def _layer_norm_grads(module, x, dy, weight, bias, normalized, transpose: bool):
+    leaf = module.tensor(x, requires_grad=True)
+    params = [None if v is None else module.tensor(v, requires_grad=True) for v in (weight, bias)]
+    inp = leaf.transpose(0, 1) if transpose else leaf
+    out = module.nn.functional.layer_norm(inp, normalized, *params)
+    out.backward(module.tensor(dy))
+    return [leaf.grad.numpy()] + [p.grad.numpy() for p in params if p is not None]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("shape", "normalized"), [((32, 300), (300,)), ((4, 7, 33), (7, 33)), ((5, 3), (3,)),
+                                                   ((6, 13), (13,)), ((3, 8), (8,)), ((5, 4, 21), (21,))])
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_layer_norm_backward_is_torchs(dtype, shape, normalized, affine):
+    x = _data(7, shape, dtype)
+    rng = np.random.default_rng(3)
+    dy = rng.standard_normal(shape).astype(dtype)
+    weight = rng.standard_normal(normalized).astype(dtype) if affine in ("weight", "both") else None
+    bias = rng.standard_normal(normalized).astype(dtype) if affine in ("bias", "both") else None
+    transpose = len(shape) == 3 and len(normalized) == 1  # (a non-contiguous input too)
+    if transpose:
+        dy = dy.transpose(1, 0, 2).copy()
+    theirs = _layer_norm_grads(torch, x, dy, weight, bias, normalized, transpose)
+    ours = _layer_norm_grads(tg, x, dy, weight, bias, normalized, transpose)
+    for t, o in zip(theirs, ours, strict=True):
+        assert np.array_equal(t, o)
+
+
+def test_map_reduce_sum_adds_vectors_in_order():
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal((3, 1003)).astype(np.float32) for _ in range(2))
+    lanes = (a * b)[:, :1000].reshape(3, -1, 8)
+    acc = lanes[:, 0]
+    for j in range(1, lanes.shape[1]):
+        acc = acc + lanes[:, j]
+    acc[:, :3] = aten_vec.fma(a[:, 1000:], b[:, 1000:], acc[:, :3])
+    folded = acc + acc[:, [4, 5, 6, 7, 0, 1, 2, 3]]
+    folded = folded + folded[:, [2, 3, 0, 1, 6, 7, 4, 5]]
+    folded = folded + folded[:, [1, 0, 3, 2, 5, 4, 7, 6]]
+    assert np.array_equal(aten_vec.map_reduce_sum([a, b]), folded[:, 0])

@@ -11,78 +11,18 @@ Here the same recurrence runs on all rows and lanes at once in NumPy (rows of on
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-_VECTOR_BYTES = 32  # ATen's AVX2 (and DEFAULT) Vectorized<T>
+from .aten_vec import fma_if_available, vector_lanes
+
 _CHUNK = 16  # kChunkSize: vectors per Welford chunk
-
-
-@functools.cache
-def cpu_has_fma() -> bool:
-    """Whether ATen's vector code runs with fused multiply-adds here (its AVX2 build: avx2 and fma)."""
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return True  # (elsewhere assume the common case)
-    return {"avx2", "fma"} <= set(flags)
-
-
-def fma(a, b, c) -> np.ndarray:
-    """``a * b + c`` rounded once, in the dtype of ``a`` (float32 or float64), as ``std::fma`` gives it.
-
-    float32 goes through float64, where the product is exact. float64 splits the product into a rounded part and
-    its exact error (Dekker) and adds the pieces with an exact sum (Knuth): correctly rounded but for ties of a
-    rare kind."""
-    dtype = np.result_type(a, b, c)
-    if dtype == np.float32:
-        a, b, c = (_widened_if_small(v) for v in (a, b, c))
-        wide = np.multiply(a, b, dtype=np.float64)
-        np.add(wide, c, out=wide, dtype=np.float64)
-        return wide.astype(np.float32)
-    product = np.multiply(a, b)
-    error = _product_error(np.asarray(a, np.float64), np.asarray(b, np.float64), product)
-    total = product + c
-    back = total - product
-    rounding = (product - (total - back)) + (c - back)
-    return total + (rounding + error)
-
-
-def fma_if_available(a, b, c) -> np.ndarray:
-    """A multiply-add the way ATen's vector code does it on this CPU: fused with FMA, else two roundings."""
-    return fma(a, b, c) if cpu_has_fma() else a * b + c
-
-
-def _widened_if_small(v):
-    """Small operands (scalars, a broadcast weight) in float64 up front: NumPy's casting loops are slow on
-    broadcast inputs, and fast on full float32 arrays."""
-    v = np.asarray(v)
-    return v.astype(np.float64) if v.size <= 4096 else v
-
-
-_SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's split of a double into two 26-bit halves
-
-
-def _product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndarray:
-    """The exact ``a * b - product`` (Dekker's two-product; finite, unscaled inputs)."""
-    a_hi, a_lo = _split(a)
-    b_hi, b_lo = _split(b)
-    return ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-
-
-def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    scaled = v * _SPLITTER
-    hi = scaled - (scaled - v)
-    return hi, v - hi
 
 
 def rowwise_moments(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mean, biased variance) of each row of a 2-d float32 or float64 array, as ATen's ``RowwiseMoments``."""
     dtype = rows.dtype.type
     count, length = rows.shape
-    lanes = _VECTOR_BYTES // rows.dtype.itemsize
+    lanes = vector_lanes(rows.dtype)
     vectors = length // lanes
     chunk_count = -(-vectors // _CHUNK)
     depth = (chunk_count - 1).bit_length() if chunk_count > 1 else 0  # utils::CeilLog2

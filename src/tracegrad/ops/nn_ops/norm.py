@@ -30,7 +30,7 @@ from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import div_scalar, mul_scalar
 from ..shape_extra import repeat
 from ..views import expand, reshape, unsqueeze_, view
-from . import aten_moments
+from . import aten_moments, aten_vec
 from ._common import check_float, check_mixed_dtype, run_op
 
 # ---- shared maths ------------------------------------------------------------------------------------------
@@ -220,10 +220,10 @@ def _layer_norm_as_aten(x: np.ndarray, k: int, weight, bias, eps: float) -> tupl
         if weight is not None:
             y *= weight
     elif weight is None:  # (a bias alone: (x - mean) * rstd + bias, one rounding)
-        y = aten_moments.fma(y, rstd, bias)
+        y = aten_vec.fma(y, rstd, bias)
     else:
         y *= rstd
-        y = aten_moments.fma(y, weight, bias)
+        y = aten_vec.fma(y, weight, bias)
     return y, mean, rstd
 
 
@@ -264,7 +264,45 @@ def _ln_axes(x, normalized_shape) -> tuple:
 
 def _ln_backward_kernel(g, x, normalized_shape, mean, rstd, weight, bias, output_mask, eps):
     axes, red = _ln_axes(x, normalized_shape)
+    if x.dtype in _MOMENTS_DTYPES and x.size and g.dtype == x.dtype and mean.dtype == x.dtype:
+        return _layer_norm_backward_as_aten(g, x, mean, rstd, weight, len(axes), output_mask)
     return _norm_backward_arrays(g, x, weight, mean, rstd, axes, red, output_mask)
+
+
+def _layer_norm_backward_as_aten(g, x, mean, rstd, weight, k: int, output_mask) -> tuple:
+    """PyTorch's CPU ``native_layer_norm_backward``, bit for bit (one thread), rows of ``N`` elements:
+
+    * ``dx = fma(b, x, rstd * dy * gamma) + c`` with ``b = fma(db, mean, -ds) * rstd^3 / N`` and
+      ``c = fma(-b, mean, -(db * rstd / N))``, where ``ds`` and ``db`` are ATen's vector sums of ``dy * x * gamma``
+      and ``dy * gamma``;
+    * ``dgamma`` accumulates ``fma(dy, fma(rstd, x, -rstd * mean), dgamma)`` row after row; ``dbeta`` adds rows."""
+    dtype = x.dtype.type
+    length = math.prod(x.shape[x.ndim - k:])
+    dy = np.ascontiguousarray(g).reshape(-1, length)
+    xs = np.ascontiguousarray(x).reshape(-1, length)
+    a = rstd.reshape(-1, 1).astype(dtype, copy=False)
+    m = mean.reshape(-1, 1).astype(dtype, copy=False)
+    gamma = None if weight is None else np.broadcast_to(weight.reshape(1, length), dy.shape)
+    empty = np.empty((0,), g.dtype)
+    gx = gw = gb = empty
+    if output_mask[0]:
+        scale = dtype(1) / dtype(length)
+        ds = aten_vec.map_reduce_sum([dy, xs] if gamma is None else [dy, xs, gamma]).reshape(-1, 1)
+        db = aten_vec.map_reduce_sum([dy] if gamma is None else [dy, gamma]).reshape(-1, 1)
+        b = aten_vec.fma(db, m, -ds) * a * a * a * scale
+        c = aten_vec.fma(-b, m, -(db * a * scale))
+        head = a * dy if gamma is None else a * dy * gamma
+        gx = (aten_vec.fma(np.broadcast_to(b, xs.shape), xs, head) + c).reshape(x.shape)
+    normalized = x.shape[x.ndim - k:]
+    if output_mask[1]:
+        centred = aten_vec.fma(np.broadcast_to(a, xs.shape), xs, np.broadcast_to(-a * m, xs.shape))
+        acc = np.zeros(length, dtype)
+        for row in range(dy.shape[0]):  # (each row's fused multiply-add rounds before the next)
+            acc = aten_vec.fma(dy[row], centred[row], acc)
+        gw = acc.reshape(normalized)
+    if output_mask[2]:
+        gb = np.add.reduce(dy, axis=0).reshape(normalized)  # (rows one after another)
+    return gx, gw, gb
 
 
 def _ln_double_backward(ctx, ggx, ggw, ggb):
@@ -351,8 +389,8 @@ def _group_norm_as_aten(x: np.ndarray, weight, bias, groups: int, eps: float) ->
     cshape = (1, c) + (1,) * (x.ndim - 2)
     scale = channel_rstd if weight is None else channel_rstd * weight.reshape(cshape)
     beta = np.zeros(cshape, x.dtype) if bias is None else bias.reshape(cshape)
-    shift = aten_moments.fma(-scale, channel_mean, np.broadcast_to(beta, scale.shape))
-    return aten_moments.fma(np.broadcast_to(scale, x.shape), x, np.broadcast_to(shift, x.shape)), mean, rstd
+    shift = aten_vec.fma(-scale, channel_mean, np.broadcast_to(beta, scale.shape))
+    return aten_vec.fma(np.broadcast_to(scale, x.shape), x, np.broadcast_to(shift, x.shape)), mean, rstd
 
 
 def _group_norm_vjp(ctx, g, g_mean=None, g_rstd=None):

@@ -1,0 +1,129 @@
+"""ATen's CPU vector arithmetic, as NumPy reproduces it: fused multiply-adds, lane counts, and the
+``vec::map*_reduce_all`` sums.
+
+Most of PyTorch's CPU kernels are registered for its AVX2 build only (``REGISTER_DISPATCH`` leaves AVX-512 out), so
+a ``Vectorized<T>`` is 32 bytes on every x86 machine: 8 floats or 4 doubles. That build fuses multiply-adds where
+the CPU has FMA, in intrinsics and, through the compiler's contraction, in some plain expressions; each caller
+names which of its steps are fused.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+_VECTOR_BYTES = 32  # ATen's AVX2 (and DEFAULT) Vectorized<T>
+
+
+def vector_lanes(dtype) -> int:
+    """Lanes of ATen's ``Vectorized<T>`` in its AVX2 build: 8 floats, 4 doubles."""
+    return _VECTOR_BYTES // np.dtype(dtype).itemsize
+
+
+@functools.cache
+def cpu_has_fma() -> bool:
+    """Whether ATen's vector code runs with fused multiply-adds here (its AVX2 build: avx2 and fma)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return True  # (elsewhere assume the common case)
+    return {"avx2", "fma"} <= set(flags)
+
+
+def fma(a, b, c) -> np.ndarray:
+    """``a * b + c`` rounded once, in the dtype of ``a`` (float32 or float64), as ``std::fma`` gives it.
+
+    float32 goes through float64, where the product is exact. float64 splits the product into a rounded part and
+    its exact error (Dekker) and adds the pieces with an exact sum (Knuth): correctly rounded but for ties of a
+    rare kind."""
+    dtype = np.result_type(a, b, c)
+    if dtype == np.float32:
+        a, b, c = (_widened_if_small(v) for v in (a, b, c))
+        wide = np.multiply(a, b, dtype=np.float64)
+        np.add(wide, c, out=wide, dtype=np.float64)
+        return wide.astype(np.float32)
+    product = np.multiply(a, b)
+    error = _product_error(np.asarray(a, np.float64), np.asarray(b, np.float64), product)
+    total = product + c
+    back = total - product
+    rounding = (product - (total - back)) + (c - back)
+    return total + (rounding + error)
+
+
+def fma_if_available(a, b, c) -> np.ndarray:
+    """A multiply-add the way ATen's vector code does it on this CPU: fused with FMA, else two roundings."""
+    return fma(a, b, c) if cpu_has_fma() else a * b + c
+
+
+def _widened_if_small(v):
+    """Small operands (scalars, a broadcast weight) in float64 up front: NumPy's casting loops are slow on
+    broadcast inputs, and fast on full float32 arrays."""
+    v = np.asarray(v)
+    return v.astype(np.float64) if v.size <= 4096 else v
+
+
+_SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's split of a double into two 26-bit halves
+
+
+def _product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndarray:
+    """The exact ``a * b - product`` (Dekker's two-product; finite, unscaled inputs)."""
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(b)
+    return ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    scaled = v * _SPLITTER
+    hi = scaled - (scaled - v)
+    return hi, v - hi
+
+
+def map_reduce_sum(factors: list, fused_tail: bool = True) -> np.ndarray:
+    """Per row: ``vec::map*_reduce_all(product of factors, +)`` over the last axis of 2-d arrays (all one shape).
+
+    A row shorter than a vector is summed lane by lane. Otherwise the lanes accumulate whole vectors (product,
+    then add), the leftover elements go into the first lanes (product and add fused, as the compiler contracts
+    that step), and the lanes fold as the AVX2 reduction shuffles them (floats) or one by one (doubles)."""
+    rows, length = factors[0].shape
+    dtype = factors[0].dtype
+    lanes = vector_lanes(dtype)
+
+    def product(columns: slice) -> np.ndarray:
+        out = factors[0][:, columns]
+        for f in factors[1:]:
+            out = out * f[:, columns]
+        return out
+
+    if length < lanes:
+        return _fold_in_order(product(slice(0, length)))
+    whole = length - length % lanes
+    # (summing the middle axis of (rows, vectors, lanes) adds the vectors one after another, as the loop does)
+    acc = np.add.reduce(product(slice(0, whole)).reshape(rows, -1, lanes), axis=1)
+    if whole < length:
+        acc = acc.copy()
+        k = length - whole
+        head = factors[0][:, whole:]
+        for f in factors[1:-1]:
+            head = head * f[:, whole:]
+        if len(factors) > 1 and fused_tail:
+            acc[:, :k] = fma(head, factors[-1][:, whole:], acc[:, :k])
+        else:
+            acc[:, :k] = acc[:, :k] + (head * factors[-1][:, whole:] if len(factors) > 1 else head)
+    return _fold_avx2_floats(acc) if dtype == np.float32 else _fold_in_order(acc)
+
+
+def _fold_in_order(lanes: np.ndarray) -> np.ndarray:
+    out = lanes[:, 0].copy()
+    for i in range(1, lanes.shape[1]):
+        out = out + lanes[:, i]
+    return out
+
+
+def _fold_avx2_floats(lanes: np.ndarray) -> np.ndarray:
+    """``VecReduceAllSIMD<float>`` for AVX2: halves swapped, then pairs of pairs, then neighbours."""
+    v = lanes + lanes[:, [4, 5, 6, 7, 0, 1, 2, 3]]
+    v = v + v[:, [2, 3, 0, 1, 6, 7, 4, 5]]
+    v = v + v[:, [1, 0, 3, 2, 5, 4, 7, 6]]
+    return v[:, 0]
