@@ -80,6 +80,24 @@ def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi, v - hi
 
 
+def fused_row_accumulation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``acc = fma(a[i], b[i], acc)`` for the rows i of two 2-d arrays in turn, from zero: a kernel's buffer that
+    each row updates with one rounding."""
+    if a.dtype != np.float32:
+        acc = np.zeros(a.shape[1], a.dtype)
+        for row in range(a.shape[0]):
+            acc = fma(a[row], b[row], acc)
+        return acc
+    products = np.multiply(a, b, dtype=np.float64)  # (exact: every row's products at once)
+    wide = np.zeros(a.shape[1], np.float64)
+    acc = np.zeros(a.shape[1], np.float32)
+    for row in products:  # (each row rounds to float before the next adds to it)
+        np.add(row, wide, out=wide)
+        np.copyto(acc, wide, casting="same_kind")
+        np.copyto(wide, acc)
+    return acc
+
+
 def map_reduce_sum(factors: list, fused_tail: bool = True) -> np.ndarray:
     """Per row: ``vec::map*_reduce_all(product of factors, +)`` over the last axis of 2-d arrays (all one shape).
 

@@ -296,10 +296,7 @@ def _layer_norm_backward_as_aten(g, x, mean, rstd, weight, k: int, output_mask) 
     normalized = x.shape[x.ndim - k:]
     if output_mask[1]:
         centred = aten_vec.fma(np.broadcast_to(a, xs.shape), xs, np.broadcast_to(-a * m, xs.shape))
-        acc = np.zeros(length, dtype)
-        for row in range(dy.shape[0]):  # (each row's fused multiply-add rounds before the next)
-            acc = aten_vec.fma(dy[row], centred[row], acc)
-        gw = acc.reshape(normalized)
+        gw = aten_vec.fused_row_accumulation(dy, centred).reshape(normalized)
     if output_mask[2]:
         gb = np.add.reduce(dy, axis=0).reshape(normalized)  # (rows one after another)
     return gx, gw, gb
