@@ -129,3 +129,34 @@ def test_map_reduce_sum_adds_vectors_in_order():
     folded = folded + folded[:, [2, 3, 0, 1, 6, 7, 4, 5]]
     folded = folded + folded[:, [1, 0, 3, 2, 5, 4, 7, 6]]
     assert np.array_equal(aten_vec.map_reduce_sum([a, b]), folded[:, 0])
+
+
+BATCH_SHAPES = [(16, 8, 100), (4, 16, 8, 8), (3, 5, 7), (64, 32), (7, 5), (4, 6, 1, 1), (2, 3, 4, 5, 6)]
+
+
+def _batch_norm_run(module, x, weight, bias, running, train: bool, layout):
+    inp = module.tensor(x)
+    if layout is not None:
+        inp = inp.contiguous(memory_format=getattr(module, layout))
+    stats = [module.tensor(v) for v in running]
+    params = [None if v is None else module.tensor(v) for v in (weight, bias)]
+    out = module.native_batch_norm(inp, *params, *stats, train, 0.1, 1e-5)
+    return [t.numpy() for t in (*out, *stats)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", BATCH_SHAPES)
+@pytest.mark.parametrize("train", [True, False])
+@pytest.mark.parametrize("affine", [False, True])
+def test_batch_norm_forward_and_running_stats_are_torchs(dtype, shape, train, affine):
+    rng = np.random.default_rng(len(shape))
+    x = _data(len(shape) + 11, shape, dtype)
+    c = shape[1]
+    weight, bias = (rng.standard_normal(c).astype(dtype) for _ in range(2)) if affine else (None, None)
+    running = (rng.standard_normal(c).astype(dtype), (rng.random(c) + 0.5).astype(dtype))
+    layouts = [None] + (["channels_last"] if len(shape) == 4 else ["channels_last_3d"] if len(shape) == 5 else [])
+    for layout in layouts:
+        theirs = _batch_norm_run(torch, x, weight, bias, running, train, layout)
+        ours = _batch_norm_run(tg, x, weight, bias, running, train, layout)
+        for t, o in zip(theirs, ours, strict=True):
+            assert np.array_equal(t, o)

@@ -542,10 +542,10 @@ def _normalize_per_channel(x, mean, rstd, weight, bias):
     """x * alpha + beta per channel, alpha = rstd * weight and beta = bias - mean * rstd * weight.
 
     PyTorch's CPU kernel folds the statistics and the affine parameters this way, with alpha and beta in the
-    parameters' precision (float for half input) and one fused multiply-add per element. For inputs far from
-    their mean (1e4 +- 1e-2 in float32) that rounds very differently from (x - mean) * rstd, so we fold the same
-    way; float32 and half evaluate the multiply-add in double and round once, as the fused one does. Strided
-    input takes PyTorch's unfolded element-wise formula instead."""
+    parameters' precision (float for half input) and fused multiply-adds (beta = fma(-mean, alpha, bias), then
+    fma(x, alpha, beta) per element). For inputs far from their mean (1e4 +- 1e-2 in float32) that rounds very
+    differently from (x - mean) * rstd, so we fold the same way. Strided input takes PyTorch's unfolded
+    element-wise formula instead."""
     if not _dense_for_torch_kernel(x):
         return _normalize_strided(x, mean, rstd, weight, bias)
     cshape = _channel_shape(x.ndim, x.shape[1])
@@ -553,12 +553,9 @@ def _normalize_per_channel(x, mean, rstd, weight, bias):
     alpha = np.asarray(rstd, dtype=param).reshape(-1)
     if weight is not None:
         alpha = alpha * weight.reshape(-1).astype(param, copy=False)
-    beta = -(np.asarray(mean, dtype=param).reshape(-1) * alpha)
-    if bias is not None:
-        beta = bias.reshape(-1).astype(param, copy=False) + beta
-    wide = np.float64 if x.itemsize < 8 else x.dtype
-    y = x.astype(wide, copy=False) * alpha.astype(wide).reshape(cshape)
-    y += beta.astype(wide).reshape(cshape)
+    shift = np.zeros_like(alpha) if bias is None else bias.reshape(-1).astype(param, copy=False)
+    beta = aten_vec.fma(-np.asarray(mean, dtype=param).reshape(-1), alpha, shift)  # (bias - mean * alpha, fused)
+    y = aten_vec.fma(x.astype(param, copy=False), alpha.reshape(cshape), beta.reshape(cshape))
     return y.astype(x.dtype, copy=False)
 
 
@@ -568,14 +565,19 @@ def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=N
     check_mixed_dtype(x, weight, bias, running_mean, running_var)
     axes = _bn_axes(x)
     _check_channels(x, weight, bias, running_mean, running_var)
-    # PyTorch's CPU kernel (contiguous input) takes the mean in double and rounds it to the input's dtype,
-    # then the variance around that rounded mean, again accumulated in double
+    count = x.size // x.shape[1]
+    if x.dtype in _MOMENTS_DTYPES and x.size and _dense_for_torch_kernel(x):
+        mu, var_sum = _batch_statistics_as_aten(x)
+        # (the variance sum divided in the input's dtype, its inverse root taken in double)
+        rstd = (1.0 / np.sqrt((var_sum / x.dtype.type(count)).astype(np.float64) + eps)).astype(x.dtype)
+        _update_running_stats_as_aten(running_mean, running_var, mu, var_sum, count, momentum)
+        return _normalize_per_channel(x, mu, rstd, weight, bias), mu, rstd
+    # other inputs: the mean in double rounded to the input's dtype, then the variance around it in double
     wide = x.astype(np.float64) if x.itemsize < 8 else x
     mu = wide.mean(axis=axes).astype(x.dtype)
     centred = wide - mu.reshape(_channel_shape(x.ndim, x.shape[1]))
     var = (centred * centred).mean(axis=axes)
     rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype)
-    count = x.size // x.shape[1]
     if running_mean is not None:
         running_mean *= 1 - momentum
         running_mean += momentum * mu.astype(running_mean.dtype)
@@ -585,6 +587,41 @@ def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=N
         running_var += momentum * unbiased.astype(running_var.dtype)
     # (y, save_mean, save_invstd): the batch statistics per channel, which PyTorch's node saves
     return _normalize_per_channel(x, mu, rstd, weight, bias), mu, rstd
+
+
+def _batch_statistics_as_aten(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, sum of squared deviations) per channel, as PyTorch's two CPU kernels compute them (one thread).
+
+    Channels-first input (NC... with a spatial size above 1): per channel, a double sum in (sample, position)
+    order divided by the count, then the squares of the deviations from that rounded mean summed in double.
+    Channels-last input (and (N, C), whose channel stride is 1): rows added one after another in the input's
+    dtype, the mean taken in double, then the squares accumulated row by row with fused multiply-adds."""
+    dtype = x.dtype
+    channels = x.shape[1]
+    count = x.size // channels
+    if x.flags.c_contiguous and x.strides[1] != x.itemsize:
+        per_channel = np.moveaxis(x, 1, 0).reshape(channels, count)
+        mean = (np.cumsum(per_channel, axis=1, dtype=np.float64)[:, -1] / count).astype(dtype)
+        deviation = per_channel - mean[:, None]
+        squares = np.cumsum(deviation * deviation, axis=1, dtype=np.float64)[:, -1]
+        return mean, squares.astype(dtype)
+    rows = np.moveaxis(x, 1, -1).reshape(count, channels)
+    mean = (np.add.reduce(rows, axis=0).astype(np.float64) / count).astype(dtype)
+    deviation = rows - mean
+    return mean, aten_vec.fused_row_accumulation(deviation, deviation)
+
+
+def _update_running_stats_as_aten(running_mean, running_var, mean, var_sum, count: int, momentum: float) -> None:
+    """PyTorch's update, in the statistics' dtype: ``m * batch + (1 - m) * running`` with ``m`` rounded to it,
+    the unbiased variance divided in that dtype too."""
+    if running_mean is not None:
+        m = running_mean.dtype.type(momentum)
+        running_mean[...] = m * mean.astype(running_mean.dtype) + (1 - m) * running_mean
+    if running_var is not None:
+        m = running_var.dtype.type(momentum)
+        unbiased = (var_sum / var_sum.dtype.type(max(count - 1, 0))).astype(np.float64)
+        kept = ((1 - m) * running_var).astype(np.float64)
+        running_var[...] = (np.float64(m) * unbiased + kept).astype(running_var.dtype)
 
 
 def _bn_train_vjp(ctx, g, _g_mean=None, _g_invstd=None):
