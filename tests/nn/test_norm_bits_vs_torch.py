@@ -160,3 +160,34 @@ def test_batch_norm_forward_and_running_stats_are_torchs(dtype, shape, train, af
         ours = _batch_norm_run(tg, x, weight, bias, running, train, layout)
         for t, o in zip(theirs, ours, strict=True):
             assert np.array_equal(t, o)
+
+
+def _batch_norm_grads(module, x, dy, weight, running, train: bool, layout):
+    leaf = module.tensor(x, requires_grad=True)
+    inp, grad = leaf, module.tensor(dy)
+    if layout is not None:  # (input and gradient in the same layout, as a channels-last network passes them)
+        fmt = getattr(module, layout)
+        inp, grad = leaf.contiguous(memory_format=fmt), grad.contiguous(memory_format=fmt)
+    w = module.tensor(weight, requires_grad=True)
+    b = module.tensor(weight[::-1].copy(), requires_grad=True)
+    out = module.nn.functional.batch_norm(inp, *(module.tensor(v) for v in running), w, b, training=train)
+    out.backward(grad)
+    return [leaf.grad.numpy(), w.grad.numpy(), b.grad.numpy()]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", BATCH_SHAPES + [(5, 33), (3, 17, 2, 2)])
+@pytest.mark.parametrize("train", [True, False])
+def test_batch_norm_backward_is_torchs(dtype, shape, train):
+    rng = np.random.default_rng(len(shape) + 20)
+    x = _data(len(shape) + 21, shape, dtype)
+    dy = rng.standard_normal(shape).astype(dtype)
+    c = shape[1]
+    weight = rng.standard_normal(c).astype(dtype)
+    running = (rng.standard_normal(c).astype(dtype), (rng.random(c) + 0.5).astype(dtype))
+    layouts = [None] + (["channels_last"] if len(shape) == 4 else ["channels_last_3d"] if len(shape) == 5 else [])
+    for layout in layouts:
+        theirs = _batch_norm_grads(torch, x, dy, weight, running, train, layout)
+        ours = _batch_norm_grads(tg, x, dy, weight, running, train, layout)
+        for t, o in zip(theirs, ours, strict=True):
+            assert np.array_equal(t, o)

@@ -728,9 +728,73 @@ def _bn_stats(x, train: bool, running_mean, running_var, save_mean, save_invstd,
 def _bn_backward_kernel(g, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
     cshape = _channel_shape(x.ndim, x.shape[1])
     mean, rstd = _bn_stats(x, train, running_mean, running_var, save_mean, save_invstd, eps)
+    if x.dtype in _MOMENTS_DTYPES and x.size and g.dtype == x.dtype and _bn_kernel_kind(x) is not None \
+            and _bn_kernel_kind(g) == _bn_kernel_kind(x) and mean.dtype == x.dtype \
+            and (weight is None or weight.dtype == x.dtype):
+        return _batch_norm_backward_as_aten(g, x, weight, mean.reshape(-1), rstd.reshape(-1), train, output_mask)
     w = None if weight is None else weight.reshape(cshape)
     axes = (0,) + tuple(range(2, x.ndim))
     return _norm_backward_arrays(g, x, w, mean, rstd, axes if train else (), axes, output_mask)
+
+
+def _bn_kernel_kind(a: np.ndarray) -> str | None:
+    """Which of PyTorch's batch norm CPU kernels takes an array laid out like ``a`` (its batch_norm_choose_impl):
+    "first" for contiguous channels-first, "last" for channels-last or a channel stride of 1, None otherwise
+    (the backward falls back to a generic reduction when input and gradient disagree)."""
+    if a.flags.c_contiguous:
+        return "last" if a.ndim < 2 or a.strides[1] == a.itemsize or a.shape[1] == 1 and a.size == a.shape[0] \
+            else "first"
+    return "last" if _dense_for_torch_kernel(a) else None
+
+
+def _batch_norm_backward_as_aten(g, x, weight, mean, invstd, train: bool, output_mask) -> tuple:
+    """PyTorch's CPU batch norm backward, bit for bit (one thread). Per channel it needs ``sum(dy)`` and
+    ``dotp = sum((x - mean) * dy)``: the channels-first kernel takes ATen's vector sums over each (sample,
+    channel) plane and adds the planes in double; the channels-last one adds rows in the input's dtype (dotp with
+    fused multiply-adds). Then ``dx = (dy - sum / N - (x - mean) * k) * invstd * w`` with
+    ``k = dotp * invstd^2 / N`` in training, ``dx = dy * invstd * w`` in evaluation, ``dw = dotp * invstd``, and
+    ``db = sum``."""
+    dtype = x.dtype.type
+    channels = x.shape[1]
+    count = x.size // channels
+    w = np.ones(channels, x.dtype) if weight is None else weight.reshape(-1)
+    channel_shape = _channel_shape(x.ndim, channels)
+    dy = g if g.shape == x.shape else np.broadcast_to(g, x.shape)
+    channels_first = _bn_kernel_kind(x) == "first"
+    if channels_first:
+        planes = x.shape[0] * channels
+        plane_x = x.reshape(planes, -1)
+        plane_dy = np.ascontiguousarray(dy).reshape(planes, -1)
+        centred = plane_x - np.tile(mean, x.shape[0])[:, None]
+        by_sample = (x.shape[0], channels)
+        total = np.cumsum(aten_vec.map_reduce_sum([plane_dy]).reshape(by_sample), axis=0, dtype=np.float64)[-1]
+        dotp = np.cumsum(aten_vec.map_reduce_sum([centred, plane_dy]).reshape(by_sample), axis=0,
+                         dtype=np.float64)[-1]
+        k = dotp.astype(x.dtype) * invstd * invstd / dtype(count)
+        grad_mean = (total / count).astype(x.dtype)
+    else:
+        rows_x = np.moveaxis(x, 1, -1).reshape(count, channels)
+        rows_dy = np.moveaxis(dy, 1, -1).reshape(count, channels)
+        total = np.add.reduce(rows_dy, axis=0)
+        dotp = aten_vec.fused_row_accumulation(rows_x - mean, rows_dy)
+        k = dotp * invstd * invstd / dtype(count)
+        grad_mean = total / dtype(count)
+    gx = gw = gb = np.empty((0,), g.dtype)
+    if output_mask[0] and train:
+        centred_x = x - mean.reshape(channel_shape)
+        shifted = dy - grad_mean.reshape(channel_shape)
+        gx = aten_vec.fma(-centred_x, np.broadcast_to(k.reshape(channel_shape), x.shape), shifted)
+        if not channels_first:  # (its loop over the channels left past the last whole vector is not fused)
+            tail = (slice(None), slice(channels - channels % aten_vec.vector_lanes(x.dtype), None))
+            gx[tail] = shifted[tail] - centred_x[tail] * k.reshape(channel_shape)[tail]
+        gx = gx * invstd.reshape(channel_shape) * w.reshape(channel_shape)
+    elif output_mask[0]:
+        gx = dy * invstd.reshape(channel_shape) * w.reshape(channel_shape)
+    if output_mask[1]:
+        gw = (dotp * invstd).astype(x.dtype)
+    if output_mask[2]:
+        gb = total.astype(x.dtype)
+    return gx, gw, gb
 
 
 def _bn_double_backward(ctx, ggx, ggw, ggb):
