@@ -45,6 +45,7 @@ from ..select import select
 from ..unary import CLAMP_COMPLEX, log1p
 from ._basic import erf_array
 from ._common import check_float, run_op, type_name
+from .gelu_torch_cpu import torch_gelu, torch_gelu_backward
 from .pool import constant_in_self
 
 
@@ -506,65 +507,39 @@ def _check_approximate(approximate: str) -> None:
         raise RuntimeError("approximate argument must be either none or tanh.")
 
 
-# erf for large float32 arrays, as fast as a few multiply-adds allow: erf(x) / x as a polynomial in x^2 below
-# |x| = 1.25, erf itself as a polynomial in |x| up to 3.95 (above, erf rounds to 1 in float32), both Chebyshev
-# fits to math.erf evaluated in float32. Within 2 ulps of the correctly rounded erf (75% of inputs exactly,
-# 99.99% within 1 ulp), as PyTorch's own vectorised float erf is an ulp or so from it; ~4x faster than erf in
-# double precision (NumPy has no erf).
-_ERF_NEAR = (np.float32(0.78125), np.float32(1.28), tuple(np.float32(c) for c in (
-    0.8923127055168152, -0.18785153329372406, 0.039988335222005844, -0.007047487888485193, 0.0010344969341531396,
-    -0.00012916314881294966, 1.39862140713376e-05, -1.3352321275306167e-06, 1.1543288991333611e-07,
-    -8.8818223886733e-09)))
-_ERF_FAR = (np.float32(2.6), np.float32(0.7407407407407407), tuple(np.float32(c) for c in (
-    0.9997639656066895, 0.0017655367264524102, -0.006198409013450146, 0.013440542854368687, -0.01980280503630638,
-    0.020384997129440308, -0.014334934763610363, 0.005765688605606556, 0.0008259715395979583,
-    -0.0030759316869080067, 0.0014987178146839142, 0.00026906986022368073, -0.0003024583274964243)))
-_FAST_ERF_MIN_SIZE = 4096
+def _torch_cpu_dtype(*arrays) -> bool:
+    """float32 and float16 GELU take PyTorch's own CPU algorithms, bit for bit (gelu_torch_cpu)."""
+    return all(a.__class__ is np.ndarray and a.dtype in _TORCH_CPU_DTYPES for a in arrays) and (
+        arrays[0].dtype == arrays[-1].dtype)
 
 
-def _erf_float32(x: np.ndarray) -> np.ndarray:
-    """erf of a float32 array (see _ERF_NEAR): both fits evaluated everywhere, the right one selected."""
-    def fitted(t: np.ndarray, fit: tuple) -> np.ndarray:
-        middle, inverse_half_width, coefficients = fit
-        t -= middle
-        t *= inverse_half_width
-        total = np.full(t.shape, coefficients[-1])
-        for c in coefficients[-2::-1]:
-            total *= t
-            total += c
-        return total
-
-    magnitude = np.abs(x)
-    near = fitted(np.square(x), _ERF_NEAR)
-    near *= x
-    far = np.copysign(fitted(magnitude.copy(), _ERF_FAR), x)
-    out = select(magnitude < np.float32(1.25), near, far)
-    return select(magnitude >= np.float32(3.95), np.copysign(np.float32(1), x), out)
+_TORCH_CPU_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
 
 
-def _gelu_erf(a: np.ndarray) -> np.ndarray:
-    if a.dtype == np.float32 and a.size >= _FAST_ERF_MIN_SIZE:
-        return _erf_float32(a)
-    return erf_array(a)
-
-
-@half_in_float
 def _gelu_kernel(a, approximate="none"):
     _check_approximate(approximate)
     check_float(a, "GeluKernelImpl")
+    if _torch_cpu_dtype(a):
+        return torch_gelu(a, approximate)
+    return _gelu_kernel_exact(a, approximate)
+
+
+def _gelu_kernel_exact(a, approximate):  # (float64: within an ulp or so of PyTorch's Sleef_erfd8_u10 formula)
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (a + _GELU_C * a * a * a)
         return 0.5 * a * (1.0 + np.tanh(inner))
-    return 0.5 * a * (1.0 + _gelu_erf(a * _INV_SQRT_2))
+    return 0.5 * a * (1.0 + erf_array(a * _INV_SQRT_2))
 
 
 def _gelu_backward_kernel(g, x, approximate="none"):
+    if _torch_cpu_dtype(g, x):
+        return torch_gelu_backward(g, x, approximate)
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (x + _GELU_C * x * x * x)
         t = np.tanh(inner)
         d_inner = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_C * x * x)
         return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * d_inner)
-    cdf = 0.5 * (1.0 + _gelu_erf(x * _INV_SQRT_2))
+    cdf = 0.5 * (1.0 + erf_array(x * _INV_SQRT_2))
     pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
     return g * (cdf + x * pdf)
 

@@ -22,28 +22,41 @@ def vector_lanes(dtype) -> int:
 
 
 @functools.cache
-def cpu_has_fma() -> bool:
-    """Whether ATen's vector code runs with fused multiply-adds here (its AVX2 build: avx2 and fma)."""
+def cpu_flags() -> frozenset:
+    """The CPU's feature flags (``/proc/cpuinfo``); empty where they cannot be read."""
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.partition(":")[2].split())
     except OSError:
-        return True  # (elsewhere assume the common case)
-    return {"avx2", "fma"} <= set(flags)
+        pass
+    return frozenset()
+
+
+def cpu_has_fma() -> bool:
+    """Whether ATen's vector code runs with fused multiply-adds here (its AVX2 build: avx2 and fma). Where the
+    flags cannot be read, the common case."""
+    flags = cpu_flags()
+    return not flags or {"avx2", "fma"} <= flags
+
+
+def fma32(a, b, c) -> np.ndarray:
+    """``a * b + c`` rounded once to float32: the product of two float32 is exact in float64, and the sum is
+    rounded there first (a double rounding that differs from a true FMA in a vanishing fraction of cases)."""
+    wide = np.multiply(a, b, dtype=np.float64)
+    return np.add(wide, c, out=wide, dtype=np.float64).astype(np.float32)
 
 
 def fma(a, b, c) -> np.ndarray:
     """``a * b + c`` rounded once, in the dtype of ``a`` (float32 or float64), as ``std::fma`` gives it.
 
-    float32 goes through float64, where the product is exact. float64 splits the product into a rounded part and
+    float32 goes through float64 (``fma32``). float64 splits the product into a rounded part and
     its exact error (Dekker) and adds the pieces with an exact sum (Knuth): correctly rounded but for ties of a
     rare kind."""
     dtype = np.result_type(a, b, c)
     if dtype == np.float32:
-        a, b, c = (_widened_if_small(v) for v in (a, b, c))
-        wide = np.multiply(a, b, dtype=np.float64)
-        np.add(wide, c, out=wide, dtype=np.float64)
-        return wide.astype(np.float32)
+        return fma32(*(_widened_if_small(v) for v in (a, b, c)))
     product = np.multiply(a, b)
     error = _product_error(np.asarray(a, np.float64), np.asarray(b, np.float64), product)
     total = product + c

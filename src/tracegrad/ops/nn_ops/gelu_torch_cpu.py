@@ -1,0 +1,528 @@
+"""GELU and its gradient in float32 and float16 as PyTorch's x86 CPU build computes them, bit for bit.
+
+PyTorch takes one of two routes (aten/src/ATen/native/Activation.cpp):
+
+* ``approximate='none'`` on a contiguous tensor of two or more elements, float32 (or float16 where the CPU
+  converts it natively), goes to oneDNN's JIT eltwise ``gelu_erf`` in float: on AVX-512 machines the forward
+  is a piecewise degree-5 minimax polynomial for erf, elsewhere (and always for the backward)
+  Abramowitz-Stegun 7.1.26 over oneDNN's own exp. Purely elementwise.
+* everything else (``'tanh'``, non-contiguous input, other float16) runs ATen's ``GeluKernelImpl`` /
+  ``GeluBackwardKernelImpl`` in float through ``cpu_kernel_vec``: blocks of ``2 * Vectorized::size()``
+  elements take the vectorised formula (an Abramowitz-Stegun erf over Sleef's ``expf_u10``, Sleef's
+  ``tanhf_u10``), what is left of each contiguous run takes the scalar one (glibc's ``erff`` / ``expf`` /
+  ``tanhf``, glibc_float_math).
+
+Fused multiply-adds (every ``fmadd`` of the x86 builds, Sleef's double-float arithmetic) are emulated in
+float64: the product of two float32 is exact there and the sum is rounded once more to float32 (a double
+rounding that differs from a true FMA in a vanishing fraction of cases).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from ..._runtime import get_num_threads
+from .aten_vec import cpu_flags
+from .aten_vec import fma32 as _fma
+from .glibc_float_math import erf_float, exp_float, tanh_float
+
+_F32 = np.float32
+_F64 = np.float64
+
+
+def _from_bits(*bits: int) -> np.ndarray:
+    return np.array(bits, np.uint32).view(_F32)
+
+
+# ---- the machine: which vector width ATen dispatches to, which ISA oneDNN JITs for -------------------------
+
+
+_AVX512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl", "fma"}
+
+
+def aten_float_lanes() -> int:
+    """Float lanes of ATen's ``Vectorized<float>``: 16 (AVX-512), 8 (AVX2), 0 (the DEFAULT build, whose
+    vector functions are the scalar ones); ``ATEN_CPU_CAPABILITY`` lowers it as it does PyTorch's choice."""
+    flags = cpu_flags()
+    best = 16 if flags >= _AVX512 else 8 if {"avx2", "fma"} <= flags else 0
+    wanted = {"avx512": 16, "avx2": 8, "default": 0}.get(os.environ.get("ATEN_CPU_CAPABILITY", "").lower(), 16)
+    return min(best, wanted)
+
+
+def _onednn_isa() -> str:
+    """'avx512' (minimax erf), 'avx2' (Abramowitz-Stegun with FMA) or 'sse41' (the same without FMA);
+    ``ONEDNN_MAX_CPU_ISA`` caps it as it caps oneDNN."""
+    flags = cpu_flags()
+    isa = "avx512" if flags >= _AVX512 else "avx2" if {"avx2", "fma"} <= flags else "sse41"
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "")).upper()
+    if not cap or cap.startswith(("AVX512", "AVX10", "ALL")):
+        return isa
+    return "avx2" if cap.startswith("AVX2") and isa != "sse41" else "sse41"
+
+
+# ---- float32 arithmetic helpers ------------------------------------------------------------------------------
+
+
+def _mla(fused: bool, a, b, c) -> np.ndarray:
+    return _fma(a, b, c) if fused else np.add(np.multiply(a, b, dtype=_F32), c, dtype=_F32)
+
+
+def _xor_sign(value: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """value with its sign bit flipped where ``like``'s is set (an ``xorps`` with the sign mask)."""
+    bits = value.view(np.uint32)
+    bits ^= like.view(np.uint32) & np.uint32(0x80000000)
+    return value
+
+
+def _negative(value: np.ndarray) -> np.ndarray:
+    return np.negative(value, out=value)
+
+
+# ---- oneDNN ----------------------------------------------------------------------------------------------------
+
+_ONE, _HALF_F, _TWO = _F32(1), _F32(0.5), _F32(2)
+_DNNL_LOG2E, _DNNL_LN2, _DNNL_LN_MAX, _DNNL_LN_MIN = _from_bits(0x3FB8AA3B, 0x3F317218, 0x42B17218, 0xC2AEAC50)
+_DNNL_EXP_POLY = _from_bits(0x3F7FFFFB, 0x3EFFFEE3, 0x3E2AAD40, 0x3D2B9D0D, 0x3C07CFCE)  # p1 .. p5
+_AS_P, _AS_INV_SQRT2, _AS_INV_SQRTPI = _from_bits(0x3EA7BA05, 0x3F3504F3, 0x3F106EBA)
+_AS_POLY = _from_bits(0x3E827906, 0xBE91A98E, 0x3FB5F0E3, 0xBFBA00E3, 0x3F87DC22)  # p1 .. p5 of A&S 7.1.26
+
+# oneDNN's AVX-512 erf(x / sqrt 2): 25 polynomials of degree 5 in |x|, chosen by the exponent and two leading
+# mantissa bits of |x| (rows: coefficients of degree 0 .. 5; column 0 is never selected).
+_MINIMAX = _from_bits(
+    0xA6F2CB94, 0x32827792, 0x3381CC0C, 0x34523D4A, 0x351AC44D, 0x35F36D88, 0x36EE8229, 0x37B8A3BB, 0x3867A213,
+    0x3940033B, 0x3A2A5A1D, 0x3AE35863, 0x3B7828F2, 0x3C08B14B, 0x3C515ED3, 0xBB503236, 0xBD8D8E5E, 0xBE8ABCD9,
+    0xBF0C19A2, 0xBECCB328, 0x3E176CED, 0x3F470D99, 0x3F7ABB28, 0x3F800000, 0x00000000,
+    0x3F4C422A, 0x3F4C421F, 0x3F4C4207, 0x3F4C41CB, 0x3F4C413B, 0x3F4C3FAD, 0x3F4C3A2F, 0x3F4C2D40, 0x3F4C146A,
+    0x3F4BC341, 0x3F4AD08C, 0x3F48F8CF, 0x3F45FAC7, 0x3F404E07, 0x3F3B980F, 0x3F48DFF3, 0x3F78B21B, 0x3FBB0704,
+    0x40019C32, 0x3FE536D6, 0x3F81331E, 0x3E6C8684, 0x3C98F936, 0x00000000, 0x3F800000,
+    0xB62173F4, 0x3735E4CF, 0x37F2FF89, 0x388C23BE, 0x3917535C, 0x39AB2AB0, 0x3A60FADB, 0x3AF9B960, 0x3B6E5491,
+    0x3C0A4EC5, 0x3CA5AA8C, 0x3D2138D9, 0x3D8737D4, 0x3DDFB660, 0x3E0F27AB, 0x3D94004B, 0xBE0EFDEB, 0xBF1D96C3,
+    0xBF89DB58, 0xBF6D9897, 0xBEF69FB8, 0xBDC4F8A8, 0xBBDE6422, 0x00000000, 0x00000000,
+    0xBE081A19, 0xBE084570, 0xBE08639B, 0xBE089837, 0xBE08F409, 0xBE09AB95, 0xBE0B66D0, 0xBE0E400A, 0xBE124DF8,
+    0xBE1BDE02, 0xBE2F19C9, 0xBE4931BF, 0xBE685FBC, 0xBE89C95F, 0xBE96CBCA, 0xBE8044AA, 0xBE0550F2, 0x3DCFD6A1,
+    0x3E94C826, 0x3E79345F, 0x3DECEC91, 0x3CA46568, 0x3AA1E00A, 0x00000000, 0x00000000,
+    0xBA3D61DB, 0x39F097A3, 0x3A5845DC, 0x3AB1FA35, 0x3B0CEFB8, 0x3B653AB6, 0x3BCAE527, 0x3C221712, 0x3C6C5840,
+    0x3CC0A703, 0x3D1DCC19, 0x3D63656D, 0x3D955907, 0x3DBF9910, 0x3DD53F69, 0x3DB7DCEF, 0x3D639EBE, 0xBA6EDE48,
+    0xBD22BE69, 0xBD041CF1, 0xBC64F5AB, 0xBB097A32, 0xB8EBF380, 0x00000000, 0x00000000,
+    0x3CB7D80C, 0x3C9B6050, 0x3C978D11, 0x3C92E850, 0x3C8D058B, 0x3C848454, 0x3C6CD623, 0x3C4C824B, 0x3C2A7935,
+    0x3BE0B390, 0x3B0651AC, 0xBB232F53, 0xBBD42FA0, 0xBC2C5366, 0xBC492C9E, 0xBC2A7AA6, 0xBBD55D04, 0xBA823A76,
+    0x3B102AA8, 0x3AE25A7E, 0x3A31F792, 0x38B84375, 0x3689BB5A, 0x00000000, 0x00000000,
+).reshape(6, 25).astype(_F64)
+_MINIMAX_BIAS = np.uint32(0xC21FFFFF)  # added to the bits of |x|, then >> 21: the polynomial's number
+_MINIMAX_RBOUND = _from_bits(0x40B15CEE)[0]  # beyond it erf(x / sqrt 2) is 1 (polynomial 23)
+
+
+def _minimax_erf_sqrt1_2(x: np.ndarray) -> np.ndarray:
+    """oneDNN's AVX-512 erf(x / sqrt 2)."""
+    magnitude = np.abs(x)
+    index = (magnitude.view(np.uint32) + _MINIMAX_BIAS).view(np.int32) >> 21  # (wraps as vpaddd; sra)
+    np.clip(index, 1, 24, out=index)
+    index[magnitude > _MINIMAX_RBOUND] = 23
+    wide = magnitude.astype(_F64)
+    poly = np.take(_MINIMAX[5], index).astype(_F32)
+    for degree in range(4, -1, -1):  # (each step one float32 fmadd)
+        step = np.multiply(poly, wide)
+        step += np.take(_MINIMAX[degree], index)
+        poly = step.astype(_F32)
+    return _xor_sign(poly, x)
+
+
+def _dnnl_exp(x: np.ndarray, fused: bool) -> np.ndarray:
+    """oneDNN's exp: 2 * 2^(n-1) * p(r), n = floor(x log2 e + 1/2); 0 below ln FLT_MIN, NaN read as ln FLT_MAX."""
+    underflow = x < _DNNL_LN_MIN
+    clamped = np.fmin(x, _DNNL_LN_MAX)  # (minps returns its second operand for NaN, as fmin does)
+    np.maximum(clamped, _DNNL_LN_MIN, out=clamped)
+    n = np.floor(np.multiply(clamped, _DNNL_LOG2E, dtype=_F32) + _HALF_F)
+    r = _mla(fused, -n, _DNNL_LN2, clamped)
+    scale = ((n - _ONE).astype(np.int32) + 127) << 23
+    scale[underflow] = 0
+    poly = np.full_like(r, _DNNL_EXP_POLY[4])
+    for c in (*_DNNL_EXP_POLY[3::-1], _ONE):
+        poly = _mla(fused, poly, r, c)
+    poly *= scale.view(_F32)
+    poly *= _TWO
+    return poly
+
+
+def _dnnl_as_parts(z: np.ndarray, fused: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(erf(z), exp(-z^2)) as oneDNN's Abramowitz-Stegun kernels compute them."""
+    q = _dnnl_exp(_negative(z * z), fused)
+    t = np.divide(_ONE, _mla(fused, _AS_P, np.abs(z), _ONE), dtype=_F32)
+    poly = np.full_like(t, _AS_POLY[4])
+    for c in _AS_POLY[3::-1]:
+        poly = _mla(fused, poly, t, c)
+    erf = _mla(fused, _negative(q * t), poly, _ONE)
+    return _xor_sign(erf, z), q
+
+
+def onednn_gelu(x: np.ndarray) -> np.ndarray:
+    """oneDNN's eltwise_gelu_erf forward of a float32 array."""
+    isa = _onednn_isa()
+    if isa == "avx512":
+        erf = _minimax_erf_sqrt1_2(x)
+        erf += _ONE
+        erf *= x
+        erf *= _HALF_F
+        return erf
+    fused = isa == "avx2"
+    erf, _ = _dnnl_as_parts(x * _AS_INV_SQRT2, fused)
+    half_x = x * _HALF_F
+    return _mla(fused, erf, half_x, half_x)
+
+
+def onednn_gelu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """oneDNN's eltwise_gelu_erf backward: dy * (1/2 + erf(z)/2 + z exp(-z^2) / sqrt pi), z = x / sqrt 2."""
+    fused = _onednn_isa() != "sse41"
+    z = x * _AS_INV_SQRT2
+    erf, q = _dnnl_as_parts(z, fused)
+    density = z * _AS_INV_SQRTPI
+    density *= q
+    density += _HALF_F
+    out = _mla(fused, erf, _HALF_F, density)
+    return np.multiply(out, grad, dtype=_F32)
+
+
+# ---- ATen: Sleef's expf_u10 and tanhf_u10, Vectorized<float>::erf -----------------------------------------
+
+_R_LN2, _L2U, _L2L = _F32(1.442695040888963407359924681), _F32(0.693145751953125), _F32(1.428606765330187045e-06)
+_SLEEF_EXP_POLY = tuple(_F32(c) for c in (
+    0.000198527617612853646278381, 0.00139304355252534151077271, 0.00833336077630519866943359,
+    0.0416664853692054748535156, 0.166666671633720397949219, 0.5))
+_ERF_P = _F32(0.3275911)
+_ERF_POLY = tuple(_F32(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+
+
+def _pow2i(q: np.ndarray) -> np.ndarray:
+    return ((q + 127) << 23).view(_F32)
+
+
+def sleef_expf(d: np.ndarray) -> np.ndarray:
+    """Sleef's expf_u10 with FMA (its AVX2 / AVX-512 builds): Cody-Waite reduction by ln 2, degree-6
+    polynomial, scaling by 2^q in two halves; 0 below -104, inf above 100."""
+    q = np.rint(np.nan_to_num(np.clip(d, -110, 110)) * _R_LN2).astype(np.int32)  # (cvtps2dq: to even)
+    qf = q.astype(_F32)
+    s = _fma(qf, -_L2U, d)
+    s = _fma(qf, -_L2L, s)
+    u = np.full_like(s, _SLEEF_EXP_POLY[0])
+    for c in _SLEEF_EXP_POLY[1:]:
+        u = _fma(u, s, c)
+    u = _fma(s * s, u, s)
+    u += _ONE
+    half = q >> 1
+    u *= _pow2i(half)
+    u *= _pow2i(q - half)
+    u[d < -104] = 0
+    u[d > 100] = np.inf
+    return u
+
+
+# Double-float ("df") arithmetic as Sleef's FMA builds do it: a value is an unevaluated sum hi + lo of floats.
+
+
+def _fms(a, b, c) -> np.ndarray:  # fused a * b - c
+    return _fma(a, b, -c)
+
+
+def _df_add2(x: tuple, y) -> tuple:  # df + float or df + df, no ordering of magnitudes assumed
+    y_hi, y_lo = y if isinstance(y, tuple) else (y, None)
+    s = x[0] + y_hi
+    v = s - x[0]
+    t = (x[0] - (s - v)) + (y_hi - v)
+    return s, t + (x[1] if y_lo is None else x[1] + y_lo)
+
+
+def _df_add(x: tuple, y: tuple) -> tuple:  # |x| >= |y|
+    s = x[0] + y[0]
+    return s, (((x[0] - s) + y[0]) + x[1]) + y[1]
+
+
+def _df_mul(x: tuple, y) -> tuple:  # df * float or df * df
+    if not isinstance(y, tuple):
+        s = x[0] * y
+        return s, _fma(x[1], y, _fms(x[0], y, s))
+    s = x[0] * y[0]
+    return s, _fma(x[0], y[1], _fma(x[1], y[0], _fms(x[0], y[0], s)))
+
+
+def _df_square(x: tuple) -> tuple:
+    s = x[0] * x[0]
+    return s, _fma(x[0] + x[0], x[1], _fms(x[0], x[0], s))
+
+
+def _df_reciprocal(d: tuple) -> tuple:
+    s = np.divide(_ONE, d[0], dtype=_F32)
+    return s, s * _fma(-d[1], s, _fma(-d[0], s, _ONE))
+
+
+def _df_divide(n: tuple, d: tuple) -> tuple:
+    t = np.divide(_ONE, d[0], dtype=_F32)
+    s = n[0] * t
+    u = _fms(t, n[0], s)
+    v = _fma(-d[1], t, _fma(-d[0], t, _ONE))
+    return s, _fma(s, v, _fma(n[1], t, u))
+
+
+def _ldexp2(value: np.ndarray, q: np.ndarray) -> np.ndarray:
+    half = q >> 1
+    return value * _pow2i(half) * _pow2i(q - half)
+
+
+_EXPK_POLY = tuple(_F32(c) for c in (0.1980960224e-3, 0.1394256484e-2, 0.8333456703e-2, 0.4166637361e-1))
+
+
+def _sleef_expk2(y: np.ndarray) -> tuple:
+    """Sleef's expk2f of (y, 0): e^y as a double-float."""
+    q = np.rint(y * _R_LN2).astype(np.int32)
+    qf = q.astype(_F32)
+    s = _df_add2((y, np.zeros_like(y)), qf * -_L2U)
+    s = _df_add2(s, qf * -_L2L)
+    u = np.full_like(y, _EXPK_POLY[0])
+    for c in _EXPK_POLY[1:]:
+        u = _fma(u, s[0], c)
+    t = _df_add2(_df_mul(s, u), _F32(0.166666659414234244790680580464))
+    t = _df_add2(_df_mul(s, t), _HALF_F)
+    t = _df_add2(s, _df_mul(_df_square(s), t))
+    hi = _ONE + t[0]
+    lo = ((_ONE - hi) + t[0]) + t[1]
+    return _ldexp2(hi, q), _ldexp2(lo, q)
+
+
+_SLEEF_TANH_ONE = _F32(8.664339742)  # (beyond, Sleef's tanhf is +-1 exactly)
+
+
+def _sleef_tanhf_emulated(x: np.ndarray) -> np.ndarray:
+    """Sleef's tanhf_u10: (e - 1/e) / (e + 1/e) in double-float, e = exp|x|."""
+    with np.errstate(all="ignore"):
+        y = np.minimum(np.nan_to_num(np.abs(x)), _F32(9))  # (the rest is replaced below)
+        d = _sleef_expk2(y)
+        e = _df_reciprocal(d)
+        ratio = _df_divide(_df_add(d, (-e[0], -e[1])), _df_add(d, e))
+        out = ratio[0] + ratio[1]
+    out[np.abs(x) > _SLEEF_TANH_ONE] = _ONE
+    out = _xor_sign(out, x)
+    out[np.isnan(x)] = np.nan
+    return out
+
+
+_TANH_EXACT_BELOW = _F32(2.0**-9)  # (below, Sleef's cancellation in e - 1/e costs it up to 0.03 ulp)
+# How far from a midpoint between floats tanh must be for Sleef's double-float result (before its last rounding)
+# to round as tanh does, in ulps: it is within 0.015 ulp of tanh below |x| = 1, within 0.0015 above.
+_MIDPOINT_MARGIN_BELOW_ONE, _MIDPOINT_MARGIN = _F32(0.5 - 0.03), _F32(0.5 - 0.004)
+
+
+def sleef_tanhf(x: np.ndarray) -> np.ndarray:
+    """Sleef's tanhf_u10. Its double-float result rounds as tanh does unless tanh lies within a hair of a
+    midpoint between two floats (or |x| is tiny): only those take the full (slow) emulation. Checked
+    against the emulation for every float32 in [0, 9]."""
+    wide = np.tanh(x.astype(_F64))
+    out = wide.astype(_F32)
+    magnitude = np.abs(out)
+    below = (magnitude.view(np.int32) - 1).view(_F32)  # (the next float down: its spacing is the ulp below)
+    threshold = np.spacing(below, out=below)
+    threshold *= np.where(np.abs(x) < _ONE, _MIDPOINT_MARGIN_BELOW_ONE, _MIDPOINT_MARGIN)
+    np.subtract(wide, out, out=wide)
+    doubtful = np.abs(wide, out=wide) > threshold
+    magnitude = np.abs(x, out=magnitude)
+    doubtful |= magnitude < _TANH_EXACT_BELOW
+    if doubtful.any():
+        out[doubtful] = _sleef_tanhf_emulated(x[doubtful])
+    np.copyto(out, np.copysign(_ONE, x), where=magnitude > _SLEEF_TANH_ONE)
+    return out
+
+
+def aten_erf(x: np.ndarray) -> np.ndarray:
+    """ATen's Vectorized<float>::erf: Abramowitz-Stegun 7.1.26 over Sleef's expf, FMA throughout."""
+    t = np.divide(_ONE, _fma(_ERF_P, np.abs(x), _ONE), dtype=_F32)
+    r = np.full_like(t, _ERF_POLY[0])
+    for c in _ERF_POLY[1:]:
+        r = _fma(r, t, c)
+    e = sleef_expf(_negative(x * x))
+    e = _negative(e)
+    e *= t
+    return _xor_sign(_fma(e, r, _ONE), x)
+
+
+# ---- ATen's GELU formulas: vectorised (vector functions) and scalar (glibc's) ------------------------------
+
+_K_ALPHA = _F32(math.sqrt(0.5))
+_K_BETA_TANH = _F32(math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5)
+_K_KAPPA = _F32(0.044715)
+_K_THREE_KAPPA = _F32(3) * _K_KAPPA
+_K_BETA_ERF = _F32((2 / math.sqrt(math.pi)) * math.sqrt(0.5) * 0.5)
+_K_BETA_ERF_HALF = _F32(2 / math.sqrt(math.pi)) * _F32(math.sqrt(0.5)) * _HALF_F  # (the float16 scalar path)
+
+
+class _Functions:
+    """erf, exp and tanh of float32 arrays: the vector ones (Sleef and ATen) or the scalar ones (glibc)."""
+
+    def __init__(self, vector: bool) -> None:
+        self.erf = aten_erf if vector else erf_float
+        self.exp = sleef_expf if vector else exp_float
+        self.tanh = sleef_tanhf if vector else tanh_float
+
+
+_VECTOR, _SCALAR = _Functions(True), _Functions(False)
+
+
+# The kernels are built with FMA and GCC's default -ffp-contract=fast, so some products feeding a sum are
+# fused: which ones was read off PyTorch's results (``fused`` is False for the DEFAULT build without FMA).
+
+
+def _gelu_formula(x: np.ndarray, approximate: str, f: _Functions, fused: bool) -> np.ndarray:
+    if approximate == "tanh":
+        inner = _mla(fused, _K_KAPPA, x * x * x, x)
+        inner *= _K_BETA_TANH
+        return (_HALF_F * x) * (_ONE + f.tanh(inner))
+    return (x * _HALF_F) * (_ONE + f.erf(x * _K_ALPHA))
+
+
+def _gelu_backward_formula(dy: np.ndarray, x: np.ndarray, approximate: str, f: _Functions, fused: bool,
+                           half: bool = False) -> np.ndarray:
+    if approximate == "tanh":
+        x_sq = x * x
+        inner = _mla(fused, _K_KAPPA, x_sq * x, x)
+        inner *= _K_BETA_TANH
+        t = f.tanh(inner)
+        left_derivative = _HALF_F * (_ONE + t)
+        inner_derivative = _K_BETA_TANH * _mla(fused, _K_THREE_KAPPA, x_sq, _ONE)
+        scaled = (_HALF_F * x) * _mla(fused, -t, t, _ONE)
+        return dy * (scaled * inner_derivative + left_derivative)
+    cdf = _HALF_F * (_ONE + f.erf(x * _K_ALPHA))
+    beta = _K_BETA_ERF_HALF if half and f is _SCALAR else _K_BETA_ERF
+    pdf = beta * f.exp((x * x) * _F32(-0.5))
+    return dy * _mla(fused and f is _VECTOR and not half, x, pdf, cdf)  # (only float's vector code fuses)
+
+
+# ---- ATen's iteration: which elements fall to the scalar formula -------------------------------------------
+
+_GRAIN_SIZE = 32768
+_GELU_MIN_ELEMENTS_FOR_MULTI_THREADING = 16384
+
+
+def _thread_chunks(n: int, grain: int) -> np.ndarray:
+    """Starts of at::parallel_for's (OpenMP) ranges over n elements: ceil(n / tasks) each."""
+    threads = get_num_threads()
+    if n <= grain or threads == 1:
+        return np.zeros(1, np.int64)
+    tasks = min(threads, -(-n // grain))
+    return np.arange(0, n, -(-n // tasks), dtype=np.int64)
+
+
+def _scalar_mask(n: int, run: int, block: int, grain: int) -> np.ndarray | None:
+    """Which of n elements (in iteration order) take the scalar formula: each contiguous run (a coalesced
+    inner dimension of ``run`` elements, cut where a thread's range starts) goes in blocks of ``block``
+    from its start and leaves its last ``length % block`` elements to the scalar loop. None: none do."""
+    if block == 0 or run < block:
+        return np.ones(n, bool)
+    starts = np.union1d(np.arange(0, n, run, dtype=np.int64), _thread_chunks(n, grain))
+    ends = np.append(starts[1:], n)
+    tails = ends - (ends - starts) % block
+    if not np.any(tails < ends):
+        return None
+    edges = np.zeros(n + 1, np.int8)
+    np.add.at(edges, tails, 1)
+    np.add.at(edges, ends, -1)
+    return np.cumsum(edges[:-1], dtype=np.int8) > 0
+
+
+def _iteration_order(x: np.ndarray, others: tuple) -> tuple[tuple, int]:
+    """The axes in TensorIterator's order (outermost first, by x's strides) and the length of the coalesced
+    contiguous inner run (1: the inner dimension is strided, so every element takes the scalar loop)."""
+    if x.flags.c_contiguous and all(o.flags.c_contiguous for o in others):
+        return tuple(range(x.ndim)), x.size
+    axes = [d for d in range(x.ndim) if x.shape[d] != 1]
+    axes.sort(key=lambda d: -abs(x.strides[d]))  # (stable: ties keep their order)
+    run = 1
+    for d in reversed(axes):
+        step = run * x.itemsize
+        if x.strides[d] != step or any(o.strides[d] not in (0, step) for o in others):
+            break
+        run *= x.shape[d]
+    return tuple(d for d in range(x.ndim) if x.shape[d] == 1) + tuple(axes), run
+
+
+def _aten_apply(formula, operands: tuple, block: int, grain: int) -> np.ndarray:
+    """formula over the operands (x last) taken to float32, as cpu_kernel_vec runs it: vector functions on
+    whole blocks, scalar ones on the rest. Returns float32 in x's shape."""
+    x = operands[-1]
+    order, run = _iteration_order(x, operands[:-1])
+    flat = tuple(np.ascontiguousarray(np.broadcast_to(o, x.shape).transpose(order), _F32).reshape(-1)
+                 for o in operands)
+    mask = _scalar_mask(x.size, run, block, grain)
+    fused = block > 0
+    vector = lambda *arrays: formula(*arrays, _VECTOR, fused)
+    out = _blockwise(vector, *flat) if mask is None or not mask.all() else np.empty(x.size, _F32)
+    if mask is not None:
+        out[mask] = formula(*(f[mask] for f in flat), _SCALAR, fused)
+    return out.reshape([x.shape[d] for d in order]).transpose(np.argsort(order))
+
+
+def _forward_grain(n: int) -> int:
+    return n // get_num_threads() if n > _GELU_MIN_ELEMENTS_FOR_MULTI_THREADING else _GRAIN_SIZE
+
+
+# ---- entry points ------------------------------------------------------------------------------------------
+
+_BLOCK = 1 << 15  # (elements per pass: the float64 temporaries stay in cache)
+
+
+def _blockwise(function, *flat: np.ndarray) -> np.ndarray:
+    """function (elementwise, float32 in and out) over 1-d arrays, a cache-sized block at a time."""
+    if flat[0].size <= _BLOCK:
+        return function(*flat)
+    out = np.empty(flat[0].size, _F32)
+    for start in range(0, out.size, _BLOCK):
+        out[start:start + _BLOCK] = function(*(a[start:start + _BLOCK] for a in flat))
+    return out
+
+
+
+def _fp16_onednn() -> bool:
+    """oneDNN takes float16 where the CPU converts it natively (ideep's has_fp16_type_support)."""
+    flags = cpu_flags()
+    return _onednn_isa() == "avx512" and "avx512_fp16" in flags or {"avx_vnni_int8", "avx_ne_convert"} <= flags
+
+
+def uses_onednn(x: np.ndarray, approximate: str) -> bool:
+    """Whether PyTorch hands this GELU (forward or backward) to oneDNN: exact GELU of a contiguous float32
+    (or natively supported float16) tensor of more than one element."""
+    return (approximate == "none" and x.size > 1 and x.flags.c_contiguous
+            and (x.dtype == _F32 or x.dtype == np.float16 and _fp16_onednn()))
+
+
+def torch_gelu(x: np.ndarray, approximate: str = "none", onednn: bool | None = None) -> np.ndarray:
+    """PyTorch's CPU GELU of a float32 or float16 array (``onednn`` forces or forbids oneDNN's route)."""
+    with np.errstate(all="ignore"):  # (inf and NaN propagate as in the C kernels)
+        return _torch_gelu(x, approximate, onednn)
+
+
+def _torch_gelu(x: np.ndarray, approximate: str, onednn: bool | None) -> np.ndarray:
+    if uses_onednn(x, approximate) if onednn is None else onednn:
+        out = _blockwise(onednn_gelu, np.ascontiguousarray(x, _F32).reshape(-1)).reshape(x.shape)
+    else:
+        lanes = aten_float_lanes() * (2 if x.dtype == np.float16 else 1)  # (Vectorized<Half>: twice the lanes)
+        out = _aten_apply(lambda a, f, fused: _gelu_formula(a, approximate, f, fused), (x,),
+                          2 * lanes, _forward_grain(x.size))
+    return out.astype(x.dtype, copy=False)
+
+
+def torch_gelu_backward(grad: np.ndarray, x: np.ndarray, approximate: str = "none",
+                        onednn: bool | None = None) -> np.ndarray:
+    """PyTorch's CPU gelu_backward of float32 or float16 arrays of one dtype."""
+    with np.errstate(all="ignore"):
+        return _torch_gelu_backward(grad, x, approximate, onednn)
+
+
+def _torch_gelu_backward(grad: np.ndarray, x: np.ndarray, approximate: str, onednn: bool | None) -> np.ndarray:
+    if uses_onednn(x, approximate) if onednn is None else onednn:
+        flat = (np.ascontiguousarray(np.broadcast_to(a, x.shape), _F32).reshape(-1) for a in (grad, x))
+        out = _blockwise(onednn_gelu_backward, *flat).reshape(x.shape)
+    else:
+        half = x.dtype == np.float16
+        lanes = aten_float_lanes() * (2 if half else 1)
+        out = _aten_apply(lambda g, a, f, fused: _gelu_backward_formula(g, a, approximate, f, fused, half),
+                          (grad, x), 2 * lanes, _GRAIN_SIZE)
+    return out.astype(x.dtype, copy=False)

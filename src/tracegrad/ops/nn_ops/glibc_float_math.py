@@ -1,0 +1,227 @@
+"""glibc's float ``erff``, ``expm1f``, ``tanhf`` and ``expf`` on float32 arrays, for the scalar loops of PyTorch's
+CPU kernels.
+
+Up to glibc 2.40 ``erff``, ``expm1f`` and ``tanhf`` are Sun's fdlibm routines in float arithmetic (``tanhf`` an
+ulp or two from the correctly rounded value in some 8% of cases); later releases took CORE-MATH's correctly
+rounded ones (taken here as from 2.41: tanh / erf in double precision rounded to float). ``expf`` has been
+ARM's table-driven routine in double precision (within 0.502 ulp) since 2.28.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import numpy as np
+
+from ._basic import erf_array
+
+_F32 = np.float32
+_F64 = np.float64
+_ONE, _TWO, _HALF = _F32(1), _F32(2), _F32(0.5)
+
+
+@lru_cache(maxsize=1)
+def fdlibm_float_math() -> bool:
+    """Whether the C library's erff / tanhf are the fdlibm ones (glibc before 2.41)."""
+    try:
+        name, _, version = os.confstr("CS_GNU_LIBC_VERSION").partition(" ")
+        major, minor = (int(part) for part in version.split(".")[:2])
+    except (AttributeError, OSError, ValueError):
+        return False
+    return name == "glibc" and (major, minor) < (2, 41)
+
+
+def _f32(*values: float) -> tuple:
+    return tuple(_F32(v) for v in values)
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    return x.view(np.uint32) & np.uint32(0x7FFFFFFF)
+
+
+def _horner(z: np.ndarray, coefficients: tuple) -> np.ndarray:
+    """c0 + z*(c1 + z*(c2 + ...)) in float32, each product and sum rounded."""
+    total = np.full_like(z, coefficients[-1])
+    for c in coefficients[-2::-1]:
+        total *= z
+        total += c
+    return total
+
+
+# glibc's expf (ARM's optimized routine): 2^(k/32) from a table times a cubic in the remainder, in double.
+_EXPF_INV_LN2_N = float.fromhex("0x1.71547652b82fep+0") * 32
+_EXPF_POLY = (float.fromhex("0x1.c6af84b912394p-5") / 32**3, float.fromhex("0x1.ebfce50fac4f3p-3") / 32**2,
+              float.fromhex("0x1.62e42ff0c52d6p-1") / 32)
+_EXPF_TABLE = np.array([2.0 ** (i / 32) for i in range(32)])
+_EXPF_OVERFLOW, _EXPF_UNDERFLOW = float.fromhex("0x1.62e42ep6"), float.fromhex("-0x1.9fe368p6")
+
+
+def exp_float(x: np.ndarray) -> np.ndarray:
+    """glibc's expf of a float32 array (within 0.502 ulp, not always the correctly rounded value)."""
+    wide = x.astype(_F64)
+    with np.errstate(all="ignore"):
+        z = _EXPF_INV_LN2_N * np.nan_to_num(np.clip(wide, -110, 100))
+        k = np.rint(z)
+        r = z - k
+        ki = k.astype(np.int64)
+        scale = np.ldexp(_EXPF_TABLE[ki & 31], ki >> 5)
+        y = (_EXPF_POLY[0] * r + _EXPF_POLY[1]) * (r * r) + (_EXPF_POLY[2] * r + 1.0)
+        out = (y * scale).astype(_F32)
+    out[wide > _EXPF_OVERFLOW] = np.inf
+    out[wide < _EXPF_UNDERFLOW] = 0
+    out[np.isnan(wide)] = np.nan
+    return out
+
+
+# ---- expm1f --------------------------------------------------------------------------------------------------
+
+_LN2_HI, _LN2_LO, _INV_LN2 = _f32(6.9313812256e-01, 9.0580006145e-06, 1.4426950216e00)
+_EXPM1_Q = _f32(1.0, -3.3333335072e-02, 1.5873016091e-03, -7.9365076090e-05, 4.0082177293e-06, -2.0109921195e-07)
+
+
+def _add_exponent(y: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return (y.view(np.int32) + (k << 23)).view(_F32)
+
+
+def _expm1f_reduced(x: np.ndarray) -> np.ndarray:
+    """fdlibm's expm1f for finite x with -27 ln 2 < x < 88.7 (all tanhf needs)."""
+    magnitude = _bits(x)
+    negative = np.signbit(x)
+    k = np.zeros(x.shape, np.int32)
+    c = np.zeros_like(x)
+    reduce = magnitude > 0x3EB17218  # |x| > ln2 / 2
+    near = reduce & (magnitude < 0x3F851592)  # |x| < 3 ln2 / 2: k = +-1
+    k[near] = np.where(negative[near], -1, 1)
+    far = reduce & ~near
+    k[far] = (_INV_LN2 * x[far] + np.where(negative[far], -_HALF, _HALF)).astype(np.int32)  # (truncates)
+    t = k[reduce].astype(_F32)
+    hi = x[reduce] - t * _LN2_HI
+    lo = t * _LN2_LO
+    xr = x.copy()
+    xr[reduce] = hi - lo
+    c[reduce] = (hi - xr[reduce]) - lo
+    out = _expm1f_kernel(xr, c, k)
+    tiny = magnitude < 0x33000000  # (|x| < 2^-25: x itself)
+    out[tiny] = x[tiny]
+    return out
+
+
+def _expm1f_kernel(x: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
+    hfx = _HALF * x
+    hxs = x * hfx
+    r1 = _horner(hxs, _EXPM1_Q)
+    t = _F32(3) - r1 * hfx
+    e = hxs * ((r1 - t) / (_F32(6) - x * t))
+    out = x - (x * e - hxs)  # (k == 0)
+    e = (x * (e - c) - c) - hxs
+    rules = (
+        (k == -1, lambda: _HALF * (x - e) - _HALF),
+        ((k == 1) & (x < _F32(-0.25)), lambda: -_TWO * (e - (x + _HALF))),
+        ((k == 1) & (x >= _F32(-0.25)), lambda: _ONE + _TWO * (x - e)),
+        ((k <= -2) | (k > 56), lambda: _add_exponent(_ONE - (e - x), k) - _ONE),
+        ((k >= 2) & (k < 23), lambda: _add_exponent(
+            (np.int32(0x3F800000) - (np.int32(0x1000000) >> np.clip(k, 0, 31))).view(_F32) - (e - x), k)),
+        ((k >= 23) & (k <= 56), lambda: _add_exponent(
+            (x - (e + ((0x7F - np.clip(k, 0, 0x7F)) << 23).astype(np.int32).view(_F32))) + _ONE, k)),
+    )
+    with np.errstate(all="ignore"):
+        for where, value in rules:
+            if where.any():
+                out[where] = value()[where]
+    return out
+
+
+# ---- tanhf ---------------------------------------------------------------------------------------------------
+
+
+def fdlibm_tanhf(x: np.ndarray) -> np.ndarray:
+    """fdlibm's tanhf: 1 - 2 / (expm1(2|x|) + 2) from |x| = 1, -t / (t + 2), t = expm1(-2|x|), below."""
+    magnitude = _bits(x)
+    a = np.abs(x)
+    out = np.ones_like(x)  # (|x| >= 22, and inf)
+    big = (magnitude >= 0x3F800000) & (magnitude < 0x41B00000)
+    t = _expm1f_reduced(_TWO * a[big])
+    out[big] = _ONE - _TWO / (t + _TWO)
+    small = (magnitude >= 0x24000000) & (magnitude < 0x3F800000)
+    t = _expm1f_reduced(-_TWO * a[small])
+    out[small] = -t / (t + _TWO)
+    tiny = magnitude < 0x24000000  # (|x| < 2^-55: x (1 + x) is x)
+    out[tiny] = a[tiny]
+    out = np.copysign(out, x)
+    out[np.isnan(x)] = np.nan
+    return out
+
+
+# ---- erff ----------------------------------------------------------------------------------------------------
+
+_EFX = _F32(1.2837916613e-01)
+_ERX = _F32(8.4506291151e-01)
+_PP = _f32(1.2837916613e-01, -3.2504209876e-01, -2.8481749818e-02, -5.7702702470e-03, -2.3763017452e-05)
+_QQ = _f32(1.0, 3.9791721106e-01, 6.5022252500e-02, 5.0813062117e-03, 1.3249473704e-04, -3.9602282413e-06)
+_PA = _f32(-2.3621185683e-03, 4.1485610604e-01, -3.7220788002e-01, 3.1834661961e-01, -1.1089469492e-01,
+           3.5478305072e-02, -2.1663755178e-03)
+_QA = _f32(1.0, 1.0642088205e-01, 5.4039794207e-01, 7.1828655899e-02, 1.2617121637e-01, 1.3637083583e-02,
+           1.1984500103e-02)
+_RA = _f32(-9.8649440333e-03, -6.9385856390e-01, -1.0558626175e01, -6.2375331879e01, -1.6239666748e02,
+           -1.8460508728e02, -8.1287437439e01, -9.8143291473e00)
+_SA = _f32(1.0, 1.9651271820e01, 1.3765776062e02, 4.3456588745e02, 6.4538726807e02, 4.2900814819e02,
+           1.0863500214e02, 6.5702495575e00, -6.0424413532e-02)
+_RB = _f32(-9.8649431020e-03, -7.9928326607e-01, -1.7757955551e01, -1.6063638306e02, -6.3756646729e02,
+           -1.0250950928e03, -4.8351919556e02)
+_SB = _f32(1.0, 3.0338060379e01, 3.2579251099e02, 1.5367296143e03, 3.1998581543e03, 2.5530502930e03,
+           4.7452853394e02, -2.2440952301e01)
+
+
+def _erf_small(x: np.ndarray) -> np.ndarray:  # |x| < 0.84375
+    z = x * x
+    y = _horner(z, _PP) / _horner(z, _QQ)
+    out = x + x * y
+    tiny = _bits(x) < 0x31800000  # |x| < 2^-28
+    out[tiny] = (x + _EFX * x)[tiny]
+    subnormal_range = _bits(x) < 0x04000000  # (scaled by 16 so as not to lose bits to underflow)
+    out[subnormal_range] = (_F32(0.0625) * (_F32(16) * x + (_F32(16) * _EFX) * x))[subnormal_range]
+    return out
+
+
+def _erf_middle(x: np.ndarray) -> np.ndarray:  # 0.84375 <= |x| < 1.25
+    s = np.abs(x) - _ONE
+    value = _ERX + _horner(s, _PA) / _horner(s, _QA)
+    return np.copysign(value, x)
+
+
+def _erf_large(x: np.ndarray) -> np.ndarray:  # 1.25 <= |x| < 6
+    a = np.abs(x)
+    s = _ONE / (a * a)
+    near = _bits(a) < 0x4036DB6E  # |x| < 1 / 0.35
+    ratio = np.where(near, _horner(s, _RA) / _horner(s, _SA), _horner(s, _RB) / _horner(s, _SB))
+    z = (a.view(np.uint32) & np.uint32(0xFFFFF000)).view(_F32)
+    r = exp_float(-z * z - _F32(0.5625)) * exp_float((z - a) * (z + a) + ratio)
+    return np.copysign(_ONE - r / a, x)
+
+
+def fdlibm_erff(x: np.ndarray) -> np.ndarray:
+    """fdlibm's erff: rational fits on [0, 0.84375) and [0.84375, 1.25), exp-scaled fits up to 6, 1 beyond."""
+    magnitude = _bits(x)
+    out = np.copysign(np.ones_like(x), x)
+    with np.errstate(all="ignore"):
+        for where, part in ((magnitude < 0x3F580000, _erf_small),
+                            ((magnitude >= 0x3F580000) & (magnitude < 0x3FA00000), _erf_middle),
+                            ((magnitude >= 0x3FA00000) & (magnitude < 0x40C00000), _erf_large)):
+            if where.any():
+                out[where] = part(x[where])
+    out[np.isnan(x)] = np.nan
+    return out
+
+
+# ---- what the running C library computes ---------------------------------------------------------------------
+
+
+def erf_float(x: np.ndarray) -> np.ndarray:
+    """The C library's erff of a float32 array."""
+    return fdlibm_erff(x) if fdlibm_float_math() else erf_array(x.astype(_F64)).astype(_F32)
+
+
+def tanh_float(x: np.ndarray) -> np.ndarray:
+    """The C library's tanhf of a float32 array."""
+    return fdlibm_tanhf(x) if fdlibm_float_math() else np.tanh(x.astype(_F64)).astype(_F32)
