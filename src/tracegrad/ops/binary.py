@@ -639,8 +639,14 @@ def _lerp_kernel(a, end, weight):
     start, end = _cast(a, work), _cast(end, work)
     with np.errstate(all="ignore"):
         diff = end - start
-        # PyTorch's two-sided formula: exact at both ends (weight 0 gives self, weight 1 gives end)
-        return np.where(np.abs(w) < 0.5, start + w * diff, end - diff * (1 - w)).astype(a.dtype, copy=False)
+        # PyTorch's two-sided formula, exact at both ends (weight 0 gives self, weight 1 gives end):
+        # fma(weight, diff, self) for |weight| < 0.5, else fma(weight - 1, diff, end)
+        small = np.abs(w) < 0.5
+        if work.kind == "f":
+            from .nn_ops.aten_vec import fma  # (nn_ops imports this module)
+
+            return fma(np.where(small, w, w - 1), diff, np.where(small, start, end)).astype(a.dtype, copy=False)
+        return np.where(small, start + w * diff, end - diff * (1 - w)).astype(a.dtype, copy=False)
 
 
 def _lerp_scalar_vjp(ctx, g):
@@ -698,6 +704,10 @@ def _addcmul_kernel(a, t1, t2, value=1):
     work = opmath_dtype(dt)
     v = _value_as(value, work)
     with np.errstate(all="ignore"):
+        if work.kind == "f":  # (PyTorch's kernel: fma(value * tensor1, tensor2, self))
+            from .nn_ops.aten_vec import fma  # (nn_ops imports this module)
+
+            return fma(v * _cast(t1, work), _cast(t2, work), _cast(a, work)).astype(dt, copy=False)
         return (_cast(a, work) + v * _cast(t1, work) * _cast(t2, work)).astype(dt, copy=False)
 
 

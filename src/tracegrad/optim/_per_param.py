@@ -11,20 +11,13 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
 from .optimizer import Optimizer
 
 __all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
 
 # What ``torch.optim.optimizer._get_capturable_supported_devices`` lists; a CPU-only library supports none.
 _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
-
-
-def lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
-    """In-place ``start.lerp_(end, weight)`` with PyTorch's two-sided formula (exact at both ends)."""
-    if abs(weight) < 0.5:
-        start += weight * (end - start)
-    else:
-        start[...] = end - (end - start) * (1 - weight)
 
 
 def begin_write(p: Tensor, group: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ._fused import add_scaled_, addcmul_, added_scaled
 from ._per_param import PerParamOptimizer, begin_write
 from .optimizer import check_hparam, step_tensor, zeros_state
 
@@ -58,16 +59,16 @@ class Adadelta(PerParamOptimizer):
         state["step"]._data += 1
         param = p._data
         if wd != 0:
-            grad = grad + wd * param
+            grad = added_scaled(grad, param, wd)
         square_avg = state["square_avg"]._data
         acc_delta = state["acc_delta"]._data
-        square_avg *= rho
-        square_avg += (1 - rho) * grad * grad
+        square_avg *= square_avg.dtype.type(rho)
+        addcmul_(square_avg, grad, grad, 1 - rho)
         std = np.sqrt(square_avg + eps)
         delta = np.sqrt(acc_delta + eps)
         delta /= std
         delta *= grad
-        acc_delta *= rho
-        acc_delta += (1 - rho) * delta * delta
+        acc_delta *= acc_delta.dtype.type(rho)
+        addcmul_(acc_delta, delta, delta, 1 - rho)
         begin_write(p, group)
-        param += (-group["lr"]) * delta
+        add_scaled_(param, delta, -group["lr"])

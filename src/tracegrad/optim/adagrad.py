@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap
+from ._fused import addcmul_, added_scaled
 from .optimizer import Optimizer, check_hparam, step_tensor
 
 __all__ = ["Adagrad"]
@@ -68,10 +69,10 @@ class Adagrad(Optimizer):
                 state["step"]._data += 1
                 step = float(state["step"]._data)
                 if wd != 0:
-                    grad = grad + wd * param
+                    grad = added_scaled(grad, param, wd)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 acc = state["sum"]._data
-                acc += grad * grad
+                addcmul_(acc, grad, grad, 1)
                 std = np.sqrt(acc)
                 std += eps
                 p._before_write()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._fused import addcmul_, added_scaled, lerp_
 from .optimizer import Optimizer, check_hparam, step_tensor, zeros_state
 
 __all__ = ["Adam"]
@@ -96,12 +97,12 @@ class Adam(Optimizer):
                     if decoupled:
                         param *= 1 - lr * wd
                     else:
-                        grad = grad + wd * param
+                        grad = added_scaled(grad, param, wd)
                 exp_avg = state["exp_avg"]._data
                 exp_avg_sq = state["exp_avg_sq"]._data
-                exp_avg += (1 - beta1) * (grad - exp_avg)  # lerp toward grad
-                exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * grad * grad
+                lerp_(exp_avg, grad, 1 - beta1)
+                exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
+                addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
                 step = float(step_t._data)
                 step_size = lr / (1 - beta1**step)
                 bias_correction2_sqrt = (1 - beta2**step) ** 0.5

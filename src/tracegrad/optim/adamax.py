@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ._fused import added_scaled
 from ._per_param import PerParamOptimizer, begin_write, lerp_
 from .adam import check_adam_hparams
 from .optimizer import step_tensor, zeros_state
@@ -52,7 +53,7 @@ class Adamax(PerParamOptimizer):
         state["step"]._data += 1
         param = p._data
         if wd != 0:
-            grad = grad + wd * param
+            grad = added_scaled(grad, param, wd)
         exp_avg = state["exp_avg"]._data
         exp_inf = state["exp_inf"]._data
         lerp_(exp_avg, grad, 1 - beta1)

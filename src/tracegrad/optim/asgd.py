@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from ._fused import add_scaled_, added_scaled
 from ._per_param import PerParamOptimizer, begin_write
 from .optimizer import check_hparam, step_tensor, zeros_state
 
@@ -59,11 +60,11 @@ class ASGD(PerParamOptimizer):
         step_t += 1
         param = p._data
         if wd != 0:
-            grad = grad + wd * param
+            grad = added_scaled(grad, param, wd)
         eta_value = float(eta)
         begin_write(p, group)
         param *= 1 - lambd * eta_value  # decay term
-        param += (-eta_value) * grad
+        add_scaled_(param, grad, -eta_value)
         ax = state["ax"]._data
         if float(mu) != 1:
             ax += (param - ax) * mu

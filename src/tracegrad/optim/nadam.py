@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from ._fused import addcmul_, added_scaled
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
 from .optimizer import step_tensor, zeros_state
@@ -72,7 +73,7 @@ class NAdam(PerParamOptimizer):
             if group["decoupled_weight_decay"]:
                 decay_in_place(p, group, 1 - lr * wd)
             else:
-                grad = grad + wd * param
+                grad = added_scaled(grad, param, wd)
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
         mu_product = state["mu_product"]._data
@@ -80,8 +81,8 @@ class NAdam(PerParamOptimizer):
         exp_avg = state["exp_avg"]._data
         exp_avg_sq = state["exp_avg_sq"]._data
         lerp_(exp_avg, grad, 1 - beta1)
-        exp_avg_sq *= beta2
-        exp_avg_sq += (1 - beta2) * grad * grad
+        exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
+        addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
         denom = np.sqrt(exp_avg_sq / bias_correction2)
         denom += group["eps"]
         mu_product_value = float(mu_product)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ._fused import addcmul_, added_scaled
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
 from .optimizer import step_tensor, zeros_state
@@ -63,12 +64,12 @@ class RAdam(PerParamOptimizer):
             if group["decoupled_weight_decay"]:
                 decay_in_place(p, group, 1 - lr * wd)
             else:
-                grad = grad + wd * param
+                grad = added_scaled(grad, param, wd)
         exp_avg = state["exp_avg"]._data
         exp_avg_sq = state["exp_avg_sq"]._data
         lerp_(exp_avg, grad, 1 - beta1)
-        exp_avg_sq *= beta2
-        exp_avg_sq += (1 - beta2) * grad * grad
+        exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
+        addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
         update = exp_avg / bias_correction1 * lr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._fused import add_scaled_, addcmul_, added_scaled, lerp_
 from .optimizer import Optimizer, check_hparam, step_tensor, zeros_state
 
 __all__ = ["RMSprop"]
@@ -70,14 +71,14 @@ class RMSprop(Optimizer):
                     grad = -grad
                 state["step"]._data += 1
                 if wd != 0:
-                    grad = grad + wd * param
+                    grad = added_scaled(grad, param, wd)
                 square_avg = state["square_avg"]._data
-                square_avg *= alpha
-                square_avg += (1 - alpha) * grad * grad
+                square_avg *= square_avg.dtype.type(alpha)
+                addcmul_(square_avg, grad, grad, 1 - alpha)
                 if centered:
                     grad_avg = state["grad_avg"]._data
-                    grad_avg += (1 - alpha) * (grad - grad_avg)
-                    avg = np.sqrt(square_avg + (-1.0) * grad_avg * grad_avg)
+                    lerp_(grad_avg, grad, 1 - alpha)
+                    avg = np.sqrt(addcmul_(square_avg.copy(), grad_avg, grad_avg, -1.0))
                 else:
                     avg = np.sqrt(square_avg)
                 avg += eps
@@ -85,7 +86,7 @@ class RMSprop(Optimizer):
                     buf = state["momentum_buffer"]._data
                     buf *= momentum
                     buf += grad / avg
-                    param += (-lr) * buf
+                    add_scaled_(param, buf, -lr)
                 else:
                     param += (-lr) * grad / avg
                 p._bump_version()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap
+from ._fused import add_scaled_, added_scaled
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -67,24 +68,23 @@ class SGD(Optimizer):
                     if g is not None:
                         d = p._data
                         p._before_write()
-                        d -= self._scaled(g._data, lr)
+                        add_scaled_(d, g._data, -lr, self._wide_scratch(d))
                         p._bump_version()
                 continue
             self._general_step(group, lr, momentum, wd)
         return loss
 
-    def _scaled(self, g: np.ndarray, lr: float) -> np.ndarray:
-        """``lr * g`` (the same float32 values), written into a scratch buffer kept per shape and dtype: a fresh
-        temporary the size of a weight matrix each step makes the allocator hand memory back to the OS and
-        fault it in again, which costs more than the arithmetic."""
-        if g.__class__ is not np.ndarray or g.size < _SCRATCH_MIN or lr.__class__ not in (float, int):
-            return lr * g
+    def _wide_scratch(self, d: np.ndarray) -> np.ndarray | None:
+        """A float64 scratch array for a float32 parameter's fused update, kept per shape: a fresh temporary
+        the size of a weight matrix each step makes the allocator hand memory back to the OS and fault it in
+        again, which costs more than the arithmetic."""
+        if d.dtype != np.float32 or d.size < _SCRATCH_MIN:
+            return None
         scratch = self.__dict__.setdefault("_scratch", {})
-        key = (g.shape, g.dtype)
-        buf = scratch.get(key)
+        buf = scratch.get(d.shape)
         if buf is None:
-            buf = scratch[key] = np.empty(g.shape, dtype=g.dtype)
-        return np.multiply(lr, g, out=buf)
+            buf = scratch[d.shape] = np.empty(d.shape, dtype=np.float64)
+        return buf
 
     def _general_step(self, group: dict, lr: float, momentum: float, wd: float) -> None:
         dampening = group["dampening"]
@@ -97,7 +97,7 @@ class SGD(Optimizer):
             if maximize:
                 grad = -grad
             if wd != 0:
-                grad = grad + wd * p._data
+                grad = added_scaled(grad, p._data, wd)
             if momentum != 0:
                 state = self.state[p]
                 buf = state.get("momentum_buffer")
@@ -105,10 +105,10 @@ class SGD(Optimizer):
                     buf = state["momentum_buffer"] = _wrap(np.array(grad, copy=True))
                 else:
                     b = buf._data
-                    b *= momentum
-                    b += (1 - dampening) * grad
+                    b *= b.dtype.type(momentum)
+                    add_scaled_(b, grad, 1 - dampening)
                     buf._bump_version()
-                grad = grad + momentum * buf._data if nesterov else buf._data
+                grad = added_scaled(grad, buf._data, momentum) if nesterov else buf._data
             p._before_write()
-            p._data -= lr * grad
+            add_scaled_(p._data, grad, -lr)
             p._bump_version()

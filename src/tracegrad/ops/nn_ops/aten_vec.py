@@ -45,7 +45,11 @@ def fma32(a, b, c) -> np.ndarray:
     """``a * b + c`` rounded once to float32: the product of two float32 is exact in float64, and the sum is
     rounded there first (a double rounding that differs from a true FMA in a vanishing fraction of cases)."""
     wide = np.multiply(a, b, dtype=np.float64)
-    return np.add(wide, c, out=wide, dtype=np.float64).astype(np.float32)
+    if isinstance(wide, np.ndarray) and wide.shape == np.broadcast_shapes(wide.shape, np.shape(c)):
+        np.add(wide, c, out=wide, dtype=np.float64)  # (in place when c broadcasts into the product)
+    else:
+        wide = np.add(wide, c, dtype=np.float64)
+    return np.asarray(wide).astype(np.float32)
 
 
 def fma(a, b, c) -> np.ndarray:
@@ -57,12 +61,15 @@ def fma(a, b, c) -> np.ndarray:
     dtype = np.result_type(a, b, c)
     if dtype == np.float32:
         return fma32(*(_widened_if_small(v) for v in (a, b, c)))
-    product = np.multiply(a, b)
-    error = _product_error(np.asarray(a, np.float64), np.asarray(b, np.float64), product)
-    total = product + c
-    back = total - product
-    rounding = (product - (total - back)) + (c - back)
-    return total + (rounding + error)
+    with np.errstate(invalid="ignore", over="ignore"):
+        product = np.multiply(a, b)
+        error = _product_error(np.asarray(a, np.float64), np.asarray(b, np.float64), product)
+        total = product + c
+        back = total - product
+        rounding = (product - (total - back)) + (c - back)
+        fused = total + (rounding + error)
+    # (infinities, NaNs and products near overflow make the splitting meaningless; there a * b + c is the answer)
+    return np.where(np.isfinite(fused), fused, total) if not np.all(np.isfinite(fused)) else fused
 
 
 def fma_if_available(a, b, c) -> np.ndarray:
