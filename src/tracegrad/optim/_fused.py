@@ -21,8 +21,11 @@ def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float, wide: np.ndarray
         dst += src if alpha == 1 else dst.dtype.type(alpha) * src
         return dst
     scalar = dst.dtype.type(alpha)
-    if dst.dtype == np.float32 and wide is not None:
-        np.multiply(src, np.float64(scalar), out=wide)
+    if dst.dtype == np.float32:  # (float64 holds the product exactly; the sum rounds there, then to float)
+        if wide is None:
+            wide = np.multiply(src, np.float64(scalar))
+        else:
+            np.multiply(src, np.float64(scalar), out=wide)
         np.add(wide, dst, out=wide)
         np.copyto(dst, wide, casting="same_kind")
         return dst

@@ -45,8 +45,8 @@ def fma32(a, b, c) -> np.ndarray:
     """``a * b + c`` rounded once to float32: the product of two float32 is exact in float64, and the sum is
     rounded there first (a double rounding that differs from a true FMA in a vanishing fraction of cases)."""
     wide = np.multiply(a, b, dtype=np.float64)
-    if isinstance(wide, np.ndarray) and wide.shape == np.broadcast_shapes(wide.shape, np.shape(c)):
-        np.add(wide, c, out=wide, dtype=np.float64)  # (in place when c broadcasts into the product)
+    if wide.__class__ is np.ndarray and (np.ndim(c) == 0 or np.shape(c) == wide.shape):
+        np.add(wide, c, out=wide, dtype=np.float64)  # (in place when c fits the product)
     else:
         wide = np.add(wide, c, dtype=np.float64)
     return np.asarray(wide).astype(np.float32)
