@@ -31,11 +31,6 @@ def order_keys(values: np.ndarray, descending: bool) -> np.ndarray:
     return -keys if descending else keys
 
 
-def has_ties(sorted_keys: np.ndarray) -> np.ndarray:
-    """For each row of keys sorted along the last axis: whether two of them are equal."""
-    return (sorted_keys[..., 1:] == sorted_keys[..., :-1]).any(axis=-1)
-
-
 # ---- std::sort ---------------------------------------------------------------------------------------------
 
 
@@ -80,9 +75,7 @@ def unguarded_partition_pivot(keys: np.ndarray, perm: np.ndarray, firsts: np.nda
     if not firsts.size:
         return firsts
     _move_median_to_first(keys, perm, firsts, firsts + 1, firsts + (lasts - firsts) // 2, lasts - 1)
-    lengths = lasts - firsts
-    seg = np.repeat(np.arange(firsts.size), lengths)
-    pos = firsts[seg] + (np.arange(seg.size) - np.repeat(np.cumsum(lengths) - lengths, lengths))
+    seg, pos = _segment_positions(firsts, lasts)
     pivot = keys[firsts][seg]
     key = keys[pos]
     left = (key >= pivot) & (pos > firsts[seg])  # (the left scan starts after the pivot ...)
@@ -158,11 +151,16 @@ def introselect_order(keys: np.ndarray, nth: int) -> np.ndarray:
 
 def _stable_sort_ranges(keys: np.ndarray, perm: np.ndarray, firsts: np.ndarray, lasts: np.ndarray) -> None:
     """Sort each ``[firsts[s], lasts[s])`` of the flat ``keys`` stably, ``perm`` alongside."""
-    lengths = lasts - firsts
-    seg = np.repeat(np.arange(firsts.size), lengths)
-    pos = firsts[seg] + (np.arange(seg.size) - np.repeat(np.cumsum(lengths) - lengths, lengths))
+    seg, pos = _segment_positions(firsts, lasts)
     order = pos[np.lexsort((keys[pos], seg))]
     perm[pos], keys[pos] = perm[order], keys[order]
+
+
+def _segment_positions(firsts: np.ndarray, lasts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(segment number, flat position) of every element of the segments ``[firsts[s], lasts[s])``, in order."""
+    lengths = lasts - firsts
+    seg = np.repeat(np.arange(firsts.size), lengths)
+    return seg, firsts[seg] + (np.arange(seg.size) - np.repeat(np.cumsum(lengths) - lengths, lengths))
 
 
 def _floor_log2(n: int) -> int:
