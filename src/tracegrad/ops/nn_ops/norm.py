@@ -599,7 +599,7 @@ def _batch_statistics_as_aten(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     dtype = x.dtype
     channels = x.shape[1]
     count = x.size // channels
-    if x.flags.c_contiguous and x.strides[1] != x.itemsize:
+    if _bn_kernel_kind(x) == "first":
         per_channel = np.moveaxis(x, 1, 0).reshape(channels, count)
         mean = (np.cumsum(per_channel, axis=1, dtype=np.float64)[:, -1] / count).astype(dtype)
         deviation = per_channel - mean[:, None]
@@ -619,7 +619,8 @@ def _update_running_stats_as_aten(running_mean, running_var, mean, var_sum, coun
         running_mean[...] = m * mean.astype(running_mean.dtype) + (1 - m) * running_mean
     if running_var is not None:
         m = running_var.dtype.type(momentum)
-        unbiased = (var_sum / var_sum.dtype.type(max(count - 1, 0))).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (one value per channel: NaN, as PyTorch's)
+            unbiased = (var_sum / var_sum.dtype.type(count - 1)).astype(np.float64)
         kept = ((1 - m) * running_var).astype(np.float64)
         running_var[...] = (np.float64(m) * unbiased + kept).astype(running_var.dtype)
 
@@ -742,8 +743,7 @@ def _bn_kernel_kind(a: np.ndarray) -> str | None:
     "first" for contiguous channels-first, "last" for channels-last or a channel stride of 1, None otherwise
     (the backward falls back to a generic reduction when input and gradient disagree)."""
     if a.flags.c_contiguous:
-        return "last" if a.ndim < 2 or a.strides[1] == a.itemsize or a.shape[1] == 1 and a.size == a.shape[0] \
-            else "first"
+        return "last" if a.ndim < 2 or a.strides[1] == a.itemsize else "first"
     return "last" if _dense_for_torch_kernel(a) else None
 
 
