@@ -282,11 +282,12 @@ def upsample_interpolating(input: Tensor, output_size, align_corners: bool, scal
     x = input._data
     k = x.ndim - 2
     sizes, scales = _output_sizes(x, output_size, scale_factors)
+    # (the plan computes PyTorch's indices and weights per axis, and replays its kernels' arithmetic)
+    plan = resample.ResamplePlan("cubic" if mode == "bicubic" else "linear", tuple(x.shape[2:]), tuple(sizes),
+                                 align_corners, tuple(scales))
     if mode == "bicubic":
-        mats = tuple(resample.cubic_matrix(n, o, s, align_corners) for n, o, s in zip(x.shape[2:], sizes, scales))
-        return _named("UpsampleBicubic2DBackward0", "bicubic", 2)(input, mats, sizes, *scales, align_corners)
-    mats = tuple(resample.linear_matrix(n, o, s, align_corners) for n, o, s in zip(x.shape[2:], sizes, scales))
-    return _named(_LINEAR_NODES[k], "linear", k)(input, mats, sizes, *scales, align_corners)
+        return _named("UpsampleBicubic2DBackward0", "bicubic", 2)(input, plan, sizes, *scales, align_corners)
+    return _named(_LINEAR_NODES[k], "linear", k)(input, plan, sizes, *scales, align_corners)
 
 
 # ---- embedding ---------------------------------------------------------------------------------------------

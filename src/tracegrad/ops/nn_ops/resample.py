@@ -4,7 +4,9 @@ adaptive average pooling are all one of the two.
 * gather ``y = x[..., idx_1, ..., idx_k]`` (reflect / replicate / circular padding, nearest upsampling),
   whose adjoint is a scatter-add (and the scatter's adjoint is the gather again);
 * separable linear ``y = M_1 ... M_k x`` over the trailing dims (bilinear interpolation, adaptive average
-  pooling), whose adjoint is the same map with transposed matrices.
+  pooling), whose adjoint is the same map with transposed matrices. The interpolating upsamplings pass a
+  :class:`~.interp_cpu.ResamplePlan` in place of the matrices: PyTorch's kernels replayed rounding for rounding
+  (float inputs), its adjoint the backward kernel's.
 
 Each user-facing operator is its own OpDef so its node carries PyTorch's name.
 """
@@ -18,6 +20,7 @@ import numpy as np
 
 from ...backend.dtypes import scalar_type_name
 from ..registry import defop
+from .interp_cpu import ResamplePlan
 
 # ---- gather / scatter along trailing dims ------------------------------------------------------------------
 
@@ -131,6 +134,10 @@ def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] =
 
 
 def apply_matrices(x, mats):
+    if isinstance(mats, ResamplePlan):
+        if x.dtype.kind == "f":  # (PyTorch's float kernels, rounding for rounding)
+            return mats.apply(x)
+        mats = plan_matrices(mats)
     k = len(mats)
     if x.dtype == np.uint8:
         # PyTorch's uint8 image path: one pass per axis, the last (horizontal) one first, each pass rounded back
@@ -148,7 +155,9 @@ def apply_matrices(x, mats):
     return np.ascontiguousarray(out)
 
 
-def _transposed(mats) -> tuple:
+def _transposed(mats) -> tuple | ResamplePlan:
+    if isinstance(mats, ResamplePlan):
+        return mats.transposed()
     return tuple(np.ascontiguousarray(m.T) for m in mats)
 
 
@@ -255,6 +264,14 @@ def cubic_matrix(in_size: int, out_size: int, scale: float | None, align_corners
     for k, w in enumerate(weights):
         np.add.at(m, (rows, np.clip(base.astype(np.int64) - 1 + k, 0, in_size - 1)), w)
     return m
+
+
+def plan_matrices(plan: ResamplePlan) -> tuple:
+    """The dense (out, in) matrices of ``plan`` (transposed for its adjoint): the uint8 image path's weights."""
+    make = cubic_matrix if plan.mode == "cubic" else linear_matrix
+    mats = tuple(make(n, o, s, plan.align_corners)
+                 for n, o, s in zip(plan.in_sizes, plan.out_sizes, plan.scales))
+    return tuple(np.ascontiguousarray(m.T) for m in mats) if plan.adjoint else mats
 
 
 def adaptive_avg_matrix(in_size: int, out_size: int) -> np.ndarray:
