@@ -131,6 +131,16 @@ def test_map_reduce_sum_adds_vectors_in_order():
     assert np.array_equal(aten_vec.map_reduce_sum([a, b]), folded[:, 0])
 
 
+def _layouts(shape: tuple) -> list:
+    """Contiguous, and the channels-last format of 4-d and 5-d shapes."""
+    return [None] + (["channels_last"] if len(shape) == 4 else ["channels_last_3d"] if len(shape) == 5 else [])
+
+
+def _all_equal(theirs: list, ours: list) -> None:
+    for t, o in zip(theirs, ours, strict=True):
+        assert np.array_equal(t, o)
+
+
 BATCH_SHAPES = [(16, 8, 100), (4, 16, 8, 8), (3, 5, 7), (64, 32), (7, 5), (4, 6, 1, 1), (2, 3, 4, 5, 6)]
 
 
@@ -154,12 +164,9 @@ def test_batch_norm_forward_and_running_stats_are_torchs(dtype, shape, train, af
     c = shape[1]
     weight, bias = (rng.standard_normal(c).astype(dtype) for _ in range(2)) if affine else (None, None)
     running = (rng.standard_normal(c).astype(dtype), (rng.random(c) + 0.5).astype(dtype))
-    layouts = [None] + (["channels_last"] if len(shape) == 4 else ["channels_last_3d"] if len(shape) == 5 else [])
-    for layout in layouts:
-        theirs = _batch_norm_run(torch, x, weight, bias, running, train, layout)
-        ours = _batch_norm_run(tg, x, weight, bias, running, train, layout)
-        for t, o in zip(theirs, ours, strict=True):
-            assert np.array_equal(t, o)
+    for layout in _layouts(shape):
+        _all_equal(_batch_norm_run(torch, x, weight, bias, running, train, layout),
+                   _batch_norm_run(tg, x, weight, bias, running, train, layout))
 
 
 def _batch_norm_grads(module, x, dy, weight, running, train: bool, layout):
@@ -185,9 +192,6 @@ def test_batch_norm_backward_is_torchs(dtype, shape, train):
     c = shape[1]
     weight = rng.standard_normal(c).astype(dtype)
     running = (rng.standard_normal(c).astype(dtype), (rng.random(c) + 0.5).astype(dtype))
-    layouts = [None] + (["channels_last"] if len(shape) == 4 else ["channels_last_3d"] if len(shape) == 5 else [])
-    for layout in layouts:
-        theirs = _batch_norm_grads(torch, x, dy, weight, running, train, layout)
-        ours = _batch_norm_grads(tg, x, dy, weight, running, train, layout)
-        for t, o in zip(theirs, ours, strict=True):
-            assert np.array_equal(t, o)
+    for layout in _layouts(shape):
+        _all_equal(_batch_norm_grads(torch, x, dy, weight, running, train, layout),
+                   _batch_norm_grads(tg, x, dy, weight, running, train, layout))
