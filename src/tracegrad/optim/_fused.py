@@ -23,7 +23,7 @@ def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float, wide: np.ndarray
     scalar = dst.dtype.type(alpha)
     if dst.dtype == np.float32:  # (float64 holds the product exactly; the sum rounds there, then to float)
         if wide is None:
-            wide = np.multiply(src, np.float64(scalar))
+            wide = np.asarray(np.multiply(src, np.float64(scalar)))  # (an array even for a 0-d parameter)
         else:
             np.multiply(src, np.float64(scalar), out=wide)
         np.add(wide, dst, out=wide)
