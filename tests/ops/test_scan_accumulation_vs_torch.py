@@ -50,3 +50,17 @@ def test_in_place_and_method_scans_and_gradients():
     t.cumsum(1).sum().backward()
     o.cumsum(1).sum().backward()
     assert _bits_equal(t.grad.numpy(), o.grad.numpy())
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scan_with_dtype_sums_the_gradient_in_the_input_dtype(op):
+    """torch's backward converts the gradient to the input's dtype before its reversed scan."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, size=(20, 30))
+    dy = rng.standard_normal((20, 30)).astype(np.float32)
+    grads = []
+    for m in (torch, tg):
+        leaf = m.tensor(x, requires_grad=True)
+        getattr(m, op)(leaf, 1, dtype=m.float32).backward(m.tensor(dy))
+        grads.append(leaf.grad.numpy())
+    assert _bits_equal(*grads)
