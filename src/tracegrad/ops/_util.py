@@ -160,7 +160,14 @@ def sum_to_shape(a: np.ndarray, shape: tuple) -> np.ndarray:
         return a
     lead = a.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and a.shape[i + lead] != 1)
-    out = a.sum(axis=axes, keepdims=True) if axes else a
+    if not axes:
+        out = a
+    elif a.__class__ is np.ndarray and a.dtype.kind in "fc":  # (the sum operator's kernel: PyTorch's order)
+        from . import aten_sum
+
+        out = aten_sum.sum_as_aten(a, axes, True) if aten_sum.supports(a.dtype) else a.sum(axis=axes, keepdims=True)
+    else:
+        out = a.sum(axis=axes, keepdims=True)
     if lead:
         out = out.reshape(out.shape[lead:])
     return np.array(out.reshape(shape), order="C")  # (ascontiguousarray would turn 0-d into 1-d)

@@ -28,7 +28,7 @@ from .._tensor import Tensor, _new
 from ..autograd.array_chain import as_tensors
 from ..autograd.saved import plain_array
 from ..autograd.views import make_view
-from .nn_ops.activation import log_softmax, relu, threshold_backward
+from .nn_ops.activation import log_softmax, log_softmax_backward_data, relu, threshold_backward
 from .nn_ops.linear import addmm_node_op, linear_backward, mm_node_op, weight_t
 from .nn_ops.loss import _nll_loss_1d2d, _nll_loss_nd, nll_loss_backward
 from .pointwise import _tanh_backward_kernel, add, cos, div, exp, mul, sin, tanh
@@ -38,8 +38,7 @@ from .views import expand
 
 _ndarray = np.ndarray
 _asarray = np.asarray
-_multiply, _negative, _sin, _cos, _exp = np.multiply, np.negative, np.sin, np.cos, np.exp
-_subtract, _add_reduce = np.subtract, np.add.reduce
+_multiply, _negative, _sin, _cos = np.multiply, np.negative, np.sin, np.cos
 _broadcast_to, _prod = np.broadcast_to, math.prod
 _div_kernel, _div_defaults = div.kernel, div.trailing_defaults
 
@@ -110,13 +109,7 @@ def _log_softmax_rule(node, gd: np.ndarray):
     y = plain_array(node._saved[0], gd)
     if y is None or not gd.ndim:  # (a 0-d input: the dispatched rule, whose ufuncs return arrays)
         return None
-    # sub(g, mul(exp(y), sum(g, dim, keepdim=True))): the ufuncs those operators run, in the same order, with
-    # the product and the difference written into the fresh exp(y) (g and y share one float dtype: the
-    # kernels' dtype handling has nothing to do, so the values are the same)
-    total = _add_reduce(gd, axis=node._attrs[0], keepdims=True)
-    e = _exp(y)
-    _multiply(e, total, out=e)
-    return (_subtract(gd, e, out=e),)
+    return (log_softmax_backward_data.kernel(gd, y, node._attrs[0]),)  # (the dispatched rule's kernel)
 
 
 def _mul_rule(node, gd: np.ndarray):

@@ -20,7 +20,7 @@ import numpy as np
 from .._strides import contiguous_as_torch, like_self
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
-from . import stl_order
+from . import aten_sum, stl_order
 from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
 from .reductions import _dims_arg
 from .registry import REGISTRY, defop
@@ -157,26 +157,15 @@ def _sum_kernel(a, dim=None, keepdim=False, dtype=None):
     dt = _np_dtype(dtype)
     if dt is None and a.dtype.kind in "bui":
         dt = np.dtype(np.int64)
-    if a.__class__ is np.ndarray:  # what np.sum runs for an ndarray, minus its Python-level dispatch
+    if a.__class__ is np.ndarray:
         axes = _dims_arg(dim, a.ndim)
-        if dt is None and a.size >= 4096 and 1 < a.shape[-1] < 8 and axes == (a.ndim - 1,) and a.ndim > 1 \
-                and (a.dtype == _F32 or a.dtype == _F64):
-            return _sum_short_last_axis(a, keepdim)
+        if aten_sum.supports(a.dtype if dt is None else dt):  # (floating sums: PyTorch's order, its bits)
+            return aten_sum.sum_as_aten(a, axes, keepdim, dt)
         return np.asarray(_add_reduce(a, axis=axes, dtype=dt, keepdims=keepdim))
     return np.asarray(np.sum(a, axis=_dims_arg(dim, a.ndim), keepdims=keepdim, dtype=dt))
 
 
 _add_reduce = np.add.reduce
-_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
-
-
-def _sum_short_last_axis(a: np.ndarray, keepdim: bool) -> np.ndarray:
-    """A sum over a last axis of 2 to 7 elements, column by column. NumPy's reduction adds these in the same
-    order (the same bits), but pays its inner-loop set-up once per output element."""
-    out = a[..., 0].copy()
-    for column in range(1, a.shape[-1]):
-        out += a[..., column]
-    return out[..., None] if keepdim else out
 
 
 def _sum_full_kernel(a, dtype=None):
@@ -235,6 +224,8 @@ def _mean_kernel(a, dim=None, keepdim=False, dtype=None):
     if dt is not None and dt.kind not in "fc":
         raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
                            f"point or complex dtype. Got: {_type_name(dt)}")
+    if a.__class__ is np.ndarray and aten_sum.supports(dt or a.dtype):  # (PyTorch's sum, then the division)
+        return aten_sum.mean_as_aten(a, _dims_arg(dim, a.ndim), keepdim, dt or a.dtype)
     out = np.mean(a, axis=_dims_arg(dim, a.ndim), keepdims=keepdim, dtype=dt or a.dtype)
     return np.asarray(out, dtype=dt or a.dtype)
 
@@ -280,7 +271,13 @@ def _nansum_kernel(a, dim=None, keepdim=False, dtype=None):
     dt = _np_dtype(dtype)
     if dt is None and a.dtype.kind in "bui":
         dt = np.dtype(np.int64)
-    return np.asarray(np.nansum(a, axis=_dims_arg(dim, a.ndim, one_by_one=True), keepdims=keepdim, dtype=dt))
+    axes = _dims_arg(dim, a.ndim, one_by_one=True)
+    if a.__class__ is np.ndarray and (a.dtype if dt is None else dt) in _NANSUM_AS_ATEN:  # (PyTorch's order)
+        return aten_sum.nansum_as_aten(a, axes, keepdim, dt)
+    return np.asarray(np.nansum(a, axis=axes, keepdims=keepdim, dtype=dt))
+
+
+_NANSUM_AS_ATEN = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
 def _nansum_vjp(ctx, g):
@@ -1025,9 +1022,21 @@ def _logsumexp_kernel(a, dim, keepdim=False):
     # then stays the principal value of log(sum(exp(a)))
     m = np.max(a.real if a.dtype.kind == "c" else a, axis=axes, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)  # all -inf (or inf) slices: keep them out of the shift
+    if a.dtype == np.float32:
+        return _squeeze_dims(_logsumexp_float32(a, m, axes), a.ndim, dim, keepdim)
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
     return _squeeze_dims(out.astype(a.dtype, copy=False), a.ndim, dim, keepdim)
+
+
+def _logsumexp_float32(a: np.ndarray, shift: np.ndarray, axes) -> np.ndarray:
+    """ATen's float32 logsumexp: ``sum(exp(a - max)).log() + max`` through its sum kernel's order of additions
+    (aten_sum). Its exp and log are MKL's, within half an ulp or so: the correctly rounded values stand in
+    for them (they agree on some 99% of elements; the sum mostly absorbs the rest)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.exp(np.subtract(a, shift, dtype=np.float32), dtype=np.float64).astype(np.float32)
+        total = aten_sum.sum_as_aten(e, axes, True)
+        return np.log(total, dtype=np.float64).astype(np.float32) + shift
 
 
 def _logsumexp_vjp(ctx, g):
@@ -1082,8 +1091,20 @@ def reversed_cumsum(t: Tensor, dim: int) -> Tensor:
     return flip(cumsum(flip(t, dim), dim), dim)
 
 
+def _grad_as_input(ctx, g):
+    """The gradient in the input's dtype: PyTorch's scans convert it first (``grad.to(self.scalar_type())``),
+    so a float64 input scanned with ``dtype=float32`` gets its gradient summed in double."""
+    meta = ctx._in_meta[0]
+    if meta is None or g._data.dtype == meta[1]:
+        return g
+    from ..backend.dtypes import from_numpy_dtype
+
+    return g.to(from_numpy_dtype(meta[1]))
+
+
 def _cumsum_vjp(ctx, g):
     (dim, _dtype) = ctx.attrs
+    g = _grad_as_input(ctx, g)
     if g.ndim == 0:
         return g
     return reversed_cumsum(g, wrap_dim(dim, g.ndim))
@@ -1095,6 +1116,7 @@ def _cumprod_vjp(ctx, g):
 
     x, result = ctx.saved_tensors
     (dim, _dtype) = ctx.attrs
+    g = _grad_as_input(ctx, g)
     if x.ndim == 0 or x.numel() == 0:
         return g
     d = wrap_dim(dim, x.ndim)

@@ -47,6 +47,7 @@ from ._basic import erf_array
 from ._common import check_float, run_op, type_name
 from .gelu_torch_cpu import torch_gelu, torch_gelu_backward
 from .pool import constant_in_self
+from .softmax_cpu import exact_float32, softmax_backward, softmax_forward
 
 
 def _with_inplace(schema: str, kernel, inplace_rules: dict | None = None, **rules) -> tuple:
@@ -948,6 +949,8 @@ def _softmax_kernel(a, dim, half_to_float=False):
     d = _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
     if a.shape[d] == 0:
         return a.copy()
+    if exact_float32(a):  # (PyTorch's kernel, bit for bit)
+        return softmax_forward(a, d, log=False)
     z = np.subtract(a, a.max(axis=d, keepdims=True), order="C")  # contiguous, as PyTorch's softmax returns
     e = np.exp(z)
     e /= e.sum(axis=d, keepdims=True)
@@ -968,8 +971,15 @@ def _reduce_dim(y, dim: int):
     return wrap_dim(dim, y.ndim) if y.ndim else None
 
 
+def _exact_backward(g, y) -> bool:
+    """Whether PyTorch's float32 backward kernel is emulated: same-shaped float32 arrays, not empty."""
+    return y.ndim > 0 and y.size > 0 and g.dtype == y.dtype and g.shape == y.shape and exact_float32(y)
+
+
 def _softmax_backward_data_kernel(g, y, dim, input_dtype=None):
     d = _reduce_dim(y, dim)
+    if _exact_backward(g, y):
+        return softmax_backward(g, y, d, log=False)
     return y * (g - _add_reduce(g * y, axis=d, keepdims=True))  # output * (grad - sum(grad * output))
 
 
@@ -1013,6 +1023,8 @@ def _log_softmax_kernel(a, dim, half_to_float=False):
     d = _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl")
     if a.shape[d] == 0:
         return a.copy()
+    if exact_float32(a):
+        return softmax_forward(a, d, log=True)
     # The ufuncs' reductions themselves (what ``.max``/``.sum`` call, minus their Python wrappers). The max
     # shift leaves exp(0) = 1 in every sum that holds no NaN, so the log never sees a zero.
     z = np.subtract(a, _max_reduce(a, axis=d, keepdims=True), order="C")  # contiguous, as PyTorch's
@@ -1031,6 +1043,8 @@ def _log_softmax_vjp(ctx, g):
 
 def _log_softmax_backward_data_kernel(g, y, dim, input_dtype=None):
     d = _reduce_dim(y, dim)
+    if _exact_backward(g, y):
+        return softmax_backward(g, y, d, log=True)
     return g - np.exp(y) * _add_reduce(g, axis=d, keepdims=True)  # grad - exp(output) * sum(grad)
 
 

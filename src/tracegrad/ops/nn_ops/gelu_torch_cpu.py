@@ -28,6 +28,19 @@ from ..._runtime import get_num_threads
 from .aten_vec import cpu_flags
 from .aten_vec import fma32 as _fma
 from .glibc_float_math import erf_float, exp_float, tanh_float
+from .sleef_float import (
+    _L2L,
+    _L2U,
+    _R_LN2,
+    _df_add,
+    _df_add2,
+    _df_divide,
+    _df_mul,
+    _df_reciprocal,
+    _df_square,
+    _ldexp2,
+    sleef_expf,
+)
 
 _F32 = np.float32
 _F64 = np.float64
@@ -187,89 +200,8 @@ def onednn_gelu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 # ---- ATen: Sleef's expf_u10 and tanhf_u10, Vectorized<float>::erf -----------------------------------------
 
-_R_LN2, _L2U, _L2L = _F32(1.442695040888963407359924681), _F32(0.693145751953125), _F32(1.428606765330187045e-06)
-_SLEEF_EXP_POLY = tuple(_F32(c) for c in (
-    0.000198527617612853646278381, 0.00139304355252534151077271, 0.00833336077630519866943359,
-    0.0416664853692054748535156, 0.166666671633720397949219, 0.5))
 _ERF_P = _F32(0.3275911)
 _ERF_POLY = tuple(_F32(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
-
-
-def _pow2i(q: np.ndarray) -> np.ndarray:
-    return ((q + 127) << 23).view(_F32)
-
-
-def sleef_expf(d: np.ndarray) -> np.ndarray:
-    """Sleef's expf_u10 with FMA (its AVX2 / AVX-512 builds): Cody-Waite reduction by ln 2, degree-6
-    polynomial, scaling by 2^q in two halves; 0 below -104, inf above 100."""
-    q = np.rint(np.nan_to_num(np.clip(d, -110, 110)) * _R_LN2).astype(np.int32)  # (cvtps2dq: to even)
-    qf = q.astype(_F32)
-    s = _fma(qf, -_L2U, d)
-    s = _fma(qf, -_L2L, s)
-    u = np.full_like(s, _SLEEF_EXP_POLY[0])
-    for c in _SLEEF_EXP_POLY[1:]:
-        u = _fma(u, s, c)
-    u = _fma(s * s, u, s)
-    u += _ONE
-    half = q >> 1
-    u *= _pow2i(half)
-    u *= _pow2i(q - half)
-    u[d < -104] = 0
-    u[d > 100] = np.inf
-    return u
-
-
-# Double-float ("df") arithmetic as Sleef's FMA builds do it: a value is an unevaluated sum hi + lo of floats.
-
-
-def _fms(a, b, c) -> np.ndarray:  # fused a * b - c
-    return _fma(a, b, -c)
-
-
-def _df_add2(x: tuple, y) -> tuple:  # df + float or df + df, no ordering of magnitudes assumed
-    y_hi, y_lo = y if isinstance(y, tuple) else (y, None)
-    s = x[0] + y_hi
-    v = s - x[0]
-    t = (x[0] - (s - v)) + (y_hi - v)
-    return s, t + (x[1] if y_lo is None else x[1] + y_lo)
-
-
-def _df_add(x: tuple, y: tuple) -> tuple:  # |x| >= |y|
-    s = x[0] + y[0]
-    return s, (((x[0] - s) + y[0]) + x[1]) + y[1]
-
-
-def _df_mul(x: tuple, y) -> tuple:  # df * float or df * df
-    if not isinstance(y, tuple):
-        s = x[0] * y
-        return s, _fma(x[1], y, _fms(x[0], y, s))
-    s = x[0] * y[0]
-    return s, _fma(x[0], y[1], _fma(x[1], y[0], _fms(x[0], y[0], s)))
-
-
-def _df_square(x: tuple) -> tuple:
-    s = x[0] * x[0]
-    return s, _fma(x[0] + x[0], x[1], _fms(x[0], x[0], s))
-
-
-def _df_reciprocal(d: tuple) -> tuple:
-    s = np.divide(_ONE, d[0], dtype=_F32)
-    return s, s * _fma(-d[1], s, _fma(-d[0], s, _ONE))
-
-
-def _df_divide(n: tuple, d: tuple) -> tuple:
-    t = np.divide(_ONE, d[0], dtype=_F32)
-    s = n[0] * t
-    u = _fms(t, n[0], s)
-    v = _fma(-d[1], t, _fma(-d[0], t, _ONE))
-    return s, _fma(s, v, _fma(n[1], t, u))
-
-
-def _ldexp2(value: np.ndarray, q: np.ndarray) -> np.ndarray:
-    half = q >> 1
-    return value * _pow2i(half) * _pow2i(q - half)
-
-
 _EXPK_POLY = tuple(_F32(c) for c in (0.1980960224e-3, 0.1394256484e-2, 0.8333456703e-2, 0.4166637361e-1))
 
 

@@ -21,6 +21,7 @@ from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.saved import save_input
 from ...backend.dtypes import cpp_type_name, scalar_type_name
+from .. import aten_sum
 from ..linalg import ADDMM_META, dim_size
 from ..linalg_core import MM_META, matmul, mm, mm_mat1_backward, mm_mat2_backward
 from ..pointwise import add, add_
@@ -104,12 +105,17 @@ weight_t = defop(
 # Their third (second) edge is the TBackward0 node of the weight; the rule returns the gradient of W.t().
 
 
+def _bias_grad(g: np.ndarray) -> np.ndarray:
+    """The bias's gradient, ``g.sum(0)``, with the sum operator's kernel (PyTorch's order of additions)."""
+    return aten_sum.sum_as_aten(g, (0,), False) if aten_sum.supports(g.dtype) else g.sum(axis=0)
+
+
 def _linear_backward_kernel(g, x, w, need_bias, need_input, need_weight):
     """All requested gradients of ``x @ w.T + b`` in one kernel (bias, input, weight.t())."""
     empty = _EMPTY
     if w is not None and w.dtype.kind == "c":  # (complex: the gradients take conjugated operands)
         x, w = (None if x is None else np.conj(x)), np.conj(w)
-    gb = g.sum(axis=0) if need_bias else empty
+    gb = _bias_grad(g) if need_bias else empty
     # mm_mat1_backward and mm_mat2_backward for x @ w.t(): a column-major matrix gets a column-major gradient
     # (the product order differs, not the values). mat2 = w.t() is column-major when w is row-major: the usual
     # case, whose W-shaped gradient rows weight_t hands on. (The node keeps x only when w needs a gradient, and

@@ -32,6 +32,7 @@ from ._basic import abs as abs_op
 from ._basic import clamp_min, log_sigmoid_parts
 from ._common import as_int, check_float, fast_path_ok, new_output, run_op, type_name
 from .activation import _log_softmax_kernel, log_softmax
+from .nll_cascade import cascade_sum
 
 # ---- shared checks -----------------------------------------------------------------------------------------
 
@@ -147,16 +148,37 @@ def _nll_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
     dtype = x.dtype
     if reduction == 0:
         losses = np.negative(picked) if row_w is None else -row_w * picked
+        if row_w is not None:  # (PyTorch writes a plain 0 for ignored targets, whatever their score)
+            losses[target.reshape(-1) == ignore_index] = 0
         return losses.reshape(_unreduced_shape(x)), np.zeros((), dtype)
-    if row_w is None:  # unit weights: -sum(picked) is bit-identical to sum(-1 * picked)
-        weight_sum = dtype.type(picked.shape[0])
-        total = np.negative(np.add.reduce(picked, axis=None))
-    else:
-        weight_sum = np.add.reduce(row_w, axis=None)
-        total = np.add.reduce(-row_w * picked, axis=None)  # = .sum(), without the method's Python wrapper
+    total, weight_sum = _nll_sums(picked, target.reshape(-1), row_w, weight is not None, ignore_index)
     if reduction == 1:
         total = _mean_divide(total, weight_sum)
     return np.asarray(total, dtype=dtype), np.asarray(weight_sum, dtype=dtype)
+
+
+def _nll_sums(picked: np.ndarray, flat_t: np.ndarray, row_w, weighted: bool, ignore_index: int) -> tuple:
+    """(loss sum, total weight) as PyTorch's forward kernel adds them: ``-score * weight`` of the counted
+    targets through its cascade sum (nll_cascade); the total weight likewise, or the count without weights."""
+    count = flat_t.shape[0]
+    if row_w is None:  # every target counts, unit weights
+        return cascade_sum(np.negative(picked), None, count), picked.dtype.type(count)
+    kept, index = _counted(flat_t, ignore_index)
+    values = np.negative(picked[kept]) if not weighted else -(picked[kept] * row_w[kept])
+    return cascade_sum(values, index, count), _total_weight(row_w, kept, index, weighted, count)
+
+
+def _counted(flat_t: np.ndarray, ignore_index: int) -> tuple:
+    """The positions of the targets not ignored, and the same for ``cascade_sum`` (None when all count)."""
+    kept = np.flatnonzero(flat_t != ignore_index)
+    return kept, (None if kept.shape[0] == flat_t.shape[0] else kept)
+
+
+def _total_weight(row_w: np.ndarray, kept: np.ndarray, index, weighted: bool, count: int):
+    """The mean's divisor: the cascade sum of the counted targets' class weights, or their number."""
+    if not weighted:
+        return row_w.dtype.type(kept.shape[0])
+    return cascade_sum(row_w[kept], index, count)
 
 
 def _unreduced_shape(x: np.ndarray) -> tuple:
@@ -175,16 +197,19 @@ def _mean_divide(value, weight_sum):
 def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-100):
     scores, safe_t, row_w, n_classes = _nll_prepare(x, target, weight, ignore_index)
     g = np.asarray(g)
-    if row_w is None:  # unit weights: the same values as -row_w * g below
-        coef = np.negative(g.reshape(-1) if reduction == 0 else g)
-        if reduction == 1:
-            coef = _mean_divide(coef, x.dtype.type(safe_t.shape[0]))
-    elif reduction == 0:
-        coef = -row_w * g.reshape(-1)
+    if reduction == 0:  # -weight * grad (unit weights: -grad)
+        coef = np.negative(g.reshape(-1)) if row_w is None else -row_w * g.reshape(-1)
     else:
-        coef = -row_w * g
-        if reduction == 1:
-            coef = _mean_divide(coef, np.add.reduce(row_w, axis=None))
+        # PyTorch: -(grad / total_weight) for the mean (-grad for the sum), times the class weight
+        coef = np.negative(g)
+        if reduction == 1 and row_w is None:
+            coef = np.negative(_mean_divide(g, x.dtype.type(safe_t.shape[0])))
+        elif reduction == 1:
+            kept, index = _counted(target.reshape(-1), ignore_index)
+            total = _total_weight(row_w, kept, index, weight is not None, safe_t.shape[0])
+            coef = np.negative(_mean_divide(g, total))
+        if row_w is not None:
+            coef = row_w * coef
     ignored = target.reshape(-1) == ignore_index
     if ignored.any():  # PyTorch skips ignored rows: zero there, even where the mean over no weight is NaN
         coef = np.where(ignored, 0, np.broadcast_to(coef, ignored.shape))

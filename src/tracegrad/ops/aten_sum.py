@@ -1,0 +1,387 @@
+"""ATen's CPU sum (``cascade_sum`` in SumKernel.cpp) in NumPy: the same additions in the same order, so ``sum``,
+``mean`` and ``nansum`` carry PyTorch's bits (one thread).
+
+How ATen adds, and how this module follows it:
+- TensorIterator sorts the dims (reduced ones first, the fastest-moving first) and merges those that are
+  contiguous with each other (:func:`iterator_dims`). The kernel sees the first two merged dims at a time;
+  any further dims are an outer loop whose results are added into the output one after another.
+- Over those two dims the kernel takes one of four paths (:func:`_plane_sums`): the reduced dim contiguous
+  ("inner": vectors of 32 bytes summed lane-wise, then the lanes folded), the kept dim contiguous ("outer":
+  each column summed down the rows), or a scalar version of either.
+- Each row sum is a cascade (``multi_row_sum``): runs of ``2**p`` terms are added in order, their sums again
+  in runs, up to four levels (:func:`_cascade`), usually behind four interleaved partial sums (``row_sum``'s
+  instruction-level parallelism, :func:`_row_sum`).
+The vectors are those of ATen's AVX2 build (8 floats, 4 doubles), which ``sum_stub`` runs on AVX-512
+machines too. NumPy's ``add.reduce`` sums pairwise along its innermost loop, so an ordered sum here is an
+``add.reduce`` only where another dim keeps the summed one out of that loop, else a loop of whole-array
+additions or an ``add.accumulate`` (:func:`_ordered_sum`). ATen stores ``0 + sum``, so a zero sum is +0.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .._strides import copy_preserving_layout
+from .nn_ops.aten_vec import vector_lanes
+
+_ILP = 4  # row_sum's interleaved partial sums
+_LEVELS = 4  # multi_row_sum's accumulator levels
+_F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+_SUPPORTED = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.complex64, np.complex128))
+
+
+def supports(dtype: np.dtype) -> bool:
+    """Whether this module reproduces ATen's sum for arrays of ``dtype``."""
+    return dtype in _SUPPORTED
+
+
+# ---- ordered sums ------------------------------------------------------------------------------------------
+
+
+def _take(x: np.ndarray, axis: int, index) -> np.ndarray:
+    return x[(slice(None),) * axis + (index,)]
+
+
+def _ordered_sum(x: np.ndarray, axis: int) -> np.ndarray:
+    """``((x0 + x1) + x2) + ...`` along ``axis``: an accumulator that each term is added to in turn."""
+    n = x.shape[axis]
+    if n <= 3:  # (the common short sums, spelled out)
+        if n == 0:
+            return np.zeros(x.shape[:axis] + x.shape[axis + 1:], x.dtype)
+        if n == 1:
+            return _take(x, axis, 0)
+        acc = _take(x, axis, 0) + _take(x, axis, 1)
+        return acc if n == 2 else acc + _take(x, axis, 2)
+    if not _reduces_in_order(x, axis):
+        return _take(np.add.accumulate(x, axis=axis), axis, -1)
+    if math.prod(x.shape[:axis]) > 64 and math.prod(x.shape[axis + 1:]) < 256:
+        # (many short rows: NumPy's reduction pays per row, a loop of whole-array additions per term)
+        acc = _take(x, axis, 0) + _take(x, axis, 1)
+        for i in range(2, n):
+            np.add(acc, _take(x, axis, i), out=acc)
+        return acc
+    return np.add.reduce(x, axis=axis)
+
+
+def _reduces_in_order(x: np.ndarray, axis: int) -> bool:
+    """Whether ``np.add.reduce`` adds along ``axis`` in order: NumPy's innermost loop runs along the dim of the
+    smallest stride, and only there does it sum pairwise; any other dim of a smaller stride keeps it outside."""
+    step = abs(x.strides[axis])
+    if axis < x.ndim - 1 and x.shape[-1] > 1 and abs(x.strides[-1]) < step:  # (the usual case, checked first)
+        return True
+    return any(size > 1 and abs(stride) < step for d, (size, stride) in enumerate(zip(x.shape, x.strides))
+               if d != axis)
+
+
+def _ceil_log2(n: int) -> int:
+    return 1 if n <= 2 else (n - 1).bit_length()
+
+
+def _runs(x: np.ndarray, axis: int, run: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sums of the whole runs of ``run`` terms along ``axis``, and the leftover terms."""
+    whole = x.shape[axis] // run
+    head = _take(x, axis, slice(0, whole * run))
+    head = head.reshape(x.shape[:axis] + (whole, run) + x.shape[axis + 1:])
+    return _ordered_sum(head, axis + 1), _take(x, axis, slice(whole * run, None))
+
+
+def _cascade(x: np.ndarray, axis: int) -> np.ndarray:
+    """``multi_row_sum``: runs of ``2**p`` terms summed in order, each level's run sums summed in runs at the
+    next level (the last level keeps them all), then the levels added from the lowest."""
+    step = 1 << max(4, _ceil_log2(x.shape[axis]) // _LEVELS)
+    if x.shape[axis] <= step:  # (one run at most: its sum, from zero, is the total)
+        return _ordered_sum(x, axis)
+    level_sums = []
+    for _ in range(_LEVELS - 1):
+        if x.shape[axis] < step:  # (the higher levels stay zero)
+            break
+        x, leftover = _runs(x, axis, step)
+        if leftover.shape[axis]:  # (an empty level adds zero: only a zero sum's sign would tell, and ATen's is +0)
+            level_sums.append(_ordered_sum(leftover, axis))
+    level_sums.append(_ordered_sum(x, axis))
+    total = level_sums[0]
+    for level_sum in level_sums[1:]:
+        total = total + level_sum
+    return total
+
+
+def _row_sum(x: np.ndarray, axis: int) -> np.ndarray:
+    """``row_sum``: four interleaved cascades, the leftover terms added to the first, then the four added."""
+    groups = x.shape[axis] // _ILP
+    if groups == 0:  # (the four partial sums stay zero)
+        return _ordered_sum(x, axis)
+    head = _take(x, axis, slice(0, groups * _ILP))
+    partials = _cascade(head.reshape(x.shape[:axis] + (groups, _ILP) + x.shape[axis + 1:]), axis)
+    if x.shape[axis] > groups * _ILP:  # the leftover terms go into the first partial sum
+        partials = np.concatenate((_take(partials, axis, slice(0, 1)), _take(x, axis, slice(groups * _ILP, None)),
+                                   _take(partials, axis, slice(1, None))), axis=axis)
+    return _ordered_sum(partials, axis)
+
+
+# ---- the kernel's paths ------------------------------------------------------------------------------------
+
+
+def _inner_vectorized(x: np.ndarray, lanes: int) -> np.ndarray:
+    """``vectorized_inner_sum`` over the last axis (contiguous): whole vectors through ``row_sum`` lane-wise, then
+    the leftover elements and the lanes added in order from zero."""
+    whole = x.shape[-1] // lanes
+    vectors = x[..., :whole * lanes].reshape(x.shape[:-1] + (whole, lanes))
+    terms = _row_sum(vectors, x.ndim - 1)
+    if whole * lanes < x.shape[-1]:
+        terms = np.concatenate((x[..., whole * lanes:], terms), axis=-1)
+    return _ordered_sum(terms, x.ndim - 1)
+
+
+def _columns_then_rows(x: np.ndarray, cascaded: int) -> np.ndarray:
+    """Per column of ``x`` (..., rows, columns): the first ``cascaded`` columns through ``multi_row_sum``, the rest
+    through ``row_sum`` (the outer sums' blocks of columns)."""
+    axis = x.ndim - 2
+    parts = []
+    if cascaded:
+        parts.append(_cascade(x[..., :cascaded], axis))
+    if cascaded < x.shape[-1]:
+        parts.append(_row_sum(x[..., cascaded:], axis))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=-1)
+
+
+def _plane_sums(plane: np.ndarray, strides: tuple[int, int], lanes: int) -> np.ndarray:
+    """The kernel's 2-d loop over ``plane`` (..., size1, size0), size0 reduced: one sum per index of size1.
+    ``strides`` are the element strides of (size0, size1); ``lanes`` is ``Vectorized<scalar_t>::size()``."""
+    size1, size0 = plane.shape[-2:]
+    if strides[0] == 1 and size0 >= lanes:
+        return _inner_vectorized(plane, lanes)
+    columns = np.swapaxes(plane, -1, -2)
+    if strides[1] == 1 and size1 >= lanes:
+        block = _ILP * lanes
+        return _columns_then_rows(columns, size1 // block * block)
+    if strides[0] < strides[1]:
+        return _row_sum(plane, plane.ndim - 1)
+    return _columns_then_rows(columns, size1 // _ILP * _ILP)
+
+
+# ---- TensorIterator ----------------------------------------------------------------------------------------
+
+
+def _output_strides(shape: tuple, reduced: frozenset) -> list[int]:
+    """The contiguous output's strides, 0 along the reduced dims (as TensorIterator sees a reduction's output)."""
+    strides = [0] * len(shape)
+    step = 1
+    for d in reversed(range(len(shape))):
+        if d not in reduced:
+            strides[d] = step
+            step *= shape[d]
+    return strides
+
+
+def _order(shape: tuple, strides: tuple, out_strides: list, dims: list[int]) -> list[int]:
+    """``reorder_dimensions``: an insertion sort, fastest dim first, of the dims reversed; the output decides
+    first (reduced dims to the front), then the input; stride-0 dims are left where they are."""
+
+    def should_swap(d0: int, d1: int) -> int:
+        o0, o1 = out_strides[d0], out_strides[d1]
+        if (o0 == 0) != (o1 == 0):
+            return 1 if o1 == 0 else -1
+        for s0, s1 in ((o0, o1), (strides[d0], strides[d1])):
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = dims[::-1]
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def iterator_dims(shape: tuple, strides: tuple, reduced: frozenset) -> list[tuple[list[int], int, int, bool]]:
+    """TensorIterator's dims for a sum, fastest first, after sorting and merging: (tensor dims, size, input
+    element stride, reduced). Dims of size 1 drop out, as merging does with them."""
+    out_strides = _output_strides(shape, reduced)
+    merged: list[tuple[list[int], int, int, bool]] = []
+    for d in _order(shape, strides, out_strides, [d for d in range(len(shape)) if shape[d] != 1]):
+        if merged:
+            dims, size, stride, red = merged[-1]
+            last = dims[-1]
+            if size * stride == strides[d] and out_strides[last] * shape[last] == out_strides[d]:
+                merged[-1] = (dims + [d], size * shape[d], stride, red)
+                continue
+        merged.append(([d], shape[d], strides[d], d in reduced))
+    return merged
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan(shape: tuple, byte_strides: tuple, itemsize: int, dims: tuple | None) -> tuple:
+    """How the kernel runs over an array: (its output shape, and None when nothing is reduced, else the shape
+    without its 1s, the transpose of that into the iterator's dims slowest first (None for none), the merged
+    shape, the element strides of the two fastest dims, and the number of kept merged dims)."""
+    reduced = frozenset(range(len(shape))) if dims is None else frozenset(dims)
+    out_shape = tuple(size for d, size in enumerate(shape) if d not in reduced)
+    merged = iterator_dims(shape, tuple(st // itemsize for st in byte_strides), reduced)
+    n_reduced = sum(1 for m in merged if m[3])
+    if n_reduced == 0:
+        return out_shape, None
+    if len(merged) == 1:  # (a 1-d loop is a 2-d one with one row)
+        merged = merged + [([], 1, 0, True)]
+    squeezed = [d for d in range(len(shape)) if shape[d] != 1]
+    rank = {d: i for i, d in enumerate(squeezed)}
+    axes = tuple(rank[d] for dims_, *_ in reversed(merged) for d in reversed(dims_))
+    return out_shape, (tuple(shape[d] for d in squeezed), None if axes == tuple(range(len(axes))) else axes,
+                       tuple(m[1] for m in reversed(merged)), (merged[0][2], merged[1][2]), len(merged) - n_reduced)
+
+
+# ---- the sum -----------------------------------------------------------------------------------------------
+
+
+def _sum_real(a: np.ndarray, plan: tuple, lanes: int) -> np.ndarray:
+    """ATen's sum of a float32/float64 array run as ``plan`` says (:func:`_plan`, for ``a`` or, for its real
+    and imaginary parts, for a complex array)."""
+    out_shape, loop = plan
+    if loop is None:  # nothing to add up: the output is ``0 + self``
+        return (a + a.dtype.type(0)).reshape(out_shape)
+    squeezed, axes, merged_shape, plane_strides, kept = loop
+    plane = a.reshape(squeezed) if axes is None else a.reshape(squeezed).transpose(axes)
+    sums = _plane_sums(plane.reshape(merged_shape), plane_strides, lanes)
+    if sums.ndim > kept + 1:  # the loop's further reduced dims: each result added into the output in turn
+        sums = _ordered_sum(sums.reshape(sums.shape[:kept] + (-1,)), kept)
+    elif sums.ndim > kept:
+        sums = _ordered_sum(sums, kept)
+    return (sums + a.dtype.type(0)).reshape(out_shape)
+
+
+def _plan_for(a: np.ndarray, dims) -> tuple:
+    return _plan(a.shape, a.strides, a.itemsize, dims)
+
+
+def cascade_sum(a: np.ndarray, dims: tuple | None, layout: np.ndarray | None = None) -> np.ndarray:
+    """ATen's CPU sum of ``a`` (float16/32/64, complex64/128) over ``dims`` (a tuple of non-negative dims, or
+    None for all), without the reduced dims; the result has ``a``'s dtype. ``layout``, an array of ``a``'s
+    shape and dtype, stands for the tensor whose strides decide the order (``a`` itself by default)."""
+    if a.size == 0:
+        return np.zeros(_plan_for(a, dims)[0], a.dtype)
+    if layout is not None and a.dtype != _F16:
+        return _sum_real(a, _plan_for(layout, dims), vector_lanes(a.dtype))
+    if a.dtype == _F16:  # summed as float32 (``a.to(float)``, laid out as ATen does), rounded once at the end
+        wide = cast_as_aten(a, np.dtype(np.float32))
+        return _sum_real(wide, _plan_for(wide, dims), vector_lanes(np.float32)).astype(np.float16)
+    if a.dtype.kind == "c":  # complex vectors: the real and imaginary parts are added apart, lane by lane
+        plan, lanes = _plan_for(a, dims), vector_lanes(a.dtype)
+        out = np.empty(plan[0], a.dtype)
+        out.real = _sum_real(a.real, plan, lanes)
+        out.imag = _sum_real(a.imag, plan, lanes)
+        return out
+    return _sum_real(a, _plan_for(a, dims), vector_lanes(a.dtype))
+
+
+def cast_as_aten(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``a.to(dtype)`` laid out as ATen lays it out (``empty_like``'s strides): the layout decides the sum's order."""
+    return a if a.dtype == dtype else copy_preserving_layout(a, dtype)
+
+
+def cascade_mean(a: np.ndarray, dims, dtype: np.dtype) -> np.ndarray:
+    """ATen's CPU mean: the sum (float16 summed as float32), divided by the count in the sum's dtype."""
+    wide = np.dtype(np.float32) if dtype == _F16 else dtype
+    total = _sum_dispatch(cast_as_aten(a, wide), dims)
+    count = math.prod(a.shape if dims is None else (a.shape[d] for d in dims))
+    if count == 0:  # (an empty mean is 0 / 0, quietly)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (total / total.dtype.type(0)).astype(dtype, copy=False)
+    return (total / total.dtype.type(count)).astype(dtype, copy=False)
+
+
+def _keepdim(out: np.ndarray, shape: tuple, dims, keepdim: bool) -> np.ndarray:
+    """The result as an array (NumPy makes 0-d results scalars), with the reduced dims kept if asked."""
+    if not keepdim:
+        return np.asarray(out)
+    return np.asarray(out).reshape(tuple(1 if dims is None or d in dims else s for d, s in enumerate(shape)))
+
+
+def _column_sums(a: np.ndarray) -> np.ndarray:
+    """``a.sum(0)`` of a C-contiguous float32/float64 matrix (a bias's gradient): the kernel's outer path, without
+    the general set-up, which costs more than the additions for small matrices."""
+    rows, cols = a.shape
+    lanes = vector_lanes(a.dtype)
+    cascaded = cols // (_ILP * lanes) * (_ILP * lanes) if cols >= lanes else cols // _ILP * _ILP
+    if rows <= 16:  # (one cascade run: an ordered sum down the rows; NumPy's reduction over rows keeps the order)
+        head = np.add.reduce(a[:, :cascaded], axis=0) if cascaded else None
+    else:
+        head = _cascade(a[:, :cascaded], 0) if cascaded else None
+    if cascaded == cols:
+        return head + a.dtype.type(0)
+    tail = _short_row_sum(a[:, cascaded:]) if rows < 16 * _ILP else _row_sum(a[:, cascaded:], 0)
+    return (tail if head is None else np.concatenate((head, tail))) + a.dtype.type(0)
+
+
+def _short_row_sum(a: np.ndarray) -> np.ndarray:
+    """``row_sum`` down the columns of a matrix of fewer than 64 rows (its cascades are plain ordered sums)."""
+    groups = a.shape[0] // _ILP
+    if groups == 0:
+        return _ordered_sum(a, 0)
+    # (the 4-row axis has the smaller stride, so NumPy's reduction adds the groups in order)
+    partials = np.add.reduce(a[:groups * _ILP].reshape(groups, _ILP, a.shape[1]), axis=0)
+    first = partials[0]
+    for row in a[groups * _ILP:]:  # the leftover rows go into the first partial sum
+        first += row
+    return ((first + partials[1]) + partials[2]) + partials[3]
+
+
+def _short_rows_sums(rows: np.ndarray) -> np.ndarray:
+    """The inner path's sums of the rows of a C-contiguous matrix whose rows hold at least one vector and fewer
+    than 17 groups of four vectors (so every cascade is a plain ordered sum)."""
+    lanes = vector_lanes(rows.dtype)
+    n = rows.shape[1]
+    vectors, groups = n // lanes, n // (_ILP * lanes)
+    if groups:  # (the lanes have the smaller stride, so NumPy's reduction adds the groups in order)
+        partials = rows[:, :groups * _ILP * lanes].reshape(-1, groups, _ILP, lanes)
+        partials = np.add.reduce(partials, axis=1) if groups > 1 else partials[:, 0]
+        acc = partials[:, 0]
+    else:
+        acc = rows[:, :lanes]
+    for v in range(groups * _ILP + (0 if groups else 1), vectors):  # the leftover vectors, into the first sum
+        acc = acc + rows[:, v * lanes:(v + 1) * lanes]
+    if groups:
+        acc = ((acc + partials[:, 1]) + partials[:, 2]) + partials[:, 3]
+    terms = np.concatenate((rows[:, vectors * lanes:], acc), axis=1) if vectors * lanes < n else acc
+    return np.add.accumulate(terms, axis=1)[:, -1] + rows.dtype.type(0)
+
+
+def _sum_dispatch(a: np.ndarray, dims: tuple | None) -> np.ndarray:
+    """``cascade_sum``, through a shorter road for the common small cases of C-contiguous float32/float64
+    arrays: a bias's gradient (``sum(0)`` of a matrix), a full sum or a sum over the last dim."""
+    if a.flags.c_contiguous and (a.dtype == _F32 or a.dtype == _F64) and a.ndim:
+        if dims == (0,) and a.ndim == 2 and a.shape[0] > 1 and a.shape[1] > 1:
+            return _column_sums(a)
+        n = a.size if dims is None else a.shape[-1]
+        lanes = vector_lanes(a.dtype)
+        if (dims is None or dims == (a.ndim - 1,)) and lanes <= n < 17 * _ILP * lanes:
+            return _short_rows_sums(a.reshape(-1, n)).reshape(() if dims is None else a.shape[:-1])
+    return cascade_sum(a, dims)
+
+
+def sum_as_aten(a: np.ndarray, dims: tuple | None, keepdim: bool, dtype: np.dtype | None = None) -> np.ndarray:
+    """``torch.sum(a, dims, keepdim, dtype=dtype)`` on the CPU: ``a`` first cast to ``dtype``, as ATen does."""
+    return _keepdim(_sum_dispatch(a if dtype is None else cast_as_aten(a, dtype), dims), a.shape, dims, keepdim)
+
+
+def mean_as_aten(a: np.ndarray, dims: tuple | None, keepdim: bool, dtype: np.dtype) -> np.ndarray:
+    """``torch.mean(a, dims, keepdim, dtype=dtype)`` on the CPU (``dtype`` floating or complex)."""
+    return _keepdim(cascade_mean(a, dims, dtype), a.shape, dims, keepdim)
+
+
+def nansum_as_aten(a: np.ndarray, dims: tuple | None, keepdim: bool, dtype: np.dtype | None = None) -> np.ndarray:
+    """``torch.nansum`` of a float32/float64 array: the sum's order, each NaN loaded as zero."""
+    source = a if dtype is None else cast_as_aten(a, dtype)
+    values = np.where(np.isnan(source), source.dtype.type(0), source)
+    return _keepdim(cascade_sum(values, dims, layout=source), a.shape, dims, keepdim)

@@ -1,0 +1,237 @@
+"""Sleef's float functions as PyTorch's x86 builds call them (``Sleef_expf8_u10`` / ``expf16``,
+``Sleef_logf8_u10`` / ``logf16``: the FMA builds, AVX2 and AVX-512 alike for these two), reproduced on float32
+NumPy arrays.
+
+Fused multiply-adds go through float64: the product of two floats is exact there, and the sum is rounded once
+more to float (a double rounding that differs from a true FMA in a vanishing fraction of cases). expf is
+followed step by step; logf's double-float part is taken in float64 (see ``sleef_logf``: 2 results in 38
+million differ from ``sleef_logf_exact``). Shared by GELU (gelu_torch_cpu) and the softmax family
+(softmax_cpu).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .aten_vec import fma32 as _fma
+
+_F32 = np.float32
+_ONE = _F32(1)
+
+_R_LN2, _L2U, _L2L = _F32(1.442695040888963407359924681), _F32(0.693145751953125), _F32(1.428606765330187045e-06)
+_SLEEF_EXP_POLY = tuple(_F32(c) for c in (
+    0.000198527617612853646278381, 0.00139304355252534151077271, 0.00833336077630519866943359,
+    0.0416664853692054748535156, 0.166666671633720397949219, 0.5))
+
+
+def _pow2i(q: np.ndarray) -> np.ndarray:
+    return ((q + 127) << 23).view(_F32)
+
+
+_F64 = np.float64
+_NEG_L2U, _NEG_L2L = _F64(-_L2U), _F64(-_L2L)
+_EXP_POLY_WIDE = tuple(_F64(c) for c in _SLEEF_EXP_POLY)
+_EXP_BLOCK = 32768  # (elements per pass: the float64 temporaries stay in cache)
+
+
+def sleef_expf(d: np.ndarray) -> np.ndarray:
+    """Sleef's expf_u10 with FMA (its AVX2 / AVX-512 builds): Cody-Waite reduction by ln 2, degree-6
+    polynomial, scaling by 2^q; 0 below -104, inf above 100."""
+    d = np.asarray(d, _F32)
+    if d.size <= _EXP_BLOCK:
+        return _expf(d)
+    flat = d.reshape(-1)
+    out = np.empty_like(flat)
+    for start in range(0, flat.size, _EXP_BLOCK):
+        out[start : start + _EXP_BLOCK] = _expf(flat[start : start + _EXP_BLOCK])
+    return out.reshape(d.shape)
+
+
+def _expf(d: np.ndarray) -> np.ndarray:
+    # (minimum/maximum propagate NaN: an array with one takes the general path below)
+    lo, hi = (np.minimum.reduce(d, axis=None), np.maximum.reduce(d, axis=None)) if d.size else (0, 0)
+    plain = lo >= -104 and hi <= 88  # (no clamp, no overflow, no flush to zero)
+    if plain:
+        q = d * _R_LN2
+    else:  # (fmax/fmin send NaN to -110: its lanes come out NaN through s all the same)
+        q = np.fmax(d, _F32(-110))
+        np.fmin(q, _F32(110), out=q)
+        q *= _R_LN2
+    np.rint(q, out=q)  # (cvtps2dq: to nearest even)
+    # q * L2U is exact in float (8 + 15 bits): the first fused step is a plain difference
+    s = q * _L2U
+    np.subtract(d, s, out=s)
+    wide = np.multiply(q, _NEG_L2L, dtype=_F64)  # (products of two floats are exact in double)
+    wide += s
+    np.copyto(s, wide, casting="same_kind")
+    u = np.empty(d.shape, _F32)
+    s_wide = s.astype(_F64)
+    # Horner's rule, each step one fused multiply-add: the exact product in double, the sum rounded to float
+    np.multiply(s_wide, _EXP_POLY_WIDE[0], wide)
+    np.add(wide, _EXP_POLY_WIDE[1], u, casting="same_kind")
+    for c in _EXP_POLY_WIDE[2:]:
+        np.multiply(u, s_wide, wide)
+        np.add(wide, c, u, casting="same_kind")
+    np.multiply(np.multiply(s, s), u, wide, dtype=_F64)
+    np.add(wide, s_wide, u, casting="same_kind")
+    u += _ONE
+    # (one exact scaling by 2^q rounds as Sleef's two halves do)
+    if plain:
+        return np.ldexp(u, q.astype(np.int32))
+    with np.errstate(over="ignore"):
+        u = np.ldexp(u, q.astype(np.int32))
+    np.copyto(u, _F32(np.inf), where=d > 100)
+    np.copyto(u, _F32(0), where=d < -104)
+    return u
+
+
+# Double-float ("df") arithmetic as Sleef's FMA builds do it: a value is an unevaluated sum hi + lo of floats.
+
+
+def _fms(a, b, c) -> np.ndarray:  # fused a * b - c
+    return _fma(a, b, -c)
+
+
+def _df_add2(x: tuple, y) -> tuple:  # df + float or df + df, no ordering of magnitudes assumed
+    y_hi, y_lo = y if isinstance(y, tuple) else (y, None)
+    s = x[0] + y_hi
+    v = s - x[0]
+    t = (x[0] - (s - v)) + (y_hi - v)
+    return s, t + (x[1] if y_lo is None else x[1] + y_lo)
+
+
+def _df_add(x: tuple, y: tuple) -> tuple:  # |x| >= |y|
+    s = x[0] + y[0]
+    return s, (((x[0] - s) + y[0]) + x[1]) + y[1]
+
+
+def _df_mul(x: tuple, y) -> tuple:  # df * float or df * df
+    if not isinstance(y, tuple):
+        s = x[0] * y
+        return s, _fma(x[1], y, _fms(x[0], y, s))
+    s = x[0] * y[0]
+    return s, _fma(x[0], y[1], _fma(x[1], y[0], _fms(x[0], y[0], s)))
+
+
+def _df_square(x: tuple) -> tuple:
+    s = x[0] * x[0]
+    return s, _fma(x[0] + x[0], x[1], _fms(x[0], x[0], s))
+
+
+def _df_reciprocal(d: tuple) -> tuple:
+    s = np.divide(_ONE, d[0], dtype=_F32)
+    return s, s * _fma(-d[1], s, _fma(-d[0], s, _ONE))
+
+
+def _df_divide(n: tuple, d: tuple) -> tuple:
+    t = np.divide(_ONE, d[0], dtype=_F32)
+    s = n[0] * t
+    u = _fms(t, n[0], s)
+    v = _fma(-d[1], t, _fma(-d[0], t, _ONE))
+    return s, _fma(s, v, _fma(n[1], t, u))
+
+
+def _df_sum_of_floats(a, b: np.ndarray) -> tuple:  # dfadd2(float, float): a + b exactly, any magnitudes
+    s = a + b
+    v = s - a
+    return s, (a - (s - v)) + (b - v)
+
+
+def _df_add_float(x: tuple, y: np.ndarray) -> tuple:  # dfadd(df, float), |x| >= |y|
+    s = x[0] + y
+    return s, ((x[0] - s) + y) + x[1]
+
+
+def _ldexp2(value: np.ndarray, q: np.ndarray) -> np.ndarray:
+    half = q >> 1
+    return value * _pow2i(half) * _pow2i(q - half)
+
+
+# ---- logf_u10 (Sleef's xlogf_u1, the non-AVX-512 path that the 8-lane AVX2 build compiles) ----------------
+
+_LN2_DF = (_F32(0.69314718246459960938), _F32(-1.904654323148236017e-09))  # ln 2 as a double-float
+_LOG_POLY = tuple(_F32(c) for c in (0.3027294874, 0.3996108174, 0.6666694880))
+_TWO_POW_64 = _F32(2.0**64)
+_FLT_MIN = _F32(np.finfo(np.float32).tiny)
+_FOUR_THIRDS = _F32(1.0 / 0.75)
+
+
+def _exponent_field(d: np.ndarray) -> np.ndarray:
+    """``vilogb2k``: the biased exponent bits of d, unbiased (d positive and normal)."""
+    return ((d.view(np.int32) >> 23) & 0xFF) - 0x7F
+
+
+def _scale_exponent(d: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``vldexp3``: d * 2^e by adding e to the exponent bits."""
+    return (d.view(np.int32) + (e << 23)).view(_F32)
+
+
+def sleef_logf(d: np.ndarray) -> np.ndarray:
+    """Sleef's logf_u10: d = m * 2^e with m in [0.75, 1.5), log d = e ln 2 + 2 atanh((m - 1) / (m + 1)); inf at
+    inf, NaN below zero or at NaN, -inf at zero.
+
+    Sleef carries the sum in double-float (some 48 bits) and rounds it to float once at the end. Only its
+    cubic term is float arithmetic that reaches the result's bits: that is reproduced exactly, the
+    double-float rest is taken in float64 (which differs from Sleef's by some 2**-47 of the result, so the
+    final rounding could tell them apart only within that distance of a midpoint between floats;
+    ``sleef_logf_exact`` follows Sleef step by step)."""
+    d = np.asarray(d, _F32)
+    if d.size and np.minimum.reduce(d, axis=None) >= _FLT_MIN and np.maximum.reduce(d, axis=None) < _HUGE:
+        return _logf_normal(d, d, None)  # (no special value: nothing to mask, nothing to warn about)
+    tiny = d < _FLT_MIN
+    with np.errstate(all="ignore"):  # (negative, zero, NaN and inf lanes are replaced at the end)
+        r = _logf_normal(np.where(tiny, d * _TWO_POW_64, d), d, tiny)
+    r[np.isposinf(d)] = np.inf
+    r[(d < 0) | np.isnan(d)] = np.nan
+    r[d == 0] = -np.inf
+    return r
+
+
+_HUGE = _F32(2.0**127)  # (below it d * 4/3 stays finite)
+
+
+def _logf_normal(scaled: np.ndarray, d: np.ndarray, tiny: np.ndarray | None) -> np.ndarray:
+    """``sleef_logf`` of positive normal floats (tiny ones scaled by 2^64 first, as Sleef does)."""
+    e = _exponent_field(scaled * _FOUR_THIRDS)
+    m = _scale_exponent(scaled, -e)
+    if tiny is not None:
+        e[tiny] -= 64
+    numerator = m - _ONE  # (exact: m is within a factor 2 of 1)
+    # Sleef's float part: the quotient's high half, its square, the polynomial, the cubic term
+    x = numerator * np.divide(_ONE, m + _ONE)
+    x2 = x * x
+    t = _fma(_fma(_LOG_POLY[0], x2, _LOG_POLY[1]), x2, _LOG_POLY[2])
+    term = x2 * x
+    term *= t
+    # the double-float part: e (ln 2 as Sleef's pair) + 2 (m - 1) / (m + 1), then the term
+    wide = np.multiply(e, _LN2_WIDE)
+    wide += np.divide(numerator, np.add(m, 1.0, dtype=_F64)) * 2.0
+    wide += term
+    return wide.astype(_F32)
+
+
+_LN2_WIDE = _F64(_LN2_DF[0]) + _F64(_LN2_DF[1])  # (exact: the pair's 48 bits fit a double)
+
+
+def sleef_logf_exact(d: np.ndarray) -> np.ndarray:
+    """``sleef_logf`` step by step in Sleef's double-float arithmetic (slower; the reference for it)."""
+    d = np.asarray(d, _F32)
+    with np.errstate(all="ignore"):
+        tiny = d < _FLT_MIN
+        scaled = np.where(tiny, d * _TWO_POW_64, d)
+        e = _exponent_field(scaled * _FOUR_THIRDS)
+        m = _scale_exponent(scaled, -e)
+        e = np.where(tiny, e - 64, e)
+        s = _df_mul(_LN2_DF, e.astype(_F32))
+        x = _df_divide(_df_sum_of_floats(-_ONE, m), _df_sum_of_floats(_ONE, m))
+        x2 = x[0] * x[0]
+        t = np.full_like(x2, _LOG_POLY[0])
+        for c in _LOG_POLY[1:]:
+            t = _fma(t, x2, c)
+        s = _df_add(s, (x[0] * _F32(2), x[1] * _F32(2)))
+        s = _df_add_float(s, (x2 * x[0]) * t)
+        r = s[0] + s[1]
+    r[np.isposinf(d)] = np.inf
+    r[(d < 0) | np.isnan(d)] = np.nan
+    r[d == 0] = -np.inf
+    return r

@@ -1,0 +1,212 @@
+"""float32 softmax and log_softmax, forward and backward, as PyTorch's CPU kernels compute them (one thread).
+
+aten/src/ATen/native/cpu/SoftMaxKernel.cpp and LogSoftmaxKernelImpl.h take one of two routes:
+
+* the softmax dim is the last one: per row, the max (``vec::reduce_all``), Sleef's exp of ``x - max`` summed
+  across vector lanes (``vec::map_reduce_all`` / ``reduce_all``), then Sleef's log of the sum (log_softmax:
+  ``x - max - log(sum)``) or its reciprocal (softmax: ``exp * (1 / sum)``).
+* any other dim: the input is seen as (outer, dim, inner) and each inner column is reduced along the dim one
+  element after another. Columns that fill a whole vector use Sleef's exp, the leftover columns of each block
+  glibc's ``expf``; softmax divides by the sum.
+
+All of them are registered for the AVX-512 build as well (``ALSO_REGISTER_AVX512_DISPATCH``): 16 lanes there, 8
+under AVX2 (``ATEN_CPU_CAPABILITY`` lowers it, as it lowers PyTorch's choice).
+
+Backward: log_softmax ``grad - exp(output) * sum(grad)``, softmax ``output * (grad - sum(grad * output))``, with the
+same lane and column structure.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .aten_vec import fma32
+from .gelu_torch_cpu import aten_float_lanes as _lanes_now
+from .glibc_float_math import exp_float
+from .sleef_float import sleef_expf, sleef_logf
+
+_F32 = np.float32
+_ONE = _F32(1)
+_AVX2_LANES = 8  # (the fold's last three steps; wider vectors first add their halves)
+_BLOCK_BYTES = 128 * 1024  # the non-last-dim kernels' block: columns per chunk = this / (dim size * 4)
+
+
+@functools.cache
+def aten_float_lanes() -> int:
+    """ATen's float lanes here (16, 8, 0), read once: PyTorch reads ``ATEN_CPU_CAPABILITY`` once too."""
+    return _lanes_now()
+
+
+def exact_float32(a: np.ndarray) -> bool:
+    """Whether the emulation applies: float32 on an x86 build with AVX2 (the vector functions are Sleef's)."""
+    return a.dtype == np.float32 and aten_float_lanes() >= _AVX2_LANES
+
+
+# ---- lane arithmetic -------------------------------------------------------------------------------------
+
+
+def lane_sum(values: np.ndarray, lanes: int) -> np.ndarray:
+    """Per row of a 2-d array: ``vec::reduce_all(+)`` with ``lanes``-wide vectors. Rows shorter than a vector
+    add their elements in order; longer ones add whole vectors lane-wise, the leftover elements into the first
+    lanes, then fold the lanes as the AVX2 / AVX-512 reductions shuffle them."""
+    rows, length = values.shape
+    if length < lanes:  # (accumulate keeps the order; add.reduce would pair the terms)
+        return np.add.accumulate(values, axis=1)[:, -1]
+    whole = length - length % lanes
+    # (reducing the middle axis of (rows, vectors, lanes) adds the vectors one after another, as the loop does)
+    acc = np.add.reduce(values[:, :whole].reshape(rows, -1, lanes), axis=1)
+    if whole < length:
+        acc[:, : length - whole] += values[:, whole:]
+    return _fold_lanes(acc)
+
+
+def _fold_lanes(acc: np.ndarray) -> np.ndarray:
+    """``vec_reduce_all(+)``: halves added while wider than 8 lanes, then the AVX2 shuffles (128-bit halves,
+    pairs, neighbours)."""
+    while acc.shape[1] > _AVX2_LANES:
+        half = acc.shape[1] // 2
+        acc = acc[:, :half] + acc[:, half:]
+    acc = acc + acc[:, [4, 5, 6, 7, 0, 1, 2, 3]]
+    acc = acc + acc[:, [2, 3, 0, 1, 6, 7, 4, 5]]
+    return acc[:, 0] + acc[:, 1]
+
+
+def _vector_columns(inner: int, dim_size: int, lanes: int) -> np.ndarray | slice:
+    """Which inner columns a non-last-dim kernel runs vectorised: per block of columns, all but the block's
+    ``size % lanes`` last ones. A slice when that is one leading run (the common case), else a mask."""
+    chunk = max(_BLOCK_BYTES // dim_size // 4, lanes) // lanes * lanes
+    if inner <= chunk:
+        return slice(0, inner - inner % lanes)
+    column = np.arange(inner)
+    start = column - column % chunk
+    size = np.minimum(chunk, inner - start)
+    return column - start < size - size % lanes
+
+
+def _exp_by_column(z: np.ndarray, vector) -> np.ndarray:
+    """exp of a (outer, dim, inner) array: Sleef's in the vectorised columns, glibc's in the others."""
+    if isinstance(vector, slice) and vector.stop == z.shape[2]:
+        return sleef_expf(z)
+    out = exp_float(z)
+    if isinstance(vector, slice):
+        if vector.stop:
+            out[:, :, vector] = sleef_expf(np.ascontiguousarray(z[:, :, vector]))
+    else:
+        out[:, :, vector] = sleef_expf(z[:, :, vector])
+    return out
+
+
+def _sum_along_dim(values: np.ndarray) -> np.ndarray:
+    """The running sum down the dim of a (outer, dim, inner) array, element after element. NumPy's reduction
+    keeps that order while the inner columns are its inner loop; with a single column the dim itself would
+    become that loop, summed pairwise, so that case accumulates."""
+    if values.shape[2] == 1:
+        return np.add.accumulate(values, axis=1)[:, -1:]
+    return np.add.reduce(values, axis=1, keepdims=True)
+
+
+def _split(a: np.ndarray, dim: int) -> np.ndarray:
+    """The input made contiguous (as ATen does) and viewed as (outer, dim, inner)."""
+    shape = a.shape
+    outer = int(np.prod(shape[:dim], dtype=np.int64))
+    return np.ascontiguousarray(a).reshape(outer, shape[dim], -1)
+
+
+# ---- forward ---------------------------------------------------------------------------------------------
+
+
+def softmax_forward(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
+    """softmax (or log_softmax) of float32 ``a`` along ``dim`` (non-negative, size > 0), PyTorch's bits."""
+    if dim == a.ndim - 1:
+        rows = np.ascontiguousarray(a).reshape(-1, a.shape[-1])
+        return _lastdim_forward(rows, log).reshape(a.shape)
+    return _inner_forward(_split(a, dim), log).reshape(a.shape)
+
+
+def _lastdim_forward(x: np.ndarray, log: bool) -> np.ndarray:
+    lanes = aten_float_lanes()
+    z = x - np.maximum.reduce(x, axis=1, keepdims=True)
+    e = sleef_expf(z)
+    total = lane_sum(e, lanes)
+    if log:
+        # (vec::map over the sums: Sleef's log in every lane, the partial last vector included)
+        z -= sleef_logf(total)[:, None]
+        return z
+    e *= np.divide(_ONE, total)[:, None]
+    return e
+
+
+def _inner_forward(x: np.ndarray, log: bool) -> np.ndarray:
+    dim_size, inner = x.shape[1], x.shape[2]
+    lanes = aten_float_lanes()
+    z = x - np.maximum.reduce(x, axis=1, keepdims=True)
+    if log:
+        vector = _vector_columns(inner, dim_size, lanes)
+        total = _sum_along_dim(_exp_by_column(z, vector))
+        z -= sleef_logf(total)
+        return z
+    # (softmax's vectorised loop covers all but the last inner % lanes columns of each outer row, and divides)
+    e = _exp_by_column(z, slice(0, inner - inner % lanes))
+    e /= _sum_along_dim(e)
+    return e
+
+
+# ---- backward --------------------------------------------------------------------------------------------
+
+
+def softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int, log: bool) -> np.ndarray:
+    """The gradient of softmax (or log_softmax) from its float32 output, PyTorch's bits."""
+    if dim == out.ndim - 1:
+        n = out.shape[-1]
+        g = np.ascontiguousarray(grad).reshape(-1, n)
+        y = np.ascontiguousarray(out).reshape(-1, n)
+        return _lastdim_backward(g, y, log).reshape(out.shape)
+    return _inner_backward(_split(grad, dim), _split(out, dim), log).reshape(out.shape)
+
+
+def _lastdim_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
+    lanes = aten_float_lanes()
+    if log:
+        return _minus_exp_times(g, lane_sum(g, lanes)[:, None], sleef_expf(y))
+    total = _product_lane_sum(g, y, lanes)[:, None]
+    return (g - total) * y
+
+
+def _minus_exp_times(g: np.ndarray, total: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``g - exp(y) * total`` with the product and the difference fused (one rounding), into ``e``."""
+    wide = np.multiply(e, total, dtype=np.float64)  # (exact: a product of two floats)
+    np.subtract(g, wide, e, casting="same_kind")
+    return e
+
+
+def _product_lane_sum(g: np.ndarray, y: np.ndarray, lanes: int) -> np.ndarray:
+    """``vec::map2_reduce_all(x * y, +)``: as ``lane_sum`` of the products, with the products of the leftover
+    elements fused into their lanes' additions (the compiler contracts that step)."""
+    rows, length = g.shape
+    products = g * y
+    if length < lanes or length % lanes == 0:
+        return lane_sum(products, lanes)
+    whole = length - length % lanes
+    acc = np.add.reduce(products[:, :whole].reshape(rows, -1, lanes), axis=1)
+    acc[:, : length - whole] = fma32(g[:, whole:], y[:, whole:], acc[:, : length - whole])
+    return _fold_lanes(acc)
+
+
+def _inner_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
+    dim_size, inner = y.shape[1], y.shape[2]
+    if log:
+        total = _sum_along_dim(g)
+        return _minus_exp_times(g, total, _exp_by_column(y, _vector_columns(inner, dim_size, aten_float_lanes())))
+    return y * (g - _fused_sum_along_dim(g, y))
+
+
+def _fused_sum_along_dim(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``sum += g * y`` down the dim of (outer, dim, inner) arrays, each step one fused multiply-add (the
+    compiler contracts it, vector and scalar columns alike)."""
+    products = np.multiply(g, y, dtype=np.float64)  # (exact)
+    total = np.zeros((g.shape[0], 1, g.shape[2]), _F32)
+    for i in range(g.shape[1]):  # (each step adds in double and rounds to float before the next)
+        np.add(products[:, i : i + 1], total, total, casting="same_kind")
+    return total
