@@ -2,3 +2,21 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+import pytest  # noqa: E402 (after the path set-up the test modules rely on)
+
+
+@pytest.fixture
+def one_thread():
+    """One thread in both libraries, restored afterwards: where a thread's range ends decides which elements
+    PyTorch's kernels take through their scalar loops, so bit-for-bit comparisons pin it."""
+    import torch
+
+    import tracegrad as tg
+
+    before = (tg.get_num_threads(), torch.get_num_threads())
+    tg.set_num_threads(1)
+    torch.set_num_threads(1)
+    yield
+    tg.set_num_threads(before[0])
+    torch.set_num_threads(before[1])

@@ -13,19 +13,11 @@ from tracegrad.ops.nn_ops import gelu_torch_cpu
 
 _LANES = {"AVX512": 16, "AVX2": 8, "DEFAULT": 0}
 EXACT = _LANES.get(torch.backends.cpu.get_cpu_capability()) == gelu_torch_cpu.aten_float_lanes()
+pytestmark = pytest.mark.usefixtures("one_thread")
 DTYPES = (np.float32, np.float16)
 APPROXIMATIONS = ("none", "tanh")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """One thread on both sides: where a thread's range ends decides which elements take the scalar loop."""
-    before = (tg.get_num_threads(), torch.get_num_threads())
-    tg.set_num_threads(1)
-    torch.set_num_threads(1)
-    yield
-    tg.set_num_threads(before[0])
-    torch.set_num_threads(before[1])
 
 
 def _unequal(ours: np.ndarray, theirs: np.ndarray) -> np.ndarray:

@@ -12,19 +12,12 @@ from tracegrad.ops.nn_ops import gelu_torch_cpu
 
 _LANES = {"AVX512": 16, "AVX2": 8, "DEFAULT": 0}
 EXACT = _LANES.get(torch.backends.cpu.get_cpu_capability()) == gelu_torch_cpu.aten_float_lanes() > 0
-pytestmark = pytest.mark.skipif(not EXACT, reason="tracegrad and torch pick different vector widths here")
+pytestmark = [pytest.mark.usefixtures("one_thread"),
+              pytest.mark.skipif(not EXACT, reason="tracegrad and torch pick different vector widths here")]
 
 SIZES = (1, 7, 8, 9, 16, 17, 100, 1000)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = (tg.get_num_threads(), torch.get_num_threads())
-    tg.set_num_threads(1)
-    torch.set_num_threads(1)
-    yield
-    tg.set_num_threads(before[0])
-    torch.set_num_threads(before[1])
 
 
 def _bits(value) -> np.ndarray:

@@ -63,7 +63,7 @@ def fma(a, b, c) -> np.ndarray:
         return fma32(*(_widened_if_small(v) for v in (a, b, c)))
     with np.errstate(invalid="ignore", over="ignore"):
         product = np.multiply(a, b)
-        error = _product_error(np.asarray(a, np.float64), np.asarray(b, np.float64), product)
+        error = product_error(np.asarray(a, np.float64), np.asarray(b, np.float64), product)
         total = product + c
         back = total - product
         rounding = (product - (total - back)) + (c - back)
@@ -87,7 +87,7 @@ def _widened_if_small(v):
 _SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's split of a double into two 26-bit halves
 
 
-def _product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndarray:
+def product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndarray:
     """The exact ``a * b - product`` (Dekker's two-product; finite, unscaled inputs)."""
     a_hi, a_lo = _split(a)
     b_hi, b_lo = _split(b)

@@ -25,6 +25,7 @@ from itertools import product
 import numpy as np
 
 from ..._runtime import get_num_threads
+from .aten_vec import product_error
 
 _CUBIC_A = -0.75  # Keys' cubic convolution coefficient in PyTorch's (non antialiased) bicubic
 
@@ -40,16 +41,6 @@ _SIMD_BYTES = 32
 def opmath(dtype: np.dtype) -> type:
     """The type torch's kernels compute in: float64 for float64, float32 otherwise."""
     return np.float64 if dtype == np.float64 else np.float32
-
-
-def _two_product_error(a: np.ndarray, b: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """The rounding error of ``p = a * b`` in float64 (Dekker's product, Veltkamp's split)."""
-    split = 134217729.0  # 2**27 + 1
-    ca, cb = a * split, b * split
-    ah = ca - (ca - a)
-    bh = cb - (cb - b)
-    al, bl = a - ah, b - bh
-    return ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
 _DROPPED = 0x1FFFFFFF  # the 29 low significand bits a float64 loses in float32
@@ -126,7 +117,7 @@ def fma(a, b, c) -> np.ndarray:
         z = s - p
         err = (p - (s - z)) + (c - z)
         with np.errstate(invalid="ignore", over="ignore"):
-            exact = s + (err + _two_product_error(a, b, p))
+            exact = s + (err + product_error(a, b, p))
         return np.where(np.isfinite(exact), exact, s)  # (infinities and overflow: the plain sum)
     return round_sum32(np.multiply(a, b, dtype=np.float64), c)
 
