@@ -149,8 +149,13 @@ def _sorted_dims(shape: tuple, operands: list) -> list:
                 return 1
         return 0
 
-    perm = list(range(ndim - 1, -1, -1))
-    for i in range(1, ndim):
+    return insertion_sort_dims(list(range(ndim - 1, -1, -1)), comes_after)
+
+
+def insertion_sort_dims(perm: list, comes_after) -> list:
+    """TensorIterator's insertion sort of dims: each dim moves left past those ``comes_after`` says it precedes
+    (a positive answer), stops at the first that precedes it (a negative one), and passes undecided pairs."""
+    for i in range(1, len(perm)):
         moving = i
         for j in range(i - 1, -1, -1):
             order = comes_after(perm[j], perm[moving])

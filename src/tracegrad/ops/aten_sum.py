@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from .._strides import copy_preserving_layout
+from .._strides import copy_preserving_layout, insertion_sort_dims
 from .nn_ops.aten_vec import vector_lanes
 
 _ILP = 4  # row_sum's interleaved partial sums
@@ -193,17 +193,7 @@ def _order(shape: tuple, strides: tuple, out_strides: list, dims: list[int]) -> 
                 return 1
         return 0
 
-    perm = dims[::-1]
-    for i in range(1, len(perm)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    return perm
+    return insertion_sort_dims(dims[::-1], should_swap)
 
 
 def iterator_dims(shape: tuple, strides: tuple, reduced: frozenset) -> list[tuple[list[int], int, int, bool]]:
