@@ -118,15 +118,17 @@ def fused_row_accumulation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return acc
 
 
-def map_reduce_sum(factors: list, fused_tail: bool = True) -> np.ndarray:
-    """Per row: ``vec::map*_reduce_all(product of factors, +)`` over the last axis of 2-d arrays (all one shape).
+def map_reduce_sum(factors: list, fused_tail: bool = True, lanes: int | None = None) -> np.ndarray:
+    """Per row: ``vec::map*_reduce_all(product of factors, +)`` over the last axis of 2-d arrays (all one shape),
+    with ``lanes``-wide vectors (the AVX2 build's by default; 16 floats for kernels registered for AVX-512).
 
     A row shorter than a vector is summed lane by lane. Otherwise the lanes accumulate whole vectors (product,
     then add), the leftover elements go into the first lanes (product and add fused, as the compiler contracts
-    that step), and the lanes fold as the AVX2 reduction shuffles them (floats) or one by one (doubles)."""
+    that step, unless ``fused_tail`` is False), and the lanes fold as the reductions shuffle them (floats) or
+    one by one (doubles)."""
     rows, length = factors[0].shape
     dtype = factors[0].dtype
-    lanes = vector_lanes(dtype)
+    lanes = vector_lanes(dtype) if lanes is None else lanes
 
     def product(columns: slice) -> np.ndarray:
         out = factors[0][:, columns]
@@ -149,7 +151,7 @@ def map_reduce_sum(factors: list, fused_tail: bool = True) -> np.ndarray:
             acc[:, :k] = fma(head, factors[-1][:, whole:], acc[:, :k])
         else:
             acc[:, :k] = acc[:, :k] + (head * factors[-1][:, whole:] if len(factors) > 1 else head)
-    return _fold_avx2_floats(acc) if dtype == np.float32 else _fold_in_order(acc)
+    return _fold_float_lanes(acc) if dtype == np.float32 else _fold_in_order(acc)
 
 
 def _fold_in_order(lanes: np.ndarray) -> np.ndarray:
@@ -159,9 +161,12 @@ def _fold_in_order(lanes: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fold_avx2_floats(lanes: np.ndarray) -> np.ndarray:
-    """``VecReduceAllSIMD<float>`` for AVX2: halves swapped, then pairs of pairs, then neighbours."""
+def _fold_float_lanes(lanes: np.ndarray) -> np.ndarray:
+    """``VecReduceAllSIMD<float>``: halves added while wider than 8 lanes (AVX-512), then AVX2's shuffles: halves
+    swapped, pairs of pairs, neighbours (lane 0 is the result)."""
+    while lanes.shape[1] > 8:
+        half = lanes.shape[1] // 2
+        lanes = lanes[:, :half] + lanes[:, half:]
     v = lanes + lanes[:, [4, 5, 6, 7, 0, 1, 2, 3]]
     v = v + v[:, [2, 3, 0, 1, 6, 7, 4, 5]]
-    v = v + v[:, [1, 0, 3, 2, 5, 4, 7, 6]]
-    return v[:, 0]
+    return v[:, 0] + v[:, 1]

@@ -22,7 +22,7 @@ import functools
 
 import numpy as np
 
-from .aten_vec import fma32
+from .aten_vec import map_reduce_sum
 from .gelu_torch_cpu import aten_float_lanes as _lanes_now
 from .glibc_float_math import exp_float
 from .sleef_float import sleef_expf, sleef_logf
@@ -44,33 +44,7 @@ def exact_float32(a: np.ndarray) -> bool:
     return a.dtype == np.float32 and aten_float_lanes() >= _AVX2_LANES
 
 
-# ---- lane arithmetic -------------------------------------------------------------------------------------
-
-
-def lane_sum(values: np.ndarray, lanes: int) -> np.ndarray:
-    """Per row of a 2-d array: ``vec::reduce_all(+)`` with ``lanes``-wide vectors. Rows shorter than a vector
-    add their elements in order; longer ones add whole vectors lane-wise, the leftover elements into the first
-    lanes, then fold the lanes as the AVX2 / AVX-512 reductions shuffle them."""
-    rows, length = values.shape
-    if length < lanes:  # (accumulate keeps the order; add.reduce would pair the terms)
-        return np.add.accumulate(values, axis=1)[:, -1]
-    whole = length - length % lanes
-    # (reducing the middle axis of (rows, vectors, lanes) adds the vectors one after another, as the loop does)
-    acc = np.add.reduce(values[:, :whole].reshape(rows, -1, lanes), axis=1)
-    if whole < length:
-        acc[:, : length - whole] += values[:, whole:]
-    return _fold_lanes(acc)
-
-
-def _fold_lanes(acc: np.ndarray) -> np.ndarray:
-    """``vec_reduce_all(+)``: halves added while wider than 8 lanes, then the AVX2 shuffles (128-bit halves,
-    pairs, neighbours)."""
-    while acc.shape[1] > _AVX2_LANES:
-        half = acc.shape[1] // 2
-        acc = acc[:, :half] + acc[:, half:]
-    acc = acc + acc[:, [4, 5, 6, 7, 0, 1, 2, 3]]
-    acc = acc + acc[:, [2, 3, 0, 1, 6, 7, 4, 5]]
-    return acc[:, 0] + acc[:, 1]
+# ---- vector columns -----------------------------------------------------------------------------------------
 
 
 def _vector_columns(inner: int, dim_size: int, lanes: int) -> np.ndarray | slice:
@@ -129,7 +103,7 @@ def _lastdim_forward(x: np.ndarray, log: bool) -> np.ndarray:
     lanes = aten_float_lanes()
     z = x - np.maximum.reduce(x, axis=1, keepdims=True)
     e = sleef_expf(z)
-    total = lane_sum(e, lanes)
+    total = map_reduce_sum([e], lanes=lanes)
     if log:
         # (vec::map over the sums: Sleef's log in every lane, the partial last vector included)
         z -= sleef_logf(total)[:, None]
@@ -169,8 +143,8 @@ def softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int, log: bool) -> 
 def _lastdim_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
     lanes = aten_float_lanes()
     if log:
-        return _minus_exp_times(g, lane_sum(g, lanes)[:, None], sleef_expf(y))
-    total = _product_lane_sum(g, y, lanes)[:, None]
+        return _minus_exp_times(g, map_reduce_sum([g], lanes=lanes)[:, None], sleef_expf(y))
+    total = map_reduce_sum([g, y], lanes=lanes)[:, None]
     return (g - total) * y
 
 
@@ -179,19 +153,6 @@ def _minus_exp_times(g: np.ndarray, total: np.ndarray, e: np.ndarray) -> np.ndar
     wide = np.multiply(e, total, dtype=np.float64)  # (exact: a product of two floats)
     np.subtract(g, wide, e, casting="same_kind")
     return e
-
-
-def _product_lane_sum(g: np.ndarray, y: np.ndarray, lanes: int) -> np.ndarray:
-    """``vec::map2_reduce_all(x * y, +)``: as ``lane_sum`` of the products, with the products of the leftover
-    elements fused into their lanes' additions (the compiler contracts that step)."""
-    rows, length = g.shape
-    products = g * y
-    if length < lanes or length % lanes == 0:
-        return lane_sum(products, lanes)
-    whole = length - length % lanes
-    acc = np.add.reduce(products[:, :whole].reshape(rows, -1, lanes), axis=1)
-    acc[:, : length - whole] = fma32(g[:, whole:], y[:, whole:], acc[:, : length - whole])
-    return _fold_lanes(acc)
 
 
 def _inner_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
