@@ -1293,7 +1293,10 @@ def _unstable_sort(x: np.ndarray, d: int, descending: bool) -> tuple[np.ndarray,
     if n <= 16 or x.size == 0 or x.strides[d] == 0:  # (PyTorch leaves a stride-0 dim's indices in order)
         return vals, idx
     in_order = _rows_along(vals, d)
-    tied = np.flatnonzero(_same_values(in_order[:, 1:], in_order[:, :-1]).any(axis=1))
+    tied = (in_order[:, 1:] == in_order[:, :-1]).any(axis=1)
+    if in_order.dtype.kind == "f":  # (sorted, a row's NaNs are together at its end: two of them tie there)
+        tied |= np.isnan(in_order[:, 1 if descending else -2])
+    tied = np.flatnonzero(tied)
     if not tied.size:
         return vals, idx
     rows_idx = _rows_along(idx, d).copy()
