@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import tracegrad as tg
-from tracegrad.ops.nn_ops import aten_moments, aten_vec
+from tracegrad.ops import aten_vec
+from tracegrad.ops.nn_ops import aten_moments
 
 torch.set_num_threads(1)
 

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from .._strides import copy_preserving_layout, insertion_sort_dims
-from .nn_ops.aten_vec import vector_lanes
+from .aten_vec import vector_lanes
 
 _ILP = 4  # row_sum's interleaved partial sums
 _LEVELS = 4  # multi_row_sum's accumulator levels

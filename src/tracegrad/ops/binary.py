@@ -34,6 +34,7 @@ from ._util import (
     reject_complex,
     result_dtype,
 )
+from .aten_vec import fma
 from .complex_ops import imag, real
 from .creation import to_dtype, zeros_like
 from .pointwise import (
@@ -643,8 +644,6 @@ def _lerp_kernel(a, end, weight):
         # fma(weight, diff, self) for |weight| < 0.5, else fma(weight - 1, diff, end)
         small = np.abs(w) < 0.5
         if work.kind == "f":
-            from .nn_ops.aten_vec import fma  # (nn_ops imports this module)
-
             return fma(np.where(small, w, w - 1), diff, np.where(small, start, end)).astype(a.dtype, copy=False)
         return np.where(small, start + w * diff, end - diff * (1 - w)).astype(a.dtype, copy=False)
 
@@ -705,8 +704,6 @@ def _addcmul_kernel(a, t1, t2, value=1):
     v = _value_as(value, work)
     with np.errstate(all="ignore"):
         if work.kind == "f":  # (PyTorch's kernel: fma(value * tensor1, tensor2, self))
-            from .nn_ops.aten_vec import fma  # (nn_ops imports this module)
-
             return fma(v * _cast(t1, work), _cast(t2, work), _cast(a, work)).astype(dt, copy=False)
         return (_cast(a, work) + v * _cast(t1, work) * _cast(t2, work)).astype(dt, copy=False)
 

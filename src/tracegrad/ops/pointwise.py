@@ -14,6 +14,7 @@ from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
 from ._jvp import plus, scaled
 from ._util import as_array, binary_dtype, half_in_float, reject_complex, to_floating
+from .aten_vec import FUSED_DTYPES, fma
 from .registry import defop
 from .scalar_fill import check_scalar_parameter
 
@@ -97,16 +98,11 @@ def _check_alpha(alpha, dt: np.dtype) -> None:
     check_scalar_parameter(alpha, dt)  # (in the tensors' own dtype, half included)
 
 
-_FUSED_ALPHA_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
 def _fused_alpha(a, b, alpha, dt: np.dtype) -> np.ndarray:
     """``a + alpha * b`` for float and double as PyTorch's CPU kernels give it: one fused multiply-add, with
     alpha rounded to the tensors' dtype first. (With a scalar ``b``, a few elements of PyTorch's leftover loop
     after its last whole vector block are added unfused instead, depending on the compiler's vectorisation of
     that loop; elsewhere this is exact.)"""
-    from .nn_ops.aten_vec import fma  # (nn_ops imports this module)
-
     return fma(as_array(b, dt), dt.type(alpha), as_array(a, dt))
 
 
@@ -119,7 +115,7 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
                 _check_bool_subtraction(a, b)
             dt = binary_dtype(a, b)
             _check_alpha(alpha, dt)
-            if alpha != 1 and dt in _FUSED_ALPHA_DTYPES:
+            if alpha != 1 and dt in FUSED_DTYPES:
                 return _fused_alpha(a, b, alpha if np_fn is np.add else -alpha, dt)
             if alpha != 1:
                 b = np.multiply(b, alpha)
@@ -464,7 +460,7 @@ def _rsub_kernel(a, b, alpha):
     _check_bool_subtraction(a, b)
     dt = binary_dtype(a, b)
     _check_alpha(alpha, dt)
-    if alpha != 1 and dt in _FUSED_ALPHA_DTYPES:
+    if alpha != 1 and dt in FUSED_DTYPES:
         return _fused_alpha(b, a, -alpha, dt)
     if alpha != 1:
         a = np.multiply(a, alpha)

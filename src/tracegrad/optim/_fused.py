@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.nn_ops.aten_vec import fma
-
-_FUSED = (np.dtype(np.float32), np.dtype(np.float64))
+from ..ops.aten_vec import FUSED_DTYPES, fma
 
 
 def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float, wide: np.ndarray | None = None) -> np.ndarray:
     """``dst.add_(src, alpha=alpha)`` in place. ``wide`` is an optional float64 scratch array of dst's shape
     for float32 (its product and sum are exact or rounded once there)."""
-    if alpha == 1 or dst.dtype not in _FUSED:
+    if alpha == 1 or dst.dtype not in FUSED_DTYPES:
         dst += src if alpha == 1 else dst.dtype.type(alpha) * src
         return dst
     scalar = dst.dtype.type(alpha)
@@ -35,7 +33,7 @@ def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float, wide: np.ndarray
 
 def added_scaled(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     """``a.add(b, alpha=alpha)``: a new array."""
-    if alpha == 1 or a.dtype not in _FUSED:
+    if alpha == 1 or a.dtype not in FUSED_DTYPES:
         return a + (b if alpha == 1 else a.dtype.type(alpha) * b)
     return fma(b, a.dtype.type(alpha), a)
 
@@ -45,7 +43,7 @@ def lerp_(dst: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
     ``fma(weight - 1, end - dst, end)``."""
     w = dst.dtype.type(weight)
     diff = end - dst
-    if dst.dtype not in _FUSED:
+    if dst.dtype not in FUSED_DTYPES:
         dst[...] = dst + w * diff if abs(w) < 0.5 else end - diff * (1 - w)
     elif abs(w) < 0.5:
         dst[...] = fma(w, diff, dst)
@@ -57,5 +55,5 @@ def lerp_(dst: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
 def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float) -> np.ndarray:
     """``dst.addcmul_(t1, t2, value=value)``: ``fma(value * t1, t2, dst)``."""
     v = dst.dtype.type(value)
-    dst[...] = fma(v * t1, t2, dst) if dst.dtype in _FUSED else dst + v * t1 * t2
+    dst[...] = fma(v * t1, t2, dst) if dst.dtype in FUSED_DTYPES else dst + v * t1 * t2
     return dst

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aten_vec import fma_if_available, vector_lanes
+from ..aten_vec import fma_if_available, vector_lanes
 
 _CHUNK = 16  # kChunkSize: vectors per Welford chunk
 

@@ -25,8 +25,8 @@ import os
 import numpy as np
 
 from ..._runtime import get_num_threads
-from .aten_vec import cpu_flags
-from .aten_vec import fma32 as _fma
+from ..aten_vec import AVX512_FLAGS, aten_float_lanes, cpu_flags
+from ..aten_vec import fma32 as _fma
 from .glibc_float_math import erf_float, exp_float, tanh_float
 from .sleef_float import (
     _L2L,
@@ -53,23 +53,11 @@ def _from_bits(*bits: int) -> np.ndarray:
 # ---- the machine: which vector width ATen dispatches to, which ISA oneDNN JITs for -------------------------
 
 
-_AVX512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl", "fma"}
-
-
-def aten_float_lanes() -> int:
-    """Float lanes of ATen's ``Vectorized<float>``: 16 (AVX-512), 8 (AVX2), 0 (the DEFAULT build, whose
-    vector functions are the scalar ones); ``ATEN_CPU_CAPABILITY`` lowers it as it does PyTorch's choice."""
-    flags = cpu_flags()
-    best = 16 if flags >= _AVX512 else 8 if {"avx2", "fma"} <= flags else 0
-    wanted = {"avx512": 16, "avx2": 8, "default": 0}.get(os.environ.get("ATEN_CPU_CAPABILITY", "").lower(), 16)
-    return min(best, wanted)
-
-
 def _onednn_isa() -> str:
     """'avx512' (minimax erf), 'avx2' (Abramowitz-Stegun with FMA) or 'sse41' (the same without FMA);
     ``ONEDNN_MAX_CPU_ISA`` caps it as it caps oneDNN."""
     flags = cpu_flags()
-    isa = "avx512" if flags >= _AVX512 else "avx2" if {"avx2", "fma"} <= flags else "sse41"
+    isa = "avx512" if flags >= AVX512_FLAGS else "avx2" if {"avx2", "fma"} <= flags else "sse41"
     cap = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "")).upper()
     if not cap or cap.startswith(("AVX512", "AVX10", "ALL")):
         return isa

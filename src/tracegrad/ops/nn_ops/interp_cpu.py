@@ -25,7 +25,7 @@ from itertools import product
 import numpy as np
 
 from ..._runtime import get_num_threads
-from .aten_vec import product_error
+from .. import aten_vec
 
 _CUBIC_A = -0.75  # Keys' cubic convolution coefficient in PyTorch's (non antialiased) bicubic
 
@@ -110,15 +110,7 @@ def fma(a, b, c) -> np.ndarray:
     transformations of the product (Dekker) and the sum (Knuth), the errors added back at the end."""
     c = np.asarray(c)
     if c.dtype == np.float64:
-        a = np.asarray(a, np.float64)
-        b = np.asarray(b, np.float64)
-        p = a * b
-        s = p + c
-        z = s - p
-        err = (p - (s - z)) + (c - z)
-        with np.errstate(invalid="ignore", over="ignore"):
-            exact = s + (err + product_error(a, b, p))
-        return np.where(np.isfinite(exact), exact, s)  # (infinities and overflow: the plain sum)
+        return aten_vec.fma(np.asarray(a, np.float64), np.asarray(b, np.float64), c)
     return round_sum32(np.multiply(a, b, dtype=np.float64), c)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap
 from ...memory_format import contiguous_format, is_in_format, suggested_format
+from .. import aten_vec
 from .._jvp import plus
 from .._util import opmath_dtype
 from ..pointwise import add, add_, mul, neg, pow, sub
@@ -30,7 +31,7 @@ from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import div_scalar, mul_scalar
 from ..shape_extra import repeat
 from ..views import expand, reshape, unsqueeze_, view
-from . import aten_moments, aten_vec
+from . import aten_moments
 from ._common import check_float, check_mixed_dtype, run_op
 
 # ---- shared maths ------------------------------------------------------------------------------------------
@@ -190,7 +191,7 @@ def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     check_mixed_dtype(x, weight, bias)
     check_float(x, "LayerNormKernelImpl", NotImplementedError)
     axes = _check_layer_norm(x, normalized_shape, weight, bias)
-    if x.dtype in _MOMENTS_DTYPES and x.size:
+    if x.dtype in aten_vec.FUSED_DTYPES and x.size:
         return _layer_norm_as_aten(x, len(axes), weight, bias, eps)
     mean, y, rstd = _stats(x, axes, eps)
     y *= rstd  # (each step in place on the one fresh array)
@@ -199,9 +200,6 @@ def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         y += bias
     return y.astype(x.dtype, copy=False), mean.astype(x.dtype, copy=False), rstd.astype(x.dtype, copy=False)
-
-
-_MOMENTS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _layer_norm_as_aten(x: np.ndarray, k: int, weight, bias, eps: float) -> tuple:
@@ -264,7 +262,7 @@ def _ln_axes(x, normalized_shape) -> tuple:
 
 def _ln_backward_kernel(g, x, normalized_shape, mean, rstd, weight, bias, output_mask, eps):
     axes, red = _ln_axes(x, normalized_shape)
-    if x.dtype in _MOMENTS_DTYPES and x.size and g.dtype == x.dtype and mean.dtype == x.dtype:
+    if x.dtype in aten_vec.FUSED_DTYPES and x.size and g.dtype == x.dtype and mean.dtype == x.dtype:
         return _layer_norm_backward_as_aten(g, x, mean, rstd, weight, len(axes), output_mask)
     return _norm_backward_arrays(g, x, weight, mean, rstd, axes, red, output_mask)
 
@@ -353,7 +351,7 @@ def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - 
     num_groups = group
     _check_group_norm(x, num_groups, weight, bias)
     n, c = x.shape[:2]
-    if x.dtype in _MOMENTS_DTYPES and x.size and suggested_format(x) is contiguous_format:
+    if x.dtype in aten_vec.FUSED_DTYPES and x.size and suggested_format(x) is contiguous_format:
         return _group_norm_as_aten(x, weight, bias, num_groups, eps)
     grouped = x.reshape(n, num_groups, -1)
     mean, xc, rstd = _stats(grouped, (2,), eps)
@@ -566,7 +564,7 @@ def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=N
     axes = _bn_axes(x)
     _check_channels(x, weight, bias, running_mean, running_var)
     count = x.size // x.shape[1]
-    if x.dtype in _MOMENTS_DTYPES and x.size and _dense_for_torch_kernel(x):
+    if x.dtype in aten_vec.FUSED_DTYPES and x.size and _dense_for_torch_kernel(x):
         mu, var_sum = _batch_statistics_as_aten(x)
         # (the variance sum divided in the input's dtype, its inverse root taken in double)
         rstd = (1.0 / np.sqrt((var_sum / x.dtype.type(count)).astype(np.float64) + eps)).astype(x.dtype)
@@ -729,7 +727,7 @@ def _bn_stats(x, train: bool, running_mean, running_var, save_mean, save_invstd,
 def _bn_backward_kernel(g, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
     cshape = _channel_shape(x.ndim, x.shape[1])
     mean, rstd = _bn_stats(x, train, running_mean, running_var, save_mean, save_invstd, eps)
-    if x.dtype in _MOMENTS_DTYPES and x.size and g.dtype == x.dtype and _bn_kernel_kind(x) is not None \
+    if x.dtype in aten_vec.FUSED_DTYPES and x.size and g.dtype == x.dtype and _bn_kernel_kind(x) is not None \
             and _bn_kernel_kind(g) == _bn_kernel_kind(x) and mean.dtype == x.dtype \
             and (weight is None or weight.dtype == x.dtype):
         return _batch_norm_backward_as_aten(g, x, weight, mean.reshape(-1), rstd.reshape(-1), train, output_mask)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aten_vec import fma32 as _fma
+from ..aten_vec import fma32 as _fma
 
 _F32 = np.float32
 _ONE = _F32(1)

@@ -18,12 +18,9 @@ same lane and column structure.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from .aten_vec import map_reduce_sum
-from .gelu_torch_cpu import aten_float_lanes as _lanes_now
+from ..aten_vec import aten_float_lanes, map_reduce_sum
 from .glibc_float_math import exp_float
 from .sleef_float import sleef_expf, sleef_logf
 
@@ -31,12 +28,6 @@ _F32 = np.float32
 _ONE = _F32(1)
 _AVX2_LANES = 8  # (the fold's last three steps; wider vectors first add their halves)
 _BLOCK_BYTES = 128 * 1024  # the non-last-dim kernels' block: columns per chunk = this / (dim size * 4)
-
-
-@functools.cache
-def aten_float_lanes() -> int:
-    """ATen's float lanes here (16, 8, 0), read once: PyTorch reads ``ATEN_CPU_CAPABILITY`` once too."""
-    return _lanes_now()
 
 
 def exact_float32(a: np.ndarray) -> bool:

@@ -10,10 +10,15 @@ names which of its steps are fused.
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
 _VECTOR_BYTES = 32  # ATen's AVX2 (and DEFAULT) Vectorized<T>
+
+
+# The dtypes whose fused multiply-adds are emulated (half computes in float; integers need no rounding)
+FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def vector_lanes(dtype) -> int:
@@ -32,6 +37,21 @@ def cpu_flags() -> frozenset:
     except OSError:
         pass
     return frozenset()
+
+
+AVX512_FLAGS = frozenset({"avx512f", "avx512bw", "avx512dq", "avx512vl", "fma"})
+
+
+@functools.cache
+def aten_float_lanes() -> int:
+    """Float lanes of ``Vectorized<float>`` for the kernels registered for AVX-512 too
+    (``ALSO_REGISTER_AVX512_DISPATCH``): 16 (AVX-512), 8 (AVX2), 0 (the DEFAULT build, whose vector functions
+    are the scalar ones). ``ATEN_CPU_CAPABILITY`` lowers it as it lowers PyTorch's choice, read once as PyTorch
+    reads it."""
+    flags = cpu_flags()
+    best = 16 if flags >= AVX512_FLAGS else 8 if {"avx2", "fma"} <= flags else 0
+    wanted = {"avx512": 16, "avx2": 8, "default": 0}.get(os.environ.get("ATEN_CPU_CAPABILITY", "").lower(), 16)
+    return min(best, wanted)
 
 
 def cpu_has_fma() -> bool:
