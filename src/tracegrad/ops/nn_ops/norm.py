@@ -727,10 +727,11 @@ def _bn_stats(x, train: bool, running_mean, running_var, save_mean, save_invstd,
 def _bn_backward_kernel(g, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
     cshape = _channel_shape(x.ndim, x.shape[1])
     mean, rstd = _bn_stats(x, train, running_mean, running_var, save_mean, save_invstd, eps)
-    if x.dtype in aten_vec.FUSED_DTYPES and x.size and g.dtype == x.dtype and _bn_kernel_kind(x) is not None \
-            and _bn_kernel_kind(g) == _bn_kernel_kind(x) and mean.dtype == x.dtype \
-            and (weight is None or weight.dtype == x.dtype):
-        return _batch_norm_backward_as_aten(g, x, weight, mean.reshape(-1), rstd.reshape(-1), train, output_mask)
+    kind = _bn_kernel_kind(x)
+    if x.dtype in aten_vec.FUSED_DTYPES and x.size and g.dtype == x.dtype and kind is not None \
+            and _bn_kernel_kind(g) == kind and mean.dtype == x.dtype and (weight is None or weight.dtype == x.dtype):
+        return _batch_norm_backward_as_aten(g, x, weight, mean.reshape(-1), rstd.reshape(-1), train, output_mask,
+                                            kind == "first")
     w = None if weight is None else weight.reshape(cshape)
     axes = (0,) + tuple(range(2, x.ndim))
     return _norm_backward_arrays(g, x, w, mean, rstd, axes if train else (), axes, output_mask)
@@ -745,7 +746,8 @@ def _bn_kernel_kind(a: np.ndarray) -> str | None:
     return "last" if _dense_for_torch_kernel(a) else None
 
 
-def _batch_norm_backward_as_aten(g, x, weight, mean, invstd, train: bool, output_mask) -> tuple:
+def _batch_norm_backward_as_aten(g, x, weight, mean, invstd, train: bool, output_mask,
+                                 channels_first: bool) -> tuple:
     """PyTorch's CPU batch norm backward, bit for bit (one thread). Per channel it needs ``sum(dy)`` and
     ``dotp = sum((x - mean) * dy)``: the channels-first kernel takes ATen's vector sums over each (sample,
     channel) plane and adds the planes in double; the channels-last one adds rows in the input's dtype (dotp with
@@ -758,7 +760,6 @@ def _batch_norm_backward_as_aten(g, x, weight, mean, invstd, train: bool, output
     w = np.ones(channels, x.dtype) if weight is None else weight.reshape(-1)
     channel_shape = _channel_shape(x.ndim, channels)
     dy = g if g.shape == x.shape else np.broadcast_to(g, x.shape)
-    channels_first = _bn_kernel_kind(x) == "first"
     if channels_first:
         planes = x.shape[0] * channels
         plane_x = x.reshape(planes, -1)
