@@ -28,19 +28,7 @@ from ..._runtime import get_num_threads
 from ..aten_vec import AVX512_FLAGS, aten_float_lanes, cpu_flags
 from ..aten_vec import fma32 as _fma
 from .glibc_float_math import erf_float, exp_float, tanh_float
-from .sleef_float import (
-    _L2L,
-    _L2U,
-    _R_LN2,
-    _df_add,
-    _df_add2,
-    _df_divide,
-    _df_mul,
-    _df_reciprocal,
-    _df_square,
-    _ldexp2,
-    sleef_expf,
-)
+from .sleef_float import sleef_expf, sleef_tanhf, xor_sign
 
 _F32 = np.float32
 _F64 = np.float64
@@ -69,13 +57,6 @@ def _onednn_isa() -> str:
 
 def _mla(fused: bool, a, b, c) -> np.ndarray:
     return _fma(a, b, c) if fused else np.add(np.multiply(a, b, dtype=_F32), c, dtype=_F32)
-
-
-def _xor_sign(value: np.ndarray, like: np.ndarray) -> np.ndarray:
-    """value with its sign bit flipped where ``like``'s is set (an ``xorps`` with the sign mask)."""
-    bits = value.view(np.uint32)
-    bits ^= like.view(np.uint32) & np.uint32(0x80000000)
-    return value
 
 
 def _negative(value: np.ndarray) -> np.ndarray:
@@ -128,7 +109,7 @@ def _minimax_erf_sqrt1_2(x: np.ndarray) -> np.ndarray:
         step = np.multiply(poly, wide)
         step += np.take(_MINIMAX[degree], index)
         poly = step.astype(_F32)
-    return _xor_sign(poly, x)
+    return xor_sign(poly, x)
 
 
 def _dnnl_exp(x: np.ndarray, fused: bool) -> np.ndarray:
@@ -156,7 +137,7 @@ def _dnnl_as_parts(z: np.ndarray, fused: bool) -> tuple[np.ndarray, np.ndarray]:
     for c in _AS_POLY[3::-1]:
         poly = _mla(fused, poly, t, c)
     erf = _mla(fused, _negative(q * t), poly, _ONE)
-    return _xor_sign(erf, z), q
+    return xor_sign(erf, z), q
 
 
 def onednn_gelu(x: np.ndarray) -> np.ndarray:
@@ -190,69 +171,6 @@ def onednn_gelu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 _ERF_P = _F32(0.3275911)
 _ERF_POLY = tuple(_F32(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
-_EXPK_POLY = tuple(_F32(c) for c in (0.1980960224e-3, 0.1394256484e-2, 0.8333456703e-2, 0.4166637361e-1))
-
-
-def _sleef_expk2(y: np.ndarray) -> tuple:
-    """Sleef's expk2f of (y, 0): e^y as a double-float."""
-    q = np.rint(y * _R_LN2).astype(np.int32)
-    qf = q.astype(_F32)
-    s = _df_add2((y, np.zeros_like(y)), qf * -_L2U)
-    s = _df_add2(s, qf * -_L2L)
-    u = np.full_like(y, _EXPK_POLY[0])
-    for c in _EXPK_POLY[1:]:
-        u = _fma(u, s[0], c)
-    t = _df_add2(_df_mul(s, u), _F32(0.166666659414234244790680580464))
-    t = _df_add2(_df_mul(s, t), _HALF_F)
-    t = _df_add2(s, _df_mul(_df_square(s), t))
-    hi = _ONE + t[0]
-    lo = ((_ONE - hi) + t[0]) + t[1]
-    return _ldexp2(hi, q), _ldexp2(lo, q)
-
-
-_SLEEF_TANH_ONE = _F32(8.664339742)  # (beyond, Sleef's tanhf is +-1 exactly)
-
-
-def _sleef_tanhf_emulated(x: np.ndarray) -> np.ndarray:
-    """Sleef's tanhf_u10: (e - 1/e) / (e + 1/e) in double-float, e = exp|x|."""
-    with np.errstate(all="ignore"):
-        y = np.minimum(np.nan_to_num(np.abs(x)), _F32(9))  # (the rest is replaced below)
-        d = _sleef_expk2(y)
-        e = _df_reciprocal(d)
-        ratio = _df_divide(_df_add(d, (-e[0], -e[1])), _df_add(d, e))
-        out = ratio[0] + ratio[1]
-    out[np.abs(x) > _SLEEF_TANH_ONE] = _ONE
-    out = _xor_sign(out, x)
-    out[np.isnan(x)] = np.nan
-    return out
-
-
-_TANH_EXACT_BELOW = _F32(2.0**-9)  # (below, Sleef's cancellation in e - 1/e costs it up to 0.03 ulp)
-# How far from a midpoint between floats tanh must be for Sleef's double-float result (before its last rounding)
-# to round as tanh does, in ulps: it is within 0.015 ulp of tanh below |x| = 1, within 0.0015 above.
-_MIDPOINT_MARGIN_BELOW_ONE, _MIDPOINT_MARGIN = _F32(0.5 - 0.03), _F32(0.5 - 0.004)
-
-
-def sleef_tanhf(x: np.ndarray) -> np.ndarray:
-    """Sleef's tanhf_u10. Its double-float result rounds as tanh does unless tanh lies within a hair of a
-    midpoint between two floats (or |x| is tiny): only those take the full (slow) emulation. Checked
-    against the emulation for every float32 in [0, 9]."""
-    wide = np.tanh(x.astype(_F64))
-    out = wide.astype(_F32)
-    magnitude = np.abs(out)
-    below = (magnitude.view(np.int32) - 1).view(_F32)  # (the next float down: its spacing is the ulp below)
-    threshold = np.spacing(below, out=below)
-    threshold *= np.where(np.abs(x) < _ONE, _MIDPOINT_MARGIN_BELOW_ONE, _MIDPOINT_MARGIN)
-    np.subtract(wide, out, out=wide)
-    doubtful = np.abs(wide, out=wide) > threshold
-    magnitude = np.abs(x, out=magnitude)
-    doubtful |= magnitude < _TANH_EXACT_BELOW
-    if doubtful.any():
-        out[doubtful] = _sleef_tanhf_emulated(x[doubtful])
-    np.copyto(out, np.copysign(_ONE, x), where=magnitude > _SLEEF_TANH_ONE)
-    return out
-
-
 def aten_erf(x: np.ndarray) -> np.ndarray:
     """ATen's Vectorized<float>::erf: Abramowitz-Stegun 7.1.26 over Sleef's expf, FMA throughout."""
     t = np.divide(_ONE, _fma(_ERF_P, np.abs(x), _ONE), dtype=_F32)
@@ -262,7 +180,7 @@ def aten_erf(x: np.ndarray) -> np.ndarray:
     e = sleef_expf(_negative(x * x))
     e = _negative(e)
     e *= t
-    return _xor_sign(_fma(e, r, _ONE), x)
+    return xor_sign(_fma(e, r, _ONE), x)
 
 
 # ---- ATen's GELU formulas: vectorised (vector functions) and scalar (glibc's) ------------------------------
