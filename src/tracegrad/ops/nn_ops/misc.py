@@ -219,7 +219,7 @@ def _adaptive_avg_pool_ops(k: int) -> tuple:
     """``_adaptive_avg_pool{k}d`` (a separable linear map over the pooled dims) and its backward operator."""
     if k not in _ADAPTIVE_OPS:
         def backward_kernel(g, _x, mats):
-            return resample.apply_matrices(g, tuple(np.ascontiguousarray(m.T) for m in mats))
+            return resample.apply_matrices(g, resample.transposed(mats))
 
         def kernel(x, mats):
             # PyTorch's CPU kernels take floating types only (the mean for an output of ones takes complex too)

@@ -155,18 +155,19 @@ def apply_matrices(x, mats):
     return np.ascontiguousarray(out)
 
 
-def _transposed(mats) -> tuple | ResamplePlan:
+def transposed(mats) -> tuple | ResamplePlan:
+    """The adjoint map: each matrix transposed (contiguous), or the plan's adjoint."""
     if isinstance(mats, ResamplePlan):
         return mats.transposed()
     return tuple(np.ascontiguousarray(m.T) for m in mats)
 
 
 def _linear_vjp(ctx, g):
-    return linear_nd(g, _transposed(ctx.attrs[0]))
+    return linear_nd(g, transposed(ctx.attrs[0]))
 
 
 def _linear_vjp_contiguous(ctx, g):
-    return linear_nd_contiguous(g, _transposed(ctx.attrs[0]))
+    return linear_nd_contiguous(g, transposed(ctx.attrs[0]))
 
 
 def _linear_op(suffix: str):
@@ -271,7 +272,7 @@ def plan_matrices(plan: ResamplePlan) -> tuple:
     make = cubic_matrix if plan.mode == "cubic" else linear_matrix
     mats = tuple(make(n, o, s, plan.align_corners)
                  for n, o, s in zip(plan.in_sizes, plan.out_sizes, plan.scales))
-    return tuple(np.ascontiguousarray(m.T) for m in mats) if plan.adjoint else mats
+    return transposed(mats) if plan.adjoint else mats
 
 
 def adaptive_avg_matrix(in_size: int, out_size: int) -> np.ndarray:
