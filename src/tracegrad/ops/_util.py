@@ -11,6 +11,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backend import dtypes as _dt
+from . import aten_sum
 
 _KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -163,8 +164,6 @@ def sum_to_shape(a: np.ndarray, shape: tuple) -> np.ndarray:
     if not axes:
         out = a
     elif a.__class__ is np.ndarray and a.dtype.kind in "fc":  # (the sum operator's kernel: PyTorch's order)
-        from . import aten_sum
-
         out = aten_sum.sum_as_aten(a, axes, True) if aten_sum.supports(a.dtype) else a.sum(axis=axes, keepdims=True)
     else:
         out = a.sum(axis=axes, keepdims=True)
