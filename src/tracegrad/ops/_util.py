@@ -213,6 +213,19 @@ def opmath_dtype(dt) -> np.dtype:
     return _SINGLE if dt == _HALF else dt
 
 
+def number_read_in_float(b, dt: np.dtype) -> bool:
+    """Whether PyTorch's half-precision ``mul`` and ``div`` kernels (all rounding modes) read ``b`` in float:
+    the result is half and ``b`` is one number for the whole tensor (a Python number, or a tensor of one
+    element: ``TensorIterator::is_scalar``), whose original value they take in float rather than rounded to
+    half. (``add``, ``sub``, ``pow``, ``remainder`` and ``fmod`` round it to half like any operand.)"""
+    return dt == _HALF and (b.__class__ is not np.ndarray or b.size == 1)
+
+
+def in_float_to_half(fn, a, b) -> np.ndarray:
+    """``fn(a, b)`` computed in float and rounded once to half, ``b`` read in float (see number_read_in_float)."""
+    return np.asarray(fn(as_array(a, _SINGLE), as_array(b, _SINGLE))).astype(_HALF)
+
+
 def half_in_float(kernel):
     """``kernel`` computing float16 input in float32 and rounding the result back, as PyTorch's CPU kernels
     compute half precision (its "opmath" type): computed in float16 itself, sigmoid, GELU and the like are an

@@ -27,16 +27,31 @@ def vector_lanes(dtype) -> int:
 
 
 @functools.cache
-def cpu_flags() -> frozenset:
-    """The CPU's feature flags (``/proc/cpuinfo``); empty where they cannot be read."""
+def _cpuinfo_field(name: str) -> str:
+    """The first processor's ``name`` line of ``/proc/cpuinfo``; empty where it cannot be read."""
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
             for line in f:
-                if line.startswith("flags"):
-                    return frozenset(line.partition(":")[2].split())
+                key, _, value = line.partition(":")
+                if key.strip() == name:
+                    return value.strip()
     except OSError:
         pass
-    return frozenset()
+    return ""
+
+
+@functools.cache
+def cpu_flags() -> frozenset:
+    """The CPU's feature flags (``/proc/cpuinfo``); empty where they cannot be read."""
+    return frozenset(_cpuinfo_field("flags").split())
+
+
+def mkl_fuses_multiply_adds() -> bool:
+    """Whether the LAPACK of PyTorch's x86 builds (MKL) updates with fused multiply-adds on this processor. MKL
+    picks its code by vendor: on Intel's processors with FMA it fuses (a singular matrix's last LU pivot comes
+    out as a rounding residue such as 2e-16), on AMD's it was seen to round products and sums apart (that pivot
+    is exactly 0)."""
+    return _cpuinfo_field("vendor_id") != "AuthenticAMD" and cpu_has_fma()
 
 
 AVX512_FLAGS = frozenset({"avx512f", "avx512bw", "avx512dq", "avx512vl", "fma"})
@@ -175,10 +190,8 @@ def map_reduce_sum(factors: list, fused_tail: bool = True, lanes: int | None = N
 
 
 def _fold_in_order(lanes: np.ndarray) -> np.ndarray:
-    out = lanes[:, 0].copy()
-    for i in range(1, lanes.shape[1]):
-        out = out + lanes[:, i]
-    return out
+    """Each row's columns added left to right (``accumulate`` keeps that order; ``reduce`` would pair them)."""
+    return np.add.accumulate(lanes, axis=1)[:, -1]
 
 
 def _fold_float_lanes(lanes: np.ndarray) -> np.ndarray:

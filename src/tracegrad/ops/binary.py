@@ -28,8 +28,10 @@ from ._jvp import plus, scaled
 from ._util import (
     binary_dtype,
     default_float,
+    in_float_to_half,
     log_add_exp_complex,
     number_arg,
+    number_read_in_float,
     opmath_dtype,
     reject_complex,
     result_dtype,
@@ -233,6 +235,8 @@ def _div_rounded(a, b, mode: str):
             if mode == "trunc":  # floor rounds down; truncation rounds inexact negative quotients up
                 q = q + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0))).astype(dt)
         return q
+    if number_read_in_float(b, dt):  # (a half tensor and a number: computed in float, as PyTorch does)
+        return in_float_to_half(functools.partial(_div_rounded, mode=mode), a, b)
     with np.errstate(all="ignore"):
         if mode == "trunc":
             return np.trunc(x / y)
@@ -1023,8 +1027,10 @@ def _pow_kernel(a, b):
     with np.errstate(all="ignore"):
         if dt.itemsize < 8 and dt.kind == "f" and not (b.__class__ in (int, float) and b in _EXACT_EXPONENTS):
             # NumPy's single-precision power is off by an ulp about one time in five; PyTorch's is (nearly)
-            # correctly rounded, as a double-precision power rounded to the dtype is.
-            return np.power(_cast(a, _FLOAT64), _cast(b, _FLOAT64)).astype(dt)
+            # correctly rounded, as a double-precision power rounded to the dtype is. Its exponent is the
+            # number rounded to the tensor's dtype first (1.3 as a float: x ** 1.3 differed from PyTorch's for
+            # half of all x while the exact 1.3 was used).
+            return np.power(_cast(a, _FLOAT64), _cast(_cast(b, dt), _FLOAT64)).astype(dt)
         return np.power(_cast(a, dt), _cast(b, dt))
 
 

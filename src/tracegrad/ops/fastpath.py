@@ -232,7 +232,8 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
                 return formula_scalar(op, general, a, b)
             bd = b
             brg = False
-            direct = ufunc is not None and (adt is _F32 or adt is _F64 or adt.kind == "f")
+            # (not half: PyTorch reads some numbers in float there, see _util.number_read_in_float)
+            direct = ufunc is not None and (adt is _F32 or adt is _F64)
         elif bc is int and numbers:
             if state.in_formula:
                 return formula_scalar(op, general, a, b)

@@ -10,14 +10,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from .aten_vec import mkl_fuses_multiply_adds
+
+
+def _trailing_update(a22: np.ndarray, l: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``a22 - outer(l, u)`` as PyTorch's LAPACK computes it on this processor: fused (one rounding) or not.
+
+    The two differ where it matters most: with fused multiply-adds a singular matrix's last pivot is often a
+    rounding residue (2e-16) rather than exactly 0, and det's gradient then takes another path."""
+    if mkl_fuses_multiply_adds():
+        return _fused_update(a22, l, u)
+    return a22 - l[..., :, None] * u[..., None, :]
+
 
 def _fused_update(a22: np.ndarray, l: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """``a22 - outer(l, u)`` rounded once per entry, as a fused multiply-add computes it.
-
-    BLAS kernels update the trailing matrix with FMA, and a singular matrix's last pivot is then often a
-    rounding residue (2e-16) rather than exactly 0; with two roundings it would be 0, and det's gradient
-    would take another path than PyTorch's. The product is exact in the wider type (float32 in float64;
-    float64 in long double, whose 64-bit mantissa leaves a rounding difference only in rare ties)."""
+    """``a22 - outer(l, u)`` rounded once per entry, as a fused multiply-add computes it. The product is exact
+    in the wider type (float32 in float64; float64 in long double, whose 64-bit mantissa leaves a rounding
+    difference only in rare ties)."""
     if a22.dtype.kind == "c":  # complex: the same widening for both parts (astype(longdouble) drops one)
         wide = np.complex128 if a22.dtype == np.complex64 else np.clongdouble
     else:
@@ -65,7 +74,7 @@ def lu_factor(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 col = np.where(tiny[:, None] & ~zero[:, None], lu[:, j + 1:, j] / pivot[:, None], col)
                 lu[:, j + 1:, j] = np.where(zero[:, None], lu[:, j + 1:, j], col)
                 if j + 1 < n:
-                    lu[:, j + 1:, j + 1:] = _fused_update(lu[:, j + 1:, j + 1:], lu[:, j + 1:, j], lu[:, j, j + 1:])
+                    lu[:, j + 1:, j + 1:] = _trailing_update(lu[:, j + 1:, j + 1:], lu[:, j + 1:, j], lu[:, j, j + 1:])
     return lu.reshape(batch + (m, n)), pivots.reshape(batch + (k,)), info.reshape(batch)
 
 

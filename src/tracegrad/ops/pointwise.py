@@ -13,8 +13,17 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
 from ._jvp import plus, scaled
-from ._util import as_array, binary_dtype, half_in_float, reject_complex, to_floating
-from .aten_vec import FUSED_DTYPES, fma
+from ._util import (
+    as_array,
+    binary_dtype,
+    half_in_float,
+    in_float_to_half,
+    number_read_in_float,
+    reject_complex,
+    to_floating,
+)
+from .aten_loops import vector_and_scalar
+from .aten_vec import FUSED_DTYPES, fma, vector_lanes
 from .registry import defop
 from .scalar_fill import check_scalar_parameter
 
@@ -106,9 +115,28 @@ def _fused_alpha(a, b, alpha, dt: np.dtype) -> np.ndarray:
     return fma(as_array(b, dt), dt.type(alpha), as_array(a, dt))
 
 
+def _half_alpha(np_fn, a, b, alpha, dt: np.dtype) -> np.ndarray:
+    """``a + alpha * b`` (or minus) for half, alpha rounded to half, as PyTorch's CPU kernel computes it: its
+    vector code in float (where the product of two halves is exact) rounded once, its scalar code (the leftover
+    elements of each run) with the product rounded to half first."""
+    a, b = as_array(a, dt), as_array(b, dt)
+    scale = np.float32(dt.type(alpha))
+
+    def vector(x, y):
+        return np_fn(x.astype(np.float32), y.astype(np.float32) * scale).astype(dt)
+
+    def scalar(x, y):
+        return np_fn(x.astype(np.float32), (y.astype(np.float32) * scale).astype(dt)).astype(dt)
+
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    out_like = a if a.shape == shape else np.empty(shape, dt)
+    return vector_and_scalar(vector, scalar, out_like, (a, b), 2 * vector_lanes(dt))
+
+
 def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, jvp=None,
-           attrs: tuple = (), extra: str = "", save_if: dict | None = None):
-    """A broadcasting binary op with PyTorch type promotion, plus ``name_`` in place."""
+           attrs: tuple = (), extra: str = "", save_if: dict | None = None, number_in_float: bool = False):
+    """A broadcasting binary op with PyTorch type promotion, plus ``name_`` in place. ``number_in_float``: a
+    half tensor's number operand is read in float (``number_read_in_float``)."""
     if alpha:
         def kernel(a, b, alpha):
             if np_fn is np.subtract:
@@ -117,6 +145,8 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
             _check_alpha(alpha, dt)
             if alpha != 1 and dt in FUSED_DTYPES:
                 return _fused_alpha(a, b, alpha if np_fn is np.add else -alpha, dt)
+            if alpha != 1 and dt == np.float16:
+                return _half_alpha(np_fn, a, b, alpha, dt)
             if alpha != 1:
                 b = np.multiply(b, alpha)
             if dt.kind == "b" and np_fn is np.subtract:
@@ -130,6 +160,8 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
     else:
         def kernel(a, b, *rest):
             dt = binary_dtype(a, b)
+            if number_in_float and number_read_in_float(b, dt):
+                return in_float_to_half(np_fn, a, b)
             return np_fn(as_array(a, dt), as_array(b, dt), *rest)
 
         signature = f"(Tensor self, Tensor other{extra}) -> Tensor"
@@ -253,7 +285,7 @@ def _div_jvp(args, outs, tangents):
 
 add, add_ = binary("add", np.add, _add_vjp, saves=(), alpha=True, jvp=_add_jvp)
 sub, sub_ = binary("sub", np.subtract, _sub_vjp, saves=(), alpha=True, jvp=_sub_jvp)
-mul, mul_ = binary("mul", np.multiply, _mul_vjp, save_if=MUL_SAVES, jvp=_mul_jvp)
+mul, mul_ = binary("mul", np.multiply, _mul_vjp, save_if=MUL_SAVES, jvp=_mul_jvp, number_in_float=True)
 
 
 def _true_divide(a, b):
@@ -267,6 +299,8 @@ def _div_kernel(a, b):
 
         dt = default_float()
     with np.errstate(all="ignore"):  # (x / 0 is inf or nan without a word, as in torch)
+        if number_read_in_float(b, dt):
+            return in_float_to_half(np.true_divide, a, b)
         return np.true_divide(as_array(a, dt), as_array(b, dt))
 
 
@@ -462,6 +496,8 @@ def _rsub_kernel(a, b, alpha):
     _check_alpha(alpha, dt)
     if alpha != 1 and dt in FUSED_DTYPES:
         return _fused_alpha(b, a, -alpha, dt)
+    if alpha != 1 and dt == np.float16:
+        return _half_alpha(np.subtract, b, a, alpha, dt)
     if alpha != 1:
         a = np.multiply(a, alpha)
     return np.subtract(as_array(b, dt), as_array(a, dt))

@@ -137,6 +137,7 @@ def _column_major(a: np.ndarray) -> bool:
 
 
 _EMPTY = np.empty(0, dtype=np.float32)
+_HALF = np.dtype(np.float16)
 
 # Used only while no graph of the gradient is recorded (plain ``backward()``); with ``create_graph`` the
 # rules below compose differentiable operators instead.
@@ -287,7 +288,8 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     w = weight._data
     if x.shape[1] != w.shape[1]:
         raise _linear_failed(_shape_error(x, w), input, weight, bias)
-    out = np.matmul(x, w.T)
+    # (half: PyTorch's gemm sums in float and adds the bias before its one rounding to half)
+    out = np.matmul(x, w.T) if x.dtype is not _HALF else np.matmul(x.astype(np.float32), w.T.astype(np.float32))
     if bias is not None:
         try:
             out += bias._data
@@ -297,6 +299,8 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
                 f"The expanded size of the tensor ({out.shape[1]}) must match the existing size "
                 f"({b.shape[-1]}) at non-singleton dimension 1.  Target sizes: {list(out.shape)}.  "
                 f"Tensor sizes: {list(b.shape)}"), input, weight, bias) from None
+    if out.dtype is not x.dtype:
+        out = out.astype(x.dtype)
     result = _new(Tensor)
     result._data = out
     result._rg = False

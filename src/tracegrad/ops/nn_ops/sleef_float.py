@@ -61,19 +61,30 @@ def _expf(d: np.ndarray) -> np.ndarray:
     # q * L2U is exact in float (8 + 15 bits): the first fused step is a plain difference
     s = q * _L2U
     np.subtract(d, s, out=s)
-    wide = np.multiply(q, _NEG_L2L, dtype=_F64)  # (products of two floats are exact in double)
-    wide += s
-    np.copyto(s, wide, casting="same_kind")
-    u = np.empty(d.shape, _F32)
+    # Each later fused step: the exact product and the sum in float64, then one rounding to float. (Calls with
+    # one dtype throughout: NumPy's mixed-dtype loops cost about twice as much, small arrays or large.)
+    wide = q.astype(_F64)
+    wide *= _NEG_L2L  # (products of two floats are exact in double)
     s_wide = s.astype(_F64)
-    # Horner's rule, each step one fused multiply-add: the exact product in double, the sum rounded to float
-    np.multiply(s_wide, _EXP_POLY_WIDE[0], wide)
-    np.add(wide, _EXP_POLY_WIDE[1], u, casting="same_kind")
+    wide += s_wide
+    np.copyto(s, wide, casting="same_kind")
+    np.copyto(s_wide, s)
+    u = np.empty(d.shape, _F32)
+    # Horner's rule, each step one fused multiply-add
+    np.multiply(s_wide, _EXP_POLY_WIDE[0], out=wide)
+    wide += _EXP_POLY_WIDE[1]
+    np.copyto(u, wide, casting="same_kind")
     for c in _EXP_POLY_WIDE[2:]:
-        np.multiply(u, s_wide, wide)
-        np.add(wide, c, u, casting="same_kind")
-    np.multiply(np.multiply(s, s), u, wide, dtype=_F64)
-    np.add(wide, s_wide, u, casting="same_kind")
+        np.copyto(wide, u)
+        wide *= s_wide
+        wide += c
+        np.copyto(u, wide, casting="same_kind")
+    # then fma(s * s, u, s) + 1
+    np.copyto(wide, u)
+    square = np.multiply(s, s)
+    wide *= square.astype(_F64)
+    wide += s_wide
+    np.copyto(u, wide, casting="same_kind")
     u += _ONE
     # (one exact scaling by 2^q rounds as Sleef's two halves do)
     if plain:

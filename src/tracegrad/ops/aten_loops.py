@@ -1,0 +1,79 @@
+"""Which elements ATen's CPU loops (``cpu_kernel_vec``) compute with vector code, and which with scalar code.
+
+A pointwise kernel with a vector and a scalar version runs the vector one on whole blocks of
+``2 * Vectorized<T>::size()`` elements from the start of each contiguous inner run (a coalesced inner dimension,
+cut where a thread's range starts) and the scalar one on what is left of the run; an inner dimension that is
+neither contiguous nor broadcast runs scalar throughout. Where the two versions round differently (half precision
+kept in half by the scalar one, a multiply-add fused only in the vector one), the split shows in the bits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .._runtime import get_num_threads
+
+GRAIN_SIZE = 32768  # (at::internal::GRAIN_SIZE: elements per thread's range, at the least)
+
+
+def thread_chunks(n: int, grain: int) -> np.ndarray:
+    """Starts of at::parallel_for's (OpenMP) ranges over n elements: ceil(n / tasks) each."""
+    threads = get_num_threads()
+    if n <= grain or threads == 1:
+        return np.zeros(1, np.int64)
+    tasks = min(threads, -(-n // grain))
+    return np.arange(0, n, -(-n // tasks), dtype=np.int64)
+
+
+def scalar_mask(n: int, run: int, block: int, grain: int) -> np.ndarray | None:
+    """Which of n elements (in iteration order) take the scalar code: each contiguous run (a coalesced inner
+    dimension of ``run`` elements, cut where a thread's range starts) goes in blocks of ``block`` from its
+    start and leaves its last ``length % block`` elements to the scalar loop. None: none do."""
+    if block == 0 or run < block:
+        return np.ones(n, bool)
+    starts = np.union1d(np.arange(0, n, run, dtype=np.int64), thread_chunks(n, grain))
+    ends = np.append(starts[1:], n)
+    tails = ends - (ends - starts) % block
+    if not np.any(tails < ends):
+        return None
+    edges = np.zeros(n + 1, np.int8)
+    np.add.at(edges, tails, 1)
+    np.add.at(edges, ends, -1)
+    return np.cumsum(edges[:-1], dtype=np.int8) > 0
+
+
+def iteration_order(x: np.ndarray, others: tuple) -> tuple[tuple, int]:
+    """The axes in TensorIterator's order (outermost first, by x's strides) and the length of the coalesced
+    contiguous inner run (1: the inner dimension is strided, so every element takes the scalar loop). Operands
+    in ``others`` may be broadcast (stride 0) along the run."""
+    if x.flags.c_contiguous and all(o.flags.c_contiguous and o.shape == x.shape for o in others):
+        return tuple(range(x.ndim)), x.size
+    axes = [d for d in range(x.ndim) if x.shape[d] != 1]
+    axes.sort(key=lambda d: -abs(x.strides[d]))  # (stable: ties keep their order)
+    run = 1
+    for d in reversed(axes):
+        step = run * x.itemsize
+        if x.strides[d] != step or any(o.strides[d] not in (0, step * o.itemsize // x.itemsize) for o in others):
+            break
+        run *= x.shape[d]
+    return tuple(d for d in range(x.ndim) if x.shape[d] == 1) + tuple(axes), run
+
+
+def vector_and_scalar(vector: Callable, scalar: Callable, out_like: np.ndarray, operands: tuple,
+                      block: int, grain: int = GRAIN_SIZE) -> np.ndarray:
+    """``vector(*operands)`` where ATen's loop runs vector code and ``scalar(*operands)`` where it runs scalar
+    code, elementwise, in the shape and iteration order of ``out_like`` (the output's layout; the operands
+    broadcast to it). The functions take and return arrays of one shape."""
+    shape = out_like.shape
+    wide = tuple(np.broadcast_to(o, shape) for o in operands)
+    order, run = iteration_order(out_like, wide)
+    mask = scalar_mask(out_like.size, run, block, grain)
+    if mask is None:
+        return vector(*wide)
+    flat = tuple(np.ascontiguousarray(o.transpose(order)).reshape(-1) for o in wide)
+    out = scalar(*flat) if mask.all() else vector(*flat)
+    if not mask.all():
+        out[mask] = scalar(*(f[mask] for f in flat))
+    return out.reshape([shape[d] for d in order]).transpose(np.argsort(order))
