@@ -441,7 +441,11 @@ def one_plus_exp_neg(a: np.ndarray) -> np.ndarray:
 
 
 def sigmoid_array(a: np.ndarray) -> np.ndarray:
-    """PyTorch's 1 / (1 + exp(-a)) for a real float array."""
+    """PyTorch's 1 / (1 + exp(-a)) for a real float array (float32's with its CPU kernel's exp)."""
+    if a.dtype == np.float32:
+        from .nn_ops.sigmoid_cpu import sigmoid_float  # (nn_ops imports this module)
+
+        return sigmoid_float(a)
     e = one_plus_exp_neg(a)
     return np.reciprocal(e, out=e)
 
@@ -452,8 +456,9 @@ def _sigmoid_vjp(ctx, g):
 
 
 def _sigmoid_backward_kernel(g, y):
-    d = y * (1 - y)
-    return g * (d if d.dtype.kind != "c" else np.conj(d))
+    if np.result_type(g, y).kind == "c":
+        return g * np.conj(y * (1 - y))
+    return g * (1 - y) * y  # (PyTorch's order, each step rounded, half included: grad * (1 - y), then times y)
 
 
 def _sigmoid_backward_vjp(ctx, gg):

@@ -19,6 +19,7 @@ from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output
 from ...memory_format import contiguous_format
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
+from ..aten_vec import fma
 from ..creation import zeros_like
 from ..pointwise import (
     add,
@@ -47,6 +48,7 @@ from ._basic import erf_array
 from ._common import check_float, run_op, type_name
 from .gelu_torch_cpu import torch_gelu, torch_gelu_backward
 from .pool import constant_in_self
+from .sigmoid_cpu import silu_backward_float, silu_float
 from .softmax_cpu import exact_float32, softmax_backward, softmax_forward
 
 
@@ -598,6 +600,8 @@ gelu = defop(
 @half_in_float
 def _silu_kernel(a):
     check_float(a, "silu_cpu", complex_ok=True)
+    if a.dtype == np.float32:
+        return silu_float(a)
     with np.errstate(all="ignore"):  # (PyTorch's x / (1 + exp(-x)), complex input too)
         e = one_plus_exp_neg(a)
         return np.divide(a, e, out=e)
@@ -605,22 +609,25 @@ def _silu_kernel(a):
 
 def _silu_vjp(ctx, g):
     (x,) = ctx.saved_tensors
-    if not (STATE.grad_enabled or STATE.special) and g._data.dtype == x._data.dtype in _FUSED_DTYPES:
+    if not (STATE.grad_enabled or STATE.special) and g._data.dtype == x._data.dtype in _FUSED_KERNEL_DTYPES:
         return _wrap(pointwise_result(_silu_backward_array(g._data, x._data), g._data, x._data))
     # (with a graph recorded: PyTorch's infinitely_differentiable_silu_backward)
     s = sigmoid(x)
     return mul(mul(g, s), add(mul(x, scalar_minus(1.0, s)), 1.0))
 
 
-_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_FUSED_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
 
 
 def _silu_backward_array(g: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """PyTorch's fused silu_backward, which a plain backward runs: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
+    """PyTorch's fused silu_backward, which a plain backward runs: g * s * (1 + x * (1 - s)), s = sigmoid(x),
+    ``x * (1 - s) + 1`` fused; half computed in float and rounded once."""
+    if x.dtype == np.float16:
+        return silu_backward_float(g.astype(np.float32), x.astype(np.float32)).astype(np.float16)
+    if x.dtype == np.float32:
+        return silu_backward_float(g, x)
     s = sigmoid_array(x)
-    factor = np.subtract(1, s)
-    factor *= x
-    factor += 1
+    factor = fma(x, np.subtract(1, s), 1.0)
     out = np.multiply(g, s)
     out *= factor
     return out
