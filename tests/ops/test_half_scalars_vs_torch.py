@@ -126,3 +126,15 @@ def test_half_products_add_the_bias_before_rounding(case: str) -> None:
     ours, theirs = (r.numpy() for r in _both(fn, x, w, b))
     ulps = np.abs(ours.view(np.int16).astype(np.int32) - theirs.view(np.int16))
     assert ulps.max() <= 1 and np.mean(ulps == 0) > 0.99
+
+
+@pytest.mark.parametrize(("shape_a", "shape_b"), [((5,), (40, 5)), ((40, 5), (5,)), ((7, 100), (100,)),
+                                                  ((7, 100), (7, 1)), ((7, 100), (1,)), ((100, 7), (100, 7))])
+def test_half_alpha_with_broadcasting(shape_a: tuple, shape_b: tuple) -> None:
+    """Which elements take the scalar loop follows TensorIterator's runs: a row broadcast down a matrix cuts them
+    at every row; a number-like operand does not."""
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in (shape_a, shape_b))
+    _same_bits(*_both(lambda lib, x, y: lib.add(x, y, alpha=0.3), a, b))
+    if a.ndim == b.ndim == 2:  # (transposed: the runs go down the columns, strided)
+        _same_bits(*_both(lambda lib, x, y: lib.sub(x.t(), y.t(), alpha=3.3), a, b))

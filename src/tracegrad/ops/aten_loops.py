@@ -52,10 +52,13 @@ def iteration_order(x: np.ndarray, others: tuple) -> tuple[tuple, int]:
         return tuple(range(x.ndim)), x.size
     axes = [d for d in range(x.ndim) if x.shape[d] != 1]
     axes.sort(key=lambda d: -abs(x.strides[d]))  # (stable: ties keep their order)
+    # an operand runs along with x (contiguous) or stays put (broadcast, stride 0) through the whole run:
+    # one that is broadcast along some of its dimensions only cuts the run there (TensorIterator's coalescing)
+    broadcast = [o.strides[axes[-1]] == 0 if axes else False for o in others]
     run = 1
     for d in reversed(axes):
-        step = run * x.itemsize
-        if x.strides[d] != step or any(o.strides[d] not in (0, step * o.itemsize // x.itemsize) for o in others):
+        if x.strides[d] != run * x.itemsize or any(
+                o.strides[d] != (0 if still else run * o.itemsize) for o, still in zip(others, broadcast)):
             break
         run *= x.shape[d]
     return tuple(d for d in range(x.ndim) if x.shape[d] == 1) + tuple(axes), run

@@ -18,6 +18,7 @@ from .._state import STATE
 from .._strides import dense_in_order, with_strides
 from .._tensor import Tensor, _wrap
 from ..return_types import return_type
+from . import aten_norm
 from ._jvp import dense_product_rule, plus, scaled
 from ._util import refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
@@ -424,6 +425,10 @@ def _addmm_checks(inp, m1, m2) -> None:
 
 def _addmm_kernel(inp, m1, m2, beta=1, alpha=1):
     _addmm_checks(inp, m1, m2)
+    if m1.dtype == np.float16:  # (PyTorch's half gemm sums in float and adds self before its one rounding)
+        single = np.float32
+        return _combine(inp.astype(single), np.matmul(m1.astype(single), m2.astype(single)), beta,
+                        alpha).astype(m1.dtype)
     return _combine(inp, np.matmul(m1, m2), beta, alpha)
 
 
@@ -1129,29 +1134,60 @@ def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
 
 
 def _vector_norm_kernel(a, ord=2, dim=None, keepdim=False, dtype=None):
+    """``linalg.vector_norm`` (``torch.norm``, ``Tensor.norm``): float16/32/64 with ATen's CPU bits
+    (``aten_norm``), complex inputs in NumPy's order."""
     if isinstance(ord, str):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not {type(ord).__name__}")
     _check_float("linalg.vector_norm", a)
     if dtype is not None:
         from ..backend.dtypes import to_dtype
+        from .aten_sum import cast_as_aten
 
         dt = to_dtype(dtype).np
         if not np.can_cast(a.dtype, dt, casting="safe"):
             raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_tname(a.dtype)}) should be "
                                f"convertible without narrowing to the specified dtype ({_tname(dt)})")
-        a = a.astype(dt)
+        a = cast_as_aten(a, dt)  # (laid out as ATen's ``self.to(dtype)``: the layout decides the order)
     axes = wrap_dims(dim, a.ndim) if dim is not None else None  # (a 0-d input takes dim 0 or -1 only)
     if not a.ndim:
         axes = None
     if axes == ():
         axes = None
+    _check_norm_identity(a, ord, dim, axes)
+    if aten_norm.supports(a.dtype):
+        out = aten_norm.vector_norm_as_aten(a, float(ord), axes)
+        return _norm_keepdim(out, a.shape, axes, keepdim)
+    return _vector_norm_numpy(a, ord, axes, keepdim)
+
+
+def _check_norm_identity(a: np.ndarray, ord, dim, axes) -> None:
+    """PyTorch's refusal of the norms without an identity (ord < 0 or inf) over nothing: the whole of an empty
+    tensor, or an empty dim (named as the caller wrote it)."""
+    if a.size or not (ord < 0 or ord == math.inf):
+        return
+    if axes is None:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty tensor because the "
+                           "operation does not have an identity")
+    for d in [dim] if isinstance(dim, int) else dim:
+        if a.shape[wrap_dim(d, a.ndim)] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the dimension {d}because "
+                               "this dimension is empty and the operation does not have an identity")
+
+
+def _norm_keepdim(out: np.ndarray, shape: tuple, axes, keepdim: bool) -> np.ndarray:
+    """The reduced array with the reduced dims kept as 1s if asked. A ``keepdim`` that is no bool (nor int) is
+    refused with a TypeError, which the argument guard turns into torch's message."""
+    if not isinstance(keepdim, (builtins.bool, builtins.int, np.bool_)):
+        raise TypeError(f"keepdim must be bool, not {type(keepdim).__name__}")
+    if not keepdim:
+        return np.asarray(out)
+    return np.asarray(out).reshape(tuple(1 if axes is None or d in axes else s for d, s in enumerate(shape)))
+
+
+def _vector_norm_numpy(a: np.ndarray, ord, axes, keepdim: bool) -> np.ndarray:
+    """The norm in NumPy's own order (complex inputs: their magnitudes' norm)."""
     x = np.abs(a)
     if np.isinf(ord):
-        reduced = range(a.ndim) if axes is None else axes
-        if builtins.any(a.shape[d] == 0 for d in reduced) or (a.size == 0 and a.ndim == 0):
-            sign = "-" if ord < 0 else ""
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {sign}inf norm on an empty tensor "
-                               "because the operation does not have an identity")
         out = (np.max if ord > 0 else np.min)(x, axis=axes, keepdims=keepdim)
     elif ord == 0:
         out = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
