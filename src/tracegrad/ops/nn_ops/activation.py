@@ -46,6 +46,7 @@ from ..select import select
 from ..unary import CLAMP_COMPLEX, log1p
 from ._basic import erf_array
 from ._common import check_float, run_op, type_name
+from .elu_cpu import elu_backward_float, elu_float
 from .gelu_torch_cpu import torch_gelu, torch_gelu_backward
 from .pool import constant_in_self
 from .sigmoid_cpu import silu_backward_float, silu_float
@@ -396,16 +397,20 @@ SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 
 
-@half_in_float
 def _elu_kernel(a, alpha=1, scale=1, input_scale=1, name="elu_cpu"):
     check_float(a, name)
     dt = a.dtype
+    if dt == np.float32 or dt == np.float16:  # (the parameters checked as the kernel converts them: to float)
+        alpha, scale, input_scale = (float(_scalar(v, np.float32)) for v in (alpha, scale, input_scale))
+        return elu_float(a, alpha, scale, input_scale)
     neg_part = np.expm1(a * _scalar(input_scale, dt)) * _scalar(alpha, dt)
     return select(a > 0, a, neg_part) * _scalar(scale, dt)
 
 
 def _elu_backward_kernel(g, alpha, scale, input_scale, is_result, x):
     dt = np.result_type(g)
+    if dt == np.float32 or dt == np.float16:
+        return elu_backward_float(g, x, float(alpha), float(scale), float(input_scale), bool(is_result))
     alpha, scale, input_scale = (np.asarray(v, dtype=dt) for v in (alpha, scale, input_scale))
     if is_result:
         neg_part = g * input_scale * (x + alpha * scale)

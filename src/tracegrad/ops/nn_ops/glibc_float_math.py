@@ -225,3 +225,18 @@ def erf_float(x: np.ndarray) -> np.ndarray:
 def tanh_float(x: np.ndarray) -> np.ndarray:
     """The C library's tanhf of a float32 array."""
     return fdlibm_tanhf(x) if fdlibm_float_math() else np.tanh(x.astype(_F64)).astype(_F32)
+
+
+def expm1_float(x: np.ndarray) -> np.ndarray:
+    """The C library's expm1f of a float32 array: fdlibm's (inf above 88.72168, -1 below -27 ln 2) or, from
+    glibc 2.41, the correctly rounded value."""
+    x = np.asarray(x, _F32)
+    if not fdlibm_float_math():
+        with np.errstate(over="ignore"):
+            return np.expm1(x.astype(_F64)).astype(_F32)
+    inside = (x > _F32(-18.714973875)) & (x <= _F32(88.7216796875))  # (-27 ln 2 < x <= fdlibm's o_threshold)
+    out = np.where(x > 0, _F32(np.inf), _F32(-1))  # (NaN is neither inside nor > 0: set below)
+    if inside.any():
+        out[inside] = _expm1f_reduced(x[inside])
+    out[np.isnan(x)] = np.nan
+    return out

@@ -278,6 +278,20 @@ def _sleef_expk2(y: np.ndarray) -> tuple:
     return _ldexp2(hi, q), _ldexp2(lo, q)
 
 
+def sleef_expm1f(a: np.ndarray) -> np.ndarray:
+    """Sleef's expm1f_u10: e^a in double-float (expk2f) plus -1 in double-float, rounded once; inf above
+    88.72283, -1 below -16.63553, -0 at -0."""
+    a = np.asarray(a, _F32)
+    with np.errstate(all="ignore"):
+        inside = np.clip(np.nan_to_num(a), _F32(-17), _F32(89))  # (the lanes outside are replaced below)
+        hi, lo = _df_add2(_sleef_expk2(inside), -_ONE)
+        out = hi + lo
+    out[a > _F32(88.72283172607421875)] = np.inf
+    out[a < _F32(-16.635532333438687426013570)] = -_ONE
+    np.copyto(out, a, where=np.isnan(a) | (a == 0))  # (NaN through, and -0 and +0 kept)
+    return out
+
+
 _SLEEF_TANH_ONE = _F32(8.664339742)  # (beyond, Sleef's tanhf is +-1 exactly)
 
 

@@ -1,0 +1,60 @@
+"""ELU, SELU and CELU on float32 and half as PyTorch's x86 CPU kernel (``elu_kernel``) computes them, bit for bit.
+
+Positive inputs give ``x * scale``, the others ``expm1(x * input_scale) * (alpha * scale)``: Sleef's expm1f in
+the vector blocks, glibc's in the scalar loop that finishes each run (``aten_loops``); ``alpha * scale`` is
+rounded to float first. Half is computed in float and rounded once, in blocks of twice as many elements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..aten_loops import vector_and_scalar
+from ..aten_vec import aten_float_lanes
+from .glibc_float_math import exp_float, expm1_float
+from .sleef_float import sleef_expf, sleef_expm1f
+
+_F32 = np.float32
+
+
+def elu_float(x: np.ndarray, alpha: float, scale: float, input_scale: float) -> np.ndarray:
+    """PyTorch's ``elu(x, alpha, scale, input_scale)`` of a float32 or float16 array, in x's dtype."""
+    negative_coef = _F32(alpha) * _F32(scale)
+    positive_coef, input_coef = _F32(scale), _F32(input_scale)
+
+    def formula(a: np.ndarray, vector: bool) -> np.ndarray:
+        a = a.astype(_F32, copy=False)
+        scaled = a * input_coef
+        exp_minus_one = sleef_expm1f(scaled) if vector else expm1_float(scaled)
+        # (a <= 0 takes the exponential: NaN too, which comes out NaN either way)
+        return np.where(a > 0, a * positive_coef, exp_minus_one * negative_coef).astype(x.dtype, copy=False)
+
+    block = 2 * aten_float_lanes() * (2 if x.dtype == np.float16 else 1)  # (Vectorized<Half>: twice the lanes)
+    with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernel, silently)
+        return vector_and_scalar(lambda a: formula(a, True), lambda a: formula(a, False), x, (x,), block)
+
+
+def elu_backward_float(g: np.ndarray, x: np.ndarray, alpha: float, scale: float, input_scale: float,
+                       is_result: bool) -> np.ndarray:
+    """PyTorch's ``elu_backward`` of float32 or float16 arrays (``x``: the input, or the result where
+    ``is_result``), left to right: ``g * input_scale * (y + alpha * scale)`` from the result,
+    ``g * input_scale * (alpha * scale) * exp(x * input_scale)`` from the input, ``g * scale`` where positive.
+    The vector code sends NaN to the first branch, the scalar loop to the last."""
+    negative_coef = _F32(alpha) * _F32(scale)
+    positive_coef, input_coef = _F32(scale), _F32(input_scale)
+
+    def formula(grad: np.ndarray, b: np.ndarray, vector: bool) -> np.ndarray:
+        grad, b = grad.astype(_F32, copy=False), b.astype(_F32, copy=False)
+        if is_result:
+            negative = grad * input_coef * (b + negative_coef)
+        else:
+            scaled = b * input_coef
+            negative = grad * input_coef * negative_coef * (sleef_expf(scaled) if vector else exp_float(scaled))
+        positive = (b > 0) if vector else ~(b <= 0)
+        return np.where(positive, grad * positive_coef, negative).astype(g.dtype, copy=False)
+
+    shape = np.broadcast_shapes(g.shape, x.shape)
+    block = 2 * aten_float_lanes() * (2 if g.dtype == np.float16 else 1)
+    with np.errstate(all="ignore"):
+        return vector_and_scalar(lambda a, b: formula(a, b, True), lambda a, b: formula(a, b, False),
+                                 g if g.shape == shape else np.empty(shape, g.dtype), (g, x), block)
