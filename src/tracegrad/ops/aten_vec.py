@@ -135,6 +135,21 @@ def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi, v - hi
 
 
+BLOCK_ELEMENTS = 32768  # elements per block of rows: a block's float64 scratch (256 KiB) stays in the L2 cache
+
+
+def block_rows(rows: int, length: int) -> int:
+    """Rows per block of ``row_blocks``."""
+    return min(rows, max(1, BLOCK_ELEMENTS // max(length, 1)))
+
+
+def row_blocks(rows: int, length: int) -> list[slice]:
+    """Consecutive blocks of whole rows of about ``BLOCK_ELEMENTS`` elements (at least one row each): the kernels
+    emulated here work a block at a time, so their float64 temporaries stay in cache."""
+    step = block_rows(rows, length)
+    return [slice(start, start + step) for start in range(0, rows, step)]
+
+
 def fused_row_accumulation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``acc = fma(a[i], b[i], acc)`` for the rows i of two 2-d arrays in turn, from zero: a kernel's buffer that
     each row updates with one rounding."""
@@ -143,14 +158,38 @@ def fused_row_accumulation(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         for row in range(a.shape[0]):
             acc = fma(a[row], b[row], acc)
         return acc
-    products = np.multiply(a, b, dtype=np.float64)  # (exact: every row's products at once)
-    wide = np.zeros(a.shape[1], np.float64)
-    acc = np.zeros(a.shape[1], np.float32)
-    for row in products:  # (each row rounds to float before the next adds to it)
-        np.add(row, wide, out=wide)
-        np.copyto(acc, wide, casting="same_kind")
-        np.copyto(wide, acc)
-    return acc
+    accumulator = RoundedRowSum(a.shape)
+    for block in row_blocks(*a.shape):
+        accumulator.add(a[block], b[block])
+    return accumulator.acc
+
+
+class RoundedRowSum:
+    """``acc = fma(a[i], b[i], acc)`` over float32 rows i in turn, from zero, fed a block of rows at a time: the
+    exact products in double, each row's sum rounded to float before the next adds to it."""
+
+    def __init__(self, shape: tuple) -> None:
+        self.acc = np.zeros(shape[1], np.float32)
+        self.wide_acc = np.zeros(shape[1])
+        self.wide = np.empty((block_rows(*shape), shape[1]))  # (the products of a block; callers may borrow it)
+
+    def add(self, a: np.ndarray, b: np.ndarray) -> None:
+        acc, wide_acc = self.acc, self.wide_acc
+        for row in np.multiply(a, b, dtype=np.float64, out=self.wide[:a.shape[0]]):  # (exact)
+            np.add(row, wide_acc, wide_acc)
+            acc[...] = wide_acc  # (item assignment: the cheapest call for these short rows)
+            wide_acc[...] = acc
+
+
+def fma_into(a, b, c, out: np.ndarray, wide: np.ndarray | None = None) -> np.ndarray:
+    """``fma(a, b, c)`` written into ``out``. For float32 without fresh temporaries: the exact product into
+    ``wide`` (float64 scratch of ``out``'s shape), the sum rounded there and then to float in one call."""
+    if out.dtype != np.float32:
+        out[...] = fma(a, b, c)
+        return out
+    a, b, c = (_widened_if_small(x) for x in (a, b, c))
+    wide = np.multiply(a, b, dtype=np.float64, out=wide)
+    return np.add(wide, c, out=out, casting="same_kind")
 
 
 def map_reduce_sum(factors: list, fused_tail: bool = True, lanes: int | None = None) -> np.ndarray:
@@ -158,35 +197,42 @@ def map_reduce_sum(factors: list, fused_tail: bool = True, lanes: int | None = N
     with ``lanes``-wide vectors (the AVX2 build's by default; 16 floats for kernels registered for AVX-512).
 
     A row shorter than a vector is summed lane by lane. Otherwise the lanes accumulate whole vectors (product,
-    then add), the leftover elements go into the first lanes (product and add fused, as the compiler contracts
-    that step, unless ``fused_tail`` is False), and the lanes fold as the reductions shuffle them (floats) or
-    one by one (doubles)."""
+    then add): here a block of rows at a time, its vectors moved as single 32- or 64-byte items so that vector j
+    of every row is one contiguous run, which NumPy's reduction adds run after run (summing the middle axis of
+    (rows, vectors, lanes) would run 8-element loops). The leftover elements go into the first lanes (product
+    and add fused, as the compiler contracts that step, unless ``fused_tail`` is False), and the lanes fold as
+    the reductions shuffle them (floats) or one by one (doubles)."""
     rows, length = factors[0].shape
     dtype = factors[0].dtype
     lanes = vector_lanes(dtype) if lanes is None else lanes
-
-    def product(columns: slice) -> np.ndarray:
-        out = factors[0][:, columns]
-        for f in factors[1:]:
-            out = out * f[:, columns]
-        return out
-
     if length < lanes:
-        return _fold_in_order(product(slice(0, length)))
+        return _fold_in_order(_product(factors, slice(0, length)))
     whole = length - length % lanes
-    # (summing the middle axis of (rows, vectors, lanes) adds the vectors one after another, as the loop does)
-    acc = np.add.reduce(product(slice(0, whole)).reshape(rows, -1, lanes), axis=1)
+    acc = np.empty((rows, lanes), dtype)
+    vector = np.dtype((np.void, lanes * dtype.itemsize))
+    for block in row_blocks(rows, length):
+        products = _product([f[block] for f in factors], slice(0, whole))
+        by_vector = np.ascontiguousarray(products.view(vector).T).view(dtype)  # (vectors, block rows * lanes)
+        np.add.reduce(by_vector, axis=0, out=acc[block].reshape(-1))
     if whole < length:
-        acc = acc.copy()
         k = length - whole
-        head = factors[0][:, whole:]
-        for f in factors[1:-1]:
-            head = head * f[:, whole:]
+        head = _product(factors[:-1] if len(factors) > 1 else factors, slice(whole, length))
         if len(factors) > 1 and fused_tail:
             acc[:, :k] = fma(head, factors[-1][:, whole:], acc[:, :k])
         else:
             acc[:, :k] = acc[:, :k] + (head * factors[-1][:, whole:] if len(factors) > 1 else head)
     return _fold_float_lanes(acc) if dtype == np.float32 else _fold_in_order(acc)
+
+
+def _product(factors: list, columns: slice) -> np.ndarray:
+    """``((f0 * f1) * f2) ...`` over ``columns``, as one C-contiguous array (a copy for a single factor)."""
+    out = np.array(factors[0][:, columns], order="C")
+    for f in factors[1:]:
+        if f.dtype == out.dtype:
+            np.multiply(out, f[:, columns], out=out)
+        else:  # (NumPy's promotion, as the plain product has it)
+            out = out * f[:, columns]
+    return out
 
 
 def _fold_in_order(lanes: np.ndarray) -> np.ndarray:

@@ -210,19 +210,31 @@ def _layer_norm_as_aten(x: np.ndarray, k: int, weight, bias, eps: float) -> tupl
     rows = np.ascontiguousarray(x).reshape(math.prod(batch), -1)
     mean, var = aten_moments.rowwise_moments(rows)
     rstd = dtype(1) / np.sqrt(var + dtype(eps))
+    y = _layer_norm_rows(rows, mean[:, None], rstd[:, None], weight, bias)
     kept = batch + (1,) * k
-    mean, rstd = mean.reshape(kept), rstd.reshape(kept)
-    y = np.subtract(x, mean)
-    if bias is None:
-        y *= rstd
-        if weight is not None:
-            y *= weight
-    elif weight is None:  # (a bias alone: (x - mean) * rstd + bias, one rounding)
-        y = aten_vec.fma(y, rstd, bias)
-    else:
-        y *= rstd
-        y = aten_vec.fma(y, weight, bias)
-    return y, mean, rstd
+    return y.reshape(x.shape), mean.reshape(kept), rstd.reshape(kept)
+
+
+def _layer_norm_rows(rows: np.ndarray, mean: np.ndarray, rstd: np.ndarray, weight, bias) -> np.ndarray:
+    """The normalised rows, a block of rows at a time into one output (the float64 scratch of the fused
+    multiply-add stays in cache)."""
+    w = None if weight is None else weight.reshape(-1)
+    b = None if bias is None else bias.reshape(-1)
+    out = np.empty(rows.shape, rows.dtype)
+    wide = np.empty((aten_vec.block_rows(*rows.shape), rows.shape[1]))  # (scratch of the fused steps)
+    for block in aten_vec.row_blocks(*rows.shape):
+        y = out[block]
+        np.subtract(rows[block], mean[block], out=y)
+        if b is None:
+            y *= rstd[block]
+            if w is not None:
+                y *= w
+        elif w is None:  # (a bias alone: (x - mean) * rstd + bias, one rounding)
+            aten_vec.fma_into(y, rstd[block], b, y, wide[:y.shape[0]])
+        else:
+            y *= rstd[block]
+            aten_vec.fma_into(y, w, b, y, wide[:y.shape[0]])
+    return out
 
 
 def _layer_norm_vjp(ctx, g, _g_mean=None, _g_rstd=None):
@@ -280,24 +292,50 @@ def _layer_norm_backward_as_aten(g, x, mean, rstd, weight, k: int, output_mask) 
     xs = np.ascontiguousarray(x).reshape(-1, length)
     a = rstd.reshape(-1, 1).astype(dtype, copy=False)
     m = mean.reshape(-1, 1).astype(dtype, copy=False)
-    gamma = None if weight is None else np.broadcast_to(weight.reshape(1, length), dy.shape)
+    gamma = None if weight is None else weight.reshape(length)
     empty = np.empty((0,), g.dtype)
     gx = gw = gb = empty
     if output_mask[0]:
         scale = dtype(1) / dtype(length)
-        ds = aten_vec.map_reduce_sum([dy, xs] if gamma is None else [dy, xs, gamma]).reshape(-1, 1)
-        db = aten_vec.map_reduce_sum([dy] if gamma is None else [dy, gamma]).reshape(-1, 1)
+        rows_gamma = None if gamma is None else np.broadcast_to(gamma, dy.shape)
+        ds = aten_vec.map_reduce_sum([dy, xs] if gamma is None else [dy, xs, rows_gamma]).reshape(-1, 1)
+        db = aten_vec.map_reduce_sum([dy] if gamma is None else [dy, rows_gamma]).reshape(-1, 1)
         b = aten_vec.fma(db, m, -ds) * a * a * a * scale
         c = aten_vec.fma(-b, m, -(db * a * scale))
-        head = a * dy if gamma is None else a * dy * gamma
-        gx = (aten_vec.fma(np.broadcast_to(b, xs.shape), xs, head) + c).reshape(x.shape)
+        gx = _layer_norm_input_grad(dy, xs, a, gamma, b, c).reshape(x.shape)
     normalized = x.shape[x.ndim - k:]
     if output_mask[1]:
-        centred = aten_vec.fma(np.broadcast_to(a, xs.shape), xs, np.broadcast_to(-a * m, xs.shape))
-        gw = aten_vec.fused_row_accumulation(dy, centred).reshape(normalized)
+        gw = _layer_norm_weight_grad(dy, xs, a, -a * m).reshape(normalized)
     if output_mask[2]:
         gb = np.add.reduce(dy, axis=0).reshape(normalized)  # (rows one after another)
     return gx, gw, gb
+
+
+def _layer_norm_input_grad(dy, xs, a, gamma, b, c) -> np.ndarray:
+    """``fma(b, x, a * dy * gamma) + c`` (per-row ``a``, ``b``, ``c``), a block of rows at a time."""
+    out = np.empty(xs.shape, xs.dtype)
+    wide = np.empty((aten_vec.block_rows(*xs.shape), xs.shape[1]))  # (scratch of the fused step)
+    for block in aten_vec.row_blocks(*xs.shape):
+        head = np.multiply(a[block], dy[block])
+        if gamma is not None:
+            head *= gamma
+        aten_vec.fma_into(b[block], xs[block], head, out[block], wide[:head.shape[0]])
+        out[block] += c[block]
+    return out
+
+
+def _layer_norm_weight_grad(dy, xs, a, shift) -> np.ndarray:
+    """``acc = fma(dy, fma(a, x, shift), acc)`` row after row (per-row ``a`` and ``shift = -a * mean``)."""
+    if xs.dtype != np.float32:
+        centred = aten_vec.fma(np.broadcast_to(a, xs.shape), xs, np.broadcast_to(shift, xs.shape))
+        return aten_vec.fused_row_accumulation(dy, centred)
+    accumulator = aten_vec.RoundedRowSum(xs.shape)
+    centred = np.empty(accumulator.wide.shape, np.float32)  # (scratch)
+    for block in aten_vec.row_blocks(*xs.shape):
+        rows = dy[block].shape[0]
+        aten_vec.fma_into(a[block], xs[block], shift[block], centred[:rows], accumulator.wide[:rows])
+        accumulator.add(dy[block], centred[:rows])
+    return accumulator.acc
 
 
 def _ln_double_backward(ctx, ggx, ggw, ggb):
@@ -385,7 +423,22 @@ def _group_norm_as_aten(x: np.ndarray, weight, bias, groups: int, eps: float) ->
     scale = channel_rstd if weight is None else channel_rstd * weight.reshape(cshape)
     beta = np.zeros(cshape, x.dtype) if bias is None else bias.reshape(cshape)
     shift = aten_vec.fma(-scale, channel_mean, np.broadcast_to(beta, scale.shape))
+    if x.dtype == np.float32 and x.flags.c_contiguous:
+        return _plane_fma(x, scale.reshape(-1), shift.reshape(-1)), mean, rstd
     return aten_vec.fma(np.broadcast_to(scale, x.shape), x, np.broadcast_to(shift, x.shape)), mean, rstd
+
+
+def _plane_fma(x: np.ndarray, scale: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``fma(scale, x, shift)`` per (sample, channel) plane of a C-contiguous float32 ``x`` (``scale`` and
+    ``shift`` flat per plane), a block of planes at a time."""
+    rows = x.reshape(scale.shape[0], -1)
+    out = np.empty(x.shape, x.dtype)
+    out_rows = out.reshape(rows.shape)
+    wide = np.empty((aten_vec.block_rows(*rows.shape), rows.shape[1]))  # (scratch of the fused step)
+    for block in aten_vec.row_blocks(*rows.shape):
+        aten_vec.fma_into(scale[block, None], rows[block], shift[block, None], out_rows[block],
+                              wide[:rows[block].shape[0]])
+    return out
 
 
 def _group_norm_vjp(ctx, g, g_mean=None, g_rstd=None):
@@ -406,9 +459,42 @@ def _group_norm_backward_kernel(g, x, mean, rstd, weight, N, C, HxW, group, outp
     blocks = (N, group, C // group, HxW)
     w = None if weight is None else weight.reshape(1, group, C // group, 1)
     stats = (mean.reshape(N, group, 1, 1), rstd.reshape(N, group, 1, 1))
-    gx, gw, gb = _norm_backward_arrays(g.reshape(blocks), x.reshape(blocks), w, *stats, (2, 3), (0, 3), output_mask)
+    g4, x4 = g.reshape(blocks), x.reshape(blocks)
+    # (with a single channel NumPy merges the samples and positions into one run, summed pairwise)
+    if g4.flags.c_contiguous and x4.flags.c_contiguous and x4.size and C > 1 and \
+            len({a.dtype for a in (g4, x4, *stats) + (() if w is None else (w,))}) == 1:
+        gx, gw, gb = _group_norm_backward_by_samples(g4, x4, w, *stats, output_mask)
+    else:
+        gx, gw, gb = _norm_backward_arrays(g4, x4, w, *stats, (2, 3), (0, 3), output_mask)
     return (gx.reshape(x.shape) if output_mask[0] else gx, gw.reshape(-1) if output_mask[1] else gw,
             gb.reshape(-1) if output_mask[2] else gb)
+
+
+def _group_norm_backward_by_samples(g, x, w, mean, rstd, output_mask) -> tuple:
+    """``_norm_backward_arrays`` over (N, group, C // group, HxW) C-contiguous blocks of one dtype, a block of
+    samples at a time (its temporaries stay in cache), with the same operations: the means over a (sample, group)
+    reduce the same contiguous run as over the whole array, and the sums over samples and positions, which
+    NumPy takes as each run of positions summed (pairwise) and added to the total sample after sample, are that:
+    the runs' sums per block, then added down the samples."""
+    n = x.shape[0]
+    step = max(1, aten_vec.BLOCK_ELEMENTS // (x.size // n))
+    gx = np.empty(x.shape, x.dtype) if output_mask[0] else np.empty((0,), g.dtype)
+    gw_runs = np.empty(x.shape[:3], x.dtype) if output_mask[1] else None
+    for start in range(0, n, step):
+        b = slice(start, start + step)
+        xhat = np.subtract(x[b], mean[b])
+        xhat *= rstd[b]
+        if output_mask[0]:
+            gxhat = g[b] if w is None else g[b] * w
+            projection = np.multiply(gxhat, xhat).mean(axis=(2, 3), keepdims=True)
+            out = np.subtract(gxhat, gxhat.mean(axis=(2, 3), keepdims=True), out=gx[b])
+            out -= np.multiply(xhat, projection, out=xhat if gw_runs is None else None)
+            out *= rstd[b]
+        if gw_runs is not None:
+            np.add.reduce(np.multiply(g[b], xhat), axis=3, out=gw_runs[b])
+    gw = np.add.reduce(gw_runs, axis=0) if output_mask[1] else np.empty((0,), g.dtype)
+    gb = np.add.reduce(np.add.reduce(g, axis=3), axis=0) if output_mask[2] else np.empty((0,), g.dtype)
+    return gx, gw, gb
 
 
 # (only run when no graph is recorded: under create_graph the composite above gives the gradients)
@@ -553,8 +639,31 @@ def _normalize_per_channel(x, mean, rstd, weight, bias):
         alpha = alpha * weight.reshape(-1).astype(param, copy=False)
     shift = np.zeros_like(alpha) if bias is None else bias.reshape(-1).astype(param, copy=False)
     beta = aten_vec.fma(-np.asarray(mean, dtype=param).reshape(-1), alpha, shift)  # (bias - mean * alpha, fused)
+    if x.dtype == np.float32:
+        return _per_channel_fma(x, alpha, beta)
     y = aten_vec.fma(x.astype(param, copy=False), alpha.reshape(cshape), beta.reshape(cshape))
     return y.astype(x.dtype, copy=False)
+
+
+def _per_channel_fma(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """``fma(x, alpha, beta)`` per channel of a dense float32 ``x``, into an array of ``x``'s layout, a block of
+    rows at a time: rows of a plane (channels-first) or of the channels (channels-last, and (N, C))."""
+    out = np.empty_like(x)
+    n, channels = x.shape[:2]
+    if x.flags.c_contiguous and x.ndim > 2:
+        rows, out_rows = x.reshape(n * channels, -1), out.reshape(n * channels, -1)
+        alpha, beta = np.tile(alpha, n)[:, None], np.tile(beta, n)[:, None]
+    else:  # (the channel is the fastest dim)
+        rows, out_rows = np.moveaxis(x, 1, -1).reshape(-1, channels), np.moveaxis(out, 1, -1).reshape(-1, channels)
+        if not np.may_share_memory(out_rows, out):  # (not a view after all: one call on the whole)
+            cshape = _channel_shape(x.ndim, channels)
+            return aten_vec.fma(x, alpha.reshape(cshape), beta.reshape(cshape))
+        alpha, beta = alpha[None, :], beta[None, :]
+    wide = np.empty((aten_vec.block_rows(*rows.shape), rows.shape[1]))  # (scratch of the fused step)
+    for block in aten_vec.row_blocks(*rows.shape):
+        per_row = block if alpha.shape[0] > 1 else slice(None)
+        aten_vec.fma_into(rows[block], alpha[per_row], beta[per_row], out_rows[block], wide[:rows[block].shape[0]])
+    return out
 
 
 def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=None, momentum=0.1, eps=1e-5,
@@ -598,15 +707,49 @@ def _batch_statistics_as_aten(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     channels = x.shape[1]
     count = x.size // channels
     if _bn_kernel_kind(x) == "first":
-        per_channel = np.moveaxis(x, 1, 0).reshape(channels, count)
-        mean = (np.cumsum(per_channel, axis=1, dtype=np.float64)[:, -1] / count).astype(dtype)
-        deviation = per_channel - mean[:, None]
-        squares = np.cumsum(deviation * deviation, axis=1, dtype=np.float64)[:, -1]
-        return mean, squares.astype(dtype)
+        planes = x.reshape(x.shape[0], channels, -1)
+        mean = (_ordered_channel_sums(planes) / count).astype(dtype)
+        return mean, _ordered_channel_sums(planes, around=mean).astype(dtype)
     rows = np.moveaxis(x, 1, -1).reshape(count, channels)
     mean = (np.add.reduce(rows, axis=0).astype(np.float64) / count).astype(dtype)
     deviation = rows - mean
     return mean, aten_vec.fused_row_accumulation(deviation, deviation)
+
+
+def _ordered_channel_sums(planes: np.ndarray, around: np.ndarray | None = None) -> np.ndarray:
+    """Per channel of an (N, C, HW) array, its elements (or the squares of their differences from ``around``,
+    rounded in the input's dtype) added one after another in double: sample after sample, position after
+    position, from the first element on (``np.cumsum``'s order).
+
+    A block of positions at a time is moved to (positions, channels) in double, so that NumPy's reduction down
+    its rows adds all the channels side by side, row after row; row 0 carries the running sums between blocks,
+    from -0.0 (which adds nothing to any value: +0.0 would turn a leading -0.0 into +0.0)."""
+    n, channels, hw = planes.shape
+    per_block = max(1, aten_vec.BLOCK_ELEMENTS // channels)
+    buf = np.empty((per_block + 1, channels))
+    total = np.full(channels, -0.0)
+    for samples, positions in _position_blocks(n, hw, per_block):
+        values = planes[samples, :, positions]
+        if around is not None:
+            values = np.subtract(values, around[:, None])
+            values *= values
+        steps = values.shape[0] * values.shape[2]
+        np.copyto(buf[1:1 + steps].reshape(values.shape[0], values.shape[2], channels), values.transpose(0, 2, 1))
+        buf[0] = total
+        if channels == 1:  # (a single column would be reduced pairwise: its running sum keeps the order)
+            total = np.cumsum(buf[:1 + steps, 0])[-1:]
+        else:
+            np.add.reduce(buf[:1 + steps], axis=0, initial=-0.0, out=total)
+    return total
+
+
+def _position_blocks(n: int, hw: int, per_block: int) -> list[tuple[slice, slice]]:
+    """(samples, positions) blocks in (sample, position) order, of at most ``per_block`` positions: whole
+    samples together when they fit, else one sample in pieces."""
+    if hw <= per_block:
+        step = per_block // hw
+        return [(slice(i, i + step), slice(None)) for i in range(0, n, step)]
+    return [(slice(i, i + 1), slice(j, j + per_block)) for i in range(n) for j in range(0, hw, per_block)]
 
 
 def _update_running_stats_as_aten(running_mean, running_var, mean, var_sum, count: int, momentum: float) -> None:
@@ -779,7 +922,10 @@ def _batch_norm_backward_as_aten(g, x, weight, mean, invstd, train: bool, output
         k = dotp * invstd * invstd / dtype(count)
         grad_mean = total / dtype(count)
     gx = gw = gb = np.empty((0,), g.dtype)
-    if output_mask[0] and train:
+    if output_mask[0] and train and channels_first and x.dtype == k.dtype == invstd.dtype == np.float32:
+        per_plane = [np.tile(v, x.shape[0])[:, None] for v in (grad_mean, -k, invstd, w)]
+        gx = _bn_input_grad_planes(plane_dy, centred, *per_plane).reshape(x.shape)
+    elif output_mask[0] and train:
         centred_x = x - mean.reshape(channel_shape)
         shifted = dy - grad_mean.reshape(channel_shape)
         gx = aten_vec.fma(-centred_x, np.broadcast_to(k.reshape(channel_shape), x.shape), shifted)
@@ -794,6 +940,20 @@ def _batch_norm_backward_as_aten(g, x, weight, mean, invstd, train: bool, output
     if output_mask[2]:
         gb = total.astype(x.dtype)
     return gx, gw, gb
+
+
+def _bn_input_grad_planes(dy: np.ndarray, centred: np.ndarray, grad_mean: np.ndarray, minus_k: np.ndarray,
+                          invstd: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``fma(-centred, k, dy - grad_mean) * invstd * w`` on float32 (sample, channel) planes, per-plane values
+    given as columns, a block of planes at a time (``-centred * k`` is ``centred * -k``, exactly)."""
+    out = np.empty(dy.shape, np.float32)
+    wide = np.empty((aten_vec.block_rows(*dy.shape), dy.shape[1]))  # (scratch of the fused step)
+    for block in aten_vec.row_blocks(*dy.shape):
+        gx = np.subtract(dy[block], grad_mean[block], out=out[block])
+        aten_vec.fma_into(centred[block], minus_k[block], gx, gx, wide[:gx.shape[0]])
+        gx *= invstd[block]
+        gx *= w[block]
+    return out
 
 
 def _bn_double_backward(ctx, ggx, ggw, ggb):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_vec import aten_float_lanes, map_reduce_sum
+from ..aten_vec import aten_float_lanes, block_rows, map_reduce_sum, row_blocks
 from .glibc_float_math import exp_float
 from .sleef_float import sleef_expf, sleef_logf
 
@@ -132,18 +132,27 @@ def softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int, log: bool) -> 
 
 
 def _lastdim_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
+    """A block of rows at a time."""
     lanes = aten_float_lanes()
-    if log:
-        return _minus_exp_times(g, map_reduce_sum([g], lanes=lanes)[:, None], sleef_expf(y))
-    total = map_reduce_sum([g, y], lanes=lanes)[:, None]
-    return (g - total) * y
+    out = np.empty(y.shape, _F32)
+    wide = np.empty((block_rows(*y.shape), y.shape[1])) if log else None  # (scratch of the fused step)
+    for block in row_blocks(*y.shape):
+        if log:
+            total = map_reduce_sum([g[block]], lanes=lanes)[:, None]
+            _minus_exp_times(g[block], total, sleef_expf(y[block]), out[block], wide)
+        else:
+            total = map_reduce_sum([g[block], y[block]], lanes=lanes)[:, None]
+            np.multiply(np.subtract(g[block], total, out=out[block]), y[block], out=out[block])
+    return out
 
 
-def _minus_exp_times(g: np.ndarray, total: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """``g - exp(y) * total`` with the product and the difference fused (one rounding), into ``e``."""
-    wide = np.multiply(e, total, dtype=np.float64)  # (exact: a product of two floats)
-    np.subtract(g, wide, e, casting="same_kind")
-    return e
+def _minus_exp_times(g: np.ndarray, total: np.ndarray, e: np.ndarray, out: np.ndarray | None = None,
+                     wide: np.ndarray | None = None) -> np.ndarray:
+    """``g - exp(y) * total`` with the product and the difference fused (one rounding), into ``out`` (default
+    ``e``); ``wide`` is float64 scratch of ``g``'s shape, or at least as many rows."""
+    wide = np.multiply(e, total, dtype=np.float64, out=None if wide is None else wide[:e.shape[0]])  # (exact)
+    np.subtract(g, wide, e if out is None else out, casting="same_kind")
+    return e if out is None else out
 
 
 def _inner_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
