@@ -21,7 +21,8 @@ else:
 
 torch.set_num_threads(1)
 
-__all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "run_both", "recorded_graph", "raised"]
+__all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "assert_same_bits", "run_both", "recorded_graph",
+           "raised"]
 
 
 def to_numpy(value):
@@ -35,6 +36,22 @@ def to_numpy(value):
                 value = getattr(value, resolve)()
         return np.asarray(value.cpu().numpy() if hasattr(value, "cpu") else value.numpy())
     return np.asarray(value)
+
+
+def assert_same_bits(ours, theirs) -> None:
+    """The two results (tensors or arrays) have one dtype and shape and the same bits, signs of zeros included;
+    any NaN matches any NaN."""
+    a, b = to_numpy(ours), to_numpy(theirs)
+    assert a.dtype == b.dtype and a.shape == b.shape, f"{a.dtype}{a.shape} vs {b.dtype}{b.shape}"
+    if a.dtype.kind == "c":  # (real and imaginary parts side by side)
+        a, b = (np.ascontiguousarray(x).view(x.real.dtype) for x in (a, b))
+    if a.dtype.kind == "f":
+        bits = f"u{a.itemsize}"
+        same = (np.ascontiguousarray(a).view(bits) == np.ascontiguousarray(b).view(bits)) | (np.isnan(a) & np.isnan(b))
+    else:
+        same = a == b
+    assert same.all(), (f"{(~same).sum()} of {same.size} differ, e.g. at {np.flatnonzero(~same)[:5]}: "
+                        f"{a.reshape(-1)[~same.reshape(-1)][:3]} vs {b.reshape(-1)[~same.reshape(-1)][:3]}")
 
 
 def assert_close(actual, expected, rtol=1e-5, atol=1e-6, check_dtype=False):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import assert_same_bits, tg, torch
 
 SIZES = [1, 7, 31, 32, 33, 100, 4031, 9001]
 
@@ -22,12 +22,6 @@ def _inputs(n: int, dtype, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     x = rng.standard_normal(n) * 6
     x[:12] = [np.inf, -np.inf, np.nan, 0.0, -0.0, -100.0, 100.0, -88.5, 88.5, 1e-30, -17.3, 17.3][: min(12, n)]
     return x.astype(dtype), rng.standard_normal(n).astype(dtype)
-
-
-def _same_bits(ours: np.ndarray, theirs: np.ndarray) -> None:
-    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
-    differ = ~((ours == theirs) | (np.isnan(ours) & np.isnan(theirs)))
-    assert not differ.any(), f"{differ.sum()} of {differ.size} differ, e.g. at {np.flatnonzero(differ)[:5]}"
 
 
 def _value_and_grad(lib, fn, x: np.ndarray, g: np.ndarray, view) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +57,7 @@ def test_values_and_gradients_are_torchs(name: str, n: int, dtype) -> None:
         ours = _value_and_grad(tg, FUNCTIONS[name], x, g, view)
         theirs = _value_and_grad(torch, FUNCTIONS[name], x, g, view)
         for a, b in zip(ours, theirs):
-            _same_bits(a, b)
+            assert_same_bits(a, b)
 
 
 @pytest.mark.usefixtures("one_thread")
@@ -78,4 +72,4 @@ def test_in_place_and_module_forms(n: int) -> None:
         results.append((a.numpy(), b.numpy(), lib.nn.SiLU()(lib.tensor(x)).numpy(),
                         lib.nn.Sigmoid()(lib.tensor(x)).numpy()))
     for a, b in zip(*results):
-        _same_bits(a, b)
+        assert_same_bits(a, b)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import assert_same_bits, tg, torch
 
 DTYPES = ("float16", "float32", "float64")
 
@@ -18,12 +18,6 @@ def _special_values(rng: np.random.Generator, shape: tuple, dtype: str) -> np.nd
     x[rng.random(shape) < 0.05] = np.nan
     x[rng.random(shape) < 0.1] = -0.0
     return x
-
-
-def _same_bits(ours, theirs) -> None:
-    a, b = ours.detach().numpy(), theirs.detach().numpy()
-    assert a.dtype == b.dtype and a.shape == b.shape
-    assert np.array_equal(a.view(f"u{a.itemsize}"), b.view(f"u{b.itemsize}"))
 
 
 def _inputs(x: np.ndarray, channels_last: bool):
@@ -66,7 +60,7 @@ def test_max_pool_values_indices_and_gradients(name, shape, kwargs, channels_las
         (grad,) = lib.autograd.grad(out, t, grad_out)
         results.append((out, indices, grad))
     for ours, theirs in zip(*results):
-        _same_bits(ours, theirs)
+        assert_same_bits(ours, theirs)
 
 
 AVG_CASES = [  # (function, input shape, keyword arguments, dtypes: torch 2.13 has no half avg_pool3d on the CPU)
@@ -92,7 +86,7 @@ def test_avg_pool_values_and_gradients(name, shape, kwargs, dtype, channels_last
         (grad,) = lib.autograd.grad(out, t, grad_out)
         results.append((out, grad))
     for ours, theirs in zip(*results):
-        _same_bits(ours, theirs)
+        assert_same_bits(ours, theirs)
 
 
 @pytest.mark.parametrize("dtype", ("float32", "float64"))
@@ -105,7 +99,7 @@ def test_adaptive_max_pool_gradient_adds_in_the_outputs_order(dtype):
         out = lib.nn.functional.adaptive_max_pool2d(t, (5, 6))
         grad_out = lib.tensor(np.random.default_rng(9).standard_normal(tuple(out.shape)).astype(dtype))
         grads.append(lib.autograd.grad(out, t, grad_out)[0])
-    _same_bits(*grads)
+    assert_same_bits(*grads)
 
 
 @pytest.mark.parametrize("dtype", ("float32", "float64"))
@@ -121,7 +115,7 @@ def test_padding_and_nearest_upsampling_gradients_add_in_the_outputs_order(call,
             F.interpolate(t, scale_factor=2.6, mode=call)
         grad_out = lib.tensor(np.random.default_rng(13).standard_normal(tuple(out.shape)).astype(dtype))
         grads.append(lib.autograd.grad(out, t, grad_out)[0])
-    _same_bits(*grads)
+    assert_same_bits(*grads)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -139,5 +133,5 @@ def test_adaptive_max_pool_choices_and_layouts(seed):
         (grad,) = lib.autograd.grad(out, t, lib.ones_like(out))
         results.append((out, indices, grad, out.stride()))
     for ours, theirs in zip(results[0][:3], results[1][:3]):
-        _same_bits(ours, theirs)
+        assert_same_bits(ours, theirs)
     assert results[0][3] == results[1][3]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import assert_same_bits, tg, torch
 
 NUMBERS = [0.9, 0.7, -1.3, 0.1, 3.3, 1 / 3, 2.0, 1e-3, 700.0]
 
@@ -22,13 +22,6 @@ def _half_data(positive: bool = False, seed: int = 0) -> np.ndarray:
     x[:40] = [0.0, -0.0, np.inf, -np.inf, np.nan, 65504, -65504, 6e-8, -6e-8, 1e-5] * 4
     x = np.abs(x) + 0.01 if positive else x
     return x.astype(np.float16)
-
-
-def _same_bits(ours, theirs) -> None:
-    a, b = ours.detach().numpy(), theirs.detach().numpy()
-    assert a.dtype == b.dtype == np.float16 and a.shape == b.shape
-    differ = (a.view(np.uint16) != b.view(np.uint16)) & ~(np.isnan(a) & np.isnan(b))
-    assert not differ.any(), f"{differ.sum()} of {differ.size} differ, e.g. at {np.flatnonzero(differ)[:5]}"
 
 
 def _both(fn, *arrays):
@@ -64,15 +57,15 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_half_tensor_and_number(case: str, number: float) -> None:
     fn = CASES[case]
-    _same_bits(*_both(lambda lib, x: fn(lib, x, number), _half_data()))
+    assert_same_bits(*_both(lambda lib, x: fn(lib, x, number), _half_data()))
 
 
 @pytest.mark.parametrize("alpha", [0.3, -1.7, 3.3])
 @pytest.mark.parametrize("op", ["add", "sub"])
 def test_half_alpha_between_tensors(op: str, alpha: float) -> None:
     """alpha is rounded to half, then ``a + alpha * b`` is computed in float (the product is exact there)."""
-    _same_bits(*_both(lambda lib, x, y: getattr(lib, op)(x, y, alpha=alpha), _half_data(), _half_data(seed=1)))
-    _same_bits(*_both(lambda lib, x, y: getattr(x, op + "_")(y, alpha=alpha), _half_data(), _half_data(seed=1)))
+    assert_same_bits(*_both(lambda lib, x, y: getattr(lib, op)(x, y, alpha=alpha), _half_data(), _half_data(seed=1)))
+    assert_same_bits(*_both(lambda lib, x, y: getattr(x, op + "_")(y, alpha=alpha), _half_data(), _half_data(seed=1)))
 
 
 @pytest.mark.parametrize("kind", ["float32", "float64", "float16"])
@@ -80,7 +73,7 @@ def test_half_tensor_and_zero_dim_tensor(kind: str) -> None:
     """A 0-d tensor of another float dtype takes the number's path: its value is read in float for mul."""
     scalar = np.array(0.9, dtype=kind)
     for fn in (lambda lib, x, s: x * s, lambda lib, x, s: x / s, lambda lib, x, s: x + s):
-        _same_bits(*_both(fn, _half_data(), scalar))
+        assert_same_bits(*_both(fn, _half_data(), scalar))
 
 
 def test_half_scalar_results_keep_gradients() -> None:
@@ -90,7 +83,7 @@ def test_half_scalar_results_keep_gradients() -> None:
         x = lib.from_numpy(_half_data(positive=True)).requires_grad_()
         (x * 0.9 / 0.7).backward(lib.ones_like(x))
         grads.append(x.grad)
-    _same_bits(*grads)
+    assert_same_bits(*grads)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32])
@@ -135,6 +128,6 @@ def test_half_alpha_with_broadcasting(shape_a: tuple, shape_b: tuple) -> None:
     at every row; a number-like operand does not."""
     rng = np.random.default_rng(4)
     a, b = (rng.standard_normal(s).astype(np.float16) for s in (shape_a, shape_b))
-    _same_bits(*_both(lambda lib, x, y: lib.add(x, y, alpha=0.3), a, b))
+    assert_same_bits(*_both(lambda lib, x, y: lib.add(x, y, alpha=0.3), a, b))
     if a.ndim == b.ndim == 2:  # (transposed: the runs go down the columns, strided)
-        _same_bits(*_both(lambda lib, x, y: lib.sub(x.t(), y.t(), alpha=3.3), a, b))
+        assert_same_bits(*_both(lambda lib, x, y: lib.sub(x.t(), y.t(), alpha=3.3), a, b))

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import assert_same_bits, tg, torch
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -38,21 +38,13 @@ def _both(base: np.ndarray, view=lambda t: t):
     return view(tg.from_numpy(base.copy())), view(torch.from_numpy(base.copy()))
 
 
-def _same_bits(ours, theirs) -> None:
-    a, b = ours.detach().numpy(), theirs.detach().numpy()
-    assert a.dtype == b.dtype and a.shape == b.shape
-    mismatch = ~((a == b) | (np.isnan(a) & np.isnan(b)))
-    assert not mismatch.any(), f"{mismatch.sum()} of {mismatch.size} differ; max |diff| {np.max(np.abs(a - b))}"
-    assert np.array_equal(np.signbit(a), np.signbit(b))
-
-
 def _check(base: np.ndarray, ord=2, dim=None, keepdim: bool = False, view=lambda t: t,
            dtype: str | None = None) -> None:
     """``linalg.vector_norm`` in both libraries; ``dtype`` names the ``dtype=`` argument."""
     ours, theirs = _both(base, view)
     got = [lib.linalg.vector_norm(t, ord, dim, keepdim, **({} if dtype is None else {"dtype": getattr(lib, dtype)}))
            for lib, t in ((tg, ours), (torch, theirs))]
-    _same_bits(*got)
+    assert_same_bits(*got)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -124,7 +116,7 @@ def test_entry_points(dtype):
         lambda lib, t: lib.linalg.norm(t, dim=1),
     ]
     for call in calls:
-        _same_bits(call(tg, ours), call(torch, theirs))
+        assert_same_bits(call(tg, ours), call(torch, theirs))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -186,4 +178,4 @@ def test_empty_refusals():
                 lib.linalg.vector_norm(lib.zeros(3, 0), ord, dim)
             messages.append(str(info.value))
         assert messages[0] == messages[1]
-    _same_bits(tg.linalg.vector_norm(tg.zeros(3, 0), -1, 0), torch.linalg.vector_norm(torch.zeros(3, 0), -1, 0))
+    assert_same_bits(tg.linalg.vector_norm(tg.zeros(3, 0), -1, 0), torch.linalg.vector_norm(torch.zeros(3, 0), -1, 0))

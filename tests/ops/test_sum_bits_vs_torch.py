@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import assert_same_bits, tg, torch
 
 DTYPES = [np.float32, np.float64]
 # around the vector, 4-vector and 16-row cascade boundaries, for floats and doubles
@@ -44,21 +44,12 @@ def _both(base: np.ndarray, view=lambda t: t):
     return view(tg.from_numpy(base.copy())), view(torch.from_numpy(base.copy()))
 
 
-def _same_bits(ours, theirs) -> None:
-    a, b = ours.detach().numpy(), theirs.detach().numpy()
-    assert a.dtype == b.dtype and a.shape == b.shape
-    mismatch = ~((a == b) | (np.isnan(a) & np.isnan(b)))
-    assert not mismatch.any(), f"{mismatch.sum()} of {mismatch.size} differ; max |diff| {np.max(np.abs(a - b))}"
-    for part_a, part_b in ((a.real, b.real), (a.imag, b.imag)) if a.dtype.kind == "c" else ((a, b),):
-        assert np.array_equal(np.signbit(part_a), np.signbit(part_b))  # (a zero sum is +0, as ATen stores it)
-
-
 def _check(op: str, base: np.ndarray, *args, view=lambda t: t, dtype: str | None = None, **kwargs) -> None:
     """``op`` in both libraries; ``dtype`` names the ``dtype=`` argument (each library's own dtype)."""
     ours, theirs = _both(base, view)
     got = [getattr(lib, op)(t, *args, **kwargs, **({} if dtype is None else {"dtype": getattr(lib, dtype)}))
            for lib, t in ((tg, ours), (torch, theirs))]
-    _same_bits(*got)
+    assert_same_bits(*got)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -171,4 +162,4 @@ def test_broadcast_gradients(grad_mode):
         loss = (x * w).sum()
         (grad,) = lib.autograd.grad(loss, w, create_graph=grad_mode == "create_graph")
         grads.append(grad)
-    _same_bits(*grads)
+    assert_same_bits(*grads)
