@@ -1,4 +1,4 @@
-"""sigmoid, SiLU and the ELU family, forward and backward, give PyTorch's CPU bits in float32 and float16 (one
+"""sigmoid, SiLU, the ELU family and expm1, forward and backward, give PyTorch's CPU bits in float32 and float16 (one
 thread).
 
 PyTorch's kernels take Sleef's expf / expm1f in their vector code and glibc's in the scalar loop that finishes
@@ -39,6 +39,7 @@ FUNCTIONS = {
     "elu_in_place": lambda lib, t: lib.nn.functional.elu(t * 1, inplace=True),  # (backward from the result)
     "selu": lambda lib, t: lib.nn.functional.selu(t),
     "celu": lambda lib, t: lib.nn.functional.celu(t, alpha=1.3),
+    "expm1": lambda lib, t: lib.expm1(t),  # (all through Sleef: vec::map loads the last partial vector too)
 }
 VIEWS = {
     "contiguous": lambda t: t,

@@ -74,7 +74,7 @@ def vector_and_scalar(vector: Callable, scalar: Callable, out_like: np.ndarray, 
     order, run = iteration_order(out_like, wide)
     mask = scalar_mask(out_like.size, run, block, grain)
     if mask is None:
-        return vector(*wide)
+        return np.asarray(vector(*wide))
     flat = tuple(np.ascontiguousarray(o.transpose(order)).reshape(-1) for o in wide)
     out = scalar(*flat) if mask.all() else vector(*flat)
     if not mask.all():

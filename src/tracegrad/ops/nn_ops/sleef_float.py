@@ -285,7 +285,7 @@ def sleef_expm1f(a: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         inside = np.clip(np.nan_to_num(a), _F32(-17), _F32(89))  # (the lanes outside are replaced below)
         hi, lo = _df_add2(_sleef_expk2(inside), -_ONE)
-        out = hi + lo
+        out = np.asarray(hi + lo)  # (an array for a 0-d input too)
     out[a > _F32(88.72283172607421875)] = np.inf
     out[a < _F32(-16.635532333438687426013570)] = -_ONE
     np.copyto(out, a, where=np.isnan(a) | (a == 0))  # (NaN through, and -0 and +0 kept)
