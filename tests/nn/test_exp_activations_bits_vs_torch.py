@@ -4,8 +4,7 @@ thread).
 PyTorch's kernels take Sleef's expf / expm1f in their vector code and glibc's in the scalar loop that finishes
 each run (``nn_ops/sigmoid_cpu``, ``nn_ops/elu_cpu``); NumPy's exp agreed with neither for one float32 input in
 six. The sizes below put elements on both sides of that split; transposed and sliced inputs make the inner runs
-short. (The emulated fused multiply-adds round twice, through double: about one result in 100,000 of larger
-inputs can still differ by an ulp, which the fixed data here does not meet.)
+short. The element where a thread's range starts decides the tails too, so both libraries run one thread.
 """
 
 from __future__ import annotations
