@@ -21,8 +21,8 @@ else:
 
 torch.set_num_threads(1)
 
-__all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "assert_same_bits", "run_both", "recorded_graph",
-           "raised"]
+__all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "assert_same_bits", "assert_same_bits_of", "both_from",
+           "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised"]
 
 
 def to_numpy(value):
@@ -52,6 +52,36 @@ def assert_same_bits(ours, theirs) -> None:
         same = a == b
     assert same.all(), (f"{(~same).sum()} of {same.size} differ, e.g. at {np.flatnonzero(~same)[:5]}: "
                         f"{a.reshape(-1)[~same.reshape(-1)][:3]} vs {b.reshape(-1)[~same.reshape(-1)][:3]}")
+
+
+# Views of a 2-d tensor that give other strides: transposed, every other row, every third column, an inner window,
+# a transposed slice. A kernel's order of operations may follow the layout.
+STRIDED_VIEWS_2D = {
+    "t": lambda t: t.t(),
+    "rows": lambda t: t[::2],
+    "cols": lambda t: t[:, 1::3],
+    "inner": lambda t: t[3:-2, 5:-7],
+    "t-sliced": lambda t: t.t()[::2, 1:],
+}
+
+
+def both_from(base: np.ndarray, view=lambda t: t) -> tuple:
+    """The same array as a tensor of each library (tracegrad's first), through the same view (so with the same
+    strides)."""
+    return view(tg.from_numpy(base.copy())), view(torch.from_numpy(base.copy()))
+
+
+def assert_same_bits_of(op: str, base: np.ndarray, *args, view=lambda t: t, dtype: str | None = None,
+                        **kwargs) -> None:
+    """``op`` (a dotted name, e.g. ``"linalg.vector_norm"``) of the same input gives the same bits in both
+    libraries; ``dtype`` names a ``dtype=`` argument (each library's own dtype)."""
+    results = []
+    for lib, t in zip((tg, torch), both_from(base, view)):
+        fn = lib
+        for part in op.split("."):
+            fn = getattr(fn, part)
+        results.append(fn(t, *args, **kwargs, **({} if dtype is None else {"dtype": getattr(lib, dtype)})))
+    assert_same_bits(*results)
 
 
 def assert_close(actual, expected, rtol=1e-5, atol=1e-6, check_dtype=False):

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from _lib import assert_same_bits, tg, torch
+from _lib import STRIDED_VIEWS_2D, assert_same_bits, assert_same_bits_of, both_from, tg, torch
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -33,18 +33,10 @@ def _data(shape, dtype, kind: str = "wide", seed: int = 0) -> np.ndarray:
     return np.asarray(x, dtype=dtype)
 
 
-def _both(base: np.ndarray, view=lambda t: t):
-    """The same tensor in both libraries, through the same view (so with the same strides)."""
-    return view(tg.from_numpy(base.copy())), view(torch.from_numpy(base.copy()))
-
-
 def _check(base: np.ndarray, ord=2, dim=None, keepdim: bool = False, view=lambda t: t,
            dtype: str | None = None) -> None:
     """``linalg.vector_norm`` in both libraries; ``dtype`` names the ``dtype=`` argument."""
-    ours, theirs = _both(base, view)
-    got = [lib.linalg.vector_norm(t, ord, dim, keepdim, **({} if dtype is None else {"dtype": getattr(lib, dtype)}))
-           for lib, t in ((tg, ours), (torch, theirs))]
-    assert_same_bits(*got)
+    assert_same_bits_of("linalg.vector_norm", base, ord, dim, keepdim, view=view, dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -72,16 +64,9 @@ def test_2d_over_each_dim(dtype):
 def test_transposed_and_sliced(dtype):
     """Transposed contiguous data is one run in memory (ATen's contiguous-run path, 2-norm); sliced data is
     not (its element-by-element path, in the iterator's order)."""
-    views = {
-        "t": lambda t: t.t(),
-        "rows": lambda t: t[::2],
-        "cols": lambda t: t[:, 1::3],
-        "inner": lambda t: t[3:-2, 5:-7],
-        "t-sliced": lambda t: t.t()[::2, 1:],
-    }
     for rows, cols in [(40, 70), (129, 33), (9, 300)]:
         base = _data((rows, cols), dtype, seed=rows)
-        for view in views.values():
+        for view in STRIDED_VIEWS_2D.values():
             for dim in (None, 0, 1, (0, 1)):
                 for ord in (2, 1):
                     _check(base, ord, dim, view=view)
@@ -103,7 +88,7 @@ def test_several_dims_and_layouts(dtype):
 def test_entry_points(dtype):
     """``torch.norm``, ``Tensor.norm`` and ``linalg.norm`` reach the same kernel."""
     base = _data((37, 41), dtype, seed=3)
-    ours, theirs = _both(base)
+    ours, theirs = both_from(base)
     calls = [
         lambda lib, t: lib.norm(t),
         lambda lib, t: lib.norm(t, dim=1),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import assert_same_bits, tg, torch
+from _lib import STRIDED_VIEWS_2D, assert_same_bits, assert_same_bits_of, tg, torch
 
 DTYPES = [np.float32, np.float64]
 # around the vector, 4-vector and 16-row cascade boundaries, for floats and doubles
@@ -39,26 +39,13 @@ def _data(shape, dtype, kind: str, seed: int = 0) -> np.ndarray:
     return np.asarray(x, dtype=dtype)
 
 
-def _both(base: np.ndarray, view=lambda t: t):
-    """The same tensor in both libraries, through the same view (so with the same strides)."""
-    return view(tg.from_numpy(base.copy())), view(torch.from_numpy(base.copy()))
-
-
-def _check(op: str, base: np.ndarray, *args, view=lambda t: t, dtype: str | None = None, **kwargs) -> None:
-    """``op`` in both libraries; ``dtype`` names the ``dtype=`` argument (each library's own dtype)."""
-    ours, theirs = _both(base, view)
-    got = [getattr(lib, op)(t, *args, **kwargs, **({} if dtype is None else {"dtype": getattr(lib, dtype)}))
-           for lib, t in ((tg, ours), (torch, theirs))]
-    assert_same_bits(*got)
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("kind", ["normal", "cancel"])
 def test_full_sum_and_mean_1d(dtype, kind):
     for n in SIZES_1D:
         base = _data((n,), dtype, kind, seed=n)
-        _check("sum", base)
-        _check("mean", base)
+        assert_same_bits_of("sum", base)
+        assert_same_bits_of("mean", base)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -68,28 +55,21 @@ def test_2d_over_each_dim(dtype, kind):
         for cols in SIZES_2D:
             base = _data((rows, cols), dtype, kind, seed=rows * 1000 + cols)
             for dim in (0, 1, -1, (0, 1)):
-                _check("sum", base, dim)
-            _check("sum", base)
-            _check("mean", base, 0, keepdim=True)
-            _check("mean", base, 1)
+                assert_same_bits_of("sum", base, dim)
+            assert_same_bits_of("sum", base)
+            assert_same_bits_of("mean", base, 0, keepdim=True)
+            assert_same_bits_of("mean", base, 1)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_transposed_and_sliced(dtype):
-    views = {
-        "t": lambda t: t.t(),
-        "rows": lambda t: t[::2],
-        "cols": lambda t: t[:, 1::3],
-        "inner": lambda t: t[3:-2, 5:-7],
-        "t-sliced": lambda t: t.t()[::2, 1:],
-    }
     for rows, cols in [(40, 70), (129, 33), (9, 300)]:
         base = _data((rows, cols), dtype, "cancel", seed=rows)
-        for view in views.values():
+        for view in STRIDED_VIEWS_2D.values():
             for dim in (None, 0, 1, (0, 1)):
                 args = () if dim is None else (dim,)
-                _check("sum", base, *args, view=view)
-                _check("mean", base, *args, view=view)
+                assert_same_bits_of("sum", base, *args, view=view)
+                assert_same_bits_of("mean", base, *args, view=view)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -99,18 +79,18 @@ def test_several_dims_and_layouts(dtype):
                lambda t: t[:, 1:, :, ::3]]
     for view in layouts:
         for dims in [(0,), (1,), (3,), (0, 1), (0, 2), (1, 3), (0, 2, 3), (2, 3), (0, 1, 2, 3)]:
-            _check("sum", base, dims, view=view)
-            _check("sum", base, dims, True, view=view)
-            _check("mean", base, dims, view=view)
+            assert_same_bits_of("sum", base, dims, view=view)
+            assert_same_bits_of("sum", base, dims, True, view=view)
+            assert_same_bits_of("mean", base, dims, view=view)
 
 
 def test_deep_cascades():
     """Row counts that reach the cascade's third and fourth levels, and a longer first run (``2**5``)."""
-    _check("sum", _data((140_001,), np.float32, "cancel", 1))
-    _check("sum", _data((4500, 33), np.float32, "cancel", 2), 0)
-    _check("sum", _data((4500, 3), np.float64, "cancel", 3), 0)
-    _check("sum", _data((3, 70_000), np.float64, "normal", 4), 1)
-    _check("mean", _data((2 ** 19 + 3, 2), np.float32, "normal", 5), 0)
+    assert_same_bits_of("sum", _data((140_001,), np.float32, "cancel", 1))
+    assert_same_bits_of("sum", _data((4500, 33), np.float32, "cancel", 2), 0)
+    assert_same_bits_of("sum", _data((4500, 3), np.float64, "cancel", 3), 0)
+    assert_same_bits_of("sum", _data((3, 70_000), np.float64, "normal", 4), 1)
+    assert_same_bits_of("mean", _data((2 ** 19 + 3, 2), np.float32, "normal", 5), 0)
 
 
 def test_dtype_argument_and_other_dtypes():
@@ -118,26 +98,26 @@ def test_dtype_argument_and_other_dtypes():
     half = _data((33, 65), np.float16, "normal", 8)  # (cancelling data would overflow float16)
     for dim in (None, 0, 1):
         args = () if dim is None else (dim,)
-        _check("sum", base, *args, dtype="float64")
-        _check("mean", base, *args, dtype="float64")
-        _check("sum", base, *args, view=lambda t: t.t()[::2], dtype="float64")
-        _check("sum", half, *args)
-        _check("mean", half, *args)
-        _check("sum", half, *args, view=lambda t: t.t()[::2])
-        _check("sum", half, *args, dtype="float32")
+        assert_same_bits_of("sum", base, *args, dtype="float64")
+        assert_same_bits_of("mean", base, *args, dtype="float64")
+        assert_same_bits_of("sum", base, *args, view=lambda t: t.t()[::2], dtype="float64")
+        assert_same_bits_of("sum", half, *args)
+        assert_same_bits_of("mean", half, *args)
+        assert_same_bits_of("sum", half, *args, view=lambda t: t.t()[::2])
+        assert_same_bits_of("sum", half, *args, dtype="float32")
         complex_base = (base + 1j * _data((33, 65), np.float32, "normal", 9)).astype(np.complex64)
-        _check("sum", complex_base, *args)
-        _check("mean", complex_base, *args)
-        _check("sum", complex_base.astype(np.complex128), *args)
+        assert_same_bits_of("sum", complex_base, *args)
+        assert_same_bits_of("mean", complex_base, *args)
+        assert_same_bits_of("sum", complex_base.astype(np.complex128), *args)
 
 
 def test_edge_values():
-    _check("sum", np.zeros((0, 5), np.float32), 0)
-    _check("sum", np.array(-0.0, np.float32))
-    _check("sum", -np.zeros((3, 40), np.float32), 1)
-    _check("sum", np.array([np.inf, 1.0, -np.inf, 2.0] * 5, np.float32))
-    _check("mean", np.array(2.5, np.float64), 0)
-    _check("sum", _data((1, 1, 37), np.float32, "normal"), (0, 1))
+    assert_same_bits_of("sum", np.zeros((0, 5), np.float32), 0)
+    assert_same_bits_of("sum", np.array(-0.0, np.float32))
+    assert_same_bits_of("sum", -np.zeros((3, 40), np.float32), 1)
+    assert_same_bits_of("sum", np.array([np.inf, 1.0, -np.inf, 2.0] * 5, np.float32))
+    assert_same_bits_of("mean", np.array(2.5, np.float64), 0)
+    assert_same_bits_of("sum", _data((1, 1, 37), np.float32, "normal"), (0, 1))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -147,7 +127,7 @@ def test_nansum(dtype):
     for view in (lambda t: t, lambda t: t.t()[::2]):
         for dim in (None, 0, 1):
             args = () if dim is None else (dim,)
-            _check("nansum", base, *args, view=view)
+            assert_same_bits_of("nansum", base, *args, view=view)
 
 
 @pytest.mark.parametrize("grad_mode", ["plain", "create_graph"])

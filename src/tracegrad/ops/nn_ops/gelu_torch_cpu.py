@@ -19,14 +19,15 @@ rounding that differs from a true FMA in a vanishing fraction of cases).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 
 import numpy as np
 
 from ..._runtime import get_num_threads
+from ..aten_loops import GRAIN_SIZE, iteration_order, scalar_mask
 from ..aten_vec import AVX512_FLAGS, aten_float_lanes, cpu_flags
-from ..aten_vec import fma32 as _fma
 from .glibc_float_math import erf_float, exp_float, tanh_float
 from .sleef_float import sleef_expf, sleef_tanhf, xor_sign
 
@@ -53,14 +54,61 @@ def _onednn_isa() -> str:
 
 
 # ---- float32 arithmetic helpers ------------------------------------------------------------------------------
+#
+# An emulated fmadd keeps its operands in float64 (each holding a float32 value exactly): the product is exact
+# there, the sum rounds once in float64, and one casting copy rounds it to float32. Conversions, scalar
+# operands and mixed-dtype ufuncs are the expensive parts in NumPy, so values that feed several steps are
+# widened once, scalars are float64 up front, and intermediates are updated in place.
+#
+# Which NaN an operation on two different NaNs returns depends on NumPy's loops (the vector body returns the
+# first operand's, the remainder after it the second's, a one-element sum in place the second's; see also
+# _ATEN_PASS), so such operations keep the call they always had: operand order, output (fresh or the first
+# operand) and dtypes. The steps reworked here meet at most one NaN, or two equal ones.
 
 
 def _mla(fused: bool, a, b, c) -> np.ndarray:
-    return _fma(a, b, c) if fused else np.add(np.multiply(a, b, dtype=_F32), c, dtype=_F32)
+    """``a * b + c`` in float32: one fmadd (fused) or a product and a sum rounded apart."""
+    if not fused:
+        return np.add(np.multiply(a, b, dtype=_F32), c, dtype=_F32)
+    wide = np.multiply(_widened(a), _widened(b), dtype=_F64)  # (exact)
+    np.add(wide, _widened(c), out=wide, dtype=_F64)
+    return _round_to_float(wide)
+
+
+def _widened(value):
+    """A scalar operand in float64 (a float32 scalar would have NumPy cast the array operand too)."""
+    return _F64(value) if np.ndim(value) == 0 else value
 
 
 def _negative(value: np.ndarray) -> np.ndarray:
     return np.negative(value, out=value)
+
+
+def _round_to_float(wide: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """wide (float64) rounded to float32, into out if given."""
+    if out is None:
+        return wide.astype(_F32)
+    np.copyto(out, wide, casting="same_kind")
+    return out
+
+
+def _horner(x: np.ndarray, coefficients: tuple, fused: bool) -> np.ndarray:
+    """``c[0] x^k + c[1] x^(k-1) + ... + c[k]`` of a float32 array by Horner's rule, each step one float32
+    multiply-add (fused: one rounding; else the product and the sum rounded apart)."""
+    if not fused:
+        acc = np.full_like(x, coefficients[0])
+        for c in coefficients[1:]:
+            acc = _mla(False, acc, x, c)
+        return acc
+    wide_x = x.astype(_F64)
+    acc = np.multiply(wide_x, _F64(coefficients[0]))
+    rounded = np.empty_like(x)
+    for c in coefficients[1:-1]:
+        acc += _F64(c)
+        np.copyto(acc, _round_to_float(acc, rounded))  # (the step's rounding to float)
+        acc *= wide_x
+    acc += _F64(coefficients[-1])
+    return _round_to_float(acc, rounded)
 
 
 # ---- oneDNN ----------------------------------------------------------------------------------------------------
@@ -95,54 +143,79 @@ _MINIMAX = _from_bits(
 ).reshape(6, 25).astype(_F64)
 _MINIMAX_BIAS = np.uint32(0xC21FFFFF)  # added to the bits of |x|, then >> 21: the polynomial's number
 _MINIMAX_RBOUND = _from_bits(0x40B15CEE)[0]  # beyond it erf(x / sqrt 2) is 1 (polynomial 23)
+_MINIMAX_RBOUND_BITS = _MINIMAX_RBOUND.view(np.int32)
+_MINIMAX_WRAP = np.int32(2**32 - int(_MINIMAX_BIAS))  # (adding the bias wraps as subtracting this)
+
+
+def _minimax_index(magnitude: np.ndarray) -> np.ndarray:
+    """The polynomial's number for each |x| (for np.take): clip((bits + bias) >> 21, 1, 24) in int32 as the
+    kernel wraps and shifts it, and 23 beyond the bound (NaN included: it comes out NaN whatever the number)."""
+    bits = magnitude.view(np.int32)
+    index = np.minimum(bits, _MINIMAX_RBOUND_BITS)  # (the bound itself takes polynomial 22: below 24 always)
+    index -= _MINIMAX_WRAP
+    index >>= 21
+    np.maximum(index, 1, out=index)
+    beyond = np.subtract(_MINIMAX_RBOUND_BITS, bits)
+    beyond >>= 31  # (-1 beyond the bound, 0 up to it)
+    index -= beyond
+    return index.astype(np.intp)  # (np.take converts other index types on every call)
 
 
 def _minimax_erf_sqrt1_2(x: np.ndarray) -> np.ndarray:
     """oneDNN's AVX-512 erf(x / sqrt 2)."""
     magnitude = np.abs(x)
-    index = (magnitude.view(np.uint32) + _MINIMAX_BIAS).view(np.int32) >> 21  # (wraps as vpaddd; sra)
-    np.clip(index, 1, 24, out=index)
-    index[magnitude > _MINIMAX_RBOUND] = 23
+    index = _minimax_index(magnitude)
     wide = magnitude.astype(_F64)
-    poly = np.take(_MINIMAX[5], index).astype(_F32)
+    # (mode="wrap" on indices already in range: NumPy's default mode buffers and bounds-checks them)
+    acc = np.take(_MINIMAX[5], index, mode="wrap")
+    coefficient = np.empty_like(acc)
+    poly = np.empty_like(x)
     for degree in range(4, -1, -1):  # (each step one float32 fmadd)
-        step = np.multiply(poly, wide)
-        step += np.take(_MINIMAX[degree], index)
-        poly = step.astype(_F32)
+        acc *= wide
+        acc += np.take(_MINIMAX[degree], index, out=coefficient, mode="wrap")
+        _round_to_float(acc, poly)
+        if degree:
+            np.copyto(acc, poly)
     return xor_sign(poly, x)
 
 
+_DNNL_EXP_COEFFICIENTS = (*_DNNL_EXP_POLY[::-1], _ONE)  # p5 .. p1, 1
+
+
 def _dnnl_exp(x: np.ndarray, fused: bool) -> np.ndarray:
-    """oneDNN's exp: 2 * 2^(n-1) * p(r), n = floor(x log2 e + 1/2); 0 below ln FLT_MIN, NaN read as ln FLT_MAX."""
-    underflow = x < _DNNL_LN_MIN
+    """oneDNN's exp: 2 * 2^(n-1) * p(r), n = floor(x log2 e + 1/2); NaN read as ln FLT_MAX; 0 below ln FLT_MIN
+    (oneDNN zeroes those lanes; their n is -126 already, so the scale's bits are 0 without it)."""
     clamped = np.fmin(x, _DNNL_LN_MAX)  # (minps returns its second operand for NaN, as fmin does)
     np.maximum(clamped, _DNNL_LN_MIN, out=clamped)
-    n = np.floor(np.multiply(clamped, _DNNL_LOG2E, dtype=_F32) + _HALF_F)
-    r = _mla(fused, -n, _DNNL_LN2, clamped)
-    scale = ((n - _ONE).astype(np.int32) + 127) << 23
-    scale[underflow] = 0
-    poly = np.full_like(r, _DNNL_EXP_POLY[4])
-    for c in (*_DNNL_EXP_POLY[3::-1], _ONE):
-        poly = _mla(fused, poly, r, c)
+    n = np.multiply(clamped, _DNNL_LOG2E)
+    n += _HALF_F
+    np.floor(n, out=n)
+    r = _mla(fused, n, -_DNNL_LN2, clamped)  # (-n ln 2 + x: the product's sign moved, exactly)
+    n += _F32(126)  # (n - 1 + 127: exact, n is a small integer)
+    scale = n.astype(np.int32)
+    scale <<= 23
+    poly = _horner(r, _DNNL_EXP_COEFFICIENTS, fused)
     poly *= scale.view(_F32)
     poly *= _TWO
     return poly
 
 
+_AS_COEFFICIENTS = tuple(_AS_POLY[::-1])  # p5 .. p1
+
+
 def _dnnl_as_parts(z: np.ndarray, fused: bool) -> tuple[np.ndarray, np.ndarray]:
     """(erf(z), exp(-z^2)) as oneDNN's Abramowitz-Stegun kernels compute them."""
     q = _dnnl_exp(_negative(z * z), fused)
-    t = np.divide(_ONE, _mla(fused, _AS_P, np.abs(z), _ONE), dtype=_F32)
-    poly = np.full_like(t, _AS_POLY[4])
-    for c in _AS_POLY[3::-1]:
-        poly = _mla(fused, poly, t, c)
-    erf = _mla(fused, _negative(q * t), poly, _ONE)
+    t = _mla(fused, _AS_P, np.abs(z), _ONE)
+    np.divide(_ONE, t, out=t)
+    poly = _horner(t, _AS_COEFFICIENTS, fused)
+    erf = _mla(fused, _negative(q * t), poly, _ONE)  # (two NaNs meet here: see the helpers' comment)
     return xor_sign(erf, z), q
 
 
-def onednn_gelu(x: np.ndarray) -> np.ndarray:
-    """oneDNN's eltwise_gelu_erf forward of a float32 array."""
-    isa = _onednn_isa()
+def onednn_gelu(x: np.ndarray, isa: str | None = None) -> np.ndarray:
+    """oneDNN's eltwise_gelu_erf forward of a float32 array (on ``isa``, by default this machine's)."""
+    isa = _onednn_isa() if isa is None else isa
     if isa == "avx512":
         erf = _minimax_erf_sqrt1_2(x)
         erf += _ONE
@@ -155,9 +228,9 @@ def onednn_gelu(x: np.ndarray) -> np.ndarray:
     return _mla(fused, erf, half_x, half_x)
 
 
-def onednn_gelu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
+def onednn_gelu_backward(grad: np.ndarray, x: np.ndarray, isa: str | None = None) -> np.ndarray:
     """oneDNN's eltwise_gelu_erf backward: dy * (1/2 + erf(z)/2 + z exp(-z^2) / sqrt pi), z = x / sqrt 2."""
-    fused = _onednn_isa() != "sse41"
+    fused = (_onednn_isa() if isa is None else isa) != "sse41"
     z = x * _AS_INV_SQRT2
     erf, q = _dnnl_as_parts(z, fused)
     density = z * _AS_INV_SQRTPI
@@ -171,16 +244,17 @@ def onednn_gelu_backward(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 _ERF_P = _F32(0.3275911)
 _ERF_POLY = tuple(_F32(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+
+
 def aten_erf(x: np.ndarray) -> np.ndarray:
     """ATen's Vectorized<float>::erf: Abramowitz-Stegun 7.1.26 over Sleef's expf, FMA throughout."""
-    t = np.divide(_ONE, _fma(_ERF_P, np.abs(x), _ONE), dtype=_F32)
-    r = np.full_like(t, _ERF_POLY[0])
-    for c in _ERF_POLY[1:]:
-        r = _fma(r, t, c)
+    t = _mla(True, _ERF_P, np.abs(x), _ONE)
+    np.divide(_ONE, t, out=t)
+    r = _horner(t, _ERF_POLY, True)
     e = sleef_expf(_negative(x * x))
     e = _negative(e)
     e *= t
-    return xor_sign(_fma(e, r, _ONE), x)
+    return xor_sign(_mla(True, e, r, _ONE), x)
 
 
 # ---- ATen's GELU formulas: vectorised (vector functions) and scalar (glibc's) ------------------------------
@@ -207,6 +281,7 @@ _VECTOR, _SCALAR = _Functions(True), _Functions(False)
 
 # The kernels are built with FMA and GCC's default -ffp-contract=fast, so some products feeding a sum are
 # fused: which ones was read off PyTorch's results (``fused`` is False for the DEFAULT build without FMA).
+# (Operations that can meet two different NaNs keep their original form: see the helpers' comment.)
 
 
 def _gelu_formula(x: np.ndarray, approximate: str, f: _Functions, fused: bool) -> np.ndarray:
@@ -236,86 +311,57 @@ def _gelu_backward_formula(dy: np.ndarray, x: np.ndarray, approximate: str, f: _
 
 # ---- ATen's iteration: which elements fall to the scalar formula -------------------------------------------
 
-_GRAIN_SIZE = 32768
 _GELU_MIN_ELEMENTS_FOR_MULTI_THREADING = 16384
-
-
-def _thread_chunks(n: int, grain: int) -> np.ndarray:
-    """Starts of at::parallel_for's (OpenMP) ranges over n elements: ceil(n / tasks) each."""
-    threads = get_num_threads()
-    if n <= grain or threads == 1:
-        return np.zeros(1, np.int64)
-    tasks = min(threads, -(-n // grain))
-    return np.arange(0, n, -(-n // tasks), dtype=np.int64)
-
-
-def _scalar_mask(n: int, run: int, block: int, grain: int) -> np.ndarray | None:
-    """Which of n elements (in iteration order) take the scalar formula: each contiguous run (a coalesced
-    inner dimension of ``run`` elements, cut where a thread's range starts) goes in blocks of ``block``
-    from its start and leaves its last ``length % block`` elements to the scalar loop. None: none do."""
-    if block == 0 or run < block:
-        return np.ones(n, bool)
-    starts = np.union1d(np.arange(0, n, run, dtype=np.int64), _thread_chunks(n, grain))
-    ends = np.append(starts[1:], n)
-    tails = ends - (ends - starts) % block
-    if not np.any(tails < ends):
-        return None
-    edges = np.zeros(n + 1, np.int8)
-    np.add.at(edges, tails, 1)
-    np.add.at(edges, ends, -1)
-    return np.cumsum(edges[:-1], dtype=np.int8) > 0
-
-
-def _iteration_order(x: np.ndarray, others: tuple) -> tuple[tuple, int]:
-    """The axes in TensorIterator's order (outermost first, by x's strides) and the length of the coalesced
-    contiguous inner run (1: the inner dimension is strided, so every element takes the scalar loop)."""
-    if x.flags.c_contiguous and all(o.flags.c_contiguous for o in others):
-        return tuple(range(x.ndim)), x.size
-    axes = [d for d in range(x.ndim) if x.shape[d] != 1]
-    axes.sort(key=lambda d: -abs(x.strides[d]))  # (stable: ties keep their order)
-    run = 1
-    for d in reversed(axes):
-        step = run * x.itemsize
-        if x.strides[d] != step or any(o.strides[d] not in (0, step) for o in others):
-            break
-        run *= x.shape[d]
-    return tuple(d for d in range(x.ndim) if x.shape[d] == 1) + tuple(axes), run
 
 
 def _aten_apply(formula, operands: tuple, block: int, grain: int) -> np.ndarray:
     """formula over the operands (x last) taken to float32, as cpu_kernel_vec runs it: vector functions on
     whole blocks, scalar ones on the rest. Returns float32 in x's shape."""
     x = operands[-1]
-    order, run = _iteration_order(x, operands[:-1])
+    order, run = iteration_order(x, operands[:-1])
     flat = tuple(np.ascontiguousarray(np.broadcast_to(o, x.shape).transpose(order), _F32).reshape(-1)
                  for o in operands)
-    mask = _scalar_mask(x.size, run, block, grain)
+    mask = scalar_mask(x.size, run, block, grain)
     fused = block > 0
     vector = lambda *arrays: formula(*arrays, _VECTOR, fused)
-    out = _blockwise(vector, *flat) if mask is None or not mask.all() else np.empty(x.size, _F32)
+    out = _blockwise(vector, flat, _ATEN_PASS) if mask is None or not mask.all() else np.empty(x.size, _F32)
     if mask is not None:
         out[mask] = formula(*(f[mask] for f in flat), _SCALAR, fused)
     return out.reshape([x.shape[d] for d in order]).transpose(np.argsort(order))
 
 
 def _forward_grain(n: int) -> int:
-    return n // get_num_threads() if n > _GELU_MIN_ELEMENTS_FOR_MULTI_THREADING else _GRAIN_SIZE
+    return n // get_num_threads() if n > _GELU_MIN_ELEMENTS_FOR_MULTI_THREADING else GRAIN_SIZE
 
 
 # ---- entry points ------------------------------------------------------------------------------------------
 
 _BLOCK = 1 << 15  # (elements per pass: the float64 temporaries stay in cache)
+# ATen's passes run longer (Sleef's tanhf emulates its few doubtful lanes in many small NumPy calls, whose cost
+# longer passes share). Which NaN an operation on two NaNs returns depends on how NumPy splits the arrays
+# (vector body or remainder, 8192-element casting buffers) and on its reuse of temporaries from 256 KiB (which
+# swaps the operands of a product or sum): so a longer pass stays below that size, holds whole buffers, and
+# the last block is kept as it was.
+_ATEN_PASS = 7 << 13  # (57344 elements: 224 KiB of float32, seven casting buffers)
 
 
-def _blockwise(function, *flat: np.ndarray) -> np.ndarray:
-    """function (elementwise, float32 in and out) over 1-d arrays, a cache-sized block at a time."""
-    if flat[0].size <= _BLOCK:
+def _pass_bounds(n: int, longest: int) -> list[int]:
+    """Where the passes over n elements start, and n: the last block of _BLOCK elements on its own, the whole
+    blocks before it in passes of up to ``longest`` (a multiple of 8192) elements."""
+    last = (n - 1) // _BLOCK * _BLOCK
+    return [*range(0, last, longest), last, n]
+
+
+def _blockwise(function, flat: tuple, longest: int = _BLOCK) -> np.ndarray:
+    """function (elementwise, float32 in and out) over 1-d arrays, a pass at a time."""
+    n = flat[0].size
+    if n <= _BLOCK:
         return function(*flat)
-    out = np.empty(flat[0].size, _F32)
-    for start in range(0, out.size, _BLOCK):
-        out[start:start + _BLOCK] = function(*(a[start:start + _BLOCK] for a in flat))
+    out = np.empty(n, _F32)
+    bounds = _pass_bounds(n, longest)
+    for start, end in zip(bounds, bounds[1:]):
+        out[start:end] = function(*(a[start:end] for a in flat))
     return out
-
 
 
 def _fp16_onednn() -> bool:
@@ -339,7 +385,8 @@ def torch_gelu(x: np.ndarray, approximate: str = "none", onednn: bool | None = N
 
 def _torch_gelu(x: np.ndarray, approximate: str, onednn: bool | None) -> np.ndarray:
     if uses_onednn(x, approximate) if onednn is None else onednn:
-        out = _blockwise(onednn_gelu, np.ascontiguousarray(x, _F32).reshape(-1)).reshape(x.shape)
+        kernel = functools.partial(onednn_gelu, isa=_onednn_isa())
+        out = _blockwise(kernel, (np.ascontiguousarray(x, _F32).reshape(-1),)).reshape(x.shape)
     else:
         lanes = aten_float_lanes() * (2 if x.dtype == np.float16 else 1)  # (Vectorized<Half>: twice the lanes)
         out = _aten_apply(lambda a, f, fused: _gelu_formula(a, approximate, f, fused), (x,),
@@ -356,11 +403,12 @@ def torch_gelu_backward(grad: np.ndarray, x: np.ndarray, approximate: str = "non
 
 def _torch_gelu_backward(grad: np.ndarray, x: np.ndarray, approximate: str, onednn: bool | None) -> np.ndarray:
     if uses_onednn(x, approximate) if onednn is None else onednn:
-        flat = (np.ascontiguousarray(np.broadcast_to(a, x.shape), _F32).reshape(-1) for a in (grad, x))
-        out = _blockwise(onednn_gelu_backward, *flat).reshape(x.shape)
+        flat = tuple(np.ascontiguousarray(np.broadcast_to(a, x.shape), _F32).reshape(-1) for a in (grad, x))
+        kernel = functools.partial(onednn_gelu_backward, isa=_onednn_isa())
+        out = _blockwise(kernel, flat).reshape(x.shape)
     else:
         half = x.dtype == np.float16
         lanes = aten_float_lanes() * (2 if half else 1)
         out = _aten_apply(lambda g, a, f, fused: _gelu_backward_formula(g, a, approximate, f, fused, half),
-                          (grad, x), 2 * lanes, _GRAIN_SIZE)
+                          (grad, x), 2 * lanes, GRAIN_SIZE)
     return out.astype(x.dtype, copy=False)
