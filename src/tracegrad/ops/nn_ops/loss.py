@@ -16,6 +16,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
+from .. import aten_sum
 from .._util import binary_dtype, broadcast_mismatch
 from ..binary import xlogy
 from ..creation import ones_like, zeros_like
@@ -46,9 +47,17 @@ def check_nondifferentiable(fn_name: str, arg_name: str, t) -> None:
 
 
 def _reduce(loss: np.ndarray, reduction: int) -> np.ndarray:
+    """PyTorch's ``apply_loss_reduction``: ``loss.mean()`` or ``loss.sum()``, with its sum's order of additions
+    (``aten_sum``; NumPy's pairwise sum printed another last digit of most mean losses)."""
     if reduction == 1:
-        return np.asarray(loss.mean() if loss.size else np.nan, dtype=loss.dtype)
+        if not loss.size:
+            return np.asarray(np.nan, dtype=loss.dtype)
+        if aten_sum.supports(loss.dtype):
+            return aten_sum.mean_as_aten(loss, None, False, loss.dtype)
+        return np.asarray(loss.mean(), dtype=loss.dtype)
     if reduction == 2:
+        if aten_sum.supports(loss.dtype):
+            return aten_sum.sum_as_aten(loss, None, False)
         return np.asarray(loss.sum(), dtype=loss.dtype)
     return loss
 
