@@ -19,7 +19,7 @@ from ..reductions_extra import sum as sum_dims
 from ..registry import defop
 from ..scalar_overloads import add_scalar
 from ..views import expand, squeeze, unsqueeze
-from . import resample
+from . import adaptive_pool_cpu, resample
 from ._basic import clamp_min, norm, vector_norm
 from ._common import as_int, broadcast_shapes, check_float, type_name
 from .pool import constant_in_self, pool_kernel_name
@@ -219,11 +219,15 @@ def _adaptive_avg_pool_ops(k: int) -> tuple:
     """``_adaptive_avg_pool{k}d`` (a separable linear map over the pooled dims) and its backward operator."""
     if k not in _ADAPTIVE_OPS:
         def backward_kernel(g, _x, mats):
+            if k == 2 and g.dtype.kind == "f":  # (PyTorch's window-by-window order; 3-d stays a linear map)
+                return adaptive_pool_cpu.adaptive_avg_pool2d_backward(g, _x)
             return resample.apply_matrices(g, resample.transposed(mats))
 
         def kernel(x, mats):
             # PyTorch's CPU kernels take floating types only (the mean for an output of ones takes complex too)
             check_float(x, pool_kernel_name(x, "adaptive_avg_pool2d") if k == 2 else "adaptive_avg_pool3d_cpu")
+            if k == 2 and x.dtype.kind == "f":
+                return adaptive_pool_cpu.adaptive_avg_pool2d(x, mats[0].shape[0], mats[1].shape[0])
             return resample.apply_matrices(x, mats)
 
         _ADAPTIVE_OPS[k] = _op_and_backward(f"_adaptive_avg_pool{k}d", f"AdaptiveAvgPool{k}DBackward0",
