@@ -164,3 +164,30 @@ def test_empty_refusals():
             messages.append(str(info.value))
         assert messages[0] == messages[1]
     assert_same_bits(tg.linalg.vector_norm(tg.zeros(3, 0), -1, 0), torch.linalg.vector_norm(torch.zeros(3, 0), -1, 0))
+
+
+FUNCTIONS_OF_NORMS = {
+    "cosine_similarity": lambda F, a, b: F.cosine_similarity(a, b, dim=1),
+    "cosine_similarity_dim0": lambda F, a, b: F.cosine_similarity(a, b, dim=0),
+    "pairwise_distance": lambda F, a, b: F.pairwise_distance(a, b),
+    "pairwise_distance_p1": lambda F, a, b: F.pairwise_distance(a, b, p=1.0),
+    "normalize": lambda F, a, b: F.normalize(a, dim=1) * b,
+    "normalize_p3": lambda F, a, b: F.normalize(a, p=3.0, dim=0) * b,
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(FUNCTIONS_OF_NORMS))
+def test_functions_built_on_norms(name, dtype):
+    """cosine_similarity, pairwise_distance and normalize take the norm operator's bits, and so do their
+    gradients."""
+    rng = np.random.default_rng(9)
+    a, b = (rng.standard_normal((64, 63)).astype(dtype) * 2 for _ in range(2))
+    results = []
+    for lib in (tg, torch):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        out = FUNCTIONS_OF_NORMS[name](lib.nn.functional, x, y)
+        out.backward(lib.tensor(np.linspace(-1, 1, out.numel(), dtype=dtype).reshape(tuple(out.shape))))
+        results.append((out, x.grad, y.grad))
+    for ours, theirs in zip(*results):
+        assert_same_bits(ours, theirs)

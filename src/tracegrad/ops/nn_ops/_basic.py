@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import aten_norm
 from ..pointwise import ge, mul, where
 from ..reductions import _dims_arg
 from ..registry import defop
@@ -53,6 +54,12 @@ clamp_min = defop(
 
 def _norm_kernel(a, ord=2.0, dim=None, keepdim=False):
     axes = _dims_arg(dim, a.ndim)
+    if aten_norm.supports(a.dtype) and (a.size or ord >= 0 and ord != math.inf):
+        # (ATen's norm kernel, the order of its additions included; the norms without an identity refuse an
+        # empty input in the NumPy branch's words below)
+        out = aten_norm.vector_norm_as_aten(a, float(ord), axes)
+        shape = tuple(1 if axes is None or d in axes else s for d, s in enumerate(a.shape))
+        return np.asarray(out).reshape(shape) if keepdim else np.asarray(out)
     absx = np.abs(a)
     if ord == math.inf:
         return np.amax(absx, axis=axes, keepdims=keepdim)
