@@ -73,3 +73,25 @@ def test_in_place_and_module_forms(n: int) -> None:
                         lib.nn.Sigmoid()(lib.tensor(x)).numpy()))
     for a, b in zip(*results):
         assert_same_bits(a, b)
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize(("shape", "dim"), [((64, 126), -1), ((64, 126), 0), ((4, 6, 8), 1), ((4032,), 0),
+                                            ((3, 70), 1)])
+def test_glu_is_a_node_of_its_own_with_torchs_bits(shape: tuple, dim: int, dtype) -> None:
+    """glu is PyTorch's native operator (GluBackward0, not a product and a sigmoid), with its kernel's bits: the
+    sigmoid's exp split between vector blocks and scalar tails, the backward's sigmoid laid out in the
+    gradient's first half."""
+    x, _ = _inputs(int(np.prod(shape)), dtype, seed=3)
+    x = np.nan_to_num(x).reshape(shape)
+    results = []
+    for lib in (tg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.glu(t, dim)
+        y.backward(lib.tensor(np.linspace(-2, 2, y.numel(), dtype=dtype).reshape(tuple(y.shape))))
+        results.append((y, t.grad, y.grad_fn.name()))
+    (y, gx, name), (ty, tgx, tname) = results
+    assert name == tname == "GluBackward0"
+    assert_same_bits(y, ty)
+    assert_same_bits(gx, tgx)

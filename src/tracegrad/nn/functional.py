@@ -479,13 +479,10 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 def _glu(input: Tensor, dim: int = -1) -> Tensor:
-    from ..ops.views import chunk
-
     size = input.shape[dim]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size {size}")
-    a, b = chunk(input, 2, dim)
-    return _pw.mul(a, _pw.sigmoid(b))
+    return _act.glu_op(input, dim)  # (a native operator, as PyTorch's: GluBackward0)
 
 
 _glu_operator = guard_errors("glu", _glu)

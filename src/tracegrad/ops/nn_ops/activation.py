@@ -49,7 +49,7 @@ from ._common import check_float, run_op, type_name
 from .elu_cpu import elu_backward_float, elu_float
 from .gelu_torch_cpu import torch_gelu, torch_gelu_backward
 from .pool import constant_in_self
-from .sigmoid_cpu import silu_backward_float, silu_float
+from .sigmoid_cpu import glu_float, sigmoid_float, silu_backward_float, silu_float
 from .softmax_cpu import exact_float32, softmax_backward, softmax_forward
 
 
@@ -640,6 +640,62 @@ def _silu_backward_array(g: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 silu, silu_ = _with_inplace("silu(Tensor self) -> Tensor", _silu_kernel, vjp=_silu_vjp, saves=("self",))
 silu.complex_grad = False  # PyTorch's derivative is real-only (its in-place form does not check)
+
+
+# ---- glu -----------------------------------------------------------------------------------------------------
+
+
+def _halves(a: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    return tuple(np.split(a, 2, axis=dim))
+
+
+def _glu_kernel(a, dim=-1):
+    check_float(a, "glu_cpu")
+    first, second = _halves(a, dim)
+    if a.dtype == np.float32:
+        return glu_float(first, second)
+    if a.dtype == np.float16:  # (computed in float, rounded once)
+        return glu_float(first.astype(np.float32), second.astype(np.float32)).astype(np.float16)
+    with np.errstate(all="ignore"):
+        return first * sigmoid_array(second)
+
+
+def glu_backward_array(g: np.ndarray, x: np.ndarray, dim: int) -> np.ndarray:
+    """PyTorch's ``glu_backward``: the sigmoid of the second half written into the first half of a fresh gradient,
+    ``(1 - s) * s * a * g`` into the second, then the first multiplied by ``g`` (half: each kernel in float,
+    rounded once)."""
+    first, second = _halves(x, dim)
+    out = np.empty(x.shape, x.dtype)
+    out_first, out_second = _halves(out, dim)
+    with np.errstate(all="ignore"):
+        if x.dtype == np.float32:
+            s = sigmoid_float(second, out_like=out_first)
+        else:
+            s = sigmoid_array(second.astype(np.float32)).astype(x.dtype) if x.dtype == np.float16 else \
+                sigmoid_array(second)
+        wide = [v.astype(np.float32) for v in (s, first, g)] if x.dtype == np.float16 else [s, first, g]
+        out_second[...] = (1 - wide[0]) * wide[0] * wide[1] * wide[2]
+        out_first[...] = wide[0] * wide[2]
+    return out
+
+
+def _glu_vjp(ctx, g):
+    (x,) = ctx.saved_tensors
+    (dim,) = ctx.attrs
+    dim = dim % x._data.ndim
+    if not (STATE.grad_enabled or STATE.special) and g._data.dtype == x._data.dtype in _FUSED_KERNEL_DTYPES:
+        return _wrap(glu_backward_array(g._data, x._data, dim))
+    # (with a graph recorded: the same formula in differentiable operators)
+    from ..shape import cat
+    from ..views import chunk
+
+    first, second = chunk(x, 2, dim)
+    s = sigmoid(second)
+    return cat([mul(s, g), mul(mul(mul(scalar_minus(1.0, s), s), first), g)], dim)
+
+
+glu_op = defop("glu(Tensor self, int dim=-1) -> Tensor", _glu_kernel, vjp=_glu_vjp, saves=("self",),
+               attrs=("dim",))
 
 
 @half_in_float

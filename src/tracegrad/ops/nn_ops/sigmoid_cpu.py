@@ -1,4 +1,4 @@
-"""sigmoid and SiLU on float32 as PyTorch's x86 CPU kernels compute them, bit for bit.
+"""sigmoid, SiLU and GLU on float32 as PyTorch's x86 CPU kernels compute them, bit for bit.
 
 Both are ``cpu_kernel_vec`` kernels built for AVX-512 too: whole blocks of two vectors take ``1 / (1 + exp(-x))``
 with Sleef's ``expf_u10``, the leftover elements of each run the same formula with glibc's ``expf``
@@ -52,9 +52,18 @@ def _run(formula, out_like: np.ndarray, operands: tuple) -> np.ndarray:
         return vector_and_scalar(lambda *a: formula(*a, True), lambda *a: formula(*a, False), out_like, operands, block)
 
 
-def sigmoid_float(x: np.ndarray) -> np.ndarray:
-    """PyTorch's sigmoid of a float32 array."""
-    return _run(_sigmoid, x, (x,))
+def sigmoid_float(x: np.ndarray, out_like: np.ndarray | None = None) -> np.ndarray:
+    """PyTorch's sigmoid of a float32 array (written into an output laid out as ``out_like``, if given)."""
+    return _run(_sigmoid, x if out_like is None else out_like, (x,))
+
+
+def _glu(first: np.ndarray, second: np.ndarray, vector: bool) -> np.ndarray:
+    return first * _sigmoid(second, vector)
+
+
+def glu_float(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """PyTorch's ``glu`` kernel, ``a * (1 / (1 + exp(-b)))``, of the two float32 halves (a fresh output)."""
+    return _run(_glu, np.empty(first.shape, _F32), (first, second))
 
 
 def silu_float(x: np.ndarray) -> np.ndarray:
