@@ -315,10 +315,7 @@ _TANH_EXACT_BELOW = _F32(2.0**-9)  # (below, Sleef's cancellation in e - 1/e cos
 _MIDPOINT_MARGIN_BELOW_ONE, _MIDPOINT_MARGIN = _F32(0.5 - 0.03), _F32(0.5 - 0.004)
 
 
-def sleef_tanhf(x: np.ndarray) -> np.ndarray:
-    """Sleef's tanhf_u10. Its double-float result rounds as tanh does unless tanh lies within a hair of a
-    midpoint between two floats (or |x| is tiny): only those take the full (slow) emulation. Checked
-    against the emulation for every float32 in [0, 9]."""
+def _sleef_tanhf_by_elements(x: np.ndarray) -> np.ndarray:  # (the route for other dtypes and layouts)
     wide = np.tanh(x.astype(_F64))
     out = wide.astype(_F32)
     magnitude = np.abs(out)
@@ -333,3 +330,71 @@ def sleef_tanhf(x: np.ndarray) -> np.ndarray:
         out[doubtful] = _sleef_tanhf_emulated(x[doubtful])
     np.copyto(out, np.copysign(_ONE, x), where=magnitude > _SLEEF_TANH_ONE)
     return out
+
+
+# The doubt test on the bits of the float64 tanh: its low 29 mantissa bits are what rounding to float32 drops,
+# 2**28 the midpoint, 2**29 one float32 ulp of its binade. A band of half-width _TANH_BAND (_TANH_NARROW_BAND for
+# |x| >= 1) around 2**28 covers the margins above (two units of slack); (bits - _TANH_BAND_LOW) mod 2**29 below
+# 2 * _TANH_BAND tests it in one unsigned comparison, whatever the sign. (Where tanh is a power of two or just
+# above, the ulp below is half its binade's: the old test doubted more there, but the distance to the
+# midpoints in the binade's own ulps is what the margins bound.)
+_TANH_BAND = int(np.ceil((0.5 - float(_MIDPOINT_MARGIN_BELOW_ONE)) * 2.0**29)) + 2
+_TANH_NARROW_BAND = int(np.ceil((0.5 - float(_MIDPOINT_MARGIN)) * 2.0**29)) + 2
+_TANH_BAND_LOW = np.int64(2**28 - _TANH_BAND)
+_TANH_LOW_BITS = np.int64(2**29 - 1)
+# |x| outside [2**-9, 8.664339742] (NaN and inf included) in one unsigned comparison on the bits of |x|.
+_TANH_ABS_BITS = np.uint32(0x7FFFFFFF)
+_TANH_TINY_BITS = np.uint32(np.array(_TANH_EXACT_BELOW).view(np.uint32))
+_TANH_ONE_BITS = np.uint32(np.array(_SLEEF_TANH_ONE).view(np.uint32))
+_TANH_INF_BITS = np.uint32(0x7F800000)
+_TANH_ONE_INPUT_BITS = np.uint32(0x3F800000)  # (the bits of 1.0: |x| < 1 below them)
+_TANH_BLOCK = 65536  # (elements per pass: the float64 temporaries stay in cache)
+
+
+def sleef_tanhf(x: np.ndarray) -> np.ndarray:
+    """Sleef's tanhf_u10. Its double-float result rounds as tanh does unless tanh lies within a hair of a
+    midpoint between two floats (or |x| is tiny): only those take the full (slow) emulation. Checked
+    against the emulation for every float32 in [0, 9]."""
+    if not (isinstance(x, np.ndarray) and x.dtype == _F32 and x.flags.c_contiguous):
+        return _sleef_tanhf_by_elements(x)
+    flat = x.reshape(-1)
+    size = flat.size
+    out = np.empty(size, _F32)
+    block = max(1, min(size, _TANH_BLOCK))
+    wide = np.empty(block, _F64)
+    key = wide.view(np.int64)
+    bits = np.empty(block, np.uint32)
+    candidates, outside = np.empty(block, np.bool_), np.empty(block, np.bool_)
+    doubtful, ones = [], []
+    for start in range(0, size, block):
+        stop = min(start + block, size)
+        n = stop - start
+        w, k, b, c, e = wide[:n], key[:n], bits[:n], candidates[:n], outside[:n]
+        xs = flat[start:stop]
+        np.copyto(w, xs)
+        np.tanh(w, out=w)
+        np.copyto(out[start:stop], w, casting="same_kind")
+        np.subtract(k, _TANH_BAND_LOW, out=k)
+        np.bitwise_and(k, _TANH_LOW_BITS, out=k)
+        np.less(k, 2 * _TANH_BAND, out=c)
+        np.bitwise_and(xs.view(np.uint32), _TANH_ABS_BITS, out=b)
+        np.subtract(b, _TANH_TINY_BITS, out=b)
+        np.greater(b, _TANH_ONE_BITS - _TANH_TINY_BITS, out=e)
+        c |= e
+        where = np.flatnonzero(c)
+        if where.size:
+            magnitude = xs.view(np.uint32)[where] & _TANH_ABS_BITS
+            beyond = magnitude > _TANH_ONE_BITS  # (NaN too)
+            keep = magnitude < _TANH_ONE_INPUT_BITS  # (|x| < 1: the wide band; |x| < 2**-9 always)
+            keep |= (k[where] - (_TANH_BAND - _TANH_NARROW_BAND)).view(np.uint64) < 2 * _TANH_NARROW_BAND
+            keep &= ~beyond
+            doubtful.append(where[keep] + start)
+            beyond &= magnitude <= _TANH_INF_BITS  # (+-1 set below: rounded tanh is 1 - 2**-24 up to 9.0109)
+            ones.append(where[beyond] + start)
+    if doubtful:
+        where = np.concatenate(doubtful)
+        if where.size:
+            out[where] = _sleef_tanhf_emulated(flat[where])
+        where = np.concatenate(ones)
+        out[where] = np.copysign(_ONE, flat[where])
+    return out.reshape(x.shape)
