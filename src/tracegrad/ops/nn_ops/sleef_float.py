@@ -280,8 +280,31 @@ def _sleef_expk2(y: np.ndarray) -> tuple:
 
 def sleef_expm1f(a: np.ndarray) -> np.ndarray:
     """Sleef's expm1f_u10: e^a in double-float (expk2f) plus -1 in double-float, rounded once; inf above
-    88.72283, -1 below -16.63553, -0 at -0."""
+    88.72283, -1 below -16.63553, -0 at -0.
+
+    That double-float result rounds as expm1 does unless expm1 lies within a hair of a midpoint between two
+    floats: the rest is NumPy's float64 expm1 rounded to float, and only the doubtful elements (near a midpoint,
+    tiny, or near the ends of the range) take the step-by-step emulation. Checked against it for every float32."""
     a = np.asarray(a, _F32)
+    with np.errstate(all="ignore"):
+        wide = np.expm1(a.astype(_F64))
+        out = np.asarray(wide.astype(_F32))
+        # (the float64 bits a rounding to float drops: within _EXPM1_BAND of the midpoint 2**28 is doubtful)
+        dropped = (wide.view(np.int64) - np.int64(2**28 - _EXPM1_BAND)) & np.int64(2**29 - 1)
+        magnitude = np.abs(a)
+        doubtful = (dropped < 2 * _EXPM1_BAND) | (magnitude < _EXPM1_TINY) | (magnitude > _EXPM1_LARGE)
+    doubtful &= ~np.isnan(a)
+    if doubtful.any():
+        out[doubtful] = _sleef_expm1f_emulated(a[doubtful])
+    return out
+
+
+_EXPM1_BAND = int(0.05 * 2**29)  # (0.05 ulp either side of a midpoint)
+_EXPM1_TINY, _EXPM1_LARGE = _F32(2.0**-7), _F32(16)  # (cancellation below; the clamped ends above)
+
+
+def _sleef_expm1f_emulated(a: np.ndarray) -> np.ndarray:
+    """``sleef_expm1f`` step by step in Sleef's double-float arithmetic."""
     with np.errstate(all="ignore"):
         inside = np.clip(np.nan_to_num(a), _F32(-17), _F32(89))  # (the lanes outside are replaced below)
         hi, lo = _df_add2(_sleef_expk2(inside), -_ONE)
