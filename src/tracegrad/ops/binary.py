@@ -824,7 +824,12 @@ class _XLogFamily:
         dt = _float_dtype(a, b)
         x, y = _cast(a, dt), _cast(b, dt)
         with np.errstate(all="ignore"):
-            out = x * self.np_log(y)
+            if self.np_log is np.log and dt.itemsize <= 4:  # (PyTorch's scalar loop: the C library's logf)
+                from .nn_ops.glibc_float_math import log_float  # (nn_ops imports this module)
+
+                out = x * log_float(y.astype(np.float32)).astype(dt)  # (half: the log rounded to half first)
+            else:
+                out = x * self.np_log(y)
         # 0 * log(y) is 0 for every y but NaN (PyTorch), also where the log is infinite
         return np.where((x == 0) & ~np.isnan(y), dt.type(0), out)
 

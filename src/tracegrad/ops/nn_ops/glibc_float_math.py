@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..aten_vec import fma_if_available
 from ._basic import erf_array
 
 _F32 = np.float32
@@ -239,4 +240,53 @@ def expm1_float(x: np.ndarray) -> np.ndarray:
     if inside.any():
         out[inside] = _expm1f_reduced(x[inside])
     out[np.isnan(x)] = np.nan
+    return out
+
+
+# ---- logf ------------------------------------------------------------------------------------------------------
+# glibc's logf since 2.28 (Szabolcs Nagy's, from ARM's optimized routines): x = 2^k z with z within [0.7, 1.4],
+# log x = log1p(z / c - 1) + log c + k ln 2 for the table's c nearest z, a cubic for log1p, all in double. On
+# x86-64 machines with FMA glibc runs the build compiled with -mfma, whose every multiply-add is fused.
+
+_LOGF_TABLE = np.array([float.fromhex(v) for v in (
+    "0x1.661ec79f8f3bep+0", "-0x1.57bf7808caadep-2", "0x1.571ed4aaf883dp+0", "-0x1.2bef0a7c06ddbp-2",
+    "0x1.49539f0f010bp+0", "-0x1.01eae7f513a67p-2", "0x1.3c995b0b80385p+0", "-0x1.b31d8a68224e9p-3",
+    "0x1.30d190c8864a5p+0", "-0x1.6574f0ac07758p-3", "0x1.25e227b0b8eap+0", "-0x1.1aa2bc79c81p-3",
+    "0x1.1bb4a4a1a343fp+0", "-0x1.a4e76ce8c0e5ep-4", "0x1.12358f08ae5bap+0", "-0x1.1973c5a611cccp-4",
+    "0x1.0953f419900a7p+0", "-0x1.252f438e10c1ep-5", "0x1p+0", "0x0p+0",
+    "0x1.e608cfd9a47acp-1", "0x1.aa5aa5df25984p-5", "0x1.ca4b31f026aap-1", "0x1.c5e53aa362eb4p-4",
+    "0x1.b2036576afce6p-1", "0x1.526e57720db08p-3", "0x1.9c2d163a1aa2dp-1", "0x1.bc2860d22477p-3",
+    "0x1.886e6037841edp-1", "0x1.1058bc8a07ee1p-2", "0x1.767dcf5534862p-1", "0x1.4043057b6ee09p-2")]).reshape(16, 2)
+_LOGF_LN2 = float.fromhex("0x1.62e42fefa39efp-1")
+_LOGF_POLY = tuple(float.fromhex(v) for v in ("-0x1.00ea348b88334p-2", "0x1.5575b0be00b6ap-2",
+                                              "-0x1.ffffef20a4123p-2"))
+_LOGF_OFF = np.uint32(0x3F330000)
+
+
+def log_float(x: np.ndarray) -> np.ndarray:
+    """The C library's logf of a float32 array (glibc's table-driven routine in double; the correctly rounded
+    value to within 0.82 ulp): -inf at zero, NaN below it and at NaN, inf at inf, +0 at 1."""
+    x = np.asarray(x, _F32)
+    ix = x.view(np.uint32).copy()
+    subnormal = (ix > 0) & (ix < 0x00800000)
+    if subnormal.any():  # (normalised by 2^23, the exponent taken back)
+        ix[subnormal] = (x[subnormal] * _F32(2.0**23)).view(np.uint32) - np.uint32(23 << 23)
+    tmp = ix - _LOGF_OFF
+    row = (tmp >> 19) % 16
+    k = tmp.view(np.int32) >> 23
+    z = (ix - (tmp & np.uint32(0x1FF << 23))).view(_F32).astype(_F64)
+    invc, logc = _LOGF_TABLE[row, 0], _LOGF_TABLE[row, 1]
+    fused = fma_if_available
+    with np.errstate(all="ignore"):
+        r = fused(z, invc, -1.0)
+        y0 = fused(k.astype(_F64), _LOGF_LN2, logc)
+        r2 = r * r
+        y = fused(_LOGF_POLY[1], r, _LOGF_POLY[2])
+        y = fused(_LOGF_POLY[0], r2, y)
+        y = fused(y, r2, y0 + r)
+        out = np.asarray(y.astype(_F32))
+    out[ix == 0x3F800000] = 0
+    out[x == 0] = -np.inf
+    out[np.isposinf(x)] = np.inf
+    out[(x < 0) | np.isnan(x)] = np.nan
     return out
