@@ -110,15 +110,15 @@ def adaptive_avg_pool2d_backward(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     cover_h, cover_w = _covering(bounds_h, h), _covering(bounds_w, w)
     out = np.zeros((n, h, w, c), x.dtype)
     for a in range(cover_h.shape[1]):  # (the covering windows in row-major order)
-        oh = cover_h[:, a]
-        rows = deltas[:, np.maximum(oh, 0)]
+        in_rows = np.flatnonzero(cover_h[:, a] >= 0)  # (the input rows an a-th window covers)
+        rows = deltas[:, cover_h[in_rows, a]]
         for b in range(cover_w.shape[1]):
-            ow = cover_w[:, b]
-            term = rows[:, :, np.maximum(ow, 0)]
-            if (oh < 0).any() or (ow < 0).any():  # (+0 where no window: the sums, never -0, stay as they are)
-                term[:, oh < 0] = 0
-                term[:, :, ow < 0] = 0
-            out += term
+            in_cols = np.flatnonzero(cover_w[:, b] >= 0)
+            term = rows[:, :, cover_w[in_cols, b]]
+            if in_rows.size == h and in_cols.size == w:
+                out += term
+            else:  # (only the elements a second window covers: no index repeats, so += adds each once)
+                out[:, in_rows[:, None], in_cols[None, :]] += term
     result = np.moveaxis(out, -1, 1)
     if not channels_last:
         result = np.ascontiguousarray(result)
