@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._runtime import get_num_threads
+from .aten_vec import aten_float_lanes, vector_lanes
 
 GRAIN_SIZE = 32768  # (at::internal::GRAIN_SIZE: elements per thread's range, at the least)
 
@@ -64,19 +65,34 @@ def iteration_order(x: np.ndarray, others: tuple) -> tuple[tuple, int]:
     return tuple(d for d in range(x.ndim) if x.shape[d] == 1) + tuple(axes), run
 
 
-def vector_and_scalar(vector: Callable, scalar: Callable, out_like: np.ndarray, operands: tuple,
-                      block: int, grain: int = GRAIN_SIZE) -> np.ndarray:
-    """``vector(*operands)`` where ATen's loop runs vector code and ``scalar(*operands)`` where it runs scalar
-    code, elementwise, in the shape and iteration order of ``out_like`` (the output's layout; the operands
-    broadcast to it). The functions take and return arrays of one shape."""
+def loop_block(dtype, also_avx512: bool) -> int:
+    """Elements of one vector step of ``cpu_kernel_vec``: two ``Vectorized<T>``. A kernel registered for AVX-512
+    too (``also_avx512``) takes that build's vectors where the CPU has it, half holding twice as many as float;
+    the others take the AVX2 build's 32 bytes. 0: ATen's DEFAULT build, scalar code throughout."""
+    if not also_avx512:
+        return 2 * vector_lanes(dtype)
+    return 2 * aten_float_lanes() * (2 if np.dtype(dtype) == np.float16 else 1)
+
+
+def vector_and_scalar(formula: Callable, operands: tuple, block: int, out_like: np.ndarray | None = None,
+                      grain: int = GRAIN_SIZE) -> np.ndarray:
+    """``formula(*operands, vector=True)`` where ATen's loop runs vector code and ``formula(*operands,
+    vector=False)`` where it runs scalar code, elementwise, in blocks of ``block`` elements, in the shape and
+    iteration order of ``out_like`` (the output's layout; the operands broadcast to it). By default the output
+    is laid out as the first operand where that has the full shape, else C-contiguous. ``formula`` takes and
+    returns arrays of one shape."""
+    shape = np.broadcast_shapes(*(np.shape(o) for o in operands))
+    if out_like is None:
+        first = operands[0]
+        out_like = first if first.shape == shape else np.empty(shape, first.dtype)
     shape = out_like.shape
     wide = tuple(np.broadcast_to(o, shape) for o in operands)
     order, run = iteration_order(out_like, wide)
     mask = scalar_mask(out_like.size, run, block, grain)
     if mask is None:
-        return np.asarray(vector(*wide))
+        return np.asarray(formula(*wide, vector=True))
     flat = tuple(np.ascontiguousarray(o.transpose(order)).reshape(-1) for o in wide)
-    out = scalar(*flat) if mask.all() else vector(*flat)
+    out = formula(*flat, vector=not mask.all())
     if not mask.all():
-        out[mask] = scalar(*(f[mask] for f in flat))
+        out[mask] = formula(*(f[mask] for f in flat), vector=False)
     return out.reshape([shape[d] for d in order]).transpose(np.argsort(order))

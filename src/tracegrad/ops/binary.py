@@ -36,8 +36,8 @@ from ._util import (
     reject_complex,
     result_dtype,
 )
-from .aten_loops import vector_and_scalar
-from .aten_vec import aten_float_lanes, fma
+from .aten_loops import loop_block, vector_and_scalar
+from .aten_vec import fma
 from .complex_ops import imag, real
 from .creation import to_dtype, zeros_like
 from .pointwise import (
@@ -1049,10 +1049,10 @@ def _float_power_of_number(x: np.ndarray, exponent: float | int) -> np.ndarray:
     an ulp of it and differs for about 2% of the elements."""
     in_float = float(np.float32(exponent))
 
-    def power(to: float):
-        return lambda v: np.power(v.astype(_FLOAT64), to).astype(np.float32)
+    def formula(v: np.ndarray, vector: bool) -> np.ndarray:
+        return np.power(v.astype(_FLOAT64), in_float if vector else exponent).astype(np.float32)
 
-    return vector_and_scalar(power(in_float), power(exponent), x, (x,), 2 * aten_float_lanes())
+    return vector_and_scalar(formula, (x,), loop_block(np.float32, also_avx512=True))
 
 
 # Exponents that NumPy (like PyTorch) computes exactly in any precision (x*x, sqrt, 1/x, ...).

@@ -22,8 +22,8 @@ from ._util import (
     reject_complex,
     to_floating,
 )
-from .aten_loops import vector_and_scalar
-from .aten_vec import FUSED_DTYPES, fma, vector_lanes
+from .aten_loops import loop_block, vector_and_scalar
+from .aten_vec import FUSED_DTYPES, fma
 from .registry import defop
 from .scalar_fill import check_scalar_parameter
 
@@ -119,18 +119,13 @@ def _half_alpha(np_fn, a, b, alpha, dt: np.dtype) -> np.ndarray:
     """``a + alpha * b`` (or minus) for half, alpha rounded to half, as PyTorch's CPU kernel computes it: its
     vector code in float (where the product of two halves is exact) rounded once, its scalar code (the leftover
     elements of each run) with the product rounded to half first."""
-    a, b = as_array(a, dt), as_array(b, dt)
     scale = np.float32(dt.type(alpha))
 
-    def vector(x, y):
-        return np_fn(x.astype(np.float32), y.astype(np.float32) * scale).astype(dt)
+    def formula(x, y, vector: bool):
+        product = y.astype(np.float32) * scale
+        return np_fn(x.astype(np.float32), product if vector else product.astype(dt)).astype(dt)
 
-    def scalar(x, y):
-        return np_fn(x.astype(np.float32), (y.astype(np.float32) * scale).astype(dt)).astype(dt)
-
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    out_like = a if a.shape == shape else np.empty(shape, dt)
-    return vector_and_scalar(vector, scalar, out_like, (a, b), 2 * vector_lanes(dt))
+    return vector_and_scalar(formula, (as_array(a, dt), as_array(b, dt)), loop_block(dt, also_avx512=False))
 
 
 def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, jvp=None,

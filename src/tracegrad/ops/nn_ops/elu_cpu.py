@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_loops import vector_and_scalar
-from ..aten_vec import aten_float_lanes
+from ..aten_loops import loop_block, vector_and_scalar
 from .glibc_float_math import exp_float, expm1_float
 from .sleef_float import sleef_expf, sleef_expm1f
 
@@ -29,9 +28,8 @@ def elu_float(x: np.ndarray, alpha: float, scale: float, input_scale: float) -> 
         # (a <= 0 takes the exponential: NaN too, which comes out NaN either way)
         return np.where(a > 0, a * positive_coef, exp_minus_one * negative_coef).astype(x.dtype, copy=False)
 
-    block = 2 * aten_float_lanes() * (2 if x.dtype == np.float16 else 1)  # (Vectorized<Half>: twice the lanes)
     with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernel, silently)
-        return vector_and_scalar(lambda a: formula(a, True), lambda a: formula(a, False), x, (x,), block)
+        return vector_and_scalar(formula, (x,), loop_block(x.dtype, also_avx512=True))
 
 
 def elu_backward_float(g: np.ndarray, x: np.ndarray, alpha: float, scale: float, input_scale: float,
@@ -53,8 +51,5 @@ def elu_backward_float(g: np.ndarray, x: np.ndarray, alpha: float, scale: float,
         positive = (b > 0) if vector else ~(b <= 0)
         return np.where(positive, grad * positive_coef, negative).astype(g.dtype, copy=False)
 
-    shape = np.broadcast_shapes(g.shape, x.shape)
-    block = 2 * aten_float_lanes() * (2 if g.dtype == np.float16 else 1)
     with np.errstate(all="ignore"):
-        return vector_and_scalar(lambda a, b: formula(a, b, True), lambda a, b: formula(a, b, False),
-                                 g if g.shape == shape else np.empty(shape, g.dtype), (g, x), block)
+        return vector_and_scalar(formula, (g, x), loop_block(g.dtype, also_avx512=True))

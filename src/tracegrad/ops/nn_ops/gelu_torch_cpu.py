@@ -26,8 +26,8 @@ import os
 import numpy as np
 
 from ..._runtime import get_num_threads
-from ..aten_loops import GRAIN_SIZE, iteration_order, scalar_mask
-from ..aten_vec import AVX512_FLAGS, aten_float_lanes, cpu_flags
+from ..aten_loops import GRAIN_SIZE, iteration_order, loop_block, scalar_mask
+from ..aten_vec import AVX512_FLAGS, cpu_flags
 from .glibc_float_math import erf_float, exp_float, tanh_float
 from .sleef_float import sleef_expf, sleef_tanhf, xor_sign
 
@@ -388,9 +388,8 @@ def _torch_gelu(x: np.ndarray, approximate: str, onednn: bool | None) -> np.ndar
         kernel = functools.partial(onednn_gelu, isa=_onednn_isa())
         out = _blockwise(kernel, (np.ascontiguousarray(x, _F32).reshape(-1),)).reshape(x.shape)
     else:
-        lanes = aten_float_lanes() * (2 if x.dtype == np.float16 else 1)  # (Vectorized<Half>: twice the lanes)
         out = _aten_apply(lambda a, f, fused: _gelu_formula(a, approximate, f, fused), (x,),
-                          2 * lanes, _forward_grain(x.size))
+                          loop_block(x.dtype, also_avx512=True), _forward_grain(x.size))
     return out.astype(x.dtype, copy=False)
 
 
@@ -408,7 +407,6 @@ def _torch_gelu_backward(grad: np.ndarray, x: np.ndarray, approximate: str, oned
         out = _blockwise(kernel, flat).reshape(x.shape)
     else:
         half = x.dtype == np.float16
-        lanes = aten_float_lanes() * (2 if half else 1)
         out = _aten_apply(lambda g, a, f, fused: _gelu_backward_formula(g, a, approximate, f, fused, half),
-                          (grad, x), 2 * lanes, GRAIN_SIZE)
+                          (grad, x), loop_block(x.dtype, also_avx512=True), GRAIN_SIZE)
     return out.astype(x.dtype, copy=False)

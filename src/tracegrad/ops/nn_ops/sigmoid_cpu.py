@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_loops import vector_and_scalar
-from ..aten_vec import aten_float_lanes, fma32
+from ..aten_loops import loop_block, vector_and_scalar
+from ..aten_vec import fma32
 from .glibc_float_math import exp_float
 from .sleef_float import sleef_expf
 
@@ -46,15 +46,14 @@ def _silu_backward(g: np.ndarray, x: np.ndarray, vector: bool) -> np.ndarray:
     return out
 
 
-def _run(formula, out_like: np.ndarray, operands: tuple) -> np.ndarray:
-    block = 2 * aten_float_lanes()  # (0 for ATen's DEFAULT build: scalar code throughout)
+def _run(formula, operands: tuple, out_like: np.ndarray | None = None) -> np.ndarray:
     with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernels, silently)
-        return vector_and_scalar(lambda *a: formula(*a, True), lambda *a: formula(*a, False), out_like, operands, block)
+        return vector_and_scalar(formula, operands, loop_block(_F32, also_avx512=True), out_like)
 
 
 def sigmoid_float(x: np.ndarray, out_like: np.ndarray | None = None) -> np.ndarray:
     """PyTorch's sigmoid of a float32 array (written into an output laid out as ``out_like``, if given)."""
-    return _run(_sigmoid, x if out_like is None else out_like, (x,))
+    return _run(_sigmoid, (x,), out_like)
 
 
 def _glu(first: np.ndarray, second: np.ndarray, vector: bool) -> np.ndarray:
@@ -63,15 +62,14 @@ def _glu(first: np.ndarray, second: np.ndarray, vector: bool) -> np.ndarray:
 
 def glu_float(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """PyTorch's ``glu`` kernel, ``a * (1 / (1 + exp(-b)))``, of the two float32 halves (a fresh output)."""
-    return _run(_glu, np.empty(first.shape, _F32), (first, second))
+    return _run(_glu, (first, second), np.empty(first.shape, _F32))
 
 
 def silu_float(x: np.ndarray) -> np.ndarray:
     """PyTorch's SiLU of a float32 array."""
-    return _run(_silu, x, (x,))
+    return _run(_silu, (x,))
 
 
 def silu_backward_float(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     """PyTorch's fused ``silu_backward`` of float32 arrays (the gradient's layout follows ``g``)."""
-    shape = np.broadcast_shapes(g.shape, x.shape)
-    return _run(_silu_backward, g if g.shape == shape else np.empty(shape, _F32), (g, x))
+    return _run(_silu_backward, (g, x))
