@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from _lib import tg, torch
 
-from tracegrad.ops.nn_ops import gelu_torch_cpu
+from tracegrad.ops.aten_vec import aten_float_lanes
 
 _LANES = {"AVX512": 16, "AVX2": 8, "DEFAULT": 0}
-EXACT = _LANES.get(torch.backends.cpu.get_cpu_capability()) == gelu_torch_cpu.aten_float_lanes() > 0
+EXACT = _LANES.get(torch.backends.cpu.get_cpu_capability()) == aten_float_lanes() > 0
 pytestmark = [pytest.mark.usefixtures("one_thread"),
               pytest.mark.skipif(not EXACT, reason="tracegrad and torch pick different vector widths here")]
 
