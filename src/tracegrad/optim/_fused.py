@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.aten_vec import FUSED_DTYPES, fma
+from ..ops.aten_vec import FUSED_DTYPES, fma, fma_into
 
 
 def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float, wide: np.ndarray | None = None) -> np.ndarray:
@@ -18,17 +18,7 @@ def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float, wide: np.ndarray
     if alpha == 1 or dst.dtype not in FUSED_DTYPES:
         dst += src if alpha == 1 else dst.dtype.type(alpha) * src
         return dst
-    scalar = dst.dtype.type(alpha)
-    if dst.dtype == np.float32:  # (float64 holds the product exactly; the sum rounds there, then to float)
-        if wide is None:
-            wide = np.asarray(np.multiply(src, np.float64(scalar)))  # (an array even for a 0-d parameter)
-        else:
-            np.multiply(src, np.float64(scalar), out=wide)
-        np.add(wide, dst, out=wide)
-        np.copyto(dst, wide, casting="same_kind")
-        return dst
-    dst[...] = fma(src, scalar, dst)
-    return dst
+    return fma_into(src, dst.dtype.type(alpha), dst, dst, wide)
 
 
 def added_scaled(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
