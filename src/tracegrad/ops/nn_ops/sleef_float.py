@@ -278,6 +278,15 @@ def _sleef_expk2(y: np.ndarray) -> tuple:
     return _ldexp2(hi, q), _ldexp2(lo, q)
 
 
+def _offset_from_midpoint(wide: np.ndarray, band: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The float64 bits that rounding ``wide`` to float drops (its low 29: 2**28 is the midpoint between two
+    floats, 2**29 one float ulp), shifted so that those within ``band`` of the midpoint read below ``2 * band``:
+    where Sleef's double-float result could round otherwise than the float64 one. ``out``: int64 scratch, which
+    may be ``wide``'s own bits."""
+    out = np.subtract(wide.view(np.int64), np.int64(2**28 - band), out=out)
+    return np.bitwise_and(out, np.int64(2**29 - 1), out=out)
+
+
 def sleef_expm1f(a: np.ndarray) -> np.ndarray:
     """Sleef's expm1f_u10: e^a in double-float (expk2f) plus -1 in double-float, rounded once; inf above
     88.72283, -1 below -16.63553, -0 at -0.
@@ -289,10 +298,9 @@ def sleef_expm1f(a: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         wide = np.expm1(a.astype(_F64))
         out = np.asarray(wide.astype(_F32))
-        # (the float64 bits a rounding to float drops: within _EXPM1_BAND of the midpoint 2**28 is doubtful)
-        dropped = (wide.view(np.int64) - np.int64(2**28 - _EXPM1_BAND)) & np.int64(2**29 - 1)
         magnitude = np.abs(a)
-        doubtful = (dropped < 2 * _EXPM1_BAND) | (magnitude < _EXPM1_TINY) | (magnitude > _EXPM1_LARGE)
+        doubtful = (_offset_from_midpoint(wide, _EXPM1_BAND) < 2 * _EXPM1_BAND) | (magnitude < _EXPM1_TINY) | (
+            magnitude > _EXPM1_LARGE)
     doubtful &= ~np.isnan(a)
     if doubtful.any():
         out[doubtful] = _sleef_expm1f_emulated(a[doubtful])
@@ -355,16 +363,12 @@ def _sleef_tanhf_by_elements(x: np.ndarray) -> np.ndarray:  # (the route for oth
     return out
 
 
-# The doubt test on the bits of the float64 tanh: its low 29 mantissa bits are what rounding to float32 drops,
-# 2**28 the midpoint, 2**29 one float32 ulp of its binade. A band of half-width _TANH_BAND (_TANH_NARROW_BAND for
-# |x| >= 1) around 2**28 covers the margins above (two units of slack); (bits - _TANH_BAND_LOW) mod 2**29 below
-# 2 * _TANH_BAND tests it in one unsigned comparison, whatever the sign. (Where tanh is a power of two or just
-# above, the ulp below is half its binade's: the old test doubted more there, but the distance to the
-# midpoints in the binade's own ulps is what the margins bound.)
+# The doubt test on the bits of the float64 tanh (_offset_from_midpoint): a band of half-width _TANH_BAND
+# (_TANH_NARROW_BAND for |x| >= 1) around the midpoint covers the margins above, with two units of slack,
+# whatever the sign. (Where tanh is a power of two or just above, the ulp below is half its binade's: the old
+# test doubted more there, but the distance to the midpoints in the binade's own ulps is what the margins bound.)
 _TANH_BAND = int(np.ceil((0.5 - float(_MIDPOINT_MARGIN_BELOW_ONE)) * 2.0**29)) + 2
 _TANH_NARROW_BAND = int(np.ceil((0.5 - float(_MIDPOINT_MARGIN)) * 2.0**29)) + 2
-_TANH_BAND_LOW = np.int64(2**28 - _TANH_BAND)
-_TANH_LOW_BITS = np.int64(2**29 - 1)
 # |x| outside [2**-9, 8.664339742] (NaN and inf included) in one unsigned comparison on the bits of |x|.
 _TANH_ABS_BITS = np.uint32(0x7FFFFFFF)
 _TANH_TINY_BITS = np.uint32(np.array(_TANH_EXACT_BELOW).view(np.uint32))
@@ -397,8 +401,7 @@ def sleef_tanhf(x: np.ndarray) -> np.ndarray:
         np.copyto(w, xs)
         np.tanh(w, out=w)
         np.copyto(out[start:stop], w, casting="same_kind")
-        np.subtract(k, _TANH_BAND_LOW, out=k)
-        np.bitwise_and(k, _TANH_LOW_BITS, out=k)
+        _offset_from_midpoint(w, _TANH_BAND, out=k)  # (in place: w is no longer needed)
         np.less(k, 2 * _TANH_BAND, out=c)
         np.bitwise_and(xs.view(np.uint32), _TANH_ABS_BITS, out=b)
         np.subtract(b, _TANH_TINY_BITS, out=b)
