@@ -283,7 +283,7 @@ def _offset_from_midpoint(wide: np.ndarray, band: int, out: np.ndarray | None = 
     floats, 2**29 one float ulp), shifted so that those within ``band`` of the midpoint read below ``2 * band``:
     where Sleef's double-float result could round otherwise than the float64 one. ``out``: int64 scratch, which
     may be ``wide``'s own bits."""
-    out = np.subtract(wide.view(np.int64), np.int64(2**28 - band), out=out)
+    out = np.asarray(np.subtract(wide.view(np.int64), np.int64(2**28 - band), out=out))  # (0-d too)
     return np.bitwise_and(out, np.int64(2**29 - 1), out=out)
 
 
