@@ -360,7 +360,7 @@ def _rsqrt_kernel(a):
 _SELF = ("self",)
 _RESULT = ("result",)
 
-exp2, exp2_ = _pair("exp2", _floating(np.exp2), _exp2_vjp, _RESULT)
+
 def _expm1_array(a: np.ndarray) -> np.ndarray:
     """expm1 as PyTorch's CPU kernel computes it: Sleef's expm1f for float32 (and half, in float), every element
     through the vector function (``vec::map`` loads the last partial vector too); NumPy's otherwise."""
@@ -371,6 +371,7 @@ def _expm1_array(a: np.ndarray) -> np.ndarray:
     return np.expm1(a)
 
 
+exp2, exp2_ = _pair("exp2", _floating(np.exp2), _exp2_vjp, _RESULT)
 expm1, expm1_ = _pair("expm1", _floating(_expm1_array), _expm1_vjp, _RESULT)
 log1p, log1p_ = _pair("log1p", _floating(np.log1p), _log1p_vjp, _SELF, node_name="Log1PBackward0")
 log2, log2_ = _pair("log2", _floating(np.log2), _log2_vjp, _SELF)

@@ -670,12 +670,14 @@ def glu_backward_array(g: np.ndarray, x: np.ndarray, dim: int) -> np.ndarray:
     with np.errstate(all="ignore"):
         if x.dtype == np.float32:
             s = sigmoid_float(second, out_like=out_first)
+        elif x.dtype == np.float16:
+            s = sigmoid_array(second.astype(np.float32)).astype(np.float16)
         else:
-            s = sigmoid_array(second.astype(np.float32)).astype(x.dtype) if x.dtype == np.float16 else \
-                sigmoid_array(second)
-        wide = [v.astype(np.float32) for v in (s, first, g)] if x.dtype == np.float16 else [s, first, g]
-        out_second[...] = (1 - wide[0]) * wide[0] * wide[1] * wide[2]
-        out_first[...] = wide[0] * wide[2]
+            s = sigmoid_array(second)
+        if x.dtype == np.float16:
+            s, first, g = (v.astype(np.float32) for v in (s, first, g))
+        out_second[...] = (1 - s) * s * first * g
+        out_first[...] = s * g
     return out
 
 
