@@ -74,12 +74,6 @@ def _channel_shape(ndim: int, c: int) -> tuple:
 # (and b) against x; ``red`` are the axes a gradient of w (or b) sums over.
 
 
-def _mean_rstd(x: np.ndarray, axes: tuple, eps: float) -> tuple:
-    """The statistics PyTorch's forward returns for its backward (save_mean, save_invstd), as constants."""
-    mean, _, rstd = _stats(x, axes, eps)
-    return _wrap(mean), _wrap(rstd)
-
-
 def _norm_backward_arrays(g, x, w, mean, rstd, axes: tuple, red: tuple, output_mask) -> tuple:
     """NumPy kernel of the fused backward: (gx, gw, gb), an empty array for a gradient output_mask leaves out."""
     xhat = np.subtract(x, mean)
