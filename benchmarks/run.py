@@ -29,7 +29,7 @@ from benchmarks.harness import (
     measure_interleaved,
     paired_ratio,
 )
-from benchmarks.libs import DEFAULT_LIBS, SUBJECT, load_libs
+from benchmarks.libs import DEFAULT_LIBS, SUBJECT, load_libs, sync_fn
 from benchmarks.spec import Check, Context, Row, Workload
 from benchmarks.tables import host_lines, render_text, targets_table, workload_table
 from benchmarks.workloads import WORKLOADS
@@ -54,6 +54,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-gc", action="store_true", help="disable the garbage collector while timing")
     p.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                    help="cpu: this thread's CPU time, robust to a busy machine (default); wall: perf_counter")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cuda: torch-like libraries on the GPU, the hand-written baselines on CuPy, wall clock")
     p.add_argument("--output", type=Path, default=RESULTS_DIR / "latest.json", help="results JSON path")
     return p.parse_args(argv)
 
@@ -135,6 +137,10 @@ def run_workload(wl: Workload, ctx: Context, cfg: TimingConfig) -> dict[str, Any
                 benches[name] = factory()
             except Exception as exc:  # noqa: BLE001
                 errors[name] = describe_error(exc)
+                continue
+            lib = ctx.get(name)
+            if lib is not None and lib.device != "cpu":  # (every bench waits for its GPU work, baselines too)
+                benches[name].sync = sync_fn(lib)
         print(f"  {wl.key}: {row.case} / {row.variant}", file=sys.stderr, flush=True)
         measured = measure_interleaved(benches, cfg)
         # Drop the benches (and any graph or model they hold) before the next row is built.
@@ -161,6 +167,15 @@ def _save(results: dict[str, Any], path: Path) -> None:
     tmp.replace(path)
 
 
+def _gpu_name() -> str:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    except Exception as exc:  # noqa: BLE001 - a name is only informative
+        return f"unknown ({type(exc).__name__})"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
     names = [n.strip() for n in args.libs.split(",") if n.strip()]
@@ -170,10 +185,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown workload(s): {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
     base = QUICK if args.quick else FULL
+    device = args.device
+    # (a thread's CPU time says nothing of the GPU's work it waits for)
+    clock = "wall" if device == "cuda" else args.clock
     cfg = TimingConfig(repeats=args.repeats or base.repeats, min_time=base.min_time,
-                       warmup_time=base.warmup_time, gc_enabled=not args.no_gc, clock=args.clock)
+                       warmup_time=base.warmup_time, gc_enabled=not args.no_gc, clock=clock)
 
-    device = "cpu"  # kept as a parameter throughout; a --device flag can be added with a cuda back end
     libs, notes = load_libs(names, device)
     if NUMPY_PRELOADED:
         notes.append("numpy was imported before the benchmarks package; its thread pinning may not apply")
@@ -200,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         "notes": notes,
         "workloads": [],
     }
+    if device == "cuda":
+        results["config"]["gpu"] = _gpu_name()
     print("\n".join(host_lines(results)) + "\n", flush=True)
     started = time.perf_counter()
     for wl in WORKLOADS:

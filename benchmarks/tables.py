@@ -112,12 +112,13 @@ def host_lines(results: dict[str, Any]) -> list[str]:
     host = results["host"]
     cfg = results["config"]
     versions = ", ".join(f"{k} {v}" for k, v in host["versions"].items())
+    device = cfg["device"] + (f" ({cfg['gpu']})" if cfg.get("gpu") else "")
     lines = [
         f"date (UTC): {host['date_utc']}   commit: {host.get('git_commit') or 'none'}",
         f"cpu: {host['cpu_model']} ({host.get('cpus_usable')} usable of {host.get('cpu_count')}), "
         f"load avg 1m at start: {host.get('load_avg_1m')}",
         f"python {host['python']}; {versions}; numpy BLAS: {host.get('numpy_blas')}",
-        f"single thread; float32; device {cfg['device']}; median of {cfg['repeats']} interleaved repeats "
+        f"single thread; float32; device {device}; median of {cfg['repeats']} interleaved repeats "
         f"of >= {cfg['min_time_s'] * 1000:.0f} ms after warm-up; {cfg.get('clock', 'wall')} clock; "
         f"gc {'on' if cfg['gc_enabled'] else 'off'}" + ("; QUICK run" if cfg["quick"] else ""),
     ]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.harness import Bench
-from benchmarks.libs import SUBJECT, Lib, sync_fn, tensor, to_numpy
+from benchmarks.libs import SUBJECT, Lib, host_array, sync_fn, tensor, to_numpy
 from benchmarks.spec import Check, Context, Row, Target, Workload
 
 N_OPS = 300
@@ -127,7 +127,7 @@ def _rows(ctx: Context) -> list[Row]:
 def _grad_of(lib: Lib) -> Callable[[], np.ndarray]:
     def run() -> np.ndarray:
         if not lib.torchlike:
-            return np.asarray(make_numpy_chain(lib.module)[1](), dtype=np.float64)
+            return host_array(make_numpy_chain(lib.module)[1]())
         w, chain = make_chain(lib.module, lib.device)
         chain(w).sum().backward()
         return to_numpy(w.grad, lib.device)

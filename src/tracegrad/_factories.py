@@ -63,10 +63,8 @@ NO_PINNED_MEMORY = ("pin_memory=True requires a CUDA or other accelerator backen
 def placed(array: np.ndarray, device, pin_memory: bool):
     """``array`` where torch allocates a new tensor asked for on ``device``: a device without kernels here (an
     int is an accelerator's index) refused first, then pinned memory, which only an accelerator's allocator has."""
-    if device is not None and check_device(device).type == "cuda":
-        from .backend import cupy_backend
-
-        array = cupy_backend.xp.asarray(array)
+    if device is not None:
+        check_device(device)  # (a cuda device is refused there: the CuPy back end serves no tensors yet)
     if pin_memory:
         raise RuntimeError(NO_PINNED_MEMORY)
     return array

@@ -453,13 +453,10 @@ def _type_as(self, other):
 
 
 def _cuda(self, device=None, non_blocking=False, **kwargs):
-    from .backend import cupy_backend
+    from .cuda import _require
 
-    if not cupy_backend.available():
-        raise AssertionError("Torch not compiled with CUDA enabled")
-    from .backend.cuda_transfer import to_cuda
-
-    return to_cuda(self)
+    _require()  # (raises on every machine until the CuPy back end serves tensors: see backend/cupy_backend.py)
+    raise NotImplementedError("tracegrad: cuda tensors need the CuPy back end, which is not built yet")
 
 
 def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
