@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from .aten_sum import iterator_dims
+from .aten_sum import ordered_sum, rows_in_iterator_order
 from .aten_vec import cpu_has_fma, fma, vector_lanes
 
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -47,33 +47,14 @@ def vector_norm_as_aten(a: np.ndarray, ord: float, dims: tuple | None) -> np.nda
         return (np.abs(a) if ord != 0 else (a != 0).astype(a.dtype)).reshape(out_shape)
     if a.size == 0:  # (ATen fills the output: 0, or inf where ord < 0 and nothing is reduced over)
         return np.full(out_shape, np.inf if ord < 0 else 0, a.dtype)
-    rows, contiguous_run = _rows_in_iterator_order(a, dims)
+    rows, inner_run = rows_in_iterator_order(a, dims)
+    contiguous_run = inner_run == rows.shape[1]  # (ATen's ``is_reduce_lastdim``: one contiguous reduced run)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # (overflow to inf, as there, silently)
         if ord == 2 and contiguous_run and a.dtype != _F16:
             return _norm_two_lastdim(rows).reshape(out_shape)
         acc_dtype = _F64 if a.dtype == _F64 else _F32
         norms = _sequential_norm(rows.astype(acc_dtype, copy=False), ord)
         return norms.astype(a.dtype, copy=False).reshape(out_shape)
-
-
-# ---- TensorIterator's order --------------------------------------------------------------------------------
-
-
-def _rows_in_iterator_order(a: np.ndarray, dims: tuple | None) -> tuple[np.ndarray, bool]:
-    """``a`` as a 2-d array: one row per output (in the output's order), the reduced elements of each in the
-    order TensorIterator visits them; and whether ATen takes its contiguous-run path (``is_reduce_lastdim``)."""
-    if a.flags.c_contiguous and (dims is None or dims == tuple(range(a.ndim - len(dims), a.ndim))):
-        # (the common case, without the sort: trailing dims of a C array are one run)
-        return a.reshape(-1, math.prod(a.shape[a.ndim - len(dims):]) if dims else a.size), True
-    reduced = frozenset(range(a.ndim)) if dims is None else frozenset(dims)
-    merged = iterator_dims(a.shape, tuple(st // a.itemsize for st in a.strides), reduced)
-    runs = [m for m in merged if m[3]]
-    contiguous_run = len(runs) == 1 and merged[0][3] and merged[0][2] == 1
-    fastest_first = [d for dims_, _size, _stride, _red in runs for d in dims_]
-    kept = [d for d in range(a.ndim) if d not in reduced]
-    ones = [d for d in sorted(reduced) if d not in fastest_first]  # (reduced dims of size 1: merging drops them)
-    count = math.prod(a.shape[d] for d in reduced)
-    return a.transpose(kept + ones + fastest_first[::-1]).reshape(-1, count), contiguous_run
 
 
 # ---- the contiguous-run kernel (p = 2) ---------------------------------------------------------------------
@@ -138,12 +119,9 @@ def _sequential_norm(rows: np.ndarray, ord: float) -> np.ndarray:
 
 def _sum_in_order(terms: np.ndarray) -> np.ndarray:
     """``acc = acc + term`` from zero along each row of ``terms`` (the terms are >= +0 or NaN, so the zero start
-    shows in no sign). NumPy sums pairwise along its innermost loop, so a row is summed there only by
-    ``accumulate``; with several rows, a reduction down the columns of the transpose, whose innermost loop runs
-    across the rows, adds the terms in order and faster."""
-    if terms.shape[0] < 4:
-        return np.add.accumulate(terms, axis=1)[:, -1]
-    return np.add.reduce(np.ascontiguousarray(terms.T), axis=0)
+    shows in no sign). Summed down the columns of the transpose: there NumPy's innermost loop runs across the
+    rows and adds the terms in order, faster than an ``accumulate`` along each row."""
+    return ordered_sum(np.ascontiguousarray(terms.T), axis=0)
 
 
 def _libm_pow(x: np.ndarray, p: np.floating) -> np.ndarray:

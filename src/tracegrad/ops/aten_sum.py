@@ -14,7 +14,7 @@ How ATen adds, and how this module follows it:
 The vectors are those of ATen's AVX2 build (8 floats, 4 doubles), which ``sum_stub`` runs on AVX-512
 machines too. NumPy's ``add.reduce`` sums pairwise along its innermost loop, so an ordered sum here is an
 ``add.reduce`` only where another dim keeps the summed one out of that loop, else a loop of whole-array
-additions or an ``add.accumulate`` (:func:`_ordered_sum`). ATen stores ``0 + sum``, so a zero sum is +0.
+additions or an ``add.accumulate`` (:func:`ordered_sum`). ATen stores ``0 + sum``, so a zero sum is +0.
 """
 
 from __future__ import annotations
@@ -45,25 +45,31 @@ def _take(x: np.ndarray, axis: int, index) -> np.ndarray:
     return x[(slice(None),) * axis + (index,)]
 
 
-def _ordered_sum(x: np.ndarray, axis: int) -> np.ndarray:
+def ordered_sum(x: np.ndarray, axis: int) -> np.ndarray:
     """``((x0 + x1) + x2) + ...`` along ``axis``: an accumulator that each term is added to in turn."""
+    return ordered_reduce(x, axis, np.add)
+
+
+def ordered_reduce(x: np.ndarray, axis: int, op: np.ufunc) -> np.ndarray:
+    """``((x0 op x1) op x2) op ...`` along ``axis``, each step rounded to ``x``'s dtype (NumPy's own reductions
+    add pairwise, and keep a half accumulator in float, along their innermost loop)."""
     n = x.shape[axis]
-    if n <= 3:  # (the common short sums, spelled out)
+    if n <= 3:  # (the common short folds, spelled out)
         if n == 0:
-            return np.zeros(x.shape[:axis] + x.shape[axis + 1:], x.dtype)
+            return np.full(x.shape[:axis] + x.shape[axis + 1:], op.identity, x.dtype)
         if n == 1:
             return _take(x, axis, 0)
-        acc = _take(x, axis, 0) + _take(x, axis, 1)
-        return acc if n == 2 else acc + _take(x, axis, 2)
+        acc = op(_take(x, axis, 0), _take(x, axis, 1))
+        return acc if n == 2 else op(acc, _take(x, axis, 2))
     if not _reduces_in_order(x, axis):
-        return _take(np.add.accumulate(x, axis=axis), axis, -1)
-    if math.prod(x.shape[:axis]) > 64 and math.prod(x.shape[axis + 1:]) < 256:
-        # (many short rows: NumPy's reduction pays per row, a loop of whole-array additions per term)
-        acc = _take(x, axis, 0) + _take(x, axis, 1)
+        return _take(op.accumulate(x, axis=axis), axis, -1)
+    if axis < x.ndim - 1 and math.prod(x.shape[:axis]) > 64 and math.prod(x.shape[axis + 1:]) < 256:
+        # (many short rows: NumPy's reduction pays per row, a loop of whole-array steps per term)
+        acc = op(_take(x, axis, 0), _take(x, axis, 1))
         for i in range(2, n):
-            np.add(acc, _take(x, axis, i), out=acc)
+            op(acc, _take(x, axis, i), out=acc)
         return acc
-    return np.add.reduce(x, axis=axis)
+    return op.reduce(x, axis=axis)
 
 
 def _reduces_in_order(x: np.ndarray, axis: int) -> bool:
@@ -85,7 +91,7 @@ def _runs(x: np.ndarray, axis: int, run: int) -> tuple[np.ndarray, np.ndarray]:
     whole = x.shape[axis] // run
     head = _take(x, axis, slice(0, whole * run))
     head = head.reshape(x.shape[:axis] + (whole, run) + x.shape[axis + 1:])
-    return _ordered_sum(head, axis + 1), _take(x, axis, slice(whole * run, None))
+    return ordered_sum(head, axis + 1), _take(x, axis, slice(whole * run, None))
 
 
 def _cascade(x: np.ndarray, axis: int) -> np.ndarray:
@@ -93,15 +99,15 @@ def _cascade(x: np.ndarray, axis: int) -> np.ndarray:
     next level (the last level keeps them all), then the levels added from the lowest."""
     step = 1 << max(4, _ceil_log2(x.shape[axis]) // _LEVELS)
     if x.shape[axis] <= step:  # (one run at most: its sum, from zero, is the total)
-        return _ordered_sum(x, axis)
+        return ordered_sum(x, axis)
     level_sums = []
     for _ in range(_LEVELS - 1):
         if x.shape[axis] < step:  # (the higher levels stay zero)
             break
         x, leftover = _runs(x, axis, step)
         if leftover.shape[axis]:  # (an empty level adds zero: only a zero sum's sign would tell, and ATen's is +0)
-            level_sums.append(_ordered_sum(leftover, axis))
-    level_sums.append(_ordered_sum(x, axis))
+            level_sums.append(ordered_sum(leftover, axis))
+    level_sums.append(ordered_sum(x, axis))
     total = level_sums[0]
     for level_sum in level_sums[1:]:
         total = total + level_sum
@@ -112,13 +118,13 @@ def _row_sum(x: np.ndarray, axis: int) -> np.ndarray:
     """``row_sum``: four interleaved cascades, the leftover terms added to the first, then the four added."""
     groups = x.shape[axis] // _ILP
     if groups == 0:  # (the four partial sums stay zero)
-        return _ordered_sum(x, axis)
+        return ordered_sum(x, axis)
     head = _take(x, axis, slice(0, groups * _ILP))
     partials = _cascade(head.reshape(x.shape[:axis] + (groups, _ILP) + x.shape[axis + 1:]), axis)
     if x.shape[axis] > groups * _ILP:  # the leftover terms go into the first partial sum
         partials = np.concatenate((_take(partials, axis, slice(0, 1)), _take(x, axis, slice(groups * _ILP, None)),
                                    _take(partials, axis, slice(1, None))), axis=axis)
-    return _ordered_sum(partials, axis)
+    return ordered_sum(partials, axis)
 
 
 # ---- the kernel's paths ------------------------------------------------------------------------------------
@@ -132,7 +138,7 @@ def _inner_vectorized(x: np.ndarray, lanes: int) -> np.ndarray:
     terms = _row_sum(vectors, x.ndim - 1)
     if whole * lanes < x.shape[-1]:
         terms = np.concatenate((x[..., whole * lanes:], terms), axis=-1)
-    return _ordered_sum(terms, x.ndim - 1)
+    return ordered_sum(terms, x.ndim - 1)
 
 
 def _columns_then_rows(x: np.ndarray, cascaded: int) -> np.ndarray:
@@ -212,6 +218,25 @@ def iterator_dims(shape: tuple, strides: tuple, reduced: frozenset) -> list[tupl
     return merged
 
 
+def rows_in_iterator_order(a: np.ndarray, dims: tuple | None) -> tuple[np.ndarray, int]:
+    """``a`` as a 2-d array: one row per output (in the output's order), the reduced elements of each in the
+    order TensorIterator visits them; and the length of the fastest reduced run where it is contiguous (the
+    runs a vectorized reduction takes), else 0."""
+    if a.flags.c_contiguous and (dims is None or dims == tuple(range(a.ndim - len(dims), a.ndim))):
+        # (the common case, without the sort: trailing dims of a C array are one run)
+        count = math.prod(a.shape[a.ndim - len(dims):]) if dims else a.size
+        return a.reshape(-1, count), count
+    reduced = frozenset(range(a.ndim)) if dims is None else frozenset(dims)
+    merged = iterator_dims(a.shape, tuple(st // a.itemsize for st in a.strides), reduced)
+    runs = [m for m in merged if m[3]]
+    inner_run = merged[0][1] if merged and merged[0][3] and merged[0][2] == 1 else 0
+    fastest_first = [d for dims_, _size, _stride, _red in runs for d in dims_]
+    kept = [d for d in range(a.ndim) if d not in reduced]
+    ones = [d for d in sorted(reduced) if d not in fastest_first]  # (reduced dims of size 1: merging drops them)
+    count = math.prod(a.shape[d] for d in reduced)
+    return a.transpose(kept + ones + fastest_first[::-1]).reshape(-1, count), inner_run
+
+
 @functools.lru_cache(maxsize=4096)
 def _plan(shape: tuple, byte_strides: tuple, itemsize: int, dims: tuple | None) -> tuple:
     """How the kernel runs over an array: (its output shape, and None when nothing is reduced, else the shape
@@ -245,9 +270,9 @@ def _sum_real(a: np.ndarray, plan: tuple, lanes: int) -> np.ndarray:
     plane = a.reshape(squeezed) if axes is None else a.reshape(squeezed).transpose(axes)
     sums = _plane_sums(plane.reshape(merged_shape), plane_strides, lanes)
     if sums.ndim > kept + 1:  # the loop's further reduced dims: each result added into the output in turn
-        sums = _ordered_sum(sums.reshape(sums.shape[:kept] + (-1,)), kept)
+        sums = ordered_sum(sums.reshape(sums.shape[:kept] + (-1,)), kept)
     elif sums.ndim > kept:
-        sums = _ordered_sum(sums, kept)
+        sums = ordered_sum(sums, kept)
     return (sums + a.dtype.type(0)).reshape(out_shape)
 
 
@@ -318,7 +343,7 @@ def _short_row_sum(a: np.ndarray) -> np.ndarray:
     """``row_sum`` down the columns of a matrix of fewer than 64 rows (its cascades are plain ordered sums)."""
     groups = a.shape[0] // _ILP
     if groups == 0:
-        return _ordered_sum(a, 0)
+        return ordered_sum(a, 0)
     # (the 4-row axis has the smaller stride, so NumPy's reduction adds the groups in order)
     partials = np.add.reduce(a[:groups * _ILP].reshape(groups, _ILP, a.shape[1]), axis=0)
     first = partials[0]

@@ -20,8 +20,9 @@ import numpy as np
 from .._strides import contiguous_as_torch, like_self
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
-from . import aten_sum, stl_order
+from . import aten_prod, aten_sum, stl_order
 from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
+from .aten_sum import cast_as_aten
 from .reductions import _dims_arg
 from .registry import REGISTRY, defop
 
@@ -330,6 +331,9 @@ def _prod_kernel(a, dim=None, keepdim=False, dtype=None):
     axis = None if dim is None else wrap_dim(dim, a.ndim)  # (a 0-d input takes dim 0 or -1)
     if not a.ndim:
         axis = None
+    if aten_prod.supports(a.dtype if dt is None else dt):  # (ATen's order of the products: its bits)
+        out = aten_prod.prod_as_aten(a if dt is None else cast_as_aten(a, dt), None if axis is None else (axis,))
+        return np.expand_dims(out, axis) if keepdim and axis is not None else out
     out = np.prod(a, axis=axis, keepdims=keepdim and a.ndim > 0, dtype=dt)
     return np.asarray(out)
 
