@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import STRIDED_VIEWS_2D, assert_same_bits, assert_same_bits_of, both_from, tg, torch
+from _lib import STRIDED_VIEWS_2D, assert_same_bits, assert_same_bits_of, both_from
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
