@@ -39,10 +39,14 @@ def fused_multiply_add(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | flo
 
 
 def _libm(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
-    """``fn`` (np.exp, np.log, ...) as glibc computes it in x's dtype: float32 through float64 and one rounding,
-    since glibc's expf/logf are (nearly) correctly rounded while NumPy's float32 SIMD loops are not."""
+    """``fn`` (np.exp, np.log, ...) as glibc computes it in x's dtype. For float32, glibc's own expf and logf
+    (emulated: NumPy's float32 SIMD loops differ from them), the others through float64 and one rounding
+    (within an ulp of glibc's)."""
     if x.dtype == np.float32:
-        return fn(x.astype(np.float64)).astype(np.float32)
+        from .nn_ops.glibc_float_math import exp_float, log_float  # (nn_ops imports this module's package)
+
+        emulated = {np.exp: exp_float, np.log: log_float}.get(fn)
+        return emulated(x) if emulated is not None else fn(x.astype(np.float64)).astype(np.float32)
     return fn(x)
 
 
