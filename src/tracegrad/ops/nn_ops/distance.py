@@ -19,6 +19,8 @@ import numpy as np
 from ..._arg_parser import refuse_as_torch
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp
+from ..aten_sum import ordered_sum
+from ..aten_vec import fma, map_reduce_sum
 from ..registry import defop, not_implemented
 
 _COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
@@ -33,6 +35,8 @@ def _pairwise_differences(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
 
 def _cdist_kernel(x1, x2, p, compute_mode=None):
     diff = np.abs(_pairwise_differences(x1, x2))
+    if diff.dtype in _ATEN_ORDER_DTYPES and diff.shape[-1] and p in (0, 1, 2, math.inf):
+        return np.ascontiguousarray(_cdist_as_aten(diff.reshape(-1, diff.shape[-1]), p).reshape(diff.shape[:-1]))
     if p == 0:
         out = np.count_nonzero(diff, axis=-1).astype(x1.dtype)
     elif p == math.inf:
@@ -44,6 +48,47 @@ def _cdist_kernel(x1, x2, p, compute_mode=None):
     else:
         out = np.power(np.power(diff, p).sum(axis=-1), 1.0 / p)
     return np.asarray(out, dtype=x1.dtype)
+
+
+_ATEN_ORDER_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_MULTIPLY_GROUP = {np.dtype(np.float32): 4, np.dtype(np.float64): 2}  # (elements of a 128-bit vector)
+
+
+def _nonzero_terms(diff: np.ndarray) -> np.ndarray:
+    """p = 0's ``min(ceil(|d|), 1)``: 1 for any nonzero difference, NaN kept."""
+    return np.minimum(np.ceil(diff), diff.dtype.type(1))
+
+
+def _cdist_as_aten(diff: np.ndarray, p: float) -> np.ndarray:
+    """The p = 0, 1, 2, inf distances of rows of ``|x1_i - x2_j|`` as ``run_parallel_cdist`` computes them: a
+    scalar loop ``agg = red(agg, map(d))`` from 0 over the columns. For p = 2, GCC squares whole groups of four
+    floats (two doubles) with one 128-bit multiply, each square rounded before it is added; the squares after
+    the last group are fused into the sum. For inf, ``std::max(agg, d)`` passes over NaN."""
+    if p == math.inf:
+        return np.fmax.reduce(diff, axis=1, initial=0)
+    terms = _nonzero_terms(diff) if p == 0 else diff
+    if p != 2:
+        return np.add.accumulate(terms, axis=1)[:, -1]
+    count = diff.shape[1]
+    rounded = count - count % _MULTIPLY_GROUP[diff.dtype]
+    total = np.add.accumulate(diff[:, :rounded] * diff[:, :rounded], axis=1)[:, -1] if rounded else 0
+    for k in range(rounded, count):
+        total = fma(diff[:, k], diff[:, k], total)
+    return np.sqrt(np.asarray(total, diff.dtype))
+
+
+def _pdist_as_aten(diff: np.ndarray, p: float) -> np.ndarray:
+    """The p = 0, 1, 2, inf distances of rows of ``|x_i - x_j|`` as ``run_parallel_pdist`` sums them: each row
+    one ``vec::map2_reduce_all`` (lane-wise sums of the mapped vectors, the last partial vector's lanes set
+    apart, then the lanes folded), the square's product and sum rounded apart; p = 2 takes the square root. Its
+    vector maximum, unlike cdist's scalar one, keeps NaN."""
+    if p == math.inf:
+        return np.max(diff, axis=1)
+    if p == 0:
+        return map_reduce_sum([_nonzero_terms(diff)])
+    if p == 1:
+        return map_reduce_sum([diff])
+    return np.sqrt(map_reduce_sum([diff, diff], fused_tail=False))
 
 
 def _cdist_backward_kernel(grad, x1, x2, p, cdist):
@@ -65,7 +110,7 @@ def _cdist_backward_kernel(grad, x1, x2, p, cdist):
         else:
             terms = g * diff * np.power(np.abs(diff), p - 2) / np.power(dist, p - 1)
     terms = np.where(dist == 0, 0, terms)
-    return np.ascontiguousarray(terms.sum(axis=-2), dtype=x1.dtype)
+    return np.ascontiguousarray(ordered_sum(terms, terms.ndim - 2), dtype=x1.dtype)  # (x2's rows in turn)
 
 
 _cdist_backward = defop("_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor",
@@ -184,6 +229,8 @@ def _cdist(x1: Tensor, x2: Tensor, p: float, mode: int) -> Tensor:
 
 def _pdist_kernel(x, p=2.0):
     rows, cols = np.triu_indices(x.shape[0], 1)  # pairs (i, j), i < j, in row-major order
+    if x.dtype in _ATEN_ORDER_DTYPES and x.shape[1] and p in (0, 1, 2, math.inf):
+        return np.ascontiguousarray(_pdist_as_aten(np.abs(x[rows] - x[cols]), p))
     return _cdist_kernel(x[rows][:, None, :], x[cols][:, None, :], p)[:, 0, 0]
 
 
