@@ -240,6 +240,30 @@ def _fold_in_order(lanes: np.ndarray) -> np.ndarray:
     return np.add.accumulate(lanes, axis=1)[:, -1]
 
 
+_GCC_VECTOR_LANES = {np.dtype(np.float32): 4, np.dtype(np.float64): 2}  # (a 16-byte vector)
+
+
+def compiled_multiply_add_loop(acc, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``for j: acc += a[..., j] * b[..., j]`` as GCC compiled such scalar loops of ATen's AVX2 build (cdist's, group
+    norm's): the products of whole 16-byte vectors along the last axis rounded, then added in order; the products
+    after them fused into the sum. (Not every such loop: the norm kernel's leftover squares differ.)"""
+    count = a.shape[-1]
+    rounded = count - count % _GCC_VECTOR_LANES[a.dtype]
+    if rounded:
+        products = a[..., :rounded] * b[..., :rounded]
+        start = np.broadcast_to(np.asarray(acc, products.dtype), products.shape[:-1])[..., None]
+        acc = np.add.accumulate(np.concatenate([start, products], axis=-1), axis=-1)[..., -1]
+    for j in range(rounded, count):
+        acc = fma(a[..., j], b[..., j], acc)
+    return acc
+
+
+def fold_lanes(lanes: np.ndarray) -> np.ndarray:
+    """``vec_reduce_all(+)`` of each row of a 2-d array of vectors: floats as the shuffles fold them (8 or 16
+    lanes), doubles lane after lane."""
+    return _fold_float_lanes(lanes) if lanes.dtype == np.float32 else _fold_in_order(lanes)
+
+
 def _fold_float_lanes(lanes: np.ndarray) -> np.ndarray:
     """``VecReduceAllSIMD<float>``: halves added while wider than 8 lanes (AVX-512), then AVX2's shuffles: halves
     swapped, pairs of pairs, neighbours (lane 0 is the result)."""

@@ -20,7 +20,7 @@ from ..._arg_parser import refuse_as_torch
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp
 from ..aten_sum import ordered_sum
-from ..aten_vec import fma, map_reduce_sum
+from ..aten_vec import compiled_multiply_add_loop, map_reduce_sum
 from ..registry import defop, not_implemented
 
 _COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
@@ -51,7 +51,6 @@ def _cdist_kernel(x1, x2, p, compute_mode=None):
 
 
 _ATEN_ORDER_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_MULTIPLY_GROUP = {np.dtype(np.float32): 4, np.dtype(np.float64): 2}  # (elements of a 128-bit vector)
 
 
 def _nonzero_terms(diff: np.ndarray) -> np.ndarray:
@@ -69,12 +68,7 @@ def _cdist_as_aten(diff: np.ndarray, p: float) -> np.ndarray:
     terms = _nonzero_terms(diff) if p == 0 else diff
     if p != 2:
         return np.add.accumulate(terms, axis=1)[:, -1]
-    count = diff.shape[1]
-    rounded = count - count % _MULTIPLY_GROUP[diff.dtype]
-    total = np.add.accumulate(diff[:, :rounded] * diff[:, :rounded], axis=1)[:, -1] if rounded else 0
-    for k in range(rounded, count):
-        total = fma(diff[:, k], diff[:, k], total)
-    return np.sqrt(np.asarray(total, diff.dtype))
+    return np.sqrt(compiled_multiply_add_loop(np.zeros(diff.shape[0], diff.dtype), diff, diff))
 
 
 def _pdist_as_aten(diff: np.ndarray, p: float) -> np.ndarray:

@@ -31,7 +31,7 @@ from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import div_scalar, mul_scalar
 from ..shape_extra import repeat
 from ..views import expand, reshape, unsqueeze_, view
-from . import aten_moments
+from . import aten_moments, group_norm_cpu
 from ._common import check_float, check_mixed_dtype, run_op
 
 # ---- shared maths ------------------------------------------------------------------------------------------
@@ -449,7 +449,13 @@ def _group_norm_vjp(ctx, g, g_mean=None, g_rstd=None):
 
 
 def _group_norm_backward_kernel(g, x, mean, rstd, weight, N, C, HxW, group, output_mask):  # noqa: N803 - PyTorch's names
-    """The fused backward over (N, group, C // group, HxW) blocks, from the saved statistics per (sample, group)."""
+    """The fused backward over (N, group, C // group, HxW) blocks, from the saved statistics per (sample, group):
+    PyTorch's own kernel, bit for bit, for float and double operands of one dtype; the same maths in NumPy's
+    order otherwise."""
+    operands = (g, x, mean, rstd) + (() if weight is None else (weight,))
+    if x.dtype in aten_vec.FUSED_DTYPES and x.size and x.ndim >= 2 and all(a.dtype == x.dtype for a in operands):
+        channels_last = suggested_format(x) is not contiguous_format
+        return group_norm_cpu.group_norm_backward(g, x, mean, rstd, weight, group, output_mask, channels_last)
     blocks = (N, group, C // group, HxW)
     w = None if weight is None else weight.reshape(1, group, C // group, 1)
     stats = (mean.reshape(N, group, 1, 1), rstd.reshape(N, group, 1, 1))
