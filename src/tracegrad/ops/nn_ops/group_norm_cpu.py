@@ -1,4 +1,5 @@
-"""ATen's CPU ``native_group_norm_backward`` for float and double, bit for bit (one thread).
+"""ATen's CPU ``native_group_norm`` on channels-last inputs and ``native_group_norm_backward``, for float and
+double (the forward for half too), bit for bit.
 
 The kernels (``group_norm_kernel.cpp``) are registered for the AVX2 build only, so a vector is 8 floats or 4
 doubles. They first reduce each (sample, channel) to ``ds = sum(dy * x)`` and ``db = sum(dy)``, then per (sample,
@@ -10,13 +11,24 @@ inputs add channel vectors position after position; with fewer than 2048 positio
 are folded per vector of channels (``vec_reduce_all``), otherwise channel after channel.
 
 Which multiply-adds GCC 13 fused (-O2, FMA) was found by comparing with PyTorch's results; each step names it.
+
+The channels-last forward (``GroupNormKernelImplChannelsLastInternal``) forms the statistics from the sums of x
+and of x * x (not Welford's): ``mean = sum * s`` and ``var = max(fma(sum_sq, s, -mean * mean), 0)`` with
+``s = 1 / (D * positions)``; ``rstd = 1 / sqrt(var + eps)`` in double (eps is a double). With fewer than 1024
+positions each (sample, group) adds its vectors of channels position after position into one vector
+(``ColumnwiseMoments``, squares unfused) and folds it; otherwise every position adds its channels into a buffer
+per thread and sample (``CalcMeanVar``, squares fused), whose channels a group then adds in turn. Then
+``y = fma(x, scale, fma(-scale, mean, beta))`` per channel, ``scale = rstd * gamma`` (half: all in float, the
+shift unfused, and y, mean and rstd rounded to half).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..._runtime import get_num_threads
 from .. import aten_vec
+from ..aten_loops import thread_chunks
 from ..aten_sum import ordered_sum
 
 
@@ -25,6 +37,119 @@ def _sum_in_order(a: np.ndarray, axis: int) -> np.ndarray:
     return ordered_sum(a, axis) + a.dtype.type(0)
 
 _MANY_POSITIONS = 2048  # feature_map_threshold of the channels-last backward
+_FORWARD_MANY_POSITIONS = 1024  # and of the channels-last forward
+# (the channels-last forward for half takes its weight and bias in half; a float weight with it is not done here)
+CHANNELS_LAST_FORWARD_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def group_norm_forward_channels_last(x: np.ndarray, gamma: np.ndarray | None, beta: np.ndarray | None,
+                                     groups: int, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(y, mean, rstd) of an (N, C, *spatial) float16, float32 or float64 input (weight and bias of its dtype)
+    whose suggested memory format is channels-last; ``y`` comes in that layout, the statistics as (N, groups).
+    Half computes in float (its opmath type) and rounds y and the statistics to half at the end."""
+    half = x.dtype == np.float16
+    rows = _positions_by_channels(x)
+    if half:
+        rows = rows.astype(np.float32)
+        gamma, beta = (None if p is None else p.astype(np.float32) for p in (gamma, beta))
+    n, positions, c = rows.shape
+    d = c // groups
+    dtype = rows.dtype.type
+    s = dtype(1) / dtype(d * positions)
+    if positions < _FORWARD_MANY_POSITIONS:
+        total, squares = _columnwise_moments(rows, groups, half)
+    else:
+        total, squares = _buffered_moments(rows, groups)
+    mean = total * s
+    var = np.maximum(aten_vec.fma(squares, np.full_like(squares, s), -(mean * mean)), 0)
+    rstd = (1.0 / np.sqrt(var.astype(np.float64) + eps)).astype(dtype)
+    scale = np.repeat(rstd, d, axis=1)
+    if gamma is not None:
+        scale = scale * gamma
+    channel_mean = np.repeat(mean, d, axis=1)
+    if beta is None:  # (a zero is added still: -0 comes out as +0)
+        shift = -scale * channel_mean + dtype(0)
+    elif half:  # (``-scale * mean + beta``: fused for float and double, not in half's instance)
+        shift = -scale * channel_mean + beta
+    else:
+        shift = aten_vec.fma(-scale, channel_mean, np.broadcast_to(beta, scale.shape))
+    y = _scale_and_shift(rows, scale, shift).reshape((n,) + x.shape[2:] + (c,))
+    if half:
+        y, mean, rstd = (a.astype(np.float16) for a in (y, mean, rstd))
+    return np.moveaxis(y, -1, 1), mean, rstd
+
+
+def _columnwise_moments(rows: np.ndarray, groups: int, half: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``ColumnwiseMoments`` per (sample, group) of (N, positions, C) rows: one vector from zero adds x and
+    another the rounded x * x (GCC leaves that register chain unfused), each vector of the group's channels in
+    turn (the last one padded with zeros), position after position; then ``vec_reduce_all`` of each. A vector
+    of half holds 16 channels, whose two halves (in float) are added before the accumulator adds them."""
+    n, positions, c = rows.shape
+    d = c // groups
+    lanes = aten_vec.vector_lanes(rows.dtype)
+    width = 2 * lanes if half else lanes
+    vectors = -(-d // width)
+    if vectors * width == d:
+        padded = rows.reshape(n, positions, groups, vectors, width)
+    else:
+        padded = np.zeros((n, positions, groups, vectors, width), rows.dtype)
+        padded.reshape(n, positions, groups, -1)[..., :d] = rows.reshape(n, positions, groups, d)
+    if half:  # (which of these squares GCC fused does not show in half's results: taken as written)
+        low, high = padded[..., :lanes], padded[..., lanes:]
+        values, squares = low + high, low * low + high * high
+    else:
+        values, squares = padded, padded * padded
+    sums = []
+    for steps in (values, squares):
+        if vectors == 1:  # (a group's lanes are its channels: add down the positions)
+            steps = steps.reshape(n, positions, groups * lanes)
+        else:  # (each lane takes position after position, vector after vector within one)
+            steps = np.ascontiguousarray(steps.transpose(0, 2, 1, 3, 4)).reshape(n * groups, -1, lanes)
+        sums.append(aten_vec.fold_lanes(_sum_in_order(steps, axis=1).reshape(n * groups, lanes)).reshape(n, groups))
+    return sums[0], sums[1]
+
+
+def _buffered_moments(rows: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """``CalcMeanVar`` into a zeroed buffer per thread and sample: each thread's range of the N * positions rows
+    (``at::parallel_for``) adds x and ``fma(x, x, acc)`` per channel, row after row; then per (sample, group) a
+    scalar from zero adds the buffers' channels of the group, channel after channel and thread after thread
+    within one."""
+    n, positions, c = rows.shape
+    threads = get_num_threads()
+    flat = rows.reshape(n * positions, c)
+    starts = thread_chunks(n * positions, 1)
+    ends = np.append(starts[1:], n * positions)
+    # one run of rows per (thread, sample) it meets; the runs stand side by side, shorter ones after leading
+    # zeros (which leave a sum from zero as it is), so that one pass adds them all
+    runs = [(t, sample, lo, hi) for t, (begin, end) in enumerate(zip(starts, ends, strict=True))
+            for sample in range(begin // positions, -(-end // positions))
+            for lo, hi in [(max(begin, sample * positions), min(end, (sample + 1) * positions))]]
+    longest = max(hi - lo for _, _, lo, hi in runs)
+    side_by_side = np.zeros((longest, len(runs), c), rows.dtype)
+    for k, (_, _, lo, hi) in enumerate(runs):
+        side_by_side[longest - (hi - lo):, k] = flat[lo:hi]
+    side_by_side = side_by_side.reshape(longest, -1)
+    total_runs = _sum_in_order(side_by_side, axis=0).reshape(len(runs), c)
+    square_runs = aten_vec.fused_row_accumulation(side_by_side, side_by_side).reshape(len(runs), c)
+    buffers = np.zeros((2, n, c, threads), rows.dtype)
+    for k, (t, sample, _, _) in enumerate(runs):
+        buffers[0, sample, :, t] = total_runs[k]
+        buffers[1, sample, :, t] = square_runs[k]
+    per_group = _sum_in_order(buffers.reshape(2, n, groups, -1), axis=3)
+    return per_group[0], per_group[1]
+
+
+def _scale_and_shift(rows: np.ndarray, scale: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``ApplyScaleBias``: ``fma(x, scale, shift)`` of (N, positions, C) rows with (N, C) ``scale`` and
+    ``shift``, a sample at a time for float (its exact products in a float64 scratch)."""
+    if rows.dtype != np.float32:
+        return aten_vec.fma(rows, scale[:, None, :], shift[:, None, :])
+    out = np.empty(rows.shape, rows.dtype)
+    wide = np.empty(rows.shape[1:])
+    scale, shift = scale.astype(np.float64), shift.astype(np.float64)
+    for sample in range(rows.shape[0]):
+        aten_vec.fma_into(rows[sample], scale[sample], shift[sample], out[sample], wide)
+    return out
 
 
 def group_norm_backward(dy: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, gamma: np.ndarray | None,

@@ -385,6 +385,9 @@ def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - 
     n, c = x.shape[:2]
     if x.dtype in aten_vec.FUSED_DTYPES and x.size and suggested_format(x) is contiguous_format:
         return _group_norm_as_aten(x, weight, bias, num_groups, eps)
+    if x.dtype in group_norm_cpu.CHANNELS_LAST_FORWARD_DTYPES and x.size and suggested_format(x) is not \
+            contiguous_format and all(t is None or t.dtype == x.dtype for t in (weight, bias)):
+        return group_norm_cpu.group_norm_forward_channels_last(x, weight, bias, num_groups, eps)
     grouped = x.reshape(n, num_groups, -1)
     mean, xc, rstd = _stats(grouped, (2,), eps)
     y = (xc * rstd).reshape(x.shape)
