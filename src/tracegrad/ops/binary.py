@@ -487,6 +487,10 @@ fmin, _fmin_method = _tensor_only(_fmin, "fmin")
 
 def _atan2_kernel(a, b):
     dt = _float_dtype(a, b)
+    if dt == np.float32 or dt == np.float16:  # (PyTorch's CPU kernel's bits: Sleef's and glibc's atan2f)
+        from .nn_ops.transcendental_cpu import atan2_cpu  # (nn_ops imports this module)
+
+        return atan2_cpu(_cast(a, dt), _cast(b, dt))
     with np.errstate(all="ignore"):
         return np.arctan2(_cast(a, dt), _cast(b, dt))
 

@@ -371,7 +371,21 @@ def _expm1_array(a: np.ndarray) -> np.ndarray:
     return np.expm1(a)
 
 
-exp2, exp2_ = _pair("exp2", _floating(np.exp2), _exp2_vjp, _RESULT)
+def _cpu_kernel(name: str, np_fn):
+    """``np_fn``, but for float32 and half the bits of PyTorch's CPU kernel ``name`` (Sleef's function in its vector
+    blocks, glibc's in the scalar loop: nn_ops/transcendental_cpu)."""
+
+    def array_fn(a: np.ndarray) -> np.ndarray:
+        if a.dtype == np.float32 or a.dtype == np.float16:
+            from .nn_ops import transcendental_cpu  # (nn_ops imports this module)
+
+            return getattr(transcendental_cpu, f"{name}_cpu")(a)
+        return np_fn(a)
+
+    return _floating(array_fn)
+
+
+exp2, exp2_ = _pair("exp2", _cpu_kernel("exp2", np.exp2), _exp2_vjp, _RESULT)
 expm1, expm1_ = _pair("expm1", _floating(_expm1_array), _expm1_vjp, _RESULT)
 log1p, log1p_ = _pair("log1p", _floating(np.log1p), _log1p_vjp, _SELF, node_name="Log1PBackward0")
 log2, log2_ = _pair("log2", _floating(np.log2), _log2_vjp, _SELF)
@@ -381,8 +395,8 @@ tan, tan_ = _pair("tan", _floating(np.tan), _tan_vjp, _RESULT)
 asin, asin_ = _pair("asin", _floating(np.arcsin), _asin_vjp, _SELF)
 acos, acos_ = _pair("acos", _floating(np.arccos), _acos_vjp, _SELF)
 atan, atan_ = _pair("atan", _floating(np.arctan), _atan_vjp, _SELF)
-sinh, sinh_ = _pair("sinh", _floating(np.sinh), _sinh_vjp, _SELF)
-cosh, cosh_ = _pair("cosh", _floating(np.cosh), _cosh_vjp, _SELF)
+sinh, sinh_ = _pair("sinh", _cpu_kernel("sinh", np.sinh), _sinh_vjp, _SELF)
+cosh, cosh_ = _pair("cosh", _cpu_kernel("cosh", np.cosh), _cosh_vjp, _SELF)
 asinh, asinh_ = _pair("asinh", _floating(np.arcsinh), _asinh_vjp, _SELF, no_inplace_grad=True)
 acosh, acosh_ = _pair("acosh", _floating(np.arccosh), _acosh_vjp, _SELF, no_inplace_grad=True)
 atanh, atanh_ = _pair("atanh", _floating(np.arctanh), _atanh_vjp, _SELF, no_inplace_grad=True)
