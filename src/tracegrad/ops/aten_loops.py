@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._runtime import get_num_threads
+from .._strides import empty_strided, torch_strides
 from .aten_vec import aten_float_lanes, vector_lanes
 
 GRAIN_SIZE = 32768  # (at::internal::GRAIN_SIZE: elements per thread's range, at the least)
@@ -56,6 +57,8 @@ def iteration_order(x: np.ndarray, others: tuple) -> tuple[tuple, int]:
     # an operand runs along with x (contiguous) or stays put (broadcast, stride 0) through the whole run:
     # one that is broadcast along some of its dimensions only cuts the run there (TensorIterator's coalescing)
     broadcast = [o.strides[axes[-1]] == 0 if axes else False for o in others]
+    if sum(broadcast) > 1:  # (the vector code takes one broadcast operand at most: the loop runs scalar)
+        return tuple(d for d in range(x.ndim) if x.shape[d] == 1) + tuple(axes), 1
     run = 1
     for d in reversed(axes):
         if x.strides[d] != run * x.itemsize or any(
@@ -79,12 +82,15 @@ def vector_and_scalar(formula: Callable, operands: tuple, block: int, out_like: 
     """``formula(*operands, vector=True)`` where ATen's loop runs vector code and ``formula(*operands,
     vector=False)`` where it runs scalar code, elementwise, in blocks of ``block`` elements, in the shape and
     iteration order of ``out_like`` (the output's layout; the operands broadcast to it). By default the output
-    is laid out as the first operand where that has the full shape, else C-contiguous. ``formula`` takes and
+    is laid out as TensorIterator lays out a new result (``torch_strides``). ``formula`` takes and
     returns arrays of one shape."""
     shape = np.broadcast_shapes(*(np.shape(o) for o in operands))
     if out_like is None:
         first = operands[0]
-        out_like = first if first.shape == shape else np.empty(shape, first.dtype)
+        if first.shape == shape and first.flags.c_contiguous:
+            out_like = first
+        else:  # (the output as TensorIterator lays it out: an expanded operand's stride-0 dims are not its own)
+            out_like = empty_strided(shape, torch_strides(shape, operands), first.dtype)
     shape = out_like.shape
     wide = tuple(np.broadcast_to(o, shape) for o in operands)
     order, run = iteration_order(out_like, wide)

@@ -26,6 +26,7 @@ import os
 import numpy as np
 
 from ..._runtime import get_num_threads
+from ..._strides import empty_strided, torch_strides
 from ..aten_loops import GRAIN_SIZE, iteration_order, loop_block, scalar_mask
 from ..aten_vec import AVX512_FLAGS, cpu_flags
 from .glibc_float_math import erf_float, exp_float, tanh_float
@@ -318,7 +319,9 @@ def _aten_apply(formula, operands: tuple, block: int, grain: int) -> np.ndarray:
     """formula over the operands (x last) taken to float32, as cpu_kernel_vec runs it: vector functions on
     whole blocks, scalar ones on the rest. Returns float32 in x's shape."""
     x = operands[-1]
-    order, run = iteration_order(x, operands[:-1])
+    # (iterated as the output is laid out: an expanded input's stride-0 dims are a broadcast to the vector code)
+    layout = x if x.flags.c_contiguous else empty_strided(x.shape, torch_strides(x.shape, operands), x.dtype)
+    order, run = iteration_order(layout, operands)
     flat = tuple(np.ascontiguousarray(np.broadcast_to(o, x.shape).transpose(order), _F32).reshape(-1)
                  for o in operands)
     mask = scalar_mask(x.size, run, block, grain)

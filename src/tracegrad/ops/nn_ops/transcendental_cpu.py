@@ -15,8 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..._strides import empty_strided, torch_strides
-from ..aten_loops import iteration_order, loop_block, vector_and_scalar
+from ..aten_loops import loop_block, vector_and_scalar
 from .glibc_float_more import atan2_float, cosh_float, exp2_float, sinh_float
 from .sleef_float_more import sleef_atan2f, sleef_coshf, sleef_exp2f, sleef_sinhf
 
@@ -28,11 +27,8 @@ def _unary(x: np.ndarray, vector_fn: Callable, scalar_fn: Callable) -> np.ndarra
         a32 = a.astype(_F32, copy=False)
         return (vector_fn if vector else scalar_fn)(a32).astype(x.dtype, copy=False)
 
-    # iterated as the output is laid out: an expanded input's stride-0 inner dimension is a broadcast scalar to
-    # the vector code (all vector blocks), not a strided run
-    out_like = empty_strided(x.shape, torch_strides(x.shape, (x,)), x.dtype)
     with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernels, silently)
-        return vector_and_scalar(formula, (x,), loop_block(x.dtype, also_avx512=True), out_like)
+        return vector_and_scalar(formula, (x,), loop_block(x.dtype, also_avx512=True))
 
 
 def sinh_cpu(x: np.ndarray) -> np.ndarray:
@@ -51,21 +47,11 @@ def exp2_cpu(x: np.ndarray) -> np.ndarray:
 
 
 def atan2_cpu(y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """PyTorch's ``atan2(y, x)`` of float32 or float16 arrays of one dtype (broadcast together), iterated as its
-    output is laid out (TensorIterator's layout over both)."""
-    shape = np.broadcast_shapes(y.shape, x.shape)
-    out_like = empty_strided(shape, torch_strides(shape, (y, x)), y.dtype)
+    """PyTorch's ``atan2(y, x)`` of float32 or float16 arrays of one dtype (broadcast together)."""
 
     def formula(a: np.ndarray, b: np.ndarray, vector: bool) -> np.ndarray:
         a32, b32 = a.astype(_F32, copy=False), b.astype(_F32, copy=False)
         return (sleef_atan2f if vector else atan2_float)(a32, b32).astype(y.dtype, copy=False)
 
-    block = loop_block(y.dtype, also_avx512=True)
-    # the vector code takes one operand broadcast along the inner dimension (stride 0), not two: with two the whole
-    # loop is scalar
-    wide = tuple(np.broadcast_to(v, shape) for v in (y, x))
-    order, _ = iteration_order(out_like, wide)
-    if out_like.size > 1 and shape[order[-1]] > 1 and all(w.strides[order[-1]] == 0 for w in wide):
-        block = 0
     with np.errstate(all="ignore"):
-        return vector_and_scalar(formula, (y, x), block, out_like)
+        return vector_and_scalar(formula, (y, x), loop_block(y.dtype, also_avx512=True))
