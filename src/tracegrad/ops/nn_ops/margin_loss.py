@@ -15,6 +15,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp
 from .._util import broadcast_mismatch
+from ..aten_sum import ordered_sum
 from ..pointwise import div, exp, mul, neg, sigmoid
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
@@ -215,8 +216,9 @@ def _check_kernel_dtypes(kernel_name: str, x: np.ndarray, target: np.ndarray, we
 
 
 def _reduce_frames(rows: np.ndarray, reduction: int, dtype) -> np.ndarray:
-    """Per-frame losses summed in double (PyTorch's accumulate type), divided by the frame count for a mean."""
-    total = np.add.reduce(rows, axis=None, dtype=np.float64)
+    """Per-frame losses added one after another in double (PyTorch's accumulate type), divided by the frame count
+    for a mean."""
+    total = ordered_sum(rows.reshape(-1).astype(np.float64), 0) if rows.size else np.float64(0)
     if reduction == 1:
         total = total / rows.size if rows.size else np.nan
     return np.asarray(total, dtype=dtype)
@@ -264,7 +266,8 @@ def _multi_margin_kernel(x, target, p=1, margin=1, weight=None, reduction=1):
     h = z if p == 1 else z * z
     if scale is not None:
         h = h * scale
-    rows = np.where(active, h, 0).sum(axis=1) / np.asarray(scores.shape[1], x.dtype)
+    # (each frame's terms added in turn, in its dtype, then divided by the class count)
+    rows = ordered_sum(np.where(active, h, 0), 1) / np.asarray(scores.shape[1], x.dtype)
     if per_frame_out:
         return rows.astype(x.dtype, copy=False)
     if reduction == 0:
@@ -283,7 +286,8 @@ def _multi_margin_backward_kernel(g, x, target, p, margin, weight=None, reductio
     if scale is not None:
         h = h * scale
     grad = np.where(active, h, 0).astype(x.dtype, copy=False)
-    grad[frame, rows] = -grad.sum(axis=1)  # the target's score: minus every active term of its row
+    # the target's score: 0 minus every active term of its row, in turn (+0 where none is)
+    grad[frame, rows] = x.dtype.type(0) - ordered_sum(grad, 1)
     g = np.asarray(g, x.dtype)
     grad = grad * (g.reshape(nframe, 1) if reduction == 0 and g.ndim > 0 else g)
     return grad.reshape(x.shape)
@@ -365,10 +369,14 @@ def _multilabel_kernel(x, target, reduction=1):
         empty = np.zeros(() if scalar_out else (nframe,), x.dtype)
         return (np.asarray(np.nan, x.dtype) if reduction == 1 else empty), np.zeros(target.shape, x.dtype)
     is_target, z, active = _multilabel_terms(x, target, nframe, dim)
-    rows = np.where(active, z, 0).sum(axis=(1, 2)) / np.asarray(dim, x.dtype)
+    # (each frame's terms, listed slot by listed slot, added in turn in double and rounded to the dtype)
+    sums = ordered_sum(np.where(active, z, 0).reshape(nframe, -1).astype(np.float64), 1).astype(x.dtype)
     if not scalar_out:
-        return rows.astype(x.dtype, copy=False), is_target
-    return _reduce_frames(rows, 2 if reduction == 0 else reduction, x.dtype), is_target
+        return sums / np.asarray(dim, x.dtype), is_target
+    total = ordered_sum(sums.astype(np.float64), 0) / dim  # (the frames' sums in double, then the divisions)
+    if reduction == 1:
+        total = total / nframe
+    return np.asarray(total, x.dtype), is_target
 
 
 def _multilabel_backward_kernel(g, x, target, reduction, is_target):
@@ -377,11 +385,16 @@ def _multilabel_backward_kernel(g, x, target, reduction, is_target):
         return np.zeros_like(x)
     _, z, active = _multilabel_terms(x, target, nframe, dim)
     step = np.asarray(1.0 / (nframe * dim) if reduction == 1 else 1.0 / dim, x.dtype)
-    counts = active.astype(x.dtype)
-    grad = counts.sum(axis=1) * step  # +step at each unlisted class d, per active term
+    # Per active term the kernel adds the step to the class's gradient and subtracts it from the target's, one
+    # rounding each time: an element's gradient is the step added to itself as often as it was touched.
+    touched = active.sum(axis=1)  # (frame, class): +step
     labels = target.reshape(nframe, dim)
-    frame_idx, slot = np.nonzero(counts.sum(axis=2))
-    np.subtract.at(grad, (frame_idx, labels[frame_idx, slot]), counts[frame_idx, slot].sum(axis=1) * step)
+    frame_idx, slot = np.nonzero(active.any(axis=2))
+    taken = np.zeros((nframe, dim), np.int64)  # -step, at each listed target
+    np.add.at(taken, (frame_idx, labels[frame_idx, slot]), active[frame_idx, slot].sum(axis=1))
+    repeated_steps = np.add.accumulate(np.full(max(int(touched.max()), int(taken.max())) + 1, step, x.dtype))
+    repeated_steps = np.concatenate(([x.dtype.type(0)], repeated_steps[:-1]))  # (k steps added from 0)
+    grad = repeated_steps[touched] - repeated_steps[taken]  # (a class is touched one way only)
     g = np.asarray(g, x.dtype)
     grad = grad * (g.reshape(nframe, 1) if reduction == 0 and g.ndim > 0 else g)
     return grad.astype(x.dtype, copy=False).reshape(x.shape)
