@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import assert_same_bits, tg, torch
+from _lib import STRIDED_VIEWS_2D, assert_same_bits, tg, torch
 
 SIZES = [1, 7, 31, 32, 33, 100, 4031, 9001]
 
@@ -93,5 +93,113 @@ def test_glu_is_a_node_of_its_own_with_torchs_bits(shape: tuple, dim: int, dtype
         results.append((y, t.grad, y.grad_fn.name()))
     (y, gx, name), (ty, tgx, tname) = results
     assert name == tname == "GluBackward0"
+    assert_same_bits(y, ty)
+    assert_same_bits(gx, tgx)
+
+
+# Half precision runs its kernels in float, in blocks of two Vectorized<Half> (64 halves on AVX-512, twice
+# float's). Where Sleef's and glibc's float sigmoid differ by an ulp, a product taken before the rounding can round
+# to another half: these (factor, sigmoid's argument) pairs, as float16 bits, do so for glu (a * sigmoid(b)) and
+# SiLU's backward (g * s * (1 + x * (1 - s))). Sigmoid and SiLU themselves round every half input alike either way.
+GLU_SENSITIVE = [(8650, 11512), (9376, 12249), (9000, 12622), (8924, 13651), (9144, 15424), (9472, 43341),
+                 (9209, 47064), (8542, 49020), (9125, 49589), (8964, 50603), (10667, 50673), (17815, 51553)]
+SILU_BACKWARD_SENSITIVE = [(8582, 9513), (8695, 10622), (9406, 12507), (9085, 12951), (8645, 15415), (9292, 46551),
+                           (8922, 47964), (9102, 49445), (9062, 49681), (9041, 50290), (9000, 50603), (9120, 50802)]
+HALF_SIZES = [*range(1, 201), 255, 4099]
+
+
+def _sensitive(pairs: list, shape) -> tuple[np.ndarray, np.ndarray]:
+    bits = np.array(pairs, np.uint16)
+    return tuple(np.resize(bits[:, k], shape).view(np.float16) for k in (0, 1))
+
+
+def _half_results(lib, fn, x: np.ndarray, g: np.ndarray, view=lambda t: t) -> tuple:
+    leaf = lib.tensor(x, requires_grad=True)
+    out = fn(lib, view(leaf))
+    out.backward(lib.tensor(g))
+    return out.detach().numpy(), leaf.grad.numpy()
+
+
+def _glu_of_halves(lib, t):
+    """glu along the last dim where it is even, else the first (the views' shapes)."""
+    return lib.nn.functional.glu(t, -1 if t.shape[-1] % 2 == 0 else 0)
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_half_blocks_are_two_half_vectors() -> None:
+    """Runs of every length up to 200 (and longer ones): torch's float16 kernels take their vector code on blocks of
+    64 elements (AVX-512), the rest in the scalar loop; with float's 32 glu and SiLU's backward differ."""
+    for n in HALF_SIZES:
+        a, b = _sensitive(GLU_SENSITIVE, n)
+        x = np.concatenate([a, b])
+        outputs = [lib.nn.functional.glu(lib.tensor(x), 0) for lib in (tg, torch)]
+        assert_same_bits(*outputs)
+        g, x = _sensitive(SILU_BACKWARD_SENSITIVE, n)
+        grads = [_half_results(lib, FUNCTIONS["silu"], x, g)[1] for lib in (tg, torch)]
+        assert_same_bits(*grads)
+
+
+def _base_holding(view, shape: tuple, values) -> np.ndarray:
+    """A float16 array of ``shape`` whose ``view`` holds ``values(view_shape)`` (zeros elsewhere)."""
+    base = torch.zeros(shape, dtype=torch.float16)
+    seen = view(base)
+    seen.copy_(torch.from_numpy(values(tuple(seen.shape))))
+    return base.numpy()
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("name", sorted(STRIDED_VIEWS_2D))
+def test_half_blocks_in_strided_views(name: str) -> None:
+    """Sliced and transposed half tensors: the inner runs (and so the blocks) are the view's, not a copy's. The
+    sensitive pairs are placed in the view's coordinates (glu's halves along the dim it splits)."""
+    view, shape = STRIDED_VIEWS_2D[name], (24, 100)
+
+    def glu_input(seen: tuple) -> np.ndarray:
+        dim = -1 if seen[-1] % 2 == 0 else 0
+        half = list(seen)
+        half[dim] //= 2
+        return np.concatenate(_sensitive(GLU_SENSITIVE, half), axis=dim)
+
+    x = _base_holding(view, shape, glu_input)
+    out_shape = tuple(_glu_of_halves(torch, view(torch.from_numpy(x))).shape)
+    _, g = _inputs(int(np.prod(out_shape)), np.float16)
+    results = [_half_results(lib, _glu_of_halves, x, np.nan_to_num(g).reshape(out_shape), view) for lib in (tg, torch)]
+    for ours, theirs in zip(*results):
+        assert_same_bits(ours, theirs)
+    x = _base_holding(view, shape, lambda seen: _sensitive(SILU_BACKWARD_SENSITIVE, seen)[1])
+    g = _sensitive(SILU_BACKWARD_SENSITIVE, tuple(view(torch.from_numpy(x)).shape))[0]
+    results = [_half_results(lib, FUNCTIONS["silu"], x, g, view) for lib in (tg, torch)]
+    for ours, theirs in zip(*results):
+        assert_same_bits(ours, theirs)
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("name", ["sigmoid", "silu", "glu"])
+def test_half_odd_lengths_forward_and_backward(name: str) -> None:
+    fn = _glu_of_halves if name == "glu" else FUNCTIONS[name]
+    for n in HALF_SIZES:
+        x, g = _inputs(2 * n if name == "glu" else n, np.float16, seed=n)
+        results = [_half_results(lib, fn, x, g[:n] if name == "glu" else g) for lib in (tg, torch)]
+        for ours, theirs in zip(*results):
+            assert_same_bits(ours, theirs)
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("name", sorted(STRIDED_VIEWS_2D))
+def test_glu_of_strided_views_iterates_as_its_output_is_laid_out(name: str, dtype) -> None:
+    """glu's output follows its halves' layout (TensorIterator's), and its kernel runs along that layout: a
+    transposed input is one long run, not a short one per row."""
+    view = STRIDED_VIEWS_2D[name]
+    x, _ = _inputs(24 * 100, dtype, seed=5)
+    x = np.nan_to_num(x).reshape(24, 100)
+    results = []
+    for lib in (tg, torch):
+        leaf = lib.tensor(x, requires_grad=True)
+        y = _glu_of_halves(lib, view(leaf))
+        y.backward(lib.tensor(np.linspace(-2, 2, y.numel(), dtype=dtype).reshape(tuple(y.shape))))
+        results.append((y, leaf.grad, tuple(y.stride())))
+    (y, gx, strides), (ty, tgx, t_strides) = results
+    assert strides == t_strides
     assert_same_bits(y, ty)
     assert_same_bits(gx, tgx)

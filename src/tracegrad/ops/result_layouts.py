@@ -89,12 +89,12 @@ def follows_tensor_iterator(name: str) -> bool:
 
 
 # Allocated with ``at::empty`` (reductions, scans, norms' statistics, the gradients of bicubic and 3-d nearest
-# upsampling: ``_nn_*_contiguous``) or cloned contiguously (masked_fill)
+# upsampling: ``_nn_*_contiguous``; ``glu_backward``'s ``resize_as_``) or cloned contiguously (masked_fill)
 CONTIGUOUS_RESULTS = frozenset((
     "_cdist_forward", "_nn_layer_norm", "_nn_linear_nd_contiguous", "_nn_norm", "_nn_scatter_nd_contiguous",
     "adaptive_max_pool3d", "all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "avg_pool3d",
-    "avg_pool3d_backward", "col2im", "cummax", "cummin", "cumprod", "cumsum",
-    "gather", "huber_loss_backward", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp", "logsumexp",
+    "avg_pool3d_backward", "col2im", "cummax", "cummin", "cumprod", "cumsum", "gather", "glu_backward",
+    "huber_loss_backward", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp", "logsumexp",
     "masked_fill", "masked_scatter", "mean", "multi_margin_loss_backward", "mvlgamma", "nansum", "one_hot", "prod",
     "rrelu_with_noise", "std", "std_mean", "sum", "tril", "triu", "var", "var_mean",
 ))

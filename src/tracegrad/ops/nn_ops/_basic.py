@@ -103,7 +103,12 @@ norm = defop(
 
 def log_sigmoid_parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """PyTorch's CPU log_sigmoid kernel: (min(x, 0) - log1p(z), z) with z = exp(-|x|), the buffer its backward
-    reads. No logaddexp (ten times slower) and no branch per element."""
+    reads: float32 and half with Sleef's exp and log1p as PyTorch's, bit for bit (``log1p_cpu``); double in NumPy.
+    No logaddexp (ten times slower) and no branch per element."""
+    if x.dtype == np.float32 or x.dtype == np.float16:
+        from .log1p_cpu import log_sigmoid_float  # (here, not above: log1p_cpu's glibc functions import this module)
+
+        return log_sigmoid_float(x)
     buffer = np.abs(x, out=np.empty(x.shape, x.dtype))  # (fresh arrays, 0-d too, each step in place)
     np.negative(buffer, out=buffer)
     np.exp(buffer, out=buffer)

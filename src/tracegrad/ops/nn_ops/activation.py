@@ -48,6 +48,7 @@ from ._basic import erf_array
 from ._common import check_float, run_op, type_name
 from .elu_cpu import elu_backward_float, elu_float
 from .gelu_torch_cpu import torch_gelu, torch_gelu_backward
+from .log1p_cpu import mish_backward_float, mish_float, softplus_backward_float, softplus_float
 from .pool import constant_in_self
 from .sigmoid_cpu import glu_float, sigmoid_float, silu_backward_float, silu_float
 from .softmax_cpu import exact_float32, softmax_backward, softmax_forward
@@ -627,9 +628,7 @@ _FUSED_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.
 def _silu_backward_array(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     """PyTorch's fused silu_backward, which a plain backward runs: g * s * (1 + x * (1 - s)), s = sigmoid(x),
     ``x * (1 - s) + 1`` fused; half computed in float and rounded once."""
-    if x.dtype == np.float16:
-        return silu_backward_float(g.astype(np.float32), x.astype(np.float32)).astype(np.float16)
-    if x.dtype == np.float32:
+    if x.dtype in (np.float32, np.float16):
         return silu_backward_float(g, x)
     s = sigmoid_array(x)
     factor = fma(x, np.subtract(1, s), 1.0)
@@ -652,12 +651,10 @@ def _halves(a: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
 def _glu_kernel(a, dim=-1):
     check_float(a, "glu_cpu")
     first, second = _halves(a, dim)
-    if a.dtype == np.float32:
+    if a.dtype in (np.float32, np.float16):  # (half: computed in float, rounded once, in blocks of half vectors)
         return glu_float(first, second)
-    if a.dtype == np.float16:  # (computed in float, rounded once)
-        return glu_float(first.astype(np.float32), second.astype(np.float32)).astype(np.float16)
-    with np.errstate(all="ignore"):
-        return first * sigmoid_array(second)
+    with np.errstate(all="ignore"):  # (laid out by TensorIterator over the two halves, as PyTorch's)
+        return pointwise_result(first * sigmoid_array(second), first, second)
 
 
 def glu_backward_array(g: np.ndarray, x: np.ndarray, dim: int) -> np.ndarray:
@@ -668,10 +665,8 @@ def glu_backward_array(g: np.ndarray, x: np.ndarray, dim: int) -> np.ndarray:
     out = np.empty(x.shape, x.dtype)
     out_first, out_second = _halves(out, dim)
     with np.errstate(all="ignore"):
-        if x.dtype == np.float32:
+        if x.dtype in (np.float32, np.float16):
             s = sigmoid_float(second, out_like=out_first)
-        elif x.dtype == np.float16:
-            s = sigmoid_array(second.astype(np.float32)).astype(np.float16)
         else:
             s = sigmoid_array(second)
         if x.dtype == np.float16:
@@ -681,29 +676,88 @@ def glu_backward_array(g: np.ndarray, x: np.ndarray, dim: int) -> np.ndarray:
     return out
 
 
+def _glu_backward_kernel(g: np.ndarray, x: np.ndarray, dim: int) -> np.ndarray:
+    if x.ndim == 0:
+        raise RuntimeError("glu does not support 0-dimensional tensors")
+    dim = wrap_dim(dim, x.ndim)
+    if x.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {x.shape[dim]}")
+    if x.dtype.kind in "biu":  # (ATen's sigmoid_out into the gradient's first half refuses it first)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(x.dtype)}")
+    if g.dtype != x.dtype:  # (ATen's iterator over the gradient's halves and grad_output takes one dtype)
+        raise RuntimeError(f"Found dtype {type_name(g.dtype)} but expected {type_name(x.dtype)}")
+    check_float(x, "glu_backward_cpu")
+    return glu_backward_array(g, x, dim)
+
+
+def _glu_double_backward(gg: Tensor, go: Tensor, x: Tensor, dim: int) -> Tensor:
+    """PyTorch's ``glu_double_backward`` (the gradient for ``self``), operator for operator."""
+    from ..shape import cat
+    from ..views import narrow
+
+    half = x._data.shape[dim] // 2
+    first, second = narrow(x, dim, 0, half), narrow(x, dim, half, half)
+    s = sigmoid(second)
+    one_minus_s = scalar_minus(1, s)
+    s_one_minus_s = mul(s, one_minus_s)
+    gg_first, gg_second = narrow(gg, dim, 0, half), narrow(gg, dim, half, half)
+    gg_second_times_first = mul(gg_second, first)
+    d_first = mul(mul(gg_second, go), s_one_minus_s)
+    second_order = sub(mul(s_one_minus_s, one_minus_s), mul(s, s_one_minus_s))
+    d_second = add(mul(mul(gg_second_times_first, go), second_order), mul(mul(gg_first, go), s_one_minus_s))
+    return cat([d_first, d_second], dim)
+
+
+def _glu_double_backward_grad_output(gg: Tensor, x: Tensor, dim: int) -> Tensor:
+    """PyTorch's ``glu_double_backward_grad_output``: ``glu_backward`` is linear in grad_output, so its gradient
+    is ``gg`` times ``glu_backward`` of ones, the two halves summed."""
+    from ..views import narrow
+
+    dim = wrap_dim(dim, x._data.ndim)
+    half = x._data.shape[dim] // 2
+    ones = np.ones(x._data.shape[:dim] + (half,) + x._data.shape[dim + 1:], x._data.dtype)
+    tmp = mul(gg, glu_backward(_wrap(ones), x, dim))
+    return add(narrow(tmp, dim, 0, half), narrow(tmp, dim, half, half))
+
+
+def _glu_backward_vjp(ctx, gg: Tensor) -> tuple:
+    go, x = ctx.saved_tensors
+    (dim,) = ctx.attrs
+    need_go, need_x = ctx.needs_input_grad
+    return (_glu_double_backward_grad_output(gg, x, dim) if need_go else None,
+            _glu_double_backward(gg, go, x, dim) if need_x else None)
+
+
+glu_backward = defop("glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor", _glu_backward_kernel,
+                     vjp=_glu_backward_vjp, saves=("grad_output", "self"), attrs=("dim",))  # GluBackwardBackward0
+
+
 def _glu_vjp(ctx, g):
     (x,) = ctx.saved_tensors
     (dim,) = ctx.attrs
-    dim = dim % x._data.ndim
-    if not (STATE.grad_enabled or STATE.special) and g._data.dtype == x._data.dtype in _FUSED_KERNEL_DTYPES:
-        return _wrap(glu_backward_array(g._data, x._data, dim))
-    # (with a graph recorded: the same formula in differentiable operators)
-    from ..shape import cat
-    from ..views import chunk
-
-    first, second = chunk(x, 2, dim)
-    s = sigmoid(second)
-    return cat([mul(s, g), mul(mul(mul(scalar_minus(1.0, s), s), first), g)], dim)
+    return run_op(glu_backward, g, x, dim)
 
 
 glu_op = defop("glu(Tensor self, int dim=-1) -> Tensor", _glu_kernel, vjp=_glu_vjp, saves=("self",),
                attrs=("dim",))
 
 
-@half_in_float
+# softplus and mish in float32 and half: Sleef's and glibc's exp and log1p as PyTorch's kernels split them
+_LOG1P_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def _check_float_scalars(dtype, *values) -> None:
+    """Scalar arguments that the kernel converts to float, refused as ``Scalar::to<float>`` refuses them."""
+    for value in values:
+        _scalar(value, dtype)
+
+
 def _softplus_kernel(a, beta=1, threshold=20):
     beta, threshold = number_arg(beta), number_arg(threshold)
     check_float(a, "softplus_cpu")
+    if a.dtype in _LOG1P_KERNEL_DTYPES:
+        _check_float_scalars(a.dtype, beta, threshold)
+        return softplus_float(a, beta, threshold)
     z = a * _scalar(beta, a.dtype)
     with np.errstate(over="ignore"):  # (PyTorch's log1p(exp(z)) / beta; where exp overflows, z > threshold)
         smooth = np.log1p(np.exp(z))
@@ -719,6 +773,10 @@ def _softplus_vjp(ctx, g):
 
 def _softplus_backward_kernel(g, x, beta, threshold):
     # PyTorch's kernel: g where beta * x > threshold (softplus is linear there), else g * z / (z + 1), z = e^(beta x)
+    if g.dtype == x.dtype in _LOG1P_KERNEL_DTYPES:
+        beta, threshold = number_arg(beta), number_arg(threshold)
+        _check_float_scalars(x.dtype, beta, threshold)
+        return softplus_backward_float(g, x, beta, threshold)
     bx = x * np.asarray(beta, dtype=x.dtype)
     with np.errstate(over="ignore"):
         z = np.exp(bx)
@@ -756,14 +814,18 @@ softplus = defop(
 )
 
 
-@half_in_float
 def _mish_kernel(a):
     check_float(a, "mish_cpu")
+    if a.dtype in _LOG1P_KERNEL_DTYPES:
+        return mish_float(a)
     return a * np.tanh(np.logaddexp(np.zeros((), a.dtype), a))
 
 
 def _mish_vjp(ctx, g):
     (x,) = ctx.saved_tensors
+    if not (STATE.grad_enabled or STATE.special) and g._data.dtype == x._data.dtype in _LOG1P_KERNEL_DTYPES:
+        # (a plain backward runs PyTorch's fused mish_backward kernel)
+        return _wrap(pointwise_result(mish_backward_float(g._data, x._data), g._data, x._data))
     s = sigmoid(x)
     t = tanh(log1p(exp(x)))  # PyTorch's formula: exp().log1p().tanh(), not softplus
     return mul(g, add(t, mul(mul(x, s), scalar_minus(1.0, mul(t, t)))))

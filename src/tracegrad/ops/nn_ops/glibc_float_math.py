@@ -1,9 +1,9 @@
-"""glibc's float ``erff``, ``expm1f``, ``tanhf`` and ``expf`` on float32 arrays, for the scalar loops of PyTorch's
-CPU kernels.
+"""glibc's float ``erff``, ``expm1f``, ``tanhf``, ``log1pf`` and ``expf`` on float32 arrays, for the scalar loops
+of PyTorch's CPU kernels.
 
-Up to glibc 2.40 ``erff``, ``expm1f`` and ``tanhf`` are Sun's fdlibm routines in float arithmetic (``tanhf`` an
-ulp or two from the correctly rounded value in some 8% of cases); later releases took CORE-MATH's correctly
-rounded ones (taken here as from 2.41: tanh / erf in double precision rounded to float). ``expf`` has been
+Up to glibc 2.40 ``erff``, ``expm1f``, ``tanhf`` and ``log1pf`` are Sun's fdlibm routines in float arithmetic
+(``tanhf`` an ulp or two from the correctly rounded value in some 8% of cases); later releases took CORE-MATH's
+correctly rounded ones (taken here as from 2.41: tanh / erf in double precision rounded to float). ``expf`` has been
 ARM's table-driven routine in double precision (within 0.502 ulp) since 2.28.
 """
 
@@ -213,6 +213,142 @@ def fdlibm_erff(x: np.ndarray) -> np.ndarray:
                 out[where] = part(x[where])
     out[np.isnan(x)] = np.nan
     return out
+
+
+# ---- log1pf --------------------------------------------------------------------------------------------------
+
+_LOG1P_LN2_HI, _LOG1P_LN2_LO = _f32(6.9313812256e-01, 9.0580006145e-06)
+_LP = _f32(6.6666668653e-01, 4.0000000596e-01, 2.8571429849e-01, 2.2222198546e-01, 1.8183572590e-01,
+           1.5313838422e-01, 1.4798198640e-01)
+_LOG1P_TWO_THIRDS = _F32(0.66666666666666666)
+
+
+def _log1pf_reduced(x: np.ndarray) -> tuple:
+    """fdlibm's reduction of 1 + x (x >= 0.41422 or x <= -0.2929): 1 + x = 2^k (1 + f) with 1 + f in
+    [sqrt(2)/2, sqrt(2)), c the rounding error of 1 + x over it; ``tiny``: the mantissa bits that tell |f| < 2^-20."""
+    hx = x.view(np.int32)
+    sum_fits = hx < 0x5A000000  # (below 2^53: 1 + x rounds, and c corrects it)
+    u = np.where(sum_fits, _ONE + x, x)
+    k = (u.view(np.int32) >> 23) - 127
+    c = np.where(k > 0, _ONE - (u - x), x - (u - _ONE))
+    c /= u
+    c[~sum_fits] = 0
+    hu = u.view(np.int32) & 0x007FFFFF
+    halve = hu >= 0x3504F7  # (1 + f would pass sqrt(2): normalise u / 2 instead)
+    u = (hu | np.where(halve, np.int32(0x3F000000), np.int32(0x3F800000))).view(_F32)
+    k[halve] += 1
+    tiny = np.where(halve, (0x00800000 - hu) >> 2, hu) == 0
+    return k.astype(_F32), u - _ONE, c, tiny
+
+
+def fdlibm_log1pf(x: np.ndarray) -> np.ndarray:
+    """fdlibm's log1pf in float arithmetic, as glibc before 2.41 runs it (checked against it for every float32):
+    log1p x = k ln 2 + log(1 + f) with 2 atanh(s), s = f / (2 + f), as a polynomial in s^2; x itself below 2^-54.
+
+    The usual inputs take one formula in blocks (``_log1pf_usual``); the rest (tiny, huge, -1 and below, inf,
+    NaN, 1 + x within 2^-20 of a power of two) follow every branch (``_fdlibm_log1pf_by_cases``)."""
+    x = np.asarray(x, _F32)
+    flat = x.reshape(-1)
+    out = np.empty(flat.size, _F32)
+    rest = []
+    with np.errstate(all="ignore"):  # (the lanes left to the branches are computed and dropped)
+        for start in range(0, flat.size, _LOG1P_BLOCK):
+            part = flat[start:start + _LOG1P_BLOCK]
+            rest.append(np.flatnonzero(_log1pf_usual(part, out[start:start + _LOG1P_BLOCK])) + start)
+    where = np.concatenate(rest) if rest else np.zeros(0, np.intp)
+    if where.size:
+        out[where] = _fdlibm_log1pf_by_cases(flat[where])
+    return out.reshape(x.shape)
+
+
+_LOG1P_BLOCK = 32768  # (elements per pass: the temporaries stay in cache)
+_LOG1P_MINUS_ONE_BITS = np.int32(-0x40800000)  # (-1.0's bits: the int32 from there to -1 are x <= -1 and -NaN)
+
+
+def _log1pf_usual(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """fdlibm's log1pf of a flat block into ``out`` by its main formula, k ln2_hi - ((hfsq - (s (hfsq + R) +
+    (k ln2_lo + c))) - f), which with k = c = 0 is -((hfsq - s (hfsq + R)) - f), the same bits as the k = 0
+    branch's f - (hfsq - s (hfsq + R)). Returns where it does not apply."""
+    hx = x.view(np.int32)
+    magnitude = hx & 0x7FFFFFFF
+    # |x| < 2^-29, x >= 2^53 (1 + x is x), inf, NaN; then x <= -1
+    rest = (magnitude - 0x31000000).view(np.uint32) >= np.uint32(0x5A000000 - 0x31000000)
+    rest |= (hx >= _LOG1P_MINUS_ONE_BITS) & (hx < 0)
+    u = x + _ONE
+    bits = u.view(np.int32)
+    k = (bits >> 23) - 127
+    # c: the rounding error of 1 + x, relative to it
+    c = np.where(k > 0, _ONE - (u - x), x - (u - _ONE))
+    c /= u
+    hu = bits & 0x007FFFFF
+    halve = hu >= 0x3504F7  # (1 + f would pass sqrt(2): normalise u / 2 instead)
+    rest |= (hu == 0) | (hu >= 0x7FFFFD)  # (then |f| < 2^-20: a shorter series, in the branches)
+    hu |= 0x3F800000
+    np.subtract(hu, 0x00800000, out=hu, where=halve)
+    np.add(k, halve, out=k, casting="unsafe")
+    f = hu.view(_F32)
+    f -= _ONE
+    kf = k.astype(_F32)
+    direct = (hx < 0x3ED413D7) & ((hx > 0) | (hx <= np.int32(-0x416A09E1)))  # -0.2929 < x < 0.41422: k = 0
+    np.copyto(f, x, where=direct)
+    kf[direct] = 0
+    c[kf == 0] = 0  # (the k = 0 branch has no correction term, reduced or not)
+    rest &= ~direct | (magnitude < 0x31000000)  # (the short series is for k != 0 only)
+    hfsq = f * f
+    hfsq *= _HALF
+    s = f + _TWO
+    np.divide(f, s, out=s)
+    z = s * s
+    r = _horner(z, _LP)
+    r *= z
+    r += hfsq
+    r *= s  # s (hfsq + R)
+    np.multiply(kf, _LOG1P_LN2_LO, out=z)
+    z += c
+    r += z
+    np.subtract(hfsq, r, out=r)
+    r -= f
+    np.multiply(kf, _LOG1P_LN2_HI, out=out)
+    out -= r
+    return rest
+
+
+def _fdlibm_log1pf_by_cases(x: np.ndarray) -> np.ndarray:
+    """``fdlibm_log1pf`` branch by branch, for any input."""
+    x = np.asarray(x, _F32)
+    hx = x.view(np.int32)
+    magnitude = hx & 0x7FFFFFFF
+    with np.errstate(all="ignore"):  # (the lanes a rule does not cover are computed and dropped)
+        direct = (hx < 0x3ED413D7) & ((hx > 0) | (hx <= np.int32(-0x416A09E1)))  # -0.2929 < x < 0.41422: k = 0
+        k, f, c, tiny = _log1pf_reduced(x)
+        f[direct], k[direct], tiny[direct] = x[direct], 0, False
+        hfsq = _HALF * f * f
+        s = f / (_TWO + f)
+        z = s * s
+        r = z * _horner(z, _LP)
+        r += hfsq
+        r *= s  # s (hfsq + R)
+        out = np.where(k == 0, f - (hfsq - r), k * _LOG1P_LN2_HI - ((hfsq - (r + (k * _LOG1P_LN2_LO + c))) - f))
+        if tiny.any():  # (|f| < 2^-20: a shorter series)
+            r = hfsq * (_ONE - _LOG1P_TWO_THIRDS * f)
+            near = np.where(k == 0, f - r, k * _LOG1P_LN2_HI - ((r - (k * _LOG1P_LN2_LO + c)) - f))
+            exact = np.where(k == 0, _F32(0), k * _LOG1P_LN2_HI + (c + k * _LOG1P_LN2_LO))
+            out[tiny] = np.where(f == 0, exact, near)[tiny]
+        small = magnitude < 0x31000000  # (|x| < 2^-29)
+        out[small] = np.where(magnitude < 0x24800000, x, x - x * x * _HALF)[small]
+        out[hx >= 0x7F800000] = np.inf  # (+inf; NaN below)
+        out[(x < -1) | np.isnan(x)] = np.nan
+        out[x == -1] = -np.inf
+    return out
+
+
+def log1p_float(x: np.ndarray) -> np.ndarray:
+    """The C library's log1pf of a float32 array: fdlibm's or, from glibc 2.41, the correctly rounded value."""
+    x = np.asarray(x, _F32)
+    if fdlibm_float_math():
+        return fdlibm_log1pf(x)
+    with np.errstate(all="ignore"):
+        return np.log1p(x.astype(_F64)).astype(_F32)
 
 
 # ---- what the running C library computes ---------------------------------------------------------------------

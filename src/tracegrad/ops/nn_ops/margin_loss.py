@@ -23,6 +23,7 @@ from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import add_scalar, div_scalar, sub_scalar
 from ._basic import log_sigmoid_parts
 from ._common import check_float, run_op, type_name
+from .log1p_cpu import log_sigmoid_backward_float
 from .loss import _double_backward_grad_output, _reduce, check_nondifferentiable
 
 # ---- log_sigmoid (multilabel_soft_margin_loss is composed of it) ------------------------------------------
@@ -35,6 +36,8 @@ def _log_sigmoid_kernel(x):
 
 def _log_sigmoid_backward_kernel(g, x, buffer):
     # (in_negative ? 1 : 0) - (in_negative ? 1 : -1) * z / (1 + z), times grad_output
+    if g.dtype == x.dtype == buffer.dtype and x.dtype in (np.float32, np.float16):  # (half: in float, as PyTorch's)
+        return log_sigmoid_backward_float(g, x, buffer)
     in_negative = np.asarray(x < 0).astype(x.dtype)
     sign = in_negative * 2 - 1  # (1 or -1, exactly: no branch per element)
     return ((in_negative - sign * (buffer / (1 + buffer))) * g).astype(x.dtype, copy=False)

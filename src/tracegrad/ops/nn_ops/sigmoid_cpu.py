@@ -1,21 +1,30 @@
-"""sigmoid, SiLU and GLU on float32 as PyTorch's x86 CPU kernels compute them, bit for bit.
+"""sigmoid, SiLU and GLU on float32 and float16 as PyTorch's x86 CPU kernels compute them, bit for bit.
 
 Both are ``cpu_kernel_vec`` kernels built for AVX-512 too: whole blocks of two vectors take ``1 / (1 + exp(-x))``
 with Sleef's ``expf_u10``, the leftover elements of each run the same formula with glibc's ``expf``
 (``aten_loops``). NumPy's ``exp`` is neither: it gave PyTorch's sigmoid for 84% of float32 inputs. The gradients
 use the same sigmoid: SiLU's backward recomputes it, sigmoid's reads the result (``pointwise``).
+
+Half precision takes the same float formulas (its vector code widens each ``Vectorized<Half>`` to two float
+vectors, its scalar code casts to float) and rounds once, but its blocks are two ``Vectorized<Half>``: twice as
+many elements as float's. The split shows in glu and SiLU's backward, whose sigmoid is multiplied before the
+rounding; sigmoid and SiLU of every half value round to the same half either way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from ..._strides import empty_strided, torch_strides
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import fma32
 from .glibc_float_math import exp_float
 from .sleef_float import sleef_expf
 
 _F32 = np.float32
+_HALF = np.dtype(np.float16)
 _ONE = _F32(1)
 
 
@@ -46,30 +55,45 @@ def _silu_backward(g: np.ndarray, x: np.ndarray, vector: bool) -> np.ndarray:
     return out
 
 
-def _run(formula, operands: tuple, out_like: np.ndarray | None = None) -> np.ndarray:
-    with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernels, silently)
-        return vector_and_scalar(formula, operands, loop_block(_F32, also_avx512=True), out_like)
-
-
-def sigmoid_float(x: np.ndarray, out_like: np.ndarray | None = None) -> np.ndarray:
-    """PyTorch's sigmoid of a float32 array (written into an output laid out as ``out_like``, if given)."""
-    return _run(_sigmoid, (x,), out_like)
-
-
 def _glu(first: np.ndarray, second: np.ndarray, vector: bool) -> np.ndarray:
     return first * _sigmoid(second, vector)
 
 
+def _in_float(formula: Callable) -> Callable:
+    """``formula`` over half operands as ATen's reduced-float kernels run it: widened to float, rounded once."""
+
+    def run(*operands: np.ndarray, vector: bool) -> np.ndarray:
+        return formula(*(o.astype(_F32) for o in operands), vector).astype(_HALF)
+
+    return run
+
+
+def _run(formula: Callable, operands: tuple, out_like: np.ndarray | None = None) -> np.ndarray:
+    dtype = operands[0].dtype
+    if dtype == _HALF:
+        formula = _in_float(formula)
+    with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernels, silently)
+        return vector_and_scalar(formula, operands, loop_block(dtype, also_avx512=True), out_like)
+
+
+def sigmoid_float(x: np.ndarray, out_like: np.ndarray | None = None) -> np.ndarray:
+    """PyTorch's sigmoid of a float32 or float16 array (written into an output laid out as ``out_like``, if
+    given)."""
+    return _run(_sigmoid, (x,), out_like)
+
+
 def glu_float(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """PyTorch's ``glu`` kernel, ``a * (1 / (1 + exp(-b)))``, of the two float32 halves (a fresh output)."""
-    return _run(_glu, (first, second), np.empty(first.shape, _F32))
+    """PyTorch's ``glu`` kernel, ``a * (1 / (1 + exp(-b)))``, of the two float32 or float16 halves, iterated as
+    its output is laid out: by TensorIterator over the halves (a transposed input's runs span its columns)."""
+    out_like = empty_strided(first.shape, torch_strides(first.shape, (first, second)), first.dtype)
+    return _run(_glu, (first, second), out_like)
 
 
 def silu_float(x: np.ndarray) -> np.ndarray:
-    """PyTorch's SiLU of a float32 array."""
+    """PyTorch's SiLU of a float32 or float16 array."""
     return _run(_silu, (x,))
 
 
 def silu_backward_float(g: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """PyTorch's fused ``silu_backward`` of float32 arrays (the gradient's layout follows ``g``)."""
+    """PyTorch's fused ``silu_backward`` of float32 or float16 arrays (the gradient's layout follows ``g``)."""
     return _run(_silu_backward, (g, x))

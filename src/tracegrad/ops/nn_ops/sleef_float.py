@@ -1,12 +1,13 @@
 """Sleef's float functions as PyTorch's x86 builds call them (``Sleef_expf8_u10`` / ``expf16``,
-``Sleef_logf8_u10`` / ``logf16``, ``Sleef_tanhf8_u10``: the FMA builds, AVX2 and AVX-512 alike), reproduced on
-float32 NumPy arrays.
+``Sleef_logf8_u10`` / ``logf16``, ``Sleef_tanhf8_u10``, ``Sleef_log1pf8_u10`` / ``log1pf16``: the FMA builds,
+AVX2 and AVX-512 alike), reproduced on float32 NumPy arrays.
 
 Fused multiply-adds go through float64: the product of two floats is exact there, and the sum is rounded once
 more to float (a double rounding that differs from a true FMA in a vanishing fraction of cases). expf is
 followed step by step; logf's double-float part is taken in float64 (see ``sleef_logf``: 2 results in 38
-million differ from ``sleef_logf_exact``). Shared by GELU (gelu_torch_cpu) and the softmax family
-(softmax_cpu).
+million differ from ``sleef_logf_exact``), as is log1pf's (with a check near midpoints: exact for every
+float32). Shared by GELU (gelu_torch_cpu), the softmax family (softmax_cpu), softplus, Mish and log_sigmoid
+(log1p_cpu).
 """
 
 from __future__ import annotations
@@ -424,3 +425,129 @@ def sleef_tanhf(x: np.ndarray) -> np.ndarray:
         where = np.concatenate(ones)
         out[where] = np.copysign(_ONE, flat[where])
     return out.reshape(x.shape)
+
+
+# ---- log1pf_u10 ----------------------------------------------------------------------------------------------
+
+_LOG1P_BOUND = _F32(float.fromhex("0x1.2ced32p+126"))  # (above, Sleef takes logf_u1: its core would overflow)
+_LOG1P_TINY = _F32(2.0**-100)  # (below, Sleef's double-float parts go subnormal and lose bits)
+# Sleef's double-float sum lies within 4e-7 ulp of the float64 one (random inputs of every binade): a band of
+# 2**-16 ulp either side of a midpoint keeps a margin of 40 (in _offset_from_midpoint's units, 2**29 an ulp).
+_LOG1P_BAND = 2**13
+
+
+def _log1pf_reduce(d: np.ndarray) -> tuple:
+    """Sleef's reduction: 1 + d = 2^e (1 + m) with 1 + m in [0.75, 1.5), m = fma(d, 2^-e, 2^-e - 1). (d 2^-e is
+    exact in float, so the fused multiply-add is a float sum.)"""
+    e = _exponent_field((d + _ONE) * _FOUR_THIRDS)
+    t = (np.int32(0x3F800000) - (e << 23)).view(_F32)  # 2^-e
+    m = d * t
+    m += t - _ONE
+    return e, m
+
+
+def _log1pf_cubic(x: np.ndarray) -> np.ndarray:
+    """The polynomial term x^3 P(x^2) in float, as Sleef rounds it."""
+    x2 = x * x
+    t = _fma(_fma(_LOG_POLY[0], x2, _LOG_POLY[1]), x2, _LOG_POLY[2])
+    x2 *= x
+    x2 *= t
+    return x2
+
+
+_LOG1P_BLOCK = 32768  # (elements per pass: the temporaries stay in cache)
+_LOG_POLY_WIDE = tuple(_F64(c) for c in _LOG_POLY)
+
+
+def _log1pf_core(d: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Sleef's log1pf of a flat block d (within (-1, 1e38]) into ``out``, the double-float sum taken in float64;
+    returns the offsets of the float64 sums from the nearest midpoint between floats (``_offset_from_midpoint``)."""
+    m = d + _ONE
+    m *= _FOUR_THIRDS
+    e = np.right_shift(m.view(np.int32), 23)  # (positive: no sign bit to mask)
+    e -= 0x7F
+    t = (np.int32(0x3F800000) - (e << 23)).view(_F32)  # 2^-e
+    np.multiply(d, t, out=m)
+    t -= _ONE
+    m += t
+    wide = m.astype(_F64)
+    x = np.add(m, _F32(2), out=t)
+    np.divide(_ONE, x, out=x)
+    x *= m  # (the high half of Sleef's double-float quotient m / (2 + m))
+    m = np.add(wide, 2.0)
+    np.divide(wide, m, out=wide)
+    wide *= 2.0
+    np.multiply(e, _LN2_WIDE, out=m)
+    wide += m
+    # the cubic term in float: x^2 (x^2 (x^2 c0 + c1) + c2) x with fused steps (in float64, each rounded to float)
+    x2 = x * x
+    np.copyto(m, x2)
+    square = m.copy()
+    m *= _LOG_POLY_WIDE[0]
+    m += _LOG_POLY_WIDE[1]
+    p = m.astype(_F32)
+    np.copyto(m, p)
+    m *= square
+    m += _LOG_POLY_WIDE[2]
+    np.copyto(p, m, casting="same_kind")
+    x2 *= x
+    x2 *= p
+    np.copyto(m, x2)
+    wide += m
+    np.copyto(out, wide, casting="same_kind")
+    return _offset_from_midpoint(wide, _LOG1P_BAND, out=wide.view(np.int64))
+
+
+def sleef_log1pf(d: np.ndarray) -> np.ndarray:
+    """Sleef's log1pf_u10 (its AVX2 and AVX-512 builds): log1p d = e ln 2 + 2 atanh(m / (2 + m)) in double-float,
+    rounded once; logf_u1 above 1e38, -inf at -1, NaN below, -0 at -0.
+
+    The double-float sum is taken in float64 here (the float cubic term exactly as Sleef rounds it): only the
+    elements whose sum lies within a hair of a midpoint between floats, or that are tiny, take the step-by-step
+    emulation. Checked against PyTorch's ``log1p`` for every float32."""
+    d = np.asarray(d, _F32)
+    if not d.size:
+        return d.copy()
+    flat = d.reshape(-1)
+    out = np.empty(flat.size, _F32)
+    with np.errstate(all="ignore"):
+        lo, hi = np.minimum.reduce(flat), np.maximum.reduce(flat)
+        plain = lo >= _LOG1P_TINY and hi <= _LOG1P_BOUND  # (the usual case: log1p of an exponential)
+        core = flat if plain else np.where((flat > -_ONE) & (flat <= _LOG1P_BOUND), flat, _F32(0.5))
+        doubtful = []
+        for start in range(0, flat.size, _LOG1P_BLOCK):
+            stop = min(start + _LOG1P_BLOCK, flat.size)
+            offset = _log1pf_core(core[start:stop], out[start:stop])
+            doubtful.append(np.flatnonzero(offset < 2 * _LOG1P_BAND) + start)
+        where = np.concatenate(doubtful)
+        if not plain:
+            where = np.union1d(where, np.flatnonzero(np.abs(flat) < _LOG1P_TINY))
+    if where.size:
+        out[where] = _sleef_log1pf_emulated(flat[where])
+    if not plain:
+        _log1pf_special_values(flat, out)
+    return out.reshape(d.shape)
+
+
+def _log1pf_special_values(d: np.ndarray, out: np.ndarray) -> None:
+    big = d > _LOG1P_BOUND
+    if big.any():  # (rare: the step-by-step logf, which sleef_logf misses by an ulp for 1 float in 15 million here)
+        out[big] = sleef_logf_exact(d[big])
+    out[(d < -_ONE) | np.isnan(d)] = np.nan
+    out[d == -_ONE] = -np.inf
+    np.copyto(out, d, where=d == 0)  # (-0 kept)
+
+
+def _sleef_log1pf_emulated(d: np.ndarray) -> np.ndarray:
+    """``sleef_log1pf`` step by step in Sleef's double-float arithmetic (the reference for it)."""
+    d = np.asarray(d, _F32)
+    with np.errstate(all="ignore"):
+        e, m = _log1pf_reduce(np.where((d > -_ONE) & (d <= _LOG1P_BOUND), d, _F32(0.5)))
+        s = _df_mul(_LN2_DF, e.astype(_F32))
+        two = np.full_like(m, _F32(2))
+        x = _df_divide((m, np.zeros_like(m)), _df_add_float((two, np.zeros_like(m)), m))
+        s = _df_add(s, (x[0] * _F32(2), x[1] * _F32(2)))
+        s = _df_add_float(s, _log1pf_cubic(x[0]))
+        out = np.asarray(s[0] + s[1])
+    _log1pf_special_values(d, out)
+    return out
