@@ -1,7 +1,8 @@
-"""softplus, Mish and log_sigmoid, forward and backward, give PyTorch's CPU bits in float32 and float16 (one thread).
+"""softplus, Mish, log_sigmoid and log1p, forward and backward, give PyTorch's CPU bits in float32 and float16 (one
+thread).
 
 softplus and Mish take Sleef's expf / log1pf / tanhf in their vector code and glibc's in the scalar loop that
-finishes each run; log_sigmoid takes Sleef's throughout (``nn_ops/log1p_cpu``). NumPy's log1p and exp agreed with
+finishes each run; log_sigmoid and log1p take Sleef's throughout (``nn_ops/log1p_cpu``, ``unary``). NumPy's log1p and exp agreed with
 PyTorch's softplus for some 83% of float32 inputs. The sizes below put elements on both sides of the vector /
 scalar split; transposed, sliced and expanded inputs change the inner runs.
 """
@@ -39,6 +40,7 @@ FUNCTIONS = {
     "softplus_negative_beta": lambda lib, t: lib.nn.functional.softplus(t, beta=-1.5, threshold=10),
     "mish": lambda lib, t: lib.nn.functional.mish(t),
     "logsigmoid": lambda lib, t: lib.nn.functional.logsigmoid(t),
+    "log1p": lambda lib, t: lib.log1p(t),  # (all through Sleef: vec::map loads the last partial vector too)
 }
 VIEWS = {
     "contiguous": lambda t: t,

@@ -361,14 +361,19 @@ _SELF = ("self",)
 _RESULT = ("result",)
 
 
-def _expm1_array(a: np.ndarray) -> np.ndarray:
-    """expm1 as PyTorch's CPU kernel computes it: Sleef's expm1f for float32 (and half, in float), every element
-    through the vector function (``vec::map`` loads the last partial vector too); NumPy's otherwise."""
-    if a.dtype == np.float32 or a.dtype == np.float16:
-        from .nn_ops.sleef_float import sleef_expm1f  # (nn_ops imports this module)
+def _sleef_everywhere(sleef_name: str, np_fn):
+    """``np_fn``, but for float32 (and half, in float) Sleef's function ``sleef_name`` on every element: PyTorch's
+    ``vec::map`` kernels (expm1, log1p) load the last partial vector too, and copy a strided input into a
+    contiguous buffer first."""
 
-        return sleef_expm1f(a.astype(np.float32, copy=False)).astype(a.dtype, copy=False)
-    return np.expm1(a)
+    def array_fn(a: np.ndarray) -> np.ndarray:
+        if a.dtype == np.float32 or a.dtype == np.float16:
+            from .nn_ops import sleef_float  # (nn_ops imports this module)
+
+            return getattr(sleef_float, sleef_name)(a.astype(np.float32, copy=False)).astype(a.dtype, copy=False)
+        return np_fn(a)
+
+    return array_fn
 
 
 def _cpu_kernel(name: str, np_fn):
@@ -386,8 +391,9 @@ def _cpu_kernel(name: str, np_fn):
 
 
 exp2, exp2_ = _pair("exp2", _cpu_kernel("exp2", np.exp2), _exp2_vjp, _RESULT)
-expm1, expm1_ = _pair("expm1", _floating(_expm1_array), _expm1_vjp, _RESULT)
-log1p, log1p_ = _pair("log1p", _floating(np.log1p), _log1p_vjp, _SELF, node_name="Log1PBackward0")
+expm1, expm1_ = _pair("expm1", _floating(_sleef_everywhere("sleef_expm1f", np.expm1)), _expm1_vjp, _RESULT)
+log1p, log1p_ = _pair("log1p", _floating(_sleef_everywhere("sleef_log1pf", np.log1p)), _log1p_vjp, _SELF,
+                      node_name="Log1PBackward0")
 log2, log2_ = _pair("log2", _floating(np.log2), _log2_vjp, _SELF)
 log10, log10_ = _pair("log10", _floating(np.log10), _log10_vjp, _SELF)
 rsqrt, rsqrt_ = _pair("rsqrt", _rsqrt_kernel, _rsqrt_vjp, _RESULT)
