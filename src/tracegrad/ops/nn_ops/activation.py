@@ -19,6 +19,7 @@ from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output
 from ...memory_format import contiguous_format
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
+from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import fma
 from ..creation import zeros_like
 from ..pointwise import (
@@ -933,8 +934,15 @@ def _softshrink_kernel(a, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     lam = np.asarray(lambd, dtype=a.dtype)
-    with np.errstate(invalid="ignore"):  # a * 0 like PyTorch: NaN stays NaN, a small negative gives -0.
-        return select(a > lam, a - lam, select(a < -lam, a + lam, a * np.zeros((), dtype=a.dtype)))
+
+    def formula(v: np.ndarray, vector: bool) -> np.ndarray:
+        if vector:  # (v - clamp(v, -lambd, lambd): +0 inside the band, NaN kept)
+            return v - np.clip(v, -lam, lam)
+        # the scalar loop's a * 0 inside the band: NaN stays NaN, a small negative gives -0
+        return select(v > lam, v - lam, select(v < -lam, v + lam, v * np.zeros((), dtype=v.dtype)))
+
+    with np.errstate(invalid="ignore"):  # (the kernel is registered for AVX2 only: 16 floats, 32 halves a block)
+        return vector_and_scalar(formula, (a,), loop_block(a.dtype, also_avx512=False))
 
 
 def _shrink_backward_kernel(g, x, lambd):
