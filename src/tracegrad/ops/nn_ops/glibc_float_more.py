@@ -12,23 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..aten_vec import cpu_has_fma, fma
-from .glibc_float_math import expm1_float, fdlibm_float_math
+from .glibc_float_math import EXP2_TABLE, exp_float, expm1_float, fdlibm_float_math
 
 _F32, _F64 = np.float32, np.float64
 _ONE, _TWO, _HALF = _F32(1), _F32(2), _F32(0.5)
 
 # ---- exp2f ----------------------------------------------------------------------------------------------------
 
-# 2^(i/32) in double as glibc's table holds them (stored less i << 47, which its index arithmetic adds back)
-_EXP2F_TABLE = (np.array([
-    0x3FF0000000000000, 0x3FEFD9B0D3158574, 0x3FEFB5586CF9890F, 0x3FEF9301D0125B51, 0x3FEF72B83C7D517B,
-    0x3FEF54873168B9AA, 0x3FEF387A6E756238, 0x3FEF1E9DF51FDEE1, 0x3FEF06FE0A31B715, 0x3FEEF1A7373AA9CB,
-    0x3FEEDEA64C123422, 0x3FEECE086061892D, 0x3FEEBFDAD5362A27, 0x3FEEB42B569D4F82, 0x3FEEAB07DD485429,
-    0x3FEEA47EB03A5585, 0x3FEEA09E667F3BCD, 0x3FEE9F75E8EC5F74, 0x3FEEA11473EB0187, 0x3FEEA589994CCE13,
-    0x3FEEACE5422AA0DB, 0x3FEEB737B0CDC5E5, 0x3FEEC49182A3F090, 0x3FEED503B23E255D, 0x3FEEE89F995AD3AD,
-    0x3FEEFF76F2FB5E47, 0x3FEF199BDD85529C, 0x3FEF3720DCEF9069, 0x3FEF5818DCFBA487, 0x3FEF7C97337B9B5F,
-    0x3FEFA4AFA2A490DA, 0x3FEFD0765B6E4540], np.uint64) + (np.arange(32, dtype=np.uint64) << np.uint64(47))
-).view(_F64)
 _EXP2F_POLY = tuple(float.fromhex(c) for c in ("0x1.c6af84b912394p-5", "0x1.ebfce50fac4f3p-3", "0x1.62e42ff0c52d6p-1"))
 # Unfused and fused multiply-adds give float64 results a few units apart: beyond this many units of the last
 # float64 bit from a midpoint between floats, both round to the same float.
@@ -42,7 +32,7 @@ def _exp2f_core(x: np.ndarray, fused: bool) -> np.ndarray:
     k = np.rint(xd * 32)  # (x + 0x1.8p47 rounds to a multiple of 1/32, ties to even: the same)
     r = xd - k / 32
     ki = k.astype(np.int64)
-    scale = np.ldexp(_EXP2F_TABLE[ki & 31], (ki >> 5).astype(np.int32))
+    scale = np.ldexp(EXP2_TABLE[ki & 31], (ki >> 5).astype(np.int32))
     if fused:
         y = fma(_EXP2F_POLY[2], r, np.ones_like(r))
         y = fma(fma(_EXP2F_POLY[0], r, np.full_like(r, _EXP2F_POLY[1])), r * r, y)
@@ -71,63 +61,6 @@ def exp2_float(x: np.ndarray) -> np.ndarray:
     return out
 
 
-# ---- expf ------------------------------------------------------------------------------------------------------
-# glibc's expf is ARM's routine of the same shape (2^(k/32) from the table times a cubic, in double) on x / ln 2;
-# its FMA build fuses x * 32/ln2 into both the rounding to k (+ 0x1.8p52) and r = x 32/ln2 - k, besides the cubic.
-# (glibc_float_math.exp_float, unfused, differs from it at two floats: 32.564632 and -63.09946.)
-
-_EXPF_INV_LN2_N = float.fromhex("0x1.71547652b82fep+0") * 32
-_EXPF_POLY = (float.fromhex("0x1.c6af84b912394p-5") / 32**3, float.fromhex("0x1.ebfce50fac4f3p-3") / 32**2,
-              float.fromhex("0x1.62e42ff0c52d6p-1") / 32)
-_EXPF_SHIFT = float.fromhex("0x1.8p52")
-_EXPF_OVERFLOW, _EXPF_UNDERFLOW = _F32(float.fromhex("0x1.62e42ep6")), _F32(float.fromhex("-0x1.9fe368p6"))
-# The fused and unfused r differ by an ulp of x 32/ln2 (up to 2^-41), which moves the result by some 2^-46: 2^12
-# units of the last float64 bit is 2^-41 of it, far enough from a midpoint to round alike.
-_EXPF_BAND = 2**12
-
-
-def _expf_core(xd: np.ndarray, fused: bool) -> np.ndarray:
-    """expf's double result (before its rounding to float) of x (as double) within its finite range."""
-    if fused:
-        factor = np.full_like(xd, _EXPF_INV_LN2_N)
-        k = fma(factor, xd, np.full_like(xd, _EXPF_SHIFT)) - _EXPF_SHIFT
-        r = fma(factor, xd, -k)
-    else:
-        z = xd * _EXPF_INV_LN2_N
-        k = np.rint(z)
-        r = z - k
-    ki = k.astype(np.int64)
-    scale = np.ldexp(_EXP2F_TABLE[ki & 31], (ki >> 5).astype(np.int32))
-    if fused:
-        y = fma(np.full_like(r, _EXPF_POLY[2]), r, np.ones_like(r))
-        y = fma(fma(np.full_like(r, _EXPF_POLY[0]), r, np.full_like(r, _EXPF_POLY[1])), r * r, y)
-    else:
-        y = (_EXPF_POLY[0] * r + _EXPF_POLY[1]) * (r * r) + (_EXPF_POLY[2] * r + 1.0)
-    y *= scale
-    return y
-
-
-def expf_float(x: np.ndarray) -> np.ndarray:
-    """The C library's expf of a float32 array (glibc's, fused where the CPU has FMA): inf above 88.72, +0 below
-    -103.97, NaN at NaN."""
-    x = np.asarray(x, _F32)
-    with np.errstate(all="ignore"):
-        inside = (x <= _EXPF_OVERFLOW) & (x >= _EXPF_UNDERFLOW)
-        xd = np.where(inside, x, _F32(0)).astype(_F64)
-        wide = _expf_core(xd, fused=False)
-        out = np.asarray(wide.astype(_F32))
-        if cpu_has_fma():  # (where the fused build could round otherwise: near a midpoint, or subnormal)
-            offset = (wide.view(np.int64) & np.int64(2**29 - 1)) - np.int64(2**28)
-            z = xd * _EXPF_INV_LN2_N
-            tie = np.abs(z - np.rint(z)) > 0.5 - 2.0**-30  # (k itself may round the other way)
-            doubtful = np.flatnonzero((np.abs(offset) < _EXPF_BAND) | (xd < -87) | tie)
-            if doubtful.size:
-                out.flat[doubtful] = _expf_core(xd.flat[doubtful], fused=True).astype(_F32)
-    out[~inside] = np.where(x[~inside] > 0, _F32(np.inf), _F32(0))
-    np.copyto(out, x, where=np.isnan(x))
-    return out
-
-
 # ---- sinhf, coshf --------------------------------------------------------------------------------------------
 
 _BITS_22, _BITS_LN_MAX, _BITS_OVERFLOW = 0x41B00000, 0x42B17180, 0x42B2D4FC  # (22, ln FLT_MAX, overflow threshold)
@@ -139,7 +72,7 @@ def _magnitude_bits(x: np.ndarray) -> np.ndarray:
 
 def _near_overflow(a: np.ndarray, h) -> np.ndarray:
     """h exp(a) for a past ln FLT_MAX: (h exp(a/2)) exp(a/2), so that it stays finite as long as it can."""
-    w = expf_float(_HALF * a)
+    w = exp_float(_HALF * a)
     return (h * w) * w
 
 
@@ -154,7 +87,7 @@ def _sinh_below_22(a: np.ndarray, h: np.ndarray) -> np.ndarray:
 
 
 def _sinh_below_ln_max(a: np.ndarray, h: np.ndarray) -> np.ndarray:
-    return h * expf_float(a)
+    return h * exp_float(a)
 
 
 def fdlibm_sinhf(x: np.ndarray) -> np.ndarray:
@@ -184,12 +117,12 @@ def _cosh_below_half_ln2(a: np.ndarray) -> np.ndarray:
 
 
 def _cosh_below_22(a: np.ndarray) -> np.ndarray:
-    t = expf_float(a)
+    t = exp_float(a)
     return _HALF * t + _HALF / t
 
 
 def _cosh_below_ln_max(a: np.ndarray) -> np.ndarray:
-    return _HALF * expf_float(a)
+    return _HALF * exp_float(a)
 
 
 def _cosh_near_overflow(a: np.ndarray) -> np.ndarray:
