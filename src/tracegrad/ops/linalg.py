@@ -1157,7 +1157,7 @@ def _vector_norm_kernel(a, ord=2, dim=None, keepdim=False, dtype=None):
     if aten_norm.supports(a.dtype):
         out = aten_norm.vector_norm_as_aten(a, float(ord), axes)
         return _norm_keepdim(out, a.shape, axes, keepdim)
-    return _vector_norm_numpy(a, ord, axes, keepdim)
+    return vector_norm_numpy(a, ord, axes, keepdim)
 
 
 def _check_norm_identity(a: np.ndarray, ord, dim, axes) -> None:
@@ -1184,7 +1184,7 @@ def _norm_keepdim(out: np.ndarray, shape: tuple, axes, keepdim: bool) -> np.ndar
     return np.asarray(out).reshape(tuple(1 if axes is None or d in axes else s for d, s in enumerate(shape)))
 
 
-def _vector_norm_numpy(a: np.ndarray, ord, axes, keepdim: bool) -> np.ndarray:
+def vector_norm_numpy(a: np.ndarray, ord, axes, keepdim: bool) -> np.ndarray:
     """The norm in NumPy's own order (complex inputs: their magnitudes' norm)."""
     x = np.abs(a)
     if np.isinf(ord):

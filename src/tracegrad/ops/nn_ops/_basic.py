@@ -56,20 +56,13 @@ def _norm_kernel(a, ord=2.0, dim=None, keepdim=False):
     axes = _dims_arg(dim, a.ndim)
     if aten_norm.supports(a.dtype) and (a.size or ord >= 0 and ord != math.inf):
         # (ATen's norm kernel, the order of its additions included; the norms without an identity refuse an
-        # empty input in the NumPy branch's words below)
+        # empty input in the NumPy branch's words: linalg.vector_norm_numpy)
         out = aten_norm.vector_norm_as_aten(a, float(ord), axes)
         shape = tuple(1 if axes is None or d in axes else s for d, s in enumerate(a.shape))
         return np.asarray(out).reshape(shape) if keepdim else np.asarray(out)
-    absx = np.abs(a)
-    if ord == math.inf:
-        return np.amax(absx, axis=axes, keepdims=keepdim)
-    if ord == 2:
-        return np.sqrt(np.sum(absx * absx, axis=axes, keepdims=keepdim))
-    if ord == 1:
-        return np.sum(absx, axis=axes, keepdims=keepdim)
-    if ord == 0:
-        return np.sum(absx != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
-    return np.power(np.sum(np.power(absx, ord), axis=axes, keepdims=keepdim), 1.0 / ord)
+    from ..linalg import vector_norm_numpy
+
+    return vector_norm_numpy(a, ord, axes, keepdim)
 
 
 def _norm_vjp(ctx, g):
