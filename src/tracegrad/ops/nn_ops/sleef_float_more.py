@@ -2,7 +2,7 @@
 call them (``Sleef_exp2f16_u10``... in AVX-512, ``...f8_u10`` in AVX2: the same FMA code), on float32 NumPy arrays.
 
 exp2f is float arithmetic throughout and is followed step by step, each fused multiply-add rounded once
-(``fma_f32``). sinhf, coshf and atan2f carry their result in double-float and round it once at the end: that
+(``aten_vec.fma32``). sinhf, coshf and atan2f carry their result in double-float and round it once at the end: that
 rounds as the exact function does unless the function lies within a hair of a midpoint between two floats, so the
 rest take NumPy's float64 function rounded to float, and only the doubtful elements the step-by-step emulation
 (the pattern of ``sleef_float.sleef_tanhf``).
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..aten_vec import fma32
 from .sleef_float import _df_add, _df_divide, _df_mul, _df_reciprocal, _df_square, _sleef_expk2, xor_sign
 
 _F32, _F64 = np.float32, np.float64
@@ -19,31 +20,11 @@ _ONE, _HALF = _F32(1), _F32(0.5)
 _MIDPOINT_BITS, _MIDPOINT = np.int64(2**29 - 1), np.int64(2**28)  # (the float64 bits below a float's last bit)
 
 
-def fma_f32(a, b, c) -> np.ndarray:
-    """``a * b + c`` of float32 values rounded once to float32, as a hardware FMA gives it (normal results).
-
-    The product is exact in float64; the float64 sum rounds once more, which changes the float result only where
-    that sum lands exactly on a midpoint between two floats: there the sum's rounding error (Knuth's two-sum)
-    says which way the exact value lies."""
-    product = np.multiply(a, b, dtype=_F64)
-    total = np.add(product, c, dtype=_F64)
-    out = np.asarray(total.astype(_F32))
-    tie = (total.view(np.int64) & _MIDPOINT_BITS) == _MIDPOINT
-    if tie.any():
-        p, t = np.broadcast_to(product, tie.shape)[tie], total[tie]
-        addend = np.broadcast_to(np.asarray(c, _F64), tie.shape)[tie]
-        back = t - p
-        error = (p - (t - back)) + (addend - back)
-        toward = np.where(error == 0, t, np.copysign(np.inf, error))  # (0: an exact midpoint, left to the cast)
-        out[tie] = np.nextafter(t, toward).astype(_F32)
-    return out
-
-
 def fused_horner(z: np.ndarray, coefficients: tuple) -> np.ndarray:
-    """((c0 z + c1) z + c2) z + ... in float32, each step one fused multiply-add (as ``fma_f32`` rounds it).
+    """((c0 z + c1) z + c2) z + ... in float32, each step one fused multiply-add (as ``aten_vec.fma32`` rounds it).
 
     Each step's product is exact in float64 and its sum rounds there and then to float: one rounding unless the
-    float64 sum fell on a midpoint between floats, where ``fma_f32`` settles those few elements."""
+    float64 sum fell on a midpoint between floats, where ``aten_vec.fma32`` settles those few elements."""
     z_wide = z.astype(_F64)
     u, new = np.full_like(z, coefficients[0]), np.empty_like(z)
     wide = np.multiply(z_wide, _F64(coefficients[0]))
@@ -55,7 +36,7 @@ def fused_horner(z: np.ndarray, coefficients: tuple) -> np.ndarray:
         np.copyto(new, wide, casting="same_kind")
         if tie.any():
             ties = np.flatnonzero(tie)
-            new.flat[ties] = fma_f32(u.flat[ties], z.flat[ties], c)
+            new.flat[ties] = fma32(u.flat[ties], z.flat[ties], c)
         u, new = new, u
         if step < len(coefficients) - 1:
             np.copyto(wide, u)
@@ -229,7 +210,7 @@ def _atan2k(y: np.ndarray, x: np.ndarray) -> tuple:
     t = (hi, (t[0] - hi) + t[1])  # (dfnormalize)
     u = np.full_like(x, _ATAN_POLY[0])
     for c in _ATAN_POLY[1:]:
-        u = fma_f32(u, t[0], c)
+        u = fma32(u, t[0], c)
     v = u * t[0]
     w = _ATAN_THIRD + v
     t = _df_mul(t, (w, (_ATAN_THIRD - w) + v))
