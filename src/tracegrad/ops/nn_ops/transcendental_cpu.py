@@ -2,11 +2,11 @@
 bit.
 
 All four are ``cpu_kernel_vec`` kernels built for AVX-512 too: whole blocks of two vectors take Sleef's
-``sinhf_u10`` / ``coshf_u10`` / ``exp2f_u10`` / ``atan2f_u10`` (``sleef_float_more``), the leftover elements of
-each run glibc's ``sinhf`` / ``coshf`` / ``exp2f`` / ``atan2f`` (``glibc_float_more``); see ``aten_loops``. NumPy's
-functions agree with neither for some 10% to 40% of float32 inputs. Half is computed in float and rounded once
-(its vector code widens each ``Vectorized<Half>`` to two float vectors, its scalar code casts to float), in blocks
-of twice as many elements.
+``sinhf_u10`` / ``coshf_u10`` / ``exp2f_u10`` / ``atan2f_u10`` (``sleef_exp2_hyperbolic_atan2``), the leftover
+elements of each run glibc's ``sinhf`` / ``coshf`` / ``exp2f`` / ``atan2f`` (``glibc_exp2_hyperbolic_atan2``); see
+``aten_loops``. NumPy's functions agree with neither for some 10% to 40% of float32 inputs. Half is computed in
+float and rounded once (its vector code widens each ``Vectorized<Half>`` to two float vectors, its scalar code casts
+to float), in blocks of twice as many elements.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..aten_loops import loop_block, vector_and_scalar
-from .glibc_float_more import atan2_float, cosh_float, exp2_float, sinh_float
-from .sleef_float_more import sleef_atan2f, sleef_coshf, sleef_exp2f, sleef_sinhf
+from .glibc_exp2_hyperbolic_atan2 import atan2_float, cosh_float, exp2_float, sinh_float
+from .sleef_exp2_hyperbolic_atan2 import sleef_atan2f, sleef_coshf, sleef_exp2f, sleef_sinhf
 
 _F32 = np.float32
 
