@@ -36,7 +36,6 @@ from ._util import (
     reject_complex,
     result_dtype,
 )
-from .aten_loops import loop_block, vector_and_scalar
 from .aten_vec import fma
 from .complex_ops import imag, real
 from .creation import to_dtype, zeros_like
@@ -1036,29 +1035,21 @@ def _pow_kernel(a, b):
         return special
     with np.errstate(all="ignore"):
         if dt.itemsize < 8 and dt.kind == "f" and not (b.__class__ in (int, float) and b in _EXACT_EXPONENTS):
-            if (b.__class__ is float or b.__class__ is int) and dt == np.float32:
-                return _float_power_of_number(_cast(a, dt), b)
-            if b.__class__ is float:  # (half: the number converts to half, refused where it overflows)
+            if b.__class__ is float and dt != np.float32:  # (half: the number converts to half, or is refused)
                 check_scalar_parameter(b, dt)
+            if dt in _SLEEF_POW_DTYPES and (b.__class__ in (int, float) or isinstance(b, np.ndarray)):
+                from .nn_ops import pow_cpu  # (nn_ops imports this module)
+
+                if isinstance(b, np.ndarray):
+                    return pow_cpu.pow_tensor_tensor(_cast(a, dt), _cast(b, dt))
+                return pow_cpu.pow_tensor_scalar(_cast(a, dt), b)
             # NumPy's single-precision power is off by an ulp about one time in five; PyTorch's is (nearly)
             # correctly rounded, as a double-precision power rounded to the dtype is.
             return np.power(_cast(a, _FLOAT64), _cast(_cast(b, dt), _FLOAT64)).astype(dt)
         return np.power(_cast(a, dt), _cast(b, dt))
 
 
-def _float_power_of_number(x: np.ndarray, exponent: float | int) -> np.ndarray:
-    """A float32 tensor to the power of a number, as PyTorch's kernel takes the number: rounded to float in the
-    vector code (x ** 1.3 is x to float(1.3) there), as the double it is in the scalar loop that finishes each
-    run (a small tensor is all scalar loop). Each power correctly rounded: the vector code's Sleef powf is within
-    an ulp of it and differs for about 2% of the elements."""
-    in_float = float(np.float32(exponent))
-
-    def formula(v: np.ndarray, vector: bool) -> np.ndarray:
-        return np.power(v.astype(_FLOAT64), in_float if vector else exponent).astype(np.float32)
-
-    return vector_and_scalar(formula, (x,), loop_block(np.float32, also_avx512=True))
-
-
+_SLEEF_POW_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))  # (PyTorch's bits: pow_cpu)
 # Exponents that NumPy (like PyTorch) computes exactly in any precision (x*x, sqrt, 1/x, ...).
 _EXACT_EXPONENTS = (0, 0.5, 1, 2, -1)
 _FLOAT64 = np.dtype(np.float64)
