@@ -1,8 +1,9 @@
-"""sinh, cosh, exp2 and atan2, forward and backward, give PyTorch's CPU bits in float32 and float16 (one thread).
+"""sinh, cosh, exp2 and atan2, forward and backward, and logaddexp and logaddexp2 give PyTorch's CPU bits in float32
+and float16 (one thread).
 
-PyTorch's kernels take Sleef's sinhf / coshf / exp2f / atan2f in their vector blocks and glibc's in the scalar
-loop that finishes each run (``nn_ops/transcendental_cpu``); NumPy's functions agreed with PyTorch's for only 61%
-to 88% of float32 inputs. Lengths 1 to 200 put the split at every place of a block of 32 (two AVX-512 vectors);
+PyTorch's kernels take Sleef's sinhf / coshf / exp2f / atan2f (logaddexp's expf or exp2f and log1pf) in their vector
+blocks and glibc's in the scalar loop that finishes each run (``nn_ops/transcendental_cpu``); NumPy's functions
+agreed with PyTorch's for only 61% to 88% of float32 inputs (logaddexp 98%). Lengths 1 to 200 put the split at every place of a block of 32 (two AVX-512 vectors);
 transposed and sliced inputs make the inner runs short or scalar throughout; atan2 broadcasts a row, a column
 and a number. The element where a thread's range starts decides the tails too, so both libraries run one thread.
 """
@@ -117,24 +118,29 @@ def _atan2_pairs(n: int, dtype, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         return y.astype(dtype), x.astype(dtype)
 
 
+BINARY = ("atan2", "logaddexp", "logaddexp2")
+
+
+def _assert_binary_same(name: str, y, x, view=lambda t: t) -> None:
+    assert_same_bits(getattr(tg, name)(view(tg.tensor(y)), view(tg.tensor(x))),
+                     getattr(torch, name)(view(torch.tensor(y)), view(torch.tensor(x))))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_atan2_every_length_up_to_200(dtype) -> None:
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_every_length_up_to_200(name: str, dtype) -> None:
     for n in range(1, 201):
-        y, x = _atan2_pairs(n, dtype, seed=n)
-        assert_same_bits(tg.atan2(tg.tensor(y), tg.tensor(x)), torch.atan2(torch.tensor(y), torch.tensor(x)))
+        _assert_binary_same(name, *_atan2_pairs(n, dtype, seed=n))
 
 
-def test_atan2_special_values_pairwise() -> None:
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_special_values_pairwise(name: str) -> None:
     edges = np.array(F32_EDGES + [1.0, 2.0, -0.5], np.float32)
     y, x = (a.ravel() for a in np.meshgrid(edges, edges))
     y, x = np.tile(y, 3), np.tile(x, 3)  # (both the vector blocks and the scalar tail)
-    assert_same_bits(tg.atan2(tg.tensor(y), tg.tensor(x)), torch.atan2(torch.tensor(y), torch.tensor(x)))
-    y, x = np.repeat(y, 2), np.repeat(x, 2)  # (a stride of 2: the scalar loop throughout)
-    assert_same_bits(tg.atan2(tg.tensor(y)[::2], tg.tensor(x)[::2]),
-                     torch.atan2(torch.tensor(y)[::2], torch.tensor(x)[::2]))
-    many_y, many_x = _atan2_pairs(200_000, np.float32, seed=7)
-    assert_same_bits(tg.atan2(tg.tensor(many_y), tg.tensor(many_x)),
-                     torch.atan2(torch.tensor(many_y), torch.tensor(many_x)))
+    _assert_binary_same(name, y, x)
+    _assert_binary_same(name, np.repeat(y, 2), np.repeat(x, 2), lambda t: t[::2])  # (the scalar loop throughout)
+    _assert_binary_same(name, *_atan2_pairs(200_000, np.float32, seed=7))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
@@ -161,14 +167,16 @@ BROADCASTS = {
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("case", sorted(BROADCASTS))
-def test_atan2_broadcasts(case: str, dtype) -> None:
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_broadcasts(name: str, case: str, dtype) -> None:
     y, x = (a.reshape(45, 53) for a in _atan2_pairs(45 * 53, dtype, seed=10))
     a, b = BROADCASTS[case](y, x)
-    assert_same_bits(tg.atan2(tg.tensor(a), tg.tensor(b)), torch.atan2(torch.tensor(a), torch.tensor(b)))
+    _assert_binary_same(name, a, b)
     shape = np.broadcast_shapes(a.shape, b.shape)
     expanded = [np.broadcast_to(v, shape) for v in (a, b)]  # (both broadcast along the inner dimension)
-    assert_same_bits(tg.atan2(*(tg.tensor(v[..., :1]).expand(*v.shape) for v in expanded)),
-                     torch.atan2(*(torch.tensor(v[..., :1]).expand(*v.shape) for v in expanded)))
+    ours, theirs = (getattr(lib, name)(*(lib.tensor(v[..., :1]).expand(*v.shape) for v in expanded))
+                    for lib in (tg, torch))
+    assert_same_bits(ours, theirs)
     for number in (0.5, -3.0):  # (a 0-d tensor)
-        assert_same_bits(tg.atan2(tg.tensor(a), tg.tensor(number)), torch.atan2(torch.tensor(a), torch.tensor(number)))
-        assert_same_bits(tg.atan2(tg.tensor(number), tg.tensor(b)), torch.atan2(torch.tensor(number), torch.tensor(b)))
+        _assert_binary_same(name, a, np.array(number, dtype))
+        _assert_binary_same(name, np.array(number, dtype), b)

@@ -554,12 +554,17 @@ def _copysign_jvp(args, outs, tangents):
 
 
 def _logaddexp_kernel(name: str, np_fn, complex_fn=None):
-    """``complex_fn``: the op's complex kernel; without one, complex has none (logaddexp2's in PyTorch)."""
+    """``complex_fn``: the op's complex kernel; without one, complex has none (logaddexp2's in PyTorch). float32
+    and half take PyTorch's own kernel's bits (Sleef's and glibc's functions: nn_ops/transcendental_cpu)."""
 
     def kernel(a, b):
         dt, x, y = _operands(a, b)
         if dt.kind not in "fc" or (dt.kind == "c" and complex_fn is None):
             raise unsupported(f"{name}_cpu", dt)
+        if dt == np.float32 or dt == np.float16:
+            from .nn_ops import transcendental_cpu  # (nn_ops imports this module)
+
+            return getattr(transcendental_cpu, f"{name}_cpu")(_cast(x, dt), _cast(y, dt))
         with np.errstate(all="ignore"):
             return (complex_fn if dt.kind == "c" else np_fn)(x, y)
 
