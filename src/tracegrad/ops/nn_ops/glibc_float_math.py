@@ -76,25 +76,24 @@ _EXPF_OVERFLOW, _EXPF_UNDERFLOW = _F32(float.fromhex("0x1.62e42ep6")), _F32(floa
 _EXPF_BAND = 2**12
 
 
-def _expf_core(xd: np.ndarray, fused: bool) -> np.ndarray:
-    """expf's double result (before its rounding to float) of x (as double) within its finite range."""
-    if fused:
-        factor = np.full_like(xd, _EXPF_INV_LN2_N)
-        k = fma(factor, xd, np.full_like(xd, _EXPF_SHIFT)) - _EXPF_SHIFT
-        r = fma(factor, xd, -k)
-    else:
-        z = xd * _EXPF_INV_LN2_N
-        k = np.rint(z)
-        r = z - k
+def _expf_fused(xd: np.ndarray) -> np.ndarray:
+    """expf's double result (before its rounding to float) of x (as double) within its finite range, as glibc's
+    FMA build computes it."""
+    factor = np.full_like(xd, _EXPF_INV_LN2_N)
+    k = fma(factor, xd, np.full_like(xd, _EXPF_SHIFT)) - _EXPF_SHIFT
+    r = fma(factor, xd, -k)
+    y = fma(np.full_like(r, _EXPF_POLY[2]), r, np.ones_like(r))
+    y = fma(fma(np.full_like(r, _EXPF_POLY[0]), r, np.full_like(r, _EXPF_POLY[1])), r * r, y)
+    return y * _exp2_scale(k)
+
+
+def _exp2_scale(k: np.ndarray) -> np.ndarray:
+    """2^(k/32) for integral k (as double), from the table."""
     ki = k.astype(np.int64)
-    scale = np.ldexp(EXP2_TABLE[ki & 31], (ki >> 5).astype(np.int32))
-    if fused:
-        y = fma(np.full_like(r, _EXPF_POLY[2]), r, np.ones_like(r))
-        y = fma(fma(np.full_like(r, _EXPF_POLY[0]), r, np.full_like(r, _EXPF_POLY[1])), r * r, y)
-    else:
-        y = (_EXPF_POLY[0] * r + _EXPF_POLY[1]) * (r * r) + (_EXPF_POLY[2] * r + 1.0)
-    y *= scale
-    return y
+    return np.ldexp(EXP2_TABLE[ki & 31], (ki >> 5).astype(np.int32))
+
+
+_DOUBT_LOW = np.int64(2**28 - _EXPF_BAND)  # (offsets from the midpoint within the band, shifted to start at 0)
 
 
 def exp_float(x: np.ndarray) -> np.ndarray:
@@ -103,18 +102,25 @@ def exp_float(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, _F32)
     with np.errstate(all="ignore"):
         inside = (x <= _EXPF_OVERFLOW) & (x >= _EXPF_UNDERFLOW)
-        xd = np.where(inside, x, _F32(0)).astype(_F64)
-        wide = _expf_core(xd, fused=False)
+        everywhere = bool(inside.all())  # (NaN is outside)
+        xd = x.astype(_F64) if everywhere else np.where(inside, x, _F32(0)).astype(_F64)
+        z = xd * _EXPF_INV_LN2_N
+        k = np.rint(z)
+        r = z - k
+        wide = (_EXPF_POLY[0] * r + _EXPF_POLY[1]) * (r * r) + (_EXPF_POLY[2] * r + 1.0)
+        wide *= _exp2_scale(k)
         out = np.asarray(wide.astype(_F32))
         if cpu_has_fma():  # (where the fused build could round otherwise: near a midpoint, or subnormal)
-            offset = (wide.view(np.int64) & np.int64(2**29 - 1)) - np.int64(2**28)
-            z = xd * _EXPF_INV_LN2_N
-            tie = np.abs(z - np.rint(z)) > 0.5 - 2.0**-30  # (k itself may round the other way)
-            doubtful = np.flatnonzero((np.abs(offset) < _EXPF_BAND) | (xd < -87) | tie)
-            if doubtful.size:
-                out.flat[doubtful] = _expf_core(xd.flat[doubtful], fused=True).astype(_F32)
-    out[~inside] = np.where(x[~inside] > 0, _F32(np.inf), _F32(0))
-    np.copyto(out, x, where=np.isnan(x))
+            offset = (wide.view(np.int64) & np.int64(2**29 - 1)) - _DOUBT_LOW
+            doubtful = offset.view(np.uint64) < np.uint64(2 * _EXPF_BAND)
+            doubtful |= xd < -87
+            doubtful |= np.abs(r) > 0.5 - 2.0**-30  # (k itself may round the other way)
+            where = np.flatnonzero(doubtful)
+            if where.size:
+                out.flat[where] = _expf_fused(xd.flat[where]).astype(_F32)
+    if not everywhere:
+        out[~inside] = np.where(x[~inside] > 0, _F32(np.inf), _F32(0))
+        np.copyto(out, x, where=np.isnan(x))
     return out
 
 
