@@ -78,3 +78,14 @@ def test_gradients(dtype, p, m):
         grads.append((x1.grad, x2.grad, x.grad))
     for ours, theirs in zip(*grads):
         assert_same_bits(ours, theirs)
+
+
+def test_a_zero_gradient_is_positive():
+    """The backward adds each row's term into a zero, so a sum of no terms is +0."""
+    x1, x2 = np.array([[0.0, 0.0]], np.float32), np.array([[-5.0, 1.0], [-6.0, 2.0], [-7.0, 3.0]], np.float32)
+    grads = []
+    for lib in (tg, torch):
+        leaf = lib.tensor(x1, requires_grad=True)
+        lib.cdist(leaf, lib.tensor(x2), math.inf).sum().backward()
+        grads.append(leaf.grad)
+    assert_same_bits(*grads)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from tests._lib import STRIDED_VIEWS_2D, assert_same_bits, assert_same_bits_of, both_from, tg, torch
+from _lib import STRIDED_VIEWS_2D, assert_same_bits, assert_same_bits_of, both_from, tg, torch
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -188,3 +187,21 @@ def test_replaced_exponents(exponent) -> None:
     about a fifth of inputs: sqrt's own bits, not pow's.)"""
     assert_same_bits_of("pow", _bases(1000 + 13), exponent)
     assert_same_bits_of("pow", _bases(60 * 70).reshape(60, 70), exponent, view=STRIDED_VIEWS_2D["cols"])
+
+
+@pytest.mark.parametrize("exponent", [np.float64(1.3), np.float32(1.3), np.int64(3), np.int32(-2)],
+                         ids=["float64", "float32", "int64", "int32"])
+def test_numpy_number_exponents_are_the_numbers_they_hold(exponent) -> None:
+    x = _bases(5000, seed=3, positive=True)
+    ours, theirs = (t ** exponent for t in both_from(x))
+    assert_same_bits(ours, theirs)
+
+
+@pytest.mark.parametrize("exponent", [100000, 70000, 1e5])
+def test_half_refuses_an_exponent_beyond_its_range(exponent) -> None:
+    messages = []
+    for lib in (tg, torch):
+        with pytest.raises(RuntimeError) as info:
+            lib.pow(lib.tensor([1.5, 2.0], dtype=lib.float16), exponent)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

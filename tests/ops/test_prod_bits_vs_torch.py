@@ -1,4 +1,4 @@
-"""``prod`` gives PyTorch's CPU bits (one thread): full products and products over one dim, keepdim, ``dtype=``,
+"""``prod`` gives PyTorch's CPU bits (one thread, and several for full products): full products and products over one dim, keepdim, ``dtype=``,
 float16/32/64, contiguous and strided inputs, lengths around ATen's blocks of four vectors (32 floats, 16 doubles,
 64 halves) and the elements after them, and values where the order shows: factors near 1 over long runs,
 factors spanning decades, zeros, infinities, NaN and overflow. The gradient, built from the result, follows.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import STRIDED_VIEWS_2D, assert_same_bits, assert_same_bits_of, both_from
+from _lib import STRIDED_VIEWS_2D, assert_same_bits, assert_same_bits_of, both_from, tg, torch
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -103,3 +103,24 @@ def test_gradient_from_the_product(dim):
         x.prod(dim).sum().backward()
         grads.append(x.grad)
     assert_same_bits(*grads)
+
+
+def test_a_product_is_no_view_of_its_input():
+    for make in (lambda lib: lib.ones(3, 1), lambda lib: lib.ones(()), lambda lib: lib.ones(1)):
+        x = make(tg)
+        (x.prod(-1) if x.ndim else x.prod()).add_(5)
+        assert x.flatten().tolist() == [1.0] * x.numel()
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_full_products_split_among_threads(threads):
+    """Past at::internal::GRAIN_SIZE elements, each thread multiplies its range into a buffer of its own."""
+    tg.set_num_threads(threads)
+    torch.set_num_threads(threads)
+    rng = np.random.default_rng(threads)
+    for n in (40_000, 200_003):
+        for dtype in (np.float32, np.float64):
+            base = rng.uniform(0.999, 1.001, n).astype(dtype)
+            assert_same_bits_of("prod", base)
+            assert_same_bits_of("prod", base, view=lambda t: t[::3])
+            assert_same_bits_of("prod", base[: n // 100 * 100].reshape(-1, 100), 1)

@@ -57,7 +57,7 @@ from .pointwise import (
 )
 from .pointwise import where as _where
 from .registry import defop, defop_without_derivative, not_implemented
-from .scalar_fill import check_scalar_parameter
+from .scalar_fill import check_scalar_parameter, scalar_for
 from .scalar_overloads import scalar_minus
 from .unary import call, conj, isnan, np_lgamma_positive, type_name, unsupported
 
@@ -1028,6 +1028,8 @@ def _integer_pow(base, exponent, dt: np.dtype):
 
 
 def _pow_kernel(a, b):
+    if isinstance(b, np.generic):  # (a NumPy number is the Python number it holds, as torch reads it)
+        b = b.item()
     dt = binary_dtype(a, b)
     if dt.kind == "b" and isinstance(b, np.ndarray):
         raise unsupported("pow", dt)
@@ -1040,8 +1042,8 @@ def _pow_kernel(a, b):
         return special
     with np.errstate(all="ignore"):
         if dt.itemsize < 8 and dt.kind == "f" and not (b.__class__ in (int, float) and b in _EXACT_EXPONENTS):
-            if b.__class__ is float and dt != np.float32:  # (half: the number converts to half, or is refused)
-                check_scalar_parameter(b, dt)
+            if b.__class__ in (int, float) and dt != np.float32:  # (half: the number converts to half, or is refused)
+                scalar_for(b, dt)
             if dt in _SLEEF_POW_DTYPES and (b.__class__ in (int, float) or isinstance(b, np.ndarray)):
                 from .nn_ops import pow_cpu  # (nn_ops imports this module)
 

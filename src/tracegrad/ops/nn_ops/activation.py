@@ -946,7 +946,17 @@ def _softshrink_kernel(a, lambd=0.5):
 
 
 def _shrink_backward_kernel(g, x, lambd):
-    return select(_shrink_mask(x, lambd), g, np.zeros((), dtype=np.result_type(g)))
+    zero = np.zeros((), dtype=np.result_type(g))
+
+    def formula(grad: np.ndarray, v: np.ndarray, vector: bool) -> np.ndarray:
+        if vector:  # ((x < -lambd) | (x > lambd)) & grad: 0 at NaN
+            return select((v < -lambd) | (v > lambd), grad, zero)
+        return select(_shrink_mask(v, lambd), grad, zero)  # (the scalar loop lets NaN's gradient through)
+
+    if x.dtype.kind != "f":
+        return formula(g, x, vector=False)
+    # (shrink_backward is registered for AVX2 only, as softshrink)
+    return vector_and_scalar(formula, (g, x), loop_block(x.dtype, also_avx512=False))
 
 
 def _shrink_vjp_for(name: str, of_backward: bool = False):

@@ -104,7 +104,8 @@ def _cdist_backward_kernel(grad, x1, x2, p, cdist):
         else:
             terms = g * diff * np.power(np.abs(diff), p - 2) / np.power(dist, p - 1)
     terms = np.where(dist == 0, 0, terms)
-    return np.ascontiguousarray(ordered_sum(terms, terms.ndim - 2), dtype=x1.dtype)  # (x2's rows in turn)
+    total = ordered_sum(terms, terms.ndim - 2) + terms.dtype.type(0)  # (x2's rows in turn, into a zero)
+    return np.ascontiguousarray(total, dtype=x1.dtype)
 
 
 _cdist_backward = defop("_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor",
