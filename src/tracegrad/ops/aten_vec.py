@@ -76,7 +76,8 @@ def cpu_has_fma() -> bool:
     return not flags or {"avx2", "fma"} <= flags
 
 
-_MIDPOINT_BITS, _MIDPOINT = np.int64(2**29 - 1), np.int64(2**28)  # (the float64 bits below a float's last bit)
+# (the float64 bits below a float's last bit, and their value at a midpoint between two floats)
+FLOAT_MIDPOINT_BITS, FLOAT_MIDPOINT = np.int64(2**29 - 1), np.int64(2**28)
 
 
 def fma32(a, b, c) -> np.ndarray:
@@ -88,7 +89,7 @@ def fma32(a, b, c) -> np.ndarray:
     product = np.multiply(a, b, dtype=np.float64)
     total = np.add(product, c, dtype=np.float64)
     out = np.asarray(total.astype(np.float32))
-    tie = (np.asarray(total).view(np.int64) & _MIDPOINT_BITS) == _MIDPOINT
+    tie = (np.asarray(total).view(np.int64) & FLOAT_MIDPOINT_BITS) == FLOAT_MIDPOINT
     if tie.any():
         p, t = np.broadcast_to(product, tie.shape)[tie], np.asarray(total)[tie]
         addend = np.broadcast_to(np.asarray(c, np.float64), tie.shape)[tie]

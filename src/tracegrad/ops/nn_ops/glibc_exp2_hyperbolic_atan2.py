@@ -12,14 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..aten_vec import cpu_has_fma, fma
-from .glibc_float_math import EXP2_TABLE, exp_float, expm1_float, fdlibm_float_math
+from .glibc_float_math import EXP2_POLY, EXP2_TABLE, _horner, exp_float, expm1_float, fdlibm_float_math
 
 _F32, _F64 = np.float32, np.float64
 _ONE, _TWO, _HALF = _F32(1), _F32(2), _F32(0.5)
 
 # ---- exp2f ----------------------------------------------------------------------------------------------------
 
-_EXP2F_POLY = tuple(float.fromhex(c) for c in ("0x1.c6af84b912394p-5", "0x1.ebfce50fac4f3p-3", "0x1.62e42ff0c52d6p-1"))
 # Unfused and fused multiply-adds give float64 results a few units apart: beyond this many units of the last
 # float64 bit from a midpoint between floats, both round to the same float.
 _EXP2F_BAND = 64
@@ -34,10 +33,10 @@ def _exp2f_core(x: np.ndarray, fused: bool) -> np.ndarray:
     ki = k.astype(np.int64)
     scale = np.ldexp(EXP2_TABLE[ki & 31], (ki >> 5).astype(np.int32))
     if fused:
-        y = fma(_EXP2F_POLY[2], r, np.ones_like(r))
-        y = fma(fma(_EXP2F_POLY[0], r, np.full_like(r, _EXP2F_POLY[1])), r * r, y)
+        y = fma(EXP2_POLY[2], r, np.ones_like(r))
+        y = fma(fma(EXP2_POLY[0], r, np.full_like(r, EXP2_POLY[1])), r * r, y)
     else:
-        y = (_EXP2F_POLY[0] * r + _EXP2F_POLY[1]) * (r * r) + (_EXP2F_POLY[2] * r + 1.0)
+        y = (EXP2_POLY[0] * r + EXP2_POLY[1]) * (r * r) + (EXP2_POLY[2] * r + 1.0)
     y *= scale
     return y
 
@@ -172,15 +171,6 @@ _AT_ODD = tuple(_F32(v) for v in (3.3333334327e-01, 1.4285714924e-01, 9.09088701
 _AT_EVEN = tuple(_F32(v) for v in (-2.0000000298e-01, -1.1111110449e-01, -7.6918758452e-02, -5.8335702866e-02,
                                    -3.6531571299e-02))  # (aT[1], aT[3], ... aT[9])
 _ONE_AND_HALF = _F32(1.5)
-
-
-def _horner(w: np.ndarray, coefficients: tuple) -> np.ndarray:
-    """c0 + w (c1 + w (c2 + ...)) in float32, each product and sum rounded."""
-    total = np.full_like(w, coefficients[-1])
-    for c in coefficients[-2::-1]:
-        total *= w
-        total += c
-    return total
 
 
 def fdlibm_atanf(x: np.ndarray) -> np.ndarray:

@@ -67,8 +67,9 @@ EXP2_TABLE = (np.array([
 # (Unfused throughout, it would differ at two floats: 32.564632 and -63.09946.)
 
 _EXPF_INV_LN2_N = float.fromhex("0x1.71547652b82fep+0") * 32
-_EXPF_POLY = (float.fromhex("0x1.c6af84b912394p-5") / 32**3, float.fromhex("0x1.ebfce50fac4f3p-3") / 32**2,
-              float.fromhex("0x1.62e42ff0c52d6p-1") / 32)
+# the cubic of exp2's remainder r (2^r - 1, 1 + C2 r + ...), and expf's, whose remainder is 32 times larger
+EXP2_POLY = tuple(float.fromhex(c) for c in ("0x1.c6af84b912394p-5", "0x1.ebfce50fac4f3p-3", "0x1.62e42ff0c52d6p-1"))
+_EXPF_POLY = (EXP2_POLY[0] / 32**3, EXP2_POLY[1] / 32**2, EXP2_POLY[2] / 32)
 _EXPF_SHIFT = float.fromhex("0x1.8p52")
 _EXPF_OVERFLOW, _EXPF_UNDERFLOW = _F32(float.fromhex("0x1.62e42ep6")), _F32(float.fromhex("-0x1.9fe368p6"))
 # The fused and unfused r differ by an ulp of x 32/ln2 (up to 2^-41), which moves the result by some 2^-46: 2^12

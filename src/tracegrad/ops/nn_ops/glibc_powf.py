@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .glibc_float_math import EXP2_TABLE
+from .glibc_float_math import EXP2_POLY, EXP2_TABLE
 
 _F32, _F64 = np.float32, np.float64
 _U32, _U64 = np.uint32, np.uint64
@@ -54,8 +54,6 @@ _INVC_HEAD, _INVC_TAIL = _split26(_INVC)
 
 # exp2: 2^(k/32) from the table of 2^(i/32) and a cubic
 _EXP2_BITS = 5
-_EXP2_POLY = tuple(float.fromhex(a) for a in ("0x1.c6af84b912394p-5", "0x1.ebfce50fac4f3p-3",
-                                              "0x1.62e42ff0c52d6p-1"))
 _SHIFT = float.fromhex("0x1.8p+52") / 32
 
 
@@ -104,7 +102,7 @@ def _exp2(xd: np.ndarray, sign: np.ndarray | None) -> np.ndarray:
         t |= np.where(sign, _SIGN_BIAS, _U64(0))
     kd -= _SHIFT
     r = np.subtract(xd, kd, out=kd)
-    c = _EXP2_POLY
+    c = EXP2_POLY
     z = r * c[0]
     z += c[1]
     y = r * c[2]

@@ -32,7 +32,7 @@ from ..aten_loops import thread_chunks
 from ..aten_sum import ordered_sum
 
 
-def _sum_in_order(a: np.ndarray, axis: int) -> np.ndarray:
+def _sum_from_zero(a: np.ndarray, axis: int) -> np.ndarray:
     """The sum over ``axis``, element after element from zero (adding the zero last gives the same bits)."""
     return ordered_sum(a, axis) + a.dtype.type(0)
 
@@ -105,7 +105,7 @@ def _columnwise_moments(rows: np.ndarray, groups: int, half: bool) -> tuple[np.n
             steps = steps.reshape(n, positions, groups * lanes)
         else:  # (each lane takes position after position, vector after vector within one)
             steps = np.ascontiguousarray(steps.transpose(0, 2, 1, 3, 4)).reshape(n * groups, -1, lanes)
-        sums.append(aten_vec.fold_lanes(_sum_in_order(steps, axis=1).reshape(n * groups, lanes)).reshape(n, groups))
+        sums.append(aten_vec.fold_lanes(_sum_from_zero(steps, axis=1).reshape(n * groups, lanes)).reshape(n, groups))
     return sums[0], sums[1]
 
 
@@ -129,13 +129,13 @@ def _buffered_moments(rows: np.ndarray, groups: int) -> tuple[np.ndarray, np.nda
     for k, (_, _, lo, hi) in enumerate(runs):
         side_by_side[longest - (hi - lo):, k] = flat[lo:hi]
     side_by_side = side_by_side.reshape(longest, -1)
-    total_runs = _sum_in_order(side_by_side, axis=0).reshape(len(runs), c)
+    total_runs = _sum_from_zero(side_by_side, axis=0).reshape(len(runs), c)
     square_runs = aten_vec.fused_row_accumulation(side_by_side, side_by_side).reshape(len(runs), c)
     buffers = np.zeros((2, n, c, threads), rows.dtype)
     for k, (t, sample, _, _) in enumerate(runs):
         buffers[0, sample, :, t] = total_runs[k]
         buffers[1, sample, :, t] = square_runs[k]
-    per_group = _sum_in_order(buffers.reshape(2, n, groups, -1), axis=3)
+    per_group = _sum_from_zero(buffers.reshape(2, n, groups, -1), axis=3)
     return per_group[0], per_group[1]
 
 
@@ -177,7 +177,7 @@ def group_norm_backward(dy: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: n
     if output_mask[1]:
         dgamma = _gamma_backward(sums.ds, sums.db, mean, rstd, groups)
     if output_mask[2]:
-        dbeta = _sum_in_order(sums.db, axis=0)  # (BetaBackward adds the samples in turn)
+        dbeta = _sum_from_zero(sums.db, axis=0)  # (BetaBackward adds the samples in turn)
     return dx, dgamma, dbeta
 
 
@@ -295,9 +295,9 @@ def _channel_sums(dy: np.ndarray, x: np.ndarray, fused: bool) -> tuple[np.ndarra
     position, from zero. The few-positions loop keeps its sums in registers, and GCC leaves that chain of
     multiply-adds unfused; the many-positions loop adds into a buffer in memory, fused."""
     n, positions, c = x.shape
-    db = _sum_in_order(dy, axis=1)
+    db = _sum_from_zero(dy, axis=1)
     if not fused:
-        return _sum_in_order(x * dy, axis=1), db
+        return _sum_from_zero(x * dy, axis=1), db
     by_position = [np.ascontiguousarray(a.transpose(1, 0, 2)).reshape(positions, n * c) for a in (x, dy)]
     return aten_vec.fused_row_accumulation(*by_position).reshape(n, c), db
 

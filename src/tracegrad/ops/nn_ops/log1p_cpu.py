@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._strides import empty_strided, torch_strides
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import fma32
 from .glibc_float_math import exp_float, log1p_float, tanh_float
@@ -28,20 +27,15 @@ def _log1p_exp(z: np.ndarray, vector: bool) -> np.ndarray:
 
 
 def _run(formula, operands: tuple) -> np.ndarray:
-    """``formula`` over float32 or half operands (half in float, rounded once), split as ATen's loop splits it,
-    into an output laid out as TensorIterator lays it out (an expanded input's is not its own)."""
+    """``formula`` over float32 or half operands (half in float, rounded once), split as ATen's loop splits it."""
     dtype = operands[0].dtype
-    shape = np.broadcast_shapes(*(o.shape for o in operands))
-    out_like = None
-    if not all(o.flags.c_contiguous and o.shape == shape for o in operands):
-        out_like = empty_strided(shape, torch_strides(shape, operands), dtype)
 
     def in_float(*arrays: np.ndarray, vector: bool) -> np.ndarray:
         out = formula(*(a.astype(_F32, copy=False) for a in arrays), vector=vector)
         return out.astype(dtype, copy=False)
 
     with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernels, silently)
-        return vector_and_scalar(in_float, operands, loop_block(dtype, also_avx512=True), out_like)
+        return vector_and_scalar(in_float, operands, loop_block(dtype, also_avx512=True))
 
 
 def softplus_float(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:

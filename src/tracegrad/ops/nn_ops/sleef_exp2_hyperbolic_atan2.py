@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_vec import fma32
-from .sleef_float import _df_add, _df_divide, _df_mul, _df_reciprocal, _df_square, _sleef_expk2, xor_sign
+from ..aten_vec import FLOAT_MIDPOINT, FLOAT_MIDPOINT_BITS, fma32
+from .sleef_float import _df_add, _df_divide, _df_mul, _df_reciprocal, _df_square, _pow2i, _sleef_expk2, xor_sign
 
 _F32, _F64 = np.float32, np.float64
 _ONE, _HALF = _F32(1), _F32(0.5)
-_MIDPOINT_BITS, _MIDPOINT = np.int64(2**29 - 1), np.int64(2**28)  # (the float64 bits below a float's last bit)
 
 
 def fused_horner(z: np.ndarray, coefficients: tuple) -> np.ndarray:
@@ -31,8 +30,8 @@ def fused_horner(z: np.ndarray, coefficients: tuple) -> np.ndarray:
     scratch, tie = np.empty(z.shape, np.int64), np.empty(z.shape, np.bool_)
     for step, c in enumerate(coefficients[1:], 1):
         wide += _F64(c)
-        np.bitwise_and(wide.view(np.int64), _MIDPOINT_BITS, out=scratch)
-        np.equal(scratch, _MIDPOINT, out=tie)
+        np.bitwise_and(wide.view(np.int64), FLOAT_MIDPOINT_BITS, out=scratch)
+        np.equal(scratch, FLOAT_MIDPOINT, out=tie)
         np.copyto(new, wide, casting="same_kind")
         if tie.any():
             ties = np.flatnonzero(tie)
@@ -48,10 +47,6 @@ def fused_horner(z: np.ndarray, coefficients: tuple) -> np.ndarray:
 
 _EXP2_POLY = tuple(_F32(c) for c in (0.1535920892e-3, 0.1339262701e-2, 0.9618384764e-2, 0.5550347269e-1,
                                      0.2402264476e+0, 0.6931471825e+0, 1.0))
-
-
-def _pow2i(q: np.ndarray) -> np.ndarray:
-    return ((q + 127) << 23).view(_F32)
 
 
 _EXP2_BLOCK = 32768  # (elements per pass: the float64 temporaries stay in cache)
@@ -156,8 +151,8 @@ def _sleef_hyperbolic(x: np.ndarray, odd: bool) -> np.ndarray:
             function(wide, out=wide)
             out[start : start + xs.size] = wide
             offset = wide.view(np.int64)
-            offset &= _MIDPOINT_BITS
-            offset -= _MIDPOINT
+            offset &= FLOAT_MIDPOINT_BITS
+            offset -= FLOAT_MIDPOINT
             np.abs(offset, out=offset)
             magnitude = xs.view(np.uint32) & _ABS_BITS
             near = offset < np.take(bands, magnitude >> 23)
@@ -275,8 +270,8 @@ _ATAN2_BLOCK = 32768  # (a smaller block than sinh's: atan2 has more float64 tem
 
 
 def _near_midpoint(wide: np.ndarray, band: int) -> np.ndarray:
-    offset = wide.view(np.int64) & _MIDPOINT_BITS
-    offset -= _MIDPOINT
+    offset = wide.view(np.int64) & FLOAT_MIDPOINT_BITS
+    offset -= FLOAT_MIDPOINT
     return np.abs(offset, out=offset) < band
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from .sleef_float import (
+    _FOUR_THIRDS,
+    _LN2_DF,
     _df_add,
     _df_add2,
     _df_divide,
@@ -36,8 +38,6 @@ _I32 = np.int32
 _ONE = _F32(1)
 
 # logkf: log d as a double-float
-_FOUR_THIRDS = _F32(1.0 / 0.75)
-_LN2_DF = (_F32(0.69314718246459960938), _F32(-1.904654323148236017e-09))
 _LOGK_POLY = tuple(_F32(c) for c in (0.240320354700088500976562, 0.285112679004669189453125,
                                      0.400007992982864379882812))
 _LOGK_C = (_F32(0.66666662693023681640625), _F32(3.69183861259614332084311e-09))
