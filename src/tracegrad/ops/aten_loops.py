@@ -102,3 +102,19 @@ def vector_and_scalar(formula: Callable, operands: tuple, block: int, out_like: 
     if not mask.all():
         out[mask] = formula(*(f[mask] for f in flat), vector=False)
     return out.reshape([shape[d] for d in order]).transpose(np.argsort(order))
+
+
+def float_kernel(formula: Callable, operands: tuple, also_avx512: bool = True,
+                 out_like: np.ndarray | None = None) -> np.ndarray:
+    """A ``cpu_kernel_vec`` kernel of float32 or float16 operands (one dtype) split as ``vector_and_scalar``
+    splits it, with the blocks of their dtype: ``formula(*operands, vector=...)`` takes and returns float32, so
+    half computes in float and rounds once (as ATen's reduced-float kernels widen each ``Vectorized<Half>``, and
+    cast in their scalar loops); inf and NaN come out silently, as in the C kernels."""
+    dtype = operands[0].dtype
+
+    def in_float(*arrays: np.ndarray, vector: bool) -> np.ndarray:
+        out = formula(*(a.astype(np.float32, copy=False) for a in arrays), vector=vector)
+        return out.astype(dtype, copy=False)
+
+    with np.errstate(all="ignore"):
+        return vector_and_scalar(in_float, operands, loop_block(dtype, also_avx512), out_like)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_loops import loop_block, vector_and_scalar
+from ..aten_loops import float_kernel
 from ..aten_vec import fma32
 from .glibc_float_math import exp_float, log1p_float, tanh_float
 from .sleef_float import sleef_expf, sleef_log1pf, sleef_tanhf
@@ -26,18 +26,6 @@ def _log1p_exp(z: np.ndarray, vector: bool) -> np.ndarray:
     return sleef_log1pf(sleef_expf(z)) if vector else log1p_float(exp_float(z))
 
 
-def _run(formula, operands: tuple) -> np.ndarray:
-    """``formula`` over float32 or half operands (half in float, rounded once), split as ATen's loop splits it."""
-    dtype = operands[0].dtype
-
-    def in_float(*arrays: np.ndarray, vector: bool) -> np.ndarray:
-        out = formula(*(a.astype(_F32, copy=False) for a in arrays), vector=vector)
-        return out.astype(dtype, copy=False)
-
-    with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernels, silently)
-        return vector_and_scalar(in_float, operands, loop_block(dtype, also_avx512=True))
-
-
 def softplus_float(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
     """PyTorch's ``softplus``: x where x * beta > threshold, else log1p(exp(x * beta)) / beta (beta and threshold
     rounded to float)."""
@@ -49,7 +37,7 @@ def softplus_float(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
         smooth /= beta32
         return np.where(z > threshold32, a, smooth)  # (NaN: the smooth branch, NaN too)
 
-    return _run(formula, (x,))
+    return float_kernel(formula, (x,))
 
 
 def softplus_backward_float(g: np.ndarray, x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
@@ -65,7 +53,7 @@ def softplus_backward_float(g: np.ndarray, x: np.ndarray, beta: float, threshold
         smooth /= e
         return np.where(z > threshold32, grad, smooth)
 
-    return _run(formula, (g, x))
+    return float_kernel(formula, (g, x))
 
 
 def _tanh_softplus(x: np.ndarray, vector: bool) -> np.ndarray:
@@ -75,7 +63,7 @@ def _tanh_softplus(x: np.ndarray, vector: bool) -> np.ndarray:
 
 def mish_float(x: np.ndarray) -> np.ndarray:
     """PyTorch's ``mish``: x * tanh(log1p(exp(x)))."""
-    return _run(lambda a, vector: a * _tanh_softplus(a, vector), (x,))
+    return float_kernel(lambda a, vector: a * _tanh_softplus(a, vector), (x,))
 
 
 def _mish_backward(dy: np.ndarray, x: np.ndarray, vector: bool) -> np.ndarray:
@@ -93,7 +81,7 @@ def _mish_backward(dy: np.ndarray, x: np.ndarray, vector: bool) -> np.ndarray:
 
 def mish_backward_float(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     """PyTorch's fused ``mish_backward`` of float32 or half arrays, which a plain backward runs."""
-    return _run(_mish_backward, (g, x))
+    return float_kernel(_mish_backward, (g, x))
 
 
 def log_sigmoid_float(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -13,18 +13,15 @@ rounding; sigmoid and SiLU of every half value round to the same half either way
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from ..._strides import empty_strided, torch_strides
-from ..aten_loops import loop_block, vector_and_scalar
+from ..aten_loops import float_kernel
 from ..aten_vec import fma32
 from .glibc_float_math import exp_float
 from .sleef_float import sleef_expf
 
 _F32 = np.float32
-_HALF = np.dtype(np.float16)
 _ONE = _F32(1)
 
 
@@ -59,41 +56,24 @@ def _glu(first: np.ndarray, second: np.ndarray, vector: bool) -> np.ndarray:
     return first * _sigmoid(second, vector)
 
 
-def _in_float(formula: Callable) -> Callable:
-    """``formula`` over half operands as ATen's reduced-float kernels run it: widened to float, rounded once."""
-
-    def run(*operands: np.ndarray, vector: bool) -> np.ndarray:
-        return formula(*(o.astype(_F32) for o in operands), vector).astype(_HALF)
-
-    return run
-
-
-def _run(formula: Callable, operands: tuple, out_like: np.ndarray | None = None) -> np.ndarray:
-    dtype = operands[0].dtype
-    if dtype == _HALF:
-        formula = _in_float(formula)
-    with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernels, silently)
-        return vector_and_scalar(formula, operands, loop_block(dtype, also_avx512=True), out_like)
-
-
 def sigmoid_float(x: np.ndarray, out_like: np.ndarray | None = None) -> np.ndarray:
     """PyTorch's sigmoid of a float32 or float16 array (written into an output laid out as ``out_like``, if
     given)."""
-    return _run(_sigmoid, (x,), out_like)
+    return float_kernel(_sigmoid, (x,), out_like=out_like)
 
 
 def glu_float(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """PyTorch's ``glu`` kernel, ``a * (1 / (1 + exp(-b)))``, of the two float32 or float16 halves, iterated as
     its output is laid out: by TensorIterator over the halves (a transposed input's runs span its columns)."""
     out_like = empty_strided(first.shape, torch_strides(first.shape, (first, second)), first.dtype)
-    return _run(_glu, (first, second), out_like)
+    return float_kernel(_glu, (first, second), out_like=out_like)
 
 
 def silu_float(x: np.ndarray) -> np.ndarray:
     """PyTorch's SiLU of a float32 or float16 array."""
-    return _run(_silu, (x,))
+    return float_kernel(_silu, (x,))
 
 
 def silu_backward_float(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     """PyTorch's fused ``silu_backward`` of float32 or float16 arrays (the gradient's layout follows ``g``)."""
-    return _run(_silu_backward, (g, x))
+    return float_kernel(_silu_backward, (g, x))

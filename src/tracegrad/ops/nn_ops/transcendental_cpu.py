@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..aten_loops import loop_block, vector_and_scalar
+from ..aten_loops import float_kernel
 from ..aten_vec import fma32
 from .glibc_exp2_hyperbolic_atan2 import atan2_float, cosh_float, exp2_float, sinh_float
 from .glibc_float_math import exp_float, log1p_float
@@ -26,12 +26,7 @@ _F32 = np.float32
 
 
 def _unary(x: np.ndarray, vector_fn: Callable, scalar_fn: Callable) -> np.ndarray:
-    def formula(a: np.ndarray, vector: bool) -> np.ndarray:
-        a32 = a.astype(_F32, copy=False)
-        return (vector_fn if vector else scalar_fn)(a32).astype(x.dtype, copy=False)
-
-    with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernels, silently)
-        return vector_and_scalar(formula, (x,), loop_block(x.dtype, also_avx512=True))
+    return float_kernel(lambda a, vector: (vector_fn if vector else scalar_fn)(a), (x,))
 
 
 def sinh_cpu(x: np.ndarray) -> np.ndarray:
@@ -51,13 +46,7 @@ def exp2_cpu(x: np.ndarray) -> np.ndarray:
 
 def atan2_cpu(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     """PyTorch's ``atan2(y, x)`` of float32 or float16 arrays of one dtype (broadcast together)."""
-
-    def formula(a: np.ndarray, b: np.ndarray, vector: bool) -> np.ndarray:
-        a32, b32 = a.astype(_F32, copy=False), b.astype(_F32, copy=False)
-        return (sleef_atan2f if vector else atan2_float)(a32, b32).astype(y.dtype, copy=False)
-
-    with np.errstate(all="ignore"):
-        return vector_and_scalar(formula, (y, x), loop_block(y.dtype, also_avx512=True))
+    return float_kernel(lambda a, b, vector: (sleef_atan2f if vector else atan2_float)(a, b), (y, x))
 
 
 _INV_LN2 = _F32(1 / np.log(2.0))
@@ -78,12 +67,7 @@ def _log_add(a: np.ndarray, b: np.ndarray, vector: bool, base_two: bool) -> np.n
 
 
 def _log_add_cpu(a: np.ndarray, b: np.ndarray, base_two: bool) -> np.ndarray:
-    def formula(x: np.ndarray, y: np.ndarray, vector: bool) -> np.ndarray:
-        x32, y32 = x.astype(_F32, copy=False), y.astype(_F32, copy=False)
-        return _log_add(x32, y32, vector, base_two).astype(a.dtype, copy=False)
-
-    with np.errstate(all="ignore"):
-        return vector_and_scalar(formula, (a, b), loop_block(a.dtype, also_avx512=True))
+    return float_kernel(lambda x, y, vector: _log_add(x, y, vector, base_two), (a, b))
 
 
 def logaddexp_cpu(a: np.ndarray, b: np.ndarray) -> np.ndarray:
