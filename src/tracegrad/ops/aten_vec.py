@@ -268,9 +268,13 @@ def compiled_multiply_add_loop(acc, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     count = a.shape[-1]
     rounded = count - count % _GCC_VECTOR_LANES[a.dtype]
     if rounded:
-        products = a[..., :rounded] * b[..., :rounded]
-        start = np.broadcast_to(np.asarray(acc, products.dtype), products.shape[:-1])[..., None]
-        acc = np.add.accumulate(np.concatenate([start, products], axis=-1), axis=-1)[..., -1]
+        from .aten_sum import ordered_sum  # (aten_sum imports this module)
+
+        # (acc and the products, one row per term, added in order down the rows: fast where the sums run across)
+        terms = np.empty((rounded + 1,) + a.shape[:-1], np.result_type(a, b))
+        terms[0] = acc
+        np.multiply(np.moveaxis(a[..., :rounded], -1, 0), np.moveaxis(b[..., :rounded], -1, 0), out=terms[1:])
+        acc = ordered_sum(terms, 0)
     for j in range(rounded, count):
         acc = fma(a[..., j], b[..., j], acc)
     return acc
