@@ -287,7 +287,7 @@ def _near_float_midpoint(wide: np.ndarray, error_bits: int, out: np.ndarray, ban
 # midpoint.
 _S_ERROR_BITS = 34
 _BAND = 2**19
-_BLOCK = 8192  # (elements per pass: the work arrays stay in cache)
+_BLOCK = 32768  # (elements per pass: the work arrays stay in cache)
 
 
 def sleef_powf(x: np.ndarray, y) -> np.ndarray:
