@@ -128,7 +128,7 @@ def _is_signaling(bits: np.ndarray) -> np.ndarray:
     return ((bits & _U32(0x7FFFFFFF)) > _U32(0x7F800000)) & ((bits & _U32(0x00400000)) == 0)
 
 
-_BLOCK = 8192  # (elements per pass: the float64 temporaries stay in cache)
+_BLOCK = 32768  # (elements per pass: the float64 temporaries stay in cache)
 
 
 def glibc_powf(x: np.ndarray, y) -> np.ndarray:
