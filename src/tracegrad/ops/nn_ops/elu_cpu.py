@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_loops import loop_block, vector_and_scalar
+from ..aten_loops import float_kernel
 from .glibc_float_math import exp_float, expm1_float
 from .sleef_float import sleef_expf, sleef_expm1f
 
@@ -22,14 +22,12 @@ def elu_float(x: np.ndarray, alpha: float, scale: float, input_scale: float) -> 
     positive_coef, input_coef = _F32(scale), _F32(input_scale)
 
     def formula(a: np.ndarray, vector: bool) -> np.ndarray:
-        a = a.astype(_F32, copy=False)
         scaled = a * input_coef
         exp_minus_one = sleef_expm1f(scaled) if vector else expm1_float(scaled)
         # (a <= 0 takes the exponential: NaN too, which comes out NaN either way)
-        return np.where(a > 0, a * positive_coef, exp_minus_one * negative_coef).astype(x.dtype, copy=False)
+        return np.where(a > 0, a * positive_coef, exp_minus_one * negative_coef)
 
-    with np.errstate(all="ignore"):  # (inf and NaN come out as in the C kernel, silently)
-        return vector_and_scalar(formula, (x,), loop_block(x.dtype, also_avx512=True))
+    return float_kernel(formula, (x,))
 
 
 def elu_backward_float(g: np.ndarray, x: np.ndarray, alpha: float, scale: float, input_scale: float,
@@ -42,14 +40,12 @@ def elu_backward_float(g: np.ndarray, x: np.ndarray, alpha: float, scale: float,
     positive_coef, input_coef = _F32(scale), _F32(input_scale)
 
     def formula(grad: np.ndarray, b: np.ndarray, vector: bool) -> np.ndarray:
-        grad, b = grad.astype(_F32, copy=False), b.astype(_F32, copy=False)
         if is_result:
             negative = grad * input_coef * (b + negative_coef)
         else:
             scaled = b * input_coef
             negative = grad * input_coef * negative_coef * (sleef_expf(scaled) if vector else exp_float(scaled))
         positive = (b > 0) if vector else ~(b <= 0)
-        return np.where(positive, grad * positive_coef, negative).astype(g.dtype, copy=False)
+        return np.where(positive, grad * positive_coef, negative)
 
-    with np.errstate(all="ignore"):
-        return vector_and_scalar(formula, (g, x), loop_block(g.dtype, also_avx512=True))
+    return float_kernel(formula, (g, x))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_loops import loop_block, vector_and_scalar
+from ..aten_loops import float_kernel
 from .glibc_powf import glibc_powf, pow_to_float
 from .sleef_pow import sleef_powf
 
@@ -30,27 +30,18 @@ def pow_tensor_scalar(x: np.ndarray, exponent: float | int) -> np.ndarray:
     if x.dtype == _HALF:
         in_float = _F32(np.float16(exponent))
 
-        def formula(v: np.ndarray, vector: bool) -> np.ndarray:
-            wide = v.astype(_F32)
-            return (sleef_powf(wide, in_float) if vector else glibc_powf(wide, in_float)).astype(_HALF)
+        def scalar_code(v: np.ndarray) -> np.ndarray:
+            return glibc_powf(v, in_float)  # (std::pow(Half, Half))
     else:
         in_float = _F32(exponent)
 
-        def formula(v: np.ndarray, vector: bool) -> np.ndarray:
-            return sleef_powf(v, in_float) if vector else pow_to_float(v, exponent)
+        def scalar_code(v: np.ndarray) -> np.ndarray:
+            return pow_to_float(v, exponent)  # (std::pow(float, double))
 
-    with np.errstate(all="ignore"):
-        return vector_and_scalar(formula, (x,), loop_block(x.dtype, also_avx512=True))
+    return float_kernel(lambda v, vector: sleef_powf(v, in_float) if vector else scalar_code(v), (x,))
 
 
 def pow_tensor_tensor(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
     """PyTorch's float32 (or float16: in float, rounded once) tensor to the power of a tensor of its dtype (either
     may be broadcast)."""
-    dtype = base.dtype
-
-    def formula(a: np.ndarray, b: np.ndarray, vector: bool) -> np.ndarray:
-        a32, b32 = a.astype(_F32, copy=False), b.astype(_F32, copy=False)
-        return (sleef_powf if vector else glibc_powf)(a32, b32).astype(dtype, copy=False)
-
-    with np.errstate(all="ignore"):
-        return vector_and_scalar(formula, (base, exponent), loop_block(dtype, also_avx512=True))
+    return float_kernel(lambda a, b, vector: (sleef_powf if vector else glibc_powf)(a, b), (base, exponent))
