@@ -373,7 +373,7 @@ def _sleef_everywhere(sleef_name: str, np_fn):
             return getattr(sleef_float, sleef_name)(a.astype(np.float32, copy=False)).astype(a.dtype, copy=False)
         return np_fn(a)
 
-    return array_fn
+    return _floating(array_fn)
 
 
 def _cpu_kernel(name: str, np_fn):
@@ -391,8 +391,8 @@ def _cpu_kernel(name: str, np_fn):
 
 
 exp2, exp2_ = _pair("exp2", _cpu_kernel("exp2", np.exp2), _exp2_vjp, _RESULT)
-expm1, expm1_ = _pair("expm1", _floating(_sleef_everywhere("sleef_expm1f", np.expm1)), _expm1_vjp, _RESULT)
-log1p, log1p_ = _pair("log1p", _floating(_sleef_everywhere("sleef_log1pf", np.log1p)), _log1p_vjp, _SELF,
+expm1, expm1_ = _pair("expm1", _sleef_everywhere("sleef_expm1f", np.expm1), _expm1_vjp, _RESULT)
+log1p, log1p_ = _pair("log1p", _sleef_everywhere("sleef_log1pf", np.log1p), _log1p_vjp, _SELF,
                       node_name="Log1PBackward0")
 log2, log2_ = _pair("log2", _floating(np.log2), _log2_vjp, _SELF)
 log10, log10_ = _pair("log10", _floating(np.log10), _log10_vjp, _SELF)
