@@ -22,22 +22,19 @@ from functools import lru_cache
 
 import numpy as np
 
-from .glibc_float_math import EXP2_POLY, EXP2_TABLE
+from .glibc_float_math import _LOGF_TABLE, EXP2_POLY, EXP2_TABLE
 
 _F32, _F64 = np.float32, np.float64
 _U32, _U64 = np.uint32, np.uint64
 
-# log2 x = k + log2 c + log1p(z / c - 1) / ln 2, c near the middle of z's sixteenth of [0x1.66p-1, 0x1.66p0)
-_LOG2_TABLE = np.array([[float.fromhex(a), float.fromhex(b)] for a, b in (
-    ("0x1.661ec79f8f3bep+0", "-0x1.efec65b963019p-2"), ("0x1.571ed4aaf883dp+0", "-0x1.b0b6832d4fca4p-2"),
-    ("0x1.49539f0f010bp+0", "-0x1.7418b0a1fb77bp-2"), ("0x1.3c995b0b80385p+0", "-0x1.39de91a6dcf7bp-2"),
-    ("0x1.30d190c8864a5p+0", "-0x1.01d9bf3f2b631p-2"), ("0x1.25e227b0b8eap+0", "-0x1.97c1d1b3b7afp-3"),
-    ("0x1.1bb4a4a1a343fp+0", "-0x1.2f9e393af3c9fp-3"), ("0x1.12358f08ae5bap+0", "-0x1.960cbbf788d5cp-4"),
-    ("0x1.0953f419900a7p+0", "-0x1.a6f9db6475fcep-5"), ("0x1p+0", "0x0p+0"),
-    ("0x1.e608cfd9a47acp-1", "0x1.338ca9f24f53dp-4"), ("0x1.ca4b31f026aap-1", "0x1.476a9543891bap-3"),
-    ("0x1.b2036576afce6p-1", "0x1.e840b4ac4e4d2p-3"), ("0x1.9c2d163a1aa2dp-1", "0x1.40645f0c6651cp-2"),
-    ("0x1.886e6037841edp-1", "0x1.88e9c2c1b9ff8p-2"), ("0x1.767dcf5534862p-1", "0x1.ce0a44eb17bccp-2"))])
-_INVC, _LOGC = _LOG2_TABLE[:, 0].copy(), _LOG2_TABLE[:, 1].copy()
+# log2 x = k + log2 c + log1p(z / c - 1) / ln 2, c near the middle of z's sixteenth of [0x1.66p-1, 0x1.66p0): the
+# same c as logf's table (1 / c from there), with log2 c
+_INVC = _LOGF_TABLE[:, 0].copy()
+_LOGC = np.array([float.fromhex(v) for v in (
+    "-0x1.efec65b963019p-2", "-0x1.b0b6832d4fca4p-2", "-0x1.7418b0a1fb77bp-2", "-0x1.39de91a6dcf7bp-2",
+    "-0x1.01d9bf3f2b631p-2", "-0x1.97c1d1b3b7afp-3", "-0x1.2f9e393af3c9fp-3", "-0x1.960cbbf788d5cp-4",
+    "-0x1.a6f9db6475fcep-5", "0x0p+0", "0x1.338ca9f24f53dp-4", "0x1.476a9543891bap-3", "0x1.e840b4ac4e4d2p-3",
+    "0x1.40645f0c6651cp-2", "0x1.88e9c2c1b9ff8p-2", "0x1.ce0a44eb17bccp-2")])
 _LOG2_POLY = tuple(float.fromhex(a) for a in (
     "0x1.27616c9496e0bp-2", "-0x1.71969a075c67ap-2", "0x1.ec70a6ca7baddp-2", "-0x1.7154748bef6c8p-1",
     "0x1.71547652ab82bp0"))
