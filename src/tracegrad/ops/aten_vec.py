@@ -80,6 +80,15 @@ def cpu_has_fma() -> bool:
 FLOAT_MIDPOINT_BITS, FLOAT_MIDPOINT = np.int64(2**29 - 1), np.int64(2**28)
 
 
+def offset_from_midpoint(wide: np.ndarray, band, out: np.ndarray | None = None) -> np.ndarray:
+    """The float64 bits that rounding ``wide`` to float drops (its low 29: 2**28 is the midpoint between two
+    floats, 2**29 one float ulp), shifted so that those within ``band`` of the midpoint (from -band up to, not
+    including, +band) read below ``2 * band``: where a result computed otherwise could round to another float
+    than the float64 one. ``out``: int64 scratch, which may be ``wide``'s own bits."""
+    out = np.asarray(np.subtract(wide.view(np.int64), FLOAT_MIDPOINT - band, out=out))  # (0-d too)
+    return np.bitwise_and(out, FLOAT_MIDPOINT_BITS, out=out)
+
+
 def fma32(a, b, c) -> np.ndarray:
     """``a * b + c`` of float32 values rounded once to float32, as a hardware FMA gives it (normal results).
 

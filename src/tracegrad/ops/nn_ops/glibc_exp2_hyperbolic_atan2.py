@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_vec import cpu_has_fma, fma
+from ..aten_vec import cpu_has_fma, fma, offset_from_midpoint
 from .glibc_float_math import EXP2_POLY, EXP2_TABLE, _horner, exp_float, expm1_float, fdlibm_float_math
 
 _F32, _F64 = np.float32, np.float64
@@ -51,8 +51,8 @@ def exp2_float(x: np.ndarray) -> np.ndarray:
         wide = _exp2f_core(core, fused=False)
         out = np.asarray(wide.astype(_F32))
         if cpu_has_fma():  # (where the fused build could round otherwise: near a midpoint, or subnormal)
-            offset = (wide.view(np.int64) & np.int64(2**29 - 1)) - np.int64(2**28)
-            doubtful = np.flatnonzero((np.abs(offset) < _EXP2F_BAND) | (core < -126))
+            near = offset_from_midpoint(wide, _EXP2F_BAND) < 2 * _EXP2F_BAND
+            doubtful = np.flatnonzero(near | (core < -126))
             if doubtful.size:
                 out.flat[doubtful] = _exp2f_core(core.flat[doubtful], fused=True).astype(_F32)
     out[~inside] = np.where(x[~inside] > 0, _F32(np.inf), _F32(0))

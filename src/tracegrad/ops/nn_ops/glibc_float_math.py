@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..aten_vec import cpu_has_fma, fma, fma_if_available
+from ..aten_vec import cpu_has_fma, fma, fma_if_available, offset_from_midpoint
 from ._basic import erf_array
 
 _F32 = np.float32
@@ -94,9 +94,6 @@ def _exp2_scale(k: np.ndarray) -> np.ndarray:
     return np.ldexp(EXP2_TABLE[ki & 31], (ki >> 5).astype(np.int32))
 
 
-_DOUBT_LOW = np.int64(2**28 - _EXPF_BAND)  # (offsets from the midpoint within the band, shifted to start at 0)
-
-
 def exp_float(x: np.ndarray) -> np.ndarray:
     """The C library's expf of a float32 array (glibc's, fused where the CPU has FMA): inf above 88.72, +0 below
     -103.97, NaN at NaN."""
@@ -112,8 +109,7 @@ def exp_float(x: np.ndarray) -> np.ndarray:
         wide *= _exp2_scale(k)
         out = np.asarray(wide.astype(_F32))
         if cpu_has_fma():  # (where the fused build could round otherwise: near a midpoint, or subnormal)
-            offset = (wide.view(np.int64) & np.int64(2**29 - 1)) - _DOUBT_LOW
-            doubtful = offset.view(np.uint64) < np.uint64(2 * _EXPF_BAND)
+            doubtful = offset_from_midpoint(wide, _EXPF_BAND) < 2 * _EXPF_BAND
             doubtful |= xd < -87
             doubtful |= np.abs(r) > 0.5 - 2.0**-30  # (k itself may round the other way)
             where = np.flatnonzero(doubtful)

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..aten_vec import offset_from_midpoint
 from .glibc_float_math import _LOGF_TABLE, EXP2_POLY, EXP2_TABLE
 
 _F32, _F64 = np.float32, np.float64
@@ -233,9 +234,7 @@ def _pow_to_float_block(x: np.ndarray, exponent: float, out: np.ndarray) -> np.n
     """NumPy's double power of a block rounded to float into ``out``; returns where glibc's may round otherwise."""
     wide = np.power(x.astype(_F64), exponent)
     np.copyto(out, wide, casting="same_kind")
-    low = wide.view(np.int64) - np.int64(2**28 - _POW_BAND)
-    low &= np.int64(2**29 - 1)
-    doubtful = low < 2 * _POW_BAND
+    doubtful = offset_from_midpoint(wide, _POW_BAND) < 2 * _POW_BAND
     magnitude = np.abs(wide, out=wide)
     doubtful &= magnitude < np.inf
     subnormal = np.flatnonzero(magnitude < _FLT_MIN)

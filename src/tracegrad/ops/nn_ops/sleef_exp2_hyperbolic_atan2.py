@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_vec import FLOAT_MIDPOINT, FLOAT_MIDPOINT_BITS, fma32
+from ..aten_vec import FLOAT_MIDPOINT, FLOAT_MIDPOINT_BITS, fma32, offset_from_midpoint
 from .sleef_float import _df_add, _df_divide, _df_mul, _df_reciprocal, _df_square, _pow2i, _sleef_expk2, xor_sign
 
 _F32, _F64 = np.float32, np.float64
@@ -110,7 +110,7 @@ def _sleef_hyperbolic_emulated(x: np.ndarray, odd: bool) -> np.ndarray:
 
 
 def _band_table(worst: dict, floor: float, doubtful: tuple | None = None) -> np.ndarray:
-    """Doubt bands by the biased exponent of |x|, in ``_offset_from_midpoint``'s units (2**29 an ulp): twice the
+    """Doubt bands by the biased exponent of |x|, in ``offset_from_midpoint``'s units (2**29 an ulp): twice the
     largest distance found between Sleef's double-float value and the function in each binade (``worst``: ulps by
     unbiased exponent; the first and last entries hold for all smaller and larger ones), at least ``floor`` ulps.
     ``doubtful`` (e0, e1): every element from 2^e0 to 2^e1 is doubtful, and none below 2^e0."""
@@ -269,12 +269,6 @@ _ATAN2_SPREAD = _F32(2.0**100)  # (|x| and |y| further apart: the ratio nears fl
 _ATAN2_BLOCK = 32768  # (a smaller block than sinh's: atan2 has more float64 temporaries)
 
 
-def _near_midpoint(wide: np.ndarray, band: int) -> np.ndarray:
-    offset = wide.view(np.int64) & FLOAT_MIDPOINT_BITS
-    offset -= FLOAT_MIDPOINT
-    return np.abs(offset, out=offset) < band
-
-
 def _atan2_plain(ay: np.ndarray, ax: np.ndarray) -> np.ndarray:
     """Where both magnitudes are finite and within float's range with room to spare, and within 2^100 of each
     other (Sleef's double-float steps neither overflow nor underflow there)."""
@@ -308,8 +302,8 @@ def sleef_atan2f(y: np.ndarray, x: np.ndarray) -> np.ndarray:
             r = value.astype(_F32)
             r = xor_sign(xor_sign(r, xs), ys)  # (the signs as Sleef gives them: by x's, then by y's)
             out[start : start + ys.size] = r
-            near = _near_midpoint(value, _ATAN2_BAND)
-            near |= _near_midpoint(square, _ATAN2_SQUARE_BAND)
+            near = offset_from_midpoint(value, _ATAN2_BAND) < 2 * _ATAN2_BAND
+            near |= offset_from_midpoint(square, _ATAN2_SQUARE_BAND) < 2 * _ATAN2_SQUARE_BAND
             near |= ~plain
             doubtful.append(np.flatnonzero(near) + start)
     where = np.concatenate(doubtful) if doubtful else np.zeros(0, np.int64)

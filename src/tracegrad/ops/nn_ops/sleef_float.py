@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..aten_vec import fma32 as _fma
+from ..aten_vec import offset_from_midpoint
 
 _F32 = np.float32
 _ONE, _HALF = _F32(1), _F32(0.5)
@@ -279,15 +280,6 @@ def _sleef_expk2(y: np.ndarray) -> tuple:
     return _ldexp2(hi, q), _ldexp2(lo, q)
 
 
-def _offset_from_midpoint(wide: np.ndarray, band: int, out: np.ndarray | None = None) -> np.ndarray:
-    """The float64 bits that rounding ``wide`` to float drops (its low 29: 2**28 is the midpoint between two
-    floats, 2**29 one float ulp), shifted so that those within ``band`` of the midpoint read below ``2 * band``:
-    where Sleef's double-float result could round otherwise than the float64 one. ``out``: int64 scratch, which
-    may be ``wide``'s own bits."""
-    out = np.asarray(np.subtract(wide.view(np.int64), np.int64(2**28 - band), out=out))  # (0-d too)
-    return np.bitwise_and(out, np.int64(2**29 - 1), out=out)
-
-
 def sleef_expm1f(a: np.ndarray) -> np.ndarray:
     """Sleef's expm1f_u10: e^a in double-float (expk2f) plus -1 in double-float, rounded once; inf above
     88.72283, -1 below -16.63553, -0 at -0.
@@ -300,7 +292,7 @@ def sleef_expm1f(a: np.ndarray) -> np.ndarray:
         wide = np.expm1(a.astype(_F64))
         out = np.asarray(wide.astype(_F32))
         magnitude = np.abs(a)
-        doubtful = (_offset_from_midpoint(wide, _EXPM1_BAND) < 2 * _EXPM1_BAND) | (magnitude < _EXPM1_TINY) | (
+        doubtful = (offset_from_midpoint(wide, _EXPM1_BAND) < 2 * _EXPM1_BAND) | (magnitude < _EXPM1_TINY) | (
             magnitude > _EXPM1_LARGE)
     doubtful &= ~np.isnan(a)
     if doubtful.any():
@@ -364,7 +356,7 @@ def _sleef_tanhf_by_elements(x: np.ndarray) -> np.ndarray:  # (the route for oth
     return out
 
 
-# The doubt test on the bits of the float64 tanh (_offset_from_midpoint): a band of half-width _TANH_BAND
+# The doubt test on the bits of the float64 tanh (offset_from_midpoint): a band of half-width _TANH_BAND
 # (_TANH_NARROW_BAND for |x| >= 1) around the midpoint covers the margins above, with two units of slack,
 # whatever the sign. (Where tanh is a power of two or just above, the ulp below is half its binade's: the old
 # test doubted more there, but the distance to the midpoints in the binade's own ulps is what the margins bound.)
@@ -402,7 +394,7 @@ def sleef_tanhf(x: np.ndarray) -> np.ndarray:
         np.copyto(w, xs)
         np.tanh(w, out=w)
         np.copyto(out[start:stop], w, casting="same_kind")
-        _offset_from_midpoint(w, _TANH_BAND, out=k)  # (in place: w is no longer needed)
+        offset_from_midpoint(w, _TANH_BAND, out=k)  # (in place: w is no longer needed)
         np.less(k, 2 * _TANH_BAND, out=c)
         np.bitwise_and(xs.view(np.uint32), _TANH_ABS_BITS, out=b)
         np.subtract(b, _TANH_TINY_BITS, out=b)
@@ -432,7 +424,7 @@ def sleef_tanhf(x: np.ndarray) -> np.ndarray:
 _LOG1P_BOUND = _F32(float.fromhex("0x1.2ced32p+126"))  # (above, Sleef takes logf_u1: its core would overflow)
 _LOG1P_TINY = _F32(2.0**-100)  # (below, Sleef's double-float parts go subnormal and lose bits)
 # Sleef's double-float sum lies within 4e-7 ulp of the float64 one (random inputs of every binade): a band of
-# 2**-16 ulp either side of a midpoint keeps a margin of 40 (in _offset_from_midpoint's units, 2**29 an ulp).
+# 2**-16 ulp either side of a midpoint keeps a margin of 40 (in offset_from_midpoint's units, 2**29 an ulp).
 _LOG1P_BAND = 2**13
 
 
@@ -461,7 +453,7 @@ _LOG_POLY_WIDE = tuple(_F64(c) for c in _LOG_POLY)
 
 def _log1pf_core(d: np.ndarray, out: np.ndarray) -> np.ndarray:
     """Sleef's log1pf of a flat block d (within (-1, 1e38]) into ``out``, the double-float sum taken in float64;
-    returns the offsets of the float64 sums from the nearest midpoint between floats (``_offset_from_midpoint``)."""
+    returns the offsets of the float64 sums from the nearest midpoint between floats (``offset_from_midpoint``)."""
     m = d + _ONE
     m *= _FOUR_THIRDS
     e = np.right_shift(m.view(np.int32), 23)  # (positive: no sign bit to mask)
@@ -495,7 +487,7 @@ def _log1pf_core(d: np.ndarray, out: np.ndarray) -> np.ndarray:
     np.copyto(m, x2)
     wide += m
     np.copyto(out, wide, casting="same_kind")
-    return _offset_from_midpoint(wide, _LOG1P_BAND, out=wide.view(np.int64))
+    return offset_from_midpoint(wide, _LOG1P_BAND, out=wide.view(np.int64))
 
 
 def sleef_log1pf(d: np.ndarray) -> np.ndarray:

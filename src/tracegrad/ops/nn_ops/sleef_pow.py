@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..aten_vec import offset_from_midpoint
 from .sleef_float import (
     _FOUR_THIRDS,
     _LN2_DF,
@@ -30,7 +31,6 @@ from .sleef_float import (
     _df_square,
     _df_sum_of_floats,
     _fma,
-    _offset_from_midpoint,
 )
 
 _F32, _F64 = np.float32, np.float64
@@ -246,7 +246,7 @@ def _powf_model(ax: np.ndarray, y, work: tuple) -> tuple:
         n = near.size
         alternative = _expk_tail(s, other, q[near], np.empty(n, _F32), np.empty(n, _F64), np.empty(n, _F64))
         differ = alternative.astype(_F32) != wide[near].astype(_F32)
-        differ |= _offset_from_midpoint(alternative, _BAND) < 2 * _BAND
+        differ |= offset_from_midpoint(alternative, _BAND) < 2 * _BAND
         doubtful[near[differ]] = True
     return wide, doubtful
 
@@ -329,9 +329,7 @@ def _sleef_powf_block(x: np.ndarray, y, out: np.ndarray, work: tuple) -> np.ndar
     wide, doubtful = _powf_model(ax, y, work)
     np.copyto(out, wide, casting="same_kind")
     offset, flag, q = work[5].view(np.int64), work[10], work[1]
-    np.subtract(wide.view(np.int64), 2**28 - _BAND, out=offset)
-    offset &= 2**29 - 1
-    np.less(offset, 2 * _BAND, out=flag)
+    np.less(offset_from_midpoint(wide, _BAND, out=offset), 2 * _BAND, out=flag)
     doubtful |= flag
     np.abs(q, out=work[2])
     np.greater(work[2], _F32(150), out=flag)
