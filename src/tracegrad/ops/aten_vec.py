@@ -112,6 +112,31 @@ def fma32(a, b, c) -> np.ndarray:
     return out
 
 
+def binade_addend(addend, exponent: int) -> tuple[np.float64, np.float64]:
+    """The constants of ``fused_in_binade`` for a float32 ``addend`` and results whose magnitude lies in
+    ``[2**exponent, 2**(exponent + 1))``: ``(addend + shift, shift)``, ``shift = 1.5 * 2**(exponent + 29)``.
+
+    Near ``shift`` a float64's ulp is float's ulp in that binade, so a float64 sum with ``shift`` rounds to nearest
+    even on float's grid there; the addend, a float of at least ``2**exponent``, lies on that grid, so the
+    constant ``addend + shift`` is exact."""
+    shift = np.float64(1.5 * 2.0 ** (exponent + 29))
+    shifted = shift + np.float64(addend)
+    if shifted - shift != np.float64(addend) or abs(addend) < 2.0**exponent:
+        raise ValueError(f"{addend!r} is not a float on the grid of the binade 2**{exponent}")
+    return shifted, shift
+
+
+def fused_in_binade(product: np.ndarray, constants: tuple) -> np.ndarray:
+    """``fma(a, b, addend)`` in float32, in place on ``product`` (float64: the exact product ``a * b`` of two
+    floats), for results known to lie in one binade; ``constants`` from ``binade_addend``. The exact
+    ``a * b + addend`` is rounded once, as an FMA rounds it, and the result is a float64 holding that float.
+    Two calls and no midpoint check, where ``fma32`` makes several: it counts on small arrays (polynomials)."""
+    shifted, shift = constants
+    product += shifted
+    product -= shift  # (exact: both on float's grid of the binade)
+    return product
+
+
 def fma(a, b, c) -> np.ndarray:
     """``a * b + c`` rounded once, in the dtype of ``a`` (float32 or float64), as ``std::fma`` gives it.
 
@@ -214,7 +239,15 @@ def fma_into(a, b, c, out: np.ndarray, wide: np.ndarray | None = None) -> np.nda
     if out.dtype != np.float32:
         out[...] = fma(a, b, c)
         return out
-    a, b, c = (_widened_if_small(x) for x in (a, b, c))
+    if wide is None and a.__class__ is np.ndarray and a.shape == out.shape:
+        # (a float64 copy of ``a`` to work in, the other operands cast by the in-place steps: fewer calls than
+        # widening each first, which counts on small arrays, such as an optimizer's biases)
+        wide = a.astype(np.float64)
+        wide *= b
+        wide += c
+        np.copyto(out, wide, casting="same_kind")
+        return out
+    a, b, c = _widened_if_small(a), _widened_if_small(b), _widened_if_small(c)
     wide = np.multiply(a, b, dtype=np.float64, out=wide)
     return np.add(wide, c, out=out, casting="same_kind")
 

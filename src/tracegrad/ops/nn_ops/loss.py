@@ -219,8 +219,9 @@ def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-1
             coef = np.negative(_mean_divide(g, total))
         if row_w is not None:
             coef = row_w * coef
-    ignored = target.reshape(-1) == ignore_index
-    if ignored.any():  # PyTorch skips ignored rows: zero there, even where the mean over no weight is NaN
+    ignored = None if row_w is None else target.reshape(-1) == ignore_index  # (no row weights: none ignored)
+    if ignored is not None and ignored.any():
+        # PyTorch skips ignored rows: zero there, even where the mean over no weight is NaN
         coef = np.where(ignored, 0, np.broadcast_to(coef, ignored.shape))
     dense = np.zeros(scores.shape, dtype=x.dtype)
     dense[np.arange(safe_t.shape[0]), safe_t] = coef

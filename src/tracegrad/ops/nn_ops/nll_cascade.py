@@ -92,6 +92,9 @@ def _regular_cascade(values: np.ndarray, step: int) -> np.ndarray:
     """``cascade_sum`` when every target counts: each level a regular split into blocks. Once a level holds
     element 0 alone, it passes up to the top level untouched."""
     total = np.zeros((), values.dtype)
+    if 1 < values.shape[0] <= step:  # (one level's worth, as in a small batch: the loop below, unrolled)
+        total = total + np.add.accumulate(values[1:])[-1]  # the residue after element 0's flush
+        return np.asarray(total + values[0], values.dtype)
     for _ in range(_LEVELS - 1):
         if values.shape[0] <= 1:
             break

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..aten_vec import binade_addend, fused_in_binade, offset_from_midpoint
 from ..aten_vec import fma32 as _fma
-from ..aten_vec import offset_from_midpoint
 
 _F32 = np.float32
 _ONE, _HALF = _F32(1), _F32(0.5)
@@ -33,6 +33,10 @@ def _pow2i(q: np.ndarray) -> np.ndarray:
 _F64 = np.float64
 _NEG_L2U, _NEG_L2L = _F64(-_L2U), _F64(-_L2L)
 _EXP_POLY_WIDE = tuple(_F64(c) for c in _SLEEF_EXP_POLY)
+# The first four steps of Horner's rule end in the binades of their addends, for every |s| <= 0.35 (Cody-Waite's
+# reduction by ln 2 leaves |s| <= 0.347): [2^-10, 2^-9), [2^-7, 2^-6), [2^-5, 2^-4), [2^-3, 2^-2).
+_EXP_POLY_STEPS = tuple(binade_addend(_SLEEF_EXP_POLY[k], exponent) for k, exponent in ((1, -10), (2, -7), (3, -5),
+                                                                                       (4, -3)))
 _EXP_BLOCK = 32768  # (elements per pass: the float64 temporaries stay in cache)
 
 
@@ -71,22 +75,21 @@ def _expf(d: np.ndarray) -> np.ndarray:
     wide += s_wide
     np.copyto(s, wide, casting="same_kind")
     np.copyto(s_wide, s)
-    u = np.empty(d.shape, _F32)
-    # Horner's rule, each step one fused multiply-add
-    np.multiply(s_wide, _EXP_POLY_WIDE[0], out=wide)
-    wide += _EXP_POLY_WIDE[1]
-    np.copyto(u, wide, casting="same_kind")
-    for c in _EXP_POLY_WIDE[2:]:
-        np.copyto(wide, u)
-        wide *= s_wide
-        wide += c
-        np.copyto(u, wide, casting="same_kind")
+    # Horner's rule, each step one fused multiply-add. The first four end in fixed binades (below), where
+    # fused_in_binade rounds them; the fifth straddles 1/2 and the last ranges widely: each of those is summed
+    # in float64 and cast.
+    u = np.multiply(s_wide, _EXP_POLY_WIDE[0])  # (exact: a product of two floats)
+    fused_in_binade(u, _EXP_POLY_STEPS[0])
+    for step in _EXP_POLY_STEPS[1:]:
+        u *= s_wide
+        fused_in_binade(u, step)
+    u *= s_wide
+    u += _EXP_POLY_WIDE[5]
+    np.copyto(u, u.astype(_F32))
     # then fma(s * s, u, s) + 1
-    np.copyto(wide, u)
-    square = np.multiply(s, s)
-    wide *= square.astype(_F64)
-    wide += s_wide
-    np.copyto(u, wide, casting="same_kind")
+    u *= np.multiply(s, s).astype(_F64)
+    u += s_wide
+    u = u.astype(_F32)
     u += _ONE
     # (one exact scaling by 2^q rounds as Sleef's two halves do)
     if plain:
@@ -204,23 +207,40 @@ _HUGE = _F32(2.0**127)  # (below it d * 4/3 stays finite)
 
 
 def _logf_normal(scaled: np.ndarray, d: np.ndarray, tiny: np.ndarray | None) -> np.ndarray:
-    """``sleef_logf`` of positive normal floats (tiny ones scaled by 2^64 first, as Sleef does)."""
-    e = _exponent_field(scaled * _FOUR_THIRDS)
-    m = _scale_exponent(scaled, -e)
+    """``sleef_logf`` of positive normal floats (tiny ones scaled by 2^64 first, as Sleef does). Other lanes come
+    out as garbage, which the caller replaces."""
+    # vilogb2k(d * 4/3): the exponent bits (no sign bit to mask in the lanes that count)
+    e = np.right_shift((scaled * _FOUR_THIRDS).view(np.int32), 23)
+    e -= 0x7F
+    m = np.subtract(scaled.view(np.int32), np.left_shift(e, 23)).view(_F32)  # vldexp3(d, -e): in [0.75, 1.5)
     if tiny is not None:
         e[tiny] -= 64
     numerator = m - _ONE  # (exact: m is within a factor 2 of 1)
     # Sleef's float part: the quotient's high half, its square, the polynomial, the cubic term
     x = numerator * np.divide(_ONE, m + _ONE)
     x2 = x * x
-    t = _fma(_fma(_LOG_POLY[0], x2, _LOG_POLY[1]), x2, _LOG_POLY[2])
     term = x2 * x
-    term *= t
+    term *= log_polynomial(x2)
     # the double-float part: e (ln 2 as Sleef's pair) + 2 (m - 1) / (m + 1), then the term
     wide = np.multiply(e, _LN2_WIDE)
     wide += np.divide(numerator, np.add(m, 1.0, dtype=_F64)) * 2.0
     wide += term
     return wide.astype(_F32)
+
+
+# The fused steps of Sleef's log polynomial in x2 = x * x, |x| <= 0.2 (m in [0.75, 1.5)): they end in the
+# binades of their addends, [1/4, 1/2) and [1/2, 1), which lets fused_in_binade round them.
+_LOG_POLY_STEPS = (binade_addend(_LOG_POLY[1], -2), binade_addend(_LOG_POLY[2], -1))
+
+
+def log_polynomial(x2: np.ndarray) -> np.ndarray:
+    """``fma(fma(c0, x2, c1), x2, c2)`` of Sleef's logf and log1pf, in float, for float32 ``x2`` in [0, 0.04]
+    (lanes outside give garbage)."""
+    x2_wide = x2.astype(_F64)
+    t = np.multiply(x2_wide, _LOG_POLY_WIDE[0])  # (exact: a product of two floats)
+    fused_in_binade(t, _LOG_POLY_STEPS[0])
+    t *= x2_wide
+    return fused_in_binade(t, _LOG_POLY_STEPS[1]).astype(_F32)
 
 
 _LN2_WIDE = _F64(_LN2_DF[0]) + _F64(_LN2_DF[1])  # (exact: the pair's 48 bits fit a double)
@@ -441,7 +461,7 @@ def _log1pf_reduce(d: np.ndarray) -> tuple:
 def _log1pf_cubic(x: np.ndarray) -> np.ndarray:
     """The polynomial term x^3 P(x^2) in float, as Sleef rounds it."""
     x2 = x * x
-    t = _fma(_fma(_LOG_POLY[0], x2, _LOG_POLY[1]), x2, _LOG_POLY[2])
+    t = log_polynomial(x2)
     x2 *= x
     x2 *= t
     return x2
@@ -471,20 +491,7 @@ def _log1pf_core(d: np.ndarray, out: np.ndarray) -> np.ndarray:
     wide *= 2.0
     np.multiply(e, _LN2_WIDE, out=m)
     wide += m
-    # the cubic term in float: x^2 (x^2 (x^2 c0 + c1) + c2) x with fused steps (in float64, each rounded to float)
-    x2 = x * x
-    np.copyto(m, x2)
-    square = m.copy()
-    m *= _LOG_POLY_WIDE[0]
-    m += _LOG_POLY_WIDE[1]
-    p = m.astype(_F32)
-    np.copyto(m, p)
-    m *= square
-    m += _LOG_POLY_WIDE[2]
-    np.copyto(p, m, casting="same_kind")
-    x2 *= x
-    x2 *= p
-    np.copyto(m, x2)
+    np.copyto(m, _log1pf_cubic(x))  # (the cubic term in float)
     wide += m
     np.copyto(out, wide, casting="same_kind")
     return offset_from_midpoint(wide, _LOG1P_BAND, out=wide.view(np.int64))
