@@ -349,7 +349,7 @@ def _short_row_sum(a: np.ndarray) -> np.ndarray:
     first = partials[0]
     for row in a[groups * _ILP:]:  # the leftover rows go into the first partial sum
         first += row
-    return ((first + partials[1]) + partials[2]) + partials[3]
+    return np.add.accumulate(partials, axis=0)[-1]  # ((first + second) + third) + fourth
 
 
 def _short_rows_sums(rows: np.ndarray) -> np.ndarray:

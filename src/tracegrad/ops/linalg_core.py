@@ -27,10 +27,21 @@ def _shape_error(a, b) -> RuntimeError:
 _BOOL = np.dtype(bool)
 
 
+_np_dot, _np_matmul = np.dot, np.matmul
+
+
+def matrix_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.matmul`` of two matrices of one dtype. Where both are laid out for BLAS (C or Fortran order), NumPy's
+    ``dot`` makes the same BLAS call with less overhead of its own (a quarter of a small product's time) and gives
+    the same result, laid out the same; other layouts differ between the two (matmul's own loop), so they stay
+    with matmul."""
+    return _np_dot(a, b) if a.flags.forc and b.flags.forc else _np_matmul(a, b)
+
+
 def _mm_kernel(a, b):
     if a.ndim == 2 and b.ndim == 2 and a.dtype is b.dtype and a.dtype is not _BOOL:  # the hot case
         try:
-            return np.matmul(a, b)
+            return matrix_product(a, b)
         except ValueError:
             raise _shape_error(a, b) from None
     if a.ndim != 2:
@@ -233,11 +244,11 @@ def _matmul_dunder_matrices(self: Tensor, other: Tensor) -> Tensor:
 
 
 def _mm_fast_for_matrices():
-    """``a @ b``: for two matrices, mm's eager fast path with NumPy's matmul called directly for same-dtype float
-    operands (as the fast path of a ufunc op does); everything else goes to the full matmul."""
+    """``a @ b``: for two matrices, mm's eager fast path with the matrix product called directly for same-dtype
+    float operands (as the fast path of a ufunc op does); everything else goes to the full matmul."""
     from . import fastpath
 
-    return fastpath.binary(mm, dunder=True, ufunc=np.matmul, matrices=_matmul_dunder_general)
+    return fastpath.binary(mm, dunder=True, ufunc=matrix_product, matrices=_matmul_dunder_general)
 
 
 _mm_matrices = _mm_fast_for_matrices()

@@ -23,7 +23,7 @@ from ...autograd.saved import save_input
 from ...backend.dtypes import cpp_type_name, scalar_type_name
 from .. import aten_sum
 from ..linalg import ADDMM_META, dim_size
-from ..linalg_core import MM_META, matmul, mm, mm_mat1_backward, mm_mat2_backward
+from ..linalg_core import MM_META, matmul, matrix_product, mm, mm_mat1_backward, mm_mat2_backward
 from ..pointwise import add, add_
 from ..reductions import sum as sum_op
 from ..registry import defop, not_implemented
@@ -121,11 +121,11 @@ def _linear_backward_kernel(g, x, w, need_bias, need_input, need_weight):
     # case, whose W-shaped gradient rows weight_t hands on. (The node keeps x only when w needs a gradient, and
     # w only when x does: a matrix not kept is taken to be laid out as usual, x row-major and w too.)
     if need_input:
-        gx = np.matmul(w.T, g.T).T if x is not None and _column_major(x) else np.matmul(g, w)
+        gx = matrix_product(w.T, g.T).T if x is not None and _column_major(x) else matrix_product(g, w)
     else:
         gx = empty
     if need_weight:
-        gwt = np.matmul(g.T, x).T if w is None or _column_major(w.T) else np.matmul(x.T, g)
+        gwt = matrix_product(g.T, x).T if w is None or _column_major(w.T) else matrix_product(x.T, g)
     else:
         gwt = empty
     return gb, gx, gwt
@@ -289,7 +289,7 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     if x.shape[1] != w.shape[1]:
         raise _linear_failed(_shape_error(x, w), input, weight, bias)
     # (half: PyTorch's gemm sums in float and adds the bias before its one rounding to half)
-    out = np.matmul(x, w.T) if x.dtype is not _HALF else np.matmul(x.astype(np.float32), w.T.astype(np.float32))
+    out = matrix_product(x, w.T) if x.dtype is not _HALF else np.matmul(x.astype(np.float32), w.T.astype(np.float32))
     if bias is not None:
         try:
             out += bias._data
