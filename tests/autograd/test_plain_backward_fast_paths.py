@@ -126,6 +126,27 @@ def test_version_error_and_freed_error_still_raised():
     np.testing.assert_allclose(x.grad._data, 2 * np.exp(x._data), rtol=1e-6)
 
 
+def test_saved_number_freed_by_the_array_loop():
+    """A number given for a Tensor (``x * 2.0``) is a saved value too: a node run by the array loop frees it, so
+    a second backward through the node raises, as PyTorch's (and the general loop's) does."""
+
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        out = []
+        for make in (lambda: x * 2.0, lambda: lib.exp(x) * 2.0, lambda: (x * 2.0).sin()):
+            z = make()
+            z.sum().backward()
+            try:
+                z.sum().backward()
+                out.append("no error")
+            except RuntimeError as exc:
+                out.append("second time" in str(exc))
+        return out
+
+    ours, theirs = run_both(program)
+    assert ours == theirs == [True, True, True]
+
+
 def test_hooks_in_the_middle_of_a_run():
     data = np.random.default_rng(2).standard_normal(3).astype(np.float32)
     results = []

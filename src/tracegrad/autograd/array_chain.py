@@ -72,45 +72,58 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
     # queue only through whether it was empty on entry.
     alone = not heap
     observed = STATE.observed  # (rules run no user code: nobody can start observing meanwhile)
+    rule = fn._array_rule
     while True:
-        res = fn._array_rule(fn, gd)
+        res = rule(fn, gd)
         if res is None:
             return fn, [as_tensor(gd, grad)], False
         if observed:  # after the rule, so a declined node is not reported twice (rules run no user code)
             _emit_event("node_executed", node=fn)
         if not keep_graph:
-            # OpNode.release_variables outside special mode, inlined (every array rule is an OpNode's)
+            # OpNode.release_variables outside special mode, inlined for saved tensors (every array rule is an
+            # OpNode's)
             for s in fn._saved:
                 if s.__class__ is SavedTensor:
                     if s._kind != _SAVED_NONE:
                         s._kind = _SAVED_FREED
                         s._ref = s._extra = None
-                elif s.__class__ is list:
-                    fn.release_variables()  # a saved Tensor[] (releasing twice is harmless)
+                elif s is not None:
+                    fn.release_variables()  # a saved Tensor[] or number (releasing twice is harmless)
                     break
         # Go on only along a single gradient to a node that is ready now and runs the same way.
-        if len(res) == 1:
+        n = len(res)
+        if n == 1:
             i = 0
-        elif len(res) == 2 and alone:  # a binary op with one live gradient (the other operand a constant)
-            edges = fn._edges
-            live0 = res[0] is not None and edges[0][0] is not None
-            if live0 is (res[1] is not None and edges[1][0] is not None):
-                return fn, as_tensors(res, grad), True  # none, or several: the general loop hands them out
-            i = 0 if live0 else 1
+            d = res[0]
+            nxt = fn._edges[0][0]
+        elif n == 2 and alone:  # a binary op with one live gradient (the other operand a constant)
+            (nxt, _), (nxt1, _) = fn._edges
+            d, d1 = res
+            if d is not None and nxt is not None:
+                if d1 is not None and nxt1 is not None:
+                    return fn, as_tensors(res, grad), True  # several: the general loop hands them out
+                i = 0
+            elif d1 is not None and nxt1 is not None:
+                i = 1
+                nxt = nxt1
+                d = d1
+            else:
+                return fn, as_tensors(res, grad), True
         else:
             return fn, as_tensors(res, grad), True
-        nxt = fn._edges[i][0]
-        d = res[i]
-        if (nxt is None or d is None or deps[nxt] != 1 or (buffers and nxt in buffers)
-                or not (alone and nxt._array_rule is not None and not nxt._hooked or runs_on_arrival(nxt))):
+        if nxt is None or d is None or deps[nxt] != 1 or (buffers and nxt in buffers):
+            return fn, as_tensors(res, grad), True
+        rule = nxt._array_rule  # (the next node's rule, read once)
+        if not (alone and not nxt._hooked if rule is not None else runs_on_arrival(nxt)):
             return fn, as_tensors(res, grad), True
         if not fn._keeps_meta:
             meta = fn._in_meta
             m = meta[i] if len(meta) > i else None
             if m is None or d.dtype is not m[1] or d.shape != m[0]:
                 return fn, as_tensors(res, grad), True  # reduced or cast by the general loop
-        deps[nxt] = 0
-        if nxt._array_rule is None:
+        # (``deps[nxt]`` is left at 1, not counted down: its one edge is used up here, and nothing reads the count
+        # of a node that has run)
+        if rule is None:
             # A leaf's AccumulateGrad, run on arrival as the general loop would (see engine.py); nothing follows it.
             if observed:
                 _emit_event("node_executed", node=nxt)

@@ -100,18 +100,27 @@ def planned_execution_order(task: GraphTask) -> list:
 
 
 def compute_dependencies(root: Node) -> dict:
+    """``node -> number of edges into it`` for every node reachable from ``root``."""
     deps: dict = {}
     stack = [root]
     pop, push = stack.pop, stack.append
     while stack:
-        for nxt, _ in pop()._edges:
-            if nxt is None:
-                continue
-            if nxt in deps:  # seen before (the root has no incoming edge, so it never appears here)
-                deps[nxt] += 1
-            else:
-                deps[nxt] = 1
-                push(nxt)
+        fn = pop()
+        while fn is not None:
+            # The first new node is visited next without a trip through the stack (most graphs are long chains).
+            follow = None
+            for nxt, _ in fn._edges:
+                if nxt is None:
+                    continue
+                if nxt in deps:  # seen before (the root has no incoming edge, so it never appears here)
+                    deps[nxt] += 1
+                elif follow is None:
+                    deps[nxt] = 1
+                    follow = nxt
+                else:
+                    deps[nxt] = 1
+                    push(nxt)
+            fn = follow
     return deps
 
 

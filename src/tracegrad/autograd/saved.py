@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
@@ -28,6 +30,8 @@ def type_string(t: Tensor) -> str:
 
 
 _INPUT, _OUTPUT, _HOOKED, _FREED, _NONE, _VIEW_OUTPUT = 0, 1, 2, 3, 4, 5
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 
 
 class SavedTensor:
@@ -394,8 +398,8 @@ def plain_array(saved, like=None) -> object:
     else:
         return None
     if like is not None:
-        dt = arr.dtype  # (each ``.dtype`` read is a getter call)
-        if dt is not like.dtype or dt.kind != "f":
+        dt = arr.dtype  # (each ``.dtype`` read is a getter call, and so is ``.kind``: the usual dtypes first)
+        if dt is not like.dtype or (dt is not _F32 and dt is not _F64 and dt.kind != "f"):
             return None
     return arr
 

@@ -35,6 +35,7 @@ _OPERANDS = (Tensor, int, float, complex, bool, np.ndarray, np.generic)
 # The usual float dtypes, tested by identity before reading ``.kind`` (a getter call on every read).
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
+_NO_ARG = object()  # (no positional argument)
 
 
 def _own_code(fn):
@@ -111,14 +112,14 @@ def unary(op):
     saves_output = plan == ((True, 0, -1, 0),)
     state = STATE
 
-    def call(self, *args, **kwargs):
-        if kwargs or len(args) != 1 or state.special:
-            return general(op, *args, **kwargs)
-        a = args[0]
+    # (``a`` positional-only and apart from ``args``: a one-argument call makes no tuple of its arguments)
+    def call(self, a=_NO_ARG, /, *args, **kwargs):
+        if args or kwargs or a is _NO_ARG or state.special:
+            return general(op, *((a,) + args if a is not _NO_ARG else args), **kwargs)
         if a.__class__ is not Tensor:
             if not isinstance(a, Tensor):  # (PyTorch's parser: a number or a list is not a tensor)
                 raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}")
-            return general(op, *args)
+            return general(op, a)
         ad = a._data
         adt = ad.dtype
         try:
