@@ -167,6 +167,7 @@ def _ldexp2(value: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 _LN2_DF = (_F32(0.69314718246459960938), _F32(-1.904654323148236017e-09))  # ln 2 as a double-float
 _LOG_POLY = tuple(_F32(c) for c in (0.3027294874, 0.3996108174, 0.6666694880))
+_LOG_POLY_WIDE = tuple(_F64(c) for c in _LOG_POLY)
 _TWO_POW_64 = _F32(2.0**64)
 _FLT_MIN = _F32(np.finfo(np.float32).tiny)
 _FOUR_THIRDS = _F32(1.0 / 0.75)
@@ -468,7 +469,6 @@ def _log1pf_cubic(x: np.ndarray) -> np.ndarray:
 
 
 _LOG1P_BLOCK = 32768  # (elements per pass: the temporaries stay in cache)
-_LOG_POLY_WIDE = tuple(_F64(c) for c in _LOG_POLY)
 
 
 def _log1pf_core(d: np.ndarray, out: np.ndarray) -> np.ndarray:
