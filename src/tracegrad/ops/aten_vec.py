@@ -266,7 +266,7 @@ def map_reduce_sum(factors: list, fused_tail: bool = True, lanes: int | None = N
     dtype = factors[0].dtype
     lanes = vector_lanes(dtype) if lanes is None else lanes
     if length < lanes:
-        return _fold_in_order(_product(factors, slice(0, length)))
+        return _fold_in_order(factors[0] if len(factors) == 1 else _product(factors, slice(0, length)))
     whole = length - length % lanes
     acc = np.empty((rows, lanes), dtype)
     vector = np.dtype((np.void, lanes * dtype.itemsize))
@@ -296,8 +296,27 @@ def _product(factors: list, columns: slice) -> np.ndarray:
 
 
 def _fold_in_order(lanes: np.ndarray) -> np.ndarray:
-    """Each row's columns added left to right (``accumulate`` keeps that order; ``reduce`` would pair them)."""
-    return np.add.accumulate(lanes, axis=1)[:, -1]
+    """Each row's columns added left to right (``accumulate`` keeps that order; ``reduce`` would pair them). Many
+    rows are summed down the columns of a transposed copy instead, where NumPy's reduction adds them one after
+    another too, for a fraction of the cost: accumulating along rows pays per row (35 against 5 us, 1024 x 10)."""
+    if lanes.shape[0] <= MANY_SHORT_ROWS:
+        return np.add.accumulate(lanes, axis=1)[:, -1]
+    from .aten_sum import ordered_sum  # (aten_sum imports this module)
+
+    return ordered_sum(np.ascontiguousarray(lanes.T), 0)
+
+
+MANY_SHORT_ROWS = 32  # (rows from which a transposed copy pays for itself in the reductions of short rows)
+
+
+def row_maxima(x: np.ndarray) -> np.ndarray:
+    """``x.max(axis=1, keepdims=True)`` of a 2-d float array (NaN wins). Many short rows take the maxima down the
+    columns of a transposed copy, as ``_fold_in_order`` does (42 against 5 us, 1024 x 10). The order of the
+    comparisons differs, which can only change the sign of a zero maximum: the softmax family subtracts it from
+    its own row, where that sign never reaches a result."""
+    if x.shape[0] <= MANY_SHORT_ROWS or x.shape[1] == 0:
+        return np.maximum.reduce(x, axis=1, keepdims=True)
+    return np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)[:, None]
 
 
 _GCC_VECTOR_LANES = {np.dtype(np.float32): 4, np.dtype(np.float64): 2}  # (a 16-byte vector)

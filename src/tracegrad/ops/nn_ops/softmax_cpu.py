@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_vec import aten_float_lanes, block_rows, map_reduce_sum, row_blocks
+from ..aten_vec import aten_float_lanes, block_rows, map_reduce_sum, row_blocks, row_maxima
 from .glibc_float_math import exp_float
 from .sleef_float import sleef_expf, sleef_logf
 
@@ -92,7 +92,7 @@ def softmax_forward(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
 
 def _lastdim_forward(x: np.ndarray, log: bool) -> np.ndarray:
     lanes = aten_float_lanes()
-    z = x - np.maximum.reduce(x, axis=1, keepdims=True)
+    z = x - row_maxima(x)
     e = sleef_expf(z)
     total = map_reduce_sum([e], lanes=lanes)
     if log:
