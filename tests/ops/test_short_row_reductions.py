@@ -1,0 +1,40 @@
+"""Reductions of many short rows (a batch of class scores) take a transposed copy for speed: they must keep the
+order of the additions, left to right, and the maxima."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tracegrad.ops.aten_vec import MANY_SHORT_ROWS, map_reduce_sum, row_maxima
+
+
+def _left_to_right(rows: np.ndarray) -> np.ndarray:
+    out = np.empty(rows.shape[0], rows.dtype)
+    for i, row in enumerate(rows):
+        acc = row[0]
+        for v in row[1:]:
+            acc = rows.dtype.type(acc + v)
+        out[i] = acc
+    return out
+
+
+@pytest.mark.parametrize("rows", [MANY_SHORT_ROWS, MANY_SHORT_ROWS + 1, 500])
+@pytest.mark.parametrize("length", [1, 2, 7, 10, 15])
+def test_short_rows_are_summed_left_to_right(rows, length):
+    # (values of mixed magnitudes: any other order of the additions rounds differently somewhere)
+    rng = np.random.default_rng(length)
+    x = (rng.standard_normal((rows, length)) * 10.0 ** rng.integers(-4, 5, (rows, length))).astype(np.float32)
+    assert np.array_equal(map_reduce_sum([x], lanes=16), _left_to_right(x))
+    assert np.array_equal(map_reduce_sum([x[:, ::-1]], lanes=16), _left_to_right(x[:, ::-1]))  # (strided)
+
+
+@pytest.mark.parametrize("rows", [MANY_SHORT_ROWS, MANY_SHORT_ROWS + 1, 300])
+def test_row_maxima(rows):
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((rows, 10)).astype(np.float32)
+    x[3, 4] = np.nan
+    x[5] = -np.inf
+    got = row_maxima(x)
+    assert got.shape == (rows, 1)
+    assert np.array_equal(got, np.max(x, axis=1, keepdims=True), equal_nan=True)
