@@ -92,8 +92,15 @@ def _regular_cascade(values: np.ndarray, step: int) -> np.ndarray:
     """``cascade_sum`` when every target counts: each level a regular split into blocks. Once a level holds
     element 0 alone, it passes up to the top level untouched."""
     total = np.zeros((), values.dtype)
-    if 1 < values.shape[0] <= step:  # (one level's worth, as in a small batch: the loop below, unrolled)
-        total = total + np.add.accumulate(values[1:])[-1]  # the residue after element 0's flush
+    count = values.shape[0]
+    if 1 < count <= step * step:  # (one or two levels' worth, as in a usual batch: the loop below, unrolled)
+        blocks = (count - 1) // step  # level 0's full blocks after element 0; their sums fill level 1
+        rest = values[1 + blocks * step:]
+        if rest.shape[0]:
+            total = total + np.add.accumulate(rest)[-1]  # level 0's residue
+        if blocks:
+            block_sums = _running_totals(values[1:1 + blocks * step].reshape(blocks, step))
+            total = total + np.add.accumulate(block_sums)[-1]  # level 1's residue (fewer than step sums)
         return np.asarray(total + values[0], values.dtype)
     for _ in range(_LEVELS - 1):
         if values.shape[0] <= 1:
