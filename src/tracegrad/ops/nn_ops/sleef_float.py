@@ -31,7 +31,7 @@ def _pow2i(q: np.ndarray) -> np.ndarray:
 
 
 _F64 = np.float64
-_NEG_L2U, _NEG_L2L = _F64(-_L2U), _F64(-_L2L)
+_NEG_L2 = -(_F64(_L2U) + _F64(_L2L))  # (exact: the two parts span 43 bits)
 _EXP_POLY_WIDE = tuple(_F64(c) for c in _SLEEF_EXP_POLY)
 # The first four steps of Horner's rule end in the binades of their addends, for every |s| <= 0.35 (Cody-Waite's
 # reduction by ln 2 leaves |s| <= 0.347): [2^-10, 2^-9), [2^-7, 2^-6), [2^-5, 2^-4), [2^-3, 2^-2).
@@ -64,16 +64,14 @@ def _expf(d: np.ndarray) -> np.ndarray:
         np.fmin(q, _F32(110), out=q)
         q *= _R_LN2
     np.rint(q, out=q)  # (cvtps2dq: to nearest even)
-    # q * L2U is exact in float (8 + 15 bits): the first fused step is a plain difference
-    s = q * _L2U
-    np.subtract(d, s, out=s)
-    # Each later fused step: the exact product and the sum in float64, then one rounding to float. (Calls with
-    # one dtype throughout: NumPy's mixed-dtype loops cost about twice as much, small arrays or large.)
-    wide = q.astype(_F64)
-    wide *= _NEG_L2L  # (products of two floats are exact in double)
-    s_wide = s.astype(_F64)
-    wide += s_wide
-    np.copyto(s, wide, casting="same_kind")
+    # s = d - q ln 2, ln 2 in Sleef's two parts L2U + L2L. Its first fused step, d - q L2U, is exact (q L2U fits a
+    # float); the second rounds once: s is d - q (L2U + L2L) rounded to float. That is exact in float64: L2U + L2L
+    # spans 43 bits, q at most 8, and the difference lies below 1/2 with no bit below 2**-43 (q = 0: s = d).
+    # (Calls with one dtype throughout: NumPy's mixed-dtype loops cost about twice as much, small arrays or large.)
+    s_wide = q.astype(_F64)
+    s_wide *= _NEG_L2
+    s_wide += d.astype(_F64)
+    s = s_wide.astype(_F32)
     np.copyto(s_wide, s)
     # Horner's rule, each step one fused multiply-add. The first four end in fixed binades (below), where
     # fused_in_binade rounds them; the fifth straddles 1/2 and the last ranges widely: each of those is summed
