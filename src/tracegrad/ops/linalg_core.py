@@ -30,12 +30,18 @@ _BOOL = np.dtype(bool)
 _np_dot, _np_matmul = np.dot, np.matmul
 
 
+_F32 = np.dtype(np.float32)
+
+
 def matrix_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``np.matmul`` of two matrices of one dtype. Where both are laid out for BLAS (C or Fortran order), NumPy's
     ``dot`` makes the same BLAS call with less overhead of its own (a quarter of a small product's time) and gives
-    the same result, laid out the same; other layouts differ between the two (matmul's own loop), so they stay
-    with matmul."""
-    return _np_dot(a, b) if a.flags.forc and b.flags.forc else _np_matmul(a, b)
+    the same result, laid out the same. Not for other layouts (matmul runs its own loop there), nor for complex
+    matrices (their outer products, an inner size of 1, round differently in dot), which stay with matmul."""
+    dt = a.dtype
+    if (dt is _F32 or dt.kind != "c") and a.flags.forc and b.flags.forc:
+        return _np_dot(a, b)
+    return _np_matmul(a, b)
 
 
 def _mm_kernel(a, b):
