@@ -86,14 +86,14 @@ _F = None
 def accumulate_into(variable, grad) -> None:
     """PyTorch's accumulateGrad: adopt the first gradient without copying when nobody else can see it,
     then add in place (or out of place when building a graph, so higher-order gradients see the sum)."""
-    F = _functional_core()
+    # (the operator library is looked up only off the common path: adopting a first gradient needs none of it)
     d = variable.__dict__
     if "_grad_dtype" in d:
         target = d["_grad_dtype"]
         if target is not None and grad._data.dtype != target.np:
-            grad = F.to_dtype(grad, target)
+            grad = _functional_core().to_dtype(grad, target)
     elif grad._data.dtype != variable._data.dtype:  # the tensor's own dtype, without building its torch.dtype
-        grad = F.to_dtype(grad, variable.dtype)
+        grad = _functional_core().to_dtype(grad, variable.dtype)
     current = variable._grad
     if current is None:
         gd, vd = grad._data, variable._data
@@ -107,10 +107,11 @@ def accumulate_into(variable, grad) -> None:
             # PyTorch's clone_obey_contract: a copy with the leaf's strides (contiguous for a leaf with gaps or
             # overlaps), recorded under create_graph (CopyBackwards). Outside it, a gradient that obeys keeps its
             # own strides, as PyTorch's steal would (it adopts views too, which tracegrad copies).
+            F = _functional_core()
             own = obeys and not STATE.grad_enabled
             layout = None if own else vd if is_non_overlapping_and_dense(vd) else False
             variable._grad = F.copy_to_new(grad, layout) if STATE.grad_enabled else F.detach_copy(grad, layout)
     elif not STATE.grad_enabled:
-        F.add_inplace(current, grad)
+        _functional_core().add_inplace(current, grad)
     else:
-        variable._grad = F.add(current, grad)
+        variable._grad = _functional_core().add(current, grad)

@@ -52,10 +52,12 @@ def as_tensors(arrays: tuple, original: Tensor) -> list:
         if a is None:
             out.append(None)
             continue
-        for j in range(k):
+        j = 0  # (a while loop: no range object for each gradient)
+        while j < k:
             if arrays[j] is a:
                 out.append(out[j])
                 break
+            j += 1
         else:
             out.append(as_tensor(a, original))
     return out

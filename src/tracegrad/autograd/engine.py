@@ -32,18 +32,17 @@ class GraphTask:
     """State of one backward call; ``current_graph_task`` callbacks hang off it."""
 
     __slots__ = ("keep_graph", "create_graph", "exec_info", "captures", "captured", "callbacks",
-                 "nodes_run", "deps", "graph_root", "id", "__weakref__")
+                 "deps", "graph_root", "id", "__weakref__")
 
-    def __init__(self, keep_graph: bool, create_graph: bool) -> None:
+    def __init__(self, keep_graph: bool, create_graph: bool, graph_root: Node, deps: dict) -> None:
         self.keep_graph = keep_graph
         self.create_graph = create_graph
         self.exec_info: dict | None = None  # node -> needed (bool); None means "run everything"
         self.captures: dict = {}  # node -> list of (output_nr, capture index)
         self.captured: list = []
         self.callbacks: list = []
-        self.nodes_run: list = []
-        self.deps: dict = {}
-        self.graph_root = None
+        self.deps = deps  # (for will_execute's membership test; the run counts the values down)
+        self.graph_root = graph_root
         self.id = next(_task_ids)
 
     def will_execute(self, fn) -> bool:
@@ -196,11 +195,9 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     ``outputs``: gradient edges whose incoming gradient is wanted. With ``accumulate_grad`` they are
     executed (``backward(inputs=...)``); without, their gradient is captured and returned (``grad``).
     """
-    task = GraphTask(keep_graph, create_graph)
     graph_root = GraphRoot(roots, grads)
     deps = compute_dependencies(graph_root)
-    task.deps = deps  # (for will_execute's membership test; the run counts the values down)
-    task.graph_root = graph_root
+    task = GraphTask(keep_graph, create_graph, graph_root, deps)
     if outputs is not None:
         targets = {fn for fn, _ in outputs if fn is not None}
         if accumulate_grad:
@@ -219,7 +216,8 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     if STATE.observed:
         _emit_event("backward_started", task=task, roots=roots)
     # (an error must not leave the profiler's ranges open, or the operators after it nested in them)
-    profiling = _profiling.Nesting(STATE.profiler) if STATE.profiler is not None else None
+    # (a profiler makes ``special`` true: the slot is read first, the property only then)
+    profiling = _profiling.Nesting(STATE.profiler) if STATE.special and STATE.profiler is not None else None
     try:
         # PyTorch computes inf/nan silently; NumPy would warn from inside backward formulas.
         with np.errstate(all="ignore"):
@@ -278,6 +276,15 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             fn, inputs = first, graph_root.apply(inputs)
     del edges
     while True:
+        if fn is None:  # the next node from the queue
+            if not heap:
+                break
+            fn = pop(heap)
+            while fn is ran_marker:
+                if not heap:
+                    return
+                fn = pop(heap)
+            inputs = buffers.pop(fn)
         if exec_info is not None and fn is not graph_root:
             needed = exec_info.get(fn, False)
             captures = task.captures.get(fn)
@@ -299,6 +306,10 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                     # A plain backward through raw-NumPy rules: as many nodes as possible on the arrays.
                     fn, inputs, ran = array_chain.run(fn, inputs[0], deps, buffers, heap, keep_graph)
                 if ran:
+                    if not inputs:  # the run ended in a leaf's AccumulateGrad: nothing to hand on
+                        del inputs
+                        fn = None
+                        continue
                     outputs = inputs  # ``fn`` ran, and its saved values are released
                 else:
                     # The common case, inlined: no hooks; at most an observer of nodes and hooks.
@@ -422,14 +433,7 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                 continue
         else:
             del inputs
-        if not heap:
-            break
-        fn = pop(heap)
-        while fn is ran_marker:
-            if not heap:
-                return
-            fn = pop(heap)
-        inputs = buffers.pop(fn)
+        fn = None
 
 
 def _requeue(heap: list, pushed: list) -> None:

@@ -184,13 +184,11 @@ def _arrays(saved: tuple):
     """The arrays of saved values that may be absent (None stays None), or None if one must be unpacked."""
     out = []
     for v in saved:
-        if v is None:
-            out.append(None)
-            continue
-        a = plain_array(v)
-        if a is None:
-            return None
-        out.append(a)
+        if v is not None:
+            v = plain_array(v)
+            if v is None:
+                return None
+        out.append(v)
     return out
 
 
