@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tracegrad as tg
-from tracegrad.ops.aten_vec import MANY_SHORT_ROWS, map_reduce_sum, row_maxima
+from tracegrad.ops.aten_vec import MANY_SHORT_ROWS, SHORT_ROW, map_reduce_sum, row_maxima
 
 
 def _left_to_right(rows: np.ndarray) -> np.ndarray:
@@ -37,9 +37,10 @@ def test_short_rows_are_summed_left_to_right(rows, length):
 
 
 @pytest.mark.parametrize("rows", [MANY_SHORT_ROWS, MANY_SHORT_ROWS + 1, 300])
-def test_row_maxima(rows):
+@pytest.mark.parametrize("length", [10, SHORT_ROW, SHORT_ROW + 1, 300])  # (short rows transposed, long ones not)
+def test_row_maxima(rows, length):
     rng = np.random.default_rng(rows)
-    x = rng.standard_normal((rows, 10)).astype(np.float32)
+    x = rng.standard_normal((rows, length)).astype(np.float32)
     x[3, 4] = np.nan
     x[5] = -np.inf
     got = row_maxima(x)

@@ -28,8 +28,6 @@ _BOOL = np.dtype(bool)
 
 
 _np_dot, _np_matmul = np.dot, np.matmul
-
-
 _F32 = np.dtype(np.float32)
 
 
