@@ -56,16 +56,6 @@ def _running_totals(rows: np.ndarray) -> np.ndarray:
     return np.add.accumulate(rows, axis=1)[:, -1]
 
 
-def _regular_level(values: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
-    """One level when every target counts: element 0 flushes straight through, then blocks of ``step``
-    elements close at the multiples of ``step``; the next level sees element 0 and the block sums."""
-    full = (values.shape[0] - 1) // step
-    blocks = values[1 : 1 + full * step].reshape(full, step)
-    rest = values[1 + full * step :]
-    residue = _running_totals(rest[None, :])[0]
-    return np.concatenate((values[:1], _running_totals(blocks))), residue
-
-
 def cascade_sum(values: np.ndarray, index: np.ndarray | None, count: int) -> np.ndarray:
     """The kernel's sum of ``values`` (in order) whose positions among all ``count`` targets are ``index``
     (None: all of them, none ignored)."""
@@ -89,23 +79,20 @@ def cascade_sum(values: np.ndarray, index: np.ndarray | None, count: int) -> np.
 
 
 def _regular_cascade(values: np.ndarray, step: int) -> np.ndarray:
-    """``cascade_sum`` when every target counts: each level a regular split into blocks. Once a level holds
-    element 0 alone, it passes up to the top level untouched."""
+    """``cascade_sum`` when every target counts: each level a regular split into blocks. Element 0 flushes straight
+    through to the top level; after it, each level's elements close a block at every multiple of ``step``, the
+    block sums are the next level's elements, and what stays open is the level's residue."""
     total = np.zeros((), values.dtype)
-    count = values.shape[0]
-    if 1 < count <= step * step:  # (one or two levels' worth, as in a usual batch: the loop below, unrolled)
-        blocks = (count - 1) // step  # level 0's full blocks after element 0; their sums fill level 1
-        rest = values[1 + blocks * step:]
-        if rest.shape[0]:
-            total = total + np.add.accumulate(rest)[-1]  # level 0's residue
-        if blocks:
-            block_sums = _running_totals(values[1:1 + blocks * step].reshape(blocks, step))
-            total = total + np.add.accumulate(block_sums)[-1]  # level 1's residue (fewer than step sums)
-        return np.asarray(total + values[0], values.dtype)
+    if not values.shape[0]:
+        return total
+    tail = values[1:]
     for _ in range(_LEVELS - 1):
-        if values.shape[0] <= 1:
-            break
-        values, residue = _regular_level(values, step)
-        total = total + residue
-    # (the top level, or element 0 on its way there: it never flushes, so it sums what it receives)
-    return np.asarray(total + _running_totals(values[None, :])[0], values.dtype)
+        blocks = tail.shape[0] // step
+        rest = tail[blocks * step:]
+        if rest.shape[0]:  # (an empty residue adds zero)
+            total = total + np.add.accumulate(rest)[-1]
+        if not blocks:  # (nothing goes up: element 0 alone reaches the top)
+            return np.asarray(total + values[0], values.dtype)
+        tail = _running_totals(tail[:blocks * step].reshape(blocks, step))
+    # (the top level never flushes: it sums element 0 and the block sums that reached it, in order)
+    return np.asarray(total + _running_totals(np.concatenate((values[:1], tail))[None, :])[0], values.dtype)
