@@ -54,6 +54,13 @@ def assert_same_bits(ours, theirs) -> None:
                         f"{a.reshape(-1)[~same.reshape(-1)][:3]} vs {b.reshape(-1)[~same.reshape(-1)][:3]}")
 
 
+def assert_all_same_bits(ours, theirs) -> None:
+    """``assert_same_bits`` for each pair of two equally long sequences of results (tracegrad's, torch's)."""
+    assert len(ours) == len(theirs), f"{len(ours)} results vs {len(theirs)}"
+    for a, b in zip(ours, theirs):
+        assert_same_bits(a, b)
+
+
 # Views of a 2-d tensor that give other strides: transposed, every other row, every third column, an inner window,
 # a transposed slice. A kernel's order of operations may follow the layout.
 STRIDED_VIEWS_2D = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import STRIDED_VIEWS_2D, assert_same_bits, tg, torch
+from _lib import STRIDED_VIEWS_2D, assert_all_same_bits, assert_same_bits, run_both, tg, torch
 
 SIZES = [1, 7, 31, 32, 33, 100, 4031, 9001]
 
@@ -54,10 +54,7 @@ VIEWS = {
 def test_values_and_gradients_are_torchs(name: str, n: int, dtype) -> None:
     x, g = _inputs(n, dtype)
     for view in VIEWS.values():
-        ours = _value_and_grad(tg, FUNCTIONS[name], x, g, view)
-        theirs = _value_and_grad(torch, FUNCTIONS[name], x, g, view)
-        for a, b in zip(ours, theirs):
-            assert_same_bits(a, b)
+        assert_all_same_bits(*run_both(_value_and_grad, FUNCTIONS[name], x, g, view))
 
 
 @pytest.mark.usefixtures("one_thread")
@@ -71,8 +68,7 @@ def test_in_place_and_module_forms(n: int) -> None:
         lib.nn.functional.silu(b, inplace=True)
         results.append((a.numpy(), b.numpy(), lib.nn.SiLU()(lib.tensor(x)).numpy(),
                         lib.nn.Sigmoid()(lib.tensor(x)).numpy()))
-    for a, b in zip(*results):
-        assert_same_bits(a, b)
+    assert_all_same_bits(*results)
 
 
 @pytest.mark.usefixtures("one_thread")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import STRIDED_VIEWS_2D, assert_same_bits, tg, torch
+from _lib import STRIDED_VIEWS_2D, assert_all_same_bits, assert_same_bits, run_both, tg, torch
 
 SIZES = [1, 7, 31, 32, 33, 63, 100, 4031, 9001]
 SPECIAL = [np.inf, -np.inf, np.nan, 0.0, -0.0, -100.0, 100.0, -88.5, 88.5, 1e-30, -1e-30, 1e-40, -17.3, 17.3,
@@ -51,10 +51,7 @@ VIEWS = {
 
 
 def _assert_both_same(name: str, x: np.ndarray, g: np.ndarray, view=lambda t: t) -> None:
-    ours = _value_and_grad(tg, FUNCTIONS[name], x, g, view)
-    theirs = _value_and_grad(torch, FUNCTIONS[name], x, g, view)
-    for a, b in zip(ours, theirs):
-        assert_same_bits(a, b)
+    assert_all_same_bits(*run_both(_value_and_grad, FUNCTIONS[name], x, g, view))
 
 
 @pytest.mark.usefixtures("one_thread")
@@ -106,8 +103,7 @@ def test_softplus_around_its_threshold(beta: float, threshold: float) -> None:
         out = lib.nn.functional.softplus(leaf, beta=beta, threshold=threshold)
         out.backward(lib.tensor(g))
         results.append((out.detach().numpy(), leaf.grad.numpy()))
-    for a, b in zip(*results):
-        assert_same_bits(a, b)
+    assert_all_same_bits(*results)
 
 
 @pytest.mark.usefixtures("one_thread")
@@ -120,8 +116,7 @@ def test_modules_and_in_place_forms() -> None:
         nn.functional.mish(a, inplace=True)
         results.append((nn.Softplus()(lib.tensor(x)).numpy(), nn.Softplus(beta=2, threshold=5)(lib.tensor(x)).numpy(),
                         nn.Mish()(lib.tensor(x)).numpy(), nn.LogSigmoid()(lib.tensor(x)).numpy(), a.numpy()))
-    for a, b in zip(*results):
-        assert_same_bits(a, b)
+    assert_all_same_bits(*results)
 
 
 @pytest.mark.usefixtures("one_thread")
@@ -133,8 +128,7 @@ def test_log_sigmoid_buffer_and_backward_op() -> None:
         out, buffer = lib.ops.aten.log_sigmoid_forward(lib.tensor(x))
         grad = lib.ops.aten.log_sigmoid_backward(lib.tensor(g), lib.tensor(x), buffer)
         results.append((out, buffer, grad))
-    for a, b in zip(*results):
-        assert_same_bits(a, b)
+    assert_all_same_bits(*results)
 
 
 # Half is computed in float and rounded once, in blocks of two Vectorized<Half> (64 halves on AVX-512). Where

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import assert_same_bits, tg, torch
+from _lib import assert_all_same_bits, run_both
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -25,10 +25,7 @@ def _loss_and_grad(lib, fn: str, x: np.ndarray, target: np.ndarray, reduction: s
 
 
 def _assert_same(fn: str, x: np.ndarray, target: np.ndarray, reduction: str, **kwargs) -> None:
-    ours = _loss_and_grad(tg, fn, x, target, reduction, **kwargs)
-    theirs = _loss_and_grad(torch, fn, x, target, reduction, **kwargs)
-    for a, b in zip(ours, theirs):
-        assert_same_bits(a, b)
+    assert_all_same_bits(*run_both(_loss_and_grad, fn, x, target, reduction, **kwargs))
 
 
 @pytest.mark.parametrize("shape", SHAPES)

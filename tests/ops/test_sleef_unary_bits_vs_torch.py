@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import STRIDED_VIEWS_2D, assert_same_bits, tg, torch
+from _lib import STRIDED_VIEWS_2D, assert_all_same_bits, assert_same_bits, run_both, tg, torch
 
 # Zeros, infinities, NaN, subnormals, the ends of each formula's ranges, overflow thresholds (sinh and cosh past
 # 88.72 and 89.4, exp2 at 128 and -150), and 32.564632, where glibc's fused expf rounds otherwise than unfused.
@@ -75,10 +75,7 @@ def test_strided_values_and_gradients(name: str, view: str, dtype) -> None:
     x[np.abs(x) > 12] = 0.75  # (finite gradients: cosh of the huge ones overflows)
     shape = STRIDED_VIEWS_2D[view](torch.tensor(x)).shape
     g = np.random.default_rng(4).standard_normal(shape).astype(dtype)
-    ours = _value_and_grads(tg, name, (x,), g, STRIDED_VIEWS_2D[view])
-    theirs = _value_and_grads(torch, name, (x,), g, STRIDED_VIEWS_2D[view])
-    for a, b in zip(ours, theirs):
-        assert_same_bits(a, b)
+    assert_all_same_bits(*run_both(_value_and_grads, name, (x,), g, STRIDED_VIEWS_2D[view]))
 
 
 EXPANDED = {"column": ((100, 1), (100, 64)), "row": ((1, 100), (64, 100)), "number": ((1, 1), (37, 45)),
@@ -151,10 +148,7 @@ def test_atan2_strided_values_and_gradients(view: str, dtype) -> None:
     y, x = np.where(finite, y, dtype(0.5)), np.where(finite, x, dtype(-2))  # (finite gradients)
     shape = STRIDED_VIEWS_2D[view](torch.tensor(y)).shape
     g = np.random.default_rng(9).standard_normal(shape).astype(dtype)
-    ours = _value_and_grads(tg, "atan2", (y, x), g, STRIDED_VIEWS_2D[view])
-    theirs = _value_and_grads(torch, "atan2", (y, x), g, STRIDED_VIEWS_2D[view])
-    for a, b in zip(ours, theirs):
-        assert_same_bits(a, b)
+    assert_all_same_bits(*run_both(_value_and_grads, "atan2", (y, x), g, STRIDED_VIEWS_2D[view]))
 
 
 BROADCASTS = {
