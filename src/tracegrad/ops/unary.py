@@ -19,6 +19,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backend.dtypes import cpp_type_name, scalar_type_name
 from . import pointwise as _pw
 from ._util import as_array, half_in_float, number_arg, reject_complex, result_dtype, to_floating, unsupported
+from .clip_values import clip_by_tensors, clip_values
 from .creation import zeros_like
 from .pointwise import (
     add,
@@ -835,7 +836,9 @@ def resolve_neg(input: Tensor) -> Tensor:
 CLAMP_COMPLEX = (NotImplementedError, "clamp is not supported for complex types")
 
 
-def _clamp_kernel(a, min=None, max=None):
+def _clamp_kernel(a, min=None, max=None, clip=clip_values):
+    """clamp with Scalar bounds; ``clip`` is ``clip_by_tensors`` for the Tensor overloads (whose ATen kernel breaks
+    ties between zeros differently in its vector code)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if a.dtype.kind == "c":
@@ -843,23 +846,25 @@ def _clamp_kernel(a, min=None, max=None):
     dt = result_dtype(a, min, max)
     for bound in (min, max):  # (a number converts to the result's dtype, half included)
         check_scalar_parameter(bound, dt)
-    x = as_array(a, dt)
-    # maximum/minimum propagate NaN from x and from the bounds, and min > max gives max: PyTorch's rules
-    if min is not None:
-        x = np.maximum(x, as_array(min, dt))
-    if max is not None:
-        x = np.minimum(x, as_array(max, dt))
-    return x
+    return clip(as_array(a, dt), None if min is None else as_array(min, dt), None if max is None else as_array(max, dt))
 
 
-def _clamp_inplace_kernel(a, min=None, max=None):
-    result = _clamp_kernel(a, min, max)
+def _clamp_inplace_kernel(a, min=None, max=None, clip=clip_values):
+    result = _clamp_kernel(a, min, max, clip)
     if result.dtype != a.dtype and not _pw._can_cast_like_torch(result.dtype, a.dtype):
         # clamp_ words its cast error with C type names
         raise RuntimeError(f"result type {type_name(result.dtype)} can't be cast to the desired output type "
                            f"{cpp_type_name(a.dtype)}")
     np.copyto(a, result, casting="unsafe")
     return a
+
+
+def _clamp_tensor_kernel(a, min=None, max=None):
+    return _clamp_kernel(a, min, max, clip_by_tensors)
+
+
+def _clamp_tensor_inplace_kernel(a, min=None, max=None):
+    return _clamp_inplace_kernel(a, min, max, clip_by_tensors)
 
 
 def _inside(x, lo, hi):
@@ -909,9 +914,9 @@ _clamp = defop("clamp" + _CLAMP_S.format("", ""), _clamp_kernel, vjp=_clamp_scal
                attrs=("min", "max"), node_name="ClampBackward1")
 _clamp_ = defop("clamp_" + _CLAMP_S.format("(a!)", "(a!)"), _clamp_inplace_kernel, vjp=_clamp_scalar_vjp,
                 saves=_SELF, attrs=("min", "max"), node_name="ClampBackward1")
-_clamp_t = defop("clamp" + _CLAMP_T.format("", ""), _clamp_kernel, vjp=_clamp_tensor_vjp,
+_clamp_t = defop("clamp" + _CLAMP_T.format("", ""), _clamp_tensor_kernel, vjp=_clamp_tensor_vjp,
                  saves=("self", "min", "max"), node_name="ClampBackward0", jvp=_clamp_tensor_jvp)
-_clamp_t_ = defop("clamp_" + _CLAMP_T.format("(a!)", "(a!)"), _clamp_inplace_kernel, vjp=_clamp_tensor_vjp,
+_clamp_t_ = defop("clamp_" + _CLAMP_T.format("(a!)", "(a!)"), _clamp_tensor_inplace_kernel, vjp=_clamp_tensor_vjp,
                   saves=("self", "min", "max"), node_name="ClampBackward0", jvp=_clamp_tensor_jvp)
 _clamp.elementwise_jvp = _clamp_.elementwise_jvp = True
 
@@ -961,20 +966,26 @@ def _one_sided(name: str, bound: str, compare, node: str):
     scalar_vjp, tensor_vjp = _one_sided_vjp(compare)
     lower = bound == "min"
 
-    def kernel(a, b):
-        return _clamp_kernel(a, b, None) if lower else _clamp_kernel(a, None, b)
+    def kernel(a, b, clip=clip_values):
+        return _clamp_kernel(a, b, None, clip) if lower else _clamp_kernel(a, None, b, clip)
 
-    def inplace(a, b):
-        return _clamp_inplace_kernel(a, b, None) if lower else _clamp_inplace_kernel(a, None, b)
+    def inplace(a, b, clip=clip_values):
+        return _clamp_inplace_kernel(a, b, None, clip) if lower else _clamp_inplace_kernel(a, None, b, clip)
+
+    def tensor_kernel(a, b):
+        return kernel(a, b, clip_by_tensors)
+
+    def tensor_inplace(a, b):
+        return inplace(a, b, clip_by_tensors)
 
     return (
         defop(f"{name}(Tensor self, Scalar {bound}) -> Tensor", kernel, vjp=scalar_vjp, saves=_SELF,
               attrs=(bound,), node_name=f"{node}Backward0"),
         defop(f"{name}_(Tensor(a!) self, Scalar {bound}) -> Tensor(a!)", inplace, vjp=scalar_vjp, saves=_SELF,
               attrs=(bound,), node_name=f"{node}Backward0"),
-        defop(f"{name}.Tensor(Tensor self, Tensor {bound}) -> Tensor", kernel, vjp=tensor_vjp,
+        defop(f"{name}.Tensor(Tensor self, Tensor {bound}) -> Tensor", tensor_kernel, vjp=tensor_vjp,
               saves=("self", bound), node_name=f"{node}Backward1"),
-        defop(f"{name}_.Tensor(Tensor(a!) self, Tensor {bound}) -> Tensor(a!)", inplace, vjp=tensor_vjp,
+        defop(f"{name}_.Tensor(Tensor(a!) self, Tensor {bound}) -> Tensor(a!)", tensor_inplace, vjp=tensor_vjp,
               saves=("self", bound), node_name=f"{node}Backward1"),
     )
 

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import aten_norm
+from ..clip_values import clip_values
 from ..pointwise import ge, mul, where
 from ..reductions import _dims_arg
 from ..registry import defop
@@ -30,7 +31,7 @@ sign = defop(
 
 
 def _clamp_min_kernel(a, min):
-    return np.maximum(a, np.asarray(min, dtype=a.dtype))
+    return clip_values(a, np.asarray(min, dtype=a.dtype), None)
 
 
 def _clamp_min_vjp(ctx, g):

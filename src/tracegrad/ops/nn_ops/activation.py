@@ -21,6 +21,7 @@ from ...memory_format import contiguous_format
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import fma
+from ..clip_values import clip_values
 from ..creation import zeros_like
 from ..pointwise import (
     add,
@@ -106,7 +107,7 @@ threshold_backward = defop(
 def _relu_kernel(a):
     if a.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    return np.maximum(a, np.zeros((), dtype=a.dtype))
+    return clip_values(a, np.zeros((), dtype=a.dtype), None)
 
 
 def _relu_vjp(ctx, g):
@@ -124,13 +125,16 @@ relu, relu_ = _with_inplace(  # (relu is clamp_min in PyTorch: clamp's refusal o
 )
 
 
+_FLOAT_ZERO = {np.dtype(t): np.zeros((), t) for t in (np.float16, np.float32, np.float64)}  # (relu's bound)
+
+
 def relu_fast(input: Tensor) -> Tensor:
     """``relu`` with its ReluBackward0 node built inline (the registered op's eager path, minus dispatch)."""
     a = input._data
     if STATE.special or a.dtype.kind != "f":
         return relu(input)
     out = _new(Tensor)
-    out._data = pointwise_result(np.maximum(a, np.zeros((), dtype=a.dtype)), a)
+    out._data = pointwise_result(clip_values(a, _FLOAT_ZERO[a.dtype], None), a)
     out._rg = False
     out._gfn = None
     out._vc = None
@@ -191,7 +195,7 @@ def _hardtanh_kernel(a, min_val=-1, max_val=1):
         raise RuntimeError("Bool inputs not supported for hardtanh")
     for bound in (min_val, max_val):  # (converted to the tensor's own dtype, half included)
         check_scalar_parameter(bound, a.dtype)
-    return np.clip(a, np.asarray(min_val, dtype=a.dtype), np.asarray(max_val, dtype=a.dtype))
+    return clip_values(a, np.asarray(min_val, dtype=a.dtype), np.asarray(max_val, dtype=a.dtype))
 
 
 def _hardtanh_backward_kernel(g, x, min_val, max_val):
