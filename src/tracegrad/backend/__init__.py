@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cupy_backend, numpy_backend
+from . import cupy_backend, host_allocator, numpy_backend
 from .device import CPU, as_device, device
 from .dtypes import dtype
 
 __all__ = ["numpy_backend", "cupy_backend", "array_module", "device_of", "device", "dtype", "CPU", "as_device",
            "cuda_available"]
+
+
+host_allocator.tune_host_allocator()
 
 
 def array_module(array):
