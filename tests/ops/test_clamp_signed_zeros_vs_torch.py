@@ -127,3 +127,40 @@ def test_same_bits_whichever_way_numpy_breaks_ties(monkeypatch, clip):
             ours, theirs = run_both(lambda L, f=program, where=(dtype, length, layout): f(L, _input(L, *where)))
             assert_same_bits(ours, theirs)
     assert probe(np.dtype(np.float32), True) is (clip is _clip_keeping_x)
+
+
+GRADIENT_CASES = {
+    "relu": lambda L, x: L.relu(x),
+    "relu_ of a clone": lambda L, x: L.relu_(x.clone()),
+    "threshold": lambda L, x: L.nn.functional.threshold(x, 0.5, -1.0),
+    "relu6": lambda L, x: L.nn.functional.relu6(x),
+    "clamp": lambda L, x: L.clamp(x, -0.5, 0.5),
+}
+
+
+@pytest.mark.parametrize("seed_layout", ["dense", "dense with inf and NaN", "transposed", "expanded"])
+@pytest.mark.parametrize("shape", [(3, 5), (96, 64)], ids=["small", "large"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", list(GRADIENT_CASES))
+def test_dropped_gradients_are_positive_zeros_as_torch(case, dtype, shape, seed_layout):
+    """Where the backward drops a negative gradient it writes +0.0 (a multiply by the mask would give -0.0);
+    inf and NaN gradients pass where kept."""
+    rng = np.random.default_rng(0)
+    x_values = rng.standard_normal(shape)
+    g_values = rng.standard_normal(shape)
+    if seed_layout != "dense":
+        g_values.flat[::7] = math.inf
+        g_values.flat[3::11] = math.nan
+
+    def program(L):
+        x = L.tensor(x_values, dtype=getattr(L, dtype), requires_grad=True)
+        g = L.tensor(g_values, dtype=getattr(L, dtype))
+        if seed_layout == "transposed":
+            g = g.t().contiguous().t()
+        elif seed_layout == "expanded":
+            g = L.tensor(-2.0, dtype=g.dtype).expand(shape)
+        GRADIENT_CASES[case](L, x).backward(g)
+        return x.grad
+
+    ours, theirs = run_both(program)
+    assert_same_bits(ours, theirs)

@@ -74,17 +74,22 @@ def _with_inplace(schema: str, kernel, inplace_rules: dict | None = None, **rule
 
 def _threshold_backward_kernel(g, x, threshold):
     drop = x <= threshold  # PyTorch zeroes where x <= threshold, so a NaN input passes its gradient
-    same = g.__class__ is np.ndarray and g.shape == drop.shape
-    if same and g.size > 4096 and g.dtype.kind == "f" and g.flags.c_contiguous:
-        out = g * ~drop  # a multiply is ~3x faster than np.where; exact unless g holds inf/NaN
-        flat = g.reshape(-1)
-        if np.isfinite(np.dot(flat, flat)):
-            return out
-    if same:
-        out = g.copy()  # = np.where(~drop, g, 0) (C order, +0.0 where dropped), with less overhead
-        out[drop] = 0
-        return out
+    if g.__class__ is np.ndarray and g.ndim and g.shape == drop.shape and g.dtype.kind == "f":
+        return _zeroed_where(drop, g)
     return select(drop, np.zeros((), dtype=np.result_type(g)), g)
+
+
+_UNSIGNED_OF_SIZE = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _zeroed_where(drop: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``np.where(drop, 0, g)`` for float ``g`` of ``drop``'s shape, in C order: ``g``'s bits and-ed with a mask of
+    ones where kept, so +0.0 where dropped (``g * ~drop`` would give -0.0 under a negative gradient) and inf or
+    NaN kept as they are. Three passes, where ``np.where`` runs a branch per element (20x slower on random masks)."""
+    bits = _UNSIGNED_OF_SIZE[g.dtype.itemsize]
+    mask = drop.view(np.uint8).astype(bits, order="C")
+    mask -= bits(1)  # (dropped: 1 -> 0; kept: 0 -> all ones)
+    return np.bitwise_and(g.view(bits), mask, out=mask).view(g.dtype)
 
 
 def _threshold_backward_vjp(ctx, gg):
