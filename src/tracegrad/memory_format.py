@@ -17,6 +17,7 @@ from ._strides import (
     empty_strided,
     preserve_format_strides,
 )
+from ._transposing_copy import copy_into
 
 
 class memory_format:  # noqa: N801 - PyTorch's class name
@@ -82,7 +83,7 @@ def copy_in_format(a: np.ndarray, fmt: memory_format | None, dtype=None) -> np.n
     if fmt is None or fmt is preserve_format:
         return copy_preserving_layout(a, dtype)
     fresh = empty_strided(a.shape, format_strides(a.shape, fmt), a.dtype if dtype is None else dtype)
-    np.copyto(fresh, a, casting="unsafe")
+    copy_into(fresh, a)  # (= np.copyto, by cache lines for a transpose)
     return fresh
 
 

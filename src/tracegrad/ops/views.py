@@ -101,11 +101,17 @@ _unsafe_view = defop("_unsafe_view(Tensor self, SymInt[] size) -> Tensor", _unsa
 
 def _view_strides(a: np.ndarray, shape) -> tuple[int, ...] | None:
     """The strides (in elements) of ``a`` viewed as ``shape``, or None if no view has that shape."""
-    probe = a.view()
-    try:
-        probe.shape = infer_size(shape, a.size)
-    except AttributeError:
+    size = infer_size(shape, a.size)
+    try:  # (copy=False refuses without copying; assigning .shape copies the whole array first, then refuses)
+        probe = np.reshape(a, size, copy=False)
+    except ValueError:
         return None
+    except TypeError:  # NumPy < 2.1: no copy argument
+        probe = a.view()
+        try:
+            probe.shape = size
+        except AttributeError:
+            return None
     return tuple(s // a.itemsize for s in probe.strides)
 
 
