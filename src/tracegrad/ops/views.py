@@ -61,14 +61,29 @@ def normalize_shape(args) -> tuple:
 
 # ---- view / reshape ------------------------------------------------------------------------------------------
 
+def viewed_as(a: np.ndarray, shape: tuple) -> np.ndarray | None:
+    """``a`` viewed as ``shape`` (sizes already inferred), or None where no view has that shape."""
+    try:  # (copy=False refuses without copying; assigning .shape copies the whole array first, then refuses)
+        return np.reshape(a, shape, copy=False)
+    except ValueError:
+        return None
+    except TypeError:  # NumPy < 2.1: no copy argument
+        out = a.view()
+        try:
+            out.shape = shape
+        except AttributeError:
+            return None
+        return out
+
+
+VIEW_REFUSED = ("view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                "across two contiguous subspaces). Use .reshape(...) instead.")
+
+
 def _view_kernel(a, size):
-    shape = infer_size(size, a.size)
-    out = a.view()
-    try:
-        out.shape = shape
-    except AttributeError:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
-                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+    out = viewed_as(a, infer_size(size, a.size))
+    if out is None:
+        raise RuntimeError(VIEW_REFUSED)
     return out
 
 
@@ -101,18 +116,8 @@ _unsafe_view = defop("_unsafe_view(Tensor self, SymInt[] size) -> Tensor", _unsa
 
 def _view_strides(a: np.ndarray, shape) -> tuple[int, ...] | None:
     """The strides (in elements) of ``a`` viewed as ``shape``, or None if no view has that shape."""
-    size = infer_size(shape, a.size)
-    try:  # (copy=False refuses without copying; assigning .shape copies the whole array first, then refuses)
-        probe = np.reshape(a, size, copy=False)
-    except ValueError:
-        return None
-    except TypeError:  # NumPy < 2.1: no copy argument
-        probe = a.view()
-        try:
-            probe.shape = size
-        except AttributeError:
-            return None
-    return tuple(s // a.itemsize for s in probe.strides)
+    probe = viewed_as(a, infer_size(shape, a.size))
+    return None if probe is None else tuple(s // a.itemsize for s in probe.strides)
 
 
 def reshape(t, *shape):

@@ -16,6 +16,7 @@ from ...autograd.forward_ad import not_implemented_jvp
 from ...memory_format import contiguous_format
 from ..creation import zeros_like
 from ..registry import defop
+from ..views import VIEW_REFUSED, viewed_as
 from ._common import type_name
 
 
@@ -59,12 +60,9 @@ def _conv_tbc_kernel(x, w, b, pad):
 
 def _as_rows(a: np.ndarray, rows: int, planes: int) -> np.ndarray:
     """PyTorch's ``input.narrow(...).view(rows, planes)``: refused, in its words, when it would need a copy."""
-    flat = a.view()
-    try:
-        flat.shape = (rows, planes)  # (NumPy refuses a shape change that needs a copy, as view() does)
-    except AttributeError:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
-                           "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+    flat = viewed_as(a, (rows, planes))
+    if flat is None:
+        raise RuntimeError(VIEW_REFUSED)
     return flat
 
 
