@@ -64,3 +64,30 @@ def test_scan_with_dtype_sums_the_gradient_in_the_input_dtype(op):
         getattr(m, op)(leaf, 1, dtype=m.float32).backward(m.tensor(dy))
         grads.append(leaf.grad.numpy())
     assert _bits_equal(*grads)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+@pytest.mark.parametrize(("shape", "dim", "layout"), [
+    ((6, 50, 70), 1, "contiguous"), ((6, 50, 70), 0, "contiguous"), ((300, 64), 0, "contiguous"),
+    ((70, 300), 1, "transposed"), ((40, 5, 80), -3, "contiguous"),
+])
+def test_scans_along_outer_dims_as_torch(dtype, op, shape, dim, layout):
+    """A scan along an outer dim steps one whole slice at a time (reductions_extra._running): torch's bits and
+    strides, forward and backward."""
+    x = _sample(dtype, shape)
+    results = []
+    for lib in (torch, tg):
+        t = lib.tensor(x)
+        t = t.t() if layout == "transposed" else t
+        out = getattr(lib, op)(t, dim)
+        grads = None
+        if np.dtype(dtype).kind == "f":
+            leaf = t.detach().requires_grad_()
+            getattr(lib, op)(leaf, dim).sum().backward()
+            grads = leaf.grad.numpy()
+        results.append((out.numpy(), tuple(out.stride()), grads))
+    (theirs, their_strides, their_grad), (ours, our_strides, our_grad) = results
+    assert _bits_equal(theirs, ours) and their_strides == our_strides
+    if their_grad is not None:
+        assert _bits_equal(their_grad, our_grad)

