@@ -72,6 +72,24 @@ def ordered_reduce(x: np.ndarray, axis: int, op: np.ufunc) -> np.ndarray:
     return op.reduce(x, axis=axis)
 
 
+def running(step: np.ufunc, x: np.ndarray, d: int, acc: np.dtype) -> np.ndarray:
+    """``step.accumulate(x, axis=d, dtype=acc)``: each output the previous one combined with the next input, in
+    ``acc``. NumPy's accumulate walks the scanned axis innermost, so along an outer axis it crawls (3 ms for
+    the rows of a (256, 1024) float64 array); there one whole-slice step per index does the same additions in
+    the same order (0.19 ms)."""
+    n = x.shape[d]
+    inner = math.prod(x.shape[d + 1:])
+    # (real dtypes only: NumPy's complex multiply rounds differently in its accumulate loop)
+    if d == x.ndim - 1 or n < 2 or inner < 64 or n > 4 * inner or x.dtype.kind not in "fiu":
+        return step.accumulate(x, axis=d, dtype=acc)
+    out = np.empty(x.shape, acc)
+    lead = (slice(None),) * d
+    out[lead + (0,)] = x[lead + (0,)]
+    for i in range(1, n):
+        step(out[lead + (i - 1,)], x[lead + (i,)], out=out[lead + (i,)], dtype=acc)
+    return out
+
+
 def _reduces_in_order(x: np.ndarray, axis: int) -> bool:
     """Whether ``np.add.reduce`` adds along ``axis`` in order: NumPy's innermost loop runs along the dim of the
     smallest stride, and only there does it sum pairwise; any other dim of a smaller stride keeps it outside."""

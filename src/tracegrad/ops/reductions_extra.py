@@ -22,7 +22,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
 from . import aten_prod, aten_sum, stl_order
 from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
-from .aten_sum import cast_as_aten
+from .aten_sum import cast_as_aten, running
 from .reductions import _dims_arg
 from .registry import REGISTRY, defop
 
@@ -1086,25 +1086,7 @@ def _scan(step: np.ufunc, a, dim, dtype):
     acc = _SCAN_ACCUMULATOR.get(dt, dt)
     if x.dtype != dt:  # (the input is converted to the result's dtype first)
         x = x.astype(dt)
-    return _running(step, x, d, acc).astype(dt, copy=False).reshape(a.shape)
-
-
-def _running(step: np.ufunc, x: np.ndarray, d: int, acc: np.dtype) -> np.ndarray:
-    """``step.accumulate(x, axis=d, dtype=acc)``: each output the previous one combined with the next input, in
-    ``acc``. NumPy's accumulate walks the scanned axis innermost, so along an outer axis it crawls (3 ms for
-    the rows of a (256, 1024) float64 array); there one whole-slice step per index does the same additions in
-    the same order (0.19 ms)."""
-    n = x.shape[d]
-    inner = math.prod(x.shape[d + 1:])
-    # (real dtypes only: NumPy's complex multiply rounds differently in its accumulate loop)
-    if d == x.ndim - 1 or n < 2 or inner < 64 or n > 4 * inner or x.dtype.kind not in "fiu":
-        return step.accumulate(x, axis=d, dtype=acc)
-    out = np.empty(x.shape, acc)
-    lead = (slice(None),) * d
-    out[lead + (0,)] = x[lead + (0,)]
-    for i in range(1, n):
-        step(out[lead + (i - 1,)], x[lead + (i,)], out=out[lead + (i,)], dtype=acc)
-    return out
+    return running(step, x, d, acc).astype(dt, copy=False).reshape(a.shape)
 
 
 def _cumsum_kernel(a, dim, dtype=None):
@@ -1559,7 +1541,7 @@ def _logcumsumexp_kernel(a, dim):
             cum = out[i] = log_add_exp_complex(row, cum)
         return np.moveaxis(out, 0, d).reshape(a.shape)
     with np.errstate(invalid="ignore"):
-        return np.logaddexp.accumulate(x, axis=d).reshape(a.shape).astype(a.dtype, copy=False)
+        return running(np.logaddexp, x, d, x.dtype).reshape(a.shape).astype(a.dtype, copy=False)
 
 
 def _logcumsumexp_vjp(ctx, g):

@@ -24,6 +24,7 @@ from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name, scalar_type_name
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
+from .aten_sum import running
 from .registry import defop, not_implemented
 from .scalar_fill import written_value
 from .views import narrow_start, normalize_shape
@@ -1697,11 +1698,11 @@ def _cum_extreme(a, dim, ufunc):
     d = wrap_dim(dim, a.ndim)
     if a.dtype.kind == "c":  # (a 0-d input is copied without dispatch, as in PyTorch)
         raise unsupported(f"{name}_cpu", a.dtype)
-    values = ufunc.accumulate(a, axis=d)
+    values = running(ufunc, a, d, a.dtype)
     positions = np.arange(a.shape[d], dtype=np.int64).reshape((-1,) + (1,) * (a.ndim - d - 1))
     # an element takes the lead when it equals the running extreme (latest wins on ties) or is NaN
     hit = (a == values) | (np.isnan(a) if a.dtype.kind == "f" else False)
-    indices = np.maximum.accumulate(np.where(hit, positions, 0), axis=d)
+    indices = running(np.maximum, np.where(hit, positions, 0), d, np.dtype(np.int64))
     return values, indices.astype(np.int64)
 
 
