@@ -35,6 +35,13 @@ def scalar_mask(n: int, run: int, block: int, grain: int) -> np.ndarray | None:
     start and leaves its last ``length % block`` elements to the scalar loop. None: none do."""
     if block == 0 or run < block:
         return np.ones(n, bool)
+    if run == n and (n <= grain or get_num_threads() == 1):  # (one run, one thread: only its tail is scalar)
+        tail = n % block
+        if not tail:
+            return None
+        mask = np.zeros(n, bool)
+        mask[n - tail:] = True
+        return mask
     starts = np.union1d(np.arange(0, n, run, dtype=np.int64), thread_chunks(n, grain))
     ends = np.append(starts[1:], n)
     tails = ends - (ends - starts) % block
@@ -70,11 +77,12 @@ def iteration_order(x: np.ndarray, others: tuple) -> tuple[tuple, int]:
 
 def loop_block(dtype, also_avx512: bool) -> int:
     """Elements of one vector step of ``cpu_kernel_vec``: two ``Vectorized<T>``. A kernel registered for AVX-512
-    too (``also_avx512``) takes that build's vectors where the CPU has it, half holding twice as many as float;
-    the others take the AVX2 build's 32 bytes. 0: ATen's DEFAULT build, scalar code throughout."""
+    too (``also_avx512``) takes that build's vectors where the CPU has it (as many bytes as ``aten_float_lanes``
+    floats: twice as many halves, half as many doubles); the others take the AVX2 build's 32 bytes. 0: ATen's
+    DEFAULT build, scalar code throughout."""
     if not also_avx512:
         return 2 * vector_lanes(dtype)
-    return 2 * aten_float_lanes() * (2 if np.dtype(dtype) == np.float16 else 1)
+    return 2 * aten_float_lanes() * 4 // np.dtype(dtype).itemsize
 
 
 def vector_and_scalar(formula: Callable, operands: tuple, block: int, out_like: np.ndarray | None = None,

@@ -59,6 +59,7 @@ from .pointwise import where as _where
 from .registry import defop, defop_without_derivative, not_implemented
 from .scalar_fill import check_scalar_parameter, scalar_for
 from .scalar_overloads import scalar_minus
+from .select import select
 from .unary import call, conj, isnan, np_lgamma_positive, type_name, unsupported
 
 # ---- helpers -----------------------------------------------------------------------------------------------
@@ -318,7 +319,7 @@ def _remainder_kernel(a, b):
     with np.errstate(all="ignore"):
         # PyTorch: fmod, then shift into the divisor's sign; an exact zero keeps fmod's sign (NumPy's differs)
         m = np.fmod(x, y)
-        return np.where((m != 0) & ((y < 0) != (m < 0)), m + y, m)
+        return select((m != 0) & ((y < 0) != (m < 0)), m + y, m)
 
 
 def _fmod_kernel(a, b):
@@ -657,7 +658,7 @@ def _lerp_kernel(a, end, weight):
         # fma(weight, diff, self) for |weight| < 0.5, else fma(weight - 1, diff, end)
         small = np.abs(w) < 0.5
         if work.kind == "f":
-            return fma(np.where(small, w, w - 1), diff, np.where(small, start, end)).astype(a.dtype, copy=False)
+            return fma(select(small, w, w - 1), diff, select(small, start, end)).astype(a.dtype, copy=False)
         return np.where(small, start + w * diff, end - diff * (1 - w)).astype(a.dtype, copy=False)
 
 

@@ -42,6 +42,17 @@ def clip_values(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None) -> 
     return _with_zeros_recomputed(result, x, lo, hi, vector=False)
 
 
+def relu_values(x: np.ndarray) -> np.ndarray:
+    """``clip_values(x, 0, None)`` for float ``x``, with less to decide (relu's fast path runs it on every call)."""
+    zero, infinity = _RELU_BOUNDS[x.dtype]
+    result = _clip_ufunc(x, zero, infinity)
+    if result.__class__ is not np.ndarray:  # (a 0-d input gives a NumPy scalar)
+        result = np.asarray(result)
+    if _clip_ties_as_scalar_kernel(x.dtype, True):
+        return result
+    return _with_zeros_recomputed(result, x, zero, None, vector=False)
+
+
 def clip_by_tensors(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None) -> np.ndarray:
     """``clip_values`` for the Tensor overloads (``clamp.Tensor``, ``clamp_min.Tensor``, ``clamp_max.Tensor``): the
     elements that ATen's loop runs through its vector code (``aten_loops``: blocks of two AVX2 vectors from the
@@ -99,6 +110,9 @@ def _clip_ties_as_scalar_kernel(dtype: np.dtype, constant_bounds: bool) -> bool:
     return True
 
 
+_RELU_BOUNDS = {np.dtype(t): (np.zeros((), t), np.asarray(np.inf, t)) for t in (np.float16, np.float32, np.float64)}
+
+
 def _lowest(dtype: np.dtype) -> np.ndarray:
     """The bound that clamps nothing from below."""
     if dtype.kind == "f":
@@ -118,4 +132,7 @@ def _highest(dtype: np.dtype) -> np.ndarray:
 
 def _has_zero(*bounds) -> bool:
     """Whether a bound holds a zero (only then can a zero tie with it)."""
-    return any(bound is not None and not np.all(bound) for bound in bounds)
+    for bound in bounds:
+        if bound is not None and (bound.item() == 0 if bound.ndim == 0 else not bound.all()):
+            return True
+    return False

@@ -2,8 +2,9 @@
 
 NumPy's ``where`` branches on every element: with a mask that is true for about half of the elements at
 random (a ReLU-like mask), it runs 10-17x slower than with a sorted mask, slower than an ``exp``. Selecting
-bits instead (``b ^ ((a ^ b) & mask)`` on the arrays' unsigned-integer views, the mask widened to all ones
-or all zeros) costs a few fast passes whatever the mask, and gives exactly ``np.where``'s bits.
+bits instead (``b ^ ((a ^ b) * mask)`` on the arrays' unsigned-integer views: an integer product by 0 or 1,
+which keeps all of ``a ^ b`` or none) costs three fast passes whatever the mask, and gives exactly
+``np.where``'s bits.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ def select(mask: np.ndarray, a, b) -> np.ndarray:
         return np.where(mask, a, b)
     a_bits = np.asarray(a, dtype=dtype).view(bits)
     b_bits = np.asarray(b, dtype=dtype).view(bits)
-    wide = mask.view(np.uint8).astype(bits)
-    np.negative(wide, out=wide)  # (1 -> all ones)
-    out = np.bitwise_and(np.bitwise_xor(a_bits, b_bits), wide)
+    out = np.multiply(np.bitwise_xor(a_bits, b_bits), mask)  # (bool times uint: the uint's dtype)
     out ^= b_bits
     return out.view(dtype)

@@ -21,7 +21,7 @@ from ...memory_format import contiguous_format
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import fma
-from ..clip_values import clip_values
+from ..clip_values import clip_values, relu_values
 from ..creation import zeros_like
 from ..pointwise import (
     add,
@@ -67,6 +67,16 @@ def _with_inplace(schema: str, kernel, inplace_rules: dict | None = None, **rule
     inplace_rest = rest.replace("Tensor self", "Tensor(a!) self", 1).replace("-> Tensor", "-> Tensor(a!)")
     rules = {**rules, "node_name": op.node_class._name, **(inplace_rules or {})}
     return op, defop(f"{name}_({inplace_rest}", inplace_kernel(kernel), **rules)
+
+
+def _split_at_nan(formula, g: np.ndarray, x: np.ndarray, block: int) -> np.ndarray:
+    """``vector_and_scalar(formula, (g, x), block)`` for a backward kernel whose vector and scalar versions differ
+    only where ``x`` is NaN: without a NaN, C-ordered operands of one shape take one pass of the scalar version
+    (the split's set-up costs more than the kernel on small tensors)."""
+    if x.dtype.kind != "f" or (g.__class__ is np.ndarray and g.shape == x.shape and g.flags.c_contiguous
+                               and x.flags.c_contiguous and not np.isnan(x).any()):
+        return formula(g, x, vector=False)
+    return vector_and_scalar(formula, (g, x), block)
 
 
 # ---- threshold / relu --------------------------------------------------------------------------------------
@@ -130,16 +140,13 @@ relu, relu_ = _with_inplace(  # (relu is clamp_min in PyTorch: clamp's refusal o
 )
 
 
-_FLOAT_ZERO = {np.dtype(t): np.zeros((), t) for t in (np.float16, np.float32, np.float64)}  # (relu's bound)
-
-
 def relu_fast(input: Tensor) -> Tensor:
     """``relu`` with its ReluBackward0 node built inline (the registered op's eager path, minus dispatch)."""
     a = input._data
     if STATE.special or a.dtype.kind != "f":
         return relu(input)
     out = _new(Tensor)
-    out._data = pointwise_result(clip_values(a, _FLOAT_ZERO[a.dtype], None), a)
+    out._data = pointwise_result(relu_values(a), a)
     out._rg = False
     out._gfn = None
     out._vc = None
@@ -204,8 +211,16 @@ def _hardtanh_kernel(a, min_val=-1, max_val=1):
 
 
 def _hardtanh_backward_kernel(g, x, min_val, max_val):
-    # PyTorch zeroes where x <= min_val or x >= max_val: a NaN input passes its gradient
-    return select((x <= min_val) | (x >= max_val), np.zeros((), dtype=np.result_type(g)), g)
+    zero = np.zeros((), dtype=np.result_type(g))
+
+    def formula(grad: np.ndarray, v: np.ndarray, vector: bool) -> np.ndarray:
+        if vector:  # ((x > min_val) & (x < max_val)) & grad: 0 at NaN
+            return select((v > min_val) & (v < max_val), grad, zero)
+        # the scalar loop zeroes where x <= min_val or x >= max_val: NaN passes its gradient
+        return select((v <= min_val) | (v >= max_val), zero, grad)
+
+    # (hardtanh_backward is registered for AVX2 only, as shrink_backward)
+    return _split_at_nan(formula, g, x, loop_block(x.dtype, also_avx512=False))
 
 
 def _hardtanh_backward_vjp(ctx, gg):
@@ -244,7 +259,7 @@ hardtanh, hardtanh_ = _with_inplace(
 @half_in_float
 def _leaky_kernel(a, negative_slope=0.01):
     check_float(a, "leaky_relu_cpu")
-    scaled = a * _scalar(negative_slope, a.dtype)
+    scaled = np.asarray(a * _scalar(negative_slope, a.dtype))  # (an array for 0-d input too: out= below)
     if negative_slope == 0:  # (inf * 0 is NaN where PyTorch keeps inf)
         return select(a > 0, a, scaled)
     # One of a and a * slope, whichever the branch picks: the larger for a slope up to 1, else the smaller (exact;
@@ -423,11 +438,17 @@ def _elu_backward_kernel(g, alpha, scale, input_scale, is_result, x):
     if dt == np.float32 or dt == np.float16:
         return elu_backward_float(g, x, float(alpha), float(scale), float(input_scale), bool(is_result))
     alpha, scale, input_scale = (np.asarray(v, dtype=dt) for v in (alpha, scale, input_scale))
-    if is_result:
-        neg_part = g * input_scale * (x + alpha * scale)
-    else:
-        neg_part = g * input_scale * alpha * scale * np.exp(x * input_scale)
-    return select(x <= 0, neg_part, g * scale)  # a NaN input takes the positive branch, as in PyTorch
+
+    def formula(grad: np.ndarray, b: np.ndarray, vector: bool) -> np.ndarray:
+        if is_result:
+            neg_part = grad * input_scale * (b + alpha * scale)
+        else:
+            neg_part = grad * input_scale * alpha * scale * np.exp(b * input_scale)
+        # (as elu_backward_float: the vector code sends NaN to the negative branch, the scalar loop to the other)
+        positive = (b > 0) if vector else ~(b <= 0)
+        return select(positive, grad * scale, neg_part)
+
+    return _split_at_nan(formula, g, x, loop_block(dt, also_avx512=True))
 
 
 def _elu_backward_vjp(ctx, gg):
@@ -861,8 +882,15 @@ def _hardswish_vjp(ctx, g):
 def _hardswish_backward_kernel(g, x):
     # PyTorch's kernel: 0 up to -3, g * (x / 3 + 1/2) below 3, g from 3 on (and for NaN)
     dt = np.result_type(g, x)
-    middle = g * (x / np.asarray(3.0, dtype=x.dtype) + np.asarray(0.5, dtype=x.dtype))
-    return select(x <= -3.0, np.zeros((), dt), select(x < 3.0, middle, g)).astype(dt, copy=False)
+    zero = np.zeros((), dt)
+
+    def formula(grad: np.ndarray, v: np.ndarray, vector: bool) -> np.ndarray:
+        middle = grad * (v / np.asarray(3.0, dtype=v.dtype) + np.asarray(0.5, dtype=v.dtype))
+        # the vector code keeps NaN in the middle branch (NaN), the scalar loop sends it to the last (g)
+        upper = (v >= 3.0) if vector else ~(v < 3.0)
+        return select(v <= -3.0, zero, select(upper, grad, middle)).astype(dt, copy=False)
+
+    return _split_at_nan(formula, g, x, loop_block(x.dtype, also_avx512=True))
 
 
 def _hardswish_backward_vjp(ctx, gg):
@@ -962,10 +990,8 @@ def _shrink_backward_kernel(g, x, lambd):
             return select((v < -lambd) | (v > lambd), grad, zero)
         return select(_shrink_mask(v, lambd), grad, zero)  # (the scalar loop lets NaN's gradient through)
 
-    if x.dtype.kind != "f":
-        return formula(g, x, vector=False)
     # (shrink_backward is registered for AVX2 only, as softshrink)
-    return vector_and_scalar(formula, (g, x), loop_block(x.dtype, also_avx512=False))
+    return _split_at_nan(formula, g, x, loop_block(x.dtype, also_avx512=False))
 
 
 def _shrink_vjp_for(name: str, of_backward: bool = False):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..aten_loops import float_kernel
+from ..select import select
 from .glibc_float_math import exp_float, expm1_float
 from .sleef_float import sleef_expf, sleef_expm1f
 
@@ -25,7 +26,7 @@ def elu_float(x: np.ndarray, alpha: float, scale: float, input_scale: float) -> 
         scaled = a * input_coef
         exp_minus_one = sleef_expm1f(scaled) if vector else expm1_float(scaled)
         # (a <= 0 takes the exponential: NaN too, which comes out NaN either way)
-        return np.where(a > 0, a * positive_coef, exp_minus_one * negative_coef)
+        return select(a > 0, a * positive_coef, exp_minus_one * negative_coef)
 
     return float_kernel(formula, (x,))
 
@@ -46,6 +47,6 @@ def elu_backward_float(g: np.ndarray, x: np.ndarray, alpha: float, scale: float,
             scaled = b * input_coef
             negative = grad * input_coef * negative_coef * (sleef_expf(scaled) if vector else exp_float(scaled))
         positive = (b > 0) if vector else ~(b <= 0)
-        return np.where(positive, grad * positive_coef, negative)
+        return select(positive, grad * positive_coef, negative)
 
     return float_kernel(formula, (g, x))

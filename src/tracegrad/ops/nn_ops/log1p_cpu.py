@@ -14,6 +14,7 @@ import numpy as np
 
 from ..aten_loops import float_kernel
 from ..aten_vec import fma32
+from ..select import select
 from .glibc_float_math import exp_float, log1p_float, tanh_float
 from .sleef_float import sleef_expf, sleef_log1pf, sleef_tanhf
 
@@ -35,7 +36,7 @@ def softplus_float(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
         z = a * beta32
         smooth = _log1p_exp(z, vector)
         smooth /= beta32
-        return np.where(z > threshold32, a, smooth)  # (NaN: the smooth branch, NaN too)
+        return select(z > threshold32, a, smooth)  # (NaN: the smooth branch, NaN too)
 
     return float_kernel(formula, (x,))
 
@@ -51,7 +52,7 @@ def softplus_backward_float(g: np.ndarray, x: np.ndarray, beta: float, threshold
         smooth = grad * e
         e += _ONE
         smooth /= e
-        return np.where(z > threshold32, grad, smooth)
+        return select(z > threshold32, grad, smooth)
 
     return float_kernel(formula, (g, x))
 
@@ -103,6 +104,6 @@ def log_sigmoid_backward_float(g: np.ndarray, x: np.ndarray, buffer: np.ndarray)
     with np.errstate(all="ignore"):
         ratio = np.divide(b, np.add(b, _ONE), out=b)
         negative = np.asarray(x < 0)
-        out = np.where(negative, _ONE - ratio, ratio)  # (+-1 times the ratio is exact)
+        out = select(negative, _ONE - ratio, ratio)  # (+-1 times the ratio is exact)
         out = np.multiply(out, g, dtype=_F32)
     return np.asarray(out).astype(np.result_type(g, x), copy=False)  # (an array for 0-d operands too)

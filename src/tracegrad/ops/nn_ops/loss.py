@@ -26,6 +26,7 @@ from ..reductions_extra import _mean_full as mean_all
 from ..reductions_extra import sum as sum_dims
 from ..registry import defop
 from ..scalar_overloads import add_scalar, div_scalar, div_scalar_, mul_scalar, scalar_minus
+from ..select import select
 from ..shape_extra import masked_fill_
 from ..unary import logit
 from ..views import reshape, view
@@ -526,9 +527,15 @@ def _numel(x, t) -> int:
     return int(np.prod(np.broadcast_shapes(tuple(x.shape), tuple(t.shape))))
 
 
+def _per_element(scale: float, x, t) -> float:
+    """``scale / numel`` as PyTorch's C++ divides the doubles: inf for an empty loss (whose gradient is empty)."""
+    n = _numel(x, t)
+    return scale / n if n else np.inf
+
+
 def _mse_backward_kernel(g, x, t, reduction):
     out = np.subtract(x, t)
-    out *= np.asarray(2.0 / _numel(x, t) if reduction == 1 else 2.0, dtype=out.dtype)  # PyTorch's norm
+    out *= np.asarray(_per_element(2.0, x, t) if reduction == 1 else 2.0, dtype=out.dtype)  # PyTorch's norm
     return np.multiply(out, g)
 
 
@@ -580,13 +587,13 @@ def l1_loss(input: Tensor, target: Tensor, reduction: int = 1) -> Tensor:
 def _smooth_l1_kernel(x, t, reduction=1, beta=1.0):
     x, t = _promoted("smooth_l1_cpu", x, t)
     d = np.abs(np.subtract(x, t))
-    loss = np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
+    loss = select(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
     return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
 
 
 def _loss_norm(x, t, reduction: int, dtype) -> np.ndarray:
     """PyTorch's per-element factor of a loss's gradient: 1/numel for a mean, else 1."""
-    return np.asarray(1.0 / _numel(x, t) if reduction == 1 else 1.0, dtype=dtype)
+    return np.asarray(_per_element(1.0, x, t) if reduction == 1 else 1.0, dtype=dtype)
 
 
 def _smooth_l1_backward_kernel(g, x, t, reduction, beta):
@@ -595,7 +602,7 @@ def _smooth_l1_backward_kernel(g, x, t, reduction, beta):
     norm = _loss_norm(x, t, reduction, dt)
     d = np.subtract(x, t)
     inside = norm * d * g / np.asarray(beta, dtype=dt)
-    return np.where(d <= -beta, -norm * g, np.where(d >= beta, norm * g, inside)).astype(dt, copy=False)
+    return select(d <= -beta, -norm * g, select(d >= beta, norm * g, inside)).astype(dt, copy=False)
 
 
 def _huber_backward_kernel(g, x, t, reduction, delta):
@@ -604,7 +611,7 @@ def _huber_backward_kernel(g, x, t, reduction, delta):
     norm = _loss_norm(x, t, reduction, dt)
     d = np.subtract(x, t)
     delta_ = np.asarray(delta, dtype=dt)
-    return np.where(d <= -delta, -norm * g * delta_, np.where(d >= delta, norm * g * delta_, norm * d * g)).astype(
+    return select(d <= -delta, -norm * g * delta_, select(d >= delta, norm * g * delta_, norm * d * g)).astype(
         dt, copy=False)
 
 
@@ -675,7 +682,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: int = 1, beta: floa
 def _huber_kernel(x, t, reduction=1, delta=1.0):
     x, t = _promoted("huber_cpu", x, t)
     d = np.abs(np.subtract(x, t))
-    loss = np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    loss = select(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
 
 

@@ -40,7 +40,8 @@ def _log_sigmoid_backward_kernel(g, x, buffer):
         return log_sigmoid_backward_float(g, x, buffer)
     in_negative = np.asarray(x < 0).astype(x.dtype)
     sign = in_negative * 2 - 1  # (1 or -1, exactly: no branch per element)
-    return ((in_negative - sign * (buffer / (1 + buffer))) * g).astype(x.dtype, copy=False)
+    out = (in_negative - sign * (buffer / (1 + buffer))) * g
+    return np.asarray(out).astype(x.dtype, copy=False)  # (an array for 0-d operands too)
 
 
 def _log_sigmoid_backward_vjp(ctx, gg):
