@@ -132,7 +132,5 @@ def _highest(dtype: np.dtype) -> np.ndarray:
 
 def _has_zero(*bounds) -> bool:
     """Whether a bound holds a zero (only then can a zero tie with it)."""
-    for bound in bounds:
-        if bound is not None and (bound.item() == 0 if bound.ndim == 0 else not bound.all()):
-            return True
-    return False
+    # (item() for a 0-d bound: np.all's Python wrapper costs more than relu's pass on a small tensor)
+    return any(bound is not None and (bound.item() == 0 if bound.ndim == 0 else not bound.all()) for bound in bounds)
