@@ -124,3 +124,22 @@ def test_empty_mean_loss_is_nan_with_an_empty_gradient(loss):
     ours, theirs = run_both(program)
     for a, b in zip(ours, theirs):
         assert_same_bits(a, b)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("loss", ["mse_loss", "smooth_l1_loss", "huber_loss", "l1_loss"])
+def test_pointwise_loss_of_a_transposed_input_is_laid_out_and_summed_as_torch(loss, reduction):
+    """The unreduced loss takes TensorIterator's layout (the transposed input's), and its mean and sum add the
+    elements in that memory order: the float32 sum of a transposed input's squared errors differed in its last
+    bits before."""
+    rng = np.random.default_rng(0)
+    x_values = rng.standard_normal((300, 70)).astype(np.float32)
+    t_values = rng.standard_normal((70, 300)).astype(np.float32)
+
+    def program(L):
+        out = getattr(L.nn.functional, loss)(L.tensor(x_values).t(), L.tensor(t_values), reduction=reduction)
+        return out, tuple(out.stride())
+
+    (ours, our_strides), (theirs, their_strides) = run_both(program)
+    assert_same_bits(ours, theirs)
+    assert our_strides == their_strides

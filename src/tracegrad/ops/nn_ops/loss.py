@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ..._state import STATE, next_sequence_nr
+from ..._strides import in_torch_layout
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
@@ -45,6 +46,12 @@ def check_nondifferentiable(fn_name: str, arg_name: str, t) -> None:
             f"The function '{fn_name}' is not differentiable with respect to argument '{arg_name}'. "
             "This input cannot have requires_grad True."
         )
+
+
+def _laid_out_as_torch(loss: np.ndarray, x: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """An unreduced pointwise loss of ``x`` and ``t`` in the layout ATen's TensorIterator gives it (a transposed
+    input gives a transposed loss), which is also the order its mean and sum add the elements in."""
+    return in_torch_layout(loss, (x, t), (0, 1))
 
 
 def _reduce(loss: np.ndarray, reduction: int) -> np.ndarray:
@@ -488,7 +495,7 @@ def _promoted(kernel: str, x: np.ndarray, t: np.ndarray) -> tuple:
 def _mse_kernel(x, t, reduction=1):
     x, t = _promoted("mse_cpu", x, t)
     d = np.subtract(x, t)
-    return _reduce(d * d, reduction)
+    return _reduce(_laid_out_as_torch(d * d, x, t), reduction)
 
 
 def _mse_vjp(ctx, g):
@@ -588,7 +595,7 @@ def _smooth_l1_kernel(x, t, reduction=1, beta=1.0):
     x, t = _promoted("smooth_l1_cpu", x, t)
     d = np.abs(np.subtract(x, t))
     loss = select(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
-    return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
+    return _reduce(_laid_out_as_torch(loss.astype(np.result_type(x, t), copy=False), x, t), reduction)
 
 
 def _loss_norm(x, t, reduction: int, dtype) -> np.ndarray:
@@ -683,7 +690,7 @@ def _huber_kernel(x, t, reduction=1, delta=1.0):
     x, t = _promoted("huber_cpu", x, t)
     d = np.abs(np.subtract(x, t))
     loss = select(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _reduce(loss.astype(np.result_type(x, t), copy=False), reduction)
+    return _reduce(_laid_out_as_torch(loss.astype(np.result_type(x, t), copy=False), x, t), reduction)
 
 
 huber_loss_backward = defop(
