@@ -62,6 +62,7 @@ def install() -> None:
     from .ops import binary, creation, indexing, pointwise, views
 
     _tensor_layout.install()
+    _bind_shape_methods()
     T = Tensor
     # Python operators
     T.__add__ = pointwise.add.dunder
@@ -115,7 +116,7 @@ def install() -> None:
         "detach": creation.detach, "detach_": creation.detach_, "new_zeros": creation.new_zeros,
         "view": _view_method, "reshape": _reshape_method, "transpose": views.transpose, "t": views.t,
         "permute": _permute_method, "expand": _expand_method, "select": views.select, "narrow": views.narrow,
-        "squeeze": _squeeze_method, "unsqueeze": views.unsqueeze, "diagonal": views.diagonal,
+        "squeeze": _squeeze_method, "unsqueeze": _unsqueeze_method, "diagonal": views.diagonal,
         "unbind": views.unbind, "chunk": views.chunk, "unfold": views.unfold,
         "as_strided": views.as_strided, "flatten": views.flatten, "movedim": views.movedim,
         "moveaxis": views.movedim, "swapaxes": views.transpose, "swapdims": views.transpose,
@@ -254,33 +255,43 @@ def _as_method(fn):
 
 # ---- shape methods accepting varargs --------------------------------------------------------------------------------
 
-def _view_method(self, *shape):
+# (these run for every ``x.view(...)``: the modules they use are bound once, at install)
+_views = None
+_dtype_class = None
+
+
+def _bind_shape_methods() -> None:
+    global _views, _dtype_class
     from .backend.dtypes import dtype
     from .ops import views
 
-    if len(shape) == 1 and isinstance(shape[0], dtype):
-        return views.view_as_dtype(self, shape[0])
-    return views.view(self, views.normalize_shape(shape))
+    _views, _dtype_class = views, dtype
+
+
+def _view_method(self, *shape):
+    if len(shape) == 1 and isinstance(shape[0], _dtype_class):
+        return _views.view_as_dtype(self, shape[0])
+    return _views.call_plain(_views.view, self, _views.normalize_shape(shape))
 
 
 def _reshape_method(self, *shape):
-    from .ops import views
-
-    return views.reshape(self, views.normalize_shape(shape))
+    return _views.reshape(self, _views.normalize_shape(shape))
 
 
 def _permute_method(self, *dims):
-    from .ops import views
-
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
-    return views.permute(self, views.normalize_shape(dims))
+    return _views.call_plain(_views.permute, self, _views.normalize_shape(dims))
 
 
 def _expand_method(self, *sizes, implicit: bool = False):
-    from .ops import views
+    return _views.call_plain(_views.expand, self, _views.normalize_shape(sizes))
 
-    return views.expand(self, views.normalize_shape(sizes))
+
+def _unsqueeze_method(self, *args, **kwargs):
+    if len(args) == 1 and not kwargs and args[0].__class__ is int:
+        return _views.call_plain(_views.unsqueeze, self, args[0])
+    return _views.unsqueeze(self, *args, **kwargs)
 
 
 def _squeeze_method(self, dim=None):

@@ -15,11 +15,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._arg_parser import tp_name
+from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
+from . import views as _views
 from .accumulate import add_rows_at
 from .registry import defop
 from .scalar_fill import scalar_for
+from .views import _INT64_MAX
 
 
 def index_tensor(array: np.ndarray) -> Tensor:
@@ -189,7 +192,7 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
 
     Like PyTorch, a slice spanning its whole dim records no ``slice`` unless ``keep_full_slices`` (a bare
     slice ``x[a:b]`` in ``__getitem__``)."""
-    from .views import _INT64_MAX, select, unsqueeze
+    from .views import select, unsqueeze
     from .views import slice as slice_op
 
     n_consumed = builtins.sum(1 if not (k is None or k is Ellipsis or isinstance(k, bool)) else 0 for k in key)
@@ -275,7 +278,117 @@ def _check_mask_shape(mask: np.ndarray, shape: tuple, dim: int) -> None:
                              f"indexed tensor [{full}] at index {dim + j}")
 
 
+# ---- the lean path of basic indexing -------------------------------------------------------------------------------
+#
+# ``x[0]``, ``x[:, 1]``, ``x[..., None]``: a key of ints, slices of ints, None and one Ellipsis is read here in one
+# pass, the NumPy views taken directly and the tensors made by ``views.fresh_view``: the same views (values,
+# strides, base, version counter, replay chain), nodes and events as ``_apply_basic``'s chain of operators. A key
+# it does not take, or one the general path refuses, goes to that path, which words the error.
+
+_Slice = builtins.slice
+
+
+def _basic_steps(shape: tuple, key, keep_full_slices: bool) -> list | None:
+    """The view operators ``_apply_basic`` applies for ``key`` on a tensor of ``shape``, as (operator, arguments
+    after self) in order, or None where the key has anything but ints, int slices, None and one Ellipsis, or where
+    the general path raises."""
+    items = key if key.__class__ is tuple else (key,)
+    consumed = 0
+    ellipsis = False
+    for k in items:
+        c = k.__class__
+        if c is int or c is _Slice:
+            consumed += 1
+        elif k is Ellipsis:
+            if ellipsis:
+                return None
+            ellipsis = True
+        elif k is not None:
+            return None
+    nd = len(shape)
+    if consumed > nd:
+        return None
+    steps = []
+    dim = 0  # (the dim of the view made so far that the next item indexes)
+    src_dim = 0  # (the dim of ``shape`` it is)
+    for k in items:
+        c = k.__class__
+        if c is int:
+            size = shape[src_dim]
+            if k < -size or k >= size:
+                return None
+            steps.append((_views.select, (dim, k)))
+            src_dim += 1
+        elif c is _Slice:
+            start, stop, step = k.start, k.stop, k.step
+            if step is None:
+                step = 1
+            elif step.__class__ is not int or step <= 0:
+                return None
+            if not (start is None or start.__class__ is int) or not (stop is None or stop.__class__ is int):
+                return None
+            if keep_full_slices or not _spans_dim(start, stop, step, shape[src_dim]):
+                steps.append((_views.slice, (dim, 0 if start is None else start,
+                                             _INT64_MAX if stop is None else stop, step)))
+            dim += 1
+            src_dim += 1
+        elif k is None:
+            steps.append((_views.unsqueeze, (dim,)))
+            dim += 1
+        else:
+            dim += nd - consumed
+            src_dim += nd - consumed
+    return steps
+
+
+def _basic_views(t: Tensor, key, keep_full_slices: bool):
+    """``t`` indexed by a basic ``key`` (see ``_basic_steps``): the last view (``t`` itself for a key that makes
+    none), or None where the general path must index (a key it does not take, or a call that is not plain)."""
+    if not _views.plain(t):
+        return None
+    a = t._data
+    steps = _basic_steps(a.shape, key, keep_full_slices)
+    if steps is None:
+        return None
+    if not steps:
+        return t
+    arrays = []
+    try:  # (NumPy's own refusals, of a slice bound beyond int64 say, are worded by the operators)
+        for op, args in steps:
+            a = op.kernel(a, *args)
+            arrays.append(a)
+    except Exception:
+        return None
+    if STATE.grad_enabled and (t._rg or (t._base is not None and t._base._rg)):
+        out = t  # every view of the chain, each with its node, as the general path makes them
+        for (op, args), a in zip(steps, arrays):
+            out = _views.fresh_view(op, out, a, (out, *args))
+        return out
+    # Without a graph the intermediate views are not seen: the last one is made at once, with the whole chain
+    replay = (t._view_replay or ()) + tuple([(op, args, 0) for op, args in steps])
+    op, args = steps[-1]
+    return _views.fresh_view(op, t, arrays[-1], (t, *args), replay)
+
+
+def _index_rows(t: Tensor, key):
+    """``t[key]`` for an int64 or int32 tensor ``key`` of one dim or more, as the general path makes it (``index``
+    with the key's values as an int64 tensor of their own), without its reading of the key; None for any other
+    key."""
+    if key.__class__ is not Tensor or not t._data.ndim:
+        return None
+    arr = key._data
+    if not arr.ndim or arr.dtype.kind != "i" or arr.dtype.itemsize < 4:
+        return None
+    return index(t, [_wrap(arr.astype(np.int64, copy=False))])
+
+
 def getitem(t: Tensor, key):
+    out = _basic_views(t, key, key.__class__ is _Slice)
+    if out is not None:
+        return _views.alias(t) if out is t else out
+    out = _index_rows(t, key)
+    if out is not None:
+        return out
     out, advanced = _apply_basic(t, _split_key(key), keep_full_slices=isinstance(key, builtins.slice))
     if any(a is not None for a in advanced):
         # Boolean masks over several dims consume that many dims at once.
@@ -304,20 +417,34 @@ def _expand_bool_masks(advanced: list) -> list:
 def setitem(t: Tensor, key, value) -> None:
     """PyTorch's ``__setitem__``: the value becomes a tensor of ``t``'s dtype, written by ``index_put_``
     (advanced indices), ``copy_`` (same shape, or broadcast) or ``fill_`` (a 0-d value)."""
-    from .creation import _fill_tensor, copy_
-
-    key = _split_key(key)
-    if not isinstance(value, Tensor):
+    creation = _creation or _bind_creation()
+    number = not isinstance(value, Tensor)
+    if number:
         _check_assignable(t, value)
-    target, advanced = _apply_basic(t, key)
-    if not isinstance(value, Tensor):  # (converted as torch's Scalar::to: refused where the dtype cannot hold it)
-        value = _wrap(np.asarray(scalar_for(value, t._data.dtype, 1), dtype=t._data.dtype))  # (a 0-d tensor)
-    if any(a is not None for a in advanced):
+    target = _basic_views(t, key, False)
+    advanced = ()
+    if target is None:
+        target, advanced = _apply_basic(t, _split_key(key))
+    if number:  # (converted as torch's Scalar::to: refused where the dtype cannot hold it)
+        dtype = t._data.dtype
+        value = _wrap(np.asarray(scalar_for(value, dtype, 1), dtype=dtype))  # (a 0-d tensor)
+    if advanced and any(a is not None for a in advanced):
         index_put_(target, _expand_bool_masks(advanced), _without_leading_ones(value))
     elif value._data.ndim == 0 and target._data.ndim != 0:
-        _fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3
+        creation._fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3
     else:
-        copy_(target, _expanded_like(value, target._data.shape))
+        creation.copy_(target, _expanded_like(value, target._data.shape))
+
+
+_creation = None  # (ops.creation, which imports this module: bound at the first assignment)
+
+
+def _bind_creation():
+    global _creation
+    from . import creation
+
+    _creation = creation
+    return creation
 
 
 def _check_assignable(t: Tensor, value) -> None:
@@ -354,4 +481,5 @@ def _without_leading_ones(value: Tensor) -> Tensor:
     from .views import view
 
     return view(value, vshape[lead:])
+
 

@@ -14,8 +14,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._events import emit_op_call
+from .._state import STATE
 from .._strides import offset_in, storage_extent, storage_root
-from .._tensor import Tensor
+from .._tensor import Tensor, _new
+from ..autograd.views import make_view
 from ..backend.dtypes import scalar_type_name
 from ..memory_format import contiguous_format
 from ._util import wrap_dim, wrap_dims
@@ -25,7 +28,17 @@ from .registry import defop
 
 
 def infer_size(shape, numel: int) -> tuple[int, ...]:
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(map(int, shape))
+    # The valid shapes, without the loop below (which words the errors)
+    least = min(shape) if shape else 0
+    if least >= 0:
+        if math.prod(shape) == numel:
+            return shape
+    elif least == -1 and shape.count(-1) == 1:
+        known = -math.prod(shape)
+        if known > 0 and numel % known == 0:
+            i = shape.index(-1)
+            return shape[:i] + (numel // known,) + shape[i + 1:]
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
@@ -59,10 +72,65 @@ def normalize_shape(args) -> tuple:
     return shape
 
 
+# ---- the lean eager path --------------------------------------------------------------------------------------
+#
+# Views of small tensors are called in loops (``x[0]``, ``x.view(-1)``), where OpDef.__call__'s binding and
+# dispatch cost several times the NumPy view itself. Their methods (and ``__getitem__``) run the kernel directly
+# when the call is plain (``plain``) and make the output here, as ``OpDef._eager`` makes it; anything else, and any
+# kernel error, goes through the operator, which words the errors.
+
+
+def plain(t: Tensor) -> bool:
+    """Whether a view of ``t`` may skip the operator: no transform, forward AD, inference mode, anomaly mode,
+    profiler or call observer (``STATE.special``), and ``t`` is not an inference tensor."""
+    return not STATE.special and not t._inference
+
+
+def fresh_view(op, src: Tensor, data: np.ndarray, args: tuple, replay: tuple | None = None) -> Tensor:
+    """The output of the single-output view operator ``op`` called (plainly) as ``op(*args)`` on ``src``, whose
+    kernel gave ``data``: its view bookkeeping, graph node and events, as ``OpDef._eager``'s. ``replay``, if
+    given, is the whole chain of view ops from the base (a chain of views made at once, by ``x[0, :2]``)."""
+    record = STATE.grad_enabled and (src._rg or (src._base is not None and src._base._rg))
+    if record:
+        node = op._new_node(args)
+        node._saved = op._save_inputs(args)
+    out = _new(Tensor)
+    out._data = data
+    out._rg = False
+    out._gfn = None
+    out._vc = None
+    make_view(out, src, op, args, 0)
+    if replay is not None:
+        out._view_replay = replay
+    if record:
+        op._record(args, (out,), node)
+    if STATE.observed:
+        emit_op_call(op.public_name, (out,), record)
+    return out
+
+
+def call_plain(op, t: Tensor, *rest) -> Tensor:
+    """``op(t, *rest)`` for a single-output view operator, the parameters after ``rest`` left to their defaults:
+    the kernel run directly and its output made by ``fresh_view`` where the call is plain, else the operator's
+    own path (which also words any error the kernel raised)."""
+    if not STATE.special and not t._inference:
+        try:
+            data = op.kernel(t._data, *rest)
+        except Exception:
+            return op(t, *rest)
+        args = (t, *rest)
+        if len(args) != op.n_params:
+            args += op.defaults[len(args):]
+        return fresh_view(op, t, data, args)
+    return op(t, *rest)
+
+
 # ---- view / reshape ------------------------------------------------------------------------------------------
 
 def viewed_as(a: np.ndarray, shape: tuple) -> np.ndarray | None:
     """``a`` viewed as ``shape`` (sizes already inferred), or None where no view has that shape."""
+    if a.flags.c_contiguous:  # (always a view; the method costs a fraction of np.reshape's dispatch)
+        return a.reshape(shape)
     try:  # (copy=False refuses without copying; assigning .shape copies the whole array first, then refuses)
         return np.reshape(a, shape, copy=False)
     except ValueError:
@@ -126,7 +194,7 @@ def reshape(t, *shape):
     shape = normalize_shape(shape)
     a = t._data
     if a.flags.c_contiguous:
-        return view(t, shape)
+        return call_plain(view, t, shape)
     strides = _view_strides(a, shape)
     if strides is not None:
         return _reshape_alias(t, infer_size(shape, a.size), strides)
@@ -146,6 +214,8 @@ def flatten(t, start_dim: int = 0, end_dim: int = -1):
     if s == e:
         return t
     shape = t._data.shape
+    if e - s + 1 == nd:  # (the whole tensor: ``flatten()``)
+        return reshape(t, (t._data.size,))
     return reshape(t, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
@@ -188,10 +258,11 @@ def _permute_kernel(a, dims):
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
                            f"length of the desired ordering of dimensions i.e. input.dim() = {a.ndim} is not equal "
                            f"to len(dims) = {len(dims)}")
-    dims = tuple(wrap_dim(d, a.ndim) for d in dims)
+    if dims and not (min(dims) >= 0 and max(dims) < a.ndim):  # (dims in range, the common case, are kept)
+        dims = tuple(wrap_dim(d, a.ndim) for d in dims)
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return np.transpose(a, dims)
+    return a.transpose(dims)
 
 
 def _permute_vjp(ctx, g):
@@ -287,13 +358,15 @@ def squeeze(input, dim=None):
 
 
 def _unsqueeze_kernel(a, dim):
-    dim = wrap_dim(dim, a.ndim + 1)
-    out = np.expand_dims(a, dim)
+    nd = a.ndim
+    if not 0 <= dim <= nd:
+        dim = wrap_dim(dim, nd + 1)
+    shape, st = a.shape, a.strides
+    out = a.reshape(shape[:dim] + (1,) + shape[dim:])  # (what np.expand_dims does, without its checks)
     # PyTorch keeps every stride and gives the new dim the stride that steps over the dim it displaces (1 at
     # the end); NumPy's reshape may restride dims of size 1, and repeats the last dim's stride at the end
-    strides = list(a.strides)
-    strides.insert(dim, a.itemsize if dim == a.ndim else a.shape[dim] * a.strides[dim])
-    if out.strides != tuple(strides) and a.size:
+    strides = st[:dim] + (a.itemsize if dim == nd else shape[dim] * st[dim],) + st[dim:]
+    if out.strides != strides and a.size:
         return np.lib.stride_tricks.as_strided(out, strides=strides)
     return out
 
@@ -344,14 +417,18 @@ expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) ->
 # ---- indexing views -----------------------------------------------------------------------------------------------
 
 def _select_kernel(a, dim, index):
-    if a.ndim == 0:
+    nd = a.ndim
+    if nd == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, a.ndim)
+    d = dim if 0 <= dim < nd else wrap_dim(dim, nd)
     n = a.shape[d]
     if index < -n or index >= n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at "
                          f"dimension {d}")
-    return a[(builtins.slice(None),) * d + (index, Ellipsis)]
+    return a[index, ...] if d == 0 else a[(_WHOLE,) * d + (index, Ellipsis)]
+
+
+_WHOLE = builtins.slice(None)
 
 
 def _select_vjp(ctx, g):
@@ -381,8 +458,8 @@ select_backward = defop("select_backward(Tensor grad_output, SymInt[] input_size
 def _slice_kernel(a, dim=0, start=None, end=None, step=1):
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    d = wrap_dim(dim, a.ndim)
-    return a[(builtins.slice(None),) * d + (builtins.slice(start, end, step),)]
+    d = dim if 0 <= dim < a.ndim else wrap_dim(dim, a.ndim)
+    return a[(_WHOLE,) * d + (builtins.slice(start, end, step),)]
 
 
 def _slice_vjp(ctx, g):
