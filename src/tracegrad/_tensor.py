@@ -18,6 +18,7 @@ from ._strides import element_strides, offset_in, storage_root
 from .backend import device_of
 from .backend.dtypes import from_numpy_dtype
 from .memory_format import contiguous_format as _CONTIGUOUS
+from .size import Size
 
 
 class Tensor:
@@ -281,18 +282,15 @@ class Tensor:
 
     @property
     def shape(self):
-        from .size import Size
-
         return Size(self._data.shape)
 
     def size(self, dim: int | None = None):
-        from .size import Size
-
+        shape = self._data.shape
         if dim is None:
-            return Size(self._data.shape)
-        from .ops._util import wrap_dim
-
-        return self._data.shape[wrap_dim(dim, self._data.ndim)]
+            return Size(shape)
+        if dim.__class__ is int and -len(shape) <= dim < len(shape):  # (the common case; _dim_index words errors)
+            return shape[dim]
+        return shape[_dim_index(dim, len(shape))]
 
     @property
     def ndim(self) -> int:
@@ -325,9 +323,7 @@ class Tensor:
         strides = element_strides(self._data)  # (an empty array of a NumPy kernel reads as contiguous)
         if dim is None:
             return strides
-        from .ops._util import wrap_dim
-
-        return strides[wrap_dim(dim, self._data.ndim)]
+        return strides[_dim_index(dim, self._data.ndim)]
 
     def storage_offset(self) -> int:
         base = self._data
@@ -614,3 +610,12 @@ def _requires_grad_argument(args: tuple, kwargs: dict) -> bool:
         where = " (position 1)" if args else ""
         raise TypeError(f"requires_grad_(): argument 'requires_grad'{where} must be bool, not {type(value).__name__}")
     return bool(value)
+
+
+def _dim_index(dim, ndim: int) -> int:
+    """``dim`` of ``size(dim)``/``stride(dim)`` wrapped, refused in torch's words (a 0-d tensor has no dims)."""
+    from .ops._util import wrap_dim
+
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return wrap_dim(dim, ndim)
