@@ -8,17 +8,20 @@ paths would record them, without going through dispatch twice.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
 from ..._state import STATE, next_sequence_nr
-from ..._strides import in_torch_layout
+from ..._strides import _is_contiguous as is_contiguous
+from ..._strides import in_torch_layout, like_self, preserve_format_strides
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
 from .. import aten_sum
 from .._util import binary_dtype, broadcast_mismatch
+from ..aten_loops import loop_block, vector_and_scalar
 from ..binary import xlogy
 from ..creation import ones_like, zeros_like
 from ..pointwise import add, div, exp, lt, mul, mul_, neg, sigmoid, sub, sub_
@@ -213,6 +216,9 @@ def _mean_divide(value, weight_sum):
 
 def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-100):
     scores, safe_t, row_w, n_classes = _nll_prepare(x, target, weight, ignore_index)
+    if x.ndim == 4 and not is_contiguous(x.shape, preserve_format_strides(x)):
+        # (PyTorch's nll_loss2d backward writes into zeros_like(self), laid out as self: channels last fails)
+        raise RuntimeError("grad_input must be contiguous")
     g = np.asarray(g)
     if reduction == 0:  # -weight * grad (unit weights: -grad)
         coef = np.negative(g.reshape(-1)) if row_w is None else -row_w * g.reshape(-1)
@@ -606,6 +612,8 @@ def _loss_norm(x, t, reduction: int, dtype) -> np.ndarray:
 def _smooth_l1_backward_kernel(g, x, t, reduction, beta):
     # PyTorch's kernel: -norm g at or below -beta, norm g at or above beta, norm (x - t) g / beta between
     dt = np.result_type(g, x, t)
+    if dt in _BAND_DTYPES:
+        return _band_backward(g, x, t, reduction, beta, True)
     norm = _loss_norm(x, t, reduction, dt)
     d = np.subtract(x, t)
     inside = norm * d * g / np.asarray(beta, dtype=dt)
@@ -615,11 +623,46 @@ def _smooth_l1_backward_kernel(g, x, t, reduction, beta):
 def _huber_backward_kernel(g, x, t, reduction, delta):
     # PyTorch's kernel: -norm g delta at or below -delta, norm g delta at or above delta, norm (x - t) g between
     dt = np.result_type(g, x, t)
+    if dt in _BAND_DTYPES:
+        return _band_backward(g, x, t, reduction, delta, False)
     norm = _loss_norm(x, t, reduction, dt)
     d = np.subtract(x, t)
     delta_ = np.asarray(delta, dtype=dt)
     return select(d <= -delta, -norm * g * delta_, select(d >= delta, norm * g * delta_, norm * d * g)).astype(
         dt, copy=False)
+
+
+_BAND_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _band_backward(g, x, t, reduction: int, param: float, smooth_l1: bool) -> np.ndarray:
+    """smooth_l1_loss_backward / huber_loss_backward as PyTorch's ``cpu_kernel_vec`` computes them into a
+    contiguous gradient: its vector and scalar code round differently (the scalar one compares with, multiplies
+    and divides by the double ``beta`` / ``delta``, the vector one uses it rounded to the dtype, and multiplies in
+    another order), so which elements take which code (``aten_loops``) shows in the bits. Half: smooth L1
+    computes in float and rounds once, Huber in half, rounding each step."""
+    dt = np.result_type(g, x, t)
+    calc = np.dtype(np.float32) if smooth_l1 and dt == np.float16 else dt
+    norm = _loss_norm(x, t, reduction, calc)
+    param_ = calc.type(param)
+
+    def formula(x, t, g, vector: bool) -> np.ndarray:
+        d = np.subtract(x, t)
+        if vector:  # norm * output * g, output ±1 (smooth L1) or ±delta (Huber) outside, d / beta or d inside
+            sign = select(d > 0, calc.type(1), calc.type(-1))
+            outside, inside = (sign, d / param_) if smooth_l1 else (sign * param_, d)
+            return (norm * select(np.abs(d) >= param_, outside, inside) * g).astype(dt, copy=False)
+        edge = norm * g  # (Huber's times the double delta, rounded once)
+        if not smooth_l1:
+            edge = (edge.astype(np.float64) * param).astype(calc)
+        inside = ((norm * d * g).astype(np.float64) / param).astype(calc) if smooth_l1 else norm * d * g
+        wide = d.astype(np.float64)
+        return select(wide <= -param, -edge, select(wide >= param, edge, inside)).astype(dt, copy=False)
+
+    operands = (x.astype(calc, copy=False), t.astype(calc, copy=False), np.asarray(g, dtype=calc))
+    with np.errstate(all="ignore"):
+        return vector_and_scalar(formula, operands, loop_block(dt, also_avx512=False),
+                                 out_like=np.empty(np.broadcast_shapes(*(o.shape for o in operands)), dt))
 
 
 def _within_band_vjp(backward_op_of, scale_by_param: bool):
@@ -730,13 +773,49 @@ def _bce_kernel(x, t, weight=None, reduction=1):
         raise RuntimeError("all elements of input should be between 0 and 1")
     if not ((t >= 0) & (t <= 1)).all():
         raise RuntimeError("all elements of target should be between 0 and 1")
-    with np.errstate(divide="ignore"):
-        log_x = np.maximum(np.log(x), -100)
-        log_1mx = np.maximum(np.log1p(-x), -100)
-    loss = -(t * log_x + (1 - t) * log_1mx)
+    dt = x.dtype.type
+    floor = dt(-100)
+    # PyTorch's scalar kernel, into ``empty_like(input)`` (whose layout orders the mean's and sum's additions):
+    # (t - 1) * max(log1p(-x), -100) - t * max(log(x), -100)
+    loss = (t - dt(1)) * np.maximum(_libm("log1p", np.negative(x)), floor)
+    loss -= t * np.maximum(_libm("log", x), floor)
+    loss = like_self(np.asarray(loss, dtype=x.dtype), x)
     if weight is not None:
-        loss = loss * weight
-    return _reduce(loss.astype(x.dtype, copy=False), reduction)
+        np.multiply(loss, weight, out=loss)  # (loss.mul_(weight): in place, the layout kept)
+    return _reduce(loss, reduction)
+
+
+# Up to this many elements a float64 log goes through the C library one element at a time (Python's math calls
+# it), as PyTorch's scalar kernels do; beyond it NumPy's, within an ulp of it.
+_LIBM_DOUBLE_LIMIT = 1 << 16  # (at ~60 ns an element: 4 ms a log at most)
+
+
+def _libm(name: str, x: np.ndarray) -> np.ndarray:
+    """The C library's ``log`` or ``log1p`` (``std::log`` / ``std::log1p`` of PyTorch's scalar kernels) in x's
+    dtype: glibc's float routines (emulated: NumPy's SIMD loops round differently) for float32 and half (computed
+    in float, rounded once), the double ones for float64."""
+    from .glibc_float_math import log1p_float, log_float
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if x.dtype in (np.float32, np.float16):
+            out = (log1p_float if name == "log1p" else log_float)(x.astype(np.float32, copy=False))
+            return np.asarray(out).astype(x.dtype, copy=False)
+        if x.dtype == np.float64 and x.size <= _LIBM_DOUBLE_LIMIT:
+            fn = getattr(math, name)
+            return np.fromiter(map(_total(fn), x.ravel().tolist()), np.float64, x.size).reshape(x.shape)
+        return getattr(np, name)(x)
+
+
+def _total(fn):
+    """``fn`` (a math function) with the C library's values where Python raises: -inf at a pole, NaN below."""
+
+    def call(v: float) -> float:
+        try:
+            return fn(v)
+        except ValueError:
+            return -math.inf if v == (-1.0 if fn is math.log1p else 0.0) else math.nan
+
+    return call
 
 
 def _bce_vjp(ctx, g):
@@ -755,9 +834,10 @@ def _bce_vjp(ctx, g):
 
 
 def _bce_backward_kernel(g, x, t, weight=None, reduction=1):
-    # PyTorch's kernel: g (x - t) / max((1 - x) x, 1e-12), times the weight, divided by numel for a mean
+    # PyTorch's kernel: g (x - t) / max((1 - x) x, 1e-12), times the weight, divided by numel for a mean (its
+    # 1e-12 a float constant: float64's is float32's 1e-12 widened)
     dt = x.dtype
-    one, eps = np.asarray(1.0, dtype=dt), np.asarray(_EPS, dtype=dt)
+    one, eps = np.asarray(1.0, dtype=dt), np.asarray(np.float32(_EPS), dtype=dt)
     out = g * (x - t) / np.maximum((one - x) * x, eps)
     if weight is not None:
         out = out * weight

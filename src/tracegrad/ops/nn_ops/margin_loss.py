@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._strides import in_torch_layout
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp
 from .._util import broadcast_mismatch
@@ -25,6 +26,7 @@ from ._basic import log_sigmoid_parts
 from ._common import check_float, run_op, type_name
 from .log1p_cpu import log_sigmoid_backward_float
 from .loss import _double_backward_grad_output, _reduce, check_nondifferentiable
+from .sleef_float import sleef_log1pf
 
 # ---- log_sigmoid (multilabel_soft_margin_loss is composed of it) ------------------------------------------
 
@@ -114,9 +116,29 @@ def _check_soft_margin_operands(x: np.ndarray, t: np.ndarray) -> None:
 
 def _soft_margin_kernel(x, t, reduction=1):
     _check_soft_margin_operands(x, t)
+    # PyTorch: neg_out(output, input).mul_(target).exp_().log1p_(), the output laid out as its ``-input`` (which
+    # orders the mean's and sum's additions)
+    z = in_torch_layout(np.asarray(np.negative(x)), (x,), (0,))
+    z[...] = np.multiply(z, t)
+    return _reduce(_log1p_as_torch(_exp_as_torch(z)), reduction)
+
+
+def _exp_as_torch(z: np.ndarray) -> np.ndarray:
+    """``exp`` as near PyTorch's as it is known: its float32 exp is MKL's (``vsExp``), within half an ulp or
+    so; the correctly rounded value agrees with it on some 99% of elements (NumPy's float32 loop on 60%)."""
     with np.errstate(over="ignore"):
-        loss = np.log1p(np.exp(np.multiply(np.negative(x), t).astype(x.dtype, copy=False)))
-    return _reduce(loss, reduction)
+        if z.dtype == np.float32 or z.dtype == np.float16:
+            return np.asarray(np.exp(z, dtype=np.float64)).astype(z.dtype)
+        return np.asarray(np.exp(z))
+
+
+def _log1p_as_torch(z: np.ndarray) -> np.ndarray:
+    """``log1p_``: Sleef's log1pf on every float32 element (PyTorch's ``vec::map`` kernel), in place."""
+    if z.dtype == np.float32 or z.dtype == np.float16:
+        z[...] = sleef_log1pf(z.astype(np.float32, copy=False))
+    else:
+        np.log1p(z, out=z)
+    return z
 
 
 def _soft_margin_backward_kernel(g, x, t, reduction):
@@ -124,7 +146,7 @@ def _soft_margin_backward_kernel(g, x, t, reduction):
     dt = x.dtype
     norm = np.asarray(1.0 / x.size if reduction == 1 else 1.0, dtype=dt)
     with np.errstate(over="ignore", invalid="ignore"):
-        z = np.exp(np.multiply(np.negative(t), x)).astype(dt, copy=False)
+        z = _exp_as_torch(np.multiply(np.negative(t), x).astype(dt, copy=False))
         grad = np.multiply(t, z).astype(dt, copy=False) * -norm
         grad = grad / (z + np.asarray(1, dt)) * g
     return np.asarray(grad).astype(dt, copy=False)
