@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..aten_vec import cpu_has_fma, fma, fma_if_available, offset_from_midpoint
+from ..aten_vec import cpu_has_fma, fma, offset_from_midpoint
 from ._basic import erf_array
 
 _F32 = np.float32
@@ -439,10 +439,32 @@ _LOGF_TABLE = np.array([float.fromhex(v) for v in (
     "0x1.e608cfd9a47acp-1", "0x1.aa5aa5df25984p-5", "0x1.ca4b31f026aap-1", "0x1.c5e53aa362eb4p-4",
     "0x1.b2036576afce6p-1", "0x1.526e57720db08p-3", "0x1.9c2d163a1aa2dp-1", "0x1.bc2860d22477p-3",
     "0x1.886e6037841edp-1", "0x1.1058bc8a07ee1p-2", "0x1.767dcf5534862p-1", "0x1.4043057b6ee09p-2")]).reshape(16, 2)
+_LOGF_INVC, _LOGF_LOGC = np.ascontiguousarray(_LOGF_TABLE[:, 0]), np.ascontiguousarray(_LOGF_TABLE[:, 1])
 _LOGF_LN2 = float.fromhex("0x1.62e42fefa39efp-1")
 _LOGF_POLY = tuple(float.fromhex(v) for v in ("-0x1.00ea348b88334p-2", "0x1.5575b0be00b6ap-2",
                                               "-0x1.ffffef20a4123p-2"))
 _LOGF_OFF = np.uint32(0x3F330000)
+
+
+def _unfused(a, b, c) -> np.ndarray:
+    return a * b + c
+
+
+# The unfused steps differ from the fused ones by a few float64 ulps of the result: r = z * invc - 1 loses at
+# most one float64 ulp of 1 where the table's c is not 1 (and is exact where it is, invc = 1), and there
+# |log x| > 0.03, so the difference stays within some 2**6 ulps of the result. 2**12 leaves a wide margin; about
+# one result in 2**16 falls within it.
+_LOGF_BAND = 1 << 12
+
+
+def _logf_steps(z, invc, logc, k, multiply_add) -> np.ndarray:
+    """glibc's logf in double, its multiply-adds done by ``multiply_add`` (fused or not)."""
+    r = multiply_add(z, invc, -1.0)
+    y0 = multiply_add(k, _LOGF_LN2, logc)
+    r2 = r * r
+    y = multiply_add(_LOGF_POLY[1], r, _LOGF_POLY[2])
+    y = multiply_add(_LOGF_POLY[0], r2, y)
+    return multiply_add(y, r2, y0 + r)
 
 
 def log_float(x: np.ndarray) -> np.ndarray:
@@ -454,19 +476,20 @@ def log_float(x: np.ndarray) -> np.ndarray:
     if subnormal.any():  # (normalised by 2^23, the exponent taken back)
         ix[subnormal] = (x[subnormal] * _F32(2.0**23)).view(np.uint32) - np.uint32(23 << 23)
     tmp = ix - _LOGF_OFF
-    row = (tmp >> 19) % 16
+    row = (tmp >> 19) & np.uint32(15)  # (a mask: NumPy's unsigned modulo is ten times slower)
     k = tmp.view(np.int32) >> 23
     z = (ix - (tmp & np.uint32(0x1FF << 23))).view(_F32).astype(_F64)
-    invc, logc = _LOGF_TABLE[row, 0], _LOGF_TABLE[row, 1]
-    fused = fma_if_available
+    invc, logc = np.take(_LOGF_INVC, row), np.take(_LOGF_LOGC, row)
+    k = k.astype(_F64)
     with np.errstate(all="ignore"):
-        r = fused(z, invc, -1.0)
-        y0 = fused(k.astype(_F64), _LOGF_LN2, logc)
-        r2 = r * r
-        y = fused(_LOGF_POLY[1], r, _LOGF_POLY[2])
-        y = fused(_LOGF_POLY[0], r2, y)
-        y = fused(y, r2, y0 + r)
+        # Unfused multiply-adds first (one pass each); only results that fall within _LOGF_BAND of a midpoint
+        # between floats can round otherwise than glibc's fused ones, and take the fused (emulated) steps
+        y = _logf_steps(z, invc, logc, k, _unfused)
         out = np.asarray(y.astype(_F32))
+        if cpu_has_fma():
+            near = offset_from_midpoint(y, _LOGF_BAND) < 2 * _LOGF_BAND
+            if near.any():
+                out[near] = _logf_steps(z[near], invc[near], logc[near], k[near], fma).astype(_F32)
     out[ix == 0x3F800000] = 0
     out[x == 0] = -np.inf
     out[np.isposinf(x)] = np.inf
