@@ -103,6 +103,10 @@ CASES = {
     "binary_cross_entropy of logits": lambda L: F(L).binary_cross_entropy(X(L, 3), L.ones(3)),
     "BCELoss of probabilities above 1": lambda L: L.nn.BCELoss()(L.tensor([0.5, 1.5]), L.ones(2)),
     "binary_cross_entropy size mismatch": lambda L: F(L).binary_cross_entropy(X(L, 3).sigmoid(), L.ones(3, 1)),
+    "binary_cross_entropy weight wider than the loss": lambda L: F(L).binary_cross_entropy(
+        X(L, 3).sigmoid(), L.ones(3), weight=L.ones(2, 3)),
+    "binary_cross_entropy weight of another length": lambda L: F(L).binary_cross_entropy(
+        X(L, 3).sigmoid(), L.ones(3), weight=L.ones(4)),
     "binary_cross_entropy of long targets": lambda L: F(L).binary_cross_entropy(X(L, 2).sigmoid(),
                                                                                 _labels(L, 1, 0)),
     "binary_cross_entropy of double targets": lambda L: F(L).binary_cross_entropy(X(L, 2).sigmoid(),

@@ -24,7 +24,7 @@ from .._util import binary_dtype, broadcast_mismatch
 from ..aten_loops import loop_block, vector_and_scalar
 from ..binary import xlogy
 from ..creation import ones_like, zeros_like
-from ..pointwise import add, div, exp, lt, mul, mul_, neg, sigmoid, sub, sub_
+from ..pointwise import add, check_broadcast_into, div, exp, lt, mul, mul_, neg, sigmoid, sub, sub_
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full as mean_all
 from ..reductions_extra import sum as sum_dims
@@ -781,7 +781,8 @@ def _bce_kernel(x, t, weight=None, reduction=1):
     loss -= t * np.maximum(_libm("log", x), floor)
     loss = like_self(np.asarray(loss, dtype=x.dtype), x)
     if weight is not None:
-        np.multiply(loss, weight, out=loss)  # (loss.mul_(weight): in place, the layout kept)
+        check_broadcast_into(loss, (weight,))  # (loss.mul_(weight): in place, the layout kept)
+        np.multiply(loss, weight, out=loss)
     return _reduce(loss, reduction)
 
 
