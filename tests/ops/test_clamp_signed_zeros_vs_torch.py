@@ -126,7 +126,7 @@ def test_same_bits_whichever_way_numpy_breaks_ties(monkeypatch, clip):
             program = CASES[case]
             ours, theirs = run_both(lambda L, f=program, where=(dtype, length, layout): f(L, _input(L, *where)))
             assert_same_bits(ours, theirs)
-    assert probe(np.dtype(np.float32), True) is (clip is _clip_keeping_x)
+    assert probe(np.dtype(np.float32)) is (clip is _clip_keeping_x)
 
 
 GRADIENT_CASES = {
@@ -163,4 +163,15 @@ def test_dropped_gradients_are_positive_zeros_as_torch(case, dtype, shape, seed_
         return x.grad
 
     ours, theirs = run_both(program)
+    assert_same_bits(ours, theirs)
+
+
+@pytest.mark.parametrize("shape", [(7,), (300,), (64, 33)], ids=str)
+@pytest.mark.parametrize("case", ["clamp zeros tensor", "clamp_min tensor", "clamp tensor bounds",
+                                  "clamp broadcast bounds", "clamp inverted tensors", "clamp_max tensor"])
+def test_tensor_bounds_without_negative_zeros_as_torch(case, shape):
+    """Without a -0.0 anywhere, every zero is +0.0 and the Tensor overloads need no tie-breaking: their fast path."""
+    values = np.random.default_rng(0).standard_normal(shape).reshape(-1)
+    values[::5] = 0.0
+    ours, theirs = run_both(lambda L: CASES[case](L, L.tensor(values.tolist(), dtype=L.float32)))
     assert_same_bits(ours, theirs)

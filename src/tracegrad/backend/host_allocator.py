@@ -12,8 +12,9 @@ the next. On a (1024, 1024) float32 tensor that is some 2,500 page faults per ca
 to 64 MiB of free heap is kept for the next call. Larger blocks are mapped and unmapped as before. A process
 keeps at most those 64 MiB more than it otherwise would.
 
-Left alone: other C libraries (musl, macOS), and a process whose user chose malloc settings already (any
-``MALLOC_*_`` variable or a ``glibc.malloc`` tunable). ``TRACEGRAD_TUNE_MALLOC=0`` turns it off.
+Left alone: other C libraries (musl, macOS), and a process whose user chose malloc settings in its environment
+(any ``MALLOC_*_`` variable or a ``glibc.malloc`` tunable). Settings made with ``mallopt`` before the import
+cannot be read back (glibc has no getter), so they are replaced: such a program sets ``TRACEGRAD_TUNE_MALLOC=0``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ kept in half by the scalar one, a multiply-add fused only in the vector one), th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -92,6 +93,10 @@ def vector_and_scalar(formula: Callable, operands: tuple, block: int, out_like: 
     iteration order of ``out_like`` (the output's layout; the operands broadcast to it). By default the output
     is laid out as TensorIterator lays out a new result (``torch_strides``). ``formula`` takes and
     returns arrays of one shape."""
+    if out_like is None or out_like.flags.c_contiguous:
+        done = _one_run(formula, operands, block, grain, None if out_like is None else out_like.shape)
+        if done is not None:
+            return done
     shape = np.broadcast_shapes(*(np.shape(o) for o in operands))
     if out_like is None:
         first = operands[0]
@@ -110,6 +115,43 @@ def vector_and_scalar(formula: Callable, operands: tuple, block: int, out_like: 
     if not mask.all():
         out[mask] = formula(*(f[mask] for f in flat), vector=False)
     return out.reshape([shape[d] for d in order]).transpose(np.argsort(order))
+
+
+def _one_run(formula: Callable, operands: tuple, block: int, grain: int, shape: tuple | None) -> np.ndarray | None:
+    """``vector_and_scalar`` for the common case, without its set-up: operands that are C-contiguous arrays of one
+    shape, or 0-d ones (a scalar gradient), one thread's range. Then the elements form a single contiguous run:
+    vector code up to its last ``n % block`` elements, which take the scalar code (all scalar where two operands
+    are broadcast, as ATen's loop takes one at most). ``shape``: a C-ordered output's, if given. None: another
+    case."""
+    for o in operands:
+        if o.__class__ is not np.ndarray:
+            return None
+        if o.ndim:
+            if not o.flags.c_contiguous or (shape is not None and o.shape != shape):
+                return None
+            shape = o.shape
+    if shape is None or any(o.ndim and o.shape != shape for o in operands):
+        return None
+    n = math.prod(shape)
+    if n > grain and get_num_threads() > 1:
+        return None
+    scalars = sum(1 for o in operands if not o.ndim)
+    full = tuple(o if o.ndim else _expanded(o, shape) for o in operands)
+    if block == 0 or n < block or scalars > 1:
+        return np.asarray(formula(*full, vector=False))
+    out = np.asarray(formula(*full, vector=True))
+    tail = n % block
+    if tail:
+        if not out.flags.c_contiguous:
+            return None
+        ends = tuple(o.reshape(-1)[n - tail:] if o.ndim else _expanded(o, (tail,)) for o in operands)
+        out.reshape(-1)[n - tail:] = formula(*ends, vector=False)
+    return out
+
+
+def _expanded(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """A 0-d array seen as ``shape`` (stride 0): what np.broadcast_to gives, at a fraction of its cost."""
+    return np.ndarray(shape, a.dtype, buffer=a, strides=(0,) * len(shape))
 
 
 def float_kernel(formula: Callable, operands: tuple, also_avx512: bool = True,

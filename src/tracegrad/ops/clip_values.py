@@ -6,11 +6,12 @@ first operand (``relu(-0.0)`` and ``clamp(-0.0, min=0.0)`` are ``-0.0``), the ve
 the second, the bound. The Scalar overloads (and ``relu``, ``hardtanh``) tie like the scalar version throughout;
 the Tensor overloads split their elements between the two versions as ATen's loop does (``clip_by_tensors``).
 
-NumPy's ``clip`` ufunc does a clamp in one pass, where ``maximum`` then ``minimum`` takes two (and ``maximum`` with
-a scalar runs a slower loop): ``relu`` of a (256, 1024) float32 array takes about 21 us instead of 81. How it
-breaks ties is not documented, and in NumPy 2.4 it depends on the loop (0-d bounds keep ``x``, array bounds
-give the bound), so the first use per dtype probes it. Where it ties otherwise than the rule wanted, the zeros
-of the result are recomputed with the rule.
+With 0-d bounds, NumPy's ``clip`` ufunc does a clamp in one vectorised pass, where ``maximum`` then ``minimum``
+takes two (and ``maximum`` with a scalar runs a slower loop): ``relu`` of a (256, 1024) float32 array takes about
+21 us instead of 81. How it breaks ties is not documented, so the first use per dtype probes it (NumPy 2.4 keeps
+``x``); where it ties otherwise, the zeros of the result are recomputed with the rule. With array bounds ``clip``
+runs a scalar loop, and ``maximum``/``minimum`` give the values; where a bound holds a zero, the ties are
+decided by bit selection.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import functools
 import numpy as np
 
 from .aten_loops import loop_block, vector_and_scalar
+from .select import select
 
 try:  # (the ufunc itself: np.clip adds a Python wrapper that costs more than the pass on small arrays)
     from numpy._core.umath import clip as _clip_ufunc
@@ -31,13 +33,12 @@ def clip_values(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None) -> 
     """``x`` clamped into ``[lo, hi]`` with the ties of ATen's scalar kernel; ``lo``/``hi`` are arrays of ``x``'s dtype
     that broadcast to it, or None for no bound on that side. NaN in ``x`` or in a bound gives NaN; ``lo > hi``
     gives ``hi``."""
+    if (lo is not None and lo.ndim) or (hi is not None and hi.ndim):
+        return _clip_by_arrays(x, lo, hi, vector=False)
     result = _clip_ufunc(x, _lowest(x.dtype) if lo is None else lo, _highest(x.dtype) if hi is None else hi)
     if result.__class__ is not np.ndarray:  # (a 0-d input gives a NumPy scalar)
         result = np.asarray(result)
-    if x.dtype.kind != "f" or not _has_zero(lo, hi):
-        return result
-    constant = (lo is None or lo.ndim == 0) and (hi is None or hi.ndim == 0)
-    if _clip_ties_as_scalar_kernel(x.dtype, constant):
+    if x.dtype.kind != "f" or not _has_zero(lo, hi) or _clip_ties_as_scalar_kernel(x.dtype):
         return result
     return _with_zeros_recomputed(result, x, lo, hi, vector=False)
 
@@ -48,7 +49,7 @@ def relu_values(x: np.ndarray) -> np.ndarray:
     result = _clip_ufunc(x, zero, infinity)
     if result.__class__ is not np.ndarray:  # (a 0-d input gives a NumPy scalar)
         result = np.asarray(result)
-    if _clip_ties_as_scalar_kernel(x.dtype, True):
+    if _clip_ties_as_scalar_kernel(x.dtype):
         return result
     return _with_zeros_recomputed(result, x, zero, None, vector=False)
 
@@ -57,21 +58,46 @@ def clip_by_tensors(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None)
     """``clip_values`` for the Tensor overloads (``clamp.Tensor``, ``clamp_min.Tensor``, ``clamp_max.Tensor``): the
     elements that ATen's loop runs through its vector code (``aten_loops``: blocks of two AVX2 vectors from the
     start of each contiguous run) tie toward the bound, the others toward ``x``."""
-    if x.dtype.kind != "f" or not _has_zero(lo, hi):
-        return clip_values(x, lo, hi)
+    if x.dtype.kind != "f" or not _has_zero(lo, hi) or not _negative_zero(x, lo, hi):
+        return _extremes(x, lo, hi)
     bounds = tuple(bound for bound in (lo, hi) if bound is not None)
 
     def formula(values: np.ndarray, *given: np.ndarray, vector: bool) -> np.ndarray:
-        lower = given[0] if lo is not None else None
-        upper = given[-1] if hi is not None else None
-        if not vector:
-            return clip_values(values, lower, upper)
-        result = np.asarray(_clip_ufunc(values, _lowest(x.dtype) if lower is None else lower,
-                                        _highest(x.dtype) if upper is None else upper))
-        return _with_zeros_recomputed(result, values, lower, upper, vector=True)
+        return _clip_by_arrays(values, given[0] if lo is not None else None, given[-1] if hi is not None else None,
+                               vector)
 
     with np.errstate(invalid="ignore"):
         return vector_and_scalar(formula, (x,) + bounds, loop_block(x.dtype, also_avx512=False))
+
+
+def _extremes(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None) -> np.ndarray:
+    """``minimum(maximum(x, lo), hi)``: the clamp's values and NaNs, ties between zeros aside (with array bounds
+    NumPy's vector loops, several times faster than ``clip``'s general loop)."""
+    result = x if lo is None else np.maximum(x, lo)
+    return np.asarray(result if hi is None else np.minimum(result, hi))
+
+
+def _clip_by_arrays(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None, vector: bool) -> np.ndarray:
+    """The clamp with array bounds, ties between zeros broken as ATen's vector code (``vector``: the bound) or its
+    scalar code (``x``) breaks them, by bit selection (no branch per element)."""
+    if x.dtype.kind != "f" or not _has_zero(lo, hi) or not _negative_zero(x, lo, hi):
+        return _extremes(x, lo, hi)
+    result = x
+    if vector:  # (Vectorized maximum then minimum: NaN from either operand, the second on a tie)
+        if lo is not None:
+            result = select((result > lo) | np.isnan(result), result, lo)
+        if hi is not None:
+            result = select((result < hi) | np.isnan(result), result, hi)
+        return np.asarray(result)
+    # std::min(std::max(x, lo), hi): x on a tie, and NaN wherever a bound is NaN
+    if lo is not None:
+        result = select(result < lo, lo, result)
+    if hi is not None:
+        result = select(result > hi, hi, result)
+    for bound in (lo, hi):
+        if bound is not None and np.isnan(bound).any():
+            result = select(np.isnan(np.broadcast_to(bound, np.shape(result))), bound, result)
+    return np.asarray(result)
 
 
 def _with_zeros_recomputed(result: np.ndarray, x: np.ndarray, lo, hi, vector: bool) -> np.ndarray:
@@ -95,14 +121,14 @@ def _with_zeros_recomputed(result: np.ndarray, x: np.ndarray, lo, hi, vector: bo
 
 
 @functools.cache
-def _clip_ties_as_scalar_kernel(dtype: np.dtype, constant_bounds: bool) -> bool:
-    """Whether NumPy's ``clip`` gives the scalar kernel's bits where zeros tie, in every loop it runs for ``dtype``
-    with 0-d bounds (``constant_bounds``) or array bounds: contiguous and strided input, short and long."""
+def _clip_ties_as_scalar_kernel(dtype: np.dtype) -> bool:
+    """Whether NumPy's ``clip`` with 0-d bounds gives the scalar kernel's bits where zeros tie, in every loop it
+    runs for ``dtype``: contiguous and strided input, short and long."""
     x = np.resize(np.array([-0.0, 0.0, 1.0, -1.0, np.nan], dtype), 203)  # (a vector body and a tail)
     pairs = [(0.0, np.inf), (-0.0, np.inf), (-np.inf, 0.0), (-np.inf, -0.0), (-0.0, 0.0), (0.0, -0.0), (1.0, -0.0)]
     for sample in (x, x[::2], x[:3], x[1:4]):
         for lo, hi in pairs:
-            lo, hi = (np.asarray(v, dtype) if constant_bounds else np.full_like(sample, v) for v in (lo, hi))
+            lo, hi = np.asarray(lo, dtype), np.asarray(hi, dtype)
             got = np.asarray(_clip_ufunc(sample, lo, hi))
             wanted = _with_zeros_recomputed(got.copy(), sample, lo, hi, vector=False)
             if not np.array_equal(np.signbit(got), np.signbit(wanted)):
@@ -128,6 +154,21 @@ def _highest(dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "b":
         return np.asarray(True)
     return np.asarray(np.iinfo(dtype).max, dtype)
+
+
+def _negative_zero(*arrays) -> bool:
+    """Whether an array holds -0.0: without one every zero is +0.0, and a tie between zeros gives +0.0 whichever
+    operand it takes (a clamp at a zeros tensor, the usual case, needs no tie-breaking then)."""
+    for a in arrays:
+        if a is not None:
+            bits = a.view(_UNSIGNED[a.dtype.itemsize])
+            if (bits == _SIGN_BIT[a.dtype.itemsize]).any():
+                return True
+    return False
+
+
+_UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SIGN_BIT = {size: _UNSIGNED[size](1 << (8 * size - 1)) for size in _UNSIGNED}
 
 
 def _has_zero(*bounds) -> bool:

@@ -73,8 +73,9 @@ def _split_at_nan(formula, g: np.ndarray, x: np.ndarray, block: int) -> np.ndarr
     """``vector_and_scalar(formula, (g, x), block)`` for a backward kernel whose vector and scalar versions differ
     only where ``x`` is NaN: without a NaN, C-ordered operands of one shape take one pass of the scalar version
     (the split's set-up costs more than the kernel on small tensors)."""
-    if x.dtype.kind != "f" or (g.__class__ is np.ndarray and g.shape == x.shape and g.flags.c_contiguous
-                               and x.flags.c_contiguous and not np.isnan(x).any()):
+    # (a gradient expanded from a scalar, as sum() and mean() give, lays nothing out: the result follows x)
+    if x.dtype.kind != "f" or (g.__class__ is np.ndarray and g.shape == x.shape and x.flags.c_contiguous
+                               and (g.flags.c_contiguous or not any(g.strides)) and not np.isnan(x).any()):
         return formula(g, x, vector=False)
     return vector_and_scalar(formula, (g, x), block)
 
