@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from _lib import assert_same_bits, run_both
+from _lib import assert_same_bits, run_both, tg, torch
 
 from tracegrad.ops import clip_values as clip_module
 
@@ -86,6 +86,22 @@ def test_integer_and_bool_inputs_clamp_as_torch():
                                        L.clamp_min(L.tensor([-3, 0, 5], dtype=L.int32), 1)])
     for a, b in zip(ours, theirs):
         assert_same_bits(a, b)
+
+
+@pytest.mark.parametrize(("dtype", "bound"), [("uint8", 300), ("uint8", -1), ("uint8", 255), ("uint8", -129),
+                                             ("int8", 300), ("int8", -129), ("int8", -1), ("int64", 2**40)])
+@pytest.mark.parametrize("side", ["min", "max"])
+def test_integer_bounds_convert_as_torch(dtype, bound, side):
+    """An int bound converts to an integer tensor's dtype as Scalar::to does: wrapped where it fits the wider
+    signed range, refused with torch's words where it overflows."""
+    def outcome(L):
+        x = L.tensor([1, 2, 200 if dtype == "uint8" else 100], dtype=getattr(L, dtype))
+        try:
+            return L.clamp(x, **{side: bound}).tolist()
+        except RuntimeError as error:
+            return str(error)
+
+    assert outcome(tg) == outcome(torch)
 
 
 def test_gradients_at_zero_bounds_match_torch():

@@ -38,7 +38,7 @@ from .pointwise import (
     where,
 )
 from .registry import defop, not_implemented
-from .scalar_fill import check_scalar_parameter
+from .scalar_fill import check_scalar_parameter, scalar_for
 from .scalar_overloads import scalar_minus
 
 _LN2 = math.log(2.0)
@@ -846,6 +846,8 @@ def _clamp_kernel(a, min=None, max=None, clip=clip_values):
     dt = result_dtype(a, min, max)
     for bound in (min, max):  # (a number converts to the result's dtype, half included)
         check_scalar_parameter(bound, dt)
+        if bound.__class__ is int and dt.kind in "iu":  # (Scalar::to refuses an int the dtype cannot hold)
+            scalar_for(bound, dt)
     return clip(as_array(a, dt), None if min is None else as_array(min, dt), None if max is None else as_array(max, dt))
 
 
