@@ -149,8 +149,8 @@ _MINIMAX_WRAP = np.int32(2**32 - int(_MINIMAX_BIAS))  # (adding the bias wraps a
 
 
 def _minimax_index(magnitude: np.ndarray) -> np.ndarray:
-    """The polynomial's number for each |x| (for np.take): clip((bits + bias) >> 21, 1, 24) in int32 as the
-    kernel wraps and shifts it, and 23 beyond the bound (NaN included: it comes out NaN whatever the number)."""
+    """The polynomial's number for each |x|: clip((bits + bias) >> 21, 1, 24) in int32 as the kernel wraps and
+    shifts it, and 23 beyond the bound (NaN included: it comes out NaN whatever the number)."""
     bits = magnitude.view(np.int32)
     index = np.minimum(bits, _MINIMAX_RBOUND_BITS)  # (the bound itself takes polynomial 22: below 24 always)
     index -= _MINIMAX_WRAP
@@ -159,23 +159,74 @@ def _minimax_index(magnitude: np.ndarray) -> np.ndarray:
     beyond = np.subtract(_MINIMAX_RBOUND_BITS, bits)
     beyond >>= 31  # (-1 beyond the bound, 0 up to it)
     index -= beyond
-    return index.astype(np.intp)  # (np.take converts other index types on every call)
+    return index
+
+
+# The polynomial's number depends on ceil(bits / 2^21) alone but in the bucket the bound falls in: so the
+# coefficients are tabled by key = ((bits - 1) >> 21) + (1 beyond the bound, else 0) in uint32, two shifts in
+# place of the clip and the bound's fix. The key is 2047 for +0 and at most 1024 otherwise; every key past the
+# bound's bucket takes polynomial 23. (Checked against _minimax_index on all 2^31 magnitudes.)
+_MINIMAX_EDGE_KEY = int((_MINIMAX_RBOUND_BITS - 1) >> 21)
+_MINIMAX_RBOUND_UBITS = _MINIMAX_RBOUND_BITS.view(np.uint32)
+
+
+def _minimax_key_table() -> np.ndarray:
+    keys = np.arange(2048, dtype=np.uint32)
+    lowest = np.where(keys <= _MINIMAX_EDGE_KEY, (keys << 21) + 1, 0).astype(np.uint32)  # (0 for 2047)
+    index = _minimax_index(lowest.view(_F32))
+    index[_MINIMAX_EDGE_KEY + 1:2047] = 23
+    assert index[_MINIMAX_EDGE_KEY] == 22
+    return np.ascontiguousarray(_MINIMAX[:, index])
+
+
+_MINIMAX_KEYED = _minimax_key_table()  # (6, 2048): degree, key
+
+
+def _minimax_pairs() -> np.ndarray:
+    """The coefficients of degrees (5, 4), (3, 2), (1, 0) as the parts of complex128 items: one np.take (as
+    fast as one of float64) gathers two."""
+    pairs = np.empty((3, 2048), np.complex128)
+    pairs.real = _MINIMAX_KEYED[5::-2]
+    pairs.imag = _MINIMAX_KEYED[4::-2]
+    return pairs
+
+
+_MINIMAX_PAIRS = _minimax_pairs()
+
+
+def _minimax_key(magnitude: np.ndarray) -> np.ndarray:
+    """Each |x|'s key into _MINIMAX_KEYED (for np.take)."""
+    bits = magnitude.view(np.uint32)
+    beyond = np.subtract(_MINIMAX_RBOUND_UBITS, bits)
+    beyond >>= 31  # (1 beyond the bound, 0 up to it: bits < 2^31)
+    key = np.subtract(bits, np.uint32(1))  # (wraps for +0)
+    key >>= 21
+    key += beyond
+    return key.astype(np.intp)  # (np.take converts other index types on every call)
 
 
 def _minimax_erf_sqrt1_2(x: np.ndarray) -> np.ndarray:
     """oneDNN's AVX-512 erf(x / sqrt 2)."""
     magnitude = np.abs(x)
-    index = _minimax_index(magnitude)
+    key = _minimax_key(magnitude)
     wide = magnitude.astype(_F64)
-    # (mode="wrap" on indices already in range: NumPy's default mode buffers and bounds-checks them)
-    acc = np.take(_MINIMAX[5], index, mode="wrap")
-    coefficient = np.empty_like(acc)
+    pair = np.empty(x.shape, np.complex128)
+    acc = np.empty_like(wide)
     poly = np.empty_like(x)
-    for degree in range(4, -1, -1):  # (each step one float32 fmadd)
-        acc *= wide
-        acc += np.take(_MINIMAX[degree], index, out=coefficient, mode="wrap")
+    for step, coefficients in enumerate(_MINIMAX_PAIRS):  # (each degree one float32 fmadd)
+        # (mode="wrap" on indices already in range: NumPy's default mode buffers and bounds-checks them)
+        np.take(coefficients, key, out=pair, mode="wrap")
+        if step:
+            acc *= wide
+            acc += pair.real
+            _round_to_float(acc, poly)
+            np.copyto(acc, poly)
+            acc *= wide
+        else:
+            np.multiply(pair.real, wide, out=acc)
+        acc += pair.imag
         _round_to_float(acc, poly)
-        if degree:
+        if step < 2:
             np.copyto(acc, poly)
     return xor_sign(poly, x)
 
