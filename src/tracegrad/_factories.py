@@ -29,6 +29,13 @@ from .ops.scalar_fill import scalar_for
 def _size(size, fn: str = "empty", kwargs: dict | None = None) -> tuple[int, ...]:
     """A factory's ``*size`` (or its ``size=`` keyword, taken out of ``kwargs``) as a shape, refused with torch's
     parser and size messages (named after ``fn``)."""
+    items = size[0] if len(size) == 1 and size[0].__class__ is tuple else size
+    for n in items:  # (the common call: sizes that are ints, none negative)
+        if n.__class__ is not int or n < 0:
+            break
+    else:
+        if items:
+            return tuple(items)
     if not size and kwargs is not None:
         if "size" in kwargs:
             value = kwargs.pop("size")

@@ -49,6 +49,20 @@ def storage_root(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def strided_view(a: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
+    """A view of ``a``'s memory from its first element, with ``shape`` and byte ``strides`` (non-negative, within
+    the storage), writeable where ``a`` is: ``np.lib.stride_tricks.as_strided`` without its set-up. Made over
+    ``a`` (C-contiguous) or else the storage's root array where that is, so the view's ``base`` chain leads to
+    the tensor's storage (as_strided's ends at a DummyArray); as_strided otherwise."""
+    root = a if a.flags.c_contiguous else storage_root(a)  # (its base chain is ``a``'s)
+    if root.flags.c_contiguous:
+        try:
+            return _ndarray(shape, a.dtype, root, 0 if root is a else offset_in(root, a), strides)
+        except (TypeError, ValueError):
+            pass
+    return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+
+
 def offset_in(owner: np.ndarray, a: np.ndarray) -> int:
     """The byte offset of ``a``'s first element in ``owner``'s memory."""
     return a.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
@@ -304,11 +318,16 @@ def in_copy_of_storage(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     return out
 
 
+def has_torch_contiguous_strides(a: np.ndarray) -> bool:
+    """Whether a non-empty ``a`` has PyTorch's contiguous strides exactly (size-1 dims' included)."""
+    return a.flags.c_contiguous and a.size > 0 and (
+        1 not in a.shape or a.strides == _contiguous_byte_strides(a.shape, a.itemsize))
+
+
 def contiguous_as_torch(result: np.ndarray) -> np.ndarray:
     """``result`` with PyTorch's contiguous strides, where NumPy's differ: NumPy gives an empty array zero strides,
     and a C-ordered dim of size 1 whatever stride it came with."""
-    if result.flags.c_contiguous and result.size and (
-            1 not in result.shape or result.strides == _contiguous_byte_strides(result.shape, result.itemsize)):
+    if has_torch_contiguous_strides(result):
         return result
     return with_strides(result, contiguous_strides(result.shape))
 

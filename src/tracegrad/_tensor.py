@@ -402,7 +402,7 @@ class Tensor:
     def item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._data.reshape(()).item()
+        return self._data.item()  # (one element, whatever the shape)
 
     def tolist(self):
         return self._data.tolist()

@@ -323,7 +323,23 @@ def _contiguous(self, memory_format=contiguous_format):
 
 # ---- dtype / device conversion ---------------------------------------------------------------------------------
 
+_dtype_class = None  # (backend.dtypes.dtype and ops.creation, which import this module: bound at the first cast)
+_creation = None
+
+
+def _bind_casts() -> None:
+    global _dtype_class, _creation
+    from .backend.dtypes import dtype
+    from .ops import creation
+
+    _dtype_class, _creation = dtype, creation
+
+
 def _to(self, *args, **kwargs):
+    if _creation is None:
+        _bind_casts()
+    if not kwargs and len(args) == 1 and args[0].__class__ is _dtype_class:  # (x.to(dtype), the usual call)
+        return _creation.to_dtype(self, args[0])
     from .backend.device import device as device_cls
     from .backend.dtypes import dtype as dtype_cls
     from .backend.dtypes import to_dtype
@@ -394,11 +410,19 @@ def _cpu(self, memory_format=preserve_format):
 
 
 def _caster(name):
-    def cast(self, memory_format=None):
-        from .backend.dtypes import to_dtype
-        from .ops import creation
+    target = None
 
-        return creation.to_dtype(self, to_dtype(name), memory_format=memory_format)
+    def cast(self, memory_format=None):
+        nonlocal target
+        if target is None:
+            from .backend.dtypes import to_dtype
+
+            target = to_dtype(name)
+            if _creation is None:
+                _bind_casts()
+        if memory_format is None and self._data.dtype == target.np:
+            return self  # (creation.to_dtype's answer when nothing changes)
+        return _creation.to_dtype(self, target, memory_format=memory_format)
 
     return cast
 

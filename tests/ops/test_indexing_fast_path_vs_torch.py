@@ -37,6 +37,7 @@ def _key_name(key) -> str:
 def general_path(monkeypatch):
     """Every call through the operators (the general path), for comparisons with the lean one."""
     monkeypatch.setattr(indexing, "_basic_views", lambda t, key, keep_full_slices: None)
+    monkeypatch.setattr(indexing, "_set_number_plain", lambda t, key, value: False)
     monkeypatch.setattr(views, "call_plain", lambda op, t, *rest: op(t, *rest))
 
 

@@ -70,6 +70,8 @@ def to_dtype(t: Tensor, dtype, copy: bool = False, memory_format=None) -> Tensor
     if not copy and same_dtype and (memory_format is None or memory_format is preserve_format
                                     or suggested_format(t._data) is memory_format):
         return t
+    if not STATE.special:  # (what the call does once its arguments are bound: there are none to check)
+        return _to_copy._eager((t, None if dtype is None else dtype.np, memory_format))
     return _to_copy(t, dtype=None if dtype is None else dtype.np, memory_format=memory_format)
 
 

@@ -20,7 +20,7 @@ from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
 from . import views as _views
 from .accumulate import add_rows_at
-from .registry import defop
+from .registry import check_no_internal_overlap, defop
 from .scalar_fill import scalar_for
 from .views import _INT64_MAX
 
@@ -44,6 +44,13 @@ def _numpy_key(indices) -> tuple:
 
 
 def _index_kernel(a, indices):
+    if len(indices) == 1 and a.ndim:  # (one leading long index: NumPy's take, far leaner than its fancy indexing)
+        ix = indices[0]
+        if ix.__class__ is np.ndarray and ix.dtype.kind == "i" and ix.ndim:
+            try:
+                return np.take(a, ix, axis=0)
+            except IndexError:
+                pass  # (worded below)
     key = _numpy_key(indices)
     try:
         return np.ascontiguousarray(a[key])
@@ -341,17 +348,12 @@ def _basic_steps(shape: tuple, key, keep_full_slices: bool) -> list | None:
     return steps
 
 
-def _basic_views(t: Tensor, key, keep_full_slices: bool):
-    """``t`` indexed by a basic ``key`` (see ``_basic_steps``): the last view (``t`` itself for a key that makes
-    none), or None where the general path must index (a key it does not take, or a call that is not plain)."""
-    if not _views.plain(t):
-        return None
-    a = t._data
+def _basic_arrays(a: np.ndarray, key, keep_full_slices: bool) -> tuple | None:
+    """The steps of a basic ``key`` on ``a`` (see ``_basic_steps``) and the array each one gives, or None where
+    the general path must index."""
     steps = _basic_steps(a.shape, key, keep_full_slices)
     if steps is None:
         return None
-    if not steps:
-        return t
     arrays = []
     try:  # (NumPy's own refusals, of a slice bound beyond int64 say, are worded by the operators)
         for op, args in steps:
@@ -359,6 +361,20 @@ def _basic_views(t: Tensor, key, keep_full_slices: bool):
             arrays.append(a)
     except Exception:
         return None
+    return steps, arrays
+
+
+def _basic_views(t: Tensor, key, keep_full_slices: bool):
+    """``t`` indexed by a basic ``key`` (see ``_basic_steps``): the last view (``t`` itself for a key that makes
+    none), or None where the general path must index (a key it does not take, or a call that is not plain)."""
+    if not _views.plain(t):
+        return None
+    found = _basic_arrays(t._data, key, keep_full_slices)
+    if found is None:
+        return None
+    steps, arrays = found
+    if not steps:
+        return t
     if STATE.grad_enabled and (t._rg or (t._base is not None and t._base._rg)):
         out = t  # every view of the chain, each with its node, as the general path makes them
         for (op, args), a in zip(steps, arrays):
@@ -383,12 +399,13 @@ def _index_rows(t: Tensor, key):
 
 
 def getitem(t: Tensor, key):
+    if key.__class__ is Tensor:
+        out = _index_rows(t, key)
+        if out is not None:
+            return out
     out = _basic_views(t, key, key.__class__ is _Slice)
     if out is not None:
         return _views.alias(t) if out is t else out
-    out = _index_rows(t, key)
-    if out is not None:
-        return out
     out, advanced = _apply_basic(t, _split_key(key), keep_full_slices=isinstance(key, builtins.slice))
     if any(a is not None for a in advanced):
         # Boolean masks over several dims consume that many dims at once.
@@ -421,6 +438,8 @@ def setitem(t: Tensor, key, value) -> None:
     number = not isinstance(value, Tensor)
     if number:
         _check_assignable(t, value)
+        if _set_number_plain(t, key, value):
+            return
     target = _basic_views(t, key, False)
     advanced = ()
     if target is None:
@@ -434,6 +453,34 @@ def setitem(t: Tensor, key, value) -> None:
         creation._fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3
     else:
         creation.copy_(target, _expanded_like(value, target._data.shape))
+
+
+def _set_number_plain(t: Tensor, key, value) -> bool:
+    """``t[key] = value`` for a basic ``key`` and a number where nothing records or watches the write (no graph,
+    no special mode, observer or write hook): the value converted as below and written straight into the viewed
+    array, and ``t``'s version counter bumped, as the views and the ``copy_``/``fill_`` below do. False (nothing
+    done) for anything else, and for a write the operators refuse (they word it)."""
+    if (STATE.special or STATE.observed or t._inference or STATE.before_write is not None or
+            (STATE.grad_enabled and (t._rg or (t._base is not None and t._base._rg)))):
+        return False
+    if t._data.__class__ is not np.ndarray:
+        return False
+    found = _basic_arrays(t._data, key, False)
+    if found is None:
+        return False
+    arrays = found[1]
+    target = arrays[-1] if arrays else t._data
+    if not target.flags.writeable:
+        return False
+    if target.ndim:
+        try:  # (fill_'s check: an expanded target is refused)
+            check_no_internal_overlap(target)
+        except RuntimeError:
+            return False
+    dtype = target.dtype
+    target[...] = np.asarray(scalar_for(value, dtype, 1), dtype=dtype)
+    t._bump_version()
+    return True
 
 
 _creation = None  # (ops.creation, which imports this module: bound at the first assignment)

@@ -26,6 +26,7 @@ import numpy as np
 
 from .._strides import (
     contiguous_as_torch,
+    has_torch_contiguous_strides,
     in_copy_of_storage,
     in_torch_layout,
     index_strides,
@@ -170,6 +171,11 @@ def _indexed(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarr
     source, indices = arrays[0], arrays[1]
     if result.__class__ is not np.ndarray or result.ndim < 2 or source.__class__ is not np.ndarray:
         return result
+    if len(indices) == 1 and result.size and has_torch_contiguous_strides(source) and (
+            indices[0] is None or (indices[0].__class__ is np.ndarray and indices[0].ndim == 1)):
+        # (one leading index of one dim into a contiguous source, and a result with elements: TensorIterator
+        # leaves it contiguous, whatever the index's strides)
+        return contiguous_as_torch(result)
     return with_strides(result, index_strides(result.shape, source, [
         None if ix is None else np.asarray(ix) for ix in indices]))
 

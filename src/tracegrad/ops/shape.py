@@ -9,7 +9,10 @@ from .registry import defop
 
 
 def _cat_kernel(tensors, dim=0):
-    arrays = [np.asarray(a) for a in tensors]
+    joined = _cat_plain(tensors, dim)
+    if joined is not None:
+        return joined
+    arrays = [a if a.__class__ is np.ndarray else np.asarray(a) for a in tensors]
     if not arrays:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # PyTorch skips legacy empty 1-D tensors of shape (0,) when concatenating.
@@ -18,15 +21,53 @@ def _cat_kernel(tensors, dim=0):
     if ref.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = wrap_dim(dim, ref.ndim)
+    before, after = ref.shape[:d], ref.shape[d + 1:]
     for i, a in enumerate(shaped):
         if a.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {a.ndim}")
+        if a.shape[:d] == before and a.shape[d + 1:] == after:
+            continue
         for k in range(ref.ndim):
             if k != d and a.shape[k] != ref.shape[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref.shape[k]} but got size {a.shape[k]} for tensor number {i} in the list.")
+    dt = _common_dtype(shaped)
+    if dt is not None:
+        return np.concatenate(shaped, axis=d)
     dt = result_dtype(*shaped)
     return np.concatenate([a.astype(dt, copy=False) for a in shaped], axis=d)
+
+
+def _cat_plain(arrays, dim: int):
+    """The usual ``cat``, in one pass: arrays of one dtype and one rank (1 or more), sizes that agree but along
+    ``dim`` (in range), and no legacy empty 1-D array; None for anything else (the kernel's checks word it)."""
+    if not arrays:
+        return None
+    ref = arrays[0]
+    if ref.__class__ is not np.ndarray:
+        return None
+    nd = ref.ndim
+    if not -nd <= dim < nd:
+        return None
+    d = dim + nd if dim < 0 else dim
+    dt, shape = ref.dtype, ref.shape
+    before, after = shape[:d], shape[d + 1:]
+    for a in arrays:
+        if a.__class__ is not np.ndarray or a.dtype != dt or a.ndim != nd or (nd == 1 and not a.size):
+            return None
+        s = a.shape
+        if s[:d] != before or s[d + 1:] != after:
+            return None
+    return np.concatenate(arrays, axis=d)
+
+
+def _common_dtype(arrays: list) -> np.dtype | None:
+    """The dtype all of ``arrays`` share (their result type, with no cast to make), or None."""
+    dt = arrays[0].dtype
+    for a in arrays:
+        if a.dtype != dt:
+            return None
+    return dt
 
 
 def _cat_vjp(ctx, g):
@@ -58,7 +99,7 @@ cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_kernel, vjp=_cat_
 
 
 def _stack_kernel(tensors, dim=0):
-    arrays = [np.asarray(a) for a in tensors]
+    arrays = [a if a.__class__ is np.ndarray else np.asarray(a) for a in tensors]
     if not arrays:
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, a in enumerate(arrays):
@@ -67,8 +108,15 @@ def _stack_kernel(tensors, dim=0):
                                "entry 0 "
                                f"and {list(a.shape)} at entry {i}")
     d = wrap_dim(dim, arrays[0].ndim + 1)
-    dt = result_dtype(*arrays)
-    return np.stack([a.astype(dt, copy=False) for a in arrays], axis=d)
+    if _common_dtype(arrays) is None:
+        dt = result_dtype(*arrays)
+        arrays = [a.astype(dt, copy=False) for a in arrays]
+    # (np.stack's own steps, without its checks, made above: each array given a new dim, then concatenated)
+    key = (_WHOLE,) * d + (None,)
+    return np.concatenate([a[key] for a in arrays], axis=d)
+
+
+_WHOLE = slice(None)
 
 
 def _stack_vjp(ctx, g):

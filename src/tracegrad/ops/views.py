@@ -16,7 +16,7 @@ import numpy as np
 
 from .._events import emit_op_call
 from .._state import STATE
-from .._strides import offset_in, storage_extent, storage_root
+from .._strides import offset_in, storage_extent, storage_root, strided_view
 from .._tensor import Tensor, _new
 from ..autograd.views import make_view
 from ..backend.dtypes import scalar_type_name
@@ -377,6 +377,25 @@ unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_
 
 def _expand_kernel(a, size, implicit=False):
     size = tuple(size)
+    lead = len(size) - a.ndim
+    if lead >= 0:  # (the usual call, in one pass: sizes kept, -1, or a size-1 dim widened; anything else below)
+        target = list(size)
+        strides = [0] * lead
+        i = lead
+        for n, s, st in zip(a.shape, size[lead:], a.strides):
+            if s == n:
+                strides.append(st)
+            elif s == -1:
+                target[i] = n
+                strides.append(st)
+            elif n == 1 and s >= 0:
+                strides.append(0)
+            else:
+                break
+            i += 1
+        else:
+            if not lead or min(size[:lead]) >= 0:
+                return strided_view(a, tuple(target), tuple(strides))
     if len(size) < a.ndim:
         raise RuntimeError(f"expand(torch.{scalar_type_name(a.dtype)}Tensor{{{list(a.shape)}}}, size={list(size)}): "
                            f"the number of sizes provided ({len(size)}) must be greater or equal to the number of "
@@ -401,7 +420,7 @@ def _expand_kernel(a, size, implicit=False):
     # Writable like PyTorch's (an in-place write into the overlapping result itself is refused by the operator, but
     # a non-overlapping view of it, e.g. a diagonal, writes through to the expanded tensor's memory)
     strides = [0] * lead + [0 if n == 1 and t != 1 else st for n, t, st in zip(a.shape, target[lead:], a.strides)]
-    return np.lib.stride_tricks.as_strided(a, tuple(target), tuple(strides), writeable=a.flags.writeable)
+    return strided_view(a, tuple(target), tuple(strides))
 
 
 def _expand_vjp(ctx, g):
