@@ -499,3 +499,21 @@ def test_rot90_is_a_flip_and_a_transpose():
     turned = x.rot90(0)
     turned.add_(1)
     assert x[0, 0].item() == 0.0  # a copy, not the input
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+@pytest.mark.parametrize("view", ["transposed", "every other row", "columns window", "vector"])
+def test_stack_of_strided_inputs_is_contiguous_as_torch(view, dim):
+    """ATen's stack of up to 2-d inputs allocates a contiguous result (NumPy's concatenate kept a transposed
+    input's order)."""
+    views = {"transposed": lambda t: t.t(), "every other row": lambda t: t[::2], "columns window": lambda t: t[:, 1:3],
+             "vector": lambda t: t[:, 1]}
+
+    def strides(L):
+        parts = [views[view](L.arange(12.0).reshape(3, 4) + k) for k in range(3)]
+        if dim == 2 and parts[0].ndim == 1:
+            return None
+        out = L.stack(parts, dim)
+        return tuple(out.shape), out.stride(), out.tolist()
+
+    assert strides(tg) == strides(torch)

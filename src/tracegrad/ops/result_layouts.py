@@ -228,6 +228,15 @@ def _concatenated(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.
     return contiguous_as_torch(result)
 
 
+def _stacked(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """``stack``'s, for results of up to three dims: contiguous, as ATen's ``cat`` of the unsqueezed inputs
+    allocates them (NumPy's ``concatenate`` kept transposed inputs' order). Higher ranks keep NumPy's layout,
+    which follows torch's for the channels-last inputs checked (ATen's choice there is not modelled)."""
+    if result.__class__ is not np.ndarray or result.ndim > 3:
+        return result
+    return contiguous_as_torch(result)
+
+
 def _rrelu_backward_layout(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
     """``rrelu_with_noise_backward``'s: ``noise * grad_output`` in training, else ``leaky_relu_backward``'s
     iterator (``self`` first)."""
@@ -254,4 +263,4 @@ def rule_for(name: str) -> Rule | None:
         return _suggested_by_input
     if name in CONVOLUTIONS:
         return _convolved
-    return {"index": _indexed, "cat": _concatenated, "constant_pad_nd": _padded}.get(name)
+    return {"index": _indexed, "cat": _concatenated, "stack": _stacked, "constant_pad_nd": _padded}.get(name)
