@@ -300,7 +300,7 @@ def _fold_in_order(lanes: np.ndarray) -> np.ndarray:
     them). Many rows are summed down the columns of a transposed copy instead, where NumPy's reduction adds them
     one after another too, for a fraction of the cost: accumulating along rows pays per row (35 against 5 us,
     1024 x 10)."""
-    if lanes.shape[0] <= MANY_SHORT_ROWS or not 0 < lanes.shape[1] <= SHORT_ROW:
+    if not _many_short_rows(lanes):
         return np.add.accumulate(lanes, axis=1)[:, -1]
     # (from -0, which leaves the first term as it is: NumPy's reduction would start from +0, and a row of -0 would
     # sum to +0)
@@ -311,12 +311,17 @@ MANY_SHORT_ROWS = 32  # (rows from which a transposed copy pays for itself in th
 SHORT_ROW = 32  # (...of at most this many elements: longer rows reduce faster along themselves)
 
 
+def _many_short_rows(x: np.ndarray) -> bool:
+    """Whether a 2-d array's rows are reduced faster down the columns of its transposed copy."""
+    return x.shape[0] > MANY_SHORT_ROWS and 0 < x.shape[1] <= SHORT_ROW
+
+
 def row_maxima(x: np.ndarray) -> np.ndarray:
     """``x.max(axis=1, keepdims=True)`` of a 2-d float array (NaN wins). Many short rows take the maxima down the
     columns of a transposed copy, as ``_fold_in_order`` does (42 against 5 us, 1024 x 10; long rows would lose).
     The order of the comparisons differs, which can only change the sign of a zero maximum: the softmax family
     subtracts it from its own row, where that sign never reaches a result."""
-    if x.shape[0] <= MANY_SHORT_ROWS or not 0 < x.shape[1] <= SHORT_ROW:
+    if not _many_short_rows(x):
         return np.maximum.reduce(x, axis=1, keepdims=True)
     return np.maximum.reduce(np.ascontiguousarray(x.T), axis=0)[:, None]
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-_BITS = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float64): np.dtype(np.uint64)}
+UNSIGNED_OF_SIZE = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}  # (for bit views)
+_BITS = {np.dtype(t): UNSIGNED_OF_SIZE[np.dtype(t).itemsize] for t in (np.float32, np.float64)}
 _MIN_SIZE = 4096  # (below it np.where's branches cost less than the extra passes)
 
 

@@ -113,7 +113,7 @@ def call_plain(op, t: Tensor, *rest) -> Tensor:
     """``op(t, *rest)`` for a single-output view operator, the parameters after ``rest`` left to their defaults:
     the kernel run directly and its output made by ``fresh_view`` where the call is plain, else the operator's
     own path (which also words any error the kernel raised)."""
-    if not STATE.special and not t._inference:
+    if plain(t):
         try:
             data = op.kernel(t._data, *rest)
         except Exception:

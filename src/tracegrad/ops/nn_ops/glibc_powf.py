@@ -23,14 +23,13 @@ from functools import lru_cache
 import numpy as np
 
 from ..aten_vec import offset_from_midpoint
-from .glibc_float_math import _LOGF_TABLE, EXP2_POLY, EXP2_TABLE
+from .glibc_float_math import _LOGF_INVC, EXP2_POLY, EXP2_TABLE
 
 _F32, _F64 = np.float32, np.float64
 _U32, _U64 = np.uint32, np.uint64
 
 # log2 x = k + log2 c + log1p(z / c - 1) / ln 2, c near the middle of z's sixteenth of [0x1.66p-1, 0x1.66p0): the
 # same c as logf's table (1 / c from there), with log2 c
-_INVC = _LOGF_TABLE[:, 0].copy()
 _LOGC = np.array([float.fromhex(v) for v in (
     "-0x1.efec65b963019p-2", "-0x1.b0b6832d4fca4p-2", "-0x1.7418b0a1fb77bp-2", "-0x1.39de91a6dcf7bp-2",
     "-0x1.01d9bf3f2b631p-2", "-0x1.97c1d1b3b7afp-3", "-0x1.2f9e393af3c9fp-3", "-0x1.960cbbf788d5cp-4",
@@ -48,7 +47,7 @@ def _split26(v: np.ndarray) -> tuple:
     return head, v - head
 
 
-_INVC_HEAD, _INVC_TAIL = _split26(_INVC)
+_INVC_HEAD, _INVC_TAIL = _split26(_LOGF_INVC)
 
 # exp2: 2^(k/32) from the table of 2^(i/32) and a cubic
 _EXP2_BITS = 5
