@@ -62,7 +62,7 @@ def install() -> None:
     from .ops import binary, creation, indexing, pointwise, views
 
     _tensor_layout.install()
-    _bind_shape_methods()
+    _bind_modules()
     T = Tensor
     # Python operators
     T.__add__ = pointwise.add.dunder
@@ -255,17 +255,19 @@ def _as_method(fn):
 
 # ---- shape methods accepting varargs --------------------------------------------------------------------------------
 
-# (these run for every ``x.view(...)``: the modules they use are bound once, at install)
+# (these and the casts below run for every ``x.view(...)``, ``x.to(...)``: the modules they use, which import this
+# one, are bound once, at install)
 _views = None
+_creation = None
 _dtype_class = None
 
 
-def _bind_shape_methods() -> None:
-    global _views, _dtype_class
+def _bind_modules() -> None:
+    global _views, _creation, _dtype_class
     from .backend.dtypes import dtype
-    from .ops import views
+    from .ops import creation, views
 
-    _views, _dtype_class = views, dtype
+    _views, _creation, _dtype_class = views, creation, dtype
 
 
 def _view_method(self, *shape):
@@ -323,21 +325,7 @@ def _contiguous(self, memory_format=contiguous_format):
 
 # ---- dtype / device conversion ---------------------------------------------------------------------------------
 
-_dtype_class = None  # (backend.dtypes.dtype and ops.creation, which import this module: bound at the first cast)
-_creation = None
-
-
-def _bind_casts() -> None:
-    global _dtype_class, _creation
-    from .backend.dtypes import dtype
-    from .ops import creation
-
-    _dtype_class, _creation = dtype, creation
-
-
 def _to(self, *args, **kwargs):
-    if _creation is None:
-        _bind_casts()
     if not kwargs and len(args) == 1 and args[0].__class__ is _dtype_class:  # (x.to(dtype), the usual call)
         return _creation.to_dtype(self, args[0])
     from .backend.device import device as device_cls
@@ -418,8 +406,6 @@ def _caster(name):
             from .backend.dtypes import to_dtype
 
             target = to_dtype(name)
-            if _creation is None:
-                _bind_casts()
         if memory_format is None and self._data.dtype == target.np:
             return self  # (creation.to_dtype's answer when nothing changes)
         return _creation.to_dtype(self, target, memory_format=memory_format)

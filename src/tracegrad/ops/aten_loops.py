@@ -130,7 +130,7 @@ def _one_run(formula: Callable, operands: tuple, block: int, grain: int, shape: 
             if not o.flags.c_contiguous or (shape is not None and o.shape != shape):
                 return None
             shape = o.shape
-    if shape is None or any(o.ndim and o.shape != shape for o in operands):
+    if shape is None:
         return None
     n = math.prod(shape)
     if n > grain and get_num_threads() > 1:

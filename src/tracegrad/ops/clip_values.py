@@ -21,7 +21,7 @@ import functools
 import numpy as np
 
 from .aten_loops import loop_block, vector_and_scalar
-from .select import select
+from .select import UNSIGNED_OF_SIZE, select
 
 try:  # (the ufunc itself: np.clip adds a Python wrapper that costs more than the pass on small arrays)
     from numpy._core.umath import clip as _clip_ufunc
@@ -34,7 +34,7 @@ def clip_values(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None) -> 
     that broadcast to it, or None for no bound on that side. NaN in ``x`` or in a bound gives NaN; ``lo > hi``
     gives ``hi``."""
     if (lo is not None and lo.ndim) or (hi is not None and hi.ndim):
-        return _clip_by_arrays(x, lo, hi, vector=False)
+        return _clip_by_arrays(x, lo, hi)
     result = _clip_ufunc(x, _lowest(x.dtype) if lo is None else lo, _highest(x.dtype) if hi is None else hi)
     if result.__class__ is not np.ndarray:  # (a 0-d input gives a NumPy scalar)
         result = np.asarray(result)
@@ -58,13 +58,13 @@ def clip_by_tensors(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None)
     """``clip_values`` for the Tensor overloads (``clamp.Tensor``, ``clamp_min.Tensor``, ``clamp_max.Tensor``): the
     elements that ATen's loop runs through its vector code (``aten_loops``: blocks of two AVX2 vectors from the
     start of each contiguous run) tie toward the bound, the others toward ``x``."""
-    if x.dtype.kind != "f" or not _has_zero(lo, hi) or not _negative_zero(x, lo, hi):
+    if not _ties_matter(x, lo, hi):
         return _extremes(x, lo, hi)
     bounds = tuple(bound for bound in (lo, hi) if bound is not None)
 
     def formula(values: np.ndarray, *given: np.ndarray, vector: bool) -> np.ndarray:
-        return _clip_by_arrays(values, given[0] if lo is not None else None, given[-1] if hi is not None else None,
-                               vector)
+        return _ties_broken(values, given[0] if lo is not None else None, given[-1] if hi is not None else None,
+                            vector)
 
     with np.errstate(invalid="ignore"):
         return vector_and_scalar(formula, (x,) + bounds, loop_block(x.dtype, also_avx512=False))
@@ -77,11 +77,19 @@ def _extremes(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None) -> np
     return np.asarray(result if hi is None else np.minimum(result, hi))
 
 
-def _clip_by_arrays(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None, vector: bool) -> np.ndarray:
+def _clip_by_arrays(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None) -> np.ndarray:
+    """The clamp with array bounds and the scalar kernel's ties."""
+    return _ties_broken(x, lo, hi, vector=False) if _ties_matter(x, lo, hi) else _extremes(x, lo, hi)
+
+
+def _ties_matter(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None) -> bool:
+    """Whether a -0.0 can meet a +0.0 in the clamp (float ``x``, a zero in a bound, a -0.0 anywhere)."""
+    return x.dtype.kind == "f" and _has_zero(lo, hi) and _negative_zero(x, lo, hi)
+
+
+def _ties_broken(x: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None, vector: bool) -> np.ndarray:
     """The clamp with array bounds, ties between zeros broken as ATen's vector code (``vector``: the bound) or its
     scalar code (``x``) breaks them, by bit selection (no branch per element)."""
-    if x.dtype.kind != "f" or not _has_zero(lo, hi) or not _negative_zero(x, lo, hi):
-        return _extremes(x, lo, hi)
     result = x
     if vector:  # (Vectorized maximum then minimum: NaN from either operand, the second on a tie)
         if lo is not None:
@@ -161,14 +169,10 @@ def _negative_zero(*arrays) -> bool:
     operand it takes (a clamp at a zeros tensor, the usual case, needs no tie-breaking then)."""
     for a in arrays:
         if a is not None:
-            bits = a.view(_UNSIGNED[a.dtype.itemsize])
-            if (bits == _SIGN_BIT[a.dtype.itemsize]).any():
+            bits = UNSIGNED_OF_SIZE[a.dtype.itemsize]
+            if (a.view(bits) == bits.type(1 << (8 * a.dtype.itemsize - 1))).any():
                 return True
     return False
-
-
-_UNSIGNED = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-_SIGN_BIT = {size: _UNSIGNED[size](1 << (8 * size - 1)) for size in _UNSIGNED}
 
 
 def _has_zero(*bounds) -> bool:
