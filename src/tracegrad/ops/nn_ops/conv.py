@@ -82,15 +82,33 @@ def col2im(v: np.ndarray, x_shape, stride, padding, dilation) -> np.ndarray:
     nd = len(x_shape) - 2
     k_shape, out_sizes = v.shape[1:1 + nd], v.shape[2 + nd:]
     padded = tuple(s + 2 * p for s, p in zip(x_shape[2:], padding))
-    xp = np.zeros((n, c) + padded, dtype=v.dtype)
-    channel_major = xp.swapaxes(0, 1)
-    for offs in itertools.product(*(range(k) for k in k_shape)):
-        key = (slice(None), slice(None)) + tuple(
-            slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, m, s in zip(offs, dilation, out_sizes, stride)
-        )
-        channel_major[key] += v[(slice(None),) + offs]
+    if _batch_last_pays(n, out_sizes):
+        image = np.zeros((c,) + padded + (n,), dtype=v.dtype)  # (C, *padded, N)
+        _scatter_windows(np.moveaxis(v, 1 + nd, -1), image, 1, k_shape, out_sizes, stride, dilation)
+        xp = np.ascontiguousarray(np.moveaxis(image, -1, 0))  # (the other route's layout)
+    else:
+        xp = np.zeros((n, c) + padded, dtype=v.dtype)
+        _scatter_windows(v, xp.swapaxes(0, 1), 2, k_shape, out_sizes, stride, dilation)
     crop = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, x_shape[2:]))
     return xp[crop] if any(padding) else xp
+
+
+def _batch_last_pays(n: int, out_sizes) -> bool:
+    """Whether col2im's adds run faster over a batch-last image: NumPy's inner loops then run along the batch
+    instead of along an output row, which pays for a large batch of narrow outputs (LeNet's 8-wide rows, batch
+    64: 2.4 times faster) and costs several times over for wide rows and small batches."""
+    return n > 1 and bool(out_sizes) and n >= 4 * out_sizes[-1]
+
+
+def _scatter_windows(v: np.ndarray, image: np.ndarray, lead: int, k_shape, out_sizes, stride, dilation) -> None:
+    """``image[window of offset k] += v[:, k]`` for each kernel offset k in turn: the order ATen's col2im adds
+    them in, so that every element sums its terms in the same order whatever the layout. ``image`` has ``lead``
+    dims before its spatial ones; ``v[:, k]`` is laid out as the window's view of it."""
+    for offs in itertools.product(*(range(k) for k in k_shape)):
+        key = (slice(None),) * lead + tuple(
+            slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, m, s in zip(offs, dilation, out_sizes, stride)
+        )
+        image[key] += v[(slice(None),) + offs]
 
 
 def _weight_matrix(w: np.ndarray, groups: int) -> np.ndarray:
