@@ -38,65 +38,89 @@ _EXP_POLY_WIDE = tuple(_F64(c) for c in _SLEEF_EXP_POLY)
 _EXP_POLY_STEPS = tuple(binade_addend(_SLEEF_EXP_POLY[k], exponent) for k, exponent in ((1, -10), (2, -7), (3, -5),
                                                                                        (4, -3)))
 _EXP_BLOCK = 32768  # (elements per pass: the float64 temporaries stay in cache)
+# Constants as 0-d arrays, each in the dtype of the array it meets: a ufunc takes one for about half of what a
+# NumPy scalar costs it (no scalar conversion or promotion), some 0.25 us a call on small arrays.
+_R_LN2_ARRAY, _NEG_L2_ARRAY, _ONE_ARRAY = np.array(_R_LN2), np.array(_NEG_L2), np.array(_ONE)
+_EXP_FIRST, _EXP_LAST = np.array(_EXP_POLY_WIDE[0]), np.array(_EXP_POLY_WIDE[5])
+_EXP_STEP_ARRAYS = tuple((np.array(shifted), np.array(shift)) for shifted, shift in _EXP_POLY_STEPS)
+_EXP_CLAMP = (np.array(_F32(-110)), np.array(_F32(110)))
+_EXP_PLAIN = 87  # (|d| <= 87: |q| <= 126, 2^q a normal float: no clamp, no overflow, no flush to zero)
 
 
 def sleef_expf(d: np.ndarray) -> np.ndarray:
     """Sleef's expf_u10 with FMA (its AVX2 / AVX-512 builds): Cody-Waite reduction by ln 2, degree-6
     polynomial, scaling by 2^q; 0 below -104, inf above 100."""
     d = np.asarray(d, _F32)
-    if d.size <= _EXP_BLOCK:
-        return _expf(d)
+    if d.size <= _EXP_BLOCK:  # (in d's own layout, as ufuncs give it)
+        if d.ndim and d.size:
+            return _expf(d, None)
+        return _expf(d.reshape(1), None).reshape(()) if d.size else np.empty_like(d)  # (0-d: ufuncs give scalars)
     flat = d.reshape(-1)
     out = np.empty_like(flat)
     for start in range(0, flat.size, _EXP_BLOCK):
-        out[start : start + _EXP_BLOCK] = _expf(flat[start : start + _EXP_BLOCK])
+        _expf(flat[start : start + _EXP_BLOCK], out[start : start + _EXP_BLOCK])
     return out.reshape(d.shape)
 
 
-def _expf(d: np.ndarray) -> np.ndarray:
-    # (minimum/maximum propagate NaN: an array with one takes the general path below)
-    lo, hi = (np.minimum.reduce(d, axis=None), np.maximum.reduce(d, axis=None)) if d.size else (0, 0)
-    plain = lo >= -104 and hi <= 88  # (no clamp, no overflow, no flush to zero)
-    if plain:
-        q = d * _R_LN2
-    else:  # (fmax/fmin send NaN to -110: its lanes come out NaN through s all the same)
-        q = np.fmax(d, _F32(-110))
-        np.fmin(q, _F32(110), out=q)
-        q *= _R_LN2
-    np.rint(q, out=q)  # (cvtps2dq: to nearest even)
+def _expf(d: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """``sleef_expf`` of a non-empty d into out (a new array for None), which is its float32 scratch too."""
+    out = np.abs(d, out)
+    if _largest(out) <= _EXP_PLAIN:  # (NaN fails the test: an array with one is clamped)
+        return _expf_clamped(d, out)
+    # Clamped to [-110, 110]: below -104 the scaling by 2^q (q <= -150, and u < 1 at q = -150) flushes to +0, and
+    # above 100 it overflows to inf, as Sleef's masks have it; NaN goes through (its q casts to INT_MIN).
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _expf_clamped(np.clip(d, *_EXP_CLAMP, out), out)
+
+
+def _largest(a: np.ndarray) -> float:
+    """a's largest element, or its first NaN: argmax costs a fraction of a max reduction's call overhead (and its
+    flat index reads back cheaply from a contiguous array)."""
+    if not a.flags.c_contiguous:
+        a = a.ravel("K")  # (a view where a is contiguous in some order)
+    return a.item(a.argmax())
+
+
+def _expf_clamped(d: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``sleef_expf`` of d in [-110, 110] (or NaN) into out, which may be d itself.
+
+    Steps work in place (positional arguments, out as the float32 scratch), casts are astype (np.copyto costs
+    more per call), and every call has one dtype: NumPy's mixed-dtype loops and the casts inside a ufunc cost
+    about twice as much, small arrays or large."""
+    multiply, add = np.multiply, np.add
+    q = multiply(d, _R_LN2_ARRAY)
+    np.rint(q, q)  # (cvtps2dq: to nearest even)
+    scale = q.astype(np.int32)
     # s = d - q ln 2, ln 2 in Sleef's two parts L2U + L2L. Its first fused step, d - q L2U, is exact (q L2U fits a
     # float); the second rounds once: s is d - q (L2U + L2L) rounded to float. That is exact in float64: L2U + L2L
     # spans 43 bits, q at most 8, and the difference lies below 1/2 with no bit below 2**-43 (q = 0: s = d).
-    # (Calls with one dtype throughout: NumPy's mixed-dtype loops cost about twice as much, small arrays or large.)
     s_wide = q.astype(_F64)
-    s_wide *= _NEG_L2
-    s_wide += d.astype(_F64)
+    multiply(s_wide, _NEG_L2_ARRAY, s_wide)
+    add(s_wide, d.astype(_F64), s_wide)  # (d read before out is written)
     s = s_wide.astype(_F32)
-    np.copyto(s_wide, s)
-    # Horner's rule, each step one fused multiply-add. The first four end in fixed binades (below), where
-    # fused_in_binade rounds them; the fifth straddles 1/2 and the last ranges widely: each of those is summed
-    # in float64 and cast.
-    u = np.multiply(s_wide, _EXP_POLY_WIDE[0])  # (exact: a product of two floats)
-    fused_in_binade(u, _EXP_POLY_STEPS[0])
-    for step in _EXP_POLY_STEPS[1:]:
-        u *= s_wide
-        fused_in_binade(u, step)
-    u *= s_wide
-    u += _EXP_POLY_WIDE[5]
-    np.copyto(u, u.astype(_F32))
-    # then fma(s * s, u, s) + 1
-    u *= np.multiply(s, s).astype(_F64)
-    u += s_wide
+    s_wide = s.astype(_F64)
+    u = _exp_polynomial(s_wide)
+    # then fma(s * s, u, s) + 1, the fused step summed in float64 and cast (its result ranges widely)
+    multiply(u, multiply(s, s, out).astype(_F64), u)
+    add(u, s_wide, u)
     u = u.astype(_F32)
-    u += _ONE
+    add(u, _ONE_ARRAY, u)
     # (one exact scaling by 2^q rounds as Sleef's two halves do)
-    if plain:
-        return np.ldexp(u, q.astype(np.int32))
-    with np.errstate(over="ignore"):
-        u = np.ldexp(u, q.astype(np.int32))
-    np.copyto(u, _F32(np.inf), where=d > 100)
-    np.copyto(u, _F32(0), where=d < -104)
-    return u
+    return np.ldexp(u, scale, out)
+
+
+def _exp_polynomial(s_wide: np.ndarray) -> np.ndarray:
+    """Horner's rule, each step one fused multiply-add, as float64 holding floats. The first four end in fixed
+    binades (below), where fused_in_binade's two shifts round them (inlined here); the fifth straddles 1/2: it is
+    summed in float64 and cast."""
+    multiply, add, subtract = np.multiply, np.add, np.subtract
+    u = multiply(s_wide, _EXP_FIRST)  # (exact: a product of two floats)
+    for shifted, shift in _EXP_STEP_ARRAYS:
+        add(u, shifted, u)
+        subtract(u, shift, u)  # (exact: both on float's grid of the binade)
+        multiply(u, s_wide, u)  # (exact again)
+    add(u, _EXP_LAST, u)
+    return u.astype(_F32).astype(_F64)
 
 
 # Double-float ("df") arithmetic as Sleef's FMA builds do it: a value is an unevaluated sum hi + lo of floats.
