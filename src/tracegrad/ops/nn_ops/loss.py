@@ -95,9 +95,25 @@ def check_nll_batch(x: np.ndarray, target: np.ndarray) -> None:
         raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
 
 
+def _every_row_counts(x: np.ndarray, target: np.ndarray, weight, ignore_index: int) -> bool:
+    """Whether ``_nll_prepare`` would pass all its checks and weigh every row 1, known from one reduction: 2-D
+    float32/float64 scores, as many int64 targets, all of them classes (negatives read huge as unsigned), none
+    equal to ``ignore_index`` (not a class), no class weight. The common case, which skips the general checks."""
+    if weight is not None or x.ndim != 2 or target.ndim != 1 or target.dtype != np.int64:
+        return False
+    rows, n_classes = x.shape
+    if target.shape[0] != rows or not 0 < rows < _UNIT_WEIGHTS_MAX_ROWS.get(x.dtype, 0):
+        return False
+    if 0 <= ignore_index < n_classes:
+        return False
+    return np.maximum.reduce(target.view(np.uint64)) < n_classes
+
+
 def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
     """Class dim moved last and flattened: (M, C) scores, (M,) targets, (M,) row weights (0 if ignored), or
     None for the weights when every row weighs 1 (no class weight, nothing ignored)."""
+    if _every_row_counts(x, target, weight, ignore_index):
+        return x, target, None, x.shape[1]
     check_nll_batch(x, target)
     if x.ndim == 1:
         if target.ndim > 1:
@@ -224,10 +240,11 @@ def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-1
         coef = np.negative(g.reshape(-1)) if row_w is None else -row_w * g.reshape(-1)
     else:
         # PyTorch: -(grad / total_weight) for the mean (-grad for the sum), times the class weight
-        coef = np.negative(g)
-        if reduction == 1 and row_w is None:
+        if reduction != 1:
+            coef = np.negative(g)
+        elif row_w is None:
             coef = np.negative(_mean_divide(g, x.dtype.type(safe_t.shape[0])))
-        elif reduction == 1:
+        else:
             kept, index = _counted(target.reshape(-1), ignore_index)
             total = _total_weight(row_w, kept, index, weight is not None, safe_t.shape[0])
             coef = np.negative(_mean_divide(g, total))
@@ -312,6 +329,8 @@ def nll_loss(
     check_nondifferentiable("nll_loss_forward", "weight", weight)
     x, t = input._data, target._data
     check_nll_batch(x, t)
+    if x.ndim == 2 and weight is None and _records_inline(input, target):
+        return _nll_loss_eager(input, target, reduction, ignore_index)
     if x.ndim <= 2:
         return _nll_loss_1d2d(input, target, weight, reduction, ignore_index)[0]
     if x.ndim == 4:
@@ -360,10 +379,54 @@ def _cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, reducti
         return _cross_entropy_smoothing(
             input, target, weight, reduction, ignore_index, label_smoothing, class_dim
         )
-    if weight is None and x.ndim == 2 and fast_path_ok() and not STATE.observed and input.__class__ is Tensor:
+    if weight is None and x.ndim == 2 and _records_inline(input, target):
         return _cross_entropy_eager(input, target, reduction, ignore_index)
     # Composed exactly as PyTorch does, so the graph shows LogSoftmaxBackward0 -> NllLossBackward0.
     return nll_loss(log_softmax(input, class_dim, False), target, weight, reduction, ignore_index)
+
+
+def _records_inline(input: Tensor, target: Tensor) -> bool:
+    """Whether an eager path may record its nodes by hand: plain tensors, and nothing that needs the general
+    path (``fast_path_ok``) or watches operator calls."""
+    return fast_path_ok() and not STATE.observed and input.__class__ is Tensor and target.__class__ is Tensor
+
+
+def _requires_grad(t: Tensor) -> bool:
+    """Whether an operator's node would be recorded for input ``t`` (grad mode on)."""
+    return STATE.grad_enabled and (t._rg or (t._base is not None and t._base._rg))
+
+
+def _nll_loss_eager(input: Tensor, target: Tensor, reduction: int, ignore_index: int) -> Tensor:
+    """``_nll_loss_1d2d(input, target, None, ...)[0]`` with its node recorded inline, for 2-D scores: the same
+    kernel, node, saved values and sequence numbers as its registered eager path (which numbers the node
+    before running the kernel, even one that raises)."""
+    records = _requires_grad(input)
+    try:
+        loss_data, total_weight = _nll_kernel(input._data, target._data, None, reduction, ignore_index)
+    except Exception:
+        if records:
+            next_sequence_nr()
+        raise
+    loss = new_output(loss_data)
+    if records:
+        _record_nll_node(loss, total_weight, input, gradient_edge(input), target, reduction, ignore_index)
+    return loss
+
+
+def _record_nll_node(loss: Tensor, total_weight: np.ndarray, scores: Tensor, edge: tuple, target: Tensor,
+                     reduction: int, ignore_index: int) -> None:
+    """``loss``'s NllLossBackward0 (no class weight), as ``_nll_loss_1d2d``'s eager path makes it: ``edge`` to
+    ``scores``, which it saves with the target and the total weight (its second output)."""
+    x = scores._data
+    node = _new(_nll_loss_1d2d.node_class)
+    node._seq = next_sequence_nr()
+    node._edges = (edge,)
+    node._in_meta = ((x.shape, x.dtype),)
+    node._attrs = (reduction, ignore_index)
+    node._saved = (save_input(scores), save_input(target), None, save_input(new_output(total_weight)))
+    node._out_meta = ((loss._data.shape, x.dtype), ((), x.dtype))
+    loss._gfn = node
+    loss._rg = True
 
 
 def _cross_entropy_eager(input: Tensor, target: Tensor, reduction: int, ignore_index: int) -> Tensor:
@@ -371,7 +434,7 @@ def _cross_entropy_eager(input: Tensor, target: Tensor, reduction: int, ignore_i
     saved values as the two registered operators' eager paths, for 2-D scores without a class weight."""
     log_probs = new_output(_log_softmax_kernel(input._data, 1, False))
     lp = log_probs._data
-    records = STATE.grad_enabled and (input._rg or (input._base is not None and input._base._rg))
+    records = _requires_grad(input)
     try:
         check_nll_batch(lp, target._data)
     except ValueError:
@@ -388,7 +451,6 @@ def _cross_entropy_eager(input: Tensor, target: Tensor, reduction: int, ignore_i
     loss = new_output(loss_data)
     if not records:
         return loss
-    lp_meta = ((lp.shape, lp.dtype),)
     softmax_node = _new(log_softmax.node_class)
     softmax_node._seq = next_sequence_nr()
     softmax_node._edges = (gradient_edge(input),)
@@ -397,16 +459,8 @@ def _cross_entropy_eager(input: Tensor, target: Tensor, reduction: int, ignore_i
     log_probs._gfn = softmax_node
     log_probs._rg = True
     softmax_node._saved = (save_fresh_output(log_probs),)
-    softmax_node._out_meta = lp_meta
-    nll_node = _new(_nll_loss_1d2d.node_class)
-    nll_node._seq = next_sequence_nr()
-    nll_node._edges = ((softmax_node, 0),)
-    nll_node._in_meta = lp_meta
-    nll_node._attrs = (reduction, ignore_index)
-    nll_node._saved = (save_input(log_probs), save_input(target), None, save_input(new_output(total_weight)))
-    nll_node._out_meta = ((loss._data.shape, lp.dtype), ((), lp.dtype))
-    loss._gfn = nll_node
-    loss._rg = True
+    softmax_node._out_meta = ((lp.shape, lp.dtype),)
+    _record_nll_node(loss, total_weight, log_probs, (softmax_node, 0), target, reduction, ignore_index)
     return loss
 
 
