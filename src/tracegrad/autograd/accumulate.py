@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from .._events import emit as _emit_event
 from .._state import STATE
+from .._tensor import Tensor
 from .grad_layout import is_non_overlapping_and_dense, obeys_layout_contract
 from .node import UINT64_MAX, Node, collect_hook_fns
 
@@ -112,6 +115,37 @@ def accumulate_into(variable, grad) -> None:
             layout = None if own else vd if is_non_overlapping_and_dense(vd) else False
             variable._grad = F.copy_to_new(grad, layout) if STATE.grad_enabled else F.detach_copy(grad, layout)
     elif not STATE.grad_enabled:
-        _functional_core().add_inplace(current, grad)
+        if not _add_plainly(current, grad):
+            _functional_core().add_inplace(current, grad)
     else:
         variable._grad = _functional_core().add(current, grad)
+
+
+# Dtypes whose in-place NumPy add has ``add_``'s bits for certain: one correctly rounded IEEE addition per element,
+# in NumPy as in PyTorch. (Half-precision and complex ones are left to the operator.)
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _add_plainly(current: Tensor, grad: Tensor) -> bool:
+    """``current.add_(grad)`` without the operator dispatch, where the operator would do nothing but add the arrays
+    and bump the version: nothing special active (transform, forward AD, anomaly, inference mode, profiler,
+    interceptor), no observer, no mutation-on-saved hook; a plain dense ``.grad`` (not a view, not requiring
+    grad, not an inference tensor) and a gradient of the same float dtype and shape, not sharing its memory.
+    Returns whether it added; otherwise the caller runs the operator (with its checks, errors and events)."""
+    if STATE.special or STATE.observed or STATE.before_write is not None:
+        return False
+    cd = current._data
+    gd = grad._data
+    dt = cd.dtype
+    if ((dt is not _F32 and dt is not _F64) or gd.dtype is not dt or gd.shape != cd.shape
+            or current.__class__ is not Tensor or current._base is not None or current._rg or current._inference):
+        return False
+    flags = cd.flags
+    if not (flags.forc and flags.writeable):
+        return False  # (an expanded or otherwise overlapping .grad: the operator refuses it as PyTorch does)
+    # Two arrays that own their memory cannot overlap; anything else is asked (conservatively) of NumPy.
+    if gd is cd or ((cd.base is not None or gd.base is not None) and np.may_share_memory(cd, gd)):
+        return False
+    np.add(cd, gd, out=cd)
+    current._bump_version()
+    return True

@@ -8,8 +8,9 @@ do, in the same order: it too runs a node that is the only one ready directly, a
 user code (so nothing can observe the current node or register a hook meanwhile). An observer of node
 executions (``STATE.observed`` without ``special``) is told of each node run here. A leaf's hook-free
 AccumulateGrad that receives its only gradient ends the run by accumulating it, as the general loop would do
-next. Otherwise the run ends at the first node that needs anything else; its gradients are handed back as
-tensors.
+next. A fused linear's node hands out its three gradients here too where the general loop's order is plain
+(``_fan_out``). Otherwise the run ends at the first node that needs anything else; its gradients are handed back
+as tensors.
 """
 
 from __future__ import annotations
@@ -82,22 +83,23 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
         if observed:  # after the rule, so a declined node is not reported twice (rules run no user code)
             _emit_event("node_executed", node=fn)
         if not keep_graph:
-            # OpNode.release_variables outside special mode, inlined for saved tensors (every array rule is an
-            # OpNode's)
-            for s in fn._saved:
-                if s.__class__ is SavedTensor:
-                    if s._kind != _SAVED_NONE:
-                        s._kind = _SAVED_FREED
-                        s._ref = s._extra = None
-                elif s is not None:
-                    fn.release_variables()  # a saved Tensor[] or number (releasing twice is harmless)
-                    break
+            _release(fn)
         # Go on only along a single gradient to a node that is ready now and runs the same way.
         n = len(res)
         if n == 1:
             i = 0
             d = res[0]
             nxt = fn._edges[0][0]
+        elif n == 3 and alone and not observed:
+            nxt = _fan_out(fn, res, gd, grad, deps, buffers, keep_graph)
+            if nxt is False:
+                return fn, as_tensors(res, grad), True
+            if nxt is None:
+                return fn, [], True  # (nothing left to hand on: the engine takes the next node from the queue)
+            fn = nxt
+            gd = res[1]
+            rule = nxt._array_rule
+            continue
         elif n == 2 and alone:  # a binary op with one live gradient (the other operand a constant)
             (nxt, _), (nxt1, _) = fn._edges
             d, d1 = res
@@ -133,3 +135,67 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
             return nxt, [], True
         fn = nxt
         gd = d
+
+
+def _release(fn) -> None:
+    """OpNode.release_variables outside special mode, inlined for saved tensors (every array rule is an OpNode's)."""
+    for s in fn._saved:
+        if s.__class__ is SavedTensor:
+            if s._kind != _SAVED_NONE:
+                s._kind = _SAVED_FREED
+                s._ref = s._extra = None
+        elif s is not None:
+            fn.release_variables()  # a saved Tensor[] or number (releasing twice is harmless)
+            break
+
+
+def _ready_alone(node, deps: dict, buffers: dict) -> bool:
+    """Whether ``node`` is made ready by its one incoming gradient, with no input buffer of its own yet."""
+    return deps[node] == 1 and not (buffers and node in buffers)
+
+
+def _fits(node, i: int, d) -> bool:
+    """Whether gradient ``d`` of ``node``'s edge ``i`` has its input's shape and dtype (no reduction or cast)."""
+    if node._keeps_meta:
+        return True
+    meta = node._in_meta
+    m = meta[i] if len(meta) > i else None
+    return m is not None and d.dtype is m[1] and d.shape == m[0]
+
+
+def _fan_out(fn, res: tuple, gd, grad: Tensor, deps: dict, buffers: dict, keep_graph: bool):
+    """The three gradients of a fused linear's node (bias, input, weight.t()) handed out as the general loop does,
+    with the queue empty (``alone``) and nobody told of node runs (``observed``: the order is not seen): the bias's
+    leaf accumulates on arrival; the weight's TBackward0 and the input's node become ready, and the queue runs the
+    one created later (TBackward0, as in ``nn.Linear``) and its leaf first; the input's node is then the only one
+    ready. Returns that node (its gradient ``res[1]``), None where the input has none, or False, having changed
+    nothing, for any other case (the general loop hands them out)."""
+    (bias, _), (nxt, _), (t, _) = fn._edges
+    db, dx, dwt = res
+    if t is None or dwt is None or t._hooked or t._array_rule is None or len(t._edges) != 1:
+        return False
+    w = t._edges[0][0]
+    if w is None or not _ready_alone(t, deps, buffers) or not _ready_alone(w, deps, buffers) or not runs_on_arrival(w):
+        return False
+    if bias is not None and (db is None or not _ready_alone(bias, deps, buffers) or not runs_on_arrival(bias)):
+        return False
+    if nxt is not None and (dx is None or nxt._array_rule is None or nxt._hooked or nxt._seq >= t._seq
+                            or not _ready_alone(nxt, deps, buffers)):
+        return False
+    # Distinct, fresh arrays: each becomes its own tensor, as the general loop's would (so accumulation adopts it
+    # exactly when it would there)
+    if dwt is gd or dwt is db or dwt is dx or (bias is not None and (db is gd or db is dx)) or (
+            nxt is not None and dx is gd):
+        return False
+    if not (_fits(fn, 2, dwt) and (bias is None or _fits(fn, 0, db)) and (nxt is None or _fits(fn, 1, dx))):
+        return False
+    # TBackward0's rule runs no user code and changes nothing: it may run before the bias's leaf accumulates
+    out = t._array_rule(t, dwt)
+    if out is None or len(out) != 1 or out[0] is None or out[0] is gd or not _fits(t, 0, out[0]):
+        return False
+    if bias is not None:
+        accumulate_into(bias.variable, as_tensor(db, grad))
+    if not keep_graph:
+        _release(t)
+    accumulate_into(w.variable, as_tensor(out[0], grad))
+    return nxt

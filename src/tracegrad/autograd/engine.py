@@ -125,35 +125,38 @@ def compute_dependencies(root: Node) -> dict:
 
 def compute_needed(root: Node, targets: set) -> dict:
     """``node -> True`` for every node from which a target node can be reached (targets included)."""
+    return _reach(root, targets)[0]
+
+
+def _reach(root: Node, targets: set) -> tuple[dict, set]:
+    """``compute_needed``'s map, and the set of nodes with an edge to a node that reaches a target."""
     needed: dict = {}
-    # Iterative post-order DFS.
+    above: set = set()
+    # Iterative post-order DFS; a node's result goes up to the node that reached it as it is popped (a graph has no
+    # cycles, so each child is either done already or pushed from here).
     stack = [(root, iter(root._edges))]
     on_stack = {root}
     while stack:
         fn, it = stack[-1]
-        advanced = False
         for nxt, _ in it:
             if nxt is None:
                 continue
             if nxt in needed:
                 if needed[nxt]:
-                    needed[fn] = True
+                    above.add(fn)
                 continue
             if nxt in on_stack:
                 continue
             on_stack.add(nxt)
             stack.append((nxt, iter(nxt._edges)))
-            advanced = True
             break
-        if advanced:
-            continue
-        stack.pop()
-        on_stack.discard(fn)
-        result = fn in targets or needed.get(fn, False)
-        if not result:
-            result = any(n is not None and needed.get(n, False) for n, _ in fn._edges)
-        needed[fn] = result
-    return needed
+        else:
+            stack.pop()
+            on_stack.discard(fn)
+            result = needed[fn] = fn in targets or fn in above
+            if result and stack:
+                above.add(stack[-1][0])
+    return needed, above
 
 
 # Beyond this many nested (reentrant) backward calls, each further one runs on a fresh thread so that
@@ -242,16 +245,8 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
 
 def _needed_for_capture(graph_root: Node, targets: set) -> dict:
     """For ``grad()``: a node runs if a target lies strictly below it; targets themselves only capture."""
-    below = compute_needed(graph_root, targets)
-    needed = {}
-    for fn, reach in below.items():
-        if not reach:
-            needed[fn] = False
-        elif fn in targets:
-            needed[fn] = any(n is not None and below.get(n, False) for n, _ in fn._edges)
-        else:
-            needed[fn] = True
-    return needed
+    below, above = _reach(graph_root, targets)
+    return {fn: reach and (fn not in targets or fn in above) for fn, reach in below.items()}
 
 
 def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:

@@ -78,7 +78,7 @@ class SGD(Optimizer):
         """A float64 scratch array for a float32 parameter's fused update, kept per shape: a fresh temporary
         the size of a weight matrix each step makes the allocator hand memory back to the OS and fault it in
         again, which costs more than the arithmetic."""
-        if d.dtype != np.float32 or d.size < _SCRATCH_MIN:
+        if d.size < _SCRATCH_MIN or d.dtype != np.float32:  # (the size first: a dtype comparison costs more)
             return None
         scratch = self.__dict__.setdefault("_scratch", {})
         buf = scratch.get(d.shape)
