@@ -9,6 +9,7 @@ import numpy as np
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor
+from .._warnings import warn_once
 from .grad_layout import is_non_overlapping_and_dense, obeys_layout_contract
 from .node import UINT64_MAX, Node, collect_hook_fns
 
@@ -100,25 +101,62 @@ def accumulate_into(variable, grad) -> None:
     current = variable._grad
     if current is None:
         gd, vd = grad._data, variable._data
-        obeys = gd.strides == vd.strides or obeys_layout_contract(gd, vd)
-        # Like PyTorch, steal the buffer only when no user-visible reference to it exists, and when it is laid
-        # out as the leaf is (the gradient layout contract).
-        if (obeys and not STATE.grad_enabled and grad._gfn is None and grad._base is None
-                and sys.getrefcount(grad) <= _ENGINE_REFS and gd.base is None):
-            variable._grad = grad
+        # Like PyTorch, adopt the buffer when no user-visible reference to it exists, grad mode is off, and it is
+        # laid out as the leaf is (the gradient layout contract).
+        if ((gd.strides == vd.strides or _obeys(gd, vd)) and not STATE.grad_enabled
+                and sys.getrefcount(grad) <= _ENGINE_REFS):
+            # (PyTorch adopts views and tensors with a history too, detached; tracegrad copies those, keeping the
+            # gradient's strides)
+            own = grad._gfn is None and grad._base is None and (gd.base is None or _spans_private_buffer(gd))
+            variable._grad = grad if own else _functional_core().detach_copy(grad)
         else:
-            # PyTorch's clone_obey_contract: a copy with the leaf's strides (contiguous for a leaf with gaps or
-            # overlaps), recorded under create_graph (CopyBackwards). Outside it, a gradient that obeys keeps its
-            # own strides, as PyTorch's steal would (it adopts views too, which tracegrad copies).
-            F = _functional_core()
-            own = obeys and not STATE.grad_enabled
-            layout = None if own else vd if is_non_overlapping_and_dense(vd) else False
-            variable._grad = F.copy_to_new(grad, layout) if STATE.grad_enabled else F.detach_copy(grad, layout)
+            variable._grad = _clone_obey_contract(grad, vd)
     elif not STATE.grad_enabled:
         if not _add_plainly(current, grad):
             _functional_core().add_inplace(current, grad)
+        _check_layout(current, variable)
     else:
-        variable._grad = _functional_core().add(current, grad)
+        variable._grad = current = _functional_core().add(current, grad)
+        _check_layout(current, variable)
+
+
+def _obeys(g: np.ndarray, v: np.ndarray) -> bool:
+    """obeys_layout_contract, in elements: a gradient cast to the leaf's ``grad_dtype`` has other byte strides."""
+    if g.itemsize != v.itemsize:
+        # (the leaf's layout over a one-element buffer of the gradient's dtype: only its strides and flags are read)
+        strides = [st // v.itemsize * g.itemsize for st in v.strides]
+        v = np.lib.stride_tricks.as_strided(np.empty(1, g.dtype), v.shape, strides, writeable=False)
+    return obeys_layout_contract(g, v)
+
+
+def _clone_obey_contract(grad: Tensor, vd: np.ndarray) -> Tensor:
+    """PyTorch's clone_obey_contract: for a dense leaf, ``new_empty_strided`` with the leaf's strides, then ``copy_``
+    (version 1; CopyBackwards under grad mode); for any other, ``clone`` contiguous (version 0; CloneBackward0)."""
+    F = _functional_core()
+    if not is_non_overlapping_and_dense(vd):
+        return F.clone(grad, memory_format=_contiguous()) if STATE.grad_enabled else F.detach_copy(grad, False)
+    if STATE.grad_enabled:
+        return F.copy_to_new(grad, vd)
+    copy = F.detach_copy(grad, vd)
+    copy._bump_version()  # (copy_'s)
+    return copy
+
+
+def _contiguous():
+    from ..memory_format import contiguous_format
+
+    return contiguous_format
+
+
+def _check_layout(result: Tensor, variable: Tensor) -> None:
+    """PyTorch's CHECK_RESULT after adding into an existing ``.grad``: a one-time warning (TORCH_WARN_ONCE) when the
+    sum does not obey the gradient layout contract (a ``.grad`` the user set transposed, say)."""
+    rd, vd = result._data, variable._data
+    if rd.strides != vd.strides and rd.__class__ is np.ndarray and not _obeys(rd, vd):
+        warn_once("grad_layout_contract",
+                  "grad and param do not obey the gradient layout contract. This is not an error, but may impair "
+                  f"performance.\ngrad.sizes() = {list(rd.shape)}, strides() = {list(result.stride())}\n"
+                  f"param.sizes() = {list(vd.shape)}, strides() = {list(variable.stride())}", UserWarning, stacklevel=2)
 
 
 # Dtypes whose in-place NumPy add has ``add_``'s bits for certain: one correctly rounded IEEE addition per element,
@@ -149,3 +187,49 @@ def _add_plainly(current: Tensor, grad: Tensor) -> bool:
     np.add(cd, gd, out=cd)
     current._bump_version()
     return True
+
+
+# ---- the engine's input buffer ----------------------------------------------------------------------------
+
+# References to the buffered gradient while ``add_to_buffer`` decides: the buffer's slot, ``add_to_buffer``'s
+# local, ``_sole_owner``'s argument and getrefcount's own; to its array: the tensor's and getrefcount's.
+_BUFFER_REFS = 4
+_ARRAY_REFS = 2
+
+
+def add_to_buffer(buf: list, nr: int, grad: Tensor, view: bool = False) -> Tensor:
+    """PyTorch's InputBuffer::accumulate for a second (third...) gradient of one input: ``old.add_(grad)`` when grad
+    mode is off and the buffer holds the last reference to a plain dense ``old`` and to its storage, else
+    ``old + grad``. (The engine has already dropped its other references, as PyTorch moves gradients on.) ``view``:
+    ``old`` stands for a view in PyTorch (see the engine), never added into."""
+    old = buf[nr]
+    if STATE.grad_enabled or view or grad.__class__ is not Tensor or grad is old or not _sole_owner(old):
+        return _functional_core().add(old, grad)
+    if not _add_plainly(old, grad):
+        _functional_core().add_inplace(old, grad)
+    return old
+
+
+def _sole_owner(t: Tensor) -> bool:
+    """PyTorch's can_accumulate_inplace: a vanilla tensor (no transform's wrapper) that is not a view, whose
+    elements fill its memory exactly once, held by nobody but the buffer (use_count 1), and whose storage nobody
+    else holds: no view or detached alias shares its version counter or its array. A NumPy view spanning the whole of
+    a buffer nobody else holds (``empty_strided``'s permuted layout, a kernel's reinterpreted bits) owns it too:
+    where PyTorch would hold a view there (TBackward0, sum_to), the engine says so itself."""
+    if t.__class__ is not Tensor or t._base is not None or STATE.stack or sys.getrefcount(t) > _BUFFER_REFS:
+        return False
+    vc = t._vc
+    if vc is not None and sys.getrefcount(vc) > _ARRAY_REFS + 1:  # (+1: the local ``vc``)
+        return False
+    d = t._data
+    if d.__class__ is not np.ndarray or sys.getrefcount(d) > _ARRAY_REFS + 1:  # (+1: the local ``d``)
+        return False
+    return (d.base is None or _spans_private_buffer(d)) and is_non_overlapping_and_dense(d)
+
+
+def _spans_private_buffer(d: np.ndarray) -> bool:
+    """Whether NumPy view ``d`` spans the whole of a buffer that nothing but ``d`` holds (``empty_strided``'s
+    permuted layout, a kernel's reinterpreted bits): as good as an array owning its memory."""
+    root = d.base
+    return (root.__class__ is np.ndarray and root.base is None and root.nbytes == d.nbytes
+            and sys.getrefcount(root) <= _ARRAY_REFS + 1)  # (+1: the local ``root``)

@@ -11,8 +11,10 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor, _wrap
+from ..backend.dtypes import from_numpy_dtype
 from . import engine
 from .edges import gradient_edge
+from .graph import GradientEdge
 
 
 def _as_tuple(x) -> tuple:
@@ -33,8 +35,6 @@ def _shape_text(shape: tuple) -> str:
 
 def _output_meta(out) -> tuple:
     """(shape, dtype, requires_grad) of a backward root: a tensor or a GradientEdge."""
-    from ..backend.dtypes import from_numpy_dtype
-
     if isinstance(out, Tensor):
         return out._data.shape, out.dtype, out._rg
     meta = out.node._out_meta if getattr(out.node, "_out_meta", None) else out.node._in_meta
@@ -101,8 +101,6 @@ def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) ->
 
 
 def _is_edge(x) -> bool:
-    from .graph import GradientEdge
-
     return isinstance(x, GradientEdge)
 
 
@@ -167,7 +165,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     _check_counts(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
-    if create_graph and inputs is None:
+    if create_graph:  # (torch 2.13 warns with ``inputs=`` too)
         from .._warnings import warn_once
 
         warn_once("backward_create_graph",
@@ -190,8 +188,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
          only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
          materialize_grads: bool = False) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated."""
-    from .. import _functional_core as F
-
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
                          "allow_unused=False.")
@@ -226,6 +222,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
             if materialize_grads:
+                from .. import _functional_core as F  # (the operator library: only for this rare case)
+
                 if _is_edge(t):
                     raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
                 g = F.zeros_like(t, requires_grad=bool(create_graph)) if isinstance(t, Tensor) else \

@@ -22,7 +22,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..ops._util import sum_to_shape
 from . import array_chain, ready_queue
-from .accumulate import AccumulateGrad, accumulate_into, runs_on_arrival
+from .accumulate import AccumulateGrad, accumulate_into, add_to_buffer, runs_on_arrival
 from .node import GraphRoot, Node, collect_hook_fns
 
 _task_ids = itertools.count()
@@ -261,6 +261,7 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
     # else is queued, that successor is run directly, skipping the queue (the order is the same).
     fn, inputs = graph_root, []
     profiled = None  # the profiler's open range of the node running, while a profiler records
+    view_slots = None  # the (node, input) buffers holding what PyTorch's engine would hold as a view (a set)
     edges = graph_root._edges
     if len(edges) == 1 and exec_info is None and not state.observed:
         # ``loss.backward()``: the root's only gradient goes straight to its node, which GraphRoot's own run
@@ -336,7 +337,9 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             meta = fn._in_meta
             if len(meta) != n_edges:
                 meta = None
-            ready = ready_inputs = None  # the first node this one made ready; run directly if it is the only one
+            # ready: the first node this one made ready, run directly if it is the only one; reduced: the edge whose
+            # gradient was reduced to its input's shape (which PyTorch would hold as a view)
+            ready = ready_inputs = reduced = None
             # The first leaf AccumulateGrad this node makes ready may run on arrival (see below): the queue would
             # run it first of all. Later ones are queued, and PyTorch's queue breaks their tie in its own order.
             on_arrival = exec_info is None and not state.grad_enabled and not state.special
@@ -360,6 +363,8 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                     # (dtype identity first: NumPy's builtin dtypes are singletons, and ``!=`` costs more)
                     if (data.dtype is not m[1] or data.shape != m[0]) and (data.shape != m[0] or data.dtype != m[1]):
                         grad = _fix_gradient(fn, i, grad, m)
+                        if data.ndim > len(m[0]) and grad._data.dtype is data.dtype:
+                            reduced = i  # PyTorch's sum_to: a view, where it drops leading dims (and casts not)
                 if remaining == 0 and nxt.__class__ is AccumulateGrad:
                     if on_arrival and grad is not None and nxt not in buffers and runs_on_arrival(nxt):
                         # The queue would run it next (AccumulateGrad first, and of several made ready by this node
@@ -401,8 +406,23 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                 if buf is None:
                     buf = buffers[nxt] = [None] * nxt._n_out
                 if grad is not None:
-                    prev = buf[nr]
-                    buf[nr] = grad if prev is None else _accumulate(prev, grad)
+                    if buf[nr] is None:
+                        buf[nr] = grad
+                        if remaining and (i == reduced or _held_as_view(fn, i)):
+                            if view_slots is None:
+                                view_slots = set()
+                            view_slots.add((nxt, nr))
+                    else:
+                        # PyTorch moves each gradient out of the node's outputs as it hands it on: drop the slots
+                        # handed out, so that whether the buffer may add in place sees only PyTorch's references.
+                        if outputs.__class__ is not list:
+                            outputs = list(outputs)
+                        for j in range(i + 1):
+                            outputs[j] = None
+                        view = view_slots is not None and (nxt, nr) in view_slots
+                        buf[nr] = add_to_buffer(buf, nr, grad, view)
+                        if view:
+                            view_slots.discard((nxt, nr))  # (a sum: a fresh tensor)
                 del grad
                 if remaining == 0:
                     if arrivals is not None:
@@ -473,14 +493,20 @@ def _leaf_grad_dtype(nxt, dtype):
     return dtype
 
 
+def _held_as_view(fn: Node, i: int) -> bool:
+    """Whether PyTorch's engine would hold gradient ``i`` of ``fn`` as a view (whose base keeps its storage shared),
+    which its input buffer never adds into, where tracegrad hands on a fresh array: TBackward0 returns ``grad.t()``
+    (tracegrad's fused weight transpose, a fresh array), and AddmmBackward0's gradient of a bias of fewer than 2 dims
+    is reduced by sum_to, which ends in a view (tracegrad's fused linear sums it itself)."""
+    name = fn.__class__._name
+    if name == "TBackward0":
+        return True
+    meta = fn._in_meta
+    return name == "AddmmBackward0" and i == 0 and len(meta) > 0 and meta[0] is not None and len(meta[0][0]) < 2
+
+
 def _should_execute(task: GraphTask, fn: Node) -> bool:
     return task.exec_info.get(fn, False) or fn in task.captures
-
-
-def _accumulate(a: Tensor, b: Tensor) -> Tensor:
-    from .. import _functional_core as F
-
-    return F.add(a, b)
 
 
 # ---- running one node with its hooks ------------------------------------------------------------------
@@ -547,7 +573,12 @@ def call_function(task: GraphTask, fn: Node, inputs: list, profiled: tuple | Non
     try:
         inputs = call_tensor_pre_hooks(fn, inputs)
         if fn._pre_hooks:
-            inputs = _call_pre_hooks(fn, inputs)
+            # (in place: PyTorch moves the buffer into the hooks, so the caller's list must not keep the gradients
+            # the hooks replaced, nor count as a reference to them when AccumulateGrad decides to adopt one)
+            if inputs.__class__ is list:
+                inputs[:] = _call_pre_hooks(fn, inputs)
+            else:
+                inputs = _call_pre_hooks(fn, inputs)
         if STATE.observed:
             _emit_event("node_executed", node=fn)
         had_post_hooks = bool(fn._post_hooks)

@@ -26,7 +26,7 @@ from .._state import STATE
 from .._strides import pointwise_result as _laid_out
 from .._tensor import Tensor, _new
 from ..autograd.array_chain import as_tensors
-from ..autograd.saved import plain_array
+from ..autograd.saved import SavedTensor, plain_array
 from ..autograd.views import make_view
 from .nn_ops.activation import log_softmax, log_softmax_backward_data, relu, threshold_backward
 from .nn_ops.linear import addmm_node_op, linear_backward, mm_node_op, weight_t
@@ -127,6 +127,22 @@ def _log_softmax_rule(node, gd: np.ndarray):
     return (log_softmax_backward_data.kernel(gd, y, node._attrs[0]),)  # (the dispatched rule's kernel)
 
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_EXACT_INT = 2 ** 53  # (an int up to this converts exactly to double, so NumPy and PyTorch read the same float)
+
+
+def _number_factor(s, gd: np.ndarray):
+    """A Python-number operand of ``mul`` as the dispatched ``g * s`` reads it, where ``np.multiply(gd, s)`` has its
+    bits: a float, or an int exactly convertible to double, with a float32/float64 gradient (PyTorch's kernel reads
+    the number in the gradient's dtype, as NumPy's weak scalar does). A half gradient reads it in float (the
+    dispatched kernel's ``number_read_in_float``), and bools, complex numbers and integer gradients promote: None."""
+    dt = gd.dtype
+    if dt is not _F32 and dt is not _F64:
+        return None
+    c = s.__class__
+    return s if c is float or (c is int and -_EXACT_INT <= s <= _EXACT_INT) else None
+
+
 def _mul_rule(node, gd: np.ndarray):
     needs = node._needs
     if needs is None:
@@ -136,16 +152,15 @@ def _mul_rule(node, gd: np.ndarray):
         need_a, need_b = needs
     sa, sb = node._saved
     # Each factor as the dispatched ``g * other`` would see it: a saved array of ``gd``'s float dtype, or a
-    # Python float (a number operand) when ``gd`` is a float array; else None (fall back). Written out rather
-    # than a helper: this rule runs for every product of a chain.
+    # Python number (``_number_factor``); else None (fall back).
     if need_b:
-        a = plain_array(sa, gd) if sa.__class__ is not float else (sa if gd.dtype.kind == "f" else None)
+        a = plain_array(sa, gd) if sa.__class__ is SavedTensor else _number_factor(sa, gd)
         if a is None:
             return None
         if not need_a:
             ga = _multiply(gd, a)
             return (None, ga if ga.ndim < 2 else _laid_out(ga, gd, a))  # (PyTorch's layout for mul's result)
-    b = plain_array(sb, gd) if sb.__class__ is not float else (sb if gd.dtype.kind == "f" else None)
+    b = plain_array(sb, gd) if sb.__class__ is SavedTensor else _number_factor(sb, gd)
     if b is None:
         return None
     gb = _multiply(gd, b)
