@@ -9,13 +9,20 @@ multiply-adds where the CPU has them; the compiler contracts the scalar code's m
 Here the same recurrence runs on all rows and lanes at once in NumPy (rows of one call share a length). The
 cascade's merges of whole chunks run level by level over all chunk pairs at once (the binary counter merges
 aligned blocks the same way whatever their position), the rest as the counter does it, merge after merge.
+
+Short rows make this cost NumPy calls rather than arithmetic, so the float recurrences with FMA keep float64
+twins of their running moments and widen operands by item assignment (a ufunc that casts its operands costs about
+three times the plain one). Steps where two NaNs can meet keep the calls they had: which NaN a NumPy loop returns
+depends on the loop it picks (in place, cast, broadcast), and the results are pinned bit for bit, NaNs included.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from ..aten_vec import cpu_has_fma, fma_if_available, fma_into, vector_lanes
+from ..aten_vec import cpu_has_fma, fma_if_available, vector_lanes
 
 _CHUNK = 16  # kChunkSize: vectors per Welford chunk
 _F32 = np.dtype(np.float32)
@@ -40,23 +47,24 @@ def rowwise_moments(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 class _Fused:
     """``fma_if_available`` for one dtype, with float32 on an FMA machine done in place: the exact product in
-    float64, the sum rounded there and then to float (what ``aten_vec.fma32`` computes, without its temporaries)."""
+    float64, the sum rounded there and then to float (what ``aten_vec.fma_into`` computes)."""
 
     def __init__(self, dtype: np.dtype) -> None:
         self.dtype = dtype.type
         self.in_place = dtype == _F32 and cpu_has_fma()
 
-    def __call__(self, a, b, c, out: np.ndarray | None = None, wide: np.ndarray | None = None) -> np.ndarray:
-        """``a * b + c`` (one rounding with FMA), into ``out`` when given (``out`` may be ``c``); ``wide`` is a
-        float64 scratch array of the result's shape for the in-place path."""
+    def __call__(self, a, b, c, out: np.ndarray) -> np.ndarray:
+        """``a * b + c`` (one rounding with FMA) into ``out`` (which may be ``c``)."""
         if self.in_place:
-            if out is None:
-                out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c)), _F32)
-            return fma_into(a, b, c, out, wide)
-        result = fma_if_available(a, b, c)
-        if out is None:
-            return result
-        out[...] = result
+            # (``aten_vec.fma_into``'s steps for a whole first operand: which of two NaNs a NumPy loop returns
+            # depends on its operands' dtypes and aliasing, so the same calls keep the same NaNs)
+            wide = np.empty(out.shape)
+            wide[...] = a
+            wide *= b  # (exact: two floats' product)
+            wide += c
+            out[...] = wide
+            return out
+        out[...] = fma_if_available(a, b, c)
         return out
 
 
@@ -84,19 +92,58 @@ def _chunk_moments(body: np.ndarray, lanes: int, fused: _Fused) -> tuple:
 
 def _welford_steps(steps: np.ndarray, fused: _Fused) -> tuple[np.ndarray, np.ndarray]:
     """The lane-wise Welford recurrence over ``steps[0], steps[1], ...`` (each weighted by 1 / (j + 1))."""
+    if fused.in_place:
+        return _welford_steps_fma32(steps)
     dtype = fused.dtype
-    shape = steps.shape[1:]
-    m1 = np.zeros(shape, dtype)
-    m2 = np.zeros(shape, dtype)
-    delta = np.empty(shape, dtype)
-    centred = np.empty(shape, dtype)
-    wide = np.empty(shape, np.float64) if fused.in_place else None
-    for j, x in enumerate(steps):
+    m1, m2, centred = _first_welford_step(steps[0])
+    delta = np.empty_like(m1)
+    for j, x in enumerate(steps[1:], 1):
         np.subtract(x, m1, out=delta)
-        fused(dtype(dtype(1) / dtype(j + 1)), delta, m1, out=m1, wide=wide)
+        fused(np.asarray(dtype(dtype(1) / dtype(j + 1))), delta, m1, out=m1)  # (0-d: cheaper)
         np.subtract(x, m1, out=centred)
-        fused(delta, centred, m2, out=m2, wide=wide)
+        fused(delta, centred, m2, out=m2)
     return m1, m2
+
+
+def _welford_steps_fma32(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_welford_steps`` for float32 with FMA: each fused step is the exact float64 product plus the addend,
+    rounded once to float. The running moments keep float64 twins, and operands are widened by item assignment:
+    a ufunc that casts its operands itself costs about three times the plain float64 one."""
+    shape = steps.shape[1:]
+    m1, m2, centred = _first_welford_step(steps[0])
+    m1_wide, m2_wide = m1.astype(np.float64), m2.astype(np.float64)
+    delta = np.empty(shape, np.float32)
+    delta_wide, wide = np.empty(shape), np.empty(shape)
+    for j, x in enumerate(steps[1:], 1):
+        np.subtract(x, m1, out=delta)
+        delta_wide[...] = delta
+        np.multiply(np.float64(np.float32(1) / np.float32(j + 1)), delta_wide, out=wide)
+        _round_sum_into(wide, m1_wide, m1)
+        np.subtract(x, m1, out=centred)
+        wide[...] = centred
+        np.multiply(delta_wide, wide, out=wide)
+        _round_sum_into(wide, m2_wide, m2)
+    return m1, m2
+
+
+def _first_welford_step(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(m1, m2, scratch) after the first step from zero moments, whose fused steps are exact: ``x - 0`` is ``x``,
+    ``fma(1, x, 0)`` is ``x + 0``, and ``x - (x + 0)`` is a zero (or NaN), whose product with ``x`` is exact in
+    float too (and in double: ``aten_vec.fma``'s error terms vanish there). Each NaN here comes from one operand,
+    so plain calls keep the same NaNs."""
+    zero = x.dtype.type(0)
+    m1 = np.add(x, zero)
+    centred = np.subtract(x, m1)
+    m2 = np.multiply(x, centred)
+    m2 += zero
+    return m1, m2, centred
+
+
+def _round_sum_into(wide: np.ndarray, acc_wide: np.ndarray, acc: np.ndarray) -> None:
+    """``acc = float(wide + acc)``, with ``acc_wide`` the float64 twin of ``acc``, kept in step."""
+    np.add(wide, acc_wide, out=wide)
+    acc[...] = wide
+    acc_wide[...] = acc
 
 
 class _CascadeStack:
@@ -113,6 +160,8 @@ class _CascadeStack:
     def merged(self, m0: int, m1: np.ndarray, m2: np.ndarray, m0_add: int, m1_add: np.ndarray,
                m2_add: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``AddMomentsVec`` of (m0_add, m1_add, m2_add) into (m0, m1, m2): the new (m1, m2), fresh arrays."""
+        if m0 == 0 and m0_add:
+            return self._into_empty(m1_add, m2_add)
         dtype = self.fused.dtype
         total = m0 + m0_add
         weight = dtype(0) if total == 0 else dtype(dtype(m0_add) / dtype(total))
@@ -122,6 +171,14 @@ class _CascadeStack:
         m1 = np.add(m1, weighted)
         delta *= dtype(m0)
         return m1, self.fused(delta, weighted, m2_sum, out=m2_sum)
+
+    def _into_empty(self, m1_add: np.ndarray, m2_add: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``merged`` into an empty level (zero moments, weight 1), whose steps but the last are exact:
+        ``(m1_add - 0) * 1`` is ``m1_add``, ``0 + m1_add`` is ``m1_add + 0``, ``delta * 0`` is ``m1_add * 0``. Each
+        NaN there comes from one operand; the fused step, where two can meet, keeps its calls."""
+        zero = self.fused.dtype(0)
+        m2_sum = np.add(m2_add, zero)
+        return np.add(m1_add, zero), self.fused(np.multiply(m1_add, zero), m1_add, m2_sum, out=m2_sum)
 
     def add(self, level: int, m0_add: int, m1_add: np.ndarray, m2_add: np.ndarray) -> None:
         m0 = self.m0[level]
@@ -183,24 +240,74 @@ def _merge_lanes_into_tail(tail: np.ndarray, lane_m0: int, lane_m1: np.ndarray, 
     """The scalar Welford recurrence over the elements past the last whole vector, then each lane merged into it
     (``AddMoments``, whose multiply-adds the compiler contracts; the recurrence's it does not)."""
     dtype = fused.dtype
-    count = tail.shape[0]
-    m1 = np.zeros(count, dtype)
-    m2 = np.zeros(count, dtype)
-    m0 = 0
+    count, lanes = lane_m1.shape
+    m1, m2 = _tail_moments(tail, dtype)
+    weights, counts = _lane_merge_constants(tail.dtype, tail.shape[1], lane_m0, lanes)
+    deltas = _merge_lane_means(np.ascontiguousarray(lane_m1.T), m1, weights, fused)
+    for term in _lane_m2_terms(deltas, weights, counts, np.ascontiguousarray(lane_m2.T), fused):
+        m2 = m2 + term
+    return m1, m2 / np.asarray(dtype(length))
+
+
+def _lane_m2_terms(deltas: np.ndarray, weights: np.ndarray, counts: np.ndarray, lane_m2: np.ndarray,
+                   fused: _Fused) -> np.ndarray:
+    """Each lane's ``fma(delta * delta * weight, count, lane_m2)``, one row per lane. The steps where only one
+    operand can be NaN run for all lanes at once; the addition of ``lane_m2`` lane by lane, with the calls it had
+    (which of two NaNs a NumPy loop returns depends on the loop it picks: in place, cast, broadcast...)."""
+    squares = deltas * deltas  # (equal operands: one NaN)
+    squares *= weights
+    if not fused.in_place:
+        return np.array([fma_if_available(*lane) for lane in zip(squares, counts, lane_m2)]).reshape(deltas.shape)
+    wide = squares.astype(np.float64)
+    wide *= counts  # (exact: the product of two floats)
+    for row, addend in zip(wide, lane_m2):
+        row += addend
+    return wide.astype(np.float32)
+
+
+def _merge_lane_means(lane_m1: np.ndarray, m1: np.ndarray, weights: np.ndarray, fused: _Fused) -> np.ndarray:
+    """``m1 = fma(weight, lane_m1 - m1, m1)`` for the lanes (rows of ``lane_m1``) in turn, in place on ``m1``; the
+    deltas, one row per lane. Float32 with FMA keeps a float64 twin of ``m1``, as ``_welford_steps_fma32``."""
+    deltas = np.empty_like(lane_m1)
+    if not fused.in_place:
+        for lane, delta in enumerate(deltas):
+            np.subtract(lane_m1[lane], m1, out=delta)
+            fused(weights[lane], delta, m1, out=m1)
+        return deltas
+    m1_wide, wide_weights = m1.astype(np.float64), weights.astype(np.float64)
+    wide = np.empty(m1.shape)
+    for lane, delta in enumerate(deltas):
+        np.subtract(lane_m1[lane], m1, out=delta)
+        wide[...] = delta
+        np.multiply(wide_weights[lane], wide, out=wide)
+        _round_sum_into(wide, m1_wide, m1)
+    return deltas
+
+
+def _tail_moments(tail: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, M2) of each row of ``tail`` by the scalar Welford recurrence (no fused steps). (Fresh results, not
+    in place: which of two NaNs a NumPy loop returns can change with the output's aliasing.)"""
+    m1 = np.zeros(tail.shape[0], dtype)
+    m2 = np.zeros(tail.shape[0], dtype)
     for i in range(tail.shape[1]):
         x = tail[:, i]
         delta = x - m1
-        m0 += 1
-        m1 = m1 + delta / dtype(m0)
+        m1 = m1 + delta / np.asarray(dtype(i + 1))
         m2 = m2 + delta * (x - m1)
-    per_lane = lane_m0  # (every lane saw the same number of vectors)
-    lane_m1 = np.ascontiguousarray(lane_m1.T)  # (one row per lane)
-    lane_m2 = np.ascontiguousarray(lane_m2.T)
-    for lane in range(lane_m1.shape[0]):
+    return m1, m2
+
+
+@functools.lru_cache(maxsize=256)
+def _lane_merge_constants(dtype: np.dtype, tail: int, per_lane: int, lanes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(weight, count before the merge) of each lane's ``AddMoments`` into the tail's moments, as (lanes, 1)
+    columns of ``dtype`` (read-only: cached)."""
+    scalar = np.dtype(dtype).type
+    weights, counts = np.empty((lanes, 1), dtype), np.empty((lanes, 1), dtype)
+    m0 = tail
+    for lane in range(lanes):
         total = m0 + per_lane
-        weight = dtype(0) if total == 0 else dtype(dtype(per_lane) / dtype(total))
-        delta = lane_m1[lane] - m1
-        m1 = fused(np.full_like(delta, weight), delta, m1)
-        m2 = m2 + fused(delta * delta * weight, np.full_like(delta, dtype(m0)), lane_m2[lane])
+        weights[lane] = scalar(0) if total == 0 else scalar(scalar(per_lane) / scalar(total))
+        counts[lane] = scalar(m0)
         m0 = total
-    return m1, m2 / dtype(length)
+    weights.flags.writeable = counts.flags.writeable = False
+    return weights, counts
