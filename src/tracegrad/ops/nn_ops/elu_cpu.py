@@ -15,6 +15,7 @@ from .glibc_float_math import exp_float, expm1_float
 from .sleef_float import sleef_expf, sleef_expm1f
 
 _F32 = np.float32
+_MINUS_ONE = _F32(-1)
 
 
 def elu_float(x: np.ndarray, alpha: float, scale: float, input_scale: float) -> np.ndarray:
@@ -23,10 +24,13 @@ def elu_float(x: np.ndarray, alpha: float, scale: float, input_scale: float) -> 
     positive_coef, input_coef = _F32(scale), _F32(input_scale)
 
     def formula(a: np.ndarray, vector: bool) -> np.ndarray:
+        positive = a > 0  # (a <= 0 takes the exponential: NaN too, which comes out NaN either way)
         scaled = a * input_coef
-        exp_minus_one = sleef_expm1f(scaled) if vector else expm1_float(scaled)
-        # (a <= 0 takes the exponential: NaN too, which comes out NaN either way)
-        return select(a > 0, a * positive_coef, exp_minus_one * negative_coef)
+        if vector:  # (the positive lanes' exponential is dropped: -1 spares them Sleef's slow doubtful lanes)
+            exp_minus_one = sleef_expm1f(np.where(positive, _MINUS_ONE, scaled))
+        else:
+            exp_minus_one = expm1_float(scaled)
+        return select(positive, a * positive_coef, exp_minus_one * negative_coef)
 
     return float_kernel(formula, (x,))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_vec import binade_addend, fused_in_binade, offset_from_midpoint
+from ..aten_vec import binade_addend, offset_from_midpoint
 from ..aten_vec import fma32 as _fma
 
 _F32 = np.float32
@@ -215,8 +215,16 @@ def sleef_logf(d: np.ndarray) -> np.ndarray:
     final rounding could tell them apart only within that distance of a midpoint between floats;
     ``sleef_logf_exact`` follows Sleef step by step)."""
     d = np.asarray(d, _F32)
-    if d.size and np.minimum.reduce(d, axis=None) >= _FLT_MIN and np.maximum.reduce(d, axis=None) < _HUGE:
-        return _logf_normal(d, d, None)  # (no special value: nothing to mask, nothing to warn about)
+    if not d.ndim:
+        return sleef_logf(d.reshape(1))[0]  # (a float32 scalar, as ufuncs give it)
+    if d.size and _all_normal(d):  # (no special value: nothing to mask, nothing to warn about)
+        if d.size <= _LOG_BLOCK or not d.flags.c_contiguous:
+            return _logf_normal(d, d, None)
+        flat = d.reshape(-1)
+        out = np.empty_like(flat)
+        for start in range(0, flat.size, _LOG_BLOCK):  # (the float64 temporaries stay in cache)
+            np.copyto(out[start : start + _LOG_BLOCK], _logf_normal(flat[start : start + _LOG_BLOCK], None, None))
+        return out.reshape(d.shape)
     tiny = d < _FLT_MIN
     with np.errstate(all="ignore"):  # (negative, zero, NaN and inf lanes are replaced at the end)
         r = _logf_normal(np.where(tiny, d * _TWO_POW_64, d), d, tiny)
@@ -227,27 +235,46 @@ def sleef_logf(d: np.ndarray) -> np.ndarray:
 
 
 _HUGE = _F32(2.0**127)  # (below it d * 4/3 stays finite)
+_LOG_BLOCK = 32768
+_FLT_MIN_BITS = np.uint32(np.array(_FLT_MIN).view(np.uint32))
+_NORMAL_SPAN = int(np.array(_HUGE).view(np.uint32) - _FLT_MIN_BITS) - 1
+
+
+def _all_normal(d: np.ndarray) -> bool:
+    """Whether every element of d lies in [FLT_MIN, 2**127): one unsigned range test on the bits (negative ones
+    and NaN wrap above it), by argmax (cheaper than two reductions on small arrays)."""
+    offsets = np.subtract(d.view(np.uint32), _FLT_MIN_BITS)
+    if not offsets.flags.c_contiguous:
+        offsets = offsets.ravel("K")
+    return offsets.item(offsets.argmax()) <= _NORMAL_SPAN
 
 
 def _logf_normal(scaled: np.ndarray, d: np.ndarray, tiny: np.ndarray | None) -> np.ndarray:
     """``sleef_logf`` of positive normal floats (tiny ones scaled by 2^64 first, as Sleef does). Other lanes come
-    out as garbage, which the caller replaces."""
+    out as garbage, which the caller replaces. Steps in place with 0-d constants (see ``_expf_clamped``)."""
+    add, multiply, subtract, divide = np.add, np.multiply, np.subtract, np.divide
     # vilogb2k(d * 4/3): the exponent bits (no sign bit to mask in the lanes that count)
-    e = np.right_shift((scaled * _FOUR_THIRDS).view(np.int32), 23)
-    e -= 0x7F
-    m = np.subtract(scaled.view(np.int32), np.left_shift(e, 23)).view(_F32)  # vldexp3(d, -e): in [0.75, 1.5)
+    e = np.right_shift(multiply(scaled, _FOUR_THIRDS_ARRAY).view(np.int32), _SHIFT_23)
+    subtract(e, _BIAS, e)
+    m = np.left_shift(e, _SHIFT_23)
+    m = subtract(scaled.view(np.int32), m, m).view(_F32)  # vldexp3(d, -e): in [0.75, 1.5)
     if tiny is not None:
         e[tiny] -= 64
-    numerator = m - _ONE  # (exact: m is within a factor 2 of 1)
+    numerator = subtract(m, _ONE_ARRAY)  # (exact: m is within a factor 2 of 1)
+    # the double-float part's denominator m + 1, before m is reused
+    denominator = add(m, _ONE_WIDE, dtype=_F64)
     # Sleef's float part: the quotient's high half, its square, the polynomial, the cubic term
-    x = numerator * np.divide(_ONE, m + _ONE)
-    x2 = x * x
-    term = x2 * x
-    term *= log_polynomial(x2)
+    x = add(m, _ONE_ARRAY, m)
+    divide(_ONE_ARRAY, x, x)
+    multiply(x, numerator, x)
+    x2 = multiply(x, x)
+    term = multiply(x2, x, x)
+    multiply(term, log_polynomial(x2), term)
     # the double-float part: e (ln 2 as Sleef's pair) + 2 (m - 1) / (m + 1), then the term
-    wide = np.multiply(e, _LN2_WIDE)
-    wide += np.divide(numerator, np.add(m, 1.0, dtype=_F64)) * 2.0
-    wide += term
+    wide = divide(numerator, denominator, denominator)
+    multiply(wide, _TWO_WIDE, wide)
+    add(multiply(e, _LN2_WIDE_ARRAY), wide, wide)
+    add(wide, term.astype(_F64), wide)
     return wide.astype(_F32)
 
 
@@ -256,17 +283,30 @@ def _logf_normal(scaled: np.ndarray, d: np.ndarray, tiny: np.ndarray | None) -> 
 _LOG_POLY_STEPS = (binade_addend(_LOG_POLY[1], -2), binade_addend(_LOG_POLY[2], -1))
 
 
+_LOG_FIRST = np.array(_LOG_POLY_WIDE[0])
+_LOG_STEP_ARRAYS = tuple((np.array(shifted), np.array(shift)) for shifted, shift in _LOG_POLY_STEPS)
+
+
 def log_polynomial(x2: np.ndarray) -> np.ndarray:
     """``fma(fma(c0, x2, c1), x2, c2)`` of Sleef's logf and log1pf, in float, for float32 ``x2`` in [0, 0.04]
-    (lanes outside give garbage)."""
+    (lanes outside give garbage). fused_in_binade's two shifts inlined, with 0-d constants."""
+    if not x2.ndim:  # (0-d: a float32 scalar, as ufuncs give it)
+        return log_polynomial(x2.reshape(1))[0]
+    multiply, add, subtract = np.multiply, np.add, np.subtract
     x2_wide = x2.astype(_F64)
-    t = np.multiply(x2_wide, _LOG_POLY_WIDE[0])  # (exact: a product of two floats)
-    fused_in_binade(t, _LOG_POLY_STEPS[0])
-    t *= x2_wide
-    return fused_in_binade(t, _LOG_POLY_STEPS[1]).astype(_F32)
+    t = multiply(x2_wide, _LOG_FIRST)  # (exact: a product of two floats)
+    (shifted, shift), (last_shifted, last_shift) = _LOG_STEP_ARRAYS
+    add(t, shifted, t)
+    subtract(t, shift, t)
+    multiply(t, x2_wide, t)
+    add(t, last_shifted, t)
+    return subtract(t, last_shift, t).astype(_F32)
 
 
 _LN2_WIDE = _F64(_LN2_DF[0]) + _F64(_LN2_DF[1])  # (exact: the pair's 48 bits fit a double)
+_FOUR_THIRDS_ARRAY, _TWO_ARRAY = np.array(_FOUR_THIRDS), np.array(_F32(2))
+_ONE_WIDE, _TWO_WIDE, _LN2_WIDE_ARRAY = np.array(1.0), np.array(2.0), np.array(_LN2_WIDE)
+_SHIFT_23, _BIAS, _ONE_BITS = np.array(23, np.int32), np.array(0x7F, np.int32), np.array(0x3F800000, np.int32)
 
 
 def sleef_logf_exact(d: np.ndarray) -> np.ndarray:
@@ -329,22 +369,34 @@ def sleef_expm1f(a: np.ndarray) -> np.ndarray:
 
     That double-float result rounds as expm1 does unless expm1 lies within a hair of a midpoint between two
     floats: the rest is NumPy's float64 expm1 rounded to float, and only the doubtful elements (near a midpoint,
-    tiny, or near the ends of the range) take the step-by-step emulation. Checked against it for every float32."""
+    tiny, or near the ends of the range) take the emulation (``_expm1f_doubtful``, the same steps as
+    ``_sleef_expm1f_emulated`` in fewer NumPy calls). Checked against it for every float32."""
     a = np.asarray(a, _F32)
+    if not a.flags.c_contiguous:  # (the result in a's layout, as NumPy's casts lay it out)
+        out = np.empty_like(a)
+        out[...] = sleef_expm1f(np.ascontiguousarray(a))
+        return out
+    flat = a.reshape(-1)
     with np.errstate(all="ignore"):
-        wide = np.expm1(a.astype(_F64))
-        out = np.asarray(wide.astype(_F32))
-        magnitude = np.abs(a)
-        doubtful = (offset_from_midpoint(wide, _EXPM1_BAND) < 2 * _EXPM1_BAND) | (magnitude < _EXPM1_TINY) | (
-            magnitude > _EXPM1_LARGE)
-    doubtful &= ~np.isnan(a)
-    if doubtful.any():
-        out[doubtful] = _sleef_expm1f_emulated(a[doubtful])
-    return out
+        wide = np.expm1(flat.astype(_F64))
+        out = wide.astype(_F32)
+        doubtful = offset_from_midpoint(wide, _EXPM1_BAND, wide.view(np.int64)) < 2 * _EXPM1_BAND
+        # |a| outside [2**-7, 16] (NaN and inf too) in one unsigned comparison on the bits of |a|
+        bits = np.bitwise_and(flat.view(np.uint32), _ABS_BITS)
+        np.subtract(bits, _EXPM1_TINY_BITS, bits)
+        doubtful |= bits > _EXPM1_OUTSIDE
+        where = np.flatnonzero(doubtful)
+        if where.size:
+            values = flat[where]
+            keep = values == values  # (NaN comes through from the float64 expm1)
+            out[where[keep]] = _expm1f_doubtful(values[keep])
+    return out.reshape(a.shape)
 
 
 _EXPM1_BAND = int(0.05 * 2**29)  # (0.05 ulp either side of a midpoint)
 _EXPM1_TINY, _EXPM1_LARGE = _F32(2.0**-7), _F32(16)  # (cancellation below; the clamped ends above)
+_EXPM1_TINY_BITS = np.uint32(np.array(_EXPM1_TINY).view(np.uint32))
+_EXPM1_OUTSIDE = np.uint32(np.array(_EXPM1_LARGE).view(np.uint32)) - _EXPM1_TINY_BITS
 
 
 def _sleef_expm1f_emulated(a: np.ndarray) -> np.ndarray:
@@ -412,54 +464,170 @@ _TANH_ONE_BITS = np.uint32(np.array(_SLEEF_TANH_ONE).view(np.uint32))
 _TANH_INF_BITS = np.uint32(0x7F800000)
 _TANH_ONE_INPUT_BITS = np.uint32(0x3F800000)  # (the bits of 1.0: |x| < 1 below them)
 _TANH_BLOCK = 65536  # (elements per pass: the float64 temporaries stay in cache)
+# (the same as 0-d arrays, for the passes over whole blocks)
+_ABS_BITS, _TANH_TINY_ARRAY = np.array(_TANH_ABS_BITS), np.array(_TANH_TINY_BITS)
+_TANH_SPAN, _TANH_DOUBLE_BAND = np.array(_TANH_ONE_BITS - _TANH_TINY_BITS), np.array(2 * _TANH_BAND)
 
 
 def sleef_tanhf(x: np.ndarray) -> np.ndarray:
     """Sleef's tanhf_u10. Its double-float result rounds as tanh does unless tanh lies within a hair of a
-    midpoint between two floats (or |x| is tiny): only those take the full (slow) emulation. Checked
-    against the emulation for every float32 in [0, 9]."""
+    midpoint between two floats (or |x| is tiny): only those take the full emulation (``_tanhf_doubtful``, the
+    steps of ``_sleef_tanhf_emulated`` in fewer NumPy calls). Checked against the emulation for every float32 in
+    [0, 9]."""
     if not (isinstance(x, np.ndarray) and x.dtype == _F32 and x.flags.c_contiguous):
         return _sleef_tanhf_by_elements(x)
     flat = x.reshape(-1)
-    size = flat.size
-    out = np.empty(size, _F32)
-    block = max(1, min(size, _TANH_BLOCK))
-    wide = np.empty(block, _F64)
-    key = wide.view(np.int64)
-    bits = np.empty(block, np.uint32)
-    candidates, outside = np.empty(block, np.bool_), np.empty(block, np.bool_)
-    doubtful, ones = [], []
-    for start in range(0, size, block):
-        stop = min(start + block, size)
-        n = stop - start
-        w, k, b, c, e = wide[:n], key[:n], bits[:n], candidates[:n], outside[:n]
-        xs = flat[start:stop]
-        np.copyto(w, xs)
-        np.tanh(w, out=w)
-        np.copyto(out[start:stop], w, casting="same_kind")
-        offset_from_midpoint(w, _TANH_BAND, out=k)  # (in place: w is no longer needed)
-        np.less(k, 2 * _TANH_BAND, out=c)
-        np.bitwise_and(xs.view(np.uint32), _TANH_ABS_BITS, out=b)
-        np.subtract(b, _TANH_TINY_BITS, out=b)
-        np.greater(b, _TANH_ONE_BITS - _TANH_TINY_BITS, out=e)
-        c |= e
-        where = np.flatnonzero(c)
-        if where.size:
-            magnitude = xs.view(np.uint32)[where] & _TANH_ABS_BITS
-            beyond = magnitude > _TANH_ONE_BITS  # (NaN too)
-            keep = magnitude < _TANH_ONE_INPUT_BITS  # (|x| < 1: the wide band; |x| < 2**-9 always)
-            keep |= (k[where] - (_TANH_BAND - _TANH_NARROW_BAND)).view(np.uint64) < 2 * _TANH_NARROW_BAND
-            keep &= ~beyond
-            doubtful.append(where[keep] + start)
-            beyond &= magnitude <= _TANH_INF_BITS  # (+-1 set below: rounded tanh is 1 - 2**-24 up to 9.0109)
-            ones.append(where[beyond] + start)
-    if doubtful:
-        where = np.concatenate(doubtful)
-        if where.size:
-            out[where] = _sleef_tanhf_emulated(flat[where])
-        where = np.concatenate(ones)
-        out[where] = np.copysign(_ONE, flat[where])
+    if flat.size <= _TANH_BLOCK:
+        out, doubtful, ones = _tanhf_block(flat, None)
+    else:
+        out = np.empty(flat.size, _F32)
+        parts = [_tanhf_block(flat[start : start + _TANH_BLOCK], out[start : start + _TANH_BLOCK])[1:]
+                 for start in range(0, flat.size, _TANH_BLOCK)]
+        doubtful, ones = (np.concatenate([where + k * _TANH_BLOCK for k, where in enumerate(column)])
+                          for column in zip(*parts))
+    if doubtful.size:
+        out[doubtful] = _tanhf_doubtful(flat[doubtful])
+    if ones.size:
+        out[ones] = np.copysign(_ONE, flat[ones])
     return out.reshape(x.shape)
+
+
+def _tanhf_block(xs: np.ndarray, out: np.ndarray | None) -> tuple:
+    """The float64 tanh of a flat block rounded to float into out (a new array for None): (out, where it is
+    doubtful, where Sleef's is +-1 and the rounded tanh may not be), positions within the block."""
+    wide = xs.astype(_F64)
+    np.tanh(wide, wide)
+    if out is None:
+        out = wide.astype(_F32)
+    else:
+        np.copyto(out, wide, casting="same_kind")
+    key = offset_from_midpoint(wide, _TANH_BAND, wide.view(np.int64))  # (in place: wide is no longer needed)
+    candidates = np.less(key, _TANH_DOUBLE_BAND)
+    bits = np.bitwise_and(xs.view(np.uint32), _ABS_BITS)
+    np.subtract(bits, _TANH_TINY_ARRAY, bits)
+    candidates |= np.greater(bits, _TANH_SPAN)
+    where = np.flatnonzero(candidates)
+    if not where.size:
+        return out, where, where
+    magnitude = xs.view(np.uint32)[where] & _TANH_ABS_BITS
+    beyond = magnitude > _TANH_ONE_BITS  # (NaN too)
+    keep = magnitude < _TANH_ONE_INPUT_BITS  # (|x| < 1: the wide band; |x| < 2**-9 always)
+    keep |= (key[where] - (_TANH_BAND - _TANH_NARROW_BAND)).view(np.uint64) < 2 * _TANH_NARROW_BAND
+    keep &= ~beyond
+    beyond &= magnitude <= _TANH_INF_BITS  # (+-1 set below: rounded tanh is 1 - 2**-24 up to 9.0109)
+    return out, where[keep], where[beyond]
+
+
+# ---- the doubtful lanes of tanhf and expm1f, in fewer NumPy calls ---------------------------------------------
+#
+# The operations of _sleef_expk2, _df_reciprocal, _df_divide and the double-float sums above, one for one: float
+# steps on float32 arrays with 0-d float32 constants (half a NumPy scalar's cost a call), and each fused
+# multiply-add as the exact float64 product plus one float64 sum, cast to float. That skips fma32's check for a
+# sum landing exactly on a midpoint between floats; the products' rounding errors (fms of a product and its
+# rounding) are exact float64 differences. Checked against the step-by-step emulation on every float32 input
+# of sleef_tanhf and sleef_expm1f.
+
+
+def _const(value) -> np.ndarray:
+    return np.array(_F32(value))
+
+
+_ZERO_ARRAY, _MINUS_ONE_ARRAY, _HALF_ARRAY = _const(0), _const(-1), _const(0.5)
+_NEG_L2U_ARRAY, _NEG_L2L_ARRAY, _R_LN2_F32 = _const(-_L2U), _const(-_L2L), _const(_R_LN2)
+_EXPK_POLY_ARRAYS = tuple(_const(c) for c in _EXPK_POLY)
+_EXPK_SIXTH = _const(0.166666659414234244790680580464)
+
+
+def _fused(a: np.ndarray, b: np.ndarray, c) -> np.ndarray:
+    """fma(a, b, c) of floats: the exact product plus c in float64 (c float32 or float64), cast once."""
+    wide = np.multiply(a, b, dtype=_F64)
+    np.add(wide, c, wide)
+    return wide.astype(_F32)
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> tuple:
+    """(a * b rounded to float, its exact rounding error in float64)."""
+    wide = np.multiply(a, b, dtype=_F64)
+    hi = wide.astype(_F32)
+    return hi, np.subtract(wide, hi, wide)
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple:
+    """(a + b rounded to float, its rounding error), by Knuth's float steps as Sleef's dfadd2 takes them."""
+    subtract = np.subtract
+    s = np.add(a, b)
+    v = subtract(s, a)
+    t = subtract(a, subtract(s, v))
+    return s, np.add(t, subtract(b, v, v), t)
+
+
+def _fast_df_add2(x: tuple, y: np.ndarray) -> tuple:  # _df_add2 of a df and a float
+    s, t = _two_sum(x[0], y)
+    return s, np.add(t, x[1], t)
+
+
+def _fast_df_mul(x: tuple, y) -> tuple:  # _df_mul of a df and a float or a df
+    if not isinstance(y, tuple):
+        hi, error = _product(x[0], y)
+        return hi, _fused(x[1], y, error)
+    hi, error = _product(x[0], y[0])
+    return hi, _fused(x[0], y[1], _fused(x[1], y[0], error))
+
+
+def _fast_expk2(y: np.ndarray) -> tuple:
+    """``_sleef_expk2`` of floats y in [-17, 89]."""
+    multiply, add = np.multiply, np.add
+    qf = np.rint(multiply(y, _R_LN2_F32))
+    q = qf.astype(np.int32)
+    s = _fast_df_add2((y, _ZERO_ARRAY), multiply(qf, _NEG_L2U_ARRAY))
+    s = _fast_df_add2(s, multiply(qf, _NEG_L2L_ARRAY))
+    u = _fused(s[0], _EXPK_POLY_ARRAYS[0], _EXPK_POLY_ARRAYS[1])
+    for c in _EXPK_POLY_ARRAYS[2:]:
+        u = _fused(u, s[0], c)
+    t = _fast_df_add2(_fast_df_mul(s, u), _EXPK_SIXTH)
+    t = _fast_df_add2(_fast_df_mul(s, t), _HALF_ARRAY)
+    hi, error = _product(s[0], s[0])
+    square = (hi, _fused(add(s[0], s[0]), s[1], error))
+    product = _fast_df_mul(square, t)
+    t = _two_sum(s[0], product[0])
+    t = (t[0], add(t[1], add(s[1], product[1])))
+    hi = add(t[0], _ONE_ARRAY)
+    lo = add(add(np.subtract(_ONE_ARRAY, hi), t[0]), t[1])
+    return np.ldexp(hi, q), np.ldexp(lo, q)  # (exact scalings, as _ldexp2's two halves: the results are normal)
+
+
+def _tanhf_doubtful(x: np.ndarray) -> np.ndarray:
+    """``_sleef_tanhf_emulated`` of a flat float32 x with |x| <= 8.664339742."""
+    subtract, add = np.subtract, np.add
+    d = _fast_expk2(np.abs(x))
+    # e = 1 / d in double-float (_df_reciprocal)
+    e_hi = np.divide(_ONE_ARRAY, d[0])
+    e_lo = np.multiply(e_hi, _fused(np.negative(d[1]), e_hi, _fused(np.negative(d[0]), e_hi, _ONE_ARRAY)))
+    # (d - e) / (d + e) (_df_add twice, _df_divide)
+    n_hi = subtract(d[0], e_hi)
+    n_lo = subtract(add(subtract(subtract(d[0], n_hi), e_hi), d[1]), e_lo)
+    m_hi = add(d[0], e_hi)
+    m_lo = add(add(add(subtract(d[0], m_hi), e_hi), d[1]), e_lo)
+    t = np.divide(_ONE_ARRAY, m_hi)
+    s, u = _product(t, n_hi)
+    v = _fused(np.negative(m_lo), t, _fused(np.negative(m_hi), t, _ONE_ARRAY))
+    out = add(s, _fused(s, v, _fused(n_lo, t, u)))
+    return xor_sign(out, x)
+
+
+_EXPM1_CLAMP = (_const(-17), _const(89))
+_EXPM1_INF_ABOVE, _EXPM1_MINUS_ONE_BELOW = _F32(88.72283172607421875), _F32(-16.635532333438687426013570)
+
+
+def _expm1f_doubtful(a: np.ndarray) -> np.ndarray:
+    """``_sleef_expm1f_emulated`` of a flat float32 a without NaN."""
+    with np.errstate(all="ignore"):  # (e^89 overflows: replaced by inf below)
+        hi, lo = _fast_df_add2(_fast_expk2(np.clip(a, *_EXPM1_CLAMP)), _MINUS_ONE_ARRAY)
+    out = np.add(hi, lo, hi)
+    out[a > _EXPM1_INF_ABOVE] = np.inf
+    out[a < _EXPM1_MINUS_ONE_BELOW] = -_ONE
+    np.copyto(out, a, where=a == 0)  # (-0 and +0 kept)
+    return out
 
 
 # ---- log1pf_u10 ----------------------------------------------------------------------------------------------
@@ -483,40 +651,46 @@ def _log1pf_reduce(d: np.ndarray) -> tuple:
 
 def _log1pf_cubic(x: np.ndarray) -> np.ndarray:
     """The polynomial term x^3 P(x^2) in float, as Sleef rounds it."""
-    x2 = x * x
+    if not x.ndim:  # (0-d: a float32 scalar, as ufuncs give it)
+        return _log1pf_cubic(x.reshape(1))[0]
+    x2 = np.multiply(x, x)
     t = log_polynomial(x2)
-    x2 *= x
-    x2 *= t
-    return x2
+    np.multiply(x2, x, x2)
+    return np.multiply(x2, t, x2)
 
 
 _LOG1P_BLOCK = 32768  # (elements per pass: the temporaries stay in cache)
 
 
-def _log1pf_core(d: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Sleef's log1pf of a flat block d (within (-1, 1e38]) into ``out``, the double-float sum taken in float64;
-    returns the offsets of the float64 sums from the nearest midpoint between floats (``offset_from_midpoint``)."""
-    m = d + _ONE
-    m *= _FOUR_THIRDS
-    e = np.right_shift(m.view(np.int32), 23)  # (positive: no sign bit to mask)
-    e -= 0x7F
-    t = (np.int32(0x3F800000) - (e << 23)).view(_F32)  # 2^-e
-    np.multiply(d, t, out=m)
-    t -= _ONE
-    m += t
+def _log1pf_core(d: np.ndarray, out: np.ndarray | None) -> tuple:
+    """Sleef's log1pf of a flat block d (within (-1, 1e38]) into ``out`` (a new array for None), the double-float
+    sum taken in float64; returns out and the offsets of the float64 sums from the nearest midpoint between
+    floats (``offset_from_midpoint``). Steps in place with 0-d constants (see ``_expf_clamped``)."""
+    add, multiply, subtract, divide = np.add, np.multiply, np.subtract, np.divide
+    m = add(d, _ONE_ARRAY)
+    multiply(m, _FOUR_THIRDS_ARRAY, m)
+    e = np.right_shift(m.view(np.int32), _SHIFT_23)  # (positive: no sign bit to mask)
+    subtract(e, _BIAS, e)
+    t = np.left_shift(e, _SHIFT_23)
+    t = subtract(_ONE_BITS, t, t).view(_F32)  # 2^-e
+    multiply(d, t, m)
+    subtract(t, _ONE_ARRAY, t)
+    add(m, t, m)
     wide = m.astype(_F64)
-    x = np.add(m, _F32(2), out=t)
-    np.divide(_ONE, x, out=x)
-    x *= m  # (the high half of Sleef's double-float quotient m / (2 + m))
-    m = np.add(wide, 2.0)
-    np.divide(wide, m, out=wide)
-    wide *= 2.0
-    np.multiply(e, _LN2_WIDE, out=m)
-    wide += m
-    np.copyto(m, _log1pf_cubic(x))  # (the cubic term in float)
-    wide += m
-    np.copyto(out, wide, casting="same_kind")
-    return offset_from_midpoint(wide, _LOG1P_BAND, out=wide.view(np.int64))
+    x = add(m, _TWO_ARRAY, t)
+    divide(_ONE_ARRAY, x, x)
+    multiply(x, m, x)  # (the high half of Sleef's double-float quotient m / (2 + m))
+    m = add(wide, _TWO_WIDE)
+    divide(wide, m, wide)
+    multiply(wide, _TWO_WIDE, wide)
+    multiply(e, _LN2_WIDE_ARRAY, m)
+    add(wide, m, wide)
+    add(wide, _log1pf_cubic(x).astype(_F64), wide)  # (the cubic term in float)
+    if out is None:
+        out = wide.astype(_F32)
+    else:
+        np.copyto(out, wide, casting="same_kind")
+    return out, offset_from_midpoint(wide, _LOG1P_BAND, out=wide.view(np.int64))
 
 
 def sleef_log1pf(d: np.ndarray) -> np.ndarray:
@@ -530,17 +704,13 @@ def sleef_log1pf(d: np.ndarray) -> np.ndarray:
     if not d.size:
         return d.copy()
     flat = d.reshape(-1)
-    out = np.empty(flat.size, _F32)
     with np.errstate(all="ignore"):
-        lo, hi = np.minimum.reduce(flat), np.maximum.reduce(flat)
-        plain = lo >= _LOG1P_TINY and hi <= _LOG1P_BOUND  # (the usual case: log1p of an exponential)
+        # (the usual case, log1p of an exponential: every d in [2**-100, 1e38], NaN not; one unsigned range test on
+        # the bits, negative ones wrapping above it)
+        offsets = np.subtract(flat.view(np.uint32), _LOG1P_TINY_BITS)
+        plain = offsets.item(offsets.argmax()) <= _LOG1P_PLAIN_SPAN
         core = flat if plain else np.where((flat > -_ONE) & (flat <= _LOG1P_BOUND), flat, _F32(0.5))
-        doubtful = []
-        for start in range(0, flat.size, _LOG1P_BLOCK):
-            stop = min(start + _LOG1P_BLOCK, flat.size)
-            offset = _log1pf_core(core[start:stop], out[start:stop])
-            doubtful.append(np.flatnonzero(offset < 2 * _LOG1P_BAND) + start)
-        where = np.concatenate(doubtful)
+        out, where = _log1pf_blocks(core)
         if not plain:
             where = np.union1d(where, np.flatnonzero(np.abs(flat) < _LOG1P_TINY))
     if where.size:
@@ -548,6 +718,24 @@ def sleef_log1pf(d: np.ndarray) -> np.ndarray:
     if not plain:
         _log1pf_special_values(flat, out)
     return out.reshape(d.shape)
+
+
+_LOG1P_TINY_BITS = np.uint32(np.array(_LOG1P_TINY).view(np.uint32))
+_LOG1P_PLAIN_SPAN = int(np.array(_LOG1P_BOUND).view(np.uint32) - _LOG1P_TINY_BITS)
+
+
+def _log1pf_blocks(core: np.ndarray) -> tuple:
+    """``_log1pf_core`` over a flat array, a block at a time: the results and where they are doubtful."""
+    if core.size <= _LOG1P_BLOCK:
+        out, offset = _log1pf_core(core, None)
+        return out, np.flatnonzero(offset < 2 * _LOG1P_BAND)
+    out = np.empty(core.size, _F32)
+    doubtful = []
+    for start in range(0, core.size, _LOG1P_BLOCK):
+        stop = min(start + _LOG1P_BLOCK, core.size)
+        _, offset = _log1pf_core(core[start:stop], out[start:stop])
+        doubtful.append(np.flatnonzero(offset < 2 * _LOG1P_BAND) + start)
+    return out, np.concatenate(doubtful)
 
 
 def _log1pf_special_values(d: np.ndarray, out: np.ndarray) -> None:
