@@ -8,6 +8,7 @@ import numpy as np
 
 from .._events import emit as _emit_event
 from .._state import STATE
+from .._strides import contiguous_strides
 from .._tensor import Tensor
 from .._warnings import warn_once
 from .grad_layout import is_non_overlapping_and_dense, obeys_layout_contract
@@ -121,12 +122,24 @@ def accumulate_into(variable, grad) -> None:
 
 
 def _obeys(g: np.ndarray, v: np.ndarray) -> bool:
-    """obeys_layout_contract, in elements: a gradient cast to the leaf's ``grad_dtype`` has other byte strides."""
+    """obeys_layout_contract, in elements: a gradient cast to the leaf's ``grad_dtype`` has other byte strides. An
+    empty array with no strides that a NumPy kernel wrote reads as contiguous, as ``Tensor.stride()`` reads it (a
+    read-only one, an expanded gradient, keeps its zero strides, as PyTorch's expand gives them)."""
+    if g.size == 0 and g.flags.writeable and not any(g.strides):
+        g = _contiguous_empty(g)
+    if v.size == 0 and v.flags.writeable and not any(v.strides):
+        v = _contiguous_empty(v)
     if g.itemsize != v.itemsize:
         # (the leaf's layout over a one-element buffer of the gradient's dtype: only its strides and flags are read)
         strides = [st // v.itemsize * g.itemsize for st in v.strides]
         v = np.lib.stride_tricks.as_strided(np.empty(1, g.dtype), v.shape, strides, writeable=False)
     return obeys_layout_contract(g, v)
+
+
+def _contiguous_empty(a: np.ndarray) -> np.ndarray:
+    """Empty ``a`` with C-contiguous strides (NumPy gives its empty arrays zero strides)."""
+    strides = [st * a.itemsize for st in contiguous_strides(a.shape)]
+    return np.lib.stride_tricks.as_strided(np.empty(1, a.dtype), a.shape, strides, writeable=False)
 
 
 def _clone_obey_contract(grad: Tensor, vd: np.ndarray) -> Tensor:

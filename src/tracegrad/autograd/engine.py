@@ -363,8 +363,10 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                     # (dtype identity first: NumPy's builtin dtypes are singletons, and ``!=`` costs more)
                     if (data.dtype is not m[1] or data.shape != m[0]) and (data.shape != m[0] or data.dtype != m[1]):
                         grad = _fix_gradient(fn, i, grad, m)
-                        if data.ndim > len(m[0]) and grad._data.dtype is data.dtype:
-                            reduced = i  # PyTorch's sum_to: a view, where it drops leading dims (and casts not)
+                        if data.ndim > len(m[0]) > 0 and grad._data.dtype is data.dtype:
+                            # PyTorch's sum_to: a view, where it drops leading dims (and casts not); to no dims at
+                            # all it is ``sum()``, a fresh tensor
+                            reduced = i
                 if remaining == 0 and nxt.__class__ is AccumulateGrad:
                     if on_arrival and grad is not None and nxt not in buffers and runs_on_arrival(nxt):
                         # The queue would run it next (AccumulateGrad first, and of several made ready by this node
@@ -497,12 +499,13 @@ def _held_as_view(fn: Node, i: int) -> bool:
     """Whether PyTorch's engine would hold gradient ``i`` of ``fn`` as a view (whose base keeps its storage shared),
     which its input buffer never adds into, where tracegrad hands on a fresh array: TBackward0 returns ``grad.t()``
     (tracegrad's fused weight transpose, a fresh array), and AddmmBackward0's gradient of a bias of fewer than 2 dims
-    is reduced by sum_to, which ends in a view (tracegrad's fused linear sums it itself)."""
+    is reduced by sum_to, which ends in a view for a 1-d bias (tracegrad's fused linear sums it itself); a 0-d
+    bias's is ``sum()``, a fresh tensor."""
     name = fn.__class__._name
     if name == "TBackward0":
         return True
     meta = fn._in_meta
-    return name == "AddmmBackward0" and i == 0 and len(meta) > 0 and meta[0] is not None and len(meta[0][0]) < 2
+    return name == "AddmmBackward0" and i == 0 and len(meta) > 0 and meta[0] is not None and len(meta[0][0]) == 1
 
 
 def _should_execute(task: GraphTask, fn: Node) -> bool:
