@@ -224,12 +224,14 @@ def add_to_buffer(buf: list, nr: int, grad: Tensor, view: bool = False) -> Tenso
 
 
 def _sole_owner(t: Tensor) -> bool:
-    """PyTorch's can_accumulate_inplace: a vanilla tensor (no transform's wrapper) that is not a view, whose
-    elements fill its memory exactly once, held by nobody but the buffer (use_count 1), and whose storage nobody
-    else holds: no view or detached alias shares its version counter or its array. A NumPy view spanning the whole of
-    a buffer nobody else holds (``empty_strided``'s permuted layout, a kernel's reinterpreted bits) owns it too:
-    where PyTorch would hold a view there (TBackward0, sum_to), the engine says so itself."""
-    if t.__class__ is not Tensor or t._base is not None or STATE.stack or sys.getrefcount(t) > _BUFFER_REFS:
+    """PyTorch's can_accumulate_inplace: a vanilla tensor (no transform's wrapper, no dispatch mode) that is not a
+    view, whose elements fill its memory exactly once, held by nobody but the buffer (use_count 1), and whose
+    storage nobody else holds: no view or detached alias shares its version counter or its array. A NumPy view
+    spanning the whole of a buffer nobody else holds (``empty_strided``'s permuted layout, a kernel's reinterpreted
+    bits) owns it too: where PyTorch would hold a view there (TBackward0, sum_to), the engine says so itself."""
+    # (an active op interceptor stands for PyTorch's dispatch modes, under which every tensor is "subclass-like")
+    if (t.__class__ is not Tensor or t._base is not None or STATE.stack or STATE.op_interceptors
+            or sys.getrefcount(t) > _BUFFER_REFS):
         return False
     vc = t._vc
     if vc is not None and sys.getrefcount(vc) > _ARRAY_REFS + 1:  # (+1: the local ``vc``)
