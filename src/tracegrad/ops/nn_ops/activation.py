@@ -1130,7 +1130,7 @@ def _softmax_kernel(a, dim, half_to_float=False):
         _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
         return np.ones_like(a)
     d = _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
-    if a.shape[d] == 0:
+    if a.size == 0:  # (an empty dim, or another: nothing to normalise)
         return a.copy()
     if exact_float32(a):  # (PyTorch's kernel, bit for bit)
         return softmax_forward(a, d, log=False)
@@ -1204,7 +1204,7 @@ def _log_softmax_kernel(a, dim, half_to_float=False):
         _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl")
         return np.zeros_like(a)
     d = _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl")
-    if a.shape[d] == 0:
+    if a.size == 0:  # (an empty dim, or another: nothing to normalise)
         return a.copy()
     if exact_float32(a):
         return softmax_forward(a, d, log=True)

@@ -109,9 +109,10 @@ def _every_row_counts(x: np.ndarray, target: np.ndarray, weight, ignore_index: i
     return np.maximum.reduce(target.view(np.uint64)) < n_classes
 
 
-def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
+def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int, unreduced: bool = False):
     """Class dim moved last and flattened: (M, C) scores, (M,) targets, (M,) row weights (0 if ignored), or
-    None for the weights when every row weighs 1 (no class weight, nothing ignored)."""
+    None for the weights when every row weighs 1 (no class weight, nothing ignored). ``unreduced``: the forward of
+    ``reduction='none'``, whose 2-d kernel words an out-of-bounds target its own way (``_out_of_bounds``)."""
     if _every_row_counts(x, target, weight, ignore_index):
         return x, target, None, x.shape[1]
     check_nll_batch(x, target)
@@ -150,6 +151,8 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
     check_float(x, "nll_loss_out_frame" if x.ndim <= 2 else "nll_loss2d_forward_out_frame")
     if weight is not None and weight.dtype != x.dtype:
         raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found {type_name(weight.dtype)}")
+    if x.ndim > 2 and target.dtype == np.uint8:  # (nll_loss2d reads its target as int64 only)
+        raise RuntimeError("expected scalar type Long but found Byte")
     lo, hi = (np.minimum.reduce(flat_t), np.maximum.reduce(flat_t)) if flat_t.size else (0, -1)
     if lo <= ignore_index <= hi:
         ignored = flat_t == ignore_index
@@ -162,7 +165,7 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
             ignored = flat_t == ignore_index
         bad = (~ignored) & ((flat_t < 0) | (flat_t >= n_classes))
         if bad.any():
-            raise IndexError(f"Target {int(flat_t[bad][0])} is out of bounds.")
+            raise _out_of_bounds(flat_t[bad][0], unreduced and x.ndim == 2)
     safe_t = np.where(ignored, 0, flat_t) if any_ignored else flat_t
     if weight is None and not any_ignored and _UNIT_WEIGHTS_MAX_ROWS.get(x.dtype, 0) > flat_t.size > 0:
         return scores, safe_t, None, n_classes
@@ -176,10 +179,19 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int):
     return scores, safe_t, row_w, n_classes
 
 
+def _out_of_bounds(value, as_element: bool) -> Exception:
+    """PyTorch's "Target ... is out of bounds." ``as_element``: its unreduced 2-d loop streams the target element
+    itself into the message, so a uint8 one is a raw byte, which Python then decodes as UTF-8 (a byte of 128 or
+    more fails to decode: that UnicodeDecodeError is what PyTorch raises)."""
+    if as_element and value.dtype == np.uint8:
+        return IndexError((b"Target " + bytes([int(value)]) + b" is out of bounds.").decode("utf-8"))
+    return IndexError(f"Target {int(value)} is out of bounds.")
+
+
 def _nll_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
     """(output, total_weight) of PyTorch's nll_loss_forward. ``total_weight``, which its node saves, is the summed
     class weight of the targets not ignored (the mean's divisor), 0 for reduction='none'."""
-    scores, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index)
+    scores, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index, unreduced=reduction == 0)
     picked = scores[np.arange(safe_t.shape[0]), safe_t]
     dtype = x.dtype
     if reduction == 0:
@@ -189,7 +201,8 @@ def _nll_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
         return losses.reshape(_unreduced_shape(x)), np.zeros((), dtype)
     total, weight_sum = _nll_sums(picked, target.reshape(-1), row_w, weight is not None, ignore_index)
     if reduction == 1:
-        total = _mean_divide(total, weight_sum)
+        # (no target at all: PyTorch fills in a quiet NaN, positive, where 0 / 0 would give the negative one)
+        total = _mean_divide(total, weight_sum) if safe_t.size else dtype.type(np.nan)
     return np.asarray(total, dtype=dtype), np.asarray(weight_sum, dtype=dtype)
 
 
