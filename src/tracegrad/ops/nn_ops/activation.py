@@ -53,7 +53,7 @@ from .gelu_torch_cpu import torch_gelu, torch_gelu_backward
 from .log1p_cpu import mish_backward_float, mish_float, softplus_backward_float, softplus_float
 from .pool import constant_in_self
 from .sigmoid_cpu import glu_float, sigmoid_float, silu_backward_float, silu_float
-from .softmax_cpu import exact_float32, softmax_backward, softmax_forward
+from .softmax_cpu import exact_dtype, softmax_backward, softmax_forward
 
 
 def _with_inplace(schema: str, kernel, inplace_rules: dict | None = None, **rules) -> tuple:
@@ -1132,7 +1132,7 @@ def _softmax_kernel(a, dim, half_to_float=False):
     d = _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
     if a.size == 0:  # (an empty dim, or another: nothing to normalise)
         return a.copy()
-    if exact_float32(a):  # (PyTorch's kernel, bit for bit)
+    if exact_dtype(a):  # (PyTorch's kernel, bit for bit)
         return softmax_forward(a, d, log=False)
     z = np.subtract(a, a.max(axis=d, keepdims=True), order="C")  # contiguous, as PyTorch's softmax returns
     e = np.exp(z)
@@ -1155,8 +1155,8 @@ def _reduce_dim(y, dim: int):
 
 
 def _exact_backward(g, y) -> bool:
-    """Whether PyTorch's float32 backward kernel is emulated: same-shaped float32 arrays, not empty."""
-    return y.ndim > 0 and y.size > 0 and g.dtype == y.dtype and g.shape == y.shape and exact_float32(y)
+    """Whether PyTorch's backward kernel is emulated: same-shaped float32 or float64 arrays, not empty."""
+    return y.ndim > 0 and y.size > 0 and g.dtype == y.dtype and g.shape == y.shape and exact_dtype(y)
 
 
 def _softmax_backward_data_kernel(g, y, dim, input_dtype=None):
@@ -1206,7 +1206,7 @@ def _log_softmax_kernel(a, dim, half_to_float=False):
     d = _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl")
     if a.size == 0:  # (an empty dim, or another: nothing to normalise)
         return a.copy()
-    if exact_float32(a):
+    if exact_dtype(a):
         return softmax_forward(a, d, log=True)
     # The ufuncs' reductions themselves (what ``.max``/``.sum`` call, minus their Python wrappers). The max
     # shift leaves exp(0) = 1 in every sum that holds no NaN, so the log never sees a zero.

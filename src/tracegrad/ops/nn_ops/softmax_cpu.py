@@ -1,4 +1,5 @@
-"""float32 softmax and log_softmax, forward and backward, as PyTorch's CPU kernels compute them (one thread).
+"""float32 and float64 softmax and log_softmax, forward and backward, as PyTorch's CPU kernels compute them (one
+thread).
 
 aten/src/ATen/native/cpu/SoftMaxKernel.cpp and LogSoftmaxKernelImpl.h take one of two routes:
 
@@ -14,34 +15,63 @@ under AVX2 (``ATEN_CPU_CAPABILITY`` lowers it, as it lowers PyTorch's choice).
 
 Backward: log_softmax ``grad - exp(output) * sum(grad)``, softmax ``output * (grad - sum(grad * output))``, with the
 same lane and column structure.
+
+float64 runs the same kernels with half as many lanes (8 under AVX-512, 4 under AVX2): Sleef's double exp and log
+(sleef_double), glibc's ``exp`` in the scalar columns, the lanes folded one after another. Checked against torch
+2.13 bit for bit (tests/nn/test_softmax_float64_bits_vs_torch.py).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..aten_vec import aten_float_lanes, block_rows, map_reduce_sum, row_blocks, row_maxima
+from ..._torch_rng_libm import libm
+from ..aten_vec import aten_float_lanes, block_rows, fma, map_reduce_sum, product_error, row_blocks, row_maxima
 from .glibc_float_math import exp_float
+from .sleef_double import sleef_exp, sleef_log
 from .sleef_float import sleef_expf, sleef_logf
 
 _F32 = np.float32
 _ONE = _F32(1)
 _AVX2_LANES = 8  # (the fold's last three steps; wider vectors first add their halves)
-_BLOCK_BYTES = 128 * 1024  # the non-last-dim kernels' block: columns per chunk = this / (dim size * 4)
+_BLOCK_BYTES = 128 * 1024  # the non-last-dim kernels' block: columns per chunk = this / (dim size * itemsize)
+_F64 = np.dtype(np.float64)
 
 
-def exact_float32(a: np.ndarray) -> bool:
-    """Whether the emulation applies: float32 on an x86 build with AVX2 (the vector functions are Sleef's)."""
-    return a.dtype == np.float32 and aten_float_lanes() >= _AVX2_LANES
+def exact_dtype(a: np.ndarray) -> bool:
+    """Whether the emulation applies: float32 or float64 on an x86 build with AVX2."""
+    return a.dtype in (np.float32, np.float64) and aten_float_lanes() >= _AVX2_LANES
+
+
+def _lanes(dtype) -> int:
+    """Lanes of ``Vectorized<T>``: a double takes two float lanes."""
+    return aten_float_lanes() // (2 if dtype == _F64 else 1)
+
+
+def _vector_exp(z: np.ndarray) -> np.ndarray:
+    """``Vectorized<T>::exp``: Sleef's expf16/expf8 or expd8/expd4."""
+    return sleef_exp(z) if z.dtype == _F64 else sleef_expf(z)
+
+
+def _vector_log(z: np.ndarray) -> np.ndarray:
+    """``Vectorized<T>::log``: Sleef's logf or logd (u10)."""
+    return sleef_log(z) if z.dtype == _F64 else sleef_logf(z)
+
+
+def _scalar_exp(z: np.ndarray) -> np.ndarray:
+    """``std::exp`` of the scalar columns: glibc's expf or exp."""
+    return libm(math.exp, z) if z.dtype == _F64 else exp_float(z)
 
 
 # ---- vector columns -----------------------------------------------------------------------------------------
 
 
-def _vector_columns(inner: int, dim_size: int, lanes: int) -> np.ndarray | slice:
+def _vector_columns(inner: int, dim_size: int, lanes: int, itemsize: int = 4) -> np.ndarray | slice:
     """Which inner columns a non-last-dim kernel runs vectorised: per block of columns, all but the block's
     ``size % lanes`` last ones. A slice when that is one leading run (the common case), else a mask."""
-    chunk = max(_BLOCK_BYTES // dim_size // 4, lanes) // lanes * lanes
+    chunk = max(_BLOCK_BYTES // dim_size // itemsize, lanes) // lanes * lanes
     if inner <= chunk:
         return slice(0, inner - inner % lanes)
     column = np.arange(inner)
@@ -53,14 +83,28 @@ def _vector_columns(inner: int, dim_size: int, lanes: int) -> np.ndarray | slice
 def _exp_by_column(z: np.ndarray, vector) -> np.ndarray:
     """exp of a (outer, dim, inner) array: Sleef's in the vectorised columns, glibc's in the others."""
     if isinstance(vector, slice) and vector.stop == z.shape[2]:
-        return sleef_expf(z)
-    out = exp_float(z)
+        return _vector_exp(z)
+    if z.dtype == _F64:  # (glibc's exp one element at a time: only on the scalar columns)
+        out = np.empty_like(z)
+        scalar = ~_column_mask(vector, z.shape[2])
+        out[:, :, scalar] = _scalar_exp(z[:, :, scalar])
+    else:
+        out = exp_float(z)
     if isinstance(vector, slice):
         if vector.stop:
-            out[:, :, vector] = sleef_expf(np.ascontiguousarray(z[:, :, vector]))
+            out[:, :, vector] = _vector_exp(np.ascontiguousarray(z[:, :, vector]))
     else:
-        out[:, :, vector] = sleef_expf(z[:, :, vector])
+        out[:, :, vector] = _vector_exp(z[:, :, vector])
     return out
+
+
+def _column_mask(vector, inner: int) -> np.ndarray:
+    """``_vector_columns``' answer as a boolean mask."""
+    if not isinstance(vector, slice):
+        return vector
+    mask = np.zeros(inner, bool)
+    mask[vector] = True
+    return mask
 
 
 def _sum_along_dim(values: np.ndarray) -> np.ndarray:
@@ -83,7 +127,8 @@ def _split(a: np.ndarray, dim: int) -> np.ndarray:
 
 
 def softmax_forward(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
-    """softmax (or log_softmax) of float32 ``a`` along ``dim`` (non-negative, size > 0), PyTorch's bits."""
+    """softmax (or log_softmax) of float32 or float64 ``a`` along ``dim`` (non-negative, size > 0), PyTorch's
+    bits."""
     if dim == a.ndim - 1:
         rows = np.ascontiguousarray(a).reshape(-1, a.shape[-1])
         return _lastdim_forward(rows, log).reshape(a.shape)
@@ -91,26 +136,26 @@ def softmax_forward(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
 
 
 def _lastdim_forward(x: np.ndarray, log: bool) -> np.ndarray:
-    lanes = aten_float_lanes()
+    lanes = _lanes(x.dtype)
     z = x - row_maxima(x)
-    e = sleef_expf(z)
+    e = _vector_exp(z)
     total = map_reduce_sum([e], lanes=lanes)
     if log:
         # (vec::map over the sums: Sleef's log in every lane, the partial last vector included)
-        z -= sleef_logf(total)[:, None]
+        z -= _vector_log(total)[:, None]
         return z
-    e *= np.divide(_ONE, total)[:, None]
+    e *= np.divide(x.dtype.type(1), total)[:, None]
     return e
 
 
 def _inner_forward(x: np.ndarray, log: bool) -> np.ndarray:
     dim_size, inner = x.shape[1], x.shape[2]
-    lanes = aten_float_lanes()
+    lanes = _lanes(x.dtype)
     z = x - np.maximum.reduce(x, axis=1, keepdims=True)
     if log:
-        vector = _vector_columns(inner, dim_size, lanes)
+        vector = _vector_columns(inner, dim_size, lanes, x.dtype.itemsize)
         total = _sum_along_dim(_exp_by_column(z, vector))
-        z -= sleef_logf(total)
+        z -= _vector_log(total)
         return z
     # (softmax's vectorised loop covers all but the last inner % lanes columns of each outer row, and divides)
     e = _exp_by_column(z, slice(0, inner - inner % lanes))
@@ -122,7 +167,7 @@ def _inner_forward(x: np.ndarray, log: bool) -> np.ndarray:
 
 
 def softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int, log: bool) -> np.ndarray:
-    """The gradient of softmax (or log_softmax) from its float32 output, PyTorch's bits."""
+    """The gradient of softmax (or log_softmax) from its float32 or float64 output, PyTorch's bits."""
     if dim == out.ndim - 1:
         n = out.shape[-1]
         g = np.ascontiguousarray(grad).reshape(-1, n)
@@ -133,6 +178,8 @@ def softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int, log: bool) -> 
 
 def _lastdim_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
     """A block of rows at a time."""
+    if y.dtype == _F64:
+        return _lastdim_backward_double(g, y, log)
     lanes = aten_float_lanes()
     if log and block_rows(*y.shape) == y.shape[0]:  # (one block: no slicing, no scratch kept; small inputs)
         return _minus_exp_times(g, map_reduce_sum([g], lanes=lanes)[:, None], sleef_expf(y))
@@ -148,6 +195,17 @@ def _lastdim_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
     return out
 
 
+def _lastdim_backward_double(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
+    """float64: ``g - exp(y) * sum(g)`` with the product and the difference fused, or ``(g - sum(g * y)) * y``."""
+    lanes = _lanes(y.dtype)
+    if log:
+        total = map_reduce_sum([g], lanes=lanes)[:, None]
+        return fma(-_vector_exp(y), total, g)
+    # (the leftover products are rounded before they are added here, unlike float's: measured against torch)
+    total = map_reduce_sum([g, y], fused_tail=False, lanes=lanes)[:, None]
+    return (g - total) * y
+
+
 def _minus_exp_times(g: np.ndarray, total: np.ndarray, e: np.ndarray, out: np.ndarray | None = None,
                      wide: np.ndarray | None = None) -> np.ndarray:
     """``g - exp(y) * total`` with the product and the difference fused (one rounding), into ``out`` (default
@@ -161,13 +219,33 @@ def _inner_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
     dim_size, inner = y.shape[1], y.shape[2]
     if log:
         total = _sum_along_dim(g)
-        return _minus_exp_times(g, total, _exp_by_column(y, _vector_columns(inner, dim_size, aten_float_lanes())))
+        e = _exp_by_column(y, _vector_columns(inner, dim_size, _lanes(y.dtype), y.dtype.itemsize))
+        return fma(-e, total, g) if y.dtype == _F64 else _minus_exp_times(g, total, e)
     return y * (g - _fused_sum_along_dim(g, y))
+
+
+def _fused_sum_along_dim_double(g: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """float64 ``sum = fma(g, y, sum)`` down the dim: ``aten_vec.fma``'s arithmetic with the products and their
+    exact errors taken for the whole array up front, so that each step is a two-sum (the running sum is
+    sequential)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        products = g * y
+        errors = product_error(g, y, products)
+        total = np.zeros((g.shape[0], 1, g.shape[2]))
+        for p, error in zip(np.moveaxis(products, 1, 0), np.moveaxis(errors, 1, 0)):
+            plain = p + total[:, 0]
+            back = plain - p
+            fused = plain + (((p - (plain - back)) + (total[:, 0] - back)) + error)
+            # (infinities and NaNs: the plain sum, as aten_vec.fma gives it)
+            total[:, 0] = fused if np.isfinite(fused).all() else np.where(np.isfinite(fused), fused, plain)
+    return total
 
 
 def _fused_sum_along_dim(g: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``sum += g * y`` down the dim of (outer, dim, inner) arrays, each step one fused multiply-add (the
     compiler contracts it, vector and scalar columns alike)."""
+    if y.dtype == _F64:
+        return _fused_sum_along_dim_double(g, y)
     products = np.multiply(g, y, dtype=np.float64)  # (exact)
     total = np.zeros((g.shape[0], 1, g.shape[2]), _F32)
     for i in range(g.shape[1]):  # (each step adds in double and rounds to float before the next)
