@@ -11,9 +11,10 @@ from _lib import raised, tg, torch
 EMPTY = [((0, 3), (0,), {}), ((0, 3), (0,), {"weight": True}), ((0, 3, 2, 2), (0, 2, 2), {}),
          ((2, 3, 0, 2), (2, 0, 2), {}), ((0, 3, 2), (0, 2), {}), ((0, 3), (0,), {"reduction": "sum"}),
          ((0, 3), (0,), {"reduction": "none"})]
-# (label smoothing's mean over no rows adds two NaNs of opposite signs; torch keeps the second one's sign and
-# tracegrad the first one's, a difference README lists)
-SMOOTHED = [((0, 3), (0,), {"label_smoothing": 0.1, "reduction": r}) for r in ("sum", "none")]
+# (label smoothing's mean over no rows adds two NaNs of opposite signs, nll_loss's +nan and the smoothing's 0 / 0:
+# torch keeps the second one's sign, -nan)
+SMOOTHED = ([((0, 3), (0,), {"label_smoothing": 0.1, "reduction": r}) for r in ("mean", "sum", "none")]
+            + [((0, 3), (0,), {"label_smoothing": 0.1, "weight": True}), ((2, 3, 0), (2, 0), {"label_smoothing": 0.5})])
 CASES = [(fn, case) for fn in ("nll_loss", "cross_entropy") for case in EMPTY] + [("cross_entropy", c) for c in SMOOTHED]
 
 

@@ -539,7 +539,23 @@ def _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, lab
     # C++ numbers times tensors: the Scalar overloads (MulBackward1), as in PyTorch's composite, whose right
     # operand C++ evaluates first (node numbering, hence backward order)
     smooth_part = mul_scalar(ret, label_smoothing / n_classes)
-    return add(mul_scalar(nll, 1 - label_smoothing), smooth_part)
+    out = add(mul_scalar(nll, 1 - label_smoothing), smooth_part)
+    _second_nan(out, smooth_part)
+    return out
+
+
+_SECOND_NAN_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _second_nan(out: Tensor, second: Tensor) -> None:
+    """Where ``out``, a sum, and its second operand are both NaN, the second's NaN, as PyTorch's addition keeps it
+    (NumPy's keeps the first's): the mean over no rows is the smoothing's ``0 / 0``, -nan. (float32 and float64:
+    half's addition goes through float and is left as it was.)"""
+    o = getattr(out, "_data", None)
+    if isinstance(o, np.ndarray) and o.dtype in _SECOND_NAN_DTYPES and o.flags.writeable and np.isnan(o).any():
+        s = np.broadcast_to(second._data, o.shape)
+        both = np.isnan(o) & np.isnan(s)
+        o[both] = s[both]
 
 
 # ---- elementwise losses ------------------------------------------------------------------------------------

@@ -264,7 +264,8 @@ def sleef_log(d: np.ndarray) -> np.ndarray:
         r = _log_finite(plain)
         if special.any():
             r[np.isposinf(d)] = np.inf
-            r[(d < 0) | np.isnan(d)] = np.nan
+            r[d < 0] = np.nan
+            r[np.isnan(d)] = d[np.isnan(d)]  # (a NaN comes out as it went in, its sign kept)
             r[d == 0] = -np.inf
     return r
 
@@ -335,6 +336,7 @@ def sleef_log_reference(d: np.ndarray) -> np.ndarray:
         hi = s[0] + y
         r = hi + (((s[0] - hi) + y) + s[1])
         r = np.where(np.isposinf(d), np.inf, r)
-        r = np.where((d < 0) | np.isnan(d), np.nan, r)
+        r = np.where(d < 0, np.nan, r)
+        r = np.where(np.isnan(d), d, r)
         r = np.where(d == 0, -np.inf, r)
     return r

@@ -229,7 +229,8 @@ def sleef_logf(d: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):  # (negative, zero, NaN and inf lanes are replaced at the end)
         r = _logf_normal(np.where(tiny, d * _TWO_POW_64, d), d, tiny)
     r[np.isposinf(d)] = np.inf
-    r[(d < 0) | np.isnan(d)] = np.nan
+    r[d < 0] = np.nan
+    r[np.isnan(d)] = d[np.isnan(d)]  # (a NaN comes out as it went in, its sign kept)
     r[d == 0] = -np.inf
     return r
 
@@ -328,7 +329,8 @@ def sleef_logf_exact(d: np.ndarray) -> np.ndarray:
         s = _df_add_float(s, (x2 * x[0]) * t)
         r = s[0] + s[1]
     r[np.isposinf(d)] = np.inf
-    r[(d < 0) | np.isnan(d)] = np.nan
+    r[d < 0] = np.nan
+    r[np.isnan(d)] = d[np.isnan(d)]  # (a NaN comes out as it went in, its sign kept)
     r[d == 0] = -np.inf
     return r
 

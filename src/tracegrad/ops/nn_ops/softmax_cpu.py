@@ -200,10 +200,22 @@ def _lastdim_backward_double(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndar
     lanes = _lanes(y.dtype)
     if log:
         total = map_reduce_sum([g], lanes=lanes)[:, None]
-        return fma(-_vector_exp(y), total, g)
+        return _minus_exp_times_double(g, total, _vector_exp(y))
     # (the leftover products are rounded before they are added here, unlike float's: measured against torch)
     total = map_reduce_sum([g, y], fused_tail=False, lanes=lanes)[:, None]
     return (g - total) * y
+
+
+def _minus_exp_times_double(g: np.ndarray, total: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """float64 ``g - e * total``, fused (one rounding). A NaN comes out with the sign it went in with (the fused
+    step negates no NaN): where the result is NaN, the NaN of the plain product and difference, as float's path
+    gives it, not that of the negated ``-e``."""
+    out = fma(-e, total, g)
+    nan = np.isnan(out)
+    if nan.any():
+        with np.errstate(invalid="ignore"):
+            out[nan] = np.broadcast_to(g - e * total, out.shape)[nan]
+    return out
 
 
 def _minus_exp_times(g: np.ndarray, total: np.ndarray, e: np.ndarray, out: np.ndarray | None = None,
@@ -220,7 +232,7 @@ def _inner_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
     if log:
         total = _sum_along_dim(g)
         e = _exp_by_column(y, _vector_columns(inner, dim_size, _lanes(y.dtype), y.dtype.itemsize))
-        return fma(-e, total, g) if y.dtype == _F64 else _minus_exp_times(g, total, e)
+        return _minus_exp_times_double(g, total, e) if y.dtype == _F64 else _minus_exp_times(g, total, e)
     return y * (g - _fused_sum_along_dim(g, y))
 
 
