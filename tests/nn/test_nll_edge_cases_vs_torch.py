@@ -1,6 +1,6 @@
 """nll_loss / cross_entropy at their edges, as torch has them: no targets at all (the mean is a positive quiet
 NaN), empty inputs along any dim, uint8 targets (refused by the spatial kernel; an out-of-bounds one worded as the
-raw byte by the unreduced 2-d kernel), and softmax / log_softmax of empty tensors."""
+raw byte by the unreduced 2-d kernel), and softmax / log_softmax of empty and 0-d tensors."""
 
 from __future__ import annotations
 
@@ -56,5 +56,22 @@ def test_softmax_of_empty_tensors(name, shape):
         y = getattr(lib, name)(x, 0 if len(shape) == 1 else 1)
         y.sum().backward()
         return tuple(y.shape), tuple(x.grad.shape), y.dtype == lib.float32
+
+    assert program(tg) == program(torch)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), -float("nan"), 2.0, -0.0, 1e30])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_softmax_of_0d_tensors(value, dtype):
+    """A 0-d softmax is the kernel's one-element row: 1 (log: 0), or NaN, with its sign, for inf and NaN."""
+
+    def program(lib):
+        x = lib.tensor(value, dtype=getattr(lib, dtype)).requires_grad_()
+        out = []
+        for name, g in (("softmax", 0.7), ("log_softmax", -1.3)):
+            y = getattr(lib, name)(x, -1)
+            (gx,) = lib.autograd.grad(y, x, lib.tensor(g, dtype=x.dtype))
+            out += [y.detach().numpy().view(f"u{y.element_size()}").item(), gx.numpy().view(f"u{gx.element_size()}").item()]
+        return out
 
     assert program(tg) == program(torch)

@@ -1126,9 +1126,9 @@ def _softmax_dim(a, dim: int, name: str) -> int:
 
 
 def _softmax_kernel(a, dim, half_to_float=False):
-    if a.ndim == 0:
+    if a.ndim == 0:  # (PyTorch's kernel sees one element: 1, or NaN for inf and NaN)
         _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
-        return np.ones_like(a)
+        return _softmax_kernel(a.reshape(1), 0, half_to_float).reshape(())
     d = _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
     if a.size == 0:  # (an empty dim, or another: nothing to normalise)
         return a.copy()
@@ -1160,6 +1160,8 @@ def _exact_backward(g, y) -> bool:
 
 
 def _softmax_backward_data_kernel(g, y, dim, input_dtype=None):
+    if y.ndim == 0 and np.ndim(g) == 0:  # (as one element, which PyTorch's kernel sees)
+        return _softmax_backward_data_kernel(np.reshape(g, 1), y.reshape(1), 0, input_dtype).reshape(())
     d = _reduce_dim(y, dim)
     if _exact_backward(g, y):
         return softmax_backward(g, y, d, log=False)
@@ -1200,9 +1202,9 @@ softmax = defop(
 
 
 def _log_softmax_kernel(a, dim, half_to_float=False):
-    if a.ndim == 0:
+    if a.ndim == 0:  # (PyTorch's kernel sees one element: 0, or NaN for inf and NaN)
         _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl")
-        return np.zeros_like(a)
+        return _log_softmax_kernel(a.reshape(1), 0, half_to_float).reshape(())
     d = _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl")
     if a.size == 0:  # (an empty dim, or another: nothing to normalise)
         return a.copy()
@@ -1225,6 +1227,8 @@ def _log_softmax_vjp(ctx, g):
 
 
 def _log_softmax_backward_data_kernel(g, y, dim, input_dtype=None):
+    if y.ndim == 0 and np.ndim(g) == 0:  # (as one element, which PyTorch's kernel sees)
+        return _log_softmax_backward_data_kernel(np.reshape(g, 1), y.reshape(1), 0, input_dtype).reshape(())
     d = _reduce_dim(y, dim)
     if _exact_backward(g, y):
         return softmax_backward(g, y, d, log=True)
