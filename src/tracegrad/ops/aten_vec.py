@@ -147,14 +147,29 @@ def fma(a, b, c) -> np.ndarray:
     if dtype == np.float32:
         return fma32(*(_widened_if_small(v) for v in (a, b, c)))
     with np.errstate(invalid="ignore", over="ignore"):
-        product = np.multiply(a, b)
-        error = product_error(np.asarray(a, np.float64), np.asarray(b, np.float64), product)
-        total = product + c
-        back = total - product
-        rounding = (product - (total - back)) + (c - back)
-        fused = total + (rounding + error)
+        fused = fma64_finite(a, b, c)
+    if np.all(np.isfinite(fused)):
+        return fused
     # (infinities, NaNs and products near overflow make the splitting meaningless; there a * b + c is the answer)
-    return np.where(np.isfinite(fused), fused, total) if not np.all(np.isfinite(fused)) else fused
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(np.isfinite(fused), fused, np.multiply(a, b) + c)
+
+
+def fma64_finite(a, b, c) -> np.ndarray:
+    """``fma``'s float64 arithmetic for finite operands whose product does not overflow (no check for others): the
+    product's exact error (Dekker) and the sum's (Knuth's two-sum) added to the rounded sum."""
+    product = np.multiply(a, b)
+    error = product_error(np.asarray(a, np.float64), np.asarray(b, np.float64), product)
+    total, rounding = two_sum(product, c)
+    return total + (rounding + error)
+
+
+def two_sum(a, b) -> tuple:
+    """``(a + b rounded, its exact rounding error)`` by Knuth's steps (any magnitudes, either dtype): Sleef's
+    dfadd2/ddadd2 of two numbers."""
+    s = np.add(a, b)
+    v = np.subtract(s, a)
+    return s, np.subtract(a, np.subtract(s, v)) + np.subtract(b, v)
 
 
 def fma_if_available(a, b, c) -> np.ndarray:
@@ -174,12 +189,13 @@ _SPLITTER = 134217729.0  # 2**27 + 1: Veltkamp's split of a double into two 26-b
 
 def product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndarray:
     """The exact ``a * b - product`` (Dekker's two-product; finite, unscaled inputs)."""
-    a_hi, a_lo = _split(a)
-    b_hi, b_lo = _split(b)
+    a_hi, a_lo = veltkamp_split(a)
+    b_hi, b_lo = veltkamp_split(b)
     return ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
 
 
-def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def veltkamp_split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(hi, lo)``, ``hi + lo == v`` exactly, each half of 26 bits or fewer (products of halves are exact)."""
     scaled = v * _SPLITTER
     hi = scaled - (scaled - v)
     return hi, v - hi

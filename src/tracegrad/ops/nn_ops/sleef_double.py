@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_vec import fma, product_error
+from ..aten_vec import fma, fma64_finite, product_error, two_sum, veltkamp_split
 
 _F64 = np.float64
 _R_LN2 = _F64(1.442695040888963407359924681001892137426645954152985934135449406931)
@@ -45,14 +45,6 @@ _EXP_POLY = tuple(_F64(c) for c in (  # c9 .. c0 of POLY10
 # This is ``aten_vec.fma``'s arithmetic, reordered: the same roundings in some 150 ufunc calls instead of 330.
 # It still costs some 40 ns an element (NumPy has no fused multiply-add): about 25 times NumPy's exp.
 
-_SPLITTER = _F64(134217729.0)  # 2**27 + 1
-
-
-def _split(v):
-    scaled = v * _SPLITTER
-    hi = scaled - (scaled - v)
-    return hi, v - hi
-
 
 def _fused(a: np.ndarray, a_parts: tuple, b, b_parts: tuple, c) -> np.ndarray:
     """``fma(a, b, c)`` where ``|c| >= |a * b|`` (exponent-wise), given both factors' Veltkamp halves."""
@@ -65,13 +57,13 @@ def _fused(a: np.ndarray, a_parts: tuple, b, b_parts: tuple, c) -> np.ndarray:
 
 def _constant(c: float) -> tuple:
     value = _F64(c)
-    return value, _split(value)
+    return value, veltkamp_split(value)
 
 
 # POLY10's five first steps fma(s, c_odd, c_even) as one broadcast call (rows Q9, PC, PD, PB, PA: c9 and c8,
 # c7 and c6, ..., c1 and c0), which saves ufunc calls on small arrays
 _EXP_FACTORS = np.array(_EXP_POLY[0::2])[:, None]
-_EXP_FACTOR_HALVES = _split(_EXP_FACTORS)
+_EXP_FACTOR_HALVES = veltkamp_split(_EXP_FACTORS)
 _EXP_ADDENDS = np.array(_EXP_POLY[1::2])[:, None]
 _L2L_HI = _F64(np.float32(_L2L))  # (24 bits: u * _L2L_HI is exact for |u| < 2**29)
 _L2L_LO = _L2L - _L2L_HI  # (29 bits: u * _L2L_LO exact for |u| < 2**24)
@@ -104,21 +96,21 @@ def _exp_block(d: np.ndarray) -> np.ndarray:
     s2 = s * s
     s4 = s2 * s2
     s8 = s4 * s4
-    halves = _split(s)
+    halves = veltkamp_split(s)
     q9, pc, pd, pb, pa = _fused(s, halves, _EXP_FACTORS, _EXP_FACTOR_HALVES, _EXP_ADDENDS)
     # high4 = fma(s2, PC, PD) and low4 = fma(s2, PB, PA), one call
     pairs = np.stack([pc, pb])
-    high4, low4 = _fused(s2, _split(s2), pairs, _split(pairs), np.stack([pd, pa]))
+    high4, low4 = _fused(s2, veltkamp_split(s2), pairs, veltkamp_split(pairs), np.stack([pd, pa]))
     poly = _fused_by(s8, q9, _fused_by(s4, high4, low4))
     for addend in (0.5, 1.0, 1.0):
-        poly = _fused(poly, _split(poly), s, halves, addend)
+        poly = _fused(poly, veltkamp_split(poly), s, halves, addend)
     q = u.astype(np.int64)
     half = q >> 1
     return poly * _pow2i(half) * _pow2i(q - half)
 
 
 def _fused_by(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    return _fused(a, _split(a), b, _split(b), c)
+    return _fused(a, veltkamp_split(a), b, veltkamp_split(b), c)
 
 
 def _minus_exact(s: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
@@ -203,37 +195,21 @@ def _getmant(d: np.ndarray) -> np.ndarray:
     return np.where(f >= 1.5, f * 0.5, f)
 
 
-def _dd_add2(x, y) -> tuple:  # ddadd2(double, double): x + y exactly, any magnitudes
-    s = x + y
-    v = s - x
-    return s, (x - (s - v)) + (y - v)
-
-
-def _fma_any(a, b, c) -> np.ndarray:
-    """``fma(a, b, c)``, no ordering of magnitudes assumed: ``aten_vec.fma`` for finite operands (the caller
-    masks the lanes of special values), without its check for them."""
-    p = a * b
-    error = product_error(a, b, p)
-    t = p + c
-    back = t - p
-    return t + (((p - (t - back)) + (c - back)) + error)
-
-
 def _dd_div(n0: np.ndarray, d: tuple) -> tuple:
     """dddiv (FMA build) of the double-double (n0, 0) by d."""
     t = 1.0 / d[0]
     s = n0 * t
     u = product_error(t, n0, s) + 0.0  # (fma(t, n0, -s) is that error exactly; + 0: fma(0, t, u)'s zero sign)
-    v = _fma_any(-d[1], t, _fma_any(-d[0], t, 1.0))
-    return s, _fma_any(s, v, u)
+    v = fma64_finite(-d[1], t, fma64_finite(-d[0], t, 1.0))
+    return s, fma64_finite(s, v, u)
 
 
 def _poly7(x: np.ndarray, x2: np.ndarray, x4: np.ndarray) -> np.ndarray:
     """Sleef's POLY7 (estrin.h) of the log, each MLA fused; x = m's x^2 <= 0.04, so every addend outweighs its
     product."""
-    halves = _split(x)
+    halves = veltkamp_split(x)
     (c6, c6h), (c5, c5h), (c4, _), (c3, c3h), (c2, _), (c1, c1h), (c0, _) = _LOG_C
-    poly3 = _fused(x2, _split(x2), c6, c6h, _fused(x, halves, c5, c5h, c4))
+    poly3 = _fused(x2, veltkamp_split(x2), c6, c6h, _fused(x, halves, c5, c5h, c4))
     poly4 = _fused_by(x2, _fused(x, halves, c3, c3h, c2), _fused(x, halves, c1, c1h, c0))
     return _fused_by(x4, poly3, poly4)
 
@@ -275,7 +251,7 @@ def _log_finite(d: np.ndarray) -> np.ndarray:
     e = _getexp(d * _FOUR_THIRDS)
     e[np.isposinf(e)] = 1024.0
     m = _getmant(d)
-    den = _dd_add2(1.0, m)
+    den = two_sum(1.0, m)
     x_hi, x_lo = _dd_div(m - 1.0, den)  # (m - 1 is exact for m in [0.75, 1.5): the numerator's low part is 0)
     x2 = x_hi * x_hi
     x4 = x2 * x2
@@ -319,7 +295,7 @@ def sleef_log_reference(d: np.ndarray) -> np.ndarray:
         e = _getexp(d * _FOUR_THIRDS)
         e = np.where(np.isposinf(e), 1024.0, e)
         m = _getmant(d)
-        x = _dd_div_reference(_dd_add2(np.full_like(m, -1.0), m), _dd_add2(np.ones_like(m), m))
+        x = _dd_div_reference(two_sum(np.full_like(m, -1.0), m), two_sum(np.ones_like(m), m))
         x2 = x[0] * x[0]
         x4 = x2 * x2
         x8 = x4 * x4

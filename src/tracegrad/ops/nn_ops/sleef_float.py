@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_vec import binade_addend, offset_from_midpoint
+from ..aten_vec import binade_addend, offset_from_midpoint, two_sum
 from ..aten_vec import fma32 as _fma
 
 _F32 = np.float32
@@ -169,12 +169,6 @@ def _df_divide(n: tuple, d: tuple) -> tuple:
     return s, _fma(s, v, _fma(n[1], t, u))
 
 
-def _df_sum_of_floats(a, b: np.ndarray) -> tuple:  # dfadd2(float, float): a + b exactly, any magnitudes
-    s = a + b
-    v = s - a
-    return s, (a - (s - v)) + (b - v)
-
-
 def _df_add_float(x: tuple, y: np.ndarray) -> tuple:  # dfadd(df, float), |x| >= |y|
     s = x[0] + y
     return s, ((x[0] - s) + y) + x[1]
@@ -320,7 +314,7 @@ def sleef_logf_exact(d: np.ndarray) -> np.ndarray:
         m = _scale_exponent(scaled, -e)
         e = np.where(tiny, e - 64, e)
         s = _df_mul(_LN2_DF, e.astype(_F32))
-        x = _df_divide(_df_sum_of_floats(-_ONE, m), _df_sum_of_floats(_ONE, m))
+        x = _df_divide(two_sum(-_ONE, m), two_sum(_ONE, m))
         x2 = x[0] * x[0]
         t = np.full_like(x2, _LOG_POLY[0])
         for c in _LOG_POLY[1:]:
@@ -554,17 +548,8 @@ def _product(a: np.ndarray, b: np.ndarray) -> tuple:
     return hi, np.subtract(wide, hi, wide)
 
 
-def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple:
-    """(a + b rounded to float, its rounding error), by Knuth's float steps as Sleef's dfadd2 takes them."""
-    subtract = np.subtract
-    s = np.add(a, b)
-    v = subtract(s, a)
-    t = subtract(a, subtract(s, v))
-    return s, np.add(t, subtract(b, v, v), t)
-
-
 def _fast_df_add2(x: tuple, y: np.ndarray) -> tuple:  # _df_add2 of a df and a float
-    s, t = _two_sum(x[0], y)
+    s, t = two_sum(x[0], y)
     return s, np.add(t, x[1], t)
 
 
@@ -591,7 +576,7 @@ def _fast_expk2(y: np.ndarray) -> tuple:
     hi, error = _product(s[0], s[0])
     square = (hi, _fused(add(s[0], s[0]), s[1], error))
     product = _fast_df_mul(square, t)
-    t = _two_sum(s[0], product[0])
+    t = two_sum(s[0], product[0])
     t = (t[0], add(t[1], add(s[1], product[1])))
     hi = add(t[0], _ONE_ARRAY)
     lo = add(add(np.subtract(_ONE_ARRAY, hi), t[0]), t[1])

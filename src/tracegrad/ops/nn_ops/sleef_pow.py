@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aten_vec import offset_from_midpoint
+from ..aten_vec import offset_from_midpoint, two_sum
 from .sleef_float import (
     _FOUR_THIRDS,
     _LN2_DF,
@@ -29,7 +29,6 @@ from .sleef_float import (
     _df_divide,
     _df_mul,
     _df_square,
-    _df_sum_of_floats,
     _fma,
 )
 
@@ -67,7 +66,7 @@ def _exponent_and_mantissa(d: np.ndarray) -> tuple:
 def _logkf(d: np.ndarray) -> tuple:
     """Sleef's logkf of positive finite d (other lanes give garbage that the callers' selects replace)."""
     e, m = _exponent_and_mantissa(d)
-    x = _df_divide(_df_sum_of_floats(-_ONE, m), _df_sum_of_floats(_ONE, m))
+    x = _df_divide(two_sum(-_ONE, m), two_sum(_ONE, m))
     x2 = _df_square(x)
     t = _fma(_fma(_LOGK_POLY[0], x2[0], _LOGK_POLY[1]), x2[0], _LOGK_POLY[2])
     s = _df_mul(_LN2_DF, e)
