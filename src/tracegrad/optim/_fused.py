@@ -9,16 +9,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.aten_vec import FUSED_DTYPES, fma, fma_into
+from ..ops.aten_vec import FUSED_DTYPES, fma, fma32_blocked, fma_blockable, fma_into
+
+# Scratch for float32 updates of ``SCRATCH_MIN`` elements or more: two float64 blocks of ``SCRATCH_BLOCK``
+# (512 KiB), which stay in the L2 cache; smaller arrays take the one-call path, whose temporaries are cheap.
+SCRATCH_BLOCK = 1 << 15
+SCRATCH_MIN = 1 << 16
 
 
-def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float, wide: np.ndarray | None = None) -> np.ndarray:
-    """``dst.add_(src, alpha=alpha)`` in place. ``wide`` is an optional float64 scratch array of dst's shape
-    for float32 (its product and sum are exact or rounded once there)."""
+def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float, scratch: np.ndarray | None = None) -> np.ndarray:
+    """``dst.add_(src, alpha=alpha)`` in place. ``scratch``: an optimizer's float64 blocks (``Optimizer.
+    _fma_scratch``), or None. Like ``fma_into``, it leaves float64 sums on a float midpoint to the cast: the check
+    would make SGD's update a third slower (see ``fma_into``)."""
     if alpha == 1 or dst.dtype not in FUSED_DTYPES:
         dst += src if alpha == 1 else dst.dtype.type(alpha) * src
         return dst
-    return fma_into(src, dst.dtype.type(alpha), dst, dst, wide)
+    if scratch is not None and fma_blockable(dst, src):
+        return fma32_blocked(src, alpha, dst, dst, scratch, check_ties=False)
+    return fma_into(src, dst.dtype.type(alpha), dst, dst)
 
 
 def added_scaled(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
@@ -28,22 +36,30 @@ def added_scaled(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     return fma(b, a.dtype.type(alpha), a)
 
 
-def lerp_(dst: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
+def lerp_(dst: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray | None = None) -> np.ndarray:
     """``dst.lerp_(end, weight)`` for a number weight: ``fma(weight, end - dst, dst)`` below 0.5, else
     ``fma(weight - 1, end - dst, end)``."""
     w = dst.dtype.type(weight)
     diff = end - dst
     if dst.dtype not in FUSED_DTYPES:
         dst[...] = dst + w * diff if abs(w) < 0.5 else end - diff * (1 - w)
-    elif abs(w) < 0.5:
-        dst[...] = fma(w, diff, dst)
-    else:
-        dst[...] = fma(w - dst.dtype.type(1), diff, end)
+        return dst
+    factor, addend = (w, dst) if abs(w) < 0.5 else (w - dst.dtype.type(1), end)
+    if scratch is not None and fma_blockable(dst, diff, addend):
+        return fma32_blocked(diff, factor, addend, dst, scratch)
+    dst[...] = fma(factor, diff, addend)
     return dst
 
 
-def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float) -> np.ndarray:
+def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float,
+             scratch: np.ndarray | None = None) -> np.ndarray:
     """``dst.addcmul_(t1, t2, value=value)``: ``fma(value * t1, t2, dst)``."""
     v = dst.dtype.type(value)
-    dst[...] = fma(v * t1, t2, dst) if dst.dtype in FUSED_DTYPES else dst + v * t1 * t2
+    if dst.dtype not in FUSED_DTYPES:
+        dst[...] = dst + v * t1 * t2
+        return dst
+    scaled = t1 if v == 1 else v * t1  # (times one: the same floats, NaN signs included)
+    if scratch is not None and fma_blockable(dst, scaled, t2):
+        return fma32_blocked(scaled, t2, dst, dst, scratch)
+    dst[...] = fma(scaled, t2, dst)
     return dst

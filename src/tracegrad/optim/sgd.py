@@ -10,9 +10,6 @@ from .optimizer import Optimizer
 
 __all__ = ["SGD"]
 
-_SCRATCH_MIN = 1 << 16  # elements; smaller temporaries are cheap
-
-
 class SGD(Optimizer):
     def __init__(
         self,
@@ -68,23 +65,11 @@ class SGD(Optimizer):
                     if g is not None:
                         d = p._data
                         p._before_write()
-                        add_scaled_(d, g._data, -lr, self._wide_scratch(d))
+                        add_scaled_(d, g._data, -lr, self._fma_scratch(d))
                         p._bump_version()
                 continue
             self._general_step(group, lr, momentum, wd)
         return loss
-
-    def _wide_scratch(self, d: np.ndarray) -> np.ndarray | None:
-        """A float64 scratch array for a float32 parameter's fused update, kept per shape: a fresh temporary
-        the size of a weight matrix each step makes the allocator hand memory back to the OS and fault it in
-        again, which costs more than the arithmetic."""
-        if d.size < _SCRATCH_MIN or d.dtype != np.float32:  # (the size first: a dtype comparison costs more)
-            return None
-        scratch = self.__dict__.setdefault("_scratch", {})
-        buf = scratch.get(d.shape)
-        if buf is None:
-            buf = scratch[d.shape] = np.empty(d.shape, dtype=np.float64)
-        return buf
 
     def _general_step(self, group: dict, lr: float, momentum: float, wd: float) -> None:
         dampening = group["dampening"]
@@ -110,5 +95,5 @@ class SGD(Optimizer):
                     buf._bump_version()
                 grad = added_scaled(grad, buf._data, momentum) if nesterov else buf._data
             p._before_write()
-            add_scaled_(p._data, grad, -lr)
+            add_scaled_(p._data, grad, -lr, self._fma_scratch(p._data))
             p._bump_version()
