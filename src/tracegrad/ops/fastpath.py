@@ -20,6 +20,7 @@ from .._state import STATE, next_sequence_nr
 from .._strides import pointwise_result
 from .._tensor import Tensor, _new
 from ..autograd.edges import NO_EDGE, gradient_edge
+from ..autograd.node_meta import F32_FORMS, meta_forms
 from ..autograd.saved import SavedTensor, save_fresh_output, save_input
 from ._util import translate_value_error
 from .result_layouts import SWAPPED_OPERANDS, operand_positions
@@ -111,6 +112,7 @@ def unary(op):
     saves_input = plan == ((False, 0, -1, 0),)
     saves_output = plan == ((True, 0, -1, 0),)
     state = STATE
+    f32_forms, forms_of = F32_FORMS, meta_forms  # (closure cells: cheaper reads than globals)
 
     # (``a`` positional-only and apart from ``args``: a one-argument call makes no tuple of its arguments)
     def call(self, a=_NO_ARG, /, *args, **kwargs):
@@ -142,10 +144,13 @@ def unary(op):
             node._seq = next_sequence_nr()
             fa = a._gfn
             node._edges = ((fa, a._output_nr) if fa is not None and a._base is None else _edge(a),)
-            meta = ((ad.shape, adt),)
+            forms = f32_forms.get(ad.shape) if adt is _F32 else None  # (shared records: node_meta)
+            if forms is None:
+                forms = forms_of(ad.shape, adt)
+            meta = forms[1]  # (ONLY)
             node._in_meta = meta
             node._attrs = ()
-            node._out_meta = meta if dt is adt else ((data.shape, dt),)
+            node._out_meta = meta if dt is adt else forms_of(data.shape, dt)[1]
             out._gfn = node
             out._rg = True
             if saves_input:
@@ -198,6 +203,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
     pointwise = op.iterates
     one_operand = len(operand_positions(op.schema)) == 1
     swapped = op.name in SWAPPED_OPERANDS
+    f32_forms, forms_of = F32_FORMS, meta_forms  # (closure cells: cheaper reads than globals)
 
     def slow(a, b):
         if dunder and not isinstance(b, _OPERANDS):
@@ -269,15 +275,27 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             node._seq = next_sequence_nr()
             fa = a._gfn
             ea = ((fa, a._output_nr) if fa is not None and a._base is None else _edge(a)) if arg else NO_EDGE
+            # (shared metadata records, node_meta; an input of the output's shape and dtype shares its forms)
+            out_shape = data.shape
+            out_forms = f32_forms.get(out_shape) if dt is _F32 else None
+            if out_forms is None:
+                out_forms = forms_of(out_shape, dt)
+            a_forms = None
+            if arg:
+                a_forms = out_forms if adt is dt and ad.shape == out_shape else forms_of(ad.shape, adt)
             if brg:
                 node._edges = (ea, _edge(b))
-                node._in_meta = ((ad.shape, adt) if arg else None, (bd.shape, bd.dtype))
+                b_forms = out_forms if bd.dtype is dt and bd.shape == out_shape else forms_of(bd.shape, bd.dtype)
+                if a_forms is None:
+                    node._in_meta = b_forms[3]  # (SECOND_OF_TWO: literal indices, the hot path's cheapest)
+                else:
+                    node._in_meta = a_forms[4] if a_forms is b_forms else (a_forms[0], b_forms[0])  # (BOTH_OF_TWO)
             elif scalar_other:
                 node._edges = (ea,)
-                node._in_meta = ((ad.shape, adt),)
+                node._in_meta = a_forms[1]  # (ONLY)
             else:
                 node._edges = (ea, NO_EDGE)
-                node._in_meta = ((ad.shape, adt), None)
+                node._in_meta = a_forms[2]  # (FIRST_OF_TWO)
             if not per_call:
                 node._attrs = default_attrs
             elif records_strides:  # (mm: ``b`` is a Tensor, its kernel refuses a number)
@@ -285,7 +303,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
                 node._attrs = default_attrs
             else:
                 node._attrs = tuple([((a, b) + trailing)[i] for i in attr_idx])
-            node._out_meta = ((data.shape, dt),)
+            node._out_meta = out_forms[1]  # (ONLY)
             out._gfn = node
             out._rg = True
             if cross_saves:

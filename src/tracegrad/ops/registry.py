@@ -23,6 +23,7 @@ from .._tensor import Tensor, _new, _wrap
 from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node import UINT64_MAX, Node
+from ..autograd.node_meta import meta_record, outputs_meta
 from ..autograd.saved import _FREED as _SAVED_FREED
 from ..autograd.saved import _NONE as _SAVED_NONE
 from ..autograd.saved import SavedTensor
@@ -739,7 +740,7 @@ class OpDef:
             n -= self.trailing_nondiff
         if n != 1:
             node._n_out = n
-        node._out_meta = tuple([(o._data.shape, o._data.dtype) for o in outs])
+        node._out_meta = outputs_meta([o._data for o in outs])
         node._saved = self._save_outputs(args, node._saved, lambda idx: _save_output(outs[idx]))
         if STATE.special and STATE.anomaly:
             from ..autograd import anomaly_mode
@@ -830,7 +831,7 @@ def _save_inplace_output(target: Tensor):
 def _append_edge(t, edges: list, meta: list) -> None:
     if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg)):
         edges.append(gradient_edge(t))
-        meta.append((t._data.shape, t._data.dtype))
+        meta.append(meta_record(t._data.shape, t._data.dtype))  # (shared records: autograd/node_meta.py)
     else:
         edges.append(NO_EDGE)
         meta.append(None)

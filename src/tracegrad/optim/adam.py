@@ -110,13 +110,12 @@ class Adam(Optimizer):
                 if amsgrad:
                     max_sq = state["max_exp_avg_sq"]._data
                     np.maximum(max_sq, exp_avg_sq, out=max_sq)
-                    denom = np.sqrt(max_sq)
-                else:
-                    denom = np.sqrt(exp_avg_sq)
-                # (in place on the two temporaries: the same roundings as torch's expressions, fewer allocations)
+                    exp_avg_sq = max_sq
+                # (in place on two temporaries, arrays for 0-d parameters too: torch's roundings, fewer allocations)
+                denom = np.sqrt(exp_avg_sq, out=np.empty_like(exp_avg_sq))
                 np.divide(denom, bias_correction2_sqrt, out=denom)
                 denom += eps
-                update = np.multiply(exp_avg, -step_size)
+                update = np.multiply(exp_avg, -step_size, out=np.empty_like(exp_avg))
                 param += np.divide(update, denom, out=update)
                 p._bump_version()
                 for key in ("exp_avg", "exp_avg_sq"):

@@ -16,6 +16,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._strides import pointwise_result
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
+from ...autograd.node_meta import ONLY, meta_forms
 from ...autograd.saved import save_fresh_output
 from ...memory_format import contiguous_format
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
@@ -152,7 +153,7 @@ def relu_fast(input: Tensor) -> Tensor:
         node = _new(relu.node_class)
         node._seq = next_sequence_nr()
         node._edges = (gradient_edge(input),)
-        meta = ((a.shape, a.dtype),)
+        meta = meta_forms(a.shape, a.dtype)[ONLY]  # (shared records: autograd/node_meta.py)
         node._in_meta = meta
         node._attrs = ()
         out._gfn = node

@@ -19,6 +19,7 @@ from ..._events import emit as _emit_event
 from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
+from ...autograd.node_meta import ONLY, RECORD, meta_forms
 from ...autograd.saved import save_input
 from ...backend.dtypes import cpp_type_name, scalar_type_name
 from .. import aten_sum
@@ -318,22 +319,23 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         tnode = _new(weight_t.node_class)  # TBackward0: sequence number before the addmm node, as in PyTorch
         tnode._seq = next_sequence_nr()
         tnode._edges = (gradient_edge(weight),)
-        tnode._in_meta = ((w.shape, w.dtype),)
+        tnode._in_meta = meta_forms(w.shape, w.dtype)[ONLY]  # (shared records: autograd/node_meta.py)
         tnode._attrs = ()
         tnode._saved = ()
-        t_edge, t_meta = (tnode, 0), (w.shape[::-1], w.dtype)
-        tnode._out_meta = (t_meta,)
+        t_forms = meta_forms(w.shape[::-1], w.dtype)
+        t_edge, t_meta = (tnode, 0), t_forms[RECORD]
+        tnode._out_meta = t_forms[ONLY]
     else:
         t_edge = t_meta = None
     # save only what the requested gradients read, like PyTorch (None in the other slot)
     saved = (save_input(input) if w_rg else None, save_input(weight) if x_rg else None)
     x_edge = gradient_edge(input) if x_rg else NO_EDGE
-    x_meta = (x.shape, x.dtype) if x_rg else None
+    x_meta = meta_forms(x.shape, x.dtype)[RECORD] if x_rg else None
     if bias is not None:
         node = _new(addmm_node_op.node_class)
         node._seq = next_sequence_nr()
         node._edges = (gradient_edge(bias) if b_rg else NO_EDGE, x_edge, t_edge or NO_EDGE)
-        node._in_meta = (((bias._data.shape, bias._data.dtype) if b_rg else None), x_meta, t_meta)
+        node._in_meta = ((meta_forms(bias._data.shape, bias._data.dtype)[RECORD] if b_rg else None), x_meta, t_meta)
         node._attrs = (1, 1)
     else:
         node = _new(mm_node_op.node_class)
@@ -342,7 +344,7 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         node._in_meta = (x_meta, t_meta)
         node._attrs = ()
     node._saved = saved
-    node._out_meta = ((out.shape, out.dtype),)
+    node._out_meta = meta_forms(out.shape, out.dtype)[ONLY]
     result._gfn = node
     result._rg = True
     if STATE.observed:
