@@ -237,6 +237,9 @@ class Tensor:
                 f"dtype '{current}'. Please clear the gradient (.grad = None) before changing grad_dtype, or "
                 "ensure the new grad_dtype matches the existing gradient's dtype.")
         self.__dict__["_grad_dtype"] = value
+        from .autograd.accumulate import note_grad_dtype
+
+        note_grad_dtype()
 
     @property
     def real(self) -> Tensor:

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._events import emit as _emit_event
 from .._state import STATE
-from .._strides import contiguous_strides
+from .._strides import contiguous_strides, offset_in, storage_root
 from .._tensor import Tensor
 from .._warnings import warn_once
 from .grad_layout import is_non_overlapping_and_dense, obeys_layout_contract
@@ -69,6 +69,18 @@ def runs_on_arrival(node) -> bool:
             and node._post_hooks is None and node._retains_grad_hooks is None)
 
 
+# Whether any leaf was ever given a ``grad_dtype`` (``Tensor.grad_dtype``'s setter says so): until then the engine
+# need not look for leaves whose gradients it must cast.
+grad_dtype_set = False
+
+
+def note_grad_dtype() -> None:
+    """Called when a leaf's ``grad_dtype`` is set: from now on the engine casts gradients into leaves as it hands
+    them on (see engine.py)."""
+    global grad_dtype_set
+    grad_dtype_set = True
+
+
 # References to the incoming gradient that the engine itself holds when AccumulateGrad runs: the
 # engine's input buffer, ``apply``'s local, ``accumulate_into``'s argument and getrefcount's own argument.
 _ENGINE_REFS = 4
@@ -103,22 +115,46 @@ def accumulate_into(variable, grad) -> None:
     if current is None:
         gd, vd = grad._data, variable._data
         # Like PyTorch, adopt the buffer when no user-visible reference to it exists, grad mode is off, and it is
-        # laid out as the leaf is (the gradient layout contract).
-        if ((gd.strides == vd.strides or _obeys(gd, vd)) and not STATE.grad_enabled
+        # laid out as the leaf is (the gradient layout contract). (Equal NumPy strides prove nothing for empty
+        # arrays: an expanded gradient's zero strides read as the leaf's; ``_obeys`` tells them apart.)
+        if (((gd.strides == vd.strides and gd.size) or _obeys(gd, vd)) and not STATE.grad_enabled
                 and sys.getrefcount(grad) <= _ENGINE_REFS):
-            # (PyTorch adopts views and tensors with a history too, detached; tracegrad copies those, keeping the
-            # gradient's strides)
-            own = grad._gfn is None and grad._base is None and (gd.base is None or _spans_private_buffer(gd))
-            variable._grad = grad if own else _functional_core().detach_copy(grad)
+            variable._grad = _adopted(grad)
         else:
             variable._grad = _clone_obey_contract(grad, vd)
     elif not STATE.grad_enabled:
         if not _add_plainly(current, grad):
             _functional_core().add_inplace(current, grad)
-        _check_layout(current, variable)
+        _check_layout(current, variable, "grad_layout_contract")
     else:
         variable._grad = current = _functional_core().add(current, grad)
-        _check_layout(current, variable)
+        _check_layout(current, variable, "grad_layout_contract_of_sum")
+
+
+def _adopted(grad: Tensor) -> Tensor:
+    """What ``.grad`` becomes when AccumulateGrad adopts ``grad``: the tensor itself when it owns its memory; PyTorch's
+    ``grad.detach()`` for a view or a tensor with a history (sharing its storage and version counter, as the view's
+    base does). A bare NumPy alias of memory that others hold (an array a kernel passed through, where PyTorch's
+    formula makes a fresh tensor) is copied, keeping its strides."""
+    if grad._gfn is not None or grad._base is not None:
+        alias = _functional_core().detach(grad)
+        data = alias._data
+        if data.__class__ is np.ndarray and not data.flags.writeable:
+            alias._data = _writeable(data)
+        return alias
+    gd = grad._data
+    if gd.base is None or _spans_private_buffer(gd):
+        return grad
+    return _functional_core().detach_copy(grad)
+
+
+def _writeable(d: np.ndarray) -> np.ndarray:
+    """A writeable alias of read-only ``d`` where its memory is writeable (else ``d``): an expand that broadcast
+    nothing (a 0-d gradient's ``sum()`` backward), which NumPy leaves read-only and PyTorch writes like any view."""
+    root = storage_root(d)
+    if not (root.flags.writeable and root.flags.c_contiguous):
+        return d
+    return np.ndarray(d.shape, d.dtype, root, offset_in(root, d), d.strides)
 
 
 def _obeys(g: np.ndarray, v: np.ndarray) -> bool:
@@ -161,12 +197,13 @@ def _contiguous():
     return contiguous_format
 
 
-def _check_layout(result: Tensor, variable: Tensor) -> None:
-    """PyTorch's CHECK_RESULT after adding into an existing ``.grad``: a one-time warning (TORCH_WARN_ONCE) when the
-    sum does not obey the gradient layout contract (a ``.grad`` the user set transposed, say)."""
+def _check_layout(result: Tensor, variable: Tensor, site: str) -> None:
+    """PyTorch's CHECK_RESULT after adding into an existing ``.grad``: a warning when the sum does not obey the
+    gradient layout contract (a ``.grad`` the user set transposed, say), once per ``site`` (TORCH_WARN_ONCE: the
+    in-place and the out-of-place sums each warn once)."""
     rd, vd = result._data, variable._data
     if rd.strides != vd.strides and rd.__class__ is np.ndarray and not _obeys(rd, vd):
-        warn_once("grad_layout_contract",
+        warn_once(site,
                   "grad and param do not obey the gradient layout contract. This is not an error, but may impair "
                   f"performance.\ngrad.sizes() = {list(rd.shape)}, strides() = {list(result.stride())}\n"
                   f"param.sizes() = {list(vd.shape)}, strides() = {list(variable.stride())}", UserWarning, stacklevel=2)

@@ -21,6 +21,7 @@ from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..ops._util import sum_to_shape
+from . import accumulate as _accumulate
 from . import array_chain, ready_queue
 from .accumulate import AccumulateGrad, accumulate_into, add_to_buffer, runs_on_arrival
 from .node import GraphRoot, Node, collect_hook_fns
@@ -198,6 +199,7 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     ``outputs``: gradient edges whose incoming gradient is wanted. With ``accumulate_grad`` they are
     executed (``backward(inputs=...)``); without, their gradient is captured and returned (``grad``).
     """
+    grads = _cast_root_grads(roots, grads)
     graph_root = GraphRoot(roots, grads)
     deps = compute_dependencies(graph_root)
     task = GraphTask(keep_graph, create_graph, graph_root, deps)
@@ -243,6 +245,33 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     return task.captured
 
 
+def _cast_root_grads(roots: list[tuple], grads: list) -> list:
+    """The root gradients, each cast to the dtype its node expects (PyTorch's validate_outputs on the root edges): the
+    root's tensor's dtype, or a leaf's ``grad_dtype``. The root keeps the cast tensors, so a leaf's ``.grad`` copies
+    them, as it copies any root gradient."""
+    cast = None
+    for k, (fn, nr) in enumerate(roots):
+        g = grads[k]
+        if g is None or fn is None:
+            continue
+        dtype = _root_dtype(fn, nr)
+        if dtype is not None and g._data.dtype is not dtype and g._data.dtype != dtype:
+            if cast is None:
+                cast = list(grads)
+            cast[k] = _cast_grad(g, dtype)
+    return grads if cast is None else cast
+
+
+def _root_dtype(fn: Node, nr: int):
+    """The dtype of the gradient that input ``nr`` of ``fn`` expects (a leaf's ``grad_dtype``; None: any)."""
+    if fn.__class__ is AccumulateGrad:
+        return _leaf_grad_dtype(fn, fn._in_meta[0][1])
+    meta = getattr(fn, "_out_meta", None)
+    if not meta or nr >= len(meta) or meta[nr] is None:
+        return None
+    return meta[nr][1]
+
+
 def _needed_for_capture(graph_root: Node, targets: set) -> dict:
     """For ``grad()``: a node runs if a target lies strictly below it; targets themselves only capture."""
     below, above = _reach(graph_root, targets)
@@ -262,6 +291,7 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
     fn, inputs = graph_root, []
     profiled = None  # the profiler's open range of the node running, while a profiler records
     view_slots = None  # the (node, input) buffers holding what PyTorch's engine would hold as a view (a set)
+    leaf_casts = _accumulate.grad_dtype_set  # whether a leaf's grad_dtype may ask for a cast its node's inputs do not
     edges = graph_root._edges
     if len(edges) == 1 and exec_info is None and not state.observed:
         # ``loss.backward()``: the root's only gradient goes straight to its node, which GraphRoot's own run
@@ -367,6 +397,10 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                             # PyTorch's sum_to: a view, where it drops leading dims (and casts not); to no dims at
                             # all it is ``sum()``, a fresh tensor
                             reduced = i
+                    elif leaf_casts and nxt.__class__ is AccumulateGrad:
+                        # Cast to the leaf's grad_dtype here, as PyTorch's validate_outputs: its input buffer, its
+                        # hooks and autograd.grad see the cast gradient
+                        grad = _fix_gradient(fn, i, grad, m)
                 if remaining == 0 and nxt.__class__ is AccumulateGrad:
                     if on_arrival and grad is not None and nxt not in buffers and runs_on_arrival(nxt):
                         # The queue would run it next (AccumulateGrad first, and of several made ready by this node
@@ -438,7 +472,10 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                             push(heap, ready)
                             ready = ready_inputs = None
                         push(heap, nxt)
+            # (the last buffer handed to may be the next node's inputs: no stale local may count as a reference to
+            # a gradient that an input buffer or AccumulateGrad would otherwise add into or adopt)
             del outputs
+            buf = data = None
             if profiled is not None:
                 state.profiler.end_node(profiled)
                 profiled = None
@@ -463,14 +500,13 @@ def _requeue(heap: list, pushed: list) -> None:
 
 
 def _fix_gradient(fn: Node, i: int, grad: Tensor, meta: tuple) -> Tensor:
-    """Reduce a broadcast gradient to its input's shape and cast it to the input's dtype."""
+    """Reduce a broadcast gradient to its input's shape and cast it to the input's dtype (a leaf's ``grad_dtype``)."""
     shape, dtype = meta
     if grad._data.shape != shape:
         grad = _reduce_to_shape(fn, i, grad, shape)
-    if grad._data.dtype != dtype:
-        dtype = _leaf_grad_dtype(fn._edges[i][0], dtype)
-        if dtype is not None and grad._data.dtype != dtype:
-            grad = _cast_grad(grad, dtype)
+    dtype = _leaf_grad_dtype(fn._edges[i][0], dtype)
+    if dtype is not None and grad._data.dtype != dtype:
+        grad = _cast_grad(grad, dtype)
     return grad
 
 
