@@ -328,66 +328,112 @@ def _contiguous(self, memory_format=contiguous_format):
 def _to(self, *args, **kwargs):
     if not kwargs and len(args) == 1 and args[0].__class__ is _dtype_class:  # (x.to(dtype), the usual call)
         return _creation.to_dtype(self, args[0])
-    from .backend.device import device as device_cls
-    from .backend.dtypes import dtype as dtype_cls
-    from .backend.dtypes import to_dtype
+    from .backend.device import as_device, refuse_unsupported
     from .ops import creation
 
-    if args and isinstance(args[0], Tensor):
-        if len(args) > 1 or kwargs:  # (x.to(other) alone, the usual call, has nothing to check)
-            _check_to_other(args, kwargs)
-    elif args and args[0].__class__ in (bool, int, float, complex):
-        args = (_number_as_tensor(args, kwargs), *args[1:])
-    elif args and args[0] is None and len(args) > 1 and args[1].__class__ is bool:
-        # (None first is only to(device=None, dtype, ...)'s: the bool read below as ``copy`` is no dtype; the
-        # argument guard words the refusal)
-        raise TypeError("to(None, ...) takes a dtype second, not a bool")
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    memory_format = kwargs.pop("memory_format", None)
-    for a in args:
-        if isinstance(a, dtype_cls):
-            dtype = a
-        elif isinstance(a, Tensor):
-            dtype = a.dtype
-        elif isinstance(a, (str, device_cls)) or (isinstance(a, int) and not isinstance(a, bool)):
-            device = a  # (an int is an accelerator's index, as in ``torch.device(0)``)
-        elif isinstance(a, bool):
-            copy = a
-        elif a is not None:
-            dtype = to_dtype(a)
+    device, dtype, copy, memory_format = _to_arguments(args, kwargs)
     if device is not None:
-        from .backend.device import as_device, refuse_unsupported
-
         dev = as_device(device)
         refuse_unsupported(dev, moving=True)
         if dev.type == "cuda":
             return _cuda(self)
-    if dtype is None and memory_format is None:
-        return creation.clone(self) if copy else self
-    return creation.to_dtype(self, None if dtype is None else to_dtype(dtype), copy=copy, memory_format=memory_format)
+        # (torch compares devices with their index: ``cpu:0`` is not the tensor's ``cpu``, so it copies)
+        copy = copy or dev.index is not None
+    if dtype is None and memory_format is None and not copy:
+        return self
+    return creation.to_dtype(self, dtype, copy=copy, memory_format=memory_format)
 
 
-def _check_to_other(args: tuple, kwargs: dict) -> None:
-    """``to(Tensor other, bool non_blocking, bool copy, *, memory_format)`` takes its dtype and device from
-    ``other``: one given beside it, even None, is refused (the argument guard words the refusal)."""
-    if "dtype" in kwargs or "device" in kwargs or any(a.__class__ is not bool for a in args[1:]):
-        raise TypeError("to(Tensor other, ...) takes bools after the tensor, and no dtype or device")
+# ``to``'s three signatures, as torch's parser tries them: the positional parameters (``memory_format`` is
+# keyword-only in all), and whether the first one must be given
+_TO_SIGNATURES = ((("device", "dtype", "non_blocking", "copy"), False),
+                  (("dtype", "non_blocking", "copy"), True),
+                  (("tensor", "non_blocking", "copy"), True))
 
 
-def _number_as_tensor(args: tuple, kwargs: dict):
-    """``x.to(number, ...)``'s first argument as torch reads it: an int is a device's index where ``to(device,
-    dtype, ...)`` takes the call; any other number, or an int it does not take, goes to ``to(Tensor other, ...)``
-    as a tensor, whose dtype the result gets (bool, int64, float64, complex128)."""
+def _to_arguments(args: tuple, kwargs: dict) -> tuple:
+    """``(device, dtype, copy, memory_format)`` of a ``to`` call, bound to the first of torch's signatures that
+    takes it (``to(device, dtype, ...)``, ``to(dtype, ...)``, ``to(tensor, ...)``); a TypeError where none does,
+    which the argument guard words as torch. A tensor (or a number, read as one) gives its dtype and device."""
+    for names, first_required in _TO_SIGNATURES:
+        bound = _bound_to(names, first_required, args, kwargs)
+        if bound is not None:
+            break
+    else:
+        raise TypeError("to() takes none of these argument combinations")
+    memory_format = bound.get("memory_format")
+    copy = bound.get("copy", False)
+    if "tensor" in bound:
+        other = bound["tensor"]
+        if isinstance(other, Tensor):
+            return other.device, other.dtype, copy, memory_format
+        return None, _number_dtype(other), copy, memory_format
+    dtype = bound.get("dtype")
+    if dtype is not None and dtype.__class__ is not _dtype_class:
+        from .backend.dtypes import to_dtype
+
+        dtype = to_dtype(dtype)  # (a Python type: float, int, bool, complex)
+    return bound.get("device"), dtype, copy, memory_format
+
+
+def _number_dtype(value):
+    """The dtype of the tensor torch's parser makes of a number given for ``to``'s tensor."""
     from .backend import dtypes
 
-    first = args[0]
-    if first.__class__ is int and (len(args) == 1 or args[1] is None or isinstance(args[1], dtypes.dtype)):
-        return first
-    _check_to_other(args, kwargs)
-    return {bool: dtypes.bool_, int: dtypes.int64, float: dtypes.float64, complex: dtypes.complex128}[first.__class__]
+    for kind, dtype in ((bool, dtypes.bool_), (int, dtypes.int64), (float, dtypes.float64)):
+        if isinstance(value, kind):
+            return dtype
+    return dtypes.complex128
+
+
+def _bound_to(names: tuple, first_required: bool, args: tuple, kwargs: dict) -> dict | None:
+    """The values of one ``to`` signature's parameters, by name, or None where it does not take the call."""
+    if len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key in bound or (key not in names and key != "memory_format"):
+            return None  # (given twice, or a keyword this signature lacks)
+        bound[key] = value
+    if first_required and names[0] not in bound:
+        return None
+    for key, value in bound.items():
+        if not _TO_ACCEPTS[key](value, first_required and key == names[0]):
+            return None
+    return bound
+
+
+def _is_bool(value) -> bool:
+    return value.__class__ is bool or value.__class__ is np.bool_
+
+
+def _is_device(value) -> bool:
+    from .backend.device import device
+
+    return isinstance(value, (str, device)) or (isinstance(value, (int, np.integer)) and not _is_bool(value))
+
+
+def _is_dtype(value) -> bool:
+    # (torch's parser takes its dtypes and Python's number types, not NumPy's)
+    return value.__class__ is _dtype_class or value is float or value is int or value is bool or value is complex
+
+
+def _is_memory_format(value) -> bool:
+    from .memory_format import memory_format
+
+    return value is None or isinstance(value, memory_format)
+
+
+# parameter -> its test, given whether it is its signature's required first one (``to(dtype)``'s dtype takes no
+# None, ``to(device, dtype)``'s optional one does)
+_TO_ACCEPTS = {
+    "device": lambda value, required: value is None or _is_device(value),
+    "dtype": lambda value, required: _is_dtype(value) or (value is None and not required),
+    "tensor": lambda value, required: isinstance(value, (Tensor, bool, int, float, complex)),
+    "non_blocking": lambda value, required: _is_bool(value),
+    "copy": lambda value, required: _is_bool(value),
+    "memory_format": lambda value, required: _is_memory_format(value),
+}
 
 
 def _cpu(self, memory_format=preserve_format):

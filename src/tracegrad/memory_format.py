@@ -14,6 +14,7 @@ from ._strides import (
     contiguous_strides,
     copy_preserving_layout,
     dense_in_order,
+    element_strides,
     empty_strided,
     preserve_format_strides,
 )
@@ -58,7 +59,20 @@ def is_in_format(a: np.ndarray, fmt: memory_format | None) -> bool:
         return bool(a.flags.c_contiguous)
     if a.ndim != _format_ndim(fmt):
         return False
+    if a.size == 0:  # (NumPy calls any empty array contiguous; torch's channels-last test reads the strides)
+        return _dense_from_fastest(a.shape, element_strides(a), _CHANNELS_LAST_ORDER[a.ndim][::-1])
     return bool(a.transpose(_CHANNELS_LAST_ORDER[a.ndim]).flags.c_contiguous)
+
+
+def _dense_from_fastest(shape: tuple, strides: tuple, order: tuple) -> bool:
+    """Whether the dims longer than 1, taken from the fastest in ``order``, each step over the ones before."""
+    expected = 1
+    for d in order:
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
 
 
 def format_strides(shape: tuple, fmt: memory_format) -> tuple:
@@ -68,7 +82,8 @@ def format_strides(shape: tuple, fmt: memory_format) -> tuple:
     if len(shape) != _format_ndim(fmt):
         raise RuntimeError(f"required rank {_format_ndim(fmt)} tensor to use {fmt._name} format")
     memory_order = _CHANNELS_LAST_ORDER[len(shape)]
-    return dense_in_order(shape, memory_order[::-1])
+    # (c10's channels-last strides multiply by an empty dim's 0, where its contiguous ones step over it as 1)
+    return dense_in_order(shape, memory_order[::-1], empty_dims_as_one=False)
 
 
 def like_strides(a: np.ndarray, fmt: memory_format | None) -> tuple:

@@ -8,6 +8,7 @@ PyTorch. Advanced indices (integer/boolean tensors, lists) become ``index`` / ``
 from __future__ import annotations
 
 import builtins
+import operator
 import re
 import warnings
 from collections.abc import Sequence
@@ -37,16 +38,16 @@ def _numpy_key(indices) -> tuple:
             key.append(builtins.slice(None))
         else:
             arr = np.asarray(ix)
-            if arr.dtype.kind not in "biu":
+            if arr.dtype not in _INDEX_DTYPES:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            key.append(arr)
+            key.append(arr.astype(bool) if arr.dtype == np.uint8 else arr)  # (a byte index is a mask)
     return tuple(key)
 
 
 def _index_kernel(a, indices):
     if len(indices) == 1 and a.ndim:  # (one leading long index: NumPy's take, far leaner than its fancy indexing)
         ix = indices[0]
-        if ix.__class__ is np.ndarray and ix.dtype.kind == "i" and ix.ndim:
+        if ix.__class__ is np.ndarray and ix.dtype.kind == "i" and ix.dtype.itemsize >= 4 and ix.ndim:
             try:
                 return np.take(a, ix, axis=0)
             except IndexError:
@@ -55,28 +56,60 @@ def _index_kernel(a, indices):
     try:
         return np.ascontiguousarray(a[key])
     except IndexError as exc:
-        raise IndexError(_index_error_message(a, key, exc)) from None
+        message = _index_error_message(a, key, exc)
+        if message is None:  # (an empty result: torch reads no index, so refuses none)
+            return np.ascontiguousarray(a[_zeroed(key)])
+        raise IndexError(message) from None
 
 
-def _index_error_message(a, key, exc) -> str:
-    for d, k in enumerate(key):
-        if isinstance(k, np.ndarray) and k.dtype.kind in "iu" and k.size:
-            n = a.shape[d]
-            bad = k[(k >= n) | (k < -n)]
-            if bad.size:
-                return f"index {int(bad.flat[0])} is out of bounds for dimension {d} with size {n}"
-        if isinstance(k, np.ndarray) and k.dtype.kind == "b":
-            expect = a.shape[d:d + k.ndim]
-            if k.shape != expect:
-                return (f"The shape of the mask {list(k.shape)} at index {d} does not match the shape of the indexed "
-                        f"tensor {list(a.shape)} at index {d}")
+def _index_error_message(a, key, exc) -> str | None:
+    """torch's words for what NumPy refused to index, in torch's order; None where torch refuses nothing (an
+    index out of bounds, where the result is empty: torch's kernel reads no index then)."""
     message = str(exc)
     if message.startswith("shape mismatch: indexing arrays could not be broadcast together with shapes "):
         # NumPy lists the shapes as tuples; PyTorch as lists, and says tensors
         shapes = re.findall(r"\(([^)]*)\)", message.partition("shapes ")[2])
         listed = ", ".join("[" + ", ".join(d.strip() for d in shape.split(",") if d.strip()) + "]" for shape in shapes)
         return f"shape mismatch: indexing tensors could not be broadcast together with shapes {listed}"
-    return message
+    for d, k in enumerate(key):
+        if isinstance(k, np.ndarray) and k.dtype.kind == "b" and k.shape != a.shape[d:d + k.ndim]:
+            return (f"The shape of the mask {list(k.shape)} at index {d} does not match the shape of the indexed "
+                    f"tensor {list(a.shape)} at index {d}")
+    if _indexes_empty_dim(a.shape, key):
+        return "index is out of bounds for dimension with size 0"
+    if not a.size:
+        return None
+    return _out_of_bounds_message(a.shape, key) or message
+
+
+def _indexes_empty_dim(shape: tuple, key: tuple) -> bool:
+    """Whether a dim of size 0 is indexed by indices that are not empty (torch refuses that before it looks at
+    any index's value)."""
+    dims = [d for d, k in enumerate(key) if isinstance(k, np.ndarray) and k.dtype.kind in "iu"]
+    if not builtins.any(shape[d] == 0 for d in dims if d < len(shape)):
+        return False
+    return 0 not in np.broadcast_shapes(*(key[d].shape for d in dims))
+
+
+def _out_of_bounds_message(shape: tuple, key: tuple) -> str | None:
+    """torch's kernel reads the indices element by element of the result (the index tensors broadcast together),
+    each element's in their order: the first index out of bounds, named by its tensor's place among them."""
+    dims = [d for d, k in enumerate(key) if isinstance(k, np.ndarray)]
+    arrays = np.broadcast_arrays(*(np.flatnonzero(key[d]) if key[d].dtype.kind == "b" else key[d] for d in dims))
+    bad = [(a >= shape[d]) | (a < -shape[d]) if key[d].dtype.kind != "b" else np.zeros(a.shape, bool)
+           for d, a in zip(dims, arrays)]
+    anywhere = np.logical_or.reduce(bad).reshape(-1)
+    if not anywhere.any():
+        return None
+    first = int(anywhere.argmax())
+    j = next(j for j, b in enumerate(bad) if b.reshape(-1)[first])
+    value = int(arrays[j].reshape(-1)[first])
+    return f"index {value} is out of bounds for dimension {j} with size {shape[dims[j]]}"
+
+
+def _zeroed(key: tuple) -> tuple:
+    """``key`` with its integer indices made 0 (the shape of the result, where no index is read)."""
+    return tuple(np.zeros_like(k) if isinstance(k, np.ndarray) and k.dtype.kind in "iu" else k for k in key)
 
 
 def _index_vjp(ctx, g):
@@ -98,15 +131,14 @@ def _index_put_kernel(a, indices, values, accumulate=False):
 
 
 def _index_put_into(out, indices, values, accumulate):
-    key = _numpy_key(indices)
     values = np.asarray(values)
+    if not accumulate and _fills_through_mask(indices, values.size):
+        _check_byte_mask_fill(indices, values.size)
+        # (torch's masked_fill_: the one value is read as a number, which any dtype takes where it fits)
+        values = np.asarray(scalar_for(values.item(), out.dtype), dtype=out.dtype)
+    key = _numpy_key(indices)
     if values.dtype != out.dtype:
-        if values.ndim and values.dtype.kind != out.dtype.kind and not (out.dtype.kind == "f" and
-                                                                       values.dtype.kind in "biu"):
-
-            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{scalar_type_name(out.dtype)} for the destination and "
-                               f"{scalar_type_name(values.dtype)} for the source.")
+        _check_value_dtype(out, key, values)
         values = values.astype(out.dtype)
     try:
         if accumulate and len(key) == 1 and key[0].__class__ is np.ndarray and key[0].dtype.kind in "iu":
@@ -117,11 +149,45 @@ def _index_put_into(out, indices, values, accumulate):
         else:
             out[key] = values
     except IndexError as exc:
-        raise IndexError(_index_error_message(out, key, exc)) from None
+        message = _index_error_message(out, key, exc)
+        if message is not None:  # (else an empty result: nothing to write)
+            raise IndexError(message) from None
     except (ValueError, TypeError) as exc:  # (NumPy raises TypeError for a mask given a value of 2+ dims)
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(out[key].shape)}") from exc
 
+
+
+def _fills_through_mask(indices: Sequence, value_size: int) -> bool:
+    """Whether torch's index_put_ writes through ``masked_fill_``: one value, through a lone mask index."""
+    given = [a for a in indices if a is not None]
+    return value_size == 1 and len(given) == 1 and np.asarray(given[0]).dtype in (np.bool_, np.uint8)
+
+
+def _filled_through_mask(t: Tensor, advanced: list, value: Tensor) -> Tensor:
+    """The value written through a lone mask index: torch's index_put_ then writes it with ``masked_fill_``,
+    as a number that ``t``'s dtype takes where it fits, so here it is converted (the masks become indices
+    below, which index_put_ would not convert for)."""
+    if not _fills_through_mask(advanced, value._data.size):
+        return value
+    _check_byte_mask_fill(advanced, value._data.size)
+    if value._data.dtype == t._data.dtype:
+        return value
+    scalar_for(value._data.item(), t._data.dtype)  # (refused where the dtype cannot hold it)
+    return value.to(t.dtype)
+
+
+def _check_value_dtype(out: np.ndarray, key: tuple, values: np.ndarray) -> None:
+    """index_put_ writes no value of another dtype; torch checks the value's shape first (the write below words
+    that refusal, and any of the indices)."""
+    try:
+        shape = out[_zeroed(key)].shape
+        np.broadcast_to(values, shape)
+    except (IndexError, ValueError):
+        return
+    raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                       f"{scalar_type_name(out.dtype)} for the destination and "
+                       f"{scalar_type_name(values.dtype)} for the source.")
 
 
 def _index_put_vjp(ctx, g):
@@ -184,82 +250,219 @@ take = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, vjp=_tak
 
 # ---- Python indexing ---------------------------------------------------------------------------------------------
 
-def _split_key(key):
-    if not isinstance(key, tuple):
-        key = (key,)
-    return key
+_SEQUENCE_AS_TUPLE_LIMIT = 32  # (NumPy's legacy rule, kept by torch: only a sequence shorter than this is a tuple)
+
+
+def _split_key(key) -> tuple:
+    """The items of an index. As torch (after NumPy's legacy rule), a short sequence that is not a tensor or a
+    NumPy array, holding a tensor, a sequence, a slice, ``...`` or None, is read as a tuple of items."""
+    if isinstance(key, tuple):
+        return key
+    if _reads_as_tuple(key):
+        return tuple(key)
+    return (key,)
 
 
 def _spans_dim(start, stop, step: int, size: int) -> bool:
     return step == 1 and (start is None or start == 0) and (stop is None or stop >= size)
 
 
+def _is_sequence(obj) -> bool:
+    """Python's sequence protocol as torch's indexing asks it (NumPy arrays and text are sequences too)."""
+    return isinstance(obj, (Sequence, np.ndarray))
+
+
+def _reads_as_tuple(key) -> bool:
+    if isinstance(key, (Tensor, np.ndarray)) or not _is_sequence(key) or len(key) >= _SEQUENCE_AS_TUPLE_LIMIT:
+        return False
+    return builtins.any(item is None or item is Ellipsis or isinstance(item, (Tensor, builtins.slice)) or
+                        _is_sequence(item) for item in key)
+
+
+def _is_mask_tensor(k) -> bool:
+    """A bool or byte tensor: torch's indexing reads it as a mask over as many dims as it has."""
+    return isinstance(k, Tensor) and k._data.dtype in (np.bool_, np.uint8)
+
+
+def _specified_dims(key: tuple) -> int:
+    """The dims a key indexes, counted as torch counts them: None, ``...`` and Python bools none, a mask tensor
+    as many as it has, anything else one."""
+    count = 0
+    for k in key:
+        if k is None or k is Ellipsis or isinstance(k, bool):
+            continue
+        count += k._data.ndim if _is_mask_tensor(k) else 1
+    return count
+
+
+_INLINE_DIMS = 5  # (c10's SizesAndStrides keeps the sizes of up to 5 dims in place, then as many strides)
+
+
+def _size_read_at(t: Tensor, dim: int) -> int:
+    """The size torch's indexing reads for dim ``dim`` of ``t``. Two ellipses each skip the unindexed dims, so
+    ``dim`` can pass ``t``'s last dim; torch then reads on, unchecked, past the sizes: the unused size slots hold
+    0, the strides follow them (what a freshly made tensor holds there)."""
+    shape = t._data.shape
+    if dim < len(shape):
+        return shape[dim]
+    past = dim - builtins.max(len(shape), _INLINE_DIMS)
+    return t.stride()[past] if 0 <= past < len(shape) else 0
+
+
+def _slice_index(value) -> int:
+    """A slice bound or step read as Python reads it (``__index__``), clamped as torch clamps it."""
+    if not hasattr(type(value), "__index__"):  # (an ``__index__`` that refuses words its own refusal)
+        raise TypeError("slice indices must be integers or None or have an __index__ method")
+    number = operator.index(value)
+    return builtins.min(builtins.max(number, _SLICE_MIN), _INT64_MAX)
+
+
+_SLICE_MIN = -(2 ** 62)  # (torch's smallest slice bound: the least SymInt it represents)
+
+
+def _unpack_slice(k: builtins.slice) -> tuple:
+    """A slice's (start, stop, step), read in torch's order: the step first, a zero step refused, a missing start
+    0 and a missing stop INT64_MAX (SliceBackward0 shows them)."""
+    step = 1 if k.step is None else _slice_index(k.step)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    start = 0 if k.start is None else _slice_index(k.start)
+    stop = _INT64_MAX if k.stop is None else _slice_index(k.stop)
+    return start, stop, step
+
+
 def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
-    """Apply ints/slices/None/Ellipsis as views; return the view and the per-dim advanced index list.
+    """Apply ints/slices/None/Ellipsis as views; return the view and the advanced index list (None where a dim
+    is not indexed), read item by item as torch's ``applySlicing`` reads them.
 
     Like PyTorch, a slice spanning its whole dim records no ``slice`` unless ``keep_full_slices`` (a bare
-    slice ``x[a:b]`` in ``__getitem__``)."""
-    from .views import select, unsqueeze
+    slice ``x[a:b]`` in ``__getitem__``). Each ``...`` skips the dims no item indexes, so two of them skip
+    twice (torch takes them so)."""
     from .views import slice as slice_op
+    from .views import unsqueeze
 
-    n_consumed = builtins.sum(1 if not (k is None or k is Ellipsis or isinstance(k, bool)) else 0 for k in key)
-    for k in key:
-        if isinstance(k, Tensor) and k.dtype.name == "bool":
-            n_consumed += k.ndim - 1
-    if builtins.sum(1 for k in key if k is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if n_consumed > t.ndim:
+    specified = _specified_dims(key)
+    if specified > t.ndim:
         raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
     out = t
     dim = 0
     advanced: list = []
     for real_dim, k in enumerate(key):  # (torch's errors name a key by its place in the index tuple)
         if k is Ellipsis:
-            skip = t.ndim - n_consumed
+            skip = t.ndim - specified
             advanced.extend([None] * skip)
             dim += skip
         elif k is None:
             out = unsqueeze(out, dim)
             advanced.append(None)
             dim += 1
-        elif isinstance(k, bool):
-            out = unsqueeze(out, dim)
-            advanced.append(np.array([True]) if k else np.array([False]))
+        elif isinstance(k, bool) or (_is_mask_tensor(k) and k._data.ndim == 0):
+            out = unsqueeze(out, dim)  # (True indexes the new dim whole, False empties it)
+            advanced.append(np.array([True]) if bool(k) else np.array([False]))
             dim += 1
-        elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k.ndim == 0 and
-                                                  k.dtype.name in ("int64", "int32")):
-            k = int(k)
-            size = out.shape[dim]
-            if k < -size or k >= size:
-                raise IndexError(f"index {k} is out of bounds for dimension {real_dim} with size {size}")
-            out = select(out, dim, k)
+        elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k._data.ndim == 0 and
+                                                  k._data.dtype.kind in "iu"):
+            out = _select_item(out, dim, _int64(k), real_dim)
         elif isinstance(k, builtins.slice):
-            start, stop, step = k.start, k.stop, k.step
-            step = 1 if step is None else int(step)
-            if step <= 0:
+            start, stop, step = _unpack_slice(k)
+            if step < 0:
                 raise ValueError("step must be greater than zero")
-            if keep_full_slices or not _spans_dim(start, stop, step, out.shape[dim]):
-                # as PyTorch's indexing: a missing start is 0, a missing stop INT64_MAX (SliceBackward0 shows them)
-                out = slice_op(out, dim, 0 if start is None else start, _INT64_MAX if stop is None else stop, step)
+            full = start == 0 and step == 1 and _size_read_at(out, dim) <= stop and out._data.ndim
+            if keep_full_slices or not full:
+                out = slice_op(out, dim, start, stop, step)
             advanced.append(None)
             dim += 1
         else:
-            _check_index_type(k)
-            arr = k._data if isinstance(k, Tensor) else np.asarray(k)
-            if isinstance(k, Tensor) and arr.dtype == np.uint8:  # a byte tensor is a (deprecated) mask
-                warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
-                              "instead.", UserWarning, stacklevel=4)
-                arr = arr.astype(bool)
-            if arr.dtype.kind == "b":
-                _check_mask_shape(arr, out.shape, dim)
-                advanced.append(arr)
-                dim += builtins.max(arr.ndim, 1)
-            else:
-                if arr.dtype.kind not in "iu":
-                    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-                advanced.append(arr.astype(np.int64, copy=False))
-                dim += 1
+            arr = _index_array(k)
+            advanced.append(arr)
+            dim += arr.ndim if _is_mask(arr) else 1
     return out, advanced
+
+
+def _check_lone_item_of_0d(t: Tensor, key) -> None:
+    """torch takes a lone integer or slice key (not in a tuple) straight to select or slice, on dim 0: of a 0-d
+    tensor, with their own refusals (its size read as 0, past the sizes it has not)."""
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        if key == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                             "in C++ to convert a 0-dim tensor to a number")
+        raise IndexError(f"index {int(key)} is out of bounds for dimension 0 with size 0")
+    if isinstance(key, builtins.slice):
+        if _unpack_slice(key)[2] < 0:
+            raise ValueError("step must be greater than zero")
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+
+
+def _int64(k) -> int:
+    """An integer index as torch unpacks it: refused beyond int64."""
+    k = int(k)
+    if not -_INT64_MAX - 1 <= k <= _INT64_MAX:
+        raise ValueError("Overflow when unpacking long long")
+    return k
+
+
+def _select_item(out: Tensor, dim: int, k: int, real_dim: int) -> Tensor:
+    """``out.select(dim, k)`` for an integer item, its bound checked first (torch words the check)."""
+    from .views import select
+
+    size = _size_read_at(out, dim)
+    if k < -size or k >= size:
+        raise IndexError(f"index {k} is out of bounds for dimension {real_dim} with size {size}")
+    return select(out, dim, k)
+
+
+def _index_array(k) -> np.ndarray:
+    """The array of an advanced index item. A tensor keeps its dtype (``index`` refuses the ones torch
+    refuses); a byte tensor is a (deprecated) mask. A sequence or a NumPy array is read as torch reads it: bools
+    and bytes as a mask, anything else as long integers (floats cut toward zero)."""
+    _check_index_type(k)
+    if isinstance(k, Tensor):
+        arr = k._data
+        if arr.dtype == np.uint8:  # (kept: a byte mask is refused where a bool one is not, see below)
+            warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+                          "instead.", UserWarning, stacklevel=5)
+        return arr.astype(np.int64) if arr.dtype == np.int32 else arr
+    arr = np.asarray(k)
+    if _is_mask(arr):
+        return arr
+    if arr.dtype == object or (arr.dtype == np.uint64 and arr.size and arr.max() > _INT64_MAX):
+        raise ValueError("Overflow when unpacking long long")  # (ints beyond int64)
+    if arr.dtype.kind == "c":
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    return arr.astype(np.int64, copy=False)
+
+
+_INDEX_DTYPES = frozenset(np.dtype(d) for d in (np.int64, np.int32, np.uint8, np.bool_))
+
+
+def _check_advanced(shape: tuple, advanced: list) -> None:
+    """torch's checks of the advanced indices against the (sliced) tensor they index, in its order: their
+    number (up to the last one given), their dtypes, then each mask's shape."""
+    given = len(advanced)
+    while advanced[given - 1] is None:
+        given -= 1
+    if given > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {given})")
+    if builtins.any(a is not None and a.dtype not in _INDEX_DTYPES for a in advanced):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    dim = 0
+    for a in advanced:
+        if a is not None and _is_mask(a):
+            _check_mask_shape(a, shape, dim)
+            dim += a.ndim
+        else:
+            dim += 1
+
+
+def _is_mask(a: np.ndarray) -> bool:
+    return a.dtype == np.bool_ or a.dtype == np.uint8
+
+
+def _check_byte_mask_fill(indices: Sequence, value_size: int) -> None:
+    """torch writes one value through a lone mask index with ``masked_fill_``, which refuses a byte mask."""
+    if _fills_through_mask(indices, value_size) and np.asarray(next(a for a in indices if a is not None)).dtype \
+            == np.uint8:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
 
 
 def _check_index_type(k) -> None:
@@ -406,8 +609,11 @@ def getitem(t: Tensor, key):
     out = _basic_views(t, key, key.__class__ is _Slice)
     if out is not None:
         return _views.alias(t) if out is t else out
+    if not t._data.ndim:
+        _check_lone_item_of_0d(t, key)
     out, advanced = _apply_basic(t, _split_key(key), keep_full_slices=isinstance(key, builtins.slice))
     if any(a is not None for a in advanced):
+        _check_advanced(out._data.shape, advanced)
         # Boolean masks over several dims consume that many dims at once.
         indices = _expand_bool_masks(advanced)
         return index(out, indices)
@@ -422,7 +628,7 @@ def _expand_bool_masks(advanced: list) -> list:
     """Index arrays as tensors (saved by the index nodes); multi-dim boolean masks become their nonzeros."""
     indices = []
     for a in advanced:
-        if a is not None and a.dtype.kind == "b" and a.ndim > 1:
+        if a is not None and _is_mask(a) and a.ndim > 1:
             indices.extend(_wrap(np.asarray(ix)) for ix in np.nonzero(a))
         else:
             indices.append(None if a is None else _wrap(a))
@@ -440,14 +646,20 @@ def setitem(t: Tensor, key, value) -> None:
         _check_assignable(t, value)
         if _set_number_plain(t, key, value):
             return
+    if key is False:  # (torch writes nothing there, and leaves the version counter as it is)
+        return
     target = _basic_views(t, key, False)
     advanced = ()
     if target is None:
+        if not t._data.ndim:
+            _check_lone_item_of_0d(t, key)
         target, advanced = _apply_basic(t, _split_key(key))
     if number:  # (converted as torch's Scalar::to: refused where the dtype cannot hold it)
         dtype = t._data.dtype
         value = _wrap(np.asarray(scalar_for(value, dtype, 1), dtype=dtype))  # (a 0-d tensor)
     if advanced and any(a is not None for a in advanced):
+        _check_advanced(target._data.shape, advanced)
+        value = _filled_through_mask(t, advanced, value)
         index_put_(target, _expand_bool_masks(advanced), _without_leading_ones(value))
     elif value._data.ndim == 0 and target._data.ndim != 0:
         creation._fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3

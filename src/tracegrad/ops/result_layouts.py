@@ -13,7 +13,9 @@ its operator's rule to every array it returns (``rule_for``):
   suggest it (``suggest_memory_format``), else contiguous; the normalisations' backward kernels: where the
   input's strides suggest it (not grad_output's);
 - the ``*_scatter`` operators: ``self``'s strides and offset, in a copy of its whole storage;
-- advanced indexing (``index``): TensorIterator's layout over the source restrided and the index tensors.
+- advanced indexing (``index``): TensorIterator's layout over the source restrided and the index tensors;
+- ``cat`` and the operators ATen builds on it (``stack``, ``roll``): the memory format all of ``cat``'s inputs
+  suggest, else contiguous (``cat_memory_format``).
 Every other operator keeps NumPy's layout: where it differs from PyTorch's the difference is listed in
 tests/ops/test_result_layouts_vs_torch.py.
 """
@@ -26,6 +28,7 @@ import numpy as np
 
 from .._strides import (
     contiguous_as_torch,
+    dense_in_order,
     has_torch_contiguous_strides,
     in_copy_of_storage,
     in_torch_layout,
@@ -33,7 +36,14 @@ from .._strides import (
     like_self,
     with_strides,
 )
-from ..memory_format import format_strides, suggested_format, suggests_channels_last
+from ..memory_format import (
+    contiguous_format,
+    format_strides,
+    memory_format,
+    suggested_format,
+    suggests_channels_last,
+)
+from ._util import wrap_dim
 
 # The operators whose results TensorIterator allocates: ATen's ``pointwise`` operators (but ``clone``,
 # ``masked_fill``, ``mvlgamma`` and the two-output ``frexp``, which allocate otherwise; ``max``/``min`` here are
@@ -89,7 +99,7 @@ def follows_tensor_iterator(name: str) -> bool:
     return name in TENSOR_ITERATOR_OPS
 
 
-# Allocated with ``at::empty`` (reductions, scans, norms' statistics, the gradients of bicubic and 3-d nearest
+# Allocated with ``at::empty`` (reductions, scans, repeat, norms' statistics, the gradients of bicubic and 3-d nearest
 # upsampling: ``_nn_*_contiguous``; ``glu_backward``'s ``resize_as_``) or cloned contiguously (masked_fill)
 CONTIGUOUS_RESULTS = frozenset((
     "_cdist_forward", "_nn_layer_norm", "_nn_linear_nd_contiguous", "_nn_norm", "_nn_scatter_nd_contiguous",
@@ -97,7 +107,7 @@ CONTIGUOUS_RESULTS = frozenset((
     "avg_pool3d_backward", "col2im", "cummax", "cummin", "cumprod", "cumsum", "gather", "glu_backward",
     "huber_loss_backward", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp", "logsumexp",
     "masked_fill", "masked_scatter", "mean", "multi_margin_loss_backward", "mvlgamma", "nansum", "one_hot", "prod",
-    "rrelu_with_noise", "std", "std_mean", "sum", "tril", "triu", "var", "var_mean",
+    "repeat", "rrelu_with_noise", "std", "std_mean", "sum", "tril", "triu", "var", "var_mean",
 ))
 
 # Allocated in ``suggest_memory_format()`` of the input (and, for a convolution, of the weight)
@@ -112,7 +122,7 @@ SUGGESTED_LAYOUT_RESULTS = frozenset((
     "_replication_pad1d_backward", "_replication_pad2d", "_replication_pad2d_backward", "_replication_pad3d",
     "_replication_pad3d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
     "avg_pool2d", "avg_pool2d_backward", "max_pool2d_with_indices", "max_pool3d_with_indices",
-    "pixel_shuffle", "pixel_unshuffle", "roll",
+    "pixel_shuffle", "pixel_unshuffle",
 ))
 
 # Allocated in ``input.suggest_memory_format()``, whatever grad_output's: the normalisations' backward kernels
@@ -217,24 +227,120 @@ def _padded(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarra
     return like_self(result, source[tuple(cut)])
 
 
+def cat_memory_format(inputs: Sequence) -> memory_format:
+    """The format ATen's ``cat`` allocates its result in (``cat_compute_output_memory_format``): the one every
+    input's strides suggest, contiguous as soon as one input suggests contiguous or two disagree. Every input
+    counts, empty ones (which suggest contiguous) included."""
+    found = None
+    for a in inputs:
+        fmt = suggested_format(a) if a.__class__ is np.ndarray else contiguous_format
+        if fmt is contiguous_format or (found is not None and fmt is not found):
+            return contiguous_format
+        found = fmt
+    return contiguous_format if found is None else found
+
+
+def _in_format(result: np.ndarray, fmt: memory_format) -> np.ndarray:
+    if fmt is contiguous_format:
+        return contiguous_as_torch(result)
+    return with_strides(result, format_strides(result.shape, fmt))
+
+
 def _concatenated(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
-    """``cat``'s: channels-last when every input suggests it, else contiguous (``compute_output_memory_format``)."""
-    inputs = [a for a in arrays[0] if a.__class__ is np.ndarray and a.size]
+    """``cat``'s: allocated in ``cat_memory_format`` of its inputs."""
     if result.__class__ is not np.ndarray:
         return result
-    if inputs and result.ndim in (4, 5) and all(a.ndim == result.ndim and suggests_channels_last(a)
-                                                  for a in inputs):
-        return in_suggested_format(result, inputs[0])
+    if result.ndim in (4, 5):  # (only these ranks suggest another format than contiguous)
+        return _in_format(result, cat_memory_format(arrays[0]))
     return contiguous_as_torch(result)
+
+
+def view_strides(shape: tuple, strides: tuple, new_shape: tuple) -> tuple | None:
+    """The strides ATen's ``view`` gives a tensor of ``shape`` and ``strides`` viewed as ``new_shape`` (as many
+    elements), or None where no view has that shape (``computeStride``). The old dims fall into runs that step
+    over one another; the new dims of a run get strides counted from the run's innermost stride, a new dim of
+    size 1 the stride of the elements after it in its run (whatever stride an old one had). Strides in elements
+    or, for a tensor with elements, in bytes: the rule scales with their unit."""
+    if not shape:
+        return (1,) * len(new_shape)
+    if 0 in shape:
+        return dense_in_order(new_shape, range(len(new_shape) - 1, -1, -1))
+    new = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    base, old_count, new_count = strides[-1], 1, 1
+    for d in range(len(shape) - 1, -1, -1):
+        old_count *= shape[d]
+        if d and (shape[d - 1] == 1 or strides[d - 1] == old_count * base):
+            continue  # (the run goes on into dim d - 1)
+        while view_d >= 0 and (new_count < old_count or new_shape[view_d] == 1):
+            new[view_d] = new_count * base
+            new_count *= new_shape[view_d]
+            view_d -= 1
+        if new_count != old_count:
+            return None
+        if d:
+            base, old_count, new_count = strides[d - 1], 1, 1
+    return tuple(new) if view_d == -1 else None
+
+
+def _unsqueezed_last(a: np.ndarray) -> np.ndarray:
+    """``a.unsqueeze(-1)`` with torch's strides (the new dim steps by 1), for the strides' sake only."""
+    return np.lib.stride_tricks.as_strided(a[..., None], strides=a.strides + (a.itemsize,))
 
 
 def _stacked(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
-    """``stack``'s, for results of up to three dims: contiguous, as ATen's ``cat`` of the unsqueezed inputs
-    allocates them (NumPy's ``concatenate`` kept transposed inputs' order). Higher ranks keep NumPy's layout,
-    which follows torch's for the channels-last inputs checked (ATen's choice there is not modelled)."""
-    if result.__class__ is not np.ndarray or result.ndim > 3:
+    """``stack``'s: ATen's ``cat`` of the inputs along ``dim``, viewed with the new dim split off; or, for a new
+    last dim, ``cat`` of the inputs unsqueezed there. So contiguous unless the inputs (unsqueezed) all suggest
+    one channels-last format."""
+    if result.__class__ is not np.ndarray or result.ndim < 4:  # (inputs of up to two dims suggest contiguous)
+        return contiguous_as_torch(result) if result.__class__ is np.ndarray else result
+    inputs, d = arrays[0], wrap_dim(arrays[1], result.ndim)
+    if d == result.ndim - 1:
+        if result.ndim > 5:
+            return contiguous_as_torch(result)
+        unsqueezed = [_unsqueezed_last(a) if a.__class__ is np.ndarray else a for a in inputs]
+        return _in_format(result, cat_memory_format(unsqueezed))
+    fmt = cat_memory_format(inputs) if result.ndim in (5, 6) else contiguous_format
+    if fmt is contiguous_format:  # (a contiguous ``cat`` viewed is contiguous)
+        return contiguous_as_torch(result)
+    shape = result.shape
+    joined_shape = shape[:d] + (shape[d] * shape[d + 1],) + shape[d + 2:]
+    return with_strides(result, view_strides(joined_shape, format_strides(joined_shape, fmt), shape))
+
+
+def stack_out_layout(result: np.ndarray, dim: int) -> np.ndarray:
+    """The layout ``stack(..., out=)`` gives an ``out`` it resizes: ATen's ``stack_out`` resizes it contiguously
+    and writes ``cat`` through a view of it; but for a new last dim it calls ``cat``'s out= variant, which resizes
+    in ``cat``'s format (``_stacked``'s)."""
+    if wrap_dim(dim, result.ndim) == result.ndim - 1:
         return result
     return contiguous_as_torch(result)
+
+
+def _rolled(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
+    """``roll``'s: ATen rolls one dim at a time, each a ``cat`` of the two pieces the shift cuts (so laid out by
+    ``cat_memory_format`` of those views); a roll of the flattened tensor is contiguous, and an empty tensor is
+    cloned (``preserve_format``)."""
+    source, shifts, dims = arrays[0], arrays[1], arrays[2]
+    if result.__class__ is not np.ndarray or source.__class__ is not np.ndarray or result.shape != source.shape:
+        return result
+    dims = () if dims is None else tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if not dims:
+        return contiguous_as_torch(result)
+    if not source.size:
+        return like_self(result, source)
+    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
+    rolled = source  # (laid out as the last roll's result: the next roll cuts its pieces from it)
+    for shift, dim in zip(shifts, dims):
+        d = wrap_dim(dim, source.ndim)
+        start = (source.shape[d] - shift) % source.shape[d]
+        cut = (_WHOLE,) * d
+        pieces = (rolled[cut + (slice(start, None),)], rolled[cut + (slice(0, start),)])
+        rolled = _in_format(result, cat_memory_format(pieces) if result.ndim in (4, 5) else contiguous_format)
+    return rolled
+
+
+_WHOLE = slice(None)
 
 
 def _rrelu_backward_layout(result: np.ndarray, arrays: Sequence, positions: tuple) -> np.ndarray:
@@ -263,4 +369,5 @@ def rule_for(name: str) -> Rule | None:
         return _suggested_by_input
     if name in CONVOLUTIONS:
         return _convolved
-    return {"index": _indexed, "cat": _concatenated, "stack": _stacked, "constant_pad_nd": _padded}.get(name)
+    return {"index": _indexed, "cat": _concatenated, "stack": _stacked, "constant_pad_nd": _padded,
+            "roll": _rolled}.get(name)

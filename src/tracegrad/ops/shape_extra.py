@@ -19,7 +19,7 @@ import numpy as np
 
 from .._arg_parser import argument_error, refuse_as_torch, tensors_as_one_argument
 from .._jit_internal import boolean_dispatch, renamed
-from .._strides import contiguous_as_torch, copy_preserving_layout, like_self
+from .._strides import contiguous_as_torch, copy_preserving_layout, like_self, with_strides
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name, scalar_type_name
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
@@ -27,7 +27,7 @@ from .accumulate import add_rows_at
 from .aten_sum import running
 from .registry import defop, not_implemented
 from .scalar_fill import written_value
-from .views import narrow_start, normalize_shape
+from .views import narrow_start, normalize_shape, sliced
 
 # ---- helpers -----------------------------------------------------------------------------------------------
 
@@ -285,9 +285,11 @@ def repeat_interleave(input: Tensor, repeats=None, dim: int | None = None, *, ou
 
 
 def _repeat_interleave_int(input: Tensor, repeats: int, d: int, output_size) -> Tensor:
-    # expand a new axis after `d`, copy, and merge: the gradient flows back through sum-over-expand
+    # expand a new axis after `d`, copy contiguously, and merge with a view, as ATen does (so its layout and
+    # graph): the gradient flows back through sum-over-expand
+    from ..memory_format import contiguous_format
     from .creation import clone
-    from .views import expand, reshape, unsqueeze
+    from .views import expand, reshape, unsqueeze, view
 
     if repeats < 0:
         raise RuntimeError("Repeats must be non-negative")
@@ -298,7 +300,7 @@ def _repeat_interleave_int(input: Tensor, repeats: int, d: int, output_size) -> 
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {shape[d] * repeats} but got "
                            f"{output_size}")
     wide = expand(unsqueeze(input, d + 1), shape[:d + 1] + (repeats,) + shape[d + 1:])
-    return reshape(clone(wide), shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+    return view(clone(wide, memory_format=contiguous_format), shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
 
 
 def _repeat_interleave_tensor(input: Tensor, repeats: Tensor, d: int, output_size) -> Tensor:
@@ -1178,7 +1180,9 @@ masked_select = defop("masked_select(Tensor self, Tensor mask) -> Tensor", _mask
 
 
 def _nonzero_kernel(a):
-    return np.argwhere(a).astype(np.int64)
+    found = np.argwhere(a).astype(np.int64)
+    # (torch fills an (ndim, count) buffer and returns it transposed: strides (1, count), whatever the count)
+    return with_strides(found, (1, found.shape[0]))
 
 
 _nonzero = defop("nonzero(Tensor self) -> Tensor", _nonzero_kernel, differentiable=())
@@ -1297,7 +1301,7 @@ def _split_with_sizes_kernel(a, split_sizes, dim=0):
                            f"size at dimension {d}), but got split_sizes={sizes}")
     out, start = [], 0
     for s in sizes:
-        out.append(a[(builtins.slice(None),) * d + (builtins.slice(start, start + s),)])
+        out.append(sliced(a, d, start, start + s))  # (an empty piece placed as torch places it)
         start += s
     return tuple(out)
 

@@ -54,6 +54,10 @@ def write_out(op, bound: tuple, out):
         raise RuntimeError(f"{op.name}(): expected {len(results)} output tensors in out=, got {len(outs)}")
     if op.name == "cat":
         _check_cat_out(results[0], outs[0])
+    if op.name == "stack":  # (an out= it resizes is laid out otherwise than its result: result_layouts.py)
+        from .result_layouts import stack_out_layout
+
+        results[0]._data = stack_out_layout(results[0]._data, bound[1])
     _check_strict_out_dtypes(op, results, outs)
     for dst, src in zip(outs, results):
         _store(dst, src)

@@ -16,13 +16,14 @@ import numpy as np
 
 from .._events import emit_op_call
 from .._state import STATE
-from .._strides import offset_in, storage_extent, storage_root, strided_view
+from .._strides import has_torch_contiguous_strides, offset_in, storage_extent, storage_root, strided_view
 from .._tensor import Tensor, _new
 from ..autograd.views import make_view
 from ..backend.dtypes import scalar_type_name
 from ..memory_format import contiguous_format
 from ._util import wrap_dim, wrap_dims
 from .registry import defop
+from .result_layouts import view_strides
 
 # ---- shape helpers -------------------------------------------------------------------------------------
 
@@ -48,6 +49,9 @@ def infer_size(shape, numel: int) -> tuple[int, ...]:
                 raise RuntimeError(f"invalid shape dimension {s} at index {shape.index(s)} of shape {list(shape)}")
             known *= s
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         return tuple(numel // known if s == -1 else s for s in shape)
@@ -128,7 +132,24 @@ def call_plain(op, t: Tensor, *rest) -> Tensor:
 # ---- view / reshape ------------------------------------------------------------------------------------------
 
 def viewed_as(a: np.ndarray, shape: tuple) -> np.ndarray | None:
-    """``a`` viewed as ``shape`` (sizes already inferred), or None where no view has that shape."""
+    """``a`` viewed as ``shape`` (sizes already inferred), or None where no view has that shape. A dim of size 1
+    gets the stride torch's ``view`` gives it, where NumPy's reshape picks another (not for a contiguous ``a``
+    without such dims: there both give contiguous strides)."""
+    if a.flags.c_contiguous and (1 not in a.shape or has_torch_contiguous_strides(a)):
+        return a.reshape(shape)  # (contiguous strides in both; the method costs a fraction of np.reshape's)
+    out = _numpy_view(a, shape)
+    if out is None or 1 not in shape or not out.size:
+        return out
+    strides = view_strides(a.shape, a.strides, shape)  # (in bytes: the rule scales with the strides' unit)
+    if strides is None or out.strides == strides:
+        return out
+    restrided = strided_view(a, shape, strides)
+    if not a.flags.writeable:  # (a view of a read-only array stays read-only)
+        restrided.flags.writeable = False
+    return restrided
+
+
+def _numpy_view(a: np.ndarray, shape: tuple) -> np.ndarray | None:
     if a.flags.c_contiguous:  # (always a view; the method costs a fraction of np.reshape's dispatch)
         return a.reshape(shape)
     try:  # (copy=False refuses without copying; assigning .shape copies the whole array first, then refuses)
@@ -366,7 +387,9 @@ def _unsqueeze_kernel(a, dim):
     # PyTorch keeps every stride and gives the new dim the stride that steps over the dim it displaces (1 at
     # the end); NumPy's reshape may restride dims of size 1, and repeats the last dim's stride at the end
     strides = st[:dim] + (a.itemsize if dim == nd else shape[dim] * st[dim],) + st[dim:]
-    if out.strides != strides and a.size:
+    if out.strides != strides:
+        if not a.size:  # (NumPy's reshape places an empty array as it likes)
+            return empty_view_at(a, out.shape, strides, 0)
         return np.lib.stride_tricks.as_strided(out, strides=strides)
     return out
 
@@ -478,7 +501,51 @@ def _slice_kernel(a, dim=0, start=None, end=None, step=1):
     if step <= 0:
         raise ValueError("step must be greater than zero")
     d = dim if 0 <= dim < a.ndim else wrap_dim(dim, a.ndim)
-    return a[(_WHOLE,) * d + (builtins.slice(start, end, step),)]
+    out = a[(_WHOLE,) * d + (builtins.slice(start, end, step),)]  # (``sliced``, without a call on the lean path)
+    return out if out.size else _placed_empty_slice(a, out, d, start, step)
+
+
+def sliced(a: np.ndarray, d: int, start, end, step: int = 1) -> np.ndarray:
+    """``a[start:end:step]`` along dim ``d`` (a view), placed as torch places it even where it is empty."""
+    out = a[(_WHOLE,) * d + (builtins.slice(start, end, step),)]
+    return out if out.size else _placed_empty_slice(a, out, d, start, step)
+
+
+def _placed_empty_slice(a: np.ndarray, out: np.ndarray, d: int, start, step: int) -> np.ndarray:
+    """An empty slice ``out`` of ``a`` where torch places it. NumPy starts an empty slice at ``a``'s first
+    element and drops its step; torch starts it at the start clamped to the dim and multiplies the stride by the
+    step (``storage_offset()`` and ``stride()`` show both). NumPy's own where its memory cannot hold the place
+    (a slice of an empty slice past the end)."""
+    n = a.shape[d]
+    start = 0 if start is None else operator.index(start)
+    start = builtins.min(builtins.max(start + n if start < 0 else start, 0), n)
+    strides = list(a.strides)
+    strides[d] *= step
+    return empty_view_at(a, out.shape, tuple(strides), start * a.strides[d])
+
+
+def empty_view_at(a: np.ndarray, shape: tuple, strides: tuple, byte_offset: int) -> np.ndarray:
+    """An empty view of ``a``'s memory, ``byte_offset`` bytes after ``a``'s first element, with byte ``strides``
+    (torch's empty views keep an offset and strides, though they never read through them)."""
+    root = storage_root(a)
+    offset = offset_in(root, a) + byte_offset
+    if root.flags.c_contiguous and 0 <= offset <= root.nbytes:
+        placed = np.ndarray(shape, a.dtype, root, offset, strides)  # (its base chain leads to the storage)
+        if not a.flags.writeable:
+            placed.flags.writeable = False
+        return placed
+    # past the storage's end (torch does not check an empty view's place): over the bare address
+    interface = dict(a.__array_interface__, shape=tuple(shape), strides=tuple(strides))
+    interface["data"] = (interface["data"][0] + byte_offset, not a.flags.writeable)
+    return np.asarray(_Memory(interface, a))
+
+
+class _Memory:
+    """An array interface over an address (NumPy's arrays made from it keep it as their base)."""
+
+    def __init__(self, interface: dict, base: np.ndarray) -> None:
+        self.__array_interface__ = interface
+        self.base = base
 
 
 def _slice_vjp(ctx, g):
@@ -560,8 +627,8 @@ def _as_strided_kernel(a, size, stride, storage_offset=None):
     root = storage_root(a)
     item = a.itemsize
     offset = offset_in(root, a) // item if storage_offset is None else storage_offset
-    if 0 in size:
-        return np.empty(size, a.dtype)
+    if 0 in size:  # (a view all the same, placed at the offset: torch checks nothing of an empty one)
+        return empty_view_at(a, size, tuple(st * item for st in stride), offset * item - offset_in(root, a))
     needed = storage_extent(size, stride, offset) * item
     if needed > root.nbytes:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
@@ -653,7 +720,7 @@ def _split_kernel(a, split_size, dim=0):
         sizes = [builtins.min(split_size, n - i) for i in range(0, n, split_size)] if n else [0]
     out, start = [], 0
     for s in sizes:
-        out.append(a[(builtins.slice(None),) * d + (builtins.slice(start, start + s),)])
+        out.append(sliced(a, d, start, start + s))
         start += s
     return tuple(out)
 
@@ -674,8 +741,11 @@ def chunk(t, chunks: int, dim: int = 0):
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = wrap_dim(dim, t._data.ndim)
     n = t._data.shape[d]
-    size = -(-n // chunks) if n else 1
-    return split(t, builtins.max(size, 1), d)
+    if not n:  # (as torch: ``chunks`` empty pieces, where a split would give one)
+        from .shape_extra import split_with_sizes
+
+        return split_with_sizes(t, [0] * chunks, d)
+    return split(t, -(-n // chunks), d)
 
 
 def _unfold_kernel(a, dimension, size, step):
