@@ -50,6 +50,12 @@ def _axes(dim, ndim: int):
     return tuple(range(ndim)) if axes is None else axes
 
 
+def _no_dims(dim) -> bool:
+    """Whether ``dim`` is an empty list of dims (``()`` / ``[]``), which some PyTorch operators read as no dim at
+    all rather than every dim."""
+    return isinstance(dim, (list, tuple)) and not dim
+
+
 def _count(shape: tuple, dim) -> int:
     return math.prod(shape[d] for d in _axes(dim, len(shape)))
 
@@ -602,15 +608,23 @@ min.__name__ = min.__qualname__ = "min"
 min.__doc__ = "``min(input)``, ``min(input, dim, keepdim)`` -> (values, indices), or ``min(input, other)``."
 
 
+def _check_reduced_dims_nonempty(name: str, shape: tuple, dim) -> None:
+    """PyTorch's check that an empty tensor's reduction names its dims, none of them empty: each dim as given,
+    wrapped one at a time (before repeated dims are looked for), its message naming the dim as given."""
+    dims = () if dim is None else dim if isinstance(dim, (list, tuple)) else (dim,)
+    if not dims:  # (a full reduction of an empty tensor: no dim to name)
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                           "the reduction dim with the 'dim' argument.")
+    for d in dims:
+        if shape[wrap_dim(d, len(shape))] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def _amax_kernel_for(name: str, np_fn):
     def kernel(a, dim=(), keepdim=False):
+        if a.size == 0:
+            _check_reduced_dims_nonempty(name, a.shape, dim)
         axes = _dims_arg(dim, a.ndim)
-        if axes is None and a.size == 0:  # (a full reduction of an empty tensor: no dim to name)
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
-                               "the reduction dim with the 'dim' argument.")
-        for ax in (range(a.ndim) if axes is None else axes):
-            if a.shape[ax] == 0:
-                raise IndexError(f"{name}(): Expected reduction dim {ax} to have non-zero size.")
         if a.dtype.kind == "c":
             raise unsupported(f"{name[1:]}_values_cpu", a.dtype)
         return np.asarray(np_fn(a, axis=axes, keepdims=keepdim))
@@ -658,8 +672,9 @@ def _aminmax_vjp(ctx, g_min, g_max):
     dim, keepdim = ctx.attrs
     shape = ctx.input_shapes[0]
     dims = _axes(dim, len(shape)) if dim is not None else tuple(range(len(shape)))
+    # (PyTorch's scale_grad_by_count, as amax/amin: a NaN result selects no input, its gradient is NaN)
     parts = [_evenly_distribute(restore_dims(gv, shape, dims, keepdim), x,
-                                restore_dims(v, shape, dims, keepdim), list(dims))
+                                restore_dims(v, shape, dims, keepdim), list(dims), False)
              for gv, v in ((g_min, lo), (g_max, hi))]
     return add(parts[0], parts[1])
 
@@ -697,7 +712,9 @@ argmin = defop("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
 def _logical_reduce(np_fn):
     def kernel(a, dim=None, keepdim=False):
-        out = np_fn(a, axis=_dims_arg(dim, a.ndim), keepdims=keepdim)
+        # (``dim=()`` reduces over no dim: PyTorch's all.dims / any.dims test each element alone)
+        axes = () if _no_dims(dim) else _dims_arg(dim, a.ndim)
+        out = np_fn(a, axis=axes, keepdims=keepdim)
         # uint8 inputs keep their dtype (a legacy PyTorch rule); everything else gives bool.
         return np.asarray(out, dtype=np.uint8 if a.dtype == np.uint8 else np.bool_)
 
@@ -807,6 +824,8 @@ def _var_parts(a, dim, correction, name: str, welford: bool = False):
             mean = _welford_mean(x, axes, mean)
     else:
         mean = np.full(keepdim_shape(x.shape, dim), np.nan, x.dtype)
+    if not n:  # (PyTorch fills a variance over no element with NaN, a positive one, not 0 / 0's negative NaN)
+        return np.full(mean.shape, np.nan, _real_dtype(x)), mean.astype(a.dtype, copy=False)
     # (var still in the accumulation dtype: std's root first)
     dev = np.subtract(x, mean, out=x) if x is not a else np.asarray(x - mean)  # (x: a's float64 copy, or a)
     return _squared_deviation(dev, axes, n - corr), mean.astype(a.dtype, copy=False)
@@ -853,15 +872,17 @@ def _var_backward(g: Tensor, x: Tensor, dim, correction, keepdim: bool) -> Tenso
 
     shape = tuple(x.shape)
     corr = 1 if correction is None else correction
-    if not shape or _dims_arg(dim, len(shape)) is None:
+    no_dims = _no_dims(dim)
+    if not shape or (_dims_arg(dim, len(shape)) is None and not no_dims):
         dof = math.prod(shape) - corr
         if dof <= 0:  # 2 / 0: infinite, or NaN where x equals its mean (inf * 0), as PyTorch
             return mul(g, where(eq(x, mean(x)), math.nan, math.inf))
         return mul(mul(g, 2.0 / dof), sub(x, mean(x)))
-    if not keepdim and len(shape) > 1:
+    # ``dim=()``: PyTorch's formula counts the elements over no dim (1) but takes the mean over all of them
+    if not keepdim and len(shape) > 1 and not no_dims:
         g = restore_dims(g, shape, dim, keepdim)
-    dof = _count(shape, dim) - corr
-    scale = 2.0 / dof if dof > 0 else math.inf  # (PyTorch's SymFloat division: 2 / 0 is inf)
+    dof = (1 if no_dims else _count(shape, dim)) - corr
+    scale = 2.0 / dof if dof else math.inf  # (PyTorch's SymFloat division: 2 / 0 is inf, 2 / -1 is -2)
     return mul(mul(g, scale), sub(x, mean(x, dim, True)))
 
 
@@ -890,27 +911,43 @@ def _mean_part(g_mean: Tensor, shape: tuple, dim, keepdim: bool) -> Tensor:
     return div(_expand_grad(g_mean, shape, dim, keepdim), builtins.max(_count(shape, dim), 1))
 
 
-def _std_jvp(args, outs, tangents):
-    """PyTorch's std tangent: var's, ``sum(t * (x - mean)) * 2 / dof``, over ``2 * std``, 0 where std is 0 (a
-    constant input: without the mask, 0 / 0)."""
+def _var_tangent(x: Tensor, t: Tensor, dim, correction, keepdim: bool) -> Tensor:
+    """PyTorch's var tangent: ``var_backward(t.conj(), x, dim, correction, keepdim=True)`` summed over ``dim``
+    (every dim for none or ``()``), its real part: the backward's degenerate cases (no element, ``dim=()``,
+    ``correction`` at or beyond the count) included."""
     from .complex_ops import real
-    from .pointwise import div, eq, mul, sub
     from .unary import conj
+
+    spread = _var_backward(conj(t), x, dim, correction, True)
+    return real(sum(spread, () if dim is None else dim, keepdim))
+
+
+def _var_jvp(args, outs, tangents):
+    x, dim, correction, keepdim = args
+    (t,) = tangents
+    return None if t is None else _var_tangent(x, t, dim, correction, keepdim)
+
+
+def _std_jvp(args, outs, tangents):
+    """PyTorch's std tangent: var's over ``2 * std``, 0 where std is 0 (a constant input: without the mask,
+    0 / 0)."""
+    from .pointwise import div, eq, mul
 
     x, dim, correction, keepdim = args
     (t,) = tangents
     if t is None:
         return None
-    shape = tuple(x.shape)
-    corr = 1 if correction is None else correction
-    full = not shape or _dims_arg(dim, len(shape)) is None
-    dof = (math.prod(shape) if full else _count(shape, dim)) - corr
-    centered = sub(x, mean(x) if full else mean(x, dim, True))
-    product = mul(conj(t), centered)  # PyTorch: real(var_backward(self_t.conj(), ...).sum(...))
-    var_t = real(mul(product.sum() if full and not keepdim else sum(product, dim, keepdim),
-                     2.0 / dof if dof > 0 else math.inf))
     std = outs[0]
-    return zero_fill(eq(std, 0), div(var_t, mul(std, 2.0)))
+    return zero_fill(eq(std, 0), div(_var_tangent(x, t, dim, correction, keepdim), mul(std, 2.0)))
+
+
+def _var_mean_jvp(args, outs, tangents):
+    """var's tangent and the mean's (PyTorch's ``mean(t, dim or [], keepdim)``: ``()`` means every dim)."""
+    x, dim, correction, keepdim = args
+    (t,) = tangents
+    if t is None:
+        return None, None
+    return _var_tangent(x, t, dim, correction, keepdim), mean(t, () if dim is None else dim, keepdim)
 
 
 def _std_mean_jvp(args, outs, tangents):
@@ -919,8 +956,7 @@ def _std_mean_jvp(args, outs, tangents):
     (t,) = tangents
     if t is None:
         return None, None
-    full = not x.shape or _dims_arg(dim, x.ndim) is None
-    return _std_jvp(args, outs, tangents), (mean(t) if full and not keepdim else mean(t, dim, keepdim))
+    return _std_jvp(args, outs, tangents), mean(t, () if dim is None else dim, keepdim)
 
 
 def _with_mean_grad(g_self: Tensor | None, g_mean: Tensor | None, ctx) -> Tensor | None:
@@ -951,11 +987,11 @@ def _std_mean_vjp(ctx, g_std, g_mean):
 
 _VAR_ARGS = "(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False)"
 _var = defop(f"var.correction{_VAR_ARGS} -> Tensor", _var_kernel, vjp=_var_vjp, saves=("self",),
-             attrs=("dim", "correction", "keepdim"))
+             attrs=("dim", "correction", "keepdim"), jvp=_var_jvp)
 _std = defop(f"std.correction{_VAR_ARGS} -> Tensor", _std_kernel, vjp=_std_vjp, saves=("self", "result"),
              attrs=("dim", "correction", "keepdim"), jvp=_std_jvp)
 _var_mean = defop(f"var_mean.correction{_VAR_ARGS} -> (Tensor, Tensor)", _var_mean_kernel, vjp=_var_mean_vjp,
-                  saves=("self",), attrs=("dim", "correction", "keepdim"))
+                  saves=("self",), attrs=("dim", "correction", "keepdim"), jvp=_var_mean_jvp)
 _std_mean = defop(f"std_mean.correction{_VAR_ARGS} -> (Tensor, Tensor)", _std_mean_kernel, vjp=_std_mean_vjp,
                   saves=("self", "result0"), attrs=("dim", "correction", "keepdim"), jvp=_std_mean_jvp)
 _var_mean.materialize_grads = _std_mean.materialize_grads = False  # (their rules skip an undefined gradient)
@@ -1028,6 +1064,10 @@ def _logsumexp_kernel(a, dim, keepdim=False):
     axes = _dims_arg(dim, a.ndim)
     if a.size == 0:
         return np.asarray(np.log(np.sum(np.exp(a), axis=axes, keepdims=keepdim)))
+    if _no_dims(dim) and not keepdim and a.ndim:
+        # PyTorch adds the shift, reduced over all dims but kept as size 1 (none is squeezed for ``()``), in place
+        # into the fully reduced 0-d sum
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape {[1] * a.ndim}")
     # the shift is the largest real part (ATen's logsumexp): for complex input the imaginary part of the result
     # then stays the principal value of log(sum(exp(a)))
     m = np.max(a.real if a.dtype.kind == "c" else a, axis=axes, keepdims=True)
@@ -1422,10 +1462,10 @@ def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if a.dtype.kind == "c":
         raise RuntimeError(" topk does not support complex dtypes on CPU")  # (PyTorch's leading space)
+    if a.ndim == 0:  # PyTorch copies a 0-d input, for k = 0 too: its result keeps the 0-d shape
+        return a.copy(), np.zeros((), np.int64)
     idx = np.ascontiguousarray(np.moveaxis(_topk_indices(np.moveaxis(x, d, -1), k, largest, sorted), -1, d))
     vals = np.ascontiguousarray(np.take_along_axis(x, idx, d))  # (PyTorch's results are contiguous)
-    if a.ndim == 0 and k == 1:  # a 0-d input keeps its shape
-        return vals.reshape(()), idx.reshape(())
     return vals, idx
 
 
@@ -1441,6 +1481,8 @@ def _kthvalue_kernel(a, k, dim=-1, keepdim=False):
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if a.ndim == 0:  # (PyTorch copies a 0-d input before its dtype dispatch: bool and complex ones too)
+        return a.copy(), np.zeros((), np.int64)
     _refuse_unordered(a, "kthvalue_cpu")
     idx = np.moveaxis(_kthvalue_index(np.moveaxis(x, d, -1), k), -1, d)
     vals = np.take_along_axis(x, idx, d)
@@ -1486,10 +1528,10 @@ def _median_index(x: np.ndarray, d: int) -> np.ndarray:
 def select_along(a, dim, keepdim: bool, name: str, index_fn) -> tuple:
     """(values, indices) of the element ``index_fn(x, d)`` picks (keepdim) in each slice along ``dim``: the
     kernel of median.dim and nanmedian.dim."""
-    x, d = _along(a, dim)  # (the dim is checked before the dtype, as PyTorch's)
-    _refuse_unordered(a, "median_out")
+    x, d = _along(a, dim)  # (the dim and its size are checked before the dtype, as PyTorch's)
     if x.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    _refuse_unordered(a, "median_out")
     idx = index_fn(x, d)
     return _finish_along((np.take_along_axis(x, idx, d), idx.astype(np.int64)), a.ndim, d, keepdim)
 
@@ -1498,11 +1540,31 @@ def _median_dim_kernel(a, dim, keepdim=False):
     return select_along(a, dim, keepdim, "median", _median_index)
 
 
+def _nan_as(dtype: np.dtype) -> np.ndarray:
+    """A 0-d NaN in ``dtype``, as C++ casts one (x86): the lowest int32/int64 (the CPU's "integer indefinite"),
+    0 in the narrower integers (through int32, then truncated), true in bool."""
+    if dtype.kind in "fc":
+        return np.asarray(np.nan, dtype=dtype)
+    if dtype.kind == "b":
+        return np.asarray(True)
+    if dtype.kind == "i" and dtype.itemsize >= 4:
+        return np.asarray(np.iinfo(dtype).min, dtype=dtype)
+    return np.zeros((), dtype=dtype)
+
+
+def median_of_empty(a: np.ndarray, kernel_name: str) -> np.ndarray | None:
+    """The whole-tensor median (or nanmedian) of an empty input, PyTorch's NaN in its dtype, whatever the dtype
+    (it checks for no element before the dtype); None for a non-empty input, once its dtype is known to sort."""
+    if not a.size:
+        return _nan_as(a.dtype)
+    _refuse_unordered(a, kernel_name)
+    return None
+
+
 def _median_full_kernel(a):
-    if a.dtype.kind == "b" or a.size:  # (an empty complex input gives NaN, as PyTorch's)
-        _refuse_unordered(a, "median_cpu")
-    if a.size == 0:
-        return np.asarray(np.nan, dtype=a.dtype)
+    empty = median_of_empty(a, "median_cpu")
+    if empty is not None:
+        return empty
     flat = a.reshape(-1)
     return np.asarray(flat[_median_index(flat, 0)[0]])
 

@@ -27,8 +27,8 @@ from .reductions_extra import (
     _finish_along,
     _full_evenly_distribute,
     _kth_vjp,
-    _refuse_unordered,
     evenly_read_jvp,
+    median_of_empty,
     select_along,
     sort_indices,
 )
@@ -208,13 +208,13 @@ def _nanmedian_index(x: np.ndarray, d: int) -> np.ndarray:
 
 
 def _nanmedian_dim_kernel(a, dim, keepdim=False):
-    return select_along(a, dim, keepdim, "nanmedian", _nanmedian_index)
+    return select_along(a, dim, keepdim, "median", _nanmedian_index)  # (PyTorch words its errors as median's)
 
 
 def _nanmedian_full_kernel(a):
-    _refuse_unordered(a, "median_cpu")
-    # the whole tensor as one slice; an empty one has no median
-    return np.asarray(np.nan, dtype=a.dtype) if a.size == 0 else _nanmedian_dim_kernel(a.reshape(-1), 0)[0]
+    empty = median_of_empty(a, "median_cpu")
+    # the whole tensor as one slice
+    return empty if empty is not None else _nanmedian_dim_kernel(a.reshape(-1), 0)[0]
 
 
 def _nanmedian_full_vjp(ctx, g):

@@ -61,8 +61,9 @@ def _norm_kernel(a, ord=2.0, dim=None, keepdim=False):
         out = aten_norm.vector_norm_as_aten(a, float(ord), axes)
         shape = tuple(1 if axes is None or d in axes else s for d, s in enumerate(a.shape))
         return np.asarray(out).reshape(shape) if keepdim else np.asarray(out)
-    from ..linalg import vector_norm_numpy
+    from ..linalg import _check_norm_identity, vector_norm_numpy
 
+    _check_norm_identity(a, ord, dim, axes)  # (an empty dim for a norm without identity: PyTorch's RuntimeError)
     return vector_norm_numpy(a, ord, axes, keepdim)
 
 

@@ -36,8 +36,11 @@ def apply_loss_reduction(loss: Tensor, reduction: int) -> Tensor:
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float, reduction: int) -> Tensor:
-    """max(0, -target * (input1 - input2) + margin)."""
-    unclamped = add_scalar(mul(neg(target), sub(input1, input2)), margin)
+    """max(0, -target * (input1 - input2) + margin), the difference taken first (as PyTorch's compiled C++ does:
+    its node comes first, and a bool input fails there). ``margin`` is a C++ double: an integer input gives a
+    float loss."""
+    difference = sub(input1, input2)
+    unclamped = add_scalar(mul(neg(target), difference), float(margin))
     return apply_loss_reduction(clamp_min_(unclamped, 0), reduction)
 
 

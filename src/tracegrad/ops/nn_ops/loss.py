@@ -23,8 +23,8 @@ from .. import aten_sum
 from .._util import binary_dtype, broadcast_mismatch
 from ..aten_loops import loop_block, vector_and_scalar
 from ..binary import xlogy
-from ..creation import ones_like, zeros_like
-from ..pointwise import add, check_broadcast_into, div, exp, lt, mul, mul_, neg, sigmoid, sub, sub_
+from ..creation import fill_, ones_like, zeros_like
+from ..pointwise import add, check_broadcast_into, check_cast_into, div, exp, lt, mul, mul_, neg, sigmoid, sub, sub_
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full as mean_all
 from ..reductions_extra import sum as sum_dims
@@ -61,8 +61,8 @@ def _reduce(loss: np.ndarray, reduction: int) -> np.ndarray:
     """PyTorch's ``apply_loss_reduction``: ``loss.mean()`` or ``loss.sum()``, with its sum's order of additions
     (``aten_sum``; NumPy's pairwise sum printed another last digit of most mean losses)."""
     if reduction == 1:
-        if not loss.size:
-            return np.asarray(np.nan, dtype=loss.dtype)
+        if not loss.size:  # (PyTorch's mean divides the empty sum by 0: 0 / 0, the CPU's NaN, sign bit set)
+            return np.asarray(-np.nan, dtype=loss.dtype)
         if aten_sum.supports(loss.dtype):
             return aten_sum.mean_as_aten(loss, None, False, loss.dtype)
         return np.asarray(loss.mean(), dtype=loss.dtype)
@@ -91,8 +91,6 @@ def check_nll_batch(x: np.ndarray, target: np.ndarray) -> None:
     if x.ndim != 1 and (x.shape[0] != target.shape[0] if target.ndim else True):
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
                          f"({target.shape[0] if target.ndim else 0}).")
-    if x.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
-        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
 
 
 def _every_row_counts(x: np.ndarray, target: np.ndarray, weight, ignore_index: int) -> bool:
@@ -116,20 +114,12 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int, u
     if _every_row_counts(x, target, weight, ignore_index):
         return x, target, None, x.shape[1]
     check_nll_batch(x, target)
+    _check_nll_target(x, target)
     if x.ndim == 1:
-        if target.ndim > 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if target.ndim == 1 and target.shape[0] != 1:
-            raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(target.shape)}")
         n_classes = x.shape[0]
         scores = x.reshape(1, n_classes)
         flat_t = target.reshape(-1)
     else:
-        if x.ndim == 2 and target.ndim != 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if x.ndim == 4 and target.ndim != 3:  # (nll_loss2d's own checks)
-            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of "
-                               f"dimension: {target.ndim}")
         if x.ndim == 4 and target.shape != (x.shape[0],) + x.shape[2:]:
             raise RuntimeError(f"size mismatch (got input: {list(x.shape)} , target: {list(target.shape)}")
         if x.ndim > 2 and target.shape[1:] != x.shape[2:]:
@@ -137,15 +127,14 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int, u
                 f"Expected target size {list((x.shape[0],) + x.shape[2:])}, got {list(target.shape)}"
             )
         n_classes = x.shape[1]
-        scores = x if x.ndim == 2 else np.moveaxis(x, 1, -1).reshape(-1, n_classes)
         flat_t = target.reshape(-1)
+        # (one row per target: with no classes, -1 could not tell the row count)
+        scores = x if x.ndim == 2 else np.moveaxis(x, 1, -1).reshape(flat_t.shape[0], n_classes)
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
         raise RuntimeError(
             f"weight tensor should be defined either for all {n_classes} classes or no classes but "
             f"got weight tensor of shape: {list(weight.shape)}"
         )
-    if target.dtype != np.int64 and target.dtype != np.uint8:  # checked by the kernel, after the shapes
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {type_name(target.dtype)}")
     # then its dtype dispatch (floating types only; inputs of more than 2 dims go to the 2-d kernel), then the
     # weight's dtype
     check_float(x, "nll_loss_out_frame" if x.ndim <= 2 else "nll_loss2d_forward_out_frame")
@@ -169,8 +158,10 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int, u
     safe_t = np.where(ignored, 0, flat_t) if any_ignored else flat_t
     if weight is None and not any_ignored and _UNIT_WEIGHTS_MAX_ROWS.get(x.dtype, 0) > flat_t.size > 0:
         return scores, safe_t, None, n_classes
-    if weight is not None:
+    if weight is not None and n_classes:
         row_w = weight[safe_t].astype(x.dtype, copy=True)
+    elif weight is not None:  # no classes: every target is ignored (else out of bounds above), so weighs 0
+        row_w = np.zeros(flat_t.shape, dtype=x.dtype)
     else:
         row_w = np.empty(flat_t.shape, dtype=x.dtype)
         row_w.fill(1)  # = np.ones, without its Python-level wrapper
@@ -179,20 +170,36 @@ def _nll_prepare(x: np.ndarray, target: np.ndarray, weight, ignore_index: int, u
     return scores, safe_t, row_w, n_classes
 
 
+def _check_nll_target(x: np.ndarray, target: np.ndarray) -> None:
+    """The first checks of PyTorch's nll_loss / nll_loss2d operators: the target's number of dims, then its
+    dtype, then (1-D scores) its size; the sizes of the two and the class weight come after."""
+    if x.ndim <= 2 and target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if x.ndim == 4 and target.ndim != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of "
+                           f"dimension: {target.ndim}")
+    if target.dtype != np.int64 and target.dtype != np.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {type_name(target.dtype)}")
+    if x.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+
+
 def _out_of_bounds(value, as_element: bool) -> Exception:
     """PyTorch's "Target ... is out of bounds." ``as_element``: its unreduced 2-d loop streams the target element
     itself into the message, so a uint8 one is a raw byte, which Python then decodes as UTF-8 (a byte of 128 or
-    more fails to decode: that UnicodeDecodeError is what PyTorch raises)."""
+    more fails to decode: that UnicodeDecodeError is what PyTorch raises), and a 0 byte ends the C string there."""
     if as_element and value.dtype == np.uint8:
-        return IndexError((b"Target " + bytes([int(value)]) + b" is out of bounds.").decode("utf-8"))
+        message = (b"Target " + bytes([int(value)]) + b" is out of bounds.").split(b"\0")[0]
+        return IndexError(message.decode("utf-8"))
     return IndexError(f"Target {int(value)} is out of bounds.")
 
 
 def _nll_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
     """(output, total_weight) of PyTorch's nll_loss_forward. ``total_weight``, which its node saves, is the summed
     class weight of the targets not ignored (the mean's divisor), 0 for reduction='none'."""
-    scores, safe_t, row_w, _ = _nll_prepare(x, target, weight, ignore_index, unreduced=reduction == 0)
-    picked = scores[np.arange(safe_t.shape[0]), safe_t]
+    scores, safe_t, row_w, n_classes = _nll_prepare(x, target, weight, ignore_index, unreduced=reduction == 0)
+    # (no classes: every target is ignored, its score a placeholder that counts for nothing)
+    picked = scores[np.arange(safe_t.shape[0]), safe_t] if n_classes else np.zeros(safe_t.shape, x.dtype)
     dtype = x.dtype
     if reduction == 0:
         losses = np.negative(picked) if row_w is None else -row_w * picked
@@ -268,7 +275,8 @@ def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-1
         # PyTorch skips ignored rows: zero there, even where the mean over no weight is NaN
         coef = np.where(ignored, 0, np.broadcast_to(coef, ignored.shape))
     dense = np.zeros(scores.shape, dtype=x.dtype)
-    dense[np.arange(safe_t.shape[0]), safe_t] = coef
+    if n_classes:  # (no classes: no score, and every target ignored)
+        dense[np.arange(safe_t.shape[0]), safe_t] = coef
     if x.ndim <= 2:
         return dense.reshape(x.shape)
     moved = dense.reshape((x.shape[0],) + x.shape[2:] + (n_classes,))
@@ -503,16 +511,25 @@ def _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_s
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
-        target = add_scalar(mul_scalar(target, 1 - label_smoothing), label_smoothing / n_classes)
+        target = add_scalar(mul_scalar(target, 1 - label_smoothing), _ieee_divide(label_smoothing, n_classes))
     prod = mul(logp, target)
     if weight is not None:
         prod = mul(prod, _class_view(weight, x.ndim, class_dim))
     if reduction == 0:
         return neg(sum_dims(prod, class_dim))
+    if reduction == 1 and not x.size:  # PyTorch fills the empty sum with NaN, then negates it: a -nan mean
+        return neg(fill_(sum_dims(prod), math.nan))
     total = neg(sum_dims(prod))
     if reduction == 2:
         return total
-    return div_scalar(total, x.size // n_classes) if x.size else div(total, float("nan"))
+    return div_scalar(total, x.size // n_classes)
+
+
+def _ieee_divide(numerator: float, denominator: int) -> float:
+    """``numerator / denominator`` as C++ divides doubles: no classes give inf (or NaN for 0 / 0), not an error."""
+    if denominator:
+        return numerator / denominator
+    return math.copysign(math.inf, numerator) if numerator else math.nan
 
 
 def _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, label_smoothing, class_dim):
@@ -538,7 +555,7 @@ def _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, lab
         ret = smooth
     # C++ numbers times tensors: the Scalar overloads (MulBackward1), as in PyTorch's composite, whose right
     # operand C++ evaluates first (node numbering, hence backward order)
-    smooth_part = mul_scalar(ret, label_smoothing / n_classes)
+    smooth_part = mul_scalar(ret, _ieee_divide(label_smoothing, n_classes))
     out = add(mul_scalar(nll, 1 - label_smoothing), smooth_part)
     _second_nan(out, smooth_part)
     return out
@@ -813,10 +830,14 @@ def smooth_l1_loss(input: Tensor, target: Tensor, reduction: int = 1, beta: floa
 
 
 def _huber_kernel(x, t, reduction=1, delta=1.0):
+    # PyTorch writes the loss into ``empty_like(input)``: it keeps the input's dtype, into which the promoted one
+    # must cast (a float target with an integer input is refused before the kernel's dtype dispatch)
+    out_dtype = x.dtype
+    check_cast_into(binary_dtype(x, t), out_dtype)
     x, t = _promoted("huber_cpu", x, t)
     d = np.abs(np.subtract(x, t))
     loss = select(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _reduce(_laid_out_as_torch(loss.astype(np.result_type(x, t), copy=False), x, t), reduction)
+    return _reduce(_laid_out_as_torch(loss.astype(out_dtype, copy=False), x, t), reduction)
 
 
 huber_loss_backward = defop(
@@ -849,9 +870,9 @@ _EPS = 1e-12
 
 
 def _bce_kernel(x, t, weight=None, reduction=1):
-    check_float(x, "binary_cross_entropy")
-    if t.dtype != x.dtype:  # (its TensorIterator takes the target in the input's dtype only)
+    if t.dtype != x.dtype:  # (its TensorIterator takes the target in the input's dtype only, before dispatch)
         raise RuntimeError(f"Found dtype {type_name(t.dtype)} but expected {type_name(x.dtype)}")
+    check_float(x, "binary_cross_entropy")
     if not ((x >= 0) & (x <= 1)).all():  # (NaN fails the check too, as in PyTorch's kernel)
         raise RuntimeError("all elements of input should be between 0 and 1")
     if not ((t >= 0) & (t <= 1)).all():

@@ -25,7 +25,7 @@ from ..scalar_overloads import add_scalar, div_scalar, sub_scalar
 from ._basic import log_sigmoid_parts
 from ._common import check_float, run_op, type_name
 from .log1p_cpu import log_sigmoid_backward_float
-from .loss import _double_backward_grad_output, _reduce, check_nondifferentiable
+from .loss import _double_backward_grad_output, _per_element, _reduce, check_nondifferentiable
 from .sleef_float import sleef_log1pf
 
 # ---- log_sigmoid (multilabel_soft_margin_loss is composed of it) ------------------------------------------
@@ -144,7 +144,7 @@ def _log1p_as_torch(z: np.ndarray) -> np.ndarray:
 def _soft_margin_backward_kernel(g, x, t, reduction):
     # PyTorch's kernel: -norm * target * z / (1 + z) * grad_output, z = exp(-target * input)
     dt = x.dtype
-    norm = np.asarray(1.0 / x.size if reduction == 1 else 1.0, dtype=dt)
+    norm = np.asarray(_per_element(1.0, x, t) if reduction == 1 else 1.0, dtype=dt)  # (empty: 1 / 0 is inf)
     with np.errstate(over="ignore", invalid="ignore"):
         z = _exp_as_torch(np.multiply(np.negative(t), x).astype(dt, copy=False))
         grad = np.multiply(t, z).astype(dt, copy=False) * -norm
