@@ -105,3 +105,23 @@ def test_blocked_updates_are_the_one_call_updates(name, options, exact, monkeypa
     blocked = _trajectory(tg, name, options, transposed=False)
     monkeypatch.setattr(optimizer_module, "SCRATCH_MIN", 10**9)
     assert np.array_equal(_trajectory(tg, name, options, transposed=False), blocked)
+
+
+LARGE_FUSED_OPS = {
+    "add alpha": lambda m, a, b, c: m.add(a, b, alpha=0.37),
+    "lerp small weight": lambda m, a, b, c: m.lerp(a, b, 0.1),
+    "lerp large weight": lambda m, a, b, c: m.lerp(a, b, 0.8),
+    "addcmul": lambda m, a, b, c: m.addcmul(a, b, c, value=0.5),
+    "addcmul_": lambda m, a, b, c: a.clone().addcmul_(b, c, value=-2.0),
+}
+
+
+@pytest.mark.parametrize("name", list(LARGE_FUSED_OPS))
+def test_large_fused_tensor_ops_are_torchs(name):
+    """``add(alpha=)``, ``lerp`` and ``addcmul`` of 65,536 elements or more go through the blocked multiply-add
+    (``aten_vec._blocked_fma``): torch's bits, midpoints included."""
+    a, b, c = _midpoint_operands()
+    a, b, c = (np.resize(v, (300, 300)) for v in (a, b, c))
+    theirs = LARGE_FUSED_OPS[name](torch, *(torch.tensor(v) for v in (a, b, c))).numpy()
+    ours = LARGE_FUSED_OPS[name](tg, *(tg.tensor(v) for v in (a, b, c))).numpy()
+    assert np.array_equal(theirs, ours)

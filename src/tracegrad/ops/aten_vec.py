@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 
 import numpy as np
 
@@ -145,6 +146,9 @@ def fma(a, b, c) -> np.ndarray:
     rare kind."""
     dtype = np.result_type(a, b, c)
     if dtype == np.float32:
+        blocked = _blocked_fma(a, b, c)
+        if blocked is not None:
+            return blocked
         return fma32(*(_widened_if_small(v) for v in (a, b, c)))
     with np.errstate(invalid="ignore", over="ignore"):
         fused = fma64_finite(a, b, c)
@@ -153,6 +157,34 @@ def fma(a, b, c) -> np.ndarray:
     # (infinities, NaNs and products near overflow make the splitting meaningless; there a * b + c is the answer)
     with np.errstate(invalid="ignore", over="ignore"):
         return np.where(np.isfinite(fused), fused, np.multiply(a, b) + c)
+
+
+def _blocked_fma(a, b, c) -> np.ndarray | None:
+    """``fma32(a, b, c)`` by ``fma32_blocked`` into a fresh array, the same floats, where the operands allow it:
+    large C-contiguous float32 arrays of one shape, one factor possibly a number (the other factor first then).
+    None where they do not."""
+    if np.ndim(a) == 0:
+        a, b = b, a  # (the product is the same either way)
+    if (a.__class__ is not np.ndarray or a.size < _BLOCKED_MIN or c.__class__ is not np.ndarray
+            or c.shape != a.shape):
+        return None
+    out = np.empty(a.shape, np.float32)
+    if not fma_blockable(out, a, b, c):
+        return None
+    return fma32_blocked(a, b, c, out, _thread_scratch())
+
+
+_BLOCKED_MIN = 1 << 16  # elements: below, fma32's few calls cost less than the block loop
+_SCRATCH = threading.local()
+
+
+def _thread_scratch() -> np.ndarray:
+    """This thread's float64 scratch blocks for ``fma32_blocked``, made once (a fresh 512 KiB each call would be
+    mapped and faulted in anew)."""
+    scratch = getattr(_SCRATCH, "blocks", None)
+    if scratch is None:
+        scratch = _SCRATCH.blocks = np.empty((2, BLOCK_ELEMENTS))
+    return scratch
 
 
 def fma64_finite(a, b, c) -> np.ndarray:

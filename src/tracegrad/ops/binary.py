@@ -658,7 +658,11 @@ def _lerp_kernel(a, end, weight):
         # fma(weight, diff, self) for |weight| < 0.5, else fma(weight - 1, diff, end)
         small = np.abs(w) < 0.5
         if work.kind == "f":
-            return fma(select(small, w, w - 1), diff, select(small, start, end)).astype(a.dtype, copy=False)
+            if np.ndim(small) == 0:  # (a number weight picks one side for all: no where() copying the operands)
+                factor, addend = (w, start) if small else (w - 1, end)
+            else:
+                factor, addend = select(small, w, w - 1), select(small, start, end)
+            return fma(factor, diff, addend).astype(a.dtype, copy=False)
         return np.where(small, start + w * diff, end - diff * (1 - w)).astype(a.dtype, copy=False)
 
 
