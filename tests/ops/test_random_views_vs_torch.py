@@ -6,8 +6,8 @@ t, T, mT, flatten, unflatten, squeeze, unsqueeze, expand, expand_as, view_as, re
 swapaxes, roll, flip, split, chunk, contiguous, diagonal, unfold, select, slicing, as_strided and ravel, with
 arguments drawn for the tensor at hand (some of them invalid, which both must refuse the same way).
 
-The stride of a size-1 dim is left out: NumPy, which holds tracegrad's data, does not keep it, and it never
-changes which element an index reaches.
+Strides are compared in full, those of size-1 dims included (torch's ``view`` rule gives them values NumPy's
+reshape does not; ``result_layouts.view_strides`` follows torch's).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _run(lib, case: tuple) -> tuple:
             root = t = x * 1
             for op, seed in steps:
                 t = _apply(lib, t, op, seed)
-                log.append((op, tuple(t.shape), tuple(s if n != 1 else None for s, n in zip(t.stride(), t.shape)),
+                log.append((op, tuple(t.shape), tuple(t.stride()),
                             t.is_contiguous(), None if t._base is None else t._base is root,
                             t.grad_fn.name() if t.grad_fn else None, t.storage_offset()))
             log.append(("values", t.detach().reshape(-1).tolist()))

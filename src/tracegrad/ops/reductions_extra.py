@@ -811,7 +811,9 @@ def _var_parts(a, dim, correction, name: str, welford: bool = False):
     axes = _dims_arg(dim, a.ndim, one_by_one=True)  # (var/std mark their dims one by one)
     corr = 1 if correction is None else correction
     n = _count(a.shape, dim)
-    if n - corr <= 0:
+    # (torch's reduction factor is numel(input) / numel(output), 0 for an empty input even where the reduced
+    # dims are not empty)
+    if (n if a.size else 0) - corr <= 0:
         import warnings
 
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
