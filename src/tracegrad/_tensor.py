@@ -270,6 +270,10 @@ class Tensor:
         self._before_write()
         if source is None:
             self._data = self._data[:0].copy()
+        elif args or not isinstance(source, Tensor):  # (a storage, or a storage offset, size and stride)
+            from .storage import array_for_set
+
+            self._data = array_for_set(self, source, *args)
         else:
             self._data = source._data
             self._vc = source._version_counter()
@@ -336,6 +340,8 @@ class Tensor:
         return offset_in(base, self._data) // max(self._data.itemsize, 1)
 
     def data_ptr(self) -> int:
+        if not self._data.size and not self.untyped_storage().nbytes():
+            return 0  # (as torch: an empty storage has no memory)
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=_CONTIGUOUS) -> bool:

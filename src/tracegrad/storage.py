@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ._strides import storage_root
 from ._warnings import warn_once
 
 _BY_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -24,12 +23,11 @@ class UntypedStorage:
 
     def __init__(self, root: np.ndarray) -> None:
         self._root = root  # (keeps the buffer alive)
-        self._bytes = np.ndarray((root.nbytes,), dtype=np.uint8, buffer=root) if root.nbytes else \
-            np.empty(0, np.uint8)
+        self._bytes = _bytes_of(root)
 
     @classmethod
     def _of(cls, data: np.ndarray) -> UntypedStorage:
-        root = storage_root(data)
+        root = _memory_owner(data)
         storage = _BY_BUFFER.get(id(root))
         if storage is None or storage._root is not root:
             storage = cls(root)
@@ -51,12 +49,21 @@ class UntypedStorage:
         return 1
 
     def data_ptr(self) -> int:
-        return self._root.__array_interface__["data"][0]
+        return self._bytes.__array_interface__["data"][0] if self._bytes.size else 0  # (torch: 0 when empty)
 
-    def __getitem__(self, index: int) -> int:
-        return int(self._bytes[index])
+    def __getitem__(self, index: int | slice) -> int | UntypedStorage:
+        if isinstance(index, slice):  # (as torch: a storage over the same bytes)
+            if index.step not in (None, 1):
+                raise RuntimeError(f"Trying to slice with a step of {index.step}, but only a step of 1 is "
+                                   "supported")
+            return UntypedStorage(self._bytes[index])
+        if not isinstance(index, int):
+            raise TypeError(f"can't index a torch.UntypedStorage with {type(index).__name__}")
+        return int(self._bytes[_element_index(index, self._bytes.size)])
 
-    def __setitem__(self, index: int, value: int) -> None:
+    def __setitem__(self, index: int | slice, value: int) -> None:
+        if isinstance(index, int) and not 0 <= index < self._bytes.size:  # (torch: no negative index here)
+            raise RuntimeError("out of bounds")
         self._bytes[index] = value
 
     def tolist(self) -> list:
@@ -68,9 +75,9 @@ class UntypedStorage:
 
     def copy_(self, source: UntypedStorage, non_blocking: bool | None = None) -> UntypedStorage:
         if source.nbytes() != self.nbytes():
-            raise RuntimeError(f"size does not match, view was {self.nbytes()} bytes and source was "
+            raise RuntimeError(f"size does not match, self was {self.nbytes()} bytes but src was "
                                f"{source.nbytes()} bytes")
-        self._bytes[...] = source._bytes
+        self._bytes[...] = source.untyped()._bytes
         return self
 
     def clone(self) -> UntypedStorage:
@@ -84,6 +91,9 @@ class UntypedStorage:
 
     def is_shared(self) -> bool:
         return False
+
+    def resizable(self) -> bool:
+        return self._root.base is None and self._root.flags.owndata
 
     def share_memory_(self) -> UntypedStorage:
         return self
@@ -125,9 +135,13 @@ class TypedStorage:
         return self._untyped_storage
 
     def __getitem__(self, index: int) -> Any:
-        return self._elements[index].item()
+        if isinstance(index, slice):
+            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
+        return self._elements[_element_index(index, self._elements.size, name_as_counted=False)].item()
 
     def __setitem__(self, index: int, value: Any) -> None:
+        if isinstance(index, int) and not -self._elements.size <= index < self._elements.size:
+            raise IndexError(f"index {index} is out of bounds for dimension 0 with size {self._elements.size}")
         self._elements[index] = value
 
     def tolist(self) -> list:
@@ -137,12 +151,60 @@ class TypedStorage:
         self._elements[...] = value
         return self
 
+    def copy_(self, source: TypedStorage | UntypedStorage, non_blocking: bool | None = None) -> TypedStorage:
+        self._untyped_storage.copy_(source.untyped())
+        return self
+
+    def clone(self) -> TypedStorage:
+        return TypedStorage(self._untyped_storage.clone(), self.dtype)
+
+    def type(self) -> str:
+        from ._legacy_storages import legacy_storage_class
+
+        return f"torch.{legacy_storage_class(self.dtype).__name__}"
+
     def is_shared(self) -> bool:
         return False
 
     def __repr__(self) -> str:
         items = "".join(f" {v}\n" for v in self.tolist())
         return f"{items}[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self.size()}]"
+
+
+def _element_index(index: int, size: int, name_as_counted: bool = True) -> int:
+    """``index`` (negative: from the end) checked against a storage of ``size`` elements, in torch's words: an
+    untyped storage names the index counted from the start, a typed one as given."""
+    position = index + size if index < 0 else index
+    if not 0 <= position < size:
+        raise IndexError(f"index {position if name_as_counted else index} out of range for storage of size {size}")
+    return position
+
+
+def _memory_owner(a: np.ndarray) -> np.ndarray:
+    """The array owning ``a``'s memory, followed through NumPy's bases, including the ``DummyArray`` that
+    ``as_strided`` (``unfold``, ``expand``...) leaves between a view and its array."""
+    while True:
+        base = a.base
+        if isinstance(base, np.ndarray):
+            a = base
+        elif hasattr(base, "__array_interface__") and isinstance(getattr(base, "base", None), np.ndarray):
+            a = base.base
+        else:
+            return a
+
+
+def _bytes_of(root: np.ndarray) -> np.ndarray:
+    """``root``'s memory as bytes in address order: a C-contiguous root as it is; a dense root in another order
+    (a ufunc's result that kept a channels-last or transposed input's layout) from its lowest address."""
+    if root.nbytes == 0:
+        return np.empty(0, np.uint8)
+    if root.flags.c_contiguous:
+        return np.ndarray((root.nbytes,), dtype=np.uint8, buffer=root)
+    ascending = root[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in root.strides)]
+    span = sum(s * (n - 1) for s, n in zip(ascending.strides, ascending.shape)) + root.itemsize
+    elements = np.lib.stride_tricks.as_strided(ascending, (span // root.itemsize,), (root.itemsize,),
+                                               writeable=root.flags.writeable)
+    return elements.view(np.uint8)
 
 
 def _cpu():
@@ -162,6 +224,21 @@ def typed_storage(tensor) -> TypedStorage:
               "will be the only storage class. This should only matter to you if you are using storages directly.  "
               "To access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()")
     return TypedStorage(untyped_storage(tensor), tensor.dtype)
+
+
+def array_for_set(tensor, source, storage_offset: int = 0, size=None, stride=None) -> np.ndarray:
+    """The array ``tensor.set_(source, storage_offset, size, stride)`` makes ``tensor`` use: ``size`` elements of
+    ``tensor``'s dtype from ``storage_offset`` of ``source``'s storage (a storage or a tensor's), ``stride``
+    (contiguous where not given) in elements; a storage alone: all its elements, as one dim."""
+    storage = source.untyped() if is_storage(source) else untyped_storage(source)
+    itemsize = tensor._data.itemsize
+    if size is None:
+        size = (storage.nbytes() // itemsize,)
+    size = tuple(size)
+    if stride is None or len(stride) == 0:
+        stride = tuple(int(np.prod(size[d + 1:], dtype=np.int64)) for d in range(len(size)))
+    return np.ndarray(size, tensor._data.dtype, buffer=storage._bytes, offset=storage_offset * itemsize,
+                      strides=tuple(s * itemsize for s in stride))
 
 
 def is_storage(obj: object) -> bool:

@@ -7,6 +7,7 @@ import numpy as np
 from .._state import STATE
 from .._strides import with_strides
 from .._tensor import Tensor, _wrap
+from ..backend.dtypes import from_numpy_dtype
 from ..memory_format import copy_in_format, like_strides, preserve_format, suggested_format
 from ._util import broadcast_mismatch
 from .registry import defop
@@ -54,7 +55,17 @@ def _to_copy_kernel(a, dtype=None, memory_format=None):
 
 
 def _to_copy_vjp(ctx, g):
-    return g  # the engine casts the gradient back to the input's dtype
+    """PyTorch's ``_to_copy_backward``: the gradient cast back to the input's dtype by the node itself (the
+    engine's cast does not run for a leaf whose ``grad_dtype`` is None), a complex one to a real input's real
+    part first (a cast would warn of the imaginary part discarded)."""
+    input_dtype = ctx._in_meta[0][1]
+    if g._data.dtype == input_dtype:
+        return g
+    if g._data.dtype.kind == "c" and input_dtype.kind != "c":
+        from .complex_ops import real
+
+        g = real(g)
+    return to_dtype(g, from_numpy_dtype(input_dtype))
 
 
 _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, MemoryFormat? memory_format=None) -> Tensor",

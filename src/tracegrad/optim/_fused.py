@@ -3,12 +3,17 @@
 ``p.add_(g, alpha=a)``, ``m.lerp_(g, w)`` and ``v.addcmul_(g, g, value=c)`` are single fused multiply-adds per
 element in PyTorch (its AVX2 kernels), with the scalar rounded to the tensor's dtype first. Written as
 ``p += a * g`` in NumPy they round twice and drift from PyTorch's parameters in the last bit, step after step.
+
+Where an operand is wider than the tensor updated (a float64 ``.grad`` on a float32 parameter, allowed by
+``grad_dtype = None``), PyTorch computes in the common dtype, with the scalar in it, and rounds the result into
+the tensor once: ``_in_common_dtype`` does the same.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..backend.dtypes import cpp_type_name
 from ..ops.aten_vec import FUSED_DTYPES, fma, fma32_blocked, fma_blockable, fma_into
 
 # Scratch for float32 updates of ``SCRATCH_MIN`` elements or more: two float64 blocks of ``SCRATCH_BLOCK``
@@ -21,6 +26,8 @@ def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float, scratch: np.ndar
     """``dst.add_(src, alpha=alpha)`` in place. ``scratch``: an optimizer's float64 blocks (``Optimizer.
     _fma_scratch``), or None. Like ``fma_into``, it leaves float64 sums on a float midpoint to the cast: the check
     would make SGD's update a third slower (see ``fma_into``)."""
+    if src.dtype is not dst.dtype and _wider(dst, src):  # (an identity test first: the hot path is one dtype)
+        return _in_common_dtype(add_scaled_, dst, src, alpha)
     if alpha == 1 or dst.dtype not in FUSED_DTYPES:
         dst += src if alpha == 1 else dst.dtype.type(alpha) * src
         return dst
@@ -39,6 +46,9 @@ def added_scaled(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
 def lerp_(dst: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray | None = None) -> np.ndarray:
     """``dst.lerp_(end, weight)`` for a number weight: ``fma(weight, end - dst, dst)`` below 0.5, else
     ``fma(weight - 1, end - dst, end)``."""
+    if end.dtype is not dst.dtype and end.dtype != dst.dtype:  # (torch's lerp takes no mixed dtypes)
+        raise RuntimeError(f"expected dtype {cpp_type_name(dst.dtype)} for `end` but got dtype "
+                           f"{cpp_type_name(end.dtype)}")
     w = dst.dtype.type(weight)
     diff = end - dst
     if dst.dtype not in FUSED_DTYPES:
@@ -54,6 +64,8 @@ def lerp_(dst: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray |
 def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float,
              scratch: np.ndarray | None = None) -> np.ndarray:
     """``dst.addcmul_(t1, t2, value=value)``: ``fma(value * t1, t2, dst)``."""
+    if (t1.dtype is not dst.dtype or t2.dtype is not dst.dtype) and _wider(dst, t1, t2):
+        return _in_common_dtype(addcmul_, dst, t1, t2, value)
     v = dst.dtype.type(value)
     if dst.dtype not in FUSED_DTYPES:
         dst[...] = dst + v * t1 * t2
@@ -62,4 +74,19 @@ def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float,
     if scratch is not None and fma_blockable(dst, scaled, t2):
         return fma32_blocked(scaled, t2, dst, dst, scratch)
     dst[...] = fma(scaled, t2, dst)
+    return dst
+
+
+def _wider(dst: np.ndarray, *operands: np.ndarray) -> bool:
+    """Whether an operand's dtype is wider than ``dst``'s (the update then runs in the common dtype)."""
+    return any(np.ndim(v) and v.dtype != dst.dtype and np.promote_types(v.dtype, dst.dtype) != dst.dtype
+               for v in operands)
+
+
+def _in_common_dtype(update, dst: np.ndarray, *operands) -> np.ndarray:
+    """``update(dst, *operands)`` computed on ``dst`` widened to the operands' common dtype, rounded back into
+    ``dst`` once (PyTorch's TensorIterator for an in-place op whose inputs are wider than its output)."""
+    wide = dst.astype(np.result_type(dst, *(v for v in operands if np.ndim(v))))
+    update(wide, *operands)
+    np.copyto(dst, wide, casting="same_kind")
     return dst
