@@ -228,7 +228,9 @@ def _check(param: PyParam, obj: Any, argnum: int, numbers_as_tensors: bool) -> t
     if kind == "SCALARTYPE":
         from .backend.dtypes import dtype
 
-        return isinstance(obj, dtype) or obj in (builtins.float, builtins.complex, builtins.bool, builtins.int), -1
+        # (Python's number types by identity: a NumPy dtype compares equal to its Python type, and torch refuses it)
+        return isinstance(obj, dtype) or any(obj is t for t in (builtins.float, builtins.complex, builtins.bool,
+                                                                 builtins.int)), -1
     if kind == "DIMNAME":
         return obj is None or isinstance(obj, str), -1
     if kind == "DIMNAME_LIST":

@@ -380,6 +380,10 @@ def _number_dtype(value):
     """The dtype of the tensor torch's parser makes of a number given for ``to``'s tensor."""
     from .backend import dtypes
 
+    if isinstance(value, np.generic) and not isinstance(value, (float, complex)):
+        # (a NumPy scalar is read as a number: its integers as int64, any other, bools and complex64 too, as a
+        # double; float64 and complex128 are Python's float and complex, read below)
+        return dtypes.int64 if isinstance(value, np.integer) else dtypes.float64
     for kind, dtype in ((bool, dtypes.bool_), (int, dtypes.int64), (float, dtypes.float64)):
         if isinstance(value, kind):
             return dtype
@@ -404,13 +408,18 @@ def _bound_to(names: tuple, first_required: bool, args: tuple, kwargs: dict) -> 
 
 
 def _is_bool(value) -> bool:
-    return value.__class__ is bool or value.__class__ is np.bool_
+    return value.__class__ is bool  # (torch's parser refuses NumPy's bools for its bool parameters)
 
 
 def _is_device(value) -> bool:
     from .backend.device import device
 
     return isinstance(value, (str, device)) or (isinstance(value, (int, np.integer)) and not _is_bool(value))
+
+
+def _is_numpy_number(value) -> bool:
+    """A NumPy scalar number, which torch's parser takes where it takes a number (as ``to``'s tensor)."""
+    return isinstance(value, np.generic) and value.dtype.kind in "biufc"
 
 
 def _is_dtype(value) -> bool:
@@ -429,7 +438,7 @@ def _is_memory_format(value) -> bool:
 _TO_ACCEPTS = {
     "device": lambda value, required: value is None or _is_device(value),
     "dtype": lambda value, required: _is_dtype(value) or (value is None and not required),
-    "tensor": lambda value, required: isinstance(value, (Tensor, bool, int, float, complex)),
+    "tensor": lambda value, required: isinstance(value, (Tensor, bool, int, float, complex)) or _is_numpy_number(value),
     "non_blocking": lambda value, required: _is_bool(value),
     "copy": lambda value, required: _is_bool(value),
     "memory_format": lambda value, required: _is_memory_format(value),

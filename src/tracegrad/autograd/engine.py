@@ -265,7 +265,9 @@ def _cast_root_grads(roots: list[tuple], grads: list) -> list:
 def _root_dtype(fn: Node, nr: int):
     """The dtype of the gradient that input ``nr`` of ``fn`` expects (a leaf's ``grad_dtype``; None: any)."""
     if fn.__class__ is AccumulateGrad:
-        return _leaf_grad_dtype(fn, fn._in_meta[0][1])
+        # (the leaf's dtype now: ``x.data = ...`` of another dtype gives PyTorch's leaf a fresh accumulator, where
+        # tracegrad's keeps the metadata it was made with)
+        return _leaf_grad_dtype(fn, fn.variable._data.dtype)
     meta = getattr(fn, "_out_meta", None)
     if not meta or nr >= len(meta) or meta[nr] is None:
         return None

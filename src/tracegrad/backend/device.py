@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 # Every device type torch knows, in the order its parser lists them. A torch.device of any of them can be made
 # (as in torch); only cpu, cuda (with CuPy and a GPU) and meta hold tensors here, and the others are refused
 # where a tensor would be put on them (refuse_unsupported).
@@ -22,6 +24,8 @@ class device:
         if isinstance(type, device):
             self.type, self.index = type.type, type.index
             return
+        if isinstance(type, np.integer):  # (a NumPy integer is an index as Python's int is)
+            type = int(type)
         if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0) is the first accelerator
             from . import cupy_backend
 
