@@ -566,7 +566,7 @@ class Module:
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         for a in args:
             if isinstance(a, dtype_cls):
                 dtype = a
@@ -588,8 +588,13 @@ class Module:
             out = t
             if device is not None and str(device).startswith("cuda"):
                 out = out.cuda()
-            if dtype is not None and (t.is_floating_point() or t.is_complex()):
-                out = out.to(dtype)
+            new_dtype = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) else None
+            # (as torch: a memory format reaches the 4-d and 5-d parameters and buffers only)
+            new_format = memory_format if memory_format is not None and t.dim() in (4, 5) else None
+            if new_format is not None:
+                out = out.to(new_dtype, memory_format=new_format)
+            elif new_dtype is not None:
+                out = out.to(new_dtype)
             return out
 
         return self._apply(convert)
