@@ -119,13 +119,14 @@ def _weight_matrix(w: np.ndarray, groups: int) -> np.ndarray:
 def _channel_major(g: np.ndarray, groups: int) -> np.ndarray:
     """(N, O, *out) -> (G, Og, N*L): columns in im2col's order (sample, then output position)."""
     n, o = g.shape[:2]
-    return np.ascontiguousarray(g.reshape(n, o, -1).swapaxes(0, 1)).reshape(groups, o // groups, -1)
+    length = math.prod(g.shape[2:])  # (explicit sizes, not -1: an empty batch has no size to infer)
+    return np.ascontiguousarray(g.reshape(n, o, length).swapaxes(0, 1)).reshape(groups, o // groups, n * length)
 
 
 def _batch_major(y: np.ndarray, n: int, out_sizes) -> np.ndarray:
     """(G, Og, N*L) -> a C-contiguous (N, O, *out)."""
     o = y.shape[0] * y.shape[1]
-    return np.ascontiguousarray(y.reshape(o, n, -1).swapaxes(0, 1)).reshape((n, o) + tuple(out_sizes))
+    return np.ascontiguousarray(y.reshape(o, n, math.prod(out_sizes)).swapaxes(0, 1)).reshape((n, o) + tuple(out_sizes))
 
 
 # ---- the three primitives ----------------------------------------------------------------------------------

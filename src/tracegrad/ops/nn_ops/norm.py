@@ -30,7 +30,7 @@ from ..reductions import sum as sum_op
 from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import div_scalar, mul_scalar
 from ..shape_extra import repeat
-from ..views import expand, reshape, unsqueeze_, view
+from ..views import expand, reshape, select, unsqueeze_, view
 from . import aten_moments, group_norm_cpu
 from ._common import check_float, check_mixed_dtype, run_op
 
@@ -388,7 +388,7 @@ def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - 
     if x.dtype in group_norm_cpu.CHANNELS_LAST_FORWARD_DTYPES and x.size and suggested_format(x) is not \
             contiguous_format and all(t is None or t.dtype == x.dtype for t in (weight, bias)):
         return group_norm_cpu.group_norm_forward_channels_last(x, weight, bias, num_groups, eps)
-    grouped = x.reshape(n, num_groups, -1)
+    grouped = x.reshape(n, num_groups, c // num_groups * math.prod(x.shape[2:]))  # (not -1: n may be 0)
     mean, xc, rstd = _stats(grouped, (2,), eps)
     y = (xc * rstd).reshape(x.shape)
     cshape = _channel_shape(x.ndim, c)
@@ -652,6 +652,8 @@ def _per_channel_fma(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> np.n
     """``fma(x, alpha, beta)`` per channel of a dense float32 ``x``, into an array of ``x``'s layout, a block of
     rows at a time: rows of a plane (channels-first) or of the channels (channels-last, and (N, C))."""
     out = np.empty_like(x)
+    if not x.size:  # (an empty batch: no rows, and none to infer their length from)
+        return out
     n, channels = x.shape[:2]
     if x.flags.c_contiguous and x.ndim > 2:
         rows, out_rows = x.reshape(n * channels, -1), out.reshape(n * channels, -1)
@@ -1007,6 +1009,8 @@ def batch_norm(
             if t is not None and t._data.size != x.shape[1]:
                 raise RuntimeError(f"{name} should contain {x.shape[1]} elements not {t._data.size}")
         _check_channels(x, *(None if t is None else t._data for t in (weight, bias, None, None)))
+    if not x.size:
+        return _empty_batch_norm(input, weight, bias)
     if training:
         # (the running statistics are updated inside the kernel: as in PyTorch, their version does not change)
         return batch_norm_train(input, weight, bias, running_mean, running_var,
@@ -1014,6 +1018,14 @@ def batch_norm(
     if running_mean is None or running_var is None:
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     return batch_norm_eval(input, weight, bias, running_mean, running_var, eps)[0]
+
+
+def _empty_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    """PyTorch's batch_norm of an empty input: a clone (in its layout), times weight[0], plus bias[0] (an
+    IndexError where they are empty); no statistics, the running ones untouched."""
+    out = input.clone()
+    out = out if weight is None else out * select(weight, 0, 0)
+    return out if bias is None else out + select(bias, 0, 0)
 
 
 def instance_norm(
@@ -1034,6 +1046,15 @@ def instance_norm(
     folded = view(input.contiguous(), (1, n * c) + x.shape[2:])
     rm = _tile_data(running_mean, n)
     rv = _tile_data(running_var, n)
+    if not n * c:  # (the batch_norm of an empty input: see _empty_batch_norm)
+        out = _empty_batch_norm(folded, w, b)
+        if use_input_stats:  # (the mean over no sample: NaN running statistics, as PyTorch's)
+            for src in (running_mean, running_var):
+                if src is not None:
+                    src._before_write()
+                    src._data[...] = np.nan
+                    src._bump_version()
+        return view(out, x.shape)
     if use_input_stats:
         out = batch_norm_train(folded, w, b, rm, rv, momentum, eps)[0]
         for src, tiled in ((running_mean, rm), (running_var, rv)):

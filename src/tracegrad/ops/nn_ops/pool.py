@@ -209,7 +209,7 @@ def _scatter_kernel(g, x, indices, n: int):
     plane = math.prod(input_size[-n:])
     planes = math.prod(input_size[:-n])
     offsets = (np.arange(planes) * plane).reshape(-1, 1)
-    idx = (indices.reshape(planes, -1) + offsets).ravel()
+    idx = (indices.reshape(planes, math.prod(indices.shape[-n:])) + offsets).ravel()
     out = np.zeros(planes * plane, dtype=g.dtype)
     np.add.at(out, idx, g.reshape(-1))  # (in the outputs' order and in g's dtype, as PyTorch's loop adds them)
     return out.reshape(tuple(input_size))
@@ -218,8 +218,9 @@ def _scatter_kernel(g, x, indices, n: int):
 def max_pool_double_backward(grad: Tensor, indices: Tensor, n: int) -> Tensor:
     """PyTorch's max_pool_double_backward: ``grad``'s planes (last ``n`` dims flattened) gathered at ``indices``
     (View, Gather, View nodes); also max_unpool's derivative."""
-    flat = tuple(indices.shape[:-n]) + (-1,)
-    return view(gather(view(grad.contiguous(), flat), -1, view(indices, flat)), tuple(indices.shape))
+    lead = tuple(indices.shape[:-n])  # (the planes' sizes given, not -1: an empty batch has none to infer)
+    return view(gather(view(grad.contiguous(), lead + (math.prod(grad.shape[-n:]),)), -1,
+                       view(indices, lead + (math.prod(indices.shape[-n:]),))), tuple(indices.shape))
 
 
 def _with_indices_ops(n: int, schema: str, kernel: Callable, node_name: str, backward_name: str, **rules) -> tuple:
@@ -504,7 +505,8 @@ def _adaptive_max_pool_by_window(x: np.ndarray, rows: list, n: int) -> tuple[np.
     indices = np.empty(out.shape, dtype=np.int64)
     for pos in itertools.product(*(range(r.shape[0]) for r in rows)):
         bounds = [(int(r[i, 0]), int(r[i, -1]) + 1) for r, i in zip(rows, pos)]
-        window = x[(Ellipsis,) + tuple(slice(a, b) for a, b in bounds)].reshape(lead + (-1,))
+        window = x[(Ellipsis,) + tuple(slice(a, b) for a, b in bounds)]
+        window = window.reshape(lead + (math.prod(window.shape[-n:]),))
         arg = _window_argmax(window)
         out[(Ellipsis,) + pos] = np.take_along_axis(window, arg[..., None], axis=-1)[..., 0]
         flat = np.zeros_like(arg)

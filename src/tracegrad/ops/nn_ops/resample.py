@@ -33,7 +33,7 @@ def _flat_source(index_maps: tuple, in_sizes: tuple) -> np.ndarray:
 def gather_kernel(x, index_maps):
     k = len(index_maps)
     lead = x.shape[: x.ndim - k]
-    flat = x.reshape(lead + (-1,))
+    flat = x.reshape(lead + (math.prod(x.shape[x.ndim - k :]),))
     src = _flat_source(index_maps, x.shape[x.ndim - k :])
     out_trailing = tuple(len(m) for m in index_maps)
     return np.take(flat, src, axis=-1).reshape(lead + out_trailing)

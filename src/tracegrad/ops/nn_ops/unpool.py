@@ -30,15 +30,15 @@ def _unpool_kernel(x, indices, output_size, n: int):
     lead = x.shape[:-n]
     plane = math.prod(output_size)
     out = np.zeros(lead + tuple(output_size), dtype=x.dtype)
-    flat_out = out.reshape(-1, plane)
-    flat_idx = indices.reshape(flat_out.shape[0], -1)
+    flat_out = out.reshape(math.prod(lead), plane)
+    flat_idx = indices.reshape(flat_out.shape[0], math.prod(indices.shape[-n:]))
     bad = (flat_idx < 0) | (flat_idx >= plane)  # (PyTorch reports the last bad index it meets)
     if bad.any():
         raise RuntimeError(
             f"Found an invalid max index: {flat_idx[bad][-1]} (output volumes are of size "
             f"{'x'.join(map(str, output_size))})"
         )
-    np.put_along_axis(flat_out, flat_idx, x.reshape(flat_out.shape[0], -1), axis=1)
+    np.put_along_axis(flat_out, flat_idx, x.reshape(flat_idx.shape), axis=1)
     return out
 
 
