@@ -265,8 +265,15 @@ class Tensor:
 
         imag(self).copy_(value)
 
-    def set_(self, source: Tensor | None = None, *args) -> Tensor:
-        """Make this tensor use ``source``'s storage; the tensor gets a fresh gradient accumulator."""
+    def set_(self, source: Tensor | None = None, *args, **kwargs) -> Tensor:
+        """Make this tensor use ``source``'s storage; the tensor gets a fresh gradient accumulator. ``args`` /
+        ``kwargs``: torch's ``storage_offset``, ``size`` and ``stride``, by position or by name."""
+        if kwargs:
+            unknown = set(kwargs) - {"storage_offset", "size", "stride"}
+            if unknown:
+                raise TypeError(f"set_() got an unexpected keyword argument '{sorted(unknown)[0]}'")
+            named = dict(zip(("storage_offset", "size", "stride"), args), **kwargs)
+            args = (named.get("storage_offset", 0), named.get("size"), named.get("stride"))
         self._before_write()
         if source is None:
             self._data = self._data[:0].copy()
@@ -340,8 +347,8 @@ class Tensor:
         return offset_in(base, self._data) // max(self._data.itemsize, 1)
 
     def data_ptr(self) -> int:
-        if not self._data.size and not self.untyped_storage().nbytes():
-            return 0  # (as torch: an empty storage has no memory)
+        if not self._data.size:
+            return 0  # (as torch: an empty tensor has no data, whatever its storage holds)
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=_CONTIGUOUS) -> bool:
