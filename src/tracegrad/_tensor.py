@@ -484,7 +484,8 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (pickled_array(self._data), self._rg, self._grad))
+        # (as torch's: the values and requires_grad, no .grad; deepcopy keeps it)
+        return (_rebuild, (pickled_array(self._data), self._rg))
 
     def __deepcopy__(self, memo):
         if self._gfn is not None:
@@ -604,7 +605,8 @@ def unpickled_array(data) -> np.ndarray:
     return data.array() if isinstance(data, _ArrayIn) else data
 
 
-def _rebuild(data, requires_grad, grad):
+def _rebuild(data, requires_grad, grad=None):
+    # (``grad``: pickles made before tracegrad dropped .grad from them, as torch does, still load with it)
     t = _wrap(unpickled_array(data))
     t._rg = requires_grad
     if grad is not None:
