@@ -274,6 +274,7 @@ class Tensor:
                 raise TypeError(f"set_() got an unexpected keyword argument '{sorted(unknown)[0]}'")
             named = dict(zip(("storage_offset", "size", "stride"), args), **kwargs)
             args = (named.get("storage_offset", 0), named.get("size"), named.get("stride"))
+        _check_set_source(self, source, args)
         self._before_write()
         if source is None:
             self._data = self._data[:0].copy()
@@ -603,6 +604,18 @@ def pickled_array(data):
 
 def unpickled_array(data) -> np.ndarray:
     return data.array() if isinstance(data, _ArrayIn) else data
+
+
+def _check_set_source(tensor: Tensor, source, args: tuple) -> None:
+    """torch's refusals of ``tensor.set_(source)``: an in-place op on a leaf that requires grad (with grad mode on),
+    and a tensor of another dtype (a storage, or an offset, size and stride, are read as ``tensor``'s dtype)."""
+    if STATE.grad_enabled and tensor._rg and tensor._gfn is None and tensor._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if not args and isinstance(source, Tensor) and source._data.dtype != tensor._data.dtype:
+        from .backend.dtypes import cpp_type_name
+
+        raise RuntimeError(f"Could not set tensor of type {cpp_type_name(source._data.dtype)} to a tensor of type "
+                           f"{cpp_type_name(tensor._data.dtype)}")
 
 
 def _rebuild(data, requires_grad, grad=None):
