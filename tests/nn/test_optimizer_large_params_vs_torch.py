@@ -8,9 +8,8 @@ import pytest
 import torch
 
 import tracegrad as tg
-from tracegrad.ops.aten_vec import fma32_blocked, fma_blockable
-from tracegrad.optim import optimizer as optimizer_module
-from tracegrad.optim._fused import SCRATCH_MIN
+from tracegrad.ops import aten_vec
+from tracegrad.ops.aten_vec import BLOCKED_MIN, fma32_blocked, fma_blockable
 
 torch.set_num_threads(1)
 
@@ -88,7 +87,7 @@ def _trajectory(module, name: str, options: dict, transposed: bool, steps: int =
 @pytest.mark.parametrize("transposed", [False, True], ids=["dense", "transposed grads"])
 @pytest.mark.parametrize(("name", "options", "exact"), OPTIMIZERS)
 def test_large_parameter_trajectories_are_torchs(name, options, exact, transposed):
-    assert SCRATCH_MIN <= 260 * 260
+    assert BLOCKED_MIN <= 260 * 260
     theirs = _trajectory(torch, name, options, transposed)
     ours = _trajectory(tg, name, options, transposed)
     if exact:
@@ -103,7 +102,7 @@ def test_blocked_updates_are_the_one_call_updates(name, options, exact, monkeypa
     """Bit for bit, so that the exact comparisons with torch of test_optimizer_bits_vs_torch (small parameters,
     one-call updates) carry over to the blocked ones."""
     blocked = _trajectory(tg, name, options, transposed=False)
-    monkeypatch.setattr(optimizer_module, "SCRATCH_MIN", 10**9)
+    monkeypatch.setattr(aten_vec, "BLOCKED_MIN", 10**9)
     assert np.array_equal(_trajectory(tg, name, options, transposed=False), blocked)
 
 

@@ -165,16 +165,21 @@ def _blocked_fma(a, b, c) -> np.ndarray | None:
     None where they do not."""
     if np.ndim(a) == 0:
         a, b = b, a  # (the product is the same either way)
-    if (a.__class__ is not np.ndarray or a.size < _BLOCKED_MIN or c.__class__ is not np.ndarray
+    if (a.__class__ is not np.ndarray or a.size < BLOCKED_MIN or c.__class__ is not np.ndarray
             or c.shape != a.shape):
         return None
-    out = np.empty(a.shape, np.float32)
-    if not fma_blockable(out, a, b, c):
+    return fma_into_blocks(a, b, c, np.empty(a.shape, np.float32))
+
+
+def fma_into_blocks(a, b, c, out: np.ndarray, check_ties: bool = True) -> np.ndarray | None:
+    """``fma32_blocked(a, b, c, out)`` with this thread's scratch where it pays and the operands allow it
+    (``out`` of ``BLOCKED_MIN`` elements or more, ``fma_blockable``); None, and nothing written, where not."""
+    if out.size < BLOCKED_MIN or not fma_blockable(out, a, b, c):
         return None
-    return fma32_blocked(a, b, c, out, _thread_scratch())
+    return fma32_blocked(a, b, c, out, _thread_scratch(), check_ties)
 
 
-_BLOCKED_MIN = 1 << 16  # elements: below, fma32's few calls cost less than the block loop
+BLOCKED_MIN = 1 << 16  # elements: below, fma32's few calls cost less than the block loop
 _SCRATCH = threading.local()
 
 

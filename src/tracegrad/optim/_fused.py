@@ -14,25 +14,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend.dtypes import cpp_type_name
-from ..ops.aten_vec import FUSED_DTYPES, fma, fma32_blocked, fma_blockable, fma_into
-
-# Scratch for float32 updates of ``SCRATCH_MIN`` elements or more: two float64 blocks of ``SCRATCH_BLOCK``
-# (512 KiB), which stay in the L2 cache; smaller arrays take the one-call path, whose temporaries are cheap.
-SCRATCH_BLOCK = 1 << 15
-SCRATCH_MIN = 1 << 16
+from ..ops.aten_vec import FUSED_DTYPES, fma, fma_into, fma_into_blocks
 
 
-def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float, scratch: np.ndarray | None = None) -> np.ndarray:
-    """``dst.add_(src, alpha=alpha)`` in place. ``scratch``: an optimizer's float64 blocks (``Optimizer.
-    _fma_scratch``), or None. Like ``fma_into``, it leaves float64 sums on a float midpoint to the cast: the check
-    would make SGD's update a third slower (see ``fma_into``)."""
+def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float) -> np.ndarray:
+    """``dst.add_(src, alpha=alpha)`` in place (in float64 blocks for large float32 arrays: ``aten_vec.
+    fma_into_blocks``). Like ``fma_into``, it leaves float64 sums on a float midpoint to the cast: the check would
+    make SGD's update a third slower (see ``fma_into``)."""
     if src.dtype is not dst.dtype and _wider(dst, src):  # (an identity test first: the hot path is one dtype)
         return _in_common_dtype(add_scaled_, dst, src, alpha)
     if alpha == 1 or dst.dtype not in FUSED_DTYPES:
         dst += src if alpha == 1 else dst.dtype.type(alpha) * src
         return dst
-    if scratch is not None and fma_blockable(dst, src):
-        return fma32_blocked(src, alpha, dst, dst, scratch, check_ties=False)
+    if fma_into_blocks(src, alpha, dst, dst, check_ties=False) is not None:
+        return dst
     return fma_into(src, dst.dtype.type(alpha), dst, dst)
 
 
@@ -43,7 +38,7 @@ def added_scaled(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     return fma(b, a.dtype.type(alpha), a)
 
 
-def lerp_(dst: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray | None = None) -> np.ndarray:
+def lerp_(dst: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
     """``dst.lerp_(end, weight)`` for a number weight: ``fma(weight, end - dst, dst)`` below 0.5, else
     ``fma(weight - 1, end - dst, end)``."""
     if end.dtype is not dst.dtype and end.dtype != dst.dtype:  # (torch's lerp takes no mixed dtypes)
@@ -55,14 +50,12 @@ def lerp_(dst: np.ndarray, end: np.ndarray, weight: float, scratch: np.ndarray |
         dst[...] = dst + w * diff if abs(w) < 0.5 else end - diff * (1 - w)
         return dst
     factor, addend = (w, dst) if abs(w) < 0.5 else (w - dst.dtype.type(1), end)
-    if scratch is not None and fma_blockable(dst, diff, addend):
-        return fma32_blocked(diff, factor, addend, dst, scratch)
-    dst[...] = fma(factor, diff, addend)
+    if fma_into_blocks(diff, factor, addend, dst) is None:
+        dst[...] = fma(factor, diff, addend)
     return dst
 
 
-def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float,
-             scratch: np.ndarray | None = None) -> np.ndarray:
+def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float) -> np.ndarray:
     """``dst.addcmul_(t1, t2, value=value)``: ``fma(value * t1, t2, dst)``."""
     if (t1.dtype is not dst.dtype or t2.dtype is not dst.dtype) and _wider(dst, t1, t2):
         return _in_common_dtype(addcmul_, dst, t1, t2, value)
@@ -71,9 +64,8 @@ def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float,
         dst[...] = dst + v * t1 * t2
         return dst
     scaled = t1 if v == 1 else v * t1  # (times one: the same floats, NaN signs included)
-    if scratch is not None and fma_blockable(dst, scaled, t2):
-        return fma32_blocked(scaled, t2, dst, dst, scratch)
-    dst[...] = fma(scaled, t2, dst)
+    if fma_into_blocks(scaled, t2, dst, dst) is None:
+        dst[...] = fma(scaled, t2, dst)
     return dst
 
 

@@ -72,7 +72,7 @@ class Adagrad(Optimizer):
                     grad = added_scaled(grad, param, wd)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 acc = state["sum"]._data
-                addcmul_(acc, grad, grad, 1, self._fma_scratch(param))
+                addcmul_(acc, grad, grad, 1)
                 std = np.sqrt(acc)
                 std += eps
                 p._before_write()

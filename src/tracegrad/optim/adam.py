@@ -100,10 +100,9 @@ class Adam(Optimizer):
                         grad = added_scaled(grad, param, wd)
                 exp_avg = state["exp_avg"]._data
                 exp_avg_sq = state["exp_avg_sq"]._data
-                scratch = self._fma_scratch(param)
-                lerp_(exp_avg, grad, 1 - beta1, scratch)
+                lerp_(exp_avg, grad, 1 - beta1)
                 exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
-                addcmul_(exp_avg_sq, grad, grad, 1 - beta2, scratch)
+                addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
                 step = float(step_t._data)
                 step_size = lr / (1 - beta1**step)
                 bias_correction2_sqrt = (1 - beta2**step) ** 0.5

@@ -19,7 +19,6 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import enable_grad
 from ..autograd.node import RemovableHandle
-from ._fused import SCRATCH_BLOCK, SCRATCH_MIN
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -118,17 +117,6 @@ class Optimizer:
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "hooked", False):
             cls.step = _hooked_step(step)
-
-    def _fma_scratch(self, d: np.ndarray) -> np.ndarray | None:
-        """Float64 scratch blocks for the fused updates (``_fused``) of a large float32 array, made once per
-        optimizer (not saved with it): a fresh temporary the size of a weight matrix each step makes the
-        allocator hand memory back to the OS and fault it in again, which costs more than the arithmetic."""
-        if d.size < SCRATCH_MIN or d.dtype != np.float32:  # (the size first: a dtype comparison costs more)
-            return None
-        scratch = self.__dict__.get("_scratch")
-        if scratch is None:
-            scratch = self.__dict__["_scratch"] = np.empty((2, SCRATCH_BLOCK))
-        return scratch
 
     def __getstate__(self) -> dict:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}

@@ -74,11 +74,10 @@ class RMSprop(Optimizer):
                     grad = added_scaled(grad, param, wd)
                 square_avg = state["square_avg"]._data
                 square_avg *= square_avg.dtype.type(alpha)
-                scratch = self._fma_scratch(param)
-                addcmul_(square_avg, grad, grad, 1 - alpha, scratch)
+                addcmul_(square_avg, grad, grad, 1 - alpha)
                 if centered:
                     grad_avg = state["grad_avg"]._data
-                    lerp_(grad_avg, grad, 1 - alpha, scratch)
+                    lerp_(grad_avg, grad, 1 - alpha)
                     avg = np.sqrt(addcmul_(square_avg.copy(), grad_avg, grad_avg, -1.0))
                 else:
                     avg = np.sqrt(square_avg)
@@ -87,7 +86,7 @@ class RMSprop(Optimizer):
                     buf = state["momentum_buffer"]._data
                     buf *= momentum
                     buf += grad / avg
-                    add_scaled_(param, buf, -lr, scratch)
+                    add_scaled_(param, buf, -lr)
                 else:
                     param += (-lr) * grad / avg
                 p._bump_version()

@@ -65,7 +65,7 @@ class SGD(Optimizer):
                     if g is not None:
                         d = p._data
                         p._before_write()
-                        add_scaled_(d, g._data, -lr, self._fma_scratch(d))
+                        add_scaled_(d, g._data, -lr)
                         p._bump_version()
                 continue
             self._general_step(group, lr, momentum, wd)
@@ -95,5 +95,5 @@ class SGD(Optimizer):
                     buf._bump_version()
                 grad = added_scaled(grad, buf._data, momentum) if nesterov else buf._data
             p._before_write()
-            add_scaled_(p._data, grad, -lr, self._fma_scratch(p._data))
+            add_scaled_(p._data, grad, -lr)
             p._bump_version()
