@@ -176,10 +176,8 @@ class _Pickler(pickle.Pickler):
 
         reduced = t.__reduce_ex__(2)
         rebuild, args = reduced[0], reduced[1]
-        if rebuild is _rebuild:
-            args = (args[0], args[1], None)  # (torch saves no tensor's .grad)
-        elif rebuild is not _rebuild_parameter:
-            return NotImplemented
+        if rebuild is not _rebuild and rebuild is not _rebuild_parameter:
+            return NotImplemented  # (a Tensor's own reduction carries no .grad, as torch's: nothing to drop here)
         data = t._data
         if isinstance(data, np.ndarray) and data.size and not isinstance(args[0], _ArrayIn) and \
                 min(data.strides, default=0) >= 0:
