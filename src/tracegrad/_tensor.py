@@ -609,8 +609,9 @@ def unpickled_array(data) -> np.ndarray:
 def _check_set_source(tensor: Tensor, source, args: tuple) -> None:
     """torch's refusals of ``tensor.set_(source)``: an in-place op on a leaf that requires grad (with grad mode on),
     and a tensor of another dtype (a storage, or an offset, size and stride, are read as ``tensor``'s dtype)."""
-    if STATE.grad_enabled and tensor._rg and tensor._gfn is None and tensor._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    from .autograd.views import refuse_unrecorded_inplace_on_leaf
+
+    refuse_unrecorded_inplace_on_leaf(tensor)
     if not args and isinstance(source, Tensor) and source._data.dtype != tensor._data.dtype:
         from .backend.dtypes import cpp_type_name
 

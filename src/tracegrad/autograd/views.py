@@ -58,6 +58,16 @@ def make_view(out: Tensor, src: Tensor, op, args: tuple, index: int) -> None:
 
 # ---- checks --------------------------------------------------------------------------------------------
 
+LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def refuse_unrecorded_inplace_on_leaf(t: Tensor) -> None:
+    """PyTorch's refusal of an in-place write autograd records nothing for (``set_``, ``embedding_renorm_``) into a
+    leaf that requires grad, while grad mode is on."""
+    if STATE.grad_enabled and t._rg and t._gfn is None and t._base is None:
+        raise RuntimeError(LEAF_INPLACE_ERROR)
+
+
 def check_inplace(t: Tensor, will_record: bool) -> bool:
     """PyTorch's check_inplace (called with grad mode on), in PyTorch's order: leaf errors, then (for views)
     creation-meta errors, then the view-of-leaf error. Only an in-place op that will be recorded can break
@@ -66,7 +76,7 @@ def check_inplace(t: Tensor, will_record: bool) -> bool:
     base = t._base
     if base is None:
         if t._rg and t._gfn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError(LEAF_INPLACE_ERROR)
         return will_record
     if not (will_record or base._rg):
         return False

@@ -18,6 +18,7 @@ from .._arg_parser import refuse_as_torch
 from .._state import STATE
 from .._strides import storage_extent
 from .._tensor import Tensor
+from ..autograd.views import refuse_unrecorded_inplace_on_leaf
 from ..backend import dtypes as _dt
 from ..memory_format import format_strides, preserve_format, suggested_format
 from . import complex_ops, creation, indexing, linalg, pointwise, shape_extra, special_fns, views
@@ -57,8 +58,7 @@ def fill(input: Tensor, value) -> Tensor:  # noqa: A002 - PyTorch's parameter na
 def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:  # noqa: A002
     """``torch.embedding_renorm_``: an in-place write PyTorch records nothing for, so a leaf that requires grad
     is refused (nn.functional.embedding calls it under no_grad)."""
-    if STATE.grad_enabled and input._rg and input._gfn is None and input._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    refuse_unrecorded_inplace_on_leaf(input)
     _misc.embedding_renorm_(input, indices, max_norm, norm_type)
     return input
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.views import LEAF_INPLACE_ERROR
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
 from .optimizer import Optimizer
 
@@ -24,7 +25,7 @@ def begin_write(p: Tensor, group: dict[str, Any]) -> None:
     """Call just before the first in-place write to ``p``. With ``differentiable=True`` PyTorch runs the update
     under autograd, so writing into a leaf that requires grad fails there; we reproduce that error."""
     if group.get("differentiable") and p.requires_grad and p.is_leaf:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError(LEAF_INPLACE_ERROR)
     p._before_write()
 
 
