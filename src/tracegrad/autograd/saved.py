@@ -364,6 +364,33 @@ def save_input(tensor: Tensor) -> SavedTensor:
     return self
 
 
+def save_input_pair(a: Tensor, b: Tensor) -> tuple:
+    """``(save_input(a), save_input(b))`` for a binary fast path whose operands both need a gradient (each is
+    saved for the other's): one call for the two, ``b`` first as PyTorch packs them (see ``OpDef.pack_order``)."""
+    if a._inference or b._inference or STATE.saved_hooks:
+        saved_b = SavedTensor._make(b)
+        return SavedTensor._make(a), saved_b
+    saved_b = _new_saved(SavedTensor)
+    vc = b._vc
+    if vc is None:
+        vc = b._vc = [0]
+    saved_b._vc = vc
+    saved_b._version = vc[0]
+    saved_b._kind = _INPUT
+    saved_b._ref = b
+    saved_b._extra = b._gfn is not None
+    saved_a = _new_saved(SavedTensor)
+    vc = a._vc
+    if vc is None:
+        vc = a._vc = [0]
+    saved_a._vc = vc
+    saved_a._version = vc[0]
+    saved_a._kind = _INPUT
+    saved_a._ref = a
+    saved_a._extra = a._gfn is not None
+    return saved_a, saved_b
+
+
 def save_fresh_output(out: Tensor) -> SavedTensor:
     """``SavedTensor._make(out, True)`` for the single output an operator fast path has just made (output 0,
     requires grad, no version counter yet)."""

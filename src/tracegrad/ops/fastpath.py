@@ -21,7 +21,7 @@ from .._strides import pointwise_result
 from .._tensor import Tensor, _new
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node_meta import F32_FORMS, meta_forms
-from ..autograd.saved import SavedTensor, save_fresh_output, save_input
+from ..autograd.saved import SavedTensor, save_fresh_output, save_input, save_input_pair
 from ._util import translate_value_error
 from .result_layouts import SWAPPED_OPERANDS, operand_positions
 
@@ -30,6 +30,7 @@ _asarray = np.asarray
 _make_saved = SavedTensor._make
 _edge = gradient_edge
 _save_input = save_input
+_save_pair = save_input_pair
 _save_output = save_fresh_output
 _pointwise_result = pointwise_result
 _OPERANDS = (Tensor, int, float, complex, bool, np.ndarray, np.generic)
@@ -228,9 +229,9 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
         ad = a._data
         adt = ad.dtype
         if bc is Tensor:
-            if guarded and (scalar_other or ad.ndim != 2 or b._data.ndim != 2):
-                return slow(a, b)
             bd = b._data
+            if guarded and (scalar_other or ad.ndim != 2 or bd.ndim != 2):
+                return slow(a, b)
             brg = b._rg or (b._base is not None and b._base._rg)
             # Same float dtypes: NumPy's ufunc gives PyTorch's result dtype (integer division does not).
             direct = ufunc is not None and adt is bd.dtype and (adt is _F32 or adt is _F64 or adt.kind == "f")
@@ -274,7 +275,17 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             node = _new(node_class)
             node._seq = next_sequence_nr()
             fa = a._gfn
-            ea = ((fa, a._output_nr) if fa is not None and a._base is None else _edge(a)) if arg else NO_EDGE
+            if not arg:
+                ea = NO_EDGE
+            elif a._base is None:
+                if fa is not None:
+                    ea = (fa, a._output_nr)
+                else:  # (a leaf: its live accumulator's edge, as gradient_edge finds it)
+                    ref = a._acc_ref
+                    acc = ref() if ref is not None else None
+                    ea = acc._edge if acc is not None else _edge(a)
+            else:
+                ea = _edge(a)
             # (shared metadata records, node_meta; an input of the output's shape and dtype shares its forms)
             out_shape = data.shape
             out_forms = f32_forms.get(out_shape) if dt is _F32 else None
@@ -284,7 +295,17 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             if arg:
                 a_forms = out_forms if adt is dt and ad.shape == out_shape else forms_of(ad.shape, adt)
             if brg:
-                node._edges = (ea, _edge(b))
+                if b._base is None:
+                    fb = b._gfn
+                    if fb is not None:
+                        eb = (fb, b._output_nr)
+                    else:
+                        ref = b._acc_ref
+                        acc = ref() if ref is not None else None
+                        eb = acc._edge if acc is not None else _edge(b)
+                else:
+                    eb = _edge(b)
+                node._edges = (ea, eb)
                 b_forms = out_forms if bd.dtype is dt and bd.shape == out_shape else forms_of(bd.shape, bd.dtype)
                 if a_forms is None:
                     node._in_meta = b_forms[3]  # (SECOND_OF_TWO: literal indices, the hot path's cheapest)
@@ -309,8 +330,11 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             if cross_saves:
                 # mul/matmul: each operand is kept only if the other one needs a gradient (the second first,
                 # as PyTorch saves a node's inputs sorted by name: ``other`` before ``self``)
-                sb = (_save_input(b) if bc is Tensor else b) if arg else None
-                node._saved = (_save_input(a) if brg else None, sb)
+                if arg and brg:
+                    node._saved = _save_pair(a, b)
+                else:
+                    sb = (_save_input(b) if bc is Tensor else b) if arg else None
+                    node._saved = (_save_input(a) if brg else None, sb)
             elif plan:
                 node._saved = _saved_values(plan, (a, b) + trailing, out)
             else:

@@ -42,6 +42,14 @@ def matrix_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _np_matmul(a, b)
 
 
+def real_matrix_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``matrix_product`` of two real floating matrices of one dtype (what mm's fast path hands it), without
+    the dtype test."""
+    if a.flags.forc and b.flags.forc:
+        return _np_dot(a, b)
+    return _np_matmul(a, b)
+
+
 def _mm_kernel(a, b):
     if a.ndim == 2 and b.ndim == 2 and a.dtype is b.dtype and a.dtype is not _BOOL:  # the hot case
         try:
@@ -252,7 +260,7 @@ def _mm_fast_for_matrices():
     float operands (as the fast path of a ufunc op does); everything else goes to the full matmul."""
     from . import fastpath
 
-    return fastpath.binary(mm, dunder=True, ufunc=matrix_product, matrices=_matmul_dunder_general)
+    return fastpath.binary(mm, dunder=True, ufunc=real_matrix_product, matrices=_matmul_dunder_general)
 
 
 _mm_matrices = _mm_fast_for_matrices()
