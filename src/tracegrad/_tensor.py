@@ -9,6 +9,8 @@ defaults and only allocate an instance ``__dict__`` when a tensor actually uses 
 
 from __future__ import annotations
 
+import copy
+import functools
 import warnings
 
 import numpy as np
@@ -485,24 +487,30 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
-        # (as torch's: the values and requires_grad, no .grad; deepcopy keeps it)
-        return (_rebuild, (pickled_array(self._data), self._rg))
+        # (as torch's: the values, requires_grad and the attributes set on it, no .grad; deepcopy keeps it)
+        warn_unserialized_hooks(self)
+        state = user_state(self)
+        return (_rebuild, (pickled_array(self._data), self._rg, None, state) if state else
+                (pickled_array(self._data), self._rg))
 
     def __deepcopy__(self, memo):
+        # As torch's: a leaf only; the copies of tensors sharing a storage share one new storage, at the same
+        # offsets and strides (the memo maps storages too); .grad and the attributes set on it are deep-copied.
         if self._gfn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the "
                                "deepcopy protocol at the moment.  If you were attempting to deepcopy a module, "
                                "this may be because of a torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
         new = type(self).__new__(type(self))
-        _init_from(new, self._data.copy())
-        new._rg = self._rg
+        _init_from(new, _deepcopied_array(self._data, memo))
+        new._vc = [1]  # (torch's copy is set_ onto the new storage, which counts as a write)
+        new._rg = self.requires_grad
         if self._grad is not None:
-            new._grad = self._grad.__deepcopy__(memo)
-        if self.__dict__:
-            for k, v in self.__dict__.items():
-                if k not in ("_grad", "_acc_ref", "_hooks", "_post_acc_hooks"):
-                    new.__dict__[k] = v
+            new._grad = copy.deepcopy(self._grad, memo)
+        for name, value in user_state(self).items():
+            new.__dict__[name] = copy.deepcopy(value, memo)
         memo[id(self)] = new
         return new
 
@@ -619,13 +627,62 @@ def _check_set_source(tensor: Tensor, source, args: tuple) -> None:
                            f"{cpp_type_name(tensor._data.dtype)}")
 
 
-def _rebuild(data, requires_grad, grad=None):
+def _rebuild(data, requires_grad, grad=None, state=None):
     # (``grad``: pickles made before tracegrad dropped .grad from them, as torch does, still load with it)
     t = _wrap(unpickled_array(data))
+    t._vc = [1]  # (torch rebuilds a tensor with set_, which counts as a write)
     t._rg = requires_grad
     if grad is not None:
         t._grad = grad
+    set_user_state(t, state)
     return t
+
+
+_STORAGE_MEMO = "tracegrad.storages"  # (deepcopy's memo entry: id(storage) -> (storage, its copy))
+
+
+def _deepcopied_array(data, memo: dict):
+    """``data`` over a copy of its storage, one copy per storage in this deepcopy (``memo``)."""
+    if not isinstance(data, np.ndarray):  # (a device array: copied alone)
+        return data.copy()
+    from .storage import copied_storage, storage_place, view_in_storage
+
+    root, memory, offset = storage_place(data)
+    copies = memo.setdefault(_STORAGE_MEMO, {})
+    if id(root) not in copies:
+        copies[id(root)] = (root, copied_storage(root, memory))  # (root kept: its id stays unique)
+    return view_in_storage(copies[id(root)][1], offset, data.shape, data.dtype, data.strides)
+
+
+@functools.cache
+def _internal_names(cls: type) -> frozenset:
+    """The names of tracegrad's own per-tensor attributes (autograd's, views'), class attributes of Tensor:
+    everything else in a tensor's ``__dict__`` was set by its user, and is what torch saves and copies."""
+    return frozenset(name for klass in cls.__mro__ for name in vars(klass))
+
+
+def user_state(t: Tensor) -> dict:
+    """The attributes set on ``t`` by its user (``t.name = ...``, a Buffer's marks): torch's ``__dict__`` state."""
+    internal = _internal_names(Tensor)
+    return {name: value for name, value in t.__dict__.items() if name not in internal}
+
+
+def set_user_state(t: Tensor, state: dict | None) -> None:
+    """Restore what :func:`user_state` kept (never tracegrad's own attributes, whatever a file says)."""
+    if state:
+        internal = _internal_names(Tensor)
+        t.__dict__.update((name, value) for name, value in state.items()
+                          if isinstance(name, str) and name not in internal)
+
+
+def warn_unserialized_hooks(t: Tensor) -> None:
+    """torch's warning for each backward hook a pickled or saved tensor leaves behind (unless the hook is marked
+    unserializable)."""
+    for hook in (t._hooks or {}).values():
+        if not getattr(hook, "__torch_unserializable__", False):
+            warnings.warn(f"backward hook {hook} on tensor will not be serialized.  If this is expected, you can "
+                          "decorate the function with @torch.utils.hooks.unserializable_hook to suppress this "
+                          "warning", UserWarning, stacklevel=3)
 
 
 _NON_LEAF_FLAG = "you can only change requires_grad flags of leaf variables."

@@ -1,27 +1,36 @@
 """``torch.save`` / ``torch.load``: checkpoints of tensors, parameters, state dicts and plain containers.
 
-The file is tracegrad's own format, a pickle: PyTorch's zip archive is not reproduced, so neither library
-reads the other's files. What PyTorch users rely on is kept:
+The file is tracegrad's own format (described above ``_MAGIC``): a pickle of everything but the tensors'
+storages, which follow it as raw bytes, so a file is about the size of its data, as torch's zip archive is.
+PyTorch's archive is not reproduced, so neither library reads the other's files. What PyTorch users rely on is
+kept:
 
 - ``load`` defaults to ``weights_only=True``, as PyTorch does since 2.6: unpickling may only rebuild tensors,
-  parameters, NumPy arrays, dtypes, the builtin containers and the builtins torch allows (sets, complex numbers,
-  bytearrays), plus what ``add_safe_globals`` / ``safe_globals`` allow. Anything else raises
-  ``pickle.UnpicklingError`` in PyTorch's words, before any of it runs. ``weights_only=False`` unpickles
-  anything (only for files you trust).
-- tensors come back as leaves with their data and ``requires_grad``; a parameter as a ``Parameter``.
-- ``f`` is a path (str or ``os.PathLike``) or a binary file object.
-- storage sharing is kept: views of one tensor load as views of one buffer, with their strides (channels-last,
-  transposed) and offsets; empty tensors load with weights-only too; a tensor's ``.grad`` is not saved.
-- ``mmap`` needs a path, as in torch (the file is read whole: there is no zip archive to map).
+  parameters, dtypes, devices, sizes, the builtin containers and the builtins torch allows (sets, complex
+  numbers, bytearrays), plus what ``add_safe_globals`` / ``safe_globals`` allow; not NumPy's arrays, scalars or
+  dtypes, which torch refuses too. Anything else raises ``pickle.UnpicklingError`` in PyTorch's words, before
+  any of it runs. ``weights_only=False`` unpickles anything (only for files you trust).
+- tensors come back as leaves with their data, ``requires_grad`` and the attributes set on them (version 1, as
+  torch's ``set_`` leaves them); a parameter as a ``Parameter``; a tensor's ``.grad`` is not saved.
+- ``f`` is a path (str or ``os.PathLike``) or a binary file object (read and written straight through: several
+  checkpoints may follow one another in one stream).
+- storage sharing is kept: tensors viewing one storage load as views of one storage, with their strides
+  (channels-last, transposed), offsets (empty views' too) and the whole storage; views of one storage as
+  different dtypes are refused, as torch refuses them.
+- ``mmap=True`` (a path only, as in torch) maps the file copy-on-write: the storages are not read until used.
+- files written by older tracegrad (one pickle, NumPy's arrays in it) still load.
 """
 
 from __future__ import annotations
 
 import _compat_pickle
 import contextlib
+import functools
 import io
+import mmap as _mmap
 import os
 import pickle
+import struct
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,20 +38,36 @@ import numpy as np
 
 from ._strides import offset_in
 from ._tensor import Tensor as _Tensor
-from .storage import _memory_owner
+from .backend import cupy_backend
+from .backend.device import device
+from .backend.dtypes import dtype as _dtype
+from .storage import UntypedStorage, _memory_owner, storage_place, view_in_storage
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
 DEFAULT_PROTOCOL = 2
 
-# (module, name) pairs that a weights-only load may rebuild: tensors and parameters, NumPy arrays and dtypes
-# (under both NumPy 1 and 2 module names), ordered dicts and counters, and the builtins torch allows.
-_ALLOWED: set[tuple[str, str]] = {
-    ("tracegrad._tensor", "_rebuild"),
-    ("tracegrad._tensor", "_ArrayIn"),
-    ("tracegrad.backend.dtypes", "_lookup_by_name"),  # dtypes, devices and sizes, as torch allows them
+# (module, name) pairs that a weights-only load may rebuild: tensors and parameters, dtypes, devices and sizes,
+# ordered dicts and counters, and the builtins torch allows. Not NumPy's arrays, scalars nor dtypes: torch refuses
+# them (naming the global, as any other).
+_ALLOWED: frozenset[tuple[str, str]] = frozenset({
+    ("tracegrad.serialization", "_load_tensor"),
+    ("tracegrad.serialization", "_load_parameter"),
+    ("tracegrad.backend.dtypes", "_lookup_by_name"),
     ("tracegrad.backend.device", "device"),
     ("tracegrad.size", "Size"),
+    ("collections", "OrderedDict"),
+    ("collections", "Counter"),
+    ("builtins", "set"),  # (torch's builtins: not frozenset, slice, range, nor bytes, which only b'' needs)
+    ("builtins", "complex"),
+    ("builtins", "bytearray"),
+    ("_codecs", "encode"),  # how protocol 2 pickles bytes
+})
+# Files written before the raw-storage format held tensors as NumPy arrays (under NumPy 1's and 2's module names;
+# NumPy 2 pickles each dtype through its class, numpy.dtypes.Float32DType...): their loads allow those too.
+_ALLOWED_IN_LEGACY_FILES: frozenset[tuple[str, str]] = _ALLOWED | {
+    ("tracegrad._tensor", "_rebuild"),
+    ("tracegrad._tensor", "_ArrayIn"),
     ("tracegrad.nn.parameter", "_rebuild_parameter"),
     ("tracegrad.serialization", "_transposed"),
     ("tracegrad.serialization", "_empty"),
@@ -52,15 +77,8 @@ _ALLOWED: set[tuple[str, str]] = {
     ("numpy._core.multiarray", "scalar"),
     ("numpy", "ndarray"),
     ("numpy", "dtype"),
-    ("collections", "OrderedDict"),
-    ("collections", "Counter"),
-    ("builtins", "set"),  # (torch's builtins: not frozenset, slice, range, nor bytes, which only b'' needs)
-    ("builtins", "complex"),
-    ("builtins", "bytearray"),
-    ("_codecs", "encode"),  # how protocol 2 pickles bytes
 }
-# NumPy 2 pickles each dtype through its class (numpy.dtypes.Float32DType, ...)
-_ALLOWED_MODULE_PREFIXES = ("numpy.dtypes",)
+_LEGACY_MODULE_PREFIXES = ("numpy.dtypes",)
 _user_safe_globals: list = []
 
 
@@ -107,6 +125,9 @@ _WEIGHTS_ONLY_HELP = (
 
 
 class _WeightsUnpickler(pickle.Unpickler):
+    allowed = _ALLOWED
+    allowed_module_prefixes: tuple[str, ...] = ()
+
     def find_class(self, module: str, name: str) -> Any:
         # Protocol 2 names builtins under Python 2's names (``__builtin__ set``): judged under Python 3's, as
         # torch's unpickler does (pickle's own ``find_class`` maps them the same way).
@@ -114,7 +135,7 @@ class _WeightsUnpickler(pickle.Unpickler):
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
         else:
             module = _compat_pickle.IMPORT_MAPPING.get(module, module)
-        if (module, name) in _ALLOWED or module.startswith(_ALLOWED_MODULE_PREFIXES):
+        if (module, name) in self.allowed or module.startswith(self.allowed_module_prefixes):
             return super().find_class(module, name)
         allowed = _user_allowed(module, name)
         if allowed is not None:
@@ -126,6 +147,11 @@ class _WeightsUnpickler(pickle.Unpickler):
             f"`torch.serialization.safe_globals([{path}])` context manager to allowlist this global if "
             "you trust this class/function.\n\nCheck the documentation of torch.load to learn more about types "
             "accepted by default with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+
+
+class _LegacyWeightsUnpickler(_WeightsUnpickler):
+    allowed = _ALLOWED_IN_LEGACY_FILES
+    allowed_module_prefixes = _LEGACY_MODULE_PREFIXES
 
 
 @contextlib.contextmanager
@@ -145,13 +171,11 @@ def _empty(shape: tuple, dtype: np.dtype, strides: tuple) -> np.ndarray:
     return np.ndarray(shape, dtype, np.empty(0, np.uint8), 0, strides)
 
 
-class _Pickler(pickle.Pickler):
-    """pickle's, keeping arrays as weights-only loading can rebuild them and as torch keeps tensors: an empty
-    array as its shape, dtype and strides (NumPy pickles its no bytes through ``builtins.bytes``, which torch's
-    allow-list refuses); a dense array in another order than C's (a channels-last or transposed layout an
-    elementwise result kept) as its C-ordered transpose, so that its strides come back (NumPy would pickle a
-    C-ordered copy) and views of it still share it (``_tensor.pickled_array`` copies them, and views through
-    ``as_strided``'s ``DummyArray``: ``unfold``'s). A tensor's ``.grad`` is left out, as torch leaves it."""
+class _LegacyPickler(pickle.Pickler):
+    """How tracegrad wrote checkpoints before the raw-storage format (kept for ``_use_new_zipfile_serialization=
+    False``): one pickle, NumPy's own for the arrays, except that an empty array is kept as its shape, dtype and
+    strides (NumPy pickles its no bytes through ``builtins.bytes``), and a dense array in another order than C's
+    as its C-ordered transpose, so that its strides come back and views of it still share it."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -177,7 +201,7 @@ class _Pickler(pickle.Pickler):
         reduced = t.__reduce_ex__(2)
         rebuild, args = reduced[0], reduced[1]
         if rebuild is not _rebuild and rebuild is not _rebuild_parameter:
-            return NotImplemented  # (a Tensor's own reduction carries no .grad, as torch's: nothing to drop here)
+            return NotImplemented
         data = t._data
         if isinstance(data, np.ndarray) and data.size and not isinstance(args[0], _ArrayIn) and \
                 min(data.strides, default=0) >= 0:
@@ -198,32 +222,324 @@ class _Pickler(pickle.Pickler):
         return NotImplemented if ordered is None else (_transposed, ordered)
 
 
-def save(obj: object, f, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
-         _use_new_zipfile_serialization: bool = True) -> None:
-    """Write ``obj`` (tensors, state dicts, containers of them...) to the path or binary file ``f``."""
-    with _opened(f, "wb") as handle:
-        if pickle_module is pickle:
-            _Pickler(handle, protocol=pickle_protocol).dump(obj)
+# ---- the file format -------------------------------------------------------------------------------------------
+#
+# A checkpoint is a header, a pickle and the storages' raw bytes, as torch's archive keeps them (about the size of
+# the data, whatever the pickle protocol):
+#   _MAGIC | pickle length (u64 LE) | data section length (u64 LE) | pickle | padding | storage | padding | ...
+# The data section starts at the first multiple of _ALIGN after the pickle; each storage at a multiple of _ALIGN
+# in it (so a memory map serves aligned arrays). The pickle names each storage by a persistent id,
+# ("storage", its number, offset in the data section, byte count, dtype, device), which the loader turns into
+# an array of those bytes (on the device ``map_location`` maps that one to): loading raw bytes runs no global,
+# so weights-only safety rests on the pickle's globals alone.
+# Storages come in the order the pickle first names them, so a stream is read straight through.
+
+_MAGIC = b"\x00tracegrad-save\x01"  # (\x00 is no pickle opcode: older files, pickles, never start so)
+_HEADER = struct.Struct("<QQ")
+_ALIGN = 64
+
+
+def _aligned(n: int) -> int:
+    return -(-n // _ALIGN) * _ALIGN
+
+
+class _StorageRef:
+    """A storage named in the pickle (by ``persistent_id``) and written raw after it."""
+
+    __slots__ = ("key", "memory", "offset", "dtype", "location")
+
+    def __init__(self, key: int, memory: np.ndarray, offset: int, dtype: Any, location: str) -> None:
+        self.key, self.memory, self.offset, self.dtype, self.location = key, memory, offset, dtype, location
+
+    def persistent_id(self) -> tuple:
+        return ("storage", self.key, self.offset, self.memory.nbytes, self.dtype, self.location)
+
+
+def _host_array(data: Any) -> np.ndarray:
+    """A tensor's array on the host (tracegrad saves CPU tensors: a device array is copied over)."""
+    if isinstance(data, np.ndarray):
+        return data
+    return data.get() if hasattr(data, "get") else np.asarray(data)
+
+
+class _Saver:
+    """One ``save``: reduces tensors to their storage (each written once), dtype, offset, shape and strides."""
+
+    def __init__(self) -> None:
+        self.storages: dict[int, tuple[np.ndarray, _StorageRef]] = {}  # id(root) -> (root, its reference)
+        self.data_length = 0
+
+    def storage_of(self, data: np.ndarray, dtype: Any, location: str) -> tuple[_StorageRef, int]:
+        root, memory, offset = storage_place(data)
+        entry = self.storages.get(id(root))
+        if entry is None:
+            ref = _StorageRef(len(self.storages), memory, self.data_length, dtype, location)
+            entry = self.storages[id(root)] = (root, ref)
+            self.data_length = _aligned(self.data_length + memory.nbytes)
+        elif entry[1].dtype != dtype:
+            raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
+        return entry[1], offset
+
+    def reduce_tensor(self, t: _Tensor) -> Any:
+        if type(t).__reduce_ex__ not in _plain_reductions():  # (uninitialized parameters reduce themselves)
+            return NotImplemented
+        from ._tensor import user_state, warn_unserialized_hooks
+        from .nn.parameter import Parameter
+
+        warn_unserialized_hooks(t)
+        data = _host_array(t._data)
+        storage, offset = self.storage_of(data, t.dtype, str(t.device))
+        rebuild = _load_parameter if isinstance(t, Parameter) else _load_tensor
+        return (rebuild, (storage, t.dtype, offset, data.shape, data.strides, t.requires_grad, user_state(t)))
+
+    def persistent_id(self, obj: Any) -> Any:
+        return obj.persistent_id() if type(obj) is _StorageRef else None
+
+    def reducer_override(self, obj: Any) -> Any:
+        return self.reduce_tensor(obj) if isinstance(obj, _Tensor) else NotImplemented
+
+    def write(self, handle: Any, pickled: bytes) -> None:
+        handle.write(_MAGIC + _HEADER.pack(len(pickled), self.data_length))
+        handle.write(pickled)
+        written = len(_MAGIC) + _HEADER.size + len(pickled)
+        handle.write(bytes(_aligned(written) - written))
+        position = 0
+        for _, ref in self.storages.values():
+            handle.write(bytes(ref.offset - position))
+            handle.write(memoryview(np.ascontiguousarray(ref.memory)).cast("B"))
+            position = ref.offset + ref.memory.nbytes
+        handle.write(bytes(self.data_length - position))
+
+
+@functools.cache
+def _checkpoint_pickler(base: type) -> type:
+    """``base`` (the pickle module's Pickler, C pickle's by default) reducing tensors as ``saver`` does."""
+
+    def __init__(self, file: Any, saver: _Saver, **kwargs: Any) -> None:
+        base.__init__(self, file, **kwargs)
+        self.saver = saver
+
+    return type("_CheckpointPickler", (base,), {
+        "__init__": __init__,
+        "persistent_id": lambda self, obj: self.saver.persistent_id(obj),
+        "reducer_override": lambda self, obj: self.saver.reducer_override(obj),
+    })
+
+
+@functools.cache
+def _plain_reductions() -> tuple:
+    from .nn.parameter import Parameter
+
+    return (_Tensor.__reduce_ex__, Parameter.__reduce_ex__)
+
+
+def _load_tensor(storage: Any, dtype: Any, offset: int, shape: tuple, strides: tuple, requires_grad: bool,
+                 state: dict) -> _Tensor:
+    from ._tensor import _rebuild
+
+    return _rebuild(_view(storage, offset, shape, dtype.np, strides), requires_grad, None, state)
+
+
+def _load_parameter(storage: Any, dtype: Any, offset: int, shape: tuple, strides: tuple,
+                    requires_grad: bool, state: dict) -> _Tensor:
+    from .nn.parameter import _rebuild_parameter
+
+    return _rebuild_parameter(_view(storage, offset, shape, dtype.np, strides), requires_grad, state)
+
+
+def _view(storage: Any, offset: int, shape: tuple, dtype: np.dtype, strides: tuple) -> Any:
+    """A tensor's array over its loaded storage (host or device memory)."""
+    if isinstance(storage, np.ndarray):
+        return view_in_storage(storage, offset, shape, dtype, strides)
+    xp = cupy_backend.xp  # (a storage mapped to a GPU)
+    if xp is None or not isinstance(storage, xp.ndarray):
+        raise pickle.UnpicklingError(f"a tensor's storage must be a storage, not {type(storage).__name__}")
+    return xp.ndarray(tuple(shape), dtype, memptr=storage.data + offset, strides=tuple(strides))
+
+
+def _placed(storage: np.ndarray, location: str, map_location: Any) -> Any:
+    """A loaded storage on the device ``map_location`` maps its saved ``location`` to, as torch's ``load`` reads
+    ``map_location``: a device (or its name), a dict from saved locations to them, or a function of the (host)
+    storage and the saved location returning the storage to use (None: the saved location)."""
+    if map_location is None:
+        target = location
+    elif isinstance(map_location, dict):
+        target = map_location.get(location, location)
+    elif isinstance(map_location, (str, device)):
+        target = map_location
+    else:
+        result = map_location(UntypedStorage(storage), location)
+        if isinstance(result, UntypedStorage):
+            return result._bytes
+        target = location if result is None else "cpu"
+    return _on_device(storage, device(target))
+
+
+def _on_device(storage: np.ndarray, target: device) -> Any:
+    if target.type == "cpu":
+        return storage
+    if target.type != "cuda":
+        raise RuntimeError(f"Attempting to deserialize object on {target.type}, but tracegrad has no {target.type} "
+                           "device")
+    if not cupy_backend.available():
+        raise RuntimeError("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+                           "False. If you are running on a CPU-only machine, please use torch.load with "
+                           "map_location=torch.device('cpu') to map your storages to the CPU.")
+    with cupy_backend.xp.cuda.Device(target.index or 0):
+        return cupy_backend.xp.asarray(storage)
+
+
+class _StorageReader:
+    """The storages of one record, as the pickle names them: read from the stream in order, or served from a
+    memory map of the file (``mmap=True``; copy-on-write, as torch's private maps)."""
+
+    def __init__(self, handle: Any, data_start: int, data_length: int, mapped: _mmap.mmap | None,
+                 map_location: Any) -> None:
+        self.handle, self.data_start, self.data_length, self.mapped = handle, data_start, data_length, mapped
+        self.map_location = map_location
+        self.loaded: dict[int, np.ndarray] = {}
+        self.position = 0  # (bytes of the data section read so far)
+
+    def persistent_load(self, pid: Any) -> np.ndarray:
+        if not (isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage"):
+            raise pickle.UnpicklingError("unsupported persistent id encountered")
+        _, key, offset, nbytes, dtype, location = pid
+        if not (isinstance(dtype, _dtype) and isinstance(location, str)):
+            raise pickle.UnpicklingError("unsupported persistent id encountered")
+        if key not in self.loaded:
+            storage = self._read(int(offset), int(nbytes), dtype.np)
+            self.loaded[key] = _placed(storage, location, self.map_location)
+        return self.loaded[key]
+
+    def _read(self, offset: int, nbytes: int, dtype: np.dtype) -> np.ndarray:
+        if offset < 0 or nbytes < 0 or offset + nbytes > self.data_length:
+            raise pickle.UnpicklingError("storage out of the file's data section")
+        typed = dtype if nbytes % dtype.itemsize == 0 else np.dtype(np.uint8)
+        if self.mapped is not None:
+            return np.frombuffer(self.mapped, typed, nbytes // typed.itemsize, self.data_start + offset)
+        if offset < self.position:
+            raise pickle.UnpicklingError("storages out of order")
+        self._skip(offset - self.position)
+        storage = np.empty(nbytes // typed.itemsize, typed)
+        _read_into(self.handle, storage.view(np.uint8))
+        self.position = offset + nbytes
+        return storage
+
+    def finish(self) -> None:
+        """Read the stream to the record's end (a stream may hold more records after it)."""
+        if self.mapped is None:
+            self._skip(self.data_length - self.position)
+            self.position = self.data_length
+
+    def _skip(self, n: int) -> None:
+        if n:
+            _read_into(self.handle, np.empty(n, np.uint8))
+
+
+def _read_into(handle: Any, buffer: np.ndarray) -> None:
+    view, done = memoryview(buffer).cast("B"), 0
+    while done < len(view):
+        if hasattr(handle, "readinto"):
+            n = handle.readinto(view[done:])
         else:
-            pickle_module.dump(obj, handle, protocol=pickle_protocol)
+            chunk = handle.read(len(view) - done)
+            n = len(chunk)
+            view[done:done + n] = chunk
+        if not n:
+            raise EOFError("Ran out of input")
+        done += n
+
+
+def _read_exactly(handle: Any, n: int) -> bytes:
+    buffer = np.empty(n, np.uint8)
+    _read_into(handle, buffer)
+    return buffer.tobytes()
+
+
+def save(obj: object, f, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
+    """Write ``obj`` (tensors, state dicts, containers of them...) to the path or binary file ``f``: a pickle of
+    everything but the tensors' storages, which follow it as raw bytes."""
+    with _opened(f, "wb") as handle:
+        if not _use_new_zipfile_serialization:  # (torch's legacy format too is one pickle)
+            _LegacyPickler(handle, protocol=pickle_protocol).dump(obj)
+            return
+        saver = _Saver()
+        buffer = io.BytesIO()
+        _checkpoint_pickler(pickle_module.Pickler)(buffer, saver, protocol=pickle_protocol).dump(obj)
+        saver.write(handle, buffer.getvalue())
 
 
 def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args: Any) -> Any:
-    """Read what ``save`` wrote. ``map_location`` may name the CPU (the only device tensors are saved from)."""
-    if map_location is not None and not callable(map_location) and not isinstance(map_location, dict):
-        from .backend.device import device
-
-        if device(map_location).type != "cpu":
-            raise RuntimeError(f"Attempting to deserialize object on {device(map_location).type}, but tracegrad "
-                               "saves CPU tensors only")
+    """Read what ``save`` wrote (or tracegrad's older single-pickle files). ``map_location`` may name the CPU
+    (the only device tensors are saved from)."""
     if weights_only is None:
         weights_only = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0") not in ("1", "true", "True")
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
-    if mmap and not isinstance(f, (str, os.PathLike)):  # (a path is read whole: there is no zip archive to map)
+    if mmap and not isinstance(f, (str, os.PathLike)):
         raise ValueError("f must be a file path in order to use the mmap argument")
+    unpickler_class = _WeightsUnpickler if weights_only else (pickle_module or pickle).Unpickler
     with _opened(f, "rb") as handle:
-        if weights_only:
-            return _WeightsUnpickler(handle, **pickle_load_args).load()
-        return (pickle_module or pickle).load(handle, **pickle_load_args)
+        mapped = _mapped(handle) if mmap else None
+        source = handle if mapped is None else mapped
+        start = source.read(len(_MAGIC))
+        if start != _MAGIC and mmap:
+            named = f"{f}, " if isinstance(f, str) else ""  # (torch names a str path only)
+            raise RuntimeError(f"mmap can only be used with files saved with `torch.save({named}"
+                               "_use_new_zipfile_serialization=True), please torch.save your checkpoint with this "
+                               "option in order to use mmap.")
+        if start != _MAGIC:
+            return _load_legacy(_rewound(source, start), unpickler_class, weights_only, pickle_load_args)
+        pickle_length, data_length = _HEADER.unpack(_read_exactly(source, _HEADER.size))
+        pickled = _read_exactly(source, pickle_length)
+        data_start = _aligned(len(_MAGIC) + _HEADER.size + pickle_length)
+        _read_exactly(source, data_start - len(_MAGIC) - _HEADER.size - pickle_length)
+        storages = _StorageReader(source, data_start, data_length, mapped, map_location)
+        unpickler = unpickler_class(io.BytesIO(pickled), **pickle_load_args)
+        unpickler.persistent_load = storages.persistent_load
+        result = unpickler.load()
+        storages.finish()
+        return result
+
+
+def _mapped(handle: Any) -> _mmap.mmap | None:
+    """The file mapped copy-on-write (writes to loaded tensors stay in memory); None for an empty file."""
+    size = os.fstat(handle.fileno()).st_size
+    return _mmap.mmap(handle.fileno(), 0, access=_mmap.ACCESS_COPY) if size else None
+
+
+def _load_legacy(handle: Any, unpickler_class: type, weights_only: bool, pickle_load_args: dict) -> Any:
+    """A file written before the raw-storage format: one pickle with NumPy's arrays in it, which weights-only
+    loading allows there (tracegrad's tensors were made of them)."""
+    if weights_only:
+        return _LegacyWeightsUnpickler(handle, **pickle_load_args).load()
+    return unpickler_class(handle, **pickle_load_args).load()
+
+
+def _rewound(stream: Any, start: bytes) -> Any:
+    """``stream`` from before ``start``, its bytes already read."""
+    if getattr(stream, "seekable", lambda: True)():
+        stream.seek(-len(start), os.SEEK_CUR)
+        return stream
+    return io.BufferedReader(_Prefixed(start, stream))
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream whose first bytes were already read (the format test): serves them again, then the stream."""
+
+    def __init__(self, prefix: bytes, stream: Any) -> None:
+        self.prefix, self.stream = prefix, stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.prefix:
+            n = min(len(buffer), len(self.prefix))
+            buffer[:n], self.prefix = self.prefix[:n], self.prefix[n:]
+            return n
+        data = self.stream.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)

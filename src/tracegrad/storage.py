@@ -243,3 +243,33 @@ def array_for_set(tensor, source, storage_offset: int = 0, size=None, stride=Non
 
 def is_storage(obj: object) -> bool:
     return isinstance(obj, (UntypedStorage, TypedStorage))
+
+
+# ---- storages of copies and checkpoints (copy.deepcopy, torch.save / torch.load) --------------------------------
+
+
+def storage_place(data: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Where ``data`` lies in its storage: the array owning the memory, that memory as bytes in address order,
+    and the byte offset of ``data``'s first element in those bytes (past their end for some empty views)."""
+    root = _memory_owner(data)
+    memory = _bytes_of(root)
+    start = memory if memory.size else root
+    return root, memory, data.__array_interface__["data"][0] - start.__array_interface__["data"][0]
+
+
+def copied_storage(root: np.ndarray, memory: np.ndarray) -> np.ndarray:
+    """A new storage holding ``root``'s bytes: a copy of ``root`` where it is C-ordered (the common case), else of
+    its ``memory`` (a dense root in another order keeps its layout so, as a byte buffer)."""
+    return root.copy() if root.flags.c_contiguous else memory.copy()
+
+
+def view_in_storage(storage: np.ndarray, byte_offset: int, shape: tuple, dtype: np.dtype,
+                    byte_strides: tuple) -> np.ndarray:
+    """An array over C-ordered ``storage``'s memory: ``shape`` and ``byte_strides`` from ``byte_offset``. An empty
+    one keeps its offset and strides even past the storage's end, as torch's empty views do."""
+    if 0 in shape:
+        from .ops.views import empty_view_at
+
+        start = np.ndarray((0,), dtype, buffer=storage.reshape(-1).view(np.uint8)[:0])
+        return empty_view_at(start, tuple(shape), tuple(byte_strides), byte_offset)
+    return np.ndarray(tuple(shape), dtype, buffer=storage, offset=byte_offset, strides=tuple(byte_strides))

@@ -90,5 +90,5 @@ def test_safe_globals_and_weights_only_false():
 def test_map_location_cpu_and_unsupported_device():
     x = tg.ones(2)
     assert _round_trip(x, map_location="cpu").tolist() == [1.0, 1.0]
-    with pytest.raises(RuntimeError, match="deserialize object on cuda"):
+    with pytest.raises(RuntimeError, match="deserialize object on a CUDA device"):  # (torch's words, no GPU)
         _round_trip(x, map_location="cuda")

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, _init_from, _wrap, pickled_array, unpickled_array
+from .._strides import copy_preserving_layout
+from .._tensor import (
+    Tensor,
+    _init_from,
+    _wrap,
+    pickled_array,
+    set_user_state,
+    unpickled_array,
+    user_state,
+    warn_unserialized_hooks,
+)
 from ..backend.dtypes import DEFAULT
 
 
@@ -34,19 +44,29 @@ class Parameter(Tensor):
         pass  # everything happens in __new__ (Tensor.__init__ is the legacy constructor)
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (pickled_array(self._data), self._rg))
+        warn_unserialized_hooks(self)
+        state = user_state(self)
+        return (_rebuild_parameter, (pickled_array(self._data), self._rg, state) if state else
+                (pickled_array(self._data), self._rg))
 
     def __deepcopy__(self, memo):
-        # Like PyTorch: a fresh Parameter over a copy of the data (the .grad is not copied).
+        # Like PyTorch: a fresh Parameter over a clone of the data, laid out as it (preserve_format); neither the
+        # .grad nor the attributes set on it are copied.
         if id(self) in memo:
             return memo[id(self)]
-        result = type(self)(_wrap(self._data.copy()), self._rg)
+        data = self._data
+        clone = copy_preserving_layout(data) if isinstance(data, np.ndarray) else data.copy()
+        result = type(self)(_wrap(clone), self._rg)
         memo[id(self)] = result
         return result
 
 
-def _rebuild_parameter(data, requires_grad):
-    return Parameter(_wrap(unpickled_array(data)), requires_grad)
+def _rebuild_parameter(data, requires_grad, state=None):
+    wrapped = _wrap(unpickled_array(data))
+    wrapped._vc = [1]  # (torch's: rebuilt with set_, a write, and the parameter shares its counter)
+    param = Parameter(wrapped, requires_grad)
+    set_user_state(param, state)
+    return param
 
 
 class _BufferMeta(type):
