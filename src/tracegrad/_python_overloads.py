@@ -204,6 +204,7 @@ _UPSAMPLES = (
     *((f"{prefix}{n}d", n, False) for prefix in ("upsample_nearest", "_upsample_nearest_exact") for n in (1, 2, 3)),
     ("upsample_linear1d", 1, True), ("upsample_bilinear2d", 2, True), ("_upsample_bilinear2d_aa", 2, True),
     ("upsample_bicubic2d", 2, True), ("_upsample_bicubic2d_aa", 2, True), ("upsample_trilinear3d", 3, True),
+    ("_upsample_lanczos2d_aa", 2, True),
 )
 _SCALES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
 

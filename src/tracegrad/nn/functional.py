@@ -1582,6 +1582,11 @@ _RESAMPLERS = {
     ("trilinear", 5): _resampler("trilinear", 3),
     ("bicubic", 4): _resampler("bicubic", 2),
 }
+# ATen's ``_upsample_<mode>2d_aa`` (``.vec``), by mode: (input, output_size, align_corners, scale_factors)
+_ANTIALIASED_RESAMPLERS = {
+    mode: guard_errors(f"_upsample_{mode}2d_aa", functools.partial(_misc.upsample_antialiased, mode=mode))
+    for mode in ("bilinear", "bicubic", "lanczos")
+}
 # the modes and input dims torch names in its refusal of a mode for the input's dims
 _MODE_DIMS = {"linear": 3, "bilinear": 4, "trilinear": 5}
 
@@ -1656,8 +1661,8 @@ def interpolate(
             raise ValueError("Lanczos mode does not support align_corners=True")
         if not antialias:
             raise ValueError("Lanczos mode requires antialias=True")
-    if antialias:  # (bilinear, bicubic or lanczos of a 4-d input: tracegrad has no anti-aliasing kernels)
-        raise NotImplementedError("interpolate(antialias=True) is not supported")
+    if antialias:  # (bilinear, bicubic or lanczos of a 4-d input)
+        return _ANTIALIASED_RESAMPLERS[mode](input, output_size, align_corners, scale_factors)
     resampler = _RESAMPLERS.get((mode, nd))
     if resampler is not None:
         if mode in ("nearest", "nearest-exact"):

@@ -120,7 +120,8 @@ SUGGESTED_LAYOUT_RESULTS = frozenset((
     "_nn_upsampletrilinear3dbackward0", "_reflection_pad1d", "_reflection_pad1d_backward", "_reflection_pad2d",
     "_reflection_pad2d_backward", "_reflection_pad3d", "_reflection_pad3d_backward", "_replication_pad1d",
     "_replication_pad1d_backward", "_replication_pad2d", "_replication_pad2d_backward", "_replication_pad3d",
-    "_replication_pad3d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
+    "_replication_pad3d_backward", "_upsample_bicubic2d_aa", "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa_backward", "_upsample_lanczos2d_aa", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
     "avg_pool2d", "avg_pool2d_backward", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "pixel_shuffle", "pixel_unshuffle",
 ))

@@ -11,6 +11,7 @@ import numpy as np
 from ..._factories import _rng
 from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _wrap
+from ...backend.dtypes import scalar_type_name
 from .._util import result_dtype, unsupported
 from ..accumulate import add_rows_at
 from ..pointwise import add_, div, mul, mul_, sub
@@ -19,7 +20,7 @@ from ..reductions_extra import sum as sum_dims
 from ..registry import defop
 from ..scalar_overloads import add_scalar
 from ..views import expand, squeeze, unsqueeze
-from . import adaptive_pool_cpu, resample
+from . import adaptive_pool_cpu, interp_aa_cpu, resample
 from ._basic import clamp_min, norm, vector_norm
 from ._common import as_int, broadcast_shapes, check_float, type_name
 from .pool import constant_in_self, pool_kernel_name
@@ -292,6 +293,71 @@ def upsample_interpolating(input: Tensor, output_size, align_corners: bool, scal
     if mode == "bicubic":
         return _named("UpsampleBicubic2DBackward0", "bicubic", 2)(input, plan, sizes, *scales, align_corners)
     return _named(_LINEAR_NODES[k], "linear", k)(input, plan, sizes, *scales, align_corners)
+
+
+# ---- anti-aliased upsampling -------------------------------------------------------------------------------
+
+_AA_OPS: dict[str, tuple] = {}
+_AA_SHOWN = "SymInt[] output_size, bool align_corners, float? scales_h, float? scales_w"
+_AA_ATTRS = ("output_size", "align_corners", "scales_h", "scales_w")
+
+
+def _antialiased_ops(mode: str) -> tuple:
+    """``_upsample_{mode}2d_aa`` and its backward (which takes the input's sizes, not the input: PyTorch's node
+    keeps only ``self_sym_sizes``), each linear in its tensor, the other's adjoint."""
+    if mode not in _AA_OPS:
+        name, node = f"_upsample_{mode}2d_aa", f"Upsample{mode.capitalize()}2DAaBackward0"
+
+        def forward_vjp(ctx, g):
+            plan, output_size, align_corners, scales_h, scales_w = ctx.attrs
+            return backward(g, plan, output_size, tuple(ctx.input_shapes[0]), align_corners, scales_h, scales_w)
+
+        def backward_vjp(ctx, gg):
+            plan, output_size, _, align_corners, scales_h, scales_w = ctx.attrs
+            return forward(gg, plan, output_size, align_corners, scales_h, scales_w)
+
+        forward = defop(f"{name}(Tensor self, Any plan, {_AA_SHOWN}) -> Tensor",
+                        lambda x, plan, *shown: _antialiased_forward(x, plan), vjp=forward_vjp,
+                        attrs=("plan",) + _AA_ATTRS, hidden=("plan",), meta=("self_sym_sizes",), node_name=node)
+        backward = defop(f"{name}_backward(Tensor grad_output, Any plan, SymInt[] output_size, SymInt[] input_size, "
+                         "bool align_corners, float? scales_h, float? scales_w) -> Tensor",
+                         lambda g, plan, *shown: interp_aa_cpu.backward(g, plan), vjp=backward_vjp,
+                         attrs=("plan", "output_size", "input_size", "align_corners", "scales_h", "scales_w"),
+                         hidden=("plan", "input_size"), node_name=node.replace("Backward0", "BackwardBackward0"))
+        _AA_OPS[mode] = forward, backward
+    return _AA_OPS[mode]
+
+
+def _antialiased_forward(x: np.ndarray, plan) -> np.ndarray:
+    """The forward kernel: PyTorch computes weights (for float32 and float64 only) where a dim's size changes."""
+    if tuple(x.shape[2:]) != tuple(plan.out_sizes) and x.dtype not in (np.float32, np.float64):
+        if x.dtype == np.uint8:  # (torch's uint8 image path, in 16-bit fixed point, is not reproduced)
+            raise NotImplementedError("interpolate(antialias=True) of uint8 images is not supported")
+        raise NotImplementedError(
+            f'"compute_index_ranges_weights" not implemented for \'{scalar_type_name(x.dtype)}\'')
+    return interp_aa_cpu.forward(x, plan)
+
+
+def _check_upsample_2d(x: np.ndarray, sizes: tuple) -> None:
+    """upsample_2d_common_check: positive sizes, then a non-empty input (an empty batch passes)."""
+    (h, w), (oh, ow) = x.shape[2:], sizes
+    if min(h, w, oh, ow) <= 0:
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input (H: "
+                           f"{h}, W: {w}) output (H: {oh}, W: {ow})")
+    if x.size == 0 and math.prod(x.shape[1:]) == 0:
+        raise RuntimeError(f"Non-empty 4D data tensor expected but got a tensor with sizes {list(x.shape)}")
+
+
+def upsample_antialiased(input: Tensor, output_size, align_corners: bool, scale_factors, *, mode: str) -> Tensor:
+    """``_upsample_bilinear2d_aa``, ``_upsample_bicubic2d_aa`` or ``_upsample_lanczos2d_aa`` (``mode``) of a
+    4-d input."""
+    if align_corners.__class__ is not bool:  # (as upsample_interpolating: torch's parser takes a bool only)
+        raise TypeError("align_corners must be a bool")
+    x = input._data
+    sizes, scales = _output_sizes(x, output_size, scale_factors)
+    _check_upsample_2d(x, sizes)
+    plan = interp_aa_cpu.AntialiasPlan(mode, tuple(x.shape[2:]), tuple(sizes), align_corners, tuple(scales))
+    return _antialiased_ops(mode)[0](input, plan, sizes, align_corners, *scales)
 
 
 # ---- embedding ---------------------------------------------------------------------------------------------
