@@ -63,7 +63,22 @@ from .backend.dtypes import (
     set_default_dtype,
     uint8,
 )
-from .memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from .memory_format import (
+    _mkldnn,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    jagged,
+    layout,
+    memory_format,
+    preserve_format,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
+)
 from .ops.creation import clone, detach, empty_like, full_like, ones_like, zeros_like
 from .ops.indexing import index_put, take
 from .ops.linalg_core import matmul, mm
@@ -122,7 +137,6 @@ from .size import Size
 moveaxis, swapaxes, swapdims = movedim, transpose, transpose
 half, float, double, long, short, cdouble, cfloat = float16, float32, float64, int64, int16, complex128, complex64
 int = int32
-strided = "torch.strided"
 from .version import __version__  # noqa: E402
 
 _tensor_methods.install()

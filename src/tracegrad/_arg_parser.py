@@ -252,7 +252,9 @@ def _memory_format(obj: Any) -> bool:
 
 
 def _layout(obj: Any) -> bool:
-    return isinstance(obj, str)  # (tracegrad's layouts, ``torch.strided`` and the sparse ones, are strings)
+    from .memory_format import layout
+
+    return isinstance(obj, layout)
 
 
 _CLASS_CHECKS: dict[str, Callable[[Any], bool]] = {
@@ -1070,6 +1072,10 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
     def guarded(*args, **kwargs):
         nonlocal limits, positional, refused_classes
         if kwargs or len(args) > positional:
+            if "layout" in kwargs:  # (keyword-only wherever torch takes one)
+                from .memory_format import refuse_unsupported_layout
+
+                refuse_unsupported_layout(kwargs["layout"])
             if limits is None:
                 limits = _call_limits(name, method)
                 positional = sys.maxsize if limits.positional is None else limits.positional

@@ -46,8 +46,11 @@ def _size(size, fn: str = "empty", kwargs: dict | None = None) -> tuple[int, ...
     return _args.non_negative_shape(fn, _args.size_arg(fn, size))
 
 
-def _finish(array: np.ndarray, requires_grad: bool, device=None, pin_memory: bool = False) -> Tensor:
-    if array.size == 0 and array.ndim > 1 and array.__class__ is np.ndarray:
+def _finish(array: np.ndarray, requires_grad: bool, device=None, pin_memory: bool = False,
+            strides_given: bool = False) -> Tensor:
+    """The factory's tensor over ``array``; ``strides_given``: the array already has the strides torch gives
+    (an empty one's included), as empty_strided's and channels-last ones do."""
+    if array.size == 0 and array.ndim > 1 and array.__class__ is np.ndarray and not strides_given:
         array = contiguous_as_torch(array)  # (NumPy's empty arrays have zero strides; PyTorch's are contiguous)
     if device is not None or pin_memory:
         array = placed(array, device, pin_memory)
@@ -369,6 +372,7 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memor
         raise RuntimeError("unsupported memory format Preserve")
     if memory_format is not None and memory_format is not contiguous_format:
         array = with_strides(array, format_strides(shape, memory_format))
+        return _finish(array, requires_grad, device, pin_memory, strides_given=True)
     return _finish(array, requires_grad, device, pin_memory)
 
 
@@ -644,7 +648,7 @@ def _laid_out_like(t: Tensor, drawn: Tensor, memory_format) -> Tensor:
     so the values ``drawn`` (in C order) go into memory in the order they were drawn."""
     data = drawn._data
     strides = like_strides(t._data, memory_format)
-    if data.__class__ is np.ndarray and data.size and strides != contiguous_strides(data.shape):
+    if data.__class__ is np.ndarray and strides != contiguous_strides(data.shape):
         drawn._data = np.ndarray(data.shape, data.dtype, buffer=data, strides=[s * data.itemsize for s in strides])
     return drawn
 

@@ -15,6 +15,7 @@ from . import _factories
 from ._warnings import warn_once
 from .backend import dtypes as _dt
 from .backend.device import as_device
+from .memory_format import strided
 from .size import Size
 
 _OVERLOADS = ("(*, torch.device device = None)", "(torch.Storage storage)", "(Tensor other)",
@@ -122,7 +123,7 @@ class _LegacyTensorType(type):
 
 def _legacy_type(name: str, dtype: _dt.dtype) -> type:
     cls = _LegacyTensorType(name, (), {"dtype": dtype, "is_cuda": False, "is_sparse": False,
-                                       "layout": "torch.strided", "__module__": "torch"})
+                                       "layout": strided, "__module__": "torch"})
     cls.__module__ = "torch"
     return cls
 

@@ -87,6 +87,14 @@ def element_strides(a: np.ndarray) -> tuple:
     return tuple(s // item for s in a.strides)
 
 
+def torch_byte_strides(a: np.ndarray) -> tuple:
+    """``a``'s strides in bytes as ``Tensor.stride()`` reads them: an empty array's zero strides (NumPy's) are
+    contiguous ones, which a view made from them must keep."""
+    if a.size:
+        return a.strides
+    return tuple(s * a.itemsize for s in element_strides(a))
+
+
 def _is_contiguous(shape: tuple, strides: tuple) -> bool:
     """PyTorch's ``is_contiguous()``: C order over the dims longer than 1; an empty tensor always is."""
     if 0 in shape:
@@ -249,6 +257,8 @@ def index_strides(shape: tuple, source: np.ndarray, indices: Sequence) -> tuple:
                                        in zip(own_shape, replacement[lead:], own_strides))
         front = (replacement[0] * expanded[0],) * before if replacement else (1,) * before
         layouts.append(((1,) * before + replacement + (1,) * after, front + expanded + (1,) * after, None))
+    if all(own_shape == shape and _is_contiguous(shape, own_strides) for own_shape, own_strides, _ in layouts):
+        return contiguous_strides(shape)  # (fast_set_up: an empty result, or one whose other dims are all 1)
     return _iterated_strides(shape, layouts, same_shape=False)  # (the restrided source is never dense)
 
 

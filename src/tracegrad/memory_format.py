@@ -1,4 +1,5 @@
-"""Memory formats (``torch.contiguous_format``, ``torch.channels_last``, ...): the element order of a dense tensor.
+"""Memory formats (``torch.contiguous_format``, ``torch.channels_last``, ...): the element order of a dense tensor;
+and the layouts (``torch.strided``, ...), of which tracegrad's tensors have the one.
 
 A tensor's layout is its NumPy array's strides. ``contiguous_format`` is C order; ``channels_last`` orders a 4-D
 (N, C, H, W) tensor as N, H, W, C in memory (``channels_last_3d``: 5-D, N, D, H, W, C); ``preserve_format``, the
@@ -32,6 +33,39 @@ class memory_format:  # noqa: N801 - PyTorch's class name
 
     def __reduce__(self) -> str:
         return self._name  # pickled by name: unpickling gives the module's singleton
+
+
+class layout:  # noqa: N801 - PyTorch's class name
+    """A tensor layout (``torch.strided``, ``torch.sparse_coo``, ...): one object per name, compared by identity.
+    tracegrad's tensors are all strided; the other layouts exist to be named (in ``layout=`` arguments)."""
+
+    __slots__ = ("_name",)
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'torch.layout' instances")
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self) -> str:
+        return self._name  # pickled by name: unpickling gives the module's singleton
+
+
+def _named_layout(name: str) -> layout:
+    made = object.__new__(layout)  # (past ``layout.__new__``, which refuses as torch's does)
+    made._name = name
+    return made
+
+
+strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged = (
+    _named_layout(name) for name in
+    ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged"))
+
+def refuse_unsupported_layout(value: object) -> None:
+    """tracegrad's tensors are all strided: a call asking for another layout (``zeros(2, layout=torch.sparse_coo)``)
+    is refused rather than answered with a strided tensor."""
+    if value.__class__ is layout and value is not strided:
+        raise NotImplementedError(f"tracegrad has strided tensors only: layout={value!r} is not supported")
 
 
 contiguous_format = memory_format("contiguous_format")

@@ -84,11 +84,27 @@ def _index_error_message(a, key, exc) -> str | None:
 
 def _indexes_empty_dim(shape: tuple, key: tuple) -> bool:
     """Whether a dim of size 0 is indexed by indices that are not empty (torch refuses that before it looks at
-    any index's value)."""
-    dims = [d for d, k in enumerate(key) if isinstance(k, np.ndarray) and k.dtype.kind in "iu"]
+    any index's value). A mask indexes its dims with its nonzeros."""
+    dims, index_shapes = _advanced_dims(key)
     if not builtins.any(shape[d] == 0 for d in dims if d < len(shape)):
         return False
-    return 0 not in np.broadcast_shapes(*(key[d].shape for d in dims))
+    return 0 not in np.broadcast_shapes(*index_shapes)
+
+
+def _advanced_dims(key: tuple) -> tuple:
+    """The dims a key of whole slices and index arrays indexes with arrays (a mask covers as many as it has), and
+    the shapes of the index arrays (a mask's: its count of nonzeros, as the ``nonzero()`` columns torch makes)."""
+    dims, index_shapes, dim = [], [], 0
+    for k in key:
+        if k.__class__ is np.ndarray:
+            mask = k.dtype.kind == "b"
+            width = k.ndim if mask else 1
+            dims.extend(range(dim, dim + width))
+            index_shapes.append((int(np.count_nonzero(k)),) if mask else k.shape)
+            dim += width
+        else:
+            dim += 1
+    return dims, index_shapes
 
 
 def _out_of_bounds_message(shape: tuple, key: tuple) -> str | None:
@@ -137,6 +153,7 @@ def _index_put_into(out, indices, values, accumulate):
         # (torch's masked_fill_: the one value is read as a number, which any dtype takes where it fits)
         values = np.asarray(scalar_for(values.item(), out.dtype), dtype=out.dtype)
     key = _numpy_key(indices)
+    _check_put_shapes(out.shape, key, values.shape)
     if values.dtype != out.dtype:
         _check_value_dtype(out, key, values)
         values = values.astype(out.dtype)
@@ -156,6 +173,43 @@ def _index_put_into(out, indices, values, accumulate):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(out[key].shape)}") from exc
 
+
+
+def _check_put_shapes(shape: tuple, key: tuple, value_shape: tuple) -> None:
+    """index_put_'s refusals before it reads an index, in torch's order: indices into an empty dim, then a value
+    that does not broadcast to the indexing result, with no more dims than it (NumPy's assignment drops extra
+    leading 1s; torch's setitem drops them before, index_put_ itself does not). Indices that do not broadcast
+    together are left to the write, which words that refusal first."""
+    result = _indexing_result_shape(shape, key)
+    if result is None:
+        return
+    if 0 in shape and _indexes_empty_dim(shape, key):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    if not _expandable(value_shape, result):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(result)}")
+
+
+def _expandable(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` expands to ``target`` (no more dims, each 1 or the same)."""
+    return len(shape) <= len(target) and all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
+
+
+def _indexing_result_shape(shape: tuple, key: tuple) -> tuple | None:
+    """The shape of ``a[key]`` for an array of ``shape`` and a key of whole slices and index arrays (a mask
+    counts as its nonzeros), without indexing: the indexed dims give way to the indices' broadcast shape, in
+    place where the indices are next to each other, else in front. None where the indices do not broadcast."""
+    taken, index_shapes = _advanced_dims(key)
+    if not index_shapes:
+        return shape
+    try:
+        middle = np.broadcast_shapes(*index_shapes)
+    except ValueError:
+        return None
+    first, last = taken[0], taken[-1]
+    if last - first + 1 == len(taken):  # (next to each other)
+        return shape[:first] + middle + shape[last + 1:]
+    return middle + tuple(n for d, n in enumerate(shape) if d not in taken)
 
 
 def _fills_through_mask(indices: Sequence, value_size: int) -> bool:
@@ -310,14 +364,24 @@ def _size_read_at(t: Tensor, dim: int) -> int:
 
 
 def _slice_index(value) -> int:
-    """A slice bound or step read as Python reads it (``__index__``), clamped as torch clamps it."""
+    """A slice bound or step read as Python reads it (``__index__``), clamped to int64 as Python's slices clamp
+    it (torch's clamp to the least SymInt is ``_truncated_to_symint``'s)."""
     if not hasattr(type(value), "__index__"):  # (an ``__index__`` that refuses words its own refusal)
         raise TypeError("slice indices must be integers or None or have an __index__ method")
     number = operator.index(value)
-    return builtins.min(builtins.max(number, _SLICE_MIN), _INT64_MAX)
+    return builtins.min(builtins.max(number, -_INT64_MAX - 1), _INT64_MAX)
 
 
 _SLICE_MIN = -(2 ** 62)  # (torch's smallest slice bound: the least SymInt it represents)
+
+
+def _truncated_to_symint(start: int, stop: int, step: int) -> tuple:
+    """torch clamps a slice's start, stop and step below its least SymInt up to it, with a warning."""
+    if start >= _SLICE_MIN and stop >= _SLICE_MIN and step >= _SLICE_MIN:
+        return start, stop, step
+    warnings.warn("Truncating the start/stop/step of slice. This is likely because of saved old models when the "
+                  "start/stop/step were larger.", UserWarning, stacklevel=5)  # (at the user's indexing line)
+    return builtins.max(start, _SLICE_MIN), builtins.max(stop, _SLICE_MIN), builtins.max(step, _SLICE_MIN)
 
 
 def _unpack_slice(k: builtins.slice) -> tuple:
@@ -328,7 +392,7 @@ def _unpack_slice(k: builtins.slice) -> tuple:
         raise ValueError("slice step cannot be zero")
     start = 0 if k.start is None else _slice_index(k.start)
     stop = _INT64_MAX if k.stop is None else _slice_index(k.stop)
-    return start, stop, step
+    return _truncated_to_symint(start, stop, step)
 
 
 def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
@@ -368,7 +432,9 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
             if step < 0:
                 raise ValueError("step must be greater than zero")
             full = start == 0 and step == 1 and _size_read_at(out, dim) <= stop and out._data.ndim
-            if keep_full_slices or not full:
+            if step > _LARGE_STEP:
+                out = _slice_with_large_step(out, dim, start, stop, step)
+            elif keep_full_slices or not full:
                 out = slice_op(out, dim, start, stop, step)
             advanced.append(None)
             dim += 1
@@ -379,10 +445,74 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
     return out, advanced
 
 
+_LARGE_STEP = 2 ** 31  # (beyond it a slice's size or strides may wrap in torch's int64 arithmetic)
+_UINT64 = 2 ** 64
+
+
+def _wrapped_int64(n: int) -> int:
+    """``n`` as a C int64 holds it after an overflowing operation (two's complement)."""
+    n %= _UINT64
+    return n - _UINT64 if n > _INT64_MAX else n
+
+
+def _c_division(n: int, d: int) -> int:
+    """C's integer division (toward zero) of ``n`` by a positive ``d``."""
+    return n // d if n >= 0 else -(-n // d)
+
+
+def _clamped_bound(bound: int, size: int) -> int:
+    """A slice bound as ATen's slice reads it: a negative one counted from the end, then clamped to the dim."""
+    if bound < 0:
+        bound += size
+    return builtins.min(builtins.max(bound, 0), size)
+
+
+def _slice_with_large_step(t: Tensor, dim: int, start: int, stop: int, step: int) -> Tensor:
+    """``t``'s slice along ``dim`` with a step large enough for torch's int64 arithmetic to wrap: its size
+    ``(length + step - 1) / step`` becomes 0 (an empty slice) or -1, and its stride ``stride * step`` may turn
+    negative; ``as_strided`` then refuses the negative stride or the size."""
+    from .views import slice as slice_op
+
+    if dim >= t._data.ndim:
+        return slice_op(t, dim, start, stop, step)  # (refused there)
+    shape, item = t._data.shape, t._data.itemsize
+    begin, end = _clamped_bound(start, shape[dim]), _clamped_bound(stop, shape[dim])
+    length = builtins.max(end - begin, 0)
+    size = _c_division(_wrapped_int64(length + step - 1), step)
+    sizes, strides = list(shape), list(t.stride())
+    sizes[dim], strides[dim] = size, _wrapped_int64(strides[dim] * step)
+    _check_as_strided_geometry(sizes, strides, item)
+    if t.stride()[dim] * step * item > _INT64_MAX:
+        # a stride NumPy cannot hold in bytes: the same elements (none or one, so long a step is) with a step of 1
+        # (torch makes a tensor of negative size where another dim is empty: the nearest is an empty one)
+        return slice_op(t, dim, begin, begin + builtins.max(size, 0), 1)
+    if size > 0:
+        return slice_op(t, dim, start, stop, step)  # (nothing wrapped: NumPy's size agrees)
+    return slice_op(t, dim, begin, begin, step)
+
+
+def _check_as_strided_geometry(sizes: list, strides: list, itemsize: int) -> None:
+    """``as_strided``'s refusals of a view's geometry: a stride below the least SymInt, a negative stride, then a
+    storage size beyond int64 (computeStorageNbytes, which refuses nothing where a dim has size 0)."""
+    for stride in strides:  # (an int64 beyond the least SymInt is refused as torch reads the list)
+        if stride < _SLICE_MIN:
+            raise RuntimeError(f"IntArrayRef contains an int that cannot be represented as a SymInt: {stride}")
+    if builtins.min(strides) < 0:
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {strides}")
+    if 0 in sizes:
+        return
+    extent = 1
+    for size, stride in zip(sizes, strides):
+        extent += stride * (size - 1)
+        if size < 0 or extent * itemsize > _INT64_MAX:
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={sizes} and strides={strides}")
+
+
 def _check_lone_item_of_0d(t: Tensor, key) -> None:
     """torch takes a lone integer or slice key (not in a tuple) straight to select or slice, on dim 0: of a 0-d
     tensor, with their own refusals (its size read as 0, past the sizes it has not)."""
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        key = _int64(key)
         if key == 0:
             raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
                              "in C++ to convert a 0-dim tensor to a number")
@@ -533,10 +663,11 @@ def _basic_steps(shape: tuple, key, keep_full_slices: bool) -> list | None:
             start, stop, step = k.start, k.stop, k.step
             if step is None:
                 step = 1
-            elif step.__class__ is not int or step <= 0:
+            elif step.__class__ is not int or step <= 0 or step > _LARGE_STEP:
                 return None
-            if not (start is None or start.__class__ is int) or not (stop is None or stop.__class__ is int):
-                return None
+            if not (start is None or start.__class__ is int and _SLICE_MIN <= start <= _INT64_MAX) or not (
+                    stop is None or stop.__class__ is int and _SLICE_MIN <= stop <= _INT64_MAX):
+                return None  # (bounds torch clamps: the general path)
             if keep_full_slices or not _spans_dim(start, stop, step, shape[src_dim]):
                 steps.append((_views.slice, (dim, 0 if start is None else start,
                                              _INT64_MAX if stop is None else stop, step)))
@@ -648,6 +779,8 @@ def setitem(t: Tensor, key, value) -> None:
             return
     if key is False:  # (torch writes nothing there, and leaves the version counter as it is)
         return
+    if key is True:  # (torch copies into ``t.unsqueeze(0)`` there, as for None: no index_put_)
+        key = None
     target = _basic_views(t, key, False)
     advanced = ()
     if target is None:

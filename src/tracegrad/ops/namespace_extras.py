@@ -244,7 +244,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     buffer = np.zeros(storage_extent(size, stride), dtype=np_dtype)
     item = buffer.itemsize
     array = np.lib.stride_tricks.as_strided(buffer, size, tuple(s * item for s in stride))
-    return _finish(array, requires_grad, device, pin_memory)
+    return _finish(array, requires_grad, device, pin_memory, strides_given=True)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .._runtime import get_num_threads
 from .._strides import contiguous_as_torch, like_self
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
@@ -504,6 +505,74 @@ def evenly_read_jvp(args, outs, tangents):
     return sum(mul(mask, div(tangents[0], sum(mask))))
 
 
+# ---- the NaN a max/min returns ---------------------------------------------------------------------------------
+#
+# NumPy hands back one of the input's NaNs; torch's kernels make their own. A full max/min/aminmax of a float or
+# double tensor runs a vector loop whose maximum ORs in the all-ones mask of an unordered compare (a NaN with every
+# bit set; a half tensor's, reduced in float, converts to the negative default NaN), unless the tensor is split over
+# threads (more than GRAIN_SIZE elements), whose results a scalar max combines into the default quiet NaN; a
+# one-element tensor's is its element read through another type (see _lone_nan). amax/amin's scalar max_impl
+# returns the default quiet NaN (their vector loops over an output's contiguous lanes can leave the all-ones one:
+# not followed). max/min/aminmax along a dim keep the first NaN of each row.
+
+_GRAIN_SIZE = 32768  # (at::internal::GRAIN_SIZE)
+_QUIET_BIT = {np.dtype(np.float16): np.uint16(1 << 9), np.dtype(np.float32): np.uint32(1 << 22),
+              np.dtype(np.float64): np.uint64(1 << 51)}
+
+
+def _torch_full_extreme_nan(result: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """A full max/min/aminmax ``result`` of ``a`` (0-d) with the bits of torch's NaN, where it is one."""
+    if result.dtype.kind != "f":
+        return result
+    value = result.item()
+    if value == value:  # (not NaN: a Python float's test, a fraction of np.isnan's call on a 0-d array)
+        return result
+    if a.size > _GRAIN_SIZE and get_num_threads() > 1:
+        return np.asarray(np.nan, result.dtype)
+    quiet = _QUIET_BIT.get(result.dtype)
+    if quiet is None:
+        return result
+    if a.size == 1:
+        return _lone_nan(result, quiet)
+    if result.dtype.itemsize == 2:  # (half: reduced in float, whose all-ones NaN converts to the negative default)
+        return np.asarray(np.copysign(np.nan, -1), result.dtype)
+    return np.invert(np.zeros_like(result.view(quiet.dtype))).view(result.dtype)
+
+
+def _lone_nan(value: np.ndarray, quiet) -> np.ndarray:
+    """The NaN torch's full max/min returns for a one-element tensor holding ``value``: a double as it is, a float
+    quieted (read through a double), a half the default NaN of its sign (read through a float)."""
+    if value.dtype.itemsize == 8:
+        return value
+    if value.dtype.itemsize == 2:
+        return np.asarray(np.copysign(np.asarray(np.nan, value.dtype), value), value.dtype)
+    return (value.view(quiet.dtype) | quiet).view(value.dtype)
+
+
+def _default_nans(result: np.ndarray) -> np.ndarray:
+    """``result`` (a new array) with its NaNs made the default quiet NaN, as amax/amin's scalar max_impl makes
+    them."""
+    if result.dtype.kind != "f":
+        return result
+    if not result.ndim:
+        value = result.item()
+        return result if value == value else np.asarray(np.nan, result.dtype)
+    if math.isnan(np.vdot(result, result)):  # (a sum of squares is NaN only from a NaN: cheaper than isnan, any)
+        np.copyto(result, np.asarray(np.nan, result.dtype), where=np.isnan(result))
+    return result
+
+
+def _first_nans(values: np.ndarray, x: np.ndarray, d: int) -> np.ndarray:
+    """``values`` (a new array, reduced over dim ``d`` of ``x`` with the dim kept) with each NaN replaced by the
+    first NaN of its row of ``x``."""
+    if values.dtype.kind == "f":
+        nans = np.isnan(values)
+        if nans.any():
+            first = np.take_along_axis(x, np.argmax(np.isnan(x), axis=d, keepdims=True), d)
+            np.copyto(values, first, where=nans)
+    return values
+
+
 def _full_extreme(name: str, np_fn):
     def kernel(a):
         if a.size == 0:
@@ -511,7 +580,7 @@ def _full_extreme(name: str, np_fn):
                                "Specify the reduction dim with the 'dim' argument.")
         if a.dtype.kind == "c":
             raise unsupported(f"{name}_all", a.dtype)
-        return np.asarray(np_fn(a))
+        return _torch_full_extreme_nan(np.asarray(np_fn(a)), a)
 
     def vjp(ctx, g):
         x, result = ctx.saved_tensors
@@ -627,7 +696,7 @@ def _amax_kernel_for(name: str, np_fn):
         axes = _dims_arg(dim, a.ndim)
         if a.dtype.kind == "c":
             raise unsupported(f"{name[1:]}_values_cpu", a.dtype)
-        return np.asarray(np_fn(a, axis=axes, keepdims=keepdim))
+        return _default_nans(np.asarray(np_fn(a, axis=axes, keepdims=keepdim)))
 
     def vjp(ctx, g):
         x, result = ctx.saved_tensors
@@ -653,7 +722,7 @@ def _aminmax_kernel(a, dim=None, keepdim=False):
         if a.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation "
                                "has no identity.")
-        lo, hi = np.min(a), np.max(a)
+        lo, hi = (_torch_full_extreme_nan(np.asarray(v), a) for v in (np.min(a), np.max(a)))
         if keepdim:
             shape = (1,) * a.ndim
             return np.asarray(lo).reshape(shape), np.asarray(hi).reshape(shape)
@@ -661,7 +730,7 @@ def _aminmax_kernel(a, dim=None, keepdim=False):
     x, d = _along(a, dim)
     if x.shape[d] == 0:
         raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
-    lo, hi = np.min(x, axis=d, keepdims=True), np.max(x, axis=d, keepdims=True)
+    lo, hi = (_first_nans(v, x, d) for v in (np.min(x, axis=d, keepdims=True), np.max(x, axis=d, keepdims=True)))
     return _finish_along((lo, hi), a.ndim, d, keepdim)
 
 

@@ -202,7 +202,8 @@ def _repeat_kernel(a, repeats):
     for s in target:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {target}")
-    return np.tile(a.reshape(padded), repeats)
+    tiled = np.tile(a.reshape(padded), repeats)
+    return tiled if tiled.size else np.empty(tiled.shape, a.dtype)  # (NumPy's empty tile may view ``a``)
 
 
 def _repeat_vjp(ctx, g):
@@ -1699,6 +1700,8 @@ def _cum_extreme(a, dim, ufunc):
         if dim not in (0, -1):
             raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
         return a.copy(), np.zeros((), np.int64)
+    if a.size == 0:  # (torch reads neither the dim nor the dtype of an empty input)
+        return a.copy(), np.zeros(a.shape, np.int64)
     d = wrap_dim(dim, a.ndim)
     if a.dtype.kind == "c":  # (a 0-d input is copied without dispatch, as in PyTorch)
         raise unsupported(f"{name}_cpu", a.dtype)
@@ -1724,6 +1727,8 @@ def _cum_extreme_vjp(ctx, g_values, g_indices):
     shape = ctx.input_shapes[0]
     if not shape:
         return g_values
+    if 0 in shape:  # (its dim is never checked: nothing to scatter)
+        return _zeros(g_values, shape)
     return scatter_add(_zeros(g_values, shape), dim, indices, g_values)
 
 

@@ -16,7 +16,14 @@ import numpy as np
 
 from .._events import emit_op_call
 from .._state import STATE
-from .._strides import has_torch_contiguous_strides, offset_in, storage_extent, storage_root, strided_view
+from .._strides import (
+    has_torch_contiguous_strides,
+    offset_in,
+    storage_extent,
+    storage_root,
+    strided_view,
+    torch_byte_strides,
+)
 from .._tensor import Tensor, _new
 from ..autograd.views import make_view
 from ..backend.dtypes import scalar_type_name
@@ -382,7 +389,7 @@ def _unsqueeze_kernel(a, dim):
     nd = a.ndim
     if not 0 <= dim <= nd:
         dim = wrap_dim(dim, nd + 1)
-    shape, st = a.shape, a.strides
+    shape, st = a.shape, a.strides if a.size else torch_byte_strides(a)  # (an empty array's: see there)
     out = a.reshape(shape[:dim] + (1,) + shape[dim:])  # (what np.expand_dims does, without its checks)
     # PyTorch keeps every stride and gives the new dim the stride that steps over the dim it displaces (1 at
     # the end); NumPy's reshape may restride dims of size 1, and repeats the last dim's stride at the end
@@ -401,11 +408,12 @@ unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_
 def _expand_kernel(a, size, implicit=False):
     size = tuple(size)
     lead = len(size) - a.ndim
+    source_strides = a.strides if a.size else torch_byte_strides(a)  # (an empty array's: see there)
     if lead >= 0:  # (the usual call, in one pass: sizes kept, -1, or a size-1 dim widened; anything else below)
         target = list(size)
         strides = [0] * lead
         i = lead
-        for n, s, st in zip(a.shape, size[lead:], a.strides):
+        for n, s, st in zip(a.shape, size[lead:], source_strides):
             if s == n:
                 strides.append(st)
             elif s == -1:
@@ -442,7 +450,8 @@ def _expand_kernel(a, size, implicit=False):
                                f"{list(a.shape)}")
     # Writable like PyTorch's (an in-place write into the overlapping result itself is refused by the operator, but
     # a non-overlapping view of it, e.g. a diagonal, writes through to the expanded tensor's memory)
-    strides = [0] * lead + [0 if n == 1 and t != 1 else st for n, t, st in zip(a.shape, target[lead:], a.strides)]
+    strides = [0] * lead + [0 if n == 1 and t != 1 else st
+                            for n, t, st in zip(a.shape, target[lead:], source_strides)]
     return strided_view(a, tuple(target), tuple(strides))
 
 
