@@ -253,11 +253,12 @@ class Upsample(Module):
         super().__init__()
         self.name = type(self).__name__
         self.size = size
-        self.scale_factor = (
-            float(scale_factor)
-            if isinstance(scale_factor, (int, float))
-            else (tuple(float(f) for f in scale_factor) if scale_factor else None)
-        )
+        # (as torch: a tuple becomes floats; anything else goes through float(), so a list is refused and a zero
+        # factor means no factor at all)
+        if isinstance(scale_factor, tuple):
+            self.scale_factor = tuple(float(f) for f in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
         self.mode = mode
         self.align_corners = align_corners
         self.recompute_scale_factor = recompute_scale_factor

@@ -266,11 +266,22 @@ def generic_forward(x: np.ndarray, axes: tuple[AxisTaps, ...], dtype: np.dtype) 
     return out.reshape(x.shape[: x.ndim - k] + out_sizes)
 
 
-def _corner_sum(terms: list, vectorised: bool) -> np.ndarray:
+def _half_tail_sum(terms: list) -> np.ndarray:
+    """The channels-last kernel's scalar tail for half inputs: ``((t0 + t1) + t2) + ...`` with the second
+    product fused onto the first (float32 fuses the first onto the second; measured)."""
+    (t0, w0), (t1, w1) = terms[0], terms[1]
+    out = fma(t1, w1, t0 * w0)
+    for t, w in terms[2:]:
+        out = fma(t, w, out)
+    return out
+
+
+def _corner_sum(terms: list, vectorised: bool, half: bool = False) -> np.ndarray:
     """The channels-last kernel's sum of its corner terms: the scalar tail as ``((t0 + t1) + t2) + ...`` with
-    contraction, the vector lanes as ``t0 + (t1 + (... + (t_{n-2} + t_{n-1})))``, each with its FMAs."""
+    contraction (``half``: :func:`_half_tail_sum`), the vector lanes as ``t0 + (t1 + (... + (t_{n-2} +
+    t_{n-1})))``, each with its FMAs."""
     if not vectorised:
-        return _nested_sum(terms)
+        return _half_tail_sum(terms) if half else _nested_sum(terms)
     (ta, wa), (tb, wb) = terms[-2], terms[-1]
     out = fma(tb, wb, ta * wa)
     for t, w in reversed(terms[:-2]):
@@ -278,13 +289,16 @@ def _corner_sum(terms: list, vectorised: bool) -> np.ndarray:
     return out
 
 
-def channels_last_forward(x: np.ndarray, axes: tuple[AxisTaps, ...]) -> np.ndarray:
+def channels_last_forward(x: np.ndarray, axes: tuple[AxisTaps, ...], dtype: np.dtype | None = None) -> np.ndarray:
     """cpu_upsample_linear_channels_last: each output the sum of its 2**k corners, weights the products of the
     axes' lambdas in opmath (outermost axis first), the channels filling whole vectors summed one way and the
-    tail another (:func:`_corner_sum`)."""
+    tail another (:func:`_corner_sum`). ``x`` is in opmath; ``dtype``, the input's (default: ``x``'s), sets the
+    vector width in channels (16 for half) and the tail's order."""
     k = len(axes)
     channels = x.shape[1]
-    lanes = _SIMD_BYTES // x.dtype.itemsize
+    dtype = x.dtype if dtype is None else np.dtype(dtype)
+    half = dtype.itemsize < x.dtype.itemsize
+    lanes = _SIMD_BYTES // dtype.itemsize
     split = channels - channels % lanes
     terms = []
     for corner in product((0, 1), repeat=k):
@@ -302,7 +316,7 @@ def channels_last_forward(x: np.ndarray, axes: tuple[AxisTaps, ...]) -> np.ndarr
     if split:
         parts.append(_corner_sum([(t[:, :split], w) for t, w in terms], vectorised=True))
     if split < channels:
-        parts.append(_corner_sum([(t[:, split:], w) for t, w in terms], vectorised=False))
+        parts.append(_corner_sum([(t[:, split:], w) for t, w in terms], vectorised=False, half=half))
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
 
 
@@ -555,7 +569,7 @@ def _forward(plan: ResamplePlan, x: np.ndarray) -> np.ndarray:
     axes = plan.taps(work)
     cubic = plan.mode == "cubic"
     if uses_channels_last_kernel(x, plan.out_sizes, cubic):
-        out = channels_last_forward(x.astype(work, copy=False), axes)
+        out = channels_last_forward(x.astype(work, copy=False), axes, dtype)
     else:
         out = generic_forward(x.astype(work, copy=False), axes, dtype)
     return np.ascontiguousarray(out.astype(dtype, copy=False))

@@ -185,8 +185,6 @@ def _named(name: str, kind: str, k: int):
 def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
     x = input._data
     k = len(output_size)
-    if k == 3:  # (PyTorch's 3-d checks, in its order and words)
-        _check_adaptive_avg_pool3d(x, output_size)
     if x.ndim not in (k + 1, k + 2):
         raise RuntimeError(
             f"adaptive_avg_pool{k}d(): Expected {k + 1}D or {k + 2}D tensor, but got {list(x.shape)}"
@@ -195,22 +193,27 @@ def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
         return squeeze(adaptive_avg_pool(unsqueeze(input, -2), (1, output_size[0])), -2)
     sizes = x.shape[x.ndim - k :]
     outs = tuple(s if o is None else int(o) for s, o in zip(sizes, output_size))
-    if k == 2 and any(o < 0 for o in outs):
-        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
-                           f"received {{{', '.join(str(o) for o in outs)}}}")
+    if any(o < 0 for o in outs):  # (the 3-d message lists its sizes as "{d, h,w}")
+        listed = f"{outs[0]}, {outs[1]}" + (f",{outs[2]}" if k == 3 else "")
+        raise RuntimeError(f"adaptive_avg_pool{k}d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{{listed}}}")
     if all(o == 1 for o in outs):  # PyTorch takes the mean over the pooled dims then (MeanBackward1)
         return mean_dims(input, tuple(range(-1, -k - 1, -1)), True)
+    # (the pooling kernels, not the mean, refuse empty dims: the 2-d one its two pooled dims only, so an empty
+    # batch or channel dim passes; the 3-d one every dim but the first, a 4-d input's channels too)
+    _check_pooled_nonempty(x, k, range(x.ndim - 2, x.ndim) if k == 2 else range(1, x.ndim))
     mats = tuple(resample.adaptive_avg_matrix(s, o) for s, o in zip(sizes, outs))
     return _adaptive_avg_pool_ops(k)[0](input, mats)
 
 
-def _check_adaptive_avg_pool3d(x: np.ndarray, output_size: tuple) -> None:
-    if x.ndim not in (4, 5):
-        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(x.shape)}")
-    for d in range(x.ndim - 3, x.ndim):
+def _check_pooled_nonempty(x: np.ndarray, k: int, dims: range, backward: bool = False) -> None:
+    """adaptive_avg_pool{k}d's (``backward``: its backward's, of the gradient) refusal of an empty dim among
+    ``dims``, the first such dim named."""
+    op, name = (f"adaptive_avg_pool{k}d_backward", "grad_output") if backward else (f"adaptive_avg_pool{k}d", "input")
+    for d in dims:
         if x.shape[d] == 0:
-            raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for non-batch dimensions, "
-                               f"but input has sizes {list(x.shape)} with dimension {d} being empty")
+            raise RuntimeError(f"{op}(): Expected {name} to have non-zero size for non-batch dimensions, but {name} "
+                               f"has sizes {list(x.shape)} with dimension {d} being empty")
 
 
 _ADAPTIVE_OPS: dict[int, tuple] = {}
@@ -220,12 +223,17 @@ def _adaptive_avg_pool_ops(k: int) -> tuple:
     """``_adaptive_avg_pool{k}d`` (a separable linear map over the pooled dims) and its backward operator."""
     if k not in _ADAPTIVE_OPS:
         def backward_kernel(g, _x, mats):
+            _check_pooled_nonempty(g, k, range(1, g.ndim), backward=True)  # (an empty batch passes)
             if k == 2 and g.dtype.kind == "f":  # (PyTorch's window-by-window order; 3-d stays a linear map)
                 return adaptive_pool_cpu.adaptive_avg_pool2d_backward(g, _x)
             return resample.apply_matrices(g, resample.transposed(mats))
 
         def kernel(x, mats):
-            # PyTorch's CPU kernels take floating types only (the mean for an output of ones takes complex too)
+            # PyTorch's CPU kernels take floating types only (the mean for an output of ones takes complex too);
+            # the 2-d one returns an empty output before it looks at the dtype
+            out_shape = x.shape[: x.ndim - k] + tuple(m.shape[0] for m in mats)
+            if k == 2 and math.prod(out_shape) == 0:
+                return np.empty(out_shape, x.dtype)
             check_float(x, pool_kernel_name(x, "adaptive_avg_pool2d") if k == 2 else "adaptive_avg_pool3d_cpu")
             if k == 2 and x.dtype.kind == "f":
                 return adaptive_pool_cpu.adaptive_avg_pool2d(x, mats[0].shape[0], mats[1].shape[0])
@@ -265,8 +273,38 @@ def _output_sizes(x: np.ndarray, output_size, scale_factors) -> tuple:
     times each scale factor, rounded down (the kernel gets the scales). What is not an int or a float fails."""
     if output_size is not None:
         return tuple(as_int(o) for o in output_size), (None,) * len(output_size)
+    if isinstance(scale_factors[0], Tensor):  # (torch's parser types the first factor only: a later tensor passes)
+        raise TypeError("scale_factors must be a sequence of floats")  # (the guard words it as torch's parser)
     scales = tuple(s.__float__() for s in scale_factors)  # (``float("2")`` would read a string)
-    return tuple(int(math.floor(n * s)) for n, s in zip(x.shape[2:], scales)), scales
+    return tuple(_scaled_size(n, s) for n, s in zip(x.shape[2:], scales)), scales
+
+
+def _scaled_size(n: int, scale: float) -> int:
+    """``n * scale`` rounded down, as an int64: a NaN or out-of-range product is refused, as ATen's cast does."""
+    size = n * scale
+    if not -(2.0**63) <= size < 2.0**63:  # (NaN fails the comparison too)
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return int(math.floor(size))
+
+
+_SPATIAL_LETTERS = {1: "W", 2: "HW", 3: "DHW"}
+
+
+def _labelled(sizes: tuple) -> str:
+    """``D: 4, H: 4, W: 4``: sizes by the letters PyTorch's upsample checks name their dims with."""
+    return ", ".join(f"{letter}: {n}" for letter, n in zip(_SPATIAL_LETTERS[len(sizes)], sizes))
+
+
+def _check_upsample(x: np.ndarray, sizes: tuple) -> None:
+    """upsample_{1,2,3}d_common_check: positive input and output spatial sizes, then a non-empty input (an
+    empty batch passes, an empty channel dim does not). The 1-d message words it differently ("and output")."""
+    spatial, sizes = tuple(x.shape[2:]), tuple(sizes)
+    if min(spatial + sizes) <= 0:
+        joint = " and output" if len(sizes) == 1 else " output"
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({_labelled(spatial)})"
+                           f"{joint} ({_labelled(sizes)})")
+    if x.size == 0 and math.prod(x.shape[1:]) == 0:
+        raise RuntimeError(f"Non-empty {x.ndim}D data tensor expected but got a tensor with sizes {list(x.shape)}")
 
 
 def upsample_nearest(input: Tensor, output_size, scale_factors, *, exact: bool = False) -> Tensor:
@@ -274,6 +312,7 @@ def upsample_nearest(input: Tensor, output_size, scale_factors, *, exact: bool =
     x = input._data
     k = x.ndim - 2
     sizes, scales = _output_sizes(x, output_size, scale_factors)
+    _check_upsample(x, sizes)
     maps = tuple(resample.nearest_index_map(n, o, s, exact) for n, o, s in zip(x.shape[2:], sizes, scales))
     prefix = "UpsampleNearestExact" if exact else "UpsampleNearest"
     return _named(f"{prefix}{k}DBackward0", "nearest", k)(input, maps, sizes, *scales)
@@ -287,6 +326,7 @@ def upsample_interpolating(input: Tensor, output_size, align_corners: bool, scal
     x = input._data
     k = x.ndim - 2
     sizes, scales = _output_sizes(x, output_size, scale_factors)
+    _check_upsample(x, sizes)
     # (the plan computes PyTorch's indices and weights per axis, and replays its kernels' arithmetic)
     plan = resample.ResamplePlan("cubic" if mode == "bicubic" else "linear", tuple(x.shape[2:]), tuple(sizes),
                                  align_corners, tuple(scales))
@@ -338,16 +378,6 @@ def _antialiased_forward(x: np.ndarray, plan) -> np.ndarray:
     return interp_aa_cpu.forward(x, plan)
 
 
-def _check_upsample_2d(x: np.ndarray, sizes: tuple) -> None:
-    """upsample_2d_common_check: positive sizes, then a non-empty input (an empty batch passes)."""
-    (h, w), (oh, ow) = x.shape[2:], sizes
-    if min(h, w, oh, ow) <= 0:
-        raise RuntimeError("Input and output sizes should be greater than 0, but got input (H: "
-                           f"{h}, W: {w}) output (H: {oh}, W: {ow})")
-    if x.size == 0 and math.prod(x.shape[1:]) == 0:
-        raise RuntimeError(f"Non-empty 4D data tensor expected but got a tensor with sizes {list(x.shape)}")
-
-
 def upsample_antialiased(input: Tensor, output_size, align_corners: bool, scale_factors, *, mode: str) -> Tensor:
     """``_upsample_bilinear2d_aa``, ``_upsample_bicubic2d_aa`` or ``_upsample_lanczos2d_aa`` (``mode``) of a
     4-d input."""
@@ -355,7 +385,7 @@ def upsample_antialiased(input: Tensor, output_size, align_corners: bool, scale_
         raise TypeError("align_corners must be a bool")
     x = input._data
     sizes, scales = _output_sizes(x, output_size, scale_factors)
-    _check_upsample_2d(x, sizes)
+    _check_upsample(x, sizes)
     plan = interp_aa_cpu.AntialiasPlan(mode, tuple(x.shape[2:]), tuple(sizes), align_corners, tuple(scales))
     return _antialiased_ops(mode)[0](input, plan, sizes, align_corners, *scales)
 
