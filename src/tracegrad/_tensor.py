@@ -594,7 +594,16 @@ class _ArrayIn:
         return (_ArrayIn, (self.owner, self.offset, self.shape, self.strides, self.dtype))
 
     def array(self) -> np.ndarray:
-        return np.ndarray(self.shape, self.dtype, buffer=self.owner, offset=self.offset, strides=self.strides)
+        data = np.ndarray(self.shape, self.dtype, buffer=self.owner, offset=self.offset, strides=self.strides)
+        # (never read: an object dtype would take the owner's bytes for pointers, and NumPy takes an owner of no
+        # bytes for one as large as needed)
+        owner = self.owner
+        if data.dtype.hasobject or (data.size and not (owner.nbytes if isinstance(owner, np.ndarray) else
+                                                       memoryview(owner).nbytes)):
+            from .storage import check_in_storage
+
+            check_in_storage(memoryview(owner).nbytes, self.offset, self.shape, data.dtype, self.strides)
+        return data
 
 
 def pickled_array(data):

@@ -41,7 +41,7 @@ from ._tensor import Tensor as _Tensor
 from .backend import cupy_backend
 from .backend.device import device
 from .backend.dtypes import dtype as _dtype
-from .storage import UntypedStorage, _memory_owner, storage_place, view_in_storage
+from .storage import UntypedStorage, _memory_owner, check_in_storage, storage_place, view_in_storage
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
@@ -78,7 +78,7 @@ _ALLOWED_IN_LEGACY_FILES: frozenset[tuple[str, str]] = _ALLOWED | {
     ("numpy", "ndarray"),
     ("numpy", "dtype"),
 }
-_LEGACY_MODULE_PREFIXES = ("numpy.dtypes",)
+_LEGACY_DTYPE_MODULES = frozenset({"numpy.dtypes"})
 _user_safe_globals: list = []
 
 
@@ -124,9 +124,24 @@ _WEIGHTS_ONLY_HELP = (
 )
 
 
+def _numpy_dtype_class(module: str, name: str) -> Any:
+    """A dtype class NumPy 2 pickles its dtypes through (``numpy.dtypes.Float32DType``), or None. Only a class of
+    the module itself: pickle's own ``find_class`` follows a dotted name (protocol 4) through attributes, and
+    ``numpy.dtypes``' attributes reach its globals and builtins (``eval``)."""
+    if "." in name or name.startswith("_"):
+        return None
+    import importlib
+
+    try:
+        found = getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+    return found if isinstance(found, type) and issubclass(found, np.dtype) else None
+
+
 class _WeightsUnpickler(pickle.Unpickler):
     allowed = _ALLOWED
-    allowed_module_prefixes: tuple[str, ...] = ()
+    allowed_modules: frozenset[str] = frozenset()  # (modules whose NumPy dtype classes are allowed)
 
     def find_class(self, module: str, name: str) -> Any:
         # Protocol 2 names builtins under Python 2's names (``__builtin__ set``): judged under Python 3's, as
@@ -135,8 +150,12 @@ class _WeightsUnpickler(pickle.Unpickler):
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
         else:
             module = _compat_pickle.IMPORT_MAPPING.get(module, module)
-        if (module, name) in self.allowed or module.startswith(self.allowed_module_prefixes):
+        if (module, name) in self.allowed:
             return super().find_class(module, name)
+        if module in self.allowed_modules:
+            dtype_class = _numpy_dtype_class(module, name)
+            if dtype_class is not None:
+                return dtype_class
         allowed = _user_allowed(module, name)
         if allowed is not None:
             return allowed
@@ -151,7 +170,7 @@ class _WeightsUnpickler(pickle.Unpickler):
 
 class _LegacyWeightsUnpickler(_WeightsUnpickler):
     allowed = _ALLOWED_IN_LEGACY_FILES
-    allowed_module_prefixes = _LEGACY_MODULE_PREFIXES
+    allowed_modules = _LEGACY_DTYPE_MODULES
 
 
 @contextlib.contextmanager
@@ -168,6 +187,7 @@ def _transposed(array: np.ndarray, axes: tuple) -> np.ndarray:
 
 
 def _empty(shape: tuple, dtype: np.dtype, strides: tuple) -> np.ndarray:
+    check_in_storage(0, 0, shape, dtype, strides)  # (an empty array only: NumPy reads past a buffer of no bytes)
     return np.ndarray(shape, dtype, np.empty(0, np.uint8), 0, strides)
 
 
@@ -286,10 +306,12 @@ class _Saver:
         from ._tensor import user_state, warn_unserialized_hooks
         from .nn.parameter import Parameter
 
-        warn_unserialized_hooks(t)
+        parameter = isinstance(t, Parameter)
+        if not parameter:  # (torch warns for a Tensor's hooks only: a Parameter reduces its ``.data``)
+            warn_unserialized_hooks(t)
         data = _host_array(t._data)
         storage, offset = self.storage_of(data, t.dtype, str(t.device))
-        rebuild = _load_parameter if isinstance(t, Parameter) else _load_tensor
+        rebuild = _load_parameter if parameter else _load_tensor
         return (rebuild, (storage, t.dtype, offset, data.shape, data.strides, t.requires_grad, user_state(t)))
 
     def persistent_id(self, obj: Any) -> Any:
@@ -393,7 +415,7 @@ class _StorageReader:
     """The storages of one record, as the pickle names them: read from the stream in order, or served from a
     memory map of the file (``mmap=True``; copy-on-write, as torch's private maps)."""
 
-    def __init__(self, handle: Any, data_start: int, data_length: int, mapped: _mmap.mmap | None,
+    def __init__(self, handle: Any, data_start: int, data_length: int, mapped: Any,
                  map_location: Any) -> None:
         self.handle, self.data_start, self.data_length, self.mapped = handle, data_start, data_length, mapped
         self.map_location = map_location
@@ -446,14 +468,50 @@ def _read_into(handle: Any, buffer: np.ndarray) -> None:
             n = len(chunk)
             view[done:done + n] = chunk
         if not n:
-            raise EOFError("Ran out of input")
+            raise _truncated(len(view) - done)
         done += n
 
 
+def _truncated(missing: int) -> RuntimeError:
+    """torch's error for a checkpoint that ends before what it says it holds."""
+    return RuntimeError(f"unexpected EOF, expected {missing} more bytes. The file might be corrupted.")
+
+
+_CHUNK = 1 << 26  # (a stream of unknown length is read so many bytes at a time: a lying length allocates no more)
+
+
 def _read_exactly(handle: Any, n: int) -> bytes:
-    buffer = np.empty(n, np.uint8)
-    _read_into(handle, buffer)
-    return buffer.tobytes()
+    parts = []
+    while n > 0:
+        buffer = np.empty(min(n, _CHUNK), np.uint8)
+        _read_into(handle, buffer)
+        parts.append(buffer.tobytes())
+        n -= buffer.size
+    return b"".join(parts)
+
+
+def _read_start(stream: Any, n: int) -> bytes:
+    """The first ``n`` bytes of ``stream`` (fewer at its end), however few each read returns (a raw stream's)."""
+    start = b""
+    while len(start) < n:
+        chunk = stream.read(n - len(start))
+        if not chunk:
+            break
+        start += chunk
+    return start
+
+
+def _remaining(stream: Any) -> int | None:
+    """The bytes left in ``stream`` after its position, where it can tell (None for a pipe or socket)."""
+    try:
+        if not getattr(stream, "seekable", lambda: False)():
+            return None
+        position = stream.tell()
+        end = stream.seek(0, os.SEEK_END)
+        stream.seek(position)
+        return end - position
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def save(obj: object, f, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
@@ -482,20 +540,27 @@ def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only
         raise ValueError("f must be a file path in order to use the mmap argument")
     unpickler_class = _WeightsUnpickler if weights_only else (pickle_module or pickle).Unpickler
     with _opened(f, "rb") as handle:
-        mapped = _mapped(handle) if mmap else None
-        source = handle if mapped is None else mapped
-        start = source.read(len(_MAGIC))
+        source = handle  # (the header and the pickle are read; with mmap, the storages come from a map of the file)
+        start = _read_start(source, len(_MAGIC))
         if start != _MAGIC and mmap:
             named = f"{f}, " if isinstance(f, str) else ""  # (torch names a str path only)
             raise RuntimeError(f"mmap can only be used with files saved with `torch.save({named}"
                                "_use_new_zipfile_serialization=True), please torch.save your checkpoint with this "
                                "option in order to use mmap.")
+        if start != _MAGIC and start and _MAGIC.startswith(start):  # (cut off within the header)
+            raise _truncated(len(_MAGIC) + _HEADER.size - len(start))
         if start != _MAGIC:
             return _load_legacy(_rewound(source, start), unpickler_class, weights_only, pickle_load_args)
         pickle_length, data_length = _HEADER.unpack(_read_exactly(source, _HEADER.size))
+        # The lengths the header claims, checked against the file before anything is allocated for them
+        claimed = _aligned(len(_MAGIC) + _HEADER.size + pickle_length) - len(_MAGIC) - _HEADER.size + data_length
+        remaining = _remaining(source)
+        if remaining is not None and claimed > remaining:
+            raise _truncated(claimed - remaining)
         pickled = _read_exactly(source, pickle_length)
         data_start = _aligned(len(_MAGIC) + _HEADER.size + pickle_length)
         _read_exactly(source, data_start - len(_MAGIC) - _HEADER.size - pickle_length)
+        mapped = _mapped(handle) if mmap else None
         storages = _StorageReader(source, data_start, data_length, mapped, map_location)
         unpickler = unpickler_class(io.BytesIO(pickled), **pickle_load_args)
         unpickler.persistent_load = storages.persistent_load
@@ -504,10 +569,56 @@ def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only
         return result
 
 
-def _mapped(handle: Any) -> _mmap.mmap | None:
-    """The file mapped copy-on-write (writes to loaded tensors stay in memory); None for an empty file."""
-    size = os.fstat(handle.fileno()).st_size
-    return _mmap.mmap(handle.fileno(), 0, access=_mmap.ACCESS_COPY) if size else None
+def _mapped(handle: Any) -> Any:
+    """The file mapped copy-on-write (writes to loaded tensors stay in memory) as a buffer; None for an empty
+    file. As torch's map, it holds no file descriptor: Python's ``mmap`` keeps a duplicate of one open for as
+    long as it lives (before Python 3.13), so that many loaded checkpoints would exhaust the process's limit."""
+    fd = handle.fileno()
+    size = os.fstat(fd).st_size
+    if not size:
+        return None
+    try:
+        return _mmap.mmap(fd, 0, access=_mmap.ACCESS_COPY, trackfd=False)  # (Python 3.13 and later)
+    except TypeError:
+        pass
+    private = _private_map(fd, size)
+    return private if private is not None else _mmap.mmap(fd, 0, access=_mmap.ACCESS_COPY)
+
+
+@functools.cache
+def _libc_mapping() -> tuple | None:
+    """libc's ``mmap`` and ``munmap`` through ctypes (None where there are none: then Python's ``mmap``)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        map_, unmap = libc.mmap, libc.munmap
+        flags = _mmap.PROT_READ | _mmap.PROT_WRITE, _mmap.MAP_PRIVATE
+    except (OSError, AttributeError, TypeError):
+        return None
+    map_.restype = ctypes.c_void_p
+    map_.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+    unmap.restype = ctypes.c_int
+    unmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+    return map_, unmap, flags, ctypes.c_void_p(-1).value  # (MAP_FAILED)
+
+
+def _private_map(fd: int, size: int) -> Any:
+    """A private (copy-on-write) map of ``size`` bytes of ``fd`` as a ctypes buffer, unmapped when the last array
+    over it goes; None if it cannot be made."""
+    calls = _libc_mapping()
+    if calls is None:
+        return None
+    import ctypes
+    import weakref
+
+    map_, unmap, (prot, flags), failed = calls
+    address = map_(None, size, prot, flags, fd, 0)
+    if address is None or address == failed:
+        return None
+    mapping = (ctypes.c_char * size).from_address(address)
+    weakref.finalize(mapping, unmap, address, size).atexit = False  # (arrays may outlive the exit handlers)
+    return mapping
 
 
 def _load_legacy(handle: Any, unpickler_class: type, weights_only: bool, pickle_load_args: dict) -> Any:

@@ -263,13 +263,40 @@ def copied_storage(root: np.ndarray, memory: np.ndarray) -> np.ndarray:
     return root.copy() if root.flags.c_contiguous else memory.copy()
 
 
+def check_in_storage(nbytes: int, byte_offset: int, shape: tuple, dtype: np.dtype, byte_strides: tuple) -> None:
+    """torch's ``set_`` refusal of a view reaching outside its storage of ``nbytes`` bytes (NumPy's own test
+    takes a buffer of no bytes for one as large as needed: the view would read whatever memory follows)."""
+    dtype = np.dtype(dtype)
+    if dtype.hasobject:  # (pointers read from a file's bytes)
+        raise RuntimeError(f"a tensor cannot hold {dtype}: no storage holds Python objects")
+    if len(shape) != len(byte_strides) or any(int(n) < 0 for n in shape):
+        raise RuntimeError(f"setStorage: sizes {list(shape)} and strides {list(byte_strides)} do not match")
+    if any(int(n) == 0 for n in shape):
+        return
+    low = high = int(byte_offset)
+    for n, step in zip(shape, byte_strides):
+        reach = (int(n) - 1) * int(step)
+        low, high = (low + reach, high) if reach < 0 else (low, high + reach)
+    if low < 0 or high + dtype.itemsize > nbytes:
+        size = dtype.itemsize
+        raise RuntimeError(f"setStorage: sizes {list(shape)}, strides {[int(st) // size for st in byte_strides]}, "
+                           f"storage offset {int(byte_offset) // size}, and itemsize {size} requiring a storage "
+                           f"size of {high + size} are out of bounds for storage of size {nbytes}")
+
+
 def view_in_storage(storage: np.ndarray, byte_offset: int, shape: tuple, dtype: np.dtype,
                     byte_strides: tuple) -> np.ndarray:
     """An array over C-ordered ``storage``'s memory: ``shape`` and ``byte_strides`` from ``byte_offset``. An empty
     one keeps its offset and strides even past the storage's end, as torch's empty views do."""
+    if not storage.nbytes or len(shape) != len(byte_strides):  # (NumPy's own bounds test holds otherwise)
+        check_in_storage(storage.nbytes, byte_offset, shape, dtype, byte_strides)
     if 0 in shape:
         from .ops.views import empty_view_at
 
         start = np.ndarray((0,), dtype, buffer=storage.reshape(-1).view(np.uint8)[:0])
         return empty_view_at(start, tuple(shape), tuple(byte_strides), byte_offset)
-    return np.ndarray(tuple(shape), dtype, buffer=storage, offset=byte_offset, strides=tuple(byte_strides))
+    try:
+        return np.ndarray(tuple(shape), dtype, buffer=storage, offset=byte_offset, strides=tuple(byte_strides))
+    except ValueError:  # (out of the storage: torch's error)
+        check_in_storage(storage.nbytes, byte_offset, shape, dtype, byte_strides)
+        raise

@@ -393,3 +393,176 @@ def test_memory_mapping_a_file_in_the_legacy_format_is_refused(tmp_path, as_str)
             lib.load(str(path) if as_str else path, mmap=True)
         messages.append(str(error.value).replace(str(path), "<path>"))
     assert messages[0] == messages[1]
+
+
+# ---- review: corrupt files, short reads, descriptors of memory-mapped loads ---------------------------------------
+
+
+def _saved_bytes(lib, obj) -> bytes:
+    buffer = io.BytesIO()
+    lib.save(obj, buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("fraction", [0.02, 0.1, 0.5, 0.9, 0.99])
+def test_a_truncated_checkpoint_raises_runtime_error_as_torch(fraction):
+    """torch: RuntimeError (its archive is cut); tracegrad had EOFError or UnpicklingError ('invalid load key')."""
+    for lib in LIBS:
+        data = _saved_bytes(lib, {"w": lib.arange(100.), "b": lib.ones(3)})
+        with pytest.raises(RuntimeError):
+            lib.load(io.BytesIO(data[:max(1, int(len(data) * fraction))]))
+
+
+@pytest.mark.parametrize("field", ["pickle", "data"])
+def test_a_header_claiming_more_than_the_file_holds_allocates_nothing(field):
+    """A lying length was allocated before it was read (MemoryError for 1 TiB, or a huge empty buffer)."""
+    from tracegrad import serialization
+
+    data = _saved_bytes(tg, tg.arange(10.))
+    at = len(serialization._MAGIC) + (0 if field == "pickle" else 8)
+    lying = data[:at] + (1 << 40).to_bytes(8, "little") + data[at + 8:]
+    with pytest.raises(RuntimeError, match="might be corrupted"):
+        tg.load(io.BytesIO(lying))
+
+
+def test_a_raw_stream_returning_short_reads_loads():
+    """The format test read the first bytes with one ``read``: a raw stream may return fewer."""
+    class Trickle(io.RawIOBase):
+        def __init__(self, data: bytes) -> None:
+            self.data = io.BytesIO(data)
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer) -> int:
+            chunk = self.data.read(min(len(buffer), 5))
+            buffer[:len(chunk)] = chunk
+            return len(chunk)
+
+    stream = Trickle(_saved_bytes(tg, {"a": tg.arange(4.)}) + _saved_bytes(tg, [tg.ones(2)]))
+    assert tg.load(stream)["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert tg.load(stream)[0].tolist() == [1.0, 1.0]
+
+
+def test_memory_mapped_loads_hold_no_file_descriptor(tmp_path):
+    """Python's mmap kept a duplicate descriptor per loaded file: a thousand live loads reached the usual limit."""
+    import gc
+    import os
+
+    def descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc/self/fd")
+    for lib in LIBS:
+        paths = [tmp_path / f"{lib.__name__}{i}.pt" for i in range(20)]
+        for i, path in enumerate(paths):
+            lib.save({"t": lib.full((5,), float(i))}, path)
+        before = descriptors()
+        loaded = [lib.load(path, mmap=True)["t"] for path in paths]
+        assert descriptors() == before, lib.__name__
+        os.remove(paths[3])
+        loaded[3].add_(1)  # (a private map: still readable and writable with its file gone)
+        assert [t[0].item() for t in loaded[2:5]] == [2.0, 4.0, 4.0]
+        del loaded
+        gc.collect()
+
+
+def _stack_global(module: str, name: str) -> bytes:
+    def text(s: str) -> bytes:
+        return b"X" + len(s.encode()).to_bytes(4, "little") + s.encode()
+
+    return text(module) + text(name) + b"\x93"  # (STACK_GLOBAL: protocol 4 resolves a dotted name)
+
+
+def test_weights_only_refuses_attributes_reached_through_an_allowed_module():
+    """Files in the older format allowed any name under ``numpy.dtypes`` (NumPy 2's dtype classes); a protocol-4
+    dotted name went through that module's globals to ``eval``: weights_only=True ran the file's code."""
+    payload = (b"\x80\x04" + _stack_global("numpy.dtypes", "_add_dtype_helper.__globals__.__class__.get")
+               + b"(" + _stack_global("numpy.dtypes", "_add_dtype_helper.__globals__.get")
+               + b"(X\x0c\x00\x00\x00__builtins__tR" + b"X\x04\x00\x00\x00evaltR" + b"(X\x03\x00\x00\x006*7tR.")
+    assert tg.load(io.BytesIO(payload), weights_only=False) == 42  # (the payload is what it claims)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+        tg.load(io.BytesIO(payload))
+    for name in ("Float32DType.__init__", "__builtins__", "_add_dtype_helper"):
+        with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+            tg.load(io.BytesIO(b"\x80\x04" + _stack_global("numpy.dtypes", name) + b"."))
+    # (NumPy 2's dtype classes themselves still load, as older files pickled them)
+    dtype_class = type(np.dtype(np.float32))
+    assert tg.load(io.BytesIO(b"\x80\x04" + _stack_global("numpy.dtypes", dtype_class.__name__) + b".")) is dtype_class
+
+
+@pytest.mark.parametrize("how", ["save", "pickle", "copy", "save-module"])
+def test_a_parameter_with_a_backward_hook_is_saved_without_a_warning_as_torch(how):
+    """torch warns for a Tensor's backward hooks only (Parameter.__reduce_ex__ reduces its ``.data``): saving a
+    model whose weight has a gradient hook warned in tracegrad."""
+    counts = []
+    for lib in LIBS:
+        model = lib.nn.Linear(2, 2)
+        model.weight.register_hook(lambda grad: grad)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if how == "save":
+                lib.save(model.weight, io.BytesIO())
+            elif how == "pickle":
+                pickle.dumps(model.weight)
+            elif how == "copy":
+                copy.copy(model.weight)
+            else:
+                lib.save(model, io.BytesIO())
+        counts.append(sum("backward hook" in str(w.message) for w in caught))
+    assert counts == [0, 0]
+
+
+class _Reduce:
+    def __init__(self, function, args) -> None:
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return self.function, self.args
+
+
+def _crafted(obj, data: bytes) -> bytes:
+    """A file in the raw-storage format holding ``obj``'s pickle (storages named by their persistent ids)."""
+    from tracegrad import serialization
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, o):
+            return o if isinstance(o, tuple) and o[:1] == ("storage",) else None
+
+    buffer = io.BytesIO()
+    Pickler(buffer, protocol=2).dump(obj)
+    pickled = buffer.getvalue()
+    head = serialization._MAGIC + len(pickled).to_bytes(8, "little") + len(data).to_bytes(8, "little") + pickled
+    return head + bytes(serialization._aligned(len(head)) - len(head)) + data
+
+
+@pytest.mark.parametrize("nbytes, shape, strides", [(0, (100_000,), (4,)), (0, (5,), (0,)), (40, (11,), (4,)),
+                                                     (40, (2,), (-4,))], ids=str)
+def test_a_view_outside_its_storage_is_refused_in_torch_words(nbytes, shape, strides):
+    """NumPy's bounds test passes any view over a buffer of no bytes: a crafted file read 400 kB of the process's
+    memory into a tensor (others gave NumPy's ValueError; torch's set_ gives RuntimeError)."""
+    from tracegrad import serialization
+
+    storage = ("storage", 0, 0, nbytes, tg.float32, "cpu")
+    file = _crafted(_Reduce(serialization._load_tensor, (storage, tg.float32, 0, shape, strides, False, {})),
+                    bytes(64 if nbytes else 0))
+    with pytest.raises(RuntimeError, match="out of bounds for storage of size"):
+        tg.load(io.BytesIO(file))
+
+
+@pytest.mark.parametrize("case", ["empty-owner", "object-dtype", "empty-nonempty", "empty-object"])
+def test_files_in_the_older_format_cannot_make_arrays_outside_memory(case):
+    """The older format's globals (allowed for weights-only loads of its files) made arrays over any buffer: an
+    object dtype read pointers from the file's bytes, a buffer of no bytes let NumPy read past it (a crash)."""
+    from tracegrad import serialization
+    from tracegrad._tensor import _ArrayIn, _rebuild
+
+    array = {
+        "empty-owner": _Reduce(_ArrayIn, (bytearray(), 0, (100_000,), (8,), np.dtype("f8"))),
+        "object-dtype": _Reduce(_ArrayIn, (bytearray(b"A" * 8), 0, (1,), (8,), np.dtype("O"))),
+        "empty-nonempty": _Reduce(serialization._empty, ((100_000,), np.dtype("f8"), (8,))),
+        "empty-object": _Reduce(serialization._empty, ((3,), np.dtype("O"), (0,))),
+    }[case]
+    with pytest.raises(RuntimeError):
+        tg.load(io.BytesIO(pickle.dumps(_Reduce(_rebuild, (array, False)), protocol=2)))

@@ -13,7 +13,6 @@ from .._tensor import (
     set_user_state,
     unpickled_array,
     user_state,
-    warn_unserialized_hooks,
 )
 from ..backend.dtypes import DEFAULT
 
@@ -44,7 +43,7 @@ class Parameter(Tensor):
         pass  # everything happens in __new__ (Tensor.__init__ is the legacy constructor)
 
     def __reduce_ex__(self, protocol):
-        warn_unserialized_hooks(self)
+        # (no warning for its backward hooks, unlike a Tensor's: torch's Parameter reduces ``self.data``)
         state = user_state(self)
         return (_rebuild_parameter, (pickled_array(self._data), self._rg, state) if state else
                 (pickled_array(self._data), self._rg))
