@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .memory_format import refuse_unsupported_layout
+
 # ---- parameter kinds and the names torch prints for them -------------------------------------------------------
 
 _KIND_NAMES = {
@@ -274,11 +276,11 @@ def _torch_type_names() -> dict[type, str]:
     from ._type_info import finfo, iinfo
     from .backend.device import device
     from .backend.dtypes import dtype
-    from .memory_format import memory_format
+    from .memory_format import layout, memory_format
     from .size import Size
 
     return {dtype: "torch.dtype", device: "torch.device", Generator: "torch._C.Generator", Size: "torch.Size",
-            memory_format: "torch.memory_format", finfo: "torch.finfo", iinfo: "torch.iinfo"}
+            memory_format: "torch.memory_format", layout: "torch.layout", finfo: "torch.finfo", iinfo: "torch.iinfo"}
 
 
 def tp_name(obj: Any) -> str:
@@ -1072,10 +1074,6 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
     def guarded(*args, **kwargs):
         nonlocal limits, positional, refused_classes
         if kwargs or len(args) > positional:
-            if "layout" in kwargs:  # (keyword-only wherever torch takes one)
-                from .memory_format import refuse_unsupported_layout
-
-                refuse_unsupported_layout(kwargs["layout"])
             if limits is None:
                 limits = _call_limits(name, method)
                 positional = sys.maxsize if limits.positional is None else limits.positional
@@ -1087,6 +1085,8 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
                 again = limits.deprecated and deprecated_reading(name, args[1:] if method else args, kwargs, method)
                 if again:
                     return fn(*args[:1], *again[0], **again[1]) if method else fn(*again[0], **again[1])
+            if "layout" in kwargs:  # (keyword-only wherever torch takes one; after the parser's own refusals)
+                refuse_unsupported_layout(kwargs["layout"])
         elif refused_classes(args):  # (the common call: positional arguments only)
             refuse_as_torch(name, args[1:] if method else args, kwargs, method)
         try:

@@ -153,7 +153,8 @@ def _index_put_into(out, indices, values, accumulate):
         # (torch's masked_fill_: the one value is read as a number, which any dtype takes where it fits)
         values = np.asarray(scalar_for(values.item(), out.dtype), dtype=out.dtype)
     key = _numpy_key(indices)
-    _check_put_shapes(out.shape, key, values.shape)
+    if values.ndim or 0 in out.shape:  # (a 0-d value expands to any result)
+        _check_put_shapes(out.shape, key, values.shape)
     if values.dtype != out.dtype:
         _check_value_dtype(out, key, values)
         values = values.astype(out.dtype)
@@ -185,7 +186,7 @@ def _check_put_shapes(shape: tuple, key: tuple, value_shape: tuple) -> None:
         return
     if 0 in shape and _indexes_empty_dim(shape, key):
         raise IndexError("index is out of bounds for dimension with size 0")
-    if not _expandable(value_shape, result):
+    if value_shape != result[len(result) - len(value_shape):] and not _expandable(value_shape, result):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast to "
                            f"indexing result of shape {list(result)}")
 
@@ -200,10 +201,10 @@ def _indexing_result_shape(shape: tuple, key: tuple) -> tuple | None:
     counts as its nonzeros), without indexing: the indexed dims give way to the indices' broadcast shape, in
     place where the indices are next to each other, else in front. None where the indices do not broadcast."""
     taken, index_shapes = _advanced_dims(key)
-    if not index_shapes:
+    if not taken:  # (no index arrays, or 0-d masks only: torch's nonzero() of one gives no index, so none is read)
         return shape
     try:
-        middle = np.broadcast_shapes(*index_shapes)
+        middle = index_shapes[0] if len(index_shapes) == 1 else np.broadcast_shapes(*index_shapes)
     except ValueError:
         return None
     first, last = taken[0], taken[-1]
