@@ -313,7 +313,12 @@ def upsample_nearest(input: Tensor, output_size, scale_factors, *, exact: bool =
     k = x.ndim - 2
     sizes, scales = _output_sizes(x, output_size, scale_factors)
     _check_upsample(x, sizes)
-    maps = tuple(resample.nearest_index_map(n, o, s, exact) for n, o, s in zip(x.shape[2:], sizes, scales))
+    axes = tuple(zip(x.shape[2:], sizes, scales))
+    # (measured: torch's nearest backward maps a kept or exactly doubled size by index, as its 2-d forward does;
+    # its 1-d and 3-d forward kernels, and nearest-exact's, follow the scale factor)
+    backward = tuple(resample.nearest_index_map(n, o, s, exact, not exact) for n, o, s in axes)
+    forward = backward if k == 2 or exact else tuple(resample.nearest_index_map(n, o, s) for n, o, s in axes)
+    maps = resample.NearestMaps(forward, backward)
     prefix = "UpsampleNearestExact" if exact else "UpsampleNearest"
     return _named(f"{prefix}{k}DBackward0", "nearest", k)(input, maps, sizes, *scales)
 

@@ -39,7 +39,21 @@ def gather_kernel(x, index_maps):
     return np.take(flat, src, axis=-1).reshape(lead + out_trailing)
 
 
+class NearestMaps(tuple):
+    """The forward index maps of a nearest upsampling, carrying in ``backward`` the maps its backward kernel
+    scatters by: PyTorch's nearest backward maps an axis that keeps its size, or exactly doubles, by index (see
+    ``nearest_index_map``) where its 1-d and 3-d forward kernels follow the scale factor."""
+
+    backward: tuple
+
+    def __new__(cls, forward: tuple, backward: tuple) -> NearestMaps:
+        maps = super().__new__(cls, forward)
+        maps.backward = backward
+        return maps
+
+
 def scatter_kernel(g, index_maps, input_size):
+    index_maps = getattr(index_maps, "backward", index_maps)  # (a NearestMaps: the backward's own maps)
     k = len(index_maps)
     in_trailing = tuple(input_size[len(input_size) - k :])
     lead = tuple(input_size[: len(input_size) - k])
@@ -211,8 +225,13 @@ def pad_index_map(size: int, left: int, right: int, mode: str) -> np.ndarray:
     return src % size  # circular
 
 
-def nearest_index_map(in_size: int, out_size: int, scale: float | None, exact: bool = False) -> np.ndarray:
-    """PyTorch's nearest source index, computed in float32 like its kernel."""
+def nearest_index_map(in_size: int, out_size: int, scale: float | None, exact: bool = False,
+                      size_shortcuts: bool = False) -> np.ndarray:
+    """PyTorch's nearest source index, computed in float32 like its kernel. With ``size_shortcuts`` (its 2-d
+    nearest kernel), an axis that keeps its size maps each index to itself and one that exactly doubles to half
+    of it, whatever the scale factor says (``interpolate(scale_factor=1.3)`` of a width 3 copies it)."""
+    if size_shortcuts and out_size in (in_size, 2 * in_size):
+        return np.arange(out_size, dtype=np.int64) >> (out_size != in_size)
     s = np.float32(1.0 / scale) if scale else np.float32(in_size / out_size)
     dst = np.arange(out_size, dtype=np.float32)
     src = np.floor((dst + np.float32(0.5)) * s) if exact else np.floor(dst * s)
