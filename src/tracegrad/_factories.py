@@ -15,7 +15,7 @@ import numpy as np
 from . import _arg_checks as _args
 from ._arg_parser import argument_error, refuse_as_torch, tp_name
 from ._state import STATE
-from ._strides import _is_contiguous, contiguous_as_torch, contiguous_strides, with_strides
+from ._strides import _is_contiguous, contiguous_as_torch, contiguous_strides, offset_in, storage_root, with_strides
 from ._tensor import Tensor, _wrap
 from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
@@ -298,6 +298,7 @@ def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **un
                 return data
             return data.to(dtype)
         if isinstance(data, np.ndarray):
+            data = _shareable(data)  # (PyTorch warns about a read-only array even when it casts a copy)
             arr = data if dtype is None else data.astype(_resolve_dtype(dtype), copy=False)
             _dt.from_numpy_dtype(arr.dtype)
             return _finish(arr, False, device)
@@ -318,7 +319,45 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     _dt.from_numpy_dtype(array.dtype)
-    return _wrap(array)
+    return _wrap(_shareable(array))
+
+
+_NOT_WRITABLE = ("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This "
+                 "means writing to this tensor will result in undefined behavior. You may want to copy the array "
+                 "to protect its data or make it writable before converting it to a tensor. This type of warning "
+                 "will be suppressed for the rest of this program.")
+
+
+def _shareable(array: np.ndarray) -> np.ndarray:
+    """``array`` for a tensor to share. PyTorch warns (once) about a read-only one and then writes into it
+    anyway, so a tensor over it is a writeable alias of the same memory where NumPy owns that memory (memory of
+    some other object, ``bytes`` or a read-only mapping, say, stays read-only: writing there is unsafe)."""
+    if array.flags.writeable:
+        return array
+    from ._warnings import warn_once
+
+    warn_once("numpy_not_writable", _NOT_WRITABLE, stacklevel=4)
+    return _writeable_alias(array)
+
+
+class _WriteableMemory:
+    """The memory of a NumPy array that owns it, offered to NumPy as writeable (and kept alive) through the
+    array interface."""
+
+    __slots__ = ("__array_interface__", "owner")
+
+    def __init__(self, owner: np.ndarray) -> None:
+        self.owner = owner
+        self.__array_interface__ = {"shape": (owner.nbytes,), "typestr": "|u1", "version": 3,
+                                    "data": (owner.__array_interface__["data"][0], False)}
+
+
+def _writeable_alias(array: np.ndarray) -> np.ndarray:
+    root = storage_root(array)
+    if root.base is not None or not root.flags.owndata or root.nbytes == 0:
+        return array
+    memory = np.asarray(_WriteableMemory(root))
+    return np.ndarray(array.shape, array.dtype, memory, offset_in(root, array), array.strides)
 
 
 # ---- filled -----------------------------------------------------------------------------------------------

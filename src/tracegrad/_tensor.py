@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 
@@ -641,6 +642,7 @@ def _rebuild(data, requires_grad, grad=None, state=None):
     t = _wrap(unpickled_array(data))
     t._vc = [1]  # (torch rebuilds a tensor with set_, which counts as a write)
     t._rg = requires_grad
+    t._hooks = OrderedDict()  # (torch's rebuilt tensors have an empty ``_backward_hooks``, not None)
     if grad is not None:
         t._grad = grad
     set_user_state(t, state)

@@ -21,6 +21,17 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
     return acc
 
 
+def release_grad_accumulator(t: Tensor) -> None:
+    """Let ``t``'s AccumulateGrad die with the last graph that reaches it, as PyTorch's (weakly cached) one does.
+    The node's cached edge ``(acc, 0)`` refers to the node itself, so a dead graph would leave node and leaf to
+    the cycle collector, and the leaf's ``.grad`` with a reference that stops the engine from adopting it."""
+    ref = t._acc_ref
+    acc = ref() if ref is not None else None
+    if acc is not None:
+        t._acc_ref = None  # the next use makes a fresh node (with its own edge)
+        acc._edge = None
+
+
 def gradient_edge(t: Tensor) -> tuple:
     """``(grad_fn, output_nr)`` for a non-leaf, ``(AccumulateGrad, 0)`` for a leaf requiring grad."""
     if t._base is not None:

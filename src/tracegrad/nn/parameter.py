@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from .._strides import copy_preserving_layout
@@ -9,7 +11,6 @@ from .._tensor import (
     Tensor,
     _init_from,
     _wrap,
-    pickled_array,
     set_user_state,
     unpickled_array,
     user_state,
@@ -43,10 +44,12 @@ class Parameter(Tensor):
         pass  # everything happens in __new__ (Tensor.__init__ is the legacy constructor)
 
     def __reduce_ex__(self, protocol):
-        # (no warning for its backward hooks, unlike a Tensor's: torch's Parameter reduces ``self.data``)
+        # As torch's, its ``.data``: a tensor over its storage with a version counter of its own, so that
+        # ``copy.copy`` shares the storage at version 0 and pickle rebuilds it at version 1 (``set_``'s write).
+        # (No warning for its backward hooks, unlike a Tensor's: the data tensor has none.)
         state = user_state(self)
-        return (_rebuild_parameter, (pickled_array(self._data), self._rg, state) if state else
-                (pickled_array(self._data), self._rg))
+        data = self.data
+        return (_rebuild_parameter, (data, self._rg, state) if state else (data, self._rg))
 
     def __deepcopy__(self, memo):
         # Like PyTorch: a fresh Parameter over a clone of the data, laid out as it (preserve_format); neither the
@@ -61,9 +64,12 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(data, requires_grad, state=None):
-    wrapped = _wrap(unpickled_array(data))
-    wrapped._vc = [1]  # (torch's: rebuilt with set_, a write, and the parameter shares its counter)
-    param = Parameter(wrapped, requires_grad)
+    # (``data``: the parameter's ``.data`` tensor; files and pickles made before hold its array)
+    if not isinstance(data, Tensor):
+        data = _wrap(unpickled_array(data))
+        data._vc = [1]  # (torch's: rebuilt with set_, a write, and the parameter shares its counter)
+    param = Parameter(data, requires_grad)
+    param._hooks = OrderedDict()  # (torch's rebuilt tensors have an empty ``_backward_hooks``)
     set_user_state(param, state)
     return param
 

@@ -90,6 +90,31 @@ def offset_from_midpoint(wide: np.ndarray, band, out: np.ndarray | None = None) 
     return np.bitwise_and(out, FLOAT_MIDPOINT_BITS, out=out)
 
 
+# NumPy warns as it casts a float64 sum beyond float's range ("overflow encountered in cast"), where PyTorch's
+# float arithmetic gives inf silently. ``np.errstate`` costs about a microsecond per use, a fifth of an optimizer's
+# update of a small parameter, so the casts of fused results set NumPy's error-state context variable themselves
+# (a fifth of that), falling back on ``np.errstate`` where NumPy does not have it.
+try:
+    from numpy._core._multiarray_umath import _make_extobj
+    from numpy._core._ufunc_config import _extobj_contextvar as _FP_ERRORS
+
+    _IGNORE_FP_ERRORS = _make_extobj(all="ignore")
+except ImportError:  # (another NumPy)
+    _FP_ERRORS = None
+
+
+def quietly(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with NumPy's floating-point warnings off: for casts that may overflow to inf."""
+    if _FP_ERRORS is None:
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+    token = _FP_ERRORS.set(_IGNORE_FP_ERRORS)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _FP_ERRORS.reset(token)
+
+
 def fma32(a, b, c) -> np.ndarray:
     """``a * b + c`` of float32 values rounded once to float32, as a hardware FMA gives it (normal results).
 
@@ -98,7 +123,7 @@ def fma32(a, b, c) -> np.ndarray:
     error (Knuth's two-sum) says which way the exact value lies."""
     product = np.multiply(a, b, dtype=np.float64)
     total = np.add(product, c, dtype=np.float64)
-    out = np.asarray(total.astype(np.float32))
+    out = np.asarray(quietly(total.astype, np.float32))
     tie = (np.asarray(total).view(np.int64) & FLOAT_MIDPOINT_BITS) == FLOAT_MIDPOINT
     if tie.any():
         p, t = np.broadcast_to(product, tie.shape)[tie], np.asarray(total)[tie]
@@ -106,10 +131,11 @@ def fma32(a, b, c) -> np.ndarray:
         back = t - p
         error = (p - (t - back)) + (addend - back)
         toward = np.where(error == 0, t, np.copysign(np.inf, error))  # (0: an exact midpoint, left to the cast)
+        nearest = quietly(np.nextafter(t, toward).astype, np.float32)
         if out.ndim:
-            out[tie] = np.nextafter(t, toward).astype(np.float32)
+            out[tie] = nearest
         else:
-            out = np.asarray(np.nextafter(t, toward).astype(np.float32)).reshape(())
+            out = np.asarray(nearest).reshape(())
     return out
 
 
@@ -298,11 +324,11 @@ def fma_into(a, b, c, out: np.ndarray, wide: np.ndarray | None = None) -> np.nda
         wide = a.astype(np.float64)
         wide *= b
         wide += c
-        np.copyto(out, wide, casting="same_kind")
+        quietly(np.copyto, out, wide, "same_kind")
         return out
     a, b, c = _widened_if_small(a), _widened_if_small(b), _widened_if_small(c)
     wide = np.multiply(a, b, dtype=np.float64, out=wide)
-    return np.add(wide, c, out=out, casting="same_kind")
+    return quietly(np.add, wide, c, out=out, casting="same_kind")
 
 
 def fma32_blocked(a: np.ndarray, b, c: np.ndarray, out: np.ndarray, scratch: np.ndarray,
@@ -336,10 +362,10 @@ def fma32_blocked(a: np.ndarray, b, c: np.ndarray, out: np.ndarray, scratch: np.
         if ties is not None:  # (the operands are read before this block of out is written)
             b_ties = factor if factor is not None else flat_b[block][ties]
             fixed = fma32(flat_a[block][ties], b_ties, flat_c[block][ties])
-            copyto(out_block, total, casting="same_kind")
+            quietly(copyto, out_block, total, "same_kind")
             out_block[ties] = fixed
         else:
-            copyto(out_block, total, casting="same_kind")
+            quietly(copyto, out_block, total, "same_kind")
     return out
 
 

@@ -23,7 +23,7 @@ from ._util import (
     to_floating,
 )
 from .aten_loops import loop_block, vector_and_scalar
-from .aten_vec import FUSED_DTYPES, fma
+from .aten_vec import FUSED_DTYPES, fma, quietly
 from .registry import defop
 from .scalar_fill import check_scalar_parameter
 
@@ -125,7 +125,8 @@ def _half_alpha(np_fn, a, b, alpha, dt: np.dtype) -> np.ndarray:
         product = y.astype(np.float32) * scale
         return np_fn(x.astype(np.float32), product if vector else product.astype(dt)).astype(dt)
 
-    return vector_and_scalar(formula, (as_array(a, dt), as_array(b, dt)), loop_block(dt, also_avx512=False))
+    # (beyond half's range the casts round to inf, silently as in PyTorch)
+    return quietly(vector_and_scalar, formula, (as_array(a, dt), as_array(b, dt)), loop_block(dt, also_avx512=False))
 
 
 def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, jvp=None,
