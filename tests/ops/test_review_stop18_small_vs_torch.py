@@ -44,3 +44,20 @@ def test_layout_keyword_where_torch_takes_none(call) -> None:
 ])
 def test_layout_named_in_parser_messages(call) -> None:
     assert raised(tg, call) == raised(torch, call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.zeros(3).index_put_((None,), L.tensor(1.0)),
+    lambda L: L.zeros(3).index_put((None,), L.tensor(1.0)),
+    lambda L: L.zeros(3).index_put_(indices=(None,), values=L.tensor(1.0)),
+    lambda L: L.zeros(3).index_put_((L.tensor([0]), 1), L.tensor(1.0)),
+    lambda L: L.zeros(3).index_put_(([0],), L.tensor(1.0)),
+    lambda L: L.zeros(3).index_put_((L.tensor([0]), L.tensor([0])), L.tensor(1.0)),
+    lambda L: L.index_put(L.zeros(3, 2), (L.tensor([0]),) * 3, L.tensor(1.0)),
+    lambda L: L.zeros(()).index_put_((L.tensor([0]),), L.tensor(1.0)),
+], ids=["none_method", "none_out_of_place", "none_keywords", "int_method", "list_method",
+        "too_many", "too_many_function", "too_many_0d"])
+def test_index_put_takes_tensors_only_and_counts_them(call) -> None:
+    """torch's parser takes tensors only in the indices of the index_put methods (no None, unlike x[None, i]),
+    and index_put refuses more of them than the tensor has dims."""
+    assert raised(tg, call) == raised(torch, call)

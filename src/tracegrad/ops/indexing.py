@@ -147,6 +147,8 @@ def _index_put_kernel(a, indices, values, accumulate=False):
 
 
 def _index_put_into(out, indices, values, accumulate):
+    if len(indices) > out.ndim:  # (torch counts the entries, a mask as one)
+        raise IndexError(f"too many indices for tensor of dimension {out.ndim} (got {len(indices)})")
     values = np.asarray(values)
     if not accumulate and _fills_through_mask(indices, values.size):
         _check_byte_mask_fill(indices, values.size)
