@@ -61,6 +61,7 @@ strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, ja
     _named_layout(name) for name in
     ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged"))
 
+
 def refuse_unsupported_layout(value: object) -> None:
     """tracegrad's tensors are all strided: a call asking for another layout (``zeros(2, layout=torch.sparse_coo)``)
     is refused rather than answered with a strided tensor."""

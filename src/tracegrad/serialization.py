@@ -38,6 +38,7 @@ import numpy as np
 
 from ._strides import offset_in
 from ._tensor import Tensor as _Tensor
+from ._tensor import _ArrayIn, _rebuild, user_state, warn_unserialized_hooks
 from .backend import cupy_backend
 from .backend.device import device
 from .backend.dtypes import dtype as _dtype
@@ -215,7 +216,6 @@ class _LegacyPickler(pickle.Pickler):
         return None if ordered is None else (ordered, axes)
 
     def _tensor(self, t: _Tensor) -> Any:
-        from ._tensor import _ArrayIn, _rebuild
         from .nn.parameter import _rebuild_parameter
 
         reduced = t.__reduce_ex__(2)
@@ -303,7 +303,6 @@ class _Saver:
     def reduce_tensor(self, t: _Tensor) -> Any:
         if type(t).__reduce_ex__ not in _plain_reductions():  # (uninitialized parameters reduce themselves)
             return NotImplemented
-        from ._tensor import user_state, warn_unserialized_hooks
         from .nn.parameter import Parameter
 
         parameter = isinstance(t, Parameter)
@@ -357,8 +356,6 @@ def _plain_reductions() -> tuple:
 
 def _load_tensor(storage: Any, dtype: Any, offset: int, shape: tuple, strides: tuple, requires_grad: bool,
                  state: dict) -> _Tensor:
-    from ._tensor import _rebuild
-
     return _rebuild(_view(storage, offset, shape, dtype.np, strides), requires_grad, None, state)
 
 
@@ -530,8 +527,9 @@ def save(obj: object, f, pickle_module: Any = pickle, pickle_protocol: int = DEF
 
 def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args: Any) -> Any:
-    """Read what ``save`` wrote (or tracegrad's older single-pickle files). ``map_location`` may name the CPU
-    (the only device tensors are saved from)."""
+    """Read what ``save`` wrote (or tracegrad's older single-pickle files). ``map_location``, as torch reads it: a
+    device (or its name), a dict from saved locations to devices, or a function of a storage and its saved
+    location (see ``_placed``); CUDA needs CuPy and a GPU."""
     if weights_only is None:
         weights_only = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0") not in ("1", "true", "True")
     if weights_only and pickle_module is not None:
@@ -540,8 +538,8 @@ def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only
         raise ValueError("f must be a file path in order to use the mmap argument")
     unpickler_class = _WeightsUnpickler if weights_only else (pickle_module or pickle).Unpickler
     with _opened(f, "rb") as handle:
-        source = handle  # (the header and the pickle are read; with mmap, the storages come from a map of the file)
-        start = _read_start(source, len(_MAGIC))
+        # (the header and the pickle are read from the stream; with mmap, the storages come from a map of the file)
+        start = _read_start(handle, len(_MAGIC))
         if start != _MAGIC and mmap:
             named = f"{f}, " if isinstance(f, str) else ""  # (torch names a str path only)
             raise RuntimeError(f"mmap can only be used with files saved with `torch.save({named}"
@@ -550,18 +548,19 @@ def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only
         if start != _MAGIC and start and _MAGIC.startswith(start):  # (cut off within the header)
             raise _truncated(len(_MAGIC) + _HEADER.size - len(start))
         if start != _MAGIC:
-            return _load_legacy(_rewound(source, start), unpickler_class, weights_only, pickle_load_args)
-        pickle_length, data_length = _HEADER.unpack(_read_exactly(source, _HEADER.size))
+            return _load_legacy(_rewound(handle, start), unpickler_class, weights_only, pickle_load_args)
+        pickle_length, data_length = _HEADER.unpack(_read_exactly(handle, _HEADER.size))
         # The lengths the header claims, checked against the file before anything is allocated for them
-        claimed = _aligned(len(_MAGIC) + _HEADER.size + pickle_length) - len(_MAGIC) - _HEADER.size + data_length
-        remaining = _remaining(source)
+        header_end = len(_MAGIC) + _HEADER.size
+        data_start = _aligned(header_end + pickle_length)
+        claimed = data_start - header_end + data_length
+        remaining = _remaining(handle)
         if remaining is not None and claimed > remaining:
             raise _truncated(claimed - remaining)
-        pickled = _read_exactly(source, pickle_length)
-        data_start = _aligned(len(_MAGIC) + _HEADER.size + pickle_length)
-        _read_exactly(source, data_start - len(_MAGIC) - _HEADER.size - pickle_length)
+        pickled = _read_exactly(handle, pickle_length)
+        _read_exactly(handle, data_start - header_end - pickle_length)
         mapped = _mapped(handle) if mmap else None
-        storages = _StorageReader(source, data_start, data_length, mapped, map_location)
+        storages = _StorageReader(handle, data_start, data_length, mapped, map_location)
         unpickler = unpickler_class(io.BytesIO(pickled), **pickle_load_args)
         unpickler.persistent_load = storages.persistent_load
         result = unpickler.load()

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ._strides import offset_in
 from ._warnings import warn_once
 
 _BY_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -253,8 +254,7 @@ def storage_place(data: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     and the byte offset of ``data``'s first element in those bytes (past their end for some empty views)."""
     root = _memory_owner(data)
     memory = _bytes_of(root)
-    start = memory if memory.size else root
-    return root, memory, data.__array_interface__["data"][0] - start.__array_interface__["data"][0]
+    return root, memory, offset_in(memory if memory.size else root, data)
 
 
 def copied_storage(root: np.ndarray, memory: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from .. import _profiling
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
-from ..ops._util import sum_to_shape
+from ..ops._util import expands_to, sum_to_shape
 from . import accumulate as _accumulate
 from . import array_chain, ready_queue
 from .accumulate import AccumulateGrad, accumulate_into, add_to_buffer, runs_on_arrival
@@ -723,17 +723,10 @@ def _reduce_to_shape(fn: Node, i: int, g: Tensor, shape: tuple) -> Tensor:
     from .. import _functional_core as F
 
     gshape = g._data.shape
-    if not _expandable(shape, gshape):
+    if not expands_to(shape, gshape):
         raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
                            f"{list(gshape)} but expected shape compatible with {list(shape)}")
     if not STATE.grad_enabled and not STATE.special:
         # a plain backward records nothing: the sum's kernel alone (``sum_to_size`` composes sum and view)
         return _wrap(sum_to_shape(g._data, shape))
     return F.sum_to_size(g, shape)
-
-
-def _expandable(shape: tuple, target: tuple) -> bool:
-    if len(shape) > len(target):
-        return False
-    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
-

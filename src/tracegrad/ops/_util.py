@@ -172,6 +172,11 @@ def sum_to_shape(a: np.ndarray, shape: tuple) -> np.ndarray:
     return np.array(out.reshape(shape), order="C")  # (ascontiguousarray would turn 0-d into 1-d)
 
 
+def expands_to(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` expands to ``target``: no more dims, each (from the right) 1 or the same."""
+    return len(shape) <= len(target) and all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
+
+
 def broadcast_mismatch(shapes: list[tuple]) -> RuntimeError | None:
     """PyTorch's error for shapes that do not broadcast ("The size of tensor a (3) must match ..."),
     or None when they do. Like TensorIterator, the shapes are folded in order: "tensor a" is the broadcast of

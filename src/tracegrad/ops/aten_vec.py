@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -103,7 +105,7 @@ except ImportError:  # (another NumPy)
     _FP_ERRORS = None
 
 
-def quietly(fn, *args, **kwargs):
+def quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` with NumPy's floating-point warnings off: for casts that may overflow to inf."""
     if _FP_ERRORS is None:
         with np.errstate(all="ignore"):

@@ -20,6 +20,7 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
 from . import views as _views
+from ._util import expands_to
 from .accumulate import add_rows_at
 from .registry import check_no_internal_overlap, defop
 from .scalar_fill import scalar_for
@@ -188,14 +189,9 @@ def _check_put_shapes(shape: tuple, key: tuple, value_shape: tuple) -> None:
         return
     if 0 in shape and _indexes_empty_dim(shape, key):
         raise IndexError("index is out of bounds for dimension with size 0")
-    if value_shape != result[len(result) - len(value_shape):] and not _expandable(value_shape, result):
+    if value_shape != result[len(result) - len(value_shape):] and not expands_to(value_shape, result):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast to "
                            f"indexing result of shape {list(result)}")
-
-
-def _expandable(shape: tuple, target: tuple) -> bool:
-    """Whether ``shape`` expands to ``target`` (no more dims, each 1 or the same)."""
-    return len(shape) <= len(target) and all(n == 1 or n == m for n, m in zip(reversed(shape), reversed(target)))
 
 
 def _indexing_result_shape(shape: tuple, key: tuple) -> tuple | None:

@@ -23,6 +23,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
 from . import aten_prod, aten_sum, stl_order
 from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
+from .aten_loops import GRAIN_SIZE
 from .aten_sum import cast_as_aten, running
 from .reductions import _dims_arg
 from .registry import REGISTRY, defop
@@ -515,7 +516,6 @@ def evenly_read_jvp(args, outs, tangents):
 # returns the default quiet NaN (their vector loops over an output's contiguous lanes can leave the all-ones one:
 # not followed). max/min/aminmax along a dim keep the first NaN of each row.
 
-_GRAIN_SIZE = 32768  # (at::internal::GRAIN_SIZE)
 _QUIET_BIT = {np.dtype(np.float16): np.uint16(1 << 9), np.dtype(np.float32): np.uint32(1 << 22),
               np.dtype(np.float64): np.uint64(1 << 51)}
 
@@ -527,7 +527,7 @@ def _torch_full_extreme_nan(result: np.ndarray, a: np.ndarray) -> np.ndarray:
     value = result.item()
     if value == value:  # (not NaN: a Python float's test, a fraction of np.isnan's call on a 0-d array)
         return result
-    if a.size > _GRAIN_SIZE and get_num_threads() > 1:
+    if a.size > GRAIN_SIZE and get_num_threads() > 1:
         return np.asarray(np.nan, result.dtype)
     quiet = _QUIET_BIT.get(result.dtype)
     if quiet is None:

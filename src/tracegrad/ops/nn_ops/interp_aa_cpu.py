@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..._runtime import get_num_threads
 from ...memory_format import suggests_channels_last
+from ..aten_loops import GRAIN_SIZE, thread_chunks
 from .interp_cpu import _scale, fma
 
 # Each mode's filter support in taps (at scale 1)
@@ -120,10 +120,6 @@ class Windows:
     size: np.ndarray
     weight: np.ndarray
 
-    def live(self, j: int) -> np.ndarray:
-        """Which outputs have a tap ``j``."""
-        return j < self.size
-
 
 def _truncated(x: np.ndarray) -> np.ndarray:
     """``static_cast<int64_t>`` of doubles: toward zero."""
@@ -190,7 +186,6 @@ def _axis_shape(ndim: int, axis: int) -> list:
 # The compiled tap loop's step, in taps (16 bytes of them), as measured: whole steps add their products rounded
 # apart, the taps left over after the last whole step are fused
 _UNFUSED_STEP_BYTES = 16
-_GRAIN_SIZE = 32768  # (at::internal::GRAIN_SIZE: TensorIterator splits its work among threads from this many)
 
 
 def _sum_taps(tap_at, weight_at, size: np.ndarray, width: int, itemsize: int) -> np.ndarray:
@@ -230,12 +225,12 @@ def _first_row_of_runs(planes: int, rows: int) -> np.ndarray:
     first of its run, which is its plane's first row, or, where the threads share the work, the first row its
     thread's share reaches in that plane."""
     total = planes * rows
-    threads = min(get_num_threads(), -(-total // _GRAIN_SIZE))
-    if total < _GRAIN_SIZE or threads <= 1:
+    starts = thread_chunks(total, GRAIN_SIZE)
+    if len(starts) == 1:
         return np.zeros((planes, rows), np.int64)
     linear = np.arange(total).reshape(planes, rows)
     plane_start = linear - linear % rows
-    share = -(-total // threads)
+    share = int(starts[1])
     return np.maximum(plane_start, linear // share * share) - plane_start
 
 
