@@ -80,7 +80,8 @@ from .memory_format import (
     strided,
 )
 from .ops.creation import clone, detach, empty_like, full_like, ones_like, zeros_like
-from .ops.indexing import index_put, take
+from .ops.indexing import public_index_put as index_put
+from .ops.indexing import take
 from .ops.linalg_core import matmul, mm
 from .ops.pointwise import (
     add,

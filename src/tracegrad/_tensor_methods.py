@@ -303,12 +303,10 @@ def _squeeze_method(self, dim=None):
 
 
 def _index_put_method(op):
+    from .ops.indexing import refuse_non_tensor_indices
+
     def method(self, indices, values, accumulate=False):
-        if isinstance(indices, (list, tuple)):  # (torch's parser takes tensors only there: no None, unlike x[None, i])
-            for position, index in enumerate(indices):
-                if not isinstance(index, Tensor):
-                    raise TypeError(f"expected Tensor as element {position} in argument 0, but got "
-                                    f"{type(index).__name__}")
+        refuse_non_tensor_indices(indices, 0)
         return op(self, [i._data if isinstance(i, Tensor) else i for i in indices], values, accumulate)
 
     return method

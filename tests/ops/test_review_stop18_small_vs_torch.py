@@ -52,12 +52,16 @@ def test_layout_named_in_parser_messages(call) -> None:
     lambda L: L.zeros(3).index_put_(indices=(None,), values=L.tensor(1.0)),
     lambda L: L.zeros(3).index_put_((L.tensor([0]), 1), L.tensor(1.0)),
     lambda L: L.zeros(3).index_put_(([0],), L.tensor(1.0)),
+    lambda L: L.index_put(L.zeros(3), (L.tensor([0]), None), L.tensor(1.0)),
+    lambda L: L.index_put_(L.zeros(3), (None,), L.tensor(1.0)),
+    lambda L: L.index_put(input=L.zeros(3), indices=(L.tensor([1]),), values=L.tensor(2.0), accumulate=True),
     lambda L: L.zeros(3).index_put_((L.tensor([0]), L.tensor([0])), L.tensor(1.0)),
     lambda L: L.index_put(L.zeros(3, 2), (L.tensor([0]),) * 3, L.tensor(1.0)),
     lambda L: L.zeros(()).index_put_((L.tensor([0]),), L.tensor(1.0)),
-], ids=["none_method", "none_out_of_place", "none_keywords", "int_method", "list_method",
+], ids=["none_method", "none_out_of_place", "none_keywords", "int_method", "list_method", "none_function",
+         "none_function_inplace", "function_keywords",
         "too_many", "too_many_function", "too_many_0d"])
 def test_index_put_takes_tensors_only_and_counts_them(call) -> None:
-    """torch's parser takes tensors only in the indices of the index_put methods (no None, unlike x[None, i]),
-    and index_put refuses more of them than the tensor has dims."""
+    """torch's parser takes tensors only in index_put's indices, method or function (no None, unlike
+    x[None, i]), and index_put refuses more of them than the tensor has dims."""
     assert raised(tg, call) == raised(torch, call)

@@ -276,6 +276,30 @@ index_put_ = defop("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values
                    differentiable=("self", "values"), node_name="IndexPutBackward0")
 
 
+def refuse_non_tensor_indices(indices, argument: int) -> None:
+    """torch's parser takes tensors only among index_put's indices (a None too, unlike ``x[None, i]``), naming
+    the element and the argument (0 for the method, whose tensor is not counted; 1 for the function)."""
+    if isinstance(indices, (list, tuple)):
+        for position, index in enumerate(indices):
+            if not isinstance(index, Tensor):
+                raise TypeError(f"expected Tensor as element {position} in argument {argument}, but got "
+                                f"{tp_name(index)}")
+
+
+def _public_index_put(op):
+    """``torch.index_put`` / ``torch.index_put_``: the operator behind torch's parser check of the indices (the
+    operator itself takes a None for a full slice, as tracegrad's indexing and backward formulas hand it)."""
+    def call(input: Tensor, indices, values: Tensor, accumulate: bool = False) -> Tensor:  # noqa: A002
+        refuse_non_tensor_indices(indices, 1)
+        return op(input, indices, values, accumulate)
+
+    call.__name__ = call.__qualname__ = op.name
+    return call
+
+
+public_index_put, public_index_put_ = _public_index_put(index_put), _public_index_put(index_put_)
+
+
 def _take_kernel(a, index):
     idx = np.asarray(index)
     if idx.dtype != np.int64:

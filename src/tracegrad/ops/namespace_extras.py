@@ -365,7 +365,7 @@ PUBLIC = {
     "fill_": creation.fill_,
     "addmv_": linalg.addmv_,
     "as_strided_": views.as_strided_,
-    "index_put_": indexing.index_put_,
+    "index_put_": indexing.public_index_put_,
     # (torch.dropout too: ATen refuses a bad p with a RuntimeError, where nn.functional's is a ValueError)
     **{name: fns[0] for name, fns in _DROPOUTS.items()},
     **{name + "_": fns[1] for name, fns in _DROPOUTS.items()},
