@@ -212,8 +212,7 @@ def _check(param: PyParam, obj: Any, argnum: int, numbers_as_tensors: bool) -> t
         for idx, item in enumerate(obj):
             if not _is_tensor(item) and not (item is None and param.schema_type.startswith("Tensor?")):
                 # (torch raises this one at once, whichever overload it was trying)
-                raise TypeError(f"expected Tensor as element {idx} in argument {argnum}, but got "
-                                f"{tp_name(item)}")
+                raise non_tensor_element(idx, argnum, item)
         return True, -1
     if kind == "FLOAT_LIST":
         return _is_sequence(obj) and (not obj or _check_double(obj[0]) or isinstance(obj[0], complex)), -1
@@ -281,6 +280,11 @@ def _torch_type_names() -> dict[type, str]:
 
     return {dtype: "torch.dtype", device: "torch.device", Generator: "torch._C.Generator", Size: "torch.Size",
             memory_format: "torch.memory_format", layout: "torch.layout", finfo: "torch.finfo", iinfo: "torch.iinfo"}
+
+
+def non_tensor_element(position: int, argnum: int, item: Any) -> TypeError:
+    """torch's parser error for a list of tensors holding something else at ``position``."""
+    return TypeError(f"expected Tensor as element {position} in argument {argnum}, but got {tp_name(item)}")
 
 
 def tp_name(obj: Any) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._arg_parser import tp_name
+from .._arg_parser import non_tensor_element, tp_name
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
@@ -282,8 +282,7 @@ def refuse_non_tensor_indices(indices, argument: int) -> None:
     if isinstance(indices, (list, tuple)):
         for position, index in enumerate(indices):
             if not isinstance(index, Tensor):
-                raise TypeError(f"expected Tensor as element {position} in argument {argument}, but got "
-                                f"{tp_name(index)}")
+                raise non_tensor_element(position, argument, index)
 
 
 def _public_index_put(op):
