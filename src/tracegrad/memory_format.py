@@ -22,33 +22,34 @@ from ._strides import (
 from ._transposing_copy import copy_into
 
 
-class memory_format:  # noqa: N801 - PyTorch's class name
+class _NamedOption:
+    """An option object of torch's named by its attribute in the ``torch`` namespace (``torch.channels_last``):
+    shown and pickled by that name, so unpickling gives the module's own object."""
+
     __slots__ = ("_name",)
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self) -> str:
+        return self._name
+
+
+class memory_format(_NamedOption):  # noqa: N801 - PyTorch's class name
+    __slots__ = ()
 
     def __init__(self, name: str) -> None:
         self._name = name
 
-    def __repr__(self) -> str:
-        return f"torch.{self._name}"
 
-    def __reduce__(self) -> str:
-        return self._name  # pickled by name: unpickling gives the module's singleton
-
-
-class layout:  # noqa: N801 - PyTorch's class name
+class layout(_NamedOption):  # noqa: N801 - PyTorch's class name
     """A tensor layout (``torch.strided``, ``torch.sparse_coo``, ...): one object per name, compared by identity.
     tracegrad's tensors are all strided; the other layouts exist to be named (in ``layout=`` arguments)."""
 
-    __slots__ = ("_name",)
+    __slots__ = ()
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("cannot create 'torch.layout' instances")
-
-    def __repr__(self) -> str:
-        return f"torch.{self._name}"
-
-    def __reduce__(self) -> str:
-        return self._name  # pickled by name: unpickling gives the module's singleton
 
 
 def _named_layout(name: str) -> layout:
