@@ -13,19 +13,22 @@ from .._tensor import Tensor
 from .._warnings import warn_once
 from .grad_layout import is_non_overlapping_and_dense, obeys_layout_contract
 from .node import UINT64_MAX, Node, collect_hook_fns
+from .node_meta import ONLY, meta_forms
 
 
 class AccumulateGrad(Node):
-    __slots__ = ("variable", "_edge")
+    __slots__ = ("variable",)
     _name = "torch::autograd::AccumulateGrad"
+    # Not Node's per-instance values: no next edges, and no sequence number of its own (PyTorch's AccumulateGrad
+    # leaves it to the next operator's node; UINT64_MAX also makes the ready queue run it as soon as it is
+    # ready). As class attributes they cost nothing to set on each of these nodes, which are made anew for
+    # every graph that reaches a leaf (see edges.py).
+    _edges = ()
+    _seq = UINT64_MAX
 
     def __init__(self, variable) -> None:
-        # Not Node.__init__: that takes the next sequence number, which PyTorch's AccumulateGrad leaves to the
-        # next operator's node. UINT64_MAX also makes the ready queue run it as soon as it is ready.
-        self._edges = ()
-        self._seq = UINT64_MAX
         self.variable = variable
-        self._in_meta = ((variable._data.shape, variable._data.dtype),)
+        self._in_meta = meta_forms(variable._data.shape, variable._data.dtype)[ONLY]
 
     @property
     def _tensor_pre_hooks(self):

@@ -6,30 +6,37 @@ import weakref
 
 from .._tensor import Tensor
 from .accumulate import AccumulateGrad
+from .node_meta import ONLY, meta_forms
 
 NO_EDGE = (None, 0)
 
 
 def grad_accumulator(t: Tensor) -> AccumulateGrad:
-    """The (cached, weakly held) AccumulateGrad node of a leaf that requires grad."""
+    """The AccumulateGrad node of a leaf that requires grad: the live one, or a new one.
+
+    As in PyTorch, the leaf holds its node weakly and the node holds the leaf: the graphs that reach the node
+    keep it (and the leaf) alive, and it dies with the last of them, so a leaf nobody else holds is freed as
+    soon as its graphs are, with no reference cycle left for the cycle collector. The price is a new node for
+    each graph that reaches a leaf after the last one died (``new_grad_accumulator``, kept lean)."""
     ref = t._acc_ref
     acc = ref() if ref is not None else None
-    if acc is None:
-        acc = AccumulateGrad(t)
-        acc._edge = (acc, 0)
-        t._acc_ref = weakref.ref(acc)
+    return acc if acc is not None else new_grad_accumulator(t)
+
+
+def new_grad_accumulator(t: Tensor, in_meta: tuple | None = None) -> AccumulateGrad:
+    """A new AccumulateGrad node for leaf ``t``, cached (weakly) as its live one: AccumulateGrad(t), unrolled.
+    ``in_meta``: the node's input metadata (``meta_forms(shape, dtype)[ONLY]`` of t), where a caller has it."""
+    acc = _new_node(AccumulateGrad)
+    acc.variable = t
+    if in_meta is None:
+        data = t._data
+        in_meta = meta_forms(data.shape, data.dtype)[ONLY]
+    acc._in_meta = in_meta
+    t._acc_ref = _weakref(acc)
     return acc
 
 
-def release_grad_accumulator(t: Tensor) -> None:
-    """Let ``t``'s AccumulateGrad die with the last graph that reaches it, as PyTorch's (weakly cached) one does.
-    The node's cached edge ``(acc, 0)`` refers to the node itself, so a dead graph would leave node and leaf to
-    the cycle collector, and the leaf's ``.grad`` with a reference that stops the engine from adopting it."""
-    ref = t._acc_ref
-    acc = ref() if ref is not None else None
-    if acc is not None:
-        t._acc_ref = None  # the next use makes a fresh node (with its own edge)
-        acc._edge = None
+_new_node, _weakref = object.__new__, weakref.ref
 
 
 def gradient_edge(t: Tensor) -> tuple:
@@ -44,5 +51,7 @@ def gradient_edge(t: Tensor) -> tuple:
     if t._rg:
         ref = t._acc_ref  # the live accumulator, inline: every op on a parameter asks for it
         acc = ref() if ref is not None else None
-        return (acc if acc is not None else grad_accumulator(t))._edge
+        # (a fresh edge each time: one cached on the node would refer to the node itself, a cycle that would keep
+        # a dead graph's node and leaf waiting for the cycle collector; PyTorch frees them at once)
+        return (acc if acc is not None else new_grad_accumulator(t), 0)
     return NO_EDGE

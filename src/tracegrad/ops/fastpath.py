@@ -19,7 +19,7 @@ from .._events import emit as _emit_event
 from .._state import STATE, next_sequence_nr
 from .._strides import pointwise_result
 from .._tensor import Tensor, _new
-from ..autograd.edges import NO_EDGE, gradient_edge
+from ..autograd.edges import NO_EDGE, gradient_edge, new_grad_accumulator
 from ..autograd.node_meta import F32_FORMS, meta_forms
 from ..autograd.saved import SavedTensor, save_fresh_output, save_input, save_input_pair
 from ._util import translate_value_error
@@ -29,6 +29,7 @@ _ndarray = np.ndarray
 _asarray = np.asarray
 _make_saved = SavedTensor._make
 _edge = gradient_edge
+_new_acc = new_grad_accumulator
 _save_input = save_input
 _save_pair = save_input_pair
 _save_output = save_fresh_output
@@ -143,12 +144,19 @@ def unary(op):
                 and (dt is _F32 or dt is _F64 or dt.kind in "fc")):
             node = _new(node_class)
             node._seq = next_sequence_nr()
-            fa = a._gfn
-            node._edges = ((fa, a._output_nr) if fa is not None and a._base is None else _edge(a),)
             forms = f32_forms.get(ad.shape) if adt is _F32 else None  # (shared records: node_meta)
             if forms is None:
                 forms = forms_of(ad.shape, adt)
             meta = forms[1]  # (ONLY)
+            fa = a._gfn
+            if a._base is not None:
+                node._edges = (_edge(a),)
+            elif fa is not None:
+                node._edges = ((fa, a._output_nr),)
+            else:  # (a leaf: its live accumulator's edge, or a new accumulator's, as gradient_edge finds it)
+                ref = a._acc_ref
+                acc = ref() if ref is not None else None
+                node._edges = ((acc if acc is not None else _new_acc(a, meta), 0),)
             node._in_meta = meta
             node._attrs = ()
             node._out_meta = meta if dt is adt else forms_of(data.shape, dt)[1]
@@ -274,39 +282,37 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
         if (arg or brg) and state.grad_enabled and (dt is _F32 or dt is _F64 or dt.kind in "fc"):
             node = _new(node_class)
             node._seq = next_sequence_nr()
-            fa = a._gfn
-            if not arg:
-                ea = NO_EDGE
-            elif a._base is None:
-                if fa is not None:
-                    ea = (fa, a._output_nr)
-                else:  # (a leaf: its live accumulator's edge, as gradient_edge finds it)
-                    ref = a._acc_ref
-                    acc = ref() if ref is not None else None
-                    ea = acc._edge if acc is not None else _edge(a)
-            else:
-                ea = _edge(a)
             # (shared metadata records, node_meta; an input of the output's shape and dtype shares its forms)
             out_shape = data.shape
             out_forms = f32_forms.get(out_shape) if dt is _F32 else None
             if out_forms is None:
                 out_forms = forms_of(out_shape, dt)
             a_forms = None
-            if arg:
+            if not arg:
+                ea = NO_EDGE
+            else:
                 a_forms = out_forms if adt is dt and ad.shape == out_shape else forms_of(ad.shape, adt)
+                fa = a._gfn
+                if a._base is not None:
+                    ea = _edge(a)
+                elif fa is not None:
+                    ea = (fa, a._output_nr)
+                else:  # (a leaf: its live accumulator's edge, or a new accumulator's, as gradient_edge finds it)
+                    ref = a._acc_ref
+                    acc = ref() if ref is not None else None
+                    ea = (acc if acc is not None else _new_acc(a, a_forms[1]), 0)
             if brg:
-                if b._base is None:
-                    fb = b._gfn
-                    if fb is not None:
-                        eb = (fb, b._output_nr)
-                    else:
-                        ref = b._acc_ref
-                        acc = ref() if ref is not None else None
-                        eb = acc._edge if acc is not None else _edge(b)
-                else:
-                    eb = _edge(b)
-                node._edges = (ea, eb)
                 b_forms = out_forms if bd.dtype is dt and bd.shape == out_shape else forms_of(bd.shape, bd.dtype)
+                fb = b._gfn
+                if b._base is not None:
+                    eb = _edge(b)
+                elif fb is not None:
+                    eb = (fb, b._output_nr)
+                else:
+                    ref = b._acc_ref
+                    acc = ref() if ref is not None else None
+                    eb = (acc if acc is not None else _new_acc(b, b_forms[1]), 0)
+                node._edges = (ea, eb)
                 if a_forms is None:
                     node._in_meta = b_forms[3]  # (SECOND_OF_TWO: literal indices, the hot path's cheapest)
                 else:

@@ -33,7 +33,6 @@ from .._ops import OpOverload, OpOverloadPacket, aten, overload_of
 from .._state import STATE
 from .._tensor import Tensor
 from ..autograd import engine as _engine
-from ..autograd.edges import release_grad_accumulator
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import saved_tensors_hooks
@@ -214,11 +213,6 @@ class CheckpointFunction(Function):
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
         backward(outputs_with_grad, args_with_grad)
         grads = tuple(inp._grad if isinstance(inp, Tensor) else None for inp in detached)
-        for inp in detached:
-            if isinstance(inp, Tensor):
-                # so the detached copies (and their references to ``grads``) die on return, and the outer
-                # engine adopts each gradient as PyTorch's does (``x.grad._version`` 0, not a copy's 1)
-                release_grad_accumulator(inp)
         return (None, None) + grads
 
 
