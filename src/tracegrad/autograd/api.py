@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._arg_parser import non_tensor_element, tp_name
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import from_numpy_dtype
@@ -104,12 +105,26 @@ def _is_edge(x) -> bool:
     return isinstance(x, GradientEdge)
 
 
-def _input_edge(t, api: str) -> tuple:
-    """A gradient edge for an ``inputs=`` entry: a Tensor requiring grad, or a GradientEdge."""
+def _inputs_tuple(inputs, api: str) -> tuple:
+    """``inputs=`` of backward() or grad() as torch reads it: one Tensor or GradientEdge, a dict's values, or
+    any other iterable (``tuple(inputs)``: ``grad(y, None)`` raises Python's "not iterable")."""
+    if isinstance(inputs, Tensor) or _is_edge(inputs):  # (a GradientEdge is a tuple, but stands for one tensor)
+        return (inputs,)
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{api}()` must be a dict, not {type(inputs).__name__}. Other "
+                        "Mapping types are not supported.")
+    return tuple(inputs)
+
+
+def _input_edge(t) -> tuple:
+    """A gradient edge for an ``inputs=`` entry: a Tensor requiring grad, or a GradientEdge (torch's engine
+    judges each in turn, naming a wrong one's type by its ``tp_name``)."""
     if _is_edge(t):
         return (t.node, t.output_nr)
     if not isinstance(t, Tensor):
-        raise TypeError(f"`inputs` argument to `{api}()` must contain Tensors or GradientEdges")
+        raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {tp_name(t)}")
     if not t._rg:
         raise RuntimeError("One of the differentiated Tensors does not require grad")
     return gradient_edge(t)
@@ -122,7 +137,7 @@ def _root_edges(outputs: tuple) -> list:
             roots.append((out.node, out.output_nr))
             continue
         if not isinstance(out, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(out).__name__}")
+            raise non_tensor_element(i, 0, out)
         if not out._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         roots.append(gradient_edge(out))
@@ -157,7 +172,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         else:
             raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
                                "`backward()`. Please only use `grad_tensors`.")
-    if inputs is not None and len(_as_tuple(inputs)) == 0:
+    inputs_t = _inputs_tuple(inputs, "backward") if inputs is not None else None
+    if inputs_t == ():
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     outputs = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
@@ -175,12 +191,12 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
             "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=4)
     roots = _root_edges(outputs)  # (PyTorch checks the roots first, then the inputs)
     input_edges = None
-    if inputs is not None:
+    if inputs_t is not None:
         input_edges = []
-        for t in _as_tuple(inputs):
+        for t in inputs_t:
             if isinstance(t, Tensor):
                 t.retain_grad()  # backward(inputs=non_leaf) fills its .grad; it refuses a tensor without grad
-            input_edges.append(_input_edge(t, "backward"))
+            input_edges.append(_input_edge(t))
     engine.execute(roots, grads, bool(retain_graph), bool(create_graph), input_edges, accumulate_grad=True)
 
 
@@ -197,10 +213,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     if type(inputs) is dict:  # (torch 2.13: a dict of inputs gives a dict of gradients, keys kept)
         return dict(zip(inputs, grad(outputs, tuple(inputs.values()), grad_outputs, retain_graph, create_graph,
                                      only_inputs, allow_unused, is_grads_batched, materialize_grads), strict=True))
-    if isinstance(inputs, Mapping):
-        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not {type(inputs).__name__}. Other Mapping "
-                        "types are not supported.")
-    inputs_t = _as_tuple(inputs)
+    inputs_t = _inputs_tuple(inputs, "grad")
     if not inputs_t:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads_t = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs_t)
@@ -212,7 +225,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     if retain_graph is None:
         retain_graph = create_graph
     roots = _root_edges(outputs_t)  # (PyTorch checks the roots first, then the inputs)
-    input_edges = [_input_edge(t, "grad") for t in inputs_t]
+    input_edges = [_input_edge(t) for t in inputs_t]
     captured = engine.execute(roots, grads, bool(retain_graph), bool(create_graph), input_edges,
                               accumulate_grad=False)
     result = []
