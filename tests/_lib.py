@@ -7,6 +7,8 @@ that mode is a wrong specification, not a tracegrad bug.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import re
 import warnings
@@ -205,3 +207,15 @@ def assert_logs_match(ours: list, theirs: list, **tolerance) -> None:
 def warning_texts(caught: list) -> list[str]:
     """The messages of recorded warnings, without torch's "(Triggered internally at ...)" source suffix."""
     return [str(w.message).split(" (Triggered internally at")[0] for w in caught]
+
+
+@contextlib.contextmanager
+def gc_disabled():
+    """Like PyTorch's ``disable_gc``: inside, only reference counting may free objects (liveness checks)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

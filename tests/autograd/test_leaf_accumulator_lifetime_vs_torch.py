@@ -14,19 +14,15 @@ import gc
 import weakref
 
 import pytest
-from _lib import run_both
+from _lib import gc_disabled, run_both
 
 
 @contextlib.contextmanager
 def collector_off():
-    was_enabled = gc.isenabled()
+    """Reference counting alone, from a collected start."""
     gc.collect()
-    gc.disable()
-    try:
+    with gc_disabled():
         yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _alive(refs: dict) -> dict:

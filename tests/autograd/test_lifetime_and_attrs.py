@@ -36,7 +36,6 @@ Skipped (N): test_gc_in_destructor (legacy non-static Function), test_multiple_i
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import pickle
 import warnings
@@ -44,24 +43,12 @@ import weakref
 from collections import OrderedDict
 
 import pytest
-from _lib import assert_close, np, run_both, tg
+from _lib import assert_close, gc_disabled, np, run_both, tg
 
 
 def assert_values(actual, expected):
     """Compare a tensor with a literal (nested list or number)."""
     assert_close(actual, np.asarray(expected, dtype=np.float64))
-
-
-@contextlib.contextmanager
-def gc_disabled():
-    """Like PyTorch's ``disable_gc``: inside, only reference counting frees objects."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class Sentinel:

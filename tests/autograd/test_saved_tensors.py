@@ -27,27 +27,13 @@ packed objects after backward.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import pickle
 import weakref
 
 import pytest
-from _lib import assert_close, np, run_both, tg
+from _lib import assert_close, gc_disabled, np, run_both, tg
 
 FREED = "after they have already been freed"
-
-
-@contextlib.contextmanager
-def gc_disabled():
-    """Like PyTorch's ``disable_gc``: only reference counting may free objects inside."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def identity(x):
