@@ -13,7 +13,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.views import LEAF_INPLACE_ERROR
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
-from .optimizer import Optimizer
+from .optimizer import Optimizer, count_writes
 
 __all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
 
@@ -42,6 +42,10 @@ class PerParamOptimizer(Optimizer):
     # How PyTorch's capturable device check names the tensors it looked at, and whether it lists "xla".
     _capturable_what: str = "params and state_steps"
     _capturable_xla: bool = True
+    # How many in-place ops PyTorch's single-tensor update runs per step on the parameter and on each state tensor
+    # (each bumps its version); a decoupled weight decay counts itself (``decay_in_place``).
+    _param_writes: int = 1
+    _state_writes: dict[str, int] = {}
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -56,6 +60,16 @@ class PerParamOptimizer(Optimizer):
 
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise NotImplementedError
+
+    def _writes(self, group: dict[str, Any]) -> tuple[int, dict[str, int]]:
+        """``_param_writes`` and ``_state_writes``; overridden where PyTorch's foreach update counts otherwise."""
+        return self._param_writes, self._state_writes
+
+    def _count_writes(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        param_writes, state_writes = self._writes(group)
+        count_writes(p, param_writes)
+        for key, times in state_writes.items():
+            count_writes(state[key], times)
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
@@ -75,5 +89,5 @@ class PerParamOptimizer(Optimizer):
                 if group["maximize"]:
                     grad = -grad
                 self._update(p, grad, state, group)
-                p._bump_version()
+                self._count_writes(p, state, group)
         return loss

@@ -16,6 +16,7 @@ __all__ = ["Adadelta"]
 
 class Adadelta(PerParamOptimizer):
     _capturable_xla = False  # PyTorch's Adadelta asks for the device list without XLA
+    _state_writes = {"step": 1, "square_avg": 2, "acc_delta": 2}  # (mul_ then addcmul_ on each average)
 
     def __init__(
         self,

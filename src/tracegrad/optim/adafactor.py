@@ -135,3 +135,5 @@ class Adafactor(Optimizer):
         begin_write(p, group)
         param += float(-alpha / denom) * update
         p._bump_version()
+        for t in state.values():  # PyTorch's one in-place op on each: step += 1 and a lerp_ per variance
+            t._bump_version()

@@ -78,4 +78,7 @@ class Adagrad(Optimizer):
                 p._before_write()
                 param += (-clr) * grad / std
                 p._bump_version()
+                # PyTorch's in-place ops: step += 1, sum.addcmul_()
+                state["step"]._bump_version()
+                state["sum"]._bump_version()
         return loss

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._fused import addcmul_, added_scaled, lerp_
-from .optimizer import Optimizer, check_hparam, step_tensor, zeros_state
+from .optimizer import Optimizer, check_hparam, count_writes, step_tensor, zeros_state
 
 __all__ = ["Adam"]
 
@@ -72,6 +72,16 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = zeros_state(p)
         return state
 
+    @staticmethod
+    def _count_state_writes(state: dict, amsgrad: bool) -> None:
+        """The versions PyTorch's in-place ops advance: ``step += 1``, ``exp_avg.lerp_``, ``exp_avg_sq.mul_``
+        then ``.addcmul_``, and ``max_exp_avg_sq``'s ``maximum(out=)``."""
+        state["step"]._bump_version()
+        state["exp_avg"]._bump_version()
+        count_writes(state["exp_avg_sq"], 2)
+        if amsgrad:
+            state["max_exp_avg_sq"]._bump_version()
+
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
@@ -96,6 +106,7 @@ class Adam(Optimizer):
                 if wd != 0:
                     if decoupled:
                         param *= 1 - lr * wd
+                        p._bump_version()  # (its own mul_ in PyTorch)
                     else:
                         grad = added_scaled(grad, param, wd)
                 exp_avg = state["exp_avg"]._data
@@ -117,6 +128,5 @@ class Adam(Optimizer):
                 update = np.multiply(exp_avg, -step_size, out=np.empty_like(exp_avg))
                 param += np.divide(update, denom, out=update)
                 p._bump_version()
-                for key in ("exp_avg", "exp_avg_sq"):
-                    state[key]._bump_version()
+                self._count_state_writes(state, amsgrad)
         return loss

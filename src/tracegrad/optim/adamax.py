@@ -16,6 +16,8 @@ __all__ = ["Adamax"]
 
 
 class Adamax(PerParamOptimizer):
+    _state_writes = {"step": 1, "exp_avg": 1, "exp_inf": 2}  # (exp_inf: mul_, then maximum(out=exp_inf))
+
     def __init__(
         self,
         params,

@@ -16,6 +16,12 @@ __all__ = ["ASGD"]
 
 class ASGD(PerParamOptimizer):
     _capturable_what = "params, mus, etas, and state_steps"
+    _param_writes = 2  # the decay's mul_, then the gradient's add_
+    _state_writes = {"step": 1, "eta": 1, "mu": 1, "ax": 1}
+
+    def _writes(self, group: dict[str, Any]) -> tuple[int, dict[str, int]]:
+        # PyTorch's foreach update folds the decay into one addcmul_ on the parameters
+        return (1 if group["foreach"] else 2), self._state_writes
 
     def __init__(
         self,

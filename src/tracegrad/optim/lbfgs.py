@@ -14,7 +14,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import enable_grad
-from .optimizer import Optimizer, check_hparam
+from .optimizer import Optimizer, check_hparam, count_writes
 
 __all__ = ["LBFGS"]
 
@@ -131,6 +131,16 @@ def _from_state(value):
     return value
 
 
+def _version_of(value) -> int:
+    return value._version if isinstance(value, Tensor) else 0
+
+
+def _count_writes(value, times: int) -> None:
+    """Give a state tensor, rewrapped each step, the version PyTorch's in-place writes left on its own."""
+    if isinstance(value, Tensor):
+        count_writes(value, times)
+
+
 def _to_state(value):
     """Working value → state entry: arrays and NumPy scalars become tensors (PyTorch keeps tensors there)."""
     if isinstance(value, np.ndarray):
@@ -243,6 +253,9 @@ class LBFGS(Optimizer):
         old_dirs, old_stps = _from_state(state.get("old_dirs")), _from_state(state.get("old_stps"))
         ro, H_diag = _from_state(state.get("ro")), _from_state(state.get("H_diag"))
         prev_flat_grad, prev_loss = _from_state(state.get("prev_flat_grad")), state.get("prev_loss")
+        # PyTorch's in-place writes to d (r.add_ per curvature pair) and prev_flat_grad (copy_, kept across steps)
+        d_writes = _version_of(state.get("d"))
+        prev_writes = _version_of(state.get("prev_flat_grad"))
         if "al" in state:
             state["al"] = _from_state(state["al"])
 
@@ -253,6 +266,7 @@ class LBFGS(Optimizer):
             state["n_iter"] += 1
             if state["n_iter"] == 1:
                 d = -flat_grad
+                d_writes = 0
                 old_dirs, old_stps, ro = [], [], []
                 H_diag = 1
             else:
@@ -279,6 +293,7 @@ class LBFGS(Optimizer):
                     al[i] = old_stps[i].dot(q) * ro[i]
                     q += (-al[i]) * old_dirs[i]
                 d = r = q * H_diag
+                d_writes = num_old
                 for i in range(num_old):
                     be_i = old_dirs[i].dot(r) * ro[i]
                     r += (al[i] - be_i) * old_stps[i]
@@ -287,6 +302,7 @@ class LBFGS(Optimizer):
                 prev_flat_grad = flat_grad.copy()
             else:
                 prev_flat_grad[...] = flat_grad
+                prev_writes += 1
             prev_loss = loss
 
             t = min(1.0, 1.0 / np.abs(flat_grad).sum()) * lr if state["n_iter"] == 1 else lr
@@ -337,4 +353,6 @@ class LBFGS(Optimizer):
             ("prev_loss", prev_loss),
         ):
             state[key] = _to_state(value)
+        _count_writes(state.get("d"), d_writes)
+        _count_writes(state.get("prev_flat_grad"), prev_writes)
         return orig_loss

@@ -122,6 +122,7 @@ class Muon(Optimizer):
             raise ValueError("Param gradient must be a 2D matrix")
         momentum = group["momentum"]
         lerp_(buf, grad, 1 - momentum)
+        self.state[p]["momentum_buffer"]._bump_version()
         if group["nesterov"]:
             update = grad.copy()
             lerp_(update, buf, momentum)

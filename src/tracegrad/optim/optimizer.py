@@ -363,6 +363,12 @@ def step_tensor() -> Tensor:
     return _wrap(np.zeros((), dtype=np.float32))
 
 
+def count_writes(t: Tensor, times: int) -> None:
+    """Advance ``t``'s version by ``times``: PyTorch bumps it once per in-place op, and its update runs several on
+    a tensor (``mul_`` then ``addcmul_`` is two) where ours writes the NumPy array once."""
+    t._version_counter()[0] += times
+
+
 def zeros_state(p: Tensor) -> Tensor:
     return _wrap(np.zeros_like(p._data))
 

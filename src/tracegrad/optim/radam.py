@@ -16,6 +16,8 @@ __all__ = ["RAdam"]
 
 
 class RAdam(PerParamOptimizer):
+    _state_writes = {"step": 1, "exp_avg": 1, "exp_avg_sq": 2}
+
     def __init__(
         self,
         params,

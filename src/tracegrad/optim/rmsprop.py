@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._fused import add_scaled_, addcmul_, added_scaled, lerp_
-from .optimizer import Optimizer, check_hparam, step_tensor, zeros_state
+from .optimizer import Optimizer, check_hparam, count_writes, step_tensor, zeros_state
 
 __all__ = ["RMSprop"]
 
@@ -90,4 +90,16 @@ class RMSprop(Optimizer):
                 else:
                     param += (-lr) * grad / avg
                 p._bump_version()
+                _count_state_writes(state)
         return loss
+
+
+# PyTorch's in-place ops per step: step += 1, square_avg.mul_().addcmul_(), grad_avg.lerp_(),
+# momentum_buffer.mul_().addcdiv_()
+_STATE_WRITES = {"step": 1, "square_avg": 2, "grad_avg": 1, "momentum_buffer": 2}
+
+
+def _count_state_writes(state: dict) -> None:
+    for key, times in _STATE_WRITES.items():
+        if key in state:  # (grad_avg and momentum_buffer only where centered / momentum made them)
+            count_writes(state[key], times)

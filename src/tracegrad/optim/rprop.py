@@ -14,6 +14,14 @@ __all__ = ["Rprop"]
 
 
 class Rprop(PerParamOptimizer):
+    _state_writes = {"step": 1, "prev": 1, "step_size": 2}  # (step_size: mul_, then clamp_)
+
+    def _writes(self, group: dict[str, Any]) -> tuple[int, dict[str, int]]:
+        # PyTorch's foreach update uses prev as the gradient's buffer: copy_, neg_ (maximize), zeroing copy_
+        if not group["foreach"]:
+            return 1, self._state_writes
+        return 1, {**self._state_writes, "prev": 3 if group["maximize"] else 2}
+
     def __init__(
         self,
         params,

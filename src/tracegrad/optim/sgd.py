@@ -6,7 +6,7 @@ import numpy as np
 
 from .._tensor import _wrap
 from ._fused import add_scaled_, added_scaled
-from .optimizer import Optimizer
+from .optimizer import Optimizer, count_writes
 
 __all__ = ["SGD"]
 
@@ -92,7 +92,7 @@ class SGD(Optimizer):
                     b = buf._data
                     b *= b.dtype.type(momentum)
                     add_scaled_(b, grad, 1 - dampening)
-                    buf._bump_version()
+                    count_writes(buf, 2)  # (PyTorch's mul_ then add_)
                 grad = added_scaled(grad, buf._data, momentum) if nesterov else buf._data
             p._before_write()
             add_scaled_(p._data, grad, -lr)
