@@ -111,7 +111,10 @@ def infer_dtype(data: Any) -> _dt.dtype:
         else:
             raise RuntimeError(f"Could not infer dtype of {_type_name(obj)}")
 
-    walk(data)
+    try:
+        walk(data)
+    finally:
+        walk = None  # (a recursive closure refers to itself: break that cycle, left to the collector)
     return found or _dt.DEFAULT.value
 
 
@@ -172,4 +175,7 @@ def check_items(data: Any, sizes: list[int], target: np.dtype) -> None:
         for item in obj:
             store(item, dim + 1)
 
-    store(data, 0)
+    try:
+        store(data, 0)
+    finally:
+        store = None  # (the same cycle as infer_dtype's walk)

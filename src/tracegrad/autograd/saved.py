@@ -15,6 +15,7 @@ from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
+from .edges import new_grad_accumulator as _new_grad_accumulator
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -141,8 +142,17 @@ class SavedTensor:
                                "operations on the input to a pack hook.")
         self._kind = _HOOKED
         self._ref = packed
+        acc = None
+        if not is_output and tensor._rg and tensor._gfn is None and tensor._base is None:
+            # A leaf: its AccumulateGrad, held (as PyTorch's SavedVariable holds a saved leaf's grad accumulator),
+            # so the unpacked tensor sends its gradient to the leaf even when no graph holds that node any more
+            # (a leaf saved by a custom Function that does not take it as an input), and keeps the leaf alive.
+            ref = tensor._acc_ref
+            acc = ref() if ref is not None else None
+            if acc is None:
+                acc = _new_grad_accumulator(tensor)
         self._extra = (unpack, is_output, tensor._output_nr, tensor._rg,
-                       None if is_output else tensor._gfn, None if is_output else tensor._acc_ref)
+                       None if is_output else tensor._gfn, acc)
         if tensor._fw_grads:
             self._extra += (dict(tensor._fw_grads),)
         if STATE.special and STATE.observed:
@@ -258,7 +268,7 @@ class SavedTensor:
     def _unpack_with_hooks(self, node) -> Tensor:
         # Like PyTorch: the hook's result is rewrapped with the saved history (no version check, since the
         # hook may legitimately hand back a copy).
-        unpack, is_output, out_nr, rg, grad_fn, acc_ref = self._extra[:6]
+        unpack, is_output, out_nr, rg, grad_fn, acc = self._extra[:6]
         fw = self._extra[6] if len(self._extra) > 6 else None
         if STATE.observed:
             _emit_event("hook", kind="unpack", node=node, hook=unpack, output_nr=None, tensor=None)
@@ -282,7 +292,8 @@ class SavedTensor:
             out._rg = True
         elif rg:
             out._rg = True
-            out._acc_ref = acc_ref
+            if acc is not None:
+                out._acc_ref = weakref.ref(acc)
         if fw:
             _restore_tangents(out, fw)
         return out

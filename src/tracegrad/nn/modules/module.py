@@ -799,6 +799,7 @@ class Module:
                     )
 
         load(self, state_dict)
+        load = None  # (break the load -> load reference cycle, as torch does)
         if strict:
             if unexpected:
                 errors.insert(
