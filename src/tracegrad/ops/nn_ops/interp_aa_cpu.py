@@ -208,16 +208,87 @@ def _sum_taps(tap_at, weight_at, size: np.ndarray, width: int, itemsize: int) ->
     return out
 
 
+def _by_size(win: Windows) -> np.ndarray:
+    """The outputs in decreasing window size (stable): each tap's live outputs are then a prefix, and, as the
+    fused taps start where the size's last whole step ends, so are the outputs that add that tap apart."""
+    return np.argsort(-win.size, kind="stable")
+
+
 def _resample_axis(x: np.ndarray, axis: int, win: Windows) -> np.ndarray:
-    """One pass along ``axis``, each output from its window."""
+    """One pass along ``axis``, each output from its window: ``_sum_taps``' steps with the outputs sorted by
+    window size, so that each tap adds into a prefix of them, in place, rather than computing every output and
+    selecting. The pass works on ``x``'s memory layout (np.take copies a non-contiguous array at each call);
+    along the innermost dim, on a transposed copy with that dim first, where each tap's inputs are whole rows
+    (gathering single elements from a large array would stream it through the cache at every tap)."""
+    layout = _memory_order(x)
+    if layout[-1] == axis and x.shape[axis] > 1:
+        layout = [axis] + layout[:-1]
+        work = _innermost_first(x, layout)
+    else:
+        work = np.ascontiguousarray(x.transpose(layout))
+    at = layout.index(axis)
+    order = _by_size(win)
+    out = _sum_taps_sorted(work, at, win.start[order], win.size[order], win.weight[order])
+    return np.take(out, np.argsort(order), axis=at).transpose(np.argsort(layout))
+
+
+def _memory_order(x: np.ndarray) -> list:
+    """``x``'s dims from the outermost in memory to the innermost."""
+    return sorted(range(x.ndim), key=lambda d: -abs(x.strides[d]))
+
+
+# Rows per block of ``_innermost_first``'s transposition, times their length: about 64 KiB of floats
+_TRANSPOSE_BLOCK = 1 << 14
+
+
+def _innermost_first(x: np.ndarray, layout: list) -> np.ndarray:
+    """A C-contiguous ``x.transpose(layout)``, ``layout`` being ``x``'s memory order with its innermost dim moved
+    first: a transposition of (rows, innermost) done a block of rows at a time (a strided copy of the whole
+    array, as NumPy makes it, misses the cache at every element)."""
+    inner = layout[0]
+    rows = np.ascontiguousarray(x.transpose(layout[1:] + [inner])).reshape(-1, x.shape[inner])
+    out = np.empty(rows.shape[::-1], x.dtype)
+    step = max(8, _TRANSPOSE_BLOCK // rows.shape[1])
+    for first in range(0, rows.shape[0], step):
+        out[:, first:first + step] = rows[first:first + step].T
+    return out.reshape([x.shape[d] for d in layout])
+
+
+def _sum_taps_sorted(x: np.ndarray, axis: int, start: np.ndarray, size: np.ndarray,
+                     weight: np.ndarray) -> np.ndarray:
+    """``_sum_taps`` along ``axis`` for outputs sorted by decreasing ``size``: output ``o`` from the inputs
+    ``start[o] + j``. Tap j adds to the first ``live`` outputs: rounded twice for the first ``apart`` (whose
+    loop's whole steps reach it), fused for the rest."""
+    step = _UNFUSED_STEP_BYTES // x.itemsize
+    fused_from = (size - 1) // step * step
     shape = _axis_shape(x.ndim, axis)
-    last = x.shape[axis] - 1
 
-    def tap_at(j: int) -> np.ndarray:
-        return np.take(x, np.minimum(win.start + j, last), axis=axis)
+    def along(lo: int, hi: int) -> tuple:
+        return (slice(None),) * axis + (slice(lo, hi),)
 
-    return _sum_taps(tap_at, lambda j: win.weight[:, j].reshape(shape), win.size.reshape(shape),
-                     win.weight.shape[1], x.itemsize)
+    def weight_at(j: int, lo: int, hi: int) -> np.ndarray:
+        return weight[lo:hi, j].reshape(shape)
+
+    out = np.take(x, np.minimum(start, x.shape[axis] - 1), axis=axis) * weight_at(0, 0, len(start))
+    for j in range(1, weight.shape[1]):
+        live = int(np.count_nonzero(size > j))
+        if live == 0:
+            break
+        apart = int(np.count_nonzero(fused_from >= j))  # (fused_from < size: these are live)
+        tap = np.take(x, start[:live] + j, axis=axis)
+        if apart:
+            out[along(0, apart)] += tap[along(0, apart)] * weight_at(j, 0, apart)
+        if apart < live:
+            _fused_into(tap[along(apart, None)], weight_at(j, apart, live), out[along(apart, live)])
+    return out
+
+
+def _fused_into(tap: np.ndarray, weight: np.ndarray, out: np.ndarray) -> None:
+    """``out = fma(tap, weight, out)`` in place (``out`` a view)."""
+    if out.dtype == np.float32:
+        _fma32_into(tap, weight, out)
+    else:
+        out[...] = fma(tap, weight, out)
 
 
 def _first_row_of_runs(planes: int, rows: int) -> np.ndarray:
@@ -256,15 +327,16 @@ def _rows_run_innermost(x: np.ndarray) -> bool:
 
 def forward(x: np.ndarray, plan: AntialiasPlan) -> np.ndarray:
     """separable_upsample_generic_Nd_kernel_impl: the width pass, then the height pass, each only where the
-    size changes; a copy where neither does."""
+    size changes; a copy where neither does. Infinities and NaNs spread silently, as in torch."""
     dt = x.dtype.type
     out = x
-    if out.shape[3] != plan.out_sizes[1]:
-        out = _resample_axis(out, 3, plan.windows(1, dt))
-    if out.shape[2] != plan.out_sizes[0]:
-        rows = plan.windows(0, dt)
-        single = out.shape[3] == 1 and _rows_run_innermost(x)
-        out = _resample_single_column(out, rows) if single else _resample_axis(out, 2, rows)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if out.shape[3] != plan.out_sizes[1]:
+            out = _resample_axis(out, 3, plan.windows(1, dt))
+        if out.shape[2] != plan.out_sizes[0]:
+            rows = plan.windows(0, dt)
+            single = out.shape[3] == 1 and _rows_run_innermost(x)
+            out = _resample_single_column(out, rows) if single else _resample_axis(out, 2, rows)
     return np.array(out, dt, order="C", copy=True) if out is x else np.ascontiguousarray(out)
 
 
@@ -301,19 +373,198 @@ def _sources(win: Windows, n_in: int) -> _Sources:
     return source
 
 
+@dataclass(frozen=True)
+class _Steps:
+    """An axis's contributions as steps over its inputs sorted by decreasing contribution count (``order``): at
+    step ``k`` the first ``live[k]`` sorted inputs take output ``output[k, i]`` with weight ``weight[k, i]``."""
+
+    order: np.ndarray
+    live: list
+    output: np.ndarray
+    weight: np.ndarray
+
+
+def _steps(win: Windows, n_in: int) -> _Steps:
+    """``_sources`` with the inputs sorted by decreasing count, so that each step's live inputs are a prefix."""
+    source = _sources(win, n_in)
+    counts = source.live.sum(axis=0)
+    order = np.argsort(-counts, kind="stable")
+    live = [int(np.count_nonzero(counts > k)) for k in range(source.live.shape[0])]
+    return _Steps(order, live, source.output[:, order], source.weight[:, order])
+
+
+class _Scratch:
+    """Buffers for a block's steps, reused from step to step (fresh ones would be faulted in anew)."""
+
+    def __init__(self, size: int) -> None:
+        self.value = np.empty(size)
+        self.total = np.empty(size)
+        self.bits = np.empty(size, np.int64)
+
+    def take(self, shape: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = math.prod(shape)
+        return tuple(buffer[:n].reshape(shape) for buffer in (self.value, self.total, self.bits))
+
+
+def _fma32_into(a: np.ndarray, b: np.ndarray, acc: np.ndarray, buffers: tuple | None = None,
+                zero: bool = False) -> None:
+    """``acc = fma(a, b, acc)`` in place for float32 ``acc`` (a view; ``a``, ``b`` float values, broadcasting
+    to it): the exact product and its float64 sum, cast back. A sum on a midpoint between two floats (common
+    here: the weights have few bits) is first moved a float64 step toward the exact sum, so that the cast
+    rounds it as the FMA does; none can be where ``acc`` is known to be ``zero`` (the sum is the exact product,
+    rounded once). ``buffers``: float64 scratch for the product and the sum, int64 for their bits, of acc's
+    shape; the product's may be ``a`` itself."""
+    if buffers is None:
+        buffers = np.empty(acc.shape), np.empty(acc.shape), np.empty(acc.shape, np.int64)
+    product, total, bits = buffers
+    np.multiply(a, b, out=product, dtype=np.float64)  # (exact: a product of two floats)
+    np.add(product, acc, out=total)  # (+0 turns a product's -0 into +0, as the FMA's sum does)
+    ties = None if zero else _midpoints(total, bits)
+    if ties is not None:
+        _settle_ties(total, product, acc, ties)
+    np.copyto(acc, total, casting="same_kind")
+
+
+_MIDPOINT_SHIFT, _INT64_MIN = np.int64(35), np.iinfo(np.int64).min
+
+
+def _midpoints(total: np.ndarray, bits: np.ndarray) -> np.ndarray | None:
+    """The flat indices of the float64s in ``total`` that lie halfway between two floats (None where none does),
+    where a cast would round twice: their low 29 bits are 1 then 28 zeros, shifted to the top of an int64 the
+    smallest int64 (a shift and a minimum, cheaper than a mask and a comparison). ``bits``: int64 scratch."""
+    if total.size == 0:
+        return None
+    shifted = np.left_shift(total.view(np.int64), _MIDPOINT_SHIFT, out=bits)
+    if shifted.min() != _INT64_MIN:
+        return None
+    return np.flatnonzero(shifted == _INT64_MIN)
+
+
+def _settle_ties(total: np.ndarray, product: np.ndarray, acc: np.ndarray, ties: np.ndarray) -> None:
+    """Moves the float64 sums ``total = product + acc`` at ``ties`` (flat indices; ``total``, ``product``
+    contiguous) one float64 step toward the exact sum where it was inexact (its rounding error by Knuth's
+    two-sum); an exact midpoint is left to the cast, which rounds it to even as the FMA does."""
+    flat = total.reshape(-1)
+    s = flat[ties]
+    p = product.reshape(-1)[ties]
+    if acc.flags.c_contiguous:  # (read by flat index: unravelling the indices costs more than the rest)
+        addend = acc.reshape(-1)[ties].astype(np.float64)
+    else:
+        addend = acc[np.unravel_index(ties, acc.shape)].astype(np.float64)
+    back = s - p
+    error = (p - (s - back)) + (addend - back)
+    flat[ties] = np.where(error == 0, s, np.nextafter(s, np.copysign(np.inf, error)))
+
+
+# Elements of the input gradient updated per block: a block's float64 temporaries stay in the L2 cache
+_BLOCK_ELEMENTS = 1 << 16
+# Elements of the gradients gathered by output column at once (float64): the planes go in groups that fit
+_GATHER_ELEMENTS = 1 << 22
+# Input gradients of at most this many float32 elements take their long chains of steps all at once
+_CHAIN_ELEMENTS = 1 << 12
+# Products computed ahead of the chains' steps at once (float64)
+_CHAIN_PRODUCTS = 1 << 20
+
+
 def backward(g: np.ndarray, plan: AntialiasPlan) -> np.ndarray:
     """cpu_upsample_genNd_backward_aa: every input element adds its outputs' gradients, times ``wx * wy``, in the
-    outputs' row-major order, one fused multiply-add each."""
+    outputs' row-major order, one fused multiply-add each.
+
+    Step (a, b) (an input's a-th output row, its b-th output column) reaches the input rows that have more than
+    a output rows and the columns that have more than b: with both sorted by count, a block at the top left
+    corner, updated in place. Infinities and NaNs spread silently, as in torch."""
     dt = g.dtype.type
     (h_in, w_in), (h_out, w_out) = plan.in_sizes, plan.out_sizes
-    rows, cols = _sources(plan.windows(0, dt), h_in), _sources(plan.windows(1, dt), w_in)
-    planes = np.ascontiguousarray(g).reshape(-1, h_out * w_out)
+    rows, cols = _steps(plan.windows(0, dt), h_in), _steps(plan.windows(1, dt), w_in)
+    planes = np.ascontiguousarray(g).reshape(-1, h_out, w_out)
     acc = np.zeros((planes.shape[0], h_in, w_in), dt)
-    for a in range(rows.output.shape[0]):
-        for b in range(cols.output.shape[0]):
-            live = rows.live[a][:, None] & cols.live[b][None, :]
-            flat = rows.output[a][:, None] * w_out + cols.output[b][None, :]
-            value = np.take(planes, flat, axis=1)
-            weight = cols.weight[b][None, :] * rows.weight[a][:, None]
-            acc = np.where(live, fma(weight, value, acc), acc)
+    group = max(1, _GATHER_ELEMENTS // max(h_out * sum(cols.live), 1))
+    with np.errstate(invalid="ignore", over="ignore"):
+        for first in range(0, planes.shape[0], group):
+            _backward_planes(planes[first:first + group], rows, cols, acc[first:first + group])
+    acc = np.take(np.take(acc, np.argsort(rows.order), axis=1), np.argsort(cols.order), axis=2)
     return acc.reshape(g.shape[:2] + (h_in, w_in))
+
+
+def _backward_planes(planes: np.ndarray, rows: _Steps, cols: _Steps, acc: np.ndarray) -> None:
+    """A group of planes: their gradients gathered once per column step b (float values in float64, exact), so
+    that each step gathers whole rows of them; then the input rows a block at a time through all their steps
+    (the block's sums stay in cache), or, for a few float32 elements, all at once (``_backward_chains``)."""
+    wide = planes.astype(np.float64)
+    if acc.dtype == np.float32 and acc.size <= _CHAIN_ELEMENTS:
+        _backward_chains(wide, rows, cols, acc)
+        return
+    by_col = [np.take(wide, cols.output[b, :n_cols], axis=2) for b, n_cols in enumerate(cols.live)]
+    per_row = max(acc.shape[0] * acc.shape[2], 1)
+    block = max(1, _BLOCK_ELEMENTS // per_row)
+    scratch = _Scratch(block * per_row)
+    for top in range(0, acc.shape[1], block):
+        _backward_rows(by_col, rows, cols, acc[:, top:top + block], top, scratch)
+
+
+def _backward_rows(by_col: list, rows: _Steps, cols: _Steps, acc: np.ndarray, top: int,
+                   scratch: _Scratch) -> None:
+    """All the steps of the sorted input rows from ``top`` on (``acc``: their block)."""
+    for a, live in enumerate(rows.live):
+        n_rows = min(live - top, acc.shape[1])
+        if n_rows <= 0:
+            break
+        sources = rows.output[a, top:top + n_rows]
+        row_weight = rows.weight[a, top:top + n_rows, None]
+        for b, n_cols in enumerate(cols.live):
+            block = acc[:, :n_rows, :n_cols]
+            buffers = scratch.take(block.shape)
+            value = np.take(by_col[b], sources, axis=1, out=buffers[0], mode="clip")
+            weight = cols.weight[b, :n_cols] * row_weight  # (rounded in the dtype, as torch's wx * wy)
+            if block.dtype == np.float32:
+                _fma32_into(value, weight.astype(np.float64), block, buffers, zero=a == b == 0)
+            else:
+                block[...] = fma(weight, value, block)
+
+
+def _backward_chains(wide: np.ndarray, rows: _Steps, cols: _Steps, acc: np.ndarray) -> None:
+    """The steps of a small float32 gradient ``acc`` (an upscale's few inputs take long chains of them), the
+    per-step calls cut to the sum and its rounding: the exact products of a row step's column steps computed
+    ahead, at once, with ``+0`` for the columns a step does not reach (adding it changes no sum: a sum is never
+    -0, starting from +0)."""
+    if acc.size == 0:
+        return
+    n_cols = np.array(cols.live)
+    dead = np.arange(acc.shape[2]) >= n_cols[:, None]  # (column steps, input columns)
+    sums = np.ascontiguousarray(acc)
+    chunk = max(1, _CHAIN_PRODUCTS // max(acc.size, 1))
+    for a, n_rows in enumerate(rows.live):
+        for first in range(0, len(n_cols), chunk):
+            steps = slice(first, first + chunk)
+            products = _step_products(wide, rows, cols, a, n_rows, steps, dead[steps])
+            _run_chain(products, sums[:, :n_rows])
+    acc[...] = sums
+
+
+def _step_products(wide: np.ndarray, rows: _Steps, cols: _Steps, a: int, n_rows: int, steps: slice,
+                   dead: np.ndarray) -> np.ndarray:
+    """(column steps, planes, rows, columns): the exact products ``(wx * wy) * g`` of row step ``a`` and the
+    column ``steps``, 0 where a step does not reach a column."""
+    sources = rows.output[a, :n_rows]
+    weight = (cols.weight[steps, None, :] * rows.weight[a, :n_rows, None]).astype(np.float64)
+    columns = cols.output[steps]
+    by_row = np.take(wide, sources, axis=1)  # (planes, rows, output columns)
+    values = np.take(by_row, columns, axis=2)  # (planes, rows, column steps, columns)
+    products = np.multiply(np.moveaxis(values, 2, 0), weight[:, None], order="C")
+    np.copyto(products, 0.0, where=dead[:, None, None, :])
+    return products
+
+
+def _run_chain(products: np.ndarray, acc: np.ndarray) -> None:
+    """``acc = fma-sum(products[k], acc)`` for each k in turn: each sum rounded once to float32 (``_fma32_into``'s
+    steps, inlined: on a few elements, the calls are the cost)."""
+    total = np.empty(acc.shape)
+    bits = np.empty(acc.shape, np.int64)
+    total_bits = total.view(np.int64)
+    add, left_shift, lowest, copyto = np.add, np.left_shift, np.minimum.reduce, np.copyto
+    for product in products:
+        add(product, acc, out=total)
+        left_shift(total_bits, _MIDPOINT_SHIFT, out=bits)
+        if lowest(bits, axis=None) == _INT64_MIN:
+            _settle_ties(total, product, acc, np.flatnonzero(bits == _INT64_MIN))
+        copyto(acc, total, casting="same_kind")
