@@ -43,36 +43,59 @@ def _spatial(x_shape, k_shape, stride, padding, dilation) -> tuple:
     )
 
 
-def _pad_spatial(x: np.ndarray, padding) -> np.ndarray:
+def _pad_spatial(x: np.ndarray, padding, first: int = 2) -> np.ndarray:
+    """``x`` zero-padded on its spatial dims, the ``len(padding)`` ones from axis ``first``."""
     if not any(padding):
         return x
-    return np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    pads = [(0, 0)] * x.ndim
+    pads[first:first + len(padding)] = [(p, p) for p in padding]
+    return np.pad(x, pads)
 
 
-def _windows(xp: np.ndarray, k_shape, stride, dilation, out_sizes) -> np.ndarray:
-    """(N, C, *out, *kernel) strided view of the padded input."""
+def _windows(xp: np.ndarray, k_shape, stride, dilation, out_sizes, first: int = 2) -> np.ndarray:
+    """(..., *out, ..., *kernel) strided view of the padded input, whose spatial dims start at axis ``first``:
+    (N, C, *out, *kernel) for the usual (N, C, *spatial)."""
     nd = len(k_shape)
     spans = tuple(d * (k - 1) + 1 for k, d in zip(k_shape, dilation))
-    v = sliding_window_view(xp, spans, axis=tuple(range(2, 2 + nd)))
+    v = sliding_window_view(xp, spans, axis=tuple(range(first, first + nd)))
     key = (
-        (slice(None), slice(None))
+        (slice(None),) * first
         + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sizes, stride))
+        + (slice(None),) * (xp.ndim - first - nd)
         + tuple(slice(None, None, d) for d in dilation)
     )
     return v[key]
 
 
-def im2col(x: np.ndarray, k_shape, stride, padding, dilation, groups: int):
-    """(G, Cg*prod(k), N*L) rows: one row per (channel, kernel offset), one column per (sample, output position),
-    and the output spatial sizes. Channel-major with the output positions innermost, so the copy out of the
-    windows runs along contiguous input rows, and a whole group's convolution is one matrix product."""
+# The column orders of im2col's matrix. Channel-major columns (sample, output position) make a whole group's
+# product one matrix product; sample-major rows (one matrix per sample) make one product per sample that lands
+# straight in the (N, O, *out) result, with no transposing copy; batch-last columns (output position, sample) let
+# the copy out of the windows run along whole rows of samples (see _batch_last_pays).
+CHANNEL_MAJOR, SAMPLE_MAJOR, BATCH_LAST = "channel_major", "sample_major", "batch_last"
+
+
+def im2col(x: np.ndarray, k_shape, stride, padding, dilation, groups: int, columns: str = CHANNEL_MAJOR):
+    """One row per (channel, kernel offset), one column per (sample, output position), and the output spatial
+    sizes: (G, Cg*prod(k), N*L) rows in the ``columns`` order, or (N, G, Cg*prod(k), L) for SAMPLE_MAJOR. The
+    output positions run innermost (but for BATCH_LAST), so the copy out of the windows runs along contiguous
+    input rows; BATCH_LAST copies out of a batch-last copy of the input, along rows of ``OW * N`` samples (``N``
+    for a stride) instead of ``OW``."""
     n, c = x.shape[:2]
     nd = len(k_shape)
     out_sizes = _spatial(x.shape[2:], k_shape, stride, padding, dilation)
-    v = _windows(_pad_spatial(x, padding), k_shape, stride, dilation, out_sizes)  # (N, C, *out, *k)
-    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))  # (C, *k, N, *out)
-    rows = v.transpose(order).reshape(groups, (c // groups) * math.prod(k_shape), n * math.prod(out_sizes))
-    return rows, out_sizes
+    rows_per_group, length = (c // groups) * math.prod(k_shape), math.prod(out_sizes)
+    k_axes, out_axes = tuple(range(2 + nd, 2 + 2 * nd)), tuple(range(2, 2 + nd))
+    if columns == BATCH_LAST:  # (C, *spatial, N) -> windows (C, *out, N, *k) -> (C, *k, *out, N)
+        xt = np.ascontiguousarray(np.moveaxis(x, 0, -1))
+        v = _windows(_pad_spatial(xt, padding, 1), k_shape, stride, dilation, out_sizes, 1)
+        order, shape = (0,) + k_axes + tuple(range(1, 2 + nd)), (groups, rows_per_group, length * n)
+    else:
+        v = _windows(_pad_spatial(x, padding), k_shape, stride, dilation, out_sizes)  # (N, C, *out, *k)
+        if columns == SAMPLE_MAJOR:  # (N, C, *k, *out)
+            order, shape = (0, 1) + k_axes + out_axes, (n, groups, rows_per_group, length)
+        else:  # (C, *k, N, *out)
+            order, shape = (1,) + k_axes + (0,) + out_axes, (groups, rows_per_group, n * length)
+    return v.transpose(order).reshape(shape), out_sizes
 
 
 def col2im(v: np.ndarray, x_shape, stride, padding, dilation) -> np.ndarray:
@@ -89,6 +112,10 @@ def col2im(v: np.ndarray, x_shape, stride, padding, dilation) -> np.ndarray:
     else:
         xp = np.zeros((n, c) + padded, dtype=v.dtype)
         _scatter_windows(v, xp.swapaxes(0, 1), 2, k_shape, out_sizes, stride, dilation)
+    return _unpadded(xp, padding, x_shape)
+
+
+def _unpadded(xp: np.ndarray, padding, x_shape) -> np.ndarray:
     crop = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, x_shape[2:]))
     return xp[crop] if any(padding) else xp
 
@@ -98,6 +125,42 @@ def _batch_last_pays(n: int, out_sizes) -> bool:
     instead of along an output row, which pays for a large batch of narrow outputs (LeNet's 8-wide rows, batch
     64: 2.4 times faster) and costs several times over for wide rows and small batches."""
     return n > 1 and bool(out_sizes) and n >= 4 * out_sizes[-1]
+
+
+def _flat_pays(stride, n: int, out_sizes) -> bool:
+    """Whether a convolution's input gradient takes ``_col2im_flat``: unit strides (its windows are runs of the
+    flattened planes), more than one spatial dim (one has nothing to flatten) and not the batch-last route. It adds
+    runs of whole planes instead of output rows: about 1.4 times faster for 16- to 32-wide rows, for a few per cent
+    more columns in the matrix product."""
+    return len(stride) > 1 and all(s == 1 for s in stride) and not _batch_last_pays(n, out_sizes)
+
+
+def _flat_grid(g: np.ndarray, padded) -> np.ndarray:
+    """(N, O, *out) -> (O, N, out_1, *padded[1:]): grad_output's channel-major columns, each output row widened
+    to the padded input's row (and so on for the inner dims) with zeros, so that the columns of one sample run
+    along the flattened padded input as the windows of a unit-stride convolution do."""
+    n, o = g.shape[:2]
+    grid = np.zeros((o, n, g.shape[2]) + tuple(padded[1:]), g.dtype)
+    grid[(Ellipsis,) + tuple(slice(0, m) for m in g.shape[3:])] = g.swapaxes(0, 1)
+    return grid
+
+
+def _col2im_flat(v: np.ndarray, x_shape, padding, dilation, k_shape, out_sizes) -> np.ndarray:
+    """col2im for unit strides, from ``v`` (C, K, N, F): the columns on ``_flat_grid``'s flattened grid, F =
+    out_1 * prod(padded[1:]). Offset k adds its run of the flattened planes, ``out_1`` padded rows from the
+    window's first element, in ATen's order as ``_scatter_windows`` does. The grid's extra columns (its widening)
+    hold zeros, and adding a zero leaves every sum as it was (a sum that starts from +0.0 is never -0.0), so
+    every element gets ATen's bits."""
+    n, c = x_shape[:2]
+    padded = tuple(s + 2 * p for s, p in zip(x_shape[2:], padding))
+    plane_strides = tuple(math.prod(padded[i + 1:]) for i in range(len(padded)))
+    length = sum((m - 1) * st for m, st in zip(out_sizes, plane_strides)) + 1  # (to the last window's last column)
+    xp = np.zeros((n, c) + padded, dtype=v.dtype)
+    image = xp.reshape(n, c, math.prod(padded)).swapaxes(0, 1)  # (C, N, plane)
+    for k, offs in enumerate(itertools.product(*(range(k) for k in k_shape))):
+        start = sum(o * d * st for o, d, st in zip(offs, dilation, plane_strides))
+        image[:, :, start:start + length] += v[:, k, :, :length]
+    return _unpadded(xp, padding, x_shape)
 
 
 def _scatter_windows(v: np.ndarray, image: np.ndarray, lead: int, k_shape, out_sizes, stride, dilation) -> None:
@@ -116,32 +179,58 @@ def _weight_matrix(w: np.ndarray, groups: int) -> np.ndarray:
     return w.reshape(groups, o // groups, -1)  # (G, Og, Cg*K)
 
 
-def _channel_major(g: np.ndarray, groups: int) -> np.ndarray:
-    """(N, O, *out) -> (G, Og, N*L): columns in im2col's order (sample, then output position)."""
+def _channel_major(g: np.ndarray, groups: int, batch_last: bool = False) -> np.ndarray:
+    """(N, O, *out) -> (G, Og, N*L): columns in im2col's order (sample then output position, or the reverse for
+    ``batch_last``)."""
     n, o = g.shape[:2]
     length = math.prod(g.shape[2:])  # (explicit sizes, not -1: an empty batch has no size to infer)
-    return np.ascontiguousarray(g.reshape(n, o, length).swapaxes(0, 1)).reshape(groups, o // groups, n * length)
+    flat = g.reshape(n, o, length)
+    columns = np.moveaxis(flat, 0, -1) if batch_last else flat.swapaxes(0, 1)
+    return np.ascontiguousarray(columns).reshape(groups, o // groups, n * length)
 
 
-def _batch_major(y: np.ndarray, n: int, out_sizes) -> np.ndarray:
-    """(G, Og, N*L) -> a C-contiguous (N, O, *out)."""
+def _from_batch_last(y: np.ndarray, n: int, out_sizes) -> np.ndarray:
+    """(G, Og, L*N) in BATCH_LAST's column order -> a C-contiguous (N, O, *out)."""
     o = y.shape[0] * y.shape[1]
-    return np.ascontiguousarray(y.reshape(o, n, math.prod(out_sizes)).swapaxes(0, 1)).reshape((n, o) + tuple(out_sizes))
+    return np.ascontiguousarray(np.moveaxis(y.reshape(o, math.prod(out_sizes), n), -1, 0)).reshape(
+        (n, o) + tuple(out_sizes))
+
+
+def _column_grid(rows: np.ndarray, n: int, out_sizes, batch_last: bool) -> np.ndarray:
+    """(R, N*L) columns -> a (R, N, *out) view, whichever their order."""
+    if batch_last:
+        return np.moveaxis(rows.reshape(rows.shape[:-1] + tuple(out_sizes) + (n,)), -1, rows.ndim - 1)
+    return rows.reshape(rows.shape[:-1] + (n,) + tuple(out_sizes))
 
 
 # ---- the three primitives ----------------------------------------------------------------------------------
 
 
 def _conv_kernel(x, w, stride, padding, dilation, groups):
-    rows, out_sizes = im2col(x, w.shape[2:], stride, padding, dilation, groups)
-    return _batch_major(np.matmul(_weight_matrix(w, groups), rows), x.shape[0], out_sizes)
+    n = x.shape[0]
+    out_sizes = _spatial(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    if _batch_last_pays(n, out_sizes):
+        rows, _ = im2col(x, w.shape[2:], stride, padding, dilation, groups, BATCH_LAST)
+        return _from_batch_last(np.matmul(_weight_matrix(w, groups), rows), n, out_sizes)
+    rows, _ = im2col(x, w.shape[2:], stride, padding, dilation, groups, SAMPLE_MAJOR)  # (N, G, CgK, L)
+    return np.matmul(_weight_matrix(w, groups), rows).reshape((n, w.shape[0]) + tuple(out_sizes))
 
 
 def _conv_input_grad_kernel(g, w, input_size, stride, padding, dilation, groups):
     n, c = input_size[:2]
-    rows = np.matmul(_weight_matrix(w, groups).swapaxes(1, 2), _channel_major(g, groups))  # (G, CgK, N*L)
-    v = rows.reshape((c,) + tuple(w.shape[2:]) + (n,) + tuple(g.shape[2:]))
-    return col2im(v, tuple(input_size), stride, padding, dilation)
+    k_shape, out_sizes = tuple(w.shape[2:]), tuple(g.shape[2:])
+    weights_t = _weight_matrix(w, groups).swapaxes(1, 2)  # (G, CgK, Og)
+    # (a weight's inf or NaN times the flat grid's zeros would put NaNs where no window reaches)
+    if _flat_pays(stride, n, out_sizes) and np.isfinite(w).all():
+        grid = _flat_grid(g, tuple(s + 2 * p for s, p in zip(input_size[2:], padding)))  # (O, N, *F)
+        flat = math.prod(grid.shape[2:])  # (sizes given, not -1: an empty batch has none to infer)
+        rows = np.matmul(weights_t, grid.reshape(groups, w.shape[0] // groups, n * flat))  # (G, CgK, N*F)
+        v = rows.reshape(c, math.prod(k_shape), n, flat)
+        return _col2im_flat(v, tuple(input_size), padding, dilation, k_shape, out_sizes)
+    batch_last = _batch_last_pays(n, out_sizes)  # (col2im's batch-last route then adds contiguous slabs)
+    rows = np.matmul(weights_t, _channel_major(g, groups, batch_last))  # (G, CgK, N*L)
+    v = _column_grid(rows.reshape(c * math.prod(k_shape), rows.shape[-1]), n, out_sizes, batch_last)  # (CK, N, *out)
+    return col2im(v.reshape((c,) + k_shape + v.shape[1:]), tuple(input_size), stride, padding, dilation)
 
 
 def _leading(a: np.ndarray, shape) -> np.ndarray:
@@ -154,13 +243,18 @@ def _leading(a: np.ndarray, shape) -> np.ndarray:
 
 
 def _conv_weight_grad_kernel(g, x, weight_size, stride, padding, dilation, groups):
-    rows, out_sizes = im2col(x, tuple(weight_size[2:]), stride, padding, dilation, groups)  # (G, CgK, N*L)
+    n = x.shape[0]
+    batch_last = _batch_last_pays(n, g.shape[2:])
+    columns = BATCH_LAST if batch_last else CHANNEL_MAJOR
+    rows, out_sizes = im2col(x, tuple(weight_size[2:]), stride, padding, dilation, groups, columns)
     if tuple(out_sizes) != g.shape[2:]:  # (see _leading: only the windows the other operand's positions meet)
-        windows = rows.reshape(rows.shape[:2] + (x.shape[0],) + tuple(out_sizes))
-        first = (slice(None), slice(None), slice(None)) + tuple(slice(0, m) for m in g.shape[2:])
-        rows = windows[first].reshape(rows.shape[:2] + (-1,))
-    gw = np.matmul(_channel_major(g, groups), rows.swapaxes(1, 2))  # (G, Og, CgK)
-    return gw.reshape(tuple(weight_size))
+        first = (slice(None), slice(None)) + tuple(slice(0, m) for m in g.shape[2:])
+        windows = _column_grid(rows.reshape(math.prod(rows.shape[:2]), rows.shape[2]), n, out_sizes, batch_last)
+        kept = _channel_major(windows[first].swapaxes(0, 1), 1, batch_last)  # (1, G*CgK, N*L')
+        rows = kept.reshape(rows.shape[:2] + kept.shape[2:])
+    # (rows @ g^T, then transposed: BLAS runs this one faster than g @ rows^T, up to 1.3 times)
+    gw = np.matmul(rows, _channel_major(g, groups, batch_last).swapaxes(1, 2))  # (G, CgK, Og)
+    return np.ascontiguousarray(gw.swapaxes(1, 2)).reshape(tuple(weight_size))
 
 
 _PARAMS = "int[] stride, int[] padding, int[] dilation, int groups"

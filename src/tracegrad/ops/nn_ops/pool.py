@@ -157,7 +157,7 @@ def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad_for_windows(x, kernel_size, stride, padding, dilation, out_sizes, fill)
     v = _windows(xp, kernel_size, stride, dilation, out_sizes)  # (..., *out, *kernel)
-    out, which = _running_max(_window_slabs(v, tuple(kernel_size)), math.prod(kernel_size))
+    out, which = _running_max(lambda: _window_slabs(v, tuple(kernel_size)), math.prod(kernel_size))
     indices = _flat_positions(which, kernel_size, out_sizes, stride, padding, dilation, x.shape[-n:])
     if x.dtype.kind == "f" and not out.all() and _has_negative_zero(x):
         _signed_zeros(out, x, indices, n)
@@ -182,23 +182,31 @@ def _window_slabs(v: np.ndarray, kernel_size: tuple) -> Iterator[np.ndarray]:
         yield v[(Ellipsis,) + offset]
 
 
-def _running_max(slabs: Iterator[np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
-    """The maximum over ``count`` same-shaped slabs (a window's elements in PyTorch's scan order) and the number
-    of the slab that holds it, with PyTorch's choice: the first maximum, or the last NaN. One pass per slab
-    over whole arrays, with no data-dependent branch (a masked copy per element would cost more than the
-    comparisons)."""
+def _running_max(slabs: Callable[[], Iterator[np.ndarray]], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The maximum over the ``count`` same-shaped slabs ``slabs()`` yields (a window's elements in PyTorch's scan
+    order) and the number of the slab that holds it, with PyTorch's choice: the first maximum, or the last NaN.
+    One pass per slab over whole arrays, with no data-dependent branch (a masked copy per element would cost more
+    than the comparisons). NaN-free slabs, the usual case, need not test for NaNs: the maxima tell when a second
+    pass that does is needed."""
+    best, which = _scan_max(slabs(), count, nan_aware=False)
+    if best.dtype.kind == "f" and np.isnan(best).any():  # (a NaN made later slabs lose their comparisons)
+        best, which = _scan_max(slabs(), count, nan_aware=True)
+    return best, which
+
+
+def _scan_max(slabs: Iterator[np.ndarray], count: int, nan_aware: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``_running_max``'s pass; ``nan_aware`` lets every NaN win, as PyTorch's ``val > max || isnan(val)``."""
     best = np.array(next(slabs), order="C")
     which = np.zeros(best.shape, np.int16 if count < 2 ** 15 else np.int64)
-    step = np.empty_like(which)
-    floating = best.dtype.kind == "f"
+    wins, step = np.empty(best.shape, np.bool_), np.empty_like(which)
     for number, candidate in enumerate(slabs, 1):
-        wins = candidate > best
-        if floating:
+        np.greater(candidate, best, out=wins)
+        if nan_aware:
             wins |= np.isnan(candidate)
         np.maximum(best, candidate, out=best)  # (NaN stays NaN, as in PyTorch's kernel)
-        np.subtract(number, which, out=step)
-        step *= wins
-        which += step
+        # which = number where the candidate wins: the numbers grow, so a maximum does it (a masked copy is slow)
+        np.multiply(wins, number, out=step)
+        np.maximum(which, step, out=which)
     return best, which
 
 
@@ -541,7 +549,7 @@ def _adaptive_max_pool_kernel(x, output_size, n: int):
     lengths = tuple(r.shape[1] for r in rows)
     if math.prod(output_size) <= math.prod(lengths):  # (few large windows: one reduction per window)
         return _adaptive_max_pool_by_window(x, rows, n)
-    out, which = _running_max(_adaptive_slabs(x, rows), math.prod(lengths))
+    out, which = _running_max(lambda: _adaptive_slabs(x, rows), math.prod(lengths))
     indices = np.zeros(out.shape, dtype=np.int64)
     for d, (r, size) in enumerate(zip(rows, sizes)):  # the chosen offset along each dim (row-major numbering)
         step = math.prod(q.shape[1] for q in rows[d + 1:])
