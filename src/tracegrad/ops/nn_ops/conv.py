@@ -74,15 +74,17 @@ def _windows(xp: np.ndarray, k_shape, stride, dilation, out_sizes, first: int = 
 CHANNEL_MAJOR, SAMPLE_MAJOR, BATCH_LAST = "channel_major", "sample_major", "batch_last"
 
 
-def im2col(x: np.ndarray, k_shape, stride, padding, dilation, groups: int, columns: str = CHANNEL_MAJOR):
+def im2col(x: np.ndarray, k_shape, stride, padding, dilation, groups: int, columns: str = CHANNEL_MAJOR,
+           out_sizes=None):
     """One row per (channel, kernel offset), one column per (sample, output position), and the output spatial
     sizes: (G, Cg*prod(k), N*L) rows in the ``columns`` order, or (N, G, Cg*prod(k), L) for SAMPLE_MAJOR. The
     output positions run innermost (but for BATCH_LAST), so the copy out of the windows runs along contiguous
     input rows; BATCH_LAST copies out of a batch-last copy of the input, along rows of ``OW * N`` samples (``N``
-    for a stride) instead of ``OW``."""
+    for a stride) instead of ``OW``. ``out_sizes``: the output's spatial sizes, where the caller has them."""
     n, c = x.shape[:2]
     nd = len(k_shape)
-    out_sizes = _spatial(x.shape[2:], k_shape, stride, padding, dilation)
+    if out_sizes is None:
+        out_sizes = _spatial(x.shape[2:], k_shape, stride, padding, dilation)
     rows_per_group, length = (c // groups) * math.prod(k_shape), math.prod(out_sizes)
     k_axes, out_axes = tuple(range(2 + nd, 2 + 2 * nd)), tuple(range(2, 2 + nd))
     if columns == BATCH_LAST:  # (C, *spatial, N) -> windows (C, *out, N, *k) -> (C, *k, *out, N)
@@ -131,8 +133,10 @@ def _flat_pays(stride, n: int, out_sizes) -> bool:
     """Whether a convolution's input gradient takes ``_col2im_flat``: unit strides (its windows are runs of the
     flattened planes), more than one spatial dim (one has nothing to flatten) and not the batch-last route. It adds
     runs of whole planes instead of output rows: about 1.4 times faster for 16- to 32-wide rows, for a few per cent
-    more columns in the matrix product."""
-    return len(stride) > 1 and all(s == 1 for s in stride) and not _batch_last_pays(n, out_sizes)
+    more columns in the matrix product. Not for a single column (one sample, one output position): ``col2im``'s
+    product is then a matrix-vector one, whose sums BLAS orders otherwise than the flat route's matrix product's."""
+    return (len(stride) > 1 and all(s == 1 for s in stride) and n * math.prod(out_sizes) > 1
+            and not _batch_last_pays(n, out_sizes))
 
 
 def _flat_grid(g: np.ndarray, padded) -> np.ndarray:
@@ -206,13 +210,25 @@ def _column_grid(rows: np.ndarray, n: int, out_sizes, batch_last: bool) -> np.nd
 # ---- the three primitives ----------------------------------------------------------------------------------
 
 
+def _batch_major(y: np.ndarray, n: int, out_sizes) -> np.ndarray:
+    """(G, Og, N*L) in CHANNEL_MAJOR's column order -> a C-contiguous (N, O, *out)."""
+    o = y.shape[0] * y.shape[1]
+    return np.ascontiguousarray(y.reshape(o, n, math.prod(out_sizes)).swapaxes(0, 1)).reshape((n, o) + tuple(out_sizes))
+
+
 def _conv_kernel(x, w, stride, padding, dilation, groups):
     n = x.shape[0]
     out_sizes = _spatial(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    if n > 1 and (w.shape[0] == groups or math.prod(out_sizes) == 1):
+        # One output channel per group, or one output position: each product is a matrix-vector one, whose sums
+        # BLAS orders by the column's place in the matrix (per sample, or batch-last, would change the bits of
+        # the batch's single product), and the output's transposing copy is small. The channel-major route.
+        rows, _ = im2col(x, w.shape[2:], stride, padding, dilation, groups, CHANNEL_MAJOR, out_sizes)
+        return _batch_major(np.matmul(_weight_matrix(w, groups), rows), n, out_sizes)
     if _batch_last_pays(n, out_sizes):
-        rows, _ = im2col(x, w.shape[2:], stride, padding, dilation, groups, BATCH_LAST)
+        rows, _ = im2col(x, w.shape[2:], stride, padding, dilation, groups, BATCH_LAST, out_sizes)
         return _from_batch_last(np.matmul(_weight_matrix(w, groups), rows), n, out_sizes)
-    rows, _ = im2col(x, w.shape[2:], stride, padding, dilation, groups, SAMPLE_MAJOR)  # (N, G, CgK, L)
+    rows, _ = im2col(x, w.shape[2:], stride, padding, dilation, groups, SAMPLE_MAJOR, out_sizes)  # (N, G, CgK, L)
     return np.matmul(_weight_matrix(w, groups), rows).reshape((n, w.shape[0]) + tuple(out_sizes))
 
 
