@@ -256,6 +256,10 @@ class LBFGS(Optimizer):
         # PyTorch's in-place writes to d (r.add_ per curvature pair) and prev_flat_grad (copy_, kept across steps)
         d_writes = _version_of(state.get("d"))
         prev_writes = _version_of(state.get("prev_flat_grad"))
+        # the curvature pairs and H_diag are PyTorch's same tensors from step to step: their versions (1 after a
+        # deepcopied state_dict is loaded) go on, those made here start at 0
+        pair_writes = {key: [_version_of(v) for v in state.get(key) or []] for key in ("old_dirs", "old_stps", "ro")}
+        h_writes = _version_of(state.get("H_diag"))
         if "al" in state:
             state["al"] = _from_state(state["al"])
 
@@ -268,6 +272,7 @@ class LBFGS(Optimizer):
                 d = -flat_grad
                 d_writes = 0
                 old_dirs, old_stps, ro = [], [], []
+                pair_writes = {key: [] for key in pair_writes}
                 H_diag = 1
             else:
                 # update the curvature pairs, skipping ones that break positive definiteness
@@ -279,10 +284,15 @@ class LBFGS(Optimizer):
                         old_dirs.pop(0)
                         old_stps.pop(0)
                         ro.pop(0)
+                        for writes in pair_writes.values():
+                            writes.pop(0)
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
+                    for writes in pair_writes.values():
+                        writes.append(0)
                     H_diag = ys / y.dot(y)
+                    h_writes = 0
                 # two-loop recursion for the approximate inverse Hessian times the gradient
                 num_old = len(old_dirs)
                 if "al" not in state:
@@ -355,4 +365,8 @@ class LBFGS(Optimizer):
             state[key] = _to_state(value)
         _count_writes(state.get("d"), d_writes)
         _count_writes(state.get("prev_flat_grad"), prev_writes)
+        _count_writes(state.get("H_diag"), h_writes)
+        for key, writes in pair_writes.items():
+            for value, times in zip(state.get(key) or [], writes):
+                _count_writes(value, times)
         return orig_loss

@@ -449,6 +449,8 @@ def _settle_ties(total: np.ndarray, product: np.ndarray, acc: np.ndarray, ties: 
     p = product.reshape(-1)[ties]
     if acc.flags.c_contiguous:  # (read by flat index: unravelling the indices costs more than the rest)
         addend = acc.reshape(-1)[ties].astype(np.float64)
+    elif ties.size * 16 >= acc.size:  # (many ties, as few-bit weights make: a contiguous copy is cheaper)
+        addend = np.ascontiguousarray(acc).reshape(-1)[ties].astype(np.float64)
     else:
         addend = acc[np.unravel_index(ties, acc.shape)].astype(np.float64)
     back = s - p
@@ -525,8 +527,8 @@ def _backward_rows(by_col: list, rows: _Steps, cols: _Steps, acc: np.ndarray, to
 def _backward_chains(wide: np.ndarray, rows: _Steps, cols: _Steps, acc: np.ndarray) -> None:
     """The steps of a small float32 gradient ``acc`` (an upscale's few inputs take long chains of them), the
     per-step calls cut to the sum and its rounding: the exact products of a row step's column steps computed
-    ahead, at once, with ``+0`` for the columns a step does not reach (adding it changes no sum: a sum is never
-    -0, starting from +0)."""
+    ahead, at once, with ``-0`` for the columns a step does not reach (adding it changes no sum, -0 included: a
+    sum is -0 where a tiny negative product underflowed, and ``-0 + +0`` would make it +0)."""
     if acc.size == 0:
         return
     n_cols = np.array(cols.live)
@@ -544,14 +546,14 @@ def _backward_chains(wide: np.ndarray, rows: _Steps, cols: _Steps, acc: np.ndarr
 def _step_products(wide: np.ndarray, rows: _Steps, cols: _Steps, a: int, n_rows: int, steps: slice,
                    dead: np.ndarray) -> np.ndarray:
     """(column steps, planes, rows, columns): the exact products ``(wx * wy) * g`` of row step ``a`` and the
-    column ``steps``, 0 where a step does not reach a column."""
+    column ``steps``, -0 where a step does not reach a column."""
     sources = rows.output[a, :n_rows]
     weight = (cols.weight[steps, None, :] * rows.weight[a, :n_rows, None]).astype(np.float64)
     columns = cols.output[steps]
     by_row = np.take(wide, sources, axis=1)  # (planes, rows, output columns)
     values = np.take(by_row, columns, axis=2)  # (planes, rows, column steps, columns)
     products = np.multiply(np.moveaxis(values, 2, 0), weight[:, None], order="C")
-    np.copyto(products, 0.0, where=dead[:, None, None, :])
+    np.copyto(products, -0.0, where=dead[:, None, None, :])  # (the additive identity: x + -0 is x, -0 too)
     return products
 
 
