@@ -159,9 +159,38 @@ def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
     v = _windows(xp, kernel_size, stride, dilation, out_sizes)  # (..., *out, *kernel)
     out, which = _running_max(lambda: _window_slabs(v, tuple(kernel_size)), math.prod(kernel_size))
     indices = _flat_positions(which, kernel_size, out_sizes, stride, padding, dilation, x.shape[-n:])
+    if any(padding):
+        _index_unbeaten_windows(out, indices, fill, kernel_size, out_sizes, stride, padding, dilation, x.shape[-n:])
     if x.dtype.kind == "f" and not out.all() and _has_negative_zero(x):
         _signed_zeros(out, x, indices, n)
     return out, indices
+
+
+def _index_unbeaten_windows(out, indices, fill, kernel_size, out_sizes, stride, padding, dilation,
+                            in_sizes) -> None:
+    """Windows whose every element equals the padding's fill (-inf, or an integer type's minimum): PyTorch's
+    scan reads only the in-bounds elements, none of which beats its starting maximum, so it keeps the index it
+    starts from, the window's first in-bounds element; the scan over the padded windows picked the padding
+    itself (a negative or wrong index, and the gradient sent there)."""
+    unbeaten = np.flatnonzero(out == fill)
+    if not unbeaten.size:
+        return
+    first = _first_in_bounds(out_sizes, stride, padding, dilation, in_sizes)
+    flat = indices.reshape(-1)  # (a fresh array: a view)
+    flat[unbeaten] = np.broadcast_to(first, indices.shape).reshape(-1)[unbeaten]
+
+
+def _first_in_bounds(out_sizes, stride, padding, dilation, in_sizes) -> np.ndarray:
+    """Each window's first in-bounds position, flat in its plane (shaped like the windows' grid): per dim, the
+    window's start stepped by the dilation past the padding, as PyTorch's ``while (start < 0) start += d``."""
+    flat = np.zeros((), np.int64)
+    plane_stride = math.prod(in_sizes)
+    for o, s, p, d, size in zip(out_sizes, stride, padding, dilation, in_sizes):
+        plane_stride //= size
+        start = np.arange(o, dtype=np.int64) * s - p
+        first = np.where(start < 0, start + (-start + d - 1) // d * d, start)
+        flat = np.add.outer(flat, first * plane_stride)
+    return flat
 
 
 def _has_negative_zero(x: np.ndarray) -> bool:
