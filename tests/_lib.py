@@ -219,3 +219,11 @@ def gc_disabled():
     finally:
         if was_enabled:
             gc.enable()
+
+
+@contextlib.contextmanager
+def collector_off():
+    """``gc_disabled`` from a collected start: what is alive inside is kept by references alone."""
+    gc.collect()
+    with gc_disabled():
+        yield

@@ -9,20 +9,10 @@ parameters, a dropped input that required grad): these programs run with the col
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import weakref
 
 import pytest
-from _lib import gc_disabled, run_both
-
-
-@contextlib.contextmanager
-def collector_off():
-    """Reference counting alone, from a collected start."""
-    gc.collect()
-    with gc_disabled():
-        yield
+from _lib import collector_off, run_both
 
 
 def _alive(refs: dict) -> dict:

@@ -9,24 +9,10 @@ is left out: torch's own checkpoint code leaves reference cycles, which keep an 
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import weakref
 
 import pytest
-from _lib import run_both
-
-
-@contextlib.contextmanager
-def collector_off():
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+from _lib import collector_off, run_both
 
 
 def _alive(refs: dict) -> dict:
