@@ -28,6 +28,7 @@ from ..autograd.saved import _FREED as _SAVED_FREED
 from ..autograd.saved import _NONE as _SAVED_NONE
 from ..autograd.saved import SavedTensor
 from ._util import translate_value_error
+from .aten_vec import quietly
 from .mem_overlap import ARGUMENTS_CHECKED_FIRST, Check, check_overlap, inplace_check
 from .result_layouts import follows_tensor_iterator, operand_positions
 from .result_layouts import rule_for as _layout_rule_for
@@ -565,6 +566,8 @@ class OpDef:
             result = self.kernel(*arrays)
         except ValueError as exc:  # NumPy's broadcasting error in PyTorch's words
             raise translate_value_error(exc, arrays) from None
+        except RuntimeWarning:  # (an out-of-place kernel: see fastpath.quiet_retry)
+            result = quietly(self.kernel, *arrays)
         if self.n_returns == 1 and not self.returns_list:
             if result.__class__ is not _ndarray:
                 if not self.returns_tensor[0]:

@@ -23,6 +23,7 @@ from ...autograd.node_meta import ONLY, RECORD, meta_forms
 from ...autograd.saved import save_input
 from ...backend.dtypes import cpp_type_name, scalar_type_name
 from .. import aten_sum
+from ..aten_vec import quietly
 from ..linalg import ADDMM_META, dim_size
 from ..linalg_core import MM_META, matmul, matrix_product, mm, mm_mat1_backward, mm_mat2_backward
 from ..pointwise import add, add_
@@ -283,6 +284,11 @@ def _linear_failed(error: RuntimeError, input: Tensor, weight: Tensor, bias: Ten
     return error
 
 
+def _product(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``_linear_2d``'s product, again (written out there: the hottest function of an MLP makes no helper call)."""
+    return matrix_product(x, w.T) if x.dtype is not _HALF else np.matmul(x.astype(np.float32), w.T.astype(np.float32))
+
+
 def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     # The hottest function of an MLP: straight-line code, no helper calls on the common path.
     x = input._data
@@ -290,10 +296,16 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     if x.shape[1] != w.shape[1]:
         raise _linear_failed(_shape_error(x, w), input, weight, bias)
     # (half: PyTorch's gemm sums in float and adds the bias before its one rounding to half)
-    out = matrix_product(x, w.T) if x.dtype is not _HALF else np.matmul(x.astype(np.float32), w.T.astype(np.float32))
+    try:
+        out = (matrix_product(x, w.T) if x.dtype is not _HALF
+               else np.matmul(x.astype(np.float32), w.T.astype(np.float32)))
+    except RuntimeWarning:  # (see fastpath.quiet_retry)
+        out = quietly(_product, x, w)
     if bias is not None:
         try:
             out += bias._data
+        except RuntimeWarning:  # (the same; NumPy warns after it has written the sum into ``out``)
+            pass
         except ValueError:
             b = bias._data
             raise _linear_failed(RuntimeError(
