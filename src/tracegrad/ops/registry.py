@@ -412,6 +412,11 @@ class OpDef:
                                          for m in self.meta if m.endswith("_sym_strides")))
         kind = self.schema.kind
         self.is_inplace = kind is SchemaKind.inplace
+        # A kernel that draws random numbers or writes into an input (batch norm's running statistics) is not
+        # pure: it runs with NumPy's floating-point warnings off from the start rather than again after a strict
+        # filter made one an exception (a second run would draw again, or update the statistics twice)
+        self.impure_kernel = not self.is_inplace and any(
+            p.is_write or "Generator" in p.type for p in self.schema.params)
         # PyTorch's generated code makes an operator's node (taking its sequence number) and packs the saved
         # inputs before the kernel runs, the outputs after it: a kernel error leaves the number taken and the
         # pack hooks called, and an input the kernel writes into (batch norm's running statistics, an in-place
@@ -563,10 +568,10 @@ class OpDef:
             else:
                 record = False
         try:
-            result = self.kernel(*arrays)
+            result = self.kernel(*arrays) if not self.impure_kernel else quietly(self.kernel, *arrays)
         except ValueError as exc:  # NumPy's broadcasting error in PyTorch's words
             raise translate_value_error(exc, arrays) from None
-        except RuntimeWarning:  # (an out-of-place kernel: see fastpath.quiet_retry)
+        except RuntimeWarning:  # (a pure out-of-place kernel: see fastpath.quiet_retry)
             result = quietly(self.kernel, *arrays)
         if self.n_returns == 1 and not self.returns_list:
             if result.__class__ is not _ndarray:

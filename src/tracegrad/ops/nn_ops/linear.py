@@ -312,8 +312,8 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
                 f"The expanded size of the tensor ({out.shape[1]}) must match the existing size "
                 f"({b.shape[-1]}) at non-singleton dimension 1.  Target sizes: {list(out.shape)}.  "
                 f"Tensor sizes: {list(b.shape)}"), input, weight, bias) from None
-    if out.dtype is not x.dtype:
-        out = out.astype(x.dtype)
+    if out.dtype is not x.dtype:  # (half: the float sum rounded to half, inf beyond its range as in PyTorch)
+        out = quietly(out.astype, x.dtype)
     result = _new(Tensor)
     result._data = out
     result._rg = False
