@@ -76,3 +76,25 @@ def test_float64_channels_last():
 
     ours, theirs = run_both(program)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("kwargs", [{"kernel_size": 1}, {"kernel_size": 2, "stride": 1, "padding": 1},
+                                    {"kernel_size": 3, "stride": 2, "padding": 1}])
+def test_3d_channels_last_keeps_torchs_depthless_starting_index(dtype, kwargs):
+    """torch's 3-d channels-last kernel starts a window's index from its height and width only: an unbeaten
+    window (all -inf, or the integer minimum) returns that depthless index, and the gradient goes there."""
+    low = -np.inf if dtype is np.float32 else np.iinfo(dtype).min
+    rng = np.random.default_rng(7)
+    values = np.where(rng.random((2, 3, 4, 3, 5)) < 0.8, low, 1).astype(dtype)
+
+    def program(lib):
+        x = lib.from_numpy(values.copy()).contiguous(memory_format=lib.channels_last_3d)
+        if x.dtype.is_floating_point:
+            x.requires_grad_()
+        out, indices = lib.nn.functional.max_pool3d(x, return_indices=True, **kwargs)
+        grad = lib.autograd.grad(out.sum(), x)[0].tolist() if x.requires_grad else None
+        return out.tolist(), indices.tolist(), grad
+
+    ours, theirs = run_both(program)
+    assert ours == theirs

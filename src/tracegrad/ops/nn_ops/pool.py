@@ -159,23 +159,29 @@ def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
     v = _windows(xp, kernel_size, stride, dilation, out_sizes)  # (..., *out, *kernel)
     out, which = _running_max(lambda: _window_slabs(v, tuple(kernel_size)), math.prod(kernel_size))
     indices = _flat_positions(which, kernel_size, out_sizes, stride, padding, dilation, x.shape[-n:])
-    if any(padding):
-        _index_unbeaten_windows(out, indices, fill, kernel_size, out_sizes, stride, padding, dilation, x.shape[-n:])
+    # (torch's 3-d channels-last kernel starts its index without the depth term: an unbeaten window keeps that)
+    depthless = n == 3 and x.ndim == 5 and suggests_channels_last(x)
+    if any(padding) or depthless:
+        _index_unbeaten_windows(out, indices, fill, kernel_size, out_sizes, stride, padding, dilation, x.shape[-n:],
+                                depthless)
     if x.dtype.kind == "f" and not out.all() and _has_negative_zero(x):
         _signed_zeros(out, x, indices, n)
     return out, indices
 
 
 def _index_unbeaten_windows(out, indices, fill, kernel_size, out_sizes, stride, padding, dilation,
-                            in_sizes) -> None:
+                            in_sizes, depthless: bool = False) -> None:
     """Windows whose every element equals the padding's fill (-inf, or an integer type's minimum): PyTorch's
     scan reads only the in-bounds elements, none of which beats its starting maximum, so it keeps the index it
     starts from, the window's first in-bounds element; the scan over the padded windows picked the padding
-    itself (a negative or wrong index, and the gradient sent there)."""
+    itself (a negative or wrong index, and the gradient sent there). ``depthless``: torch's 3-d channels-last
+    kernel starts from the position's height and width only, leaving out the depth (its own slip, kept)."""
     unbeaten = np.flatnonzero(out == fill)
     if not unbeaten.size:
         return
     first = _first_in_bounds(out_sizes, stride, padding, dilation, in_sizes)
+    if depthless:  # (the depth term is a multiple of a plane's H * W)
+        first = first % (in_sizes[-2] * in_sizes[-1])
     flat = indices.reshape(-1)  # (a fresh array: a view)
     flat[unbeaten] = np.broadcast_to(first, indices.shape).reshape(-1)[unbeaten]
 
