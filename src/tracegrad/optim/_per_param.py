@@ -13,12 +13,10 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.views import LEAF_INPLACE_ERROR
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
+from ._refusals import refuse_at_step
 from .optimizer import Optimizer, count_writes
 
 __all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
-
-# What ``torch.optim.optimizer._get_capturable_supported_devices`` lists; a CPU-only library supports none.
-_CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
 
 
 def begin_write(p: Tensor, group: dict[str, Any]) -> None:
@@ -38,10 +36,6 @@ def decay_in_place(p: Tensor, group: dict[str, Any], factor: float) -> None:
 
 class PerParamOptimizer(Optimizer):
     """An optimizer whose step updates each parameter independently of the others."""
-
-    # How PyTorch's capturable device check names the tensors it looked at, and whether it lists "xla".
-    _capturable_what: str = "params and state_steps"
-    _capturable_xla: bool = True
     # How many in-place ops PyTorch's single-tensor update runs per step on the parameter and on each state tensor
     # (each bumps its version); a decoupled weight decay counts itself (``decay_in_place``).
     _param_writes: int = 1
@@ -74,17 +68,13 @@ class PerParamOptimizer(Optimizer):
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            refuse_at_step(self, group)
             for p in group["params"]:
                 if p._grad is None:
                     continue
                 state = self.state[p]
                 if len(state) == 0:
                     self._init_state(p, group, state)
-                if group["capturable"]:
-                    devices = _CAPTURABLE_DEVICES if self._capturable_xla else _CAPTURABLE_DEVICES[:-1]
-                    raise AssertionError(
-                        f"If capturable=True, {self._capturable_what} must be on supported devices: {devices}."
-                    )
                 grad = p._grad._data
                 if group["maximize"]:
                     grad = -grad

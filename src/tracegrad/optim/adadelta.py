@@ -9,7 +9,7 @@ import numpy as np
 from .._tensor import Tensor
 from ._fused import add_scaled_, addcmul_, added_scaled
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import check_hparam, step_tensor, zeros_state
+from .optimizer import check_lr, step_tensor, zeros_state
 
 __all__ = ["Adadelta"]
 
@@ -31,7 +31,7 @@ class Adadelta(PerParamOptimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        check_hparam(lr, "learning rate")
+        check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         if not eps >= 0.0:

@@ -6,7 +6,8 @@ import numpy as np
 
 from .._tensor import _wrap
 from ._fused import addcmul_, added_scaled
-from .optimizer import Optimizer, check_hparam, step_tensor
+from ._refusals import refuse_at_step, refuse_fused_combinations
+from .optimizer import Optimizer, check_lr, step_tensor
 
 __all__ = ["Adagrad"]
 
@@ -26,7 +27,7 @@ class Adagrad(Optimizer):
         differentiable: bool = False,
         fused=None,
     ) -> None:
-        check_hparam(lr, "learning rate")
+        check_lr(lr)
         if not lr_decay >= 0.0:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
         if not weight_decay >= 0.0:
@@ -47,6 +48,7 @@ class Adagrad(Optimizer):
             fused=fused,
         )
         super().__init__(params, defaults)
+        refuse_fused_combinations(defaults)
         # Like PyTorch, the state exists from construction on.
         for group in self.param_groups:
             for p in group["params"]:
@@ -57,6 +59,7 @@ class Adagrad(Optimizer):
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            refuse_at_step(self, group)
             lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
             for p in group["params"]:
                 if p._grad is None:

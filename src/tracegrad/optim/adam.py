@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._tensor import Tensor
 from ._fused import addcmul_, added_scaled, lerp_
-from .optimizer import Optimizer, check_hparam, count_writes, step_tensor, zeros_state
+from ._refusals import refuse_at_step, refuse_fused_combinations
+from .optimizer import Optimizer, check_lr, count_writes, step_tensor, zeros_state
 
 __all__ = ["Adam"]
 
 
 def check_adam_hparams(lr, betas, eps, weight_decay) -> None:
-    check_hparam(lr, "learning rate")
+    check_lr(lr)
     if not eps >= 0.0:
         raise ValueError(f"Invalid epsilon value: {eps}")
     if not 0.0 <= betas[0] < 1.0:
@@ -22,7 +24,24 @@ def check_adam_hparams(lr, betas, eps, weight_decay) -> None:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
+def _refuse_tensor_for_foreach(value, name: str, foreach, capturable) -> None:
+    """Adam's foreach update takes no tensor hyper-parameters unless capturable."""
+    if isinstance(value, Tensor) and foreach and not capturable:
+        raise ValueError(f"{name} as a Tensor is not supported for capturable=False and foreach=True")
+
+
+def _check_tensor_betas(betas, foreach, capturable) -> None:
+    """Adam's checks of the betas' types, after their ranges."""
+    if not all(isinstance(b, float) for b in betas) and not all(isinstance(b, Tensor) for b in betas):
+        raise ValueError("betas must be either both floats or both Tensors")
+    for i, beta in enumerate(betas):
+        _refuse_tensor_for_foreach(beta, f"betas[{i}]", foreach, capturable)
+        if isinstance(beta, Tensor) and beta.numel() != 1:
+            raise ValueError(f"Tensor betas[{i}] must be 1-element")
+
+
 class Adam(Optimizer):
+    _foreach_capturable_first = True  # (its foreach update checks the devices before ``differentiable``)
     def __init__(
         self,
         params,
@@ -39,7 +58,9 @@ class Adam(Optimizer):
         fused=None,
         decoupled_weight_decay: bool = False,
     ) -> None:
+        _refuse_tensor_for_foreach(lr, "lr", foreach, capturable)
         check_adam_hparams(lr, betas, eps, weight_decay)
+        _check_tensor_betas(betas, foreach, capturable)
         defaults = dict(
             lr=lr,
             betas=betas,
@@ -54,6 +75,7 @@ class Adam(Optimizer):
             decoupled_weight_decay=decoupled_weight_decay,
         )
         super().__init__(params, defaults)
+        refuse_fused_combinations(defaults)
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -85,6 +107,7 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            refuse_at_step(self, group)
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
             amsgrad, maximize, decoupled = (

@@ -9,7 +9,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ._fused import add_scaled_, added_scaled
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import check_hparam, step_tensor, zeros_state
+from .optimizer import check_lr, step_tensor, zeros_state
 
 __all__ = ["ASGD"]
 
@@ -36,7 +36,7 @@ class ASGD(PerParamOptimizer):
         differentiable: bool = False,
         capturable: bool = False,
     ) -> None:
-        check_hparam(lr, "learning rate")
+        check_lr(lr)
         if not weight_decay >= 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = dict(

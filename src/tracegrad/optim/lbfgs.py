@@ -14,7 +14,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import enable_grad
-from .optimizer import Optimizer, check_hparam, count_writes
+from .optimizer import Optimizer, check_lr, count_writes
 
 __all__ = ["LBFGS"]
 
@@ -164,7 +164,7 @@ class LBFGS(Optimizer):
         history_size: int = 100,
         line_search_fn: str | None = None,
     ) -> None:
-        check_hparam(lr, "learning rate")
+        check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         defaults = dict(

@@ -18,6 +18,7 @@ __all__ = ["NAdam"]
 
 class NAdam(PerParamOptimizer):
     _capturable_what = "params, mu_products and state_steps"
+    _foreach_capturable_what = "params, mu_products, and state_steps"
     _param_writes = 2  # two addcdiv_: the gradient's share, then the momentum's
     _state_writes = {"step": 1, "mu_product": 1, "exp_avg": 1, "exp_avg_sq": 2}
 

@@ -89,6 +89,16 @@ def _hooked_step(func: Callable) -> Callable:
 class Optimizer:
     """Base class of the optimizers. Subclasses implement ``step``."""
 
+    # How PyTorch's update refuses options on CPU (``_refusals``): the names its capturable device check gives the
+    # tensors and whether its device list has "xla", in the single-tensor and in the foreach update (``None``: the
+    # same names); whether the foreach update asserts ``not differentiable``, and whether after that device check.
+    _capturable_what: str = "params and state_steps"
+    _capturable_xla: bool = True
+    _foreach_capturable_what: str | None = None
+    _foreach_capturable_xla: bool = False
+    _foreach_refuses_autograd: bool = True
+    _foreach_capturable_first: bool = False
+
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._optimizer_step_pre_hooks: dict = OrderedDict()
@@ -371,6 +381,17 @@ def count_writes(t: Tensor, times: int) -> None:
 
 def zeros_state(p: Tensor) -> Tensor:
     return _wrap(np.zeros_like(p._data))
+
+
+def check_tensor_lr(lr) -> None:
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+
+
+def check_lr(lr) -> None:
+    """PyTorch's learning-rate checks, a tensor's size first (else the comparison would raise)."""
+    check_tensor_lr(lr)
+    check_hparam(lr, "learning rate")
 
 
 def check_hparam(value, name: str, low_inclusive: float = 0.0) -> None:

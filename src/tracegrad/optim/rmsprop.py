@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ._fused import add_scaled_, addcmul_, added_scaled, lerp_
-from .optimizer import Optimizer, check_hparam, count_writes, step_tensor, zeros_state
+from ._refusals import refuse_at_step
+from .optimizer import Optimizer, check_lr, count_writes, step_tensor, zeros_state
 
 __all__ = ["RMSprop"]
 
 
 class RMSprop(Optimizer):
+    _foreach_capturable_xla = True  # (its foreach update asks for the device list with XLA)
     def __init__(
         self,
         params,
@@ -25,7 +27,7 @@ class RMSprop(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        check_hparam(lr, "learning rate")
+        check_lr(lr)
         if not eps >= 0.0:
             raise ValueError(f"Invalid epsilon value: {eps}")
         if not momentum >= 0.0:
@@ -51,6 +53,7 @@ class RMSprop(Optimizer):
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            refuse_at_step(self, group)
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
             for p in group["params"]:

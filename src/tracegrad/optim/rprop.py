@@ -8,12 +8,13 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import check_hparam, step_tensor, zeros_state
+from .optimizer import check_lr, step_tensor, zeros_state
 
 __all__ = ["Rprop"]
 
 
 class Rprop(PerParamOptimizer):
+    _foreach_capturable_xla = True  # (its foreach update asks for the device list with XLA)
     _state_writes = {"step": 1, "prev": 1, "step_size": 2}  # (step_size: mul_, then clamp_)
 
     def _writes(self, group: dict[str, Any]) -> tuple[int, dict[str, int]]:
@@ -34,7 +35,7 @@ class Rprop(PerParamOptimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        check_hparam(lr, "learning rate")
+        check_lr(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         defaults = dict(

@@ -6,11 +6,13 @@ import numpy as np
 
 from .._tensor import _wrap
 from ._fused import add_scaled_, added_scaled
-from .optimizer import Optimizer, count_writes
+from ._refusals import refuse_at_step, refuse_fused_combinations
+from .optimizer import Optimizer, check_tensor_lr, count_writes
 
 __all__ = ["SGD"]
 
 class SGD(Optimizer):
+    _foreach_refuses_autograd = False  # (its foreach update fails on the leaf's in-place write instead)
     def __init__(
         self,
         params,
@@ -25,6 +27,7 @@ class SGD(Optimizer):
         differentiable: bool = False,
         fused=None,
     ) -> None:
+        check_tensor_lr(lr)
         if lr < 0.0:  # (torch's SGD compares this way round, unlike its other optimizers: a str lr says so)
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -45,6 +48,7 @@ class SGD(Optimizer):
             fused=fused,
         )
         super().__init__(params, defaults)
+        refuse_fused_combinations(defaults)
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -55,6 +59,7 @@ class SGD(Optimizer):
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            refuse_at_step(self, group)
             lr = group["lr"]
             momentum = group["momentum"]
             wd = group["weight_decay"]
