@@ -18,11 +18,15 @@ from .optimizer import Optimizer, count_writes
 
 __all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
 
+# Whether the running ``step`` writes with autograd on: PyTorch sets the grad mode from the optimizer's
+# ``defaults["differentiable"]``, whatever a group says (a group added or loaded with it on writes as the rest).
+_writes_under_autograd = False
+
 
 def begin_write(p: Tensor, group: dict[str, Any]) -> None:
     """Call just before the first in-place write to ``p``. With ``differentiable=True`` PyTorch runs the update
     under autograd, so writing into a leaf that requires grad fails there; we reproduce that error."""
-    if group.get("differentiable") and p.requires_grad and p.is_leaf:
+    if _writes_under_autograd and p.requires_grad and p.is_leaf:
         raise RuntimeError(LEAF_INPLACE_ERROR)
     p._before_write()
 
@@ -40,6 +44,7 @@ class PerParamOptimizer(Optimizer):
     # (each bumps its version); a decoupled weight decay counts itself (``decay_in_place``).
     _param_writes: int = 1
     _state_writes: dict[str, int] = {}
+    _leaf_write_checked_in_update = True  # (``begin_write``, after the earlier parameters' updates, as PyTorch)
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -65,19 +70,32 @@ class PerParamOptimizer(Optimizer):
         for key, times in state_writes.items():
             count_writes(state[key], times)
 
+    def _init_group_state(self, group: dict[str, Any]) -> None:
+        for p in group["params"]:
+            if p._grad is not None and len(self.state[p]) == 0:
+                self._init_state(p, group, self.state[p])
+
     def step(self, closure=None):
+        global _writes_under_autograd
         loss = self._closure_loss(closure)
-        for group in self.param_groups:
-            refuse_at_step(self, group)
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    self._init_state(p, group, state)
-                grad = p._grad._data
-                if group["maximize"]:
-                    grad = -grad
-                self._update(p, grad, state, group)
-                self._count_writes(p, state, group)
+        under_autograd = _writes_under_autograd
+        _writes_under_autograd = bool(self.defaults.get("differentiable"))
+        try:
+            for group in self.param_groups:
+                refuse_at_step(self, group)
+                if _writes_under_autograd:  # (PyTorch creates the group's state before a write can fail)
+                    self._init_group_state(group)
+                for p in group["params"]:
+                    if p._grad is None:
+                        continue
+                    state = self.state[p]
+                    if len(state) == 0:
+                        self._init_state(p, group, state)
+                    grad = p._grad._data
+                    if group["maximize"]:
+                        grad = -grad
+                    self._update(p, grad, state, group)
+                    self._count_writes(p, state, group)
+        finally:
+            _writes_under_autograd = under_autograd
         return loss

@@ -28,8 +28,9 @@ def refuse_fused_combinations(defaults: dict[str, Any]) -> None:
 def refuse_at_step(opt, group: dict[str, Any]) -> None:
     """Raise what PyTorch's update of ``group`` raises on CPU before writing anything, if anything.
 
-    The plain cases pay two dict look-ups: everything below needs ``capturable`` or ``differentiable``."""
-    if group.get("capturable") or group.get("differentiable"):
+    The plain cases pay three dict look-ups: everything below needs ``capturable`` or ``differentiable`` (the
+    group's, or the optimizer's default: PyTorch runs ``step`` with autograd on or off as ``defaults`` says)."""
+    if group.get("capturable") or group.get("differentiable") or opt.defaults.get("differentiable"):
         _refuse_rare_options(opt, group)
 
 
@@ -37,21 +38,40 @@ def _refuse_rare_options(opt, group: dict[str, Any]) -> None:
     params = [p for p in group["params"] if p._grad is not None]
     if not params:  # (PyTorch's update functions return before any check)
         return
+    error = _refusal(opt, group, params)
+    if error is not None:
+        opt._init_group_state(group)  # (PyTorch's ``_init_group`` runs before its update function checks)
+        raise error
+
+
+def _refusal(opt, group: dict[str, Any], params) -> BaseException | None:
     foreach = bool(group.get("foreach")) and not group.get("fused")
     if foreach and not opt._foreach_capturable_first:
-        _refuse_foreach_autograd(opt, group)
-    if group.get("capturable") and not group.get("fused"):  # (the fused update checks no devices)
-        raise AssertionError(_capturable_message(opt, foreach))
+        error = _foreach_autograd_error(opt, group)
+        if error is not None:
+            return error
+    # (the fused update checks no devices; SGD and Adagrad have no ``capturable``: a group's key is ignored)
+    if group.get("capturable") and not group.get("fused") and opt._has_capturable:
+        return AssertionError(_capturable_message(opt, foreach))
     if foreach:
-        _refuse_foreach_autograd(opt, group)
-    if group.get("differentiable") and any(p.requires_grad and p.is_leaf for p in params):
-        # the single-tensor update writes into the leaf under autograd (SGD's foreach one too)
-        raise RuntimeError(LEAF_INPLACE_ERROR)
+        error = _foreach_autograd_error(opt, group)
+        if error is not None:
+            return error
+    # PyTorch writes into the leaf with autograd on when ``defaults["differentiable"]`` (not the group's) says so;
+    # the per-parameter optimizers raise that at the write itself (``begin_write``), after the earlier parameters.
+    if (
+        not opt._leaf_write_checked_in_update
+        and opt.defaults.get("differentiable")
+        and any(p.requires_grad and p.is_leaf for p in params)
+    ):
+        return RuntimeError(LEAF_INPLACE_ERROR)
+    return None
 
 
-def _refuse_foreach_autograd(opt, group: dict[str, Any]) -> None:
+def _foreach_autograd_error(opt, group: dict[str, Any]) -> BaseException | None:
     if group.get("differentiable") and opt._foreach_refuses_autograd:
-        raise AssertionError(FOREACH_AUTOGRAD_ERROR)
+        return AssertionError(FOREACH_AUTOGRAD_ERROR)
+    return None
 
 
 def _capturable_message(opt, foreach: bool) -> str:

@@ -13,6 +13,8 @@ __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
+    _has_capturable = False  # (PyTorch's Adagrad has no such option: a group's key is ignored)
+
     def __init__(
         self,
         params,

@@ -84,6 +84,11 @@ class Adam(Optimizer):
             group.setdefault("maximize", False)
             group.setdefault("decoupled_weight_decay", False)
 
+    def _init_group_state(self, group: dict) -> None:
+        for p in group["params"]:
+            if p._grad is not None:
+                self._state_for(p, group["amsgrad"])
+
     def _state_for(self, p, amsgrad: bool) -> dict:
         state = self.state[p]
         if len(state) == 0:

@@ -98,6 +98,10 @@ class Optimizer:
     _foreach_capturable_xla: bool = False
     _foreach_refuses_autograd: bool = True
     _foreach_capturable_first: bool = False
+    # Whether PyTorch's optimizer has a ``capturable`` option at all, and whether the update itself (not
+    # ``_refusals``) raises the in-place-on-a-leaf error at PyTorch's moment.
+    _has_capturable: bool = True
+    _leaf_write_checked_in_update: bool = False
 
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -121,6 +125,9 @@ class Optimizer:
             groups = [{"params": groups}]
         for group in groups:
             self.add_param_group(group)
+
+    def _init_group_state(self, group: dict[str, Any]) -> None:
+        """Create the state of ``group``'s parameters that have a gradient, as PyTorch does before refusing."""
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

@@ -50,6 +50,11 @@ class RMSprop(Optimizer):
         )
         super().__init__(params, defaults)
 
+    def _init_group_state(self, group: dict) -> None:
+        for p in group["params"]:
+            if p._grad is not None and len(self.state[p]) == 0:
+                _init_state(self.state[p], p, group["momentum"], group["centered"])
+
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
@@ -61,12 +66,7 @@ class RMSprop(Optimizer):
                     continue
                 state = self.state[p]
                 if len(state) == 0:
-                    state["step"] = step_tensor()
-                    state["square_avg"] = zeros_state(p)
-                    if momentum > 0:
-                        state["momentum_buffer"] = zeros_state(p)
-                    if centered:
-                        state["grad_avg"] = zeros_state(p)
+                    _init_state(state, p, momentum, centered)
                 param = p._data
                 p._before_write()
                 grad = p._grad._data
@@ -100,6 +100,15 @@ class RMSprop(Optimizer):
 # PyTorch's in-place ops per step: step += 1, square_avg.mul_().addcmul_(), grad_avg.lerp_(),
 # momentum_buffer.mul_().addcdiv_()
 _STATE_WRITES = {"step": 1, "square_avg": 2, "grad_avg": 1, "momentum_buffer": 2}
+
+
+def _init_state(state: dict, p, momentum: float, centered: bool) -> None:
+    state["step"] = step_tensor()
+    state["square_avg"] = zeros_state(p)
+    if momentum > 0:
+        state["momentum_buffer"] = zeros_state(p)
+    if centered:
+        state["grad_avg"] = zeros_state(p)
 
 
 def _count_state_writes(state: dict) -> None:

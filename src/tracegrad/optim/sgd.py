@@ -13,6 +13,7 @@ __all__ = ["SGD"]
 
 class SGD(Optimizer):
     _foreach_refuses_autograd = False  # (its foreach update fails on the leaf's in-place write instead)
+    _has_capturable = False  # (PyTorch's SGD has no such option: a group's key is ignored)
     def __init__(
         self,
         params,
