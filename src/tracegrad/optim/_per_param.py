@@ -42,17 +42,10 @@ class PerParamOptimizer(Optimizer):
     """An optimizer whose step updates each parameter independently of the others."""
     # How many in-place ops PyTorch's single-tensor update runs per step on the parameter and on each state tensor
     # (each bumps its version); a decoupled weight decay counts itself (``decay_in_place``).
+    _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
     _param_writes: int = 1
     _state_writes: dict[str, int] = {}
     _leaf_write_checked_in_update = True  # (``begin_write``, after the earlier parameters' updates, as PyTorch)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         raise NotImplementedError

@@ -13,6 +13,7 @@ __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
+    _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False), ("fused", None))
     _has_capturable = False  # (PyTorch's Adagrad has no such option: a group's key is ignored)
 
     def __init__(
@@ -51,12 +52,18 @@ class Adagrad(Optimizer):
         )
         super().__init__(params, defaults)
         refuse_fused_combinations(defaults)
-        # Like PyTorch, the state exists from construction on.
+        # Like PyTorch, the state exists from construction on (parameters of groups added later get theirs at
+        # their first step)
         for group in self.param_groups:
             for p in group["params"]:
-                state = self.state[p]
-                state["step"] = step_tensor()
-                state["sum"] = _wrap(np.full_like(p._data, group["initial_accumulator_value"]))
+                self._init_state(p, self.state[p])
+
+    def _init_state(self, p, state: dict) -> None:
+        """PyTorch's: the accumulator from the constructor's ``initial_accumulator_value`` (not the group's), as
+        ``complex(v, v)`` for a complex parameter."""
+        value = self.defaults["initial_accumulator_value"]
+        state["step"] = step_tensor()
+        state["sum"] = _wrap(np.full_like(p._data, complex(value, value) if np.iscomplexobj(p._data) else value))
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
@@ -67,6 +74,8 @@ class Adagrad(Optimizer):
                 if p._grad is None:
                     continue
                 state = self.state[p]
+                if not state:  # (a parameter of a group added after construction)
+                    self._init_state(p, state)
                 param = p._data
                 grad = p._grad._data
                 if group["maximize"]:

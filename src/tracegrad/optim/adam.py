@@ -41,6 +41,8 @@ def _check_tensor_betas(betas, foreach, capturable) -> None:
 
 
 class Adam(Optimizer):
+    _group_defaults_on_load = (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),
+                               ("differentiable", False), ("decoupled_weight_decay", False), ("fused", None))
     _foreach_capturable_first = True  # (its foreach update checks the devices before ``differentiable``)
     def __init__(
         self,
@@ -76,13 +78,6 @@ class Adam(Optimizer):
         )
         super().__init__(params, defaults)
         refuse_fused_combinations(defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("decoupled_weight_decay", False)
 
     def _init_group_state(self, group: dict) -> None:
         for p in group["params"]:

@@ -17,6 +17,8 @@ __all__ = ["NAdam"]
 
 
 class NAdam(PerParamOptimizer):
+    _group_defaults_on_load = (("maximize", False), ("foreach", None), ("capturable", False), ("differentiable", False),
+                               ("decoupled_weight_decay", False))
     _capturable_what = "params, mu_products and state_steps"
     _foreach_capturable_what = "params, mu_products, and state_steps"
     _param_writes = 2  # two addcdiv_: the gradient's share, then the momentum's
@@ -53,11 +55,6 @@ class NAdam(PerParamOptimizer):
             differentiable=differentiable,
         )
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("decoupled_weight_decay", False)
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = step_tensor()

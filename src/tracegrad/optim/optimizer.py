@@ -138,8 +138,15 @@ class Optimizer:
     def __getstate__(self) -> dict:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    # Group options that newer versions added, filled in where a loaded state_dict or pickle lacks them: each
+    # optimizer's ``__setstate__`` in PyTorch sets these defaults (``group.setdefault``), in its own list.
+    _group_defaults_on_load: tuple[tuple[str, Any], ...] = ()
+
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        for group in self.__dict__.get("param_groups", ()):
+            for key, value in self._group_defaults_on_load:
+                group.setdefault(key, value)
         for name in (
             "_optimizer_step_pre_hooks",
             "_optimizer_step_post_hooks",

@@ -16,6 +16,8 @@ __all__ = ["RAdam"]
 
 
 class RAdam(PerParamOptimizer):
+    _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False),
+                               ("decoupled_weight_decay", False), ("capturable", False))
     _state_writes = {"step": 1, "exp_avg": 1, "exp_avg_sq": 2}
 
     def __init__(
@@ -45,11 +47,6 @@ class RAdam(PerParamOptimizer):
             differentiable=differentiable,
         )
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("decoupled_weight_decay", False)
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = step_tensor()

@@ -12,6 +12,8 @@ __all__ = ["RMSprop"]
 
 
 class RMSprop(Optimizer):
+    _group_defaults_on_load = (("momentum", 0), ("centered", False), ("foreach", None), ("maximize", False),
+                               ("differentiable", False), ("capturable", False))
     _foreach_capturable_xla = True  # (its foreach update asks for the device list with XLA)
     def __init__(
         self,

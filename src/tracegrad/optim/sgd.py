@@ -12,6 +12,8 @@ from .optimizer import Optimizer, check_tensor_lr, count_writes
 __all__ = ["SGD"]
 
 class SGD(Optimizer):
+    _group_defaults_on_load = (("nesterov", False), ("maximize", False), ("foreach", None), ("differentiable", False),
+                               ("fused", False))
     _foreach_refuses_autograd = False  # (its foreach update fails on the leaf's in-place write instead)
     _has_capturable = False  # (PyTorch's SGD has no such option: a group's key is ignored)
     def __init__(
@@ -50,12 +52,6 @@ class SGD(Optimizer):
         )
         super().__init__(params, defaults)
         refuse_fused_combinations(defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
