@@ -15,7 +15,7 @@ from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
-from .edges import new_grad_accumulator as _new_grad_accumulator
+from .edges import grad_accumulator
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -147,10 +147,7 @@ class SavedTensor:
             # A leaf: its AccumulateGrad, held (as PyTorch's SavedVariable holds a saved leaf's grad accumulator),
             # so the unpacked tensor sends its gradient to the leaf even when no graph holds that node any more
             # (a leaf saved by a custom Function that does not take it as an input), and keeps the leaf alive.
-            ref = tensor._acc_ref
-            acc = ref() if ref is not None else None
-            if acc is None:
-                acc = _new_grad_accumulator(tensor)
+            acc = grad_accumulator(tensor)
         self._extra = (unpack, is_output, tensor._output_nr, tensor._rg,
                        None if is_output else tensor._gfn, acc)
         if tensor._fw_grads:
