@@ -106,7 +106,14 @@ except ImportError:  # (another NumPy)
 
 
 def quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)`` with NumPy's floating-point warnings off: for casts that may overflow to inf."""
+    """``fn(*args, **kwargs)`` with NumPy's floating-point warnings off: for casts that may overflow to inf.
+
+    Also the second run of an operator's kernel whose first raised such a warning. NumPy warns where PyTorch
+    computes silently (``inf * 0`` is NaN); tracegrad's import-time filter ignores those warnings in its own code,
+    but a filter a program installs later (``simplefilter("error")``, pytest's ``filterwarnings = error``) comes
+    first and turns them into exceptions. Kernels of out-of-place operators are pure, so running one again gives
+    the result the first call computed (impure ones run quietly from the start: ``OpDef.impure_kernel``); doing
+    that around every call instead would cost a fifth of a small operator's time."""
     if _FP_ERRORS is None:
         with np.errstate(all="ignore"):
             return fn(*args, **kwargs)

@@ -86,17 +86,6 @@ def _kernel_failed(op, plan: tuple, operands: tuple, arrays: tuple, exc: Excepti
     return translate_value_error(exc, arrays) if isinstance(exc, ValueError) else exc
 
 
-def quiet_retry(kernel, *arrays):
-    """``kernel(*arrays)`` again with NumPy's floating-point warnings off, after a first call raised one.
-
-    NumPy warns where PyTorch computes silently (``inf * 0`` is NaN); tracegrad's import-time filter ignores those
-    warnings in its own code, but a filter a program installs later (``simplefilter("error")``, pytest's
-    ``filterwarnings = error``) comes first and turns them into exceptions. Kernels of out-of-place operators are
-    pure, so running one again gives the result the first call computed; setting NumPy's error state around every
-    call instead would cost a fifth of a small operator's time."""
-    return quietly(kernel, *arrays)
-
-
 # PyTorch's backward formulas are C++, where ``grad * 2`` is ``mul.Scalar`` (MulBackward1) rather than the
 # ``mul.Tensor`` of Python's ``t * 2``. While a built-in formula records (``STATE.in_formula``, set by
 # ``OpNode.apply`` under create_graph), a number operand selects the op's ``.Scalar`` overload from this table,
@@ -141,8 +130,8 @@ def unary(op):
         direct = ufunc is not None and (adt is _F32 or adt is _F64 or adt.kind == "f")
         try:
             data = ufunc(ad) if direct else kernel(ad)
-        except RuntimeWarning:  # (see quiet_retry)
-            data = quiet_retry(ufunc if direct else kernel, ad)
+        except RuntimeWarning:  # (a strict filter's: run again quietly, see aten_vec.quietly)
+            data = quietly(ufunc if direct else kernel, ad)
         except Exception as exc:
             raise _kernel_failed(op, plan, (a,), (ad,), exc) from None
         if data.__class__ is not _ndarray:
@@ -275,8 +264,8 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             return slow(a, b)
         try:
             data = ufunc(ad, bd) if direct else kernel(ad, bd, *trailing)
-        except RuntimeWarning:  # (see quiet_retry)
-            data = quiet_retry(ufunc, ad, bd) if direct else quiet_retry(kernel, ad, bd, *trailing)
+        except RuntimeWarning:  # (a strict filter's: run again quietly, see aten_vec.quietly)
+            data = quietly(ufunc, ad, bd) if direct else quietly(kernel, ad, bd, *trailing)
         except Exception as exc:  # NumPy's error for mismatched shapes (in PyTorch's words), or the kernel's own
             if not (direct and isinstance(exc, ValueError)):
                 raise _kernel_failed(op, plan, (a, b) + trailing, (ad, bd), exc) from None

@@ -571,7 +571,7 @@ class OpDef:
             result = self.kernel(*arrays) if not self.impure_kernel else quietly(self.kernel, *arrays)
         except ValueError as exc:  # NumPy's broadcasting error in PyTorch's words
             raise translate_value_error(exc, arrays) from None
-        except RuntimeWarning:  # (a pure out-of-place kernel: see fastpath.quiet_retry)
+        except RuntimeWarning:  # (a pure out-of-place kernel's, run again quietly: see aten_vec.quietly)
             result = quietly(self.kernel, *arrays)
         if self.n_returns == 1 and not self.returns_list:
             if result.__class__ is not _ndarray:

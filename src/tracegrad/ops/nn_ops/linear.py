@@ -299,7 +299,7 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     try:
         out = (matrix_product(x, w.T) if x.dtype is not _HALF
                else np.matmul(x.astype(np.float32), w.T.astype(np.float32)))
-    except RuntimeWarning:  # (see fastpath.quiet_retry)
+    except RuntimeWarning:  # (a strict filter's: run again quietly, see aten_vec.quietly)
         out = quietly(_product, x, w)
     if bias is not None:
         try:
