@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from ..autograd.views import LEAF_INPLACE_ERROR
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
 from ._refusals import refuse_at_step
-from .optimizer import Optimizer, count_writes
+from .optimizer import Optimizer, count_state_writes, count_writes
 
 __all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
 
@@ -40,9 +40,9 @@ def decay_in_place(p: Tensor, group: dict[str, Any], factor: float) -> None:
 
 class PerParamOptimizer(Optimizer):
     """An optimizer whose step updates each parameter independently of the others."""
+    _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
     # How many in-place ops PyTorch's single-tensor update runs per step on the parameter and on each state tensor
     # (each bumps its version); a decoupled weight decay counts itself (``decay_in_place``).
-    _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
     _param_writes: int = 1
     _state_writes: dict[str, int] = {}
     _leaf_write_checked_in_update = True  # (``begin_write``, after the earlier parameters' updates, as PyTorch)
@@ -60,8 +60,7 @@ class PerParamOptimizer(Optimizer):
     def _count_writes(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         param_writes, state_writes = self._writes(group)
         count_writes(p, param_writes)
-        for key, times in state_writes.items():
-            count_writes(state[key], times)
+        count_state_writes(state, state_writes)
 
     def _init_group_state(self, group: dict[str, Any]) -> None:
         for p in group["params"]:

@@ -7,7 +7,7 @@ import numpy as np
 from .._tensor import Tensor
 from ._fused import addcmul_, added_scaled, lerp_
 from ._refusals import refuse_at_step, refuse_fused_combinations
-from .optimizer import Optimizer, check_lr, count_writes, step_tensor, zeros_state
+from .optimizer import Optimizer, check_lr, count_state_writes, step_tensor, zeros_state
 
 __all__ = ["Adam"]
 
@@ -38,6 +38,12 @@ def _check_tensor_betas(betas, foreach, capturable) -> None:
         _refuse_tensor_for_foreach(beta, f"betas[{i}]", foreach, capturable)
         if isinstance(beta, Tensor) and beta.numel() != 1:
             raise ValueError(f"Tensor betas[{i}] must be 1-element")
+
+
+# The versions PyTorch's in-place ops advance per step: ``step += 1``, ``exp_avg.lerp_``, ``exp_avg_sq.mul_`` then
+# ``.addcmul_``, and with amsgrad ``max_exp_avg_sq``'s ``maximum(out=)``
+_STATE_WRITES = {"step": 1, "exp_avg": 1, "exp_avg_sq": 2}
+_AMSGRAD_STATE_WRITES = {**_STATE_WRITES, "max_exp_avg_sq": 1}
 
 
 class Adam(Optimizer):
@@ -94,16 +100,6 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = zeros_state(p)
         return state
 
-    @staticmethod
-    def _count_state_writes(state: dict, amsgrad: bool) -> None:
-        """The versions PyTorch's in-place ops advance: ``step += 1``, ``exp_avg.lerp_``, ``exp_avg_sq.mul_``
-        then ``.addcmul_``, and ``max_exp_avg_sq``'s ``maximum(out=)``."""
-        state["step"]._bump_version()
-        state["exp_avg"]._bump_version()
-        count_writes(state["exp_avg_sq"], 2)
-        if amsgrad:
-            state["max_exp_avg_sq"]._bump_version()
-
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
@@ -151,5 +147,5 @@ class Adam(Optimizer):
                 update = np.multiply(exp_avg, -step_size, out=np.empty_like(exp_avg))
                 param += np.divide(update, denom, out=update)
                 p._bump_version()
-                self._count_state_writes(state, amsgrad)
+                count_state_writes(state, _AMSGRAD_STATE_WRITES if amsgrad else _STATE_WRITES)
         return loss

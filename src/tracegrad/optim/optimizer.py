@@ -102,6 +102,9 @@ class Optimizer:
     # ``_refusals``) raises the in-place-on-a-leaf error at PyTorch's moment.
     _has_capturable: bool = True
     _leaf_write_checked_in_update: bool = False
+    # Group options that newer versions added, filled in where a loaded state_dict or pickle lacks them: each
+    # optimizer's ``__setstate__`` in PyTorch sets these defaults (``group.setdefault``), in its own list.
+    _group_defaults_on_load: tuple[tuple[str, Any], ...] = ()
 
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -137,10 +140,6 @@ class Optimizer:
 
     def __getstate__(self) -> dict:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
-
-    # Group options that newer versions added, filled in where a loaded state_dict or pickle lacks them: each
-    # optimizer's ``__setstate__`` in PyTorch sets these defaults (``group.setdefault``), in its own list.
-    _group_defaults_on_load: tuple[tuple[str, Any], ...] = ()
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -391,6 +390,15 @@ def count_writes(t: Tensor, times: int) -> None:
     """Advance ``t``'s version by ``times``: PyTorch bumps it once per in-place op, and its update runs several on
     a tensor (``mul_`` then ``addcmul_`` is two) where ours writes the NumPy array once."""
     t._version_counter()[0] += times
+
+
+def count_state_writes(state: dict[str, Any], writes: dict[str, int]) -> None:
+    """``count_writes`` on each state tensor that ``writes`` names and ``state`` holds (an optional one, such as a
+    momentum buffer, exists only where its option made it)."""
+    for key, times in writes.items():
+        tensor = state.get(key)
+        if tensor is not None:
+            tensor._version_counter()[0] += times  # (count_writes, inlined: this runs per parameter per step)
 
 
 def zeros_state(p: Tensor) -> Tensor:

@@ -6,7 +6,7 @@ import numpy as np
 
 from ._fused import add_scaled_, addcmul_, added_scaled, lerp_
 from ._refusals import refuse_at_step
-from .optimizer import Optimizer, check_lr, count_writes, step_tensor, zeros_state
+from .optimizer import Optimizer, check_lr, count_state_writes, step_tensor, zeros_state
 
 __all__ = ["RMSprop"]
 
@@ -95,7 +95,7 @@ class RMSprop(Optimizer):
                 else:
                     param += (-lr) * grad / avg
                 p._bump_version()
-                _count_state_writes(state)
+                count_state_writes(state, _STATE_WRITES)
         return loss
 
 
@@ -111,9 +111,3 @@ def _init_state(state: dict, p, momentum: float, centered: bool) -> None:
         state["momentum_buffer"] = zeros_state(p)
     if centered:
         state["grad_avg"] = zeros_state(p)
-
-
-def _count_state_writes(state: dict) -> None:
-    for key, times in _STATE_WRITES.items():
-        if key in state:  # (grad_avg and momentum_buffer only where centered / momentum made them)
-            count_writes(state[key], times)
