@@ -193,6 +193,12 @@ def _channel_major(g: np.ndarray, groups: int, batch_last: bool = False) -> np.n
     return np.ascontiguousarray(columns).reshape(groups, o // groups, n * length)
 
 
+def _batch_major(y: np.ndarray, n: int, out_sizes) -> np.ndarray:
+    """(G, Og, N*L) in CHANNEL_MAJOR's column order -> a C-contiguous (N, O, *out)."""
+    o = y.shape[0] * y.shape[1]
+    return np.ascontiguousarray(y.reshape(o, n, math.prod(out_sizes)).swapaxes(0, 1)).reshape((n, o) + tuple(out_sizes))
+
+
 def _from_batch_last(y: np.ndarray, n: int, out_sizes) -> np.ndarray:
     """(G, Og, L*N) in BATCH_LAST's column order -> a C-contiguous (N, O, *out)."""
     o = y.shape[0] * y.shape[1]
@@ -208,12 +214,6 @@ def _column_grid(rows: np.ndarray, n: int, out_sizes, batch_last: bool) -> np.nd
 
 
 # ---- the three primitives ----------------------------------------------------------------------------------
-
-
-def _batch_major(y: np.ndarray, n: int, out_sizes) -> np.ndarray:
-    """(G, Og, N*L) in CHANNEL_MAJOR's column order -> a C-contiguous (N, O, *out)."""
-    o = y.shape[0] * y.shape[1]
-    return np.ascontiguousarray(y.reshape(o, n, math.prod(out_sizes)).swapaxes(0, 1)).reshape((n, o) + tuple(out_sizes))
 
 
 def _conv_kernel(x, w, stride, padding, dilation, groups):

@@ -162,15 +162,14 @@ def _max_pool_kernel(x, kernel_size, stride, padding, dilation, ceil_mode):
     # (torch's 3-d channels-last kernel starts its index without the depth term: an unbeaten window keeps that)
     depthless = n == 3 and x.ndim == 5 and suggests_channels_last(x)
     if any(padding) or depthless:
-        _index_unbeaten_windows(out, indices, fill, kernel_size, out_sizes, stride, padding, dilation, x.shape[-n:],
-                                depthless)
+        _index_unbeaten_windows(out, indices, fill, out_sizes, stride, padding, dilation, x.shape[-n:], depthless)
     if x.dtype.kind == "f" and not out.all() and _has_negative_zero(x):
         _signed_zeros(out, x, indices, n)
     return out, indices
 
 
-def _index_unbeaten_windows(out, indices, fill, kernel_size, out_sizes, stride, padding, dilation,
-                            in_sizes, depthless: bool = False) -> None:
+def _index_unbeaten_windows(out, indices, fill, out_sizes, stride, padding, dilation, in_sizes,
+                            depthless: bool = False) -> None:
     """Windows whose every element equals the padding's fill (-inf, or an integer type's minimum): PyTorch's
     scan reads only the in-bounds elements, none of which beats its starting maximum, so it keeps the index it
     starts from, the window's first in-bounds element; the scan over the padded windows picked the padding
