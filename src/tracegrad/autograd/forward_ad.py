@@ -127,7 +127,7 @@ def _drop_tangents(level: int) -> None:
 def get_tangent(t: Tensor, level: int) -> Tensor | None:
     grads = t._fw_grads
     tangent = grads.get(level) if grads else None
-    if tangent is None and t._base is not None:
+    if tangent is None and t._base is not None and not t._fw_cut:
         # As in PyTorch, a view's tangent is the same view of its base's tangent (the base may have gained one
         # after the view was made, e.g. by an in-place operation on another view)
         base_grads = t._base._fw_grads
@@ -229,6 +229,9 @@ def _alias(t: Tensor) -> Tensor:
 
     with fw_disabled():
         out = views.view(t, tuple(t._data.shape))
+    # PyTorch's _fw_primal is a view for backward only (is_fw_differentiable=false): neither it nor a view of it
+    # takes its tangent from the dual tensor it was unpacked from
+    out._fw_cut = True
     if type(t) is not Tensor and not t._is_param:  # (a Parameter's views are plain tensors, as in torch)
         out.__class__ = type(t)
     return out
@@ -354,7 +357,7 @@ def eager_with_tangents(op, args: tuple):
             continue
         if op.is_inplace:
             old = get_tangent(o, level)
-            if old is None and o._base is not None and o._view_replay:
+            if old is None and o._base is not None and o._view_replay and not o._fw_cut:
                 # the first tangent of a view: its base gets a zero tangent, of which the view's is a view
                 from ..ops.creation import zeros_like
 
