@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import numpy as np
 
 from .backend import dtypes as _dt
@@ -31,6 +34,23 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
         if value is not None:
             setattr(OPTIONS, name, value)
     OPTIONS.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict:
+    """The current options, as keyword arguments that ``set_printoptions`` takes back."""
+    return {"precision": OPTIONS.precision, "threshold": OPTIONS.threshold, "edgeitems": OPTIONS.edgeitems,
+            "linewidth": OPTIONS.linewidth, "sci_mode": OPTIONS.sci_mode}
+
+
+@contextlib.contextmanager
+def printoptions(**kwargs) -> Iterator[None]:
+    """``set_printoptions(**kwargs)`` for the duration of a ``with`` block."""
+    old = get_printoptions()
+    set_printoptions(**kwargs)
+    try:
+        yield
+    finally:
+        set_printoptions(**old)
 
 
 class _Formatter:
@@ -106,9 +126,12 @@ def _formatter(values: np.ndarray):
 
 
 def _summarize(a: np.ndarray) -> np.ndarray:
+    """The values a summarized repr shows, from which its format is chosen (PyTorch's get_summarized_data)."""
     e = OPTIONS.edgeitems
     if a.ndim == 0:
         return a
+    if not e:  # (PyTorch's: a vector keeps all its values, as a[-0:] is all of it; higher ranks show none)
+        return a if a.ndim == 1 else np.empty((0,) * a.ndim, a.dtype)
     if a.shape[0] > 2 * e:
         parts = [a[:e], a[-e:]]
         return np.concatenate([_summarize(p) for p in parts]) if a.ndim == 1 else \
@@ -121,9 +144,12 @@ def _format_array(a: np.ndarray, fmt: _Formatter, indent: int, summarize: bool) 
         return fmt.format_raw(a.item())
     e = OPTIONS.edgeitems
     if a.ndim == 1:
-        items = [fmt.format(v) for v in a]
-        if summarize and a.shape[0] > 2 * e:
+        if summarize and not e:
+            items = ["..."]
+        elif summarize and a.shape[0] > 2 * e:
             items = [fmt.format(v) for v in a[:e]] + [" ..."] + [fmt.format(v) for v in a[-e:]]
+        else:
+            items = [fmt.format(v) for v in a]
         per_line = max(1, (OPTIONS.linewidth - indent) // (fmt.max_width + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
@@ -143,23 +169,28 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
         data = data.get()
     dt = _dt.from_numpy_dtype(data.dtype)
     suffixes = []
+    if t.device.type != "cpu":
+        suffixes.append(f"device='{t.device}'")
     summarize = data.size > OPTIONS.threshold
     if data.size == 0:
         body = "[]"
         if data.shape != (0,):
             suffixes.append(f"size={tuple(data.shape)}")
     else:
+        if not OPTIONS.edgeitems:  # (PyTorch's: with no edge items a summary shows no shape, so the suffix does)
+            suffixes.append(f"size={tuple(data.shape)}")
         shown = _summarize(data) if summarize else data
         fmt = _formatter(shown)
         body = _format_array(data, fmt, len(prefix), summarize)
-    if t.device.type != "cpu":
-        suffixes.append(f"device='{t.device}'")
     default_float = _dt.DEFAULT.value
-    # (an empty tensor shows every dtype but the default float one; a filled one hides int64 and bool too, which
-    # its values show)
-    implied = (default_float,) if data.size == 0 else (default_float, _dt.int64, _dt.bool_)
-    if dt not in implied and not (dt is _dt.complex64 and default_float is _dt.float32) \
-            and not (dt is _dt.complex128 and default_float is _dt.float64):
+    # (an empty tensor shows every dtype but the default float one; a filled one hides the default complex one,
+    # int64 and bool too, which its values show)
+    if data.size == 0:
+        implied = (default_float,)
+    else:
+        default_complex = _dt.complex128 if default_float is _dt.float64 else _dt.complex64
+        implied = (default_float, default_complex, _dt.int64, _dt.bool_)
+    if dt not in implied:
         suffixes.append(f"dtype={dt!r}")
     try:
         fn = t.grad_fn
@@ -170,10 +201,22 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
             suffixes.append(f"grad_fn=<{fn.name()}>")
         elif t.requires_grad:  # a view requires grad through its base
             suffixes.append("requires_grad=True")
+    tangent = _tangent(t)
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent}")
     if t._is_param:
         prefix = "Parameter containing:\ntensor("
         suffixes = [s for s in suffixes if s != "requires_grad=True"] + (["requires_grad=True"] if t._rg else [])
     return _add_suffixes(prefix + body, suffixes, len("tensor("))
+
+
+def _tangent(t):
+    """The forward-mode tangent at the innermost active dual level, which PyTorch's repr shows; None outside."""
+    from .autograd import forward_ad
+
+    if forward_ad._current_level < 0:
+        return None
+    return forward_ad.get_tangent(t, forward_ad._current_level)
 
 
 def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
