@@ -197,8 +197,8 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
     except RuntimeError:  # a view whose history may not be regenerated
         suffixes.append("grad_fn=<Invalid>")
     else:
-        if fn is not None:
-            suffixes.append(f"grad_fn=<{fn.name()}>")
+        if fn is not None:  # (PyTorch shows a C++ node's type name: name() without its torch::autograd:: prefix)
+            suffixes.append(f"grad_fn=<{fn.name().rpartition('::')[2]}>")
         elif t.requires_grad:  # a view requires grad through its base
             suffixes.append("requires_grad=True")
     tangent = _tangent(t)

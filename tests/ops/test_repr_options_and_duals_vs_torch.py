@@ -117,3 +117,22 @@ def test_dual_tensors_show_their_tangent():
     expected, got = _both(_dual_reprs)
     assert got == expected
     assert "tangent=tensor([[0.5000, 0.5000]," in got[0] and "tangent" not in got[5] and "tangent" not in got[-1]
+
+
+def _hand_written_node_reprs(lib) -> list[str]:
+    copied = lib.ones(3, requires_grad=True) * 1
+    copied.copy_(lib.zeros(3))
+    assigned = lib.ones(3, requires_grad=True).clone()
+    assigned[0] = 5  # (CopySlices: the most common in-place write in a notebook)
+    scaled = lib.ones(3, requires_grad=True).clone()
+    scaled[1:].mul_(2)
+    shuffled = lib.native_channel_shuffle(lib.ones(2, 4, 1, 1, requires_grad=True), 2)
+    return [repr(copied), repr(assigned), repr(scaled), repr(shuffled)]
+
+
+def test_hand_written_nodes_show_their_type_name():
+    """PyTorch's repr shows a C++ node's Python type name (``CopySlices``), not its ``name()``
+    (``torch::autograd::CopySlices``)."""
+    expected, got = _both(_hand_written_node_reprs)
+    assert got == expected
+    assert "grad_fn=<CopySlices>" in got[1] and "::" not in "".join(got)
