@@ -280,8 +280,27 @@ def _tensor(data, dtype, device, requires_grad: bool) -> Tensor:
     try:
         array = np.array(_to_nested_arrays(data), dtype=np_dtype, copy=True)
     except OverflowError:  # a Python int the dtype cannot hold
-        raise RuntimeError(f"value cannot be converted to type {np_dtype.name} without overflow") from None
+        array = _wrapped_unsigned(data, np_dtype)
     return _finish(array, requires_grad, device)
+
+
+def _wrapped_unsigned(data, np_dtype: np.dtype) -> np.ndarray:
+    """torch.tensor's reading of Python ints into an unsigned dtype: a negative one down to -max wraps around
+    as two's complement (-1 is 255 in uint8, so that ``a - b`` may be read as ``a + 255 * b``); anything else
+    out of range is refused."""
+    info = np.iinfo(np_dtype) if np_dtype.kind == "u" else None
+
+    def wrap(obj):
+        if isinstance(obj, list):
+            return [wrap(item) for item in obj]
+        if info is not None and obj.__class__ is int and -info.max <= obj < 0:
+            return obj + info.max + 1
+        return obj
+
+    try:
+        return np.array(wrap(_to_nested_arrays(data)), dtype=np_dtype, copy=True)
+    except OverflowError:
+        raise RuntimeError(f"value cannot be converted to type {np_dtype.name} without overflow") from None
 
 
 def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **unknown: Any) -> Tensor:

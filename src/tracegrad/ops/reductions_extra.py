@@ -281,6 +281,10 @@ def _nansum_kernel(a, dim=None, keepdim=False, dtype=None):
     if dt is None and a.dtype.kind in "bui":
         dt = np.dtype(np.int64)
     axes = _dims_arg(dim, a.ndim, one_by_one=True)
+    if a.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    if dt is not None and dt.kind == "c":
+        raise unsupported("nansum_cpu", dt)
     if a.__class__ is np.ndarray and (a.dtype if dt is None else dt) in _NANSUM_AS_ATEN:  # (PyTorch's order)
         return aten_sum.nansum_as_aten(a, axes, keepdim, dt)
     return np.asarray(np.nansum(a, axis=axes, keepdims=keepdim, dtype=dt))
@@ -694,7 +698,7 @@ def _amax_kernel_for(name: str, np_fn):
         if a.size == 0:
             _check_reduced_dims_nonempty(name, a.shape, dim)
         axes = _dims_arg(dim, a.ndim)
-        if a.dtype.kind == "c":
+        if a.dtype.kind == "c" and a.size:  # (an empty result runs no kernel, so nothing refuses the dtype)
             raise unsupported(f"{name[1:]}_values_cpu", a.dtype)
         return _default_nans(np.asarray(np_fn(a, axis=axes, keepdims=keepdim)))
 
@@ -716,12 +720,12 @@ amin = defop("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
 
 
 def _aminmax_kernel(a, dim=None, keepdim=False):
-    if a.dtype.kind == "c":
-        raise unsupported("aminmax_cpu", a.dtype)
     if dim is None:
         if a.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation "
                                "has no identity.")
+        if a.dtype.kind == "c":
+            raise unsupported("aminmax_cpu", a.dtype)
         lo, hi = (_torch_full_extreme_nan(np.asarray(v), a) for v in (np.min(a), np.max(a)))
         if keepdim:
             shape = (1,) * a.ndim
@@ -730,6 +734,10 @@ def _aminmax_kernel(a, dim=None, keepdim=False):
     x, d = _along(a, dim)
     if x.shape[d] == 0:
         raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+    if a.dtype.kind == "c":  # (PyTorch's kernel copies a 0-d tensor itself, with words of its own for complex)
+        if a.ndim == 0:
+            raise RuntimeError(f"aminmax not implemented for {_type_name(a.dtype)}")
+        raise unsupported("aminmax_cpu", a.dtype)
     lo, hi = (_first_nans(v, x, d) for v in (np.min(x, axis=d, keepdims=True), np.max(x, axis=d, keepdims=True)))
     return _finish_along((lo, hi), a.ndim, d, keepdim)
 

@@ -1417,7 +1417,14 @@ def dsplit(input: Tensor, *indices_or_sections, **keywords) -> tuple:
 # ---- set-like utilities (not differentiable) ---------------------------------------------------------------
 
 
+def _refuse_complex(a, kernel_name: str) -> None:
+    """PyTorch's unique kernels are dispatched over real types only (NumPy orders complex numbers)."""
+    if a.dtype.kind == "c":
+        raise unsupported(kernel_name, a.dtype)
+
+
 def _unique_kernel(a, sorted=True, return_inverse=False, return_counts=False):
+    _refuse_complex(a, "unique")
     values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
     inv = inverse.reshape(a.shape).astype(np.int64) if return_inverse else np.zeros(0, np.int64)
     cnt = counts.astype(np.int64) if return_counts else np.zeros(0, np.int64)
@@ -1430,6 +1437,7 @@ _unique2 = defop("_unique2(Tensor self, bool sorted=True, bool return_inverse=Fa
 
 
 def _unique_dim_kernel(a, dim, sorted=True, return_inverse=False, return_counts=False):
+    _refuse_complex(a, "unique_dim")
     d = wrap_dim(dim, a.ndim)
     values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
     return values, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
@@ -1476,6 +1484,7 @@ def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, re
 
 
 def _unique_consecutive_kernel(a, return_inverse=False, return_counts=False, dim=None):
+    _refuse_complex(a, "unique")
     if dim is None:
         flat = a.reshape(-1)
         change = np.ones(flat.shape[0], dtype=bool)
@@ -1564,6 +1573,7 @@ def _histc_range(a, min, max) -> tuple[float, float]:
     input's widened by one), checked before the input's dtype is."""
     lo, hi = float(min), float(max)
     if lo == hi and a.size:
+        _refuse_complex(a, "aminmax_cpu")  # (PyTorch takes the extrema with aminmax, which refuses it first)
         lo, hi = float(a.min()), float(a.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1

@@ -154,6 +154,8 @@ def _mode_kernel(a, dim=-1, keepdim=False):
     x, d = _along(a, dim)
     if x.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    if a.dtype.kind == "c" and a.ndim and a.size:  # (a 0-d or empty input never reaches PyTorch's typed kernel)
+        raise unsupported("mode_cpu", a.dtype)
     moved = np.moveaxis(x, d, -1)
     n = moved.shape[-1]
     rows = moved.reshape(-1, n)

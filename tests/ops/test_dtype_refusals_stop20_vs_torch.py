@@ -1,0 +1,79 @@
+"""Dtype edge cases a sweep over reductions, set operations and factories found, each the same program on
+tracegrad and torch with the same outcome: value, dtype and shape, or error type and message.
+
+- Complex inputs that PyTorch's CPU kernels refuse (``nansum``/``nanmean``, ``mode``, ``unique``, ``histc``),
+  and where they are not refused because no kernel runs (an empty ``amax``, a 0-d ``mode``), in PyTorch's
+  order of checks (a bad dim before the dtype).
+- ``torch.tensor`` of negative Python ints into ``uint8``: down to -255 they wrap around as two's complement.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _lib import tg, torch
+
+
+def _outcome(program, lib):
+    try:
+        result = program(lib)
+    except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+        return type(exc).__name__, str(exc).replace("tracegrad", "torch")
+    result = result[0] if isinstance(result, tuple) else result
+    return str(result.dtype).replace("tracegrad", "torch"), tuple(result.shape), result.tolist()
+
+
+def _c(lib, *shape):
+    return lib.ones(*shape, dtype=lib.complex64)
+
+
+PROGRAMS = {
+    "nansum": lambda L: _c(L, 2, 3).nansum(),
+    "nansum dim": lambda L: _c(L, 2, 3).nansum(1),
+    "nansum bad dim": lambda L: _c(L, 2, 3).nansum(5),
+    "nansum empty": lambda L: _c(L, 2, 0).nansum(),
+    "nansum complex128": lambda L: L.ones(3, dtype=L.complex128).nansum(),
+    "nansum into a complex dtype": lambda L: L.ones(2, 3).nansum(dtype=L.complex64),
+    "nanmean": lambda L: _c(L, 2, 3).nanmean(),
+    "nanmean bad dim": lambda L: _c(L, 2, 3).nanmean(5),
+    "amax of an empty result": lambda L: _c(L, 2, 0).amax(0),
+    "amin of an empty result": lambda L: _c(L, 2, 0).amin(0),
+    "amax": lambda L: _c(L, 2, 3).amax(),
+    "amax empty dim": lambda L: _c(L, 2, 0).amax(1),
+    "aminmax": lambda L: _c(L, 2, 3).aminmax(),
+    "aminmax dim": lambda L: _c(L, 2, 3).aminmax(dim=1),
+    "aminmax bad dim": lambda L: _c(L, 2, 3).aminmax(dim=4),
+    "aminmax 0-d": lambda L: L.tensor(1 + 1j, dtype=L.complex64).aminmax(dim=0),
+    "aminmax empty": lambda L: _c(L, 2, 0).aminmax(),
+    "aminmax empty dim": lambda L: _c(L, 2, 0).aminmax(dim=1),
+    "aminmax empty result": lambda L: _c(L, 2, 0).aminmax(dim=0),
+    "mode": lambda L: _c(L, 2, 3).mode(),
+    "mode 0-d": lambda L: L.tensor(1 + 1j, dtype=L.complex64).mode(),
+    "mode empty result": lambda L: _c(L, 2, 0).mode(0),
+    "mode empty dim": lambda L: _c(L, 2, 0).mode(1),
+    "mode bad dim": lambda L: _c(L, 3).mode(7),
+    "unique": lambda L: L.unique(_c(L, 3)),
+    "unique inverse": lambda L: L.unique(_c(L, 3), return_inverse=True),
+    "unique dim": lambda L: L.unique(_c(L, 3), dim=0),
+    "unique empty": lambda L: L.unique(_c(L, 0)),
+    "unique_consecutive": lambda L: L.unique_consecutive(_c(L, 3)),
+    "unique_consecutive dim": lambda L: L.unique_consecutive(_c(L, 3), dim=0),
+    "histc": lambda L: _c(L, 3).histc(),
+    "histc with a range": lambda L: _c(L, 3).histc(min=0, max=1),
+    "histc empty": lambda L: _c(L, 0).histc(),
+    "unique bool": lambda L: L.unique(L.tensor([True, False, True])),
+    "uint8 from -1": lambda L: L.tensor([-1, 3], dtype=L.uint8),
+    "uint8 from a 0-d -1": lambda L: L.tensor(-1, dtype=L.uint8),
+    "uint8 from -255": lambda L: L.tensor([-255], dtype=L.uint8),
+    "uint8 from -256": lambda L: L.tensor([-256], dtype=L.uint8),
+    "uint8 from 256": lambda L: L.tensor([256], dtype=L.uint8),
+    "uint8 from -1.0": lambda L: L.tensor([-1.0], dtype=L.uint8),
+    "uint8 nested": lambda L: L.tensor([[-1, 2], (3, -4)], dtype=L.uint8),
+    "uint8 as_tensor": lambda L: L.as_tensor([-3], dtype=L.uint8),
+    "int8 from -129": lambda L: L.tensor([-129], dtype=L.int8),
+    "uint8 sums to int64": lambda L: L.tensor([[-1, 1, 0], [2, 2, 255]], dtype=L.uint8).sum(0),
+}
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_outcome_as_in_torch(name):
+    assert _outcome(PROGRAMS[name], tg) == _outcome(PROGRAMS[name], torch)
