@@ -9,7 +9,11 @@ from collections import defaultdict
 from enum import Enum
 from typing import Any
 
+import numpy as np
+
 import tracegrad as torch
+
+from ..ops.aten_vec import quietly
 
 __all__ = ["OptState", "GradScaler"]
 
@@ -140,7 +144,8 @@ class GradScaler:
             else:
                 self._growth_tracker += 1
                 if self._growth_tracker == self._growth_interval:
-                    grown = scale.item() * self._growth_factor
+                    # (rounded to the scale's float32 as torch's kernel does: past its range inf, and no growth)
+                    grown = float(quietly(np.float32, scale.item() * self._growth_factor))
                     if math.isfinite(grown):
                         scale.fill_(grown)
                     self._growth_tracker = 0

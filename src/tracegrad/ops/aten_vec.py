@@ -124,6 +124,35 @@ def quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         _FP_ERRORS.reset(token)
 
 
+def quiet(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` run ``quietly``: a function of tracegrad's own arithmetic on values that may be inf or NaN (gradient
+    clipping: PyTorch scales an inf norm's gradients to NaN without a word)."""
+
+    @functools.wraps(fn)
+    def quiet_fn(*args: Any, **kwargs: Any) -> Any:
+        return quietly(fn, *args, **kwargs)
+
+    return quiet_fn
+
+
+def fp_errors() -> Any:
+    """NumPy's floating-point error state in force here: what ``with_fp_errors`` brings back inside ``quietly``."""
+    return _FP_ERRORS.get() if _FP_ERRORS is not None else np.geterr()
+
+
+def with_fp_errors(state: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` under NumPy's error state ``state`` (from ``fp_errors``): a user's code called from
+    inside tracegrad's quiet code (an optimizer's closure) warns or raises as its caller set NumPy to."""
+    if _FP_ERRORS is None:
+        with np.errstate(**state):
+            return fn(*args, **kwargs)
+    token = _FP_ERRORS.set(state)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _FP_ERRORS.reset(token)
+
+
 def fma32(a, b, c) -> np.ndarray:
     """``a * b + c`` of float32 values rounded once to float32, as a hardware FMA gives it (normal results).
 

@@ -54,6 +54,7 @@ from .pointwise import (
     mul,
     neg,
     write_into,
+    writes_last,
 )
 from .pointwise import where as _where
 from .registry import defop, defop_without_derivative, not_implemented
@@ -91,6 +92,7 @@ def _check_output_shape(dst: np.ndarray, result) -> None:
 def _inplace(kernel):
     """In-place kernel: compute functionally, check the broadcast shape and the cast, write into self."""
 
+    @writes_last
     def run(a, *rest):
         check_broadcast_into(a, rest)  # (before computing: an integer division by zero must not come first)
         result = kernel(a, *rest)
@@ -106,6 +108,7 @@ def _cast_checked_first(kernel):
     written into self before computing (so ``int_t |= 2.5`` is a cast error, not the kernel's dtype error)."""
     inplace = _inplace(kernel)
 
+    @writes_last
     def run(a, b):
         check_broadcast_into(a, (b,))  # (the shape first, then the cast, as TensorIterator)
         dt = binary_dtype(a, b)

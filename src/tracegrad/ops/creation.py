@@ -10,6 +10,7 @@ from .._tensor import Tensor, _wrap
 from ..backend.dtypes import from_numpy_dtype
 from ..memory_format import copy_in_format, like_strides, preserve_format, suggested_format
 from ._util import broadcast_mismatch
+from .pointwise import copy_into, writes_last
 from .registry import defop
 from .scalar_fill import scalar_for, written_value
 
@@ -86,6 +87,7 @@ def to_dtype(t: Tensor, dtype, copy: bool = False, memory_format=None) -> Tensor
     return _to_copy(t, dtype=None if dtype is None else dtype.np, memory_format=memory_format)
 
 
+@writes_last
 def _copy_kernel(dst, src, non_blocking=False):
     if isinstance(src, np.ndarray) and src.shape != dst.shape:
         mismatch = broadcast_mismatch([dst.shape, src.shape])
@@ -95,7 +97,7 @@ def _copy_kernel(dst, src, non_blocking=False):
             full = list(np.broadcast_shapes(dst.shape, src.shape))
             raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {full}")
         src = np.broadcast_to(src, dst.shape)
-    np.copyto(dst, src, casting="unsafe")
+    copy_into(dst, src)
     return dst
 
 
@@ -115,11 +117,13 @@ copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Te
 copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() for it (a hand-written node)
 
 
+@writes_last  # (a value that does not depend on self: written again alike)
 def _fill_kernel(a, value):
     a[...] = written_value(value, a.dtype, a.size)
     return a
 
 
+@writes_last
 def _fill_tensor_kernel(a, value):
     if value.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
@@ -147,6 +151,7 @@ def fill_(self: Tensor, value) -> Tensor:
     return (_fill_tensor if isinstance(value, Tensor) else _fill_scalar)(self, value)
 
 
+@writes_last
 def _zero_kernel(a):
     a[...] = 0
     return a

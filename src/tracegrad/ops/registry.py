@@ -412,11 +412,13 @@ class OpDef:
                                          for m in self.meta if m.endswith("_sym_strides")))
         kind = self.schema.kind
         self.is_inplace = kind is SchemaKind.inplace
-        # A kernel that draws random numbers or writes into an input (batch norm's running statistics) is not
-        # pure: it runs with NumPy's floating-point warnings off from the start rather than again after a strict
-        # filter made one an exception (a second run would draw again, or update the statistics twice)
-        self.impure_kernel = not self.is_inplace and any(
-            p.is_write or "Generator" in p.type for p in self.schema.params)
+        # A kernel that draws random numbers or writes into an input (an in-place op's self, batch norm's running
+        # statistics) is not pure: it runs with NumPy's floating-point warnings off from the start rather than
+        # again after a strict filter made one an exception (a second run would draw again, or write twice).
+        # An in-place kernel that computes its whole result before writing it (``pointwise.writes_last``) writes
+        # nothing before such a warning, so it runs again quietly as a pure one does: no cost where nothing warns.
+        self.impure_kernel = any("Generator" in p.type for p in self.schema.params) or (
+            any(p.is_write for p in self.schema.params) and not getattr(kernel, "writes_last", False))
         # PyTorch's generated code makes an operator's node (taking its sequence number) and packs the saved
         # inputs before the kernel runs, the outputs after it: a kernel error leaves the number taken and the
         # pack hooks called, and an input the kernel writes into (batch norm's running statistics, an in-place
@@ -616,7 +618,7 @@ class OpDef:
             return
         copied = [arrays[0].copy(), *arrays[1:]]
         try:
-            self.kernel(*copied)
+            quietly(self.kernel, *copied)  # (its refusal, not a strict filter's floating-point warning)
         except ValueError as exc:
             raise translate_value_error(exc, copied) from None
 
@@ -652,9 +654,11 @@ class OpDef:
         if STATE.before_write is not None:
             STATE.before_write(target)
         try:
-            self.kernel(*arrays)
+            self.kernel(*arrays) if not self.impure_kernel else quietly(self.kernel, *arrays)
         except ValueError as exc:
             raise translate_value_error(exc, arrays) from None
+        except RuntimeWarning:  # (a strict filter's, raised before a ``writes_last`` kernel wrote: see impure_kernel)
+            quietly(self.kernel, *arrays)
         target._bump_version()
         if record:
             if target._base is not None:

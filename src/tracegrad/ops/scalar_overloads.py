@@ -12,7 +12,7 @@ with a number operand route here (``fastpath.SCALAR_OVERLOADS``). User code neve
 from __future__ import annotations
 
 from .fastpath import SCALAR_OVERLOADS
-from .pointwise import add, div, inplace_kernel, mul, sub, write_into
+from .pointwise import add, div, inplace_kernel, mul, sub, write_into, writes_last
 from .registry import defop
 
 
@@ -49,6 +49,7 @@ sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Ten
 SCALAR_OVERLOADS.update({mul: mul_scalar, add: add_scalar, sub: sub_scalar, div: div_scalar})
 
 
+@writes_last
 def _mul_scalar_inplace(a, other):
     write_into(a, mul.kernel(a, other))
     return a
@@ -65,6 +66,7 @@ div_scalar_ = defop("div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", 
                     vjp=_div_scalar_vjp, jvp=_div_scalar_jvp, attrs=("other",), node_name="DivBackward1")
 
 
+@writes_last
 def _add_scalar_inplace(a, other, alpha=1):
     write_into(a, add.kernel(a, other, alpha))
     return a

@@ -25,6 +25,7 @@ from ..backend.dtypes import cpp_type_name, scalar_type_name
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
 from .aten_sum import running
+from .pointwise import writes_last
 from .registry import defop, not_implemented
 from .scalar_fill import written_value
 from .views import narrow_start, normalize_shape, sliced
@@ -1067,6 +1068,7 @@ def _masked_fill_kernel(a, mask, value):
     return out
 
 
+@writes_last
 def _masked_fill_inplace_kernel(a, mask, value):
     _broadcast_shape(a.shape, np.shape(mask))  # (the written tensor comes first in the in-place error)
     return _copy_into(a, _masked_fill_kernel(a, mask, value))
@@ -1132,6 +1134,7 @@ def _masked_scatter_kernel(a, mask, source):
     return out
 
 
+@writes_last
 def _masked_scatter_inplace_kernel(a, mask, source):
     return _copy_into(a, _masked_scatter_kernel(a, mask, source))
 

@@ -77,6 +77,7 @@ def _pair(name: str, kernel, vjp=None, saves=(), node_name=None, params: str = "
         vjp, saves, inplace_node = not_implemented(f"inplace version of {name}"), (), inplace_node[:-1] + "1"
     write = inplace_kernel(kernel)
     if inplace_check is not None:
+        @_pw.writes_last
         def write(a, *rest, _write=write):
             inplace_check(a)
             return _write(a, *rest)
@@ -851,13 +852,14 @@ def _clamp_kernel(a, min=None, max=None, clip=clip_values):
     return clip(as_array(a, dt), None if min is None else as_array(min, dt), None if max is None else as_array(max, dt))
 
 
+@_pw.writes_last
 def _clamp_inplace_kernel(a, min=None, max=None, clip=clip_values):
     result = _clamp_kernel(a, min, max, clip)
     if result.dtype != a.dtype and not _pw._can_cast_like_torch(result.dtype, a.dtype):
         # clamp_ words its cast error with C type names
         raise RuntimeError(f"result type {type_name(result.dtype)} can't be cast to the desired output type "
                            f"{cpp_type_name(a.dtype)}")
-    np.copyto(a, result, casting="unsafe")
+    _pw.copy_into(a, result)
     return a
 
 
@@ -865,6 +867,7 @@ def _clamp_tensor_kernel(a, min=None, max=None):
     return _clamp_kernel(a, min, max, clip_by_tensors)
 
 
+@_pw.writes_last
 def _clamp_tensor_inplace_kernel(a, min=None, max=None):
     return _clamp_inplace_kernel(a, min, max, clip_by_tensors)
 
@@ -971,12 +974,14 @@ def _one_sided(name: str, bound: str, compare, node: str):
     def kernel(a, b, clip=clip_values):
         return _clamp_kernel(a, b, None, clip) if lower else _clamp_kernel(a, None, b, clip)
 
+    @_pw.writes_last
     def inplace(a, b, clip=clip_values):
         return _clamp_inplace_kernel(a, b, None, clip) if lower else _clamp_inplace_kernel(a, None, b, clip)
 
     def tensor_kernel(a, b):
         return kernel(a, b, clip_by_tensors)
 
+    @_pw.writes_last
     def tensor_inplace(a, b):
         return inplace(a, b, clip_by_tensors)
 

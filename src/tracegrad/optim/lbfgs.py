@@ -13,7 +13,6 @@ from collections.abc import Callable
 import numpy as np
 
 from .._tensor import Tensor, _wrap
-from ..autograd.grad_mode import enable_grad
 from .optimizer import Optimizer, check_lr, count_writes
 
 __all__ = ["LBFGS"]
@@ -218,7 +217,7 @@ class LBFGS(Optimizer):
 
     def _directional_evaluate(self, closure: Callable, x: list[np.ndarray], t, d: np.ndarray) -> tuple:
         self._add_grad(t, d)
-        loss = _loss_value(closure())
+        loss = _loss_value(self._closure_loss(closure))
         flat_grad = self._gather_flat_grad()
         self._set_param(x)
         return loss, flat_grad
@@ -233,8 +232,7 @@ class LBFGS(Optimizer):
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
 
         def evaluate():
-            with enable_grad():
-                return closure()
+            return self._closure_loss(closure)
 
         # the state lives on the first parameter (there is one group)
         state = self.state[self._params[0]]

@@ -10,6 +10,7 @@ import functools
 import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from copy import deepcopy
 from itertools import chain
 from typing import Any
@@ -19,6 +20,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import enable_grad
 from ..autograd.node import RemovableHandle
+from ..ops.aten_vec import fp_errors, quietly, with_fp_errors
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -86,6 +88,27 @@ def _hooked_step(func: Callable) -> Callable:
     return wrapper
 
 
+# NumPy's error state where a built-in optimizer's quiet ``step`` was called, for its closure (``_closure_loss``)
+_caller_fp_errors: ContextVar[Any] = ContextVar("tracegrad_optimizer_caller_fp_errors", default=None)
+
+
+def _quiet_update(func: Callable) -> Callable:
+    """A built-in optimizer's ``step`` with NumPy's floating-point warnings off. PyTorch's update turns an inf
+    gradient into inf or NaN parameters and state silently, where NumPy warns; tracegrad's import-time filter
+    hides that, but a filter a program installs later (``simplefilter("error")``) would make it an exception
+    midway through the update. The closure still runs under the caller's own error state (``_closure_loss``)."""
+
+    @functools.wraps(func)
+    def quiet_step(self, *args, **kwargs):
+        token = _caller_fp_errors.set(fp_errors())
+        try:
+            return quietly(func, self, *args, **kwargs)
+        finally:
+            _caller_fp_errors.reset(token)
+
+    return quiet_step
+
+
 class Optimizer:
     """Base class of the optimizers. Subclasses implement ``step``."""
 
@@ -136,7 +159,9 @@ class Optimizer:
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "hooked", False):
-            cls.step = _hooked_step(step)
+            if cls.__module__.partition(".")[0] == __name__.partition(".")[0]:  # (tracegrad's own: not a user's)
+                step = _quiet_update(step)
+            cls.step = _hooked_step(step)  # (the hooks outside: they are the user's code)
 
     def __getstate__(self) -> dict:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
@@ -252,11 +277,14 @@ class Optimizer:
         raise NotImplementedError
 
     @staticmethod
-    def _closure_loss(closure):
+    def _closure_loss(closure: Callable | None) -> Any:
+        """``closure()`` with gradients on, under NumPy's error state where ``step`` was called (the user's code,
+        not the quiet update's: ``_quiet_update``)."""
         if closure is None:
             return None
         with enable_grad():
-            return closure()
+            caller = _caller_fp_errors.get()
+            return closure() if caller is None else with_fp_errors(caller, closure)
 
     def _real_params_with_grad(self, group: dict[str, Any]) -> list:
         """The group's parameters that have a gradient, refusing complex ones as torch's optimizers without

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..._tensor import Tensor, _wrap
+from ...ops.aten_vec import quiet
 
 
 def _as_list(parameters) -> list:
@@ -30,6 +31,7 @@ def _vector_norm(a: np.ndarray, p: float) -> np.ndarray:
     return np.power(np.power(absx, p).sum(), 1.0 / p)
 
 
+@quiet
 def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
     """The norm of the per-tensor norms (equal to the norm of all values concatenated)."""
     tensors = _as_list(tensors)
@@ -47,6 +49,7 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     return _wrap(total)
 
 
+@quiet
 def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
     grads = [p._grad for p in _as_list(parameters) if p._grad is not None]
     if not grads:
