@@ -197,7 +197,7 @@ class _Reduction:
             return 1
         if reduction == "elementwise_mean":
             warnings.warn(
-                "reduction='elementwise_mean' is deprecated, please use reduction='mean' instead.",
+                "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
                 stacklevel=3,
             )
             return 1
