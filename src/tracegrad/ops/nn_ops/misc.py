@@ -73,7 +73,7 @@ constant_pad_nd = defop(
 )
 
 _PAD_OPS: dict[tuple[str, int], object] = {}
-_PAD_NAMES = {"reflect": "Reflection", "replicate": "Replication", "circular": "Circular"}
+_PAD_NAMES = {"reflect": "Reflection", "replicate": "Replication", "circular": "Circular"}  # (circular: a composite)
 
 
 def _pad_op(mode: str, k: int):
@@ -129,18 +129,59 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
                 f"Argument #{4 + 2 * j}: Padding size should be less than the corresponding input dimension, but "
                 f"got: padding ({lo}, {hi}) at dimension {dim} of input {list(x.shape)}"
             )
+    if mode == "circular":
+        return _pad_circular(input, pad)
     maps = []
     for i in range(k):
         dim = x.ndim - k + i
         j = k - 1 - i
         lo, hi = pad[2 * j], pad[2 * j + 1]
         size = x.shape[dim]
-        if mode == "circular" and (lo > size or hi > size):
-            raise RuntimeError("Padding value causes wrapping around more than once.")
         if size + lo + hi <= 0:
             raise RuntimeError(f"input tensor has size 0 at dimension {dim} after padding")
         maps.append(resample.pad_index_map(size, lo, hi, mode))
     return _pad_op(mode, k)(input, tuple(maps), pad)
+
+
+def _pad_circular(input: Tensor, pad: tuple) -> Tensor:
+    """PyTorch's ``_pad_circular``, composite as there, so that its graph (CopySlices over slices) and its
+    values are torch's: the input, cropped by negative pads, is copied into the middle of a new tensor, then
+    each padded dim, the last first, is wrapped by copying slices of the output itself. So a negative pad in one
+    dim crops before another dim wraps, and a corner is copied from what earlier steps wrote. (Where a negative
+    pad leaves a dim's middle empty, PyTorch's wraps read its uninitialized memory; here, zeros.)"""
+    from ..creation import copy_, new_zeros
+    from ..views import slice as slice_view
+
+    shape = input._data.shape
+    k = len(pad) // 2
+    batch_dims = len(shape) - k
+    out_shape = list(shape)
+    for i in range(k):
+        lo, hi = pad[2 * (k - i - 1)], pad[2 * (k - i - 1) + 1]
+        size = shape[batch_dims + i]
+        out_shape[batch_dims + i] = size + lo + hi
+        if lo > size or hi > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if out_shape[batch_dims + i] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    out = new_zeros(input, out_shape)
+    out_middle, in_middle = out, input
+    for i in range(k):
+        dim = k - i + batch_dims - 1
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        out_middle = slice_view(out_middle, dim, max(lo, 0), out_shape[dim] - max(hi, 0))
+        in_middle = slice_view(in_middle, dim, max(-lo, 0), shape[dim] - max(-hi, 0))
+    copy_(out_middle, in_middle)
+    for i in range(k):
+        dim = k - i + batch_dims - 1
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        end = out_shape[dim] - max(hi, 0)
+        if lo > 0:
+            copy_(slice_view(out, dim, 0, lo), slice_view(out, dim, end - lo, end))
+        if hi > 0:
+            start = max(lo, 0)
+            copy_(slice_view(out, dim, out_shape[dim] - hi, out_shape[dim]), slice_view(out, dim, start, start + hi))
+    return out
 
 
 # ---- interpolate / adaptive average pooling ----------------------------------------------------------------
