@@ -5,6 +5,8 @@ tracegrad and torch with the same outcome: value, dtype and shape, or error type
   and where they are not refused because no kernel runs (an empty ``amax``, a 0-d ``mode``), in PyTorch's
   order of checks (a bad dim before the dtype).
 - ``torch.tensor`` of negative Python ints into ``uint8``: down to -255 they wrap around as two's complement.
+- In-place division with a rounding mode (``div_``, ``floor_divide_``, ``//=``): the rounding mode checked first,
+  then the cast into self (a complex divisor into a real tensor), then the kernel's dtype.
 """
 
 from __future__ import annotations
@@ -71,6 +73,17 @@ PROGRAMS = {
     "uint8 as_tensor": lambda L: L.as_tensor([-3], dtype=L.uint8),
     "int8 from -129": lambda L: L.tensor([-129], dtype=L.int8),
     "uint8 sums to int64": lambda L: L.tensor([[-1, 1, 0], [2, 2, 255]], dtype=L.uint8).sum(0),
+    "floor_divide_ by a complex number": lambda L: L.ones(2).floor_divide_(1j),
+    "//= a complex tensor": lambda L: L.ones(2, dtype=L.int64).__ifloordiv__(_c(L, 2)),
+    "div_ floor by complex": lambda L: L.ones(2).div_(1j, rounding_mode="floor"),
+    "div_ trunc by complex": lambda L: L.ones(2, dtype=L.int32).div_(_c(L, 2), rounding_mode="trunc"),
+    "div_ bad mode before the cast": lambda L: L.ones(2, dtype=L.int64).div_(2.5, rounding_mode="bad"),
+    "div_ floor of complex self": lambda L: _c(L, 2).div_(2, rounding_mode="floor"),
+    "div_ floor by float into int": lambda L: L.ones(2, dtype=L.int64).div_(2.5, rounding_mode="floor"),
+    "div_ floor shapes": lambda L: L.ones(2, dtype=L.int64).div_(L.ones(3), rounding_mode="floor"),
+    "div_ floor by zero": lambda L: L.ones(2, dtype=L.int64).div_(0, rounding_mode="floor"),
+    "div_ none into int": lambda L: L.ones(2, dtype=L.int64).div_(2, rounding_mode=None),
+    "div_ floor recorded": lambda L: (L.ones(2, requires_grad=True) * 3).div_(2, rounding_mode="floor"),
 }
 
 

@@ -103,28 +103,33 @@ def _inplace(kernel):
     return run
 
 
-def _cast_checked_first(kernel):
+def _cast_checked_first(kernel, check_options=None):
     """An in-place kernel that, as PyTorch's TensorIterator, checks that the operands' promoted dtype can be
-    written into self before computing (so ``int_t |= 2.5`` is a cast error, not the kernel's dtype error)."""
+    written into self before computing (so ``int_t |= 2.5`` is a cast error, not the kernel's dtype error).
+    ``check_options(*options)``: the checks of the arguments after ``other`` that PyTorch's meta function makes
+    before it builds the iterator (div's rounding mode)."""
     inplace = _inplace(kernel)
 
     @writes_last
-    def run(a, b):
+    def run(a, b, *options):
+        if check_options is not None:
+            check_options(*options)
         check_broadcast_into(a, (b,))  # (the shape first, then the cast, as TensorIterator)
         dt = binary_dtype(a, b)
         if dt != a.dtype and not _pw._can_cast_like_torch(dt, a.dtype):
             raise RuntimeError(f"result type {type_name(dt)} can't be cast to the desired output type "
                                f"{type_name(a.dtype)}")
-        return inplace(a, b)
+        return inplace(a, b, *options)
 
     return run
 
 
-def _pair(schema: str, kernel, cast_checked_first: bool = False, **rules):
+def _pair(schema: str, kernel, cast_checked_first: bool = False, check_options=None, **rules):
     """``name.overload(Tensor self, ...)`` and its in-place ``name_.overload(Tensor(a!) self, ...)``.
 
     ``fast="binary"`` (for ``(Tensor self, Tensor other)`` schemas only) gives the functional op the
-    registry's straight-line eager path; in-place ops always take the general path.
+    registry's straight-line eager path; in-place ops always take the general path. ``cast_checked_first`` and
+    ``check_options``: see ``_cast_checked_first``.
     """
     head, _, rest = schema.partition("(")
     name, dot, overload = head.partition(".")
@@ -133,7 +138,7 @@ def _pair(schema: str, kernel, cast_checked_first: bool = False, **rules):
     rules = {**rules, "node_name": op.node_class._name}
     inplace_schema = (f"{name}_{dot}{overload}(" + rest.replace("Tensor self", "Tensor(a!) self", 1)
                       .replace("-> Tensor", "-> Tensor(a!)"))
-    inplace_kernel = _cast_checked_first(kernel) if cast_checked_first else _inplace(kernel)
+    inplace_kernel = _cast_checked_first(kernel, check_options) if cast_checked_first else _inplace(kernel)
     return op, defop(inplace_schema, inplace_kernel, **rules)
 
 
@@ -272,7 +277,8 @@ def _div_mode_jvp(args, outs, tangents):
 
 
 _div_mode, _div_mode_ = _pair("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
-                              _div_mode_kernel, vjp=_div_mode_vjp, saves=("self", "other"),
+                              _div_mode_kernel, cast_checked_first=True, check_options=_check_rounding_mode,
+                              vjp=_div_mode_vjp, saves=("self", "other"),
                               save_if={"self": "other"}, attrs=("rounding_mode",), node_name="DivBackward2",
                               jvp=_div_mode_jvp)
 
@@ -306,7 +312,7 @@ floor_divide = defop_without_derivative(
     "floor_divide(Tensor self, Tensor other) -> Tensor", lambda a, b: _div_rounded(a, b, "floor"))
 floor_divide_ = defop_without_derivative(
     "floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-    _inplace(lambda a, b: _div_rounded(a, b, "floor")))
+    _cast_checked_first(lambda a, b: _div_rounded(a, b, "floor")))
 
 
 # ---- remainder and fmod ------------------------------------------------------------------------------------
