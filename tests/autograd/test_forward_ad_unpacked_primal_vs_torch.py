@@ -6,6 +6,9 @@ computed partly from the primal counted the tangent twice, and the primal's repr
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import pytest
 from _lib import tg, torch
 
@@ -100,3 +103,89 @@ def test_primal_repr_has_no_tangent():
             texts.append(repr(fw.unpack_dual(y)))
     assert texts[1] == texts[0]
     assert texts[1].count("tangent=") == 1
+
+
+# A forward root's views share its tangent: the primal and make_dual's result are views of their input for backward
+# only, and a view of one takes its tangent from it (written in place through the view or through the root, in
+# this level or a later one), never from the tensor they alias.
+_VIEW_PROGRAMS = [
+    """with fwAD.dual_level():
+    d = fwAD.make_dual(torch.tensor([1.,2.,3.]), torch.tensor([10.,20.,30.]))
+    p, _ = fwAD.unpack_dual(d)
+    p[1:].add_(fwAD.make_dual(torch.ones(2), torch.tensor([1.,2.])))
+    print(fwAD.unpack_dual(p).tangent, fwAD.unpack_dual(p*2).tangent, fwAD.unpack_dual(d).tangent)
+""",
+    """with fwAD.dual_level():
+    d = fwAD.make_dual(torch.tensor([1.,2.,3.]), torch.tensor([10.,20.,30.]))
+    p, _ = fwAD.unpack_dual(d)
+    p[0] = d[1]
+    print(fwAD.unpack_dual(p).tangent, repr(p))
+""",
+    """with fwAD.dual_level():
+    d = fwAD.make_dual(torch.tensor([1.,2.,3.]), torch.tensor([10.,20.,30.]))
+    p, _ = fwAD.unpack_dual(d)
+    q = p[1:]; q[0] = d[1]
+    print(fwAD.unpack_dual(q).tangent, fwAD.unpack_dual(p).tangent)
+""",
+    """with fwAD.dual_level():
+    d = fwAD.make_dual(torch.tensor([[1.,2.],[3.,4.]]), torch.ones(2, 2))
+    p, _ = fwAD.unpack_dual(d)
+    r = p[0]; r.copy_(d[1])
+    print(fwAD.unpack_dual(p).tangent)
+""",
+    """with fwAD.dual_level():
+    d = fwAD.make_dual(torch.tensor([1.,2.,3.]), torch.tensor([10.,20.,30.]))
+    p, _ = fwAD.unpack_dual(d)
+    w = p[:2]
+    p.add_(fwAD.make_dual(torch.ones(3), torch.tensor([1.,2.,3.])))
+    print(fwAD.unpack_dual(w).tangent, fwAD.unpack_dual(p).tangent)
+""",
+    """x = torch.tensor([1.,2.,3.])
+with fwAD.dual_level():
+    p = fwAD.unpack_dual(x).primal
+    p[:2].mul_(fwAD.make_dual(torch.ones(2), torch.tensor([2.,3.])))
+    print(fwAD.unpack_dual(p).tangent, fwAD.unpack_dual(x).tangent)
+""",
+    """x = torch.tensor([1.,2.,3.])
+with fwAD.dual_level():
+    p = fwAD.unpack_dual(x).primal
+    w = p[:2]
+    p.mul_(fwAD.make_dual(torch.ones(3), torch.tensor([2.,3.,4.])))
+    print(fwAD.unpack_dual(w).tangent, fwAD.unpack_dual(p).tangent, fwAD.unpack_dual(x).tangent)
+""",
+    """x = torch.tensor([1.,2.,3.])
+with fwAD.dual_level():
+    d = fwAD.make_dual(x, torch.tensor([1.,2.,3.]))
+with fwAD.dual_level():
+    v = d[:2]
+    d.mul_(fwAD.make_dual(torch.ones(3), torch.tensor([4.,5.,6.])))
+    print(fwAD.unpack_dual(v).tangent, fwAD.unpack_dual(d).tangent, fwAD.unpack_dual(x).tangent)
+""",
+    """x = torch.tensor([1.,2.,3.])
+with fwAD.dual_level():
+    d = fwAD.make_dual(x, torch.tensor([1.,2.,3.]))
+    v = d[:2]
+with fwAD.dual_level():
+    v.mul_(fwAD.make_dual(torch.ones(2), torch.tensor([4.,5.])))
+    print(fwAD.unpack_dual(v).tangent, fwAD.unpack_dual(d).tangent, fwAD.unpack_dual(x).tangent)
+""",
+    """with fwAD.dual_level():
+    d = fwAD.make_dual(torch.tensor([1.,2.,3.]), torch.tensor([10.,20.,30.]))
+    v = d[1:]
+    y = d.sin()
+    p = fwAD.unpack_dual(y).primal
+    print(fwAD.unpack_dual(v).tangent, fwAD.unpack_dual(p).tangent, fwAD.unpack_dual(p[1:]).tangent, fwAD.unpack_dual(p * d).tangent)
+"""
+]
+
+
+def _printed(lib, program: str) -> str:
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        exec(program, {"torch": lib, "fwAD": lib.autograd.forward_ad})  # noqa: S102 - the programs above
+    return buffer.getvalue().replace("tracegrad", "torch")
+
+
+@pytest.mark.parametrize("k", range(len(_VIEW_PROGRAMS)))
+def test_views_of_a_forward_root_as_in_torch(k):
+    assert _printed(tg, _VIEW_PROGRAMS[k]) == _printed(torch, _VIEW_PROGRAMS[k])

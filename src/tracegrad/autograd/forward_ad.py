@@ -124,26 +124,41 @@ def _drop_tangents(level: int) -> None:
 # ---- tangent storage --------------------------------------------------------------------------------------
 
 
+def forward_base(t: Tensor) -> tuple:
+    """``(base, view ops)`` whose tangent ``t``'s tangent is a view of, or ``(None, ())``. PyTorch keeps a forward
+    view base apart from the backward one: unpack_dual's primal and make_dual's result are views of their input
+    for backward but forward roots (``_fw_base`` True), and a view of one takes its tangent from it."""
+    fw_base = t._fw_base
+    if fw_base is True:
+        return None, ()
+    if fw_base is not None:
+        return fw_base, t._view_replay[len(fw_base._view_replay or ()):]
+    if t._base is not None and t._view_replay:
+        return t._base, t._view_replay
+    return None, ()
+
+
 def get_tangent(t: Tensor, level: int) -> Tensor | None:
     grads = t._fw_grads
     tangent = grads.get(level) if grads else None
-    if tangent is None and t._base is not None and not t._fw_cut:
+    if tangent is None and t._base is not None:
         # As in PyTorch, a view's tangent is the same view of its base's tangent (the base may have gained one
         # after the view was made, e.g. by an in-place operation on another view)
-        base_grads = t._base._fw_grads
+        base, chain = forward_base(t)
+        base_grads = base._fw_grads if base is not None else None
         base_tangent = base_grads.get(level) if base_grads else None
-        if base_tangent is not None and t._view_replay:
-            tangent = _view_of(base_tangent, t)
+        if base_tangent is not None and chain:
+            tangent = _view_of(base_tangent, chain)
             set_tangent(t, tangent, level)
     return tangent
 
 
-def _view_of(base_tangent: Tensor, view: Tensor) -> Tensor:
+def _view_of(base_tangent: Tensor, chain: tuple) -> Tensor:
     from .grad_mode import no_grad
     from .views import replay_views
 
     with fw_disabled(), no_grad():
-        return replay_views(base_tangent, view._view_replay)
+        return replay_views(base_tangent, chain)
 
 
 def set_tangent(t: Tensor, tangent: Tensor | None, level: int) -> None:
@@ -229,9 +244,9 @@ def _alias(t: Tensor) -> Tensor:
 
     with fw_disabled():
         out = views.view(t, tuple(t._data.shape))
-    # PyTorch's _fw_primal is a view for backward only (is_fw_differentiable=false): neither it nor a view of it
-    # takes its tangent from the dual tensor it was unpacked from
-    out._fw_cut = True
+    # PyTorch's _fw_primal and _make_dual are views for backward only (is_fw_differentiable=false): a forward root,
+    # which takes no tangent from the tensor it aliases (its views take theirs from it)
+    out._fw_base = True
     if type(t) is not Tensor and not t._is_param:  # (a Parameter's views are plain tensors, as in torch)
         out.__class__ = type(t)
     return out
@@ -357,13 +372,14 @@ def eager_with_tangents(op, args: tuple):
             continue
         if op.is_inplace:
             old = get_tangent(o, level)
-            if old is None and o._base is not None and o._view_replay and not o._fw_cut:
-                # the first tangent of a view: its base gets a zero tangent, of which the view's is a view
+            base, chain = forward_base(o) if old is None else (None, ())
+            if base is not None and chain:
+                # the first tangent of a view: its (forward) base gets a zero tangent, of which the view's is a view
                 from ..ops.creation import zeros_like
 
                 with fw_disabled():
-                    base_tangent = zeros_like(o._base)
-                set_tangent(o._base, base_tangent, level)
+                    base_tangent = zeros_like(base)
+                set_tangent(base, base_tangent, level)
                 old = get_tangent(o, level)
             if old is not None and old._data.shape == t._data.shape:
                 _copy_into(old, t)

@@ -41,8 +41,9 @@ def make_view(out: Tensor, src: Tensor, op, args: tuple, index: int) -> None:
     out._view_version = vc[0]
     if _ViewReplay.enabled or src._view_fn:
         out._view_fn = True  # PyTorch keeps a view_fn only for views made under view replay (or views of them)
-    if src._fw_cut:
-        out._fw_cut = True  # (forward AD: the view's tangent would be one of the primal's, which has none)
+    fw_base = src._fw_base
+    if fw_base is not None:  # (forward AD: the view's tangent is a view of its forward root's, not its base's)
+        out._fw_base = src if fw_base is True else fw_base
     # PyTorch's creation meta, propagated from a view's view: a special mode of the new view wins, except
     # over an inference-mode one.
     meta = src._creation_meta
