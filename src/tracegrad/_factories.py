@@ -287,20 +287,26 @@ def _tensor(data, dtype, device, requires_grad: bool) -> Tensor:
 def _wrapped_unsigned(data, np_dtype: np.dtype) -> np.ndarray:
     """torch.tensor's reading of Python ints into an unsigned dtype: a negative one down to -max wraps around
     as two's complement (-1 is 255 in uint8, so that ``a - b`` may be read as ``a + 255 * b``); anything else
-    out of range is refused."""
-    info = np.iinfo(np_dtype) if np_dtype.kind == "u" else None
+    out of range is refused. Only data of Python ints, bools and floats is read so (NumPy would cast any other item
+silently)."""
+    overflow = RuntimeError(f"value cannot be converted to type {np_dtype.name} without overflow")
+    if np_dtype.kind != "u":
+        raise overflow from None
+    limit = np.iinfo(np_dtype).max
 
     def wrap(obj):
-        if isinstance(obj, list):
+        if isinstance(obj, (list, tuple, range)):
             return [wrap(item) for item in obj]
-        if info is not None and obj.__class__ is int and -info.max <= obj < 0:
-            return obj + info.max + 1
-        return obj
+        if isinstance(obj, float) and 0 <= obj <= limit:  # (a float is read within range only, truncated)
+            return int(obj)
+        if not isinstance(obj, int):
+            raise overflow
+        return obj + limit + 1 if -limit <= obj < 0 else int(obj)
 
     try:
-        return np.array(wrap(_to_nested_arrays(data)), dtype=np_dtype, copy=True)
+        return np.array(wrap(data), dtype=np_dtype, copy=True)
     except OverflowError:
-        raise RuntimeError(f"value cannot be converted to type {np_dtype.name} without overflow") from None
+        raise overflow from None
 
 
 def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **unknown: Any) -> Tensor:

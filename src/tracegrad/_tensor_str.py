@@ -201,12 +201,12 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
             suffixes.append(f"grad_fn=<{fn.name().rpartition('::')[2]}>")
         elif t.requires_grad:  # a view requires grad through its base
             suffixes.append("requires_grad=True")
-    tangent = _tangent(t)
-    if tangent is not None:
-        suffixes.append(f"tangent={tangent}")
     if t._is_param:
         prefix = "Parameter containing:\ntensor("
         suffixes = [s for s in suffixes if s != "requires_grad=True"] + (["requires_grad=True"] if t._rg else [])
+    tangent = _tangent(t)
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent}")
     return _add_suffixes(prefix + body, suffixes, len("tensor("))
 
 

@@ -11,6 +11,7 @@ tracegrad and torch with the same outcome: value, dtype and shape, or error type
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from _lib import tg, torch
 
@@ -21,7 +22,7 @@ def _outcome(program, lib):
     except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
         return type(exc).__name__, str(exc).replace("tracegrad", "torch")
     result = result[0] if isinstance(result, tuple) else result
-    return str(result.dtype).replace("tracegrad", "torch"), tuple(result.shape), result.tolist()
+    return str(result.dtype).replace("tracegrad", "torch"), tuple(result.shape), repr(result.tolist())  # (NaN == NaN)
 
 
 def _c(lib, *shape):
@@ -84,6 +85,30 @@ PROGRAMS = {
     "div_ floor by zero": lambda L: L.ones(2, dtype=L.int64).div_(0, rounding_mode="floor"),
     "div_ none into int": lambda L: L.ones(2, dtype=L.int64).div_(2, rounding_mode=None),
     "div_ floor recorded": lambda L: (L.ones(2, requires_grad=True) * 3).div_(2, rounding_mode="floor"),
+    # integers sum (no nansum kernel), and an empty input runs none: a complex dtype is taken
+    "nansum of ints into complex": lambda L: L.nansum(L.arange(6), dtype=L.complex128),
+    "nansum of bools into complex": lambda L: L.nansum(L.tensor([True, False]), dtype=L.complex64),
+    "nansum of an empty float into complex": lambda L: L.nansum(L.zeros(2, 0), 1, dtype=L.complex64),
+    "nanmean of an empty float into complex": lambda L: L.nanmean(L.zeros(0), dtype=L.complex64),
+    "nansum of floats into complex": lambda L: L.nansum(L.ones(2, 3), 1, dtype=L.complex128),
+    "nanmean of floats into complex": lambda L: L.nanmean(L.ones(2, 3), dtype=L.complex64),
+    # only Python numbers wrap into uint8; other items are refused as before
+    "uint8 -1 and a 0-d tensor": lambda L: L.tensor([-1, L.tensor(300)], dtype=L.uint8),
+    "uint8 -1 and a NumPy int": lambda L: L.tensor([-1, np.int64(-300)], dtype=L.uint8),
+    "uint8 -1 and a NumPy NaN": lambda L: L.tensor([-1, np.float64("nan")], dtype=L.uint8),
+    "uint8 -1 and NaN": lambda L: L.tensor([-1, float("nan")], dtype=L.uint8),
+    "uint8 -1 and a bool": lambda L: L.tensor([-1, True], dtype=L.uint8),
+    "uint8 -1 and a float": lambda L: L.tensor([-1, 2.5], dtype=L.uint8),
+    "uint8 -1 and 256": lambda L: L.tensor([-1, 256], dtype=L.uint8),
+    "uint8 from a range": lambda L: L.tensor(range(-3, 2), dtype=L.uint8),
+    "uint8 from nested ranges": lambda L: L.tensor([range(-2, 1)], dtype=L.uint8),
+    # complex results no kernel refused: autograd refuses them
+    "amax of an empty complex result requiring grad": lambda L: L.amax(_c(L, 0, 2).requires_grad_(), -1),
+    "amin of an empty complex result requiring grad": lambda L: L.amin(_c(L, 0, 2).requires_grad_(), -1),
+    "mode of an empty complex result requiring grad": lambda L: _c(L, 2, 0).requires_grad_().mode(0),
+    "unique_consecutive dim -1 of a vector": lambda L: L.unique_consecutive(_c(L, 3), dim=-1),
+    "unique_consecutive dim of a matrix": lambda L: L.unique_consecutive(_c(L, 2, 3), dim=1),
+    "unique_consecutive bad dim": lambda L: L.unique_consecutive(_c(L, 2, 3), dim=7),
 }
 
 

@@ -136,3 +136,17 @@ def test_hand_written_nodes_show_their_type_name():
     expected, got = _both(_hand_written_node_reprs)
     assert got == expected
     assert "grad_fn=<CopySlices>" in got[1] and "::" not in "".join(got)
+
+
+def _parameter_with_tangent(lib) -> str:
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        p = lib.nn.Parameter(lib.tensor([1.0, 2.0, 3.0]))
+        with lib.no_grad():
+            p.mul_(fw.make_dual(lib.ones(3), lib.tensor([4.0, 5.0, 6.0])))
+        return repr(p)
+
+
+def test_parameter_shows_requires_grad_before_its_tangent():
+    expected, got = _both(_parameter_with_tangent)
+    assert got == expected

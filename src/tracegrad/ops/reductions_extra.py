@@ -283,7 +283,7 @@ def _nansum_kernel(a, dim=None, keepdim=False, dtype=None):
     axes = _dims_arg(dim, a.ndim, one_by_one=True)
     if a.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    if dt is not None and dt.kind == "c":
+    if dt is not None and dt.kind == "c" and a.dtype.kind == "f" and a.size:  # (integers sum: no nansum kernel)
         raise unsupported("nansum_cpu", dt)
     if a.__class__ is np.ndarray and (a.dtype if dt is None else dt) in _NANSUM_AS_ATEN:  # (PyTorch's order)
         return aten_sum.nansum_as_aten(a, axes, keepdim, dt)
@@ -713,10 +713,11 @@ def _amax_kernel_for(name: str, np_fn):
     return kernel, vjp
 
 
+# (complex_grad: an empty complex result, which no kernel refuses, is refused by autograd as PyTorch's is)
 amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-             *_amax_kernel_for("amax", np.max), saves=("self", "result"), attrs=("dim", "keepdim"))
+             *_amax_kernel_for("amax", np.max), saves=("self", "result"), attrs=("dim", "keepdim"), complex_grad=False)
 amin = defop("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-             *_amax_kernel_for("amin", np.min), saves=("self", "result"), attrs=("dim", "keepdim"))
+             *_amax_kernel_for("amin", np.min), saves=("self", "result"), attrs=("dim", "keepdim"), complex_grad=False)
 
 
 def _aminmax_kernel(a, dim=None, keepdim=False):

@@ -1487,7 +1487,8 @@ def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, re
 
 
 def _unique_consecutive_kernel(a, return_inverse=False, return_counts=False, dim=None):
-    _refuse_complex(a, "unique")
+    # (PyTorch's dim kernel, whose dtype dispatch comes before the dim's range check, but for dim 0 of a vector)
+    _refuse_complex(a, "unique" if dim is None or (dim == 0 and a.ndim == 1) else "unique_dim")
     if dim is None:
         flat = a.reshape(-1)
         change = np.ones(flat.shape[0], dtype=bool)

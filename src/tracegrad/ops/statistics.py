@@ -191,7 +191,8 @@ def _mode_orders(rows: np.ndarray) -> np.ndarray:
 
 
 mode = defop("mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", _mode_kernel,
-             vjp=_kth_vjp, saves=("result1",), attrs=("dim", "keepdim"), meta=("self_sym_sizes",))
+             vjp=_kth_vjp, saves=("result1",), attrs=("dim", "keepdim"), meta=("self_sym_sizes",),
+             complex_grad=False)  # (a complex result no kernel refused: autograd refuses it, as PyTorch's)
 
 
 # ---- nanmedian ---------------------------------------------------------------------------------------------
