@@ -22,6 +22,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ..backend import array_module
+from ..backend.dtypes import from_numpy_dtype
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
            "get_analytical_jacobian",
@@ -49,7 +50,6 @@ If the test
   module_test entry to have `gradcheck_nondet_tol=<tol>`
 """
 
-_SEED = 67280421310721  # fixed: gradcheck's random vectors never touch the user's generator
 
 
 def _tg():
@@ -100,9 +100,10 @@ def _tensor(arr) -> Tensor:
 
 
 def _fmt(arr) -> str:
-    """A Jacobian for an error message, printed like a tensor (or like an array if that fails)."""
+    """A Jacobian for an error message, as PyTorch's f-string prints a tensor (a 0-d one, fast mode's, as its
+    number), or like an array if that fails."""
     try:
-        return repr(_tensor(array_module(arr).asarray(arr)))
+        return format(_tensor(array_module(arr).asarray(arr)), "")
     except Exception:  # a message must never fail to build
         return repr(arr)
 
@@ -127,15 +128,15 @@ def _real_dtype(dt):
     return np.dtype(np.float64) if dt == np.complex128 else np.dtype(np.float32) if dt == np.complex64 else dt
 
 
-def _random_vec(t: Tensor, rng: np.random.Generator, downcast_complex: bool = False):
-    """A random unit vector (non-negative entries) with ``t.numel()`` elements and ``t``'s dtype."""
-    xp = array_module(_arr(t))
+def _random_vec(t: Tensor, generator, downcast_complex: bool = False):
+    """A random unit vector (non-negative entries) with ``t.numel()`` elements and ``t``'s dtype, drawn as PyTorch's
+    fast mode draws it: ``rand`` (float) from a generator of its own, cast, divided by its norm. The same numbers
+    as torch's, so a borderline check passes or fails alike, and the user's generator is not touched."""
+    tg = _tg()
     dt = _real_dtype(_arr(t).dtype) if downcast_complex else _arr(t).dtype
-    vec = rng.random(_arr(t).size)
-    norm = np.linalg.norm(vec)
-    if norm > 0:
-        vec = vec / norm
-    return xp.asarray(vec.astype(dt))
+    vec = tg.rand(_arr(t).size, generator=generator).to(from_numpy_dtype(dt))
+    vec /= vec.norm()
+    return array_module(_arr(t)).asarray(vec._data)
 
 
 # ---- input / output validation ----------------------------------------------------------------------------
@@ -482,12 +483,12 @@ def _fast_gradcheck(fn, func_out, inputs, outputs, eps, rtol, atol, check_grad_d
     func_out = _as_tuple(func_out)
     inp_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     inp_tensors = [inputs[i] for i in inp_idx]
-    rng = np.random.default_rng(_SEED)
+    generator = _tg().Generator()  # (a fresh one: its default seed, PyTorch's, whatever the user's state)
     all_u = []
     for inp in inp_tensors:
-        ur = _random_vec(inp, rng, True)
-        all_u.append((ur, _random_vec(inp, rng, True)) if inp.is_complex() else ur)
-    all_v = None if use_forward_ad else [_random_vec(o, rng) for o in outputs]
+        ur = _random_vec(inp, generator, True)
+        all_u.append((ur, _random_vec(inp, generator, True)) if inp.is_complex() else ur)
+    all_v = None if use_forward_ad else [_random_vec(o, generator) for o in outputs]
 
     def call():
         return fn(*inputs)
@@ -754,10 +755,7 @@ def _test_batched_grad(inputs: tuple, output: Tensor, output_idx: int) -> None:
     """``autograd.grad(..., is_grads_batched=True)`` must equal one backward per grad_output."""
     tg = _tg()
     diff_inputs = list(_iter_tensors(inputs, True))
-    rng = np.random.default_rng(_SEED + output_idx)
-    xp = array_module(_arr(output))
-    grad_outputs = [_tensor(xp.asarray(rng.standard_normal(_arr(output).shape).astype(_arr(output).dtype)))
-                    for _ in range(2)]
+    grad_outputs = [tg.randn_like(output) for _ in range(2)]  # (from the user's generator, as PyTorch's)
 
     def vjp(v):
         res = _grad(output, diff_inputs, v, retain_graph=True, allow_unused=True)
@@ -862,15 +860,13 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
     return True
 
 
-def _random_grad_output(x: Tensor, rng: np.random.Generator) -> Tensor:
-    """Uniform values in [-1, 1) shaped like ``x`` (double for non-floating outputs), requiring grad."""
-    arr = _arr(x)
-    dt = arr.dtype if arr.dtype.kind in "fc" else np.dtype(np.float64)
-    values = rng.uniform(-1, 1, arr.shape)
-    if dt.kind == "c":
-        values = values + 1j * rng.uniform(-1, 1, arr.shape)
-    out = _tensor(array_module(arr).asarray(values.astype(dt)))
-    return out.requires_grad_(True)
+def _random_grad_output(x: Tensor, noncontiguous: bool) -> Tensor:
+    """PyTorch's: ``make_tensor`` of ``x``'s shape, values in [-1, 1) (double for non-floating outputs), requiring
+    grad, drawn from the user's generator."""
+    tg = _tg()
+    dtype = x.dtype if x.is_floating_point() or x.is_complex() else tg.float64
+    return tg.testing.make_tensor(tuple(x.shape), dtype=dtype, device=x.device, low=-1, high=1,
+                                  requires_grad=True, noncontiguous=noncontiguous)
 
 
 def gradgradcheck(func: Callable[..., Any], inputs, grad_outputs=None, *, eps: float = 1e-6,
@@ -891,11 +887,8 @@ def gradgradcheck(func: Callable[..., Any], inputs, grad_outputs=None, *, eps: f
         raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be True")
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        rng = np.random.default_rng(_SEED)
         outputs = _differentiable_outputs(func(*tupled_inputs))
-        tupled_grad_outputs = tuple(_random_grad_output(x, rng) for x in outputs)
-        if gen_non_contig_grad_outputs:
-            tupled_grad_outputs = tuple(_noncontiguous(g) for g in tupled_grad_outputs)
+        tupled_grad_outputs = tuple(_random_grad_output(x, gen_non_contig_grad_outputs) for x in outputs)
     else:
         tupled_grad_outputs = _as_tuple(grad_outputs)
     num_outputs = len(tupled_grad_outputs)
@@ -917,13 +910,3 @@ def gradgradcheck(func: Callable[..., Any], inputs, grad_outputs=None, *, eps: f
                      check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
                      check_batched_grad=check_batched_grad, fast_mode=fast_mode,
                      check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, masked=masked)
-
-
-def _noncontiguous(t: Tensor) -> Tensor:
-    """The same values in a non-contiguous layout (every other element of a doubled buffer)."""
-    arr = _arr(t)
-    xp = array_module(arr)
-    buf = xp.zeros(arr.shape + (2,), dtype=arr.dtype)
-    buf[..., 0] = arr
-    return _tensor(buf[..., 0]).requires_grad_(t.requires_grad)
-
