@@ -76,6 +76,8 @@ class TorchCPUStream:
         """``uniform_kernel``: x * (to - from) + from in opmath, cast, and a result rounded up to ``to`` -> ``from``.
         ``fused``: one rounding, as GCC contracts it in ATen/native/cpu; kernels outside that folder round twice."""
         np_dtype = np.dtype(np_dtype)
+        if np_dtype.kind == "c":  # (PyTorch draws into the tensor viewed as real: real and imaginary parts in turn)
+            return _as_complex(self.uniform(tuple(shape) + (2,), _real(np_dtype), low, high, fused), np_dtype)
         opmath = _OPMATH.get(np_dtype, np.float32)
         lo, hi = opmath(low), opmath(high)
         size = int(np.prod(shape, dtype=np.int64))
@@ -98,6 +100,9 @@ class TorchCPUStream:
                contiguous: bool = True) -> np.ndarray:
         """``normal_kernel``: 16-at-a-time Box-Muller for contiguous tensors of 16 or more, else scalar draws."""
         np_dtype = np.dtype(np_dtype)
+        if np_dtype.kind == "c":  # (the tensor viewed as real, each part with std / sqrt(2): PyTorch's normal_)
+            return _as_complex(self.normal(tuple(shape) + (2,), _real(np_dtype), mean, std / math.sqrt(2),
+                                           contiguous), np_dtype)
         size = int(np.prod(shape, dtype=np.int64))
         if size >= 16 and contiguous:
             return self._normal_fill(size, np_dtype, mean, std).reshape(shape)
@@ -1068,3 +1073,13 @@ def _stirling_tail(k: float) -> float:
         return _STIRLING_TAILS[int(k)]
     kp1sq = (k + 1) * (k + 1)
     return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _real(np_dtype: np.dtype) -> np.dtype:
+    """The dtype of a complex dtype's parts."""
+    return np.dtype(np.float32) if np_dtype == np.complex64 else np.dtype(np.float64)
+
+
+def _as_complex(parts: np.ndarray, np_dtype: np.dtype) -> np.ndarray:
+    """Draws of shape ``(..., 2)`` (real, imaginary) as a complex array of shape ``(...)``."""
+    return np.ascontiguousarray(parts).view(np_dtype)[..., 0]

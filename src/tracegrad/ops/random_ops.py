@@ -31,9 +31,16 @@ def _num(x) -> str:
     return f"{float(x):g}" if isinstance(x, (float, bool)) else str(x)
 
 
-def _require_float(a: np.ndarray, kernel_name: str) -> None:
-    if a.dtype.kind != "f":
+def _require_float(a: np.ndarray, kernel_name: str, kinds: str = "f") -> None:
+    """A random kernel's dtype check: floating point (``kinds="fc"``: complex too, which normal_ and uniform_
+    fill as the tensor viewed as real)."""
+    if a.dtype.kind not in kinds:
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_tname(a.dtype)}'")
+
+
+def _refuse_complex_std(std: np.ndarray) -> None:
+    if std.dtype.kind == "c":
+        raise RuntimeError("normal expects standard deviation to be non-complex")
 
 
 def _zero_grads(ctx, g):
@@ -151,19 +158,21 @@ def _normal_draw(mean, std, shape, dtype, generator) -> np.ndarray:
 
 
 def _normal_tensor_float(mean, std=1.0, generator=None):
-    _require_float(mean, "normal_kernel_cpu")
+    _require_float(mean, "normal_kernel_cpu", "fc")
     _check_std_scalar(std)
     return _normal_draw(mean, float(std), mean.shape, mean.dtype, generator)
 
 
 def _normal_float_tensor(mean, std, generator=None):
+    _refuse_complex_std(std)
     _require_float(std, "normal_kernel_cpu")
     _check_std_tensor(std)
     return _normal_draw(mean, std, std.shape, std.dtype, generator)
 
 
 def _normal_tensor_tensor(mean, std, generator=None):
-    _require_float(mean, "normal_kernel_cpu")
+    _refuse_complex_std(std)
+    _require_float(mean, "normal_kernel_cpu", "fc")
     _check_std_tensor(std)
     shape = _broadcast_shape(mean.shape, std.shape)
     return _normal_draw(mean, std, shape, mean.dtype, generator)  # the result has mean's dtype
@@ -171,7 +180,7 @@ def _normal_tensor_tensor(mean, std, generator=None):
 
 def _normal_inplace(a, mean=0.0, std=1.0, generator=None):
     mean, std = number_arg(mean), number_arg(std)
-    _require_float(a, "normal_kernel_cpu")
+    _require_float(a, "normal_kernel_cpu", "fc")
     _check_std_scalar(std)
     draws = _rng(generator).normal((a.size,), a.dtype, mean, std, contiguous=a.flags.c_contiguous)
     return _place(a, draws)
@@ -222,7 +231,7 @@ def _normal_factory(mean, std, size, generator, out, dtype, placement: tuple, re
 
 
 def _uniform_inplace(a, from_=0.0, to=1.0, generator=None):
-    _require_float(a, "check_uniform_bounds")
+    _require_float(a, "check_uniform_bounds", "fc")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(from_)} > "
                            f"to={_num(to)}")
