@@ -35,6 +35,18 @@ def _binary_method(fn, reflected: bool = False):
     return method
 
 
+def _reflected(method):
+    """A reflected operator (``other op tensor``) that takes no NumPy array, as torch's: NumPy defers its operator to
+    the tensor's (``__array_priority__``), so an array on the left ends in Python's TypeError, as with torch."""
+
+    def reflected(self, other):
+        if other.__class__ is np.ndarray:
+            return NotImplemented
+        return method(self, other)
+
+    return reflected
+
+
 def _rmatmul(self, other):
     """``other @ self`` for a NumPy array; a number is not a matrix (Python's TypeError, as in PyTorch)."""
     from .ops import linalg_core
@@ -68,15 +80,15 @@ def install() -> None:
     T.__add__ = pointwise.add.dunder
     # Reflected operators build the same graph as PyTorch's: ``2 + x`` is add(x, 2), ``2 - x`` is
     # rsub(x, 2), ``2 / x`` is reciprocal(x) * 2.
-    T.__radd__ = _binary_method(pointwise.add)
+    T.__radd__ = _reflected(_binary_method(pointwise.add))
     T.__sub__ = pointwise.sub.dunder
-    T.__rsub__ = _binary_method(_rsub_any)
+    T.__rsub__ = _reflected(_binary_method(_rsub_any))
     T.__mul__ = pointwise.mul.dunder
-    T.__rmul__ = _binary_method(pointwise.mul)
+    T.__rmul__ = _reflected(_binary_method(pointwise.mul))
     T.__truediv__ = pointwise.div.dunder
-    T.__rtruediv__ = _binary_method(_reciprocal_times)
+    T.__rtruediv__ = _reflected(_binary_method(_reciprocal_times))
     T.__pow__ = _pow_dunder
-    T.__rpow__ = _binary_method(binary.pow, reflected=True)
+    T.__rpow__ = _reflected(_binary_method(binary.pow, reflected=True))
     T.__iadd__ = _binary_method(pointwise.add_)
     T.__isub__ = _binary_method(pointwise.sub_)
     T.__imul__ = _binary_method(pointwise.mul_)

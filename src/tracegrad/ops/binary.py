@@ -1417,7 +1417,7 @@ def _dunder(fn, reflected: bool = False):
     """A Python operator method: NotImplemented for foreign types, operands swapped when reflected."""
     if reflected:
         def method(self, other):
-            if not _is_operand(other):
+            if not _is_operand(other) or other.__class__ is np.ndarray:  # (see _tensor_methods._reflected)
                 return NotImplemented
             return fn(other, self)
     else:

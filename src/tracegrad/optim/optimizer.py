@@ -414,6 +414,13 @@ def step_tensor() -> Tensor:
     return _wrap(np.zeros((), dtype=np.float32))
 
 
+def array_lr(group: dict[str, Any]) -> Any:
+    """The group's lr for the updates' NumPy arithmetic: a tensor lr as its array (NumPy defers its operators to
+    a tensor, ``Tensor.__array_priority__``, so a tensor would turn the update into tensor operations)."""
+    lr = group["lr"]
+    return lr._data if isinstance(lr, Tensor) else lr
+
+
 def count_writes(t: Tensor, times: int) -> None:
     """Advance ``t``'s version by ``times``: PyTorch bumps it once per in-place op, and its update runs several on
     a tensor (``mul_`` then ``addcmul_`` is two) where ours writes the NumPy array once."""
