@@ -173,9 +173,18 @@ def _plain_nested(data, dtype) -> tuple[np.ndarray, np.dtype] | None:
     if dtype is None:
         return array, nested.dtype_of_plain(array).np
     np_dtype = _resolve_dtype(dtype)
+    if array.dtype.kind == "c" and np_dtype.kind in "fiu":
+        raise complex_into_real(np_dtype)
     if np_dtype.kind in "iu" and np_dtype != np.int64:
         return None
     return array, np_dtype
+
+
+def complex_into_real(np_dtype: np.dtype) -> TypeError:
+    """torch.tensor's error for a complex number read into a real dtype (a bool takes it: nonzero is True)."""
+    if np_dtype.kind in "iu":
+        return TypeError("'complex' object cannot be interpreted as an integer")
+    return TypeError("must be real number, not complex")
 
 
 def _read_nested(data, dtype) -> tuple[np.dtype, list[int]]:
@@ -478,25 +487,67 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
         np_dtype = _dt.DEFAULT.value.np if is_float else np.dtype(np.int64)
     else:
         np_dtype = _resolve_dtype(dtype, fn="arange")
+    _refuse_dtype("arange_cpu", np_dtype, "bc")  # (before the range's checks, as torch's dispatch)
     _check_range(vals, np_dtype)
-    count = builtins.max(0, math.ceil((vals[1] - vals[0]) / vals[2]))
-    array = (vals[0] + np.arange(count, dtype=np.float64) * vals[2]).astype(np_dtype) \
-        if np_dtype.kind in "fc" else np.arange(vals[0], vals[1], vals[2]).astype(np_dtype)
+    if np_dtype.kind in "fc":
+        count = builtins.max(0, math.ceil((vals[1] - vals[0]) / vals[2]))
+        if np_dtype in (np.float32, np.float64) and count:
+            array = _float_range(float(vals[0]), float(vals[2]), count, np_dtype)
+        else:
+            array = (vals[0] + np.arange(count, dtype=np.float64) * vals[2]).astype(np_dtype)
+    else:
+        array = _integer_range(vals, np_dtype)
     return _finish(array, requires_grad, device, pin_memory)
 
 
+def _float_range(start: float, step: float, count: int, np_dtype: np.dtype) -> np.ndarray:
+    """PyTorch's CPU arange of float or double, to the bit. In double: its vectorized loop fills two vectors (8 floats
+    or 4 doubles each, ATen's AVX2 build) at a time, each from a base ``start + step * k`` rounded to the dtype, lane
+    i at ``base + i * step``; the elements past the last pair of vectors are ``start + step * i`` one at a time.
+    Each ``a + b * c`` is one fused multiply-add (compiled with FMA)."""
+    from .ops.aten_vec import fma
+
+    exact = 2.0 ** (24 if np_dtype == np.float32 else 53)
+    if start.is_integer() and step.is_integer() and builtins.max(abs(start), abs(start + step * count)) < exact:
+        # (whole numbers the dtype holds exactly, as every partial result: each way of adding gives the same)
+        return (start + np.arange(count, dtype=np.float64) * step).astype(np_dtype)
+    lanes = 8 if np_dtype == np.float32 else 4
+    vectorized = count // (2 * lanes) * 2 * lanes
+    index = np.arange(count, dtype=np.float64)
+    values = fma(index, np.float64(step), np.float64(start))
+    if vectorized:
+        lane = index[:vectorized] % lanes
+        base = values[:vectorized] if np_dtype == np.float64 else values[:vectorized].astype(np_dtype)
+        base = np.repeat(base[::lanes], lanes).astype(np.float64)  # (each vector's first element: its base)
+        values[:vectorized] = fma(lane, np.float64(step), base)
+    return values.astype(np_dtype)
+
+
+def _integer_range(vals: list, np_dtype: np.dtype) -> np.ndarray:
+    """PyTorch's arange into an integer dtype: start and step truncated to integers (0.5 is 0), the count from the
+    truncated bounds for int64 and from the numbers as given for the narrower types."""
+    start, end, step = (int(v) for v in vals)
+    if np_dtype == np.int64:  # (C's integer division, which truncates toward zero)
+        span = end - start + step - (1 if step > 0 else -1)
+        count = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
+    else:
+        count = math.ceil((vals[1] - vals[0]) / vals[2])
+    count = builtins.max(0, count)
+    return (start + np.arange(count, dtype=np.int64) * step).astype(np_dtype)
+
+
 def _check_range(vals: list, np_dtype: np.dtype) -> None:
-    """torch's arange checks: an integer dtype truncates the step first (0.25 becomes 0), and the bounds must be
+    """torch's arange checks: int64 truncates the step first (0.25 becomes 0, refused), and the bounds must be
     finite and in the step's direction."""
     start, end, step = vals
     if step == 0 or step != step:
         raise RuntimeError("step must be nonzero")
-    if np_dtype.kind in "iub" and math.isfinite(step) and int(step) == 0:  # (a Python-side check in torch)
-        raise ValueError("step must be nonzero")
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {_number(start)} -> {_number(end)}")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if np_dtype == np.int64 and math.isfinite(step) and int(step) == 0:  # (int64's own, after the others)
+        raise ValueError("step must be nonzero")
 
 
 def _number(value) -> str:
@@ -530,6 +581,8 @@ def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, r
         _check_bounds("linspace", start, end)
     steps = _steps(steps)
     np_dtype = _resolve_dtype(dtype, fn="linspace")
+    if steps:
+        _refuse_dtype("linspace_cpu", np_dtype, "b")
     if np_dtype.kind == "f" and np_dtype.itemsize >= 4 and steps > 1:  # (float16: torch's rounding is not this)
         values = _linspace_like_torch(start, end, steps, np_dtype)
     else:
@@ -567,8 +620,10 @@ def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=
     if isinstance(start, Tensor) or isinstance(end, Tensor):
         _check_bounds("logspace", start, end)
     np_dtype = _resolve_dtype(dtype, fn="logspace")
-    return _finish(np.logspace(start, end, _steps(steps), base=base).astype(np_dtype), requires_grad, device,
-                   pin_memory)
+    steps = _steps(steps)
+    if steps:
+        _refuse_dtype("logspace_cpu", np_dtype, "b")
+    return _finish(np.logspace(start, end, steps, base=base).astype(np_dtype), requires_grad, device, pin_memory)
 
 
 # ---- random ------------------------------------------------------------------------------------------------
@@ -684,6 +739,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: 
              pin_memory: bool = False, **kw) -> Tensor:
     np_dtype = _resolve_dtype(dtype, _dt.int64, fn="randperm")
     _args.non_negative_shape("randperm", (n,))
+    _refuse_dtype("randperm", np_dtype, "bc")
     return _finish(_rng(generator).randperm(int(n)).astype(np_dtype), requires_grad, device, pin_memory)
 
 
@@ -697,6 +753,8 @@ def _check_random_bounds(low, high, np_dtype: np.dtype) -> None:
     """torch's random_(from, to) checks: from < to, and both within the dtype (to - 1 being the largest drawn)."""
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if np_dtype.kind == "c":
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     if np_dtype.kind in "iub":
         info = np.iinfo(np_dtype) if np_dtype.kind != "b" else None
         lowest, largest = (0, 1) if info is None else (int(info.min), int(info.max))

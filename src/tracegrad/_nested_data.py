@@ -127,6 +127,10 @@ def check_items(data: Any, sizes: list[int], target: np.dtype) -> None:
     integral = target.kind in "iub"
 
     def leaf(obj: Any) -> None:
+        if isinstance(obj, complex) and target.kind in "fiu":
+            from ._factories import complex_into_real
+
+            raise complex_into_real(target)
         if isinstance(obj, (bool, float, complex, np.generic)):
             return
         if isinstance(obj, int):

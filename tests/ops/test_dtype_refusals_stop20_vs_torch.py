@@ -5,6 +5,8 @@ tracegrad and torch with the same outcome: value, dtype and shape, or error type
   and where they are not refused because no kernel runs (an empty ``amax``, a 0-d ``mode``), in PyTorch's
   order of checks (a bad dim before the dtype).
 - ``torch.tensor`` of negative Python ints into ``uint8``: down to -255 they wrap around as two's complement.
+- Factories refuse the dtypes their kernels are not dispatched over (arange/range/linspace/logspace of bool,
+  complex arange, randperm, randint, random_, tril_indices), and a complex number read into a real dtype.
 - In-place division with a rounding mode (``div_``, ``floor_divide_``, ``//=``): the rounding mode checked first,
   then the cast into self (a complex divisor into a real tensor), then the kernel's dtype.
 """
@@ -109,6 +111,43 @@ PROGRAMS = {
     "unique_consecutive dim -1 of a vector": lambda L: L.unique_consecutive(_c(L, 3), dim=-1),
     "unique_consecutive dim of a matrix": lambda L: L.unique_consecutive(_c(L, 2, 3), dim=1),
     "unique_consecutive bad dim": lambda L: L.unique_consecutive(_c(L, 2, 3), dim=7),
+    # factories: the dtypes their kernels are dispatched over, in PyTorch's order of checks
+    "arange bool": lambda L: L.arange(2, dtype=L.bool),
+    "arange bool to inf": lambda L: L.arange(0, float("inf"), dtype=L.bool),
+    "arange complex": lambda L: L.arange(3, dtype=L.complex64),
+    "arange int32 by a half step": lambda L: L.arange(0, 2, 0.5, dtype=L.int32),
+    "arange uint8 by a half step": lambda L: L.arange(1, 2.5, 0.5, dtype=L.uint8),
+    "arange int64 by a half step": lambda L: L.arange(0, 2, 0.5, dtype=L.int64),
+    "arange int64 by 2.7": lambda L: L.arange(0, 5, 2.7, dtype=L.int64),
+    "arange int64 by 1.5": lambda L: L.arange(0, 3, 1.5, dtype=L.int64),
+    "arange int64 bounds before the step": lambda L: L.arange(4, 1.94, 0.87, dtype=L.int64),
+    "range bool": lambda L: L.range(0, 2, dtype=L.bool),
+    "range complex with bad bounds": lambda L: L.range(2, 0, dtype=L.complex64),
+    "linspace bool": lambda L: L.linspace(0, 1, 3, dtype=L.bool),
+    "linspace bool of no steps": lambda L: L.linspace(0, 1, 0, dtype=L.bool),
+    "logspace bool": lambda L: L.logspace(0, 1, 2, dtype=L.bool),
+    "randperm bool": lambda L: L.randperm(3, dtype=L.bool),
+    "randperm bool of 0": lambda L: L.randperm(0, dtype=L.bool),
+    "randperm complex": lambda L: L.randperm(3, dtype=L.complex64),
+    "randint complex": lambda L: L.randint(0, 5, (2,), dtype=L.complex64),
+    "randint complex with bad bounds": lambda L: L.randint(5, 0, (2,), dtype=L.complex64),
+    "random_ complex from to": lambda L: _c(L, 2).random_(0, 5),
+    "random_ complex to": lambda L: _c(L, 2).random_(5),
+    "random_ complex": lambda L: _c(L, 2).random_(),
+    "random_ bool to 5": lambda L: L.empty(2, dtype=L.bool).random_(0, 5),
+    "tril_indices int16": lambda L: L.tril_indices(2, 2, dtype=L.int16),
+    "tril_indices float": lambda L: L.tril_indices(2, 2, dtype=L.float32),
+    "triu_indices int8": lambda L: L.triu_indices(2, 2, dtype=L.int8),
+    "tril_indices int32": lambda L: L.tril_indices(2, 2, dtype=L.int32),
+    "normal into int64": lambda L: L.normal(0.0, 1.0, (2,), dtype=L.int64),
+    "normal into int64 of nothing": lambda L: L.normal(0.0, 1.0, (0,), dtype=L.int64),
+    "normal into int64 with a negative std": lambda L: L.normal(0.0, -1.0, (2,), dtype=L.int64),
+    "bernoulli of complex probabilities": lambda L: L.bernoulli(L.full((2,), 0.5, dtype=L.complex64)),
+    "tensor of a complex into float": lambda L: L.tensor([1 + 1j], dtype=L.float32),
+    "tensor of a complex into int": lambda L: L.tensor([1 + 1j], dtype=L.int64),
+    "tensor of a complex into bool": lambda L: L.tensor([1 + 1j], dtype=L.bool),
+    "tensor of a 0-d complex into double": lambda L: L.tensor(1 + 0j, dtype=L.float64),
+    "tensor of nested complexes into float": lambda L: L.tensor([[1, 2j]], dtype=L.float32),
 }
 
 

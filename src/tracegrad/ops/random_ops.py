@@ -9,6 +9,8 @@ sample is not differentiable through its parameters: the ops that PyTorch record
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._factories import _rng
@@ -83,7 +85,7 @@ def _check_p_float(p) -> None:
 
 
 def _bernoulli_kernel(a, generator=None):
-    _require_float(a, "bernoulli_tensor_cpu_p_")
+    _require_float(a, "bernoulli_tensor_cpu_self_" if a.dtype.kind == "c" else "bernoulli_tensor_cpu_p_")
     _check_probabilities(a)
     return _rng(generator).bernoulli(a, double=a.dtype == np.float64).astype(a.dtype)
 
@@ -223,7 +225,10 @@ def _normal_factory(mean, std, size, generator, out, dtype, placement: tuple, re
                         "needs a size")
     _check_std_scalar(std)
     shape = _size((size,)) if not isinstance(size, int) else (size,)
-    array = _rng(generator).normal(shape, _resolve_dtype(dtype), float(mean), float(std))
+    np_dtype = _resolve_dtype(dtype)
+    if math.prod(shape):  # (an empty result runs no kernel)
+        _require_float(np.empty(0, np_dtype), "normal_kernel_cpu", "fc")
+    array = _rng(generator).normal(shape, np_dtype, float(mean), float(std))
     return _into_out(_finish(array, requires_grad, *placement), out)
 
 
@@ -303,14 +308,19 @@ def _default_high(dtype: np.dtype) -> int:
     return int(np.iinfo(dtype).max)
 
 
+_RANDOM_BOUNDS_TYPES = "check_random_bounds handles only integral, floating-point and boolean types"
+
+
 def _check_range(dtype: np.dtype, low: int, high: int) -> None:
-    """``high`` is inclusive here; mirror PyTorch's bounds messages."""
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
+    """``high`` is inclusive here; mirror PyTorch's bounds messages (``check_random_bounds``)."""
+    if dtype.kind == "c":
+        raise RuntimeError(_RANDOM_BOUNDS_TYPES)
+    if dtype.kind in "iub":
+        lowest, largest = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
         name = cpp_type_name(dtype)
-        if low < info.min or low > info.max:
+        if low < lowest or low > largest:
             raise RuntimeError(f"from is out of bounds for {name}")
-        if high > info.max or high < info.min:
+        if high > largest or high < lowest:
             raise RuntimeError(f"to - 1 is out of bounds for {name}")
 
 
@@ -341,6 +351,8 @@ def _random_to_kernel(a, to, generator=None):
 
 def _random_kernel(a, generator=None):
     """random_() with no bounds: ``uniform_int``, [0, max] for integers and [0, 2**digits] for floats."""
+    if a.dtype.kind == "c":
+        raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{_tname(a.dtype)}'")
     return _place(a, _rng(generator).random_default(a.size, a.dtype))
 
 

@@ -1877,7 +1877,7 @@ def _triangle_indices(upper: bool, row: int, col: int, offset: int, dtype) -> np
 
     dt = to_dtype(dtype if dtype is not None else int64)
     name = "triu_indices" if upper else "tril_indices"
-    if dt.np.kind not in "iu":
+    if dt.np not in (np.int32, np.int64):  # (PyTorch's kernel is dispatched over int and long only)
         raise unsupported(name, dt.np)
     mask = np.triu(np.ones((row, col), dtype=bool), offset) if upper else np.tril(np.ones((row, col), dtype=bool),
                                                                                   offset)

@@ -225,12 +225,14 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    target = _dt.to_dtype(dtype) if dtype is not None else (out.dtype if out is not None else _dt.DEFAULT.value)
+    if target.np.kind in "bc":  # (before the range's checks, as torch's dispatch)
+        raise NotImplementedError(f"\"range_cpu\" not implemented for '{_dt.scalar_type_name(target.np)}'")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = int(math.floor((end - start) / step)) + 1
-    target = _dt.to_dtype(dtype) if dtype is not None else (out.dtype if out is not None else _dt.DEFAULT.value)
     values = (start + step * np.arange(n, dtype=np.float64)).astype(target.np)
     result = _finish(values, requires_grad, device)
     return _into_out(result, out) if out is not None else result
