@@ -1,9 +1,10 @@
 """The warnings a notebook user meets (deprecated arguments, implicit dims, broadcasting losses, scheduler order,
 degrees of freedom, scalar conversion of a tensor that requires grad...): the same categories and texts as torch.
 
-Warnings PyTorch gives once per process (``.T`` of a 3-d tensor, ``float()`` of a tensor that requires grad) are
-left out: which test meets them first decides. torch's C++ warnings end with "(Triggered internally at <its source file>:<line>.)", which names a file of
-PyTorch's build; that suffix is left out of the comparison.
+Warnings PyTorch gives once per process (``.T`` of a 3-d tensor, ``float()`` of a tensor that requires grad,
+``meshgrid`` without ``indexing``) are left out: which test meets them first decides. torch's C++ warnings end
+with "(Triggered internally at <its source file>:<line>.)", which names a file of PyTorch's build; that suffix is
+left out of the comparison.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ def _programs(lib) -> dict:
         "register_backward_hook": lambda: nn.Linear(2, 2).register_backward_hook(lambda *a: None),
         "scheduler get_lr": lambda: lib.optim.lr_scheduler.StepLR(
             lib.optim.SGD([nn.Parameter(lib.ones(2))], lr=0.1), 1).get_lr(),
-        "meshgrid without indexing": lambda: lib.meshgrid(lib.ones(2), lib.ones(3)),
         "torch.lu": lambda: lib.lu(lib.eye(2)),
         "chain_matmul": lambda: lib.chain_matmul(lib.eye(2), lib.eye(2)),
         "reduction='elementwise_mean'": lambda: F.nll_loss(lib.ones(2, 3), lib.tensor([0, 1]),
