@@ -104,3 +104,22 @@ def test_circular_conv_trains_as_in_torch():
         results.append((out.detach(), xt.grad, conv.weight.grad))
     for ours, theirs in zip(results[1], results[0]):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("shape", "pad"), [((2, 3, 5), (2, 1)), ((1, 2, 4, 5), (1, 2, 3, 0)), ((3, 4, 2), (0, 2)),
+                                            ((1, 1, 2, 3, 4), (1, 1, 2, 0, 1, 2)), ((2, 3, 5), (5, 3))])
+def test_circular_pad_without_a_graph_as_in_torch(shape, pad):
+    """No graph to record and no negative pad: one gather, the same values (and errors) as torch's composite."""
+    data = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    outcomes = []
+    for lib in (torch, tg):
+        with lib.no_grad():
+            try:
+                outcomes.append(lib.nn.functional.pad(lib.tensor(data, requires_grad=True), pad, mode="circular"))
+            except RuntimeError as exc:
+                outcomes.append(str(exc))
+    if isinstance(outcomes[0], str):
+        assert outcomes[1] == outcomes[0]
+    else:
+        assert_same_bits(outcomes[1], outcomes[0])
+        assert outcomes[1].grad_fn is None

@@ -103,11 +103,12 @@ def _inplace(kernel):
     return run
 
 
-def _cast_checked_first(kernel, check_options=None):
+def _cast_checked_first(kernel, check_options=None, promoted=None):
     """An in-place kernel that, as PyTorch's TensorIterator, checks that the operands' promoted dtype can be
     written into self before computing (so ``int_t |= 2.5`` is a cast error, not the kernel's dtype error).
     ``check_options(*options)``: the checks of the arguments after ``other`` that PyTorch's meta function makes
-    before it builds the iterator (div's rounding mode)."""
+    before it builds the iterator (div's rounding mode); ``promoted(a, b, *options)``: the result dtype, where it
+    is not ``binary_dtype``'s (true division's float)."""
     inplace = _inplace(kernel)
 
     @writes_last
@@ -115,7 +116,7 @@ def _cast_checked_first(kernel, check_options=None):
         if check_options is not None:
             check_options(*options)
         check_broadcast_into(a, (b,))  # (the shape first, then the cast, as TensorIterator)
-        dt = binary_dtype(a, b)
+        dt = binary_dtype(a, b) if promoted is None else promoted(a, b, *options)
         if dt != a.dtype and not _pw._can_cast_like_torch(dt, a.dtype):
             raise RuntimeError(f"result type {type_name(dt)} can't be cast to the desired output type "
                                f"{type_name(a.dtype)}")
@@ -124,7 +125,7 @@ def _cast_checked_first(kernel, check_options=None):
     return run
 
 
-def _pair(schema: str, kernel, cast_checked_first: bool = False, check_options=None, **rules):
+def _pair(schema: str, kernel, cast_checked_first: bool = False, check_options=None, promoted=None, **rules):
     """``name.overload(Tensor self, ...)`` and its in-place ``name_.overload(Tensor(a!) self, ...)``.
 
     ``fast="binary"`` (for ``(Tensor self, Tensor other)`` schemas only) gives the functional op the
@@ -138,7 +139,7 @@ def _pair(schema: str, kernel, cast_checked_first: bool = False, check_options=N
     rules = {**rules, "node_name": op.node_class._name}
     inplace_schema = (f"{name}_{dot}{overload}(" + rest.replace("Tensor self", "Tensor(a!) self", 1)
                       .replace("-> Tensor", "-> Tensor(a!)"))
-    inplace_kernel = _cast_checked_first(kernel, check_options) if cast_checked_first else _inplace(kernel)
+    inplace_kernel = _cast_checked_first(kernel, check_options, promoted) if cast_checked_first else _inplace(kernel)
     return op, defop(inplace_schema, inplace_kernel, **rules)
 
 
@@ -278,6 +279,7 @@ def _div_mode_jvp(args, outs, tangents):
 
 _div_mode, _div_mode_ = _pair("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
                               _div_mode_kernel, cast_checked_first=True, check_options=_check_rounding_mode,
+                              promoted=lambda a, b, mode=None: binary_dtype(a, b) if mode else _float_dtype(a, b),
                               vjp=_div_mode_vjp, saves=("self", "other"),
                               save_if={"self": "other"}, attrs=("rounding_mode",), node_name="DivBackward2",
                               jvp=_div_mode_jvp)

@@ -103,13 +103,9 @@ def _copy_kernel(dst, src, non_blocking=False):
 
 def _copy_vjp(ctx, g):
     need = ctx.needs_input_grad
-    return (mul_zero(g) if need[0] else None, g if need[1] else None)
-
-
-def mul_zero(g):
-    from .pointwise import mul
-
-    return mul(g, 0)
+    # (PyTorch's CopyBackwards: zeros for the overwritten self, not g * 0, which turns an inf or NaN gradient into
+    # NaN and records a node under create_graph)
+    return (zeros_like(g) if need[0] else None, g if need[1] else None)
 
 
 copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", _copy_kernel,

@@ -232,7 +232,8 @@ class LBFGS(Optimizer):
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
 
         def evaluate():
-            return self._closure_loss(closure)
+            # (no closure: calling it is torch's error, "'NoneType' object is not callable")
+            return self._closure_loss(closure) if closure is not None else closure()
 
         # the state lives on the first parameter (there is one group)
         state = self.state[self._params[0]]

@@ -73,7 +73,7 @@ constant_pad_nd = defop(
 )
 
 _PAD_OPS: dict[tuple[str, int], object] = {}
-_PAD_NAMES = {"reflect": "Reflection", "replicate": "Replication", "circular": "Circular"}  # (circular: a composite)
+_PAD_NAMES = {"reflect": "Reflection", "replicate": "Replication", "circular": "Circular"}
 
 
 def _pad_op(mode: str, k: int):
@@ -129,7 +129,9 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
                 f"Argument #{4 + 2 * j}: Padding size should be less than the corresponding input dimension, but "
                 f"got: padding ({lo}, {hi}) at dimension {dim} of input {list(x.shape)}"
             )
-    if mode == "circular":
+    if mode == "circular" and (min(pad) < 0 or (STATE.grad_enabled and input.requires_grad)):
+        # (PyTorch's composite where its graph is recorded or a negative pad crops before another dim wraps; else
+        # one gather gives the same values, some ten times faster)
         return _pad_circular(input, pad)
     maps = []
     for i in range(k):
@@ -137,6 +139,8 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
         j = k - 1 - i
         lo, hi = pad[2 * j], pad[2 * j + 1]
         size = x.shape[dim]
+        if mode == "circular" and (lo > size or hi > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
         if size + lo + hi <= 0:
             raise RuntimeError(f"input tensor has size 0 at dimension {dim} after padding")
         maps.append(resample.pad_index_map(size, lo, hi, mode))

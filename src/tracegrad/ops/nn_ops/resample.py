@@ -1,7 +1,7 @@
 """Index maps and separable linear maps over the trailing dims: padding, nearest/bilinear resampling and
 adaptive average pooling are all one of the two.
 
-* gather ``y = x[..., idx_1, ..., idx_k]`` (reflect / replicate padding, nearest upsampling),
+* gather ``y = x[..., idx_1, ..., idx_k]`` (reflect / replicate / circular padding, nearest upsampling),
   whose adjoint is a scatter-add (and the scatter's adjoint is the gather again);
 * separable linear ``y = M_1 ... M_k x`` over the trailing dims (bilinear interpolation, adaptive average
   pooling), whose adjoint is the same map with transposed matrices. The interpolating upsamplings pass a
@@ -220,7 +220,9 @@ def pad_index_map(size: int, left: int, right: int, mode: str) -> np.ndarray:
         period = 2 * (size - 1) if size > 1 else 1
         src = np.abs(src) % period
         return np.where(src >= size, period - src, src)
-    return np.clip(src, 0, size - 1)  # replicate (circular padding is composite: misc._pad_circular)
+    if mode == "replicate":
+        return np.clip(src, 0, size - 1)
+    return src % size  # circular (misc.pad: where no graph is recorded and no pad is negative)
 
 
 def nearest_index_map(in_size: int, out_size: int, scale: float | None, exact: bool = False,
