@@ -55,3 +55,15 @@ def test_numpy_scalar_keeps_the_graph():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     (np.pi * x).sum().backward()
     assert x.grad.tolist() == pytest.approx([np.pi, np.pi])
+
+
+@pytest.mark.parametrize("method", ["sum", "mean", "amax", "std", "var", "logsumexp", "nansum", "any", "count_nonzero",
+                                    "squeeze", "flip"])
+@pytest.mark.parametrize("dim", [np.int64(0), np.int32(-1)])
+def test_numpy_integer_dim_as_in_torch(method, dim):
+    """A NumPy integer is an int to torch's parser, a dim too (``x.sum(np.int64(0))`` tried to iterate it)."""
+    results = []
+    for lib in (torch, tg):
+        x = lib.tensor([[0.5, 1.5, 2.5]]) if method == "squeeze" else lib.arange(6.0).reshape(2, 3)
+        results.append(getattr(x, method)(dim).reshape(-1).tolist())
+    assert results[1] == pytest.approx(results[0])

@@ -43,8 +43,8 @@ def wrap_dims(dims, ndim: int, one_by_one: bool = False) -> tuple[int, ...]:
         return tuple(range(ndim))
     if dims.__class__ is int:
         return (wrap_dim(dims, ndim),)  # one dim cannot repeat
-    if isinstance(dims, int):
-        dims = (dims,)
+    if isinstance(dims, (int, np.integer)):  # (a NumPy integer is an int to torch's parser too)
+        dims = (operator.index(dims),)
     dims = [d if d.__class__ is int else operator.index(d) for d in dims]
     if not one_by_one:  # (every dim's range before any repeat)
         dims = [wrap_dim(d, ndim) for d in dims]
