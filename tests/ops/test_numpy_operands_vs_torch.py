@@ -67,3 +67,17 @@ def test_numpy_integer_dim_as_in_torch(method, dim):
         x = lib.tensor([[0.5, 1.5, 2.5]]) if method == "squeeze" else lib.arange(6.0).reshape(2, 3)
         results.append(getattr(x, method)(dim).reshape(-1).tolist())
     assert results[1] == pytest.approx(results[0])
+
+
+@pytest.mark.parametrize("make", [lambda: np.arange(3.0)[::-1], lambda: np.zeros((2, 3))[:, ::-1],
+                                  lambda: np.arange(4.0).reshape(2, 2)[::-1], lambda: np.zeros(0)[::-1],
+                                  lambda: np.zeros((2, 0))[::-1], lambda: np.arange(3.0)[::2]],
+                         ids=["reversed", "reversed columns", "reversed rows", "empty", "empty rows", "stepped"])
+def test_from_numpy_of_negative_strides_as_in_torch(make):
+    outcomes = []
+    for lib in (torch, tg):
+        try:
+            outcomes.append(("ok", tuple(lib.from_numpy(make()).shape)))
+        except ValueError as exc:
+            outcomes.append(("ValueError", str(exc)))
+    assert outcomes[1] == outcomes[0]
