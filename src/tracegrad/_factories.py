@@ -173,11 +173,18 @@ def _plain_nested(data, dtype) -> tuple[np.ndarray, np.dtype] | None:
     if dtype is None:
         return array, nested.dtype_of_plain(array).np
     np_dtype = _resolve_dtype(dtype)
-    if array.dtype.kind == "c" and np_dtype.kind in "fiu":
+    if array.dtype.kind == "c" and np_dtype.kind in "fiu" and _has_python_complex(data):
         raise complex_into_real(np_dtype)
     if np_dtype.kind in "iu" and np_dtype != np.int64:
         return None
     return array, np_dtype
+
+
+def _has_python_complex(data) -> bool:
+    """Whether nested lists hold a Python complex (a NumPy complex scalar is read for its real part, as torch)."""
+    if data.__class__ is complex:
+        return True
+    return data.__class__ is list and any(_has_python_complex(item) for item in data)
 
 
 def complex_into_real(np_dtype: np.dtype) -> TypeError:
@@ -504,6 +511,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     return _finish(array, requires_grad, device, pin_memory)
 
 
+_ARANGE_GRAIN = 32768  # (at::internal::GRAIN_SIZE)
+
+
 def _float_range(start: float, step: float, count: int, np_dtype: np.dtype) -> np.ndarray:
     """PyTorch's CPU arange of float or double, to the bit. In double: its vectorized loop fills two vectors (8 floats
     or 4 doubles each, ATen's AVX2 build) at a time, each from a base ``start + step * k`` rounded to the dtype, lane
@@ -511,9 +521,11 @@ def _float_range(start: float, step: float, count: int, np_dtype: np.dtype) -> n
     Each ``a + b * c`` is one fused multiply-add (compiled with FMA)."""
     from .ops.aten_vec import fma
 
-    exact = 2.0 ** (24 if np_dtype == np.float32 else 53)
-    if start.is_integer() and step.is_integer() and builtins.max(abs(start), abs(start + step * count)) < exact:
-        # (whole numbers the dtype holds exactly, as every partial result: each way of adding gives the same)
+    # Multiples of 2**-10 that the dtype holds exactly, as every partial result: each way of adding gives the same.
+    # And past ATen's grain (32,768 elements) torch's own threads split the fill where they please.
+    exact = 2.0 ** ((24 if np_dtype == np.float32 else 53) - 10)
+    dyadic = (start * 1024).is_integer() and (step * 1024).is_integer()
+    if (dyadic and builtins.max(abs(start), abs(start + step * count)) < exact) or count > _ARANGE_GRAIN:
         return (start + np.arange(count, dtype=np.float64) * step).astype(np_dtype)
     lanes = 8 if np_dtype == np.float32 else 4
     vectorized = count // (2 * lanes) * 2 * lanes
@@ -530,6 +542,8 @@ def _float_range(start: float, step: float, count: int, np_dtype: np.dtype) -> n
 def _integer_range(vals: list, np_dtype: np.dtype) -> np.ndarray:
     """PyTorch's arange into an integer dtype: start and step truncated to integers (0.5 is 0), the count from the
     truncated bounds for int64 and from the numbers as given for the narrower types."""
+    if not all(math.isfinite(v) for v in vals):  # (torch converts each to int64_t first)
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
     start, end, step = (int(v) for v in vals)
     if np_dtype == np.int64:  # (C's integer division, which truncates toward zero)
         span = end - start + step - (1 if step > 0 else -1)
@@ -585,7 +599,7 @@ def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, r
         _check_bounds("linspace", start, end)
     steps = _steps(steps)
     np_dtype = _resolve_dtype(dtype, fn="linspace")
-    if steps:
+    if steps > 1:  # (one step is its start, written without the kernel)
         _refuse_dtype("linspace_cpu", np_dtype, "b")
     if np_dtype.kind == "f" and np_dtype.itemsize >= 4 and steps > 1:  # (float16: torch's rounding is not this)
         values = _linspace_like_torch(start, end, steps, np_dtype)
@@ -625,7 +639,7 @@ def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=
         _check_bounds("logspace", start, end)
     np_dtype = _resolve_dtype(dtype, fn="logspace")
     steps = _steps(steps)
-    if steps:
+    if steps > 1:  # (one step is its start, written without the kernel)
         _refuse_dtype("logspace_cpu", np_dtype, "b")
     return _finish(np.logspace(start, end, steps, base=base).astype(np_dtype), requires_grad, device, pin_memory)
 

@@ -49,3 +49,81 @@ def _bool_true_division_in_place(lib):
                                      _bool_true_division_in_place], ids=lambda p: p.__name__.lstrip("_"))
 def test_as_in_torch(program):
     assert program(tg) == program(torch)
+
+
+_TENSOR_OPTIONS = {
+    "Adam eps": ("Adam", {"eps": 1e-5}), "AdamW weight_decay": ("AdamW", {"weight_decay": 0.1}),
+    "Adadelta eps": ("Adadelta", {"eps": 1e-5}), "Adamax eps": ("Adamax", {"eps": 1e-5}),
+    "Adamax betas": ("Adamax", {"betas": (0.8, 0.9)}), "NAdam betas": ("NAdam", {"betas": (0.8, 0.9)}),
+    "NAdam momentum_decay": ("NAdam", {"momentum_decay": 0.005}),
+    "NAdam decoupled weight_decay": ("NAdam", {"weight_decay": 0.1, "decoupled_weight_decay": True}),
+    "RAdam betas": ("RAdam", {"betas": (0.8, 0.9)}),
+    "RAdam decoupled weight_decay": ("RAdam", {"weight_decay": 0.1, "decoupled_weight_decay": True}),
+    "RMSprop momentum": ("RMSprop", {"momentum": 0.5}), "RMSprop eps": ("RMSprop", {"eps": 1e-5}),
+    "Adagrad eps": ("Adagrad", {"eps": 1e-5}), "Adagrad lr_decay": ("Adagrad", {"lr_decay": 0.1}),
+    "ASGD lambd": ("ASGD", {"lambd": 1e-3}), "LBFGS lr": ("LBFGS", {"lr": 0.5}),
+    "SGD momentum": ("SGD", {"lr": 0.1, "momentum": 0.9}), "Adafactor weight_decay": ("Adafactor", {"weight_decay": 0.1}),
+}
+
+
+@pytest.mark.parametrize("name", list(_TENSOR_OPTIONS))
+def test_tensor_options_step_as_in_torch(name):
+    """An optimizer option given as a tensor (eps, betas, weight_decay...) steps as torch's: the updates' NumPy
+    arithmetic reads it as its array (with the tensor's __array_priority__, NumPy would hand it the operator)."""
+    optimizer, options = _TENSOR_OPTIONS[name]
+    results = []
+    for lib in (torch, tg):
+        def as_tensor(value, lib=lib):
+            return tuple(lib.tensor(v) for v in value) if isinstance(value, tuple) else lib.tensor(value)
+
+        p = lib.nn.Parameter(lib.tensor([1.0, -2.0, 0.5]))
+        opt = getattr(lib.optim, optimizer)([p], **{k: as_tensor(v) if not isinstance(v, bool) else v
+                                                   for k, v in options.items()})
+
+        def closure(opt=opt, p=p):
+            opt.zero_grad()
+            loss = (p * p * p).sum()
+            loss.backward()
+            return loss
+
+        for _ in range(3):
+            opt.step(closure)
+        results.append(p.detach().tolist())
+    assert results[1] == pytest.approx(results[0], rel=1e-6)
+
+
+def _reviewed_outcomes(lib):
+    import numpy as np
+
+    programs = [lambda: lib.linspace(0, 10, 1, dtype=lib.bool), lambda: lib.logspace(0, 2, 1, dtype=lib.bool),
+                lambda: lib.tensor(np.complex128(1 + 2j), dtype=lib.float32),
+                lambda: lib.tensor([1, np.complex128(2j)], dtype=lib.float64),
+                lambda: lib.zeros(2, dtype=lib.complex64).normal_(1 + 1j, 1),
+                lambda: lib.normal(lib.zeros(2, dtype=lib.complex64, requires_grad=True), 1.0),
+                lambda: lib.arange(-10, 1, float("inf"), dtype=lib.int64)]
+    outcomes = []
+    for program in programs:
+        try:
+            with _no_warning_check():
+                value = program()
+            outcomes.append((str(value.dtype).replace("tracegrad", "torch"), repr(value.tolist())))
+        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+            outcomes.append((type(exc).__name__, str(exc)))
+    return outcomes
+
+
+def _no_warning_check():
+    import contextlib
+    import warnings
+
+    @contextlib.contextmanager
+    def quiet():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (NumPy's ComplexWarning where a complex is read for its real part)
+            yield
+
+    return quiet()
+
+
+def test_factories_and_samplers_as_in_torch():
+    assert _reviewed_outcomes(tg) == _reviewed_outcomes(torch)

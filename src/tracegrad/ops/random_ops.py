@@ -181,6 +181,8 @@ def _normal_tensor_tensor(mean, std, generator=None):
 
 
 def _normal_inplace(a, mean=0.0, std=1.0, generator=None):
+    if isinstance(mean, complex):  # (PyTorch's parser: its mean is a float, whatever the tensor)
+        raise TypeError(f"normal_(): argument 'mean' (position 1) must be float, not {type(mean).__name__}")
     mean, std = number_arg(mean), number_arg(std)
     _require_float(a, "normal_kernel_cpu", "fc")
     _check_std_scalar(std)
@@ -188,12 +190,13 @@ def _normal_inplace(a, mean=0.0, std=1.0, generator=None):
     return _place(a, draws)
 
 
+# (complex_grad: a complex draw that requires grad is refused by autograd, as PyTorch's)
 _normal_tf = defop("normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor",
-                   _normal_tensor_float, vjp=_zero_grads, node_name="NormalBackward1")
+                   _normal_tensor_float, vjp=_zero_grads, node_name="NormalBackward1", complex_grad=False)
 _normal_ft = defop("normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor",
-                   _normal_float_tensor, vjp=_zero_grads, node_name="NormalBackward2")
+                   _normal_float_tensor, vjp=_zero_grads, node_name="NormalBackward2", complex_grad=False)
 _normal_tt = defop("normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor",
-                   _normal_tensor_tensor, vjp=_zero_grads, node_name="NormalBackward3")
+                   _normal_tensor_tensor, vjp=_zero_grads, node_name="NormalBackward3", complex_grad=False)
 normal_ = defop("normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> "
                 "Tensor(a!)",
                 _normal_inplace, vjp=_zero_grads, node_name="NormalBackward0")

@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from ..autograd.views import LEAF_INPLACE_ERROR
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
 from ._refusals import refuse_at_step
-from .optimizer import Optimizer, count_state_writes, count_writes
+from .optimizer import Optimizer, array_options, count_state_writes, count_writes
 
 __all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
 
@@ -75,6 +75,7 @@ class PerParamOptimizer(Optimizer):
         try:
             for group in self.param_groups:
                 refuse_at_step(self, group)
+                group = array_options(group)
                 if _writes_under_autograd:  # (PyTorch creates the group's state before a write can fail)
                     self._init_group_state(group)
                 for p in group["params"]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ._per_param import begin_write, decay_in_place, lerp_
-from .optimizer import Optimizer, step_tensor
+from .optimizer import Optimizer, array_options, step_tensor
 
 __all__ = ["Adafactor"]
 
@@ -84,6 +84,7 @@ class Adafactor(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             params = self._real_params_with_grad(group)
+            group = array_options(group)
             for p in params:
                 state = self.state[p]
                 if len(state) == 0:

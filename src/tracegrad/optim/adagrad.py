@@ -7,7 +7,7 @@ import numpy as np
 from .._tensor import _wrap
 from ._fused import addcmul_, added_scaled
 from ._refusals import refuse_at_step, refuse_fused_combinations
-from .optimizer import Optimizer, array_lr, check_lr, step_tensor
+from .optimizer import Optimizer, array_options, check_lr, step_tensor
 
 __all__ = ["Adagrad"]
 
@@ -69,7 +69,8 @@ class Adagrad(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
-            lr, lr_decay, wd, eps = array_lr(group), group["lr_decay"], group["weight_decay"], group["eps"]
+            group = array_options(group)
+            lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
             for p in group["params"]:
                 if p._grad is None:
                     continue

@@ -7,7 +7,7 @@ import numpy as np
 from .._tensor import Tensor
 from ._fused import addcmul_, added_scaled, lerp_
 from ._refusals import refuse_at_step, refuse_fused_combinations
-from .optimizer import Optimizer, array_lr, check_lr, count_state_writes, step_tensor, zeros_state
+from .optimizer import Optimizer, array_options, check_lr, count_state_writes, step_tensor, zeros_state
 
 __all__ = ["Adam"]
 
@@ -104,8 +104,9 @@ class Adam(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
+            group = array_options(group)
             beta1, beta2 = group["betas"]
-            lr, eps, wd = array_lr(group), group["eps"], group["weight_decay"]
+            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
             amsgrad, maximize, decoupled = (
                 group["amsgrad"],
                 group["maximize"],

@@ -10,7 +10,7 @@ from .._tensor import Tensor
 from ._fused import added_scaled
 from ._per_param import PerParamOptimizer, begin_write, lerp_
 from .adam import check_adam_hparams
-from .optimizer import array_lr, step_tensor, zeros_state
+from .optimizer import step_tensor, zeros_state
 
 __all__ = ["Adamax"]
 
@@ -63,6 +63,6 @@ class Adamax(PerParamOptimizer):
         norm = np.abs(grad)
         norm += group["eps"]
         np.maximum(exp_inf, norm, out=exp_inf)
-        clr = array_lr(group) / (1 - beta1 ** float(state["step"]._data))
+        clr = group["lr"] / (1 - beta1 ** float(state["step"]._data))
         begin_write(p, group)
         param += (-clr) * exp_avg / exp_inf

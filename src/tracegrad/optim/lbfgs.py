@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._tensor import Tensor, _wrap
-from .optimizer import Optimizer, check_lr, count_writes
+from .optimizer import Optimizer, array_options, check_lr, count_writes
 
 __all__ = ["LBFGS"]
 
@@ -225,7 +225,7 @@ class LBFGS(Optimizer):
     def step(self, closure: Callable):  # noqa: C901 - one loop, as in the reference algorithm
         if len(self.param_groups) != 1:
             raise AssertionError(f"Expected exactly one param_group, but got {len(self.param_groups)}")
-        group = self.param_groups[0]
+        group = array_options(self.param_groups[0])
         lr = group["lr"]
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ._per_param import begin_write, decay_in_place, lerp_
-from .optimizer import Optimizer
+from .optimizer import Optimizer, array_options
 
 __all__ = ["Muon"]
 
@@ -107,6 +107,7 @@ class Muon(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             params = self._real_params_with_grad(group)
+            group = array_options(group)
             for p in params:
                 state = self.state[p]
                 if "momentum_buffer" not in state:

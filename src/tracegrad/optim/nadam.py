@@ -11,7 +11,7 @@ from .._tensor import Tensor, _wrap
 from ._fused import addcmul_, added_scaled
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
-from .optimizer import array_lr, step_tensor, zeros_state
+from .optimizer import step_tensor, zeros_state
 
 __all__ = ["NAdam"]
 
@@ -64,7 +64,7 @@ class NAdam(PerParamOptimizer):
 
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
-        lr, wd, momentum_decay = array_lr(group), group["weight_decay"], group["momentum_decay"]
+        lr, wd, momentum_decay = group["lr"], group["weight_decay"], group["momentum_decay"]
         state["step"]._data += 1
         step = float(state["step"]._data)
         bias_correction2 = 1 - beta2**step

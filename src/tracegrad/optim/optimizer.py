@@ -414,11 +414,22 @@ def step_tensor() -> Tensor:
     return _wrap(np.zeros((), dtype=np.float32))
 
 
-def array_lr(group: dict[str, Any]) -> Any:
-    """The group's lr for the updates' NumPy arithmetic: a tensor lr as its array (NumPy defers its operators to
-    a tensor, ``Tensor.__array_priority__``, so a tensor would turn the update into tensor operations)."""
-    lr = group["lr"]
-    return lr._data if isinstance(lr, Tensor) else lr
+def array_options(group: dict[str, Any]) -> dict[str, Any]:
+    """The group as the updates' NumPy arithmetic reads it: tensor options (``lr``, ``eps``, a tensor in ``betas``...)
+    as their arrays, the values NumPy read them as before tensors had an ``__array_priority__`` (with it NumPy
+    defers its operators to the tensor, which refuses arrays). The group itself when it holds no tensor option."""
+    def has_tensor(value) -> bool:
+        return isinstance(value, Tensor) or (value.__class__ is tuple and any(isinstance(v, Tensor) for v in value))
+
+    if not any(has_tensor(value) for key, value in group.items() if key != "params"):
+        return group
+
+    def as_array(value):
+        if isinstance(value, Tensor):
+            return value._data
+        return tuple(as_array(v) for v in value) if value.__class__ is tuple else value
+
+    return {key: value if key == "params" else as_array(value) for key, value in group.items()}
 
 
 def count_writes(t: Tensor, times: int) -> None:

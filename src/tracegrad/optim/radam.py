@@ -10,7 +10,7 @@ from .._tensor import Tensor
 from ._fused import addcmul_, added_scaled
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
-from .optimizer import array_lr, step_tensor, zeros_state
+from .optimizer import step_tensor, zeros_state
 
 __all__ = ["RAdam"]
 
@@ -55,7 +55,7 @@ class RAdam(PerParamOptimizer):
 
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
-        lr, wd = array_lr(group), group["weight_decay"]
+        lr, wd = group["lr"], group["weight_decay"]
         state["step"]._data += 1
         step = float(state["step"]._data)
         param = p._data

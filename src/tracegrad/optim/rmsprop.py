@@ -6,7 +6,7 @@ import numpy as np
 
 from ._fused import add_scaled_, addcmul_, added_scaled, lerp_
 from ._refusals import refuse_at_step
-from .optimizer import Optimizer, array_lr, check_lr, count_state_writes, step_tensor, zeros_state
+from .optimizer import Optimizer, array_options, check_lr, count_state_writes, step_tensor, zeros_state
 
 __all__ = ["RMSprop"]
 
@@ -61,7 +61,8 @@ class RMSprop(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
-            lr, alpha, eps = array_lr(group), group["alpha"], group["eps"]
+            group = array_options(group)
+            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
             for p in group["params"]:
                 if p._grad is None:

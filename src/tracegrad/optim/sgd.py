@@ -7,7 +7,7 @@ import numpy as np
 from .._tensor import _wrap
 from ._fused import add_scaled_, added_scaled
 from ._refusals import refuse_at_step, refuse_fused_combinations
-from .optimizer import Optimizer, check_tensor_lr, count_writes
+from .optimizer import Optimizer, array_options, check_tensor_lr, count_writes
 
 __all__ = ["SGD"]
 
@@ -57,6 +57,7 @@ class SGD(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
+            group = array_options(group)
             lr = group["lr"]
             momentum = group["momentum"]
             wd = group["weight_decay"]
