@@ -103,6 +103,7 @@ try:
     _IGNORE_FP_ERRORS = _make_extobj(all="ignore")
 except ImportError:  # (another NumPy)
     _FP_ERRORS = None
+_QUIET = _IGNORE_FP_ERRORS if _FP_ERRORS is not None else {"all": "ignore"}  # (an error state: see with_fp_errors)
 
 
 def quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -114,14 +115,7 @@ def quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     first and turns them into exceptions. Kernels of out-of-place operators are pure, so running one again gives
     the result the first call computed (impure ones run quietly from the start: ``OpDef.impure_kernel``); doing
     that around every call instead would cost a fifth of a small operator's time."""
-    if _FP_ERRORS is None:
-        with np.errstate(all="ignore"):
-            return fn(*args, **kwargs)
-    token = _FP_ERRORS.set(_IGNORE_FP_ERRORS)
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        _FP_ERRORS.reset(token)
+    return with_fp_errors(_QUIET, fn, *args, **kwargs)
 
 
 def quiet(fn: Callable[..., Any]) -> Callable[..., Any]:
