@@ -127,3 +127,48 @@ def _no_warning_check():
 
 def test_factories_and_samplers_as_in_torch():
     assert _reviewed_outcomes(tg) == _reviewed_outcomes(torch)
+
+
+def _rprop_with_nan_gradients(lib):
+    results = []
+    for foreach in (False, True):
+        p = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+        opt = lib.optim.Rprop([p], foreach=foreach)
+        for grad in ([float("nan"), 1.0], [1.0, 1.0], [float("nan"), -1.0]):
+            p.grad = lib.tensor(grad)
+            opt.step()
+            results.append(repr(p.tolist()))
+    return results
+
+
+def _outcomes(lib, programs):
+    outcomes = []
+    for program in programs:
+        try:
+            value = program()
+            outcomes.append(("ok", str(value.dtype).replace("tracegrad", "torch"), tuple(value.shape)))
+        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+            outcomes.append((type(exc).__name__, str(exc)))
+    return outcomes
+
+
+def _complex_inits_and_dual_refusals(lib):
+    fw = lib.autograd.forward_ad
+
+    def make_dual_of(view: bool):
+        with fw.dual_level():
+            dual = fw.make_dual(lib.ones(3), lib.ones(3))
+            return fw.make_dual(dual[:2] if view else dual, lib.ones(2 if view else 3))
+
+    return _outcomes(lib, [lambda: lib.nn.init.trunc_normal_(lib.empty(3, dtype=lib.complex64)),
+                           lambda: lib.nn.init.trunc_normal_(lib.empty(3, dtype=lib.complex64), a=-0.1, b=0.1),
+                           lambda: lib.nn.init.orthogonal_(lib.empty(3, 3, dtype=lib.complex64)),
+                           lambda: make_dual_of(view=False), lambda: make_dual_of(view=True)])
+
+
+@pytest.mark.parametrize("program", [_rprop_with_nan_gradients, _complex_inits_and_dual_refusals],
+                         ids=lambda p: p.__name__.lstrip("_"))
+def test_more_as_in_torch(program):
+    """Rprop keeps an element whose gradient is NaN (torch's sign of NaN is 0); complex tensors refused by
+    trunc_normal_ and orthogonal_ in torch's words; make_dual of a tensor that already has a tangent refused."""
+    assert program(tg) == program(torch)

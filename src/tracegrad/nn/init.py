@@ -14,6 +14,7 @@ import numpy as np
 
 from .._factories import _rng
 from .._tensor import Tensor
+from ..backend.dtypes import scalar_type_name
 
 __all__ = [
     "calculate_gain",
@@ -102,6 +103,7 @@ def trunc_normal_(
     if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
         lo, hi = data.dtype.type(a), data.dtype.type(b)  # torch compares with a and b rounded to the dtype
         values = _normal(data, mean, std, generator)
+        _refuse_complex_comparison(values, "lt")
         outside = (values < lo) | (values > hi)
         while outside.any():  # (torch redraws the whole tensor each round and keeps the new values outside)
             values = np.where(outside, _normal(data, mean, std, generator), values)
@@ -116,12 +118,20 @@ def trunc_normal_(
         return np.log(rng.uniform(data.shape, data.dtype)) > log_density(x)
 
     result = rng.uniform(data.shape, data.dtype, a, b)
+    _refuse_complex_comparison(result, "gt")
     pending = rejected(result)
     while pending.any():
         candidates = rng.uniform(data.shape, data.dtype, a, b)
         result = np.where(pending, candidates, result)
         pending = np.where(pending, rejected(candidates), pending)
     return _write(tensor, result)
+
+
+def _refuse_complex_comparison(values: np.ndarray, comparison: str) -> None:
+    """PyTorch's trunc_normal_ compares its draws (``lt`` with the bounds, or ``gt`` in its rejection test), which
+    complex numbers refuse (NumPy orders them)."""
+    if values.dtype.kind == "c":
+        raise NotImplementedError(f"\"{comparison}_cpu\" not implemented for '{scalar_type_name(values.dtype)}'")
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -215,6 +225,9 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     flat = _rng(generator).normal((rows, cols), tensor._data.dtype)
     if rows < cols:
         flat = flat.T
+    if flat.dtype.kind == "c":  # (PyTorch's QR goes through, then its sign of r's diagonal refuses complex numbers)
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
     q, r = np.linalg.qr(flat)
     q = q * np.sign(np.diag(r))
     if rows < cols:

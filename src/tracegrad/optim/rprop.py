@@ -67,5 +67,8 @@ class Rprop(PerParamOptimizer):
         np.clip(step_size, step_size_min, step_size_max, out=step_size)
         grad = np.where(factor == factor.dtype.type(etaminus), 0, grad).astype(grad.dtype, copy=False)
         begin_write(p, group)
-        p._data += -(np.sign(grad) * step_size)
+        direction = np.asarray(np.sign(grad))
+        if direction.dtype.kind == "f":  # (PyTorch's sign of NaN is 0: such an element keeps its value)
+            np.copyto(direction, 0, where=direction != direction)
+        p._data += -(direction * step_size)
         prev[...] = grad
