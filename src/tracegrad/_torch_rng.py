@@ -371,6 +371,10 @@ def _round_midpoints_once(result: np.ndarray, total: np.ndarray, a: np.ndarray, 
     result.reshape(-1)[at] = s.astype(np.float32)
 
 
+_SPLIT_SAFE = 2.0 ** 990  # below it, b * (2**27 + 1) stays finite
+_TINY_SCALE = 2.0 ** -64
+
+
 def _fma(a: np.ndarray, b, c) -> np.ndarray:
     """fma(a, b, c) as torch's compiled kernels do it (they fuse x * scale + shift into one rounding)."""
     if c == 0:  # a * b rounds once; adding the zero still matters: -0.0 + 0.0 is +0.0
@@ -382,6 +386,9 @@ def _fma(a: np.ndarray, b, c) -> np.ndarray:
     if a.dtype != np.float64:  # float kernels hold mean, std, from and to as floats
         return _fma32(a, np.float32(b), np.float32(c)).astype(a.dtype, copy=False)
     b = np.float64(b)
+    if abs(b) > _SPLIT_SAFE or abs(c) > _SPLIT_SAFE:
+        # (Dekker's split of b overflows near the double's range: scaling by a power of two is exact)
+        return _fma(a, b * _TINY_SCALE, np.float64(c) * _TINY_SCALE) / _TINY_SCALE
     # error-free TwoProduct (Dekker) and TwoSum, then one final rounding: fma's result in practice
     product = a * b
     low = _two_product_error(a, b, product)

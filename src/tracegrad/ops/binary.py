@@ -661,6 +661,8 @@ def _lerp_kernel(a, end, weight):
         raise unsupported("lerp_kernel_tensor" if weight_is_tensor else "lerp_kernel_scalar", a.dtype)
     check_scalar_parameter(weight, a.dtype, opmath=True)
     work = opmath_dtype(a.dtype)
+    if work.kind != "c" and isinstance(weight, (complex, np.complexfloating)):
+        weight = scalar_for(complex(weight), work)  # (2+0j is 2.0 for real tensors; 1j is refused)
     w = _cast(weight, work)
     start, end = _cast(a, work), _cast(end, work)
     with np.errstate(all="ignore"):
@@ -702,7 +704,7 @@ _lerp_t, _lerp_t_ = _pair("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -
 
 def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:
     """``input + weight * (end - input)``; ``weight`` is a number or a broadcasting tensor."""
-    if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, int, float)):
+    if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, int, float, complex, np.number, np.bool_)):
         got = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__ for v in (input, end, weight))
         raise TypeError(f"lerp() received an invalid combination of arguments - got ({got}), but expected one of:\n"
                         " * (Tensor input, Tensor end, Tensor weight, *, Tensor out = None)\n"

@@ -20,10 +20,11 @@ from .._tensor import Tensor, _wrap
 from ..return_types import return_type
 from . import aten_norm
 from ._jvp import dense_product_rule, plus, scaled
-from ._util import refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
+from ._util import opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .lu import lu_factor, permute_rows, pivots_parity
 from .registry import REGISTRY, defop
+from .scalar_fill import scalar_for
 
 
 class _LinAlgError(RuntimeError):
@@ -384,10 +385,16 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 
 def _scalars_for(dt, beta, alpha):
-    """Integer tensors take integer scalars (PyTorch casts beta/alpha to the tensors' type)."""
-    if dt.kind in "biu":
-        return int(beta), int(alpha)
-    return beta, alpha
+    """beta and alpha as the kernel's type holds them: PyTorch converts each with ``Scalar::to``, which refuses
+    what the type cannot hold (1j or 1e300 for float, 2.5e9 for int) and truncates a float for integers."""
+    if beta.__class__ is int and alpha.__class__ is int and beta == alpha == 1:
+        return 1, 1  # (the defaults: nothing to convert)
+    return scalar_for(beta, dt), scalar_for(alpha, dt)
+
+
+def _refuse_bool(kernel_name: str, dt: np.dtype) -> None:
+    if dt.kind == "b":  # (PyTorch's CPU matrix products are not dispatched over bool)
+        raise unsupported(kernel_name, dt)
 
 
 def _bias(inp: np.ndarray, shape: tuple) -> np.ndarray:
@@ -396,8 +403,10 @@ def _bias(inp: np.ndarray, shape: tuple) -> np.ndarray:
     return _expand_kernel(inp, shape)
 
 
-def _combine(inp, prod, beta, alpha):
-    beta, alpha = _scalars_for(prod.dtype, beta, alpha)
+def _combine(inp, prod, beta, alpha, opmath: bool = False):
+    """``beta * inp + alpha * prod``; the scalars are converted to the operands' type (to float for half, where
+    ``opmath``: the kernels that compute half in float; prod may be wider, as an integer batch sum is)."""
+    beta, alpha = _scalars_for(opmath_dtype(inp.dtype) if opmath else inp.dtype, beta, alpha)
     scaled = prod if alpha == 1 else prod * alpha
     if beta == 0:  # self's values are ignored (its NaNs do not propagate), but PyTorch still expands it
         if inp.shape != prod.shape:
@@ -425,6 +434,7 @@ def _addmm_checks(inp, m1, m2) -> None:
 
 def _addmm_kernel(inp, m1, m2, beta=1, alpha=1):
     _addmm_checks(inp, m1, m2)
+    _refuse_bool("addmm_impl_cpu_", m1.dtype)
     if m1.dtype == np.float16:  # (PyTorch's half gemm sums in float and adds self before its one rounding)
         single = np.float32
         return _combine(inp.astype(single), np.matmul(m1.astype(single), m2.astype(single)), beta,
@@ -456,6 +466,7 @@ def _addmm_vjp(ctx, g):
 
 def _addmv_kernel(inp, m, v, beta=1, alpha=1):
     _mv_check(m, v, inp)
+    _refuse_bool("addmv_impl_cpu", m.dtype)
     return _combine(inp, np.matmul(m, v), beta, alpha)
 
 
@@ -509,7 +520,8 @@ def _baddbmm_checks(inp, b1, b2) -> None:
 
 def _baddbmm_kernel(inp, b1, b2, beta=1, alpha=1):
     _checked_after_self(inp, b1, b2, beta, True, _baddbmm_checks)
-    return _combine(inp, np.matmul(b1, b2), beta, alpha)
+    _refuse_bool("baddbmm", b1.dtype)
+    return _combine(inp, np.matmul(b1, b2), beta, alpha, opmath=True)
 
 
 def _addbmm_checks(inp, b1, b2) -> None:
@@ -530,7 +542,11 @@ def _addbmm_checks(inp, b1, b2) -> None:
 
 def _addbmm_kernel(inp, b1, b2, beta=1, alpha=1):
     _checked_after_self(inp, b1, b2, beta, False, _addbmm_checks)
-    return _combine(inp, np.matmul(b1, b2).sum(axis=0), beta, alpha)
+    _refuse_bool("addmm_impl_cpu_", b1.dtype)
+    prod = np.matmul(b1, b2)
+    # (integers sum in their own type, wrapping as PyTorch's; NumPy's sum would widen them to int64)
+    summed = prod.sum(axis=0, dtype=prod.dtype if prod.dtype.kind in "iu" else None)
+    return _combine(inp, summed, beta, alpha, opmath=True)
 
 
 def _baddbmm_vjp(ctx, g):
@@ -551,9 +567,23 @@ def _addr_vectors(v1, v2) -> None:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
 
 
+def _addr_scalars(dt: np.dtype, beta, alpha) -> None:
+    """addr's own checks of its scalars, beta's first (add's, but a complex one for integers is refused as a
+    float)."""
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if value.__class__ is bool and dt.kind != "b":
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if dt.kind in "biu" and isinstance(value, (float, complex, np.inexact)):
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
+
+
 def _addr_kernel(inp, v1, v2, beta=1, alpha=1):
     _addr_vectors(v1, v2)
-    return _combine(inp, _outer_kernel(v1, v2), beta, alpha)
+    prod = _outer_kernel(v1, v2)
+    if inp.shape != prod.shape:
+        _bias(inp, prod.shape)  # (a self that does not expand is refused before the scalars)
+    _addr_scalars(inp.dtype, beta, alpha)
+    return _combine(inp, prod, beta, alpha)
 
 
 def _addr_inplace_checks(inp, v1, v2, *_) -> None:

@@ -238,11 +238,25 @@ def _normal_factory(mean, std, size, generator, out, dtype, placement: tuple, re
 # ---- other in-place samplers -------------------------------------------------------------------------------
 
 
-def _uniform_inplace(a, from_=0.0, to=1.0, generator=None):
-    _require_float(a, "check_uniform_bounds", "fc")
+def _check_uniform_bounds(dtype: np.dtype, from_: float, to: float) -> None:
+    """PyTorch's ``check_uniform_bounds``: both ends within the (real) dtype's range, NaN refused, and a width
+    the dtype can hold (else the draws would be inf or NaN)."""
+    real = np.finfo(dtype).dtype  # (complex tensors are filled viewed as real)
+    largest = float(np.finfo(real).max)
+    for name, value in (("from", from_), ("to", to)):
+        if not -largest <= value <= largest:
+            raise RuntimeError(f"{name} is out of bounds for {cpp_type_name(real)}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(from_)} > "
                            f"to={_num(to)}")
+    if to - from_ > largest:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{_tname(real)}>::max(), but found "
+                           f"to={_num(to)} and from={_num(from_)} which result in to-from to exceed the limit")
+
+
+def _uniform_inplace(a, from_=0.0, to=1.0, generator=None):
+    _require_float(a, "check_uniform_bounds", "fc")
+    _check_uniform_bounds(a.dtype, from_, to)
     return _place(a, _rng(generator).uniform((a.size,), a.dtype, from_, to))
 
 

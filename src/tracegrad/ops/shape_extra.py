@@ -27,7 +27,7 @@ from .accumulate import add_rows_at
 from .aten_sum import running
 from .pointwise import writes_last
 from .registry import defop, not_implemented
-from .scalar_fill import written_value
+from .scalar_fill import scalar_for, written_value
 from .views import narrow_start, normalize_shape, sliced
 
 # ---- helpers -----------------------------------------------------------------------------------------------
@@ -827,6 +827,8 @@ def _index_add_kernel(a, dim, index, source, alpha=1):
         if flat.size and ((flat < 0) | (flat >= size)).any():
             raise IndexError("index out of range in self")
     _check_bounds(flat, _as_1d(a).shape[d], d)
+    if alpha.__class__ is not int or alpha != 1:
+        alpha = scalar_for(alpha, a.dtype)  # (PyTorch's Scalar::to: 1j or 1e300 refused for float)
     if a.dtype == np.float16 and alpha == 1:  # (PyTorch adds half rows in float and rounds once at the end;
         wide = a.astype(np.float32)           # with an alpha, it scales and adds in half, as below)
         add_rows_at(_slices_first(wide, d), flat, _slices_first(src.astype(np.float32), d))

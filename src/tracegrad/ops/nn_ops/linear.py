@@ -23,6 +23,7 @@ from ...autograd.node_meta import ONLY, RECORD, meta_forms
 from ...autograd.saved import save_input
 from ...backend.dtypes import cpp_type_name, scalar_type_name
 from .. import aten_sum
+from .._util import unsupported
 from ..aten_vec import quietly
 from ..linalg import ADDMM_META, dim_size
 from ..linalg_core import MM_META, matmul, matrix_product, mm, mm_mat1_backward, mm_mat2_backward
@@ -140,6 +141,7 @@ def _column_major(a: np.ndarray) -> bool:
 
 _EMPTY = np.empty(0, dtype=np.float32)
 _HALF = np.dtype(np.float16)
+_BOOL = np.dtype(np.bool_)
 
 # Used only while no graph of the gradient is recorded (plain ``backward()``); with ``create_graph`` the
 # rules below compose differentiable operators instead.
@@ -297,8 +299,12 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         raise _linear_failed(_shape_error(x, w), input, weight, bias)
     # (half: PyTorch's gemm sums in float and adds the bias before its one rounding to half)
     try:
-        out = (matrix_product(x, w.T) if x.dtype is not _HALF
-               else np.matmul(x.astype(np.float32), w.T.astype(np.float32)))
+        if x.dtype is _HALF:
+            out = np.matmul(x.astype(np.float32), w.T.astype(np.float32))
+        elif x.dtype is _BOOL:  # (PyTorch's CPU gemm is not dispatched over bool)
+            raise unsupported("addmm_impl_cpu_", x.dtype)
+        else:
+            out = matrix_product(x, w.T)
     except RuntimeWarning:  # (a strict filter's: run again quietly, see aten_vec.quietly)
         out = quietly(_product, x, w)
     if bias is not None:
