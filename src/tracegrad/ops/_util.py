@@ -91,6 +91,51 @@ def result_dtype(*operands) -> np.dtype:
     return _dt.result_type_of(dims, zeros, scalars).np
 
 
+_NUMPY_NUMBERS = (np.number, np.bool_)
+
+
+def as_parsed_number(value):
+    """A NumPy scalar as torch's argument parser reads it for a number: an integer as a Python int, float64 and
+    complex128 as the Python float and complex they are, and any other (a bool, float32, half, complex64) as a
+    double (complex64's real part, with NumPy's ComplexWarning, as torch's ``__float__`` call gives it)."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, complex):
+        return complex(value)
+    return float(value)
+
+
+# torch's parser reads a Python int as an int64, or as a uint64 from 2**63: others do not fit its Scalar
+SMALLEST_INT, BEYOND_LARGEST_INT = -(2**63), 2**64
+
+
+def int_overflow(value: int) -> OverflowError:
+    """torch's parser's error for a Python int that fits neither int64 nor uint64 (CPython's words)."""
+    return OverflowError("int too big to convert" if value > 0 else "can't convert negative int to unsigned")
+
+
+_READ_AS_GIVEN = frozenset({Tensor, float, bool, complex, type(None)})
+
+
+def parsed_numbers(args: tuple, positions: tuple, float_positions: tuple = ()) -> tuple:
+    """``args`` with the NumPy scalars at ``positions`` (number or tensor parameters) read as torch reads them;
+    ``args`` itself where there are none (the usual case, a class test or two per position). A Python int
+    torch's parser cannot read as a Scalar is refused as it refuses it (a ``float`` parameter, at
+    ``float_positions``, reads any int as a double)."""
+    for i in positions:
+        value = args[i]
+        cls = value.__class__
+        if cls in _READ_AS_GIVEN:
+            continue
+        if cls is int:
+            if not SMALLEST_INT <= value < BEYOND_LARGEST_INT and i not in float_positions:
+                raise int_overflow(value)
+        elif isinstance(value, _NUMPY_NUMBERS):
+            return tuple(as_parsed_number(v) if k in positions and isinstance(v, _NUMPY_NUMBERS) else v
+                         for k, v in enumerate(args))
+    return args
+
+
 def unsupported(kernel_name: str, np_dtype) -> NotImplementedError:
     """PyTorch's error for a kernel that has no implementation for a dtype."""
     return NotImplementedError(f'"{kernel_name}" not implemented for \'{_dt.scalar_type_name(np_dtype)}\'')

@@ -164,7 +164,7 @@ def _need_tensor(fn: str, value, arg: str, position: int) -> None:
 def _is_bool(x) -> bool:
     if isinstance(x, Tensor):
         return x._data.dtype.kind == "b"
-    return isinstance(x, (bool, np.bool_))
+    return x.__class__ is bool  # (torch's parser reads a NumPy bool as a double)
 
 
 def _zero_grads(ctx, g):
@@ -188,7 +188,7 @@ def _check_sub(a, b) -> None:
 def sub(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``; bool operands are rejected with PyTorch's message."""
     _check_sub(input, other)
-    if alpha == 1 and out is None and alpha is not True:  # (True == 1, but torch refuses a bool alpha)
+    if alpha.__class__ is int and alpha == 1 and out is None:  # (not True or 1.0: torch checks them)
         return _pw.sub(input, other)  # positional: the registry's fast path
     return call(_pw.sub, out, input, other, alpha=alpha)
 
@@ -731,6 +731,8 @@ def _value_as(value, dt: np.dtype):
 
 def _addcmul_kernel(a, t1, t2, value=1):
     dt = result_dtype(a, t1, t2)
+    if dt.kind == "b":  # (PyTorch's kernel is not dispatched over bool)
+        raise unsupported("addcmul_cpu_out", dt)
     work = opmath_dtype(dt)
     v = _value_as(value, work)
     with np.errstate(all="ignore"):

@@ -27,7 +27,7 @@ from ._util import (
 from .aten_loops import loop_block, vector_and_scalar
 from .aten_vec import FUSED_DTYPES, fma, quietly
 from .registry import defop
-from .scalar_fill import check_scalar_parameter
+from .scalar_fill import check_scalar_parameter, scalar_for
 
 # ---- families ---------------------------------------------------------------------------------------------
 
@@ -126,11 +126,19 @@ def _check_alpha(alpha, dt: np.dtype) -> None:
     rounding it away."""
     if alpha.__class__ is bool and dt.kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if dt.kind in "biu" and isinstance(alpha, (float, np.floating)):
+    if dt.kind in "biu" and isinstance(alpha, (float, complex, np.inexact)):  # (a complex one too, first)
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if dt.kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
     check_scalar_parameter(alpha, dt)  # (in the tensors' own dtype, half included)
+
+
+def _integer_alpha(alpha, dt: np.dtype):
+    """An integer tensor's alpha in its own type, as PyTorch converts it (-2 is 254 for uint8, where NumPy's
+    product with the Python int would refuse it); other alphas as they are."""
+    if dt.kind not in "iu" or (alpha.__class__ is int and 0 <= alpha < 128):  # (fits any integer type)
+        return alpha
+    return scalar_for(alpha, dt)
 
 
 def _fused_alpha(a, b, alpha, dt: np.dtype) -> np.ndarray:
@@ -170,7 +178,7 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
             if alpha != 1 and dt == np.float16:
                 return _half_alpha(np_fn, a, b, alpha, dt)
             if alpha != 1:
-                b = np.multiply(b, alpha)
+                b = np.multiply(b, _integer_alpha(alpha, dt))
             if dt.kind == "b" and np_fn is np.subtract:
                 return np_fn(a, b)
             # (operands cast first: a 0-d int64 tensor added to a uint8 one computes in uint8, which NumPy's
@@ -509,8 +517,9 @@ sigmoid_ = defop("sigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_sigm
 
 
 def _check_bool_subtraction(a, b) -> None:
-    a_bool = getattr(a, "dtype", None) == np.bool_ or isinstance(a, bool)
-    b_bool = getattr(b, "dtype", None) == np.bool_ or isinstance(b, bool)
+    # (an array's dtype, or a Python bool: torch's parser reads a NumPy bool as a double)
+    a_bool = a.__class__ is bool or (a.__class__ is np.ndarray and a.dtype.kind == "b")
+    b_bool = b.__class__ is bool or (b.__class__ is np.ndarray and b.dtype.kind == "b")
     if a_bool and b_bool:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
@@ -528,7 +537,7 @@ def _rsub_kernel(a, b, alpha):
     if alpha != 1 and dt == np.float16:
         return _half_alpha(np.subtract, b, a, alpha, dt)
     if alpha != 1:
-        a = np.multiply(a, alpha)
+        a = np.multiply(a, _integer_alpha(alpha, dt))
     return np.subtract(as_array(b, dt), as_array(a, dt))
 
 

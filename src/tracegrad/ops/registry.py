@@ -27,7 +27,7 @@ from ..autograd.node_meta import meta_record, outputs_meta
 from ..autograd.saved import _FREED as _SAVED_FREED
 from ..autograd.saved import _NONE as _SAVED_NONE
 from ..autograd.saved import SavedTensor
-from ._util import translate_value_error
+from ._util import parsed_numbers, translate_value_error
 from .aten_vec import quietly
 from .mem_overlap import ARGUMENTS_CHECKED_FIRST, Check, check_overlap, inplace_check
 from .result_layouts import follows_tensor_iterator, operand_positions
@@ -367,6 +367,10 @@ class OpDef:
         self.required = tuple(not p.has_default for p in params)
         self.tensor_idx = tuple(i for i, p in enumerate(params) if p.is_tensor and not (p.is_write and p.kwarg_only))
         self.list_idx = tuple(i for i, p in enumerate(params) if p.is_tensor_list)
+        # (where a NumPy scalar is read as torch's parser reads a number)
+        self.number_idx = tuple(i for i, p in enumerate(params)
+                                if p.type.rstrip("?") in ("Scalar", "float", "Tensor") and not p.is_write)
+        self.float_idx = tuple(i for i, p in enumerate(params) if p.type.rstrip("?") == "float")
         diff = differentiable if differentiable is not None else tuple(
             p.name for p in params if (p.is_tensor or p.is_tensor_list) and not (p.is_write and p.kwarg_only))
         self.diff_idx = tuple(names.index(n) for n in diff)
@@ -478,7 +482,7 @@ class OpDef:
                 bound = self.bind(args, kwargs)
             else:
                 bound = args
-            return self._eager(bound)
+            return self._eager(parsed_numbers(bound, self.number_idx, self.float_idx))
         except Exception:
             # (only a failed call pays for this: torch's parser would have refused bad arguments first)
             refuse_as_torch(self.schema.name, args, kwargs)
@@ -494,7 +498,7 @@ class OpDef:
             return self(*args, **kwargs)
         from .variants import write_out
 
-        bound = self.bind(args, kwargs)
+        bound = parsed_numbers(self.bind(args, kwargs), self.number_idx, self.float_idx)
         return write_out(self, bound, out)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple:

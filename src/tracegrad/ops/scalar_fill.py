@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ._util import opmath_dtype
+from ._util import BEYOND_LARGEST_INT, SMALLEST_INT, int_overflow, opmath_dtype
 
 # c10's names of the types in the message (``c10::demangle_type``)
 _C_NAMES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.float16): "c10::Half",
@@ -30,6 +30,8 @@ def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
     elements, refused as PyTorch refuses it when the dtype cannot hold it."""
     np_dtype = np.dtype(np_dtype)
     kind = np_dtype.kind
+    if value.__class__ is int and not SMALLEST_INT <= value < BEYOND_LARGEST_INT:
+        raise int_overflow(value)  # (torch's parser refuses it before any conversion)
     if kind == "b":
         return np.bool_(bool(value))
     if isinstance(value, complex) and kind != "c":

@@ -845,6 +845,8 @@ def _clamp_kernel(a, min=None, max=None, clip=clip_values):
     if a.dtype.kind == "c":
         raise CLAMP_COMPLEX[0](CLAMP_COMPLEX[1])
     dt = result_dtype(a, min, max)
+    if dt.kind == "c":  # (a complex bound of a real tensor: a complex result)
+        raise CLAMP_COMPLEX[0](CLAMP_COMPLEX[1])
     for bound in (min, max):  # (a number converts to the result's dtype, half included)
         check_scalar_parameter(bound, dt)
         if bound.__class__ is int and dt.kind in "iu":  # (Scalar::to refuses an int the dtype cannot hold)
@@ -854,13 +856,31 @@ def _clamp_kernel(a, min=None, max=None, clip=clip_values):
 
 @_pw.writes_last
 def _clamp_inplace_kernel(a, min=None, max=None, clip=clip_values):
-    result = _clamp_kernel(a, min, max, clip)
-    if result.dtype != a.dtype and not _pw._can_cast_like_torch(result.dtype, a.dtype):
-        # clamp_ words its cast error with C type names
-        raise RuntimeError(f"result type {type_name(result.dtype)} can't be cast to the desired output type "
+    dt = result_dtype(a, min, max)
+    if dt != a.dtype and not _pw._can_cast_like_torch(dt, a.dtype):
+        # (checked before the kernel's own checks); clamp_ words its cast error with C type names
+        raise RuntimeError(f"result type {type_name(dt)} can't be cast to the desired output type "
                            f"{cpp_type_name(a.dtype)}")
-    _pw.copy_into(a, result)
+    _pw.copy_into(a, _clamp_kernel(a, min, max, clip))
     return a
+
+
+def _bounds_read_as_double(input, min, max) -> tuple:
+    """clamp's number bounds for a floating tensor as PyTorch's Python binding reads them, as doubles: 2+0j is
+    2.0 and 1j is refused (for other tensors a complex bound makes a complex result, which clamp refuses)."""
+    if not (isinstance(min, complex) or isinstance(max, complex)):
+        return min, max  # (the usual case)
+    if not isinstance(input, Tensor) or input._data.dtype.kind != "f":
+        return min, max
+    return _as_double(min), _as_double(max)
+
+
+def _as_double(bound):
+    if not isinstance(bound, complex):
+        return bound
+    if bound.imag != 0:
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    return bound.real
 
 
 def _clamp_tensor_kernel(a, min=None, max=None):
@@ -944,10 +964,12 @@ def _as_numbers(scalar_op):
 
 def clamp(input: Tensor, min=None, max=None, *, out: Tensor | None = None) -> Tensor:
     """Clamp into ``[min, max]``; bounds are numbers or (broadcasting) tensors; NaN propagates."""
+    min, max = _bounds_read_as_double(input, min, max)
     return call(_clamp_op(min, max, _clamp, _clamp_t), out, input, min, max)
 
 
 def clamp_(self: Tensor, min=None, max=None) -> Tensor:
+    min, max = _bounds_read_as_double(self, min, max)
     return _clamp_op(min, max, _clamp_, _clamp_t_)(self, min, max)
 
 

@@ -18,6 +18,7 @@ from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.node_meta import ONLY, meta_forms
 from ...autograd.saved import save_fresh_output
+from ...backend.dtypes import scalar_type_name
 from ...memory_format import contiguous_format
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
 from ..aten_loops import loop_block, vector_and_scalar
@@ -511,7 +512,7 @@ def _check_elu_inplace_alpha(alpha) -> None:
 
 def _celu_kernel(a, alpha=1.0):
     if alpha == 0:
-        raise RuntimeError("ZeroDivisionError")
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return _elu_kernel(a, alpha, 1.0, 1.0 / alpha)
 
 
@@ -967,8 +968,10 @@ def _hardshrink_kernel(a, lambd=0.5):
 
 def _softshrink_kernel(a, lambd=0.5):
     check_float(a, "softshrink_check")
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    largest = float(np.finfo(a.dtype).max)
+    if not 0 <= lambd <= largest:  # (NaN and inf refused too)
+        raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype "
+                           f"{scalar_type_name(a.dtype)}, but found {float(lambd):g}")
     lam = np.asarray(lambd, dtype=a.dtype)
 
     def formula(v: np.ndarray, vector: bool) -> np.ndarray:
