@@ -222,7 +222,7 @@ from . import (  # noqa: E402
     testing,
     utils,
 )
-from .amp import autocast  # noqa: E402,F401
+from .amp import GradScaler, autocast  # noqa: E402,F401  (torch.GradScaler is torch.amp.GradScaler)
 from .nn._torch_namespace import PUBLIC as _NN_PUBLIC  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401
 from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401

@@ -37,6 +37,11 @@ def test_name_exists(name):
     assert callable(getattr(tg, name))
 
 
+def test_grad_scaler_at_the_top_level():
+    assert torch.GradScaler is torch.amp.GradScaler
+    assert tg.GradScaler is tg.amp.GradScaler
+
+
 def _pair(shape, low=0.1, dtype=np.float64, seed=0):
     a = np.random.default_rng(seed).uniform(low, 2.0, shape).astype(dtype)
     return tg.tensor(a), torch.tensor(a)
