@@ -434,9 +434,19 @@ class Tensor:
     # tensor with its graph, not an array that dropped it; an array on the left is refused as torch's is)
     __array_priority__ = 1000
 
-    def __array__(self, dtype=None, copy=None):
-        arr = self.numpy()  # (torch's __array__ is numpy(): a tensor that requires grad is refused in grad mode)
+    def __array__(self, dtype=None):
+        # (torch's __array__ is numpy(): a tensor that requires grad is refused in grad mode; without NumPy 2's
+        # ``copy`` keyword, as torch's, so NumPy warns alike where it passes one)
+        arr = self.numpy()
         return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def __array_wrap__(self, array):
+        """NumPy's result of a ufunc on tensors (``np.sin(t)``, ``t * ndarray``) as a tensor sharing it, without a
+        graph, as torch's: a bool result as uint8. (One parameter, as torch's, so NumPy warns alike that it
+        should take ``context`` and ``return_scalar`` too.)"""
+        from ._factories import from_numpy
+
+        return from_numpy(array.astype(np.uint8) if array.dtype == np.bool_ else array)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

@@ -18,7 +18,10 @@ from .memory_format import contiguous_format, is_in_format, preserve_format
 
 
 def _is_operand(x) -> bool:
-    return isinstance(x, (Tensor, numbers.Number, np.ndarray, np.generic))
+    """What a Python operator of a tensor takes: a tensor or a number. A NumPy array is refused (NotImplemented)
+    as torch's operators refuse it, so Python hands the operation to NumPy, which computes it on the tensor's
+    values and wraps its result back (``Tensor.__array_wrap__``): a tensor without a graph, as torch's."""
+    return isinstance(x, (Tensor, numbers.Number, np.generic))
 
 
 def _binary_method(fn, reflected: bool = False):
@@ -35,34 +38,25 @@ def _binary_method(fn, reflected: bool = False):
     return method
 
 
-def _reflected(method):
-    """A reflected operator (``other op tensor``) that takes no NumPy array, as torch's: NumPy defers its operator to
-    the tensor's (``__array_priority__``), so an array on the left ends in Python's TypeError, as with torch."""
+def _equal_dunder(self, other):
+    """``t == other``: unlike the other operators, an array is compared elementwise (a bool tensor), as torch's
+    ``==`` gives it (its ``!=`` refuses the array, so Python answers ``True``)."""
+    from .ops import pointwise
 
-    def reflected(self, other):
-        if other.__class__ is np.ndarray:
-            return NotImplemented
-        return method(self, other)
-
-    return reflected
+    if not (_is_operand(other) or isinstance(other, np.ndarray)):
+        return NotImplemented
+    return pointwise.eq(self, other)
 
 
 def _rmatmul(self, other):
-    """``other @ self`` for a NumPy array; a number is not a matrix (Python's TypeError, as in PyTorch)."""
-    from .ops import linalg_core
-
-    if not isinstance(other, np.ndarray):
-        return NotImplemented
-    return linalg_core.matmul(_scalar_or_tensor(other, self), self)
+    """``other @ self``: neither a number nor a NumPy array is taken (NumPy defers its ``@`` to the tensor's, so
+    both end in Python's TypeError, as in PyTorch)."""
+    return NotImplemented
 
 
 def _scalar_or_tensor(value, like: Tensor):
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, np.ndarray):
-        from ._factories import as_tensor
-
-        return as_tensor(value)
     from ._tensor import _wrap
     from .ops._util import result_dtype
 
@@ -80,15 +74,15 @@ def install() -> None:
     T.__add__ = pointwise.add.dunder
     # Reflected operators build the same graph as PyTorch's: ``2 + x`` is add(x, 2), ``2 - x`` is
     # rsub(x, 2), ``2 / x`` is reciprocal(x) * 2.
-    T.__radd__ = _reflected(_binary_method(pointwise.add))
+    T.__radd__ = _binary_method(pointwise.add)
     T.__sub__ = pointwise.sub.dunder
-    T.__rsub__ = _reflected(_binary_method(_rsub_any))
+    T.__rsub__ = _binary_method(_rsub_any)
     T.__mul__ = pointwise.mul.dunder
-    T.__rmul__ = _reflected(_binary_method(pointwise.mul))
+    T.__rmul__ = _binary_method(pointwise.mul)
     T.__truediv__ = pointwise.div.dunder
-    T.__rtruediv__ = _reflected(_binary_method(_reciprocal_times))
+    T.__rtruediv__ = _rtruediv
     T.__pow__ = _pow_dunder
-    T.__rpow__ = _reflected(_binary_method(binary.pow, reflected=True))
+    T.__rpow__ = _binary_method(binary.pow, reflected=True)
     T.__iadd__ = _binary_method(pointwise.add_)
     T.__isub__ = _binary_method(pointwise.sub_)
     T.__imul__ = _binary_method(pointwise.mul_)
@@ -97,7 +91,7 @@ def install() -> None:
     T.__neg__ = lambda self: pointwise.neg(self)
     T.__abs__ = lambda self: self.abs()
     T.__pos__ = lambda self: self
-    T.__eq__ = _binary_method(pointwise.eq)
+    T.__eq__ = _equal_dunder
     T.__ne__ = _binary_method(pointwise.ne)
     T.__lt__ = _binary_method(pointwise.lt)
     T.__le__ = _binary_method(pointwise.le)
@@ -248,7 +242,13 @@ def _pow_dunder(self, other):
     return binary._pow_ts(self, other)
 
 
-def _reciprocal_times(self, other):
+def _rtruediv(self, other):
+    """``other / t``: torch's ``t.reciprocal() * other``, written with Python's ``*``, so an array's product is
+    NumPy's, wrapped back into a tensor (the other reflected operators refuse an array)."""
+    if isinstance(other, np.ndarray):
+        return self.reciprocal() * other
+    if not _is_operand(other):
+        return NotImplemented
     from .ops import pointwise
 
     return pointwise.mul(self.reciprocal(), other)

@@ -446,12 +446,7 @@ SILENT = {"backward gradient of another dtype", "SGD step by hand through .data"
           ".grad of a non-leaf after retain_grad", "requires_grad_(True) on a non-leaf",
           "grad_outputs of a wrong count"}
 
-KNOWN = {
-    "np.array of a non-leaf": (
-        "torch's __array__ takes no copy keyword, so NumPy 2 also prints a DeprecationWarning about torch's own "
-        "signature; tracegrad's __array__ takes it (the error is torch's)",
-        ("RuntimeError", "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")),
-}
+KNOWN: dict = {}  # (none now: tracegrad's __array__ takes no copy keyword either, so NumPy warns alike)
 
 # Differences whose fix belongs to files being edited by others: reported, and kept as strict expected failures so
 # that the fix turns them into passing cases. (The autograd/api.py and autograd/function.py differences first found

@@ -1416,14 +1416,15 @@ def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = Non
 
 
 def _is_operand(x) -> bool:
-    return isinstance(x, (Tensor, numbers.Number, np.ndarray, np.generic))
+    return isinstance(x, (Tensor, numbers.Number, np.generic))
 
 
 def _dunder(fn, reflected: bool = False):
-    """A Python operator method: NotImplemented for foreign types, operands swapped when reflected."""
+    """A Python operator method: NotImplemented for foreign types and NumPy arrays (see
+    _tensor_methods._is_operand), operands swapped when reflected."""
     if reflected:
         def method(self, other):
-            if not _is_operand(other) or other.__class__ is np.ndarray:  # (see _tensor_methods._reflected)
+            if not _is_operand(other):
                 return NotImplemented
             return fn(other, self)
     else:

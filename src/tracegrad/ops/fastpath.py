@@ -35,7 +35,8 @@ _save_input = save_input
 _save_pair = save_input_pair
 _save_output = save_fresh_output
 _pointwise_result = pointwise_result
-_OPERANDS = (Tensor, int, float, complex, bool, np.ndarray, np.generic)
+# What a Python operator takes (a NumPy array is NumPy's to compute: see _tensor_methods._is_operand)
+_OPERANDS = (Tensor, int, float, complex, bool, np.generic)
 # The usual float dtypes, tested by identity before reading ``.kind`` (a getter call on every read).
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)

@@ -1,0 +1,103 @@
+"""NumPy arrays beside tensors in Python's operators and NumPy's functions, each the same program on tracegrad and
+torch with the same outcome (type, dtype, values, whether it requires grad or has a graph, or the error) and the
+same categories of warnings.
+
+torch's operators refuse an array (NotImplemented), so Python hands the operation to NumPy, which reads the
+tensor through ``__array__`` (refused for a tensor that requires grad), computes in NumPy's types and wraps the
+result back through ``Tensor.__array_wrap__``: ``t * np.ones(2)`` is a float64 tensor without a graph, and
+``np.sin(t)`` a tensor (a bool result as uint8). tracegrad took the array as a tensor, recorded a graph and kept
+float32, and ``np.sin(t)`` was an array. ``==`` compares an array elementwise, ``!=`` and ``<`` refuse it, and
+``t *= array`` rebinds ``t`` to NumPy's result, as torch's. NumPy 2 warns (DeprecationWarning) about torch's
+``__array__`` and ``__array_wrap__`` signatures; tracegrad's have the same, so the same warnings show.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from _lib import tg, torch
+
+
+def _described(result):
+    if isinstance(result, (tg.Tensor, torch.Tensor)):
+        return ("Tensor", str(result.dtype).replace("tracegrad", "torch"), result.tolist(), result.requires_grad,
+                result.grad_fn is not None)
+    return (type(result).__name__, str(getattr(result, "dtype", None)), np.asarray(result).tolist())
+
+
+def _outcome(program, lib):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = ("ok", _described(program(lib)))
+        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+            result = (type(exc).__name__, str(exc))
+    return result, sorted({w.category.__name__ for w in caught})
+
+
+def _in_place(op: str):
+    def program(L):
+        t = L.ones(2)
+        if op == "*=":
+            t *= np.full(2, 3.0)
+        elif op == "+=":
+            t += np.full(2, 3.0)
+        else:
+            t /= np.full(2, 2.0)
+        return t
+    return program
+
+
+PROGRAMS = {
+    "t * arr": lambda L: L.ones(2) * np.full(2, 3.0),
+    "arr * t": lambda L: np.full(2, 3.0) * L.ones(2),
+    "t + float32 arr": lambda L: L.ones(2) + np.ones(2, np.float32),
+    "t + int arr": lambda L: L.ones(2) + np.ones(2, np.int64),
+    "t - arr": lambda L: L.ones(2) - np.full(2, 0.5),
+    "arr - t": lambda L: np.full(2, 0.5) - L.ones(2),
+    "t / arr": lambda L: L.ones(2) / np.full(2, 2.0),
+    "arr / t": lambda L: np.full(2, 2.0) / L.full((2,), 4.0),
+    "t ** arr": lambda L: L.full((2,), 2.0) ** np.full(2, 3.0),
+    "arr ** t": lambda L: np.full(2, 3.0) ** L.full((2,), 2.0),
+    "t // arr": lambda L: L.full((2,), 7.0) // np.full(2, 2.0),
+    "t % arr": lambda L: L.full((2,), 7.0) % np.full(2, 2.0),
+    "t & arr": lambda L: L.ones(2, dtype=L.int64) & np.ones(2, dtype=np.int64),
+    "t - bool arr": lambda L: L.ones(2) - np.array([True, False]),
+    "t + 0-d arr": lambda L: L.ones(2) + np.array(2.0),
+    "0-d arr + t": lambda L: np.array(2.0) + L.ones(2),
+    "t * arr, t requires grad": lambda L: L.ones(2, requires_grad=True) * np.ones(2),
+    "arr * t, t requires grad": lambda L: np.ones(2) * L.ones(2, requires_grad=True),
+    "t @ arr": lambda L: L.ones(2, 2) @ np.ones(2),
+    "arr @ t": lambda L: np.ones((2, 2)) @ L.ones(2),
+    "t == arr": lambda L: L.ones(2) == np.array([1.0, 2.0]),
+    "arr == t": lambda L: np.array([1.0, 2.0]) == L.ones(2),
+    "t != arr": lambda L: L.ones(2) != np.array([1.0, 2.0]),
+    "t < arr": lambda L: L.ones(2) < np.ones(2),
+    "arr < t": lambda L: np.ones(2) < L.ones(2),
+    "t *= arr": _in_place("*="),
+    "t += arr": _in_place("+="),
+    "t /= arr": _in_place("/="),
+    "np.sin(t)": lambda L: np.sin(L.ones(2)),
+    "np.sin(t), t requires grad": lambda L: np.sin(L.ones(2, requires_grad=True)),
+    "np.exp of an int tensor": lambda L: np.exp(L.arange(3)),
+    "np.greater(t, 0)": lambda L: np.greater(L.ones(2), 0),
+    "np.isnan(t)": lambda L: np.isnan(L.ones(2)),
+    "np.add(t, t)": lambda L: np.add(L.ones(2), L.ones(2)),
+    "np.maximum(t, 0)": lambda L: np.maximum(L.ones(2), 0),
+    "np.sum(t)": lambda L: np.sum(L.ones(2)),
+    "np.mean(t)": lambda L: np.mean(L.ones(3)),
+    "np.dot(t, t)": lambda L: np.dot(L.ones(2), L.ones(2)),
+    "np.asarray(t)": lambda L: np.asarray(L.ones(2)),
+    "np.array(t)": lambda L: np.array(L.ones(2)),
+    "np.asarray(t, float64)": lambda L: np.asarray(L.ones(2), dtype=np.float64),
+    "np.concatenate of tensors": lambda L: np.concatenate([L.ones(2), L.zeros(2)]),
+    "np.where(t > 0, t, 0)": lambda L: np.where(L.ones(2) > 0, L.ones(2), 0),
+    "np.float64 * t": lambda L: np.float64(2) * L.ones(2, requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_as_in_torch(name):
+    assert _outcome(PROGRAMS[name], tg) == _outcome(PROGRAMS[name], torch)
