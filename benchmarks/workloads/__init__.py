@@ -7,11 +7,23 @@ from benchmarks.spec import Workload
 from benchmarks.workloads.chain import CHAIN
 from benchmarks.workloads.cnn import CNN
 from benchmarks.workloads.deep import DEEP
+from benchmarks.workloads.inplace_view import INPLACE_VIEW
 from benchmarks.workloads.live import LIVE
 from benchmarks.workloads.mlp import MLP_MEDIUM, MLP_TINY
 from benchmarks.workloads.perop import OBSERVER, PEROP
 from benchmarks.workloads.snapshot import SNAPSHOT
 
-WORKLOADS: tuple[Workload, ...] = (PEROP, CHAIN, MLP_MEDIUM, MLP_TINY, CNN, OBSERVER, SNAPSHOT, LIVE, DEEP)
+WORKLOADS: tuple[Workload, ...] = (
+    PEROP,
+    CHAIN,
+    MLP_MEDIUM,
+    MLP_TINY,
+    CNN,
+    OBSERVER,
+    SNAPSHOT,
+    LIVE,
+    INPLACE_VIEW,
+    DEEP,
+)
 
 __all__ = ["WORKLOADS"]
