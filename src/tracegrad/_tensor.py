@@ -17,7 +17,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ._state import STATE
-from ._strides import element_strides, offset_in, storage_root
+from ._strides import data_address, element_strides, offset_in, storage_offset_of, storage_root
 from .backend import device_of
 from .backend.dtypes import from_numpy_dtype
 from .memory_format import contiguous_format as _CONTIGUOUS
@@ -347,16 +347,12 @@ class Tensor:
         return strides[_dim_index(dim, self._data.ndim)]
 
     def storage_offset(self) -> int:
-        base = self._data
-        # (through every owner that exposes an array interface: as_strided's results hang off a DummyArray)
-        while hasattr(getattr(base, "base", None), "__array_interface__"):
-            base = base.base
-        return offset_in(base, self._data) // max(self._data.itemsize, 1)
+        return storage_offset_of(self._data)
 
     def data_ptr(self) -> int:
         if not self._data.size:
             return 0  # (as torch: an empty tensor has no data, whatever its storage holds)
-        return self._data.__array_interface__["data"][0]
+        return data_address(self._data)
 
     def is_contiguous(self, memory_format=_CONTIGUOUS) -> bool:
         if memory_format is _CONTIGUOUS:

@@ -42,9 +42,7 @@ _new_node, _weakref = object.__new__, weakref.ref
 def gradient_edge(t: Tensor) -> tuple:
     """``(grad_fn, output_nr)`` for a non-leaf, ``(AccumulateGrad, 0)`` for a leaf requiring grad."""
     if t._base is not None:
-        from .views import refresh_view_grad_fn
-
-        refresh_view_grad_fn(t)
+        (_refresh_view_grad_fn or _bind_refresh())(t)
     fn = t._gfn
     if fn is not None:
         return (fn, t._output_nr)
@@ -55,3 +53,14 @@ def gradient_edge(t: Tensor) -> tuple:
         # a dead graph's node and leaf waiting for the cycle collector; PyTorch frees them at once)
         return (acc if acc is not None else new_grad_accumulator(t), 0)
     return NO_EDGE
+
+
+_refresh_view_grad_fn = None  # (autograd.views', which imports this module: bound at first use, as a global)
+
+
+def _bind_refresh():
+    global _refresh_view_grad_fn
+    from .views import refresh_view_grad_fn
+
+    _refresh_view_grad_fn = refresh_view_grad_fn
+    return refresh_view_grad_fn

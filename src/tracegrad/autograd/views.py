@@ -15,10 +15,33 @@ place (``t_``, ``as_strided_``...) after the view was made:
 
 from __future__ import annotations
 
-from .._state import STATE
-from .._strides import empty_strided
-from .._tensor import Tensor
+from types import SimpleNamespace
+
+import numpy as np
+
+from .._state import STATE, next_sequence_nr
+from .._strides import element_strides, empty_strided, storage_offset_of
+from .._tensor import Tensor, _wrap
+from .edges import gradient_edge
 from .node import Node, forward_name, set_retains_grad_hook
+from .saved import FREED_MESSAGE
+
+_ndarray = np.ndarray
+
+
+_OPS: SimpleNamespace | None = None
+
+
+def _ops() -> SimpleNamespace:
+    """The operators CopySlices and the regenerated views run (``ops`` is a layer above: bound at first use)."""
+    global _OPS
+    if _OPS is None:
+        from ..ops import creation, pointwise
+        from ..ops.views import as_strided
+
+        _OPS = SimpleNamespace(copy_=creation.copy_, clone=creation.clone, zero_=creation.zero_,
+                               as_strided=as_strided, copy_into=pointwise.copy_into)
+    return _OPS
 
 # Creation metadata of views, as in PyTorch: where the view came from decides whether an in-place
 # operation on it is allowed.
@@ -177,44 +200,90 @@ class CopySlices(Node):
     __slots__ = ("fn", "_geometry", "_replay", "_base_geometry")
     _name = "torch::autograd::CopySlices"
 
-    def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
-        from .edges import gradient_edge
-
-        super().__init__()
+    def __init__(self, base: Tensor, view: Tensor, fn: Node, geometry: tuple, replay: bool) -> None:
+        """``geometry``: the view's ``view_geometry``; ``replay``: its ``replays_views`` (both read once, by the
+        caller, for this node and the view's regenerated one)."""
+        self._seq = next_sequence_nr()  # (Node.__init__'s one other field; the edges and metadata are set below)
         self.fn = fn
         # PyTorch uses as_strided when it can, else replays the view ops (its view_fn).
-        self._replay = view._view_replay if view._view_fn or changes_dtype(view) else None
+        self._replay = view._view_replay if replay else None
         # Storage coordinates, as PyTorch's: they stay right after the base itself was reshaped in place
         # (``t_``, ``as_strided_``...), which the view's recorded ops know nothing about.
-        self._geometry = (tuple(view._data.shape), view.stride(), view.storage_offset() - base.storage_offset())
-        self._base_geometry = (tuple(base._data.shape), base.stride())
+        sizes, strides, offset = geometry
+        base_data = base._data
+        self._geometry = (sizes, strides, offset - storage_offset_of(base_data))
+        self._base_geometry = (tuple(base_data.shape), element_strides(base_data))
         self._edges = (gradient_edge(base),) + tuple(fn._edges[1:])
-        self._in_meta = ((base._data.shape, base._data.dtype),) + tuple(fn._in_meta[1:])
+        self._in_meta = ((base_data.shape, base_data.dtype),) + tuple(fn._in_meta[1:])
 
     def apply(self, grads):
-        from .._tensor import _wrap
-        from ..ops import creation
-        from ..ops.views import as_strided
-
         grad = grads[0]
         if grad is None:
             return [None] * len(self._edges)
         if self.fn is None:
-            from .saved import FREED_MESSAGE
-
             raise RuntimeError(FREED_MESSAGE)
+        if not (STATE.grad_enabled or STATE.special) and STATE.before_write is None:
+            arrays = self._result_arrays(grad._data)
+            if arrays is not None:
+                return self._apply_on_arrays(*arrays)
+        return self._apply_dispatched(grad)
+
+    def _apply_dispatched(self, grad: Tensor) -> list:
+        ops = _ops()
         # grad.new_empty_strided(base.sizes(), base.strides()).copy_(grad)
-        result = creation.copy_(_wrap(empty_strided(*self._base_geometry, grad._data.dtype)), grad)
+        result = ops.copy_(_wrap(empty_strided(*self._base_geometry, grad._data.dtype)), grad)
         if self._replay is not None:
             grad_slice = replay_views(result, self._replay)
         else:
-            grad_slice = as_strided(result, *self._geometry)
-        res = list(self.fn.apply([creation.clone(grad_slice)]))
+            grad_slice = ops.as_strided(result, *self._geometry)
+        res = list(self.fn.apply([ops.clone(grad_slice)]))
         inner = res[0]
         if inner is None:
-            creation.zero_(grad_slice)
+            ops.zero_(grad_slice)
         else:
-            creation.copy_(grad_slice, inner)
+            ops.copy_(grad_slice, inner)
+        return [result] + res[1:]
+
+    # A plain backward (no graph of the gradient, nothing special, no write hook) runs the same steps on the
+    # arrays, with the same kernels: the dispatched copy_/as_strided/clone/copy_ cost some 5 us each, most of a
+    # small CopySlices' backward (and without a graph they tell an observer of nodes nothing). What the
+    # operators would refuse or do otherwise (a replayed view, a written-to slice some of whose elements share
+    # memory, an in-place node's gradient of another shape or dtype) takes the operators, which word it.
+
+    def _result_arrays(self, gd) -> tuple | None:
+        """The gradient copied into the base's layout and the view's slice of that copy, as arrays; None where
+        the dispatched path must run (decided before any user code, the in-place node's backward, runs)."""
+        shape, strides = self._base_geometry
+        sizes, slice_strides, offset = self._geometry
+        if self._replay is not None or gd.__class__ is not _ndarray or gd.shape != shape or 0 in sizes:
+            return None
+        for st, n in zip(slice_strides, sizes):
+            if st < 0 or st == 0 and n > 1:
+                return None  # (as_strided refuses a negative stride, copy_ to write where elements share memory)
+        out = empty_strided(shape, strides, gd.dtype)
+        item = gd.itemsize
+        try:  # (as_strided's kernel on ``out``, whose base is a storage of its own: its bounds checked by NumPy)
+            piece = _ndarray(sizes, gd.dtype, out.base, offset * item, tuple([st * item for st in slice_strides]))
+        except (TypeError, ValueError):
+            return None
+        _ops().copy_into(out, gd)
+        return out, piece
+
+    def _apply_on_arrays(self, out, piece) -> list:
+        result = _wrap(out)
+        result._bump_version()  # (the gradient copied in, as copy_ counts it; the slice would share the counter)
+        ops = _ops()
+        res = list(self.fn.apply([_wrap(ops.clone.kernel(piece))]))
+        inner = res[0]
+        if inner is None:
+            piece[...] = 0  # (zero_'s kernel)
+            result._bump_version()
+        elif inner.__class__ is Tensor and inner._data.__class__ is _ndarray and inner._data.shape == piece.shape \
+                and inner._data.dtype == piece.dtype:
+            ops.copy_into(piece, inner._data)
+            result._bump_version()
+        else:  # (its broadcast, cast or refusal, as the operator does them; it counts the write itself)
+            ops.copy_(ops.as_strided(result, *self._geometry), inner)
         return [result] + res[1:]
 
     def release_variables(self) -> None:
@@ -233,6 +302,19 @@ def changes_dtype(view: Tensor) -> bool:
     return any(getattr(op, "view_changes_dtype", False) for op, _, _ in view._view_replay or ())
 
 
+def replays_views(view: Tensor) -> bool:
+    """Whether the view's history is rebuilt by replaying its view ops (PyTorch's view_fn: a view made under
+    ``_force_original_view_tracking``, or one reinterpreting the dtype), rather than as an as_strided of its base."""
+    return bool(view._view_fn) or changes_dtype(view)
+
+
+def view_geometry(view: Tensor) -> tuple:
+    """The view's place in its storage, as PyTorch's TensorGeometry: (sizes, strides, storage offset). Read once
+    per in-place write, for both its CopySlices and the view's regenerated node (the offset is the costly part)."""
+    data = view._data
+    return tuple(data.shape), element_strides(data), storage_offset_of(data)
+
+
 def replay_views(base: Tensor, chain: tuple) -> Tensor:
     """Apply a view chain (``Tensor._view_replay``) to another tensor of the base's shape."""
     out = base
@@ -242,13 +324,11 @@ def replay_views(base: Tensor, chain: tuple) -> Tensor:
     return out
 
 
-def _as_strided_node(base: Tensor, view: Tensor) -> Node:
+def _as_strided_node(base: Tensor, view: Tensor, geometry: tuple | None = None) -> Node:
     """PyTorch's regenerated ``grad_fn`` of a view whose base changed: the node of ``base.as_strided(view's
     sizes, strides, storage offset)`` (AsStridedBackward0, whose backward works in storage coordinates), made
-    without running the op."""
-    from ..ops.views import as_strided
-
-    node = as_strided._new_node((base, tuple(view._data.shape), view.stride(), view.storage_offset()))
+    without running the op. ``geometry``: the view's ``view_geometry``, where the caller has it."""
+    node = _ops().as_strided._new_node((base, *(geometry if geometry is not None else view_geometry(view))))
     node._out_meta = ((view._data.shape, view._data.dtype),)
     return node
 
@@ -256,7 +336,9 @@ def _as_strided_node(base: Tensor, view: Tensor) -> Node:
 def record_inplace_on_view(op, args: tuple, target: Tensor, node: Node) -> None:
     """``target`` is a view that ``node`` (op's backward, first edge = the view's old history) just wrote."""
     base = target._base
-    copy_slices = CopySlices(base, target, node)
+    replay = replays_views(target)
+    geometry = view_geometry(target)
+    copy_slices = CopySlices(base, target, node, geometry, replay)
     old_fn, old_nr = base._gfn, base._output_nr
     base._gfn = copy_slices
     base._output_nr = 0
@@ -264,8 +346,8 @@ def record_inplace_on_view(op, args: tuple, target: Tensor, node: Node) -> None:
     _move_retains_grad_hook(base, old_fn, old_nr, copy_slices)
     old_view_fn, old_view_nr = target._gfn, target._output_nr
     target._rg = True
-    # The view's own grad_fn is regenerated from the base on next use (its version is now stale).
-    regenerate_view_grad_fn(target)
+    # The view's own grad_fn is regenerated from the base at once, as PyTorch's ``self.grad_fn()`` there.
+    regenerate_view_grad_fn(target, geometry, replay)
     _move_retains_grad_hook(target, old_view_fn, old_view_nr, target._gfn)
 
 
@@ -303,14 +385,16 @@ def _replayed_node(base: Tensor, view: Tensor) -> tuple:
     return out._gfn, out._output_nr
 
 
-def regenerate_view_grad_fn(view: Tensor) -> None:
+def regenerate_view_grad_fn(view: Tensor, geometry: tuple | None = None, replay: bool | None = None) -> None:
+    """``geometry`` and ``replay``: the view's ``view_geometry`` and ``replays_views``, where the caller has them."""
     base = view._base
     view._view_version = view._vc[0]
     if not (base._rg or view._rg):
         return
     old_fn, old_nr = view._gfn, view._output_nr
-    replay = view._view_fn or changes_dtype(view)
-    node, nr = _replayed_node(base, view) if replay else (_as_strided_node(base, view), 0)
+    if replay is None:
+        replay = replays_views(view)
+    node, nr = _replayed_node(base, view) if replay else (_as_strided_node(base, view, geometry), 0)
     view._gfn = node
     view._output_nr = nr
     view._rg = True

@@ -15,6 +15,8 @@ import enum
 
 import numpy as np
 
+from .._strides import data_address
+
 OVERLAP_MESSAGE = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
                    "single memory location. Please clone() the tensor before performing the operation.")
 
@@ -41,7 +43,7 @@ def _dense_span(a: np.ndarray) -> tuple[int, int] | None:
         if stride != expected:
             return None
         expected *= size
-    begin = a.__array_interface__["data"][0]
+    begin = data_address(a)
     return begin, begin + a.size * a.itemsize
 
 

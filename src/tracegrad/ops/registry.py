@@ -19,6 +19,7 @@ import numpy as np
 from .._arg_parser import refuse_as_torch
 from .._events import emit_op_call
 from .._state import STATE, next_sequence_nr
+from .._strides import element_strides, storage_offset_of
 from .._tensor import Tensor, _new, _wrap
 from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
@@ -818,8 +819,8 @@ def _attr_value(args: tuple, slot):
     if slot[0] == "list_sizes":
         return tuple(tuple(t._data.shape) if isinstance(t, Tensor) else tuple(np.shape(t)) for t in args[slot[1]])
     if slot[0] == "geometry":
-        t = args[slot[1]]
-        return tuple(t._data.shape), t.stride(), t.storage_offset()
+        data = args[slot[1]]._data
+        return tuple(data.shape), element_strides(data), storage_offset_of(data)
     return tuple(args[slot[1]]._data.shape)
 
 
