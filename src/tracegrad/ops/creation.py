@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._state import STATE
-from .._strides import with_strides
+from .._strides import like_self, with_strides
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import from_numpy_dtype
 from ..memory_format import copy_in_format, like_strides, preserve_format, suggested_format
@@ -160,7 +160,10 @@ zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, vjp=lambda c
 def _full_like_kernel(a, fill_value, dtype=None, memory_format=None):
     dtype = a.dtype if dtype is None else np.dtype(dtype)
     values = np.full(a.shape, scalar_for(fill_value, dtype, a.size), dtype=dtype)
-    return with_strides(values, like_strides(a, memory_format))  # (laid out as empty_like(a, memory_format))
+    # (laid out as empty_like(a, memory_format); preserve_format's test of the common C order is the cheaper)
+    if memory_format is None or memory_format is preserve_format:
+        return like_self(values, a)
+    return with_strides(values, like_strides(a, memory_format))
 
 
 _full_like = defop("full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, "
@@ -197,6 +200,11 @@ def _placed(out: Tensor, device, pin_memory) -> Tensor:
 
 def zeros_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,
                memory_format=None, **kwargs) -> Tensor:
+    if (t.__class__ is Tensor and dtype is None and memory_format is None and device is None and not requires_grad
+            and not pin_memory and not STATE.special):
+        # (the call below once its keywords are bound, which costs more than the operator itself: backward
+        # formulas ask for zeros of the gradient's kind this way, CopySlices' in-place nodes among them)
+        return _full_like._eager((t, 0, None, None))
     return full_like(t, 0, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory,
                      memory_format=memory_format)
 

@@ -28,6 +28,7 @@ from .._tensor import Tensor, _new
 from ..autograd.array_chain import as_tensors
 from ..autograd.saved import SavedTensor, plain_array
 from ..autograd.views import make_view
+from .creation import _fill_scalar, _fill_tensor, _full_like_kernel, copy_, zero_
 from .nn_ops.activation import log_softmax, log_softmax_backward_data, relu, threshold_backward
 from .nn_ops.linear import addmm_node_op, linear_backward, mm_node_op, weight_t
 from .nn_ops.loss import _nll_loss_1d2d, _nll_loss_nd, nll_loss_backward
@@ -245,6 +246,25 @@ def _nll_rule(node, gd: np.ndarray):
     return (nll_loss_backward.kernel(gd, arrays[0], arrays[1], arrays[2], reduction, ignore_index),)
 
 
+def _zeros_rule(node, gd: np.ndarray):
+    """The in-place nodes whose input gradient is ``zeros_like(g)`` (FillBackward2, ZeroBackward0)."""
+    return (_full_like_kernel(gd, 0),)
+
+
+def _copy_rule(node, gd: np.ndarray):
+    """CopyBackwards: ``zeros_like(g)`` for the overwritten self, ``g`` itself for the source."""
+    need_self, need_src = _needs2(node)
+    return (_full_like_kernel(gd, 0) if need_self else None, gd if need_src else None)
+
+
+def _fill_tensor_rule(node, gd: np.ndarray):
+    """FillBackward3 where the value needs no gradient (its ``g.sum()`` is left to the dispatched rule)."""
+    need_self, need_value = _needs2(node)
+    if need_value:
+        return None
+    return (_full_like_kernel(gd, 0) if need_self else None, None)
+
+
 # ---- node ``apply`` methods --------------------------------------------------------------------------------
 
 
@@ -300,7 +320,10 @@ RULES: dict[OpDef, object] = {sin: _sin_rule, cos: _cos_rule, exp: _exp_rule, ta
                               log_softmax: _log_softmax_rule, mul: _mul_rule, add: _add_rule,
                               addmm_node_op: _linear_rule, mm_node_op: _mm_rule, weight_t: _weight_t_rule,
                               _nll_loss_1d2d: _nll_rule, _nll_loss_nd: _nll_rule,
-                              _mean_full: _mean_full_rule, _mean_dim: _mean_dim_rule}
+                              _mean_full: _mean_full_rule, _mean_dim: _mean_dim_rule,
+                              # (the in-place nodes of writes into views, which CopySlices runs: y[0] = 5)
+                              _fill_scalar: _zeros_rule, zero_: _zeros_rule, copy_: _copy_rule,
+                              _fill_tensor: _fill_tensor_rule}
 
 
 # Elementwise ops whose rule, given a gradient of the output's shape and dtype, returns one of the input's shape

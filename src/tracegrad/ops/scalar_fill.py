@@ -40,8 +40,10 @@ def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
         value = value.real
     if kind in "iu":
         return np_dtype.type(_integer(value, np_dtype))
-    if kind == "f" and (np_dtype.itemsize > 2 or elements != 1) and _beyond(value, np_dtype):
-        raise _overflow(np_dtype)
+    if kind == "f" and (np_dtype.itemsize > 2 or elements != 1):
+        if _beyond(value, np_dtype):
+            raise _overflow(np_dtype)
+        return np_dtype.type(value)  # (within the range: nothing to warn of, so no errstate to enter, ~1 us)
     if kind == "c" and any(_beyond(part, np_dtype) for part in (complex(value).real, complex(value).imag)):
         raise _overflow(np_dtype)
     with np.errstate(over="ignore"):  # (a single half element: inf, unchecked)
@@ -71,8 +73,13 @@ def _integer(value, np_dtype: np.dtype) -> int:
 def _beyond(value, np_dtype: np.dtype) -> bool:
     """A finite number beyond the float type's range (of the real part's type, for a complex dtype)."""
     part = float(value)
-    limit = np.finfo(np_dtype).max
-    return math.isfinite(part) and abs(part) > float(limit)
+    limit = _FLOAT_MAX.get(np_dtype)
+    if limit is None:
+        limit = _FLOAT_MAX[np_dtype] = float(np.finfo(np_dtype).max)
+    return math.isfinite(part) and abs(part) > limit
+
+
+_FLOAT_MAX: dict = {}  # (np.finfo's max per dtype, as a float: finfo's own cache costs a call and a lookup)
 
 
 def _overflow(np_dtype: np.dtype) -> RuntimeError:
