@@ -14,12 +14,14 @@ from ..._tensor import Tensor, _wrap
 from ...backend.dtypes import scalar_type_name
 from .._util import result_dtype, unsupported
 from ..accumulate import add_rows_at
+from ..creation import copy_, new_zeros
 from ..pointwise import add_, div, mul, mul_, sub
 from ..reductions_extra import mean as mean_dims
 from ..reductions_extra import sum as sum_dims
 from ..registry import defop
 from ..scalar_overloads import add_scalar
-from ..views import expand, squeeze, unsqueeze
+from ..views import call_plain, expand, squeeze, unsqueeze
+from ..views import slice as slice_op
 from . import adaptive_pool_cpu, interp_aa_cpu, resample
 from ._basic import clamp_min, norm, vector_norm
 from ._common import as_int, broadcast_shapes, check_float, type_name
@@ -153,9 +155,6 @@ def _pad_circular(input: Tensor, pad: tuple) -> Tensor:
     each padded dim, the last first, is wrapped by copying slices of the output itself. So a negative pad in one
     dim crops before another dim wraps, and a corner is copied from what earlier steps wrote. (Where a negative
     pad leaves a dim's middle empty, PyTorch's wraps read its uninitialized memory; here, zeros.)"""
-    from ..creation import copy_, new_zeros
-    from ..views import slice as slice_view
-
     shape = input._data.shape
     k = len(pad) // 2
     batch_dims = len(shape) - k
@@ -173,19 +172,24 @@ def _pad_circular(input: Tensor, pad: tuple) -> Tensor:
     for i in range(k):
         dim = k - i + batch_dims - 1
         lo, hi = pad[2 * i], pad[2 * i + 1]
-        out_middle = slice_view(out_middle, dim, max(lo, 0), out_shape[dim] - max(hi, 0))
-        in_middle = slice_view(in_middle, dim, max(-lo, 0), shape[dim] - max(-hi, 0))
+        out_middle = _slice(out_middle, dim, max(lo, 0), out_shape[dim] - max(hi, 0))
+        in_middle = _slice(in_middle, dim, max(-lo, 0), shape[dim] - max(-hi, 0))
     copy_(out_middle, in_middle)
     for i in range(k):
         dim = k - i + batch_dims - 1
         lo, hi = pad[2 * i], pad[2 * i + 1]
         end = out_shape[dim] - max(hi, 0)
         if lo > 0:
-            copy_(slice_view(out, dim, 0, lo), slice_view(out, dim, end - lo, end))
+            copy_(_slice(out, dim, 0, lo), _slice(out, dim, end - lo, end))
         if hi > 0:
             start = max(lo, 0)
-            copy_(slice_view(out, dim, out_shape[dim] - hi, out_shape[dim]), slice_view(out, dim, start, start + hi))
+            copy_(_slice(out, dim, out_shape[dim] - hi, out_shape[dim]), _slice(out, dim, start, start + hi))
     return out
+
+
+def _slice(t: Tensor, dim: int, start: int, end: int) -> Tensor:
+    """``t[..., start:end]`` along ``dim`` as the ``slice`` operator makes it, by the views' lean path."""
+    return call_plain(slice_op, t, dim, start, end)
 
 
 # ---- interpolate / adaptive average pooling ----------------------------------------------------------------
