@@ -86,7 +86,7 @@ def data_address(a) -> int:
     arithmetic (a view's storage offset) runs on every in-place write into a view under autograd."""
     if a.__class__ is _ndarray:
         capsule = a.__array_struct__  # (kept alive while its struct is read)
-        return _pointer_at(_capsule_pointer(capsule, None) + _DATA_FIELD).value
+        return _pointer_at(_capsule_pointer(capsule, None) + _DATA_FIELD).value or 0  # (ctypes reads NULL as None)
     return a.__array_interface__["data"][0]
 
 

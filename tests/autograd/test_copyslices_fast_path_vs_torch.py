@@ -143,3 +143,25 @@ def test_circular_pad_graph_and_gradients_as_torch(shape: tuple, pad: tuple) -> 
     assert (graph, version) == (t_graph, t_version)
     assert_same_bits(out, t_out)
     assert_same_bits(grad, t_grad)
+
+
+# (the views whose storage offsets a write reads: through ndarray owners, as_strided's, empty ones)
+OFFSET_VIEWS = {
+    "row": lambda t: t[2],
+    "column slice": lambda t: t[:, 3:5],
+    "transposed": lambda t: t.t()[1:, 2],
+    "diagonal": lambda t: t[1:].diagonal(1),
+    "as_strided": lambda t: t.as_strided((2, 2), (3, 1), 5)[1],
+    "empty": lambda t: t[3:3, 1:],
+    "view of a view": lambda t: t[1:][1:][:, ::2],
+}
+
+
+@pytest.mark.parametrize("name", list(OFFSET_VIEWS))
+def test_storage_offsets_and_data_pointers_of_views_as_torch(name: str) -> None:
+    def run(lib):
+        base = lib.arange(24.0).reshape(4, 6)
+        view = OFFSET_VIEWS[name](base)
+        return view.storage_offset(), view.data_ptr() - base.data_ptr() if view.numel() else None, view.stride()
+
+    assert run(tg) == run(torch)
