@@ -23,6 +23,9 @@ from .backend.dtypes import from_numpy_dtype
 from .memory_format import contiguous_format as _CONTIGUOUS
 from .size import Size
 
+# an array's shape holds ints already: built without Size's check of its items
+_shape_of = functools.partial(tuple.__new__, Size)
+
 
 class Tensor:
     # _vc: the version counter, a one-element list shared by views and detached aliases (None until needed).
@@ -303,12 +306,12 @@ class Tensor:
 
     @property
     def shape(self):
-        return Size(self._data.shape)
+        return _shape_of(self._data.shape)
 
     def size(self, dim: int | None = None):
         shape = self._data.shape
         if dim is None:
-            return Size(shape)
+            return _shape_of(shape)
         if dim.__class__ is int and -len(shape) <= dim < len(shape):  # (the common case; _dim_index words errors)
             return shape[dim]
         return shape[_dim_index(dim, len(shape))]

@@ -3,9 +3,39 @@
 from __future__ import annotations
 
 import math
+import operator
+
+
+def _type_name(value) -> str:
+    """The type as CPython's tp_name words it: extension types (NumPy's scalars) carry their module."""
+    cls = type(value)
+    return f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__
+
+
+def _size_item(value, position: int) -> int:
+    """One dimension as torch.Size reads it: an int, anything with ``__index__``, or a one-element integer
+    (or bool) tensor; anything else is refused in torch's words."""
+    from ._tensor import Tensor
+
+    if isinstance(value, Tensor):
+        if value._data.size == 1 and value._data.dtype.kind in "biu":
+            return int(value._data.reshape(()))
+    else:
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"torch.Size() takes an iterable of 'int' (item {position} is '{_type_name(value)}')")
 
 
 class Size(tuple):
+    def __new__(cls, sizes=()):
+        out = tuple.__new__(cls, sizes)
+        for value in out:
+            if value.__class__ is not int:  # (rare: shapes built here hold ints; only the others are read)
+                return tuple.__new__(cls, [_size_item(v, i) for i, v in enumerate(out)])
+        return out
+
     def __repr__(self) -> str:
         return f"torch.Size([{', '.join(str(s) for s in self)}])"
 
@@ -16,7 +46,7 @@ class Size(tuple):
 
     def __getitem__(self, item):
         out = super().__getitem__(item)
-        return Size(out) if isinstance(item, slice) else out
+        return tuple.__new__(Size, out) if isinstance(item, slice) else out
 
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
