@@ -426,33 +426,72 @@ def _expand_kernel(a, size, implicit=False):
             i += 1
         else:
             if not lead or min(size[:lead]) >= 0:
-                return strided_view(a, tuple(target), tuple(strides))
+                if math.prod(target) > _INT64_MAX:
+                    _check_numel(target)  # (refused in PyTorch's words)
+                return strided_view(a, tuple(target), _leading_strides(target, strides, a.ndim))
     if len(size) < a.ndim:
         raise RuntimeError(f"expand(torch.{scalar_type_name(a.dtype)}Tensor{{{list(a.shape)}}}, size={list(size)}): "
                            f"the number of sizes provided ({len(size)}) must be greater or equal to the number of "
                            f"dimensions in the tensor ({a.ndim})")
     lead = len(size) - a.ndim
+    target = _expanded_sizes(a.shape, size) if a.ndim else list(size)  # (a 0-d tensor's: the sizes as given)
+    _check_numel(target)
+    # A negative size passes where another is 0 (numel 0): PyTorch makes a tensor of that negative size, which
+    # NumPy cannot hold; the nearest is an empty one
+    target = [builtins.max(n, 0) for n in target]
+    # Writable like PyTorch's (an in-place write into the overlapping result itself is refused by the operator, but
+    # a non-overlapping view of it, e.g. a diagonal, writes through to the expanded tensor's memory)
+    strides = [0] * lead + [0 if n == 1 and t != 1 else st
+                            for n, t, st in zip(a.shape, target[lead:], source_strides)]
+    return strided_view(a, tuple(target), _leading_strides(target, strides, a.ndim))
+
+
+def _expanded_sizes(shape: tuple, size: tuple) -> list:
+    """PyTorch's inferExpandGeometry: from the last dim backwards (which decides the dim an error names), -1
+    keeps an existing size, a size-1 dim takes any size (a negative one too), a leading new dim any but -1."""
+    lead = len(size) - len(shape)
     target = list(size)
-    # From the last dim backwards, as PyTorch's inferExpandGeometry (which decides the dim an error names)
     for i in range(len(size) - 1, -1, -1):
         s = size[i]
         if i < lead:
-            if s < 0:
-                raise RuntimeError("The expanded size of the tensor (-1) isn't allowed in a leading, "
-                                   "non-existing dimension " + str(i))
+            if s == -1:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                   f"dimension {i}")
             continue
-        cur = a.shape[i - lead]
+        cur = shape[i - lead]
         if s == -1:
             target[i] = cur
         elif cur != 1 and s != cur:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
                                f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
-                               f"{list(a.shape)}")
-    # Writable like PyTorch's (an in-place write into the overlapping result itself is refused by the operator, but
-    # a non-overlapping view of it, e.g. a diagonal, writes through to the expanded tensor's memory)
-    strides = [0] * lead + [0 if n == 1 and t != 1 else st
-                            for n, t, st in zip(a.shape, target[lead:], source_strides)]
-    return strided_view(a, tuple(target), tuple(strides))
+                               f"{list(shape)}")
+    return target
+
+
+def _leading_strides(target: list, strides: list, ndim: int) -> tuple:
+    """The strides with inferExpandGeometry's for the new leading dims: a dim of size 1 steps over the dims after
+    it (size times stride of the next), any other 0; a 0-d tensor's expansion has all its strides 0."""
+    lead = len(target) - ndim
+    if not ndim:
+        return tuple(strides)
+    for i in range(lead - 1, -1, -1):
+        strides[i] = target[i + 1] * strides[i + 1] if target[i] == 1 else 0
+    return tuple(strides)
+
+
+_U64 = 1 << 64
+
+
+def _check_numel(sizes: list) -> None:
+    """c10's safe_compute_numel: the sizes multiplied as unsigned 64-bit numbers (a negative one is huge), refused
+    on an overflow or a product beyond int64."""
+    product, overflow = 1, False
+    for n in sizes:
+        product *= n % _U64
+        overflow |= product >= _U64
+        product %= _U64
+    if overflow or product > _INT64_MAX:
+        raise RuntimeError("numel: integer multiplication overflow")
 
 
 def _expand_vjp(ctx, g):
