@@ -14,7 +14,7 @@ import numpy as np
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
-from ..backend.dtypes import scalar_type_name
+from ..backend.dtypes import scalar_type_name, tensor_type_string
 from .edges import grad_accumulator
 
 FREED_MESSAGE = (
@@ -308,6 +308,7 @@ class SavedTensor:
             output_nr = tensor._output_nr
         where = f", which is output {output_nr} of {forward_name(fn)}," if fn is not None else ""
         shape = list(tensor._data.shape)
+        kind = tensor_type_string(tensor._data.dtype)  # (Tensor::toString: CPUBoolType where no legacy class)
         if STATE.anomaly:  # anomaly mode has just shown (above) the forward trace of the failing node
             hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                     "The variable in question was changed in there or anywhere later. Good luck!")
@@ -316,7 +317,7 @@ class SavedTensor:
                     "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
-            f"operation: [{type_string(tensor)} {shape}]{where} is at version {current}; expected version "
+            f"operation: [{kind} {shape}]{where} is at version {current}; expected version "
             f"{self._version} instead. {hint}"
         )
 

@@ -417,13 +417,14 @@ def _unpack_slice(k: builtins.slice) -> tuple:
     return _truncated_to_symint(start, stop, step)
 
 
-def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
+def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False, sources: dict | None = None):
     """Apply ints/slices/None/Ellipsis as views; return the view and the advanced index list (None where a dim
     is not indexed), read item by item as torch's ``applySlicing`` reads them.
 
     Like PyTorch, a slice spanning its whole dim records no ``slice`` unless ``keep_full_slices`` (a bare
     slice ``x[a:b]`` in ``__getitem__``). Each ``...`` skips the dims no item indexes, so two of them skip
-    twice (torch takes them so)."""
+    twice (torch takes them so). ``sources`` (when given) maps each advanced index array read from a tensor, by
+    its id, to that tensor."""
     from .views import slice as slice_op
     from .views import unsqueeze
 
@@ -463,6 +464,8 @@ def _apply_basic(t: Tensor, key: tuple, keep_full_slices: bool = False):
         else:
             arr = _index_array(k)
             advanced.append(arr)
+            if sources is not None and isinstance(k, Tensor):
+                sources[id(arr)] = k
             dim += arr.ndim if _is_mask(arr) else 1
     return out, advanced
 
@@ -751,7 +754,7 @@ def _index_rows(t: Tensor, key):
     arr = key._data
     if not arr.ndim or arr.dtype.kind != "i" or arr.dtype.itemsize < 4:
         return None
-    return index(t, [_wrap(arr.astype(np.int64, copy=False))])
+    return index(t, [_index_tensor(arr.astype(np.int64, copy=False), key)])
 
 
 def getitem(t: Tensor, key):
@@ -764,11 +767,12 @@ def getitem(t: Tensor, key):
         return _views.alias(t) if out is t else out
     if not t._data.ndim:
         _check_lone_item_of_0d(t, key)
-    out, advanced = _apply_basic(t, _split_key(key), keep_full_slices=isinstance(key, builtins.slice))
+    sources: dict = {}
+    out, advanced = _apply_basic(t, _split_key(key), isinstance(key, builtins.slice), sources)
     if any(a is not None for a in advanced):
         _check_advanced(out._data.shape, advanced)
         # Boolean masks over several dims consume that many dims at once.
-        indices = _expand_bool_masks(advanced)
+        indices = _expand_bool_masks(advanced, sources)
         return index(out, indices)
     if out is t:
         from .views import _view_alias
@@ -777,14 +781,30 @@ def getitem(t: Tensor, key):
     return out
 
 
-def _expand_bool_masks(advanced: list) -> list:
-    """Index arrays as tensors (saved by the index nodes); multi-dim boolean masks become their nonzeros."""
+def _index_tensor(arr: np.ndarray, source) -> Tensor:
+    """An index array as the tensor the index nodes save. PyTorch saves the caller's index tensor itself, so that
+    writing into it in place before the backward fails there in its words (where it went on, the backward read
+    the new indices): the tensor it was read from, or, converted (int32 to int64, a multi-dim mask to its
+    nonzeros), a tensor sharing that one's version counter."""
+    if source.__class__ is not Tensor:
+        return _wrap(arr)
+    if source._data is arr:
+        return source
+    out = _wrap(arr)
+    out._vc = source._version_counter()
+    return out
+
+
+def _expand_bool_masks(advanced: list, sources: dict) -> list:
+    """Index arrays as tensors (saved by the index nodes); multi-dim boolean masks become their nonzeros.
+    ``sources``: the tensors the arrays were read from (``_apply_basic``)."""
     indices = []
     for a in advanced:
+        source = None if a is None else sources.get(id(a))
         if a is not None and _is_mask(a) and a.ndim > 1:
-            indices.extend(_wrap(np.asarray(ix)) for ix in np.nonzero(a))
+            indices.extend(_index_tensor(np.asarray(ix), source) for ix in np.nonzero(a))
         else:
-            indices.append(None if a is None else _wrap(a))
+            indices.append(None if a is None else _index_tensor(a, source))
     while indices and indices[-1] is None:
         indices.pop()
     return indices
@@ -804,18 +824,18 @@ def setitem(t: Tensor, key, value) -> None:
     if key is True:  # (torch copies into ``t.unsqueeze(0)`` there, as for None: no index_put_)
         key = None
     target = _basic_views(t, key, False)
-    advanced = ()
+    advanced, sources = (), {}
     if target is None:
         if not t._data.ndim:
             _check_lone_item_of_0d(t, key)
-        target, advanced = _apply_basic(t, _split_key(key))
+        target, advanced = _apply_basic(t, _split_key(key), sources=sources)
     if number:  # (converted as torch's Scalar::to: refused where the dtype cannot hold it)
         dtype = t._data.dtype
         value = _wrap(np.asarray(scalar_for(value, dtype, 1), dtype=dtype))  # (a 0-d tensor)
     if advanced and any(a is not None for a in advanced):
         _check_advanced(target._data.shape, advanced)
         value = _filled_through_mask(t, advanced, value)
-        index_put_(target, _expand_bool_masks(advanced), _without_leading_ones(value))
+        index_put_(target, _expand_bool_masks(advanced, sources), _without_leading_ones(value))
     elif value._data.ndim == 0 and target._data.ndim != 0:
         creation._fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3
     else:
