@@ -11,7 +11,7 @@ registered below as thin alias modules re-exporting those objects.
 import sys
 from types import ModuleType
 
-from . import constraints, transforms
+from . import constraints, transforms  # noqa: F401 - (submodules, attributes as in PyTorch)
 from .constraint_registry import biject_to, transform_to
 from .continuous import (
     Cauchy,
@@ -44,15 +44,16 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .mixture import MixtureSameFamily
 from .multivariate import Beta, Dirichlet, LKJCholesky, LowRankMultivariateNormal, MultivariateNormal, Wishart
+
+# (ExpRelaxedCategorical and LogitRelaxedBernoulli are not here: as in PyTorch, only their modules,
+# relaxed_categorical and relaxed_bernoulli, hold them)
 from .transformed_distribution import (
-    ExpRelaxedCategorical,
     Gumbel,
     HalfCauchy,
     HalfNormal,
     InverseGamma,
     Kumaraswamy,
     LogisticNormal,
-    LogitRelaxedBernoulli,
     LogNormal,
     Pareto,
     RelaxedBernoulli,
@@ -62,15 +63,14 @@ from .transformed_distribution import (
 )
 from .transforms import *  # noqa: F403
 
-__all__ = [
+__all__ = [  # (PyTorch's order)
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
-    "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
-    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
-    "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli",
-    "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
-    "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
-    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart",
-    "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to", "transforms",
+    "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric",
+    "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
+    "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Poisson", "Uniform", "VonMises", "Weibull",
+    "Wishart", "TransformedDistribution", "biject_to", "kl_divergence", "register_kl", "transform_to",
 ]
 __all__.extend(transforms.__all__)
 
@@ -128,7 +128,12 @@ def _register_alias_modules() -> None:
                                                    f"``{source.__name__}``).")
         for name in names + helpers:
             setattr(module, name, getattr(source, name))
+        for name in names:
+            # the class is PyTorch's path's: its repr (and the "does not implement mode" message) reads as
+            # torch's, and pickle finds it there too
+            getattr(source, name).__module__ = module.__name__
         module.__all__ = list(names)
+        module.__file__ = source.__file__  # (inspect finds the classes' source through it)
         sys.modules[module.__name__] = module
         globals()[alias] = module
 

@@ -8,13 +8,12 @@ from typing import Any
 
 import tracegrad as torch
 
-__all__ = [
-    "Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent",
-    "dependent_property", "greater_than",
+__all__ = [  # (PyTorch's order)
+    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
     "greater_than_eq", "independent", "integer_interval", "interval", "half_open_interval", "is_dependent",
-    "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
-    "one_hot", "positive", "positive_semidefinite", "positive_definite", "positive_integer", "real",
-    "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
+    "less_than", "lower_cholesky", "lower_triangular", "MixtureSameFamilyConstraint", "multinomial", "nonnegative",
+    "nonnegative_integer", "one_hot", "positive", "positive_semidefinite", "positive_definite", "positive_integer",
+    "real", "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
 ]
 
 
@@ -275,8 +274,10 @@ class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
+        # triangularity first, as PyTorch: a value of under 2 dims fails in tril's words, not diagonal's
+        lower_triangular = _is_lower_triangular(value)
         positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).min(-1)[0]
-        return _is_lower_triangular(value) & positive_diagonal
+        return lower_triangular & positive_diagonal
 
 
 class _CorrCholesky(Constraint):

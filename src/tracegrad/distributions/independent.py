@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Generic, TypeVar
+
 import tracegrad as torch
 from tracegrad import Tensor
 
@@ -11,14 +13,16 @@ from .utils import _sum_rightmost
 
 __all__ = ["Independent"]
 
+D = TypeVar("D", bound=Distribution)
 
-class Independent(Distribution):
+
+class Independent(Distribution, Generic[D]):  # (``Independent[Normal]`` annotates, as in PyTorch)
     """Reinterprets the rightmost ``reinterpreted_batch_ndims`` batch dims of ``base_distribution`` as event
     dims (log_prob and entropy sum over them)."""
 
     arg_constraints: dict[str, constraints.Constraint] = {}
 
-    def __init__(self, base_distribution: Distribution, reinterpreted_batch_ndims: int,
+    def __init__(self, base_distribution: D, reinterpreted_batch_ndims: int,
                  validate_args: bool | None = None) -> None:
         if reinterpreted_batch_ndims > len(base_distribution.batch_shape):
             raise ValueError("Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "

@@ -21,10 +21,10 @@ from . import constraints
 from .utils import _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
-           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "PositiveDefiniteTransform",
-           "StackTransform",
-           "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
-           "TanhTransform", "SoftmaxTransform", "StickBreakingTransform", "Transform", "identity_transform"]
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
+           "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "Transform",
+           "identity_transform"]  # (PyTorch's order)
 
 
 class Transform:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import update_wrapper
 from numbers import Number
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import tracegrad as torch
 from tracegrad import Tensor
@@ -57,7 +57,11 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     return torch.log(ps_clamped)
 
 
-class lazy_property:
+T = TypeVar("T", contravariant=True)
+R = TypeVar("R", covariant=True)
+
+
+class lazy_property(Generic[T, R]):  # (subscriptable, as PyTorch's)
     """A non-data descriptor computing the value once (with grad enabled) and caching it on the instance."""
 
     def __init__(self, wrapped: Callable[[Any], Any]) -> None:
