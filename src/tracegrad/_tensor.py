@@ -24,7 +24,7 @@ from .memory_format import contiguous_format as _CONTIGUOUS
 from .size import Size
 
 # an array's shape holds ints already: built without Size's check of its items
-_shape_of = functools.partial(tuple.__new__, Size)
+_tuple_new = tuple.__new__
 
 
 class Tensor:
@@ -306,12 +306,12 @@ class Tensor:
 
     @property
     def shape(self):
-        return _shape_of(self._data.shape)
+        return _tuple_new(Size, self._data.shape)
 
     def size(self, dim: int | None = None):
         shape = self._data.shape
         if dim is None:
-            return _shape_of(shape)
+            return _tuple_new(Size, shape)
         if dim.__class__ is int and -len(shape) <= dim < len(shape):  # (the common case; _dim_index words errors)
             return shape[dim]
         return shape[_dim_index(dim, len(shape))]

@@ -49,4 +49,17 @@ class Size(tuple):
         return tuple.__new__(Size, out) if isinstance(item, slice) else out
 
     def __add__(self, other):
-        return Size(tuple(self) + tuple(other))
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return Size(tuple(self) + other)
+
+    def __radd__(self, other):  # (a tuple before a Size: a Size too, as torch's)
+        return Size(other + tuple(self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, times):
+        return tuple.__new__(Size, tuple(self) * times)
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):
+        return Size, (tuple(self),)

@@ -105,6 +105,24 @@ def test_size_reads_items_as_torch(case):
         assert ours == ref and all(type(n) is int for n in ours)
 
 
+_SIZE_OPERATORS = {
+    "plus_list": lambda S: S([2]) + [3],
+    "plus_bad_item": lambda S: S([2]) + (2.5,),
+    "tuple_plus": lambda S: (3,) + S([2]),
+    "times": lambda S: S([2]) * 2,
+    "times_left": lambda S: 2 * S([2, 1]),
+    "slice": lambda S: S([2, 3])[::-1],
+    "reduce": lambda S: S([2, 3]).__reduce__()[1],
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SIZE_OPERATORS))
+def test_size_operators_as_torch(case):
+    ours, ref = _same_outcome(lambda L: _SIZE_OPERATORS[case](L.Size))
+    if ref is not None:
+        assert ours == ref and type(ours).__name__ == type(ref).__name__
+
+
 @pytest.mark.parametrize(
     "expr",
     [

@@ -428,7 +428,9 @@ def _expand_kernel(a, size, implicit=False):
             if not lead or min(size[:lead]) >= 0:
                 if math.prod(target) > _INT64_MAX:
                     _check_numel(target)  # (refused in PyTorch's words)
-                return strided_view(a, tuple(target), _leading_strides(target, strides, a.ndim))
+                if lead and a.ndim and 1 in size[:lead]:
+                    _set_leading_strides(target, strides, lead)
+                return strided_view(a, tuple(target), tuple(strides))
     if len(size) < a.ndim:
         raise RuntimeError(f"expand(torch.{scalar_type_name(a.dtype)}Tensor{{{list(a.shape)}}}, size={list(size)}): "
                            f"the number of sizes provided ({len(size)}) must be greater or equal to the number of "
@@ -443,7 +445,9 @@ def _expand_kernel(a, size, implicit=False):
     # a non-overlapping view of it, e.g. a diagonal, writes through to the expanded tensor's memory)
     strides = [0] * lead + [0 if n == 1 and t != 1 else st
                             for n, t, st in zip(a.shape, target[lead:], source_strides)]
-    return strided_view(a, tuple(target), _leading_strides(target, strides, a.ndim))
+    if lead and a.ndim:
+        _set_leading_strides(target, strides, lead)
+    return strided_view(a, tuple(target), tuple(strides))
 
 
 def _expanded_sizes(shape: tuple, size: tuple) -> list:
@@ -468,15 +472,11 @@ def _expanded_sizes(shape: tuple, size: tuple) -> list:
     return target
 
 
-def _leading_strides(target: list, strides: list, ndim: int) -> tuple:
-    """The strides with inferExpandGeometry's for the new leading dims: a dim of size 1 steps over the dims after
-    it (size times stride of the next), any other 0; a 0-d tensor's expansion has all its strides 0."""
-    lead = len(target) - ndim
-    if not ndim:
-        return tuple(strides)
+def _set_leading_strides(target: list, strides: list, lead: int) -> None:
+    """inferExpandGeometry's strides for the new leading dims of a tensor of 1 dim or more: a dim of size 1 steps
+    over the dims after it (size times stride of the next), any other 0 (a 0-d tensor's are all 0)."""
     for i in range(lead - 1, -1, -1):
         strides[i] = target[i + 1] * strides[i + 1] if target[i] == 1 else 0
-    return tuple(strides)
 
 
 _U64 = 1 << 64
