@@ -56,6 +56,7 @@ class Tensor:
     _inference = False
     _fw_grads = None  # forward-AD tangents: dict level -> Tensor
     _retains_grad = False
+    _converted_from = None  # an index converted for a node to save: the caller's tensor, which a version error names
 
     def __init__(self, *args, **kwargs) -> None:
         # ``torch.Tensor(...)``: PyTorch's legacy constructor, in the default dtype (see _legacy_types.py). It

@@ -200,6 +200,21 @@ def test_index_written_in_place_before_backward_fails_as_torch(index_dtype, writ
     _same_outcome(lambda L: _index_then_write(L, index_dtype, write))
 
 
+@pytest.mark.parametrize("index", ["int32", "mask_2d"])
+def test_converted_index_written_before_backward_is_named_as_torch(index):
+    """tracegrad converts these (int32 to int64, a 2-D mask to its nonzeros); the error names the caller's."""
+
+    def run(L):
+        x = L.ones(2, 2, requires_grad=True)
+        idx = L.tensor([0, 1], dtype=L.int32) if index == "int32" else L.tensor([[True, False], [False, True]])
+        y = x[idx]
+        idx.zero_()
+        y.sum().backward()
+        return x.grad
+
+    _same_outcome(run)
+
+
 def test_index_left_alone_backward_still_runs():
     def run(L):
         x = L.arange(6.0).reshape(3, 2).requires_grad_()

@@ -307,8 +307,10 @@ class SavedTensor:
             fn = tensor.grad_fn
             output_nr = tensor._output_nr
         where = f", which is output {output_nr} of {forward_name(fn)}," if fn is not None else ""
-        shape = list(tensor._data.shape)
-        kind = tensor_type_string(tensor._data.dtype)  # (Tensor::toString: CPUBoolType where no legacy class)
+        # (PyTorch saves the index tensor a caller gave, unconverted: it names that one)
+        shown = tensor if tensor._converted_from is None else tensor._converted_from
+        shape = list(shown._data.shape)
+        kind = tensor_type_string(shown._data.dtype)  # (Tensor::toString: CPUBoolType where no legacy class)
         if STATE.anomaly:  # anomaly mode has just shown (above) the forward trace of the failing node
             hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                     "The variable in question was changed in there or anywhere later. Good luck!")

@@ -792,6 +792,7 @@ def _index_tensor(arr: np.ndarray, source) -> Tensor:
         return source
     out = _wrap(arr)
     out._vc = source._version_counter()
+    out._converted_from = source
     return out
 
 
