@@ -5,13 +5,11 @@
 
 from __future__ import annotations
 
-import warnings as _py_warnings
+from . import _tensor_methods, _warnings, autograd, ops
 
-from . import _tensor_methods, autograd, ops
-
-# NumPy warns about the floating-point events PyTorch computes silently (1 / 0 is inf, log(-1) NaN): ignore those
-# raised inside tracegrad's own code. The user's own NumPy calls warn as before.
-_py_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tracegrad(\.|$)")
+# NumPy warns about the floating-point events PyTorch computes silently (1 / 0 is inf, log(-1) NaN): not from
+# tracegrad's own code. The user's own NumPy calls warn as before.
+_warnings.silence_numpy_in_tracegrad()
 from ._factories import (
     Generator,
     arange,

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import types
 import warnings
+from collections.abc import Callable
+
+import numpy as np
 
 _ALWAYS = [False]
 _SEEN: set = set()
@@ -20,3 +26,66 @@ def warn_once(key: str, message: str, category=UserWarning, stacklevel: int = 3)
     if _ALWAYS[0] or key not in _SEEN:
         _SEEN.add(key)
         warnings.warn(message, category, stacklevel=stacklevel)
+
+
+# ---- NumPy's floating-point warnings from tracegrad's own kernels --------------------------------------------
+
+# (as the modules' code objects name their files: the loader's paths, as ``__file__`` has them)
+_OWN_DIR = os.path.dirname(__file__) + os.sep
+_NUMPY_DIR = os.path.dirname(np.__file__) + os.sep
+
+
+def silence_numpy_in_tracegrad() -> None:
+    """Keep NumPy's floating-point warnings from tracegrad's own kernels out of sight, as PyTorch computes ``1 / 0``
+    or ``log(-1)`` silently; the user's own NumPy code warns as before.
+
+    An import-time filter ignores them. A filter the program installs later comes first: ``"error"`` makes them
+    exceptions, which the operators catch and answer by running their kernel again quietly (``aten_vec.quietly``);
+    the actions that show a warning (``"always"``, ``"default"``, ``"module"``, ``"once"``, as pytest's capture and
+    ``pytest.warns`` install) reach ``warnings._showwarnmsg``, which this wraps to drop them there. Only a warning
+    about to be shown pays for the check, so the operators' path when nothing warns stays as it was."""
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tracegrad(\.|$)")
+    if not getattr(warnings._showwarnmsg, "_tracegrad", False):
+        warnings._showwarnmsg = _unless_from_tracegrad(warnings._showwarnmsg)
+
+
+Show = Callable[[warnings.WarningMessage], None]
+
+
+def _unless_from_tracegrad(show: Show) -> Show:
+    def showwarnmsg(msg: warnings.WarningMessage) -> None:
+        if issubclass(msg.category, RuntimeWarning):
+            frame = sys._getframe(1)  # (the code that warned: this is called from C, by ``warnings.warn``'s own)
+            if _raised_in_tracegrad(msg.filename, frame):
+                _forget(msg, frame)
+                return
+        show(msg)
+
+    showwarnmsg._tracegrad = True  # type: ignore[attr-defined]
+    return showwarnmsg
+
+
+def _raised_in_tracegrad(filename: str, frame: types.FrameType | None) -> bool:
+    """Whether a warning at ``filename`` came from tracegrad's code: at its own line, or inside NumPy's Python code
+    (``np.var``'s sums) that tracegrad called. ``frame``: the innermost frame running when it was raised."""
+    if filename.startswith(_OWN_DIR):
+        return True
+    if not filename.startswith(_NUMPY_DIR):
+        return False
+    while frame is not None and frame.f_code.co_filename.startswith(_NUMPY_DIR):
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith(_OWN_DIR)
+
+
+def _forget(msg: warnings.WarningMessage, frame: types.FrameType | None) -> None:
+    """Undo the records by which ``"default"``, ``"module"`` and ``"once"`` show a warning once, in the registry of
+    the module it was raised in (CPython keys ``"module"`` and ``"once"`` on the text alone there): the user's own
+    identical warning from NumPy's same code (``np.var``'s sums) is still shown the first time."""
+    text, category = str(msg.message), msg.category
+    at_frame = frame is not None and frame.f_code.co_filename == msg.filename
+    registry = frame.f_globals.get("__warningregistry__") if at_frame else None
+    if registry is None:
+        warnings.onceregistry.pop((text, category), None)  # (``"once"`` where the module keeps no registry)
+        return
+    for key in ((text, category), (text, category, 0), (text, category, msg.lineno)):
+        registry.pop(key, None)
