@@ -11,6 +11,7 @@ from .._state import STATE
 from .._strides import contiguous_strides, offset_in, storage_root
 from .._tensor import Tensor
 from .._warnings import warn_once
+from ..ops.aten_vec import as_caller
 from .grad_layout import is_non_overlapping_and_dense, obeys_layout_contract
 from .node import UINT64_MAX, Node, collect_hook_fns
 from .node_meta import ONLY, meta_forms
@@ -55,7 +56,7 @@ class AccumulateGrad(Node):
                     if STATE.observed:
                         _emit_event("hook", kind="post_accumulate", node=self, hook=fn, output_nr=None,
                                     tensor=self.variable)
-                    result = fn(self.variable)
+                    result = as_caller(fn, self.variable)
                     if result is not None and result is not self.variable:
                         raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return []

@@ -12,15 +12,15 @@ outer one continues, as PyTorch's reentrant ordering requires.
 
 from __future__ import annotations
 
+import contextvars
 import itertools
-
-import numpy as np
 
 from .. import _profiling
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..ops._util import expands_to, sum_to_shape
+from ..ops.aten_vec import as_caller, quietly_for_caller
 from . import accumulate as _accumulate
 from . import array_chain, ready_queue
 from .accumulate import AccumulateGrad, accumulate_into, add_to_buffer, runs_on_arrival
@@ -178,9 +178,11 @@ def _execute_on_new_thread(*args) -> list:
     result: list = []
     error: list = []
 
+    context = contextvars.copy_context()  # (the caller's NumPy error state, which a new thread would not inherit)
+
     def target() -> None:
         try:
-            result.append(_execute(*args))
+            result.append(context.run(_execute, *args))
         except BaseException as exc:  # re-raised on the calling thread
             error.append(exc)
 
@@ -224,9 +226,9 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     # (a profiler makes ``special`` true: the slot is read first, the property only then)
     profiling = _profiling.Nesting(STATE.profiler) if STATE.special and STATE.profiler is not None else None
     try:
-        # PyTorch computes inf/nan silently; NumPy would warn from inside backward formulas.
-        with np.errstate(all="ignore"):
-            _run(task, graph_root, deps)
+        # PyTorch computes inf/nan silently; NumPy would warn from inside backward formulas. The user's callbacks
+        # (hooks, a custom Function's backward) run under the caller's error state again (``as_caller``).
+        quietly_for_caller(_run, task, graph_root, deps)
         i = 0
         while i < len(task.callbacks):  # queue_callback: callbacks may queue more callbacks
             task.callbacks[i]()
@@ -571,7 +573,7 @@ def _run_tensor_pre_hooks(fn: Node, inputs: list, hooks, retains) -> list:
             for hook in collect_hook_fns(per_output):
                 if STATE.observed:
                     _emit_hook("tensor", fn, hook, nr, inputs[nr])
-                result = hook(inputs[nr])
+                result = as_caller(hook, inputs[nr])
                 if result is not None:
                     inputs[nr] = _check_hook_result(result, inputs[nr], hook)
     if retains:
@@ -656,7 +658,7 @@ def _call_pre_hooks(fn: Node, inputs: list) -> list:
     for hook in collect_hook_fns(fn._pre_hooks):
         if STATE.observed:
             _emit_hook("pre", fn, hook, None)
-        result = hook(grads_out)
+        result = as_caller(hook, grads_out)
         if result is not None and result is not grads_out:
             grads_out = _checked_tuple(result, grads_out, hook)
         del result
@@ -669,7 +671,7 @@ def _call_post_hooks(fn: Node, outputs: list, inputs: list) -> list:
     for hook in collect_hook_fns(fn._post_hooks):
         if STATE.observed:
             _emit_hook("post", fn, hook, None)
-        result = hook(grad_inputs, grad_outputs)
+        result = as_caller(hook, grad_inputs, grad_outputs)
         if result is not None and result is not grad_inputs:
             grad_inputs = _checked_tuple(result, grad_inputs, hook)
     return list(grad_inputs)

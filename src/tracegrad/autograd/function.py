@@ -23,6 +23,7 @@ from typing import Any
 from .._events import emit_op_call
 from .._state import STATE
 from .._tensor import Tensor, _wrap
+from ..ops.aten_vec import as_caller
 from . import views as _views
 from .edges import NO_EDGE, gradient_edge
 from .node import Error, Node, set_retains_grad_hook
@@ -141,7 +142,7 @@ class BackwardCFunction(FunctionCtx, Node):
             grads += [None] * (self._n_out - len(grads))
         if self.materialize_grads:
             _materialize(self, grads)
-        result = fn(self, *grads)
+        result = as_caller(fn, self, *grads)  # (the user's NumPy code: the caller's error state)
         return self._tg_trim(result)
 
     def _tg_trim(self, result) -> list:

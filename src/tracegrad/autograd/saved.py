@@ -15,6 +15,7 @@ from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name, tensor_type_string
+from ..ops.aten_vec import as_caller
 from .edges import grad_accumulator
 
 FREED_MESSAGE = (
@@ -132,7 +133,7 @@ class SavedTensor:
         if STATE.observed:  # a hook event: hook observers keep the fast paths, so not behind STATE.special
             _emit_event("hook", kind="pack", node=None, hook=pack, output_nr=None, tensor=tensor)
         try:
-            packed = pack(tensor if given is None else given)
+            packed = as_caller(pack, tensor if given is None else given)
         finally:
             STATE.grad_enabled = prev
         if self._vc[0] != version:
@@ -271,7 +272,7 @@ class SavedTensor:
             _emit_event("hook", kind="unpack", node=node, hook=unpack, output_nr=None, tensor=None)
         formula, STATE.in_formula = STATE.in_formula, False  # user code: its numbers are Python's again
         try:
-            result = unpack(self._ref)
+            result = as_caller(unpack, self._ref)
         finally:
             STATE.in_formula = formula
         if not isinstance(result, Tensor):

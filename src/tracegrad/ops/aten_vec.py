@@ -13,6 +13,7 @@ import functools
 import os
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -145,6 +146,28 @@ def with_fp_errors(state: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any
         return fn(*args, **kwargs)
     finally:
         _FP_ERRORS.reset(token)
+
+
+# NumPy's error state where tracegrad last went quiet around work that calls back into a user's code (a backward
+# pass, a built-in optimizer's step): the callbacks run under it again (``as_caller``), so the user's own NumPy
+# arithmetic warns or raises there as where they called tracegrad, as with PyTorch, which leaves NumPy alone.
+_CALLER_FP_ERRORS: ContextVar[Any] = ContextVar("tracegrad_caller_fp_errors", default=None)
+
+
+def quietly_for_caller(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``quietly(fn, ...)``, keeping the caller's error state for the user's callbacks ``fn`` makes (``as_caller``)."""
+    token = _CALLER_FP_ERRORS.set(fp_errors())
+    try:
+        return quietly(fn, *args, **kwargs)
+    finally:
+        _CALLER_FP_ERRORS.reset(token)
+
+
+def as_caller(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``, a user's callback, under the error state of the code that called into the quiet work
+    running it (``quietly_for_caller``); outside such work, as it is."""
+    caller = _CALLER_FP_ERRORS.get()
+    return fn(*args, **kwargs) if caller is None else with_fp_errors(caller, fn, *args, **kwargs)
 
 
 def fma32(a, b, c) -> np.ndarray:

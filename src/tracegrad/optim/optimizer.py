@@ -10,7 +10,6 @@ import functools
 import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
-from contextvars import ContextVar
 from copy import deepcopy
 from itertools import chain
 from typing import Any
@@ -20,7 +19,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import enable_grad
 from ..autograd.node import RemovableHandle
-from ..ops.aten_vec import fp_errors, quietly, with_fp_errors
+from ..ops.aten_vec import as_caller, quietly_for_caller
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -88,10 +87,6 @@ def _hooked_step(func: Callable) -> Callable:
     return wrapper
 
 
-# NumPy's error state where a built-in optimizer's quiet ``step`` was called, for its closure (``_closure_loss``)
-_caller_fp_errors: ContextVar[Any] = ContextVar("tracegrad_optimizer_caller_fp_errors", default=None)
-
-
 def _quiet_update(func: Callable) -> Callable:
     """A built-in optimizer's ``step`` with NumPy's floating-point warnings off. PyTorch's update turns an inf
     gradient into inf or NaN parameters and state silently, where NumPy warns; tracegrad's import-time filter
@@ -100,11 +95,7 @@ def _quiet_update(func: Callable) -> Callable:
 
     @functools.wraps(func)
     def quiet_step(self, *args, **kwargs):
-        token = _caller_fp_errors.set(fp_errors())
-        try:
-            return quietly(func, self, *args, **kwargs)
-        finally:
-            _caller_fp_errors.reset(token)
+        return quietly_for_caller(func, self, *args, **kwargs)
 
     return quiet_step
 
@@ -283,8 +274,7 @@ class Optimizer:
         if closure is None:
             return None
         with enable_grad():
-            caller = _caller_fp_errors.get()
-            return closure() if caller is None else with_fp_errors(caller, closure)
+            return as_caller(closure)
 
     def _real_params_with_grad(self, group: dict[str, Any]) -> list:
         """The group's parameters that have a gradient, refusing complex ones as torch's optimizers without
