@@ -114,3 +114,19 @@ def test_no_warning_from_numpys_code_under_the_default_filters():
     (ours, our_value), (theirs, their_value) = run_both(program)
     assert ours == theirs == []
     assert np.isnan(our_value) and np.isnan(their_value)
+
+
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_no_floating_point_error_under_the_programs_errstate_raise(name, backward):
+    """``np.errstate(invalid="raise")`` makes NumPy raise FloatingPointError where it would warn: the operators run
+    their kernel again quietly, as for a strict filter's warning (torch computes silently). A user's callbacks run
+    under the caller's error state, so tracegrad's operators inside them meet it too."""
+
+    def program(lib):
+        with np.errstate(divide="raise", invalid="raise", over="raise"):
+            return shown_and_values(lib, name, "always", backward)
+
+    (ours, our_values), (theirs, their_values) = run_both(program)
+    assert ours == theirs == []
+    np.testing.assert_allclose(our_values, their_values, rtol=1e-5, equal_nan=True)

@@ -107,6 +107,12 @@ except ImportError:  # (another NumPy)
 _QUIET = _IGNORE_FP_ERRORS if _FP_ERRORS is not None else {"all": "ignore"}  # (an error state: see with_fp_errors)
 
 
+# What NumPy raises for a floating-point event (``inf * 0``) that PyTorch computes silently: a strict warnings filter's
+# RuntimeWarning, or the FloatingPointError of a program's ``np.errstate(invalid="raise")``, whose state a user's
+# callbacks keep (``as_caller``) and run tracegrad's operators under
+FP_SIGNALS = (RuntimeWarning, FloatingPointError)
+
+
 def quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` with NumPy's floating-point warnings off: for casts that may overflow to inf.
 

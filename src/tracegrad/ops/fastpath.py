@@ -23,7 +23,7 @@ from ..autograd.edges import NO_EDGE, gradient_edge, new_grad_accumulator
 from ..autograd.node_meta import F32_FORMS, meta_forms
 from ..autograd.saved import SavedTensor, save_fresh_output, save_input, save_input_pair
 from ._util import translate_value_error
-from .aten_vec import quietly
+from .aten_vec import FP_SIGNALS, quietly
 from .result_layouts import SWAPPED_OPERANDS, operand_positions
 
 _ndarray = np.ndarray
@@ -131,7 +131,7 @@ def unary(op):
         direct = ufunc is not None and (adt is _F32 or adt is _F64 or adt.kind == "f")
         try:
             data = ufunc(ad) if direct else kernel(ad)
-        except RuntimeWarning:  # (a strict filter's: run again quietly, see aten_vec.quietly)
+        except FP_SIGNALS:  # (a strict filter's: run again quietly, see aten_vec.quietly)
             data = quietly(ufunc if direct else kernel, ad)
         except Exception as exc:
             raise _kernel_failed(op, plan, (a,), (ad,), exc) from None
@@ -265,7 +265,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             return slow(a, b)
         try:
             data = ufunc(ad, bd) if direct else kernel(ad, bd, *trailing)
-        except RuntimeWarning:  # (a strict filter's: run again quietly, see aten_vec.quietly)
+        except FP_SIGNALS:  # (a strict filter's: run again quietly, see aten_vec.quietly)
             data = quietly(ufunc, ad, bd) if direct else quietly(kernel, ad, bd, *trailing)
         except Exception as exc:  # NumPy's error for mismatched shapes (in PyTorch's words), or the kernel's own
             if not (direct and isinstance(exc, ValueError)):

@@ -25,7 +25,7 @@ from ._util import (
     to_floating,
 )
 from .aten_loops import loop_block, vector_and_scalar
-from .aten_vec import FUSED_DTYPES, fma, quietly
+from .aten_vec import FP_SIGNALS, FUSED_DTYPES, fma, quietly
 from .registry import defop
 from .scalar_fill import check_scalar_parameter, scalar_for
 
@@ -74,8 +74,8 @@ def copy_into(dst: np.ndarray, src) -> None:
     silently: it is no exception here."""
     try:
         np.copyto(dst, src, casting="unsafe")
-    except RuntimeWarning as warning:
-        if isinstance(warning, np.exceptions.ComplexWarning):  # (raised before NumPy copies anything)
+    except FP_SIGNALS as signal:
+        if isinstance(signal, np.exceptions.ComplexWarning):  # (raised before NumPy copies anything)
             raise
 
 

@@ -29,7 +29,7 @@ from ..autograd.saved import _FREED as _SAVED_FREED
 from ..autograd.saved import _NONE as _SAVED_NONE
 from ..autograd.saved import SavedTensor
 from ._util import parsed_numbers, translate_value_error
-from .aten_vec import quietly
+from .aten_vec import FP_SIGNALS, quietly
 from .mem_overlap import ARGUMENTS_CHECKED_FIRST, Check, check_overlap, inplace_check
 from .result_layouts import follows_tensor_iterator, operand_positions
 from .result_layouts import rule_for as _layout_rule_for
@@ -578,7 +578,7 @@ class OpDef:
             result = self.kernel(*arrays) if not self.impure_kernel else quietly(self.kernel, *arrays)
         except ValueError as exc:  # NumPy's broadcasting error in PyTorch's words
             raise translate_value_error(exc, arrays) from None
-        except RuntimeWarning:  # (a pure out-of-place kernel's, run again quietly: see aten_vec.quietly)
+        except FP_SIGNALS:  # (a pure out-of-place kernel's, run again quietly: see aten_vec.quietly)
             result = quietly(self.kernel, *arrays)
         if self.n_returns == 1 and not self.returns_list:
             if result.__class__ is not _ndarray:
@@ -662,7 +662,7 @@ class OpDef:
             self.kernel(*arrays) if not self.impure_kernel else quietly(self.kernel, *arrays)
         except ValueError as exc:
             raise translate_value_error(exc, arrays) from None
-        except RuntimeWarning:  # (a strict filter's, raised before a ``writes_last`` kernel wrote: see impure_kernel)
+        except FP_SIGNALS:  # (a strict filter's, raised before a ``writes_last`` kernel wrote: see impure_kernel)
             quietly(self.kernel, *arrays)
         target._bump_version()
         if record:

@@ -24,7 +24,7 @@ from ...autograd.saved import save_input
 from ...backend.dtypes import cpp_type_name, scalar_type_name
 from .. import aten_sum
 from .._util import unsupported
-from ..aten_vec import quietly
+from ..aten_vec import FP_SIGNALS, quietly
 from ..linalg import ADDMM_META, dim_size
 from ..linalg_core import MM_META, matmul, matrix_product, mm, mm_mat1_backward, mm_mat2_backward
 from ..pointwise import add, add_
@@ -305,12 +305,12 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
             raise unsupported("addmm_impl_cpu_", x.dtype)
         else:
             out = matrix_product(x, w.T)
-    except RuntimeWarning:  # (a strict filter's: run again quietly, see aten_vec.quietly)
+    except FP_SIGNALS:  # (a strict filter's: run again quietly, see aten_vec.quietly)
         out = quietly(_product, x, w)
     if bias is not None:
         try:
             out += bias._data
-        except RuntimeWarning:  # (the same; NumPy warns after it has written the sum into ``out``)
+        except FP_SIGNALS:  # (the same; NumPy warns after it has written the sum into ``out``)
             pass
         except ValueError:
             b = bias._data
