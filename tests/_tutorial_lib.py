@@ -45,8 +45,6 @@ def transcript(lib, program: Callable) -> list:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        # tracegrad's NumPy kernels leave IEEE warnings to a filter of its own (torch computes inf/nan silently)
-        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tracegrad(\.|$)")
         try:
             program(lib, show)
         except Exception as exc:  # noqa: BLE001 - how the program ends is part of the transcript

@@ -27,7 +27,6 @@ def _run(lib, program) -> tuple[str | None, list[str]]:
     """The error ``program`` ends with, and the anomaly warnings it raised."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tracegrad(\.|$)")
         try:
             program(lib)
             error = None
