@@ -145,10 +145,15 @@ CALLBACKS = {
 def outcome(lib, kind: str, action: str, how: str):
     """What the user sees: the warnings shown (category, text), the error raised, the gradient."""
     x = lib.tensor([1.0, 2.0], requires_grad=True)
+    return outcome_of(lib, action, lambda: CALLBACKS[kind](lib, x), x, how)
+
+
+def outcome_of(lib, action: str, forward, x, how: str = "backward"):
+    """The warnings shown (category, text), the error raised and ``x``'s gradient of ``forward()``'s result."""
     with warnings.catch_warnings(record=True) as log, np.errstate(**(RAISE if action == "raise" else {})):
         warnings.simplefilter("always" if action == "raise" else action)
         try:
-            loss = CALLBACKS[kind](lib, x)
+            loss = forward()
             if how == "grad":
                 grad = lib.autograd.grad(loss, x)[0]
             else:
@@ -196,3 +201,20 @@ def test_callbacks_keep_the_callers_own_error_state(action):
     (ours, our_grad), (theirs, their_grad) = run_both(program)
     assert ours == theirs == []
     np.testing.assert_allclose(our_grad, their_grad, equal_nan=True)
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_the_librarys_own_function_stays_silent_under_the_callers_state(action):
+    """``CrossMapLRN2d`` (torch.nn._functions), a Function of the library's own arithmetic, computes inf and NaN
+    silently in both passes, as torch's, though its backward runs as a callback under the caller's state."""
+
+    def program(lib):
+        from importlib import import_module
+
+        lrn = import_module(f"{lib.__name__}.nn.modules._functions").CrossMapLRN2d
+        x = lib.tensor([[[[INF]], [[1e30]], [[0.0]]]], requires_grad=True)
+        return outcome_of(lib, action, lambda: lrn.apply(x, 3).sum(), x)
+
+    ours, theirs = run_both(program)
+    assert ours[:2] == theirs[:2] == ([], None)
+    np.testing.assert_allclose(ours[2], theirs[2], equal_nan=True)

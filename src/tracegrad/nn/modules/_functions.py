@@ -12,12 +12,16 @@ import numpy as np
 
 from ..._tensor import Tensor, _wrap
 from ...autograd.function import Function
+from ...ops.aten_vec import quiet
 
 __all__ = ["CrossMapLRN2d"]
 
 
 class CrossMapLRN2d(Function):
+    # (its own NumPy arithmetic, run quietly: torch's is silent about inf and NaN, and the backward runs under the
+    # caller's NumPy error state, as the user's custom Functions' do)
     @staticmethod
+    @quiet
     def forward(ctx, input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> Tensor:  # noqa: A002
         ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
         if input.dim() != 4:
@@ -44,6 +48,7 @@ class CrossMapLRN2d(Function):
         return output
 
     @staticmethod
+    @quiet
     def backward(ctx, grad_output: Tensor):
         input, output = ctx.saved_tensors  # noqa: A001
         x, out, scale, g = input._data, output._data, ctx.scale, grad_output._data
