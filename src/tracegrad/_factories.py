@@ -21,6 +21,7 @@ from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
 from .backend.device import as_device, refuse_unsupported
 from .memory_format import contiguous_format, format_strides, like_strides, preserve_format
+from .ops.aten_vec import FP_SIGNALS, quietly
 from .ops.scalar_fill import scalar_for
 
 # ---- helpers ---------------------------------------------------------------------------------------------
@@ -297,6 +298,8 @@ def _tensor(data, dtype, device, requires_grad: bool) -> Tensor:
         array = np.array(_to_nested_arrays(data), dtype=np_dtype, copy=True)
     except OverflowError:  # a Python int the dtype cannot hold
         array = _wrapped_unsigned(data, np_dtype)
+    except FP_SIGNALS:  # (a float beyond the dtype's range is inf, below it 0 or subnormal, silently as in torch)
+        array = quietly(np.array, _to_nested_arrays(data), dtype=np_dtype, copy=True)
     return _finish(array, requires_grad, device)
 
 
@@ -340,7 +343,7 @@ def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **un
             return data.to(dtype)
         if isinstance(data, np.ndarray):
             data = _shareable(data)  # (PyTorch warns about a read-only array even when it casts a copy)
-            arr = data if dtype is None else data.astype(_resolve_dtype(dtype), copy=False)
+            arr = data if dtype is None else quietly(data.astype, _resolve_dtype(dtype), copy=False)  # (to inf)
             _dt.from_numpy_dtype(arr.dtype)
             return _finish(arr, False, device)
         return _tensor(data, dtype, device, False)

@@ -130,3 +130,26 @@ def test_no_floating_point_error_under_the_programs_errstate_raise(name, backwar
     (ours, our_values), (theirs, their_values) = run_both(program)
     assert ours == theirs == []
     np.testing.assert_allclose(our_values, their_values, rtol=1e-5, equal_nan=True)
+
+
+CASTS = {
+    "tensor of a list": lambda lib: lib.tensor([1e300, 1e-45, 1.0], dtype=lib.float32),
+    "tensor of an array": lambda lib: lib.tensor(np.array([1e300, 1e-320]), dtype=lib.float32),
+    "as_tensor of an array": lambda lib: lib.as_tensor(np.array([-1e300, 1e-320]), dtype=lib.float32),
+    "as_tensor of a list": lambda lib: lib.as_tensor([1e300, 1.0], dtype=lib.float16),
+}
+
+
+@pytest.mark.parametrize("strict", ["simplefilter('error')", "np.errstate(all='raise')"])
+@pytest.mark.parametrize("name", CASTS)
+def test_creating_a_tensor_casts_beyond_its_dtypes_range_silently(name, strict):
+    """A float beyond the dtype's range is read as inf, below it as 0 or a subnormal, silently as in torch; NumPy's
+    cast warned ("overflow encountered in cast"), which a strict filter or error state made an exception."""
+
+    def program(lib):
+        with warnings.catch_warnings(), np.errstate(**({"all": "raise"} if "errstate" in strict else {})):
+            warnings.simplefilter("error")
+            return CASTS[name](lib).numpy()
+
+    ours, theirs = run_both(program)
+    np.testing.assert_array_equal(ours, theirs)
