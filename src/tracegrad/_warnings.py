@@ -11,6 +11,8 @@ from collections.abc import Callable
 import numpy as np
 
 _ALWAYS = [False]
+# (as the modules' code objects name their files: the loader's paths, as ``__file__`` has them)
+_OWN_DIR = os.path.dirname(__file__) + os.sep
 _SEEN: set = set()
 
 
@@ -28,10 +30,20 @@ def warn_once(key: str, message: str, category=UserWarning, stacklevel: int = 3)
         warnings.warn(message, category, stacklevel=stacklevel)
 
 
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """Warn at the innermost frame outside tracegrad: where a warning that torch's C++ code raises (NumPy's, from
+    a ``__float__`` it calls) is shown, and past the filters that keep tracegrad's own NumPy warnings quiet."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_OWN_DIR):
+        frame = frame.f_back
+    module_globals = frame.f_globals
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                           module=module_globals.get("__name__"),
+                           registry=module_globals.setdefault("__warningregistry__", {}))
+
+
 # ---- NumPy's floating-point warnings from tracegrad's own kernels --------------------------------------------
 
-# (as the modules' code objects name their files: the loader's paths, as ``__file__`` has them)
-_OWN_DIR = os.path.dirname(__file__) + os.sep
 _NUMPY_DIR = os.path.dirname(np.__file__) + os.sep
 
 

@@ -102,7 +102,7 @@ def test_complex64_scalar_warns_as_in_torch():
             warnings.simplefilter("always")
             result = lib.ones(2) * np.complex64(1j)
         assert result.tolist() == [0.0, 0.0]
-        assert [w.category.__name__ for w in caught] == ["ComplexWarning"]
+        assert [(w.category.__name__, w.filename) for w in caught] == [("ComplexWarning", __file__)]
 
 
 @pytest.mark.parametrize(("lambd", "dtype"), itertools.product(

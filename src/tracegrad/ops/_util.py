@@ -102,6 +102,11 @@ def as_parsed_number(value):
         return int(value)
     if isinstance(value, complex):
         return complex(value)
+    if isinstance(value, np.complexfloating):  # (NumPy's own warning for its __float__, at the user's line)
+        from .._warnings import warn_at_caller
+
+        warn_at_caller("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning)
+        return float(value.real)
     return float(value)
 
 
