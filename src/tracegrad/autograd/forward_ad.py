@@ -33,7 +33,10 @@ import contextlib
 import weakref
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from .._state import STATE
+from .._strides import element_strides, offset_in, storage_extent
 from .._tensor import Tensor
 from .grad_mode import _DecoratorContextManager
 
@@ -147,18 +150,25 @@ def get_tangent(t: Tensor, level: int) -> Tensor | None:
         base, chain = forward_base(t)
         base_grads = base._fw_grads if base is not None else None
         base_tangent = base_grads.get(level) if base_grads else None
-        if base_tangent is not None and chain:
-            tangent = _view_of(base_tangent, chain)
+        if base_tangent is not None:
+            tangent = _view_of(base_tangent, t, chain)
             set_tangent(t, tangent, level)
     return tangent
 
 
-def _view_of(base_tangent: Tensor, chain: tuple) -> Tensor:
+def _view_of(base_tangent: Tensor, view: Tensor, chain: tuple) -> Tensor:
+    """``view``'s tangent as PyTorch's ``fw_grad`` makes it: the view's own sizes, strides and storage offset over
+    the base tangent's storage (which has the base's layout, see :func:`conformed`), so it stays right after the
+    base was reshaped in place (``t_``, ``as_strided_``...); the view ops replayed only for a view that keeps its
+    view_fn (made under view replay, or reinterpreting the dtype)."""
+    from ..ops.views import as_strided
     from .grad_mode import no_grad
-    from .views import replay_views
+    from .views import changes_dtype, replay_views
 
     with fw_disabled(), no_grad():
-        return replay_views(base_tangent, chain)
+        if view._view_fn or changes_dtype(view):
+            return replay_views(base_tangent, chain)
+        return as_strided(base_tangent, tuple(view._data.shape), view.stride(), view.storage_offset())
 
 
 def set_tangent(t: Tensor, tangent: Tensor | None, level: int) -> None:
@@ -171,6 +181,49 @@ def set_tangent(t: Tensor, tangent: Tensor | None, level: int) -> None:
         grads = t.__dict__["_fw_grads"] = {}
         _owners.append(weakref.ref(t))
     grads[level] = tangent
+
+
+def _storage_place(a: np.ndarray) -> tuple:
+    """``(storage offset, storage size)`` of an array, in elements of its dtype, as a tensor's storage reads them."""
+    owner = a
+    # (through every owner that exposes an array interface: as_strided's results hang off a DummyArray)
+    while hasattr(getattr(owner, "base", None), "__array_interface__"):
+        owner = owner.base
+    item = max(a.itemsize, 1)
+    return offset_in(owner, a) // item, np.asarray(owner).nbytes // item
+
+
+def same_meta(a: np.ndarray, b: np.ndarray) -> bool:
+    """PyTorch's ``has_same_meta``: same sizes, strides (of dims longer than 1), storage offset and storage size."""
+    if a.shape != b.shape:
+        return False
+    sa, sb = element_strides(a), element_strides(b)
+    if any(x != y and n > 1 for x, y, n in zip(sa, sb, a.shape)):
+        return False
+    return _storage_place(a) == _storage_place(b)
+
+
+def conformed(tangent: Tensor, primal: Tensor) -> Tensor:
+    """The tangent PyTorch's ``set_fw_grad`` stores: ``tangent`` itself where it has the primal's layout, else a
+    copy of it into zeros laid out as the primal over a storage as large as the primal's
+    (``_new_zeros_with_same_feature_meta``), so that a view's tangent can be read at the view's storage place."""
+    if same_meta(tangent._data, primal._data):
+        return tangent
+    from .._tensor import _wrap
+    from ..ops import creation
+
+    zeros = _wrap(zeros_with_layout_of(primal._data, tangent._data.dtype))
+    with fw_disabled():
+        return creation.copy_(zeros, tangent)
+
+
+def zeros_with_layout_of(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Zeros of ``dtype`` with ``a``'s sizes, strides and storage offset, over a zero storage of ``a``'s size."""
+    offset, size = _storage_place(a)
+    dtype = np.dtype(dtype)
+    storage = np.zeros(max(size, storage_extent(a.shape, element_strides(a), offset)), dtype)
+    strides = tuple(st * dtype.itemsize for st in element_strides(a))
+    return np.ndarray(a.shape, dtype, buffer=storage, offset=offset * dtype.itemsize, strides=strides)
 
 
 def _size_str(shape) -> str:
@@ -228,7 +281,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
                            f"level {level} is not supported.")
     check_tangent_size(tensor, tangent)
     dual = _alias(tensor)
-    set_tangent(dual, tangent, level)
+    set_tangent(dual, conformed(tangent, dual), level)
     return dual
 
 
@@ -375,19 +428,18 @@ def eager_with_tangents(op, args: tuple):
             continue
         if op.is_inplace:
             old = get_tangent(o, level)
-            base, chain = forward_base(o) if old is None else (None, ())
-            if base is not None and chain:
+            base = forward_base(o)[0] if old is None else None
+            if base is not None:
                 # the first tangent of a view: its (forward) base gets a zero tangent, of which the view's is a view
-                from ..ops.creation import zeros_like
+                from .._tensor import _wrap
 
-                with fw_disabled():
-                    base_tangent = zeros_like(base)
-                set_tangent(base, base_tangent, level)
+                set_tangent(base, _wrap(zeros_with_layout_of(base._data, t._data.dtype)), level)
                 old = get_tangent(o, level)
             if old is not None and old._data.shape == t._data.shape:
                 _copy_into(old, t)
                 _attach_to_saved(o, level, old)
                 continue
+        t = conformed(t, o)
         set_tangent(o, t, level)
         _attach_to_saved(o, level, t)
     return result

@@ -1,0 +1,84 @@
+"""Forward-mode AD on views, forward roots and in-place changes, side by side with PyTorch: each program runs
+with both libraries and prints what ``unpack_dual`` gives (tangent values, sizes, strides, storage offsets, graph
+nodes) or the error raised.
+
+* A view made before its base was reshaped in place (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``,
+  ``as_strided_``) takes its tangent at its own storage place in the base's tangent, as PyTorch's ``fw_grad``
+  (``as_strided`` of the base tangent), and a stored tangent has its primal's layout (``set_fw_grad``): tracegrad
+  replayed the view's ops on the reshaped tangent (another element, or another shape) and kept a tangent's layout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+
+import pytest
+from _lib import tg, torch
+
+_SHOW = "t = fwAD.unpack_dual({0}).tangent\nprint('{0}', t, None if t is None else (t.shape, t.stride(), t.storage_offset()))\n"
+
+
+def _printed(lib, program: str) -> str:
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        try:
+            exec(program, {"torch": lib, "fwAD": lib.autograd.forward_ad})  # noqa: S102 - the programs below
+        except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
+            print(f"{type(exc).__name__}: {exc}")
+    return buffer.getvalue().replace("tracegrad", "torch")
+
+
+def _in_level(body: str) -> str:
+    return "with fwAD.dual_level():\n" + "".join(f"    {line}\n" for line in body.splitlines())
+
+
+# ---- views made before an in-place metadata change of their base -------------------------------------------------
+
+_ROOTS = {
+    "dual at an offset": "d = fwAD.make_dual(torch.arange(8.)[2:].reshape(2, 3), torch.arange(10., 16.).reshape(2, 3))",
+    "primal": "d = fwAD.unpack_dual(fwAD.make_dual(torch.arange(6.).reshape(2, 3), torch.ones(2, 3))).primal",
+    "primal at an offset": "d = fwAD.unpack_dual(torch.arange(9.)[3:].reshape(2, 3)).primal",
+    "plain": "d = torch.arange(6.).reshape(2, 3).clone()",
+}
+_RESHAPES = [
+    "d.t_()",
+    "d.transpose_(0, 1)",
+    "d.unsqueeze_(0)",
+    "d.unsqueeze_(0).squeeze_()",
+    "d.as_strided_((3, 2), (1, 3))",
+    "d.as_strided_((2, 2), (3, 1), d.storage_offset() + 1)",
+]
+_VIEWS = ["d[0]", "d[:, 1]", "d.view(-1)", "d[1:, ::2]", "d.narrow(1, 1, 2)", "d.unbind(0)[1]"]
+_WRITES = {
+    "into the base": "d.mul_(fwAD.make_dual(torch.ones(d.shape), torch.arange(2., 2. + d.numel()).reshape(d.shape)))",
+    "into the view": "v.mul_(fwAD.make_dual(torch.ones(v.shape), torch.arange(2., 2. + v.numel()).reshape(v.shape)))",
+}
+
+
+def _reshape_program(root: str, reshape: str, view: str, write: str) -> str:
+    body = f"{_ROOTS[root]}\nv = {view}\n{reshape}\nw = {view}\n{_WRITES[write]}\n"
+    return _in_level(body + _SHOW.format("v") + _SHOW.format("d") + _SHOW.format("w"))
+
+
+@pytest.mark.parametrize("root", _ROOTS)
+def test_view_made_before_its_base_was_reshaped_in_place(root):
+    for reshape, view, write in itertools.product(_RESHAPES, _VIEWS, _WRITES):
+        program = _reshape_program(root, reshape, view, write)
+        assert _printed(tg, program) == _printed(torch, program), program
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # a dual's tangent takes the primal's layout (a transposed primal, one at a storage offset)
+        _in_level("d = fwAD.make_dual(torch.arange(6.).reshape(3, 2).t(), torch.ones(2, 3))\n" + _SHOW.format("d")),
+        _in_level(
+            "d = fwAD.make_dual(torch.arange(8.)[2:], torch.arange(6.))\nd.as_strided_((2,), (1,), 0)\n"
+            + _SHOW.format("d")
+        ),
+    ],
+)
+def test_stored_tangent_has_the_primal_layout(program):
+    assert _printed(tg, program) == _printed(torch, program)
