@@ -82,3 +82,36 @@ def test_view_made_before_its_base_was_reshaped_in_place(root):
 )
 def test_stored_tangent_has_the_primal_layout(program):
     assert _printed(tg, program) == _printed(torch, program)
+
+
+# ---- unpack_dual's primal: PyTorch's Identity node (the backward of _fw_primal) -----------------------------------
+
+_NODE = (
+    "g = {0}.grad_fn\n"
+    "print(repr({0}), g.name(), type(g).__name__, repr(g).split(' object')[0], isinstance(g, torch.autograd.graph.Node))\n"
+    "print([(f.name() if f is not None else None, n) for f, n in g.next_functions])\n"
+)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        _in_level(
+            "p = torch.arange(3.).requires_grad_()\nd = fwAD.make_dual(p * 1, torch.ones(3))\n"
+            "q = fwAD.unpack_dual(d).primal\n"
+            + _NODE.format("q")
+            + _NODE.format("d")
+            + "(q * torch.arange(1., 4.)).sum().backward()\nprint(p.grad)\n"
+        ),
+        _in_level("p = torch.arange(3.).requires_grad_()\nq = fwAD.unpack_dual(p).primal\n" + _NODE.format("q")),
+        _in_level(
+            "p = torch.arange(3.).requires_grad_()\nd = fwAD.make_dual(p.clone(), torch.ones(3))\n"
+            "q = fwAD.unpack_dual(d[1:]).primal\n"
+            + _NODE.format("q")
+            + "r = fwAD.make_dual(q, torch.ones(2))\n"
+            + _NODE.format("r")
+        ),
+    ],
+)
+def test_unpacked_primal_has_torchs_identity_node(program):
+    assert _printed(tg, program) == _printed(torch, program)

@@ -37,8 +37,9 @@ import numpy as np
 
 from .._state import STATE
 from .._strides import element_strides, offset_in, storage_extent
-from .._tensor import Tensor
+from .._tensor import Tensor, _new
 from .grad_mode import _DecoratorContextManager
+from .node import Node
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "dual_level"]
@@ -292,7 +293,40 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if level < 0:
         return UnpackedDualTensor(tensor, None)
     tangent = get_tangent(tensor, level)
-    return UnpackedDualTensor(_alias(tensor), tangent)
+    primal = _alias(tensor)
+    if primal._gfn is not None and primal._base is not None:
+        primal._gfn = _identity_of(primal._gfn)
+    return UnpackedDualTensor(primal, tangent)
+
+
+class Identity(Node):
+    """PyTorch's ``Identity`` node, the backward of ``_fw_primal`` (unpack_dual's primal): the gradient passes
+    as-is. PyTorch binds no Python class of its own to it: it shows as a ``CppFunction``, which is no
+    ``torch.autograd.graph.Node``."""
+
+    __slots__ = ()
+    _name = "torch::autograd::Identity"
+    _python_bound = False
+
+    def apply(self, grads):
+        return list(grads)
+
+    def __repr__(self) -> str:
+        return f"<CppFunction object at {hex(id(self))}>"
+
+
+Identity.__name__ = Identity.__qualname__ = "CppFunction"
+Identity.__module__ = "builtins"
+
+
+def _identity_of(view_node: Node) -> Identity:
+    """An Identity node in place of the view node just recorded (same edges and sequence number)."""
+    node = _new(Identity)
+    node._edges, node._in_meta, node._seq = view_node._edges, view_node._in_meta, view_node._seq
+    out_meta = getattr(view_node, "_out_meta", None)
+    if out_meta is not None:
+        node._out_meta = out_meta
+    return node
 
 
 def _alias(t: Tensor) -> Tensor:

@@ -28,7 +28,8 @@ class Node(abc.ABC):  # noqa: B024 - a virtual base: membership comes from __sub
     @classmethod
     def __subclasshook__(cls, subclass):
         if cls is Node:
-            return issubclass(subclass, _node.Node) or NotImplemented
+            # (a node PyTorch binds no Python class to, a CppFunction, is none)
+            return (issubclass(subclass, _node.Node) and subclass._python_bound) or NotImplemented
         return NotImplemented
 
     name = _node.Node.name

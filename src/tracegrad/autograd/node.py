@@ -63,6 +63,7 @@ class Node:
     _needs = None  # set by the engine when only some input gradients are wanted
     _masks_unneeded = True  # a built-in formula leaves the unwanted ones undefined (not a custom Function)
     _metadata = None
+    _python_bound = True  # PyTorch binds a Python class to it (see graph.Node)
 
     def __init__(self) -> None:
         self._edges = ()
