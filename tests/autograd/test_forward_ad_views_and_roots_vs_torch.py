@@ -115,3 +115,26 @@ _NODE = (
 )
 def test_unpacked_primal_has_torchs_identity_node(program):
     assert _printed(tg, program) == _printed(torch, program)
+
+
+# ---- argument checks of make_dual / unpack_dual / exit_dual_level -------------------------------------------------
+
+_TRY = "try:\n    {0}\nexcept Exception as exc:\n    print(type(exc).__name__, exc)\n"
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # a tangent that is itself a dual tensor at the level
+        _in_level(_TRY.format("fwAD.make_dual(torch.ones(3), fwAD.make_dual(torch.ones(3), torch.ones(3)))")),
+        # a level other than PyTorch's only one
+        _in_level(_TRY.format("print(fwAD.make_dual(torch.ones(3), torch.ones(3), level=1))")),
+        _in_level(_TRY.format("print(fwAD.unpack_dual(fwAD.make_dual(torch.ones(3), torch.ones(3)), level=1))")),
+        # leaving a level when there is none leaves the current level (-1) as it was: a level can be entered again
+        _TRY.format("fwAD.exit_dual_level()")
+        + "print(fwAD._current_level)\n"
+        + _in_level("print(fwAD.unpack_dual(fwAD.make_dual(torch.ones(2), torch.ones(2))))"),
+    ],
+)
+def test_level_and_tangent_checks_as_torch(program):
+    assert _printed(tg, program) == _printed(torch, program)

@@ -94,6 +94,8 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level != _current_level:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
                            "This is not supported.")
+    if level < 0:  # (PyTorch's _exit_dual_level binding; the current level stays as it was)
+        raise RuntimeError("Dual level must be a positive number.")
     _drop_tangents(level)
     if STATE.fw_grad_levels and STATE.fw_grad_levels[-1] == level:
         STATE.fw_grad_levels.pop()
@@ -280,6 +282,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if get_tangent(tensor, level) is not None:
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            f"level {level} is not supported.")
+    _check_level(level, "_make_dual")
+    if get_tangent(tangent, level) is not None:
+        raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same level{level} is "
+                           "not supported.")
     check_tangent_size(tensor, tangent)
     dual = _alias(tensor)
     set_tangent(dual, conformed(tangent, dual), level)
@@ -292,11 +298,17 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         level = _current_level
     if level < 0:
         return UnpackedDualTensor(tensor, None)
+    _check_level(level, "_fw_primal")
     tangent = get_tangent(tensor, level)
     primal = _alias(tensor)
     if primal._gfn is not None and primal._base is not None:
         primal._gfn = _identity_of(primal._gfn)
     return UnpackedDualTensor(primal, tangent)
+
+
+def _check_level(level: int, op_name: str) -> None:
+    if level != 0:  # (PyTorch has one level, numbered 0)
+        raise RuntimeError(f"Invalid level given to {op_name}")
 
 
 class Identity(Node):
