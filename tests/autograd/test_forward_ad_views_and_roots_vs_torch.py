@@ -138,3 +138,83 @@ _TRY = "try:\n    {0}\nexcept Exception as exc:\n    print(type(exc).__name__, e
 )
 def test_level_and_tangent_checks_as_torch(program):
     assert _printed(tg, program) == _printed(torch, program)
+
+
+# ---- the graph of a tangent: PyTorch's zero tensor for a missing tangent, _fw_primal, in-place copy_ --------------
+
+_GRAPH_SETUPS = {
+    "tangent requires grad": "p = torch.tensor([[1., -2., 3.], [0.5, 4., -1.]])\nt = torch.ones(2, 3).requires_grad_()\n"
+    "c = torch.tensor([[2., 0.5, -3.], [1., 4., 2.]])",
+    "primal requires grad": "p = torch.tensor([[1., -2., 3.], [0.5, 4., -1.]]).requires_grad_()\nt = torch.ones(2, 3)\n"
+    "c = torch.tensor([[2., 0.5, -3.], [1., 4., 2.]])",
+    "other requires grad": "p = torch.tensor([[1., -2., 3.], [0.5, 4., -1.]])\nt = torch.ones(2, 3)\n"
+    "c = torch.tensor([[2., 0.5, -3.], [1., 4., 2.]]).requires_grad_()",
+}
+_GRAPH_OPS = [
+    "d * 2",
+    "2 * d",
+    "d * c",
+    "c * d",
+    "d + 2",
+    "d + c",
+    "c + d",
+    "d - 2",
+    "d - c",
+    "c - d",
+    "d / 2",
+    "d / c",
+    "c / d",
+    "2 / d",
+    "d.add(c, alpha=2)",
+    "d.sub(c, alpha=-2)",
+    "d.mul(c)",
+    "d.clone().mul_(c)",
+    "c.clone().mul_(d)",
+    "c.clone().add_(d)",
+    "(d * 1).div_(c)",
+]
+_GRAPH_SHOW = """def names(fn, depth):
+    if fn is None or depth == 0:
+        return None if fn is None else fn.name()
+    return (fn.name(), [names(f, depth - 1) for f, _ in fn.next_functions])
+tangent = fwAD.unpack_dual(out).tangent
+print(tangent, tangent.requires_grad, names(tangent.grad_fn, 3))
+if tangent.requires_grad:
+    grads = torch.autograd.grad((tangent * torch.arange(6.).reshape(2, 3)).sum(), [x for x in (p, t, c) if x.requires_grad])
+    print([(g + 0).tolist() for g in grads])  # (+ 0: a gradient of PyTorch's zero tensor has no storage to list)
+"""
+
+
+@pytest.mark.parametrize("setup", _GRAPH_SETUPS)
+def test_tangent_graph_of_binary_ops_as_torch(setup):
+    for op in _GRAPH_OPS:
+        program = _in_level(f"{_GRAPH_SETUPS[setup]}\nd = fwAD.make_dual(p, t)\nout = {op}\n{_GRAPH_SHOW}")
+        assert _printed(tg, program) == _printed(torch, program), program
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # an in-place op writes its new tangent into the old one with copy_, recorded (CopyBackwards) ...
+        _in_level(
+            "t = torch.ones(3).requires_grad_()\nd = fwAD.make_dual(torch.arange(3.), t * 1)\nd.mul_(2)\n"
+            "tangent = fwAD.unpack_dual(d).tangent\nprint(tangent, tangent.grad_fn.name())\n"
+            "print(torch.autograd.grad(tangent.sum(), t)[0].tolist())"
+        ),
+        # ... so a tangent that is a leaf requiring grad is refused, as torch's
+        _in_level(
+            "t = torch.ones(3).requires_grad_()\nd = fwAD.make_dual(torch.arange(3.), t)\n" + _TRY.format("d.mul_(2)")
+        ),
+        # the zero tensor's terms leave every value as it is: signed zeros, a product with inf
+        _in_level(
+            "t = torch.tensor([-0., 0., 1., -0.]).requires_grad_()\n"
+            "d = fwAD.make_dual(torch.tensor([float('inf'), 1., -2., 0.]), t)\n"
+            "c = torch.tensor([1., -1., 0., float('nan')])\n"
+            "for out in (d + c, c + d, d - c, c - d, d * c, c * d, d / c, c / d, d.sub(c, alpha=-1), d * 2):\n"
+            "    tangent = fwAD.unpack_dual(out).tangent\n"
+            "    print(tangent.tolist(), torch.signbit(tangent).tolist())\n"
+        ),
+    ],
+)
+def test_tangent_graph_details_as_torch(program):
+    assert _printed(tg, program) == _printed(torch, program)

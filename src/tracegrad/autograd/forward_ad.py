@@ -38,6 +38,7 @@ import numpy as np
 from .._state import STATE
 from .._strides import element_strides, offset_in, storage_extent
 from .._tensor import Tensor, _new
+from ..ops._jvp import recording
 from .grad_mode import _DecoratorContextManager
 from .node import Node
 
@@ -341,6 +342,25 @@ def _identity_of(view_node: Node) -> Identity:
     return node
 
 
+def _fw_primal(t: Tensor) -> Tensor:
+    """What a PyTorch tangent formula reads for an input requiring grad, its ``_fw_primal``: the same values
+    behind an Identity node (sharing the input's version counter, as the view it is there)."""
+    from .._tensor import _wrap
+    from .edges import gradient_edge
+
+    out = _wrap(t._data)
+    node = _new(Identity)
+    Node.__init__(node)
+    node._edges = (gradient_edge(t),)
+    node._in_meta = ((t._data.shape, t._data.dtype),)
+    out._gfn, out._rg = node, True
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = [0]
+    out._vc = vc
+    return out
+
+
 def _alias(t: Tensor) -> Tensor:
     from ..ops import views
 
@@ -459,9 +479,7 @@ def eager_with_tangents(op, args: tuple):
             return op._eager(args)
         original = None
         if op.is_inplace:
-            from .._tensor import _wrap
-
-            original = _wrap(args[0]._data.copy())  # saved ``self`` of an in-place rule is its old value
+            original = _old_value(args[0])
         result = op._eager(args)
         outs = _out_tensors(result)
         new_tangents = _compute_tangents(op, args, outs, inputs, tangents, original)
@@ -502,11 +520,35 @@ def _attach_to_saved(out: Tensor, level: int, tangent: Tensor) -> None:
             attach_tangent(s, out, level, tangent)
 
 
-def _copy_into(dst: Tensor, src: Tensor) -> None:
-    from ..ops import creation
-    from .grad_mode import no_grad
+def _old_value(self: Tensor) -> Tensor:
+    """The saved ``self`` of an in-place rule, its value before the write: PyTorch's ``original_self = self.clone()``,
+    with its graph where grad mode records one (a tangent formula reading it then depends on the old ``self``)."""
+    if STATE.grad_enabled and self._rg:
+        from ..ops import creation
 
-    with fw_disabled(), no_grad():
+        return creation.clone(self)
+    from .._tensor import _wrap
+
+    return _wrap(self._data.copy())
+
+
+def _old_tangent(op, args: tuple, tangents: list) -> list:
+    """An in-place rule reads ``self``'s old tangent as PyTorch's ``original_self_t = self_t.clone()`` where a graph is
+    recorded (the tangent itself is then overwritten by the new one, which the graph may have saved)."""
+    first = tangents[0] if op.diff_idx and op.diff_idx[0] == 0 else None
+    if first is None or not recording(args, tangents):
+        return tangents
+    from ..ops import creation
+
+    return [creation.clone(first)] + list(tangents[1:])
+
+
+def _copy_into(dst: Tensor, src: Tensor) -> None:
+    """An in-place op's new tangent written into the old one, as PyTorch's ``self_t.copy_(new)``: recorded in grad
+    mode (CopyBackwards; a leaf tangent requiring grad is refused, as there)."""
+    from ..ops import creation
+
+    with fw_disabled():
         creation.copy_(dst, src)
 
 
@@ -519,6 +561,9 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
         if original is not None:
             target = args[0]
             args = tuple(original if a is target else a for a in args)
+            tangents = _old_tangent(op, args, tangents)
+        if STATE.grad_enabled:
+            args = tuple(_fw_primal(a) if isinstance(a, Tensor) and a._rg else a for a in args)
         res = op.jvp(args, outs, tuple(tangents))
         res = list(res) if isinstance(res, (tuple, list)) else [res]
     elif op.is_view and not op.is_inplace:

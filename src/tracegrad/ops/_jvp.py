@@ -7,6 +7,68 @@ dispatched operators (see ``autograd/forward_ad.py`` for the contract).
 
 from __future__ import annotations
 
+import numpy as np
+
+from .._state import STATE
+from .._tensor import Tensor, _wrap
+
+
+def recording(args, tangents) -> bool:
+    """Whether a rule's terms record a graph (grad mode on, a primal or a tangent requiring grad). PyTorch's rules
+    then show their terms of a missing tangent, its zero tensor (ZeroTensor), in the graph: ``d * 2``'s tangent is
+    ``zeros * d + t * 2`` (AddBackward0), which requires grad when ``d`` does."""
+    if not STATE.grad_enabled:
+        return False
+    return any(t is not None and t._rg for t in tangents) or any(isinstance(a, Tensor) and a._rg for a in args)
+
+
+def zero(like, dtype, negative: bool) -> Tensor:
+    """PyTorch's zero tangent of the input ``like`` (a tensor or a number), as signed zeros of ``dtype``: adding
+    ``-0.`` or subtracting ``+0.`` leaves every value as it is (``-0.`` and NaN included), as the zero tensor's
+    kernels do."""
+    shape = like._data.shape if isinstance(like, Tensor) else ()
+    value = -0.0 if negative else 0.0
+    return _wrap(np.full(shape, complex(value, value) if np.dtype(dtype).kind == "c" else value, dtype))
+
+
+def zero_times(z: Tensor, primal) -> Tensor:
+    """``z * primal`` for a zero tangent ``z``: zeros (of ``z``'s sign, whatever ``primal`` holds, inf included), with
+    the product's node where ``primal`` requires grad."""
+    if not (isinstance(primal, Tensor) and primal._rg and STATE.grad_enabled):
+        return z
+    from .pointwise import mul
+
+    out = mul(z, primal)
+    out._data = np.full(out._data.shape, z._data.flat[0] if z._data.size else 0.0, out._data.dtype)
+    out._gfn.__class__ = _zero_product_class(out._gfn.__class__)
+    return out
+
+
+_ZERO_PRODUCT: dict[type, type] = {}
+
+
+def _zero_product_class(node_class: type) -> type:
+    """``node_class`` (MulBackward0) whose gradients are ``-0.``: the zero tensor's contribution to a gradient, which
+    PyTorch's sums skip (``-0.`` leaves every sum as it is)."""
+    cls = _ZERO_PRODUCT.get(node_class)
+    if cls is None:
+
+        def apply(self, grads):
+            return [None if meta is None else _wrap(np.full(meta[0], -0.0, meta[1])) for meta in self._in_meta]
+
+        cls = type(node_class.__name__, (node_class,), {"__slots__": (), "apply": apply, "_array_rule": None})
+        cls.__module__ = node_class.__module__
+        _ZERO_PRODUCT[node_class] = cls
+    return cls
+
+
+def tangent_dtype(tangents, other) -> np.dtype:
+    """The dtype of a zero tangent of ``other`` in a rule: ``other``'s where it is a floating tensor (it takes part
+    in type promotion), else the present tangent's (a number or an integer tensor promotes to it)."""
+    if isinstance(other, Tensor) and other._data.dtype.kind in "fc":
+        return other._data.dtype
+    return next(t for t in tangents if t is not None)._data.dtype
+
 
 def plus(a, b):
     """``a + b`` where either may be None (a missing tangent term); None when both are."""

@@ -14,7 +14,7 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
-from ._jvp import plus, scaled
+from ._jvp import plus, recording, scaled, tangent_dtype, zero, zero_times
 from ._util import (
     as_array,
     binary_dtype,
@@ -287,27 +287,47 @@ def _div_vjp(ctx, g):
 
 
 def _add_jvp(args, outs, tangents):
-    ta, tb = tangents
-    return plus(ta, scaled(tb, args[2]))
-
-
-def _sub_jvp(args, outs, tangents):
-    ta, tb = tangents
-    alpha = args[2]
-    if tb is not None:
-        tb = neg(tb) if alpha == 1 else mul(tb, -alpha)
+    # PyTorch: self_t + maybe_multiply(other_t, alpha)
+    ta, tb = tangents[0], scaled(tangents[1], args[2])
+    if recording(args, tangents):
+        ta, tb = _zero_filled(args, (ta, tb), (True, True))
     return plus(ta, tb)
 
 
+def _sub_jvp(args, outs, tangents):
+    # PyTorch: self_t - maybe_multiply(other_t, alpha)
+    ta, tb = tangents[0], scaled(tangents[1], args[2])
+    if recording(args, tangents):
+        ta, tb = _zero_filled(args, (ta, tb), (True, False))
+    if ta is None:
+        return neg(tb)
+    return ta if tb is None else sub(ta, tb)
+
+
+def _zero_filled(args, tangents, negative) -> tuple:
+    """The two tangents of a binary rule, a missing one as PyTorch's zero tensor (signed as ``negative`` says)."""
+    return tuple(zero(a, tangent_dtype(tangents, a), neg_zero) if t is None else t
+                 for a, t, neg_zero in zip(args[:2], tangents, negative))
+
+
 def _mul_jvp(args, outs, tangents):
+    # PyTorch: other_t * self_p + self_t * other_p
+    a, b = args[0], args[1]
     ta, tb = tangents
-    return plus(None if ta is None else mul(ta, args[1]), None if tb is None else mul(args[0], tb))
+    if not recording(args, tangents):
+        return plus(None if tb is None else mul(tb, a), None if ta is None else mul(ta, b))
+    za, zb = _zero_filled(args, tangents, (True, True))
+    return add(zero_times(zb, a) if tb is None else mul(tb, a), zero_times(za, b) if ta is None else mul(ta, b))
 
 
 def _div_jvp(args, outs, tangents):
     # PyTorch: (self_t - other_t * result) / other, a missing tangent dropping its term (at other == 0 this
     # gives ±inf where two separate quotients would give inf - inf = NaN)
     ta, tb = tangents
+    if recording(args, tangents):
+        za, zb = _zero_filled(args, tangents, (True, False))
+        moved = zero_times(zb, outs[0]) if tb is None else mul(tb, outs[0])
+        return div(sub(za if ta is None else ta, moved), args[1])
     if tb is None:
         return div(ta, args[1])
     moved = mul(tb, outs[0])
