@@ -294,6 +294,8 @@ def tp_name(obj: Any) -> str:
     known = _torch_type_names().get(kind)
     if known is not None:
         return known
+    if kind.__module__ == "torch.return_types":  # (torch's are structseq C types; ours named tuples)
+        return f"torch.return_types.{kind.__name__}"
     if kind.__module__ == "builtins" or kind.__flags__ & _HEAP_TYPE:
         return kind.__name__
     return f"{kind.__module__}.{kind.__qualname__}"

@@ -130,6 +130,8 @@ _TRY = "try:\n    {0}\nexcept Exception as exc:\n    print(type(exc).__name__, e
         # a level other than PyTorch's only one
         _in_level(_TRY.format("print(fwAD.make_dual(torch.ones(3), torch.ones(3), level=1))")),
         _in_level(_TRY.format("print(fwAD.unpack_dual(fwAD.make_dual(torch.ones(3), torch.ones(3)), level=1))")),
+        # unpack_dual of something else than a tensor (a return type, a list) in a level
+        _in_level(_TRY.format("fwAD.unpack_dual(torch.ones(3).max(0))") + _TRY.format("fwAD.unpack_dual([1.])")),
         # leaving a level when there is none leaves the current level (-1) as it was: a level can be entered again
         _TRY.format("fwAD.exit_dual_level()")
         + "print(fwAD._current_level)\n"

@@ -299,6 +299,10 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         level = _current_level
     if level < 0:
         return UnpackedDualTensor(tensor, None)
+    if not isinstance(tensor, Tensor):
+        from .._arg_parser import tp_name
+
+        raise TypeError(f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not {tp_name(tensor)}")
     _check_level(level, "_fw_primal")
     tangent = get_tangent(tensor, level)
     primal = _alias(tensor)
