@@ -207,6 +207,16 @@ def test_tangent_graph_of_binary_ops_as_torch(setup):
         _in_level(
             "t = torch.ones(3).requires_grad_()\nd = fwAD.make_dual(torch.arange(3.), t)\n" + _TRY.format("d.mul_(2)")
         ),
+        # a formula reads its inputs' _fw_primal (no tangent): the gradient of a tangent, taken in the level, has a
+        # tangent only through what the formula saved with one (the output, for div)
+        _in_level(
+            "t = torch.ones(3).requires_grad_()\nd = fwAD.make_dual(torch.tensor([1., -2., 4.]), t)\n"
+            "c = torch.tensor([2., 0.5, 3.])\n"
+            "for out in (c / d, d / c, d * c, d * d, c - d, d * c * d):\n"
+            "    g, = torch.autograd.grad(fwAD.unpack_dual(out).tangent.sum(), t)\n"
+            "    tangent = fwAD.unpack_dual(g).tangent\n"
+            "    print(g.tolist(), None if tangent is None else tangent.tolist())\n"
+        ),
         # the zero tensor's terms leave every value as it is: signed zeros, a product with inf
         _in_level(
             "t = torch.tensor([-0., 0., 1., -0.]).requires_grad_()\n"

@@ -346,22 +346,32 @@ def _identity_of(view_node: Node) -> Identity:
     return node
 
 
+def _formula_args(args: tuple, inputs: list, tangents) -> tuple:
+    """The arguments a jvp rule reads, as PyTorch's formulas read them (``toNonOptPrimal``): each tensor input that
+    has a tangent or requires grad as its ``_fw_primal``, so that the tangent's graph saves no tangent of it."""
+    duals = {id(a) for a, t in zip(inputs, tangents) if t is not None}
+    grad_on = STATE.grad_enabled
+    return tuple(_fw_primal(a) if isinstance(a, Tensor) and (id(a) in duals or (grad_on and a._rg)) else a
+                 for a in args)
+
+
 def _fw_primal(t: Tensor) -> Tensor:
-    """What a PyTorch tangent formula reads for an input requiring grad, its ``_fw_primal``: the same values
-    behind an Identity node (sharing the input's version counter, as the view it is there)."""
+    """PyTorch's ``_fw_primal`` of ``t``: the same values without a tangent, behind an Identity node where ``t``
+    requires grad (sharing ``t``'s version counter, as the view it is there)."""
     from .._tensor import _wrap
     from .edges import gradient_edge
 
     out = _wrap(t._data)
-    node = _new(Identity)
-    Node.__init__(node)
-    node._edges = (gradient_edge(t),)
-    node._in_meta = ((t._data.shape, t._data.dtype),)
-    out._gfn, out._rg = node, True
     vc = t._vc
     if vc is None:
         vc = t._vc = [0]
     out._vc = vc
+    if t._rg and STATE.grad_enabled:
+        node = _new(Identity)
+        Node.__init__(node)
+        node._edges = (gradient_edge(t),)
+        node._in_meta = ((t._data.shape, t._data.dtype),)
+        out._gfn, out._rg = node, True
     return out
 
 
@@ -566,9 +576,7 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
             target = args[0]
             args = tuple(original if a is target else a for a in args)
             tangents = _old_tangent(op, args, tangents)
-        if STATE.grad_enabled:
-            args = tuple(_fw_primal(a) if isinstance(a, Tensor) and a._rg else a for a in args)
-        res = op.jvp(args, outs, tuple(tangents))
+        res = op.jvp(_formula_args(args, inputs, tangents), outs, tuple(tangents))
         res = list(res) if isinstance(res, (tuple, list)) else [res]
     elif op.is_view and not op.is_inplace:
         view_args = (tangents[0],) + tuple(args[1:])
