@@ -174,6 +174,10 @@ _GRAPH_OPS = [
     "c.clone().mul_(d)",
     "c.clone().add_(d)",
     "(d * 1).div_(c)",
+    "d.pow(2)",
+    "d**3",
+    "torch.addcmul(c, d, c)",
+    "torch.addcmul(d, c, d, value=2)",
 ]
 _GRAPH_SHOW = """def names(fn, depth):
     if fn is None or depth == 0:

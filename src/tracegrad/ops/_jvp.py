@@ -31,6 +31,11 @@ def zero(like, dtype, negative: bool) -> Tensor:
     return _wrap(np.full(shape, complex(value, value) if np.dtype(dtype).kind == "c" else value, dtype))
 
 
+def or_zero(t: Tensor | None, like, tangents, negative: bool = True) -> Tensor:
+    """``t``, or where it is missing PyTorch's zero tangent of the input ``like`` (see :func:`zero`)."""
+    return zero(like, tangent_dtype(tangents, like), negative) if t is None else t
+
+
 def zero_times(z: Tensor, primal) -> Tensor:
     """``z * primal`` for a zero tangent ``z``: zeros (of ``z``'s sign, whatever ``primal`` holds, inf included), with
     the product's node where ``primal`` requires grad."""
@@ -38,9 +43,23 @@ def zero_times(z: Tensor, primal) -> Tensor:
         return z
     from .pointwise import mul
 
-    out = mul(z, primal)
-    out._data = np.full(out._data.shape, z._data.flat[0] if z._data.size else 0.0, out._data.dtype)
+    out = _zero_like_in(mul(z, primal), z)
     out._gfn.__class__ = _zero_product_class(out._gfn.__class__)
+    return out
+
+
+def scaled_zero(z: Tensor, c) -> Tensor:
+    """``maybe_multiply(z, c)`` for a zero term ``z``: the product (MulBackward1) only where ``z`` has a graph."""
+    if not z._rg:
+        return z
+    from .scalar_overloads import mul_scalar
+
+    return _zero_like_in(mul_scalar(z, c), z) if c.__class__ is bool or c != 1 else z
+
+
+def _zero_like_in(out: Tensor, z: Tensor) -> Tensor:
+    """``out`` holding ``z``'s signed zero everywhere: a zero tensor's product is zero, whatever the factor."""
+    out._data = np.full(out._data.shape, z._data.flat[0] if z._data.size else 0.0, out._data.dtype)
     return out
 
 
@@ -87,9 +106,9 @@ def scaled(t, c):
         return None
     if c.__class__ is not bool and c == 1:
         return t
-    from .pointwise import mul
+    from .scalar_overloads import mul_scalar
 
-    return mul(t, c)
+    return mul_scalar(t, c)  # (PyTorch's maybe_multiply: a product with a Scalar, MulBackward1)
 
 
 

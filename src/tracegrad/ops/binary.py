@@ -24,7 +24,7 @@ from .._tensor import Tensor
 from .._warnings import warn_once
 from ..backend.dtypes import cpp_type_name
 from . import pointwise as _pw
-from ._jvp import plus, scaled
+from ._jvp import or_zero, plus, recording, scaled, scaled_zero, zero_times
 from ._util import (
     binary_dtype,
     default_float,
@@ -59,7 +59,7 @@ from .pointwise import (
 from .pointwise import where as _where
 from .registry import defop, defop_without_derivative, not_implemented
 from .scalar_fill import check_scalar_parameter, scalar_for
-from .scalar_overloads import scalar_minus
+from .scalar_overloads import mul_scalar, scalar_minus
 from .select import select
 from .unary import call, conj, isnan, np_lgamma_positive, type_name, unsupported
 
@@ -779,9 +779,19 @@ def _addcmul_jvp(args, outs, tangents):
     """PyTorch's forward formula, summed left to right: self_t + value t1_t t2 + value t2_t t1."""
     t1, t2, value = args[1], args[2], args[3]
     t_self, t_t1, t_t2 = tangents
+    if recording(args, tangents):  # (a missing tangent as PyTorch's zero tensor, in the graph)
+        return add(add(or_zero(t_self, args[0], tangents), _product_term(t_t1, t1, t2, value, tangents)),
+                   _product_term(t_t2, t2, t1, value, tangents))
     term1 = None if t_t1 is None else scaled(mul(t_t1, t2), value)
     term2 = None if t_t2 is None else scaled(mul(t_t2, t1), value)
     return plus(plus(t_self, term1), term2)
+
+
+def _product_term(t, own, other, value, tangents) -> Tensor:
+    """``maybe_multiply(t * other, value)`` for the tangent ``t`` of ``own``, PyTorch's zero tensor where missing."""
+    if t is not None:
+        return scaled(mul(t, other), value)
+    return scaled_zero(zero_times(or_zero(None, own, tangents), other), value)
 
 
 def _addcdiv_jvp(args, outs, tangents):
@@ -1162,7 +1172,8 @@ def _pow_scalar_jvp(args, outs, tangents):
     e = args[1]
     if e == 0:
         return zeros_like(outs[0])
-    return _handle_r_to_c(args[0], mul(tangents[0], mul(_pow_ts(args[0], e - 1), e)))
+    # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)), its product with a Scalar (MulBackward1)
+    return _handle_r_to_c(args[0], mul(tangents[0], mul_scalar(_pow_ts(args[0], e - 1), e)))
 
 
 def _pow_scalar_base_jvp(args, outs, tangents):

@@ -14,7 +14,7 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
-from ._jvp import plus, recording, scaled, tangent_dtype, zero, zero_times
+from ._jvp import or_zero, plus, recording, scaled, zero_times
 from ._util import (
     as_array,
     binary_dtype,
@@ -306,8 +306,7 @@ def _sub_jvp(args, outs, tangents):
 
 def _zero_filled(args, tangents, negative) -> tuple:
     """The two tangents of a binary rule, a missing one as PyTorch's zero tensor (signed as ``negative`` says)."""
-    return tuple(zero(a, tangent_dtype(tangents, a), neg_zero) if t is None else t
-                 for a, t, neg_zero in zip(args[:2], tangents, negative))
+    return tuple(or_zero(t, a, tangents, neg_zero) for a, t, neg_zero in zip(args[:2], tangents, negative))
 
 
 def _mul_jvp(args, outs, tangents):
