@@ -175,6 +175,8 @@ _GRAPH_OPS = [
     "c.clone().add_(d)",
     "(d * 1).div_(c)",
     "d.pow(2)",
+    "d**c",
+    "c**d",
     "d**3",
     "torch.addcmul(c, d, c)",
     "torch.addcmul(d, c, d, value=2)",
@@ -220,6 +222,15 @@ def test_tangent_graph_of_binary_ops_as_torch(setup):
             "    g, = torch.autograd.grad(fwAD.unpack_dual(out).tangent.sum(), t)\n"
             "    tangent = fwAD.unpack_dual(g).tangent\n"
             "    print(g.tolist(), None if tangent is None else tangent.tolist())\n"
+        ),
+        # pow's base term of a missing tangent is a where() over the zero tensor: +0. zeros, which a -0. term added
+        # to them does not keep
+        _in_level(
+            "d = fwAD.make_dual(torch.tensor([1., 2., 0.]), torch.tensor([-0., -0., 1.]))\n"
+            "c = torch.tensor([2., 3., 0.])\n"
+            "for out in (c ** d, d ** c, d ** torch.tensor([0., 1., 2.])):\n"
+            "    tangent = fwAD.unpack_dual(out).tangent\n"
+            "    print(tangent.tolist(), torch.signbit(tangent).tolist())\n"
         ),
         # the zero tensor's terms leave every value as it is: signed zeros, a product with inf
         _in_level(

@@ -1138,11 +1138,20 @@ def _pow_tensor_jvp(args, outs, tangents):
     # PyTorch: (pow_backward_self(self_t.conj(), ...) + pow_backward_exponent(exponent_t.conj(), ...)).conj():
     # the derivatives themselves (no conjugation), but each term cut to its real part for a real operand
     # (handle_r_to_c), also in forward mode
+    # A missing tangent takes part as PyTorch's zero tensor: the exponent's term of one is the zero tensor (which
+    # adds nothing), the base's term of one is a where() over it, which materialises +0. zeros.
     x, e = args[0], args[1]
     tx, te = tangents
-    t = None if tx is None else _where(eq(e, 0), 0.0, _handle_r_to_c(x, mul(tx, _pow_self_factor(x, e))))
+    record = recording(args, tangents)
+    if tx is None and not record:
+        return add(_handle_r_to_c(e, mul(te, _pow_exponent_factor(x, e, outs[0]))), 0.0)
+    factor = _pow_self_factor(x, e)
+    t = _where(eq(e, 0), 0.0, _handle_r_to_c(x, mul(tx, factor) if tx is not None else zero_times(
+        or_zero(None, x, tangents, False), factor)))
     if te is not None:
-        t = plus(t, _handle_r_to_c(e, mul(te, _pow_exponent_factor(x, e, outs[0]))))
+        return add(t, _handle_r_to_c(e, mul(te, _pow_exponent_factor(x, e, outs[0]))))
+    if record:
+        return add(t, _handle_r_to_c(e, zero_times(or_zero(None, e, tangents), _pow_exponent_factor(x, e, outs[0]))))
     return t
 
 
