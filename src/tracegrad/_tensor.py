@@ -50,6 +50,7 @@ class Tensor:
     # Forward AD's base: None (the view's base, as for backward), True (a forward root though a view: unpack_dual's
     # primal, make_dual's result), or the forward root a view was made from (see forward_ad.forward_base)
     _fw_base = None
+    _fw_chain_start = 0  # where a view's ops after its forward root start in its _view_replay
     _view_version = 0  # base version at which this view's grad_fn was made
     _creation_meta = 0  # see autograd.views.CreationMeta
     _is_param = False

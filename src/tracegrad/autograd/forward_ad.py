@@ -139,7 +139,7 @@ def forward_base(t: Tensor) -> tuple:
     if fw_base is True:
         return None, ()
     if fw_base is not None:
-        return fw_base, t._view_replay[len(fw_base._view_replay or ()):]
+        return fw_base, t._view_replay[t._fw_chain_start:]
     if t._base is not None and t._view_replay:
         return t._base, t._view_replay
     return None, ()
@@ -513,7 +513,8 @@ def eager_with_tangents(op, args: tuple):
 
                 set_tangent(base, _wrap(zeros_with_layout_of(base._data, t._data.dtype)), level)
                 old = get_tangent(o, level)
-            if old is not None and old._data.shape == t._data.shape:
+            # (a view replaying its ops on a base reshaped in place since may get another shape: copy_ refuses it)
+            if old is not None and (base is not None or old._data.shape == t._data.shape):
                 _copy_into(old, t)
                 _attach_to_saved(o, level, old)
                 continue

@@ -67,6 +67,8 @@ def make_view(out: Tensor, src: Tensor, op, args: tuple, index: int) -> None:
     fw_base = src._fw_base
     if fw_base is not None:  # (forward AD: the view's tangent is a view of its forward root's, not its base's)
         out._fw_base = src if fw_base is True else fw_base
+        # (counted when the view is made: the root's own chain changes when it is reshaped in place)
+        out._fw_chain_start = len(src._view_replay or ()) if fw_base is True else src._fw_chain_start
     # PyTorch's creation meta, propagated from a view's view: a special mode of the new view wins, except
     # over an inference-mode one.
     meta = src._creation_meta
