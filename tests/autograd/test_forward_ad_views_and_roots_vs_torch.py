@@ -175,6 +175,7 @@ _GRAPH_OPS = [
     "c.clone().add_(d)",
     "(d * 1).div_(c)",
     "d.pow(2)",
+    "d.cumsum(1)",
     "d**c",
     "c**d",
     "d**3",

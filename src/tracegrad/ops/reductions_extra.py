@@ -1322,7 +1322,8 @@ def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
 
 
 _SCAN_SIG = "(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"
-cumsum = defop(f"cumsum{_SCAN_SIG}", _cumsum_kernel, vjp=_cumsum_vjp, attrs=("dim", "dtype"), hidden=("dtype",))
+cumsum = defop(f"cumsum{_SCAN_SIG}", _cumsum_kernel, vjp=_cumsum_vjp, attrs=("dim", "dtype"), hidden=("dtype",),
+               jvp=lambda args, outs, tangents: cumsum(tangents[0], args[1], dtype=args[2]))  # (auto_linear)
 cumprod = defop(f"cumprod{_SCAN_SIG}", _cumprod_kernel, vjp=_cumprod_vjp, saves=("self", "result"),
                 attrs=("dim", "dtype"), hidden=("dtype",), jvp=_cumprod_jvp)
 
