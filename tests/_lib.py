@@ -24,7 +24,7 @@ else:
 torch.set_num_threads(1)
 
 __all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "assert_same_bits", "assert_same_bits_of", "both_from",
-           "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised"]
+           "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised", "value_or_error"]
 
 
 def to_numpy(value):
@@ -145,6 +145,16 @@ def recorded_graph(outputs: list) -> list:
     for out in outputs:
         visit(out.grad_fn)
     return nodes
+
+
+def value_or_error(program, lib) -> tuple:
+    """What ``program(lib)`` gives, comparable across libraries: its result's dtype, shape and values (NaN equal
+    to NaN through repr), or the error's type and message."""
+    try:
+        result = program(lib)
+    except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+        return type(exc).__name__, str(exc)
+    return str(result.dtype).replace("tracegrad", "torch"), tuple(result.shape), repr(result.tolist())
 
 
 def raised(lib, program) -> tuple[str, str] | None:

@@ -18,17 +18,13 @@ import warnings
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import tg, torch, value_or_error
 
 
 def _outcome(program, lib):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (the ComplexWarning is compared on its own below)
-        try:
-            result = program(lib)
-        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
-            return type(exc).__name__, str(exc)
-    return str(result.dtype).replace("tracegrad", "torch"), tuple(result.shape), repr(result.tolist())
+        return value_or_error(program, lib)
 
 
 def _same(program) -> None:

@@ -19,15 +19,9 @@ import itertools
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import tg, torch, value_or_error
 
-
-def _outcome(program, lib):
-    try:
-        result = program(lib)
-    except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
-        return type(exc).__name__, str(exc)
-    return str(result.dtype).replace("tracegrad", "torch"), tuple(result.shape), repr(result.tolist())
+_outcome = value_or_error
 
 
 def _same(program) -> None:
