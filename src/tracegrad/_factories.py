@@ -22,6 +22,7 @@ from .backend import dtypes as _dt
 from .backend.device import as_device, refuse_unsupported
 from .memory_format import contiguous_format, format_strides, like_strides, preserve_format
 from .ops.aten_vec import FP_SIGNALS, quietly
+from .ops._util import parsed_numbers
 from .ops.scalar_fill import scalar_for
 
 # ---- helpers ---------------------------------------------------------------------------------------------
@@ -410,6 +411,9 @@ def _writeable_alias(array: np.ndarray) -> np.ndarray:
 
 # ---- filled -----------------------------------------------------------------------------------------------
 
+_FIRST, _ALL3 = (0,), (0, 1, 2)  # (parsed_numbers' positions)
+
+
 @writes_out
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
          **kwargs) -> Tensor:
@@ -418,7 +422,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     size = _size((size,), "full")
     _args.dtype_arg("full", dtype)
     _args.bool_arg("full", "requires_grad", requires_grad)
-    number = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    number = fill_value.item() if isinstance(fill_value, Tensor) else parsed_numbers((fill_value,), _FIRST)[0]
     if dtype is None:
         np_dtype = _dt.default_dtype_for_category(_dt.scalar_category(number)).np
     else:
@@ -495,7 +499,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
            pin_memory: bool = False, **kw) -> Tensor:
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    # (NumPy numbers as torch's parser reads its Scalars: np.float32(0.5) a float, np.True_ a double)
+    vals = list(parsed_numbers(tuple(v.item() if isinstance(v, Tensor) else v for v in (start, end, step)), _ALL3))
     if dtype is None:
         is_float = builtins.any(isinstance(v, float) for v in vals)
         np_dtype = _dt.DEFAULT.value.np if is_float else np.dtype(np.int64)

@@ -21,6 +21,8 @@ def _is_operand(x) -> bool:
     """What a Python operator of a tensor takes: a tensor or a number. A NumPy array is refused (NotImplemented)
     as torch's operators refuse it, so Python hands the operation to NumPy, which computes it on the tensor's
     values and wraps its result back (``Tensor.__array_wrap__``): a tensor without a graph, as torch's."""
+    if x.__class__ is np.uint64 and x > 2**63 - 1:
+        return False  # (no integer to torch's parser: its TypeError is the operator's NotImplemented)
     return isinstance(x, (Tensor, numbers.Number, np.generic))
 
 

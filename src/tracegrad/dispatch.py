@@ -56,8 +56,10 @@ def dispatch(op, args: tuple, kwargs: dict):
     stack = STATE.stack
     if stack:
         return stack[-1].process(op, args, kwargs)
+    from .ops._util import parsed_numbers
+
     bound = op.bind(args, kwargs) if kwargs or len(args) != op.n_params else args
-    return op._eager(bound)
+    return op._eager(parsed_numbers(bound, op.number_idx, op.float_idx))  # (numbers read as OpDef.__call__ reads them)
 
 
 def current_level() -> int:

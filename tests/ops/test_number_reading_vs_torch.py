@@ -116,3 +116,168 @@ def test_softshrink_lambda_range(lambd, dtype):
 ], ids=["celu alpha 0.0", "celu alpha 0", "addcmul bool", "addcmul bool value 2"])
 def test_refusals_in_torch_words(program):
     _same(program)
+
+
+# ---- reviewers' finds (stop 21, r1) --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("program", [
+    # a NumPy uint64 beyond int64 is no integer to torch's parser: TypeError (a ``float`` parameter reads it)
+    lambda L: L.ones(2).mul(np.uint64(2**63)),
+    lambda L: L.ones(2).mul(np.uint64(2**63 - 1)),
+    lambda L: L.ones(2, dtype=L.int64).add(L.ones(2, dtype=L.int64), alpha=np.uint64(2**63)),
+    lambda L: L.pow(np.uint64(2**63), L.ones(2)),
+    lambda L: L.ones(2).lt(np.uint64(2**64 - 1)),
+    lambda L: L.ones(2).mul(np.uint64(2**63), out=L.ones(2)),
+    lambda L: L.cdist(L.ones(2, 2), L.ones(2, 2), p=np.uint64(2**63)),
+    lambda L: L.nn.functional.layer_norm(L.ones(2, 2), (2,), eps=np.uint64(2**63)),
+    # its operators answer NotImplemented: NumPy's reflected operator computes, or Python's TypeError
+    lambda L: L.ones(2, dtype=L.int64) + np.uint64(2**63),
+    lambda L: L.ones(2) * np.uint64(2**63),
+    lambda L: np.uint64(2**63) - L.ones(2),
+    lambda L: np.uint64(2**63) * L.ones(2),
+    # several unreadable numbers: the last one's error, as torch's bindings unpack them (GCC's order)
+    lambda L: L.ones(2).clamp(np.uint64(2**63), 2**70),
+    lambda L: L.ones(2).clamp(2**70, np.uint64(2**63)),
+    lambda L: L.ones(2).clamp(-2**70, 2**70),
+    lambda L: L.ones(2).clamp(min=2**70, max=-2**70),
+    lambda L: L.nn.functional.hardtanh(L.ones(2), -2**64, 2**64),
+    lambda L: L.nn.functional.softplus(L.ones(2), -2**70, 2**70),
+    lambda L: L.ones(2).add(np.uint64(2**63), alpha=2**70),
+    lambda L: L.ones(2).sub(2**70, alpha=-2**70),
+], ids=lambda p: "")
+def test_unreadable_numbers_refused_as_torch(program):
+    assert _array_or_outcome(program, tg) == _array_or_outcome(program, torch)
+
+
+def _array_or_outcome(program, lib):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = program(lib)
+        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+            return type(exc).__name__, str(exc)
+    if isinstance(result, np.ndarray):  # (NumPy's reflected operator's result)
+        return "ndarray", str(result.dtype), result.tolist()
+    return str(result.dtype).replace("tracegrad", "torch"), tuple(result.shape), repr(result.tolist())
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/r", "-r", "*r", "+r"])
+def test_uint64_beyond_int64_operators(op):
+    def program(L):
+        t, v = L.ones(2, dtype=L.int64), np.uint64(2**63)
+        return {"+": lambda: t + v, "-": lambda: t - v, "*": lambda: t * v, "/r": lambda: t / v,
+                "-r": lambda: v - t, "*r": lambda: v * t, "+r": lambda: v + t}[op]()
+
+    assert _array_or_outcome(program, tg) == _array_or_outcome(program, torch)
+
+
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+def test_numbers_read_alike_under_a_transform_interpreter():
+    from tracegrad.dispatch import Interpreter, dispatch
+
+    class Pass(Interpreter):
+        def process(self, op, args, kwargs):
+            with self.lower():
+                return dispatch(op, args, kwargs)
+
+    def program(L):
+        xi, xh = L.tensor([1, 2]), L.tensor([1.0, 2.0], dtype=L.float16)
+        return [(r.dtype, r.tolist()) for r in (xi.add(np.True_), xh.mul(np.complex64(1 + 2j)),
+                                                xi.mul(np.float32(0.5)))]
+
+    eager = program(tg)
+    with Pass():
+        transformed = program(tg)
+    assert transformed == eager
+    assert [(str(d).replace("tracegrad", "torch"), v) for d, v in eager] == [
+        (str(d), v) for d, v in program(torch)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int8", "bool"])
+@pytest.mark.parametrize("value", [2**70, -2**70, 2**64, 2**62 + 1, 300, 2**1100, np.uint64(2**63), np.float32(0.1),
+                                   np.True_, 1j, 2.7, -2.7, float(2**63)], ids=repr)
+def test_pad_reads_its_value_as_a_double(value, dtype):
+    # (F.pad's ``value`` is a ``float?``: 2**70 pads a float tensor, 2**62 + 1 rounds, a complex is refused)
+    _same(lambda L: L.nn.functional.pad(L.zeros(2).to(getattr(L, dtype)), (1, 1), value=value))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int64", "int8", "uint8", "bool"])
+@pytest.mark.parametrize("value", [300, 300.0, -1, 1e5, 1e300, 1j, 2 + 0j, float("nan"), 2**63, 2**64 - 1, 2.7,
+                                   float(2**63)], ids=repr)
+@pytest.mark.parametrize("pad", [(1, 1), (0, 0)])
+def test_constant_pad_converts_its_value_as_scalar_to(pad, value, dtype):
+    _same(lambda L: L.constant_pad_nd(L.zeros(2).to(getattr(L, dtype)), pad, value))
+
+
+@pytest.mark.parametrize("value", [float(2**63), -float(2**63), float(2**63) * 1.0000001, 2147483647.5, 127.9, -128.9,
+                                   255.5, -0.5], ids=repr)
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8"])
+def test_float_into_integers_bounded_as_c10_bounds_it(dtype, value):
+    # (c10 compares in double: 2**63 passes into int64, as its smallest value)
+    _same(lambda L: L.ones(2, dtype=getattr(L, dtype)).fill_(value))
+    _same(lambda L: L.full((2,), value, dtype=getattr(L, dtype)))
+
+
+def test_bool_subtraction_of_memory_mapped_tensors(tmp_path):
+    def program(L):
+        data = np.memmap(tmp_path / f"{L.__name__}.bin", dtype=np.bool_, mode="w+", shape=(3,))
+        t = L.from_numpy(data)
+        outcomes = []
+        for f in (lambda: t - t, lambda: L.tensor([True, False, True]) - t, lambda: t - True, lambda: L.rsub(t, t)):
+            try:
+                f()
+            except RuntimeError as exc:
+                outcomes.append(str(exc))
+        return outcomes
+
+    assert program(tg) == program(torch)
+
+
+@pytest.mark.parametrize("program", [
+    # C++ ``double`` parameters read any int as a double (tracegrad passed the int on to a Scalar, which refuses
+    # it beyond uint64), and an int margin makes an integer input's loss float
+    lambda L: L.nn.functional.pairwise_distance(L.ones(2, 2), L.ones(2, 2), p=2**70),
+    lambda L: L.nn.functional.pairwise_distance(L.ones(2, 2), L.ones(2, 2), eps=2**64),
+    lambda L: L.nn.functional.pairwise_distance(L.ones(2, 2), L.zeros(2, 2), p=np.uint64(2**63)),
+    lambda L: L.nn.functional.pairwise_distance(L.tensor([[1, 2]]), L.tensor([[0, 0]]), p=2**70),
+    lambda L: L.nn.functional.hinge_embedding_loss(L.ones(2), L.ones(2), margin=2**64),
+    lambda L: L.nn.functional.hinge_embedding_loss(L.ones(2), L.ones(2), margin=np.uint64(2**63)),
+    lambda L: L.nn.functional.hinge_embedding_loss(L.tensor([1, 2]), L.tensor([1, -1]), margin=1),
+    lambda L: L.nn.functional.cosine_embedding_loss(L.ones(2, 2), L.ones(2, 2), L.tensor([1, -1]), margin=2**70),
+    lambda L: L.nn.functional.triplet_margin_loss(L.ones(2, 2), L.ones(2, 2), L.zeros(2, 2), margin=2**70),
+    lambda L: L.nn.functional.triplet_margin_loss(L.ones(2, 2), L.ones(2, 2), L.zeros(2, 2), eps=2**70),
+    lambda L: L.nn.functional.triplet_margin_loss(L.ones(2, 2), L.ones(2, 2), L.zeros(2, 2), margin=2**1100),
+    lambda L: L.nn.functional.poisson_nll_loss(L.ones(2), L.ones(2), log_input=False, eps=2**70),
+    lambda L: L.nn.functional.rms_norm(L.ones(2, 2), (2,), eps=2**70),
+    lambda L: L.nn.functional.rms_norm(L.ones(2, 2), (2,), eps=2**1100),
+    lambda L: L.nn.functional.rms_norm(L.ones(2, 2), (2,), eps=np.float32(0.1)),
+], ids=lambda p: "")
+def test_double_parameters_read_any_int(program):
+    _same(program)
+
+
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+@pytest.mark.parametrize("program", [
+    # the factories read NumPy numbers as the operators do (tracegrad's arange took np.float32(0.5) for an int:
+    # a zero step; full kept np.True_ a bool)
+    lambda L: L.full((2,), np.True_),
+    lambda L: L.full((2,), np.complex64(1 + 1j)),
+    lambda L: L.full((2,), np.complex128(1 + 1j)),
+    lambda L: L.full((2,), np.float16(1.5)),
+    lambda L: L.full((2,), np.uint64(2**64 - 1)),
+    lambda L: L.full((2,), np.int8(5)),
+    lambda L: L.full((2,), np.float32(0.1), dtype=L.float64),
+    lambda L: L.arange(np.float32(0.1), 1, np.float32(0.3)),
+    lambda L: L.arange(np.float32(0.5), 2),
+    lambda L: L.arange(np.float32(2.5)),
+    lambda L: L.arange(0, 2, np.float32(0.5)),
+    lambda L: L.arange(np.int64(0), np.int64(4), np.int64(2)),
+    lambda L: L.arange(np.int8(4)),
+    lambda L: L.arange(np.True_, 3),
+    lambda L: L.arange(np.uint64(2**63)),
+    lambda L: L.arange(0, 2**64, 2**62, dtype=L.float64),
+    lambda L: L.arange(-2**70, 2**70, 2**69, dtype=L.float64),
+], ids=lambda p: "")
+def test_factories_read_numpy_numbers_as_torch(program):
+    _same(program)

@@ -1019,6 +1019,7 @@ def _rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps
     mean, an in-place add of eps, rsqrt, mul, mul), computed in float32 for half inputs. ``eps`` None: the
     dtype's machine epsilon."""
     from .. import finfo, float32
+    from ..ops._util import as_double
     from ..ops.scalar_overloads import add_scalar_
 
     shape = tuple(normalized_shape)  # (an int fails: torch's parser refuses it)
@@ -1031,7 +1032,7 @@ def _rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps
                            f"{list(weight.shape)} and normalized_shape = {list(shape)}")
     dims = [len(sizes) - 1 - i for i in range(len(shape))]  # (innermost first, as PyTorch lists them)
     x = input.to(float32) if input.dtype.itemsize < 4 and input.is_floating_point() else input
-    eps_value = finfo(input.dtype).eps if eps is None else eps
+    eps_value = finfo(input.dtype).eps if eps is None else as_double(eps)  # (a C++ double: 2**70 is one)
     inverse_rms = add_scalar_(x.pow(2).mean(dims, keepdim=True), eps_value).rsqrt()  # (C++'s add_: AddBackward1)
     result = (x * inverse_rms).type_as(input)
     return result * weight if weight is not None else result

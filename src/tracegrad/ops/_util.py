@@ -94,12 +94,17 @@ def result_dtype(*operands) -> np.dtype:
 _NUMPY_NUMBERS = (np.number, np.bool_)
 
 
-def as_parsed_number(value):
+def as_parsed_number(value, as_double: bool = False):
     """A NumPy scalar as torch's argument parser reads it for a number: an integer as a Python int, float64 and
     complex128 as the Python float and complex they are, and any other (a bool, float32, half, complex64) as a
-    double (complex64's real part, with NumPy's ComplexWarning, as torch's ``__float__`` call gives it)."""
+    double (complex64's real part, with NumPy's ComplexWarning, as torch's ``__float__`` call gives it). An
+    integer beyond int64 (a uint64 from 2**63) is refused where an int is read (a Scalar or a tensor; a
+    ``float`` parameter, ``as_double``, reads it as a double)."""
     if isinstance(value, np.integer):
-        return int(value)
+        whole = int(value)
+        if whole > _LARGEST_INT64 and not as_double:
+            raise TypeError("an integer is required")
+        return whole
     if isinstance(value, complex):
         return complex(value)
     if isinstance(value, np.complexfloating):  # (NumPy's own warning for its __float__, at the user's line)
@@ -112,6 +117,7 @@ def as_parsed_number(value):
 
 # torch's parser reads a Python int as an int64, or as a uint64 from 2**63: others do not fit its Scalar
 SMALLEST_INT, BEYOND_LARGEST_INT = -(2**63), 2**64
+_LARGEST_INT64 = 2**63 - 1
 
 
 def int_overflow(value: int) -> OverflowError:
@@ -134,11 +140,36 @@ def parsed_numbers(args: tuple, positions: tuple, float_positions: tuple = ()) -
             continue
         if cls is int:
             if not SMALLEST_INT <= value < BEYOND_LARGEST_INT and i not in float_positions:
+                return _read_numbers(args, positions, float_positions)  # (which refuses it, or a later one)
+        elif isinstance(value, _NUMPY_NUMBERS):
+            return _read_numbers(args, positions, float_positions)
+    return args
+
+
+def _read_numbers(args: tuple, positions: tuple, float_positions: tuple) -> tuple:
+    """parsed_numbers' conversions. torch's generated bindings unpack the arguments of the kernel's call as
+    GCC evaluates a call's arguments, the last first: where several cannot be read, the last one's error is
+    raised."""
+    read = list(args)
+    for i in reversed(positions):
+        value = args[i]
+        if value.__class__ is int:
+            if not SMALLEST_INT <= value < BEYOND_LARGEST_INT and i not in float_positions:
                 raise int_overflow(value)
         elif isinstance(value, _NUMPY_NUMBERS):
-            return tuple(as_parsed_number(v) if k in positions and isinstance(v, _NUMPY_NUMBERS) else v
-                         for k, v in enumerate(args))
-    return args
+            read[i] = as_parsed_number(value, i in float_positions)
+    return tuple(read)
+
+
+def as_double(value):
+    """A C++ ``double`` parameter's number as torch's parser reads it: any Python or NumPy int (2**70 too), bool
+    or NumPy float as a Python float (CPython's OverflowError beyond the doubles); anything else as given. (Passed
+    on to an operator's Scalar, a Python int would be read as an integer, and refused beyond uint64.)"""
+    if value.__class__ is float:
+        return value
+    if isinstance(value, (int, np.integer, np.floating, np.bool_)):
+        return float(value)
+    return value
 
 
 def unsupported(kernel_name: str, np_dtype) -> NotImplementedError:

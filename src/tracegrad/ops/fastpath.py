@@ -37,6 +37,7 @@ _save_output = save_fresh_output
 _pointwise_result = pointwise_result
 # What a Python operator takes (a NumPy array is NumPy's to compute: see _tensor_methods._is_operand)
 _OPERANDS = (Tensor, int, float, complex, bool, np.generic)
+_LARGEST_INT64 = 2**63 - 1  # (a NumPy uint64 beyond it is no integer to torch's parser)
 # The usual float dtypes, tested by identity before reading ``.kind`` (a getter call on every read).
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
@@ -220,8 +221,8 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
     f32_forms, forms_of = F32_FORMS, meta_forms  # (closure cells: cheaper reads than globals)
 
     def slow(a, b):
-        if dunder and not isinstance(b, _OPERANDS):
-            return NotImplemented
+        if dunder and (not isinstance(b, _OPERANDS) or (b.__class__ is np.uint64 and b > _LARGEST_INT64)):
+            return NotImplemented  # (torch's operators answer NotImplemented where its parser raises TypeError)
         if state.in_formula and (b.__class__ is float or b.__class__ is int) and a.__class__ is Tensor:
             return formula_scalar(op, general, a, b)
         return general(op, a, b)

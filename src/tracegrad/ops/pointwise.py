@@ -536,9 +536,9 @@ sigmoid_ = defop("sigmoid_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(_sigm
 
 
 def _check_bool_subtraction(a, b) -> None:
-    # (an array's dtype, or a Python bool: torch's parser reads a NumPy bool as a double)
-    a_bool = a.__class__ is bool or (a.__class__ is np.ndarray and a.dtype.kind == "b")
-    b_bool = b.__class__ is bool or (b.__class__ is np.ndarray and b.dtype.kind == "b")
+    # (an array's dtype, a memory-mapped one's too, or a Python bool: torch's parser reads a NumPy bool as a double)
+    a_bool = a.__class__ is bool or (isinstance(a, np.ndarray) and a.dtype.kind == "b")
+    b_bool = b.__class__ is bool or (isinstance(b, np.ndarray) and b.dtype.kind == "b")
     if a_bool and b_bool:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")

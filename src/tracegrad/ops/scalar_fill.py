@@ -59,9 +59,12 @@ def written_value(value, np_dtype: np.dtype, elements: int = 2):
 def _integer(value, np_dtype: np.dtype) -> int:
     info = np.iinfo(np_dtype)
     if isinstance(value, float):
-        if not math.isfinite(value) or value < info.min or value > info.max:
+        # (c10 compares in double, where int64's largest is 2**63: that double passes, and x86's conversion
+        # gives int64's smallest for it)
+        if not math.isfinite(value) or value < float(info.min) or value > float(info.max):
             raise _overflow(np_dtype)
-        return int(value)  # (truncated toward zero, as C's cast)
+        whole = int(value)  # (truncated toward zero, as C's cast)
+        return whole if whole <= info.max else int(info.min)
     whole = int(value)
     if np_dtype.kind == "u" and whole < 0 and -whole <= info.max:
         return whole % (info.max + 1)  # (two's complement: -1 is 255 in uint8)

@@ -62,7 +62,11 @@ def run_with_result(op, args: tuple, kwargs: dict, result: Any) -> Any:
         op.kernel = real  # at once: a saved-tensor hook running after this may call the operator again
         return result
 
-    bound = op.bind(args, kwargs) if kwargs or len(args) != op.n_params else args
+    from ..ops._util import parsed_numbers
+
+    # (NumPy numbers read as OpDef.__call__ reads them: the node saves what a real call would)
+    bound = parsed_numbers(op.bind(args, kwargs) if kwargs or len(args) != op.n_params else args, op.number_idx,
+                           op.float_idx)
     op.kernel = kernel
     try:
         return op._eager(bound)

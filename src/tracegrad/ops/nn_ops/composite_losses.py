@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from ..._tensor import Tensor
+from .._util import as_double
 from ..creation import zeros_like
 from ..pointwise import add, div, eq, exp, le, log, mul, ne, neg, sqrt, sub, where
 from ..reductions import sum as sum_op
@@ -46,6 +47,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float, reduction: int) -> Tensor:
     """``input`` where target is 1, max(0, margin - input) where it is -1."""
+    margin = as_double(margin)  # (a C++ double)
     zeros = zeros_like(input)
     margin_clamp = clamp_min_(scalar_minus(margin, input), 0)
     output_margin = where(ne(target, 1), margin_clamp, zeros)
@@ -70,7 +72,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     cos = div(prod_sum, sqrt(mul(mag_square1, mag_square2)))
     zeros = zeros_like(cos)
     positive = scalar_minus(1, cos)
-    negative = clamp_min_(sub_scalar(cos, margin), 0)
+    negative = clamp_min_(sub_scalar(cos, as_double(margin)), 0)  # (a C++ double)
     output = add(where(eq(target, 1), positive, zeros), where(eq(target, -1), negative, zeros))
     return apply_loss_reduction(output, reduction)
 
@@ -87,7 +89,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative "
                            f"{dims[2]}D inputs")
-    p = float(p)  # (a C++ double: the norm nodes keep 2.0, not 2)
+    p, eps, margin = float(p), as_double(eps), as_double(margin)  # (C++ doubles: the norm nodes keep 2.0, not 2)
     dist_pos = pairwise_distance(anchor, positive, p, eps, False)
     dist_neg = pairwise_distance(anchor, negative, p, eps, False)
     if swap:
@@ -106,7 +108,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
         product = mul(target, input)
         loss = sub(exp(input), product)
     else:
-        loss = sub(input, mul(target, log(add_scalar(input, eps))))
+        loss = sub(input, mul(target, log(add_scalar(input, as_double(eps)))))  # (a C++ double)
     if full:
         half_log = mul_scalar(log(mul_scalar(target, 2 * math.pi)), 0.5)
         stirling = add(sub(mul(target, log(target)), target), half_log)

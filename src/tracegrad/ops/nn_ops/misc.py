@@ -12,13 +12,14 @@ from ..._factories import _rng
 from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _wrap
 from ...backend.dtypes import scalar_type_name
-from .._util import result_dtype, unsupported
+from .._util import as_double, result_dtype, unsupported
 from ..accumulate import add_rows_at
 from ..creation import copy_, new_zeros
 from ..pointwise import add_, div, mul, mul_, sub
 from ..reductions_extra import mean as mean_dims
 from ..reductions_extra import sum as sum_dims
 from ..registry import defop
+from ..scalar_fill import written_value
 from ..scalar_overloads import add_scalar
 from ..views import call_plain, expand, squeeze, unsqueeze
 from ..views import slice as slice_op
@@ -55,7 +56,7 @@ def _constant_pad_kernel(x, pad, value=0):
         widths[dim] = (max(lo, 0), max(hi, 0))
     out = x[tuple(crop)]
     return (
-        np.pad(out, widths, constant_values=np.asarray(value).astype(x.dtype))
+        np.pad(out, widths, constant_values=written_value(value, x.dtype))  # (Scalar::to's refusals: 300 for int8)
         if any(w != (0, 0) for w in widths)
         else out.copy()
     )
@@ -92,6 +93,16 @@ def _pad_backward_kernel(g, x, index_maps):
     return resample.scatter_kernel(g, index_maps, x.shape)
 
 
+def _pad_value(value):
+    """``F.pad``'s ``value`` as torch's C++ ``pad`` reads it, a ``float?``: a number as a double (2**70 is a
+    double, 2**62 + 1 rounds, an int8 tensor refuses 300.0) and a complex number refused by its parser."""
+    if isinstance(value, complex):
+        raise TypeError(f"pad(): argument 'value' (position 4) must be float, not {type(value).__name__}")
+    if isinstance(value, (int, float, np.number, np.bool_)):
+        return float(value)  # (CPython's OverflowError for an int beyond the doubles)
+    return value
+
+
 def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None = None) -> Tensor:
     """PyTorch's ``F.pad``: pads the last ``len(pad) // 2`` dims, last dim first. (``F.pad`` calls it through an
     argument guard, as torch's Python ``F.pad`` calls its C++ ``pad``: a float or a tensor for ``pad`` fails
@@ -108,7 +119,7 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
         raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(pad)} and input of dimension {input.ndim}")
     if mode == "constant":
-        return constant_pad_nd(input, pad, 0 if value is None else value)
+        return constant_pad_nd(input, pad, 0 if value is None else _pad_value(value))
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     x = input._data
@@ -780,5 +791,6 @@ def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
     out_nd = max(x1._data.ndim, x2._data.ndim)
+    p, eps = as_double(p), as_double(eps)  # (C++ doubles: 2**70 is one)
     diff = add_scalar(sub(x1, x2), eps)  # x1 - x2 + eps: a C++ number, the Scalar overload
     return norm(diff, p, (out_nd - 1,) if out_nd else None, keepdim)
