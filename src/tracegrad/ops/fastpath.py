@@ -257,7 +257,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             # (not half: PyTorch reads some numbers in float there, see _util.number_read_in_float)
             direct = ufunc is not None and (adt is _F32 or adt is _F64)
         elif bc is int and numbers:
-            if state.in_formula or not -9223372036854775808 <= b < 18446744073709551616:
+            if state.in_formula or b >= 18446744073709551616 or b < -9223372036854775808:  # (cheaper than chained)
                 return formula_scalar(op, general, a, b) if state.in_formula else slow(a, b)  # (beyond: refused)
             bd = b
             brg = False
