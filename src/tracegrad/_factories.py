@@ -21,8 +21,8 @@ from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
 from .backend.device import as_device, refuse_unsupported
 from .memory_format import contiguous_format, format_strides, like_strides, preserve_format
-from .ops.aten_vec import FP_SIGNALS, quietly
 from .ops._util import parsed_numbers
+from .ops.aten_vec import FP_SIGNALS, quietly
 from .ops.scalar_fill import scalar_for
 
 # ---- helpers ---------------------------------------------------------------------------------------------

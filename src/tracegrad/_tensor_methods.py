@@ -6,24 +6,15 @@ Op modules export ``METHODS`` (method name -> callable taking the tensor first).
 
 from __future__ import annotations
 
-import numbers
 import weakref
 
 import numpy as np
 
+from ._operands import is_operand as _is_operand
 from ._state import STATE
 from ._tensor import Tensor
 from .autograd.node import RemovableHandle, set_retains_grad_hook
 from .memory_format import contiguous_format, is_in_format, preserve_format
-
-
-def _is_operand(x) -> bool:
-    """What a Python operator of a tensor takes: a tensor or a number. A NumPy array is refused (NotImplemented)
-    as torch's operators refuse it, so Python hands the operation to NumPy, which computes it on the tensor's
-    values and wraps its result back (``Tensor.__array_wrap__``): a tensor without a graph, as torch's."""
-    if x.__class__ is np.uint64 and x > 2**63 - 1:
-        return False  # (no integer to torch's parser: its TypeError is the operator's NotImplemented)
-    return isinstance(x, (Tensor, numbers.Number, np.generic))
 
 
 def _binary_method(fn, reflected: bool = False):

@@ -16,10 +16,10 @@ from __future__ import annotations
 import cmath
 import functools
 import math
-import numbers
 
 import numpy as np
 
+from .._operands import is_operand as _is_operand
 from .._tensor import Tensor
 from .._warnings import warn_once
 from ..backend.dtypes import cpp_type_name
@@ -1435,13 +1435,9 @@ def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = Non
 # ---- Python operators --------------------------------------------------------------------------------------
 
 
-def _is_operand(x) -> bool:
-    return isinstance(x, (Tensor, numbers.Number, np.generic))
-
-
 def _dunder(fn, reflected: bool = False):
     """A Python operator method: NotImplemented for foreign types and NumPy arrays (see
-    _tensor_methods._is_operand), operands swapped when reflected."""
+    _operands.is_operand), operands swapped when reflected."""
     if reflected:
         def method(self, other):
             if not _is_operand(other):
