@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import types
 import warnings
@@ -45,6 +46,15 @@ def warn_at_caller(message: str, category: type[Warning]) -> None:
 # ---- NumPy's floating-point warnings from tracegrad's own kernels --------------------------------------------
 
 _NUMPY_DIR = os.path.dirname(np.__file__) + os.sep
+# The words of NumPy's floating-point warnings ("invalid value encountered in log", "overflow encountered in cast"):
+# only those are tracegrad's own NumPy warnings at its own lines; another RuntimeWarning located there (the
+# ambiguous ``kl_divergence`` one, a user's hook warning with ``stacklevel=2``) is shown as torch shows it.
+_FP_MESSAGE = r"(divide by zero|overflow|underflow|invalid value) encountered in "
+_is_fp_message = re.compile(_FP_MESSAGE).match
+# NumPy's ComplexWarning as tracegrad's own code casts complex values to real (``copy_``, ``.float()``): PyTorch's
+# copy warns a UserWarning in the same words, once per process (TORCH_WARN_ONCE), at the caller's line
+_COMPLEX_TO_REAL = "Casting complex values to real discards the imaginary part"
+_ComplexWarning = np.exceptions.ComplexWarning
 
 
 def silence_numpy_in_tracegrad() -> None:
@@ -56,7 +66,7 @@ def silence_numpy_in_tracegrad() -> None:
     the actions that show a warning (``"always"``, ``"default"``, ``"module"``, ``"once"``, as pytest's capture and
     ``pytest.warns`` install) reach ``warnings._showwarnmsg``, which this wraps to drop them there. Only a warning
     about to be shown pays for the check, so the operators' path when nothing warns stays as it was."""
-    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tracegrad(\.|$)")
+    warnings.filterwarnings("ignore", message=_FP_MESSAGE, category=RuntimeWarning, module=r"tracegrad(\.|$)")
     if not getattr(warnings._showwarnmsg, "_tracegrad", False):
         warnings._showwarnmsg = _unless_from_tracegrad(warnings._showwarnmsg)
 
@@ -68,8 +78,15 @@ def _unless_from_tracegrad(show: Show) -> Show:
     def showwarnmsg(msg: warnings.WarningMessage) -> None:
         if issubclass(msg.category, RuntimeWarning):
             frame = sys._getframe(1)  # (the code that warned: this is called from C, by ``warnings.warn``'s own)
-            if _raised_in_tracegrad(msg.filename, frame):
+            text = str(msg.message)
+            if _raised_in_tracegrad(msg.filename, text, frame):
                 _forget(msg, frame)
+                return
+            if msg.category is _ComplexWarning and text == _COMPLEX_TO_REAL and msg.filename.startswith(_OWN_DIR):
+                _forget(msg, frame)  # (NumPy's, as tracegrad casts complex values to real: torch's own words)
+                if _ALWAYS[0] or _COMPLEX_TO_REAL not in _SEEN:
+                    _SEEN.add(_COMPLEX_TO_REAL)
+                    warn_at_caller(_COMPLEX_TO_REAL, UserWarning)
                 return
         show(msg)
 
@@ -77,11 +94,11 @@ def _unless_from_tracegrad(show: Show) -> Show:
     return showwarnmsg
 
 
-def _raised_in_tracegrad(filename: str, frame: types.FrameType | None) -> bool:
+def _raised_in_tracegrad(filename: str, text: str, frame: types.FrameType | None) -> bool:
     """Whether a warning at ``filename`` came from tracegrad's code: at its own line, or inside NumPy's Python code
     (``np.var``'s sums) that tracegrad called. ``frame``: the innermost frame running when it was raised."""
     if filename.startswith(_OWN_DIR):
-        return True
+        return _is_fp_message(text) is not None
     if not filename.startswith(_NUMPY_DIR):
         return False
     while frame is not None and frame.f_code.co_filename.startswith(_NUMPY_DIR):
