@@ -52,14 +52,17 @@ class AccumulateGrad(Node):
             accumulate_into(self.variable, grad)
             hooks = self.variable._post_acc_hooks
             if hooks:
-                for fn in collect_hook_fns(hooks):
-                    if STATE.observed:
-                        _emit_event("hook", kind="post_accumulate", node=self, hook=fn, output_nr=None,
-                                    tensor=self.variable)
-                    result = as_caller(fn, self.variable)
-                    if result is not None and result is not self.variable:
-                        raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+                as_caller(self._run_post_acc_hooks, hooks)  # (the caller's NumPy state, set once for them all)
         return []
+
+    def _run_post_acc_hooks(self, hooks) -> None:
+        for fn in collect_hook_fns(hooks):
+            if STATE.observed:
+                _emit_event("hook", kind="post_accumulate", node=self, hook=fn, output_nr=None,
+                            tensor=self.variable)
+            result = fn(self.variable)
+            if result is not None and result is not self.variable:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def runs_on_arrival(node) -> bool:

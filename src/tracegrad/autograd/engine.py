@@ -562,7 +562,7 @@ def call_tensor_pre_hooks(fn: Node, inputs: list) -> list:
     # Hooks see their node as the current one, also when its gradient is only captured (PyTorch's NodeGuard).
     _RUNNING.append(fn)
     try:
-        return _run_tensor_pre_hooks(fn, inputs, hooks, retains)
+        return as_caller(_run_tensor_pre_hooks, fn, inputs, hooks, retains)  # (the hooks: the caller's NumPy state)
     finally:
         _RUNNING.pop()
 
@@ -573,7 +573,7 @@ def _run_tensor_pre_hooks(fn: Node, inputs: list, hooks, retains) -> list:
             for hook in collect_hook_fns(per_output):
                 if STATE.observed:
                     _emit_hook("tensor", fn, hook, nr, inputs[nr])
-                result = as_caller(hook, inputs[nr])
+                result = hook(inputs[nr])
                 if result is not None:
                     inputs[nr] = _check_hook_result(result, inputs[nr], hook)
     if retains:
@@ -653,12 +653,17 @@ def _apply(fn: Node, inputs: list) -> list:
 
 
 def _call_pre_hooks(fn: Node, inputs: list) -> list:
+    """The node's pre hooks, under the caller's NumPy error state (``as_caller``: set once for them all)."""
+    return as_caller(_run_pre_hooks, fn, inputs)
+
+
+def _run_pre_hooks(fn: Node, inputs: list) -> list:
     grads_out = tuple(inputs)
     del inputs
     for hook in collect_hook_fns(fn._pre_hooks):
         if STATE.observed:
             _emit_hook("pre", fn, hook, None)
-        result = as_caller(hook, grads_out)
+        result = hook(grads_out)
         if result is not None and result is not grads_out:
             grads_out = _checked_tuple(result, grads_out, hook)
         del result
@@ -666,12 +671,17 @@ def _call_pre_hooks(fn: Node, inputs: list) -> list:
 
 
 def _call_post_hooks(fn: Node, outputs: list, inputs: list) -> list:
+    """The node's post hooks, under the caller's NumPy error state (``as_caller``: set once for them all)."""
+    return as_caller(_run_post_hooks, fn, outputs, inputs)
+
+
+def _run_post_hooks(fn: Node, outputs: list, inputs: list) -> list:
     grad_inputs = tuple(outputs)
     grad_outputs = tuple(inputs)
     for hook in collect_hook_fns(fn._post_hooks):
         if STATE.observed:
             _emit_hook("post", fn, hook, None)
-        result = as_caller(hook, grad_inputs, grad_outputs)
+        result = hook(grad_inputs, grad_outputs)
         if result is not None and result is not grad_inputs:
             grad_inputs = _checked_tuple(result, grad_inputs, hook)
     return list(grad_inputs)

@@ -173,7 +173,13 @@ def as_caller(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)``, a user's callback, under the error state of the code that called into the quiet work
     running it (``quietly_for_caller``); outside such work, as it is."""
     caller = _CALLER_FP_ERRORS.get()
-    return fn(*args, **kwargs) if caller is None else with_fp_errors(caller, fn, *args, **kwargs)
+    if caller is None or _FP_ERRORS is None:
+        return fn(*args, **kwargs) if caller is None else with_fp_errors(caller, fn, *args, **kwargs)
+    token = _FP_ERRORS.set(caller)  # (``with_fp_errors`` inlined: a hook per node pays it in every backward)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _FP_ERRORS.reset(token)
 
 
 def fma32(a, b, c) -> np.ndarray:
