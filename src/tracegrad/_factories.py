@@ -343,6 +343,7 @@ def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **un
                 return data
             return data.to(dtype)
         if isinstance(data, np.ndarray):
+            _refuse_negative_strides(data)  # (it had a tensor with negative strides: data[::-1])
             data = _shareable(data)  # (PyTorch warns about a read-only array even when it casts a copy)
             arr = data if dtype is None else quietly(data.astype, _resolve_dtype(dtype), copy=False)  # (to inf)
             _dt.from_numpy_dtype(arr.dtype)
@@ -364,11 +365,16 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     _dt.from_numpy_dtype(array.dtype)
+    _refuse_negative_strides(array)
+    return _wrap(_shareable(array))
+
+
+def _refuse_negative_strides(array: np.ndarray) -> None:
+    """torch.from_numpy's refusal, which as_tensor meets too (before any cast to another dtype)."""
     if any(stride < 0 for stride in array.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
                          "are not currently supported. (You can probably work around this by making a copy of your "
                          "array  with array.copy().) ")
-    return _wrap(_shareable(array))
 
 
 _NOT_WRITABLE = ("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This "

@@ -165,3 +165,81 @@ def test_every_hook_of_a_node_runs_under_the_callers_numpy_state(state):
         caught = _record(lambda i=i, L=L: got.__setitem__(i, program(L)))
         got[i] = (got[i], _seen(caught, here=True))
     assert got[1] == got[0]
+
+
+def _outcome(fn):
+    try:
+        return ("ok", fn())
+    except Exception as exc:  # noqa: BLE001 (compared with torch's)
+        return (type(exc).__name__, str(exc))
+
+
+@pytest.mark.parametrize("make", [lambda: np.arange(6.0)[::-1], lambda: np.arange(6.0)[::-1][:1],
+                                  lambda: np.arange(6.0).reshape(2, 3)[:, ::-1][:, :0]])
+@pytest.mark.parametrize("dtype", [None, "float32", "float64"])
+def test_as_tensor_refuses_negative_strides_as_from_numpy(make, dtype):
+    got = [_outcome(lambda L=L: L.as_tensor(make(), dtype=None if dtype is None else getattr(L, dtype)).stride())
+           for L in LIBS]
+    assert got[0][0] == "ValueError"
+    assert got[1] == got[0]
+
+
+def _fmt(t):
+    return None if t is None else (str(t.dtype).split(".")[-1], tuple(t.shape), t.detach().tolist())
+
+
+def _write_then_backward(L, make_base):
+    """In-place writes under autograd into views of a base whose memory a NumPy array (a view, a memmap, a
+    buffer) or an ``as_strided`` chain holds: gradients, nodes, versions and values as torch's."""
+    b = make_base(L)
+    z = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = b.view(-1)[2:8].view(2, 3)
+    v[1] = z * 2
+    v[0, ::2].mul_(z[:2])
+    (b * L.arange(float(b.numel())).reshape(b.shape)).sum().backward()
+    return _fmt(z.grad), b.grad_fn.name(), b._version, v.grad_fn.name(), _fmt(b)
+
+
+BASES = {
+    "from_numpy_slice": lambda L: L.from_numpy(np.arange(40.0)[4:16]).view(3, 4),
+    "from_numpy_strided": lambda L: L.from_numpy(np.arange(40.0)[1::2][:12]),
+    "np_frombuffer": lambda L: L.from_numpy(
+        np.frombuffer(bytearray(np.arange(20.0).tobytes()), dtype=np.float64)[5:17]),
+    "frombuffer_offset": lambda L: L.frombuffer(bytearray(np.arange(20.0).tobytes()), dtype=L.float64,
+                                                offset=16, count=12),
+}
+
+
+@pytest.mark.parametrize("base", sorted(BASES))
+def test_writes_into_views_of_non_owning_bases(base):
+    got = [_write_then_backward(L, BASES[base]) for L in LIBS]
+    assert got[1] == got[0]
+
+
+def test_writes_into_views_of_a_memmap(tmp_path):
+    arrays = []
+    for i in range(2):
+        mm = np.memmap(tmp_path / f"m{i}", dtype=np.float64, mode="w+", shape=(20,))
+        mm[:] = np.arange(20.0)
+        arrays.append(mm)
+    got = [_write_then_backward(L, lambda L, mm=mm: L.from_numpy(mm[3:15])) for L, mm in zip(LIBS, arrays)]
+    assert got[1] == got[0]
+
+
+def _grads_through_the_write(L):
+    x = L.ones(2, 3, requires_grad=True)
+    y = x * 2
+    y[0, ::2] = 5
+    y[1, 1:].mul_(3)
+    y.retain_grad()
+    seen = []
+    y.grad_fn.register_prehook(lambda go: seen.append(_fmt(go[0])))
+    y.grad_fn.register_hook(lambda gi, go: seen.append(([_fmt(t) for t in gi], _fmt(go[0]))))
+    g = L.arange(6.0).reshape(2, 3)
+    y.backward(g)
+    return seen, _fmt(g), _fmt(y.grad), _fmt(x.grad)
+
+
+def test_the_raw_copyslices_backward_leaves_the_incoming_gradient_alone():
+    got = [_grads_through_the_write(L) for L in LIBS]
+    assert got[1] == got[0]
