@@ -243,3 +243,36 @@ def _grads_through_the_write(L):
 def test_the_raw_copyslices_backward_leaves_the_incoming_gradient_alone():
     got = [_grads_through_the_write(L) for L in LIBS]
     assert got[1] == got[0]
+
+
+def _strictly(L, mode, fn):
+    if mode == "raise":
+        with np.errstate(all="raise"):
+            return fn()
+    if mode == "error":
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return fn()
+    out = []  # (mode "hook": inside a tensor hook, under the caller's raising state)
+    x = L.ones(1, requires_grad=True)
+    x.register_hook(lambda g: out.append(fn()) and None)
+    with np.errstate(all="raise"):
+        (x * 2).sum().backward()
+    return out[0]
+
+
+@pytest.mark.parametrize("mode", ["raise", "error", "hook"])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_cross_entropy_of_infinite_scores_is_silent_under_strict_numpy(mode, reduction):
+    """cross_entropy's inline eager path ran log_softmax's and nll's kernels outside the rerun that answers a
+    strict filter's or np.errstate(raise)'s floating-point signal: inf scores raised where torch gives NaN."""
+
+    def program(L):
+        F = L.nn.functional
+        scores = L.tensor([[float("inf"), 0.0], [1.0, 2.0]])
+        loss = _strictly(L, mode, lambda: F.cross_entropy(scores, L.tensor([1, 0]), reduction=reduction))
+        nll = _strictly(L, mode, lambda: F.nll_loss(L.tensor([[-float("inf"), 0.0]]), L.tensor([0])))
+        return str(loss.tolist()), str(nll.tolist())
+
+    got = [_outcome(lambda L=L: program(L)) for L in LIBS]
+    assert got[1] == got[0]

@@ -22,6 +22,7 @@ from ...autograd.saved import save_fresh_output, save_input
 from .. import aten_sum
 from .._util import binary_dtype, broadcast_mismatch
 from ..aten_loops import loop_block, vector_and_scalar
+from ..aten_vec import FP_SIGNALS, quietly
 from ..binary import xlogy
 from ..creation import fill_, ones_like, zeros_like
 from ..pointwise import add, check_broadcast_into, check_cast_into, div, exp, lt, mul, mul_, neg, sigmoid, sub, sub_
@@ -406,6 +407,15 @@ def _cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, reducti
     return nll_loss(log_softmax(input, class_dim, False), target, weight, reduction, ignore_index)
 
 
+def _pure(kernel, *arrays):
+    """A pure kernel's result, run again quietly where a strict filter or a raising ``np.errstate`` made NumPy's
+    floating-point warning an exception (inf logits: PyTorch computes NaN silently; see ``aten_vec.quietly``)."""
+    try:
+        return kernel(*arrays)
+    except FP_SIGNALS:
+        return quietly(kernel, *arrays)
+
+
 def _records_inline(input: Tensor, target: Tensor) -> bool:
     """Whether an eager path may record its nodes by hand: plain tensors, and nothing that needs the general
     path (``fast_path_ok``) or watches operator calls."""
@@ -423,7 +433,7 @@ def _nll_loss_eager(input: Tensor, target: Tensor, reduction: int, ignore_index:
     before running the kernel, even one that raises)."""
     records = _requires_grad(input)
     try:
-        loss_data, total_weight = _nll_kernel(input._data, target._data, None, reduction, ignore_index)
+        loss_data, total_weight = _pure(_nll_kernel, input._data, target._data, None, reduction, ignore_index)
     except Exception:
         if records:
             next_sequence_nr()
@@ -453,7 +463,7 @@ def _record_nll_node(loss: Tensor, total_weight: np.ndarray, scores: Tensor, edg
 def _cross_entropy_eager(input: Tensor, target: Tensor, reduction: int, ignore_index: int) -> Tensor:
     """``nll_loss(log_softmax(input, 1), target)`` with both nodes recorded inline: the same kernels, nodes and
     saved values as the two registered operators' eager paths, for 2-D scores without a class weight."""
-    log_probs = new_output(_log_softmax_kernel(input._data, 1, False))
+    log_probs = new_output(_pure(_log_softmax_kernel, input._data, 1, False))
     lp = log_probs._data
     records = _requires_grad(input)
     try:
@@ -463,7 +473,7 @@ def _cross_entropy_eager(input: Tensor, target: Tensor, reduction: int, ignore_i
             next_sequence_nr()
         raise
     try:
-        loss_data, total_weight = _nll_kernel(lp, target._data, None, reduction, ignore_index)
+        loss_data, total_weight = _pure(_nll_kernel, lp, target._data, None, reduction, ignore_index)
     except Exception:
         if records:  # (PyTorch made both nodes before nll_loss's kernel raised)
             next_sequence_nr()
