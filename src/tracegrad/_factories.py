@@ -371,7 +371,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def _refuse_negative_strides(array: np.ndarray) -> None:
     """torch.from_numpy's refusal, which as_tensor meets too (before any cast to another dtype)."""
-    if any(stride < 0 for stride in array.strides):
+    if array.strides and min(array.strides) < 0:
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
                          "are not currently supported. (You can probably work around this by making a copy of your "
                          "array  with array.copy().) ")
