@@ -350,10 +350,26 @@ def like_self(result: np.ndarray, source: np.ndarray) -> np.ndarray:
 def copy_preserving_layout(a: np.ndarray, dtype=None) -> np.ndarray:
     """``a.clone()`` (``a.to(dtype)``): a copy laid out as ``torch.empty_like(a)``."""
     if _plain(a):
-        return np.array(a, dtype=dtype, order="C")  # (a fresh C array: contiguous strides)
+        try:
+            return np.array(a, dtype=dtype, order="C")  # (a fresh C array: contiguous strides)
+        except np.exceptions.ComplexWarning:  # (a strict filter's, before NumPy copies: see _complex_to_real)
+            return _complex_to_real(np.array(a.real, dtype=dtype, order="C"))
     fresh = empty_strided(a.shape, preserve_format_strides(a), a.dtype if dtype is None else dtype)
-    np.copyto(fresh, a, casting="unsafe")
+    try:
+        np.copyto(fresh, a, casting="unsafe")
+    except np.exceptions.ComplexWarning:
+        np.copyto(fresh, a.real, casting="unsafe")
+        return _complex_to_real(fresh)
     return fresh
+
+
+def _complex_to_real(copy: np.ndarray) -> np.ndarray:
+    """``copy``, made of a complex array's real part where a strict filter raised NumPy's ComplexWarning, after
+    PyTorch's own warning (a UserWarning, raised by that filter once the copy is made, as torch's)."""
+    from ._warnings import complex_to_real
+
+    complex_to_real()
+    return copy
 
 
 def in_copy_of_storage(result: np.ndarray, source: np.ndarray) -> np.ndarray:

@@ -71,6 +71,15 @@ def silence_numpy_in_tracegrad() -> None:
         warnings._showwarnmsg = _unless_from_tracegrad(warnings._showwarnmsg)
 
 
+def complex_to_real() -> None:
+    """PyTorch's warning as its copy casts complex values to real: a UserWarning at the caller's line, once per
+    process unless warn-always is on (TORCH_WARN_ONCE). Also where a strict filter made NumPy's ComplexWarning an
+    exception before it copied (the copy then reads the real part)."""
+    if _ALWAYS[0] or _COMPLEX_TO_REAL not in _SEEN:
+        _SEEN.add(_COMPLEX_TO_REAL)
+        warn_at_caller(_COMPLEX_TO_REAL, UserWarning)
+
+
 Show = Callable[[warnings.WarningMessage], None]
 
 
@@ -84,9 +93,7 @@ def _unless_from_tracegrad(show: Show) -> Show:
                 return
             if msg.category is _ComplexWarning and text == _COMPLEX_TO_REAL and msg.filename.startswith(_OWN_DIR):
                 _forget(msg, frame)  # (NumPy's, as tracegrad casts complex values to real: torch's own words)
-                if _ALWAYS[0] or _COMPLEX_TO_REAL not in _SEEN:
-                    _SEEN.add(_COMPLEX_TO_REAL)
-                    warn_at_caller(_COMPLEX_TO_REAL, UserWarning)
+                complex_to_real()
                 return
         show(msg)
 

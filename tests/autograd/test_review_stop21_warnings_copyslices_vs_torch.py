@@ -281,3 +281,32 @@ def test_cross_entropy_of_infinite_scores_is_silent_under_strict_numpy(mode, red
 
     got = [_outcome(lambda L=L: program(L)) for L in LIBS]
     assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("case", sorted(COMPLEX_TO_REAL))
+def test_complex_to_real_cast_under_a_strict_filter_raises_torchs_user_warning(case, warn_always):
+    """A strict filter made NumPy's ComplexWarning the exception (it is PyTorch's UserWarning)."""
+
+    def program(L):
+        c = L.ones(2, dtype=L.complex64) * (1 + 2j)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            COMPLEX_TO_REAL[case](L, c)
+
+    got = [_outcome(lambda L=L: program(L)) for L in LIBS]
+    got = [(kind, text.split(" (Triggered internally")[0]) for kind, text in got]
+    assert got[0] == ("UserWarning", "Casting complex values to real discards the imaginary part")
+    assert got[1] == got[0]
+
+
+def test_complex_to_real_copy_under_a_strict_filter_still_copies_the_real_part():
+    out = []
+    for L in LIBS:
+        dst = L.zeros(3, dtype=L.float16)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            warnings.simplefilter("ignore", UserWarning)
+            dst[1:].copy_(L.tensor([1.5 + 2j, 7e4 - 1j], dtype=L.complex128))
+            strided = L.tensor([[1 + 1j, 2 + 2j], [3 + 3j, 4 + 4j]]).t().float()
+        out.append((str(dst.tolist()), strided.tolist(), strided.stride()))
+    assert out[1] == out[0]

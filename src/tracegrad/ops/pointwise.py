@@ -75,8 +75,11 @@ def copy_into(dst: np.ndarray, src) -> None:
     try:
         np.copyto(dst, src, casting="unsafe")
     except FP_SIGNALS as signal:
-        if isinstance(signal, np.exceptions.ComplexWarning):  # (raised before NumPy copies anything)
-            raise
+        if isinstance(signal, np.exceptions.ComplexWarning):  # (a strict filter's, before NumPy copies anything)
+            from .._warnings import complex_to_real
+
+            quietly(np.copyto, dst, np.real(src), casting="unsafe")
+            complex_to_real()  # (PyTorch's UserWarning, which the strict filter raises after the copy, as torch's)
 
 
 def write_into(dst: np.ndarray, src) -> None:
