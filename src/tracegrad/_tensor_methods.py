@@ -312,7 +312,9 @@ def _index_put_method(op):
 
     def method(self, indices, values, accumulate=False):
         refuse_non_tensor_indices(indices, 0)
-        return op(self, [i._data if isinstance(i, Tensor) else i for i in indices], values, accumulate)
+        # (the index tensors themselves, as torch's function takes them: the node saves them, so writing into
+        # one in place before the backward is refused)
+        return op(self, indices, values, accumulate)
 
     return method
 

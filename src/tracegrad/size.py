@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 
 def _type_name(value) -> str:
     """The type as CPython's tp_name words it: extension types (NumPy's scalars) carry their module."""
@@ -26,6 +28,12 @@ def _size_item(value, position: int) -> int:
         except TypeError:
             pass
     raise TypeError(f"torch.Size() takes an iterable of 'int' (item {position} is '{_type_name(value)}')")
+
+
+def _non_int(value) -> TypeError:
+    """CPython's refusal of a sequence repeated by something other than an integer, naming it as torch's tp_name."""
+    name = "torch.Size" if isinstance(value, Size) else _type_name(value)
+    return TypeError(f"can't multiply sequence by non-int of type '{name}'")
 
 
 class Size(tuple):
@@ -50,6 +58,8 @@ class Size(tuple):
 
     def __add__(self, other):
         if not isinstance(other, tuple):
+            if isinstance(other, (np.ndarray, np.generic)):  # (NumPy's reflected operator adds elementwise)
+                return NotImplemented
             raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
         return Size(tuple(self) + other)
 
@@ -57,9 +67,15 @@ class Size(tuple):
         return Size(other + tuple(self)) if isinstance(other, tuple) else NotImplemented
 
     def __mul__(self, times):
+        if not hasattr(times, "__index__"):
+            raise _non_int(times)
         return tuple.__new__(Size, tuple(self) * times)
 
-    __rmul__ = __mul__
+    def __rmul__(self, times):
+        if not hasattr(times, "__index__"):
+            # (CPython repeats the left operand where it is a sequence: this Size is then the non-int)
+            raise _non_int(self if isinstance(times, (tuple, list, str, bytes, bytearray)) else times)
+        return tuple.__new__(Size, tuple(self) * times)
 
     def __reduce__(self):
         return Size, (tuple(self),)

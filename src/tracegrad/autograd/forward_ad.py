@@ -511,7 +511,7 @@ def eager_with_tangents(op, args: tuple):
                 # the first tangent of a view: its (forward) base gets a zero tangent, of which the view's is a view
                 from .._tensor import _wrap
 
-                set_tangent(base, _wrap(zeros_with_layout_of(base._data, t._data.dtype)), level)
+                set_tangent(base, _wrap(zeros_with_layout_of(base._data, base._data.dtype)), level)
                 old = get_tangent(o, level)
             # (a view replaying its ops on a base reshaped in place since may get another shape: copy_ refuses it)
             if old is not None and (base is not None or old._data.shape == t._data.shape):

@@ -793,6 +793,8 @@ def _index_tensor(arr: np.ndarray, source) -> Tensor:
     out = _wrap(arr)
     out._vc = source._version_counter()
     out._converted_from = source
+    if source._inference:  # (saved as the caller's inference tensor is, refused alike)
+        out._inference = True
     return out
 
 
@@ -801,11 +803,14 @@ def _expand_bool_masks(advanced: list, sources: dict) -> list:
     ``sources``: the tensors the arrays were read from (``_apply_basic``)."""
     indices = []
     for a in advanced:
-        source = None if a is None else sources.get(id(a))
-        if a is not None and _is_mask(a) and a.ndim > 1:
+        if a is None:
+            indices.append(None)
+            continue
+        source = sources.get(id(a)) if sources else None  # (none for lists and arrays: the lean path)
+        if a.ndim > 1 and _is_mask(a):
             indices.extend(_index_tensor(np.asarray(ix), source) for ix in np.nonzero(a))
         else:
-            indices.append(None if a is None else _index_tensor(a, source))
+            indices.append(_wrap(a) if source is None else _index_tensor(a, source))
     while indices and indices[-1] is None:
         indices.pop()
     return indices

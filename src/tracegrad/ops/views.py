@@ -426,11 +426,13 @@ def _expand_kernel(a, size, implicit=False):
             i += 1
         else:
             if not lead or min(size[:lead]) >= 0:
-                if math.prod(target) > _INT64_MAX:
-                    _check_numel(target)  # (refused in PyTorch's words)
                 if lead and a.ndim and 1 in size[:lead]:
                     _set_leading_strides(target, strides, lead)
-                return strided_view(a, tuple(target), tuple(strides))
+                try:
+                    return strided_view(a, tuple(target), tuple(strides))
+                except ValueError:  # (NumPy's "array is too big": beyond int64, refused in PyTorch's words)
+                    _check_numel(target)
+                    raise
     if len(size) < a.ndim:
         raise RuntimeError(f"expand(torch.{scalar_type_name(a.dtype)}Tensor{{{list(a.shape)}}}, size={list(size)}): "
                            f"the number of sizes provided ({len(size)}) must be greater or equal to the number of "
