@@ -30,6 +30,9 @@ def _size_item(value, position: int) -> int:
     raise TypeError(f"torch.Size() takes an iterable of 'int' (item {position} is '{_type_name(value)}')")
 
 
+_tuple_new, _tuple_add = tuple.__new__, tuple.__add__
+
+
 def _non_int(value) -> TypeError:
     """CPython's refusal of a sequence repeated by something other than an integer, naming it as torch's tp_name."""
     name = "torch.Size" if isinstance(value, Size) else _type_name(value)
@@ -61,10 +64,18 @@ class Size(tuple):
             if isinstance(other, (np.ndarray, np.generic)):  # (NumPy's reflected operator adds elementwise)
                 return NotImplemented
             raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
-        return Size(tuple(self) + other)
+        for value in other:  # (only the other's items can be other than ints)
+            if value.__class__ is not int:
+                return Size(_tuple_add(self, other))  # (checked there: the item named at its place in the sum)
+        return _tuple_new(Size, _tuple_add(self, other))
 
     def __radd__(self, other):  # (a tuple before a Size: a Size too, as torch's)
-        return Size(other + tuple(self)) if isinstance(other, tuple) else NotImplemented
+        if not isinstance(other, tuple):
+            return NotImplemented
+        for value in other:
+            if value.__class__ is not int:
+                return Size(_tuple_add(other, self))
+        return _tuple_new(Size, _tuple_add(other, self))
 
     def __mul__(self, times):
         if not hasattr(times, "__index__"):
