@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import numbers
 import warnings
 from collections import OrderedDict
 
@@ -439,7 +440,16 @@ class Tensor:
         # (torch's __array__ is numpy(): a tensor that requires grad is refused in grad mode; without NumPy 2's
         # ``copy`` keyword, as torch's, so NumPy warns alike where it passes one)
         arr = self.numpy()
-        return arr if dtype is None else arr.astype(dtype, copy=False)
+        if dtype is None:
+            return arr
+        if arr.dtype.kind == "c" and np.dtype(dtype).kind in "iuf":
+            # (NumPy's ComplexWarning of a complex tensor read as reals, at this line as torch's is at its
+            # __array__'s, past tracegrad's own filters, which keep its kernels' NumPy warnings quiet)
+            from ._warnings import warn_at_own_line
+
+            warn_at_own_line("Casting complex values to real discards the imaginary part",
+                             np.exceptions.ComplexWarning)
+        return arr.astype(dtype, copy=False)
 
     def __array_wrap__(self, array):
         """NumPy's result of a ufunc on tensors (``np.sin(t)``, ``t * ndarray``) as a tensor sharing it, without a
@@ -448,6 +458,30 @@ class Tensor:
         from ._factories import from_numpy
 
         return from_numpy(array.astype(np.uint8) if array.dtype == np.bool_ else array)
+
+    def __contains__(self, element) -> bool:
+        """``element in t``, as torch's: a tensor or a number (not a NumPy array, nor ``np.bool_``, which is no
+        ``numbers.Number``) is compared with every element."""
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((element == self).any().item())
+        raise RuntimeError(
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
+    def __rtruediv__(self, other):
+        """``other / t``: torch's ``__rdiv__``, ``t.reciprocal() * other`` written with Python's ``*``, so an
+        array's product is NumPy's, wrapped back into a tensor (the other reflected operators refuse an array),
+        and a TypeError on the way is NotImplemented, as torch's wrapper makes it (``MaskedArray / t``). (Here, in
+        _tensor.py as torch's is, as the warnings NumPy raises at this line name the file.)"""
+        try:
+            if isinstance(other, np.ndarray):
+                return self.reciprocal() * other
+            if not isinstance(other, (Tensor, numbers.Number, np.generic)):
+                return NotImplemented
+            from .ops import pointwise
+
+            return pointwise.mul(self.reciprocal(), other)
+        except TypeError:
+            return NotImplemented
 
     def __len__(self) -> int:
         if self._data.ndim == 0:

@@ -36,7 +36,12 @@ def _equal_dunder(self, other):
     ``==`` gives it (its ``!=`` refuses the array, so Python answers ``True``)."""
     from .ops import pointwise
 
-    if not (_is_operand(other) or isinstance(other, np.ndarray)):
+    if isinstance(other, np.ndarray):
+        try:
+            return pointwise.eq(self, other)
+        except TypeError:  # (an array torch cannot read, of objects or strings: NotImplemented, as torch's ==)
+            return NotImplemented
+    if not _is_operand(other):
         return NotImplemented
     return pointwise.eq(self, other)
 
@@ -73,7 +78,6 @@ def install() -> None:
     T.__mul__ = pointwise.mul.dunder
     T.__rmul__ = _binary_method(pointwise.mul)
     T.__truediv__ = pointwise.div.dunder
-    T.__rtruediv__ = _rtruediv
     T.__pow__ = _pow_dunder
     T.__rpow__ = _binary_method(binary.pow, reflected=True)
     T.__iadd__ = _binary_method(pointwise.add_)
@@ -233,18 +237,6 @@ def _pow_dunder(self, other):
     if not _is_operand(other):
         return NotImplemented
     return binary._pow_ts(self, other)
-
-
-def _rtruediv(self, other):
-    """``other / t``: torch's ``t.reciprocal() * other``, written with Python's ``*``, so an array's product is
-    NumPy's, wrapped back into a tensor (the other reflected operators refuse an array)."""
-    if isinstance(other, np.ndarray):
-        return self.reciprocal() * other
-    if not _is_operand(other):
-        return NotImplemented
-    from .ops import pointwise
-
-    return pointwise.mul(self.reciprocal(), other)
 
 
 def _as_method(fn):

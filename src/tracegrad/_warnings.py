@@ -43,6 +43,18 @@ def warn_at_caller(message: str, category: type[Warning]) -> None:
                            registry=module_globals.setdefault("__warningregistry__", {}))
 
 
+def warn_at_own_line(message: str, category: type[Warning]) -> None:
+    """Warn at the calling line in tracegrad, shown past the filters that keep tracegrad's own NumPy warnings
+    quiet: where torch's Python code (``torch/_tensor.py``) has NumPy warn at its own line."""
+    frame = sys._getframe(1)
+    warning = category(message)
+    warning._tracegrad_shown = True  # (let through by _unless_from_tracegrad)
+    # (no module name: the filter that ignores tracegrad's RuntimeWarnings matches it; warnings then names the
+    # module by its file, as for code without one)
+    warnings.warn_explicit(warning, category, frame.f_code.co_filename, frame.f_lineno,
+                           registry=frame.f_globals.setdefault("__warningregistry__", {}))
+
+
 # ---- NumPy's floating-point warnings from tracegrad's own kernels --------------------------------------------
 
 _NUMPY_DIR = os.path.dirname(np.__file__) + os.sep
@@ -85,7 +97,7 @@ Show = Callable[[warnings.WarningMessage], None]
 
 def _unless_from_tracegrad(show: Show) -> Show:
     def showwarnmsg(msg: warnings.WarningMessage) -> None:
-        if issubclass(msg.category, RuntimeWarning):
+        if issubclass(msg.category, RuntimeWarning) and not getattr(msg.message, "_tracegrad_shown", False):
             frame = sys._getframe(1)  # (the code that warned: this is called from C, by ``warnings.warn``'s own)
             text = str(msg.message)
             if _raised_in_tracegrad(msg.filename, text, frame):

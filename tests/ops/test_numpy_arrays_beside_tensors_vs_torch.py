@@ -95,9 +95,72 @@ PROGRAMS = {
     "np.concatenate of tensors": lambda L: np.concatenate([L.ones(2), L.zeros(2)]),
     "np.where(t > 0, t, 0)": lambda L: np.where(L.ones(2) > 0, L.ones(2), 0),
     "np.float64 * t": lambda L: np.float64(2) * L.ones(2, requires_grad=True),
+    # == takes an array it can read; one of objects or strings is NotImplemented, and Python answers False
+    "t == object arr": lambda L: L.ones(2) == np.array([1, 2], dtype=object),
+    "t == str arr": lambda L: L.ones(2) == np.array(["a", "b"]),
+    "object arr == t": lambda L: np.array([1, 2], dtype=object) == L.ones(2),
+    # array / t is reciprocal(t) * array, and a TypeError on the way NotImplemented (MaskedArray's reading of t)
+    "masked / t": lambda L: np.ma.masked_array([1.0, 2.0], mask=[0, 1]) / L.ones(2),
+    "masked * t": lambda L: np.ma.masked_array([1.0, 2.0], mask=[0, 1]) * L.ones(2),
+    "matrix / t": lambda L: np.matrix([[1.0, 2.0]]) / L.full((1, 2), 4.0),
+    "int / t": lambda L: 2 / L.full((2,), 4.0),
+    "str / t": lambda L: "a" / L.ones(2),
+    # in: a tensor or a number, not an array nor np.bool_ (no numbers.Number)
+    "arr in t": lambda L: np.ones(1) in L.ones(2),
+    "np.bool_ in t": lambda L: np.True_ in L.ones(2),
+    "str in t": lambda L: "a" in L.ones(2),
+    "list in t": lambda L: [1.0] in L.ones(2),
+    "float in t": lambda L: 1.0 in L.ones(2),
+    "np.float32 in t": lambda L: np.float32(3) in L.ones(2),
+    "tensor in t": lambda L: L.zeros(()) in L.ones(2),
+    "t_rg in t_rg": lambda L: L.ones((), requires_grad=True) in L.ones(2, requires_grad=True),
+    # a complex tensor read as reals warns NumPy's ComplexWarning (not as bools, objects or complex)
+    "np.asarray(complex t, float32)": lambda L: np.asarray(L.tensor([1 + 2j]), dtype=np.float32),
+    "np.asarray(complex t, int8)": lambda L: np.asarray(L.tensor([1 + 2j]), dtype=np.int8),
+    "np.asarray(complex t, bool)": lambda L: np.asarray(L.tensor([1 + 2j]), dtype=bool),
+    "np.asarray(complex t, complex128)": lambda L: np.asarray(L.tensor([1 + 2j]), dtype=np.complex128),
+    "np.array(complex t, int32)": lambda L: np.array(L.tensor([1 + 2j]), dtype=np.int32),
+    "np.interp of a complex t": lambda L: np.interp(L.tensor([1 + 2j]), [0, 2], [0, 1]),
 }
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_as_in_torch(name):
     assert _outcome(PROGRAMS[name], tg) == _outcome(PROGRAMS[name], torch)
+
+
+def _warned_at(program, lib):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program(lib)
+    return [(w.category.__name__, w.filename.rsplit("/", 1)[-1]) for w in caught]
+
+
+WARNING_PLACES = {
+    # NumPy warns at the line that computes: the user's for t * arr, torch's _tensor.py for arr / t (its __rdiv__
+    # is Python there) and for a complex tensor's __array__ read as reals
+    "t * arr": lambda L: L.ones(2) * np.full(2, 3.0),
+    "arr / t": lambda L: np.full(2, 2.0) / L.full((2,), 4.0),
+    "np.asarray(complex t, float32)": lambda L: np.asarray(L.tensor([1 + 2j]), dtype=np.float32),
+    "np.interp of a complex t": lambda L: np.interp(L.tensor([1 + 2j]), [0, 2], [0, 1]),
+}
+
+
+@pytest.mark.parametrize("name", list(WARNING_PLACES))
+def test_warnings_at_torchs_places(name):
+    assert _warned_at(WARNING_PLACES[name], tg) == _warned_at(WARNING_PLACES[name], torch)
+
+
+def test_complex_warning_as_error_and_once_per_place_as_torch():
+    def run(lib, action):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter(action)
+            try:
+                for _ in range(2):
+                    np.asarray(lib.tensor([1j]), dtype=np.float64)
+            except Warning as exc:
+                return type(exc).__name__, str(exc)
+        return [w.category.__name__ for w in caught]
+
+    for action in ("error", "default", "ignore"):
+        assert run(tg, action) == run(torch, action)
