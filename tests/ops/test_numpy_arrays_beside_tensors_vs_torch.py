@@ -124,9 +124,74 @@ PROGRAMS = {
 }
 
 
+def _graph_described(result):
+    return (*_described(result), type(result.grad_fn).__name__ if result.grad_fn is not None else None,
+            result._is_view())
+
+
+def _set(key, value, make=lambda L: L.arange(3.0)):
+    def program(L):
+        t = make(L)
+        t[key()] = value(L)
+        return t
+    return program
+
+
+INDEXING = {
+    # an index array is read as torch reads it, through a tensor of its data: a 0-d one of numbers an integer (a
+    # view, SelectBackward0; floats cut, complex numbers' real part with torch's warning), a 0-d one of bytes a 0-d
+    # mask as bools are (no warning), one of bytes the deprecated mask (its warning at the user's line)
+    "t[0-d int array]": lambda L: L.arange(3.0)[np.array(1)],
+    "t[0-d int32 array], a graph": lambda L: L.arange(6.0, requires_grad=True).reshape(2, 3)[np.array(1, np.int32)],
+    "t[1, 0-d int8 array]": lambda L: L.arange(6.0).reshape(2, 3)[1, np.array(-1, np.int8)],
+    "t[0-d array, 0-d array]": lambda L: L.arange(6.0).reshape(2, 3)[np.array(1), np.array(2)],
+    "t[..., 0-d array]": lambda L: L.arange(6.0).reshape(2, 3)[..., np.array(2)],
+    "t[0-d float array]": lambda L: L.arange(3.0)[np.array(1.7)],
+    "t[0-d float16 array]": lambda L: L.arange(3.0)[np.array(2, np.float16)],
+    "t[0-d complex array]": lambda L: L.arange(3.0)[np.array(1 + 0j)],
+    "t[0-d array out of range]": lambda L: L.arange(6.0).reshape(2, 3)[1, np.array(5)],
+    "t[0-d uint8 array]": lambda L: L.arange(3.0)[np.array(1, np.uint8)],
+    "t[0-d bool array]": lambda L: L.arange(3.0)[np.array(False)],
+    "t[uint8 array]": lambda L: L.arange(3.0)[np.array([1, 0, 1], np.uint8)],
+    "t[(uint8 array,)]": lambda L: L.arange(3.0)[(np.array([1, 0, 1], np.uint8),)],
+    "t[uint8 tensor]": lambda L: L.arange(3.0)[L.tensor([1, 0, 1], dtype=L.uint8)],
+    "t[uint8 array], a graph": lambda L: L.arange(3.0, requires_grad=True)[np.array([1, 0, 1], np.uint8)],
+    "t[bool array]": lambda L: L.arange(3.0)[np.array([True, False, True])],
+    "t[int array]": lambda L: L.arange(3.0)[np.array([2, 0])],
+    # np.bool_ is no Python bool to torch's indexing, and has no __index__
+    "t[np.True_]": lambda L: L.arange(3.0)[np.True_],
+    "t[np.False_, 0]": lambda L: L.arange(6.0).reshape(2, 3)[np.False_, 0],
+    "t[np.int64]": lambda L: L.arange(3.0)[np.int64(2)],
+    "t[0-d array] = 5": _set(lambda: np.array(1), lambda L: 5.0),
+    "t[0-d float array] = tensor": _set(lambda: np.array(1.5), lambda L: L.tensor(7.0)),
+    "t[0-d uint8 array] = 5": _set(lambda: np.array(1, np.uint8), lambda L: 5.0),
+    "t[np.True_] = 5": _set(lambda: np.True_, lambda L: 5.0),
+    "t[np.True_] = array": _set(lambda: np.True_, lambda L: np.ones(3)),
+    "t[int array] = 5": _set(lambda: np.array([0, 2]), lambda L: 5.0),
+    "t[:] = matrix": _set(lambda: slice(None), lambda L: np.matrix([1.0, 2.0, 3.0])),
+    "t[:] = array": _set(lambda: slice(None), lambda L: np.ones(3)),
+}
+
+
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_as_in_torch(name):
     assert _outcome(PROGRAMS[name], tg) == _outcome(PROGRAMS[name], torch)
+
+
+def _indexing_outcome(program, lib):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = ("ok", _graph_described(program(lib)))
+        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+            result = (type(exc).__name__, str(exc))
+    return result, [(w.category.__name__, w.filename.rsplit("/", 1)[-1], str(w.message).split(" (Triggered")[0])
+                    for w in caught]
+
+
+@pytest.mark.parametrize("name", list(INDEXING))
+def test_indexing_with_numpy_items_as_in_torch(name):
+    assert _indexing_outcome(INDEXING[name], tg) == _indexing_outcome(INDEXING[name], torch)
 
 
 def _warned_at(program, lib):

@@ -574,8 +574,11 @@ def _index_array(k) -> np.ndarray:
     if isinstance(k, Tensor):
         arr = k._data
         if arr.dtype == np.uint8:  # (kept: a byte mask is refused where a bool one is not, see below)
-            warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
-                          "instead.", UserWarning, stacklevel=5)
+            from .._warnings import warn_at_caller
+
+            # (at the user's indexing line, whichever path of tracegrad's reads the key)
+            warn_at_caller("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+                           "instead.", UserWarning)
         return arr.astype(np.int64) if arr.dtype == np.int32 else arr
     arr = np.asarray(k)
     if _is_mask(arr):
@@ -757,7 +760,43 @@ def _index_rows(t: Tensor, key):
     return index(t, [_index_tensor(arr.astype(np.int64, copy=False), key)])
 
 
+def _numpy_item(k):
+    """A NumPy item of a key as torch's indexing reads it (its tensor from the array's data): ``np.bool_``
+    refused (no Python bool, and no ``__index__``); a 0-d array of bytes a 0-d bool (torch's 0-d mask, without
+    the byte mask's warning), one of other numbers an int64 tensor (floats cut toward zero, complex numbers to
+    their real part, with the warning of torch's copy), which indexes as an integer; an array of bytes a byte
+    tensor, the deprecated mask (its warning, or masked_fill_'s refusal in an assignment)."""
+    if k.__class__ is np.bool_:
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                         f"indices (got {tp_name(k)})")
+    if k.__class__ is not np.ndarray:
+        return k
+    if k.dtype == np.uint8:
+        return _wrap(k.copy()) if k.ndim else np.asarray(k, dtype=np.bool_)
+    if not k.ndim and k.dtype.kind in "iufc":
+        if k.dtype.kind == "c":
+            from .._warnings import warn_at_caller
+
+            warn_at_caller("Casting complex values to real discards the imaginary part", UserWarning)
+            k = k.real
+        return _wrap(np.asarray(k.astype(np.int64)))
+    return k
+
+
+def _numpy_items(key):
+    """``key`` with its NumPy items read as torch reads them (see ``_numpy_item``)."""
+    if key.__class__ is tuple:
+        for k in key:
+            if k.__class__ is np.ndarray or k.__class__ is np.bool_:
+                return tuple([_numpy_item(k) for k in key])
+        return key
+    if key.__class__ is np.ndarray or key.__class__ is np.bool_:
+        return _numpy_item(key)
+    return key
+
+
 def getitem(t: Tensor, key):
+    key = _numpy_items(key)
     if key.__class__ is Tensor:
         out = _index_rows(t, key)
         if out is not None:
@@ -823,8 +862,9 @@ def setitem(t: Tensor, key, value) -> None:
     number = not isinstance(value, Tensor)
     if number:
         _check_assignable(t, value)
-        if _set_number_plain(t, key, value):
-            return
+    key = _numpy_items(key)
+    if number and _set_number_plain(t, key, value):
+        return
     if key is False:  # (torch writes nothing there, and leaves the version counter as it is)
         return
     if key is True:  # (torch copies into ``t.unsqueeze(0)`` there, as for None: no index_put_)
@@ -894,9 +934,7 @@ def _check_assignable(t: Tensor, value) -> None:
         return
     from ..autograd.saved import type_string
 
-    kind = type(value)
-    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-    raise TypeError(f"can't assign a {name} to a {type_string(t)}")
+    raise TypeError(f"can't assign a {tp_name(value)} to a {type_string(t)}")  # (np.matrix: "matrix", as torch's)
 
 
 def _expanded_like(value: Tensor, shape: tuple) -> Tensor:
