@@ -483,6 +483,8 @@ class Tensor:
         except TypeError:
             return NotImplemented
 
+    __rdiv__ = __rtruediv__  # (torch's name for it, as __div__ and __idiv__ are, _tensor_methods.install)
+
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

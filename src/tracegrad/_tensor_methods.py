@@ -84,6 +84,7 @@ def install() -> None:
     T.__isub__ = _binary_method(pointwise.sub_)
     T.__imul__ = _binary_method(pointwise.mul_)
     T.__itruediv__ = _binary_method(pointwise.div_)
+    T.__div__, T.__idiv__ = T.__truediv__, T.__itruediv__  # (torch keeps Python 2's names too)
     T.__ipow__ = _binary_method(binary.pow_)
     T.__neg__ = lambda self: pointwise.neg(self)
     T.__abs__ = lambda self: self.abs()

@@ -121,6 +121,17 @@ PROGRAMS = {
     "np.asarray(complex t, complex128)": lambda L: np.asarray(L.tensor([1 + 2j]), dtype=np.complex128),
     "np.array(complex t, int32)": lambda L: np.array(L.tensor([1 + 2j]), dtype=np.int32),
     "np.interp of a complex t": lambda L: np.interp(L.tensor([1 + 2j]), [0, 2], [0, 1]),
+    # torch's Python 2 names of the division operators
+    "t.__rdiv__(arr)": lambda L: L.full((2,), 4.0).__rdiv__(np.full(2, 2.0)),
+    "t.__rdiv__(2)": lambda L: L.full((2,), 4.0).__rdiv__(2),
+    "t.__div__(arr)": lambda L: L.full((2,), 4.0).__div__(np.full(2, 2.0)),
+    "t.__div__(2)": lambda L: L.full((2,), 4.0, requires_grad=True).__div__(2),
+    "t.__idiv__(2)": lambda L: L.full((2,), 4.0).__idiv__(2),
+    # an array where a tensor must be is named by its C type, numpy.ndarray, as torch's parser names it
+    "torch.matmul(t, arr)": lambda L: L.matmul(L.ones(2), np.ones(2)),
+    "torch.maximum(t, np.float64)": lambda L: L.maximum(L.ones(2), np.float64(1)),
+    "torch.where(c, t, arr, out=)": lambda L: L.where(L.ones(2) > 0, L.ones(2), np.ones(2), out=L.ones(2)),
+    "torch.abs(arr)": lambda L: L.abs(np.ones(2)),
 }
 
 

@@ -157,8 +157,9 @@ def _float_dtype(a, b) -> np.dtype:
 def _need_tensor(fn: str, value, arg: str, position: int) -> None:
     # Ops that PyTorch declares with Tensor arguments only reject Python numbers in its argument parser.
     if not isinstance(value, Tensor):
-        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, not "
-                        f"{type(value).__name__}")
+        from .._arg_parser import tp_name
+
+        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, not {tp_name(value)}")
 
 
 def _is_bool(x) -> bool:
@@ -1427,8 +1428,10 @@ def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = Non
     if out is not None:  # only where.self_out takes out=: both values must be tensors (torch's parser says so)
         for position, (name, value) in enumerate((("input", input), ("other", other)), start=2):
             if not isinstance(value, Tensor):
+                from .._arg_parser import tp_name
+
                 raise TypeError(f"where(): argument '{name}' (position {position}) must be Tensor, not "
-                                f"{type(value).__name__}")
+                                f"{tp_name(value)}")
     return call(_where, out, condition, input, other)
 
 

@@ -14,7 +14,7 @@ from types import FunctionType
 
 import numpy as np
 
-from .._arg_parser import refuse_as_torch
+from .._arg_parser import refuse_as_torch, tp_name
 from .._events import emit as _emit_event
 from .._state import STATE, next_sequence_nr
 from .._strides import pointwise_result
@@ -125,7 +125,7 @@ def unary(op):
             return general(op, *((a,) + args if a is not _NO_ARG else args), **kwargs)
         if a.__class__ is not Tensor:
             if not isinstance(a, Tensor):  # (PyTorch's parser: a number or a list is not a tensor)
-                raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}")
+                raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {tp_name(a)}")
             return general(op, a)
         ad = a._data
         adt = ad.dtype

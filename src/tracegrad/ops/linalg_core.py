@@ -223,8 +223,10 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     """Matrix product with NumPy's broadcasting rules, decomposed as PyTorch decomposes it."""
     for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
         if not isinstance(value, Tensor):
+            from .._arg_parser import tp_name
+
             raise TypeError(f"matmul(): argument '{name}' (position {position}) must be Tensor, "
-                            f"not {type(value).__name__}")
+                            f"not {tp_name(value)}")
     if out is None:
         if STATE.profiler is not None:
             return STATE.profiler.composite("aten::matmul", (input, other), _matmul)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _arg_checks as _args
 from .. import _factories
-from .._arg_parser import refuse_as_torch
+from .._arg_parser import refuse_as_torch, tp_name
 from .._state import STATE
 from .._strides import storage_extent
 from .._tensor import Tensor
@@ -349,7 +349,7 @@ def _asarray(obj, dtype, device, copy: bool | None, requires_grad) -> Tensor:
 def _tensor_query(name: str, method):
     def query(input: Tensor):  # noqa: A002
         if not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {tp_name(input)}")
         return method(input)
 
     query.__name__ = name
