@@ -774,10 +774,7 @@ def _numpy_item(k):
     if k.dtype == np.uint8:
         return _wrap(k.copy()) if k.ndim else np.asarray(k, dtype=np.bool_)
     if not k.ndim and k.dtype.kind in "iufc":
-        if k.dtype.kind == "c":
-            from .._warnings import warn_at_caller
-
-            warn_at_caller("Casting complex values to real discards the imaginary part", UserWarning)
+        if k.dtype.kind == "c":  # (torch's copy warns once a process there, as tracegrad's casts do not)
             k = k.real
         return _wrap(np.asarray(k.astype(np.int64)))
     return k
