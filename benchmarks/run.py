@@ -120,7 +120,19 @@ def _run_check(check: Check) -> dict[str, Any]:
             max_err = max(max_err, float(np.max(np.abs(v - ref))) if v.size else 0.0)
             ok = ok and bool(np.allclose(v, ref, rtol=check.rtol, atol=check.atol))
     return {"name": check.name, "compared": names, "ok": ok, "max_abs_err": max_err, "rtol": check.rtol,
-            "atol": check.atol, "errors": errors, "values": {k: v.tolist() for k, v in values.items()}}
+            "atol": check.atol, "errors": errors, "values": {k: _recorded(v) for k, v in values.items()}}
+
+
+_RECORDED_IN_FULL = 64  # (workload 10's check compares 280,000 numbers: 8 MB of JSON in full)
+
+
+def _recorded(values: np.ndarray) -> Any:
+    """A check's values as the results file keeps them: in full where few, else their count, first values and
+    sum (enough to tell two runs apart; the comparison itself used them all)."""
+    if values.size <= _RECORDED_IN_FULL:
+        return values.tolist()
+    flat = values.ravel()
+    return {"size": int(flat.size), "first": flat[:8].tolist(), "sum": float(flat.sum())}
 
 
 def run_workload(wl: Workload, ctx: Context, cfg: TimingConfig) -> dict[str, Any]:
