@@ -27,13 +27,19 @@ def _described(result):
     return (type(result).__name__, str(getattr(result, "dtype", None)), np.asarray(result).tolist())
 
 
-def _outcome(program, lib):
+def _run(program, lib, describe) -> tuple:
+    """``program(lib)``'s described result (or error) and the warnings it raised, all recorded."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            result = ("ok", _described(program(lib)))
+            result = ("ok", describe(program(lib)))
         except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
             result = (type(exc).__name__, str(exc))
+    return result, caught
+
+
+def _outcome(program, lib):
+    result, caught = _run(program, lib, _described)
     return result, sorted({w.category.__name__ for w in caught})
 
 
@@ -190,12 +196,7 @@ def test_as_in_torch(name):
 
 
 def _indexing_outcome(program, lib):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            result = ("ok", _graph_described(program(lib)))
-        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
-            result = (type(exc).__name__, str(exc))
+    result, caught = _run(program, lib, _graph_described)
     return result, [(w.category.__name__, w.filename.rsplit("/", 1)[-1], str(w.message).split(" (Triggered")[0])
                     for w in caught]
 
