@@ -449,6 +449,7 @@ class Tensor:
 
             warn_at_own_line("Casting complex values to real discards the imaginary part",
                              np.exceptions.ComplexWarning)
+            return arr.real.astype(dtype)  # (NumPy's own cast of the complex values would warn once more)
         return arr.astype(dtype, copy=False)
 
     def __array_wrap__(self, array):
