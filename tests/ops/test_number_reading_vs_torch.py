@@ -108,6 +108,28 @@ def test_softshrink_lambda_range(lambd, dtype):
     _same(lambda L: L.nn.functional.softshrink(L.tensor([-2.0, 0.25, 3.0]).to(getattr(L, dtype)), lambd))
 
 
+LIMITS = {
+    "isclose rtol NaN": lambda L: L.isclose(L.ones(2), L.ones(2), rtol=float("nan")),
+    "isclose atol NaN": lambda L: L.isclose(L.ones(2), L.ones(2), atol=float("nan")),
+    "allclose rtol NaN": lambda L: L.tensor(L.allclose(L.ones(2), L.ones(2), rtol=float("nan"))),
+    "hardtanh uint8, negative limit": lambda L: L.nn.functional.hardtanh(L.ones(2, dtype=L.uint8), -1.0, 2.5),
+    "hardtanh uint8, limit 300": lambda L: L.nn.functional.hardtanh(L.arange(5, dtype=L.uint8), 0.5, 300),
+    "hardtanh int32, limit 1e300": lambda L: L.nn.functional.hardtanh(L.ones(2, dtype=L.int32), -1.0, 1e300),
+    "hardtanh int32, limit -2**40": lambda L: L.nn.functional.hardtanh(L.arange(5, dtype=L.int32), -2**40, 3),
+    "hardtanh int64, float limits cut": lambda L: L.nn.functional.hardtanh(L.arange(5, dtype=L.int64), 1.7, 3.2),
+    "hardtanh_ int8": lambda L: L.nn.functional.hardtanh_(L.arange(5, dtype=L.int8), -1, 3.9),
+    "relu6 int8": lambda L: L.nn.functional.relu6(L.arange(8, dtype=L.int8) * 3),
+    "histc of bools": lambda L: L.histc(L.tensor([True, False]), 4, 0, 1),
+    "dist of two bool tensors": lambda L: L.tensor([True, False]).dist(L.tensor([True, True])),
+    "dist of a bool tensor": lambda L: L.tensor([True, False]).dist(L.ones(2)),
+}
+
+
+@pytest.mark.parametrize("name", list(LIMITS))
+def test_limits_and_dtypes_in_torch_words(name):
+    _same(LIMITS[name])
+
+
 @pytest.mark.parametrize("program", [
     lambda L: L.nn.functional.celu(L.ones(2), 0.0),
     lambda L: L.celu(L.ones(2), 0),

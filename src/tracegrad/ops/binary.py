@@ -989,9 +989,9 @@ def _number(v) -> str:
 def _isclose_kernel(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     if a.dtype != b.dtype:
         raise RuntimeError(f"{type_name(a.dtype)} did not match {type_name(b.dtype)}")
-    if rtol < 0:
+    if not rtol >= 0:  # (NaN refused too)
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {_number(rtol)}")
-    if atol < 0:
+    if not atol >= 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {_number(atol)}")
     close = a == b
     if equal_nan and a.dtype.kind in "fc":

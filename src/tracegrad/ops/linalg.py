@@ -1274,6 +1274,9 @@ linalg_vector_norm = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]
 
 
 def _dist_kernel(a, b, p=2):
+    from .pointwise import _check_bool_subtraction
+
+    _check_bool_subtraction(a, b)  # (torch's dist subtracts first: a bool operand is refused in sub's words)
     if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
         bad = a if a.dtype.kind not in "fc" else b
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "

@@ -1595,6 +1595,8 @@ def _histc_kernel(a, bins=100, min=0, max=0):
 
     check_bin_counts((bins,))  # (histogramdd's checks, in its words)
     lo, hi = _histc_range(a, min, max)
+    if a.dtype.kind == "b":  # (torch's histc makes its bin edges with linspace in the input's dtype first)
+        raise unsupported("linspace_cpu", a.dtype)
     refuse_unbinnable(a)
     lo, hi = a.dtype.type(lo), a.dtype.type(hi)  # (the edges are in the input's dtype)
     flat = a.reshape(-1)

@@ -44,7 +44,7 @@ from ..pointwise import (
 )
 from ..reductions import sum as sum_op
 from ..registry import defop
-from ..scalar_fill import check_scalar_parameter
+from ..scalar_fill import check_scalar_parameter, scalar_for
 from ..scalar_overloads import scalar_minus
 from ..select import UNSIGNED_OF_SIZE, select
 from ..unary import CLAMP_COMPLEX, log1p
@@ -205,6 +205,11 @@ threshold, threshold_ = _with_inplace(
 def _hardtanh_kernel(a, min_val=-1, max_val=1):
     if a.dtype.kind == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    if a.dtype.kind in "iu":  # (torch reads an integer tensor's limits as int64s first)
+        min_val, max_val = int(scalar_for(min_val, np.int64)), int(scalar_for(max_val, np.int64))
+        if a.dtype.kind == "u" and (min_val < 0 or max_val < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        min_val, max_val = scalar_for(min_val, a.dtype), scalar_for(max_val, a.dtype)  # (then clamp's conversion)
     for bound in (min_val, max_val):  # (converted to the tensor's own dtype, half included)
         check_scalar_parameter(bound, a.dtype)
     return clip_values(a, np.asarray(min_val, dtype=a.dtype), np.asarray(max_val, dtype=a.dtype))
