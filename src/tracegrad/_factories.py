@@ -15,7 +15,7 @@ import numpy as np
 from . import _arg_checks as _args
 from ._arg_parser import argument_error, refuse_as_torch, tp_name
 from ._state import STATE
-from ._strides import _is_contiguous, contiguous_as_torch, contiguous_strides, offset_in, storage_root, with_strides
+from ._strides import _is_contiguous, contiguous_as_torch, contiguous_strides, data_address, storage_root, with_strides
 from ._tensor import Tensor, _wrap
 from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
@@ -347,7 +347,7 @@ def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **un
             data = _shareable(data)  # (PyTorch warns about a read-only array even when it casts a copy)
             arr = data if dtype is None else quietly(data.astype, _resolve_dtype(dtype), copy=False)  # (to inf)
             _dt.from_numpy_dtype(arr.dtype)
-            return _finish(arr, False, device)
+            return _finish(arr, False, device, strides_given=arr is data)  # (shared: the array's strides, as torch)
         return _tensor(data, dtype, device, False)
     except Exception:
         _refuse_factory_call("as_tensor", data, dtype=dtype, device=device)
@@ -384,35 +384,39 @@ _NOT_WRITABLE = ("The given NumPy array is not writable, and PyTorch does not su
 
 
 def _shareable(array: np.ndarray) -> np.ndarray:
-    """``array`` for a tensor to share. PyTorch warns (once) about a read-only one and then writes into it
-    anyway, so a tensor over it is a writeable alias of the same memory where NumPy owns that memory (memory of
-    some other object, ``bytes`` or a read-only mapping, say, stays read-only: writing there is unsafe)."""
-    if array.flags.writeable:
-        return array
-    from ._warnings import warn_once
+    """``array`` for a tensor to share, as a storage of its own. PyTorch warns (once) about a read-only one and then
+    writes into it anyway, so a tensor over it is a writeable alias of the same memory where NumPy owns that memory
+    (memory of some other object, ``bytes`` or a read-only mapping, say, stays read-only: writing there is unsafe).
+    And PyTorch's storage of an array begins at the array's first element and ends after its last: a view of
+    another array (``a[1:]``) is a tensor at storage offset 0 over only the memory it spans."""
+    writeable = array.flags.writeable
+    if not writeable:
+        from ._warnings import warn_once
 
-    warn_once("numpy_not_writable", _NOT_WRITABLE, stacklevel=4)
-    return _writeable_alias(array)
+        warn_once("numpy_not_writable", _NOT_WRITABLE, stacklevel=4)
+        root = storage_root(array)
+        writeable = root.base is None and root.flags.owndata and root.nbytes > 0
+    if array.base is None and writeable == array.flags.writeable:
+        return array  # (an array that owns its memory is that storage already: the usual case)
+    return _over_own_memory(array, writeable)
 
 
-class _WriteableMemory:
-    """The memory of a NumPy array that owns it, offered to NumPy as writeable (and kept alive) through the
-    array interface."""
+class _ArrayMemory:
+    """The bytes an array spans, offered to NumPy through the array interface (keeping the array alive): a
+    storage of its own for the array rebuilt over it, which NumPy may write where ``writeable``."""
 
     __slots__ = ("__array_interface__", "owner")
 
-    def __init__(self, owner: np.ndarray) -> None:
+    def __init__(self, owner: np.ndarray, nbytes: int, writeable: bool) -> None:
         self.owner = owner
-        self.__array_interface__ = {"shape": (owner.nbytes,), "typestr": "|u1", "version": 3,
-                                    "data": (owner.__array_interface__["data"][0], False)}
+        self.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "version": 3,
+                                    "data": (data_address(owner), not writeable)}
 
 
-def _writeable_alias(array: np.ndarray) -> np.ndarray:
-    root = storage_root(array)
-    if root.base is not None or not root.flags.owndata or root.nbytes == 0:
-        return array
-    memory = np.asarray(_WriteableMemory(root))
-    return np.ndarray(array.shape, array.dtype, memory, offset_in(root, array), array.strides)
+def _over_own_memory(array: np.ndarray, writeable: bool) -> np.ndarray:
+    spanned = sum((n - 1) * s for n, s in zip(array.shape, array.strides)) + array.itemsize if array.size else 0
+    memory = np.asarray(_ArrayMemory(array, spanned, writeable))
+    return np.ndarray(array.shape, array.dtype, memory, 0, array.strides)
 
 
 # ---- filled -----------------------------------------------------------------------------------------------
