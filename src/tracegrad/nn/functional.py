@@ -16,6 +16,7 @@ for the guard to answer in the parser's words. The names torch binds straight to
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import warnings
 
@@ -101,6 +102,7 @@ __all__ = [
     "huber_loss",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "linear_cross_entropy",
     "kl_div",
     "pixel_shuffle",
     "pixel_unshuffle",
@@ -718,6 +720,111 @@ def binary_cross_entropy_with_logits(
     if not target.size() == input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     return _bce_with_logits_operator(input, target, weight, pos_weight, enum)
+
+
+def _check_linear_cross_entropy_shapes(input: Tensor, linear_weight: Tensor, linear_bias: Tensor | None) -> None:
+    """torch's checks, in its order: input 1-d or 2-d, weight (C, *out_features, in_features), bias shaped
+    (C, *out_features), out_features only with a batch."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), "
+                           f"got {input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    expected_bias = tuple(linear_weight.shape[:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != expected_bias:
+        raise RuntimeError(f"expected linear_bias shape {expected_bias}, got {tuple(linear_bias.shape)}")
+    if linear_weight.dim() > 2 and input.dim() == 1:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires batched input,"
+            f" (N, {in_features}), got unbatched input with shape {tuple(input.shape)}"
+        )
+
+
+def _chunking_unsupported(options, out_features, reduction: str, label_smoothing: float, target: Tensor) -> bool:
+    """Whether the chunked path cannot take the call (torch then warns and takes the reference path; tracegrad
+    never traces with torch.jit, so that condition is always false)."""
+    from ..backend.dtypes import int64
+
+    return options is not None and (bool(out_features) or reduction not in ("mean", "sum", "none")
+                                    or label_smoothing != 0.0 or target.dtype != int64)
+
+
+def _warn_options_ignored(reduction, label_smoothing, target: Tensor, out_features, linear_bias) -> None:
+    bias_shape = tuple(linear_bias.shape) if linear_bias is not None else None
+    warnings.warn(
+        "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in {'mean','sum','none'}, "
+        "label_smoothing == 0, target.dtype == int64, out_features == (). Got "
+        f"reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+        f"out_features={tuple(out_features)}, tracing=False, linear_bias.shape={bias_shape}.",
+        stacklevel=3,
+    )
+
+
+def _chunked_linear_cross_entropy(input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
+                                  options) -> Tensor:
+    """The chunked path (``nn.modules.linear_cross_entropy``): one custom-operator node instead of
+    linear + cross_entropy; an unbatched input is run as a batch of one."""
+    from .modules.linear_cross_entropy import (
+        _linear_cross_entropy_batch_chunked,
+        _linear_cross_entropy_batch_chunked_no_reduction,
+    )
+
+    has_batches = input.dim() == 2
+    if not has_batches:
+        input, target = _unsqueeze(input, 0), _unsqueeze(target, 0)
+    options = options._adjust(num_batches=input.shape[0], in_features=input.shape[-1],
+                              num_classes=linear_weight.shape[0], dtype=input.dtype, device=input.device)
+    if reduction == "none":
+        result = _linear_cross_entropy_batch_chunked_no_reduction(
+            input, linear_weight, target, linear_bias, weight, ignore_index, options.batch_chunk_size,
+            options.acc_policy, options.acc_dtype)
+    else:  # (torch forces allow_retain_graph under torch.compile, which tracegrad has not)
+        grads_on = _grad_enabled()
+        result = _linear_cross_entropy_batch_chunked(
+            input, linear_weight, target, linear_bias, weight, reduction, ignore_index, 0.0,
+            options.batch_chunk_size, options.acc_policy, options.acc_dtype, options.allow_retain_graph,
+            input.requires_grad and grads_on, linear_weight.requires_grad and grads_on,
+            linear_bias is not None and linear_bias.requires_grad and grads_on)[0]
+    return result if has_batches else _squeeze(result, 0)
+
+
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options=None,
+) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``, the logits reshaped to
+    ``(N, C, *out_features)`` for a ``(C, *out_features, in_features)`` weight; ``options`` (a
+    ``LinearCrossEntropyOptions``) opts into the chunked path, which never makes the whole logits tensor."""
+    _check_linear_cross_entropy_shapes(input, linear_weight, linear_bias)
+    num_classes, out_features = linear_weight.shape[0], linear_weight.shape[1:-1]
+    logits_shape = (*input.shape[:-1], num_classes, *out_features)
+    if target.shape == logits_shape and ignore_index is not None:  # (torch's test for probabilities)
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    if _chunking_unsupported(options, out_features, reduction, label_smoothing, target):
+        _warn_options_ignored(reduction, label_smoothing, target, out_features, linear_bias)
+    elif options is not None:
+        return _chunked_linear_cross_entropy(input, linear_weight, target, linear_bias, weight, reduction,
+                                             ignore_index, options)
+    if out_features:  # one Linear of C * prod(out_features) outputs
+        rows = math.prod(out_features, start=num_classes)
+        linear_weight = linear_weight.reshape((rows, input.shape[-1]))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(rows)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                         label_smoothing=label_smoothing)
 
 
 _REDUCTION_NAMES = ("none", "mean", "sum")

@@ -16,6 +16,7 @@ from . import (
     lazy,
     legacy,
     linear,
+    linear_cross_entropy_options,
     loss,
     normalization,
     pixelshuffle,
@@ -38,6 +39,7 @@ from .fold import *  # noqa: F403
 from .lazy import *  # noqa: F403
 from .legacy import *  # noqa: F403
 from .linear import *  # noqa: F403
+from .linear_cross_entropy_options import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import Module
 from .normalization import *  # noqa: F403
@@ -65,6 +67,7 @@ __all__ = [
     *adaptive.__all__,
     *attention.__all__,
     *loss.__all__,
+    *linear_cross_entropy_options.__all__,
     *pooling.__all__,
     *pixelshuffle.__all__,
     *channelshuffle.__all__,
