@@ -97,6 +97,31 @@ def _ce_smoothing_samples(m: Maker):
                       {"label_smoothing": 0.2, "reduction": "none"})
 
 
+def _linear_ce_samples(m: Maker):
+    """linear_cross_entropy's reference path (options=None): class indices, K-dimensional out_features, probabilities."""
+    yield SampleInput("mean", (m(4, 3), m(5, 3), _class_targets(m, (4,), 5)))
+    yield SampleInput("noncontig_kdim_bias_weight_ignore_none",
+                      (m(3, 4, layout="T"), m(5, 2, 4, layout="strided"), _class_targets(m, (3, 2), 5, ignore=1)),
+                      {"linear_bias": m(5, 2), "weight": m(5, low=0.5, high=2.0), "ignore_index": 1,
+                       "reduction": "none"})
+    yield SampleInput("unbatched_probs_smoothing_sum", (m(3), m(4, 3), _probs(m, 4, dim=0)),
+                      {"label_smoothing": 0.2, "reduction": "sum"})
+
+
+def _conv_input_grad_samples(m: Maker):
+    """nn.grad.conv2d_input: the weight and grad_output of a strided, padded, grouped convolution."""
+    yield SampleInput("plain", ((1, 2, 4, 4), m(3, 2, 2, 2), m(1, 3, 3, 3)))
+    yield SampleInput("noncontig_groups_stride_pad", ((2, 4, 5, 5), m(4, 2, 3, 3, layout="T"), m(2, 4, 3, 3)),
+                      {"stride": 2, "padding": 1, "groups": 2})
+
+
+def _conv_weight_grad_samples(m: Maker):
+    yield SampleInput("plain", (m(1, 2, 4, 4), (3, 2, 2, 2), m(1, 3, 3, 3)))
+    yield SampleInput("noncontig_groups_stride_pad_dilation", (m(2, 4, 5, 5, layout="T"), (4, 2, 2, 2),
+                                                               m(2, 4, 3, 3)),
+                      {"stride": 2, "padding": 1, "dilation": 2, "groups": 2})
+
+
 def _nll_samples(m: Maker):
     yield SampleInput("mean", (m(4, 5), _class_targets(m, (4,), 5)))
     yield SampleInput("noncontig_kdim_weight_ignore_none", (m(2, 5, 3, layout="T"), _class_targets(m, (2, 3), 5, 0)),
@@ -680,6 +705,7 @@ NN_OPS = [
            tol=NN_TOL, notes="class-probability targets, differentiable w.r.t. the target"),
     OpInfo(NN + "cross_entropy", _ce_smoothing_samples, variant="label_smoothing",
            nondiff_args=frozenset({"weight"}), tol=NN_TOL),
+    OpInfo(NN + "linear_cross_entropy", _linear_ce_samples, nondiff_args=frozenset({"weight"}), tol=NN_TOL),
     OpInfo(NN + "nll_loss", _nll_samples, nondiff_args=frozenset({"weight"}), tol=NN_TOL),
     OpInfo(NN + "mse_loss", _regression_loss_samples(), tol=NN_TOL),
     OpInfo(NN + "l1_loss", _regression_loss_samples(), dtypes=F_C, tol=NN_TOL),
@@ -778,6 +804,8 @@ NN_OPS = [
       for kind in ("max_pool1d", "max_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool3d",
                    "adaptive_max_pool3d")],
     OpInfo(NN + "conv3d", _conv3d_samples, dtypes=F_C, tol=NN_TOL, aliases=("conv3d",)),
+    OpInfo("nn.grad.conv2d_input", _conv_input_grad_samples, tol=NN_TOL),
+    OpInfo("nn.grad.conv2d_weight", _conv_weight_grad_samples, tol=NN_TOL),
     OpInfo(NN + "conv_transpose3d", _conv_transpose3d_samples, dtypes=F_C, tol=NN_TOL, aliases=("conv_transpose3d",)),
     OpInfo(NN + "max_pool3d", _pool3d_samples("max_pool3d"), tol=NN_TOL, domain="no ties in a window"),
     OpInfo(NN + "avg_pool3d", _pool3d_samples("avg_pool3d"), tol=NN_TOL),

@@ -17,7 +17,11 @@ from _lib import recorded_graph, tg, torch
 from opinfo import op_db
 from opinfo.core import Call, flatten_outputs, resolve
 
-KNOWN_DIFFERENT: dict[str, str] = {}
+_CONV_DOUBLE_BACKWARD = ("ConvolutionBackwardBackward0's backward records tracegrad's convolution primitives; "
+                         "ATen's _convolution_double_backward records convolution (ConvolutionBackward0) calls on "
+                         "transposed operands")
+KNOWN_DIFFERENT: dict[str, str] = {"nn.grad.conv2d_input": _CONV_DOUBLE_BACKWARD,
+                                   "nn.grad.conv2d_weight": _CONV_DOUBLE_BACKWARD}
 
 CASES = [pytest.param(op, id=op.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENT[op.id])
                       if op.id in KNOWN_DIFFERENT else ())

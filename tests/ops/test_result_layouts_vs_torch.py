@@ -229,7 +229,10 @@ def test_operator_results_laid_out_as_torch_on_random_layouts(op, monkeypatch):
 
 
 # Backward formulas whose gradients still have other strides than torch's (values and graphs agree)
-KNOWN_GRADIENT_LAYOUTS: dict[str, str] = {}
+KNOWN_GRADIENT_LAYOUTS: dict[str, str] = {
+    "nn.grad.conv2d_input": "ConvolutionBackwardBackward0's weight gradient is contiguous; torch's, a convolution "
+                            "of swapped operands, has its first two dimensions transposed",
+}
 GRAD_OPS = [pytest.param(op, id=op.id, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GRADIENT_LAYOUTS[op.id])
                          if op.id in KNOWN_GRADIENT_LAYOUTS else ())
             for op in ONE_DTYPE.values() if op.differentiable and "float64" in op.dtypes]

@@ -52,6 +52,7 @@ from ..ops.nn_ops.public import softmax as _softmax
 from ..ops.unary import sign as _sign
 from ..ops.views import squeeze as _squeeze
 from ..ops.views import unsqueeze as _unsqueeze
+from . import grad  # noqa: F401  (F.grad, as torch's module imports it)
 from ._bag_ctc import embedding_bag
 from ._extra_losses import gaussian_nll_loss, multilabel_soft_margin_loss, triplet_margin_with_distance_loss
 from ._multihead_attention import multi_head_attention_forward

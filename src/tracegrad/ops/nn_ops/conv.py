@@ -384,6 +384,18 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
         raise RuntimeError("negative padding is not supported")
     if any(d <= 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
+    out_c = _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, output_padding, groups)
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_c):
+        raise RuntimeError(
+            f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with {out_c} "
+            f"elements, but got bias of size {list(bias.shape)} instead"
+        )
+
+
+def _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, output_padding, groups) -> int:
+    """ATen's check_shape_forward after its sign checks: groups against the weight, channels, kernel against the
+    padded input (a transposed one's output size); the number of output channels."""
+    nd = w.ndim - 2
     c = x.shape[1]
     if not transposed:
         if w.shape[0] < groups or w.shape[0] % groups:
@@ -437,11 +449,7 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
                 f"output size per channel: ({' x '.join(map(str, lead_out + tuple(sizes)))}). Output size is too small"
             )
         out_c = w.shape[1] * groups
-    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_c):
-        raise RuntimeError(
-            f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with {out_c} "
-            f"elements, but got bias of size {list(bias.shape)} instead"
-        )
+    return out_c
 
 
 
@@ -470,7 +478,8 @@ def _convolution_vjp(ctx, g):
     stride, padding, dilation, transposed, output_padding, groups = ctx.attrs
     need = ctx.needs_input_grad
     if STATE.grad_enabled:  # create_graph: PyTorch's one node for the three gradients (see convolution_backward)
-        grads = convolution_backward(g, x, w, stride, padding, dilation, transposed, output_padding, groups, need)
+        grads = convolution_backward(g, x, w, None, stride, padding, dilation, transposed, output_padding, groups,
+                                     need)
         return tuple(grad if asked else None for grad, asked in zip(grads, need))
     gx = gw = gb = None
     if not transposed:
@@ -508,8 +517,85 @@ convolution = defop(
 # weight, so every gradient it returns (the bias's too) requires grad when input or weight does.
 
 
-def _convolution_backward_kernel(g, x, w, stride, padding, dilation, transposed, output_padding, groups,
+def _expanded_param(value, name: str, nd: int) -> tuple:
+    """ATen's expand_param_if_needed: one value for every dimension, or exactly ``nd`` of them."""
+    value = tuple(value)
+    if len(value) == 1:
+        return value * nd
+    if len(value) != nd:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} values to match the "
+                           f"convolution dimensions, but got {name}={list(value)}")
+    return value
+
+
+def _check_grad_output_size(g, x, w, stride, padding, dilation) -> None:
+    """The size grad_output must have, refused in the words of ATen's slow kernels' shape check (which sees a 1-d
+    convolution as a 2-d one over a height of 1): its channels first, then each output size."""
+    expected = (w.shape[0],) + tuple(conv_out_size(n, k, s, p, d)
+                                     for n, k, s, p, d in zip(x.shape[2:], w.shape[2:], stride, padding, dilation))
+    lead = 1 if x.ndim == 3 else 0
+    for axis, want in enumerate(expected, start=1):
+        if g.shape[axis] != want:
+            shown = axis + lead if axis > 1 else axis
+            raise RuntimeError(f"Expected a tensor of dimension {g.ndim + lead} and tensor.size[{shown}] == {want} "
+                               f"but got: dimension {g.ndim + lead} and tensor.size[{shown}] = {g.shape[axis]}")
+
+
+def _check_backward_kernel_dtype(g, nd: int, dilation, output_mask) -> None:
+    """The dtype refusals of the CPU kernels a (non-transposed) convolution_backward runs: the dilated one takes
+    no complex input; the plain one computes no integer or complex input gradient, no integer weight gradient,
+    and its complex weight gradient fails in the forward kernel it reuses."""
+    if g.dtype.kind not in "iuc":
+        return
+    if any(d != 1 for d in dilation):
+        if g.dtype.kind == "c":
+            check_float(g, "slow_conv_dilated<>")
+        return
+    plain = f"slow_conv{max(nd, 2)}d_cpu"
+    if output_mask[0]:
+        check_float(g, plain + "_grad_input")
+    if output_mask[1]:
+        check_float(g, _cpu_kernel_name(nd, False, dilation) if g.dtype.kind == "c" else plain + "_grad_weight")
+
+
+def _check_convolution_backward(g, x, w, stride, padding, dilation, transposed, output_padding, groups) -> tuple:
+    """ATen's convolution_backward checks, in its order; the expanded (stride, padding, dilation, output_padding)."""
+    if w.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    nd = w.ndim - 2
+    stride, padding, dilation, output_padding = (
+        _expanded_param(v, name, nd) for v, name in ((stride, "stride"), (padding, "padding"),
+                                                     (dilation, "dilation"), (output_padding, "output_padding")))
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if groups <= 0:
+        raise RuntimeError(f"expected groups to be greater than 0, but got groups={groups}")
+    if x.ndim != w.ndim:
+        raise RuntimeError(f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight {list(w.shape)}, "
+                           f"but got {x.ndim}-dimensional input of size {list(x.shape)} instead")
+    _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, output_padding, groups)
+    if x.ndim != g.ndim:
+        raise RuntimeError("Expected input and grad_output to have the same number of dimensions, but got: "
+                           f"{x.ndim} and {g.ndim}")
+    if not transposed:
+        if any(output_padding):
+            raise RuntimeError("output_padding is not supported for non-transposed convolutions; got: "
+                               + " ".join(map(str, output_padding)))
+        _check_grad_output_size(g, x, w, stride, padding, dilation)
+    return stride, padding, dilation, output_padding
+
+
+def _convolution_backward_kernel(g, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
                                  output_mask):
+    # (bias_sizes, torch's schema's, only sizes its meta function's bias gradient: the sum of g has them)
+    stride, padding, dilation, output_padding = _check_convolution_backward(g, x, w, stride, padding, dilation,
+                                                                            transposed, output_padding, groups)
+    if not transposed:
+        _check_backward_kernel_dtype(g, w.ndim - 2, dilation, output_mask)
     need_x, need_w, need_b = output_mask
     gx = gw = gb = np.empty((0,), g.dtype)  # a gradient output_mask leaves out (PyTorch's undefined tensor)
     if not transposed:
@@ -563,13 +649,14 @@ def _convolution_double_backward(ctx, ggx, ggw, ggb):
 
 
 convolution_backward = defop(
-    "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride, int[] padding, "
-    "int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> "
+    "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, "
+    "int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> "
     "(Tensor, Tensor, Tensor)",
     _convolution_backward_kernel,
     vjp=_convolution_double_backward,
     saves=("grad_output", "input", "weight"),
     attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups", "output_mask"),
+    hidden=("output_mask",),  # (read by the double backward; PyTorch's node has no _saved_output_mask)
     node_name="ConvolutionBackwardBackward0",
 )
 
