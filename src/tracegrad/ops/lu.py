@@ -53,29 +53,63 @@ def lu_factor(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     lu = np.array(a, copy=True).reshape((count, m, n))
     pivots = np.empty((count, k), dtype=np.int32)
     info = np.zeros(count, dtype=np.int32)
-    every = np.arange(count)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for j in range(k):
-            p = j + np.argmax(_pivot_size(lu[:, j:, j]), axis=1)  # argmax: the first of equal sizes, as i?amax
-            pivots[:, j] = p + 1
-            swap = p != j
-            if swap.any():
-                b, r = every[swap], p[swap]
-                rows_j, rows_p = lu[b, j].copy(), lu[b, r].copy()
-                lu[b, j], lu[b, r] = rows_p, rows_j
-            pivot = lu[:, j, j]
-            zero = pivot == 0
-            info[(info == 0) & zero] = j + 1
-            if j + 1 < m:
-                # getrf2 multiplies by the reciprocal when it is representable (|pivot| >= sfmin), else divides
-                tiny = np.abs(pivot) < np.finfo(lu.dtype).tiny
-                scale = np.where(tiny, 1, 1 / np.where(zero, 1, pivot)).astype(lu.dtype)
-                col = lu[:, j + 1:, j] * scale[:, None]
-                col = np.where(tiny[:, None] & ~zero[:, None], lu[:, j + 1:, j] / pivot[:, None], col)
-                lu[:, j + 1:, j] = np.where(zero[:, None], lu[:, j + 1:, j], col)
-                if j + 1 < n:
-                    lu[:, j + 1:, j + 1:] = _trailing_update(lu[:, j + 1:, j + 1:], lu[:, j + 1:, j], lu[:, j, j + 1:])
+        # (complex products round by the memory layout NumPy's loops see: those keep the batch's layouts)
+        if count == 1 and lu.dtype.kind != "c" and not mkl_fuses_multiply_adds():
+            info[0] = _factor_one(lu[0], pivots[0])
+        else:
+            _factor_batch(lu, pivots, info)
     return lu.reshape(batch + (m, n)), pivots.reshape(batch + (k,)), info.reshape(batch)
+
+
+def _factor_one(lu: np.ndarray, pivots: np.ndarray) -> int:
+    """``_factor_batch`` of one real matrix, in place, with the same arithmetic (the same ufuncs on the same
+    values, the reciprocal and trailing update unfused) in a third of its calls per column: a Python loop over
+    the columns is the cost of a small factorisation. Returns ``info``."""
+    m, n = lu.shape
+    tiny, info = np.finfo(lu.dtype).tiny, 0
+    for j in range(min(m, n)):
+        p = j + int(np.argmax(_pivot_size(lu[j:, j])))  # argmax: the first of equal sizes, as i?amax
+        pivots[j] = p + 1
+        if p != j:
+            lu[[j, p]] = lu[[p, j]]
+        pivot = lu[j:j + 1, j]  # (an array: its reciprocal takes the ufunc's complex division, as the batch's)
+        if pivot[0] == 0:
+            info = info or j + 1  # (its column stays unscaled)
+        elif j + 1 < m:
+            if abs(pivot[0]) < tiny:  # (getrf2 divides where the reciprocal is not representable)
+                np.divide(lu[j + 1:, j], pivot, out=lu[j + 1:, j])
+            else:
+                np.multiply(lu[j + 1:, j], np.divide(1, pivot), out=lu[j + 1:, j])
+        if j + 1 < m and j + 1 < n:
+            lu[j + 1:, j + 1:] -= np.multiply.outer(lu[j + 1:, j], lu[j, j + 1:])
+    return info
+
+
+def _factor_batch(lu: np.ndarray, pivots: np.ndarray, info: np.ndarray) -> None:
+    """LU of each of a batch of matrices (count, m, n) in place, vectorised over the batch: one step per column."""
+    count, m, n = lu.shape
+    every = np.arange(count)
+    for j in range(min(m, n)):
+        p = j + np.argmax(_pivot_size(lu[:, j:, j]), axis=1)  # argmax: the first of equal sizes, as i?amax
+        pivots[:, j] = p + 1
+        swap = p != j
+        if swap.any():
+            b, r = every[swap], p[swap]
+            rows_j, rows_p = lu[b, j].copy(), lu[b, r].copy()
+            lu[b, j], lu[b, r] = rows_p, rows_j
+        pivot = lu[:, j, j]
+        zero = pivot == 0
+        info[(info == 0) & zero] = j + 1
+        if j + 1 < m:
+            # getrf2 multiplies by the reciprocal when it is representable (|pivot| >= sfmin), else divides
+            tiny = np.abs(pivot) < np.finfo(lu.dtype).tiny
+            scale = np.where(tiny, 1, 1 / np.where(zero, 1, pivot)).astype(lu.dtype)
+            col = lu[:, j + 1:, j] * scale[:, None]
+            col = np.where(tiny[:, None] & ~zero[:, None], lu[:, j + 1:, j] / pivot[:, None], col)
+            lu[:, j + 1:, j] = np.where(zero[:, None], lu[:, j + 1:, j], col)
+            if j + 1 < n:
+                lu[:, j + 1:, j + 1:] = _trailing_update(lu[:, j + 1:, j + 1:], lu[:, j + 1:, j], lu[:, j, j + 1:])
 
 
 def pivots_parity(pivots: np.ndarray) -> np.ndarray:
