@@ -298,6 +298,10 @@ class Tensor:
             self._data = source._data
             self._vc = source._version_counter()
         self._bump_version()
+        if STATE.fw_grad_levels:
+            from .autograd.forward_ad import refuse_written_tangents
+
+            refuse_written_tangents("set_", (self, source))  # (after the write, as PyTorch's kernel checks)
         self._acc_ref = None
         return self
 

@@ -57,6 +57,18 @@ _NOT_IMPLEMENTED = (
     "its implementation or submit a PR adding the implementation to derivatives.yaml"
 )
 
+# The words of PyTorch's generated check for an in-place operator (or set_) with no forward formula: shorter.
+_NO_INPLACE_FORMULA = (
+    "Trying to use forward AD with {} that does not support it because it has not been implemented yet.\n"
+    "Please file an issue to PyTorch at "
+    "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+    "its implementation."
+)
+# In-place operators whose functional form has a forward formula while they have none: their generated code writes,
+# then refuses an input with a tangent.
+_INPLACE_WITHOUT_FORMULA = frozenset({"acosh_", "asinh_", "atanh_", "igamma_", "igammac_", "index_reduce_",
+                                      "rrelu_with_noise_"})
+
 
 def not_implemented_jvp(name: str):
     """The ``jvp`` of an operator PyTorch has no forward-mode formula for: PyTorch's error (instead of the
@@ -280,6 +292,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
     if not (tangent.is_floating_point() or tangent.is_complex()):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    dual = _alias(tensor)
+    if not (_reaches_autograd_of(tensor) or _reaches_autograd_of(tangent)):
+        return dual  # (no autograd kernel: PyTorch's _make_dual only aliases, with no tangent and no check)
     if get_tangent(tensor, level) is not None:
         raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            f"level {level} is not supported.")
@@ -288,7 +303,6 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same level{level} is "
                            "not supported.")
     check_tangent_size(tensor, tangent)
-    dual = _alias(tensor)
     set_tangent(dual, conformed(tangent, dual), level)
     return dual
 
@@ -303,12 +317,47 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         from .._arg_parser import tp_name
 
         raise TypeError(f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not {tp_name(tensor)}")
-    _check_level(level, "_fw_primal")
+    if STATE.inference:  # (forward grad mode is off: no tangent reads, and _fw_primal runs below autograd)
+        return UnpackedDualTensor(_alias(tensor), None)
+    if not tensor._inference:
+        _check_level(level, "_fw_primal")
     tangent = get_tangent(tensor, level)
     primal = _alias(tensor)
     if primal._gfn is not None and primal._base is not None:
         primal._gfn = _identity_of(primal._gfn)
     return UnpackedDualTensor(primal, tangent)
+
+
+def has_tangent(t: Tensor) -> bool:
+    """PyTorch's ``isFwGradDefined`` of an autograd kernel's argument: ``t`` has a tangent at the level (read as a
+    view's from its base), outside inference mode, where forward grad mode is off."""
+    if not STATE.fw_grad_levels or STATE.inference or not isinstance(t, Tensor):
+        return False
+    return get_tangent(t, STATE.fw_grad_levels[-1]) is not None
+
+
+def refuse_written_tangents(name: str, tensors) -> None:
+    """After an in-place write PyTorch has no forward formula for (``set_``, ``embedding_renorm_``): its refusal where
+    one of ``tensors`` has a tangent."""
+    if any(has_tangent(t) for t in tensors):
+        raise NotImplementedError(_NO_INPLACE_FORMULA.format(name))
+
+
+def refuse_out_tangents(name: str, tensors, fallback: bool = False) -> None:
+    """After an ``out=`` call wrote its result: PyTorch's refusal where an input or ``out`` has a tangent (its out=
+    functions have no forward formulas). ``fallback``: an out= function without autograd kernel of its own, which
+    PyTorch's autograd fallback refuses in other words."""
+    if any(has_tangent(t) for t in tensors):
+        if fallback:
+            raise NotImplementedError(f"Trying to use forward AD with aten::{name} that does not support it.")
+        raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not support it because it is "
+                                  "an out= function")
+
+
+def refuse_resize(t: Tensor) -> None:
+    """After ``resize_``/``resize_as_`` resized ``t``: PyTorch's refusal where ``t`` has a tangent."""
+    if has_tangent(t):
+        raise RuntimeError("cannot resize variables that has a forward grad")
 
 
 def _check_level(level: int, op_name: str) -> None:
@@ -481,6 +530,28 @@ def _out_tensors(result) -> tuple:
     return ()
 
 
+def _reaches_autograd_of(t: Tensor) -> bool:
+    """Whether PyTorch's dispatch of a call on ``t`` reaches its autograd kernel, which computes tangents: not in
+    inference mode (forward grad mode is off there), nor for an inference tensor (it has no autograd keys)."""
+    return not STATE.inference and not t._inference
+
+
+def _reaches_autograd(op, args: tuple) -> bool:
+    """:func:`_reaches_autograd_of` for a call of ``op``: some tensor argument is no inference tensor, or a number
+    stands for a Tensor of the schema (PyTorch wraps it in a plain tensor, which has the autograd keys)."""
+    if STATE.inference:
+        return False
+    params = op.schema.params
+    for i in op.tensor_idx:
+        a = args[i]
+        if isinstance(a, Tensor):
+            if not a._inference:
+                return True
+        elif a is not None and params[i].type.rstrip("?") == "Tensor":
+            return True
+    return any(isinstance(t, Tensor) and not t._inference for i in op.list_idx for t in args[i] or ())
+
+
 def eager_with_tangents(op, args: tuple):
     """Run ``op`` eagerly, then give its outputs the tangents implied by its inputs' tangents."""
     levels = STATE.fw_grad_levels
@@ -489,8 +560,11 @@ def eager_with_tangents(op, args: tuple):
     tangents = [get_tangent(a, level) if isinstance(a, Tensor) else None for a in inputs]
     STATE.fw_grad_levels = []
     try:
-        if all(t is None for t in tangents) or op.name == "detach":
+        if all(t is None for t in tangents) or op.name == "detach" or not _reaches_autograd(op, args):
             return op._eager(args)
+        if op.name in _INPLACE_WITHOUT_FORMULA:
+            op._eager(args)
+            raise NotImplementedError(_NO_INPLACE_FORMULA.format(op.name))
         original = None
         if op.is_inplace:
             original = _old_value(args[0])

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._arg_parser import tensors_as_one_argument
 from .._tensor import Tensor, _wrap
+from ..autograd.forward_ad import not_implemented_jvp
 from ._util import binary_dtype, result_dtype, wrap_dim
 from .pointwise import inplace_kernel
 from .registry import defop, defop_without_derivative
@@ -628,7 +629,7 @@ def _index_reduce_vjp(ctx, g):
     return (grad_self if need[0] else None, grad_src if need[1] else None)
 
 
-_index_reduce_rules = dict(vjp=_index_reduce_vjp, saves=("self", "index", "source", "result"),
+_index_reduce_rules = dict(vjp=_index_reduce_vjp, jvp=not_implemented_jvp("index_reduce"), saves=("self", "index", "source", "result"),
                            attrs=("dim", "reduce", "include_self"), differentiable=("self", "source"),
                            node_name="IndexReduceBackward0")
 _index_reduce = defop("index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, "

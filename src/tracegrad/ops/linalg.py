@@ -190,10 +190,11 @@ def _eps(np_dtype) -> float:
     return float(np.finfo(np_dtype).eps)
 
 
-def _into(result, out, name: str, copies: bool = False):
+def _into(result, out, name: str, copies: bool = False, out_op: str | None = None):
     """``out=`` for composite functions: the result stored into ``out``. Most refuse autograd, as the out=
     operator PyTorch's composite ends in does; with ``copies`` (tensordot, linalg.norm) PyTorch copies the
-    recorded result in instead (see ``variants.copy_out``)."""
+    recorded result in instead (see ``variants.copy_out``). ``out_op`` names that operator where it is not
+    ``name`` (``mm`` for ``linalg_multi_dot``): its refusal of tangents names it."""
     if out is None:
         return result
     from .variants import _store, copy_out, out_with_grad_error
@@ -207,6 +208,10 @@ def _into(result, out, name: str, copies: bool = False):
         raise out_with_grad_error(name)
     for dst, src in zip(outs, results):
         _store(dst, src)
+    if STATE.fw_grad_levels:
+        from ..autograd.forward_ad import refuse_out_tangents
+
+        refuse_out_tangents(out_op or name, results + outs)  # (the results carry the inputs' tangents)
     return out
 
 
@@ -363,7 +368,7 @@ def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
     from .views import reshape
 
     _check_outer(input._data, vec2._data)
-    return _into(mul(reshape(input, (-1, 1)), vec2), out, "outer")
+    return _into(mul(reshape(input, (-1, 1)), vec2), out, "outer", out_op="mul")
 
 
 def ger(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
@@ -374,11 +379,12 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """Contraction over the last dims; a 0-d operand multiplies."""
     from .pointwise import mul
 
+    # (PyTorch's inner_out: mul_out for a 0-d operand, else tensordot_out, which copies its recorded result in)
     if input.ndim == 0 or other.ndim == 0:
-        return _into(mul(input, other), out, "inner")
+        return _into(mul(input, other), out, "mul")
     if input.ndim == 1 and other.ndim == 1:
-        return dot(input, other) if out is None else dot(input, other, out=out)
-    return _into(tensordot(input, other, ([-1], [-1])), out, "inner")
+        return _into(dot(input, other), out, "inner", copies=True)
+    return _into(tensordot(input, other, ([-1], [-1])), out, "inner", copies=True)
 
 
 # ---- add + product family ----------------------------------------------------------------------------------
@@ -1018,7 +1024,7 @@ def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     a4 = tuple(s for n in sa for s in (n, 1))
     b4 = tuple(s for n in sb for s in (1, n))
     product = mul(_unsafe_view(input, a4), _unsafe_view(other, b4))
-    return _into(_unsafe_view(product, tuple(x * y for x, y in zip(sa, sb))), out, "kron")
+    return _into(_unsafe_view(product, tuple(x * y for x, y in zip(sa, sb))), out, "kron", out_op="mul")
 
 
 # ---- diagonal and triangular parts -------------------------------------------------------------------------
@@ -2218,7 +2224,7 @@ linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenva
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
-    return _into(linalg_eigh(A, UPLO)[0], out, "linalg_eigvalsh")
+    return _into(linalg_eigh(A, UPLO)[0], out, "linalg_eigvalsh", out_op="_linalg_eigh")
 
 
 def _svd_checks(a, driver) -> None:
@@ -2352,12 +2358,12 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
                            "instead")
     if compute_uv:
         U, S, Vh = linalg_svd(input, not some)
-        return _into(_Svd(U, S, _mT(Vh)), out, "svd")
+        return _into(_Svd(U, S, _mT(Vh)), out, "svd", out_op="_linalg_svd")
     # the values alone, U and V full-sized zeros whatever ``some``, as PyTorch's
     m, n = input.shape[-2:]
     batch = tuple(input.shape[:-2])
     S = svdvals_composite(input)
-    return _into(_Svd(new_zeros(input, batch + (m, m)), S, new_zeros(input, batch + (n, n))), out, "svd")
+    return _into(_Svd(new_zeros(input, batch + (m, m)), S, new_zeros(input, batch + (n, n))), out, "svd", out_op="_linalg_svd")
 
 
 def _real_tolerances(name: str, **tolerances) -> None:
@@ -2499,7 +2505,11 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
     if n == 0:
         eye = _const(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape))
-        return _into(add(mul(A, 0), eye), out, "linalg_matrix_power")
+        if out is not None:  # (PyTorch copies the identity into out)
+            return _into(eye, out, "linalg_matrix_power", copies=True)
+        return add(mul(A, 0), eye)
+    if n == 1 and out is not None:  # (PyTorch copies A into out, a recorded copy_)
+        return _into(A, out, "linalg_matrix_power", copies=True)
     base = linalg_inv(A) if n < 0 else A
     n = abs(n)
     result = None
@@ -2509,7 +2519,7 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
         n >>= 1
         if n:
             base = matmul(base, base)
-    return _into(result, out, "linalg_matrix_power")
+    return _into(result, out, "linalg_matrix_power", out_op="mm")
 
 
 def _chain_order(shapes: list) -> list:
@@ -2578,7 +2588,7 @@ def multi_dot(tensors, *, out=None) -> Tensor:
             result = mm(mm(ts[0], ts[1]), ts[2])
     else:
         result = _chain_product(ts, _chain_order([t.shape for t in ts]), 0, n - 1)
-    return _into(view(result, tuple(out_shape)), out, "linalg_multi_dot")
+    return _into(view(result, tuple(out_shape)), out, "linalg_multi_dot", out_op="mm")
 
 
 def chain_matmul(*matrices, out=None) -> Tensor:
@@ -2604,7 +2614,7 @@ def _chain_matmul(matrices: tuple, out) -> Tensor:
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     if len(matrices) == 1:
-        return _into(clone(matrices[0]), out, "chain_matmul")
+        return _into(clone(matrices[0]), out, "chain_matmul", out_op="mm")
     return multi_dot(matrices, out=out)
 
 
@@ -2612,7 +2622,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     from .pointwise import mul
     from .reductions_extra import sum as _sum
 
-    return _into(_sum(mul(x.conj(), y), dim), out, "linalg_vecdot")  # x conjugated, as PyTorch's (x^H y)
+    return _into(_sum(mul(x.conj(), y), dim), out, "linalg_vecdot", out_op="vdot")  # x conjugated, as PyTorch's (x^H y)
 
 
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:

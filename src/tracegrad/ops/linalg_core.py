@@ -233,7 +233,14 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
         return _matmul(input, other)
     from .linalg import _into
 
-    return _into(_matmul(input, other), out, "matmul")
+    return _into(_matmul(input, other), out, "matmul", out_op=_matmul_out_op(input.dim(), other.dim()))
+
+
+def _matmul_out_op(dim_a: int, dim_b: int) -> str:
+    """The out= operator PyTorch's matmul ends in for operands of these dims."""
+    if dim_b == 1:
+        return "dot" if dim_a == 1 else "mv"
+    return "mm" if dim_a <= 2 and dim_b == 2 or dim_b == 2 and dim_a > 2 else "bmm"
 
 
 def _matmul_dunder_general(self: Tensor, other):

@@ -60,6 +60,10 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type
     is refused (nn.functional.embedding calls it under no_grad)."""
     refuse_unrecorded_inplace_on_leaf(input)
     _misc.embedding_renorm_(input, indices, max_norm, norm_type)
+    if STATE.fw_grad_levels:
+        from ..autograd.forward_ad import refuse_written_tangents
+
+        refuse_written_tangents("embedding_renorm_", (input,))
     return input
 
 
@@ -92,6 +96,10 @@ def resized(input: Tensor, shape: tuple, memory_format=None) -> Tensor:  # noqa:
         input._data = np.lib.stride_tricks.as_strided(_in_memory_order(data), shape,
                                                       tuple(s * data.itemsize for s in strides))
     input._bump_version()
+    if STATE.fw_grad_levels:
+        from ..autograd.forward_ad import refuse_resize
+
+        refuse_resize(input)  # (after the resize, as PyTorch's autograd kernel checks)
     return input
 
 

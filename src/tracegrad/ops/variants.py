@@ -61,9 +61,13 @@ def write_out(op, bound: tuple, out):
     _check_strict_out_dtypes(op, results, outs)
     for dst, src in zip(outs, results):
         _store(dst, src)
+    inputs = [bound[i] for i in op.tensor_idx] + [t for i in op.list_idx for t in bound[i] or ()]
     if no_derivative:
-        inputs = [bound[i] for i in op.tensor_idx] + [t for i in op.list_idx for t in bound[i] or ()]
         give_not_implemented_history(op.name, outs, inputs)
+    if STATE.fw_grad_levels:
+        from ..autograd.forward_ad import refuse_out_tangents
+
+        refuse_out_tangents(op.name, inputs + list(outs), fallback=op.name in OUT_WITHOUT_DERIVATIVE)
     return out
 
 
