@@ -629,7 +629,8 @@ def _index_reduce_vjp(ctx, g):
     return (grad_self if need[0] else None, grad_src if need[1] else None)
 
 
-_index_reduce_rules = dict(vjp=_index_reduce_vjp, jvp=not_implemented_jvp("index_reduce"), saves=("self", "index", "source", "result"),
+_index_reduce_rules = dict(vjp=_index_reduce_vjp, jvp=not_implemented_jvp("index_reduce"),
+                           saves=("self", "index", "source", "result"),
                            attrs=("dim", "reduce", "include_self"), differentiable=("self", "source"),
                            node_name="IndexReduceBackward0")
 _index_reduce = defop("index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, "

@@ -2363,7 +2363,8 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     m, n = input.shape[-2:]
     batch = tuple(input.shape[:-2])
     S = svdvals_composite(input)
-    return _into(_Svd(new_zeros(input, batch + (m, m)), S, new_zeros(input, batch + (n, n))), out, "svd", out_op="_linalg_svd")
+    return _into(_Svd(new_zeros(input, batch + (m, m)), S, new_zeros(input, batch + (n, n))), out, "svd",
+                 out_op="_linalg_svd")
 
 
 def _real_tolerances(name: str, **tolerances) -> None:
