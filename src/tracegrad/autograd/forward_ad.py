@@ -706,7 +706,9 @@ def _rule_node(op, args, outs, inputs, tangents, original):
     node._in_meta = tuple((a._data.shape, a._data.dtype) if isinstance(a, Tensor) else None for a in inputs)
     node._needs = tuple(t is not None for t in tangents)
     node._attrs = tuple(_attr_value(args, i) for i in op.attr_idx) if op.attr_idx else ()
-    node._saved = tuple(_saved_value(args, outs, kind, idx, original) for kind, idx in op.save_spec)
+    # (the inputs the rule reads as PyTorch's formulas read them: through _fw_primal, an Identity node in a graph)
+    primals = _formula_args(args, inputs, tangents)
+    node._saved = tuple(_saved_value(primals, outs, kind, idx, original) for kind, idx in op.save_spec)
     if len(outs) != 1:
         node._n_out = len(outs)
         node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)

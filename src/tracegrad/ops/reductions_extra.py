@@ -1180,8 +1180,32 @@ def _logsumexp_vjp(ctx, g):
     return mul(restore_dims(g, shape, dim, keepdim), conj(exp(sub(x, restore_dims(result, shape, dim, keepdim)))))
 
 
+def logsumexp_jvp(self_p: Tensor, self_t: Tensor, dim, keepdim: bool) -> Tensor:
+    """PyTorch's ``logsumexp_jvp`` (FunctionsManual), which softmax's and log_softmax's formulas share, with its
+    operators (a max shift, in-place ``*=`` and ``/=``): the tangent's graph and bits are torch's."""
+    from .pointwise import div_, exp, mul_, sub
+    from .reductions import sum as sum_dims
+
+    if self_p._data.size > 0:
+        shift_of = self_p
+        if self_p._data.dtype.kind == "c":  # (the max of the real parts, as torch's)
+            from .complex_ops import real
+
+            shift_of = real(self_p)
+        self_p_exp = exp(sub(self_p, amax(shift_of, dim, True)))
+    else:
+        self_p_exp = exp(self_p)
+    sumexp_p = sum_dims(self_p_exp, dim, keepdim)
+    mul_(self_p_exp, self_t)
+    return div_(sum_dims(self_p_exp, dim, keepdim), sumexp_p)
+
+
+def _logsumexp_jvp(args, outs, tangents):
+    return logsumexp_jvp(args[0], tangents[0], args[1], args[2])  # (derivatives.yaml's result formula)
+
+
 logsumexp = defop("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", _logsumexp_kernel,
-                  vjp=_logsumexp_vjp, saves=("self", "result"), attrs=("dim", "keepdim"))
+                  vjp=_logsumexp_vjp, jvp=_logsumexp_jvp, saves=("self", "result"), attrs=("dim", "keepdim"))
 
 
 # ---- cumulative ops ----------------------------------------------------------------------------------------

@@ -43,6 +43,10 @@ def write_out(op, bound: tuple, out):
         raise out_with_grad_error(f"{'aten::' if no_derivative else ''}{op.name}")
     _check_out_dtype(op, bound, outs[0])
     _check_out_overlap(op, bound, outs)
+    if STATE.fw_grad_levels and op.name in OUT_WITHOUT_DERIVATIVE:  # (the autograd fallback refuses before the kernel)
+        from ..autograd.forward_ad import refuse_out_tangents
+
+        refuse_out_tangents(op.name, _out_inputs(op, bound) + list(outs), fallback=True)
     prev = STATE.grad_enabled
     STATE.grad_enabled = False
     try:
@@ -61,14 +65,19 @@ def write_out(op, bound: tuple, out):
     _check_strict_out_dtypes(op, results, outs)
     for dst, src in zip(outs, results):
         _store(dst, src)
-    inputs = [bound[i] for i in op.tensor_idx] + [t for i in op.list_idx for t in bound[i] or ()]
+    inputs = _out_inputs(op, bound)
     if no_derivative:
         give_not_implemented_history(op.name, outs, inputs)
     if STATE.fw_grad_levels:
         from ..autograd.forward_ad import refuse_out_tangents
 
-        refuse_out_tangents(op.name, inputs + list(outs), fallback=op.name in OUT_WITHOUT_DERIVATIVE)
+        refuse_out_tangents(op.name, inputs + list(outs))
     return out
+
+
+def _out_inputs(op, bound: tuple) -> list:
+    """The tensor inputs of an out= call (its ``Tensor[]`` ones flattened)."""
+    return [bound[i] for i in op.tensor_idx] + [t for i in op.list_idx for t in bound[i] or ()]
 
 
 # Operators whose out= variant PyTorch generates without a derivative formula (its autograd fallback answers):
@@ -101,8 +110,11 @@ def copy_out(results: tuple, outs: tuple) -> None:
     """``out=`` of a composite PyTorch implements as "compute, then ``out.copy_(result)``": under grad mode a
     result with history is copied in with autograd (``out`` gets a CopyBackwards node; a leaf ``out`` that
     requires grad is refused), anything else is stored as an out= operator stores it."""
+    from ..autograd.forward_ad import has_tangent
+
     for dst, src in zip(outs, results):
-        if STATE.grad_enabled and (src.requires_grad or dst.requires_grad):
+        # (a copy_ with a tangent in or out carries it: forward AD's copy_ formula)
+        if STATE.grad_enabled and (src.requires_grad or dst.requires_grad) or has_tangent(src) or has_tangent(dst):
             if tuple(dst.shape) != tuple(src.shape):
                 from ..autograd.grad_mode import no_grad
 

@@ -1199,10 +1199,25 @@ softmax_backward_data = defop(
 )
 
 
+def _softmax_jvp(args, outs, tangents):
+    from ..reductions_extra import logsumexp_jvp
+
+    # derivatives.yaml: result * (self_t - logsumexp_jvp(self_p, self_t, {dim}, true))
+    return mul(outs[0], sub(tangents[0], logsumexp_jvp(args[0], tangents[0], (args[1],), True)))
+
+
+def _log_softmax_jvp(args, outs, tangents):
+    from ..reductions_extra import logsumexp_jvp
+
+    # derivatives.yaml: self_t - logsumexp_jvp(self_p, self_t, {dim}, true)
+    return sub(tangents[0], logsumexp_jvp(args[0], tangents[0], (args[1],), True))
+
+
 softmax = defop(
     "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
     _softmax_kernel,
     vjp=_softmax_vjp,
+    jvp=_softmax_jvp,
     saves=("result",),
     attrs=("dim", "half_to_float"),
     hidden=("half_to_float",),
@@ -1270,6 +1285,7 @@ log_softmax = defop(
     "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
     _log_softmax_kernel,
     vjp=_log_softmax_vjp,
+    jvp=_log_softmax_jvp,
     saves=("result",),
     attrs=("dim", "half_to_float"),
     hidden=("half_to_float",),
