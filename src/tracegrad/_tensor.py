@@ -286,22 +286,27 @@ class Tensor:
                 raise TypeError(f"set_() got an unexpected keyword argument '{sorted(unknown)[0]}'")
             named = dict(zip(("storage_offset", "size", "stride"), args), **kwargs)
             args = (named.get("storage_offset", 0), named.get("size"), named.get("stride"))
-        _check_set_source(self, source, args)
+        from .autograd.set_history import node_before_set, record_set
+
+        source_tensor = source if isinstance(source, Tensor) and not args else None
+        _check_set_source(self, source, args)  # (torch refuses another dtype before autograd's checks)
+        node = node_before_set(self, source_tensor)
         self._before_write()
         if source is None:
             self._data = self._data[:0].copy()
-        elif args or not isinstance(source, Tensor):  # (a storage, or a storage offset, size and stride)
+        elif source_tensor is None:  # (a storage, or a storage offset, size and stride)
             from .storage import array_for_set
 
             self._data = array_for_set(self, source, *args)
         else:
-            self._data = source._data
-            self._vc = source._version_counter()
+            self._data = source._data  # (the storage only: self keeps its own version counter, as torch's)
         self._bump_version()
         if STATE.fw_grad_levels:
             from .autograd.forward_ad import refuse_written_tangents
 
             refuse_written_tangents("set_", (self, source))  # (after the write, as PyTorch's kernel checks)
+        if node is not None:
+            record_set(self, node)
         self._acc_ref = None
         return self
 
@@ -684,11 +689,8 @@ def unpickled_array(data) -> np.ndarray:
 
 
 def _check_set_source(tensor: Tensor, source, args: tuple) -> None:
-    """torch's refusals of ``tensor.set_(source)``: an in-place op on a leaf that requires grad (with grad mode on),
-    and a tensor of another dtype (a storage, or an offset, size and stride, are read as ``tensor``'s dtype)."""
-    from .autograd.views import refuse_unrecorded_inplace_on_leaf
-
-    refuse_unrecorded_inplace_on_leaf(tensor)
+    """torch's refusal of ``tensor.set_(source)`` with a tensor of another dtype (a storage, or an offset, size and
+    stride, are read as ``tensor``'s dtype)."""
     if not args and isinstance(source, Tensor) and source._data.dtype != tensor._data.dtype:
         from .backend.dtypes import cpp_type_name
 

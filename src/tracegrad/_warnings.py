@@ -31,6 +31,13 @@ def warn_once(key: str, message: str, category=UserWarning, stacklevel: int = 3)
         warnings.warn(message, category, stacklevel=stacklevel)
 
 
+def warn_once_at_caller(key: str, message: str, category: type[Warning] = UserWarning) -> None:
+    """``warn_at_caller`` once a process (unless warnings are set to always show): torch's ``TORCH_WARN_ONCE``."""
+    if _ALWAYS[0] or key not in _SEEN:
+        _SEEN.add(key)
+        warn_at_caller(message, category)
+
+
 def warn_at_caller(message: str, category: type[Warning]) -> None:
     """Warn at the innermost frame outside tracegrad: where a warning that torch's C++ code raises (NumPy's, from
     a ``__float__`` it calls) is shown, and past the filters that keep tracegrad's own NumPy warnings quiet."""

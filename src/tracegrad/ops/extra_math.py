@@ -16,6 +16,7 @@ import numpy as np
 
 from .._arg_parser import tensors_as_one_argument
 from .._tensor import Tensor, _wrap
+from .._warnings import warn_once_at_caller
 from ..autograd.forward_ad import not_implemented_jvp
 from ._util import binary_dtype, result_dtype, wrap_dim
 from .pointwise import inplace_kernel
@@ -547,6 +548,7 @@ def _index_reduce_kernel(a, dim, index, source, reduce, include_self=True, *, _n
     if idx.shape[0] != s1.shape[d]:
         raise RuntimeError(f"{_name}(): Number of indices ({idx.shape[0]}) should be equal to source.size(dim): "
                            f"({s1.shape[d]}), for dim: {dim}")
+    warn_once_at_caller("index_reduce beta", "index_reduce() is in beta and the API may change at any time.")
     n = a1.shape[d]
     if idx.size and (idx.min() < -n or idx.max() >= n):
         raise IndexError("index out of range in self")
