@@ -28,7 +28,7 @@ from ..reductions import sum as sum_op
 from ..registry import defop
 from ..result_layouts import in_suggested_format
 from ..views import expand, squeeze, unsqueeze, view
-from ._common import as_int, check_float, expand_param
+from ._common import as_int, check_float, expand_param, type_name
 
 # ---- geometry ----------------------------------------------------------------------------------------------
 
@@ -382,7 +382,7 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
         raise RuntimeError("non-positive stride is not supported")
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
-    if any(d <= 0 for d in dilation):
+    if any(d < 0 for d in dilation):  # (a zero one is the kernel's to refuse, after the shapes)
         raise RuntimeError("dilation should be greater than zero")
     out_c = _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, output_padding, groups)
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_c):
@@ -390,6 +390,18 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
             f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with {out_c} "
             f"elements, but got bias of size {list(bias.shape)} instead"
         )
+    _check_kernel_dilation(nd, transposed, dilation)
+
+
+def _groups_error(groups: int, w, fewer: bool) -> RuntimeError:
+    """check_shape_forward's refusal of groups that do not divide the channels (``fewer``: outnumber them); its
+    divisibility message prints the weight's size inside a second pair of brackets, as ATen's does."""
+    if fewer:
+        relation, size = "at least", str(list(w.shape))
+    else:
+        relation, size = "divisible by", f"[{list(w.shape)}]"
+    return RuntimeError(f"Given groups={groups}, expected weight to be {relation} {groups} at dimension 0, but got "
+                        f"weight of size {size} instead")
 
 
 def _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, output_padding, groups) -> int:
@@ -399,11 +411,7 @@ def _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, outpu
     c = x.shape[1]
     if not transposed:
         if w.shape[0] < groups or w.shape[0] % groups:
-            relation = "at least" if w.shape[0] < groups else "divisible by"
-            raise RuntimeError(
-                f"Given groups={groups}, expected weight to be {relation} {groups} at dimension 0, "
-                f"but got weight of size {list(w.shape)} instead"
-            )
+            raise _groups_error(groups, w, w.shape[0] < groups)
         if c != w.shape[1] * groups:
             raise RuntimeError(
                 f"Given groups={groups}, weight of size {list(w.shape)}, expected input"
@@ -426,11 +434,7 @@ def _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, outpu
                 f"to have {w.shape[0]} channels, but got {c} channels instead"
             )
         if c < groups or c % groups:
-            relation = "at least" if c < groups else "divisible by"
-            raise RuntimeError(
-                f"Given groups={groups}, expected weight to be {relation} {groups} at dimension 0, "
-                f"but got weight of size {list(w.shape)} instead"
-            )
+            raise _groups_error(groups, w, c < groups)
         if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
             # (PyTorch names depth, height and width; a 1-D convolution is its 2-D one over a height of 1)
             names = ("depth", "height", "width")[-max(nd, 2):]
@@ -528,12 +532,10 @@ def _expanded_param(value, name: str, nd: int) -> tuple:
     return value
 
 
-def _check_grad_output_size(g, x, w, stride, padding, dilation) -> None:
-    """The size grad_output must have, refused in the words of ATen's slow kernels' shape check (which sees a 1-d
-    convolution as a 2-d one over a height of 1): its channels first, then each output size."""
-    expected = (w.shape[0],) + tuple(conv_out_size(n, k, s, p, d)
-                                     for n, k, s, p, d in zip(x.shape[2:], w.shape[2:], stride, padding, dilation))
-    lead = 1 if x.ndim == 3 else 0
+def _check_grad_output_dims(g, expected: tuple, nd: int) -> None:
+    """grad_output's channels, then each output size, refused in the words of the slow (plain and transposed)
+    kernels' shape checks, which see a 1-d convolution as a 2-d one over a height of 1."""
+    lead = 1 if nd == 1 else 0
     for axis, want in enumerate(expected, start=1):
         if g.shape[axis] != want:
             shown = axis + lead if axis > 1 else axis
@@ -541,21 +543,94 @@ def _check_grad_output_size(g, x, w, stride, padding, dilation) -> None:
                                f"but got: dimension {g.ndim + lead} and tensor.size[{shown}] = {g.shape[axis]}")
 
 
-def _check_backward_kernel_dtype(g, nd: int, dilation, output_mask) -> None:
-    """The dtype refusals of the CPU kernels a (non-transposed) convolution_backward runs: the dilated one takes
-    no complex input; the plain one computes no integer or complex input gradient, no integer weight gradient,
-    and its complex weight gradient fails in the forward kernel it reuses."""
-    if g.dtype.kind not in "iuc":
+def _check_kernel_dilation(nd: int, transposed: bool, dilation) -> None:
+    """A zero dilation, which ATen's shape checks let through to the kernel (the dilated one, or the transposed
+    one), refused in that kernel's words; a 1-d convolution is a 2-d one over a height of 1."""
+    if all(d > 0 for d in dilation):
+        return
+    values = ((1,) if nd == 1 else ()) + tuple(dilation)
+    if not transposed:
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(values)}")
+    names = ("depth", "height", "width")[-len(values):]
+    raise RuntimeError("dilation should be greater than zero, but got "
+                       + ", ".join(f"dilation_{name}: {v}" for name, v in zip(names, values)))
+
+
+def _check_dilated_kernel_shapes(g, x, w, stride, padding, dilation) -> None:
+    """slow_conv_dilated_shape_check (every call: the dilated kernel runs whatever output_mask asks): positive
+    dilation, then grad_output's batch, channels and output sizes, a 1-d convolution seen as a 2-d one."""
+    lead = (1,) if w.ndim == 3 else ()
+    _check_kernel_dilation(w.ndim - 2, False, dilation)
+    if g.shape[0] != x.shape[0]:
+        raise RuntimeError(f"grad_output.size(0)={g.shape[0]} must be input.size(0)={x.shape[0]}")
+    if g.shape[1] != w.shape[0]:
+        raise RuntimeError(f"grad_output.size(1)={g.shape[1]} must be weight.size(0)={w.shape[0]}")
+    sizes = lead + tuple(conv_out_size(n, k, s, p, d)
+                         for n, k, s, p, d in zip(x.shape[2:], w.shape[2:], stride, padding, dilation))
+    if lead + tuple(g.shape[2:]) != sizes:
+        raise RuntimeError(f"grad_output[2:] shape{list(lead + tuple(g.shape[2:]))} must be equal to output size "
+                           + " ".join(map(str, sizes)))
+
+
+def _check_transposed_kernel_shapes(g, x, w, stride, padding, dilation, output_padding, groups) -> None:
+    """slow_conv_transpose{2,3}d's shape check: positive dilation (named per dimension), then grad_output's
+    channels and output sizes."""
+    nd = w.ndim - 2
+    _check_kernel_dilation(nd, True, dilation)
+    sizes = transposed_out_size(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding)
+    _check_grad_output_dims(g, (w.shape[1] * groups,) + tuple(sizes), nd)
+
+
+def _check_kernel_dtypes(dispatch, others, name: str, floating_only: bool) -> None:
+    """One backward kernel's dtype errors: the dtype it dispatches on (``dispatch``'s) refused where it has no
+    instance (``floating_only``: integers, bool and complex; else bool only), then the first of ``others`` of
+    another dtype, read as the dispatched one (``data_ptr<scalar_t>``'s error)."""
+    if dispatch.dtype.kind == "b" or (floating_only and dispatch.dtype.kind not in "f"):
+        check_float(dispatch, name)
+    for other in others:
+        if other.dtype != dispatch.dtype:
+            raise RuntimeError(f"expected scalar type {type_name(dispatch.dtype)} but found "
+                               f"{type_name(other.dtype)}")
+
+
+def _check_backward_kernels(g, x, w, stride, padding, dilation, transposed, output_padding, groups,
+                            output_mask) -> None:
+    """The checks of the CPU kernels convolution_backward runs (ATen's select_conv_backend: the dilated kernel
+    where a dilation is not 1, else the plain or transposed one), in their order: shapes, then per gradient the
+    dtype dispatched on and the operands read as it. The plain and 2-d transposed kernels run only for an input
+    or weight gradient (the bias's is a sum); the 3-d transposed one computes the bias's too."""
+    nd = w.ndim - 2
+    need_x, need_w, need_b = output_mask
+    dims = max(nd, 2)
+    if transposed:
+        if not (need_x or need_w or (nd == 3 and need_b)):
+            return
+        _check_transposed_kernel_shapes(g, x, w, stride, padding, dilation, output_padding, groups)
+        if need_x:
+            _check_kernel_dtypes(g, (x, w), f"slow_conv_transpose{dims}d_backward_out_cpu", True)
+        if need_w or need_b:  # (need_b here: the 3-d kernel)
+            _check_kernel_dtypes(x, (g,), f"slow_conv_transpose{dims}d_acc_grad_parameters_cpu", True)
         return
     if any(d != 1 for d in dilation):
-        if g.dtype.kind == "c":
-            check_float(g, "slow_conv_dilated<>")
+        _check_dilated_kernel_shapes(g, x, w, stride, padding, dilation)
+        # (the dilated kernel dispatches whatever the mask asks, over floating types and int64 only)
+        _check_kernel_dtypes(x, (), "slow_conv_dilated<>", x.dtype != np.int64)
+        if need_x:
+            _check_kernel_dtypes(x, (g, w), "slow_conv_dilated<>", False)
+        if need_w:
+            _check_kernel_dtypes(x, (g,), "slow_conv_dilated<>", False)
         return
-    plain = f"slow_conv{max(nd, 2)}d_cpu"
-    if output_mask[0]:
-        check_float(g, plain + "_grad_input")
-    if output_mask[1]:
-        check_float(g, _cpu_kernel_name(nd, False, dilation) if g.dtype.kind == "c" else plain + "_grad_weight")
+    if not (need_x or need_w):
+        return
+    sizes = tuple(conv_out_size(n, k, s, p, d)
+                  for n, k, s, p, d in zip(x.shape[2:], w.shape[2:], stride, padding, dilation))
+    _check_grad_output_dims(g, (w.shape[0],) + sizes, nd)
+    plain = f"slow_conv{dims}d_cpu"
+    if need_x:
+        _check_kernel_dtypes(x, (g, w), plain + "_grad_input", True)
+    if need_w:  # (its complex and bool gradients fail in the forward kernel it reuses)
+        name = _cpu_kernel_name(nd, False, dilation) if x.dtype.kind in "cb" else plain + "_grad_weight"
+        _check_kernel_dtypes(x, (g,), name, True)
 
 
 def _check_convolution_backward(g, x, w, stride, padding, dilation, transposed, output_padding, groups) -> tuple:
@@ -572,6 +647,8 @@ def _check_convolution_backward(g, x, w, stride, padding, dilation, transposed, 
         raise RuntimeError("negative output_padding is not supported")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dilation):  # (check_shape_forward's; a zero dilation is the kernels' to refuse)
+        raise RuntimeError("dilation should be greater than zero")
     if groups <= 0:
         raise RuntimeError(f"expected groups to be greater than 0, but got groups={groups}")
     if x.ndim != w.ndim:
@@ -581,11 +658,9 @@ def _check_convolution_backward(g, x, w, stride, padding, dilation, transposed, 
     if x.ndim != g.ndim:
         raise RuntimeError("Expected input and grad_output to have the same number of dimensions, but got: "
                            f"{x.ndim} and {g.ndim}")
-    if not transposed:
-        if any(output_padding):
-            raise RuntimeError("output_padding is not supported for non-transposed convolutions; got: "
-                               + " ".join(map(str, output_padding)))
-        _check_grad_output_size(g, x, w, stride, padding, dilation)
+    if not transposed and any(output_padding):
+        raise RuntimeError("output_padding is not supported for non-transposed convolutions; got: "
+                           + " ".join(map(str, output_padding)))
     return stride, padding, dilation, output_padding
 
 
@@ -594,8 +669,7 @@ def _convolution_backward_kernel(g, x, w, bias_sizes, stride, padding, dilation,
     # (bias_sizes, torch's schema's, only sizes its meta function's bias gradient: the sum of g has them)
     stride, padding, dilation, output_padding = _check_convolution_backward(g, x, w, stride, padding, dilation,
                                                                             transposed, output_padding, groups)
-    if not transposed:
-        _check_backward_kernel_dtype(g, w.ndim - 2, dilation, output_mask)
+    _check_backward_kernels(g, x, w, stride, padding, dilation, transposed, output_padding, groups, output_mask)
     need_x, need_w, need_b = output_mask
     gx = gw = gb = np.empty((0,), g.dtype)  # a gradient output_mask leaves out (PyTorch's undefined tensor)
     if not transposed:
