@@ -122,6 +122,11 @@ LIMITS = {
     "histc of bools": lambda L: L.histc(L.tensor([True, False]), 4, 0, 1),
     "dist of two bool tensors": lambda L: L.tensor([True, False]).dist(L.tensor([True, True])),
     "dist of a bool tensor": lambda L: L.tensor([True, False]).dist(L.ones(2)),
+    "hardtanh float16, int limit 70000": lambda L: L.nn.functional.hardtanh(L.ones(2, dtype=L.float16), 0, 70000),
+    "hardtanh float16, int limit -65520": lambda L: L.nn.functional.hardtanh(L.ones(2, dtype=L.float16), -65520, 1),
+    "hardtanh float16, int limits 65504": lambda L: L.nn.functional.hardtanh(L.ones(2, dtype=L.float16), -65504,
+                                                                            65504),
+    "Hardtanh float16, int limits": lambda L: L.nn.Hardtanh(-70000, 70000)(L.ones(2, dtype=L.float16)),
 }
 
 

@@ -210,8 +210,8 @@ def _hardtanh_kernel(a, min_val=-1, max_val=1):
         if a.dtype.kind == "u" and (min_val < 0 or max_val < 0):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
         min_val, max_val = scalar_for(min_val, a.dtype), scalar_for(max_val, a.dtype)  # (then clamp's conversion)
-    for bound in (min_val, max_val):  # (converted to the tensor's own dtype, half included)
-        check_scalar_parameter(bound, a.dtype)
+    for bound in (min_val, max_val):  # (converted to the tensor's own dtype, half included; an int too: 70000
+        check_scalar_parameter(float(bound) if bound.__class__ is int else bound, a.dtype)  # overflows half)
     return clip_values(a, np.asarray(min_val, dtype=a.dtype), np.asarray(max_val, dtype=a.dtype))
 
 
