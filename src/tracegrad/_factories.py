@@ -24,6 +24,7 @@ from .memory_format import contiguous_format, format_strides, like_strides, pres
 from .ops._util import parsed_numbers
 from .ops.aten_vec import FP_SIGNALS, quietly
 from .ops.scalar_fill import scalar_for
+from .storage import mark_not_resizable
 
 # ---- helpers ---------------------------------------------------------------------------------------------
 
@@ -397,6 +398,7 @@ def _shareable(array: np.ndarray) -> np.ndarray:
         root = storage_root(array)
         writeable = root.base is None and root.flags.owndata and root.nbytes > 0
     if array.base is None and writeable == array.flags.writeable:
+        mark_not_resizable(array)
         return array  # (an array that owns its memory is that storage already: the usual case)
     return _over_own_memory(array, writeable)
 

@@ -194,6 +194,35 @@ def _memory_owner(a: np.ndarray) -> np.ndarray:
             return a
 
 
+# The arrays owning their memory that a program handed to ``from_numpy`` / ``as_tensor``: id -> a weak reference
+# (a WeakValueDictionary costs 1.5 us a call; dead entries are dropped in batches instead)
+_SHARED_OWNERS: dict[int, weakref.ref] = {}
+_PRUNE_AT = [4096]
+
+
+def mark_not_resizable(owner: np.ndarray) -> None:
+    """``owner``, an array that owns its memory, is a program's: its tensors' storage may not grow (torch's
+    ``from_numpy`` storages are not resizable)."""
+    _SHARED_OWNERS[id(owner)] = weakref.ref(owner)
+    if len(_SHARED_OWNERS) > _PRUNE_AT[0]:
+        for key in [key for key, ref in _SHARED_OWNERS.items() if ref() is None]:
+            del _SHARED_OWNERS[key]
+        _PRUNE_AT[0] = max(4096, 2 * len(_SHARED_OWNERS))
+
+
+def is_resizable(root: np.ndarray) -> bool:
+    """Whether a storage's memory (its owning array, ``_memory_owner``) may be replaced by a larger buffer: only
+    memory tracegrad allocated itself. A NumPy array shared by ``from_numpy`` (marked, or under an array interface
+    owner tracegrad laid over a view of one), a memory map or a buffer of bytes is not, as torch refuses to resize
+    such storages."""
+    return root.base is None and root.flags.owndata and _marked(root) is not root
+
+
+def _marked(root: np.ndarray):
+    ref = _SHARED_OWNERS.get(id(root))
+    return None if ref is None else ref()
+
+
 def _bytes_of(root: np.ndarray) -> np.ndarray:
     """``root``'s memory as bytes in address order: a C-contiguous root as it is; a dense root in another order
     (a ufunc's result that kept a channels-last or transposed input's layout) from its lowest address."""
