@@ -308,8 +308,9 @@ permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_ker
 
 def movedim(t, source, destination):
     """PyTorch's composite ``movedim``: a ``permute`` (an ``alias`` of a 0-d tensor)."""
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    # (a NumPy int is an int to torch's parser, which picks the ``movedim.int`` overload for it)
+    src = [int(source)] if isinstance(source, (int, np.integer)) else list(source)
+    dst = [int(destination)] if isinstance(destination, (int, np.integer)) else list(destination)
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
                            f"same number of dims as destination ({dst} dims)")

@@ -6,8 +6,9 @@ on top; ``PUBLIC``/``METHODS`` put the ones PyTorch also has at the top level (`
 
 from __future__ import annotations
 
-from . import activation, conv, distance, linear, loss, misc, norm, pixel_shuffle, pool, resample
+# (fractional_pool too, though only nn.functional calls it: its schemas are among those torch's parser knows)
+from . import activation, conv, distance, fractional_pool, linear, loss, misc, norm, pixel_shuffle, pool, resample
 from .public import METHODS, PUBLIC
 
-__all__ = ["activation", "conv", "distance", "linear", "loss", "misc", "norm", "pixel_shuffle", "pool",
-           "resample", "PUBLIC", "METHODS"]
+__all__ = ["activation", "conv", "distance", "fractional_pool", "linear", "loss", "misc", "norm", "pixel_shuffle",
+           "pool", "resample", "PUBLIC", "METHODS"]

@@ -124,8 +124,9 @@ def sized_fractional_max_pool(input: Tensor, n: int, kernel_size, output_size, o
     if random_samples is None:
         batch = 1 if input.dim() == n + 1 else input.size(0)
         random_samples = rand(batch, input.size(-n - 1), n, dtype=input.dtype)
-    kernel = (kernel_size,) * n if isinstance(kernel_size, int) else tuple(kernel_size)
-    size = (output_size,) * n if isinstance(output_size, int) else tuple(output_size)
+    # (a NumPy int is one int to torch's parser, as a Python int is)
+    kernel = (int(kernel_size),) * n if isinstance(kernel_size, (int, np.integer)) else tuple(kernel_size)
+    size = (int(output_size),) * n if isinstance(output_size, (int, np.integer)) else tuple(output_size)
     for what, value in (("kernel_size", kernel), ("output_size", size)):
         if len(value) != n:
             raise RuntimeError(f"{name}: {what} must either be a single int or tuple of Ints")
