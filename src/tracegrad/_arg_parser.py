@@ -681,8 +681,6 @@ def python_signatures(name: str, method: bool) -> tuple[PySignature, ...]:
 def argument_error(name: str, args: tuple, kwargs: dict, method: bool = False) -> TypeError | None:
     """torch's parser error for a failed call of the operator ``name``, or None where torch's parser accepts the
     arguments (the call's own error then stands)."""
-    if _from_tracegrad(args):
-        return None
     try:
         sigs = python_signatures(name, method)
     except (KeyError, ValueError):  # a schema type the parser has no kind for: no verdict
@@ -715,8 +713,6 @@ def rebound_call(name: str, args: tuple, kwargs: dict, method: bool = False) -> 
     - a method's ints read as one list (``x.squeeze(0, 1)``: ``dim=(0, 1)``), the parser's ``*size`` rule;
     - keywords that torch names otherwise than tracegrad's function, given by position (``_by_position``).
     The last two only for Python's refusal of the call (a TypeError), never to run a failed kernel again."""
-    if _from_tracegrad(args):
-        return None
     try:
         sigs = python_signatures(name, method)
     except (KeyError, ValueError):
@@ -792,6 +788,7 @@ def tensors_as_one_argument(name: str) -> Callable[[Callable], Callable]:
         @functools.wraps(impl)
         def public(*tensors):
             try:
+                refuse_arrays_among(tensors)  # (``impl`` may return a tensor as given: an array too)
                 return impl(tensors)
             except Exception:
                 refuse_as_torch(name, (tensors,), {})
@@ -799,6 +796,15 @@ def tensors_as_one_argument(name: str) -> Callable[[Callable], Callable]:
         public.__name__ = public.__qualname__ = name
         return public
     return wrap
+
+
+def refuse_arrays_among(values: tuple | list) -> None:
+    """A TypeError for a NumPy array among ``values`` (a ``Tensor[]``'s elements, or the tensors of a Python
+    implementation that may hand them back as given), in the words of torch's parser for a list's element; the
+    caller's guard replaces it with the parser's own error, which numbers the argument. Nothing for tensors."""
+    for k, value in enumerate(values):
+        if isinstance(value, np.ndarray):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got {tp_name(value)}")
 
 
 def refuse_as_torch(name: str, args: tuple, kwargs: dict, method: bool = False) -> None:
@@ -817,13 +823,6 @@ def refuse_as_torch(name: str, args: tuple, kwargs: dict, method: bool = False) 
     replaced = getattr(current, "replaced_error", None)
     if replaced is not None:
         raise replaced.with_traceback(replaced.__traceback__) from replaced.__cause__
-
-
-def _from_tracegrad(args: tuple) -> bool:
-    """Arguments only tracegrad's own code passes (NumPy arrays, alone or in a list): an operator's failure on
-    them is its own, whatever torch's parser would say of a user's call."""
-    return any(isinstance(a, np.ndarray) or (_is_sequence(a) and any(isinstance(v, np.ndarray) for v in a))
-               for a in args)
 
 
 @dataclass(frozen=True)
@@ -948,13 +947,14 @@ def _refused(value: Any, refused: frozenset) -> bool:
 @functools.cache
 def _probes() -> dict[Any, Any]:
     """One value of each class a kernel would silently take as a number (or an int or a tensor as a bool:
-    ``max(x, y, 3)``, a string as a dtype's name), keyed as ``_refused`` looks them up. The tensor has one dim:
-    where only a number goes, torch takes a 0-d tensor, which the guard then sends to the full parse (rare, and
-    accepted there)."""
+    ``max(x, y, 3)``, a string as a dtype's name, a NumPy array as a tensor), keyed as ``_refused`` looks them up.
+    The tensor and the array have one dim: where only a number goes, torch takes a 0-d tensor, and where an int goes
+    a 0-d int array (through ``__index__``), which the guard then sends to the full parse (rare, and accepted
+    there)."""
     from ._tensor import Tensor
 
     probes: dict[Any, Any] = {bool: True, int: 3, float: 1.5, type(None): None, list: [], tuple: (), str: "a",
-                              Tensor: Tensor(np.zeros(2, np.float32))}
+                              Tensor: Tensor(np.zeros(2, np.float32)), np.ndarray: np.zeros(2)}
     probes.update({(seq, cls): seq([probe]) for seq in (list, tuple) for cls, probe in
                    ((bool, True), (float, 1.5), (type(None), None))})
     return probes

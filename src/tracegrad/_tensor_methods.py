@@ -37,8 +37,10 @@ def _equal_dunder(self, other):
     from .ops import pointwise
 
     if isinstance(other, np.ndarray):
-        try:
-            return pointwise.eq(self, other)
+        from ._tensor import _wrap
+
+        try:  # (eq itself refuses an array, as torch.eq does: the kernel gets the same array inside a tensor)
+            return pointwise.eq(self, _wrap(other))
         except TypeError:  # (an array torch cannot read, of objects or strings: NotImplemented, as torch's ==)
             return NotImplemented
     if not _is_operand(other):

@@ -1379,6 +1379,7 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
 
 def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    _ = input.is_cuda  # (torch's Python reads it first, for a deterministic CUDA path: a non-tensor fails there)
     return _MAX_POOL3D[1](input, kernel_size, [] if stride is None else stride, padding, dilation, ceil_mode)
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._arg_parser import tp_name
 from .._tensor import Tensor
 from ..backend import dtypes as _dt
 from . import aten_sum
@@ -92,6 +93,8 @@ def result_dtype(*operands) -> np.dtype:
 
 
 _NUMPY_NUMBERS = (np.number, np.bool_)
+# (one isinstance test for both: a value of a class parsed_numbers does not know, a Parameter say, pays one)
+_NUMPY_VALUES = (np.number, np.bool_, np.ndarray)
 
 
 def as_parsed_number(value, as_double: bool = False):
@@ -132,7 +135,7 @@ def parsed_numbers(args: tuple, positions: tuple, float_positions: tuple = ()) -
     """``args`` with the NumPy scalars at ``positions`` (number or tensor parameters) read as torch reads them;
     ``args`` itself where there are none (the usual case, a class test or two per position). A Python int
     torch's parser cannot read as a Scalar is refused as it refuses it (a ``float`` parameter, at
-    ``float_positions``, reads any int as a double)."""
+    ``float_positions``, reads any int as a double), and so is a NumPy array, 0-d too (see ``array_refused``)."""
     for i in positions:
         value = args[i]
         cls = value.__class__
@@ -141,7 +144,7 @@ def parsed_numbers(args: tuple, positions: tuple, float_positions: tuple = ()) -
         if cls is int:
             if not SMALLEST_INT <= value < BEYOND_LARGEST_INT and i not in float_positions:
                 return _read_numbers(args, positions, float_positions)  # (which refuses it, or a later one)
-        elif isinstance(value, _NUMPY_NUMBERS):
+        elif isinstance(value, _NUMPY_VALUES):
             return _read_numbers(args, positions, float_positions)
     return args
 
@@ -156,9 +159,18 @@ def _read_numbers(args: tuple, positions: tuple, float_positions: tuple) -> tupl
         if value.__class__ is int:
             if not SMALLEST_INT <= value < BEYOND_LARGEST_INT and i not in float_positions:
                 raise int_overflow(value)
+        elif isinstance(value, np.ndarray):
+            raise array_refused(value, f"argument at position {i + 1}")
         elif isinstance(value, _NUMPY_NUMBERS):
             read[i] = as_parsed_number(value, i in float_positions)
     return tuple(read)
+
+
+def array_refused(value: np.ndarray, where: str) -> TypeError:
+    """torch's parser takes no NumPy array, not even a 0-d one, where a Tensor or a number goes (only the tensor
+    constructors read arrays, and indexing): ``torch.add(t, np.ones(2))`` is refused. The operator's caller
+    (``OpDef.__call__``, a guard) replaces this with the parser's words, which name the operator and parameter."""
+    return TypeError(f"{where} must be Tensor, not {tp_name(value)}")
 
 
 def as_double(value):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._arg_parser import refuse_as_torch
+from .._arg_parser import refuse_arrays_among, refuse_as_torch
 from .._events import emit_op_call
 from .._state import STATE, next_sequence_nr
 from .._strides import element_strides, storage_offset_of
@@ -28,7 +28,7 @@ from ..autograd.node_meta import meta_record, outputs_meta
 from ..autograd.saved import _FREED as _SAVED_FREED
 from ..autograd.saved import _NONE as _SAVED_NONE
 from ..autograd.saved import SavedTensor
-from ._util import parsed_numbers, translate_value_error
+from ._util import array_refused, parsed_numbers, translate_value_error
 from .aten_vec import FP_SIGNALS, quietly
 from .mem_overlap import ARGUMENTS_CHECKED_FIRST, Check, check_overlap, inplace_check
 from .result_layouts import follows_tensor_iterator, operand_positions
@@ -135,6 +135,14 @@ class OpNode(Node):
 
 
 _FREED_NUMBER = SavedTensor._make_freed()
+
+
+def _tensor_list_item(item, items):
+    """A ``Tensor[]``'s element that is no tensor (None in a ``Tensor?[]``) as the kernel takes it; an array
+    refused, as torch's parser refuses it (only the tensors pay nothing for the test)."""
+    if isinstance(item, np.ndarray):
+        refuse_arrays_among(items)
+    return item
 
 
 def _saved_properties(op: OpDef) -> dict:
@@ -465,6 +473,8 @@ class OpDef:
     def __call__(self, *args, **kwargs):
         try:
             if STATE.special:
+                # (before any observer or transform sees the call: torch's parser refuses an array first)
+                self._refuse_arrays(args, kwargs)
                 profiler = STATE.profiler
                 if profiler is not None and not profiler.timing(self):
                     return profiler.op_call(self, args, kwargs)  # which calls this again, to be timed
@@ -488,6 +498,25 @@ class OpDef:
             # (only a failed call pays for this: torch's parser would have refused bad arguments first)
             refuse_as_torch(self.schema.name, args, kwargs)
             raise
+
+    def _refuse_arrays(self, args: tuple, kwargs: dict) -> None:
+        """Refuse a NumPy array given for a Tensor or a number, alone or in a ``Tensor[]``, or as ``out=``, as
+        torch's parser does (the plain eager path refuses them in ``parsed_numbers`` and ``_eager``; this is for
+        the paths that hand the call on before those run: profiler, interceptors, transforms)."""
+        given = list(enumerate(args))
+        for key, value in kwargs.items():
+            key = "self" if key == "input" else key
+            if key == "out":
+                if isinstance(value, np.ndarray):
+                    raise array_refused(value, "argument 'out'")
+            elif key in self.param_names:
+                given.append((self.param_names.index(key), value))
+        for i, value in given:
+            if i in self.list_idx:
+                if value.__class__ is list or value.__class__ is tuple:
+                    refuse_arrays_among(value)
+            elif isinstance(value, np.ndarray) and (i in self.number_idx or i in self.tensor_idx):
+                raise array_refused(value, f"argument '{self.param_names[i]}'")
 
     def _call_with_out(self, args: tuple, kwargs: dict):
         """The derived ``out=`` variant: compute functionally, then write into ``out`` (seed 003)."""
@@ -551,7 +580,7 @@ class OpDef:
         for i in self.list_idx:
             seq = args[i]
             if seq is not None:
-                arrays[i] = [t._data if isinstance(t, Tensor) else t for t in seq]
+                arrays[i] = [t._data if isinstance(t, Tensor) else _tensor_list_item(t, seq) for t in seq]
         requires_grad = False
         if STATE.grad_enabled:
             for i in self.rg_idx:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._arg_parser import argument_error, refuse_as_torch, tensors_as_one_argument
+from .._arg_parser import argument_error, refuse_arrays_among, refuse_as_torch, tensors_as_one_argument
 from .._jit_internal import boolean_dispatch, renamed
 from .._strides import contiguous_as_torch, copy_preserving_layout, like_self, with_strides
 from .._tensor import Tensor, _wrap
@@ -114,7 +114,9 @@ def _atleast(tensors: tuple, fn, name: str):
     given = tensors[0] if len(tensors) == 1 else tensors
     try:
         if isinstance(given, (list, tuple)):
+            refuse_arrays_among(given)  # (``fn`` hands a tensor of enough dims back as given: an array too)
             return tuple(fn(t) for t in given)
+        refuse_arrays_among(tensors)
         return fn(given)
     except Exception:
         refuse_as_torch(name, (given,), {})

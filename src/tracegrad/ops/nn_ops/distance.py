@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..._arg_parser import refuse_as_torch
+from ..._arg_parser import refuse_arrays_among, refuse_as_torch
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp
 from ..aten_sum import ordered_sum
@@ -178,6 +178,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if mode is None:  # (compared, not looked up: a list is no valid mode either)
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     try:
+        refuse_arrays_among((p,))  # (the kernel reads a 0-d one as its number; torch's parser takes no array)
         return _cdist(x1, x2, p, mode)
     except Exception:
         refuse_as_torch("cdist", (x1, x2, p, mode or None), {})
