@@ -429,6 +429,8 @@ def _alias(t: Tensor) -> Tensor:
 
     with fw_disabled():
         out = views.view(t, tuple(t._data.shape))
+    # (an alias, as PyTorch's: the strides of size-1 dims kept, which a view of the same shape recomputes)
+    out._data = t._data.view()
     # PyTorch's _fw_primal and _make_dual are views for backward only (is_fw_differentiable=false): a forward root,
     # which takes no tangent from the tensor it aliases (its views take theirs from it)
     out._fw_base = True

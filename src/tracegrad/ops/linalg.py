@@ -192,9 +192,10 @@ def _eps(np_dtype) -> float:
 
 def _into(result, out, name: str, copies: bool = False, out_op: str | None = None):
     """``out=`` for composite functions: the result stored into ``out``. Most refuse autograd, as the out=
-    operator PyTorch's composite ends in does; with ``copies`` (tensordot, linalg.norm) PyTorch copies the
-    recorded result in instead (see ``variants.copy_out``). ``out_op`` names that operator where it is not
-    ``name`` (``mm`` for ``linalg_multi_dot``): its refusal of tangents names it."""
+    operator PyTorch's composite ends in does: ``name`` is that operator (``mm`` for ``linalg_multi_dot``),
+    which refuses grad and tangents in its own words; with ``copies`` (tensordot, linalg.norm) PyTorch copies
+    the recorded result in instead (see ``variants.copy_out``). ``out_op`` names the operator refusing
+    tangents where the composite refuses grad itself first (``matmul``'s check, then ``mm_out``)."""
     if out is None:
         return result
     from .variants import _store, copy_out, out_with_grad_error
@@ -368,7 +369,7 @@ def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
     from .views import reshape
 
     _check_outer(input._data, vec2._data)
-    return _into(mul(reshape(input, (-1, 1)), vec2), out, "outer", out_op="mul")
+    return _into(mul(reshape(input, (-1, 1)), vec2), out, "mul")
 
 
 def ger(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
@@ -1024,7 +1025,7 @@ def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     a4 = tuple(s for n in sa for s in (n, 1))
     b4 = tuple(s for n in sb for s in (1, n))
     product = mul(_unsafe_view(input, a4), _unsafe_view(other, b4))
-    return _into(_unsafe_view(product, tuple(x * y for x, y in zip(sa, sb))), out, "kron", out_op="mul")
+    return _into(_unsafe_view(product, tuple(x * y for x, y in zip(sa, sb))), out, "mul")
 
 
 # ---- diagonal and triangular parts -------------------------------------------------------------------------
@@ -2224,7 +2225,7 @@ linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenva
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
-    return _into(linalg_eigh(A, UPLO)[0], out, "linalg_eigvalsh", out_op="_linalg_eigh")
+    return _into(linalg_eigh(A, UPLO)[0], out, "_linalg_eigh")
 
 
 def _svd_checks(a, driver) -> None:
@@ -2358,13 +2359,12 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
                            "instead")
     if compute_uv:
         U, S, Vh = linalg_svd(input, not some)
-        return _into(_Svd(U, S, _mT(Vh)), out, "svd", out_op="_linalg_svd")
+        return _into(_Svd(U, S, _mT(Vh)), out, "_linalg_svd")
     # the values alone, U and V full-sized zeros whatever ``some``, as PyTorch's
     m, n = input.shape[-2:]
     batch = tuple(input.shape[:-2])
     S = svdvals_composite(input)
-    return _into(_Svd(new_zeros(input, batch + (m, m)), S, new_zeros(input, batch + (n, n))), out, "svd",
-                 out_op="_linalg_svd")
+    return _into(_Svd(new_zeros(input, batch + (m, m)), S, new_zeros(input, batch + (n, n))), out, "_linalg_svd")
 
 
 def _real_tolerances(name: str, **tolerances) -> None:
@@ -2496,8 +2496,11 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
 
 
 def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
-    """A^n by repeated squaring (composite: gradients flow through matmul / inv)."""
-    from .pointwise import add, mul
+    """A^n as PyTorch's ``linalg_matrix_power_impl`` computes it: a copy for n = 0 or 1, inv for n = -1, a^2 and
+    a^2 a for |n| = 2, 3, else repeated squaring. With ``out``, its last step writes ``out``: a copy (which
+    carries grad and tangents), linalg_inv_ex's out= or matmul's (which refuse them)."""
+    from ..memory_format import contiguous_format
+    from .creation import clone, copy_
 
     a = A._data
     _check_matrix("linalg.matrix_power", a)
@@ -2506,21 +2509,31 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
                            f"{a.shape[-2]} by {a.shape[-1]} matrices")
     if n == 0:
         eye = _const(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape))
-        if out is not None:  # (PyTorch copies the identity into out)
+        if out is not None:
             return _into(eye, out, "linalg_matrix_power", copies=True)
-        return add(mul(A, 0), eye)
-    if n == 1 and out is not None:  # (PyTorch copies A into out, a recorded copy_)
-        return _into(A, out, "linalg_matrix_power", copies=True)
+        return copy_(clone(A, memory_format=contiguous_format), eye)
+    if n == 1:
+        if out is not None:
+            return _into(A, out, "linalg_matrix_power", copies=True)
+        return clone(A, memory_format=contiguous_format)
+    if n == -1:
+        return linalg_inv(A) if out is None else linalg_inv(A, out=out)
     base = linalg_inv(A) if n < 0 else A
     n = abs(n)
-    result = None
-    while n:
-        if n & 1:
-            result = base if result is None else matmul(result, base)
-        n >>= 1
-        if n:
-            base = matmul(base, base)
-    return _into(result, out, "linalg_matrix_power", out_op="mm")
+    if n == 2:
+        return matmul(base, base, out=out)
+    if n == 3:
+        return matmul(matmul(base, base), base, out=out)
+    z = result = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        z = base if z is None else matmul(z, z)
+        if bit:
+            if out is not None and n == 0:  # (the last product writes out; a lone square is copied in)
+                return _into(z, out, "linalg_matrix_power", copies=True) if result is None else \
+                    matmul(result, z, out=out)
+            result = z if result is None else matmul(result, z)
+    return result
 
 
 def _chain_order(shapes: list) -> list:
@@ -2589,7 +2602,7 @@ def multi_dot(tensors, *, out=None) -> Tensor:
             result = mm(mm(ts[0], ts[1]), ts[2])
     else:
         result = _chain_product(ts, _chain_order([t.shape for t in ts]), 0, n - 1)
-    return _into(view(result, tuple(out_shape)), out, "linalg_multi_dot", out_op="mm")
+    return _into(view(result, tuple(out_shape)), out, "mm")
 
 
 def chain_matmul(*matrices, out=None) -> Tensor:
@@ -2615,7 +2628,7 @@ def _chain_matmul(matrices: tuple, out) -> Tensor:
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     if len(matrices) == 1:
-        return _into(clone(matrices[0]), out, "chain_matmul", out_op="mm")
+        return _into(clone(matrices[0]), out, "chain_matmul", copies=True)  # (PyTorch copies it into out)
     return multi_dot(matrices, out=out)
 
 
@@ -2623,7 +2636,8 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     from .pointwise import mul
     from .reductions_extra import sum as _sum
 
-    return _into(_sum(mul(x.conj(), y), dim), out, "linalg_vecdot", out_op="vdot")  # x conjugated, as PyTorch's (x^H y)
+    # x conjugated, as PyTorch's (x^H y); its out= form ends in vdot_out for two vectors, else sum_out
+    return _into(_sum(mul(x.conj(), y), dim), out, "vdot" if x.ndim == 1 and y.ndim == 1 else "sum")
 
 
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:

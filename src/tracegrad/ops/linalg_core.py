@@ -131,16 +131,16 @@ mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_kernel, vjp=_mm_vjp, sa
 # ---- matmul: PyTorch's composite -----------------------------------------------------------------------------
 
 
-def _should_fold(t1: Tensor, t2: Tensor) -> bool:
+def _should_fold(t1: Tensor, t2: Tensor, has_out: bool = False) -> bool:
     """PyTorch's ``should_fold``: multiply a batched operand by a vector or matrix as one mm/mv over its
-    flattened batch, when the other operand needs a gradient (a smaller backward) or the flattening is
-    free (the batch dims of the larger operand are contiguous)."""
+    flattened batch, when the other operand needs a gradient (a smaller backward; not for ``out=``) or the
+    flattening is free (the batch dims of the larger operand are contiguous)."""
     a, b = t1._data, t2._data
     first_larger = a.ndim >= b.ndim
     big, small_nd = (a, b.ndim) if first_larger else (b, a.ndim)
     if not (big.ndim >= 3 and small_nd <= 2):
         return False
-    if (t2 if first_larger else t1).requires_grad:
+    if (t2 if first_larger else t1).requires_grad and not has_out:
         return True
     if a.ndim == 2:  # folding would need a copy of the transposed result
         return False
@@ -233,14 +233,18 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
         return _matmul(input, other)
     from .linalg import _into
 
-    return _into(_matmul(input, other), out, "matmul", out_op=_matmul_out_op(input.dim(), other.dim()))
+    return _into(_matmul(input, other), out, "matmul", out_op=_matmul_out_op(input, other))
 
 
-def _matmul_out_op(dim_a: int, dim_b: int) -> str:
-    """The out= operator PyTorch's matmul ends in for operands of these dims."""
-    if dim_b == 1:
-        return "dot" if dim_a == 1 else "mv"
-    return "mm" if dim_a <= 2 and dim_b == 2 or dim_b == 2 and dim_a > 2 else "bmm"
+def _matmul_out_op(t1: Tensor, t2: Tensor) -> str:
+    """The out= operator PyTorch's matmul ends in for these operands (``_matmul_impl`` with an out): dot, mv
+    or mm for vectors and matrices, mv or mm over a folded batch where its layout allows, else bmm."""
+    d1, d2 = t1.dim(), t2.dim()
+    if d1 <= 2 and d2 <= 2:
+        return "dot" if d1 == d2 == 1 else "mv" if d2 == 1 else "mm"
+    if _should_fold(t1, t2, has_out=True):
+        return "mv" if min(d1, d2) == 1 else "mm"
+    return "bmm"
 
 
 def _matmul_dunder_general(self: Tensor, other):

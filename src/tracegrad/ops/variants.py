@@ -40,7 +40,7 @@ def write_out(op, bound: tuple, out):
     no_derivative = isinstance(op, NoDerivativeOp) or op.name in OUT_WITHOUT_DERIVATIVE
     if STATE.grad_enabled and op.vjp is not None and (
             any(o._rg for o in outs) or not no_derivative and _requires_grad_anywhere(op, bound)):
-        raise out_with_grad_error(f"{'aten::' if no_derivative else ''}{op.name}")
+        raise out_with_grad_error(f"{'aten::' if no_derivative else ''}{out_op_name(op.name)}")
     _check_out_dtype(op, bound, outs[0])
     _check_out_overlap(op, bound, outs)
     if STATE.fw_grad_levels and op.name in OUT_WITHOUT_DERIVATIVE:  # (the autograd fallback refuses before the kernel)
@@ -71,8 +71,19 @@ def write_out(op, bound: tuple, out):
     if STATE.fw_grad_levels:
         from ..autograd.forward_ad import refuse_out_tangents
 
-        refuse_out_tangents(op.name, inputs + list(outs))
+        refuse_out_tangents(out_op_name(op.name), inputs + list(outs))
     return out
+
+
+# Operators PyTorch implements as a composite whose out= form ends in another operator's out= kernel, which is
+# the one that refuses autograd (and tangents) in its own name: linalg.inv(out=) is linalg_inv_ex's.
+_OUT_OP_NAMES = {"linalg_inv": "linalg_inv_ex", "linalg_cholesky": "linalg_cholesky_ex",
+                 "linalg_svdvals": "_linalg_svd"}
+
+
+def out_op_name(name: str) -> str:
+    """The operator whose out= kernel refuses autograd for ``name(..., out=...)``."""
+    return _OUT_OP_NAMES.get(name, name)
 
 
 def _out_inputs(op, bound: tuple) -> list:
