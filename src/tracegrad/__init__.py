@@ -60,6 +60,9 @@ from .backend.dtypes import (
     int64,
     set_default_dtype,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from .memory_format import (
     _mkldnn,

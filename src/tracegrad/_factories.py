@@ -23,6 +23,7 @@ from .backend.device import as_device, refuse_unsupported
 from .memory_format import contiguous_format, format_strides, like_strides, preserve_format
 from .ops._util import parsed_numbers
 from .ops.aten_vec import FP_SIGNALS, quietly
+from .ops.barebones_unsigned import FACTORY_KERNELS
 from .ops.scalar_fill import scalar_for
 from .storage import mark_not_resizable
 
@@ -503,6 +504,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
         if value is not None and value < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     np_dtype = _resolve_dtype(dtype, fn="eye")
+    _refuse_dtype("eye", np_dtype, "")
     return _finish(np.eye(n, m if m is not None else n, dtype=np_dtype), requires_grad, device, pin_memory)
 
 
@@ -782,8 +784,9 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: 
 
 
 def _refuse_dtype(kernel: str, np_dtype: np.dtype, kinds: str) -> None:
-    """A random kernel that has no version for this dtype (integers for rand and randn), in torch's words."""
-    if np_dtype.kind in kinds:
+    """A random kernel that has no version for this dtype (integers for rand and randn), in torch's words; the
+    barebones unsigned dtypes where the kernel is one that refuses them (ops/barebones_unsigned.py)."""
+    if np_dtype.kind in kinds or (np_dtype.char in _dt.BAREBONES_UNSIGNED_CHARS and kernel in FACTORY_KERNELS):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dt.scalar_type_name(np_dtype)}'")
 
 

@@ -118,6 +118,21 @@ def infer_dtype(data: Any) -> _dt.dtype:
     return found or _dt.DEFAULT.value
 
 
+_UINT64 = np.dtype(np.uint64)
+
+
+def _check_int_range(value: int, target: np.dtype) -> None:
+    """torch reads a Python int for an integer tensor as int64, and for a uint64 one as an unsigned 64-bit
+    integer (so up to 2**64 - 1, never negative), in CPython's words."""
+    if target == _UINT64:
+        if value < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if value >> 64:
+            raise OverflowError("int too big to convert")
+    elif not _INT64[0] <= value <= _INT64[1]:
+        raise ValueError("Overflow when unpacking long long")
+
+
 def check_items(data: Any, sizes: list[int], target: np.dtype) -> None:
     """torch's store pass: every sequence as long as the first one at its depth, every leaf a number. torch
     skips it when the result has no elements (``[[], [1]]`` is a (2, 0) tensor), and warns of each NumPy array
@@ -131,11 +146,13 @@ def check_items(data: Any, sizes: list[int], target: np.dtype) -> None:
             from ._factories import complex_into_real
 
             raise complex_into_real(target)
+        if obj.__class__ is np.uint64:  # (torch's parser reads a NumPy integer through int64)
+            raise TypeError("an integer is required")
         if isinstance(obj, (bool, float, complex, np.generic)):
             return
         if isinstance(obj, int):
-            if integral and not _INT64[0] <= obj <= _INT64[1]:
-                raise ValueError("Overflow when unpacking long long")
+            if integral:
+                _check_int_range(obj, target)
             return
         if _is_tensor(obj):
             if obj.numel() != 1:

@@ -42,6 +42,9 @@ class dtype:
 
 bool_ = dtype("bool", np.bool_, 0)
 uint8 = dtype("uint8", np.uint8, 1)
+uint16 = dtype("uint16", np.uint16, 1)
+uint32 = dtype("uint32", np.uint32, 1)
+uint64 = dtype("uint64", np.uint64, 1)
 int8 = dtype("int8", np.int8, 1)
 int16 = dtype("int16", np.int16, 1)
 int32 = dtype("int32", np.int32, 1)
@@ -52,7 +55,14 @@ float64 = dtype("float64", np.float64, 2)
 complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128, uint16, uint32,
+              uint64)
+# PyTorch's "barebones" unsigned types: they exist (storage, copies, conversions, printing) but few kernels are
+# dispatched over them, and they promote only with floating types (c10's promoteTypes).
+BAREBONES_UNSIGNED = frozenset({uint16, uint32, uint64})
+# (their NumPy type characters: ``array.dtype.char in BAREBONES_UNSIGNED_CHARS`` is the cheapest test of an array;
+# NumPy spells uint64 "L" or "Q" by platform)
+BAREBONES_UNSIGNED_CHARS = "HILQ"
 _BY_NP = {d.np: d for d in ALL_DTYPES}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32, short=int16,
@@ -62,14 +72,15 @@ _BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int
 # PyTorch's scalar type names, as its error messages and legacy type strings spell them.
 _SCALAR_NAMES = {bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
                  float16: "Half", float32: "Float", float64: "Double", complex64: "ComplexFloat",
-                 complex128: "ComplexDouble"}
+                 complex128: "ComplexDouble", uint16: "UInt16", uint32: "UInt32", uint64: "UInt64"}
 
 
 # caffe2's TypeMeta names (C++ type names), which some PyTorch messages print ("query.dtype: float")
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
               "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
+              "complex128": "c10::complex<double>", "uint16": "short unsigned int", "uint32": "unsigned int",
+              "uint64": "long unsigned int"}
 
 
 def cpp_type_name(d) -> str:
@@ -130,8 +141,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except (KeyError, TypeError):
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only supported "
-            "types are: "
-            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
+            "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+            "uint16, uint8, and bool."
         ) from None
 
 
@@ -162,12 +173,25 @@ _PROMOTE_CACHE: dict[tuple[dtype, dtype], dtype] = {}
 
 
 def _promote_uncached(a: dtype, b: dtype) -> dtype:
+    if a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED:
+        return _promote_barebones_unsigned(a, b)
     if a._category == b._category:
         return _BY_NP[np.promote_types(a.np, b.np)]
     low, high = (a, b) if a._category < b._category else (b, a)
     if high.is_complex and low is float64:
         return complex128
     return high
+
+
+def _promote_barebones_unsigned(a: dtype, b: dtype) -> dtype:
+    # PyTorch promotes them with a floating type only (to it): with int64 a uint64 would overflow, and uint8's
+    # rule (with int8 it is int16, NumPy's would be wider) was never extended to them
+    if a.is_floating_point:
+        return a
+    if b.is_floating_point:
+        return b
+    raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                       f"{_SCALAR_NAMES[a]} and {_SCALAR_NAMES[b]}")
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:

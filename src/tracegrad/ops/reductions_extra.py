@@ -21,6 +21,7 @@ from .._runtime import get_num_threads
 from .._strides import contiguous_as_torch, like_self
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
+from ..backend.dtypes import cpp_type_name
 from . import aten_prod, aten_sum, stl_order
 from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
 from .aten_loops import GRAIN_SIZE
@@ -1358,7 +1359,7 @@ def _scan_inplace(kernel):
 
         dt = _np_dtype(dtype)
         if dt is not None and dt != a.dtype:
-            have, want = _type_name(a.dtype).lower(), _type_name(dt).lower()
+            have, want = cpp_type_name(a.dtype), cpp_type_name(dt)  # (caffe2's names: "long int")
             raise RuntimeError(f"Bad in-place call: input tensor dtype {have} and output tensor dtype {want} "
                                "should match")
         write_into(a, kernel(a, dim, _type_of(a)))
