@@ -87,6 +87,12 @@ _INT_POSITIONS_READ_OTHERWISE = {
 }
 
 
+# Functions that call torch.ops.aten in torch: its dispatcher refuses an array with a RuntimeError listing each
+# overload's schema, the array's repr and pybind11's cast error, which tracegrad's ops.aten does not reproduce (it
+# refuses in the Python binding's TypeError words): only that both refuse is compared
+_REFUSED_THROUGH_TORCH_OPS = {"nn.grad.conv2d_input", "nn.grad.conv2d_weight"}
+
+
 def _leaf_as_array(k: int):
     def spoil(call: Call) -> tuple[tuple, dict]:
         tensors = list(call.tensors)
@@ -142,6 +148,10 @@ def test_database_operators_given_arrays_as_torch(op):
                 if "INTERNAL ASSERT FAILED" in expected[1]:
                     continue  # (torch's own bug: a 0-d array given for an int list)
                 got = _outcome(program, tg)
+                both_refuse = got[0] in ("TypeError", "RuntimeError") and expected[1].startswith(
+                    "Overloaded torch operator invoked from Python failed to match any schema")
+                if op.id in _REFUSED_THROUGH_TORCH_OPS and both_refuse:
+                    continue
                 if not _same(got, expected):
                     differ.append(f"{path}/{sample.name}, {label}: torch {expected}, tracegrad {got}")
     assert not differ, "\n".join(differ)
