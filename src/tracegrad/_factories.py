@@ -125,7 +125,10 @@ def _into_out(result: Tensor, out, keeps_shape: bool = False):
     elif out._data.shape == result._data.shape:
         np.copyto(out._data, result._data, casting="unsafe")
     else:
-        out._data = result._data
+        from .ops.variants import resized_out
+
+        out._data = resized_out(out._data, result._data)
+        np.copyto(out._data, result._data, casting="unsafe")
     out._bump_version()
     return out
 

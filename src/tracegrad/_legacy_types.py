@@ -86,6 +86,8 @@ def legacy_new(dtype: _dt.dtype, args: tuple, kwargs: dict):
             raise TypeError("new(): invalid data type 'str'")
         if not isinstance(first, (list, tuple, np.ndarray)):
             raise TypeError(f"new(): data must be a sequence (got {_kind(first)})")
+        if isinstance(first, np.ndarray):  # (torch's legacy constructor does not copy an array: as_tensor's)
+            return _factories.as_tensor(first, dtype=dtype)
         return _factories.tensor(first, dtype=dtype)
     sizes = args if len(args) > 1 or _is_int(first) else tuple(first)
     for pos, s in enumerate(sizes, 1):

@@ -287,6 +287,7 @@ class Tensor:
             named = dict(zip(("storage_offset", "size", "stride"), args), **kwargs)
             args = (named.get("storage_offset", 0), named.get("size"), named.get("stride"))
         from .autograd.set_history import node_before_set, record_set
+        from .autograd.views import refuse_inference_update
 
         source_tensor = source if isinstance(source, Tensor) and not args else None
         _check_set_source(self, source, args)  # (torch refuses another dtype before autograd's checks)
@@ -301,6 +302,7 @@ class Tensor:
         else:
             self._data = source._data  # (the storage only: self keeps its own version counter, as torch's)
         self._bump_version()
+        refuse_inference_update(self)  # (torch's version bump refuses it, after the write)
         if STATE.fw_grad_levels:
             from .autograd.forward_ad import refuse_written_tangents
 

@@ -42,7 +42,7 @@ from ._tensor import _ArrayIn, _rebuild, user_state, warn_unserialized_hooks
 from .backend import cupy_backend
 from .backend.device import device
 from .backend.dtypes import dtype as _dtype
-from .storage import UntypedStorage, _memory_owner, check_in_storage, storage_place, view_in_storage
+from .storage import UntypedStorage, _memory_owner, check_in_storage, mark_not_resizable, storage_place, view_in_storage
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
@@ -442,6 +442,7 @@ class _StorageReader:
         storage = np.empty(nbytes // typed.itemsize, typed)
         _read_into(self.handle, storage.view(np.uint8))
         self.position = offset + nbytes
+        mark_not_resizable(storage)  # (torch's storages read from a zip record cannot grow, as a map's cannot)
         return storage
 
     def finish(self) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._strides import offset_in
+from ._strides import data_address, offset_in, storage_extent
 from ._warnings import warn_once
 
 _BY_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -216,6 +216,26 @@ def is_resizable(root: np.ndarray) -> bool:
     owner tracegrad laid over a view of one), a memory map or a buffer of bytes is not, as torch refuses to resize
     such storages."""
     return root.base is None and root.flags.owndata and _marked(root) is not root
+
+
+def laid_out_over_storage(data: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
+    """An array of ``shape`` and element ``strides`` at ``data``'s storage offset, over its storage, as torch's
+    ``resize_`` (and an ``out=`` tensor's resize) lays a tensor out: the memory stays shared with every tensor over
+    it where it is big enough. Where it is not, the storage grows: its bytes copied into a larger buffer, the new
+    ones zero (torch leaves them uninitialised), refused for memory tracegrad does not own (``is_resizable``).
+    Other tensors over the old buffer keep it (NumPy cannot grow memory in place, where torch's storage grows under
+    all of them)."""
+    storage = UntypedStorage._of(data)
+    memory, itemsize = storage._bytes, data.itemsize
+    offset = data_address(data) - data_address(memory) if memory.size else 0
+    needed = 0 if 0 in shape else offset + (storage_extent(shape, strides) - 1) * itemsize + itemsize
+    if needed > memory.size:
+        if not is_resizable(storage._root):
+            raise RuntimeError("Trying to resize storage that is not resizable")
+        grown = np.zeros(needed, np.uint8)
+        grown[:memory.size] = memory
+        memory = grown
+    return np.ndarray(shape, data.dtype, memory, offset, tuple(s * itemsize for s in strides))
 
 
 def _marked(root: np.ndarray):

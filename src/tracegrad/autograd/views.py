@@ -89,6 +89,15 @@ def make_view(out: Tensor, src: Tensor, op, args: tuple, index: int) -> None:
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 
 
+def refuse_inference_update(t: Tensor) -> None:
+    """PyTorch's refusal of an in-place write (``resize_`` and ``set_`` too, even to the same size) into an inference
+    tensor outside inference mode."""
+    if t._inference and not STATE.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
 def refuse_unrecorded_inplace_on_leaf(t: Tensor) -> None:
     """PyTorch's refusal of an in-place write autograd records nothing for (``set_``, ``embedding_renorm_``) into a
     leaf that requires grad, while grad mode is on."""

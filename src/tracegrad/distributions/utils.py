@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import update_wrapper
-from numbers import Number
 from typing import Any, Generic, TypeVar
 
 import tracegrad as torch
@@ -12,13 +11,17 @@ from tracegrad import Tensor
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
+# torch.types._Number: the numbers a distribution takes as parameters, Python's own (and np.float64, a float
+# subclass); not numbers.Number, which a NumPy int or np.float32 is too, and which torch refuses
+_Number = (int, float, bool)
+
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property",
            "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 
 def broadcast_all(*values) -> tuple[Tensor, ...]:
     """Broadcast tensors and numbers together; numbers take the first tensor's dtype (else the default)."""
-    if not all(isinstance(v, (Tensor, Number)) for v in values):
+    if not all(isinstance(v, (Tensor, *_Number)) for v in values):
         raise ValueError("Input arguments must all be instances of Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
     if not all(isinstance(v, Tensor) for v in values):
@@ -112,7 +115,7 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
 
 def _batch_shape_of(raw_args: tuple, broadcast: Tensor) -> torch.Size:
     """Scalar parameters give an empty batch shape; otherwise the broadcast parameters' shape."""
-    return torch.Size() if all(isinstance(a, Number) for a in raw_args) else broadcast.size()
+    return torch.Size() if all(isinstance(a, _Number) for a in raw_args) else broadcast.size()
 
 
 def _set_probs_or_logits(dist: Any, probs: Any, logits: Any) -> Any:

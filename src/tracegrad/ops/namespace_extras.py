@@ -14,12 +14,12 @@ from .. import _arg_checks as _args
 from .. import _factories
 from .._arg_parser import refuse_as_torch, tp_name
 from .._state import STATE
-from .._strides import contiguous_strides, data_address, storage_extent
+from .._strides import contiguous_strides, storage_extent
 from .._tensor import Tensor
-from ..autograd.views import refuse_unrecorded_inplace_on_leaf
+from ..autograd.views import refuse_inference_update, refuse_unrecorded_inplace_on_leaf
 from ..backend import dtypes as _dt
 from ..memory_format import format_strides, preserve_format, suggested_format
-from ..storage import UntypedStorage, is_resizable
+from ..storage import laid_out_over_storage
 from . import complex_ops, creation, indexing, linalg, pointwise, shape_extra, special_fns, views
 from .nn_ops import misc as _misc
 from .registry import OpDef, defop, defop_without_derivative
@@ -77,10 +77,7 @@ def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Te
 def resized(input: Tensor, shape: tuple, memory_format=None) -> Tensor:  # noqa: A002
     """``input`` resized in place to ``shape``, as PyTorch's ``resize_``: a new shape (or a memory format) lays the
     tensor out contiguously (or in that format) from its storage offset over the same storage, reading whatever
-    lies there, so the memory stays shared with every other tensor over it where it is big enough. Where it is
-    not, the storage grows: its bytes copied into a larger buffer, the new ones zero (PyTorch leaves them
-    uninitialised); other tensors over the old buffer keep it (NumPy cannot grow memory in place, where PyTorch's
-    storage grows under all of them). Memory tracegrad does not own (a NumPy array's) cannot grow."""
+    lies there (``laid_out_over_storage``: grown where too small, where tracegrad owns the memory)."""
     if input._rg:
         raise RuntimeError("cannot resize variables that require grad")
     old = input._data
@@ -89,30 +86,15 @@ def resized(input: Tensor, shape: tuple, memory_format=None) -> Tensor:  # noqa:
         input._before_write()
     if new_shape or memory_format is not None:
         strides = contiguous_strides(shape) if memory_format is None else format_strides(shape, memory_format)
-        input._data = _laid_out_over_storage(old, shape, strides)
+        input._data = laid_out_over_storage(old, shape, strides)
     if new_shape:  # (torch counts a write only where the sizes change, a restride in place of the same is none)
         input._bump_version()
+        refuse_inference_update(input)  # (torch's version bump refuses it, after the resize)
     if STATE.fw_grad_levels:
         from ..autograd.forward_ad import refuse_resize
 
         refuse_resize(input)  # (after the resize, as PyTorch's autograd kernel checks)
     return input
-
-
-def _laid_out_over_storage(data: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
-    """An array of ``shape`` and element ``strides`` at ``data``'s storage offset, over its storage (grown where
-    it is too small)."""
-    storage = UntypedStorage._of(data)
-    memory, itemsize = storage._bytes, data.itemsize
-    offset = data_address(data) - data_address(memory) if memory.size else 0
-    needed = 0 if 0 in shape else offset + (storage_extent(shape, strides) - 1) * itemsize + itemsize
-    if needed > memory.size:
-        if not is_resizable(storage._root):
-            raise RuntimeError("Trying to resize storage that is not resizable")
-        grown = np.zeros(needed, np.uint8)
-        grown[:memory.size] = memory
-        memory = grown
-    return np.ndarray(shape, data.dtype, memory, offset, tuple(s * itemsize for s in strides))
 
 
 # ---- the dropout family (torch.dropout_, torch.alpha_dropout...: ATen's _dropout_impl, in nn_ops/misc.py) -----

@@ -329,7 +329,13 @@ def _store_out(result: Tensor, out):
     from .creation import copy_
 
     if tuple(out.shape) != tuple(result.shape):
-        out._data = np.empty(result.shape, dtype=out._data.dtype)
+        from .._strides import contiguous_strides
+        from ..storage import laid_out_over_storage
+        from .variants import warn_out_resized
+
+        shape = tuple(result.shape)
+        warn_out_resized(out._data, shape, stacklevel=3)
+        out._data = laid_out_over_storage(out._data, shape, contiguous_strides(shape))
     copy_(out, result)
     return out
 

@@ -665,10 +665,8 @@ class OpDef:
 
     def _eager_inplace(self, args: tuple, arrays: list, record: bool):
         target = args[0]
-        if target._inference and not STATE.inference:
-            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
-                               "a clone to get a normal tensor before doing inplace update.See "
-                               "https://github.com/pytorch/rfcs/pull/17 for more details.")
+        if target._inference:
+            _views.refuse_inference_update(target)
         if STATE.grad_enabled:
             record = _views.check_inplace(target, record)
         node = None

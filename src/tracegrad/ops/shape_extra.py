@@ -1346,6 +1346,12 @@ def _split_method(self: Tensor, split_size, dim: int = 0):
         return tuple(split_int(self, split_size, dim))
     if isinstance(split_size, tuple):
         split_size = list(split_size)
+    elif not isinstance(split_size, list):
+        # (anything else goes to torch's parser for ``split_with_sizes``, which takes only a list or tuple of ints
+        # (or one int) there: a NumPy array, a range or a tensor of sizes is refused, which the kernel would read)
+        error = argument_error("split_with_sizes", (self, split_size, dim), {})
+        if error is not None:
+            raise error
     return tuple(split_with_sizes(self, split_size, dim))
 
 
@@ -1806,6 +1812,14 @@ def _cat_alias(tensors, dim: int = 0, *, out=None) -> Tensor:
 
 
 def _unflatten_method(self: Tensor, dim: int, sizes) -> Tensor:
+    """torch's Python ``Tensor.unflatten``: the truth of ``sizes`` first (a NumPy array's or a tensor's of several
+    elements is ambiguous, their error), then its parser's refusals (an array, a range: no list of ints)."""
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if not isinstance(sizes, (list, tuple)):
+        error = argument_error("unflatten", (dim, sizes), {}, method=True)
+        if error is not None:
+            raise error
     return unflatten(self, dim, sizes)
 
 

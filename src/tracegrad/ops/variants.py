@@ -241,6 +241,29 @@ def _check_out_overlap(op, bound: tuple, outs: tuple) -> None:
             check_overlap(check, dst._data, inputs)
 
 
+def warn_out_resized(out: np.ndarray, shape: tuple, stacklevel: int) -> None:
+    """torch's ``resize_output`` warning for an ``out=`` tensor of elements resized to ``shape`` (``stacklevel``
+    counted from the caller)."""
+    if out.size != 0:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does not "
+            f"match the required output shape {list(shape)}. This behavior is deprecated, and in a future PyTorch "
+            "release outputs will not be resized unless they have zero elements. You can explicitly reuse an out "
+            "tensor t by resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
+            stacklevel=stacklevel + 1)
+
+
+def resized_out(out: np.ndarray, result: np.ndarray) -> np.ndarray:
+    """``out``'s memory resized to ``result``'s shape and layout (dense, in ``result``'s order of strides), as
+    torch resizes an ``out=`` tensor: over the same storage from its offset, so views of it and a larger buffer
+    under it see the result, grown only where too small (``laid_out_over_storage``)."""
+    from .._strides import element_strides
+    from ..storage import laid_out_over_storage
+
+    strides = element_strides(np.empty_like(result, dtype=out.dtype))  # (order 'K': result's layout, made dense)
+    return laid_out_over_storage(out, result.shape, strides)
+
+
 def _store(dst: Tensor, src: Tensor) -> None:
     from ..backend.dtypes import scalar_type_name
     from .pointwise import _can_cast_like_torch
@@ -253,14 +276,9 @@ def _store(dst: Tensor, src: Tensor) -> None:
         raise RuntimeError(f"result type {scalar_type_name(data.dtype)} can't be cast to the "
                            f"desired output type {scalar_type_name(dst._data.dtype)}")
     if dst._data.shape != data.shape:
-        if dst._data.size != 0:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape {list(dst._data.shape)}, which "
-                f"does not match the required output shape {list(data.shape)}. This behavior is deprecated, and in "
-                "a future PyTorch release outputs will not be resized unless they have zero elements. You can "
-                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-                UserWarning, stacklevel=4)
-        dst._data = np.array(data, dtype=dst._data.dtype, copy=True)
+        warn_out_resized(dst._data, data.shape, stacklevel=4)
+        dst._data = resized_out(dst._data, data)
+        np.copyto(dst._data, data, casting="unsafe")
     else:
         np.copyto(dst._data, data, casting="unsafe")
     dst._bump_version()

@@ -969,10 +969,7 @@ def inplace_view(view_fn: Callable[..., Tensor], name: str) -> Callable[..., Ten
         from .._state import STATE
         from ..autograd import views as view_tracking
 
-        if self._inference and not STATE.inference:
-            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
-                               "a clone to get a normal tensor before doing inplace update.See "
-                               "https://github.com/pytorch/rfcs/pull/17 for more details.")
+        view_tracking.refuse_inference_update(self)
         if STATE.grad_enabled:
             view_tracking.check_inplace(self, self._rg)  # leaf errors; also refreshes a stale view's grad_fn
         tangent = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 from ..._factories import empty, ones, tensor, zeros
@@ -48,7 +49,9 @@ def _reset_affine(module: Module, affine: bool) -> None:
 
 def _init_shape_norm(module: Module, normalized_shape, eps, elementwise_affine: bool, dtype, bias: bool) -> None:
     """LayerNorm's and RMSNorm's attributes and parameters, over the last dims of ``normalized_shape``."""
-    module.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    # (torch tests numbers.Integral: a NumPy int is one size too, kept as given in the tuple)
+    module.normalized_shape = ((normalized_shape,) if isinstance(normalized_shape, numbers.Integral)
+                               else tuple(normalized_shape))
     module.eps = eps
     module.elementwise_affine = elementwise_affine
     _register_affine(module, elementwise_affine, module.normalized_shape, dtype, bias)
