@@ -60,9 +60,6 @@ from .backend.dtypes import (
     int64,
     set_default_dtype,
     uint8,
-    uint16,
-    uint32,
-    uint64,
 )
 from .memory_format import (
     _mkldnn,
@@ -299,3 +296,23 @@ def unload_ipython_extension(ip) -> None:
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
     """Where the prebuilt JupyterLab extension lives (used by `jupyter labextension develop`)."""
     return [{"src": "labextension", "dest": "tracegrad-inspector"}]
+
+
+_BAREBONES_UNSIGNED_NAMES = ("uint16", "uint32", "uint64")
+
+
+def __getattr__(name: str):
+    """``tracegrad.uint16``, ``uint32``, ``uint64``: PyTorch's barebones unsigned dtypes, brought into use (their
+    refusing kernels installed, see ops/barebones_unsigned.py) the first time one is read, then plain globals."""
+    if name in _BAREBONES_UNSIGNED_NAMES:
+        from .backend.dtypes import barebones_by_name
+
+        namespace = globals()
+        for each in _BAREBONES_UNSIGNED_NAMES:
+            namespace[each] = barebones_by_name(each)
+        return namespace[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_BAREBONES_UNSIGNED_NAMES})

@@ -523,12 +523,18 @@ class Tensor:
         return float(self._one_number())
 
     def __int__(self) -> int:
-        return int(self._one_number())
+        value = int(self._one_number())
+        if value > 9223372036854775807:  # (a uint64's: see _refuse_beyond_int64)
+            _refuse_beyond_int64(self._data.dtype)
+        return value
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
+        value = int(self.item())
+        if value > 9223372036854775807:
+            _refuse_beyond_int64(self._data.dtype)
+        return value
 
     def __complex__(self) -> complex:
         return complex(self._one_number())
@@ -686,8 +692,17 @@ def pickled_array(data):
     return _ArrayIn(owner, offset_in(owner, data), data.shape, data.strides, data.dtype)
 
 
+def _refuse_beyond_int64(np_dtype: np.dtype) -> None:
+    """``int(t)`` and ``t.__index__()`` of an integer tensor beyond int64 (a uint64's): torch reads an integer
+    tensor as an int64_t (a floating one as a double, which it then makes a Python int of any size)."""
+    if np_dtype.kind == "u":
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+
+
 def unpickled_array(data) -> np.ndarray:
-    return data.array() if isinstance(data, _ArrayIn) else data
+    array = data.array() if isinstance(data, _ArrayIn) else data
+    from_numpy_dtype(array.dtype)  # (a barebones unsigned one makes their kernels refuse them: backend/dtypes.py)
+    return array
 
 
 def _check_set_source(tensor: Tensor, source, args: tuple) -> None:

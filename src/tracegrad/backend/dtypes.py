@@ -63,8 +63,13 @@ BAREBONES_UNSIGNED = frozenset({uint16, uint32, uint64})
 # (their NumPy type characters: ``array.dtype.char in BAREBONES_UNSIGNED_CHARS`` is the cheapest test of an array;
 # NumPy spells uint64 "L" or "Q" by platform)
 BAREBONES_UNSIGNED_CHARS = "HILQ"
-_BY_NP = {d.np: d for d in ALL_DTYPES}
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
+# The barebones unsigned dtypes join these tables when they come into being (barebones_in_use): until then a lookup
+# of one misses and goes through _barebones_by_np or _barebones_by_name, which bring them into use. Every way to a
+# tensor of one passes there or through ``tracegrad.uint16``'s module __getattr__, which does the same.
+_BY_NP = {d.np: d for d in ALL_DTYPES if d not in BAREBONES_UNSIGNED}
+_BY_NAME = {d.name: d for d in ALL_DTYPES if d not in BAREBONES_UNSIGNED}
+_BAREBONES_BY_NP = {d.np: d for d in BAREBONES_UNSIGNED}
+_BAREBONES_BY_NAME = {d.name: d for d in BAREBONES_UNSIGNED}
 _BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int32, short=int16,
                 cfloat=complex64, cdouble=complex128)
 
@@ -94,8 +99,8 @@ def scalar_type_name(d) -> str:
     """PyTorch's name of a dtype in error messages ('Float', 'Long'); ``d`` is a tracegrad or NumPy dtype."""
     if not isinstance(d, dtype):
         try:
-            d = _BY_NP[np.dtype(d)]
-        except (KeyError, TypeError):
+            d = from_numpy_dtype(d)
+        except TypeError:
             return np.dtype(d).name
     return _SCALAR_NAMES[d]
 
@@ -112,7 +117,40 @@ def tensor_type_string(d) -> str:
 
 
 def _lookup_by_name(name: str) -> dtype:
-    return _BY_NAME[name]
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        return _barebones_by_name(name)
+
+
+def barebones_in_use() -> None:
+    """A barebones unsigned dtype is being reached for: the kernels that refuse them in PyTorch get wrapped
+    (ops/barebones_unsigned.py), and they join the lookup tables. Until then no kernel pays for the test (a
+    program that never makes such a tensor runs the eager fast paths as lean as before these dtypes existed)."""
+    from ..ops import barebones_unsigned  # (ops import this module)
+
+    barebones_unsigned.activate()
+    _BY_NP.update(_BAREBONES_BY_NP)
+    _BY_NAME.update(_BAREBONES_BY_NAME)
+
+
+def _barebones_by_name(name: str) -> dtype:
+    """A barebones unsigned dtype by name (bringing them into use), or KeyError."""
+    found = _BAREBONES_BY_NAME[name]
+    barebones_in_use()
+    return found
+
+
+def _barebones_by_np(np_dtype: np.dtype) -> dtype:
+    """A barebones unsigned dtype by NumPy dtype (bringing them into use), or KeyError."""
+    found = _BAREBONES_BY_NP[np_dtype]
+    barebones_in_use()
+    return found
+
+
+def barebones_by_name(name: str) -> dtype:
+    """``tracegrad.uint32`` (the package's module __getattr__), in use from now on."""
+    return _barebones_by_name(name)
 
 
 class _DefaultDtype:
@@ -138,12 +176,17 @@ def from_numpy_dtype(np_dtype) -> dtype:
     """The tracegrad dtype of a NumPy dtype; raises TypeError for unsupported ones."""
     try:
         return _BY_NP[np.dtype(np_dtype)]
-    except (KeyError, TypeError):
-        raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only supported "
-            "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
-            "uint16, uint8, and bool."
-        ) from None
+    except KeyError:
+        try:
+            return _barebones_by_np(np.dtype(np_dtype))
+        except KeyError:
+            pass
+    except TypeError:
+        pass
+    raise TypeError(
+        f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only supported "
+        "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+        "uint16, uint8, and bool.")
 
 
 def to_dtype(d) -> dtype:
@@ -160,7 +203,7 @@ def to_dtype(d) -> dtype:
     if d is builtins.complex:
         return complex128
     if isinstance(d, str):
-        return _BY_NAME[d]
+        return _lookup_by_name(d)
     return from_numpy_dtype(d)
 
 

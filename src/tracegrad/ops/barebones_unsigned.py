@@ -7,10 +7,10 @@ and a few kernels compute with them (``mul``, ``sum``/``prod``/``cumsum`` into i
 kernels would too: the table below lists, per registered operator, the name torch's refusal gives, learnt by
 calling torch 2.13 on every operator of the test database (``tests/ops/test_barebones_unsigned_vs_torch.py``).
 
-An operator in :data:`REFUSED` gets its kernel wrapped once, when it is declared (``OpDef.__init__``); the
-wrapper looks at its tensor operands' dtypes and steps aside at once for any other dtype, so operators that
-accept these dtypes, and every call with other dtypes on the fast paths (which call the NumPy function directly
-for floats), pay nothing. When an operand has such a dtype, PyTorch's order of checks decides:
+An operator in :data:`REFUSED` gets its kernel wrapped once, the first time one of these dtypes comes into being
+(:func:`activate`; until then, and in a program that never makes one, the kernels run as they are); the wrapper
+looks at its tensor operands' dtypes and steps aside at once for any other dtype. When an operand has such a
+dtype, PyTorch's order of checks decides:
 
 - a pointwise operator (``OpDef.iterates``: TensorIterator's) checks its shapes, then promotes (refusing to
   promote these dtypes with anything but a floating type), then dispatches on the common dtype: a uint32
@@ -72,6 +72,17 @@ def _scatter_reduce(args: tuple) -> str:
 
 def _index_add(args: tuple) -> str:
     return "scatter_gather_tensor_cpu" if args[4] == 1 else "add_stub"  # (``source * alpha`` first)
+
+
+def _index_select(args: tuple) -> str | None:
+    """ATen copies slices of a tensor of two or more dimensions (any dtype); it dispatches on the dtype of a 0-d or
+    1-d one after checking the index's dtype and the dim, before the index's bounds."""
+    a, dim, index = args[0], args[1], args[2]
+    if a.ndim > 1:
+        return None
+    if index.dtype.kind == "i" and index.dtype.itemsize >= 4 and -max(a.ndim, 1) <= dim < max(a.ndim, 1):
+        raise unsupported("index_select", a.dtype)
+    return "index_select"  # (the kernel's own refusal of the index or dim first)
 
 
 def _index_put(args: tuple) -> str:
@@ -138,6 +149,7 @@ REFUSED: dict[str, str | Callable[[tuple], str | None] | None] = {
     "scatter_reduce.two": _scatter_reduce, "index_add": _index_add, "index_put": _index_put,
     "index_copy": "index_copy_cpu", "index_fill": "index_fill_cpu",
     "masked_fill": "masked_fill", "masked_scatter": "masked_scatter", "take": "take_cpu",
+    "masked_select": "masked_select", "index_select": _index_select,
     "pixel_shuffle": "pixel_shuffle", "pixel_unshuffle": "pixel_unshuffle", "channel_shuffle": "channel_shuffle",
     "_reflection_pad1d": "reflection_pad1d", "_reflection_pad2d": "reflection_pad2d",
     "_reflection_pad3d": "reflection_pad3d", "_replication_pad1d": "replication_pad1d",
@@ -215,55 +227,110 @@ def _refusal(kernel: Callable, kernel_name: str, args: tuple, pointwise: bool, i
     raise unsupported(kernel_name, dtype if dtype is not None else next(a.dtype for a in args if _has_barebones(a)))
 
 
-def refusing_kernel(kernel: Callable, name: str, full_name: str, tensor_positions: tuple[int, ...],
-                    operand_positions: tuple[int, ...] | None, inplace: bool) -> Callable:
-    """``kernel`` refusing the barebones unsigned dtypes as torch's operator ``name`` (overload ``full_name``)
-    does, or ``kernel`` itself for an operator that accepts them. ``operand_positions``: a pointwise operator's
+def refusal_wrapper(name: str, full_name: str, tensor_positions: tuple[int, ...],
+                    operand_positions: tuple[int, ...] | None, inplace: bool) -> Callable[[Callable], Callable] | None:
+    """What makes a kernel refuse the barebones unsigned dtypes as torch's operator ``name`` (overload
+    ``full_name``) does, or None for an operator that accepts them. ``operand_positions``: a pointwise operator's
     operands, in whose common dtype it computes (None for any other operator)."""
     base = name[:-1] if inplace else name
     entry = next((REFUSED[key] for key in (full_name, name, full_name.replace(name, base, 1), base)
                   if key in REFUSED), None)
     if entry is None or not tensor_positions:
-        return kernel
+        return None
     early = BEFORE_ARGUMENTS.get(base)
     pointwise = operand_positions is not None and base not in DISPATCHED_ON_INPUT
 
-    def refuse(args: tuple) -> object:
-        kernel_name = entry if entry.__class__ is str else entry(args)
-        if kernel_name is None:
-            return None
-        kernel_name, dtype = kernel_name if isinstance(kernel_name, tuple) else (kernel_name, None)
-        if early is not None:
-            if early:
-                _check_shapes(args, inplace)
-            raise unsupported(kernel_name, next(a.dtype for a in args if _has_barebones(a)))
-        return _refusal(kernel, kernel_name, args, pointwise, inplace, dtype)
+    def wrap(kernel: Callable) -> Callable:
+        def refuse(args: tuple) -> object:
+            kernel_name = entry if entry.__class__ is str else entry(args)
+            if kernel_name is None:
+                return None
+            kernel_name, dtype = kernel_name if isinstance(kernel_name, tuple) else (kernel_name, None)
+            if early is not None:
+                if early:
+                    _check_shapes(args, inplace)
+                raise unsupported(kernel_name, next(a.dtype for a in args if _has_barebones(a)))
+            return _refusal(kernel, kernel_name, args, pointwise, inplace, dtype)
 
-    if tensor_positions == (0,):
-        def guarded_unary(a, *rest):
-            if a.__class__ is _ndarray and a.dtype.char in _CHARS:
-                result = refuse((a, *rest))
-                if result is not None:
-                    return result
-            return kernel(a, *rest)
+        if tensor_positions == (0,):
+            def guarded(a, *rest):
+                if a.__class__ is _ndarray and a.dtype.char in _CHARS:
+                    result = refuse((a, *rest))
+                    if result is not None:
+                        return result
+                return kernel(a, *rest)
+        elif tensor_positions == (0, 1):
+            def guarded(a, b, *rest):
+                if (a.__class__ is _ndarray and a.dtype.char in _CHARS) or (
+                        b.__class__ is _ndarray and b.dtype.char in _CHARS):
+                    result = refuse((a, b, *rest))
+                    if result is not None:
+                        return result
+                return kernel(a, b, *rest)
+        else:
+            def guarded(*arrays):
+                if any(_has_barebones(arrays[i]) for i in tensor_positions if i < len(arrays)):
+                    result = refuse(arrays)
+                    if result is not None:
+                        return result
+                return kernel(*arrays)
 
-        return guarded_unary
-    if tensor_positions == (0, 1):
-        def guarded_binary(a, b, *rest):
-            if (a.__class__ is _ndarray and a.dtype.char in _CHARS) or (
-                    b.__class__ is _ndarray and b.dtype.char in _CHARS):
-                result = refuse((a, b, *rest))
-                if result is not None:
-                    return result
-            return kernel(a, b, *rest)
+        guarded.refuses_barebones_unsigned = True
+        return guarded
 
-        return guarded_binary
+    return wrap
 
-    def guarded(*arrays):
-        if any(_has_barebones(arrays[i]) for i in tensor_positions if i < len(arrays)):
-            result = refuse(arrays)
-            if result is not None:
-                return result
-        return kernel(*arrays)
 
-    return guarded
+# ---- activation ---------------------------------------------------------------------------------------------
+# No kernel is wrapped until one of these dtypes is reached for (backend/dtypes.barebones_in_use: ``tracegrad.uint32``
+# read, a NumPy array's dtype or a dtype's name looked up, a pickled array rebuilt): a program that never makes one
+# runs the kernels as they were, without the wrapper's Python frame on every call.
+
+_active = False
+_WRAPS: dict = {}  # operator -> its wrap (refusal_wrapper), for the operators REFUSED lists
+_FAST_PATH_CELLS: list = []  # (operator, closure cell): a fast path's copy of its operator's kernel
+
+
+def declare(op, operand_positions: tuple[int, ...] | None) -> None:
+    """Note an operator as it is declared (OpDef.__init__): its kernel refuses from activation on (at once if
+    these dtypes are already in use)."""
+    wrap = refusal_wrapper(op.name, op.schema.full_name, op.tensor_idx, operand_positions, op.is_inplace)
+    if wrap is None:
+        return
+    _WRAPS[op] = wrap
+    if _active:
+        op.kernel = wrap(op.kernel)
+
+
+def fast_path_kernel(op, function: Callable) -> None:
+    """A fast path (ops/fastpath.py) made for ``op`` keeps its kernel in a closure cell named ``kernel``: that cell
+    gets the refusing kernel at activation (a fast path made after it closes over the wrapped kernel already)."""
+    if op in _WRAPS and not _active:
+        cell = function.__closure__[function.__code__.co_freevars.index("kernel")]
+        _FAST_PATH_CELLS.append((op, cell))
+
+
+def restored_kernel(op, kernel: Callable) -> Callable:
+    """``kernel``, an operator's kernel taken before a temporary replacement (utils/_python_dispatch.py), as it
+    should be put back: wrapped if these dtypes came into being in the meantime."""
+    wrap = _WRAPS.get(op) if _active else None
+    if wrap is None or getattr(kernel, "refuses_barebones_unsigned", False):
+        return kernel
+    return wrap(kernel)
+
+
+def activate() -> None:
+    """These dtypes are in use: every operator REFUSED lists gets its refusing kernel, fast paths included."""
+    global _active
+    if _active:
+        return
+    _active = True
+    for op, wrap in _WRAPS.items():
+        op.kernel = wrap(op.kernel)
+    for op, cell in _FAST_PATH_CELLS:
+        cell.cell_contents = op.kernel
+    _FAST_PATH_CELLS.clear()
+
+
+def is_active() -> bool:
+    return _active

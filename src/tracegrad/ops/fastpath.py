@@ -22,6 +22,7 @@ from .._tensor import Tensor, _new
 from ..autograd.edges import NO_EDGE, gradient_edge, new_grad_accumulator
 from ..autograd.node_meta import F32_FORMS, meta_forms
 from ..autograd.saved import SavedTensor, save_fresh_output, save_input, save_input_pair
+from . import barebones_unsigned
 from ._util import translate_value_error
 from .aten_vec import FP_SIGNALS, quietly
 from .result_layouts import SWAPPED_OPERANDS, operand_positions
@@ -181,6 +182,7 @@ def unary(op):
             out._rg = False
         return out
 
+    barebones_unsigned.fast_path_kernel(op, call)
     return _own_code(call)
 
 
@@ -361,4 +363,5 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
         return out
 
     run = _own_code(run)  # (``call`` reads it from its cell, so it calls the copy too)
+    barebones_unsigned.fast_path_kernel(op, run)
     return run if dunder else call

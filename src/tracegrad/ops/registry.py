@@ -28,9 +28,9 @@ from ..autograd.node_meta import meta_record, outputs_meta
 from ..autograd.saved import _FREED as _SAVED_FREED
 from ..autograd.saved import _NONE as _SAVED_NONE
 from ..autograd.saved import SavedTensor
+from . import barebones_unsigned
 from ._util import array_refused, parsed_numbers, translate_value_error
 from .aten_vec import FP_SIGNALS, quietly
-from .barebones_unsigned import refusing_kernel
 from .mem_overlap import ARGUMENTS_CHECKED_FIRST, Check, check_overlap, inplace_check
 from .result_layouts import follows_tensor_iterator, operand_positions
 from .result_layouts import rule_for as _layout_rule_for
@@ -453,11 +453,9 @@ class OpDef:
         self.overlap_inputs = tuple(i for i in self.tensor_idx + self.list_idx if i != 0
                                     ) if self.overlap_check is not Check.NONE else ()
         # Most of PyTorch's kernels refuse the barebones unsigned dtypes (uint16/32/64) that NumPy computes: the
-        # operators barebones_unsigned.py lists get a kernel that refuses them (the others keep theirs)
+        # operators barebones_unsigned.py lists get a kernel that refuses them once one of them exists
         functional_name = self.name[:-1] if self.is_inplace else self.name
-        self.kernel = refusing_kernel(kernel, self.name, self.schema.full_name, self.tensor_idx,
-                                      self.layout_operands if follows_tensor_iterator(functional_name) else None,
-                                      self.is_inplace)
+        barebones_unsigned.declare(self, self.layout_operands if follows_tensor_iterator(functional_name) else None)
         self.returns_list = bool(self.schema.returns) and self.schema.returns[0].type.startswith("Tensor[]")
         self.n_returns = len(self.schema.returns)
         self.returns_tensor = tuple(r.type.startswith("Tensor") for r in self.schema.returns)

@@ -59,10 +59,11 @@ def run_with_result(op, args: tuple, kwargs: dict, result: Any) -> Any:
     real = op.__dict__["kernel"]
 
     def kernel(*arrays: Any) -> Any:
-        op.kernel = real  # at once: a saved-tensor hook running after this may call the operator again
+        op.kernel = restored_kernel(op, real)  # at once: a saved-tensor hook running after this may call it again
         return result
 
     from ..ops._util import parsed_numbers
+    from ..ops.barebones_unsigned import restored_kernel
 
     # (NumPy numbers read as OpDef.__call__ reads them: the node saves what a real call would)
     bound = parsed_numbers(op.bind(args, kwargs) if kwargs or len(args) != op.n_params else args, op.number_idx,
@@ -71,4 +72,4 @@ def run_with_result(op, args: tuple, kwargs: dict, result: Any) -> Any:
     try:
         return op._eager(bound)
     finally:
-        op.kernel = real
+        op.kernel = restored_kernel(op, real)  # (wrapped if a barebones unsigned dtype came into being meanwhile)
