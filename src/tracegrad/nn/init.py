@@ -7,8 +7,10 @@ under ``no_grad``) and bumps its version counter, as an in-place operation does.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
@@ -33,6 +35,21 @@ __all__ = [
     "orthogonal_",
     "sparse_",
 ]
+
+
+def _reads_first(*names: str) -> Callable[[Callable], Callable]:
+    """For a non-tensor given (a NumPy array, a list), read the attributes torch's function reads of it first, in
+    its order: the first one missing raises Python's AttributeError naming it, as in torch (tracegrad's code would
+    name private ones, ``_data``, ``_before_write``)."""
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def initialise(tensor, *args, **kwargs):
+            if not isinstance(tensor, Tensor):
+                for name in names:
+                    getattr(tensor, name)
+            return fn(tensor, *args, **kwargs)
+        return initialise
+    return wrap
 
 
 def _write(tensor: Tensor, values) -> Tensor:
@@ -71,10 +88,12 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
+@_reads_first("uniform_")
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     return _write(tensor, _rng(generator).uniform(tensor._data.shape, tensor._data.dtype, a, b))
 
 
+@_reads_first("normal_")
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     return _write(tensor, _normal(tensor._data, mean, std, generator))
 
@@ -84,6 +103,7 @@ def _normal(data: np.ndarray, mean: float, std: float, generator) -> np.ndarray:
     return _rng(generator).normal(data.shape, data.dtype, mean, std, contiguous=data.flags.c_contiguous)
 
 
+@_reads_first("is_meta")
 def trunc_normal_(
     tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator=None
 ) -> Tensor:
@@ -134,24 +154,29 @@ def _refuse_complex_comparison(values: np.ndarray, comparison: str) -> None:
         raise NotImplementedError(f"\"{comparison}_cpu\" not implemented for '{scalar_type_name(values.dtype)}'")
 
 
+@_reads_first("fill_")
 def constant_(tensor: Tensor, val: float) -> Tensor:
     return _write(tensor, val)
 
 
+@_reads_first("fill_")
 def ones_(tensor: Tensor) -> Tensor:
     return _write(tensor, 1)
 
 
+@_reads_first("zero_")
 def zeros_(tensor: Tensor) -> Tensor:
     return _write(tensor, 0)
 
 
+@_reads_first("ndimension")
 def eye_(tensor: Tensor) -> Tensor:
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _write(tensor, np.eye(*tensor._data.shape))
 
 
+@_reads_first("ndimension")
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     dims = tensor.ndim
     if dims not in (3, 4, 5):
@@ -183,17 +208,20 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+@_reads_first("dim")
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return uniform_(tensor, -bound, bound, generator)
 
 
+@_reads_first("dim")
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
+@_reads_first("shape", "dim")
 def kaiming_uniform_(
     tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
 ) -> Tensor:
@@ -205,6 +233,7 @@ def kaiming_uniform_(
     return uniform_(tensor, -bound, bound, generator)
 
 
+@_reads_first("shape", "dim")
 def kaiming_normal_(
     tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
 ) -> Tensor:
@@ -215,6 +244,7 @@ def kaiming_normal_(
     return normal_(tensor, 0.0, std, generator)
 
 
+@_reads_first("ndimension")
 def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
@@ -235,6 +265,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     return _write(tensor, (q * gain).reshape(tensor._data.shape))
 
 
+@_reads_first("ndimension")
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")

@@ -1,8 +1,11 @@
-"""Gradient clipping, in place on ``.grad`` and without autograd (as PyTorch does under ``no_grad``)."""
+"""Gradient clipping, in place on ``.grad`` and without autograd (as PyTorch does under ``no_grad``). The parameters
+are read through their public attributes (``.grad``, ``.device``) in torch's order, so a non-tensor fails on the
+attribute it does in torch."""
 
 from __future__ import annotations
 
 import math
+import types
 import warnings
 from collections.abc import Iterable
 
@@ -14,6 +17,16 @@ from ...ops.aten_vec import quiet
 
 def _as_list(parameters) -> list:
     return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def _parameters_listed(parameters) -> list:
+    """``_as_list``, with torch's warning for an empty generator (nothing to clip)."""
+    if isinstance(parameters, Tensor):
+        return [parameters]
+    listed = list(parameters)
+    if isinstance(parameters, types.GeneratorType) and not listed:
+        warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=3)
+    return listed
 
 
 def _vector_norm(a: np.ndarray, p: float) -> np.ndarray:
@@ -38,6 +51,7 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     norm_type = float(norm_type)
     if not tensors:
         return _wrap(np.asarray(0.0, dtype=np.float32))
+    tensors[0].device  # noqa: B018 - torch reads the first one's device before anything else
     norms = np.stack([np.asarray(_vector_norm(t._data, norm_type)) for t in tensors])
     total = np.asarray(_vector_norm(norms, norm_type), dtype=norms.dtype)
     if error_if_nonfinite and not np.isfinite(total):
@@ -51,7 +65,7 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
 
 @quiet
 def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
-    grads = [p._grad for p in _as_list(parameters) if p._grad is not None]
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return
     coef = np.minimum(float(max_norm) / (total_norm._data + 1e-6), 1.0)
@@ -70,8 +84,8 @@ def clip_grad_norm_(
 ) -> Tensor:
     """Scale all gradients so that their joint norm is at most ``max_norm``; return the norm before
     clipping."""
-    parameters = _as_list(parameters)
-    grads = [p._grad for p in parameters if p._grad is not None]
+    parameters = _parameters_listed(parameters)
+    grads = [p.grad for p in parameters if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
@@ -90,8 +104,7 @@ def clip_grad_norm(
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float, foreach=None) -> None:
     clip_value = float(clip_value)
-    for p in _as_list(parameters):
-        if p._grad is not None:
-            p._grad._before_write()
-            np.clip(p._grad._data, -clip_value, clip_value, out=p._grad._data)
-            p._grad._bump_version()
+    for grad in [p.grad for p in _as_list(parameters) if p.grad is not None]:
+        grad._before_write()
+        np.clip(grad._data, -clip_value, clip_value, out=grad._data)
+        grad._bump_version()
