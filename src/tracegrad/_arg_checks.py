@@ -8,6 +8,7 @@ helpers make the same checks for tracegrad's Python factories.
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Any
 
 import numpy as np
@@ -34,11 +35,19 @@ def bool_arg(fn: str, name: str, value: Any, position: int | None = None) -> Non
 
 
 def _is_index(value: Any) -> bool:
+    """An int as torch's parser takes one for a size: not a bool, but anything with ``__index__`` (a NumPy int, a
+    0-d NumPy int array), and a one-element int tensor."""
     from ._tensor import Tensor
 
     if isinstance(value, Tensor):
         return value.numel() == 1 and value._data.dtype.kind in "iu"
-    return isinstance(value, (builtins.int, np.integer)) and not isinstance(value, builtins.bool)
+    if isinstance(value, builtins.bool):
+        return False
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
 
 
 def size_arg(fn: str, size: tuple, keyword: bool = False) -> tuple[int, ...]:
@@ -60,7 +69,7 @@ def size_arg(fn: str, size: tuple, keyword: bool = False) -> tuple[int, ...]:
         if not (_is_index(item) or (pos and item.__class__ is builtins.bool)):
             raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {pos + 1} with error "
                             f"\"type must be tuple of ints,but got {tp_name(item)}\"")
-        shape.append(int(item.item()) if isinstance(item, Tensor) else int(item))
+        shape.append(int(item.item()) if isinstance(item, Tensor) else operator.index(item))
     return tuple(shape)
 
 

@@ -35,7 +35,7 @@ _KIND_NAMES = {
     "SYM_INT_LIST": "tuple of ints", "FLOAT_LIST": "tuple of floats", "GENERATOR": "torch.Generator",
     "BOOL": "bool", "PYOBJECT": "object", "SCALARTYPE": "torch.dtype", "LAYOUT": "torch.layout",
     "MEMORY_FORMAT": "torch.memory_format", "DEVICE": "torch.device", "STRING": "str", "DIMNAME": "name",
-    "DIMNAME_LIST": "tuple of names", "SCALAR_LIST": "tuple of Scalars",
+    "DIMNAME_LIST": "tuple of names", "SCALAR_LIST": "tuple of Scalars", "STORAGE": "torch.Storage",
 }
 
 # schema base type -> (kind, the C++ type torch's generator sorts overloads by)
@@ -46,6 +46,7 @@ _SCHEMA_KINDS = {
     "Generator": ("GENERATOR", "Generator"), "MemoryFormat": ("MEMORY_FORMAT", "MemoryFormat"),
     "Layout": ("LAYOUT", "Layout"), "Device": ("DEVICE", "Device"), "Any": ("PYOBJECT", "PyObject*"),
     "Dimname": ("DIMNAME", "Dimname"), "complex": ("COMPLEX", "c10::complex<double>"),
+    "Storage": ("STORAGE", "Storage"),
 }
 _SCHEMA_LIST_KINDS = {
     "int": ("INT_LIST", "IntArrayRef"), "SymInt": ("SYM_INT_LIST", "SymIntArrayRef"),
@@ -181,16 +182,17 @@ def _is_sequence(obj: Any) -> bool:
     return isinstance(obj, (tuple, list))
 
 
-def _int_list(obj: Any, size: int, symbolic: bool) -> tuple[bool, int]:
-    """(accepted, index of the offending element or -1): torch checks only a list's first element."""
+def _int_list(obj: Any, size: int) -> tuple[bool, int]:
+    """(accepted, index of the offending element or -1): torch checks only a list's first element, and for a
+    sized list (``int[1]``) takes one index alone, a 0-d NumPy array too, by ``__index__`` (its binding then fails
+    to read the array: ``_read_single_ints``)."""
     if _is_sequence(obj):
         if not obj:
             return True, -1
         if _check_index(obj[0]):
             return True, -1
         return False, 0
-    single = _check_index(obj) if symbolic else _check_long(obj)
-    return size > 0 and single, -1
+    return size > 0 and _check_index(obj), -1
 
 
 def _check(param: PyParam, obj: Any, argnum: int, numbers_as_tensors: bool) -> tuple[bool, int]:
@@ -205,7 +207,7 @@ def _check(param: PyParam, obj: Any, argnum: int, numbers_as_tensors: bool) -> t
     if kind == "SYM_INT":
         return _check_index(obj), -1
     if kind in ("INT_LIST", "SYM_INT_LIST"):
-        return _int_list(obj, param.size, kind == "SYM_INT_LIST")
+        return _int_list(obj, param.size)
     if kind == "TENSOR_LIST":
         if not _is_sequence(obj):
             return False, -1
@@ -258,8 +260,14 @@ def _layout(obj: Any) -> bool:
     return isinstance(obj, layout)
 
 
+def _storage(obj: Any) -> bool:
+    from .storage import TypedStorage, UntypedStorage
+
+    return isinstance(obj, (TypedStorage, UntypedStorage))
+
+
 _CLASS_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "GENERATOR": _generator, "MEMORY_FORMAT": _memory_format, "LAYOUT": _layout,
+    "GENERATOR": _generator, "MEMORY_FORMAT": _memory_format, "LAYOUT": _layout, "STORAGE": _storage,
 }
 
 
@@ -277,9 +285,11 @@ def _torch_type_names() -> dict[type, str]:
     from .backend.dtypes import dtype
     from .memory_format import layout, memory_format
     from .size import Size
+    from .storage import TypedStorage, UntypedStorage
 
     return {dtype: "torch.dtype", device: "torch.device", Generator: "torch._C.Generator", Size: "torch.Size",
-            memory_format: "torch.memory_format", layout: "torch.layout", finfo: "torch.finfo", iinfo: "torch.iinfo"}
+            memory_format: "torch.memory_format", layout: "torch.layout", finfo: "torch.finfo", iinfo: "torch.iinfo",
+            UntypedStorage: "torch.storage.UntypedStorage", TypedStorage: "torch.storage.TypedStorage"}
 
 
 def non_tensor_element(position: int, argnum: int, item: Any) -> TypeError:
@@ -519,7 +529,27 @@ def _read_bound(sig: PySignature, args: tuple, kwargs: dict) -> None:
     """What torch's binding reads of the arguments its parser took, before the kernel runs: the device first
     (the options are made before the size), then the int lists element by element."""
     _read_device(sig, args, kwargs)
+    _read_single_ints(sig, args, kwargs)
     _unpack_int_lists(sig, args, kwargs)
+
+
+# the line of torch 2.13's python_arg_parser.h whose assertion a sized int list given one non-int fails, by kind
+_LIST_READER_LINES = {"INT_LIST": 658, "SYM_INT_LIST": 573}
+
+
+def _read_single_ints(sig: PySignature, args: tuple, kwargs: dict) -> None:
+    """A sized int list (``int[1] dim``) given one value its parser took by ``__index__`` (a 0-d NumPy array): torch's
+    binding reads a lone int or tensor only, and takes anything else for a tuple, failing its internal assertion."""
+    if sig.gathers_size:
+        return
+    bound = _bound(sig, args, kwargs)
+    for param in sig.params:
+        value = bound.get(param.name)
+        if (param.size and param.kind in _LIST_READER_LINES and value is not None and not _is_sequence(value)
+                and not _check_long(value) and not _is_tensor(value)):
+            raise RuntimeError(
+                'PyList_Check(arg) INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/torch/csrc/utils/python_arg_'
+                f'parser.h":{_LIST_READER_LINES[param.kind]}, please report a bug to PyTorch. expected tuple or list')
 
 
 def _read_device(sig: PySignature, args: tuple, kwargs: dict) -> None:
@@ -678,19 +708,30 @@ def python_signatures(name: str, method: bool) -> tuple[PySignature, ...]:
     return tuple(_ordered(sigs))
 
 
-def argument_error(name: str, args: tuple, kwargs: dict, method: bool = False) -> TypeError | None:
+def argument_error(name: str, args: tuple, kwargs: dict, method: bool = False, owner: type | None = None
+                   ) -> TypeError | None:
     """torch's parser error for a failed call of the operator ``name``, or None where torch's parser accepts the
-    arguments (the call's own error then stands)."""
+    arguments (the call's own error then stands). ``owner``: the class of a method's tensor, where known."""
     try:
         sigs = python_signatures(name, method)
     except (KeyError, ValueError):  # a schema type the parser has no kind for: no verdict
         return None
     if method and sigs and all(not sig.params for sig in sigs):
         # a method without parameters is a plain CPython method in torch (METH_NOARGS), with CPython's words
+        where = f"{_c_method_class(owner)}.{name}()"
         if kwargs:
-            return TypeError(f"TensorBase.{name}() takes no keyword arguments")
-        return TypeError(f"TensorBase.{name}() takes no arguments ({len(args)} given)") if args else None
+            return TypeError(f"{where} takes no keyword arguments")
+        return TypeError(f"{where} takes no arguments ({len(args)} given)") if args else None
     return parse_error(list(sigs), args, kwargs)
+
+
+def _c_method_class(owner: type | None) -> str:
+    """The class CPython names in a C method's argument errors: the method descriptor's (TensorBase) where the call
+    looked the method up (``t.abs(1)``), the tensor's own where it called a bound method (``getattr(t, "abs")(1)``:
+    Tensor, Parameter)."""
+    from ._method_calls import called_by_method_lookup
+
+    return "TensorBase" if owner is None or called_by_method_lookup() else owner.__qualname__
 
 
 def _bound(sig: PySignature, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -711,8 +752,9 @@ def rebound_call(name: str, args: tuple, kwargs: dict, method: bool = False) -> 
     - one of torch's deprecated argument orders (``add(x, 2, y)``: input, alpha, other), after torch's warning
       (once per process, as its parser gives it): the values by name, the tensor first;
     - a method's ints read as one list (``x.squeeze(0, 1)``: ``dim=(0, 1)``), the parser's ``*size`` rule;
-    - keywords that torch names otherwise than tracegrad's function, given by position (``_by_position``).
-    The last two only for Python's refusal of the call (a TypeError), never to run a failed kernel again."""
+    - keywords that torch names otherwise than tracegrad's function, given by position (``_by_position``);
+    - ints given as NumPy ints, 0-d arrays or one-element tensors, read as Python ints (``_with_ints_read``).
+    The last three only for Python's refusal of the call (a TypeError), never to run a failed kernel again."""
     try:
         sigs = python_signatures(name, method)
     except (KeyError, ValueError):
@@ -730,9 +772,51 @@ def rebound_call(name: str, args: tuple, kwargs: dict, method: bool = False) -> 
         except TypeError:  # (refused after all: ``view(2, 2.0)``)
             return None
         if method and len(args) > 1 and sig.gathers_size:
-            return (tuple(args),), kwargs
-        return _by_position(sig, args, kwargs) if kwargs else None
+            return (tuple(_ints_read(args)),), kwargs
+        read = _with_ints_read(sig, args, kwargs)
+        if kwargs:
+            return _by_position(sig, *(read or (args, kwargs))) or read
+        return read
     return _deprecated_call(name, sigs, args, kwargs, method)
+
+
+_INT_KINDS = frozenset({"INT64", "SYM_INT", "INT_LIST", "SYM_INT_LIST"})
+
+
+def _read_as_int(value: Any) -> bool:
+    """Whether torch's binding reads ``value``, given for an int its parser took, as an int it is not yet: a NumPy
+    int, a 0-d NumPy int array, a one-element int tensor, a bool after a list's first element (by ``__index__``)."""
+    if value.__class__ is int:
+        return False
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _ints_read(value: Any) -> Any:
+    """An int (or int list) argument with its indices made Python ints."""
+    if _is_sequence(value):
+        return value.__class__(operator.index(v) if _read_as_int(v) else v for v in value)
+    return operator.index(value) if _read_as_int(value) else value
+
+
+def _reads_ints(value: Any) -> bool:
+    return any(_read_as_int(v) for v in value) if _is_sequence(value) else _read_as_int(value)
+
+
+def _with_ints_read(sig: PySignature, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+    """A call torch's parser took, with its int arguments given otherwise (``x.squeeze(np.array(0))``) made Python
+    ints, as torch's binding reads them before its kernel runs; None where there is none."""
+    positional = [p for p in sig.params if not p.keyword_only]
+    at = [k for k, p in enumerate(positional[:len(args)]) if p.kind in _INT_KINDS and _reads_ints(args[k])]
+    names = {key for p in sig.params if p.kind in _INT_KINDS for key in (p.name, *_NUMPY_NAMES.get(p.name, ()))}
+    keys = [key for key in names & kwargs.keys() if _reads_ints(kwargs[key])]
+    if not at and not keys:
+        return None
+    read_args = tuple(_ints_read(a) if k in at else a for k, a in enumerate(args))
+    return read_args, {key: _ints_read(v) if key in keys else v for key, v in kwargs.items()}
 
 
 def _deprecated_call(name: str, sigs: tuple[PySignature, ...], args: tuple, kwargs: dict, method: bool
@@ -807,7 +891,7 @@ def refuse_arrays_among(values: tuple | list) -> None:
             raise TypeError(f"expected Tensor as element {k} in argument 0, but got {tp_name(value)}")
 
 
-def refuse_as_torch(name: str, args: tuple, kwargs: dict, method: bool = False) -> None:
+def refuse_as_torch(name: str, args: tuple, kwargs: dict, method: bool = False, owner: type | None = None) -> None:
     """Called while a call's error is being handled: raise torch's parser error instead where torch's parser
     refuses the arguments; return (the caller re-raises its own error) where it accepts them.
 
@@ -815,7 +899,7 @@ def refuse_as_torch(name: str, args: tuple, kwargs: dict, method: bool = False) 
     user's arguments, decides. An inner guard's parser error carries the error it replaced, which an outer
     guard that accepts its arguments raises again: the inner refusal judged tracegrad's own call, not the user's.
     """
-    error = argument_error(name, args, kwargs, method)
+    error = argument_error(name, args, kwargs, method, owner)
     current = sys.exc_info()[1]
     if error is not None:
         error.replaced_error = getattr(current, "replaced_error", current)
@@ -950,13 +1034,14 @@ def _probes() -> dict[Any, Any]:
     ``max(x, y, 3)``, a string as a dtype's name, a NumPy array as a tensor), keyed as ``_refused`` looks them up.
     The tensor and the array have one dim: where only a number goes, torch takes a 0-d tensor, and where an int goes
     a 0-d int array (through ``__index__``), which the guard then sends to the full parse (rare, and accepted
-    there)."""
+    there); so does an array first in a list (an int list takes a 0-d one, a float list none: ``[np.array(2.0)]``
+    for ``scale_factors``)."""
     from ._tensor import Tensor
 
     probes: dict[Any, Any] = {bool: True, int: 3, float: 1.5, type(None): None, list: [], tuple: (), str: "a",
                               Tensor: Tensor(np.zeros(2, np.float32)), np.ndarray: np.zeros(2)}
     probes.update({(seq, cls): seq([probe]) for seq in (list, tuple) for cls, probe in
-                   ((bool, True), (float, 1.5), (type(None), None))})
+                   ((bool, True), (float, 1.5), (type(None), None), (np.ndarray, np.zeros(2)))})
     return probes
 
 
@@ -1085,7 +1170,7 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
                 positional = sys.maxsize if limits.positional is None else limits.positional
                 refused_classes = limits.refused_classes
             if limits.suspect(args, kwargs):
-                refuse_as_torch(name, args[1:] if method else args, kwargs, method)
+                _refuse_call(name, args, kwargs, method)
                 # (taken, but maybe as a deprecated order only, which tracegrad's function may read otherwise:
                 # ``add(x, True, 1.5)`` is alpha=True, other=1.5)
                 again = limits.deprecated and deprecated_reading(name, args[1:] if method else args, kwargs, method)
@@ -1094,18 +1179,26 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
             if "layout" in kwargs:  # (keyword-only wherever torch takes one; after the parser's own refusals)
                 refuse_unsupported_layout(kwargs["layout"])
         elif refused_classes(args):  # (the common call: positional arguments only)
-            refuse_as_torch(name, args[1:] if method else args, kwargs, method)
+            _refuse_call(name, args, kwargs, method)
         try:
             return fn(*args, **kwargs)
         except Exception:
             given = args[1:] if method else args
             again = rebound_call(name, given, kwargs, method)
             if again is None:
-                refuse_as_torch(name, given, kwargs, method)
+                _refuse_call(name, args, kwargs, method)
                 raise
         return fn(*args[:1], *again[0], **again[1]) if method else fn(*again[0], **again[1])
     guarded.argument_guard = name
     return guarded
+
+
+def _refuse_call(name: str, args: tuple, kwargs: dict, method: bool) -> None:
+    """``refuse_as_torch`` for a guarded call's arguments, a method's tensor first."""
+    if method:
+        refuse_as_torch(name, args[1:], kwargs, True, owner=type(args[0]))
+    else:
+        refuse_as_torch(name, args, kwargs)
 
 
 def guard_functions(namespace: dict, prefix: str = "", names: frozenset | None = None) -> None:

@@ -567,6 +567,13 @@ METHOD_OVERLOADS: dict[str, tuple[str, ...]] = {
                    "bool requires_grad=False) -> Tensor",),
     "map_": ("map_(Tensor(a!) self, Tensor other, Any callable) -> Tensor(a!)",),
     "map2_": ("map2_(Tensor(a!) self, Tensor x, Tensor y, Any callable) -> Tensor(a!)",),
+    "set_": ("set_(Tensor(a!) self) -> Tensor(a!)",
+             "set_.source_Storage(Tensor(a!) self, Storage source) -> Tensor(a!)",
+             "set_.source_Storage_storage_offset(Tensor(a!) self, Storage source, SymInt storage_offset, "
+             "SymInt[] size, SymInt[] stride=[]) -> Tensor(a!)",
+             "set_.source_Tensor(Tensor(a!) self, Tensor source) -> Tensor(a!)",
+             "set_.source_Tensor_storage_offset(Tensor(a!) self, Tensor source, SymInt storage_offset, "
+             "SymInt[] size, SymInt[] stride=[]) -> Tensor(a!)"),
     # the conversions, with the memory format only
     **{name: (f"{name}(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",) for name in (
         "bool", "byte", "char", "short", "int", "long", "half", "float", "double", "cfloat", "cdouble", "cpu")},

@@ -286,6 +286,8 @@ class Tensor:
                 raise TypeError(f"set_() got an unexpected keyword argument '{sorted(unknown)[0]}'")
             named = dict(zip(("storage_offset", "size", "stride"), args), **kwargs)
             args = (named.get("storage_offset", 0), named.get("size"), named.get("stride"))
+        if args and (len(args) < 2 or args[1] is None):  # (refused in torch's words by the method's guard)
+            raise TypeError("set_(): a storage offset comes with a size")
         from .autograd.set_history import node_before_set, record_set
         from .autograd.views import refuse_inference_update
 

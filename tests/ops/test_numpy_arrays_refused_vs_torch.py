@@ -73,20 +73,6 @@ def _same(got: tuple, expected: tuple) -> bool:
 
 # ---- the OpInfo database: each tensor as an array, each number as a 0-d array and as a NumPy scalar ----------------
 
-# Where torch's parser reads a 0-d array as an int (a SymInt parameter, through ``__index__``) or refuses it for an int
-# or a float list, tracegrad's schema or Python layer reads the parameter otherwise: not what this file fixes.
-_INT_POSITIONS_READ_OTHERWISE = {
-    "kthvalue": "k is a SymInt in torch (a 0-d int array read by __index__), an int in tracegrad's schema",
-    "tril": "diagonal is a SymInt in torch, an int in tracegrad's schema",
-    "triu": "diagonal is a SymInt in torch, an int in tracegrad's schema",
-    "unflatten": "Tensor.unflatten is Python in tracegrad, and reads a 0-d array as its int dim",
-    "squeeze": "Tensor.squeeze(dim) reads a 0-d int array as a list of dims",
-    "nn.functional.embedding_bag": "padding_idx is read by Python, which takes a 0-d array as an int",
-    **{f"nn.functional.interpolate.{mode}": "a 0-d scale_factor is read by Python into torch's float list"
-       for mode in ("nearest", "bilinear", "bilinear_align_corners", "bicubic", "bicubic_align_corners")},
-}
-
-
 # Functions that call torch.ops.aten in torch: its dispatcher refuses an array with a RuntimeError listing each
 # overload's schema, the array's repr and pybind11's cast error, which tracegrad's ops.aten does not reproduce (it
 # refuses in the Python binding's TypeError words): only that both refuse is compared
@@ -120,8 +106,7 @@ def _spoilings(op, sample) -> list[tuple[str, object]]:
                  for k in range(len(Call(torch, op, sample, requires_grad=False).tensors))]
     for position, value in [*enumerate(sample.args), *sample.kwargs.items()]:
         if value.__class__ in (int, float):
-            if op.id not in _INT_POSITIONS_READ_OTHERWISE:
-                spoilings.append((f"number {position} as a 0-d array", _number_as(position, np.array)))
+            spoilings.append((f"number {position} as a 0-d array", _number_as(position, np.array)))
             spoilings.append((f"number {position} as a NumPy scalar", _number_as(position, _numpy_scalar)))
     return spoilings
 

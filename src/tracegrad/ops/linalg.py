@@ -1066,8 +1066,8 @@ def _tri(name: str, np_fn):
         a[...] = kernel(a, diagonal)
         return a
 
-    op = defop(f"{name}(Tensor self, int diagonal=0) -> Tensor", kernel, vjp=vjp, attrs=("diagonal",))
-    inplace_op = defop(f"{name}_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", inplace, vjp=vjp,
+    op = defop(f"{name}(Tensor self, SymInt diagonal=0) -> Tensor", kernel, vjp=vjp, attrs=("diagonal",))
+    inplace_op = defop(f"{name}_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)", inplace, vjp=vjp,
                        attrs=("diagonal",), node_name=op.node_class._name)
     return op, inplace_op
 

@@ -468,7 +468,7 @@ def _sample_with_replacement(row: np.ndarray, num_samples: int, rng) -> np.ndarr
     return np.searchsorted(cumulative.astype(np.float64), rng.unit(num_samples, np.float64), side="left")
 
 
-multinomial = defop("multinomial(Tensor self, int num_samples, bool replacement=False, *, "
+multinomial = defop("multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, "
                     "Generator? generator=None) -> Tensor", _multinomial_kernel, differentiable=())
 
 

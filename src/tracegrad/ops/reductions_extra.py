@@ -812,10 +812,10 @@ def _logical_reduce(np_fn):
 _all_dims_k, _all_full_k = _logical_reduce(np.all)
 _any_dims_k, _any_full_k = _logical_reduce(np.any)
 _all_full = defop("all(Tensor self) -> Tensor", _all_full_k, differentiable=())
-_all_dims = defop("all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", _all_dims_k,
+_all_dims = defop("all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", _all_dims_k,
                   differentiable=())
 _any_full = defop("any(Tensor self) -> Tensor", _any_full_k, differentiable=())
-_any_dims = defop("any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", _any_dims_k,
+_any_dims = defop("any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor", _any_dims_k,
                   differentiable=())
 
 
@@ -1120,8 +1120,9 @@ std_mean = _var_family(_std_mean)
 
 
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None) -> Tensor:
-    """``torch.norm``: a vector norm, or the matrix norm named by a string ``p`` ('fro', 'nuc')."""
-    from . import linalg as _la
+    """``torch.norm``: a vector norm, or the matrix norm named by a string ``p`` ('fro', 'nuc'), through the public
+    functions torch's Python calls (which refuse a ``dim`` of ``True``, made ``[True]`` here, in their words)."""
+    from ..linalg import matrix_norm, vector_norm
 
     if not isinstance(input, Tensor):
         input.layout  # noqa: B018 - torch's Python reads it first: what a non-tensor raises
@@ -1130,13 +1131,11 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtyp
         dim = [dim]
     if isinstance(p, str):
         if p == "fro" and (dim is None or len(dim) <= 2):
-            return _la.linalg_vector_norm(input, 2, dim, keepdim, dtype=dtype, **extra)
-        from ..linalg import matrix_norm  # (the public one, which answers in its parser's words)
-
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype, **extra)
         if dim is None:
             dim = list(range(input.ndim))
         return matrix_norm(input, p, dim, keepdim, dtype=dtype, **extra)
-    return _la.linalg_vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype, **extra)
+    return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype, **extra)
 
 
 def _norm_method(self: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
@@ -1621,7 +1620,7 @@ def _kth_vjp(ctx, g, _gi):
     return _value_selecting_backward(g, indices, ctx.input_shapes[0], dim, keepdim)
 
 
-kthvalue = defop("kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> "
+kthvalue = defop("kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> "
                  "(Tensor values, Tensor indices)", _kthvalue_kernel, vjp=_kth_vjp, saves=("result1",),
                  attrs=("dim", "keepdim"), meta=("self_sym_sizes",))
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._arg_parser import argument_error, refuse_arrays_among, refuse_as_torch, tensors_as_one_argument
+from .._arg_parser import argument_error, guard_errors, refuse_arrays_among, refuse_as_torch, tensors_as_one_argument
 from .._jit_internal import boolean_dispatch, renamed
 from .._strides import contiguous_as_torch, copy_preserving_layout, like_self, with_strides
 from .._tensor import Tensor, _wrap
@@ -1334,16 +1334,15 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
 
 
 def _split_method(self: Tensor, split_size, dim: int = 0):
-    """An int size (``split.Tensor``) or a list of sizes (``split_with_sizes``), as torch's Python picks."""
-    from .views import split as split_int
-
+    """An int size (``split.Tensor``) or a list of sizes (``split_with_sizes``), as torch's Python picks; each
+    through its parser (``_VF.split``, ``_VF.split_with_sizes``), which refuses a bool for a size or ``dim``."""
     if isinstance(split_size, Tensor):
         with contextlib.suppress(ValueError):  # (a tensor of several sizes stays one)
             split_size = int(split_size)
     if isinstance(split_size, int):
         if split_size.__class__ is builtins.bool:  # (an int to Python, not to torch's parser)
             raise argument_error("split", (self, split_size, dim), {})
-        return tuple(split_int(self, split_size, dim))
+        return tuple(_split_parsed(self, split_size, dim))
     if isinstance(split_size, tuple):
         split_size = list(split_size)
     elif not isinstance(split_size, list):
@@ -1352,7 +1351,17 @@ def _split_method(self: Tensor, split_size, dim: int = 0):
         error = argument_error("split_with_sizes", (self, split_size, dim), {})
         if error is not None:
             raise error
-    return tuple(split_with_sizes(self, split_size, dim))
+    return tuple(_split_with_sizes_parsed(self, split_size, dim))
+
+
+def _split_int(self: Tensor, split_size, dim: int = 0):
+    from .views import split as split_int
+
+    return split_int(self, split_size, dim)
+
+
+_split_parsed = guard_errors("split", _split_int)
+_split_with_sizes_parsed = guard_errors("split_with_sizes", split_with_sizes)
 
 
 _split_method.__qualname__ = "Tensor.split"
@@ -1813,14 +1822,18 @@ def _cat_alias(tensors, dim: int = 0, *, out=None) -> Tensor:
 
 def _unflatten_method(self: Tensor, dim: int, sizes) -> Tensor:
     """torch's Python ``Tensor.unflatten``: the truth of ``sizes`` first (a NumPy array's or a tensor's of several
-    elements is ambiguous, their error), then its parser's refusals (an array, a range: no list of ints)."""
+    elements is ambiguous, their error), then its parser's refusals (an array, a range: no list of ints; ``dim`` an
+    int only)."""
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     if not isinstance(sizes, (list, tuple)):
         error = argument_error("unflatten", (dim, sizes), {}, method=True)
         if error is not None:
             raise error
-    return unflatten(self, dim, sizes)
+    return _unflatten_parsed(self, dim, sizes)
+
+
+_unflatten_parsed = guard_errors("unflatten", unflatten, method=True)
 
 
 PUBLIC = {

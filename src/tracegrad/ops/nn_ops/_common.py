@@ -124,6 +124,14 @@ def as_int(value) -> int:
     return operator.index(value)
 
 
+def as_long(value) -> int:
+    """``as_int`` for a parameter the schema types ``int`` rather than ``SymInt``: torch's parser takes no 0-d
+    NumPy array there (only a SymInt is read through ``__index__``)."""
+    if isinstance(value, np.ndarray):
+        raise TypeError("an int argument must be an int, not numpy.ndarray")
+    return as_int(value)
+
+
 def expand_param(value, n: int) -> tuple:
     """An int-or-sequence size argument as an ``n``-tuple (``2`` -> ``(2, 2)``, ``[3]`` -> ``(3, 3)``), as ATen
     expands an ``int[n]`` argument; anything but ints fails (a TypeError)."""

@@ -28,7 +28,7 @@ from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
 from ..registry import defop, defop_without_derivative, not_implemented
 from ..views import squeeze, unsqueeze
-from ._common import as_int, check_float, run_op
+from ._common import as_int, as_long, check_float, run_op
 
 MODE_SUM, MODE_MEAN, MODE_MAX = 0, 1, 2
 
@@ -321,7 +321,7 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_b
         pad = -1
         if padding_idx is not None:
             num = weight.shape[0]
-            if not -num <= as_int(padding_idx) < num:
+            if not -num <= as_long(padding_idx) < num:
                 raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} through {num - 1}, "
                                    f"but got {padding_idx}")
             pad = padding_idx + num if padding_idx < 0 else padding_idx

@@ -504,8 +504,8 @@ def _convolution_vjp(ctx, g):
 
 
 convolution = defop(
-    "convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
-    "bool transposed, int[] output_padding, int groups) -> Tensor",
+    "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
+    "bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
     _convolution_kernel,
     vjp=_convolution_vjp,
     saves=("input", "weight"),
@@ -723,8 +723,9 @@ def _convolution_double_backward(ctx, ggx, ggw, ggb):
 
 
 convolution_backward = defop(
-    "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[]? bias_sizes, int[] stride, "
-    "int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> "
+    "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, "
+    "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, "
+    "bool[3] output_mask) -> "
     "(Tensor, Tensor, Tensor)",
     _convolution_backward_kernel,
     vjp=_convolution_double_backward,

@@ -10,9 +10,11 @@ wins) and its flat index are returned; the backward is max pooling's scatter.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
+from ..._arg_parser import refuse_as_torch
 from ..._tensor import Tensor
 from ...backend.dtypes import scalar_type_name
 from .pool import _with_indices_ops
@@ -124,11 +126,23 @@ def sized_fractional_max_pool(input: Tensor, n: int, kernel_size, output_size, o
     if random_samples is None:
         batch = 1 if input.dim() == n + 1 else input.size(0)
         random_samples = rand(batch, input.size(-n - 1), n, dtype=input.dtype)
-    # (a NumPy int is one int to torch's parser, as a Python int is)
-    kernel = (int(kernel_size),) * n if isinstance(kernel_size, (int, np.integer)) else tuple(kernel_size)
-    size = (int(output_size),) * n if isinstance(output_size, (int, np.integer)) else tuple(output_size)
+    try:
+        kernel, size = _sizes(kernel_size, n), _sizes(output_size, n)
+    except TypeError:  # (torch's Python passes both as given to its operator, whose parser refuses them)
+        refuse_as_torch(name, (input, kernel_size, output_size, random_samples), {})
+        raise
     for what, value in (("kernel_size", kernel), ("output_size", size)):
         if len(value) != n:
             raise RuntimeError(f"{name}: {what} must either be a single int or tuple of Ints")
     return fractional_max_pool2d(input, kernel, size, random_samples) if n == 2 else \
         fractional_max_pool3d(input, kernel, size, random_samples)
+
+
+def _sizes(value, n: int) -> tuple:
+    """An ``int[n]`` argument as a sequence: one int (a NumPy int too, not a 0-d array, which torch's binding
+    cannot read) stands for all ``n``; anything else is a TypeError."""
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    if value.__class__ is bool or isinstance(value, np.ndarray):
+        raise TypeError(f"an int argument must be an int, not {type(value).__name__}")
+    return (operator.index(value),) * n

@@ -344,7 +344,7 @@ def _ln_double_backward(ctx, ggx, ggw, ggb):
 
 
 native_layer_norm_backward = defop(
-    "native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor rstd, "
+    "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, "
     "Tensor? weight, Tensor? bias, bool[3] output_mask, float eps) -> (Tensor, Tensor, Tensor)",
     _ln_backward_kernel,
     vjp=_ln_double_backward,
