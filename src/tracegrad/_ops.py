@@ -13,6 +13,7 @@ overload of an operator that also has a ``.Scalar`` one under the bare name (``m
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 __all__ = ["OpOverload", "OpOverloadPacket", "aten", "overload_of"]
@@ -70,7 +71,19 @@ class OpOverload:
         return packet if self._overloadname == "default" else f"{packet}.{self._overloadname}"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._op(*args, **kwargs)
+        result = self._op(*args, **kwargs)
+        at = self._output_mask_position
+        if at is None:
+            return result
+        mask = args[at] if at < len(args) else kwargs["output_mask"]
+        return tuple(out if asked else None for out, asked in zip(result, mask))
+
+    @functools.cached_property
+    def _output_mask_position(self) -> int | None:
+        """Where the operator takes an ``output_mask`` (a fused backward, ``convolution_backward``): the results it
+        leaves out are ATen's undefined tensors, None in Python (tracegrad's operator returns empty ones)."""
+        names = [p.name for p in self._schema.params]
+        return names.index("output_mask") if "output_mask" in names else None
 
     def __repr__(self) -> str:
         return f"<OpOverload(op='{_NAMESPACE}.{self._overloadpacket.__name__}', overload='{self._overloadname}')>"

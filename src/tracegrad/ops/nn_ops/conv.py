@@ -672,6 +672,11 @@ def _convolution_backward_kernel(g, x, w, bias_sizes, stride, padding, dilation,
     _check_backward_kernels(g, x, w, stride, padding, dilation, transposed, output_padding, groups, output_mask)
     need_x, need_w, need_b = output_mask
     gx = gw = gb = np.empty((0,), g.dtype)  # a gradient output_mask leaves out (PyTorch's undefined tensor)
+    if need_b:
+        gb = np.add.reduce(g, axis=(0,) + tuple(range(2, g.ndim)))
+    # (given more images of grad_output than of input, torch's kernels read the first ones only; its bias
+    # gradient sums them all)
+    g = g[:x.shape[0]]
     if not transposed:
         if need_x:
             gx = _conv_input_grad_kernel(g, w, x.shape, stride, padding, dilation, groups)
@@ -682,8 +687,6 @@ def _convolution_backward_kernel(g, x, w, bias_sizes, stride, padding, dilation,
             gx = _leading(_conv_kernel(g, w, stride, padding, dilation, groups), x.shape)
         if need_w:
             gw = _conv_weight_grad_kernel(x, g, w.shape, stride, padding, dilation, groups)
-    if need_b:
-        gb = np.add.reduce(g, axis=(0,) + tuple(range(2, g.ndim)))
     return gx, gw, gb
 
 
