@@ -718,20 +718,20 @@ def argument_error(name: str, args: tuple, kwargs: dict, method: bool = False, o
         return None
     if method and sigs and all(not sig.params for sig in sigs):
         # a method without parameters is a plain CPython method in torch (METH_NOARGS), with CPython's words
-        where = f"{_c_method_class(owner)}.{name}()"
+        where = f"{_c_method_class(owner, name)}.{name}()"
         if kwargs:
             return TypeError(f"{where} takes no keyword arguments")
         return TypeError(f"{where} takes no arguments ({len(args)} given)") if args else None
     return parse_error(list(sigs), args, kwargs)
 
 
-def _c_method_class(owner: type | None) -> str:
+def _c_method_class(owner: type | None, name: str) -> str:
     """The class CPython names in a C method's argument errors: the method descriptor's (TensorBase) where the call
     looked the method up (``t.abs(1)``), the tensor's own where it called a bound method (``getattr(t, "abs")(1)``:
     Tensor, Parameter)."""
     from ._method_calls import called_by_method_lookup
 
-    return "TensorBase" if owner is None or called_by_method_lookup() else owner.__qualname__
+    return "TensorBase" if owner is None or called_by_method_lookup(name) else owner.__qualname__
 
 
 def _bound(sig: PySignature, args: tuple, kwargs: dict) -> dict[str, Any]:

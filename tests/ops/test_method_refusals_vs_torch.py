@@ -14,6 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _lib import raised, tg, torch
+from torch import Tensor as TorchTensor  # (a class an import binds: Python 3.11-3.13 load its methods by LOAD_ATTR)
+
+from tracegrad import Tensor as TgTensor
 
 SET_CALLS = {
     "an int": lambda L: L.ones(2).set_(3),
@@ -49,6 +52,20 @@ def _through_getattr(name: str, make=lambda L: L.ones(2), *args, **kwargs):
     return lambda L: getattr(make(L), name)(*args, **kwargs)
 
 
+def _stored_under_another_name(L):
+    class Holder:
+        pass
+    holder = Holder()
+    holder.f = L.ones(2).abs
+    return holder.f(1)
+
+
+def _looked_up_on_an_imported_class(L):
+    if L is tg:
+        return TgTensor.abs(L.ones(2), 1)
+    return TorchTensor.abs(L.ones(2), 1)
+
+
 def _bound(L):
     method = L.ones(2).abs
     return method(1)
@@ -68,9 +85,23 @@ NO_PARAMETER_CALLS = {
     "a parameter's, looked up": lambda L: L.nn.Parameter(L.ones(2)).t(1),
     "CPython's own method, through getattr": _through_getattr("tolist", lambda L: L.ones(2), 1),
     "in a conditional argument": lambda L: L.ones(2).relu(1 if L else 2),
+    "looked up on a class bound by an import": _looked_up_on_an_imported_class,
+    "a bound method stored under another name": _stored_under_another_name,
+    "a bound method's __call__": lambda L: L.ones(2).abs.__call__(1),
 }
 
 
 @pytest.mark.parametrize("case", list(NO_PARAMETER_CALLS))
 def test_methods_without_parameters_refuse_arguments_as_torch(case):
     assert raised(tg, NO_PARAMETER_CALLS[case]) == raised(torch, NO_PARAMETER_CALLS[case])
+
+
+def test_an_unreadable_caller_keeps_the_common_wording(monkeypatch):
+    """Bytecode the reading does not know (a later Python's) never turns the refusal into another error."""
+    import dis
+
+    def unreadable(*args, **kwargs):
+        raise ValueError("no such opcode")
+    monkeypatch.setattr(dis, "get_instructions", unreadable)
+    assert raised(tg, _through_getattr("abs", lambda L: L.ones(2), 1)) == (
+        "TypeError", "TensorBase.abs() takes no arguments (1 given)")
