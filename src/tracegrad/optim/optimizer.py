@@ -408,10 +408,7 @@ def array_options(group: dict[str, Any]) -> dict[str, Any]:
     """The group as the updates' NumPy arithmetic reads it: tensor options (``lr``, ``eps``, a tensor in ``betas``...)
     as their arrays, the values NumPy read them as before tensors had an ``__array_priority__`` (with it NumPy
     defers its operators to the tensor, which refuses arrays). The group itself when it holds no tensor option."""
-    def has_tensor(value) -> bool:
-        return isinstance(value, Tensor) or (value.__class__ is tuple and any(isinstance(v, Tensor) for v in value))
-
-    if not any(has_tensor(value) for key, value in group.items() if key != "params"):
+    if not _has_tensor_option(group):
         return group
 
     def as_array(value):
@@ -420,6 +417,22 @@ def array_options(group: dict[str, Any]) -> dict[str, Any]:
         return tuple(as_array(v) for v in value) if value.__class__ is tuple else value
 
     return {key: value if key == "params" else as_array(value) for key, value in group.items()}
+
+
+_PLAIN_OPTION_TYPES = frozenset({float, int, bool, type(None), str})
+
+
+def _has_tensor_option(group: dict[str, Any]) -> bool:
+    """Whether an option of ``group`` (not its params) is a tensor or a tuple holding one. A loop with the usual
+    numbers, flags and None recognised by their class first: this runs once per group per step."""
+    plain = _PLAIN_OPTION_TYPES
+    for key, value in group.items():
+        cls = value.__class__
+        if cls in plain or key == "params":
+            continue
+        if isinstance(value, Tensor) or (cls is tuple and any(isinstance(v, Tensor) for v in value)):
+            return True
+    return False
 
 
 def count_writes(t: Tensor, times: int) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap
+from ..ops.aten_vec import BLOCKED_MIN
 from ._fused import add_scaled_, added_scaled
 from ._refusals import refuse_at_step, refuse_fused_combinations
 from .optimizer import Optimizer, array_options, check_tensor_lr, count_writes
 
 __all__ = ["SGD"]
+
+_F32 = np.dtype(np.float32)
 
 class SGD(Optimizer):
     _group_defaults_on_load = (("nesterov", False), ("maximize", False), ("foreach", None), ("differentiable", False),
@@ -62,14 +65,7 @@ class SGD(Optimizer):
             momentum = group["momentum"]
             wd = group["weight_decay"]
             if momentum == 0 and wd == 0 and not group["maximize"]:
-                # plain SGD: one NumPy update per parameter
-                for p in group["params"]:
-                    g = p._grad
-                    if g is not None:
-                        d = p._data
-                        p._before_write()
-                        add_scaled_(d, g._data, -lr)
-                        p._bump_version()
+                _plain_updates(group["params"], -lr)
                 continue
             self._general_step(group, lr, momentum, wd)
         return loss
@@ -100,3 +96,29 @@ class SGD(Optimizer):
             p._before_write()
             add_scaled_(p._data, grad, -lr)
             p._bump_version()
+
+
+def _plain_updates(params: list, alpha) -> None:
+    """Plain SGD, ``p.add_(p.grad, alpha=alpha)`` for each parameter with a gradient, in order. A small float32
+    parameter with a float32 gradient of its shape takes ``aten_vec.fma_into``'s arithmetic written out here (the
+    same calls, the same bits): a small model's step is mostly the calls around those four NumPy calls. Its cast
+    back needs no ``quietly``: ``step`` runs quietly as a whole (``optimizer._quiet_update``)."""
+    factor = None  # (alpha as a float32 value in a float64 0-d array: ``fma_into`` multiplies by that value)
+    for p in params:
+        g = p._grad
+        if g is None:
+            continue
+        d = p._data
+        src = g._data
+        p._before_write()
+        if (d.dtype is _F32 and src.dtype is _F32 and d.size < BLOCKED_MIN and src.__class__ is np.ndarray
+                and src.shape == d.shape and alpha != 1):
+            if factor is None:
+                factor = np.array(np.float32(alpha), np.float64)
+            wide = src.astype(np.float64)
+            wide *= factor  # (exact: a product of two floats)
+            wide += d
+            d[...] = wide  # (one rounding to float; item assignment costs less than np.copyto)
+        else:
+            add_scaled_(d, src, alpha)
+        p._bump_version()
