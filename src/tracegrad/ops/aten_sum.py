@@ -341,13 +341,21 @@ def _keepdim(out: np.ndarray, shape: tuple, dims, keepdim: bool) -> np.ndarray:
     return np.asarray(out).reshape(tuple(1 if dims is None or d in dims else s for d, s in enumerate(shape)))
 
 
-def _column_sums(a: np.ndarray) -> np.ndarray:
-    """``a.sum(0)`` of a C-contiguous float32/float64 matrix (a bias's gradient): the kernel's outer path, without
-    the general set-up, which costs more than the additions for small matrices."""
+def column_sums(a: np.ndarray) -> np.ndarray:
+    """``a.sum(0)`` of a C-contiguous float32/float64 matrix of at least two rows and two columns (a bias's
+    gradient), as ``sum_as_aten(a, (0,), False)`` gives it: the kernel's outer path, without the general set-up,
+    which costs more than the additions for small matrices."""
     rows, cols = a.shape
     lanes = vector_lanes(a.dtype)
     cascaded = cols // (_ILP * lanes) * (_ILP * lanes) if cols >= lanes else cols // _ILP * _ILP
     zero = a.dtype.type(0)
+    if not cascaded and rows < 16 * _ILP and rows % _ILP == 0:
+        # (``_short_row_sum`` of whole groups of four rows, plus +0.0, without its slices and loop: the four
+        # interleaved partial sums, each down its rows in order, then added in order. ``accumulate`` as there: a
+        # reduction from +0.0 gives the same numbers, but where two partial sums are NaNs of other signs NumPy's
+        # loops do not keep the same one.)
+        partials = np.add.reduce(a.reshape(rows // _ILP, _ILP, cols), axis=0)
+        return np.add.accumulate(partials, axis=0)[-1] + zero
     if cascaded == cols and rows <= 16:
         # One ordered sum down the rows started from +0.0 rather than +0.0 added after it: one NumPy call fewer, the
         # same bits (the two differ only in the sign of a zero sum, which both make +0.0; the same loop adds each
@@ -401,7 +409,7 @@ def _sum_dispatch(a: np.ndarray, dims: tuple | None) -> np.ndarray:
     arrays: a bias's gradient (``sum(0)`` of a matrix), a full sum or a sum over the last dim."""
     if a.flags.c_contiguous and (a.dtype == _F32 or a.dtype == _F64) and a.ndim:
         if dims == (0,) and a.ndim == 2 and a.shape[0] > 1 and a.shape[1] > 1:
-            return _column_sums(a)
+            return column_sums(a)
         n = a.size if dims is None else a.shape[-1]
         lanes = vector_lanes(a.dtype)
         if (dims is None or dims == (a.ndim - 1,)) and lanes <= n < 17 * _ILP * lanes:

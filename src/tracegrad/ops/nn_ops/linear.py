@@ -109,8 +109,12 @@ weight_t = defop(
 
 
 def _bias_grad(g: np.ndarray) -> np.ndarray:
-    """The bias's gradient, ``g.sum(0)``, with the sum operator's kernel (PyTorch's order of additions)."""
-    return aten_sum.sum_as_aten(g, (0,), False) if aten_sum.supports(g.dtype) else g.sum(axis=0)
+    """The bias's gradient, ``g.sum(0)``, with the sum operator's kernel (PyTorch's order of additions): a usual
+    float matrix straight to its column sums, past the sum operator's general dispatch."""
+    dt = g.dtype
+    if (dt is _F32 or dt is _F64) and g.ndim == 2 and g.shape[0] > 1 and g.shape[1] > 1 and g.flags.c_contiguous:
+        return aten_sum.column_sums(g)
+    return aten_sum.sum_as_aten(g, (0,), False) if aten_sum.supports(dt) else g.sum(axis=0)
 
 
 def _linear_backward_kernel(g, x, w, need_bias, need_input, need_weight):
@@ -141,6 +145,7 @@ def _column_major(a: np.ndarray) -> bool:
 
 _EMPTY = np.empty(0, dtype=np.float32)
 _HALF = np.dtype(np.float16)
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _BOOL = np.dtype(np.bool_)
 
 # Used only while no graph of the gradient is recorded (plain ``backward()``); with ``create_graph`` the
