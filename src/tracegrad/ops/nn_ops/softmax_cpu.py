@@ -130,9 +130,16 @@ def softmax_forward(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
     """softmax (or log_softmax) of float32 or float64 ``a`` along ``dim`` (non-negative, size > 0), PyTorch's
     bits."""
     if dim == a.ndim - 1:
-        rows = np.ascontiguousarray(a).reshape(-1, a.shape[-1])
-        return _lastdim_forward(rows, log).reshape(a.shape)
+        return _lastdim_forward(_as_rows(a), log).reshape(a.shape)
     return _inner_forward(_split(a, dim), log).reshape(a.shape)
+
+
+def _as_rows(a: np.ndarray) -> np.ndarray:
+    """``a`` made contiguous (as ATen does) and viewed as rows of its last dim; a C-contiguous matrix as it is (the
+    kernels only read it: a view of it would compute the same)."""
+    if a.ndim == 2 and a.flags.c_contiguous:
+        return a
+    return np.ascontiguousarray(a).reshape(-1, a.shape[-1])
 
 
 def _lastdim_forward(x: np.ndarray, log: bool) -> np.ndarray:
@@ -169,10 +176,7 @@ def _inner_forward(x: np.ndarray, log: bool) -> np.ndarray:
 def softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int, log: bool) -> np.ndarray:
     """The gradient of softmax (or log_softmax) from its float32 or float64 output, PyTorch's bits."""
     if dim == out.ndim - 1:
-        n = out.shape[-1]
-        g = np.ascontiguousarray(grad).reshape(-1, n)
-        y = np.ascontiguousarray(out).reshape(-1, n)
-        return _lastdim_backward(g, y, log).reshape(out.shape)
+        return _lastdim_backward(_as_rows(grad), _as_rows(out), log).reshape(out.shape)
     return _inner_backward(_split(grad, dim), _split(out, dim), log).reshape(out.shape)
 
 
