@@ -35,9 +35,9 @@ def _convolution_gradient(expand_params, which: int, grad_output: Tensor, input,
 
 
 def _stand_in(grad_output: Tensor, size) -> Tensor:
-    # (torch's is ``new_empty(1)``: its value is whatever memory held, and the double backward multiplies it by
-    # zero-valued terms; tracegrad's zero keeps that from giving NaN now and then)
-    return grad_output.new_zeros(1).expand(size)
+    # (torch's ``new_empty(1)`` is whatever memory held, and the double backward multiplies it by zero-valued
+    # terms: zeroed here, which keeps that from giving NaN now and then; made as torch's, which a non-tensor refuses)
+    return grad_output.new_empty(1).zero_().expand(size)
 
 
 def conv1d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=1, groups=1):
