@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arg_parser import tp_name
+from ._arg_parser import has_index, tp_name
 from .backend import dtypes as _dt
 
 _PYTHON_DTYPES = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -41,13 +41,7 @@ def _is_index(value: Any) -> bool:
 
     if isinstance(value, Tensor):
         return value.numel() == 1 and value._data.dtype.kind in "iu"
-    if isinstance(value, builtins.bool):
-        return False
-    try:
-        operator.index(value)
-    except TypeError:
-        return False
-    return True
+    return not isinstance(value, builtins.bool) and has_index(value)
 
 
 def size_arg(fn: str, size: tuple, keyword: bool = False) -> tuple[int, ...]:

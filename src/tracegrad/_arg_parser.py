@@ -786,8 +786,11 @@ _INT_KINDS = frozenset({"INT64", "SYM_INT", "INT_LIST", "SYM_INT_LIST"})
 def _read_as_int(value: Any) -> bool:
     """Whether torch's binding reads ``value``, given for an int its parser took, as an int it is not yet: a NumPy
     int, a 0-d NumPy int array, a one-element int tensor, a bool after a list's first element (by ``__index__``)."""
-    if value.__class__ is int:
-        return False
+    return value.__class__ is not int and has_index(value)
+
+
+def has_index(value: Any) -> bool:
+    """Whether ``value`` has an ``__index__`` that gives an int (what Python's and torch's int slots read)."""
     try:
         operator.index(value)
     except TypeError:
