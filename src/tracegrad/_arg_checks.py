@@ -75,3 +75,11 @@ def non_negative_shape(fn: str, shape: tuple[int, ...]) -> tuple[int, ...]:
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
     return shape
+
+
+def int64_args(*values: Any) -> None:
+    """The parser reads an ``int`` argument (randint's bounds, random_'s) as a C++ int64: a Python int beyond it is
+    refused before anything runs, whatever dtype the result will have (even uint64)."""
+    for value in values:
+        if isinstance(value, builtins.int) and not -2**63 <= value < 2**63:
+            raise ValueError("Overflow when unpacking long long")

@@ -764,6 +764,7 @@ def _randn(size: tuple, kw: dict, generator, dtype, device, requires_grad: bool,
 @writes_out
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
             pin_memory: bool = False, **kw):
+    _args.int64_args(low, high)
     if size is None:
         low, high, size = 0, low, high
     if high is None:

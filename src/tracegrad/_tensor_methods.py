@@ -14,6 +14,7 @@ from ._operands import is_operand as _is_operand
 from ._state import STATE
 from ._tensor import Tensor
 from .autograd.node import RemovableHandle, set_retains_grad_hook
+from .backend import dtypes as _dt
 from .memory_format import contiguous_format, is_in_format, preserve_format
 
 
@@ -486,11 +487,21 @@ def _type(self, dtype=None, non_blocking=False, *, memory_format=None, **kwargs)
         return type_string(self)
     legacy = legacy_type_dtype(dtype)  # torch.FloatTensor, or "torch.FloatTensor"
     if legacy is None:
+        legacy = _type_string_dtype(dtype)
+    if legacy is None:
         _check_type_argument(dtype)
     target = legacy if legacy is not None else to_dtype(dtype)
     if memory_format is None:
         return creation.to_dtype(self, target)
     return self.to(target, memory_format=memory_format)  # (``to``'s guard words a refused format as torch)
+
+
+def _type_string_dtype(name) -> _dt.dtype | None:
+    """``type`` also takes the type string of a dtype without a legacy class ("torch.UInt32Tensor",
+    "torch.ComplexFloatTensor"), as ``Tensor.type()`` spells it."""
+    if not (isinstance(name, str) and name.startswith("torch.") and name.endswith("Tensor")):
+        return None
+    return _dt.by_scalar_type_name(name[6:-6])
 
 
 def _check_type_argument(dtype) -> None:

@@ -153,6 +153,15 @@ def barebones_by_name(name: str) -> dtype:
     return _barebones_by_name(name)
 
 
+def by_scalar_type_name(name: str) -> dtype | None:
+    """The dtype PyTorch names ``name`` ('Float', 'UInt32': ``Tensor.type('torch.UInt32Tensor')``), in use from now on
+    if it is a barebones unsigned one; None for a name it does not know."""
+    found = next((d for d, known in _SCALAR_NAMES.items() if known == name), None)
+    if found in BAREBONES_UNSIGNED:
+        barebones_in_use()
+    return found
+
+
 class _DefaultDtype:
     """Holds the default floating dtype (``torch.get_default_dtype``)."""
 

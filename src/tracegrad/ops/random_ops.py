@@ -15,6 +15,7 @@ import numpy as np
 
 from .._factories import _rng
 from .._tensor import Tensor
+from .._arg_checks import int64_args
 from ..backend.dtypes import cpp_type_name
 from ._util import number_arg
 from .registry import defop, not_implemented
@@ -393,6 +394,7 @@ def random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
         args = args + (kwargs.pop("to"),)
     if kwargs:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    int64_args(*args)
     if not args:
         return _random_(self, generator=generator)
     if len(args) == 1:

@@ -21,7 +21,8 @@ from ._util import BEYOND_LARGEST_INT, SMALLEST_INT, int_overflow, opmath_dtype
 # c10's names of the types in the message (``c10::demangle_type``)
 _C_NAMES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.float16): "c10::Half",
             np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int", np.dtype(np.int16): "int16_t",
-            np.dtype(np.int8): "int8_t", np.dtype(np.uint8): "uint8_t",
+            np.dtype(np.int8): "int8_t", np.dtype(np.uint8): "uint8_t", np.dtype(np.uint16): "uint16_t",
+            np.dtype(np.uint32): "uint32_t", np.dtype(np.uint64): "uint64_t",
             np.dtype(np.complex64): "c10::complex<float>", np.dtype(np.complex128): "c10::complex<double>"}
 
 
