@@ -182,8 +182,8 @@ def _plain_nested(data, dtype) -> tuple[np.ndarray, np.dtype] | None:
     np_dtype = _resolve_dtype(dtype)
     if array.dtype.kind == "c" and np_dtype.kind in "fiu" and _has_python_complex(data):
         raise complex_into_real(np_dtype)
-    if np_dtype.kind in "iu" and np_dtype != np.int64:
-        return None
+    if np_dtype.kind in "iu" and (np_dtype != np.int64 or array.dtype.kind == "f"):
+        return None  # (floats into an integer dtype: each is checked for overflow)
     return array, np_dtype
 
 
@@ -196,6 +196,8 @@ def _has_python_complex(data) -> bool:
 
 def complex_into_real(np_dtype: np.dtype) -> TypeError:
     """torch.tensor's error for a complex number read into a real dtype (a bool takes it: nonzero is True)."""
+    if np_dtype == np.uint64:  # (read by CPython's unsigned conversion, which takes ints only)
+        return TypeError("an integer is required")
     if np_dtype.kind in "iu":
         return TypeError("'complex' object cannot be interpreted as an integer")
     return TypeError("must be real number, not complex")

@@ -133,6 +133,14 @@ def _check_int_range(value: int, target: np.dtype) -> None:
         raise ValueError("Overflow when unpacking long long")
 
 
+def _check_float_range(value: float, target: np.dtype) -> None:
+    """c10's overflow check of a float read into an integer dtype, compared in double: NaN and anything below the
+    lowest or above the largest value is refused (-0.5 for an unsigned dtype; infinities always)."""
+    info = np.iinfo(target)
+    if not float(info.min) <= value <= float(info.max):
+        raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+
+
 def check_items(data: Any, sizes: list[int], target: np.dtype) -> None:
     """torch's store pass: every sequence as long as the first one at its depth, every leaf a number. torch
     skips it when the result has no elements (``[[], [1]]`` is a (2, 0) tensor), and warns of each NumPy array
@@ -140,14 +148,20 @@ def check_items(data: Any, sizes: list[int], target: np.dtype) -> None:
     if 0 in sizes:
         return
     integral = target.kind in "iub"
+    exact_unsigned = target == _UINT64  # (read with CPython's unsigned conversion: Python ints only)
 
     def leaf(obj: Any) -> None:
+        if exact_unsigned and not isinstance(obj, int):
+            raise TypeError("an integer is required")
         if obj.__class__ is complex and target.kind in "fiu":  # (a NumPy complex gives its real part, as torch)
             from ._factories import complex_into_real
 
             raise complex_into_real(target)
         if obj.__class__ is np.uint64:  # (torch's parser reads a NumPy integer through int64)
             raise TypeError("an integer is required")
+        if isinstance(obj, float) and target.kind in "iu":
+            _check_float_range(obj, target)
+            return
         if isinstance(obj, (bool, float, complex, np.generic)):
             return
         if isinstance(obj, int):
