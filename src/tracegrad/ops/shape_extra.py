@@ -21,7 +21,8 @@ from .._arg_parser import argument_error, guard_errors, refuse_arrays_among, ref
 from .._jit_internal import boolean_dispatch, renamed
 from .._strides import contiguous_as_torch, copy_preserving_layout, like_self, with_strides
 from .._tensor import Tensor, _wrap
-from ..backend.dtypes import cpp_type_name, scalar_type_name
+from ..backend.dtypes import (BAREBONES_UNSIGNED_CHARS, cpp_type_name, from_numpy_dtype, result_type_of,
+                              scalar_type_name)
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
 from .aten_sum import running
@@ -1936,7 +1937,25 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
 def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each element of ``elements`` is in ``test_elements`` (either may be a number)."""
     a, b = _isin_operand(elements), _isin_operand(test_elements)
+    if a.dtype.char in BAREBONES_UNSIGNED_CHARS or b.dtype.char in BAREBONES_UNSIGNED_CHARS:
+        _refuse_barebones_isin(test_elements, a, b)
     return _wrap(np.asarray(np.isin(a, b, invert=invert)))
+
+
+def _refuse_barebones_isin(test_elements, a: np.ndarray, b: np.ndarray) -> None:
+    """torch's isin with a tensor of test elements (``a``: the elements, a number being a 0-dim tensor of its
+    type): against few test elements each element is checked in a kernel that promotes as ``result_type`` and has
+    no barebones unsigned instantiation; against many both are concatenated (promoting as ``cat``: uint32 with
+    int64 refused) and sorted, which works. A number as ``test_elements`` is an ``eq``, which takes them."""
+    if not isinstance(test_elements, Tensor) or a.size == 0:
+        return
+    # (numpy's heuristic, as ATen takes it: 10 * n ** 0.145, truncated)
+    if b.size < int(10.0 * a.size ** 0.145):
+        common = result_dtype(a, b)
+        if common.char in BAREBONES_UNSIGNED_CHARS:
+            raise unsupported("isin_default_cpu", common)
+    else:
+        result_type_of([from_numpy_dtype(a.dtype), from_numpy_dtype(b.dtype)], [], [])
 
 
 def _isin_operand(value) -> np.ndarray:
