@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
+from .._arg_checks import int64_args
 from .._factories import _rng
 from .._tensor import Tensor
-from .._arg_checks import int64_args
 from ..backend.dtypes import cpp_type_name
 from ._util import number_arg
 from .registry import defop, not_implemented

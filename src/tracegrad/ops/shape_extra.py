@@ -21,8 +21,7 @@ from .._arg_parser import argument_error, guard_errors, refuse_arrays_among, ref
 from .._jit_internal import boolean_dispatch, renamed
 from .._strides import contiguous_as_torch, copy_preserving_layout, like_self, with_strides
 from .._tensor import Tensor, _wrap
-from ..backend.dtypes import (BAREBONES_UNSIGNED_CHARS, cpp_type_name, from_numpy_dtype, result_type_of,
-                              scalar_type_name)
+from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, cpp_type_name, from_numpy_dtype, result_type_of, scalar_type_name
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
 from .aten_sum import running

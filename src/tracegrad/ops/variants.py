@@ -8,6 +8,8 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor
+from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS
+from ._util import unsupported
 
 
 def _requires_grad_anywhere(op, bound: tuple) -> bool:
@@ -42,6 +44,9 @@ def write_out(op, bound: tuple, out):
             any(o._rg for o in outs) or not no_derivative and _requires_grad_anywhere(op, bound)):
         raise out_with_grad_error(f"{'aten::' if no_derivative else ''}{out_op_name(op.name)}")
     _check_out_dtype(op, bound, outs[0])
+    accumulating = _accumulating_in_out_dtype(op, bound, outs[0])
+    if accumulating is not None:
+        bound = accumulating
     _check_out_overlap(op, bound, outs)
     if STATE.fw_grad_levels and op.name in OUT_WITHOUT_DERIVATIVE:  # (the autograd fallback refuses before the kernel)
         from ..autograd.forward_ad import refuse_out_tangents
@@ -54,6 +59,9 @@ def write_out(op, bound: tuple, out):
     finally:
         STATE.grad_enabled = prev
     results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    if accumulating is not None and results[0].numel():
+        # (an input of another dtype: its kernel computed, where torch's dispatches on out's dtype and refuses)
+        raise unsupported(_ACCUMULATE_IN_OUT_DTYPE[op.name], outs[0]._data.dtype)
     if len(results) != len(outs):
         raise RuntimeError(f"{op.name}(): expected {len(results)} output tensors in out=, got {len(outs)}")
     if op.name == "cat":
@@ -144,6 +152,24 @@ def _check_out_dtype(op, bound: tuple, dst) -> None:
     dtype = bound[op.param_names.index("dtype")]
     if dtype is not None:
         check_out_dtype(op.name, dtype, dst)
+
+
+# reductions whose out= kernel accumulates in out's dtype when no ``dtype=`` is given -> torch's kernel name
+_ACCUMULATE_IN_OUT_DTYPE = {"sum": "sum_cpu", "prod": "prod_out_cpu", "cumsum": "cumsum_out_cpu",
+                            "cumprod": "cumprod_out_cpu"}
+
+
+def _accumulating_in_out_dtype(op, bound: tuple, dst) -> tuple | None:
+    """``bound`` with ``dtype=`` out's barebones unsigned dtype for a reduction that computes in it, so that its
+    kernel refuses it as torch's does (``cumsum(x, 0, out=<uint32>)``: "cumsum_out_cpu" not implemented, after
+    the argument checks); None where out's dtype is reached by the copy into out, as for any other dtype."""
+    if op.name not in _ACCUMULATE_IN_OUT_DTYPE or not isinstance(dst, Tensor) or \
+            dst._data.dtype.char not in BAREBONES_UNSIGNED_CHARS:
+        return None
+    position = op.param_names.index("dtype")
+    if bound[position] is not None:
+        return None
+    return bound[:position] + (dst.dtype,) + bound[position + 1:]
 
 
 def check_out_dtype(name: str, dtype, dst: Tensor) -> None:
