@@ -34,7 +34,6 @@ KNOWN = {
     "nn.functional.batch_norm.train": "without running statistics torch fails in mean() first",
     "nn.functional.linear": "tracegrad's fused linear computes without the addmm kernel that refuses",
     "nn.functional.linear_cross_entropy": "tracegrad's fused linear computes without the addmm kernel that refuses",
-    "nn.functional.scaled_dot_product_attention.fused_cpu": "torch names the C++ type uint32_t in a fill's overflow",
     "nn.functional.scaled_dot_product_attention.math": "torch's math path refuses mixed dtypes in bmm first",
 }
 
