@@ -15,7 +15,16 @@ import numpy as np
 from . import _arg_checks as _args
 from ._arg_parser import argument_error, refuse_as_torch, tp_name
 from ._state import STATE
-from ._strides import _is_contiguous, contiguous_as_torch, contiguous_strides, data_address, storage_root, with_strides
+from ._strides import (
+    _is_contiguous,
+    contiguous_as_torch,
+    contiguous_strides,
+    copy_preserving_layout,
+    data_address,
+    storage_root,
+    with_strides,
+    zero_strided_empty,
+)
 from ._tensor import Tensor, _wrap
 from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
@@ -290,12 +299,9 @@ def _refuse_factory_call(name: str, data, **options) -> None:
 
 
 def _tensor(data, dtype, device, requires_grad: bool) -> Tensor:
-    if isinstance(data, (np.ndarray, Tensor)) and dtype is None:
-        np_dtype = data._data.dtype if isinstance(data, Tensor) else data.dtype
-        _dt.from_numpy_dtype(np_dtype)
-    elif isinstance(data, (np.ndarray, Tensor)):
-        np_dtype = _resolve_dtype(dtype)
-    elif (plain := _plain_nested(data, dtype)) is not None:
+    if isinstance(data, (np.ndarray, Tensor)):
+        return _finish(_copied_as_torch(data, dtype), requires_grad, device, strides_given=True)
+    if (plain := _plain_nested(data, dtype)) is not None:
         data, np_dtype = plain
     else:
         np_dtype, sizes = _read_nested(data, dtype)
@@ -309,6 +315,22 @@ def _tensor(data, dtype, device, requires_grad: bool) -> Tensor:
     except FP_SIGNALS:  # (a float beyond the dtype's range is inf, below it 0 or subnormal, silently as in torch)
         array = quietly(np.array, _to_nested_arrays(data), dtype=np_dtype, copy=True)
     return _finish(array, requires_grad, device)
+
+
+def _copied_as_torch(data: np.ndarray | Tensor, dtype) -> np.ndarray:
+    """torch.tensor's copy of an array or tensor: ``.to(dtype, copy=True)`` of the tensor over it, which keeps its
+    strides where it is dense (an empty one always is) and else lays the copy out densely in their order. An array
+    with negative strides is refused first, as from_numpy refuses it."""
+    source = data._data if isinstance(data, Tensor) else data
+    _dt.from_numpy_dtype(source.dtype)
+    if source is data:
+        _refuse_negative_strides(data)
+        source = _read_as_torch(data)
+    np_dtype = source.dtype if dtype is None else _resolve_dtype(dtype)
+    try:
+        return copy_preserving_layout(source, np_dtype)
+    except FP_SIGNALS:  # (a float beyond the dtype's range is inf, below it 0 or subnormal, silently as in torch)
+        return quietly(copy_preserving_layout, source, np_dtype)
 
 
 def _wrapped_unsigned(data, np_dtype: np.dtype) -> np.ndarray:
@@ -351,10 +373,11 @@ def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **un
             return data.to(dtype)
         if isinstance(data, np.ndarray):
             _refuse_negative_strides(data)  # (it had a tensor with negative strides: data[::-1])
-            data = _shareable(data)  # (PyTorch warns about a read-only array even when it casts a copy)
-            arr = data if dtype is None else quietly(data.astype, _resolve_dtype(dtype), copy=False)  # (to inf)
+            data = _read_as_torch(_shareable(data))  # (PyTorch warns about a read-only array even when it casts)
+            np_dtype = data.dtype if dtype is None else _resolve_dtype(dtype)
+            arr = data if np_dtype == data.dtype else quietly(copy_preserving_layout, data, np_dtype)  # (to inf)
             _dt.from_numpy_dtype(arr.dtype)
-            return _finish(arr, False, device, strides_given=arr is data)  # (shared: the array's strides, as torch)
+            return _finish(arr, False, device, strides_given=True)  # (the array's strides, shared or copied: as torch)
         return _tensor(data, dtype, device, False)
     except Exception:
         _refuse_factory_call("as_tensor", data, dtype=dtype, device=device)
@@ -373,7 +396,18 @@ def from_numpy(array: np.ndarray) -> Tensor:
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     _dt.from_numpy_dtype(array.dtype)
     _refuse_negative_strides(array)
-    return _wrap(_shareable(array))
+    return _wrap(_read_as_torch(_shareable(array)))
+
+
+def _read_as_torch(array: np.ndarray) -> np.ndarray:
+    """``array`` as torch reads a NumPy array: with its strides, which for an empty one NumPy makes zero, and which
+    tracegrad would otherwise read as contiguous (its NumPy kernels' empty results are). Such an array has no
+    memory to share, so an empty one of its own stands for it (not resizable, as the array's storage)."""
+    if array.size or not array.ndim or any(array.strides):
+        return array
+    zero_strided = zero_strided_empty(array.shape, array.dtype)
+    mark_not_resizable(storage_root(zero_strided))
+    return zero_strided
 
 
 def _refuse_negative_strides(array: np.ndarray) -> None:

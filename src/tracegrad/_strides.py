@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -119,10 +120,32 @@ def _contiguous_byte_strides(shape: tuple, itemsize: int) -> tuple:
     return tuple(s * itemsize for s in contiguous_strides(shape))
 
 
+# Owners of empty arrays whose zero strides are meant (a program's empty NumPy array, which torch reads with its
+# strides): id -> a weak reference. Any other empty array with zero strides is a NumPy kernel's, read as contiguous.
+_ZERO_STRIDED_OWNERS: dict[int, weakref.ref] = {}
+
+
+def zero_strided_empty(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """An empty array of ``shape`` whose zero strides ``element_strides`` reads as they are (torch's reading of an
+    empty NumPy array, whose strides NumPy makes zero), over a fresh owner of no memory."""
+    owner = np.empty(0, np.uint8)
+    if len(_ZERO_STRIDED_OWNERS) > 1024:  # (dead entries dropped in batches, rarely: such arrays are few)
+        for key in [key for key, ref in _ZERO_STRIDED_OWNERS.items() if ref() is None]:
+            del _ZERO_STRIDED_OWNERS[key]
+    _ZERO_STRIDED_OWNERS[id(owner)] = weakref.ref(owner)
+    return _ndarray(shape, dtype, owner, 0, (0,) * len(shape))
+
+
+def _zero_strides_meant(a: np.ndarray) -> bool:
+    root = storage_root(a)
+    ref = _ZERO_STRIDED_OWNERS.get(id(root))
+    return ref is not None and ref() is root
+
+
 def element_strides(a: np.ndarray) -> tuple:
     """``a``'s strides in elements, as ``Tensor.stride()`` reads them."""
     if a.size == 0 and not any(a.strides):  # (NumPy's empty arrays: Tensor.stride() reads them as contiguous)
-        return contiguous_strides(a.shape)
+        return (0,) * a.ndim if _zero_strides_meant(a) else contiguous_strides(a.shape)
     item = a.itemsize
     return tuple([s // item for s in a.strides])  # (a list, not a generator: a third faster on 2-4 dims)
 
@@ -315,6 +338,8 @@ def storage_extent(shape, strides, offset: int = 0) -> int:
 def empty_strided(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
     """An uninitialised array with these (non-negative) element strides over a storage of its own, from offset 0,
     just long enough to reach every element."""
+    if not any(strides) and 0 in shape:
+        return zero_strided_empty(shape, dtype)  # (a copy of an empty tensor with zero strides keeps them)
     storage = np.empty(storage_extent(shape, strides), dtype)
     item = storage.itemsize
     return _ndarray(shape, dtype, storage, 0, tuple([st * item for st in strides]))
@@ -322,8 +347,8 @@ def empty_strided(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
 
 def with_strides(result: np.ndarray, strides: tuple) -> np.ndarray:
     """``result`` itself if it has these element strides, else a copy laid out with them."""
-    if result.strides == tuple(s * result.itemsize for s in strides):
-        return result
+    if result.strides == tuple(s * result.itemsize for s in strides) and (result.size or any(strides)):
+        return result  # (an empty result's zero strides are read as contiguous: zero ones are laid out anew)
     fresh = empty_strided(result.shape, strides, result.dtype)
     np.copyto(fresh, result)
     return fresh

@@ -14,7 +14,7 @@ from .. import _arg_checks as _args
 from .. import _factories
 from .._arg_parser import refuse_as_torch, tp_name
 from .._state import STATE
-from .._strides import contiguous_strides, storage_extent
+from .._strides import contiguous_strides, storage_extent, zero_strided_empty
 from .._tensor import Tensor
 from ..autograd.views import refuse_inference_update, refuse_unrecorded_inplace_on_leaf
 from ..backend import dtypes as _dt
@@ -237,6 +237,9 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     np_dtype = _dt.to_dtype(dtype).np if dtype is not None else _dt.DEFAULT.value.np
+    if not any(stride) and 0 in size:  # (zero strides of an empty tensor, which NumPy's would not tell apart)
+        array = zero_strided_empty(size, np.dtype(np_dtype))
+        return _finish(array, requires_grad, device, pin_memory, strides_given=True)
     buffer = np.zeros(storage_extent(size, stride), dtype=np_dtype)
     item = buffer.itemsize
     array = np.lib.stride_tricks.as_strided(buffer, size, tuple(s * item for s in stride))
