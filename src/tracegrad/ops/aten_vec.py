@@ -291,7 +291,8 @@ def fma64_finite(a, b, c) -> np.ndarray:
     product = np.multiply(a, b)
     error = product_error(np.asarray(a, np.float64), np.asarray(b, np.float64), product)
     total, rounding = two_sum(product, c)
-    return total + (rounding + error)
+    # (subtracting the negated correction, a +0 where it is zero, leaves a -0 sum -0, as std::fma does: -0 + 0 is +0)
+    return total - (0.0 - (rounding + error))
 
 
 def two_sum(a, b) -> tuple:
