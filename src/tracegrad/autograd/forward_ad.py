@@ -648,22 +648,17 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
     diff_out = [o._data.dtype.kind in "fc" for o in outs]
     if not any(diff_out):
         return [None] * len(outs)
-    if op.jvp is not None:
-        if original is not None:
-            target = args[0]
-            args = tuple(original if a is target else a for a in args)
-            tangents = _old_tangent(op, args, tangents)
-        res = op.jvp(_formula_args(args, inputs, tangents), outs, tuple(tangents))
-        res = list(res) if isinstance(res, (tuple, list)) else [res]
-    elif op.is_view and not op.is_inplace:
+    if op.is_view and not op.is_inplace and op.jvp is None:
         view_args = (tangents[0],) + tuple(args[1:])
         res = _out_tensors(op._eager(view_args)) if tangents[0] is not None else [None] * len(outs)
         return [t if d else None for t, d in zip(res, diff_out)]
-    elif op.elementwise_jvp and all(o._data.dtype.kind == "f" for o in outs) and all(
-            t is None or t._data.dtype.kind == "f" for t in tangents):
-        res = _vjp_of_tangent(op, args, outs, inputs, tangents, original)
-    else:
-        res = _double_vjp(op, args, outs, inputs, tangents, original)
+    # PyTorch's forward formulas are C++, where a number is a Scalar: ``2 * result`` is mul.Scalar (MulBackward1
+    # in a recorded tangent's graph), ``x + 1`` add.Scalar (AddBackward1); fastpath.SCALAR_OVERLOADS picks them
+    formula, STATE.in_formula = STATE.in_formula, True
+    try:
+        res = _rule_tangents(op, args, outs, inputs, tangents, original)
+    finally:
+        STATE.in_formula = formula
     result = []
     for o, t, d in zip(outs, res, diff_out):
         if not d or t is None:
@@ -671,6 +666,21 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
             continue
         result.append(_fresh(t, o, tangents))
     return result
+
+
+def _rule_tangents(op, args, outs, inputs, tangents, original) -> list:
+    """The outputs' tangents by the operator's forward rule, or one derived from its backward rule."""
+    if op.jvp is not None:
+        if original is not None:
+            target = args[0]
+            args = tuple(original if a is target else a for a in args)
+            tangents = _old_tangent(op, args, tangents)
+        res = op.jvp(_formula_args(args, inputs, tangents), outs, tuple(tangents))
+        return list(res) if isinstance(res, (tuple, list)) else [res]
+    if op.elementwise_jvp and all(o._data.dtype.kind == "f" for o in outs) and all(
+            t is None or t._data.dtype.kind == "f" for t in tangents):
+        return _vjp_of_tangent(op, args, outs, inputs, tangents, original)
+    return _double_vjp(op, args, outs, inputs, tangents, original)
 
 
 def _fresh(t: Tensor, out: Tensor, in_tangents) -> Tensor:

@@ -319,6 +319,7 @@ def _mul_jvp(args, outs, tangents):
     if not recording(args, tangents):
         return plus(None if tb is None else mul(tb, a), None if ta is None else mul(ta, b))
     za, zb = _zero_filled(args, tangents, (True, True))
+    a, b = _wrapped_number(a), _wrapped_number(b)  # (torch's formula reads a number operand as a Tensor)
     return add(zero_times(zb, a) if tb is None else mul(tb, a), zero_times(za, b) if ta is None else mul(ta, b))
 
 
@@ -329,7 +330,7 @@ def _div_jvp(args, outs, tangents):
     if recording(args, tangents):
         za, zb = _zero_filled(args, tangents, (True, False))
         moved = zero_times(zb, outs[0]) if tb is None else mul(tb, outs[0])
-        return div(sub(za if ta is None else ta, moved), args[1])
+        return div(sub(za if ta is None else ta, moved), _wrapped_number(args[1]))
     if tb is None:
         return div(ta, args[1])
     moved = mul(tb, outs[0])
