@@ -112,6 +112,16 @@ def scaled(t, c):
 
 
 
+def self_term(tangents, args, beta=1):
+    """``maybe_multiply(self_t, beta)`` of an ``add*`` product family's formula (addmm's): where ``self`` has no
+    tangent and a graph records, PyTorch's zero tensor takes its place, so the sum shows its AddBackward0."""
+    t = tangents[0]
+    if t is not None:
+        return scaled(t, beta)
+    return scaled_zero(zero(args[0], tangent_dtype(tangents, args[0]), True), beta) if recording(args, tangents) \
+        else None
+
+
 def product_rule(args, tangents, product):
     """``product(ta, b) + product(a, tb)`` for an operator bilinear in its first two arguments."""
     ta, tb = tangents[0], tangents[1]
@@ -122,11 +132,17 @@ def dense_product_rule(args, tangents, product):
     """``product(ta, b) + product(a, tb)`` for a matrix product, both terms always formed: PyTorch's zero
     tangent (ZeroTensor) has no matrix-product kernel, so a missing tangent takes part as real zeros and an
     infinite or NaN operand makes its row NaN, where ``product_rule`` would leave the term out."""
+    first, second = dense_product_terms(args, tangents, product)
+    return plus(first, second)
+
+
+def dense_product_terms(args, tangents, product) -> tuple:
+    """The two terms of :func:`dense_product_rule`, ``product(ta, b)`` and ``product(a, tb)`` (both None when
+    neither tangent is there), for formulas that add them to something else one at a time (addmm's)."""
     ta, tb = tangents[0], tangents[1]
     if ta is None and tb is None:
-        return None
+        return None, None
     from .creation import zeros_like
-    from .pointwise import add
 
     a, b = args[0], args[1]
-    return add(product(zeros_like(a) if ta is None else ta, b), product(a, zeros_like(b) if tb is None else tb))
+    return product(zeros_like(a) if ta is None else ta, b), product(a, zeros_like(b) if tb is None else tb)

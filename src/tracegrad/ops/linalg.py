@@ -19,7 +19,7 @@ from .._strides import dense_in_order, with_strides
 from .._tensor import Tensor, _wrap
 from ..return_types import return_type
 from . import aten_norm
-from ._jvp import dense_product_rule, plus, scaled
+from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_term
 from ._util import opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .lu import lu_factor, permute_rows, pivots_parity
@@ -669,9 +669,11 @@ def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta:
 
 
 def _addmm_jvp(args, outs, tangents):
-    # beta * self_t + alpha * (mat1_t @ mat2 + mat1 @ mat2_t), scaled like PyTorch (self_t * 0 when beta == 0)
+    # PyTorch: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha)
+    #          + maybe_multiply(mat1_p.mm(mat2_t), alpha), added in that order (self_t * 0 when beta == 0)
     beta, alpha = args[3], args[4]
-    return plus(scaled(tangents[0], beta), scaled(dense_product_rule(args[1:], tangents[1:], matmul), alpha))
+    first, second = dense_product_terms(args[1:], tangents[1:], matmul)
+    return plus(plus(self_term(tangents, args, beta), scaled(first, alpha)), scaled(second, alpha))
 
 
 # AddmmBackward0 keeps them as MmBackward0 does (linalg_core.MM_META).

@@ -408,10 +408,11 @@ def _addmm_vjp_std(ctx, g):
 
 def _addmm_jvp_std(args, outs, tangents):
     """bias_t + input_t @ mat2 + input @ mat2_t, the product's terms formed with zeros for a missing tangent
-    (as PyTorch's addmm, see ``dense_product_rule``)."""
-    from .._jvp import dense_product_rule, plus
+    (as PyTorch's addmm, see ``dense_product_terms``)."""
+    from .._jvp import dense_product_terms, plus, self_term
 
-    return plus(tangents[0], dense_product_rule(args[1:], tangents[1:], mm))
+    first, second = dense_product_terms(args[1:], tangents[1:], mm)
+    return plus(plus(self_term(tangents, args), first), second)  # (in PyTorch's order: (bias_t + input_t @ mat2) + ...)
 
 
 # ``linear`` while something special (observer, anomaly mode) or a saved-tensor hook is active: the same graph as
@@ -452,7 +453,9 @@ def _linear_general(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tenso
     """``linear`` off its fast path: under transforms, observers or the profiler, and for inputs not 2-D."""
     x = input._data
     w = weight._data
-    if w.ndim == 2 and x.ndim >= 1 and not transforms_active():
+    # (a forward-AD level alone keeps PyTorch's addmm/mm: their tangents' formulas are PyTorch's, and so are the
+    # output's and the tangent's graphs; a transform interpreter composes batchable operators instead)
+    if w.ndim == 2 and x.ndim >= 1 and not STATE.stack:
         if x.ndim == 2:
             if not STATE.special and not STATE.saved_hooks:
                 return _linear_2d(input, weight, bias)
