@@ -60,6 +60,15 @@ CASES = [pytest.param(op, index, id=f"{op.id}-{index}", marks=_marks((op.id, ind
          for op in op_db if op.differentiable for index in range(min(2, len(op.samples("float64"))))]
 
 
+# torch.nn.grad gives convolution_backward a stand-in (an expanded one-element ``new_empty``) for the tensor it does
+# not differentiate by, which the double backward saves: its values are uninitialized memory in torch (tracegrad
+# zeroes it), so those cases compare what is packed and unpacked, in what order, without the values' magnitudes
+STAND_IN_VALUES = {"nn.grad.conv2d_input", "nn.grad.conv2d_weight"}
+
+
 @pytest.mark.parametrize(("op", "index"), CASES)
 def test_pack_and_unpack_in_torchs_order(op, index):
-    assert _events(tg, op, index) == _events(torch, op, index)
+    ours, theirs = _events(tg, op, index), _events(torch, op, index)
+    if op.id in STAND_IN_VALUES:
+        ours, theirs = [event[:3] for event in ours], [event[:3] for event in theirs]
+    assert ours == theirs

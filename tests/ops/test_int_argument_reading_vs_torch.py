@@ -20,6 +20,7 @@ from opinfo import op_db
 from opinfo.core import Call, flatten_outputs, resolve
 
 from tracegrad._python_overloads import DEPRECATED_OVERLOADS, EXTRA_OVERLOADS, METHOD_OVERLOADS, REPLACED_OVERLOADS
+from tracegrad.ops.nn_ops.misc import _antialiased_ops as antialiased_ops
 from tracegrad.ops.registry import DECLARED
 from tracegrad.ops.schema import parse_schema
 
@@ -47,6 +48,8 @@ def _int_type_differences(schema) -> list[str]:
 def test_int_parameters_typed_as_torch_types_them():
     """``int`` or ``SymInt``, and a list's size (``int[1]`` or ``int[]``), for every declared schema and every overload
     written for the parser, as in torch's own schema of that name."""
+    for mode in ("bilinear", "bicubic"):  # (declared at their first use: declared here whatever ran before)
+        antialiased_ops(mode)
     texts = [*EXTRA_OVERLOADS, *DEPRECATED_OVERLOADS, *REPLACED_OVERLOADS.values(),
              *(text for texts in METHOD_OVERLOADS.values() for text in texts)]
     # (a declared schema the parser reads through another is that other's business)

@@ -403,7 +403,7 @@ def upsample_interpolating(input: Tensor, output_size, align_corners: bool, scal
 # ---- anti-aliased upsampling -------------------------------------------------------------------------------
 
 _AA_OPS: dict[str, tuple] = {}
-_AA_SHOWN = "SymInt[] output_size, bool align_corners, float? scales_h, float? scales_w"
+_AA_SHOWN = "SymInt[2] output_size, bool align_corners, float? scales_h, float? scales_w"
 _AA_ATTRS = ("output_size", "align_corners", "scales_h", "scales_w")
 
 
@@ -424,7 +424,7 @@ def _antialiased_ops(mode: str) -> tuple:
         forward = defop(f"{name}(Tensor self, Any plan, {_AA_SHOWN}) -> Tensor",
                         lambda x, plan, *shown: _antialiased_forward(x, plan), vjp=forward_vjp,
                         attrs=("plan",) + _AA_ATTRS, hidden=("plan",), meta=("self_sym_sizes",), node_name=node)
-        backward = defop(f"{name}_backward(Tensor grad_output, Any plan, SymInt[] output_size, SymInt[] input_size, "
+        backward = defop(f"{name}_backward(Tensor grad_output, Any plan, SymInt[2] output_size, SymInt[4] input_size, "
                          "bool align_corners, float? scales_h, float? scales_w) -> Tensor",
                          lambda g, plan, *shown: interp_aa_cpu.backward(g, plan), vjp=backward_vjp,
                          attrs=("plan", "output_size", "input_size", "align_corners", "scales_h", "scales_w"),
