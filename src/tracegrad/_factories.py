@@ -122,13 +122,15 @@ def _resolve_dtype(dtype, default=None, fn: str | None = None) -> np.dtype:
     return _dt.to_dtype(dtype).np
 
 
-def _into_out(result: Tensor, out, keeps_shape: bool = False):
+def _into_out(result: Tensor, out, keeps_shape: bool = False, warns_resizing: bool = False):
     """``result`` written into ``out`` as a factory's out= variant does: in place where the shapes agree (or,
     ``keeps_shape``, the element counts: the ranges fill ``out`` as it is), else ``out`` resized to the result
-    (a factory resizes without a warning)."""
+    (without a warning, but for ``arange``'s (``warns_resizing``) of an ``out`` that has elements)."""
     if out is None:
         return result
     out._before_write()
+    if warns_resizing and out._data.size not in (0, result._data.size):
+        _warn_range_resizes(out._data.shape, result._data.size)
     if keeps_shape and out._data.size == result._data.size:
         np.copyto(out._data, result._data.reshape(out._data.shape), casting="unsafe")
     elif out._data.shape == result._data.shape:
@@ -142,12 +144,22 @@ def _into_out(result: Tensor, out, keeps_shape: bool = False):
     return out
 
 
-def writes_out(factory=None, *, keeps_shape: bool = False):
+def _warn_range_resizes(shape: tuple, count: int) -> None:
+    """ATen's arange warning for an ``out`` of another element count, at the caller's line."""
+    from ._warnings import warn_at_caller
+
+    warn_at_caller(f"The number of elements in the out tensor of shape [{', '.join(map(str, shape))}] is "
+                   f"{math.prod(shape)} which does not match the computed number of elements {count}. Note that this "
+                   f"may occur as a result of rounding error. The out tensor will be resized to a tensor of shape "
+                   f"({count},).", UserWarning)
+
+
+def writes_out(factory=None, *, keeps_shape: bool = False, warns_resizing: bool = False):
     """A factory taking PyTorch's ``out=``: the result has ``out``'s dtype (a different ``dtype=`` is refused in
     torch's words) and is written into ``out``, which is returned. ``keeps_shape``: the ranges (arange,
-    linspace, logspace) resize ``out`` only when its element count differs."""
+    linspace, logspace) resize ``out`` only when its element count differs; ``warns_resizing``: and say so (arange)."""
     if factory is None:
-        return functools.partial(writes_out, keeps_shape=keeps_shape)
+        return functools.partial(writes_out, keeps_shape=keeps_shape, warns_resizing=warns_resizing)
 
     @functools.wraps(factory)
     def call(*args, out=None, **kwargs):
@@ -159,7 +171,7 @@ def writes_out(factory=None, *, keeps_shape: bool = False):
         if dtype is not None and (asked := _dt.to_dtype(dtype)) != out.dtype:
             raise RuntimeError(f"dtype {_dt.scalar_type_name(asked)} does not match dtype of out "
                                f"parameter ({_dt.scalar_type_name(out.dtype)})")
-        return _into_out(factory(*args, **{**kwargs, "dtype": out.dtype}), out, keeps_shape)
+        return _into_out(factory(*args, **{**kwargs, "dtype": out.dtype}), out, keeps_shape, warns_resizing)
 
     return call
 
@@ -547,7 +559,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
     return _finish(np.eye(n, m if m is not None else n, dtype=np_dtype), requires_grad, device, pin_memory)
 
 
-@writes_out(keeps_shape=True)
+@writes_out(keeps_shape=True, warns_resizing=True)
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False, **kw) -> Tensor:
     if end is None:

@@ -50,3 +50,24 @@ def test_out_of_the_right_shape_is_written_in_place():
         row = out[1]
         lib.full((2, 3), 4.0, out=out)
         assert row.tolist() == [4.0, 4.0, 4.0]
+
+
+def _range_into(lib, factory: str, out_shape: tuple) -> tuple:
+    """The out tensor's shape, strides and values after a range is written into it, and the warnings shown with
+    their location (torch's arange warns at the caller's line where it resizes an out that has elements)."""
+    import warnings
+
+    out = lib.empty(*out_shape)
+    call = {"arange": lambda: lib.arange(5, out=out), "float arange": lambda: lib.arange(0, 1, 0.25, out=out),
+            "linspace": lambda: lib.linspace(0, 1, 5, out=out), "logspace": lambda: lib.logspace(0, 1, 5, out=out)}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        call[factory]()
+    shown = [(w.category.__name__, str(w.message).split(" (Triggered")[0], w.filename == __file__) for w in seen]
+    return tuple(out.shape), out.stride(), [round(v, 6) for v in out.reshape(-1).tolist()], shown
+
+
+@pytest.mark.parametrize("out_shape", [(3,), (5,), (0,), (2, 2), (5, 1), (1, 5)])
+@pytest.mark.parametrize("factory", ["arange", "float arange", "linspace", "logspace"])
+def test_ranges_resize_out_and_warn_as_torch(factory, out_shape):
+    assert _range_into(tg, factory, out_shape) == _range_into(torch, factory, out_shape)
