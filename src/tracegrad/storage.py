@@ -228,7 +228,7 @@ def laid_out_over_storage(data: np.ndarray, shape: tuple, strides: tuple) -> np.
     storage = UntypedStorage._of(data)
     memory, itemsize = storage._bytes, data.itemsize
     offset = data_address(data) - data_address(memory) if memory.size else 0
-    needed = 0 if 0 in shape else offset + (storage_extent(shape, strides) - 1) * itemsize + itemsize
+    needed = 0 if 0 in shape else offset + storage_extent(shape, strides) * itemsize
     if needed > memory.size:
         if not is_resizable(storage._root):
             raise RuntimeError("Trying to resize storage that is not resizable")

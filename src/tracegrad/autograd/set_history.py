@@ -24,10 +24,6 @@ class SetNotImplemented(Node):
         raise RuntimeError("derivative for set_ is not implemented")
 
 
-def _requires_grad(t) -> bool:
-    return t._rg or (t._base is not None and t._base._rg)
-
-
 def node_before_set(target, source_tensor) -> SetNotImplemented | None:
     """The node for ``target.set_(...)`` (``source_tensor``: the source where it is a tensor, else None), made
     before the write with the inputs' histories as they were, or None where nothing is recorded; torch's
@@ -35,12 +31,12 @@ def node_before_set(target, source_tensor) -> SetNotImplemented | None:
     if not STATE.grad_enabled:
         return None
     inputs = (target,) if source_tensor is None else (target, source_tensor)
-    if not check_inplace(target, any(_requires_grad(t) for t in inputs)):
+    if not check_inplace(target, any(t.requires_grad for t in inputs)):
         return None
     node = SetNotImplemented()
     node._seq = UINT64_MAX
-    node._edges = tuple(gradient_edge(t) if _requires_grad(t) else NO_EDGE for t in inputs)
-    node._in_meta = tuple(meta_record(t._data.shape, t._data.dtype) if _requires_grad(t) else None for t in inputs)
+    node._edges = tuple(gradient_edge(t) if t.requires_grad else NO_EDGE for t in inputs)
+    node._in_meta = tuple(meta_record(t._data.shape, t._data.dtype) if t.requires_grad else None for t in inputs)
     return node
 
 
