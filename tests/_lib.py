@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import os
 import re
 import warnings
@@ -24,7 +25,7 @@ else:
 torch.set_num_threads(1)
 
 __all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "assert_same_bits", "assert_same_bits_of", "both_from",
-           "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised", "value_or_error"]
+           "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised", "value_or_error", "saved_and_loaded"]
 
 
 def to_numpy(value):
@@ -155,6 +156,14 @@ def value_or_error(program, lib) -> tuple:
     except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
         return type(exc).__name__, str(exc)
     return str(result.dtype).replace("tracegrad", "torch"), tuple(result.shape), repr(result.tolist())
+
+
+def saved_and_loaded(lib, obj, **load_kwargs):
+    """``obj`` through ``lib.save`` into memory and back through ``lib.load(**load_kwargs)``."""
+    buffer = io.BytesIO()
+    lib.save(obj, buffer)
+    buffer.seek(0)
+    return lib.load(buffer, **load_kwargs)
 
 
 def raised(lib, program) -> tuple[str, str] | None:

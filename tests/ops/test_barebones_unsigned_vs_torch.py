@@ -14,13 +14,12 @@ printing and serialization. ``KNOWN`` lists the entries that still differ, with 
 
 from __future__ import annotations
 
-import io
 import pickle
 import warnings
 
 import numpy as np
 import pytest
-from _lib import tg, to_numpy, torch
+from _lib import saved_and_loaded, tg, to_numpy, torch
 from opinfo import op_db
 from opinfo.core import Arr, Call, SampleInput, _tree_map, resolve
 
@@ -102,13 +101,6 @@ def test_database_entry_with_unsigned_input_like_torch(op):
 
 def _u(L, dtype="uint32", values=(1, 2, 3)):
     return L.tensor(list(values), dtype=getattr(L, dtype))
-
-
-def _saved_and_loaded(L, t):
-    buffer = io.BytesIO()
-    L.save(t, buffer)
-    buffer.seek(0)
-    return L.load(buffer)
 
 
 PROGRAMS = {
@@ -320,7 +312,7 @@ QUERIES = {
     "repr 2-d": lambda L: repr(L.ones(2, 2, dtype=L.uint16)),
     "str 0-d": lambda L: str(L.tensor(5, dtype=L.uint32)),
     "numpy dtype": lambda L: [str(_u(L, d).numpy().dtype) for d in UNSIGNED],
-    "save and load": lambda L: repr(_saved_and_loaded(L, _u(L, "uint64", (2**64 - 1,)))),
+    "save and load": lambda L: repr(saved_and_loaded(L, _u(L, "uint64", (2**64 - 1,)))),
     "pickle dtype": lambda L: pickle.loads(pickle.dumps(L.uint32)),
     "storage nbytes": lambda L: _u(L).untyped_storage().nbytes(),
 }

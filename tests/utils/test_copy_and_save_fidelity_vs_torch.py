@@ -14,17 +14,11 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from _lib import saved_and_loaded
 
 import tracegrad as tg
 
 LIBS = (tg, torch)
-
-
-def _round_trip(lib, obj, **load_kwargs):
-    buffer = io.BytesIO()
-    lib.save(obj, buffer)
-    buffer.seek(0)
-    return lib.load(buffer, **load_kwargs)
 
 
 def _storage(t) -> int:
@@ -140,7 +134,7 @@ def test_pickling_a_tensor_with_a_hook_warns_as_torch():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             pickle.dumps(t)
-            _round_trip(lib, t)
+            saved_and_loaded(lib, t)
         return [str(w.message) for w in caught]
 
     assert warnings_of(tg) == warnings_of(torch) != []
@@ -151,7 +145,7 @@ def test_pickling_a_tensor_with_a_hook_warns_as_torch():
 def test_loaded_views_keep_storage_offsets_and_sizes():
     for lib in LIBS:
         x = lib.arange(5.)
-        loaded = _round_trip(lib, [x[3:3], lib.zeros(2, 3)[:, 2:2], x[1:]])
+        loaded = saved_and_loaded(lib, [x[3:3], lib.zeros(2, 3)[:, 2:2], x[1:]])
         assert [(t.storage_offset(), t.stride(), t.untyped_storage().nbytes()) for t in loaded] == \
             [(3, (1,), 20), (2, (3, 1), 24), (1, (1,), 20)], lib.__name__
 
@@ -162,7 +156,7 @@ def _saved_state(lib) -> list:
     param = lib.nn.Parameter(lib.ones(1))
     param.tag = "w"
     buffer = lib.nn.Buffer(lib.ones(1), persistent=False)
-    loaded = [_round_trip(lib, [t, param, buffer], weights_only=w) for w in (True, False)]
+    loaded = [saved_and_loaded(lib, [t, param, buffer], weights_only=w) for w in (True, False)]
     return [(a.note, a._version, b.tag, b._version, type(b).__name__, c.persistent, c._is_buffer)
             for a, b, c in loaded]
 
@@ -177,12 +171,12 @@ def test_saving_views_of_one_storage_as_two_dtypes_is_refused():
         a = lib.arange(4.)
         with pytest.raises(RuntimeError, match="^Cannot save multiple tensors or storages that view the same data "
                                                "as different types$"):
-            _round_trip(lib, [a, a.view(lib.int32)])
+            saved_and_loaded(lib, [a, a.view(lib.int32)])
 
 
 def _weights_only_outcome(lib, obj, **kwargs) -> str:
     try:
-        return repr(_round_trip(lib, obj, **kwargs))
+        return repr(saved_and_loaded(lib, obj, **kwargs))
     except pickle.UnpicklingError as error:
         return str(error)
 
@@ -200,7 +194,7 @@ def test_numpy_objects_are_refused_by_weights_only_loads_as_torch(obj):
 def test_numpy_arrays_load_once_allowed():
     reconstruct = np.arange(3.).__reduce__()[0]
     with tg.serialization.safe_globals([reconstruct, np.ndarray, np.dtype, type(np.dtype(np.float64))]):
-        assert _round_trip(tg, np.arange(3.)).tolist() == [0.0, 1.0, 2.0]
+        assert saved_and_loaded(tg, np.arange(3.)).tolist() == [0.0, 1.0, 2.0]
 
 
 @pytest.mark.parametrize("protocol", [2, 4, 5])
@@ -247,7 +241,7 @@ def test_memory_mapped_loads_copy_on_write(tmp_path):
 
 def _loaded_with(lib, map_location) -> str:
     try:
-        loaded = _round_trip(lib, {"a": lib.arange(3.)}, map_location=map_location)
+        loaded = saved_and_loaded(lib, {"a": lib.arange(3.)}, map_location=map_location)
         return f"{loaded['a'].device} {loaded['a'].tolist()}"
     except (RuntimeError, TypeError) as error:
         return f"{type(error).__name__}: {error}"
@@ -315,8 +309,8 @@ def _module_round_trip(lib) -> tuple:
     module = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
     module.register_forward_hook(_forward_hook)
     module.register_buffer("extra", lib.arange(3), persistent=False)
-    loaded = _round_trip(lib, module, weights_only=False)
-    state = _round_trip(lib, module.state_dict())
+    loaded = saved_and_loaded(lib, module, weights_only=False)
+    state = saved_and_loaded(lib, module.state_dict())
     return (type(loaded).__name__, len(loaded._forward_hooks), loaded.extra.tolist(),
             type(loaded[0].weight).__name__, list(state), type(state).__name__)
 
@@ -350,7 +344,7 @@ def test_optimizer_state_round_trips_continue_bit_for_bit(name, options, how):
     for _ in range(3):
         step(model, optimizer)
     checkpoint = {"model": model.state_dict(), "optim": optimizer.state_dict()}
-    checkpoint = {"save": lambda c: _round_trip(tg, c), "deepcopy": copy.deepcopy,
+    checkpoint = {"save": lambda c: saved_and_loaded(tg, c), "deepcopy": copy.deepcopy,
                   "pickle": lambda c: pickle.loads(pickle.dumps(c))}[how](checkpoint)
     fresh_model, fresh = setup()
     fresh_model.load_state_dict(checkpoint["model"])
@@ -378,7 +372,7 @@ def test_dtypes_and_nested_containers(make, how):
 
     def copied(lib):
         obj = make(lib)
-        return _round_trip(lib, obj) if how == "save" else copy.deepcopy(obj)
+        return saved_and_loaded(lib, obj) if how == "save" else copy.deepcopy(obj)
 
     assert describe(copied(tg)) == describe(copied(torch))
 

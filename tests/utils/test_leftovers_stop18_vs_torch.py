@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import collections
 import copy
-import io
 import pickle
 import warnings
 
 import numpy as np
 import pytest
 import torch
-from _lib import assert_same_bits, warning_texts
+from _lib import assert_same_bits, saved_and_loaded, warning_texts
 
 import tracegrad as tg
 
@@ -174,13 +173,6 @@ def test_optimizer_overflow_is_silent_as_torch(name, options):
 # ---- copies and rebuilt tensors: versions and _backward_hooks -------------------------------------------------
 
 
-def _round_trip(lib, obj):
-    buffer = io.BytesIO()
-    lib.save(obj, buffer)
-    buffer.seek(0)
-    return lib.load(buffer)
-
-
 _REBUILDS = {
     "copy": copy.copy,
     "deepcopy": copy.deepcopy,
@@ -202,7 +194,7 @@ def test_rebuilt_version_and_backward_hooks_as_torch(kind, how):
 
 def test_loaded_backward_hooks_and_versions_as_torch():
     def loaded(lib):
-        state = _round_trip(lib, {"t": lib.arange(3.0), "p": lib.nn.Parameter(lib.ones(2))})
+        state = saved_and_loaded(lib, {"t": lib.arange(3.0), "p": lib.nn.Parameter(lib.ones(2))})
         return [(type(v).__name__, v._version, v._backward_hooks) for v in state.values()]
 
     ours, theirs = loaded(tg), loaded(torch)

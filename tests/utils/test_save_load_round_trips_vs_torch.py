@@ -10,15 +10,9 @@ import pickle
 
 import pytest
 import torch
+from _lib import saved_and_loaded
 
 import tracegrad as tg
-
-
-def _round_trip(lib, obj, **load_kwargs):
-    buffer = io.BytesIO()
-    lib.save(obj, buffer)
-    buffer.seek(0)
-    return lib.load(buffer, **load_kwargs)
 
 
 def _describe(x):
@@ -33,7 +27,7 @@ def _describe(x):
 
 
 def _same_round_trip(make, **load_kwargs):
-    ours, theirs = (_describe(_round_trip(lib, make(lib), **load_kwargs)) for lib in (tg, torch))
+    ours, theirs = (_describe(saved_and_loaded(lib, make(lib), **load_kwargs)) for lib in (tg, torch))
     assert ours == theirs
 
 
@@ -115,7 +109,7 @@ def test_views_share_one_storage_after_load(make):
     DummyArray), loaded as copies, not as views of one storage."""
     for lib in (tg, torch):
         whole, part = make(lib)
-        a, b, a_again = _round_trip(lib, [whole, part, whole])
+        a, b, a_again = saved_and_loaded(lib, [whole, part, whole])
         assert a is a_again and _shares(a, b), lib.__name__
         assert (b.stride(), b.storage_offset(), b.tolist()) == (part.stride(), part.storage_offset(), part.tolist())
         first = tuple(0 for _ in range(b.dim()))
@@ -127,7 +121,7 @@ def test_views_share_one_storage_after_load(make):
 def test_empty_view_keeps_its_strides():
     """An empty view's strides (NumPy's own empty arrays have zero strides, read as contiguous ones)."""
     for lib in (tg, torch):
-        assert _round_trip(lib, lib.zeros(0, 3)[:, 1:]).stride() == (3, 1), lib.__name__
+        assert saved_and_loaded(lib, lib.zeros(0, 3)[:, 1:]).stride() == (3, 1), lib.__name__
 
 
 def test_grad_is_not_saved():
@@ -135,7 +129,7 @@ def test_grad_is_not_saved():
     for lib in (tg, torch):
         x = lib.ones(2, requires_grad=True)
         x.sum().backward()
-        loaded = _round_trip(lib, x)
+        loaded = saved_and_loaded(lib, x)
         assert loaded.grad is None and loaded.requires_grad and loaded.is_leaf, lib.__name__
 
 
@@ -158,7 +152,7 @@ def test_adam_checkpoint_with_step_tensors(weights_only):
         opt.zero_grad()
         model(tg.ones(5, 3)).sum().backward()
         opt.step()
-    loaded = _round_trip(tg, {"model": model.state_dict(), "optim": opt.state_dict()}, weights_only=weights_only)
+    loaded = saved_and_loaded(tg, {"model": model.state_dict(), "optim": opt.state_dict()}, weights_only=weights_only)
     assert list(loaded["model"]) == ["0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean",
                                      "1.running_var", "1.num_batches_tracked"]
     assert loaded["model"]["1.num_batches_tracked"].dtype == tg.int64
@@ -183,7 +177,7 @@ def test_weights_only_builtins_as_torch(obj):
     complex numbers and named the global ``__builtin__.x`` where torch says ``x``."""
     def outcome(lib):
         try:
-            return repr(_round_trip(lib, obj))
+            return repr(saved_and_loaded(lib, obj))
         except pickle.UnpicklingError as error:
             return str(error).split("WeightsUnpickler error: ")[1]
 
