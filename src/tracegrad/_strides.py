@@ -365,6 +365,12 @@ def preserve_format_strides(a: np.ndarray) -> tuple:
     return dense_in_order(a.shape, perm)
 
 
+def in_memory_order(a: np.ndarray) -> np.ndarray:
+    """``a`` transposed so that its C order is its memory order: the order in which torch's serial kernels (a
+    random fill, say) walk a strided tensor."""
+    return a.transpose(sorted(range(a.ndim), key=lambda d: -abs(a.strides[d])))
+
+
 def like_self(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     """A new ``result`` laid out as ``torch.empty_like(source)`` (same shape)."""
     if _plain(source) and _plain(result):

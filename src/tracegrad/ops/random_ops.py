@@ -15,9 +15,11 @@ import numpy as np
 
 from .._arg_checks import int64_args
 from .._factories import _rng
+from .._strides import in_memory_order
 from .._tensor import Tensor
 from ..backend.dtypes import cpp_type_name
 from ._util import number_arg
+from .reductions_extra import topk_indices
 from .registry import defop, not_implemented
 
 # ---- helpers ----------------------------------------------------------------------------------------------
@@ -56,8 +58,7 @@ def _zero_grads(ctx, g):
 
 def _place(a: np.ndarray, draws: np.ndarray) -> np.ndarray:
     """Write ``a.size`` draws in memory order, the order torch's serial kernels walk a strided tensor."""
-    order = sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
-    view = a.transpose(order)
+    view = in_memory_order(a)
     with np.errstate(over="ignore"):  # beyond the dtype's range is infinite, as C's cast makes it
         if a.dtype.kind == "f" and a.dtype.itemsize < 4 and draws.dtype == np.float64:
             draws = draws.astype(np.float32)  # static_cast<Half>(double) goes through float: two roundings
@@ -452,14 +453,16 @@ def _multinomial_checks(a, num_samples: int, replacement: bool) -> None:
 def _multinomial_kernel(a, num_samples, replacement=False, generator=None):
     _multinomial_checks(a, num_samples, replacement)
     rng = _rng(generator)
-    rows = a.reshape(-1, a.shape[-1])
     if replacement and num_samples > 1:
+        rows = a.reshape(-1, a.shape[-1])
         out = np.stack([_sample_with_replacement(row, num_samples, rng) for row in rows])
-    else:
-        # torch's exponential race: keys p / Exp(1) (the draws in a's dtype), keep the largest
-        keys = rows / rng.exponential(rows.size, 1.0).astype(rows.dtype).reshape(rows.shape)
-        out = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
-    return out.astype(np.int64).reshape(a.shape[:-1] + (num_samples,))
+        return out.astype(np.int64).reshape(a.shape[:-1] + (num_samples,))
+    # torch's exponential race: keys p / q, q ~ Exp(1) drawn into ``empty_like(self)`` (a's layout and dtype); the
+    # first largest key for one sample (argmax), else topk's, which decides among ties (zero probabilities) its way
+    keys = a / _place(np.empty_like(a), rng.exponential(a.size, 1.0))
+    if num_samples == 1:
+        return np.argmax(keys, axis=-1, keepdims=True).astype(np.int64)
+    return topk_indices(keys, num_samples, largest=True, sorted=True)
 
 
 def _sample_with_replacement(row: np.ndarray, num_samples: int, rng) -> np.ndarray:

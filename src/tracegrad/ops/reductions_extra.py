@@ -1526,7 +1526,7 @@ def _refuse_unordered(a, kernel_name: str) -> None:
         raise unsupported(kernel_name, a.dtype)
 
 
-def _topk_indices(x: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndarray:
+def topk_indices(x: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndarray:
     """topk's indices along the last axis, in PyTorch's order.
 
     PyTorch runs ``std::partial_sort`` when ``64 * k <= n``, and otherwise ``std::nth_element`` followed, when
@@ -1575,7 +1575,7 @@ def _topk_kernel(a, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError(" topk does not support complex dtypes on CPU")  # (PyTorch's leading space)
     if a.ndim == 0:  # PyTorch copies a 0-d input, for k = 0 too: its result keeps the 0-d shape
         return a.copy(), np.zeros((), np.int64)
-    idx = np.ascontiguousarray(np.moveaxis(_topk_indices(np.moveaxis(x, d, -1), k, largest, sorted), -1, d))
+    idx = np.ascontiguousarray(np.moveaxis(topk_indices(np.moveaxis(x, d, -1), k, largest, sorted), -1, d))
     vals = np.ascontiguousarray(np.take_along_axis(x, idx, d))  # (PyTorch's results are contiguous)
     return vals, idx
 

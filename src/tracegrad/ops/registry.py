@@ -663,8 +663,6 @@ class OpDef:
 
     def _eager_inplace(self, args: tuple, arrays: list, record: bool):
         target = args[0]
-        if target._inference:
-            _views.refuse_inference_update(target)
         if STATE.grad_enabled:
             record = _views.check_inplace(target, record)
         node = None
@@ -696,6 +694,8 @@ class OpDef:
             raise translate_value_error(exc, arrays) from None
         except FP_SIGNALS:  # (a strict filter's, raised before a ``writes_last`` kernel wrote: see impure_kernel)
             quietly(self.kernel, *arrays)
+        if target._inference:  # (torch's version bump refuses it, after the kernel wrote)
+            _views.refuse_inference_update(target)
         target._bump_version()
         if record:
             if target._base is not None:

@@ -969,7 +969,6 @@ def inplace_view(view_fn: Callable[..., Tensor], name: str) -> Callable[..., Ten
         from .._state import STATE
         from ..autograd import views as view_tracking
 
-        view_tracking.refuse_inference_update(self)
         if STATE.grad_enabled:
             view_tracking.check_inplace(self, self._rg)  # leaf errors; also refreshes a stale view's grad_fn
         tangent = None
@@ -982,6 +981,7 @@ def inplace_view(view_fn: Callable[..., Tensor], name: str) -> Callable[..., Ten
         else:
             new = view_fn(self, *args, **kwargs)  # records the out-of-place node, renamed below
         self._data = new._data
+        view_tracking.refuse_inference_update(self)  # (torch's version bump refuses it, after the change)
         self._bump_version()
         if self._base is not None:
             self._view_replay = new._view_replay  # replays see the new geometry

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..._factories import _rng
 from ..._state import STATE, next_sequence_nr
+from ..._strides import empty_strided, in_memory_order, preserve_format_strides
 from ..._tensor import Tensor, _wrap
 from ...backend.dtypes import scalar_type_name
 from .._util import as_double, result_dtype, unsupported
@@ -637,9 +638,16 @@ one_hot = defop("one_hot(Tensor self, int num_classes=-1) -> Tensor", _one_hot_k
 _SELU_SATURATION = 1.7580993408473766
 
 
-def _keep(shape: tuple, p: float) -> np.ndarray:
-    """Which units survive: torch's ``bernoulli_(1 - p)``, one double uniform per unit from the default generator."""
-    return _rng(None).bernoulli(np.full(shape, 1.0 - p), double=True)
+def _keep(shape: tuple, p: float, like: np.ndarray | None = None) -> np.ndarray:
+    """Which units survive: torch's ``bernoulli_(1 - p)``, one double uniform per unit from the default generator.
+    The noise is ``empty_like(like)`` where ``like`` is given: its units are drawn in that layout's memory order
+    (a transposed input's mask is filled column by column), else in C order."""
+    draws = _rng(None).bernoulli(np.full(math.prod(shape), 1.0 - p), double=True)
+    if like is None or like.flags.c_contiguous:  # (the common case: memory order is C order)
+        return draws.reshape(shape)
+    noise = empty_strided(shape, preserve_format_strides(like), np.dtype(bool))
+    in_memory_order(noise)[...] = draws.reshape(in_memory_order(noise).shape)
+    return noise
 
 
 def _check_probability(p: float, error: type[Exception]) -> None:
@@ -665,7 +673,7 @@ def _dropout_impl(input: Tensor, p: float, train: bool, *, alpha: bool = False, 
         raise unsupported("bernoulli_scalar_cpu_", x.dtype)
     if x.dtype.kind != "f":
         raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(x.dtype)}")
-    keep = _keep(mask_shape or x.shape, p).astype(x.dtype)
+    keep = (_keep(mask_shape, p) if mask_shape else _keep(x.shape, p, like=x)).astype(x.dtype)
     if not alpha:
         return multiply(input, _wrap(keep / np.asarray(1 - p, dtype=x.dtype)))
     a = 1.0 / np.sqrt((_SELU_SATURATION * _SELU_SATURATION * p + 1) * (1 - p))
@@ -713,7 +721,7 @@ def _native_dropout_kernel(x, p, train=None):
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p}")
         if x.dtype.kind in "biu":  # (PyTorch scales the masked input in place by a float)
             raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(x.dtype)}")
-        keep = _keep(x.shape, p) if p < 1 else np.zeros(x.shape, dtype=bool)
+        keep = _keep(x.shape, p, like=x) if p < 1 else np.zeros(x.shape, dtype=bool)
         scale = np.asarray(_dropout_scale(p, True), dtype=x.dtype)
         return (x * keep * scale).astype(x.dtype, copy=False), keep
     return x.copy(), np.ones(x.shape, dtype=bool)
