@@ -508,20 +508,32 @@ def _fix_gradient(fn: Node, i: int, grad: Tensor, meta: tuple) -> Tensor:
     shape, dtype = meta
     if grad._data.shape != shape:
         grad = _reduce_to_shape(fn, i, grad, shape)
+    check_grad_kind(grad, dtype)
     dtype = _leaf_grad_dtype(fn._edges[i][0], dtype)
     if dtype is not None and grad._data.dtype != dtype:
         grad = _cast_grad(grad, dtype)
     return grad
 
 
+_GRAD_KIND_MISMATCH = ("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be "
+                       "true, but got false.  (Could this error message be improved?  If so, please report an "
+                       "enhancement request to PyTorch.)")
+
+
+def check_grad_kind(grad: Tensor, input_dtype) -> None:
+    """PyTorch's validate_outputs refuses a complex gradient for a real input, and an integer or bool one for a
+    complex input (a floating gradient suits any input). It checks the input's own dtype, whatever a leaf's
+    ``grad_dtype`` says."""
+    kind = grad._data.dtype.kind
+    if kind != "f" and (kind == "c") != (input_dtype.kind == "c"):
+        raise RuntimeError(_GRAD_KIND_MISMATCH)
+
+
 def _cast_grad(grad: Tensor, dtype) -> Tensor:
-    """Cast a gradient to its input's dtype; a real input takes the real part of a complex gradient."""
+    """Cast a gradient to the dtype its input expects, as ``grad.to(dtype)`` (a complex leaf whose ``grad_dtype``
+    is real: the real part, with PyTorch's warning)."""
     from .. import _functional_core as F
 
-    if grad._data.dtype.kind == "c" and dtype.kind != "c":
-        grad = F.real(grad)
-        if grad._data.dtype == dtype:
-            return grad
     return F.to_numpy_dtype(grad, dtype)
 
 
@@ -598,10 +610,10 @@ def _check_hook_result(result, original, hook):
     if not isinstance(result, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
     if result._data.dtype != original._data.dtype or result.device != original.device:
-        from .saved import type_string
+        from ..backend.dtypes import tensor_type_string  # (Tensor::toString: CPUComplexFloatType for complex)
 
-        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was {type_string(original)} "
-                           f"got {type_string(result)})")
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"{tensor_type_string(original._data.dtype)} got {tensor_type_string(result._data.dtype)})")
     if result._data.shape != original._data.shape:
         raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
     return result

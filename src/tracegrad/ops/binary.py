@@ -16,13 +16,14 @@ from __future__ import annotations
 import cmath
 import functools
 import math
+from numbers import Number
 
 import numpy as np
 
 from .._operands import is_operand as _is_operand
 from .._tensor import Tensor
 from .._warnings import warn_once
-from ..backend.dtypes import cpp_type_name
+from ..backend.dtypes import cpp_type_name, from_numpy_dtype
 from . import pointwise as _pw
 from ._jvp import or_zero, plus, recording, scaled, scaled_zero, zero_times
 from ._util import (
@@ -37,7 +38,7 @@ from ._util import (
     result_dtype,
 )
 from .aten_vec import fma
-from .complex_ops import imag, real
+from .complex_ops import imag, real, real_for_real_input
 from .creation import to_dtype, zeros_like
 from .pointwise import (
     add,
@@ -762,18 +763,21 @@ def _addcmul_vjp(ctx, g):
     t1, t2 = ctx.saved_tensors
     (value,) = ctx.attrs
     need = ctx.needs_input_grad
-    return (g if need[0] else None,
-            mul(g, conj(mul(t2, value))) if need[1] else None,  # PyTorch: grad * (tensor2 * value).conj()
-            mul(g, conj(mul(t1, value))) if need[2] else None)
+    # (PyTorch: grad * (tensor2 * value).conj() and its mirror, each through handle_r_to_c)
+    return (real_for_real_input(ctx, 0, g) if need[0] else None,
+            real_for_real_input(ctx, 1, mul(g, conj(mul(t2, value)))) if need[1] else None,
+            real_for_real_input(ctx, 2, mul(g, conj(mul(t1, value)))) if need[2] else None)
 
 
 def _addcdiv_vjp(ctx, g):
     t1, t2 = ctx.saved_tensors
     (value,) = ctx.attrs
     need = ctx.needs_input_grad
-    return (g if need[0] else None,
-            mul(g, conj(_pw.div(value, t2))) if need[1] else None,
-            mul(neg(g), conj(_pw.div(mul(t1, value), mul(t2, t2)))) if need[2] else None)  # -grad * (...).conj()
+    # (PyTorch: grad * (value / tensor2).conj() and -grad * (value * tensor1 / (tensor2 * tensor2)).conj(), each
+    # through handle_r_to_c)
+    return (real_for_real_input(ctx, 0, g) if need[0] else None,
+            real_for_real_input(ctx, 1, mul(g, conj(_pw.div(value, t2)))) if need[1] else None,
+            real_for_real_input(ctx, 2, mul(neg(g), conj(_pw.div(mul(t1, value), mul(t2, t2))))) if need[2] else None)
 
 
 def _addcmul_jvp(args, outs, tangents):
@@ -1096,21 +1100,25 @@ _FLOAT64 = np.dtype(np.float64)
 def _pow_scalar_vjp(ctx, g):
     (e,) = ctx.attrs
     if e == 0:
-        return zeros_like(g)
-    # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)).conj()
-    return mul(g, conj(mul(_pow_ts(ctx.saved_tensors[0], e - 1), e)))
+        return real_for_real_input(ctx, 0, zeros_like(g))  # (PyTorch's zeros_like(self))
+    # PyTorch's pow_backward: handle_r_to_c(self, grad * (exponent * self.pow(exponent - 1)).conj())
+    x = ctx.saved_tensors[0]
+    return _handle_r_to_c(x, mul(g, conj(mul(_pow_ts(x, e - 1), e))))
 
 
 def _pow_exponent_factor(x: Tensor, e: Tensor, y: Tensor) -> Tensor:
     """d(x ** e)/de = x ** e * log(x), taken as 0 where x == 0 and e is real and >= 0 (PyTorch's
-    pow_backward_exponent before its ``.conj()``). A real base of a complex power is promoted first, as PyTorch's
-    ``self.to(promoted_dtype)``, so its log is the complex one (log(-2) = log 2 + i pi, not NaN)."""
+    pow_backward_exponent before its ``.conj()``). The base is promoted to the operands' result type first, as
+    PyTorch's ``self.to(promoted_dtype)``: a real base of a complex exponent has the complex log (log(-2) =
+    log 2 + i pi, not NaN), and a complex64 base of a float64 exponent its log in double precision (also where an
+    in-place power keeps complex64)."""
     if e._data.dtype.kind == "c":
         nonnegative = logical_and(eq(imag(e), 0), ge(real(e), 0))  # (complex numbers are not ordered)
     else:
         nonnegative = ge(e, 0)
-    if y._data.dtype.kind == "c" and x._data.dtype.kind != "c":
-        x = to_dtype(x, y.dtype)
+    promoted = binary_dtype(x._data, e._data)
+    if x._data.dtype != promoted:
+        x = to_dtype(x, from_numpy_dtype(promoted))
     return _where(logical_and(eq(x, 0), nonnegative), 0.0, mul(y, log(x)))
 
 
@@ -1123,10 +1131,11 @@ def _pow_tensor_vjp(ctx, g):
     x, e, y = ctx.saved_tensors
     need = ctx.needs_input_grad
     gx = gexp = None
-    if need[1]:  # (the inputs last to first, as PyTorch's generated backward)
-        gexp = mul(g, conj(_pow_exponent_factor(x, e, y)))
+    # (the inputs last to first, as PyTorch's generated backward; each through handle_r_to_c)
+    if need[1]:
+        gexp = _handle_r_to_c(e, mul(g, conj(_pow_exponent_factor(x, e, y))))
     if need[0]:
-        gx = _where(eq(e, 0), 0.0, mul(g, conj(_pow_self_factor(x, e))))
+        gx = _handle_r_to_c(x, _where(eq(e, 0), 0.0, mul(g, conj(_pow_self_factor(x, e)))))
     return gx, gexp
 
 
@@ -1175,7 +1184,8 @@ def _scalar_base_factor(base, e: Tensor, y: Tensor) -> Tensor:
 def _pow_scalar_base_vjp(ctx, g):
     (base,) = ctx.attrs
     e, y = ctx.saved_tensors
-    return mul(g, conj(_scalar_base_factor(base, e, y)))  # PyTorch: grad * (result * base.log()).conj()
+    # PyTorch: handle_r_to_c(exponent, grad * (result * base.log()).conj())
+    return _handle_r_to_c(e, mul(g, conj(_scalar_base_factor(base, e, y))))
 
 
 def _pow_scalar_jvp(args, outs, tangents):
@@ -1410,11 +1420,21 @@ def _non_bool_condition(kind: np.dtype) -> None:
               "removed in a future version of PyTorch. Use a boolean condition instead.", stacklevel=4)
 
 
+def _promoted_beside_number(value, beside):
+    """torch's where.ScalarSelf/ScalarOther convert the tensor to the result's dtype first (``self.to(result_type)``):
+    a real tensor beside a complex number gets a ToCopyBackward0 node, whose backward takes the real part."""
+    if isinstance(value, Tensor) and isinstance(beside, Number) and not isinstance(beside, Tensor):
+        dt = binary_dtype(value._data, beside)
+        if dt != value._data.dtype:
+            return to_dtype(value, from_numpy_dtype(dt))
+    return value
+
+
 def where_method(self: Tensor, condition: Tensor, other) -> Tensor:
     """``Tensor.where(condition, other)``: ``where(condition, self, other)``."""
     if isinstance(condition, Tensor) and condition._data.dtype is not _BOOL:
         _non_bool_condition(condition._data.dtype)
-    return _where(condition, self, other)
+    return _where(condition, _promoted_beside_number(self, other), other)
 
 
 def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = None):
@@ -1432,6 +1452,7 @@ def where(condition: Tensor, input=None, other=None, *, out: Tensor | None = Non
 
                 raise TypeError(f"where(): argument '{name}' (position {position}) must be Tensor, not "
                                 f"{tp_name(value)}")
+    input, other = _promoted_beside_number(input, other), _promoted_beside_number(other, input)
     return call(_where, out, condition, input, other)
 
 

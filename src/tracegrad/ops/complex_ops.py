@@ -127,5 +127,31 @@ def imag(input: Tensor) -> Tensor:
     return select(view_as_real(input), -1, 1)
 
 
+def input_is_real(ctx, i: int) -> bool:
+    """Whether the node's differentiable input ``i`` (one that needs a gradient) has a real dtype."""
+    meta = ctx._in_meta[i]
+    return meta is not None and meta[1].kind != "c"
+
+
+def real_for_real_input(ctx, i: int, grad: Tensor | None) -> Tensor | None:
+    """PyTorch's ``handle_r_to_c`` in a backward formula: a complex gradient of the node's differentiable input
+    ``i`` is cut to its real part where that input is real (the engine refuses a complex gradient for a real
+    input; only the formulas that call handle_r_to_c take the real part)."""
+    if grad is None or grad._data.dtype.kind != "c" or not input_is_real(ctx, i):
+        return grad
+    return real(grad)
+
+
+def real_part_for_real_inputs(ctx, grad: Tensor) -> Tensor | None:
+    """The real part of a complex gradient where a real input needs its share of it (PyTorch's cat and
+    block_diag backward take it once, before slicing out each real input's part); None where none does."""
+    if grad._data.dtype.kind != "c":
+        return None
+    need = ctx.needs_input_grad
+    if any(need[i] and input_is_real(ctx, i) for i in range(len(need))):
+        return real(grad)
+    return None
+
+
 PUBLIC = {"view_as_real": view_as_real, "view_as_complex": view_as_complex, "complex": complex, "real": real,
           "imag": imag}

@@ -10,6 +10,7 @@ from .._tensor import Tensor, _wrap
 from ..backend.dtypes import from_numpy_dtype
 from ..memory_format import copy_in_format, like_strides, preserve_format, suggested_format
 from ._util import broadcast_mismatch
+from .complex_ops import real_for_real_input
 from .pointwise import copy_into, writes_last
 from .registry import defop
 from .scalar_fill import scalar_for, written_value
@@ -59,14 +60,17 @@ def _to_copy_vjp(ctx, g):
     """PyTorch's ``_to_copy_backward``: the gradient cast back to the input's dtype by the node itself (the
     engine's cast does not run for a leaf whose ``grad_dtype`` is None), a complex one to a real input's real
     part first (a cast would warn of the imaginary part discarded)."""
-    input_dtype = ctx._in_meta[0][1]
+    return cast_back_to_input(ctx, 0, g)
+
+
+def cast_back_to_input(ctx, i: int, g: Tensor) -> Tensor:
+    """A gradient cast by the node itself to the dtype of its differentiable input ``i`` (the real part of a
+    complex one for a real input, without the cast's warning), as PyTorch's ``_to_copy_backward`` and
+    CopyBackwards do."""
+    input_dtype = ctx._in_meta[i][1]
     if g._data.dtype == input_dtype:
         return g
-    if g._data.dtype.kind == "c" and input_dtype.kind != "c":
-        from .complex_ops import real
-
-        g = real(g)
-    return to_dtype(g, from_numpy_dtype(input_dtype))
+    return to_dtype(real_for_real_input(ctx, i, g), from_numpy_dtype(input_dtype))
 
 
 _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, MemoryFormat? memory_format=None) -> Tensor",
@@ -104,8 +108,8 @@ def _copy_kernel(dst, src, non_blocking=False):
 def _copy_vjp(ctx, g):
     need = ctx.needs_input_grad
     # (PyTorch's CopyBackwards: zeros for the overwritten self, not g * 0, which turns an inf or NaN gradient into
-    # NaN and records a node under create_graph)
-    return (zeros_like(g) if need[0] else None, g if need[1] else None)
+    # NaN and records a node under create_graph; the source's gradient cast to its dtype by the node)
+    return (zeros_like(g) if need[0] else None, cast_back_to_input(ctx, 1, g) if need[1] else None)
 
 
 copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", _copy_kernel,

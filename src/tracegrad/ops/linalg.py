@@ -21,6 +21,7 @@ from ..return_types import return_type
 from . import aten_norm
 from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_term
 from ._util import opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
+from .complex_ops import input_is_real, real_part_for_real_inputs
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .lu import lu_factor, permute_rows, pivots_parity
 from .registry import REGISTRY, defop
@@ -1344,13 +1345,15 @@ def _block_diag_vjp(ctx, g):
     grads, r, c = [], 0, 0
     (shapes,) = ctx.attrs  # every input's shape: those without a gradient still take their place
     need = ctx.needs_input_grad
+    real_g = real_part_for_real_inputs(ctx, g)  # (a real input's block is taken from it)
     for k, shape in enumerate(shapes):
         h, w = _block_shape(shape)
         if not need[k]:
             grads.append(None)
             r, c = r + h, c + w
             continue
-        block = slice_op(slice_op(g, 0, r, r + h, 1), 1, c, c + w, 1)
+        source = real_g if real_g is not None and input_is_real(ctx, k) else g
+        block = slice_op(slice_op(source, 0, r, r + h, 1), 1, c, c + w, 1)
         grads.append(reshape(block, shape) if len(shape) < 2 else block)
         r, c = r + h, c + w
     return tuple(grads)

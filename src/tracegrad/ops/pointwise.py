@@ -26,6 +26,7 @@ from ._util import (
 )
 from .aten_loops import loop_block, vector_and_scalar
 from .aten_vec import FP_SIGNALS, FUSED_DTYPES, fma, quietly
+from .complex_ops import real_for_real_input
 from .registry import defop
 from .scalar_fill import check_scalar_parameter, scalar_for
 
@@ -229,19 +230,20 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
 # ---- arithmetic -----------------------------------------------------------------------------------------
 
 
-# (a complex alpha enters the gradient conjugated: PyTorch's maybe_multiply(grad, alpha.conj()))
+# (a complex alpha enters the gradient conjugated: PyTorch's maybe_multiply(grad, alpha.conj()); a real input of
+# a complex result takes the real part of its gradient, handle_r_to_c; gradients last to first, as _mul_vjp's)
 def _add_vjp(ctx, g):
     (alpha,) = ctx.attrs
     need = ctx.needs_input_grad
-    return (g if need[0] else None,
-            (g if alpha == 1 else mul(g, _conj(alpha))) if need[1] else None)
+    gb = real_for_real_input(ctx, 1, g if alpha == 1 else mul(g, _conj(alpha))) if need[1] else None
+    return (real_for_real_input(ctx, 0, g) if need[0] else None, gb)
 
 
 def _sub_vjp(ctx, g):
     (alpha,) = ctx.attrs
     need = ctx.needs_input_grad
-    return (g if need[0] else None,
-            (neg(g) if alpha == 1 else mul(g, -_conj(alpha))) if need[1] else None)
+    gb = real_for_real_input(ctx, 1, neg(g) if alpha == 1 else mul(g, -_conj(alpha))) if need[1] else None
+    return (real_for_real_input(ctx, 0, g) if need[0] else None, gb)
 
 
 def _conj(v):
@@ -267,21 +269,22 @@ def _wrapped_number(v):
 
 
 def _mul_vjp(ctx, g):
-    # PyTorch's conjugate Wirtinger convention: grad * conj(other). A complex gradient of a real input is cut
-    # to its real part by the engine.
+    # PyTorch's conjugate Wirtinger convention: grad * conj(other), its real part for a real input
+    # (mul_tensor_backward's handle_r_to_c)
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
     # (other's gradient first: PyTorch's generated backward computes its inputs' gradients last to first, which
     # decides the sequence numbers, and so the order, of the nodes a double backward records)
-    gb = g * _conj(_wrapped_number(a)) if need[1] else None
-    return (g * _conj(_wrapped_number(b)) if need[0] else None, gb)
+    gb = real_for_real_input(ctx, 1, g * _conj(_wrapped_number(a))) if need[1] else None
+    return (real_for_real_input(ctx, 0, g * _conj(_wrapped_number(b))) if need[0] else None, gb)
 
 
 def _div_vjp(ctx, g):
     a, b = ctx.saved_tensors
     need = ctx.needs_input_grad
-    gb = -g * _conj(a / b / b) if need[1] else None  # PyTorch's -grad * ((self / other) / other).conj()
-    ga = g / _conj(_wrapped_number(b)) if need[0] else None  # (last to first, as _mul_vjp)
+    # PyTorch's -grad * ((self / other) / other).conj() and grad / other.conj(), each through handle_r_to_c
+    gb = real_for_real_input(ctx, 1, -g * _conj(a / b / b)) if need[1] else None
+    ga = real_for_real_input(ctx, 0, g / _conj(_wrapped_number(b))) if need[0] else None  # (last to first)
     return ga, gb
 
 
@@ -567,7 +570,8 @@ def _rsub_kernel(a, b, alpha):
 def _rsub_vjp(ctx, g):
     (alpha,) = ctx.attrs
     need = ctx.needs_input_grad
-    return ((neg(g) if alpha == 1 else mul(g, -_conj(alpha))) if need[0] else None, g if need[1] else None)
+    gb = real_for_real_input(ctx, 1, g) if need[1] else None  # (last to first; handle_r_to_c, as _sub_vjp)
+    return (real_for_real_input(ctx, 0, neg(g) if alpha == 1 else mul(g, -_conj(alpha))) if need[0] else None, gb)
 
 
 def _rsub_jvp(args, outs, tangents):  # other - alpha * self
@@ -584,7 +588,7 @@ rsub = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tenso
 
 def _rsub_scalar_vjp(ctx, g):
     (alpha,) = ctx.attrs
-    return -g if alpha == 1 else g * -_conj(alpha)
+    return real_for_real_input(ctx, 0, -g if alpha == 1 else g * -_conj(alpha))
 
 
 rsub_scalar = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", _rsub_kernel,

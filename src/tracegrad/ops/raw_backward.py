@@ -171,8 +171,9 @@ def _mul_rule(node, gd: np.ndarray):
 
 
 def _add_rule(node, gd: np.ndarray):
-    if node._attrs[0] != 1:
-        return None
+    dt = gd.dtype
+    if node._attrs[0] != 1 or (dt is not _F32 and dt is not _F64 and dt.kind == "c"):
+        return None  # (a complex gradient: a real input takes its real part, the dispatched rule's handle_r_to_c)
     needs = node._needs  # (_needs2, inlined)
     if needs is None:
         e0, e1 = node._edges
@@ -254,6 +255,8 @@ def _zeros_rule(node, gd: np.ndarray):
 def _copy_rule(node, gd: np.ndarray):
     """CopyBackwards: ``zeros_like(g)`` for the overwritten self, ``g`` itself for the source."""
     need_self, need_src = _needs2(node)
+    if need_src and node._in_meta[1][1] != gd.dtype:  # (the dispatched rule casts to the source's dtype)
+        return None
     return (_full_like_kernel(gd, 0) if need_self else None, gd if need_src else None)
 
 

@@ -11,6 +11,7 @@ with a number operand route here (``fastpath.SCALAR_OVERLOADS``). User code neve
 
 from __future__ import annotations
 
+from .complex_ops import real_for_real_input
 from .fastpath import SCALAR_OVERLOADS
 from .pointwise import add, div, inplace_kernel, mul, sub, write_into, writes_last
 from .registry import defop
@@ -20,12 +21,18 @@ def _conj(number):
     return number.conjugate() if number.__class__ is complex else number
 
 
+# (a real self of a complex number's product takes the real part of its gradient: handle_r_to_c, as the Tensor
+# overloads)
 def _mul_scalar_vjp(ctx, g):
-    return mul(g, _conj(ctx.attrs[0]))
+    return real_for_real_input(ctx, 0, mul(g, _conj(ctx.attrs[0])))
 
 
 def _div_scalar_vjp(ctx, g):
-    return div(g, _conj(ctx.attrs[0]))
+    return real_for_real_input(ctx, 0, div(g, _conj(ctx.attrs[0])))
+
+
+def _add_scalar_vjp(ctx, g):
+    return real_for_real_input(ctx, 0, g)
 
 
 # Forward-mode rules (autograd/forward_ad.py): linear in ``self``, so the tangent goes through the same operator.
@@ -40,11 +47,11 @@ def _div_scalar_jvp(args, outs, tangents):
 mul_scalar = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor", mul.kernel, vjp=_mul_scalar_vjp,
                    jvp=_mul_scalar_jvp, attrs=("other",), node_name="MulBackward1")
 add_scalar = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", add.kernel,
-                   vjp=lambda ctx, g: g, jvp=lambda args, outs, tangents: tangents[0], node_name="AddBackward1")
+                   vjp=_add_scalar_vjp, jvp=lambda args, outs, tangents: tangents[0], node_name="AddBackward1")
 div_scalar = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", div.kernel, vjp=_div_scalar_vjp,
                    jvp=_div_scalar_jvp, attrs=("other",), node_name="DivBackward1")
 sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", sub.kernel,
-                   vjp=lambda ctx, g: g, jvp=lambda args, outs, tangents: tangents[0], node_name="SubBackward1")
+                   vjp=_add_scalar_vjp, jvp=lambda args, outs, tangents: tangents[0], node_name="SubBackward1")
 
 SCALAR_OVERLOADS.update({mul: mul_scalar, add: add_scalar, sub: sub_scalar, div: div_scalar})
 
@@ -74,7 +81,7 @@ def _add_scalar_inplace(a, other, alpha=1):
 
 # C++'s ``t.add_(eps)`` (rms_norm adds its epsilon this way): AddBackward1.
 add_scalar_ = defop("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", _add_scalar_inplace,
-                    vjp=lambda ctx, g: g, jvp=lambda args, outs, tangents: tangents[0], node_name="AddBackward1")
+                    vjp=_add_scalar_vjp, jvp=lambda args, outs, tangents: tangents[0], node_name="AddBackward1")
 
 
 def scalar_minus(number, t):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._util import result_dtype, wrap_dim
+from .complex_ops import input_is_real, real_for_real_input, real_part_for_real_inputs
 from .registry import defop
 
 
@@ -78,12 +79,14 @@ def _cat_vjp(ctx, g):
     start = 0
     d = wrap_dim(dim, g.ndim)
     need = ctx.needs_input_grad
+    real_g = real_part_for_real_inputs(ctx, g)  # (a real input's part: PyTorch's cat_tensors_backward)
     for k, shape in enumerate(sizes):
         if len(shape) == 1 and shape[0] == 0 and g.ndim != 1:  # skipped legacy empty input
             grads.append(None)
             continue
         n = shape[d]
-        grads.append(slice_op(g, d, start, start + n, 1) if need[k] else None)
+        source = real_g if real_g is not None and input_is_real(ctx, k) else g
+        grads.append(slice_op(source, d, start, start + n, 1) if need[k] else None)
         start += n
     return grads
 
@@ -124,7 +127,9 @@ def _stack_vjp(ctx, g):
     from .views import unbind
 
     parts = unbind(g, wrap_dim(dim, g.ndim))
-    return [p if s is not None else None for p, s in zip(parts, ctx.input_shapes)]
+    # (a real input's part cut to its real part, as PyTorch's stack_tensors_backward)
+    return [real_for_real_input(ctx, k, p) if s is not None else None
+            for k, (p, s) in enumerate(zip(parts, ctx.input_shapes))]
 
 
 stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_kernel, vjp=_stack_vjp, attrs=("dim",))
