@@ -366,3 +366,42 @@ def test_database_op_with_a_real_argument_among_complex_ones_as_torch(op, sample
     for a, b in zip(ours, theirs, strict=True):
         if a is not None:
             np.testing.assert_allclose(a[1], b[1], rtol=1e-7, atol=1e-9)
+
+
+# ---- forward refusals of complex values meeting real tensors ------------------------------------------------
+
+
+def _mask1d(lib):
+    return lib.tensor([True, False])
+
+
+FORWARD = {
+    # a 0-d tensor value is read as a Scalar (value.item()) and converted with a Scalar's checks
+    "masked_fill_complex_value": lambda lib: lib.zeros(2).masked_fill(_mask1d(lib), lib.tensor(1j)),
+    "masked_fill__complex_value": lambda lib: lib.zeros(2).masked_fill_(_mask1d(lib), lib.tensor(1j)),
+    "masked_fill_real_complex_value": lambda lib: lib.zeros(2).masked_fill(_mask1d(lib), lib.tensor(1 + 0j)),
+    "masked_fill_overflowing_value": lambda lib: lib.zeros(2).masked_fill(
+        _mask1d(lib), lib.tensor(1e300, dtype=lib.float64)),
+    "masked_fill_uint8_overflow": lambda lib: lib.zeros(2, dtype=lib.uint8).masked_fill(_mask1d(lib), lib.tensor(300)),
+    "masked_fill_half_overflow": lambda lib: lib.zeros(2, dtype=lib.float16).masked_fill(_mask1d(lib), lib.tensor(1e6)),
+    "masked_fill_rounded_value": lambda lib: lib.zeros(2).masked_fill(_mask1d(lib), lib.tensor(0.1, dtype=lib.float64)),
+    "index_fill_complex_value": lambda lib: lib.zeros(2).index_fill(0, lib.tensor([1]), lib.tensor(1j)),
+    "index_fill_real_complex_value": lambda lib: lib.zeros(2).index_fill(0, lib.tensor([1]), lib.tensor(1 + 0j)),
+    "index_fill_complex_into_complex": lambda lib: lib.zeros(2, dtype=lib.complex64).index_fill(
+        0, lib.tensor([1]), lib.tensor(1 + 1j)),
+    "vector_norm_complex_dtype_of_real": lambda lib: lib.linalg.vector_norm(lib.ones(2), dtype=lib.complex128),
+    "vector_norm_real_dtype_of_complex": lambda lib: lib.linalg.vector_norm(
+        lib.ones(2, dtype=lib.complex64), dtype=lib.float32),
+    "vector_norm_complex_dtype_of_complex": lambda lib: lib.linalg.vector_norm(
+        lib.ones(2, dtype=lib.complex64), dtype=lib.complex128),
+    "norm_complex_dtype_of_real": lambda lib: lib.ones(2).norm(dtype=lib.complex64),
+    "vecdot_real_complex": lambda lib: lib.linalg.vecdot(lib.ones(2), lib.ones(2, dtype=lib.complex64)),
+    "vecdot_complex_real": lambda lib: lib.linalg.vecdot(lib.ones(2, dtype=lib.complex64), lib.ones(2)),
+    "vecdot_float_double": lambda lib: lib.linalg.vecdot(lib.ones(2), lib.ones(2, dtype=lib.float64)),
+    "vecdot_integers": lambda lib: lib.linalg.vecdot(lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORWARD))
+def test_complex_value_meeting_real_tensor_in_forward_as_torch(case):
+    _same_in_both(lambda lib: [FORWARD[case](lib)])

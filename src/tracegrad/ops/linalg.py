@@ -1184,6 +1184,9 @@ def _vector_norm_kernel(a, ord=2, dim=None, keepdim=False, dtype=None):
         from .aten_sum import cast_as_aten
 
         dt = to_dtype(dtype).np
+        if (dt.kind == "c") != (a.dtype.kind == "c"):
+            kind = "complex" if a.dtype.kind == "c" else "real"
+            raise RuntimeError(f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got {_tname(dt)}")
         if not np.can_cast(a.dtype, dt, casting="safe"):
             raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_tname(a.dtype)}) should be "
                                f"convertible without narrowing to the specified dtype ({_tname(dt)})")
@@ -2641,6 +2644,10 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     from .pointwise import mul
     from .reductions_extra import sum as _sum
 
+    _check_float("linalg.vecdot", x._data)
+    if x._data.dtype != y._data.dtype:  # (mixed dtypes refused, a real and a complex operand among them)
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{_tname(x._data.dtype)} and y of type {_tname(y._data.dtype)} instead")
     # x conjugated, as PyTorch's (x^H y); its out= form ends in vdot_out for two vectors, else sum_out
     return _into(_sum(mul(x.conj(), y), dim), out, "vdot" if x.ndim == 1 and y.ndim == 1 else "sum")
 

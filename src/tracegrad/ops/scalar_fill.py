@@ -51,6 +51,12 @@ def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
         return np_dtype.type(value)
 
 
+def as_scalar(value):
+    """A 0-d tensor's array as the Python number ``value.item()`` gives (what a kernel taking ``Tensor value``
+    hands to its Scalar overload); a number as it is."""
+    return value.item() if isinstance(value, np.ndarray) else value
+
+
 def written_value(value, np_dtype: np.dtype, elements: int = 2):
     """What a fill writes into an array of ``np_dtype``: an array (a 0-d tensor's) as it is, a number through
     ``scalar_for``."""

@@ -27,7 +27,7 @@ from .accumulate import add_rows_at
 from .aten_sum import running
 from .pointwise import writes_last
 from .registry import defop, not_implemented
-from .scalar_fill import scalar_for, written_value
+from .scalar_fill import as_scalar, scalar_for, written_value
 from .views import narrow_start, normalize_shape, sliced
 
 # ---- helpers -----------------------------------------------------------------------------------------------
@@ -936,10 +936,11 @@ def _index_fill_kernel(a, dim, index, value):
     bad = flat[(flat < -n) | (flat >= n)]
     if bad.size:
         raise IndexError(f"index {int(bad[0])} is out of bounds for dimension {d} with size {n}")
+    value = as_scalar(value)  # (the Tensor overload hands ``value.item()`` on)
     if isinstance(value, complex) and a.dtype.kind != "c":  # (its own refusal, before any conversion)
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     out = a.copy()
-    _slices_first(out, d)[flat] = written_value(value, a.dtype)
+    _slices_first(out, d)[flat] = scalar_for(value, a.dtype)
     return out
 
 
@@ -1068,7 +1069,9 @@ def _masked_fill_kernel(a, mask, value):
     _check_bool_mask(mask, "masked_fill_")
     shape = _broadcast_shape(mask.shape, a.shape)
     out = np.array(np.broadcast_to(a, shape))
-    out[np.broadcast_to(mask, shape)] = written_value(value, a.dtype)
+    # (a 0-d tensor's value is read as a Scalar, ``value.item()``, and converted with the checks of one: 1j or
+    # 1e300 refused for a float tensor)
+    out[np.broadcast_to(mask, shape)] = scalar_for(as_scalar(value), a.dtype)
     return out
 
 
