@@ -16,7 +16,6 @@ from __future__ import annotations
 import cmath
 import functools
 import math
-from numbers import Number
 
 import numpy as np
 
@@ -1422,8 +1421,9 @@ def _non_bool_condition(kind: np.dtype) -> None:
 
 def _promoted_beside_number(value, beside):
     """torch's where.ScalarSelf/ScalarOther convert the tensor to the result's dtype first (``self.to(result_type)``):
-    a real tensor beside a complex number gets a ToCopyBackward0 node, whose backward takes the real part."""
-    if isinstance(value, Tensor) and isinstance(beside, Number) and not isinstance(beside, Tensor):
+    a real tensor beside a complex number gets a ToCopyBackward0 node, whose backward takes the real part. (A
+    Python number: the parser reads NumPy's complex64 as a double.)"""
+    if isinstance(value, Tensor) and isinstance(beside, (int, float, complex)):
         dt = binary_dtype(value._data, beside)
         if dt != value._data.dtype:
             return to_dtype(value, from_numpy_dtype(dt))
