@@ -140,7 +140,9 @@ def _into_out(result: Tensor, out, keeps_shape: bool = False, warns_resizing: bo
 
         out._data = resized_out(out._data, result._data)
         np.copyto(out._data, result._data, casting="unsafe")
-    out._bump_version()
+    from .autograd.views import bump_after_write
+
+    bump_after_write(out)
     return out
 
 

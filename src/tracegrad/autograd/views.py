@@ -98,6 +98,32 @@ def refuse_inference_update(t: Tensor) -> None:
                            "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
+def bump_after_write(t: Tensor) -> None:
+    """The version bump after a write into ``t`` (an ``out=`` tensor's): torch's bump refuses an inference tensor
+    outside inference mode, so the values are written before the refusal."""
+    if t._inference:
+        refuse_inference_update(t)
+    t._bump_version()
+
+
+def autograd_kernel_runs(args, tensor_idx: tuple) -> bool:
+    """Whether torch's autograd kernel (its leaf and view checks, its recording) runs for an op on ``args``: an
+    inference tensor has no Autograd dispatch key, so the kernel runs only where another tensor argument (a list's
+    included) is a normal tensor, a number at a ``Tensor`` parameter among them (Python's binding wraps it in a
+    normal tensor: ``inference.add_(1)`` is checked, ``inference.fill_(1)`` goes straight to the write, whose
+    version bump refuses)."""
+    for i, a in enumerate(args):
+        if a.__class__ is list or a.__class__ is tuple:
+            if any(isinstance(t, Tensor) and not t._inference for t in a):
+                return True
+        elif isinstance(a, Tensor):
+            if not a._inference:
+                return True
+        elif a is not None and i in tensor_idx:
+            return True
+    return False
+
+
 def refuse_unrecorded_inplace_on_leaf(t: Tensor) -> None:
     """PyTorch's refusal of an in-place write autograd records nothing for (``set_``, ``embedding_renorm_``) into a
     leaf that requires grad, while grad mode is on."""

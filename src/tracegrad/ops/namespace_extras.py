@@ -16,7 +16,7 @@ from .._arg_parser import refuse_as_torch, tp_name
 from .._state import STATE
 from .._strides import contiguous_strides, storage_extent, zero_strided_empty
 from .._tensor import Tensor
-from ..autograd.views import refuse_inference_update, refuse_unrecorded_inplace_on_leaf
+from ..autograd.views import autograd_kernel_runs, refuse_inference_update, refuse_unrecorded_inplace_on_leaf
 from ..backend import dtypes as _dt
 from ..memory_format import format_strides, preserve_format, suggested_format
 from ..storage import laid_out_over_storage
@@ -71,14 +71,15 @@ def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Te
     one) lays it out anew, as ``resize_`` does."""
     if memory_format is preserve_format:
         memory_format = suggested_format(the_template._data)
-    return resized(input, tuple(the_template._data.shape), memory_format)
+    return resized(input, tuple(the_template._data.shape), memory_format, (input, the_template))
 
 
-def resized(input: Tensor, shape: tuple, memory_format=None) -> Tensor:  # noqa: A002
+def resized(input: Tensor, shape: tuple, memory_format=None, args: tuple = ()) -> Tensor:  # noqa: A002
     """``input`` resized in place to ``shape``, as PyTorch's ``resize_``: a new shape (or a memory format) lays the
     tensor out contiguously (or in that format) from its storage offset over the same storage, reading whatever
-    lies there (``laid_out_over_storage``: grown where too small, where tracegrad owns the memory)."""
-    if input._rg:
+    lies there (``laid_out_over_storage``: grown where too small, where tracegrad owns the memory). ``args``: the
+    op's tensor arguments, which decide whether autograd's check runs for an inference ``input``."""
+    if input._rg and (not input._inference or autograd_kernel_runs(args, ())):
         raise RuntimeError("cannot resize variables that require grad")
     old = input._data
     new_shape = old.shape != shape

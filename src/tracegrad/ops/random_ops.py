@@ -15,7 +15,7 @@ import numpy as np
 
 from .._arg_checks import int64_args
 from .._factories import _rng
-from .._strides import in_memory_order
+from .._strides import empty_strided, in_memory_order, preserve_format_strides
 from .._tensor import Tensor
 from ..backend.dtypes import cpp_type_name
 from ._util import number_arg
@@ -455,11 +455,11 @@ def _multinomial_kernel(a, num_samples, replacement=False, generator=None):
     rng = _rng(generator)
     if replacement and num_samples > 1:
         rows = a.reshape(-1, a.shape[-1])
-        out = np.stack([_sample_with_replacement(row, num_samples, rng) for row in rows])
-        return out.astype(np.int64).reshape(a.shape[:-1] + (num_samples,))
+        out = np.array([_sample_with_replacement(row, num_samples, rng) for row in rows], dtype=np.int64)
+        return out.reshape(a.shape[:-1] + (num_samples,))  # (no rows: an empty result, nothing drawn)
     # torch's exponential race: keys p / q, q ~ Exp(1) drawn into ``empty_like(self)`` (a's layout and dtype); the
     # first largest key for one sample (argmax), else topk's, which decides among ties (zero probabilities) its way
-    keys = a / _place(np.empty_like(a), rng.exponential(a.size, 1.0))
+    keys = a / _place(empty_strided(a.shape, preserve_format_strides(a), a.dtype), rng.exponential(a.size, 1.0))
     if num_samples == 1:
         return np.argmax(keys, axis=-1, keepdims=True).astype(np.int64)
     return topk_indices(keys, num_samples, largest=True, sorted=True)

@@ -664,7 +664,10 @@ class OpDef:
     def _eager_inplace(self, args: tuple, arrays: list, record: bool):
         target = args[0]
         if STATE.grad_enabled:
-            record = _views.check_inplace(target, record)
+            if target._inference and not _views.autograd_kernel_runs(args, self.tensor_idx):
+                record = False  # (torch's autograd kernel does not run: the refusal after the write is all)
+            else:
+                record = _views.check_inplace(target, record)
         node = None
         if record:
             node = self._new_node(args)  # its first edge is the target's history before the write

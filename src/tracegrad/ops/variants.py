@@ -307,4 +307,6 @@ def _store(dst: Tensor, src: Tensor) -> None:
         np.copyto(dst._data, data, casting="unsafe")
     else:
         np.copyto(dst._data, data, casting="unsafe")
-    dst._bump_version()
+    from ..autograd.views import bump_after_write
+
+    bump_after_write(dst)

@@ -969,7 +969,7 @@ def inplace_view(view_fn: Callable[..., Tensor], name: str) -> Callable[..., Ten
         from .._state import STATE
         from ..autograd import views as view_tracking
 
-        if STATE.grad_enabled:
+        if STATE.grad_enabled and not self._inference:  # (an inference tensor has no autograd kernel to check)
             view_tracking.check_inplace(self, self._rg)  # leaf errors; also refreshes a stale view's grad_fn
         tangent = None
         if STATE.fw_grad_levels:

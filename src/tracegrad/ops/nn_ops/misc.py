@@ -10,7 +10,7 @@ import numpy as np
 
 from ..._factories import _rng
 from ..._state import STATE, next_sequence_nr
-from ..._strides import empty_strided, in_memory_order, preserve_format_strides
+from ..._strides import copy_preserving_layout, empty_strided, in_memory_order, like_self, preserve_format_strides
 from ..._tensor import Tensor, _wrap
 from ...backend.dtypes import scalar_type_name
 from .._util import as_double, result_dtype, unsupported
@@ -674,11 +674,15 @@ def _dropout_impl(input: Tensor, p: float, train: bool, *, alpha: bool = False, 
     if x.dtype.kind != "f":
         raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(x.dtype)}")
     keep = (_keep(mask_shape, p) if mask_shape else _keep(x.shape, p, like=x)).astype(x.dtype)
-    if not alpha:
-        return multiply(input, _wrap(keep / np.asarray(1 - p, dtype=x.dtype)))
+    # (each in-place step on the noise rounds to its dtype, computed with the number as a float for a half tensor:
+    # ATen's opmath)
+    opmath = np.dtype(np.float32) if x.dtype.itemsize < 4 else x.dtype
+    if not alpha:  # noise.div_(1 - p)
+        return multiply(input, _wrap((keep.astype(opmath) / opmath.type(1 - p)).astype(x.dtype)))
     a = 1.0 / np.sqrt((_SELU_SATURATION * _SELU_SATURATION * p + 1) * (1 - p))
-    b = ((keep - 1) * (_SELU_SATURATION * a) + _SELU_SATURATION * a * p).astype(x.dtype)
-    return add_(multiply(input, _wrap((keep * a).astype(x.dtype))), _wrap(b))
+    b = (keep - 1).astype(opmath) * opmath.type(_SELU_SATURATION * a)  # b = noise.add(-1).mul_(alpha * a)...
+    b = (b.astype(x.dtype).astype(opmath) + opmath.type(_SELU_SATURATION * a * p)).astype(x.dtype)  # .add_(alpha*a*p)
+    return add_(multiply(input, _wrap((keep.astype(opmath) * opmath.type(a)).astype(x.dtype))), _wrap(b))
 
 
 def dropout(
@@ -714,16 +718,16 @@ def _dropout_scale(p: float, train) -> float:
 
 
 def _native_dropout_kernel(x, p, train=None):
-    if x.size == 0:  # (PyTorch returns before any check, its mask made like the input)
-        return x.copy(), np.empty_like(x)
+    if x.size == 0:  # (PyTorch returns before any check, its output and mask made like the input)
+        return copy_preserving_layout(x), copy_preserving_layout(x)  # (the mask of its dtype, not bool)
     if train is None or train:
         if not 0 <= 1 - p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p}")
         if x.dtype.kind in "biu":  # (PyTorch scales the masked input in place by a float)
             raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(x.dtype)}")
-        keep = _keep(x.shape, p, like=x) if p < 1 else np.zeros(x.shape, dtype=bool)
+        keep = _keep(x.shape, p, like=x)  # (p == 1 too: PyTorch draws its bernoulli_(0))
         scale = np.asarray(_dropout_scale(p, True), dtype=x.dtype)
-        return (x * keep * scale).astype(x.dtype, copy=False), keep
+        return like_self((x * keep * scale).astype(x.dtype, copy=False), x), keep
     return x.copy(), np.ones(x.shape, dtype=bool)
 
 
