@@ -76,6 +76,9 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
     alone = not heap
     observed = STATE.observed  # (rules run no user code: nobody can start observing meanwhile)
     rule = fn._array_rule
+    # The shared (shape, dtype) record ``gd`` is known to match (node_meta.py), or None: a gradient handed on as it
+    # came (add's) needs no check against an input of that very record.
+    known = None
     while True:
         res = rule(fn, gd)
         if res is None:
@@ -83,23 +86,25 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
         if observed:  # after the rule, so a declined node is not reported twice (rules run no user code)
             _emit_event("node_executed", node=fn)
         if not keep_graph:
-            _release(fn)
+            for s in fn._saved:  # (_release, inlined: it runs for every node)
+                if s.__class__ is SavedTensor:
+                    if s._kind != _SAVED_NONE:
+                        s._kind = _SAVED_FREED
+                        s._ref = s._extra = None
+                elif s is not None:
+                    fn.release_variables()  # a saved Tensor[] or number (releasing twice is harmless)
+                    break
         # Go on only along a single gradient to a node that is ready now and runs the same way.
         n = len(res)
         if n == 1:
-            i = 0
             d = res[0]
             nxt = fn._edges[0][0]
-        elif n == 3 and alone and not observed:
-            nxt = _fan_out(fn, res, gd, grad, deps, buffers, keep_graph)
-            if nxt is False:
+            if nxt is None or d is None:
                 return fn, as_tensors(res, grad), True
-            if nxt is None:
-                return fn, [], True  # (nothing left to hand on: the engine takes the next node from the queue)
-            fn = nxt
-            gd = res[1]
-            rule = nxt._array_rule
-            continue
+            i = 0
+            fits = fn._keeps_meta
+            meta = fn._in_meta
+            m = meta[0] if meta else None
         elif n == 2 and alone:  # a binary op with one live gradient (the other operand a constant)
             (nxt, _), (nxt1, _) = fn._edges
             d, d1 = res
@@ -113,18 +118,32 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
                 d = d1
             else:
                 return fn, as_tensors(res, grad), True
-        else:
-            return fn, as_tensors(res, grad), True
-        if nxt is None or d is None or deps[nxt] != 1 or (buffers and nxt in buffers):
-            return fn, as_tensors(res, grad), True
-        rule = nxt._array_rule  # (the next node's rule, read once)
-        if not (alone and not nxt._hooked if rule is not None else runs_on_arrival(nxt)):
-            return fn, as_tensors(res, grad), True
-        if not fn._keeps_meta:
+            fits = False  # (no binary op's rule is in raw_backward.KEEPS_META)
             meta = fn._in_meta
             m = meta[i] if len(meta) > i else None
-            if m is None or d.dtype is not m[1] or d.shape != m[0]:
-                return fn, as_tensors(res, grad), True  # reduced or cast by the general loop
+        elif n == 3 and alone and not observed:
+            nxt = _fan_out(fn, res, gd, grad, deps, buffers, keep_graph)
+            if nxt is False:
+                return fn, as_tensors(res, grad), True
+            if nxt is None:
+                return fn, [], True  # (nothing left to hand on: the engine takes the next node from the queue)
+            fn = nxt
+            gd = res[1]
+            rule = nxt._array_rule
+            known = None
+            continue
+        else:
+            return fn, as_tensors(res, grad), True
+        if deps[nxt] != 1 or (buffers and nxt in buffers):
+            return fn, as_tensors(res, grad), True
+        rule = nxt._array_rule  # (the next node's rule, read once)
+        if rule is not None:
+            if not alone or nxt._hooked:
+                return fn, as_tensors(res, grad), True
+        elif not runs_on_arrival(nxt):
+            return fn, as_tensors(res, grad), True
+        if not fits and (d is not gd or m is not known) and (m is None or d.dtype is not m[1] or d.shape != m[0]):
+            return fn, as_tensors(res, grad), True  # reduced or cast by the general loop
         # (``deps[nxt]`` is left at 1, not counted down: its one edge is used up here, and nothing reads the count
         # of a node that has run)
         if rule is None:
@@ -135,6 +154,7 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
             return nxt, [], True
         fn = nxt
         gd = d
+        known = m
 
 
 def _release(fn) -> None:
