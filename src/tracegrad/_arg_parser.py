@@ -1239,3 +1239,32 @@ def guard_methods(cls: type) -> None:
             continue
         if name not in PYTHON_IN_TORCH_METHODS and python_signatures(name, True):
             setattr(cls, name, guard_errors(name, value, method=True))
+
+
+def accepting_schema(schemas: list, args: tuple, kwargs: dict) -> int:
+    """For a function whose overloads are separate operators (``_foreach_add``'s): the index, among ``schemas``,
+    of the overload torch's parser binds ``args``/``kwargs`` to, trying them in torch's order; torch's TypeError
+    where none takes them."""
+    key = tuple(map(id, schemas))  # (the registry's schemas, which live as long as the process)
+    sigs = _OVERLOADS.get(key)
+    if sigs is None:
+        sigs = _OVERLOADS[key] = _signatures_of(schemas)
+    for k in sigs.order:
+        if _parse(sigs.listed[k], args, kwargs, raise_error=False):
+            return k
+    raise parse_error([sigs.listed[k] for k in sigs.order], args, kwargs)
+
+
+@dataclass(frozen=True)
+class _Overloads:
+    listed: tuple[PySignature, ...]  # in the caller's order
+    order: tuple[int, ...]  # torch's order, as indices into ``listed``
+
+
+_OVERLOADS: dict[tuple, _Overloads] = {}
+
+
+def _signatures_of(schemas: list) -> _Overloads:
+    listed = tuple(_from_schema(schema, False, False) for schema in schemas)
+    ordered = _ordered(list(listed))
+    return _Overloads(listed, tuple(next(k for k, sig in enumerate(listed) if sig is s) for s in ordered))

@@ -40,10 +40,13 @@ from . import (
     windows,
 )
 
+# isort: split
+from . import foreach  # (after the operators it runs on each tensor of a list, which it looks up)
+
 MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core, unary, binary, reductions_extra,
            linalg, linalg_extra, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns,
            special_bessel, special_polynomials, extra_math, statistics, windows,
            namespace_extras, legacy_linalg, tensor_extras, standard_gamma, fft,
-           stft, lowrank]
+           stft, lowrank, foreach]
 
 raw_backward.install()

@@ -57,11 +57,32 @@ def vector_norm_as_aten(a: np.ndarray, ord: float, dims: tuple | None) -> np.nda
         return norms.astype(a.dtype, copy=False).reshape(out_shape)
 
 
+def vector_powsum_as_aten(a: np.ndarray, ord: float) -> np.ndarray:
+    """``torch._foreach_powsum``'s per-tensor result: the sum of ``|x| ** ord`` over all of ``a`` as the norm kernel
+    adds it (its p = 2 lanes over a contiguous run too), without the norm's projection, and without its shortcuts:
+    one element is ``|x| ** ord`` and an empty tensor 0, whatever ``ord``."""
+    if a.size == 0:
+        return np.zeros((), a.dtype)
+    rows, inner_run = rows_in_iterator_order(a, None)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if ord == 2 and inner_run == rows.shape[1] and a.dtype != _F16:
+            return _sum_of_squares_lastdim(rows).reshape(())
+        acc_dtype = _F64 if a.dtype == _F64 else _F32
+        rows = rows.astype(acc_dtype, copy=False)
+        terms = np.abs(rows) if ord == 1 else rows * rows if ord == 2 else _libm_pow(np.abs(rows), acc_dtype.type(ord))
+        return _sum_in_order(terms).astype(a.dtype, copy=False).reshape(())
+
+
 # ---- the contiguous-run kernel (p = 2) ---------------------------------------------------------------------
 
 
 def _norm_two_lastdim(rows: np.ndarray) -> np.ndarray:
     """The p = 2 lambda of ``norm_kernel_tensor_iterator_impl`` on each row of ``rows`` (float32/float64)."""
+    return np.sqrt(_sum_of_squares_lastdim(rows))
+
+
+def _sum_of_squares_lastdim(rows: np.ndarray) -> np.ndarray:
+    """That lambda's sum of squares, before its square root."""
     n = rows.shape[1]
     lanes = vector_lanes(rows.dtype)
     whole = n - n % lanes
@@ -72,7 +93,7 @@ def _norm_two_lastdim(rows: np.ndarray) -> np.ndarray:
         total = np.zeros(rows.shape[0], rows.dtype)
     if whole < n:
         total = _add_leftover_squares(total, rows[:, whole:], squares[:, whole:])
-    return np.sqrt(total)
+    return total
 
 
 def _lane_sums(squares: np.ndarray, lanes: int) -> np.ndarray:

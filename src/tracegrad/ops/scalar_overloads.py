@@ -84,6 +84,12 @@ add_scalar_ = defop("add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) 
                     vjp=_add_scalar_vjp, jvp=lambda args, outs, tangents: tangents[0], node_name="AddBackward1")
 
 
+# C++'s ``t.sub_(number)`` (the per-tensor step of ``_foreach_sub_``): SubBackward1.
+sub_scalar_ = defop("sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+                    inplace_kernel(sub.kernel), vjp=lambda ctx, g: g, jvp=lambda args, outs, tangents: tangents[0],
+                    node_name="SubBackward1")
+
+
 def scalar_minus(number, t):
     """C++'s ``number - t`` in PyTorch's formulas: a tensor filled with the number, minus ``t`` in place
     (SubBackward0, without an edge for the filled tensor; not rsub)."""
