@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.views import LEAF_INPLACE_ERROR
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
-from ._refusals import refuse_at_step
-from .optimizer import Optimizer, array_options, count_state_writes, count_writes
+from ._refusals import leaf_write_error, refuse_at_step
+from .optimizer import Optimizer, array_options, as_real, count_state_writes, count_writes
 
 __all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
 
@@ -23,18 +22,21 @@ __all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
 _writes_under_autograd = False
 
 
-def begin_write(p: Tensor, group: dict[str, Any]) -> None:
+def begin_write(p: Tensor, group: dict[str, Any], through_real_view: bool = True) -> None:
     """Call just before the first in-place write to ``p``. With ``differentiable=True`` PyTorch runs the update
-    under autograd, so writing into a leaf that requires grad fails there; we reproduce that error."""
+    under autograd, so writing into a leaf that requires grad fails there; we reproduce that error (a view's,
+    where the update writes into a complex parameter through its ``view_as_real``)."""
     if _writes_under_autograd and p.requires_grad and p.is_leaf:
-        raise RuntimeError(LEAF_INPLACE_ERROR)
+        raise RuntimeError(leaf_write_error(p, through_real_view))
     p._before_write()
 
 
 def decay_in_place(p: Tensor, group: dict[str, Any], factor: float) -> None:
-    """Decoupled weight decay: ``p *= factor`` as its own in-place write (its own version bump)."""
+    """Decoupled weight decay: ``p *= factor`` as its own in-place write (its own version bump), into a complex
+    parameter's ``view_as_real`` (as NAdam and RAdam, which view before decaying)."""
     begin_write(p, group)
-    p._data *= factor
+    decayed = as_real(p._data)
+    decayed *= factor
     p._bump_version()
 
 

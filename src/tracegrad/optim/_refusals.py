@@ -9,11 +9,40 @@ from typing import Any
 
 from ..autograd.views import LEAF_INPLACE_ERROR
 
-__all__ = ["refuse_fused_combinations", "refuse_at_step"]
+__all__ = ["refuse_fused_combinations", "refuse_at_step", "check_fused_dtype", "check_first_fused_dtype",
+           "leaf_write_error"]
 
 # What ``torch.optim.optimizer._get_capturable_supported_devices`` lists; a CPU-only library supports none.
 _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+# What ``torch.utils._foreach_utils._get_fused_kernels_supported_devices`` lists
+_FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
 FOREACH_AUTOGRAD_ERROR = "_foreach ops don't support autograd"
+VIEW_OF_LEAF_INPLACE_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def check_fused_dtype(p) -> None:
+    """PyTorch's ``_device_dtype_check_for_fused``: the fused updates take floating-point parameters only."""
+    if not p.is_floating_point():
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of supported devices: "
+                           f"{_FUSED_DEVICES} but {p.dtype} and cpu")
+
+
+def check_first_fused_dtype(opt, group: dict[str, Any]) -> None:
+    """SGD's and Adagrad's ``check_fused_dtype``: of a fused group's first parameter with a gradient, once in the
+    optimizer's life (the later parameters meet their fused kernel's own refusal)."""
+    if not group["fused"] or not getattr(opt, "_need_device_dtype_check_for_fused", True):
+        return
+    for p in group["params"]:
+        if p._grad is not None:
+            check_fused_dtype(p)
+            opt._need_device_dtype_check_for_fused = False
+            return
+
+
+def leaf_write_error(p, through_real_view: bool) -> str:
+    """PyTorch's words for an update's in-place write into ``p``, a leaf that requires grad, under autograd: most
+    updates write into a complex parameter through its ``view_as_real``, which makes it a view's error."""
+    return VIEW_OF_LEAF_INPLACE_ERROR if through_real_view and p.is_complex() else LEAF_INPLACE_ERROR
 
 
 def refuse_fused_combinations(defaults: dict[str, Any]) -> None:
@@ -59,12 +88,10 @@ def _refusal(opt, group: dict[str, Any], params) -> BaseException | None:
             return error
     # PyTorch writes into the leaf with autograd on when ``defaults["differentiable"]`` (not the group's) says so;
     # the per-parameter optimizers raise that at the write itself (``begin_write``), after the earlier parameters.
-    if (
-        not opt._leaf_write_checked_in_update
-        and opt.defaults.get("differentiable")
-        and any(p.requires_grad and p.is_leaf for p in params)
-    ):
-        return RuntimeError(LEAF_INPLACE_ERROR)
+    if not opt._leaf_write_checked_in_update and opt.defaults.get("differentiable"):
+        for p in params:
+            if p.requires_grad and p.is_leaf:
+                return RuntimeError(leaf_write_error(p, opt._writes_complex_through_view(group)))
     return None
 
 

@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ._fused import add_scaled_, addcmul_, added_scaled
+from ..ops.complex_ops import _view_as_complex_kernel
+from ._fused import add_scaled_, addcmul_
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import check_lr, step_tensor, zeros_state
+from .optimizer import as_real, check_lr, l2_decayed, step_tensor, zeros_state
 
 __all__ = ["Adadelta"]
 
@@ -60,9 +61,10 @@ class Adadelta(PerParamOptimizer):
         state["step"]._data += 1
         param = p._data
         if wd != 0:
-            grad = added_scaled(grad, param, wd)
-        square_avg = state["square_avg"]._data
-        acc_delta = state["acc_delta"]._data
+            grad = l2_decayed(grad, param, wd, group)
+        grad = as_real(grad)
+        square_avg = as_real(state["square_avg"]._data)
+        acc_delta = as_real(state["acc_delta"]._data)
         square_avg *= square_avg.dtype.type(rho)
         addcmul_(square_avg, grad, grad, 1 - rho)
         std = np.sqrt(square_avg + eps)
@@ -71,5 +73,11 @@ class Adadelta(PerParamOptimizer):
         delta *= grad
         acc_delta *= acc_delta.dtype.type(rho)
         addcmul_(acc_delta, delta, delta, 1 - rho)
-        begin_write(p, group)
+        begin_write(p, group, through_real_view=False)
+        # (its foreach update adds the real pairs, a fused multiply-add each; its single-tensor update adds the
+        # delta viewed as complex, in complex arithmetic)
+        if group["foreach"]:
+            param = as_real(param)
+        elif param.dtype.kind == "c":
+            delta = _view_as_complex_kernel(delta)
         add_scaled_(param, delta, -group["lr"])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap
-from ._fused import addcmul_, added_scaled
-from ._refusals import refuse_at_step, refuse_fused_combinations
-from .optimizer import Optimizer, array_options, check_lr, step_tensor
+from ._fused import addcmul_
+from ._refusals import check_first_fused_dtype, check_fused_dtype, refuse_at_step, refuse_fused_combinations
+from .optimizer import Optimizer, array_options, as_real, check_lr, l2_decayed, step_tensor
 
 __all__ = ["Adagrad"]
 
@@ -65,11 +65,25 @@ class Adagrad(Optimizer):
         state["step"] = step_tensor()
         state["sum"] = _wrap(np.full_like(p._data, complex(value, value) if np.iscomplexobj(p._data) else value))
 
+    def _check_fused_group(self, group: dict) -> None:
+        """PyTorch's checks of a fused group before its update: the dtype of the first parameter with a gradient
+        (once) and of each whose state it creates, then its fused update's refusal of any complex parameter."""
+        check_first_fused_dtype(self, group)
+        params = [p for p in group["params"] if p._grad is not None]
+        for p in params:
+            if not self.state[p]:
+                check_fused_dtype(p)
+                self._init_state(p, self.state[p])
+        if any(p.is_complex() for p in params):
+            raise RuntimeError("`fused` does not support sparse grad or complex param")
+
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
             group = array_options(group)
+            if group["fused"]:
+                self._check_fused_group(group)
             lr, lr_decay, wd, eps = group["lr"], group["lr_decay"], group["weight_decay"], group["eps"]
             for p in group["params"]:
                 if p._grad is None:
@@ -84,9 +98,10 @@ class Adagrad(Optimizer):
                 state["step"]._data += 1
                 step = float(state["step"]._data)
                 if wd != 0:
-                    grad = added_scaled(grad, param, wd)
+                    grad = l2_decayed(grad, param, wd, group)
+                param, grad = as_real(param), as_real(grad)
                 clr = lr / (1 + (step - 1) * lr_decay)
-                acc = state["sum"]._data
+                acc = as_real(state["sum"]._data)
                 addcmul_(acc, grad, grad, 1)
                 std = np.sqrt(acc)
                 std += eps

@@ -5,9 +5,18 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from ._fused import addcmul_, added_scaled, lerp_
-from ._refusals import refuse_at_step, refuse_fused_combinations
-from .optimizer import Optimizer, array_options, check_lr, count_state_writes, step_tensor, zeros_state
+from ._fused import addcmul_, lerp_
+from ._refusals import check_fused_dtype, refuse_at_step, refuse_fused_combinations
+from .optimizer import (
+    Optimizer,
+    array_options,
+    as_real,
+    check_lr,
+    count_state_writes,
+    l2_decayed,
+    step_tensor,
+    zeros_state,
+)
 
 __all__ = ["Adam"]
 
@@ -85,18 +94,24 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
         refuse_fused_combinations(defaults)
 
+    def _writes_complex_through_view(self, group: dict) -> bool:
+        # (the decoupled decay's mul_ writes into the complex parameter itself, before the view)
+        return not (group["weight_decay"] != 0 and group["decoupled_weight_decay"])
+
     def _init_group_state(self, group: dict) -> None:
         for p in group["params"]:
             if p._grad is not None:
-                self._state_for(p, group["amsgrad"])
+                self._state_for(p, group)
 
-    def _state_for(self, p, amsgrad: bool) -> dict:
+    def _state_for(self, p, group: dict) -> dict:
         state = self.state[p]
         if len(state) == 0:
+            if group["fused"]:
+                check_fused_dtype(p)
             state["step"] = step_tensor()
             state["exp_avg"] = zeros_state(p)
             state["exp_avg_sq"] = zeros_state(p)
-            if amsgrad:
+            if group["amsgrad"]:
                 state["max_exp_avg_sq"] = zeros_state(p)
         return state
 
@@ -112,15 +127,19 @@ class Adam(Optimizer):
                 group["maximize"],
                 group["decoupled_weight_decay"],
             )
+            if group["fused"]:  # (PyTorch creates the group's state, checking each parameter, before updating)
+                self._init_group_state(group)
             for p in group["params"]:
                 if p._grad is None:
                     continue
-                state = self._state_for(p, amsgrad)
+                state = self._state_for(p, group)
                 param = p._data
                 p._before_write()  # (AdamW's decay writes first)
                 grad = p._grad._data
                 if maximize:
                     grad = -grad
+                if group["foreach"]:  # (its foreach update views a complex parameter as real before the decay)
+                    param = as_real(param)
                 step_t = state["step"]
                 step_t._data += 1
                 if wd != 0:
@@ -128,9 +147,10 @@ class Adam(Optimizer):
                         param *= 1 - lr * wd
                         p._bump_version()  # (its own mul_ in PyTorch)
                     else:
-                        grad = added_scaled(grad, param, wd)
-                exp_avg = state["exp_avg"]._data
-                exp_avg_sq = state["exp_avg_sq"]._data
+                        grad = l2_decayed(grad, param, wd, group)
+                param, grad = as_real(param), as_real(grad)
+                exp_avg = as_real(state["exp_avg"]._data)
+                exp_avg_sq = as_real(state["exp_avg_sq"]._data)
                 lerp_(exp_avg, grad, 1 - beta1)
                 exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
                 addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
@@ -138,7 +158,7 @@ class Adam(Optimizer):
                 step_size = lr / (1 - beta1**step)
                 bias_correction2_sqrt = (1 - beta2**step) ** 0.5
                 if amsgrad:
-                    max_sq = state["max_exp_avg_sq"]._data
+                    max_sq = as_real(state["max_exp_avg_sq"]._data)
                     np.maximum(max_sq, exp_avg_sq, out=max_sq)
                     exp_avg_sq = max_sq
                 # (in place on two temporaries, arrays for 0-d parameters too: torch's roundings, fewer allocations)

@@ -7,10 +7,9 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ._fused import added_scaled
 from ._per_param import PerParamOptimizer, begin_write, lerp_
 from .adam import check_adam_hparams
-from .optimizer import step_tensor, zeros_state
+from .optimizer import as_real, l2_decayed, step_tensor, zeros_state
 
 __all__ = ["Adamax"]
 
@@ -55,9 +54,10 @@ class Adamax(PerParamOptimizer):
         state["step"]._data += 1
         param = p._data
         if wd != 0:
-            grad = added_scaled(grad, param, wd)
-        exp_avg = state["exp_avg"]._data
-        exp_inf = state["exp_inf"]._data
+            grad = l2_decayed(grad, param, wd, group)
+        param, grad = as_real(param), as_real(grad)
+        exp_avg = as_real(state["exp_avg"]._data)
+        exp_inf = as_real(state["exp_inf"]._data)
         lerp_(exp_avg, grad, 1 - beta1)
         exp_inf *= beta2
         norm = np.abs(grad)

@@ -9,7 +9,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ._fused import add_scaled_, added_scaled
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import check_lr, step_tensor, zeros_state
+from .optimizer import as_real, check_lr, step_tensor, zeros_state
 
 __all__ = ["ASGD"]
 
@@ -64,14 +64,14 @@ class ASGD(PerParamOptimizer):
         wd = group["weight_decay"]
         step_t, eta, mu = state["step"]._data, state["eta"]._data, state["mu"]._data
         step_t += 1
-        param = p._data
+        param, grad = as_real(p._data), as_real(grad)
         if wd != 0:
             grad = added_scaled(grad, param, wd)
         eta_value = float(eta)
         begin_write(p, group)
         param *= 1 - lambd * eta_value  # decay term
         add_scaled_(param, grad, -eta_value)
-        ax = state["ax"]._data
+        ax = as_real(state["ax"]._data)
         if float(mu) != 1:
             ax += (param - ax) * mu
         else:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._tensor import Tensor, _wrap
-from .optimizer import Optimizer, array_options, check_lr, count_writes
+from .optimizer import Optimizer, array_options, as_real, check_lr, count_writes
 
 __all__ = ["LBFGS"]
 
@@ -181,15 +181,17 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
         self._numel_cache = None
 
+    # A complex parameter counts as its ``view_as_real`` pairs: PyTorch's flat gradient and direction are real
     def _numel(self) -> int:
         if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
+            self._numel_cache = sum(2 * p.numel() if p.is_complex() else p.numel() for p in self._params)
         return self._numel_cache
 
     def _gather_flat_grad(self) -> np.ndarray:
         return np.concatenate(
             [
-                np.zeros(p._data.size, dtype=p._data.dtype) if p._grad is None else p._grad._data.reshape(-1)
+                as_real(np.zeros(p._data.size, dtype=p._data.dtype) if p._grad is None else p._grad._data)
+                .reshape(-1)
                 for p in self._params
             ]
         )
@@ -198,9 +200,10 @@ class LBFGS(Optimizer):
         offset = 0
         alpha = float(step_size)
         for p in self._params:
-            numel = p._data.size
+            param = as_real(p._data)
+            numel = param.size
             p._before_write()
-            p._data += alpha * update[offset : offset + numel].reshape(p._data.shape)
+            param += alpha * update[offset : offset + numel].reshape(param.shape)
             p._bump_version()
             offset += numel
         if offset != self._numel():

@@ -20,6 +20,8 @@ from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import enable_grad
 from ..autograd.node import RemovableHandle
 from ..ops.aten_vec import as_caller, quietly_for_caller
+from ..ops.complex_ops import _view_as_real_kernel
+from ._fused import added_scaled
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -116,6 +118,9 @@ class Optimizer:
     # ``_refusals``) raises the in-place-on-a-leaf error at PyTorch's moment.
     _has_capturable: bool = True
     _leaf_write_checked_in_update: bool = False
+    # Whether PyTorch's update writes into a complex parameter through its ``view_as_real`` (for the words of the
+    # error a leaf that requires grad then raises: ``_refusals.leaf_write_error``)
+    _complex_written_through_view: bool = True
     # Group options that newer versions added, filled in where a loaded state_dict or pickle lacks them: each
     # optimizer's ``__setstate__`` in PyTorch sets these defaults (``group.setdefault``), in its own list.
     _group_defaults_on_load: tuple[tuple[str, Any], ...] = ()
@@ -142,6 +147,9 @@ class Optimizer:
             groups = [{"params": groups}]
         for group in groups:
             self.add_param_group(group)
+
+    def _writes_complex_through_view(self, group: dict[str, Any]) -> bool:
+        return self._complex_written_through_view
 
     def _init_group_state(self, group: dict[str, Any]) -> None:
         """Create the state of ``group``'s parameters that have a gradient, as PyTorch does before refusing."""
@@ -448,6 +456,26 @@ def count_state_writes(state: dict[str, Any], writes: dict[str, int]) -> None:
         tensor = state.get(key)
         if tensor is not None:
             tensor._version_counter()[0] += times  # (count_writes, inlined: this runs per parameter per step)
+
+
+def as_real(a: np.ndarray) -> np.ndarray:
+    """``a`` as PyTorch's optimizers update it: a complex parameter, its gradient and its state through their
+    ``view_as_real`` (pairs of independent reals: ``exp_avg_sq`` holds each part's square, not the complex square,
+    and square roots, maxima and signs are taken part by part); a real array as it is. (A NumPy scalar, which
+    arithmetic on a 0-d array gives, becomes an array first: strides over a scalar would read past its copy.)"""
+    if a.dtype.kind != "c":
+        return a
+    return _view_as_real_kernel(a if a.__class__ is np.ndarray else np.asarray(a))
+
+
+def l2_decayed(grad: np.ndarray, param: np.ndarray, weight_decay: float, group: dict[str, Any]) -> np.ndarray:
+    """``grad + weight_decay * param`` where PyTorch's single-tensor update adds before viewing a complex parameter
+    as real (Adam, Adamax, Adadelta, Adagrad, RMSprop): in complex arithmetic there, a product then a sum (two
+    roundings), but in its foreach update, which views everything as real first, one fused multiply-add per part
+    (the result is then the real pairs)."""
+    if group["foreach"]:
+        grad, param = as_real(grad), as_real(param)
+    return added_scaled(grad, param, weight_decay)
 
 
 def zeros_state(p: Tensor) -> Tensor:

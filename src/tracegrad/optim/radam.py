@@ -10,7 +10,7 @@ from .._tensor import Tensor
 from ._fused import addcmul_, added_scaled
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
-from .optimizer import step_tensor, zeros_state
+from .optimizer import as_real, step_tensor, zeros_state
 
 __all__ = ["RAdam"]
 
@@ -58,14 +58,14 @@ class RAdam(PerParamOptimizer):
         lr, wd = group["lr"], group["weight_decay"]
         state["step"]._data += 1
         step = float(state["step"]._data)
-        param = p._data
+        param, grad = as_real(p._data), as_real(grad)
         if wd != 0:
             if group["decoupled_weight_decay"]:
                 decay_in_place(p, group, 1 - lr * wd)
             else:
                 grad = added_scaled(grad, param, wd)
-        exp_avg = state["exp_avg"]._data
-        exp_avg_sq = state["exp_avg_sq"]._data
+        exp_avg = as_real(state["exp_avg"]._data)
+        exp_avg_sq = as_real(state["exp_avg_sq"]._data)
         lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
         addcmul_(exp_avg_sq, grad, grad, 1 - beta2)

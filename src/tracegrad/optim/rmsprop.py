@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._fused import add_scaled_, addcmul_, added_scaled, lerp_
+from ._fused import add_scaled_, addcmul_, lerp_
 from ._refusals import refuse_at_step
-from .optimizer import Optimizer, array_options, check_lr, count_state_writes, step_tensor, zeros_state
+from .optimizer import (
+    Optimizer,
+    array_options,
+    as_real,
+    check_lr,
+    count_state_writes,
+    l2_decayed,
+    step_tensor,
+    zeros_state,
+)
 
 __all__ = ["RMSprop"]
 
@@ -77,19 +86,20 @@ class RMSprop(Optimizer):
                     grad = -grad
                 state["step"]._data += 1
                 if wd != 0:
-                    grad = added_scaled(grad, param, wd)
-                square_avg = state["square_avg"]._data
+                    grad = l2_decayed(grad, param, wd, group)
+                param, grad = as_real(param), as_real(grad)
+                square_avg = as_real(state["square_avg"]._data)
                 square_avg *= square_avg.dtype.type(alpha)
                 addcmul_(square_avg, grad, grad, 1 - alpha)
                 if centered:
-                    grad_avg = state["grad_avg"]._data
+                    grad_avg = as_real(state["grad_avg"]._data)
                     lerp_(grad_avg, grad, 1 - alpha)
                     avg = np.sqrt(addcmul_(square_avg.copy(), grad_avg, grad_avg, -1.0))
                 else:
                     avg = np.sqrt(square_avg)
                 avg += eps
                 if momentum > 0:
-                    buf = state["momentum_buffer"]._data
+                    buf = as_real(state["momentum_buffer"]._data)
                     buf *= momentum
                     buf += grad / avg
                     add_scaled_(param, buf, -lr)

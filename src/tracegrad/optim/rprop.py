@@ -8,7 +8,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import check_lr, step_tensor, zeros_state
+from .optimizer import as_real, check_lr, step_tensor, zeros_state
 
 __all__ = ["Rprop"]
 
@@ -52,14 +52,17 @@ class Rprop(PerParamOptimizer):
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = step_tensor()
         state["prev"] = zeros_state(p)
-        state["step_size"] = _wrap(np.full_like(p._grad._data, group["lr"]))
+        # (a complex parameter's two parts each start at lr)
+        lr = float(group["lr"])
+        state["step_size"] = _wrap(np.full_like(p._grad._data, complex(lr, lr) if p.is_complex() else lr))
 
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
         state["step"]._data += 1
-        prev = state["prev"]._data
-        step_size = state["step_size"]._data
+        grad, param = as_real(grad), as_real(p._data)
+        prev = as_real(state["prev"]._data)
+        step_size = as_real(state["step_size"]._data)
         sign = np.sign(grad * prev)
         # the sign of grad * prev picks the factor: grow on agreement, shrink on a sign change
         factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, 1)).astype(sign.dtype, copy=False)
@@ -70,5 +73,5 @@ class Rprop(PerParamOptimizer):
         direction = np.asarray(np.sign(grad))
         if direction.dtype.kind == "f":  # (PyTorch's sign of NaN is 0: such an element keeps its value)
             np.copyto(direction, 0, where=direction != direction)
-        p._data += -(direction * step_size)
+        param += -(direction * step_size)
         prev[...] = grad

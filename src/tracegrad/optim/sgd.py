@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap
+from ..backend.dtypes import scalar_type_name
 from ..ops.aten_vec import BLOCKED_MIN
 from ._fused import add_scaled_, added_scaled
-from ._refusals import refuse_at_step, refuse_fused_combinations
+from ._refusals import check_first_fused_dtype, refuse_at_step, refuse_fused_combinations
 from .optimizer import Optimizer, array_options, check_tensor_lr, count_writes
 
 __all__ = ["SGD"]
@@ -19,6 +20,7 @@ class SGD(Optimizer):
                                ("fused", False))
     _foreach_refuses_autograd = False  # (its foreach update fails on the leaf's in-place write instead)
     _has_capturable = False  # (PyTorch's SGD has no such option: a group's key is ignored)
+    _complex_written_through_view = False  # (its update is complex arithmetic on the parameter itself)
     def __init__(
         self,
         params,
@@ -61,6 +63,8 @@ class SGD(Optimizer):
         for group in self.param_groups:
             refuse_at_step(self, group)
             group = array_options(group)
+            if group["fused"]:
+                self._check_fused_group(group)
             lr = group["lr"]
             momentum = group["momentum"]
             wd = group["weight_decay"]
@@ -69,6 +73,19 @@ class SGD(Optimizer):
                 continue
             self._general_step(group, lr, momentum, wd)
         return loss
+
+    def _check_fused_group(self, group: dict) -> None:
+        """PyTorch's checks of a fused group before its update: the dtype of the first parameter with a gradient
+        (once), then its fused kernel's refusal of a complex dtype (the momentum state's entries made, empty)."""
+        check_first_fused_dtype(self, group)
+        params = [p for p in group["params"] if p._grad is not None]
+        if group["momentum"] != 0:
+            for p in params:
+                self.state[p]  # noqa: B018 - (PyTorch's ``_init_group`` reads each parameter's state)
+        for p in params:
+            if p.is_complex():
+                raise NotImplementedError(
+                    f'"fused_sgd_kernel" not implemented for \'{scalar_type_name(p._data.dtype)}\'')
 
     def _general_step(self, group: dict, lr: float, momentum: float, wd: float) -> None:
         dampening = group["dampening"]
