@@ -7,6 +7,9 @@ element in PyTorch (its AVX2 kernels), with the scalar rounded to the tensor's d
 Where an operand is wider than the tensor updated (a float64 ``.grad`` on a float32 parameter, allowed by
 ``grad_dtype = None``), PyTorch computes in the common dtype, with the scalar in it, and rounds the result into
 the tensor once: ``_in_common_dtype`` does the same.
+
+Where an operand has another shape (a ``.grad`` whose ``.data`` was replaced, a parameter resized through ``.data``),
+each helper raises what PyTorch's op raises at that point (``refuse_unfit``), not NumPy's ValueError.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend.dtypes import cpp_type_name
+from ..ops._util import broadcast_mismatch
 from ..ops.aten_vec import FUSED_DTYPES, fma, fma_into, fma_into_blocks
 
 
@@ -21,6 +25,8 @@ def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float) -> np.ndarray:
     """``dst.add_(src, alpha=alpha)`` in place (in float64 blocks for large float32 arrays: ``aten_vec.
     fma_into_blocks``). Like ``fma_into``, it leaves float64 sums on a float midpoint to the cast: the check would
     make SGD's update a third slower (see ``fma_into``)."""
+    if src.shape != dst.shape:
+        refuse_unfit(dst, src)
     if src.dtype is not dst.dtype and _wider(dst, src):  # (an identity test first: the hot path is one dtype)
         return _in_common_dtype(add_scaled_, dst, src, alpha)
     if alpha == 1 or dst.dtype not in FUSED_DTYPES:
@@ -33,6 +39,8 @@ def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float) -> np.ndarray:
 
 def added_scaled(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
     """``a.add(b, alpha=alpha)``: a new array."""
+    if a.shape != b.shape:
+        refuse_unfit(None, a, b)
     if alpha == 1 or a.dtype not in FUSED_DTYPES:
         return a + (b if alpha == 1 else a.dtype.type(alpha) * b)
     return fma(b, a.dtype.type(alpha), a)
@@ -41,6 +49,8 @@ def added_scaled(a: np.ndarray, b: np.ndarray, alpha: float) -> np.ndarray:
 def lerp_(dst: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
     """``dst.lerp_(end, weight)`` for a number weight: ``fma(weight, end - dst, dst)`` below 0.5, else
     ``fma(weight - 1, end - dst, end)``."""
+    if end.shape != dst.shape:
+        refuse_unfit(dst, end)
     if end.dtype is not dst.dtype and end.dtype != dst.dtype:  # (torch's lerp takes no mixed dtypes)
         raise RuntimeError(f"expected dtype {cpp_type_name(dst.dtype)} for `end` but got dtype "
                            f"{cpp_type_name(end.dtype)}")
@@ -57,6 +67,8 @@ def lerp_(dst: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
 
 def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float) -> np.ndarray:
     """``dst.addcmul_(t1, t2, value=value)``: ``fma(value * t1, t2, dst)``."""
+    if t1.shape != dst.shape or t2.shape != dst.shape:
+        refuse_unfit(dst, t1, t2)
     if (t1.dtype is not dst.dtype or t2.dtype is not dst.dtype) and _wider(dst, t1, t2):
         return _in_common_dtype(addcmul_, dst, t1, t2, value)
     v = dst.dtype.type(value)
@@ -67,6 +79,21 @@ def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float) -> n
     if fma_into_blocks(scaled, t2, dst, dst) is None:
         dst[...] = fma(scaled, t2, dst)
     return dst
+
+
+def refuse_unfit(dst: np.ndarray | None, *operands: np.ndarray) -> None:
+    """PyTorch's error for an op on operands whose shapes do not fit: "The size of tensor a ..." where they do not
+    broadcast (tensor a is ``dst`` for an in-place op, else the first operand), then, for an in-place op,
+    "output with shape ..." where their broadcast shape is not ``dst``'s. Returns where PyTorch's op runs."""
+    shapes = [np.shape(x) for x in (operands if dst is None else (dst, *operands))]
+    error = broadcast_mismatch(shapes)
+    if error is not None:
+        raise error
+    if dst is not None:
+        broadcast = np.broadcast_shapes(*shapes)
+        if broadcast != dst.shape:
+            raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                               f"{list(broadcast)}")
 
 
 def _wider(dst: np.ndarray, *operands: np.ndarray) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import _wrap
-from ._fused import addcmul_
+from ._fused import addcmul_, refuse_unfit
 from ._refusals import check_first_fused_dtype, check_fused_dtype, refuse_at_step, refuse_fused_combinations
 from .optimizer import Optimizer, array_options, as_real, check_lr, l2_decayed, step_tensor
 
@@ -106,6 +106,8 @@ class Adagrad(Optimizer):
                 std = np.sqrt(acc)
                 std += eps
                 p._before_write()
+                if std.shape != param.shape or grad.shape != param.shape:
+                    refuse_unfit(param, grad, std)  # (PyTorch's param.addcdiv_(grad, std))
                 param += (-clr) * grad / std
                 p._bump_version()
                 # PyTorch's in-place ops: step += 1, sum.addcmul_()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
-from ._fused import addcmul_, lerp_
+from ._fused import addcmul_, lerp_, refuse_unfit
 from ._refusals import check_fused_dtype, refuse_at_step, refuse_fused_combinations
 from .optimizer import (
     Optimizer,
@@ -166,6 +166,8 @@ class Adam(Optimizer):
                 np.divide(denom, bias_correction2_sqrt, out=denom)
                 denom += eps
                 update = np.multiply(exp_avg, -step_size, out=np.empty_like(exp_avg))
+                if update.shape != param.shape:
+                    refuse_unfit(param, exp_avg, denom)  # (PyTorch's param.addcdiv_(exp_avg, denom))
                 param += np.divide(update, denom, out=update)
                 p._bump_version()
                 count_state_writes(state, _AMSGRAD_STATE_WRITES if amsgrad else _STATE_WRITES)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ._fused import refuse_unfit
 from ._per_param import PerParamOptimizer, begin_write, lerp_
 from .adam import check_adam_hparams
 from .optimizer import as_real, l2_decayed, step_tensor, zeros_state
@@ -65,4 +66,6 @@ class Adamax(PerParamOptimizer):
         np.maximum(exp_inf, norm, out=exp_inf)
         clr = group["lr"] / (1 - beta1 ** float(state["step"]._data))
         begin_write(p, group)
+        if exp_avg.shape != param.shape:
+            refuse_unfit(param, exp_avg, exp_inf)  # (PyTorch's param.addcdiv_(exp_avg, exp_inf))
         param += (-clr) * exp_avg / exp_inf

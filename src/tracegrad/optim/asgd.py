@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, _wrap
-from ._fused import add_scaled_, added_scaled
+from ._fused import add_scaled_, added_scaled, refuse_unfit
 from ._per_param import PerParamOptimizer, begin_write
 from .optimizer import as_real, check_lr, step_tensor, zeros_state
 
@@ -16,12 +16,11 @@ __all__ = ["ASGD"]
 
 class ASGD(PerParamOptimizer):
     _capturable_what = "params, mus, etas, and state_steps"
-    _param_writes = 2  # the decay's mul_, then the gradient's add_
+    # The parameter's writes count themselves in ``_update``, as each is made (a write that fails later, into the
+    # average, leaves them counted): the decay's mul_ then the gradient's add_, which PyTorch's foreach update folds
+    # into one addcmul_
+    _param_writes = 0
     _state_writes = {"step": 1, "eta": 1, "mu": 1, "ax": 1}
-
-    def _writes(self, group: dict[str, Any]) -> tuple[int, dict[str, int]]:
-        # PyTorch's foreach update folds the decay into one addcmul_ on the parameters
-        return (1 if group["foreach"] else 2), self._state_writes
 
     def __init__(
         self,
@@ -64,14 +63,23 @@ class ASGD(PerParamOptimizer):
         wd = group["weight_decay"]
         step_t, eta, mu = state["step"]._data, state["eta"]._data, state["mu"]._data
         step_t += 1
-        param, grad = as_real(p._data), as_real(grad)
+        param = p._data
+        if group["foreach"] and grad.shape != param.shape:
+            refuse_unfit(None, grad, param)  # (PyTorch's foreach update adds the parameters to the gradients first)
+        param, grad = as_real(param), as_real(grad)
         if wd != 0:
             grad = added_scaled(grad, param, wd)
         eta_value = float(eta)
         begin_write(p, group)
         param *= 1 - lambd * eta_value  # decay term
+        if not group["foreach"]:
+            p._bump_version()
         add_scaled_(param, grad, -eta_value)
-        ax = as_real(state["ax"]._data)
+        p._bump_version()
+        ax = state["ax"]._data
+        if ax.shape != p._data.shape:
+            _refuse_unfit_average(ax, p._data, averaging=group["foreach"] or float(mu) != 1)
+        ax = as_real(ax)
         if float(mu) != 1:
             ax += (param - ax) * mu
         else:
@@ -79,3 +87,11 @@ class ASGD(PerParamOptimizer):
         step = float(step_t)
         eta[...] = lr / ((1 + lambd * lr * step) ** alpha)
         mu[...] = 1 / max(1, step - t0)
+
+
+def _refuse_unfit_average(ax: np.ndarray, param: np.ndarray, averaging: bool) -> None:
+    """PyTorch's error where the running average has another shape than the parameter: ``ax.add_(param.sub(ax)
+    .mul_(mu))`` while averaging (always in the foreach update), else ``ax.copy_(param)``."""
+    if averaging:
+        refuse_unfit(None, param, ax)
+    refuse_unfit(ax, param)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, _wrap
-from ._fused import addcmul_, added_scaled
+from ._fused import addcmul_, added_scaled, refuse_unfit
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
 from .optimizer import as_real, step_tensor, zeros_state
@@ -88,5 +88,7 @@ class NAdam(PerParamOptimizer):
         mu_product_value = float(mu_product)
         mu_product_next = mu_product_value * mu_next
         begin_write(p, group)
+        if denom.shape != param.shape or grad.shape != param.shape:
+            refuse_unfit(param, grad, denom)  # (PyTorch's param.addcdiv_(grad, denom))
         param += (-lr * (1.0 - mu) / (1.0 - mu_product_value)) * grad / denom
         param += ((-lr * mu_next) / (1.0 - mu_product_next)) * exp_avg / denom

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ._fused import addcmul_, added_scaled
+from ._fused import addcmul_, added_scaled, refuse_unfit
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
 from .optimizer import as_real, step_tensor, zeros_state
@@ -81,4 +81,6 @@ class RAdam(PerParamOptimizer):
             update = update * ((bias_correction2**0.5) / denom)
             update *= ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
         begin_write(p, group)
+        if update.shape != param.shape:
+            refuse_unfit(param, update)  # (PyTorch's param.add_(update, alpha=-1))
         param -= update

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._fused import add_scaled_, addcmul_, lerp_
+from ._fused import add_scaled_, addcmul_, lerp_, refuse_unfit
 from ._refusals import refuse_at_step
 from .optimizer import (
     Optimizer,
@@ -104,6 +104,8 @@ class RMSprop(Optimizer):
                     buf += grad / avg
                     add_scaled_(param, buf, -lr)
                 else:
+                    if avg.shape != param.shape or grad.shape != param.shape:
+                        refuse_unfit(param, grad, avg)  # (PyTorch's param.addcdiv_(grad, avg))
                     param += (-lr) * grad / avg
                 p._bump_version()
                 count_state_writes(state, _STATE_WRITES)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from ._fused import refuse_unfit
 from ._per_param import PerParamOptimizer, begin_write
 from .optimizer import as_real, check_lr, step_tensor, zeros_state
 
@@ -60,12 +61,17 @@ class Rprop(PerParamOptimizer):
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
         state["step"]._data += 1
+        prev = state["prev"]._data
+        step_size = state["step_size"]._data
+        if grad.shape != prev.shape:
+            refuse_unfit(None, grad, prev)  # (PyTorch's grad.mul(prev))
         grad, param = as_real(grad), as_real(p._data)
-        prev = as_real(state["prev"]._data)
-        step_size = as_real(state["step_size"]._data)
+        prev, step_size = as_real(prev), as_real(step_size)
         sign = np.sign(grad * prev)
         # the sign of grad * prev picks the factor: grow on agreement, shrink on a sign change
         factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, 1)).astype(sign.dtype, copy=False)
+        if step_size.shape != factor.shape:  # (its shape is the first gradient's)
+            refuse_unfit(step_size, factor)  # (PyTorch's step_size.mul_(sign))
         step_size *= factor
         np.clip(step_size, step_size_min, step_size_max, out=step_size)
         grad = np.where(factor == factor.dtype.type(etaminus), 0, grad).astype(grad.dtype, copy=False)
@@ -73,5 +79,7 @@ class Rprop(PerParamOptimizer):
         direction = np.asarray(np.sign(grad))
         if direction.dtype.kind == "f":  # (PyTorch's sign of NaN is 0: such an element keeps its value)
             np.copyto(direction, 0, where=direction != direction)
+        if direction.shape != param.shape or step_size.shape != param.shape:
+            refuse_unfit(p._data, direction, step_size)  # (PyTorch's param.addcmul_(grad.sign(), step_size))
         param += -(direction * step_size)
         prev[...] = grad

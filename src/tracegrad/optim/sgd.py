@@ -91,6 +91,7 @@ class SGD(Optimizer):
         dampening = group["dampening"]
         nesterov = group["nesterov"]
         maximize = group["maximize"]
+        new_buffers = []  # (PyTorch stores the new momentum buffers once every parameter is updated)
         for p in group["params"]:
             if p._grad is None:
                 continue
@@ -100,10 +101,10 @@ class SGD(Optimizer):
             if wd != 0:
                 grad = added_scaled(grad, p._data, wd)
             if momentum != 0:
-                state = self.state[p]
-                buf = state.get("momentum_buffer")
+                buf = self.state[p].get("momentum_buffer")
                 if buf is None:
-                    buf = state["momentum_buffer"] = _wrap(np.array(grad, copy=True))
+                    buf = _wrap(np.array(grad, copy=True))
+                    new_buffers.append((p, buf))
                 else:
                     b = buf._data
                     b *= b.dtype.type(momentum)
@@ -113,6 +114,8 @@ class SGD(Optimizer):
             p._before_write()
             add_scaled_(p._data, grad, -lr)
             p._bump_version()
+        for p, buf in new_buffers:
+            self.state[p]["momentum_buffer"] = buf
 
 
 def _plain_updates(params: list, alpha) -> None:
