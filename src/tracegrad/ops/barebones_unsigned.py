@@ -70,6 +70,22 @@ def _scatter_reduce(args: tuple) -> str:
         "scatter_gather_tensor_cpu"
 
 
+def _unless_empty_index(refusal: str | Callable[[tuple], str | None]) -> Callable[[tuple], str | None]:
+    """The scatter family: ATen returns before its dtype dispatch where the index (third argument) is empty."""
+    def named(args: tuple) -> str | None:
+        if args[2].size == 0:
+            return None
+        return refusal if refusal.__class__ is str else refusal(args)
+
+    return named
+
+
+def _of_self(kernel_name: str) -> Callable[[tuple], str | None]:
+    """``masked_fill`` and ``index_fill``: dispatched on self's dtype alone (a 0-d value tensor is read as a
+    number first, whatever its dtype)."""
+    return lambda args: kernel_name if _has_barebones(args[0]) else None
+
+
 def _index_add(args: tuple) -> str:
     return "scatter_gather_tensor_cpu" if args[4] == 1 else "add_stub"  # (``source * alpha`` first)
 
@@ -144,11 +160,14 @@ REFUSED: dict[str, str | Callable[[tuple], str | None] | None] = {
     "cumsum_": "cumsum_out_cpu", "cumprod_": "cumprod_out_cpu",  # (in place: into self's dtype)
     # shape and indexing
     "flip": _flip, "rot90": "flip_cpu", "tril": "tril", "triu": "triu",
-    "gather": "scatter_gather_tensor_cpu", "scatter.src": "scatter_gather_tensor_cpu",
-    "scatter.value": "scatter_gather_scalar_cpu", "scatter_add": "scatter_gather_tensor_cpu",
-    "scatter_reduce.two": _scatter_reduce, "index_add": _index_add, "index_put": _index_put,
-    "index_copy": "index_copy_cpu", "index_fill": "index_fill_cpu",
-    "masked_fill": "masked_fill", "masked_scatter": "masked_scatter", "take": "take_cpu",
+    "gather": "scatter_gather_tensor_cpu", "scatter.src": _unless_empty_index("scatter_gather_tensor_cpu"),
+    "scatter.value": _unless_empty_index("scatter_gather_scalar_cpu"),
+    "scatter.reduce": _unless_empty_index("scatter_gather_tensor_cpu"),
+    "scatter.value_reduce": _unless_empty_index("scatter_gather_scalar_cpu"),
+    "scatter_add": _unless_empty_index("scatter_gather_tensor_cpu"),
+    "scatter_reduce.two": _unless_empty_index(_scatter_reduce), "index_add": _index_add, "index_put": _index_put,
+    "index_copy": "index_copy_cpu", "index_fill": _of_self("index_fill_cpu"),
+    "masked_fill": _of_self("masked_fill"), "masked_scatter": "masked_scatter", "take": "take_cpu",
     "masked_select": "masked_select", "index_select": _index_select,
     "pixel_shuffle": "pixel_shuffle", "pixel_unshuffle": "pixel_unshuffle", "channel_shuffle": "channel_shuffle",
     "_reflection_pad1d": "reflection_pad1d", "_reflection_pad2d": "reflection_pad2d",
@@ -173,6 +192,8 @@ FACTORY_KERNELS = frozenset({"arange_cpu", "linspace_cpu", "logspace_cpu", "rand
 BEFORE_ARGUMENTS: dict[str, bool] = {"bincount": False, "dist": True, "soft_margin_loss": True, "addcmul": True,
                                      "convolution_backward": False, "scatter_reduce": False,
                                      "histc": False}
+# kernels that dispatch on the dtype even for an empty result (their functional forms fill a clone in place)
+DISPATCHED_WHEN_EMPTY = frozenset({"masked_fill", "index_fill_cpu"})
 # pointwise operators whose bounds do not take part in the common dtype (``clamp(x, 0.5)`` is computed in float,
 # ``hardtanh(x, 0.0, 6.0)`` dispatches on x's dtype)
 DISPATCHED_ON_INPUT = frozenset({"hardtanh", "relu"})
@@ -212,17 +233,25 @@ def _refusal(kernel: Callable, kernel_name: str, args: tuple, pointwise: bool, i
     an in-place target), then the dispatch's refusal: of the common dtype for a pointwise operator (a floating
     operand makes it floating: computed), of the operand's dtype (or ``dtype``, the one asked for) otherwise.
     Returns the result it computed where nothing is refused (None for an in-place operator, whose target is still
-    to be written): ATen's kernels return an empty result before they dispatch."""
+    to be written): ATen's kernels return an empty result before they dispatch. A number the dtype cannot hold
+    (``scalar_fill``) is refused after the dispatch, as ATen converts it inside."""
+    deferred = None
     try:
         result = kernel(*((args[0].copy(),) + args[1:] if inplace else args))
     except TypeError:  # (NumPy's refusal to cast a result into these dtypes: the arguments were fine)
         result = None
+    except RuntimeError as error:
+        if not getattr(error, "raised_after_dispatch", False):
+            raise
+        result, deferred = None, error
     if pointwise:
         common = result_dtype(*_operands(args))
         if common.char in _CHARS:
             raise unsupported(kernel_name, common)
+        if deferred is not None:
+            raise deferred
         return None if inplace else result
-    if result is not None and not inplace and _is_empty(result):
+    if result is not None and not inplace and _is_empty(result) and kernel_name not in DISPATCHED_WHEN_EMPTY:
         return result
     raise unsupported(kernel_name, dtype if dtype is not None else next(a.dtype for a in args if _has_barebones(a)))
 

@@ -18,9 +18,9 @@ import numpy as np
 from .._arg_parser import non_tensor_element, tp_name
 from .._state import STATE
 from .._tensor import Tensor, _wrap
-from ..backend.dtypes import scalar_type_name
+from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, scalar_type_name
 from . import views as _views
-from ._util import expands_to
+from ._util import expands_to, unsupported
 from .accumulate import add_rows_at
 from .registry import check_no_internal_overlap, defop
 from .scalar_fill import scalar_for
@@ -226,6 +226,8 @@ def _filled_through_mask(t: Tensor, advanced: list, value: Tensor) -> Tensor:
     _check_byte_mask_fill(advanced, value._data.size)
     if value._data.dtype == t._data.dtype:
         return value
+    if t._data.dtype.char in BAREBONES_UNSIGNED_CHARS:  # (masked_fill_'s dispatch refuses them before converting)
+        raise unsupported("masked_fill", t._data.dtype)
     scalar_for(value._data.item(), t._data.dtype)  # (refused where the dtype cannot hold it)
     return value.to(t.dtype)
 
@@ -874,7 +876,7 @@ def setitem(t: Tensor, key, value) -> None:
         target, advanced = _apply_basic(t, _split_key(key), sources=sources)
     if number:  # (converted as torch's Scalar::to: refused where the dtype cannot hold it)
         dtype = t._data.dtype
-        value = _wrap(np.asarray(scalar_for(value, dtype, 1), dtype=dtype))  # (a 0-d tensor)
+        value = _wrap(np.asarray(_assigned_scalar(value, dtype), dtype=dtype))  # (a 0-d tensor)
     if advanced and any(a is not None for a in advanced):
         _check_advanced(target._data.shape, advanced)
         value = _filled_through_mask(t, advanced, value)
@@ -908,11 +910,20 @@ def _set_number_plain(t: Tensor, key, value) -> bool:
         except RuntimeError:
             return False
     dtype = target.dtype
-    target[...] = np.asarray(scalar_for(value, dtype, 1), dtype=dtype)
+    target[...] = np.asarray(_assigned_scalar(value, dtype), dtype=dtype)
     t._bump_version()
     return True
 
 
+def _assigned_scalar(value, dtype: np.dtype):
+    """A number assigned by setitem, converted as torch's scalarToTensor converts it: into a half tensor through a
+    double (a complex number is refused in its words), then unchecked into the single element."""
+    if dtype is _HALF:
+        scalar_for(value, _DOUBLE)
+    return scalar_for(value, dtype, 1)
+
+
+_HALF, _DOUBLE = np.dtype(np.float16), np.dtype(np.float64)
 _creation = None  # (ops.creation, which imports this module: bound at the first assignment)
 
 
@@ -928,6 +939,8 @@ def _check_assignable(t: Tensor, value) -> None:
     """torch's setitem takes a tensor or a Python number (NumPy integers too): a list, an array or None is
     refused rather than converted."""
     if isinstance(value, (bool, int, float, complex, np.integer, np.bool_)):
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            _int64(value)  # (torch unpacks an integer as a long long, whatever the tensor's dtype)
         return
     from ..autograd.saved import type_string
 

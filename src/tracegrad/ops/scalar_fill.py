@@ -93,7 +93,12 @@ _FLOAT_MAX: dict = {}  # (np.finfo's max per dtype, as a float: finfo's own cach
 
 
 def _overflow(np_dtype: np.dtype) -> RuntimeError:
-    return RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dtype, np_dtype.name)} without overflow")
+    error = RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dtype, np_dtype.name)} without "
+                         "overflow")
+    # (ATen converts a Scalar inside its kernel's dtype dispatch: a dispatch that refuses the dtype comes first,
+    # see barebones_unsigned._refusal)
+    error.raised_after_dispatch = True
+    return error
 
 
 def check_scalar_parameter(value, np_dtype: np.dtype, opmath: bool = False) -> None:

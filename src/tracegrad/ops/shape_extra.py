@@ -459,13 +459,17 @@ def _scatter_prepare(a, dim, index, src):
 _SCATTER_REDUCE_LEGACY = {"add": np.add, "multiply": np.multiply}
 
 
+def _check_legacy_reduce(reduce) -> None:
+    if reduce is not None and reduce not in _SCATTER_REDUCE_LEGACY:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+
+
 def _scatter_into(out1, dim, index, values, reduce=None) -> None:
     key = _coords(index, dim)
     if reduce is None:
         out1[key] = values
         return
-    if reduce not in _SCATTER_REDUCE_LEGACY:
-        raise RuntimeError("reduce argument must be either add or multiply.")
+    _check_legacy_reduce(reduce)
     values = np.broadcast_to(np.asarray(values, dtype=out1.dtype), index.shape)
     _SCATTER_REDUCE_LEGACY[reduce].at(out1, key, values)
 
@@ -480,7 +484,9 @@ def _scatter_src_kernel(a, dim, index, src, reduce=None):
 def _scatter_value_kernel(a, dim, index, value, reduce=None):
     a1, d, i1, _ = _scatter_prepare(a, dim, index, None)
     out = a1.copy()
-    _scatter_into(out, d, i1, written_value(value, a.dtype), reduce)
+    _check_legacy_reduce(reduce)
+    if i1.size:  # (for an empty index ATen returns before it converts the value)
+        _scatter_into(out, d, i1, written_value(value, a.dtype), reduce)
     return out.reshape(a.shape)
 
 

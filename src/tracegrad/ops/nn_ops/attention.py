@@ -33,6 +33,7 @@ from ..linalg_core import matmul
 from ..pointwise import mul, sub
 from ..reductions import sum as sum_op
 from ..registry import defop, defop_without_derivative
+from ..scalar_fill import scalar_for
 from ..scalar_overloads import mul_scalar
 from ..shape_extra import masked_fill_scalar, repeat_interleave
 from ..views import transpose
@@ -270,8 +271,11 @@ def fused_kernel_refusal(query: Tensor, key: Tensor, value: Tensor, mask: Tensor
 
 
 def _additive_mask(mask: Tensor, dtype) -> Tensor:
-    """A boolean mask as PyTorch converts it: zeros of the query's dtype, -inf where the mask is False."""
-    return masked_fill_scalar(zeros_like(mask, dtype=dtype), mask.logical_not(), -math.inf)
+    """A boolean mask as PyTorch converts it: zeros of the query's dtype, -inf where the mask is False. -inf is
+    converted to that dtype first (refused for an integer one), before masked_fill's own dtype dispatch."""
+    bias = zeros_like(mask, dtype=dtype)
+    scalar_for(-math.inf, bias._data.dtype)
+    return masked_fill_scalar(bias, mask.logical_not(), -math.inf)
 
 
 def _repeat_groups(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool) -> tuple[Tensor, Tensor]:
