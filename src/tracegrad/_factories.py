@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -226,16 +227,16 @@ def complex_into_real(np_dtype: np.dtype) -> TypeError:
     return TypeError("must be real number, not complex")
 
 
-def _read_nested(data, dtype) -> tuple[np.dtype, list[int]]:
+def _read_nested(data, dtype) -> tuple[np.dtype, list[int], bool]:
     """Check nested Python data as torch.tensor reads it (sizes, then dtype, then items); return the NumPy
-    dtype to copy it into and the sizes; see _nested_data."""
+    dtype to copy it into, the sizes, and whether NumPy complex items are read into a real dtype (warned of
+    already); see _nested_data."""
     from . import _nested_data as nested
 
     nested.refuse_text(data)
     sizes = nested.sizes_of(data)
     np_dtype = nested.infer_dtype(data).np if dtype is None else _resolve_dtype(dtype)
-    nested.check_items(data, sizes, np_dtype)
-    return np_dtype, sizes
+    return np_dtype, sizes, nested.check_items(data, sizes, np_dtype)
 
 
 # The data factories take what Python would refuse in its own words (no data, a second positional argument, an
@@ -274,8 +275,6 @@ def tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, require
         data = data_off_fast_path("tensor", "data", data, extra, {
             "dtype": dtype, "device": device, "requires_grad": requires_grad, "pin_memory": pin_memory, **unknown})
     if isinstance(data, Tensor):
-        import warnings
-
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
@@ -315,20 +314,31 @@ def _refuse_factory_call(name: str, data, **options) -> None:
 def _tensor(data, dtype, device, requires_grad: bool) -> Tensor:
     if isinstance(data, (np.ndarray, Tensor)):
         return _finish(_copied_as_torch(data, dtype), requires_grad, device, strides_given=True)
+    complex_read_as_real = False
     if (plain := _plain_nested(data, dtype)) is not None:
         data, np_dtype = plain
     else:
-        np_dtype, sizes = _read_nested(data, dtype)
+        np_dtype, sizes, complex_read_as_real = _read_nested(data, dtype)
         if 0 in sizes:  # (nothing is read: torch does not look past the empty dim)
             return _finish(np.zeros(sizes, dtype=np_dtype), requires_grad, device)
         data = _to_nested_arrays(data, len(sizes))
-    try:
-        array = np.array(_to_nested_arrays(data), dtype=np_dtype, copy=True)
-    except OverflowError:  # a Python int the dtype cannot hold
-        array = _wrapped_unsigned(data, np_dtype)
-    except FP_SIGNALS:  # (a float beyond the dtype's range is inf, below it 0 or subnormal, silently as in torch)
-        array = quietly(np.array, _to_nested_arrays(data), dtype=np_dtype, copy=True)
+    if complex_read_as_real:  # (NumPy's ComplexWarning was given per item, as torch's __float__ calls give it)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            array = _nested_array(data, np_dtype)
+    else:
+        array = _nested_array(data, np_dtype)
     return _finish(array, requires_grad, device)
+
+
+def _nested_array(data, np_dtype: np.dtype) -> np.ndarray:
+    """Checked nested data copied into a new array of ``np_dtype``."""
+    try:
+        return np.array(_to_nested_arrays(data), dtype=np_dtype, copy=True)
+    except OverflowError:  # a Python int the dtype cannot hold
+        return _wrapped_unsigned(data, np_dtype)
+    except FP_SIGNALS:  # (a float beyond the dtype's range is inf, below it 0 or subnormal, silently as in torch)
+        return quietly(np.array, _to_nested_arrays(data), dtype=np_dtype, copy=True)
 
 
 def _copied_as_torch(data: np.ndarray | Tensor, dtype) -> np.ndarray:
@@ -349,27 +359,34 @@ def _copied_as_torch(data: np.ndarray | Tensor, dtype) -> np.ndarray:
 
 def _wrapped_unsigned(data, np_dtype: np.dtype) -> np.ndarray:
     """torch.tensor's reading of Python ints into an unsigned dtype: a negative one down to -max wraps around
-    as two's complement (-1 is 255 in uint8, so that ``a - b`` may be read as ``a + 255 * b``); anything else
-    out of range is refused. Only data of Python ints, bools and floats is read so (NumPy would cast any other item
-silently)."""
+    as two's complement (-1 is 255 in uint8, so that ``a - b`` may be read as ``a + 255 * b``); into int64, a float
+    of 2**63 (which c10's overflow check, made in double, lets through) becomes int64's smallest, as x86 converts
+    it; anything else out of range is refused. Only data of Python ints, bools and floats (and NumPy integers,
+    checked before) is read so (NumPy would cast any other item silently)."""
     overflow = RuntimeError(f"value cannot be converted to type {np_dtype.name} without overflow")
-    if np_dtype.kind != "u":
+    signed = np_dtype == np.int64
+    if np_dtype.kind != "u" and not signed:
         raise overflow from None
     limit = np.iinfo(np_dtype).max
 
     def wrap(obj):
         if isinstance(obj, (list, tuple, range)):
             return [wrap(item) for item in obj]
-        if isinstance(obj, float) and 0 <= obj <= limit:  # (a float is read within range only, truncated)
-            return int(obj)
-        if not isinstance(obj, int):
+        if isinstance(obj, float):  # (a float is read within range only, truncated)
+            if signed or 0 <= obj <= limit:
+                return int(obj) if obj != _TWO_TO_63 else -(2**63)
             raise overflow
-        return obj + limit + 1 if -limit <= obj < 0 else int(obj)
+        if not isinstance(obj, (int, np.integer)):
+            raise overflow
+        return int(obj) + limit + 1 if not signed and -limit <= obj < 0 else int(obj)
 
     try:
         return np.array(wrap(data), dtype=np_dtype, copy=True)
     except OverflowError:
         raise overflow from None
+
+
+_TWO_TO_63 = 2.0**63
 
 
 def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **unknown: Any) -> Tensor:

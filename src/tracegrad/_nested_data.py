@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._warnings import warn_once
+from ._warnings import warn_at_caller, warn_once
 from .backend import dtypes as _dt
 
 _MAX_DIMS = 128  # torch's limit on nesting depth (a str is a sequence of strs, so it is what stops "abc")
@@ -141,26 +141,64 @@ def _check_float_range(value: float, target: np.dtype) -> None:
         raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
 
 
-def check_items(data: Any, sizes: list[int], target: np.dtype) -> None:
+def _check_numpy_item(obj: np.generic, target: np.dtype) -> bool:
+    """A NumPy scalar (np.float64 aside: a Python float) as torch stores it, through CPython's number protocols:
+    into a floating dtype by ``__float__`` (NumPy's ComplexWarning for a complex one, its real part kept); into an
+    integer dtype by ``__index__``, which NumPy's floats, complexes and bools have not, then refused beyond int64
+    and beyond the dtype (an unsigned one takes down to minus its largest, wrapped); into bool by ``__index__`` too
+    (without the int64 check), bools and Python complexes (np.complex128) aside. (uint64 takes Python ints only:
+    refused before.) Returns whether it read a complex one into a real dtype."""
+    kind = target.kind
+    if kind in "fc":
+        if kind == "f" and isinstance(obj, np.complexfloating):
+            warn_at_caller("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning)
+            return True
+        return False
+    if kind == "b" and isinstance(obj, (np.bool_, complex)):
+        return False
+    if not isinstance(obj, np.integer):
+        raise TypeError(f"'{_type_name(obj)}' object cannot be interpreted as an integer")
+    if kind == "b":  # (any integer: torch's bool reading ignores an overflow of int64)
+        return False
+    value = int(obj)
+    if not _INT64[0] <= value <= _INT64[1]:
+        raise ValueError("Overflow when unpacking long long")
+    _check_int_fits(value, target)
+    return False
+
+
+def _check_int_fits(value: int, target: np.dtype) -> None:
+    """c10's checked conversion of an int64 into an integer dtype (an unsigned one wraps down to minus its largest)."""
+    info = np.iinfo(target)
+    lowest = -int(info.max) if target.kind == "u" else int(info.min)
+    if not lowest <= value <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+
+
+def check_items(data: Any, sizes: list[int], target: np.dtype) -> bool:
     """torch's store pass: every sequence as long as the first one at its depth, every leaf a number. torch
     skips it when the result has no elements (``[[], [1]]`` is a (2, 0) tensor), and warns of each NumPy array
-    it meets inside the lists (slow, in torch)."""
+    it meets inside the lists (slow, in torch). Returns whether NumPy complex items go into a real dtype (warned
+    of here: their real parts are to be read quietly)."""
     if 0 in sizes:
-        return
+        return False
     integral = target.kind in "iub"
     exact_unsigned = target == _UINT64  # (read with CPython's unsigned conversion: Python ints only)
+    complex_read_as_real = False
 
     def leaf(obj: Any) -> None:
+        nonlocal complex_read_as_real
         if exact_unsigned and not isinstance(obj, int):
             raise TypeError("an integer is required")
         if obj.__class__ is complex and target.kind in "fiu":  # (a NumPy complex gives its real part, as torch)
             from ._factories import complex_into_real
 
             raise complex_into_real(target)
-        if obj.__class__ is np.uint64:  # (torch's parser reads a NumPy integer through int64)
-            raise TypeError("an integer is required")
         if isinstance(obj, float) and target.kind in "iu":
             _check_float_range(obj, target)
+            return
+        if isinstance(obj, np.generic) and not isinstance(obj, float):
+            complex_read_as_real |= _check_numpy_item(obj, target)
             return
         if isinstance(obj, (bool, float, complex, np.generic)):
             return
@@ -214,3 +252,4 @@ def check_items(data: Any, sizes: list[int], target: np.dtype) -> None:
         store(data, 0)
     finally:
         store = None  # (the same cycle as infer_dtype's walk)
+    return complex_read_as_real
