@@ -120,8 +120,9 @@ def _contiguous_byte_strides(shape: tuple, itemsize: int) -> tuple:
     return tuple(s * itemsize for s in contiguous_strides(shape))
 
 
-# Owners of empty arrays whose zero strides are meant (a program's empty NumPy array, which torch reads with its
-# strides): id -> a weak reference. Any other empty array with zero strides is a NumPy kernel's, read as contiguous.
+# Empty arrays whose zero strides are meant, or their owners (a program's empty NumPy array, which torch reads with
+# its strides; an expanded empty tensor): id -> a weak reference. Any other empty array with zero strides is a NumPy
+# kernel's, read as contiguous.
 _ZERO_STRIDED_OWNERS: dict[int, weakref.ref] = {}
 
 
@@ -129,23 +130,39 @@ def zero_strided_empty(shape: tuple, dtype: np.dtype) -> np.ndarray:
     """An empty array of ``shape`` whose zero strides ``element_strides`` reads as they are (torch's reading of an
     empty NumPy array, whose strides NumPy makes zero), over a fresh owner of no memory."""
     owner = np.empty(0, np.uint8)
-    if len(_ZERO_STRIDED_OWNERS) > 1024:  # (dead entries dropped in batches, rarely: such arrays are few)
-        for key in [key for key, ref in _ZERO_STRIDED_OWNERS.items() if ref() is None]:
-            del _ZERO_STRIDED_OWNERS[key]
+    _forget_dead_owners()
     _ZERO_STRIDED_OWNERS[id(owner)] = weakref.ref(owner)
     return _ndarray(shape, dtype, owner, 0, (0,) * len(shape))
 
 
-def _zero_strides_meant(a: np.ndarray) -> bool:
-    root = storage_root(a)
-    ref = _ZERO_STRIDED_OWNERS.get(id(root))
-    return ref is not None and ref() is root
+def zero_strides_kept(a: np.ndarray) -> np.ndarray:
+    """``a``, an empty view whose strides are all zero in PyTorch too (an expanded tensor's), marked so that
+    ``element_strides`` reads them as they are (it reads a NumPy kernel's empty result, zero-strided, as
+    contiguous)."""
+    _forget_dead_owners()
+    _ZERO_STRIDED_OWNERS[id(a)] = weakref.ref(a)
+    return a
+
+
+def _forget_dead_owners() -> None:
+    if len(_ZERO_STRIDED_OWNERS) > 1024:  # (dead entries dropped in batches, rarely: such arrays are few)
+        for key in [key for key, ref in _ZERO_STRIDED_OWNERS.items() if ref() is None]:
+            del _ZERO_STRIDED_OWNERS[key]
+
+
+def zero_strides_meant(a: np.ndarray) -> bool:
+    """Whether an empty, zero-strided ``a`` has those strides in PyTorch too: marked itself, or over a marked owner."""
+    for candidate in (a, storage_root(a)):
+        ref = _ZERO_STRIDED_OWNERS.get(id(candidate))
+        if ref is not None and ref() is candidate:
+            return True
+    return False
 
 
 def element_strides(a: np.ndarray) -> tuple:
     """``a``'s strides in elements, as ``Tensor.stride()`` reads them."""
     if a.size == 0 and not any(a.strides):  # (NumPy's empty arrays: Tensor.stride() reads them as contiguous)
-        return (0,) * a.ndim if _zero_strides_meant(a) else contiguous_strides(a.shape)
+        return (0,) * a.ndim if zero_strides_meant(a) else contiguous_strides(a.shape)
     item = a.itemsize
     return tuple([s // item for s in a.strides])  # (a list, not a generator: a third faster on 2-4 dims)
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._events import emit as _emit_event
 from .._state import STATE
-from .._strides import contiguous_strides, offset_in, storage_root
+from .._strides import contiguous_strides, offset_in, storage_root, zero_strides_meant
 from .._tensor import Tensor
 from .._warnings import warn_once
 from ..ops.aten_vec import as_caller
@@ -167,10 +167,10 @@ def _writeable(d: np.ndarray) -> np.ndarray:
 def _obeys(g: np.ndarray, v: np.ndarray) -> bool:
     """obeys_layout_contract, in elements: a gradient cast to the leaf's ``grad_dtype`` has other byte strides. An
     empty array with no strides that a NumPy kernel wrote reads as contiguous, as ``Tensor.stride()`` reads it (a
-    read-only one, an expanded gradient, keeps its zero strides, as PyTorch's expand gives them)."""
-    if g.size == 0 and g.flags.writeable and not any(g.strides):
+    read-only one, or one marked so, an expanded gradient, keeps its zero strides, as PyTorch's expand gives them)."""
+    if g.size == 0 and g.flags.writeable and not any(g.strides) and not zero_strides_meant(g):
         g = _contiguous_empty(g)
-    if v.size == 0 and v.flags.writeable and not any(v.strides):
+    if v.size == 0 and v.flags.writeable and not any(v.strides) and not zero_strides_meant(v):
         v = _contiguous_empty(v)
     if g.itemsize != v.itemsize:
         # (the leaf's layout over a one-element buffer of the gradient's dtype: only its strides and flags are read)

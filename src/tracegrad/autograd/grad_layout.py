@@ -21,8 +21,10 @@ def empty_strided_as(a: np.ndarray, dtype=None) -> np.ndarray:
     """An uninitialised array with ``a``'s shape and exactly its strides, size-1 dims included (PyTorch's
     ``new_empty_strided``), where ``a`` is dense; NumPy's nearest layout (``empty_like``) otherwise."""
     dtype = a.dtype if dtype is None else np.dtype(dtype)
+    if a.size == 0:  # (NumPy's empty_like gives an empty array zero strides, read as contiguous: kept here)
+        return empty_strided(a.shape, element_strides(a), dtype)
     nearest = np.empty_like(a, dtype=dtype)
-    if (nearest.strides == a.strides or a.size == 0 or dtype != a.dtype or not is_non_overlapping_and_dense(a)
+    if (nearest.strides == a.strides or dtype != a.dtype or not is_non_overlapping_and_dense(a)
             or any(s < 0 for s in a.strides)):
         return nearest
     # (NumPy lays out size-1 dims as it likes; PyTorch keeps the strides asked for)

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._state import STATE
 from .._strides import pointwise_result as _laid_out
+from .._strides import zero_strides_kept
 from .._tensor import Tensor, _new
 from ..autograd.array_chain import as_tensors
 from ..autograd.saved import SavedTensor, plain_array
@@ -306,6 +307,8 @@ def _sum_full_apply():
             # reads the one value, and it is read-only as broadcast_to's is
             data = _ndarray(shape, gd.dtype, gd, 0, (0,) * len(shape))
             data.flags.writeable = False
+            if 0 in shape:  # (an empty expand keeps its zero strides: see views._expanded_view)
+                zero_strides_kept(data)
         else:
             data = _broadcast_to(gd, shape)
         out = _new(Tensor)

@@ -23,6 +23,7 @@ from .._strides import (
     storage_root,
     strided_view,
     torch_byte_strides,
+    zero_strides_kept,
 )
 from .._tensor import Tensor, _new
 from ..autograd.views import make_view
@@ -430,7 +431,7 @@ def _expand_kernel(a, size, implicit=False):
                 if lead and a.ndim and 1 in size[:lead]:
                     _set_leading_strides(target, strides, lead)
                 try:
-                    return strided_view(a, tuple(target), tuple(strides))
+                    return _expanded_view(a, tuple(target), tuple(strides))
                 except ValueError:  # (NumPy's "array is too big": beyond int64, refused in PyTorch's words)
                     _check_numel(target)
                     raise
@@ -450,7 +451,16 @@ def _expand_kernel(a, size, implicit=False):
                             for n, t, st in zip(a.shape, target[lead:], source_strides)]
     if lead and a.ndim:
         _set_leading_strides(target, strides, lead)
-    return strided_view(a, tuple(target), tuple(strides))
+    return _expanded_view(a, tuple(target), tuple(strides))
+
+
+def _expanded_view(a: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
+    """The expanded view; an empty one whose strides are all zero (a 0-d tensor's or size-1 dims' expand) is
+    marked so, as ``Tensor.stride()`` reads a NumPy kernel's empty result, zero-strided, as contiguous."""
+    view = strided_view(a, shape, strides)
+    if 0 in shape and not any(strides):
+        return zero_strides_kept(view)
+    return view
 
 
 def _expanded_sizes(shape: tuple, size: tuple) -> list:

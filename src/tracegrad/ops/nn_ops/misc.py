@@ -501,7 +501,7 @@ def _row_scale(indices, num_weights: int, padding_idx: int, scale_grad_by_freq: 
 def _embedding_backward_kernel(g, indices, num_weights, padding_idx, scale_grad_by_freq):
     dim = g.shape[-1]
     rows = (
-        g.reshape(-1, dim)
+        g.reshape(indices.size, dim)  # (not -1: NumPy cannot infer it where the rows are empty, dim 0)
         * _row_scale(indices, num_weights, padding_idx, scale_grad_by_freq, g.dtype)[:, None]
     )
     out = np.zeros((num_weights, dim), dtype=g.dtype)
