@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _tensor  # (its Tensor read at call time: _tensor imports this module)
 from .memory_format import refuse_unsupported_layout
 
 # ---- parameter kinds and the names torch prints for them -------------------------------------------------------
@@ -138,9 +139,7 @@ class PySignature:
 # ---- what torch's parser accepts for each kind ---------------------------------------------------------------
 
 def _is_tensor(obj: Any) -> bool:
-    from ._tensor import Tensor
-
-    return isinstance(obj, Tensor)
+    return isinstance(obj, _tensor.Tensor)
 
 
 def _is_numpy_scalar(obj: Any) -> bool:

@@ -6,9 +6,11 @@ from ..autograd import engine as _engine
 from ..autograd.graph import _current_graph_task_id, _will_engine_execute_node
 from ..ops.linalg import _LinAlgError
 from . import _autograd
+from ._foreach_grouping import _group_tensors_by_device_and_dtype
 
 __all__ = ["_LinAlgError", "_autograd", "_will_engine_execute_node", "_current_graph_task_id",
-           "_current_graph_task_execution_order", "_current_autograd_node", "_set_grad_enabled", "_get_tracing_state"]
+           "_current_graph_task_execution_order", "_current_autograd_node", "_set_grad_enabled", "_get_tracing_state",
+           "_group_tensors_by_device_and_dtype", "_get_privateuse1_backend_name"]
 
 
 def _current_graph_task_execution_order() -> list:
@@ -37,3 +39,8 @@ def _set_grad_enabled(mode: bool) -> None:
 
 def _get_tracing_state():
     return None
+
+
+def _get_privateuse1_backend_name() -> str:
+    """The name of PyTorch's out-of-tree device backend, before one renames it (tracegrad has none)."""
+    return "privateuseone"

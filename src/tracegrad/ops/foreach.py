@@ -26,7 +26,7 @@ from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node import UINT64_MAX, Error
 from . import aten_norm
-from ._util import translate_value_error
+from ._util import parsed_numbers, translate_value_error
 from .aten_vec import quietly
 from .pointwise import inplace_kernel
 from .registry import REGISTRY, OpDef, _attr_value, _save_arg, defop, defop_without_derivative
@@ -61,6 +61,18 @@ _NODE_NAMES = {
 }
 
 
+# The tensors PyTorch's foreach nodes save for their dtypes alone: its code generator turns a per-tensor formula's
+# ``self.scalar_type()`` (AddBackward0's, MulBackward1's, AddcmulBackward0's ...) into saving the whole list, whether
+# or not it needs a gradient, so that writing into one of them in place, or a second backward, is refused at backward
+# as for any saved tensor.
+_SAVED_FOR_DTYPE = {
+    **{f"_foreach_{name}.{overload}": ("self",) for name in ("add", "sub", "mul", "div", "addcmul", "addcdiv")
+       for overload in ("Scalar", "ScalarList")},
+    "_foreach_add.List": ("self", "other"), "_foreach_add.Tensor": ("self", "other"),
+    "_foreach_sub.List": ("self", "other"),
+}
+
+
 @dataclass(frozen=True)
 class _Overload:
     """One overload: PyTorch's schema of its out-of-place form (or of its only, in-place, form), the registry keys
@@ -82,6 +94,8 @@ def _norm_arguments(each: tuple) -> tuple:
     """``_foreach_norm``'s (self, ord, dtype) as ``linalg_vector_norm``'s, after its own refusal of an empty tensor's
     infinity norm (other norms without an identity are refused in linalg's words)."""
     x, ord, dtype = each
+    if isinstance(ord, complex):  # (a complex Scalar, even of no imaginary part, before any check of the tensor)
+        raise RuntimeError("foreach_tensor_norm_slow expects ord to be integer or float")
     if ord == float("inf") and _is_empty(x):
         raise RuntimeError("_foreach_norm cannot compute the infinity norm on an empty tensor because the operation "
                            "does not have an identity")
@@ -103,6 +117,10 @@ def _powsum_kernel(a: np.ndarray, ord=2, dtype=None) -> np.ndarray:
     """``_foreach_powsum``'s per-tensor result: the sum of ``|x| ** ord`` as the norm kernel adds it."""
     from .linalg import _vector_norm_kernel
 
+    if isinstance(ord, complex):  # (its ``ord.to<double>()``, first: a complex number is read if it is real)
+        if ord.imag:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        ord = ord.real
     if dtype is not None or not aten_norm.supports(a.dtype):
         # (the dtype and kind checks of the norm, with its words; an integer input is the powsum kernel's own)
         if a.dtype.kind in "iub":
@@ -294,6 +312,7 @@ class ForeachOp(OpDef):
     materialize_grads = False  # (an output without a gradient gives its inputs none, as in PyTorch)
     per: OpDef
     lists: _Lists
+    dtype_saved: tuple[int, ...]  # the parameters in _SAVED_FOR_DTYPE
 
     def _edge_positions(self, count: int) -> list[tuple]:
         """For each tensor, the node's edges of the per-tensor operator's differentiable inputs (flattened lists)."""
@@ -317,22 +336,27 @@ class ForeachOp(OpDef):
 
     def _save_inputs(self, args: tuple, original_self=None) -> list:
         each = self._each(args)
-        return [None if kind == "out" else [_save_arg(e[idx]) for e in each] for kind, idx in self.per.save_spec]
+        saved = [None if kind == "out" else [_save_arg(e[idx]) for e in each] for kind, idx in self.per.save_spec]
+        for i in self.dtype_saved:  # (after the per-tensor formula's values, which its rule reads by position)
+            tensors = args[i] if isinstance(args[i], (list, tuple)) else [args[i]]
+            saved.append([_save_arg(t) for t in tensors])
+        return saved
 
     def _save_outputs(self, args: tuple, saved: list, save_output: Callable) -> tuple:
         count = len(args[self.lists.tensor_lists[0]])
+        spec = self.per.save_spec
         return tuple([save_output(k) for k in range(count)] if kind == "out" else s
-                     for s, (kind, _) in zip(saved, self.per.save_spec))
+                     for s, (kind, _) in zip(saved, spec)) + tuple(saved[len(spec):])
 
 
 def _foreach_vjp(ctx, *grads):
     op = ctx._op
     needs = ctx.needs_input_grad
+    saved = ctx.saved_tensors[:len(op.per.save_spec)]  # (unpacked first: a saved value written since is refused)
     shared = [len(needs) - 1] if op.lists.shared else []  # (the Tensor overloads' tensor: the last input)
     if len(grads) > 1 and any(needs[e] for e in shared):
         # (PyTorch's formula for the shared tensor gives a gradient per tensor of the list, for one input)
         raise RuntimeError("inconsistent range for TensorList output")
-    saved = ctx.saved_tensors
     in_meta = ctx._in_meta
     result = [None] * len(ctx._edges)
     for k, (g, edges) in enumerate(zip(grads, op._edge_positions(len(grads)))):
@@ -372,6 +396,7 @@ def _functional(overload: _Overload) -> OpDef:
         op = defop(overload.schema, _unset_kernel, vjp=_foreach_vjp)
         op.__class__ = ForeachOp
         op.per = per
+        op.dtype_saved = tuple(op.param_names.index(name) for name in _SAVED_FOR_DTYPE.get(op.schema.full_name, ()))
     op.lists = _Lists(op, overload)
     op.kernel = _foreach_kernel(op.lists, per_tensor)
     if not overload.derivative:
@@ -394,36 +419,50 @@ class ForeachInplaceOp(OpDef):
     def _eager(self, args: tuple):
         given, per = args, self.per_inplace
         args = self.lists.check(args)
-        each = [one + per.defaults[len(one):] for one in self.lists.each(args)]
+        each = [parsed_numbers(one + per.defaults[len(one):], per.number_idx, per.float_idx)
+                for one in self.lists.each(args)]
         if STATE.grad_enabled:
             for one in each:  # (every leaf refused before anything is written)
                 if _any_requires_grad(one):
                     _views.check_inplace(one[0], True)
-        if self.derivative:
-            for one in each:
-                per(*one)
-        else:
+        if not self.derivative:
             others = [t for a in given[1:] for t in (a if isinstance(a, (list, tuple)) else [a])
                       if isinstance(t, Tensor)]
-            for one in each:
-                self._write_without_derivative(per, one, others)
+            self._write_without_derivative(per, each, others)
+        elif STATE.special and (STATE.fw_grad_levels or STATE.stack or STATE.op_interceptors or STATE.profiler):
+            for one in each:  # (a transform or an observer of operators sees each tensor's operator)
+                per(*one)
+        else:
+            # As PyTorch's generated code: every node made from the histories before any write, its inputs saved
+            # (a tensor twice in the list gets two nodes on its first history), then the writes, then the histories
+            steps = [per._arrays_and_record(one) for one in each]
+            nodes = [per._inplace_node(one, record) for one, (_, record) in zip(each, steps)]
+            for one, (arrays, _) in zip(each, steps):
+                per._inplace_write(one, arrays)
+            for one, node in zip(each, nodes):
+                per._inplace_history(one, *node)
         return None
 
-    def _write_without_derivative(self, per: OpDef, one: tuple, others: list) -> None:
-        """PyTorch's autograd fallback for an in-place op without a derivative: the tensor is written, and if it
-        or any other tensor input requires grad, its history becomes a NotImplemented node."""
+    def _write_without_derivative(self, per: OpDef, each: list, others: list) -> None:
+        """PyTorch's autograd fallback for an in-place op without a derivative: the tensors are written, and each
+        that requires grad, or whose operation reads another tensor that does, gets a NotImplemented node for its
+        history, whose edges are the histories before any write."""
         from ..autograd.grad_mode import no_grad
 
-        target = one[0]
-        record = STATE.grad_enabled and (_any_requires_grad(one) or _any_requires_grad(others))
-        edges = [gradient_edge(t) if _requires_grad(t) else NO_EDGE for t in [target, *others]] if record else ()
+        nodes = []
+        for one in each:
+            target = one[0]
+            record = STATE.grad_enabled and (_any_requires_grad(one) or _any_requires_grad(others))
+            nodes.append(Error(f"derivative for {self.name} is not implemented",
+                               [gradient_edge(t) if _requires_grad(t) else NO_EDGE for t in [target, *others]],
+                               name="torch::autograd::NotImplemented") if record else None)
         with no_grad():
-            per(*one)
-        if record:
-            node = Error(f"derivative for {self.name} is not implemented", edges,
-                         name="torch::autograd::NotImplemented")
-            node._seq = UINT64_MAX
-            _views.rebase_history(target, node)
+            for one in each:
+                per(*one)
+        for one, node in zip(each, nodes):
+            if node is not None:
+                node._seq = UINT64_MAX
+                _views.rebase_history(one[0], node)
 
 
 def _requires_grad(t) -> bool:
@@ -478,11 +517,14 @@ def _overloaded(name: str, ops: list[OpDef]) -> Callable:
     def call(*args, **kwargs):
         k = accepting_schema(schemas, args, kwargs)
         op = ops[k]
-        if any(isinstance(a, Tensor) for a in args[1:]) or any(isinstance(v, Tensor) for v in kwargs.values()):
+        if "self" in kwargs:  # (every schema's first parameter, given positionally: OpDef.__call__ has a ``self``)
+            kwargs = dict(kwargs)
+            args = (kwargs.pop("self"), *args)
+        if any(isinstance(a, Tensor) for a in args) or any(isinstance(v, Tensor) for v in kwargs.values()):
             args, kwargs = _tensors_read_as_numbers(op, scalars[k], args, kwargs)
         result = op(*args, **kwargs)
         # (torch's Python binding of an in-place form hands back the list it was given, the same object)
-        return (args[0] if args else kwargs["self"]) if op.is_inplace else result
+        return args[0] if op.is_inplace else result
 
     call.__name__ = call.__qualname__ = name
     return call
@@ -490,7 +532,7 @@ def _overloaded(name: str, ops: list[OpDef]) -> Callable:
 
 def _tensors_read_as_numbers(op: OpDef, scalars: frozenset, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """A 0-d tensor that needs no gradient, which torch's parser takes for a Number (``_foreach_add(xs, t)``
-    is the Scalar overload), read as its number."""
+    is the Scalar overload, ``_foreach_pow(t, xs)`` the ScalarAndTensor one), read as its number."""
     names = op.param_names
     args = tuple(a.item() if isinstance(a, Tensor) and names[i] in scalars else a for i, a in enumerate(args))
     kwargs = {key: v.item() if isinstance(v, Tensor) and key in scalars else v for key, v in kwargs.items()}

@@ -446,7 +446,8 @@ class OpDef:
         # New results take PyTorch's layout (result_layouts.py), decided for a pointwise op by its tensor operands
         # in ATen's order; ``iterates`` tells the fast paths they are pointwise
         self.iterates = follows_tensor_iterator(self.name) and not self.is_inplace
-        self.result_layout = None if self.is_inplace or self.is_view else _layout_rule_for(self.name)
+        self.result_layout = (None if self.is_inplace or self.is_view
+                              else _layout_rule_for(self.name, self.schema.full_name))
         self.layout_operands = operand_positions(self.schema)
         # ATen's memory-overlap check between the written-to tensor and the other tensor inputs (mem_overlap.py)
         self.overlap_check = inplace_check(self.name) if self.is_inplace else Check.NONE
@@ -577,28 +578,7 @@ class OpDef:
             from ..autograd import forward_ad
 
             return forward_ad.eager_with_tangents(self, args)
-        arrays = list(args)
-        for i in self.tensor_idx:
-            a = args[i]
-            if a.__class__ is Tensor or isinstance(a, Tensor):
-                arrays[i] = a._data
-        for i in self.list_idx:
-            seq = args[i]
-            if seq is not None:
-                arrays[i] = [t._data if isinstance(t, Tensor) else _tensor_list_item(t, seq) for t in seq]
-        requires_grad = False
-        if STATE.grad_enabled:
-            for i in self.rg_idx:
-                a = args[i]
-                if (a.__class__ is Tensor or isinstance(a, Tensor)) and (
-                        a._rg or (a._base is not None and a._base._rg)):
-                    requires_grad = True
-                    break
-            for i in self.rg_list_idx:
-                for t in args[i] or ():
-                    if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg)):
-                        requires_grad = True
-        record = requires_grad and STATE.grad_enabled
+        arrays, record = self._arrays_and_record(args)
         if self.is_inplace:
             return self._eager_inplace(args, arrays, record)
         node = None
@@ -650,6 +630,30 @@ class OpDef:
             emit_op_call(self.public_name, outs, record)
         return outs if self.returns_list else _return_tuple(self, outs)  # Tensor[]: a tuple in Python, as torch
 
+    def _arrays_and_record(self, args: tuple) -> tuple[list, bool]:
+        """The arguments with arrays for their tensors, and whether grad mode records the call (an input requires
+        grad)."""
+        arrays = list(args)
+        for i in self.tensor_idx:
+            a = args[i]
+            if a.__class__ is Tensor or isinstance(a, Tensor):
+                arrays[i] = a._data
+        for i in self.list_idx:
+            seq = args[i]
+            if seq is not None:
+                arrays[i] = [t._data if isinstance(t, Tensor) else _tensor_list_item(t, seq) for t in seq]
+        if STATE.grad_enabled:
+            for i in self.rg_idx:
+                a = args[i]
+                if (a.__class__ is Tensor or isinstance(a, Tensor)) and (
+                        a._rg or (a._base is not None and a._base._rg)):
+                    return arrays, True
+            for i in self.rg_list_idx:
+                for t in args[i] or ():
+                    if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg)):
+                        return arrays, True
+        return arrays, False
+
     def _refuse_arguments_first(self, arrays: list) -> None:
         """For an overlap refused: the kernel's own refusal of its arguments where ATen checks them first
         (``ARGUMENTS_CHECKED_FIRST``), found by running it on a copy of the written-to array."""
@@ -662,13 +666,23 @@ class OpDef:
             raise translate_value_error(exc, copied) from None
 
     def _eager_inplace(self, args: tuple, arrays: list, record: bool):
+        record, node, saved = self._inplace_node(args, record)
+        self._inplace_write(args, arrays)
+        return self._inplace_history(args, record, node, saved)
+
+    # An in-place call in three steps, which a foreach in-place call (ops/foreach.py) takes for all its tensors at
+    # once, as PyTorch's generated code does: every node made (its edges the histories before any write) and its
+    # inputs saved, then every write, then every tensor's new history and saved outputs.
+
+    def _inplace_node(self, args: tuple, record: bool) -> tuple:
+        """The in-place call's checks and its node, with its saved inputs: ``(record, node, saved)``."""
         target = args[0]
         if STATE.grad_enabled:
             if target._inference and not _views.autograd_kernel_runs(args, self.tensor_idx):
                 record = False  # (torch's autograd kernel does not run: the refusal after the write is all)
             else:
                 record = _views.check_inplace(target, record)
-        node = None
+        node = saved = None
         if record:
             node = self._new_node(args)  # its first edge is the target's history before the write
             original = None
@@ -680,7 +694,12 @@ class OpDef:
                 # and only when a gradient that reads it can be asked for: ``x.mul_(2)`` makes no copy.
                 original = clone(target)
             saved = self._save_inputs(args, original) if self.save_spec else None
-        # The kernel's own checks, once autograd has made the node and saved the inputs, as in PyTorch
+        return record, node, saved
+
+    def _inplace_write(self, args: tuple, arrays: list) -> None:
+        """The kernel's own checks, once autograd has made the node and saved the inputs (as in PyTorch), its write
+        and the version bump."""
+        target = args[0]
         if self.schema.full_name not in _OVERLAP_WRITERS:
             check_no_internal_overlap(target._data)
         if self.overlap_inputs:
@@ -700,6 +719,10 @@ class OpDef:
         if target._inference:  # (torch's version bump refuses it, after the kernel wrote)
             _views.refuse_inference_update(target)
         target._bump_version()
+
+    def _inplace_history(self, args: tuple, record: bool, node, saved):
+        """The written tensor's new history (``node``) and the node's saved outputs; the tensor."""
+        target = args[0]
         if record:
             if target._base is not None:
                 _views.record_inplace_on_view(self, args, target, node)

@@ -352,8 +352,16 @@ def _rrelu_backward_layout(result: np.ndarray, arrays: Sequence, positions: tupl
     return in_torch_layout(result, arrays, (noise, grad) if training else (self, grad))
 
 
-def rule_for(name: str) -> Rule | None:
-    """The layout rule of operator ``name``'s results, or None to keep NumPy's."""
+# Overloads of a TensorIterator operator whose structured meta function allocates its result contiguous before the
+# iterator runs: ``pow.Scalar``'s ``set_output_raw_strided(0, exp.sizes(), {}, ...)`` (no strides), whatever the
+# exponent's layout (``torch.pow(2, t)`` of a transposed or channels-last ``t``; ``float_power(2, t)`` through it)
+CONTIGUOUS_OVERLOADS = frozenset({"pow.Scalar"})
+
+
+def rule_for(name: str, full_name: str = "") -> Rule | None:
+    """The layout rule of operator ``name``'s results (``full_name``: with its overload), or None to keep NumPy's."""
+    if full_name in CONTIGUOUS_OVERLOADS:
+        return _contiguous
     if name == "rrelu_with_noise_backward":
         return _rrelu_backward_layout
     if follows_tensor_iterator(name):

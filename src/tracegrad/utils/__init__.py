@@ -3,6 +3,7 @@ subset)."""
 
 from __future__ import annotations
 
+from . import _foreach_utils as _foreach_utils  # (torch.utils._foreach_utils, there once torch is imported)
 from . import checkpoint, data, dlpack, hooks
 
 __all__ = ["checkpoint", "data", "dlpack", "hooks"]
