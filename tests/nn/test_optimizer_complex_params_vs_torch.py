@@ -46,9 +46,6 @@ CASES = [
     ("Rprop", {"lr": 0.01}, ALL),
     ("Rprop", {"lr": 0.01, "maximize": True}, ALL),
 ]
-# tracegrad runs ASGD's single-tensor arithmetic for its foreach update too: real parameters differ from PyTorch's
-# foreach update as well, in the seventh digit (its etas and mus are float32 tensors there)
-_FOREACH_ARITHMETIC_OF_ITS_OWN = {"ASGD"}
 
 
 def _complex(rng, shape, dtype) -> np.ndarray:
@@ -116,12 +113,9 @@ def _assert_same(ours, theirs, exact, ulps: float = 64) -> None:
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize(("name", "options", "exact"), CASES)
 def test_complex_parameters_update_as_real_pairs(name, options, exact, dtype, foreach):
-    ulps = 64
-    if foreach and name in _FOREACH_ARITHMETIC_OF_ITS_OWN:
-        exact, ulps = (), 1e-6 / np.finfo(_real_of(dtype)).eps
     theirs = _trajectory(torch, name, options, dtype, foreach)
     ours = _trajectory(tg, name, options, dtype, foreach)
-    _assert_same(ours, theirs, exact, ulps)
+    _assert_same(ours, theirs, exact)
 
 
 def test_rprop_step_sizes_of_a_complex_parameter_start_at_lr_in_both_parts():

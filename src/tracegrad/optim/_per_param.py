@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import set_grad_enabled
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
+from ._multi_tensor import grouped_by_dtype
 from ._refusals import leaf_write_error, refuse_at_step
 from .optimizer import Optimizer, array_options, as_real, count_state_writes, count_writes
 
@@ -48,6 +50,15 @@ class PerParamOptimizer(Optimizer):
     _param_writes: int = 1
     _state_writes: dict[str, int] = {}
     _leaf_write_checked_in_update = True  # (``begin_write``, after the earlier parameters' updates, as PyTorch)
+    # PyTorch's foreach update, where its arithmetic is not the single-tensor update's: called as
+    # ``(params, grads, states, group)`` for each dtype's parameters with a gradient, ``states`` their state
+    # tensors as lists by key, the group's options as given (tensors stay tensors). None: the single-tensor update
+    # serves the foreach option too.
+    _foreach_update = None
+    # PyTorch's single-tensor update where ``differentiable=True`` changes its arithmetic (tensor factors in place
+    # of numbers): ``(param, grad, state, group)`` in tensor operations, so that autograd records them. None: the
+    # NumPy update serves that option too.
+    _differentiable_update = None
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         raise NotImplementedError
@@ -77,6 +88,12 @@ class PerParamOptimizer(Optimizer):
         try:
             for group in self.param_groups:
                 refuse_at_step(self, group)
+                if group["foreach"] and self._foreach_update is not None:
+                    self._step_foreach(group)
+                    continue
+                if group["differentiable"] and self._differentiable_update is not None:
+                    self._step_differentiable(group)
+                    continue
                 group = array_options(group)
                 if _writes_under_autograd:  # (PyTorch creates the group's state before a write can fail)
                     self._init_group_state(group)
@@ -94,3 +111,26 @@ class PerParamOptimizer(Optimizer):
         finally:
             _writes_under_autograd = under_autograd
         return loss
+
+    def _step_foreach(self, group: dict[str, Any]) -> None:
+        """PyTorch's foreach step of ``group``: every state made first (its ``_init_group``), then one update of
+        all the parameters with a gradient, with autograd as ``defaults["differentiable"]`` says."""
+        self._init_group_state(array_options(group))
+        params = [p for p in group["params"] if p._grad is not None]
+        if not params:
+            return
+        keys = list(self.state[params[0]])
+        state_lists = [[self.state[p][key] for p in params] for key in keys]
+        with set_grad_enabled(bool(self.defaults.get("differentiable"))):
+            for same_dtype, grads, *states in grouped_by_dtype(params, [p._grad for p in params], *state_lists):
+                self._foreach_update(same_dtype, grads, dict(zip(keys, states)), group)
+
+    def _step_differentiable(self, group: dict[str, Any]) -> None:
+        """PyTorch's single-tensor step of a ``differentiable`` group: every state made first, then each
+        parameter's update in tensor operations, with autograd as ``defaults["differentiable"]`` says."""
+        self._init_group_state(array_options(group))
+        with set_grad_enabled(bool(self.defaults.get("differentiable"))):
+            for p in group["params"]:
+                if p._grad is not None:
+                    grad = -p._grad if group["maximize"] else p._grad
+                    self._differentiable_update(p, grad, self.state[p], group)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ._per_param import begin_write, decay_in_place, lerp_
-from .optimizer import Optimizer, array_options, step_tensor
+from .optimizer import Optimizer, array_options, scalar_dtype, step_tensor
 
 __all__ = ["Adafactor"]
 
@@ -69,7 +69,7 @@ class Adafactor(Optimizer):
             for p in group["params"]:
                 p_state = self.state.get(p, [])
                 if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _wrap(np.asarray(float(p_state["step"]), dtype=np.float32))
+                    p_state["step"] = _wrap(np.asarray(float(p_state["step"]), dtype=scalar_dtype()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any]) -> None:
         state["step"] = step_tensor()

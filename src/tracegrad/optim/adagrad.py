@@ -56,13 +56,13 @@ class Adagrad(Optimizer):
         # their first step)
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(p, self.state[p])
+                self._init_state(p, self.state[p], group)
 
-    def _init_state(self, p, state: dict) -> None:
+    def _init_state(self, p, state: dict, group: dict) -> None:
         """PyTorch's: the accumulator from the constructor's ``initial_accumulator_value`` (not the group's), as
-        ``complex(v, v)`` for a complex parameter."""
+        ``complex(v, v)`` for a complex parameter; the step float32 in a fused group."""
         value = self.defaults["initial_accumulator_value"]
-        state["step"] = step_tensor()
+        state["step"] = step_tensor(bool(group["fused"]))
         state["sum"] = _wrap(np.full_like(p._data, complex(value, value) if np.iscomplexobj(p._data) else value))
 
     def _check_fused_group(self, group: dict) -> None:
@@ -73,7 +73,7 @@ class Adagrad(Optimizer):
         for p in params:
             if not self.state[p]:
                 check_fused_dtype(p)
-                self._init_state(p, self.state[p])
+                self._init_state(p, self.state[p], group)
         if any(p.is_complex() for p in params):
             raise RuntimeError("`fused` does not support sparse grad or complex param")
 
@@ -90,7 +90,7 @@ class Adagrad(Optimizer):
                     continue
                 state = self.state[p]
                 if not state:  # (a parameter of a group added after construction)
-                    self._init_state(p, state)
+                    self._init_state(p, state, group)
                 param = p._data
                 grad = p._grad._data
                 if group["maximize"]:

@@ -6,8 +6,11 @@ from typing import Any
 
 import numpy as np
 
+import tracegrad as _tg
+
 from .._tensor import Tensor
 from ._fused import refuse_unfit
+from ._multi_tensor import increment_steps, l2_decayed_grads, negated_if, value_of, view_lists_as_real
 from ._per_param import PerParamOptimizer, begin_write, lerp_
 from .adam import check_adam_hparams
 from .optimizer import as_real, l2_decayed, step_tensor, zeros_state
@@ -69,3 +72,26 @@ class Adamax(PerParamOptimizer):
         if exp_avg.shape != param.shape:
             refuse_unfit(param, exp_avg, exp_inf)  # (PyTorch's param.addcdiv_(exp_avg, exp_inf))
         param += (-clr) * exp_avg / exp_inf
+
+    def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict[str, Any]) -> None:
+        """PyTorch's ``_multi_tensor_adamax`` (not capturable): one step size per parameter from the learning rate
+        as a Python number (a tensor's ``item()``), where the single-tensor update divides a tensor lr as a
+        tensor."""
+        beta1, beta2 = group["betas"]
+        lr, eps, wd, maximize = value_of(group["lr"]), group["eps"], group["weight_decay"], group["maximize"]
+        exp_avgs, exp_infs = states["exp_avg"], states["exp_inf"]
+        view_lists_as_real(params, grads, exp_avgs, exp_infs)
+        grads = negated_if(maximize, grads)
+        increment_steps(states["step"])
+        if wd != 0:
+            grads = l2_decayed_grads(grads, params, wd, maximize)
+        _tg._foreach_lerp_(exp_avgs, grads, 1 - beta1)
+        _tg._foreach_mul_(exp_infs, beta2)
+        if not maximize and wd == 0:  # (the gradients themselves: a copy first)
+            grads = list(_tg._foreach_abs(grads))
+        else:
+            _tg._foreach_abs_(grads)
+        _tg._foreach_add_(grads, eps)
+        _tg._foreach_maximum_(exp_infs, grads)
+        step_sizes = [(lr / (1 - beta1 ** value_of(step))) * -1 for step in states["step"]]
+        _tg._foreach_addcdiv_(params, exp_avgs, exp_infs, step_sizes)

@@ -6,10 +6,20 @@ from typing import Any
 
 import numpy as np
 
+import tracegrad as _tg
+
 from .._tensor import Tensor, _wrap
 from ._fused import add_scaled_, added_scaled, refuse_unfit
+from ._multi_tensor import (
+    increment_steps,
+    l2_decayed_grads,
+    negated_if,
+    to_scalar,
+    value_of,
+    view_lists_as_real,
+)
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import as_real, check_lr, step_tensor, zeros_state
+from .optimizer import as_real, check_lr, scalar_dtype, step_tensor, zeros_state
 
 __all__ = ["ASGD"]
 
@@ -52,10 +62,11 @@ class ASGD(PerParamOptimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
-        # eta and mu are float32 scalar tensors in PyTorch's state, like step
+        # eta and mu are scalar tensors of the step's dtype in PyTorch's state; eta a copy of a tensor lr (else
+        # updating eta would change the learning rate)
         state["step"] = step_tensor()
-        state["eta"] = _wrap(np.asarray(group["lr"], dtype=np.float32))
-        state["mu"] = _wrap(np.ones((), dtype=np.float32))
+        state["eta"] = _wrap(np.array(group["lr"], dtype=scalar_dtype()))
+        state["mu"] = _wrap(np.ones((), dtype=scalar_dtype()))
         state["ax"] = zeros_state(p)
 
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
@@ -87,6 +98,27 @@ class ASGD(PerParamOptimizer):
         step = float(step_t)
         eta[...] = lr / ((1 + lambd * lr * step) ** alpha)
         mu[...] = 1 / max(1, step - t0)
+
+    def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict[str, Any]) -> None:
+        """PyTorch's ``_multi_tensor_asgd`` (not capturable): the decay folded into one ``addcmul_`` with the etas,
+        the new etas computed from the step tensors (in their dtype)."""
+        lambd, t0, alpha, wd = group["lambd"], group["t0"], group["alpha"], group["weight_decay"]
+        lr = to_scalar(group["lr"])
+        axs, mus, etas, steps = states["ax"], states["mu"], states["eta"], states["step"]
+        view_lists_as_real(params, grads, axs)
+        grads = negated_if(group["maximize"], grads)
+        increment_steps(steps)
+        if wd != 0:
+            intermediate = l2_decayed_grads(grads, params, wd, group["maximize"])
+            _tg._foreach_add_(intermediate, params, alpha=lambd)
+        else:
+            intermediate = _tg._foreach_add(grads, params, alpha=lambd)
+        _tg._foreach_addcmul_(params, intermediate, etas, value=-1)
+        _tg._foreach_addcmul_(axs, _tg._foreach_sub(params, axs), mus)
+        new_etas = [_tg.as_tensor(lr / ((1 + lambd * lr * step) ** alpha)) for step in steps]
+        new_mus = [_tg.as_tensor(1 / max(1, value_of(step) - t0)) for step in steps]
+        _tg._foreach_copy_(etas, new_etas)
+        _tg._foreach_copy_(mus, new_mus)
 
 
 def _refuse_unfit_average(ax: np.ndarray, param: np.ndarray, averaging: bool) -> None:

@@ -7,11 +7,21 @@ from typing import Any
 
 import numpy as np
 
+import tracegrad as _tg
+
 from .._tensor import Tensor, _wrap
 from ._fused import addcmul_, added_scaled, refuse_unfit
+from ._multi_tensor import (
+    increment_steps,
+    l2_decayed_grads,
+    negated_if,
+    to_scalar,
+    value_of,
+    view_lists_as_real,
+)
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
-from .optimizer import as_real, step_tensor, zeros_state
+from .optimizer import as_real, scalar_dtype, step_tensor, zeros_state
 
 __all__ = ["NAdam"]
 
@@ -58,7 +68,7 @@ class NAdam(PerParamOptimizer):
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = step_tensor()
-        state["mu_product"] = _wrap(np.ones((), dtype=np.float32))
+        state["mu_product"] = _wrap(np.ones((), dtype=scalar_dtype()))
         state["exp_avg"] = zeros_state(p)
         state["exp_avg_sq"] = zeros_state(p)
 
@@ -74,10 +84,10 @@ class NAdam(PerParamOptimizer):
                 decay_in_place(p, group, 1 - lr * wd)
             else:
                 grad = added_scaled(grad, param, wd)
-        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
-        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+        mu = _momentum_coefficient(beta1, step, momentum_decay)
+        mu_next = _momentum_coefficient(beta1, step + 1, momentum_decay)
         mu_product = state["mu_product"]._data
-        mu_product *= mu  # accumulated in float32, as PyTorch's state tensor is
+        mu_product *= mu  # accumulated in the state tensor's dtype, as PyTorch's
         exp_avg = as_real(state["exp_avg"]._data)
         exp_avg_sq = as_real(state["exp_avg_sq"]._data)
         lerp_(exp_avg, grad, 1 - beta1)
@@ -92,3 +102,66 @@ class NAdam(PerParamOptimizer):
             refuse_unfit(param, grad, denom)  # (PyTorch's param.addcdiv_(grad, denom))
         param += (-lr * (1.0 - mu) / (1.0 - mu_product_value)) * grad / denom
         param += ((-lr * mu_next) / (1.0 - mu_product_next)) * exp_avg / denom
+
+    def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict[str, Any]) -> None:
+        """PyTorch's ``_multi_tensor_nadam`` (not capturable): the square roots divided by ``sqrt(bias_correction2)``
+        (the single-tensor update takes the root of the quotient), step sizes as scalar lists."""
+        beta1, beta2 = group["betas"]
+        wd, eps, maximize = group["weight_decay"], group["eps"], group["maximize"]
+        lr = to_scalar(group["lr"])
+        exp_avgs, exp_avg_sqs, mu_products = states["exp_avg"], states["exp_avg_sq"], states["mu_product"]
+        view_lists_as_real(params, grads, exp_avgs, exp_avg_sqs)
+        grads = negated_if(maximize, grads)
+        increment_steps(states["step"])
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                _tg._foreach_mul_(params, 1 - lr * wd)
+            else:
+                grads = l2_decayed_grads(grads, params, wd, maximize)
+        _tg._foreach_lerp_(exp_avgs, grads, 1 - beta1)
+        _tg._foreach_mul_(exp_avg_sqs, beta2)
+        _tg._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
+        denoms = _tg._foreach_sqrt(exp_avg_sqs)
+        counts = [value_of(step) for step in states["step"]]
+        mus = [_momentum_coefficient(beta1, n, group["momentum_decay"]) for n in counts]
+        mu_nexts = [_momentum_coefficient(beta1, n + 1, group["momentum_decay"]) for n in counts]
+        _tg._foreach_mul_(mu_products, mus)
+        _tg._foreach_div_(denoms, [(1 - beta2**n) ** 0.5 for n in counts])
+        _tg._foreach_add_(denoms, eps)
+        lr_value = value_of(lr)
+        products = [value_of(mu_product) for mu_product in mu_products]
+        grad_steps = [(lr_value * (1.0 - mu) / (1.0 - product)) * -1 for product, mu in zip(products, mus)]
+        avg_steps = [(lr_value * mu_next / (1.0 - product * mu_next)) * -1
+                     for product, mu_next in zip(products, mu_nexts)]
+        _tg._foreach_addcdiv_(params, grads, denoms, grad_steps)
+        _tg._foreach_addcdiv_(params, exp_avgs, denoms, avg_steps)
+
+    def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """PyTorch's single-tensor update with ``differentiable=True``: the step sizes are tensors made from the
+        mu product (in its dtype), multiplied into the gradient and the average before two ``addcdiv_``."""
+        beta1, beta2 = group["betas"]
+        lr, wd, eps = to_scalar(group["lr"]), group["weight_decay"], group["eps"]
+        exp_avg, exp_avg_sq, mu_product = state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
+        if param.is_complex():
+            param, grad, exp_avg, exp_avg_sq = (_tg.view_as_real(t) for t in (param, grad, exp_avg, exp_avg_sq))
+        state["step"] += 1
+        step = value_of(state["step"])
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                param.mul_(1 - lr * wd)
+            else:
+                grad = grad.add(param, alpha=wd)
+        mu = _momentum_coefficient(beta1, step, group["momentum_decay"])
+        mu_next = _momentum_coefficient(beta1, step + 1, group["momentum_decay"])
+        mu_product *= mu
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = exp_avg_sq.div(1 - beta2**step).sqrt().add(eps)
+        mu_product_next = mu_product * mu_next
+        param.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
+        param.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - mu_product_next)), denom)
+
+
+def _momentum_coefficient(beta1: float, step: float, momentum_decay: float) -> float:
+    """NAdam's momentum cache ``mu`` at ``step``."""
+    return beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))

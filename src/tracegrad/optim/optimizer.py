@@ -19,6 +19,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import enable_grad
 from ..autograd.node import RemovableHandle
+from ..backend.dtypes import float64, get_default_dtype
 from ..ops.aten_vec import as_caller, quietly_for_caller
 from ..ops.complex_ops import _view_as_real_kernel
 from ._fused import added_scaled
@@ -407,9 +408,18 @@ def _register(hooks: dict, hook: Callable, prepend: bool) -> RemovableHandle:
 # ---- helpers for the update rules --------------------------------------------------------------------------
 
 
-def step_tensor() -> Tensor:
-    """The per-parameter step count, a float32 scalar tensor as in PyTorch's state."""
-    return _wrap(np.zeros((), dtype=np.float32))
+def scalar_dtype(fused: bool = False) -> np.dtype:
+    """PyTorch's ``_get_scalar_dtype``: the dtype of the optimizers' scalar state tensors (step counts, ASGD's eta
+    and mu, NAdam's mu product), float64 while that is the default dtype, else (and always for a fused update)
+    float32."""
+    if not fused and get_default_dtype() is float64:
+        return np.dtype(np.float64)
+    return np.dtype(np.float32)
+
+
+def step_tensor(fused: bool = False) -> Tensor:
+    """The per-parameter step count, a 0-d tensor of ``scalar_dtype`` as in PyTorch's state."""
+    return _wrap(np.zeros((), dtype=scalar_dtype(fused)))
 
 
 def array_options(group: dict[str, Any]) -> dict[str, Any]:

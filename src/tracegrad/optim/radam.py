@@ -6,8 +6,18 @@ from typing import Any
 
 import numpy as np
 
+import tracegrad as _tg
+
 from .._tensor import Tensor
 from ._fused import addcmul_, added_scaled, refuse_unfit
+from ._multi_tensor import (
+    increment_steps,
+    l2_decayed_grads,
+    negated_if,
+    to_scalar,
+    value_of,
+    view_lists_as_real,
+)
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
 from .optimizer import as_real, step_tensor, zeros_state
@@ -79,8 +89,47 @@ class RAdam(PerParamOptimizer):
             denom = np.sqrt(exp_avg_sq)
             denom += group["eps"]
             update = update * ((bias_correction2**0.5) / denom)
-            update *= ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+            update *= _rectification(rho_t, rho_inf)
         begin_write(p, group)
         if update.shape != param.shape:
             refuse_unfit(param, update)  # (PyTorch's param.add_(update, alpha=-1))
         param -= update
+
+    def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict[str, Any]) -> None:
+        """PyTorch's ``_multi_tensor_radam`` (not capturable): one multiplier per element,
+        ``sqrt(1 - beta2^t) * rect_step_size / (sqrt(v) + eps) + unrect_step_size``, applied in one ``addcmul_``."""
+        beta1, beta2 = group["betas"]
+        wd, maximize = group["weight_decay"], group["maximize"]
+        lr = to_scalar(group["lr"])
+        exp_avgs, exp_avg_sqs = states["exp_avg"], states["exp_avg_sq"]
+        increment_steps(states["step"])
+        view_lists_as_real(params, grads, exp_avgs, exp_avg_sqs)
+        grads = negated_if(maximize, grads)
+        counts = [value_of(step) for step in states["step"]]
+        rho_inf = 2 / (1 - beta2) - 1
+        rects = [_rectification(rho_inf - 2 * n * (beta2**n) / (1 - beta2**n), rho_inf) for n in counts]
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                _tg._foreach_mul_(params, 1 - lr * wd)
+            else:
+                grads = l2_decayed_grads(grads, params, wd, maximize)
+        _tg._foreach_lerp_(exp_avgs, grads, 1 - beta1)
+        _tg._foreach_mul_(exp_avg_sqs, beta2)
+        _tg._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
+        bias_corrections1 = [1 - beta1**n for n in counts]
+        unrect_step_sizes = [(lr * (0 if rect > 0 else 1.0) / bc) * -1 for rect, bc in zip(rects, bias_corrections1)]
+        rect_step_sizes = [((1 - beta2**n) ** 0.5) * (lr * rect / bc) * -1
+                           for n, rect, bc in zip(counts, rects, bias_corrections1)]
+        buffer = _tg._foreach_sqrt(exp_avg_sqs)
+        _tg._foreach_add_(buffer, group["eps"])
+        _tg._foreach_div_(buffer, rect_step_sizes)
+        _tg._foreach_reciprocal_(buffer)
+        _tg._foreach_add_(buffer, unrect_step_sizes)
+        _tg._foreach_addcmul_(params, exp_avgs, buffer)
+
+
+def _rectification(rho_t: float, rho_inf: float) -> float:
+    """RAdam's variance rectification term, 0 while the variance is intractable (``rho_t <= 5``)."""
+    if rho_t > 5:
+        return ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+    return 0

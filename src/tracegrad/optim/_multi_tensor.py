@@ -1,0 +1,68 @@
+"""The pieces PyTorch's foreach updates (``_multi_tensor_*`` in ``torch/optim``) share, written with tracegrad's
+own tensors and ``_foreach_*`` operators.
+
+A foreach update rounds otherwise than the single-tensor one: it folds operations together (ASGD's decay and step
+in one ``addcmul_``), computes per-parameter factors from the step *tensors* (float32 arithmetic) and passes
+scalar lists where the single-tensor update passes one number. The optimizers whose foreach arithmetic differs
+(ASGD, Adamax, NAdam, RAdam) run PyTorch's foreach update operation by operation through these operators, which
+round as PyTorch's per-tensor CPU kernels do; the in-place ones advance the tensors' versions as PyTorch's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tracegrad as _tg
+
+from .._tensor import Tensor
+
+__all__ = ["grouped_by_dtype", "view_lists_as_real", "increment_steps", "negated_if", "l2_decayed_grads",
+           "to_scalar", "value_of"]
+
+
+def grouped_by_dtype(params: list[Tensor], *others: list) -> list[tuple[list, ...]]:
+    """``Optimizer._group_tensors_by_device_and_dtype`` on the CPU: the lists split by the parameters' dtype, in
+    the order each dtype first appears, each parameter's entries staying together."""
+    positions: dict = {}
+    for i, p in enumerate(params):
+        positions.setdefault(p.dtype, []).append(i)
+    return [tuple([lst[i] for i in where] for lst in (params, *others)) for where in positions.values()]
+
+
+def view_lists_as_real(params: list[Tensor], *others: list[Tensor]) -> None:
+    """PyTorch's ``_view_as_real``: each complex parameter, and the same entry of each other list, replaced by its
+    ``view_as_real`` in place in the lists."""
+    for i, p in enumerate(params):
+        if p.is_complex():
+            params[i] = _tg.view_as_real(p)
+            for lst in others:
+                lst[i] = _tg.view_as_real(lst[i])
+
+
+def increment_steps(steps: list[Tensor]) -> None:
+    """``step += 1`` as the foreach updates write it for CPU step tensors (a float tensor one, ``alpha=1.0``)."""
+    _tg._foreach_add_(steps, _tg.tensor(1.0), alpha=1.0)
+
+
+def negated_if(maximize: bool, grads: list[Tensor]) -> list[Tensor]:
+    return list(_tg._foreach_neg(grads)) if maximize else grads
+
+
+def l2_decayed_grads(grads: list[Tensor], params: list[Tensor], weight_decay: float, maximize: bool) -> list:
+    """``grad + weight_decay * param``: into the negated copies where ``maximize`` made them, else new tensors."""
+    if maximize:
+        _tg._foreach_add_(grads, params, alpha=weight_decay)
+        return grads
+    return list(_tg._foreach_add(grads, params, alpha=weight_decay))
+
+
+def to_scalar(x: Any) -> Any:
+    """PyTorch's ``_to_scalar``: a 1-element tensor hyper-parameter as a 0-d tensor, a number as it is."""
+    if isinstance(x, Tensor) and x.dim() != 0:
+        return x.squeeze()
+    return x
+
+
+def value_of(x: Any) -> Any:
+    """PyTorch's ``_get_value``: a tensor's ``item()``, a number as it is."""
+    return x.item() if isinstance(x, Tensor) else x
