@@ -33,7 +33,7 @@ class GraphTask:
     """State of one backward call; ``current_graph_task`` callbacks hang off it."""
 
     __slots__ = ("keep_graph", "create_graph", "exec_info", "captures", "captured", "callbacks",
-                 "deps", "graph_root", "id", "__weakref__")
+                 "deps", "in_graph", "graph_root", "id", "__weakref__")
 
     def __init__(self, keep_graph: bool, create_graph: bool, graph_root: Node, deps: dict) -> None:
         self.keep_graph = keep_graph
@@ -42,17 +42,31 @@ class GraphTask:
         self.captures: dict = {}  # node -> list of (output_nr, capture index)
         self.captured: list = []
         self.callbacks: list = []
-        self.deps = deps  # (for will_execute's membership test; the run counts the values down)
+        self.deps = deps  # (the run counts the values down)
+        self.in_graph: dict | None = None  # PyTorch's nodes_in_graph (its keys; made when first asked for)
         self.graph_root = graph_root
         self.id = next(_task_ids)
 
     def will_execute(self, fn) -> bool:
         """Whether ``fn`` runs (or has its gradient captured) in this backward call."""
-        if fn is not self.graph_root and fn not in self.deps:
-            return False
+        if fn is not self.graph_root:
+            if self.in_graph is None:
+                self.in_graph = _nodes_in_graph(self.graph_root)
+            if fn not in self.in_graph:
+                return False
         if self.exec_info is None:
             return True
         return bool(self.exec_info.get(fn, False)) or fn in self.captures
+
+
+def _nodes_in_graph(graph_root: Node) -> dict:
+    """PyTorch's ``nodes_in_graph`` (the keys): the nodes reachable from its graph root, which is the root edge's
+    node itself where there is one root edge (no GraphRoot): that node is then left out."""
+    in_graph = compute_dependencies(graph_root)  # (its own: the task's counts are being used up)
+    edges = graph_root._edges
+    if len(edges) == 1:
+        in_graph.pop(edges[0][0], None)
+    return in_graph
 
 
 _TASKS: list[GraphTask] = []
