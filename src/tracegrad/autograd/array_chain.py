@@ -64,13 +64,15 @@ def as_tensors(arrays: tuple, original: Tensor) -> list:
     return out
 
 
-def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: bool) -> tuple:
+def run(fn, grad: Tensor, task, buffers: dict, heap: list, keep_graph: bool) -> tuple:
     """Run ``fn`` (un-hooked, with an ``_array_rule``) on ``grad``, then the nodes after it as far as possible.
 
     Returns ``(node, tensors, ran)``: with ``ran``, the last node run and its output gradients (its saved
     values already released, its successors' dependencies not yet counted down); otherwise a node that must
-    run the usual way, with its input gradients (its rule declined)."""
+    run the usual way, with its input gradients (its rule declined). ``task.deps`` may be counted meanwhile."""
     gd = grad._data
+    # None while not counted (engine._lazy_counts): every node so far had one edge, so the next one is ready alone
+    deps = task.deps
     # Nothing is queued or buffered inside this loop, so whether it may go on past a node depends on the
     # queue only through whether it was empty on entry.
     alone = not heap
@@ -105,23 +107,25 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
             fits = fn._keeps_meta
             meta = fn._in_meta
             m = meta[0] if meta else None
-        elif n == 2 and alone:  # a binary op with one live gradient (the other operand a constant)
+        elif n == 2 and alone:  # a binary op with one edge (the other operand a constant)
             (nxt, _), (nxt1, _) = fn._edges
-            d, d1 = res
-            if d is not None and nxt is not None:
-                if d1 is not None and nxt1 is not None:
-                    return fn, as_tensors(res, grad), True  # several: the general loop hands them out
+            if nxt1 is None:
                 i = 0
-            elif d1 is not None and nxt1 is not None:
+                d = res[0]
+            elif nxt is None:
                 i = 1
                 nxt = nxt1
-                d = d1
+                d = res[1]
             else:
+                return fn, as_tensors(res, grad), True  # several edges: the general loop hands them out
+            if d is None:
                 return fn, as_tensors(res, grad), True
             fits = False  # (no binary op's rule is in raw_backward.KEEPS_META)
             meta = fn._in_meta
             m = meta[i] if len(meta) > i else None
         elif n == 3 and alone and not observed:
+            if deps is None:
+                deps = task.count_from(fn)  # (a weight may also be reached through the input's branch)
             nxt = _fan_out(fn, res, gd, grad, deps, buffers, keep_graph)
             if nxt is False:
                 return fn, as_tensors(res, grad), True
@@ -134,7 +138,7 @@ def run(fn, grad: Tensor, deps: dict, buffers: dict, heap: list, keep_graph: boo
             continue
         else:
             return fn, as_tensors(res, grad), True
-        if deps[nxt] != 1 or (buffers and nxt in buffers):
+        if deps is not None and (deps[nxt] != 1 or (buffers and nxt in buffers)):
             return fn, as_tensors(res, grad), True
         rule = nxt._array_rule  # (the next node's rule, read once)
         if rule is not None:

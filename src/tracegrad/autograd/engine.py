@@ -1,6 +1,7 @@
 """The backward engine: PyTorch's GraphTask run on one thread, without recursion.
 
-1. Count, for every node reachable from the roots, how many edges lead into it (dependencies).
+1. Count, for every node reachable from the roots, how many edges lead into it (dependencies). In a backward
+   without ``inputs`` this waits until a node first hands gradients to several nodes (see ``_lazy_counts``).
 2. With ``inputs`` given, mark which nodes must run (``needed``) and where gradients are captured.
 3. Pop nodes from a priority queue (AccumulateGrad first, then the highest sequence number, i.e. the
    node created last in the forward pass) once all their dependencies have delivered; run hooks in
@@ -35,17 +36,24 @@ class GraphTask:
     __slots__ = ("keep_graph", "create_graph", "exec_info", "captures", "captured", "callbacks",
                  "deps", "in_graph", "graph_root", "id", "__weakref__")
 
-    def __init__(self, keep_graph: bool, create_graph: bool, graph_root: Node, deps: dict) -> None:
+    def __init__(self, keep_graph: bool, create_graph: bool, graph_root: Node, deps: dict | None) -> None:
         self.keep_graph = keep_graph
         self.create_graph = create_graph
         self.exec_info: dict | None = None  # node -> needed (bool); None means "run everything"
         self.captures: dict = {}  # node -> list of (output_nr, capture index)
         self.captured: list = []
         self.callbacks: list = []
-        self.deps = deps  # (the run counts the values down)
+        # node -> edges into it not yet used (the run counts them down); None until counted (``_lazy_counts``),
+        # and then only for the nodes below the node counted from
+        self.deps = deps
         self.in_graph: dict | None = None  # PyTorch's nodes_in_graph (its keys; made when first asked for)
         self.graph_root = graph_root
         self.id = next(_task_ids)
+
+    def count_from(self, fn: Node) -> dict:
+        """Count the dependencies now, from ``fn``, the node about to hand on gradients (see ``_lazy_counts``)."""
+        deps = self.deps = compute_dependencies(fn)
+        return deps
 
     def will_execute(self, fn) -> bool:
         """Whether ``fn`` runs (or has its gradient captured) in this backward call."""
@@ -62,7 +70,8 @@ class GraphTask:
 def _nodes_in_graph(graph_root: Node) -> dict:
     """PyTorch's ``nodes_in_graph`` (the keys): the nodes reachable from its graph root, which is the root edge's
     node itself where there is one root edge (no GraphRoot): that node is then left out."""
-    in_graph = compute_dependencies(graph_root)  # (its own: the task's counts are being used up)
+    # (counted afresh: the task's own counts may have been made from a node further down, see _lazy_counts)
+    in_graph = compute_dependencies(graph_root)
     edges = graph_root._edges
     if len(edges) == 1:
         in_graph.pop(edges[0][0], None)
@@ -217,7 +226,8 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     """
     grads = _cast_root_grads(roots, grads)
     graph_root = GraphRoot(roots, grads)
-    deps = compute_dependencies(graph_root)
+    # Without ``inputs``, every node runs: the counts may wait (``_lazy_counts``)
+    deps = None if outputs is None else compute_dependencies(graph_root)
     task = GraphTask(keep_graph, create_graph, graph_root, deps)
     if outputs is not None:
         targets = {fn for fn, _ in outputs if fn is not None}
@@ -242,7 +252,7 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     try:
         # PyTorch computes inf/nan silently; NumPy would warn from inside backward formulas. The user's callbacks
         # (hooks, a custom Function's backward) run under the caller's error state again (``as_caller``).
-        quietly_for_caller(_run, task, graph_root, deps)
+        quietly_for_caller(_run, task, graph_root)
         i = 0
         while i < len(task.callbacks):  # queue_callback: callbacks may queue more callbacks
             task.callbacks[i]()
@@ -296,8 +306,9 @@ def _needed_for_capture(graph_root: Node, targets: set) -> dict:
     return {fn: reach and (fn not in targets or fn in above) for fn, reach in below.items()}
 
 
-def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
+def _run(task: GraphTask, graph_root: Node) -> None:
     exec_info = task.exec_info
+    deps = task.deps  # (None until counted: ``_lazy_counts``)
     keep_graph = task.keep_graph
     buffers: dict = {}
     heap: list = []  # ready nodes, in PyTorch's priority-queue order (ready_queue)
@@ -313,10 +324,10 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
     edges = graph_root._edges
     if len(edges) == 1 and exec_info is None and not state.observed:
         # ``loss.backward()``: the root's only gradient goes straight to its node, which GraphRoot's own run
-        # (unobservable here: nobody is told of node runs) would make the one node ready next.
+        # (unobservable here: nobody is told of node runs) would make the one node ready next (its only edge in: the
+        # counts are not made yet).
         first, nr = edges[0]
-        if first is not None and nr == 0 and first._n_out == 1 and deps[first] == 1:
-            deps[first] = 0
+        if first is not None and nr == 0 and first._n_out == 1:
             fn, inputs = first, graph_root.apply(inputs)
     del edges
     while True:
@@ -348,7 +359,8 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
                 if (fn._array_rule is not None and exec_info is None and not state.grad_enabled
                         and inputs[0] is not None):
                     # A plain backward through raw-NumPy rules: as many nodes as possible on the arrays.
-                    fn, inputs, ran = array_chain.run(fn, inputs[0], deps, buffers, heap, keep_graph)
+                    fn, inputs, ran = array_chain.run(fn, inputs[0], task, buffers, heap, keep_graph)
+                    deps = task.deps  # (the loop may have counted them)
                 if ran:
                     if not inputs:  # the run ended in a leaf's AccumulateGrad: nothing to hand on
                         del inputs
@@ -395,13 +407,18 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
             # have queued since; if another AccumulateGrad must be queued, the queue is rebuilt from this as
             # PyTorch's would be (the order of ties depends on everything pushed).
             arrivals = None
+            if deps is None:
+                counts = _lazy_counts(task, fn)
+                deps = task.deps
+            else:
+                counts = deps
             i = -1
             for nxt, nr in edges:
                 i += 1
                 if nxt is None:
                     continue
-                remaining = deps[nxt] - 1
-                deps[nxt] = remaining
+                remaining = counts[nxt] - 1
+                counts[nxt] = remaining
                 if exec_info is not None and not _should_execute(task, nxt):
                     continue
                 grad = outputs[i]
@@ -506,6 +523,24 @@ def _run(task: GraphTask, graph_root: Node, deps: dict) -> None:
         else:
             del inputs
         fn = None
+
+
+def _lazy_counts(task: GraphTask, fn: Node) -> dict:
+    """The dependencies for a node's gradients to be handed on against, where none were counted yet.
+
+    Counting waits while no node has handed gradients to more than one edge. Up to then the nodes run form a path
+    from the root, each made ready by the one before through its one edge, and this node is the only one active
+    (nothing queued or buffered). A graph has no cycles, so an edge into a node below this one starts at this node
+    or below it, never on the path: where this node has one edge, the node it leads to has no other (its count is
+    1, and no count is needed); where it has several, the counts made now, from this node, are those made from the
+    root less the edges already used (all of which lead to nodes of the path)."""
+    live = None
+    for nxt, _ in fn._edges:
+        if nxt is not None:
+            if live is not None:
+                return task.count_from(fn)
+            live = nxt
+    return {} if live is None else {live: 1}
 
 
 def _requeue(heap: list, pushed: list) -> None:
