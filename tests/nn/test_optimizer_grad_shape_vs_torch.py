@@ -105,3 +105,51 @@ def test_grad_of_another_shape_is_refused_on_assignment_as_torch():
         lib.nn.Parameter(lib.ones(3)).grad = lib.ones(4)
 
     assert raised(tg, assign) == raised(torch, assign) is not None
+
+
+# ---- complex parameters, gradients replaced after a step (review of 6552f8d) ----------------------------------
+
+
+def _complex_grad_of_another_shape(lib, name, options, foreach, param_shape, grad_shape, dtype, steps, resize):
+    """As ``_grad_data_replaced`` (``resize``: the parameter's ``.data`` replaced by one of ``grad_shape`` and a
+    gradient of that shape set) after ``steps`` steps with gradients of the right shape (Rprop's and ASGD's state
+    then has the parameter's shape, the new gradient not). A complex parameter is updated as its real view, so
+    PyTorch's errors name the real views' shapes."""
+    dtype = getattr(lib, dtype)
+    first = lib.nn.Parameter(lib.ones(3) * 0.5)
+    n = lib.ones(param_shape).numel()
+    second = lib.nn.Parameter((lib.arange(1.0, 1.0 + n) * (1 + 0.5j)).to(dtype).reshape(param_shape))
+    opt = getattr(lib.optim, name)([first, second], lr=0.1, foreach=foreach, **options)
+    for _ in range(steps):
+        first.grad, second.grad = lib.ones(3), (lib.ones(param_shape) * (0.3 - 0.2j)).to(dtype)
+        opt.step()
+    first.grad = lib.ones(3)
+    n = lib.ones(grad_shape).numel()
+    new = (lib.arange(2.0, 2.0 + n) * (1 - 1j)).to(dtype).reshape(grad_shape)
+    if resize:
+        second.data = new
+        second.grad = new * 0.5
+    else:
+        second.grad = lib.zeros(param_shape, dtype=dtype)
+        second.grad.data = new
+    return opt
+
+
+_AFTER_A_STEP = [("Rprop", {}), ("Rprop", {"maximize": True}), ("ASGD", {}), ("ASGD", {"t0": 0}),
+                 ("ASGD", {"weight_decay": 0.1}), ("ASGD", {"weight_decay": 0.1, "maximize": True}),
+                 ("Adam", {"amsgrad": True}), ("SGD", {"momentum": 0.9})]
+_SETUPS = [(0, False), (1, False), (1, True)]
+
+
+@_FOREACH
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+@pytest.mark.parametrize("steps,resize", _SETUPS, ids=["grad", "step-grad", "step-resize"])
+@pytest.mark.parametrize("param_shape,grad_shape", SHAPES + [((2,), (2, 2))], ids=str)
+@pytest.mark.parametrize("name,options", _AFTER_A_STEP, ids=[f"{n}{o or ''}" for n, o in _AFTER_A_STEP])
+def test_complex_or_stepped_grad_of_another_shape_matches_torch(name, options, param_shape, grad_shape, steps,
+                                                                resize, dtype, foreach):
+    def step(lib):
+        _complex_grad_of_another_shape(lib, name, options, foreach, param_shape, grad_shape, dtype, steps,
+                                       resize).step()
+
+    assert raised(tg, step) == raised(torch, step)

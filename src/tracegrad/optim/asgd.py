@@ -74,10 +74,13 @@ class ASGD(PerParamOptimizer):
         wd = group["weight_decay"]
         step_t, eta, mu = state["step"]._data, state["eta"]._data, state["mu"]._data
         step_t += 1
-        param = p._data
+        # (PyTorch views a complex parameter, its gradient and its average as real before its first op: its errors
+        # name the real views' shapes)
+        param, grad = as_real(p._data), as_real(grad)
         if group["foreach"] and grad.shape != param.shape:
-            refuse_unfit(None, grad, param)  # (PyTorch's foreach update adds the parameters to the gradients first)
-        param, grad = as_real(param), as_real(grad)
+            # PyTorch's foreach update adds the parameters to the gradients first: into the negated gradients in
+            # place under maximize with a weight decay
+            refuse_unfit(grad if group["maximize"] and wd != 0 else None, grad, param)
         if wd != 0:
             grad = added_scaled(grad, param, wd)
         eta_value = float(eta)
@@ -87,10 +90,9 @@ class ASGD(PerParamOptimizer):
             p._bump_version()
         add_scaled_(param, grad, -eta_value)
         p._bump_version()
-        ax = state["ax"]._data
-        if ax.shape != p._data.shape:
-            _refuse_unfit_average(ax, p._data, averaging=group["foreach"] or float(mu) != 1)
-        ax = as_real(ax)
+        ax = as_real(state["ax"]._data)
+        if ax.shape != param.shape:
+            _refuse_unfit_average(ax, param, averaging=group["foreach"] or float(mu) != 1)
         if float(mu) != 1:
             ax += (param - ax) * mu
         else:

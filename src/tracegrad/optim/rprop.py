@@ -61,12 +61,12 @@ class Rprop(PerParamOptimizer):
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
         state["step"]._data += 1
-        prev = state["prev"]._data
-        step_size = state["step_size"]._data
+        # (PyTorch views a complex parameter, its gradient and its state as real before its first op: its errors
+        # name the real views' shapes)
+        grad, param = as_real(grad), as_real(p._data)
+        prev, step_size = as_real(state["prev"]._data), as_real(state["step_size"]._data)
         if grad.shape != prev.shape:
             refuse_unfit(None, grad, prev)  # (PyTorch's grad.mul(prev))
-        grad, param = as_real(grad), as_real(p._data)
-        prev, step_size = as_real(prev), as_real(step_size)
         sign = np.sign(grad * prev)
         # the sign of grad * prev picks the factor: grow on agreement, shrink on a sign change
         factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, 1)).astype(sign.dtype, copy=False)
@@ -74,12 +74,25 @@ class Rprop(PerParamOptimizer):
             refuse_unfit(step_size, factor)  # (PyTorch's step_size.mul_(sign))
         step_size *= factor
         np.clip(step_size, step_size_min, step_size_max, out=step_size)
+        if factor.shape != grad.shape and not group["foreach"]:
+            _refuse_unfit_mask(factor.shape, grad.shape)  # (PyTorch's grad[sign.eq(etaminus)] = 0)
         grad = np.where(factor == factor.dtype.type(etaminus), 0, grad).astype(grad.dtype, copy=False)
         begin_write(p, group)
         direction = np.asarray(np.sign(grad))
         if direction.dtype.kind == "f":  # (PyTorch's sign of NaN is 0: such an element keeps its value)
             np.copyto(direction, 0, where=direction != direction)
         if direction.shape != param.shape or step_size.shape != param.shape:
-            refuse_unfit(p._data, direction, step_size)  # (PyTorch's param.addcmul_(grad.sign(), step_size))
+            refuse_unfit(param, direction, step_size)  # (PyTorch's param.addcmul_(grad.sign(), step_size))
         param += -(direction * step_size)
         prev[...] = grad
+
+
+def _refuse_unfit_mask(mask: tuple[int, ...], shape: tuple[int, ...]) -> None:
+    """PyTorch's IndexError where a boolean mask of shape ``mask`` indexes a tensor of shape ``shape`` it does not
+    fit (the single-tensor update zeroes the gradient where the sign changed through such a mask; the mask is the
+    broadcast of the gradient and the previous one, so it has at least the gradient's dims)."""
+    if len(mask) > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    d = next(d for d, (m, n) in enumerate(zip(mask, shape)) if m != n)
+    raise IndexError(f"The shape of the mask {list(mask)} at index {d} does not match the shape of the indexed "
+                     f"tensor {list(shape)} at index {d}")
