@@ -110,3 +110,27 @@ EDGES = {
 @pytest.mark.parametrize("name", list(EDGES))
 def test_fill_edge_as_torch(name):
     assert value_or_error(EDGES[name], tg) == value_or_error(EDGES[name], torch)
+
+
+# ---- a 0-d value that requires grad, written into an integer tensor (review of b216f2c) -----------------------
+
+
+def _history_of_write(write: str, dtype: str):
+    def program(lib):
+        t = lib.tensor([1, 0, 1], dtype=getattr(lib, dtype))
+        v = lib.tensor(1.0, requires_grad=True)
+        {"copy_": lambda: t.copy_(v), "view copy_": lambda: t[1:].copy_(v), "setitem int": lambda: t.__setitem__(1, v),
+         "setitem slice": lambda: t.__setitem__(slice(0, 2), v), "fill_": lambda: t.fill_(v),
+         "masked_fill_": lambda: t.masked_fill_(lib.tensor([True, False, True]), v)}[write]()
+        return t.requires_grad, type(t.grad_fn).__name__, t.tolist()
+
+    return program
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool", "float32"])
+@pytest.mark.parametrize("write", ["copy_", "view copy_", "setitem int", "setitem slice", "fill_", "masked_fill_"])
+def test_integer_tensor_written_from_a_value_that_requires_grad_has_torchs_history(write, dtype):
+    """PyTorch's hand-written copy_ records nothing into an integer tensor (``t[1] = v`` copies into a 0-d view);
+    fill_ and masked_fill_ record whatever the dtype (``t[0:2] = v`` fills from a 0-d value)."""
+    program = _history_of_write(write, dtype)
+    assert program(tg) == program(torch)

@@ -115,6 +115,9 @@ def _copy_vjp(ctx, g):
 copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", _copy_kernel,
               vjp=_copy_vjp, node_name="CopyBackwards")
 copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() for it (a hand-written node)
+# PyTorch's hand-written copy_ records only into a self of a dtype that can carry a gradient (``long_t.copy_(x)``,
+# ``long_t[0] = x`` for an ``x`` that requires grad leave it without history), unlike fill_ or index_put_
+copy_.records_if = lambda args: args[0]._data.dtype.kind in "fc"
 
 
 @writes_last  # (a value that does not depend on self: written again alike)

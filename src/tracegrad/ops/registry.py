@@ -440,7 +440,8 @@ class OpDef:
         # (comparisons; ``defop_without_derivative``) decide after the kernel, from the outputs' dtypes.
         self.node_before_kernel = vjp is not None
         # ``_to_copy``'s node exists only when the requested dtype can carry a gradient (PyTorch's
-        # ``output_differentiability`` condition): a predicate over the arguments, checked before the kernel
+        # ``output_differentiability`` condition), ``copy_``'s only into a self that can carry one: a predicate over
+        # the arguments, checked before the kernel
         self.records_if: Callable[[tuple], bool] | None = None
         self.is_view = self.schema.is_view and not self.is_inplace
         # New results take PyTorch's layout (result_layouts.py), decided for a pointwise op by its tensor operands
@@ -677,6 +678,8 @@ class OpDef:
     def _inplace_node(self, args: tuple, record: bool) -> tuple:
         """The in-place call's checks and its node, with its saved inputs: ``(record, node, saved)``."""
         target = args[0]
+        if record and self.records_if is not None and not self.records_if(args):
+            record = False  # (before check_inplace, which then refuses nothing: PyTorch's copy_ into an integer)
         if STATE.grad_enabled:
             if target._inference and not _views.autograd_kernel_runs(args, self.tensor_idx):
                 record = False  # (torch's autograd kernel does not run: the refusal after the write is all)
