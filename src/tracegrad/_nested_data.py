@@ -108,6 +108,8 @@ def infer_dtype(data: Any) -> _dt.dtype:
                 fold(_dt.DEFAULT.value)
             for item in obj:
                 walk(item)
+                if found is _COMPLEX128:  # (torch stops there: no dtype promotes past it, nor is refused with it)
+                    return
         else:
             raise RuntimeError(f"Could not infer dtype of {_type_name(obj)}")
 
@@ -119,6 +121,7 @@ def infer_dtype(data: Any) -> _dt.dtype:
 
 
 _UINT64 = np.dtype(np.uint64)
+_COMPLEX128 = _dt.complex128
 
 
 def _check_int_range(value: int, target: np.dtype) -> None:
@@ -169,10 +172,34 @@ def _check_numpy_item(obj: np.generic, target: np.dtype) -> bool:
 
 def _check_int_fits(value: int, target: np.dtype) -> None:
     """c10's checked conversion of an int64 into an integer dtype (an unsigned one wraps down to minus its largest)."""
-    info = np.iinfo(target)
-    lowest = -int(info.max) if target.kind == "u" else int(info.min)
-    if not lowest <= value <= info.max:
+    lowest, highest = _int_bounds(target)
+    if not lowest <= value <= highest:
         raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
+
+
+def _int_bounds(target: np.dtype) -> tuple[int, int]:
+    """The int64 values c10's checked conversion takes into an integer dtype (an unsigned one wraps down to minus
+    its largest)."""
+    info = np.iinfo(target)
+    return (-int(info.max) if target.kind == "u" else int(info.min)), int(info.max)
+
+
+def _check_0d_array_item(obj: np.ndarray, target: np.dtype) -> None:
+    """A 0-d NumPy array met as an item (not first at its depth, where torch asks its length and refuses it) read
+    as torch reads it, through the array's number protocols: ``__index__`` into an integer or bool dtype, which
+    only an integer array has (then checked as a NumPy integer), ``__float__`` into a floating one, which a complex
+    array refuses."""
+    kind = target.kind
+    if kind == "c":
+        return
+    if kind == "f":
+        if obj.dtype.kind == "c":
+            raise TypeError("float() argument must be a string or a real number, not 'complex'")
+        return
+    if obj.dtype.kind not in "iu":
+        raise TypeError("only integer scalar arrays can be converted to a scalar index")
+    if kind != "b":
+        _check_numpy_item(obj[()], target)
 
 
 def check_items(data: Any, sizes: list[int], target: np.dtype) -> bool:
@@ -184,6 +211,7 @@ def check_items(data: Any, sizes: list[int], target: np.dtype) -> bool:
         return False
     integral = target.kind in "iub"
     exact_unsigned = target == _UINT64  # (read with CPython's unsigned conversion: Python ints only)
+    fits = _int_bounds(target) if target.kind in "iu" and not exact_unsigned else None
     complex_read_as_real = False
 
     def leaf(obj: Any) -> None:
@@ -205,6 +233,8 @@ def check_items(data: Any, sizes: list[int], target: np.dtype) -> bool:
         if isinstance(obj, int):
             if integral:
                 _check_int_range(obj, target)
+                if fits is not None and not fits[0] <= obj <= fits[1]:  # (item by item, as torch stores them)
+                    raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
             return
         if _is_tensor(obj):
             if obj.numel() != 1:
@@ -217,6 +247,7 @@ def check_items(data: Any, sizes: list[int], target: np.dtype) -> bool:
                 if integral:
                     raise TypeError("only integer scalar arrays can be converted to a scalar index")
                 raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+            _check_0d_array_item(obj, target)
             return
         if integral:
             raise TypeError(f"'{type(obj).__name__}' object cannot be interpreted as an integer")
