@@ -64,15 +64,6 @@ VARIANTS = {
 }
 
 _MATRIX_ONLY = ("Adafactor", "Muon")  # (their 2-D paths; Adafactor gets a 1-D parameter too)
-# torch's foreach SGD with Nesterov adds the momentum into the .grad tensors themselves (values and versions);
-# the single-tensor update, which tracegrad runs, leaves them alone (so does torch where maximize made new ones).
-_FOREACH_NESTEROV = "torch's foreach Nesterov SGD writes into .grad"
-
-
-def _known_difference(name: str, kwargs: dict, variant: str) -> str | None:
-    if name == "SGD" and kwargs.get("nesterov") and not kwargs.get("maximize") and variant == "foreach":
-        return _FOREACH_NESTEROV
-    return None
 
 
 def _shapes(name: str) -> list[tuple[int, ...]]:
@@ -127,9 +118,7 @@ def _cases():
             if name in _MATRIX_ONLY and "foreach" in options:
                 continue
             case_id = f"{name}-{'-'.join(f'{k}={v}' for k, v in kwargs.items()) or 'defaults'}-{variant}"
-            reason = _known_difference(name, kwargs, variant)
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            yield pytest.param(name, kwargs, options, id=case_id, marks=marks)
+            yield pytest.param(name, kwargs, options, id=case_id)
 
 
 @pytest.mark.parametrize(("name", "kwargs", "options"), list(_cases()))

@@ -17,7 +17,7 @@ import tracegrad as _tg
 from .._tensor import Tensor
 
 __all__ = ["grouped_by_dtype", "view_lists_as_real", "increment_steps", "negated_if", "l2_decayed_grads",
-           "to_scalar", "value_of"]
+           "to_scalar", "value_of", "real_views", "l2_decayed_grad"]
 
 
 def grouped_by_dtype(params: list[Tensor], *others: list) -> list[tuple[list, ...]]:
@@ -66,3 +66,19 @@ def to_scalar(x: Any) -> Any:
 def value_of(x: Any) -> Any:
     """PyTorch's ``_get_value``: a tensor's ``item()``, a number as it is."""
     return x.item() if isinstance(x, Tensor) else x
+
+
+def real_views(param: Tensor, *tensors: Tensor) -> tuple[Tensor, ...]:
+    """``param`` and ``tensors`` through their ``view_as_real`` where ``param`` is complex (PyTorch's single-tensor
+    updates view them so before their arithmetic), else as they are."""
+    if not param.is_complex():
+        return (param, *tensors)
+    return tuple(_tg.view_as_real(t) for t in (param, *tensors))
+
+
+def l2_decayed_grad(grad: Tensor, param: Tensor, weight_decay: Any) -> Tensor:
+    """PyTorch's L2 decay in a differentiable single-tensor update: into ``grad`` itself where the weight decay is a
+    tensor that requires grad (``addcmul_`` takes a tensor factor, ``alpha`` does not), else a new tensor."""
+    if isinstance(weight_decay, Tensor) and weight_decay.requires_grad:
+        return grad.addcmul_(param.clone(), weight_decay)
+    return grad.add(param, alpha=weight_decay)

@@ -55,10 +55,6 @@ class PerParamOptimizer(Optimizer):
     # tensors as lists by key, the group's options as given (tensors stay tensors). None: the single-tensor update
     # serves the foreach option too.
     _foreach_update = None
-    # PyTorch's single-tensor update where ``differentiable=True`` changes its arithmetic (tensor factors in place
-    # of numbers): ``(param, grad, state, group)`` in tensor operations, so that autograd records them. None: the
-    # NumPy update serves that option too.
-    _differentiable_update = None
 
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         raise NotImplementedError
@@ -94,20 +90,20 @@ class PerParamOptimizer(Optimizer):
                 if group["differentiable"] and self._differentiable_update is not None:
                     self._step_differentiable(group)
                     continue
-                group = array_options(group)
                 if _writes_under_autograd:  # (PyTorch creates the group's state before a write can fail)
                     self._init_group_state(group)
+                options = array_options(group)
                 for p in group["params"]:
                     if p._grad is None:
                         continue
                     state = self.state[p]
                     if len(state) == 0:
-                        self._init_state(p, group, state)
+                        self._init_state(p, group, state)  # (from the options as given: tensors as PyTorch reads them)
                     grad = p._grad._data
                     if group["maximize"]:
                         grad = -grad
-                    self._update(p, grad, state, group)
-                    self._count_writes(p, state, group)
+                    self._update(p, grad, state, options)
+                    self._count_writes(p, state, options)
         finally:
             _writes_under_autograd = under_autograd
         return loss
@@ -115,7 +111,7 @@ class PerParamOptimizer(Optimizer):
     def _step_foreach(self, group: dict[str, Any]) -> None:
         """PyTorch's foreach step of ``group``: every state made first (its ``_init_group``), then one update of
         all the parameters with a gradient, with autograd as ``defaults["differentiable"]`` says."""
-        self._init_group_state(array_options(group))
+        self._init_group_state(group)
         params = [p for p in group["params"] if p._grad is not None]
         if not params:
             return
@@ -124,13 +120,3 @@ class PerParamOptimizer(Optimizer):
         with set_grad_enabled(bool(self.defaults.get("differentiable"))):
             for same_dtype, grads, *states in grouped_by_dtype(params, [p._grad for p in params], *state_lists):
                 self._foreach_update(same_dtype, grads, dict(zip(keys, states)), group)
-
-    def _step_differentiable(self, group: dict[str, Any]) -> None:
-        """PyTorch's single-tensor step of a ``differentiable`` group: every state made first, then each
-        parameter's update in tensor operations, with autograd as ``defaults["differentiable"]`` says."""
-        self._init_group_state(array_options(group))
-        with set_grad_enabled(bool(self.defaults.get("differentiable"))):
-            for p in group["params"]:
-                if p._grad is not None:
-                    grad = -p._grad if group["maximize"] else p._grad
-                    self._differentiable_update(p, grad, self.state[p], group)

@@ -87,8 +87,10 @@ def _refusal(opt, group: dict[str, Any], params) -> BaseException | None:
         if error is not None:
             return error
     # PyTorch writes into the leaf with autograd on when ``defaults["differentiable"]`` (not the group's) says so;
-    # the per-parameter optimizers raise that at the write itself (``begin_write``), after the earlier parameters.
-    if not opt._leaf_write_checked_in_update and opt.defaults.get("differentiable"):
+    # the per-parameter optimizers (``begin_write``) and the updates in tensor operations raise that at the write
+    # itself, after the earlier parameters' updates.
+    if (not opt._leaf_write_checked_in_update and opt.defaults.get("differentiable")
+            and not opt._updates_as_tensor_ops(group)):
         for p in params:
             if p.requires_grad and p.is_leaf:
                 return RuntimeError(leaf_write_error(p, opt._writes_complex_through_view(group)))

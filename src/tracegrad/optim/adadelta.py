@@ -6,9 +6,12 @@ from typing import Any
 
 import numpy as np
 
+import tracegrad as _tg
+
 from .._tensor import Tensor
 from ..ops.complex_ops import _view_as_complex_kernel
 from ._fused import add_scaled_, addcmul_
+from ._multi_tensor import real_views, to_scalar
 from ._per_param import PerParamOptimizer, begin_write
 from .optimizer import as_real, check_lr, l2_decayed, step_tensor, zeros_state
 
@@ -55,6 +58,23 @@ class Adadelta(PerParamOptimizer):
         state["step"] = step_tensor()
         state["square_avg"] = zeros_state(p)
         state["acc_delta"] = zeros_state(p)
+
+    def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """PyTorch's single-tensor update with ``differentiable=True`` (the delta a copy before its in-place
+        scaling), in tensor operations; a complex parameter takes the delta viewed back as complex."""
+        lr, rho, eps, wd = to_scalar(group["lr"]), group["rho"], group["eps"], group["weight_decay"]
+        state["step"] += 1
+        if wd != 0:
+            grad = grad.add(param, alpha=wd)
+        square_avg, acc_delta, grad = real_views(state["square_avg"], state["acc_delta"], grad)
+        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+        std = square_avg.add(eps).sqrt_()
+        delta = acc_delta.add(eps).sqrt_().clone()
+        delta.div_(std).mul_(grad)
+        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        if param.is_complex():
+            delta = _tg.view_as_complex(delta)
+        param.add_(delta, alpha=-lr)
 
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]

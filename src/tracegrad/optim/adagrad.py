@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import _wrap
+from .._tensor import Tensor, _wrap
 from ._fused import addcmul_, refuse_unfit
+from ._multi_tensor import real_views, to_scalar, value_of
 from ._refusals import check_first_fused_dtype, check_fused_dtype, refuse_at_step, refuse_fused_combinations
 from .optimizer import Optimizer, array_options, as_real, check_lr, l2_decayed, step_tensor
 
@@ -65,6 +66,25 @@ class Adagrad(Optimizer):
         state["step"] = step_tensor(bool(group["fused"]))
         state["sum"] = _wrap(np.full_like(p._data, complex(value, value) if np.iscomplexobj(p._data) else value))
 
+    def _init_group_state(self, group: dict) -> None:
+        for p in group["params"]:
+            if p._grad is not None and not self.state[p]:  # (a parameter of a group added after construction)
+                self._init_state(p, self.state[p], group)
+
+    def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
+        """PyTorch's single-tensor update (dense gradients) in tensor operations."""
+        lr, wd = to_scalar(group["lr"]), group["weight_decay"]
+        step_t = state["step"]
+        step_t += 1
+        step = value_of(step_t)
+        if wd != 0:
+            grad = grad.add(param, alpha=wd)
+        clr = lr / (1 + (step - 1) * group["lr_decay"])
+        param, grad, state_sum = real_views(param, grad, state["sum"])
+        state_sum.addcmul_(grad, grad, value=1)
+        std = state_sum.sqrt() + group["eps"]
+        param.addcdiv_(grad, std, value=-clr)
+
     def _check_fused_group(self, group: dict) -> None:
         """PyTorch's checks of a fused group before its update: the dtype of the first parameter with a gradient
         (once) and of each whose state it creates, then its fused update's refusal of any complex parameter."""
@@ -81,6 +101,9 @@ class Adagrad(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
+            if group["differentiable"]:
+                self._step_differentiable(group)
+                continue
             group = array_options(group)
             if group["fused"]:
                 self._check_fused_group(group)

@@ -7,9 +7,8 @@ import numpy as np
 import tracegrad as _tg
 
 from .._tensor import Tensor
-from ..autograd.grad_mode import set_grad_enabled
 from ._fused import addcmul_, lerp_, refuse_unfit
-from ._multi_tensor import to_scalar
+from ._multi_tensor import l2_decayed_grad, to_scalar
 from ._refusals import check_fused_dtype, refuse_at_step, refuse_fused_combinations
 from .optimizer import (
     Optimizer,
@@ -124,7 +123,7 @@ class Adam(Optimizer):
         for group in self.param_groups:
             refuse_at_step(self, group)
             if group["differentiable"]:
-                self._differentiable_step(group)
+                self._step_differentiable(group)
                 continue
             group = array_options(group)
             beta1, beta2 = group["betas"]
@@ -180,46 +179,36 @@ class Adam(Optimizer):
                 count_state_writes(state, _AMSGRAD_STATE_WRITES if amsgrad else _STATE_WRITES)
         return loss
 
-    def _differentiable_step(self, group: dict) -> None:
-        """PyTorch's single-tensor update with ``differentiable=True``, in tensor operations with autograd as
-        ``defaults["differentiable"]`` says (a parameter that requires grad records the update)."""
-        with set_grad_enabled(bool(self.defaults["differentiable"])):
-            for p in group["params"]:
-                if p._grad is not None:
-                    _differentiable_update(p, self._state_for(p, group), group)
-
-
-def _differentiable_update(param: Tensor, state: dict, group: dict) -> None:
-    """One parameter's update in PyTorch's ``differentiable`` branch: the bias corrections and the step size are
-    tensors computed from the step tensor (in its dtype), folded into the denominator of one ``addcdiv_``."""
-    beta1, beta2 = (to_scalar(beta) for beta in group["betas"])
-    lr, eps, wd = to_scalar(group["lr"]), group["eps"], group["weight_decay"]
-    grad = -param._grad if group["maximize"] else param._grad
-    exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
-    max_exp_avg_sq = state.get("max_exp_avg_sq") if group["amsgrad"] else None
-    step_t += 1
-    if wd != 0:
-        if group["decoupled_weight_decay"]:
-            param.mul_(1 - lr * wd)
+    def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
+        """One parameter's update in PyTorch's ``differentiable`` branch: the bias corrections and the step size are
+        tensors computed from the step tensor (in its dtype), folded into the denominator of one ``addcdiv_``."""
+        beta1, beta2 = (to_scalar(beta) for beta in group["betas"])
+        lr, eps, wd = to_scalar(group["lr"]), group["eps"], group["weight_decay"]
+        exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+        max_exp_avg_sq = state.get("max_exp_avg_sq") if group["amsgrad"] else None
+        step_t += 1
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                param.mul_(1 - lr * wd)
+            else:
+                grad = l2_decayed_grad(grad, param, wd)
+        if param.is_complex():
+            param, grad, exp_avg, exp_avg_sq = (_tg.view_as_real(t) for t in (param, grad, exp_avg, exp_avg_sq))
+            if max_exp_avg_sq is not None:
+                max_exp_avg_sq = _tg.view_as_real(max_exp_avg_sq)
+        exp_avg.lerp_(grad, 1 - (beta1.to(param.dtype) if isinstance(beta1, Tensor) else beta1))
+        if isinstance(beta2, Tensor) and beta2.requires_grad:  # (lerp: addcmul_'s value cannot be a tensor)
+            exp_avg_sq.lerp_(_tg.square(grad), weight=1 - beta2)
         else:
-            grad = grad.add(param, alpha=wd)
-    if param.is_complex():
-        param, grad, exp_avg, exp_avg_sq = (_tg.view_as_real(t) for t in (param, grad, exp_avg, exp_avg_sq))
+            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        bias_correction1 = 1 - beta1 ** (step_t.clone() if _requires_grad(beta1) else step_t)
+        bias_correction2 = 1 - beta2 ** (step_t.clone() if _requires_grad(beta2) else step_t)
+        step_size_neg = (lr / bias_correction1).neg()
         if max_exp_avg_sq is not None:
-            max_exp_avg_sq = _tg.view_as_real(max_exp_avg_sq)
-    exp_avg.lerp_(grad, 1 - (beta1.to(param.dtype) if isinstance(beta1, Tensor) else beta1))
-    if isinstance(beta2, Tensor) and beta2.requires_grad:  # (lerp: addcmul_'s value cannot be a tensor)
-        exp_avg_sq.lerp_(_tg.square(grad), weight=1 - beta2)
-    else:
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-    bias_correction1 = 1 - beta1 ** (step_t.clone() if _requires_grad(beta1) else step_t)
-    bias_correction2 = 1 - beta2 ** (step_t.clone() if _requires_grad(beta2) else step_t)
-    step_size_neg = (lr / bias_correction1).neg()
-    if max_exp_avg_sq is not None:
-        max_exp_avg_sq.copy_(_tg.maximum(max_exp_avg_sq.clone(), exp_avg_sq))
-        exp_avg_sq = max_exp_avg_sq
-    denom = (exp_avg_sq.sqrt() / (bias_correction2.sqrt() * step_size_neg)).add_(eps / step_size_neg)
-    param.addcdiv_(exp_avg.clone(), denom)
+            max_exp_avg_sq.copy_(_tg.maximum(max_exp_avg_sq.clone(), exp_avg_sq))
+            exp_avg_sq = max_exp_avg_sq
+        denom = (exp_avg_sq.sqrt() / (bias_correction2.sqrt() * step_size_neg)).add_(eps / step_size_neg)
+        param.addcdiv_(exp_avg.clone(), denom)
 
 
 def _requires_grad(value) -> bool:

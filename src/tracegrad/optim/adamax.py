@@ -10,7 +10,15 @@ import tracegrad as _tg
 
 from .._tensor import Tensor
 from ._fused import refuse_unfit
-from ._multi_tensor import increment_steps, l2_decayed_grads, negated_if, value_of, view_lists_as_real
+from ._multi_tensor import (
+    increment_steps,
+    l2_decayed_grads,
+    negated_if,
+    real_views,
+    to_scalar,
+    value_of,
+    view_lists_as_real,
+)
 from ._per_param import PerParamOptimizer, begin_write, lerp_
 from .adam import check_adam_hparams
 from .optimizer import as_real, l2_decayed, step_tensor, zeros_state
@@ -72,6 +80,22 @@ class Adamax(PerParamOptimizer):
         if exp_avg.shape != param.shape:
             refuse_unfit(param, exp_avg, exp_inf)  # (PyTorch's param.addcdiv_(exp_avg, exp_inf))
         param += (-clr) * exp_avg / exp_inf
+
+    def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """PyTorch's single-tensor update with ``differentiable=True``: the infinity norm as the ``amax`` of the
+        two candidates stacked (``maximum(out=)`` records no graph)."""
+        beta1, beta2 = group["betas"]
+        lr, wd, eps = to_scalar(group["lr"]), group["weight_decay"], group["eps"]
+        step_t = state["step"]
+        step_t += 1
+        if wd != 0:
+            grad = grad.add(param, alpha=wd)
+        param, grad, exp_avg, exp_inf = real_views(param, grad, state["exp_avg"], state["exp_inf"])
+        exp_avg.lerp_(grad, 1 - beta1)
+        norm_buf = _tg.cat([exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze_(0)], 0)
+        exp_inf.copy_(_tg.amax(norm_buf, 0, keepdim=False))
+        clr = lr / (1 - beta1 ** value_of(step_t))
+        param.addcdiv_(exp_avg, exp_inf, value=-clr)
 
     def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict[str, Any]) -> None:
         """PyTorch's ``_multi_tensor_adamax`` (not capturable): one step size per parameter from the learning rate

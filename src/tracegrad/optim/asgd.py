@@ -14,6 +14,7 @@ from ._multi_tensor import (
     increment_steps,
     l2_decayed_grads,
     negated_if,
+    real_views,
     to_scalar,
     value_of,
     view_lists_as_real,
@@ -65,7 +66,7 @@ class ASGD(PerParamOptimizer):
         # eta and mu are scalar tensors of the step's dtype in PyTorch's state; eta a copy of a tensor lr (else
         # updating eta would change the learning rate)
         state["step"] = step_tensor()
-        state["eta"] = _wrap(np.array(group["lr"], dtype=scalar_dtype()))
+        state["eta"] = _wrap(np.array(value_of(group["lr"]), dtype=scalar_dtype()))
         state["mu"] = _wrap(np.ones((), dtype=scalar_dtype()))
         state["ax"] = zeros_state(p)
 
@@ -100,6 +101,27 @@ class ASGD(PerParamOptimizer):
         step = float(step_t)
         eta[...] = lr / ((1 + lambd * lr * step) ** alpha)
         mu[...] = 1 / max(1, step - t0)
+
+    def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """PyTorch's single-tensor update (not capturable) in tensor operations: eta and mu read as numbers, their
+        new values copied into the state tensors."""
+        lambd, alpha, t0, wd = group["lambd"], group["alpha"], group["t0"], group["weight_decay"]
+        lr = to_scalar(group["lr"])
+        mu, eta, step_t = state["mu"], state["eta"], state["step"]
+        param, grad, ax = real_views(param, grad, state["ax"])
+        step_t += 1
+        if wd != 0:
+            grad = grad.add(param, alpha=wd)
+        eta_value = value_of(eta)
+        param.mul_(1 - lambd * eta_value)
+        param.add_(grad, alpha=-eta_value)
+        if mu.item() != 1:
+            ax.add_(param.sub(ax).mul_(mu))
+        else:
+            ax.copy_(param)
+        step = value_of(step_t)
+        eta.copy_(_tg.as_tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+        mu.copy_(_tg.as_tensor(1 / max(1, step - t0)))
 
     def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict[str, Any]) -> None:
         """PyTorch's ``_multi_tensor_asgd`` (not capturable): the decay folded into one ``addcmul_`` with the etas,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, _wrap
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..autograd.node import RemovableHandle
 from ..backend.dtypes import float64, get_default_dtype
 from ..ops.aten_vec import as_caller, quietly_for_caller
@@ -148,6 +148,28 @@ class Optimizer:
             groups = [{"params": groups}]
         for group in groups:
             self.add_param_group(group)
+
+    # PyTorch's single-tensor update as tensor operations, for a ``differentiable`` group (its update runs under
+    # autograd, so gradients flow through the steps): called as ``(param, grad, state, group)`` for each parameter
+    # with a gradient, ``grad`` negated where ``maximize``, the group's options as given (tensors stay tensors).
+    # None: the NumPy update serves that option too.
+    _differentiable_update = None
+
+    def _step_differentiable(self, group: dict[str, Any]) -> None:
+        """PyTorch's single-tensor step of a ``differentiable`` group: every state made first (its ``_init_group``),
+        then each parameter's update in tensor operations, with autograd as ``defaults["differentiable"]`` says
+        (PyTorch's ``_use_grad_for_differentiable``)."""
+        self._init_group_state(group)
+        with set_grad_enabled(bool(self.defaults.get("differentiable"))):
+            for p in group["params"]:
+                if p._grad is not None:
+                    grad = -p._grad if group["maximize"] else p._grad
+                    self._differentiable_update(p, grad, self.state[p], group)
+
+    def _updates_as_tensor_ops(self, group: dict[str, Any]) -> bool:
+        """Whether ``step`` updates ``group`` through ``_step_differentiable`` (whose in-place operations then
+        raise PyTorch's errors themselves, at its moments)."""
+        return bool(group["differentiable"]) and self._differentiable_update is not None
 
     def _writes_complex_through_view(self, group: dict[str, Any]) -> bool:
         return self._complex_written_through_view

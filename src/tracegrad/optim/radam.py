@@ -14,6 +14,7 @@ from ._multi_tensor import (
     increment_steps,
     l2_decayed_grads,
     negated_if,
+    real_views,
     to_scalar,
     value_of,
     view_lists_as_real,
@@ -94,6 +95,30 @@ class RAdam(PerParamOptimizer):
         if update.shape != param.shape:
             refuse_unfit(param, update)  # (PyTorch's param.add_(update, alpha=-1))
         param -= update
+
+    def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """PyTorch's single-tensor update (not capturable) with ``differentiable=True``, in tensor operations."""
+        beta1, beta2 = group["betas"]
+        lr, wd = to_scalar(group["lr"]), group["weight_decay"]
+        param, grad, exp_avg, exp_avg_sq = real_views(param, grad, state["exp_avg"], state["exp_avg_sq"])
+        state["step"] += 1
+        step = value_of(state["step"])
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                param.mul_(1 - lr * wd)
+            else:
+                grad = grad.add(param, alpha=wd)
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        bias_correction2 = 1 - beta2**step
+        bias_corrected_exp_avg = exp_avg / (1 - beta1**step)
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        if rho_t > 5.0:
+            adaptive_lr = (bias_correction2**0.5) / exp_avg_sq.sqrt().add(group["eps"])
+            param.add_(bias_corrected_exp_avg * lr * adaptive_lr * _rectification(rho_t, rho_inf), alpha=-1.0)
+        else:
+            param.add_(bias_corrected_exp_avg * lr, alpha=-1.0)
 
     def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict[str, Any]) -> None:
         """PyTorch's ``_multi_tensor_radam`` (not capturable): one multiplier per element,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._tensor import Tensor
 from ._fused import add_scaled_, addcmul_, lerp_, refuse_unfit
+from ._multi_tensor import real_views, to_scalar
 from ._refusals import refuse_at_step
 from .optimizer import (
     Optimizer,
@@ -66,10 +68,35 @@ class RMSprop(Optimizer):
             if p._grad is not None and len(self.state[p]) == 0:
                 _init_state(self.state[p], p, group["momentum"], group["centered"])
 
+    def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
+        """PyTorch's single-tensor update in tensor operations."""
+        lr, alpha, wd, momentum = to_scalar(group["lr"]), group["alpha"], group["weight_decay"], group["momentum"]
+        state["step"] += 1
+        if wd != 0:
+            grad = grad.add(param, alpha=wd)
+        param, grad, square_avg = real_views(param, grad, state["square_avg"])
+        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        if group["centered"]:
+            grad_avg = real_views(state["grad_avg"])[0]
+            grad_avg.lerp_(grad, 1 - alpha)
+            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg = avg.add(group["eps"])
+        if momentum > 0:
+            buf = real_views(state["momentum_buffer"])[0]
+            buf.mul_(momentum).addcdiv_(grad, avg)
+            param.add_(buf, alpha=-lr)
+        else:
+            param.addcdiv_(grad, avg, value=-lr)
+
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
+            if group["differentiable"]:
+                self._step_differentiable(group)
+                continue
             group = array_options(group)
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]

@@ -6,8 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor, _wrap
+import tracegrad as _tg
+
+from .._tensor import Tensor
 from ._fused import refuse_unfit
+from ._multi_tensor import real_views, to_scalar
 from ._per_param import PerParamOptimizer, begin_write
 from .optimizer import as_real, check_lr, step_tensor, zeros_state
 
@@ -53,9 +56,27 @@ class Rprop(PerParamOptimizer):
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         state["step"] = step_tensor()
         state["prev"] = zeros_state(p)
-        # (a complex parameter's two parts each start at lr)
-        lr = float(group["lr"])
-        state["step_size"] = _wrap(np.full_like(p._grad._data, complex(lr, lr) if p.is_complex() else lr))
+        # (a complex parameter's two parts each start at lr; a tensor lr that requires grad is refused as a fill
+        # value, as in PyTorch)
+        lr = group["lr"]
+        state["step_size"] = _tg.full_like(p._grad, complex(lr, lr) if p.is_complex() else to_scalar(lr))
+
+    def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """PyTorch's single-tensor update (not capturable) with ``differentiable=True``, in tensor operations: the
+        factors and the zeroed gradient written through boolean masks."""
+        etaminus, etaplus = group["etas"]
+        step_size_min, step_size_max = group["step_sizes"]
+        state["step"] += 1
+        param, grad, prev, step_size = real_views(param, grad, state["prev"], state["step_size"])
+        sign = grad.mul(prev.clone()).sign()
+        sign[sign.gt(0)] = etaplus
+        sign[sign.lt(0)] = etaminus
+        sign[sign.eq(0)] = 1
+        step_size.mul_(sign).clamp_(step_size_min, step_size_max)
+        grad = grad.clone(memory_format=_tg.preserve_format)
+        grad[sign.eq(etaminus)] = 0
+        param.addcmul_(grad.sign(), step_size, value=-1)
+        prev.copy_(grad)
 
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         etaminus, etaplus = group["etas"]

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import _wrap
+import tracegrad as _tg
+
+from .._tensor import Tensor, _wrap
+from ..autograd.grad_mode import set_grad_enabled
 from ..backend.dtypes import scalar_type_name
 from ..ops.aten_vec import BLOCKED_MIN
 from ._fused import add_scaled_, added_scaled
+from ._multi_tensor import grouped_by_dtype, l2_decayed_grad, l2_decayed_grads, to_scalar
 from ._refusals import check_first_fused_dtype, refuse_at_step, refuse_fused_combinations
 from .optimizer import Optimizer, array_options, check_tensor_lr, count_writes
 
@@ -62,6 +66,9 @@ class SGD(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
+            if group["foreach"] or group["differentiable"]:
+                self._step_in_tensor_ops(group)
+                continue
             group = array_options(group)
             if group["fused"]:
                 self._check_fused_group(group)
@@ -73,6 +80,25 @@ class SGD(Optimizer):
                 continue
             self._general_step(group, lr, momentum, wd)
         return loss
+
+    def _updates_as_tensor_ops(self, group: dict) -> bool:
+        return bool(group["foreach"] or group["differentiable"])
+
+    def _step_in_tensor_ops(self, group: dict) -> None:
+        """PyTorch's foreach or (``differentiable``) single-tensor update of ``group`` in tracegrad's tensor
+        operations, with autograd as ``defaults["differentiable"]`` says; the momentum buffers made by the update
+        are stored once it has run through (an error midway stores none)."""
+        params = [p for p in group["params"] if p._grad is not None]
+        if group["momentum"] != 0:
+            buffers = [self.state[p].get("momentum_buffer") for p in params]
+        else:
+            buffers = [None] * len(params)
+        update = _multi_tensor_sgd if group["foreach"] else _single_tensor_sgd
+        with set_grad_enabled(bool(self.defaults["differentiable"])):
+            update(params, [p._grad for p in params], buffers, group)
+        if group["momentum"] != 0:
+            for p, buf in zip(params, buffers):
+                self.state[p]["momentum_buffer"] = buf
 
     def _check_fused_group(self, group: dict) -> None:
         """PyTorch's checks of a fused group before its update: the dtype of the first parameter with a gradient
@@ -142,3 +168,62 @@ def _plain_updates(params: list, alpha) -> None:
         else:
             add_scaled_(d, src, alpha)
         p._bump_version()
+
+
+def _single_tensor_sgd(params: list[Tensor], grads: list[Tensor], buffers: list, group: dict) -> None:
+    """PyTorch's ``_single_tensor_sgd``, the new momentum buffers written into ``buffers``."""
+    lr, wd, momentum = to_scalar(group["lr"]), group["weight_decay"], group["momentum"]
+    for i, (param, grad) in enumerate(zip(params, grads)):
+        if group["maximize"]:
+            grad = -grad
+        if wd != 0:
+            grad = l2_decayed_grad(grad, param, wd)
+        if momentum != 0:
+            buf = buffers[i]
+            if buf is None:
+                buf = buffers[i] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        if isinstance(lr, Tensor) and lr.requires_grad:
+            param.addcmul_(grad, lr, value=-1)
+        else:
+            param.add_(grad, alpha=-lr)
+
+
+def _multi_tensor_sgd(params: list[Tensor], grads: list[Tensor], buffers: list, group: dict) -> None:
+    """PyTorch's ``_multi_tensor_sgd`` on the CPU, the new momentum buffers written into ``buffers``: per dtype,
+    with Nesterov momentum added into the gradients themselves where neither ``maximize`` nor a weight decay
+    made copies of them."""
+    if not params:
+        return
+    lr, wd, momentum = to_scalar(group["lr"]), group["weight_decay"], group["momentum"]
+    indices = list(range(len(params)))
+    for same_dtype, device_grads, where in grouped_by_dtype(params, grads, indices):
+        if group["maximize"]:
+            device_grads = list(_tg._foreach_neg(device_grads))
+        if wd != 0:
+            device_grads = l2_decayed_grads(device_grads, same_dtype, wd, group["maximize"])
+        if momentum != 0:
+            bufs = _updated_buffers(device_grads, buffers, where, momentum, group["dampening"])
+            if group["nesterov"]:
+                _tg._foreach_add_(device_grads, bufs, alpha=momentum)
+            else:
+                device_grads = bufs
+        _tg._foreach_add_(same_dtype, device_grads, alpha=-lr)
+
+
+def _updated_buffers(grads: list[Tensor], buffers: list, where: list[int], momentum, dampening) -> list[Tensor]:
+    """The foreach update's momentum buffers of one dtype's parameters: all updated by two foreach ops where each
+    exists, else one by one (a new one a detached copy of its gradient, stored at its place in ``buffers``)."""
+    bufs = [buffers[i] for i in where]
+    if all(buf is not None for buf in bufs):
+        _tg._foreach_mul_(bufs, momentum)
+        _tg._foreach_add_(bufs, grads, alpha=1 - dampening)
+        return bufs
+    for k, (i, buf) in enumerate(zip(where, bufs)):
+        if buf is None:
+            bufs[k] = buffers[i] = grads[k].detach().clone()
+        else:
+            buf.mul_(momentum).add_(grads[k], alpha=1 - dampening)
+    return bufs
