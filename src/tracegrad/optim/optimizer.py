@@ -446,17 +446,27 @@ def step_tensor(fused: bool = False) -> Tensor:
 
 def array_options(group: dict[str, Any]) -> dict[str, Any]:
     """The group as the updates' NumPy arithmetic reads it: tensor options (``lr``, ``eps``, a tensor in ``betas``...)
-    as their arrays, the values NumPy read them as before tensors had an ``__array_priority__`` (with it NumPy
-    defers its operators to the tensor, which refuses arrays). The group itself when it holds no tensor option."""
+    as their arrays (with its ``__array_priority__`` NumPy would defer its operators to the tensor, which refuses
+    arrays), a one-element float64 tensor as a Python float. The group itself when it holds no tensor option."""
     if not _has_tensor_option(group):
         return group
 
     def as_array(value):
         if isinstance(value, Tensor):
-            return value._data
+            return _as_operand(value._data)
         return tuple(as_array(v) for v in value) if value.__class__ is tuple else value
 
     return {key: value if key == "params" else as_array(value) for key, value in group.items()}
+
+
+def _as_operand(data: np.ndarray) -> Any:
+    """A tensor option's array as NumPy must see it to compute as PyTorch does. A 0-d tensor does not widen the
+    dtype of a tensor with dimensions (a float64 lr leaves a float32 update in float32), and a float64 one computes
+    with numbers in float64: a Python float does both in NumPy, where a float64 array would make the update
+    float64. A float32 array keeps float32 arithmetic with numbers, as a float32 tensor does."""
+    if data.dtype == np.float64 and data.size == 1:
+        return float(data.reshape(()))
+    return data
 
 
 _PLAIN_OPTION_TYPES = frozenset({float, int, bool, type(None), str})
