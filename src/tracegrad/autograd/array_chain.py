@@ -21,9 +21,7 @@ from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _new
 from .accumulate import accumulate_into, runs_on_arrival
-from .saved import _FREED as _SAVED_FREED
-from .saved import _NONE as _SAVED_NONE
-from .saved import SavedTensor
+from .saved import released
 
 _ndarray = np.ndarray
 _asarray = np.asarray
@@ -162,15 +160,8 @@ def run(fn, grad: Tensor, task, buffers: dict, heap: list, keep_graph: bool) -> 
 
 
 def _release(fn) -> None:
-    """OpNode.release_variables outside special mode, inlined for saved tensors (every array rule is an OpNode's)."""
-    for s in fn._saved:
-        if s.__class__ is SavedTensor:
-            if s._kind != _SAVED_NONE:
-                s._kind = _SAVED_FREED
-                s._ref = s._extra = None
-        elif s is not None:
-            fn.release_variables()  # a saved Tensor[] or number (releasing twice is harmless)
-            break
+    """OpNode.release_variables outside special mode (every array rule is an OpNode's)."""
+    fn._saved = released(fn._saved)
 
 
 def _ready_alone(node, deps: dict, buffers: dict) -> bool:

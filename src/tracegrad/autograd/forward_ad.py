@@ -802,4 +802,6 @@ def _saved_value(args, outs, kind: str, idx: int, original):
         return outs[idx]
     if idx == 0 and original is not None:
         return original
-    return args[idx]
+    value = args[idx]
+    # (a Tensor[] as a list, as a recorded node unpacks it: a tuple in a node's _saved is a record, autograd/saved.py)
+    return list(value) if value.__class__ is tuple else value

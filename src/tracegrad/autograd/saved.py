@@ -31,6 +31,9 @@ def type_string(t: Tensor) -> str:
     return f"torch.{scalar_type_name(t._data.dtype)}Tensor"
 
 
+_DETACHED_IN_PLACE = ("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is "
+                      "not supported, please use out-of-place `.detach()` instead")
+
 _INPUT, _OUTPUT, _HOOKED, _FREED, _NONE, _VIEW_OUTPUT = 0, 1, 2, 3, 4, 5
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
@@ -222,8 +225,7 @@ class SavedTensor:
         if kind == _INPUT:
             t = self._ref
             if self._extra and t._gfn is None:
-                raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with "
-                                   ".detach_().This is not supported, please use out-of-place `.detach()` instead")
+                raise RuntimeError(_DETACHED_IN_PLACE)
             if self._vc[0] != self._version:
                 self._version_error(t, node)
             return t
@@ -356,65 +358,146 @@ def _detached_like(t: Tensor) -> Tensor:
     out = _wrap(t._data)
     out._vc = t._version_counter()
     return out
+
+
+# ---- compact saved values: what the operator fast paths keep -------------------------------------------------
+#
+# Making and freeing a SavedTensor object costs about three times what a tuple does, and most recorded nodes
+# save one or two plain inputs or their fresh output. While nothing special is on (no pack hooks, observer of
+# saved tensors, transform, forward AD or inference mode), the fast paths keep those in the node's ``_saved``
+# as tuples ("records") holding exactly what the SavedTensor would hold:
+#   an input:        (tensor, version counter, version when saved, whether it had a grad_fn)
+#   a fresh output:  (array, version counter)    (output 0, requires grad, saved at version 0)
+# and once freed by backward, the same with None for the tensor or array (the version counter and version stay,
+# as they stay on a freed SavedTensor). ``saved_object`` makes the very SavedTensor that ``SavedTensor._make``
+# (and ``release``) would have made. Readers that hand the object out or emit an event with it
+# (``_raw_saved_<name>``, the inspector, anything while ``STATE.special``) put it in the node's place first
+# (``saved_objects``); unpacking, freeing and the raw backward rules read the records as they are. No other
+# value a node saves is a tuple (a saved ``Tensor[]`` is a list).
+
 _OUTPUT_EXTRA = (0, True)  # (output_nr, requires_grad) of a fresh single output
 
 
-def save_input(tensor: Tensor) -> SavedTensor:
-    """``SavedTensor._make(tensor)`` for the operator fast paths: the common case inline (no pack hooks, not
-    an inference tensor), everything else through ``_make``."""
-    if tensor._inference or STATE.saved_hooks:
+def save_input(tensor: Tensor):
+    """What a fast path keeps of an input it saves: a record, or ``SavedTensor._make(tensor)`` where one is needed
+    (pack hooks, an inference tensor, anything special on)."""
+    if tensor._inference or STATE.saved_hooks or STATE.special:
         return SavedTensor._make(tensor)
-    self = _new_saved(SavedTensor)
     vc = tensor._vc
     if vc is None:
         vc = tensor._vc = [0]
-    self._vc = vc
-    self._version = vc[0]
-    self._kind = _INPUT
-    self._ref = tensor
-    self._extra = tensor._gfn is not None
-    return self
+    return (tensor, vc, vc[0], tensor._gfn is not None)
 
 
 def save_input_pair(a: Tensor, b: Tensor) -> tuple:
     """``(save_input(a), save_input(b))`` for a binary fast path whose operands both need a gradient (each is
     saved for the other's): one call for the two, ``b`` first as PyTorch packs them (see ``OpDef.pack_order``)."""
-    if a._inference or b._inference or STATE.saved_hooks:
+    if a._inference or b._inference or STATE.saved_hooks or STATE.special:
         saved_b = SavedTensor._make(b)
         return SavedTensor._make(a), saved_b
-    saved_b = _new_saved(SavedTensor)
-    vc = b._vc
-    if vc is None:
-        vc = b._vc = [0]
-    saved_b._vc = vc
-    saved_b._version = vc[0]
-    saved_b._kind = _INPUT
-    saved_b._ref = b
-    saved_b._extra = b._gfn is not None
-    saved_a = _new_saved(SavedTensor)
-    vc = a._vc
-    if vc is None:
-        vc = a._vc = [0]
-    saved_a._vc = vc
-    saved_a._version = vc[0]
-    saved_a._kind = _INPUT
-    saved_a._ref = a
-    saved_a._extra = a._gfn is not None
-    return saved_a, saved_b
+    vb = b._vc
+    if vb is None:
+        vb = b._vc = [0]
+    va = a._vc
+    if va is None:
+        va = a._vc = [0]
+    return (a, va, va[0], a._gfn is not None), (b, vb, vb[0], b._gfn is not None)
 
 
-def save_fresh_output(out: Tensor) -> SavedTensor:
-    """``SavedTensor._make(out, True)`` for the single output an operator fast path has just made (output 0,
-    requires grad, no version counter yet)."""
-    if STATE.saved_hooks:
+def save_fresh_output(out: Tensor):
+    """What a fast path keeps of the single output it has just made (output 0, requires grad, no version counter
+    yet): a record, or ``SavedTensor._make(out, True)`` where one is needed."""
+    if STATE.saved_hooks or STATE.special:
         return SavedTensor._make(out, True)
+    vc = out._vc = [0]
+    return (out._data, vc)
+
+
+def saved_object(value):
+    """The SavedTensor a record stands for (made now, equal to the one ``SavedTensor._make`` made, or ``release``
+    left, when the value was saved or freed); any other saved value as it is."""
+    if value.__class__ is not tuple:
+        return value
     self = _new_saved(SavedTensor)
-    self._vc = out._vc = [0]
-    self._version = 0
-    self._kind = _OUTPUT
-    self._ref = out._data
-    self._extra = _OUTPUT_EXTRA
+    self._ref, self._vc = value[0], value[1]
+    if value[0] is None:
+        self._kind = _FREED
+        self._version = value[2] if len(value) == 4 else 0
+        self._extra = None
+    elif len(value) == 4:
+        self._kind = _INPUT
+        self._version, self._extra = value[2], value[3]
+    else:
+        self._kind = _OUTPUT
+        self._version = 0
+        self._extra = _OUTPUT_EXTRA
     return self
+
+
+def saved_objects(node) -> tuple:
+    """``node._saved`` with each record replaced by its SavedTensor, in the node's place for good (so the object
+    handed out is the one the node unpacks, hooks registered on it included)."""
+    saved = node._saved
+    for s in saved:
+        if s.__class__ is tuple:
+            saved = node._saved = tuple([saved_object(v) for v in saved])
+            break
+    return saved
+
+
+def unpack_record(record: tuple, node) -> Tensor:
+    """``saved_object(record).unpack(node)`` without making the object (nothing special is on: no event to emit)."""
+    if record[0] is None:
+        raise RuntimeError(FREED_MESSAGE)
+    if len(record) == 4:
+        t, vc, version, had_grad_fn = record
+        if had_grad_fn and t._gfn is None:
+            raise RuntimeError(_DETACHED_IN_PLACE)
+        if vc[0] != version:
+            saved_object(record)._version_error(t, node)
+        return t
+    data, vc = record
+    out = _wrap(data)
+    out._vc = vc
+    if node is not None:
+        out._rg = True
+        out._gfn = node
+    if vc[0]:
+        saved_object(record)._version_error(out, node)
+    return out
+
+
+def released(saved: tuple) -> tuple:
+    """A node's saved values once backward has freed them (PyTorch's release_variables, outside special mode):
+    SavedTensors are marked freed in place, records replaced by freed records, and a number given for a Tensor (a
+    wrapped-number tensor in PyTorch) by a freed SavedTensor, so a second backward through the node raises as for
+    any saved tensor."""
+    if len(saved) == 1 and saved[0].__class__ is tuple:  # (the usual node saving one value, unrolled)
+        return (_released_record(saved[0]),)
+    kept = True
+    for s in saved:
+        if s.__class__ is SavedTensor:
+            if s._kind != _NONE:  # SavedTensor.release, inlined: it runs for most saved values
+                s._kind = _FREED
+                s._ref = s._extra = None
+        elif s.__class__ is list:
+            for item in s:  # a saved Tensor[] / Tensor?[]
+                if item.__class__ is SavedTensor:
+                    item.release()
+        elif s is not None:
+            kept = False
+    if kept:
+        return saved
+    return tuple([_released_record(s) if s.__class__ is tuple
+                  else s if s is None or s.__class__ is SavedTensor or s.__class__ is list else _FREED_NUMBER
+                  for s in saved])
+
+
+_FREED_NUMBER = SavedTensor._make_freed()
+
+
+def _released_record(record: tuple) -> tuple:
+    return (None, record[1], record[2], False) if len(record) == 4 else (None, record[1])
 
 
 def plain_array(saved, like=None) -> object:
@@ -422,6 +505,17 @@ def plain_array(saved, like=None) -> object:
     version, not freed or detached in place), or None when unpacking must run (hooks, or an error to raise).
     With ``like`` (an array), also None unless the array has ``like``'s dtype and it is a float dtype.
     For raw-NumPy backward rules (ops/raw_backward.py)."""
+    if saved.__class__ is tuple:  # a record
+        if len(saved) == 4:
+            t, vc, version, had_grad_fn = saved
+            if t is None or vc[0] != version or (had_grad_fn and t._gfn is None):
+                return None
+            arr = t._data
+        else:
+            arr, vc = saved
+            if arr is None or vc[0]:
+                return None
+        return arr if like is None else _same_float(arr, like)
     if saved.__class__ is not SavedTensor:
         return None
     kind = saved._kind
@@ -436,10 +530,14 @@ def plain_array(saved, like=None) -> object:
         arr = t._data
     else:
         return None
-    if like is not None:
-        dt = arr.dtype  # (each ``.dtype`` read is a getter call, and so is ``.kind``: the usual dtypes first)
-        if dt is not like.dtype or (dt is not _F32 and dt is not _F64 and dt.kind != "f"):
-            return None
+    return arr if like is None else _same_float(arr, like)
+
+
+def _same_float(arr, like):
+    """``arr`` if it has ``like``'s dtype and that is a float dtype, else None."""
+    dt = arr.dtype  # (each ``.dtype`` read is a getter call, and so is ``.kind``: the usual dtypes first)
+    if dt is not like.dtype or (dt is not _F32 and dt is not _F64 and dt.kind != "f"):
+        return None
     return arr
 
 

@@ -153,16 +153,16 @@ def _mul_rule(node, gd: np.ndarray):
     else:
         need_a, need_b = needs
     sa, sb = node._saved
-    # Each factor as the dispatched ``g * other`` would see it: a saved array of ``gd``'s float dtype, or a
-    # Python number (``_number_factor``); else None (fall back).
+    # Each factor as the dispatched ``g * other`` would see it: a saved array of ``gd``'s float dtype (from a
+    # SavedTensor or a record, autograd/saved.py), or a Python number (``_number_factor``); else None (fall back).
     if need_b:
-        a = plain_array(sa, gd) if sa.__class__ is SavedTensor else _number_factor(sa, gd)
+        a = plain_array(sa, gd) if sa.__class__ is SavedTensor or sa.__class__ is tuple else _number_factor(sa, gd)
         if a is None:
             return None
         if not need_a:
             ga = _multiply(gd, a)
             return (None, ga if ga.ndim < 2 else _laid_out(ga, gd, a))  # (PyTorch's layout for mul's result)
-    b = plain_array(sb, gd) if sb.__class__ is SavedTensor else _number_factor(sb, gd)
+    b = plain_array(sb, gd) if sb.__class__ is SavedTensor or sb.__class__ is tuple else _number_factor(sb, gd)
     if b is None:
         return None
     gb = _multiply(gd, b)

@@ -25,9 +25,7 @@ from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node import UINT64_MAX, Node
 from ..autograd.node_meta import meta_record, outputs_meta
-from ..autograd.saved import _FREED as _SAVED_FREED
-from ..autograd.saved import _NONE as _SAVED_NONE
-from ..autograd.saved import SavedTensor
+from ..autograd.saved import SavedTensor, released, saved_objects, unpack_record
 from . import barebones_unsigned
 from ._util import array_refused, parsed_numbers, translate_value_error
 from .aten_vec import FP_SIGNALS, quietly
@@ -84,7 +82,7 @@ class OpNode(Node):
 
     @property
     def saved_tensors(self) -> tuple:
-        saved = self._saved
+        saved = self._saved if not STATE.special else saved_objects(self)  # (objects: their events carry them)
         if len(saved) == 1:  # the common cases, without building a list
             s = saved[0]
             return (s.unpack(self) if s.__class__ is SavedTensor else _unpack(s, self),)
@@ -113,29 +111,17 @@ class OpNode(Node):
         return tuple(m[0] if m is not None else None for m in self._in_meta)
 
     def release_variables(self) -> None:
-        special = STATE.special
-        numbers = False
-        for s in self._saved:
+        if not STATE.special:
+            self._saved = released(self._saved)
+            return
+        for s in saved_objects(self):  # (as objects: releasing one tells an observer)
             if s.__class__ is SavedTensor:
-                if special:
-                    s.release()  # it also tells an observer
-                elif s._kind != _SAVED_NONE:  # SavedTensor.release, inlined: it runs for most saved values
-                    s._kind = _SAVED_FREED
-                    s._ref = s._extra = None
+                s.release()
             elif s.__class__ is list:
                 for item in s:  # a saved Tensor[] / Tensor?[]
                     if item.__class__ is SavedTensor:
                         item.release()
-            elif s is not None:  # (what else a node saves: a Python number given for a Tensor)
-                numbers = True
-        if numbers:
-            # a number given for a Tensor (``x * 2``) is a saved wrapped-number tensor in PyTorch: freed too,
-            # so a second backward through the node raises as it does for any saved tensor
-            self._saved = tuple(s if s is None or s.__class__ in (SavedTensor, list) else _FREED_NUMBER
-                                for s in self._saved)
-
-
-_FREED_NUMBER = SavedTensor._make_freed()
+        self._saved = released(self._saved)  # (what is left: a number given for a Tensor, freed too)
 
 
 def _tensor_list_item(item, items):
@@ -155,10 +141,10 @@ def _saved_properties(op: OpDef) -> dict:
 
     def saved(k: int, raw: bool, tensor_param: bool):
         if raw:
-            return property(lambda node: _raw_saved(node._saved[k]))
+            return property(lambda node: _raw_saved(saved_objects(node)[k]))
         if tensor_param:  # a number given for a Tensor reads back as PyTorch's wrapped-number tensor
-            return property(lambda node: _wrapped_number(_public_attr(_unpack(node._saved[k], node))))
-        return property(lambda node: _public_attr(_unpack(node._saved[k], node)))
+            return property(lambda node: _wrapped_number(_public_attr(_unpack(saved_objects(node)[k], node))))
+        return property(lambda node: _public_attr(_unpack(saved_objects(node)[k], node)))
 
     def attr(k: int, type_: str):
         if type_.startswith(("int[", "SymInt[")):  # a list argument given one int reads back as a 1-tuple
@@ -277,6 +263,8 @@ def _wrapped_number(value):
 def _unpack(value, node):
     if value.__class__ is SavedTensor:
         return value.unpack(node)
+    if value.__class__ is tuple:
+        return unpack_record(value, node)
     if value.__class__ is list:
         return [v.unpack(node) if v.__class__ is SavedTensor else v for v in value]
     return value
@@ -926,6 +914,8 @@ def _save_arg(value):
         # A Tensor?[] keeps a SavedTensor for each None too, as PyTorch's SavedVariable list does.
         return [SavedTensor._make(v) if isinstance(v, Tensor)
                 else SavedTensor._make_none() if v is None else v for v in value]
+    if value.__class__ is tuple:  # (a Tensor?[] of Nones: a list, as a tuple in _saved is a record of saved.py)
+        return list(value)
     return value
 
 

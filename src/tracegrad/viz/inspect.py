@@ -151,7 +151,7 @@ def iter_saved(node):
     """Yield ``(name, role or None, SavedTensor, nominal (shape, dtype) or None)`` for each saved tensor."""
     if isinstance(node, OpNode):
         op = type(node)._op
-        saved = node._saved
+        saved = _saved.saved_objects(node)
         names = op.saved_attr_names
         if len(names) != len(saved):
             names = tuple(f"saved{i}" for i in range(len(saved)))
