@@ -10,6 +10,7 @@ frame. They must behave exactly like the general path: the generic OpInfo tests 
 
 from __future__ import annotations
 
+import weakref
 from types import FunctionType
 
 import numpy as np
@@ -19,7 +20,8 @@ from .._events import emit as _emit_event
 from .._state import STATE, next_sequence_nr
 from .._strides import pointwise_result
 from .._tensor import Tensor, _new
-from ..autograd.edges import NO_EDGE, gradient_edge, new_grad_accumulator
+from ..autograd.accumulate import AccumulateGrad
+from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node_meta import F32_FORMS, meta_forms
 from ..autograd.saved import SavedTensor, save_fresh_output, save_input, save_input_pair
 from . import barebones_unsigned
@@ -31,7 +33,9 @@ _ndarray = np.ndarray
 _asarray = np.asarray
 _make_saved = SavedTensor._make
 _edge = gradient_edge
-_new_acc = new_grad_accumulator
+_AccumulateGrad = AccumulateGrad
+_next, _sequence = next, STATE._seq  # (``next_sequence_nr()``: the builtin's call is the cheaper one)
+_weakref = weakref.ref
 _save_input = save_input
 _save_pair = save_input_pair
 _save_output = save_fresh_output
@@ -150,7 +154,7 @@ def unary(op):
         if ((a._rg or (a._base is not None and a._base._rg)) and state.grad_enabled
                 and (dt is _F32 or dt is _F64 or dt.kind in "fc")):
             node = _new(node_class)
-            node._seq = next_sequence_nr()
+            node._seq = _next(_sequence)
             forms = f32_forms.get(ad.shape) if adt is _F32 else None  # (shared records: node_meta)
             if forms is None:
                 forms = forms_of(ad.shape, adt)
@@ -163,16 +167,31 @@ def unary(op):
             else:  # (a leaf: its live accumulator's edge, or a new accumulator's, as gradient_edge finds it)
                 ref = a._acc_ref
                 acc = ref() if ref is not None else None
-                node._edges = ((acc if acc is not None else _new_acc(a, meta), 0),)
+                if acc is None:  # (edges.new_grad_accumulator, unrolled: each graph reaching a leaf makes one)
+                    acc = _new(_AccumulateGrad)
+                    acc.variable = a
+                    acc._in_meta = meta
+                    a._acc_ref = _weakref(acc)
+                node._edges = ((acc, 0),)
             node._in_meta = meta
             node._attrs = ()
             node._out_meta = meta if dt is adt else forms_of(data.shape, dt)[1]
             out._gfn = node
             out._rg = True
             if saves_input:
-                node._saved = (_save_input(a),)
+                if state.saved_hooks or a._inference:
+                    node._saved = (_save_input(a),)
+                else:  # (save_input's record, unrolled)
+                    vc = a._vc
+                    if vc is None:
+                        vc = a._vc = [0]
+                    node._saved = ((a, vc, vc[0], a._gfn is not None),)
             elif saves_output:
-                node._saved = (_save_output(out),)
+                if state.saved_hooks:
+                    node._saved = (_save_output(out),)
+                else:  # (save_fresh_output's record, unrolled)
+                    vc = out._vc = [0]
+                    node._saved = ((data, vc),)
             else:
                 node._saved = _saved_values(plan, (a,), out) if plan else ()
             if state.observed:  # only node observers get here (any other observer turns this path off)
@@ -291,7 +310,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
         dt = data.dtype
         if (arg or brg) and state.grad_enabled and (dt is _F32 or dt is _F64 or dt.kind in "fc"):
             node = _new(node_class)
-            node._seq = next_sequence_nr()
+            node._seq = _next(_sequence)
             # (shared metadata records, node_meta; an input of the output's shape and dtype shares its forms)
             out_shape = data.shape
             out_forms = f32_forms.get(out_shape) if dt is _F32 else None
@@ -310,7 +329,12 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
                 else:  # (a leaf: its live accumulator's edge, or a new accumulator's, as gradient_edge finds it)
                     ref = a._acc_ref
                     acc = ref() if ref is not None else None
-                    ea = (acc if acc is not None else _new_acc(a, a_forms[1]), 0)
+                    if acc is None:  # (edges.new_grad_accumulator, unrolled: each graph reaching a leaf makes one)
+                        acc = _new(_AccumulateGrad)
+                        acc.variable = a
+                        acc._in_meta = a_forms[1]
+                        a._acc_ref = _weakref(acc)
+                    ea = (acc, 0)
             if brg:
                 b_forms = out_forms if bd.dtype is dt and bd.shape == out_shape else forms_of(bd.shape, bd.dtype)
                 fb = b._gfn
@@ -321,7 +345,12 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
                 else:
                     ref = b._acc_ref
                     acc = ref() if ref is not None else None
-                    eb = (acc if acc is not None else _new_acc(b, b_forms[1]), 0)
+                    if acc is None:
+                        acc = _new(_AccumulateGrad)
+                        acc.variable = b
+                        acc._in_meta = b_forms[1]
+                        b._acc_ref = _weakref(acc)
+                    eb = (acc, 0)
                 node._edges = (ea, eb)
                 if a_forms is None:
                     node._in_meta = b_forms[3]  # (SECOND_OF_TWO: literal indices, the hot path's cheapest)
@@ -347,7 +376,16 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
                 # mul/matmul: each operand is kept only if the other one needs a gradient (the second first,
                 # as PyTorch saves a node's inputs sorted by name: ``other`` before ``self``)
                 if arg and brg:
-                    node._saved = _save_pair(a, b)
+                    if a._inference or b._inference or state.saved_hooks:
+                        node._saved = _save_pair(a, b)
+                    else:  # (save_input_pair's records, unrolled: b's version counter made first)
+                        vb = b._vc
+                        if vb is None:
+                            vb = b._vc = [0]
+                        va = a._vc
+                        if va is None:
+                            va = a._vc = [0]
+                        node._saved = ((a, va, va[0], a._gfn is not None), (b, vb, vb[0], b._gfn is not None))
                 else:
                     sb = (_save_input(b) if bc is Tensor else b) if arg else None
                     node._saved = (_save_input(a) if brg else None, sb)
