@@ -269,7 +269,8 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
                 return slow(a, b)
             brg = b._rg or (b._base is not None and b._base._rg)
             # Same float dtypes: NumPy's ufunc gives PyTorch's result dtype (integer division does not).
-            direct = ufunc is not None and adt is bd.dtype and (adt is _F32 or adt is _F64 or adt.kind == "f")
+            bdt = bd.dtype  # (read once: each NumPy attribute is a getter call)
+            direct = ufunc is not None and adt is bdt and (adt is _F32 or adt is _F64 or adt.kind == "f")
         elif bc is float and numbers:
             if state.in_formula:
                 return formula_scalar(op, general, a, b)
@@ -336,7 +337,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
                         a._acc_ref = _weakref(acc)
                     ea = (acc, 0)
             if brg:
-                b_forms = out_forms if bd.dtype is dt and bd.shape == out_shape else forms_of(bd.shape, bd.dtype)
+                b_forms = out_forms if bdt is dt and bd.shape == out_shape else forms_of(bd.shape, bdt)
                 fb = b._gfn
                 if b._base is not None:
                     eb = _edge(b)
