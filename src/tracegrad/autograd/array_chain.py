@@ -86,14 +86,7 @@ def run(fn, grad: Tensor, task, buffers: dict, heap: list, keep_graph: bool) -> 
         if observed:  # after the rule, so a declined node is not reported twice (rules run no user code)
             _emit_event("node_executed", node=fn)
         if not keep_graph:
-            for s in fn._saved:  # (_release, inlined: it runs for every node)
-                if s.__class__ is SavedTensor:
-                    if s._kind != _SAVED_NONE:
-                        s._kind = _SAVED_FREED
-                        s._ref = s._extra = None
-                elif s is not None:
-                    fn.release_variables()  # a saved Tensor[] or number (releasing twice is harmless)
-                    break
+            fn._saved = released(fn._saved)  # (OpNode.release_variables outside special mode)
         # Go on only along a single gradient to a node that is ready now and runs the same way.
         n = len(res)
         if n == 1:
@@ -159,11 +152,6 @@ def run(fn, grad: Tensor, task, buffers: dict, heap: list, keep_graph: bool) -> 
         known = m
 
 
-def _release(fn) -> None:
-    """OpNode.release_variables outside special mode (every array rule is an OpNode's)."""
-    fn._saved = released(fn._saved)
-
-
 def _ready_alone(node, deps: dict, buffers: dict) -> bool:
     """Whether ``node`` is made ready by its one incoming gradient, with no input buffer of its own yet."""
     return deps[node] == 1 and not (buffers and node in buffers)
@@ -211,6 +199,6 @@ def _fan_out(fn, res: tuple, gd, grad: Tensor, deps: dict, buffers: dict, keep_g
     if bias is not None:
         accumulate_into(bias.variable, as_tensor(db, grad))
     if not keep_graph:
-        _release(t)
+        t._saved = released(t._saved)
     accumulate_into(w.variable, as_tensor(out[0], grad))
     return nxt

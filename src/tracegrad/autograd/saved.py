@@ -471,9 +471,16 @@ def released(saved: tuple) -> tuple:
     """A node's saved values once backward has freed them (PyTorch's release_variables, outside special mode):
     SavedTensors are marked freed in place, records replaced by freed records, and a number given for a Tensor (a
     wrapped-number tensor in PyTorch) by a freed SavedTensor, so a second backward through the node raises as for
-    any saved tensor."""
-    if len(saved) == 1 and saved[0].__class__ is tuple:  # (the usual node saving one value, unrolled)
-        return (_released_record(saved[0]),)
+    any saved tensor. (Runs for every node of a plain backward: the usual shapes unrolled, no calls.)"""
+    if len(saved) == 1:
+        s = saved[0]
+        if s.__class__ is tuple:
+            return ((None, s[1], s[2], False) if len(s) == 4 else (None, s[1]),)
+    elif len(saved) == 2:
+        s, t = saved
+        if (s is None or s.__class__ is tuple) and t.__class__ is tuple:  # (mul's and mm's nodes)
+            return (None if s is None else (None, s[1], s[2], False) if len(s) == 4 else (None, s[1]),
+                    (None, t[1], t[2], False) if len(t) == 4 else (None, t[1]))
     kept = True
     for s in saved:
         if s.__class__ is SavedTensor:
@@ -488,16 +495,12 @@ def released(saved: tuple) -> tuple:
             kept = False
     if kept:
         return saved
-    return tuple([_released_record(s) if s.__class__ is tuple
-                  else s if s is None or s.__class__ is SavedTensor or s.__class__ is list else _FREED_NUMBER
-                  for s in saved])
+    return tuple([s if s is None or s.__class__ is SavedTensor or s.__class__ is list
+                  else _FREED_NUMBER if s.__class__ is not tuple
+                  else (None, s[1], s[2], False) if len(s) == 4 else (None, s[1]) for s in saved])
 
 
 _FREED_NUMBER = SavedTensor._make_freed()
-
-
-def _released_record(record: tuple) -> tuple:
-    return (None, record[1], record[2], False) if len(record) == 4 else (None, record[1])
 
 
 def plain_array(saved, like=None) -> object:
@@ -515,29 +518,25 @@ def plain_array(saved, like=None) -> object:
             arr, vc = saved
             if arr is None or vc[0]:
                 return None
-        return arr if like is None else _same_float(arr, like)
-    if saved.__class__ is not SavedTensor:
-        return None
-    kind = saved._kind
-    if kind == _OUTPUT:
-        if saved._vc[0] != saved._version:
+    elif saved.__class__ is SavedTensor:
+        kind = saved._kind
+        if kind == _OUTPUT:
+            if saved._vc[0] != saved._version:
+                return None
+            arr = saved._ref
+        elif kind == _INPUT:
+            t = saved._ref
+            if saved._vc[0] != saved._version or (saved._extra and t._gfn is None):
+                return None
+            arr = t._data
+        else:
             return None
-        arr = saved._ref
-    elif kind == _INPUT:
-        t = saved._ref
-        if saved._vc[0] != saved._version or (saved._extra and t._gfn is None):
-            return None
-        arr = t._data
     else:
         return None
-    return arr if like is None else _same_float(arr, like)
-
-
-def _same_float(arr, like):
-    """``arr`` if it has ``like``'s dtype and that is a float dtype, else None."""
-    dt = arr.dtype  # (each ``.dtype`` read is a getter call, and so is ``.kind``: the usual dtypes first)
-    if dt is not like.dtype or (dt is not _F32 and dt is not _F64 and dt.kind != "f"):
-        return None
+    if like is not None:
+        dt = arr.dtype  # (each ``.dtype`` read is a getter call, and so is ``.kind``: the usual dtypes first)
+        if dt is not like.dtype or (dt is not _F32 and dt is not _F64 and dt.kind != "f"):
+            return None
     return arr
 
 
