@@ -25,6 +25,7 @@ from .saved import released
 
 _ndarray = np.ndarray
 _asarray = np.asarray
+_UNKNOWN = object()  # (see ``known`` in ``run``)
 
 
 def as_tensor(data, original: Tensor) -> Tensor:
@@ -76,9 +77,10 @@ def run(fn, grad: Tensor, task, buffers: dict, heap: list, keep_graph: bool) -> 
     alone = not heap
     observed = STATE.observed  # (rules run no user code: nobody can start observing meanwhile)
     rule = fn._array_rule
-    # The shared (shape, dtype) record ``gd`` is known to match (node_meta.py), or None: a gradient handed on as it
-    # came (add's) needs no check against an input of that very record.
-    known = None
+    # The shared (shape, dtype) record ``gd`` is known to match (node_meta.py), or _UNKNOWN (never a node's record,
+    # not even a missing one, None): a gradient handed on as it came (add's) needs no check against an input of that
+    # very record.
+    known = _UNKNOWN
     while True:
         res = rule(fn, gd)
         if res is None:
@@ -125,7 +127,7 @@ def run(fn, grad: Tensor, task, buffers: dict, heap: list, keep_graph: bool) -> 
             fn = nxt
             gd = res[1]
             rule = nxt._array_rule
-            known = None
+            known = _UNKNOWN
             continue
         else:
             return fn, as_tensors(res, grad), True
