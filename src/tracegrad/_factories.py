@@ -181,14 +181,19 @@ def writes_out(factory=None, *, keeps_shape: bool = False, warns_resizing: bool 
 
 def _to_nested_arrays(data, depth: int | None = None):
     """Tensors inside nested data as arrays; at ``depth`` 0 (a leaf of the nesting) a one-element tensor or
-    array is its number, as torch reads it."""
+    array is its number, as torch reads it. Above the leaves, bytes (a sequence of ints to torch) and arrays of
+    strings, bytes or objects become lists, walked as torch walks them."""
     if depth == 0 and isinstance(data, (Tensor, np.ndarray)):
         return (data._data if isinstance(data, Tensor) else data).reshape(())[()]
     if isinstance(data, Tensor):
         return data._data
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, (list, tuple)) or (depth and (isinstance(data, bytes) or _walked_array(data))):
         return [_to_nested_arrays(d, None if depth is None else depth - 1) for d in data]
     return data
+
+
+def _walked_array(data) -> bool:
+    return isinstance(data, np.ndarray) and data.dtype.kind in "OSU"
 
 
 # ---- from data --------------------------------------------------------------------------------------------
@@ -275,9 +280,20 @@ def tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, require
         data = data_off_fast_path("tensor", "data", data, extra, {
             "dtype": dtype, "device": device, "requires_grad": requires_grad, "pin_memory": pin_memory, **unknown})
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        warn_copy_construct("torch.tensor", 3)
+    return checked_tensor(data, dtype, device, requires_grad, pin_memory)
+
+
+def warn_copy_construct(call: str, stacklevel: int) -> None:
+    """torch's advice, given each time a tensor is passed as the data to copy (``call``: how the user named it;
+    ``stacklevel``: the user's frame, counted from here)."""
+    warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                  f"sourceTensor.detach().clone().requires_grad_(True), rather than {call}(sourceTensor).",
+                  UserWarning, stacklevel=stacklevel)
+
+
+def checked_tensor(data: Any, dtype, device, requires_grad, pin_memory) -> Tensor:
+    """torch.tensor (and Tensor.new_tensor) past the warning: its options checked, then the data copied."""
     # (the usual values cost a comparison each, not a call)
     if dtype is not None:
         _args.dtype_arg("tensor", dtype)

@@ -516,16 +516,17 @@ class Tensor:
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
-        if self._rg or (self._base is not None and self._base._rg):
-            from ._warnings import warn_once
-
-            # torch 2.13 warns once per process (float() only; item() and int() do not)
-            warn_once("float_of_requires_grad", "Converting a tensor with requires_grad=True to a scalar may lead "
-                      "to unexpected behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=3)
-        return float(self._one_number())
+        self._warn_if_requires_grad()
+        number = self._one_number()
+        if number.__class__ is complex:
+            return _real_part_of(number, "double")
+        return float(number)
 
     def __int__(self) -> int:
-        value = int(self._one_number())
+        number = self._one_number()
+        if number.__class__ is complex:
+            return _complex_as_int64(number)
+        value = int(number)
         if value > 9223372036854775807:  # (a uint64's: see _refuse_beyond_int64)
             _refuse_beyond_int64(self._data.dtype)
         return value
@@ -539,7 +540,18 @@ class Tensor:
         return value
 
     def __complex__(self) -> complex:
+        self._warn_if_requires_grad()
         return complex(self._one_number())
+
+    def _warn_if_requires_grad(self) -> None:
+        """torch 2.13's warning as float() or complex() reads a tensor that requires grad (item(), int() and bool()
+        do not warn): once per process, one flag for both, where Python code called it (torch.tensor's reading of a
+        list calls them too)."""
+        if self._rg or (self._base is not None and self._base._rg):
+            from ._warnings import warn_once_at_caller
+
+            warn_once_at_caller("float_of_requires_grad", "Converting a tensor with requires_grad=True to a scalar "
+                                "may lead to unexpected behavior.\nConsider using tensor.detach() first.")
 
     def _one_number(self):
         """The number Python's float(), int() and complex() read: unlike item(), they refuse other sizes with
@@ -692,6 +704,26 @@ def pickled_array(data):
     if not owner.flags.c_contiguous or any(st < 0 for st in data.strides):
         return np.array(data)
     return _ArrayIn(owner, offset_in(owner, data), data.shape, data.strides, data.dtype)
+
+
+def _real_part_of(number: complex, cpp_type: str) -> float:
+    """c10's checked conversion of a complex number to a real type, as float(t) and int(t) of a complex tensor make
+    it: refused unless the imaginary part is 0 (a NaN one too)."""
+    if not number.imag == 0:
+        raise RuntimeError(f"value cannot be converted to type {cpp_type} without overflow")
+    return number.real
+
+
+_TWO_TO_63 = 2.0 ** 63
+
+
+def _complex_as_int64(number: complex) -> int:
+    """int(t) of a complex tensor: its real part read as an int64_t, checked in double as c10 checks it (NaN and
+    anything beyond 2**63 refused; 2**63 itself passes the check and lands on int64's smallest, as x86 converts)."""
+    real = _real_part_of(number, "int64_t")
+    if not -_TWO_TO_63 <= real <= _TWO_TO_63:
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return int(real) if real != _TWO_TO_63 else -(2 ** 63)
 
 
 def _refuse_beyond_int64(np_dtype: np.dtype) -> None:

@@ -552,9 +552,11 @@ def _cuda(self, device=None, non_blocking=False, **kwargs):
 
 
 def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    from ._factories import tensor
+    from ._factories import checked_tensor, warn_copy_construct
 
-    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    if isinstance(data, Tensor):
+        warn_copy_construct("tensor.new_tensor", 4)  # (through the method's argument parser)
+    return checked_tensor(data, dtype or self.dtype, device, requires_grad, False)
 
 
 def _new_made_by(factory: str):
