@@ -120,19 +120,27 @@ def _contiguous_byte_strides(shape: tuple, itemsize: int) -> tuple:
     return tuple(s * itemsize for s in contiguous_strides(shape))
 
 
-# Empty arrays whose zero strides are meant, or their owners (a program's empty NumPy array, which torch reads with
-# its strides; an expanded empty tensor): id -> a weak reference. Any other empty array with zero strides is a NumPy
-# kernel's, read as contiguous.
-_ZERO_STRIDED_OWNERS: dict[int, weakref.ref] = {}
+# Owners of no memory whose arrays' strides are meant as they are, or arrays so marked themselves (an expanded
+# empty tensor): id -> a weak reference. NumPy gives every empty array it makes zero strides (its kernels' empty
+# results), which Tensor.stride() reads as contiguous unless the array is a view of memory (see zero_strides_meant).
+_MEANT_STRIDES: dict[int, weakref.ref] = {}
+
+
+def strided_empty(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
+    """An array without elements with these element strides, over a fresh owner of no memory, marked so that its
+    strides and its views' read as they are (zero ones too: torch's reading of an empty NumPy array, an empty
+    copy of an expanded tensor)."""
+    owner = np.empty(0, np.uint8)
+    _forget_dead_owners()
+    _MEANT_STRIDES[id(owner)] = weakref.ref(owner)
+    item = dtype.itemsize
+    return _ndarray(shape, dtype, owner, 0, tuple([st * item for st in strides]))
 
 
 def zero_strided_empty(shape: tuple, dtype: np.dtype) -> np.ndarray:
     """An empty array of ``shape`` whose zero strides ``element_strides`` reads as they are (torch's reading of an
-    empty NumPy array, whose strides NumPy makes zero), over a fresh owner of no memory."""
-    owner = np.empty(0, np.uint8)
-    _forget_dead_owners()
-    _ZERO_STRIDED_OWNERS[id(owner)] = weakref.ref(owner)
-    return _ndarray(shape, dtype, owner, 0, (0,) * len(shape))
+    empty NumPy array, whose strides NumPy makes zero)."""
+    return strided_empty(shape, (0,) * len(shape), dtype)
 
 
 def zero_strides_kept(a: np.ndarray) -> np.ndarray:
@@ -140,20 +148,27 @@ def zero_strides_kept(a: np.ndarray) -> np.ndarray:
     ``element_strides`` reads them as they are (it reads a NumPy kernel's empty result, zero-strided, as
     contiguous)."""
     _forget_dead_owners()
-    _ZERO_STRIDED_OWNERS[id(a)] = weakref.ref(a)
+    _MEANT_STRIDES[id(a)] = weakref.ref(a)
     return a
 
 
 def _forget_dead_owners() -> None:
-    if len(_ZERO_STRIDED_OWNERS) > 1024:  # (dead entries dropped in batches, rarely: such arrays are few)
-        for key in [key for key, ref in _ZERO_STRIDED_OWNERS.items() if ref() is None]:
-            del _ZERO_STRIDED_OWNERS[key]
+    if len(_MEANT_STRIDES) > 1024:  # (dead entries dropped in batches, rarely: such arrays are few)
+        for key in [key for key, ref in _MEANT_STRIDES.items() if ref() is None]:
+            del _MEANT_STRIDES[key]
 
 
 def zero_strides_meant(a: np.ndarray) -> bool:
-    """Whether an empty, zero-strided ``a`` has those strides in PyTorch too: marked itself, or over a marked owner."""
-    for candidate in (a, storage_root(a)):
-        ref = _ZERO_STRIDED_OWNERS.get(id(candidate))
+    """Whether an empty, zero-strided ``a`` has those strides in PyTorch too: marked itself, over a marked owner, or
+    a view into memory that holds elements. NumPy makes a view's strides from its source's as PyTorch does (slices,
+    transposes, selections keep them; a reshape to another shape, which PyTorch makes contiguous, NumPy makes so
+    too), so a view of a tensor's storage that came out all zero is PyTorch's too (an expand's, an as_strided's,
+    and every view of those); an empty array of a NumPy kernel owns no memory, and its zero strides are NumPy's."""
+    root = storage_root(a)
+    if root is not a and root.nbytes:
+        return True
+    for candidate in (a, root):
+        ref = _MEANT_STRIDES.get(id(candidate))
         if ref is not None and ref() is candidate:
             return True
     return False
@@ -355,9 +370,10 @@ def storage_extent(shape, strides, offset: int = 0) -> int:
 def empty_strided(shape: tuple, strides: tuple, dtype: np.dtype) -> np.ndarray:
     """An uninitialised array with these (non-negative) element strides over a storage of its own, from offset 0,
     just long enough to reach every element."""
-    if not any(strides) and 0 in shape:
-        return zero_strided_empty(shape, dtype)  # (a copy of an empty tensor with zero strides keeps them)
-    storage = np.empty(storage_extent(shape, strides), dtype)
+    extent = storage_extent(shape, strides)
+    if not extent:  # (no elements: strides NumPy would not keep, zero ones included, and their views')
+        return strided_empty(shape, strides, dtype)
+    storage = np.empty(extent, dtype)
     item = storage.itemsize
     return _ndarray(shape, dtype, storage, 0, tuple([st * item for st in strides]))
 

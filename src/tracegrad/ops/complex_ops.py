@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._strides import strided_view, torch_byte_strides
 from .._tensor import Tensor
 from ..backend.dtypes import scalar_type_name
 from .registry import defop
@@ -29,7 +30,9 @@ def _view_as_real_kernel(a):
     if a.dtype.kind != "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
     real = a.real  # a view with the real dtype and the complex strides
-    return np.lib.stride_tricks.as_strided(real, shape=a.shape + (2,), strides=a.strides + (real.itemsize,))
+    strides = a.strides if a.size else torch_byte_strides(a)  # (an empty array's: see there)
+    # (over the storage, so that an empty result's zero strides read as the view's: _strides.zero_strides_meant)
+    return strided_view(real, a.shape + (2,), strides + (real.itemsize,))
 
 
 def _view_as_real_vjp(ctx, g):

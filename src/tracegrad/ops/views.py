@@ -21,6 +21,7 @@ from .._strides import (
     offset_in,
     storage_extent,
     storage_root,
+    strided_empty,
     strided_view,
     torch_byte_strides,
     zero_strides_kept,
@@ -689,6 +690,8 @@ def _as_strided_kernel(a, size, stride, storage_offset=None):
     item = a.itemsize
     offset = offset_in(root, a) // item if storage_offset is None else storage_offset
     if 0 in size:  # (a view all the same, placed at the offset: torch checks nothing of an empty one)
+        if not root.nbytes:  # (a storage without memory: over an owner that keeps the strides, zero ones too)
+            return strided_empty(size, stride, a.dtype)
         return empty_view_at(a, size, tuple(st * item for st in stride), offset * item - offset_in(root, a))
     needed = storage_extent(size, stride, offset) * item
     if needed > root.nbytes:
@@ -819,13 +822,13 @@ def _unfold_kernel(a, dimension, size, step):
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     count = (n - size) // step + 1
-    strides = list(a.strides)
+    strides = list(a.strides if a.size else torch_byte_strides(a))  # (an empty array's: see there)
     shape = list(a.shape)
     shape[d] = count
     new_strides = strides[:]
     new_strides[d] = strides[d] * step
-    return np.lib.stride_tricks.as_strided(a, shape=tuple(shape) + (size,),
-                                           strides=tuple(new_strides) + (strides[d],), writeable=True)
+    # (over the storage, so that an empty result's zero strides read as the view's: _strides.zero_strides_meant)
+    return strided_view(a, tuple(shape) + (size,), tuple(new_strides) + (strides[d],))
 
 
 def _unfold_vjp(ctx, g):
