@@ -13,6 +13,7 @@ from .._arg_parser import non_tensor_element, tp_name
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import from_numpy_dtype
+from ..ops._util import check_differentiable_grad
 from . import engine
 from .edges import gradient_edge
 from .graph import GradientEdge
@@ -80,6 +81,7 @@ def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) ->
                 raise RuntimeError("For complex Tensors, both grad_output and output are required to have the same "
                                    f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} and "
                                    f"output[{i}] has a dtype of {dtype}.")
+            check_differentiable_grad(dtype.np)  # (the engine's, of the root's gradient cast to the output's)
             result.append(grad)
         elif grad is None:
             if requires_grad:

@@ -20,7 +20,7 @@ from .. import _profiling
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
-from ..ops._util import expands_to, sum_to_shape
+from ..ops._util import check_differentiable_grad, expands_to, sum_to_shape
 from ..ops.aten_vec import as_caller, quietly_for_caller
 from . import accumulate as _accumulate
 from . import array_chain, ready_queue
@@ -561,7 +561,10 @@ def _fix_gradient(fn: Node, i: int, grad: Tensor, meta: tuple) -> Tensor:
     dtype = _leaf_grad_dtype(fn._edges[i][0], dtype)
     if dtype is not None and grad._data.dtype != dtype:
         grad = _cast_grad(grad, dtype)
+        check_differentiable_grad(grad._data.dtype)  # (PyTorch's validate_outputs asserts it last)
     return grad
+
+
 
 
 _GRAD_KIND_MISMATCH = ("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be "

@@ -366,3 +366,15 @@ def log_add_exp_complex(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         infinite = np.where(lo.real < 0, lo, np.log(np.exp(lo) + np.exp(hi)))
     out = np.where(~np.isfinite(lo.real) & (lo.real == hi.real), infinite, general)
     return np.where(x_nan | y_nan, complex(np.nan, np.nan), out).astype(np.result_type(x, y), copy=False)
+
+
+_NOT_DIFFERENTIABLE = ('isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT FAILED at '
+                       '"/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp":998, please report a bug to PyTorch. ')
+
+
+def check_differentiable_grad(dtype: np.dtype) -> None:
+    """PyTorch's validate_outputs asserts, last, that a gradient (cast to its input's dtype) is of a floating or
+    complex dtype: an integer tensor that requires grad (``long_t[mask] = v`` for a ``v`` that does) fails it as
+    soon as a gradient reaches it, through a cast back to its dtype (``.float()``'s backward), or as the root."""
+    if dtype.kind not in "fc":
+        raise RuntimeError(_NOT_DIFFERENTIABLE)

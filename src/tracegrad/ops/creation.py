@@ -9,7 +9,7 @@ from .._strides import like_self, with_strides
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import from_numpy_dtype
 from ..memory_format import copy_in_format, like_strides, preserve_format, suggested_format
-from ._util import broadcast_mismatch
+from ._util import broadcast_mismatch, check_differentiable_grad
 from .complex_ops import real_for_real_input
 from .pointwise import copy_into, writes_last
 from .registry import defop
@@ -70,6 +70,7 @@ def cast_back_to_input(ctx, i: int, g: Tensor) -> Tensor:
     input_dtype = ctx._in_meta[i][1]
     if g._data.dtype == input_dtype:
         return g
+    check_differentiable_grad(input_dtype)  # (an integer input that requires grad: the engine's assert on it)
     return to_dtype(real_for_real_input(ctx, i, g), from_numpy_dtype(input_dtype))
 
 

@@ -217,19 +217,19 @@ def _fills_through_mask(indices: Sequence, value_size: int) -> bool:
     return value_size == 1 and len(given) == 1 and np.asarray(given[0]).dtype in (np.bool_, np.uint8)
 
 
-def _filled_through_mask(t: Tensor, advanced: list, value: Tensor) -> Tensor:
-    """The value written through a lone mask index: torch's index_put_ then writes it with ``masked_fill_``,
-    as a number that ``t``'s dtype takes where it fits, so here it is converted (the masks become indices
-    below, which index_put_ would not convert for)."""
+def _check_fill_through_mask(t: Tensor, advanced: list, value: Tensor) -> None:
+    """A value written through a lone mask index: torch's index_put_ then writes it with ``masked_fill_``, as a
+    number that ``t``'s dtype takes where it fits (refused here where it does not). The value itself, of any
+    dtype, is index_put_'s, which records IndexPutBackward0 with an edge to it: an integer ``t`` then requires grad,
+    and a complex ``t``'s gradient reaches a real value complex, which the engine refuses, as PyTorch's."""
     if not _fills_through_mask(advanced, value._data.size):
-        return value
+        return
     _check_byte_mask_fill(advanced, value._data.size)
     if value._data.dtype == t._data.dtype:
-        return value
+        return
     if t._data.dtype.char in BAREBONES_UNSIGNED_CHARS:  # (masked_fill_'s dispatch refuses them before converting)
         raise unsupported("masked_fill", t._data.dtype)
-    scalar_for(value._data.item(), t._data.dtype)  # (refused where the dtype cannot hold it)
-    return value.to(t.dtype)
+    scalar_for(value._data.item(), t._data.dtype)
 
 
 def _check_value_dtype(out: np.ndarray, key: tuple, values: np.ndarray) -> None:
@@ -879,7 +879,7 @@ def setitem(t: Tensor, key, value) -> None:
         value = _wrap(np.asarray(_assigned_scalar(value, dtype), dtype=dtype))  # (a 0-d tensor)
     if advanced and any(a is not None for a in advanced):
         _check_advanced(target._data.shape, advanced)
-        value = _filled_through_mask(t, advanced, value)
+        _check_fill_through_mask(t, advanced, value)
         index_put_(target, _expand_bool_masks(advanced, sources), _without_leading_ones(value))
     elif value._data.ndim == 0 and target._data.ndim != 0:
         creation._fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3
