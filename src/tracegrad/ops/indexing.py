@@ -217,19 +217,21 @@ def _fills_through_mask(indices: Sequence, value_size: int) -> bool:
     return value_size == 1 and len(given) == 1 and np.asarray(given[0]).dtype in (np.bool_, np.uint8)
 
 
-def _check_fill_through_mask(t: Tensor, advanced: list, value: Tensor) -> None:
+def _check_fill_through_mask(t: Tensor, advanced: list, value: Tensor) -> bool:
     """A value written through a lone mask index: torch's index_put_ then writes it with ``masked_fill_``, as a
     number that ``t``'s dtype takes where it fits (refused here where it does not). The value itself, of any
     dtype, is index_put_'s, which records IndexPutBackward0 with an edge to it: an integer ``t`` then requires grad,
-    and a complex ``t``'s gradient reaches a real value complex, which the engine refuses, as PyTorch's."""
+    and a complex ``t``'s gradient reaches a real value complex, which the engine refuses, as PyTorch's. Returns
+    whether the value is written so."""
     if not _fills_through_mask(advanced, value._data.size):
-        return
+        return False
     _check_byte_mask_fill(advanced, value._data.size)
     if value._data.dtype == t._data.dtype:
-        return
+        return True
     if t._data.dtype.char in BAREBONES_UNSIGNED_CHARS:  # (masked_fill_'s dispatch refuses them before converting)
         raise unsupported("masked_fill", t._data.dtype)
     scalar_for(value._data.item(), t._data.dtype)
+    return True
 
 
 def _check_value_dtype(out: np.ndarray, key: tuple, values: np.ndarray) -> None:
@@ -836,16 +838,17 @@ def _index_tensor(arr: np.ndarray, source) -> Tensor:
     return out
 
 
-def _expand_bool_masks(advanced: list, sources: dict) -> list:
-    """Index arrays as tensors (saved by the index nodes); multi-dim boolean masks become their nonzeros.
-    ``sources``: the tensors the arrays were read from (``_apply_basic``)."""
+def _expand_bool_masks(advanced: list, sources: dict, expand: bool = True) -> list:
+    """Index arrays as tensors (saved by the index nodes); multi-dim boolean masks become their nonzeros (unless
+    not to ``expand``: a lone mask that one value fills, saved as torch saves it). ``sources``: the tensors the
+    arrays were read from (``_apply_basic``)."""
     indices = []
     for a in advanced:
         if a is None:
             indices.append(None)
             continue
         source = sources.get(id(a)) if sources else None  # (none for lists and arrays: the lean path)
-        if a.ndim > 1 and _is_mask(a):
+        if expand and a.ndim > 1 and _is_mask(a):
             indices.extend(_index_tensor(np.asarray(ix), source) for ix in np.nonzero(a))
         else:
             indices.append(_wrap(a) if source is None else _index_tensor(a, source))
@@ -879,8 +882,11 @@ def setitem(t: Tensor, key, value) -> None:
         value = _wrap(np.asarray(_assigned_scalar(value, dtype), dtype=dtype))  # (a 0-d tensor)
     if advanced and any(a is not None for a in advanced):
         _check_advanced(target._data.shape, advanced)
-        _check_fill_through_mask(t, advanced, value)
-        index_put_(target, _expand_bool_masks(advanced, sources), _without_leading_ones(value))
+        if _check_fill_through_mask(t, advanced, value):  # (the mask as it is, which the masked fill reads)
+            indices = _expand_bool_masks(advanced, sources, expand=False)
+        else:
+            indices = _expand_bool_masks(advanced, sources)
+        index_put_(target, indices, _without_leading_ones(value))
     elif value._data.ndim == 0 and target._data.ndim != 0:
         creation._fill_tensor(target, value)  # PyTorch's fill_.Tensor: an edge for the value, node FillBackward3
     else:
