@@ -12,17 +12,35 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import tracegrad as _tg
 
 from .._tensor import Tensor
 
-__all__ = ["grouped_by_dtype", "view_lists_as_real", "increment_steps", "negated_if", "l2_decayed_grads",
-           "to_scalar", "value_of", "real_views", "l2_decayed_grad"]
+__all__ = ["check_same_dtypes", "grouped_by_dtype", "view_lists_as_real", "increment_steps", "negated_if",
+           "l2_decayed_grads", "to_scalar", "value_of", "real_views", "l2_decayed_grad"]
+
+
+_SCALAR_STATE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # (and bfloat16, which tracegrad has not)
+
+
+def check_same_dtypes(params: list[Tensor], *others: list) -> None:
+    """The grouping's refusal of an entry whose dtype is not its parameter's: only float32 and float64 (``step``
+    tensors), and bfloat16 (mixed-precision states), pass whatever the parameter's (so a real state of a complex
+    parameter passes here, and view_as_real refuses it later)."""
+    for lst in others:
+        for p, t in zip(params, lst):
+            if t is not None and t._data.dtype != p._data.dtype and t._data.dtype not in _SCALAR_STATE_DTYPES:
+                raise RuntimeError("Tensors of the same index must be on the same device and the same dtype except "
+                                   "`step` tensors that can be CPU and float32/64, and optimizer states that can be "
+                                   "bfloat16 for mixed-precision training")
 
 
 def grouped_by_dtype(params: list[Tensor], *others: list) -> list[tuple[list, ...]]:
     """``Optimizer._group_tensors_by_device_and_dtype`` on the CPU: the lists split by the parameters' dtype, in
-    the order each dtype first appears, each parameter's entries staying together."""
+    the order each dtype first appears, each parameter's entries staying together (``check_same_dtypes`` first)."""
+    check_same_dtypes(params, *others)
     positions: dict = {}
     for i, p in enumerate(params):
         positions.setdefault(p.dtype, []).append(i)

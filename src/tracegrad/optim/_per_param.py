@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import set_grad_enabled
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
 from ._multi_tensor import grouped_by_dtype
-from ._refusals import leaf_write_error, refuse_at_step
+from ._refusals import leaf_write_error, refuse_at_step, refuse_real_states
 from .optimizer import Optimizer, array_options, as_real, count_state_writes, count_writes
 
 __all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
@@ -99,6 +99,8 @@ class PerParamOptimizer(Optimizer):
                     state = self.state[p]
                     if len(state) == 0:
                         self._init_state(p, group, state)  # (from the options as given: tensors as PyTorch reads them)
+                    if self._views_states_first:
+                        refuse_real_states(self, p)
                     grad = p._grad._data
                     if group["maximize"]:
                         grad = -grad

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._tensor import Tensor
 from ..autograd.views import LEAF_INPLACE_ERROR
+from ._multi_tensor import check_same_dtypes
 
-__all__ = ["refuse_fused_combinations", "refuse_at_step", "check_fused_dtype", "check_first_fused_dtype",
-           "leaf_write_error"]
+__all__ = ["refuse_fused_combinations", "refuse_at_step", "refuse_real_states", "check_fused_dtype",
+           "check_first_fused_dtype", "leaf_write_error"]
 
 # What ``torch.optim.optimizer._get_capturable_supported_devices`` lists; a CPU-only library supports none.
 _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
@@ -61,6 +63,34 @@ def refuse_at_step(opt, group: dict[str, Any]) -> None:
     group's, or the optimizer's default: PyTorch runs ``step`` with autograd on or off as ``defaults`` says)."""
     if group.get("capturable") or group.get("differentiable") or opt.defaults.get("differentiable"):
         _refuse_rare_options(opt, group)
+    if group.get("foreach") and not group.get("fused"):
+        _refuse_mixed_state_dtypes(opt, group)
+        if opt._foreach_views_states_first:
+            for p in group["params"]:
+                if p._grad is not None:
+                    refuse_real_states(opt, p)
+
+
+def refuse_real_states(opt, p: Tensor) -> None:
+    """PyTorch's ``view_as_real`` of a complex parameter's states, made before its update writes anything (its
+    foreach update, and some single-tensor ones): a real state (loaded: see ``state_as_real``) is refused there."""
+    if p._data.dtype.kind != "c":
+        return
+    state = opt.state.get(p, {})
+    for key in opt._states_viewed_as_real:
+        value = state.get(key)
+        if isinstance(value, Tensor) and value._data.dtype.kind != "c":
+            raise RuntimeError("view_as_real is only supported for complex tensors")
+
+
+def _refuse_mixed_state_dtypes(opt, group: dict[str, Any]) -> None:
+    """The foreach update's grouping of each parameter with its gradient and its state: an entry of another dtype
+    (state loaded for complex128 parameters from complex64 ones: load_state_dict casts only floating parameters'
+    state) is refused, as ``check_same_dtypes`` words it."""
+    params = [p for p in group["params"] if p._grad is not None]
+    states = [opt.state.get(p, {}) for p in params]
+    keys = {key for state in states for key, value in state.items() if isinstance(value, Tensor)}
+    check_same_dtypes(params, [p._grad for p in params], *([s.get(key) for s in states] for key in sorted(keys)))
 
 
 def _refuse_rare_options(opt, group: dict[str, Any]) -> None:

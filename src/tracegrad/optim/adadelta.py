@@ -13,12 +13,13 @@ from ..ops.complex_ops import _view_as_complex_kernel
 from ._fused import add_scaled_, addcmul_
 from ._multi_tensor import real_views, to_scalar
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import as_real, check_lr, l2_decayed, step_tensor, zeros_state
+from .optimizer import as_real, check_lr, l2_decayed, state_as_real, step_tensor, zeros_state
 
 __all__ = ["Adadelta"]
 
 
 class Adadelta(PerParamOptimizer):
+    _states_viewed_as_real = ("square_avg", "acc_delta")
     _capturable_xla = False  # PyTorch's Adadelta asks for the device list without XLA
     _state_writes = {"step": 1, "square_avg": 2, "acc_delta": 2}  # (mul_ then addcmul_ on each average)
 
@@ -83,8 +84,8 @@ class Adadelta(PerParamOptimizer):
         if wd != 0:
             grad = l2_decayed(grad, param, wd, group)
         grad = as_real(grad)
-        square_avg = as_real(state["square_avg"]._data)
-        acc_delta = as_real(state["acc_delta"]._data)
+        square_avg = state_as_real(p, state, "square_avg")
+        acc_delta = state_as_real(p, state, "acc_delta")
         square_avg *= square_avg.dtype.type(rho)
         addcmul_(square_avg, grad, grad, 1 - rho)
         std = np.sqrt(square_avg + eps)

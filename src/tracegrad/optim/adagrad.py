@@ -8,12 +8,13 @@ from .._tensor import Tensor, _wrap
 from ._fused import addcmul_, refuse_unfit
 from ._multi_tensor import real_views, to_scalar, value_of
 from ._refusals import check_first_fused_dtype, check_fused_dtype, refuse_at_step, refuse_fused_combinations
-from .optimizer import Optimizer, array_options, as_real, check_lr, l2_decayed, step_tensor
+from .optimizer import Optimizer, array_options, as_real, check_lr, l2_decayed, state_as_real, step_tensor
 
 __all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
+    _states_viewed_as_real = ("sum",)
     _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False), ("fused", None))
     _has_capturable = False  # (PyTorch's Adagrad has no such option: a group's key is ignored)
 
@@ -124,7 +125,7 @@ class Adagrad(Optimizer):
                     grad = l2_decayed(grad, param, wd, group)
                 param, grad = as_real(param), as_real(grad)
                 clr = lr / (1 + (step - 1) * lr_decay)
-                acc = as_real(state["sum"]._data)
+                acc = state_as_real(p, state, "sum")
                 addcmul_(acc, grad, grad, 1)
                 std = np.sqrt(acc)
                 std += eps

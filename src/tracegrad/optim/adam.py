@@ -17,6 +17,7 @@ from .optimizer import (
     check_lr,
     count_state_writes,
     l2_decayed,
+    state_as_real,
     step_tensor,
     zeros_state,
 )
@@ -59,6 +60,7 @@ _AMSGRAD_STATE_WRITES = {**_STATE_WRITES, "max_exp_avg_sq": 1}
 
 
 class Adam(Optimizer):
+    _states_viewed_as_real = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
     _group_defaults_on_load = (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),
                                ("differentiable", False), ("decoupled_weight_decay", False), ("fused", None))
     _foreach_capturable_first = True  # (its foreach update checks the devices before ``differentiable``)
@@ -155,8 +157,8 @@ class Adam(Optimizer):
                     else:
                         grad = l2_decayed(grad, param, wd, group)
                 param, grad = as_real(param), as_real(grad)
-                exp_avg = as_real(state["exp_avg"]._data)
-                exp_avg_sq = as_real(state["exp_avg_sq"]._data)
+                exp_avg = state_as_real(p, state, "exp_avg")
+                exp_avg_sq = state_as_real(p, state, "exp_avg_sq")
                 lerp_(exp_avg, grad, 1 - beta1)
                 exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
                 addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
@@ -164,7 +166,7 @@ class Adam(Optimizer):
                 step_size = lr / (1 - beta1**step)
                 bias_correction2_sqrt = (1 - beta2**step) ** 0.5
                 if amsgrad:
-                    max_sq = as_real(state["max_exp_avg_sq"]._data)
+                    max_sq = state_as_real(p, state, "max_exp_avg_sq")
                     np.maximum(max_sq, exp_avg_sq, out=max_sq)
                     exp_avg_sq = max_sq
                 # (in place on two temporaries, arrays for 0-d parameters too: torch's roundings, fewer allocations)

@@ -21,12 +21,13 @@ from ._multi_tensor import (
 )
 from ._per_param import PerParamOptimizer, begin_write, lerp_
 from .adam import check_adam_hparams
-from .optimizer import as_real, l2_decayed, step_tensor, zeros_state
+from .optimizer import as_real, l2_decayed, state_as_real, step_tensor, zeros_state
 
 __all__ = ["Adamax"]
 
 
 class Adamax(PerParamOptimizer):
+    _states_viewed_as_real = ("exp_avg", "exp_inf")
     _state_writes = {"step": 1, "exp_avg": 1, "exp_inf": 2}  # (exp_inf: mul_, then maximum(out=exp_inf))
 
     def __init__(
@@ -68,8 +69,8 @@ class Adamax(PerParamOptimizer):
         if wd != 0:
             grad = l2_decayed(grad, param, wd, group)
         param, grad = as_real(param), as_real(grad)
-        exp_avg = as_real(state["exp_avg"]._data)
-        exp_inf = as_real(state["exp_inf"]._data)
+        exp_avg = state_as_real(p, state, "exp_avg")
+        exp_inf = state_as_real(p, state, "exp_inf")
         lerp_(exp_avg, grad, 1 - beta1)
         exp_inf *= beta2
         norm = np.abs(grad)

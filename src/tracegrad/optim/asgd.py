@@ -20,12 +20,14 @@ from ._multi_tensor import (
     view_lists_as_real,
 )
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import as_real, check_lr, scalar_dtype, step_tensor, zeros_state
+from .optimizer import as_real, check_lr, scalar_dtype, state_as_real, step_tensor, zeros_state
 
 __all__ = ["ASGD"]
 
 
 class ASGD(PerParamOptimizer):
+    _states_viewed_as_real = ("ax",)
+    _views_states_first = True
     _capturable_what = "params, mus, etas, and state_steps"
     # The parameter's writes count themselves in ``_update``, as each is made (a write that fails later, into the
     # average, leaves them counted): the decay's mul_ then the gradient's add_, which PyTorch's foreach update folds
@@ -91,7 +93,7 @@ class ASGD(PerParamOptimizer):
             p._bump_version()
         add_scaled_(param, grad, -eta_value)
         p._bump_version()
-        ax = as_real(state["ax"]._data)
+        ax = state_as_real(p, state, "ax")
         if ax.shape != param.shape:
             _refuse_unfit_average(ax, param, averaging=group["foreach"] or float(mu) != 1)
         if float(mu) != 1:
@@ -99,8 +101,11 @@ class ASGD(PerParamOptimizer):
         else:
             ax[...] = param
         step = float(step_t)
-        eta[...] = lr / ((1 + lambd * lr * step) ** alpha)
-        mu[...] = 1 / max(1, step - t0)
+        # (PyTorch's ``torch.as_tensor`` of each number, in the default dtype, copied into the state: a float64 one,
+        # loaded for float64 parameters, takes the float32 value)
+        number = scalar_dtype().type
+        eta[...] = number(lr / ((1 + lambd * lr * step) ** alpha))
+        mu[...] = number(1 / max(1, step - t0))
 
     def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         """PyTorch's single-tensor update (not capturable) in tensor operations: eta and mu read as numbers, their

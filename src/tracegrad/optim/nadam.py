@@ -21,12 +21,14 @@ from ._multi_tensor import (
 )
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
-from .optimizer import as_real, scalar_dtype, step_tensor, zeros_state
+from .optimizer import as_real, scalar_dtype, state_as_real, step_tensor, zeros_state
 
 __all__ = ["NAdam"]
 
 
 class NAdam(PerParamOptimizer):
+    _states_viewed_as_real = ("exp_avg", "exp_avg_sq")
+    _views_states_first = True
     _group_defaults_on_load = (("maximize", False), ("foreach", None), ("capturable", False), ("differentiable", False),
                                ("decoupled_weight_decay", False))
     _capturable_what = "params, mu_products and state_steps"
@@ -88,8 +90,8 @@ class NAdam(PerParamOptimizer):
         mu_next = _momentum_coefficient(beta1, step + 1, momentum_decay)
         mu_product = state["mu_product"]._data
         mu_product *= mu  # accumulated in the state tensor's dtype, as PyTorch's
-        exp_avg = as_real(state["exp_avg"]._data)
-        exp_avg_sq = as_real(state["exp_avg_sq"]._data)
+        exp_avg = state_as_real(p, state, "exp_avg")
+        exp_avg_sq = state_as_real(p, state, "exp_avg_sq")
         lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
         addcmul_(exp_avg_sq, grad, grad, 1 - beta2)

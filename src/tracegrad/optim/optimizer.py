@@ -122,6 +122,11 @@ class Optimizer:
     # Whether PyTorch's update writes into a complex parameter through its ``view_as_real`` (for the words of the
     # error a leaf that requires grad then raises: ``_refusals.leaf_write_error``)
     _complex_written_through_view: bool = True
+    # The states PyTorch views as real for a complex parameter, and whether its single-tensor update does so before
+    # its first write, and its foreach update: real state loaded for a complex parameter is refused there
+    _states_viewed_as_real: tuple[str, ...] = ()
+    _views_states_first: bool = False
+    _foreach_views_states_first: bool = True
     # Group options that newer versions added, filled in where a loaded state_dict or pickle lacks them: each
     # optimizer's ``__setstate__`` in PyTorch sets these defaults (``group.setdefault``), in its own list.
     _group_defaults_on_load: tuple[tuple[str, Any], ...] = ()
@@ -508,6 +513,16 @@ def as_real(a: np.ndarray) -> np.ndarray:
     if a.dtype.kind != "c":
         return a
     return _view_as_real_kernel(a if a.__class__ is np.ndarray else np.asarray(a))
+
+
+def state_as_real(p: Tensor, state: dict[str, Any], key: str) -> np.ndarray:
+    """A state tensor as ``as_real`` gives it, for parameter ``p``: PyTorch views every state of a complex parameter
+    as real, and refuses one that is not complex (load_state_dict casts state to floating parameters' dtype only,
+    so real state loaded for a complex parameter stays real)."""
+    a = state[key]._data
+    if a.dtype.kind != "c" and p._data.dtype.kind == "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return as_real(a)
 
 
 def l2_decayed(grad: np.ndarray, param: np.ndarray, weight_decay: float, group: dict[str, Any]) -> np.ndarray:

@@ -21,12 +21,15 @@ from ._multi_tensor import (
 )
 from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
 from .adam import check_adam_hparams
-from .optimizer import as_real, step_tensor, zeros_state
+from .optimizer import as_real, state_as_real, step_tensor, zeros_state
 
 __all__ = ["RAdam"]
 
 
 class RAdam(PerParamOptimizer):
+    _states_viewed_as_real = ("exp_avg", "exp_avg_sq")
+    _views_states_first = True
+    _foreach_views_states_first = False  # (its foreach update counts the steps first)
     _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False),
                                ("decoupled_weight_decay", False), ("capturable", False))
     _state_writes = {"step": 1, "exp_avg": 1, "exp_avg_sq": 2}
@@ -75,8 +78,8 @@ class RAdam(PerParamOptimizer):
                 decay_in_place(p, group, 1 - lr * wd)
             else:
                 grad = added_scaled(grad, param, wd)
-        exp_avg = as_real(state["exp_avg"]._data)
-        exp_avg_sq = as_real(state["exp_avg_sq"]._data)
+        exp_avg = state_as_real(p, state, "exp_avg")
+        exp_avg_sq = state_as_real(p, state, "exp_avg_sq")
         lerp_(exp_avg, grad, 1 - beta1)
         exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
         addcmul_(exp_avg_sq, grad, grad, 1 - beta2)

@@ -15,6 +15,7 @@ from .optimizer import (
     check_lr,
     count_state_writes,
     l2_decayed,
+    state_as_real,
     step_tensor,
     zeros_state,
 )
@@ -23,6 +24,7 @@ __all__ = ["RMSprop"]
 
 
 class RMSprop(Optimizer):
+    _states_viewed_as_real = ("square_avg", "grad_avg", "momentum_buffer")
     _group_defaults_on_load = (("momentum", 0), ("centered", False), ("foreach", None), ("maximize", False),
                                ("differentiable", False), ("capturable", False))
     _foreach_capturable_xla = True  # (its foreach update asks for the device list with XLA)
@@ -115,18 +117,18 @@ class RMSprop(Optimizer):
                 if wd != 0:
                     grad = l2_decayed(grad, param, wd, group)
                 param, grad = as_real(param), as_real(grad)
-                square_avg = as_real(state["square_avg"]._data)
+                square_avg = state_as_real(p, state, "square_avg")
                 square_avg *= square_avg.dtype.type(alpha)
                 addcmul_(square_avg, grad, grad, 1 - alpha)
                 if centered:
-                    grad_avg = as_real(state["grad_avg"]._data)
+                    grad_avg = state_as_real(p, state, "grad_avg")
                     lerp_(grad_avg, grad, 1 - alpha)
                     avg = np.sqrt(addcmul_(square_avg.copy(), grad_avg, grad_avg, -1.0))
                 else:
                     avg = np.sqrt(square_avg)
                 avg += eps
                 if momentum > 0:
-                    buf = as_real(state["momentum_buffer"]._data)
+                    buf = state_as_real(p, state, "momentum_buffer")
                     buf *= momentum
                     buf += grad / avg
                     add_scaled_(param, buf, -lr)

@@ -12,12 +12,14 @@ from .._tensor import Tensor
 from ._fused import refuse_unfit
 from ._multi_tensor import real_views, to_scalar
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import as_real, check_lr, step_tensor, zeros_state
+from .optimizer import as_real, check_lr, state_as_real, step_tensor, zeros_state
 
 __all__ = ["Rprop"]
 
 
 class Rprop(PerParamOptimizer):
+    _states_viewed_as_real = ("prev", "step_size")
+    _foreach_views_states_first = False  # (its foreach update counts the steps first)
     _foreach_capturable_xla = True  # (its foreach update asks for the device list with XLA)
     _state_writes = {"step": 1, "prev": 1, "step_size": 2}  # (step_size: mul_, then clamp_)
 
@@ -85,7 +87,7 @@ class Rprop(PerParamOptimizer):
         # (PyTorch views a complex parameter, its gradient and its state as real before its first op: its errors
         # name the real views' shapes)
         grad, param = as_real(grad), as_real(p._data)
-        prev, step_size = as_real(state["prev"]._data), as_real(state["step_size"]._data)
+        prev, step_size = state_as_real(p, state, "prev"), state_as_real(p, state, "step_size")
         if grad.shape != prev.shape:
             refuse_unfit(None, grad, prev)  # (PyTorch's grad.mul(prev))
         sign = np.sign(grad * prev)

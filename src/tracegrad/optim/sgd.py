@@ -10,6 +10,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import set_grad_enabled
 from ..backend.dtypes import scalar_type_name
 from ..ops.aten_vec import BLOCKED_MIN
+from ..ops.pointwise import check_cast_into
 from ._fused import add_scaled_, added_scaled
 from ._multi_tensor import grouped_by_dtype, l2_decayed_grad, l2_decayed_grads, to_scalar
 from ._refusals import check_first_fused_dtype, refuse_at_step, refuse_fused_combinations
@@ -134,6 +135,8 @@ class SGD(Optimizer):
                 else:
                     b = buf._data
                     b *= b.dtype.type(momentum)
+                    # (a real buffer loaded for a complex parameter: load_state_dict casts only floating ones')
+                    check_cast_into(np.result_type(b, grad), b.dtype)
                     add_scaled_(b, grad, 1 - dampening)
                     count_writes(buf, 2)  # (PyTorch's mul_ then add_)
                 grad = added_scaled(grad, buf._data, momentum) if nesterov else buf._data
