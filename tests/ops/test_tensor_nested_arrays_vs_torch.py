@@ -98,7 +98,7 @@ def test_arrays_scalars_and_tensors_in_lists_read_as_torch(target):
 def test_numpy_text_scalars_named_as_torch():
     """torch.tensor(np.str_("a")): refused by its type's full name, as torch's tp_name reads."""
     for data in (np.str_("a"), np.bytes_(b"a")):
-        assert value_or_error(lambda lib: lib.tensor(data), tg) == value_or_error(lambda lib: lib.tensor(data), torch)
+        assert value_or_error(lambda lib, d=data: lib.tensor(d), tg) == value_or_error(lambda lib, d=data: lib.tensor(d), torch)
 
 
 @pytest.mark.parametrize("number", [1 + 0j, 1 + 1j, complex(float("nan"), 0), complex(0, float("nan")), 2.0**63 + 0j,

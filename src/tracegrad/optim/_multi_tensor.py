@@ -31,7 +31,7 @@ def check_same_dtypes(params: list[Tensor], *others: list) -> None:
     parameter passes here, and view_as_real refuses it later)."""
     for lst in others:
         for p, t in zip(params, lst):
-            if t is not None and t._data.dtype != p._data.dtype and t._data.dtype not in _SCALAR_STATE_DTYPES:
+            if isinstance(t, Tensor) and t._data.dtype != p._data.dtype and t._data.dtype not in _SCALAR_STATE_DTYPES:
                 raise RuntimeError("Tensors of the same index must be on the same device and the same dtype except "
                                    "`step` tensors that can be CPU and float32/64, and optimizer states that can be "
                                    "bfloat16 for mixed-precision training")
