@@ -435,12 +435,12 @@ class ForeachInplaceOp(OpDef):
         else:
             # As PyTorch's generated code: every node made from the histories before any write, its inputs saved
             # (a tensor twice in the list gets two nodes on its first history), then the writes, then the histories
-            steps = [per._arrays_and_record(one) for one in each]
-            nodes = [per._inplace_node(one, record) for one, (_, record) in zip(each, steps)]
-            for one, (arrays, _) in zip(each, steps):
-                per._inplace_write(one, arrays)
-            for one, node in zip(each, nodes):
-                per._inplace_history(one, *node)
+            arrays = [[a._data if isinstance(a, Tensor) else a for a in one] for one in each]
+            made = [per._eager_inplace(one, None, _records(per, one), "node") for one in each]
+            for one, these in zip(each, arrays):
+                per._eager_inplace(one, these, False, "write")
+            for one, node in zip(each, made):
+                per._eager_inplace(one, None, False, "history", node)
         return None
 
     def _write_without_derivative(self, per: OpDef, each: list, others: list) -> None:
@@ -463,6 +463,12 @@ class ForeachInplaceOp(OpDef):
             if node is not None:
                 node._seq = UINT64_MAX
                 _views.rebase_history(one[0], node)
+
+
+def _records(per: OpDef, args: tuple) -> bool:
+    """Whether grad mode records the per-tensor in-place call ``per(*args)``: one of its differentiable tensors
+    requires grad (its arguments hold no list)."""
+    return STATE.grad_enabled and any(_requires_grad(args[i]) for i in per.rg_idx)
 
 
 def _requires_grad(t) -> bool:

@@ -567,7 +567,28 @@ class OpDef:
             from ..autograd import forward_ad
 
             return forward_ad.eager_with_tangents(self, args)
-        arrays, record = self._arrays_and_record(args)
+        arrays = list(args)
+        for i in self.tensor_idx:
+            a = args[i]
+            if a.__class__ is Tensor or isinstance(a, Tensor):
+                arrays[i] = a._data
+        for i in self.list_idx:
+            seq = args[i]
+            if seq is not None:
+                arrays[i] = [t._data if isinstance(t, Tensor) else _tensor_list_item(t, seq) for t in seq]
+        requires_grad = False
+        if STATE.grad_enabled:
+            for i in self.rg_idx:
+                a = args[i]
+                if (a.__class__ is Tensor or isinstance(a, Tensor)) and (
+                        a._rg or (a._base is not None and a._base._rg)):
+                    requires_grad = True
+                    break
+            for i in self.rg_list_idx:
+                for t in args[i] or ():
+                    if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg)):
+                        requires_grad = True
+        record = requires_grad and STATE.grad_enabled
         if self.is_inplace:
             return self._eager_inplace(args, arrays, record)
         node = None
@@ -619,30 +640,6 @@ class OpDef:
             emit_op_call(self.public_name, outs, record)
         return outs if self.returns_list else _return_tuple(self, outs)  # Tensor[]: a tuple in Python, as torch
 
-    def _arrays_and_record(self, args: tuple) -> tuple[list, bool]:
-        """The arguments with arrays for their tensors, and whether grad mode records the call (an input requires
-        grad)."""
-        arrays = list(args)
-        for i in self.tensor_idx:
-            a = args[i]
-            if a.__class__ is Tensor or isinstance(a, Tensor):
-                arrays[i] = a._data
-        for i in self.list_idx:
-            seq = args[i]
-            if seq is not None:
-                arrays[i] = [t._data if isinstance(t, Tensor) else _tensor_list_item(t, seq) for t in seq]
-        if STATE.grad_enabled:
-            for i in self.rg_idx:
-                a = args[i]
-                if (a.__class__ is Tensor or isinstance(a, Tensor)) and (
-                        a._rg or (a._base is not None and a._base._rg)):
-                    return arrays, True
-            for i in self.rg_list_idx:
-                for t in args[i] or ():
-                    if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg)):
-                        return arrays, True
-        return arrays, False
-
     def _refuse_arguments_first(self, arrays: list) -> None:
         """For an overlap refused: the kernel's own refusal of its arguments where ATen checks them first
         (``ARGUMENTS_CHECKED_FIRST``), found by running it on a copy of the written-to array."""
@@ -654,66 +651,63 @@ class OpDef:
         except ValueError as exc:
             raise translate_value_error(exc, copied) from None
 
-    def _eager_inplace(self, args: tuple, arrays: list, record: bool):
-        record, node, saved = self._inplace_node(args, record)
-        self._inplace_write(args, arrays)
-        return self._inplace_history(args, record, node, saved)
+    def _eager_inplace(self, args: tuple, arrays: list, record: bool, step: str = "all", made: tuple = ()):
+        """An in-place call: its checks and node (whose first edge is the target's history before the write) with its
+        saved inputs, then the kernel's checks, its write and the version bump, then the target's new history and the
+        node's saved outputs; the target.
 
-    # An in-place call in three steps, which a foreach in-place call (ops/foreach.py) takes for all its tensors at
-    # once, as PyTorch's generated code does: every node made (its edges the histories before any write) and its
-    # inputs saved, then every write, then every tensor's new history and saved outputs.
-
-    def _inplace_node(self, args: tuple, record: bool) -> tuple:
-        """The in-place call's checks and its node, with its saved inputs: ``(record, node, saved)``."""
+        A foreach in-place call (ops/foreach.py) takes each step for all its tensors at once, as PyTorch's generated
+        code does (every node made before any write, every write before any history): ``step="node"`` returns
+        ``(record, node, saved)``, which ``step="history"`` takes as ``made``. One function, so that an ordinary
+        in-place call makes no call per step."""
         target = args[0]
-        if record and self.records_if is not None and not self.records_if(args):
-            record = False  # (before check_inplace, which then refuses nothing: PyTorch's copy_ into an integer)
-        if STATE.grad_enabled:
-            if target._inference and not _views.autograd_kernel_runs(args, self.tensor_idx):
-                record = False  # (torch's autograd kernel does not run: the refusal after the write is all)
-            else:
-                record = _views.check_inplace(target, record)
-        node = saved = None
-        if record:
-            node = self._new_node(args)  # its first edge is the target's history before the write
-            original = None
-            if self.saves_self and any(_wanted(args, cond) for (kind, idx), cond
-                                       in zip(self.save_spec, self.save_conditions) if kind == "arg" and idx == 0):
-                from .creation import clone
+        if step == "all" or step == "node":
+            if record and self.records_if is not None and not self.records_if(args):
+                record = False  # (before check_inplace, which then refuses nothing: PyTorch's copy_ into an integer)
+            if STATE.grad_enabled:
+                if target._inference and not _views.autograd_kernel_runs(args, self.tensor_idx):
+                    record = False  # (torch's autograd kernel does not run: the refusal after the write is all)
+                else:
+                    record = _views.check_inplace(target, record)
+            node = saved = None
+            if record:
+                node = self._new_node(args)
+                original = None
+                if self.saves_self and any(_wanted(args, cond) for (kind, idx), cond
+                                           in zip(self.save_spec, self.save_conditions) if kind == "arg" and idx == 0):
+                    from .creation import clone
 
-                # PyTorch saves ``self.clone()`` (a recorded copy, so double backward reaches self's history),
-                # and only when a gradient that reads it can be asked for: ``x.mul_(2)`` makes no copy.
-                original = clone(target)
-            saved = self._save_inputs(args, original) if self.save_spec else None
-        return record, node, saved
-
-    def _inplace_write(self, args: tuple, arrays: list) -> None:
-        """The kernel's own checks, once autograd has made the node and saved the inputs (as in PyTorch), its write
-        and the version bump."""
-        target = args[0]
-        if self.schema.full_name not in _OVERLAP_WRITERS:
-            check_no_internal_overlap(target._data)
-        if self.overlap_inputs:
+                    # PyTorch saves ``self.clone()`` (a recorded copy, so double backward reaches self's history),
+                    # and only when a gradient that reads it can be asked for: ``x.mul_(2)`` makes no copy.
+                    original = clone(target)
+                saved = self._save_inputs(args, original) if self.save_spec else None
+            if step == "node":
+                return record, node, saved
+        elif step == "history":
+            record, node, saved = made
+        if step != "history":
+            # The kernel's own checks, once autograd has made the node and saved the inputs, as in PyTorch
+            if self.schema.full_name not in _OVERLAP_WRITERS:
+                check_no_internal_overlap(target._data)
+            if self.overlap_inputs:
+                try:
+                    check_overlap(self.overlap_check, target._data, [arrays[i] for i in self.overlap_inputs])
+                except RuntimeError:
+                    self._refuse_arguments_first(arrays)
+                    raise
+            if STATE.before_write is not None:
+                STATE.before_write(target)
             try:
-                check_overlap(self.overlap_check, target._data, [arrays[i] for i in self.overlap_inputs])
-            except RuntimeError:
-                self._refuse_arguments_first(arrays)
-                raise
-        if STATE.before_write is not None:
-            STATE.before_write(target)
-        try:
-            self.kernel(*arrays) if not self.impure_kernel else quietly(self.kernel, *arrays)
-        except ValueError as exc:
-            raise translate_value_error(exc, arrays) from None
-        except FP_SIGNALS:  # (a strict filter's, raised before a ``writes_last`` kernel wrote: see impure_kernel)
-            quietly(self.kernel, *arrays)
-        if target._inference:  # (torch's version bump refuses it, after the kernel wrote)
-            _views.refuse_inference_update(target)
-        target._bump_version()
-
-    def _inplace_history(self, args: tuple, record: bool, node, saved):
-        """The written tensor's new history (``node``) and the node's saved outputs; the tensor."""
-        target = args[0]
+                self.kernel(*arrays) if not self.impure_kernel else quietly(self.kernel, *arrays)
+            except ValueError as exc:
+                raise translate_value_error(exc, arrays) from None
+            except FP_SIGNALS:  # (a strict filter's, raised before a ``writes_last`` kernel wrote: see impure_kernel)
+                quietly(self.kernel, *arrays)
+            if target._inference:  # (torch's version bump refuses it, after the kernel wrote)
+                _views.refuse_inference_update(target)
+            target._bump_version()
+            if step == "write":
+                return None
         if record:
             if target._base is not None:
                 _views.record_inplace_on_view(self, args, target, node)
