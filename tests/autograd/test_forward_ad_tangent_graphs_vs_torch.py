@@ -32,7 +32,6 @@ _BATCH_STATS = "tracegrad's batch statistics' tangent is another formula (mean/v
 
 # op id (or "op id/sample") -> why its tangent's graph still differs from torch's
 KNOWN: dict[str, str] = {
-    "lerp/tensor_weight_bcast": "torch's tangent goes through lerp itself (LerpBackward1), tracegrad's mul/sub/add",
     "addcdiv": _SUBTRACTS,
     **{f"{op}/{sample}": _SUBTRACTS for op in ("remainder", "fmod") for sample in ("bcast", "noncontig")},
     "atan2": "torch's formula squares with pow (PowBackward0), tracegrad's multiplies",

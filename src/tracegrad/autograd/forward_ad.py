@@ -10,9 +10,10 @@ which runs the operator and then computes its outputs' tangents:
   rule returns one tangent per output tensor (None: the output gets no tangent), written in dispatched
   tracegrad ops so that it records a graph when the primals or tangents require grad. A returned tangent
   may alias an input tangent (``add``'s ``t_self``), have a broadcastable shape (it is expanded and
-  materialised) or another float dtype (it is cast). For an in-place operator ``args[0]`` (and every
-  other argument that is the same tensor) is ``self``'s value *before* the write and ``outs[0]`` its
-  value after, so one rule serves ``op`` and ``op_``. Rules run with tangent propagation switched off.
+  materialised) or another float dtype (it is cast). For an in-place operator ``args[0]`` is ``self``'s
+  value *before* the write (another argument that is the same tensor: its value after, as PyTorch's formulas
+  read it) and ``outs[0]`` its value after, so one rule serves ``op`` and ``op_``. Rules run with tangent
+  propagation switched off.
   Common operators have one (no double backward per call), and so do operators whose VJP is
   deliberately not the adjoint of their derivative (``embedding`` zeroes the padding row's gradient,
   but its forward tangent is the looked-up tangent rows) or where PyTorch has no formula
@@ -564,6 +565,8 @@ def eager_with_tangents(op, args: tuple):
     try:
         if all(t is None for t in tangents) or op.name == "detach" or not _reaches_autograd(op, args):
             return op._eager(args)
+        if op.forward_ad_refusal is not None:  # (PyTorch refuses before its kernel runs)
+            raise NotImplementedError(op.forward_ad_refusal)
         if op.name in _INPLACE_WITHOUT_FORMULA:
             op._eager(args)
             raise NotImplementedError(_NO_INPLACE_FORMULA.format(op.name))
@@ -576,28 +579,34 @@ def eager_with_tangents(op, args: tuple):
     finally:
         STATE.fw_grad_levels = levels
     for o, t in zip(outs, new_tangents):
-        if t is None:
-            if op.is_inplace:
-                set_tangent(o, None, level)  # the new value has no tangent: drop the old value's
-            continue
-        if op.is_inplace:
-            old = get_tangent(o, level)
-            base = forward_base(o)[0] if old is None else None
-            if base is not None:
-                # the first tangent of a view: its (forward) base gets a zero tangent, of which the view's is a view
-                from .._tensor import _wrap
-
-                set_tangent(base, _wrap(zeros_with_layout_of(base._data, base._data.dtype)), level)
-                old = get_tangent(o, level)
-            # (a view replaying its ops on a base reshaped in place since may get another shape: copy_ refuses it)
-            if old is not None and (base is not None or old._data.shape == t._data.shape):
-                _copy_into(old, t)
-                _attach_to_saved(o, level, old)
-                continue
-        t = conformed(t, o)
-        set_tangent(o, t, level)
-        _attach_to_saved(o, level, t)
+        give_tangent(o, t, level, op.is_inplace)
     return result
+
+
+def give_tangent(out: Tensor, tangent: Tensor | None, level: int, inplace: bool) -> None:
+    """``out`` takes its new tangent (None: none), as PyTorch's ``_set_fw_grad``; an in-place operator's is written
+    into the tangent ``out`` has (a view's: into its base's, which gets a zero tangent first where it has none)."""
+    if tangent is None:
+        if inplace:
+            set_tangent(out, None, level)  # the new value has no tangent: drop the old value's
+        return
+    if inplace:
+        old = get_tangent(out, level)
+        base = forward_base(out)[0] if old is None else None
+        if base is not None:
+            # the first tangent of a view: its (forward) base gets a zero tangent, of which the view's is a view
+            from .._tensor import _wrap
+
+            set_tangent(base, _wrap(zeros_with_layout_of(base._data, base._data.dtype)), level)
+            old = get_tangent(out, level)
+        # (a view replaying its ops on a base reshaped in place since may get another shape: copy_ refuses it)
+        if old is not None and (base is not None or old._data.shape == tangent._data.shape):
+            _copy_into(old, tangent)
+            _attach_to_saved(out, level, old)
+            return
+    tangent = conformed(tangent, out)
+    set_tangent(out, tangent, level)
+    _attach_to_saved(out, level, tangent)
 
 
 def _attach_to_saved(out: Tensor, level: int, tangent: Tensor) -> None:
@@ -672,8 +681,9 @@ def _rule_tangents(op, args, outs, inputs, tangents, original) -> list:
     """The outputs' tangents by the operator's forward rule, or one derived from its backward rule."""
     if op.jvp is not None:
         if original is not None:
-            target = args[0]
-            args = tuple(original if a is target else a for a in args)
+            # (only ``self`` is read as it was: another argument that is the same tensor is read as written, as
+            # PyTorch's formulas read ``original_self_p`` and ``other_p``)
+            args = (original,) + tuple(args[1:])
             tangents = _old_tangent(op, args, tangents)
         res = op.jvp(_formula_args(args, inputs, tangents), outs, tuple(tangents))
         return list(res) if isinstance(res, (tuple, list)) else [res]

@@ -440,11 +440,15 @@ def _fextremum_vjp(self_wins):
 
 def _selecting_jvp(self_weight):
     """PyTorch's tangent of maximum/minimum/fmax/fmin: ``other_t + w * (self_t - other_t)``, with w the weight
-    of self in the result (1, 0, or 0.5 for a maximum/minimum tie). A missing tangent counts as zeros."""
+    of self in the result (1, 0, or 0.5 for a maximum/minimum tie). A missing tangent is PyTorch's zero tensor, whose
+    sum and difference give the other term as it is: without ``other_t``, ``w * self_t`` (-0. where ``self_t`` < 0)."""
 
     def jvp(args, outs, tangents):
         x, y = args[0], args[1]
-        t_self, t_other = (t if t is not None else zeros_like(outs[0]) for t in tangents)
+        t_self, t_other = tangents
+        if t_other is None:
+            return mul(self_weight(x, y), t_self)
+        t_self = zeros_like(outs[0]) if t_self is None else t_self
         return add(t_other, mul(self_weight(x, y), _pw.sub(t_self, t_other)))
 
     return jvp
@@ -696,11 +700,28 @@ def _lerp_tensor_vjp(ctx, g):
             mul(g, conj(_pw.sub(end, x))) if need[2] else None)
 
 
+def _lerped_tangents(args, tangents, weight) -> Tensor:
+    """``at::lerp(self_t, end_t, weight)``, PyTorch's tangent of lerp for a fixed weight (a missing tangent read as
+    zeros): the lerp kernel's rounding, not that of the two products of the derivatives."""
+    start, end = (or_zero(t, a, tangents, negative=False) for t, a in zip(tangents[:2], args[:2]))
+    return (_lerp_t if isinstance(weight, Tensor) else _lerp_s)(start, end, weight)
+
+
+def _lerp_scalar_jvp(args, outs, tangents):
+    return _lerped_tangents(args, tangents, args[2])
+
+
+def _lerp_tensor_jvp(args, outs, tangents):
+    # PyTorch: at::lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+    fixed = _lerped_tangents(args, tangents, args[2])
+    return fixed if tangents[2] is None else add(fixed, mul(tangents[2], _pw.sub(args[1], args[0])))
+
+
 _lerp_s, _lerp_s_ = _pair("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", _lerp_kernel,
-                          vjp=_lerp_scalar_vjp, attrs=("weight",), node_name="LerpBackward0")
+                          vjp=_lerp_scalar_vjp, attrs=("weight",), node_name="LerpBackward0", jvp=_lerp_scalar_jvp)
 _lerp_t, _lerp_t_ = _pair("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", _lerp_kernel,
                           vjp=_lerp_tensor_vjp, saves=("self", "end", "weight"),
-                          save_if={"self": "weight", "end": "weight"}, node_name="LerpBackward1")
+                          save_if={"self": "weight", "end": "weight"}, node_name="LerpBackward1", jvp=_lerp_tensor_jvp)
 
 
 def lerp(input: Tensor, end: Tensor, weight, *, out: Tensor | None = None) -> Tensor:

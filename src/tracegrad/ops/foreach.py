@@ -10,13 +10,15 @@ goes through the per-tensor operator's kernel. What the foreach layer adds:
   is each tensor's per-tensor formula. Like PyTorch's, it saves what the formulas read whichever inputs need a
   gradient, so an in-place write into any of them is refused at backward;
 - for an in-place call, the per-tensor in-place operator's own node on each tensor (``AddBackward1``), once every
-  tensor has passed the leaf check (a refused call writes nothing), as PyTorch's generated code does.
+  tensor has passed the leaf check (a refused call writes nothing), as PyTorch's generated code does;
+- forward-mode AD in PyTorch's order and with its few formulas of its own (``foreach_tangents.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from .._tensor import Tensor
 from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node import UINT64_MAX, Error
-from . import aten_norm
+from . import aten_norm, foreach_tangents
 from ._util import parsed_numbers, translate_value_error
 from .aten_vec import quietly
 from .pointwise import inplace_kernel
@@ -399,8 +401,10 @@ def _functional(overload: _Overload) -> OpDef:
         op.dtype_saved = tuple(op.param_names.index(name) for name in _SAVED_FOR_DTYPE.get(op.schema.full_name, ()))
     op.lists = _Lists(op, overload)
     op.kernel = _foreach_kernel(op.lists, per_tensor)
+    op.forward_ad_refusal = foreach_tangents.refusal(op, overload.derivative)
     if not overload.derivative:
         return op
+    op.jvp = partial(foreach_tangents.foreach_jvp, op=op)
     op.node_class._name = _node_name(op.schema.name, op.schema.overload, per)
     op.node_class.__name__ = op.node_class._name
     return op
@@ -421,6 +425,15 @@ class ForeachInplaceOp(OpDef):
         args = self.lists.check(args)
         each = [parsed_numbers(one + per.defaults[len(one):], per.number_idx, per.float_idx)
                 for one in self.lists.each(args)]
+        if STATE.special and STATE.fw_grad_levels:
+            foreach_tangents.write_with_tangents(self, given, each, lambda: self._write(given, each))
+        else:
+            self._write(given, each)
+        return None
+
+    def _write(self, given: tuple, each: list[tuple]) -> None:
+        """Each tensor's in-place operator, with its autograd history; ``each`` holds their arguments."""
+        per = self.per_inplace
         if STATE.grad_enabled:
             for one in each:  # (every leaf refused before anything is written)
                 if _any_requires_grad(one):
@@ -429,7 +442,7 @@ class ForeachInplaceOp(OpDef):
             others = [t for a in given[1:] for t in (a if isinstance(a, (list, tuple)) else [a])
                       if isinstance(t, Tensor)]
             self._write_without_derivative(per, each, others)
-        elif STATE.special and (STATE.fw_grad_levels or STATE.stack or STATE.op_interceptors or STATE.profiler):
+        elif STATE.special and (STATE.stack or STATE.op_interceptors or STATE.profiler):
             for one in each:  # (a transform or an observer of operators sees each tensor's operator)
                 per(*one)
         else:
@@ -441,7 +454,6 @@ class ForeachInplaceOp(OpDef):
                 per._eager_inplace(one, these, False, "write")
             for one, node in zip(each, made):
                 per._eager_inplace(one, None, False, "history", node)
-        return None
 
     def _write_without_derivative(self, per: OpDef, each: list, others: list) -> None:
         """PyTorch's autograd fallback for an in-place op without a derivative: the tensors are written, and each
@@ -504,7 +516,8 @@ def _extremum_inplace(name: str) -> OpDef:
     """``maximum_``/``minimum_``: the step of ``_foreach_maximum_.List``, whose nodes are ``maximum``'s."""
     functional = REGISTRY[name]
     return defop(f"{name}_(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_kernel(functional.kernel),
-                 vjp=functional.vjp, saves=("self", "other"), node_name=functional.node_class._name)
+                 vjp=functional.vjp, saves=("self", "other"), node_name=functional.node_class._name,
+                 jvp=functional.jvp)
 
 
 for _name in ("maximum", "minimum"):

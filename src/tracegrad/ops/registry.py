@@ -321,6 +321,9 @@ class OpDef:
     # A multi-output node's rule gets zeros for the outputs without a gradient, unless its formula (as PyTorch's
     # group_norm's) must tell them apart: then None.
     materialize_grads = True
+    # PyTorch's refusal of forward AD before its kernel runs, for an operator without a forward formula whose
+    # autograd kernel checks its inputs' tangents first (None: tangents are computed, or refused after the kernel)
+    forward_ad_refusal: str | None = None
 
     def __init__(
         self,
