@@ -312,19 +312,7 @@ class SavedTensor:
         where = f", which is output {output_nr} of {forward_name(fn)}," if fn is not None else ""
         # (PyTorch saves the index tensor a caller gave, unconverted: it names that one)
         shown = tensor if tensor._converted_from is None else tensor._converted_from
-        shape = list(shown._data.shape)
-        kind = tensor_type_string(shown._data.dtype)  # (Tensor::toString: CPUBoolType where no legacy class)
-        if STATE.anomaly:  # anomaly mode has just shown (above) the forward trace of the failing node
-            hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
-                    "The variable in question was changed in there or anywhere later. Good luck!")
-        else:
-            hint = ("Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-                    "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-        raise RuntimeError(
-            "one of the variables needed for gradient computation has been modified by an inplace "
-            f"operation: [{kind} {shape}]{where} is at version {current}; expected version "
-            f"{self._version} instead. {hint}"
-        )
+        raise version_error(shown._data.shape, shown._data.dtype, where, current, self._version)
 
     def release(self) -> None:
         if self._kind == _NONE:
@@ -346,6 +334,23 @@ class SavedTensor:
         if self._kind == _OUTPUT or self._kind == _VIEW_OUTPUT:
             return self._ref.nbytes
         return 0
+
+
+def version_error(shape: tuple, dtype: np.dtype, where: str, current: int, expected: int) -> RuntimeError:
+    """PyTorch's error for a saved tensor of ``shape`` and ``dtype`` written in place since it was saved; ``where``
+    names the node it is an output of (", which is output 0 of Exp,"), or is empty."""
+    kind = tensor_type_string(dtype)  # (Tensor::toString: CPUBoolType where no legacy class)
+    if STATE.anomaly:  # anomaly mode has just shown (above) the forward trace of the failing node
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                "The variable in question was changed in there or anywhere later. Good luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{kind} {list(shape)}]{where} is at version {current}; expected version {expected} instead. "
+        f"{hint}"
+    )
 
 
 SavedTensor.__module__ = "tracegrad._C._autograd"  # where PyTorch's class lives (and is exported here too)
@@ -465,6 +470,22 @@ def unpack_record(record: tuple, node) -> Tensor:
     if vc[0]:
         saved_object(record)._version_error(out, node)
     return out
+
+
+def stale_input(value) -> tuple | None:
+    """``(tensor, version now, version when saved)`` for a saved input (a record or a SavedTensor without hooks)
+    whose unpacking raises the version error; None for any other value."""
+    if value.__class__ is tuple:
+        if len(value) != 4 or value[0] is None:
+            return None
+        t, vc, version, had_grad_fn = value
+    elif value.__class__ is SavedTensor and value._kind == _INPUT:
+        t, vc, version, had_grad_fn = value._ref, value._vc, value._version, value._extra
+    else:
+        return None
+    if (had_grad_fn and t._gfn is None) or vc[0] == version:  # (detached in place: that error comes first)
+        return None
+    return t, vc[0], version
 
 
 def released(saved: tuple) -> tuple:

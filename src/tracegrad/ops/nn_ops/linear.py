@@ -20,7 +20,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.node_meta import ONLY, RECORD, meta_forms
-from ...autograd.saved import save_input
+from ...autograd.saved import save_input, stale_input, version_error
 from ...backend.dtypes import cpp_type_name, scalar_type_name
 from .. import aten_sum
 from .._util import unsupported
@@ -162,7 +162,7 @@ linear_backward = defop(
 def _linear_input_grads(ctx, g, x_slot: int):
     """The graph of PyTorch's mm_mat1_backward / mm_mat2_backward for ``x @ mat2`` with ``mat2 = weight.t()``,
     each picking its formula by its matrix's layout (``g.mm(mat2.t())`` and ``g.t().mm(x).t()`` usually)."""
-    x, w = ctx.saved_tensors
+    x, w = _saved_input_and_weight(ctx)
     need = ctx.needs_input_grad
     gx = gwt = None
     if need[x_slot]:
@@ -171,6 +171,31 @@ def _linear_input_grads(ctx, g, x_slot: int):
     if need[x_slot + 1]:
         gwt = mm_mat2_backward(g, x, w is None or _column_major(w._data.T))
     return gx, gwt
+
+
+def _saved_input_and_weight(node) -> tuple:
+    """``node.saved_tensors`` (the input, the weight), a weight written in place since the forward reported as
+    PyTorch reports the ``mat2`` it saves (``_stale_weight_error``)."""
+    try:
+        return node.saved_tensors
+    except RuntimeError:
+        x_saved, w_saved = node._saved
+        error = _stale_weight_error(w_saved) if stale_input(x_saved) is None else None  # (the input unpacks first)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _stale_weight_error(saved) -> RuntimeError | None:
+    """The error for a saved weight written in place since the forward, as PyTorch raises it for its saved ``mat2 =
+    weight.t()``: the transposed shape and, where the weight requires grad, the grad_fn a view is given once its base
+    is written (output 0 of AsStridedBackward0); None for a weight that unpacks or fails some other way."""
+    stale = stale_input(saved)
+    if stale is None:
+        return None
+    w, current, expected = stale
+    where = ", which is output 0 of AsStrided," if w.requires_grad else ""
+    return version_error(w._data.shape[::-1], w._data.dtype, where, current, expected)
 
 
 def _weight_transposed(w: Tensor, tnode) -> Tensor:
@@ -190,7 +215,7 @@ def _addmm_vjp(ctx, g):
     need = ctx.needs_input_grad
     bias_rows = need[0] and len(ctx._in_meta[0][0]) == 1 and g._data.ndim == 2
     if not STATE.grad_enabled:
-        x, w = ctx.saved_tensors
+        x, w = _saved_input_and_weight(ctx)
         if not STATE.special:
             return _linear_backward_plain(g, x, w, bias_rows, need)
         gb, gx, gwt = run_op(linear_backward, g, x, w, bias_rows, need[1], need[2])
@@ -209,7 +234,7 @@ def _addmm_vjp(ctx, g):
 def _mm_vjp(ctx, g):
     need = ctx.needs_input_grad
     if not STATE.grad_enabled:
-        x, w = ctx.saved_tensors
+        x, w = _saved_input_and_weight(ctx)
         if not STATE.special:
             return _linear_backward_plain(g, x, w, False, (False,) + need)[1:]
         _, gx, gwt = run_op(linear_backward, g, x, w, False, need[0], need[1])
@@ -261,7 +286,18 @@ def _show_saved_weight_transposed(node_class) -> None:
     kernels read its transpose for free), so ``_saved_mat2`` (and the viz snapshots, through
     ``_shown_transposed``) show it transposed, with the shape and strides PyTorch reports."""
     stored = node_class.__dict__["_saved_mat2"]
-    node_class._saved_mat2 = property(lambda node: None if (w := stored.fget(node)) is None else t(w))
+
+    def saved_mat2(node):
+        try:
+            w = stored.fget(node)
+        except RuntimeError:
+            error = _stale_weight_error(node._saved[1])
+            if error is None:
+                raise
+            raise error from None
+        return None if w is None else t(w)
+
+    node_class._saved_mat2 = property(saved_mat2)
     node_class._shown_transposed = ("mat2",)
 
 
