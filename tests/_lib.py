@@ -246,3 +246,25 @@ def collector_off():
     gc.collect()
     with gc_disabled():
         yield
+
+
+def _torch_sqrt_correctly_rounded(t):
+    return torch.from_numpy(np.asarray(np.sqrt(t.detach().numpy())))
+
+
+def _torch_sqrt_correctly_rounded_(t):
+    with torch.no_grad():
+        t.copy_(_torch_sqrt_correctly_rounded(t))
+    return t
+
+
+def correctly_rounded_torch_sqrt(monkeypatch, foreach: bool = True) -> None:
+    """Give torch a correctly rounded square root (``Tensor.sqrt``/``sqrt_``, and with ``foreach`` its
+    ``_foreach_sqrt``/``_foreach_sqrt_``) for the rest of a test: torch's CPU sqrt goes through MKL, which on some
+    processors (this AMD EPYC) is an ulp off for about a sixth of float32 inputs, so optimizer updates are compared
+    bit for bit only against a torch that rounds as NumPy's (and tracegrad's) sqrt does."""
+    monkeypatch.setattr(torch.Tensor, "sqrt", _torch_sqrt_correctly_rounded)
+    monkeypatch.setattr(torch.Tensor, "sqrt_", _torch_sqrt_correctly_rounded_)
+    if foreach:
+        monkeypatch.setattr(torch, "_foreach_sqrt", lambda ts: [_torch_sqrt_correctly_rounded(t) for t in ts])
+        monkeypatch.setattr(torch, "_foreach_sqrt_", lambda ts: [_torch_sqrt_correctly_rounded_(t) for t in ts])

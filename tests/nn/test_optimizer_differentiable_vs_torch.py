@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import raised, recorded_graph, tg, torch
+from _lib import correctly_rounded_torch_sqrt, raised, recorded_graph, tg, torch
 
 CASES = [
     ("SGD", {"lr": 0.1}),
@@ -154,20 +154,9 @@ def test_a_leaf_is_refused_after_the_parameters_before_it(name, complex_params):
     assert [s.keys() for s in ours[2]] == [s.keys() for s in theirs[2]]
 
 
-def _correctly_rounded(t):
-    return torch.from_numpy(np.asarray(np.sqrt(t.detach().numpy())))
-
-
-def _sqrt_in_place(t):
-    with torch.no_grad():
-        t.copy_(_correctly_rounded(t))
-    return t
-
-
 @pytest.fixture
 def correct_torch_sqrt(monkeypatch):
-    monkeypatch.setattr(torch.Tensor, "sqrt", _correctly_rounded)
-    monkeypatch.setattr(torch.Tensor, "sqrt_", _sqrt_in_place)
+    correctly_rounded_torch_sqrt(monkeypatch, foreach=False)
 
 
 def _plain_run(lib, name: str, options: dict, dtype) -> list:

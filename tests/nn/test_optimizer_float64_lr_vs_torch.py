@@ -10,25 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import tg, torch
-
-
-def _correctly_rounded(t):
-    return torch.from_numpy(np.asarray(np.sqrt(t.detach().numpy())))
-
-
-def _sqrt_in_place(t):
-    with torch.no_grad():
-        t.copy_(_correctly_rounded(t))
-    return t
+from _lib import correctly_rounded_torch_sqrt, tg, torch
 
 
 @pytest.fixture(autouse=True)
 def correct_torch_sqrt(monkeypatch):
-    monkeypatch.setattr(torch.Tensor, "sqrt", _correctly_rounded)
-    monkeypatch.setattr(torch.Tensor, "sqrt_", _sqrt_in_place)
-    monkeypatch.setattr(torch, "_foreach_sqrt", lambda ts: [_correctly_rounded(t) for t in ts])
-    monkeypatch.setattr(torch, "_foreach_sqrt_", lambda ts: [_sqrt_in_place(t) for t in ts])
+    correctly_rounded_torch_sqrt(monkeypatch)
 
 
 CASES = [

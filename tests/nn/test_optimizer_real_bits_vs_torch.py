@@ -11,27 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import correctly_rounded_torch_sqrt, tg, torch
 
 STEPS = 7  # (RAdam's rectified update starts at the sixth step)
 
 
-def _correctly_rounded(t):
-    return torch.from_numpy(np.asarray(np.sqrt(t.detach().numpy())))
-
-
-def _sqrt_in_place(t):
-    with torch.no_grad():
-        t.copy_(_correctly_rounded(t))
-    return t
-
-
 @pytest.fixture
 def correct_torch_sqrt(monkeypatch):
-    monkeypatch.setattr(torch.Tensor, "sqrt", _correctly_rounded)
-    monkeypatch.setattr(torch.Tensor, "sqrt_", _sqrt_in_place)
-    monkeypatch.setattr(torch, "_foreach_sqrt", lambda ts: [_correctly_rounded(t) for t in ts])
-    monkeypatch.setattr(torch, "_foreach_sqrt_", lambda ts: [_sqrt_in_place(t) for t in ts])
+    correctly_rounded_torch_sqrt(monkeypatch)
 
 
 def _params(lib, rng, dtype, requires_grad: bool = True) -> list:

@@ -19,7 +19,8 @@ import tracegrad as _tg
 from .._tensor import Tensor
 
 __all__ = ["check_same_dtypes", "grouped_by_dtype", "view_lists_as_real", "increment_steps", "negated_if",
-           "l2_decayed_grads", "to_scalar", "value_of", "real_views", "l2_decayed_grad"]
+           "l2_decayed_grads", "to_scalar", "value_of", "real_views", "l2_decayed_grad",
+           "decayed_then_moments"]
 
 
 _SCALAR_STATE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # (and bfloat16, which tracegrad has not)
@@ -100,3 +101,20 @@ def l2_decayed_grad(grad: Tensor, param: Tensor, weight_decay: Any) -> Tensor:
     if isinstance(weight_decay, Tensor) and weight_decay.requires_grad:
         return grad.addcmul_(param.clone(), weight_decay)
     return grad.add(param, alpha=weight_decay)
+
+
+def decayed_then_moments(params: list, grads: list, exp_avgs: list, exp_avg_sqs: list, group: dict, lr: float) -> list:
+    """The opening of PyTorch's ``_multi_tensor_nadam`` and ``_multi_tensor_radam``: the weight decay (decoupled, into
+    the parameters, or L2, into new gradients), then Adam's two moments updated in place; the gradients to go on
+    with."""
+    beta1, beta2 = group["betas"]
+    wd = group["weight_decay"]
+    if wd != 0:
+        if group["decoupled_weight_decay"]:
+            _tg._foreach_mul_(params, 1 - lr * wd)
+        else:
+            grads = l2_decayed_grads(grads, params, wd, group["maximize"])
+    _tg._foreach_lerp_(exp_avgs, grads, 1 - beta1)
+    _tg._foreach_mul_(exp_avg_sqs, beta2)
+    _tg._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
+    return grads

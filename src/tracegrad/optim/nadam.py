@@ -12,8 +12,8 @@ import tracegrad as _tg
 from .._tensor import Tensor, _wrap
 from ._fused import addcmul_, added_scaled, refuse_unfit
 from ._multi_tensor import (
+    decayed_then_moments,
     increment_steps,
-    l2_decayed_grads,
     negated_if,
     to_scalar,
     value_of,
@@ -109,20 +109,13 @@ class NAdam(PerParamOptimizer):
         """PyTorch's ``_multi_tensor_nadam`` (not capturable): the square roots divided by ``sqrt(bias_correction2)``
         (the single-tensor update takes the root of the quotient), step sizes as scalar lists."""
         beta1, beta2 = group["betas"]
-        wd, eps, maximize = group["weight_decay"], group["eps"], group["maximize"]
+        eps, maximize = group["eps"], group["maximize"]
         lr = to_scalar(group["lr"])
         exp_avgs, exp_avg_sqs, mu_products = states["exp_avg"], states["exp_avg_sq"], states["mu_product"]
         view_lists_as_real(params, grads, exp_avgs, exp_avg_sqs)
         grads = negated_if(maximize, grads)
         increment_steps(states["step"])
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                _tg._foreach_mul_(params, 1 - lr * wd)
-            else:
-                grads = l2_decayed_grads(grads, params, wd, maximize)
-        _tg._foreach_lerp_(exp_avgs, grads, 1 - beta1)
-        _tg._foreach_mul_(exp_avg_sqs, beta2)
-        _tg._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
+        grads = decayed_then_moments(params, grads, exp_avgs, exp_avg_sqs, group, lr)
         denoms = _tg._foreach_sqrt(exp_avg_sqs)
         counts = [value_of(step) for step in states["step"]]
         mus = [_momentum_coefficient(beta1, n, group["momentum_decay"]) for n in counts]

@@ -11,8 +11,8 @@ import tracegrad as _tg
 from .._tensor import Tensor
 from ._fused import addcmul_, added_scaled, refuse_unfit
 from ._multi_tensor import (
+    decayed_then_moments,
     increment_steps,
-    l2_decayed_grads,
     negated_if,
     real_views,
     to_scalar,
@@ -127,7 +127,7 @@ class RAdam(PerParamOptimizer):
         """PyTorch's ``_multi_tensor_radam`` (not capturable): one multiplier per element,
         ``sqrt(1 - beta2^t) * rect_step_size / (sqrt(v) + eps) + unrect_step_size``, applied in one ``addcmul_``."""
         beta1, beta2 = group["betas"]
-        wd, maximize = group["weight_decay"], group["maximize"]
+        maximize = group["maximize"]
         lr = to_scalar(group["lr"])
         exp_avgs, exp_avg_sqs = states["exp_avg"], states["exp_avg_sq"]
         increment_steps(states["step"])
@@ -136,14 +136,7 @@ class RAdam(PerParamOptimizer):
         counts = [value_of(step) for step in states["step"]]
         rho_inf = 2 / (1 - beta2) - 1
         rects = [_rectification(rho_inf - 2 * n * (beta2**n) / (1 - beta2**n), rho_inf) for n in counts]
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                _tg._foreach_mul_(params, 1 - lr * wd)
-            else:
-                grads = l2_decayed_grads(grads, params, wd, maximize)
-        _tg._foreach_lerp_(exp_avgs, grads, 1 - beta1)
-        _tg._foreach_mul_(exp_avg_sqs, beta2)
-        _tg._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
+        grads = decayed_then_moments(params, grads, exp_avgs, exp_avg_sqs, group, lr)
         bias_corrections1 = [1 - beta1**n for n in counts]
         unrect_step_sizes = [(lr * (0 if rect > 0 else 1.0) / bc) * -1 for rect, bc in zip(rects, bias_corrections1)]
         rect_step_sizes = [((1 - beta2**n) ** 0.5) * (lr * rect / bc) * -1
