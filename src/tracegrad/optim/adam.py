@@ -8,7 +8,7 @@ import tracegrad as _tg
 
 from .._tensor import Tensor
 from ._fused import addcmul_, lerp_, refuse_unfit
-from ._multi_tensor import l2_decayed_grad, to_scalar
+from ._multi_tensor import l2_decayed_grad, real_views, to_scalar
 from ._refusals import check_fused_dtype, refuse_at_step, refuse_fused_combinations
 from .optimizer import (
     Optimizer,
@@ -194,10 +194,9 @@ class Adam(Optimizer):
                 param.mul_(1 - lr * wd)
             else:
                 grad = l2_decayed_grad(grad, param, wd)
-        if param.is_complex():
-            param, grad, exp_avg, exp_avg_sq = (_tg.view_as_real(t) for t in (param, grad, exp_avg, exp_avg_sq))
-            if max_exp_avg_sq is not None:
-                max_exp_avg_sq = _tg.view_as_real(max_exp_avg_sq)
+        if param.is_complex() and max_exp_avg_sq is not None:
+            max_exp_avg_sq = _tg.view_as_real(max_exp_avg_sq)
+        param, grad, exp_avg, exp_avg_sq = real_views(param, grad, exp_avg, exp_avg_sq)
         exp_avg.lerp_(grad, 1 - (beta1.to(param.dtype) if isinstance(beta1, Tensor) else beta1))
         if isinstance(beta2, Tensor) and beta2.requires_grad:  # (lerp: addcmul_'s value cannot be a tensor)
             exp_avg_sq.lerp_(_tg.square(grad), weight=1 - beta2)

@@ -30,8 +30,8 @@ class ASGD(PerParamOptimizer):
     _views_states_first = True
     _capturable_what = "params, mus, etas, and state_steps"
     # The parameter's writes count themselves in ``_update``, as each is made (a write that fails later, into the
-    # average, leaves them counted): the decay's mul_ then the gradient's add_, which PyTorch's foreach update folds
-    # into one addcmul_
+    # average, leaves them counted): the decay's mul_ then the gradient's add_ (the foreach update, ``_foreach_update``,
+    # folds them into one addcmul_ of its own)
     _param_writes = 0
     _state_writes = {"step": 1, "eta": 1, "mu": 1, "ax": 1}
 
@@ -80,22 +80,17 @@ class ASGD(PerParamOptimizer):
         # (PyTorch views a complex parameter, its gradient and its average as real before its first op: its errors
         # name the real views' shapes)
         param, grad = as_real(p._data), as_real(grad)
-        if group["foreach"] and grad.shape != param.shape:
-            # PyTorch's foreach update adds the parameters to the gradients first: into the negated gradients in
-            # place under maximize with a weight decay
-            refuse_unfit(grad if group["maximize"] and wd != 0 else None, grad, param)
         if wd != 0:
             grad = added_scaled(grad, param, wd)
         eta_value = float(eta)
         begin_write(p, group)
         param *= 1 - lambd * eta_value  # decay term
-        if not group["foreach"]:
-            p._bump_version()
+        p._bump_version()
         add_scaled_(param, grad, -eta_value)
         p._bump_version()
         ax = state_as_real(p, state, "ax")
         if ax.shape != param.shape:
-            _refuse_unfit_average(ax, param, averaging=group["foreach"] or float(mu) != 1)
+            _refuse_unfit_average(ax, param, averaging=float(mu) != 1)
         if float(mu) != 1:
             ax += (param - ax) * mu
         else:
@@ -152,7 +147,7 @@ class ASGD(PerParamOptimizer):
 
 def _refuse_unfit_average(ax: np.ndarray, param: np.ndarray, averaging: bool) -> None:
     """PyTorch's error where the running average has another shape than the parameter: ``ax.add_(param.sub(ax)
-    .mul_(mu))`` while averaging (always in the foreach update), else ``ax.copy_(param)``."""
+    .mul_(mu))`` while averaging, else ``ax.copy_(param)``."""
     if averaging:
         refuse_unfit(None, param, ax)
     refuse_unfit(ax, param)

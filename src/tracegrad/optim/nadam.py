@@ -15,6 +15,7 @@ from ._multi_tensor import (
     decayed_then_moments,
     increment_steps,
     negated_if,
+    real_views,
     to_scalar,
     value_of,
     view_lists_as_real,
@@ -137,8 +138,7 @@ class NAdam(PerParamOptimizer):
         beta1, beta2 = group["betas"]
         lr, wd, eps = to_scalar(group["lr"]), group["weight_decay"], group["eps"]
         exp_avg, exp_avg_sq, mu_product = state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
-        if param.is_complex():
-            param, grad, exp_avg, exp_avg_sq = (_tg.view_as_real(t) for t in (param, grad, exp_avg, exp_avg_sq))
+        param, grad, exp_avg, exp_avg_sq = real_views(param, grad, exp_avg, exp_avg_sq)
         state["step"] += 1
         step = value_of(state["step"])
         if wd != 0:
