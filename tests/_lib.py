@@ -148,6 +148,20 @@ def recorded_graph(outputs: list) -> list:
     return nodes
 
 
+def graph_nodes(roots: list) -> list:
+    """Every node of the graph behind ``roots``, depth first from the roots, each once (the same order in both
+    libraries, so nodes can be paired up by position)."""
+    seen: dict = {}
+    stack = [r.grad_fn for r in reversed(roots)]
+    while stack:
+        fn = stack.pop()
+        if fn is None or fn in seen:
+            continue
+        seen[fn] = len(seen)
+        stack.extend(nxt for nxt, _ in reversed(fn.next_functions))
+    return list(seen)
+
+
 def value_or_error(program, lib) -> tuple:
     """What ``program(lib)`` gives, comparable across libraries: its result's dtype, shape and values (NaN equal
     to NaN through repr), or the error's type and message."""

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _lib import assert_same_bits, to_numpy, torch
+from _lib import assert_same_bits, graph_nodes, to_numpy, torch
 
 import tracegrad as tg
 from tracegrad import _events
@@ -94,19 +94,6 @@ def _leaves(lib) -> list:
             ((16,), (4, 4), (4,))]
 
 
-def _graph_nodes(roots: list) -> list:
-    """Every node of the graph, depth first from the roots, each once (the same order in both libraries)."""
-    seen: dict = {}
-    stack = [r.grad_fn for r in reversed(roots)]
-    while stack:
-        fn = stack.pop()
-        if fn is None or fn in seen:
-            continue
-        seen[fn] = len(seen)
-        stack.extend(nxt for nxt, _ in reversed(fn.next_functions))
-    return list(seen)
-
-
 def _backward(lib, roots: list, create_graph: bool = False) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # backward(create_graph=True)'s reference-cycle warning
@@ -121,7 +108,7 @@ def _run(lib, shape: str, how: str, create_graph: bool = False) -> dict:
         middle = _chain(lib, x, 4)
         middle.retain_grad()
     roots = SHAPES[shape](lib, x if middle is None else middle, w, b)
-    nodes = _graph_nodes(roots)
+    nodes = graph_nodes(roots)
     seen: list = []
     if how in ("every node hooked", "every third node hooked"):
         step = 1 if how == "every node hooked" else 3
@@ -151,7 +138,7 @@ def _observed_order(shape: str) -> list:
     """tracegrad's node runs as an observer sees them (indices into the graph's nodes)."""
     x, w, b = _leaves(tg)
     roots = SHAPES[shape](tg, x, w, b)
-    index = {fn: k for k, fn in enumerate(_graph_nodes(roots))}
+    index = {fn: k for k, fn in enumerate(graph_nodes(roots))}
     seen: list = []  # (GraphRoot, which torch runs unseen, left out)
     unsubscribe = _events.subscribe(lambda kind, payload: seen.extend([index[payload["node"]]] if payload["node"] in
                                                                        index else []), ["node_executed"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import to_numpy, torch
+from _lib import graph_nodes, to_numpy, torch
 
 import tracegrad as tg
 from tracegrad import _events
@@ -124,22 +124,10 @@ GRAPHS = {"custom functions": _custom_functions, "hooks changing gradients": _ho
           "several roots sharing a subgraph": _several_roots_sharing}
 
 
-def _graph_nodes(roots: list) -> list:
-    seen: dict = {}
-    stack = [r.grad_fn for r in reversed(roots)]
-    while stack:
-        fn = stack.pop()
-        if fn is None or fn in seen:
-            continue
-        seen[fn] = len(seen)
-        stack.extend(nxt for nxt, _ in reversed(fn.next_functions))
-    return list(seen)
-
-
 def _run(lib, graph: str, how: str) -> tuple:
     log: list = []
     roots, leaves = GRAPHS[graph](lib, log)
-    nodes = _graph_nodes(roots)
+    nodes = graph_nodes(roots)
     unsubscribe = None
     if how == "pre hooks" or (how == "observer" and lib is torch):
         for k, fn in enumerate(nodes):
