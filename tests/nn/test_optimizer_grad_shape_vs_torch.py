@@ -157,3 +157,24 @@ def test_complex_or_stepped_grad_of_another_shape_matches_torch(name, options, p
                                        resize).step()
 
     assert raised(tg, step) == raised(torch, step)
+
+
+@pytest.mark.parametrize("name, options", [("ASGD", {}), ("NAdam", {}), ("RAdam", {}), ("Adamax", {"lr": "tensor"}),
+                                           ("SGD", {"momentum": 0.9})])
+def test_foreach_groups_run_newest_dtype_first_as_torch(name, options):
+    """A foreach step groups the parameters by dtype as torch._C's grouping orders them (the newest dtype first), so
+    where a float32 parameter's gradient does not fit, a float64 parameter after it has already been updated."""
+
+    def program(lib):
+        kwargs = {k: lib.tensor(0.1) if k == "lr" else v for k, v in options.items()}
+        a, b = lib.nn.Parameter(lib.ones(3)), lib.nn.Parameter(lib.ones(2, dtype=lib.float64))
+        opt = getattr(lib.optim, name)([a, b], foreach=True, **{"lr": 0.1, **kwargs})
+        a.grad, b.grad = lib.ones(3), lib.ones(2, dtype=lib.float64)
+        a.grad.data = lib.ones(4)
+        error = raised(lib, lambda _: opt.step())
+        return error, a.detach().numpy().copy(), b.detach().numpy().copy()
+
+    ours, theirs = program(tg), program(torch)
+    assert ours[0] == theirs[0] and ours[0] is not None
+    assert_same_bits(ours[1], theirs[1])
+    assert_same_bits(ours[2], theirs[2])

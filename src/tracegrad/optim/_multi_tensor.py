@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import tracegrad as _tg
 
+from .._C._foreach_grouping import _group_tensors_by_device_and_dtype
 from .._tensor import Tensor
 
 __all__ = ["check_same_dtypes", "grouped_by_dtype", "view_lists_as_real", "increment_steps", "negated_if",
@@ -23,29 +22,19 @@ __all__ = ["check_same_dtypes", "grouped_by_dtype", "view_lists_as_real", "incre
            "decayed_then_moments"]
 
 
-_SCALAR_STATE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # (and bfloat16, which tracegrad has not)
-
-
 def check_same_dtypes(params: list[Tensor], *others: list) -> None:
-    """The grouping's refusal of an entry whose dtype is not its parameter's: only float32 and float64 (``step``
-    tensors), and bfloat16 (mixed-precision states), pass whatever the parameter's (so a real state of a complex
-    parameter passes here, and view_as_real refuses it later)."""
-    for lst in others:
-        for p, t in zip(params, lst):
-            if isinstance(t, Tensor) and t._data.dtype != p._data.dtype and t._data.dtype not in _SCALAR_STATE_DTYPES:
-                raise RuntimeError("Tensors of the same index must be on the same device and the same dtype except "
-                                   "`step` tensors that can be CPU and float32/64, and optimizer states that can be "
-                                   "bfloat16 for mixed-precision training")
+    """The grouping's refusal of an entry whose dtype is not its parameter's (only ``step`` tensors, float32 or
+    float64, pass whatever the parameter's: so a real state of a complex parameter passes here, and view_as_real
+    refuses it later): ``torch._C._group_tensors_by_device_and_dtype``'s check, its groups unused."""
+    _group_tensors_by_device_and_dtype([params, *others])
 
 
-def grouped_by_dtype(params: list[Tensor], *others: list) -> list[tuple[list, ...]]:
-    """``Optimizer._group_tensors_by_device_and_dtype`` on the CPU: the lists split by the parameters' dtype, in
-    the order each dtype first appears, each parameter's entries staying together (``check_same_dtypes`` first)."""
-    check_same_dtypes(params, *others)
-    positions: dict = {}
-    for i, p in enumerate(params):
-        positions.setdefault(p.dtype, []).append(i)
-    return [tuple([lst[i] for i in where] for lst in (params, *others)) for where in positions.values()]
+def grouped_by_dtype(params: list[Tensor], *others: list, with_indices: bool = False) -> list[tuple[list, ...]]:
+    """``Optimizer._group_tensors_by_device_and_dtype`` on the CPU, ``torch._C``'s grouping itself: the lists split by
+    the parameters' dtype, each parameter's entries staying together, the groups in its order (the newest dtype
+    first), with its refusals; each group's positions in ``params`` last where ``with_indices``."""
+    groups = _group_tensors_by_device_and_dtype([params, *others], with_indices).values()
+    return [(*lists, indices) if with_indices else tuple(lists) for lists, indices in groups]
 
 
 def view_lists_as_real(params: list[Tensor], *others: list[Tensor]) -> None:

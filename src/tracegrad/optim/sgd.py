@@ -201,8 +201,7 @@ def _multi_tensor_sgd(params: list[Tensor], grads: list[Tensor], buffers: list, 
     if not params:
         return
     lr, wd, momentum = to_scalar(group["lr"]), group["weight_decay"], group["momentum"]
-    indices = list(range(len(params)))
-    for same_dtype, device_grads, where in grouped_by_dtype(params, grads, indices):
+    for same_dtype, device_grads, where in grouped_by_dtype(params, grads, with_indices=True):
         if group["maximize"]:
             device_grads = list(_tg._foreach_neg(device_grads))
         if wd != 0:
