@@ -98,9 +98,9 @@ def _copy_kernel(dst, src, non_blocking=False):
         mismatch = broadcast_mismatch([dst.shape, src.shape])
         if mismatch is not None:
             raise mismatch
-        if src.ndim > dst.ndim:  # broadcastable, but into more dims than self has
-            full = list(np.broadcast_shapes(dst.shape, src.shape))
-            raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {full}")
+        full = np.broadcast_shapes(dst.shape, src.shape)
+        if full != dst.shape:  # broadcastable, but to more dims or larger sizes than self has
+            raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(full)}")
         src = np.broadcast_to(src, dst.shape)
     copy_into(dst, src)
     return dst
