@@ -2,8 +2,8 @@
 replaced, or the parameter resized through ``.data`` after backward. Assigning such a ``.grad`` is refused by both
 libraries; the step then raises torch's RuntimeError ("The size of tensor a ...", "output with shape ...") from
 the same op, not NumPy's ValueError. In the single-tensor update the parameters and state left behind match too
-(earlier parameters updated, SGD's new momentum buffers not stored), and in the foreach updates that run torch's
-``_multi_tensor_*`` operations (SGD, ASGD, Adamax, NAdam, RAdam)."""
+(earlier parameters updated, SGD's new momentum buffers not stored), and in the foreach updates, which run torch's
+``_multi_tensor_*`` operations."""
 
 from __future__ import annotations
 
@@ -53,13 +53,11 @@ def _resized_after_a_step(lib, name, options, foreach, new_shape, new_grad):
 
 
 def _assert_step_matches_torch(name, setup, *args) -> None:
-    """The step's error (or success) as torch's; in the single-tensor update (``foreach`` is ``args[1]``), the
-    parameters, their versions and their state as torch leaves them."""
+    """The step's error (or success) as torch's; the parameters, their versions and their state as torch leaves
+    them."""
     opt, params = setup(tg, name, *args)
     t_opt, t_params = setup(torch, name, *args)
     assert raised(tg, lambda _: opt.step()) == raised(torch, lambda _: t_opt.step())
-    if args[1] and name not in _FOREACH_AS_TORCH:
-        return  # (torch's foreach update runs op by op over all parameters, with roundings and failures of its own)
     exact = name not in _ULP_DRIFT
     for mine, theirs in zip(params, t_params):
         _assert_same_values(mine, theirs, exact)
@@ -69,9 +67,6 @@ def _assert_step_matches_torch(name, setup, *args) -> None:
         for key in state:
             _assert_same_values(state[key], torch_state[key], exact)
 
-
-# The optimizers whose foreach update is torch's, op by op (its failures midway leave what torch's leave)
-_FOREACH_AS_TORCH = {"SGD", "ASGD", "Adamax", "NAdam", "RAdam"}
 
 # RMSprop's update drifts from torch's by an ulp here and there (test_optimizer_bits_vs_torch allows it): its
 # parameters and state are compared by shape only

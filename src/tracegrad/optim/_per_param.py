@@ -11,9 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.grad_mode import set_grad_enabled
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
-from ._multi_tensor import grouped_by_dtype
 from ._refusals import leaf_write_error, refuse_at_step, refuse_real_states
 from .optimizer import Optimizer, array_options, as_real, count_state_writes, count_writes
 
@@ -50,12 +48,6 @@ class PerParamOptimizer(Optimizer):
     _param_writes: int = 1
     _state_writes: dict[str, int] = {}
     _leaf_write_checked_in_update = True  # (``begin_write``, after the earlier parameters' updates, as PyTorch)
-    # PyTorch's foreach update, where its arithmetic is not the single-tensor update's: called as
-    # ``(params, grads, states, group)`` for each dtype's parameters with a gradient, ``states`` their state
-    # tensors as lists by key, the group's options as given (tensors stay tensors). None: the single-tensor update
-    # serves the foreach option too.
-    _foreach_update = None
-
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         raise NotImplementedError
 
@@ -110,15 +102,3 @@ class PerParamOptimizer(Optimizer):
             _writes_under_autograd = under_autograd
         return loss
 
-    def _step_foreach(self, group: dict[str, Any]) -> None:
-        """PyTorch's foreach step of ``group``: every state made first (its ``_init_group``), then one update of
-        all the parameters with a gradient, with autograd as ``defaults["differentiable"]`` says."""
-        self._init_group_state(group)
-        params = [p for p in group["params"] if p._grad is not None]
-        if not params:
-            return
-        keys = list(self.state[params[0]])
-        state_lists = [[self.state[p][key] for p in params] for key in keys]
-        with set_grad_enabled(bool(self.defaults.get("differentiable"))):
-            for same_dtype, grads, *states in grouped_by_dtype(params, [p._grad for p in params], *state_lists):
-                self._foreach_update(same_dtype, grads, dict(zip(keys, states)), group)

@@ -65,15 +65,12 @@ def refuse_at_step(opt, group: dict[str, Any]) -> None:
         _refuse_rare_options(opt, group)
     if group.get("foreach") and not group.get("fused"):
         _refuse_mixed_state_dtypes(opt, group)
-        if opt._foreach_views_states_first:
-            for p in group["params"]:
-                if p._grad is not None:
-                    refuse_real_states(opt, p)
 
 
 def refuse_real_states(opt, p: Tensor) -> None:
-    """PyTorch's ``view_as_real`` of a complex parameter's states, made before its update writes anything (its
-    foreach update, and some single-tensor ones): a real state (loaded: see ``state_as_real``) is refused there."""
+    """PyTorch's ``view_as_real`` of a complex parameter's states, made before some single-tensor updates write
+    anything: a real state (loaded: see ``state_as_real``) is refused there. (The foreach updates view their lists
+    as real themselves, one dtype after the other.)"""
     if p._data.dtype.kind != "c":
         return
     state = opt.state.get(p, {})

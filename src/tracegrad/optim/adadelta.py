@@ -10,10 +10,10 @@ import tracegrad as _tg
 
 from .._tensor import Tensor
 from ..ops.complex_ops import _view_as_complex_kernel
-from ._fused import add_scaled_, addcmul_
-from ._multi_tensor import real_views, to_scalar
+from ._fused import add_scaled_, addcmul_, added_scaled
+from ._multi_tensor import increment_steps, l2_decayed_grads, negated_if, real_views, to_scalar, view_lists_as_real
 from ._per_param import PerParamOptimizer, begin_write
-from .optimizer import as_real, check_lr, l2_decayed, state_as_real, step_tensor, zeros_state
+from .optimizer import as_real, check_lr, state_as_real, step_tensor, zeros_state
 
 __all__ = ["Adadelta"]
 
@@ -77,12 +77,33 @@ class Adadelta(PerParamOptimizer):
             delta = _tg.view_as_complex(delta)
         param.add_(delta, alpha=-lr)
 
+    def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict[str, Any]) -> None:
+        """PyTorch's ``_multi_tensor_adadelta`` (not capturable): the steps counted before ``maximize`` negates."""
+        lr, rho, eps, wd = to_scalar(group["lr"]), group["rho"], group["eps"], group["weight_decay"]
+        square_avgs, acc_deltas = states["square_avg"], states["acc_delta"]
+        view_lists_as_real(params, grads, square_avgs, acc_deltas)
+        increment_steps(states["step"])
+        grads = negated_if(group["maximize"], grads)
+        if wd != 0:
+            grads = l2_decayed_grads(grads, params, wd, group["maximize"])
+        _tg._foreach_mul_(square_avgs, rho)
+        _tg._foreach_addcmul_(square_avgs, grads, grads, value=1 - rho)
+        std = _tg._foreach_add(square_avgs, eps)
+        _tg._foreach_sqrt_(std)
+        deltas = _tg._foreach_add(acc_deltas, eps)
+        _tg._foreach_sqrt_(deltas)
+        _tg._foreach_div_(deltas, std)
+        _tg._foreach_mul_(deltas, grads)
+        _tg._foreach_mul_(acc_deltas, rho)
+        _tg._foreach_addcmul_(acc_deltas, deltas, deltas, value=1 - rho)
+        _tg._foreach_add_(params, deltas, alpha=-lr)
+
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
         state["step"]._data += 1
         param = p._data
         if wd != 0:
-            grad = l2_decayed(grad, param, wd, group)
+            grad = added_scaled(grad, param, wd)
         grad = as_real(grad)
         square_avg = state_as_real(p, state, "square_avg")
         acc_delta = state_as_real(p, state, "acc_delta")
@@ -95,10 +116,6 @@ class Adadelta(PerParamOptimizer):
         acc_delta *= acc_delta.dtype.type(rho)
         addcmul_(acc_delta, delta, delta, 1 - rho)
         begin_write(p, group, through_real_view=False)
-        # (its foreach update adds the real pairs, a fused multiply-add each; its single-tensor update adds the
-        # delta viewed as complex, in complex arithmetic)
-        if group["foreach"]:
-            param = as_real(param)
-        elif param.dtype.kind == "c":
+        if param.dtype.kind == "c":  # (the delta viewed as complex: added in complex arithmetic)
             delta = _view_as_complex_kernel(delta)
         add_scaled_(param, delta, -group["lr"])

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
+import tracegrad as _tg
+
 from .._tensor import Tensor, _wrap
-from ._fused import addcmul_, refuse_unfit
-from ._multi_tensor import real_views, to_scalar, value_of
+from ._fused import addcmul_, added_scaled, refuse_unfit
+from ._multi_tensor import (
+    increment_steps,
+    l2_decayed_grads,
+    negated_if,
+    real_views,
+    to_scalar,
+    value_of,
+    view_lists_as_real,
+)
 from ._refusals import check_first_fused_dtype, check_fused_dtype, refuse_at_step, refuse_fused_combinations
-from .optimizer import Optimizer, array_options, as_real, check_lr, l2_decayed, state_as_real, step_tensor
+from .optimizer import Optimizer, array_options, as_real, check_lr, state_as_real, step_tensor
 
 __all__ = ["Adagrad"]
 
@@ -86,6 +96,26 @@ class Adagrad(Optimizer):
         std = state_sum.sqrt() + group["eps"]
         param.addcdiv_(grad, std, value=-clr)
 
+    def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict) -> None:
+        """PyTorch's ``_multi_tensor_adagrad`` (dense gradients): the decayed learning rates as a scalar list (of
+        0-d tensors where lr is a tensor) multiplied into the gradients before one ``addcdiv_``."""
+        lr, wd, maximize = to_scalar(group["lr"]), group["weight_decay"], group["maximize"]
+        sums = states["sum"]
+        view_lists_as_real(params, grads, sums)
+        grads = negated_if(maximize, grads)
+        increment_steps(states["step"])
+        if wd != 0:
+            grads = l2_decayed_grads(grads, params, wd, maximize)
+        minus_clr = [-lr / (1 + (value_of(step) - 1) * group["lr_decay"]) for step in states["step"]]
+        _tg._foreach_addcmul_(sums, grads, grads, value=1)
+        std = _tg._foreach_sqrt(sums)
+        _tg._foreach_add_(std, group["eps"])
+        if wd != 0 or maximize:  # (into the gradients' copies made above)
+            _tg._foreach_mul_(grads, minus_clr)
+        else:
+            grads = _tg._foreach_mul(grads, minus_clr)
+        _tg._foreach_addcdiv_(params, grads, std)
+
     def _check_fused_group(self, group: dict) -> None:
         """PyTorch's checks of a fused group before its update: the dtype of the first parameter with a gradient
         (once) and of each whose state it creates, then its fused update's refusal of any complex parameter."""
@@ -102,6 +132,9 @@ class Adagrad(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
+            if group["foreach"] and not group["fused"]:
+                self._step_foreach(group)
+                continue
             if group["differentiable"]:
                 self._step_differentiable(group)
                 continue
@@ -122,7 +155,7 @@ class Adagrad(Optimizer):
                 state["step"]._data += 1
                 step = float(state["step"]._data)
                 if wd != 0:
-                    grad = l2_decayed(grad, param, wd, group)
+                    grad = added_scaled(grad, param, wd)
                 param, grad = as_real(param), as_real(grad)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 acc = state_as_real(p, state, "sum")

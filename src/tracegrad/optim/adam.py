@@ -7,8 +7,17 @@ import numpy as np
 import tracegrad as _tg
 
 from .._tensor import Tensor
-from ._fused import addcmul_, lerp_, refuse_unfit
-from ._multi_tensor import l2_decayed_grad, real_views, to_scalar
+from ._fused import addcmul_, added_scaled, lerp_, refuse_unfit
+from ._multi_tensor import (
+    decayed_then_moments,
+    increment_steps,
+    l2_decayed_grad,
+    negated_if,
+    real_views,
+    to_scalar,
+    value_of,
+    view_lists_as_real,
+)
 from ._refusals import check_fused_dtype, refuse_at_step, refuse_fused_combinations
 from .optimizer import (
     Optimizer,
@@ -16,7 +25,6 @@ from .optimizer import (
     as_real,
     check_lr,
     count_state_writes,
-    l2_decayed,
     state_as_real,
     step_tensor,
     zeros_state,
@@ -51,6 +59,19 @@ def _check_tensor_betas(betas, foreach, capturable) -> None:
         _refuse_tensor_for_foreach(beta, f"betas[{i}]", foreach, capturable)
         if isinstance(beta, Tensor) and beta.numel() != 1:
             raise ValueError(f"Tensor betas[{i}] must be 1-element")
+
+
+def _check_foreach_tensor_options(group: dict) -> None:
+    """``_multi_tensor_adam``'s checks of a tensor lr and tensor betas, before it checks devices or autograd."""
+    capturable = group["capturable"]
+    for name, value in (("lr", group["lr"]), ("beta1", group["betas"][0]), ("beta2", group["betas"][1])):
+        if not isinstance(value, Tensor):
+            continue
+        if not capturable:
+            message = f"{name} as a Tensor is not supported for capturable=False and foreach=True"
+            raise RuntimeError(message) if name == "lr" else ValueError(message)
+        if value.numel() != 1:
+            raise ValueError(f"Tensor {name} must be 1-element")
 
 
 # The versions PyTorch's in-place ops advance per step: ``step += 1``, ``exp_avg.lerp_``, ``exp_avg_sq.mul_`` then
@@ -104,9 +125,14 @@ class Adam(Optimizer):
         return not (group["weight_decay"] != 0 and group["decoupled_weight_decay"])
 
     def _init_group_state(self, group: dict) -> None:
+        foreach = group["foreach"] and not group["fused"]
         for p in group["params"]:
             if p._grad is not None:
                 self._state_for(p, group)
+                if foreach and isinstance(group["lr"], Tensor) and not group["capturable"]:
+                    raise RuntimeError("lr as a Tensor is not supported for capturable=False and foreach=True")
+        if foreach:
+            _check_foreach_tensor_options(group)
 
     def _state_for(self, p, group: dict) -> dict:
         state = self.state[p]
@@ -124,6 +150,9 @@ class Adam(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
+            if group["foreach"] and not group["fused"]:
+                self._step_foreach(group)
+                continue
             if group["differentiable"]:
                 self._step_differentiable(group)
                 continue
@@ -146,8 +175,6 @@ class Adam(Optimizer):
                 grad = p._grad._data
                 if maximize:
                     grad = -grad
-                if group["foreach"]:  # (its foreach update views a complex parameter as real before the decay)
-                    param = as_real(param)
                 step_t = state["step"]
                 step_t._data += 1
                 if wd != 0:
@@ -155,7 +182,7 @@ class Adam(Optimizer):
                         param *= 1 - lr * wd
                         p._bump_version()  # (its own mul_ in PyTorch)
                     else:
-                        grad = l2_decayed(grad, param, wd, group)
+                        grad = added_scaled(grad, param, wd)
                 param, grad = as_real(param), as_real(grad)
                 exp_avg = state_as_real(p, state, "exp_avg")
                 exp_avg_sq = state_as_real(p, state, "exp_avg_sq")
@@ -180,6 +207,27 @@ class Adam(Optimizer):
                 p._bump_version()
                 count_state_writes(state, _AMSGRAD_STATE_WRITES if amsgrad else _STATE_WRITES)
         return loss
+
+    def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict) -> None:
+        """PyTorch's ``_multi_tensor_adam`` (not capturable): the square roots divided by ``sqrt(1 - beta2^t)``,
+        then one ``addcdiv_`` with the step sizes as a scalar list."""
+        beta1, beta2 = group["betas"]
+        lr, amsgrad = group["lr"], group["amsgrad"]
+        exp_avgs, exp_avg_sqs = states["exp_avg"], states["exp_avg_sq"]
+        max_exp_avg_sqs = [states["max_exp_avg_sq"]] if amsgrad else []
+        view_lists_as_real(params, grads, exp_avgs, exp_avg_sqs, *max_exp_avg_sqs)
+        grads = negated_if(group["maximize"], grads)
+        increment_steps(states["step"])
+        decayed_then_moments(params, grads, exp_avgs, exp_avg_sqs, group, lr)
+        counts = [value_of(step) for step in states["step"]]
+        step_sizes = [(lr / (1 - beta1**n)) * -1 for n in counts]
+        if amsgrad:
+            _tg._foreach_maximum_(max_exp_avg_sqs[0], exp_avg_sqs)
+            exp_avg_sqs = max_exp_avg_sqs[0]
+        denoms = _tg._foreach_sqrt(exp_avg_sqs)
+        _tg._foreach_div_(denoms, [(1 - beta2**n) ** 0.5 for n in counts])
+        _tg._foreach_add_(denoms, group["eps"])
+        _tg._foreach_addcdiv_(params, exp_avgs, denoms, step_sizes)
 
     def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         """One parameter's update in PyTorch's ``differentiable`` branch: the bias corrections and the step size are

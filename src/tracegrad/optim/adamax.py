@@ -9,7 +9,7 @@ import numpy as np
 import tracegrad as _tg
 
 from .._tensor import Tensor
-from ._fused import refuse_unfit
+from ._fused import added_scaled, refuse_unfit
 from ._multi_tensor import (
     increment_steps,
     l2_decayed_grads,
@@ -21,7 +21,7 @@ from ._multi_tensor import (
 )
 from ._per_param import PerParamOptimizer, begin_write, lerp_
 from .adam import check_adam_hparams
-from .optimizer import as_real, l2_decayed, state_as_real, step_tensor, zeros_state
+from .optimizer import as_real, state_as_real, step_tensor, zeros_state
 
 __all__ = ["Adamax"]
 
@@ -67,7 +67,7 @@ class Adamax(PerParamOptimizer):
         state["step"]._data += 1
         param = p._data
         if wd != 0:
-            grad = l2_decayed(grad, param, wd, group)
+            grad = added_scaled(grad, param, wd)
         param, grad = as_real(param), as_real(grad)
         exp_avg = state_as_real(p, state, "exp_avg")
         exp_inf = state_as_real(p, state, "exp_inf")

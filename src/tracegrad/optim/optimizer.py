@@ -22,7 +22,7 @@ from ..autograd.node import RemovableHandle
 from ..backend.dtypes import float64, get_default_dtype
 from ..ops.aten_vec import as_caller, quietly_for_caller
 from ..ops.complex_ops import _view_as_real_kernel
-from ._fused import added_scaled
+from ._multi_tensor import grouped_by_dtype
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -123,10 +123,9 @@ class Optimizer:
     # error a leaf that requires grad then raises: ``_refusals.leaf_write_error``)
     _complex_written_through_view: bool = True
     # The states PyTorch views as real for a complex parameter, and whether its single-tensor update does so before
-    # its first write, and its foreach update: real state loaded for a complex parameter is refused there
+    # its first write: real state loaded for a complex parameter is refused there
     _states_viewed_as_real: tuple[str, ...] = ()
     _views_states_first: bool = False
-    _foreach_views_states_first: bool = True
     # Group options that newer versions added, filled in where a loaded state_dict or pickle lacks them: each
     # optimizer's ``__setstate__`` in PyTorch sets these defaults (``group.setdefault``), in its own list.
     _group_defaults_on_load: tuple[tuple[str, Any], ...] = ()
@@ -171,9 +170,29 @@ class Optimizer:
                     grad = -p._grad if group["maximize"] else p._grad
                     self._differentiable_update(p, grad, self.state[p], group)
 
+    # PyTorch's foreach update (its ``_multi_tensor_*``): called as ``(params, grads, states, group)`` for each
+    # dtype's parameters with a gradient, ``states`` their state tensors as lists by key, the group's options as
+    # given (tensors stay tensors). None: the optimizer's single-tensor update serves the foreach option too.
+    _foreach_update = None
+
+    def _step_foreach(self, group: dict[str, Any]) -> None:
+        """PyTorch's foreach step of ``group``: every state made first (its ``_init_group``), then one update of
+        all the parameters with a gradient per dtype, with autograd as ``defaults["differentiable"]`` says."""
+        self._init_group_state(group)
+        params = [p for p in group["params"] if p._grad is not None]
+        if not params:
+            return
+        keys = list(self.state[params[0]])
+        state_lists = [[self.state[p][key] for p in params] for key in keys]
+        with set_grad_enabled(bool(self.defaults.get("differentiable"))):
+            for same_dtype, grads, *states in grouped_by_dtype(params, [p._grad for p in params], *state_lists):
+                self._foreach_update(same_dtype, grads, dict(zip(keys, states)), group)
+
     def _updates_as_tensor_ops(self, group: dict[str, Any]) -> bool:
-        """Whether ``step`` updates ``group`` through ``_step_differentiable`` (whose in-place operations then
-        raise PyTorch's errors themselves, at its moments)."""
+        """Whether ``step`` updates ``group`` through ``_step_differentiable`` or ``_step_foreach`` (whose in-place
+        operations then raise PyTorch's errors themselves, at its moments)."""
+        if group.get("foreach") and not group.get("fused") and self._foreach_update is not None:
+            return True
         return bool(group["differentiable"]) and self._differentiable_update is not None
 
     def _writes_complex_through_view(self, group: dict[str, Any]) -> bool:
@@ -523,16 +542,6 @@ def state_as_real(p: Tensor, state: dict[str, Any], key: str) -> np.ndarray:
     if a.dtype.kind != "c" and p._data.dtype.kind == "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
     return as_real(a)
-
-
-def l2_decayed(grad: np.ndarray, param: np.ndarray, weight_decay: float, group: dict[str, Any]) -> np.ndarray:
-    """``grad + weight_decay * param`` where PyTorch's single-tensor update adds before viewing a complex parameter
-    as real (Adam, Adamax, Adadelta, Adagrad, RMSprop): in complex arithmetic there, a product then a sum (two
-    roundings), but in its foreach update, which views everything as real first, one fused multiply-add per part
-    (the result is then the real pairs)."""
-    if group["foreach"]:
-        grad, param = as_real(grad), as_real(param)
-    return added_scaled(grad, param, weight_decay)
 
 
 def zeros_state(p: Tensor) -> Tensor:

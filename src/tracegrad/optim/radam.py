@@ -29,7 +29,6 @@ __all__ = ["RAdam"]
 class RAdam(PerParamOptimizer):
     _states_viewed_as_real = ("exp_avg", "exp_avg_sq")
     _views_states_first = True
-    _foreach_views_states_first = False  # (its foreach update counts the steps first)
     _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False),
                                ("decoupled_weight_decay", False), ("capturable", False))
     _state_writes = {"step": 1, "exp_avg": 1, "exp_avg_sq": 2}

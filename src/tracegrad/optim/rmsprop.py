@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+import tracegrad as _tg
+
 from .._tensor import Tensor
-from ._fused import add_scaled_, addcmul_, lerp_, refuse_unfit
-from ._multi_tensor import real_views, to_scalar
+from ._fused import add_scaled_, addcmul_, added_scaled, lerp_, refuse_unfit
+from ._multi_tensor import increment_steps, l2_decayed_grads, negated_if, real_views, to_scalar, view_lists_as_real
 from ._refusals import refuse_at_step
 from .optimizer import (
     Optimizer,
@@ -14,7 +16,6 @@ from .optimizer import (
     as_real,
     check_lr,
     count_state_writes,
-    l2_decayed,
     state_as_real,
     step_tensor,
     zeros_state,
@@ -92,10 +93,40 @@ class RMSprop(Optimizer):
         else:
             param.addcdiv_(grad, avg, value=-lr)
 
+    def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict) -> None:
+        """PyTorch's ``_multi_tensor_rmsprop`` (not capturable)."""
+        lr, alpha, eps, momentum = to_scalar(group["lr"]), group["alpha"], group["eps"], group["momentum"]
+        square_avgs = states["square_avg"]
+        buffers = [states["momentum_buffer"]] if momentum > 0 else []
+        grad_avgs = [states["grad_avg"]] if group["centered"] else []
+        view_lists_as_real(params, grads, square_avgs, *buffers, *grad_avgs)
+        grads = negated_if(group["maximize"], grads)
+        increment_steps(states["step"])
+        if group["weight_decay"] != 0:
+            grads = l2_decayed_grads(grads, params, group["weight_decay"], group["maximize"])
+        _tg._foreach_mul_(square_avgs, alpha)
+        _tg._foreach_addcmul_(square_avgs, grads, grads, value=1 - alpha)
+        if grad_avgs:
+            _tg._foreach_lerp_(grad_avgs[0], grads, 1 - alpha)
+            avg = _tg._foreach_addcmul(square_avgs, grad_avgs[0], grad_avgs[0], value=-1)
+            _tg._foreach_sqrt_(avg)
+        else:
+            avg = _tg._foreach_sqrt(square_avgs)
+        _tg._foreach_add_(avg, eps)
+        if buffers:
+            _tg._foreach_mul_(buffers[0], momentum)
+            _tg._foreach_addcdiv_(buffers[0], grads, avg)
+            _tg._foreach_add_(params, buffers[0], alpha=-lr)
+        else:
+            _tg._foreach_addcdiv_(params, grads, avg, value=-lr)
+
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
+            if group["foreach"]:
+                self._step_foreach(group)
+                continue
             if group["differentiable"]:
                 self._step_differentiable(group)
                 continue
@@ -115,7 +146,7 @@ class RMSprop(Optimizer):
                     grad = -grad
                 state["step"]._data += 1
                 if wd != 0:
-                    grad = l2_decayed(grad, param, wd, group)
+                    grad = added_scaled(grad, param, wd)
                 param, grad = as_real(param), as_real(grad)
                 square_avg = state_as_real(p, state, "square_avg")
                 square_avg *= square_avg.dtype.type(alpha)

@@ -10,7 +10,7 @@ import tracegrad as _tg
 
 from .._tensor import Tensor
 from ._fused import refuse_unfit
-from ._multi_tensor import real_views, to_scalar
+from ._multi_tensor import increment_steps, real_views, to_scalar, view_lists_as_real
 from ._per_param import PerParamOptimizer, begin_write
 from .optimizer import as_real, check_lr, state_as_real, step_tensor, zeros_state
 
@@ -19,15 +19,8 @@ __all__ = ["Rprop"]
 
 class Rprop(PerParamOptimizer):
     _states_viewed_as_real = ("prev", "step_size")
-    _foreach_views_states_first = False  # (its foreach update counts the steps first)
     _foreach_capturable_xla = True  # (its foreach update asks for the device list with XLA)
     _state_writes = {"step": 1, "prev": 1, "step_size": 2}  # (step_size: mul_, then clamp_)
-
-    def _writes(self, group: dict[str, Any]) -> tuple[int, dict[str, int]]:
-        # PyTorch's foreach update uses prev as the gradient's buffer: copy_, neg_ (maximize), zeroing copy_
-        if not group["foreach"]:
-            return 1, self._state_writes
-        return 1, {**self._state_writes, "prev": 3 if group["maximize"] else 2}
 
     def __init__(
         self,
@@ -71,14 +64,36 @@ class Rprop(PerParamOptimizer):
         state["step"] += 1
         param, grad, prev, step_size = real_views(param, grad, state["prev"], state["step_size"])
         sign = grad.mul(prev.clone()).sign()
-        sign[sign.gt(0)] = etaplus
-        sign[sign.lt(0)] = etaminus
-        sign[sign.eq(0)] = 1
+        _signs_to_factors_(sign, etaminus, etaplus)
         step_size.mul_(sign).clamp_(step_size_min, step_size_max)
         grad = grad.clone(memory_format=_tg.preserve_format)
         grad[sign.eq(etaminus)] = 0
         param.addcmul_(grad.sign(), step_size, value=-1)
         prev.copy_(grad)
+
+    def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict[str, Any]) -> None:
+        """PyTorch's ``_multi_tensor_rprop`` (not capturable): ``prev`` is the buffer of the new gradients (copied,
+        negated where ``maximize``, zeroed where the sign changed) before the parameters' ``addcmul_``."""
+        etaminus, etaplus = group["etas"]
+        step_size_min, step_size_max = group["step_sizes"]
+        prevs, step_sizes = states["prev"], states["step_size"]
+        increment_steps(states["step"])
+        view_lists_as_real(params, grads, prevs, step_sizes)
+        signs = list(_tg._foreach_mul(grads, prevs))
+        if group["maximize"]:
+            _tg._foreach_neg_(signs)
+        _tg._foreach_copy_(prevs, grads)
+        if group["maximize"]:
+            _tg._foreach_neg_(prevs)
+        _tg._foreach_sign_(signs)
+        for sign in signs:
+            _signs_to_factors_(sign, etaminus, etaplus)
+        _tg._foreach_mul_(step_sizes, signs)
+        for step_size in step_sizes:
+            step_size.clamp_(step_size_min, step_size_max)
+        for grad, sign in zip(prevs, signs):
+            grad.copy_(_tg.where(sign.eq(etaminus), 0, grad))
+        _tg._foreach_addcmul_(params, [grad.sign() for grad in prevs], step_sizes, value=-1)
 
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         etaminus, etaplus = group["etas"]
@@ -97,7 +112,7 @@ class Rprop(PerParamOptimizer):
             refuse_unfit(step_size, factor)  # (PyTorch's step_size.mul_(sign))
         step_size *= factor
         np.clip(step_size, step_size_min, step_size_max, out=step_size)
-        if factor.shape != grad.shape and not group["foreach"]:
+        if factor.shape != grad.shape:
             _refuse_unfit_mask(factor.shape, grad.shape)  # (PyTorch's grad[sign.eq(etaminus)] = 0)
         grad = np.where(factor == factor.dtype.type(etaminus), 0, grad).astype(grad.dtype, copy=False)
         begin_write(p, group)
@@ -108,6 +123,14 @@ class Rprop(PerParamOptimizer):
             refuse_unfit(param, direction, step_size)  # (PyTorch's param.addcmul_(grad.sign(), step_size))
         param += -(direction * step_size)
         prev[...] = grad
+
+
+def _signs_to_factors_(sign: Tensor, etaminus: float, etaplus: float) -> None:
+    """PyTorch's step-size factors written into ``sign`` (of ``grad * prev``) through boolean masks: grow where the
+    gradient kept its sign, shrink where it changed, 1 where either was zero."""
+    sign[sign.gt(0)] = etaplus
+    sign[sign.lt(0)] = etaminus
+    sign[sign.eq(0)] = 1
 
 
 def _refuse_unfit_mask(mask: tuple[int, ...], shape: tuple[int, ...]) -> None:
