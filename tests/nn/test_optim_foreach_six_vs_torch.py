@@ -4,7 +4,8 @@ by op through ``torch._foreach_*``: per dtype group (the newest dtype first), co
 successful step: the versions of parameters and state, what a step that fails part-way leaves behind (a gradient of
 another shape, real state loaded for a complex parameter: the dtype groups before the failing one updated, the
 failing group's steps counted), Adam's refusals of tensor options, and the graph recorded where the optimizer's
-defaults say ``differentiable`` and the group does not (torch then runs the foreach update under autograd).
+defaults say ``differentiable`` and the group does not (torch then runs the group's update under autograd: the
+foreach one, or the single-tensor one outside its ``differentiable`` branches).
 
 Values are compared bit for bit against a torch with a correctly rounded square root (``correctly_rounded_torch_sqrt``:
 torch's MKL sqrt is an ulp off for some float32 inputs here); the graphs against torch as it is."""
@@ -202,17 +203,22 @@ _GRAPH_CASES = [
     ("Adagrad", {"lr_decay": 0.1, "weight_decay": 0.1}),
     ("Adadelta", {"maximize": True}),
     ("Rprop", {}),
+    ("SGD", {"lr": 0.1, "momentum": 0.5}),
+    ("ASGD", {"weight_decay": 0.1}),
+    ("Adamax", {"weight_decay": 0.1}),
+    ("NAdam", {"weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("RAdam", {}),
 ]
 
 
-def _graph_run(lib, name: str, options: dict, leaf: bool):
+def _graph_run(lib, name: str, options: dict, leaf: bool, foreach: bool):
     """Defaults ``differentiable=True`` (which lets non-leaf parameters in) and a group with ``differentiable``
-    False: torch runs that group's foreach update under autograd, recording each in-place foreach op on the
-    parameters and their state, or refusing the in-place write into a leaf that requires grad once the state is
-    updated."""
+    False: torch runs that group's update (foreach, or single-tensor outside its ``differentiable`` branches) under
+    autograd, recording each in-place op on the parameters and their state, or refusing the in-place write into a
+    leaf that requires grad once the state is updated."""
     w0 = lib.tensor(np.array([[0.5, -1.0, 0.3], [2.0, 0.25, -0.7]], dtype=np.float32), requires_grad=True)
     w = w0 if leaf else w0 * 1.0
-    opt = getattr(lib.optim, name)([w], foreach=True, differentiable=True, **options)
+    opt = getattr(lib.optim, name)([w], foreach=foreach, differentiable=True, **options)
     opt.param_groups[0]["differentiable"] = False
     errors = []
     for step in range(2):
@@ -223,10 +229,11 @@ def _graph_run(lib, name: str, options: dict, leaf: bool):
         t.detach().numpy() for t in (w, *opt.state[w].values())]
 
 
+@pytest.mark.parametrize("foreach", [True, False], ids=["foreach", "single"])
 @pytest.mark.parametrize("leaf", [False, True], ids=["non-leaf", "leaf"])
-@pytest.mark.parametrize(("name", "options"), _GRAPH_CASES, ids=[name for name, _ in _GRAPH_CASES])
-def test_graph_of_a_non_differentiable_group_under_differentiable_defaults(name, options, leaf):
-    ours, theirs = _graph_run(tg, name, options, leaf), _graph_run(torch, name, options, leaf)
+@pytest.mark.parametrize(("name", "options"), _GRAPH_CASES, ids=[f"{name}{options}" for name, options in _GRAPH_CASES])
+def test_graph_of_a_non_differentiable_group_under_differentiable_defaults(name, options, leaf, foreach):
+    ours, theirs = (_graph_run(lib, name, options, leaf, foreach) for lib in (tg, torch))
     assert ours[:4] == theirs[:4]  # (errors, the parameter's graph, versions, the state's nodes)
     for mine, their in zip(ours[4], theirs[4], strict=True):
         np.testing.assert_allclose(mine, their, rtol=1e-6, atol=1e-7)

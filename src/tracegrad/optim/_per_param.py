@@ -79,7 +79,7 @@ class PerParamOptimizer(Optimizer):
                 if group["foreach"] and self._foreach_update is not None:
                     self._step_foreach(group)
                     continue
-                if group["differentiable"] and self._differentiable_update is not None:
+                if self._single_tensor_in_tensor_ops(group):
                     self._step_differentiable(group)
                     continue
                 if _writes_under_autograd:  # (PyTorch creates the group's state before a write can fail)

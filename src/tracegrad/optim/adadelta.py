@@ -70,7 +70,9 @@ class Adadelta(PerParamOptimizer):
         square_avg, acc_delta, grad = real_views(state["square_avg"], state["acc_delta"], grad)
         square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
         std = square_avg.add(eps).sqrt_()
-        delta = acc_delta.add(eps).sqrt_().clone()
+        delta = acc_delta.add(eps).sqrt_()
+        if group["differentiable"]:
+            delta = delta.clone()
         delta.div_(std).mul_(grad)
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
         if param.is_complex():

@@ -93,7 +93,7 @@ class Adagrad(Optimizer):
         clr = lr / (1 + (step - 1) * group["lr_decay"])
         param, grad, state_sum = real_views(param, grad, state["sum"])
         state_sum.addcmul_(grad, grad, value=1)
-        std = state_sum.sqrt() + group["eps"]
+        std = state_sum.sqrt() + group["eps"] if group["differentiable"] else state_sum.sqrt().add_(group["eps"])
         param.addcdiv_(grad, std, value=-clr)
 
     def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict) -> None:
@@ -135,7 +135,7 @@ class Adagrad(Optimizer):
             if group["foreach"] and not group["fused"]:
                 self._step_foreach(group)
                 continue
-            if group["differentiable"]:
+            if self._single_tensor_in_tensor_ops(group):
                 self._step_differentiable(group)
                 continue
             group = array_options(group)

@@ -153,7 +153,7 @@ class Adam(Optimizer):
             if group["foreach"] and not group["fused"]:
                 self._step_foreach(group)
                 continue
-            if group["differentiable"]:
+            if self._single_tensor_in_tensor_ops(group):
                 self._step_differentiable(group)
                 continue
             group = array_options(group)
@@ -230,8 +230,11 @@ class Adam(Optimizer):
         _tg._foreach_addcdiv_(params, exp_avgs, denoms, step_sizes)
 
     def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
-        """One parameter's update in PyTorch's ``differentiable`` branch: the bias corrections and the step size are
-        tensors computed from the step tensor (in its dtype), folded into the denominator of one ``addcdiv_``."""
+        """One parameter's single-tensor update in tensor operations. In PyTorch's ``differentiable`` branch the
+        bias corrections and the step size are tensors computed from the step tensor (in its dtype), folded into the
+        denominator of one ``addcdiv_``; in the other (a group without ``differentiable`` under differentiable
+        defaults) they are numbers."""
+        differentiable = group["differentiable"]
         beta1, beta2 = (to_scalar(beta) for beta in group["betas"])
         lr, eps, wd = to_scalar(group["lr"]), group["eps"], group["weight_decay"]
         exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
@@ -241,15 +244,18 @@ class Adam(Optimizer):
             if group["decoupled_weight_decay"]:
                 param.mul_(1 - lr * wd)
             else:
-                grad = l2_decayed_grad(grad, param, wd)
+                grad = l2_decayed_grad(grad, param, wd) if differentiable else grad.add(param, alpha=wd)
         if param.is_complex() and max_exp_avg_sq is not None:
             max_exp_avg_sq = _tg.view_as_real(max_exp_avg_sq)
         param, grad, exp_avg, exp_avg_sq = real_views(param, grad, exp_avg, exp_avg_sq)
         exp_avg.lerp_(grad, 1 - (beta1.to(param.dtype) if isinstance(beta1, Tensor) else beta1))
-        if isinstance(beta2, Tensor) and beta2.requires_grad:  # (lerp: addcmul_'s value cannot be a tensor)
+        if differentiable and _requires_grad(beta2):  # (lerp: addcmul_'s value cannot be a tensor)
             exp_avg_sq.lerp_(_tg.square(grad), weight=1 - beta2)
         else:
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        if not differentiable:
+            _plain_addcdiv_(param, exp_avg, exp_avg_sq, max_exp_avg_sq, value_of(step_t), group)
+            return
         bias_correction1 = 1 - beta1 ** (step_t.clone() if _requires_grad(beta1) else step_t)
         bias_correction2 = 1 - beta2 ** (step_t.clone() if _requires_grad(beta2) else step_t)
         step_size_neg = (lr / bias_correction1).neg()
@@ -258,6 +264,19 @@ class Adam(Optimizer):
             exp_avg_sq = max_exp_avg_sq
         denom = (exp_avg_sq.sqrt() / (bias_correction2.sqrt() * step_size_neg)).add_(eps / step_size_neg)
         param.addcdiv_(exp_avg.clone(), denom)
+
+
+def _plain_addcdiv_(param: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor, max_exp_avg_sq: Tensor | None, step: float,
+                    group: dict) -> None:
+    """The end of PyTorch's single-tensor update outside its ``differentiable`` branch: the bias corrections as
+    numbers, amsgrad's maximum written with ``out=`` (refused under autograd where an operand requires grad)."""
+    beta1, beta2 = (to_scalar(beta) for beta in group["betas"])
+    step_size = to_scalar(group["lr"]) / (1 - beta1**step)
+    if max_exp_avg_sq is not None:
+        _tg.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+        exp_avg_sq = max_exp_avg_sq
+    denom = (exp_avg_sq.sqrt() / (1 - beta2**step) ** 0.5).add_(group["eps"])
+    param.addcdiv_(exp_avg, denom, value=-step_size)
 
 
 def _requires_grad(value) -> bool:

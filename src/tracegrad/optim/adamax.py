@@ -93,8 +93,11 @@ class Adamax(PerParamOptimizer):
             grad = grad.add(param, alpha=wd)
         param, grad, exp_avg, exp_inf = real_views(param, grad, state["exp_avg"], state["exp_inf"])
         exp_avg.lerp_(grad, 1 - beta1)
-        norm_buf = _tg.cat([exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze_(0)], 0)
-        exp_inf.copy_(_tg.amax(norm_buf, 0, keepdim=False))
+        if group["differentiable"]:
+            norm_buf = _tg.cat([exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze_(0)], 0)
+            exp_inf.copy_(_tg.amax(norm_buf, 0, keepdim=False))
+        else:
+            _tg.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
         clr = lr / (1 - beta1 ** value_of(step_t))
         param.addcdiv_(exp_avg, exp_inf, value=-clr)
 

@@ -151,10 +151,17 @@ class NAdam(PerParamOptimizer):
         mu_product *= mu
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        denom = exp_avg_sq.div(1 - beta2**step).sqrt().add(eps)
-        mu_product_next = mu_product * mu_next
-        param.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
-        param.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - mu_product_next)), denom)
+        denom = exp_avg_sq.div(1 - beta2**step).sqrt()
+        if group["differentiable"]:
+            denom = denom.add(eps)
+            mu_product_next = mu_product * mu_next
+            param.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
+            param.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - mu_product_next)), denom)
+        else:
+            mu_product_next = value_of(mu_product) * mu_next
+            denom.add_(eps)
+            param.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - value_of(mu_product)))
+            param.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product_next))
 
 
 def _momentum_coefficient(beta1: float, step: float, momentum_decay: float) -> float:

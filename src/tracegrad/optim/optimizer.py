@@ -159,10 +159,20 @@ class Optimizer:
     # None: the NumPy update serves that option too.
     _differentiable_update = None
 
+    def _single_tensor_in_tensor_ops(self, group: dict[str, Any]) -> bool:
+        """Whether the single-tensor step of ``group`` runs as tensor operations (``_step_differentiable``): where
+        the group is ``differentiable``, and where the optimizer's defaults are, whose ``step`` runs under autograd
+        (PyTorch's ``_use_grad_for_differentiable`` reads ``defaults``), recording a group's update whatever its own
+        ``differentiable`` says."""
+        if self._differentiable_update is None:
+            return False
+        return bool(group["differentiable"] or self.defaults.get("differentiable"))
+
     def _step_differentiable(self, group: dict[str, Any]) -> None:
-        """PyTorch's single-tensor step of a ``differentiable`` group: every state made first (its ``_init_group``),
-        then each parameter's update in tensor operations, with autograd as ``defaults["differentiable"]`` says
-        (PyTorch's ``_use_grad_for_differentiable``)."""
+        """PyTorch's single-tensor step of ``group`` in tensor operations (``_differentiable_update``, which follows
+        its ``differentiable`` branches where the group is so): every state made first (its ``_init_group``), then
+        each parameter's update, with autograd as ``defaults["differentiable"]`` says (PyTorch's
+        ``_use_grad_for_differentiable``)."""
         self._init_group_state(group)
         with set_grad_enabled(bool(self.defaults.get("differentiable"))):
             for p in group["params"]:
@@ -193,7 +203,7 @@ class Optimizer:
         operations then raise PyTorch's errors themselves, at its moments)."""
         if group.get("foreach") and not group.get("fused") and self._foreach_update is not None:
             return True
-        return bool(group["differentiable"]) and self._differentiable_update is not None
+        return self._single_tensor_in_tensor_ops(group)
 
     def _writes_complex_through_view(self, group: dict[str, Any]) -> bool:
         return self._complex_written_through_view

@@ -117,7 +117,9 @@ class RAdam(PerParamOptimizer):
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
         if rho_t > 5.0:
-            adaptive_lr = (bias_correction2**0.5) / exp_avg_sq.sqrt().add(group["eps"])
+            root = exp_avg_sq.sqrt()
+            root = root.add(group["eps"]) if group["differentiable"] else root.add_(group["eps"])
+            adaptive_lr = (bias_correction2**0.5) / root
             param.add_(bias_corrected_exp_avg * lr * adaptive_lr * _rectification(rho_t, rho_inf), alpha=-1.0)
         else:
             param.add_(bias_corrected_exp_avg * lr, alpha=-1.0)

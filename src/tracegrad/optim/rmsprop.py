@@ -85,7 +85,7 @@ class RMSprop(Optimizer):
             avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
         else:
             avg = square_avg.sqrt()
-        avg = avg.add(group["eps"])
+        avg = avg.add(group["eps"]) if group["differentiable"] else avg.add_(group["eps"])
         if momentum > 0:
             buf = real_views(state["momentum_buffer"])[0]
             buf.mul_(momentum).addcdiv_(grad, avg)
@@ -127,7 +127,7 @@ class RMSprop(Optimizer):
             if group["foreach"]:
                 self._step_foreach(group)
                 continue
-            if group["differentiable"]:
+            if self._single_tensor_in_tensor_ops(group):
                 self._step_differentiable(group)
                 continue
             group = array_options(group)

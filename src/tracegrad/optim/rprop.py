@@ -63,7 +63,7 @@ class Rprop(PerParamOptimizer):
         step_size_min, step_size_max = group["step_sizes"]
         state["step"] += 1
         param, grad, prev, step_size = real_views(param, grad, state["prev"], state["step_size"])
-        sign = grad.mul(prev.clone()).sign()
+        sign = grad.mul(prev.clone() if group["differentiable"] else prev).sign()
         _signs_to_factors_(sign, etaminus, etaplus)
         step_size.mul_(sign).clamp_(step_size_min, step_size_max)
         grad = grad.clone(memory_format=_tg.preserve_format)

@@ -67,7 +67,7 @@ class SGD(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
-            if group["foreach"] or group["differentiable"]:
+            if self._updates_as_tensor_ops(group):
                 self._step_in_tensor_ops(group)
                 continue
             group = array_options(group)
@@ -83,7 +83,9 @@ class SGD(Optimizer):
         return loss
 
     def _updates_as_tensor_ops(self, group: dict) -> bool:
-        return bool(group["foreach"] or group["differentiable"])
+        # (its single-tensor update has no ``differentiable`` branch: under differentiable defaults, which run
+        # ``step`` under autograd, a group without the option records the same update)
+        return bool(group["foreach"] or group["differentiable"] or self.defaults["differentiable"])
 
     def _step_in_tensor_ops(self, group: dict) -> None:
         """PyTorch's foreach or (``differentiable``) single-tensor update of ``group`` in tracegrad's tensor
