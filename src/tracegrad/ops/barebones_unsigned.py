@@ -63,7 +63,9 @@ def _flip(args: tuple) -> str | None:
 
 
 def _scatter_reduce(args: tuple) -> str:
-    reduce, include_self = args[4], args[5]
+    from .shape_extra import scatter_reduction
+
+    reduce, include_self = scatter_reduction(args[4]), args[5]
     if not include_self:
         return "scatter_reduce_exclude_input_init"
     return f"scatter_gather_tensor_cpu_reduce_{reduce}" if reduce in ("mean", "amax", "amin") else \

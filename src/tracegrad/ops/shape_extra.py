@@ -597,6 +597,16 @@ scatter_add_ = defop("scatter_add_" + _SRC_IP, _inplace(_scatter_add_kernel), **
 
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+# ATen's get_reduction_enum also reads the old names; its backward and forward-mode formulas know only the new ones.
+_REDUCTION_ALIASES = {"max": "amax", "min": "amin"}
+
+
+def scatter_reduction(reduce: str) -> str:
+    """The reduction ``scatter_reduce``'s kernel runs for ``reduce`` (``"max"`` is ``"amax"``), or ATen's error."""
+    kind = _REDUCTION_ALIASES.get(reduce, reduce)
+    if kind not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    return kind
 _UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
 
 
@@ -614,8 +624,7 @@ def _identity(reduce: str, dtype: np.dtype):
 
 
 def _scatter_reduce_kernel(a, dim, index, src, reduce, include_self=True):
-    if reduce not in _REDUCTIONS:
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    reduce = scatter_reduction(reduce)
     if reduce in ("amax", "amin") and a.dtype.kind == "c":  # complex numbers have no order
         raise unsupported(f"scatter_gather_tensor_cpu_reduce_{reduce}", a.dtype)
     a1, d, i1, s1 = _scatter_prepare(a, dim, index, src)
@@ -636,6 +645,8 @@ def _scatter_reduce_vjp(ctx, g):
     dim, reduce, include_self = ctx.attrs
     self_, index, src, result = ctx.saved_tensors
     need = ctx.needs_input_grad
+    if reduce not in _SCATTER_REDUCE_GRADS:  # the old names "max"/"min" run forward but have no formula
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}.")
     grad_self, grad_src = _SCATTER_REDUCE_GRADS[reduce](g, dim, index, self_, src, result, include_self)
     if need[0] and not include_self:
         grad_self = scatter_value(grad_self, dim, index, 0)  # overwritten positions took no part
@@ -700,7 +711,7 @@ def _scatter_reduce_jvp(inplace: bool):
 
         self_, dim, index, src, reduce, include_self = args
         self_t, src_t = tangents
-        if reduce == "prod":
+        if reduce not in ("sum", "mean", "amax", "amin"):  # prod, and the old names "max"/"min"
             if inplace and self_t is not None:
                 raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in C++) "
                                    "for argument #1 'src'")
