@@ -3,9 +3,14 @@ operation that caused it and compared with torch.
 
 - ``scatter_reduce(..., reduce="max")`` (and ``"min"``, the names ``scatter``'s old ``reduce=`` and most users
   reach for) was refused; ATen reads them as ``"amax"``/``"amin"`` forward, and only its backward refuses them.
+- ``cdist`` of a float64 and a float32 batch (k-means on double points with float centroids) promoted; torch's
+  kernel reads both as x1's dtype and refuses ("expected scalar type Double but found Float"; through the matrix
+  product route, mm's or bmm's words), and neither ``cdist`` nor ``pdist`` computes in half precision.
 """
 
 from __future__ import annotations
+
+import math
 
 import pytest
 from _lib import tg, torch, value_or_error
@@ -67,3 +72,33 @@ def test_scatter_reduce_old_names_have_no_tangent(reduce):
 
     assert program(tg) == program(torch)
 
+
+# ---- cdist / pdist dtypes ------------------------------------------------------------------------------------
+
+_DTYPE_PAIRS = [("float64", "float32"), ("float32", "float64"), ("float16", "float32"), ("float32", "float16"),
+                ("float16", "float16")]
+_CDIST_SHAPES = {"small": ((5, 2), (3, 2)), "mm route": ((30, 2), (3, 2)), "batched": ((2, 30, 2), (2, 3, 2)),
+                 "broadcast batch": ((2, 3, 2), (3, 2)), "no rows": ((0, 2), (3, 2)), "no columns": ((3, 0), (2, 0))}
+
+
+@pytest.mark.parametrize("mode", ["use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                                  "donot_use_mm_for_euclid_dist"])
+@pytest.mark.parametrize("shapes", _CDIST_SHAPES)
+@pytest.mark.parametrize("dtypes", _DTYPE_PAIRS, ids="-".join)
+def test_cdist_reads_both_inputs_as_the_first_ones_dtype(dtypes, shapes, mode):
+    def program(lib):
+        s1, s2 = _CDIST_SHAPES[shapes]
+        x1 = lib.arange(math.prod(s1), dtype=getattr(lib, dtypes[0])).reshape(s1)
+        x2 = lib.ones(s2, dtype=getattr(lib, dtypes[1]))
+        return lib.cdist(x1, x2, compute_mode=mode)
+
+    assert value_or_error(program, tg) == value_or_error(program, torch)
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, math.inf])
+@pytest.mark.parametrize("shape", [(3, 2), (1, 2), (3, 0)])
+def test_pdist_has_no_half_kernel(shape, p):
+    def program(lib):
+        return lib.pdist(lib.ones(shape, dtype=lib.float16), p)
+
+    assert value_or_error(program, tg) == value_or_error(program, torch)

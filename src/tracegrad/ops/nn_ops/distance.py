@@ -19,6 +19,8 @@ import numpy as np
 from ..._arg_parser import refuse_arrays_among, refuse_as_torch
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp
+from ...backend.dtypes import scalar_type_name
+from .._util import unsupported
 from ..aten_sum import ordered_sum
 from ..aten_vec import compiled_multiply_add_loop, map_reduce_sum
 from ..registry import defop, not_implemented
@@ -34,7 +36,9 @@ def _pairwise_differences(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
 
 
 def _cdist_kernel(x1, x2, p, compute_mode=None):
-    diff = np.abs(_pairwise_differences(x1, x2))
+    if x1.size and x2.size and x1.shape[-1]:  # (ATen returns empty or zero results before it dispatches)
+        _check_cdist_dtypes(x1, x2)
+    diff = np.abs(_pairwise_differences(x1, x2.astype(x1.dtype, copy=False)))  # (the result has x1's dtype)
     if diff.dtype in _ATEN_ORDER_DTYPES and diff.shape[-1] and p in (0, 1, 2, math.inf):
         return np.ascontiguousarray(_cdist_as_aten(diff.reshape(-1, diff.shape[-1]), p).reshape(diff.shape[:-1]))
     if p == 0:
@@ -51,6 +55,16 @@ def _cdist_kernel(x1, x2, p, compute_mode=None):
 
 
 _ATEN_ORDER_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _check_cdist_dtypes(x1: np.ndarray, x2: np.ndarray) -> None:
+    """ATen's cdist kernel dispatches on x1's dtype (float and double only) and reads x2 as that type: it
+    neither promotes nor computes in half precision."""
+    if x1.dtype not in _ATEN_ORDER_DTYPES:
+        raise unsupported("cdist", x1.dtype)
+    if x2.dtype != x1.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(x1.dtype)} but found "
+                           f"{scalar_type_name(x2.dtype)}")
 
 
 def _nonzero_terms(diff: np.ndarray) -> np.ndarray:
@@ -135,6 +149,11 @@ def _euclidean_dist_kernel(x1, x2):
     n2 = np.square(x2).sum(axis=-1, keepdims=True)
     a = np.concatenate([x1 * -2, n1, np.ones_like(n1)], axis=-1)
     b = np.concatenate([x2, np.ones_like(n2), n2], axis=-1)
+    if a.dtype != b.dtype:  # ATen's matmul of the padded operands refuses them, in mm's or bmm's words
+        from ..linalg import _bmm_kernel
+        from ..linalg_core import _mm_kernel
+
+        (_mm_kernel if a.ndim == 2 else _bmm_kernel)(a, np.swapaxes(b, -1, -2))
     return np.sqrt(np.maximum(np.matmul(a, np.swapaxes(b, -1, -2)), 0)).astype(x1.dtype, copy=False)
 
 
@@ -224,6 +243,8 @@ def _cdist(x1: Tensor, x2: Tensor, p: float, mode: int) -> Tensor:
 
 
 def _pdist_kernel(x, p=2.0):
+    if x.shape[0] > 1 and x.shape[1] and x.dtype not in _ATEN_ORDER_DTYPES:  # (as cdist's kernel)
+        raise unsupported("pdist", x.dtype)
     rows, cols = np.triu_indices(x.shape[0], 1)  # pairs (i, j), i < j, in row-major order
     if x.dtype in _ATEN_ORDER_DTYPES and x.shape[1] and p in (0, 1, 2, math.inf):
         return np.ascontiguousarray(_pdist_as_aten(np.abs(x[rows] - x[cols]), p))
