@@ -333,7 +333,8 @@ def _printing(lib, show):
     w = torch.randn(3, 2, requires_grad=True)
     y = (w * 2).sum(0)
     show(str(w), repr(y), str(y.sum()), repr(y.mean().item()), repr(w.grad_fn), y.grad_fn.next_functions)
-    show(f"{y.sum():.4f}", f"{y[0]}", "%.2f" % y[1], f"{torch.tensor(12345.678):>10.3e}")  # noqa: UP031
+    d = y.detach()  # (float() of a tensor that requires grad warns once per process: a transcript can't depend on it)
+    show(f"{y.sum():.4f}", f"{y[0]}", "%.2f" % d[1], f"{torch.tensor(12345.678):>10.3e}")  # noqa: UP031
     show(torch.arange(2000.0), torch.linspace(0, 1e-5, 5), torch.tensor([1e10, 1.0, -3e-8]))
     show(torch.tensor([[1, -2], [300000, 4]]), torch.tensor([True, False]), torch.tensor([1.5, float("nan"),
                                                                                           float("inf")]))
