@@ -43,8 +43,15 @@ def zero_times(z: Tensor, primal) -> Tensor:
         return z
     from .pointwise import mul
 
-    out = _zero_like_in(mul(z, primal), z)
-    out._gfn.__class__ = _zero_product_class(out._gfn.__class__)
+    return zero_product(z, mul(z, primal))
+
+
+def zero_product(z: Tensor, product: Tensor) -> Tensor:
+    """``product``, computed from the zero tangent ``z`` and primals, as PyTorch's zero tensor kernels give it: zeros
+    of ``z``'s sign whatever the primals hold (inf included), its node (if any) passing ``-0.`` gradients."""
+    out = _zero_like_in(product, z)
+    if out._gfn is not None:
+        out._gfn.__class__ = _zero_product_class(out._gfn.__class__)
     return out
 
 
@@ -100,6 +107,16 @@ def plus(a, b):
     return add(a, b)
 
 
+def minus(a, b):
+    """``a - b`` where either may be None (a missing tangent term): PyTorch's formulas subtract (SubBackward0), and
+    negate only a lone second term; None when both are missing."""
+    if b is None:
+        return a
+    from .pointwise import neg, sub
+
+    return neg(b) if a is None else sub(a, b)
+
+
 def scaled(t, c):
     """``t * c`` for a Python number ``c``, skipping the product when ``c == 1`` (and None when ``t`` is)."""
     if t is None:
@@ -126,6 +143,25 @@ def product_rule(args, tangents, product):
     """``product(ta, b) + product(a, tb)`` for an operator bilinear in its first two arguments."""
     ta, tb = tangents[0], tangents[1]
     return plus(None if ta is None else product(ta, args[1]), None if tb is None else product(args[0], tb))
+
+
+def zero_aware_product_rule(args, tangents, product):
+    """``product(ta, b) + product(a, tb)`` for a product with a zero tensor kernel (``dot``): a missing tangent's
+    term is left out, or, where a graph records, kept as PyTorch's zero term (zeros, the product's node where the
+    other primal requires grad)."""
+    if not recording(args, tangents):
+        return product_rule(args, tangents, product)
+    a, b = args[0], args[1]
+    ta, tb = tangents[0], tangents[1]
+    first = product(ta, b) if ta is not None else _zero_term(product, or_zero(None, a, tangents), b, True)
+    second = product(a, tb) if tb is not None else _zero_term(product, or_zero(None, b, tangents), a, False)
+    from .pointwise import add
+
+    return add(first, second)
+
+
+def _zero_term(product, z: Tensor, primal, zero_first: bool) -> Tensor:
+    return zero_product(z, product(z, primal) if zero_first else product(primal, z))
 
 
 def dense_product_rule(args, tangents, product):

@@ -24,7 +24,7 @@ from .._tensor import Tensor
 from .._warnings import warn_once
 from ..backend.dtypes import cpp_type_name, from_numpy_dtype
 from . import pointwise as _pw
-from ._jvp import or_zero, plus, recording, scaled, scaled_zero, zero_times
+from ._jvp import minus, or_zero, plus, recording, scaled, scaled_zero, zero_times
 from ._util import (
     binary_dtype,
     default_float,
@@ -362,6 +362,17 @@ def _fmod_vjp(ctx, g):
             mul(neg(g), _div_mode(x, y, rounding_mode="trunc")) if need[1] else None)
 
 
+def _modulus_jvp(rounding_mode: str):
+    """remainder/fmod's forward formula: self_t - other_t * self.div(other, rounding_mode)."""
+
+    def jvp(args, outs, tangents):
+        t_other = tangents[1]
+        quotient = None if t_other is None else mul(t_other, _div_mode(args[0], args[1], rounding_mode=rounding_mode))
+        return minus(tangents[0], quotient)
+
+    return jvp
+
+
 # Both values are read only by other's gradient: kept only when other requires grad, as in PyTorch
 _FOR_OTHER = {"self": "other", "other": "other"}
 _remainder_s, _remainder_s_ = _pair("remainder.Scalar(Tensor self, Scalar other) -> Tensor",
@@ -370,14 +381,14 @@ _remainder_s, _remainder_s_ = _pair("remainder.Scalar(Tensor self, Scalar other)
 _remainder_t, _remainder_t_ = _pair("remainder.Tensor(Tensor self, Tensor other) -> Tensor",
                                     _remainder_kernel, vjp=_remainder_vjp, saves=("self", "other"),
                                     save_if=_FOR_OTHER, node_name="RemainderBackward1", fast="binary",
-                                    cast_checked_first=True)
+                                    cast_checked_first=True, jvp=_modulus_jvp("floor"))
 _remainder_st = defop_without_derivative("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
                                          _remainder_kernel)
 _fmod_s, _fmod_s_ = _pair("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _fmod_kernel,
                           vjp=_self_grad_only, node_name="FmodBackward0", cast_checked_first=True)
 _fmod_t, _fmod_t_ = _pair("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _fmod_kernel, vjp=_fmod_vjp,
                           saves=("self", "other"), save_if=_FOR_OTHER, node_name="FmodBackward1", fast="binary",
-                          cast_checked_first=True)
+                          cast_checked_first=True, jvp=_modulus_jvp("trunc"))
 
 
 def remainder(input, other, *, out: Tensor | None = None) -> Tensor:
@@ -614,22 +625,24 @@ logaddexp2, _logaddexp2_method = _tensor_only(_logaddexp2, "logaddexp2")
 
 def _atan2_jvp(args, outs, tangents):
     """PyTorch's forward formula, unmasked (0 / 0 at self = other = 0 is NaN there, unlike the backward's):
-    (other * self_t - self * other_t) / (self² + other²)."""
+    (-self * other_t + other * self_t) / (self.pow(2) + other.pow(2))."""
     x, y = args[0], args[1]
     tx, ty = tangents
-    numerator = None
-    if ty is not None:
-        numerator = _pw.neg(mul(x, ty))
-    if tx is not None:
-        term = mul(y, tx)
-        numerator = term if numerator is None else add(numerator, term)
-    return _pw.div(numerator, add(mul(x, x), mul(y, y)))
+    numerator = plus(None if ty is None else mul(neg(x), ty), None if tx is None else mul(y, tx))
+    return _pw.div(numerator, add(_pow_ts(x, 2), _pow_ts(y, 2)))
+
+
+def _hypot_jvp(args, outs, tangents):
+    """PyTorch's forward formula: self_t * self / result + other_t * other / result."""
+    r = outs[0]
+    return plus(*(None if t is None else _pw.div(mul(t, v), r) for t, v in zip(tangents, args[:2])))
 
 
 _atan2, atan2_ = _pair("atan2(Tensor self, Tensor other) -> Tensor", reject_complex(_atan2_kernel, "atan2_cpu"),
                        vjp=_atan2_vjp, saves=_saves2, fast="binary", jvp=_atan2_jvp)
 _hypot, hypot_ = _pair("hypot(Tensor self, Tensor other) -> Tensor", _hypot_kernel, vjp=_hypot_vjp,
-                       saves=("self", "other", "result"), save_if={"self": "self", "other": "other"}, fast="binary")
+                       saves=("self", "other", "result"), save_if={"self": "self", "other": "other"}, fast="binary",
+                       jvp=_hypot_jvp)
 atan2, _atan2_method = _tensor_only(_atan2, "atan2")
 hypot, _hypot_method = _tensor_only(_hypot, "hypot")
 _copysign_t, _copysign_t_ = _pair("copysign.Tensor(Tensor self, Tensor other) -> Tensor", _copysign_cpu,
@@ -826,7 +839,7 @@ def _addcdiv_jvp(args, outs, tangents):
     t_self, t_t1, t_t2 = tangents
     term1 = None if t_t1 is None else scaled(_pw.div(t_t1, t2), value)
     term2 = None if t_t2 is None else scaled(_pw.div(mul(t_t2, _pw.div(t1, t2)), t2), value)
-    return plus(plus(t_self, term1), None if term2 is None else neg(term2))
+    return minus(plus(t_self, term1), term2)
 
 
 _ADDC = "(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"

@@ -19,7 +19,7 @@ from .._strides import dense_in_order, with_strides
 from .._tensor import Tensor, _wrap
 from ..return_types import return_type
 from . import aten_norm
-from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_term
+from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_term, zero_aware_product_rule
 from ._util import opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
 from .complex_ops import input_is_real, real_part_for_real_inputs
 from .linalg_core import _matmul_same_dtype, matmul, mm
@@ -348,8 +348,10 @@ def _vdot_kernel(a, b):
 
 
 dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, vjp=_dot_vjp, saves=("self", "tensor"),
-            save_if={"self": "tensor", "tensor": "self"})
-vdot = defop("vdot(Tensor self, Tensor other) -> Tensor", _vdot_kernel, vjp=_vdot_vjp, saves=("self", "other"))
+            save_if={"self": "tensor", "tensor": "self"},
+            jvp=lambda args, outs, ts: zero_aware_product_rule(args, ts, dot))  # dot(self_t, tensor) + dot(self, t_t)
+vdot = defop("vdot(Tensor self, Tensor other) -> Tensor", _vdot_kernel, vjp=_vdot_vjp, saves=("self", "other"),
+             jvp=lambda args, outs, ts: zero_aware_product_rule(args, ts, vdot))
 
 
 def _check_outer(a: np.ndarray, b: np.ndarray) -> None:

@@ -364,28 +364,26 @@ def _prod_full_kernel(a, dtype=None):
 def prod_safe_zeros_backward(g: Tensor, x: Tensor, dim: int) -> Tensor:
     """Gradient of prod along ``dim`` that is exact with zeros: g times the (conjugated, for complex input)
     product of all the *other* elements, formed from exclusive cumulative products from both ends (no
-    division)."""
+    division), with PyTorch's ops (cat of ones and a narrowed input, cumprod, flip), so its graph is torch's."""
     from .pointwise import mul
+    from .views import expand, narrow
 
-    if x.shape[dim] == 0:
-        return mul(g, x)
-    left = exclusive_cumprod(x, dim)
-    right = flip(exclusive_cumprod(flip(x, dim), dim), dim)
+    if x._data.size == 0:
+        return expand(g, tuple(x.shape))
+    d = wrap_dim(dim, x.ndim)
+    n = x.shape[d]
+    ones = _wrap(np.ones([1 if k == d else s for k, s in enumerate(x.shape)], g._data.dtype))
+    left = exclusive_cumprod(ones, narrow(x, d, 0, n - 1), d)
+    right = flip(exclusive_cumprod(ones, flip(narrow(x, d, 1, n - 1), d), d), d)
     others = mul(left, right)
     return mul(g, others.conj() if others.is_complex() else others)
 
 
-def exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
-    """[1, x0, x0 x1, ...] along ``dim``: the cumulative product shifted by one (no division)."""
-    from .indexing import index
-    from .pointwise import where
+def exclusive_cumprod(ones: Tensor, head: Tensor, dim: int) -> Tensor:
+    """cumprod(cat([ones, head])) along ``dim``: [1, h0, h0 h1, ...], PyTorch's exclusive products."""
+    from .shape import cat
 
-    d = wrap_dim(dim, x.ndim)
-    n = x.shape[d]
-    shifted = index(cumprod(x, d), [None] * d + [_const(np.maximum(np.arange(n) - 1, 0))])
-    first = np.zeros([n if k == d else 1 for k in range(x.ndim)], dtype=bool)
-    first.flat[0] = True
-    return where(_const(first), 1.0, shifted)
+    return cumprod(cat([ones, head], dim), dim)
 
 
 def _prod_grad(g: Tensor, x: Tensor, result: Tensor, dim: int) -> Tensor:
@@ -1751,18 +1749,22 @@ def _abs(t):
 
 
 def _logcumsumexp_jvp(args, outs, tangents):
-    """PyTorch's logcumsumexp_jvp: cumsum(exp(x - max) * t) / (cumsum(exp(x - max)) + 1e-13) (no max for
-    complex input); the epsilon makes the leading -inf entries of a row give 0 rather than 0/0."""
-    from .pointwise import div, exp, mul, sub
-    from .scalar_overloads import add_scalar
+    """PyTorch's logcumsumexp_jvp: cumsum(exp(x - max(x, dim).values) * t) / (cumsum(exp(x - max)) + 1e-13) (no
+    max for complex input); the epsilon makes the leading -inf entries of a row give 0 rather than 0/0. Its
+    product and sum are in place, as PyTorch's are: the tangent's backward then finds exp's saved result
+    modified, as torch's does."""
+    from .pointwise import div, exp, mul_, sub
+    from .scalar_overloads import add_scalar_
 
     x, dim = args[0], args[1]
     t = tangents[0]
     if t is None:
         return None
-    # (PyTorch skips the max shift for complex input, which has no max)
-    x_exp = exp(x) if x.is_complex() else exp(sub(x, amax(x, dim, True)))
-    return div(cumsum(mul(x_exp, t), dim), add_scalar(cumsum(x_exp, dim), 1e-13))
+    x_exp = exp(x) if x.is_complex() else exp(sub(x, _max_dim(x, dim, True)[0]))
+    cumsum_exp = cumsum(x_exp, dim)
+    mul_(x_exp, t)
+    add_scalar_(cumsum_exp, 1e-13)
+    return div(cumsum(x_exp, dim), cumsum_exp)
 
 
 logcumsumexp = defop("logcumsumexp(Tensor self, int dim) -> Tensor", _logcumsumexp_kernel, vjp=_logcumsumexp_vjp,

@@ -20,6 +20,7 @@ from ...autograd.node_meta import ONLY, meta_forms
 from ...autograd.saved import save_fresh_output
 from ...backend.dtypes import scalar_type_name
 from ...memory_format import contiguous_format
+from .._jvp import or_zero, plus, recording, zero_times
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import fma
@@ -29,6 +30,7 @@ from ..pointwise import (
     add,
     div,
     exp,
+    ge,
     gt,
     inplace_kernel,
     logical_and,
@@ -1090,8 +1092,22 @@ prelu_kernel_backward = defop(
 )
 prelu_kernel_backward.materialize_grads = False  # its formula tells a missing gradient from a zero one
 
+
+
+def _prelu_kernel_jvp(args, outs, tangents):
+    """PyTorch's formula: where(self >= 0, self_t, weight * self_t + weight_t * self) (``>=`` where the kernel has
+    ``>``: at 0 the tangent is self_t); a missing tangent is the zero tensor."""
+    x, w = args
+    tx, tw = tangents
+    record = recording(args, tangents)
+    slope_term = mul(w, tx) if tx is not None else zero_times(or_zero(None, x, tangents), w) if record else None
+    input_term = mul(tw, x) if tw is not None else zero_times(or_zero(None, w, tangents), x) if record else None
+    zx = or_zero(tx, x, tangents, negative=False)  # (where materialises the zero tensor as +0.)
+    return where(ge(x, 0), zx, plus(slope_term, input_term))
+
+
 prelu_kernel = defop("_prelu_kernel(Tensor self, Tensor weight) -> Tensor", _prelu_kernel, vjp=_prelu_kernel_vjp,
-                     saves=("self", "weight"), node_name="PreluKernelBackward0")
+                     saves=("self", "weight"), node_name="PreluKernelBackward0", jvp=_prelu_kernel_jvp)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
