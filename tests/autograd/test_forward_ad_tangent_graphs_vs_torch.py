@@ -24,20 +24,15 @@ from opinfo.core import Call, OpInfo, SampleInput, dtype_name, flatten_outputs, 
 
 _LINALG = "tracegrad's rule composes other products/transposes (TBackward0, MmBackward0...) than torch's formula"
 _LOSS = "tracegrad's loss is a composite (or its rule another formula): torch's tangent is its own formula's"
-_NORM = "torch's tangent goes through its norm's formula (masked_fill / div / sum), tracegrad's another way"
 _CONV_BIAS = "tracegrad adds the bias's tangent after the convolution (AddBackward0): torch's formula passes it in"
 _MATMUL_VIEW = "torch's folded product ends in _unsafe_view (UnsafeViewBackward0), tracegrad's in clone + view"
 _BATCH_STATS = "tracegrad's batch statistics' tangent is another formula (mean/var) than torch's"
 
 # op id (or "op id/sample") -> why its tangent's graph still differs from torch's
 KNOWN: dict[str, str] = {
-    "norm": _NORM,
     "matmul/batched_bcast_noncontig": _MATMUL_VIEW,
     "baddbmm": "tracegrad's bmm formula transposes, torch's reads its views",
     "kron": _MATMUL_VIEW,
-    "dist": _NORM,
-    "linalg.norm": _NORM,
-    "linalg.vector_norm": _NORM,
     "linalg.inv": _LINALG,
     "linalg.cholesky": _LINALG,
     "linalg.qr": _LINALG,
@@ -63,11 +58,8 @@ KNOWN: dict[str, str] = {
     "nn.functional.binary_cross_entropy_with_logits": _LOSS,
     "nn.functional.margin_ranking_loss": _LOSS,
     "nn.functional.cosine_embedding_loss": _LOSS,
-    "nn.functional.triplet_margin_loss": _LOSS,
     "nn.functional.poisson_nll_loss/rate_full_sum": _LOSS,
     "nn.functional.multilabel_soft_margin_loss/noncontig_weight_sum": _LOSS,
-    "nn.functional.triplet_margin_with_distance_loss/mean": _LOSS,
-    "nn.functional.triplet_margin_with_distance_loss/noncontig_swap_margin_none": _LOSS,
     "nn.functional.gaussian_nll_loss/homoscedastic_full_sum": _LOSS,
     "nn.functional.layer_norm": "torch's formula is layer_norm_jvp (AddBackward0 over a DivBackward1), tracegrad's "
                                 "another",
@@ -81,12 +73,8 @@ KNOWN: dict[str, str] = {
     "nn.functional.conv_transpose3d": _CONV_BIAS,
     "nn.grad.conv2d_input": "torch's ConvolutionBackwardBackward0 has three edges, tracegrad's two",
     "nn.grad.conv2d_weight": "torch's tangent reads the weight gradient's output 1, tracegrad's output 0",
-    "nn.functional.normalize": _NORM,
-    "nn.functional.cosine_similarity": _NORM,
-    "nn.functional.pairwise_distance": _NORM,
     "nn.functional.lp_pool1d/noncontig_p3_stride": "tracegrad's tangent is copied (CopyBackwards) where torch's is not",
     "nn.functional.scaled_dot_product_attention.math": _MATMUL_VIEW,
-    "frobenius_norm": _NORM,
     "nuclear_norm": _LINALG,
 }
 

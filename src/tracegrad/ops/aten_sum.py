@@ -61,8 +61,8 @@ def ordered_reduce(x: np.ndarray, axis: int, op: np.ufunc) -> np.ndarray:
             return _take(x, axis, 0)
         acc = op(_take(x, axis, 0), _take(x, axis, 1))
         return acc if n == 2 else op(acc, _take(x, axis, 2))
-    if not _reduces_in_order(x, axis):
-        return _take(op.accumulate(x, axis=axis), axis, -1)
+    if not _reduces_in_order(x, axis):  # (the last partial sums, copied: a result owns its storage, as ATen's)
+        return _take(op.accumulate(x, axis=axis), axis, -1).copy()
     if axis < x.ndim - 1 and math.prod(x.shape[:axis]) > 64 and math.prod(x.shape[axis + 1:]) < 256:
         # (many short rows: NumPy's reduction pays per row, a loop of whole-array steps per term)
         acc = op(_take(x, axis, 0), _take(x, axis, 1))

@@ -1282,9 +1282,116 @@ def norm_backward(g: Tensor, x: Tensor, norm: Tensor, ord, dim, keepdim: bool):
     return mul(base, zero_fill(eq(norm, 0), div(g, pow(norm, ord - 1))))
 
 
+def norm_jvp(x: Tensor, t: Tensor, ord, norm: Tensor, dim, keepdim: bool) -> Tensor:
+    """PyTorch's norm_jvp, op for op (its in-place steps included: a tangent's backward through the 1-norm then
+    finds sgn's saved result modified, as torch's does). ``dim`` None or empty: every dim."""
+    from .complex_ops import real
+    from .creation import zeros_like
+    from .reductions_extra import sum as _sum
+
+    dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    if ord == 0:
+        return zeros_like(norm)
+    if ord == 1:
+        return _sum(real(_mul_inplace(_sgn_op(x), t.conj())), dims, keepdim)
+    if ord == 2:
+        return _zero_where_norm_zero(_div_inplace(_sum(real(_mul(x, t.conj())), dims, keepdim), norm), norm)
+    if np.isinf(ord):
+        return _inf_norm_jvp(x, t, norm, dims, keepdim)
+    from .binary import pow, pow_
+
+    magnitude = _abs_op(x)
+    if ord < 1:
+        weight = _masked_fill_inplace(pow_(magnitude, ord - 1), _eq(x, 0))
+        return _mul(_sum(_mul(weight, real(_mul(_sgn_op(x), t.conj()))), dims, keepdim), pow(norm, 1 - ord))
+    if ord < 2:
+        summed = _sum(_mul(pow_(magnitude, ord - 1), real(_mul(_sgn_op(x), t.conj()))), dims, keepdim)
+    else:
+        summed = _sum(_mul(pow_(magnitude, ord - 2), real(_mul(x, t.conj()))), dims, keepdim)
+    from .pointwise import div
+
+    return _zero_where_norm_zero(div(summed, pow(norm, ord - 1)), norm)
+
+
+def _inf_norm_jvp(x: Tensor, t: Tensor, norm: Tensor, dims: list, keepdim: bool) -> Tensor:
+    """norm_jvp's ord = ±inf: the tangent averaged over the entries whose magnitude is the norm (or NaN with it)."""
+    from .binary import logical_and_, logical_or_
+    from .complex_ops import real
+    from .pointwise import div
+    from .reductions_extra import count_nonzero, restore_dims
+    from .reductions_extra import sum as _sum
+    from .unary import isnan
+
+    if not keepdim and x.ndim:
+        norm = restore_dims(norm, tuple(x.shape), dims or None, keepdim)
+    both_nan = logical_and_(isnan(x), isnan(norm))
+    is_eq_max = _type_as(logical_or_(_eq(_abs_op(x), norm), both_nan), norm)
+    nb_max = count_nonzero(is_eq_max, dims or None)
+    if x.ndim:
+        nb_max = restore_dims(nb_max, tuple(x.shape), dims or None, False)
+    return _sum(div(_mul(real(_mul(_sgn_op(x), t.conj())), is_eq_max), nb_max), dims, keepdim)
+
+
+def _type_as(t: Tensor, other: Tensor) -> Tensor:
+    from .creation import to_dtype
+
+    return to_dtype(t, other.dtype)
+
+
+def _sgn_op(t: Tensor) -> Tensor:
+    from .unary import sgn
+
+    return sgn(t)
+
+
+def _abs_op(t: Tensor) -> Tensor:
+    from .unary import abs as abs_op
+
+    return abs_op(t)
+
+
+def _mul(a: Tensor, b: Tensor) -> Tensor:
+    from .pointwise import mul
+
+    return mul(a, b)
+
+
+def _mul_inplace(a: Tensor, b: Tensor) -> Tensor:
+    from .pointwise import mul_
+
+    return mul_(a, b)
+
+
+def _div_inplace(a: Tensor, b: Tensor) -> Tensor:
+    from .pointwise import div_
+
+    return div_(a, b)
+
+
+def _eq(a: Tensor, b) -> Tensor:
+    from .pointwise import eq
+
+    return eq(a, b)
+
+
+def _masked_fill_inplace(t: Tensor, mask: Tensor) -> Tensor:
+    from .shape_extra import masked_fill_scalar_
+
+    return masked_fill_scalar_(t, mask, 0)
+
+
+def _zero_where_norm_zero(t: Tensor, norm: Tensor) -> Tensor:
+    """``t.masked_fill_(norm == 0, 0)``: a zero norm's tangent is 0, not the 0 / 0 of the formula."""
+    return _masked_fill_inplace(t, _eq(norm, 0))
+
+
+def _vector_norm_jvp(args, outs, tangents):
+    return norm_jvp(args[0], tangents[0], args[1], outs[0], args[2], args[3])
+
+
 linalg_vector_norm = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, "
                            "bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", _vector_norm_kernel,
-                           vjp=_vector_norm_vjp,
+                           vjp=_vector_norm_vjp, jvp=_vector_norm_jvp,
                            saves=("self", "result"), attrs=("ord", "dim", "keepdim", "dtype"), hidden=("dtype",))
 
 
@@ -1313,7 +1420,15 @@ def _dist_vjp(ctx, g):
     return ga, gb
 
 
-dist = defop("dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", _dist_kernel, vjp=_dist_vjp,
+def _dist_jvp(args, outs, tangents):
+    """PyTorch's: norm_jvp(self - other, self_t - other_t, p, result, {}, false)."""
+    from ._jvp import minus
+    from .pointwise import sub
+
+    return norm_jvp(sub(args[0], args[1]), minus(*tangents), args[2], outs[0], None, False)
+
+
+dist = defop("dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", _dist_kernel, vjp=_dist_vjp, jvp=_dist_jvp,
              saves=("self", "other", "result"), attrs=("p",))
 
 

@@ -718,11 +718,23 @@ def _amax_kernel_for(name: str, np_fn):
     return kernel, vjp
 
 
+def _amaxamin_jvp(args, outs, tangents):
+    """PyTorch's amaxamin_jvp: where(self == result, self_t, 0.).sum(dim, keepdim) / (self == result).sum(dim,
+    keepdim), the tangent averaged over the extreme's ties."""
+    from .pointwise import div, eq, where
+
+    x, dim, keepdim = args[0], args[1], args[2]
+    mask = eq(x, restore_dims(outs[0], tuple(x.shape), dim, keepdim))
+    return div(sum(where(mask, tangents[0], 0.0), dim, keepdim), sum(mask, dim, keepdim))
+
+
 # (complex_grad: an empty complex result, which no kernel refuses, is refused by autograd as PyTorch's is)
 amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-             *_amax_kernel_for("amax", np.max), saves=("self", "result"), attrs=("dim", "keepdim"), complex_grad=False)
+             *_amax_kernel_for("amax", np.max), saves=("self", "result"), attrs=("dim", "keepdim"), complex_grad=False,
+             jvp=_amaxamin_jvp)
 amin = defop("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-             *_amax_kernel_for("amin", np.min), saves=("self", "result"), attrs=("dim", "keepdim"), complex_grad=False)
+             *_amax_kernel_for("amin", np.min), saves=("self", "result"), attrs=("dim", "keepdim"), complex_grad=False,
+             jvp=_amaxamin_jvp)
 
 
 def _aminmax_kernel(a, dim=None, keepdim=False):

@@ -75,10 +75,17 @@ def _norm_vjp(ctx, g):
     return norm_backward(g, x, norm, ord, dim, keepdim)
 
 
+def _norm_jvp(args, outs, tangents):
+    from ..linalg import norm_jvp
+
+    return norm_jvp(args[0], tangents[0], args[1], outs[0], args[2], args[3])
+
+
 vector_norm = defop(
     "_nn_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False) -> Tensor",
     _norm_kernel,
     vjp=_norm_vjp,
+    jvp=_norm_jvp,
     saves=("self", "result"),
     attrs=("ord", "dim", "keepdim"),
     node_name="LinalgVectorNormBackward0",
@@ -87,6 +94,7 @@ norm = defop(
     "_nn_norm(Tensor self, Scalar p=2, int[1]? dim=None, bool keepdim=False) -> Tensor",  # norm.ScalarOpt_dim
     _norm_kernel,
     vjp=_norm_vjp,
+    jvp=_norm_jvp,
     saves=("self", "result"),
     attrs=("p", "dim", "keepdim"),
     node_name="NormBackward1",
