@@ -51,12 +51,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.linear/noncontig_batched_no_bias": _MATMUL_VIEW,
     "nn.functional.bilinear": "tracegrad's formula reaches its inputs in another order",
     "nn.functional.cross_entropy.label_smoothing": _LOSS,
-    "nn.functional.mse_loss": _LOSS,
-    **{f"nn.functional.{op}/{sample}": _LOSS for op in ("smooth_l1_loss", "huber_loss", "soft_margin_loss")
-       for sample in ("mean", "noncontig_sum")},
-    "nn.functional.binary_cross_entropy": _LOSS,
-    "nn.functional.binary_cross_entropy_with_logits": _LOSS,
-    "nn.functional.margin_ranking_loss": _LOSS,
     "nn.functional.cosine_embedding_loss": _LOSS,
     "nn.functional.poisson_nll_loss/rate_full_sum": _LOSS,
     "nn.functional.multilabel_soft_margin_loss/noncontig_weight_sum": _LOSS,

@@ -679,12 +679,13 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
 
 def _rule_tangents(op, args, outs, inputs, tangents, original) -> list:
     """The outputs' tangents by the operator's forward rule, or one derived from its backward rule."""
+    if original is not None:  # (every in-place formula reads self_t cloned, its rule's or a derived one)
+        tangents = _old_tangent(op, args, tangents)
     if op.jvp is not None:
         if original is not None:
             # (only ``self`` is read as it was: another argument that is the same tensor is read as written, as
             # PyTorch's formulas read ``original_self_p`` and ``other_p``)
             args = (original,) + tuple(args[1:])
-            tangents = _old_tangent(op, args, tangents)
         res = op.jvp(_formula_args(args, inputs, tangents), outs, tuple(tangents))
         return list(res) if isinstance(res, (tuple, list)) else [res]
     if op.elementwise_jvp and all(o._data.dtype.kind == "f" for o in outs) and all(

@@ -117,6 +117,17 @@ def minus(a, b):
     return neg(b) if a is None else sub(a, b)
 
 
+def zero_tensor_sum(terms, likes, args, tangents):
+    """``terms[0] + terms[1]``, a missing (None) term being PyTorch's zero tensor of the input in ``likes``: left out,
+    or, where a graph records, added as zeros (the sum's AddBackward0 with no edge for it). None when both are."""
+    first, second = terms
+    if first is None and second is None:
+        return None
+    if (first is None or second is None) and recording(args, tangents):
+        first, second = (or_zero(t, like, tangents) for t, like in zip(terms, likes))
+    return plus(first, second)
+
+
 def scaled(t, c):
     """``t * c`` for a Python number ``c``, skipping the product when ``c == 1`` (and None when ``t`` is)."""
     if t is None:

@@ -20,12 +20,27 @@ from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
 from .. import aten_sum
+from .._jvp import zero_tensor_sum
 from .._util import binary_dtype, broadcast_mismatch
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import FP_SIGNALS, quietly
 from ..binary import xlogy
 from ..creation import fill_, ones_like, zeros_like
-from ..pointwise import add, check_broadcast_into, check_cast_into, div, exp, lt, mul, mul_, neg, sigmoid, sub, sub_
+from ..pointwise import (
+    add,
+    check_broadcast_into,
+    check_cast_into,
+    div,
+    exp,
+    lt,
+    mul,
+    mul_,
+    neg,
+    neg_,
+    sigmoid,
+    sub,
+    sub_,
+)
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full as mean_all
 from ..reductions_extra import sum as sum_dims
@@ -72,6 +87,18 @@ def _reduce(loss: np.ndarray, reduction: int) -> np.ndarray:
             return aten_sum.sum_as_aten(loss, None, False)
         return np.asarray(loss.sum(), dtype=loss.dtype)
     return loss
+
+
+def _reduce_in_place(loss: np.ndarray, reduction: int) -> np.ndarray:
+    """``_reduce``, the reduced value kept in the unreduced loss's storage, as ATen's ``mean_out``/``sum_out`` into
+    the loss buffer leave it (mse, smooth L1, soft margin, binary cross entropy): its storage is the loss's size,
+    which forward AD's tangent layout (a copy where the tangent's storage differs) and ``untyped_storage()`` show."""
+    reduced = _reduce(loss, reduction)
+    if reduction == 0:
+        return reduced
+    buffer = np.empty(loss.size or 1, reduced.dtype)
+    buffer[0] = reduced
+    return buffer[:1].reshape(())
 
 
 # ---- nll_loss ----------------------------------------------------------------------------------------------
@@ -630,7 +657,7 @@ def _promoted(kernel: str, x: np.ndarray, t: np.ndarray) -> tuple:
 def _mse_kernel(x, t, reduction=1):
     x, t = _promoted("mse_cpu", x, t)
     d = np.subtract(x, t)
-    return _reduce(_laid_out_as_torch(d * d, x, t), reduction)
+    return _reduce_in_place(_laid_out_as_torch(d * d, x, t), reduction)
 
 
 def _mse_vjp(ctx, g):
@@ -642,22 +669,31 @@ def _mse_vjp(ctx, g):
             mse_loss_backward(g, t, x, reduction) if need[1] else None)
 
 
-def _mse_jvp(args, outs, tangents):
-    """2 (x - t) x_t - 2 (x - t) t_t, a missing tangent as zeros: PyTorch's formula, which gives NaN, not ±inf,
-    where x - t is infinite (inf * 0 in the other term)."""
-    x, t, reduction = args
-    t_x, t_t = (tangent if tangent is not None else zeros_like(arg) for tangent, arg in zip(tangents, (x, t)))
-    twice = mul(sub(x, t), 2.0)
-    tangent = sub(mul(twice, t_x), mul(twice, t_t))
-    if reduction == 0:
-        return tangent
-    return mean_all(tangent) if reduction == 1 else sum_op(tangent, None, False, None)
+def apply_loss_reduction(unreduced: Tensor, reduction: int) -> Tensor:
+    """PyTorch's apply_loss_reduction: ``mean()`` (MeanBackward0), ``sum()`` (SumBackward0) or the tensor itself."""
+    if reduction == 1:
+        return mean_all(unreduced)
+    return sum_op(unreduced, None, False, None) if reduction == 2 else unreduced
+
+
+def _symmetric_loss_jvp(backward_op_of):
+    """PyTorch's formula of a loss symmetric in self and target (mse, smooth L1, Huber): its backward operator,
+    unreduced, applied to each tangent (a missing one as zeros, which the operator multiplies: NaN, not ±inf,
+    where x - t is infinite), the two added, then reduced."""
+
+    def jvp(args, outs, tangents):
+        x, t, reduction, *param = args
+        op = backward_op_of()
+        t_x, t_t = (tangent if tangent is not None else zeros_like(arg) for tangent, arg in zip(tangents, (x, t)))
+        return apply_loss_reduction(add(op(t_x, x, t, 0, *param), op(t_t, t, x, 0, *param)), reduction)
+
+    return jvp
 
 
 mse_loss = defop(
     "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
     _mse_kernel,
-    jvp=_mse_jvp,
+    jvp=_symmetric_loss_jvp(lambda: mse_loss_backward),
     vjp=_mse_vjp,
     saves=("self", "target"),
     attrs=("reduction",),
@@ -730,7 +766,7 @@ def _smooth_l1_kernel(x, t, reduction=1, beta=1.0):
     x, t = _promoted("smooth_l1_cpu", x, t)
     d = np.abs(np.subtract(x, t))
     loss = select(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
-    return _reduce(_laid_out_as_torch(loss.astype(np.result_type(x, t), copy=False), x, t), reduction)
+    return _reduce_in_place(_laid_out_as_torch(loss.astype(np.result_type(x, t), copy=False), x, t), reduction)
 
 
 def _loss_norm(x, t, reduction: int, dtype) -> np.ndarray:
@@ -845,6 +881,7 @@ smooth_l1_loss_op = defop(
     "smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor",
     _smooth_l1_kernel,
     vjp=_band_loss_vjp(lambda: smooth_l1_loss_backward),
+    jvp=_symmetric_loss_jvp(lambda: smooth_l1_loss_backward),
     saves=("self", "target"),
     attrs=("reduction", "beta"),
 )
@@ -882,6 +919,7 @@ huber_loss_op = defop(
     "huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor",
     _huber_kernel,
     vjp=_band_loss_vjp(lambda: huber_loss_backward),
+    jvp=_symmetric_loss_jvp(lambda: huber_loss_backward),
     saves=("self", "target"),
     attrs=("reduction", "delta"),
 )
@@ -916,7 +954,7 @@ def _bce_kernel(x, t, weight=None, reduction=1):
     if weight is not None:
         check_broadcast_into(loss, (weight,))  # (loss.mul_(weight): in place, the layout kept)
         np.multiply(loss, weight, out=loss)
-    return _reduce(loss, reduction)
+    return _reduce_in_place(loss, reduction)
 
 
 # Up to this many elements a float64 log goes through the C library one element at a time (Python's math calls
@@ -957,14 +995,24 @@ def _bce_vjp(ctx, g):
     (reduction,) = ctx.attrs
     need = ctx.needs_input_grad
     gx = run_op(binary_cross_entropy_backward, g, x, t, weight, reduction) if need[0] else None
-    gt_ = None
-    if need[1]:  # PyTorch's binary_cross_entropy_target_backward: -logit(x) * g [* weight] / numel
-        gt_ = mul(neg(logit(x)), g)
-        if weight is not None:
-            gt_ = mul(gt_, weight)
-        if reduction == 1:
-            gt_ = div_scalar(gt_, _numel(x, t))
-    return gx, gt_
+    return gx, _bce_target_grad(g, x, t, weight, reduction) if need[1] else None
+
+
+def _bce_target_grad(g, x, t, weight, reduction: int):
+    """PyTorch's binary_cross_entropy_target_backward, in place as there: -logit(x) * g [* weight] [/ numel]."""
+    out = mul_(neg_(logit(x)), g)
+    if weight is not None:
+        out = mul_(out, weight)
+    return div_scalar_(out, t.numel()) if reduction == 1 else out
+
+
+def _bce_jvp(args, outs, tangents):
+    """PyTorch's formula: binary_cross_entropy_backward(self_t) + binary_cross_entropy_target_backward(target_t),
+    unreduced, then reduced; a missing tangent as zeros (neither has a zero tensor kernel)."""
+    x, t, weight, reduction = args
+    t_x, t_t = (tangent if tangent is not None else zeros_like(arg) for tangent, arg in zip(tangents, (x, t)))
+    unreduced = add(binary_cross_entropy_backward(t_x, x, t, weight, 0), _bce_target_grad(t_t, x, t, weight, 0))
+    return apply_loss_reduction(unreduced, reduction)
 
 
 def _bce_backward_kernel(g, x, t, weight=None, reduction=1):
@@ -1022,6 +1070,7 @@ binary_cross_entropy_op = defop(
     "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
     _bce_kernel,
     vjp=_bce_vjp,
+    jvp=_bce_jvp,
     saves=("self", "target", "weight"),
     attrs=("reduction",),
     differentiable=("self", "target"),
@@ -1063,19 +1112,30 @@ def _bce_logits_vjp(ctx, g):
     x, t, weight, pos_weight = ctx.saved_tensors
     (reduction,) = ctx.attrs
     need = ctx.needs_input_grad
-    shape = np.broadcast_shapes(x._data.shape, t._data.shape)
-    gx = gt_ = None
-    if need[0]:
-        s = sigmoid(x)
-        if pos_weight is not None:
-            pt = mul(pos_weight, t)
-            local = sub(mul(sub(add(pt, 1), t), s), pt)  # PyTorch's (pt + 1 - t) * sigmoid(x) - pt
-        else:
-            local = sub(s, t)
-        gx = _bce_logits_scaled(local, g, weight, reduction, shape)
-    if need[1]:
-        gt_ = _bce_logits_target_grad(g, x, t, weight, pos_weight, reduction)
-    return gx, gt_
+    gx = _bce_logits_input_grad(g, x, t, weight, pos_weight, reduction) if need[0] else None
+    return gx, _bce_logits_target_grad(g, x, t, weight, pos_weight, reduction) if need[1] else None
+
+
+def _bce_logits_input_grad(g, x, t, weight, pos_weight, reduction: int):
+    """PyTorch's binary_cross_entropy_with_logits_backward."""
+    s = sigmoid(x)
+    if pos_weight is not None:
+        pt = mul(pos_weight, t)
+        local = sub(mul(sub(add(pt, 1), t), s), pt)  # PyTorch's (pt + 1 - t) * sigmoid(x) - pt
+    else:
+        local = sub(s, t)
+    return _bce_logits_scaled(local, g, weight, reduction, np.broadcast_shapes(x._data.shape, t._data.shape))
+
+
+def _bce_logits_jvp(args, outs, tangents):
+    """PyTorch's formula: the input's and the target's backward applied to their tangents, unreduced, added, then
+    reduced. Both backwards return the zero tensor for a zero tangent: a missing one's term is left out (under a
+    recorded graph the sum still shows, with no edge for it)."""
+    x, t, weight, pos_weight, reduction = args
+    t_x, t_t = tangents
+    terms = (None if t_x is None else _bce_logits_input_grad(t_x, x, t, weight, pos_weight, 0),
+             None if t_t is None else _bce_logits_target_grad(t_t, x, t, weight, pos_weight, 0))
+    return apply_loss_reduction(zero_tensor_sum(terms, (x, t), args, tangents), reduction)
 
 
 def _bce_logits_target_grad(g, x, t, weight, pos_weight, reduction: int):
@@ -1111,6 +1171,7 @@ binary_cross_entropy_with_logits_op = defop(
     "int reduction=1) -> Tensor",
     _bce_logits_kernel,
     vjp=_bce_logits_vjp,
+    jvp=_bce_logits_jvp,
     saves=("self", "target", "weight", "pos_weight"),
     attrs=("reduction",),
     differentiable=("self", "target"),

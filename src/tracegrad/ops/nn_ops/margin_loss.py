@@ -25,7 +25,7 @@ from ..scalar_overloads import add_scalar, div_scalar, sub_scalar
 from ._basic import log_sigmoid_parts
 from ._common import check_float, run_op, type_name
 from .log1p_cpu import log_sigmoid_backward_float
-from .loss import _double_backward_grad_output, _per_element, _reduce, check_nondifferentiable
+from .loss import _double_backward_grad_output, _per_element, _reduce_in_place, check_nondifferentiable
 from .sleef_float import sleef_log1pf
 
 # ---- log_sigmoid (multilabel_soft_margin_loss is composed of it) ------------------------------------------
@@ -120,7 +120,7 @@ def _soft_margin_kernel(x, t, reduction=1):
     # orders the mean's and sum's additions)
     z = in_torch_layout(np.asarray(np.negative(x)), (x,), (0,))
     z[...] = np.multiply(z, t)
-    return _reduce(_log1p_as_torch(_exp_as_torch(z)), reduction)
+    return _reduce_in_place(_log1p_as_torch(_exp_as_torch(z)), reduction)
 
 
 def _exp_as_torch(z: np.ndarray) -> np.ndarray:
