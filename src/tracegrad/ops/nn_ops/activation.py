@@ -20,7 +20,7 @@ from ...autograd.node_meta import ONLY, meta_forms
 from ...autograd.saved import save_fresh_output
 from ...backend.dtypes import scalar_type_name
 from ...memory_format import contiguous_format
-from .._jvp import or_zero, plus, recording, zero_times
+from .._jvp import or_zero, plus, recording, zero_product, zero_times
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import fma
@@ -1100,10 +1100,15 @@ def _prelu_kernel_jvp(args, outs, tangents):
     x, w = args
     tx, tw = tangents
     record = recording(args, tangents)
-    slope_term = mul(w, tx) if tx is not None else zero_times(or_zero(None, x, tangents), w) if record else None
+    slope_term = mul(w, tx) if tx is not None else _zero_slope_term(w, or_zero(None, x, tangents)) if record else None
     input_term = mul(tw, x) if tw is not None else zero_times(or_zero(None, w, tangents), x) if record else None
     zx = or_zero(tx, x, tangents, negative=False)  # (where materialises the zero tensor as +0.)
     return where(ge(x, 0), zx, plus(slope_term, input_term))
+
+
+def _zero_slope_term(w: Tensor, zx: Tensor) -> Tensor:
+    """``weight * self_t`` for a zero tangent: the zero tensor's product, weight first (its node's edges in order)."""
+    return zero_product(zx, mul(w, zx)) if w._rg else zx
 
 
 prelu_kernel = defop("_prelu_kernel(Tensor self, Tensor weight) -> Tensor", _prelu_kernel, vjp=_prelu_kernel_vjp,
