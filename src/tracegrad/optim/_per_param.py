@@ -12,29 +12,16 @@ import numpy as np
 
 from .._tensor import Tensor
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
-from ._refusals import leaf_write_error, refuse_at_step, refuse_real_states
+from ._refusals import refuse_at_step, refuse_real_states
 from .optimizer import Optimizer, array_options, as_real, count_state_writes, count_writes
 
-__all__ = ["PerParamOptimizer", "lerp_", "begin_write", "decay_in_place"]
-
-# Whether the running ``step`` writes with autograd on: PyTorch sets the grad mode from the optimizer's
-# ``defaults["differentiable"]``, whatever a group says (a group added or loaded with it on writes as the rest).
-_writes_under_autograd = False
+__all__ = ["PerParamOptimizer", "lerp_", "decay_in_place"]
 
 
-def begin_write(p: Tensor, group: dict[str, Any], through_real_view: bool = True) -> None:
-    """Call just before the first in-place write to ``p``. With ``differentiable=True`` PyTorch runs the update
-    under autograd, so writing into a leaf that requires grad fails there; we reproduce that error (a view's,
-    where the update writes into a complex parameter through its ``view_as_real``)."""
-    if _writes_under_autograd and p.requires_grad and p.is_leaf:
-        raise RuntimeError(leaf_write_error(p, through_real_view))
-    p._before_write()
-
-
-def decay_in_place(p: Tensor, group: dict[str, Any], factor: float) -> None:
+def decay_in_place(p: Tensor, factor: float) -> None:
     """Decoupled weight decay: ``p *= factor`` as its own in-place write (its own version bump), into a complex
     parameter's ``view_as_real`` (as NAdam and RAdam, which view before decaying)."""
-    begin_write(p, group)
+    p._before_write()
     decayed = as_real(p._data)
     decayed *= factor
     p._bump_version()
@@ -47,7 +34,7 @@ class PerParamOptimizer(Optimizer):
     # (each bumps its version); a decoupled weight decay counts itself (``decay_in_place``).
     _param_writes: int = 1
     _state_writes: dict[str, int] = {}
-    _leaf_write_checked_in_update = True  # (``begin_write``, after the earlier parameters' updates, as PyTorch)
+
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         raise NotImplementedError
 
@@ -69,36 +56,29 @@ class PerParamOptimizer(Optimizer):
                 self._init_state(p, group, self.state[p])
 
     def step(self, closure=None):
-        global _writes_under_autograd
         loss = self._closure_loss(closure)
-        under_autograd = _writes_under_autograd
-        _writes_under_autograd = bool(self.defaults.get("differentiable"))
-        try:
-            for group in self.param_groups:
-                refuse_at_step(self, group)
-                if group["foreach"] and self._foreach_update is not None:
-                    self._step_foreach(group)
+        for group in self.param_groups:
+            refuse_at_step(self, group)
+            if group["foreach"] and self._foreach_update is not None:
+                self._step_foreach(group)
+                continue
+            # (under differentiable defaults every group runs as tensor operations, under autograd)
+            if self._single_tensor_in_tensor_ops(group):
+                self._step_differentiable(group)
+                continue
+            options = array_options(group)
+            for p in group["params"]:
+                if p._grad is None:
                     continue
-                if self._single_tensor_in_tensor_ops(group):
-                    self._step_differentiable(group)
-                    continue
-                if _writes_under_autograd:  # (PyTorch creates the group's state before a write can fail)
-                    self._init_group_state(group)
-                options = array_options(group)
-                for p in group["params"]:
-                    if p._grad is None:
-                        continue
-                    state = self.state[p]
-                    if len(state) == 0:
-                        self._init_state(p, group, state)  # (from the options as given: tensors as PyTorch reads them)
-                    if self._views_states_first:
-                        refuse_real_states(self, p)
-                    grad = p._grad._data
-                    if group["maximize"]:
-                        grad = -grad
-                    self._update(p, grad, state, options)
-                    self._count_writes(p, state, options)
-        finally:
-            _writes_under_autograd = under_autograd
+                state = self.state[p]
+                if len(state) == 0:
+                    self._init_state(p, group, state)  # (from the options as given: tensors as PyTorch reads them)
+                if self._views_states_first:
+                    refuse_real_states(self, p)
+                grad = p._grad._data
+                if group["maximize"]:
+                    grad = -grad
+                self._update(p, grad, state, options)
+                self._count_writes(p, state, options)
         return loss
 

@@ -8,18 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
-from ..autograd.views import LEAF_INPLACE_ERROR
 from ._multi_tensor import check_same_dtypes
 
 __all__ = ["refuse_fused_combinations", "refuse_at_step", "refuse_real_states", "check_fused_dtype",
-           "check_first_fused_dtype", "leaf_write_error"]
+           "check_first_fused_dtype"]
 
 # What ``torch.optim.optimizer._get_capturable_supported_devices`` lists; a CPU-only library supports none.
 _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
 # What ``torch.utils._foreach_utils._get_fused_kernels_supported_devices`` lists
 _FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
 FOREACH_AUTOGRAD_ERROR = "_foreach ops don't support autograd"
-VIEW_OF_LEAF_INPLACE_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
 def check_fused_dtype(p) -> None:
@@ -41,12 +39,6 @@ def check_first_fused_dtype(opt, group: dict[str, Any]) -> None:
             return
 
 
-def leaf_write_error(p, through_real_view: bool) -> str:
-    """PyTorch's words for an update's in-place write into ``p``, a leaf that requires grad, under autograd: most
-    updates write into a complex parameter through its ``view_as_real``, which makes it a view's error."""
-    return VIEW_OF_LEAF_INPLACE_ERROR if through_real_view and p.is_complex() else LEAF_INPLACE_ERROR
-
-
 def refuse_fused_combinations(defaults: dict[str, Any]) -> None:
     """SGD's, Adam's and Adagrad's checks after ``Optimizer.__init__`` (so parameter errors come first)."""
     if defaults.get("fused"):
@@ -59,9 +51,8 @@ def refuse_fused_combinations(defaults: dict[str, Any]) -> None:
 def refuse_at_step(opt, group: dict[str, Any]) -> None:
     """Raise what PyTorch's update of ``group`` raises on CPU before writing anything, if anything.
 
-    The plain cases pay three dict look-ups: everything below needs ``capturable`` or ``differentiable`` (the
-    group's, or the optimizer's default: PyTorch runs ``step`` with autograd on or off as ``defaults`` says)."""
-    if group.get("capturable") or group.get("differentiable") or opt.defaults.get("differentiable"):
+    The plain cases pay two dict look-ups: everything below needs the group's ``capturable`` or ``differentiable``."""
+    if group.get("capturable") or group.get("differentiable"):
         _refuse_rare_options(opt, group)
     if group.get("foreach") and not group.get("fused"):
         _refuse_mixed_state_dtypes(opt, group)
@@ -94,13 +85,13 @@ def _refuse_rare_options(opt, group: dict[str, Any]) -> None:
     params = [p for p in group["params"] if p._grad is not None]
     if not params:  # (PyTorch's update functions return before any check)
         return
-    error = _refusal(opt, group, params)
+    error = _refusal(opt, group)
     if error is not None:
         opt._init_group_state(group)  # (PyTorch's ``_init_group`` runs before its update function checks)
         raise error
 
 
-def _refusal(opt, group: dict[str, Any], params) -> BaseException | None:
+def _refusal(opt, group: dict[str, Any]) -> BaseException | None:
     foreach = bool(group.get("foreach")) and not group.get("fused")
     if foreach and not opt._foreach_capturable_first:
         error = _foreach_autograd_error(opt, group)
@@ -110,17 +101,7 @@ def _refusal(opt, group: dict[str, Any], params) -> BaseException | None:
     if group.get("capturable") and not group.get("fused") and opt._has_capturable:
         return AssertionError(_capturable_message(opt, foreach))
     if foreach:
-        error = _foreach_autograd_error(opt, group)
-        if error is not None:
-            return error
-    # PyTorch writes into the leaf with autograd on when ``defaults["differentiable"]`` (not the group's) says so;
-    # the per-parameter optimizers (``begin_write``) and the updates in tensor operations raise that at the write
-    # itself, after the earlier parameters' updates.
-    if (not opt._leaf_write_checked_in_update and opt.defaults.get("differentiable")
-            and not opt._updates_as_tensor_ops(group)):
-        for p in params:
-            if p.requires_grad and p.is_leaf:
-                return RuntimeError(leaf_write_error(p, opt._writes_complex_through_view(group)))
+        return _foreach_autograd_error(opt, group)
     return None
 
 

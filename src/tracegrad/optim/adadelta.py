@@ -12,7 +12,7 @@ from .._tensor import Tensor
 from ..ops.complex_ops import _view_as_complex_kernel
 from ._fused import add_scaled_, addcmul_, added_scaled
 from ._multi_tensor import increment_steps, l2_decayed_grads, negated_if, real_views, to_scalar, view_lists_as_real
-from ._per_param import PerParamOptimizer, begin_write
+from ._per_param import PerParamOptimizer
 from .optimizer import as_real, check_lr, state_as_real, step_tensor, zeros_state
 
 __all__ = ["Adadelta"]
@@ -117,7 +117,7 @@ class Adadelta(PerParamOptimizer):
         delta *= grad
         acc_delta *= acc_delta.dtype.type(rho)
         addcmul_(acc_delta, delta, delta, 1 - rho)
-        begin_write(p, group, through_real_view=False)
+        p._before_write()
         if param.dtype.kind == "c":  # (the delta viewed as complex: added in complex arithmetic)
             delta = _view_as_complex_kernel(delta)
         add_scaled_(param, delta, -group["lr"])

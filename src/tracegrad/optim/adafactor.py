@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, _wrap
-from ._per_param import begin_write, decay_in_place, lerp_
+from ._per_param import decay_in_place, lerp_
 from .optimizer import Optimizer, array_options, scalar_dtype, step_tensor
 
 __all__ = ["Adafactor"]
@@ -111,7 +111,7 @@ class Adafactor(Optimizer):
         param = p._data
         alpha = max(group["eps"][1], float(_norm(param)) / (param.size**0.5)) * rho
         if group["weight_decay"] != 0:
-            decay_in_place(p, group, 1 - lr * group["weight_decay"])
+            decay_in_place(p, 1 - lr * group["weight_decay"])
         if grad.ndim > 1:
             row_mean = _norm(grad, -1)
             row_mean *= row_mean
@@ -133,7 +133,7 @@ class Adafactor(Optimizer):
         update = 1 / np.sqrt(np.maximum(estimate, eps1 * eps1).astype(estimate.dtype))
         update *= grad
         denom = max(1.0, float(_norm(update)) / ((update.size**0.5) * group["d"]))
-        begin_write(p, group)
+        p._before_write()
         param += float(-alpha / denom) * update
         p._bump_version()
         for t in state.values():  # PyTorch's one in-place op on each: step += 1 and a lerp_ per variance

@@ -120,10 +120,6 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
         refuse_fused_combinations(defaults)
 
-    def _writes_complex_through_view(self, group: dict) -> bool:
-        # (the decoupled decay's mul_ writes into the complex parameter itself, before the view)
-        return not (group["weight_decay"] != 0 and group["decoupled_weight_decay"])
-
     def _init_group_state(self, group: dict) -> None:
         foreach = group["foreach"] and not group["fused"]
         for p in group["params"]:

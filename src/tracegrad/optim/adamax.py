@@ -19,7 +19,7 @@ from ._multi_tensor import (
     value_of,
     view_lists_as_real,
 )
-from ._per_param import PerParamOptimizer, begin_write, lerp_
+from ._per_param import PerParamOptimizer, lerp_
 from .adam import check_adam_hparams
 from .optimizer import as_real, state_as_real, step_tensor, zeros_state
 
@@ -77,7 +77,7 @@ class Adamax(PerParamOptimizer):
         norm += group["eps"]
         np.maximum(exp_inf, norm, out=exp_inf)
         clr = group["lr"] / (1 - beta1 ** float(state["step"]._data))
-        begin_write(p, group)
+        p._before_write()
         if exp_avg.shape != param.shape:
             refuse_unfit(param, exp_avg, exp_inf)  # (PyTorch's param.addcdiv_(exp_avg, exp_inf))
         param += (-clr) * exp_avg / exp_inf

@@ -19,7 +19,7 @@ from ._multi_tensor import (
     value_of,
     view_lists_as_real,
 )
-from ._per_param import PerParamOptimizer, begin_write
+from ._per_param import PerParamOptimizer
 from .optimizer import as_real, check_lr, scalar_dtype, state_as_real, step_tensor, zeros_state
 
 __all__ = ["ASGD"]
@@ -83,7 +83,7 @@ class ASGD(PerParamOptimizer):
         if wd != 0:
             grad = added_scaled(grad, param, wd)
         eta_value = float(eta)
-        begin_write(p, group)
+        p._before_write()
         param *= 1 - lambd * eta_value  # decay term
         p._bump_version()
         add_scaled_(param, grad, -eta_value)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor, _wrap
-from ._per_param import begin_write, decay_in_place, lerp_
+from ._per_param import decay_in_place, lerp_
 from .optimizer import Optimizer, array_options
 
 __all__ = ["Muon"]
@@ -131,7 +131,7 @@ class Muon(Optimizer):
             update = buf
         ortho = _zeropower_via_newtonschulz(update, group["ns_coefficients"], group["ns_steps"], group["eps"])
         adjusted_lr = _adjust_lr(lr, group["adjust_lr_fn"], tuple(p.shape))
-        decay_in_place(p, group, 1 - lr * group["weight_decay"])
-        begin_write(p, group)
+        decay_in_place(p, 1 - lr * group["weight_decay"])
+        p._before_write()
         p._data += -adjusted_lr * ortho.astype(p._data.dtype)
         p._bump_version()

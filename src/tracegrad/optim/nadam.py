@@ -20,7 +20,7 @@ from ._multi_tensor import (
     value_of,
     view_lists_as_real,
 )
-from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
+from ._per_param import PerParamOptimizer, decay_in_place, lerp_
 from .adam import check_adam_hparams
 from .optimizer import as_real, scalar_dtype, state_as_real, step_tensor, zeros_state
 
@@ -84,7 +84,7 @@ class NAdam(PerParamOptimizer):
         param, grad = as_real(p._data), as_real(grad)
         if wd != 0:
             if group["decoupled_weight_decay"]:
-                decay_in_place(p, group, 1 - lr * wd)
+                decay_in_place(p, 1 - lr * wd)
             else:
                 grad = added_scaled(grad, param, wd)
         mu = _momentum_coefficient(beta1, step, momentum_decay)
@@ -100,7 +100,7 @@ class NAdam(PerParamOptimizer):
         denom += group["eps"]
         mu_product_value = float(mu_product)
         mu_product_next = mu_product_value * mu_next
-        begin_write(p, group)
+        p._before_write()
         if denom.shape != param.shape or grad.shape != param.shape:
             refuse_unfit(param, grad, denom)  # (PyTorch's param.addcdiv_(grad, denom))
         param += (-lr * (1.0 - mu) / (1.0 - mu_product_value)) * grad / denom

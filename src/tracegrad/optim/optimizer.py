@@ -115,13 +115,8 @@ class Optimizer:
     _foreach_capturable_xla: bool = False
     _foreach_refuses_autograd: bool = True
     _foreach_capturable_first: bool = False
-    # Whether PyTorch's optimizer has a ``capturable`` option at all, and whether the update itself (not
-    # ``_refusals``) raises the in-place-on-a-leaf error at PyTorch's moment.
+    # Whether PyTorch's optimizer has a ``capturable`` option at all
     _has_capturable: bool = True
-    _leaf_write_checked_in_update: bool = False
-    # Whether PyTorch's update writes into a complex parameter through its ``view_as_real`` (for the words of the
-    # error a leaf that requires grad then raises: ``_refusals.leaf_write_error``)
-    _complex_written_through_view: bool = True
     # The states PyTorch views as real for a complex parameter, and whether its single-tensor update does so before
     # its first write: real state loaded for a complex parameter is refused there
     _states_viewed_as_real: tuple[str, ...] = ()
@@ -197,16 +192,6 @@ class Optimizer:
         with set_grad_enabled(bool(self.defaults.get("differentiable"))):
             for same_dtype, grads, *states in grouped_by_dtype(params, [p._grad for p in params], *state_lists):
                 self._foreach_update(same_dtype, grads, dict(zip(keys, states)), group)
-
-    def _updates_as_tensor_ops(self, group: dict[str, Any]) -> bool:
-        """Whether ``step`` updates ``group`` through ``_step_differentiable`` or ``_step_foreach`` (whose in-place
-        operations then raise PyTorch's errors themselves, at its moments)."""
-        if group.get("foreach") and not group.get("fused") and self._foreach_update is not None:
-            return True
-        return self._single_tensor_in_tensor_ops(group)
-
-    def _writes_complex_through_view(self, group: dict[str, Any]) -> bool:
-        return self._complex_written_through_view
 
     def _init_group_state(self, group: dict[str, Any]) -> None:
         """Create the state of ``group``'s parameters that have a gradient, as PyTorch does before refusing."""

@@ -19,7 +19,7 @@ from ._multi_tensor import (
     value_of,
     view_lists_as_real,
 )
-from ._per_param import PerParamOptimizer, begin_write, decay_in_place, lerp_
+from ._per_param import PerParamOptimizer, decay_in_place, lerp_
 from .adam import check_adam_hparams
 from .optimizer import as_real, state_as_real, step_tensor, zeros_state
 
@@ -74,7 +74,7 @@ class RAdam(PerParamOptimizer):
         param, grad = as_real(p._data), as_real(grad)
         if wd != 0:
             if group["decoupled_weight_decay"]:
-                decay_in_place(p, group, 1 - lr * wd)
+                decay_in_place(p, 1 - lr * wd)
             else:
                 grad = added_scaled(grad, param, wd)
         exp_avg = state_as_real(p, state, "exp_avg")
@@ -93,7 +93,7 @@ class RAdam(PerParamOptimizer):
             denom += group["eps"]
             update = update * ((bias_correction2**0.5) / denom)
             update *= _rectification(rho_t, rho_inf)
-        begin_write(p, group)
+        p._before_write()
         if update.shape != param.shape:
             refuse_unfit(param, update)  # (PyTorch's param.add_(update, alpha=-1))
         param -= update

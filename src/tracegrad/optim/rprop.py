@@ -11,7 +11,7 @@ import tracegrad as _tg
 from .._tensor import Tensor
 from ._fused import refuse_unfit
 from ._multi_tensor import increment_steps, real_views, to_scalar, view_lists_as_real
-from ._per_param import PerParamOptimizer, begin_write
+from ._per_param import PerParamOptimizer
 from .optimizer import as_real, check_lr, state_as_real, step_tensor, zeros_state
 
 __all__ = ["Rprop"]
@@ -115,7 +115,7 @@ class Rprop(PerParamOptimizer):
         if factor.shape != grad.shape:
             _refuse_unfit_mask(factor.shape, grad.shape)  # (PyTorch's grad[sign.eq(etaminus)] = 0)
         grad = np.where(factor == factor.dtype.type(etaminus), 0, grad).astype(grad.dtype, copy=False)
-        begin_write(p, group)
+        p._before_write()
         direction = np.asarray(np.sign(grad))
         if direction.dtype.kind == "f":  # (PyTorch's sign of NaN is 0: such an element keeps its value)
             np.copyto(direction, 0, where=direction != direction)

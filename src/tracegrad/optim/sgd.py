@@ -25,7 +25,7 @@ class SGD(Optimizer):
                                ("fused", False))
     _foreach_refuses_autograd = False  # (its foreach update fails on the leaf's in-place write instead)
     _has_capturable = False  # (PyTorch's SGD has no such option: a group's key is ignored)
-    _complex_written_through_view = False  # (its update is complex arithmetic on the parameter itself)
+
     def __init__(
         self,
         params,
