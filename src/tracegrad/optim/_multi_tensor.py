@@ -17,16 +17,9 @@ import tracegrad as _tg
 from .._C._foreach_grouping import _group_tensors_by_device_and_dtype
 from .._tensor import Tensor
 
-__all__ = ["check_same_dtypes", "grouped_by_dtype", "view_lists_as_real", "increment_steps", "negated_if",
+__all__ = ["grouped_by_dtype", "view_lists_as_real", "increment_steps", "negated_if",
            "l2_decayed_grads", "to_scalar", "value_of", "real_views", "l2_decayed_grad",
            "decayed_then_moments"]
-
-
-def check_same_dtypes(params: list[Tensor], *others: list) -> None:
-    """The grouping's refusal of an entry whose dtype is not its parameter's (only ``step`` tensors, float32 or
-    float64, pass whatever the parameter's: so a real state of a complex parameter passes here, and view_as_real
-    refuses it later): ``torch._C._group_tensors_by_device_and_dtype``'s check, its groups unused."""
-    _group_tensors_by_device_and_dtype([params, *others])
 
 
 def grouped_by_dtype(params: list[Tensor], *others: list, with_indices: bool = False) -> list[tuple[list, ...]]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
-from ._multi_tensor import check_same_dtypes
 
 __all__ = ["refuse_fused_combinations", "refuse_at_step", "refuse_real_states", "check_fused_dtype",
            "check_first_fused_dtype"]
@@ -54,8 +53,6 @@ def refuse_at_step(opt, group: dict[str, Any]) -> None:
     The plain cases pay two dict look-ups: everything below needs the group's ``capturable`` or ``differentiable``."""
     if group.get("capturable") or group.get("differentiable"):
         _refuse_rare_options(opt, group)
-    if group.get("foreach") and not group.get("fused"):
-        _refuse_mixed_state_dtypes(opt, group)
 
 
 def refuse_real_states(opt, p: Tensor) -> None:
@@ -69,16 +66,6 @@ def refuse_real_states(opt, p: Tensor) -> None:
         value = state.get(key)
         if isinstance(value, Tensor) and value._data.dtype.kind != "c":
             raise RuntimeError("view_as_real is only supported for complex tensors")
-
-
-def _refuse_mixed_state_dtypes(opt, group: dict[str, Any]) -> None:
-    """The foreach update's grouping of each parameter with its gradient and its state: an entry of another dtype
-    (state loaded for complex128 parameters from complex64 ones: load_state_dict casts only floating parameters'
-    state) is refused, as ``check_same_dtypes`` words it."""
-    params = [p for p in group["params"] if p._grad is not None]
-    states = [opt.state.get(p, {}) for p in params]
-    keys = {key for state in states for key, value in state.items() if isinstance(value, Tensor)}
-    check_same_dtypes(params, [p._grad for p in params], *([s.get(key) for s in states] for key in sorted(keys)))
 
 
 def _refuse_rare_options(opt, group: dict[str, Any]) -> None:

@@ -182,7 +182,9 @@ class Optimizer:
 
     def _step_foreach(self, group: dict[str, Any]) -> None:
         """PyTorch's foreach step of ``group``: every state made first (its ``_init_group``), then one update of
-        all the parameters with a gradient per dtype, with autograd as ``defaults["differentiable"]`` says."""
+        all the parameters with a gradient per dtype, with autograd as ``defaults["differentiable"]`` says. The
+        grouping refuses a state entry of another dtype than its parameter's (loaded: load_state_dict casts only
+        floating parameters' state) once the state is made, as PyTorch's."""
         self._init_group_state(group)
         params = [p for p in group["params"] if p._grad is not None]
         if not params:

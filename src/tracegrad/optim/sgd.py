@@ -203,7 +203,8 @@ def _multi_tensor_sgd(params: list[Tensor], grads: list[Tensor], buffers: list, 
     if not params:
         return
     lr, wd, momentum = to_scalar(group["lr"]), group["weight_decay"], group["momentum"]
-    for same_dtype, device_grads, where in grouped_by_dtype(params, grads, with_indices=True):
+    # (the buffers grouped too: one of another dtype than its parameter, loaded, is refused there)
+    for same_dtype, device_grads, _, where in grouped_by_dtype(params, grads, buffers, with_indices=True):
         if group["maximize"]:
             device_grads = list(_tg._foreach_neg(device_grads))
         if wd != 0:
