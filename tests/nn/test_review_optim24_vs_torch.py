@@ -7,6 +7,7 @@ Values are compared bit for bit against a torch with a correctly rounded square 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from _lib import assert_same_bits, correctly_rounded_torch_sqrt, raised, tg, torch
 
@@ -80,5 +81,62 @@ def _sgd_buffer_of_another_dtype(lib, momentum: float):
 @pytest.mark.parametrize("momentum", [0.0, 0.5])
 def test_sgd_groups_the_momentum_buffers_only_with_momentum(momentum):
     (error, ours), (torch_error, theirs) = (_sgd_buffer_of_another_dtype(lib, momentum) for lib in (tg, torch))
+    assert error == torch_error
+    _assert_same_snapshots(ours, theirs)
+
+
+_SINGLE_TENSOR = [
+    ("Adam", {}),
+    ("Adam", {"amsgrad": True, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("AdamW", {"maximize": True}),
+    ("RMSprop", {"centered": True, "momentum": 0.5}),
+    ("RMSprop", {"weight_decay": 0.1}),
+    ("Adagrad", {"lr_decay": 0.1}),
+    ("Adagrad", {"weight_decay": 0.1}),
+    ("Adadelta", {}),
+    ("Adadelta", {"weight_decay": 0.1, "maximize": True}),
+    ("Rprop", {}),
+    ("Adamax", {}),
+    ("NAdam", {"weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("RAdam", {}),
+    ("ASGD", {"weight_decay": 0.1}),
+    ("SGD", {"lr": 0.1, "momentum": 0.5}),
+]
+
+# The failing step's gradients (set through ``.grad.data``): the second parameter's not broadcastable, the first's
+# broadcastable only to a larger shape, the complex one's, and the float64 one's broadcastable into its shape (the
+# update goes on until an op that does not broadcast, such as Rprop's boolean mask)
+_BAD_GRADIENTS = {"not-broadcastable": (1, (4,)), "larger": (0, (2, 3)), "complex": (2, (3,)), "smaller": (3, (1,))}
+_PARAMS = [((3,), "float32"), ((2, 3), "float32"), ((2,), "complex64"), ((4,), "float64")]
+
+
+def _parameters(lib) -> list:
+    params = []
+    for k, (shape, dtype) in enumerate(_PARAMS):
+        values = np.linspace(-1.0, 1.5, int(np.prod(shape))) + 0.1 * k
+        if dtype.startswith("complex"):
+            values = values * (1 - 0.5j)
+        params.append(lib.nn.Parameter(lib.tensor(values.reshape(shape).astype(dtype))))
+    return params
+
+
+def _single_tensor_failing_step(lib, name: str, options: dict, bad: str):
+    params = _parameters(lib)
+    opt = getattr(lib.optim, name)(params, foreach=False, **options)
+    for step in range(2):
+        _set_gradients(lib, params, step)
+        opt.step()
+    _set_gradients(lib, params, 2)
+    where, shape = _BAD_GRADIENTS[bad]
+    params[where].grad.data = lib.full(shape, 0.25, dtype=params[where].dtype)
+    return raised(lib, lambda _: opt.step()), _snapshot(opt, params)
+
+
+@pytest.mark.parametrize("bad", list(_BAD_GRADIENTS))
+@pytest.mark.parametrize(("name", "options"), _SINGLE_TENSOR,
+                         ids=[f"{name}{options}" for name, options in _SINGLE_TENSOR])
+def test_a_single_tensor_step_failing_part_way_leaves_torchs_versions(name, options, bad):
+    (error, ours), (torch_error, theirs) = (_single_tensor_failing_step(lib, name, options, bad)
+                                            for lib in (tg, torch))
     assert error == torch_error
     _assert_same_snapshots(ours, theirs)

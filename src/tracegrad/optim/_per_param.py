@@ -1,7 +1,9 @@
 """Shared machinery of the element-wise optimizers (Adadelta, Adamax, ASGD, NAdam, RAdam, Rprop).
 
 Each of them runs PyTorch's single-tensor update: state is created lazily per parameter, then one NumPy update
-rule runs per parameter that has a gradient. Subclasses supply ``_init_state`` and ``_update``.
+rule runs per parameter that has a gradient. Subclasses supply ``_init_state`` and ``_update``, which advances
+each tensor's version after each of PyTorch's in-place ops on it (so a step that fails part-way leaves PyTorch's
+versions).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numpy as np
 from .._tensor import Tensor
 from ._fused import lerp_  # noqa: F401 (the optimizers import it from here)
 from ._refusals import refuse_at_step, refuse_real_states
-from .optimizer import Optimizer, array_options, as_real, count_state_writes, count_writes
+from .optimizer import Optimizer, array_options, as_real
 
 __all__ = ["PerParamOptimizer", "lerp_", "decay_in_place"]
 
@@ -30,25 +32,11 @@ def decay_in_place(p: Tensor, factor: float) -> None:
 class PerParamOptimizer(Optimizer):
     """An optimizer whose step updates each parameter independently of the others."""
     _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
-    # How many in-place ops PyTorch's single-tensor update runs per step on the parameter and on each state tensor
-    # (each bumps its version); a decoupled weight decay counts itself (``decay_in_place``).
-    _param_writes: int = 1
-    _state_writes: dict[str, int] = {}
-
     def _init_state(self, p: Tensor, group: dict[str, Any], state: dict[str, Any]) -> None:
         raise NotImplementedError
 
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise NotImplementedError
-
-    def _writes(self, group: dict[str, Any]) -> tuple[int, dict[str, int]]:
-        """``_param_writes`` and ``_state_writes``; overridden where PyTorch's foreach update counts otherwise."""
-        return self._param_writes, self._state_writes
-
-    def _count_writes(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        param_writes, state_writes = self._writes(group)
-        count_writes(p, param_writes)
-        count_state_writes(state, state_writes)
 
     def _init_group_state(self, group: dict[str, Any]) -> None:
         for p in group["params"]:
@@ -79,6 +67,5 @@ class PerParamOptimizer(Optimizer):
                 if group["maximize"]:
                     grad = -grad
                 self._update(p, grad, state, options)
-                self._count_writes(p, state, options)
         return loss
 

@@ -21,7 +21,6 @@ __all__ = ["Adadelta"]
 class Adadelta(PerParamOptimizer):
     _states_viewed_as_real = ("square_avg", "acc_delta")
     _capturable_xla = False  # PyTorch's Adadelta asks for the device list without XLA
-    _state_writes = {"step": 1, "square_avg": 2, "acc_delta": 2}  # (mul_ then addcmul_ on each average)
 
     def __init__(
         self,
@@ -103,6 +102,7 @@ class Adadelta(PerParamOptimizer):
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
         state["step"]._data += 1
+        state["step"]._bump_version()
         param = p._data
         if wd != 0:
             grad = added_scaled(grad, param, wd)
@@ -110,14 +110,19 @@ class Adadelta(PerParamOptimizer):
         square_avg = state_as_real(p, state, "square_avg")
         acc_delta = state_as_real(p, state, "acc_delta")
         square_avg *= square_avg.dtype.type(rho)
+        state["square_avg"]._bump_version()
         addcmul_(square_avg, grad, grad, 1 - rho)
+        state["square_avg"]._bump_version()
         std = np.sqrt(square_avg + eps)
         delta = np.sqrt(acc_delta + eps)
         delta /= std
         delta *= grad
         acc_delta *= acc_delta.dtype.type(rho)
+        state["acc_delta"]._bump_version()
         addcmul_(acc_delta, delta, delta, 1 - rho)
+        state["acc_delta"]._bump_version()
         p._before_write()
         if param.dtype.kind == "c":  # (the delta viewed as complex: added in complex arithmetic)
             delta = _view_as_complex_kernel(delta)
         add_scaled_(param, delta, -group["lr"])
+        p._bump_version()

@@ -153,6 +153,7 @@ class Adagrad(Optimizer):
                 if group["maximize"]:
                     grad = -grad
                 state["step"]._data += 1
+                state["step"]._bump_version()  # (each write's version as it succeeds: as torch's, where one fails)
                 step = float(state["step"]._data)
                 if wd != 0:
                     grad = added_scaled(grad, param, wd)
@@ -160,6 +161,7 @@ class Adagrad(Optimizer):
                 clr = lr / (1 + (step - 1) * lr_decay)
                 acc = state_as_real(p, state, "sum")
                 addcmul_(acc, grad, grad, 1)
+                state["sum"]._bump_version()
                 std = np.sqrt(acc)
                 std += eps
                 p._before_write()
@@ -167,7 +169,4 @@ class Adagrad(Optimizer):
                     refuse_unfit(param, grad, std)  # (PyTorch's param.addcdiv_(grad, std))
                 param += (-clr) * grad / std
                 p._bump_version()
-                # PyTorch's in-place ops: step += 1, sum.addcmul_()
-                state["step"]._bump_version()
-                state["sum"]._bump_version()
         return loss

@@ -24,7 +24,6 @@ from .optimizer import (
     array_options,
     as_real,
     check_lr,
-    count_state_writes,
     state_as_real,
     step_tensor,
     zeros_state,
@@ -72,12 +71,6 @@ def _check_foreach_tensor_options(group: dict) -> None:
             raise RuntimeError(message) if name == "lr" else ValueError(message)
         if value.numel() != 1:
             raise ValueError(f"Tensor {name} must be 1-element")
-
-
-# The versions PyTorch's in-place ops advance per step: ``step += 1``, ``exp_avg.lerp_``, ``exp_avg_sq.mul_`` then
-# ``.addcmul_``, and with amsgrad ``max_exp_avg_sq``'s ``maximum(out=)``
-_STATE_WRITES = {"step": 1, "exp_avg": 1, "exp_avg_sq": 2}
-_AMSGRAD_STATE_WRITES = {**_STATE_WRITES, "max_exp_avg_sq": 1}
 
 
 class Adam(Optimizer):
@@ -173,6 +166,7 @@ class Adam(Optimizer):
                     grad = -grad
                 step_t = state["step"]
                 step_t._data += 1
+                step_t._bump_version()  # (each write's version as it succeeds: a failing op leaves torch's versions)
                 if wd != 0:
                     if decoupled:
                         param *= 1 - lr * wd
@@ -183,14 +177,18 @@ class Adam(Optimizer):
                 exp_avg = state_as_real(p, state, "exp_avg")
                 exp_avg_sq = state_as_real(p, state, "exp_avg_sq")
                 lerp_(exp_avg, grad, 1 - beta1)
+                state["exp_avg"]._bump_version()
                 exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
+                state["exp_avg_sq"]._bump_version()
                 addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+                state["exp_avg_sq"]._bump_version()
                 step = float(step_t._data)
                 step_size = lr / (1 - beta1**step)
                 bias_correction2_sqrt = (1 - beta2**step) ** 0.5
                 if amsgrad:
                     max_sq = state_as_real(p, state, "max_exp_avg_sq")
                     np.maximum(max_sq, exp_avg_sq, out=max_sq)
+                    state["max_exp_avg_sq"]._bump_version()
                     exp_avg_sq = max_sq
                 # (in place on two temporaries, arrays for 0-d parameters too: torch's roundings, fewer allocations)
                 denom = np.sqrt(exp_avg_sq, out=np.empty_like(exp_avg_sq))
@@ -201,7 +199,6 @@ class Adam(Optimizer):
                     refuse_unfit(param, exp_avg, denom)  # (PyTorch's param.addcdiv_(exp_avg, denom))
                 param += np.divide(update, denom, out=update)
                 p._bump_version()
-                count_state_writes(state, _AMSGRAD_STATE_WRITES if amsgrad else _STATE_WRITES)
         return loss
 
     def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict) -> None:

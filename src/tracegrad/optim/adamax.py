@@ -28,7 +28,6 @@ __all__ = ["Adamax"]
 
 class Adamax(PerParamOptimizer):
     _states_viewed_as_real = ("exp_avg", "exp_inf")
-    _state_writes = {"step": 1, "exp_avg": 1, "exp_inf": 2}  # (exp_inf: mul_, then maximum(out=exp_inf))
 
     def __init__(
         self,
@@ -65,6 +64,7 @@ class Adamax(PerParamOptimizer):
         beta1, beta2 = group["betas"]
         wd = group["weight_decay"]
         state["step"]._data += 1
+        state["step"]._bump_version()
         param = p._data
         if wd != 0:
             grad = added_scaled(grad, param, wd)
@@ -72,15 +72,19 @@ class Adamax(PerParamOptimizer):
         exp_avg = state_as_real(p, state, "exp_avg")
         exp_inf = state_as_real(p, state, "exp_inf")
         lerp_(exp_avg, grad, 1 - beta1)
+        state["exp_avg"]._bump_version()
         exp_inf *= beta2
+        state["exp_inf"]._bump_version()
         norm = np.abs(grad)
         norm += group["eps"]
         np.maximum(exp_inf, norm, out=exp_inf)
+        state["exp_inf"]._bump_version()
         clr = group["lr"] / (1 - beta1 ** float(state["step"]._data))
         p._before_write()
         if exp_avg.shape != param.shape:
             refuse_unfit(param, exp_avg, exp_inf)  # (PyTorch's param.addcdiv_(exp_avg, exp_inf))
         param += (-clr) * exp_avg / exp_inf
+        p._bump_version()
 
     def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         """PyTorch's single-tensor update with ``differentiable=True``: the infinity norm as the ``amax`` of the

@@ -32,8 +32,6 @@ class ASGD(PerParamOptimizer):
     # The parameter's writes count themselves in ``_update``, as each is made (a write that fails later, into the
     # average, leaves them counted): the decay's mul_ then the gradient's add_ (the foreach update, ``_foreach_update``,
     # folds them into one addcmul_ of its own)
-    _param_writes = 0
-    _state_writes = {"step": 1, "eta": 1, "mu": 1, "ax": 1}
 
     def __init__(
         self,
@@ -77,6 +75,7 @@ class ASGD(PerParamOptimizer):
         wd = group["weight_decay"]
         step_t, eta, mu = state["step"]._data, state["eta"]._data, state["mu"]._data
         step_t += 1
+        state["step"]._bump_version()
         # (PyTorch views a complex parameter, its gradient and its average as real before its first op: its errors
         # name the real views' shapes)
         param, grad = as_real(p._data), as_real(grad)
@@ -95,12 +94,15 @@ class ASGD(PerParamOptimizer):
             ax += (param - ax) * mu
         else:
             ax[...] = param
+        state["ax"]._bump_version()
         step = float(step_t)
         # (PyTorch's ``torch.as_tensor`` of each number, in the default dtype, copied into the state: a float64 one,
         # loaded for float64 parameters, takes the float32 value)
         number = scalar_dtype().type
         eta[...] = number(lr / ((1 + lambd * lr * step) ** alpha))
+        state["eta"]._bump_version()
         mu[...] = number(1 / max(1, step - t0))
+        state["mu"]._bump_version()
 
     def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         """PyTorch's single-tensor update (not capturable) in tensor operations: eta and mu read as numbers, their

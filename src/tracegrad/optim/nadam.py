@@ -34,8 +34,6 @@ class NAdam(PerParamOptimizer):
                                ("decoupled_weight_decay", False))
     _capturable_what = "params, mu_products and state_steps"
     _foreach_capturable_what = "params, mu_products, and state_steps"
-    _param_writes = 2  # two addcdiv_: the gradient's share, then the momentum's
-    _state_writes = {"step": 1, "mu_product": 1, "exp_avg": 1, "exp_avg_sq": 2}
 
     def __init__(
         self,
@@ -79,6 +77,7 @@ class NAdam(PerParamOptimizer):
         beta1, beta2 = group["betas"]
         lr, wd, momentum_decay = group["lr"], group["weight_decay"], group["momentum_decay"]
         state["step"]._data += 1
+        state["step"]._bump_version()
         step = float(state["step"]._data)
         bias_correction2 = 1 - beta2**step
         param, grad = as_real(p._data), as_real(grad)
@@ -91,11 +90,15 @@ class NAdam(PerParamOptimizer):
         mu_next = _momentum_coefficient(beta1, step + 1, momentum_decay)
         mu_product = state["mu_product"]._data
         mu_product *= mu  # accumulated in the state tensor's dtype, as PyTorch's
+        state["mu_product"]._bump_version()
         exp_avg = state_as_real(p, state, "exp_avg")
         exp_avg_sq = state_as_real(p, state, "exp_avg_sq")
         lerp_(exp_avg, grad, 1 - beta1)
+        state["exp_avg"]._bump_version()
         exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
+        state["exp_avg_sq"]._bump_version()
         addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+        state["exp_avg_sq"]._bump_version()
         denom = np.sqrt(exp_avg_sq / bias_correction2)
         denom += group["eps"]
         mu_product_value = float(mu_product)
@@ -104,7 +107,9 @@ class NAdam(PerParamOptimizer):
         if denom.shape != param.shape or grad.shape != param.shape:
             refuse_unfit(param, grad, denom)  # (PyTorch's param.addcdiv_(grad, denom))
         param += (-lr * (1.0 - mu) / (1.0 - mu_product_value)) * grad / denom
+        p._bump_version()
         param += ((-lr * mu_next) / (1.0 - mu_product_next)) * exp_avg / denom
+        p._bump_version()
 
     def _foreach_update(self, params: list, grads: list, states: dict[str, list], group: dict[str, Any]) -> None:
         """PyTorch's ``_multi_tensor_nadam`` (not capturable): the square roots divided by ``sqrt(bias_correction2)``

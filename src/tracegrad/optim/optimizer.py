@@ -512,15 +512,6 @@ def count_writes(t: Tensor, times: int) -> None:
     t._version_counter()[0] += times
 
 
-def count_state_writes(state: dict[str, Any], writes: dict[str, int]) -> None:
-    """``count_writes`` on each state tensor that ``writes`` names and ``state`` holds (an optional one, such as a
-    momentum buffer, exists only where its option made it)."""
-    for key, times in writes.items():
-        tensor = state.get(key)
-        if tensor is not None:
-            tensor._version_counter()[0] += times  # (count_writes, inlined: this runs per parameter per step)
-
-
 def as_real(a: np.ndarray) -> np.ndarray:
     """``a`` as PyTorch's optimizers update it: a complex parameter, its gradient and its state through their
     ``view_as_real`` (pairs of independent reals: ``exp_avg_sq`` holds each part's square, not the complex square,

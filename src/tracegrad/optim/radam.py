@@ -31,7 +31,6 @@ class RAdam(PerParamOptimizer):
     _views_states_first = True
     _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False),
                                ("decoupled_weight_decay", False), ("capturable", False))
-    _state_writes = {"step": 1, "exp_avg": 1, "exp_avg_sq": 2}
 
     def __init__(
         self,
@@ -70,6 +69,7 @@ class RAdam(PerParamOptimizer):
         beta1, beta2 = group["betas"]
         lr, wd = group["lr"], group["weight_decay"]
         state["step"]._data += 1
+        state["step"]._bump_version()
         step = float(state["step"]._data)
         param, grad = as_real(p._data), as_real(grad)
         if wd != 0:
@@ -80,8 +80,11 @@ class RAdam(PerParamOptimizer):
         exp_avg = state_as_real(p, state, "exp_avg")
         exp_avg_sq = state_as_real(p, state, "exp_avg_sq")
         lerp_(exp_avg, grad, 1 - beta1)
+        state["exp_avg"]._bump_version()
         exp_avg_sq *= exp_avg_sq.dtype.type(beta2)
+        state["exp_avg_sq"]._bump_version()
         addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
+        state["exp_avg_sq"]._bump_version()
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
         update = exp_avg / bias_correction1 * lr
@@ -97,6 +100,7 @@ class RAdam(PerParamOptimizer):
         if update.shape != param.shape:
             refuse_unfit(param, update)  # (PyTorch's param.add_(update, alpha=-1))
         param -= update
+        p._bump_version()
 
     def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         """PyTorch's single-tensor update (not capturable) with ``differentiable=True``, in tensor operations."""

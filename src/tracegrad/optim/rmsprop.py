@@ -15,7 +15,6 @@ from .optimizer import (
     array_options,
     as_real,
     check_lr,
-    count_state_writes,
     state_as_real,
     step_tensor,
     zeros_state,
@@ -145,15 +144,19 @@ class RMSprop(Optimizer):
                 if group["maximize"]:
                     grad = -grad
                 state["step"]._data += 1
+                state["step"]._bump_version()  # (each write's version as it succeeds: as torch's, where one fails)
                 if wd != 0:
                     grad = added_scaled(grad, param, wd)
                 param, grad = as_real(param), as_real(grad)
                 square_avg = state_as_real(p, state, "square_avg")
                 square_avg *= square_avg.dtype.type(alpha)
+                state["square_avg"]._bump_version()
                 addcmul_(square_avg, grad, grad, 1 - alpha)
+                state["square_avg"]._bump_version()
                 if centered:
                     grad_avg = state_as_real(p, state, "grad_avg")
                     lerp_(grad_avg, grad, 1 - alpha)
+                    state["grad_avg"]._bump_version()
                     avg = np.sqrt(addcmul_(square_avg.copy(), grad_avg, grad_avg, -1.0))
                 else:
                     avg = np.sqrt(square_avg)
@@ -161,20 +164,16 @@ class RMSprop(Optimizer):
                 if momentum > 0:
                     buf = state_as_real(p, state, "momentum_buffer")
                     buf *= momentum
+                    state["momentum_buffer"]._bump_version()
                     buf += grad / avg
+                    state["momentum_buffer"]._bump_version()
                     add_scaled_(param, buf, -lr)
                 else:
                     if avg.shape != param.shape or grad.shape != param.shape:
                         refuse_unfit(param, grad, avg)  # (PyTorch's param.addcdiv_(grad, avg))
                     param += (-lr) * grad / avg
                 p._bump_version()
-                count_state_writes(state, _STATE_WRITES)
         return loss
-
-
-# PyTorch's in-place ops per step: step += 1, square_avg.mul_().addcmul_(), grad_avg.lerp_(),
-# momentum_buffer.mul_().addcdiv_()
-_STATE_WRITES = {"step": 1, "square_avg": 2, "grad_avg": 1, "momentum_buffer": 2}
 
 
 def _init_state(state: dict, p, momentum: float, centered: bool) -> None:

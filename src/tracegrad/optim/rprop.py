@@ -20,7 +20,6 @@ __all__ = ["Rprop"]
 class Rprop(PerParamOptimizer):
     _states_viewed_as_real = ("prev", "step_size")
     _foreach_capturable_xla = True  # (its foreach update asks for the device list with XLA)
-    _state_writes = {"step": 1, "prev": 1, "step_size": 2}  # (step_size: mul_, then clamp_)
 
     def __init__(
         self,
@@ -99,6 +98,7 @@ class Rprop(PerParamOptimizer):
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
         state["step"]._data += 1
+        state["step"]._bump_version()
         # (PyTorch views a complex parameter, its gradient and its state as real before its first op: its errors
         # name the real views' shapes)
         grad, param = as_real(grad), as_real(p._data)
@@ -111,7 +111,9 @@ class Rprop(PerParamOptimizer):
         if step_size.shape != factor.shape:  # (its shape is the first gradient's)
             refuse_unfit(step_size, factor)  # (PyTorch's step_size.mul_(sign))
         step_size *= factor
+        state["step_size"]._bump_version()
         np.clip(step_size, step_size_min, step_size_max, out=step_size)
+        state["step_size"]._bump_version()
         if factor.shape != grad.shape:
             _refuse_unfit_mask(factor.shape, grad.shape)  # (PyTorch's grad[sign.eq(etaminus)] = 0)
         grad = np.where(factor == factor.dtype.type(etaminus), 0, grad).astype(grad.dtype, copy=False)
@@ -122,7 +124,9 @@ class Rprop(PerParamOptimizer):
         if direction.shape != param.shape or step_size.shape != param.shape:
             refuse_unfit(param, direction, step_size)  # (PyTorch's param.addcmul_(grad.sign(), step_size))
         param += -(direction * step_size)
+        p._bump_version()
         prev[...] = grad
+        state["prev"]._bump_version()
 
 
 def _signs_to_factors_(sign: Tensor, etaminus: float, etaplus: float) -> None:

@@ -14,7 +14,7 @@ from ..ops.pointwise import check_cast_into
 from ._fused import add_scaled_, added_scaled
 from ._multi_tensor import grouped_by_dtype, l2_decayed_grad, l2_decayed_grads, to_scalar
 from ._refusals import check_first_fused_dtype, refuse_at_step, refuse_fused_combinations
-from .optimizer import Optimizer, array_options, check_tensor_lr, count_writes
+from .optimizer import Optimizer, array_options, check_tensor_lr
 
 __all__ = ["SGD"]
 
@@ -137,10 +137,11 @@ class SGD(Optimizer):
                 else:
                     b = buf._data
                     b *= b.dtype.type(momentum)
+                    buf._bump_version()  # (PyTorch's mul_, then add_: each counted as it succeeds)
                     # (a real buffer loaded for a complex parameter: load_state_dict casts only floating ones')
                     check_cast_into(np.result_type(b, grad), b.dtype)
                     add_scaled_(b, grad, 1 - dampening)
-                    count_writes(buf, 2)  # (PyTorch's mul_ then add_)
+                    buf._bump_version()
                 grad = added_scaled(grad, buf._data, momentum) if nesterov else buf._data
             p._before_write()
             add_scaled_(p._data, grad, -lr)
