@@ -23,7 +23,7 @@ from .._tensor import Tensor, _wrap
 from ..ops._util import check_differentiable_grad, expands_to, sum_to_shape
 from ..ops.aten_vec import as_caller, quietly_for_caller
 from . import accumulate as _accumulate
-from . import array_chain, ready_queue
+from . import array_chain, ready_queue, reshaped_outputs
 from .accumulate import AccumulateGrad, accumulate_into, add_to_buffer, runs_on_arrival
 from .node import GraphRoot, Node, collect_hook_fns
 
@@ -226,6 +226,8 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     """
     grads = _cast_root_grads(roots, grads)
     graph_root = GraphRoot(roots, grads)
+    if reshaped_outputs.any_reshaped():
+        reshaped_outputs.prepare(graph_root, grads)
     # Without ``inputs``, every node runs: the counts may wait (``_lazy_counts``)
     deps = None if outputs is None else compute_dependencies(graph_root)
     task = GraphTask(keep_graph, create_graph, graph_root, deps)
@@ -792,6 +794,8 @@ def validate_outputs(fn: Node, outputs) -> list:
             if outputs.__class__ is not list:
                 outputs = list(outputs)
             outputs[i] = g
+    if fn._checks_receivers:
+        reshaped_outputs.check_receivers(fn, outputs)
     return outputs
 
 

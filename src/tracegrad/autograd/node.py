@@ -56,6 +56,9 @@ class Node:
     # True once any of the four hook dicts above was created (never reset): the engine's one-read check for
     # its hook-free fast path. Whoever creates one of those dicts sets it (``register_*``, ``set_retains_grad_hook``).
     _hooked = False
+    # It hands a gradient to a node whose output ``.data = ...`` reshaped (reshaped_outputs.py): set with _hooked, so
+    # that the engine's checked path (validate_outputs) checks its gradients against their receivers.
+    _checks_receivers = False
     # ``(node, grad_array) -> gradient arrays`` for a plain backward, set on some operators' node classes by
     # ops/raw_backward.py; the engine runs chains of such nodes on the arrays (array_chain.py).
     _array_rule = None

@@ -372,6 +372,13 @@ _NOT_DIFFERENTIABLE = ('isDifferentiableType(grad.scalar_type()) INTERNAL ASSERT
                        '"/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp":998, please report a bug to PyTorch. ')
 
 
+def autograd_dtype_refused(np_dtype) -> RuntimeError:
+    """PyTorch's set_history refusing a result of an integer or bool dtype: an operator with a derivative, called
+    on an input that requires grad (an integer tensor that does: ``long_t.fill_(v)`` for a ``v`` that does), would
+    give it a gradient edge."""
+    return RuntimeError(f"Autograd not support dtype: {_dt.scalar_type_name(np_dtype)}")
+
+
 def check_differentiable_grad(dtype: np.dtype) -> None:
     """PyTorch's validate_outputs asserts, last, that a gradient (cast to its input's dtype) is of a floating or
     complex dtype: an integer tensor that requires grad (``long_t[mask] = v`` for a ``v`` that does) fails it as

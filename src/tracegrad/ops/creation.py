@@ -32,6 +32,8 @@ def detach(t: Tensor) -> Tensor:
         return dispatch(_detach_op, (t,), {})
     out = _wrap(t._data)
     out._vc = t._version_counter()
+    if t._inference:  # (an alias of an inference tensor is one, as its views are)
+        out._inference = True
     return out
 
 
@@ -80,6 +82,21 @@ _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, MemoryFormat?
 _to_copy.records_if = lambda args: args[1] is None or np.dtype(args[1]).kind in "fc"
 
 
+def _copied_into_new_tensor(op):
+    """``op``'s result for inference tensors alone, one requiring grad: torch's autograd kernel does not run, but its
+    CPU kernel (``empty_like(self, ...).copy_(self)``) copies into a normal tensor, and that copy_ records a
+    CopyBackwards (into a dtype that can carry a gradient)."""
+    def run(args: tuple) -> Tensor:
+        enabled, STATE.grad_enabled = STATE.grad_enabled, False
+        try:
+            new = op._eager(args)  # (the layout and dtype of the empty_like)
+        finally:
+            STATE.grad_enabled = enabled
+        return copy_(new, args[0])
+
+    return run
+
+
 def to_dtype(t: Tensor, dtype, copy: bool = False, memory_format=None) -> Tensor:
     """``t.to(dtype, memory_format=...)`` (``dtype`` None: keep it): the same tensor when nothing changes (the
     dtype, and the format where one is asked for: ``suggest_memory_format()``'s), else a differentiable copy."""
@@ -119,6 +136,8 @@ copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() fo
 # PyTorch's hand-written copy_ records only into a self of a dtype that can carry a gradient (``long_t.copy_(x)``,
 # ``long_t[0] = x`` for an ``x`` that requires grad leave it without history), unlike fill_ or index_put_
 copy_.records_if = lambda args: args[0]._data.dtype.kind in "fc"
+clone.without_autograd_kernel = _copied_into_new_tensor(clone)
+_to_copy.without_autograd_kernel = _copied_into_new_tensor(_to_copy)
 
 
 @writes_last  # (a value that does not depend on self: written again alike)

@@ -25,7 +25,7 @@ from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node_meta import F32_FORMS, meta_forms
 from ..autograd.saved import SavedTensor, save_fresh_output, save_input, save_input_pair
 from . import barebones_unsigned
-from ._util import translate_value_error
+from ._util import autograd_dtype_refused, translate_value_error
 from .aten_vec import FP_SIGNALS, quietly
 from .result_layouts import SWAPPED_OPERANDS, operand_positions
 
@@ -106,6 +106,18 @@ def formula_scalar(op, general, a: Tensor, number):
     return overload(a, number) if overload is not None else general(op, a, number)
 
 
+def _without_history(out: Tensor, differentiable: bool) -> Tensor:
+    """``out``, an integer or bool result of an input that requires grad, left without history; refused where the
+    operator has a derivative, as PyTorch's set_history refuses it (``long_t * 2`` for a ``long_t`` that requires
+    grad), rather than silently cut from the graph."""
+    if differentiable:
+        _next(_sequence)  # (PyTorch's node, made before the kernel, took its number)
+        raise autograd_dtype_refused(out._data.dtype)
+    out._gfn = None
+    out._rg = False
+    return out
+
+
 def unary(op):
     """``op(a)`` for a Tensor ``a``; the returned function is the op's ``__call__``."""
     from .registry import OpDef
@@ -119,6 +131,7 @@ def unary(op):
 
         return call_general
     # What the node keeps, decided once: the input (sin), the output (exp), nothing, or the general plan.
+    differentiable = op.node_before_kernel  # (it has a derivative: an integer result is refused)
     saves_input = plan == ((False, 0, -1, 0),)
     saves_output = plan == ((True, 0, -1, 0),)
     state = STATE
@@ -151,15 +164,18 @@ def unary(op):
         out._base = None  # (written for fast reads by the next operator: see _tensor._share_hot_keys)
         out._output_nr = 0
         dt = data.dtype
-        if ((a._rg or (a._base is not None and a._base._rg)) and state.grad_enabled
-                and (dt is _F32 or dt is _F64 or dt.kind in "fc")):
+        if (a._rg or (a._base is not None and a._base._rg)) and state.grad_enabled:
+            if not (dt is _F32 or dt is _F64 or dt.kind in "fc"):
+                return _without_history(out, differentiable)
+            fa = a._gfn
+            if fa is None and a._inference:  # (torch's autograd kernel does not run for an inference tensor)
+                return _without_history(out, False)
             node = _new(node_class)
             node._seq = _next(_sequence)
             forms = f32_forms.get(ad.shape) if adt is _F32 else None  # (shared records: node_meta)
             if forms is None:
                 forms = forms_of(ad.shape, adt)
             meta = forms[1]  # (ONLY)
-            fa = a._gfn
             if a._base is not None:
                 node._edges = (_edge(a),)
             elif fa is not None:
@@ -225,6 +241,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
     scalar_other = op.diff_idx == (0,)
     guarded = scalar_other or matrices is not None  # (one test on the hot path for both)
     numbers = matrices is None  # may ``b`` be a Python number?
+    differentiable = op.node_before_kernel  # (it has a derivative: an integer result is refused)
     cross_saves = plan == ((False, 1, 0, 1), (False, 0, 1, 0))  # (saved second first: see pack_order)
     # attrs that name the operands themselves (pow's ``exponent``) are read per call
     attr_idx = tuple(i for i in op.attr_idx if isinstance(i, int))
@@ -309,7 +326,11 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
         out._output_nr = 0
         arg = a._rg or (a._base is not None and a._base._rg)
         dt = data.dtype
-        if (arg or brg) and state.grad_enabled and (dt is _F32 or dt is _F64 or dt.kind in "fc"):
+        if (arg or brg) and state.grad_enabled:
+            if not (dt is _F32 or dt is _F64 or dt.kind in "fc"):
+                return _without_history(out, differentiable)
+            if a._gfn is None and a._inference and bc is Tensor and b._inference:
+                return _without_history(out, False)  # (torch's autograd kernel does not run for inference tensors)
             node = _new(node_class)
             node._seq = _next(_sequence)
             # (shared metadata records, node_meta; an input of the output's shape and dtype shares its forms)

@@ -27,7 +27,7 @@ from ..autograd.node import UINT64_MAX, Node
 from ..autograd.node_meta import meta_record, outputs_meta
 from ..autograd.saved import SavedTensor, released, saved_objects, unpack_record
 from . import barebones_unsigned
-from ._util import array_refused, parsed_numbers, translate_value_error
+from ._util import array_refused, autograd_dtype_refused, parsed_numbers, translate_value_error
 from .aten_vec import FP_SIGNALS, quietly
 from .mem_overlap import ARGUMENTS_CHECKED_FIRST, Check, check_overlap, inplace_check
 from .result_layouts import follows_tensor_iterator, operand_positions
@@ -141,9 +141,9 @@ def _saved_properties(op: OpDef) -> dict:
 
     def saved(k: int, raw: bool, tensor_param: bool):
         if raw:
-            return property(lambda node: _raw_saved(saved_objects(node)[k]))
+            return property(lambda node: _raw_saved(_kept_object(node, k, tensor_param)))
         if tensor_param:  # a number given for a Tensor reads back as PyTorch's wrapped-number tensor
-            return property(lambda node: _wrapped_number(_public_attr(_unpack(saved_objects(node)[k], node))))
+            return property(lambda node: _public_attr(_unpack(_kept_object(node, k, True), node)))
         return property(lambda node: _public_attr(_unpack(saved_objects(node)[k], node)))
 
     def attr(k: int, type_: str):
@@ -163,8 +163,9 @@ def _saved_properties(op: OpDef) -> dict:
     for k, key in enumerate(op.saved_attr_names):
         if key in op.saved_attr_names[:k] or op.saved_names[k] in op.hidden:
             continue  # the first saved value of that name wins
-        props["_saved_" + key] = saved(k, False, types.get(op.saved_names[k], "").startswith("Tensor"))
-        props["_raw_saved_" + key] = saved(k, True, False)
+        tensor_param = types.get(op.saved_names[k], "").startswith("Tensor")
+        props["_saved_" + key] = saved(k, False, tensor_param)
+        props["_raw_saved_" + key] = saved(k, True, tensor_param)
     for name in op.meta:
         props["_saved_" + name] = _meta_property(op, name)
     return props
@@ -260,6 +261,19 @@ def _wrapped_number(value):
     return value
 
 
+def _kept_object(node, k: int, tensor_param: bool):
+    """``saved_objects(node)[k]``, where it is nothing saved or a number given for a Tensor made the SavedVariable
+    PyTorch holds (of None; of the wrapped-number tensor), in the node's place for good: each read hands out the same
+    object, as PyTorch's do, and backward then unpacks it too (hooks registered on it, an in-place write to the
+    tensor), as PyTorch's backward does. Until read, the node keeps the number, which its formula reads cheaper."""
+    saved = saved_objects(node)
+    value = saved[k]
+    if value is None or (tensor_param and value.__class__ in (int, float, bool, complex)):
+        value = SavedTensor._make_none() if value is None else SavedTensor._make_unhooked(_wrapped_number(value))
+        node._saved = saved[:k] + (value,) + saved[k + 1:]
+    return value
+
+
 def _unpack(value, node):
     if value.__class__ is SavedTensor:
         return value.unpack(node)
@@ -324,6 +338,9 @@ class OpDef:
     # PyTorch's refusal of forward AD before its kernel runs, for an operator without a forward formula whose
     # autograd kernel checks its inputs' tangents first (None: tangents are computed, or refused after the kernel)
     forward_ad_refusal: str | None = None
+    # ``(args) -> result`` where torch's autograd kernel does not run though an input requires grad (inference tensors
+    # alone), for an operator whose CPU kernel then records something all the same (clone's copy_); None: nothing
+    without_autograd_kernel: Callable[[tuple], object] | None = None
 
     def __init__(
         self,
@@ -591,6 +608,13 @@ class OpDef:
                 for t in args[i] or ():
                     if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg)):
                         requires_grad = True
+                        a = t
+            if requires_grad and a._inference and not self.is_inplace:
+                # (an inference tensor made to require grad in inference mode: torch's autograd kernel runs only
+                # where some other argument is a normal tensor; ``_eager_inplace`` decides for itself)
+                requires_grad = _views.autograd_kernel_runs(args, self.tensor_idx)
+                if not requires_grad and self.without_autograd_kernel is not None:
+                    return self.without_autograd_kernel(args)
         record = requires_grad and STATE.grad_enabled
         if self.is_inplace:
             return self._eager_inplace(args, arrays, record)
@@ -667,6 +691,8 @@ class OpDef:
         if step == "all" or step == "node":
             if record and self.records_if is not None and not self.records_if(args):
                 record = False  # (before check_inplace, which then refuses nothing: PyTorch's copy_ into an integer)
+            elif record and self.untracked_integer_write(target):
+                record = False  # (torch's kernel has no autograd formula to run: the history stays)
             if STATE.grad_enabled:
                 if target._inference and not _views.autograd_kernel_runs(args, self.tensor_idx):
                     record = False  # (torch's autograd kernel does not run: the refusal after the write is all)
@@ -726,6 +752,11 @@ class OpDef:
             emit_op_call(self.public_name, (target,), record)
         return target
 
+    def untracked_integer_write(self, target: Tensor) -> bool:
+        """An in-place operator without a derivative (``bitwise_and_``, ``floor_divide_``) writing into an integer
+        tensor that requires grad: PyTorch records nothing, and the target keeps its history."""
+        return not self.node_before_kernel and target._data.dtype.kind not in "fc"
+
     # ---- autograd recording -----------------------------------------------------------------------------
 
     def _edges_and_meta(self, args: tuple):
@@ -779,9 +810,7 @@ class OpDef:
                 break
         else:
             if node is not None:  # an operator with a derivative asked for an integer result (sum(dtype=long))
-                from ..backend.dtypes import scalar_type_name
-
-                raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(outs[0]._data.dtype)}")
+                raise autograd_dtype_refused(outs[0]._data.dtype)
             # Like PyTorch, no node (and no sequence number) for a call none of whose outputs can have a
             # gradient (a comparison, ``any``, ``nonzero``).
             return None

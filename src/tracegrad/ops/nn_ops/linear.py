@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import string
 import sys
+import weakref
 
 import numpy as np
 
@@ -198,6 +199,17 @@ def _stale_weight_error(saved) -> RuntimeError | None:
     return version_error(w._data.shape[::-1], w._data.dtype, where, current, expected)
 
 
+def _save_weight(weight: Tensor) -> tuple:
+    """The fused node's record of the weight (``save_input``'s, on its path of no hooks and nothing special), kept for
+    PyTorch's saved ``mat2 = weight.t()``: a view whose grad_fn (the forward's TBackward0) no ``weight.detach_()``
+    removes, so the record is not checked for one (``w = p * 1; out = F.linear(x, w); w.detach_()`` backpropagates
+    to ``x`` and ``p``)."""
+    vc = weight._vc
+    if vc is None:
+        vc = weight._vc = [0]
+    return (weight, vc, vc[0], False)
+
+
 def _weight_transposed(w: Tensor, tnode) -> Tensor:
     """PyTorch's saved ``mat2``: ``weight.t()`` as recorded in the forward, its grad_fn the forward's
     TBackward0 node (the fused node keeps the weight itself and the node, not the transposed tensor)."""
@@ -295,10 +307,31 @@ def _show_saved_weight_transposed(node_class) -> None:
             if error is None:
                 raise
             raise error from None
-        return None if w is None else t(w)
+        return None if w is None else _shown_weight_t(node, w)
 
     node_class._saved_mat2 = property(saved_mat2)
     node_class._shown_transposed = ("mat2",)
+
+
+def _shown_weight_t(node, w: Tensor) -> Tensor:
+    """PyTorch's saved ``mat2``, the ``weight.t()`` its forward made: the same object read after read (while anyone
+    holds it: the node keeps it weakly, as it keeps the weight itself), a view of the weight whose grad_fn is the
+    forward's TBackward0 (the node's last edge)."""
+    ref = node.__dict__.get("_shown_mat2")
+    shown = ref() if ref is not None else None
+    if shown is None:
+        enabled, STATE.grad_enabled = STATE.grad_enabled, False  # (no node, no sequence number: made in the forward)
+        try:
+            shown = t(w)
+        finally:
+            STATE.grad_enabled = enabled
+        shown.__dict__.pop("_creation_meta", None)  # (nor a view made in no_grad mode)
+        tnode = node._edges[-1][0]
+        if tnode is not None:
+            shown._gfn = tnode
+            shown._rg = True
+        node.__dict__["_shown_mat2"] = weakref.ref(shown)
+    return shown
 
 
 _show_saved_weight_transposed(addmm_node_op.node_class)
@@ -374,6 +407,8 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     b_rg = bias is not None and (bias._rg or (bias._base is not None and bias._base._rg))
     if not (x_rg or w_rg or b_rg):
         return result
+    if input._inference and weight._inference and (bias is None or bias._inference):
+        return result  # (torch's autograd kernel does not run for inference tensors alone)
     if w_rg:
         tnode = _new(weight_t.node_class)  # TBackward0: sequence number before the addmm node, as in PyTorch
         tnode._seq = next_sequence_nr()
@@ -387,7 +422,7 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     else:
         t_edge = t_meta = None
     # save only what the requested gradients read, like PyTorch (None in the other slot)
-    saved = (save_input(input) if w_rg else None, save_input(weight) if x_rg else None)
+    saved = (save_input(input) if w_rg else None, _save_weight(weight) if x_rg else None)
     x_edge = gradient_edge(input) if x_rg else NO_EDGE
     x_meta = meta_forms(x.shape, x.dtype)[RECORD] if x_rg else None
     if bias is not None:
