@@ -38,7 +38,7 @@ from ._util import (
 )
 from .aten_vec import fma
 from .complex_ops import imag, real, real_for_real_input
-from .creation import to_dtype, zeros_like
+from .creation import empty_like, fill_, to_dtype, zeros_like
 from .pointwise import (
     add,
     check_broadcast_into,
@@ -757,6 +757,8 @@ def lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
 def _value_as(value, dt: np.dtype):
     # PyTorch converts ``value`` to the computation dtype first: 2.5 becomes 2 for integer tensors
     check_scalar_parameter(value, dt, opmath=True)
+    if value.__class__ is complex and dt.kind != "c":
+        value = value.real  # (Scalar::to takes the real part, once it has refused a nonzero imaginary one)
     if dt.kind in "iu":
         return dt.type(int(value))
     if dt.kind == "b":
@@ -792,6 +794,12 @@ def _addcdiv_kernel(a, t1, t2, value=1):
         return (_cast(a, work) + v * _cast(t1, work) / _cast(t2, work)).astype(dt, copy=False)
 
 
+def _scalar_over(value, t: Tensor) -> Tensor:
+    """PyTorch's C++ ``Scalar / Tensor``, ``empty_like(t).fill_(value).div_(t)``: of ``t``'s dtype (a complex value
+    with no imaginary part is written as a real one, and an integer ``t`` refuses the float quotient)."""
+    return _pw.div_(fill_(empty_like(t), value), t)
+
+
 def _addcmul_vjp(ctx, g):
     t1, t2 = ctx.saved_tensors
     (value,) = ctx.attrs
@@ -809,7 +817,7 @@ def _addcdiv_vjp(ctx, g):
     # (PyTorch: grad * (value / tensor2).conj() and -grad * (value * tensor1 / (tensor2 * tensor2)).conj(), each
     # through handle_r_to_c)
     return (real_for_real_input(ctx, 0, g) if need[0] else None,
-            real_for_real_input(ctx, 1, mul(g, conj(_pw.div(value, t2)))) if need[1] else None,
+            real_for_real_input(ctx, 1, mul(g, conj(_scalar_over(value, t2)))) if need[1] else None,
             real_for_real_input(ctx, 2, mul(neg(g), conj(_pw.div(mul(t1, value), mul(t2, t2))))) if need[2] else None)
 
 

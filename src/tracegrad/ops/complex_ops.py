@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._strides import strided_view, torch_byte_strides
+from .._strides import element_strides, storage_offset_of, strided_empty, strided_view, torch_byte_strides
 from .._tensor import Tensor
 from ..backend.dtypes import scalar_type_name
 from .registry import defop
@@ -47,16 +47,20 @@ def _view_as_complex_kernel(a):
     if a.dtype not in _COMPLEX_OF:
         raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor "
                            f"of scalar type: {_name(a.dtype)}")
-    if a.ndim == 0 or a.shape[-1] != 2:
+    if a.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if a.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    if a.size == 0:
-        # no element to alias; NumPy gives empty arrays zero strides where PyTorch's contiguous tensors have
-        # (..., 2, 1) (a gradient of an empty complex output comes here through view_as_real's backward)
-        return np.empty(a.shape[:-1], dtype=_COMPLEX_OF[a.dtype])
-    if a.strides[-1] != a.itemsize:
+    # (PyTorch's strides and offset, an empty tensor's included: NumPy gives a fresh empty array zero strides)
+    strides = element_strides(a)
+    if strides[-1] != 1:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
-    if any(s % (2 * a.itemsize) for s in a.strides[:-1]):
+    if any(st % 2 for st in strides[:-1]):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if storage_offset_of(a) % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    if a.size == 0:  # (no element to alias: a fresh empty array with the halved strides)
+        return strided_empty(a.shape[:-1], tuple(st // 2 for st in strides[:-1]), _COMPLEX_OF[a.dtype])
     return a.view(_COMPLEX_OF[a.dtype])[..., 0]
 
 

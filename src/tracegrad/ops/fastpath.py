@@ -261,7 +261,8 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
     def slow(a, b):
         if dunder and (not isinstance(b, _OPERANDS) or (b.__class__ is np.uint64 and b > _LARGEST_INT64)):
             return NotImplemented  # (torch's operators answer NotImplemented where its parser raises TypeError)
-        if state.in_formula and (b.__class__ is float or b.__class__ is int) and a.__class__ is Tensor:
+        if state.in_formula and (b.__class__ is float or b.__class__ is int or b.__class__ is complex) and (
+                a.__class__ is Tensor):
             return formula_scalar(op, general, a, b)
         return general(op, a, b)
 

@@ -427,6 +427,13 @@ def _combine(inp, prod, beta, alpha, opmath: bool = False):
 
 
 def _addmm_checks(inp, m1, m2) -> None:
+    # (the dtypes first, self's before mat1's, then the shapes: ATen's addmm's order)
+    if inp.dtype != m2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(inp.dtype)} and "
+                           f"{_tname(m2.dtype)}")
+    if m1.dtype != m2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_tname(m1.dtype)} and "
+                           f"{_tname(m2.dtype)}")
     if m1.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor")
     if m2.ndim != 2:
@@ -434,12 +441,6 @@ def _addmm_checks(inp, m1, m2) -> None:
     if m1.shape[1] != m2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m1.shape[0]}x{m1.shape[1]} and "
                            f"{m2.shape[0]}x{m2.shape[1]})")
-    if m1.dtype != m2.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_tname(m1.dtype)} and "
-                           f"{_tname(m2.dtype)}")
-    if inp.dtype != m2.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(inp.dtype)} and "
-                           f"{_tname(m2.dtype)}")
 
 
 def _addmm_kernel(inp, m1, m2, beta=1, alpha=1):

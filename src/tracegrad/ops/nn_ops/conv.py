@@ -20,9 +20,11 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..._runtime import get_num_threads
 from ..._state import STATE
 from ..._tensor import Tensor
 from ...backend.dtypes import tensor_type_string
+from ..aten_vec import cpu_flags
 from ..pointwise import add
 from ..reductions import sum as sum_op
 from ..registry import defop
@@ -366,14 +368,6 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
     if x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype != np.int64
                                and kernel not in ("slow_conv2d_cpu", "compute_columns3d")):
         check_float(x, kernel, NotImplementedError)
-    if x.dtype != w.dtype:
-        raise RuntimeError(f"Input type ({tensor_type_string(x.dtype)}) and weight type "
-                           f"({tensor_type_string(w.dtype)}) should be the same or input should be a MKLDNN tensor "
-                           "and weight is a dense tensor")
-    if bias is not None and bias.dtype != x.dtype:
-        raise RuntimeError(f"Input type ({tensor_type_string(x.dtype)}) and bias type "
-                           f"({tensor_type_string(bias.dtype)}) should be the same or input should be a MKLDNN tensor "
-                           "and bias is a dense tensor")
     if x.ndim != nd + 2:
         raise _input_dim_error(nd, f"conv{nd}d", x.shape)
     if groups <= 0:
@@ -391,6 +385,42 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
             f"elements, but got bias of size {list(bias.shape)} instead"
         )
     _check_kernel_dilation(nd, transposed, dilation)
+    _check_parameter_dtypes(x, w, bias, stride, dilation, groups)
+
+
+def _check_parameter_dtypes(x, w, bias, stride, dilation, groups) -> None:
+    """A weight or bias of another dtype than the input, refused by the backend ATen selects once the shapes are
+    checked: oneDNN's check of its parameters, or the slow kernel's reading of the weight as the input's dtype."""
+    if _uses_mkldnn(x, w, stride, dilation, groups):
+        for name, p in (("weight", w), ("bias", bias)):
+            if p is not None and p.dtype != x.dtype:
+                raise RuntimeError(f"Input type ({tensor_type_string(x.dtype)}) and {name} type "
+                                   f"({tensor_type_string(p.dtype)}) should be the same or input should be a MKLDNN "
+                                   f"tensor and {name} is a dense tensor")
+    elif x.dtype != w.dtype:
+        raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found {type_name(w.dtype)}")
+    elif bias is not None and bias.dtype != x.dtype:  # (torch's slow kernels add a cast bias: not followed here)
+        raise RuntimeError(f"Input type ({tensor_type_string(x.dtype)}) and bias type "
+                           f"({tensor_type_string(bias.dtype)}) should be the same or input should be a MKLDNN tensor "
+                           "and bias is a dense tensor")
+
+
+def _uses_mkldnn(x, w, stride, dilation, groups) -> bool:
+    """ATen's ConvParams::use_mkldnn on a CPU build with oneDNN: half precision where the processor has its
+    instructions, else float32 where it beats the slow kernels (a 1-d convolution counted as a 2-d one of height 1;
+    at::get_num_threads() read as tracegrad's setting)."""
+    if x.dtype == np.float16:
+        return bool({"avx512_fp16", "amx_fp16"} & cpu_flags())
+    if x.dtype != np.float32:
+        return False
+    x_shape, w_shape = (x.shape[:2] + (1,) + x.shape[2:], w.shape[:2] + (1,) + w.shape[2:]) if w.ndim == 3 else (
+        x.shape, w.shape)
+    one_by_one = w_shape[-1] == 1 and w_shape[-2] == 1
+    if not (any(s != 1 for s in stride) or any(d != 1 for d in dilation) or x_shape[0] >= 16 or not one_by_one
+            or get_num_threads() > 1):
+        return False
+    return (groups > 1 or (w_shape[-1] > 3 and w_shape[-2] > 3) or x_shape[0] > 1
+            or math.prod(x_shape[:4]) > 20480)
 
 
 def _groups_error(groups: int, w, fewer: bool) -> RuntimeError:
