@@ -80,6 +80,15 @@ def subscribe(fn: Subscriber, kinds: Iterable[str] | None = None) -> Callable[[]
     return unsubscribe
 
 
+def forget_subscribers() -> None:
+    """Drop every subscriber, for a forked child process (a DataLoader worker): the observers it inherited
+    report to the parent (a notebook's comm channel), which does not see this process's work."""
+    global _everything
+    _everything = ()
+    _by_kind.clear()
+    _update_flag()
+
+
 def subscribers() -> tuple[Subscriber, ...]:
     """Every distinct subscriber, whatever kinds it listens to."""
     seen = dict.fromkeys(_everything)

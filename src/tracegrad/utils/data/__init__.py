@@ -1,9 +1,8 @@
 """``tracegrad.utils.data``: datasets, samplers and the ``DataLoader`` (PyTorch's ``torch.utils.data``).
 
-Batches are loaded in the main process: ``num_workers`` is accepted for compatibility and gives the same
-batches in the same order as ``num_workers=0`` (no worker processes are started), so ``pin_memory``,
-``prefetch_factor`` and ``persistent_workers`` change nothing either. PyTorch's deprecated DataPipe family
-(``IterDataPipe``, ``MapDataPipe``, ``functional_datapipe``, ...) is not provided.
+With ``num_workers > 0`` batches are loaded in worker processes, seeded as PyTorch seeds them (see
+``dataloader``'s docstring); ``pin_memory`` pins nothing (as PyTorch without an accelerator). PyTorch's deprecated
+DataPipe family (``IterDataPipe``, ``MapDataPipe``, ``functional_datapipe``, ...) is not provided.
 """
 
 from __future__ import annotations
