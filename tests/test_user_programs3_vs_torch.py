@@ -13,10 +13,8 @@ Differences these programs found, now fixed (``tests/ops/test_program3_findings_
 - ``cdist`` of float64 points and float32 centroids (k-means) promoted where torch refuses the mixed dtypes, and
   cdist/pdist computed in half precision, which torch's kernels refuse.
 
-Left: ``with torch.device("meta")`` (device context managers, meta tensors) is not implemented; a DataLoader
-with ``num_workers > 0`` loads in the main process (no ``get_worker_info()``, no ``worker_init_fn`` call, and a
-dataset's random draws consume the main stream, so the next epoch's shuffle differs from torch's);
-``grid_sample``'s bilinear and bicubic modes are within a few ulp of torch, not bit for bit.
+Left: meta tensors are not implemented (``with torch.device("meta")`` gives CPU tensors); ``grid_sample``'s
+bilinear and bicubic modes are within a few ulp of torch, not bit for bit.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from ._strides import (
 from ._tensor import Tensor, _wrap
 from ._torch_rng import TorchCPUStream
 from .backend import dtypes as _dt
-from .backend.device import as_device, refuse_unsupported
+from .backend.device import DEFAULT_DEVICE, as_device, refuse_unsupported
 from .memory_format import contiguous_format, format_strides, like_strides, preserve_format
 from .ops._util import parsed_numbers
 from .ops.aten_vec import FP_SIGNALS, quietly
@@ -66,6 +66,8 @@ def _finish(array: np.ndarray, requires_grad: bool, device=None, pin_memory: boo
     (an empty one's included), as empty_strided's and channels-last ones do."""
     if array.size == 0 and array.ndim > 1 and array.__class__ is np.ndarray and not strides_given:
         array = contiguous_as_torch(array)  # (NumPy's empty arrays have zero strides; PyTorch's are contiguous)
+    if device is None:
+        device = DEFAULT_DEVICE.for_factories
     if device is not None or pin_memory:
         array = placed(array, device, pin_memory)
     t = _wrap(array)
@@ -413,6 +415,8 @@ def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **un
         _args.dtype_arg("as_tensor", dtype)
     try:
         if isinstance(data, Tensor):
+            if device is None:
+                device = DEFAULT_DEVICE.for_factories
             if device is not None:  # (only checked: a tensor is already where tracegrad can put one)
                 check_device(device)
             if dtype is None or data._data.dtype == _resolve_dtype(dtype):

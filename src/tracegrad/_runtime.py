@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 
-from .backend.device import as_device, device, refuse_unsupported
+from .backend.device import DEFAULT_DEVICE, as_device, device, refuse_unsupported
 
 
 class _Runtime:
     num_threads: int = max(1, (os.cpu_count() or 1))
     num_interop_threads: int = max(1, (os.cpu_count() or 1))
-    default_device: device = device("cpu")
     deterministic: bool = False
     deterministic_warn_only: bool = False
     matmul_precision: str = "highest"
@@ -51,22 +50,21 @@ def init_num_threads() -> None:
 
 
 def get_default_device() -> device:
-    return RUNTIME.default_device
+    """The default device, with the current index of its type where it names none (as torch finds it: by making
+    an empty tensor there, which fails as a factory fails there)."""
+    d = DEFAULT_DEVICE.device
+    if d.index is not None or d.type in ("cpu", "meta"):
+        return d
+    refuse_unsupported(d, moving=True)  # (torch's tensor([]) is made on the CPU, then moved there)
+    from .cuda import current_device
+
+    return device("cuda", current_device())  # (raises torch's error without CUDA)
 
 
 def set_default_device(device) -> None:  # noqa: A002
-    """Only ``cpu`` (or None, the CPU) can be the default; a ``cuda`` device needs the GPU back end, which
-    answers as PyTorch's CPU build does."""
-    d = as_device("cpu" if device is None else device)
-    if d.type == "cuda":
-        from .cuda import _require
-
-        _require()
-        raise NotImplementedError("tracegrad: a cuda default device is not supported; pass device= explicitly")
-    # (torch accepts any device type here and fails at the next factory; factories here do not read the default,
-    # so a device without kernels is refused now rather than silently giving CPU tensors later)
-    refuse_unsupported(d, moving=False)
-    RUNTIME.default_device = d
+    """Make ``device`` (None: the CPU) where factories given no device put their tensors. As in torch, a device
+    this build has no kernels for is accepted here and refused by the next factory."""
+    DEFAULT_DEVICE.set(as_device("cpu" if device is None else device))
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:

@@ -315,9 +315,13 @@ def test_runtime_settings():
     tg.set_default_device("cpu")
     tg.set_default_device(None)
     assert str(tg.get_default_device()) == "cpu"
-    if not tg.cuda.is_available():
-        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
-            tg.set_default_device("cuda")
+    if not tg.cuda.is_available():  # (as torch: accepted, then refused by the next factory)
+        tg.set_default_device("cuda")
+        try:
+            with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+                tg.zeros(1)
+        finally:
+            tg.set_default_device(None)
     try:
         assert tg.get_deterministic_debug_mode() == 0 and not tg.are_deterministic_algorithms_enabled()
         for mode, expect in (("warn", (1, True, True)), ("error", (2, True, False)), (0, (0, False, False))):

@@ -61,8 +61,41 @@ class device:
     def __hash__(self) -> int:
         return hash((self.type, self.index))
 
+    def __enter__(self) -> device:
+        """``with torch.device(d):`` makes ``d`` the default device of factory calls inside (torch 2.x)."""
+        DEFAULT_DEVICE.outer.append(DEFAULT_DEVICE.device)
+        DEFAULT_DEVICE.set(self)
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        DEFAULT_DEVICE.set(DEFAULT_DEVICE.outer.pop())
+
 
 CPU = device("cpu")
+
+
+class _DefaultDevice:
+    """Where a factory (``zeros``, ``tensor``, ``rand``, ...) given no device puts its tensor: the CPU, or what
+    ``set_default_device`` or an enclosing ``with torch.device(...)`` chose. ``for_factories`` is None for the CPU,
+    so the factories' usual path checks one attribute."""
+
+    def __init__(self) -> None:
+        self.device = CPU
+        self.for_factories: device | None = None
+        self.outer: list[device] = []  # the defaults of the enclosing with-blocks
+
+    def set(self, d: device) -> None:
+        if d.type == "cuda":
+            from . import cupy_backend
+
+            if cupy_backend.available():  # (the CuPy back end is reached through explicit devices only)
+                raise NotImplementedError("tracegrad: a cuda default device is not supported; pass device= "
+                                          "explicitly")
+        self.device = d
+        self.for_factories = None if d.type == "cpu" else d
+
+
+DEFAULT_DEVICE = _DefaultDevice()
 
 
 def refuse_unsupported(d: device, moving: bool) -> None:

@@ -224,6 +224,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 def _normal_factory(mean, std, size, generator, out, dtype, placement: tuple, requires_grad) -> Tensor:
     """``normal(float, float, size)``; ``placement`` is the ``(device, pin_memory)`` asked for."""
     from .._factories import _finish, _into_out, _resolve_dtype, _size
+    from ..backend.device import CPU
 
     if size is None:
         raise TypeError("normal() received an invalid combination of arguments: (float mean, float std) "
@@ -234,7 +235,9 @@ def _normal_factory(mean, std, size, generator, out, dtype, placement: tuple, re
     if math.prod(shape):  # (an empty result runs no kernel)
         _require_float(np.empty(0, np_dtype), "normal_kernel_cpu", "fc")
     array = _rng(generator).normal(shape, np_dtype, float(mean), float(std))
-    return _into_out(_finish(array, requires_grad, *placement), out)
+    device, pin_memory = placement
+    # (torch's normal is no factory of the default device: without a device it makes a CPU tensor)
+    return _into_out(_finish(array, requires_grad, CPU if device is None else device, pin_memory), out)
 
 
 # ---- other in-place samplers -------------------------------------------------------------------------------

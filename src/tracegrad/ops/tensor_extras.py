@@ -16,7 +16,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backend import dtypes as _dt
-from ..backend.device import as_device
+from ..backend.device import CPU, as_device
 from ..memory_format import preserve_format
 from ..return_types import return_type
 from . import gamma, special_fns, views
@@ -234,7 +234,8 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = int(math.floor((end - start) / step)) + 1
     values = (start + step * np.arange(n, dtype=np.float64)).astype(target.np)
-    result = _finish(values, requires_grad, device)
+    # (torch's range is no factory of the default device: without a device it makes a CPU tensor)
+    result = _finish(values, requires_grad, CPU if device is None else device)
     return _into_out(result, out) if out is not None else result
 
 
