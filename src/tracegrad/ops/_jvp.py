@@ -36,14 +36,25 @@ def or_zero(t: Tensor | None, like, tangents, negative: bool = True) -> Tensor:
     return zero(like, tangent_dtype(tangents, like), negative) if t is None else t
 
 
-def zero_times(z: Tensor, primal) -> Tensor:
-    """``z * primal`` for a zero tangent ``z``: zeros (of ``z``'s sign, whatever ``primal`` holds, inf included), with
-    the product's node where ``primal`` requires grad."""
+def zero_times(z: Tensor, primal, zero_first: bool = True) -> Tensor:
+    """``z * primal`` (``primal * z`` unless ``zero_first``: the order of the product node's edges) for a zero
+    tangent ``z``: zeros (of ``z``'s sign, whatever ``primal`` holds, inf included), with the product's node where
+    ``primal`` requires grad."""
     if not (isinstance(primal, Tensor) and primal._rg and STATE.grad_enabled):
         return z
     from .pointwise import mul
 
-    return zero_product(z, mul(z, primal))
+    return zero_product(z, mul(z, primal) if zero_first else mul(primal, z))
+
+
+def zero_over(z: Tensor, primal) -> Tensor:
+    """``z / primal`` for a zero term ``z``: zeros of ``z``'s sign (PyTorch's zero tensor divided stays zero, by 0
+    too), with the quotient's node where ``z`` or ``primal`` requires grad."""
+    if not ((z._rg or isinstance(primal, Tensor) and primal._rg) and STATE.grad_enabled):
+        return z
+    from .pointwise import div
+
+    return zero_product(z, div(z, primal))
 
 
 def zero_product(z: Tensor, product: Tensor) -> Tensor:

@@ -24,7 +24,7 @@ from .._tensor import Tensor
 from .._warnings import warn_once
 from ..backend.dtypes import cpp_type_name, from_numpy_dtype
 from . import pointwise as _pw
-from ._jvp import minus, or_zero, plus, recording, scaled, scaled_zero, zero_times
+from ._jvp import minus, or_zero, plus, recording, scaled, scaled_zero, zero_over, zero_times
 from ._util import (
     binary_dtype,
     default_float,
@@ -363,12 +363,20 @@ def _fmod_vjp(ctx, g):
 
 
 def _modulus_jvp(rounding_mode: str):
-    """remainder/fmod's forward formula: self_t - other_t * self.div(other, rounding_mode)."""
+    """remainder/fmod's forward formula: self_t - other_t * self.div(other, rounding_mode); where a graph records, a
+    missing tangent is PyTorch's zero tensor, its terms in the graph (SubBackward0, the zero product's node)."""
 
     def jvp(args, outs, tangents):
-        t_other = tangents[1]
-        quotient = None if t_other is None else mul(t_other, _div_mode(args[0], args[1], rounding_mode=rounding_mode))
-        return minus(tangents[0], quotient)
+        t_self, t_other = tangents
+        if recording(args, tangents):
+            quotient = _div_mode(args[0], args[1], rounding_mode=rounding_mode)
+            # (-0. - x is -x and y - +0. is y: the zero tensor's exact difference)
+            term = mul(t_other, quotient) if t_other is not None else \
+                zero_times(or_zero(None, args[1], tangents, negative=False), quotient)
+            return _pw.sub(or_zero(t_self, args[0], tangents), term)
+        if t_other is None:
+            return t_self
+        return minus(t_self, mul(t_other, _div_mode(args[0], args[1], rounding_mode=rounding_mode)))
 
     return jvp
 
@@ -628,13 +636,22 @@ def _atan2_jvp(args, outs, tangents):
     (-self * other_t + other * self_t) / (self.pow(2) + other.pow(2))."""
     x, y = args[0], args[1]
     tx, ty = tangents
-    numerator = plus(None if ty is None else mul(neg(x), ty), None if tx is None else mul(y, tx))
+    if recording(args, tangents):  # (a missing tangent as PyTorch's zero tensor, its product in the graph)
+        first = zero_times(or_zero(None, y, tangents), neg(x), zero_first=False) if ty is None else mul(neg(x), ty)
+        second = zero_times(or_zero(None, x, tangents), y, zero_first=False) if tx is None else mul(y, tx)
+        numerator = add(first, second)
+    else:
+        numerator = plus(None if ty is None else mul(neg(x), ty), None if tx is None else mul(y, tx))
     return _pw.div(numerator, add(_pow_ts(x, 2), _pow_ts(y, 2)))
 
 
 def _hypot_jvp(args, outs, tangents):
-    """PyTorch's forward formula: self_t * self / result + other_t * other / result."""
+    """PyTorch's forward formula: self_t * self / result + other_t * other / result (a missing tangent's term, where
+    a graph records, PyTorch's zero tensor's: zeros with the product's and quotient's nodes)."""
     r = outs[0]
+    if recording(args, tangents):
+        return add(*(_pw.div(mul(t, v), r) if t is not None else zero_over(zero_times(or_zero(None, v, tangents), v), r)
+                     for t, v in zip(tangents, args[:2])))
     return plus(*(None if t is None else _pw.div(mul(t, v), r) for t, v in zip(tangents, args[:2])))
 
 
@@ -845,6 +862,14 @@ def _addcdiv_jvp(args, outs, tangents):
     (so a tiny tensor2 gives a finite tangent where the gradient is 0 / 0)."""
     t1, t2, value = args[1], args[2], args[3]
     t_self, t_t1, t_t2 = tangents
+    if recording(args, tangents):  # (a missing tangent as PyTorch's zero tensor, its terms in the graph)
+        term1 = scaled(_pw.div(t_t1, t2), value) if t_t1 is not None else \
+            scaled_zero(zero_over(or_zero(None, t1, tangents), t2), value)
+        quotient = _pw.div(t1, t2)
+        # (y - +0. is y: the zero tensor's exact difference)
+        term2 = scaled(_pw.div(mul(t_t2, quotient), t2), value) if t_t2 is not None else \
+            scaled_zero(zero_over(zero_times(or_zero(None, t2, tangents, negative=False), quotient), t2), value)
+        return _pw.sub(add(or_zero(t_self, args[0], tangents), term1), term2)
     term1 = None if t_t1 is None else scaled(_pw.div(t_t1, t2), value)
     term2 = None if t_t2 is None else scaled(_pw.div(mul(t_t2, _pw.div(t1, t2)), t2), value)
     return minus(plus(t_self, term1), term2)
