@@ -372,6 +372,8 @@ def prod_safe_zeros_backward(g: Tensor, x: Tensor, dim: int) -> Tensor:
         return expand(g, tuple(x.shape))
     d = wrap_dim(dim, x.ndim)
     n = x.shape[d]
+    if n == 1:  # (the gradient itself, as PyTorch's: no product, so no graph of x's when creating one)
+        return g
     ones = _wrap(np.ones([1 if k == d else s for k, s in enumerate(x.shape)], g._data.dtype))
     left = exclusive_cumprod(ones, narrow(x, d, 0, n - 1), d)
     right = flip(exclusive_cumprod(ones, flip(narrow(x, d, 1, n - 1), d), d), d)
