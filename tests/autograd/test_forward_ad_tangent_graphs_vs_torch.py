@@ -30,9 +30,6 @@ _BATCH_STATS = "tracegrad's batch statistics' tangent is another formula (mean/v
 
 # op id (or "op id/sample") -> why its tangent's graph still differs from torch's
 KNOWN: dict[str, str] = {
-    "matmul/batched_bcast_noncontig": _MATMUL_VIEW,
-    "baddbmm": "tracegrad's bmm formula transposes, torch's reads its views",
-    "kron": _MATMUL_VIEW,
     "linalg.inv": _LINALG,
     "linalg.cholesky": _LINALG,
     "linalg.qr": _LINALG,
@@ -47,14 +44,9 @@ KNOWN: dict[str, str] = {
     "linalg.tensorsolve": "tracegrad squeezes with SqueezeBackward2 where torch's is SqueezeBackward1",
     "linalg.cond": _LINALG,
     "linalg.householder_product": _LINALG,
-    "nn.functional.logsigmoid/noncontig_T": "torch copies the tangent of a non-contiguous input first (CopyBackwards)",
-    "nn.functional.linear/noncontig_batched_no_bias": _MATMUL_VIEW,
-    "nn.functional.bilinear": "tracegrad's formula reaches its inputs in another order",
     "nn.functional.cross_entropy.label_smoothing": _LOSS,
     "nn.functional.cosine_embedding_loss": _LOSS,
     "nn.functional.poisson_nll_loss/rate_full_sum": _LOSS,
-    "nn.functional.multilabel_soft_margin_loss/noncontig_weight_sum": _LOSS,
-    "nn.functional.gaussian_nll_loss/homoscedastic_full_sum": _LOSS,
     "nn.functional.layer_norm": "torch's formula is layer_norm_jvp (AddBackward0 over a DivBackward1), tracegrad's "
                                 "another",
     "nn.functional.group_norm": "torch's formula is group_norm_jvp, tracegrad's another (ExpandBackward0...)",
@@ -67,8 +59,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.conv_transpose3d": _CONV_BIAS,
     "nn.grad.conv2d_input": "torch's ConvolutionBackwardBackward0 has three edges, tracegrad's two",
     "nn.grad.conv2d_weight": "torch's tangent reads the weight gradient's output 1, tracegrad's output 0",
-    "nn.functional.lp_pool1d/noncontig_p3_stride": "tracegrad's tangent is copied (CopyBackwards) where torch's is not",
-    "nn.functional.scaled_dot_product_attention.math": _MATMUL_VIEW,
     "nuclear_norm": _LINALG,
 }
 

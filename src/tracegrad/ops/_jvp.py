@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._state import STATE
+from .._strides import like_self
 from .._tensor import Tensor, _wrap
 
 
@@ -99,6 +100,19 @@ def _zero_product_class(node_class: type) -> type:
     return cls
 
 
+def add_zero_term(first: Tensor, second: Tensor, zero_first: bool) -> Tensor:
+    """``first + second`` where one term (the first if ``zero_first``) stands for PyTorch's zero tensor: ATen's
+    ``add_zerotensor`` returns a copy of the other term, laid out as that term (not as TensorIterator would lay out
+    the pair), so a tangent keeps the layout a formula gives it."""
+    from .pointwise import add
+
+    out = add(first, second)
+    kept = (second if zero_first else first)._data
+    if out._data.shape == kept.shape and out._data.strides != kept.strides:
+        out._data = like_self(out._data, kept)
+    return out
+
+
 def tangent_dtype(tangents, other) -> np.dtype:
     """The dtype of a zero tangent of ``other`` in a rule: ``other``'s where it is a floating tensor (it takes part
     in type promotion), else the present tangent's (a number or an integer tensor promotes to it)."""
@@ -135,7 +149,9 @@ def zero_tensor_sum(terms, likes, args, tangents):
     if first is None and second is None:
         return None
     if (first is None or second is None) and recording(args, tangents):
+        zero_first = first is None
         first, second = (or_zero(t, like, tangents) for t, like in zip(terms, likes))
+        return add_zero_term(first, second, zero_first)
     return plus(first, second)
 
 
@@ -177,9 +193,11 @@ def zero_aware_product_rule(args, tangents, product):
     ta, tb = tangents[0], tangents[1]
     first = product(ta, b) if ta is not None else _zero_term(product, or_zero(None, a, tangents), b, True)
     second = product(a, tb) if tb is not None else _zero_term(product, or_zero(None, b, tangents), a, False)
-    from .pointwise import add
+    if ta is not None and tb is not None:
+        from .pointwise import add
 
-    return add(first, second)
+        return add(first, second)
+    return add_zero_term(first, second, ta is None)
 
 
 def _zero_term(product, z: Tensor, primal, zero_first: bool) -> Tensor:

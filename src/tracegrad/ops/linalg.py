@@ -672,21 +672,26 @@ def _add_family(name: str, args: str, kernel, vjp, saves: tuple, jvp=None, meta:
     return op, inplace_op
 
 
-def _addmm_jvp(args, outs, tangents):
-    # PyTorch: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha)
-    #          + maybe_multiply(mat1_p.mm(mat2_t), alpha), added in that order (self_t * 0 when beta == 0)
-    beta, alpha = args[3], args[4]
-    first, second = dense_product_terms(args[1:], tangents[1:], matmul)
-    return plus(plus(self_term(tangents, args, beta), scaled(first, alpha)), scaled(second, alpha))
+def _add_product_jvp(product):
+    """The forward rule of ``addmm``/``baddbmm``, whose formulas read ``maybe_multiply(self_t, beta)
+    + maybe_multiply(mat1_t.<product>(mat2_p), alpha) + maybe_multiply(mat1_p.<product>(mat2_t), alpha)``, added in
+    that order (self_t * 0 when beta == 0)."""
+
+    def jvp(args, outs, tangents):
+        beta, alpha = args[3], args[4]
+        first, second = dense_product_terms(args[1:], tangents[1:], product)
+        return plus(plus(self_term(tangents, args, beta), scaled(first, alpha)), scaled(second, alpha))
+
+    return jvp
 
 
 # AddmmBackward0 keeps them as MmBackward0 does (linalg_core.MM_META).
 ADDMM_META = ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")
 addmm, addmm_ = _add_family("addmm", "Tensor mat1, Tensor mat2", _addmm_kernel, _addmm_vjp, ("mat1", "mat2"),
-                            jvp=_addmm_jvp, meta=ADDMM_META, inplace_checks=_addmm_inplace_checks)
+                            jvp=_add_product_jvp(matmul), meta=ADDMM_META, inplace_checks=_addmm_inplace_checks)
 addmv, addmv_ = _add_family("addmv", "Tensor mat, Tensor vec", _addmv_kernel, _addmv_vjp, ("mat", "vec"))
 baddbmm, baddbmm_ = _add_family("baddbmm", "Tensor batch1, Tensor batch2", _baddbmm_kernel, _baddbmm_vjp,
-                                ("batch1", "batch2"))
+                                ("batch1", "batch2"), jvp=_add_product_jvp(bmm))
 addbmm, addbmm_ = _add_family("addbmm", "Tensor batch1, Tensor batch2", _addbmm_kernel, _baddbmm_vjp,
                               ("batch1", "batch2"),
                               meta=("batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"))

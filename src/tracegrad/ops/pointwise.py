@@ -14,7 +14,7 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import scalar_type_name
-from ._jvp import or_zero, plus, recording, scaled, zero_times
+from ._jvp import add_zero_term, or_zero, plus, recording, scaled, zero_times
 from ._util import (
     as_array,
     binary_dtype,
@@ -323,7 +323,9 @@ def _mul_jvp(args, outs, tangents):
         return plus(None if tb is None else mul(tb, a), None if ta is None else mul(ta, b))
     za, zb = _zero_filled(args, tangents, (True, True))
     a, b = _wrapped_number(a), _wrapped_number(b)  # (torch's formula reads a number operand as a Tensor)
-    return add(zero_times(zb, a) if tb is None else mul(tb, a), zero_times(za, b) if ta is None else mul(ta, b))
+    first = zero_times(zb, a) if tb is None else mul(tb, a)
+    second = zero_times(za, b) if ta is None else mul(ta, b)
+    return add(first, second) if ta is not None and tb is not None else add_zero_term(first, second, tb is None)
 
 
 def _div_jvp(args, outs, tangents):

@@ -129,9 +129,9 @@ SUGGESTED_LAYOUT_RESULTS = frozenset((
 # Allocated in ``input.suggest_memory_format()``, whatever grad_output's: the normalisations' backward kernels
 INPUT_SUGGESTED_RESULTS = frozenset(("native_batch_norm_backward", "native_group_norm_backward"))
 
-# ``self.clone()`` (or ``empty_like(self)``) written into
+# ``self.clone()`` (or ``empty_like(self)``) written into; log_sigmoid_backward's self is its grad_output
 SELF_LAYOUT_RESULTS = frozenset((
-    "_conj", "conj_physical", "flip", "index_fill", "index_put", "put", "sort",
+    "_conj", "conj_physical", "flip", "index_fill", "index_put", "log_sigmoid_backward", "put", "sort",
 ))
 
 # ``clone_preserve_strides(self)`` written into: self's strides and offset in a copy of its whole storage

@@ -207,9 +207,14 @@ def _unsafe_view_kernel(a, size):
     return np.reshape(a, infer_size(size, a.size))  # ``a`` is reshape's fresh contiguous copy: no second copy
 
 
+def _unsafe_view_jvp(args, outs, tangents):
+    # torch's auto_linear: the tangent (laid out as the contiguous primal) goes through _unsafe_view too, a new tensor
+    # (UnsafeViewBackward0) rather than a view of the input's tangent, which would have to be cloned
+    return _unsafe_view(tangents[0], args[1])
+
+
 _unsafe_view = defop("_unsafe_view(Tensor self, SymInt[] size) -> Tensor", _unsafe_view_kernel,
-                     vjp=_reshape_back_vjp, jvp=lambda args, outs, ts: reshape(ts[0], args[1]),
-                     meta=("self_sym_sizes",))
+                     vjp=_reshape_back_vjp, jvp=_unsafe_view_jvp, meta=("self_sym_sizes",))
 
 
 def _view_strides(a: np.ndarray, shape) -> tuple[int, ...] | None:

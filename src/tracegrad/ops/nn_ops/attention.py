@@ -31,7 +31,6 @@ from ...backend.dtypes import bool_, cpp_type_name
 from ..creation import zeros_like
 from ..linalg_core import matmul
 from ..pointwise import mul, sub
-from ..reductions import sum as sum_op
 from ..registry import defop, defop_without_derivative
 from ..scalar_fill import scalar_for
 from ..scalar_overloads import mul_scalar
@@ -58,9 +57,18 @@ def _safe_softmax_vjp(ctx, g):
 
 
 def _safe_softmax_jvp(args, outs, tangents):
-    (t,) = tangents
-    y, dim = outs[0], args[1]
-    return mul(y, sub(t, sum_op(mul(y, t), (dim,), True, None)))  # y * (t - sum(y * t))
+    # derivatives.yaml: result * (self_t - safe_logsumexp_jvp(self_p, self_t, {dim}, true))
+    return mul(outs[0], sub(tangents[0], _safe_logsumexp_jvp(args[0], tangents[0], args[1])))
+
+
+def _safe_logsumexp_jvp(self_p: Tensor, self_t: Tensor, dim: int) -> Tensor:
+    """FunctionsManual's ``safe_logsumexp_jvp``: logsumexp's tangent, zeros in the rows that are all ``-inf``."""
+    from ..pointwise import eq, where
+    from ..reductions_extra import _all_dims, logsumexp_jvp
+
+    lse_jvp = logsumexp_jvp(self_p, self_t, (dim,), True)
+    masked_rows = _all_dims(eq(self_p, -math.inf), (dim,), True)
+    return where(masked_rows, zeros_like(lse_jvp), lse_jvp)
 
 
 safe_softmax = defop(

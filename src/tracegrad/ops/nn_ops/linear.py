@@ -573,11 +573,29 @@ def _trilinear_vjp(ctx, g):
             trilinear(i1, i2, g, e1, e2, sumdim, e3) if need[2] else None)
 
 
+def _trilinear_jvp(args, outs, tangents):
+    """derivatives.yaml: ``_trilinear(i1_t, i2_p, i3_p, ...) + _trilinear(i1_p, i2_t, i3_p, ...)
+    + _trilinear(i1_p, i2_p, i3_t, ...)``, a missing tangent's term formed with zeros (as a zero tensor reaches
+    _trilinear's products)."""
+    from ..creation import zeros_like
+
+    if all(t is None for t in tangents):
+        return None
+    primals, rest = args[:3], args[3:]
+    terms = []
+    for i, tangent in enumerate(tangents):
+        operands = list(primals)
+        operands[i] = zeros_like(primals[i]) if tangent is None else tangent
+        terms.append(trilinear(*operands, *rest))
+    return add(add(terms[0], terms[1]), terms[2])
+
+
 trilinear = defop(
     "_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, "
     "int unroll_dim=1) -> Tensor",
     _trilinear_kernel,
     vjp=_trilinear_vjp,
+    jvp=_trilinear_jvp,
     saves=("i1", "i2", "i3"),
     save_if={"i1": ("i2", "i3"), "i2": ("i1", "i3"), "i3": ("i1", "i2")},  # (each read by the others' gradients)
     attrs=("expand1", "expand2", "expand3", "sumdim"),
