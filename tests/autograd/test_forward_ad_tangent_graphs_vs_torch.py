@@ -25,8 +25,6 @@ from opinfo.core import Call, OpInfo, SampleInput, dtype_name, flatten_outputs, 
 _LINALG = "tracegrad's rule composes other products/transposes (TBackward0, MmBackward0...) than torch's formula"
 _LOSS = "tracegrad's loss is a composite (or its rule another formula): torch's tangent is its own formula's"
 _CONV_BIAS = "tracegrad adds the bias's tangent after the convolution (AddBackward0): torch's formula passes it in"
-_MATMUL_VIEW = "torch's folded product ends in _unsafe_view (UnsafeViewBackward0), tracegrad's in clone + view"
-_BATCH_STATS = "tracegrad's batch statistics' tangent is another formula (mean/var) than torch's"
 
 # op id (or "op id/sample") -> why its tangent's graph still differs from torch's
 KNOWN: dict[str, str] = {
@@ -47,11 +45,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.cross_entropy.label_smoothing": _LOSS,
     "nn.functional.cosine_embedding_loss": _LOSS,
     "nn.functional.poisson_nll_loss/rate_full_sum": _LOSS,
-    "nn.functional.layer_norm": "torch's formula is layer_norm_jvp (AddBackward0 over a DivBackward1), tracegrad's "
-                                "another",
-    "nn.functional.group_norm": "torch's formula is group_norm_jvp, tracegrad's another (ExpandBackward0...)",
-    "nn.functional.batch_norm.train": _BATCH_STATS,
-    "nn.functional.instance_norm": _BATCH_STATS,
     "nn.functional.conv1d": _CONV_BIAS,
     "nn.functional.conv2d": _CONV_BIAS,
     "nn.functional.conv3d": _CONV_BIAS,

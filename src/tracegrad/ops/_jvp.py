@@ -213,11 +213,10 @@ def dense_product_rule(args, tangents, product):
 
 
 def dense_product_terms(args, tangents, product) -> tuple:
-    """The two terms of :func:`dense_product_rule`, ``product(ta, b)`` and ``product(a, tb)`` (both None when
-    neither tangent is there), for formulas that add them to something else one at a time (addmm's)."""
+    """The two terms of :func:`dense_product_rule`, ``product(ta, b)`` and ``product(a, tb)``, for formulas that add
+    them to something else one at a time (addmm's): formed with zeros even where neither tangent is there (the
+    other term's tangent alone), as PyTorch's products of zero tensors are."""
     ta, tb = tangents[0], tangents[1]
-    if ta is None and tb is None:
-        return None, None
     from .creation import zeros_like
 
     a, b = args[0], args[1]

@@ -22,7 +22,6 @@ from ..._state import STATE
 from ..._tensor import Tensor, _wrap
 from ...memory_format import contiguous_format, is_in_format, suggested_format
 from .. import aten_vec
-from .._jvp import plus
 from .._util import opmath_dtype
 from ..pointwise import add, add_, mul, neg, pow, sub
 from ..reductions import mean as mean_op
@@ -31,7 +30,7 @@ from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import div_scalar, mul_scalar
 from ..shape_extra import repeat
 from ..views import expand, reshape, select, unsqueeze_, view
-from . import aten_moments, group_norm_cpu
+from . import aten_moments, group_norm_cpu, norm_jvp
 from ._common import check_float, check_mixed_dtype, run_op
 
 # ---- shared maths ------------------------------------------------------------------------------------------
@@ -241,11 +240,21 @@ def _layer_norm_vjp(ctx, g, _g_mean=None, _g_rstd=None):
                   need)
 
 
+def _layer_norm_jvp(args, outs, tangents):
+    """derivatives.yaml: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2,
+    normalized_shape)."""
+    x, normalized_shape, weight, bias = args[:4]
+    input_t, weight_t, bias_t = _affine_tangents(x, weight, bias, tangents)
+    ndim = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    return norm_jvp.layer_norm_jvp(x, input_t, weight, weight_t, bias_t, outs[1], outs[2], ndim), None, None
+
+
 native_layer_norm = defop(
     "_nn_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
     "float eps=1e-05) -> (Tensor, Tensor, Tensor)",
     _layer_norm_kernel,
     vjp=_layer_norm_vjp,
+    jvp=_layer_norm_jvp,
     saves=("input", "weight", "bias", "result1", "result2"),
     attrs=("normalized_shape", "eps"),
     hidden=("eps",),
@@ -556,11 +565,26 @@ def _var_mean_backward(g_var, g_mean, x, dims: tuple):
     return add(from_var, div_scalar(expand(g_mean, tuple(x.shape)), count))
 
 
+def _group_norm_jvp(args, outs, tangents):
+    """derivatives.yaml: group_norm_jvp for the output, group_norm_mean_jvp and group_norm_invstd_jvp for the
+    statistics (differentiable outputs of group norm)."""
+    x, weight, bias = args[:3]
+    groups = args[6]
+    input_t, weight_t, bias_t = _affine_tangents(x, weight, bias, tangents)
+    _, mean, rstd = outs
+    result = norm_jvp.group_norm_jvp(x, input_t, weight, weight_t, bias_t, mean, rstd, groups)
+    if tangents[0] is None:  # (the statistics' formulas read the input's tangent alone)
+        return result, None, None
+    return (result, norm_jvp.group_norm_mean_jvp(input_t.tensor, mean, groups),
+            norm_jvp.group_norm_invstd_jvp(x, input_t.tensor, mean, rstd, groups))
+
+
 _group_norm_op = defop(
     "_nn_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, "
     "float eps) -> (Tensor, Tensor, Tensor)",
     _group_norm_kernel,
     vjp=_group_norm_vjp,
+    jvp=_group_norm_jvp,
     saves=("input", "weight", "result1", "result2"),
     attrs=("N", "C", "HxW", "group", "eps"),
     node_name="NativeGroupNormBackward0",  # (its statistics are differentiable outputs, unlike layer/batch norm's)
@@ -781,35 +805,21 @@ def _bn_train_vjp(ctx, g, _g_mean=None, _g_invstd=None):
                   need)
 
 
+def _affine_tangents(x: Tensor, weight, bias, tangents) -> tuple:
+    """The tangents of (input, weight, bias) as the norms' formulas read them (a present input without a tangent:
+    PyTorch's zero tensor)."""
+    dtype = x._data.dtype
+    return tuple(norm_jvp.Tangent.of(t, p, dtype) for t, p in zip(tangents, (x, weight, bias)))
+
+
 def _bn_jvp(args, outs, tangents):
-    """PyTorch's batch_norm_jvp: in training the tangent moves the batch statistics too, through the saved
-    mean and invstd (invstd's tangent is -invstd^3 * mean((t - mean(t)) * (x - mean))); in evaluation the
-    running statistics are constants."""
-    x, weight, _bias, running_mean, running_var = args[:5]
-    tx, tw, tb = tangents
+    """derivatives.yaml: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean,
+    running_var, result1, result2, training, eps)."""
+    x, weight, bias, running_mean, running_var = args[:5]
     train = len(args) == 8  # the training op carries momentum as well as eps
-    eps = args[-2]
-    cshape = _channel_shape(x.ndim, x.shape[1])
-    axes = (0,) + tuple(range(2, x.ndim))
-    if train:
-        mean, rstd = reshape(outs[1], cshape), reshape(outs[2], cshape)
-    else:
-        mean, rstd = reshape(running_mean, cshape), pow(add(reshape(running_var, cshape), eps), -0.5)
-    centred = sub(x, mean)
-    result = None
-    if tx is not None:
-        if train:
-            moved = sub(tx, mean_op(tx, axes, True, None))
-            rstd_t = mul(neg(pow(rstd, 3)), mean_op(mul(moved, centred), axes, True, None))
-            result = add(mul(moved, rstd), mul(centred, rstd_t))
-        else:
-            result = mul(tx, rstd)
-        if weight is not None:
-            result = mul(result, reshape(weight, cshape))
-    if tw is not None:
-        result = plus(result, mul(mul(centred, rstd), reshape(tw, cshape)))
-    if tb is not None:
-        result = plus(result, reshape(tb, cshape))
+    input_t, weight_t, bias_t = _affine_tangents(x, weight, bias, tangents)
+    result = norm_jvp.batch_norm_jvp(x, input_t, weight, weight_t, bias_t, running_mean, running_var, outs[1],
+                                     outs[2], train, args[-2])
     return result, None, None
 
 
