@@ -69,6 +69,7 @@ CASES = {
     "linear_batched_no_bias": (lambda lib, x, w: lib.nn.functional.linear(x.transpose(0, 1), w), ((3, 2, 4), (5, 4)),
                                False),
     "kron": (lambda lib, a, b: lib.kron(a, b), ((2, 3), (3, 2)), True),
+    "addmm": (lambda lib, s, a, b: lib.addmm(s, a, b), ((2, 2), (2, 3), (3, 2)), False),
     "baddbmm": (lambda lib, s, a, b: lib.baddbmm(s, a, b, beta=0.5, alpha=2.0), ((2, 3, 2), (2, 3, 4), (2, 4, 2)),
                 False),
     "bilinear": (lambda lib, x1, x2, w, b: lib.nn.functional.bilinear(x1, x2, w, b), ((2, 3), (2, 4), (5, 3, 4), (5,)),
@@ -88,6 +89,14 @@ CASES = {
                         ((4, 3, 2), (3,), (3,)), True),
     "instance_norm": (lambda lib, x, w, b: lib.nn.functional.instance_norm(x, weight=w, bias=b),
                       ((2, 3, 4), (3,), (3,)), True),
+    "conv2d": (lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, padding=1), ((1, 2, 4, 4), (3, 2, 3, 3), (3,)),
+               False),
+    "conv_transpose1d": (lambda lib, x, w, b: lib.nn.functional.conv_transpose1d(x, w, b, stride=2),
+                         ((2, 2, 5), (2, 3, 3), (3,)), False),
+    "conv2d_input_grad": (lambda lib, w, g: lib.nn.grad.conv2d_input((1, 2, 4, 4), w, g, padding=1),
+                          ((3, 2, 3, 3), (1, 3, 4, 4)), False),
+    "conv2d_weight_grad": (lambda lib, x, g: lib.nn.grad.conv2d_weight(x, (3, 2, 3, 3), g, padding=1),
+                           ((1, 2, 4, 4), (1, 3, 4, 4)), False),
 }
 
 
@@ -105,8 +114,8 @@ def test_tangent_its_gradients_and_graph_as_torch(name):
             _assert_same(mine, want, bits)
 
 
-_PARTIAL = ["bilinear", "baddbmm", "layer_norm", "group_norm", "group_norm_statistics", "batch_norm_train",
-            "batch_norm_eval", "instance_norm"]
+_PARTIAL = ["bilinear", "addmm", "baddbmm", "layer_norm", "group_norm", "group_norm_statistics", "batch_norm_train",
+            "batch_norm_eval", "instance_norm", "conv2d"]
 
 
 @pytest.mark.parametrize("name", _PARTIAL)

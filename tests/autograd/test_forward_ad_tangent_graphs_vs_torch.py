@@ -24,7 +24,6 @@ from opinfo.core import Call, OpInfo, SampleInput, dtype_name, flatten_outputs, 
 
 _LINALG = "tracegrad's rule composes other products/transposes (TBackward0, MmBackward0...) than torch's formula"
 _LOSS = "tracegrad's loss is a composite (or its rule another formula): torch's tangent is its own formula's"
-_CONV_BIAS = "tracegrad adds the bias's tangent after the convolution (AddBackward0): torch's formula passes it in"
 
 # op id (or "op id/sample") -> why its tangent's graph still differs from torch's
 KNOWN: dict[str, str] = {
@@ -45,13 +44,6 @@ KNOWN: dict[str, str] = {
     "nn.functional.cross_entropy.label_smoothing": _LOSS,
     "nn.functional.cosine_embedding_loss": _LOSS,
     "nn.functional.poisson_nll_loss/rate_full_sum": _LOSS,
-    "nn.functional.conv1d": _CONV_BIAS,
-    "nn.functional.conv2d": _CONV_BIAS,
-    "nn.functional.conv3d": _CONV_BIAS,
-    "nn.functional.conv_transpose2d": _CONV_BIAS,
-    "nn.functional.conv_transpose3d": _CONV_BIAS,
-    "nn.grad.conv2d_input": "torch's ConvolutionBackwardBackward0 has three edges, tracegrad's two",
-    "nn.grad.conv2d_weight": "torch's tangent reads the weight gradient's output 1, tracegrad's output 0",
     "nuclear_norm": _LINALG,
 }
 

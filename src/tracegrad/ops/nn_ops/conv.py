@@ -533,11 +533,25 @@ def _convolution_vjp(ctx, g):
     return _input_gradient_laid_out(gx, x, w), gw, gb
 
 
+def _convolution_jvp(args, outs, tangents):
+    """FunctionsManual's convolution_jvp: ``convolution(input_t, weight_p, None, ...) + convolution(input_p,
+    weight_t, bias_t, ...)``, the bias's tangent passed into the second convolution. A missing tangent is PyTorch's
+    zero tensor, which the convolutions (no zero-tensor kernel) read as zeros."""
+    from ..creation import zeros_like
+
+    x, w, bias = args[:3]
+    params = args[3:]
+    input_t, weight_t, bias_t = (zeros_like(p) if t is None and p is not None else t
+                                 for t, p in zip(tangents, (x, w, bias)))
+    return add(convolution(input_t, w, None, *params), convolution(x, weight_t, bias_t, *params))
+
+
 convolution = defop(
     "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
     "bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
     _convolution_kernel,
     vjp=_convolution_vjp,
+    jvp=_convolution_jvp,
     saves=("input", "weight"),
     attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups"),
     node_name="ConvolutionBackward0",
@@ -755,6 +769,29 @@ def _convolution_double_backward(ctx, ggx, ggw, ggb):
     return d_g, d_x, d_w
 
 
+def _convolution_backward_jvp(args, outs, tangents):
+    """derivatives.yaml's: each gradient's tangent is the sum of two convolution_backward calls asking for that
+    gradient alone (one per tangent of its bilinear operands: grad_output's with weight's for input's gradient,
+    with input's for weight's), the bias's ``convolution_backward_jvp_grad_bias``, a sum of grad_output's tangent.
+    A missing tangent is PyTorch's zero tensor, read as zeros."""
+    from ..creation import zeros_like
+
+    g, x, w, bias_sizes = args[:4]
+    params, output_mask = args[4:10], args[10]
+    g_t, x_t, w_t = (zeros_like(p) if t is None else t for t, p in zip(tangents, (g, x, w)))
+    has_g, has_x, has_w = (t is not None for t in tangents)
+
+    def one(which: int, first: tuple, second: tuple) -> Tensor:
+        mask = tuple(i == which for i in range(3))
+        return add(convolution_backward(*first, bias_sizes, *params, mask)[which],
+                   convolution_backward(*second, bias_sizes, *params, mask)[which])
+
+    grad_input_t = one(0, (g, x, w_t), (g_t, x, w)) if output_mask[0] and (has_g or has_w) else None
+    grad_weight_t = one(1, (g, x_t, w), (g_t, x, w)) if output_mask[1] and (has_g or has_x) else None
+    grad_bias_t = sum_op(g_t, (0,) + tuple(range(2, g.ndim)), False, None) if output_mask[2] and has_g else None
+    return grad_input_t, grad_weight_t, grad_bias_t
+
+
 convolution_backward = defop(
     "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, "
     "SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, "
@@ -762,6 +799,7 @@ convolution_backward = defop(
     "(Tensor, Tensor, Tensor)",
     _convolution_backward_kernel,
     vjp=_convolution_double_backward,
+    jvp=_convolution_backward_jvp,
     saves=("grad_output", "input", "weight"),
     attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups", "output_mask"),
     hidden=("output_mask",),  # (read by the double backward; PyTorch's node has no _saved_output_mask)
