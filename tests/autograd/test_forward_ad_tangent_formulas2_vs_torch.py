@@ -155,3 +155,16 @@ def test_attention_tangent_graph_and_inplace_error_as_torch():
     errors = [raised(lib, lambda lib: _tangent_and_grads(lib, _sdpa_math, values, tangents)) for lib in (tg, torch)]
     assert errors[1] is not None and "modified by an inplace operation" in errors[1][1]
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("ord", [1, float("inf"), 0.5])
+def test_norm_gradient_graph_reads_sgn_as_torch(ord):
+    """norm_backward's ``self.sgn()`` records SgnBackward0 for real inputs too (tracegrad's recorded
+    SignBackward0), which forward-over-reverse and double backward show."""
+    results = []
+    for lib in (tg, torch):
+        x = lib.tensor(np.array([[0.3, -1.2, 2.5], [0.7, 1.9, -0.4]]), requires_grad=True)
+        (grad,) = lib.autograd.grad(lib.linalg.vector_norm(x, ord, dim=1).sum(), x, create_graph=True)
+        results.append((recorded_graph([grad]), grad.detach().numpy()))
+    assert results[0][0] == results[1][0]
+    assert_same_bits(results[0][1], results[1][1])

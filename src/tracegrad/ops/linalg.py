@@ -1259,7 +1259,8 @@ def _vector_norm_vjp(ctx, g):
 
 
 def norm_backward(g: Tensor, x: Tensor, norm: Tensor, ord, dim, keepdim: bool):
-    """PyTorch's norm_backward: the gradient of a vector p-norm (None for p = 0, as PyTorch's undefined one)."""
+    """PyTorch's norm_backward: the gradient of a vector p-norm (None for p = 0, as PyTorch's undefined one), with
+    its ``self.sgn()`` (SgnBackward0 in a double backward's graph, for real inputs too)."""
     from .pointwise import div, eq, logical_or, mul, pow
     from .reductions_extra import zero_fill
 
@@ -1273,18 +1274,18 @@ def norm_backward(g: Tensor, x: Tensor, norm: Tensor, ord, dim, keepdim: bool):
     if ord == 0:
         return None  # piecewise constant: no gradient (PyTorch returns an undefined one)
     if ord == 1:
-        return mul(_sgn(x), g)
+        return mul(_sgn_op(x), g)
     if ord == 2:
         return mul(g, zero_fill(eq(norm, 0), div(x, norm)))
     if np.isinf(ord):
         ax = _abs(x)
         mask = logical_or(eq(ax, norm), _isnan(ax))
         red = list(range(len(shape))) if dims is None else dims
-        return mul(_sgn(x), mul(div(g, _sum(mask, red, True)), mask))
+        return mul(_sgn_op(x), mul(div(g, _sum(mask, red, True)), mask))
     if ord < 1:
-        scaled = mul(_sgn(x), zero_fill(eq(x, 0), pow(_abs(x), ord - 1)))
+        scaled = mul(_sgn_op(x), zero_fill(eq(x, 0), pow(_abs(x), ord - 1)))
         return mul(mul(scaled, g), pow(norm, 1 - ord))
-    base = mul(_sgn(x), pow(_abs(x), ord - 1)) if ord < 2 else mul(x, pow(_abs(x), ord - 2))
+    base = mul(_sgn_op(x), pow(_abs(x), ord - 1)) if ord < 2 else mul(x, pow(_abs(x), ord - 2))
     return mul(base, zero_fill(eq(norm, 0), div(g, pow(norm, ord - 1))))
 
 
