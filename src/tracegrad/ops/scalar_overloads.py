@@ -11,6 +11,9 @@ with a number operand route here (``fastpath.SCALAR_OVERLOADS``). User code neve
 
 from __future__ import annotations
 
+import numpy as np
+
+from ._util import as_array
 from .complex_ops import real_for_real_input
 from .fastpath import SCALAR_OVERLOADS
 from .pointwise import add, div, inplace_kernel, mul, sub, write_into, writes_last
@@ -58,8 +61,17 @@ SCALAR_OVERLOADS.update({mul: mul_scalar, add: add_scalar, sub: sub_scalar, div:
 
 @writes_last
 def _mul_scalar_inplace(a, other):
-    write_into(a, mul.kernel(a, other))
+    write_into(a, mul.kernel(a, _half_first_operand(a, other)))
     return a
+
+
+def _half_first_operand(a, other):
+    """ATen's ``mul_(self, Scalar)`` is ``mul_out(self, wrapped_number, self)``: the number is the kernel's first
+    operand, which its half kernel does not read in float (only a second operand is, ``number_read_in_float``), so
+    TensorIterator rounds it to half like any operand (``_foreach_mul_``'s bits: ``t * 0.9`` reads 0.9 in float)."""
+    if a.dtype == np.float16 and other.__class__ in (int, float, bool):
+        return as_array(other, a.dtype)
+    return other
 
 
 # C++'s ``t.mul_(0.5)`` in a formula (PyTorch's syminvadj halves a diagonal this way): on a view, a CopySlices
