@@ -783,6 +783,14 @@ def _value_as(value, dt: np.dtype):
     return dt.type(value)
 
 
+def _in_opmath(x, dt: np.dtype, work: np.dtype) -> np.ndarray:
+    """An operand as the kernel computes with it: cast to the result dtype first, as TensorIterator casts every
+    operand to the common dtype (a float 0-d operand of a half result is rounded to half), then to the opmath one."""
+    if work is not dt and x.dtype != dt:
+        x = x.astype(dt)
+    return _cast(x, work)
+
+
 def _addcmul_kernel(a, t1, t2, value=1):
     dt = result_dtype(a, t1, t2)
     if dt.kind == "b":  # (PyTorch's kernel is not dispatched over bool)
@@ -791,7 +799,8 @@ def _addcmul_kernel(a, t1, t2, value=1):
     v = _value_as(value, work)
     with np.errstate(all="ignore"):
         if work.kind == "f":  # (PyTorch's kernel: fma(value * tensor1, tensor2, self))
-            return fma(v * _cast(t1, work), _cast(t2, work), _cast(a, work)).astype(dt, copy=False)
+            return fma(v * _in_opmath(t1, dt, work), _in_opmath(t2, dt, work), _in_opmath(a, dt, work)).astype(
+                dt, copy=False)
         return (_cast(a, work) + v * _cast(t1, work) * _cast(t2, work)).astype(dt, copy=False)
 
 
@@ -808,7 +817,8 @@ def _addcdiv_kernel(a, t1, t2, value=1):
     work = opmath_dtype(dt)
     v = _value_as(value, work)
     with np.errstate(all="ignore"):
-        return (_cast(a, work) + v * _cast(t1, work) / _cast(t2, work)).astype(dt, copy=False)
+        return (_in_opmath(a, dt, work) + v * _in_opmath(t1, dt, work) / _in_opmath(t2, dt, work)).astype(
+            dt, copy=False)
 
 
 def _scalar_over(value, t: Tensor) -> Tensor:
