@@ -181,8 +181,8 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
                 return _fused_alpha(a, b, alpha if np_fn is np.add else -alpha, dt)
             if alpha != 1 and dt == np.float16:
                 return _half_alpha(np_fn, a, b, alpha, dt)
-            if alpha != 1:
-                b = np.multiply(b, _integer_alpha(alpha, dt))
+            if alpha != 1:  # (in the common dtype, as TensorIterator casts b first: int8 * 3 does not wrap in int8)
+                b = np.multiply(as_array(b, dt), _integer_alpha(alpha, dt))
             if dt.kind == "b" and np_fn is np.subtract:
                 return np_fn(a, b)
             # (operands cast first: a 0-d int64 tensor added to a uint8 one computes in uint8, which NumPy's
