@@ -52,6 +52,27 @@ def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
     return handle
 
 
+_HALF = np.dtype(np.float16)
+
+
+def updates_need_tensor_ops(group: dict[str, Any]) -> bool:
+    """Whether the (not fused) single-tensor update of ``group`` must run as tensor operations, which are PyTorch's
+    own, rather than as the NumPy updates, which follow them for parameters and gradients of one float, double or
+    complex dtype: where a parameter is half (each of PyTorch's ops computes in float and reads its numbers its own
+    way, rounding once) or has a gradient of another dtype (set through ``.grad.data``: each op promotes or refuses
+    it in its own way)."""
+    if group.get("fused"):
+        return False
+    for p in group["params"]:
+        g = p._grad
+        if g is None:
+            continue
+        dtype, grad_dtype = p._data.dtype, g._data.dtype
+        if dtype is _HALF or (grad_dtype is not dtype and grad_dtype != dtype):
+            return True
+    return False
+
+
 def _typename(obj) -> str:
     from ..nn.modules.module import typename
 
@@ -158,10 +179,11 @@ class Optimizer:
         """Whether the single-tensor step of ``group`` runs as tensor operations (``_step_differentiable``): where
         the group is ``differentiable``, and where the optimizer's defaults are, whose ``step`` runs under autograd
         (PyTorch's ``_use_grad_for_differentiable`` reads ``defaults``), recording a group's update whatever its own
-        ``differentiable`` says."""
+        ``differentiable`` says; and where a parameter is half or has a gradient of another dtype
+        (``updates_need_tensor_ops``)."""
         if self._differentiable_update is None:
             return False
-        return bool(group["differentiable"] or self.defaults.get("differentiable"))
+        return bool(group["differentiable"] or self.defaults.get("differentiable")) or updates_need_tensor_ops(group)
 
     def _step_differentiable(self, group: dict[str, Any]) -> None:
         """PyTorch's single-tensor step of ``group`` in tensor operations (``_differentiable_update``, which follows

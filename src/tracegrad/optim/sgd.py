@@ -14,7 +14,7 @@ from ..ops.pointwise import check_cast_into
 from ._fused import add_scaled_, added_scaled
 from ._multi_tensor import grouped_by_dtype, l2_decayed_grad, l2_decayed_grads, to_scalar
 from ._refusals import check_first_fused_dtype, refuse_at_step, refuse_fused_combinations
-from .optimizer import Optimizer, array_options, check_tensor_lr
+from .optimizer import Optimizer, array_options, check_tensor_lr, updates_need_tensor_ops
 
 __all__ = ["SGD"]
 
@@ -85,7 +85,8 @@ class SGD(Optimizer):
     def _updates_as_tensor_ops(self, group: dict) -> bool:
         # (its single-tensor update has no ``differentiable`` branch: under differentiable defaults, which run
         # ``step`` under autograd, a group without the option records the same update)
-        return bool(group["foreach"] or group["differentiable"] or self.defaults["differentiable"])
+        return bool(group["foreach"] or group["differentiable"] or self.defaults["differentiable"]
+                    or updates_need_tensor_ops(group))
 
     def _step_in_tensor_ops(self, group: dict) -> None:
         """PyTorch's foreach or (``differentiable``) single-tensor update of ``group`` in tracegrad's tensor
