@@ -203,13 +203,13 @@ def test_adam_family_refuses_a_float64_gradient_as_torch(name):
 
 
 def test_addcmul_in_float64_rounded_once():
-    """RMSprop's and Adagrad's accumulators: ``v.addcmul_(g, g, value=c)`` with a float64 ``g``."""
-    from tracegrad.optim._fused import addcmul_
-
+    """RMSprop's and Adagrad's accumulators: ``v.addcmul_(g, g, value=c)`` with a float64 ``g`` (the operation their
+    single-tensor step runs for a gradient of another dtype)."""
     rng = np.random.default_rng(5)
     acc, grad = rng.random(1000, dtype=np.float32), rng.standard_normal(1000)
-    theirs = torch.tensor(acc).addcmul_(torch.tensor(grad), torch.tensor(grad), value=0.01).numpy()
-    assert addcmul_(acc.copy(), grad, grad, 0.01).tobytes() == theirs.tobytes()
+    ours, theirs = (lib.tensor(acc).addcmul_(lib.tensor(grad), lib.tensor(grad), value=0.01).numpy()
+                    for lib in (tg, torch))
+    assert ours.tobytes() == theirs.tobytes()
 
 
 # ---- _to_copy's backward casts the gradient itself ----------------------------------------------------------

@@ -4,9 +4,8 @@
 element in PyTorch (its AVX2 kernels), with the scalar rounded to the tensor's dtype first. Written as
 ``p += a * g`` in NumPy they round twice and drift from PyTorch's parameters in the last bit, step after step.
 
-Where an operand is wider than the tensor updated (a float64 ``.grad`` on a float32 parameter, allowed by
-``grad_dtype = None``), PyTorch computes in the common dtype, with the scalar in it, and rounds the result into
-the tensor once: ``_in_common_dtype`` does the same.
+The operands have the updated tensor's dtype: a parameter whose ``.grad`` has another dtype (``grad_dtype = None``,
+``.grad.data``) steps in tensor operations instead (``optimizer.updates_need_tensor_ops``).
 
 Where an operand has another shape (a ``.grad`` whose ``.data`` was replaced, a parameter resized through ``.data``),
 each helper raises what PyTorch's op raises at that point (``refuse_unfit``), not NumPy's ValueError.
@@ -27,8 +26,6 @@ def add_scaled_(dst: np.ndarray, src: np.ndarray, alpha: float) -> np.ndarray:
     make SGD's update a third slower (see ``fma_into``)."""
     if src.shape != dst.shape:
         refuse_unfit(dst, src)
-    if src.dtype is not dst.dtype and _wider(dst, src):  # (an identity test first: the hot path is one dtype)
-        return _in_common_dtype(add_scaled_, dst, src, alpha)
     if alpha == 1 or dst.dtype not in FUSED_DTYPES:
         dst += src if alpha == 1 else dst.dtype.type(alpha) * src
         return dst
@@ -69,8 +66,6 @@ def addcmul_(dst: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: float) -> n
     """``dst.addcmul_(t1, t2, value=value)``: ``fma(value * t1, t2, dst)``."""
     if t1.shape != dst.shape or t2.shape != dst.shape:
         refuse_unfit(dst, t1, t2)
-    if (t1.dtype is not dst.dtype or t2.dtype is not dst.dtype) and _wider(dst, t1, t2):
-        return _in_common_dtype(addcmul_, dst, t1, t2, value)
     v = dst.dtype.type(value)
     if dst.dtype not in FUSED_DTYPES:
         dst[...] = dst + v * t1 * t2
@@ -95,17 +90,3 @@ def refuse_unfit(dst: np.ndarray | None, *operands: np.ndarray) -> None:
             raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
                                f"{list(broadcast)}")
 
-
-def _wider(dst: np.ndarray, *operands: np.ndarray) -> bool:
-    """Whether an operand's dtype is wider than ``dst``'s (the update then runs in the common dtype)."""
-    return any(np.ndim(v) and v.dtype != dst.dtype and np.promote_types(v.dtype, dst.dtype) != dst.dtype
-               for v in operands)
-
-
-def _in_common_dtype(update, dst: np.ndarray, *operands) -> np.ndarray:
-    """``update(dst, *operands)`` computed on ``dst`` widened to the operands' common dtype, rounded back into
-    ``dst`` once (PyTorch's TensorIterator for an in-place op whose inputs are wider than its output)."""
-    wide = dst.astype(np.result_type(dst, *(v for v in operands if np.ndim(v))))
-    update(wide, *operands)
-    np.copyto(dst, wide, casting="same_kind")
-    return dst
