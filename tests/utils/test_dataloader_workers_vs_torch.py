@@ -25,6 +25,8 @@ import numpy as np
 import pytest
 from _lib import run_both, to_numpy
 
+import tracegrad as tg
+
 
 def _plain(x):
     """Nested batches as lists/dicts of (dtype, values): comparable across libraries, bit for bit for floats
@@ -269,8 +271,16 @@ def _raised(program) -> Exception:
     frames hold the loader's iterator in a reference cycle; torch's iterator, freed by the cyclic GC, waits 5 s for
     each worker (its queues' finalizers run first, so its workers never get the final None), where dropping the
     tracebacks frees it at once."""
+    outcome = _outcome(program)
+    if not isinstance(outcome, Exception):
+        raise AssertionError("nothing was raised")
+    return outcome
+
+
+def _outcome(program):
+    """What ``program()`` returns, or the exception it raises without its tracebacks (see ``_raised``)."""
     try:
-        program()
+        return program()
     except Exception as e:  # noqa: BLE001 - the error is what is compared
         chained = [e]
         while chained:
@@ -278,7 +288,6 @@ def _raised(program) -> Exception:
             error.__traceback__ = None
             chained += [c for c in (error.__cause__, error.__context__) if c is not None]
         return e
-    raise AssertionError("nothing was raised")
 
 
 def _wrapped_error(program) -> tuple:
@@ -391,3 +400,89 @@ def test_a_fork_context_and_an_explicit_prefetch_factor_load_the_same_batches():
 
     ours, theirs = run_both(program)
     assert ours == theirs
+
+
+# ---- review: collation inside a worker, batches that cannot cross the process boundary -----------------------------
+
+class _Samples:
+    """A map-style dataset of the given samples."""
+
+    def __init__(self, make) -> None:
+        self.make = make
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i):
+        return self.make()[i]
+
+
+WORKER_COLLATIONS = {  # (samples whose stacking in a worker differs from the main process's in torch)
+    "float32 then float64": lambda L: [L.ones(2), L.ones(2, dtype=L.float64)],
+    "complex64 then float64": lambda L: [L.ones(2, dtype=L.complex64), L.ones(2, dtype=L.float64)],
+    "int64 then float32": lambda L: [L.ones(2, dtype=L.int64), L.ones(2)],
+    "bool then int64": lambda L: [L.ones(2, dtype=L.bool), L.ones(2, dtype=L.int64)],
+    "sizes differ": lambda L: [L.ones(2), L.ones(3)],
+    "a leaf that requires grad": lambda L: [L.ones(2), L.ones(2, requires_grad=True)],
+    "a non-leaf": lambda L: [L.ones(2, requires_grad=True) * 2] * 2,
+}
+
+
+@pytest.mark.parametrize("samples", WORKER_COLLATIONS)
+def test_a_worker_collates_into_a_tensor_of_the_first_samples_dtype_as_torch(samples):
+    """torch stacks a worker's batch into an out= tensor of the first sample's dtype (its shared memory): a later
+    sample of another dtype is cast to it or refused in cat's words, and samples that require grad are refused
+    (out= does not support autograd)."""
+    def program(lib):
+        loader = lib.utils.data.DataLoader(_Samples(functools.partial(WORKER_COLLATIONS[samples], lib)),
+                                           batch_size=2, num_workers=1)
+        batch = _outcome(lambda: next(iter(loader)))
+        if not isinstance(batch, Exception):
+            return _plain(batch), batch.requires_grad
+        lines = str(batch).splitlines()
+        return type(batch).__name__, lines[0], lines[-1]
+
+    ours, theirs = run_both(program)
+    assert ours == theirs
+
+
+def test_stack_into_an_out_of_a_dtype_it_cannot_cast_to_is_refused_in_cats_words():
+    def program(lib):
+        error = _raised(lambda: lib.stack([lib.ones(2), lib.ones(2)], out=lib.empty(0, dtype=lib.int64)))
+        return type(error).__name__, str(error)
+
+    ours, theirs = run_both(program)
+    assert ours == theirs == ("TypeError", "torch.cat(): input types can't be cast to the desired output type Long")
+
+
+UNSENDABLE = {  # (torch's feeder thread fails to pickle these and its loader hangs: not compared)
+    "a generator": (lambda: (x for x in range(2)), "TypeError: cannot pickle 'generator' object"),
+    "a non-leaf tensor": (lambda: tg.ones(2, requires_grad=True) * 2,
+                          "RuntimeError: Cowardly refusing to serialize non-leaf tensor which requires_grad, since "
+                          "autograd does not support crossing process boundaries.  If you just want to transfer "
+                          "the data, call detach() on the tensor before serializing (e.g., putting it on the "
+                          "queue)."),
+}
+
+
+class _Unsendable:
+    def __init__(self, make) -> None:
+        self.make = make
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i):
+        return self.make()
+
+
+@pytest.mark.parametrize("sample", UNSENDABLE)
+def test_a_batch_a_worker_cannot_send_is_that_workers_error_not_a_hang(sample):
+    make, last_line = UNSENDABLE[sample]
+    # (timeout: were the batch lost again, the test fails in seconds instead of waiting forever)
+    loader = tg.utils.data.DataLoader(_Unsendable(make), batch_size=None, num_workers=1, timeout=20)
+    error = _raised(lambda: list(loader))
+    lines = str(error).splitlines()
+    assert type(error).__name__ == last_line.split(":")[0]
+    assert lines[0] == "Caught {} in DataLoader worker process 0.".format(last_line.split(":")[0])
+    assert lines[-1] == last_line

@@ -64,7 +64,7 @@ def write_out(op, bound: tuple, out):
         raise unsupported(_ACCUMULATE_IN_OUT_DTYPE[op.name], outs[0]._data.dtype)
     if len(results) != len(outs):
         raise RuntimeError(f"{op.name}(): expected {len(results)} output tensors in out=, got {len(outs)}")
-    if op.name == "cat":
+    if op.name in ("cat", "stack"):  # (torch's stack into an out= of another dtype is a cat of the unsqueezed)
         _check_cat_out(results[0], outs[0])
     if op.name == "stack":  # (an out= it resizes is laid out otherwise than its result: result_layouts.py)
         from .result_layouts import stack_out_layout

@@ -103,9 +103,17 @@ def collate(batch: Sequence, *, collate_fn_map: CollateFnMap | None = None) -> A
 
 
 def collate_tensor_fn(batch: Sequence, *, collate_fn_map: CollateFnMap | None = None) -> Tensor:
-    from .... import stack
+    """The samples stacked. In a DataLoader worker torch stacks into an ``out=`` tensor of the first sample's
+    dtype (its shared-memory buffer; here a plain one): other dtypes are cast to it or refused in ``cat``'s
+    words, and samples that require grad are refused, as ``out=`` does not support autograd."""
+    from .... import empty, stack
+    from .worker import get_worker_info
 
-    return stack(batch, 0)
+    out = None
+    if get_worker_info() is not None:
+        elem = batch[0]
+        out = empty((len(batch), *elem.shape), dtype=elem.dtype, device=elem.device)
+    return stack(batch, 0, out=out)
 
 
 def collate_numpy_array_fn(batch: Sequence, *, collate_fn_map: CollateFnMap | None = None) -> Any:

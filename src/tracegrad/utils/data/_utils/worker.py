@@ -3,10 +3,13 @@ that answers the main process's requests (PyTorch's ``torch.utils.data._utils.wo
 
 from __future__ import annotations
 
+import io
 import os
+import pickle
 import queue
 import random
 from dataclasses import dataclass
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 import numpy as np
@@ -14,6 +17,7 @@ import numpy as np
 from ...._events import forget_subscribers
 from ...._factories import manual_seed
 from ...._runtime import set_num_threads
+from ...._tensor import Tensor
 from . import MP_STATUS_CHECK_INTERVAL
 from .errors import ExceptionWrapper
 from .fetch import _DatasetKind
@@ -70,6 +74,41 @@ def _seed_this_worker(base_seed: int, worker_id: int) -> int:
     return seed
 
 
+class _BatchPickler(ForkingPickler):
+    """Pickles a worker's answer, refusing a tensor with a grad_fn as torch's multiprocessing pickler does
+    (autograd does not cross processes; its words)."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor) and obj.requires_grad and not obj.is_leaf:
+            raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
+                               "does not support crossing process boundaries.  If you just want to transfer the "
+                               "data, call detach() on the tensor before serializing (e.g., putting it on the "
+                               "queue).")
+        return NotImplemented
+
+    @classmethod
+    def dumps(cls, obj, protocol=None) -> bytes:
+        buf = io.BytesIO()
+        cls(buf, protocol).dump(obj)
+        return buf.getvalue()  # (ForkingPickler's is a memoryview, which cannot itself be pickled)
+
+
+class _Pickled:
+    """An answer pickled by the worker itself, unpickled by the main process as it reads the result queue.
+
+    The queue pickles what it is given in a background feeder thread, where a failure (an unpicklable batch, a
+    tensor with a grad_fn) is only printed: the batch is lost and the main process, whose worker is alive, waits
+    for it forever (torch's loader hangs so). Pickled here, the failure is this worker's error instead."""
+
+    __slots__ = ("payload",)
+
+    def __init__(self, payload: bytes) -> None:
+        self.payload = payload
+
+    def __reduce__(self):
+        return pickle.loads, (self.payload,)
+
+
 class _ParentWatchdog:
     """Whether the process that started this worker still runs (a killed parent leaves its worker orphaned,
     adopted by another process)."""
@@ -122,7 +161,13 @@ class _WorkerLoop:
                 self.fetcher = _DatasetKind.create_fetcher(*self.fetcher_args)
             elif not (self.done_event.is_set() or self.iteration_end):
                 task_idx, index = request
-                self.data_queue.put((task_idx, self.answer(index)))
+                self.data_queue.put((task_idx, self.pickled(self.answer(index))))
+
+    def pickled(self, answer) -> _Pickled | ExceptionWrapper:
+        try:
+            return _Pickled(_BatchPickler.dumps(answer))
+        except Exception:
+            return ExceptionWrapper(where=self.where)
 
     def answer(self, index) -> Any:
         if self.pending_error is not None:
