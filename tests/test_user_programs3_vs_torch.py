@@ -13,7 +13,7 @@ Differences these programs found, now fixed (``tests/ops/test_program3_findings_
 - ``cdist`` of float64 points and float32 centroids (k-means) promoted where torch refuses the mixed dtypes, and
   cdist/pdist computed in half precision, which torch's kernels refuse.
 
-Left: meta tensors are not implemented (``with torch.device("meta")`` gives CPU tensors); ``grid_sample``'s
+Left: meta tensors are not implemented (``with torch.device("meta")`` raises NotImplementedError); ``grid_sample``'s
 bilinear and bicubic modes are within a few ulp of torch, not bit for bit.
 """
 

@@ -53,7 +53,7 @@ def get_default_device() -> device:
     """The default device, with the current index of its type where it names none (as torch finds it: by making
     an empty tensor there, which fails as a factory fails there)."""
     d = DEFAULT_DEVICE.device
-    if d.index is not None or d.type in ("cpu", "meta"):
+    if d.index is not None or d.type == "cpu":
         return d
     refuse_unsupported(d, moving=True)  # (torch's tensor([]) is made on the CPU, then moved there)
     from .cuda import current_device

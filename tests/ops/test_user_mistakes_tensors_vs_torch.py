@@ -346,9 +346,9 @@ KNOWN = {
 
 # Differences left (strict expected failures, so that a fix turns them into passing cases).
 PENDING = {
-    "a meta tensor added to a cpu tensor": "tracegrad has no meta device: device='meta' gives a CPU tensor, so nothing "
-                                           "refuses mixing it with one (torch: 'Tensor on device cpu is not on the "
-                                           "expected device meta!')",
+    "a meta tensor added to a cpu tensor": "tracegrad has no meta device: device='meta' is refused with a "
+                                           "NotImplementedError saying so (torch makes the meta tensor, then: "
+                                           "'Tensor on device cpu is not on the expected device meta!')",
 }
 
 

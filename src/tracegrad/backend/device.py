@@ -7,8 +7,8 @@ import re
 import numpy as np
 
 # Every device type torch knows, in the order its parser lists them. A torch.device of any of them can be made
-# (as in torch); only cpu, cuda (with CuPy and a GPU) and meta hold tensors here, and the others are refused
-# where a tensor would be put on them (refuse_unsupported).
+# (as in torch); only cpu and cuda (with CuPy and a GPU) hold tensors here, and the others (meta included) are
+# refused where a tensor would be put on them (refuse_unsupported).
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?")
@@ -63,8 +63,9 @@ class device:
 
     def __enter__(self) -> device:
         """``with torch.device(d):`` makes ``d`` the default device of factory calls inside (torch 2.x)."""
-        DEFAULT_DEVICE.outer.append(DEFAULT_DEVICE.device)
-        DEFAULT_DEVICE.set(self)
+        outer = DEFAULT_DEVICE.device
+        DEFAULT_DEVICE.set(self)  # (may refuse: then there is no block to leave)
+        DEFAULT_DEVICE.outer.append(outer)
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
@@ -85,6 +86,8 @@ class _DefaultDevice:
         self.outer: list[device] = []  # the defaults of the enclosing with-blocks
 
     def set(self, d: device) -> None:
+        if d.type == "meta":  # (refused at once: factories would otherwise be silently wrong for a whole block)
+            raise NotImplementedError(NO_META)
         if d.type == "cuda":
             from . import cupy_backend
 
@@ -98,11 +101,33 @@ class _DefaultDevice:
 DEFAULT_DEVICE = _DefaultDevice()
 
 
+NO_META = ("tracegrad has no 'meta' device: its tensors always hold their values (torch's meta tensors have only a "
+           "shape, dtype and strides), so a tensor made or moved there would be a CPU tensor in disguise; make it on "
+           "the CPU instead")
+
+# Devices torch's CPU build refuses in the words of the module that would initialize them, whether a tensor is
+# made there or moved there.
+_UNBUILT_BACKENDS = {
+    "xpu": (AssertionError, "Torch not compiled with XPU enabled"),
+    "mtia": (AssertionError, "Torch not compiled with MTIA enabled. Ensure you have `import "
+                             "mtia.host_runtime.torch_mtia.dynamic_library` in your python src file and include "
+                             "`//mtia/host_runtime/torch_mtia:torch_mtia` as your target dependency!"),
+    "hpu": (ModuleNotFoundError, "No module named 'torch.hpu'"),
+    "privateuseone": (ModuleNotFoundError, "No module named 'torch.privateuseone'"),
+}
+
+
 def refuse_unsupported(d: device, moving: bool) -> None:
     """A device torch's CPU build has no kernels for: moving a tensor there (``.to``) or making one there (a
-    factory) fails with torch's words (a factory's message is cut before torch's list of C++ registrations)."""
-    if d.type in ("cpu", "cuda", "meta"):
+    factory) fails with torch's words (a factory's message is cut before torch's list of C++ registrations).
+    The meta device, which torch has, is refused too: tracegrad cannot make tensors without data."""
+    if d.type in ("cpu", "cuda"):
         return
+    if d.type == "meta":
+        raise NotImplementedError(NO_META)
+    if d.type in _UNBUILT_BACKENDS:
+        error, message = _UNBUILT_BACKENDS[d.type]
+        raise error(message)
     if moving:
         raise RuntimeError(f"PyTorch is not linked with support for {d.type} devices")
     backend = _BACKEND_NAMES.get(d.type, d.type.upper())

@@ -559,6 +559,7 @@ class Module:
         return self
 
     def to(self, *args, **kwargs) -> Module:
+        from ...backend.device import as_device, refuse_unsupported
         from ...backend.device import device as device_cls
         from ...backend.dtypes import dtype as dtype_cls
         from ...backend.dtypes import to_dtype
@@ -588,6 +589,8 @@ class Module:
             out = t
             if device is not None and str(device).startswith("cuda"):
                 out = out.cuda()
+            elif device is not None:  # (refused as each tensor's .to(device) refuses it: a module without any is not)
+                refuse_unsupported(as_device(device), moving=True)
             new_dtype = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) else None
             # (as torch: a memory format reaches the 4-d and 5-d parameters and buffers only)
             new_format = memory_format if memory_format is not None and t.dim() in (4, 5) else None
