@@ -56,6 +56,9 @@ class Tensor:
     _creation_meta = 0  # see autograd.views.CreationMeta
     _is_param = False
     _inference = False
+    # an inference tensor has no version counter (reading it raises), except a detach() of one made outside inference
+    # mode (torch gives that alias a counter of its own)
+    _tracks_version = False
     _fw_grads = None  # forward-AD tangents: dict level -> Tensor
     _retains_grad = False
     _converted_from = None  # an index converted for a node to save: the caller's tensor, which a version error names
@@ -130,6 +133,10 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._inference:  # (no write ever counts on one: refused outside inference mode, uncounted inside)
+            if self._tracks_version:
+                return 0
+            raise RuntimeError("Inference tensors do not track version counter.")
         vc = self._vc
         return 0 if vc is None else vc[0]
 

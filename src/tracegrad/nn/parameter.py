@@ -6,6 +6,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .._state import STATE
 from .._strides import copy_preserving_layout
 from .._tensor import (
     Tensor,
@@ -34,6 +35,9 @@ class Parameter(Tensor):
                 raise AttributeError(f"'{name}' object has no attribute 'detach'")
             _init_from(self, data._data)
             self._vc = data._version_counter()  # the storage is shared, so is the version counter
+            if data._inference:  # (torch's is over data.detach(): an inference tensor too, see creation.detach)
+                self._inference = True
+                self._tracks_version = not STATE.inference
         if requires_grad:
             if not (self.dtype.is_floating_point or self.dtype.is_complex):  # (torch's _make_subclass words it so)
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

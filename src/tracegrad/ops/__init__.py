@@ -50,3 +50,6 @@ MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core,
            stft, lowrank, foreach]
 
 raw_backward.install()
+from .registry import REGISTRY  # noqa: E402
+
+variants.install_inner_out_refusals(REGISTRY)

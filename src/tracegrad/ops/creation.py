@@ -34,6 +34,7 @@ def detach(t: Tensor) -> Tensor:
     out._vc = t._version_counter()
     if t._inference:  # (an alias of an inference tensor is one, as its views are)
         out._inference = True
+        out._tracks_version = not STATE.inference
     return out
 
 
@@ -89,7 +90,7 @@ def _copied_into_new_tensor(op):
     def run(args: tuple) -> Tensor:
         enabled, STATE.grad_enabled = STATE.grad_enabled, False
         try:
-            new = op._eager(args)  # (the layout and dtype of the empty_like)
+            new = type(op)._eager(op, args)  # (the layout and dtype of the empty_like; its copy_ counts below)
         finally:
             STATE.grad_enabled = enabled
         return copy_(new, args[0])
@@ -138,6 +139,25 @@ copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() fo
 copy_.records_if = lambda args: args[0]._data.dtype.kind in "fc"
 clone.without_autograd_kernel = _copied_into_new_tensor(clone)
 _to_copy.without_autograd_kernel = _copied_into_new_tensor(_to_copy)
+
+
+def _count_copy_from_inference_tensor(op) -> None:
+    """Give ``op``'s result version 1 where its input is an inference tensor outside inference mode: torch's autograd
+    kernel, whose guard leaves the inner write uncounted, does not run for one, so the CPU kernel's
+    ``empty_like(self).copy_(self)`` counts its write into the new normal tensor."""
+    plain = op._eager
+
+    def eager(args: tuple):
+        out = plain(args)
+        if getattr(args[0], "_inference", False) and not STATE.inference and out._vc is None:
+            out._vc = [1]
+        return out
+
+    op._eager = eager
+
+
+_count_copy_from_inference_tensor(clone)
+_count_copy_from_inference_tensor(_to_copy)
 
 
 @writes_last  # (a value that does not depend on self: written again alike)

@@ -169,7 +169,9 @@ def unary(op):
                 return _without_history(out, differentiable)
             fa = a._gfn
             if fa is None and a._inference:  # (torch's autograd kernel does not run for an inference tensor)
-                return _without_history(out, False)
+                special = op.without_autograd_kernel  # (but a CPU kernel's inner out= call's check may: abs's)
+                done = None if special is None else special((a,))
+                return _without_history(out, False) if done is None else done
             node = _new(node_class)
             node._seq = _next(_sequence)
             forms = f32_forms.get(ad.shape) if adt is _F32 else None  # (shared records: node_meta)
@@ -330,8 +332,10 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
         if (arg or brg) and state.grad_enabled:
             if not (dt is _F32 or dt is _F64 or dt.kind in "fc"):
                 return _without_history(out, differentiable)
-            if a._gfn is None and a._inference and bc is Tensor and b._inference:
-                return _without_history(out, False)  # (torch's autograd kernel does not run for inference tensors)
+            if a._gfn is None and a._inference and (b._inference if bc is Tensor else scalar_other):
+                # (torch's autograd kernel does not run for inference tensors alone, a number at a Scalar parameter
+                # included: ``w ** 2``, not ``w * 2``, whose number is wrapped in a normal tensor)
+                return _without_history(out, False)
             node = _new(node_class)
             node._seq = _next(_sequence)
             # (shared metadata records, node_meta; an input of the output's shape and dtype shares its forms)

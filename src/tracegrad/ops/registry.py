@@ -339,7 +339,8 @@ class OpDef:
     # autograd kernel checks its inputs' tangents first (None: tangents are computed, or refused after the kernel)
     forward_ad_refusal: str | None = None
     # ``(args) -> result`` where torch's autograd kernel does not run though an input requires grad (inference tensors
-    # alone), for an operator whose CPU kernel then records something all the same (clone's copy_); None: nothing
+    # alone), for an operator whose CPU kernel then records something all the same (clone's copy_) or refuses (an
+    # inner out= call's check); it returns None where the plain result, without history, stands. None: nothing
     without_autograd_kernel: Callable[[tuple], object] | None = None
 
     def __init__(
@@ -614,7 +615,9 @@ class OpDef:
                 # where some other argument is a normal tensor; ``_eager_inplace`` decides for itself)
                 requires_grad = _views.autograd_kernel_runs(args, self.tensor_idx)
                 if not requires_grad and self.without_autograd_kernel is not None:
-                    return self.without_autograd_kernel(args)
+                    done = self.without_autograd_kernel(args)
+                    if done is not None:
+                        return done
         record = requires_grad and STATE.grad_enabled
         if self.is_inplace:
             return self._eager_inplace(args, arrays, record)

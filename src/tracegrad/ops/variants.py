@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -29,6 +30,46 @@ def out_with_grad_error(name: str) -> RuntimeError:
     that refuses: ``aten::`` in front for its autograd fallback)."""
     return RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                         "but one of the arguments requires grad.")
+
+
+# Operators whose CPU kernel writes its result through an ``out=`` call (key: the operator; value: the one that
+# refuses). For inference tensors alone, one requiring grad, torch's autograd kernel does not run, but the inner
+# out= call's does, and refuses (``w.mean()`` for a parameter made under inference_mode).
+_WRITES_THROUGH_OUT = {"mean": "sum", "mean.dim": "sum", "abs": "abs", "logsumexp": "logsumexp",
+                       "nan_to_num": "nan_to_num", "deg2rad": "deg2rad", "rad2deg": "rad2deg", "cummax": "cummax",
+                       "hardtanh": "hardtanh"}
+# var and std reach ``self.mean()`` (std_var_all_cpu) where they reduce a non-empty float or double tensor to one value
+_ALL_AT_ONCE_VARIANCES = ("var.correction", "std.correction")
+
+
+def _refused_inner_out_call(name: str, applies=lambda args: True):
+    def refuse(args: tuple):
+        if applies(args):
+            raise out_with_grad_error(name)
+        return None  # (the caller goes on: the result has no history)
+
+    return refuse
+
+
+def _reduces_to_one_value(args: tuple) -> bool:
+    """Whether ``var``/``std`` of ``args`` takes ATen's all-at-once CPU path: a float or double input, not empty,
+    reduced to at most one value."""
+    data, dim = args[0]._data, args[1]
+    if data.dtype.kind != "f" or data.itemsize < 4 or data.size == 0:
+        return False
+    if dim is None:
+        return True
+    reduced = {d % data.ndim for d in ((dim,) if isinstance(dim, int) else dim)} if data.ndim else set()
+    kept = [n for d, n in enumerate(data.shape) if d not in reduced]
+    return math.prod(kept) <= 1
+
+
+def install_inner_out_refusals(registry: dict) -> None:
+    """Make the operators above refuse inference tensors requiring grad as torch does."""
+    for key, refusing in _WRITES_THROUGH_OUT.items():
+        registry[key].without_autograd_kernel = _refused_inner_out_call(refusing)
+    for key in _ALL_AT_ONCE_VARIANCES:
+        registry[key].without_autograd_kernel = _refused_inner_out_call("sum", _reduces_to_one_value)
 
 
 def write_out(op, bound: tuple, out):

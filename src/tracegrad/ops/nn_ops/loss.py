@@ -463,9 +463,11 @@ def _pure(kernel, *arrays):
 
 
 def _records_inline(input: Tensor, target: Tensor) -> bool:
-    """Whether an eager path may record its nodes by hand: plain tensors, and nothing that needs the general
-    path (``fast_path_ok``) or watches operator calls."""
-    return fast_path_ok() and not STATE.observed and input.__class__ is Tensor and target.__class__ is Tensor
+    """Whether an eager path may record its nodes by hand: plain tensors, scores that are not an inference tensor
+    (torch's autograd kernels may not run for one), and nothing that needs the general path (``fast_path_ok``) or
+    watches operator calls."""
+    return (fast_path_ok() and not STATE.observed and input.__class__ is Tensor and target.__class__ is Tensor
+            and not input._inference)
 
 
 def _requires_grad(t: Tensor) -> bool:

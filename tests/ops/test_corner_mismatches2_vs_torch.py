@@ -1,0 +1,156 @@
+"""More operator corners where tracegrad and torch parted: inference tensors outside inference mode (their version
+counters, the copies made of them, the operators whose CPU kernel refuses one that requires grad, the fused
+cross-entropy path), ..."""
+
+from __future__ import annotations
+
+import pytest
+from _lib import raised, tg, torch
+
+
+def _outcome(program, lib):
+    """What ``program(lib)`` gives: a value, or the error's type and message."""
+    try:
+        return program(lib)
+    except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+        return type(exc).__name__, str(exc)
+
+
+# ---- inference tensors outside inference mode -------------------------------------------------------------------
+
+
+def _made_in_inference_mode(lib, requires_grad: bool = False, shape=(2, 3)):
+    with lib.inference_mode():
+        return lib.ones(shape, requires_grad=requires_grad)
+
+
+def _detached_in_inference_mode(lib):
+    x = _made_in_inference_mode(lib)
+    with lib.inference_mode():
+        return x.detach()
+
+
+VERSIONS = {
+    "an inference tensor": lambda lib: _made_in_inference_mode(lib)._version,
+    "its view": lambda lib: _made_in_inference_mode(lib)[0]._version,
+    "its detach (outside)": lambda lib: _made_in_inference_mode(lib).detach()._version,
+    "its detach's detach": lambda lib: _made_in_inference_mode(lib).detach().detach()._version,
+    "its detach's view": lambda lib: _made_in_inference_mode(lib).detach()[0]._version,
+    "its detach inside inference mode": lambda lib: _detached_in_inference_mode(lib)._version,
+    "its clone": lambda lib: _made_in_inference_mode(lib).clone()._version,
+    "its clone, written": lambda lib: _made_in_inference_mode(lib).clone().add_(1)._version,
+    "its clone made to require grad": lambda lib: _made_in_inference_mode(lib).clone().requires_grad_()._version,
+    "its clone, contiguous_format": lambda lib: _made_in_inference_mode(lib).clone(
+        memory_format=lib.contiguous_format)._version,
+    "torch.clone of it": lambda lib: lib.clone(_made_in_inference_mode(lib))._version,
+    "its double()": lambda lib: _made_in_inference_mode(lib).double()._version,
+    "its to(copy=True)": lambda lib: _made_in_inference_mode(lib).to(lib.float32, copy=True)._version,
+    "its float() (itself)": lambda lib: _made_in_inference_mode(lib).float()._version,
+    "its transpose's contiguous()": lambda lib: _made_in_inference_mode(lib).t().contiguous()._version,
+    "clone of one requiring grad": lambda lib: _made_in_inference_mode(lib, True).clone()._version,
+    "double() of one requiring grad": lambda lib: _made_in_inference_mode(lib, True).double()._version,
+    "a product with it": lambda lib: (_made_in_inference_mode(lib) * 2)._version,
+}
+
+
+@pytest.mark.parametrize("name", VERSIONS)
+def test_versions_of_inference_tensors_and_their_copies(name):
+    assert _outcome(VERSIONS[name], tg) == _outcome(VERSIONS[name], torch)
+
+
+def test_version_of_an_inference_tensor_written_inside_inference_mode():
+    def program(lib):
+        x = _made_in_inference_mode(lib)
+        d = x.detach()
+        with lib.inference_mode():
+            x.add_(1)
+            d.add_(1)
+        return _outcome(lambda lib: x._version, lib), d._version
+
+    assert program(tg) == program(torch)
+
+
+def _requiring_grad(lib):
+    return _made_in_inference_mode(lib, requires_grad=True)
+
+
+# Operators whose CPU kernel writes through an out= call, which refuses an inference tensor requiring grad
+REFUSALS = {
+    "mean()": lambda lib: _requiring_grad(lib).mean(),
+    "mean(0)": lambda lib: _requiring_grad(lib).mean(0),
+    "mean(dtype=)": lambda lib: _requiring_grad(lib).mean(dtype=lib.float64),
+    "var()": lambda lib: _requiring_grad(lib).var(),
+    "var((0, 1))": lambda lib: _requiring_grad(lib).var((0, 1)),
+    "var(1)": lambda lib: _requiring_grad(lib).var(1),
+    "std(correction=0)": lambda lib: _requiring_grad(lib).std(correction=0),
+    "std(0, keepdim=True)": lambda lib: _requiring_grad(lib).std(0, keepdim=True),
+    "std of a (1, 3) over dim 1": lambda lib: _made_in_inference_mode(lib, True, (1, 3)).std(1),
+    "abs()": lambda lib: _requiring_grad(lib).abs(),
+    "logsumexp(1)": lambda lib: _requiring_grad(lib).logsumexp(1),
+    "nan_to_num()": lambda lib: _requiring_grad(lib).nan_to_num(),
+    "deg2rad()": lambda lib: _requiring_grad(lib).deg2rad(),
+    "cummax(1)": lambda lib: _requiring_grad(lib).cummax(1)[0],
+    "hardtanh": lambda lib: lib.nn.functional.hardtanh(_requiring_grad(lib)),
+    "Linear's weight.mean()": lambda lib: _module_made_in_inference_mode(lib).weight.mean(),
+    "sum() (no out= call)": lambda lib: _requiring_grad(lib).sum(),
+    "exp()": lambda lib: _requiring_grad(lib).exp(),
+    "w ** 2": lambda lib: _requiring_grad(lib) ** 2,
+    "w.pow(2)": lambda lib: _requiring_grad(lib).pow(2),
+    "w.square()": lambda lib: _requiring_grad(lib).square(),
+    "w * 2 (a wrapped number)": lambda lib: _requiring_grad(lib) * 2,
+}
+
+
+def _module_made_in_inference_mode(lib):
+    lib.manual_seed(0)
+    with lib.inference_mode():
+        return lib.nn.Linear(3, 2)
+
+
+def _result_or_error(program, lib):
+    outcome = _outcome(program, lib)
+    if isinstance(outcome, tuple):
+        return outcome
+    return outcome.requires_grad, None if outcome.grad_fn is None else outcome.grad_fn.name(), tuple(outcome.shape)
+
+
+@pytest.mark.parametrize("name", REFUSALS)
+def test_inference_tensor_requiring_grad_outside_inference_mode(name):
+    assert _result_or_error(REFUSALS[name], tg) == _result_or_error(REFUSALS[name], torch)
+
+
+def _scores_and_targets(lib, scores_made_inside: bool, targets_made_inside: bool):
+    def scores():
+        return lib.arange(6.0).reshape(2, 3).requires_grad_()
+
+    def targets():
+        return lib.tensor([0, 2])
+
+    with lib.inference_mode():
+        inside = scores() if scores_made_inside else None, targets() if targets_made_inside else None
+    return inside[0] if scores_made_inside else scores(), inside[1] if targets_made_inside else targets()
+
+
+LOSSES = {
+    "cross_entropy": lambda lib, x, t: lib.nn.functional.cross_entropy(x, t),
+    "nll_loss": lambda lib, x, t: lib.nn.functional.nll_loss(x, t),
+    "cross_entropy, sum": lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, reduction="sum"),
+    "CrossEntropyLoss": lambda lib, x, t: lib.nn.CrossEntropyLoss()(x, t),
+}
+
+
+@pytest.mark.parametrize("scores_inside, targets_inside", [(True, False), (True, True), (False, True)])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_fused_losses_with_inference_tensors(loss, scores_inside, targets_inside):
+    def program(lib):
+        return LOSSES[loss](lib, *_scores_and_targets(lib, scores_inside, targets_inside))
+
+    assert _result_or_error(program, tg) == _result_or_error(program, torch)
+
+
+def test_fused_cross_entropy_backward_with_inference_targets():
+    def program(lib):
+        x, t = _scores_and_targets(lib, False, True)
+        return raised(lib, lambda lib: lib.nn.functional.cross_entropy(x, t).backward())
+
+    assert program(tg) == program(torch)
