@@ -5,7 +5,7 @@ cross-entropy path), ..."""
 from __future__ import annotations
 
 import pytest
-from _lib import raised, tg, torch
+from _lib import raised, tg, torch, value_or_error
 
 
 def _outcome(program, lib):
@@ -154,3 +154,37 @@ def test_fused_cross_entropy_backward_with_inference_targets():
         return raised(lib, lambda lib: lib.nn.functional.cross_entropy(x, t).backward())
 
     assert program(tg) == program(torch)
+
+
+# ---- clamp's dtype errors: TensorIterator's scalar type names, the Scalar overloads' out= check -----------------
+
+
+def _longs(lib, dtype: str = "long"):
+    return lib.arange(3, dtype=getattr(lib, dtype))
+
+
+CLAMP_ERRORS = {
+    "clamp_(Tensor) of longs": lambda lib: _longs(lib).clamp_(lib.tensor(0.5)),
+    "clamp_(max=Tensor) of longs": lambda lib: _longs(lib).clamp_(max=lib.tensor(0.5)),
+    "clamp_(Tensor, Tensor) of ints": lambda lib: _longs(lib, "int32").clamp_(lib.tensor(0.5), lib.tensor(1.5)),
+    "clamp_(double Tensor) of bytes": lambda lib: _longs(lib, "uint8").clamp_(lib.tensor(0.5, dtype=lib.float64)),
+    "clamp_min_(Tensor) of shorts": lambda lib: _longs(lib, "int16").clamp_min_(lib.tensor(0.5)),
+    "clip_(Tensor, Tensor) of bools": lambda lib: lib.ones(3, dtype=lib.bool).clip_(lib.tensor(0.5), lib.tensor(1.)),
+    "clamp_(number) of longs (C type names)": lambda lib: _longs(lib).clamp_(0.5),
+    "clamp_max_(number) of ints": lambda lib: _longs(lib, "int32").clamp_max_(0.5),
+    "clamp(floats, number, out=longs)": lambda lib: lib.clamp(lib.ones(3), 0.5, out=_longs(lib)),
+    "clamp(floats, number, out=doubles)": lambda lib: lib.clamp(lib.ones(3), 0.5, out=lib.zeros(3, dtype=lib.float64)),
+    "clamp(ints, int, out=longs)": lambda lib: lib.clamp(_longs(lib, "int32"), 1, out=_longs(lib)),
+    "clamp_min(floats, number, out=longs)": lambda lib: lib.clamp_min(lib.ones(3), 0.5, out=_longs(lib)),
+    "clamp_max(floats, number, out=doubles)": lambda lib: lib.clamp_max(lib.ones(3), 0.5,
+                                                                         out=lib.zeros(3, dtype=lib.float64)),
+    "clip(floats, number, out=longs)": lambda lib: lib.clip(lib.ones(3), 0.5, out=_longs(lib)),
+    "clamp(floats, Tensor, out=doubles) casts": lambda lib: lib.clamp(lib.ones(3), lib.tensor(0.5),
+                                                                       out=lib.zeros(3, dtype=lib.float64)),
+    "clamp(longs, number, out=floats)": lambda lib: lib.clamp(_longs(lib), 0.5, out=lib.zeros(3)),
+}
+
+
+@pytest.mark.parametrize("name", CLAMP_ERRORS)
+def test_clamp_dtype_errors(name):
+    assert value_or_error(CLAMP_ERRORS[name], tg) == value_or_error(CLAMP_ERRORS[name], torch)

@@ -858,9 +858,10 @@ def _clamp_kernel(a, min=None, max=None, clip=clip_values):
 def _clamp_inplace_kernel(a, min=None, max=None, clip=clip_values):
     dt = result_dtype(a, min, max)
     if dt != a.dtype and not _pw._can_cast_like_torch(dt, a.dtype):
-        # (checked before the kernel's own checks); clamp_ words its cast error with C type names
-        raise RuntimeError(f"result type {type_name(dt)} can't be cast to the desired output type "
-                           f"{cpp_type_name(a.dtype)}")
+        # (checked before the kernel's own checks): the Scalar overloads' meta function prints self's TypeMeta, a C
+        # type name ("long int"), the Tensor overloads' TensorIterator its scalar type ("Long")
+        output_type = type_name(a.dtype) if clip is clip_by_tensors else cpp_type_name(a.dtype)
+        raise RuntimeError(f"result type {type_name(dt)} can't be cast to the desired output type {output_type}")
     _pw.copy_into(a, _clamp_kernel(a, min, max, clip))
     return a
 

@@ -270,6 +270,9 @@ _STRICT_OUT_DTYPE = {
     "mode": lambda want, have, output: "expected scalar type '{}' but got '{}' for {} output".format(
         *_names(want, have), "indices" if output else "values"),
     **dict.fromkeys(("median.dim", "nanmedian.dim"), _median_words),
+    # (the Scalar overloads run a unary TensorIterator over self cast to the result type, all dtypes the same)
+    **dict.fromkeys(("clamp", "clamp_min", "clamp_max"),
+                    lambda want, have, output: "Found dtype {1} but expected {0}".format(*_names(want, have))),
 }
 
 
