@@ -4,8 +4,10 @@ cross-entropy path), ..."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
-from _lib import raised, tg, torch, value_or_error
+from _lib import assert_close, assert_same_bits, raised, tg, torch, value_or_error
 
 
 def _outcome(program, lib):
@@ -188,3 +190,54 @@ CLAMP_ERRORS = {
 @pytest.mark.parametrize("name", CLAMP_ERRORS)
 def test_clamp_dtype_errors(name):
     assert value_or_error(CLAMP_ERRORS[name], tg) == value_or_error(CLAMP_ERRORS[name], torch)
+
+
+# ---- torch.convolution with a bias of another dtype: the slow kernels take it, oneDNN refuses it ---------------
+
+BIAS_DTYPES = ("float64", "float16", "int32", "complex64")
+
+
+def _convolution_with_bias(lib, nd: int, transposed: bool, dilation: int, bias_dtype: str, groups: int = 1):
+    x = lib.full((1, 2) + (5,) * nd, 0.1)
+    w = lib.full(((3 * groups, 2 // groups) if not transposed else (2, 3)) + (2,) * nd, 0.3)
+    bias = lib.full((3 * groups,), 0.1 if bias_dtype != "int32" else 2, dtype=getattr(lib, bias_dtype))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = lib.convolution(x, w, bias, [1] * nd, [0] * nd, [dilation] * nd, transposed, [0] * nd, groups)
+    return out, [str(w.message).split(" (Triggered")[0] for w in caught]
+
+
+@pytest.mark.parametrize("bias_dtype", BIAS_DTYPES)
+@pytest.mark.parametrize("nd, transposed, dilation", [(1, False, 1), (2, False, 1), (2, False, 2), (3, False, 1),
+                                                      (1, True, 1), (2, True, 2), (3, True, 1)])
+def test_convolution_with_a_bias_of_another_dtype(nd, transposed, dilation, bias_dtype):
+    outcomes = []
+    for lib in (tg, torch):
+        try:
+            outcomes.append(_convolution_with_bias(lib, nd, transposed, dilation, bias_dtype))
+        except RuntimeError as exc:
+            outcomes.append(str(exc))
+    ours, theirs = outcomes
+    if isinstance(theirs, str):
+        assert ours == theirs
+        return
+    assert ours[1] == theirs[1]  # (the complex bias's cast warning)
+    assert str(ours[0].dtype).replace("tracegrad", "torch") == str(theirs[0].dtype)
+    assert_close(ours[0], theirs[0], rtol=1e-6, atol=0)  # (the kernels' sums run in another order)
+
+
+def test_convolution_with_a_bias_of_another_dtype_on_onednn():
+    assert raised(tg, lambda lib: _convolution_with_bias(lib, 2, False, 1, "float64", groups=2)) == raised(
+        torch, lambda lib: _convolution_with_bias(lib, 2, False, 1, "float64", groups=2))
+
+
+def test_gradient_of_a_double_bias_of_a_float_convolution():
+    def program(lib):
+        x = lib.ones(1, 2, 5)
+        w = lib.ones(3, 2, 3, requires_grad=True)
+        bias = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        lib.convolution(x, w, bias, [1], [0], [1], False, [0], 1).sum().backward()
+        return bias.grad, w.grad
+
+    for ours, theirs in zip(program(tg), program(torch)):
+        assert_same_bits(ours, theirs)

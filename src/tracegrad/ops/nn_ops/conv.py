@@ -24,8 +24,10 @@ from ..._runtime import get_num_threads
 from ..._state import STATE
 from ..._tensor import Tensor
 from ...backend.dtypes import tensor_type_string
+from .._util import binary_dtype
 from ..aten_vec import cpu_flags
-from ..pointwise import add
+from ..pointwise import _can_cast_like_torch as can_cast_like_torch
+from ..pointwise import add, copy_into
 from ..reductions import sum as sum_op
 from ..registry import defop
 from ..result_layouts import in_suggested_format
@@ -385,12 +387,14 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
             f"elements, but got bias of size {list(bias.shape)} instead"
         )
     _check_kernel_dilation(nd, transposed, dilation)
-    _check_parameter_dtypes(x, w, bias, stride, dilation, groups)
+    _check_parameter_dtypes(x, w, bias, stride, dilation, transposed, groups)
 
 
-def _check_parameter_dtypes(x, w, bias, stride, dilation, groups) -> None:
+def _check_parameter_dtypes(x, w, bias, stride, dilation, transposed, groups) -> None:
     """A weight or bias of another dtype than the input, refused by the backend ATen selects once the shapes are
-    checked: oneDNN's check of its parameters, or the slow kernel's reading of the weight as the input's dtype."""
+    checked: oneDNN's check of its parameters, or the slow kernel's reading of the weight (and, in the 3-d
+    transposed one, of the bias) as the input's dtype. The other slow kernels take a bias of any dtype
+    (``_with_bias``)."""
     if _uses_mkldnn(x, w, stride, dilation, groups):
         for name, p in (("weight", w), ("bias", bias)):
             if p is not None and p.dtype != x.dtype:
@@ -399,10 +403,8 @@ def _check_parameter_dtypes(x, w, bias, stride, dilation, groups) -> None:
                                    f"tensor and {name} is a dense tensor")
     elif x.dtype != w.dtype:
         raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found {type_name(w.dtype)}")
-    elif bias is not None and bias.dtype != x.dtype:  # (torch's slow kernels add a cast bias: not followed here)
-        raise RuntimeError(f"Input type ({tensor_type_string(x.dtype)}) and bias type "
-                           f"({tensor_type_string(bias.dtype)}) should be the same or input should be a MKLDNN tensor "
-                           "and bias is a dense tensor")
+    elif bias is not None and bias.dtype != x.dtype and transposed and x.ndim == 5:
+        raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found {type_name(bias.dtype)}")
 
 
 def _uses_mkldnn(x, w, stride, dilation, groups) -> bool:
@@ -502,9 +504,25 @@ def _convolution_kernel(x, w, bias, stride, padding, dilation, transposed, outpu
         out = _conv_input_grad_kernel(x, w, size, stride, padding, dilation, groups)
     else:
         out = _conv_kernel(x, w, stride, padding, dilation, groups)
-    if bias is not None:
-        out = out + bias.reshape((1, -1) + (1,) * (out.ndim - 2))
-    return out
+    return out if bias is None else _with_bias(out, bias, transposed)
+
+
+def _with_bias(out: np.ndarray, bias: np.ndarray, transposed: bool) -> np.ndarray:
+    """The bias added to a slow kernel's output: the plain kernels copy it into the output first (cast to its
+    dtype, a complex one with its warning), the transposed ones ``add_`` it (computed in the promoted dtype, then
+    written back, a complex one refused)."""
+    shaped = bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    if bias.dtype == out.dtype:
+        return out + shaped
+    if not transposed:
+        cast = np.empty(shaped.shape, out.dtype)
+        copy_into(cast, shaped)
+        return out + cast
+    common = binary_dtype(out, shaped)
+    if not can_cast_like_torch(common, out.dtype):
+        raise RuntimeError(f"result type {type_name(common)} can't be cast to the desired output type "
+                           f"{type_name(out.dtype)}")
+    return (out.astype(common) + shaped.astype(common)).astype(out.dtype)
 
 
 def _convolution_vjp(ctx, g):
