@@ -241,3 +241,29 @@ def test_gradient_of_a_double_bias_of_a_float_convolution():
 
     for ours, theirs in zip(program(tg), program(torch)):
         assert_same_bits(ours, theirs)
+
+
+# ---- view_as_complex of an empty view keeps its storage offset ------------------------------------------------
+
+EMPTY_VIEWS = {
+    "as_strided (0, 2) at 4": lambda lib: lib.zeros(20).as_strided((0, 2), (2, 1), 4),
+    "as_strided (3, 0, 2) at 6": lambda lib: lib.zeros(20).as_strided((3, 0, 2), (4, 2, 1), 6),
+    "as_strided (0, 2) at 3": lambda lib: lib.zeros(20).as_strided((0, 2), (2, 1), 3),
+    "double as_strided (0, 2) at 4": lambda lib: lib.zeros(20, dtype=lib.float64).as_strided((0, 2), (2, 1), 4),
+    "empty slice of rows": lambda lib: lib.zeros(20).view(10, 2)[3:3],
+    "empty storage": lambda lib: lib.zeros(0, 2),
+    "non-empty as_strided at 4": lambda lib: lib.zeros(20).as_strided((2, 2), (2, 1), 4),
+}
+
+
+def _layout(t) -> tuple:
+    return str(t.dtype).replace("tracegrad", "torch"), tuple(t.shape), t.stride(), t.storage_offset()
+
+
+@pytest.mark.parametrize("name", EMPTY_VIEWS)
+def test_view_as_complex_keeps_the_storage_offset(name):
+    def program(lib):
+        z = lib.view_as_complex(EMPTY_VIEWS[name](lib))
+        return _layout(z), _layout(lib.view_as_real(z))
+
+    assert _outcome(program, tg) == _outcome(program, torch)

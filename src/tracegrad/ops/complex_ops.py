@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._strides import element_strides, storage_offset_of, strided_empty, strided_view, torch_byte_strides
+from .._strides import (
+    element_strides,
+    offset_in,
+    storage_offset_of,
+    storage_root,
+    strided_empty,
+    strided_view,
+    torch_byte_strides,
+)
 from .._tensor import Tensor
 from ..backend.dtypes import scalar_type_name
 from .registry import defop
@@ -59,9 +67,23 @@ def _view_as_complex_kernel(a):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if storage_offset_of(a) % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    if a.size == 0:  # (no element to alias: a fresh empty array with the halved strides)
-        return strided_empty(a.shape[:-1], tuple(st // 2 for st in strides[:-1]), _COMPLEX_OF[a.dtype])
+    if a.size == 0:  # (no element to alias: an empty view with the halved strides, at the halved offset)
+        return _empty_view_in_storage(a, tuple(st // 2 for st in strides[:-1]), _COMPLEX_OF[a.dtype])
     return a.view(_COMPLEX_OF[a.dtype])[..., 0]
+
+
+def _empty_view_in_storage(a: np.ndarray, strides: tuple, dtype: np.dtype) -> np.ndarray:
+    """An empty array of ``a``'s shape but its last dim, with ``dtype`` and these element strides, over ``a``'s
+    storage where it starts (so its storage offset is ``a``'s, in its own elements); over an owner of no memory
+    where ``a``'s storage is none."""
+    root = storage_root(a)
+    shape = a.shape[:-1]
+    if root is not a and root.flags.c_contiguous:
+        try:
+            return np.ndarray(shape, dtype, root, offset_in(root, a), tuple(st * dtype.itemsize for st in strides))
+        except (TypeError, ValueError):  # (an offset beyond the storage's end)
+            pass
+    return strided_empty(shape, strides, dtype)
 
 
 def _view_as_complex_vjp(ctx, g):
