@@ -216,6 +216,7 @@ from . import (  # noqa: E402
     profiler,
     random,
     serialization,
+    signal,
     special,
     testing,
     utils,

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Callable
 
 _CACHE: dict = {}
+_MADE: list[type] = []  # every return type made so far
+_LISTENERS: list[Callable[[type], None]] = []  # told of each new one (the pytree registry, as torch registers them)
 
 
 def _structseq_repr(self) -> str:
@@ -18,7 +21,17 @@ def return_type(name: str, fields) -> type:
     cls = namedtuple(name, fields)
     cls.__module__ = "torch.return_types"
     cls.__repr__ = _structseq_repr
+    _MADE.append(cls)
+    for listener in _LISTENERS:
+        listener(cls)
     return cls
+
+
+def on_return_type(listener: Callable[[type], None]) -> None:
+    """Call ``listener`` with each return type, those made so far now and those made later when they are made."""
+    _LISTENERS.append(listener)
+    for cls in _MADE:
+        listener(cls)
 
 
 def make_return(schema, outs: tuple):
