@@ -4,8 +4,10 @@ for mismatched structures."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
+import pickle
 import re
 import warnings
 from collections import OrderedDict, defaultdict, deque, namedtuple
@@ -55,12 +57,13 @@ TREES = {
     "namedtuple": lambda lib: Point(1, Pair([2], {"q": 3})),
     "max": lambda lib: lib.max(lib.tensor([[1.0, 5.0], [4.0, 2.0]]), 0),
     "sort-in-list": lambda lib: [lib.sort(lib.tensor([3.0, 1.0, 2.0])), 7],
+    "aminmax-frexp": lambda lib: {"m": lib.aminmax(lib.tensor([3.0, 1.0])), "f": lib.frexp(lib.tensor([1.0, 6.0]))},
     "size": lambda lib: [lib.Size([2, 3]), (4,)],  # (a node since `import torch` imports torch.fx)
     "set-is-leaf": lambda lib: [{1, 2}, frozenset()],
 }
 
 
-OWN_TYPE_TREES = ("max", "sort-in-list", "size")  # (their node types are each library's own classes)
+OWN_TYPE_TREES = ("max", "sort-in-list", "aminmax-frexp", "size")  # (their node types are each library's own classes)
 
 
 @pytest.mark.parametrize("name", TREES)
@@ -172,6 +175,10 @@ PROGRAMS = {
     "treespec-builders": lambda lib, p: (p.treespec_tuple([p.treespec_leaf(), p.treespec_leaf()]),
                                          p.treespec_dict({"a": p.treespec_leaf()}, b=p.treespec_leaf())),
     "flatten-up-to": lambda lib, p: p.tree_structure([1, {"a": 2}]).flatten_up_to([(1, 2), {"a": [3]}]),
+    "pickle-and-copy": lambda lib, p: [(pickle.loads(pickle.dumps(s)) == s, copy.deepcopy(s) == s,
+                                        type(copy.deepcopy(s)).__name__)
+                                       for s in (p.tree_structure({"a": [1, (2,)], "b": Point(1, None)}),
+                                                 p.tree_structure(1))],
     "key-entries": lambda lib, p: [(k, str(k), hash(k) == hash(type(k)(*dataclasses.astuple(k))))
                                    for k in (p.SequenceKey(1), p.MappingKey("a"), p.GetAttrKey("x"))],
     "keystr": lambda lib, p: p.keystr((p.SequenceKey(0), p.MappingKey("a"), p.GetAttrKey("x"), p.MappingKey(2))),

@@ -721,10 +721,14 @@ PyTreeSpec = TreeSpec
 class LeafSpec(TreeSpec):
     """The spec of a leaf, printed ``*`` (deprecated as a class: test ``spec.is_leaf()``)."""
 
-    def __init__(self) -> None:
+    def __new__(cls, *args: Any, **kwargs: Any) -> LeafSpec:
+        # (in __new__, as torch's deprecation wrapper: copies and unpickled leaf specs warn too)
         warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated, "
                       "use `isinstance(treespec, TreeSpec) and treespec.is_leaf()` instead.",
                       FutureWarning, stacklevel=2)
+        return object.__new__(cls)
+
+    def __init__(self) -> None:
         self._become_leaf()
 
     def _become_leaf(self) -> None:
