@@ -18,7 +18,8 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.dtypes import cpp_type_name, scalar_type_name
 from . import pointwise as _pw
-from ._util import as_array, half_in_float, number_arg, reject_complex, result_dtype, to_floating, unsupported
+from ._util import as_array, number_arg, reject_complex, result_dtype, to_floating, unsupported
+from .aten_loops import float_kernel
 from .clip_values import clip_by_tensors, clip_values
 from .creation import zeros_like
 from .pointwise import (
@@ -352,11 +353,19 @@ def _atanh_vjp(ctx, g):
     return div(g, conj(_one_minus_square(_saved_input(ctx))))
 
 
-@half_in_float
 def _rsqrt_kernel(a):
     x = to_floating(a)
+    if x.dtype == np.float16:
+        return float_kernel(_half_rsqrt_in_float, (x,), also_avx512=False)
     with np.errstate(all="ignore"):
         return np.reciprocal(np.sqrt(x))
+
+
+def _half_rsqrt_in_float(x: np.ndarray, vector: bool) -> np.ndarray:
+    """PyTorch's half ``rsqrt`` (from float values): its vector code divides 1 by the float square root; its scalar
+    loop (``1 / std::sqrt(a)`` on a ``c10::Half``) by the square root rounded to half first."""
+    root = np.sqrt(x)
+    return np.reciprocal(root if vector else root.astype(np.float16).astype(np.float32))
 
 
 _SELF = ("self",)
