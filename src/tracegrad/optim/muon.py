@@ -50,15 +50,6 @@ def _products(a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
     return [np.multiply.outer(a[:, i], b[i, :]) for i in range(a.shape[1])]
 
 
-def _sum_in_pairs(terms: list[np.ndarray]) -> np.ndarray:
-    """oneDNN's bfloat16 dot-product instruction (vdpbf16ps) on one float accumulator: term 2i+1, then term 2i."""
-    acc = np.zeros_like(terms[0])
-    for i in range(0, len(terms), 2):
-        for t in terms[i:i + 2][::-1]:
-            acc += t
-    return acc
-
-
 def _sum_sequentially(terms: list[np.ndarray]) -> np.ndarray:
     acc = np.zeros_like(terms[0])
     for t in terms:
@@ -104,21 +95,29 @@ def _sum_vectorized_dot(terms: list[np.ndarray]) -> np.ndarray:
     return total
 
 
+def _small_product_in_aten_order(a: np.ndarray, b: np.ndarray, a_rows: bool, b_rows: bool) -> np.ndarray:
+    """``a @ b`` summed term by term in the order of ATen's own bfloat16 loops, which the layouts pick."""
+    terms = _products(a, b)
+    if a_rows == b_rows:  # (both as they are, or both transposed: its loops over four partial sums)
+        return _sum_four_partials(terms)
+    if a_rows:  # (the second transposed: a dot product of two rows)
+        return _sum_vectorized_dot(terms)
+    return _sum_sequentially(terms)
+
+
 def _bf16_addmm(c: np.ndarray | None, a: np.ndarray, b: np.ndarray, a_rows: bool, b_rows: bool, beta: float = 0.0,
                 alpha: float = 1.0) -> np.ndarray:
     """``beta * c + alpha * (a @ b)`` of bfloat16 matrices (``c`` None: a plain product) as torch's CPU kernels
     compute it: each dot product summed in float in the order of the kernel the sizes and the operands' layouts
     (``a_rows``, ``b_rows``: row-major) pick, then scaled and added in float and rounded to bfloat16 once."""
-    terms = _products(a, b)
     m, k = a.shape
     if m * b.shape[1] * k > _ONEDNN_MIN_WORK:
-        dot = _sum_in_pairs(terms)
-    elif a_rows == b_rows:  # (both as they are, or both transposed: its loops over four partial sums)
-        dot = _sum_four_partials(terms)
-    elif a_rows:  # (the second transposed: a dot product of two rows)
-        dot = _sum_vectorized_dot(terms)
+        # oneDNN's order (pairs of terms through vdpbf16ps, then its blocking) is not reproduced exactly, and an
+        # emulation term by term costs k products of the result's size: a float32 product instead, which can
+        # differ from torch's in the last bfloat16 bit of a few elements
+        dot = np.matmul(a, b)
     else:
-        dot = _sum_sequentially(terms)
+        dot = _small_product_in_aten_order(a, b, a_rows, b_rows)
     out = _F32(alpha) * dot if alpha != 1 else dot
     if c is not None and beta != 0:
         out = _F32(beta) * c + out
