@@ -1,12 +1,14 @@
 """Process-wide runtime settings PyTorch exposes at the top level (thread counts, the default device,
 deterministic algorithms, float32 matmul precision, flush-denormal). NumPy's kernels take none of them into
 account; tracegrad keeps and validates the values as PyTorch does so that code which sets and reads them runs.
+The float32 precisions, which ``torch.backends`` shares, are kept in ``_fp32_precision``.
 """
 
 from __future__ import annotations
 
 import os
 
+from . import _fp32_precision
 from .backend.device import DEFAULT_DEVICE, as_device, device, refuse_unsupported
 
 
@@ -15,7 +17,6 @@ class _Runtime:
     num_interop_threads: int = max(1, (os.cpu_count() or 1))
     deterministic: bool = False
     deterministic_warn_only: bool = False
-    matmul_precision: str = "highest"
 
 
 RUNTIME = _Runtime()
@@ -105,18 +106,11 @@ def get_deterministic_debug_mode() -> int:
 
 
 def get_float32_matmul_precision() -> str:
-    return RUNTIME.matmul_precision
+    return _fp32_precision.float32_matmul_precision()
 
 
 def set_float32_matmul_precision(precision: str) -> None:
-    if precision not in ("highest", "high", "medium"):
-        import warnings
-
-        # PyTorch's TORCH_WARN: an unknown value leaves the setting as it was
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
-                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
-        return
-    RUNTIME.matmul_precision = precision
+    _fp32_precision.set_float32_matmul_precision(precision)
 
 
 def set_flush_denormal(mode: bool) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _fp32_precision
 from ..autograd import engine as _engine
 from ..autograd.graph import _current_graph_task_id, _will_engine_execute_node
 from ..ops.linalg import _LinAlgError
@@ -10,7 +11,10 @@ from ._foreach_grouping import _group_tensors_by_device_and_dtype
 
 __all__ = ["_LinAlgError", "_autograd", "_will_engine_execute_node", "_current_graph_task_id",
            "_current_graph_task_execution_order", "_current_autograd_node", "_set_grad_enabled", "_get_tracing_state",
-           "_group_tensors_by_device_and_dtype", "_get_privateuse1_backend_name"]
+           "_group_tensors_by_device_and_dtype", "_get_privateuse1_backend_name",
+           "_get_fp32_precision_getter", "_set_fp32_precision_setter", "_get_float32_matmul_precision",
+           "_set_float32_matmul_precision", "_get_cublas_allow_tf32", "_set_cublas_allow_tf32",
+           "_get_cudnn_allow_tf32", "_set_cudnn_allow_tf32"]
 
 
 def _current_graph_task_execution_order() -> list:
@@ -44,3 +48,15 @@ def _get_tracing_state():
 def _get_privateuse1_backend_name() -> str:
     """The name of PyTorch's out-of-tree device backend, before one renames it (tracegrad has none)."""
     return "privateuseone"
+
+
+# ---- the float32 precision settings (torch.backends' Python code calls these) ----------------------------
+
+_get_fp32_precision_getter = _fp32_precision.get_fp32_precision_getter
+_set_fp32_precision_setter = _fp32_precision.set_fp32_precision_setter
+_get_float32_matmul_precision = _fp32_precision.float32_matmul_precision
+_set_float32_matmul_precision = _fp32_precision.set_float32_matmul_precision
+_get_cublas_allow_tf32 = _fp32_precision.allow_tf32_cublas
+_set_cublas_allow_tf32 = _fp32_precision.set_allow_tf32_cublas
+_get_cudnn_allow_tf32 = _fp32_precision.allow_tf32_cudnn
+_set_cudnn_allow_tf32 = _fp32_precision.set_allow_tf32_cudnn

@@ -8,10 +8,10 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from .._runtime import get_float32_matmul_precision, set_float32_matmul_precision
+from .. import _fp32_precision
 from ..nn.attention import SDPBackend, sdpa_kernel
 from ..ops.nn_ops.attention import ENABLED_BACKENDS
-from . import _precision
+from . import _bool_setter
 
 __all__ = ["is_built", "matmul", "SDPBackend", "flash_sdp_enabled", "enable_flash_sdp", "mem_efficient_sdp_enabled",
            "enable_mem_efficient_sdp", "math_sdp_enabled", "enable_math_sdp", "cudnn_sdp_enabled",
@@ -42,14 +42,17 @@ def _parse_reduction_setting(value: Any, attr_name: str) -> tuple[bool, bool]:
 
 
 class cuBLASModule:  # noqa: N801 - PyTorch's name
-    """``torch.backends.cuda.matmul``: ``allow_tf32`` is another view of ``torch.get_float32_matmul_precision()``."""
+    """``torch.backends.cuda.matmul``: ``allow_tf32`` (legacy) and ``fp32_precision`` (new) are two views of
+    cuBLAS's float32 precision, kept in ``_fp32_precision`` with the rules of torch's two APIs."""
 
     _reduction = {"fp16": (True, True), "bf16": (True, True)}
-    _state: dict[str, Any] = {"allow_fp16_accumulation": False, "fp32_precision": "none"}
+    _state: dict[str, Any] = {"allow_fp16_accumulation": False}
 
     def __getattr__(self, name: str) -> Any:
         if name == "allow_tf32":
-            return get_float32_matmul_precision() != "highest"
+            return _fp32_precision.allow_tf32_cublas()
+        if name == "fp32_precision":
+            return _fp32_precision.get_fp32_precision_getter("cuda", "matmul")
         for kind in ("fp16", "bf16"):
             if name == f"allow_{kind}_reduced_precision_reduction":
                 return self._reduction[kind][0]
@@ -61,17 +64,13 @@ class cuBLASModule:  # noqa: N801 - PyTorch's name
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "allow_tf32":
-            if not isinstance(value, bool):
-                raise RuntimeError(f"set_allow_tf32_cublas expects a bool, but got {type(value).__name__}")
-            set_float32_matmul_precision("high" if value else "highest")
+            _fp32_precision.set_allow_tf32_cublas(value)
         elif name in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"):
             self._reduction[name[6:10]] = _parse_reduction_setting(value, name)
         elif name == "allow_fp16_accumulation":
-            if not isinstance(value, bool):
-                raise RuntimeError(f"set_allow_fp16_accumulation_cublas expects a bool, but got {type(value).__name__}")
-            self._state[name] = value
+            self._state[name] = _bool_setter("set_allow_fp16_accumulation_cublas")(value)
         elif name == "fp32_precision":
-            self._state[name] = _precision(value)
+            _fp32_precision.set_fp32_precision_setter("cuda", "matmul", value)
         else:
             raise AttributeError("Unknown attribute " + name)
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
 
-from . import _bool_setter, _precision, install_flags, module_flags, set_module_flags
+from .._fp32_precision import get_fp32_precision_getter, set_fp32_precision_setter
+from . import _bool_setter, _FP32Precision, install_flags, set_module_flags
 
 VERBOSE_OFF = 0
 VERBOSE_ON = 1
@@ -24,21 +26,36 @@ def _onednn_tf32(value: object) -> None:
                   "not have Intel GPU Support.", UserWarning, stacklevel=4)
 
 
+matmul = _FP32Precision("mkldnn", "matmul")
+conv = _FP32Precision("mkldnn", "conv")
+rnn = _FP32Precision("mkldnn", "rnn")
 install_flags(__name__, {
     "enabled": (True, _bool_setter("set_enabled_mkldnn")),
     "deterministic": (False, _bool_setter("set_deterministic_mkldnn")),
     "allow_tf32": (None, _onednn_tf32),
-    "fp32_precision": ("none", _precision),
+}, {
+    # torch reads oneDNN's own node but writes the generic one (its setter names "generic")
+    "fp32_precision": (lambda: get_fp32_precision_getter("mkldnn", "all"),
+                       lambda value: set_fp32_precision_setter("generic", "all", value)),
 })
 
 
 def set_flags(_enabled=None, _deterministic=None, _allow_tf32=None, _fp32_precision="none") -> tuple:
-    return set_module_flags(__name__, {"enabled": _enabled, "deterministic": _deterministic,
-                                       "allow_tf32": _allow_tf32, "fp32_precision": _fp32_precision})
+    """torch's: the precision read and written here is oneDNN's own node (unlike the module's property)."""
+    previous = set_module_flags(__name__, {"enabled": _enabled, "deterministic": _deterministic,
+                                           "allow_tf32": _allow_tf32})
+    previous += (get_fp32_precision_getter("mkldnn", "all"),)
+    if _fp32_precision is not None:
+        set_fp32_precision_setter("mkldnn", "all", _fp32_precision)
+    return previous
 
 
+@contextlib.contextmanager
 def flags(enabled: bool = False, deterministic: bool = False, allow_tf32: bool = True,
-          fp32_precision: str = "none") -> AbstractContextManager:
+          fp32_precision: str = "none") -> Iterator[None]:
     """Switch oneDNN (off, by default) inside the block: float32 LSTMs then take the composed path."""
-    return module_flags(__name__, {"enabled": enabled, "deterministic": deterministic, "allow_tf32": allow_tf32,
-                                   "fp32_precision": fp32_precision})
+    previous = set_flags(enabled, deterministic, allow_tf32, fp32_precision)
+    try:
+        yield
+    finally:
+        set_flags(*previous)

@@ -1,10 +1,14 @@
-"""``torch.backends.cudnn`` of a build without cuDNN: flags that read and write, no library behind them."""
+"""``torch.backends.cudnn`` of a build without cuDNN: flags that read and write, no library behind them. Its
+float32 precisions (``allow_tf32``, ``fp32_precision``, ``conv.fp32_precision``, ``rnn.fp32_precision``) are
+nodes of the tree ``_fp32_precision`` keeps."""
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
 
-from . import _bool_setter, _precision, install_flags, module_flags, set_module_flags
+from ..._fp32_precision import allow_tf32_cudnn, set_allow_tf32_cudnn
+from .. import _bool_setter, _FP32Precision, install_flags, module_flags, precision_of, set_module_flags
+from . import rnn  # noqa: F401 - torch.backends.cudnn.rnn
 
 
 def is_available() -> bool:
@@ -23,14 +27,17 @@ def _depthwise_kernel(value: str) -> str:
 
 # benchmark_limit is a plain None without cuDNN, as in torch
 benchmark_limit = None
+
+
+conv = _FP32Precision("cuda", "conv")
 install_flags(__name__, {
     "enabled": (True, _bool_setter("set_enabled_cudnn")),
     "benchmark": (False, _bool_setter("set_benchmark_cudnn")),
     "deterministic": (False, _bool_setter("set_deterministic_cudnn")),
-    # torch's message names cuBLAS here too
-    "allow_tf32": (True, _bool_setter("set_allow_tf32_cublas")),
-    "fp32_precision": ("none", _precision),
     "depthwise_kernel": ("auto", _depthwise_kernel),
+}, {
+    "allow_tf32": (allow_tf32_cudnn, set_allow_tf32_cudnn),
+    "fp32_precision": precision_of("cuda", "all"),
 })
 
 
