@@ -24,6 +24,7 @@ import io
 import math
 
 import pytest
+from _precision_state import precisions_kept
 from _tutorial_lib import assert_same_transcript
 
 
@@ -987,9 +988,12 @@ def _python_and_numpy_interop(lib, show):
     torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = flags
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     show(device, repr(device), torch.randn(2, device=device), torch.ones(1).to(device).device == device)
-    torch.set_float32_matmul_precision("high")
-    show(torch.get_float32_matmul_precision())
-    torch.set_float32_matmul_precision("highest")
+    with precisions_kept(torch):  # (the settings are process-wide: put back as they were, for other tests)
+        torch.set_float32_matmul_precision("high")
+        show(torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.fp32_precision,
+             torch.backends.mkldnn.matmul.fp32_precision, torch.backends.cuda.matmul.allow_tf32)
+        torch.set_float32_matmul_precision("highest")
+        show(torch.backends.cuda.matmul.fp32_precision, torch.backends.mkldnn.matmul.fp32_precision)
     scaler = torch.amp.GradScaler("cpu", enabled=False)
     w = torch.ones(2, requires_grad=True)
     opt = torch.optim.SGD([w], lr=0.1)

@@ -7,10 +7,18 @@ import warnings
 
 import pytest
 import torch
+from _precision_state import precisions_kept
 
 import tracegrad as tg
 
 NO_GPU = not tg.cuda.is_available()
+
+
+@pytest.fixture(autouse=True)
+def precisions_restored():
+    """The float32 precision settings some tests here change, put back as they were (other tests read them)."""
+    with precisions_kept(tg, torch):
+        yield
 
 
 def test_random_names_are_the_top_level_objects():
