@@ -29,6 +29,7 @@ from .aten_vec import cpu_has_fma, fma, vector_lanes
 
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 _SUPPORTED = frozenset((_F16, _F32, _F64))
+_FEW_VECTORS = 32  # (up to this many vectors in all, add.reduce over them is as quick as einsum, or quicker)
 _LIBM_POW_LIMIT = 1 << 16  # powers up to this many elements go through libm itself, one call each
 
 
@@ -99,10 +100,10 @@ def _sum_of_squares_lastdim(rows: np.ndarray) -> np.ndarray:
 def _lane_sums(squares: np.ndarray, lanes: int) -> np.ndarray:
     """``acc_vec += x * x`` over each row's whole vectors: per lane, the vectors' squares added in order."""
     vectors = squares.reshape(squares.shape[0], -1, lanes)
-    if vectors.size <= 4096:  # (NumPy's reduction over the middle axis adds in order; cheaper to call)
-        return np.add.reduce(vectors, axis=1)
-    # (einsum's loop runs along the lanes and adds the vectors one after another too, several times faster
-    # than add.reduce's loops of eight)
+    if vectors.shape[0] * vectors.shape[1] <= _FEW_VECTORS:
+        return np.add.reduce(vectors, axis=1)  # (over the middle axis it adds in order; cheaper to call)
+    # (einsum's loop runs along the lanes and adds the vectors one after another too; add.reduce pays one loop of
+    # ``lanes`` per vector: four to eight times slower from a few dozen vectors on, as a 64x64 norm over its rows)
     return np.einsum("mvl->ml", vectors)
 
 
