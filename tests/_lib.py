@@ -282,3 +282,20 @@ def correctly_rounded_torch_sqrt(monkeypatch, foreach: bool = True) -> None:
     if foreach:
         monkeypatch.setattr(torch, "_foreach_sqrt", lambda ts: [_torch_sqrt_correctly_rounded(t) for t in ts])
         monkeypatch.setattr(torch, "_foreach_sqrt_", lambda ts: [_torch_sqrt_correctly_rounded_(t) for t in ts])
+
+
+def optimizer_snapshot(opt, params: list) -> list:
+    """Each parameter's and its state tensors' names, values and versions, in order: what a step (or a step that
+    failed part-way) left behind."""
+    seen = []
+    for p in params:
+        seen.append(("param", p.detach().clone(), p._version))
+        seen += [(key, value.detach().clone(), value._version) for key, value in opt.state[p].items()]
+    return seen
+
+
+def assert_same_snapshots(ours: list, theirs: list) -> None:
+    """Two ``optimizer_snapshot``s hold the same names and versions, and the same bits."""
+    assert [(key, version) for key, _, version in ours] == [(key, version) for key, _, version in theirs]
+    for (_, mine, _), (_, their, _) in zip(ours, theirs):
+        assert_same_bits(mine, their)

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import assert_same_bits, correctly_rounded_torch_sqrt, raised, recorded_graph, tg, torch
+from _lib import (
+    assert_same_snapshots,
+    correctly_rounded_torch_sqrt,
+    optimizer_snapshot,
+    raised,
+    recorded_graph,
+    tg,
+    torch,
+)
 
 CASES = [
     ("Adam", {}),
@@ -77,21 +85,6 @@ def _set_gradients(lib, params: list, step: int) -> None:
         p.grad = (p.detach() * 0.7 - 0.1 * (k + 1) * (-1) ** step).clone()
 
 
-def _snapshot(opt, params: list) -> list:
-    """Each parameter's and state tensor's values and version, in order."""
-    seen = []
-    for p in params:
-        seen.append(("param", p.detach().clone(), p._version))
-        seen += [(key, value.detach().clone(), value._version) for key, value in opt.state[p].items()]
-    return seen
-
-
-def _assert_same_snapshots(ours: list, theirs: list) -> None:
-    assert [(key, version) for key, _, version in ours] == [(key, version) for key, _, version in theirs]
-    for (_, mine, _), (_, their, _) in zip(ours, theirs):
-        assert_same_bits(mine, their)
-
-
 def _steps(lib, name: str, options: dict, steps: int = 3) -> list:
     params = _parameters(lib)
     opt = _optimizer(lib, name, options, params)
@@ -99,14 +92,14 @@ def _steps(lib, name: str, options: dict, steps: int = 3) -> list:
     for step in range(steps):
         _set_gradients(lib, params, step)
         opt.step()
-        seen.append(_snapshot(opt, params))
+        seen.append(optimizer_snapshot(opt, params))
     return seen
 
 
 @_CASES
 def test_foreach_steps_match_torch_values_and_versions(name, options):
     for ours, theirs in zip(_steps(tg, name, options), _steps(torch, name, options), strict=True):
-        _assert_same_snapshots(ours, theirs)
+        assert_same_snapshots(ours, theirs)
 
 
 # The failing step's gradients: the second float32 parameter's not broadcastable, or broadcastable only to a larger
@@ -130,7 +123,7 @@ def _failing_step(lib, name: str, options: dict, bad: str):
     _set_gradients(lib, params, 2)
     where, shape = _BAD_GRADIENTS[bad]
     params[where].grad.data = lib.full(shape, 0.25, dtype=params[where].dtype)
-    return raised(lib, lambda _: opt.step()), _snapshot(opt, params)
+    return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
 
 
 @pytest.mark.parametrize("bad", list(_BAD_GRADIENTS))
@@ -139,7 +132,7 @@ def test_a_step_failing_part_way_leaves_torchs_state(name, options, bad):
     (error, ours), (torch_error, theirs) = _failing_step(tg, name, options, bad), _failing_step(torch, name, options,
                                                                                                  bad)
     assert error is not None and error == torch_error
-    _assert_same_snapshots(ours, theirs)
+    assert_same_snapshots(ours, theirs)
 
 
 _ALL_FOREACH = ["Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Rprop", "SGD", "ASGD", "Adamax", "NAdam", "RAdam"]
@@ -158,14 +151,14 @@ def _with_real_state_loaded(lib, name: str):
     opt = getattr(lib.optim, name)(params, foreach=True, **options)
     opt.load_state_dict(loader.state_dict())
     _set_gradients(lib, params, 1)
-    return raised(lib, lambda _: opt.step()), _snapshot(opt, params)
+    return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
 
 
 @pytest.mark.parametrize("name", _ALL_FOREACH)
 def test_real_state_of_a_complex_parameter_fails_after_the_other_dtype_groups(name):
     (error, ours), (torch_error, theirs) = _with_real_state_loaded(tg, name), _with_real_state_loaded(torch, name)
     assert error == torch_error
-    _assert_same_snapshots(ours, theirs)
+    assert_same_snapshots(ours, theirs)
 
 
 _TENSOR_OPTIONS = {
@@ -184,7 +177,7 @@ def _tensor_option_step(lib, name: str, option: str):
     opt = _optimizer(lib, name, {}, params)
     _TENSOR_OPTIONS[option](lib, opt.param_groups[0])
     _set_gradients(lib, params, 0)
-    return raised(lib, lambda _: opt.step()), _snapshot(opt, params)
+    return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
 
 
 @pytest.mark.parametrize("option", list(_TENSOR_OPTIONS))
@@ -192,7 +185,7 @@ def _tensor_option_step(lib, name: str, option: str):
 def test_adam_refuses_tensor_options_where_torch_does(name, option):
     (error, ours), (torch_error, theirs) = (_tensor_option_step(lib, name, option) for lib in (tg, torch))
     assert error is not None and error == torch_error
-    _assert_same_snapshots(ours, theirs)
+    assert_same_snapshots(ours, theirs)
 
 
 _GRAPH_CASES = [

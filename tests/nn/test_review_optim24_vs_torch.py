@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import assert_same_bits, correctly_rounded_torch_sqrt, raised, tg, torch
+from _lib import (
+    assert_same_snapshots,
+    correctly_rounded_torch_sqrt,
+    optimizer_snapshot,
+    raised,
+    tg,
+    torch,
+)
 
 _FOREACH = ["Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Rprop", "Adamax", "NAdam", "RAdam", "ASGD", "SGD"]
 _OPTIONS = {"SGD": {"lr": 0.1, "momentum": 0.5}, "RMSprop": {"momentum": 0.5}}
@@ -18,21 +25,6 @@ _OPTIONS = {"SGD": {"lr": 0.1, "momentum": 0.5}, "RMSprop": {"momentum": 0.5}}
 @pytest.fixture(autouse=True)
 def _rounded_sqrt(monkeypatch):
     correctly_rounded_torch_sqrt(monkeypatch)
-
-
-def _snapshot(opt, params: list) -> list:
-    """Each parameter's and state tensor's name, values and version, in order."""
-    seen = []
-    for p in params:
-        seen.append(("param", p.detach().clone(), p._version))
-        seen += [(key, value.detach().clone(), value._version) for key, value in opt.state[p].items()]
-    return seen
-
-
-def _assert_same_snapshots(ours: list, theirs: list) -> None:
-    assert [(key, version) for key, _, version in ours] == [(key, version) for key, _, version in theirs]
-    for (_, mine, _), (_, their, _) in zip(ours, theirs):
-        assert_same_bits(mine, their)
 
 
 def _set_gradients(lib, params: list, step: int) -> None:
@@ -53,14 +45,14 @@ def _complex64_state_for_complex128(lib, name: str):
     opt = getattr(lib.optim, name)(params, foreach=True, **options)
     opt.load_state_dict(loader.state_dict())
     _set_gradients(lib, params, 1)
-    return raised(lib, lambda _: opt.step()), _snapshot(opt, params)
+    return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
 
 
 @pytest.mark.parametrize("name", _FOREACH)
 def test_mixed_state_dtypes_are_refused_after_the_groups_state_is_made(name):
     (error, ours), (torch_error, theirs) = (_complex64_state_for_complex128(lib, name) for lib in (tg, torch))
     assert error is not None and error == torch_error
-    _assert_same_snapshots(ours, theirs)
+    assert_same_snapshots(ours, theirs)
 
 
 def _sgd_buffer_of_another_dtype(lib, momentum: float):
@@ -75,14 +67,14 @@ def _sgd_buffer_of_another_dtype(lib, momentum: float):
     opt.load_state_dict(loader.state_dict())
     opt.param_groups[0]["momentum"] = momentum
     _set_gradients(lib, params, 1)
-    return raised(lib, lambda _: opt.step()), _snapshot(opt, params)
+    return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
 
 
 @pytest.mark.parametrize("momentum", [0.0, 0.5])
 def test_sgd_groups_the_momentum_buffers_only_with_momentum(momentum):
     (error, ours), (torch_error, theirs) = (_sgd_buffer_of_another_dtype(lib, momentum) for lib in (tg, torch))
     assert error == torch_error
-    _assert_same_snapshots(ours, theirs)
+    assert_same_snapshots(ours, theirs)
 
 
 _SINGLE_TENSOR = [
@@ -129,7 +121,7 @@ def _single_tensor_failing_step(lib, name: str, options: dict, bad: str):
     _set_gradients(lib, params, 2)
     where, shape = _BAD_GRADIENTS[bad]
     params[where].grad.data = lib.full(shape, 0.25, dtype=params[where].dtype)
-    return raised(lib, lambda _: opt.step()), _snapshot(opt, params)
+    return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
 
 
 @pytest.mark.parametrize("bad", list(_BAD_GRADIENTS))
@@ -139,4 +131,4 @@ def test_a_single_tensor_step_failing_part_way_leaves_torchs_versions(name, opti
     (error, ours), (torch_error, theirs) = (_single_tensor_failing_step(lib, name, options, bad)
                                             for lib in (tg, torch))
     assert error == torch_error
-    _assert_same_snapshots(ours, theirs)
+    assert_same_snapshots(ours, theirs)

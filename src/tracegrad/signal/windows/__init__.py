@@ -2,30 +2,6 @@
 
 from __future__ import annotations
 
-from .windows import (
-    bartlett,
-    blackman,
-    cosine,
-    exponential,
-    gaussian,
-    general_cosine,
-    general_hamming,
-    hamming,
-    hann,
-    kaiser,
-    nuttall,
-)
-
-__all__ = [
-    "bartlett",
-    "blackman",
-    "cosine",
-    "exponential",
-    "gaussian",
-    "general_cosine",
-    "general_hamming",
-    "hamming",
-    "hann",
-    "kaiser",
-    "nuttall",
-]
+from . import windows as windows
+from .windows import *  # noqa: F403 - the package re-exports its module's windows, as torch's does
+from .windows import __all__ as __all__
