@@ -299,3 +299,16 @@ def assert_same_snapshots(ours: list, theirs: list) -> None:
     assert [(key, version) for key, _, version in ours] == [(key, version) for key, _, version in theirs]
     for (_, mine, _), (_, their, _) in zip(ours, theirs):
         assert_same_bits(mine, their)
+
+
+def plain_nested(x):
+    """Nested results (batches, collated samples) as lists and dicts of (dtype name, values): comparable across
+    the two libraries, bit for bit for floats (their values as Python floats are exact)."""
+    if isinstance(x, dict):
+        return {k: plain_nested(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [type(x).__name__] + [plain_nested(v) for v in x]
+    if hasattr(x, "detach"):
+        arr = to_numpy(x)
+        return (arr.dtype.name, arr.tolist())
+    return x

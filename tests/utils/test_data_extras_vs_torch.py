@@ -10,25 +10,13 @@ import warnings
 
 import numpy as np
 import pytest
-from _lib import run_both, to_numpy
+from _lib import plain_nested, run_both
 
 import tracegrad as tg
 
 DATAPIPES = {"IterDataPipe", "MapDataPipe", "DFIterDataPipe", "DataChunk", "functional_datapipe",
              "guaranteed_datapipes_determinism", "non_deterministic", "runtime_validation",
              "runtime_validation_disabled", "argument_validation", "_DatasetKind"}
-
-
-def _plain(x):
-    """Nested results as lists/dicts of (dtype, values), comparable across libraries."""
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [type(x).__name__] + [_plain(v) for v in x]
-    if hasattr(x, "detach"):
-        arr = to_numpy(x)
-        return (arr.dtype.name, arr.tolist())
-    return x
 
 
 def _error(fn):
@@ -93,7 +81,7 @@ def test_distributed_sampler_drives_a_dataloader():
     def program(lib):
         ds = lib.utils.data.TensorDataset(lib.arange(7))
         sampler = lib.utils.data.DistributedSampler(ds, num_replicas=2, rank=1, shuffle=False)
-        return [_plain(b) for b in lib.utils.data.DataLoader(ds, batch_size=2, sampler=sampler)]
+        return [plain_nested(b) for b in lib.utils.data.DataLoader(ds, batch_size=2, sampler=sampler)]
 
     ours, theirs = run_both(program)
     assert ours == theirs
@@ -152,7 +140,7 @@ def test_weighted_sampler_without_replacement_never_repeats():
 def test_weighted_sampler_attributes_match_torch():
     def program(lib):
         s = lib.utils.data.WeightedRandomSampler(np.array([1, 2, 3]), 4, replacement=False)
-        return _plain(s.weights), s.num_samples, s.replacement, len(s), s.generator
+        return plain_nested(s.weights), s.num_samples, s.replacement, len(s), s.generator
 
     ours, theirs = run_both(program)
     assert ours == theirs
@@ -169,9 +157,9 @@ def test_stack_dataset_tuple_and_dict_forms_match_torch():
         nums, names = _parts(lib)
         as_tuple = lib.utils.data.StackDataset(nums, names)
         as_dict = lib.utils.data.StackDataset(x=nums, name=names)
-        loaders = [[_plain(b) for b in lib.utils.data.DataLoader(d, batch_size=3)] for d in (as_tuple, as_dict)]
-        return (len(as_tuple), _plain(as_tuple[1]), _plain(as_dict[2]), _plain(as_tuple.__getitems__([3, 0])),
-                _plain(as_dict.__getitems__([1])), loaders)
+        loaders = [[plain_nested(b) for b in lib.utils.data.DataLoader(d, batch_size=3)] for d in (as_tuple, as_dict)]
+        return (len(as_tuple), plain_nested(as_tuple[1]), plain_nested(as_dict[2]), plain_nested(as_tuple.__getitems__([3, 0])),
+                plain_nested(as_dict.__getitems__([1])), loaders)
 
     ours, theirs = run_both(program)
     assert ours == theirs
@@ -221,7 +209,7 @@ def test_chain_dataset_and_iterable_add_match_torch():
         a, b = _streams(lib)
         chain = lib.utils.data.ChainDataset([a, b])
         added = a + b
-        batches = [_plain(x) for x in lib.utils.data.DataLoader(chain, batch_size=3)]
+        batches = [plain_nested(x) for x in lib.utils.data.DataLoader(chain, batch_size=3)]
         return list(chain), len(chain), type(added).__name__, list(added), batches
 
     ours, theirs = run_both(program)
@@ -265,8 +253,8 @@ def test_subset_getitems_and_override_check_match_torch():
                 return 2 * i
 
         sub = lib.utils.data.Subset(lib.utils.data.StackDataset(nums, list("vwxyz")), [4, 2, 0])
-        return (_error(lambda: Doubled(nums, [0])), _plain(sub.__getitems__([0, 2])),
-                [_plain(b) for b in lib.utils.data.DataLoader(sub, batch_size=2)])
+        return (_error(lambda: Doubled(nums, [0])), plain_nested(sub.__getitems__([0, 2])),
+                [plain_nested(b) for b in lib.utils.data.DataLoader(sub, batch_size=2)])
 
     ours, theirs = run_both(program)
     assert ours == theirs
@@ -297,7 +285,7 @@ def test_default_convert_matches_torch():
         samples = [(np.arange(2), 3), collections.OrderedDict(a=np.float32(1.5)), [np.array(["s"]), b"x"],
                    {"n": np.int16(3), "t": (1, 2)}, "text", np.bool_(True)]
         converted = [d.default_convert(s) for s in samples]
-        return [(type(c).__name__, _plain(c) if not isinstance(c, list) or not c or not isinstance(c[0], np.ndarray)
+        return [(type(c).__name__, plain_nested(c) if not isinstance(c, list) or not c or not isinstance(c[0], np.ndarray)
                  else c[0].tolist()) for c in converted]
 
     ours, theirs = run_both(program)
@@ -310,10 +298,10 @@ def test_default_collate_container_types_and_errors_match_torch():
         dd = collections.defaultdict(list, a=1.0)
         results = [
             type(d.default_collate([collections.OrderedDict(a=1), collections.OrderedDict(a=2)])).__name__,
-            _plain(d.default_collate([dd, dd])),
-            _plain(d.default_collate([np.float32(1), np.float32(2)])),
-            _plain(d.default_collate([True, False])),
-            _plain(d.default_collate([[1, 2.0], [3, 4.0]])),
+            plain_nested(d.default_collate([dd, dd])),
+            plain_nested(d.default_collate([np.float32(1), np.float32(2)])),
+            plain_nested(d.default_collate([True, False])),
+            plain_nested(d.default_collate([[1, 2.0], [3, 4.0]])),
             d.default_collate([b"a", b"b"]),
         ]
         errors = [_error(lambda: d.default_collate([1j, 2j])),
@@ -332,7 +320,7 @@ def test_collate_fn_map_can_be_extended_like_torch():
 
         c = import_module(f"{lib.__name__}.utils.data._utils.collate")
         custom = {**c.default_collate_fn_map, str: lambda batch, *, collate_fn_map=None: "+".join(batch)}
-        return _plain(c.collate([{"s": "a", "v": 1}, {"s": "b", "v": 2}], collate_fn_map=custom))
+        return plain_nested(c.collate([{"s": "a", "v": 1}, {"s": "b", "v": 2}], collate_fn_map=custom))
 
     ours, theirs = run_both(program)
     assert ours == theirs

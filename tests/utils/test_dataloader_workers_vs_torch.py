@@ -23,26 +23,13 @@ import warnings
 
 import numpy as np
 import pytest
-from _lib import run_both, to_numpy
+from _lib import plain_nested, run_both
 
 import tracegrad as tg
 
 
-def _plain(x):
-    """Nested batches as lists/dicts of (dtype, values): comparable across libraries, bit for bit for floats
-    (their values as Python floats are exact)."""
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [type(x).__name__] + [_plain(v) for v in x]
-    if hasattr(x, "detach"):
-        arr = to_numpy(x)
-        return (arr.dtype.name, arr.tolist())
-    return x
-
-
 def _batches(loader) -> list:
-    return [_plain(b) for b in loader]
+    return [plain_nested(b) for b in loader]
 
 
 class _Draws:
@@ -108,7 +95,7 @@ def test_the_base_seed_is_drawn_when_the_iterator_is_made():
         for workers in (0, 1):
             it = iter(lib.utils.data.DataLoader(range(3), num_workers=workers))
             drawn.append(lib.rand(1).item())  # (after the base seed, before any batch)
-            drawn.append(_plain(list(it)))
+            drawn.append(plain_nested(list(it)))
         return drawn
 
     ours, theirs = run_both(program)
@@ -438,7 +425,7 @@ def test_a_worker_collates_into_a_tensor_of_the_first_samples_dtype_as_torch(sam
                                            batch_size=2, num_workers=1)
         batch = _outcome(lambda: next(iter(loader)))
         if not isinstance(batch, Exception):
-            return _plain(batch), batch.requires_grad
+            return plain_nested(batch), batch.requires_grad
         lines = str(batch).splitlines()
         return type(batch).__name__, lines[0], lines[-1]
 
