@@ -37,7 +37,10 @@ def out_with_grad_error(name: str) -> RuntimeError:
 # out= call's does, and refuses (``w.mean()`` for a parameter made under inference_mode).
 _WRITES_THROUGH_OUT = {"mean": "sum", "mean.dim": "sum", "abs": "abs", "logsumexp": "logsumexp",
                        "nan_to_num": "nan_to_num", "deg2rad": "deg2rad", "rad2deg": "rad2deg", "cummax": "cummax",
-                       "hardtanh": "hardtanh"}
+                       "hardtanh": "hardtanh", "frexp": "frexp", "geqrf": "geqrf",
+                       "cholesky_inverse": "cholesky_inverse"}
+# isinf and isfinite of a float tensor compare ``self.abs()`` with inf (a complex one goes through real and imag)
+_THROUGH_ABS_OF_FLOATS = ("isinf", "isfinite")
 # var and std reach ``self.mean()`` (std_var_all_cpu) where they reduce a non-empty float or double tensor to one value
 _ALL_AT_ONCE_VARIANCES = ("var.correction", "std.correction")
 
@@ -68,6 +71,9 @@ def install_inner_out_refusals(registry: dict) -> None:
     """Make the operators above refuse inference tensors requiring grad as torch does."""
     for key, refusing in _WRITES_THROUGH_OUT.items():
         registry[key].without_autograd_kernel = _refused_inner_out_call(refusing)
+    for key in _THROUGH_ABS_OF_FLOATS:
+        registry[key].without_autograd_kernel = _refused_inner_out_call(
+            "abs", lambda args: args[0]._data.dtype.kind == "f")
     for key in _ALL_AT_ONCE_VARIANCES:
         registry[key].without_autograd_kernel = _refused_inner_out_call("sum", _reduces_to_one_value)
 
