@@ -90,9 +90,10 @@ def _copied_into_new_tensor(op):
     def run(args: tuple) -> Tensor:
         enabled, STATE.grad_enabled = STATE.grad_enabled, False
         try:
-            new = type(op)._eager(op, args)  # (the layout and dtype of the empty_like; its copy_ counts below)
+            new = op._eager(args)  # (the layout and dtype of the empty_like)
         finally:
             STATE.grad_enabled = enabled
+        new._vc = None  # (the empty_like: its copy_ below is the one write counted)
         return copy_(new, args[0])
 
     return run
@@ -141,23 +142,8 @@ clone.without_autograd_kernel = _copied_into_new_tensor(clone)
 _to_copy.without_autograd_kernel = _copied_into_new_tensor(_to_copy)
 
 
-def _count_copy_from_inference_tensor(op) -> None:
-    """Give ``op``'s result version 1 where its input is an inference tensor outside inference mode: torch's autograd
-    kernel, whose guard leaves the inner write uncounted, does not run for one, so the CPU kernel's
-    ``empty_like(self).copy_(self)`` counts its write into the new normal tensor."""
-    plain = op._eager
-
-    def eager(args: tuple):
-        out = plain(args)
-        if getattr(args[0], "_inference", False) and not STATE.inference and out._vc is None:
-            out._vc = [1]
-        return out
-
-    op._eager = eager
-
-
-_count_copy_from_inference_tensor(clone)
-_count_copy_from_inference_tensor(_to_copy)
+clone.counts_copy_from_inference = True
+_to_copy.counts_copy_from_inference = True
 
 
 @writes_last  # (a value that does not depend on self: written again alike)

@@ -342,6 +342,11 @@ class OpDef:
     # alone), for an operator whose CPU kernel then records something all the same (clone's copy_) or refuses (an
     # inner out= call's check); it returns None where the plain result, without history, stands. None: nothing
     without_autograd_kernel: Callable[[tuple], object] | None = None
+    # whether the CPU kernel copies self into a new tensor (``empty_like(self).copy_(self)``: clone, _to_copy), a write
+    # counted where self is an inference tensor outside inference mode (torch's autograd kernel, whose guard leaves it
+    # uncounted, does not run for one): the result then starts at version 1. (A flag read here, not a wrapper around
+    # ``_eager``, which would slow every clone.)
+    counts_copy_from_inference: bool = False
 
     def __init__(
         self,
@@ -648,6 +653,8 @@ class OpDef:
             out._vc = None
             if STATE.special and STATE.inference:
                 out._inference = True
+            elif self.counts_copy_from_inference and args[0]._inference:
+                out._vc = [1]
             outs = (out,)
             if self.is_view:
                 _views.make_view(out, args[0], self, args, 0)
