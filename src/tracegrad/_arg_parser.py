@@ -27,6 +27,7 @@ import numpy as np
 
 from . import _tensor  # (its Tensor read at call time: _tensor imports this module)
 from .memory_format import refuse_unsupported_layout
+from .return_types import is_return_type
 
 # ---- parameter kinds and the names torch prints for them -------------------------------------------------------
 
@@ -303,7 +304,7 @@ def tp_name(obj: Any) -> str:
     known = _torch_type_names().get(kind)
     if known is not None:
         return known
-    if kind.__module__ == "torch.return_types":  # (torch's are structseq C types; ours named tuples)
+    if is_return_type(kind):  # (torch's are structseq C types; ours named tuples)
         return f"torch.return_types.{kind.__name__}"
     if kind.__module__ == "builtins" or kind.__flags__ & _HEAP_TYPE:
         return kind.__name__

@@ -1,13 +1,55 @@
-"""Named tuples returned by multi-output operators (``torch.return_types.max`` and friends)."""
+"""Named tuples returned by multi-output operators: ``torch.return_types.max`` and friends, each of torch's there as an
+attribute (``tracegrad.return_types.topk``), those of out= calls included (``max_out``)."""
 
 from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Callable
 
-_CACHE: dict = {}
-_MADE: list[type] = []  # every return type made so far
+# torch 2.13's torch.return_types: each structseq's name and fields
+_TORCH_FIELDS: dict[str, tuple[str, ...]] = {
+    "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams": ("output", "mask"),
+    "_fused_moving_avg_obs_fq_helper": ("output", "mask"), "_linalg_det": ("result", "LU", "pivots"),
+    "_linalg_det_out": ("result", "LU", "pivots"), "_linalg_eigh": ("eigenvalues", "eigenvectors"),
+    "_linalg_eigh_out": ("eigenvalues", "eigenvectors"), "_linalg_slogdet": ("sign", "logabsdet", "LU", "pivots"),
+    "_linalg_slogdet_out": ("sign", "logabsdet", "LU", "pivots"), "_linalg_solve_ex": ("result", "LU", "pivots",
+    "info"), "_linalg_solve_ex_out": ("result", "LU", "pivots", "info"), "_linalg_svd": ("U", "S", "Vh"),
+    "_linalg_svd_out": ("U", "S", "Vh"), "_lu_with_info": ("LU", "pivots", "info"),
+    "_scaled_dot_product_cudnn_attention": ("output", "logsumexp", "cum_seq_q", "cum_seq_k", "max_q", "max_k",
+    "philox_seed", "philox_offset", "debug_attn_mask"), "_scaled_dot_product_efficient_attention": ("output",
+    "log_sumexp", "philox_seed", "philox_offset"), "_scaled_dot_product_flash_attention": ("output", "logsumexp",
+    "cum_seq_q", "cum_seq_k", "max_q", "max_k", "rng_state", "unused", "debug_attn_mask"),
+    "_scaled_dot_product_flash_attention_for_cpu": ("output", "logsumexp"), "_unpack_dual": ("primal", "tangent"),
+    "aminmax": ("min", "max"), "aminmax_out": ("min", "max"), "cummax": ("values", "indices"), "cummax_out":
+    ("values", "indices"), "cummin": ("values", "indices"), "cummin_out": ("values", "indices"), "frexp": ("mantissa",
+    "exponent"), "frexp_out": ("mantissa", "exponent"), "geqrf": ("a", "tau"), "geqrf_out": ("a", "tau"), "histogram":
+    ("hist", "bin_edges"), "histogram_out": ("hist", "bin_edges"), "histogramdd": ("hist", "bin_edges"), "kthvalue":
+    ("values", "indices"), "kthvalue_out": ("values", "indices"), "linalg_cholesky_ex": ("L", "info"),
+    "linalg_cholesky_ex_out": ("L", "info"), "linalg_eig": ("eigenvalues", "eigenvectors"), "linalg_eig_out":
+    ("eigenvalues", "eigenvectors"), "linalg_eigh": ("eigenvalues", "eigenvectors"), "linalg_eigh_out":
+    ("eigenvalues", "eigenvectors"), "linalg_inv_ex": ("inverse", "info"), "linalg_inv_ex_out": ("inverse", "info"),
+    "linalg_ldl_factor": ("LD", "pivots"), "linalg_ldl_factor_ex": ("LD", "pivots", "info"),
+    "linalg_ldl_factor_ex_out": ("LD", "pivots", "info"), "linalg_ldl_factor_out": ("LD", "pivots"), "linalg_lstsq":
+    ("solution", "residuals", "rank", "singular_values"), "linalg_lstsq_out": ("solution", "residuals", "rank",
+    "singular_values"), "linalg_lu": ("P", "L", "U"), "linalg_lu_factor": ("LU", "pivots"), "linalg_lu_factor_ex":
+    ("LU", "pivots", "info"), "linalg_lu_factor_ex_out": ("LU", "pivots", "info"), "linalg_lu_factor_out": ("LU",
+    "pivots"), "linalg_lu_out": ("P", "L", "U"), "linalg_qr": ("Q", "R"), "linalg_qr_out": ("Q", "R"),
+    "linalg_slogdet": ("sign", "logabsdet"), "linalg_slogdet_out": ("sign", "logabsdet"), "linalg_solve_ex":
+    ("result", "info"), "linalg_solve_ex_out": ("result", "info"), "linalg_svd": ("U", "S", "Vh"), "linalg_svd_out":
+    ("U", "S", "Vh"), "lu_unpack": ("P", "L", "U"), "lu_unpack_out": ("P", "L", "U"), "max": ("values", "indices"),
+    "max_out": ("values", "indices"), "median": ("values", "indices"), "median_out": ("values", "indices"), "min":
+    ("values", "indices"), "min_out": ("values", "indices"), "mode": ("values", "indices"), "mode_out": ("values",
+    "indices"), "nanmedian": ("values", "indices"), "nanmedian_out": ("values", "indices"), "qr": ("Q", "R"),
+    "qr_out": ("Q", "R"), "slogdet": ("sign", "logabsdet"), "slogdet_out": ("sign", "logabsdet"), "sort": ("values",
+    "indices"), "sort_out": ("values", "indices"), "svd": ("U", "S", "V"), "svd_out": ("U", "S", "V"), "topk":
+    ("values", "indices"), "topk_out": ("values", "indices"), "triangular_solve": ("solution", "cloned_coefficient"),
+    "triangular_solve_out": ("solution", "cloned_coefficient"),
+}
+
+_BY_NAME: dict[str, type] = {}  # every return type made so far, by name
 _LISTENERS: list[Callable[[type], None]] = []  # told of each new one (the pytree registry, as torch registers them)
+__all__ = ["pytree_register_structseq", "all_return_types"]
+all_return_types: list[type] = []  # (as torch's: the public ones)
 
 
 def _structseq_repr(self) -> str:
@@ -16,29 +58,73 @@ def _structseq_repr(self) -> str:
     return f"torch.return_types.{type(self).__name__}(\n{fields})"
 
 
-def return_type(name: str, fields) -> type:
-    """A ``torch.return_types.<name>`` named tuple, printed as PyTorch prints it."""
-    cls = namedtuple(name, fields)
+def _reduce(self) -> tuple:
+    # (the class says it is torch's, ``__module__`` "torch.return_types": its instances pickle through this module)
+    return _unpickled, (type(self).__name__, type(self)._fields, tuple(self))
+
+
+def _unpickled(name: str, fields: tuple, values: tuple) -> tuple:
+    return return_type(name, fields)(*values)
+
+
+def return_type(name: str, fields=None) -> type:
+    """The ``torch.return_types.<name>`` named tuple, printed and named as PyTorch's: one class per name, an
+    attribute of this module. ``fields`` are needed only for a name torch does not have."""
+    cls = _BY_NAME.get(name)
+    if cls is not None:
+        if fields is not None and tuple(fields) != cls._fields:
+            raise ValueError(f"return type {name} has fields {cls._fields}, not {tuple(fields)}")
+        return cls
+    cls = namedtuple(name, _TORCH_FIELDS[name] if fields is None else fields)
     cls.__module__ = "torch.return_types"
     cls.__repr__ = _structseq_repr
-    _MADE.append(cls)
+    cls.__reduce__ = _reduce
+    _BY_NAME[name] = globals()[name] = cls
+    if not name.startswith("_") and name in _TORCH_FIELDS:  # (not tracegrad's own: log_sigmoid_forward's)
+        __all__.append(name)
+        all_return_types.append(cls)
     for listener in _LISTENERS:
         listener(cls)
     return cls
 
 
+def is_return_type(cls: type) -> bool:
+    """Whether ``cls`` is one of these classes (torch's structseqs)."""
+    return _BY_NAME.get(getattr(cls, "__name__", None)) is cls
+
+
+def out_type(cls: type) -> type:
+    """The return type of the ``out=`` form of a call returning a ``cls``: ``max_out`` for ``max``."""
+    return return_type(f"{cls.__name__}_out", cls._fields)
+
+
+def out_return(result, outs: tuple, out):
+    """What an ``out=`` call returns: torch's ``<name>_out`` return type over the ``out`` tensors where the plain
+    call returns ``<name>`` (``torch.max(x, 0, out=(v, i))`` is a ``max_out``), else ``out`` itself."""
+    return out_type(type(result))(*outs) if is_return_type(type(result)) else out
+
+
 def on_return_type(listener: Callable[[type], None]) -> None:
     """Call ``listener`` with each return type, those made so far now and those made later when they are made."""
     _LISTENERS.append(listener)
-    for cls in _MADE:
+    for cls in list(_BY_NAME.values()):
         listener(cls)
+
+
+def pytree_register_structseq(cls: type) -> None:
+    """``torch.return_types.pytree_register_structseq``: ``cls`` a pytree node, as torch registers its structseqs."""
+    from .utils._pytree import register_structseq_node
+
+    register_structseq_node(cls)
 
 
 def make_return(schema, outs: tuple):
     names = tuple(r.name for r in schema.returns)
     if all(names):
-        cls = _CACHE.get(schema.name)
-        if cls is None:
-            cls = _CACHE[schema.name] = return_type(schema.name.rstrip("_"), names)
-        return cls(*outs)
+        return return_type(schema.name.rstrip("_"), names)(*outs)
     return tuple(outs)
+
+
+for _name in _TORCH_FIELDS:
+    return_type(_name)
+del _name

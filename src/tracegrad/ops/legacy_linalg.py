@@ -21,8 +21,6 @@ from .registry import defop, not_implemented
 from .shape_extra import _not_bools, refuse_if
 from .unary import unsupported
 
-_TriangularSolve = return_type("triangular_solve", ["solution", "cloned_coefficient"])
-_Geqrf = return_type("geqrf", ["a", "tau"])
 _LuWithInfo = return_type("_lu_with_info", ["LU", "pivots", "info"])
 
 
@@ -141,7 +139,7 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
               "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
               "with\nX = torch.linalg.solve_triangular(A, B).")
     extra = {} if out is None else {"out": out}
-    return _TriangularSolve(*triangular_solve_op(input, A, upper, transpose, unitriangular, **extra))
+    return triangular_solve_op(input, A, upper, transpose, unitriangular, **extra)  # (a triangular_solve(_out))
 
 
 # ---- geqrf / ormqr -------------------------------------------------------------------------------------------
@@ -165,7 +163,7 @@ geqrf_op = defop("geqrf(Tensor self) -> (Tensor a, Tensor tau)", _geqrf_kernel, 
 
 
 def geqrf(input: Tensor, *, out=None):  # noqa: A002
-    return _Geqrf(*(geqrf_op(input) if out is None else geqrf_op(input, out=out)))
+    return geqrf_op(input) if out is None else geqrf_op(input, out=out)  # (a geqrf, or geqrf_out)
 
 
 def _ormqr_checks(a, tau, c, left):

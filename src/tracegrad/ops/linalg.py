@@ -17,7 +17,7 @@ from .._arg_parser import refuse_as_torch
 from .._state import STATE
 from .._strides import dense_in_order, with_strides
 from .._tensor import Tensor, _wrap
-from ..return_types import return_type
+from ..return_types import out_return, out_type, return_type
 from . import aten_norm
 from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_term, zero_aware_product_rule
 from ._util import opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
@@ -214,7 +214,7 @@ def _into(result, out, name: str, copies: bool = False, out_op: str | None = Non
         from ..autograd.forward_ad import refuse_out_tangents
 
         refuse_out_tangents(out_op or name, results + outs)  # (the results carry the inputs' tangents)
-    return out
+    return out_return(result, outs, out)
 
 
 # ---- matrix products ---------------------------------------------------------------------------------------
@@ -1767,7 +1767,7 @@ def _out_of(op, args: tuple, out, picks: tuple, result_type=None):
             raise RuntimeError(f"Expected out tensor to have dtype {cpp_type_name(src._data.dtype)}, but got "
                                f"{cpp_type_name(dst._data.dtype)} instead")
         _store(dst, src)
-    return result_type(*outs) if result_type is not None else out
+    return out_type(result_type)(*outs) if result_type is not None else out
 
 
 def _det_kernel(a):
@@ -1927,6 +1927,11 @@ def linalg_slogdet(A: Tensor, *, out=None):
         return _out_of(_linalg_slogdet, (A,), out, (0, 1), _Slogdet)
     sign, logabs, _, _ = _linalg_slogdet(A)
     return _Slogdet(sign, logabs)
+
+
+def slogdet(input: Tensor, *, out=None):  # noqa: A002
+    """``torch.slogdet``: linalg.slogdet's result as a ``slogdet`` (a ``slogdet_out`` into ``out``)."""
+    return _renamed(linalg_slogdet(input, out=out), "slogdet", out)
 
 
 def logdet(input: Tensor) -> Tensor:
@@ -2295,9 +2300,15 @@ linalg_qr = defop("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor 
 
 
 def qr(input: Tensor, some: bool = True, *, out=None):
-    """Legacy ``torch.qr``."""
+    """Legacy ``torch.qr``: linalg.qr's result as a ``qr`` (a ``qr_out`` into ``out``)."""
     extra = {} if out is None else {"out": out}
-    return linalg_qr(input, "reduced" if some else "complete", **extra)
+    return _renamed(linalg_qr(input, "reduced" if some else "complete", **extra), "qr", out)
+
+
+def _renamed(result: tuple, name: str, out) -> tuple:
+    """``result`` as the return type ``name`` (``name``_out for an out= call): a legacy function's, over the
+    ``linalg`` one that computes it."""
+    return return_type(name if out is None else f"{name}_out")(*result)
 
 
 def _eigh_kernel(a, UPLO="L"):
@@ -2844,7 +2855,7 @@ PUBLIC = {
     "addmm": addmm, "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm, "addr": addr,
     "einsum": einsum, "tensordot": tensordot, "kron": kron, "trace": trace, "tril": tril, "triu": triu,
     "diag": diag, "diag_embed": diag_embed, "diagflat": diagflat, "cross": cross,
-    "det": linalg_det, "slogdet": linalg_slogdet, "logdet": logdet, "inverse": linalg_inv,
+    "det": linalg_det, "slogdet": slogdet, "logdet": logdet, "inverse": linalg_inv,
     "cholesky": cholesky, "cholesky_solve": cholesky_solve, "pinverse": pinverse,
     "matrix_power": matrix_power,
     "svd": svd, "qr": qr, "chain_matmul": chain_matmul, "dist": dist, "block_diag": _block_diag_of_tensors,
@@ -2856,7 +2867,7 @@ METHODS = {
     "addbmm_": _resizing_self(addbmm_), "baddbmm": baddbmm, "baddbmm_": baddbmm_, "addr": addr, "addr_": addr_,
     "kron": kron, "trace": trace,
     "tril": tril, "tril_": tril_, "triu": triu, "triu_": triu_, "diag": diag, "diag_embed": diag_embed,
-    "diagflat": diagflat, "cross": cross, "det": linalg_det, "slogdet": linalg_slogdet, "logdet": logdet,
+    "diagflat": diagflat, "cross": cross, "det": linalg_det, "slogdet": slogdet, "logdet": logdet,
     "inverse": linalg_inv, "cholesky": cholesky, "cholesky_solve": cholesky_solve, "pinverse": pinverse,
     "matrix_power": matrix_power, "svd": svd, "qr": qr, "dist": dist,
 }

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._strides import contiguous_as_torch
 from .._tensor import Tensor
-from ..return_types import return_type
+from ..return_types import out_type, return_type
 from ._util import refuse_half
 from .linalg import (
     LinAlgError,
@@ -198,7 +198,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
         LU, pivots, info = linalg_lu_factor_ex(A, pivot=pivot)
     if bool(info.any()):
         raise RuntimeError(_zero_pivot_message("torch.linalg.lu_factor", A._data, info._data))
-    return out if out is not None else _LuFactor(LU, pivots)
+    return out_type(_LuFactor)(*out) if out is not None else _LuFactor(LU, pivots)
 
 
 def _int32():

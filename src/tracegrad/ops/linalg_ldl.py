@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
-from ..return_types import return_type
+from ..return_types import out_type, return_type
 from ._util import refuse_half
 from .linalg import _check_float, _check_square, _f_contiguous, _out_of, _tname
 from .registry import defop_without_derivative
@@ -326,7 +326,7 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):  # noqa: N803
     if bool(info.any()):
         codes = info._data.reshape(-1)
         raise RuntimeError(_unknown_error("torch.linalg.ldl_factor", int(codes[np.flatnonzero(codes)[0]])))
-    return out if out is not None else _LdlFactor(LD, pivots)
+    return out_type(_LdlFactor)(*out) if out is not None else _LdlFactor(LD, pivots)
 
 
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out=None) -> Tensor:  # noqa: N803

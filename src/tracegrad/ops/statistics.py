@@ -18,7 +18,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import cpp_type_name
-from ..return_types import return_type
+from ..return_types import out_type, return_type
 from . import stl_order
 from ._util import unsupported, wrap_dim
 from .extra_math import fmt_double as _fmt
@@ -279,7 +279,7 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
     if out is not None:
         for dst, src in zip(out, (hist_t, edges_t)):
             _with_out(src, dst)
-        return _HISTOGRAM(*out)
+        return out_type(_HISTOGRAM)(*out)
     return _HISTOGRAM(hist_t, edges_t)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor
 from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS
+from ..return_types import out_return
 from ._util import unsupported
 
 
@@ -79,7 +80,8 @@ def install_inner_out_refusals(registry: dict) -> None:
 
 
 def write_out(op, bound: tuple, out):
-    """Run ``op`` and store its result(s) in ``out`` (a tensor or a tuple of tensors); return ``out``."""
+    """Run ``op`` and store its result(s) in ``out`` (a tensor or a tuple of tensors); return ``out`` (as the
+    ``<name>_out`` return type where the operator returns a named one)."""
     from .registry import NoDerivativeOp
 
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
@@ -127,7 +129,7 @@ def write_out(op, bound: tuple, out):
         from ..autograd.forward_ad import refuse_out_tangents
 
         refuse_out_tangents(out_op_name(op.name), inputs + list(outs))
-    return out
+    return out_return(result, outs, out)
 
 
 # Operators PyTorch implements as a composite whose out= form ends in another operator's out= kernel, which is

@@ -450,12 +450,17 @@ def _structseq_flatten(node: tuple) -> tuple[list[Any], Context]:
     return list(node), None
 
 
-def _register_return_type(cls: type) -> None:
-    """A ``torch.return_types`` class as torch registers its structseqs: its own node type, no context, children
-    keyed by position."""
-    _STRUCTSEQ_STAND_INS.add(cls)
+def register_structseq_node(cls: type) -> None:
+    """``cls`` a node as torch registers its structseqs (``torch.return_types.pytree_register_structseq``): its own
+    node type, no context, children keyed by position."""
     register_pytree_node(cls, _structseq_flatten, lambda values, context: cls(*values),
                          flatten_with_keys_fn=_sequence_keys(_structseq_flatten))
+
+
+def _register_return_type(cls: type) -> None:
+    """A ``torch.return_types`` class: a structseq to the predicates, registered as torch registers them."""
+    _STRUCTSEQ_STAND_INS.add(cls)
+    register_structseq_node(cls)
 
 
 _return_types.on_return_type(_register_return_type)
