@@ -558,6 +558,13 @@ class Module:
                 self._buffers[key] = fn(buf)
         return self
 
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Parameters and buffers (of the submodules too, with ``recurse``) replaced by uninitialized ones on
+        ``device``, as torch's ``empty_like(t, device=device)`` (a device tracegrad lacks refused as it refuses)."""
+        from ...ops.creation import empty_like
+
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def to(self, *args, **kwargs) -> Module:
         from ...backend.device import as_device, refuse_unsupported
         from ...backend.device import device as device_cls
