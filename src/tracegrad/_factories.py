@@ -758,11 +758,49 @@ def logspace(start, end, steps: int | None = None, base: float = 10.0, *, dtype=
 
 # ---- random ------------------------------------------------------------------------------------------------
 
+# torch's CPU build's refusals of a generator on another device: getNewGenerator's of the device's accelerator hooks
+# (the stub hooks of a backend it lacks), or "not an accelerator" for a device type that has none
+_GENERATOR_REFUSALS = {
+    "cuda": "Cannot get CUDA generator without ATen_cuda library. PyTorch splits its backend into two shared "
+            "libraries: a CPU library and a CUDA library; this error has occurred because you are trying to use some "
+            "CUDA functionality, but the CUDA library has not been loaded by the dynamic linker for some reason.  The "
+            "CUDA library MUST be loaded, EVEN IF you don't directly use any symbols from the CUDA library! One "
+            "common culprit is a lack of -Wl,--no-as-needed in your link arguments; many dynamic linkers will delete "
+            "dynamic library dependencies if you don't depend on any of their symbols.  You can check if this has "
+            "occurred by using ldd on your binary to see if there is a dependency on *_cuda.so library.",
+    "xpu": "Cannot get XPU generator without ATen_xpu library.",
+    "xla": "Cannot get XLA generator without torch_xla library. This error has occurred because you are trying to "
+           "use some XLA functionality, but the XLA library has not been loaded by the dynamic linker. You must load "
+           "xla libraries by `import torch_xla`",
+    "mps": "Cannot execute getNewGenerator() without MPS backend.",
+    "mtia": "Cannot execute getNewGenerator() without MTIA backend.",
+    "hpu": "Backend doesn`t support getNewGenerator()",
+    "hip": "Backend doesn`t support getNewGenerator()",
+    "privateuseone": "Please register PrivateUse1HooksInterface by `RegisterPrivateUse1HooksInterface` first.",
+}
+
+
+def _refuse_generator_device(d) -> None:
+    """A generator on a device other than the CPU (or CUDA, where tracegrad has it), refused as torch's CPU build."""
+    if d.type == "cpu" or d.type == "cuda" and _cuda_available():
+        return
+    raise RuntimeError(_GENERATOR_REFUSALS.get(d.type, f"{d.type.upper()} device type not an accelerator."))
+
+
+def _cuda_available() -> bool:
+    from .backend import cupy_backend
+
+    return cupy_backend.available()
+
+
 class Generator:
     """A random number generator (``torch.Generator``): torch's CPU mt19937 stream, so seeds give torch's numbers."""
 
     def __init__(self, device="cpu") -> None:
         self.device = as_device(device)
+        _refuse_generator_device(self.device)
+        if self.device.type == "cpu":
+            self.device = as_device("cpu")  # (torch's CPU generator has no index: 'cpu:0' gives 'cpu')
         self._rng = TorchCPUStream(67280421310721)  # torch's default seed
 
     def manual_seed(self, seed: int) -> Generator:
