@@ -41,9 +41,6 @@ KNOWN: dict[str, str] = {
     "linalg.tensorsolve": "tracegrad squeezes with SqueezeBackward2 where torch's is SqueezeBackward1",
     "linalg.cond": _LINALG,
     "linalg.householder_product": _LINALG,
-    "nn.functional.cross_entropy.label_smoothing": _LOSS,
-    "nn.functional.cosine_embedding_loss": _LOSS,
-    "nn.functional.poisson_nll_loss/rate_full_sum": _LOSS,
     "nuclear_norm": _LINALG,
 }
 

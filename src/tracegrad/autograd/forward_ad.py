@@ -592,6 +592,9 @@ def give_tangent(out: Tensor, tangent: Tensor | None, level: int, inplace: bool)
         return
     if inplace:
         old = get_tangent(out, level)
+        if old is tangent:  # (written in place by its rule)
+            _attach_to_saved(out, level, old)
+            return
         base = forward_base(out)[0] if old is None else None
         if base is not None:
             # the first tangent of a view: its (forward) base gets a zero tangent, of which the view's is a view
@@ -672,15 +675,19 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
     for o, t, d in zip(outs, res, diff_out):
         if not d or t is None:
             result.append(None)
-            continue
-        result.append(_fresh(t, o, tangents))
+        elif _kept_as_is(op, t, o, tangents):
+            result.append(t)
+        else:
+            result.append(_fresh(t, o, tangents))
     return result
 
 
 def _rule_tangents(op, args, outs, inputs, tangents, original) -> list:
     """The outputs' tangents by the operator's forward rule, or one derived from its backward rule."""
-    if original is not None:  # (every in-place formula reads self_t cloned, its rule's or a derived one)
-        tangents = _old_tangent(op, args, tangents)
+    if original is not None:
+        if not op.jvp_writes_self_tangent:  # (other in-place formulas read self_t cloned, a rule's or a derived one)
+            tangents = _old_tangent(op, args, tangents)
+        outs = _written_results(outs)
     if op.jvp is not None:
         if original is not None:
             # (only ``self`` is read as it was: another argument that is the same tensor is read as written, as
@@ -692,6 +699,23 @@ def _rule_tangents(op, args, outs, inputs, tangents, original) -> list:
             t is None or t._data.dtype.kind == "f" for t in tangents):
         return _vjp_of_tangent(op, args, outs, inputs, tangents, original)
     return _double_vjp(op, args, outs, inputs, tangents, original)
+
+
+def _kept_as_is(op, t: Tensor, out: Tensor, tangents) -> bool:
+    """Whether the rule's tangent ``t`` is ``self``'s own, written in place or shared by the output as PyTorch's."""
+    if t is not tangents[0]:
+        return False
+    if op.jvp_writes_self_tangent:
+        return True
+    return op.jvp_shares_tangent and t._data.dtype == out._data.dtype and t._data.shape == out._data.shape
+
+
+def _written_results(outs: tuple) -> tuple:
+    """An in-place formula's ``result`` is PyTorch's ``self_p``, ``toNonOptPrimal(self)`` after the write: behind
+    an Identity node where ``self`` requires grad."""
+    if not STATE.grad_enabled:
+        return outs
+    return tuple(_fw_primal(o) if o._rg else o for o in outs)
 
 
 def _fresh(t: Tensor, out: Tensor, in_tangents) -> Tensor:

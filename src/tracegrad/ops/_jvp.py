@@ -221,3 +221,32 @@ def dense_product_terms(args, tangents, product) -> tuple:
 
     a, b = args[0], args[1]
     return product(zeros_like(a) if ta is None else ta, b), product(a, zeros_like(b) if tb is None else tb)
+
+
+def set_self_tangent_rules(functional, in_place, zeroed: tuple = ()) -> None:
+    """Give ``functional`` and its in-place form ``in_place`` PyTorch's ``self_t.op(...)`` formula (index_copy,
+    masked_fill, scatter...): the operator itself applied to ``self``'s tangent, each other differentiable argument
+    replaced by its tangent (its zero tensor where missing) and each Scalar at a position of ``zeroed`` by 0. The
+    in-place form writes into ``self``'s tangent where it has one, as PyTorch's codegen turns such a formula into
+    ``self_t_raw.defined() ? self_t_raw.op_(...) : self_t.op(...)`` (no clone of the tangent, no copy into it)."""
+
+    def substituted(op, args, tangents) -> list:
+        new = list(args)
+        for pos, t in zip(op.diff_idx, tangents):
+            primal = args[pos]
+            new[pos] = t if t is not None else zero(primal, primal._data.dtype, False)
+        for pos in zeroed:
+            new[pos] = 0
+        return new
+
+    def functional_jvp(args, outs, tangents):
+        return functional(*substituted(functional, args, tangents))
+
+    def in_place_jvp(args, outs, tangents):
+        if tangents[0] is None:
+            return functional_jvp(args, outs, tangents)
+        return in_place(*substituted(in_place, args, tangents))
+
+    functional.jvp = functional_jvp
+    in_place.jvp = in_place_jvp
+    in_place.jvp_writes_self_tangent = True

@@ -20,6 +20,7 @@ from .._warnings import warn_once_at_caller
 from ..autograd.forward_ad import not_implemented_jvp
 from ._util import binary_dtype, result_dtype, wrap_dim
 from .pointwise import inplace_kernel
+from ._jvp import set_self_tangent_rules
 from .registry import defop, defop_without_derivative
 from .scalar_overloads import div_scalar, mul_scalar
 from .unary import unsupported
@@ -713,6 +714,7 @@ put = defop("put(Tensor self, Tensor index, Tensor source, bool accumulate=False
             **_put_rules)
 put_ = defop("put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)",
              _put_inplace_kernel, **_put_rules)
+set_self_tangent_rules(put, put_)
 
 
 # ---- exports -----------------------------------------------------------------------------------------------

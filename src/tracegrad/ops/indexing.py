@@ -22,6 +22,7 @@ from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, scalar_type_name
 from . import views as _views
 from ._util import expands_to, unsupported
 from .accumulate import add_rows_at
+from ._jvp import set_self_tangent_rules
 from .registry import check_no_internal_overlap, defop
 from .scalar_fill import scalar_for
 from .views import _INT64_MAX
@@ -278,6 +279,7 @@ def _index_put_inplace_kernel(a, indices, values, accumulate=False):
 index_put_ = defop("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
                    _index_put_inplace_kernel, vjp=_index_put_vjp, saves=("indices",), attrs=("accumulate",),
                    differentiable=("self", "values"), node_name="IndexPutBackward0")
+set_self_tangent_rules(index_put, index_put_)
 
 
 def refuse_non_tensor_indices(indices, argument: int) -> None:

@@ -338,6 +338,13 @@ class OpDef:
     # PyTorch's refusal of forward AD before its kernel runs, for an operator without a forward formula whose
     # autograd kernel checks its inputs' tangents first (None: tangents are computed, or refused after the kernel)
     forward_ad_refusal: str | None = None
+    # An in-place operator whose ``jvp`` writes into ``self``'s tangent itself and returns it (PyTorch's
+    # ``self_t_raw.op_(...)``): forward AD neither clones that tangent first nor copies the result into it
+    jvp_writes_self_tangent = False
+    # An operator whose ``jvp`` returns ``self``'s tangent unchanged and whose output shares it, as PyTorch's does
+    # where its formula is ``self_t`` itself (sub.Scalar: an in-place op on the output then writes
+    # into the input's tangent too); other rules' tangents that alias an input's are cloned
+    jvp_shares_tangent = False
     # ``(args) -> result`` where torch's autograd kernel does not run though an input requires grad (inference tensors
     # alone), for an operator whose CPU kernel then records something all the same (clone's copy_) or refuses (an
     # inner out= call's check); it returns None where the plain result, without history, stands. None: nothing

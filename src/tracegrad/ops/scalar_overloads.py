@@ -55,6 +55,9 @@ div_scalar = defop("div.Scalar(Tensor self, Scalar other) -> Tensor", div.kernel
                    jvp=_div_scalar_jvp, attrs=("other",), node_name="DivBackward1")
 sub_scalar = defop("sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", sub.kernel,
                    vjp=_add_scalar_vjp, jvp=lambda args, outs, tangents: tangents[0], node_name="SubBackward1")
+# (sub.Scalar's formula, auto_element_wise of ``grad``, is ``self_t`` itself: the output shares the tangent;
+# add.Scalar's is ``self_t.clone()``)
+sub_scalar.jvp_shares_tangent = True
 
 SCALAR_OVERLOADS.update({mul: mul_scalar, add: add_scalar, sub: sub_scalar, div: div_scalar})
 

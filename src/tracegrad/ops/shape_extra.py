@@ -26,6 +26,7 @@ from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
 from .aten_sum import running
 from .pointwise import writes_last
+from ._jvp import set_self_tangent_rules
 from .registry import defop, not_implemented
 from .scalar_fill import as_scalar, scalar_for, written_value
 from .views import narrow_start, normalize_shape, sliced
@@ -541,6 +542,8 @@ scatter_reduce_src_ = defop("scatter_.reduce(Tensor(a!) self, int dim, Tensor in
                             + _REDUCE_TAIL + "(a!)", _inplace(_scatter_src_kernel), **_no_grad_src)
 scatter_reduce_value_ = defop("scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value"
                               + _REDUCE_TAIL + "(a!)", _inplace(_scatter_value_kernel), **_no_grad_value)
+set_self_tangent_rules(scatter_src, scatter_src_)
+set_self_tangent_rules(scatter_value, scatter_value_, zeroed=(3,))
 
 _SCATTER_OPS = {  # (has tensor src, legacy reduce, in place) -> op
     (True, False, False): scatter_src, (False, False, False): scatter_value,
@@ -935,6 +938,7 @@ index_copy = defop("index_copy(Tensor self, int dim, Tensor index, Tensor source
                    _index_copy_kernel, **_index_copy_rules)
 index_copy_ = defop("index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)",
                     _inplace(_index_copy_kernel), **_index_copy_rules)
+set_self_tangent_rules(index_copy, index_copy_)
 
 
 def _index_fill_kernel(a, dim, index, value):
@@ -993,6 +997,8 @@ index_fill_value_ = defop("index_fill_.int_Scalar(Tensor(a!) self, int dim, Tens
 index_fill_tensor_ = defop("index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> "
                            "Tensor(a!)", _inplace(_index_fill_kernel),
                            **_index_fill_rules(("self", "value"), "IndexFillBackward1"))
+set_self_tangent_rules(index_fill_value, index_fill_value_, zeroed=(3,))
+set_self_tangent_rules(index_fill_tensor, index_fill_tensor_)
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
@@ -1129,6 +1135,8 @@ masked_fill_scalar_ = defop("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, S
 masked_fill_tensor_ = defop("masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
                             _masked_fill_inplace_kernel,
                             **_masked_fill_rules(("self", "value"), "MaskedFillBackward1"))
+set_self_tangent_rules(masked_fill_scalar, masked_fill_scalar_, zeroed=(2,))
+set_self_tangent_rules(masked_fill_tensor, masked_fill_tensor_)
 
 
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
@@ -1187,6 +1195,7 @@ masked_scatter = defop("masked_scatter(Tensor self, Tensor mask, Tensor source) 
                        _masked_scatter_kernel, **_masked_scatter_rules)
 masked_scatter_ = defop("masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
                         _masked_scatter_inplace_kernel, **_masked_scatter_rules)
+set_self_tangent_rules(masked_scatter, masked_scatter_)
 
 
 def _masked_select_kernel(a, mask):

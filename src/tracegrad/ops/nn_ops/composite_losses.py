@@ -15,7 +15,7 @@ import math
 from ..._tensor import Tensor
 from .._util import as_double
 from ..creation import zeros_like
-from ..pointwise import add, div, eq, exp, le, log, mul, ne, neg, sqrt, sub, where
+from ..pointwise import add, add_, div, eq, exp, le, log, mul, ne, neg, sqrt_, sub, where
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
 from ..scalar_overloads import add_scalar, mul_scalar, scalar_minus, sub_scalar
@@ -69,7 +69,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     prod_sum = sum_op(mul(input1, input2), (target_dim,), False, None)
     mag_square1 = add_scalar(sum_op(mul(input1, input1), (target_dim,), False, None), _COSINE_EPSILON)
     mag_square2 = add_scalar(sum_op(mul(input2, input2), (target_dim,), False, None), _COSINE_EPSILON)
-    cos = div(prod_sum, sqrt(mul(mag_square1, mag_square2)))
+    cos = div(prod_sum, sqrt_(mul(mag_square1, mag_square2)))  # (in place, as PyTorch's: its tangent too)
     zeros = zeros_like(cos)
     positive = scalar_minus(1, cos)
     negative = clamp_min_(sub_scalar(cos, as_double(margin)), 0)  # (a C++ double)
@@ -112,5 +112,5 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
     if full:
         half_log = mul_scalar(log(mul_scalar(target, 2 * math.pi)), 0.5)
         stirling = add(sub(mul(target, log(target)), target), half_log)
-        loss = add(loss, masked_fill_scalar(stirling, le(target, 1), 0))
+        loss = add_(loss, masked_fill_scalar(stirling, le(target, 1), 0))  # (``loss +=``: its tangent copied in)
     return apply_loss_reduction(loss, reduction)
