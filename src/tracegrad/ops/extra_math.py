@@ -18,9 +18,9 @@ from .._arg_parser import tensors_as_one_argument
 from .._tensor import Tensor, _wrap
 from .._warnings import warn_once_at_caller
 from ..autograd.forward_ad import not_implemented_jvp
+from ._jvp import set_self_tangent_rules
 from ._util import binary_dtype, result_dtype, wrap_dim
 from .pointwise import inplace_kernel
-from ._jvp import set_self_tangent_rules
 from .registry import defop, defop_without_derivative
 from .scalar_overloads import div_scalar, mul_scalar
 from .unary import unsupported

@@ -20,9 +20,9 @@ from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, scalar_type_name
 from . import views as _views
+from ._jvp import set_self_tangent_rules
 from ._util import expands_to, unsupported
 from .accumulate import add_rows_at
-from ._jvp import set_self_tangent_rules
 from .registry import check_no_internal_overlap, defop
 from .scalar_fill import scalar_for
 from .views import _INT64_MAX

@@ -22,11 +22,11 @@ from .._jit_internal import boolean_dispatch, renamed
 from .._strides import contiguous_as_torch, copy_preserving_layout, like_self, with_strides
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, cpp_type_name, from_numpy_dtype, result_type_of, scalar_type_name
+from ._jvp import set_self_tangent_rules
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
 from .aten_sum import running
 from .pointwise import writes_last
-from ._jvp import set_self_tangent_rules
 from .registry import defop, not_implemented
 from .scalar_fill import as_scalar, scalar_for, written_value
 from .views import narrow_start, normalize_shape, sliced
