@@ -27,17 +27,12 @@ _LOSS = "tracegrad's loss is a composite (or its rule another formula): torch's 
 
 # op id (or "op id/sample") -> why its tangent's graph still differs from torch's
 KNOWN: dict[str, str] = {
-    "linalg.inv": _LINALG,
-    "linalg.cholesky": _LINALG,
-    "linalg.qr": _LINALG,
-    "linalg.eigh": _LINALG,
     "linalg.svd": _LINALG,
     "linalg.lu_factor": _LINALG,
     "linalg.lu_factor_ex": _LINALG,
     "linalg.lu": _LINALG,
     "linalg.lu_solve": _LINALG,
     "linalg.lstsq": "torch's tangent of the residuals requires grad, tracegrad's does not",
-    "linalg.tensorinv": _LINALG,
     "linalg.tensorsolve": "tracegrad squeezes with SqueezeBackward2 where torch's is SqueezeBackward1",
     "linalg.cond": _LINALG,
     "linalg.householder_product": _LINALG,

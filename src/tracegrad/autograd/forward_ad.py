@@ -337,6 +337,13 @@ def has_tangent(t: Tensor) -> bool:
     return get_tangent(t, STATE.fw_grad_levels[-1]) is not None
 
 
+def refuse_dual_argument(name: str, t) -> None:
+    """Inside a forward rule (tangents switched off): PyTorch's refusal where its formula passes the tensor ``t``
+    itself, not its primal, to the operator ``name``, which has no forward formula, and ``t`` has a tangent."""
+    if _current_level >= 0 and isinstance(t, Tensor) and get_tangent(t, _current_level) is not None:
+        raise NotImplementedError(_NOT_IMPLEMENTED.format(name))
+
+
 def refuse_written_tangents(name: str, tensors) -> None:
     """After an in-place write PyTorch has no forward formula for (``set_``, ``embedding_renorm_``): its refusal where
     one of ``tensors`` has a tangent."""

@@ -1618,9 +1618,24 @@ def _inv_vjp(ctx, g):
     return inv_backward(g, inverse)
 
 
+def inv_jvp(A_t: Tensor, inverse: Tensor) -> Tensor:
+    """derivatives.yaml's linalg_inv_ex: ``-at::matmul(at::matmul(inverse, A_t), inverse)``."""
+    from .pointwise import neg
+
+    return neg(matmul(matmul(inverse, A_t), inverse))
+
+
+def _inv_jvp(args, outs, tangents):
+    return inv_jvp(tangents[0], outs[0])
+
+
+def _inv_ex_jvp(args, outs, tangents):
+    return inv_jvp(tangents[0], outs[0]), None
+
+
 # The output is named as linalg_inv_ex's, whose node this records (``_saved_inverse``).
 linalg_inv = defop("linalg_inv(Tensor A) -> Tensor inverse", _column_major(_inv_kernel), vjp=_inv_vjp,
-                   saves=("result",),
+                   jvp=_inv_jvp, saves=("result",),
                    node_name="LinalgInvExBackward0")
 
 
@@ -1646,7 +1661,7 @@ def _inv_ex_vjp(ctx, g, _ginfo):
 
 
 linalg_inv_ex = defop("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
-                      _column_major(_inv_ex_kernel, (0,)), vjp=_inv_ex_vjp, saves=("result0",),
+                      _column_major(_inv_ex_kernel, (0,)), vjp=_inv_ex_vjp, jvp=_inv_ex_jvp, saves=("result0",),
                       node_name="LinalgInvExBackward0")
 
 
@@ -2186,10 +2201,25 @@ def _cholesky_vjp(ctx, g):
     return cholesky_backward(g, L, upper)
 
 
+def _cholesky_jvp(args, outs, tangents):
+    """FunctionsManual's cholesky_jvp: dL = L Phi(L^-1 dA L^-H), Phi the lower triangle with half its diagonal."""
+    from .pointwise import sub
+    from .scalar_overloads import mul_scalar
+    from .views import diagonal
+
+    upper = args[1]
+    L = _mH(outs[0]) if upper else outs[0]
+    dL = linalg_solve_triangular(L, tangents[0], upper=False, left=True)
+    dL = linalg_solve_triangular(_mH(L), dL, upper=True, left=False)
+    dL = sub(tril(dL), diag_embed(mul_scalar(diagonal(dL, 0, -2, -1), 0.5)))
+    dL = matmul(L, dL)
+    return _mH(dL) if upper else dL
+
+
 # The output is named as linalg_cholesky_ex's, whose node this records (``_saved_L``).
 linalg_cholesky = defop("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor L",
                         _column_major(_cholesky_kernel),
-                        vjp=_cholesky_vjp, saves=("result",), attrs=("upper",),
+                        vjp=_cholesky_vjp, jvp=_cholesky_jvp, saves=("result",), attrs=("upper",),
                         node_name="LinalgCholeskyExBackward0")
 
 
@@ -2294,8 +2324,48 @@ def _qr_vjp(ctx, gQ, gR):
     return qr_backward(gQ, gR, Q, R, mode)
 
 
+def _qr_jvp(args, outs, tangents):
+    """FunctionsManual's linalg_qr_jvp: for m >= n, dR = syminv(sym(Q^H dA R^-1)) R and dQ = dA R^-1 - Q (that
+    before R); for m < n, dQ = Q triliminv(trilim(Q^H dA_1 R_1^-1)) and dR = Q^H dA - dQ R."""
+    from .pointwise import add, sub
+    from .scalar_overloads import mul_scalar_
+    from .views import diagonal, narrow
+
+    dA, mode = tangents[0], args[1]
+    Q, R = outs
+    m, n = dA.shape[-2], dA.shape[-1]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                           "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+                           "through linalg.qr.")
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    if m >= n:
+        dARinv = linalg_solve_triangular(R, dA, upper=True, left=False)
+        QhdARinv = matmul(_mH(Q), dARinv)
+        dR = triu(add(QhdARinv, _mH(QhdARinv)))
+        mul_scalar_(diagonal(dR, 0, -2, -1), 0.5)  # (C++'s mul_(0.5): the Scalar overload)
+        dQ = sub(dARinv, matmul(Q, dR))
+        return dQ, matmul(dR, R)
+    QHdA = matmul(_mH(Q), dA)
+    X = linalg_solve_triangular(narrow(R, -1, 0, m), narrow(QHdA, -1, 0, m), upper=True, left=False)
+    if X.is_complex():
+        from .complex_ops import real
+
+        dQ = tril(X)
+        real(diagonal(dQ, 0, -2, -1)).zero_()
+        dQ = sub(dQ, _mH(dQ))
+        mul_scalar_(diagonal(dQ, 0, -2, -1), 0.5)
+    else:
+        dQ = tril(X, -1)
+        dQ = sub(dQ, _mT(dQ))
+    dR = sub(QHdA, matmul(dQ, R))
+    return matmul(Q, dQ), dR
+
+
 linalg_qr = defop("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)",
-                  _column_major(_qr_kernel, (0, 1)), vjp=_qr_vjp,
+                  _column_major(_qr_kernel, (0, 1)), vjp=_qr_vjp, jvp=_qr_jvp,
                   saves=("result0", "result1"), attrs=("mode",))
 
 
@@ -2362,8 +2432,26 @@ def _eigh_vjp(ctx, gL, gV):
     return eigh_backward(gL, gV, L, V)
 
 
+def _eigh_jvp(args, outs, tangents):
+    """FunctionsManual's linalg_eig_jvp (is_hermitian): dP = V^H dA V, dL = diag(dP) (its real part for complex
+    dA), dV = V (dP / E) with E_ij = L_j - L_i and the quotient's diagonal zeroed in place."""
+    from .complex_ops import real
+    from .pointwise import div, sub
+    from .views import diagonal, unsqueeze
+
+    dA = tangents[0]
+    L, V = outs
+    dP = matmul(matmul(_mH(V), dA), V)
+    dL = diagonal(dP, 0, -2, -1)
+    if dA.is_complex():
+        dL = real(dL)
+    dX = div(dP, sub(unsqueeze(L, -2), unsqueeze(L, -1)))
+    diagonal(dX, 0, -2, -1).zero_()
+    return dL, matmul(V, dX)
+
+
 linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)",
-                    _column_major(_eigh_kernel, (1,)), vjp=_eigh_vjp, saves=("result0", "result1"),
+                    _column_major(_eigh_kernel, (1,)), vjp=_eigh_vjp, jvp=_eigh_jvp, saves=("result0", "result1"),
                     attrs=("UPLO",), hidden=("UPLO",))
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._strides import in_torch_layout
 from ..._tensor import Tensor
-from ...autograd.forward_ad import not_implemented_jvp
+from ...autograd.forward_ad import not_implemented_jvp, refuse_dual_argument
 from .._util import broadcast_mismatch
 from ..aten_sum import ordered_sum
 from ..pointwise import div, exp, mul, neg, sigmoid
@@ -189,8 +189,10 @@ def _soft_margin_vjp(ctx, g):
 
 
 def _soft_margin_jvp(args, outs, tangents):
-    """PyTorch's formula: the backward operator applied to the tangent without reduction, then reduced."""
+    """PyTorch's formula: the backward operator applied to the tangent without reduction, then reduced. It passes
+    ``target`` itself, not its primal: a target with a tangent reaches soft_margin_loss_backward's missing formula."""
     x, t, reduction = args
+    refuse_dual_argument("soft_margin_loss_backward", t)
     (t_x,) = tangents
     tangent = soft_margin_loss_backward(t_x, x, t, 0)
     if reduction == 1:
