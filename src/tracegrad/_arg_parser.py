@@ -1241,30 +1241,58 @@ def guard_methods(cls: type) -> None:
             setattr(cls, name, guard_errors(name, value, method=True))
 
 
-def accepting_schema(schemas: list, args: tuple, kwargs: dict) -> int:
-    """For a function whose overloads are separate operators (``_foreach_add``'s): the index, among ``schemas``,
-    of the overload torch's parser binds ``args``/``kwargs`` to, trying them in torch's order; torch's TypeError
-    where none takes them."""
-    key = tuple(map(id, schemas))  # (the registry's schemas, which live as long as the process)
-    sigs = _OVERLOADS.get(key)
-    if sigs is None:
-        sigs = _OVERLOADS[key] = _signatures_of(schemas)
-    for k in sigs.order:
-        if _parse(sigs.listed[k], args, kwargs, raise_error=False):
-            return k
-    raise parse_error([sigs.listed[k] for k in sigs.order], args, kwargs)
+# The parameter kinds whose check reads no more of an argument than ``_call_classes`` keeps: its class; for a
+# tensor, whether it requires grad and is 0-d; for a list, the classes of its elements, every one of them read alike
+# (an int list's or a float list's first element decides, so their kinds are not here). A ScalarType's check is the
+# one that reads a value (``float`` is taken, ``np.float32`` not): ``_class_of`` gives up on classes themselves.
+_CLASS_READ_KINDS = frozenset({"TENSOR", "SCALAR", "COMPLEX", "DOUBLE", "TENSOR_LIST", "SCALAR_LIST", "BOOL",
+                               "STRING", "SCALARTYPE", "MEMORY_FORMAT", "LAYOUT", "GENERATOR"})
+
+_MOST_REMEMBERED = 256  # calls of different classes remembered per function (a bound on odd callers' memory)
 
 
-@dataclass(frozen=True)
-class _Overloads:
-    listed: tuple[PySignature, ...]  # in the caller's order
-    order: tuple[int, ...]  # torch's order, as indices into ``listed``
+class OverloadChoice:
+    """For a function whose overloads are separate operators (``_foreach_add``'s): the index, among the schemas it
+    is made with, of the overload torch's parser binds a call to, trying them in torch's order; torch's TypeError
+    where none takes it. The choice is remembered by the classes of the arguments (``_call_classes``) where the
+    parameters' checks read nothing else, so that a call like an earlier one (an optimizer's next step) skips the
+    parse; a call never seen, one that fails, or one whose classes are not enough is parsed in full."""
+
+    def __init__(self, schemas: list) -> None:
+        self.listed = tuple(_from_schema(schema, False, False) for schema in schemas)
+        ordered = _ordered(list(self.listed))
+        self.order = tuple(next(k for k, sig in enumerate(self.listed) if sig is s) for s in ordered)
+        self.remembers = all(p.kind in _CLASS_READ_KINDS for sig in self.listed for p in sig.params)
+        self.chosen: dict[tuple, int] = {}
+
+    def __call__(self, args: tuple, kwargs: dict) -> int:
+        classes = _call_classes(args, kwargs) if self.remembers else None
+        if classes is not None:
+            k = self.chosen.get(classes)
+            if k is not None:
+                return k
+        for k in self.order:
+            if _parse(self.listed[k], args, kwargs, raise_error=False):
+                if classes is not None and len(self.chosen) < _MOST_REMEMBERED:
+                    self.chosen[classes] = k
+                return k
+        raise parse_error([self.listed[k] for k in self.order], args, kwargs)
 
 
-_OVERLOADS: dict[tuple, _Overloads] = {}
+def _call_classes(args: tuple, kwargs: dict) -> tuple | None:
+    """What the checks of ``_CLASS_READ_KINDS`` read of a call (keywords by name); None where a class is given."""
+    classes = tuple(map(_class_of, args))
+    if kwargs:
+        classes += (*kwargs, *map(_class_of, kwargs.values()))
+    return None if None in classes else classes
 
 
-def _signatures_of(schemas: list) -> _Overloads:
-    listed = tuple(_from_schema(schema, False, False) for schema in schemas)
-    ordered = _ordered(list(listed))
-    return _Overloads(listed, tuple(next(k for k, sig in enumerate(listed) if sig is s) for s in ordered))
+def _class_of(obj: Any) -> Any:
+    cls = type(obj)
+    if cls is list or cls is tuple:
+        return cls, frozenset(map(type, obj))
+    if isinstance(obj, _tensor.Tensor):  # (a 0-d tensor that needs no gradient is a Number: ``_small_tensor``)
+        return cls, obj.requires_grad, obj.dim() == 0
+    if isinstance(obj, type):
+        return None
+    return cls

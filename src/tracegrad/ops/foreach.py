@@ -528,13 +528,13 @@ for _name in ("maximum", "minimum"):
 
 
 def _overloaded(name: str, ops: list[OpDef]) -> Callable:
-    from .._arg_parser import accepting_schema
+    from .._arg_parser import OverloadChoice
 
-    schemas = [op.schema for op in ops]
+    choose = OverloadChoice([op.schema for op in ops])
     scalars = [frozenset(p.name for p in op.schema.params if p.type == "Scalar") for op in ops]
 
     def call(*args, **kwargs):
-        k = accepting_schema(schemas, args, kwargs)
+        k = choose(args, kwargs)
         op = ops[k]
         if "self" in kwargs:  # (every schema's first parameter, given positionally: OpDef.__call__ has a ``self``)
             kwargs = dict(kwargs)
