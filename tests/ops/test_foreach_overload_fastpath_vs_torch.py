@@ -36,7 +36,7 @@ CALLS = {
     "0-d tensor": lambda lib: lib._foreach_add(_floats(lib), _zero_dim(lib)),
     "0-d tensor requiring grad": lambda lib: lib._foreach_add(_floats(lib), _zero_dim(lib, grad=True)),
     "0-d tensor, lists requiring grad": lambda lib: lib._foreach_mul(_floats(lib, grad=True), _zero_dim(lib)),
-    "1-d tensor": lambda lib: lib._foreach_mul(_floats(lib), _floats(lib)[0]),
+    "1-d tensor": lambda lib: lib._foreach_add(_floats(lib), _floats(lib)[0]),
     "1-d tensor to sub": lambda lib: lib._foreach_sub(_floats(lib), _floats(lib)[0]),
     "mixed numbers": lambda lib: lib._foreach_mul(_floats(lib), [1, 2.5]),
     "mixed with complex": lambda lib: lib._foreach_add(_floats(lib), [True, 2j]),
