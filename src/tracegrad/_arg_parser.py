@@ -932,9 +932,11 @@ class _CallLimits:
     # is none (``_shape_test``)
     shapes: dict = field(default_factory=dict, compare=False)
     by_count: tuple[tuple[int, tuple[tuple[int, frozenset], ...]], ...] = ()  # (count, more refused positions)
+    least: int = 0  # the fewest positional arguments a signature takes (a method's tensor counted)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "refused_classes", _positional_test(self.refused_positions, self.by_count))
+        object.__setattr__(self, "refused_classes",
+                           _positional_test(self.refused_positions, self.by_count, self.least))
         object.__setattr__(self, "deprecated", any(sig.hidden for sig in self.sigs))
 
     def suspect(self, args: tuple, kwargs: dict) -> bool:
@@ -1111,8 +1113,10 @@ def _call_limits(name: str, method: bool) -> _CallLimits:
     base = {i: refused for i in range(1 if varargs else positional - method) if (refused := _refused_at(sigs, i))}
     by_count = () if varargs else _refused_by_count(list(sigs), positional - method, base, method)
     refused_positions = tuple((i + method, refused) for i, refused in base.items())
+    # (``x.flip()``, ``torch.histogramdd(x)``: a ``*dims`` method or a Python default would take too few)
+    least = min(s.min_args for s in sigs) + method
     return _CallLimits(positional, frozenset(names), refused_positions, refused_keywords, sigs, method,
-                       by_count=by_count)
+                       by_count=by_count, least=least)
 
 
 def _refused_by_count(sigs: list[PySignature], most: int, base: dict[int, frozenset], method: bool
@@ -1128,13 +1132,15 @@ def _refused_by_count(sigs: list[PySignature], most: int, base: dict[int, frozen
 
 
 def _positional_test(checks: tuple[tuple[int, frozenset], ...],
-                     by_count: tuple[tuple[int, tuple[tuple[int, frozenset], ...]], ...] = ()
+                     by_count: tuple[tuple[int, tuple[tuple[int, frozenset], ...]], ...] = (), least: int = 0
                      ) -> Callable[[tuple], bool]:
     """``suspect``'s test of the positional arguments' classes as one expression compiled for the name, which
     costs a guarded call about half what the loop does (it runs on every call): ``len(args) > 1 and
     args[1].__class__ in r1 or ...``, with the first element's test only where some list is taken, then, for the
-    few names whose signatures refuse more at a count of arguments, ``n == 3 and (args[1].__class__ in r3_1)``."""
-    if not checks and not by_count:
+    few names whose signatures refuse more at a count of arguments, ``n == 3 and (args[1].__class__ in r3_1)``;
+    first ``n < least``, fewer arguments than every signature requires (the functions behind ``*dims`` methods and
+    Python defaults would take them), where a signature requires more than a method's tensor."""
+    if not checks and not by_count and least <= 1:
         return lambda args: False
     scope: dict[str, Any] = {"_refused": _refused}
 
@@ -1144,7 +1150,8 @@ def _positional_test(checks: tuple[tuple[int, frozenset], ...],
         lists_checked = (list not in refused or tuple not in refused) and any(isinstance(k, tuple) for k in refused)
         return f"_refused(args[{i}], {label})" if lists_checked else f"args[{i}].__class__ in {label}"
 
-    tests = [f"(n > {i} and {test(i, refused, f'r{i}')})" for i, refused in checks]
+    tests = [f"n < {least}"] if least > 1 else []
+    tests += [f"(n > {i} and {test(i, refused, f'r{i}')})" for i, refused in checks]
     for count, more in by_count:
         either = " or ".join(test(i, refused, f"r{count}_{i}") for i, refused in more)
         tests.append(f"(n == {count} and ({either}))")

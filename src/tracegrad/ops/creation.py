@@ -258,6 +258,8 @@ def new_zeros(t: Tensor, *size, dtype=None, requires_grad: bool = False, device=
               **kwargs) -> Tensor:
     from .views import normalize_shape
 
+    if not size and "size" in kwargs:  # (``new_zeros(size=(2,))``: the keyword names the whole shape)
+        size = (kwargs["size"],)
     out = _wrap(np.zeros(normalize_shape(size), dtype=_np_dtype(dtype) or t._data.dtype))
     if device is not None or pin_memory:
         out = _placed(out, device, pin_memory)
