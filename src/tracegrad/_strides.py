@@ -406,8 +406,10 @@ def in_memory_order(a: np.ndarray) -> np.ndarray:
 
 def like_self(result: np.ndarray, source: np.ndarray) -> np.ndarray:
     """A new ``result`` laid out as ``torch.empty_like(source)`` (same shape)."""
-    if _plain(source) and _plain(result):
-        return result
+    if result.strides == source.strides and result.base is None and result.size and result.itemsize == source.itemsize:
+        return result  # (NumPy's own allocation, so dense, with the strides of ``source``, so dense too: kept)
+    if _plain(result) and (_plain(source) or (source.size > 1 and not any(source.strides))):
+        return result  # (an expanded number, as the grad_output of ``.sum()``'s backward, is laid out contiguous)
     return with_strides(result, preserve_format_strides(source))
 
 
