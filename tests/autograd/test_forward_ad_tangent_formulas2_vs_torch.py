@@ -97,6 +97,12 @@ CASES = {
                           ((3, 2, 3, 3), (1, 3, 4, 4)), False),
     "conv2d_weight_grad": (lambda lib, x, g: lib.nn.grad.conv2d_weight(x, (3, 2, 3, 3), g, padding=1),
                            ((1, 2, 4, 4), (1, 3, 4, 4)), False),
+    # (the input's zero tangent is contiguous: the tangent, not channels-last, is copied into the output's layout)
+    "conv2d_channels_last": (lambda lib, x, w, b: lib.nn.functional.conv2d(
+        x.contiguous(memory_format=lib.channels_last), w, b), ((2, 2, 4, 4), (3, 2, 3, 3), (3,)), False),
+    # (matmul, then the bias added in place unless it has a tangent: the tangent copied into the output's)
+    "linear_transposed_bias": (lambda lib, x, w, b: lib.nn.functional.linear(x.transpose(0, 1), w, b),
+                               ((3, 2, 4), (5, 4), (5,)), False),
 }
 
 
@@ -115,11 +121,11 @@ def test_tangent_its_gradients_and_graph_as_torch(name):
 
 
 _PARTIAL = ["bilinear", "addmm", "baddbmm", "layer_norm", "group_norm", "group_norm_statistics", "batch_norm_train",
-            "batch_norm_eval", "instance_norm", "conv2d"]
+            "batch_norm_eval", "instance_norm", "conv2d", "conv2d_channels_last"]
 
 
-@pytest.mark.parametrize("name", _PARTIAL)
-@pytest.mark.parametrize("which", [0, 1, 2])
+@pytest.mark.parametrize("name, which", [(name, which) for name in _PARTIAL for which in (0, 1, 2)]
+                         + [("linear_transposed_bias", 0), ("linear_transposed_bias", 1)])
 def test_one_input_with_tangent_as_torch(name, which):
     """The other inputs (requiring grad) have none: PyTorch's zero tensor takes part in the formula, out of place
     where the formula tells it apart."""

@@ -24,6 +24,7 @@ from ..._runtime import get_num_threads
 from ..._state import STATE
 from ..._tensor import Tensor
 from ...backend.dtypes import tensor_type_string
+from .._jvp import zero
 from .._util import binary_dtype
 from ..aten_vec import cpu_flags
 from ..pointwise import _can_cast_like_torch as can_cast_like_torch
@@ -551,15 +552,19 @@ def _convolution_vjp(ctx, g):
     return _input_gradient_laid_out(gx, x, w), gw, gb
 
 
+def _zero_tensor(primal: Tensor) -> Tensor:
+    """PyTorch's zero tangent of ``primal`` as a convolution reads it: ``_efficientzerotensor``, contiguous whatever
+    ``primal``'s layout (a channels-last input's), which the ZeroTensor fallback materialises as contiguous zeros."""
+    return zero(primal, primal._data.dtype, False)
+
+
 def _convolution_jvp(args, outs, tangents):
     """FunctionsManual's convolution_jvp: ``convolution(input_t, weight_p, None, ...) + convolution(input_p,
     weight_t, bias_t, ...)``, the bias's tangent passed into the second convolution. A missing tangent is PyTorch's
     zero tensor, which the convolutions (no zero-tensor kernel) read as zeros."""
-    from ..creation import zeros_like
-
     x, w, bias = args[:3]
     params = args[3:]
-    input_t, weight_t, bias_t = (zeros_like(p) if t is None and p is not None else t
+    input_t, weight_t, bias_t = (_zero_tensor(p) if t is None and p is not None else t
                                  for t, p in zip(tangents, (x, w, bias)))
     return add(convolution(input_t, w, None, *params), convolution(x, weight_t, bias_t, *params))
 
@@ -792,11 +797,9 @@ def _convolution_backward_jvp(args, outs, tangents):
     gradient alone (one per tangent of its bilinear operands: grad_output's with weight's for input's gradient,
     with input's for weight's), the bias's ``convolution_backward_jvp_grad_bias``, a sum of grad_output's tangent.
     A missing tangent is PyTorch's zero tensor, read as zeros."""
-    from ..creation import zeros_like
-
     g, x, w, bias_sizes = args[:4]
     params, output_mask = args[4:10], args[10]
-    g_t, x_t, w_t = (zeros_like(p) if t is None else t for t, p in zip(tangents, (g, x, w)))
+    g_t, x_t, w_t = (_zero_tensor(p) if t is None else t for t, p in zip(tangents, (g, x, w)))
     has_g, has_x, has_w = (t is not None for t in tangents)
 
     def one(which: int, first: tuple, second: tuple) -> Tensor:

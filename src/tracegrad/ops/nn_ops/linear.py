@@ -32,7 +32,7 @@ from ..pointwise import add, add_
 from ..reductions import sum as sum_op
 from ..registry import defop, not_implemented
 from ..views import reshape, t, view
-from ._common import new_output, run_op, transforms_active
+from ._common import new_output, run_op
 
 # ---- matrix products with a transposed operand (closed under differentiation) ------------------------------
 
@@ -538,14 +538,23 @@ def _linear_general(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tenso
             if flat._data.shape[1] != w.shape[1]:
                 raise _linear_failed(_shape_error(flat._data, w), flat, weight, bias)
             return view(_linear_general(flat, weight, bias), lead + (w.shape[0],))
-    # Otherwise PyTorch computes matmul(input, weight.t()) and adds the bias in place (out of place under
-    # forward-mode AD, and here also when the product is a view, which PyTorch's in-place squeeze avoids).
+    # Otherwise PyTorch computes matmul(input, weight.t()) and adds the bias in place: out of place where the bias
+    # has a tangent at forward-AD level 0 (``bias->_fw_grad(0).defined()``) or is a transform's tensor
+    # (``isTensorSubclassLike``), and here also when the product is a view, which PyTorch's in-place squeeze avoids
     out = matmul(input, t(weight))
     if bias is None:
         return out
-    if transforms_active() or out._base is not None:
+    if STATE.stack or out._base is not None or _has_first_level_tangent(bias):
         return add(out, bias)
     return add_(out, bias)
+
+
+def _has_first_level_tangent(t: Tensor) -> bool:
+    if not STATE.fw_grad_levels:
+        return False
+    from ...autograd.forward_ad import get_tangent
+
+    return get_tangent(t, 0) is not None
 
 
 # ---- _trilinear (bilinear's operator) ------------------------------------------------------------------------
