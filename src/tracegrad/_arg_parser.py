@@ -1296,7 +1296,7 @@ def _call_classes(args: tuple, kwargs: dict) -> tuple | None:
 
 def _class_of(obj: Any) -> Any:
     cls = type(obj)
-    if cls is list or cls is tuple:
+    if isinstance(obj, (list, tuple)):  # (a subclass too, a namedtuple: torch's parser reads it as a list)
         return cls, frozenset(map(type, obj))
     if isinstance(obj, _tensor.Tensor):  # (a 0-d tensor that needs no gradient is a Number: ``_small_tensor``)
         return cls, obj.requires_grad, obj.dim() == 0

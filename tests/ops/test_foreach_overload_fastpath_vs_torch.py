@@ -6,6 +6,8 @@ whose classes were seen before, whatever call came first."""
 
 from __future__ import annotations
 
+import collections
+
 import pytest
 
 from tests._lib import np, tg, torch
@@ -18,6 +20,13 @@ def _floats(lib, count: int = 2, base: float = 0.5, grad: bool = False) -> list:
 
 def _zero_dim(lib, value: float = 2.0, grad: bool = False):
     return lib.tensor(value, dtype=lib.float64, requires_grad=grad)
+
+
+class _List(list):
+    pass
+
+
+_Pair = collections.namedtuple("_Pair", "first second")
 
 
 def _parameters(lib) -> list:
@@ -47,6 +56,11 @@ CALLS = {
     "list of tensors": lambda lib: lib._foreach_mul(_floats(lib), _floats(lib, base=2.0)),
     "tensors requiring grad": lambda lib: lib._foreach_add(_floats(lib, grad=True), _floats(lib, grad=True)),
     "parameters and tensors": lambda lib: lib._foreach_add(_parameters(lib), [*_floats(lib)[:1], *_parameters(lib)[1:]]),
+    # (numbers first: the Scalar[] overload, remembered, fails on tensors; the other way the List one copes)
+    "list subclass of numbers": lambda lib: lib._foreach_add(_List(_floats(lib)), _List([1.0, 2.0])),
+    "list subclass of tensors": lambda lib: lib._foreach_add(_List(_floats(lib)), _List(_floats(lib))),
+    "namedtuple of numbers": lambda lib: lib._foreach_mul(_Pair(*_floats(lib)), _Pair(2.0, 0.5)),
+    "namedtuple of tensors": lambda lib: lib._foreach_mul(_Pair(*_floats(lib)), _Pair(*_floats(lib))),
     "empty lists": lambda lib: lib._foreach_add([], []),
     "empty list and scalar": lambda lib: lib._foreach_add([], 1),
     "empty scalar list": lambda lib: lib._foreach_add(_floats(lib), []),
@@ -120,6 +134,8 @@ PAIRS = [
     ("empty lists", "empty list and scalar"),
     ("keyword scalar", "keyword scalars"),
     ("alpha", "string alpha"),
+    ("list subclass of tensors", "list subclass of numbers"),
+    ("namedtuple of tensors", "namedtuple of numbers"),
 ]
 
 
