@@ -227,3 +227,22 @@ def test_soft_margin_loss_target_with_tangent_refused_as_torch(dual_target):
                                                                                                          dual_target))
     if not dual_target:
         assert _soft_margin(tg, False) == _soft_margin(torch, False)
+
+
+def _legacy_cholesky(lib, upper: bool, not_positive_definite: bool):
+    fw = lib.autograd.forward_ad
+    a = [[1.0, 2.0], [2.0, 1.0]] if not_positive_definite else [[4.0, 1.0], [1.0, 3.0]]
+    with fw.dual_level():
+        return lib.cholesky(fw.make_dual(lib.tensor(a), lib.ones(2, 2)), upper=upper)
+
+
+@pytest.mark.filterwarnings("ignore:torch.cholesky is deprecated")
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("not_positive_definite", [False, True])
+def test_legacy_cholesky_with_tangent_refused_as_torch(upper, not_positive_definite):
+    """torch.cholesky has no forward formula (linalg_cholesky, which tracegrad runs for it, has one): refused before
+    its kernel, so before a failing factorization too."""
+    def program(lib):
+        return _legacy_cholesky(lib, upper, not_positive_definite)
+
+    assert raised(tg, program) == raised(torch, program)

@@ -344,6 +344,14 @@ def refuse_dual_argument(name: str, t) -> None:
         raise NotImplementedError(_NOT_IMPLEMENTED.format(name))
 
 
+def refuse_unformulated(name: str, tensors) -> None:
+    """Before the kernel of an operator PyTorch has no forward formula for, reached through a wrapper whose inner
+    operator has one (legacy ``torch.cholesky`` over ``linalg_cholesky``): its refusal where one of ``tensors`` has
+    a tangent."""
+    if any(has_tangent(t) for t in tensors):
+        raise NotImplementedError(_NOT_IMPLEMENTED.format(name))
+
+
 def refuse_written_tangents(name: str, tensors) -> None:
     """After an in-place write PyTorch has no forward formula for (``set_``, ``embedding_renorm_``): its refusal where
     one of ``tensors`` has a tangent."""

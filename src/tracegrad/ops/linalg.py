@@ -2253,6 +2253,10 @@ def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     """Legacy ``torch.cholesky`` (deprecated in PyTorch, which warns)."""
     import warnings
 
+    from ..autograd.forward_ad import refuse_unformulated
+
+    if out is None:  # (torch's cholesky has no forward formula, linalg_cholesky has: refused before its kernel)
+        refuse_unformulated("cholesky", (input,))
     warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=2)
     if input.numel():  # (torch's legacy operator checks the shape itself, in its own name)
         _check_square("cholesky", input._data)
