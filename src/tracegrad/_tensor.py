@@ -213,10 +213,10 @@ class Tensor:
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         if self._rg and value._data.dtype.kind not in "fc":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
-        if self._gfn is not None and value._data.shape != self._data.shape:
+        if self._gfn is not None and (value._data.shape != self._data.shape or value._data.dtype != self._data.dtype):
             from .autograd.reshaped_outputs import note_new_data
 
-            note_new_data(self, value._data.shape)
+            note_new_data(self, value._data)
         self._data = value._data
 
     @data.deleter

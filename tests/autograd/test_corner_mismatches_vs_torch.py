@@ -15,9 +15,9 @@ def _described(result) -> tuple:
             None if fn is None else fn.name())
 
 
-def _outcome(lib, program):
+def _outcome(lib, program, described=_described):
     try:
-        return _described(program(lib))
+        return described(program(lib))
     except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
         return type(exc).__name__, str(exc)
 
@@ -98,12 +98,45 @@ DATA_PROGRAMS = {
     "0-d": lambda lib: _reshaped_by_data(lib, lambda lib, y: y.sum().backward(), new_shape=()),
     "broadcastable": lambda lib: _reshaped_by_data(lib, lambda lib, y: y.sum().backward(), new_shape=(1, 5)),
     "slice": lambda lib: _reshaped_by_data(lib, lambda lib, y: y.sum().backward(), op=lambda x: x[:4] * 1),
+    # a gradient that expands to the receiver's record is summed to it, as torch's validate_outputs does
+    "reduced to 0-d": lambda lib: _reshaped_by_data(lib, lambda lib, y: y.sum().backward(), op=lambda x: x.unbind()[0]),
+    "reduced root": lambda lib: _reshaped_by_data(lib, lambda lib, y: y.backward(lib.ones(3)), op=lambda x: x[0]),
+    "reduced to 1-d": lambda lib: _reshaped_by_data(lib, lambda lib, y: y.sum().backward(), new_shape=(2, 4),
+                                                    op=lambda x: x[1:]),
+    "reduced by a product": lambda lib: _reshaped_by_data(lib, lambda lib, y: (y * 2).sum().backward(),
+                                                          op=lambda x: x.sum()),
 }
 
 
 @pytest.mark.parametrize("name", DATA_PROGRAMS)
 def test_backward_through_an_output_whose_data_changed_shape(name):
     assert value_or_error(DATA_PROGRAMS[name], tg) == value_or_error(DATA_PROGRAMS[name], torch)
+
+
+def _hooked_output_given_new_data(lib, new_data, root: bool):
+    """The dtypes and shapes the hooks of ``y`` and of its node see, and ``y.grad``, once ``y.data = new_data``."""
+    x = lib.ones(3, requires_grad=True)
+    y = x.sum() * 2
+    y.data = new_data(lib)
+    seen = []
+    y.register_hook(lambda g: seen.append(("tensor", str(g.dtype), list(g.shape))))
+    y.grad_fn.register_prehook(lambda gs: seen.append(("prehook", str(gs[0].dtype), list(gs[0].shape))))
+    y.retain_grad()
+    if root:
+        y.backward(lib.ones_like(y))
+    else:
+        (y * 1).sum().backward()
+    return [(k, d.replace("tracegrad", "torch"), s) for k, d, s in seen], str(y.grad.dtype).replace("tracegrad", "torch"), x.grad.tolist()
+
+
+@pytest.mark.parametrize("root", [False, True])
+@pytest.mark.parametrize("new_data", ["float64", "float64 of another shape", "complex64"])
+def test_hooks_of_an_output_whose_data_changed_see_its_recorded_dtype_and_shape(new_data, root):
+    made = {"float64": lambda lib: lib.zeros((), dtype=lib.float64),
+            "float64 of another shape": lambda lib: lib.zeros(4, dtype=lib.float64),
+            "complex64": lambda lib: lib.zeros((), dtype=lib.complex64)}[new_data]
+    program = lambda lib: _hooked_output_given_new_data(lib, made, root)  # noqa: E731
+    assert _outcome(tg, program, tuple) == _outcome(torch, program, tuple)
 
 
 def test_data_of_another_shape_on_a_leaf_still_accumulates():
@@ -175,6 +208,15 @@ INFERENCE_PROGRAMS = {
     "sum": lambda lib, x: x.sum(),
     "product with itself": lambda lib, x: x * x,
     "product with a number": lambda lib, x: x * 2,
+    # (a number at a Scalar parameter is no tensor: the autograd kernel does not run)
+    "power of a number": lambda lib, x: x ** 2,
+    "pow": lambda lib, x: x.pow(2.5),
+    "pow by keyword": lambda lib, x: lib.pow(x, exponent=2),
+    "square": lambda lib, x: x.square(),
+    # (rsub.Scalar's kernel calls sub with the number wrapped in a normal tensor: that records a SubBackward0)
+    "number minus it": lambda lib, x: 1 - x,
+    "rsub with alpha": lambda lib, x: lib.rsub(x, 2.5, alpha=3),
+    "rsub of a complex number": lambda lib, x: lib.rsub(x, 1j),
     "sum with a normal tensor": lambda lib, x: x + lib.ones(3, 2),
     "relu": lambda lib, x: lib.nn.functional.relu(x),
     "linear": lambda lib, x: lib.nn.functional.linear(x, _inference_leaf(lib)),

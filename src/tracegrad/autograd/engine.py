@@ -224,10 +224,11 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     ``outputs``: gradient edges whose incoming gradient is wanted. With ``accumulate_grad`` they are
     executed (``backward(inputs=...)``); without, their gradient is captured and returned (``grad``).
     """
-    grads = _cast_root_grads(roots, grads)
     graph_root = GraphRoot(roots, grads)
-    if reshaped_outputs.any_reshaped():
-        reshaped_outputs.prepare(graph_root, grads)
+    if reshaped_outputs.any_reshaped():  # (validated before the cast, as PyTorch's validate_outputs does)
+        grads = _root_grads_for_receivers(graph_root, grads)
+        reshaped_outputs.mark_givers(graph_root)
+    graph_root._grads = grads = _cast_root_grads(roots, grads)
     # Without ``inputs``, every node runs: the counts may wait (``_lazy_counts``)
     deps = None if outputs is None else compute_dependencies(graph_root)
     task = GraphTask(keep_graph, create_graph, graph_root, deps)
@@ -429,6 +430,8 @@ def _run(task: GraphTask, graph_root: Node) -> None:
                     data = grad._data
                     # (dtype identity first: NumPy's builtin dtypes are singletons, and ``!=`` costs more)
                     if (data.dtype is not m[1] or data.shape != m[0]) and (data.shape != m[0] or data.dtype != m[1]):
+                        if fn._checks_receivers:  # (validate_outputs fixed it for its receiver)
+                            m = _receiver_record(fn, m, nxt, nr)
                         grad = _fix_gradient(fn, i, grad, m)
                         if data.ndim > len(m[0]) > 0 and grad._data.dtype is data.dtype:
                             # PyTorch's sum_to: a view, where it drops leading dims (and casts not); to no dims at
@@ -788,15 +791,34 @@ def validate_outputs(fn: Node, outputs) -> list:
         m = meta[i]
         if m is None or edges[i][0] is None:
             continue
+        if fn._checks_receivers:
+            m = _receiver_record(fn, m, *edges[i])
         if g._data.shape != m[0] or g._data.dtype != m[1]:
             g = _fix_gradient(fn, i, g, m)
         if g is not outputs[i]:
             if outputs.__class__ is not list:
                 outputs = list(outputs)
             outputs[i] = g
-    if fn._checks_receivers:
-        reshaped_outputs.check_receivers(fn, outputs)
     return outputs
+
+
+def _receiver_record(fn: Node, m: tuple, nxt: Node, nr: int) -> tuple:
+    """The ``(shape, dtype)`` record ``fn``'s gradient for ``(nxt, nr)`` is validated against: ``fn``'s own record
+    of its input ``m``, or, where ``.data = ...`` changed that output of ``nxt`` since, ``nxt``'s record of it, the one
+    PyTorch validates against (reshaped_outputs.py)."""
+    if fn._checks_receivers and reshaped_outputs.is_reshaped(nxt):
+        return nxt._out_meta[nr]
+    return m
+
+
+def _root_grads_for_receivers(graph_root: GraphRoot, grads: list) -> list:
+    """The root gradients, each one for a node whose output ``.data = ...`` changed validated against that node's
+    record of the output (reshaped_outputs.py)."""
+    grads = list(grads)
+    for i, (nxt, nr) in enumerate(graph_root._edges):
+        if grads[i] is not None and reshaped_outputs.is_reshaped(nxt):
+            grads[i] = _fix_gradient(graph_root, i, grads[i], nxt._out_meta[nr])
+    return grads
 
 
 def _reduce_to_shape(fn: Node, i: int, g: Tensor, shape: tuple) -> Tensor:
@@ -804,8 +826,10 @@ def _reduce_to_shape(fn: Node, i: int, g: Tensor, shape: tuple) -> Tensor:
 
     gshape = g._data.shape
     if not expands_to(shape, gshape):
-        raise RuntimeError(f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-                           f"{list(gshape)} but expected shape compatible with {list(shape)}")
+        # (PyTorch's message for a root gradient names no function)
+        what = "invalid gradient" if fn.__class__ is GraphRoot else f"Function {fn.name()} returned an invalid gradient"
+        raise RuntimeError(f"{what} at index {i} - got {list(gshape)} but expected shape compatible with "
+                           f"{list(shape)}")
     if not STATE.grad_enabled and not STATE.special:
         # a plain backward records nothing: the sum's kernel alone (``sum_to_size`` composes sum and view)
         return _wrap(sum_to_shape(g._data, shape))

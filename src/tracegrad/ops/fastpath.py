@@ -332,9 +332,11 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
         if (arg or brg) and state.grad_enabled:
             if not (dt is _F32 or dt is _F64 or dt.kind in "fc"):
                 return _without_history(out, differentiable)
+            # (torch's autograd kernel does not run for inference tensors alone, a number at a Scalar parameter not
+            # counted: ``pow(inference, 2)``; one at a Tensor parameter is a normal tensor, ``inference * 2`` records)
             if a._gfn is None and a._inference and (b._inference if bc is Tensor else scalar_other):
-                # (torch's autograd kernel does not run for inference tensors alone, a number at a Scalar parameter
-                # included: ``w ** 2``, not ``w * 2``, whose number is wrapped in a normal tensor)
+                if op.without_autograd_kernel is not None:
+                    return op.without_autograd_kernel((a, b) + trailing)
                 return _without_history(out, False)
             node = _new(node_class)
             node._seq = _next(_sequence)

@@ -598,6 +598,17 @@ rsub_scalar = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> T
                     jvp=_rsub_jvp)
 
 
+def _rsub_scalar_as_sub(args: tuple) -> Tensor:
+    """rsub.Scalar on inference tensors alone, whose autograd kernel does not run: torch's CPU kernel then calls
+    ``sub(wrapped_scalar_tensor(other), self, alpha)``, a normal tensor first, so sub's autograd kernel runs and
+    records a SubBackward0 (the number as a 0-dim tensor of the result's dtype, what the wrapped number gives)."""
+    self, other, alpha = args
+    return sub(_wrap(np.asarray(other, dtype=binary_dtype(self._data, other))), self, alpha=alpha)
+
+
+rsub_scalar.without_autograd_kernel = _rsub_scalar_as_sub
+
+
 def _pow_kernel(a, b):
     dt = binary_dtype(a, b)
     if dt.kind in "iu" and isinstance(b, np.ndarray) and (b < 0).any():
