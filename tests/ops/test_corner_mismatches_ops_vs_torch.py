@@ -157,6 +157,11 @@ COMPLEX_VIEW_SOURCES = {
     "odd offset": lambda lib: lib.zeros(5)[1:].view(2, 2),
     "even offset": lambda lib: lib.zeros(6)[2:].view(2, 2),
     "odd stride": lambda lib: lib.zeros(3, 3)[:, :2],
+    # (a dimension of size 1 may have an odd stride: torch halves it, rounding down)
+    "odd stride of a dimension of size 1": lambda lib: lib.zeros(1, 3)[:, :2],
+    "odd strides of size-1 dimensions": lambda lib: lib.zeros(12).as_strided((1, 1, 2), (5, 3, 1)),
+    "odd stride between": lambda lib: lib.zeros(12).as_strided((3, 1, 2), (2, 3, 1)),
+    "odd stride of size 1, odd offset": lambda lib: lib.zeros(12).as_strided((1, 2), (3, 1), 1),
 }
 
 
@@ -173,6 +178,16 @@ def test_view_as_complex_layout(name):
             return str(exc)
 
     assert outcome(tg) == outcome(torch)
+
+
+def test_view_as_complex_with_an_odd_stride_of_size_1_writes_through():
+    def program(lib):
+        x = lib.arange(12.0)
+        z = lib.view_as_complex(x.as_strided((3, 1, 2), (2, 3, 1), 2))
+        z.mul_(1j)
+        return x
+
+    assert value_or_error(program, tg) == value_or_error(program, torch)
 
 
 def test_view_as_complex_of_an_empty_tensor_round_trips():

@@ -63,7 +63,7 @@ def _view_as_complex_kernel(a):
     strides = element_strides(a)
     if strides[-1] != 1:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
-    if any(st % 2 for st in strides[:-1]):
+    if any(st % 2 and n != 1 for st, n in zip(strides[:-1], a.shape)):  # (a dim of size 1: its stride floored)
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if storage_offset_of(a) % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
