@@ -17,7 +17,7 @@ import itertools
 class _State:
     __slots__ = ("grad_enabled", "special", "_stack", "observed", "observed_ops", "_anomaly", "_inference",
                  "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq",
-                 "in_formula", "_profiler", "before_write", "_interceptors")
+                 "in_formula", "_profiler", "before_write", "_interceptors", "inference_seen")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -27,6 +27,9 @@ class _State:
         self.observed_ops = False  # ... and one of them needs the general path (call refresh() after setting)
         self._anomaly = False
         self._inference = False  # inference_mode: tensors made here are inference tensors
+        # True once inference mode was entered (never reset): no inference tensor exists before, so the fast paths
+        # read this slot before a tensor's ``_inference`` (a class attribute's default: a slower, unspecialized read)
+        self.inference_seen = False
         self.anomaly_check_nan = True
         self._fw_levels: list = []  # forward-AD dual levels
         self.saved_hooks: list = []  # saved_tensors_hooks (pack, unpack) stack
@@ -89,6 +92,8 @@ class _State:
     @inference.setter
     def inference(self, value: bool) -> None:
         self._inference = value
+        if value:
+            self.inference_seen = True
         self.refresh()
 
     @property

@@ -225,7 +225,7 @@ def _execute(roots: list[tuple], grads: list, keep_graph: bool, create_graph: bo
     executed (``backward(inputs=...)``); without, their gradient is captured and returned (``grad``).
     """
     graph_root = GraphRoot(roots, grads)
-    if reshaped_outputs.any_reshaped():  # (validated before the cast, as PyTorch's validate_outputs does)
+    if reshaped_outputs.RESHAPED:  # (validated before the cast, as PyTorch's validate_outputs does)
         grads = _root_grads_for_receivers(graph_root, grads)
         reshaped_outputs.mark_givers(graph_root)
     graph_root._grads = grads = _cast_root_grads(roots, grads)

@@ -19,8 +19,9 @@ import weakref
 
 from .node import Node
 
-# Nodes one of whose outputs ``.data = ...`` gave a shape or dtype other than the one the node recorded for it.
-_RESHAPED: weakref.WeakSet = weakref.WeakSet()
+# Weak references to the nodes one of whose outputs ``.data = ...`` gave a shape or dtype other than the one the node
+# recorded for it (a plain set, not a WeakSet: the engine's check per backward is one truth test, no Python call)
+RESHAPED: set = set()
 
 
 def note_new_data(tensor, data) -> None:
@@ -30,16 +31,11 @@ def note_new_data(tensor, data) -> None:
     meta = getattr(fn, "_out_meta", None)
     nr = tensor._output_nr
     if meta and nr < len(meta) and meta[nr] is not None and (meta[nr][0] != data.shape or meta[nr][1] != data.dtype):
-        _RESHAPED.add(fn)
-
-
-def any_reshaped() -> bool:
-    """Whether some live node's output was changed (the engine's one check per backward)."""
-    return bool(_RESHAPED)
+        RESHAPED.add(weakref.ref(fn, RESHAPED.discard))
 
 
 def is_reshaped(fn: Node | None) -> bool:
-    return fn in _RESHAPED
+    return fn is not None and weakref.ref(fn) in RESHAPED  # (live weak references compare by their objects)
 
 
 def mark_givers(graph_root: Node) -> None:
@@ -52,7 +48,7 @@ def mark_givers(graph_root: Node) -> None:
         for nxt, _ in fn._edges:
             if nxt is None:
                 continue
-            if nxt in _RESHAPED and fn is not graph_root:
+            if fn is not graph_root and is_reshaped(nxt):
                 fn._checks_receivers = True
                 fn._hooked = True
             if nxt not in seen:

@@ -407,7 +407,7 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     b_rg = bias is not None and (bias._rg or (bias._base is not None and bias._base._rg))
     if not (x_rg or w_rg or b_rg):
         return result
-    if input._inference and weight._inference and (bias is None or bias._inference):
+    if STATE.inference_seen and input._inference and weight._inference and (bias is None or bias._inference):
         return result  # (torch's autograd kernel does not run for inference tensors alone)
     if w_rg:
         tnode = _new(weight_t.node_class)  # TBackward0: sequence number before the addmm node, as in PyTorch
