@@ -153,7 +153,8 @@ def relu_fast(input: Tensor) -> Tensor:
     out._gfn = None
     out._vc = None
     if ((input._rg or (input._base is not None and input._base._rg)) and STATE.grad_enabled
-            and not (input._gfn is None and STATE.inference_seen and input._inference)):  # (no autograd kernel for an inference tensor)
+            # (no autograd kernel for an inference tensor)
+            and not (input._gfn is None and STATE.inference_seen and input._inference)):
         node = _new(relu.node_class)
         node._seq = next_sequence_nr()
         node._edges = (gradient_edge(input),)
