@@ -622,7 +622,7 @@ class OpDef:
                     if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg)):
                         requires_grad = True
                         a = t
-            if requires_grad and a._inference and not self.is_inplace:
+            if requires_grad and STATE.inference_seen and a._inference and not self.is_inplace:
                 # (an inference tensor made to require grad in inference mode: torch's autograd kernel runs only
                 # where some other argument is a normal tensor; ``_eager_inplace`` decides for itself)
                 requires_grad = _views.autograd_kernel_runs(args, self.tensor_idx)
@@ -708,8 +708,10 @@ class OpDef:
         if step == "all" or step == "node":
             if record and self.records_if is not None and not self.records_if(args):
                 record = False  # (before check_inplace, which then refuses nothing: PyTorch's copy_ into an integer)
-            elif record and self.untracked_integer_write(target):
-                record = False  # (torch's kernel has no autograd formula to run: the history stays)
+            elif record and not self.node_before_kernel and target._data.dtype.kind not in "fc":
+                # (an operator without a derivative, ``bitwise_and_``, ``floor_divide_``, into an integer tensor that
+                # requires grad: torch's kernel has no autograd formula to run, and the target keeps its history)
+                record = False
             if STATE.grad_enabled:
                 if target._inference and not _views.autograd_kernel_runs(args, self.tensor_idx):
                     record = False  # (torch's autograd kernel does not run: the refusal after the write is all)
@@ -768,11 +770,6 @@ class OpDef:
         if STATE.observed:
             emit_op_call(self.public_name, (target,), record)
         return target
-
-    def untracked_integer_write(self, target: Tensor) -> bool:
-        """An in-place operator without a derivative (``bitwise_and_``, ``floor_divide_``) writing into an integer
-        tensor that requires grad: PyTorch records nothing, and the target keeps its history."""
-        return not self.node_before_kernel and target._data.dtype.kind not in "fc"
 
     # ---- autograd recording -----------------------------------------------------------------------------
 
