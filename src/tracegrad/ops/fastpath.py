@@ -169,7 +169,7 @@ def unary(op):
                 return _without_history(out, differentiable)
             fa = a._gfn
             # (torch's autograd kernel does not run for an inference tensor; see _State.inference_seen)
-            if fa is None and state.inference_seen and a._inference:
+            if state.inference_seen and fa is None and a._inference:
                 special = op.without_autograd_kernel  # (but a CPU kernel's inner out= call's check may: abs's)
                 done = None if special is None else special((a,))
                 return _without_history(out, False) if done is None else done
@@ -335,7 +335,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
                 return _without_history(out, differentiable)
             # (torch's autograd kernel does not run for inference tensors alone, a number at a Scalar parameter not
             # counted: ``pow(inference, 2)``; one at a Tensor parameter is a normal tensor, ``inference * 2`` records)
-            if a._gfn is None and state.inference_seen and a._inference and (
+            if state.inference_seen and a._gfn is None and a._inference and (
                     b._inference if bc is Tensor else scalar_other):
                 if op.without_autograd_kernel is not None:
                     return op.without_autograd_kernel((a, b) + trailing)

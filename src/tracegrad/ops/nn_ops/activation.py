@@ -154,7 +154,7 @@ def relu_fast(input: Tensor) -> Tensor:
     out._vc = None
     if ((input._rg or (input._base is not None and input._base._rg)) and STATE.grad_enabled
             # (no autograd kernel for an inference tensor)
-            and not (input._gfn is None and STATE.inference_seen and input._inference)):
+            and not (STATE.inference_seen and input._gfn is None and input._inference)):
         node = _new(relu.node_class)
         node._seq = next_sequence_nr()
         node._edges = (gradient_edge(input),)
