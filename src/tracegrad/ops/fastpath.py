@@ -337,9 +337,9 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             # counted: ``pow(inference, 2)``; one at a Tensor parameter is a normal tensor, ``inference * 2`` records)
             if state.inference_seen and a._gfn is None and a._inference and (
                     b._inference if bc is Tensor else scalar_other):
-                if op.without_autograd_kernel is not None:
-                    return op.without_autograd_kernel((a, b) + trailing)
-                return _without_history(out, False)
+                special = op.without_autograd_kernel  # (rsub's records as sub; an inner out= call's check refuses)
+                done = None if special is None else special((a, b) + trailing)
+                return _without_history(out, False) if done is None else done
             node = _new(node_class)
             node._seq = _next(_sequence)
             # (shared metadata records, node_meta; an input of the output's shape and dtype shares its forms)
