@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 import torch
-from _precision_state import precisions_kept
+from _precision_state import FRESH, precisions_kept, restore_state
 
 import tracegrad as tg
 
@@ -79,6 +79,9 @@ def _backend_values(lib):
 
 
 def test_backend_answers_match_torch():
+    # (from a new process's precision settings: a test elsewhere in this process may have changed either library's)
+    for lib in (tg, torch):
+        restore_state(lib, FRESH)
     assert _backend_values(tg) == _backend_values(torch)
 
 
