@@ -85,6 +85,18 @@ def l2_decayed_grad(grad: Tensor, param: Tensor, weight_decay: Any) -> Tensor:
     return grad.add(param, alpha=weight_decay)
 
 
+def decayed_grad(param: Tensor, grad: Tensor, group: dict, lr: float) -> Tensor:
+    """NAdam's and RAdam's single-tensor weight decay: the parameter scaled in place where it is decoupled, else the
+    gradient plus ``weight_decay * param`` (a new tensor); the gradient to go on with."""
+    wd = group["weight_decay"]
+    if wd != 0:
+        if group["decoupled_weight_decay"]:
+            param.mul_(1 - lr * wd)
+        else:
+            grad = grad.add(param, alpha=wd)
+    return grad
+
+
 def decayed_then_moments(params: list, grads: list, exp_avgs: list, exp_avg_sqs: list, group: dict, lr: float) -> list:
     """The opening of PyTorch's ``_multi_tensor_nadam`` and ``_multi_tensor_radam``: the weight decay (decoupled, into
     the parameters, or L2, into new gradients), then Adam's two moments updated in place; the gradients to go on

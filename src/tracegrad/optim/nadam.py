@@ -12,6 +12,7 @@ import tracegrad as _tg
 from .._tensor import Tensor, _wrap
 from ._fused import addcmul_, added_scaled, refuse_unfit
 from ._multi_tensor import (
+    decayed_grad,
     decayed_then_moments,
     increment_steps,
     negated_if,
@@ -141,16 +142,12 @@ class NAdam(PerParamOptimizer):
         """PyTorch's single-tensor update with ``differentiable=True``: the step sizes are tensors made from the
         mu product (in its dtype), multiplied into the gradient and the average before two ``addcdiv_``."""
         beta1, beta2 = group["betas"]
-        lr, wd, eps = to_scalar(group["lr"]), group["weight_decay"], group["eps"]
+        lr, eps = to_scalar(group["lr"]), group["eps"]
         exp_avg, exp_avg_sq, mu_product = state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
         param, grad, exp_avg, exp_avg_sq = real_views(param, grad, exp_avg, exp_avg_sq)
         state["step"] += 1
         step = value_of(state["step"])
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                param.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(param, alpha=wd)
+        grad = decayed_grad(param, grad, group, lr)
         mu = _momentum_coefficient(beta1, step, group["momentum_decay"])
         mu_next = _momentum_coefficient(beta1, step + 1, group["momentum_decay"])
         mu_product *= mu

@@ -11,6 +11,7 @@ import tracegrad as _tg
 from .._tensor import Tensor
 from ._fused import addcmul_, added_scaled, refuse_unfit
 from ._multi_tensor import (
+    decayed_grad,
     decayed_then_moments,
     increment_steps,
     negated_if,
@@ -105,15 +106,11 @@ class RAdam(PerParamOptimizer):
     def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         """PyTorch's single-tensor update (not capturable) with ``differentiable=True``, in tensor operations."""
         beta1, beta2 = group["betas"]
-        lr, wd = to_scalar(group["lr"]), group["weight_decay"]
+        lr = to_scalar(group["lr"])
         param, grad, exp_avg, exp_avg_sq = real_views(param, grad, state["exp_avg"], state["exp_avg_sq"])
         state["step"] += 1
         step = value_of(state["step"])
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                param.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(param, alpha=wd)
+        grad = decayed_grad(param, grad, group, lr)
         exp_avg.lerp_(grad, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         bias_correction2 = 1 - beta2**step
