@@ -312,3 +312,31 @@ def plain_nested(x):
         arr = to_numpy(x)
         return (arr.dtype.name, arr.tolist())
     return x
+
+
+def optimizer_parameters(lib, spec: list) -> list:
+    """Parameters of the (shape, dtype) ``spec``, each of distinct values (complex ones off the real axis)."""
+    params = []
+    for k, (shape, dtype) in enumerate(spec):
+        values = np.linspace(-1.0, 1.5, int(np.prod(shape))) + 0.1 * k
+        if dtype.startswith("complex"):
+            values = values * (1 - 0.5j)
+        params.append(lib.nn.Parameter(lib.tensor(values.reshape(shape).astype(dtype))))
+    return params
+
+
+def set_alternating_gradients(lib, params: list, step: int) -> None:
+    """Gradients that change sign from step to step (Rprop's step sizes grow and shrink)."""
+    for k, p in enumerate(params):
+        p.grad = (p.detach() * 0.7 - 0.1 * (k + 1) * (-1) ** step).clone()
+
+
+def failed_third_step(lib, opt, params: list, where: int, shape: tuple) -> tuple:
+    """Two good steps, then one where parameter ``where``'s gradient has ``shape`` (set through ``.grad.data``): the
+    error, and the ``optimizer_snapshot`` of what the step left."""
+    for step in range(2):
+        set_alternating_gradients(lib, params, step)
+        opt.step()
+    set_alternating_gradients(lib, params, 2)
+    params[where].grad.data = lib.full(shape, 0.25, dtype=params[where].dtype)
+    return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)

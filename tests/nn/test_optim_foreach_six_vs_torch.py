@@ -17,9 +17,12 @@ import pytest
 from _lib import (
     assert_same_snapshots,
     correctly_rounded_torch_sqrt,
+    failed_third_step,
+    optimizer_parameters,
     optimizer_snapshot,
     raised,
     recorded_graph,
+    set_alternating_gradients,
     tg,
     torch,
 )
@@ -62,16 +65,6 @@ def _rounded_sqrt(request, monkeypatch):
         correctly_rounded_torch_sqrt(monkeypatch)
 
 
-def _parameters(lib, spec=_PARAMS) -> list:
-    params = []
-    for k, (shape, dtype) in enumerate(spec):
-        values = np.linspace(-1.0, 1.5, int(np.prod(shape))) + 0.1 * k
-        if dtype.startswith("complex"):
-            values = values * (1 - 0.5j)
-        params.append(lib.nn.Parameter(lib.tensor(values.reshape(shape).astype(dtype))))
-    return params
-
-
 def _optimizer(lib, name: str, options: dict, params: list, **extra):
     options = {**options, **extra}
     if options.pop("tensor_lr", False):
@@ -79,18 +72,12 @@ def _optimizer(lib, name: str, options: dict, params: list, **extra):
     return getattr(lib.optim, name)(params, foreach=True, **options)
 
 
-def _set_gradients(lib, params: list, step: int) -> None:
-    """Gradients that change sign from step to step (Rprop's step sizes grow and shrink)."""
-    for k, p in enumerate(params):
-        p.grad = (p.detach() * 0.7 - 0.1 * (k + 1) * (-1) ** step).clone()
-
-
 def _steps(lib, name: str, options: dict, steps: int = 3) -> list:
-    params = _parameters(lib)
+    params = optimizer_parameters(lib, _PARAMS)
     opt = _optimizer(lib, name, options, params)
     seen = []
     for step in range(steps):
-        _set_gradients(lib, params, step)
+        set_alternating_gradients(lib, params, step)
         opt.step()
         seen.append(optimizer_snapshot(opt, params))
     return seen
@@ -113,17 +100,8 @@ _BAD_GRADIENTS = {
 
 
 def _failing_step(lib, name: str, options: dict, bad: str):
-    """Two good steps, then one where a gradient has another shape (set through ``.grad.data``): the error and
-    what it leaves."""
-    params = _parameters(lib)
-    opt = _optimizer(lib, name, options, params)
-    for step in range(2):
-        _set_gradients(lib, params, step)
-        opt.step()
-    _set_gradients(lib, params, 2)
-    where, shape = _BAD_GRADIENTS[bad]
-    params[where].grad.data = lib.full(shape, 0.25, dtype=params[where].dtype)
-    return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
+    params = optimizer_parameters(lib, _PARAMS)
+    return failed_third_step(lib, _optimizer(lib, name, options, params), params, *_BAD_GRADIENTS[bad])
 
 
 @pytest.mark.parametrize("bad", list(_BAD_GRADIENTS))
@@ -145,12 +123,12 @@ def _with_real_state_loaded(lib, name: str):
     options = {"momentum": 0.5, "lr": 0.1} if name == "SGD" else {}
     source = [lib.nn.Parameter(lib.ones(2)), lib.nn.Parameter(lib.ones(3))]
     loader = getattr(lib.optim, name)(source, foreach=True, **options)
-    _set_gradients(lib, source, 0)
+    set_alternating_gradients(lib, source, 0)
     loader.step()
     params = [lib.nn.Parameter(lib.tensor([1 + 2j, 3 - 1j], dtype=lib.complex64)), lib.nn.Parameter(lib.ones(3))]
     opt = getattr(lib.optim, name)(params, foreach=True, **options)
     opt.load_state_dict(loader.state_dict())
-    _set_gradients(lib, params, 1)
+    set_alternating_gradients(lib, params, 1)
     return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
 
 
@@ -173,10 +151,10 @@ _TENSOR_OPTIONS = {
 def _tensor_option_step(lib, name: str, option: str):
     """A tensor lr or beta put into a foreach group after construction: ``_init_group`` refuses a tensor lr after
     making the first parameter's state, ``_multi_tensor_adam`` tensor betas before its autograd check."""
-    params = _parameters(lib, _PARAMS[:3])
+    params = optimizer_parameters(lib, _PARAMS[:3])
     opt = _optimizer(lib, name, {}, params)
     _TENSOR_OPTIONS[option](lib, opt.param_groups[0])
-    _set_gradients(lib, params, 0)
+    set_alternating_gradients(lib, params, 0)
     return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
 
 
@@ -236,10 +214,10 @@ def test_graph_of_a_non_differentiable_group_under_differentiable_defaults(name,
 def test_a_differentiable_foreach_group_is_refused_as_torch(name):
     """Defaults without ``differentiable``, a group with it and ``foreach``: torch's foreach update asserts."""
     def run(lib):
-        params = _parameters(lib, _PARAMS[:2])
+        params = optimizer_parameters(lib, _PARAMS[:2])
         opt = _optimizer(lib, name, {}, params)
         opt.param_groups[0]["differentiable"] = True
-        _set_gradients(lib, params, 0)
+        set_alternating_gradients(lib, params, 0)
         return raised(lib, lambda _: opt.step()), [p._version for p in params]
 
     assert run(tg) == run(torch)

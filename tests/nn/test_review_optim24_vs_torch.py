@@ -7,13 +7,15 @@ Values are compared bit for bit against a torch with a correctly rounded square 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from _lib import (
     assert_same_snapshots,
     correctly_rounded_torch_sqrt,
+    failed_third_step,
+    optimizer_parameters,
     optimizer_snapshot,
     raised,
+    set_alternating_gradients,
     tg,
     torch,
 )
@@ -25,11 +27,6 @@ _OPTIONS = {"SGD": {"lr": 0.1, "momentum": 0.5}, "RMSprop": {"momentum": 0.5}}
 @pytest.fixture(autouse=True)
 def _rounded_sqrt(monkeypatch):
     correctly_rounded_torch_sqrt(monkeypatch)
-
-
-def _set_gradients(lib, params: list, step: int) -> None:
-    for k, p in enumerate(params):
-        p.grad = (p.detach() * 0.7 - 0.1 * (k + 1) * (-1) ** step).clone()
 
 
 def _complex64_state_for_complex128(lib, name: str):
@@ -44,7 +41,7 @@ def _complex64_state_for_complex128(lib, name: str):
     params = [lib.nn.Parameter(lib.ones(2, dtype=lib.complex128)), lib.nn.Parameter(lib.ones(3))]
     opt = getattr(lib.optim, name)(params, foreach=True, **options)
     opt.load_state_dict(loader.state_dict())
-    _set_gradients(lib, params, 1)
+    set_alternating_gradients(lib, params, 1)
     return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
 
 
@@ -60,13 +57,13 @@ def _sgd_buffer_of_another_dtype(lib, momentum: float):
     buffers with the parameters only where the group has momentum (set to 0 after loading: no refusal)."""
     source = [lib.nn.Parameter(lib.ones(2, dtype=lib.complex64)), lib.nn.Parameter(lib.ones(3))]
     loader = lib.optim.SGD(source, lr=0.1, momentum=0.5, foreach=True)
-    _set_gradients(lib, source, 0)
+    set_alternating_gradients(lib, source, 0)
     loader.step()
     params = [lib.nn.Parameter(lib.ones(2, dtype=lib.complex128)), lib.nn.Parameter(lib.ones(3))]
     opt = lib.optim.SGD(params, lr=0.1, momentum=0.5, foreach=True)
     opt.load_state_dict(loader.state_dict())
     opt.param_groups[0]["momentum"] = momentum
-    _set_gradients(lib, params, 1)
+    set_alternating_gradients(lib, params, 1)
     return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
 
 
@@ -102,26 +99,10 @@ _BAD_GRADIENTS = {"not-broadcastable": (1, (4,)), "larger": (0, (2, 3)), "comple
 _PARAMS = [((3,), "float32"), ((2, 3), "float32"), ((2,), "complex64"), ((4,), "float64")]
 
 
-def _parameters(lib) -> list:
-    params = []
-    for k, (shape, dtype) in enumerate(_PARAMS):
-        values = np.linspace(-1.0, 1.5, int(np.prod(shape))) + 0.1 * k
-        if dtype.startswith("complex"):
-            values = values * (1 - 0.5j)
-        params.append(lib.nn.Parameter(lib.tensor(values.reshape(shape).astype(dtype))))
-    return params
-
-
 def _single_tensor_failing_step(lib, name: str, options: dict, bad: str):
-    params = _parameters(lib)
+    params = optimizer_parameters(lib, _PARAMS)
     opt = getattr(lib.optim, name)(params, foreach=False, **options)
-    for step in range(2):
-        _set_gradients(lib, params, step)
-        opt.step()
-    _set_gradients(lib, params, 2)
-    where, shape = _BAD_GRADIENTS[bad]
-    params[where].grad.data = lib.full(shape, 0.25, dtype=params[where].dtype)
-    return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
+    return failed_third_step(lib, opt, params, *_BAD_GRADIENTS[bad])
 
 
 @pytest.mark.parametrize("bad", list(_BAD_GRADIENTS))
