@@ -392,6 +392,7 @@ _remainder_t, _remainder_t_ = _pair("remainder.Tensor(Tensor self, Tensor other)
                                     cast_checked_first=True, jvp=_modulus_jvp("floor"))
 _remainder_st = defop_without_derivative("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor",
                                          _remainder_kernel)
+_remainder_st.without_autograd_kernel = _pw.through_wrapped_number(_remainder_t)
 _fmod_s, _fmod_s_ = _pair("fmod.Scalar(Tensor self, Scalar other) -> Tensor", _fmod_kernel,
                           vjp=_self_grad_only, node_name="FmodBackward0", cast_checked_first=True)
 _fmod_t, _fmod_t_ = _pair("fmod.Tensor(Tensor self, Tensor other) -> Tensor", _fmod_kernel, vjp=_fmod_vjp,
@@ -933,6 +934,7 @@ class _XLogFamily:
         self.scalar_other, self.scalar_other_ = pair(
             f"{tail['other']}(Tensor self, Scalar other) -> Tensor", kernel, vjp=self._scalar_other_vjp,
             saves=("self",), attrs=("other",), node_name=f"{node_prefix}2", jvp=self._jvp)
+        self.scalar_self.without_autograd_kernel = _pw.through_wrapped_number(self.tensor)
 
     def __call__(self, input, other, out: Tensor | None = None) -> Tensor:
         if not isinstance(input, Tensor):
@@ -1093,6 +1095,12 @@ _isclose = defop("isclose(Tensor self, Tensor other, float rtol=1e-05, float ato
                  "bool equal_nan=False) -> Tensor", _isclose_kernel)
 
 
+def _isclose_writes(input: Tensor, rtol: float, atol: float, equal_nan: bool) -> int:
+    """The version of isclose's result: ATen's composite writes ``self == other`` in place with ``|=`` once for
+    equal NaNs (of a float or complex input), once more unless both tolerances are 0."""
+    return int(equal_nan and input._data.dtype.kind in "fc") + int(rtol != 0 or atol != 0)
+
+
 def _closeness(name: str, position: int):
     """``isclose``/``allclose``/``equal`` as a function (``other`` is argument 2) or method (argument 1)."""
 
@@ -1100,7 +1108,9 @@ def _closeness(name: str, position: int):
                 equal_nan: bool = False) -> Tensor:
         """Elementwise ``|input - other| <= atol + rtol * |other|`` (equal infinities are close)."""
         _need_tensor("isclose", other, "other", position)
-        return _isclose(input, other, rtol, atol, equal_nan)
+        close = _isclose(input, other, rtol, atol, equal_nan)
+        close._vc = [_isclose_writes(input, rtol, atol, equal_nan)]
+        return close
 
     def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
                  equal_nan: bool = False) -> bool:

@@ -142,8 +142,8 @@ clone.without_autograd_kernel = _copied_into_new_tensor(clone)
 _to_copy.without_autograd_kernel = _copied_into_new_tensor(_to_copy)
 
 
-clone.counts_copy_from_inference = True
-_to_copy.counts_copy_from_inference = True
+clone.inference_writes = 1
+_to_copy.inference_writes = 1
 
 
 @writes_last  # (a value that does not depend on self: written again alike)

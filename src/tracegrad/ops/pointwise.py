@@ -609,6 +609,19 @@ def _rsub_scalar_as_sub(args: tuple) -> Tensor:
 rsub_scalar.without_autograd_kernel = _rsub_scalar_as_sub
 
 
+def through_wrapped_number(tensor_op: Callable) -> Callable[[tuple], Tensor]:
+    """The ``without_autograd_kernel`` hook of a ``(Scalar self, Tensor other)`` overload whose CPU kernel calls
+    ``tensor_op(wrapped_scalar_tensor(self), other)``: on inference tensors alone its own autograd kernel does not
+    run, but ``tensor_op``'s does (the wrapped number is a normal tensor) and saves ``other``, which torch refuses
+    (``2 % w``). The number goes in as a 0-dim tensor of the result's dtype, what the wrapped number gives."""
+
+    def call_tensor_op(args: tuple) -> Tensor:
+        number, other = args[0], args[1]
+        return tensor_op(_wrap(np.asarray(number, dtype=binary_dtype(other._data, number))), other)
+
+    return call_tensor_op
+
+
 def _pow_kernel(a, b):
     dt = binary_dtype(a, b)
     if dt.kind in "iu" and isinstance(b, np.ndarray) and (b < 0).any():

@@ -349,11 +349,12 @@ class OpDef:
     # alone), for an operator whose CPU kernel then records something all the same (clone's copy_) or refuses (an
     # inner out= call's check); it returns None where the plain result, without history, stands. None: nothing
     without_autograd_kernel: Callable[[tuple], object] | None = None
-    # whether the CPU kernel copies self into a new tensor (``empty_like(self).copy_(self)``: clone, _to_copy), a write
-    # counted where self is an inference tensor outside inference mode (torch's autograd kernel, whose guard leaves it
-    # uncounted, does not run for one): the result then starts at version 1. (A flag read here, not a wrapper around
-    # ``_eager``, which would slow every clone.)
-    counts_copy_from_inference: bool = False
+    # How many counted writes the CPU kernel makes into each new result for inference tensors alone outside inference
+    # mode: torch's autograd kernel, whose guard leaves the writes of an inner ``copy_``/``fill_``/``out=`` call
+    # uncounted, does not run for them (clone's ``empty_like(self).copy_(self)``: 1; mean's ``sum_out`` then
+    # ``div_``: 2). The result then starts at that version. (A number read here, not a wrapper around ``_eager``,
+    # which would slow every call.)
+    inference_writes: int = 0
 
     def __init__(
         self,
@@ -660,8 +661,8 @@ class OpDef:
             out._vc = None
             if STATE.special and STATE.inference:
                 out._inference = True
-            elif self.counts_copy_from_inference and args[0]._inference:
-                out._vc = [1]
+            elif self.inference_writes and STATE.inference_seen and self._inference_inputs_alone(args):
+                out._vc = [self.inference_writes]
             outs = (out,)
             if self.is_view:
                 _views.make_view(out, args[0], self, args, 0)
@@ -678,11 +679,18 @@ class OpDef:
         if self.is_view:
             for k, o in enumerate(outs):
                 _views.make_view(o, args[0], self, args, k)
+        elif self.inference_writes and STATE.inference_seen and self._inference_inputs_alone(args):
+            for o in outs:
+                o._vc = [self.inference_writes]
         if record:
             self._record(args, tuple(o for o in outs if o.__class__ is Tensor), node)
         if STATE.observed:
             emit_op_call(self.public_name, outs, record)
         return outs if self.returns_list else _return_tuple(self, outs)  # Tensor[]: a tuple in Python, as torch
+
+    def _inference_inputs_alone(self, args: tuple) -> bool:
+        """Whether ``args`` are inference tensors alone, outside inference mode (torch's autograd kernel skipped)."""
+        return not STATE.inference and not _views.autograd_kernel_runs(args, self.tensor_idx)
 
     def _refuse_arguments_first(self, arrays: list) -> None:
         """For an overlap refused: the kernel's own refusal of its arguments where ATen checks them first

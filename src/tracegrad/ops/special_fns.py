@@ -25,7 +25,7 @@ from .._tensor import Tensor
 from ._util import reject_complex, to_floating, unsupported
 from .binary import pow
 from .gamma import _hurwitz_zeta, _lgamma, digamma
-from .pointwise import add, exp, gt, log, mul, neg, sub, where
+from .pointwise import add, exp, gt, log, mul, neg, sub, through_wrapped_number, where
 from .registry import defop, not_implemented
 from .scalar_overloads import add_scalar, div_scalar, mul_scalar, sub_scalar
 from .special_bessel import _I0_A, _I0_B, _I1_A, _I1_B, _clenshaw, _horner, _libm, fused_multiply_add
@@ -613,6 +613,7 @@ _zeta = defop("special_zeta(Tensor self, Tensor other) -> Tensor", _zeta_cpu, vj
               saves=("self", "other"))
 _zeta_number_s = defop("special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor", _zeta_cpu,
                        vjp=_zeta_number_s_vjp, saves=("other",), attrs=("self",), node_name="SpecialZetaBackward1")
+_zeta_number_s.without_autograd_kernel = through_wrapped_number(_zeta)
 _zeta_number_q = defop("special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor", _zeta_cpu,
                        vjp=not_implemented("zeta"), node_name="SpecialZetaBackward2")
 

@@ -68,13 +68,32 @@ def _reduces_to_one_value(args: tuple) -> bool:
     return math.prod(kept) <= 1
 
 
+# How many counted writes torch's CPU kernel makes into its new result(s) for inference tensors alone, outside
+# inference mode (``OpDef.inference_writes``): an inner out= call (sum's ``sum_out``), a ``copy_`` or ``fill_``
+# into an ``empty`` (sort's values, ``repeat``), or both (mean's ``sum_out`` then ``div_``: 2), counted because
+# the autograd kernel, whose guard would leave them uncounted, does not run. (Operators whose count depends on their
+# arguments, var's or diag's, are left out.)
+_INFERENCE_RESULT_WRITES = {
+    "abs": 1, "deg2rad": 1, "rad2deg": 1, "nan_to_num": 1, "logsumexp": 1, "cummax": 1, "cummin": 1,
+    "hardtanh": 1, "frexp": 1, "sum": 1, "sum.dim_IntList": 1, "nansum": 1, "prod": 1, "max": 1, "amax": 1,
+    "aminmax": 1, "sort": 1, "sort.stable": 1, "logical_not": 1, "nonzero": 1, "any": 1, "all": 1, "dot": 1,
+    "vdot": 1, "median.dim": 1, "kthvalue": 1, "bincount": 1, "repeat": 1, "renorm": 1, "polar": 1, "complex": 1,
+    "pow.Scalar": 1, "mean": 2, "mean.dim": 2, "max.dim": 2, "min.dim": 2, "mode": 2, "histc": 2,
+    "select_scatter": 2, "slice_scatter": 2, "masked_scatter": 2, "masked_fill.Scalar": 2}
+
+
 def install_inner_out_refusals(registry: dict) -> None:
-    """Make the operators above refuse inference tensors requiring grad as torch does."""
+    """Make the operators above refuse inference tensors requiring grad, and count their results' writes, as torch
+    does."""
+    for key, writes in _INFERENCE_RESULT_WRITES.items():
+        registry[key].inference_writes = writes
     for key, refusing in _WRITES_THROUGH_OUT.items():
         registry[key].without_autograd_kernel = _refused_inner_out_call(refusing)
     for key in _THROUGH_ABS_OF_FLOATS:
         registry[key].without_autograd_kernel = _refused_inner_out_call(
             "abs", lambda args: args[0]._data.dtype.kind == "f")
+    # (pow.Scalar's CPU kernel fills a base of 1's result itself and writes any other through pow's out= overload)
+    registry["pow.Scalar"].without_autograd_kernel = _refused_inner_out_call("pow", lambda args: args[0] != 1)
     for key in _ALL_AT_ONCE_VARIANCES:
         registry[key].without_autograd_kernel = _refused_inner_out_call("sum", _reduces_to_one_value)
 

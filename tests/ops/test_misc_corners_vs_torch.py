@@ -1,0 +1,136 @@
+"""Corners met by users where tracegrad differed from torch 2.13: operators on inference tensors outside inference
+mode (refusals, result versions), ..."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests._lib import torch, tg
+
+
+def _outcome(program, lib):
+    """What a program gives, comparable across libraries: the result's dtype, shape, whether it requires grad, its
+    node's name and its version, or the error's type and message."""
+    try:
+        r = program(lib)
+    except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+        return type(exc).__name__, str(exc)
+    r = r[0] if isinstance(r, tuple) else r
+    node = None if r.grad_fn is None else r.grad_fn.name()
+    return str(r.dtype).replace("tracegrad", "torch"), tuple(r.shape), r.requires_grad, node, r._version
+
+
+def _inference(lib, requires_grad: bool = False, parameter: bool = False):
+    """A tensor made under inference_mode (a Parameter, or a tensor made to require grad there)."""
+    with lib.inference_mode():
+        x = lib.linspace(0.5, 2.0, 6).reshape(2, 3)
+        if parameter:
+            return lib.nn.Parameter(x)
+        return x.requires_grad_(requires_grad)
+
+
+# ---- numbers meeting an inference tensor that requires grad -----------------------------------------------------
+# (torch's autograd kernel of a ``(Scalar, Tensor)`` overload does not run for inference tensors alone; its CPU kernel
+# then calls the Tensor overload with the number wrapped in a normal tensor, whose autograd kernel saves the
+# inference tensor (refused), or writes through an out= overload, whose check refuses)
+
+NUMBER_FIRST = {
+    "2 ** w": lambda w, lib: 2 ** w,
+    "1 ** w": lambda w, lib: 1 ** w,
+    "w.__rpow__(2)": lambda w, lib: w.__rpow__(2),
+    "torch.pow(2.5, w)": lambda w, lib: lib.pow(2.5, w),
+    "2 % w": lambda w, lib: 2 % w,
+    "torch.remainder(2, w)": lambda w, lib: lib.remainder(2, w),
+    "torch.xlogy(2, w)": lambda w, lib: lib.xlogy(2, w),
+    "special.xlog1py(2, w)": lambda w, lib: lib.special.xlog1py(2, w),
+    "special.zeta(2, w)": lambda w, lib: lib.special.zeta(2, w),
+    "2 - w": lambda w, lib: 2 - w,
+    "2 / w": lambda w, lib: 2 / w,
+    "2 * w": lambda w, lib: 2 * w,
+    "2 // w": lambda w, lib: 2 // w,
+}
+
+
+@pytest.mark.parametrize("made", ["requires_grad", "parameter", "plain"])
+@pytest.mark.parametrize("name", NUMBER_FIRST)
+def test_numbers_first_with_an_inference_tensor(name, made):
+    def program(lib):
+        w = _inference(lib, requires_grad=made == "requires_grad", parameter=made == "parameter")
+        return NUMBER_FIRST[name](w, lib)
+
+    assert _outcome(program, tg) == _outcome(program, torch)
+
+
+# ---- versions of results computed from inference tensors --------------------------------------------------------
+# (the writes of a CPU kernel's inner copy_/fill_/out= calls are counted when the autograd kernel does not run)
+
+RESULTS = {
+    "abs": lambda x, lib: x.abs(),
+    "deg2rad": lambda x, lib: x.deg2rad(),
+    "2 ** x": lambda x, lib: 2 ** x,
+    "sum": lambda x, lib: x.sum(),
+    "sum(0)": lambda x, lib: x.sum(0),
+    "nansum": lambda x, lib: x.nansum(),
+    "mean": lambda x, lib: x.mean(),
+    "mean(0)": lambda x, lib: x.mean(0),
+    "prod": lambda x, lib: x.prod(),
+    "max": lambda x, lib: x.max(),
+    "max(0)": lambda x, lib: x.max(0),
+    "min(1) indices": lambda x, lib: x.min(1)[1],
+    "amax": lambda x, lib: x.amax(0),
+    "sort": lambda x, lib: x.sort(),
+    "sort indices": lambda x, lib: x.sort(1, descending=True)[1],
+    "cummax": lambda x, lib: x.cummax(0),
+    "logsumexp": lambda x, lib: x.logsumexp(1),
+    "logical_not": lambda x, lib: x.logical_not(),
+    "nonzero": lambda x, lib: x.nonzero(),
+    "any": lambda x, lib: (x > 1).any(),
+    "median(0)": lambda x, lib: x.median(0),
+    "mode": lambda x, lib: x.mode(1),
+    "histc": lambda x, lib: x.histc(4),
+    "repeat": lambda x, lib: x.repeat(2, 1),
+    "masked_fill": lambda x, lib: x.masked_fill(x > 1, 0.0),
+    "select_scatter": lambda x, lib: lib.select_scatter(x, x[0], 0, 1),
+    "isclose": lambda x, lib: x.isclose(x),
+    "complex": lambda x, lib: lib.complex(x, x),
+    "sin (no write)": lambda x, lib: x.sin(),
+    "x * x (no write)": lambda x, lib: x * x,
+    "topk (no write)": lambda x, lib: x.topk(2)[0],
+}
+
+
+@pytest.mark.parametrize("name", RESULTS)
+def test_versions_of_results_of_inference_tensors(name):
+    def program(lib):
+        return RESULTS[name](_inference(lib), lib)
+
+    assert _outcome(program, tg) == _outcome(program, torch)
+
+
+def test_versions_of_results_of_inference_tensors_with_a_normal_one():
+    def program(lib):  # (a normal tensor among the inputs: the autograd kernel runs, nothing is counted)
+        x = _inference(lib)
+        return [lib.isclose(x, x.clone())._version, lib.complex(x, lib.ones(2, 3))._version]
+
+    assert program(tg) == program(torch)
+
+
+def test_versions_of_results_made_inside_inference_mode_are_not_counted():
+    def program(lib):
+        x = _inference(lib)
+        with lib.inference_mode():
+            s, m = x.sum(), x.mean()
+        return s.is_inference(), m.is_inference()
+
+    assert program(tg) == program(torch)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"equal_nan": True}, {"rtol": 0, "atol": 0}, {"rtol": 0, "atol": 0,
+                                                                                     "equal_nan": True}])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "bool"])
+def test_version_of_isclose(dtype, kwargs):
+    def program(lib):  # (ATen's composite writes its comparison in place once or twice)
+        x = lib.ones(3, dtype=getattr(lib, dtype))
+        return lib.isclose(x, x, **kwargs)._version, x.isclose(x, **kwargs)._version
+
+    assert program(tg) == program(torch)
