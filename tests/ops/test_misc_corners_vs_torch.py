@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests._lib import torch, tg
+from tests._lib import tg, torch
 
 
 def _outcome(program, lib):
