@@ -134,3 +134,75 @@ def test_version_of_isclose(dtype, kwargs):
         return lib.isclose(x, x, **kwargs)._version, x.isclose(x, **kwargs)._version
 
     assert program(tg) == program(torch)
+
+
+# ---- sorting an inference Parameter ------------------------------------------------------------------------------
+# (sort's CPU kernel copies self into its values with a recorded copy_ before sorting them; kthvalue writes through
+# its out= overload, which refuses)
+
+SORTS = {
+    "sort": lambda p, lib: lib.sort(p),
+    "sort indices": lambda p, lib: lib.sort(p)[1],
+    "sort(stable=True, descending=True)": lambda p, lib: p.sort(stable=True, descending=True),
+    "msort": lambda p, lib: p.msort(),
+    "argsort": lambda p, lib: p.argsort(),
+    "kthvalue": lambda p, lib: p.kthvalue(1),
+    "topk": lambda p, lib: p.topk(1),
+}
+
+
+@pytest.mark.parametrize("name", SORTS)
+def test_sorting_an_inference_parameter(name):
+    def program(lib):
+        return SORTS[name](_inference(lib, parameter=True), lib)
+
+    assert _outcome(program, tg) == _outcome(program, torch)
+
+
+def test_gradient_through_the_sort_of_an_inference_parameter():
+    def program(lib):  # (the gradient goes through the recorded copy: unsorted)
+        p = _inference(lib, parameter=True).flip(1).detach()
+        with lib.inference_mode():
+            p = lib.nn.Parameter(p)
+        values = lib.sort(p)[0]
+        (values * lib.arange(3.0)).sum().backward()
+        return values.tolist(), p.grad.tolist()
+
+    assert program(tg) == program(torch)
+
+
+# ---- logical in-place ops on tensors that require grad -----------------------------------------------------------
+# (torch writes them through the out= overload of a non-differentiable operator: no node, no leaf check)
+
+LOGICAL_INPLACE = {
+    "logical_not_": lambda t, lib: t.logical_not_(),
+    "logical_and_": lambda t, lib: t.logical_and_(lib.tensor([True, False, True])),
+    "logical_or_": lambda t, lib: t.logical_or_(lib.tensor([True, False, False])),
+    "logical_xor_": lambda t, lib: t.logical_xor_(lib.tensor([True, False, False])),
+    "logical_and_ with self": lambda t, lib: t.logical_and_(t),
+    "eq_ (recorded)": lambda t, lib: t.eq_(1.0),
+}
+
+
+@pytest.mark.parametrize("target", ["non-leaf", "leaf", "view", "other requires grad"])
+@pytest.mark.parametrize("name", LOGICAL_INPLACE)
+def test_logical_inplace_on_tensors_requiring_grad(name, target):
+    def program(lib):
+        w = lib.tensor([1.0, 0.0, 2.0], requires_grad=True)
+        t = {"non-leaf": lambda: w * 1, "leaf": lambda: w, "view": lambda: (w * 1)[:3],
+             "other requires grad": lambda: lib.zeros(3)}[target]()
+        r = LOGICAL_INPLACE[name](t, lib) if target != "other requires grad" else t.logical_or_(w)
+        return r
+
+    assert _outcome(program, tg) == _outcome(program, torch)
+
+
+def test_backward_through_a_logical_inplace_op():
+    def program(lib):  # (the target keeps its history: the gradient of w * 2)
+        w = lib.tensor([1.0, 0.0, 2.0], requires_grad=True)
+        z = w * 2
+        z.logical_not_()
+        z.sum().backward()
+        return z.tolist(), w.grad.tolist(), w.logical_not_().tolist(), w.grad_fn, w.is_leaf
+
+    assert program(tg) == program(torch)

@@ -1489,6 +1489,11 @@ logical_or_ = _inplace_logical("logical_or", np.logical_or)
 logical_xor_ = _inplace_logical("logical_xor", np.logical_xor)
 logical_not_ = defop("logical_not_(Tensor(a!) self) -> Tensor(a!)", _inplace(lambda a: np.logical_not(a)),
                      vjp=_zero_grads)
+# PyTorch's logical in-place ops are ``logical_<op>_out(self, self, ...)`` of a non-differentiable operator: no node,
+# no leaf check, the target keeps its history (``w.logical_not_()`` writes into a leaf requiring grad)
+for _logical_inplace in (logical_and_, logical_or_, logical_xor_, logical_not_):
+    _logical_inplace.records_if = lambda args: False
+    _logical_inplace.writes_outside_autograd = True
 
 
 # ---- where -------------------------------------------------------------------------------------------------

@@ -1512,6 +1512,33 @@ _sort_stable = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool
                      saves=("result1",), attrs=("dim",), node_name="SortBackward1", meta=("self_sym_sizes",))
 
 
+def _sorted_after_a_recorded_copy(op):
+    """sort's result for inference tensors alone, one requiring grad: torch's autograd kernel does not run, but its
+    CPU kernel copies self into the (normal) values tensor with ``copy_``, which records a CopyBackwards, then sorts
+    that in place below autograd: the values' history is the copy's."""
+    def run(args: tuple):
+        from .._state import STATE
+        from .creation import copy_
+
+        enabled, STATE.grad_enabled = STATE.grad_enabled, False
+        try:
+            result = op._eager(args)
+        finally:
+            STATE.grad_enabled = enabled
+        values = result[0]
+        in_order = values._data.copy()
+        values._vc = None  # (the copy_ below is the one write counted)
+        copy_(values, args[0])
+        values._data[...] = in_order  # (the sort's own write, uncounted)
+        return result
+
+    return run
+
+
+_sort.without_autograd_kernel = _sorted_after_a_recorded_copy(_sort)
+_sort_stable.without_autograd_kernel = _sorted_after_a_recorded_copy(_sort_stable)
+
+
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool | None = None, *, out=None):
     """``stable=None`` stands for "not passed" (the ``sort`` overload); any bool selects ``sort.stable``."""
     extra = {} if out is None else {"out": out}

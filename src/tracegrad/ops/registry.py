@@ -355,6 +355,9 @@ class OpDef:
     # ``div_``: 2). The result then starts at that version. (A number read here, not a wrapper around ``_eager``,
     # which would slow every call.)
     inference_writes: int = 0
+    # An in-place operator PyTorch writes through the out= overload of a non-differentiable operator
+    # (``logical_not_``): autograd neither checks its target (a leaf requiring grad is written) nor records it.
+    writes_outside_autograd = False
 
     def __init__(
         self,
@@ -720,7 +723,7 @@ class OpDef:
                 # (an operator without a derivative, ``bitwise_and_``, ``floor_divide_``, into an integer tensor that
                 # requires grad: torch's kernel has no autograd formula to run, and the target keeps its history)
                 record = False
-            if STATE.grad_enabled:
+            if STATE.grad_enabled and not self.writes_outside_autograd:
                 if target._inference and not _views.autograd_kernel_runs(args, self.tensor_idx):
                     record = False  # (torch's autograd kernel does not run: the refusal after the write is all)
                 else:

@@ -39,7 +39,7 @@ def out_with_grad_error(name: str) -> RuntimeError:
 _WRITES_THROUGH_OUT = {"mean": "sum", "mean.dim": "sum", "abs": "abs", "logsumexp": "logsumexp",
                        "nan_to_num": "nan_to_num", "deg2rad": "deg2rad", "rad2deg": "rad2deg", "cummax": "cummax",
                        "hardtanh": "hardtanh", "frexp": "frexp", "geqrf": "geqrf",
-                       "cholesky_inverse": "cholesky_inverse"}
+                       "cholesky_inverse": "cholesky_inverse", "kthvalue": "kthvalue"}
 # isinf and isfinite of a float tensor compare ``self.abs()`` with inf (a complex one goes through real and imag)
 _THROUGH_ABS_OF_FLOATS = ("isinf", "isfinite")
 # var and std reach ``self.mean()`` (std_var_all_cpu) where they reduce a non-empty float or double tensor to one value
