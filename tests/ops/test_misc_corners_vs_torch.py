@@ -1,11 +1,12 @@
 """Corners met by users where tracegrad differed from torch 2.13: operators on inference tensors outside inference
-mode (refusals, result versions), ..."""
+mode (refusals, result versions), sorting an inference Parameter, logical in-place ops on tensors requiring grad,
+type promotion with a complex 0-dim tensor."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests._lib import tg, torch
+from tests._lib import tg, torch, value_or_error
 
 
 def _outcome(program, lib):
@@ -206,3 +207,28 @@ def test_backward_through_a_logical_inplace_op():
         return z.tolist(), w.grad.tolist(), w.logical_not_().tolist(), w.grad_fn, w.is_leaf
 
     assert program(tg) == program(torch)
+
+
+# ---- a complex 0-dim tensor meeting a floating tensor ------------------------------------------------------------
+# (it lifts the result to the complex type of the tensor's precision: float32 + complex128 0-dim → complex64)
+
+PROMOTING = {
+    "add": lambda x, s, lib: x + s,
+    "mul": lambda x, s, lib: s * x,
+    "where": lambda x, s, lib: lib.where(lib.tensor([True, False, True]), x, s),
+    "sub_": lambda x, s, lib: (x.to(lib.complex64) if x.dtype == lib.float32 else x).sub_(s),
+    "cat (promotes all alike)": lambda x, s, lib: lib.cat([x, s.reshape(1)]),
+    "result_type": lambda x, s, lib: lib.empty(0, dtype=lib.result_type(x, s)),
+}
+
+
+@pytest.mark.parametrize("scalar", ["complex64", "complex128", "float64", "int64", "bool"])
+@pytest.mark.parametrize("tensor", ["float32", "float64", "int32", "complex64"])
+@pytest.mark.parametrize("name", PROMOTING)
+def test_promotion_with_a_zero_dim_tensor(name, tensor, scalar):
+    def program(lib):
+        x = lib.tensor([0.5, 1.5, 2.25], dtype=getattr(lib, tensor))
+        s = lib.tensor(1.25 + 0.5j if scalar.startswith("complex") else 1, dtype=getattr(lib, scalar))
+        return PROMOTING[name](x, s, lib)
+
+    assert value_or_error(program, tg) == value_or_error(program, torch)

@@ -304,7 +304,9 @@ def result_type_of(dims_dtypes: list[dtype], zero_dim_dtypes: list[dtype], scala
 
 
 def _lift_category(current: dtype, higher: dtype) -> dtype:
-    # float16 tensor * complex scalar → complex64 (keeps the tensor's precision where it can)
+    # A complex 0-dim tensor or number lifts a floating result to the complex type of the result's own precision
+    # (torch's toComplexType: float32 tensor + complex128 0-dim tensor → complex64). float16's would be complex32,
+    # which tracegrad lacks: complex64 instead.
     if higher.is_complex and current.is_floating_point:
-        return complex128 if current is float64 else higher
+        return complex128 if current is float64 else complex64
     return higher
