@@ -693,8 +693,31 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
         elif _kept_as_is(op, t, o, tangents):
             result.append(t)
         else:
-            result.append(_fresh(t, o, tangents))
+            result.append(_fresh(t, o, tangents, _cast_to_output_dtype(op, t, o, inputs, tangents)))
     return result
+
+
+def _cast_to_output_dtype(op, t: Tensor, out: Tensor, inputs: list, tangents) -> bool:
+    """Whether the rule's tangent ``t`` takes ``out``'s dtype. PyTorch casts no tangent: its formula's type promotion
+    decides (a float64 tangent of a float32 input gives float64 tangents, a complex one complex tangents), except
+    that its element-wise formulas give a real output a real tangent of the output's dtype. Where every input's
+    tangent has its input's dtype, the rule's own dtype (a number's promotion, a wider step) is no part of PyTorch's:
+    the output's dtype is the formula's."""
+    if t._data.dtype == out._data.dtype or op.jvp_keeps_dtype:
+        return False
+    if all(tan is None or tan._data.dtype == inp._data.dtype for inp, tan in zip(inputs, tangents)):
+        return True
+    return t._data.dtype.kind == "c" and out._data.dtype.kind != "c" and _element_wise(op)
+
+
+def _element_wise(op) -> bool:
+    """Whether PyTorch's forward formula of ``op`` is (like) its ``auto_element_wise`` one: a functional operator of
+    one differentiable tensor, element by element."""
+    from ..ops.registry import BinaryPointwiseOp, UnaryPointwiseOp
+
+    if op.is_inplace or len(op.diff_idx) != 1:
+        return False
+    return op.elementwise_jvp or isinstance(op, (UnaryPointwiseOp, BinaryPointwiseOp)) or op.name == "angle"
 
 
 def _rule_tangents(op, args, outs, inputs, tangents, original) -> list:
@@ -733,8 +756,8 @@ def _written_results(outs: tuple) -> tuple:
     return tuple(_fw_primal(o) if o._rg else o for o in outs)
 
 
-def _fresh(t: Tensor, out: Tensor, in_tangents) -> Tensor:
-    """A tangent that does not alias an input tangent and has the output's dtype."""
+def _fresh(t: Tensor, out: Tensor, in_tangents, cast: bool = True) -> Tensor:
+    """A tangent that does not alias an input tangent, with the output's dtype where ``cast``."""
     from .. import _functional_core as F
     from ..ops import creation
 
@@ -751,7 +774,7 @@ def _fresh(t: Tensor, out: Tensor, in_tangents) -> Tensor:
                 break
         if t._data.shape != out._data.shape:
             t = F.reshape(t, out._data.shape)  # e.g. a (1,)-shaped reduction of a 0-d output's cotangent
-    if t._data.dtype != out._data.dtype:
+    if cast:
         t = F.to_numpy_dtype(t, out._data.dtype)
     return t
 

@@ -77,8 +77,14 @@ def cast_back_to_input(ctx, i: int, g: Tensor) -> Tensor:
     return to_dtype(real_for_real_input(ctx, i, g), from_numpy_dtype(input_dtype))
 
 
+def _to_copy_jvp(args, outs, tangents):
+    """PyTorch's ``_to_copy(self_t, dtype)``: the tangent cast to the result's dtype, a complex tangent of a real input
+    keeping its imaginary part where the result is complex."""
+    return to_dtype(tangents[0], from_numpy_dtype(outs[0]._data.dtype))
+
+
 _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, MemoryFormat? memory_format=None) -> Tensor",
-                 _to_copy_kernel, vjp=_to_copy_vjp, node_name="ToCopyBackward0")
+                 _to_copy_kernel, vjp=_to_copy_vjp, jvp=_to_copy_jvp, node_name="ToCopyBackward0")
 # PyTorch's condition for a node: no dtype asked for, or one that can carry a gradient (x.long() has no node)
 _to_copy.records_if = lambda args: args[1] is None or np.dtype(args[1]).kind in "fc"
 
@@ -132,8 +138,16 @@ def _copy_vjp(ctx, g):
     return (zeros_like(g) if need[0] else None, cast_back_to_input(ctx, 1, g) if need[1] else None)
 
 
+def _copy_jvp(args, outs, tangents):
+    """PyTorch's hand-written copy_ tangent: ``src``'s, in its own dtype (written into ``self``'s tangent where there
+    is one, zeros where ``src`` has none)."""
+    src_t = tangents[1]
+    return zeros_like(outs[0]) if src_t is None else src_t
+
+
 copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", _copy_kernel,
-              vjp=_copy_vjp, node_name="CopyBackwards")
+              vjp=_copy_vjp, jvp=_copy_jvp, node_name="CopyBackwards")
+copy_.jvp_keeps_dtype = True
 copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() for it (a hand-written node)
 # PyTorch's hand-written copy_ records only into a self of a dtype that can carry a gradient (``long_t.copy_(x)``,
 # ``long_t[0] = x`` for an ``x`` that requires grad leave it without history), unlike fill_ or index_put_

@@ -345,6 +345,9 @@ class OpDef:
     # where its formula is ``self_t`` itself (sub.Scalar: an in-place op on the output then writes
     # into the input's tangent too); other rules' tangents that alias an input's are cloned
     jvp_shares_tangent = False
+    # An operator whose ``jvp`` gives the tangent PyTorch's formula gives in its dtype too (copy_'s is ``src``'s): not
+    # cast to the output's dtype (see forward_ad._cast_to_output_dtype)
+    jvp_keeps_dtype = False
     # ``(args) -> result`` where torch's autograd kernel does not run though an input requires grad (inference tensors
     # alone), for an operator whose CPU kernel then records something all the same (clone's copy_) or refuses (an
     # inner out= call's check); it returns None where the plain result, without history, stands. None: nothing
@@ -1020,7 +1023,8 @@ class NoDerivativeOp(OpDef):
 def defop_without_derivative(schema: str, kernel: Callable, **kwargs) -> OpDef:
     """An operator PyTorch has no derivative for (see :class:`NoDerivativeOp`): the namespace shows in its node's
     ``name()``, as for PyTorch's hand-written nodes, and a backward through it raises PyTorch's
-    "derivative for aten::NAME is not implemented"."""
+    "derivative for aten::NAME is not implemented"; an input with a tangent is refused before the kernel runs, in the
+    words of PyTorch's autograd-not-implemented fallback."""
     name = schema.split("(", 1)[0].split(".", 1)[0]
 
     def vjp(ctx, *grads):
@@ -1030,6 +1034,7 @@ def defop_without_derivative(schema: str, kernel: Callable, **kwargs) -> OpDef:
     op.__class__ = NoDerivativeOp
     op.node_before_kernel = False  # (its node saves nothing and takes no number: made once the outputs exist)
     op.node_class._name = "torch::autograd::NotImplemented"
+    op.forward_ad_refusal = f"Trying to use forward AD with aten::{name} that does not support it."
     return op
 
 
