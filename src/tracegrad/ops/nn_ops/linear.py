@@ -121,8 +121,8 @@ def _bias_grad(g: np.ndarray) -> np.ndarray:
 def _linear_backward_kernel(g, x, w, need_bias, need_input, need_weight):
     """All requested gradients of ``x @ w.T + b`` in one kernel (bias, input, weight.t())."""
     empty = _EMPTY
-    if w is not None and w.dtype.kind == "c":  # (complex: the gradients take conjugated operands)
-        x, w = (None if x is None else np.conj(x)), np.conj(w)
+    if g.dtype.kind == "c":  # (complex: the gradients take conjugated operands; either may not be kept)
+        x, w = (None if x is None else np.conj(x)), (None if w is None else np.conj(w))
     gb = _bias_grad(g) if need_bias else empty
     # mm_mat1_backward and mm_mat2_backward for x @ w.t(): a column-major matrix gets a column-major gradient
     # (the product order differs, not the values). mat2 = w.t() is column-major when w is row-major: the usual
