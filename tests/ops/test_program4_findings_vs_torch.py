@@ -4,13 +4,16 @@ operation that caused it and compared with torch.
 - A complex ``nn.Linear`` (``dtype=torch.cfloat``) got a wrong weight gradient whenever its input did not require
   grad, the usual case for a first layer: the fused backward conjugated its operands only when it had kept the
   weight, which it keeps only for the input's gradient, so the weight's gradient took ``x`` unconjugated.
+- ``clip_grad_value_`` clipped complex gradients (NumPy's lexicographic clip) where torch's clamp refuses complex
+  types, and bumped each gradient's version once where torch's default (foreach) path writes it twice
+  (``clamp_min_`` then ``clamp_max_``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import assert_close, tg, torch
+from _lib import assert_close, tg, torch, value_or_error
 
 _RNG = np.random.default_rng(4)
 _X = (_RNG.standard_normal((4, 3)) + 1j * _RNG.standard_normal((4, 3))).astype(np.complex128)
@@ -54,3 +57,25 @@ def test_complex_linear_module_trained_with_adam():
         return [grad, layer.bias.grad, layer.weight.detach()]
 
     assert_close(program(tg), program(torch), rtol=1e-5, atol=1e-6, check_dtype=True)
+
+
+# ---- clip_grad_value_ -------------------------------------------------------------------------------------
+
+
+def _clip_values(lib, dtype, foreach):
+    """``clip_grad_value_`` of one gradient: the clipped gradient and how many versions it moved on."""
+    p = lib.nn.Parameter(lib.zeros(3, dtype=dtype))
+    p.grad = lib.tensor([1.0, -2.0, 0.05], dtype=dtype)
+    before = p.grad._version
+    lib.nn.utils.clip_grad_value_([p], 0.1, foreach=foreach)
+    return p.grad * 0 + (p.grad._version - before), p.grad
+
+
+@pytest.mark.parametrize("part", [0, 1], ids=["versions", "clipped"])
+@pytest.mark.parametrize("foreach", [None, False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_clip_grad_value(dtype, foreach, part):
+    def program(lib):
+        return _clip_values(lib, getattr(lib, dtype), foreach)[part]
+
+    assert value_or_error(program, tg) == value_or_error(program, torch)

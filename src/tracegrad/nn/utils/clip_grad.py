@@ -103,8 +103,16 @@ def clip_grad_norm(
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float, foreach=None) -> None:
+    """Clamp each gradient into ``[-clip_value, clip_value]`` in place, as torch does with ``clamp_min_`` then
+    ``clamp_max_`` (two versions) on its foreach path, the CPU default, or one ``clamp_`` with ``foreach=False``;
+    a complex gradient fails in clamp. (Torch clamps dtype group by dtype group in the order of its C++ hash map,
+    so which gradients of other dtypes it has clipped before a complex one fails is not followed here.)"""
     clip_value = float(clip_value)
+    writes = 1 if foreach is False else 2
     for grad in [p.grad for p in _as_list(parameters) if p.grad is not None]:
+        if grad._data.dtype.kind == "c":
+            grad.clamp_(min=-clip_value, max=clip_value)  # (raises clamp's error for complex types)
         grad._before_write()
         np.clip(grad._data, -clip_value, clip_value, out=grad._data)
-        grad._bump_version()
+        for _ in range(writes):
+            grad._bump_version()
