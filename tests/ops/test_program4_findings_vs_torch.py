@@ -7,6 +7,9 @@ operation that caused it and compared with torch.
 - ``clip_grad_value_`` clipped complex gradients (NumPy's lexicographic clip) where torch's clamp refuses complex
   types, and bumped each gradient's version once where torch's default (foreach) path writes it twice
   (``clamp_min_`` then ``clamp_max_``).
+- ``clip_grad_norm_``/``get_total_norm`` of complex gradients returned a complex norm for ``norm_type=0`` (torch's
+  is real), and an infinity norm over an empty gradient (a parameter with no elements) was 0 where torch refuses
+  it (a max or min over nothing has no identity).
 """
 
 from __future__ import annotations
@@ -77,5 +80,27 @@ def _clip_values(lib, dtype, foreach):
 def test_clip_grad_value(dtype, foreach, part):
     def program(lib):
         return _clip_values(lib, getattr(lib, dtype), foreach)[part]
+
+    assert value_or_error(program, tg) == value_or_error(program, torch)
+
+
+# ---- get_total_norm / clip_grad_norm_ ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("norm_type", [0, 2.0, "inf"])
+def test_complex_gradient_norm_is_real(norm_type):
+    def program(lib):
+        p = lib.nn.Parameter(lib.zeros(3, dtype=lib.cfloat))
+        p.grad = lib.tensor([1 + 1j, 0j, -2j])
+        return lib.nn.utils.clip_grad_norm_([p], 0.5, norm_type=norm_type)
+
+    assert value_or_error(program, tg) == value_or_error(program, torch)
+
+
+@pytest.mark.parametrize("foreach", [None, False, True])
+@pytest.mark.parametrize("norm_type", ["inf", "-inf", 2.0])
+def test_infinity_norm_of_an_empty_gradient(norm_type, foreach):
+    def program(lib):
+        return lib.nn.utils.get_total_norm([lib.ones(2), lib.zeros(0, 3)], norm_type, foreach=foreach)
 
     assert value_or_error(program, tg) == value_or_error(program, torch)

@@ -30,13 +30,13 @@ def _parameters_listed(parameters) -> list:
 
 
 def _vector_norm(a: np.ndarray, p: float) -> np.ndarray:
-    absx = np.abs(a)
+    absx = np.abs(a)  # (real: a complex tensor's norm is real, of its value type)
     if p == math.inf:
-        return absx.max() if absx.size else np.zeros((), a.dtype)
+        return absx.max() if absx.size else np.zeros((), absx.dtype)
     if p == -math.inf:
         return absx.min()
     if p == 0:
-        return np.asarray((absx != 0).sum(), dtype=a.dtype)
+        return np.asarray((absx != 0).sum(), dtype=absx.dtype)
     if p == 1:
         return absx.sum()
     if p == 2:
@@ -52,6 +52,8 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     if not tensors:
         return _wrap(np.asarray(0.0, dtype=np.float32))
     tensors[0].device  # noqa: B018 - torch reads the first one's device before anything else
+    if math.isinf(norm_type) and any(t._data.size == 0 for t in tensors):
+        raise _empty_infinity_norm_error(norm_type, foreach)
     norms = np.stack([np.asarray(_vector_norm(t._data, norm_type)) for t in tensors])
     total = np.asarray(_vector_norm(norms, norm_type), dtype=norms.dtype)
     if error_if_nonfinite and not np.isfinite(total):
@@ -61,6 +63,18 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
             "norm anyway, set `error_if_nonfinite=False`"
         )
     return _wrap(total)
+
+
+def _empty_infinity_norm_error(norm_type: float, foreach) -> RuntimeError:
+    """Torch's refusal of an infinity norm of an empty tensor (a max or min over nothing): in ``_foreach_norm``, its
+    default route, for +inf; in ``linalg.vector_norm`` for -inf (which the foreach kernel hands on) or without
+    foreach."""
+    if norm_type > 0 and foreach is not False:
+        return RuntimeError("_foreach_norm cannot compute the infinity norm on an empty tensor because the operation "
+                            "does not have an identity")
+    order = "inf" if norm_type > 0 else "-inf"
+    return RuntimeError(f"linalg.vector_norm cannot compute the {order} norm on an empty tensor because the operation "
+                        "does not have an identity")
 
 
 @quiet
