@@ -51,6 +51,7 @@ def test_complex_linear_weight_gradient(dtype, input_requires_grad, bias, batche
 
 def test_complex_linear_module_trained_with_adam():
     """The program's case: ``nn.Linear(dtype=cfloat)`` on an input without grad, one Adam step."""
+
     def program(lib):
         lib.manual_seed(103)
         layer = lib.nn.Linear(3, 2, dtype=lib.cfloat)
