@@ -81,6 +81,9 @@ _DTYPE_PROGRAMS = [
     _C64_TANGENT + 'x = torch.ones(2)\nx.mul_(d)\nP("x", x)',
     _C64_TANGENT + 'x = torch.zeros(2)\nx.copy_(d)\nP("x", x)',
     _C128_TANGENT + 'P("x", d.neg())',
+    # (a rule that gives a real tangent of a complex one: still the output's dtype)
+    _C128_TANGENT + 'P("x", d.pow(2))',
+    _C128_TANGENT + 'P("x", d.square())',
     _C128_TANGENT + 'P("x", d.clone())',
     'd = fwAD.make_dual(torch.tensor([1., 2.]), torch.tensor([3., 4.]))\nx = torch.zeros(2, dtype=torch.complex64)\n'
     'x.copy_(d)\nP("x", x)',

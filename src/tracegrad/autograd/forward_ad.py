@@ -707,7 +707,10 @@ def _cast_to_output_dtype(op, t: Tensor, out: Tensor, inputs: list, tangents) ->
         return False
     if all(tan is None or tan._data.dtype == inp._data.dtype for inp, tan in zip(inputs, tangents)):
         return True
-    return t._data.dtype.kind == "c" and out._data.dtype.kind != "c" and _element_wise(op)
+    # (an element-wise formula ends with ``.conj()``: a complex tangent, lazily conjugated, no longer has the output's
+    # layout and is copied into a tensor like the output; a real rule's tangent of a complex input tangent too)
+    return out._data.dtype.kind != "c" and _element_wise(op) and any(
+        tan is not None and tan._data.dtype.kind == "c" for tan in tangents)
 
 
 def _element_wise(op) -> bool:
