@@ -78,7 +78,8 @@ _INFERENCE_RESULT_WRITES = {
     "hardtanh": 1, "frexp": 1, "sum": 1, "sum.dim_IntList": 1, "nansum": 1, "prod": 1, "max": 1, "amax": 1,
     "aminmax": 1, "sort": 1, "sort.stable": 1, "logical_not": 1, "nonzero": 1, "any": 1, "all": 1, "dot": 1,
     "vdot": 1, "median.dim": 1, "kthvalue": 1, "bincount": 1, "repeat": 1, "renorm": 1, "polar": 1, "complex": 1,
-    "pow.Scalar": 1, "mean": 2, "mean.dim": 2, "max.dim": 2, "min.dim": 2, "mode": 2, "histc": 2,
+    "pow.Scalar": 1, "amin": 1, "min": 1, "prod.dim_int": 1, "any.dims": 1, "all.dims": 1,
+    "mean": 2, "mean.dim": 2, "max.dim": 2, "min.dim": 2, "mode": 2, "histc": 2,
     "select_scatter": 2, "slice_scatter": 2, "masked_scatter": 2, "masked_fill.Scalar": 2}
 
 
