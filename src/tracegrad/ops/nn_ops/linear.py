@@ -448,15 +448,37 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     return result
 
 
-def _check_dtypes(x, w, b) -> None:
-    if x.dtype != w.dtype:
-        # (torch's fused addmm route, taken with a bias for a 2-D or contiguous N-D input, words it otherwise)
-        if b is not None and (x.ndim == 2 or (x.ndim > 2 and x.flags.c_contiguous)):
-            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type(x)} and {_type(w)}")
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_type_name(x.dtype)} != "
-                           f"{cpp_type_name(w.dtype)}")
-    if b is not None and b.dtype != w.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_type(b)} and {_type(w)}")
+def _adds_bias_in_addmm(x: np.ndarray, b: np.ndarray) -> bool:
+    """Whether PyTorch's linear adds the bias inside one ``addmm``: for a 2-D input, or a contiguous one with a 1-D
+    bias (viewed as 2-D, ``_flatten_nd_linear``). Otherwise it adds it to matmul's result in place, which
+    promotes: a float64 or integer bias then joins a float32 product."""
+    return x.ndim == 2 or (b.ndim == 1 and x.flags.c_contiguous)
+
+
+def _refuse_mixed_operands(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """Operands of several dtypes, or a weight that is not a matrix: PyTorch's error where the product it takes
+    refuses them before multiplying (``addmm`` checks dtypes first, the bias's first; ``mm`` checks the sizes
+    first). matmul's other routes (``bmm``, ``mv``) and the in-place bias addition check their own."""
+    x, w = input._data, weight._data
+    if w.ndim > 2:
+        return  # (``weight.t()`` refuses it first)
+    if bias is not None and _adds_bias_in_addmm(x, bias._data):
+        b = bias._data
+        if b.dtype != w.dtype:
+            error = RuntimeError(f"self and mat2 must have the same dtype, but got {_type(b)} and {_type(w)}")
+        elif x.dtype != w.dtype:
+            error = RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type(x)} and {_type(w)}")
+        elif w.ndim != 2:
+            error = RuntimeError(f"mat2 must be a matrix, got {w.ndim}-D tensor")
+        else:
+            return
+    elif bias is None and x.ndim == 2 and w.ndim == 2 and x.dtype != w.dtype:
+        error = _shape_error(x, w) if x.shape[1] != w.shape[1] else RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {cpp_type_name(x.dtype)} != "
+            f"{cpp_type_name(w.dtype)}")
+    else:
+        return
+    raise _linear_failed(error, input, weight, bias)
 
 
 def _addmm_kernel_std(b, x, mat2, beta=1, alpha=1):
@@ -508,13 +530,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     w = weight._data
     if x.ndim == 0 or w.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {x.ndim}D and {w.ndim}D")
-    if w.ndim == 2 and x.ndim >= 1:
-        if x.dtype != w.dtype or (bias is not None and bias._data.dtype != w.dtype):
-            _check_dtypes(x, w, bias._data if bias is not None else None)
+    if w.ndim == 2 and x.dtype == w.dtype and (bias is None or bias._data.dtype == w.dtype):
         # (nothing special: no transform either). Saved-tensor hooks must be handed PyTorch's mat2, weight.t(),
         # which the fused node does not hold: they take the dispatched addmm below.
         if x.ndim == 2 and not STATE.special and not STATE.saved_hooks:
             return _linear_2d(input, weight, bias)
+    else:
+        _refuse_mixed_operands(input, weight, bias)
     if STATE.profiler is not None:
         return STATE.profiler.composite("aten::linear", (input, weight, bias), _linear_general)
     return _linear_general(input, weight, bias)
