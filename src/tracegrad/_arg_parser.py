@@ -725,6 +725,15 @@ def argument_error(name: str, args: tuple, kwargs: dict, method: bool = False, o
     return parse_error(list(sigs), args, kwargs)
 
 
+def one_argument_error(name: str, args: tuple, kwargs: dict, owner: type) -> TypeError | None:
+    """CPython's refusal of a call of the C method ``name`` that takes exactly one argument (METH_O: ``apply_``),
+    or None where the call has just one, given by position."""
+    where = f"{_c_method_class(owner, name)}.{name}()"
+    if kwargs:
+        return TypeError(f"{where} takes no keyword arguments")
+    return None if len(args) == 1 else TypeError(f"{where} takes exactly one argument ({len(args)} given)")
+
+
 def _c_method_class(owner: type | None, name: str) -> str:
     """The class CPython names in a C method's argument errors: the method descriptor's (TensorBase) where the call
     looked the method up (``t.abs(1)``), the tensor's own where it called a bound method (``getattr(t, "abs")(1)``:

@@ -459,8 +459,14 @@ _OTHERS: tuple[str, ...] = (
     "rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, "
     "Generator? generator=None) -> Tensor(a!)",
     "embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)",
+    # functions torch binds with its parser but without an operator (their errors are the parser's)
+    "get_autocast_dtype(str device_type) -> ScalarType",
+    "set_autocast_dtype(str device_type, ScalarType dtype) -> ()",
+    "set_anomaly_enabled(bool enabled, bool check_nan=True) -> ()",
+    "frombuffer(Any buffer, *, ScalarType dtype, int count=-1, int offset=0, bool requires_grad=False) -> Tensor",
     # Tensor methods
     "item(Tensor self) -> Scalar",
+    "as_subclass(Tensor self, Any cls) -> Tensor",
     "retain_grad(Tensor(a!) self) -> ()",
     *(f"{name}(Tensor self, Tensor other) -> Tensor" for name in ("type_as", "view_as", "expand_as", "reshape_as")),
     "is_set_to(Tensor self, Tensor tensor) -> bool",

@@ -109,3 +109,12 @@ def install() -> None:
     Tensor.resize_as = resize_as
     Tensor.__dlpack__ = tensor_dlpack
     Tensor.__dlpack_device__ = tensor_dlpack_device
+    for name in WRITTEN_IN_PYTHON_BY_TORCH:
+        method = getattr(Tensor, name)
+        method.__name__, method.__qualname__ = name, f"Tensor.{name}"
+
+
+# Tensor methods torch writes in Python (torch/_tensor.py): Python's own argument errors name them
+# ``Tensor.unflatten()``, where tracegrad's functions had names of their own (``_unflatten_method``)
+WRITTEN_IN_PYTHON_BY_TORCH = ("dim_order", "eig", "is_shared", "lstsq", "resize", "resize_as", "share_memory_",
+                              "solve", "storage", "storage_type", "symeig", "unflatten")

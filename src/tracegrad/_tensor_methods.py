@@ -215,9 +215,13 @@ def _conjugate_transpose_2d(self):
 
 def _as_subclass(self, cls):
     """An alias of this tensor (AliasBackward0 in the graph, as in PyTorch) whose class is ``cls``."""
-    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of torch.Tensor, not "
-                        f"{type(cls).__name__}")
+    if not isinstance(cls, type):
+        from ._arg_parser import tp_name
+
+        raise TypeError(f"cls must be a type (got {tp_name(cls)})")
+    if not issubclass(cls, Tensor):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
     from .ops.views import alias
 
     out = alias(self)

@@ -1,12 +1,14 @@
 """Corners where tracegrad and torch parted: ``F.linear`` with operands of several dtypes (torch adds the bias of a
-non-contiguous or 1-D input after matmul, in place, which promotes; its fused ``addmm`` refuses in its own order)."""
+non-contiguous input after matmul, in place, which promotes; its fused ``addmm`` refuses in its own order), and
+mistaken calls refused in other words than torch's (methods torch writes in Python, C methods taking one argument,
+functions its parser binds without an operator)."""
 
 from __future__ import annotations
 
 import itertools
 
 import pytest
-from _lib import assert_same_bits, np, tg, torch, value_or_error
+from _lib import assert_same_bits, np, raised, tg, torch, value_or_error
 
 # ---- linear with operands of several dtypes ------------------------------------------------------------------
 
@@ -121,3 +123,57 @@ LINEAR_REFUSALS = {
 @pytest.mark.parametrize("program", LINEAR_REFUSALS.values(), ids=LINEAR_REFUSALS.keys())
 def test_linear_refuses_or_runs_in_the_order_torch_checks(program):
     assert value_or_error(program, tg) == value_or_error(program, torch)
+
+
+# ---- calls missing arguments: the words of torch's parser, of CPython and of torch's Python methods ------------
+
+
+def _identity(value):
+    return value
+
+
+MISTAKEN_CALLS = {
+    "x.unflatten(0)": lambda lib: lib.ones(4).unflatten(0),
+    "x.unflatten()": lambda lib: lib.ones(4).unflatten(),
+    "x.lstsq()": lambda lib: lib.ones(2, 2).lstsq(),
+    "x.solve()": lambda lib: lib.ones(2, 2).solve(),
+    "x.resize_as()": lambda lib: lib.ones(4).resize_as(),
+    "x.dim_order(1)": lambda lib: lib.ones(4).dim_order(1),
+    "x.is_shared(1)": lambda lib: lib.ones(4).is_shared(1),
+    "x.storage_type(1)": lambda lib: lib.ones(4).storage_type(1),
+    "x.as_subclass()": lambda lib: lib.ones(4).as_subclass(),
+    "x.as_subclass(bogus=)": lambda lib: lib.ones(4).as_subclass(bogus=1),
+    "x.as_subclass(1, 2)": lambda lib: lib.ones(4).as_subclass(1, 2),
+    "x.as_subclass(x)": lambda lib: lib.ones(4).as_subclass(lib.ones(4)),
+    "x.as_subclass(int)": lambda lib: lib.ones(4).as_subclass(int),
+    "x.apply_()": lambda lib: lib.ones(4).apply_(),
+    "getattr(x, 'apply_')()": lambda lib: getattr(lib.ones(4), "apply_")(),
+    "parameter's getattr(x, 'apply_')()": lambda lib: getattr(lib.nn.Parameter(lib.ones(4)), "apply_")(),
+    "x.apply_(f, 1)": lambda lib: lib.ones(4).apply_(_identity, 1),
+    "x.apply_(callable=f)": lambda lib: lib.ones(4).apply_(callable=_identity),
+    "torch.linalg.lstsq(a)": lambda lib: lib.linalg.lstsq(lib.ones(3, 3)),
+    "torch.linalg.solve(a)": lambda lib: lib.linalg.solve(lib.ones(3, 3)),
+    "x.resize_as_()": lambda lib: lib.ones(4).resize_as_(),
+    "torch.get_autocast_dtype()": lambda lib: lib.get_autocast_dtype(),
+    "torch.set_autocast_dtype()": lambda lib: lib.set_autocast_dtype(),
+    "torch.set_autocast_dtype(x)": lambda lib: lib.set_autocast_dtype(lib.ones(1)),
+    "torch.set_anomaly_enabled()": lambda lib: lib.set_anomaly_enabled(),
+    "torch.set_anomaly_enabled(x)": lambda lib: lib.set_anomaly_enabled(lib.ones(2)),
+    "torch.set_anomaly_enabled(1)": lambda lib: lib.set_anomaly_enabled(1),
+    "torch.frombuffer()": lambda lib: lib.frombuffer(),
+    "torch.frombuffer(b)": lambda lib: lib.frombuffer(bytearray(8)),
+}
+
+
+@pytest.mark.parametrize("program", MISTAKEN_CALLS.values(), ids=MISTAKEN_CALLS.keys())
+def test_a_mistaken_call_is_refused_in_torchs_words(program):
+    assert raised(tg, program) == raised(torch, program) is not None
+
+
+def test_apply_and_as_subclass_still_run():
+    class Sub(tg.Tensor):
+        pass
+
+    x = tg.ones(3)
+    assert x.apply_(lambda v: v * 2).tolist() == [2.0, 2.0, 2.0]
+    assert type(x.as_subclass(Sub)) is Sub and type(x.as_subclass(cls=Sub)) is Sub

@@ -53,8 +53,14 @@ def _python_map(self: Tensor, name: str, fn: Callable, others: Sequence[tuple[st
     return self
 
 
-def apply_(self: Tensor, callable: Callable) -> Tensor:  # noqa: A002 - PyTorch's parameter name
-    return _python_map(self, "apply_", callable, ())
+def apply_(self: Tensor, *args, **kwargs) -> Tensor:
+    """``self`` with ``callable`` applied to each element; one positional argument, a C method's in torch."""
+    from .._arg_parser import one_argument_error
+
+    error = one_argument_error("apply_", args, kwargs, type(self))
+    if error is not None:
+        raise error
+    return _python_map(self, "apply_", args[0], ())
 
 
 def map_(self: Tensor, tensor: Tensor, callable: Callable) -> Tensor:  # noqa: A002
