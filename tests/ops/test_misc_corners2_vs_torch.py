@@ -147,8 +147,8 @@ MISTAKEN_CALLS = {
     "x.as_subclass(x)": lambda lib: lib.ones(4).as_subclass(lib.ones(4)),
     "x.as_subclass(int)": lambda lib: lib.ones(4).as_subclass(int),
     "x.apply_()": lambda lib: lib.ones(4).apply_(),
-    "getattr(x, 'apply_')()": lambda lib: getattr(lib.ones(4), "apply_")(),
-    "parameter's getattr(x, 'apply_')()": lambda lib: getattr(lib.nn.Parameter(lib.ones(4)), "apply_")(),
+    "getattr(x, 'apply_')()": lambda lib: getattr(lib.ones(4), "apply_")(),  # noqa: B009 - a bound method (CPython names its class)
+    "parameter's getattr(x, 'apply_')()": lambda lib: getattr(lib.nn.Parameter(lib.ones(4)), "apply_")(),  # noqa: B009
     "x.apply_(f, 1)": lambda lib: lib.ones(4).apply_(_identity, 1),
     "x.apply_(callable=f)": lambda lib: lib.ones(4).apply_(callable=_identity),
     "torch.linalg.lstsq(a)": lambda lib: lib.linalg.lstsq(lib.ones(3, 3)),
