@@ -352,11 +352,20 @@ def _tensor(data, dtype, device, requires_grad: bool) -> Tensor:
 def _nested_array(data, np_dtype: np.dtype) -> np.ndarray:
     """Checked nested data copied into a new array of ``np_dtype``."""
     try:
-        return np.array(_to_nested_arrays(data), dtype=np_dtype, copy=True)
+        return _array_of(_to_nested_arrays(data), np_dtype)
     except OverflowError:  # a Python int the dtype cannot hold
         return _wrapped_unsigned(data, np_dtype)
     except FP_SIGNALS:  # (a float beyond the dtype's range is inf, below it 0 or subnormal, silently as in torch)
-        return quietly(np.array, _to_nested_arrays(data), dtype=np_dtype, copy=True)
+        return quietly(_array_of, _to_nested_arrays(data), np_dtype)
+
+
+def _array_of(nested, np_dtype: np.dtype) -> np.ndarray:
+    """``np.array(nested, dtype=np_dtype)``; for float16, Python floats read as torch reads them (each a double
+    made a c10::Half through float: ``_dt.through_float_for_half``)."""
+    if np_dtype == np.float16:
+        doubles = np.array(nested, dtype=np.float64)
+        return _dt.through_float_for_half(doubles, np.dtype(np.float16)).astype(np.float16)
+    return np.array(nested, dtype=np_dtype, copy=True)
 
 
 def _copied_as_torch(data: np.ndarray | Tensor, dtype) -> np.ndarray:

@@ -28,6 +28,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .backend.dtypes import through_float_for_half
+
+_NP_FLOAT16, _NP_FLOAT64 = np.dtype(np.float16), np.dtype(np.float64)
 _ndarray = np.ndarray
 
 
@@ -415,6 +418,8 @@ def like_self(result: np.ndarray, source: np.ndarray) -> np.ndarray:
 
 def copy_preserving_layout(a: np.ndarray, dtype=None) -> np.ndarray:
     """``a.clone()`` (``a.to(dtype)``): a copy laid out as ``torch.empty_like(a)``."""
+    if dtype is _NP_FLOAT16 and a.dtype is _NP_FLOAT64:
+        a = through_float_for_half(a, dtype)
     if _plain(a):
         try:
             return np.array(a, dtype=dtype, order="C")  # (a fresh C array: contiguous strides)

@@ -17,6 +17,9 @@ import math
 
 import numpy as np
 
+from .backend.dtypes import through_float_for_half
+
+_NP_FLOAT16, _NP_FLOAT64 = np.dtype(np.float16), np.dtype(np.float64)
 _LINE = 64  # bytes per cache line
 _L1_SETS, _L1_WAYS = 64, 8  # (a 32 KiB, 8-way L1 data cache)
 _PAGE = _LINE * _L1_SETS  # (addresses this far apart share a set)
@@ -26,6 +29,8 @@ _MIN_ELEMENTS = 16384  # (below it the plain copy's few lines stay in cache anyw
 def copy_into(dst: np.ndarray, src: np.ndarray) -> None:
     """``np.copyto(dst, src, casting="unsafe")``, by cache lines where ``src`` is a transpose of C-ordered rows
     and ``dst`` is C-contiguous: the same elements, faster."""
+    if dst.dtype is _NP_FLOAT16 and src.dtype is _NP_FLOAT64:
+        src = through_float_for_half(src, dst.dtype)
     if _thrashes(dst, src):
         _copy_by_lines(dst, src)
     else:

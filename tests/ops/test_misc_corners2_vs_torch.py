@@ -1,7 +1,8 @@
 """Corners where tracegrad and torch parted: ``F.linear`` with operands of several dtypes (torch adds the bias of a
 non-contiguous input after matmul, in place, which promotes; its fused ``addmm`` refuses in its own order), and
 mistaken calls refused in other words than torch's (methods torch writes in Python, C methods taking one argument,
-functions its parser binds without an operator)."""
+functions its parser binds without an operator), and float64 values cast to float16 (torch rounds them to float
+first)."""
 
 from __future__ import annotations
 
@@ -177,3 +178,41 @@ def test_apply_and_as_subclass_still_run():
     x = tg.ones(3)
     assert x.apply_(lambda v: v * 2).tolist() == [2.0, 2.0, 2.0]
     assert type(x.as_subclass(Sub)) is Sub and type(x.as_subclass(cls=Sub)) is Sub
+
+
+# ---- float64 -> float16: torch rounds to float first (c10::Half is made from a float) -------------------------
+
+# doubles just beyond a midpoint between two halves (by less than half a float's ulp), beyond half's largest finite
+# value by less than that, and near its smallest subnormal: one rounding and two part ways on each
+_NEAR_HALF_MIDPOINTS = [1 + 2**-11 + 2**-40, -(1 + 2**-11 + 2**-40), 3 + 3 * 2**-10 - 2**-40, 65504 + 16 - 2**-30,
+                        2**-25 + 2**-50, 1 + 2**-11 - 2**-40, 0.1, -0.0]
+
+HALF_FROM_DOUBLE = {
+    ".half()": lambda lib: lib.tensor(_NEAR_HALF_MIDPOINTS, dtype=lib.float64).half(),
+    ".to(float16)": lambda lib: lib.tensor(_NEAR_HALF_MIDPOINTS, dtype=lib.float64).to(lib.float16),
+    ".type(float16) of a transpose": lambda lib: lib.tensor([_NEAR_HALF_MIDPOINTS] * 2, dtype=lib.float64).t().type(
+        lib.float16),
+    ".to(float16, channels_last)": lambda lib: lib.tensor(_NEAR_HALF_MIDPOINTS, dtype=lib.float64).reshape(
+        2, 1, 2, 2).to(lib.float16, memory_format=lib.channels_last),
+    "tensor(floats, dtype=float16)": lambda lib: lib.tensor(_NEAR_HALF_MIDPOINTS, dtype=lib.float16),
+    "tensor(float64 array, dtype=float16)": lambda lib: lib.tensor(np.array(_NEAR_HALF_MIDPOINTS), dtype=lib.float16),
+    "tensor(float64 array).half()": lambda lib: lib.tensor(np.array(_NEAR_HALF_MIDPOINTS)).half(),
+    "as_tensor(float64 array, dtype=float16)": lambda lib: lib.as_tensor(np.array(_NEAR_HALF_MIDPOINTS),
+                                                                           dtype=lib.float16),
+    "new_tensor(floats)": lambda lib: lib.zeros(1, dtype=lib.float16).new_tensor(_NEAR_HALF_MIDPOINTS),
+    "copy_ into half": lambda lib: lib.zeros(8, dtype=lib.float16).copy_(
+        lib.tensor(_NEAR_HALF_MIDPOINTS, dtype=lib.float64)),
+    "setitem of a float64 tensor": lambda lib: _assigned(lib, lib.tensor(_NEAR_HALF_MIDPOINTS, dtype=lib.float64)),
+}
+
+
+def _assigned(lib, values):
+    out = lib.zeros(8, dtype=lib.float16)
+    out[:] = values
+    return out
+
+
+@pytest.mark.parametrize("program", HALF_FROM_DOUBLE.values(), ids=HALF_FROM_DOUBLE.keys())
+def test_a_double_cast_to_half_rounds_twice_as_torchs(program):
+    with np.errstate(over="ignore"):
+        assert_same_bits(program(tg), program(torch))

@@ -310,3 +310,18 @@ def _lift_category(current: dtype, higher: dtype) -> dtype:
     if higher.is_complex and current.is_floating_point:
         return complex128 if current is float64 else complex64
     return higher
+
+
+_NP_FLOAT16 = np.dtype(np.float16)
+_NP_FLOAT64 = np.dtype(np.float64)
+
+
+def through_float_for_half(src, target: np.dtype):
+    """``src`` ready for a cast to ``target``: float64 values bound for float16 rounded to float32 first, as torch's
+    casts round them (c10::Half is made from a float, so a double just beyond a midpoint between two halves, by
+    less than half a float's ulp, lands on the midpoint and then ties to even; NumPy's cast rounds once). Anything
+    else as it is: callers on hot paths test ``target is`` float16 first."""
+    if target is not _NP_FLOAT16 or getattr(src, "dtype", None) is not _NP_FLOAT64:
+        return src
+    with np.errstate(over="ignore"):  # (beyond float's range: inf, silently, as torch's cast)
+        return src.astype(np.float32)

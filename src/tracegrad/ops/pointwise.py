@@ -13,7 +13,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor, _wrap
-from ..backend.dtypes import scalar_type_name
+from ..backend.dtypes import scalar_type_name, through_float_for_half
 from ._jvp import add_zero_term, or_zero, plus, recording, scaled, zero_times
 from ._util import (
     as_array,
@@ -69,10 +69,15 @@ def writes_last(kernel: Callable) -> Callable:
     return kernel
 
 
+_NP_FLOAT16 = np.dtype(np.float16)
+
+
 def copy_into(dst: np.ndarray, src) -> None:
     """``np.copyto(dst, src, casting="unsafe")``, as a ``writes_last`` kernel writes. A strict filter's warning of
     a cast beyond ``dst``'s range comes once NumPy has written the whole copy, with the infs PyTorch writes
     silently: it is no exception here."""
+    if dst.dtype is _NP_FLOAT16:
+        src = through_float_for_half(src, dst.dtype)
     try:
         np.copyto(dst, src, casting="unsafe")
     except FP_SIGNALS as signal:
