@@ -30,7 +30,7 @@ import numpy as np
 
 from .backend.dtypes import through_float_for_half
 
-_NP_FLOAT16, _NP_FLOAT64 = np.dtype(np.float16), np.dtype(np.float64)
+_NP_FLOAT16 = np.dtype(np.float16)
 _ndarray = np.ndarray
 
 
@@ -418,16 +418,17 @@ def like_self(result: np.ndarray, source: np.ndarray) -> np.ndarray:
 
 def copy_preserving_layout(a: np.ndarray, dtype=None) -> np.ndarray:
     """``a.clone()`` (``a.to(dtype)``): a copy laid out as ``torch.empty_like(a)``."""
-    if dtype is _NP_FLOAT16 and a.dtype is _NP_FLOAT64:
-        a = through_float_for_half(a, dtype)
+    # (the values of float64 bound for float16 go through float32; the layout is still ``a``'s: an expanded or empty
+    # ``a`` would lose its own in that float32 copy)
+    values = through_float_for_half(a, dtype) if dtype is _NP_FLOAT16 else a
     if _plain(a):
         try:
-            return np.array(a, dtype=dtype, order="C")  # (a fresh C array: contiguous strides)
+            return np.array(values, dtype=dtype, order="C")  # (a fresh C array: contiguous strides)
         except np.exceptions.ComplexWarning:  # (a strict filter's, before NumPy copies: see _complex_to_real)
             return _complex_to_real(np.array(a.real, dtype=dtype, order="C"))
     fresh = empty_strided(a.shape, preserve_format_strides(a), a.dtype if dtype is None else dtype)
     try:
-        np.copyto(fresh, a, casting="unsafe")
+        np.copyto(fresh, values, casting="unsafe")
     except np.exceptions.ComplexWarning:
         np.copyto(fresh, a.real, casting="unsafe")
         return _complex_to_real(fresh)

@@ -239,9 +239,11 @@ def binary_dtype(a, b) -> np.dtype:
 def as_array(x, dtype):
     """A kernel operand as an array of ``dtype`` (Python scalars included)."""
     if x.__class__ is np.ndarray:
-        return x if x.dtype == dtype else x.astype(dtype)
+        return x if x.dtype == dtype else _dt.through_float_for_half(x, np.dtype(dtype)).astype(dtype)
     if x is None:  # (NumPy reads None as NaN; the operator's argument guard words the refusal)
         raise TypeError("expected a number or a tensor, not NoneType")
+    if x.__class__ is float and dtype == _HALF:
+        x = np.float32(x)  # (c10::Half is made from a float: a double rounds to float first, as a cast)
     try:
         return np.asarray(x, dtype=dtype)
     except OverflowError:  # a Python int outside the dtype's range (-3 for uint8) wraps, as PyTorch's C++ cast

@@ -336,7 +336,7 @@ def _asarray(obj, dtype, device, copy: bool | None, requires_grad) -> Tensor:
             if copy is False:
                 raise ValueError(f"can't alias NumPy array with dtype '{array.dtype}' into dtype "
                                  f"'{_dt.scalar_type_name(target)}'.")
-            array = array.astype(target.np)
+            array = _dt.through_float_for_half(array, target.np).astype(target.np)
         elif copy:
             array = array.copy()
         out = _factories.from_numpy(array)

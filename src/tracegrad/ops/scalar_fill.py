@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ..backend.dtypes import through_float_for_half
 from ._util import BEYOND_LARGEST_INT, SMALLEST_INT, int_overflow, opmath_dtype
 
 # c10's names of the types in the message (``c10::demangle_type``)
@@ -44,11 +45,21 @@ def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
     if kind == "f" and (np_dtype.itemsize > 2 or elements != 1):
         if _beyond(value, np_dtype):
             raise _overflow(np_dtype)
-        return np_dtype.type(value)  # (within the range: nothing to warn of, so no errstate to enter, ~1 us)
+        # (within the range: nothing to warn of, so no errstate to enter, ~1 us)
+        return np_dtype.type(value) if np_dtype is not _FLOAT16 else _half(value)
     if kind == "c" and any(_beyond(part, np_dtype) for part in (complex(value).real, complex(value).imag)):
         raise _overflow(np_dtype)
     with np.errstate(over="ignore"):  # (a single half element: inf, unchecked)
-        return np_dtype.type(value)
+        return np_dtype.type(value) if np_dtype is not _FLOAT16 else _half(value)
+
+
+_FLOAT16 = np.dtype(np.float16)
+
+
+def _half(value) -> np.float16:
+    """A Python number as c10::Half takes it: made a float first (c10::Half is built from a float), so a double
+    just beyond a midpoint between two halves lands on it and ties to even, where NumPy's one rounding goes up."""
+    return np.float16(np.float32(value))
 
 
 def as_scalar(value):
@@ -58,9 +69,11 @@ def as_scalar(value):
 
 
 def written_value(value, np_dtype: np.dtype, elements: int = 2):
-    """What a fill writes into an array of ``np_dtype``: an array (a 0-d tensor's) as it is, a number through
-    ``scalar_for``."""
-    return value if isinstance(value, np.ndarray) else scalar_for(value, np_dtype, elements)
+    """What a fill writes into an array of ``np_dtype``: an array (a 0-d tensor's) as it is (float64 bound for
+    float16 through float32, as a cast), a number through ``scalar_for``."""
+    if isinstance(value, np.ndarray):
+        return through_float_for_half(value, np_dtype)
+    return scalar_for(value, np_dtype, elements)
 
 
 def _integer(value, np_dtype: np.dtype) -> int:

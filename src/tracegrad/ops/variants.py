@@ -363,7 +363,7 @@ def resized_out(out: np.ndarray, result: np.ndarray) -> np.ndarray:
 
 
 def _store(dst: Tensor, src: Tensor) -> None:
-    from ..backend.dtypes import scalar_type_name
+    from ..backend.dtypes import scalar_type_name, through_float_for_half
     from .pointwise import _can_cast_like_torch
     from .registry import check_no_internal_overlap
 
@@ -376,9 +376,7 @@ def _store(dst: Tensor, src: Tensor) -> None:
     if dst._data.shape != data.shape:
         warn_out_resized(dst._data, data.shape, stacklevel=4)
         dst._data = resized_out(dst._data, data)
-        np.copyto(dst._data, data, casting="unsafe")
-    else:
-        np.copyto(dst._data, data, casting="unsafe")
+    np.copyto(dst._data, through_float_for_half(data, dst._data.dtype), casting="unsafe")
     from ..autograd.views import bump_after_write
 
     bump_after_write(dst)
