@@ -162,6 +162,26 @@ def graph_nodes(roots: list) -> list:
     return list(seen)
 
 
+def graph_with_edges(fn) -> tuple | None:
+    """Every node reached from the node ``fn`` (breadth first, each once) as (name, edges), an edge being (the index
+    of its node in this walk, input_nr) or None: the whole graph, the edges' output numbers included."""
+    if fn is None:
+        return None
+    order, index, nodes = [fn], {id(fn): 0}, []
+    for f in order:  # (grows while walked)
+        edges = []
+        for nxt, nr in f.next_functions:
+            if nxt is None:
+                edges.append(None)
+                continue
+            if id(nxt) not in index:
+                index[id(nxt)] = len(order)
+                order.append(nxt)
+            edges.append((index[id(nxt)], nr))
+        nodes.append((f.name().replace("torch::autograd::", ""), tuple(edges)))
+    return tuple(nodes)
+
+
 def value_or_error(program, lib) -> tuple:
     """What ``program(lib)`` gives, comparable across libraries: its result's dtype, shape and values (NaN equal
     to NaN through repr), or the error's type and message."""

@@ -18,26 +18,12 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from _lib import tg, torch
+from _lib import graph_with_edges, tg, torch
 from opinfo import op_db
 from opinfo.core import Call, OpInfo, SampleInput, dtype_name, flatten_outputs, resolve, seeded_rng
 
-_LINALG = "tracegrad's rule composes other products/transposes (TBackward0, MmBackward0...) than torch's formula"
-_LOSS = "tracegrad's loss is a composite (or its rule another formula): torch's tangent is its own formula's"
-
 # op id (or "op id/sample") -> why its tangent's graph still differs from torch's
-KNOWN: dict[str, str] = {
-    "linalg.svd": _LINALG,
-    "linalg.lu_factor": _LINALG,
-    "linalg.lu_factor_ex": _LINALG,
-    "linalg.lu": _LINALG,
-    "linalg.lu_solve": _LINALG,
-    "linalg.lstsq": "torch's tangent of the residuals requires grad, tracegrad's does not",
-    "linalg.tensorsolve": "tracegrad squeezes with SqueezeBackward2 where torch's is SqueezeBackward1",
-    "linalg.cond": _LINALG,
-    "linalg.householder_product": _LINALG,
-    "nuclear_norm": _LINALG,
-}
+KNOWN: dict[str, str] = {}
 
 
 def _cases() -> list:
@@ -52,26 +38,6 @@ def _cases() -> list:
             marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
             cases.append(pytest.param(op, sample, id=f"{op.id}-{sample.name}", marks=marks))
     return cases
-
-
-def _graph(fn) -> tuple | None:
-    """Every node reached from ``fn`` (breadth first, each once) as (name, edges), an edge being (the index of its
-    node in this walk, input_nr) or None."""
-    if fn is None:
-        return None
-    order, index, nodes = [fn], {id(fn): 0}, []
-    for f in order:  # (grows while walked)
-        edges = []
-        for nxt, nr in f.next_functions:
-            if nxt is None:
-                edges.append(None)
-                continue
-            if id(nxt) not in index:
-                index[id(nxt)] = len(order)
-                order.append(nxt)
-            edges.append((index[id(nxt)], nr))
-        nodes.append((f.name().replace("torch::autograd::", ""), tuple(edges)))
-    return tuple(nodes)
 
 
 def _tangent_graphs(lib, op: OpInfo, sample: SampleInput) -> list:
@@ -93,7 +59,7 @@ def _tangent_graphs(lib, op: OpInfo, sample: SampleInput) -> list:
         for o in flatten_outputs(out):
             if o.is_floating_point():
                 tangent = fwad.unpack_dual(o).tangent
-                graphs.append(None if tangent is None else (tangent.requires_grad, _graph(tangent.grad_fn)))
+                graphs.append(None if tangent is None else (tangent.requires_grad, graph_with_edges(tangent.grad_fn)))
         return graphs
 
 
@@ -127,5 +93,5 @@ def test_linear_output_graph_under_forward_ad_as_torch(shape, bias):
         b = lib.linspace(-2.0, 0.0, 4).requires_grad_() if bias else None
         with fw.dual_level():
             out = lib.nn.functional.linear(fw.make_dual(x, lib.ones(shape)), fw.make_dual(w, lib.ones(4, 3)), b)
-            graphs.append((_graph(out.grad_fn), _graph(fw.unpack_dual(out).tangent.grad_fn)))
+            graphs.append((graph_with_edges(out.grad_fn), graph_with_edges(fw.unpack_dual(out).tangent.grad_fn)))
     assert graphs[0] == graphs[1]

@@ -1737,11 +1737,29 @@ def _lu_solve_vjp(ctx, g):
     return gLU, gB
 
 
+def _lu_solve_jvp(args, outs, tangents):
+    """PyTorch's linalg_lu_solve_jvp (ops/linalg_extra.py); where a graph records, a missing tangent is its zero
+    tensor, whose terms keep their nodes."""
+    from ._jvp import or_zero, recording
+    from .linalg_extra import linalg_lu_solve_jvp
+
+    LU, pivots, B, left, adjoint = args[:5]
+    dLU, dB = tangents
+    if dLU is None and dB is None:
+        return None
+    if recording(args, tangents) or (dLU is not None and dB is not None):
+        dLU, dB = or_zero(dLU, LU, tangents, negative=False), or_zero(dB, B, tangents, negative=False)
+        return linalg_lu_solve_jvp(outs[0], LU, pivots, dLU, dB, left, adjoint)
+    if dLU is None:  # (the factors' term vanishes)
+        return linalg_lu_solve(LU, pivots, dB, left=left, adjoint=adjoint)
+    return linalg_lu_solve_jvp(outs[0], LU, pivots, dLU, or_zero(None, B, tangents, negative=False), left, adjoint)
+
+
 # X = A^-1 B from A's LU factorisation. det and solve call it with the LU of a non-differentiable output; the
-# LU's own gradient is linalg_lu_solve_LU (ops/linalg_extra.py). No forward rule: the general one serves.
+# LU's own gradient is linalg_lu_solve_LU (ops/linalg_extra.py).
 linalg_lu_solve = defop("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
                         "bool adjoint=False) -> Tensor", _column_major(_lu_solve_checked, left_at=3),
-                        vjp=_lu_solve_vjp,
+                        vjp=_lu_solve_vjp, jvp=_lu_solve_jvp,
                         saves=("LU", "pivots", "result"), attrs=("left", "adjoint"), differentiable=("LU", "B"))
 
 
@@ -2030,7 +2048,7 @@ def _solve_jvp(args, outs, tangents):
     if rhs is None:
         return [None, None, None, None]
     dX = linalg_lu_solve(LU, pivots, rhs, left=left, adjoint=False)
-    return [squeeze(dX, [-1]) if vector else dX, None, None, None]
+    return [squeeze(dX, -1) if vector else dX, None, None, None]
 
 
 _linalg_solve_ex = defop("_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> "
@@ -2548,9 +2566,74 @@ def _svd_vjp(ctx, gU, gS, gVh):
     return svd_backward(gU, gS, gVh, U, S, Vh)
 
 
+def _svd_jvp(args, outs, tangents):
+    """FunctionsManual's linalg_svd_jvp, op for op: with dP = U^H dA V, dS = Re diag(dP) and dX = dP - diag(dS),
+    dU = U (sym(dX S) / E) (+ (I - U U^H) dA V S^-1 when m > n) and dVh = (sym(-S dX) / E) Vh (+ S^-1 U^H dA
+    (I - V V^H) when m < n), the complex case adding i Im diag(dX) / (2S) to both; E_jk = S_k^2 - S_j^2 (ones on
+    its diagonal). With full_matrices the extra columns of U (rows of Vh) get zero tangents."""
+    from .complex_ops import real
+    from .pointwise import add, div, mul, neg, sub
+    from .scalar_overloads import mul_scalar
+    from .views import diagonal, narrow, unsqueeze
+
+    dA, full_matrices = tangents[0], args[1]
+    U, S, Vh = outs
+    if dA is None:
+        return None, None, None
+    is_complex = dA.is_complex()
+    m, n, k = dA.shape[-2], dA.shape[-1], S.shape[-1]
+    if full_matrices:
+        U, Vh = narrow(U, -1, 0, k), narrow(Vh, -2, 0, k)
+    V = _mH(Vh)
+    # (U^H dA) V, or U^H (dA V) when m < n: the cheaper order
+    dP = matmul(_mH(U), matmul(dA, V)) if m < n else matmul(matmul(_mH(U), dA), V)
+    dS = real(diagonal(dP, 0, -2, -1)) if is_complex else diagonal(dP, 0, -2, -1)
+    dP = sub(dP, diag_embed(dS))
+    E = _gap_matrix(mul(S, S))
+    diag_over_2S = div(diagonal(dP, 0, -2, -1), mul_scalar(S, 2.0)) if is_complex else None
+
+    dU_inner = div(_sym(mul(dP, unsqueeze(S, -2))), E)
+    if is_complex:
+        dU_inner = add(dU_inner, diag_embed(diag_over_2S))
+    dU = matmul(U, dU_inner)
+    if m > n:
+        dAVSinv = matmul(dA, div(V, unsqueeze(S, -2)))
+        dU = sub(add(dU, dAVSinv), matmul(U, matmul(_mH(U), dAVSinv)))
+        if full_matrices:
+            dU = _zero_padded(dU, -1, m - n)
+
+    dVh_inner = div(_sym(mul(dP, unsqueeze(neg(S), -1))), E)  # (-S: the smallest tensor negated)
+    if is_complex:
+        dVh_inner = add(dVh_inner, diag_embed(diag_over_2S))
+    dVh = matmul(dVh_inner, Vh)
+    if m < n:
+        UHdASinv = matmul(div(_mH(U), unsqueeze(S, -1)), dA)
+        dVh = sub(add(dVh, UHdASinv), matmul(matmul(UHdASinv, V), Vh))
+        if full_matrices:
+            dVh = _zero_padded(dVh, -2, n - m)
+    return dU, dS, dVh
+
+
+def _sym(X: Tensor) -> Tensor:
+    """X + X^H."""
+    from .pointwise import add
+
+    return add(X, _mH(X))
+
+
+def _zero_padded(t: Tensor, dim: int, extra: int) -> Tensor:
+    """``t`` with ``extra`` zero slices appended along ``dim`` (torch's cat with ``new_zeros``)."""
+    from .creation import new_zeros
+    from .shape import cat
+
+    shape = list(t.shape)
+    shape[dim] = extra
+    return cat([t, new_zeros(t, shape)], dim)
+
+
 linalg_svd = defop("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> "
                    "(Tensor U, Tensor S, Tensor Vh)", _column_major(_svd_kernel, (0, 2)),
-                   vjp=_svd_vjp,
+                   vjp=_svd_vjp, jvp=_svd_jvp,
                    saves=("result0", "result1", "result2"), attrs=("full_matrices",),
                    meta=("S_sym_argsize_minus_1",))
 linalg_svd.materialize_grads = False

@@ -16,6 +16,7 @@ import numpy as np
 from .._strides import contiguous_as_torch
 from .._tensor import Tensor
 from ..return_types import out_type, return_type
+from ._jvp import minus, or_zero, plus, recording, zero_product
 from ._util import refuse_half
 from .linalg import (
     LinAlgError,
@@ -130,7 +131,7 @@ def _lu_unpack_kernel(lu, pivots, unpack_data=True, unpack_pivots=True):
     return P, L, U
 
 
-def _lu_unpack_vjp(ctx, _gP, gL, gU):
+def _lu_unpack_vjp(ctx, gL, gU):  # (P has no gradient, nor a place in the node's outputs)
     m, n = ctx.input_shapes[0][-2:]
     return lu_unpack_backward(gL, gU, m, n)
 
@@ -178,8 +179,53 @@ def _lu_factor_ex_vjp(ctx, g, _g_pivots=None, _g_info=None):
     return linalg_lu_backward(g.narrow(-1, 0, k), g.narrow(-2, 0, k), P, L, U, pivot)
 
 
+def linalg_lu_jvp(dA: Tensor, P: Tensor, L: Tensor, U: Tensor, pivot: bool) -> tuple[Tensor, Tensor]:
+    """PyTorch's linalg_lu_jvp: with dK = L1^-1 P^T dA1 U1^-1 (A1, L1, U1 the leading k x k blocks), dL1 = L1
+    tril(dK, -1) and dU1 = triu(dK) U1; a wide A adds dU2 = L1^-1 P^T dA2 - tril(dK, -1) U2, a tall one dL2 =
+    P^T dA2 U1^-1 - L2 triu(dK)."""
+    from .shape import cat
+
+    m, n = dA.shape[-2], dA.shape[-1]
+    k = min(m, n)
+    PdA = P.mT.matmul(dA) if pivot else dA
+    PdA1 = PdA.narrow(-2, 0, k).narrow(-1, 0, k)
+    L1 = L.narrow(-2, 0, k).narrow(-1, 0, k)
+    U1 = U.narrow(-2, 0, k).narrow(-1, 0, k)
+    dK = linalg_solve_triangular(L1, PdA1, upper=False, left=True, unitriangular=True)
+    dK = linalg_solve_triangular(U1, dK, upper=True, left=False)
+    dL1 = L1.matmul(dK.tril(-1))
+    dU1 = dK.triu().matmul(U1)
+    if m == n:
+        return dL1, dU1
+    if m < n:
+        dU2 = (linalg_solve_triangular(L1, PdA.narrow(-1, k, n - k), upper=False, left=True, unitriangular=True)
+               - dK.tril(-1).matmul(U.narrow(-1, k, n - k)))
+        return dL1, cat([dU1, dU2], -1)
+    dL2 = (linalg_solve_triangular(U1, PdA.narrow(-2, k, m - k), upper=True, left=False)
+           - L.narrow(-2, k, m - k).matmul(dK.triu()))
+    return cat([dL1, dL2], -2), dU1
+
+
+def _lu_factor_ex_jvp(args, outs, tangents):
+    """PyTorch's lu_factor_ex_jvp: linalg_lu_jvp on the unpacked factors, dU added in place into dL's top block
+    (tall or square A) or dL into dU's left block (wide A)."""
+    dA, pivot = tangents[0], args[1]
+    if dA is None:
+        return None, None, None
+    LU, pivots = outs[0], outs[1]
+    P, L, U = lu_unpack(LU, pivots, True, pivot)
+    dL, dU = linalg_lu_jvp(dA, P, L, U, pivot)
+    m, n = dA.shape[-2], dA.shape[-1]
+    if m >= n:
+        dL.narrow(-2, 0, n).add_(dU)
+        return dL, None, None
+    dU.narrow(-1, 0, m).add_(dL)
+    return dU, None, None
+
+
 linalg_lu_factor_ex = defop("linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> "
                             "(Tensor LU, Tensor pivots, Tensor info)", _lu_factor_ex_kernel, vjp=_lu_factor_ex_vjp,
+                            jvp=_lu_factor_ex_jvp,
                             saves=("result0", "result1"), attrs=("pivot",), nondiff_outputs=(1, 2))
 
 
@@ -215,13 +261,23 @@ def _lu_kernel(a, pivot=True):
     return contiguous_as_torch(P), contiguous_as_torch(L), contiguous_as_torch(U)  # (fresh, as torch's)
 
 
-def _lu_vjp(ctx, _gP, gL, gU):
+def _lu_vjp(ctx, gL, gU):  # (P has no gradient, nor a place in the node's outputs)
     L, P, U = ctx.saved_tensors  # in the order of ``saves``, PyTorch's
     return linalg_lu_backward(gL, gU, P, L, U, ctx.attrs[0])
 
 
+def _lu_jvp(args, outs, tangents):
+    """PyTorch's linalg_lu_jvp (P has no tangent)."""
+    dA, pivot = tangents[0], args[1]
+    if dA is None:
+        return None, None, None
+    P, L, U = outs
+    return (None, *linalg_lu_jvp(dA, P, L, U, pivot))
+
+
 linalg_lu = defop("linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)", _lu_kernel,
-                  vjp=_lu_vjp, saves=("result1", "result0", "result2"), attrs=("pivot",), nondiff_outputs=(0,))
+                  vjp=_lu_vjp, jvp=_lu_jvp, saves=("result1", "result0", "result2"), attrs=("pivot",),
+                  nondiff_outputs=(0,))
 
 
 def lu(A: Tensor, *, pivot: bool = True, out=None):
@@ -246,6 +302,23 @@ def linalg_lu_solve_LU(gX: Tensor, LU: Tensor, pivots: Tensor, X: Tensor, left: 
     gR = linalg_solve_triangular(L.mH, gR, upper=True, left=False, unitriangular=True)
     gU = linalg_solve_triangular(U.mH, L.mH.matmul(gR), upper=False, left=False).triu()
     return gR.tril(-1) + gU
+
+
+def linalg_lu_solve_jvp(X: Tensor, LU: Tensor, pivots: Tensor, dLU: Tensor, dB: Tensor, left: bool,
+                        adjoint: bool) -> Tensor:
+    """PyTorch's linalg_lu_solve_jvp: S = lu_solve(LU, dB) plus the factors' term, -U^-1 (dU + L^-1 dL U) X when
+    left != adjoint, else from -op(X)^H P (L dU U^-1 + dL) L^-1 P^T."""
+    S = linalg_lu_solve(LU, pivots, dB, left=left, adjoint=adjoint)
+    if left != adjoint:
+        R = linalg_solve_triangular(LU, dLU.tril(-1), upper=False, left=True, unitriangular=True)
+        U = LU.triu()
+        R = -linalg_solve_triangular(U, dLU.triu() + R.matmul(U), upper=True)
+        return (R.matmul(X) if left else X.matmul(R.mH)) + S
+    P, L, U = lu_unpack(LU, pivots)
+    V = X.mH if left else X
+    R = linalg_solve_triangular(U, L.matmul(dLU.triu()), upper=True, left=False) + dLU.tril(-1)
+    R = linalg_solve_triangular(L, -V.matmul(P).matmul(R), upper=False, left=False, unitriangular=True).matmul(P.mT)
+    return (R.mH if left else R) + S
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out=None):
@@ -347,34 +420,57 @@ def _pinv_jvp(A: Tensor, pinvA: Tensor, dA: Tensor) -> Tensor:
 
 
 def _lstsq_jvp(args, outs, tangents):
-    """PyTorch's linalg_lstsq_jvp: dX = dpinv(A) B + pinv(A) dB; the residuals ||A X - B||^2 move by
-    2 sum((A X - B) (dA X + A dX - dB)) (an empty tangent when there are no residuals); rank and the
-    singular values have none (torch 2.13's output_differentiability)."""
+    """PyTorch's linalg_lstsq_solution_jvp and linalg_lstsq_residuals_jvp; rank and the singular values have no
+    tangent (torch 2.13's output_differentiability)."""
     A, B = args[0], args[1]
-    dA, dB = tangents[0], tangents[1]
-    X, res = outs[0], outs[1]
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    Bm = B.unsqueeze(-1) if vector else B
-    Xm = X.unsqueeze(-1) if vector else X
-    dBm = None if dB is None else (dB.unsqueeze(-1) if vector else dB)
+    as_matrix = _unsqueeze_last if vector else _as_is
+    dA, dB = tangents[0], tangents[1]
+    if recording(args, tangents):  # (torch's zero tensor in a missing tangent's place keeps its terms' nodes)
+        dA, dB = or_zero(dA, A, tangents, negative=False), or_zero(dB, B, tangents, negative=False)
+    X, res = outs[0], outs[1]
+    return [_lstsq_solution_jvp(A, as_matrix(B), dA, as_matrix(dB), vector),
+            _lstsq_residuals_jvp(args, tangents, as_matrix(X), res), None, None]
+
+
+def _unsqueeze_last(t: Tensor | None) -> Tensor | None:
+    return None if t is None else t.unsqueeze(-1)
+
+
+def _as_is(t: Tensor | None) -> Tensor | None:
+    return t
+
+
+def _lstsq_solution_jvp(A: Tensor, B: Tensor, dA: Tensor | None, dB: Tensor | None, vector: bool) -> Tensor:
+    """dX = dpinv(A) B + pinv(A) dB, B and dB as matrices (the vector case squeezed back); a missing tangent's
+    term is left out."""
     pinvA = linalg_pinv(A)
-    dX = None
-    if dA is not None:
-        dX = _pinv_jvp(A, pinvA, dA).matmul(Bm)
-    if dBm is not None:
-        term = pinvA.matmul(dBm)
-        dX = term if dX is None else dX + term
+    dX = plus(None if dA is None else _pinv_jvp(A, pinvA, dA).matmul(B), None if dB is None else pinvA.matmul(dB))
+    return dX.squeeze(-1) if vector else dX
+
+
+def _lstsq_residuals_jvp(args, tangents, X: Tensor, res: Tensor) -> Tensor:
+    """2 Re(r conj(dr)) summed over rows, with r = A X - B and dr = dA X - dB: X's own motion drops out (Danskin's
+    theorem, A^H r = 0). Without residuals (a driver or a rank that gives none), a clone of the empty primal.
+    Where a graph records, a missing tangent is torch's zero tensor: its product with X and the difference keep
+    their nodes."""
     if res.numel() == 0:
-        dR = res.new_empty(tuple(res.shape))
-    else:
-        dr = A.matmul(dX)
-        if dA is not None:
-            dr = dr + dA.matmul(Xm)
-        if dBm is not None:
-            dr = dr - dBm
-        r = A.matmul(Xm) - Bm
-        dR = ((r * dr.conj()).real if r.is_complex() else r * dr).sum(-2) * 2  # 2 Re(r conj(dr)), as PyTorch's
-    return [dX.squeeze(-1) if vector else dX, dR, None, None]
+        return res.clone()
+    A, B = args[0], args[1]
+    vector = X.ndim != B.ndim
+    dA, dB = tangents[0], tangents[1]
+    if recording(args, tangents):
+        dB = or_zero(dB, B, tangents, negative=False)  # (x - +0. is x, -0. included)
+    dAX = None
+    if dA is not None:
+        dAX = dA.matmul(X)
+    elif recording(args, tangents):
+        zA = or_zero(None, A, tangents)
+        dAX = zero_product(zA, zA.matmul(X))
+    dr = minus(dAX, None if dB is None else (dB.unsqueeze(-1) if vector else dB))
+    r = A.matmul(X) - (B.unsqueeze(-1) if vector else B)
+    product = (r * dr.conj()).real if r.is_complex() else r * dr
+    return product.sum(-2) * 2
 
 
 linalg_lstsq_op = defop("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> "
@@ -561,8 +657,50 @@ def _householder_vjp(ctx, g):
     return householder_product_backward(g, Q, A, tau)
 
 
+def _simple_product(u: Tensor, v: Tensor, t: Tensor, K: Tensor) -> Tensor:
+    """-t u v^H K: PyTorch's apply_simple_transformation without the identity (condition_with_I=false)."""
+    return -((t.unsqueeze(-1) * u) * v.mH.matmul(K))
+
+
+def householder_product_jvp(dV_: Tensor, dtau: Tensor, prod: Tensor, V_: Tensor, tau: Tensor) -> Tensor:
+    """PyTorch's householder_product_jvp: dQ = sum_i H_0 ... H_{i-1} dH_i H_{i+1} ... H_{k-1}, with dH_i =
+    -dtau_i v_i v_i^H - tau_i dv_i v_i^H - tau_i v_i dv_i^H; the trailing product H_{i+1} ... (applied to Q's
+    columns) is Q with H_0 ... H_i undone through H(sigma_j) = H(tau_j)^-1, the leading one built up from I."""
+    from .._factories import ones
+    from .creation import zeros_like
+    from .linalg import diag_embed
+
+    k = tau.shape[-1]
+    V = V_.tril(-1)
+    V.diagonal(0, -2, -1).fill_(1.0)
+    dV = dV_.tril(-1)
+    first = V.narrow(-1, 0, k)
+    sigma = tau / (tau * (first * first.conj()).sum(-2) - 1.0)
+    H_plus = prod.detach().clone()
+    H_minus = diag_embed(ones(1, dtype=V.dtype).expand(tuple(V.shape[:-1])))
+    dprod = zeros_like(prod)
+    for i in range(k):
+        v_i, dv_i = V.narrow(-1, i, 1), dV.narrow(-1, i, 1)
+        tau_i, dtau_i = tau.narrow(-1, i, 1), dtau.narrow(-1, i, 1)
+        H_plus = _reflect(v_i, sigma.narrow(-1, i, 1), H_plus, True)
+        dprod.add_(H_minus.matmul(_simple_product(v_i, v_i, dtau_i, H_plus) + _simple_product(dv_i, v_i, tau_i, H_plus)
+                                  + _simple_product(v_i, dv_i, tau_i, H_plus)))
+        H_minus = _reflect(v_i, tau_i, H_minus, False)
+    return dprod
+
+
+def _householder_jvp(args, outs, tangents):
+    """householder_product_jvp, a missing tangent being its zeros (torch's zero tensor)."""
+    dV, dtau = tangents
+    if dV is None and dtau is None:
+        return None
+    V, tau = args[0], args[1]
+    dV, dtau = or_zero(dV, V, tangents, negative=False), or_zero(dtau, tau, tangents, negative=False)
+    return householder_product_jvp(dV, dtau, outs[0], V, tau)
+
+
 linalg_householder_product = defop("linalg_householder_product(Tensor input, Tensor tau) -> Tensor",
-                                   _column_major(_householder_kernel), vjp=_householder_vjp,
+                                   _column_major(_householder_kernel), vjp=_householder_vjp, jvp=_householder_jvp,
                                    saves=("input", "tau", "result"))
 
 

@@ -446,6 +446,9 @@ class OpDef:
         # how many of them end the returns (nll_loss's total_weight): the node takes no gradient for those
         n_returns = len(self.schema.returns)
         self.trailing_nondiff = next(k for k in range(n_returns + 1) if n_returns - 1 - k not in self.nondiff_outputs)
+        # and how many begin them (linalg_lu's P): PyTorch's node numbers only the differentiable outputs, so L is
+        # its output 0 (``output_nr``, the edges' input_nr, the hooks' gradient tuples)
+        self.leading_nondiff = next(k for k in range(n_returns + 1) if k not in self.nondiff_outputs)
         self.meta = tuple(meta)
         # The inputs (as edge positions) whose strides PyTorch's node keeps (``<input>_sym_strides``): their layout
         # picks a branch of the backward (mm's), and an input with a gradient may not be saved, so the node
@@ -848,6 +851,11 @@ class OpDef:
         if node is None:
             node = self._new_node(args)
             node._saved = self._save_inputs(args)
+        lead = self.leading_nondiff
+        returned = outs  # (the saved outputs below are named by their place in the returns)
+        if lead:
+            outs = outs[lead:]
+            nondiff = {i - lead for i in nondiff}
         n = 0
         for o in outs:
             if o._data.dtype.kind in "fc" and n not in nondiff:
@@ -861,7 +869,7 @@ class OpDef:
         if n != 1:
             node._n_out = n
         node._out_meta = outputs_meta([o._data for o in outs])
-        node._saved = self._save_outputs(args, node._saved, lambda idx: _save_output(outs[idx]))
+        node._saved = self._save_outputs(args, node._saved, lambda idx: _save_output(returned[idx]))
         if STATE.special and STATE.anomaly:
             from ..autograd import anomaly_mode
 
