@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import assert_same_bits, raised, tg, torch
-from test_forward_ad_tangent_graphs_vs_torch import _graph
+from _lib import assert_same_bits, graph_with_edges, raised, tg, torch
 
 _RNG = np.random.default_rng(20261129)
 
@@ -42,7 +41,7 @@ def _tangent_and_grads(lib, fn, values, tangents, dual) -> tuple:
     found = [t for t in found if t is not None]
     weighted = [(t * lib.tensor(np.resize(np.linspace(-1.5, 2.0, 7), tuple(t.shape)))).sum() for t in found
                 if t.requires_grad]
-    graphs, values = [_graph(t.grad_fn) for t in found], [t.detach().numpy() for t in found]
+    graphs, values = [graph_with_edges(t.grad_fn) for t in found], [t.detach().numpy() for t in found]
     try:
         grads = lib.autograd.grad(weighted, leaves, allow_unused=True) if weighted else ()
     except RuntimeError as exc:  # (torch's own formulas may write in place what their graph saved)
