@@ -40,6 +40,7 @@ from .._state import STATE
 from .._strides import element_strides, offset_in, storage_extent
 from .._tensor import Tensor, _new
 from ..ops._jvp import recording
+from . import tangent_dtypes
 from .grad_mode import _DecoratorContextManager
 from .node import Node
 
@@ -679,11 +680,21 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
         view_args = (tangents[0],) + tuple(args[1:])
         res = _out_tensors(op._eager(view_args)) if tangents[0] is not None else [None] * len(outs)
         return [t if d else None for t, d in zip(res, diff_out)]
+    kind = None  # (where tangents have other dtypes than their inputs: the dtype PyTorch's formula gives them)
+    if not op.is_inplace and not _same_dtypes(inputs, tangents):
+        first = next(i for i, t in enumerate(tangents) if t is not None)
+        tangent_dtypes.check_formula_runs(op.schema, tangents[first]._data.dtype, inputs[first]._data.dtype)
+        kind = tangent_dtypes.formula_kind(op.schema)
     # PyTorch's forward formulas are C++, where a number is a Scalar: ``2 * result`` is mul.Scalar (MulBackward1
     # in a recorded tangent's graph), ``x + 1`` add.Scalar (AddBackward1); fastpath.SCALAR_OVERLOADS picks them
     formula, STATE.in_formula = STATE.in_formula, True
     try:
-        res = _rule_tangents(op, args, outs, inputs, tangents, original)
+        if kind == tangent_dtypes.LINEAR:
+            res = _linear_tangents(op, args, inputs, tangents)
+        elif kind == tangent_dtypes.SELECTED:
+            res = _selected_tangents(op, args, outs, tangents)
+        else:
+            res = _rule_tangents(op, args, outs, inputs, tangents, original)
     finally:
         STATE.in_formula = formula
     result = []
@@ -693,24 +704,69 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
         elif _kept_as_is(op, t, o, tangents):
             result.append(t)
         else:
-            result.append(_fresh(t, o, tangents, _cast_to_output_dtype(op, t, o, inputs, tangents)))
+            result.append(_fresh(t, o, tangents, _tangent_dtype(op, kind, t, o, inputs, tangents)))
     return result
 
 
-def _cast_to_output_dtype(op, t: Tensor, out: Tensor, inputs: list, tangents) -> bool:
-    """Whether the rule's tangent ``t`` takes ``out``'s dtype. PyTorch casts no tangent: its formula's type promotion
-    decides (a float64 tangent of a float32 input gives float64 tangents, a complex one complex tangents), except
-    that its element-wise formulas give a real output a real tangent of the output's dtype. Where every input's
-    tangent has its input's dtype, the rule's own dtype (a number's promotion, a wider step) is no part of PyTorch's:
-    the output's dtype is the formula's."""
-    if t._data.dtype == out._data.dtype or op.jvp_keeps_dtype:
-        return False
-    if all(tan is None or tan._data.dtype == inp._data.dtype for inp, tan in zip(inputs, tangents)):
-        return True
+def _same_dtypes(inputs: list, tangents) -> bool:
+    """Whether every input's tangent has its input's dtype (PyTorch's formulas then give the output's dtype)."""
+    return all(tan is None or tan._data.dtype == inp._data.dtype for inp, tan in zip(inputs, tangents))
+
+
+def _linear_tangents(op, args: tuple, inputs: list, tangents) -> list:
+    """PyTorch's ``auto_linear`` formula: ``op`` applied to the inputs' tangents (zeros of an input's dtype where it
+    has none), in the dtype their promotion gives."""
+    from .. import _functional_core as F
+
+    fill = iter(t if t is not None else (F.zeros_like(a) if isinstance(a, Tensor) else type(a)(0))
+                for a, t in zip(inputs, tangents))
+    linear_args = list(args)
+    for i in op.diff_idx:
+        a = args[i]
+        linear_args[i] = [next(fill) for _ in a] if a.__class__ in (list, tuple) else next(fill)
+    for i, value in tangent_dtypes.LINEAR_FIXED_ARGS.get(op.name, {}).items():
+        linear_args[i] = value
+    return list(_out_tensors(op._eager(tuple(linear_args))))
+
+
+def _selected_tangents(op, args: tuple, outs: tuple, tangents) -> list:
+    """PyTorch's formula of a value-selecting operator: the values' tangent is ``self``'s gathered at the indices
+    (unsqueezed along ``dim`` where the operator drops it)."""
+    from ..ops.shape_extra import gather
+    from ..ops.views import squeeze, unsqueeze
+
+    tangent, indices = tangents[0], outs[1]
+    if tangent._data.ndim == 0:
+        return [tangent, None]
+    names = [p.name for p in op.schema.params]
+    dim = args[names.index("dim")] % tangent._data.ndim
+    keepdim = args[names.index("keepdim")] if "keepdim" in names else True
+    if not keepdim:
+        return [squeeze(gather(tangent, dim, unsqueeze(indices, dim)), dim), None]
+    return [gather(tangent, dim, indices), None]
+
+
+def _tangent_dtype(op, kind: str | None, t: Tensor, out: Tensor, inputs: list, tangents) -> np.dtype | None:
+    """The dtype the rule's tangent ``t`` of ``out`` takes (None: its own). PyTorch casts no tangent: its formula's
+    type promotion decides (see :mod:`.tangent_dtypes`). Where every input's tangent has its input's dtype, the rule's
+    own dtype (a number's promotion, a wider step) is no part of PyTorch's: the output's dtype is the formula's."""
+    if op.jvp_keeps_dtype:
+        return None
+    if kind is None and _same_dtypes(inputs, tangents):
+        return out._data.dtype
+    if kind is not None:
+        present = [tan._data.dtype for tan in tangents if tan is not None]
+        zeros = [inp._data.dtype if isinstance(inp, Tensor) else inp
+                 for inp, tan in zip(inputs, tangents) if tan is None]
+        return tangent_dtypes.tangent_dtype(kind, np.result_type(*present), out._data.dtype, zeros)
+    if t._data.dtype == out._data.dtype:
+        return None
     # (an element-wise formula ends with ``.conj()``: a complex tangent, lazily conjugated, no longer has the output's
     # layout and is copied into a tensor like the output; a real rule's tangent of a complex input tangent too)
-    return out._data.dtype.kind != "c" and _element_wise(op) and any(
-        tan is not None and tan._data.dtype.kind == "c" for tan in tangents)
+    if out._data.dtype.kind != "c" and _element_wise(op) and any(
+            tan is not None and tan._data.dtype.kind == "c" for tan in tangents):
+        return out._data.dtype
+    return None
 
 
 def _element_wise(op) -> bool:
@@ -759,8 +815,8 @@ def _written_results(outs: tuple) -> tuple:
     return tuple(_fw_primal(o) if o._rg else o for o in outs)
 
 
-def _fresh(t: Tensor, out: Tensor, in_tangents, cast: bool = True) -> Tensor:
-    """A tangent that does not alias an input tangent, with the output's dtype where ``cast``."""
+def _fresh(t: Tensor, out: Tensor, in_tangents, dtype: np.dtype | None) -> Tensor:
+    """A tangent that does not alias an input tangent, of ``dtype`` (None: its own)."""
     from .. import _functional_core as F
     from ..ops import creation
 
@@ -777,8 +833,8 @@ def _fresh(t: Tensor, out: Tensor, in_tangents, cast: bool = True) -> Tensor:
                 break
         if t._data.shape != out._data.shape:
             t = F.reshape(t, out._data.shape)  # e.g. a (1,)-shaped reduction of a 0-d output's cotangent
-    if cast:
-        t = F.to_numpy_dtype(t, out._data.dtype)
+    if dtype is not None and t._data.dtype != dtype:
+        t = F.to_numpy_dtype(t, dtype)
     return t
 
 
