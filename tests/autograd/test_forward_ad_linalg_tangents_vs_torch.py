@@ -133,3 +133,29 @@ def _lu_output_numbers(lib) -> list:
 def test_lu_outputs_numbered_as_torch():
     """P, which has no gradient, takes no place among the node's outputs."""
     assert _lu_output_numbers(tg) == _lu_output_numbers(torch)
+
+
+@pytest.mark.parametrize("A", [_SQUARE, _TALL, _WIDE], ids=["square", "tall", "wide"])
+@pytest.mark.parametrize("unpack_pivots", [True, False])
+def test_lu_unpack_tangents_as_torch(A, unpack_pivots):
+    """derivatives.yaml's formulas: L's tangent dLU's strictly lower part, U's its upper part, each narrowed to the
+    factor's shape (a tangent derived from the backward crashed: the VJP takes no gradient for P)."""
+    LU, pivots = torch.linalg.lu_factor(torch.tensor(A))
+
+    def unpack(lib, LU):
+        return lib.lu_unpack(LU, lib.tensor(pivots.numpy()), unpack_pivots=unpack_pivots)[1:]
+
+    _assert_tangents_as_torch(unpack, [LU.numpy()], [True])
+
+
+def _lu_unpack_without_data_error(lib) -> str:
+    fw = lib.autograd.forward_ad
+    LU, pivots = lib.linalg.lu_factor(lib.tensor(_WIDE))
+    with fw.dual_level(), pytest.raises(RuntimeError) as info:
+        lib.lu_unpack(fw.make_dual(LU, lib.ones_like(LU)), pivots, unpack_data=False)
+    return str(info.value)
+
+
+def test_lu_unpack_without_data_refuses_the_tangent_as_torch():
+    """unpack_data=False: L and U are empty, and torch refuses their tangents' sizes."""
+    assert _lu_unpack_without_data_error(tg) == _lu_unpack_without_data_error(torch)

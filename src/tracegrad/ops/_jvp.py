@@ -23,6 +23,15 @@ def recording(args, tangents) -> bool:
     return any(t is not None and t._rg for t in tangents) or any(isinstance(a, Tensor) and a._rg for a in args)
 
 
+def check_tangent_size(out: Tensor, tangent: Tensor) -> None:
+    """PyTorch's refusal in ``_set_fw_grad`` of a formula's tangent whose size is not its result's (tracegrad's
+    forward AD would otherwise expand or reshape it)."""
+    if tuple(tangent.shape) != tuple(out.shape):
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {list(out.shape)} while the given "
+                           f"forward gradient is of size {list(tangent.shape)}.")
+
+
 def zero(like, dtype, negative: bool) -> Tensor:
     """PyTorch's zero tangent of the input ``like`` (a tensor or a number), as signed zeros of ``dtype``: adding
     ``-0.`` or subtracting ``+0.`` leaves every value as it is (``-0.`` and NaN included), as the zero tensor's

@@ -14,6 +14,7 @@ import numpy as np
 from .._jit_internal import boolean_dispatch, renamed
 from .._tensor import Tensor
 from ..return_types import return_type
+from ._jvp import check_tangent_size
 from .linalg import _check_square, _f_contiguous, _tname, _triangular_solve, check_solve_inputs, dim_size, matrix_norm
 from .linalg_extra import _householder_kernel, householder_product_backward, linalg_lu_factor_ex, linalg_lu_solve
 from .nn_ops._basic import norm as _aten_norm
@@ -114,12 +115,10 @@ def _triangular_solve_jvp(args, outs, tangents):
     A, upper, transpose, unitriangular = (list(args[1:]) + [True, False, False][len(args) - 2:])[:4]
     db, dA = tangents
     X = outs[0]
-    if dA is not None and tuple(dA.shape) != tuple(outs[1].shape):
+    if dA is not None:
         # PyTorch's cloned_coefficient tangent is A_t.clone(): for an A broadcast over B's batch, its shape is
-        # not the output's, which PyTorch refuses (tracegrad's forward AD would otherwise expand it)
-        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
-                           f"Tensor, this is not supported. Tensor is of size {list(outs[1].shape)} while the given "
-                           f"forward gradient is of size {list(dA.shape)}.")
+        # not the output's, which PyTorch refuses
+        check_tangent_size(outs[1], dA)
     rhs = db
     if dA is not None:
         rhs = -dA.matmul(X) if rhs is None else rhs - dA.matmul(X)

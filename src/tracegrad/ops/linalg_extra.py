@@ -16,7 +16,7 @@ import numpy as np
 from .._strides import contiguous_as_torch
 from .._tensor import Tensor
 from ..return_types import out_type, return_type
-from ._jvp import minus, or_zero, plus, recording, zero_product
+from ._jvp import check_tangent_size, minus, or_zero, plus, recording, zero_product
 from ._util import refuse_half
 from .linalg import (
     LinAlgError,
@@ -136,8 +136,22 @@ def _lu_unpack_vjp(ctx, gL, gU):  # (P has no gradient, nor a place in the node'
     return lu_unpack_backward(gL, gU, m, n)
 
 
+def _lu_unpack_jvp(args, outs, tangents):
+    """derivatives.yaml's formulas: L's tangent is dLU's strictly lower part (its first m columns when LU is wide),
+    U's its upper part (its first n rows when LU is tall); P has none. A rule of its own: the derived one would
+    differentiate the VJP, which takes no gradient for P (see ``_lu_unpack_vjp``)."""
+    dLU = tangents[0]
+    if dLU is None:
+        return None, None, None
+    m, n = dLU.shape[-2], dLU.shape[-1]
+    dL = dLU.tril(-1) if m >= n else dLU.narrow(-1, 0, m).tril(-1)
+    check_tangent_size(outs[1], dL)  # (unpack_data=False: L and U are empty)
+    dU = dLU.triu() if n >= m else dLU.narrow(-2, 0, n).triu()
+    return None, dL, dU
+
+
 lu_unpack = defop("lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> "
-                  "(Tensor P, Tensor L, Tensor U)", _lu_unpack_kernel, vjp=_lu_unpack_vjp,
+                  "(Tensor P, Tensor L, Tensor U)", _lu_unpack_kernel, vjp=_lu_unpack_vjp, jvp=_lu_unpack_jvp,
                   differentiable=("LU_data",), nondiff_outputs=(0,), meta=("LU_data_sym_sizes",))
 
 
