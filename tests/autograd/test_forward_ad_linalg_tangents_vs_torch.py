@@ -159,3 +159,14 @@ def _lu_unpack_without_data_error(lib) -> str:
 def test_lu_unpack_without_data_refuses_the_tangent_as_torch():
     """unpack_data=False: L and U are empty, and torch refuses their tangents' sizes."""
     assert _lu_unpack_without_data_error(tg) == _lu_unpack_without_data_error(torch)
+
+
+def _lu_unpack_saved(lib) -> list:
+    LU, pivots = lib.linalg.lu_factor(lib.tensor(_WIDE).requires_grad_())
+    node = lib.lu_unpack(LU, pivots)[1].grad_fn
+    return [(name, getattr(node, name)) for name in dir(node) if name.startswith("_saved")]
+
+
+def test_lu_unpack_node_saves_as_torch():
+    """LuUnpackBackward0 keeps LU_data's last two sizes (derivatives.yaml's LU_data.sym_size(-2), sym_size(-1))."""
+    assert _lu_unpack_saved(tg) == _lu_unpack_saved(torch)

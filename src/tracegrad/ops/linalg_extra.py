@@ -152,7 +152,8 @@ def _lu_unpack_jvp(args, outs, tangents):
 
 lu_unpack = defop("lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> "
                   "(Tensor P, Tensor L, Tensor U)", _lu_unpack_kernel, vjp=_lu_unpack_vjp, jvp=_lu_unpack_jvp,
-                  differentiable=("LU_data",), nondiff_outputs=(0,), meta=("LU_data_sym_sizes",))
+                  differentiable=("LU_data",), nondiff_outputs=(0,),
+                  meta=("LU_data_sym_argsize_minus_2", "LU_data_sym_argsize_minus_1"))
 
 
 def linalg_lu_backward(gL: Tensor, gU: Tensor, P: Tensor, L: Tensor, U: Tensor, pivot: bool) -> Tensor:
