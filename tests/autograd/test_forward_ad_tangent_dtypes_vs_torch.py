@@ -110,6 +110,12 @@ OPS = {
     "addcdiv": lambda L, d, x: L.addcdiv(d, x, x),
     "where": lambda L, d, x: L.where(x > 0.5, d, x),
     "masked_fill": lambda L, d, x: d.masked_fill(x > 0.5, 0.0),
+    "div_floor": lambda L, d, x: d.div(x, rounding_mode="floor"),
+    "div_trunc_number": lambda L, d, x: d.div(2, rounding_mode="trunc"),
+    "fmod": lambda L, d, x: d.fmod(x),
+    "fmod_number": lambda L, d, x: d.fmod(0.3),
+    "remainder": lambda L, d, x: d.remainder(x),
+    "remainder_number": lambda L, d, x: d.remainder(0.3),
     "clamp": lambda L, d, x: d.clamp(0.3, 0.6),
     "clamp_tensor": lambda L, d, x: d.clamp(min=x),
     # with itself
@@ -132,6 +138,9 @@ OPS = {
     "min": lambda L, d, x: d.min(),
     "min_dim_keepdim": lambda L, d, x: d.min(0, keepdim=True).values,
     "kthvalue": lambda L, d, x: d.kthvalue(2, 1).values,
+    "median_dim": lambda L, d, x: d.median(1).values,
+    "nanmedian_dim": lambda L, d, x: d.nanmedian(0, keepdim=True).values,
+    "mode": lambda L, d, x: d.mode(1).values,
     "cummax": lambda L, d, x: d.cummax(1).values,
     "norm": lambda L, d, x: d.norm(),
     "norm_1": lambda L, d, x: d.norm(p=1),
@@ -148,6 +157,9 @@ OPS = {
     "smooth_l1_loss": lambda L, d, x: _F(L).smooth_l1_loss(d, x),
     "huber_loss": lambda L, d, x: _F(L).huber_loss(d, x),
     "binary_cross_entropy": lambda L, d, x: _F(L).binary_cross_entropy(d, x),
+    "binary_cross_entropy_target": lambda L, d, x: _F(L).binary_cross_entropy(x, d),
+    "mse_loss_target": lambda L, d, x: _F(L).mse_loss(x, d),
+    "huber_loss_target": lambda L, d, x: _F(L).huber_loss(x, d),
     "kl_div": lambda L, d, x: _F(L).kl_div(d, x, reduction="batchmean"),
     "cross_entropy": lambda L, d, x: _F(L).cross_entropy(d, L.tensor([0, 2])),
     "nll_loss": lambda L, d, x: _F(L).nll_loss(d, L.tensor([1, 0])),
@@ -219,6 +231,8 @@ KNOWN: dict[str, str] = {
     "gelu/float32/complex128": "torch's gelu_backward (oneDNN) refuses a tangent of another dtype; tracegrad's rule runs",
     "gelu/float32/float64": "torch's gelu_backward (oneDNN) refuses a tangent of another dtype; tracegrad's rule runs",
     **{f"mm_self/{p}/{t}": _MM_ORDER for p, t in PAIRS},
+    **{f"{op}/float32/complex128": "tracegrad's rule drops a complex tangent's imaginary part (torch's is the tangent)"
+       for op in ("fmod_number", "remainder_number")},
 }
 
 
@@ -273,3 +287,25 @@ def test_tangent_dtype_as_torch(op: str, primal: str, tangent: str):
 
 def test_known_cases_name_programs():
     assert {k.split("/")[0] for k in KNOWN} <= set(OPS)
+
+
+def _second_tangent_refused(lib, loss: str, tangent: str) -> str:
+    """``loss`` of two duals, the first with a tangent of its own dtype, the second with one of ``tangent``."""
+    fwad = lib.autograd.forward_ad
+    try:
+        with fwad.dual_level(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = fwad.make_dual(_values(lib, "float32", False), _values(lib, "float32", True))
+            b = fwad.make_dual(_values(lib, "float32", False).flip(0), _values(lib, tangent, True))
+            t = fwad.unpack_dual(getattr(_F(lib), loss)(a, b)).tangent
+            return f"{t.dtype} {float(t.real):.5f}"
+    except RuntimeError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("loss", ["huber_loss", "binary_cross_entropy", "mse_loss"])
+@pytest.mark.parametrize("tangent", ["float64", "complex128"])
+def test_refusal_reads_the_tangent_of_another_dtype_as_torch(loss, tangent):
+    """The refused tangent is the first whose dtype is not its input's (was: the first tangent, whatever its dtype:
+    'Found dtype Float but expected Float'); binary_cross_entropy refuses its input's alone."""
+    assert _second_tangent_refused(tg, loss, tangent) == _second_tangent_refused(torch, loss, tangent)

@@ -682,8 +682,9 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
         return [t if d else None for t, d in zip(res, diff_out)]
     kind = None  # (where tangents have other dtypes than their inputs: the dtype PyTorch's formula gives them)
     if not op.is_inplace and not _same_dtypes(inputs, tangents):
-        first = next(i for i, t in enumerate(tangents) if t is not None)
-        tangent_dtypes.check_formula_runs(op.schema, tangents[first]._data.dtype, inputs[first]._data.dtype)
+        tangent_dtypes.check_formula_runs(op.schema, [inp._data.dtype if isinstance(inp, Tensor) else None
+                                                      for inp in inputs],
+                                          [None if t is None else t._data.dtype for t in tangents])
         kind = tangent_dtypes.formula_kind(op.schema)
     # PyTorch's forward formulas are C++, where a number is a Scalar: ``2 * result`` is mul.Scalar (MulBackward1
     # in a recorded tangent's graph), ``x + 1`` add.Scalar (AddBackward1); fastpath.SCALAR_OVERLOADS picks them

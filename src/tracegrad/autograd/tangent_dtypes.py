@@ -47,12 +47,18 @@ FORMULA_KIND: dict[str, str] = {
         "softplus", "softshrink", "sqrt", "tan", "tanh", "threshold", "var"), ELEMENT_WISE),
     **dict.fromkeys(("neg", "deg2rad", "rad2deg", "conj_physical", "nan_to_num", "rsub.Scalar"),
                     ELEMENT_WISE_OF_TANGENT),
-    **dict.fromkeys(("mul", "div", "_log_softmax"), MIXED),
-    **dict.fromkeys(("add", "sub", "rsub", "addcdiv", "addcmul", "fmax", "fmin"), SUM_OF_TANGENTS),
-    **dict.fromkeys(("cumprod", "sgn", "mse_loss", "smooth_l1_loss"), OUTPUT),
+    # (fmod's and remainder's self_t - other_t * self_p.div(other_p, rounding_mode=...))
+    **dict.fromkeys(("mul", "div", "_log_softmax", "fmod", "remainder"), MIXED),
+    # (x.fmod(2.5), x.remainder(2.5) run the .Tensor overloads with a wrapped number, whose zero tangent changes no
+    # dtype: the tangent's own, as torch gives it)
+    **dict.fromkeys(("add", "sub", "rsub", "addcdiv", "addcmul", "fmax", "fmin", "fmod.Scalar", "remainder.Scalar"),
+                    SUM_OF_TANGENTS),
+    # (div with a rounding mode: result.new_zeros(...), whatever the tangents; an entry of its own, else div's MIXED)
+    **dict.fromkeys(("cumprod", "sgn", "mse_loss", "smooth_l1_loss", "div.Tensor_mode", "div.Scalar_mode"), OUTPUT),
     **dict.fromkeys(("flip", "roll", "repeat", "tril", "triu", "trace", "index_select", "gather", "where",
                      "constant_pad_nd", "stack", "_nn_nll_loss"), LINEAR),
-    **dict.fromkeys(("sort", "sort.stable", "topk", "max.dim", "min.dim", "kthvalue", "cummax", "cummin"), SELECTED),
+    **dict.fromkeys(("sort", "sort.stable", "topk", "max.dim", "min.dim", "kthvalue", "cummax", "cummin",
+                     "median.dim", "nanmedian.dim", "mode"), SELECTED),
 }
 
 
@@ -98,7 +104,9 @@ def _promoted_with_zeros_of(dtype: np.dtype, primal) -> np.dtype:
 
 
 # Operators whose formula runs a backward kernel that refuses the tangent's dtype: (only a complex tangent is refused,
-# the error's type, its message with {tangent}: the tangent's scalar type, {primal}: the input's)
+# the error's type, its message with {tangent}: the tangent's scalar type, {primal}: the input's). Every input's
+# tangent goes through such a kernel but binary_cross_entropy's target's (binary_cross_entropy_target_backward takes
+# any dtype): SELF_ONLY
 _REAL_ONLY = "\"{kernel}\" not implemented for '{{tangent}}'"
 _SAME_DTYPE = "Found dtype {found} but expected {expected}"
 REFUSALS: dict[str, tuple[bool, type, str]] = {
@@ -117,15 +125,22 @@ REFUSALS: dict[str, tuple[bool, type, str]] = {
 }
 
 
-def check_formula_runs(schema, tangent: np.dtype, primal: np.dtype) -> None:
-    """PyTorch's error where the forward formula of the operator of ``schema`` runs a backward kernel that refuses a
-    tangent of dtype ``tangent`` on an input of dtype ``primal``."""
-    refusal = REFUSALS.get(schema.full_name, REFUSALS.get(schema.name))
+SELF_ONLY = frozenset({"binary_cross_entropy"})
+
+
+def check_formula_runs(schema, primals: list, tangents: list) -> None:
+    """PyTorch's error where the forward formula of the operator of ``schema`` runs a backward kernel that refuses
+    the first of ``tangents`` (dtypes, None where an input has none) whose dtype is not its primal's."""
+    name = schema.full_name if schema.full_name in REFUSALS else schema.name
+    refusal = REFUSALS.get(name)
     if refusal is None:
         return
     complex_only, error, message = refusal
-    if complex_only and tangent.kind != "c":
-        return
-    from ..backend.dtypes import scalar_type_name
+    for i, (primal, tangent) in enumerate(zip(primals, tangents)):
+        if tangent is None or tangent == primal or (i and name in SELF_ONLY):
+            continue
+        if complex_only and tangent.kind != "c":
+            return
+        from ..backend.dtypes import scalar_type_name
 
-    raise error(message.format(tangent=scalar_type_name(tangent), primal=scalar_type_name(primal)))
+        raise error(message.format(tangent=scalar_type_name(tangent), primal=scalar_type_name(primal)))
