@@ -785,7 +785,8 @@ class Module:
             state_dict._metadata = metadata
 
         def load(module: Module, local_state: dict, prefix: str = "") -> None:
-            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            # (the caller's metadata itself, as torch: `assign` stays recorded in the state dict loaded)
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
             if assign:
                 local_metadata["assign_to_params_buffers"] = assign
             module._load_from_state_dict(

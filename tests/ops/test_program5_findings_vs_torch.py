@@ -1,0 +1,26 @@
+"""Differences that the programs of ``tests/test_user_programs5_vs_torch.py`` ran into, each reduced to the
+operation that caused it and compared with torch.
+
+- ``load_state_dict(sd, assign=True)`` records ``assign_to_params_buffers`` in the metadata of the state dict it
+  is given (torch hands each module the caller's metadata dict, not a copy): the flag shows in ``sd._metadata``
+  and a later plain ``load_state_dict(sd)`` of the same dict assigns too. tracegrad loaded from a copy.
+"""
+
+from __future__ import annotations
+
+from _lib import tg, torch
+
+
+def _metadata_and_identity_after_assign(lib):
+    """The state dict's metadata after an ``assign=True`` load, and whether a later plain load assigned."""
+    lib.manual_seed(0)
+    source = lib.nn.Linear(2, 2)
+    sd = source.state_dict()
+    lib.nn.Linear(2, 2).load_state_dict(sd, assign=True)
+    later = lib.nn.Linear(2, 2)
+    later.load_state_dict(sd)
+    return dict(sd._metadata[""]), later.weight is sd["weight"]
+
+
+def test_assign_is_recorded_in_the_callers_metadata():
+    assert _metadata_and_identity_after_assign(tg) == _metadata_and_identity_after_assign(torch)
