@@ -4,10 +4,15 @@ operation that caused it and compared with torch.
 - ``load_state_dict(sd, assign=True)`` records ``assign_to_params_buffers`` in the metadata of the state dict it
   is given (torch hands each module the caller's metadata dict, not a copy): the flag shows in ``sd._metadata``
   and a later plain ``load_state_dict(sd)`` of the same dict assigns too. tracegrad loaded from a copy.
+- ``Module.to(torch.complex64)`` converted silently; torch warns that complex modules are a feature under
+  development (on every such call, and not for real dtypes).
 """
 
 from __future__ import annotations
 
+import warnings
+
+import pytest
 from _lib import tg, torch
 
 
@@ -24,3 +29,15 @@ def _metadata_and_identity_after_assign(lib):
 
 def test_assign_is_recorded_in_the_callers_metadata():
     assert _metadata_and_identity_after_assign(tg) == _metadata_and_identity_after_assign(torch)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64"])
+def test_module_to_complex_dtype_warns(dtype):
+    def warned(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.nn.Linear(1, 1).to(getattr(lib, dtype))
+            lib.nn.Linear(1, 1).to(dtype=getattr(lib, dtype))
+        return [(w.category, str(w.message)) for w in caught]
+
+    assert warned(tg) == warned(torch)

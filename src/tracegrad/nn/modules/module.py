@@ -38,6 +38,13 @@ _global_buffer_registration_hooks: dict = OrderedDict()
 _global_module_registration_hooks: dict = OrderedDict()
 _global_parameter_registration_hooks: dict = OrderedDict()
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+# (torch warns on every Module.to(<complex dtype>))
+_COMPLEX_MODULE_WARNING = (
+    "Complex modules are a new feature under active development whose design may change, and some modules might "
+    "not work as expected when using complex tensors as parameters or buffers. Please file an issue at "
+    "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a complex module does not work as "
+    "expected."
+)
 
 
 def own_methods(classes: tuple, *names: str) -> None:
@@ -591,6 +598,8 @@ class Module:
                     f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                     f"dtype={dtype}"
                 )
+            if dtype.is_complex:
+                warnings.warn(_COMPLEX_MODULE_WARNING, stacklevel=2)
 
         def convert(t: Tensor) -> Tensor:
             out = t
