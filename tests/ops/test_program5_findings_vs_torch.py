@@ -6,6 +6,8 @@ operation that caused it and compared with torch.
   and a later plain ``load_state_dict(sd)`` of the same dict assigns too. tracegrad loaded from a copy.
 - ``Module.to(torch.complex64)`` converted silently; torch warns that complex modules are a feature under
   development (on every such call, and not for real dtypes).
+- ``torch.autocast("cpu", dtype=torch.float64)`` (or float32, int...) raised NotImplementedError; torch warns that
+  CPU autocast only supports bfloat16/float16 and runs the region with autocast disabled.
 """
 
 from __future__ import annotations
@@ -41,3 +43,17 @@ def test_module_to_complex_dtype_warns(dtype):
         return [(w.category, str(w.message)) for w in caught]
 
     assert warned(tg) == warned(torch)
+
+
+@pytest.mark.parametrize("device_type", ["cpu", "mps"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_autocast_with_an_unsupported_dtype_warns_and_is_disabled(device_type, dtype):
+    def run(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.autocast(device_type, dtype=getattr(lib, dtype)):
+                enabled = lib.is_autocast_enabled(device_type)
+                product = (lib.ones(2, 2) @ lib.ones(2, 2)).dtype
+        return enabled, str(product), [(w.category, str(w.message)) for w in caught]
+
+    assert run(tg) == run(torch)

@@ -1,6 +1,6 @@
 """``torch.autocast``. An autocast that would change dtypes raises NotImplementedError; a disabled one (``enabled=
-False``, or ``"cuda"`` without a GPU, which torch disables with a warning) is the no-op context manager and
-decorator that scripts rely on."""
+False``, ``"cuda"`` without a GPU, or a dtype other than float16/bfloat16, which torch disables with a warning) is
+the no-op context manager and decorator that scripts rely on."""
 
 from __future__ import annotations
 
@@ -20,6 +20,18 @@ def is_autocast_available(device_type: str) -> bool:
     return device_type in ("cpu", "cuda", "mps")
 
 
+def _is_low_precision(dtype: Any) -> bool:
+    """Whether ``dtype`` is one autocast runs in (float16, bfloat16: the second is a name only, tracegrad has none)."""
+    return str(dtype).rsplit(".", 1)[-1] in ("float16", "bfloat16")
+
+
+def _unsupported_dtype_message(device_type: str) -> str:
+    """torch's warning for an autocast asked for a dtype other than float16/bfloat16 (it then disables itself)."""
+    name = device_type.upper()
+    return (f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"
+            f"{name} Autocast only supports dtypes of torch.bfloat16, torch.float16 currently.")
+
+
 class autocast:  # noqa: N801 - PyTorch's name
     def __init__(self, device_type: str, dtype: Any = None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
@@ -36,6 +48,9 @@ class autocast:  # noqa: N801 - PyTorch's name
             if not cuda.is_available():
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
                 enabled = False
+        if enabled and device_type != "cuda" and dtype is not None and not _is_low_precision(dtype):
+            warnings.warn(_unsupported_dtype_message(device_type), stacklevel=2)
+            enabled = False
         if enabled:
             raise NotImplementedError(
                 f"tracegrad has no bfloat16 and no low-precision autocast yet: autocast('{device_type}') can only "
