@@ -8,6 +8,8 @@ operation that caused it and compared with torch.
   development (on every such call, and not for real dtypes).
 - ``torch.autocast("cpu", dtype=torch.float64)`` (or float32, int...) raised NotImplementedError; torch warns that
   CPU autocast only supports bfloat16/float16 and runs the region with autocast disabled.
+- ``x[[idx0, idx1]]`` (a list read as a tuple of indices: one holding a list, tensor, slice, None or ``...``)
+  indexed as torch does but silently; torch 2.13 warns that this reading is deprecated (reading and writing).
 """
 
 from __future__ import annotations
@@ -55,5 +57,30 @@ def test_autocast_with_an_unsupported_dtype_warns_and_is_disabled(device_type, d
                 enabled = lib.is_autocast_enabled(device_type)
                 product = (lib.ones(2, 2) @ lib.ones(2, 2)).dtype
         return enabled, str(product), [(w.category, str(w.message)) for w in caught]
+
+    assert run(tg) == run(torch)
+
+
+_SEQUENCE_KEYS = [
+    [[0, 1], [1, 0]],
+    [[0], [1]],
+    [slice(None), 1],
+    [None, 0],
+    [Ellipsis, 0],
+    [0, 1],  # (a plain index list: no warning)
+    ([0, 1],),  # (a tuple: no warning)
+]
+
+
+@pytest.mark.parametrize("key", _SEQUENCE_KEYS, ids=str)
+def test_a_list_read_as_a_tuple_of_indices_warns(key):
+    def run(lib):
+        x = lib.arange(24.0).view(2, 3, 4)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            read = x[key].clone()
+            x[key] = -1.0
+        messages = [(w.category, str(w.message).split(" (Triggered internally at")[0]) for w in caught]
+        return read.numpy().tolist(), x.numpy().tolist(), messages
 
     assert run(tg) == run(torch)

@@ -335,12 +335,24 @@ take = defop("take(Tensor self, Tensor index) -> Tensor", _take_kernel, vjp=_tak
 _SEQUENCE_AS_TUPLE_LIMIT = 32  # (NumPy's legacy rule, kept by torch: only a sequence shorter than this is a tuple)
 
 
+# (torch 2.13 still reads such a sequence as a tuple, and says it will not)
+_NON_TUPLE_SEQUENCE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; use "
+    "x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+    "which will result either in an error or a different result"
+)
+
+
 def _split_key(key) -> tuple:
     """The items of an index. As torch (after NumPy's legacy rule), a short sequence that is not a tensor or a
-    NumPy array, holding a tensor, a sequence, a slice, ``...`` or None, is read as a tuple of items."""
+    NumPy array, holding a tensor, a sequence, a slice, ``...`` or None, is read as a tuple of items (with torch's
+    deprecation warning)."""
     if isinstance(key, tuple):
         return key
     if _reads_as_tuple(key):
+        from .._warnings import warn_at_caller
+
+        warn_at_caller(_NON_TUPLE_SEQUENCE_WARNING, UserWarning)
         return tuple(key)
     return (key,)
 
