@@ -10,6 +10,9 @@ operation that caused it and compared with torch.
   CPU autocast only supports bfloat16/float16 and runs the region with autocast disabled.
 - ``x[[idx0, idx1]]`` (a list read as a tuple of indices: one holding a list, tensor, slice, None or ``...``)
   indexed as torch does but silently; torch 2.13 warns that this reading is deprecated (reading and writing).
+- ``PackedSequence`` had only ``to``/``double``/``float``: ``packed.cpu()`` (the usual step before decoding a
+  batch), ``cuda()``, ``half``/``long``/``int``/``short``/``char``/``byte``, ``pin_memory`` and ``is_pinned``
+  raised AttributeError.
 """
 
 from __future__ import annotations
@@ -82,5 +85,22 @@ def test_a_list_read_as_a_tuple_of_indices_warns(key):
             x[key] = -1.0
         messages = [(w.category, str(w.message).split(" (Triggered internally at")[0]) for w in caught]
         return read.numpy().tolist(), x.numpy().tolist(), messages
+
+    assert run(tg) == run(torch)
+
+
+@pytest.mark.parametrize("method", ["cpu", "cuda", "pin_memory", "is_pinned", "double", "float", "half", "long", "int",
+                                    "short", "char", "byte"])
+def test_packed_sequence_conversions(method):
+    def run(lib):
+        packed = lib.nn.utils.rnn.pack_sequence([lib.ones(2, 1), lib.ones(1, 1)], enforce_sorted=False)
+        try:
+            out = getattr(packed, method)()
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            return type(e).__name__, str(e).replace("tracegrad", "torch")
+        if not isinstance(out, type(packed)):
+            return out
+        return (type(out).__name__, out is packed, str(out.data.dtype).replace("tracegrad", "torch"),
+                out.data.numpy().tolist(), out.sorted_indices.tolist(), out.unsorted_indices.tolist())
 
     assert run(tg) == run(torch)

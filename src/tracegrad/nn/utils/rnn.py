@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from ..._factories import arange, full, tensor
 from ..._tensor import Tensor
-from ...backend.dtypes import float32, float64, int64
+from ...backend.dtypes import float16, float32, float64, int8, int16, int32, int64, uint8
 from ...ops.nn_ops import rnn as _rnn
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
@@ -53,15 +53,56 @@ class PackedSequence(PackedSequence_):
 
         return type(self)(data, self.batch_sizes, move(self.sorted_indices), move(self.unsorted_indices))
 
+    def _to_device_type(self, device_type: str, args: tuple, kwargs: dict) -> PackedSequence:
+        """``to(*args, **kwargs)``, sent to ``device_type`` unless the arguments already lead there (torch's
+        ``cuda()``/``cpu()``)."""
+        if self.data.new_empty(0).to(*args, **kwargs).device.type != device_type:
+            kwargs["device"] = device_type
+        return self.to(*args, **kwargs)
+
+    def cuda(self, *args, **kwargs) -> PackedSequence:
+        return self._to_device_type("cuda", args, kwargs)
+
+    def cpu(self, *args, **kwargs) -> PackedSequence:
+        return self._to_device_type("cpu", args, kwargs)
+
+    def pin_memory(self) -> PackedSequence:
+        def pin(t: Tensor | None) -> Tensor | None:
+            return None if t is None else t.pin_memory()
+
+        return type(self)(self.data.pin_memory(), self.batch_sizes, pin(self.sorted_indices),
+                          pin(self.unsorted_indices))
+
     def double(self) -> PackedSequence:
         return self.to(dtype=float64)
 
     def float(self) -> PackedSequence:
         return self.to(dtype=float32)
 
+    def half(self) -> PackedSequence:
+        return self.to(dtype=float16)
+
+    def long(self) -> PackedSequence:
+        return self.to(dtype=int64)
+
+    def int(self) -> PackedSequence:
+        return self.to(dtype=int32)
+
+    def short(self) -> PackedSequence:
+        return self.to(dtype=int16)
+
+    def char(self) -> PackedSequence:
+        return self.to(dtype=int8)
+
+    def byte(self) -> PackedSequence:
+        return self.to(dtype=uint8)
+
     @property
     def is_cuda(self) -> bool:
         return self.data.is_cuda
+
+    def is_pinned(self) -> bool:
+        return self.data.is_pinned()
 
 
 def invert_permutation(permutation: Tensor | None) -> Tensor | None:
