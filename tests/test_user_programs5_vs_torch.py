@@ -1,11 +1,35 @@
 """A fifth set of ordinary PyTorch programs, run with ``import tracegrad as torch`` and with torch, and compared.
 
-TODO docstring
+These add what the other program files do not run: an actor-critic with Categorical, Independent Normal and a
+tanh-squashed TransformedDistribution; a packed bidirectional multi-layer GRU encoder feeding an LSTM decoder; a CNN
+with cumulative and untracked batch statistics, Dropout2d, MaxUnpool and adaptive max pooling; a WGAN-GP step and a
+second-order MAML loop; autograd.functional on a small MLP; deepcopy of a model and its optimizer and pickles of
+tensors; load_state_dict's strict/assign results, messages and state-dict hooks; forward hooks with kwargs and
+always_call; reprs of odd tensors under print options; stable sorts, unique_consecutive and scans with ties;
+selections on 0-d and empty shapes; interpolation modes and nearest grid_sample; scheduler chains saved and restored;
+SWA; Embedding's padding_idx/max_norm/scale_grad_by_freq; linear algebra in losses; convolution variants; the
+Python-number boundary; index accumulation; optimizer options; recurrent cells unrolled by hand; GradScaler on the
+CPU; hooks on the autograd graph; the legacy reparametrizations; and packed batches converted between dtypes.
+Everything is drawn from the seeded global generator (or seeded generators), which is torch's. Parameters and
+buffers shown inside a loop are copied first (``show`` keeps the tensor's memory, which the next steps write).
+
+Differences these programs found, now fixed (``tests/ops/test_program5_findings_vs_torch.py``):
+- ``load_state_dict(sd, assign=True)`` did not record ``assign_to_params_buffers`` in ``sd._metadata`` (torch
+  writes it into the caller's metadata, so later plain loads of that dict assign too);
+- ``Module.to(torch.complex64)`` did not warn that complex modules are under development;
+- ``torch.autocast("cpu", dtype=torch.float64)`` raised NotImplementedError where torch warns and disables itself;
+- ``x[[idx0, idx1]]`` (a list read as a tuple of indices) did not warn that this reading is deprecated;
+- ``PackedSequence`` lacked ``cpu``/``cuda``/``pin_memory``/``is_pinned`` and ``half``/``long``/``int``/... .
+
+Left: sparse tensors (``nn.Embedding(sparse=True)`` gives a dense gradient), bfloat16 and low-precision autocast,
+``torch.func``, ``torch.quasirandom.SobolEngine``; files written by torch.save are not readable (and vice versa);
+``pack_padded_sequence`` refuses a length beyond the padded length where torch reads past the tensor.
 """
 
 from __future__ import annotations
 
 import copy
+import importlib
 import io
 import math
 import pickle
@@ -138,7 +162,7 @@ def _batchnorm_cnn(lib, show):
     x = torch.randn(4, 3, 6, 6, dtype=torch.float64)
     for step in range(3):
         y = bn(conv(x + step))
-        show(step, bn.running_mean, bn.running_var, bn.num_batches_tracked)
+        show(step, bn.running_mean.clone(), bn.running_var.clone(), bn.num_batches_tracked.clone())
     show(bn_free.running_mean, bn_free(x).mean((0, 2, 3)))
     bn.eval()
     bn_free.eval()
@@ -636,7 +660,7 @@ def _swa_utils(lib, show):
         averaged.update_parameters(model)
         ema.update_parameters(model)
         swa_sched.step()
-        show(epoch, opt.param_groups[0]["lr"], averaged.n_averaged, averaged.module[0].bias)
+        show(epoch, opt.param_groups[0]["lr"], averaged.n_averaged, averaged.module[0].bias.clone())
     show(ema.module[1].running_mean, averaged.module[1].running_mean)
     swa.update_bn([xb for xb, _ in data], averaged)
     show(averaged.module[1].running_mean, averaged.module[1].running_var, averaged.module[1].momentum)
@@ -922,6 +946,178 @@ def _recurrent_cells_by_hand(lib, show):
     show(repr(nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True, dropout=0.1)), repr(cell))
 
 
+def _mixed_precision_scaffolding(lib, show):
+    """The scaffolding of a mixed-precision training loop run on a CPU-only machine: GradScaler("cpu") skipping
+    an overflowing step and backing off, unscale_ before clipping, its state_dict restored into a new scaler,
+    autocast regions disabled explicitly, by a cuda request without a GPU, or by a dtype autocast refuses."""
+    torch, nn = lib, lib.nn
+    torch.manual_seed(151)
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**8, growth_interval=2)
+    for step in range(4):
+        opt.zero_grad()
+        x = torch.randn(4, 3) * (1e38 if step == 1 else 1.0)
+        with torch.autocast("cpu", enabled=False):
+            loss = model(x).pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        show(step, scaler.get_scale(), norm, model.bias.detach().clone())  # (a copy: the next steps write it)
+    _try(show, lambda: scaler.unscale_(opt) or scaler.unscale_(opt))
+    restored = torch.amp.GradScaler("cpu")
+    restored.load_state_dict(scaler.state_dict())
+    show(sorted(scaler.state_dict().items()), restored.get_scale(), restored._get_growth_tracker())
+    with torch.autocast("cuda"):
+        show(torch.is_autocast_enabled("cuda"), (torch.ones(2, 2) @ torch.ones(2, 2)).dtype)
+    with torch.autocast("cpu", dtype=torch.float64):
+        show(torch.is_autocast_enabled("cpu"), model(torch.ones(1, 3)).dtype)
+
+    @torch.autocast("cpu", enabled=False)
+    def predict(inp):
+        return model(inp)
+
+    show(predict(torch.ones(2, 3)), predict.__name__)
+    disabled = torch.amp.GradScaler("cpu", enabled=False)
+    show(disabled.scale(torch.tensor(3.0)), disabled.state_dict(), disabled.is_enabled())
+    _try(show, lambda: torch.amp.GradScaler("cpu").load_state_dict({}))
+
+
+def _graph_hooks(lib, show):
+    """Hooks on the autograd graph itself: a multi-grad hook in "all" and "any" modes, pre-hooks and hooks on a
+    grad_fn (one replacing the gradient), a tensor hook returning a wrong shape, a post-accumulate hook doing an
+    optimizer-in-backward update, and a full backward hook on a module with two inputs and outputs."""
+    torch, nn = lib, lib.nn
+    a, b = torch.ones(2, requires_grad=True), torch.full((2,), 2.0, requires_grad=True)
+    log = []
+    h_all = torch.autograd.graph.register_multi_grad_hook(
+        (a, b), lambda grads: log.append(["none" if g is None else g.tolist() for g in grads]))
+    (a * 3).sum().backward()
+    (a * b).sum().backward()
+    h_all.remove()
+    torch.autograd.graph.register_multi_grad_hook((a, b), lambda g: log.append(("any", g.tolist())), mode="any")
+    (b * 5).sum().backward()
+    show(log)
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    y = x * 3
+    events = []
+    y.grad_fn.register_prehook(lambda grad_outputs: events.append(("pre", grad_outputs[0].tolist())))
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0] * 10, grad_inputs[1]))
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: events.append(("post", len(grad_inputs))))
+    y.pow(2).sum().backward()
+    show(events, x.grad)
+    z = torch.ones(3, requires_grad=True)
+    w = z * 2
+    w.register_hook(lambda g: torch.ones(2))
+    _try(show, lambda: w.sum().backward())
+    torch.manual_seed(161)
+    model = nn.Linear(2, 1)
+    updates = []
+
+    def sgd_in_backward(param):
+        with torch.no_grad():
+            param.add_(param.grad, alpha=-0.1)
+        updates.append(param.grad.clone())
+        param.grad = None
+
+    for p in model.parameters():
+        p.register_post_accumulate_grad_hook(sgd_in_backward)
+    model(torch.ones(4, 2)).sum().backward()
+    show(updates, model.weight, model.weight.grad)
+
+    class TwoWay(nn.Module):
+        def forward(self, u, v):
+            return u * v, u + 1
+
+    seen = []
+    two = TwoWay()
+    two.register_full_backward_hook(
+        lambda mod, gin, gout: seen.append(([g if g is None else g.tolist() for g in gin],
+                                            [g if g is None else g.tolist() for g in gout])))
+    u, v = torch.ones(2, requires_grad=True), torch.full((2,), 3.0)
+    o1, o2 = two(u, v)
+    (o1.sum() * 2).backward()
+    show(seen, u.grad)
+
+
+def _legacy_reparametrizations(lib, show):
+    """Checkpoints written with the older reparametrization APIs and their replacements: spectral_norm's
+    weight_orig/weight_u/weight_v buffers (train and eval), weight_norm's g and v, the parametrizations module
+    (keys, cached(), right_inverse, removing while keeping or dropping the parametrized value) and pruning."""
+    torch, nn = lib, lib.nn
+    P = nn.utils.parametrize
+    prune = importlib.import_module(lib.__name__ + ".nn.utils.prune")  # (torch does not import it itself)
+    torch.manual_seed(171)
+    sn = nn.utils.spectral_norm(nn.Linear(3, 2), n_power_iterations=2)
+    y_train = sn(torch.ones(1, 3))
+    sn.eval()
+    show(list(sn.state_dict()), sn.weight_u, y_train, sn(torch.ones(1, 3)))
+    plain = nn.utils.remove_spectral_norm(sn)
+    show(list(plain.state_dict()), type(plain.weight).__name__)
+    wn = nn.utils.weight_norm(nn.Linear(3, 2), dim=0)
+    show(list(wn.state_dict()), wn.weight_g, wn.weight_v.shape)
+    new_wn = nn.utils.parametrizations.weight_norm(nn.Linear(3, 2))
+    show(list(new_wn.state_dict()), new_wn.parametrizations.weight.original0)
+
+    class Symmetric(nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+    class Positive(nn.Module):
+        def forward(self, X):
+            return X.exp()
+
+        def right_inverse(self, Y):
+            return Y.log()
+
+    layer = nn.Linear(3, 3)
+    P.register_parametrization(layer, "weight", Symmetric())
+    P.register_parametrization(layer, "bias", Positive())
+    layer.bias = torch.tensor([1.0, 2.0, 4.0])
+    with P.cached():
+        same = layer.weight is layer.weight
+    show(list(layer.state_dict()), same, layer.parametrizations.bias.original, P.is_parametrized(layer, "bias"))
+    layer(torch.ones(2, 3)).sum().backward()
+    show(layer.parametrizations.weight.original.grad, layer.parametrizations.bias.original.grad)
+    P.remove_parametrizations(layer, "weight", leave_parametrized=True)
+    P.remove_parametrizations(layer, "bias", leave_parametrized=False)
+    show(list(layer.state_dict()), layer.bias, torch.equal(layer.weight, layer.weight.T))
+    _try(show, lambda: P.remove_parametrizations(layer, "weight"))
+    pruned = nn.Linear(4, 2)
+    prune.l1_unstructured(pruned, "weight", amount=0.5)
+    prune.random_unstructured(pruned, "bias", amount=1)
+    show(list(pruned.state_dict()), pruned.weight_mask, pruned.bias, prune.is_pruned(pruned))
+    prune.remove(pruned, "weight")
+    show(list(pruned.state_dict()), (pruned.weight == 0).sum())
+
+
+def _packed_batches_to_devices(lib, show):
+    """A padded batch packed for an LSTM, the packed batch converted (cpu/double/half) as device-agnostic code
+    does, the last valid step of each sequence picked with index lists (the old list-of-indices spelling too),
+    and the output length bookkeeping."""
+    torch, nn = lib, lib.nn
+    utils = nn.utils.rnn
+    torch.manual_seed(181)
+    device = torch.device("cpu")
+    seqs = [torch.randn(n, 2) for n in (3, 5, 2)]
+    lengths = torch.tensor([3, 5, 2])
+    packed = utils.pack_sequence(seqs, enforce_sorted=False).to(device)
+    show(packed.is_cuda, packed.is_pinned(), packed.cpu() is packed, packed.double().data.dtype,
+         packed.half().data.dtype, packed.double().sorted_indices, type(packed.float()).__name__)
+    lstm = nn.LSTM(2, 3, batch_first=True).double()
+    out, (h, c) = lstm(packed.double())
+    padded, out_lengths = utils.pad_packed_sequence(out, batch_first=True)
+    batch = torch.arange(3)
+    last = padded[batch, out_lengths - 1]
+    old_spelling = padded[[batch, out_lengths - 1]]
+    show(last, torch.equal(last, h[0]), torch.equal(old_spelling, last), out_lengths)
+    mask = torch.arange(padded.shape[1])[None, :] < lengths[:, None]
+    show(padded[[slice(None), 0]].shape, padded[mask].shape, (padded.abs().sum(-1) > 0).sum(1))
+    show(padded.sum(), repr(packed.batch_sizes), utils.unpack_sequence(packed.cpu())[1].shape)
+
+
 PROGRAMS = [
     _actor_critic,
     _seq2seq_rnns,
@@ -944,6 +1140,10 @@ PROGRAMS = [
     _indexed_accumulation,
     _optimizer_options,
     _recurrent_cells_by_hand,
+    _mixed_precision_scaffolding,
+    _graph_hooks,
+    _legacy_reparametrizations,
+    _packed_batches_to_devices,
 ]
 
 
