@@ -13,6 +13,10 @@ operation that caused it and compared with torch.
 - ``PackedSequence`` had only ``to``/``double``/``float``: ``packed.cpu()`` (the usual step before decoding a
   batch), ``cuda()``, ``half``/``long``/``int``/``short``/``char``/``byte``, ``pin_memory`` and ``is_pinned``
   raised AttributeError.
+- ``torch.cuda.empty_cache()``, ``memory_allocated()``/``memory_reserved()`` and their ``max_*``,
+  ``memory_stats()``, ``get_device_name()``, ``get_device_capability()``, ``is_bf16_supported()`` and
+  ``is_initialized()`` (the usual lines of a training script) raised AttributeError; without a GPU torch's CPU
+  build answers None, 0, an empty dict, False, or raises "Torch not compiled with CUDA enabled".
 """
 
 from __future__ import annotations
@@ -102,5 +106,21 @@ def test_packed_sequence_conversions(method):
             return out
         return (type(out).__name__, out is packed, str(out.data.dtype).replace("tracegrad", "torch"),
                 out.data.numpy().tolist(), out.sorted_indices.tolist(), out.unsorted_indices.tolist())
+
+    assert run(tg) == run(torch)
+
+
+@pytest.mark.parametrize("name", ["is_initialized", "empty_cache", "memory_allocated", "memory_reserved",
+                                  "max_memory_allocated", "max_memory_reserved", "memory_stats", "get_device_name",
+                                  "get_device_capability", "is_bf16_supported"])
+def test_cuda_memory_and_device_queries_without_a_gpu(name):
+    if torch.cuda.is_available() or tg.cuda.is_available():
+        pytest.skip("the oracle is PyTorch's CPU build on a machine without a GPU")
+
+    def run(lib):
+        try:
+            return "ok", getattr(lib.cuda, name)()
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            return type(e).__name__, str(e)
 
     assert run(tg) == run(torch)
