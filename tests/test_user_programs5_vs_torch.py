@@ -845,7 +845,7 @@ def _indexed_accumulation(lib, show):
     src = torch.arange(6.0).view(2, 3)
     show(torch.zeros(3, 3).scatter_(0, torch.tensor([[0, 1, 2], [2, 0, 1]]), src),
          torch.zeros(2, 4).scatter_(1, torch.tensor([[3], [0]]), 9.0),
-         torch.zeros(2, 4).scatter(1, torch.tensor([[1, 1]]), torch.ones(1, 2), reduce="add"))
+         torch.zeros(2, 4).scatter_reduce(1, torch.tensor([[1, 1]]), torch.ones(1, 2), reduce="sum"))
     _try(show, lambda: torch.zeros(5).index_put_((torch.tensor([7]),), torch.tensor([1.0])))
     _try(show, lambda: torch.zeros(5).index_add_(0, idx, torch.ones(3)))
     _try(show, lambda: torch.bincount(torch.tensor([-1, 2])))

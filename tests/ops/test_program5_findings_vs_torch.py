@@ -17,6 +17,8 @@ operation that caused it and compared with torch.
   ``memory_stats()``, ``get_device_name()``, ``get_device_capability()``, ``is_bf16_supported()`` and
   ``is_initialized()`` (the usual lines of a training script) raised AttributeError; without a GPU torch's CPU
   build answers None, 0, an empty dict, False, or raises "Torch not compiled with CUDA enabled".
+- ``scatter(..., reduce="add")`` with a tensor source warned its deprecation on every call; torch warns once a
+  process (TORCH_WARN_ONCE, shared by ``scatter`` and ``scatter_``), every time only under ``set_warn_always``.
 """
 
 from __future__ import annotations
@@ -124,3 +126,28 @@ def test_cuda_memory_and_device_queries_without_a_gpu(name):
             return type(e).__name__, str(e)
 
     assert run(tg) == run(torch)
+
+
+def _scatter_reduce_warnings(lib, warn_always: bool) -> list:
+    """How many deprecation warnings each of three legacy ``scatter(reduce=...)`` calls raises (after a first call,
+    which may or may not warn depending on what this process ran before)."""
+    def call(inplace: bool) -> int:
+        target = lib.zeros(2, 4)
+        args = (1, lib.tensor([[1, 1]]), lib.ones(1, 2))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            (target.scatter_ if inplace else target.scatter)(*args, reduce="add")
+        return len(caught)
+
+    was = lib.is_warn_always_enabled()
+    lib.set_warn_always(warn_always)
+    try:
+        call(False)
+        return [call(False), call(True), call(False)]
+    finally:
+        lib.set_warn_always(was)
+
+
+@pytest.mark.parametrize("warn_always", [False, True])
+def test_legacy_scatter_reduce_warns_once_a_process(warn_always):
+    assert _scatter_reduce_warnings(tg, warn_always) == _scatter_reduce_warnings(torch, warn_always)

@@ -559,10 +559,13 @@ def _scatter_dispatch(inplace: bool, input, dim, index, src, value, reduce, out)
     payload = src if src is not None else value
     is_tensor = isinstance(payload, Tensor)
     if reduce is not None and is_tensor:
-        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be "
-                      "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
-                      "reduction options.",
-                      UserWarning, stacklevel=3)
+        from .._warnings import warn_once_at_caller
+
+        # (torch's TORCH_WARN_ONCE: once a process, for scatter and scatter_ alike)
+        warn_once_at_caller("scatter reduce with tensor src",
+                            "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
+                            "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
+                            "reduction options.")
     op = _SCATTER_OPS[(is_tensor, reduce is not None, inplace)]
     extra = {"reduce": reduce} if reduce is not None else {}
     return _call(op, input, dim, index, payload, out=out, **extra)
