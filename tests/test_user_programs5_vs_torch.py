@@ -19,10 +19,13 @@ Differences these programs found, now fixed (``tests/ops/test_program5_findings_
 - ``Module.to(torch.complex64)`` did not warn that complex modules are under development;
 - ``torch.autocast("cpu", dtype=torch.float64)`` raised NotImplementedError where torch warns and disables itself;
 - ``x[[idx0, idx1]]`` (a list read as a tuple of indices) did not warn that this reading is deprecated;
-- ``PackedSequence`` lacked ``cpu``/``cuda``/``pin_memory``/``is_pinned`` and ``half``/``long``/``int``/... .
+- ``PackedSequence`` lacked ``cpu``/``cuda``/``pin_memory``/``is_pinned`` and ``half``/``long``/``int``/... ;
+- ``torch.cuda.empty_cache``/``memory_allocated``/``get_device_name``/... did not exist;
+- the legacy ``scatter(reduce=...)`` warned on every call (torch: once a process).
 
 Left: sparse tensors (``nn.Embedding(sparse=True)`` gives a dense gradient), bfloat16 and low-precision autocast,
-``torch.func``, ``torch.quasirandom.SobolEngine``; files written by torch.save are not readable (and vice versa);
+``torch.func``, ``torch.jit``/``torch.compiler``/``torch.distributed`` (even ``is_scripting()``/``is_available()``),
+``torch.quasirandom.SobolEngine``; files written by torch.save are not readable (and vice versa);
 ``pack_padded_sequence`` refuses a length beyond the padded length where torch reads past the tensor.
 """
 
