@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 from _lib import tg, torch
 
-__all__ = ["transcript", "assert_same_transcript", "normalised"]
+__all__ = ["transcript", "assert_same_transcript", "normalised", "show_outcome"]
 
 # Warnings torch's own Python internals raise along the way (not part of the behaviour under test).
 TORCH_INTERNAL_WARNINGS = ("`torch.jit.script` is deprecated",)
@@ -85,3 +85,11 @@ def assert_same_transcript(program: Callable, rtol: float = 1e-5, atol: float = 
             else:
                 assert a == b
     return theirs
+
+
+def show_outcome(show: Callable, f: Callable) -> None:
+    """Show what ``f()`` returns, or the error it raises (a program's step that may fail in either library)."""
+    try:
+        show("ok", f())
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        show(type(e).__name__, e)

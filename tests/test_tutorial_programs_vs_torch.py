@@ -44,7 +44,7 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
-from _tutorial_lib import assert_same_transcript
+from _tutorial_lib import assert_same_transcript, show_outcome
 
 
 def _np(shape, seed, scale=1.0):
@@ -57,14 +57,6 @@ def _init(lib, module, seed, scale=0.2):
     with lib.no_grad():
         for p in module.parameters():
             p.copy_(lib.tensor(rng.uniform(-scale, scale, tuple(p.shape)), dtype=p.dtype))
-
-
-def _try(show, f):
-    """Show what ``f()`` returns, or the error it raises."""
-    try:
-        show("ok", f())
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        show(type(e).__name__, e)
 
 
 def _mnist(lib, n, seed):
@@ -194,7 +186,7 @@ def _build_the_network(lib, show):
     acc = lib.accelerator
     show(acc.device_count(), acc.current_accelerator(), acc.current_accelerator(check_available=True))
     for needs_device in (acc.current_device_index, acc.synchronize, lambda: acc.set_device_index(0)):
-        _try(show, needs_device)
+        show_outcome(show, needs_device)
     model = NeuralNetwork().to(device)
     _init(lib, model, 2, 0.05)
     show(model)
@@ -630,24 +622,24 @@ def _autograd_mechanics(lib, show):
     b = x.sigmoid()
     c = b * 2
     b.add_(1)
-    _try(show, lambda: c.sum().backward())
+    show_outcome(show, lambda: c.sum().backward())
     d = x.exp()
     d.mul_(2)
-    _try(show, lambda: d.sum().backward())
-    _try(show, lambda: x.add_(1))
+    show_outcome(show, lambda: d.sum().backward())
+    show_outcome(show, lambda: x.add_(1))
     with torch.no_grad():
         x.add_(0)
     show(x._version)
     e = (x * 2).sum()
     e.backward()
-    _try(show, lambda: e.backward())
+    show_outcome(show, lambda: e.backward())
     e = (x * x).sum()
     e.backward(retain_graph=True)
     e.backward()
     show(x.grad)
     nl = x * 2
     show(nl.grad)
-    _try(show, lambda: nl.requires_grad_(False))
+    show_outcome(show, lambda: nl.requires_grad_(False))
     show(nl.is_leaf, x.is_leaf, torch.ones(2).is_leaf)
     # freezing for finetuning
     model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 3))
@@ -668,8 +660,8 @@ def _autograd_mechanics(lib, show):
     with torch.inference_mode():
         it = model[2](torch.ones(1, 6))
     show(it.is_inference(), it.requires_grad)
-    _try(show, lambda: it.add_(1))
-    _try(show, lambda: (it * torch.ones(1, 2, requires_grad=True)).sum().backward())
+    show_outcome(show, lambda: it.add_(1))
+    show_outcome(show, lambda: (it * torch.ones(1, 2, requires_grad=True)).sum().backward())
     @torch.no_grad()
     def doubler(t):
         return t * 2
@@ -687,19 +679,19 @@ def _autograd_mechanics(lib, show):
     (z * z.conj()).real.sum().backward()
     show(z.grad)
     zz = torch.tensor([1 + 1j], requires_grad=True)
-    _try(show, lambda: (zz * 2).backward())
+    show_outcome(show, lambda: (zz * 2).backward())
     # .grad of non-leaf warns
     w = x * 3
     show(w.grad)
     w.retain_grad()
     w.sum().backward()
     show(w.grad, w.retains_grad)
-    _try(show, lambda: torch.autograd.grad((x * 2).sum(), [torch.ones(2, requires_grad=True)]))
+    show_outcome(show, lambda: torch.autograd.grad((x * 2).sum(), [torch.ones(2, requires_grad=True)]))
     show(torch.autograd.grad((x * 2).sum(), [x, torch.ones(2, requires_grad=True)], allow_unused=True,
                              materialize_grads=True))
-    _try(show, lambda: torch.autograd.backward(torch.ones(2)))
-    _try(show, lambda: (x * 2).backward())
-    _try(show, lambda: torch.autograd.grad(x.sum(), x, grad_outputs=torch.ones(2)))
+    show_outcome(show, lambda: torch.autograd.backward(torch.ones(2)))
+    show_outcome(show, lambda: (x * 2).backward())
+    show_outcome(show, lambda: torch.autograd.grad(x.sum(), x, grad_outputs=torch.ones(2)))
 
 
 def _optimizers(lib, show):
@@ -750,16 +742,16 @@ def _optimizers(lib, show):
     show(model[0].weight.grad)
     opt.zero_grad()
     show(model[0].weight.grad)
-    _try(show, lambda: opt.add_param_group({'params': model[2].parameters()}))
-    _try(show, lambda: torch.optim.SGD(model.parameters(), lr=-1))
-    _try(show, lambda: torch.optim.Adam(model.parameters(), betas=(1.0, 0.9)))
-    _try(show, lambda: torch.optim.SGD([], lr=0.1))
-    _try(show, lambda: torch.optim.SGD(model.parameters(), lr=0.1, nesterov=True))
-    _try(show, lambda: torch.optim.SGD(torch.ones(2, requires_grad=True), lr=0.1))
-    _try(show, lambda: torch.optim.SGD([torch.ones(2)], lr=0.1))
-    _try(show, lambda: torch.optim.SGD([x * 1 for x in [torch.ones(2, requires_grad=True)]], lr=0.1))
+    show_outcome(show, lambda: opt.add_param_group({'params': model[2].parameters()}))
+    show_outcome(show, lambda: torch.optim.SGD(model.parameters(), lr=-1))
+    show_outcome(show, lambda: torch.optim.Adam(model.parameters(), betas=(1.0, 0.9)))
+    show_outcome(show, lambda: torch.optim.SGD([], lr=0.1))
+    show_outcome(show, lambda: torch.optim.SGD(model.parameters(), lr=0.1, nesterov=True))
+    show_outcome(show, lambda: torch.optim.SGD(torch.ones(2, requires_grad=True), lr=0.1))
+    show_outcome(show, lambda: torch.optim.SGD([torch.ones(2)], lr=0.1))
+    show_outcome(show, lambda: torch.optim.SGD([x * 1 for x in [torch.ones(2, requires_grad=True)]], lr=0.1))
     opt2 = torch.optim.Adam(model.parameters())
-    _try(show, lambda: opt2.load_state_dict(sd))
+    show_outcome(show, lambda: opt2.load_state_dict(sd))
     calls = []
     opt3 = torch.optim.SGD(model.parameters(), lr=0.1)
     opt3.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
@@ -1717,15 +1709,15 @@ def _modules_note(lib, show):
     show(net.to(torch.float64)[0].weight.dtype, net.double()[2].bias.dtype, net.half()[0].weight.dtype)
     dt = nn.Linear(2, 2, dtype=torch.float64)
     show(dt.weight.dtype)
-    _try(show, lambda: net.to("meta_not_a_device"))
-    _try(show, lambda: nn.ModuleList([1]))
-    _try(show, lambda: setattr(net, "x", 3) or net.x)
-    _try(show, lambda: net.register_buffer("a.b", torch.ones(1)))
-    _try(show, lambda: net.register_parameter("w", torch.ones(1)))
-    _try(show, lambda: net.missing)
-    _try(show, lambda: net.get_submodule("0.weight"))
+    show_outcome(show, lambda: net.to("meta_not_a_device"))
+    show_outcome(show, lambda: nn.ModuleList([1]))
+    show_outcome(show, lambda: setattr(net, "x", 3) or net.x)
+    show_outcome(show, lambda: net.register_buffer("a.b", torch.ones(1)))
+    show_outcome(show, lambda: net.register_parameter("w", torch.ones(1)))
+    show_outcome(show, lambda: net.missing)
+    show_outcome(show, lambda: net.get_submodule("0.weight"))
     show(net.get_submodule("2"), net.get_parameter("0.bias"))
-    _try(show, lambda: nn.Sequential(nn.Linear(2, 2))[3])
+    show_outcome(show, lambda: nn.Sequential(nn.Linear(2, 2))[3])
     seq = nn.Sequential()
     seq.add_module("lin", nn.Linear(2, 3))
     seq.append(nn.Tanh())
@@ -1758,14 +1750,14 @@ def _intro_tensor_ops(lib, show):
     show(rand, doubled)
     a = torch.ones(4, 3, 2)
     show(a * torch.rand(3, 2).shape[0], (a * torch.ones(3, 1)).shape, (a * torch.ones(1, 2)).shape)
-    _try(show, lambda: a * torch.ones(4, 3))
-    _try(show, lambda: a * torch.ones(2, 3))
-    _try(show, lambda: a * torch.ones(0))
+    show_outcome(show, lambda: a * torch.ones(4, 3))
+    show_outcome(show, lambda: a * torch.ones(2, 3))
+    show_outcome(show, lambda: a * torch.ones(0))
     c = torch.zeros(2, 2)
     old_id = id(c)
     d = torch.matmul(torch.ones(2, 2), torch.ones(2, 2), out=c)
     show(c, id(c) == old_id, d is c)
-    _try(show, lambda: torch.matmul(torch.ones(2, 2), torch.ones(2, 2), out=torch.zeros(3)))
+    show_outcome(show, lambda: torch.matmul(torch.ones(2, 2), torch.ones(2, 2), out=torch.zeros(3)))
     a = torch.ones(2, 2)
     b = a.clone()
     show(torch.eq(a, b), a is b)
@@ -1780,7 +1772,7 @@ def _intro_tensor_ops(lib, show):
     input1d = output3d.reshape(6 * 20 * 20)
     show(input1d.shape, torch.reshape(output3d, (6 * 20 * 20,)).shape)
     show(torch.ones(2, 3).T.is_contiguous(), torch.arange(6).view(2, 3).t().contiguous().view(-1))
-    _try(show, lambda: torch.arange(6).view(2, 3).t().view(-1))
+    show_outcome(show, lambda: torch.arange(6).view(2, 3).t().view(-1))
     show(torch.einsum("bij,bjk->bik", torch.ones(2, 2, 3), torch.ones(2, 3, 2)),
          torch.einsum("ii", torch.eye(3)), torch.einsum("i,j->ij", torch.arange(3.), torch.arange(2.)))
     show(torch.where(d > 2, d, torch.zeros_like(d)), torch.topk(torch.tensor([3., 1., 4., 1., 5.]), 2))
@@ -1918,13 +1910,13 @@ def _pruning(lib, show):
     show(model.fc1.bias_mask.sum())
     t = torch.tensor(_np((3, 4), 215), dtype=torch.float32)
     show(prune.L1Unstructured(amount=0.5).prune(t), prune.LnStructured(0.34, n=1, dim=1).prune(t))
-    _try(show, lambda: prune.l1_unstructured(model.fc1, "weight", amount=1.5))
-    _try(show, lambda: prune.l1_unstructured(model.fc1, "weight", amount="a"))
-    _try(show, lambda: prune.l1_unstructured(model.fc1, "weight", amount=10 ** 6))
-    _try(show, lambda: prune.ln_structured(model.fc1, "bias", amount=0.5, n=2, dim=0))
-    _try(show, lambda: prune.ln_structured(model.fc1, "weight", amount=0.5, n=2, dim=3))
-    _try(show, lambda: prune.remove(model.fc1, "weight"))
-    _try(show, lambda: prune.global_unstructured(parameters_to_prune, prune.LnStructured, amount=1, n=1))
+    show_outcome(show, lambda: prune.l1_unstructured(model.fc1, "weight", amount=1.5))
+    show_outcome(show, lambda: prune.l1_unstructured(model.fc1, "weight", amount="a"))
+    show_outcome(show, lambda: prune.l1_unstructured(model.fc1, "weight", amount=10 ** 6))
+    show_outcome(show, lambda: prune.ln_structured(model.fc1, "bias", amount=0.5, n=2, dim=0))
+    show_outcome(show, lambda: prune.ln_structured(model.fc1, "weight", amount=0.5, n=2, dim=3))
+    show_outcome(show, lambda: prune.remove(model.fc1, "weight"))
+    show_outcome(show, lambda: prune.global_unstructured(parameters_to_prune, prune.LnStructured, amount=1, n=1))
     show([n for n, _ in model.fc1.named_parameters()])
 
 
@@ -2085,8 +2077,8 @@ def _ngram_and_cbow(lib, show):
     show(out, emb.weight.grad, emb.weight[:5])
     emb2 = nn.Embedding.from_pretrained(torch.tensor([[1.0, 2.3, 3.0], [4.0, 5.1, 6.3]]))
     show(emb2(torch.tensor([1])), emb2.weight.requires_grad, emb2)
-    _try(show, lambda: nn.Embedding(10, 3)(torch.tensor([10])))
-    _try(show, lambda: emb(torch.tensor([1.0])))
+    show_outcome(show, lambda: nn.Embedding(10, 3)(torch.tensor([10])))
+    show_outcome(show, lambda: emb(torch.tensor([1.0])))
     bag = nn.EmbeddingBag(10, 3, mode="mean")
     _init(lib, bag, 232)
     show(bag(torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 4])))
@@ -2123,17 +2115,17 @@ def _serialization_semantics(lib, show):
     buf = io.BytesIO()
     torch.save({"x": _Custom()}, buf)
     buf.seek(0)
-    _try(show, lambda: torch.load(buf, weights_only=True)["x"])
+    show_outcome(show, lambda: torch.load(buf, weights_only=True)["x"])
     buf.seek(0)
     show(type(torch.load(buf, weights_only=False)["x"]).__name__)
     nn = torch.nn
     m = nn.Linear(3, 2)
     sd = m.state_dict()
     show(type(sd).__name__, sd._metadata if hasattr(sd, "_metadata") else None)
-    _try(show, lambda: m.load_state_dict({"weight": torch.ones(2, 3), "bias": torch.ones(3)}))
-    _try(show, lambda: m.load_state_dict({"weight": torch.ones(2, 3), "bias": torch.ones(2), "extra": torch.ones(1)}))
+    show_outcome(show, lambda: m.load_state_dict({"weight": torch.ones(2, 3), "bias": torch.ones(3)}))
+    show_outcome(show, lambda: m.load_state_dict({"weight": torch.ones(2, 3), "bias": torch.ones(2), "extra": torch.ones(1)}))
     show(m.load_state_dict({"weight": torch.ones(2, 3)}, strict=False), m.weight)
-    _try(show, lambda: m.load_state_dict({"weight": torch.ones(2, 3), "bias": torch.ones(2)}, assign=True))
+    show_outcome(show, lambda: m.load_state_dict({"weight": torch.ones(2, 3), "bias": torch.ones(2)}, assign=True))
     show(m.bias, m.bias.requires_grad, type(m.bias).__name__)
 
 
@@ -2155,14 +2147,14 @@ def _printing_and_broadcasting(lib, show):
     x = torch.empty(1)
     y = torch.empty(3, 1, 7)
     show((x + y).size())
-    _try(show, lambda: torch.empty(5, 2, 4, 1) + torch.empty(3, 1, 1))
+    show_outcome(show, lambda: torch.empty(5, 2, 4, 1) + torch.empty(3, 1, 1))
     x = torch.empty(5, 3, 4, 1)
     y = torch.empty(3, 1, 1)
     show(x.add_(y).size())
-    _try(show, lambda: torch.empty(1, 3, 1).add_(torch.empty(3, 1, 7)))
+    show_outcome(show, lambda: torch.empty(1, 3, 1).add_(torch.empty(3, 1, 7)))
     show(torch.ones(4, 1).expand(4, 3).sum(), torch.broadcast_shapes((2, 1), (1, 3)), torch.broadcast_tensors(
         torch.ones(2, 1), torch.zeros(3))[1].shape)
-    _try(show, lambda: torch.broadcast_shapes((2, 2), (3,)))
+    show_outcome(show, lambda: torch.broadcast_shapes((2, 2), (3,)))
     show(torch.tensor([1, 2]) / 2, torch.tensor([1, 2]) // 2, torch.tensor([1, 2], dtype=torch.int32) * 2.5,
          torch.tensor([True]) + 1, (torch.tensor([1.0], dtype=torch.float16) + torch.tensor(1e-4)).dtype)
     a = torch.tensor([1e20, 1, -1e20], dtype=torch.float32)
@@ -2209,8 +2201,8 @@ def _reinforce_distributions(lib, show):
     kl = torch.distributions.kl_divergence(torch.distributions.Normal(mu, 1.0), torch.distributions.Normal(0.0, 2.0))
     kl.backward()
     show(kl, mu.grad)
-    _try(show, lambda: Categorical(probs=torch.tensor([-0.1, 1.1])))
-    _try(show, lambda: torch.distributions.Normal(0.0, -1.0))
+    show_outcome(show, lambda: Categorical(probs=torch.tensor([-0.1, 1.1])))
+    show_outcome(show, lambda: torch.distributions.Normal(0.0, -1.0))
     show(torch.distributions.Bernoulli(logits=torch.tensor([0.3])).log_prob(torch.tensor([1.0])))
 
 
@@ -2238,9 +2230,9 @@ def _tensor_views(lib, show):
                     ("view_dtype", lambda: torch.ones(2).view(torch.int32)), ("squeeze", lambda: base[None].squeeze(0))]:
         v = f()
         show(name, v._base is not None, v.is_contiguous(), v.stride(), v)
-    _try(show, lambda: base.t().view(-1))
-    _try(show, lambda: torch.ones(2, 3).view(4))
-    _try(show, lambda: torch.ones(2, 3).view(-1, -1))
+    show_outcome(show, lambda: base.t().view(-1))
+    show_outcome(show, lambda: torch.ones(2, 3).view(4))
+    show_outcome(show, lambda: torch.ones(2, 3).view(-1, -1))
     x = torch.zeros(4)
     v = x[1:3]
     v.fill_(1)

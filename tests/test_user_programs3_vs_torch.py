@@ -25,15 +25,7 @@ import math
 
 import pytest
 from _precision_state import precisions_kept
-from _tutorial_lib import assert_same_transcript
-
-
-def _try(show, f):
-    """Show what ``f()`` returns, or the error it raises."""
-    try:
-        show("ok", f())
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        show(type(e).__name__, e)
+from _tutorial_lib import assert_same_transcript, show_outcome
 
 
 def _cnn_with_schedulers(lib, show):
@@ -98,7 +90,7 @@ def _cnn_with_schedulers(lib, show):
     show(lrs(lambda o: sch.OneCycleLR(o, max_lr=0.5, total_steps=7, anneal_strategy="linear",
                                       three_phase=True)))
     show(lrs(lambda o: sch.MultiplicativeLR(o, lambda e: 0.95)))
-    _try(show, lambda: lrs(lambda o: sch.OneCycleLR(o, max_lr=0.5, total_steps=3), steps=5))
+    show_outcome(show, lambda: lrs(lambda o: sch.OneCycleLR(o, max_lr=0.5, total_steps=3), steps=5))
 
 
 def _physics_informed(lib, show):
@@ -139,7 +131,7 @@ def _physics_informed(lib, show):
         vs = [torch.randn_like(p) for p in params]
         hvp = torch.autograd.grad(grads, params, grad_outputs=vs)
         show(hvp[0][:2], hvp[-1], grads[0].grad_fn.name())
-        _try(show, lambda: torch.autograd.grad(residual().sum(), list(net.parameters())))
+        show_outcome(show, lambda: torch.autograd.grad(residual().sum(), list(net.parameters())))
         show(torch.autograd.grad(residual().sum(), list(net.parameters()), allow_unused=True,
                                  materialize_grads=True)[-1])
         F = torch.autograd.functional
@@ -261,7 +253,7 @@ def _model_surgery(lib, show):
     show(twin.enc.weight is model.enc.weight, torch.equal(twin.enc.weight, model.enc.weight), twin.enc.weight.grad)
     double = copy.deepcopy(model).to(torch.float64)
     show(double.enc.weight.dtype, double(x.double()).dtype, double.mid.weight.dtype)
-    _try(show, lambda: double(x))
+    show_outcome(show, lambda: double(x))
     buf = io.BytesIO()
     torch.save(model.state_dict(), buf)
     buf.seek(0)
@@ -321,8 +313,8 @@ def _graph_message_passing(lib, show):
     show(layers[0].att.grad, layers[1].lin.weight.grad, deg)
     show(torch.zeros(3).scatter_reduce(0, torch.tensor([0, 0, 2]), torch.tensor([1.0, 3.0, 2.0]), "mean"),
          torch.zeros(3, dtype=torch.long).index_add(0, torch.tensor([1, 1]), torch.tensor([2, 5]), alpha=2))
-    _try(show, lambda: torch.zeros(3).index_add_(0, torch.tensor([0, 1]), torch.ones(3)))
-    _try(show, lambda: torch.zeros(3).scatter_reduce(0, torch.tensor([0]), torch.ones(1), reduce="max"))
+    show_outcome(show, lambda: torch.zeros(3).index_add_(0, torch.tensor([0, 1]), torch.ones(3)))
+    show_outcome(show, lambda: torch.zeros(3).scatter_reduce(0, torch.tensor([0]), torch.ones(1), reduce="max"))
 
 
 def _printing(lib, show):
@@ -407,9 +399,9 @@ def _distributions_and_vi(lib, show):
     mvn = D.MultivariateNormal(torch.zeros(2), scale_tril=torch.tensor([[1.0, 0.0], [0.5, 2.0]]))
     show(mvn.rsample((2,)), mvn.log_prob(torch.ones(2)), mvn.covariance_matrix, D.kl_divergence(
         mvn, D.MultivariateNormal(torch.ones(2), torch.eye(2))))
-    _try(show, lambda: D.Normal(torch.zeros(2), -torch.ones(2)))
-    _try(show, lambda: D.Categorical(probs=torch.tensor([0.5, 0.5])).log_prob(torch.tensor(2)))
-    _try(show, lambda: D.kl_divergence(D.Normal(0.0, 1.0), D.Categorical(torch.ones(2))))
+    show_outcome(show, lambda: D.Normal(torch.zeros(2), -torch.ones(2)))
+    show_outcome(show, lambda: D.Categorical(probs=torch.tensor([0.5, 0.5])).log_prob(torch.tensor(2)))
+    show_outcome(show, lambda: D.kl_divergence(D.Normal(0.0, 1.0), D.Categorical(torch.ones(2))))
 
 
 def _spatial_ops(lib, show):
@@ -443,8 +435,8 @@ def _spatial_ops(lib, show):
     show(img.grad[0, 0], loc[1].weight.grad[:, :4], warped.grad_fn.name(), up.grad_fn.name())
     show(F.interpolate(torch.arange(4.0).view(1, 1, 4), scale_factor=1.5, mode="linear"),
          F.interpolate(torch.arange(4.0).view(1, 1, 2, 2), scale_factor=2, mode="nearest-exact"))
-    _try(show, lambda: F.pad(img, (4, 4), mode="reflect"))
-    _try(show, lambda: F.interpolate(img, scale_factor=2, mode="linear"))
+    show_outcome(show, lambda: F.pad(img, (4, 4), mode="reflect"))
+    show_outcome(show, lambda: F.interpolate(img, scale_factor=2, mode="linear"))
 
 
 def _embedding_bag_and_ctc(lib, show):
@@ -484,7 +476,7 @@ def _embedding_bag_and_ctc(lib, show):
     decoded = [[c for i, c in enumerate(seq.tolist()) if c != 0 and (i == 0 or c != seq[i - 1].item())]
                for seq in best]
     show(best, decoded, F.ctc_loss(log_probs, targets, input_lengths, target_lengths, reduction="none"))
-    _try(show, lambda: F.ctc_loss(log_probs, targets, input_lengths, torch.tensor([4, 13])))
+    show_outcome(show, lambda: F.ctc_loss(log_probs, targets, input_lengths, torch.tensor([4, 13])))
 
 
 class _Pairs:
@@ -520,8 +512,8 @@ def _data_loading_details(lib, show):
     show([b["y"] for b in loader])
     show(data.default_collate([(1, 2.0), (3, 4.0)]), data.default_collate([[torch.ones(1), "a"],
                                                                              [torch.zeros(1), "b"]]))
-    _try(show, lambda: next(iter(data.DataLoader([torch.ones(2), torch.ones(3)], batch_size=2))))
-    _try(show, lambda: data.DataLoader(ds, batch_size=2, shuffle=True, sampler=data.SequentialSampler(ds)))
+    show_outcome(show, lambda: next(iter(data.DataLoader([torch.ones(2), torch.ones(3)], batch_size=2))))
+    show_outcome(show, lambda: data.DataLoader(ds, batch_size=2, shuffle=True, sampler=data.SequentialSampler(ds)))
     show(list(data.DataLoader(range(5), batch_size=None)), torch.utils.data.get_worker_info())
     x, y = torch.randn(10, 3), torch.arange(10)
     loader = data.DataLoader(data.TensorDataset(x, y), batch_size=4, shuffle=True,
@@ -529,7 +521,7 @@ def _data_loading_details(lib, show):
     show([yb for _, yb in loader], len(loader), len(loader.dataset), loader.batch_size)
     train, val, test = data.random_split(range(10), [5, 3, 2], generator=torch.Generator().manual_seed(41))
     show(list(train), list(val), list(test))
-    _try(show, lambda: data.random_split(range(10), [5, 3]))
+    show_outcome(show, lambda: data.random_split(range(10), [5, 3]))
 
 
 def _module_api(lib, show):
@@ -566,12 +558,12 @@ def _module_api(lib, show):
 
     model.apply(init)
     show(model.fc1.weight, nn.init.calculate_gain("leaky_relu", 0.2), nn.init.calculate_gain("tanh"))
-    _try(show, lambda: setattr(model.fc1, "weight", torch.zeros(4, 3)))
-    _try(show, lambda: model.get_submodule("fc9"))
-    _try(show, lambda: model.register_buffer("fc1", torch.zeros(1)))
-    _try(show, lambda: model.add_module("a.b", nn.ReLU()))
-    _try(show, lambda: nn.Linear(3, 4)(torch.ones(2, 3, dtype=torch.long)))
-    _try(show, lambda: nn.Linear(3, 4)(torch.ones(2, 5)))
+    show_outcome(show, lambda: setattr(model.fc1, "weight", torch.zeros(4, 3)))
+    show_outcome(show, lambda: model.get_submodule("fc9"))
+    show_outcome(show, lambda: model.register_buffer("fc1", torch.zeros(1)))
+    show_outcome(show, lambda: model.add_module("a.b", nn.ReLU()))
+    show_outcome(show, lambda: nn.Linear(3, 4)(torch.ones(2, 3, dtype=torch.long)))
+    show_outcome(show, lambda: nn.Linear(3, 4)(torch.ones(2, 5)))
     model.fc1.weight = nn.Parameter(torch.ones(4, 3))
     show(model.state_dict(keep_vars=True)["fc1.weight"], model.state_dict()["fc1.weight"].requires_grad)
     calls = []
@@ -617,7 +609,7 @@ def _optimizer_hooks_and_warnings(lib, show):
     nn.utils.clip_grads_with_norm_(model.parameters(), max_norm=0.1, total_norm=total)
     show(total, model.weight.grad, nn.utils.clip_grad_norm_(model.parameters(), 1.0, norm_type="inf"))
     model.weight.grad[0, 0] = float("nan")
-    _try(show, lambda: nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True))
+    show_outcome(show, lambda: nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True))
     show(nn.utils.clip_grad_norm_(model.parameters(), 1.0), model.weight.grad)
     import numpy as np
 
@@ -625,12 +617,12 @@ def _optimizer_hooks_and_warnings(lib, show):
     t = torch.tensor(arrays)
     show(t, torch.tensor(t), torch.as_tensor(np.arange(3)), torch.from_numpy(np.arange(3.0)).dtype)
     w = torch.ones(2, requires_grad=True)
-    _try(show, lambda: w.numpy())
-    _try(show, lambda: np.asarray(w * 2))
+    show_outcome(show, lambda: w.numpy())
+    show_outcome(show, lambda: np.asarray(w * 2))
     show(np.asarray(w.detach()).dtype, torch.tensor(np.float64(2.5)).dtype, torch.tensor([np.int32(1)]).dtype)
-    _try(show, lambda: torch.optim.Adam([w], lr=-1))
-    _try(show, lambda: torch.optim.SGD(w, lr=0.1))
-    _try(show, lambda: torch.optim.Adam([]))
+    show_outcome(show, lambda: torch.optim.Adam([w], lr=-1))
+    show_outcome(show, lambda: torch.optim.SGD(w, lr=0.1))
+    show_outcome(show, lambda: torch.optim.Adam([]))
     show(torch.optim.Adam([w], lr=torch.tensor(0.01)).param_groups[0]["lr"])
 
 
@@ -656,27 +648,27 @@ def _anomaly_and_grad_modes(lib, show):
     with torch.inference_mode():
         inf = x * 2
     show(inf.requires_grad, inf.is_inference(), torch.is_inference_mode_enabled())
-    _try(show, lambda: inf.requires_grad_())
-    _try(show, lambda: (inf * x).sum().backward())
+    show_outcome(show, lambda: inf.requires_grad_())
+    show_outcome(show, lambda: (inf * x).sum().backward())
     y = x * torch.tensor([1.0, 0.0, 2.0])
     z = y / y
     with torch.autograd.detect_anomaly(check_nan=True):
-        _try(show, lambda: torch.autograd.grad(z.sum(), x, retain_graph=True))
+        show_outcome(show, lambda: torch.autograd.grad(z.sum(), x, retain_graph=True))
     show(torch.autograd.grad(z.sum(), x, retain_graph=True), torch.is_anomaly_enabled())
     out = x.exp()
     out.backward(torch.tensor([1.0, 0.5, 0.0]), retain_graph=True)
     torch.autograd.backward([out, x.sin()], [torch.ones(3), torch.ones(3)])
     show(x.grad)
-    _try(show, lambda: out.sum().backward())
+    show_outcome(show, lambda: out.sum().backward())
     a = torch.randn(3, requires_grad=True)
     b = a.sigmoid()
     c = b * 2
     b.mul_(3)
-    _try(show, lambda: c.sum().backward())
-    _try(show, lambda: torch.autograd.grad(a.sum(), [a, torch.ones(1, requires_grad=True)]))
-    _try(show, lambda: x.sum().backward(torch.ones(2)))
-    _try(show, lambda: (x * 2).backward())
-    _try(show, lambda: a.detach().sum().backward())
+    show_outcome(show, lambda: c.sum().backward())
+    show_outcome(show, lambda: torch.autograd.grad(a.sum(), [a, torch.ones(1, requires_grad=True)]))
+    show_outcome(show, lambda: x.sum().backward(torch.ones(2)))
+    show_outcome(show, lambda: (x * 2).backward())
+    show_outcome(show, lambda: a.detach().sum().backward())
 
 
 def _kmeans_pca_and_least_squares(lib, show):
@@ -710,9 +702,9 @@ def _kmeans_pca_and_least_squares(lib, show):
     show(torch.histc(points[:, 0].float(), bins=4, min=-1, max=4), torch.bucketize(torch.tensor([0.5, 2.0]),
          torch.tensor([0.0, 1.0, 2.0])), torch.searchsorted(torch.tensor([1, 3, 5]), torch.tensor([3, 6]), right=True))
     show(points.argsort(dim=0)[:4], points[:, 0].topk(3, largest=False), torch.cummax(points[:5, 0], 0))
-    _try(show, lambda: torch.quantile(points[:, 0], 1.5))
-    _try(show, lambda: torch.linalg.solve(torch.zeros(2, 2), torch.ones(2)))
-    _try(show, lambda: torch.cdist(points, cent.float()))
+    show_outcome(show, lambda: torch.quantile(points[:, 0], 1.5))
+    show_outcome(show, lambda: torch.linalg.solve(torch.zeros(2, 2), torch.ones(2)))
+    show_outcome(show, lambda: torch.cdist(points, cent.float()))
 
 
 def _signal_processing(lib, show):
@@ -743,8 +735,8 @@ def _signal_processing(lib, show):
     show(z.grad, torch.view_as_real(z.detach()), torch.polar(torch.ones(2), torch.tensor([0.0, math.pi / 2])))
     freqs = torch.fft.fftfreq(8, d=0.5)
     show(freqs, torch.fft.fftshift(freqs), torch.fft.fft2(torch.eye(3)), torch.fft.rfftfreq(6))
-    _try(show, lambda: torch.stft(signal, n_fft=16))
-    _try(show, lambda: torch.fft.irfft(torch.zeros(3), n=0))
+    show_outcome(show, lambda: torch.stft(signal, n_fft=16))
+    show_outcome(show, lambda: torch.fft.irfft(torch.zeros(3), n=0))
 
 
 def _indexing_and_promotion(lib, show):
@@ -767,16 +759,16 @@ def _indexing_and_promotion(lib, show):
          torch.tensor([1, 2], dtype=torch.int8) * 100, (x > 0).sum(), (x > 0).float().mean(), x.double().mean())
     show(torch.tensor([3]) ** 2, 2 ** torch.tensor([3, -1]).float(), torch.tensor(5) / torch.tensor(2),
          torch.tensor([True]) & torch.tensor([False]), torch.arange(5)[torch.tensor(2)])
-    _try(show, lambda: (x > 0) - (x < 0))
-    _try(show, lambda: -(x > 0))
-    _try(show, lambda: x[torch.tensor([0.0, 1.0])])
-    _try(show, lambda: x[[True, False]])
-    _try(show, lambda: x[4])
-    _try(show, lambda: x.view(-1, 3))
-    _try(show, lambda: x.t().view(-1))
-    _try(show, lambda: torch.tensor([1, 2]) ** -1)
-    _try(show, lambda: x.float().index_put_((torch.tensor([0]),), torch.tensor([1.0, 2.0])))
-    _try(show, lambda: torch.tensor([1, 2]).mean())
+    show_outcome(show, lambda: (x > 0) - (x < 0))
+    show_outcome(show, lambda: -(x > 0))
+    show_outcome(show, lambda: x[torch.tensor([0.0, 1.0])])
+    show_outcome(show, lambda: x[[True, False]])
+    show_outcome(show, lambda: x[4])
+    show_outcome(show, lambda: x.view(-1, 3))
+    show_outcome(show, lambda: x.t().view(-1))
+    show_outcome(show, lambda: torch.tensor([1, 2]) ** -1)
+    show_outcome(show, lambda: x.float().index_put_((torch.tensor([0]),), torch.tensor([1.0, 2.0])))
+    show_outcome(show, lambda: torch.tensor([1, 2]).mean())
     z = torch.zeros(3, dtype=torch.long)
     z += 2.7
     show(z, torch.tensor([1.5]).long(), torch.tensor([-1.5, 2.5, 0.5]).round(), torch.tensor([300]).to(torch.uint8))
@@ -800,9 +792,9 @@ def _attention_variants(lib, show):
     show(out3.shape, w3.shape, sorted(n for n, _ in odd.named_parameters()))
     (out.sum() + out2.sum() + out3.sum()).backward()
     show(mha.in_proj_weight.grad[:2, :4], odd.bias_k.grad, odd.k_proj_weight.grad.shape)
-    _try(show, lambda: mha(q, kv, kv, attn_mask=torch.zeros(4, 4)))
-    _try(show, lambda: nn.MultiheadAttention(8, 3))
-    _try(show, lambda: mha(q, kv, kv, key_padding_mask=padding.float(), attn_mask=causal.isinf()))
+    show_outcome(show, lambda: mha(q, kv, kv, attn_mask=torch.zeros(4, 4)))
+    show_outcome(show, lambda: nn.MultiheadAttention(8, 3))
+    show_outcome(show, lambda: mha(q, kv, kv, key_padding_mask=padding.float(), attn_mask=causal.isinf()))
     model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16,
                            dropout=0.1, batch_first=True)
     src, tgt = torch.randn(2, 5, 8), torch.randn(2, 4, 8)
@@ -856,11 +848,11 @@ def _recurrent_variants(lib, show):
         show(loss, state[0].requires_grad, state[1].grad_fn.name())
     show(nn.GRUCell(3, 2)(torch.randn(3)), nn.RNNCell(3, 2, nonlinearity="tanh")(torch.randn(2, 3)).shape)
     show(nn.GRU(3, 2, num_layers=1, dropout=0.3).dropout)
-    _try(show, lambda: lstm(x, (torch.zeros(2, 4, 6), c0)))
-    _try(show, lambda: rnn(torch.randn(7, 4, 2)))
-    _try(show, lambda: cell(torch.randn(2, 3), (torch.zeros(3, 4), torch.zeros(3, 4))))
-    _try(show, lambda: nn.utils.rnn.pack_padded_sequence(x, torch.tensor([3, 7, 2, 1]), batch_first=True))
-    _try(show, lambda: nn.LSTM(3, 4, proj_size=4))
+    show_outcome(show, lambda: lstm(x, (torch.zeros(2, 4, 6), c0)))
+    show_outcome(show, lambda: rnn(torch.randn(7, 4, 2)))
+    show_outcome(show, lambda: cell(torch.randn(2, 3), (torch.zeros(3, 4), torch.zeros(3, 4))))
+    show_outcome(show, lambda: nn.utils.rnn.pack_padded_sequence(x, torch.tensor([3, 7, 2, 1]), batch_first=True))
+    show_outcome(show, lambda: nn.LSTM(3, 4, proj_size=4))
 
 
 def _meta_learning_and_per_sample_grads(lib, show):
@@ -933,8 +925,8 @@ def _meta_learning_and_per_sample_grads(lib, show):
     first, _ = Split.apply(c)
     first.sum().backward()
     show(a.grad)
-    _try(show, lambda: ScaleInPlace.apply(a, 2.0))
-    _try(show, lambda: ScaleInPlace.apply(a.detach(), 2.0).requires_grad)
+    show_outcome(show, lambda: ScaleInPlace.apply(a, 2.0))
+    show_outcome(show, lambda: ScaleInPlace.apply(a.detach(), 2.0).requires_grad)
 
 
 def _python_and_numpy_interop(lib, show):
@@ -947,7 +939,7 @@ def _python_and_numpy_interop(lib, show):
     t = torch.tensor([3.0, 1.0, 2.0])
     show(sum(t), max(t), sorted(t), list(t), [float(v) for v in t], int(t[0]), t[1].item(), len(t), 2.0 in t)
     show(np.float32(2) * t, t * np.float64(0.5), np.int64(3) + torch.tensor([1, 2]), t + np.array([1.0, 2.0, 3.0]))
-    _try(show, lambda: np.array([1.0, 2.0, 3.0]) + t)
+    show_outcome(show, lambda: np.array([1.0, 2.0, 3.0]) + t)
     show(np.sum(t.numpy()), np.mean(t.numpy()), t.tolist())
     a = np.arange(4.0)
     shared = torch.from_numpy(a)
@@ -958,21 +950,21 @@ def _python_and_numpy_interop(lib, show):
     readonly = np.frombuffer(bytearray(np.arange(3, dtype=np.float32).tobytes()), dtype=np.float32)
     readonly.flags.writeable = False
     show(torch.from_numpy(readonly))
-    _try(show, lambda: bool(t))
-    _try(show, lambda: float(t))
-    _try(show, lambda: iter(torch.tensor(1.0)))
-    _try(show, lambda: len(torch.tensor(1.0)))
-    _try(show, lambda: torch.tensor([torch.ones(2), torch.zeros(2)]))
-    _try(show, lambda: torch.stack([]))
-    _try(show, lambda: torch.from_numpy(np.array(["a", "b"])))
-    _try(show, lambda: torch.tensor([[1, 2], [3]]))
-    _try(show, lambda: t[None] == None)  # noqa: E711 - what users write
+    show_outcome(show, lambda: bool(t))
+    show_outcome(show, lambda: float(t))
+    show_outcome(show, lambda: iter(torch.tensor(1.0)))
+    show_outcome(show, lambda: len(torch.tensor(1.0)))
+    show_outcome(show, lambda: torch.tensor([torch.ones(2), torch.zeros(2)]))
+    show_outcome(show, lambda: torch.stack([]))
+    show_outcome(show, lambda: torch.from_numpy(np.array(["a", "b"])))
+    show_outcome(show, lambda: torch.tensor([[1, 2], [3]]))
+    show_outcome(show, lambda: t[None] == None)  # noqa: E711 - what users write
     show(torch.tensor([1, 2]) == torch.tensor([1, 3]), t.eq(3).any(), torch.equal(t, t.clone()),
          torch.allclose(t, t + 1e-9), torch.isclose(t, t + 1e-3, atol=1e-2))
-    _try(show, lambda: torch.testing.assert_close(t, t + torch.tensor([0.0, 1e-3, 0.5])))
-    _try(show, lambda: torch.testing.assert_close(t, t.double()))
-    _try(show, lambda: torch.testing.assert_close(torch.tensor([1, 2]), torch.tensor([1, 3])))
-    _try(show, lambda: torch.testing.assert_close(t, t[:2]))
+    show_outcome(show, lambda: torch.testing.assert_close(t, t + torch.tensor([0.0, 1e-3, 0.5])))
+    show_outcome(show, lambda: torch.testing.assert_close(t, t.double()))
+    show_outcome(show, lambda: torch.testing.assert_close(torch.tensor([1, 2]), torch.tensor([1, 3])))
+    show_outcome(show, lambda: torch.testing.assert_close(t, t[:2]))
     show(torch.testing.assert_close(t, t + 1e-7), torch.testing.assert_close(t, t.double(), check_dtype=False))
     import random
 
@@ -1053,11 +1045,11 @@ def _resume_training(lib, show):
     buf = io.BytesIO()
     torch.save(model, buf)
     buf.seek(0)
-    _try(show, lambda: torch.load(buf))
+    show_outcome(show, lambda: torch.load(buf))
     buf.seek(0)
     whole = torch.load(buf, weights_only=False)
     show(whole, type(whole).__name__, torch.equal(whole[3].bias, model[3].bias))
-    _try(show, lambda: epoch(model, opt, sched, plateau))
+    show_outcome(show, lambda: epoch(model, opt, sched, plateau))
 
 
 PROGRAMS = [_cnn_with_schedulers, _physics_informed, _custom_function_and_hooks, _model_surgery,

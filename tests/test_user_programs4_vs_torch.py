@@ -30,15 +30,7 @@ import math
 
 import numpy as np
 import pytest
-from _tutorial_lib import assert_same_transcript
-
-
-def _try(show, f):
-    """Show what ``f()`` returns, or the error it raises."""
-    try:
-        show("ok", f())
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        show(type(e).__name__, e)
+from _tutorial_lib import assert_same_transcript, show_outcome
 
 
 def _hand_written_encoder(lib, show):
@@ -123,7 +115,7 @@ def _hand_written_encoder(lib, show):
     empty = torch.zeros(1, 1, 5, dtype=torch.bool)
     show(block.attn(x[:1], empty)[1][0, 0, 0])
     opt.param_groups[0]["params"][0].grad = torch.full_like(decay[0], float("nan"))
-    _try(show, lambda: nn.utils.clip_grad_norm_(decay, 1.0, error_if_nonfinite=True))
+    show_outcome(show, lambda: nn.utils.clip_grad_norm_(decay, 1.0, error_if_nonfinite=True))
     show(sched.state_dict()["_milestones"], opt.state_dict()["param_groups"][1]["weight_decay"])
 
 
@@ -170,9 +162,9 @@ def _sampling_strategies(lib, show):
         torch.bernoulli(torch.full((6,), 0.3), generator=torch.Generator().manual_seed(3)),
         torch.randperm(6, generator=torch.Generator().manual_seed(3)),
     )
-    _try(show, lambda: torch.multinomial(torch.tensor([0.0, 0.0]), 1))
-    _try(show, lambda: torch.multinomial(torch.tensor([0.5, 0.5]), 3))
-    _try(show, lambda: torch.multinomial(torch.tensor([-0.1, 1.0]), 1))
+    show_outcome(show, lambda: torch.multinomial(torch.tensor([0.0, 0.0]), 1))
+    show_outcome(show, lambda: torch.multinomial(torch.tensor([0.5, 0.5]), 3))
+    show_outcome(show, lambda: torch.multinomial(torch.tensor([-0.1, 1.0]), 1))
 
 
 def _boxes_and_nms(lib, show):
@@ -267,9 +259,9 @@ def _metric_learning_losses(lib, show):
         nn.KLDivLoss(reduction="sum")(log_p, log_q.exp()),
         F.cosine_embedding_loss(torch.randn(3, 4), torch.randn(3, 4), torch.tensor([1, -1, 1]), margin=0.1),
     )
-    _try(show, lambda: F.gaussian_nll_loss(mean, target, -var))
-    _try(show, lambda: nn.TripletMarginLoss()(anchor, positive, negative[:3]))
-    _try(show, lambda: F.kl_div(log_p, log_q))
+    show_outcome(show, lambda: F.gaussian_nll_loss(mean, target, -var))
+    show_outcome(show, lambda: nn.TripletMarginLoss()(anchor, positive, negative[:3]))
+    show_outcome(show, lambda: F.kl_div(log_p, log_q))
 
 
 def _custom_optimizer(lib, show):
@@ -332,12 +324,12 @@ def _custom_optimizer(lib, show):
     extra = nn.Parameter(torch.ones(2))
     opt.add_param_group({"params": extra, "lr": 0.1})
     show(len(opt.param_groups), opt.param_groups[1]["betas"], opt.param_groups[1]["lr"])
-    _try(show, lambda: opt.add_param_group({"params": [extra]}))
-    _try(show, lambda: Lion(model.parameters(), lr=-1.0))
-    _try(show, lambda: Lion(torch.ones(2, requires_grad=True)))
-    _try(show, lambda: Lion([]))
-    _try(show, lambda: torch.optim.SGD([{"params": model[0].weight}, {"params": model[0].weight}], lr=0.1))
-    _try(show, lambda: opt2.load_state_dict({"state": {}, "param_groups": []}))
+    show_outcome(show, lambda: opt.add_param_group({"params": [extra]}))
+    show_outcome(show, lambda: Lion(model.parameters(), lr=-1.0))
+    show_outcome(show, lambda: Lion(torch.ones(2, requires_grad=True)))
+    show_outcome(show, lambda: Lion([]))
+    show_outcome(show, lambda: torch.optim.SGD([{"params": model[0].weight}, {"params": model[0].weight}], lr=0.1))
+    show_outcome(show, lambda: opt2.load_state_dict({"state": {}, "param_groups": []}))
 
 
 def _normalizing_flow(lib, show):
@@ -445,11 +437,11 @@ def _weight_initialisation(lib, show):
         w = nn.Parameter(torch.empty(2, 2))
         init.kaiming_uniform_(w)
     show(w, w.requires_grad, w.grad_fn)
-    _try(show, lambda: init.xavier_uniform_(torch.empty(5)))
-    _try(show, lambda: init.calculate_gain("swish"))
-    _try(show, lambda: init.orthogonal_(torch.empty(3)))
-    _try(show, lambda: init.kaiming_normal_(torch.empty(2, 2), mode="fan_avg"))
-    _try(show, lambda: init.sparse_(torch.empty(2, 2, 2), 0.1))
+    show_outcome(show, lambda: init.xavier_uniform_(torch.empty(5)))
+    show_outcome(show, lambda: init.calculate_gain("swish"))
+    show_outcome(show, lambda: init.orthogonal_(torch.empty(3)))
+    show_outcome(show, lambda: init.kaiming_normal_(torch.empty(2, 2), mode="fan_avg"))
+    show_outcome(show, lambda: init.sparse_(torch.empty(2, 2, 2), 0.1))
 
 
 def _nan_aware_statistics(lib, show):
@@ -480,10 +472,10 @@ def _nan_aware_statistics(lib, show):
     w = torch.tensor([1.0, float("nan"), 2.0], requires_grad=True)
     w.nansum().backward()
     show(z.grad, w.grad, torch.median(torch.tensor([1.0, float("nan"), 0.0])))
-    _try(show, lambda: torch.quantile(v, 1.5))
-    _try(show, lambda: torch.quantile(v.long(), 0.5))
-    _try(show, lambda: torch.std_mean(torch.tensor([1.0]), correction=1))
-    _try(show, lambda: torch.tensor([]).median())
+    show_outcome(show, lambda: torch.quantile(v, 1.5))
+    show_outcome(show, lambda: torch.quantile(v.long(), 0.5))
+    show_outcome(show, lambda: torch.std_mean(torch.tensor([1.0]), correction=1))
+    show_outcome(show, lambda: torch.tensor([]).median())
 
 
 def _integer_arithmetic(lib, show):
@@ -508,13 +500,13 @@ def _integer_arithmetic(lib, show):
         torch.iinfo(torch.int32).max,
         torch.tensor(2**31 - 1, dtype=torch.int32) + 1,
     )
-    _try(show, lambda: torch.tensor([2, 3]) ** -1)
-    _try(show, lambda: a // 0)
-    _try(show, lambda: a.float() & 1)
-    _try(show, lambda: torch.tensor([1, 2]).mean())
-    _try(show, lambda: -torch.tensor([True, False]))
-    _try(show, lambda: torch.tensor([1, 2]).sqrt_())
-    _try(show, lambda: torch.tensor([1], dtype=torch.int8).add_(1.5))
+    show_outcome(show, lambda: torch.tensor([2, 3]) ** -1)
+    show_outcome(show, lambda: a // 0)
+    show_outcome(show, lambda: a.float() & 1)
+    show_outcome(show, lambda: torch.tensor([1, 2]).mean())
+    show_outcome(show, lambda: -torch.tensor([True, False]))
+    show_outcome(show, lambda: torch.tensor([1, 2]).sqrt_())
+    show_outcome(show, lambda: torch.tensor([1], dtype=torch.int8).add_(1.5))
 
 
 def _mixture_density_network(lib, show):
@@ -553,8 +545,8 @@ def _mixture_density_network(lib, show):
     show(dist.batch_shape, dist.event_shape, dist.mean, dist.variance, dist.mixture_distribution.probs)
     show(dist.sample(), dist.sample((2,)).shape, dist.log_prob(y[:4]))
     show(dist)
-    _try(show, lambda: dist.rsample())
-    _try(
+    show_outcome(show, lambda: dist.rsample())
+    show_outcome(
         show,
         lambda: D.MixtureSameFamily(
             D.Categorical(logits=torch.zeros(4, 2)), D.Normal(torch.zeros(4, 3), torch.ones(4, 3))
@@ -602,12 +594,12 @@ def _weighted_classification_losses(lib, show):
     focal = (-((1 - pt) ** 2) * torch.log(pt.clamp_min(1e-8))).mean()
     (bce + focal).backward()
     show(bce, focal, bce_logits.grad, F.binary_cross_entropy(p, bce_target, weight=torch.tensor([1.0, 2.0, 1.0])))
-    _try(show, lambda: F.cross_entropy(logits, target.float()))
-    _try(show, lambda: F.cross_entropy(logits, torch.tensor([0, 4, 1, 1, 2, 3])))
-    _try(show, lambda: F.cross_entropy(logits, soft[:, :3]))
-    _try(show, lambda: F.cross_entropy(logits, target, label_smoothing=1.5))
-    _try(show, lambda: F.binary_cross_entropy(bce_logits, bce_target))
-    _try(show, lambda: F.nll_loss(logits, target, weight=torch.ones(3)))
+    show_outcome(show, lambda: F.cross_entropy(logits, target.float()))
+    show_outcome(show, lambda: F.cross_entropy(logits, torch.tensor([0, 4, 1, 1, 2, 3])))
+    show_outcome(show, lambda: F.cross_entropy(logits, soft[:, :3]))
+    show_outcome(show, lambda: F.cross_entropy(logits, target, label_smoothing=1.5))
+    show_outcome(show, lambda: F.binary_cross_entropy(bce_logits, bce_target))
+    show_outcome(show, lambda: F.nll_loss(logits, target, weight=torch.ones(3)))
 
 
 def _common_mistakes(lib, show):
@@ -628,26 +620,26 @@ def _common_mistakes(lib, show):
         y.backward()
         y.backward()
 
-    _try(show, modified_saved)
-    _try(show, twice)
-    _try(show, lambda: torch.randn(3, 4).t().view(12))
-    _try(show, lambda: w.numpy())
-    _try(show, lambda: w.item())
-    _try(show, lambda: nn.Linear(4, 2)(torch.randn(3, 5)))
-    _try(show, lambda: w.add_(1))
-    _try(show, lambda: torch.randn(2, 3) @ torch.randn(2, 3))
-    _try(show, lambda: torch.cat([torch.zeros(2, 3), torch.zeros(3, 2)]))
-    _try(show, lambda: torch.stack([torch.zeros(2), torch.zeros(3)]))
-    _try(show, lambda: torch.zeros(2, 3).expand(4, 3))
-    _try(show, lambda: torch.zeros(6).view(4, -1))
-    _try(show, lambda: torch.zeros(3, 2).to("gpu"))
-    _try(show, lambda: torch.zeros(2).backward())
-    _try(show, lambda: torch.autograd.grad(w.sum(), torch.ones(3, requires_grad=True)))
-    _try(show, lambda: nn.Conv2d(3, 4, 3)(torch.randn(1, 2, 5, 5)))
-    _try(show, lambda: nn.BatchNorm1d(3)(torch.randn(1, 3)))
-    _try(show, lambda: nn.Embedding(5, 2)(torch.tensor([1.0, 2.0])))
-    _try(show, lambda: nn.Embedding(5, 2)(torch.tensor([5])))
-    _try(show, lambda: nn.LSTM(3, 4)(torch.randn(2, 3)))
+    show_outcome(show, modified_saved)
+    show_outcome(show, twice)
+    show_outcome(show, lambda: torch.randn(3, 4).t().view(12))
+    show_outcome(show, lambda: w.numpy())
+    show_outcome(show, lambda: w.item())
+    show_outcome(show, lambda: nn.Linear(4, 2)(torch.randn(3, 5)))
+    show_outcome(show, lambda: w.add_(1))
+    show_outcome(show, lambda: torch.randn(2, 3) @ torch.randn(2, 3))
+    show_outcome(show, lambda: torch.cat([torch.zeros(2, 3), torch.zeros(3, 2)]))
+    show_outcome(show, lambda: torch.stack([torch.zeros(2), torch.zeros(3)]))
+    show_outcome(show, lambda: torch.zeros(2, 3).expand(4, 3))
+    show_outcome(show, lambda: torch.zeros(6).view(4, -1))
+    show_outcome(show, lambda: torch.zeros(3, 2).to("gpu"))
+    show_outcome(show, lambda: torch.zeros(2).backward())
+    show_outcome(show, lambda: torch.autograd.grad(w.sum(), torch.ones(3, requires_grad=True)))
+    show_outcome(show, lambda: nn.Conv2d(3, 4, 3)(torch.randn(1, 2, 5, 5)))
+    show_outcome(show, lambda: nn.BatchNorm1d(3)(torch.randn(1, 3)))
+    show_outcome(show, lambda: nn.Embedding(5, 2)(torch.tensor([1.0, 2.0])))
+    show_outcome(show, lambda: nn.Embedding(5, 2)(torch.tensor([5])))
+    show_outcome(show, lambda: nn.LSTM(3, 4)(torch.randn(2, 3)))
     y = w * 2
     show(y.grad, y.is_leaf, w.is_leaf, (w.detach() * 2).requires_grad)
     y.retain_grad()
@@ -727,12 +719,12 @@ def _tensor_shuffling(lib, show):
     out = s.scatter_add(0, torch.tensor([1, 1, 2]), torch.tensor([1.0, 2.0, 3.0]))
     (out * torch.arange(4.0)).sum().backward()
     show(out, s.grad)
-    _try(show, lambda: torch.roll(x, 1, dims=(0, 1)))
-    _try(show, lambda: torch.rot90(x, 1, (0, 0)))
-    _try(show, lambda: torch.tensordot(x, torch.ones(3, 2), dims=([2], [0])))
-    _try(show, lambda: torch.repeat_interleave(torch.tensor([1, 2]), torch.tensor([1, 2, 3])))
-    _try(show, lambda: torch.zeros(3).index_put_((torch.tensor([5]),), torch.tensor(1.0)))
-    _try(show, lambda: x.unfold(2, 5, 1))
+    show_outcome(show, lambda: torch.roll(x, 1, dims=(0, 1)))
+    show_outcome(show, lambda: torch.rot90(x, 1, (0, 0)))
+    show_outcome(show, lambda: torch.tensordot(x, torch.ones(3, 2), dims=([2], [0])))
+    show_outcome(show, lambda: torch.repeat_interleave(torch.tensor([1, 2]), torch.tensor([1, 2, 3])))
+    show_outcome(show, lambda: torch.zeros(3).index_put_((torch.tensor([5]),), torch.tensor(1.0)))
+    show_outcome(show, lambda: x.unfold(2, 5, 1))
 
 
 def _einsum_heavy(lib, show):
@@ -770,11 +762,11 @@ def _einsum_heavy(lib, show):
         torch.einsum("ab,ab->", torch.ones(2, 2), torch.full((2, 2), 2.0)),
         torch.einsum("ijk->kji", torch.arange(8.0).reshape(2, 2, 2)),
     )
-    _try(show, lambda: torch.einsum("ij,jk->ik", torch.ones(2, 3), torch.ones(4, 2)))
-    _try(show, lambda: torch.einsum("ij->ik", torch.ones(2, 3)))
-    _try(show, lambda: torch.einsum("ijk", torch.ones(2, 3)))
-    _try(show, lambda: torch.einsum("i,i->", torch.ones(2)))
-    _try(show, lambda: torch.einsum("i,i->", torch.ones(2), torch.ones(2, dtype=torch.float64)))
+    show_outcome(show, lambda: torch.einsum("ij,jk->ik", torch.ones(2, 3), torch.ones(4, 2)))
+    show_outcome(show, lambda: torch.einsum("ij->ik", torch.ones(2, 3)))
+    show_outcome(show, lambda: torch.einsum("ijk", torch.ones(2, 3)))
+    show_outcome(show, lambda: torch.einsum("i,i->", torch.ones(2)))
+    show_outcome(show, lambda: torch.einsum("i,i->", torch.ones(2), torch.ones(2, dtype=torch.float64)))
 
 
 def _custom_function_new_style(lib, show):
@@ -840,7 +832,7 @@ def _custom_function_new_style(lib, show):
     x2 = torch.randn(4, requires_grad=True)
     v2, _ = SortWithIndex.apply(x2)
     gg = torch.autograd.grad(v2.sum(), x2, create_graph=True)[0]
-    _try(show, lambda: gg.sum().backward())
+    show_outcome(show, lambda: gg.sum().backward())
 
     class Bad(torch.autograd.Function):
         @staticmethod
@@ -851,7 +843,7 @@ def _custom_function_new_style(lib, show):
         def backward(ctx, g):
             return g, g
 
-    _try(show, lambda: Bad.apply(torch.ones(2, requires_grad=True)).sum().backward())
+    show_outcome(show, lambda: Bad.apply(torch.ones(2, requires_grad=True)).sum().backward())
 
     class WrongShape(torch.autograd.Function):
         @staticmethod
@@ -862,8 +854,8 @@ def _custom_function_new_style(lib, show):
         def backward(ctx, g):
             return g[:1]
 
-    _try(show, lambda: WrongShape.apply(torch.ones(2, requires_grad=True)).sum().backward())
-    _try(show, lambda: Clamp(torch.ones(2)))
+    show_outcome(show, lambda: WrongShape.apply(torch.ones(2, requires_grad=True)).sum().backward())
+    show_outcome(show, lambda: Clamp(torch.ones(2)))
 
 
 def _module_containers(lib, show):
@@ -916,13 +908,13 @@ def _module_containers(lib, show):
     pd.update({"a": nn.Parameter(torch.zeros(1))})
     show(pd, list(pd), "a" in pd, pd.pop("b"))
     show(m.get_submodule("heads.b.1"), m.get_parameter("extra.temp"), m.heads.b[1].weight.shape)
-    _try(show, lambda: m.get_submodule("heads.c"))
-    _try(show, lambda: nn.ModuleList([nn.Linear(1, 1), 3]))
-    _try(show, lambda: m.experts[10])
-    _try(show, lambda: nn.ModuleDict({"a.b": nn.ReLU()}))
-    _try(show, lambda: m.add_module("", nn.ReLU()))
-    _try(show, lambda: setattr(m, "gate", torch.ones(2)))
-    _try(show, lambda: pl.append(3))
+    show_outcome(show, lambda: m.get_submodule("heads.c"))
+    show_outcome(show, lambda: nn.ModuleList([nn.Linear(1, 1), 3]))
+    show_outcome(show, lambda: m.experts[10])
+    show_outcome(show, lambda: nn.ModuleDict({"a.b": nn.ReLU()}))
+    show_outcome(show, lambda: m.add_module("", nn.ReLU()))
+    show_outcome(show, lambda: setattr(m, "gate", torch.ones(2)))
+    show_outcome(show, lambda: pl.append(3))
 
 
 def _inference_mode_and_grad_context(lib, show):
@@ -935,8 +927,8 @@ def _inference_mode_and_grad_context(lib, show):
     with torch.inference_mode():
         y = model(x)
     show(y, y.requires_grad, y.is_inference(), x.is_inference(), torch.is_inference_mode_enabled())
-    _try(show, lambda: (y * torch.ones(2, requires_grad=True)).sum().backward())
-    _try(show, lambda: y.add_(1))
+    show_outcome(show, lambda: (y * torch.ones(2, requires_grad=True)).sum().backward())
+    show_outcome(show, lambda: y.add_(1))
     z = y.clone()
     show(z.is_inference())
 
@@ -1027,11 +1019,11 @@ def _data_utilities(lib, show):
             return iter(range(5))
 
     show(list(data.DataLoader(Stream(), batch_size=2)), data.get_worker_info())
-    _try(show, lambda: data.random_split(ds, [0.5, 0.6]))
-    _try(show, lambda: data.DataLoader(Stream(), shuffle=True))
-    _try(show, lambda: data.default_collate([{"a": 1}, {"b": 2}]))
-    _try(show, lambda: len(data.DataLoader(Stream())))
-    _try(show, lambda: data.WeightedRandomSampler(weights, 20, replacement=False))
+    show_outcome(show, lambda: data.random_split(ds, [0.5, 0.6]))
+    show_outcome(show, lambda: data.DataLoader(Stream(), shuffle=True))
+    show_outcome(show, lambda: data.default_collate([{"a": 1}, {"b": 2}]))
+    show_outcome(show, lambda: len(data.DataLoader(Stream())))
+    show_outcome(show, lambda: data.WeightedRandomSampler(weights, 20, replacement=False))
 
 
 def _bookkeeping(lib, show):
@@ -1099,14 +1091,14 @@ def _bookkeeping(lib, show):
     true = torch.tensor([0, 1, 1, 2, 0, 2])
     cm.index_put_((true, pred), torch.ones(6, dtype=torch.long), accumulate=True)
     show(cm, torch.bincount(true * 3 + pred, minlength=9).reshape(3, 3), cm.diag() / cm.sum(1).clamp(min=1))
-    _try(show, lambda: torch.bincount(torch.tensor([-1, 2])))
-    _try(show, lambda: torch.bincount(torch.tensor([[1, 2]])))
-    _try(show, lambda: F.one_hot(torch.tensor([1.0])))
-    _try(show, lambda: F.one_hot(torch.tensor([3]), 2))
-    _try(show, lambda: torch.histc(torch.tensor([1, 2]), bins=2))
-    _try(show, lambda: torch.bucketize(x, torch.tensor([[0.0, 1.0]])))
-    _try(show, lambda: torch.searchsorted(edges, x, side="middle"))
-    _try(show, lambda: torch.histc(x, bins=-1))
+    show_outcome(show, lambda: torch.bincount(torch.tensor([-1, 2])))
+    show_outcome(show, lambda: torch.bincount(torch.tensor([[1, 2]])))
+    show_outcome(show, lambda: F.one_hot(torch.tensor([1.0])))
+    show_outcome(show, lambda: F.one_hot(torch.tensor([3]), 2))
+    show_outcome(show, lambda: torch.histc(torch.tensor([1, 2]), bins=2))
+    show_outcome(show, lambda: torch.bucketize(x, torch.tensor([[0.0, 1.0]])))
+    show_outcome(show, lambda: torch.searchsorted(edges, x, side="middle"))
+    show_outcome(show, lambda: torch.histc(x, bins=-1))
 
 
 def _hooks_and_accumulation(lib, show):
@@ -1161,9 +1153,9 @@ def _hooks_and_accumulation(lib, show):
     z.backward(torch.ones(2), retain_graph=True)
     z.backward(torch.ones(2))
     show(w.grad, z.grad_fn.next_functions[0][0].name())
-    _try(show, lambda: torch.autograd.backward([c.sum()], grad_tensors=[torch.ones(2)]))
-    _try(show, lambda: (a * 2).backward(torch.ones(4)))
-    _try(show, lambda: (a * 2).sum().backward(inputs=[]))
+    show_outcome(show, lambda: torch.autograd.backward([c.sum()], grad_tensors=[torch.ones(2)]))
+    show_outcome(show, lambda: (a * 2).backward(torch.ones(4)))
+    show_outcome(show, lambda: (a * 2).sum().backward(inputs=[]))
 
 
 def _weight_tying_and_buffers(lib, show):
@@ -1220,16 +1212,16 @@ def _weight_tying_and_buffers(lib, show):
     lm.requires_grad_(False)
     show([p.requires_grad for p in lm.parameters()], lm.embed.weight.grad is not None)
     show(lm.load_state_dict({"embed.weight": torch.zeros(7, 4)}, strict=False))
-    _try(
+    show_outcome(
         show,
         lambda: lm.load_state_dict(
             {"embed.weight": torch.zeros(3, 4), "steps": torch.tensor(1), "proj.weight": torch.zeros(7, 4)}
         ),
     )
-    _try(show, lambda: lm.register_buffer("embed", torch.ones(1)))
-    _try(show, lambda: lm.register_buffer("x.y", torch.ones(1)))
-    _try(show, lambda: lm.register_buffer("z", [1, 2]))
-    _try(show, lambda: torch.optim.SGD([lm.embed.weight, lm.proj.weight], lr=0.1))
+    show_outcome(show, lambda: lm.register_buffer("embed", torch.ones(1)))
+    show_outcome(show, lambda: lm.register_buffer("x.y", torch.ones(1)))
+    show_outcome(show, lambda: lm.register_buffer("z", [1, 2]))
+    show_outcome(show, lambda: torch.optim.SGD([lm.embed.weight, lm.proj.weight], lr=0.1))
     emb = nn.Embedding(5, 3, padding_idx=1, max_norm=1.0)
     out = emb(torch.tensor([1, 2, 2, 4]))
     out.sum().backward()
@@ -1279,25 +1271,25 @@ def _numerics_helpers(lib, show):
         torch.testing.assert_close(*args, **kw)
         return "close"
 
-    _try(show, lambda: check(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0001])))
-    _try(show, lambda: check(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.5, 2.0, 3.5])))
-    _try(show, lambda: check(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64)))
-    _try(show, lambda: check(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64), check_dtype=False))
-    _try(show, lambda: check(torch.ones(2), torch.ones(3)))
-    _try(show, lambda: check(torch.tensor([1, 2]), torch.tensor([1, 3])))
-    _try(show, lambda: check(torch.tensor([float("nan")]), torch.tensor([float("nan")])))
-    _try(show, lambda: check(torch.tensor([float("nan")]), torch.tensor([float("nan")]), equal_nan=True))
-    _try(show, lambda: check(1.0, 1.0 + 1e-9))
-    _try(show, lambda: check([torch.ones(1), 2], [torch.ones(1), 3]))
-    _try(show, lambda: check({"a": torch.ones(1)}, {"a": torch.zeros(1)}))
-    _try(show, lambda: check(torch.tensor([1.0]), torch.tensor([1.1]), rtol=0.2, atol=0))
-    _try(show, lambda: check(torch.tensor([1.0]), torch.tensor([1.1]), rtol=0.2))
-    _try(show, lambda: check(torch.ones(2, requires_grad=True), torch.ones(2)))
-    _try(show, lambda: check(torch.ones(2, 3), torch.ones(2, 3).t().contiguous().t(), check_stride=True))
-    _try(show, lambda: check(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.5]), msg="custom message"))
-    _try(show, lambda: torch.testing.assert_close(torch.zeros(2, 2), torch.eye(2), msg=lambda m: "wrapped: " + m[:40]))
-    _try(show, lambda: torch.allclose(torch.tensor([1]), torch.tensor([1.0])))
-    _try(show, lambda: torch.allclose(torch.ones(2), torch.ones(3)))
+    show_outcome(show, lambda: check(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0001])))
+    show_outcome(show, lambda: check(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.5, 2.0, 3.5])))
+    show_outcome(show, lambda: check(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64)))
+    show_outcome(show, lambda: check(torch.tensor([1.0]), torch.tensor([1.0], dtype=torch.float64), check_dtype=False))
+    show_outcome(show, lambda: check(torch.ones(2), torch.ones(3)))
+    show_outcome(show, lambda: check(torch.tensor([1, 2]), torch.tensor([1, 3])))
+    show_outcome(show, lambda: check(torch.tensor([float("nan")]), torch.tensor([float("nan")])))
+    show_outcome(show, lambda: check(torch.tensor([float("nan")]), torch.tensor([float("nan")]), equal_nan=True))
+    show_outcome(show, lambda: check(1.0, 1.0 + 1e-9))
+    show_outcome(show, lambda: check([torch.ones(1), 2], [torch.ones(1), 3]))
+    show_outcome(show, lambda: check({"a": torch.ones(1)}, {"a": torch.zeros(1)}))
+    show_outcome(show, lambda: check(torch.tensor([1.0]), torch.tensor([1.1]), rtol=0.2, atol=0))
+    show_outcome(show, lambda: check(torch.tensor([1.0]), torch.tensor([1.1]), rtol=0.2))
+    show_outcome(show, lambda: check(torch.ones(2, requires_grad=True), torch.ones(2)))
+    show_outcome(show, lambda: check(torch.ones(2, 3), torch.ones(2, 3).t().contiguous().t(), check_stride=True))
+    show_outcome(show, lambda: check(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.5]), msg="custom message"))
+    show_outcome(show, lambda: torch.testing.assert_close(torch.zeros(2, 2), torch.eye(2), msg=lambda m: "wrapped: " + m[:40]))
+    show_outcome(show, lambda: torch.allclose(torch.tensor([1]), torch.tensor([1.0])))
+    show_outcome(show, lambda: torch.allclose(torch.ones(2), torch.ones(3)))
     show(torch.testing.make_tensor((2, 3), dtype=torch.float32, device="cpu", low=-1, high=1).shape)
 
 
@@ -1356,11 +1348,11 @@ def _randomness_reproducibility(lib, show):
         inner = torch.rand(1)
     show(inner, torch.rand(1))
     show(torch.Generator().manual_seed(5).initial_seed(), torch.randn(2, generator=torch.Generator().manual_seed(5)))
-    _try(show, lambda: torch.empty(2).random_(5, 2))
-    _try(show, lambda: torch.bernoulli(torch.tensor([1.5])))
-    _try(show, lambda: torch.normal(torch.zeros(2), torch.tensor([-1.0, 1.0])))
-    _try(show, lambda: nn.Dropout(1.5))
-    _try(show, lambda: torch.randint(5, 2, (2,)))
+    show_outcome(show, lambda: torch.empty(2).random_(5, 2))
+    show_outcome(show, lambda: torch.bernoulli(torch.tensor([1.5])))
+    show_outcome(show, lambda: torch.normal(torch.zeros(2), torch.tensor([-1.0, 1.0])))
+    show_outcome(show, lambda: nn.Dropout(1.5))
+    show_outcome(show, lambda: torch.randint(5, 2, (2,)))
 
 
 def _vit_patches(lib, show):
@@ -1453,10 +1445,10 @@ def _mha_options(lib, show):
         sdpa(qq, kk, vv, scale=0.1)[1, 1],
         sdpa(qq, kk[:, :1], vv[:, :1], enable_gqa=True).shape,
     )
-    _try(show, lambda: sdpa(qq, kk, vv, attn_mask=torch.ones(3, 5, dtype=torch.bool), is_causal=True))
-    _try(show, lambda: plain(x, x, x, attn_mask=torch.zeros(2, 2)))
-    _try(show, lambda: nn.MultiheadAttention(5, 2))
-    _try(show, lambda: plain(x, x, x, key_padding_mask=torch.zeros(3, 2, dtype=torch.bool)))
+    show_outcome(show, lambda: sdpa(qq, kk, vv, attn_mask=torch.ones(3, 5, dtype=torch.bool), is_causal=True))
+    show_outcome(show, lambda: plain(x, x, x, attn_mask=torch.zeros(2, 2)))
+    show_outcome(show, lambda: nn.MultiheadAttention(5, 2))
+    show_outcome(show, lambda: plain(x, x, x, key_padding_mask=torch.zeros(3, 2, dtype=torch.bool)))
 
 
 def _scheduler_warnings(lib, show):
@@ -1485,13 +1477,13 @@ def _scheduler_warnings(lib, show):
     for metric in [1.0, 1.05, 1.02, 1.01, 1.0, 0.9, 0.8, 0.7]:
         plateau.step(metric)
         show(metric, opt.param_groups[0]["lr"], plateau.num_bad_epochs, plateau.cooldown_counter, plateau.get_last_lr())
-    _try(show, lambda: torch.optim.SGD([p], lr=0.1, nesterov=True))
-    _try(show, lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True, dampening=0.1))
-    _try(show, lambda: torch.optim.Adam([p], betas=(1.0, 0.9)))
-    _try(show, lambda: torch.optim.lr_scheduler.StepLR(torch.optim.SGD([p], lr=0.1), step_size=1, last_epoch=3))
-    _try(show, lambda: torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="middle"))
-    _try(show, lambda: torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1))
-    _try(
+    show_outcome(show, lambda: torch.optim.SGD([p], lr=0.1, nesterov=True))
+    show_outcome(show, lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True, dampening=0.1))
+    show_outcome(show, lambda: torch.optim.Adam([p], betas=(1.0, 0.9)))
+    show_outcome(show, lambda: torch.optim.lr_scheduler.StepLR(torch.optim.SGD([p], lr=0.1), step_size=1, last_epoch=3))
+    show_outcome(show, lambda: torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="middle"))
+    show_outcome(show, lambda: torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1))
+    show_outcome(
         show,
         lambda: torch.optim.lr_scheduler.SequentialLR(opt, [torch.optim.lr_scheduler.StepLR(opt, 1)], milestones=[1]),
     )
@@ -1542,8 +1534,8 @@ def _orthogonal_parametrizations(lib, show):
     show(lin.weight is lin.weight)
     P.remove_parametrizations(lin, "weight", leave_parametrized=True)
     show(type(lin.weight).__name__, lin.weight, P.is_parametrized(lin))
-    _try(show, lambda: P.remove_parametrizations(lin, "weight"))
-    _try(show, lambda: nn.utils.parametrizations.orthogonal(nn.Linear(3, 3), orthogonal_map="qr"))
+    show_outcome(show, lambda: P.remove_parametrizations(lin, "weight"))
+    show_outcome(show, lambda: nn.utils.parametrizations.orthogonal(nn.Linear(3, 3), orthogonal_map="qr"))
 
 
 def _creation_edge_cases(lib, show):
@@ -1615,16 +1607,16 @@ def _creation_edge_cases(lib, show):
         torch.frac(torch.tensor([-1.5, 2.25])),
         torch.trunc(torch.tensor([-1.5])),
     )
-    _try(show, lambda: torch.tensor([[1, 2], [3]]))
-    _try(show, lambda: torch.empty(0, 3).max(0))
-    _try(show, lambda: torch.arange(0, 1, 0))
-    _try(show, lambda: torch.arange(1, 0, 0.5))
-    _try(show, lambda: torch.zeros(-1))
-    _try(show, lambda: torch.tensor("abc"))
-    _try(show, lambda: torch.linspace(0, 1, -1))
-    _try(show, lambda: torch.full((2,), "x"))
-    _try(show, lambda: torch.eye(-2))
-    _try(show, lambda: torch.ones(2, 3).reshape(4, 2))
+    show_outcome(show, lambda: torch.tensor([[1, 2], [3]]))
+    show_outcome(show, lambda: torch.empty(0, 3).max(0))
+    show_outcome(show, lambda: torch.arange(0, 1, 0))
+    show_outcome(show, lambda: torch.arange(1, 0, 0.5))
+    show_outcome(show, lambda: torch.zeros(-1))
+    show_outcome(show, lambda: torch.tensor("abc"))
+    show_outcome(show, lambda: torch.linspace(0, 1, -1))
+    show_outcome(show, lambda: torch.full((2,), "x"))
+    show_outcome(show, lambda: torch.eye(-2))
+    show_outcome(show, lambda: torch.ones(2, 3).reshape(4, 2))
 
 
 def _complex_layers(lib, show):
@@ -1670,13 +1662,13 @@ def _complex_layers(lib, show):
         torch.tensor([1 + 1j]).abs().dtype,
         torch.randn(2, dtype=torch.cfloat).is_complex(),
     )
-    _try(show, lambda: c < c)
-    _try(show, lambda: c.max())
-    _try(show, lambda: torch.view_as_complex(torch.randn(3, 3)))
-    _try(show, lambda: lin(torch.randn(4, 3)))
-    _try(show, lambda: torch.zeros(2).add_(c))
-    _try(show, lambda: (c * c).backward())
-    _try(show, lambda: nn.utils.clip_grad_value_(lin.parameters(), 0.1))
+    show_outcome(show, lambda: c < c)
+    show_outcome(show, lambda: c.max())
+    show_outcome(show, lambda: torch.view_as_complex(torch.randn(3, 3)))
+    show_outcome(show, lambda: lin(torch.randn(4, 3)))
+    show_outcome(show, lambda: torch.zeros(2).add_(c))
+    show_outcome(show, lambda: (c * c).backward())
+    show_outcome(show, lambda: nn.utils.clip_grad_value_(lin.parameters(), 0.1))
 
 
 PROGRAMS = [

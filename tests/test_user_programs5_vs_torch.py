@@ -38,15 +38,7 @@ import math
 import pickle
 
 import pytest
-from _tutorial_lib import assert_same_transcript
-
-
-def _try(show, f):
-    """Show what ``f()`` returns, or the error it raises."""
-    try:
-        show("ok", f())
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        show(type(e).__name__, e)
+from _tutorial_lib import assert_same_transcript, show_outcome
 
 
 def _actor_critic(lib, show):
@@ -103,8 +95,8 @@ def _actor_critic(lib, show):
     show(y, lp, mu.grad, log_std.grad)
     show(D.kl_divergence(D.Normal(mu, log_std.exp()), D.Normal(0.0, 1.0)).sum())
     show(D.Categorical(probs=torch.tensor([0.2, 0.3, 0.5])).sample((4,), ))
-    _try(show, lambda: D.Categorical(probs=torch.tensor([0.2, -0.3, 0.5])))
-    _try(show, lambda: D.Normal(torch.tensor([0.0]), torch.tensor([-1.0])))
+    show_outcome(show, lambda: D.Categorical(probs=torch.tensor([0.2, -0.3, 0.5])))
+    show_outcome(show, lambda: D.Normal(torch.tensor([0.0]), torch.tensor([-1.0])))
     show(D.Bernoulli(logits=torch.tensor([0.0, 2.0])).log_prob(torch.tensor([1.0, 0.0])))
     show(D.Categorical(logits=torch.tensor([[1.0, 2.0], [0.0, 0.0]])).enumerate_support())
 
@@ -144,11 +136,11 @@ def _seq2seq_rnns(lib, show):
         opt.step()
         show(mode, unpacked.shape, out_lengths, unpacked[1, 2:], h_n.shape, loss, c.shape)
         show(enc.weight_hh_l1_reverse.grad.norm(), dec.bias_ih_l1.grad[:3])
-    _try(show, lambda: dec(torch.randn(3, 3, 4), (torch.zeros(1, 3, 6), torch.zeros(1, 3, 6))))
-    _try(show, lambda: enc(torch.randn(2, 3, 4)))
+    show_outcome(show, lambda: dec(torch.randn(3, 3, 4), (torch.zeros(1, 3, 6), torch.zeros(1, 3, 6))))
+    show_outcome(show, lambda: enc(torch.randn(2, 3, 4)))
     sorted_packed = utils.pack_sequence([torch.ones(3, 1), torch.ones(2, 1)])
     show(sorted_packed.data.shape, sorted_packed.batch_sizes, sorted_packed.sorted_indices)
-    _try(show, lambda: utils.pack_sequence([torch.ones(2, 1), torch.ones(3, 1)]))
+    show_outcome(show, lambda: utils.pack_sequence([torch.ones(2, 1), torch.ones(3, 1)]))
     show(utils.unpad_sequence(padded, lengths, batch_first=True)[1])
     show(utils.unpack_sequence(packed)[2].shape)
 
@@ -187,9 +179,9 @@ def _batchnorm_cnn(lib, show):
     show(F.adaptive_avg_pool2d(y, (None, 2)).shape, F.adaptive_avg_pool2d(y, 4)[0, 0])
     (y * torch.linspace(-1, 1, y.numel()).view_as(y)).sum().backward()
     show(conv.weight.grad[0, 0], bn.weight.grad, bn.bias.grad)
-    _try(show, lambda: bn(torch.randn(2, 4, 3, 3)))
-    _try(show, lambda: nn.BatchNorm2d(3).train()(torch.randn(1, 3, 1, 1)))
-    _try(show, lambda: nn.BatchNorm1d(3)(torch.randn(4, 3, 2, 2)))
+    show_outcome(show, lambda: bn(torch.randn(2, 4, 3, 3)))
+    show_outcome(show, lambda: nn.BatchNorm2d(3).train()(torch.randn(1, 3, 1, 1)))
+    show_outcome(show, lambda: nn.BatchNorm1d(3)(torch.randn(4, 3, 2, 2)))
 
 
 def _wgan_gp_and_maml(lib, show):
@@ -233,8 +225,8 @@ def _wgan_gp_and_maml(lib, show):
     g1 = torch.autograd.grad((w ** 3).sum(), w, create_graph=True)[0]
     g2 = torch.autograd.grad(g1.sum(), w, retain_graph=True)[0]
     show(g1, g2)
-    _try(show, lambda: torch.autograd.grad(g1.sum(), w))
-    _try(show, lambda: torch.autograd.grad((w * 2).sum(), [w, torch.zeros(1, requires_grad=True)]))
+    show_outcome(show, lambda: torch.autograd.grad(g1.sum(), w))
+    show_outcome(show, lambda: torch.autograd.grad((w * 2).sum(), [w, torch.zeros(1, requires_grad=True)]))
 
 
 def _autograd_functional_small_models(lib, show):
@@ -262,8 +254,8 @@ def _autograd_functional_small_models(lib, show):
     show(AF.jvp(net, x, torch.ones(3)), AF.vjp(net, x, torch.ones(2)))
     jac2 = AF.jacobian(lambda a, b: (a * b, a + b), (x, x.flip(0)), create_graph=True)
     show(type(jac2).__name__, len(jac2), type(jac2[0]).__name__, jac2[0][1])
-    _try(show, lambda: AF.hvp(loss_of_w, w0, torch.ones(2)))
-    _try(show, lambda: AF.jacobian(lambda t: t.detach() * 2, x, strict=True))
+    show_outcome(show, lambda: AF.hvp(loss_of_w, w0, torch.ones(2)))
+    show_outcome(show, lambda: AF.jacobian(lambda t: t.detach() * 2, x, strict=True))
     show(AF.jacobian(lambda t: t.detach() * 2, x))
 
 
@@ -300,7 +292,7 @@ def _deepcopy_and_pickle(lib, show):
     (leaf * 2).sum().backward()
     c = copy.deepcopy(leaf)
     show(c, c.grad, c.is_leaf)
-    _try(show, lambda: copy.deepcopy(leaf * 2))
+    show_outcome(show, lambda: copy.deepcopy(leaf * 2))
     buf = io.BytesIO()
     torch.save({"model": model.state_dict(), "int": torch.tensor([1, 2], dtype=torch.int8)}, buf)
     buf.seek(0)
@@ -330,11 +322,11 @@ def _state_dict_loading(lib, show):
     partial["extra.weight"] = torch.zeros(1)
     result = Net().load_state_dict(partial, strict=False)
     show(result, result.missing_keys, result.unexpected_keys)
-    _try(show, lambda: Net().load_state_dict(partial))
-    _try(show, lambda: Net(hidden=5).load_state_dict(sd))
-    _try(show, lambda: Net(hidden=5).load_state_dict(sd, strict=False))
+    show_outcome(show, lambda: Net().load_state_dict(partial))
+    show_outcome(show, lambda: Net(hidden=5).load_state_dict(sd))
+    show_outcome(show, lambda: Net(hidden=5).load_state_dict(sd, strict=False))
     show(Net().load_state_dict(sd))
-    _try(show, lambda: Net().load_state_dict([1, 2]))
+    show_outcome(show, lambda: Net().load_state_dict([1, 2]))
     target = Net()
     target.load_state_dict(sd, assign=True)
     show(target.body.weight is sd["body.weight"], type(target.body.weight).__name__)
@@ -406,7 +398,7 @@ def _forward_hooks_with_kwargs(lib, show):
     y = m(x, scale=3.0)
     show(y, log)
     log.clear()
-    _try(show, lambda: m(x, fail=True))
+    show_outcome(show, lambda: m(x, fail=True))
     show(log)
     h1.remove()
     h2.remove()
@@ -426,7 +418,7 @@ def _forward_hooks_with_kwargs(lib, show):
     h = m.register_forward_pre_hook(single)
     show(m(x))
     h.remove()
-    _try(show, lambda: m.register_forward_hook(post, with_kwargs=True, always_call=True) and m(x, fail=True))
+    show_outcome(show, lambda: m.register_forward_hook(post, with_kwargs=True, always_call=True) and m(x, fail=True))
     order = []
     g = nn.modules.module.register_module_forward_hook(lambda mod, a, o: order.append(type(mod).__name__))
     try:
@@ -506,8 +498,8 @@ def _sorting_and_scans(lib, show):
     (s * torch.tensor([1.0, 10.0, 100.0])).sum().backward()
     show(xs.grad)
     show(torch.msort(torch.tensor([[2, 1], [1, 2]])), torch.sort(torch.tensor([True, False, True])))
-    _try(show, lambda: torch.topk(torch.tensor([1.0, 2.0]), 3))
-    _try(show, lambda: torch.unique_consecutive(m, dim=2))
+    show_outcome(show, lambda: torch.topk(torch.tensor([1.0, 2.0]), 3))
+    show_outcome(show, lambda: torch.unique_consecutive(m, dim=2))
 
 
 def _selection_odd_shapes(lib, show):
@@ -528,8 +520,8 @@ def _selection_odd_shapes(lib, show):
     b[mask] = torch.tensor([10.0, 20.0, 30.0, 40.0])
     b[b > 25] = 0
     show(b, torch.count_nonzero(b, dim=0), b[b.sum(1) > 10])
-    _try(show, lambda: a.masked_select(torch.tensor([True, False])))
-    _try(show, lambda: a.__setitem__(mask, torch.tensor([1.0, 2.0])))
+    show_outcome(show, lambda: a.masked_select(torch.tensor([True, False])))
+    show_outcome(show, lambda: a.__setitem__(mask, torch.tensor([1.0, 2.0])))
     x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
     torch.masked_select(x, x > 0).sum().backward()
     show(x.grad, torch.where(x > 0, x, x * 0).grad_fn.name())
@@ -563,9 +555,9 @@ def _interpolation_modes(lib, show):
          F.grid_sample(x, grid, mode="nearest", padding_mode="border", align_corners=False))
     theta = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
     show(F.affine_grid(theta, (1, 1, 2, 3), align_corners=False))
-    _try(show, lambda: F.interpolate(x, size=(2, 2), mode="bilinear", align_corners=True, scale_factor=2))
-    _try(show, lambda: F.interpolate(x, size=(2, 2), mode="nearest", align_corners=True))
-    _try(show, lambda: F.interpolate(x[0], size=(2, 2), mode="bilinear"))
+    show_outcome(show, lambda: F.interpolate(x, size=(2, 2), mode="bilinear", align_corners=True, scale_factor=2))
+    show_outcome(show, lambda: F.interpolate(x, size=(2, 2), mode="nearest", align_corners=True))
+    show_outcome(show, lambda: F.interpolate(x[0], size=(2, 2), mode="bilinear"))
     show(torch.nn.Upsample(scale_factor=2, mode="nearest")(torch.tensor([[[1.0, 2.0]]])))
 
 
@@ -610,7 +602,7 @@ def _scheduler_chains(lib, show):
                           gamma=0.9)
     cyc3.load_state_dict(sd)
     show(out, lrs(opt3, cyc3, 3), round(opt3.param_groups[0]["momentum"], 6), cyc3.last_epoch)
-    _try(show, lambda: sched.CyclicLR(fresh(cls=optim.Adam), base_lr=0.01, max_lr=0.1))
+    show_outcome(show, lambda: sched.CyclicLR(fresh(cls=optim.Adam), base_lr=0.01, max_lr=0.1))
     show(sched.CyclicLR(fresh(cls=optim.Adam), 0.01, 0.1, cycle_momentum=False).get_last_lr())
 
     opt = fresh()
@@ -622,8 +614,8 @@ def _scheduler_chains(lib, show):
         for batch in range(3):
             warm2.step(epoch + batch / 3)
     show(round(opt.param_groups[0]["lr"], 8), warm2.last_epoch)
-    _try(show, lambda: sched.CosineAnnealingWarmRestarts(fresh(), T_0=0))
-    _try(show, lambda: sched.CosineAnnealingWarmRestarts(fresh(), T_0=2, T_mult=0.5))
+    show_outcome(show, lambda: sched.CosineAnnealingWarmRestarts(fresh(), T_0=0))
+    show_outcome(show, lambda: sched.CosineAnnealingWarmRestarts(fresh(), T_0=2, T_mult=0.5))
 
     opt = fresh()
     chain = sched.ChainedScheduler([sched.MultiStepLR(opt, milestones=[2, 4], gamma=0.5),
@@ -675,8 +667,8 @@ def _swa_utils(lib, show):
         cos.step()
         out.append(round(cos.get_last_lr()[0], 8))
     show(out)
-    _try(show, lambda: swa.SWALR(opt, swa_lr=0.05, anneal_strategy="step"))
-    _try(show, lambda: swa.SWALR(opt, swa_lr=0.05, anneal_epochs=-1))
+    show_outcome(show, lambda: swa.SWALR(opt, swa_lr=0.05, anneal_strategy="step"))
+    show_outcome(show, lambda: swa.SWALR(opt, swa_lr=0.05, anneal_epochs=-1))
 
 
 def _embeddings(lib, show):
@@ -700,10 +692,10 @@ def _embeddings(lib, show):
     show(pre.weight.requires_grad, pre(torch.tensor([1, 2])), pre.padding_idx)
     show(F.embedding(torch.tensor([2]), torch.eye(3), padding_idx=-1))
     show(nn.Embedding(3, 2, padding_idx=-1).padding_idx, repr(nn.Embedding(3, 2, padding_idx=1, max_norm=2.0)))
-    _try(show, lambda: emb(torch.tensor([6])))
-    _try(show, lambda: emb(torch.tensor([1.0])))
-    _try(show, lambda: nn.Embedding(3, 2, padding_idx=3))
-    _try(show, lambda: emb(torch.tensor([-1])))
+    show_outcome(show, lambda: emb(torch.tensor([6])))
+    show_outcome(show, lambda: emb(torch.tensor([1.0])))
+    show_outcome(show, lambda: nn.Embedding(3, 2, padding_idx=3))
+    show_outcome(show, lambda: emb(torch.tensor([-1])))
 
 
 def _linear_algebra_in_models(lib, show):
@@ -741,10 +733,10 @@ def _linear_algebra_in_models(lib, show):
     show(LA.cross(torch.tensor([1.0, 0.0, 0.0]), torch.tensor([0.0, 1.0, 0.0])), LA.norm(tall, ord="fro"),
          LA.vector_norm(tall, ord=float("inf"), dim=0), LA.matrix_norm(tall[:3], ord=1))
     show(LA.det(torch.tensor([[1.0, 2.0], [2.0, 4.0]])), LA.cond(torch.tensor([[1.0, 0.0], [0.0, 2.0]])))
-    _try(show, lambda: LA.cholesky(torch.tensor([[1.0, 2.0], [2.0, 1.0]])))
-    _try(show, lambda: LA.inv(torch.tensor([[1.0, 2.0], [2.0, 4.0]])))
-    _try(show, lambda: LA.solve(torch.ones(2, 3), torch.ones(2)))
-    _try(show, lambda: LA.eigh(torch.ones(2, 3)))
+    show_outcome(show, lambda: LA.cholesky(torch.tensor([[1.0, 2.0], [2.0, 1.0]])))
+    show_outcome(show, lambda: LA.inv(torch.tensor([[1.0, 2.0], [2.0, 4.0]])))
+    show_outcome(show, lambda: LA.solve(torch.ones(2, 3), torch.ones(2)))
+    show_outcome(show, lambda: LA.eigh(torch.ones(2, 3)))
     show(LA.cholesky_ex(torch.tensor([[1.0, 2.0], [2.0, 1.0]])).info, LA.inv_ex(torch.eye(2)).info)
 
 
@@ -779,12 +771,12 @@ def _conv_variants(lib, show):
     with torch.no_grad():
         tconv.weight.copy_(torch.tensor([[[1.0, -1.0]]]))
     show(tconv(torch.tensor([[[1.0, 2.0, 3.0]]])), tconv(torch.tensor([[[1.0, 2.0, 3.0]]]), output_size=[7]))
-    _try(show, lambda: nn.Conv2d(4, 6, 3, groups=4))
-    _try(show, lambda: nn.Conv2d(4, 4, 3, stride=2, padding="same"))
-    _try(show, lambda: depthwise(torch.randn(2, 3, 9, 9, dtype=torch.float64)))
-    _try(show, lambda: nn.Conv2d(1, 1, 5)(torch.randn(1, 1, 3, 3)))
-    _try(show, lambda: nn.Conv2d(1, 1, 3)(torch.randn(1, 1, 3, 3, dtype=torch.float64)))
-    _try(show, lambda: tconv(torch.ones(1, 1, 3), output_size=[9]))
+    show_outcome(show, lambda: nn.Conv2d(4, 6, 3, groups=4))
+    show_outcome(show, lambda: nn.Conv2d(4, 4, 3, stride=2, padding="same"))
+    show_outcome(show, lambda: depthwise(torch.randn(2, 3, 9, 9, dtype=torch.float64)))
+    show_outcome(show, lambda: nn.Conv2d(1, 1, 5)(torch.randn(1, 1, 3, 3)))
+    show_outcome(show, lambda: nn.Conv2d(1, 1, 3)(torch.randn(1, 1, 3, 3, dtype=torch.float64)))
+    show_outcome(show, lambda: tconv(torch.ones(1, 1, 3), output_size=[9]))
 
 
 def _python_conversions(lib, show):
@@ -798,27 +790,27 @@ def _python_conversions(lib, show):
         show(repr(v.item()), type(v.item()).__name__, v.tolist(), str(v.dtype))
     show(int(torch.tensor(3.9)), int(torch.tensor(-3.9)), float(torch.tensor(4)), bool(torch.tensor(0.0)))
     show(torch.tensor([[1, 2], [3, 4]]).tolist(), torch.tensor([]).tolist(), torch.tensor([1.5, 2.0]).tolist())
-    _try(show, lambda: bool(torch.tensor([1, 2])))
-    _try(show, lambda: float(torch.tensor([1.0, 2.0])))
-    _try(show, lambda: int(torch.tensor(1 + 1j)))
-    _try(show, lambda: torch.tensor([1.0, 2.0]).item())
+    show_outcome(show, lambda: bool(torch.tensor([1, 2])))
+    show_outcome(show, lambda: float(torch.tensor([1.0, 2.0])))
+    show_outcome(show, lambda: int(torch.tensor(1 + 1j)))
+    show_outcome(show, lambda: torch.tensor([1.0, 2.0]).item())
     show(f"{torch.tensor(3.14159):.2f}", f"{torch.tensor(42)}", f"{torch.tensor([1.0, 2.0])}", round(torch.tensor(2.567).item(), 2))
-    _try(show, lambda: f"{torch.tensor([1.0, 2.0]):.2f}")
+    show_outcome(show, lambda: f"{torch.tensor([1.0, 2.0]):.2f}")
     show(math.sqrt(torch.tensor(16.0)), math.floor(torch.tensor(2.7)), math.isclose(torch.tensor(0.1), 0.1))
     show(3 < torch.tensor(4), torch.tensor(2) == 2, 2.0 * torch.tensor(3),  # noqa: SIM300 - the reflected compare
          2 ** torch.tensor([1, 2]), 7 // torch.tensor(2))
     show(len(torch.zeros(3, 2)), [t.tolist() for t in torch.arange(4).view(2, 2)], list(torch.tensor([1, 2])))
-    _try(show, lambda: len(torch.tensor(1.0)))
-    _try(show, lambda: iter(torch.tensor(1.0)))
+    show_outcome(show, lambda: len(torch.tensor(1.0)))
+    show_outcome(show, lambda: iter(torch.tensor(1.0)))
     i = torch.tensor(2)
     show([10, 20, 30][i], torch.zeros(i, 1).shape, torch.arange(10)[i:i + 3], range(10)[torch.tensor(3)])
-    _try(show, lambda: [10, 20, 30][torch.tensor([1])])
-    _try(show, lambda: [1, 2][torch.tensor(1.0)])
+    show_outcome(show, lambda: [10, 20, 30][torch.tensor([1])])
+    show_outcome(show, lambda: [1, 2][torch.tensor(1.0)])
     show(torch.tensor(5).__index__(), hash(torch.Size([2, 3])) == hash((2, 3)), torch.Size([2, 3]) + (4,))
     show(sum(torch.tensor([1.0, 2.0, 3.0])), max(torch.tensor([1, 5, 2])), sorted(torch.tensor([3, 1, 2])))
     show(torch.tensor(3.0) in torch.tensor([1.0, 3.0]), 5 in torch.tensor([1, 2]))
     show(divmod(7, 2), abs(torch.tensor(-2)), -torch.tensor(True) if False else ~torch.tensor(True))
-    _try(show, lambda: -torch.tensor(True))
+    show_outcome(show, lambda: -torch.tensor(True))
 
 
 def _indexed_accumulation(lib, show):
@@ -849,11 +841,11 @@ def _indexed_accumulation(lib, show):
     show(torch.zeros(3, 3).scatter_(0, torch.tensor([[0, 1, 2], [2, 0, 1]]), src),
          torch.zeros(2, 4).scatter_(1, torch.tensor([[3], [0]]), 9.0),
          torch.zeros(2, 4).scatter_reduce(1, torch.tensor([[1, 1]]), torch.ones(1, 2), reduce="sum"))
-    _try(show, lambda: torch.zeros(5).index_put_((torch.tensor([7]),), torch.tensor([1.0])))
-    _try(show, lambda: torch.zeros(5).index_add_(0, idx, torch.ones(3)))
-    _try(show, lambda: torch.bincount(torch.tensor([-1, 2])))
-    _try(show, lambda: F.one_hot(torch.tensor([1, 5]), num_classes=3))
-    _try(show, lambda: torch.zeros(3).scatter_add_(0, torch.tensor([0, 1]), torch.ones(2, dtype=torch.float64)))
+    show_outcome(show, lambda: torch.zeros(5).index_put_((torch.tensor([7]),), torch.tensor([1.0])))
+    show_outcome(show, lambda: torch.zeros(5).index_add_(0, idx, torch.ones(3)))
+    show_outcome(show, lambda: torch.bincount(torch.tensor([-1, 2])))
+    show_outcome(show, lambda: F.one_hot(torch.tensor([1, 5]), num_classes=3))
+    show_outcome(show, lambda: torch.zeros(3).scatter_add_(0, torch.tensor([0, 1]), torch.ones(2, dtype=torch.float64)))
 
 
 def _optimizer_options(lib, show):
@@ -882,26 +874,26 @@ def _optimizer_options(lib, show):
     show(run(lambda ps: optim.RAdam(ps, lr=0.1, weight_decay=0.1, decoupled_weight_decay=True), steps=7))
     show(run(lambda ps: optim.Adamax(ps, lr=0.1)), run(lambda ps: optim.Adagrad(ps, lr=0.5, lr_decay=0.1)))
     show(run(lambda ps: optim.RMSprop(ps, lr=0.01, centered=True, momentum=0.5, maximize=True)))
-    _try(show, lambda: optim.SGD([nn.Parameter(torch.zeros(1))], lr=0.1, nesterov=True))
-    _try(show, lambda: optim.SGD([nn.Parameter(torch.zeros(1))], lr=0.1, momentum=0.9, dampening=0.1,
+    show_outcome(show, lambda: optim.SGD([nn.Parameter(torch.zeros(1))], lr=0.1, nesterov=True))
+    show_outcome(show, lambda: optim.SGD([nn.Parameter(torch.zeros(1))], lr=0.1, momentum=0.9, dampening=0.1,
                                  nesterov=True))
-    _try(show, lambda: optim.Adam([nn.Parameter(torch.zeros(1))], lr=-1))
-    _try(show, lambda: optim.Adam([nn.Parameter(torch.zeros(1))], betas=(1.0, 0.9)))
-    _try(show, lambda: optim.Adam([]))
-    _try(show, lambda: optim.Adam(torch.zeros(2, requires_grad=True)))
+    show_outcome(show, lambda: optim.Adam([nn.Parameter(torch.zeros(1))], lr=-1))
+    show_outcome(show, lambda: optim.Adam([nn.Parameter(torch.zeros(1))], betas=(1.0, 0.9)))
+    show_outcome(show, lambda: optim.Adam([]))
+    show_outcome(show, lambda: optim.Adam(torch.zeros(2, requires_grad=True)))
     a, b = nn.Parameter(torch.ones(2)), nn.Parameter(torch.ones(2))
     opt = optim.Adam([a], lr=0.1, betas=(0.8, 0.9))
     opt.add_param_group({"params": b, "lr": 0.01})
     show(opt.param_groups[1]["betas"], opt.param_groups[1]["lr"], len(opt.param_groups))
-    _try(show, lambda: opt.add_param_group({"params": [a]}))
-    _try(show, lambda: opt.add_param_group({"params": [nn.Parameter(torch.ones(1))], "bogus": 1}))
+    show_outcome(show, lambda: opt.add_param_group({"params": [a]}))
+    show_outcome(show, lambda: opt.add_param_group({"params": [nn.Parameter(torch.ones(1))], "bogus": 1}))
     (a.sum() + 2 * b.sum()).backward()
     opt.step()
     sd = opt.state_dict()
     show(sd["param_groups"], sorted(sd["state"][1]))
     fresh = optim.Adam([nn.Parameter(torch.ones(2))], lr=0.1)
-    _try(show, lambda: fresh.load_state_dict(sd))
-    _try(show, lambda: optim.SGD([a, a], lr=0.1))
+    show_outcome(show, lambda: fresh.load_state_dict(sd))
+    show_outcome(show, lambda: optim.SGD([a, a], lr=0.1))
     show(repr(opt))
 
 
@@ -941,11 +933,11 @@ def _recurrent_cells_by_hand(lib, show):
     lstm = nn.LSTM(3, 4)
     out, (hn, cn) = lstm(torch.randn(5, 3), (torch.zeros(1, 4), torch.zeros(1, 4)))
     show(out.shape, hn.shape, cn.shape)
-    _try(show, lambda: lstm(torch.randn(5, 2, 3), (torch.zeros(1, 2, 5), torch.zeros(1, 2, 4))))
-    _try(show, lambda: lstm(torch.randn(5, 3), (torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))))
-    _try(show, lambda: cell(torch.randn(2, 3), torch.zeros(3, 4)))
-    _try(show, lambda: gru(torch.randn(5, 2, 3), torch.zeros(2, 2, 4)))
-    _try(show, lambda: nn.GRU(3, 4, num_layers=1, dropout=0.5))
+    show_outcome(show, lambda: lstm(torch.randn(5, 2, 3), (torch.zeros(1, 2, 5), torch.zeros(1, 2, 4))))
+    show_outcome(show, lambda: lstm(torch.randn(5, 3), (torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))))
+    show_outcome(show, lambda: cell(torch.randn(2, 3), torch.zeros(3, 4)))
+    show_outcome(show, lambda: gru(torch.randn(5, 2, 3), torch.zeros(2, 2, 4)))
+    show_outcome(show, lambda: nn.GRU(3, 4, num_layers=1, dropout=0.5))
     show(repr(nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True, dropout=0.1)), repr(cell))
 
 
@@ -969,7 +961,7 @@ def _mixed_precision_scaffolding(lib, show):
         scaler.step(opt)
         scaler.update()
         show(step, scaler.get_scale(), norm, model.bias.detach().clone())  # (a copy: the next steps write it)
-    _try(show, lambda: scaler.unscale_(opt) or scaler.unscale_(opt))
+    show_outcome(show, lambda: scaler.unscale_(opt) or scaler.unscale_(opt))
     restored = torch.amp.GradScaler("cpu")
     restored.load_state_dict(scaler.state_dict())
     show(sorted(scaler.state_dict().items()), restored.get_scale(), restored._get_growth_tracker())
@@ -985,7 +977,7 @@ def _mixed_precision_scaffolding(lib, show):
     show(predict(torch.ones(2, 3)), predict.__name__)
     disabled = torch.amp.GradScaler("cpu", enabled=False)
     show(disabled.scale(torch.tensor(3.0)), disabled.state_dict(), disabled.is_enabled())
-    _try(show, lambda: torch.amp.GradScaler("cpu").load_state_dict({}))
+    show_outcome(show, lambda: torch.amp.GradScaler("cpu").load_state_dict({}))
 
 
 def _graph_hooks(lib, show):
@@ -1014,7 +1006,7 @@ def _graph_hooks(lib, show):
     z = torch.ones(3, requires_grad=True)
     w = z * 2
     w.register_hook(lambda g: torch.ones(2))
-    _try(show, lambda: w.sum().backward())
+    show_outcome(show, lambda: w.sum().backward())
     torch.manual_seed(161)
     model = nn.Linear(2, 1)
     updates = []
@@ -1087,7 +1079,7 @@ def _legacy_reparametrizations(lib, show):
     P.remove_parametrizations(layer, "weight", leave_parametrized=True)
     P.remove_parametrizations(layer, "bias", leave_parametrized=False)
     show(list(layer.state_dict()), layer.bias, torch.equal(layer.weight, layer.weight.T))
-    _try(show, lambda: P.remove_parametrizations(layer, "weight"))
+    show_outcome(show, lambda: P.remove_parametrizations(layer, "weight"))
     pruned = nn.Linear(4, 2)
     prune.l1_unstructured(pruned, "weight", amount=0.5)
     prune.random_unstructured(pruned, "bias", amount=1)

@@ -21,15 +21,7 @@ import io
 import math
 
 import pytest
-from _tutorial_lib import assert_same_transcript
-
-
-def _try(show, f):
-    """Show what ``f()`` returns, or the error it raises."""
-    try:
-        show("ok", f())
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        show(type(e).__name__, e)
+from _tutorial_lib import assert_same_transcript, show_outcome
 
 
 def _char_lstm_language_model(lib, show):
@@ -398,9 +390,9 @@ def _buffers_and_checkpoints(lib, show):
     state = model.state_dict()
     state["extra"] = torch.zeros(1)
     del state["fc.bias"]
-    _try(show, lambda: model2.load_state_dict(state))
+    show_outcome(show, lambda: model2.load_state_dict(state))
     show(model2.load_state_dict(state, strict=False))
-    _try(show, lambda: model2.load_state_dict({"fc.weight": torch.zeros(3, 3)}, strict=False))
+    show_outcome(show, lambda: model2.load_state_dict({"fc.weight": torch.zeros(3, 3)}, strict=False))
 
 
 def _weight_norm_and_spectral_norm(lib, show):
@@ -457,7 +449,7 @@ def _parameter_groups(lib, show):
     extra = nn.Parameter(torch.randn(2))
     opt.add_param_group({"params": [extra], "lr": 1.0, "betas": (0.0, 0.5)})
     show(opt.param_groups[2]["weight_decay"], opt.param_groups[2]["betas"], len(opt.param_groups))
-    _try(show, lambda: opt.add_param_group({"params": [extra]}))
+    show_outcome(show, lambda: opt.add_param_group({"params": [extra]}))
     state = opt.state_dict()
     show(state["param_groups"])
     opt2 = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
@@ -468,7 +460,7 @@ def _parameter_groups(lib, show):
     extra.sum().backward()
     opt2.step()
     show(extra)
-    _try(show, lambda: opt2.load_state_dict(torch.optim.SGD(model.parameters(), lr=1).state_dict()))
+    show_outcome(show, lambda: opt2.load_state_dict(torch.optim.SGD(model.parameters(), lr=1).state_dict()))
 
 
 def _einsum_attention_and_cumulative_ops(lib, show):
@@ -501,7 +493,7 @@ def _einsum_attention_and_cumulative_ops(lib, show):
     total.backward()
     show(indices, total, y.grad)
     show(torch.einsum("ii->i", torch.arange(9.).view(3, 3)), torch.einsum("i,j->ij", torch.arange(2.), y[0].detach()))
-    _try(show, lambda: torch.einsum("ij,jk->ik", torch.ones(2, 3), torch.ones(2, 3)))
+    show_outcome(show, lambda: torch.einsum("ij,jk->ik", torch.ones(2, 3), torch.ones(2, 3)))
 
 
 def _seeded_randomness(lib, show):
@@ -632,7 +624,7 @@ def _greedy_and_sampled_decoding(lib, show):
         remove[:, 0] = False
         filtered = logits.scatter(1, sorted_idx, sorted_logits.masked_fill(remove, float("-inf")))
         show(filtered, torch.multinomial(filtered.softmax(-1), 2), tokens.is_inference())
-    _try(show, lambda: tokens.add_(1))
+    show_outcome(show, lambda: tokens.add_(1))
 
 
 def _wgan_gradient_penalty(lib, show):
@@ -652,7 +644,7 @@ def _wgan_gradient_penalty(lib, show):
         loss.backward()
         opt.step()
         show(step, penalty, loss, grads.grad_fn.name(), critic[2].weight.grad[0, :4])
-    _try(show, lambda: torch.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)[0].sum().backward()
+    show_outcome(show, lambda: torch.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)[0].sum().backward()
          or mixed.grad)
 
 
@@ -683,7 +675,7 @@ def _packed_sequence_classifier(lib, show):
     show(lstm.weight_ih_l0_reverse.grad[:2], packed.unsorted_indices, (unpacked[1, 2:] == 0).all())
     packed_seqs = rnn_utils.pack_sequence(seqs, enforce_sorted=False)
     show(packed_seqs.batch_sizes, rnn_utils.unpack_sequence(packed_seqs)[2])
-    _try(show, lambda: rnn_utils.pack_sequence(seqs))
+    show_outcome(show, lambda: rnn_utils.pack_sequence(seqs))
 
 
 def _straight_through_quantiser(lib, show):
@@ -715,12 +707,12 @@ def _straight_through_quantiser(lib, show):
     loss.backward()
     show(q, code, q.grad_fn.name(), code.requires_grad, model[0].weight.grad)
     x64 = torch.randn(3, dtype=torch.float64, requires_grad=True)
-    _try(show, lambda: torch.autograd.gradcheck(lambda t: RoundST.apply(t, 1e6)[0], (x64,), atol=1e-4))
+    show_outcome(show, lambda: torch.autograd.gradcheck(lambda t: RoundST.apply(t, 1e6)[0], (x64,), atol=1e-4))
     inside = (x64.detach() * 0.3).requires_grad_()
     show(torch.autograd.gradcheck(lambda t: RoundST.apply(t, 1e6)[0], (inside,), atol=1e-4))
     y, _ = RoundST.apply(x64, 2.0)
     g, = torch.autograd.grad(y.sum(), x64, create_graph=True)
-    _try(show, lambda: g.sum().backward())
+    show_outcome(show, lambda: g.sum().backward())
 
 
 PROGRAMS = [_char_lstm_language_model, _gru_accumulation_plateau, _transformer_classifier_with_padding, _vae,
