@@ -1,9 +1,12 @@
 """``torch.save`` / ``torch.load``: checkpoints of tensors, parameters, state dicts and plain containers.
 
-The file is tracegrad's own format (described above ``_MAGIC``): a pickle of everything but the tensors'
+``save`` writes tracegrad's own format (described above ``_MAGIC``): a pickle of everything but the tensors'
 storages, which follow it as raw bytes, so a file is about the size of its data, as torch's zip archive is.
-PyTorch's archive is not reproduced, so neither library reads the other's files. What PyTorch users rely on is
-kept:
+``load`` reads it, and PyTorch's files too, without torch (``_torch_archive.py``): its zip archive (what
+``torch.save`` writes) and its legacy format (``_use_new_zipfile_serialization=False``), with their dtypes that
+tracegrad has (bfloat16, float8... are refused with a clear error), strides, offsets, shared storages,
+parameters, attributes and containers; torch's conjugate and negative bits are applied (such a tensor loads as a
+copy). What PyTorch users rely on is kept:
 
 - ``load`` defaults to ``weights_only=True``, as PyTorch does since 2.6: unpickling may only rebuild tensors,
   parameters, dtypes, devices, sizes, the builtin containers and the builtins torch allows (sets, complex
@@ -17,7 +20,12 @@ kept:
 - storage sharing is kept: tensors viewing one storage load as views of one storage, with their strides
   (channels-last, transposed), offsets (empty views' too) and the whole storage; views of one storage as
   different dtypes are refused, as torch refuses them.
-- ``mmap=True`` (a path only, as in torch) maps the file copy-on-write: the storages are not read until used.
+- ``mmap=True`` (a path only, as in torch) maps the file copy-on-write: the storages are not read until used
+  (tracegrad's files and torch's zip archives; torch's legacy files are refused, as torch refuses them).
+- ``weights_only`` judges torch's files as torch does: its rebuild functions, dtypes, storage classes and the
+  rest of its allowlist pass (answered by tracegrad's equivalents); anything else is refused in torch's words.
+  With ``weights_only=False`` a torch global is answered by tracegrad's of the same name (a saved
+  ``torch.nn.Linear`` loads as ``tracegrad.nn.Linear``).
 - files written by older tracegrad (one pickle, NumPy's arrays in it) still load.
 """
 
@@ -528,7 +536,8 @@ def save(obj: object, f, pickle_module: Any = pickle, pickle_protocol: int = DEF
 
 def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args: Any) -> Any:
-    """Read what ``save`` wrote (or tracegrad's older single-pickle files). ``map_location``, as torch reads it: a
+    """Read what ``save`` wrote (or tracegrad's older single-pickle files, or PyTorch's checkpoints: its zip archive
+    and its legacy format). ``map_location``, as torch reads it: a
     device (or its name), a dict from saved locations to devices, or a function of a storage and its saved
     location (see ``_placed``); CUDA needs CuPy and a GPU."""
     if weights_only is None:
@@ -541,11 +550,14 @@ def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only
     with _opened(f, "rb") as handle:
         # (the header and the pickle are read from the stream; with mmap, the storages come from a map of the file)
         start = _read_start(handle, len(_MAGIC))
-        if start != _MAGIC and mmap:
-            named = f"{f}, " if isinstance(f, str) else ""  # (torch names a str path only)
-            raise RuntimeError(f"mmap can only be used with files saved with `torch.save({named}"
-                               "_use_new_zipfile_serialization=True), please torch.save your checkpoint with this "
-                               "option in order to use mmap.")
+        if start.startswith(_PICKLE_PROTOCOL_2_OR_LATER):  # (torch's legacy files: a pickled number, maybe framed)
+            start += _read_start(handle, _SNIFFED - len(start))
+        torch_format = _torch_format(start)
+        if start != _MAGIC and mmap and torch_format != "zip":
+            raise _mmap_refused(f if isinstance(f, str) else None)
+        if torch_format is not None:
+            return _load_torch_format(torch_format, handle, start, map_location, weights_only, pickle_module, mmap,
+                                      pickle_load_args)
         if start != _MAGIC and start and _MAGIC.startswith(start):  # (cut off within the header)
             raise _truncated(len(_MAGIC) + _HEADER.size - len(start))
         if start != _MAGIC:
@@ -567,6 +579,41 @@ def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only
         result = unpickler.load()
         storages.finish()
         return result
+
+
+_PICKLE_PROTOCOL_2_OR_LATER = b"\x80"
+_SNIFFED = 32  # (bytes enough to see torch's legacy magic number after a protocol 4 frame header)
+
+
+def _torch_archive() -> Any:
+    from . import _torch_archive as module  # (it builds on this module's reader)
+
+    return module
+
+
+def _torch_format(start: bytes) -> str | None:
+    """Which of PyTorch's formats a file starting with ``start`` is in: "zip" (its archive), "legacy" (the
+    pickles of ``_use_new_zipfile_serialization=False``) or None (tracegrad's own)."""
+    if start.startswith(_torch_archive().ZIP_MAGIC):
+        return "zip"
+    return "legacy" if _torch_archive().LEGACY_MAGIC in start else None
+
+
+def _load_torch_format(torch_format: str, handle: Any, start: bytes, map_location: Any, weights_only: bool,
+                       pickle_module: Any, mmap: bool | None, pickle_load_args: dict) -> Any:
+    """``load`` of a file PyTorch wrote (``handle`` past its first bytes, ``start``)."""
+    unpickler_base = None if weights_only else (pickle_module or pickle).Unpickler
+    if torch_format == "zip":
+        archive = _torch_archive().seekable_archive(handle, start)
+        return _torch_archive().load_archive(archive, map_location, unpickler_base, bool(mmap), pickle_load_args)
+    return _torch_archive().load_legacy(_rewound(handle, start), map_location, unpickler_base, pickle_load_args)
+
+
+def _mmap_refused(path: str | None) -> RuntimeError:
+    named = f"{path}, " if path is not None else ""  # (torch names a str path only)
+    return RuntimeError(f"mmap can only be used with files saved with `torch.save({named}"
+                        "_use_new_zipfile_serialization=True), please torch.save your checkpoint with this "
+                        "option in order to use mmap.")
 
 
 def _mapped(handle: Any) -> Any:
