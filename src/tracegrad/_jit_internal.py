@@ -134,11 +134,16 @@ def _is_placeholder_body(statement: ast.stmt) -> bool:
 
 def _check_overload_body(func: Callable) -> None:
     try:
-        source = "".join(inspect.getsourcelines(func)[0])
+        lines, first_line = inspect.getsourcelines(func)
     except OSError:  # (no source to read: torch only warns)
         warnings.warn(f"Unable to retrieve source for @torch.jit._overload function: {func}.", stacklevel=2)
         return
-    body = ast.parse(textwrap.dedent(source)).body[0].body
+    source = "".join(lines)
+    module = ast.parse(textwrap.dedent(source))
+    # a lambda's lines are the statement around it, an ``async def`` is no declaration TorchScript reads
+    if len(module.body) != 1 or not isinstance(module.body[0], ast.FunctionDef):
+        raise RuntimeError(f"Expected a single top-level function: {inspect.getsourcefile(func)}:{first_line}")
+    body = module.body[0].body
     if len(body) != 1 or not _is_placeholder_body(body[0]):
         raise RuntimeError("Only `pass` statement or `...` can be the body of overload declaration:\n"
                            + "\n".join(source.split("\n")[:3]) + " <- Expecting `pass` or `...` here!\n"

@@ -51,13 +51,16 @@ def assume_constant_result(fn: Callable) -> Callable:
 
 
 def _innermost(fn: Callable) -> Callable:
-    """The function behind ``disable``'s wrappers, which is the one wrapped again."""
-    while hasattr(fn, "_torchdynamo_orig_callable"):
+    """The function behind ``disable``'s wrappers, which is the one wrapped again. Only a wrapper whose
+    ``_torchdynamo_wrapper_id`` is its own id is unwrapped, as in torch: a bound method of one reads the wrapper's
+    marks through ``__func__`` (unwrapping would drop ``self``), and ``functools.wraps`` copies them onto another
+    function (unwrapping would drop that function)."""
+    while hasattr(fn, "_torchdynamo_orig_callable") and getattr(fn, "_torchdynamo_wrapper_id", None) == id(fn):
         fn = fn._torchdynamo_orig_callable
     return fn
 
 
-def _disabled(fn: Any, reason: str | None) -> Any:
+def _disabled(fn: Any, reason: str | None, recursive: bool) -> Any:
     fn = _innermost(fn)
     if not callable(fn):
         raise AssertionError("fn must be callable")
@@ -73,9 +76,12 @@ def _disabled(fn: Any, reason: str | None) -> Any:
     def call_eagerly(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
 
+    # torch's marks, which code that inspects a disabled function reads
     call_eagerly._torchdynamo_disable = True
     call_eagerly._torchdynamo_disable_msg = reason
     call_eagerly._torchdynamo_orig_callable = fn
+    call_eagerly._torchdynamo_disable_recursive = recursive
+    call_eagerly._torchdynamo_wrapper_id = id(call_eagerly)
     return call_eagerly
 
 
@@ -88,7 +94,7 @@ class _DisableDecorator:
     def __call__(self, fn: Any) -> Any:
         if not callable(fn):
             raise AssertionError(f"A callable function is expected, but {type(fn)} is provided.")
-        return _disabled(fn, self.reason)
+        return _disabled(fn, self.reason, recursive=True)
 
     def __enter__(self) -> None:
         raise RuntimeError("torch._dynamo.optimize(...) is used with a context manager. Please refer to "
@@ -102,11 +108,11 @@ class _DisableDecorator:
 def disable(fn: Any = None, recursive: bool = True, *, reason: str | None = None) -> Any:
     """``fn`` kept out of compilation (so, in tracegrad, called as it is); without ``fn``, the decorator."""
     if fn is not None:
-        return _disabled(fn, reason)
+        return _disabled(fn, reason, recursive)
     if recursive:
         return _DisableDecorator(reason)
 
     def wrap(fn: Any) -> Any:  # (torch's non-recursive decorator is a plain function)
-        return _disabled(fn, reason)
+        return _disabled(fn, reason, recursive=False)
 
     return wrap

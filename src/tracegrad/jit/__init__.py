@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -25,8 +26,11 @@ from .._jit_internal import (
     unused,
 )
 from ._no_torchscript import (
+    RecursiveScriptModule,
     ScriptFunction,
     ScriptModule,
+    TopLevelTracedModule,
+    TracedModule,
     freeze,
     interface,
     load,
@@ -38,15 +42,34 @@ from ._no_torchscript import (
     trace_module,
 )
 
-__all__ = ["Attribute", "Final", "ScriptFunction", "ScriptModule", "annotate", "export", "freeze", "ignore",
-           "interface", "is_scripting", "is_tracing", "load", "optimize_for_inference", "save", "script",
-           "script_if_tracing", "script_method", "trace", "trace_module", "unused",
-           "_drop", "_overload", "_overload_method", "_script_if_tracing"]
+__all__ = ["Attribute", "Final", "RecursiveScriptModule", "ScriptFunction", "ScriptModule", "TopLevelTracedModule",
+           "TracedModule", "TracerWarning", "annotate", "export", "freeze", "ignore", "interface", "is_scripting",
+           "is_tracing", "load", "optimize_for_inference", "save", "script", "script_if_tracing", "script_method",
+           "trace", "trace_module", "unused", "_drop", "_overload", "_overload_method", "_script_if_tracing",
+           "_unwrap_optional"]
 
 _T = TypeVar("_T")
 
 # torch's, with TorchScript enabled (its default): what a module's __init__ stores is the named tuple itself
 Attribute = collections.namedtuple("Attribute", ["value", "type"])
+
+
+class TracerWarning(Warning):
+    """torch's warning for code that a trace would not record faithfully. tracegrad never traces, so nothing
+    issues it; libraries name it to filter or issue it themselves (``filterwarnings(..., category=TracerWarning)``).
+    """
+
+    @staticmethod
+    def ignore_lib_warnings() -> None:
+        """Silence it from the library's own modules but its jit, as torch does (for ``tracegrad`` modules)."""
+        warnings.filterwarnings("ignore", category=TracerWarning, module="tracegrad.(?!jit)")
+
+
+def _unwrap_optional(x: _T | None) -> _T:
+    """``x``, which must not be None (TorchScript's refinement of an Optional, eagerly a check)."""
+    if x is None:
+        raise AssertionError("Unwrapping null optional")
+    return x
 
 
 def annotate(the_type: Any, the_value: _T) -> _T:

@@ -2,8 +2,10 @@
 one clear message rather than pretending (a "scripted" function that is the Python function would differ from
 torch's in type, attributes, errors and saved files).
 
-``ScriptModule`` and ``ScriptFunction`` exist so that library checks such as ``isinstance(m, torch.jit.ScriptModule)``
-run (and are False, as no tracegrad object is scripted); making one refuses like ``script``.
+``ScriptModule``, ``ScriptFunction`` and the module classes scripting and tracing make (``RecursiveScriptModule``,
+``TracedModule``, ``TopLevelTracedModule``: torch's hierarchy) exist so that library checks such as
+``isinstance(m, torch.jit.ScriptModule)`` run (and are False, as no tracegrad object is scripted); making one
+refuses like ``script``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any, NoReturn
 from ..nn.modules.module import Module
 
 __all__ = ["script", "trace", "trace_module", "script_method", "interface", "load", "save", "freeze",
-           "optimize_for_inference", "ScriptModule", "ScriptFunction"]
+           "optimize_for_inference", "RecursiveScriptModule", "ScriptFunction", "ScriptModule", "TopLevelTracedModule",
+           "TracedModule"]
 
 
 def no_torchscript_error(name: str) -> NotImplementedError:
@@ -49,6 +52,18 @@ class ScriptModule(Module):
 
     def __new__(cls, *args: Any, **kwargs: Any) -> NoReturn:
         raise no_torchscript_error("ScriptModule")
+
+
+class RecursiveScriptModule(ScriptModule):
+    """What ``torch.jit.script`` makes of a module: never made in tracegrad."""
+
+
+class TracedModule(ScriptModule):
+    """What ``torch.jit.trace`` makes of a module: never made in tracegrad."""
+
+
+class TopLevelTracedModule(TracedModule):
+    """The outermost traced module: never made in tracegrad."""
 
 
 class ScriptFunction:

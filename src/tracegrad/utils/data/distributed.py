@@ -7,16 +7,13 @@ from collections.abc import Iterator
 from typing import TypeVar
 
 from ... import Generator, randperm
+from ...distributed import NO_PROCESS_GROUP
 from .dataset import Dataset
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
 
 _T_co = TypeVar("_T_co", covariant=True)
-
-# tracegrad has no process groups, so asking for the world size or rank fails as in PyTorch before
-# init_process_group
-_NO_PROCESS_GROUP = "Default process group has not been initialized, please make sure to call init_process_group."
 
 
 class DistributedSampler(Sampler[_T_co]):
@@ -27,7 +24,9 @@ class DistributedSampler(Sampler[_T_co]):
     def __init__(self, dataset: Dataset, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
-            raise ValueError(_NO_PROCESS_GROUP)
+            # tracegrad has no process group to ask for the world size or rank: torch's error before
+            # init_process_group
+            raise ValueError(NO_PROCESS_GROUP)
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset = dataset
