@@ -15,12 +15,15 @@ weights-only unpickler allows (that tracegrad has), and refuses everything else 
 from __future__ import annotations
 
 import _compat_pickle
+import contextlib
+import contextvars
 import functools
 import importlib
 import io
 import pickle
 import struct
 import zipfile
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -107,6 +110,12 @@ def _tensor_over(storage: Any, dtype: Any, storage_offset: int, size: Any, strid
     return _rebuild(_with_bits(array, metadata), bool(requires_grad), None, None)
 
 
+# A legacy file's storages are filled only after its pickle (they follow it): while one loads, the copies that
+# torch's bits call for are made empty and listed here, to be computed once the storages hold their bytes.
+_unfilled_bit_copies: contextvars.ContextVar[list | None] = contextvars.ContextVar("_unfilled_bit_copies",
+                                                                                   default=None)
+
+
 def _with_bits(array: Any, metadata: Any) -> Any:
     """torch's lazy conjugate and negative bits (``metadata``), applied: tracegrad has no such bits, so such a
     tensor loads as a copy holding the values torch shows (it no longer shares its storage)."""
@@ -114,11 +123,34 @@ def _with_bits(array: Any, metadata: Any) -> Any:
         return array
     if not isinstance(metadata, dict):
         raise pickle.UnpicklingError("a tensor's metadata must be a dict")
-    if metadata.get("conj"):
+    conj, neg = bool(metadata.get("conj")), bool(metadata.get("neg"))
+    if not (conj or neg):
+        return array
+    pending = _unfilled_bit_copies.get()
+    if pending is None:
+        return _bits_applied(array, conj, neg)
+    copy = np.empty_like(array)
+    pending.append((copy, array, conj, neg))
+    return copy
+
+
+def _bits_applied(array: Any, conj: bool, neg: bool) -> Any:
+    if conj:
         array = array.conj()
-    if metadata.get("neg"):
-        array = -array
-    return array
+    return -array if neg else array
+
+
+@contextlib.contextmanager
+def _bit_copies_after_filling() -> Iterator[None]:
+    """Within: torch's bits are applied when the block ends (after a legacy file's storages are filled)."""
+    pending: list = []
+    token = _unfilled_bit_copies.set(pending)
+    try:
+        yield
+    finally:
+        _unfilled_bit_copies.reset(token)
+    for copy, array, conj, neg in pending:
+        copy[...] = _bits_applied(array, conj, neg)
 
 
 def _rebuild_tensor(storage: Any, storage_offset: int, size: Any, stride: Any) -> Tensor:
@@ -271,13 +303,19 @@ def _full_unpickler(base: type) -> type:
 
 
 def _tracegrad_global(module: str, name: str) -> Any:
-    try:
-        found = importlib.import_module("tracegrad" + module.removeprefix("torch"))
-        for part in name.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError):
-        raise pickle.UnpicklingError(f"tracegrad has no {module}.{name}, which this checkpoint needs") from None
-    return found
+    """torch's ``module.name`` as tracegrad names it: in the same module, else in the nearest package above it
+    that has it (tracegrad lays some modules out otherwise: ``torch.nn.modules.batchnorm.BatchNorm2d`` is
+    ``tracegrad.nn.modules.normalization``'s, exported by ``tracegrad.nn.modules``)."""
+    parts = ("tracegrad" + module.removeprefix("torch")).split(".")
+    for end in range(len(parts), 1, -1):  # (not tracegrad itself: torch.nn's classes are not top-level names)
+        try:
+            found = importlib.import_module(".".join(parts[:end]))
+            for part in name.split("."):
+                found = getattr(found, part)
+        except (ImportError, AttributeError):
+            continue
+        return found
+    raise pickle.UnpicklingError(f"tracegrad has no {module}.{name}, which this checkpoint needs")
 
 
 # ---- the archive ------------------------------------------------------------------------------------------------
@@ -355,6 +393,35 @@ def _typed(memory: np.ndarray, dtype: Any) -> TypedStorage:
     return TypedStorage(UntypedStorage._of(memory), dtype or _dtypes.uint8)
 
 
+_MINIZ_ADVICE = (". This is an internal miniz error. If you are seeing this error, there is a high likelihood that "
+                 "your checkpoint file is corrupted. This can happen if the checkpoint was not saved properly, was "
+                 "transferred incorrectly, or the file was modified after saving.")
+_END_RECORD_SIZE = 22  # (a zip file's end of central directory record, without a comment)
+
+
+def _zip_error(what: str) -> RuntimeError:
+    """torch's error for an archive its zip reader (miniz) cannot read."""
+    return RuntimeError(f"PytorchStreamReader failed reading zip archive: {what}{_MINIZ_ADVICE}")
+
+
+def _opened_archive(handle: Any) -> zipfile.ZipFile:
+    """The zip archive starting at ``handle``'s position. Python's zipfile finds an archive by its end record,
+    the last one in the file: where that archive starts later (another checkpoint written after this one in
+    the stream), this one is refused, as torch's reader refuses it, rather than the later one read."""
+    origin = handle.tell()
+    try:
+        archive = zipfile.ZipFile(handle)
+    except zipfile.BadZipFile:
+        size = handle.seek(0, io.SEEK_END) - origin
+        raise _zip_error("not a ZIP archive" if size < _END_RECORD_SIZE else "failed finding central directory") \
+            from None
+    entries = archive.infolist()
+    if not entries or min(entry.header_offset for entry in entries) != origin:
+        archive.close()
+        raise _zip_error("invalid header or archive is corrupted")
+    return archive
+
+
 def _record_prefix(archive: zipfile.ZipFile) -> str:
     """The folder the archive's records lie in (torch names it after the file: ``archive/``)."""
     names = archive.namelist()
@@ -381,7 +448,7 @@ def load_archive(handle: Any, map_location: Any, unpickler_base: type | None, mm
     """What ``torch.save`` wrote to the zip archive ``handle`` (seekable, at its start); ``unpickler_base`` None
     for a weights-only load."""
     mapped = _serialization._mapped(handle) if mmap else None
-    with zipfile.ZipFile(handle) as archive:
+    with _opened_archive(handle) as archive:
         prefix = _record_prefix(archive)
         storages = _ArchiveStorages(archive, prefix, mapped, map_location)
         unpickler_class = _ArchiveWeightsUnpickler if unpickler_base is None else _full_unpickler(unpickler_base)
@@ -464,6 +531,7 @@ def load_legacy(stream: Any, map_location: Any, unpickler_base: type | None, pic
     unpickler_class = _ArchiveWeightsUnpickler if unpickler_base is None else _full_unpickler(unpickler_base)
     unpickler = unpickler_class(stream, **pickle_load_args)
     unpickler.persistent_load = storages.persistent_load
-    result = unpickler.load()
-    storages.fill(stream, header(stream).load(), little_endian)
+    with _bit_copies_after_filling():
+        result = unpickler.load()
+        storages.fill(stream, header(stream).load(), little_endian)
     return result
