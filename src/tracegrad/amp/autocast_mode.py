@@ -11,18 +11,31 @@ from typing import Any
 
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
                  "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+# the device types with an autocast dispatch key: torch's autocast is available for these (and only these have an
+# enabled flag)
+WITH_DISPATCH_KEY = ("cpu", "cuda", "xpu", "ipu", "hpu", "xla", "privateuseone", "mps", "mtia", "maia")
+# (torch's words, with their double space, as no backend module is registered under the name "privateuseone")
+_PRIVATEUSE1_MESSAGE = (
+    "Tried to use AMP with the `privateuseone` backend, but the backend has not registered a module or  the module "
+    "miss some necessary funcs. The backend should register a module by `torch._register_device_module`, and the "
+    "module must have these funcs: \n`get_amp_supported_dtype() -> List[torch.dtype]`. \n"
+)
 
 
 def is_autocast_available(device_type: str) -> bool:
     if device_type not in _DEVICE_TYPES:
         raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
                            f"{device_type}")
-    return device_type in ("cpu", "cuda", "mps")
+    return device_type in WITH_DISPATCH_KEY
 
 
 def _is_low_precision(dtype: Any) -> bool:
-    """Whether ``dtype`` is one autocast runs in (float16, bfloat16: the second is a name only, tracegrad has none)."""
-    return str(dtype).rsplit(".", 1)[-1] in ("float16", "bfloat16")
+    """Whether ``dtype`` is one autocast runs in: float16, or bfloat16 (a default's name only, tracegrad has none;
+    a dtype's name given as a string is no dtype, as torch's ``in [torch.bfloat16, torch.float16]`` finds)."""
+    from ..backend.dtypes import float16
+    from .autocast_state import BF16
+
+    return dtype is float16 or dtype is BF16
 
 
 def _unsupported_dtype_message(device_type: str) -> str:
@@ -39,8 +52,12 @@ class autocast:  # noqa: N801 - PyTorch's name
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         if not is_autocast_available(device_type):
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
+        if device_type == "privateuseone":
+            raise AssertionError(_PRIVATEUSE1_MESSAGE)
+        from .autocast_state import default_fast_dtype
+
         self.device = device_type
-        self.fast_dtype = dtype
+        self.fast_dtype = default_fast_dtype(device_type) if dtype is None else dtype
         self._cache_enabled = cache_enabled
         if enabled and device_type == "cuda":
             from .. import cuda
@@ -48,15 +65,16 @@ class autocast:  # noqa: N801 - PyTorch's name
             if not cuda.is_available():
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
                 enabled = False
-        if enabled and device_type != "cuda" and dtype is not None and not _is_low_precision(dtype):
+        elif enabled and not _is_low_precision(self.fast_dtype):
             warnings.warn(_unsupported_dtype_message(device_type), stacklevel=2)
             enabled = False
-        if enabled:
+        if enabled and device_type in ("cpu", "cuda"):
+            # (another device type holds no tracegrad tensor: its flag is recorded, as torch records it)
             raise NotImplementedError(
                 f"tracegrad has no bfloat16 and no low-precision autocast yet: autocast('{device_type}') can only "
                 "be used with enabled=False (a no-op)."
             )
-        self._enabled = False
+        self._enabled = enabled
 
     def __enter__(self) -> autocast:
         from .autocast_state import enter_autocast  # (imports this module)

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..backend.dtypes import dtype as _dtype
 from ..backend.dtypes import float16
-from .autocast_mode import is_autocast_available
+from .autocast_mode import WITH_DISPATCH_KEY, is_autocast_available
 
 __all__ = [
     "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
@@ -30,14 +30,12 @@ __all__ = [
     "autocast_increment_nesting", "autocast_decrement_nesting",
 ]
 
-_BF16 = "bfloat16"  # a default tracegrad cannot represent
+BF16 = "bfloat16"  # a default tracegrad cannot represent
 # torch's default fast dtypes (ATen's autocast_mode.cpp); device types missing here have none
 _DEFAULT_DTYPES: dict[str, Any] = {
-    "cpu": _BF16, "cuda": float16, "ipu": float16, "xpu": float16, "hip": float16, "maia": _BF16,
-    "xla": _BF16, "mps": float16, "hpu": _BF16, "mtia": float16, "privateuseone": float16,
+    "cpu": BF16, "cuda": float16, "ipu": float16, "xpu": float16, "hip": float16, "maia": BF16,
+    "xla": BF16, "mps": float16, "hpu": BF16, "mtia": float16, "privateuseone": float16,
 }
-# device types with an autocast dispatch key: the only ones whose enabled flag exists
-_WITH_DISPATCH_KEY = ("cpu", "cuda", "xpu", "ipu", "hpu", "xla", "privateuseone", "mps", "mtia", "maia")
 
 _enabled: dict[str, bool] = {}
 _fast_dtypes: dict[str, Any] = dict(_DEFAULT_DTYPES)
@@ -54,7 +52,7 @@ def _check_device_type(fn: str, device_type: Any, position: int = 1) -> str:
 
 
 def _check_dispatch_key(device_type: str) -> None:
-    if device_type not in _WITH_DISPATCH_KEY:
+    if device_type not in WITH_DISPATCH_KEY:
         raise RuntimeError("unknown device type for autocast in get_autocast_dispatch_key_from_device_type")
 
 
@@ -125,12 +123,18 @@ def get_autocast_dtype(device_type: str) -> _dtype:
     value = _fast_dtypes.get(device_type)
     if value is None:
         raise RuntimeError("unsupported scalarType")
-    if value == _BF16:
+    if value == BF16:
         raise NotImplementedError(
             f"the autocast dtype of '{device_type}' is torch.bfloat16, which tracegrad does not have; set another "
             f"one first with torch.set_autocast_dtype('{device_type}', dtype)"
         )
     return value
+
+
+def default_fast_dtype(device_type: str) -> Any:
+    """The dtype ``torch.autocast(device_type)`` runs in when given none: the device's current one, bfloat16 as its
+    name ``BF16``."""
+    return _fast_dtypes.get(device_type)
 
 
 def set_autocast_dtype(device_type: str, dtype: _dtype) -> None:
@@ -224,13 +228,16 @@ def autocast_decrement_nesting(*args: Any) -> int:
 def enter_autocast(device_type: str, enabled: bool, dtype: Any, cache_enabled: bool | None) -> tuple:
     """Save the device's state, then set it for the region; returns what ``exit_autocast`` restores."""
     saved = (device_type, _enabled.get(device_type, False), _fast_dtypes.get(device_type), _cache_enabled)
-    if device_type in _WITH_DISPATCH_KEY:
-        _set_enabled(device_type, enabled)
-    if dtype is not None:
-        _fast_dtypes[device_type] = dtype
+    # (torch's __enter__ hands both to set_autocast_enabled/set_autocast_dtype, which check their types)
+    _check_bool("set_autocast_enabled", enabled, 2)
+    if dtype is not BF16 and not isinstance(dtype, _dtype):
+        raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
+                        f"{type(dtype).__name__}")
+    _set_enabled(device_type, enabled)
+    _fast_dtypes[device_type] = dtype
     autocast_increment_nesting()
     if cache_enabled is not None:
-        set_autocast_cache_enabled(bool(cache_enabled))
+        set_autocast_cache_enabled(cache_enabled)  # (torch checks the type, after the nesting count went up)
     return saved
 
 
@@ -239,7 +246,7 @@ def exit_autocast(saved: tuple) -> None:
     device_type, was_enabled, fast_dtype, cache_enabled = saved
     if autocast_decrement_nesting() == 0:
         clear_autocast_cache()
-    if device_type in _WITH_DISPATCH_KEY:
+    if device_type in WITH_DISPATCH_KEY:
         _enabled[device_type] = was_enabled
     if fast_dtype is not None:
         _fast_dtypes[device_type] = fast_dtype
