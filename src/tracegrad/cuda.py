@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from .backend import cupy_backend
+from .backend.device import device as _device
 
 __all__ = ["is_available", "device_count", "current_device", "synchronize", "manual_seed", "manual_seed_all",
            "is_initialized", "empty_cache", "memory_allocated", "memory_reserved", "max_memory_allocated",
@@ -90,10 +91,26 @@ def memory_stats(device=None) -> OrderedDict:
     return OrderedDict()
 
 
+def _device_index(device) -> int:
+    """The GPU a device argument names, as torch's ``_get_device_index(device, optional=True)``: an int as it is,
+    a CUDA device or its name by its index, and the current GPU for None, an unindexed CUDA device (or anything
+    else torch's parser finds no index in); a device of another type is refused."""
+    if isinstance(device, int):
+        return device
+    if isinstance(device, str):
+        device = _device(device)
+    if isinstance(device, _device) and device.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {device}")
+    index = device.index if isinstance(device, _device) else None
+    return current_device() if index is None else index
+
+
 def _device_properties(device) -> dict:
     _require()
-    index = current_device() if device is None else getattr(device, "index", device)
-    return cupy_backend.xp.cuda.runtime.getDeviceProperties(int(index or 0))
+    index = _device_index(device)
+    if index < 0 or index >= device_count():  # (torch's get_device_properties)
+        raise AssertionError("Invalid device id")
+    return cupy_backend.xp.cuda.runtime.getDeviceProperties(index)
 
 
 def get_device_name(device=None) -> str:
