@@ -353,7 +353,7 @@ def _split_key(key) -> tuple:
         from .._warnings import warn_at_caller
 
         warn_at_caller(_NON_TUPLE_SEQUENCE_WARNING, UserWarning)
-        return tuple(key)
+        return _numpy_items(tuple(key))  # (its NumPy items then read as a tuple's: a 0-d array an integer)
     return (key,)
 
 
