@@ -31,4 +31,6 @@ def test_device_index_of_a_cuda_query_argument(make):
 @pytest.mark.parametrize("name", ["get_device_name", "get_device_capability"])
 @pytest.mark.parametrize("device", [None, 0, "cuda:0", "cpu"])
 def test_per_device_queries_without_a_gpu(name, device):
+    if torch.cuda.is_available() or tg.cuda.is_available():
+        pytest.skip("the oracle is PyTorch's CPU build on a machine without a GPU")
     assert _outcome(lambda: getattr(tg.cuda, name)(device)) == _outcome(lambda: getattr(torch.cuda, name)(device))
