@@ -1,12 +1,11 @@
 """``torch.save`` / ``torch.load``: checkpoints of tensors, parameters, state dicts and plain containers.
 
-``save`` writes tracegrad's own format (described above ``_MAGIC``): a pickle of everything but the tensors'
-storages, which follow it as raw bytes, so a file is about the size of its data, as torch's zip archive is.
-``load`` reads it, and PyTorch's files too, without torch (``_torch_archive.py``): its zip archive (what
-``torch.save`` writes) and its legacy format (``_use_new_zipfile_serialization=False``), with their dtypes that
-tracegrad has (bfloat16, float8... are refused with a clear error), strides, offsets, shared storages,
-parameters, attributes and containers; torch's conjugate and negative bits are applied (such a tensor loads as a
-copy). What PyTorch users rely on is kept:
+``save`` writes PyTorch's zip archive, as ``torch.save`` does, without torch (``_torch_archive_writer.py``): the
+real ``torch.load`` reads it, weights-only too. ``load`` reads PyTorch's files without torch
+(``_torch_archive.py``): its zip archive (what ``torch.save`` and ``tracegrad.save`` write) and its legacy format
+(``_use_new_zipfile_serialization=False``), with their dtypes that tracegrad has (bfloat16, float8... are
+refused with a clear error), strides, offsets, shared storages, parameters, attributes and containers; torch's
+conjugate and negative bits are applied (such a tensor loads as a copy). What PyTorch users rely on is kept:
 
 - ``load`` defaults to ``weights_only=True``, as PyTorch does since 2.6: unpickling may only rebuild tensors,
   parameters, dtypes, devices, sizes, the builtin containers and the builtins torch allows (sets, complex
@@ -15,8 +14,9 @@ copy). What PyTorch users rely on is kept:
   any of it runs. ``weights_only=False`` unpickles anything (only for files you trust).
 - tensors come back as leaves with their data, ``requires_grad`` and the attributes set on them (version 1, as
   torch's ``set_`` leaves them); a parameter as a ``Parameter``; a tensor's ``.grad`` is not saved.
-- ``f`` is a path (str or ``os.PathLike``) or a binary file object (read and written straight through: several
-  checkpoints may follow one another in one stream).
+- ``f`` is a path (str or ``os.PathLike``) or a binary file object; several checkpoints may follow one another
+  in a seekable stream: each load reads the archive at the stream's position and leaves the stream after it
+  (torch misreads all but the last; it refuses unseekable streams, which tracegrad reads into memory).
 - storage sharing is kept: tensors viewing one storage load as views of one storage, with their strides
   (channels-last, transposed), offsets (empty views' too) and the whole storage; views of one storage as
   different dtypes are refused, as torch refuses them.
@@ -26,7 +26,9 @@ copy). What PyTorch users rely on is kept:
   rest of its allowlist pass (answered by tracegrad's equivalents); anything else is refused in torch's words.
   With ``weights_only=False`` a torch global is answered by tracegrad's of the same name (a saved
   ``torch.nn.Linear`` loads as ``tracegrad.nn.Linear``).
-- files written by older tracegrad (one pickle, NumPy's arrays in it) still load.
+- files written by older tracegrad still load: its raw-storage format (described above ``_MAGIC``) and its
+  single pickle with NumPy's arrays in it (which ``_use_new_zipfile_serialization=False`` still writes: not
+  torch's legacy format).
 """
 
 from __future__ import annotations
@@ -46,11 +48,11 @@ import numpy as np
 
 from ._strides import offset_in
 from ._tensor import Tensor as _Tensor
-from ._tensor import _ArrayIn, _rebuild, user_state, warn_unserialized_hooks
+from ._tensor import _ArrayIn, _rebuild
 from .backend import cupy_backend
 from .backend.device import device
 from .backend.dtypes import dtype as _dtype
-from .storage import UntypedStorage, _memory_owner, check_in_storage, mark_not_resizable, storage_place, view_in_storage
+from .storage import UntypedStorage, _memory_owner, check_in_storage, mark_not_resizable, view_in_storage
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
@@ -250,10 +252,10 @@ class _LegacyPickler(pickle.Pickler):
         return NotImplemented if ordered is None else (_transposed, ordered)
 
 
-# ---- the file format -------------------------------------------------------------------------------------------
+# ---- tracegrad's older file format (read only) ------------------------------------------------------------------
 #
-# A checkpoint is a header, a pickle and the storages' raw bytes, as torch's archive keeps them (about the size of
-# the data, whatever the pickle protocol):
+# Before it wrote torch's archive, a tracegrad checkpoint was a header, a pickle and the storages' raw bytes, as
+# torch's archive keeps them (about the size of the data, whatever the pickle protocol):
 #   _MAGIC | pickle length (u64 LE) | data section length (u64 LE) | pickle | padding | storage | padding | ...
 # The data section starts at the first multiple of _ALIGN after the pickle; each storage at a multiple of _ALIGN
 # in it (so a memory map serves aligned arrays). The pickle names each storage by a persistent id,
@@ -269,97 +271,6 @@ _ALIGN = 64
 
 def _aligned(n: int) -> int:
     return -(-n // _ALIGN) * _ALIGN
-
-
-class _StorageRef:
-    """A storage named in the pickle (by ``persistent_id``) and written raw after it."""
-
-    __slots__ = ("key", "memory", "offset", "dtype", "location")
-
-    def __init__(self, key: int, memory: np.ndarray, offset: int, dtype: Any, location: str) -> None:
-        self.key, self.memory, self.offset, self.dtype, self.location = key, memory, offset, dtype, location
-
-    def persistent_id(self) -> tuple:
-        return ("storage", self.key, self.offset, self.memory.nbytes, self.dtype, self.location)
-
-
-def _host_array(data: Any) -> np.ndarray:
-    """A tensor's array on the host (tracegrad saves CPU tensors: a device array is copied over)."""
-    if isinstance(data, np.ndarray):
-        return data
-    return data.get() if hasattr(data, "get") else np.asarray(data)
-
-
-class _Saver:
-    """One ``save``: reduces tensors to their storage (each written once), dtype, offset, shape and strides."""
-
-    def __init__(self) -> None:
-        self.storages: dict[int, tuple[np.ndarray, _StorageRef]] = {}  # id(root) -> (root, its reference)
-        self.data_length = 0
-
-    def storage_of(self, data: np.ndarray, dtype: Any, location: str) -> tuple[_StorageRef, int]:
-        root, memory, offset = storage_place(data)
-        entry = self.storages.get(id(root))
-        if entry is None:
-            ref = _StorageRef(len(self.storages), memory, self.data_length, dtype, location)
-            entry = self.storages[id(root)] = (root, ref)
-            self.data_length = _aligned(self.data_length + memory.nbytes)
-        elif entry[1].dtype != dtype:
-            raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
-        return entry[1], offset
-
-    def reduce_tensor(self, t: _Tensor) -> Any:
-        if type(t).__reduce_ex__ not in _plain_reductions():  # (uninitialized parameters reduce themselves)
-            return NotImplemented
-        from .nn.parameter import Parameter
-
-        parameter = isinstance(t, Parameter)
-        if not parameter:  # (torch warns for a Tensor's hooks only: a Parameter reduces its ``.data``)
-            warn_unserialized_hooks(t)
-        data = _host_array(t._data)
-        storage, offset = self.storage_of(data, t.dtype, str(t.device))
-        rebuild = _load_parameter if parameter else _load_tensor
-        return (rebuild, (storage, t.dtype, offset, data.shape, data.strides, t.requires_grad, user_state(t)))
-
-    def persistent_id(self, obj: Any) -> Any:
-        return obj.persistent_id() if type(obj) is _StorageRef else None
-
-    def reducer_override(self, obj: Any) -> Any:
-        return self.reduce_tensor(obj) if isinstance(obj, _Tensor) else NotImplemented
-
-    def write(self, handle: Any, pickled: bytes) -> None:
-        handle.write(_MAGIC + _HEADER.pack(len(pickled), self.data_length))
-        handle.write(pickled)
-        written = len(_MAGIC) + _HEADER.size + len(pickled)
-        handle.write(bytes(_aligned(written) - written))
-        position = 0
-        for _, ref in self.storages.values():
-            handle.write(bytes(ref.offset - position))
-            handle.write(memoryview(np.ascontiguousarray(ref.memory)).cast("B"))
-            position = ref.offset + ref.memory.nbytes
-        handle.write(bytes(self.data_length - position))
-
-
-@functools.cache
-def _checkpoint_pickler(base: type) -> type:
-    """``base`` (the pickle module's Pickler, C pickle's by default) reducing tensors as ``saver`` does."""
-
-    def __init__(self, file: Any, saver: _Saver, **kwargs: Any) -> None:
-        base.__init__(self, file, **kwargs)
-        self.saver = saver
-
-    return type("_CheckpointPickler", (base,), {
-        "__init__": __init__,
-        "persistent_id": lambda self, obj: self.saver.persistent_id(obj),
-        "reducer_override": lambda self, obj: self.saver.reducer_override(obj),
-    })
-
-
-@functools.cache
-def _plain_reductions() -> tuple:
-    from .nn.parameter import Parameter
-
-    return (_Tensor.__reduce_ex__, Parameter.__reduce_ex__)
 
 
 def _load_tensor(storage: Any, dtype: Any, offset: int, shape: tuple, strides: tuple, requires_grad: bool,
@@ -522,16 +433,15 @@ def _remaining(stream: Any) -> int | None:
 
 def save(obj: object, f, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
-    """Write ``obj`` (tensors, state dicts, containers of them...) to the path or binary file ``f``: a pickle of
-    everything but the tensors' storages, which follow it as raw bytes."""
+    """Write ``obj`` (tensors, state dicts, containers of them...) to the path or binary file ``f`` as PyTorch's
+    zip archive, which ``torch.load`` reads (``_torch_archive_writer.py``)."""
     with _opened(f, "wb") as handle:
-        if not _use_new_zipfile_serialization:  # (torch's legacy format too is one pickle)
+        if not _use_new_zipfile_serialization:  # (tracegrad's own single pickle, not torch's legacy format)
             _LegacyPickler(handle, protocol=pickle_protocol).dump(obj)
             return
-        saver = _Saver()
-        buffer = io.BytesIO()
-        _checkpoint_pickler(pickle_module.Pickler)(buffer, saver, protocol=pickle_protocol).dump(obj)
-        saver.write(handle, buffer.getvalue())
+        from ._torch_archive_writer import save_archive
+
+        save_archive(obj, handle, pickle_module, pickle_protocol, _disable_byteorder_record)
 
 
 def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only: bool | None = None,

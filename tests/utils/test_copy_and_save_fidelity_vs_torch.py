@@ -199,17 +199,35 @@ def test_numpy_arrays_load_once_allowed():
 
 @pytest.mark.parametrize("protocol", [2, 4, 5])
 def test_files_hold_the_raw_bytes(protocol):
-    """Protocol 2 wrote the bytes as latin-1 text: 1.5 times the data."""
+    """Protocol 2 wrote the bytes as latin-1 text: 1.5 times the data (torch's archive adds about 2 kB)."""
     data = tg.randn(100_000)
     buffer = io.BytesIO()
     tg.save({"w": data, "v": data[10:]}, buffer, pickle_protocol=protocol)
-    assert data.numel() * 4 < len(buffer.getvalue()) < data.numel() * 4 + 1024
+    assert data.numel() * 4 < len(buffer.getvalue()) < data.numel() * 4 + 4096
     buffer.seek(0)
     loaded = tg.load(buffer)
     assert tg.equal(loaded["w"], data) and _storage(loaded["v"]) == _storage(loaded["w"])
 
 
-def test_checkpoints_follow_one_another_in_a_stream():
+def test_checkpoints_following_one_another_in_a_stream_load_as_in_torch():
+    """torch's reader finds an archive by the stream's last directory: the last checkpoint loads (after a seek to
+    it), an earlier one is refused (tracegrad's own format read each in turn)."""
+    outcomes = []
+    for lib in LIBS:
+        buffer = io.BytesIO()
+        lib.save([lib.arange(3.), lib.zeros(0)], buffer)
+        second_at = buffer.tell()
+        lib.save({"a": lib.ones(2, dtype=lib.int16)}, buffer)
+        buffer.seek(0)
+        with pytest.raises(RuntimeError) as error:
+            lib.load(buffer)
+        buffer.seek(second_at)
+        outcomes.append((str(error.value), str(lib.load(buffer)["a"].dtype).split(".")[-1]))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_an_unseekable_stream_loads():
+    """torch refuses an unseekable stream (io.UnsupportedOperation): tracegrad reads it into memory."""
     class Unseekable(io.RawIOBase):
         def __init__(self, data: bytes) -> None:
             self.data = io.BytesIO(data)
@@ -220,12 +238,7 @@ def test_checkpoints_follow_one_another_in_a_stream():
         def readinto(self, buffer) -> int:
             return self.data.readinto(buffer)
 
-    buffer = io.BytesIO()
-    tg.save([tg.arange(3.), tg.zeros(0)], buffer)
-    tg.save({"a": tg.ones(2, dtype=tg.int16)}, buffer)
-    for stream in (io.BytesIO(buffer.getvalue()), Unseekable(buffer.getvalue())):
-        first, second = tg.load(stream), tg.load(stream)
-        assert first[0].tolist() == [0.0, 1.0, 2.0] and second["a"].dtype == tg.int16
+    assert tg.load(Unseekable(_saved_bytes(tg, {"a": tg.arange(3.)})))["a"].tolist() == [0.0, 1.0, 2.0]
 
 
 def test_memory_mapped_loads_copy_on_write(tmp_path):
@@ -412,7 +425,10 @@ def test_a_header_claiming_more_than_the_file_holds_allocates_nothing(field):
     """A lying length was allocated before it was read (MemoryError for 1 TiB, or a huge empty buffer)."""
     from tracegrad import serialization
 
-    data = _saved_bytes(tg, tg.arange(10.))
+    storage = ("storage", 0, 0, 40, tg.float32, "cpu")
+    data = _crafted(_Reduce(serialization._load_tensor, (storage, tg.float32, 0, (10,), (4,), False, {})),
+                    np.arange(10, dtype=np.float32).tobytes() + bytes(24))
+    assert tg.load(io.BytesIO(data)).tolist() == list(range(10))
     at = len(serialization._MAGIC) + (0 if field == "pickle" else 8)
     lying = data[:at] + (1 << 40).to_bytes(8, "little") + data[at + 8:]
     with pytest.raises(RuntimeError, match="might be corrupted"):
@@ -433,9 +449,8 @@ def test_a_raw_stream_returning_short_reads_loads():
             buffer[:len(chunk)] = chunk
             return len(chunk)
 
-    stream = Trickle(_saved_bytes(tg, {"a": tg.arange(4.)}) + _saved_bytes(tg, [tg.ones(2)]))
+    stream = Trickle(_saved_bytes(tg, {"a": tg.arange(4.)}))
     assert tg.load(stream)["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
-    assert tg.load(stream)[0].tolist() == [1.0, 1.0]
 
 
 def test_memory_mapped_loads_hold_no_file_descriptor(tmp_path):

@@ -1,0 +1,274 @@
+"""PyTorch's checkpoint archive, written without torch: what ``tracegrad.save`` writes, so that ``torch.load``
+(weights-only too) reads what tracegrad saved, and ``tracegrad.load`` reads it back (``_torch_archive.py``).
+
+The archive is what ``torch.save`` writes (torch/serialization.py ``_save``): a zip file of stored records under
+``archive/`` (data.pkl, .format_version, .storage_alignment, byteorder, data/<key>..., version,
+.data/serialization_id), each record's bytes 64-byte aligned through an ``FB`` extra field of ``Z`` padding, as
+torch's writer pads them. The pickle names torch's globals (``torch._utils._rebuild_tensor_v2``,
+``torch.FloatStorage``, ``torch.float32``...) as torch's own reductions do; torch is not imported to name them:
+a ``_TorchGlobal`` stands for one and is written as its module and name.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import pickle
+import secrets
+import sys
+import zipfile
+import zlib
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from ._tensor import Tensor, user_state, warn_unserialized_hooks
+from .backend import dtypes as _dtypes
+from .backend.device import device
+from .size import Size
+from .storage import storage_place
+
+ARCHIVE_NAME = "archive"
+_ALIGNMENT = 64  # (torch's storage alignment, written in .storage_alignment)
+_LOCAL_HEADER_SIZE = 30
+_ZIP64_LOCAL_EXTRA = 20  # (the zip64 sizes zipfile adds to a big record's local header)
+_FORMAT_VERSION = "3\n"  # (the ``version`` record torch writes for tensors and storages)
+
+
+class _TorchGlobal:
+    """torch's global ``module.name``, pickled as such (one object per name, so that the pickle memoizes it)."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self, *args: Any) -> Any:  # (pickle's reductions must name a callable; this one is never called)
+        raise TypeError(f"{self.module}.{self.name} is torch's: tracegrad only names it in checkpoints")
+
+
+@functools.cache
+def torch_global(module: str, name: str) -> _TorchGlobal:
+    return _TorchGlobal(module, name)
+
+
+# dtype name -> torch's legacy storage class naming it in a persistent id (``torch.FloatStorage``)
+@functools.cache
+def _storage_classes() -> dict[str, str]:
+    from ._torch_archive import _STORAGE_DTYPES
+
+    return {dtype_name: cls for cls, dtype_name in _STORAGE_DTYPES.items()}
+
+
+class _StorageRecord:
+    """A storage the pickle names (by persistent id) and the archive holds as ``data/<key>``."""
+
+    __slots__ = ("key", "memory", "dtype", "location", "untyped")
+
+    def __init__(self, key: str, memory: np.ndarray, dtype: Any, location: str) -> None:
+        self.key, self.memory, self.dtype, self.location = key, memory, dtype, location
+        self.untyped = dtype.name not in _storage_classes()  # (torch's newer dtypes: uint16... as bytes)
+
+    def persistent_id(self) -> tuple:
+        if self.untyped:
+            return ("storage", torch_global("torch.storage", "UntypedStorage"), self.key, self.location,
+                    self.memory.nbytes)
+        storage_class = torch_global("torch", _storage_classes()[self.dtype.name])
+        return ("storage", storage_class, self.key, self.location, self.memory.nbytes // self.dtype.itemsize)
+
+
+def _host_array(data: Any) -> np.ndarray:
+    """A tensor's array on the host (a device array is copied over)."""
+    if isinstance(data, np.ndarray):
+        return data
+    return data.get() if hasattr(data, "get") else np.asarray(data)
+
+
+class _Storages:
+    """The storages of one save, each once (by the array owning its memory), keyed "0", "1"... as torch keys
+    them."""
+
+    def __init__(self) -> None:
+        self.records: dict[int, tuple[np.ndarray, _StorageRecord]] = {}  # id(root) -> (root, its record)
+
+    def record_of(self, data: np.ndarray, dtype: Any, location: str) -> tuple[_StorageRecord, int]:
+        """``data``'s storage record and its byte offset in it."""
+        root, memory, offset = storage_place(data)
+        entry = self.records.get(id(root))
+        if entry is None:
+            entry = self.records[id(root)] = (root, _StorageRecord(str(len(self.records)), memory, dtype, location))
+        elif entry[1].dtype != dtype:
+            raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
+        return entry[1], offset
+
+
+@functools.cache
+def _plain_reductions() -> tuple:
+    from .nn.parameter import Parameter
+
+    return (Tensor.__reduce_ex__, Parameter.__reduce_ex__)
+
+
+def _reduce_tensor(t: Tensor, storages: _Storages) -> Any:
+    """torch's reduction of ``t`` (``Tensor.__reduce_ex__`` / ``Parameter.__reduce_ex__``), naming torch's
+    rebuild functions."""
+    if type(t).__reduce_ex__ not in _plain_reductions():  # (uninitialized parameters reduce themselves)
+        return NotImplemented
+    from .nn.parameter import Parameter
+
+    state = user_state(t)
+    if isinstance(t, Parameter):  # (torch saves a parameter's ``.data`` and drops its hooks silently)
+        if not state:
+            return (torch_global("torch._utils", "_rebuild_parameter"), (t.data, t.requires_grad, OrderedDict()))
+        return (torch_global("torch._utils", "_rebuild_parameter_with_state"),
+                (t.data, t.requires_grad, OrderedDict(), state))
+    warn_unserialized_hooks(t)
+    rebuild, args = _rebuild_args(t, storages)
+    if type(t) is Tensor and not state:
+        return (rebuild, args)
+    return (torch_global("torch._tensor", "_rebuild_from_type_v2"), (rebuild, type(t), args, state))
+
+
+def _rebuild_args(t: Tensor, storages: _Storages) -> tuple[_TorchGlobal, tuple]:
+    data = _host_array(t._data)
+    record, byte_offset = storages.record_of(data, t.dtype, str(t.device))
+    itemsize = t.dtype.itemsize
+    args = (record, byte_offset // itemsize, tuple(data.shape), tuple(s // itemsize for s in data.strides),
+            t.requires_grad, OrderedDict())
+    if record.untyped:
+        return torch_global("torch._utils", "_rebuild_tensor_v3"), (*args, t.dtype)
+    return torch_global("torch._utils", "_rebuild_tensor_v2"), args
+
+
+def _torch_class(obj: type) -> Any:
+    """torch's name for tracegrad's tensor classes (a user's subclass keeps its own)."""
+    from .nn.parameter import Parameter
+
+    if obj is Tensor:
+        return torch_global("torch", "Tensor")
+    if obj is Parameter:
+        return torch_global("torch.nn.parameter", "Parameter")
+    return obj
+
+
+def _python_pickler(pickle_module: Any) -> type:
+    """A Python-level Pickler of ``pickle_module`` (its globals can be written by name, which C pickle's
+    cannot without importing their module): its own where it is one, else the standard library's."""
+    base = getattr(pickle_module, "Pickler", None)
+    return base if isinstance(getattr(base, "dispatch", None), dict) else pickle._Pickler
+
+
+@functools.cache
+def _archive_pickler(base: type) -> type:
+    """``base`` writing tracegrad's tensors, dtypes, devices and sizes as torch's."""
+
+    def save_torch_global(self: Any, obj: _TorchGlobal) -> None:
+        if self.proto >= 4:
+            self.save(obj.module)
+            self.save(obj.name)
+            self.write(pickle.STACK_GLOBAL)
+        else:
+            self.write(pickle.GLOBAL + obj.module.encode() + b"\n" + obj.name.encode() + b"\n")
+        self.memoize(obj)
+
+    def save(self: Any, obj: Any, save_persistent_id: bool = True) -> None:
+        if isinstance(obj, _dtypes.dtype):
+            obj = torch_global("torch", obj.name)
+        elif isinstance(obj, type):
+            obj = _torch_class(obj)
+        base.save(self, obj, save_persistent_id)
+
+    def reducer_override(self: Any, obj: Any) -> Any:
+        if isinstance(obj, Tensor):
+            return _reduce_tensor(obj, self.storages)
+        if type(obj) is device:
+            return (torch_global("torch", "device"), (obj.type,) if obj.index is None else (obj.type, obj.index))
+        if type(obj) is Size:
+            return (torch_global("torch", "Size"), (tuple(obj),))
+        return NotImplemented
+
+    def persistent_id(self: Any, obj: Any) -> Any:
+        return obj.persistent_id() if type(obj) is _StorageRecord else None
+
+    dispatch = dict(base.dispatch)
+    dispatch[_TorchGlobal] = save_torch_global
+    return type("_ArchivePickler", (base,), {
+        "dispatch": dispatch, "save": save, "reducer_override": reducer_override, "persistent_id": persistent_id,
+    })
+
+
+# ---- the zip archive ---------------------------------------------------------------------------------------------
+
+class _RelativeWriter:
+    """A stream written from where the archive starts: zipfile's offsets count from there (as torch's writer's
+    do, so that an archive following other data in a stream is read from its start)."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle, self.position = handle, 0
+
+    def write(self, data: Any) -> int:
+        self.handle.write(data)
+        self.position += memoryview(data).nbytes
+        return memoryview(data).nbytes
+
+    def tell(self) -> int:
+        return self.position
+
+    def flush(self) -> None:
+        getattr(self.handle, "flush", lambda: None)()
+
+
+class _ArchiveWriter:
+    """Records written one after another into a zip archive, each record's bytes 64-byte aligned."""
+
+    def __init__(self, handle: Any) -> None:
+        self.stream = _RelativeWriter(handle)
+        self.zip = zipfile.ZipFile(self.stream, "w", zipfile.ZIP_STORED, allowZip64=True)
+        self.crc = 0  # (of all records' bytes: part of the serialization id)
+        self.written: set[str] = set()
+
+    def write_record(self, name: str, data: Any) -> None:
+        view = memoryview(data).cast("B")
+        info = zipfile.ZipInfo(f"{ARCHIVE_NAME}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
+        info.file_size = view.nbytes
+        info.extra = self._padding(len(info.filename.encode()), view.nbytes)
+        with self.zip.open(info, "w") as record:
+            record.write(view)
+        self.crc = zlib.crc32(view, self.crc)
+        self.written.add(name)
+
+    def _padding(self, name_length: int, size: int) -> bytes:
+        """An ``FB`` extra field of ``Z``s bringing the record's bytes to the next multiple of the alignment."""
+        start = self.stream.tell() + _LOCAL_HEADER_SIZE + name_length + 4
+        if size * 1.05 > zipfile.ZIP64_LIMIT:  # (zipfile's own test for adding zip64 sizes to the header)
+            start += _ZIP64_LOCAL_EXTRA
+        padding = -start % _ALIGNMENT
+        return b"FB" + padding.to_bytes(2, "little") + b"Z" * padding
+
+    def close(self) -> None:
+        self.write_record("version", _FORMAT_VERSION.encode())
+        if "byteorder" not in self.written:  # (torch's writer adds it where ``_disable_byteorder_record`` left it out)
+            self.write_record("byteorder", sys.byteorder.encode())
+        serialization_id = f"{secrets.randbits(64):020d}{self.crc:020d}"
+        self.write_record(".data/serialization_id", serialization_id.encode())
+        self.zip.close()
+
+
+def save_archive(obj: Any, handle: Any, pickle_module: Any, pickle_protocol: int,
+                 disable_byteorder_record: bool) -> None:
+    """Write ``obj`` to ``handle`` as ``torch.save`` does (torch/serialization.py ``_save``)."""
+    storages = _Storages()
+    buffer = io.BytesIO()
+    pickler = _archive_pickler(_python_pickler(pickle_module))(buffer, protocol=pickle_protocol)
+    pickler.storages = storages
+    pickler.dump(obj)
+    writer = _ArchiveWriter(handle)
+    writer.write_record("data.pkl", buffer.getbuffer())
+    writer.write_record(".format_version", b"1")
+    writer.write_record(".storage_alignment", str(_ALIGNMENT).encode())
+    if not disable_byteorder_record:
+        writer.write_record("byteorder", sys.byteorder.encode())
+    for _, record in storages.records.values():
+        writer.write_record(f"data/{record.key}", np.ascontiguousarray(record.memory))
+    writer.close()
