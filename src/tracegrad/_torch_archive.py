@@ -513,7 +513,7 @@ class _LegacyStorages:
             _serialization._read_into(stream, memory.view(np.uint8))
             if not little_endian and memory.itemsize > 1:
                 memory.byteswap(inplace=True)
-            mark_not_resizable(memory)
+            # (torch allocates these storages anew: unlike an archive's records, they can grow)
 
 
 def load_legacy(stream: Any, map_location: Any, unpickler_base: type | None, pickle_load_args: dict) -> Any:

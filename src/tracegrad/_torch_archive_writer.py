@@ -15,6 +15,7 @@ import functools
 import io
 import pickle
 import secrets
+import struct
 import sys
 import zipfile
 import zlib
@@ -70,12 +71,19 @@ class _StorageRecord:
         self.key, self.memory, self.dtype, self.location = key, memory, dtype, location
         self.untyped = dtype.name not in _storage_classes()  # (torch's newer dtypes: uint16... as bytes)
 
-    def persistent_id(self) -> tuple:
+    def persistent_id(self, legacy: bool) -> tuple:
+        """torch's persistent id of the storage (the legacy format's adds the view a storage was, None)."""
         if self.untyped:
-            return ("storage", torch_global("torch.storage", "UntypedStorage"), self.key, self.location,
-                    self.memory.nbytes)
-        storage_class = torch_global("torch", _storage_classes()[self.dtype.name])
-        return ("storage", storage_class, self.key, self.location, self.memory.nbytes // self.dtype.itemsize)
+            named = ("storage", torch_global("torch.storage", "UntypedStorage"), self.key, self.location,
+                     self.memory.nbytes)
+        else:
+            storage_class = torch_global("torch", _storage_classes()[self.dtype.name])
+            named = ("storage", storage_class, self.key, self.location, self.numel)
+        return (*named, None) if legacy else named
+
+    @property
+    def numel(self) -> int:
+        return self.memory.nbytes // self.dtype.itemsize
 
 
 def _host_array(data: Any) -> np.ndarray:
@@ -86,10 +94,11 @@ def _host_array(data: Any) -> np.ndarray:
 
 
 class _Storages:
-    """The storages of one save, each once (by the array owning its memory), keyed "0", "1"... as torch keys
-    them."""
+    """The storages of one save, each once (by the array owning its memory), keyed "0", "1"... as torch's archive
+    keys them (the legacy format by the storage's address)."""
 
-    def __init__(self) -> None:
+    def __init__(self, legacy: bool = False) -> None:
+        self.legacy = legacy
         self.records: dict[int, tuple[np.ndarray, _StorageRecord]] = {}  # id(root) -> (root, its record)
 
     def record_of(self, data: np.ndarray, dtype: Any, location: str) -> tuple[_StorageRecord, int]:
@@ -97,7 +106,8 @@ class _Storages:
         root, memory, offset = storage_place(data)
         entry = self.records.get(id(root))
         if entry is None:
-            entry = self.records[id(root)] = (root, _StorageRecord(str(len(self.records)), memory, dtype, location))
+            key = str(id(root) if self.legacy else len(self.records))
+            entry = self.records[id(root)] = (root, _StorageRecord(key, memory, dtype, location))
         elif entry[1].dtype != dtype:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
         return entry[1], offset
@@ -189,7 +199,7 @@ def _archive_pickler(base: type) -> type:
         return NotImplemented
 
     def persistent_id(self: Any, obj: Any) -> Any:
-        return obj.persistent_id() if type(obj) is _StorageRecord else None
+        return obj.persistent_id(self.storages.legacy) if type(obj) is _StorageRecord else None
 
     dispatch = dict(base.dispatch)
     dispatch[_TorchGlobal] = save_torch_global
@@ -255,14 +265,19 @@ class _ArchiveWriter:
         self.zip.close()
 
 
+def _pickled(obj: Any, stream: Any, pickle_module: Any, pickle_protocol: int, storages: _Storages) -> None:
+    """``obj``'s pickle, naming torch's globals and the storages ``storages`` collects, written to ``stream``."""
+    pickler = _archive_pickler(_python_pickler(pickle_module))(stream, protocol=pickle_protocol)
+    pickler.storages = storages
+    pickler.dump(obj)
+
+
 def save_archive(obj: Any, handle: Any, pickle_module: Any, pickle_protocol: int,
                  disable_byteorder_record: bool) -> None:
     """Write ``obj`` to ``handle`` as ``torch.save`` does (torch/serialization.py ``_save``)."""
     storages = _Storages()
     buffer = io.BytesIO()
-    pickler = _archive_pickler(_python_pickler(pickle_module))(buffer, protocol=pickle_protocol)
-    pickler.storages = storages
-    pickler.dump(obj)
+    _pickled(obj, buffer, pickle_module, pickle_protocol, storages)
     writer = _ArchiveWriter(handle)
     writer.write_record("data.pkl", buffer.getbuffer())
     writer.write_record(".format_version", b"1")
@@ -272,3 +287,29 @@ def save_archive(obj: Any, handle: Any, pickle_module: Any, pickle_protocol: int
     for _, record in storages.records.values():
         writer.write_record(f"data/{record.key}", np.ascontiguousarray(record.memory))
     writer.close()
+
+
+# ---- the legacy format (``_use_new_zipfile_serialization=False``) ---------------------------------------------
+
+_LEGACY_MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
+_LEGACY_PROTOCOL_VERSION = 1001
+
+
+def _system_info() -> dict:
+    return {"protocol_version": _LEGACY_PROTOCOL_VERSION, "little_endian": sys.byteorder == "little",
+            "type_sizes": {"short": struct.calcsize("=h"), "int": struct.calcsize("=i"),
+                           "long": struct.calcsize("=l")}}
+
+
+def save_legacy(obj: Any, handle: Any, pickle_module: Any, pickle_protocol: int) -> None:
+    """Write ``obj`` to ``handle`` as ``torch.save(..., _use_new_zipfile_serialization=False)`` does
+    (torch/serialization.py ``_legacy_save``): five pickles, then each storage's element count and bytes."""
+    for header in (_LEGACY_MAGIC_NUMBER, _LEGACY_PROTOCOL_VERSION, _system_info()):
+        pickle_module.dump(header, handle, protocol=pickle_protocol)
+    storages = _Storages(legacy=True)
+    _pickled(obj, handle, pickle_module, pickle_protocol, storages)
+    records = sorted((record for _, record in storages.records.values()), key=lambda record: record.key)
+    pickle_module.dump([record.key for record in records], handle, protocol=pickle_protocol)
+    for record in records:
+        handle.write(struct.pack("<q", record.numel))
+        handle.write(memoryview(np.ascontiguousarray(record.memory)).cast("B"))

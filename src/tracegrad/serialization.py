@@ -27,8 +27,7 @@ conjugate and negative bits are applied (such a tensor loads as a copy). What Py
   With ``weights_only=False`` a torch global is answered by tracegrad's of the same name (a saved
   ``torch.nn.Linear`` loads as ``tracegrad.nn.Linear``).
 - files written by older tracegrad still load: its raw-storage format (described above ``_MAGIC``) and its
-  single pickle with NumPy's arrays in it (which ``_use_new_zipfile_serialization=False`` still writes: not
-  torch's legacy format).
+  single pickle with NumPy's arrays in it.
 """
 
 from __future__ import annotations
@@ -46,13 +45,12 @@ from typing import Any
 
 import numpy as np
 
-from ._strides import offset_in
 from ._tensor import Tensor as _Tensor
-from ._tensor import _ArrayIn, _rebuild
+from ._tensor import _rebuild
 from .backend import cupy_backend
 from .backend.device import device
 from .backend.dtypes import dtype as _dtype
-from .storage import UntypedStorage, _memory_owner, check_in_storage, mark_not_resizable, view_in_storage
+from .storage import UntypedStorage, check_in_storage, mark_not_resizable, view_in_storage
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
@@ -200,56 +198,6 @@ def _transposed(array: np.ndarray, axes: tuple) -> np.ndarray:
 def _empty(shape: tuple, dtype: np.dtype, strides: tuple) -> np.ndarray:
     check_in_storage(0, 0, shape, dtype, strides)  # (an empty array only: NumPy reads past a buffer of no bytes)
     return np.ndarray(shape, dtype, np.empty(0, np.uint8), 0, strides)
-
-
-class _LegacyPickler(pickle.Pickler):
-    """How tracegrad wrote checkpoints before the raw-storage format (kept for ``_use_new_zipfile_serialization=
-    False``): one pickle, NumPy's own for the arrays, except that an empty array is kept as its shape, dtype and
-    strides (NumPy pickles its no bytes through ``builtins.bytes``), and a dense array in another order than C's
-    as its C-ordered transpose, so that its strides come back and views of it still share it."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._ordered: dict[int, tuple] = {}  # id(array) -> (array, its C-ordered transpose, axes back)
-
-    def _c_ordered(self, a: np.ndarray) -> tuple | None:
-        """``a``'s C-ordered transpose (one object per array, so that pickle writes it once) and the axes that
-        turn it back, where ``a`` is dense in another order."""
-        if a.ndim < 2 or a.size == 0 or a.flags.c_contiguous:
-            return None
-        if id(a) not in self._ordered:
-            order = sorted(range(a.ndim), key=lambda d: -a.strides[d])
-            ordered = a.transpose(order)
-            axes = tuple(int(d) for d in np.argsort(order))
-            self._ordered[id(a)] = (a, ordered, axes) if ordered.flags.c_contiguous else (a, None, None)
-        _, ordered, axes = self._ordered[id(a)]
-        return None if ordered is None else (ordered, axes)
-
-    def _tensor(self, t: _Tensor) -> Any:
-        from .nn.parameter import _rebuild_parameter
-
-        reduced = t.__reduce_ex__(2)
-        rebuild, args = reduced[0], reduced[1]
-        if rebuild is not _rebuild and rebuild is not _rebuild_parameter:
-            return NotImplemented
-        data = t._data
-        if isinstance(data, np.ndarray) and data.size and not isinstance(args[0], _ArrayIn) and \
-                min(data.strides, default=0) >= 0:
-            owner = _memory_owner(data)  # (through as_strided's DummyArray too: unfold's views)
-            if owner is not data:
-                ordered = (owner,) if owner.flags.c_contiguous else self._c_ordered(owner)
-                if ordered is not None:
-                    args = (_ArrayIn(ordered[0], offset_in(ordered[0], data), data.shape, data.strides, data.dtype),
-                            *args[1:])
-        return (rebuild, args)
-
-    def reducer_override(self, obj: Any) -> Any:
-        if type(obj) is not np.ndarray:
-            return self._tensor(obj) if isinstance(obj, _Tensor) else NotImplemented
-        if obj.size == 0:
-            return (_empty, (obj.shape, obj.dtype, obj.strides))
-        ordered = self._c_ordered(obj)
-        return NotImplemented if ordered is None else (_transposed, ordered)
 
 
 # ---- tracegrad's older file format (read only) ------------------------------------------------------------------
@@ -434,14 +382,15 @@ def _remaining(stream: Any) -> int | None:
 def save(obj: object, f, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
          _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
     """Write ``obj`` (tensors, state dicts, containers of them...) to the path or binary file ``f`` as PyTorch's
-    zip archive, which ``torch.load`` reads (``_torch_archive_writer.py``)."""
+    zip archive, which ``torch.load`` reads (``_torch_archive_writer.py``); ``_use_new_zipfile_serialization=
+    False``: torch's legacy format."""
     with _opened(f, "wb") as handle:
-        if not _use_new_zipfile_serialization:  # (tracegrad's own single pickle, not torch's legacy format)
-            _LegacyPickler(handle, protocol=pickle_protocol).dump(obj)
-            return
-        from ._torch_archive_writer import save_archive
+        from ._torch_archive_writer import save_archive, save_legacy
 
-        save_archive(obj, handle, pickle_module, pickle_protocol, _disable_byteorder_record)
+        if _use_new_zipfile_serialization:
+            save_archive(obj, handle, pickle_module, pickle_protocol, _disable_byteorder_record)
+        else:
+            save_legacy(obj, handle, pickle_module, pickle_protocol)
 
 
 def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only: bool | None = None,
