@@ -2677,12 +2677,13 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
                            "instead")
     if compute_uv:
         U, S, Vh = linalg_svd(input, not some)
-        return _into(_Svd(U, S, _mT(Vh)), out, "_linalg_svd")
-    # the values alone, U and V full-sized zeros whatever ``some``, as PyTorch's
-    m, n = input.shape[-2:]
-    batch = tuple(input.shape[:-2])
-    S = svdvals_composite(input)
-    return _into(_Svd(new_zeros(input, batch + (m, m)), S, new_zeros(input, batch + (n, n))), out, "_linalg_svd")
+    else:  # the values alone, U and Vh full-sized zeros whatever ``some``, as PyTorch's
+        m, n = input.shape[-2:]
+        batch = tuple(input.shape[:-2])
+        S = svdvals_composite(input)
+        U, Vh = new_zeros(input, batch + (m, m)), new_zeros(input, batch + (n, n))
+    # V = Vh.mH(): a transposed view, conjugated (lazily) for complex input
+    return _into(_Svd(U, S, _mT(Vh).conj()), out, "_linalg_svd")
 
 
 def _real_tolerances(name: str, **tolerances) -> None:
