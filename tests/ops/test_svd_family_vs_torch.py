@@ -10,7 +10,7 @@ them: the rank-one terms ``s_k u_k v_k^H`` and the reconstruction."""
 from __future__ import annotations
 
 import pytest
-from _lib import assert_close, np, tg, torch
+from _lib import assert_close, np, raised, tg, torch
 
 _TOL = {"float32": 2e-4, "float64": 1e-10, "complex64": 2e-4, "complex128": 1e-10}
 
@@ -72,3 +72,25 @@ def test_wide_svd_of_infinite_input_gives_nan_as_torch():
     a[1, 1] = np.inf
     ours, theirs = tg.linalg.svdvals(tg.from_numpy(a)), torch.linalg.svdvals(torch.from_numpy(a))
     assert np.isnan(ours.numpy()).all() and np.isnan(theirs.numpy()).all()
+
+
+_SVD_PROGRAMS = {
+    "linalg.svd": lambda lib, x: lib.linalg.svd(x),
+    "linalg.svdvals": lambda lib, x: lib.linalg.svdvals(x),
+    "svd": lambda lib, x: lib.svd(x),
+    "pinv": lambda lib, x: lib.linalg.pinv(x),
+    "matrix_rank": lambda lib, x: lib.linalg.matrix_rank(x),
+    "nuclear norm": lambda lib, x: lib.linalg.matrix_norm(x, "nuc"),
+    "2-norm": lambda lib, x: lib.linalg.matrix_norm(x, 2),
+}
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (4, 4), (2, 3, 5)], ids=str)
+@pytest.mark.parametrize("name", list(_SVD_PROGRAMS))
+def test_svd_of_nan_input_fails_as_torch(name, shape):
+    a = _matrix(shape, "float64", 0)
+    a[(-1,) * len(shape)] = np.nan
+    program = _SVD_PROGRAMS[name]
+    ours = raised(tg, lambda lib: program(lib, lib.from_numpy(a.copy())))
+    assert ours == raised(torch, lambda lib: program(lib, lib.from_numpy(a.copy())))
+    assert ours[0] == "_LinAlgError"

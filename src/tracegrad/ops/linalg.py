@@ -2492,8 +2492,19 @@ def _svd_checks(a, driver) -> None:
     refuse_half("linalg_svd_cpu", a)
 
 
+def _refuse_nan_for_svd(a: np.ndarray) -> None:
+    """MKL's ?gesdd fails on a matrix with a NaN, and PyTorch names the cause (NumPy's LAPACK fails too, in its
+    own words). The first such matrix of a batch is the one reported."""
+    nan = np.isnan(a)
+    if nan.any():
+        index = int(np.argmax(nan.reshape(-1, a.shape[-2] * a.shape[-1]).any(-1)))
+        raise LinAlgError(f"linalg.svd: {_batch_prefix(a, index)}The algorithm failed to converge because the "
+                          "input matrix contained non-finite values.")
+
+
 def _svd_kernel(a, full_matrices=True, driver=None):
     _svd_checks(a, driver)
+    _refuse_nan_for_svd(a)
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
     # (singular values are real, also for complex input)
     return u.astype(a.dtype, copy=False), s.astype(a.real.dtype, copy=False), vh.astype(a.dtype, copy=False)
@@ -2641,6 +2652,7 @@ linalg_svd.materialize_grads = False
 
 def _svdvals_kernel(a, driver=None):
     _svd_checks(a, driver)
+    _refuse_nan_for_svd(a)
     return np.linalg.svd(a, compute_uv=False).astype(a.real.dtype, copy=False)
 
 
@@ -2739,6 +2751,7 @@ def _pinv_kernel(a, atol=None, rtol=None, hermitian=False):
         w, v = np.linalg.eigh(a)
         s, left, right = np.abs(w), v * np.sign(w)[..., None, :], v
     else:
+        _refuse_nan_for_svd(a)
         left, s, vh = np.linalg.svd(a, full_matrices=False)
         right = np.conj(np.swapaxes(vh, -1, -2))
     smax = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
@@ -2985,6 +2998,8 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
     else:
         _check_float("linalg.svd", a)
     refuse_half("linalg_eigh_cpu" if hermitian else "linalg_svd_cpu", a)
+    if not hermitian:
+        _refuse_nan_for_svd(a)
     s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
     kept = _above_cutoff(a, s, s.max(axis=-1, keepdims=True), atol, rtol)
     rank = np.asarray(np.sum(kept, axis=-1), dtype=np.int64)
