@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from ._strides import element_strides
 from ._tensor import Tensor, user_state, warn_unserialized_hooks
 from .backend import dtypes as _dtypes
 from .backend.device import device
 from .size import Size
-from .storage import storage_place
+from .storage import TypedStorage, UntypedStorage, storage_place
 
 ARCHIVE_NAME = "archive"
 _ALIGNMENT = 64  # (torch's storage alignment, written in .storage_alignment)
@@ -71,9 +72,10 @@ class _StorageRecord:
         self.key, self.memory, self.dtype, self.location = key, memory, dtype, location
         self.untyped = dtype.name not in _storage_classes()  # (torch's newer dtypes: uint16... as bytes)
 
-    def persistent_id(self, legacy: bool) -> tuple:
-        """torch's persistent id of the storage (the legacy format's adds the view a storage was, None)."""
-        if self.untyped:
+    def persistent_id(self, legacy: bool, untyped: bool = False) -> tuple:
+        """torch's persistent id of the storage (the legacy format's adds the view a storage was, None); ``untyped``:
+        as an ``UntypedStorage`` saved itself is named."""
+        if self.untyped or untyped:
             named = ("storage", torch_global("torch.storage", "UntypedStorage"), self.key, self.location,
                      self.memory.nbytes)
         else:
@@ -112,6 +114,19 @@ class _Storages:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
         return entry[1], offset
 
+    def persistent_id(self, obj: Any) -> tuple | None:
+        """The persistent id torch's pickler gives ``obj``: a storage's (a storage saved itself, as torch's
+        ``_save`` names it: a typed one by its dtype's class, an untyped one as bytes); None for anything else."""
+        if type(obj) is _StorageRecord:
+            return obj.persistent_id(self.legacy)
+        if isinstance(obj, TypedStorage):
+            record, _ = self.record_of(obj._untyped_storage._root, obj.dtype, str(obj.device))
+            return record.persistent_id(self.legacy)
+        if isinstance(obj, UntypedStorage):
+            record, _ = self.record_of(obj._root, _dtypes.uint8, str(obj.device))
+            return record.persistent_id(self.legacy, untyped=True)
+        return None
+
 
 @functools.cache
 def _plain_reductions() -> tuple:
@@ -143,9 +158,8 @@ def _reduce_tensor(t: Tensor, storages: _Storages) -> Any:
 def _rebuild_args(t: Tensor, storages: _Storages) -> tuple[_TorchGlobal, tuple]:
     data = _host_array(t._data)
     record, byte_offset = storages.record_of(data, t.dtype, str(t.device))
-    itemsize = t.dtype.itemsize
-    args = (record, byte_offset // itemsize, tuple(data.shape), tuple(s // itemsize for s in data.strides),
-            t.requires_grad, OrderedDict())
+    args = (record, byte_offset // t.dtype.itemsize, tuple(data.shape), element_strides(data), t.requires_grad,
+            OrderedDict())  # (element_strides: an empty array's NumPy strides of 0 are contiguous ones to torch)
     if record.untyped:
         return torch_global("torch._utils", "_rebuild_tensor_v3"), (*args, t.dtype)
     return torch_global("torch._utils", "_rebuild_tensor_v2"), args
@@ -199,7 +213,7 @@ def _archive_pickler(base: type) -> type:
         return NotImplemented
 
     def persistent_id(self: Any, obj: Any) -> Any:
-        return obj.persistent_id(self.storages.legacy) if type(obj) is _StorageRecord else None
+        return self.storages.persistent_id(obj)
 
     dispatch = dict(base.dispatch)
     dispatch[_TorchGlobal] = save_torch_global
@@ -245,6 +259,7 @@ class _ArchiveWriter:
         info.extra = self._padding(len(info.filename.encode()), view.nbytes)
         with self.zip.open(info, "w") as record:
             record.write(view)
+        info.extra = b""  # (the padding aligns the local header's bytes only: torch's central directory has none)
         self.crc = zlib.crc32(view, self.crc)
         self.written.add(name)
 
