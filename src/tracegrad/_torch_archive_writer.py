@@ -95,6 +95,9 @@ def _host_array(data: Any) -> np.ndarray:
     return data.get() if hasattr(data, "get") else np.asarray(data)
 
 
+_STORAGE_TYPES = frozenset({TypedStorage, UntypedStorage})
+
+
 class _Storages:
     """The storages of one save, each once (by the array owning its memory), keyed "0", "1"... as torch's archive
     keys them (the legacy format by the storage's address)."""
@@ -117,15 +120,16 @@ class _Storages:
     def persistent_id(self, obj: Any) -> tuple | None:
         """The persistent id torch's pickler gives ``obj``: a storage's (a storage saved itself, as torch's
         ``_save`` names it: a typed one by its dtype's class, an untyped one as bytes); None for anything else."""
-        if type(obj) is _StorageRecord:
+        kind = type(obj)
+        if kind is _StorageRecord:
             return obj.persistent_id(self.legacy)
-        if isinstance(obj, TypedStorage):
+        if kind not in _STORAGE_TYPES:  # (the common case, asked of every object pickled: one test only)
+            return None
+        if kind is TypedStorage:
             record, _ = self.record_of(obj._untyped_storage._root, obj.dtype, str(obj.device))
             return record.persistent_id(self.legacy)
-        if isinstance(obj, UntypedStorage):
-            record, _ = self.record_of(obj._root, _dtypes.uint8, str(obj.device))
-            return record.persistent_id(self.legacy, untyped=True)
-        return None
+        record, _ = self.record_of(obj._root, _dtypes.uint8, str(obj.device))
+        return record.persistent_id(self.legacy, untyped=True)
 
 
 @functools.cache
