@@ -21,6 +21,7 @@ from .._arg_parser import argument_error, guard_errors, refuse_arrays_among, ref
 from .._jit_internal import boolean_dispatch, renamed
 from .._strides import contiguous_as_torch, copy_preserving_layout, like_self, with_strides
 from .._tensor import Tensor, _wrap
+from .._warnings import warn_once_at_caller
 from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, cpp_type_name, from_numpy_dtype, result_type_of, scalar_type_name
 from ._jvp import set_self_tangent_rules
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
@@ -559,8 +560,6 @@ def _scatter_dispatch(inplace: bool, input, dim, index, src, value, reduce, out)
     payload = src if src is not None else value
     is_tensor = isinstance(payload, Tensor)
     if reduce is not None and is_tensor:
-        from .._warnings import warn_once_at_caller
-
         # (torch's TORCH_WARN_ONCE: once a process, for scatter and scatter_ alike)
         warn_once_at_caller("scatter reduce with tensor src",
                             "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
@@ -1724,7 +1723,25 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
     kwargs = {"out_int32": out_int32, "right": right, "side": side, "sorter": sorter}
     if out is not None:
         _check_searchsorted_out(out, sorted_sequence, values, kwargs)
-    return _call(_searchsorted, sorted_sequence, values, out=out, **kwargs)
+    result = _call(_searchsorted, sorted_sequence, values, out=out, **kwargs)
+    _warn_noncontiguous_inputs(values, sorted_sequence, sorter)
+    return result
+
+
+def _warn_noncontiguous_inputs(values: Tensor, boundaries: Tensor, sorter) -> None:
+    """PyTorch's CPU kernel copies a non-contiguous values/boundaries/sorter tensor to a contiguous one, warning
+    once a process for each (after its checks, and not for an empty input it returns early on)."""
+    if values.numel() == 0:
+        return
+    for role, tensor in (("input value", values), ("boundary", boundaries), ("sorter", sorter)):
+        if isinstance(tensor, Tensor) and not tensor.is_contiguous():
+            warn_once_at_caller(f"searchsorted {role}", _NONCONTIGUOUS_SEARCH.format(role=role))
+
+
+_NONCONTIGUOUS_SEARCH = (
+    "torch.searchsorted(): {role} tensor is non-contiguous, this will lower the performance due to extra data copy "
+    "when converting non-contiguous tensor to contiguous, please use contiguous {role} tensor if possible. This "
+    "message will only appear once per program.")
 
 
 def _check_searchsorted_out(out, boundaries: Tensor, values: Tensor, kwargs: dict) -> None:
@@ -1755,7 +1772,9 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
     kwargs = {"out_int32": out_int32, "right": right}
     if out is not None:
         _check_searchsorted_out(out, boundaries, values, kwargs)
-    return _call(_searchsorted, boundaries, values, out=out, **kwargs)
+    result = _call(_searchsorted, boundaries, values, out=out, **kwargs)
+    _warn_noncontiguous_inputs(values, boundaries, None)
+    return result
 
 
 # ---- cumulative extremes and differences -------------------------------------------------------------------

@@ -18,10 +18,12 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = [
     "Optimizer",
     "SGD",
+    "SparseAdam",
     "Adam",
     "AdamW",
     "RMSprop",
