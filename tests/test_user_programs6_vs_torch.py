@@ -10,7 +10,17 @@ custom Function with non-tensor and non-differentiable outputs in a training loo
 with hooks counting recomputation; weight-decay parameter groups through a state_dict round trip; quantile
 regression and quantile's interpolation modes; a linear-chain CRF (forward algorithm and Viterbi); and image
 augmentation (flips, rolls, rot90, padding modes, affine_grid/grid_sample). Everything is drawn from the seeded
-global generator (or seeded generators), which is torch's.
+global generator (or seeded generators), which is torch's. Where float32 rounding decides the result (LBFGS on
+Rosenbrock, a gradient summed over a whole image, a bias before a batch norm), the program does what careful users
+do: float64, or no parameter whose gradient is only rounding noise.
+
+Differences these programs found, now fixed (``tests/ops/test_program6_findings_vs_torch.py``):
+- ``torch.optim.SparseAdam`` did not exist; it now checks its options as torch's does and refuses the dense
+  gradients that are the only kind tracegrad makes;
+- ``torch.bucketize``/``searchsorted`` of a non-contiguous tensor (a feature column ``nums[:, 1]``) did not warn,
+  once a process, that it is copied to a contiguous one.
+
+Left: sparse tensors (so SparseAdam never steps).
 """
 
 from __future__ import annotations
