@@ -45,8 +45,10 @@ def warn_at_caller(message: str, category: type[Warning]) -> None:
     while frame.f_back is not None and frame.f_code.co_filename.startswith(_OWN_DIR):
         frame = frame.f_back
     module_globals = frame.f_globals
+    # (code run by exec/eval in globals without a __name__ is module "<string>", as warnings.warn names it: an
+    # explicit module=None makes warn_explicit drop the warning)
     warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
-                           module=module_globals.get("__name__"),
+                           module=module_globals.get("__name__", "<string>"),
                            registry=module_globals.setdefault("__warningregistry__", {}))
 
 

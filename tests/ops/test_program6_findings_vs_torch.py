@@ -100,3 +100,20 @@ def _warnings_of(lib, call: str) -> tuple:
 @pytest.mark.parametrize("case", list(_CALLS))
 def test_searchsorted_warns_about_non_contiguous_inputs(case):
     assert _warnings_of(tg, _CALLS[case]) == _warnings_of(torch, _CALLS[case])
+
+
+def test_warning_at_the_caller_shown_for_code_run_without_a_module_name():
+    """Code exec'd in globals without ``__name__`` (a notebook tool, ``eval(code, {"torch": ...})``) sees the
+    warning torch's C++ code raises at its line, as in torch (tracegrad's warn_at_caller dropped it)."""
+    code = compile("x = lib.arange(10.)[::2]\nlib.bucketize(x, lib.tensor([1., 2., 3.]))\n", "<cell>", "exec")
+    shown = {}
+    for lib in (tg, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.set_warn_always(True)
+            try:
+                exec(code, {"lib": lib})
+            finally:
+                lib.set_warn_always(False)
+        shown[lib.__name__] = [(w.category, text, w.filename, w.lineno) for w, text in zip(caught, warning_texts(caught))]
+    assert shown["tracegrad"] == shown["torch"] and shown["torch"]
