@@ -40,7 +40,7 @@ from .._state import STATE
 from .._strides import element_strides, offset_in, storage_extent
 from .._tensor import Tensor, _new
 from ..ops._jvp import recording
-from . import tangent_dtypes
+from . import tangent_dtypes, tangent_formulas
 from .grad_mode import _DecoratorContextManager
 from .node import Node
 
@@ -681,23 +681,29 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
         res = _out_tensors(op._eager(view_args)) if tangents[0] is not None else [None] * len(outs)
         return [t if d else None for t, d in zip(res, diff_out)]
     kind = None  # (where tangents have other dtypes than their inputs: the dtype PyTorch's formula gives them)
-    if not op.is_inplace and not _same_dtypes(inputs, tangents):
-        tangent_dtypes.check_formula_runs(op.schema, [inp._data.dtype if isinstance(inp, Tensor) else None
-                                                      for inp in inputs],
-                                          [None if t is None else t._data.dtype for t in tangents])
-        kind = tangent_dtypes.formula_kind(op.schema)
+    if not _same_dtypes(inputs, tangents):
+        tangent_dtypes.check_formula_runs(op.schema, args, [inp._data.dtype if isinstance(inp, Tensor) else None
+                                                            for inp in inputs],
+                                          [None if t is None else t._data.dtype for t in tangents], op.is_inplace)
+        kind = tangent_dtypes.formula_kind(op.schema, op.is_inplace)
     # PyTorch's forward formulas are C++, where a number is a Scalar: ``2 * result`` is mul.Scalar (MulBackward1
     # in a recorded tangent's graph), ``x + 1`` add.Scalar (AddBackward1); fastpath.SCALAR_OVERLOADS picks them
     formula, STATE.in_formula = STATE.in_formula, True
     try:
         if kind == tangent_dtypes.LINEAR:
-            res = _linear_tangents(op, args, inputs, tangents)
-        elif kind == tangent_dtypes.SELECTED:
+            res = _linear_tangents(_functional_op(op), args, inputs, tangents)
+        elif kind == tangent_dtypes.SELECTED and not op.is_inplace:
             res = _selected_tangents(op, args, outs, tangents)
+        elif kind == tangent_dtypes.FORMULA and not op.is_inplace:
+            res = tangent_formulas.FORMULAS[op.schema.name](args, outs, tangents)
         else:
             res = _rule_tangents(op, args, outs, inputs, tangents, original)
+            if original is not None and _drops_imaginary_part(op, res, tangents):
+                res = _with_imaginary_part(op, args, outs, inputs, tangents, original, res)
     finally:
         STATE.in_formula = formula
+    if _writes_self_tangent(op, tangents):
+        kind = None  # (PyTorch's in-place formula ends with self_t.copy_(...): self's tangent keeps its dtype)
     result = []
     for o, t, d in zip(outs, res, diff_out):
         if not d or t is None:
@@ -707,6 +713,42 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
         else:
             result.append(_fresh(t, o, tangents, _tangent_dtype(op, kind, t, o, inputs, tangents)))
     return result
+
+
+def _drops_imaginary_part(op, res: list, tangents) -> bool:
+    """Whether the rule of a real operator gave a real tangent from a complex one where PyTorch's in-place formula
+    keeps its imaginary part: ``self_t.copy_(formula)`` writes the complex value into ``self``'s tangent (the
+    functional result is copied into the real output's dtype instead); abs's formula takes the real part itself
+    (``handle_r_to_c``)."""
+    if op.schema.name[:-1] in tangent_dtypes.REAL_PART_FORMULAS:
+        return False
+    return (any(t is not None and t._data.dtype.kind == "c" for t in tangents)
+            and any(t is not None and t._data.dtype.kind == "f" for t in res))
+
+
+def _with_imaginary_part(op, args, outs, inputs, tangents, original, res: list) -> list:
+    """The rule's tangents ``res`` of the real parts of ``tangents`` plus ``1j`` times its tangents of their
+    imaginary parts: the formula of a real operator is linear in the tangent with real coefficients."""
+    from ..ops.complex_ops import imag
+
+    imaginary = [imag(t) if t is not None and t._data.dtype.kind == "c" else None for t in tangents]
+    res_imag = _rule_tangents(op, args, outs, inputs, imaginary, original)
+    return [r if r is None or i is None else r + i * 1j for r, i in zip(res, res_imag)]
+
+
+def _writes_self_tangent(op, tangents) -> bool:
+    """Whether ``op`` is in place and its ``self`` has a tangent, which its new tangent is copied into."""
+    return op.is_inplace and bool(op.diff_idx) and op.diff_idx[0] == 0 and tangents[0] is not None
+
+
+def _functional_op(op):
+    """``op``, or the functional form of an in-place operator (``index_add`` of ``index_add_``), which PyTorch's
+    in-place formula runs on the tangents before copying the result into ``self``'s tangent."""
+    if not op.is_inplace:
+        return op
+    from ..ops.registry import REGISTRY
+
+    return REGISTRY[op.schema.name[:-1]]
 
 
 def _same_dtypes(inputs: list, tangents) -> bool:
