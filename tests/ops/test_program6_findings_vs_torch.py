@@ -48,6 +48,8 @@ def test_sparse_adam_refuses_a_dense_gradient():
 
 @pytest.mark.parametrize("kwargs", [
     "lr=-1", "lr=0.0", "eps=0.0", "betas=(1.0, 0.5)", "betas=(0.9, 1.0)", "betas=(-0.1, 0.5)", "maximize=True",
+    # (values that are no numbers: the TypeError names the operands in torch's order, ``0.0 < lr``)
+    "lr='0.1'", "lr=None", "lr=1j", "eps='1e-8'", "lr=float('nan')", "eps=float('nan')",
 ])
 def test_sparse_adam_checks_its_hyperparameters(kwargs):
     def build(lib):

@@ -48,9 +48,11 @@ class SparseAdam(Optimizer):
 def _check_hparams(lr, betas: tuple[float, float], eps: float) -> None:
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
-    if not lr > 0.0:  # (NaN refused too)
+    # (``0.0 < x`` as torch writes it, NaN refused too: a value that is no number fails with the TypeError naming
+    # float first)
+    if not 0.0 < lr:  # noqa: SIM300
         raise ValueError(f"Invalid learning rate: {lr}")
-    if not eps > 0.0:
+    if not 0.0 < eps:  # noqa: SIM300
         raise ValueError(f"Invalid epsilon value: {eps}")
     if not 0.0 <= betas[0] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
