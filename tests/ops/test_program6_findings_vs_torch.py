@@ -119,3 +119,12 @@ def test_warning_at_the_caller_shown_for_code_run_without_a_module_name():
                 lib.set_warn_always(False)
         shown[lib.__name__] = [(w.category, text, w.filename, w.lineno) for w, text in zip(caught, warning_texts(caught))]
     assert shown["tracegrad"] == shown["torch"] and shown["torch"]
+
+
+def test_searchsorted_with_batched_boundaries_and_no_values():
+    """Rows of boundaries with no values each give an empty result (tracegrad failed reshaping them)."""
+    def build(lib):
+        out = lib.searchsorted(lib.arange(12.).reshape(4, 3).t(), lib.arange(12.).reshape(4, 3)[:3, :0])
+        return out.dtype, tuple(out.shape)
+
+    assert repr(build(tg)).replace("tracegrad", "torch") == repr(build(torch))

@@ -1689,7 +1689,9 @@ def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, 
     how = "right" if (right or side == "right") else "left"
     dt = result_dtype(seq, vals) if seq.dtype != vals.dtype else seq.dtype
     seq, vals = seq.astype(dt, copy=False), vals.astype(dt, copy=False)
-    if seq.ndim == 1:
+    if vals.size == 0:  # (PyTorch returns early; rows of no values cannot be reshaped with -1)
+        out = np.zeros(vals.shape)
+    elif seq.ndim == 1:
         out = np.searchsorted(seq, vals, side=how)
     else:
         rows_s, rows_v = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
