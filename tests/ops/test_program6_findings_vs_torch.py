@@ -79,6 +79,12 @@ _CALLS = {
     "empty column": "lib.bucketize(m[:0, 1], b)",
     "refused side": "lib.searchsorted(b2[::2], m[:, 1], side='up')",
     "contiguous": "lib.bucketize(m, b, out_int32=True)",
+    "bool, strided (refused after the warning)": "lib.searchsorted(lib.tensor([False, True, True])[::2], "
+                                                 "lib.tensor([True, False]))",
+    "complex values": "lib.bucketize(lib.tensor([1j, 2.0])[::2], b)",
+    "complex boundaries": "lib.searchsorted(lib.tensor([1.0, 2.0], dtype=lib.complex128), m[:, 1])",
+    "float with bool": "lib.searchsorted(b, lib.tensor([True, False]))",
+    "half": "lib.searchsorted(b.half(), m[:, 1].half())",
 }
 
 
@@ -92,8 +98,8 @@ def _warnings_of(lib, call: str) -> tuple:
             warnings.simplefilter("always")
             try:
                 result = eval(call, names).tolist()
-            except RuntimeError as e:
-                result = str(e)
+            except (RuntimeError, NotImplementedError) as e:
+                result = type(e).__name__, str(e)
     finally:
         lib.set_warn_always(was)
     return result, warning_texts(caught), [(w.category.__name__, w.filename) for w in caught]

@@ -1688,6 +1688,8 @@ def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, 
         seq = np.take_along_axis(seq, sorter, axis=-1)
     how = "right" if (right or side == "right") else "left"
     dt = result_dtype(seq, vals) if seq.dtype != vals.dtype else seq.dtype
+    if np.dtype(dt).kind in "bc":  # (its CPU kernel has no bool or complex instance)
+        raise unsupported("searchsorted_out_cpu", dt)
     seq, vals = seq.astype(dt, copy=False), vals.astype(dt, copy=False)
     if vals.size == 0:  # (PyTorch returns early; rows of no values cannot be reshaped with -1)
         out = np.zeros(vals.shape)
@@ -1725,8 +1727,18 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
     kwargs = {"out_int32": out_int32, "right": right, "side": side, "sorter": sorter}
     if out is not None:
         _check_searchsorted_out(out, sorted_sequence, values, kwargs)
-    result = _call(_searchsorted, sorted_sequence, values, out=out, **kwargs)
-    _warn_noncontiguous_inputs(values, sorted_sequence, sorter)
+    return _searched(sorted_sequence, values, sorter, out, kwargs)
+
+
+def _searched(boundaries: Tensor, values: Tensor, sorter, out, kwargs: dict) -> Tensor:
+    """``searchsorted``'s result, with torch's warnings for non-contiguous inputs: its kernel copies them (and
+    warns) after its checks, also where its dtype dispatch then refuses the common dtype."""
+    try:
+        result = _call(_searchsorted, boundaries, values, out=out, **kwargs)
+    except NotImplementedError:
+        _warn_noncontiguous_inputs(values, boundaries, sorter)
+        raise
+    _warn_noncontiguous_inputs(values, boundaries, sorter)
     return result
 
 
@@ -1774,9 +1786,7 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
     kwargs = {"out_int32": out_int32, "right": right}
     if out is not None:
         _check_searchsorted_out(out, boundaries, values, kwargs)
-    result = _call(_searchsorted, boundaries, values, out=out, **kwargs)
-    _warn_noncontiguous_inputs(values, boundaries, None)
-    return result
+    return _searched(boundaries, values, None, out, kwargs)
 
 
 # ---- cumulative extremes and differences -------------------------------------------------------------------
