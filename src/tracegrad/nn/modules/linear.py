@@ -49,7 +49,21 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F._linear_operator(input, self.weight, self.bias)  # (torch's F.linear: its errors are the operator's)
+        # (torch's F.linear: its errors are the operator's)
+        params = self._plain_parameters()
+        if params is not None:
+            return F._linear_operator(input, params["weight"], params["bias"])
+        return F._linear_operator(input, self.weight, self.bias)
+
+    def _plain_parameters(self) -> dict | None:
+        """The parameter dict where ``self.weight`` and ``self.bias`` read it (a plain Linear holding both, neither
+        shadowed in its instance dict), else None. Reading it directly skips Module.__getattr__, which Python calls
+        only after its own attribute look-up has failed: some 0.4 us a read, a tenth of a small layer's forward."""
+        d = self.__dict__
+        if self.__class__ is not Linear or "weight" in d or "bias" in d:
+            return None  # (a subclass may define them otherwise: parametrize's properties)
+        params = d["_parameters"]
+        return params if "weight" in params and "bias" in params else None
 
     def extra_repr(self) -> str:
         return (
