@@ -25,7 +25,8 @@ else:
 torch.set_num_threads(1)
 
 __all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "assert_same_bits", "assert_same_bits_of", "both_from",
-           "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised", "value_or_error", "saved_and_loaded"]
+           "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised", "value_or_error", "saved_and_loaded",
+           "UnseekableStream"]
 
 
 def to_numpy(value):
@@ -360,3 +361,21 @@ def failed_third_step(lib, opt, params: list, where: int, shape: tuple) -> tuple
     set_alternating_gradients(lib, params, 2)
     params[where].grad.data = lib.full(shape, 0.25, dtype=params[where].dtype)
     return raised(lib, lambda _: opt.step()), optimizer_snapshot(opt, params)
+
+
+class UnseekableStream(io.RawIOBase):
+    """A readable stream that cannot seek (a pipe, a socket), returning at most ``chunk`` bytes a read when given
+    one (a raw stream may return fewer bytes than asked)."""
+
+    def __init__(self, data: bytes, chunk: int | None = None) -> None:
+        self.data = io.BytesIO(data)
+        self.chunk = chunk
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        size = len(buffer) if self.chunk is None else min(len(buffer), self.chunk)
+        piece = self.data.read(size)
+        buffer[:len(piece)] = piece
+        return len(piece)

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from _lib import saved_and_loaded
+from _lib import UnseekableStream, saved_and_loaded
 
 import tracegrad as tg
 
@@ -228,17 +228,7 @@ def test_checkpoints_following_one_another_in_a_stream_load_as_in_torch():
 
 def test_an_unseekable_stream_loads():
     """torch refuses an unseekable stream (io.UnsupportedOperation): tracegrad reads it into memory."""
-    class Unseekable(io.RawIOBase):
-        def __init__(self, data: bytes) -> None:
-            self.data = io.BytesIO(data)
-
-        def readable(self) -> bool:
-            return True
-
-        def readinto(self, buffer) -> int:
-            return self.data.readinto(buffer)
-
-    assert tg.load(Unseekable(_saved_bytes(tg, {"a": tg.arange(3.)})))["a"].tolist() == [0.0, 1.0, 2.0]
+    assert tg.load(UnseekableStream(_saved_bytes(tg, {"a": tg.arange(3.)})))["a"].tolist() == [0.0, 1.0, 2.0]
 
 
 def test_memory_mapped_loads_copy_on_write(tmp_path):
@@ -438,19 +428,7 @@ def test_a_header_claiming_more_than_the_file_holds_allocates_nothing(field):
 
 def test_a_raw_stream_returning_short_reads_loads():
     """The format test read the first bytes with one ``read``: a raw stream may return fewer."""
-    class Trickle(io.RawIOBase):
-        def __init__(self, data: bytes) -> None:
-            self.data = io.BytesIO(data)
-
-        def readable(self) -> bool:
-            return True
-
-        def readinto(self, buffer) -> int:
-            chunk = self.data.read(min(len(buffer), 5))
-            buffer[:len(chunk)] = chunk
-            return len(chunk)
-
-    stream = Trickle(_saved_bytes(tg, {"a": tg.arange(4.)}))
+    stream = UnseekableStream(_saved_bytes(tg, {"a": tg.arange(4.)}), chunk=5)
     assert tg.load(stream)["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
 
 

@@ -12,6 +12,7 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from _lib import UnseekableStream
 
 import tracegrad as tg
 
@@ -247,21 +248,9 @@ def test_a_file_path_and_a_stream_that_cannot_seek(tmp_path):
     path = tmp_path / "w.pt"
     torch.save({"x": torch.arange(3)}, path)
 
-    class _Stream(io.RawIOBase):
-        def __init__(self, data: bytes) -> None:
-            self.data = io.BytesIO(data)
-
-        def readable(self) -> bool:
-            return True
-
-        def readinto(self, buffer) -> int:
-            chunk = self.data.read(min(len(buffer), 5))
-            buffer[:len(chunk)] = chunk
-            return len(chunk)
-
     for form in _FORMATS:
         data = _torch_file({"x": torch.arange(3)}, form)
-        assert tg.load(_Stream(data))["x"].tolist() == [0, 1, 2]
+        assert tg.load(UnseekableStream(data, chunk=5))["x"].tolist() == [0, 1, 2]
     assert tg.load(str(path))["x"].tolist() == tg.load(path)["x"].tolist() == [0, 1, 2]
 
 
