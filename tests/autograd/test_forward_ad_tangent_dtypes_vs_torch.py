@@ -410,7 +410,6 @@ _MM_ORDER = "torch's mm formula reaches the refused product with its operands th
 # "op/primal/tangent" -> why tracegrad's tangent still differs from torch's
 KNOWN: dict[str, str] = {
     "add_complex_number/float32/float16": "torch's tangent is complex32 (ComplexHalf), a dtype tracegrad lacks",
-    "deg2rad/complex64/float32": "tracegrad's eager deg2rad takes a complex tensor, which torch refuses",
     "frac/float32/complex128": "torch's formula is self_t itself; tracegrad's rule drops a complex tangent's imaginary part",
     "gelu/float32/complex128": "torch's gelu_backward (oneDNN) refuses a tangent of another dtype; tracegrad's rule runs",
     "gelu/float32/float64": "torch's gelu_backward (oneDNN) refuses a tangent of another dtype; tracegrad's rule runs",
@@ -419,8 +418,6 @@ KNOWN: dict[str, str] = {
        for op in ("fmod_number", "remainder_number")},
     **{f"{op}/float32/complex128": "torch's MIXED formula keeps a complex tangent's imaginary part; tracegrad's rule "
                                    "drops it (the dtype is right)" for op in ("renorm", "logaddexp", "ldexp")},
-    **{f"{op}/complex64/float32": "tracegrad's eager op takes a complex tensor, which torch refuses"
-       for op in ("deg2rad_", "rad2deg_")},
     **{f"cross/{p}/{t}": "torch's linalg_cross kernel refuses operands of two dtypes; tracegrad's rule runs"
        for p, t in PAIRS},
     "max_pool1d/complex64/float32": "torch's max_pool1d takes max_pool1d_with_indices where a tangent is defined, "

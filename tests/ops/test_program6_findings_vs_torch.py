@@ -134,3 +134,17 @@ def test_searchsorted_with_batched_boundaries_and_no_values():
         return out.dtype, tuple(out.shape)
 
     assert repr(build(tg)).replace("tracegrad", "torch") == repr(build(torch))
+
+
+@pytest.mark.parametrize("call", ["lib.deg2rad(z)", "lib.rad2deg(z)", "z.deg2rad_()", "z.rad2deg()",
+                                  "lib.deg2rad(z, out=lib.empty(1, dtype=lib.complex64))", "lib.deg2rad(r)"])
+def test_degree_conversions_refuse_complex_tensors(call):
+    """An angle in degrees is real: torch refuses a complex tensor (tracegrad scaled it)."""
+    def outcome(lib):
+        names = {"lib": lib, "z": lib.tensor([1 + 1j]), "r": lib.tensor([180.0])}
+        try:
+            return eval(call, names).tolist()
+        except RuntimeError as e:
+            return str(e)
+
+    assert outcome(tg) == outcome(torch)

@@ -678,8 +678,10 @@ def _nan_to_num_inplace(self: Tensor, nan: float = 0.0, posinf: float | None = N
 # ---- angle conversions, positive ---------------------------------------------------------------------------
 
 
-def _scale_kernel(factor: float):
+def _scale_kernel(name: str, factor: float):
     def kernel(a):
+        if a.dtype.kind == "c":  # (an angle in degrees is real: torch refuses what NumPy would scale)
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
         x = to_floating(a)
         with np.errstate(all="ignore"):
             return x * x.dtype.type(factor)
@@ -689,9 +691,9 @@ def _scale_kernel(factor: float):
 
 _DEG2RAD = math.pi / 180.0
 _RAD2DEG = 180.0 / math.pi
-deg2rad, deg2rad_ = _pair("deg2rad", _scale_kernel(_DEG2RAD), lambda ctx, g: mul(g, _DEG2RAD),
+deg2rad, deg2rad_ = _pair("deg2rad", _scale_kernel("deg2rad", _DEG2RAD), lambda ctx, g: mul(g, _DEG2RAD),
                           node_name="Deg2RadBackward0")
-rad2deg, rad2deg_ = _pair("rad2deg", _scale_kernel(_RAD2DEG), lambda ctx, g: mul(g, _RAD2DEG),
+rad2deg, rad2deg_ = _pair("rad2deg", _scale_kernel("rad2deg", _RAD2DEG), lambda ctx, g: mul(g, _RAD2DEG),
                           node_name="Rad2DegBackward0")
 
 
