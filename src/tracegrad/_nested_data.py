@@ -28,9 +28,19 @@ def _is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
+def follows_sequence_protocol(obj: Any) -> bool:
+    """CPython's PySequence_Check, which torch asks: any object whose type has ``__getitem__``, a dict (or a dict
+    subclass) excepted. A class need not be registered as a ``collections.abc.Sequence``, nor have a ``__len__``
+    (torch then fails asking for its length). A NumPy scalar's ``__getitem__`` is a mapping's only (no sq_item),
+    but NumPy's text scalars are str and bytes, sequences."""
+    if isinstance(obj, (Sequence, np.ndarray)):
+        return True
+    return hasattr(type(obj), "__getitem__") and not isinstance(obj, (dict, np.generic))
+
+
 def _is_sequence(obj: Any) -> bool:
     """Python's sequence protocol, as torch's PySequence_Check sees it (a tensor is read as a leaf)."""
-    return isinstance(obj, (Sequence, np.ndarray)) and not _is_tensor(obj)
+    return follows_sequence_protocol(obj) and not _is_tensor(obj)
 
 
 def refuse_text(data: Any) -> None:
@@ -100,7 +110,7 @@ def infer_dtype(data: Any) -> _dt.dtype:
             fold(_dt.default_dtype_for_category(_dt.scalar_category(obj)))
         elif _is_tensor(obj):
             fold(_dt.from_numpy_dtype(obj._data.dtype))
-        elif isinstance(obj, Sequence):
+        elif follows_sequence_protocol(obj):
             if len(obj) == 0:
                 fold(_dt.DEFAULT.value)
             for item in obj:

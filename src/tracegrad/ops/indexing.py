@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._arg_parser import non_tensor_element, tp_name
+from .._nested_data import follows_sequence_protocol
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, scalar_type_name
@@ -361,16 +362,35 @@ def _spans_dim(start, stop, step: int, size: int) -> bool:
     return step == 1 and (start is None or start == 0) and (stop is None or stop >= size)
 
 
-def _is_sequence(obj) -> bool:
-    """Python's sequence protocol as torch's indexing asks it (NumPy arrays and text are sequences too)."""
-    return isinstance(obj, (Sequence, np.ndarray))
-
-
 def _reads_as_tuple(key) -> bool:
-    if isinstance(key, (Tensor, np.ndarray)) or not _is_sequence(key) or len(key) >= _SEQUENCE_AS_TUPLE_LIMIT:
-        return False
-    return builtins.any(item is None or item is Ellipsis or isinstance(item, (Tensor, builtins.slice)) or
-                        _is_sequence(item) for item in key)
+    """torch's treatSequenceAsTuple: a sequence (by Python's protocol) of fewer than 32 items, one of them a
+    tensor, a sequence, a slice, ``...`` or None. A sequence whose length or items cannot be read is not one
+    (torch clears the error)."""
+    if key.__class__ is list:
+        items = key
+        if len(items) >= _SEQUENCE_AS_TUPLE_LIMIT:
+            return False
+    else:
+        items = _sequence_items(key)
+        if items is None:
+            return False
+    for item in items:
+        if item.__class__ is not int and (item is None or item is Ellipsis or isinstance(item, (
+                Tensor, builtins.slice)) or follows_sequence_protocol(item)):
+            return True
+    return False
+
+
+def _sequence_items(key) -> list | None:
+    """The items of a key that is a sequence of fewer than 32 items, read as PySequence_GetItem reads them, or
+    None (for a sequence whose length or items cannot be read, too: torch clears the error)."""
+    if isinstance(key, (Tensor, np.ndarray)) or not follows_sequence_protocol(key):
+        return None
+    try:
+        length = len(key)
+        return None if length >= _SEQUENCE_AS_TUPLE_LIMIT else [key[i] for i in range(length)]
+    except Exception:  # noqa: BLE001 - torch clears whatever error reading the sequence raised
+        return None
 
 
 def _is_mask_tensor(k) -> bool:
@@ -598,14 +618,30 @@ def _index_array(k) -> np.ndarray:
             warn_at_caller("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
                            "instead.", UserWarning)
         return arr.astype(np.int64) if arr.dtype == np.int32 else arr
-    arr = np.asarray(k)
+    try:
+        arr = np.asarray(k)
+    except ValueError:  # (ragged)
+        _raise_as_torch_reads(k)
+        raise
     if _is_mask(arr):
         return arr
+    if arr.dtype == object:
+        _raise_as_torch_reads(k)  # (what NumPy keeps as objects: torch's error for it, if it has one)
     if arr.dtype == object or (arr.dtype == np.uint64 and arr.size and arr.max() > _INT64_MAX):
         raise ValueError("Overflow when unpacking long long")  # (ints beyond int64)
     if arr.dtype.kind == "c":
         raise TypeError("'complex' object cannot be interpreted as an integer")
     return arr.astype(np.int64, copy=False)
+
+
+def _raise_as_torch_reads(data) -> None:
+    """torch's error for index data NumPy cannot read as an array of numbers, from its passes over the data
+    (indexing_tensor_from_data: the dtype, a long unless bool or byte, then the sizes, then each item)."""
+    from .. import _nested_data as nested
+
+    found = nested.infer_dtype(data).np
+    target = found if found in (np.dtype(np.bool_), np.dtype(np.uint8)) else np.dtype(np.int64)
+    nested.check_items(data, nested.sizes_of(data), target)
 
 
 _INDEX_DTYPES = frozenset(np.dtype(d) for d in (np.int64, np.int32, np.uint8, np.bool_))
@@ -645,7 +681,8 @@ def _check_index_type(k) -> None:
     """What torch's indexing refuses before reading an index: a float or any object that is not a tensor, a
     sequence (a ``range`` or a deque as well: torch reads any Python sequence as an index tensor) or a NumPy
     array, and text (which torch tries to read as a tensor's data)."""
-    if isinstance(k, (float, np.floating)) or not isinstance(k, (Tensor, Sequence, np.ndarray, np.generic, bool)):
+    if isinstance(k, (float, np.floating)) or not (isinstance(k, (list, Tensor, np.ndarray, np.generic, bool)) or
+                                                   follows_sequence_protocol(k)):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
                          f"indices (got {tp_name(k)})")
     text = k if isinstance(k, (str, bytes)) else next(
