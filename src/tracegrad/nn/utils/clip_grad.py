@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..._C._foreach_grouping import _group_tensors_by_device_and_dtype
 from ..._tensor import Tensor, _wrap
 from ...ops.aten_vec import quiet
 
@@ -123,7 +124,9 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float, f
     so which gradients of other dtypes it has clipped before a complex one fails is not followed here.)"""
     clip_value = float(clip_value)
     writes = 1 if foreach is False else 2
-    for grad in [p.grad for p in _as_list(parameters) if p.grad is not None]:
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    _group_tensors_by_device_and_dtype([grads], False)  # (torch groups them first, on every path: none is an error)
+    for grad in grads:
         if grad._data.dtype.kind == "c":
             grad.clamp_(min=-clip_value, max=clip_value)  # (raises clamp's error for complex types)
         grad._before_write()
