@@ -26,7 +26,7 @@ torch.set_num_threads(1)
 
 __all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "assert_same_bits", "assert_same_bits_of", "both_from",
            "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised", "value_or_error", "saved_and_loaded",
-           "UnseekableStream"]
+           "UnseekableStream", "forward_ad_transcript"]
 
 
 def to_numpy(value):
@@ -379,3 +379,21 @@ class UnseekableStream(io.RawIOBase):
         piece = self.data.read(size)
         buffer[:len(piece)] = piece
         return len(piece)
+
+
+def forward_ad_transcript(lib, program: str, extra: dict | None = None, *, in_dual_level: bool = False,
+                          quiet: bool = False) -> str:
+    """What ``program`` prints when run with ``torch`` bound to ``lib`` and ``fwAD`` to its forward_ad (plus
+    ``extra`` names), inside a dual level if asked and with warnings silenced if ``quiet``, ending with the error it
+    stopped on (type and message); the library's name read as torch's."""
+    env = {"torch": lib, "fwAD": lib.autograd.forward_ad, **(extra or {})}
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore")
+        try:
+            with lib.autograd.forward_ad.dual_level() if in_dual_level else contextlib.nullcontext():
+                exec(program, env)  # noqa: S102 - the tests' own programs
+        except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
+            print(f"{type(exc).__name__}: {exc}")
+    return buffer.getvalue().replace("tracegrad", "torch")

@@ -12,11 +12,8 @@ values) or the error raised.
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
-from _lib import tg, torch
+from _lib import forward_ad_transcript, tg, torch
 
 _F64_TANGENT = "d = fwAD.make_dual(torch.tensor([1., 2.]), torch.tensor([3., 4.], dtype=torch.float64))\n"
 _C64_TANGENT = "d = fwAD.make_dual(torch.tensor([1., 2.]), torch.tensor([3+1j, 4-2j], dtype=torch.complex64))\n"
@@ -30,15 +27,7 @@ def _show(lib, name: str, x) -> None:
 
 
 def _printed(lib, program: str) -> str:
-    buffer = io.StringIO()
-    env = {"torch": lib, "fwAD": lib.autograd.forward_ad, "P": lambda name, x: _show(lib, name, x)}
-    with contextlib.redirect_stdout(buffer):
-        try:
-            with lib.autograd.forward_ad.dual_level():
-                exec(program, env)  # noqa: S102 - the programs below
-        except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
-            print(f"{type(exc).__name__}: {exc}")
-    return buffer.getvalue().replace("tracegrad", "torch")
+    return forward_ad_transcript(lib, program, {"P": lambda name, x: _show(lib, name, x)}, in_dual_level=True)
 
 
 # ---- tangent dtypes ------------------------------------------------------------------------------------------------

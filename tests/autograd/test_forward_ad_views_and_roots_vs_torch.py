@@ -10,24 +10,16 @@ nodes) or the error raised.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 
 import pytest
-from _lib import tg, torch
+from _lib import forward_ad_transcript, tg, torch
 
 _SHOW = "t = fwAD.unpack_dual({0}).tangent\nprint('{0}', t, None if t is None else (t.shape, t.stride(), t.storage_offset()))\n"
 
 
 def _printed(lib, program: str) -> str:
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        try:
-            exec(program, {"torch": lib, "fwAD": lib.autograd.forward_ad})  # noqa: S102 - the programs below
-        except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
-            print(f"{type(exc).__name__}: {exc}")
-    return buffer.getvalue().replace("tracegrad", "torch")
+    return forward_ad_transcript(lib, program)
 
 
 def _in_level(body: str) -> str:

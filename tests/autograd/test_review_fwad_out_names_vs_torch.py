@@ -14,24 +14,12 @@ for an out= call is the out= kernel torch's composite ends in, and ``make_dual``
 
 from __future__ import annotations
 
-import contextlib
-import io
-import warnings
-
 import pytest
-from _lib import tg, torch
+from _lib import forward_ad_transcript, tg, torch
 
 
 def _printed(lib, program: str) -> str:
-    buffer = io.StringIO()
-    g = {"torch": lib, "fwAD": lib.autograd.forward_ad}
-    with contextlib.redirect_stdout(buffer), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            exec(program, g)  # noqa: S102 - the programs below
-        except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
-            print(f"{type(exc).__name__}: {exc}")
-    return buffer.getvalue().replace("tracegrad", "torch")
+    return forward_ad_transcript(lib, program, quiet=True)
 
 
 _LAYOUTS = {

@@ -17,21 +17,12 @@ each program runs with both libraries and prints what it gives (values, dtypes, 
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
-from _lib import tg, torch
+from _lib import forward_ad_transcript, np, tg, torch
 
 
 def _printed(lib, program: str) -> str:
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        try:
-            exec(program, {"torch": lib, "fwAD": lib.autograd.forward_ad, "np": __import__("numpy")})  # noqa: S102
-        except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
-            print(f"{type(exc).__name__}: {exc}")
-    return buffer.getvalue().replace("tracegrad", "torch")
+    return forward_ad_transcript(lib, program, {"np": np})
 
 
 def _same(program: str) -> None:
