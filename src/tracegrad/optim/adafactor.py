@@ -20,7 +20,7 @@ import tracegrad as _tg
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import no_grad
 from ._multi_tensor import grouped_by_dtype, increment_steps, negated_if, to_scalar
-from .optimizer import Optimizer, scalar_dtype, step_tensor
+from .optimizer import Optimizer, checked_grads_of, scalar_dtype, step_tensor
 
 __all__ = ["Adafactor"]
 
@@ -70,14 +70,7 @@ class Adafactor(Optimizer):
     def _init_group_state(self, group: dict[str, Any]) -> None:
         """PyTorch's ``_init_group``: each parameter with a gradient checked, then given its state, in order (a
         complex parameter is refused after the state of those before it is made)."""
-        for p in group["params"]:
-            grad = p._grad
-            if grad is None:
-                continue
-            if p.is_complex():
-                raise RuntimeError("Adafactor does not support complex parameters")
-            if grad.is_sparse:
-                raise RuntimeError("Adafactor does not support sparse gradients")
+        for p, grad in checked_grads_of(group, "Adafactor"):
             state = self.state[p]
             if len(state) == 0:
                 _init_state(state, grad)

@@ -19,7 +19,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import no_grad
 from ._multi_tensor import to_scalar
-from .optimizer import Optimizer
+from .optimizer import Optimizer, checked_grads_of
 
 __all__ = ["Muon"]
 
@@ -196,14 +196,7 @@ class Muon(Optimizer):
 
     def _init_group_state(self, group: dict[str, Any]) -> None:
         """PyTorch's ``_init_group``: each parameter with a gradient checked, then given its momentum buffer."""
-        for p in group["params"]:
-            grad = p._grad
-            if grad is None:
-                continue
-            if p.is_complex():
-                raise RuntimeError("Muon does not support complex parameters")
-            if grad.is_sparse:
-                raise RuntimeError("Muon does not support sparse gradients")
+        for p, grad in checked_grads_of(group, "Muon"):
             state = self.state[p]
             if "momentum_buffer" not in state:
                 state["momentum_buffer"] = grad.new_zeros(grad.shape)

@@ -579,3 +579,18 @@ def grads_of(group: dict) -> Iterable[tuple[Tensor, np.ndarray]]:
         g = p._grad
         if g is not None:
             yield p, g._data
+
+
+def checked_grads_of(group: dict, optimizer_name: str) -> Iterable[tuple[Tensor, Tensor]]:
+    """Each parameter with a gradient, and the gradient, in order, refused as the newer optimizers' ``_init_group``
+    refuses them (a complex parameter, a sparse gradient) when reached: state the caller made for the ones before
+    stays made, as in PyTorch."""
+    for p in group["params"]:
+        grad = p._grad
+        if grad is None:
+            continue
+        if p.is_complex():
+            raise RuntimeError(f"{optimizer_name} does not support complex parameters")
+        if grad.is_sparse:
+            raise RuntimeError(f"{optimizer_name} does not support sparse gradients")
+        yield p, grad
