@@ -802,15 +802,45 @@ def _cuda_available() -> bool:
     return cupy_backend.available()
 
 
+def _unpack_offset(offset) -> int:
+    """``set_offset``'s argument read as torch's binding reads it: a Python int (not a bool) in the range of an
+    int64 or a uint64; NumPy's integers pass the type check and then fail the unpacking."""
+    if isinstance(offset, (bool, np.bool_)) or not isinstance(offset, (int, np.integer)):
+        raise RuntimeError(f"manual_offset expected a long, but got {tp_name(offset)}")
+    if not isinstance(offset, int):
+        raise TypeError("an integer is required")
+    if not -(1 << 63) <= offset < (1 << 64):
+        raise ValueError("Overflow when unpacking long long")
+    return offset
+
+
 class Generator:
     """A random number generator (``torch.Generator``): torch's CPU mt19937 stream, so seeds give torch's numbers."""
 
     def __init__(self, device="cpu") -> None:
-        self.device = as_device(device)
-        _refuse_generator_device(self.device)
-        if self.device.type == "cpu":
-            self.device = as_device("cpu")  # (torch's CPU generator has no index: 'cpu:0' gives 'cpu')
+        self._device = as_device(device)
+        _refuse_generator_device(self._device)
+        if self._device.type == "cpu":
+            self._device = as_device("cpu")  # (torch's CPU generator has no index: 'cpu:0' gives 'cpu')
         self._rng = TorchCPUStream(67280421310721)  # torch's default seed
+
+    @property
+    def device(self):
+        """The generator's device (read-only, as torch's)."""
+        return self._device
+
+    def clone_state(self) -> Generator:
+        """A new generator on the same device whose stream continues from this one's state, independently."""
+        clone = Generator(self._device)
+        clone.set_state(self.get_state())
+        return clone
+
+    def get_offset(self) -> int:
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def set_offset(self, offset) -> Generator:
+        _unpack_offset(offset)
+        raise RuntimeError("CPU Generator does not use offset")
 
     def manual_seed(self, seed: int) -> Generator:
         self._rng.reseed(int(seed))
