@@ -105,3 +105,19 @@ class MultiheadAttention(Module):
         if self.batch_first and is_batched:
             output = output.transpose(1, 0)
         return output, weights
+
+    def merge_masks(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
+                    query: Tensor) -> tuple[Tensor | None, int | None]:
+        """The one mask the fused path takes, with its type: 1 for a key padding mask alone, 2 when an attention
+        mask is given (expanded to ``(batch, heads, seq, seq)``, plus the padding mask when there is one too)."""
+        if attn_mask is None:
+            return key_padding_mask, None if key_padding_mask is None else 1
+        batch_size, seq_len, _ = query.shape
+        if attn_mask.dim() == 3:
+            merged = attn_mask.view(batch_size, -1, seq_len, seq_len)
+        else:
+            merged = attn_mask.view(1, 1, seq_len, seq_len).expand(batch_size, self.num_heads, -1, -1)
+        if key_padding_mask is not None:
+            padding = key_padding_mask.view(batch_size, 1, 1, seq_len).expand(-1, self.num_heads, -1, -1)
+            merged = merged + padding
+        return merged, 2
