@@ -19,8 +19,121 @@ from ._warnings import warn_once
 _BY_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
-class UntypedStorage:
+class _StorageBase:
+    """What both storage classes do alike: casts to a typed storage of another dtype, the device questions a CPU
+    storage answers, pinning (refused as torch's CPU build refuses it) and copies."""
+
+    is_sparse = False
+    is_sparse_csr = False
+
+    def _elements_array(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _wrapping(self, untyped: UntypedStorage):
+        """A storage of this kind over ``untyped`` (typed storages keep their dtype)."""
+        raise NotImplementedError
+
+    def _elements_tensor(self):
+        from ._tensor import _wrap
+
+        return _wrap(self._elements_array())
+
+    def _to(self, dtype) -> TypedStorage:
+        """A new typed storage of ``dtype`` holding this storage's elements (an untyped one's bytes) cast, as
+        torch's ``_to`` (a tensor over the storage, ``.to(dtype)``): a copy even where the dtype is the same."""
+        from .backend.dtypes import dtype as dtype_class
+
+        if not isinstance(dtype, dtype_class):
+            raise TypeError(f"Argument 'dtype' must be torch.dtype, not {type(dtype)}")
+        source = self._elements_tensor()
+        cast = source.to(dtype)
+        return TypedStorage(UntypedStorage._of(cast._data.copy() if cast is source else cast._data), dtype)
+
+    def get_device(self) -> int | None:
+        return self.device.index  # (torch's: None for the CPU)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def is_hpu(self) -> bool:
+        return self.device.type == "hpu"
+
+    @property
+    def filename(self) -> str | None:
+        """The file a storage made by ``from_file(..., shared=True)`` maps, else None."""
+        return self.untyped()._filename
+
+    def is_pinned(self, device=None) -> bool:
+        return self._elements_tensor().is_pinned(device)
+
+    def pin_memory(self, device=None):
+        pinned = self._elements_tensor().pin_memory(device)  # (the CPU build refuses, in torch's words)
+        return self._wrapping(UntypedStorage._of(pinned._data))
+
+    def to(self, *, device, non_blocking: bool = False):
+        """This storage on ``device``: the CPU is the only device a storage lives on here (another one is refused
+        as a tensor's move there is)."""
+        from .backend.device import device as device_class
+
+        target = device if isinstance(device, device_class) else device_class(device)
+        if target.type != "cpu":
+            self._elements_tensor().to(target)
+            raise RuntimeError(f"tracegrad's storages live on the CPU: cannot move one to {target}")
+        return self._wrapping(self.untyped())
+
+    def cuda(self, device=None, non_blocking: bool = False):
+        from .backend.device import device as device_class
+
+        return self.to(device=device_class("cuda", device) if device else device_class("cuda"),
+                       non_blocking=non_blocking)
+
+    def __copy__(self):
+        return self.clone()
+
+    def __deepcopy__(self, memo: dict):
+        copies = memo.setdefault("torch", {})
+        key = id(self.untyped())
+        if key not in copies:
+            copies[key] = self.clone()
+        return copies[key]
+
+
+def _cast_method(name: str, dtype_name: str):
+    def cast(self) -> TypedStorage:
+        from .backend import dtypes
+
+        return self._to(getattr(dtypes, dtype_name))
+
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"Casts this storage to {name.replace('_', ' ')} type."
+    return cast
+
+
+def _missing_dtype_method(name: str):
+    def cast(self) -> TypedStorage:
+        raise RuntimeError(f"storage.{name}(): tracegrad has no {name} dtype (NumPy has no such type)")
+
+    cast.__name__ = cast.__qualname__ = name
+    return cast
+
+
+# the casts, method name -> tracegrad dtype name; the dtypes tracegrad lacks are refused in words
+_CASTS = {"double": "float64", "float": "float32", "half": "float16", "long": "int64", "int": "int32",
+          "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool_", "complex_double": "complex128",
+          "complex_float": "complex64"}
+_MISSING_DTYPES = ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz")
+for _name, _dtype_name in _CASTS.items():
+    setattr(_StorageBase, _name, _cast_method(_name, _dtype_name))
+for _name in _MISSING_DTYPES:
+    setattr(_StorageBase, _name, _missing_dtype_method(_name))
+
+
+class UntypedStorage(_StorageBase):
     """The bytes of one buffer."""
+
+    _filename: str | None = None
 
     def __init__(self, root: np.ndarray) -> None:
         self._root = root  # (keeps the buffer alive)
@@ -94,10 +207,90 @@ class UntypedStorage:
         return False
 
     def resizable(self) -> bool:
-        return self._root.base is None and self._root.flags.owndata
+        return is_resizable(self._root)
 
     def share_memory_(self) -> UntypedStorage:
         return self
+
+    def _elements_array(self) -> np.ndarray:
+        return self._bytes
+
+    def _wrapping(self, untyped: UntypedStorage) -> UntypedStorage:
+        return untyped
+
+    def new(self) -> UntypedStorage:
+        """An empty storage of the same kind."""
+        return UntypedStorage(np.empty(0, np.uint8))
+
+    def resize_(self, nbytes: int) -> UntypedStorage:
+        """This storage, now of ``nbytes`` bytes: the first ones kept, new ones zero (torch leaves them
+        uninitialised). Tensors over the old memory keep it (NumPy cannot grow memory under them)."""
+        nbytes = int(nbytes)
+        if not self.resizable():
+            raise RuntimeError("Trying to resize storage that is not resizable")
+        if nbytes < 0:
+            raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:98] ((ptrdiff_t)nbytes) >= 0. alloc_cpu() seems to "
+                               f"have been called with negative number: {nbytes % (1 << 64)}")
+        grown = np.zeros(nbytes, np.uint8)
+        kept = min(nbytes, self._bytes.size)
+        grown[:kept] = self._bytes[:kept]
+        self._root = self._bytes = grown
+        _BY_BUFFER[id(grown)] = self
+        return self
+
+    def byteswap(self, dtype) -> None:
+        """Reverse the bytes of each element of ``dtype`` in place (each part of a complex number on its own)."""
+        from .backend.dtypes import dtype as dtype_class
+
+        if not isinstance(dtype, dtype_class):
+            raise RuntimeError(f"expected torch.dtype, but got {type(dtype)}")
+        width = dtype.itemsize // 2 if dtype.is_complex else dtype.itemsize
+        if self._bytes.size % width:
+            raise RuntimeError(f"the length of data is not a multiple of {width}")
+        if width > 1:
+            words = self._bytes.reshape(-1, width)
+            words[...] = words[:, ::-1].copy()
+
+    @classmethod
+    def from_buffer(cls, buffer, byte_order: str | None = None, count: int = -1, offset: int = 0, *,
+                    dtype=None) -> UntypedStorage:
+        """A new storage holding a copy of ``count`` elements of ``dtype`` (all where negative) read from the
+        bytes-like ``buffer`` from byte ``offset``, in ``byte_order`` (needed for elements wider than a byte)."""
+        if dtype is None:
+            raise RuntimeError("argument 'dtype' cannot be None")
+        width = dtype.itemsize
+        if width > 1:
+            _check_byte_order(byte_order)
+        data = _buffer_bytes(buffer)
+        offset, count = int(offset), int(count)
+        if not 0 <= offset <= data.size:
+            raise ValueError(f"offset must be non-negative and no greater than buffer length ({offset}) , but got "
+                             f"{data.size}")
+        if count < 0:
+            if (data.size - offset) % width:
+                raise ValueError(f"buffer size ({data.size - offset}) must be a multiple of element size ({width})")
+            count = (data.size - offset) // width
+        if offset + count * width > data.size:
+            raise ValueError(f"buffer has only {data.size - offset} elements after offset {offset}, but specified a "
+                             f"size of {count}")
+        storage = cls(data[offset:offset + count * width].copy())
+        if width > 1 and byte_order == "big":
+            storage.byteswap(dtype)
+        return storage
+
+    @classmethod
+    def from_file(cls, filename: str, shared: bool = False, nbytes: int = 0) -> UntypedStorage:
+        """A storage over the first ``nbytes`` of the file, memory-mapped: privately (changes stay in memory)
+        unless ``shared``, where changes go to the file, created or grown as needed."""
+        filename, nbytes = str(filename), int(nbytes)
+        if shared:
+            memory = _shared_file_map(filename, nbytes)
+        else:
+            memory = _private_file_map(filename, nbytes)
+        storage = cls(memory)
+        if shared:
+            storage._filename = filename
+        return storage
 
     def type(self) -> str:
         return "torch.storage.UntypedStorage"
@@ -107,13 +300,19 @@ class UntypedStorage:
         return f"{items}[torch.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"
 
 
-class TypedStorage:
+class TypedStorage(_StorageBase):
     """The elements of one buffer in a tensor's dtype (deprecated in PyTorch, with its warning)."""
 
     def __init__(self, untyped: UntypedStorage, dtype) -> None:
         self._untyped_storage = untyped
         self.dtype = dtype
-        self._elements = untyped._bytes.view(dtype.np) if untyped.nbytes() else np.empty(0, dtype.np)
+
+    @property
+    def _elements(self) -> np.ndarray:
+        """The untyped storage's bytes as elements (read afresh: ``resize_`` replaces them)."""
+        memory = self._untyped_storage._bytes
+        whole = memory.size - memory.size % self.dtype.itemsize
+        return memory[:whole].view(self.dtype.np) if whole else np.empty(0, self.dtype.np)
 
     device = property(lambda self: _cpu())
 
@@ -167,9 +366,110 @@ class TypedStorage:
     def is_shared(self) -> bool:
         return False
 
+    def _elements_array(self) -> np.ndarray:
+        return self._elements
+
+    def _wrapping(self, untyped: UntypedStorage) -> TypedStorage:
+        return TypedStorage(untyped, self.dtype)
+
+    def cpu(self) -> TypedStorage:
+        return self._wrapping(self._untyped_storage.cpu())
+
+    def to(self, *, device, non_blocking: bool = False) -> TypedStorage:  # (its own, as torch's: its name in errors)
+        return super().to(device=device, non_blocking=non_blocking)
+
+    def resizable(self) -> bool:
+        return self._untyped_storage.resizable()
+
+    def resize_(self, size: int) -> None:
+        self._untyped_storage.resize_(int(size) * self.dtype.itemsize)
+
+    def share_memory_(self) -> TypedStorage:
+        self._untyped_storage.share_memory_()
+        return self
+
+    def pickle_storage_type(self) -> str:
+        from ._legacy_storages import legacy_storage_class
+
+        return legacy_storage_class(self.dtype).__name__
+
+    @classmethod
+    def from_buffer(cls, *args: Any, dtype=None, device=None, **kwargs: Any) -> TypedStorage:
+        """``UntypedStorage.from_buffer``'s bytes as a typed storage: of ``dtype`` (the default dtype where not
+        given) on TypedStorage itself, of the class's own dtype on a legacy class (which takes no ``dtype``)."""
+        if cls is TypedStorage:
+            from .backend.device import device as device_class
+            from .backend.dtypes import get_default_dtype
+
+            dtype = get_default_dtype() if dtype is None else dtype
+            place = device_class("cpu" if device is None else device)
+            if place.type != "cpu":
+                raise RuntimeError(f"TypedStorage.from_buffer: Not available for device {place.type}")
+        else:
+            for name, given in (("dtype", dtype is not None or len(args) == 5), ("device", device is not None)):
+                if given:
+                    raise RuntimeError(f"from_buffer: '{name}' can only be specified in UntypedStorage.from_buffer "
+                                       "and TypedStorage.from_buffer")
+            dtype = cls.dtype
+        return TypedStorage(UntypedStorage.from_buffer(*args, dtype=dtype, **kwargs), dtype)
+
+    @classmethod
+    def from_file(cls, filename: str, shared: bool, size: int) -> TypedStorage:
+        """A legacy class's storage of ``size`` elements over a file (``UntypedStorage.from_file``)."""
+        if cls is TypedStorage:
+            raise RuntimeError("from_file can only be called on derived classes")
+        return TypedStorage(UntypedStorage.from_file(filename, shared, int(size) * cls.dtype.itemsize), cls.dtype)
+
     def __repr__(self) -> str:
         items = "".join(f" {v}\n" for v in self.tolist())
         return f"{items}[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self.size()}]"
+
+
+def _check_byte_order(byte_order) -> None:
+    """``from_buffer``'s ``byte_order``, needed for elements wider than a byte, in torch's words."""
+    if byte_order is None:
+        raise RuntimeError("function missing required argument 'byte_order' (pos 2)")
+    if not isinstance(byte_order, str):
+        raise TypeError(f"argument 2 must be str, not {type(byte_order).__name__}")
+    if byte_order not in ("big", "little", "native"):
+        raise ValueError(f"invalid byte_order '{byte_order}' (expected 'big', 'little', or 'native')")
+
+
+def _buffer_bytes(buffer) -> np.ndarray:
+    """The bytes of a bytes-like object (read, not copied)."""
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise TypeError(f"a bytes-like object is required, not '{type(buffer).__name__}'") from None
+    if not view.c_contiguous:
+        raise BufferError("memoryview: underlying buffer is not C-contiguous")
+    return np.frombuffer(view.cast("B") if view.ndim else view, np.uint8) if view.nbytes else np.empty(0, np.uint8)
+
+
+def _private_file_map(filename: str, nbytes: int) -> np.ndarray:
+    """The file's first ``nbytes`` mapped copy-on-write (torch's MAP_PRIVATE), refused in torch's words."""
+    import os
+
+    try:
+        size = os.path.getsize(filename)
+    except OSError as exc:
+        raise RuntimeError(f"unable to open file <{filename}> in read-only mode: {exc.strerror} ({exc.errno})") \
+            from None
+    if nbytes < 0:
+        raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: Cannot allocate memory (12)")
+    if size < nbytes:
+        raise RuntimeError(f"file <{filename}> size <{size}> is smaller than the required mapping size <{nbytes}>")
+    return np.memmap(filename, np.uint8, mode="c", shape=(nbytes,)) if nbytes else np.empty(0, np.uint8)
+
+
+def _shared_file_map(filename: str, nbytes: int) -> np.ndarray:
+    """The file's first ``nbytes`` mapped for writing (MAP_SHARED); the file created or grown to hold them."""
+    import os
+
+    with open(filename, "ab") as file:  # (creates it; appends nothing)
+        if os.path.getsize(filename) < nbytes:
+            file.truncate(nbytes)
+    return np.memmap(filename, np.uint8, mode="r+", shape=(nbytes,)) if nbytes else np.empty(0, np.uint8)
 
 
 def _element_index(index: int, size: int, name_as_counted: bool = True) -> int:
