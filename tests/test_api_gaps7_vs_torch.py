@@ -3,6 +3,7 @@ casts, moves, resizing, byte swaps and constructors from buffers and files."""
 
 from __future__ import annotations
 
+import collections
 import copy
 import warnings
 
@@ -212,3 +213,45 @@ def test_storage_from_file(call, tmp_path):
         path.write_bytes(bytes(range(40)))
         return eval(call, {"U": lib.UntypedStorage, "T": lib.TypedStorage, "lib": lib, "f": str(path), "open": open})
     assert _outcome(tg, run) == _outcome(torch, run)
+
+
+# ---- custom sequences as sizes and dims --------------------------------------------------------------------------
+
+class _Seq:
+    """A sequence of the user's own: ``__len__`` and ``__getitem__``, not a list or tuple."""
+
+    def __init__(self, *values):
+        self.values = values
+
+    def __len__(self):
+        return len(self.values)
+
+    def __getitem__(self, i):
+        return self.values[i]
+
+
+_SEQUENCES = {"own": _Seq, "UserList": lambda *v: collections.UserList(v), "range": lambda *v: range(v[0], v[0] + 1),
+              "set": lambda *v: set(v), "generator": lambda *v: (i for i in v), "dict": lambda *v: dict.fromkeys(v)}
+
+
+@pytest.mark.parametrize("kind", sorted(_SEQUENCES))
+@pytest.mark.parametrize("call", [
+    "lib.zeros(S(2))", "x.view(S(6))", "x.reshape(S(6))", "x[:1].expand(S(1))", "x.permute(S(1))", "x.repeat(S(1))",
+    "x.sum(S(0))", "lib.sum(x, S(0))", "x.sum(dim=S(0))", "x.sum(S(0), True)", "x.mean(S(0))", "x.amax(S(0))",
+    "x.amin(S(0))", "x.std(S(0))", "x.var(S(0))", "lib.std_mean(x, S(0))", "lib.logsumexp(x, S(0))",
+    "x.norm(dim=S(0))", "lib.linalg.vector_norm(x, dim=S(0))", "x.squeeze(S(0))", "x.nansum(S(0))",
+    "x.count_nonzero(S(0))", "x.prod(S(0))", "x.any(S(0))", "x.all(S(0))", "x.flip(S(0))", "x.movedim(S(0), S(1))",
+    "lib.tensordot(x, x, dims=(S(0), S(0)))",
+])
+def test_custom_sequences_as_sizes_and_dims_are_refused(call, kind):
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return eval(call, {"lib": lib, "S": _SEQUENCES[kind], "x": lib.ones(2, 3)})
+    assert raised(tg, run) == raised(torch, run)
+
+
+def test_size_cannot_be_subclassed():
+    def run(lib):
+        type("SizeSub", (lib.Size,), {})
+    assert raised(tg, run) == raised(torch, run)

@@ -40,6 +40,9 @@ def _non_int(value) -> TypeError:
 
 
 class Size(tuple):
+    def __init_subclass__(cls, **kwargs) -> None:
+        raise TypeError("type 'torch.Size' is not an acceptable base type")  # (torch's is a final C type)
+
     def __new__(cls, sizes=()):
         out = tuple.__new__(cls, sizes)
         for value in out:

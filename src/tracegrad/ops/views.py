@@ -313,11 +313,20 @@ permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_ker
                 attrs=("dims",))
 
 
+def _movedim_dims(dims) -> list:
+    """movedim's source or destination as a list: one int (a NumPy int is an int to torch's parser, which picks
+    the ``movedim.int`` overload for it) or a list or tuple of them; any other sequence is refused as torch's
+    parser refuses it (the argument guard words the error)."""
+    if isinstance(dims, (int, np.integer)):
+        return [int(dims)]
+    if not isinstance(dims, (list, tuple)):
+        raise TypeError(f"movedim takes an int or a tuple or list of ints, not {type(dims).__name__}")
+    return list(dims)
+
+
 def movedim(t, source, destination):
     """PyTorch's composite ``movedim``: a ``permute`` (an ``alias`` of a 0-d tensor)."""
-    # (a NumPy int is an int to torch's parser, which picks the ``movedim.int`` overload for it)
-    src = [int(source)] if isinstance(source, (int, np.integer)) else list(source)
-    dst = [int(destination)] if isinstance(destination, (int, np.integer)) else list(destination)
+    src, dst = _movedim_dims(source), _movedim_dims(destination)
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
                            f"same number of dims as destination ({dst} dims)")
