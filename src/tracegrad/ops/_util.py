@@ -46,8 +46,9 @@ def wrap_dims(dims, ndim: int, one_by_one: bool = False) -> tuple[int, ...]:
         return (wrap_dim(dims, ndim),)  # one dim cannot repeat
     if isinstance(dims, (int, np.integer)):  # (a NumPy integer is an int to torch's parser too)
         dims = (operator.index(dims),)
-    elif not isinstance(dims, (list, tuple)):  # (torch's parser reads only these as a list of dims: a range, a
-        raise TypeError(f"dims must be a tuple or list of ints, not {type(dims).__name__}")  # set, a UserList not)
+    elif not isinstance(dims, (list, tuple)):
+        # (torch's parser reads only a list or tuple as dims, not a range, set or UserList; the guard words it)
+        raise TypeError(f"dims must be a tuple or list of ints, not {type(dims).__name__}")
     dims = [d if d.__class__ is int else operator.index(d) for d in dims]
     if not one_by_one:  # (every dim's range before any repeat)
         dims = [wrap_dim(d, ndim) for d in dims]
