@@ -13,6 +13,9 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import math
 
 import numpy as np
@@ -27,9 +30,11 @@ _PSI_10 = 2.25175258906672110764  # digamma(10)
 _DIGAMMA_SERIES = (8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
                    -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
                    8.33333333333333333333e-2)
-# Bernoulli numbers B_2j / (2j)! for the Euler-Maclaurin tail of the Hurwitz zeta function
-_ZETA_TAIL = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160, -691 / 1307674368000,
-              1 / 74724249600)
+# (2j)! / B_2j for the Euler-Maclaurin tail of the Hurwitz zeta function, as Cephes writes them
+_ZETA_TAIL_DENOMINATORS = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                           -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                           1.8152105401943546773e17, -7.1661652561756670113e18)
+_MACHEP = 1.11022302462515654042e-16  # Cephes' machine epsilon (2^-53)
 
 
 def _as_float64(a: np.ndarray) -> tuple[np.ndarray, np.dtype]:
@@ -157,31 +162,72 @@ def _digamma_positive(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _hurwitz_zeta(s, q: np.ndarray, terms: int = 10) -> np.ndarray:
-    """sum_{k>=0} (q + k)^-s for s > 1 (a number or an array broadcasting against q; q a non-positive
-    integer: a pole, inf), by Euler-Maclaurin: direct terms until q + k >= ``terms``, then the tail."""
-    q = np.asarray(q, dtype=np.float64)
-    s = np.asarray(s, dtype=np.float64)
-    s, q = np.broadcast_arrays(s, q)
-    finite = np.isfinite(q)
-    pole = finite & (q <= 0) & (q == np.floor(q))
-    special = np.where(q == -np.inf, np.inf, np.nan)  # torch's values at +-inf: NaN and an infinity
-    q = np.where(finite, q, 1.0)
-    start = np.where(q < terms, terms - np.floor(q), 0)  # direct terms until q + k >= terms
-    total = np.zeros_like(q)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for k in range(int(start.max()) if start.size else 0):
-            active = k < start
-            total = total + np.where(active, np.power(q + k, -s), 0.0)
-        a = q + start
-        total = total + np.power(a, 1.0 - s) / (s - 1) + 0.5 * np.power(a, -s)
-        rising = s.copy()  # s (s + 1) ... (s + 2j - 2), times a^-(s + 2j - 1)
-        power = np.power(a, -s - 1)
-        for j, coefficient in enumerate(_ZETA_TAIL):
-            total = total + coefficient * rising * power
-            rising = rising * (s + 2 * j + 1) * (s + 2 * j + 2)
-            power = power / (a * a)
-    return np.where(pole, np.inf, np.where(finite, total, special))
+def _hurwitz_zeta(s, q, dtype=np.dtype(np.float64)) -> np.ndarray:
+    """sum_{k>=0} (q + k)^-s as Cephes' ``zeta`` that PyTorch's kernels call with arguments in ``dtype``: the
+    same steps and early exits, which decide the value where a term over- or underflows (``zeta(1e300, 1)`` is
+    1, ``zeta(inf, 2)`` NaN), in its accumulation type (float64; float32 for half). Returned in float64."""
+    s, q = np.broadcast_arrays(np.asarray(s), np.asarray(q))
+    shape = s.shape
+    s, q = s.astype(dtype).ravel(), q.astype(dtype).ravel()
+    out = np.full(s.shape, np.nan)
+    undecided = np.ones(s.shape, dtype=bool)
+
+    def settle(where: np.ndarray, value) -> None:
+        chosen = where & undecided
+        out[chosen] = value[chosen] if isinstance(value, np.ndarray) else value
+        undecided[chosen] = False
+
+    with np.errstate(all="ignore"):
+        settle(s == 1, np.inf)
+        settle(s < 1, np.nan)
+        non_positive = q <= 0
+        settle(non_positive & (q == np.floor(q)), np.inf)  # a pole
+        settle(non_positive & (s != np.floor(s)), np.nan)  # (q + k)^-s is not real
+        work = np.dtype(np.float32) if np.dtype(dtype).itemsize < 4 else np.dtype(np.float64)
+        total = _c_pow(q, -s, work)  # (the first power in the arguments' own precision)
+        s, q = s.astype(work), q.astype(work)
+        _zeta_direct_terms(s, q, total, settle, undecided)
+        out[undecided] = total[undecided]
+    return out.reshape(shape)
+
+
+def _c_pow(x: np.ndarray, y: np.ndarray, work: np.dtype) -> np.ndarray:
+    """The C library's pow (powf for float32 or half arguments), as Cephes' code calls it, in ``work`` (NumPy's
+    double power is not glibc's in some 5% of cases)."""
+    from .nn_ops.glibc_powf import _libm_pow, glibc_powf
+
+    if x.dtype.itemsize <= 4:
+        return glibc_powf(x, y).astype(work)
+    return _libm_pow()(x, y).astype(work)
+
+
+def _zeta_direct_terms(s, q, total, settle, undecided) -> None:
+    """Cephes' zeta after its first term: more terms until q + k > 9 (at least nine), stopping where they no
+    longer move the sum, then the Euler-Maclaurin tail, stopping where its terms no longer do (``total`` and
+    ``undecided`` are updated in place)."""
+    a, b, count = q.copy(), np.zeros_like(q), 0
+    while True:
+        running = undecided & ((count < 9) | (a <= 9.0))
+        if not running.any():
+            break
+        count += 1
+        a = np.where(running, a + 1.0, a)
+        b[running] = _c_pow(a[running], -s[running], a.dtype)
+        total[running] += b[running]
+        settle(running & (-_MACHEP * total < b) & (b < _MACHEP * total), total)
+    w = a
+    total += b * w / (s - 1.0)
+    total -= 0.5 * b
+    rising, k = np.ones_like(s), 0.0
+    for denominator in _ZETA_TAIL_DENOMINATORS:
+        rising = rising * (s + k)
+        b = b / w
+        term = rising * b / denominator
+        total += term
+        settle(np.abs(term / total) < _MACHEP, total)
+        rising = rising * (s + k + 1.0)
+        b = b / w
+        k += 2.0
 
 
 def _trigamma(x: np.ndarray, dtype) -> np.ndarray:
@@ -205,13 +251,33 @@ def _trigamma(x: np.ndarray, dtype) -> np.ndarray:
     return sign * result
 
 
-def _polygamma(n: int, x: np.ndarray, dtype=np.dtype(np.float64)) -> np.ndarray:
+def _polygamma(n: int, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """polygamma(n, x) for x of ``dtype``, in its arithmetic (float32 for half)."""
+    arithmetic = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
     if n == 0:
-        return _digamma_in(np.array(x, dtype=dtype).reshape(-1)).reshape(np.shape(x))
+        return _digamma_in(np.array(x, dtype=arithmetic).reshape(-1)).reshape(np.shape(x))
     if n == 1:
-        return _trigamma(x, dtype)
-    sign = 1.0 if n % 2 else -1.0
-    return sign * math.factorial(n) * _hurwitz_zeta(n + 1, x)
+        return _trigamma(x, arithmetic)
+    signed_factorial = arithmetic.type(1.0 if n % 2 else -1.0) * _exp_lgamma(n + 1, arithmetic)
+    return signed_factorial * _hurwitz_zeta(n + 1, x, dtype).astype(dtype).astype(arithmetic)
+
+
+def _exp_lgamma(x: int, dtype: np.dtype) -> np.floating:
+    """exp(lgamma(x)) as PyTorch's polygamma writes n!, with the C library's functions in ``dtype`` (not always
+    n! exactly; Python's math.lgamma is CPython's own, not the C library's)."""
+    if dtype == np.float32:
+        from .nn_ops.glibc_float_math import exp_float
+
+        return exp_float(np.array([_libm_lgamma(x, "lgammaf", ctypes.c_float)], np.float32))[0]
+    return dtype.type(math.exp(_libm_lgamma(x, "lgamma", ctypes.c_double)))
+
+
+@functools.cache
+def _libm_lgamma(x: int, name: str, c_type: type) -> float:
+    function = getattr(ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"), name)
+    function.restype = c_type
+    function.argtypes = (c_type,)
+    return function(x)
 
 
 def _lgamma_kernel(a):
@@ -233,9 +299,8 @@ def _polygamma_kernel(n, a):
     if a.dtype.kind == "c":  # (PyTorch dispatches n = 0 and 1 to its digamma and trigamma kernels)
         raise unsupported({0: "digamma", 1: "trigamma"}.get(n, "polygamma"), a.dtype)
     x, dt = _as_float64(a)
-    compute = np.dtype(np.float32) if dt.itemsize < 4 else dt  # (half precision is computed in float32)
     with np.errstate(over="ignore"):
-        return _polygamma(n, x, compute).astype(dt)
+        return _polygamma(n, x, dt).astype(dt)
 
 
 def _lgamma_vjp(ctx, g):

@@ -585,14 +585,9 @@ def _zeta_kernel(s, q):
     dt = binary_dtype(s, q)
     if dt.kind not in "f":
         dt = default_float()
-    s64, q64 = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(q, dtype=np.float64))
-    with np.errstate(all="ignore"):
-        out = _hurwitz_zeta(s64, q64)
-        # Cephes' domain, as PyTorch's kernel: s == 1 a pole, s < 1 undefined; q <= 0 non-integer needs an
-        # integer s (q^-s is not real otherwise)
-        out = np.where(s64 == 1, np.inf, np.where(s64 < 1, np.nan, out))
-        out = np.where((q64 <= 0) & (q64 != np.floor(q64)) & (s64 != np.floor(s64)), np.nan, out)
-    return np.asarray(out, dtype=dt)
+    if dt.itemsize < 4:  # (PyTorch's CPU kernel is built for float and double only)
+        raise unsupported("zeta_cpu", dt)
+    return np.asarray(_hurwitz_zeta(s, q, dt), dtype=dt)
 
 
 def _zeta_vjp(ctx, g):
