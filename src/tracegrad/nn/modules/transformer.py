@@ -19,6 +19,7 @@ from typing import Any
 from ..._factories import arange, full
 from ..._state import STATE
 from ..._tensor import Tensor
+from ..._warnings import warn_once_at_caller
 from .. import functional as F
 from .. import init
 from .._multihead_attention import canonical_mask, dtype_or_none
@@ -176,6 +177,12 @@ class TransformerDecoderLayer(Module):
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
+_NESTED_TENSOR_PROTOTYPE = (
+    "The PyTorch API of nested tensors is in prototype stage and will change in the near future. We recommend "
+    "specifying layout=torch.jagged when constructing a nested tensor, as this layout receives active development, "
+    "has better operator coverage, and works with torch.compile.")
+
+
 def _why_no_nested_tensor(layer: Module) -> str:
     """Why PyTorch's encoder cannot use nested tensors with this layer ('' when it can), in its words."""
     name = "encoder_layer"
@@ -228,6 +235,8 @@ class TransformerEncoder(Module):
                                               "mask", src.dtype)
         mask = canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
         padded_rows = self._nested_shortcut_applies(src, mask, src_key_padding_mask)
+        if padded_rows is not None:  # (PyTorch's nested tensor constructor warns, once a process)
+            warn_once_at_caller("nested tensor prototype", _NESTED_TENSOR_PROTOTYPE)
         batch_first = self.layers[0].self_attn.batch_first
         is_causal = _is_causal_mask(mask, is_causal, _sequence_length(src, batch_first))
         output = src
