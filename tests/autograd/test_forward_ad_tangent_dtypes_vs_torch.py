@@ -405,29 +405,10 @@ OPS = {
     "glu_self": lambda L, d, x: _F(L).glu(L.cat([d, d], 1)),
 }
 
-_MM_ORDER = "torch's mm formula reaches the refused product with its operands the other way round (float != double)"
-
 # "op/primal/tangent" -> why tracegrad's tangent still differs from torch's
 KNOWN: dict[str, str] = {
     "add_complex_number/float32/float16": "torch's tangent is complex32 (ComplexHalf), a dtype tracegrad lacks",
-    "frac/float32/complex128": "torch's formula is self_t itself; tracegrad's rule drops a complex tangent's imaginary part",
-    "gelu/float32/complex128": "torch's gelu_backward (oneDNN) refuses a tangent of another dtype; tracegrad's rule runs",
-    "gelu/float32/float64": "torch's gelu_backward (oneDNN) refuses a tangent of another dtype; tracegrad's rule runs",
-    **{f"mm_self/{p}/{t}": _MM_ORDER for p, t in PAIRS},
-    **{f"{op}/float32/complex128": "tracegrad's rule drops a complex tangent's imaginary part (torch's is the tangent)"
-       for op in ("fmod_number", "remainder_number")},
-    **{f"{op}/float32/complex128": "torch's MIXED formula keeps a complex tangent's imaginary part; tracegrad's rule "
-                                   "drops it (the dtype is right)" for op in ("renorm", "logaddexp", "ldexp")},
-    **{f"cross/{p}/{t}": "torch's linalg_cross kernel refuses operands of two dtypes; tracegrad's rule runs"
-       for p, t in PAIRS},
-    "max_pool1d/complex64/float32": "torch's max_pool1d takes max_pool1d_with_indices where a tangent is defined, "
-                                    "which refuses complex as \"max_pool2d\"",
-    "soft_margin/float32/complex128": "torch's formula (soft_margin_loss_backward) refuses a complex tangent",
-    "soft_margin/complex64/float32": "tracegrad's rule conjugates where torch's formula does not",
-    "conv1d/float32/complex128": "torch refuses the complex tangent in slow_conv2d_cpu, with another message",
-    "cdist/complex64/float32": "torch refuses forward AD of _cdist_forward before its dtype check",
     "vecdot/complex64/float32": "torch fails an internal assert (a conjugate view's tangent layout)",
-    "var_mean/float32/complex128": "torch's var formula ends with at::real (float32); tracegrad's tangent is float64",
 }
 
 

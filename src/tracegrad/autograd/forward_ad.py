@@ -698,32 +698,38 @@ def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
             res = tangent_formulas.FORMULAS[op.schema.name](args, outs, tangents)
         else:
             res = _rule_tangents(op, args, outs, inputs, tangents, original)
-            if original is not None and _drops_imaginary_part(op, res, tangents):
-                res = _with_imaginary_part(op, args, outs, inputs, tangents, original, res)
+        if _writes_self_tangent(op, tangents):
+            kind = None  # (PyTorch's in-place formula ends with self_t.copy_(...): self's tangent keeps its dtype)
+        dtypes = [None if t is None or not d else _tangent_dtype(op, kind, i, t, o, inputs, tangents)
+                  for i, (o, t, d) in enumerate(zip(outs, res, diff_out))]
+        if _drops_imaginary_part(op, res, dtypes, tangents, original):
+            res = _with_imaginary_part(op, args, outs, inputs, tangents, original, res)
     finally:
         STATE.in_formula = formula
-    if _writes_self_tangent(op, tangents):
-        kind = None  # (PyTorch's in-place formula ends with self_t.copy_(...): self's tangent keeps its dtype)
     result = []
-    for o, t, d in zip(outs, res, diff_out):
+    for o, t, d, dtype in zip(outs, res, diff_out, dtypes):
         if not d or t is None:
             result.append(None)
         elif _kept_as_is(op, t, o, tangents):
             result.append(t)
         else:
-            result.append(_fresh(t, o, tangents, _tangent_dtype(op, kind, t, o, inputs, tangents)))
+            result.append(_fresh(t, o, tangents, dtype))
     return result
 
 
-def _drops_imaginary_part(op, res: list, tangents) -> bool:
-    """Whether the rule of a real operator gave a real tangent from a complex one where PyTorch's in-place formula
-    keeps its imaginary part: ``self_t.copy_(formula)`` writes the complex value into ``self``'s tangent (the
-    functional result is copied into the real output's dtype instead); abs's formula takes the real part itself
-    (``handle_r_to_c``)."""
-    if op.schema.name[:-1] in tangent_dtypes.REAL_PART_FORMULAS:
+def _drops_imaginary_part(op, res: list, dtypes: list, tangents, original) -> bool:
+    """Whether the rule of a real operator gave a real tangent from a complex one where PyTorch's formula keeps its
+    imaginary part: an in-place one's ``self_t.copy_(formula)`` writes the complex value into ``self``'s tangent
+    (abs's formula takes the real part itself, ``handle_r_to_c``); a functional one's where its formula's type
+    promotion gives a complex tangent (``dtypes``: frac's ``self_t``, logaddexp's ``self_t / (1 + exp(...))``),
+    not one copied into the real output's dtype."""
+    if not any(t is not None and t._data.dtype.kind == "c" for t in tangents):
         return False
-    return (any(t is not None and t._data.dtype.kind == "c" for t in tangents)
-            and any(t is not None and t._data.dtype.kind == "f" for t in res))
+    if original is not None:
+        return (op.schema.name[:-1] not in tangent_dtypes.REAL_PART_FORMULAS
+                and any(t is not None and t._data.dtype.kind == "f" for t in res))
+    return any(t is not None and t._data.dtype.kind == "f" and dtype is not None and dtype.kind == "c"
+               for t, dtype in zip(res, dtypes))
 
 
 def _with_imaginary_part(op, args, outs, inputs, tangents, original, res: list) -> list:
@@ -789,12 +795,16 @@ def _selected_tangents(op, args: tuple, outs: tuple, tangents) -> list:
     return [gather(tangent, dim, indices), None]
 
 
-def _tangent_dtype(op, kind: str | None, t: Tensor, out: Tensor, inputs: list, tangents) -> np.dtype | None:
-    """The dtype the rule's tangent ``t`` of ``out`` takes (None: its own). PyTorch casts no tangent: its formula's
-    type promotion decides (see :mod:`.tangent_dtypes`). Where every input's tangent has its input's dtype, the rule's
-    own dtype (a number's promotion, a wider step) is no part of PyTorch's: the output's dtype is the formula's."""
+def _tangent_dtype(op, kind: str | tuple | None, index: int, t: Tensor, out: Tensor, inputs: list,
+                   tangents) -> np.dtype | None:
+    """The dtype the rule's tangent ``t`` of output ``index``, ``out``, takes (None: its own). PyTorch casts no
+    tangent: its formula's type promotion decides (see :mod:`.tangent_dtypes`; ``kind``: the formula's kind, or one
+    per output). Where every input's tangent has its input's dtype, the rule's own dtype (a number's promotion, a
+    wider step) is no part of PyTorch's: the output's dtype is the formula's."""
     if op.jvp_keeps_dtype:
         return None
+    if isinstance(kind, tuple):
+        kind = kind[index]
     if kind is None and _same_dtypes(inputs, tangents):
         return out._data.dtype
     if kind is not None:

@@ -41,7 +41,10 @@ SELECTED = "selected"
 # flat indices, nansum's where(self_p.isnan(), 0, self_t).sum(...)), in the tangent's dtype
 FORMULA = "formula"
 
-FORMULA_KIND: dict[str, str] = {
+FORMULA_KIND: dict[str, str | tuple[str | None, ...]] = {
+    # one kind per output: var_mean's variance is var's at::real(...) of the tangent, a real view of a complex one
+    # (copied into the output's dtype); its mean, mean(self_t), is the rule's own
+    "var_mean": (ELEMENT_WISE, None),
     **dict.fromkeys((
         "abs", "_nn_abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "celu", "cos", "cosh", "digamma", "elu",
         "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "i0",
@@ -55,9 +58,9 @@ FORMULA_KIND: dict[str, str] = {
     # (renorm_jvp and logaddexp's formula mix self_t with self_p; ldexp is self * 2**other)
     **dict.fromkeys(("mul", "div", "_log_softmax", "fmod", "remainder", "renorm", "logaddexp", "ldexp"), MIXED),
     # (x.fmod(2.5), x.remainder(2.5) run the .Tensor overloads with a wrapped number, whose zero tangent changes no
-    # dtype: the tangent's own, as torch gives it)
-    **dict.fromkeys(("add", "sub", "rsub", "addcdiv", "addcmul", "fmax", "fmin", "fmod.Scalar", "remainder.Scalar"),
-                    SUM_OF_TANGENTS),
+    # dtype: the tangent's own, as torch gives it; frac's formula is self_t, a sum of one tangent)
+    **dict.fromkeys(("add", "sub", "rsub", "addcdiv", "addcmul", "fmax", "fmin", "fmod.Scalar", "remainder.Scalar",
+                     "frac"), SUM_OF_TANGENTS),
     # (div with a rounding mode: result.new_zeros(...), whatever the tangents; an entry of its own, else div's MIXED)
     **dict.fromkeys(("cumprod", "sgn", "mse_loss", "smooth_l1_loss", "div.Tensor_mode", "div.Scalar_mode"), OUTPUT),
     # (index_add's and scatter_add's formulas, index_add(self_t, dim, index, source_t), refuse tangents of two dtypes
@@ -90,9 +93,9 @@ def formula_names(schema, inplace: bool) -> tuple[str, str]:
     return name + schema.full_name[len(schema.name) + 1:], name
 
 
-def formula_kind(schema, inplace: bool = False) -> str | None:
-    """The kind of the forward formula of the operator of ``schema`` (its overload's entry, else its name's), or None
-    where tracegrad's rule already gives PyTorch's dtype."""
+def formula_kind(schema, inplace: bool = False) -> str | tuple[str | None, ...] | None:
+    """The kind of the forward formula of the operator of ``schema`` (its overload's entry, else its name's; a tuple:
+    one per output), or None where tracegrad's rule already gives PyTorch's dtype."""
     full_name, name = formula_names(schema, inplace)
     kind = FORMULA_KIND.get(full_name)
     return kind if kind is not None else FORMULA_KIND.get(name)
@@ -146,7 +149,7 @@ REFUSALS: dict[str, tuple[bool, type, str]] = {
     "binary_cross_entropy": (False, RuntimeError, _SAME_DTYPE.format(found="{primal}", expected="{tangent}")),
     **dict.fromkeys(("glu", "huber_loss", "log_sigmoid_forward"),
                     (False, RuntimeError, _SAME_DTYPE.format(found="{tangent}", expected="{primal}"))),
-    **dict.fromkeys(("mse_loss", "smooth_l1_loss"), (
+    **dict.fromkeys(("mse_loss", "smooth_l1_loss", "soft_margin_loss"), (
         True, RuntimeError, "result type {tangent} can't be cast to the desired output type {primal}")),
 }
 

@@ -25,6 +25,7 @@ import numpy as np
 from .._arg_parser import guard_errors, tp_name
 from .._jit_internal import boolean_dispatch
 from .._tensor import Tensor
+from ..autograd.forward_ad import has_tangent as _has_tangent
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..ops import creation as _creation
 from ..ops import pointwise as _pw
@@ -1333,7 +1334,7 @@ def _max_pool1d_operator(with_indices: bool):
         width = _pool.pool_out_size(input.shape[-1], k[0], s[0], p[0], d[0], ceil_mode)
         if not with_indices and width < 1:
             raise RuntimeError(f"max_pool1d() Invalid computed output size: {width}")
-        if not with_indices and not (input.requires_grad and _grad_enabled()):
+        if not with_indices and not (input.requires_grad and _grad_enabled()) and not _has_tangent(input):
             check_float(input._data, "max_pool1d_impl")  # (torch's path without indices: a kernel for floats only)
         out, indices = _pool.max_pool2d_with_indices(_unsqueeze(input, -2), (1,) + k, (1,) + s, (0,) + p,
                                                      (1,) + d, ceil_mode)

@@ -187,21 +187,23 @@ def self_term(tangents, args, beta=1):
 
 
 def product_rule(args, tangents, product):
-    """``product(ta, b) + product(a, tb)`` for an operator bilinear in its first two arguments."""
+    """``product(ta, b) + product(a, tb)`` for an operator bilinear in its first two arguments, its second term
+    formed first as GCC evaluates the operands of the formula's ``+`` (of two refusals, the second's is raised)."""
     ta, tb = tangents[0], tangents[1]
-    return plus(None if ta is None else product(ta, args[1]), None if tb is None else product(args[0], tb))
+    second = None if tb is None else product(args[0], tb)
+    return plus(None if ta is None else product(ta, args[1]), second)
 
 
 def zero_aware_product_rule(args, tangents, product):
     """``product(ta, b) + product(a, tb)`` for a product with a zero tensor kernel (``dot``): a missing tangent's
     term is left out, or, where a graph records, kept as PyTorch's zero term (zeros, the product's node where the
-    other primal requires grad)."""
+    other primal requires grad). The second term is formed first, as :func:`product_rule`'s."""
     if not recording(args, tangents):
         return product_rule(args, tangents, product)
     a, b = args[0], args[1]
     ta, tb = tangents[0], tangents[1]
-    first = product(ta, b) if ta is not None else _zero_term(product, or_zero(None, a, tangents), b, True)
     second = product(a, tb) if tb is not None else _zero_term(product, or_zero(None, b, tangents), a, False)
+    first = product(ta, b) if ta is not None else _zero_term(product, or_zero(None, a, tangents), b, True)
     if ta is not None and tb is not None:
         from .pointwise import add
 
@@ -224,12 +226,15 @@ def dense_product_rule(args, tangents, product):
 def dense_product_terms(args, tangents, product) -> tuple:
     """The two terms of :func:`dense_product_rule`, ``product(ta, b)`` and ``product(a, tb)``, for formulas that add
     them to something else one at a time (addmm's): formed with zeros even where neither tangent is there (the
-    other term's tangent alone), as PyTorch's products of zero tensors are."""
+    other term's tangent alone), as PyTorch's products of zero tensors are. The second term is formed first, as
+    GCC evaluates the operands of the formula's ``+`` (of a product refusing operands of two dtypes, the second's
+    refusal is the one raised)."""
     ta, tb = tangents[0], tangents[1]
     from .creation import zeros_like
 
     a, b = args[0], args[1]
-    return product(zeros_like(a) if ta is None else ta, b), product(a, zeros_like(b) if tb is None else tb)
+    second = product(a, zeros_like(b) if tb is None else tb)
+    return product(zeros_like(a) if ta is None else ta, b), second
 
 
 def set_self_tangent_rules(functional, in_place, zeroed: tuple = ()) -> None:

@@ -491,7 +491,29 @@ def _renorm_vjp(ctx, g):
     return where(gt(norm, maxnorm), sub(mul(factor, g), mul(mul(factor, invnorm), nb)), g)
 
 
-_renorm_rules = dict(vjp=_renorm_vjp, saves=("self",), attrs=("p", "dim", "maxnorm"), node_name="RenormBackward0")
+def _renorm_jvp(args, outs, tangents):
+    """PyTorch's renorm_jvp: where a slice was scaled, ``factor * (self_t - self_p * invnorm * norm_jvp(...))``;
+    the norm's tangent is real, so a complex tangent of a real input keeps its imaginary part, only scaled."""
+    from .linalg import linalg_vector_norm, norm_jvp
+    from .pointwise import gt, mul, sub, where
+    from .scalar_overloads import add_scalar
+    from .unary import reciprocal
+
+    x, p, dim, maxnorm = args[:4]
+    (t,) = tangents
+    if t is None:
+        return None
+    d = wrap_dim(dim, x.ndim)
+    reduce_dims = [k for k in range(x.ndim) if k != d]
+    norm = linalg_vector_norm(x, p, reduce_dims, True)
+    invnorm = reciprocal(add_scalar(norm, 1e-7))
+    factor = mul(invnorm, maxnorm)
+    scaled = mul(factor, sub(t, mul(mul(x, invnorm), norm_jvp(x, t, float(p), norm, reduce_dims, True))))
+    return where(gt(norm, maxnorm), scaled, t)
+
+
+_renorm_rules = dict(vjp=_renorm_vjp, jvp=_renorm_jvp, saves=("self",), attrs=("p", "dim", "maxnorm"),
+                     node_name="RenormBackward0")
 renorm = defop("renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor", _renorm_kernel, **_renorm_rules)
 renorm_ = defop("renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)",
                 inplace_kernel(_renorm_kernel), **_renorm_rules)

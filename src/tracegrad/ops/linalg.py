@@ -1159,8 +1159,12 @@ def _cross_vjp(ctx, g):
             linalg_cross(g, a.conj(), dim=dim) if need[1] else None)
 
 
+# (its formula, linalg_cross(self_t, other_p, dim) + linalg_cross(self_p, other_t, dim), runs the kernel, which
+# refuses a tangent of another dtype than the other operand's)
 linalg_cross = defop("linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", _cross_kernel,
-                     vjp=_cross_vjp, saves=("self", "other"), attrs=("dim",))
+                     vjp=_cross_vjp, saves=("self", "other"), attrs=("dim",),
+                     jvp=lambda args, outs, ts: zero_aware_product_rule(
+                         args, ts, lambda a, b: linalg_cross(a, b, dim=args[2])))
 
 
 def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:

@@ -53,7 +53,7 @@ from ..unary import CLAMP_COMPLEX, log1p
 from ._basic import erf_array
 from ._common import check_float, run_op, type_name
 from .elu_cpu import elu_backward_float, elu_float
-from .gelu_torch_cpu import torch_gelu, torch_gelu_backward
+from .gelu_torch_cpu import torch_gelu, torch_gelu_backward, uses_onednn
 from .log1p_cpu import mish_backward_float, mish_float, softplus_backward_float, softplus_float
 from .pool import constant_in_self
 from .sigmoid_cpu import glu_float, sigmoid_float, silu_backward_float, silu_float
@@ -583,6 +583,7 @@ def _gelu_kernel_exact(a, approximate):  # (float64: within an ulp or so of PyTo
 def _gelu_backward_kernel(g, x, approximate="none"):
     if _torch_cpu_dtype(g, x):
         return torch_gelu_backward(g, x, approximate)
+    _check_gelu_backward_dtypes(g, x, approximate)
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (x + _GELU_C * x * x * x)
         t = np.tanh(inner)
@@ -591,6 +592,18 @@ def _gelu_backward_kernel(g, x, approximate="none"):
     cdf = 0.5 * (1.0 + erf_array(x * _INV_SQRT_2))
     pdf = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
     return g * (cdf + x * pdf)
+
+
+def _check_gelu_backward_dtypes(g: np.ndarray, x: np.ndarray, approximate: str) -> None:
+    """PyTorch's refusals of a gradient of another dtype than ``x``'s (a forward-mode tangent of another dtype reaches
+    them through gelu's formula): oneDNN's view of a gradient that is neither float32 nor float16 where it takes the
+    backward, else the ATen kernel's of a complex one."""
+    if uses_onednn(x, approximate) and g.dtype not in _TORCH_CPU_DTYPES:
+        raise RuntimeError("itensor_view_from_dense expects float/bfloat16/half/int8/fp8 tensor input"
+                           f"{scalar_type_name(g.dtype)}")
+    common = np.promote_types(g.dtype, x.dtype)
+    if common.kind == "c":
+        raise unsupported("GeluBackwardKernelImpl", common)
 
 
 def _gelu_backward_vjp(ctx, gg):
@@ -631,10 +644,20 @@ def _gelu_vjp(ctx, g):
     return gelu_backward(g, x, approximate=approximate)
 
 
+def _gelu_jvp(args, outs, tangents):
+    """PyTorch's auto_element_wise formula, ``gelu_backward(self_t.conj(), self_p, approximate).conj()``: the
+    backward kernel refuses a tangent of another dtype as it does (conj: a no-op on a real tangent)."""
+    (t,) = tangents
+    if t is None:
+        return None
+    return gelu_backward(t.conj(), args[0], approximate=args[1]).conj()
+
+
 gelu = defop(
     "gelu(Tensor self, *, str approximate='none') -> Tensor",
     _gelu_kernel,
     vjp=_gelu_vjp,
+    jvp=_gelu_jvp,
     saves=("self",),
     attrs=("approximate",),
 )

@@ -366,9 +366,10 @@ def _cpu_kernel_name(nd: int, transposed: bool, dilation) -> str:
 def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups) -> None:
     nd = w.ndim - 2
     # Integer convolutions run, exactly, as PyTorch's CPU kernels do: every integer dtype in the plain kernels,
-    # only int64 in the dilated and transposed ones; bool nowhere
+    # only int64 in the dilated and transposed ones; bool and complex nowhere (F.conv*d split a complex one into
+    # real ones before; a complex tangent's convolution in a forward formula is refused)
     kernel = _cpu_kernel_name(nd, transposed, dilation)
-    if x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype != np.int64
+    if x.dtype.kind in "bc" or (x.dtype.kind in "iu" and x.dtype != np.int64
                                and kernel not in ("slow_conv2d_cpu", "compute_columns3d")):
         check_float(x, kernel, NotImplementedError)
     if x.ndim != nd + 2:
@@ -560,13 +561,15 @@ def _zero_tensor(primal: Tensor) -> Tensor:
 
 def _convolution_jvp(args, outs, tangents):
     """FunctionsManual's convolution_jvp: ``convolution(input_t, weight_p, None, ...) + convolution(input_p,
-    weight_t, bias_t, ...)``, the bias's tangent passed into the second convolution. A missing tangent is PyTorch's
-    zero tensor, which the convolutions (no zero-tensor kernel) read as zeros."""
+    weight_t, bias_t, ...)``, the bias's tangent passed into the second convolution, which runs first (as GCC
+    evaluates the operands of ``+``: of two refusals, its is raised). A missing tangent is PyTorch's zero tensor,
+    which the convolutions (no zero-tensor kernel) read as zeros."""
     x, w, bias = args[:3]
     params = args[3:]
     input_t, weight_t, bias_t = (_zero_tensor(p) if t is None and p is not None else t
                                  for t, p in zip(tangents, (x, w, bias)))
-    return add(convolution(input_t, w, None, *params), convolution(x, weight_t, bias_t, *params))
+    second = convolution(x, weight_t, bias_t, *params)
+    return add(convolution(input_t, w, None, *params), second)
 
 
 convolution = defop(

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._arg_parser import refuse_arrays_among, refuse_as_torch
 from ..._tensor import Tensor
-from ...autograd.forward_ad import not_implemented_jvp
+from ...autograd.forward_ad import not_implemented_jvp, refuse_unformulated
 from ...backend.dtypes import scalar_type_name
 from .._util import unsupported
 from ..aten_sum import ordered_sum
@@ -212,6 +212,11 @@ def _cdist(x1: Tensor, x2: Tensor, p: float, mode: int) -> Tensor:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    rows1, rows2, cols = x1.shape[-2], x2.shape[-2], x1.shape[-1]
+    use_mm = p == 2 and (mode == 1 or (mode == 0 and (rows1 > _MM_THRESHOLD or rows2 > _MM_THRESHOLD)))
+    through_forward = x1.numel() == 0 or x2.numel() == 0 or not use_mm
+    if through_forward:  # (_cdist_forward's autograd kernel refuses a tangent before its kernel checks the dtypes)
+        refuse_unformulated("_cdist_forward", (x1, x2))
     for name, x in (("X1", x1), ("X2", x2)):
         if not x.dtype.is_floating_point:
             from ...backend.dtypes import scalar_type_name
@@ -221,10 +226,8 @@ def _cdist(x1: Tensor, x2: Tensor, p: float, mode: int) -> Tensor:
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     p = float(p)
-    rows1, rows2, cols = x1.shape[-2], x2.shape[-2], x1.shape[-1]
     batch = _batch_shape(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
-    use_mm = p == 2 and (mode == 1 or (mode == 0 and (rows1 > _MM_THRESHOLD or rows2 > _MM_THRESHOLD)))
-    if x1.numel() == 0 or x2.numel() == 0 or not use_mm:
+    if through_forward:
         # (the kernel broadcasts the batch dims itself; the engine sums a broadcast gradient back)
         return _cdist_forward(x1, x2, p, None if mode == 0 else mode)
     count = math.prod(batch)

@@ -22,6 +22,7 @@ from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
 from ..registry import defop, defop_without_derivative
 from ..scalar_overloads import add_scalar, div_scalar, sub_scalar
+from ..unary import conj
 from ._basic import log_sigmoid_parts
 from ._common import check_float, run_op, type_name
 from .log1p_cpu import log_sigmoid_backward_float
@@ -189,12 +190,13 @@ def _soft_margin_vjp(ctx, g):
 
 
 def _soft_margin_jvp(args, outs, tangents):
-    """PyTorch's formula: the backward operator applied to the tangent without reduction, then reduced. It passes
-    ``target`` itself, not its primal: a target with a tangent reaches soft_margin_loss_backward's missing formula."""
+    """PyTorch's formula: the backward operator applied to the conjugated tangent without reduction, conjugated
+    back, then reduced (a real tangent of a complex input is thus conjugated once). It passes ``target`` itself,
+    not its primal: a target with a tangent reaches soft_margin_loss_backward's missing formula."""
     x, t, reduction = args
     refuse_dual_argument("soft_margin_loss_backward", t)
     (t_x,) = tangents
-    tangent = soft_margin_loss_backward(t_x, x, t, 0)
+    tangent = conj(soft_margin_loss_backward(conj(t_x), x, t, 0))
     if reduction == 1:
         return _mean_full(tangent)
     return sum_op(tangent, None, False, None) if reduction == 2 else tangent
