@@ -173,7 +173,8 @@ def _hurwitz_zeta(s, q, dtype=np.dtype(np.float64)) -> np.ndarray:
     undecided = np.ones(s.shape, dtype=bool)
 
     def settle(where: np.ndarray, value) -> None:
-        chosen = where & undecided
+        """Fix the result where ``where`` (a mask, or the indices of undecided elements) holds."""
+        chosen = where & undecided if where.dtype == bool else where
         out[chosen] = value[chosen] if isinstance(value, np.ndarray) else value
         undecided[chosen] = False
 
@@ -186,36 +187,85 @@ def _hurwitz_zeta(s, q, dtype=np.dtype(np.float64)) -> np.ndarray:
         work = np.dtype(np.float32) if np.dtype(dtype).itemsize < 4 else np.dtype(np.float64)
         total = _c_pow(q, -s, work)  # (the first power in the arguments' own precision)
         s, q = s.astype(work), q.astype(work)
-        _zeta_direct_terms(s, q, total, settle, undecided)
+        w, b = _zeta_direct_terms(s, q, total, settle, undecided)
+        _zeta_tail(s, w, b, total, settle)
         out[undecided] = total[undecided]
     return out.reshape(shape)
 
 
 def _c_pow(x: np.ndarray, y: np.ndarray, work: np.dtype) -> np.ndarray:
-    """The C library's pow (powf for float32 or half arguments), as Cephes' code calls it, in ``work`` (NumPy's
-    double power is not glibc's in some 5% of cases)."""
-    from .nn_ops.glibc_powf import _libm_pow, glibc_powf
+    """The C library's pow (powf for float32 or half arguments), as Cephes' code calls it, in ``work``."""
+    from .nn_ops.glibc_powf import glibc_powf
 
     if x.dtype.itemsize <= 4:
         return glibc_powf(x, y).astype(work)
-    return _libm_pow()(x, y).astype(work)
+    return _glibc_pow(x, y)
 
 
-def _zeta_direct_terms(s, q, total, settle, undecided) -> None:
+def _glibc_pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """glibc's double pow of two arrays of one shape. NumPy's own (a SIMD build) differs from it in some 5% of
+    cases, so each element goes through Python's math.pow, which calls the C library's pow; where the power may
+    be inf or NaN (math.pow raises there) through ctypes instead."""
+    from .nn_ops.glibc_powf import _libm_pow
+
+    out = np.power(x, y)
+    safe = np.abs(out) < 1e300
+    if safe.all():
+        return np.fromiter(map(math.pow, x.tolist(), y.tolist()), np.float64, x.size)
+    out[safe] = np.fromiter(map(math.pow, x[safe].tolist(), y[safe].tolist()), np.float64, int(safe.sum()))
+    rest = ~safe
+    out[rest] = _libm_pow()(x[rest], y[rest]).astype(np.float64)
+    return out
+
+
+def _zeta_direct_terms(s, q, total, settle, undecided) -> tuple[np.ndarray, np.ndarray]:
     """Cephes' zeta after its first term: more terms until q + k > 9 (at least nine), stopping where they no
-    longer move the sum, then the Euler-Maclaurin tail, stopping where its terms no longer do (``total`` and
-    ``undecided`` are updated in place)."""
-    a, b, count = q.copy(), np.zeros_like(q), 0
+    longer move the sum (``total`` and ``undecided`` are updated in place). The terms are worked a chunk of
+    steps at a time, all their powers in one call. Returns the last base and term of each element."""
+    a, b, done = q.copy(), np.zeros_like(q), 0
     while True:
-        running = undecided & ((count < 9) | (a <= 9.0))
-        if not running.any():
-            break
-        count += 1
-        a = np.where(running, a + 1.0, a)
-        b[running] = _c_pow(a[running], -s[running], a.dtype)
-        total[running] += b[running]
-        settle(running & (-_MACHEP * total < b) & (b < _MACHEP * total), total)
-    w = a
+        going = np.flatnonzero(undecided & ((done < 9) | (a <= 9.0)))
+        if not going.size:
+            return a, b
+        steps = 9 - done if done < 9 else _steps_to_nine(a[going])
+        bases, powers, active = _zeta_chunk(a[going], -s[going], done, steps)
+        part_a, part_b, part_total = a[going], b[going], total[going]
+        running_before = undecided[going]
+        running = running_before.copy()
+        for k in range(steps):  # (a settled element keeps the total it settled with)
+            moving = active[k] & running
+            part_a = np.where(moving, bases[k], part_a)
+            part_b = np.where(moving, powers[k], part_b)
+            part_total = np.where(moving, part_total + part_b, part_total)
+            running &= ~(moving & (-_MACHEP * part_total < part_b) & (part_b < _MACHEP * part_total))
+        a[going], b[going], total[going] = part_a, part_b, part_total
+        settle(going[running_before & ~running], total)
+        done += steps
+
+
+def _steps_to_nine(a: np.ndarray) -> int:
+    """How many more steps of 1 the furthest of ``a`` (all <= 9) needs to pass 9, at most 64 in one chunk."""
+    return int(np.clip(np.floor(9.0 - a.min()) + 1, 1, 64))
+
+
+def _zeta_chunk(a, neg_s, done: int, steps: int):
+    """The next ``steps`` bases a + 1, a + 2, ... (added one at a time, as the C loop rounds them), their powers
+    and where Cephes' loop would still run (``done`` steps taken)."""
+    bases = np.empty((steps, a.size), a.dtype)
+    active = np.empty((steps, a.size), bool)
+    previous = a
+    for k in range(steps):
+        active[k] = (done + k < 9) | (previous <= 9.0)
+        previous = bases[k] = previous + a.dtype.type(1.0)
+    powers = np.zeros_like(bases)
+    exponents = np.broadcast_to(neg_s, bases.shape)
+    powers[active] = _c_pow(bases[active], exponents[active], a.dtype)
+    return bases, powers, active
+
+
+def _zeta_tail(s, w, b, total, settle) -> None:
+    """Cephes' Euler-Maclaurin tail after the direct terms (last base ``w``, last term ``b``), stopping where its
+    terms no longer move the sum."""
     total += b * w / (s - 1.0)
     total -= 0.5 * b
     rising, k = np.ones_like(s), 0.0
