@@ -1347,15 +1347,9 @@ def _igamma_pair(a: np.ndarray, x: np.ndarray):
     a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
     p = np.full(a.shape, np.nan)
     q = np.full(a.shape, np.nan)
-    valid = (a >= 0) & (x >= 0)  # False for NaN
-    edges = (
-        (valid & (x == 0) & (a > 0), 0.0),
-        (valid & (a == 0) & (x > 0), 1.0),
-        (valid & np.isinf(x) & np.isfinite(a) & (a > 0), 1.0),
-        (valid & np.isinf(a) & np.isfinite(x) & (x > 0), 0.0),
-    )
-    for mask, value in edges:
+    for mask, value in _igamma_edges(a, x):
         p[mask], q[mask] = value, 1.0 - value
+    valid = (a >= 0) & (x >= 0)  # False for NaN
     regular = valid & (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
     series = regular & (x < a + 1.0)  # the series converges fast here, the continued fraction elsewhere
     if series.any():
@@ -1366,6 +1360,19 @@ def _igamma_pair(a: np.ndarray, x: np.ndarray):
         v = _upper_gamma_fraction(a[fraction], x[fraction])
         p[fraction], q[fraction] = 1.0 - v, v
     return p, q
+
+
+def _igamma_edges(a: np.ndarray, x: np.ndarray) -> list[tuple[np.ndarray, float]]:
+    """Where PyTorch's calc_igamma answers before computing, and P there. Its tests in order: a negative
+    argument (NaN), a == 0 (1 if x > 0, else NaN), x == 0 (0), an infinite a (0, NaN if x is infinite too), an
+    infinite x (1). A NaN fails the tests before the one that decides, so ``igamma(nan, 0)`` is 0."""
+    untested = ~((x < 0) | (a < 0))
+    edges = []
+    for test, answered, value in ((a == 0, x > 0, 1.0), (x == 0, True, 0.0), (np.isinf(a), ~np.isinf(x), 0.0),
+                                  (np.isinf(x), True, 1.0)):
+        edges.append((test & untested & answered, value))
+        untested &= ~test
+    return edges
 
 
 def _lower_gamma_series(a, x):
