@@ -13,7 +13,6 @@ import itertools
 
 import numpy as np
 import pytest
-
 from _lib import tg, torch
 
 _CORNERS = [np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0, 0.5, 1e300]
