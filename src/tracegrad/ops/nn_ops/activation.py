@@ -57,7 +57,7 @@ from .gelu_torch_cpu import torch_gelu, torch_gelu_backward, uses_onednn
 from .log1p_cpu import mish_backward_float, mish_float, softplus_backward_float, softplus_float
 from .pool import constant_in_self
 from .sigmoid_cpu import glu_float, sigmoid_float, silu_backward_float, silu_float
-from .softmax_cpu import exact_dtype, softmax_backward, softmax_forward
+from .softmax_cpu import exact_dtype, exact_half, half_log_softmax_inner, softmax_backward, softmax_forward
 
 
 def _with_inplace(schema: str, kernel, inplace_rules: dict | None = None, **rules) -> tuple:
@@ -1280,6 +1280,8 @@ def _log_softmax_kernel(a, dim, half_to_float=False):
         return a.copy()
     if exact_dtype(a):
         return softmax_forward(a, d, log=True)
+    if exact_half(a) and not half_to_float and d != a.ndim - 1:  # (the other half cases: not yet emulated)
+        return half_log_softmax_inner(a, d)
     # The ufuncs' reductions themselves (what ``.max``/``.sum`` call, minus their Python wrappers). The max
     # shift leaves exp(0) = 1 in every sum that holds no NaN, so the log never sees a zero.
     z = np.subtract(a, _max_reduce(a, axis=d, keepdims=True), order="C")  # contiguous, as PyTorch's

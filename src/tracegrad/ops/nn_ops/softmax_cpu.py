@@ -45,6 +45,11 @@ def exact_dtype(a: np.ndarray) -> bool:
     return a.dtype in (np.float32, np.float64) and aten_float_lanes() >= _AVX2_LANES
 
 
+def exact_half(a: np.ndarray) -> bool:
+    """Whether a float16 kernel is emulated (on an x86 build with AVX2)."""
+    return a.dtype == np.float16 and aten_float_lanes() >= _AVX2_LANES
+
+
 def _lanes(dtype) -> int:
     """Lanes of ``Vectorized<T>``: a double takes two float lanes."""
     return aten_float_lanes() // (2 if dtype == _F64 else 1)
@@ -134,6 +139,13 @@ def softmax_forward(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
     return _inner_forward(_split(a, dim), log).reshape(a.shape)
 
 
+def half_log_softmax_inner(a: np.ndarray, dim: int) -> np.ndarray:
+    """log_softmax of float16 ``a`` along a dim that is not the last: PyTorch's reduced-precision kernel works
+    on a float32 copy as the float kernel does (Half vectors: twice the lanes) and rounds the result once."""
+    x = _split(a.astype(_F32), dim)
+    return _inner_forward(x, True, a.dtype).reshape(a.shape).astype(np.float16)
+
+
 def _as_rows(a: np.ndarray) -> np.ndarray:
     """``a`` made contiguous (as ATen does) and viewed as rows of its last dim; a C-contiguous matrix as it is (the
     kernels only read it: a view of it would compute the same)."""
@@ -155,12 +167,14 @@ def _lastdim_forward(x: np.ndarray, log: bool) -> np.ndarray:
     return e
 
 
-def _inner_forward(x: np.ndarray, log: bool) -> np.ndarray:
+def _inner_forward(x: np.ndarray, log: bool, storage: np.dtype | None = None) -> np.ndarray:
+    """``storage``: the tensor's dtype where ``x`` is its float32 copy (Half: its vectors hold twice the lanes
+    and its blocks count two-byte elements)."""
     dim_size, inner = x.shape[1], x.shape[2]
-    lanes = _lanes(x.dtype)
+    lanes = _lanes(x.dtype) * (2 if storage is not None else 1)
     z = x - np.maximum.reduce(x, axis=1, keepdims=True)
     if log:
-        vector = _vector_columns(inner, dim_size, lanes, x.dtype.itemsize)
+        vector = _vector_columns(inner, dim_size, lanes, (storage or x.dtype).itemsize)
         total = _sum_along_dim(_exp_by_column(z, vector))
         z -= _vector_log(total)
         return z
