@@ -217,6 +217,7 @@ from . import (  # noqa: E402
     mps,
     nn,
     optim,
+    overrides,
     profiler,
     random,
     serialization,

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import _tensor  # (its Tensor read at call time: _tensor imports this module)
+from ._torch_function import NOT_HANDLED, handle_refused
 from .memory_format import refuse_unsupported_layout
 from .return_types import is_return_type
 
@@ -1189,6 +1190,9 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
                 positional = sys.maxsize if limits.positional is None else limits.positional
                 refused_classes = limits.refused_classes
             if limits.suspect(args, kwargs):
+                handled = handle_refused(guarded, args, kwargs)
+                if handled is not NOT_HANDLED:
+                    return handled
                 _refuse_call(name, args, kwargs, method)
                 # (taken, but maybe as a deprecated order only, which tracegrad's function may read otherwise:
                 # ``add(x, True, 1.5)`` is alpha=True, other=1.5)
@@ -1198,6 +1202,9 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
             if "layout" in kwargs:  # (keyword-only wherever torch takes one; after the parser's own refusals)
                 refuse_unsupported_layout(kwargs["layout"])
         elif refused_classes(args):  # (the common call: positional arguments only)
+            handled = handle_refused(guarded, args, kwargs)  # (a duck type's __torch_function__ takes it)
+            if handled is not NOT_HANDLED:
+                return handled
             _refuse_call(name, args, kwargs, method)
         try:
             return fn(*args, **kwargs)
@@ -1205,6 +1212,9 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
             given = args[1:] if method else args
             again = rebound_call(name, given, kwargs, method)
             if again is None:
+                handled = handle_refused(guarded, args, kwargs)
+                if handled is not NOT_HANDLED:
+                    return handled
                 _refuse_call(name, args, kwargs, method)
                 raise
         return fn(*args[:1], *again[0], **again[1]) if method else fn(*again[0], **again[1])

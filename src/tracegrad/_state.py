@@ -2,9 +2,9 @@
 
 They live on one object with slots so the eager fast path pays a single attribute load per check:
 ``special`` is True whenever anything needs the general path (a transform is active, an observer wants
-every operator call or the saved-tensor events, anomaly mode, inference mode, the profiler or an op interceptor
-is on). An observer of nodes, hooks and backward runs only sets ``observed``: the fast paths stay on and emit
-those events.
+every operator call or the saved-tensor events, anomaly mode, inference mode, the profiler, an op interceptor
+or the __torch_function__ protocol is on). An observer of nodes, hooks and backward runs only sets
+``observed``: the fast paths stay on and emit those events.
 ``special`` is recomputed by the setters of those switches.
 Grad mode is process-wide rather than thread-local: tracegrad runs one Python thread of autograd.
 """
@@ -17,7 +17,7 @@ import itertools
 class _State:
     __slots__ = ("grad_enabled", "special", "_stack", "observed", "observed_ops", "_anomaly", "_inference",
                  "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq",
-                 "in_formula", "_profiler", "before_write", "_interceptors", "inference_seen")
+                 "in_formula", "_profiler", "before_write", "_interceptors", "inference_seen", "torch_function")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -47,11 +47,14 @@ class _State:
         # check sits behind ``special``, so the eager fast path pays nothing for them); call refresh() after
         # mutating the list in place.
         self._interceptors: list = []
+        # The __torch_function__ protocol is live: a Tensor subclass overriding it exists or a mode is active
+        # (set by _torch_function, which calls refresh())
+        self.torch_function = False
 
     def refresh(self) -> None:
         """Recompute ``special``; call after mutating ``stack`` in place."""
         self.special = bool(self._stack or self.observed_ops or self._anomaly or self._inference or self._fw_levels
-                            or self._profiler is not None or self._interceptors)
+                            or self._profiler is not None or self._interceptors or self.torch_function)
 
     @property
     def stack(self) -> list:

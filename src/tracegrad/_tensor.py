@@ -66,6 +66,8 @@ class Tensor:
     def __init__(self, *args, **kwargs) -> None:
         # ``torch.Tensor(...)``: PyTorch's legacy constructor, in the default dtype (see _legacy_types.py). It
         # may return an alias of a tensor argument, whose attributes (graph node, view base) this one takes.
+        if self.__class__ is not Tensor and _initialised(self):
+            return  # (a subclass's __new__ made it, ``_make_subclass``: torch's constructor is its __new__)
         from ._legacy_types import legacy_new
         from .backend.dtypes import get_default_dtype
 
@@ -435,6 +437,40 @@ class Tensor:
     def _is_view(self) -> bool:
         return self._base is not None
 
+    # ---- the __torch_function__ protocol (see _torch_function.py) ---------------------------------------
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        from . import _torch_function
+
+        _torch_function.note_subclass(cls)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Run ``func`` with subclass handling off, and give its Tensor results this class (torch's default)."""
+        from ._torch_function import default_torch_function
+
+        return default_torch_function(cls, func, types, args, kwargs)
+
+    @staticmethod
+    def _make_subclass(cls, data: Tensor, require_grad: bool = False, *args, **kwargs) -> Tensor:
+        """A ``cls`` sharing ``data``'s storage and version counter, detached from its history (the idiom of
+        Parameter-like classes' ``__new__``)."""
+        if not isinstance(cls, type) or not issubclass(cls, Tensor):
+            raise TypeError("cls must be a type")  # (torch's _make_subclass words it so)
+        if not isinstance(data, Tensor):
+            from ._arg_parser import tp_name
+
+            raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not {tp_name(data)}")
+        out = object.__new__(cls)
+        _init_from(out, data._data)
+        out._vc = data._version_counter()
+        if require_grad:
+            if out._data.dtype.kind not in "fc":
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+            out._rg = True
+        return out
+
     # ---- conversion ------------------------------------------------------------------------------------
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -655,6 +691,14 @@ def _type_name(d) -> str:
     from .backend.dtypes import scalar_type_name
 
     return scalar_type_name(d)
+
+
+def _initialised(t: Tensor) -> bool:
+    try:
+        t._data  # noqa: B018 - (an unset slot raises)
+    except AttributeError:
+        return False
+    return True
 
 
 def _init_from(t: Tensor, data) -> None:

@@ -13,21 +13,23 @@ import numpy as np
 from ._operands import is_operand as _is_operand
 from ._state import STATE
 from ._tensor import Tensor
+from ._torch_function import refused_operand
 from .autograd.node import RemovableHandle, set_retains_grad_hook
 from .backend import dtypes as _dt
 from .memory_format import contiguous_format, is_in_format, preserve_format
 
 
 def _binary_method(fn, reflected: bool = False):
+    name = getattr(fn, "__name__", None)
     if reflected:
         def method(self, other):
             if not _is_operand(other):
-                return NotImplemented
+                return refused_operand(name, (self, other))
             return fn(_scalar_or_tensor(other, self), self)
     else:
         def method(self, other):
             if not _is_operand(other):
-                return NotImplemented
+                return refused_operand(name, (self, other))
             return fn(self, other)
     return method
 

@@ -60,3 +60,42 @@ _get_cublas_allow_tf32 = _fp32_precision.allow_tf32_cublas
 _set_cublas_allow_tf32 = _fp32_precision.set_allow_tf32_cublas
 _get_cudnn_allow_tf32 = _fp32_precision.allow_tf32_cudnn
 _set_cudnn_allow_tf32 = _fp32_precision.set_allow_tf32_cudnn
+
+
+# ---- the __torch_function__ protocol (torch.overrides reads these) ---------------------------------------------
+
+from .._torch_function import (  # noqa: E402
+    DisableTorchFunction,
+    DisableTorchFunctionSubclass,
+    _disabled_torch_function_impl,
+)
+from .._torch_function import is_torch_function_enabled as _is_torch_function_enabled  # noqa: E402
+from .._torch_function import is_torch_function_mode_enabled as _is_torch_function_mode_enabled  # noqa: E402
+
+__all__ += ["DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl",
+            "_is_torch_function_enabled", "_is_torch_function_mode_enabled", "_len_torch_function_stack",
+            "_push_on_torch_function_stack", "_pop_torch_function_stack", "_get_function_stack_at"]
+
+
+def _len_torch_function_stack() -> int:
+    from .._torch_function import mode_stack
+
+    return len(mode_stack())
+
+
+def _push_on_torch_function_stack(mode) -> None:
+    from .._torch_function import push_mode
+
+    push_mode(mode)
+
+
+def _pop_torch_function_stack():
+    from .._torch_function import pop_mode
+
+    return pop_mode()
+
+
+def _get_function_stack_at(level: int):
+    from .._torch_function import mode_stack
+
+    return mode_stack()[level]

@@ -20,6 +20,7 @@ from .. import _profiling
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _wrap
+from .._torch_function import BuiltinFormula
 from ..ops._util import check_differentiable_grad, expands_to, sum_to_shape
 from ..ops.aten_vec import as_caller, quietly_for_caller
 from . import accumulate as _accumulate
@@ -718,6 +719,10 @@ def call_function(task: GraphTask, fn: Node, inputs: list, profiled: tuple | Non
 
 
 def _apply(fn: Node, inputs: list) -> list:
+    if STATE.torch_function and not fn._user_backward:
+        # (torch's built-in formulas run in C++: neither a subclass's __torch_function__ nor a mode sees them)
+        with BuiltinFormula():
+            return fn.apply(inputs)
     return fn.apply(inputs)
 
 

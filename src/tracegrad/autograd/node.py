@@ -65,6 +65,7 @@ class Node:
     _keeps_meta = False  # its array rule returns a gradient of its input's shape and dtype (raw_backward.KEEPS_META)
     _needs = None  # set by the engine when only some input gradients are wanted
     _masks_unneeded = True  # a built-in formula leaves the unwanted ones undefined (not a custom Function)
+    _user_backward = False  # a custom Function's backward (user code): __torch_function__ sees its calls
     _metadata = None
     _python_bound = True  # PyTorch binds a Python class to it (see graph.Node)
 

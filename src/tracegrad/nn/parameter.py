@@ -16,6 +16,7 @@ from .._tensor import (
     unpickled_array,
     user_state,
 )
+from .._torch_function import _disabled_torch_function_impl
 from ..backend.dtypes import DEFAULT
 
 
@@ -23,6 +24,8 @@ class Parameter(Tensor):
     """A Tensor subclass sharing storage with ``data``, detached from its history, that requires grad."""
 
     _is_param = True
+    # (opted out of the __torch_function__ protocol, as torch's: operators on a Parameter give plain Tensors)
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         self = object.__new__(cls)

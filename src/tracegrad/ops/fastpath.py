@@ -20,6 +20,7 @@ from .._events import emit as _emit_event
 from .._state import STATE, next_sequence_nr
 from .._strides import pointwise_result
 from .._tensor import Tensor, _new
+from .._torch_function import NOT_HANDLED, handle_refused, refused_operand
 from ..autograd.accumulate import AccumulateGrad
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node_meta import F32_FORMS, meta_forms
@@ -150,6 +151,9 @@ def unary(op):
             return general(op, *((a,) + args if a is not _NO_ARG else args), **kwargs)
         if a.__class__ is not Tensor:
             if not isinstance(a, Tensor):  # (PyTorch's parser: a number or a list is not a tensor)
+                handled = handle_refused(op, (a,), None)
+                if handled is not NOT_HANDLED:
+                    return handled
                 raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {tp_name(a)}")
             return general(op, a)
         ad = a._data
@@ -272,7 +276,9 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
 
     def slow(a, b):
         if dunder and (not isinstance(b, _OPERANDS) or (b.__class__ is np.uint64 and b > _LARGEST_INT64)):
-            return NotImplemented  # (torch's operators answer NotImplemented where its parser raises TypeError)
+            # (torch's operators answer NotImplemented where its parser raises TypeError, after a duck type's
+            # __torch_function__)
+            return refused_operand(name if matrices is None else "matmul", (a, b))
         if state.in_formula and (b.__class__ is float or b.__class__ is int or b.__class__ is complex) and (
                 a.__class__ is Tensor):
             return formula_scalar(op, general, a, b)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import _torch_function
 from .._arg_parser import refuse_arrays_among, refuse_as_torch
 from .._events import emit_op_call
 from .._state import STATE, next_sequence_nr
@@ -389,6 +390,7 @@ class OpDef:
         # What users call: observers and the inspector show it. nn.functional's internal operators
         # ("_nn_layer_norm") read as their public call; a fused one names the call it implements ("linear").
         self.public_name = public_name or (self.name[4:] if self.name.startswith("_nn_") else self.name)
+        self.__name__ = self.public_name  # (what __torch_function__ handlers read of ``func``)
         self.kernel = kernel
         self.vjp = vjp
         self.jvp = jvp
@@ -513,6 +515,10 @@ class OpDef:
             if STATE.special:
                 # (before any observer or transform sees the call: torch's parser refuses an array first)
                 self._refuse_arrays(args, kwargs)
+                if STATE.torch_function:
+                    handled = _torch_function.handle_operator(self, args, kwargs)
+                    if handled is not _torch_function.NOT_HANDLED:
+                        return handled
                 profiler = STATE.profiler
                 if profiler is not None and not profiler.timing(self):
                     return profiler.op_call(self, args, kwargs)  # which calls this again, to be timed
@@ -533,7 +539,11 @@ class OpDef:
                 bound = args
             return self._eager(parsed_numbers(bound, self.number_idx, self.float_idx))
         except Exception:
-            # (only a failed call pays for this: torch's parser would have refused bad arguments first)
+            # (only a failed call pays for this: torch's parser would have refused bad arguments first, after
+            # handing objects with a __torch_function__ to it)
+            handled = _torch_function.handle_refused(self, args, kwargs)
+            if handled is not _torch_function.NOT_HANDLED:
+                return handled
             refuse_as_torch(self.schema.name, args, kwargs)
             raise
 

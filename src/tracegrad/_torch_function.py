@@ -1,0 +1,435 @@
+"""PyTorch's ``__torch_function__`` protocol: Tensor subclasses, duck types and ``TorchFunctionMode``.
+
+A call of a torch function, Tensor method, Python operator or property reaches the ``__torch_function__`` of its
+arguments' types (subclasses before their bases, else left to right) and of the innermost active mode, as in
+torch/overrides.py. The default ``Tensor.__torch_function__`` runs the function with subclass handling off and
+gives Tensor results the subclass's class.
+
+Zero cost while unused: nothing here runs until the protocol is *live*, that is while a Tensor subclass with a
+``__torch_function__`` of its own exists (``Tensor.__init_subclass__`` notes it; a weak reference notices its
+end) or a mode is entered. Going live sets ``STATE.torch_function`` (which sets ``STATE.special``, so the operators'
+fast paths step aside and ``OpDef.__call__`` checks its arguments) and puts routing wrappers in place of the Tensor
+methods, operators and properties and of the public Python functions of the torch namespaces; going dead puts the
+originals back. A non-Tensor object with a ``__torch_function__`` (a duck type) needs none of that: it is handled
+where the argument parser would refuse it (``OpDef.__call__``'s error path, the operators' ``NotImplemented``).
+"""
+
+from __future__ import annotations
+
+import types
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ._state import STATE
+
+# ---- state ------------------------------------------------------------------------------------------------------
+
+_SUBCLASS_DISABLED = 1  # DisableTorchFunctionSubclass: modes still see calls
+_ALL_DISABLED = 2  # DisableTorchFunction: neither subclasses nor modes
+_disabled_level = 0
+_modes: list = []  # TorchFunctionMode stack, innermost last
+_live_subclasses: dict = {}  # id -> weakref of a Tensor subclass whose __torch_function__ is live
+_originals: dict = {}  # (owner, name) -> the attribute the routing wrapper replaced
+
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """``torch._C._disabled_torch_function_impl``: a class whose ``__torch_function__`` is this one opts out
+    (``nn.Parameter``): its instances are treated as plain tensors."""
+    if kwargs is None:
+        kwargs = {}
+    return func(*args, **kwargs)
+
+
+def _refresh() -> None:
+    live = bool(_live_subclasses or _modes)
+    if live != STATE.torch_function:
+        _install_routing() if live else _remove_routing()
+        STATE.torch_function = live
+        STATE.refresh()
+
+
+def note_subclass(cls: type) -> None:
+    """A Tensor subclass was defined (``Tensor.__init_subclass__``): the protocol is live while it exists, unless
+    it opts out or is one of tracegrad's own (``Buffer``, lazy parameters: never instantiated as such)."""
+    if not defines_torch_function(cls) or cls.__module__.startswith("tracegrad."):
+        return
+    key = id(cls)
+    _live_subclasses[key] = weakref.ref(cls, lambda _ref, key=key: _subclass_gone(key))
+    _refresh()
+
+
+def _subclass_gone(key: int) -> None:
+    _live_subclasses.pop(key, None)
+    _refresh()
+
+
+def push_mode(mode) -> None:
+    _modes.append(mode)
+    _refresh()
+
+
+def pop_mode():
+    if not _modes:
+        raise RuntimeError("Trying to pop from an empty mode stack")
+    mode = _modes.pop()
+    _refresh()
+    return mode
+
+
+def mode_stack() -> list:
+    return _modes
+
+
+class _DisabledScope:
+    """``with`` body run at a protocol level (``torch._C.DisableTorchFunction[Subclass]``)."""
+
+    level = _SUBCLASS_DISABLED
+
+    def __enter__(self):
+        global _disabled_level
+        self._saved = _disabled_level
+        _disabled_level = max(_disabled_level, self.level)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _disabled_level
+        _disabled_level = self._saved
+
+
+class DisableTorchFunctionSubclass(_DisabledScope):
+    """Subclasses' ``__torch_function__`` are not called inside (modes still are)."""
+
+
+class DisableTorchFunction(_DisabledScope):
+    """Neither subclasses' ``__torch_function__`` nor modes are called inside."""
+
+    level = _ALL_DISABLED
+
+
+def is_torch_function_enabled() -> bool:
+    return _disabled_level == 0
+
+
+def is_torch_function_mode_enabled() -> bool:
+    return bool(_modes) and _disabled_level < _ALL_DISABLED
+
+
+# ---- which arguments take part --------------------------------------------------------------------------------------
+
+def defines_torch_function(kind: type) -> bool:
+    """Whether ``kind`` has a ``__torch_function__`` that is not the opt-out."""
+    method = getattr(kind, "__torch_function__", None)
+    return method is not None and getattr(method, "__func__", method) is not _disabled_torch_function_impl
+
+
+def _takes_part(kind: type) -> bool:
+    """A type whose ``__torch_function__`` is called: not a plain Tensor (torch's C++ checks skip it), not a
+    builtin scalar."""
+    from ._tensor import Tensor
+
+    return kind is not Tensor and kind not in _PLAIN and defines_torch_function(kind)
+
+
+_PLAIN = frozenset({int, float, bool, complex, str, type(None), tuple, list, dict, slice, type(Ellipsis)})
+
+
+def relevant_args(args: tuple, kwargs: dict | None) -> Iterable:
+    """The arguments a parser looks at: positional and keyword values, and the items of lists and tuples among
+    them (Tensor[] arguments, indices)."""
+    for value in (*args, *(kwargs.values() if kwargs else ())):
+        if value.__class__ is list or value.__class__ is tuple:
+            yield from value
+        else:
+            yield value
+
+
+def overloaded_args(values: Iterable, takes_part: Callable[[type], bool] = _takes_part) -> list:
+    """One argument per overloading type: subclasses before their base classes, otherwise left to right (torch's
+    ``_get_overloaded_args``)."""
+    found: list = []
+    kinds: set = set()
+    for value in values:
+        kind = type(value)
+        if kind in kinds or not takes_part(kind):
+            continue
+        kinds.add(kind)
+        index = next((i for i, old in enumerate(found) if issubclass(kind, type(old))), len(found))
+        found.insert(index, value)
+    return found
+
+
+def wants(args: tuple, kwargs: dict | None) -> list | None:
+    """The overloaded arguments of a call when the protocol applies to it (a mode is active, or an argument's type
+    overrides and subclasses are not disabled), else None."""
+    if _disabled_level >= _ALL_DISABLED:
+        return None
+    found = overloaded_args(relevant_args(args, kwargs)) if _disabled_level == 0 else []
+    if found or _modes:
+        return found
+    return None
+
+
+def duck_typed(args: tuple, kwargs: dict | None) -> list | None:
+    """The overloaded non-Tensor arguments (duck types) of a call the parser refuses, where the protocol is on."""
+    from ._tensor import Tensor
+
+    if _disabled_level:
+        return None
+    found = overloaded_args(relevant_args(args, kwargs),
+                            lambda kind: not issubclass(kind, Tensor) and kind not in _PLAIN
+                            and defines_torch_function(kind))
+    return found or None
+
+
+# ---- calling the handlers --------------------------------------------------------------------------------------
+
+def handle(func: Callable, overloaded: list, args: tuple, kwargs: dict | None, python_api: bool = False) -> Any:
+    """Call the innermost mode's, then each overloaded argument's type's ``__torch_function__`` until one does not
+    return NotImplemented (torch's ``handle_torch_function``). ``python_api``: the wording of torch's Python
+    ``handle_torch_function`` for a refusal, else its C++ one."""
+    kwargs = {} if kwargs is None else kwargs
+    kinds = tuple(type(arg) for arg in overloaded)
+    mode = None
+    if is_torch_function_mode_enabled():
+        mode = _modes.pop()  # (the mode sees its own calls of torch functions without itself)
+        try:
+            result = mode.__torch_function__(func, kinds, args, kwargs)
+        finally:
+            _modes.append(mode)
+        if result is not NotImplemented:
+            return result
+    for arg in overloaded:
+        result = type(arg).__torch_function__(func, kinds, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    raise TypeError(_refusal(func, overloaded, mode, python_api))
+
+
+def _refusal(func: Callable, overloaded: list, mode, python_api: bool) -> str:
+    name = public_name(func)
+    if python_api:
+        message = (f"no implementation found for '{name}' on types that implement __torch_function__: "
+                   f"{[type(arg) for arg in overloaded]}")
+        return message + (f" nor in mode {mode}" if mode is not None else "")
+    handlers = ([f"  - mode object {mode}"] if mode is not None else []) + [
+        f"  - tensor subclass {type(arg)}" for arg in overloaded]
+    return (f"Multiple dispatch failed for '{name}'; all __torch_function__ handlers returned NotImplemented:\n\n"
+            + "\n".join(handlers) + "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented")
+
+
+def public_name(func: Callable) -> str:
+    """``torch.add``, ``torch.Tensor.add``, ``torch.nn.functional.relu``: the name torch's messages give."""
+    owner = getattr(func, "_torch_owner", None)
+    name = getattr(func, "__name__", repr(func))
+    return f"{owner}.{name}" if owner else f"torch.{name}"
+
+
+def default_torch_function(cls: type, func: Callable, kinds: tuple, args: tuple = (), kwargs: dict | None = None):
+    """``Tensor.__torch_function__``: run ``func`` with subclass handling off; Tensor results become ``cls``."""
+    if kwargs is None:
+        kwargs = {}
+    if not all(issubclass(cls, kind) for kind in kinds):
+        return NotImplemented
+    with DisableTorchFunctionSubclass():
+        result = func(*args, **kwargs)
+        if func in default_nowrap_functions():
+            return result
+        return convert(result, cls)
+
+
+def convert(result: Any, cls: type) -> Any:
+    """torch's ``_tensor._convert``: a Tensor that is not a ``cls`` becomes one (``as_subclass``), in tuples and
+    lists too."""
+    from ._tensor import Tensor
+
+    if cls is Tensor:
+        return result
+    if isinstance(result, Tensor) and not isinstance(result, cls):
+        result = result.as_subclass(cls)
+    if isinstance(result, (tuple, list)):
+        items = [convert(item, cls) for item in result]
+        kind = type(result)
+        result = kind(items) if kind in (tuple, list) or not hasattr(kind, "_make") else kind._make(items)
+    return result
+
+
+def default_nowrap_functions() -> set:
+    """Functions whose Tensor results the default ``__torch_function__`` leaves as they are."""
+    from ._tensor import Tensor
+
+    return {Tensor.grad.__get__}
+
+
+# ---- routing wrappers (in place only while the protocol is live) ----------------------------------------------------
+
+# Tensor attributes torch does not route (machinery, and what the default handler itself calls)
+_NOT_ROUTED = frozenset({"__init__", "__new__", "__init_subclass__", "__torch_function__", "__getattribute__",
+                         "__getattr__", "__setattr__", "__delattr__", "__class__", "__subclasshook__", "__dir__",
+                         "__reduce__", "__sizeof__", "__weakref__", "__dict__", "as_subclass", "_make_subclass"})
+# Python protocol methods torch routes
+_ROUTED_DUNDERS = frozenset({
+    "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__", "__rmul__", "__imul__",
+    "__truediv__", "__rtruediv__", "__itruediv__", "__div__", "__idiv__", "__floordiv__", "__rfloordiv__",
+    "__ifloordiv__", "__mod__", "__rmod__", "__imod__", "__pow__", "__rpow__", "__ipow__", "__matmul__",
+    "__rmatmul__", "__and__", "__rand__", "__iand__", "__or__", "__ror__", "__ior__", "__xor__", "__rxor__",
+    "__ixor__", "__lshift__", "__rlshift__", "__ilshift__", "__rshift__", "__rrshift__", "__irshift__",
+    "__neg__", "__pos__", "__abs__", "__invert__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__getitem__", "__setitem__", "__len__", "__reversed__", "__contains__", "__bool__", "__float__",
+    "__int__", "__index__", "__complex__", "__format__", "__repr__", "__array__", "__deepcopy__"})
+
+
+def _routed_names(cls: type) -> list:
+    names = []
+    for name, value in vars(cls).items():
+        if name in _NOT_ROUTED or (name.startswith("_") and name not in _ROUTED_DUNDERS):
+            continue
+        if isinstance(value, (types.FunctionType, property)) or (callable(value) and name in _ROUTED_DUNDERS
+                                                                   and not isinstance(value, type)):
+            names.append(name)
+    return names
+
+
+def _routing_function(original: Callable, name: str, owner: str, reflects_type_errors: bool,
+                      func_of: Callable[[], Callable] | None = None) -> Callable:
+    """``original`` behind the protocol's check; the wrapper is the ``func`` handlers see (``Tensor.add``), or
+    what ``func_of()`` gives (an operator's method: ``x * y`` is ``Tensor.mul`` to handlers, as in torch)."""
+    def routed(*args, **kwargs):
+        found = wants(args, kwargs)
+        if found is None:
+            return original(*args, **kwargs)
+        func = routed if func_of is None else func_of()
+        if reflects_type_errors:  # (torch's operators: a TypeError of a handler is NotImplemented)
+            try:
+                return handle(func, found, args, kwargs)
+            except TypeError:
+                return NotImplemented
+        return handle(func, found, args, kwargs)
+
+    routed.__name__ = name
+    routed.__qualname__ = getattr(original, "__qualname__", name)
+    routed.__doc__ = getattr(original, "__doc__", None)
+    routed.__wrapped__ = original
+    routed._torch_owner = owner
+    return routed
+
+
+def _routing_property(original: property) -> property:
+    def fget(self):
+        found = wants((self,), None)
+        if found is None:
+            return original.fget(self)
+        return handle(routed.__get__, found, (self,), None)
+
+    def fset(self, value):
+        found = wants((self, value), None)
+        if found is None:
+            return original.fset(self, value)
+        return handle(routed.__set__, found, (self, value), None)
+
+    routed = property(fget, fset if original.fset is not None else None, original.fdel, original.__doc__)
+    return routed
+
+
+def _install_routing() -> None:
+    from ._tensor import Tensor
+
+    for name in _routed_names(Tensor):
+        original = Tensor.__dict__[name]
+        _originals[(Tensor, name)] = original
+        if isinstance(original, property):
+            setattr(Tensor, name, _routing_property(original))
+        else:
+            method = _METHOD_OF_OPERATOR.get(name)
+            func_of = None if method is None else (lambda method=method: getattr(Tensor, method))
+            setattr(Tensor, name, _routing_function(original, name, "torch.Tensor", name in _BINARY_OPERATORS,
+                                                    func_of))
+    for module, owner in _routed_modules():
+        for name, value in list(vars(module).items()):
+            if name.startswith("_") or not isinstance(value, types.FunctionType) or name in _NOT_ROUTED_FUNCTIONS:
+                continue
+            _originals[(module, name)] = value
+            setattr(module, name, _routing_function(value, name, owner, False))
+        for private, public in _PRIVATE_ENTRIES.get(module.__name__, {}).items():
+            _originals[(module, private)] = original = vars(module)[private]
+            setattr(module, private, _routing_function(original, public, owner, False,
+                                                       lambda module=module, public=public: getattr(module, public)))
+
+
+def _remove_routing() -> None:
+    for (owner, name), original in _originals.items():
+        setattr(owner, name, original)
+    _originals.clear()
+
+
+# Python operators that torch's handlers see as a method (``x * y`` is ``Tensor.mul``; ``x ** y``, ``Tensor.pow``)
+_METHOD_OF_OPERATOR = {
+    "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub", "__isub__": "sub_", "__mul__": "mul",
+    "__rmul__": "mul", "__imul__": "mul_", "__truediv__": "div", "__itruediv__": "div_", "__div__": "div",
+    "__idiv__": "div_", "__ifloordiv__": "floor_divide_", "__mod__": "remainder", "__imod__": "remainder_",
+    "__pow__": "pow", "__ipow__": "pow_", "__matmul__": "matmul", "__rand__": "bitwise_and", "__ror__": "bitwise_or",
+    "__rxor__": "bitwise_xor", "__neg__": "neg", "__pos__": "positive", "__abs__": "abs", "__ne__": "ne",
+    "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__rtruediv__": "__rdiv__"}
+# binary operators, whose handler's TypeError becomes NotImplemented (torch's TypeError_to_NotImplemented_)
+_BINARY_OPERATORS = frozenset(name for name in _ROUTED_DUNDERS if name not in {
+    "__neg__", "__pos__", "__abs__", "__invert__", "__getitem__", "__setitem__", "__len__", "__iter__",
+    "__reversed__", "__contains__", "__bool__", "__float__", "__int__", "__index__", "__complex__", "__format__",
+    "__repr__", "__hash__", "__array__", "__deepcopy__"})
+# namespace functions torch leaves out of the protocol (torch.overrides.get_ignored_functions' common ones)
+_NOT_ROUTED_FUNCTIONS = frozenset({
+    "is_tensor", "is_storage", "set_default_dtype", "get_default_dtype", "set_default_tensor_type", "manual_seed",
+    "seed", "initial_seed", "set_printoptions", "compile", "is_grad_enabled", "is_inference_mode_enabled",
+    "set_default_device", "get_default_device", "use_deterministic_algorithms", "typename", "is_anomaly_enabled",
+    "set_anomaly_enabled", "get_rng_state", "set_rng_state", "load", "save", "has_torch_function",
+    "has_torch_function_unary", "has_torch_function_variadic", "handle_torch_function", "is_tensor_like"})
+
+
+# private names modules call where torch's modules call the public function (nn.Linear's forward: F.linear)
+_PRIVATE_ENTRIES = {"tracegrad.nn.functional": {"_linear_operator": "linear"}}
+
+
+def _routed_modules() -> list:
+    import sys
+
+    names = {"tracegrad": "torch", "tracegrad.nn.functional": "torch.nn.functional", "tracegrad.linalg":
+             "torch.linalg", "tracegrad.special": "torch.special", "tracegrad.fft": "torch.fft"}
+    return [(sys.modules[name], owner) for name, owner in names.items() if name in sys.modules]
+
+
+# ---- entry points for operators ---------------------------------------------------------------------------------
+
+def handle_operator(op, args: tuple, kwargs: dict) -> Any:
+    """``OpDef.__call__`` while the protocol is live: the handlers' result, or ``_NOT_HANDLED``."""
+    found = wants(args, kwargs)
+    if found is None:
+        return NOT_HANDLED
+    return handle(op, found, args, kwargs)
+
+
+def handle_refused(func: Callable, args: tuple, kwargs: dict | None) -> Any:
+    """A call the parser refuses: its duck types' handlers' result, or ``_NOT_HANDLED``."""
+    found = duck_typed(args, kwargs)
+    if found is None:
+        return NOT_HANDLED
+    return handle(func, found, args, kwargs)
+
+
+def refused_operand(method: str, args: tuple) -> Any:
+    """A Python operator given an operand it does not take: the handler of a duck type among them (``func`` is
+    ``Tensor.<method>``), else NotImplemented (Python goes on to the reflected operator)."""
+    found = duck_typed(args, None)
+    if found is None:
+        return NotImplemented
+    from ._tensor import Tensor
+
+    try:
+        return handle(getattr(Tensor, method), found, args, None)
+    except TypeError:
+        return NotImplemented
+
+
+NOT_HANDLED = object()
+
+
+class BuiltinFormula(DisableTorchFunction):
+    """Scope of a built-in backward formula: torch's run in C++, out of the protocol's sight."""
