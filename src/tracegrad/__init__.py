@@ -215,6 +215,7 @@ from . import (  # noqa: E402
     jit,
     linalg,
     mps,
+    multiprocessing,
     nn,
     optim,
     overrides,

@@ -204,12 +204,18 @@ class UntypedStorage(_StorageBase):
         return self
 
     def is_shared(self) -> bool:
-        return False
+        from ._shared_memory import is_shared_array
+
+        return is_shared_array(self._root)
 
     def resizable(self) -> bool:
         return is_resizable(self._root)
 
     def share_memory_(self) -> UntypedStorage:
+        """Moves this storage into shared memory, in place, with every tensor over it (see _shared_memory.py)."""
+        from ._shared_memory import share_storage_memory
+
+        share_storage_memory(self)
         return self
 
     def _elements_array(self) -> np.ndarray:
@@ -364,7 +370,7 @@ class TypedStorage(_StorageBase):
         return f"torch.{legacy_storage_class(self.dtype).__name__}"
 
     def is_shared(self) -> bool:
-        return False
+        return self._untyped_storage.is_shared()
 
     def _elements_array(self) -> np.ndarray:
         return self._elements

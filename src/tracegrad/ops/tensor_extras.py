@@ -206,12 +206,19 @@ def pin_memory(self: Tensor, device=None) -> Tensor:
 
 
 def is_shared(self: Tensor) -> bool:
-    return bool(getattr(self, "_shared", False))
+    """Whether the tensor's storage lies in shared memory (``share_memory_``, or received from another process)."""
+    from .._shared_memory import is_shared_array
+
+    return is_shared_array(self._data)
 
 
 def share_memory_(self: Tensor) -> Tensor:
-    """Marks the tensor shared (NumPy memory is already visible to this process's threads)."""
-    self._shared = True
+    """Moves the tensor's storage into shared memory, in place: this tensor and every other one over the storage
+    (views included) now use it, with their values, strides, versions and autograd state (see _shared_memory.py).
+    Forked children then see and write the same memory; ``torch.multiprocessing`` sends it to other processes."""
+    from .._shared_memory import share_memory_of
+
+    share_memory_of((self,))
     return self
 
 

@@ -637,6 +637,11 @@ class Module:
         return self._apply(lambda t: t.cuda(device))
 
     def share_memory(self) -> Module:
+        """Moves the parameters, their grads and the buffers (of every submodule) into shared memory, in place
+        (torch's ``_apply(lambda t: t.share_memory_())``, done in one pass over the objects: see _shared_memory.py)."""
+        from ..._shared_memory import share_memory_of
+
+        share_memory_of(_tensors_to_share(self))
         return self
 
     # ---- state dict ----------------------------------------------------------------------------------------
@@ -1117,3 +1122,16 @@ def _emit_module_hook(kind: str, module, hook) -> None:
 def _old_style_hook(hook, module, grad_input, grad_output):
     result = hook(module, grad_input, grad_output)
     return result
+
+
+def _tensors_to_share(module: Module) -> list:
+    """What ``share_memory`` moves: every parameter, its grad and every buffer of ``module`` and its submodules."""
+    tensors = []
+    for each in module.modules():
+        for param in each._parameters.values():
+            if param is not None:
+                tensors.append(param)
+                if param._grad is not None:
+                    tensors.append(param._grad)
+        tensors.extend(buf for buf in each._buffers.values() if buf is not None)
+    return tensors
