@@ -34,3 +34,8 @@ def add_what_arrives(inbox, outbox) -> None:
 def fail_on_rank(rank: int, bad_rank: int) -> None:
     if rank == bad_rank:
         raise ValueError(f"rank {rank} failed")
+
+
+def exit_on_rank(rank: int, bad_rank: int) -> None:
+    if rank == bad_rank:
+        raise SystemExit(3)

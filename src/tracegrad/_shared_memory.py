@@ -20,7 +20,6 @@ import contextlib
 import gc
 import mmap
 import os
-import secrets
 import sys
 import weakref
 from collections.abc import Iterable
@@ -109,7 +108,7 @@ def new_shared_memory(nbytes: int) -> np.ndarray:
     if nbytes == 0:
         return _empty_memory()
     if SHARING_STRATEGY[0] == "file_system":
-        filename = f"/dev/shm/tracegrad_{os.getpid()}_{secrets.token_hex(8)}"
+        filename = f"/dev/shm/tracegrad_{os.getpid()}_{os.urandom(8).hex()}"
         fd = os.open(filename, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.ftruncate(fd, nbytes)

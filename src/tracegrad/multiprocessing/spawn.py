@@ -20,7 +20,6 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 ENV_VAR_PARALLEL_START = "TORCH_MP_PARALLEL_START"
 
@@ -187,6 +186,8 @@ def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool 
         return process, error_file
 
     if start_method == "forkserver" and os.environ.get(ENV_VAR_PARALLEL_START, "0") == "1":
+        from concurrent.futures import ThreadPoolExecutor  # (rarely used, slow to import)
+
         _log.info("Starting processes in parallel.")
         with ThreadPoolExecutor(max_workers=nprocs) as executor:
             started = list(executor.map(start, range(nprocs)))

@@ -5,9 +5,10 @@ with its default start method (fork on Linux) or the given ``multiprocessing_con
 than an in-process emulation because what users observe of workers is what separate processes give for free:
 each worker's own copy of the dataset (mutations stay there), its own global ``random``, NumPy and torch
 generators (seeded from the iterator's base seed, which leaves the main process's streams untouched), module
-globals, and ``get_worker_info()``. Batches come back pickled (tracegrad tensors pickle their arrays); they are
-not in shared memory (``is_shared()`` is False, where torch moves worker batches to shared memory). Starting a
-worker costs a fork (milliseconds); ``persistent_workers`` keeps them across epochs.
+globals, and ``get_worker_info()``. Batches come back pickled by ``multiprocessing``'s pickler, which (with
+tracegrad.multiprocessing's reductions, registered on import as torch's are) moves their tensors into shared
+memory and sends that: the main process's batches are shared (``is_shared()``), as torch's. Starting a worker
+costs a fork (milliseconds); ``persistent_workers`` keeps them across epochs.
 
 The protocol is torch's, so the observable order is too: the iterator draws the workers' base seed from the
 loader's generator when it is created, sends batch ``i`` to worker ``i % num_workers`` (skipping workers whose
