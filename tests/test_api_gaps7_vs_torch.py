@@ -242,6 +242,10 @@ _SEQUENCES = {"own": _Seq, "UserList": lambda *v: collections.UserList(v), "rang
     "x.norm(dim=S(0))", "lib.linalg.vector_norm(x, dim=S(0))", "x.squeeze(S(0))", "x.nansum(S(0))",
     "x.count_nonzero(S(0))", "x.prod(S(0))", "x.any(S(0))", "x.all(S(0))", "x.flip(S(0))", "x.movedim(S(0), S(1))",
     "lib.tensordot(x, x, dims=(S(0), S(0)))",
+    # (review: the fft functions read their dims and sizes themselves)
+    "lib.fft.fftn(x, dim=S(0))", "lib.fft.ifftn(x, s=S(2), dim=(0,))", "lib.fft.rfftn(x, s=S(2))",
+    "lib.fft.irfft2(x, dim=S(0))", "lib.fft.hfftn(x, dim=S(1))", "lib.fft.fftshift(x, dim=S(0))",
+    "lib.fft.ifftshift(x, S(1))",
 ])
 def test_custom_sequences_as_sizes_and_dims_are_refused(call, kind):
     def run(lib):
@@ -249,6 +253,15 @@ def test_custom_sequences_as_sizes_and_dims_are_refused(call, kind):
             warnings.simplefilter("ignore")
             return eval(call, {"lib": lib, "S": _SEQUENCES[kind], "x": lib.ones(2, 3)})
     assert raised(tg, run) == raised(torch, run)
+
+
+@pytest.mark.parametrize("dims", ["[0.0]", "[True]", "(np.int32(1),)", "[lib.tensor(0)]", "lib.Size([1])"])
+def test_fft_dims_elements_as_torch_reads_them(dims):
+    def run(lib):
+        x = lib.ones(2, 3)
+        given = eval(dims, {"lib": lib, "np": np})
+        return [to_numpy(f(x, dim=given)).tolist() for f in (lib.fft.fftn, lib.fft.fftshift)]
+    assert _outcome(tg, run) == _outcome(torch, run)
 
 
 def test_size_cannot_be_subclassed():

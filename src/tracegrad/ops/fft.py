@@ -11,6 +11,7 @@ so the recorded graphs are PyTorch's.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -424,7 +425,12 @@ def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
 def _as_list(v: Dims) -> list[int] | None:
     if v is None:
         return None
-    return [int(v)] if isinstance(v, (int, np.integer)) else [int(i) for i in v]
+    if isinstance(v, (int, np.integer)):
+        return [int(v)]
+    if not isinstance(v, (list, tuple)):
+        # (torch's parser reads only a list or tuple as an int list, not a range, set or UserList; the guard words it)
+        raise TypeError(f"dims must be a tuple or list of ints, not {type(v).__name__}")
+    return [operator.index(i) for i in v]
 
 
 def _shape_and_dims(input: Tensor, s: Dims, dim: Dims) -> tuple[list[int], list[int]]:
