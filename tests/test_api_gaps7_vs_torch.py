@@ -153,6 +153,23 @@ def test_copies_of_storages_do_not_share_memory():
         assert x.tolist() == [0, 1, 2, 3]
 
 
+@pytest.mark.parametrize("objects", ["x, u", "u, x", "x, t", "t, x", "t, u", "u, t", "x[1:], t, u, x"])
+def test_deepcopies_of_tensors_and_storages_share_one_new_storage(objects):
+    """(review: a storage's deepcopy used a memo of its own, not the tensors', and took an untyped storage met
+    after a typed one over the same bytes for that typed one)"""
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = lib.arange(4, dtype=lib.int16)
+            copies = copy.deepcopy(eval(f"[{objects}]", {"x": x, "u": x.untyped_storage(), "t": x.storage()}))
+            copies[0].fill_(7)
+            stores = [c.untyped_storage() if lib.is_tensor(c) else c.untyped() for c in copies]
+            return ([type(c).__name__ for c in copies], [c.data_ptr() - copies[-1].data_ptr() for c in copies],
+                    [s is stores[-1] for s in stores],
+                    [c.tolist() for c in copies], x.tolist())
+    assert _outcome(tg, run) == _outcome(torch, run)
+
+
 @pytest.mark.parametrize("program", [
     "s.resize_(12) is s", "[s.resize_(12), s.nbytes(), s.tolist()[:8]][1:]", "[s.resize_(3), s.tolist()][1]",
     "s.resize_(-1)", "lib.from_numpy(np.ones(3)).untyped_storage().resize_(30)",

@@ -816,20 +816,14 @@ def _rebuild(data, requires_grad, grad=None, state=None):
     return t
 
 
-_STORAGE_MEMO = "tracegrad.storages"  # (deepcopy's memo entry: id(storage) -> (storage, its copy))
-
-
 def _deepcopied_array(data, memo: dict):
     """``data`` over a copy of its storage, one copy per storage in this deepcopy (``memo``)."""
     if not isinstance(data, np.ndarray):  # (a device array: copied alone)
         return data.copy()
-    from .storage import copied_storage, storage_place, view_in_storage
+    from .storage import deepcopied_root, storage_place, view_in_storage
 
     root, memory, offset = storage_place(data)
-    copies = memo.setdefault(_STORAGE_MEMO, {})
-    if id(root) not in copies:
-        copies[id(root)] = (root, copied_storage(root, memory))  # (root kept: its id stays unique)
-    return view_in_storage(copies[id(root)][1], offset, data.shape, data.dtype, data.strides)
+    return view_in_storage(deepcopied_root(root, memory, memo), offset, data.shape, data.dtype, data.strides)
 
 
 @functools.cache

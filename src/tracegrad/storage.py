@@ -8,6 +8,7 @@ buffer while it is referenced, so ``x.untyped_storage() is x[1].untyped_storage(
 
 from __future__ import annotations
 
+import copy
 import weakref
 from typing import Any
 
@@ -91,13 +92,6 @@ class _StorageBase:
 
     def __copy__(self):
         return self.clone()
-
-    def __deepcopy__(self, memo: dict):
-        copies = memo.setdefault("torch", {})
-        key = id(self.untyped())
-        if key not in copies:
-            copies[key] = self.clone()
-        return copies[key]
 
 
 def _cast_method(name: str, dtype_name: str):
@@ -220,6 +214,11 @@ class UntypedStorage(_StorageBase):
 
     def _elements_array(self) -> np.ndarray:
         return self._bytes
+
+    def __deepcopy__(self, memo: dict) -> UntypedStorage:
+        """The storage over this deepcopy's one copy of these bytes: the copies of tensors and storages sharing
+        them share it, as torch's (its memo maps storages for both)."""
+        return UntypedStorage._of(deepcopied_root(self._root, self._bytes, memo))
 
     def _wrapping(self, untyped: UntypedStorage) -> UntypedStorage:
         return untyped
@@ -374,6 +373,9 @@ class TypedStorage(_StorageBase):
 
     def _elements_array(self) -> np.ndarray:
         return self._elements
+
+    def __deepcopy__(self, memo: dict) -> TypedStorage:
+        return TypedStorage(copy.deepcopy(self._untyped_storage, memo), self.dtype)
 
     def _wrapping(self, untyped: UntypedStorage) -> TypedStorage:
         return TypedStorage(untyped, self.dtype)
@@ -616,6 +618,18 @@ def copied_storage(root: np.ndarray, memory: np.ndarray) -> np.ndarray:
     """A new storage holding ``root``'s bytes: a copy of ``root`` where it is C-ordered (the common case), else of
     its ``memory`` (a dense root in another order keeps its layout so, as a byte buffer)."""
     return root.copy() if root.flags.c_contiguous else memory.copy()
+
+
+_DEEPCOPY_MEMO = "tracegrad.storages"  # (deepcopy's memo entry: id(root) -> (root, its copy))
+
+
+def deepcopied_root(root: np.ndarray, memory: np.ndarray, memo: dict) -> np.ndarray:
+    """The copy of the storage owning ``root`` (its bytes ``memory``) made in this deepcopy (``memo``): one per
+    storage, shared by the copies of every tensor and storage over it."""
+    copies = memo.setdefault(_DEEPCOPY_MEMO, {})
+    if id(root) not in copies:
+        copies[id(root)] = (root, copied_storage(root, memory))  # (root kept: its id stays unique)
+    return copies[id(root)][1]
 
 
 def check_in_storage(nbytes: int, byte_offset: int, shape: tuple, dtype: np.dtype, byte_strides: tuple) -> None:
