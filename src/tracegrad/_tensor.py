@@ -616,7 +616,7 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0:
+        if self._data.ndim == 0 and type(self) is Tensor:  # (torch's: a subclass's 0-d tensor formats as an object)
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -624,6 +624,8 @@ class Tensor:
         # (as torch's: the values, requires_grad and the attributes set on it, no .grad; deepcopy keeps it)
         warn_unserialized_hooks(self)
         state = user_state(self)
+        if type(self) is not Tensor:  # (torch's _rebuild_from_type_v2: the copy is of the subclass)
+            return (_rebuild_subclass, (type(self), pickled_array(self._data), self._rg, state))
         return (_rebuild, (pickled_array(self._data), self._rg, None, state) if state else
                 (pickled_array(self._data), self._rg))
 
@@ -637,6 +639,15 @@ class Tensor:
                                "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
+        if type(self) is not Tensor and type(self.new_empty([])) is not type(self):
+            # (torch's copy starts from ``new_empty``, run with subclass handling off where the default
+            # __torch_function__ brought it: a plain Tensor, unless the subclass's handler keeps its class)
+            raise RuntimeError(
+                "The default implementation of __deepcopy__() for non-wrapper subclasses only works for subclass "
+                "types that implement new_empty() and for which that function returns another instance of the same "
+                "subclass. You should either properly implement new_empty() for your subclass or override "
+                "__deepcopy__() if it is intended behavior for new_empty() to return an instance of a different "
+                "type.")
         new = type(self).__new__(type(self))
         _init_from(new, _deepcopied_array(self._data, memo))
         new._vc = [1]  # (torch's copy is set_ onto the new storage, which counts as a write)
@@ -812,6 +823,14 @@ def _rebuild(data, requires_grad, grad=None, state=None):
     t._hooks = OrderedDict()  # (torch's rebuilt tensors have an empty ``_backward_hooks``, not None)
     if grad is not None:
         t._grad = grad
+    set_user_state(t, state)
+    return t
+
+
+def _rebuild_subclass(cls: type, data, requires_grad: bool, state: dict | None) -> Tensor:
+    """Unpickle a Tensor subclass's instance (torch's ``_rebuild_from_type_v2``)."""
+    t = _rebuild(data, requires_grad, None, None)
+    t.__class__ = cls  # (as as_subclass does, without its alias: the copy is a leaf)
     set_user_state(t, state)
     return t
 

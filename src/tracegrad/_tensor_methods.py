@@ -13,7 +13,7 @@ import numpy as np
 from ._operands import is_operand as _is_operand
 from ._state import STATE
 from ._tensor import Tensor
-from ._torch_function import refused_operand
+from ._torch_function import DisableTorchFunction, refused_operand
 from .autograd.node import RemovableHandle, set_retains_grad_hook
 from .backend import dtypes as _dt
 from .memory_format import contiguous_format, is_in_format, preserve_format
@@ -226,7 +226,11 @@ def _as_subclass(self, cls):
                         "Make sure your class inherits from Tensor.")
     from .ops.views import alias
 
-    out = alias(self)
+    if STATE.torch_function:
+        with DisableTorchFunction():  # (torch's as_subclass is C++: no handler nor mode sees its alias)
+            out = alias(self)
+    else:
+        out = alias(self)
     out.__class__ = cls
     return out
 

@@ -163,7 +163,13 @@ def _format_array(a: np.ndarray, fmt: _Formatter, indent: int, summarize: bool) 
     return "[" + sep.join(pieces) + "]"
 
 
-def tensor_repr(t, prefix: str = "tensor(") -> str:
+def tensor_repr(t) -> str:
+    from ._tensor import Tensor
+    from .nn.parameter import Parameter
+
+    # (torch's _str_intern: a subclass other than Parameter shows its class's name)
+    kind = type(t)
+    prefix = "tensor(" if kind is Tensor or kind is Parameter else f"{kind.__name__}("
     data = t._data
     if not isinstance(data, np.ndarray):
         data = data.get()
@@ -202,12 +208,12 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
         elif t.requires_grad:  # a view requires grad through its base
             suffixes.append("requires_grad=True")
     if t._is_param:
-        prefix = "Parameter containing:\ntensor("
+        prefix = "Parameter containing:\n" + prefix
         suffixes = [s for s in suffixes if s != "requires_grad=True"] + (["requires_grad=True"] if t._rg else [])
     tangent = _tangent(t)
     if tangent is not None:
         suffixes.append(f"tangent={tangent}")
-    return _add_suffixes(prefix + body, suffixes, len("tensor("))
+    return _add_suffixes(prefix + body, suffixes, len(prefix.rpartition("\n")[2]))
 
 
 def _tangent(t):

@@ -16,7 +16,9 @@ where the argument parser would refuse it (``OpDef.__call__``'s error path, the 
 
 from __future__ import annotations
 
+import sys
 import types
+import warnings
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -126,12 +128,13 @@ def defines_torch_function(kind: type) -> bool:
 def _takes_part(kind: type) -> bool:
     """A type whose ``__torch_function__`` is called: not a plain Tensor (torch's C++ checks skip it), not a
     builtin scalar."""
-    from ._tensor import Tensor
-
-    return kind is not Tensor and kind not in _PLAIN and defines_torch_function(kind)
+    return kind not in _NEVER and kind is not list and kind is not tuple and defines_torch_function(kind)
 
 
 _PLAIN = frozenset({int, float, bool, complex, str, type(None), tuple, list, dict, slice, type(Ellipsis)})
+# types that never take part, whose instances need no look inside: the plain Tensor joins them when the wrappers go
+# in place (a set: one hash per argument on the wrappers' path, which every plain-tensor call takes while live)
+_NEVER: set = set(_PLAIN - {tuple, list})
 
 
 def relevant_args(args: tuple, kwargs: dict | None) -> Iterable:
@@ -164,10 +167,20 @@ def wants(args: tuple, kwargs: dict | None) -> list | None:
     overrides and subclasses are not disabled), else None."""
     if _disabled_level >= _ALL_DISABLED:
         return None
-    found = overloaded_args(relevant_args(args, kwargs)) if _disabled_level == 0 else []
+    found = _overloaded_in_call(args, kwargs) if _disabled_level == 0 else []
     if found or _modes:
         return found
     return None
+
+
+def _overloaded_in_call(args: tuple, kwargs: dict | None) -> list:
+    """``overloaded_args`` of a call's relevant arguments, at the cost of a set lookup per argument in the usual
+    call (plain tensors and numbers)."""
+    never = _NEVER
+    for value in (args if not kwargs else (*args, *kwargs.values())):
+        if value.__class__ not in never:
+            return overloaded_args(relevant_args(args, kwargs))
+    return []
 
 
 def duck_typed(args: tuple, kwargs: dict | None) -> list | None:
@@ -294,6 +307,9 @@ def _routing_function(original: Callable, name: str, owner: str, reflects_type_e
                       func_of: Callable[[], Callable] | None = None) -> Callable:
     """``original`` behind the protocol's check; the wrapper is the ``func`` handlers see (``Tensor.add``), or
     what ``func_of()`` gives (an operator's method: ``x * y`` is ``Tensor.mul`` to handlers, as in torch)."""
+    if (owner, name) in _DATA_FACTORIES:
+        return _routing_data_factory(original, name, owner, _DATA_FACTORIES[owner, name])
+
     def routed(*args, **kwargs):
         found = wants(args, kwargs)
         if found is None:
@@ -311,6 +327,27 @@ def _routing_function(original: Callable, name: str, owner: str, reflects_type_e
     routed.__doc__ = getattr(original, "__doc__", None)
     routed.__wrapped__ = original
     routed._torch_owner = owner
+    _ROUTING_CODES.add(routed.__code__)
+    return routed
+
+
+def _routing_data_factory(original: Callable, name: str, owner: str, relevant: int) -> Callable:
+    """A factory whose data is any Python object to copy (torch's parser reads it as ``PyObject*``): a subclass
+    instance given as the data takes no part, its copy is a plain Tensor; modes, and the ``relevant`` first
+    arguments (``self`` of ``new_tensor``), still do."""
+    def routed(*args, **kwargs):
+        found = wants(args[:relevant], None)
+        if found is not None:
+            return handle(routed, found, args, kwargs)
+        with DisableTorchFunctionSubclass():
+            return original(*args, **kwargs)
+
+    routed.__name__ = name
+    routed.__qualname__ = getattr(original, "__qualname__", name)
+    routed.__doc__ = getattr(original, "__doc__", None)
+    routed.__wrapped__ = original
+    routed._torch_owner = owner
+    _ROUTING_CODES.add(routed.__code__)
     return routed
 
 
@@ -328,12 +365,37 @@ def _routing_property(original: property) -> property:
         return handle(routed.__set__, found, (self, value), None)
 
     routed = property(fget, fset if original.fset is not None else None, original.fdel, original.__doc__)
+    _ROUTING_CODES.update((fget.__code__, fset.__code__))
     return routed
+
+
+# ---- warnings past the routing wrappers -----------------------------------------------------------------------
+
+_ROUTING_CODES: set = set()  # the code of the wrappers' frames
+_plain_warn = warnings.warn
+
+
+def _warn_past_routing(message, category=None, stacklevel: int = 1, source=None):
+    """``warnings.warn`` while the wrappers are in place: its ``stacklevel`` counts no wrapper's frame, so that a
+    warning (tracegrad's, at the user's line) shows where it does without them, as torch's C++ entry points add no
+    Python frame."""
+    frame = sys._getframe(1)
+    skipped = 0
+    for _ in range(max(stacklevel, 1) - 1):
+        frame = frame.f_back
+        while frame is not None and frame.f_code in _ROUTING_CODES:
+            frame = frame.f_back
+            skipped += 1
+        if frame is None:
+            break
+    return _plain_warn(message, category, stacklevel + skipped + 1, source)
 
 
 def _install_routing() -> None:
     from ._tensor import Tensor
 
+    _NEVER.add(Tensor)
+    warnings.warn = _warn_past_routing
     for name in _routed_names(Tensor):
         original = Tensor.__dict__[name]
         _originals[(Tensor, name)] = original
@@ -345,8 +407,11 @@ def _install_routing() -> None:
             setattr(Tensor, name, _routing_function(original, name, "torch.Tensor", name in _BINARY_OPERATORS,
                                                     func_of))
     for module, owner in _routed_modules():
+        only = _ROUTED_ONLY.get(module.__name__)
         for name, value in list(vars(module).items()):
             if name.startswith("_") or not isinstance(value, types.FunctionType) or name in _NOT_ROUTED_FUNCTIONS:
+                continue
+            if only is not None and name not in only:
                 continue
             _originals[(module, name)] = value
             setattr(module, name, _routing_function(value, name, owner, False))
@@ -357,6 +422,8 @@ def _install_routing() -> None:
 
 
 def _remove_routing() -> None:
+    if warnings.warn is _warn_past_routing:
+        warnings.warn = _plain_warn
     for (owner, name), original in _originals.items():
         setattr(owner, name, original)
     _originals.clear()
@@ -384,6 +451,13 @@ _NOT_ROUTED_FUNCTIONS = frozenset({
     "has_torch_function_unary", "has_torch_function_variadic", "handle_torch_function", "is_tensor_like"})
 
 
+# torch factories whose data argument is read as a Python object, not a Tensor
+# (owner, name) -> how many leading arguments take part
+_DATA_FACTORIES = {("torch", "tensor"): 0, ("torch", "as_tensor"): 0, ("torch", "asarray"): 0,
+                   ("torch.Tensor", "new_tensor"): 1}
+# namespaces of which only some functions go through the protocol (torch.autograd's two that call
+# handle_torch_function)
+_ROUTED_ONLY = {"tracegrad.autograd": frozenset({"grad", "backward"})}
 # private names modules call where torch's modules call the public function (nn.Linear's forward: F.linear)
 _PRIVATE_ENTRIES = {"tracegrad.nn.functional": {"_linear_operator": "linear"}}
 
@@ -392,7 +466,8 @@ def _routed_modules() -> list:
     import sys
 
     names = {"tracegrad": "torch", "tracegrad.nn.functional": "torch.nn.functional", "tracegrad.linalg":
-             "torch.linalg", "tracegrad.special": "torch.special", "tracegrad.fft": "torch.fft"}
+             "torch.linalg", "tracegrad.special": "torch.special", "tracegrad.fft": "torch.fft",
+             "tracegrad.autograd": "torch.autograd"}
     return [(sys.modules[name], owner) for name, owner in names.items() if name in sys.modules]
 
 

@@ -228,15 +228,14 @@ def share_memory_(self: Tensor) -> Tensor:
 def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
           pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """``torch.range``: ``start`` to ``end`` inclusive, in the default float dtype unless ``dtype``."""
-    import warnings
-
     from .._factories import _finish, _into_out
+    from .._warnings import warn_at_caller
 
     if end is None:
         raise TypeError('range() missing 1 required positional arguments: "end"')
-    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
-                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
-                  "[start, end).", UserWarning, stacklevel=2)
+    warn_at_caller("torch.range is deprecated and will be removed in a future release because its behavior is "
+                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                   "[start, end).", UserWarning)  # (at the user's line, past the argument parser's frame)
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     target = _dt.to_dtype(dtype) if dtype is not None else (out.dtype if out is not None else _dt.DEFAULT.value)
     if target.np.kind in "bc":  # (before the range's checks, as torch's dispatch)
