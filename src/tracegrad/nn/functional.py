@@ -29,6 +29,7 @@ from ..autograd.forward_ad import has_tangent as _has_tangent
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..ops import creation as _creation
 from ..ops import pointwise as _pw
+from ..ops.inference_writes import counted_writes as _counted_writes
 from ..ops.nn_ops import activation as _act
 from ..ops.nn_ops import bag_ctc as _bag_ctc_ops
 from ..ops.nn_ops import composite_losses as _composite_losses
@@ -1647,7 +1648,8 @@ _pad_operator = guard_errors("pad", _misc.pad)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
-    return _misc.one_hot(tensor, num_classes)
+    # (torch's one_hot writes its result twice in place, counted in any mode; an empty one, never)
+    return _counted_writes(_misc.one_hot(tensor, num_classes), 2 if tensor.numel() else 0)
 
 
 def normalize(

@@ -13,6 +13,7 @@ from . import (
     fft,
     gamma,
     indexing,
+    inference_writes,
     legacy_linalg,
     linalg,
     linalg_core,
@@ -53,3 +54,4 @@ raw_backward.install()
 from .registry import REGISTRY  # noqa: E402
 
 variants.install_inner_out_refusals(REGISTRY)
+inference_writes.install(REGISTRY)

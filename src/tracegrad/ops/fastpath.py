@@ -119,10 +119,13 @@ def _without_history(out: Tensor, differentiable: bool) -> Tensor:
     return out
 
 
-def _count_inference_writes(op, out: Tensor) -> Tensor:
-    """``out`` at the version torch's CPU kernel leaves it for an inference tensor (``OpDef.inference_writes``)."""
+def _count_inference_writes(op, a: Tensor, out: Tensor) -> Tensor:
+    """``out`` at the version torch's CPU kernel leaves it for an inference tensor ``a``
+    (``OpDef.inference_writes``)."""
     if op.inference_writes:
-        out._vc = [op.inference_writes]
+        from .registry import inference_version
+
+        out._vc = inference_version(op, (a,))
     return out
 
 
@@ -183,7 +186,7 @@ def unary(op):
             if state.inference_seen and fa is None and a._inference:
                 special = op.without_autograd_kernel  # (but a CPU kernel's inner out= call's check may: abs's)
                 done = None if special is None else special((a,))
-                return _without_history(_count_inference_writes(op, out), False) if done is None else done
+                return _without_history(_count_inference_writes(op, a, out), False) if done is None else done
             node = _new(node_class)
             node._seq = _next(_sequence)
             forms = f32_forms.get(ad.shape) if adt is _F32 else None  # (shared records: node_meta)
@@ -230,7 +233,7 @@ def unary(op):
             out._gfn = None
             out._rg = False
             if state.inference_seen and a._inference:
-                _count_inference_writes(op, out)
+                _count_inference_writes(op, a, out)
         return out
 
     barebones_unsigned.fast_path_kernel(op, call)

@@ -356,9 +356,10 @@ class OpDef:
     # How many counted writes the CPU kernel makes into each new result for inference tensors alone outside inference
     # mode: torch's autograd kernel, whose guard leaves the writes of an inner ``copy_``/``fill_``/``out=`` call
     # uncounted, does not run for them (clone's ``empty_like(self).copy_(self)``: 1; mean's ``sum_out`` then
-    # ``div_``: 2). The result then starts at that version. (A number read here, not a wrapper around ``_eager``,
-    # which would slow every call.)
-    inference_writes: int = 0
+    # ``div_``: 2). The result then starts at that version. Where the count depends on the arguments (diag's: 2 for
+    # a vector, 1 for a matrix), ``(args) -> int`` of the bound arguments (see ops/inference_writes.py). (A value
+    # read here, only where it is not 0, not a wrapper around ``_eager``, which would slow every call.)
+    inference_writes: int | Callable[[tuple], int] = 0
     # An in-place operator PyTorch writes through the out= overload of a non-differentiable operator
     # (``logical_not_``): autograd neither checks its target (a leaf requiring grad is written) nor records it.
     writes_outside_autograd = False
@@ -681,7 +682,7 @@ class OpDef:
             if STATE.special and STATE.inference:
                 out._inference = True
             elif self.inference_writes and STATE.inference_seen and self._inference_inputs_alone(args):
-                out._vc = [self.inference_writes]
+                out._vc = inference_version(self, args)
             outs = (out,)
             if self.is_view:
                 _views.make_view(out, args[0], self, args, 0)
@@ -700,7 +701,7 @@ class OpDef:
                 _views.make_view(o, args[0], self, args, k)
         elif self.inference_writes and STATE.inference_seen and self._inference_inputs_alone(args):
             for o in outs:
-                o._vc = [self.inference_writes]
+                o._vc = inference_version(self, args)
         if record:
             self._record(args, tuple(o for o in outs if o.__class__ is Tensor), node)
         if STATE.observed:
@@ -912,6 +913,15 @@ def check_no_internal_overlap(a) -> None:
 
 def _needs_grad(value) -> bool:
     return isinstance(value, Tensor) and value._rg
+
+
+def inference_version(op: OpDef, args: tuple) -> list | None:
+    """A new result's version counter where ``args`` are inference tensors alone, outside inference mode: the
+    writes torch's CPU kernel counts into it (``OpDef.inference_writes``, a number or a function of ``args``)."""
+    writes = op.inference_writes
+    if writes.__class__ is not int:
+        writes = writes(args)
+    return [writes] if writes else None
 
 
 def _wanted(args: tuple, condition) -> bool:

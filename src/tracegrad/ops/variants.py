@@ -72,14 +72,15 @@ def _reduces_to_one_value(args: tuple) -> bool:
 # inference mode (``OpDef.inference_writes``): an inner out= call (sum's ``sum_out``), a ``copy_`` or ``fill_``
 # into an ``empty`` (sort's values, ``repeat``), or both (mean's ``sum_out`` then ``div_``: 2), counted because
 # the autograd kernel, whose guard would leave them uncounted, does not run. (Operators whose count depends on their
-# arguments, var's or diag's, are left out.)
+# arguments, var's or diag's, are in ops/inference_writes.py.)
 _INFERENCE_RESULT_WRITES = {
     "abs": 1, "deg2rad": 1, "rad2deg": 1, "nan_to_num": 1, "logsumexp": 1, "cummax": 1, "cummin": 1,
     "hardtanh": 1, "frexp": 1, "sum": 1, "sum.dim_IntList": 1, "nansum": 1, "prod": 1, "max": 1, "amax": 1,
-    "aminmax": 1, "sort": 1, "sort.stable": 1, "logical_not": 1, "nonzero": 1, "any": 1, "all": 1, "dot": 1,
-    "vdot": 1, "median.dim": 1, "kthvalue": 1, "bincount": 1, "repeat": 1, "renorm": 1, "polar": 1, "complex": 1,
+    "sort": 1, "sort.stable": 1, "logical_not": 1, "nonzero": 1, "any": 1, "all": 1, "dot": 1, "vdot": 1,
+    "median.dim": 1, "nanmedian.dim": 1, "kthvalue": 1, "bincount": 1, "repeat": 1, "renorm": 1, "polar": 1,
+    "complex": 1,
     "pow.Scalar": 1, "amin": 1, "min": 1, "prod.dim_int": 1, "any.dims": 1, "all.dims": 1,
-    "mean": 2, "mean.dim": 2, "max.dim": 2, "min.dim": 2, "mode": 2, "histc": 2,
+    "mean": 2, "mean.dim": 2, "histc": 2,
     "select_scatter": 2, "slice_scatter": 2, "masked_scatter": 2, "masked_fill.Scalar": 2}
 
 

@@ -16,6 +16,7 @@ from ...backend.dtypes import scalar_type_name
 from .._util import as_double, result_dtype, unsupported
 from ..accumulate import add_rows_at
 from ..creation import copy_, new_zeros
+from ..inference_writes import counted_writes
 from ..pointwise import add_, div, mul, mul_, sub
 from ..reductions_extra import mean as mean_dims
 from ..reductions_extra import sum as sum_dims
@@ -158,7 +159,10 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
         if size + lo + hi <= 0:
             raise RuntimeError(f"input tensor has size 0 at dimension {dim} after padding")
         maps.append(resample.pad_index_map(size, lo, hi, mode))
-    return _pad_op(mode, k)(input, tuple(maps), pad)
+    out = _pad_op(mode, k)(input, tuple(maps), pad)
+    # (torch's circular padding copies the input into its result, then each positive pad: in any mode, those writes
+    # count, as _pad_circular's do)
+    return counted_writes(out, 1 + sum(p > 0 for p in pad)) if mode == "circular" else out
 
 
 def _pad_circular(input: Tensor, pad: tuple) -> Tensor:
