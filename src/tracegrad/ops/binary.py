@@ -1430,9 +1430,15 @@ def _igamma_kernel(upper: bool):
     return kernel
 
 
+def _lgamma_as_torch(a: np.ndarray) -> np.ndarray:
+    """torch.lgamma's values (the density's log Gamma(a) is exactly 0 at a = 1 and 2, as in PyTorch's formula)."""
+    from .gamma import _lgamma_kernel
+
+    return _lgamma_kernel(a)
+
+
 # log Gamma of the shape parameter, needed by the gradient w.r.t. ``other``; not differentiable here
-_lgamma = defop("_igamma_lgamma(Tensor self) -> Tensor",
-                lambda a: np.asarray(np_lgamma_positive(a)).astype(a.dtype), vjp=not_implemented("lgamma"))
+_lgamma = defop("_igamma_lgamma(Tensor self) -> Tensor", _lgamma_as_torch, vjp=not_implemented("lgamma"))
 
 
 def _igamma_vjp(sign: float, name: str):

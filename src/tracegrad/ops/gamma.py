@@ -229,34 +229,32 @@ def _zeta_direct_terms(s, q, total, settle, undecided) -> tuple[np.ndarray, np.n
             return a, b
         steps = 9 - done if done < 9 else _steps_to_nine(a[going])
         bases, powers, active = _zeta_chunk(a[going], -s[going], done, steps)
-        part_a, part_b, part_total = a[going], b[going], total[going]
-        running_before = undecided[going]
-        running = running_before.copy()
-        for k in range(steps):  # (a settled element keeps the total it settled with)
-            moving = active[k] & running
-            part_a = np.where(moving, bases[k], part_a)
-            part_b = np.where(moving, powers[k], part_b)
-            part_total = np.where(moving, part_total + part_b, part_total)
-            running &= ~(moving & (-_MACHEP * part_total < part_b) & (part_b < _MACHEP * part_total))
-        a[going], b[going], total[going] = part_a, part_b, part_total
-        settle(going[running_before & ~running], total)
+        # running sums as the C loop adds (accumulate adds in order); the loop runs a prefix of the chunk's steps
+        sums = np.add.accumulate(np.concatenate([total[going][None], np.where(active, powers, 0.0)]), axis=0)[1:]
+        stops = active & (-_MACHEP * sums < powers) & (powers < _MACHEP * sums)
+        stopped = stops.any(axis=0)
+        last = np.where(stopped, stops.argmax(axis=0), active.sum(axis=0) - 1)  # the step each one ends at
+        moved = np.flatnonzero(last >= 0)
+        rows = last[moved]
+        a[going[moved]], b[going[moved]] = bases[rows, moved], powers[rows, moved]
+        total[going[moved]] = sums[rows, moved]
+        settle(going[stopped], total)
         done += steps
 
 
 def _steps_to_nine(a: np.ndarray) -> int:
-    """How many more steps of 1 the furthest of ``a`` (all <= 9) needs to pass 9, at most 64 in one chunk."""
-    return int(np.clip(np.floor(9.0 - a.min()) + 1, 1, 64))
+    """How many more steps of 1 the furthest of ``a`` (all <= 9) needs to pass 9, as many in one chunk as keep
+    it near a million terms (at least 64): a large negative q takes one step per unit."""
+    return int(np.clip(np.floor(9.0 - a.min()) + 1, 1, max(64, (1 << 20) // a.size)))
 
 
 def _zeta_chunk(a, neg_s, done: int, steps: int):
     """The next ``steps`` bases a + 1, a + 2, ... (added one at a time, as the C loop rounds them), their powers
     and where Cephes' loop would still run (``done`` steps taken)."""
-    bases = np.empty((steps, a.size), a.dtype)
-    active = np.empty((steps, a.size), bool)
-    previous = a
-    for k in range(steps):
-        active[k] = (done + k < 9) | (previous <= 9.0)
-        previous = bases[k] = previous + a.dtype.type(1.0)
+    ones = np.ones((steps, a.size), a.dtype)
+    bases = np.add.accumulate(np.concatenate([a[None], ones]), axis=0)
+    active = (done + np.arange(steps)[:, None] < 9) | (bases[:-1] <= 9.0)
+    bases = bases[1:]
     powers = np.zeros_like(bases)
     exponents = np.broadcast_to(neg_s, bases.shape)
     powers[active] = _c_pow(bases[active], exponents[active], a.dtype)
@@ -319,7 +317,10 @@ def _exp_lgamma(x: int, dtype: np.dtype) -> np.floating:
         from .nn_ops.glibc_float_math import exp_float
 
         return exp_float(np.array([_libm_lgamma(x, "lgammaf", ctypes.c_float)], np.float32))[0]
-    return dtype.type(math.exp(_libm_lgamma(x, "lgamma", ctypes.c_double)))
+    try:
+        return dtype.type(math.exp(_libm_lgamma(x, "lgamma", ctypes.c_double)))
+    except OverflowError:  # (n > 170: C's exp gives inf, which math.exp raises on)
+        return dtype.type(math.inf)
 
 
 @functools.cache

@@ -617,6 +617,12 @@ def zeta(input, other, *, out: Tensor | None = None) -> Tensor:
     """``torch.special.zeta``: the Hurwitz zeta function sum_k (other + k)^-input (a number may take either
     place, as a wrapped number that does not promote)."""
     if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"special_zeta() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
+                            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                            " * (Number self, Tensor other, *, Tensor out = None)\n"
+                            " * (Tensor input, Number other, *, Tensor out = None)\n")
         return call(_zeta_number_s, out, input, other)
     return call(_zeta if isinstance(other, Tensor) else _zeta_number_q, out, input, other)
 
