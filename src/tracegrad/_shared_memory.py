@@ -4,8 +4,8 @@ A storage moves into shared memory in place, as torch's does: a new buffer mappe
 memfd for the 'file_descriptor' strategy, a file under /dev/shm for 'file_system') takes its bytes, and every
 tensor over the old buffer is rebound to the same place in the new one, its storage object too. Values, strides,
 versions and autograd state are untouched. Views share a root NumPy array, not a Python object listing them, so
-the tensors over a buffer are found among the objects the garbage collector tracks (slow, but sharing is rare),
-unless the tensor moved is plainly the buffer's only user.
+the tensors over a buffer (and the saved outputs autograd keeps as arrays) are found among the objects the
+garbage collector tracks (slow, but sharing is rare), unless the tensor moved is plainly the buffer's only user.
 
 Forked children inherit the mapping; other processes attach to it through its ``Segment``, which pickles as a
 file descriptor (passed as ``multiprocessing`` passes them) or a file name. A buffer attached twice in a process
@@ -17,6 +17,7 @@ is removed by the process that made it once its buffer is freed (or at exit).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import mmap
 import os
@@ -87,8 +88,29 @@ def is_shared_array(data) -> bool:
 # ---- making and attaching segments ------------------------------------------------------------------------------
 
 
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    return libc
+
+
+_LIBC = _libc()
+
+
 def _mapped(fd: int, nbytes: int) -> np.ndarray:
-    return np.frombuffer(mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE), np.uint8)
+    """``nbytes`` of ``fd`` mapped ``MAP_SHARED``, unmapped once the bytes are freed. By mmap(2) itself, not
+    Python's ``mmap.mmap``, which keeps a duplicate of ``fd`` open as long as the mapping lives: one descriptor
+    more for every shared storage (none at all is needed under 'file_system', whose point is to spare them)."""
+    address = _LIBC.mmap(None, nbytes, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, fd, 0)
+    if address in (None, ctypes.c_void_p(-1).value):  # (MAP_FAILED)
+        errno = ctypes.get_errno()
+        raise OSError(errno, os.strerror(errno))
+    mapping = (ctypes.c_char * nbytes).from_address(address)
+    # (not at exit: arrays over the mapping may still be read then; the process's end unmaps it anyway)
+    weakref.finalize(mapping, _LIBC.munmap, address, nbytes).atexit = False
+    return np.frombuffer(mapping, np.uint8)
 
 
 def _fd_key(fd: int) -> tuple:
@@ -197,19 +219,36 @@ def _is_only_user(tensor) -> bool:
     return sys.getrefcount(data) - 2 == known  # (-2: getrefcount's argument and the local name)
 
 
-def _tensors_over(moves: dict[int, _Move]) -> list:
-    """Every live tensor whose array lies in one of the buffers moving."""
-    from ._tensor import Tensor
+def _move_over(moves: dict[int, _Move], data) -> _Move | None:
+    """The move of the buffer ``data`` (an array) lies in, if that buffer is moving."""
+    if not isinstance(data, np.ndarray):
+        return None
+    root = _memory_owner(data)
+    move = moves.get(id(root))
+    return move if move is not None and move.root is root else None
 
-    found = []
+
+def _move_users(moves: dict[int, _Move]) -> None:
+    """Rebind every live user of the buffers moving: the tensors over them, and what autograd saved of them as
+    arrays (a saved output keeps its array, not its tensor: backward must read the new memory, as torch's does)."""
+    from ._tensor import Tensor
+    from .autograd.saved import SavedTensor, moved_saved_array, with_saved_arrays_moved
+    from .ops.registry import OpNode
+
+    def moved(data):
+        move = _move_over(moves, data)
+        return None if move is None else move.moved(data)
+
     for obj in gc.get_objects():
-        if issubclass(type(obj), Tensor):
-            data = getattr(obj, "_data", None)
-            if isinstance(data, np.ndarray):
-                move = moves.get(id(_memory_owner(data)))
-                if move is not None and _memory_owner(data) is move.root:
-                    found.append((obj, move))
-    return found
+        cls = type(obj)  # (not isinstance: an object's ``__class__`` may be a property that raises)
+        if issubclass(cls, Tensor):
+            data = moved(getattr(obj, "_data", None))
+            if data is not None:
+                obj._data = data
+        elif cls is SavedTensor:
+            moved_saved_array(obj, moved)
+        elif issubclass(cls, OpNode) and getattr(obj, "_saved", None).__class__ is tuple:
+            obj._saved = with_saved_arrays_moved(obj._saved, moved)
 
 
 def share_memory_of(tensors: Iterable) -> None:
@@ -225,11 +264,9 @@ def share_memory_of(tensors: Iterable) -> None:
     if not moves:
         return
     if len(tensors) == 1 and _is_only_user(tensors[0]):
-        users = [(tensors[0], next(iter(moves.values())))]
+        tensors[0]._data = next(iter(moves.values())).moved(tensors[0]._data)
     else:
-        users = _tensors_over(moves)
-    for tensor, move in users:
-        tensor._data = move.moved(tensor._data)
+        _move_users(moves)
     for move in moves.values():
         move.carry_storage()
 
@@ -240,8 +277,7 @@ def share_storage_memory(storage) -> None:
     if segment_of(root) is not None:
         return
     move = _Move(root)
-    for tensor, _ in _tensors_over({id(root): move}):
-        tensor._data = move.moved(tensor._data)
+    _move_users({id(root): move})
     if storage._root is not root:  # (a slice of another storage's bytes)
         storage._root = storage._bytes = move.moved(storage._bytes)
     move.carry_storage()

@@ -8,6 +8,7 @@ tensor whose ``grad_fn`` is the node being run.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 
 import numpy as np
 
@@ -597,3 +598,25 @@ def save(value, is_output: bool = False) -> SavedTensor:
     if value is None:
         return SavedTensor._make_none()
     return SavedTensor._make(value, is_output)
+
+
+def moved_saved_array(saved: SavedTensor, moved: Callable[[np.ndarray], np.ndarray | None]) -> None:
+    """Point a saved output (which holds its array, not its tensor) at ``moved(array)`` where that is not None:
+    ``share_memory_()`` moving the memory under it, so that backward reads the memory its tensor now uses."""
+    if saved._kind in (_OUTPUT, _VIEW_OUTPUT):
+        array = moved(saved._ref)
+        if array is not None:
+            saved._ref = array
+
+
+def with_saved_arrays_moved(saved: tuple, moved: Callable[[np.ndarray], np.ndarray | None]) -> tuple:
+    """A node's ``_saved`` with each output record's array replaced by ``moved(array)`` where that is not None
+    (records are tuples: see above; SavedTensors are moved by ``moved_saved_array``)."""
+    def record(s):
+        if s.__class__ is tuple and len(s) == 2 and s[0] is not None:
+            array = moved(s[0])
+            if array is not None:
+                return array, s[1]
+        return s
+
+    return tuple(record(s) for s in saved)

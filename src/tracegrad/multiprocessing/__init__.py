@@ -10,12 +10,11 @@ from __future__ import annotations
 import multiprocessing
 from multiprocessing import *  # noqa: F403
 
-from .._shared_memory import SHARING_STRATEGY
+from .. import _shared_memory
 from .reductions import init_reductions
 from .spawn import (  # noqa: F401
     ENV_VAR_PARALLEL_START,
     ProcessContext,
-    ProcessException,
     ProcessExitedException,
     ProcessRaisedException,
     SpawnContext,
@@ -34,11 +33,11 @@ def set_sharing_strategy(new_strategy: str) -> None:
     """Set how shared CPU storages are named to other processes (one of ``get_all_sharing_strategies()``)."""
     if new_strategy not in _all_sharing_strategies:
         raise AssertionError(f"invalid sharing strategy {new_strategy!r}, expected one of {_all_sharing_strategies}")
-    SHARING_STRATEGY[0] = new_strategy
+    _shared_memory.SHARING_STRATEGY[0] = new_strategy
 
 
 def get_sharing_strategy() -> str:
-    return SHARING_STRATEGY[0]
+    return _shared_memory.SHARING_STRATEGY[0]
 
 
 def get_all_sharing_strategies() -> set:

@@ -185,6 +185,7 @@ def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool 
         process.start()
         return process, error_file
 
+    started: list = [None] * nprocs  # (as torch's lists: an nprocs that is not an int refused in its words)
     if start_method == "forkserver" and os.environ.get(ENV_VAR_PARALLEL_START, "0") == "1":
         from concurrent.futures import ThreadPoolExecutor  # (rarely used, slow to import)
 
@@ -192,7 +193,8 @@ def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool 
         with ThreadPoolExecutor(max_workers=nprocs) as executor:
             started = list(executor.map(start, range(nprocs)))
     else:
-        started = [start(i) for i in range(nprocs)]
+        for i in range(nprocs):
+            started[i] = start(i)
     processes = ProcessContext([process for process, _ in started], [name for _, name in started])
     if not join:
         return processes
