@@ -17,6 +17,12 @@ def hogwild_train(model, rank: int, library: str = "tracegrad") -> None:
         optimizer.step()
 
 
+def hogwild_train_in_turn(model, ranks: tuple, library: str = "tracegrad") -> None:
+    """``hogwild_train`` for each of ``ranks`` in turn, in one process (a spawned child's import paid once)."""
+    for rank in ranks:
+        hogwild_train(model, rank, library)
+
+
 def add_what_arrives(inbox, outbox) -> None:
     """Add to the tensors received, send back what they look like here and a tensor made here."""
     received = inbox.get()
