@@ -323,3 +323,6 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_BAREBONES_UNSIGNED_NAMES})
+
+
+from . import library  # noqa: E402,F401 - torch.library (after the operators it defines its own beside)

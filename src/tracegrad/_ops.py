@@ -27,6 +27,13 @@ def _registry() -> dict:
     return REGISTRY
 
 
+def _library_ops(namespace: str) -> dict:
+    """The operators defined in ``namespace`` with ``torch.library``, keyed by ``name`` or ``name.overload``."""
+    from ._library.operators import NAMESPACES
+
+    return NAMESPACES.get(namespace, {})
+
+
 def _aten_overload(full_name: str) -> str:
     """ATen's overload name of the operator registered as ``full_name``."""
     name, _, overload = full_name.partition(".")
@@ -47,11 +54,11 @@ class OpOverload:
 
     def __init__(self, packet: OpOverloadPacket, overload_name: str, full_name: str) -> None:
         self._overloadpacket = packet
-        self._overloadname = overload_name
+        self._overload_name = overload_name
         self._full_name = full_name  # the registry key
         self.__name__ = f"{packet.__name__}.{overload_name}"
         self.__qualname__ = self.__name__
-        self.namespace = _NAMESPACE
+        self.namespace = packet._namespace
 
     @property
     def overloadpacket(self) -> OpOverloadPacket:
@@ -60,7 +67,17 @@ class OpOverload:
     @property
     def _op(self):
         """The registered :class:`~tracegrad.ops.registry.OpDef`."""
+        if self.namespace != _NAMESPACE:
+            return _library_ops(self.namespace)[self._full_name]
         return _registry()[self._full_name]
+
+    @property
+    def _opname(self) -> str:
+        return self._overloadpacket.__name__
+
+    @property
+    def _overloadname(self) -> str:
+        return self._overload_name
 
     @property
     def _schema(self):
@@ -86,21 +103,25 @@ class OpOverload:
         return names.index("output_mask") if "output_mask" in names else None
 
     def __repr__(self) -> str:
-        return f"<OpOverload(op='{_NAMESPACE}.{self._overloadpacket.__name__}', overload='{self._overloadname}')>"
+        return f"<OpOverload(op='{self.namespace}.{self._overloadpacket.__name__}', overload='{self._overloadname}')>"
 
     def __str__(self) -> str:
-        return f"{_NAMESPACE}.{self.__name__}"
+        return f"{self.namespace}.{self.__name__}"
 
 
 class OpOverloadPacket:
     """All overloads of one operator name, e.g. ``aten.mul``; ``aten.mul.Tensor`` picks one."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, namespace: str = _NAMESPACE) -> None:
         self.__name__ = name
-        self._qualified_op_name = f"{_NAMESPACE}::{name}"
+        self._namespace = namespace
+        self._qualified_op_name = f"{namespace}::{name}"
         self._overloads: dict[str, OpOverload] = {}
 
     def overloads(self) -> list[str]:
+        if self._namespace != _NAMESPACE:
+            return [key.partition(".")[2] or "default" for key in _library_ops(self._namespace)
+                    if key.partition(".")[0] == self.__name__]
         names = []
         for key, op in _registry().items():
             if key == op.schema.full_name and key.partition(".")[0] == self.__name__:
@@ -111,6 +132,11 @@ class OpOverloadPacket:
         if overload.startswith("__"):  # (copy, pickle and friends probe dunders)
             raise AttributeError(overload)
         handle = self._overloads.get(overload)
+        if handle is None and self._namespace != _NAMESPACE:
+            full_name = self.__name__ if overload == "default" else f"{self.__name__}.{overload}"
+            if full_name not in _library_ops(self._namespace):
+                raise AttributeError(f"The underlying op of '{self}' has no overload name '{overload}'")
+            handle = self._overloads[overload] = OpOverload(self, overload, full_name)
         if handle is None:
             registry = _registry()
             full_name = f"{self.__name__}.{overload}"
@@ -123,13 +149,16 @@ class OpOverloadPacket:
         return handle
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._namespace != _NAMESPACE:  # (the only overload, whatever its name, as torch's packets pick one)
+            overloads = self.overloads()
+            return getattr(self, "default" if "default" in overloads else overloads[0])(*args, **kwargs)
         return self.default(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<OpOverloadPacket(op='{_NAMESPACE}.{self.__name__}')>"
+        return f"<OpOverloadPacket(op='{self._namespace}.{self.__name__}')>"
 
     def __str__(self) -> str:
-        return f"{_NAMESPACE}.{self.__name__}"
+        return f"{self._namespace}.{self.__name__}"
 
 
 class _OpNamespace:
@@ -143,6 +172,10 @@ class _OpNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         packet = self._packets.get(name)
+        if packet is None and self.name != _NAMESPACE:
+            if not any(key.partition(".")[0] == name for key in _library_ops(self.name)):
+                raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{name}'")
+            packet = self._packets[name] = OpOverloadPacket(name, self.name)
         if packet is None:
             registry = _registry()
             if name not in registry:  # (the registry also keys every operator by its bare name)
@@ -155,6 +188,15 @@ class _OpNamespace:
 
 
 aten = _OpNamespace(_NAMESPACE)
+_NAMESPACES: dict[str, _OpNamespace] = {_NAMESPACE: aten}
+
+
+def namespace(name: str) -> _OpNamespace:
+    """``torch.ops.<name>``: any name is a namespace, as in PyTorch (its operators are those defined so far)."""
+    found = _NAMESPACES.get(name)
+    if found is None:
+        found = _NAMESPACES[name] = _OpNamespace(name)
+    return found
 
 
 def overload_of(op) -> OpOverload:

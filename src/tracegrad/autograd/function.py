@@ -102,6 +102,10 @@ class BackwardCFunction(FunctionCtx, Node):
         """One bool per forward argument: whether it is a tensor that requires grad."""
         return self._tg_needs
 
+    @needs_input_grad.setter
+    def needs_input_grad(self, value) -> None:  # (a plain attribute in PyTorch: code may replace it)
+        self._tg_needs = value
+
     @property
     def saved_tensors(self) -> tuple:
         if self._tg_in_jvp:
@@ -205,6 +209,8 @@ class FunctionMeta(type):
 
 
 class _SingleLevelFunction(FunctionCtx, metaclass=FunctionMeta):
+    _tg_quiet = False  # True: its calls are not reported to observers (a library operator reports its own)
+
     @staticmethod
     def forward(*args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
@@ -333,7 +339,7 @@ def _apply(cls, setup_ctx: bool, args: tuple, kwargs: dict):
         from . import anomaly_mode
 
         anomaly_mode.record_forward_trace(ctx)
-    if STATE.observed:
+    if STATE.observed and not cls._tg_quiet:  # (an operator's autograd kernel: the operator tells observers)
         emit_op_call(cls.__name__, tuple(o for o in new_outputs if isinstance(o, Tensor)), executable)
     return tuple(new_outputs) if is_tuple else new_outputs[0]
 

@@ -55,3 +55,12 @@ from .registry import REGISTRY  # noqa: E402
 
 variants.install_inner_out_refusals(REGISTRY)
 inference_writes.install(REGISTRY)
+
+
+def __getattr__(name: str):
+    """``torch.ops.<namespace>`` for any namespace besides ``aten``: the operators ``torch.library`` defined there."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from .._ops import namespace
+
+    return namespace(name)
