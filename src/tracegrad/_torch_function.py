@@ -419,6 +419,25 @@ def _install_routing() -> None:
             _originals[(module, private)] = original = vars(module)[private]
             setattr(module, private, _routing_function(original, public, owner, False,
                                                        lambda module=module, public=public: getattr(module, public)))
+    _route_module_functions()
+
+
+def _route_module_functions() -> None:
+    """The nn modules' ``_fn`` (the functional a module's forward calls, held as a staticmethod so that the call
+    costs no name lookup) replaced by its routing wrapper: torch's modules call ``F.relu``/``F.conv2d``, which
+    handlers see as that one call, not as the functional's insides."""
+    import sys
+
+    nn = sys.modules.get("tracegrad.nn")
+    if nn is None:
+        return
+    wrappers = {id(original): getattr(module, name) for (module, name), original in list(_originals.items())
+                if isinstance(module, types.ModuleType)}
+    for kind in vars(nn).values():
+        held = vars(kind).get("_fn") if isinstance(kind, type) else None
+        if isinstance(held, staticmethod) and id(held.__func__) in wrappers:
+            _originals[(kind, "_fn")] = held
+            kind._fn = staticmethod(wrappers[id(held.__func__)])
 
 
 def _remove_routing() -> None:

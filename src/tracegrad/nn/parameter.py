@@ -20,7 +20,17 @@ from .._torch_function import _disabled_torch_function_impl
 from ..backend.dtypes import DEFAULT
 
 
-class Parameter(Tensor):
+class _ParameterMeta(type(Tensor)):
+    """``isinstance(t, Parameter)`` also holds for a user's Tensor subclass instance made a parameter (torch marks
+    it ``_is_param`` and keeps its class)."""
+
+    def __instancecheck__(cls, instance) -> bool:
+        if cls is Parameter and getattr(instance, "_is_param", False) and isinstance(instance, Tensor):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A Tensor subclass sharing storage with ``data``, detached from its history, that requires grad."""
 
     _is_param = True
@@ -28,6 +38,8 @@ class Parameter(Tensor):
     __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        if isinstance(data, Tensor) and type(data) is not Tensor and type(data) is not Parameter:
+            return _custom_parameter(data, requires_grad)
         self = object.__new__(cls)
         if data is None:
             _init_from(self, np.zeros((0,), dtype=DEFAULT.value.np))
@@ -86,6 +98,18 @@ class _BufferMeta(type):
         if cls is Buffer:
             return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
         return type.__instancecheck__(cls, instance)
+
+
+def _custom_parameter(data: Tensor, requires_grad: bool) -> Tensor:
+    """torch's path for a Tensor subclass: its own ``detach()`` made to require grad, of the same class, marked."""
+    t = data.detach().requires_grad_(requires_grad)
+    if type(t) is not type(data):
+        raise RuntimeError(
+            f"Creating a Parameter from an instance of type {type(data).__name__} requires that detach() returns an "
+            f"instance of the same type, but return type {type(t).__name__} was found instead. To use the type as a "
+            "Parameter, please correct the detach() semantics defined by its __torch_dispatch__() implementation.")
+    t._is_param = True
+    return t
 
 
 class Buffer(Tensor, metaclass=_BufferMeta):

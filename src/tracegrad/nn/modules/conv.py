@@ -15,8 +15,6 @@ from .module import Module, own_methods
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_STRINGS = {"same", "valid"}
-_CONVOLUTIONS = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
-_TRANSPOSED_CONVOLUTIONS = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
 
@@ -154,7 +152,7 @@ class _Conv(_ConvNd):
         )
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        conv = _CONVOLUTIONS[self._nd]  # (torch's F.conv{n}d, whose errors are the operator's)
+        conv = type(self)._fn  # (torch's F.conv{n}d, whose errors are the operator's)
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return conv(padded, weight, bias, self.stride, (0,) * self._nd, self.dilation, self.groups)
@@ -166,14 +164,17 @@ class _Conv(_ConvNd):
 
 class Conv1d(_Conv):
     _nd = 1
+    _fn = staticmethod(F.conv1d)
 
 
 class Conv2d(_Conv):
     _nd = 2
+    _fn = staticmethod(F.conv2d)
 
 
 class Conv3d(_Conv):
     _nd = 3
+    _fn = staticmethod(F.conv3d)
 
 
 class _ConvTranspose(_ConvNd):
@@ -244,20 +245,23 @@ class _ConvTranspose(_ConvNd):
     def forward(self, input: Tensor, output_size=None) -> Tensor:
         # (a padding string is kept as its letters, as torch's _pair keeps it, which the operator refuses)
         output_padding = self._output_padding(input, output_size)
-        return _TRANSPOSED_CONVOLUTIONS[self._nd](input, self.weight, self.bias, self.stride, self.padding,
-                                                  output_padding, self.groups, self.dilation)
+        return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                              self.dilation)
 
 
 class ConvTranspose1d(_ConvTranspose):
     _nd = 1
+    _fn = staticmethod(F.conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTranspose):
     _nd = 2
+    _fn = staticmethod(F.conv_transpose2d)
 
 
 class ConvTranspose3d(_ConvTranspose):
     _nd = 3
+    _fn = staticmethod(F.conv_transpose3d)
 
 
 # (torch's classes define these methods each: Python's errors for a wrong call name them so)

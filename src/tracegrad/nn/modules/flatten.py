@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..._state import STATE
 from ..._tensor import Tensor
 from ...ops import views
 from .module import Module
@@ -16,7 +17,8 @@ class Flatten(Module):
         self.end_dim = end_dim
 
     def forward(self, input: Tensor) -> Tensor:
-        if not isinstance(input, Tensor):  # (torch's is ``input.flatten(...)``: Python's error for anything else)
+        if not isinstance(input, Tensor) or STATE.torch_function:
+            # (torch's is ``input.flatten(...)``: Python's error for anything else, the method for handlers)
             return input.flatten(self.start_dim, self.end_dim)
         return views.flatten(input, self.start_dim, self.end_dim)
 

@@ -6,6 +6,7 @@ import numbers
 import warnings
 
 from ..._factories import empty, ones, tensor, zeros
+from ..._state import STATE
 from ..._tensor import Tensor
 from ...backend.dtypes import int64
 from .. import functional as F
@@ -133,9 +134,12 @@ class _BatchNorm(_NormBase):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked._before_write()
-            self.num_batches_tracked._data += 1
-            self.num_batches_tracked._bump_version()
+            if STATE.torch_function:  # (handlers see torch's ``num_batches_tracked.add_(1)``)
+                self.num_batches_tracked.add_(1)
+            else:
+                self.num_batches_tracked._before_write()
+                self.num_batches_tracked._data += 1
+                self.num_batches_tracked._bump_version()
             factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
         bn_training = True if self.training else (self.running_mean is None and self.running_var is None)
         use_stats = not self.training or self.track_running_stats
