@@ -23,6 +23,7 @@ from .._operands import is_operand as _is_operand
 from .._tensor import Tensor
 from .._warnings import warn_once
 from ..backend.dtypes import cpp_type_name, from_numpy_dtype
+from . import incomplete_gamma
 from . import pointwise as _pw
 from ._jvp import minus, or_zero, plus, recording, scaled, scaled_zero, zero_over, zero_times
 from ._util import (
@@ -36,6 +37,7 @@ from ._util import (
     reject_complex,
     result_dtype,
 )
+from .aten_loops import loop_block, vector_and_scalar
 from .aten_vec import fma
 from .complex_ops import imag, real, real_for_real_input
 from .creation import empty_like, fill_, to_dtype, zeros_like
@@ -61,7 +63,7 @@ from .registry import defop, defop_without_derivative, not_implemented
 from .scalar_fill import check_scalar_parameter, scalar_for
 from .scalar_overloads import mul_scalar, scalar_minus
 from .select import select
-from .unary import call, conj, isnan, np_lgamma_positive, type_name, unsupported
+from .unary import call, conj, isnan, type_name, unsupported
 
 # ---- helpers -----------------------------------------------------------------------------------------------
 
@@ -1342,80 +1344,6 @@ def float_power_(self: Tensor, exponent) -> Tensor:
 # ---- incomplete gamma --------------------------------------------------------------------------------------
 
 
-def _igamma_pair(a: np.ndarray, x: np.ndarray):
-    """Regularized lower and upper incomplete gamma (P, Q) in float64, with PyTorch's edge values."""
-    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
-    p = np.full(a.shape, np.nan)
-    q = np.full(a.shape, np.nan)
-    for mask, value in _igamma_edges(a, x):
-        p[mask], q[mask] = value, 1.0 - value
-    valid = (a >= 0) & (x >= 0)  # False for NaN
-    regular = valid & (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
-    series = regular & (x < a + 1.0)  # the series converges fast here, the continued fraction elsewhere
-    if series.any():
-        v = _lower_gamma_series(a[series], x[series])
-        p[series], q[series] = v, 1.0 - v
-    fraction = regular & ~series
-    if fraction.any():
-        v = _upper_gamma_fraction(a[fraction], x[fraction])
-        p[fraction], q[fraction] = 1.0 - v, v
-    return p, q
-
-
-def _igamma_edges(a: np.ndarray, x: np.ndarray) -> list[tuple[np.ndarray, float]]:
-    """Where PyTorch's calc_igamma answers before computing, and P there. Its tests in order: a negative
-    argument (NaN), a == 0 (1 if x > 0, else NaN), x == 0 (0), an infinite a (0, NaN if x is infinite too), an
-    infinite x (1). A NaN fails the tests before the one that decides, so ``igamma(nan, 0)`` is 0."""
-    untested = ~((x < 0) | (a < 0))
-    edges = []
-    for test, answered, value in ((a == 0, x > 0, 1.0), (x == 0, True, 0.0), (np.isinf(a), ~np.isinf(x), 0.0),
-                                  (np.isinf(x), True, 1.0)):
-        edges.append((test & untested & answered, value))
-        untested &= ~test
-    return edges
-
-
-def _lower_gamma_series(a, x):
-    # P(a, x) = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1)...(a + n))
-    term = np.ones_like(a)
-    total = np.ones_like(a)
-    denominator = a.copy()
-    active = np.ones(a.shape, dtype=bool)
-    for _ in range(10000):
-        denominator = denominator + 1.0
-        term = np.where(active, term * x / denominator, 0.0)
-        total = total + term
-        active &= term > total * 1e-17
-        if not active.any():
-            break
-    return np.exp(a * np.log(x) - x - np_lgamma_positive(a + 1.0)) * total
-
-
-def _upper_gamma_fraction(a, x):
-    # Q(a, x) = e^-x x^a / Gamma(a) / (x + 1 - a - 1(1 - a)/(x + 3 - a - 2(2 - a)/(x + 5 - a - ...))),
-    # evaluated forwards with the modified Lentz method
-    tiny = 1e-300
-    b = x + 1.0 - a
-    c = np.full_like(a, 1.0 / tiny)
-    d = 1.0 / b
-    h = d.copy()
-    active = np.ones(a.shape, dtype=bool)
-    for i in range(1, 10000):
-        an = -i * (i - a)
-        b = b + 2.0
-        d = an * d + b
-        d = np.where(np.abs(d) < tiny, tiny, d)
-        c = b + an / c
-        c = np.where(np.abs(c) < tiny, tiny, c)
-        d = 1.0 / d
-        delta = d * c
-        h = np.where(active, h * delta, h)
-        active &= np.abs(delta - 1.0) > 1e-16
-        if not active.any():
-            break
-    return np.exp(a * np.log(x) - x - np_lgamma_positive(a)) * h
-
-
 def _igamma_kernel(upper: bool):
     name = "igammac_cpu" if upper else "igamma_cpu"
 
@@ -1423,9 +1351,18 @@ def _igamma_kernel(upper: bool):
         dt = binary_dtype(a, x)
         if dt.kind != "f":
             raise unsupported(name, dt)
+        work = np.float32 if dt.itemsize <= 4 else np.float64  # (half and bfloat16 through float, as ATen's)
+        a, x = np.asarray(a, dt), np.asarray(x, dt)
         with np.errstate(all="ignore"):
-            p, q = _igamma_pair(a, x)
-        return np.asarray(q if upper else p).astype(dt)
+            if upper:
+                return incomplete_gamma.igammac(*np.broadcast_arrays(a.astype(work), x.astype(work))).astype(dt)
+
+            def formula(a: np.ndarray, x: np.ndarray, vector: bool) -> np.ndarray:
+                a, x = np.broadcast_arrays(a.astype(work), x.astype(work))
+                return incomplete_gamma.igamma(a, x, fused=vector).astype(dt)
+
+            # (its vector code's multiply-adds are fused, its scalar tail's not)
+            return vector_and_scalar(formula, (a, x), loop_block(dt, also_avx512=True))
 
     return kernel
 
