@@ -41,36 +41,23 @@ def _through_math(math_fn: Callable[[float], float], numpy_fn: Callable, x: np.n
     return out
 
 
-def c_exp(x: np.ndarray) -> np.ndarray:
-    if x.dtype == np.float32:
-        from .nn_ops.glibc_float_math import exp_float
+def _glibc_unary(name: str, math_fn: Callable[[float], float], numpy_fn: Callable) -> Callable:
+    """glibc's ``name``: float32 through ``glibc_float_math``'s emulation of ``namef``, float64 through ``math``."""
+    def function(x: np.ndarray) -> np.ndarray:
+        if x.dtype == np.float32:
+            from .nn_ops import glibc_float_math
 
-        return exp_float(x)
-    return _through_math(math.exp, np.exp, x)
+            return getattr(glibc_float_math, f"{name}_float")(x)
+        return _through_math(math_fn, numpy_fn, x)
 
-
-def c_log(x: np.ndarray) -> np.ndarray:
-    if x.dtype == np.float32:
-        from .nn_ops.glibc_float_math import log_float
-
-        return log_float(x)
-    return _through_math(math.log, np.log, x)
+    function.__name__ = f"c_{name}"
+    return function
 
 
-def c_log1p(x: np.ndarray) -> np.ndarray:
-    if x.dtype == np.float32:
-        from .nn_ops.glibc_float_math import log1p_float
-
-        return log1p_float(x)
-    return _through_math(math.log1p, np.log1p, x)
-
-
-def c_expm1(x: np.ndarray) -> np.ndarray:
-    if x.dtype == np.float32:
-        from .nn_ops.glibc_float_math import expm1_float
-
-        return expm1_float(x)
-    return _through_math(math.expm1, np.expm1, x)
+c_exp = _glibc_unary("exp", math.exp, np.exp)
+c_log = _glibc_unary("log", math.log, np.log)
+c_log1p = _glibc_unary("log1p", math.log1p, np.log1p)
+c_expm1 = _glibc_unary("expm1", math.expm1, np.expm1)
 
 
 def c_pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
