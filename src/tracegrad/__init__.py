@@ -311,6 +311,11 @@ _BAREBONES_UNSIGNED_NAMES = ("uint16", "uint32", "uint64")
 def __getattr__(name: str):
     """``tracegrad.uint16``, ``uint32``, ``uint64``: PyTorch's barebones unsigned dtypes, brought into use (their
     refusing kernels installed, see ops/barebones_unsigned.py) the first time one is read, then plain globals."""
+    if name == "bfloat16":
+        from .backend.dtypes import bfloat16_in_use
+
+        globals()[name] = bfloat16_in_use()
+        return globals()[name]
     if name in _BAREBONES_UNSIGNED_NAMES:
         from .backend.dtypes import barebones_by_name
 
@@ -322,7 +327,7 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_BAREBONES_UNSIGNED_NAMES})
+    return sorted({*globals(), *_BAREBONES_UNSIGNED_NAMES, "bfloat16"})
 
 
 from . import library  # noqa: E402,F401 - torch.library (after the operators it defines its own beside)

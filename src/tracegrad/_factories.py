@@ -77,7 +77,7 @@ def _finish(array: np.ndarray, requires_grad: bool, device=None, pin_memory: boo
 def requiring_grad(t: Tensor) -> Tensor:
     """A new tensor made to require grad by its factory, refused in the factories' words (which differ from
     ``requires_grad_``'s)."""
-    if t._data.dtype.kind not in "fc":
+    if not _dt.is_differentiable_np(t._data.dtype):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return t.requires_grad_(True)
 
@@ -621,10 +621,12 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
         np_dtype = _resolve_dtype(dtype, fn="arange")
     _refuse_dtype("arange_cpu", np_dtype, "bc")  # (before the range's checks, as torch's dispatch)
     _check_range(vals, np_dtype)
-    if np_dtype.kind in "fc":
+    if np_dtype.kind in "fc" or np_dtype is _dt.bfloat16.np:
         count = builtins.max(0, math.ceil((vals[1] - vals[0]) / vals[2]))
         if np_dtype in (np.float32, np.float64) and count:
             array = _float_range(float(vals[0]), float(vals[2]), count, np_dtype)
+        elif np_dtype is _dt.bfloat16.np:
+            array = _bfloat16_range(float(vals[0]), float(vals[2]), count)
         else:
             array = (vals[0] + np.arange(count, dtype=np.float64) * vals[2]).astype(np_dtype)
     else:
@@ -658,6 +660,21 @@ def _float_range(start: float, step: float, count: int, np_dtype: np.dtype) -> n
         base = np.repeat(base[::lanes], lanes).astype(np.float64)  # (each vector's first element: its base)
         values[:vectorized] = fma(lane, np.float64(step), base)
     return values.astype(np_dtype)
+
+
+def _bfloat16_range(start: float, step: float, count: int) -> np.ndarray:
+    """PyTorch's CPU arange of bfloat16: start and step in float; its vectorized loop fills two vectors of 16 at a
+    time, each from a base ``start + step * k`` rounded to bfloat16, lane i at ``base + i * step`` in float; the
+    elements past the last pair of vectors are ``start + step * i`` in float; each rounded once to bfloat16."""
+    first, stride = np.float32(start), np.float32(step)
+    index = np.arange(count, dtype=np.float32)
+    values = index * stride + first
+    vectorized = count // 32 * 32
+    if vectorized:
+        lane = index[:vectorized] % 16
+        base = values[:vectorized:16].astype(_dt.bfloat16.np).astype(np.float32)
+        values[:vectorized] = lane * stride + np.repeat(base, 16)
+    return values.astype(_dt.bfloat16.np)
 
 
 def _integer_range(vals: list, np_dtype: np.dtype) -> np.ndarray:
@@ -724,6 +741,8 @@ def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, r
         _refuse_dtype("linspace_cpu", np_dtype, "b")
     if np_dtype.kind == "f" and np_dtype.itemsize >= 4 and steps > 1:  # (float16: torch's rounding is not this)
         values = _linspace_like_torch(start, end, steps, np_dtype)
+    elif np_dtype is _dt.bfloat16.np and steps > 1:
+        values = _bfloat16_linspace(start, end, steps)
     else:
         values = np.linspace(start, end, steps, dtype=np.float64).astype(np_dtype)
     return _finish(values, requires_grad, device, pin_memory)
@@ -748,6 +767,23 @@ def _linspace_like_torch(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
     from_start = wide(first) + wide(step) * index.astype(wide)
     from_end = wide(last) - wide(step) * (steps - 1 - index).astype(wide)
     return np.where(index < steps // 2, from_start, from_end).astype(dtype)
+
+
+def _bfloat16_linspace(start, end, steps: int) -> np.ndarray:
+    """PyTorch's CPU linspace of bfloat16: its kernel computes in bfloat16 itself (each operation in float, rounded
+    to bfloat16): the step, then ``start + step * i`` for the first half and ``end - step * (steps - 1 - i)`` for
+    the second."""
+    bf16 = _dt.bfloat16.np
+
+    def rounded(x) -> np.ndarray:
+        return np.asarray(x, dtype=np.float32).astype(bf16).astype(np.float32)
+
+    first, last = rounded(start), rounded(end)
+    step = rounded((last - first) / rounded(steps - 1))
+    index = np.arange(steps)
+    from_start = rounded(first + rounded(step * rounded(index)))
+    from_end = rounded(last - rounded(step * rounded(steps - 1 - index)))
+    return np.where(index < steps // 2, from_start, from_end).astype(bf16)
 
 
 @writes_out(keeps_shape=True)

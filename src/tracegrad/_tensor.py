@@ -20,7 +20,7 @@ import numpy as np
 from ._state import STATE
 from ._strides import data_address, element_strides, offset_in, storage_offset_of, storage_root
 from .backend import device_of
-from .backend.dtypes import from_numpy_dtype
+from .backend.dtypes import from_numpy_dtype, is_differentiable_np, is_floating_np
 from .memory_format import contiguous_format as _CONTIGUOUS
 from .size import Size
 
@@ -213,7 +213,7 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self._rg and value._data.dtype.kind not in "fc":
+        if self._rg and not is_differentiable_np(value._data.dtype):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         if self._gfn is not None and (value._data.shape != self._data.shape or value._data.dtype != self._data.dtype):
             from .autograd.reshaped_outputs import note_new_data
@@ -408,7 +408,7 @@ class Tensor:
         return self.device.type == "cpu"
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return is_floating_np(self._data.dtype)
 
     def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"
@@ -466,7 +466,7 @@ class Tensor:
         _init_from(out, data._data)
         out._vc = data._version_counter()
         if require_grad:
-            if out._data.dtype.kind not in "fc":
+            if not is_differentiable_np(out._data.dtype):
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
             out._rg = True
         return out

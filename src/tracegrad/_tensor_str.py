@@ -174,6 +174,8 @@ def tensor_repr(t) -> str:
     if not isinstance(data, np.ndarray):
         data = data.get()
     dt = _dt.from_numpy_dtype(data.dtype)
+    if dt is _dt.bfloat16:  # (printed as torch prints it: converted to float first)
+        data = data.astype(np.float32)
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")

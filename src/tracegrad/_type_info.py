@@ -13,6 +13,15 @@ def _g(value: float) -> str:
     return f"{value:g}"  # (PyTorch prints six significant digits)
 
 
+def _limits(d: _dt.dtype):
+    """NumPy's finfo of a floating dtype, ml_dtypes' for bfloat16 (whose NumPy dtype NumPy's does not know)."""
+    if d is _dt.bfloat16:
+        import ml_dtypes
+
+        return ml_dtypes.finfo(_dt.bfloat16_in_use().np)
+    return np.finfo(d.np)
+
+
 class finfo:
     """Limits of a floating-point dtype (the default dtype when none is given; a complex dtype's real part)."""
 
@@ -21,7 +30,7 @@ class finfo:
         if not isinstance(d, _dt.dtype) or not (d.is_floating_point or d.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
-        info = np.finfo(d.np)
+        info = _limits(d)
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)

@@ -7,6 +7,7 @@ import traceback
 import warnings
 
 from .._state import STATE
+from ..backend.dtypes import is_differentiable_np
 
 
 class detect_anomaly:
@@ -127,7 +128,7 @@ def run_node(node, inputs):
         import numpy as np
 
         for i, g in enumerate(outputs):
-            if g is not None and g._data.dtype.kind in "fc" and np.isnan(g._data).any():
+            if g is not None and is_differentiable_np(g._data.dtype) and np.isnan(g._data).any():
                 _warn_trace(node)
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
     return outputs

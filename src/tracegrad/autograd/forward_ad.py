@@ -39,6 +39,7 @@ import numpy as np
 from .._state import STATE
 from .._strides import element_strides, offset_in, storage_extent
 from .._tensor import Tensor, _new
+from ..backend.dtypes import is_differentiable_np
 from ..ops._jvp import recording
 from . import tangent_dtypes, tangent_formulas
 from .grad_mode import _DecoratorContextManager
@@ -673,7 +674,7 @@ def _copy_into(dst: Tensor, src: Tensor) -> None:
 
 def _compute_tangents(op, args, outs, inputs, tangents, original) -> list:
     """One tangent (or None) per output tensor."""
-    diff_out = [o._data.dtype.kind in "fc" for o in outs]
+    diff_out = [is_differentiable_np(o._data.dtype) for o in outs]
     if not any(diff_out):
         return [None] * len(outs)
     if op.is_view and not op.is_inplace and op.jvp is None:
@@ -945,7 +946,7 @@ def _double_vjp(op, args, outs, inputs, tangents, original) -> list:
     STATE.grad_enabled = True
     try:
         # Integer outputs (indices) get a constant zero cotangent: the rule may read it but it has no tangent.
-        us = [F.zeros_like(o, requires_grad=o._data.dtype.kind in "fc") for o in outs]
+        us = [F.zeros_like(o, requires_grad=is_differentiable_np(o._data.dtype)) for o in outs]
         try:
             vjps = op.vjp(node, *us)
         except NotImplementedError:

@@ -23,6 +23,7 @@ from typing import Any
 from .._events import emit_op_call
 from .._state import STATE
 from .._tensor import Tensor, _wrap
+from ..backend.dtypes import is_differentiable_np
 from ..ops.aten_vec import as_caller
 from . import views as _views
 from .edges import NO_EDGE, gradient_edge
@@ -382,10 +383,10 @@ def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, exec
         out_meta.append((o._data.shape, o._data.dtype))
         is_input = id(o) in info.inputs_by_id
         is_modified = id(o) in info.dirty_ids
-        differentiable = executable and id(o) not in nondiff_ids and o._data.dtype.kind in "fc"
+        differentiable = executable and id(o) not in nondiff_ids and is_differentiable_np(o._data.dtype)
         if not differentiable:
             nondiff_idx.add(i)
-        if id(o) in nondiff_ids or o._data.dtype.kind not in "fc":
+        if id(o) in nondiff_ids or not is_differentiable_np(o._data.dtype):
             info.nondiff_fw.add(i)
         new[i] = _set_history(cls, ctx, o, i, is_input, is_modified, differentiable, n_out)
         if is_input and not is_modified:
@@ -527,7 +528,7 @@ def _forward_ad_outputs(cls, ctx: BackwardCFunction, args: tuple, tangents: list
 
     grads_in = []
     for a, t in zip(args, tangents):
-        if t is None and isinstance(a, Tensor) and a._data.dtype.kind in "fc":
+        if t is None and isinstance(a, Tensor) and is_differentiable_np(a._data.dtype):
             t = F.zeros_like(a)  # a differentiable input without tangent has a zero tangent
         grads_in.append(t if isinstance(a, Tensor) else None)
     versions = {id(t): t._version for t in grads_in if t is not None}

@@ -18,14 +18,15 @@ class dtype:
 
     __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_category")
 
-    def __init__(self, name: str, np_dtype: np.dtype, category: int) -> None:
+    def __init__(self, name: str, np_dtype: np.dtype | None, category: int, itemsize: int = 0) -> None:
         self.name = name
-        self.np = np.dtype(np_dtype)
+        # (None until the dtype comes into use: bfloat16's NumPy dtype comes from ml_dtypes, imported then)
+        self.np = None if np_dtype is None else np.dtype(np_dtype)
         self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex
         self.is_floating_point = category == 2
         self.is_complex = category == 3
-        self.is_signed = self.np.kind in "ifc"
-        self.itemsize = self.np.itemsize
+        self.is_signed = category > 1 or (self.np is not None and self.np.kind == "i")
+        self.itemsize = itemsize or self.np.itemsize
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"
@@ -37,7 +38,7 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self) -> dtype:
-        return {float32: complex64, float64: complex128, float16: complex64}.get(self, self)
+        return {float32: complex64, float64: complex128, float16: complex64, bfloat16: complex64}.get(self, self)
 
 
 bool_ = dtype("bool", np.bool_, 0)
@@ -54,6 +55,10 @@ float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
+# Google's brain float: float32's exponent, 8 bits of significand. Its NumPy dtype is ml_dtypes' (of kind "V", not
+# "f": ``is_floating_np`` tells); ml_dtypes is imported, and the operators learn to compute it in float
+# (ops/bfloat16_in_float.py), the first time it is reached for (bfloat16_in_use).
+bfloat16 = dtype("bfloat16", None, 2, itemsize=2)
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128, uint16, uint32,
               uint64)
@@ -76,7 +81,7 @@ _BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int
 
 # PyTorch's scalar type names, as its error messages and legacy type strings spell them.
 _SCALAR_NAMES = {bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
-                 float16: "Half", float32: "Float", float64: "Double", complex64: "ComplexFloat",
+                 float16: "Half", bfloat16: "BFloat16", float32: "Float", float64: "Double", complex64: "ComplexFloat",
                  complex128: "ComplexDouble", uint16: "UInt16", uint32: "UInt32", uint64: "UInt64"}
 
 
@@ -120,7 +125,35 @@ def _lookup_by_name(name: str) -> dtype:
     try:
         return _BY_NAME[name]
     except KeyError:
+        if name == "bfloat16":
+            return bfloat16_in_use()
         return _barebones_by_name(name)
+
+
+def bfloat16_in_use() -> dtype:
+    """``bfloat16``, with its NumPy dtype (ml_dtypes') and the operators' float computing of it installed
+    (ops/bfloat16_in_float.py): ml_dtypes costs a tenth of a second to import, and a program that never makes a
+    bfloat16 tensor runs the kernels as they are."""
+    if bfloat16.np is None:
+        import ml_dtypes
+
+        from ..ops import bfloat16_in_float  # (ops import this module)
+
+        bfloat16.np = np.dtype(ml_dtypes.bfloat16)
+        _BY_NP[bfloat16.np] = bfloat16
+        _BY_NAME["bfloat16"] = bfloat16
+        bfloat16_in_float.activate()
+    return bfloat16
+
+
+def is_floating_np(np_dtype: np.dtype) -> bool:
+    """Whether a NumPy dtype is a floating one, bfloat16 (whose kind is "V") included."""
+    return np_dtype.kind == "f" or np_dtype is bfloat16.np
+
+
+def is_differentiable_np(np_dtype: np.dtype) -> bool:
+    """Whether a NumPy dtype can carry a gradient (floating or complex, bfloat16 included)."""
+    return np_dtype.kind in "fc" or np_dtype is bfloat16.np
 
 
 def barebones_in_use() -> None:
@@ -189,7 +222,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
         try:
             return _barebones_by_np(np.dtype(np_dtype))
         except KeyError:
-            pass
+            if np.dtype(np_dtype).name == "bfloat16" and type(np_dtype).__module__ != "numpy":
+                return bfloat16_in_use()
     except TypeError:
         pass
     raise TypeError(
@@ -227,12 +261,23 @@ _PROMOTE_CACHE: dict[tuple[dtype, dtype], dtype] = {}
 def _promote_uncached(a: dtype, b: dtype) -> dtype:
     if a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED:
         return _promote_barebones_unsigned(a, b)
+    if a is bfloat16 or b is bfloat16:
+        return _promote_bfloat16(a, b)
     if a._category == b._category:
         return _BY_NP[np.promote_types(a.np, b.np)]
     low, high = (a, b) if a._category < b._category else (b, a)
     if high.is_complex and low is float64:
         return complex128
     return high
+
+
+def _promote_bfloat16(a: dtype, b: dtype) -> dtype:
+    # c10's table: with half it is float (neither holds the other), with a wider float or a complex that one
+    # (complex64, whose parts are floats), with bool or an integer bfloat16 itself
+    other = b if a is bfloat16 else a
+    if other is float16:
+        return float32
+    return other if other._category >= 2 else bfloat16
 
 
 def _promote_barebones_unsigned(a: dtype, b: dtype) -> dtype:

@@ -7,7 +7,7 @@ import numpy as np
 from .._state import STATE
 from .._strides import like_self, with_strides
 from .._tensor import Tensor, _wrap
-from ..backend.dtypes import from_numpy_dtype
+from ..backend.dtypes import from_numpy_dtype, is_differentiable_np
 from ..memory_format import copy_in_format, like_strides, preserve_format, suggested_format
 from ._util import broadcast_mismatch, check_differentiable_grad
 from .complex_ops import real_for_real_input
@@ -86,7 +86,7 @@ def _to_copy_jvp(args, outs, tangents):
 _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, MemoryFormat? memory_format=None) -> Tensor",
                  _to_copy_kernel, vjp=_to_copy_vjp, jvp=_to_copy_jvp, node_name="ToCopyBackward0")
 # PyTorch's condition for a node: no dtype asked for, or one that can carry a gradient (x.long() has no node)
-_to_copy.records_if = lambda args: args[1] is None or np.dtype(args[1]).kind in "fc"
+_to_copy.records_if = lambda args: args[1] is None or is_differentiable_np(np.dtype(args[1]))
 
 
 def _copied_into_new_tensor(op):
@@ -151,7 +151,7 @@ copy_.jvp_keeps_dtype = True
 copy_.node_class._name = "torch::autograd::CopyBackwards"  # PyTorch's name() for it (a hand-written node)
 # PyTorch's hand-written copy_ records only into a self of a dtype that can carry a gradient (``long_t.copy_(x)``,
 # ``long_t[0] = x`` for an ``x`` that requires grad leave it without history), unlike fill_ or index_put_
-copy_.records_if = lambda args: args[0]._data.dtype.kind in "fc"
+copy_.records_if = lambda args: is_differentiable_np(args[0]._data.dtype)
 clone.without_autograd_kernel = _copied_into_new_tensor(clone)
 _to_copy.without_autograd_kernel = _copied_into_new_tensor(_to_copy)
 

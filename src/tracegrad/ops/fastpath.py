@@ -25,7 +25,8 @@ from ..autograd.accumulate import AccumulateGrad
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node_meta import F32_FORMS, meta_forms
 from ..autograd.saved import SavedTensor, save_fresh_output, save_input, save_input_pair
-from . import barebones_unsigned
+from ..backend.dtypes import bfloat16 as _BFLOAT16
+from . import barebones_unsigned, bfloat16_in_float
 from ._util import autograd_dtype_refused, translate_value_error
 from .aten_vec import FP_SIGNALS, quietly
 from .result_layouts import SWAPPED_OPERANDS, operand_positions
@@ -179,7 +180,7 @@ def unary(op):
         out._output_nr = 0
         dt = data.dtype
         if (a._rg or (a._base is not None and a._base._rg)) and state.grad_enabled:
-            if not (dt is _F32 or dt is _F64 or dt.kind in "fc"):
+            if not (dt is _F32 or dt is _F64 or dt.kind in "fc" or dt is _BFLOAT16.np):
                 return _without_history(out, differentiable)
             fa = a._gfn
             # (torch's autograd kernel does not run for an inference tensor; see _State.inference_seen)
@@ -237,6 +238,7 @@ def unary(op):
         return out
 
     barebones_unsigned.fast_path_kernel(op, call)
+    bfloat16_in_float.fast_path_kernel(op, call)
     return _own_code(call)
 
 
@@ -349,7 +351,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
         arg = a._rg or (a._base is not None and a._base._rg)
         dt = data.dtype
         if (arg or brg) and state.grad_enabled:
-            if not (dt is _F32 or dt is _F64 or dt.kind in "fc"):
+            if not (dt is _F32 or dt is _F64 or dt.kind in "fc" or dt is _BFLOAT16.np):
                 return _without_history(out, differentiable)
             # (torch's autograd kernel does not run for inference tensors alone, a number at a Scalar parameter not
             # counted: ``pow(inference, 2)``; one at a Tensor parameter is a normal tensor, ``inference * 2`` records)
@@ -451,4 +453,5 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
 
     run = _own_code(run)  # (``call`` reads it from its cell, so it calls the copy too)
     barebones_unsigned.fast_path_kernel(op, run)
+    bfloat16_in_float.fast_path_kernel(op, run)
     return run if dunder else call

@@ -23,11 +23,12 @@ from .._state import STATE, next_sequence_nr
 from .._strides import element_strides, storage_offset_of
 from .._tensor import Tensor, _new, _wrap
 from ..autograd import views as _views
+from ..backend import dtypes as _dt
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node import UINT64_MAX, Node
 from ..autograd.node_meta import meta_record, outputs_meta
 from ..autograd.saved import SavedTensor, released, saved_objects, unpack_record
-from . import barebones_unsigned
+from . import barebones_unsigned, bfloat16_in_float
 from ._util import array_refused, autograd_dtype_refused, parsed_numbers, translate_value_error
 from .aten_vec import FP_SIGNALS, quietly
 from .mem_overlap import ARGUMENTS_CHECKED_FIRST, Check, check_overlap, inplace_check
@@ -492,6 +493,7 @@ class OpDef:
         # operators barebones_unsigned.py lists get a kernel that refuses them once one of them exists
         functional_name = self.name[:-1] if self.is_inplace else self.name
         barebones_unsigned.declare(self, self.layout_operands if follows_tensor_iterator(functional_name) else None)
+        bfloat16_in_float.declare(self)  # (computed in float once bfloat16 exists)
         self.returns_list = bool(self.schema.returns) and self.schema.returns[0].type.startswith("Tensor[]")
         self.n_returns = len(self.schema.returns)
         self.returns_tensor = tuple(r.type.startswith("Tensor") for r in self.schema.returns)
@@ -736,7 +738,7 @@ class OpDef:
         if step == "all" or step == "node":
             if record and self.records_if is not None and not self.records_if(args):
                 record = False  # (before check_inplace, which then refuses nothing: PyTorch's copy_ into an integer)
-            elif record and not self.node_before_kernel and target._data.dtype.kind not in "fc":
+            elif record and not self.node_before_kernel and not _dt.is_differentiable_np(target._data.dtype):
                 # (an operator without a derivative, ``bitwise_and_``, ``floor_divide_``, into an integer tensor that
                 # requires grad: torch's kernel has no autograd formula to run, and the target keeps its history)
                 record = False
@@ -848,7 +850,7 @@ class OpDef:
         """Attach the outputs to ``node`` (made before the kernel, inputs saved) or to a new one."""
         nondiff = self.nondiff_outputs
         for n, o in enumerate(outs):
-            if o._data.dtype.kind in "fc" and n not in nondiff:
+            if _dt.is_differentiable_np(o._data.dtype) and n not in nondiff:
                 break
         else:
             if node is not None:  # an operator with a derivative asked for an integer result (sum(dtype=long))
@@ -869,7 +871,7 @@ class OpDef:
             nondiff = {i - lead for i in nondiff}
         n = 0
         for o in outs:
-            if o._data.dtype.kind in "fc" and n not in nondiff:
+            if _dt.is_differentiable_np(o._data.dtype) and n not in nondiff:
                 o._gfn = node
                 if n:
                     o._output_nr = n

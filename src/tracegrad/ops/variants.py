@@ -9,7 +9,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor
-from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS
+from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, is_differentiable_np
 from ..return_types import out_return
 from ._util import unsupported
 
@@ -185,7 +185,7 @@ def give_not_implemented_history(name: str, outs, inputs) -> None:
     if not (STATE.grad_enabled and needing):
         return
     for dst in outs:
-        if dst._data.dtype.kind in "fc":
+        if is_differentiable_np(dst._data.dtype):
             node = Error.__new__(Error)
             node._name = "torch::autograd::NotImplemented"
             node._message, node._exc = f"derivative for aten::{name} is not implemented", RuntimeError

@@ -52,6 +52,14 @@ class OpInterceptor:
         STATE.refresh()
 
 
+def restored_kernel(op, kernel: Any) -> Any:
+    """An operator's kernel as it is put back: wrapped for the dtypes that came into being in the meantime
+    (ops/barebones_unsigned.py, ops/bfloat16_in_float.py)."""
+    from ..ops import barebones_unsigned, bfloat16_in_float
+
+    return bfloat16_in_float.restored_kernel(op, barebones_unsigned.restored_kernel(op, kernel))
+
+
 def run_with_result(op, args: tuple, kwargs: dict, result: Any) -> Any:
     """``op(*args, **kwargs)`` with ``result`` (what its kernel would return: an array, or a tuple/list of them)
     in place of running its kernel: the output tensors, views and autograd node are made as for a real call
@@ -63,7 +71,6 @@ def run_with_result(op, args: tuple, kwargs: dict, result: Any) -> Any:
         return result
 
     from ..ops._util import parsed_numbers
-    from ..ops.barebones_unsigned import restored_kernel
 
     # (NumPy numbers read as OpDef.__call__ reads them: the node saves what a real call would)
     bound = parsed_numbers(op.bind(args, kwargs) if kwargs or len(args) != op.n_params else args, op.number_idx,

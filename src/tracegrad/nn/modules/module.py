@@ -627,6 +627,9 @@ class Module:
     def half(self) -> Module:
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self) -> Module:
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     def type(self, dst_type) -> Module:
         return self._apply(lambda t: t.type(dst_type))
 

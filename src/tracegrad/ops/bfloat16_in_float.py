@@ -1,0 +1,159 @@
+"""bfloat16 computed in float, as PyTorch's CPU kernels compute it.
+
+A bfloat16 tensor holds an ml_dtypes ``bfloat16`` array (backend/dtypes.py). ATen's CPU kernels compute bfloat16 in
+float (its "opmath" type) and round each result once, and reductions accumulate in float; tracegrad's kernels are
+written for NumPy's own dtypes (a bfloat16 array's kind is "V"). So, once bfloat16 comes into being
+(:func:`activate`; until then, and in a program that never makes one, the kernels run as they are), every operator's
+kernel is wrapped: with no bfloat16 array among its arguments and no ``dtype=torch.bfloat16``, the wrapper steps
+aside at once; otherwise it runs the float32 kernel on float32 copies and rounds (to nearest even) the float32
+results whose dtype PyTorch's promotion makes bfloat16. Inputs a kernel writes into (an in-place operator's
+``self``, batch norm's running statistics, ``out=``) get the rounded values written back.
+
+Views are not wrapped: they return a part of their input, whatever its dtype, and must share its memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..backend import dtypes as _dt
+
+_ndarray = np.ndarray
+_F32 = np.dtype(np.float32)
+
+_active = False
+_FAST_PATH_CELLS: list = []  # (operator, closure cell): a fast path's copy of its operator's kernel
+_DECLARED: list = []  # every operator declared before activation
+
+
+def _is_bf16(value) -> bool:
+    return value.__class__ is _ndarray and value.dtype is _dt.bfloat16.np
+
+
+def _holds_bf16(value) -> bool:
+    if value.__class__ is _ndarray:
+        return value.dtype is _dt.bfloat16.np
+    if value.__class__ is list or value.__class__ is tuple:
+        return any(_is_bf16(v) for v in value)
+    return value is _dt.bfloat16 or value is _dt.bfloat16.np
+
+
+def _in_float(value):
+    """An argument as the float32 kernel takes it: bfloat16 arrays (alone or in a list) as float32 copies,
+    ``dtype=torch.bfloat16`` (or its NumPy dtype) as float32."""
+    if value.__class__ is _ndarray:
+        return value.astype(_F32) if value.dtype is _dt.bfloat16.np else value
+    if value.__class__ is list or value.__class__ is tuple:
+        return value.__class__(_in_float(v) for v in value)
+    if value is _dt.bfloat16:
+        return _dt.float32
+    return _F32 if value is _dt.bfloat16.np else value
+
+
+def _promotes_to_bf16(args: tuple) -> bool:
+    """Whether the arrays among ``args`` promote (as PyTorch does, 0-d ones as 0-dim tensors) to bfloat16, or a
+    ``dtype=torch.bfloat16`` asks for it. Another dtype asked for wins over the operands (``x.float()``)."""
+    dims: list[_dt.dtype] = []
+    zeros: list[_dt.dtype] = []
+    asked = None
+    for value in args:
+        values = value if value.__class__ is list or value.__class__ is tuple else (value,)
+        for v in values:
+            if v.__class__ is _ndarray:
+                (dims if v.ndim else zeros).append(_dt.from_numpy_dtype(v.dtype))
+            elif v.__class__ is _dt.dtype or isinstance(v, np.dtype):
+                asked = v
+    if asked is not None:
+        return asked is _dt.bfloat16 or asked is _dt.bfloat16.np
+    return _dt.result_type_of(dims, zeros, []) is _dt.bfloat16
+
+
+def _rounded(result):
+    if result.__class__ is _ndarray:
+        return result.astype(_dt.bfloat16.np) if result.dtype is _F32 else result
+    if result.__class__ is tuple or result.__class__ is list:
+        return result.__class__(_rounded(r) for r in result)
+    return result
+
+
+def _write_back(original, computed) -> None:
+    """Write a kernel's float32 copy of an input back into the bfloat16 input it stands for."""
+    if original.__class__ is _ndarray:
+        if original is not computed and original.dtype is _dt.bfloat16.np:
+            original[...] = computed.astype(original.dtype) if computed.dtype is _F32 else computed
+    elif original.__class__ is list or original.__class__ is tuple:
+        for o, c in zip(original, computed):
+            _write_back(o, c)
+
+
+def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool) -> Callable:
+    """``kernel`` computing bfloat16 arguments in float32; ``written``: the positions of the arguments it writes
+    into; an ``inplace`` kernel returns its first argument."""
+
+    def run(*args, **kwargs):
+        if not (any(_holds_bf16(a) for a in args) or any(_holds_bf16(v) for v in kwargs.values())):
+            return kernel(*args, **kwargs)
+        floats = tuple(_in_float(a) for a in args)
+        result = kernel(*floats, **{k: _in_float(v) for k, v in kwargs.items()})
+        for i in written:
+            if i < len(args):
+                _write_back(args[i], floats[i])
+        if inplace and result is floats[0]:
+            return args[0]
+        return _rounded(result) if _promotes_to_bf16(args + tuple(kwargs.values())) else result
+
+    run.computes_bfloat16_in_float = True
+    return run
+
+
+def _wrap(op) -> None:
+    if op.is_view or op.kernel is None or getattr(op.kernel, "computes_bfloat16_in_float", False):
+        return
+    written = tuple(i for i, p in enumerate(op.schema.params) if p.is_write)
+    op.kernel = in_float(op.kernel, written, op.is_inplace)
+
+
+def declare(op) -> None:
+    """Note an operator as it is declared (OpDef.__init__): its kernel computes bfloat16 in float from
+    activation on (at once if bfloat16 is already in use)."""
+    if _active:
+        _wrap(op)
+    else:
+        _DECLARED.append(op)
+
+
+def fast_path_kernel(op, function: Callable) -> None:
+    """A fast path (ops/fastpath.py) keeps its operator's kernel in a closure cell named ``kernel``: that cell gets
+    the wrapped kernel at activation."""
+    if not _active:
+        cell = function.__closure__[function.__code__.co_freevars.index("kernel")]
+        _FAST_PATH_CELLS.append((op, cell))
+
+
+def restored_kernel(op, kernel: Callable) -> Callable:
+    """An operator's kernel put back after a temporary replacement (utils/_python_dispatch.py): wrapped if bfloat16
+    came into being in the meantime."""
+    if not _active or op.is_view or getattr(kernel, "computes_bfloat16_in_float", False):
+        return kernel
+    written = tuple(i for i, p in enumerate(op.schema.params) if p.is_write)
+    return in_float(kernel, written, op.is_inplace)
+
+
+def activate() -> None:
+    """bfloat16 is in use: every operator but the views gets its float-computing kernel, fast paths included."""
+    global _active
+    if _active:
+        return
+    _active = True
+    for op in _DECLARED:
+        _wrap(op)
+    _DECLARED.clear()
+    for op, cell in _FAST_PATH_CELLS:
+        cell.cell_contents = op.kernel
+    _FAST_PATH_CELLS.clear()
+
+
+def is_active() -> bool:
+    return _active
