@@ -23,11 +23,11 @@ from .._state import STATE, next_sequence_nr
 from .._strides import element_strides, storage_offset_of
 from .._tensor import Tensor, _new, _wrap
 from ..autograd import views as _views
-from ..backend import dtypes as _dt
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node import UINT64_MAX, Node
 from ..autograd.node_meta import meta_record, outputs_meta
 from ..autograd.saved import SavedTensor, released, saved_objects, unpack_record
+from ..backend import dtypes as _dt
 from . import barebones_unsigned, bfloat16_in_float
 from ._util import array_refused, autograd_dtype_refused, parsed_numbers, translate_value_error
 from .aten_vec import FP_SIGNALS, quietly
