@@ -40,7 +40,7 @@ _LOCAL_HEADER = struct.Struct("<4s22xHH")  # (a zip local file header: signature
 
 # torch's dtypes that tracegrad does not have: their tensors (or the dtypes themselves) cannot be loaded.
 _TORCH_ONLY_DTYPES = frozenset({
-    "bfloat16", "complex32", "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float8_e5m2", "float8_e4m3fn",
+    "complex32", "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "float8_e5m2", "float8_e4m3fn",
     "float8_e5m2fnuz", "float8_e4m3fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2", "bits8", "bits16", "bits1x8",
     "bits2x4", "bits4x2", *(f"uint{n}" for n in range(1, 8)), *(f"int{n}" for n in range(1, 8)),
 })
@@ -248,7 +248,7 @@ def _torch_stand_ins() -> dict[tuple[str, str], Any]:
         found[("torch", d.name)] = d
     for module in ("torch", "torch.cuda"):
         for name, dtype_name in _STORAGE_DTYPES.items():
-            if dtype_name not in _TORCH_ONLY_DTYPES:
+            if dtype_name not in _TORCH_ONLY_DTYPES and dtype_name != "bfloat16":
                 found[(module, name)] = _StorageClass(_dtypes._lookup_by_name(dtype_name))
     return found
 
@@ -263,6 +263,9 @@ def _python3_name(module: str, name: str) -> tuple[str, str]:
 def _stand_in(module: str, name: str) -> Any:
     """tracegrad's answer to torch's global ``module.name``, or None where it has none to give."""
     found = _torch_stand_ins().get((module, name))
+    if found is None and module in ("torch", "torch.cuda") and name in ("bfloat16", "BFloat16Storage"):
+        # (bfloat16 comes into use only when a checkpoint holds it: ml_dtypes is imported then)
+        found = _dtypes.bfloat16_in_use() if name == "bfloat16" else _StorageClass(_dtypes.bfloat16_in_use())
     if found is not None:
         if found is _dtypes.uint16 or found is _dtypes.uint32 or found is _dtypes.uint64:
             _dtypes.barebones_in_use()

@@ -98,7 +98,7 @@ def _cast_method(name: str, dtype_name: str):
     def cast(self) -> TypedStorage:
         from .backend import dtypes
 
-        return self._to(getattr(dtypes, dtype_name))
+        return self._to(dtypes.bfloat16_in_use() if dtype_name == "bfloat16" else getattr(dtypes, dtype_name))
 
     cast.__name__ = cast.__qualname__ = name
     cast.__doc__ = f"Casts this storage to {name.replace('_', ' ')} type."
@@ -116,8 +116,8 @@ def _missing_dtype_method(name: str):
 # the casts, method name -> tracegrad dtype name; the dtypes tracegrad lacks are refused in words
 _CASTS = {"double": "float64", "float": "float32", "half": "float16", "long": "int64", "int": "int32",
           "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool_", "complex_double": "complex128",
-          "complex_float": "complex64"}
-_MISSING_DTYPES = ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz")
+          "complex_float": "complex64", "bfloat16": "bfloat16"}
+_MISSING_DTYPES = ("float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz")
 for _name, _dtype_name in _CASTS.items():
     setattr(_StorageBase, _name, _cast_method(_name, _dtype_name))
 for _name in _MISSING_DTYPES:

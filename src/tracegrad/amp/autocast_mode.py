@@ -30,12 +30,11 @@ def is_autocast_available(device_type: str) -> bool:
 
 
 def _is_low_precision(dtype: Any) -> bool:
-    """Whether ``dtype`` is one autocast runs in: float16, or bfloat16 (a default's name only, tracegrad has none;
-    a dtype's name given as a string is no dtype, as torch's ``in [torch.bfloat16, torch.float16]`` finds)."""
-    from ..backend.dtypes import float16
-    from .autocast_state import BF16
+    """Whether ``dtype`` is one autocast runs in: float16 or bfloat16 (a dtype's name given as a string is no
+    dtype, as torch's ``in [torch.bfloat16, torch.float16]`` finds)."""
+    from ..backend.dtypes import bfloat16, float16
 
-    return dtype is float16 or dtype is BF16
+    return dtype is float16 or dtype is bfloat16
 
 
 def _unsupported_dtype_message(device_type: str) -> str:
@@ -71,8 +70,8 @@ class autocast:  # noqa: N801 - PyTorch's name
         if enabled and device_type in ("cpu", "cuda"):
             # (another device type holds no tracegrad tensor: its flag is recorded, as torch records it)
             raise NotImplementedError(
-                f"tracegrad has no bfloat16 and no low-precision autocast yet: autocast('{device_type}') can only "
-                "be used with enabled=False (a no-op)."
+                f"tracegrad has no low-precision autocast yet (no per-operator casts): autocast('{device_type}') "
+                "can only be used with enabled=False (a no-op)."
             )
         self._enabled = enabled
 

@@ -5,8 +5,8 @@ nesting counter. The values and checks follow torch's CPU build:
 
 - device types are checked against torch's list; those without an autocast dispatch key (``meta``, ``hip``...)
   refuse the enabled flag with torch's message, and have no default dtype;
-- the default dtypes are float16 (cuda, xpu, mps...) and bfloat16 (cpu, xla, hpu, maia). tracegrad has no
-  bfloat16, so reading a bfloat16 default raises (set another dtype first); any tracegrad dtype can be set;
+- the default dtypes are float16 (cuda, xpu, mps...) and bfloat16 (cpu, xla, hpu, maia); any tracegrad dtype
+  can be set;
 - switching autocast *on* for a device tracegrad has tensors on (the CPU; CUDA when CuPy sees a GPU) would
   promise lower-precision kernels that do not exist, so it raises NotImplementedError, as
   ``torch.autocast(enabled=True)`` does here. For other device types no tensor can ever be affected, so the flag
@@ -19,8 +19,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ..backend.dtypes import bfloat16, bfloat16_in_use, float16
 from ..backend.dtypes import dtype as _dtype
-from ..backend.dtypes import float16
 from .autocast_mode import WITH_DISPATCH_KEY, is_autocast_available
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
     "autocast_increment_nesting", "autocast_decrement_nesting",
 ]
 
-BF16 = "bfloat16"  # a default tracegrad cannot represent
+BF16 = bfloat16  # (brought into use, ml_dtypes imported, only when read: see get_autocast_dtype)
 # torch's default fast dtypes (ATen's autocast_mode.cpp); device types missing here have none
 _DEFAULT_DTYPES: dict[str, Any] = {
     "cpu": BF16, "cuda": float16, "ipu": float16, "xpu": float16, "hip": float16, "maia": BF16,
@@ -112,7 +112,7 @@ def _set_enabled(device_type: str, enabled: bool) -> None:
     _check_dispatch_key(device_type)
     if enabled and _has_tensors_on(device_type):
         raise NotImplementedError(
-            f"tracegrad has no bfloat16 and no low-precision autocast yet: autocast cannot be enabled for "
+            f"tracegrad has no low-precision autocast yet (no per-operator casts): autocast cannot be enabled for "
             f"'{device_type}' (only disabled, a no-op)."
         )
     _enabled[device_type] = enabled
@@ -123,18 +123,13 @@ def get_autocast_dtype(device_type: str) -> _dtype:
     value = _fast_dtypes.get(device_type)
     if value is None:
         raise RuntimeError("unsupported scalarType")
-    if value == BF16:
-        raise NotImplementedError(
-            f"the autocast dtype of '{device_type}' is torch.bfloat16, which tracegrad does not have; set another "
-            f"one first with torch.set_autocast_dtype('{device_type}', dtype)"
-        )
-    return value
+    return bfloat16_in_use() if value is bfloat16 else value
 
 
 def default_fast_dtype(device_type: str) -> Any:
-    """The dtype ``torch.autocast(device_type)`` runs in when given none: the device's current one, bfloat16 as its
-    name ``BF16``."""
-    return _fast_dtypes.get(device_type)
+    """The dtype ``torch.autocast(device_type)`` runs in when given none: the device's current one."""
+    value = _fast_dtypes.get(device_type)
+    return bfloat16_in_use() if value is bfloat16 else value
 
 
 def set_autocast_dtype(device_type: str, dtype: _dtype) -> None:

@@ -22,7 +22,7 @@ from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.node_meta import ONLY, RECORD, meta_forms
 from ...autograd.saved import save_input, stale_input, version_error
-from ...backend.dtypes import cpp_type_name, scalar_type_name
+from ...backend.dtypes import bfloat16, cpp_type_name, scalar_type_name
 from .. import aten_sum
 from .._util import unsupported
 from ..aten_vec import FP_SIGNALS, quietly
@@ -371,9 +371,9 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     w = weight._data
     if x.shape[1] != w.shape[1]:
         raise _linear_failed(_shape_error(x, w), input, weight, bias)
-    # (half: PyTorch's gemm sums in float and adds the bias before its one rounding to half)
+    # (half and bfloat16: PyTorch's gemm sums in float and adds the bias before its one rounding)
     try:
-        if x.dtype is _HALF:
+        if x.dtype is _HALF or x.dtype is bfloat16.np:
             out = np.matmul(x.astype(np.float32), w.T.astype(np.float32))
         elif x.dtype is _BOOL:  # (PyTorch's CPU gemm is not dispatched over bool)
             raise unsupported("addmm_impl_cpu_", x.dtype)
@@ -383,7 +383,7 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         out = quietly(_product, x, w)
     if bias is not None:
         try:
-            out += bias._data
+            out += bias._data if bias._data.dtype is not bfloat16.np else bias._data.astype(np.float32)
         except FP_SIGNALS:  # (the same; NumPy warns after it has written the sum into ``out``)
             pass
         except ValueError:
@@ -392,7 +392,7 @@ def _linear_2d(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
                 f"The expanded size of the tensor ({out.shape[1]}) must match the existing size "
                 f"({b.shape[-1]}) at non-singleton dimension 1.  Target sizes: {list(out.shape)}.  "
                 f"Tensor sizes: {list(b.shape)}"), input, weight, bias) from None
-    if out.dtype is not x.dtype:  # (half: the float sum rounded to half, inf beyond its range as in PyTorch)
+    if out.dtype is not x.dtype:  # (half: the float sum rounded once, inf beyond its range as in PyTorch)
         out = quietly(out.astype, x.dtype)
     result = _new(Tensor)
     result._data = out

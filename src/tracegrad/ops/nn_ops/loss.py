@@ -19,6 +19,7 @@ from ..._strides import in_torch_layout, like_self, preserve_format_strides
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
+from ...backend.dtypes import bfloat16
 from .. import aten_sum
 from .._jvp import zero_tensor_sum
 from .._util import binary_dtype, broadcast_mismatch
@@ -467,7 +468,7 @@ def _records_inline(input: Tensor, target: Tensor) -> bool:
     (torch's autograd kernels may not run for one), and nothing that needs the general path (``fast_path_ok``) or
     watches operator calls."""
     return (fast_path_ok() and not STATE.observed and input.__class__ is Tensor and target.__class__ is Tensor
-            and not input._inference)
+            and not input._inference and input._data.dtype is not bfloat16.np)  # (bfloat16: computed in float)
 
 
 def _requires_grad(t: Tensor) -> bool:
