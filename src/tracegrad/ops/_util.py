@@ -388,5 +388,5 @@ def check_differentiable_grad(dtype: np.dtype) -> None:
     """PyTorch's validate_outputs asserts, last, that a gradient (cast to its input's dtype) is of a floating or
     complex dtype: an integer tensor that requires grad (``long_t[mask] = v`` for a ``v`` that does) fails it as
     soon as a gradient reaches it, through a cast back to its dtype (``.float()``'s backward), or as the root."""
-    if dtype.kind not in "fc":
+    if not _dt.is_differentiable_np(dtype):
         raise RuntimeError(_NOT_DIFFERENTIABLE)
