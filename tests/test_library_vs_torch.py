@@ -341,3 +341,75 @@ def test_register_torch_dispatch_is_refused():
     mysin = sin_op(tg, fresh_ns())
     with pytest.raises(NotImplementedError, match="no __torch_dispatch__"):
         mysin.register_torch_dispatch(object, lambda *a: None)
+
+
+def test_arguments_checked_as_torch_parser_checks_them():
+    """Every call is read as PyTorch's boxed-call parser reads it: the count (more arguments than the schema has
+    were dropped silently), positional values for keyword-only parameters, unknown and repeated keywords, and
+    each value's type (an int for a Tensor reached the kernel, a float for an int was taken)."""
+    import numpy as np
+
+    def program(lib, ns):
+        @lib.library.custom_op(f"{ns}::f", mutates_args=())
+        def f(x: lib.Tensor, y: Optional[lib.Tensor], n: int, a: float, b: bool, s: str, *,  # noqa: UP045
+              k: int = 3, ls: Optional[Sequence[int]] = None,  # noqa: UP045
+              z: Optional[float] = None) -> lib.Tensor:  # noqa: UP045
+            return x * a + (0 if y is None else y) + n + k + sum(ls or ()) + (z or 0) + b + len(s)
+
+        @lib.library.custom_op(f"{ns}::g", mutates_args=())
+        def g(xs: list[lib.Tensor], w: float) -> list[lib.Tensor]:
+            return [t * w for t in xs]
+
+        x = lib.ones(2)
+        packet = getattr(lib.ops, ns).f
+        calls = [lambda: f(x, None, 1, 2.0, True, "ab", k=1, ls=[4], z=0.5),
+                 lambda: f(x, y=x, n=lib.tensor(2), a=2, b=False, s="s"),
+                 lambda: f(x, None, np.int64(1), np.float64(2.0), 1, "s"),
+                 lambda: f(x, x), lambda: f(x, None, 1, 2.0, True, "s", 4),
+                 lambda: f(x, None, 1, 2.0, True, "s", k=1, q=2), lambda: f(x, None, 1, 2.0, True, "s", n=2),
+                 lambda: f(x, None, 1.5, 2.0, True, "s"), lambda: f(x, None, 1, "a", True, "s"),
+                 lambda: f(x, None, 1, 2.0, [1], "s"), lambda: f(x, None, 1, 2.0, True, 3),
+                 lambda: f(3, None, 1, 2.0, True, "s"), lambda: f(x, 3, 1, 2.0, True, "s"),
+                 lambda: f(np.ones(2), None, 1, 2.0, True, "s"), lambda: f(x, None, 1, 2.0, True, "s", k=2.5),
+                 lambda: f(x, None, 1, 2.0, True, "s", ls=(1, 2.5)), lambda: f(x, None, 1, 2.0, True, "s", ls=5),
+                 lambda: f(x, None, 1, 2.0, True, "s", z="q"), lambda: packet.default(x, None, 1, 2.0, True),
+                 lambda: packet(y=x), lambda: g(x, 2.0), lambda: g([x, 1], 2.0), lambda: g((x,), 2)]
+        return [raised(lib, lambda _, call=call: call()) for call in calls]
+
+    ours, theirs = both(program)
+    assert ours == theirs
+
+
+def test_backward_returning_a_list_is_one_gradient_without_tensor_lists():
+    """PyTorch spreads a backward's list of gradients only for an operator with a tensor list; elsewhere a list is
+    one (wrong) gradient, refused by the gradient count (tracegrad spread it, and took it)."""
+    def program(lib, ns):
+        @lib.library.custom_op(f"{ns}::mul2", mutates_args=())
+        def mul2(x: lib.Tensor, y: lib.Tensor) -> lib.Tensor:
+            return x * y
+
+        mul2.register_autograd(lambda ctx, g: [g, g], setup_context=lambda ctx, inputs, output: None)
+        x = lib.ones(2, requires_grad=True)
+        return raised(lib, lambda lib: lib.autograd.grad(mul2(x, x).sum(), x))
+
+    ours, theirs = both(program)
+    assert ours == theirs and theirs is not None
+
+
+def test_aten_implementations_are_refused_and_impl_returns_none():
+    """A kernel for an aten operator would replace the built-in one in PyTorch: tracegrad, whose built-in kernels
+    are not Python functions, refuses it (it kept it aside, silently unused). ``torch.library.impl`` returns None,
+    as PyTorch's, also as a decorator."""
+    L = tg.library.Library("aten", "IMPL")
+    with pytest.raises(NotImplementedError, match="built-in operators take no registrations"):
+        L.impl("sin", lambda x: x * 0, "CPU")
+    assert tg.sin(tg.tensor([1.0])).item() == pytest.approx(0.841470985)
+
+    def program(lib, ns):
+        lib.library.define(f"{ns}::h", "(Tensor x) -> Tensor")
+        returned = lib.library.impl(f"{ns}::h", "cpu", lambda x: x + 1)
+        decorated = lib.library.impl(f"{ns}::h", "CompositeExplicitAutograd")(lambda x: x + 2)
+        return returned, decorated, getattr(lib.ops, ns).h(lib.zeros(1)).tolist()
+
+    ours, theirs = both(program)
+    assert ours == theirs

@@ -98,6 +98,10 @@ class Library:
         if key not in DISPATCH_KEYS:
             raise RuntimeError(f"could not parse dispatch key: {key}")
         name = op_name if isinstance(op_name, str) else op_name._full_name
+        if self.ns == "aten":  # (PyTorch would replace the built-in kernel; tracegrad's kernels are not Python's)
+            raise NotImplementedError(f"Library('aten', ...).impl({name!r}, ...): tracegrad's built-in operators take "
+                                      "no registrations; use tracegrad.utils._python_dispatch.OpInterceptor to "
+                                      "replace their calls.")
         op = NAMESPACES.get(self.ns, {}).get(name)
         if op is None:  # (PyTorch accepts an implementation before its definition)
             _PENDING_IMPLS.setdefault((self.ns, name), {})[key] = fn
@@ -169,16 +173,15 @@ def define(qualname: str, schema: str, *, lib: Library | None = None, tags: Any 
 
 
 def impl(qualname: str, types: str | Sequence[str], func: Callable | None = None, *,
-         lib: Library | None = None) -> Callable:
+         lib: Library | None = None) -> Callable | None:
     """Register ``func`` for ``qualname`` on device types ("cpu") or dispatch keys ("CompositeImplicitAutograd")."""
     ns, name = _parse_namespace(qualname)
     keys = [_key_for(t) for t in ((types,) if isinstance(types, str) else types)]
 
-    def register(func: Callable) -> Callable:
+    def register(func: Callable) -> None:  # (None, as PyTorch's: even the decorator form leaves None behind)
         library = _library_for(ns, lib)
         for key in keys:
             library.impl(name, func, key)
-        return func
 
     return register if func is None else register(func)
 

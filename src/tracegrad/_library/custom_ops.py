@@ -206,6 +206,9 @@ def make_autograd_impl(op: LibraryOp, info: Any) -> Callable:
     whose backward is ``info._backward_fn`` (or PyTorch's refusal, at backward time, where none was registered)."""
     overload = op.schema.overload or "default"
     name = f"GeneratedBackwardFor_{op.namespace}_{op.__name__.partition('.')[0]}_{overload}"
+    # (PyTorch flattens tensor lists, in inputs and in gradients, only for an operator with a tensor list)
+    lists = any(p.is_tensor_list for p in op.schema.params) or any(r.type.startswith("Tensor[]")
+                                                                 for r in op.schema.returns)
 
     def forward(ctx, *flat):
         meta = flat[-1]
@@ -230,6 +233,8 @@ def make_autograd_impl(op: LibraryOp, info: Any) -> Callable:
             result = info._backward_fn(ctx, *_unflatten_grads(grads, meta.output_spec))
         finally:
             ctx.needs_input_grad = prev
+        if not lists:  # (PyTorch's plain generated Function: a tuple is the gradients, anything else is one)
+            return (*result, None) if isinstance(result, tuple) else (result, None)
         return (*_flatten_grads(result), None)
 
     generated = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),

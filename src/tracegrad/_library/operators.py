@@ -24,6 +24,7 @@ from ..autograd.node import Node
 from ..autograd.node_meta import meta_record, outputs_meta
 from ..ops.registry import OpDef
 from ..ops.schema import Schema, parse_schema
+from . import arguments
 
 # namespace -> {"name" or "name.overload" -> operator}
 NAMESPACES: dict[str, dict[str, LibraryOp]] = {}
@@ -84,7 +85,9 @@ class LibraryOp(OpDef):
         self.__name__ = schema.full_name.partition("::")[2]
         params = schema.params
         self.param_names = tuple(p.name for p in params)
-        self.n_params = len(params)
+        # (never a call's argument count: the callers' shortcut for a full positional call skips ``bind``, and
+        # PyTorch's parser checks every call of a library operator, its values' types included)
+        self.n_params = -1
         self.n_positional = len(schema.positional)
         self.defaults = tuple(p.default for p in params)
         self.required = tuple(not p.has_default for p in params)
@@ -103,21 +106,8 @@ class LibraryOp(OpDef):
     # ---- calling ------------------------------------------------------------------------------------------
 
     def bind(self, args: tuple, kwargs: dict) -> tuple:
-        """The full positional argument tuple, refused in the words of PyTorch's boxed-call parser."""
-        names = self.param_names
-        full = list(args) + [None] * (self.n_params - len(args))
-        for key, value in kwargs.items():
-            if key not in names:
-                raise RuntimeError(f"{self.qualname}() got an unexpected keyword argument '{key}'. "
-                                   f"Declaration: {self.declaration()}")
-            full[names.index(key)] = value
-        for i in range(len(args), self.n_params):
-            if names[i] not in kwargs:
-                if self.required[i]:
-                    raise RuntimeError(f"{self.qualname}() is missing value for argument '{names[i]}'. "
-                                       f"Declaration: {self.declaration()}")
-                full[i] = self.defaults[i]
-        return tuple(full)
+        """The full positional argument tuple, checked and refused as PyTorch's boxed-call parser does."""
+        return arguments.bind(self, args, kwargs)
 
     def _call_with_out(self, args: tuple, kwargs: dict):
         return self._eager(self.bind(args, kwargs))  # (``out`` is an ordinary argument name here, if declared)
