@@ -413,3 +413,20 @@ def test_aten_implementations_are_refused_and_impl_returns_none():
 
     ours, theirs = both(program)
     assert ours == theirs
+
+
+def test_opcheck_mutation_message_and_unknown_test_utils():
+    """test_schema's refusal of an undeclared mutation in PyTorch's words (tracegrad prefixed the operator's name);
+    an unknown test is a ValueError naming the known ones (tracegrad reported a KeyError as a failed test)."""
+    def program(lib, ns):
+        @lib.library.custom_op(f"{ns}::sneaky", mutates_args=())
+        def sneaky(x: lib.Tensor) -> lib.Tensor:
+            x.add_(1)
+            return x.clone()
+
+        x = lib.ones(3)
+        return (raised(lib, lambda lib: lib.library.opcheck(sneaky, (x,), test_utils="test_schema")),
+                raised(lib, lambda lib: lib.library.opcheck(sneaky, (x,), test_utils="nope")))
+
+    ours, theirs = both(program)
+    assert ours == theirs

@@ -293,7 +293,11 @@ def opcheck(op, args: tuple, kwargs: dict | None = None, *, test_utils: str | Se
     custom, library_op = _resolve(op)
     tests = (test_utils,) if isinstance(test_utils, str) else tuple(test_utils)
     checks = {"test_schema": _check_schema, "test_autograd_registration": _check_autograd_registration,
-              "test_faketensor": _check_fake, "test_aot_dispatch_dynamic": _check_aot}
+              "test_faketensor": _check_fake, "test_aot_dispatch_static": _check_aot,
+              "test_aot_dispatch_dynamic": _check_aot}
+    if not set(tests) <= set(checks):
+        raise ValueError(f"opcheck(op, ..., test_utils={tests}), expected test_utils to be subset of "
+                         f"{tuple(checks)} but it was not")
     results: dict[str, Any] = {}
     for name in tests:
         try:
@@ -339,8 +343,7 @@ def _check_schema(custom, library_op: LibraryOp, args: tuple, kwargs: dict) -> N
     for i, old in before:
         value = bound[i]
         if value is not None and not (value.shape == old.shape and bool((value == old).all())):
-            raise RuntimeError(f"{library_op.qualname}: Argument {library_op.param_names[i]} is not defined as "
-                               "mutable but was mutated")
+            raise RuntimeError(f"Argument {library_op.param_names[i]} is not defined as mutable but was mutated")
     _check_no_aliasing(library_op, bound, result)
 
 
