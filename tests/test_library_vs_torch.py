@@ -430,3 +430,25 @@ def test_opcheck_mutation_message_and_unknown_test_utils():
 
     ours, theirs = both(program)
     assert ours == theirs
+
+
+def test_setup_context_gets_keyword_only_inputs():
+    """An operator with keyword-only parameters hands them to setup_context as ``keyword_only_inputs`` (tracegrad
+    never did: a setup_context written for PyTorch failed, and one without the parameter was accepted)."""
+    def program(lib, ns):
+        @lib.library.custom_op(f"{ns}::scale", mutates_args=())
+        def scale(x: lib.Tensor, *, s: float = 2.0) -> lib.Tensor:
+            return x * s
+
+        def setup_context(ctx, inputs, keyword_only_inputs, output):
+            ctx.s = keyword_only_inputs["s"]
+
+        scale.register_autograd(lambda ctx, g: g * ctx.s, setup_context=setup_context)
+        x = lib.ones(2, requires_grad=True)
+        grads = [lib.autograd.grad(scale(x, s=3.0).sum(), x)[0].tolist(),
+                 lib.autograd.grad(scale(x).sum(), x)[0].tolist()]
+        scale.register_autograd(lambda ctx, g: g, setup_context=lambda ctx, inputs, output: None)
+        return grads, raised(lib, lambda lib: scale(x, s=3.0))
+
+    ours, theirs = both(program)
+    assert ours == theirs

@@ -216,7 +216,9 @@ def make_autograd_impl(op: LibraryOp, info: Any) -> Callable:
         args = _unflatten(flat[:-1], meta.input_spec)
         positional = args + tuple(meta.keywords.values())
         result = op.run_backend(positional)
-        if info._setup_context_fn:
+        if info._setup_context_fn and op.kwarg_names:  # (keyword-only arguments come apart, as in PyTorch)
+            info._setup_context_fn(ctx=ctx, inputs=args, keyword_only_inputs=meta.keywords, output=result)
+        elif info._setup_context_fn:
             info._setup_context_fn(ctx=ctx, inputs=args, output=result)
         flat_result, meta.output_spec = _flatten_result(result)
         return flat_result
