@@ -208,14 +208,15 @@ def test_wrap_torch_function():
 
 
 def test_protocol_is_off_without_subclasses_and_modes():
-    """The eager fast path is kept: the protocol goes live with a subclass and off again once it is gone."""
+    """The eager fast path is kept: the protocol goes live with a subclass (its routing wrappers in place, the
+    fused fast paths still on for plain tensors) and off again once it is gone; a mode takes the general path."""
     gc.collect()
     assert not tg._STATE.torch_function
     Sub = type("Sub", (tg.Tensor,), {})
-    assert tg._STATE.torch_function and tg._STATE.special
+    assert tg._STATE.torch_function and tg._STATE.op_call_checks and not tg._STATE.special
     del Sub
     gc.collect()
-    assert not tg._STATE.torch_function and not tg._STATE.special
+    assert not tg._STATE.torch_function and not tg._STATE.special and not tg._STATE.op_call_checks
     with tg.overrides.BaseTorchFunctionMode():
-        assert tg._STATE.torch_function
-    assert not tg._STATE.torch_function
+        assert tg._STATE.torch_function and tg._STATE.special
+    assert not tg._STATE.torch_function and not tg._STATE.special

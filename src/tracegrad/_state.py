@@ -3,7 +3,7 @@
 They live on one object with slots so the eager fast path pays a single attribute load per check:
 ``special`` is True whenever anything needs the general path (a transform is active, an observer wants
 every operator call or the saved-tensor events, anomaly mode, inference mode, the profiler, an op interceptor
-or the __torch_function__ protocol is on). An observer of nodes, hooks and backward runs only sets
+or a TorchFunctionMode is on). An observer of nodes, hooks and backward runs only sets
 ``observed``: the fast paths stay on and emit those events.
 ``special`` is recomputed by the setters of those switches.
 Grad mode is process-wide rather than thread-local: tracegrad runs one Python thread of autograd.
@@ -17,7 +17,8 @@ import itertools
 class _State:
     __slots__ = ("grad_enabled", "special", "_stack", "observed", "observed_ops", "_anomaly", "_inference",
                  "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq",
-                 "in_formula", "_profiler", "before_write", "_interceptors", "inference_seen", "torch_function")
+                 "in_formula", "_profiler", "before_write", "_interceptors", "inference_seen", "torch_function",
+                 "torch_function_mode", "op_call_checks")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -48,13 +49,21 @@ class _State:
         # mutating the list in place.
         self._interceptors: list = []
         # The __torch_function__ protocol is live: a Tensor subclass overriding it exists or a mode is active
-        # (set by _torch_function, which calls refresh())
+        # (set by _torch_function, which calls refresh()). Its routing wrappers catch every public entry point, so
+        # a live subclass leaves ``special`` alone; only a mode (which also sees calls made inside tracegrad's
+        # Python functions) takes the general path.
         self.torch_function = False
+        self.torch_function_mode = False
+        # ``OpDef.__call__`` has something to check: ``special``, or the protocol is live (a subclass operand of
+        # an operator that is not a routed name, ``torch.sin``, is checked there; one flag, so its common call
+        # pays a single test as before)
+        self.op_call_checks = False
 
     def refresh(self) -> None:
         """Recompute ``special``; call after mutating ``stack`` in place."""
         self.special = bool(self._stack or self.observed_ops or self._anomaly or self._inference or self._fw_levels
-                            or self._profiler is not None or self._interceptors or self.torch_function)
+                            or self._profiler is not None or self._interceptors or self.torch_function_mode)
+        self.op_call_checks = self.special or self.torch_function
 
     @property
     def stack(self) -> list:

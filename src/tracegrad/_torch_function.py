@@ -16,6 +16,7 @@ where the argument parser would refuse it (``OpDef.__call__``'s error path, the 
 
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 import warnings
@@ -48,7 +49,8 @@ def _refresh() -> None:
     if live != STATE.torch_function:
         _install_routing() if live else _remove_routing()
         STATE.torch_function = live
-        STATE.refresh()
+    STATE.torch_function_mode = bool(_modes)
+    STATE.refresh()
 
 
 def note_subclass(cls: type) -> None:
@@ -162,6 +164,42 @@ def overloaded_args(values: Iterable, takes_part: Callable[[type], bool] = _take
     return found
 
 
+# Types whose instances never take part (set when the routing goes in): a call with only these among its arguments
+# and the items of its list and tuple arguments, and no mode, runs its original at once.
+_plain_kinds: frozenset = frozenset()
+
+
+def _plain_kinds_now() -> frozenset:
+    from ._tensor import Tensor
+    from .backend.device import device
+    from .backend.dtypes import dtype
+    from .nn.parameter import Parameter
+    from .size import Size
+
+    kinds = {Tensor, Parameter, dtype, device, Size}
+    return _PLAIN | {kind for kind in kinds if not defines_torch_function(kind) or kind is Tensor}
+
+
+def _plain_values(values: Iterable) -> bool:
+    plain = _plain_kinds
+    for value in values:
+        kind = value.__class__
+        if kind in plain:
+            if kind is list or kind is tuple:
+                for item in value:
+                    if item.__class__ not in plain:
+                        return False
+            continue
+        return False
+    return True
+
+
+def _plain_call(args: tuple, kwargs: dict) -> bool:
+    """The common call while the protocol is live: plain tensors and numbers only, no mode (tested with a loop of
+    type lookups before any of ``wants``' work)."""
+    return not _modes and _plain_values(args) and (not kwargs or _plain_values(kwargs.values()))
+
+
 def wants(args: tuple, kwargs: dict | None) -> list | None:
     """The overloaded arguments of a call when the protocol applies to it (a mode is active, or an argument's type
     overrides and subclasses are not disabled), else None."""
@@ -233,9 +271,13 @@ def _refusal(func: Callable, overloaded: list, mode, python_api: bool) -> str:
 
 def public_name(func: Callable) -> str:
     """``torch.add``, ``torch.Tensor.add``, ``torch.nn.functional.relu``: the name torch's messages give."""
-    owner = getattr(func, "_torch_owner", None)
+    from ._tensor import Tensor
+
     name = getattr(func, "__name__", repr(func))
-    return f"{owner}.{name}" if owner else f"torch.{name}"
+    owner = getattr(func, "_torch_owner", None) or (
+        "torch.Tensor" if getattr(Tensor, name, None) is func else
+        _NAMESPACES.get(getattr(func, "__module__", None), "torch"))
+    return f"{owner}.{name}"
 
 
 def default_torch_function(cls: type, func: Callable, kinds: tuple, args: tuple = (), kwargs: dict | None = None):
@@ -311,6 +353,8 @@ def _routing_function(original: Callable, name: str, owner: str, reflects_type_e
         return _routing_data_factory(original, name, owner, _DATA_FACTORIES[owner, name])
 
     def routed(*args, **kwargs):
+        if _plain_call(args, kwargs):
+            return original(*args, **kwargs)
         found = wants(args, kwargs)
         if found is None:
             return original(*args, **kwargs)
@@ -353,6 +397,8 @@ def _routing_data_factory(original: Callable, name: str, owner: str, relevant: i
 
 def _routing_property(original: property) -> property:
     def fget(self):
+        if self.__class__ in _plain_kinds and not _modes:
+            return original.fget(self)
         found = wants((self,), None)
         if found is None:
             return original.fget(self)
@@ -396,6 +442,9 @@ def _install_routing() -> None:
 
     _NEVER.add(Tensor)
     warnings.warn = _warn_past_routing
+    global _plain_kinds
+    _plain_kinds = _plain_kinds_now()
+
     for name in _routed_names(Tensor):
         original = Tensor.__dict__[name]
         _originals[(Tensor, name)] = original
@@ -481,19 +530,22 @@ _ROUTED_ONLY = {"tracegrad.autograd": frozenset({"grad", "backward"})}
 _PRIVATE_ENTRIES = {"tracegrad.nn.functional": {"_linear_operator": "linear"}}
 
 
-def _routed_modules() -> list:
-    import sys
+# tracegrad's namespaces whose public functions are routed, and the names torch gives them
+_NAMESPACES = {"tracegrad": "torch", "tracegrad.nn.functional": "torch.nn.functional", "tracegrad.linalg":
+               "torch.linalg", "tracegrad.special": "torch.special", "tracegrad.fft": "torch.fft",
+               "tracegrad.autograd": "torch.autograd"}
 
-    names = {"tracegrad": "torch", "tracegrad.nn.functional": "torch.nn.functional", "tracegrad.linalg":
-             "torch.linalg", "tracegrad.special": "torch.special", "tracegrad.fft": "torch.fft",
-             "tracegrad.autograd": "torch.autograd"}
-    return [(sys.modules[name], owner) for name, owner in names.items() if name in sys.modules]
+
+def _routed_modules() -> list:
+    return [(sys.modules[name], owner) for name, owner in _NAMESPACES.items() if name in sys.modules]
 
 
 # ---- entry points for operators ---------------------------------------------------------------------------------
 
 def handle_operator(op, args: tuple, kwargs: dict) -> Any:
     """``OpDef.__call__`` while the protocol is live: the handlers' result, or ``_NOT_HANDLED``."""
+    if _plain_call(args, kwargs):
+        return NOT_HANDLED
     found = wants(args, kwargs)
     if found is None:
         return NOT_HANDLED
@@ -501,11 +553,70 @@ def handle_operator(op, args: tuple, kwargs: dict) -> Any:
 
 
 def handle_refused(func: Callable, args: tuple, kwargs: dict | None) -> Any:
-    """A call the parser refuses: its duck types' handlers' result, or ``_NOT_HANDLED``."""
+    """A call the parser refuses: its duck types' handlers' result, or ``_NOT_HANDLED``. The handlers get the
+    user's call (``x.add(duck)`` is ``Tensor.add``, not the ``torch.add`` it delegates to), as the routing
+    wrappers give it while the protocol is live."""
     found = duck_typed(args, kwargs)
     if found is None:
         return NOT_HANDLED
+    if not STATE.torch_function:
+        func, args, kwargs = _entry_call(sys._getframe(1)) or (func, args, kwargs)
     return handle(func, found, args, kwargs)
+
+
+def _entry_call(frame: types.FrameType) -> tuple | None:
+    """``(func, args, kwargs)`` of the call user code made into tracegrad that led to ``frame``: the outermost
+    tracegrad frame, when it runs a public name that takes ``(*args, **kwargs)`` or ``(self, *args, **kwargs)``
+    (the argument checking wrappers, the Tensor methods delegating to functions), whose arguments are the user's
+    as given. None for others (their refusal's own call is the best known)."""
+    entry = None
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "tracegrad":
+        entry, frame = frame, frame.f_back
+    code = None if entry is None else entry.f_code
+    if code is None or not (code.co_flags & inspect.CO_VARARGS and code.co_flags & inspect.CO_VARKEYWORDS) or (
+            code.co_argcount > 1 or code.co_kwonlyargcount):
+        return None
+    func = _public_function_of(entry)
+    if func is None:
+        return None
+    given = entry.f_locals
+    names = code.co_varnames
+    first = (given[names[0]],) if code.co_argcount else ()
+    return func, first + tuple(given[names[code.co_argcount]]), dict(given[names[code.co_argcount + 1]])
+
+
+def _public_function_of(frame: types.FrameType) -> Callable | None:
+    """The Tensor attribute or namespace function whose call ``frame`` runs (closures that share code are told
+    apart by their cells), as handlers see it: an operator is its method (``Tensor.mul`` for ``x * y``)."""
+    from ._tensor import Tensor
+
+    for owner, name, function in _public_functions():
+        if getattr(function, "__code__", None) is not frame.f_code or not _same_cells(function, frame):
+            continue
+        method = _METHOD_OF_OPERATOR.get(name) if owner is Tensor else None
+        return getattr(Tensor, method) if method else function
+    return None
+
+
+def _same_cells(function: types.FunctionType, frame: types.FrameType) -> bool:
+    cells = function.__closure__ or ()
+    given = frame.f_locals
+    return all(given.get(name) is cell.cell_contents for name, cell in zip(function.__code__.co_freevars, cells))
+
+
+def _public_functions() -> Iterable:
+    """``(owner, name, function)`` for the Tensor methods and operators and the public functions of the torch
+    namespaces (as they are now: not routed, the protocol being dead)."""
+    from ._tensor import Tensor
+
+    for name in _routed_names(Tensor):
+        value = Tensor.__dict__[name]
+        if isinstance(value, types.FunctionType):
+            yield Tensor, name, value
+    for module, _owner in _routed_modules():
+        for name, value in vars(module).items():
+            if not name.startswith("_") and isinstance(value, types.FunctionType):
+                yield module, name, value
 
 
 def refused_operand(method: str, args: tuple) -> Any:

@@ -515,9 +515,10 @@ class OpDef:
 
     def __call__(self, *args, **kwargs):
         try:
-            if STATE.special:
+            if STATE.op_call_checks:
                 # (before any observer or transform sees the call: torch's parser refuses an array first)
-                self._refuse_arrays(args, kwargs)
+                if STATE.special:
+                    self._refuse_arrays(args, kwargs)
                 if STATE.torch_function:
                     handled = _torch_function.handle_operator(self, args, kwargs)
                     if handled is not _torch_function.NOT_HANDLED:
