@@ -76,3 +76,25 @@ def test_subclass_operands_leave_the_fused_paths():
     assert _through_fused_paths(tg) == _through_fused_paths(torch)
     MyT = type("MyT", (tg.Tensor,), {})  # noqa: F841 - (alive while the state is read)
     assert tg._STATE.torch_function and not tg._STATE.special
+
+
+def _through_modules(lib) -> tuple:
+    seen: list = []
+
+    class Log(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    lib.manual_seed(0)
+    net = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.ReLU(), lib.nn.Linear(3, 2), lib.nn.Tanh(), lib.nn.LayerNorm(2))
+    out = net(lib.randn(5, 4).as_subclass(Log))
+    loss = lib.nn.CrossEntropyLoss()(out, lib.tensor([0, 1, 0, 1, 1]))
+    return type(out).__name__, type(loss).__name__, seen
+
+
+def test_modules_given_a_subclass_instance_route_their_internals():
+    """A module's forward runs tracegrad's fused internals, past the routing wrappers: they see the subclass
+    instance, as torch's calls of torch.nn.functional do."""
+    assert _through_modules(tg) == _through_modules(torch)

@@ -51,7 +51,8 @@ class _State:
         # The __torch_function__ protocol is live: a Tensor subclass overriding it exists or a mode is active
         # (set by _torch_function, which calls refresh()). Its routing wrappers catch every public entry point, so
         # a live subclass leaves ``special`` alone; only a mode (which also sees calls made inside tracegrad's
-        # Python functions) takes the general path.
+        # Python functions) or a module's forward given a subclass instance (_torch_function.GeneralPath) takes
+        # the general path.
         self.torch_function = False
         self.torch_function_mode = False
         # ``OpDef.__call__`` has something to check: ``special``, or the protocol is live (a subclass operand of

@@ -32,6 +32,7 @@ _SUBCLASS_DISABLED = 1  # DisableTorchFunctionSubclass: modes still see calls
 _ALL_DISABLED = 2  # DisableTorchFunction: neither subclasses nor modes
 _disabled_level = 0
 _modes: list = []  # TorchFunctionMode stack, innermost last
+_general_depth = 0  # GeneralPath scopes entered
 _live_subclasses: dict = {}  # id -> weakref of a Tensor subclass whose __torch_function__ is live
 _originals: dict = {}  # (owner, name) -> the attribute the routing wrapper replaced
 
@@ -49,7 +50,7 @@ def _refresh() -> None:
     if live != STATE.torch_function:
         _install_routing() if live else _remove_routing()
         STATE.torch_function = live
-    STATE.torch_function_mode = bool(_modes)
+    STATE.torch_function_mode = bool(_modes) or _general_depth > 0
     STATE.refresh()
 
 
@@ -109,6 +110,23 @@ class DisableTorchFunction(_DisabledScope):
     """Neither subclasses' ``__torch_function__`` nor modes are called inside."""
 
     level = _ALL_DISABLED
+
+
+class GeneralPath:
+    """A body whose operators all take the general path, where ``OpDef.__call__`` checks each for the protocol:
+    code that hands a subclass instance to tracegrad's internal fast paths, past the routing wrappers (an
+    ``nn.Module``'s forward; torch's modules call the routed ``torch.nn.functional`` instead)."""
+
+    def __enter__(self) -> GeneralPath:
+        global _general_depth
+        _general_depth += 1
+        _refresh()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _general_depth
+        _general_depth -= 1
+        _refresh()
 
 
 def is_torch_function_enabled() -> bool:
@@ -192,6 +210,11 @@ def _plain_values(values: Iterable) -> bool:
             continue
         return False
     return True
+
+
+def forward_needs_general_path(args: tuple, kwargs: dict) -> bool:
+    """While the protocol is live without a mode: an ``nn.Module`` is called with a subclass instance (or duck)."""
+    return STATE.torch_function and not STATE.special and not _plain_call(args, kwargs)
 
 
 def _plain_call(args: tuple, kwargs: dict) -> bool:

@@ -11,6 +11,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ... import _torch_function
 from ..._events import MODULE_CALLS, is_own_file
 from ..._events import emit as _emit_event
 from ..._state import STATE
@@ -894,6 +895,10 @@ class Module:
         return _add_hook(self._backward_hooks, hook, False)
 
     def _call_impl(self, *args, **kwargs):
+        if STATE.torch_function and _torch_function.forward_needs_general_path(args, kwargs):
+            # (its forward's fast internals, unlike torch's calls of torch.nn.functional, are not routed)
+            with _torch_function.GeneralPath():
+                return self._call_impl(*args, **kwargs)
         d = self.__dict__
         if not (
             d["_forward_hooks"]
