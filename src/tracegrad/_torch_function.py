@@ -582,8 +582,10 @@ def handle_refused(func: Callable, args: tuple, kwargs: dict | None) -> Any:
     found = duck_typed(args, kwargs)
     if found is None:
         return NOT_HANDLED
-    if not STATE.torch_function:
-        func, args, kwargs = _entry_call(sys._getframe(1)) or (func, args, kwargs)
+    entry = None if STATE.torch_function else _entry_call(sys._getframe(1))
+    entry_found = None if entry is None else duck_typed(entry[1], entry[2])
+    if entry_found:  # (the duck came in with the user's call)
+        (func, args, kwargs), found = entry, entry_found
     return handle(func, found, args, kwargs)
 
 
