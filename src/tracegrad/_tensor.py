@@ -848,8 +848,10 @@ def _deepcopied_array(data, memo: dict):
 @functools.cache
 def _internal_names(cls: type) -> frozenset:
     """The names of tracegrad's own per-tensor attributes (autograd's, views'), class attributes of Tensor:
-    everything else in a tensor's ``__dict__`` was set by its user, and is what torch saves and copies."""
-    return frozenset(name for klass in cls.__mro__ for name in vars(klass))
+    everything else in a tensor's ``__dict__`` was set by its user, and is what torch saves and copies. (Less
+    ``_is_param``: set on an instance, the mark of a Tensor subclass made a parameter, which torch's ``__dict__``
+    state carries through pickle, deepcopy and save.)"""
+    return frozenset(name for klass in cls.__mro__ for name in vars(klass)) - {"_is_param"}
 
 
 def user_state(t: Tensor) -> dict:

@@ -210,12 +210,15 @@ def tensor_repr(t) -> str:
         elif t.requires_grad:  # a view requires grad through its base
             suffixes.append("requires_grad=True")
     if t._is_param:
-        prefix = "Parameter containing:\n" + prefix
         suffixes = [s for s in suffixes if s != "requires_grad=True"] + (["requires_grad=True"] if t._rg else [])
     tangent = _tangent(t)
     if tangent is not None:
         suffixes.append(f"tangent={tangent}")
-    return _add_suffixes(prefix + body, suffixes, len(prefix.rpartition("\n")[2]))
+    text = _add_suffixes(prefix + body, suffixes, len(prefix))
+    if t._is_param and kind is not Parameter and kind is not Tensor:
+        # (torch's _str_intern marks a parameter of a class of its own, a Parameter subclass's or a Tensor subclass's)
+        text = f"Parameter({text})"
+    return "Parameter containing:\n" + text if issubclass(kind, Parameter) else text  # (Parameter.__repr__)
 
 
 def _tangent(t):

@@ -147,7 +147,7 @@ def _reduce_tensor(t: Tensor, storages: _Storages) -> Any:
     from .nn.parameter import Parameter
 
     state = user_state(t)
-    if isinstance(t, Parameter):  # (torch saves a parameter's ``.data`` and drops its hooks silently)
+    if issubclass(type(t), Parameter):  # (torch saves a parameter's ``.data`` and drops its hooks silently)
         if not state:
             return (torch_global("torch._utils", "_rebuild_parameter"), (t.data, t.requires_grad, OrderedDict()))
         return (torch_global("torch._utils", "_rebuild_parameter_with_state"),

@@ -97,15 +97,8 @@ def vector_and_scalar(formula: Callable, operands: tuple, block: int, out_like: 
         done = _one_run(formula, operands, block, grain, None if out_like is None else out_like.shape)
         if done is not None:
             return done
-    shape = np.broadcast_shapes(*(np.shape(o) for o in operands))
-    if out_like is None:
-        first = operands[0]
-        if first.shape == shape and first.flags.c_contiguous:
-            out_like = first
-        else:  # (the output as TensorIterator lays it out: an expanded operand's stride-0 dims are not its own)
-            out_like = empty_strided(shape, torch_strides(shape, operands), first.dtype)
+    out_like, wide = _laid_out(operands, out_like)
     shape = out_like.shape
-    wide = tuple(np.broadcast_to(o, shape) for o in operands)
     order, run = iteration_order(out_like, wide)
     mask = scalar_mask(out_like.size, run, block, grain)
     if mask is None:
@@ -115,6 +108,30 @@ def vector_and_scalar(formula: Callable, operands: tuple, block: int, out_like: 
     if not mask.all():
         out[mask] = formula(*(f[mask] for f in flat), vector=False)
     return out.reshape([shape[d] for d in order]).transpose(np.argsort(order))
+
+
+def _laid_out(operands: tuple, out_like: np.ndarray | None) -> tuple[np.ndarray, tuple]:
+    """The output's layout (``out_like``, else as TensorIterator lays out a new result) and the operands broadcast
+    to its shape."""
+    shape = np.broadcast_shapes(*(np.shape(o) for o in operands))
+    if out_like is None:
+        first = operands[0]
+        if first.shape == shape and first.flags.c_contiguous:
+            out_like = first
+        else:  # (the output as TensorIterator lays it out: an expanded operand's stride-0 dims are not its own)
+            out_like = empty_strided(shape, torch_strides(shape, operands), first.dtype)
+    return out_like, tuple(np.broadcast_to(o, out_like.shape) for o in operands)
+
+
+def takes_basic_loop(operands: tuple, out_like: np.ndarray | None = None) -> bool:
+    """Whether ``cpu_kernel_vec`` runs its outer ``basic_loop`` (the scalar lambda called from the loop itself, not
+    from the vector loop's tail): a 0-d result (TensorIterator's strides are zero there), an inner dimension
+    neither contiguous nor broadcast, or two operands broadcast along it. A kernel whose scalar function the
+    compiler inlines there but not into the vector loop's tail rounds differently in the two."""
+    out_like, wide = _laid_out(operands, out_like)
+    if out_like.ndim == 0:
+        return True
+    return out_like.size > 1 and iteration_order(out_like, wide)[1] == 1
 
 
 def _one_run(formula: Callable, operands: tuple, block: int, grain: int, shape: tuple | None) -> np.ndarray | None:

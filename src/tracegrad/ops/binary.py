@@ -37,8 +37,8 @@ from ._util import (
     reject_complex,
     result_dtype,
 )
-from .aten_loops import loop_block, vector_and_scalar
-from .aten_vec import fma
+from .aten_loops import loop_block, takes_basic_loop, vector_and_scalar
+from .aten_vec import aten_float_lanes, fma
 from .complex_ops import imag, real, real_for_real_input
 from .creation import empty_like, fill_, to_dtype, zeros_like
 from .pointwise import (
@@ -1353,15 +1353,21 @@ def _igamma_kernel(upper: bool):
             raise unsupported(name, dt)
         work = np.float32 if dt.itemsize <= 4 else np.float64  # (half and bfloat16 through float, as ATen's)
         a, x = np.asarray(a, dt), np.asarray(x, dt)
+        lanes = aten_float_lanes()  # (the build ATen dispatches to: its FMAs, see incomplete_gamma's docstring)
         with np.errstate(all="ignore"):
             if upper:
-                return incomplete_gamma.igammac(*np.broadcast_arrays(a.astype(work), x.astype(work))).astype(dt)
+                wide = np.broadcast_arrays(a.astype(work), x.astype(work))
+                return incomplete_gamma.igammac(*wide, fused=lanes > 0).astype(dt)
 
             def formula(a: np.ndarray, x: np.ndarray, vector: bool) -> np.ndarray:
                 a, x = np.broadcast_arrays(a.astype(work), x.astype(work))
                 return incomplete_gamma.igamma(a, x, fused=vector).astype(dt)
 
-            # (its vector code's multiply-adds are fused, its scalar tail's not)
+            if lanes and takes_basic_loop((a, x)):  # (the vector builds' outer scalar loop: fused)
+                return formula(a, x, vector=True)
+            if lanes < 16:  # (AVX2's vector loop and the DEFAULT build: unfused throughout)
+                return formula(a, x, vector=False)
+            # (AVX-512's vector code's multiply-adds are fused, its scalar tail's not)
             return vector_and_scalar(formula, (a, x), loop_block(dt, also_avx512=True))
 
     return kernel

@@ -8,10 +8,13 @@ loops stopping element by element where the C loop breaks. The arithmetic is the
 through float) in float with the C expressions' double constants where they promote, the multiply-adds that the
 compiler fuses as FMAs, and the C library's exp, log, lgamma, erfc, pow.
 
-Measured against torch 2.13's build: the igammac kernel's multiply-adds are fused (it is compiled with -mfma,
-calc_igammac inlined into both its loops). igamma's vector loop (blocks of two AVX-512 vectors) has calc_igamma
-inlined, fused, but the scalar loop over what is left calls it out of line, and as an inline template the library
-keeps one copy of it, compiled without FMA; both call one such copy of calc_igammac (x > 1 past a).
+Measured against torch 2.13's build: the igammac kernel's multiply-adds are fused in its AVX2 and AVX-512 builds
+(compiled with -mfma, calc_igammac inlined into both its loops), not in its DEFAULT build
+(``ATEN_CPU_CAPABILITY=default``). Of igamma's, only the AVX-512 build's vector loop (blocks of two vectors) has
+calc_igamma inlined, fused; the AVX2 build's vector loop and both builds' tail of the vector loop call it out of
+line, and as an inline template the library keeps one copy of it, compiled without FMA; both builds' outer scalar
+loop (``basic_loop``: strided operands, a 0-d result) inlines it, fused. All of them call one such copy of
+calc_igammac (x > 1 past a).
 """
 
 from __future__ import annotations
@@ -219,9 +222,10 @@ def igamma(a: np.ndarray, x: np.ndarray, fused: bool) -> np.ndarray:
     return _calc(a.ravel(), x.ravel(), upper=False, fused=fused).reshape(a.shape)
 
 
-def igammac(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """calc_igammac of two float32 or float64 arrays of one shape (a new array)."""
-    return _calc(a.ravel(), x.ravel(), upper=True, fused=True).reshape(a.shape)
+def igammac(a: np.ndarray, x: np.ndarray, fused: bool) -> np.ndarray:
+    """calc_igammac of two float32 or float64 arrays of one shape (a new array); ``fused``: with its
+    multiply-adds fused (see the module's docstring)."""
+    return _calc(a.ravel(), x.ravel(), upper=True, fused=fused).reshape(a.shape)
 
 
 def _edges(a: np.ndarray, x: np.ndarray) -> list[tuple[np.ndarray, float]]:
