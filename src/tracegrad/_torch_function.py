@@ -7,11 +7,13 @@ gives Tensor results the subclass's class.
 
 Zero cost while unused: nothing here runs until the protocol is *live*, that is while a Tensor subclass with a
 ``__torch_function__`` of its own exists (``Tensor.__init_subclass__`` notes it; a weak reference notices its
-end) or a mode is entered. Going live sets ``STATE.torch_function`` (which sets ``STATE.special``, so the operators'
-fast paths step aside and ``OpDef.__call__`` checks its arguments) and puts routing wrappers in place of the Tensor
-methods, operators and properties and of the public Python functions of the torch namespaces; going dead puts the
-originals back. A non-Tensor object with a ``__torch_function__`` (a duck type) needs none of that: it is handled
-where the argument parser would refuse it (``OpDef.__call__``'s error path, the operators' ``NotImplemented``).
+end) or a mode is entered. Going live sets ``STATE.torch_function`` (``OpDef.__call__`` then checks its arguments,
+through ``STATE.op_call_checks``) and puts routing wrappers in place of the Tensor methods, operators and properties
+and of the public Python functions of the torch namespaces; going dead puts the originals back. Plain tensors keep
+the fused fast paths while only a subclass is live: those send other classes to ``OpDef.__call__``; a mode, or a
+module's forward given a subclass instance (``GeneralPath``), sets ``STATE.special`` so that every operator does.
+A non-Tensor object with a ``__torch_function__`` (a duck type) needs none of that: it is handled where the
+argument parser would refuse it (``OpDef.__call__``'s error path, the operators' ``NotImplemented``).
 """
 
 from __future__ import annotations
@@ -428,10 +430,15 @@ def _routing_property(original: property) -> property:
         return handle(routed.__get__, found, (self,), None)
 
     def fset(self, value):
-        found = wants((self, value), None)
-        if found is None:
+        # (torch's setters look at ``self`` only: ``p.grad = subclass_instance`` calls no handler, and the C++
+        # setter's reads of the value call none either)
+        found = None if self.__class__ in _plain_kinds and not _modes else wants((self,), None)
+        if found is not None:
+            return handle(routed.__set__, found, (self, value), None)
+        if value.__class__ in _plain_kinds:
             return original.fset(self, value)
-        return handle(routed.__set__, found, (self, value), None)
+        with DisableTorchFunctionSubclass():
+            return original.fset(self, value)
 
     routed = property(fget, fset if original.fset is not None else None, original.fdel, original.__doc__)
     _ROUTING_CODES.update((fget.__code__, fset.__code__))
