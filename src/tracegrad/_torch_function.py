@@ -525,6 +525,7 @@ def _remove_routing() -> None:
     for (owner, name), original in _originals.items():
         setattr(owner, name, original)
     _originals.clear()
+    _by_code.clear()  # (the namespaces hold other functions again)
 
 
 # Python operators that torch's handlers see as a method (``x * y`` is ``Tensor.mul``; ``x ** y``, ``Tensor.pow``)
@@ -622,12 +623,30 @@ def _public_function_of(frame: types.FrameType) -> Callable | None:
     apart by their cells), as handlers see it: an operator is its method (``Tensor.mul`` for ``x * y``)."""
     from ._tensor import Tensor
 
-    for owner, name, function in _public_functions():
-        if getattr(function, "__code__", None) is not frame.f_code or not _same_cells(function, frame):
-            continue
-        method = _METHOD_OF_OPERATOR.get(name) if owner is Tensor else None
-        return getattr(Tensor, method) if method else function
+    for rebuilt in (False, True):
+        for owner, name, function in _functions_running(frame.f_code, rebuilt):
+            if not _same_cells(function, frame):
+                continue
+            if getattr(owner, name, None) is not function:
+                break  # (the index is out of date: its namespace holds another function now)
+            method = _METHOD_OF_OPERATOR.get(name) if owner is Tensor else None
+            return getattr(Tensor, method) if method else function
+        else:
+            return None
     return None
+
+
+_by_code: dict = {}  # code object -> [(owner, name, function)]: an index of _public_functions()
+
+
+def _functions_running(code: types.CodeType, rebuild: bool) -> list:
+    """The public functions whose code is ``code`` (the argument guards' closures share one), from an index of
+    ``_public_functions()`` (a scan of some 2,000 names costs ~150 us a refused call)."""
+    if rebuild or not _by_code:
+        _by_code.clear()
+        for owner, name, function in _public_functions():
+            _by_code.setdefault(function.__code__, []).append((owner, name, function))
+    return _by_code.get(code, ())
 
 
 def _same_cells(function: types.FunctionType, frame: types.FrameType) -> bool:
