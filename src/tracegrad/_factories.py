@@ -211,7 +211,8 @@ def _plain_nested(data, dtype) -> tuple[np.ndarray, np.dtype] | None:
     if dtype is None:
         return array, nested.dtype_of_plain(array).np
     np_dtype = _resolve_dtype(dtype)
-    if array.dtype.kind == "c" and np_dtype.kind in "fiu" and _has_python_complex(data):
+    real = np_dtype.kind in "fiu" or _dt.is_floating_np(np_dtype)
+    if array.dtype.kind == "c" and real and _has_python_complex(data):
         raise complex_into_real(np_dtype)
     if np_dtype.kind in "iu" and (np_dtype != np.int64 or array.dtype.kind == "f"):
         return None  # (floats into an integer dtype: each is checked for overflow)
@@ -365,6 +366,8 @@ def _array_of(nested, np_dtype: np.dtype) -> np.ndarray:
     if np_dtype == np.float16:
         doubles = np.array(nested, dtype=np.float64)
         return _dt.through_float_for_half(doubles, np.dtype(np.float16)).astype(np.float16)
+    if np_dtype is _dt.bfloat16.np:  # (ml_dtypes refuses a Python int beyond int64; torch reads it as a double)
+        return np.array(nested, dtype=np.float64).astype(np.float32).astype(np_dtype)
     return np.array(nested, dtype=np_dtype, copy=True)
 
 

@@ -223,9 +223,14 @@ def _read_integer(obj: Any, target: np.dtype) -> None:
         _check_int_fits(_read_int64(obj), target)
 
 
+def _kind(target: np.dtype) -> str:
+    """A NumPy dtype's kind, bfloat16's (ml_dtypes', of kind "V") read as a float's."""
+    return "f" if _dt.is_floating_np(target) else target.kind
+
+
 def read_item(obj: Any, target: np.dtype) -> None:
     """Read one item into ``target`` as torch's store_scalar does, raising its error for an item it refuses."""
-    kind = target.kind
+    kind = _kind(target)
     if kind == "f":
         _read_double(obj)
     elif kind == "c":
@@ -266,7 +271,7 @@ def _first_refused_by_value(block: Any, target: np.dtype) -> int | None:
         elif source in "iu":
             lowest, highest = _int_bounds(target)
             refused = (flat < lowest) | (flat > highest)
-    elif target.kind == "f" and source == "c":
+    elif _kind(target) == "f" and source == "c":
         refused = flat.imag != 0  # (a tensor's: c10's checked conversion; a NumPy complex gives its real part)
     elif target.kind == "b" and source == "u" and values is not block:
         refused = flat > _INT64[1]  # (a uint64 tensor's __index__ refuses what int64 cannot hold)
@@ -319,7 +324,7 @@ class _Store:
 
     def leaf(self, obj: Any) -> None:
         target = self.target
-        if obj.__class__ is complex and target.kind in "fiu":  # (a NumPy complex gives its real part, as torch)
+        if obj.__class__ is complex and _kind(target) in "fiu":  # (a NumPy complex gives its real part, as torch)
             from ._factories import complex_into_real
 
             raise complex_into_real(target)
@@ -346,7 +351,7 @@ class _Store:
             self.leaf(block[(0,) * depth])
             return
         self.arrays_met += counted * _arrays_met(shape, 0)
-        if counted and block.dtype.kind == "c" and self.target.kind == "f":
+        if counted and block.dtype.kind == "c" and _kind(self.target) == "f":
             for position in np.ndindex(shape):
                 read_item(block[position], self.target)
         else:

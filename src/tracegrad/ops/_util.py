@@ -13,6 +13,7 @@ from .._arg_parser import tp_name
 from .._tensor import Tensor
 from ..backend import dtypes as _dt
 from . import aten_sum
+from .bfloat16_in_float import stands_for_bfloat16
 
 _KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -197,6 +198,8 @@ def refuse_half(kernel_name: str, a: np.ndarray) -> None:
     instantiation: ``"<kernel_name>" not implemented for 'Half'`` (one comparison for any other dtype)."""
     if a.dtype.char == "e":
         raise unsupported(kernel_name, a.dtype)
+    if stands_for_bfloat16(a.dtype):  # (a float32 copy of a bfloat16 operand: no BFloat16 instantiation either)
+        raise unsupported(kernel_name, _dt.bfloat16.np)
 
 
 def reject_complex(kernel: Callable, kernel_name: str | None = None, *,

@@ -22,10 +22,12 @@ from ..backend import dtypes as _dt
 
 _ndarray = np.ndarray
 _F32 = np.dtype(np.float32)
+_F32_SCALAR = np.float32
 
 _active = False
 _FAST_PATH_CELLS: list = []  # (operator, closure cell): a fast path's copy of its operator's kernel
 _DECLARED: list = []  # every operator declared before activation
+_IN_FLIGHT = [0]  # how many kernels now compute a bfloat16 result on float32 copies (nested calls count)
 
 
 def _is_bf16(value) -> bool:
@@ -52,7 +54,7 @@ def _in_float(value):
     return _F32 if value is _dt.bfloat16.np else value
 
 
-def _promotes_to_bf16(args: tuple) -> bool:
+def _promotes_to_bf16(args) -> bool:
     """Whether the arrays among ``args`` promote (as PyTorch does, 0-d ones as 0-dim tensors) to bfloat16, or a
     ``dtype=torch.bfloat16`` asks for it. Another dtype asked for wins over the operands (``x.float()``)."""
     dims: list[_dt.dtype] = []
@@ -71,7 +73,9 @@ def _promotes_to_bf16(args: tuple) -> bool:
 
 
 def _rounded(result):
-    if result.__class__ is _ndarray:
+    """A float32 kernel's result rounded to bfloat16: arrays, and the NumPy float32 scalars that NumPy's operations
+    on 0-d arrays give (``a + b`` of two 0-dim tensors)."""
+    if result.__class__ is _ndarray or result.__class__ is _F32_SCALAR:
         return result.astype(_dt.bfloat16.np) if result.dtype is _F32 else result
     if result.__class__ is tuple or result.__class__ is list:
         return result.__class__(_rounded(r) for r in result)
@@ -88,21 +92,29 @@ def _write_back(original, computed) -> None:
             _write_back(o, c)
 
 
-def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool) -> Callable:
+def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constants: frozenset = frozenset()) -> Callable:
     """``kernel`` computing bfloat16 arguments in float32; ``written``: the positions of the arguments it writes
-    into; an ``inplace`` kernel returns its first argument."""
+    into; an ``inplace`` kernel returns its first argument; ``constants``: the positions and names of its ``Any``
+    parameters, whose arrays (adaptive pooling's float64 matrices) are no operands: they take no part in the
+    result's dtype."""
 
     def run(*args, **kwargs):
         if not (any(_holds_bf16(a) for a in args) or any(_holds_bf16(v) for v in kwargs.values())):
             return kernel(*args, **kwargs)
         floats = tuple(_in_float(a) for a in args)
-        result = kernel(*floats, **{k: _in_float(v) for k, v in kwargs.items()})
+        operands = [a for i, a in enumerate(args) if i not in constants]
+        rounds = _promotes_to_bf16((*operands, *(v for k, v in kwargs.items() if k not in constants)))
+        _IN_FLIGHT[0] += rounds
+        try:
+            result = kernel(*floats, **{k: _in_float(v) for k, v in kwargs.items()})
+        finally:
+            _IN_FLIGHT[0] -= rounds
         for i in written:
             if i < len(args):
                 _write_back(args[i], floats[i])
         if inplace and result is floats[0]:
             return args[0]
-        return _rounded(result) if _promotes_to_bf16(args + tuple(kwargs.values())) else result
+        return _rounded(result) if rounds else result
 
     run.computes_bfloat16_in_float = True
     return run
@@ -111,8 +123,14 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool) -> Calla
 def _wrap(op) -> None:
     if op.is_view or op.kernel is None or getattr(op.kernel, "computes_bfloat16_in_float", False):
         return
-    written = tuple(i for i, p in enumerate(op.schema.params) if p.is_write)
-    op.kernel = in_float(op.kernel, written, op.is_inplace)
+    op.kernel = _in_float_kernel(op, op.kernel)
+
+
+def _in_float_kernel(op, kernel: Callable) -> Callable:
+    params = op.schema.params
+    written = tuple(i for i, p in enumerate(params) if p.is_write)
+    constants = frozenset(key for i, p in enumerate(params) if p.type.startswith("Any") for key in (i, p.name))
+    return in_float(kernel, written, op.is_inplace, constants)
 
 
 def declare(op) -> None:
@@ -137,8 +155,7 @@ def restored_kernel(op, kernel: Callable) -> Callable:
     came into being in the meantime."""
     if not _active or op.is_view or getattr(kernel, "computes_bfloat16_in_float", False):
         return kernel
-    written = tuple(i for i, p in enumerate(op.schema.params) if p.is_write)
-    return in_float(kernel, written, op.is_inplace)
+    return _in_float_kernel(op, kernel)
 
 
 def activate() -> None:
@@ -157,3 +174,26 @@ def activate() -> None:
 
 def is_active() -> bool:
     return _active
+
+
+def finfo(np_dtype: np.dtype):
+    """NumPy's finfo of a floating dtype; ml_dtypes' of bfloat16 (which NumPy's refuses), for a bfloat16 array or a
+    float32 copy standing for one (nan_to_num's default limits, logcumsumexp's lowest gradient)."""
+    if np_dtype is _dt.bfloat16.np or stands_for_bfloat16(np_dtype):
+        import ml_dtypes
+
+        return ml_dtypes.finfo(_dt.bfloat16.np)
+    return np.finfo(np_dtype)
+
+
+def as_seen(np_dtype: np.dtype) -> np.dtype:
+    """The dtype a kernel's array stands for: bfloat16 for a float32 copy of a bfloat16 operand (the dtype its
+    error messages name)."""
+    return _dt.bfloat16.np if stands_for_bfloat16(np_dtype) else np_dtype
+
+
+def stands_for_bfloat16(np_dtype: np.dtype) -> bool:
+    """Whether a kernel's float32 array stands for bfloat16 (it runs on float32 copies of bfloat16 operands, for a
+    bfloat16 result): a kernel's own dtype checks (refuse_half, linalg's low-precision refusal) read it so, as
+    torch's kernels, which have no BFloat16 instantiation, refuse it."""
+    return _IN_FLIGHT[0] > 0 and np_dtype is _F32

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._strides import contiguous_strides, element_strides, empty_strided, with_strides
 from .._tensor import Tensor
-from ..backend.dtypes import scalar_type_name
+from ..backend.dtypes import is_floating_np, scalar_type_name
 from ._util import default_float, wrap_dim
 from .registry import defop
 
@@ -271,7 +271,7 @@ def _promote(t: Tensor, require_complex: bool) -> Tensor:
     dt = t._data.dtype
     if dt.kind == "c":
         return t
-    target = dt if dt.kind == "f" else default_float()
+    target = dt if is_floating_np(dt) else default_float()
     if target not in _COMPLEX_OF:
         raise RuntimeError(f"Unsupported dtype {scalar_type_name(target)}")
     if require_complex:

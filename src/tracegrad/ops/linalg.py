@@ -17,10 +17,12 @@ from .._arg_parser import refuse_as_torch
 from .._state import STATE
 from .._strides import dense_in_order, with_strides
 from .._tensor import Tensor, _wrap
+from ..backend import dtypes as _dt
 from ..return_types import out_return, out_type, return_type
 from . import aten_norm
 from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_term, zero_aware_product_rule
 from ._util import opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
+from .bfloat16_in_float import stands_for_bfloat16
 from .complex_ops import input_is_real, real_part_for_real_inputs
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .lu import lu_factor, permute_rows, pivots_parity
@@ -78,11 +80,13 @@ def _tname(np_dtype) -> str:
 
 def _check_float(name: str, a: np.ndarray, low_precision: bool = True) -> None:
     """PyTorch's checkFloatingOrComplex; ``low_precision=False`` refuses Half as well, in its words."""
-    if a.dtype.kind not in "fc":
+    bfloat16 = a.dtype is _dt.bfloat16.np
+    if a.dtype.kind not in "fc" and not bfloat16:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_tname(a.dtype)}")
-    if not low_precision and a.dtype.char == "e":
-        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_tname(a.dtype)}")
+    if not low_precision and (a.dtype.char == "e" or bfloat16 or stands_for_bfloat16(a.dtype)):
+        got = "BFloat16" if a.dtype.char != "e" else _tname(a.dtype)
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {got}")
 
 
 def _check_matrix(name: str, a: np.ndarray, arg: str = "A") -> None:

@@ -22,7 +22,7 @@ from .._strides import contiguous_as_torch, like_self
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.dtypes import cpp_type_name
-from . import aten_prod, aten_sum, stl_order
+from . import aten_prod, aten_sum, bfloat16_in_float, stl_order
 from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
 from .aten_loops import GRAIN_SIZE
 from .aten_sum import cast_as_aten, running
@@ -1774,7 +1774,7 @@ def _logcumsumexp_vjp(ctx, g):
 
         return conj(exp(add(reverse_logcumsumexp(sub(log(conj(g)), result)), x)))
     np_dtype = g._data.dtype
-    lowest = _wrap(np.array(np.finfo(np_dtype).min, dtype=np_dtype))  # (PyTorch's scalar_tensor)
+    lowest = _wrap(np.array(bfloat16_in_float.finfo(np_dtype).min, dtype=np_dtype))  # (PyTorch's scalar_tensor)
     log_abs_grad = log(_abs(g))
     log_grad_positive = where(gt(g, 0), log_abs_grad, lowest)
     log_grad_negative = where(lt(g, 0), log_abs_grad, lowest)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._tensor import Tensor
+from ..backend import dtypes as _dt
 from ._util import reject_complex, to_floating, unsupported
 from .binary import pow
 from .gamma import _hurwitz_zeta, _lgamma, digamma
@@ -556,6 +557,8 @@ def _i1_like_vjp(scaled: bool):
 
     def vjp(ctx, g):
         x, result = ctx.saved_tensors
+        if x._data.dtype is _dt.bfloat16.np:  # (torch's kernel has no BFloat16 instantiation)
+            raise unsupported("i1e_backward" if scaled else "i1_backward", x._data.dtype)
         eps = float(np.finfo(x._data.dtype).eps)
         not_tiny = gt(abs(x), eps)
         safe = where(not_tiny, x, eps)

@@ -17,6 +17,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.dtypes import cpp_type_name, scalar_type_name
+from . import bfloat16_in_float
 from . import pointwise as _pw
 from ._util import as_array, number_arg, reject_complex, result_dtype, to_floating, unsupported
 from .aten_loops import float_kernel
@@ -649,10 +650,10 @@ def _nan_to_num_kernel(a, nan=None, posinf=None, neginf=None):
     nan, posinf, neginf = number_arg(nan), number_arg(posinf), number_arg(neginf)
     if a.dtype.kind not in "fc":
         return a.copy()
-    info = np.finfo(a.dtype)
+    info = bfloat16_in_float.finfo(a.dtype)
     return np.nan_to_num(a, copy=True, nan=0.0 if nan is None else nan,
-                         posinf=info.max if posinf is None else posinf,
-                         neginf=info.min if neginf is None else neginf)
+                         posinf=float(info.max) if posinf is None else posinf,
+                         neginf=float(info.min) if neginf is None else neginf)
 
 
 def _nan_to_num_vjp(ctx, g):

@@ -17,6 +17,7 @@ from ..._state import STATE
 from ..._tensor import Tensor, _new
 from ...autograd.edges import NO_EDGE, gradient_edge
 from ...autograd.saved import SavedTensor
+from ...backend import dtypes as _dt
 from ...backend.dtypes import from_numpy_dtype, scalar_type_name
 from .._util import broadcast_mismatch
 
@@ -70,7 +71,7 @@ def check_float(a: np.ndarray, name: str, error: type[Exception] = NotImplemente
     """PyTorch's dtype dispatch error for a kernel instantiated for floating types only (and complex ones where
     ``complex_ok``): integer, bool and complex input is refused before anything is computed, with ATen's dispatch
     error (a NotImplementedError unless ``error`` says otherwise)."""
-    if a.dtype.kind not in ("fc" if complex_ok else "f"):
+    if a.dtype.kind not in ("fc" if complex_ok else "f") and a.dtype is not _dt.bfloat16.np:
         raise error(f"\"{name}\" not implemented for '{type_name(a.dtype)}'")
 
 

@@ -20,6 +20,7 @@ from ...autograd.node_meta import ONLY, meta_forms
 from ...autograd.saved import save_fresh_output
 from ...backend.dtypes import scalar_type_name
 from ...memory_format import contiguous_format
+from .. import bfloat16_in_float
 from .._jvp import or_zero, plus, recording, zero_product, zero_times
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
 from ..aten_loops import loop_block, vector_and_scalar
@@ -1000,10 +1001,10 @@ def _hardshrink_kernel(a, lambd=0.5):
 
 def _softshrink_kernel(a, lambd=0.5):
     check_float(a, "softshrink_check")
-    largest = float(np.finfo(a.dtype).max)
+    largest = float(bfloat16_in_float.finfo(a.dtype).max)
     if not 0 <= lambd <= largest:  # (NaN and inf refused too)
         raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype "
-                           f"{scalar_type_name(a.dtype)}, but found {float(lambd):g}")
+                           f"{scalar_type_name(bfloat16_in_float.as_seen(a.dtype))}, but found {float(lambd):g}")
     lam = np.asarray(lambd, dtype=a.dtype)
 
     def formula(v: np.ndarray, vector: bool) -> np.ndarray:

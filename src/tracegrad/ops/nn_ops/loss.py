@@ -19,7 +19,7 @@ from ..._strides import in_torch_layout, like_self, preserve_format_strides
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.saved import save_fresh_output, save_input
-from ...backend.dtypes import bfloat16
+from ...backend.dtypes import bfloat16, is_floating_np
 from .. import aten_sum
 from .._jvp import zero_tensor_sum
 from .._util import binary_dtype, broadcast_mismatch
@@ -552,7 +552,7 @@ def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
 
 def _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_smoothing, class_dim):
     x, t = input._data, target._data
-    if t.dtype.kind != "f":
+    if not is_floating_np(t.dtype):
         raise RuntimeError(
             f"Expected floating point type for target with class probabilities, got {type_name(t.dtype)}"
         )

@@ -12,6 +12,7 @@ from ..._factories import _rng
 from ..._state import STATE, next_sequence_nr
 from ..._strides import copy_preserving_layout, empty_strided, in_memory_order, like_self, preserve_format_strides
 from ..._tensor import Tensor, _wrap
+from ...backend import dtypes as _dt
 from ...backend.dtypes import scalar_type_name
 from .._util import as_double, result_dtype, unsupported
 from ..accumulate import add_rows_at
@@ -776,13 +777,13 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     from ..creation import clone
 
     common = result_dtype(x1._data, x2._data)  # (checked first; an integer input is fine beside a float one)
-    if common.kind != "f":
+    if not _dt.is_floating_np(common):
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {type_name(common)}")
     shape = broadcast_shapes(x1._data.shape, x2._data.shape)
     if not shape:
         raise RuntimeError("cosine_similarity requires at least one dimension")
     # an integer input is converted to the common dtype (it has no gradient, so no node), a float one is not
-    x1, x2 = (_wrap(x._data.astype(common)) if x._data.dtype.kind != "f" else x for x in (x1, x2))
+    x1, x2 = (_wrap(x._data.astype(common)) if not _dt.is_floating_np(x._data.dtype) else x for x in (x1, x2))
     if x1._data.shape != x2._data.shape:  # PyTorch's expand_outplace: both expanded (x2 first, as its C++
         x2 = expand(x2, shape)             # evaluates the arguments), or neither
         x1 = expand(x1, shape)
