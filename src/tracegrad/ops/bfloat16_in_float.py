@@ -92,18 +92,43 @@ def _write_back(original, computed) -> None:
             _write_back(o, c)
 
 
-def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constants: frozenset = frozenset()) -> Callable:
+# Binary operators whose CPU kernels take a number (or a 0-dim tensor of another dtype) beside a bfloat16 tensor
+# as a bfloat16 value: TensorIterator casts it to the common dtype. (mul, div, lerp, addcmul... keep it in float,
+# their "opmath" scalar, and so do the parameters of activations: they are not here.)
+_SCALARS_ROUNDED = frozenset({
+    "add", "sub", "subtract", "rsub", "remainder", "fmod", "pow", "atan2", "arctan2", "eq", "ne", "lt", "le", "gt",
+    "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "fmax", "fmin", "hypot", "copysign",
+    "maximum", "minimum"})
+_NUMBERS = (float, int, np.floating, np.integer)
+
+
+def _as_bfloat16_number(value):
+    """A number or 0-d array given beside a bfloat16 operand, as the bfloat16 value TensorIterator casts it to
+    (through float, as c10's conversion from double)."""
+    if isinstance(value, _NUMBERS) and value.__class__ is not bool:
+        return np.asarray(np.float32(value)).astype(_dt.bfloat16.np)
+    if value.__class__ is _ndarray and value.ndim == 0 and value.dtype.kind in "fiu":
+        return value.astype(_F32).astype(_dt.bfloat16.np)
+    return value
+
+
+def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constants: frozenset = frozenset(),
+             scalars: frozenset = frozenset()) -> Callable:
     """``kernel`` computing bfloat16 arguments in float32; ``written``: the positions of the arguments it writes
     into; an ``inplace`` kernel returns its first argument; ``constants``: the positions and names of its ``Any``
     parameters, whose arrays (adaptive pooling's float64 matrices) are no operands: they take no part in the
-    result's dtype."""
+    result's dtype; ``scalars``: the positions and names of the operands that a number given there is rounded to
+    bfloat16 in, where the result is bfloat16."""
 
     def run(*args, **kwargs):
         if not (any(_holds_bf16(a) for a in args) or any(_holds_bf16(v) for v in kwargs.values())):
             return kernel(*args, **kwargs)
-        floats = tuple(_in_float(a) for a in args)
         operands = [a for i, a in enumerate(args) if i not in constants]
         rounds = _promotes_to_bf16((*operands, *(v for k, v in kwargs.items() if k not in constants)))
+        if rounds and scalars:
+            args = tuple(_as_bfloat16_number(a) if i in scalars else a for i, a in enumerate(args))
+            kwargs = {k: _as_bfloat16_number(v) if k in scalars else v for k, v in kwargs.items()}
+        floats = tuple(_in_float(a) for a in args)
         _IN_FLIGHT[0] += rounds
         try:
             result = kernel(*floats, **{k: _in_float(v) for k, v in kwargs.items()})
@@ -130,7 +155,12 @@ def _in_float_kernel(op, kernel: Callable) -> Callable:
     params = op.schema.params
     written = tuple(i for i, p in enumerate(params) if p.is_write)
     constants = frozenset(key for i, p in enumerate(params) if p.type.startswith("Any") for key in (i, p.name))
-    return in_float(kernel, written, op.is_inplace, constants)
+    scalars = frozenset()
+    if op.name.split(".")[0].rstrip("_") in _SCALARS_ROUNDED:
+        scalars = frozenset(key for i, p in enumerate(params) if p.type in ("Tensor", "Scalar")
+                            and p.name != "alpha" and i not in written and not (op.is_inplace and i == 0)
+                            for key in (i, p.name))
+    return in_float(kernel, written, op.is_inplace, constants, scalars)
 
 
 def declare(op) -> None:
