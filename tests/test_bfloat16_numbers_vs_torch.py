@@ -58,3 +58,18 @@ def test_a_bfloat16_value_equals_the_number_it_was_made_from():
         x = lib.tensor([0.1], dtype=lib.bfloat16)
         assert (x == 0.1).item() and not (x != 0.1).item()
         assert (x - 0.1).item() == 0.0
+
+
+@pytest.mark.parametrize("call", ["numpy", "numpy(force=True)", "np.asarray", "requires grad"])
+def test_numpy_of_bfloat16_refused_as_torch(call):
+    def outcome(lib):
+        x = lib.ones(2, dtype=lib.bfloat16)
+        calls = {"numpy": lambda: x.numpy(), "numpy(force=True)": lambda: x.numpy(force=True),
+                 "np.asarray": lambda: np.asarray(x), "requires grad": lambda: x.requires_grad_().numpy()}
+        try:
+            calls[call]()
+        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+            return type(exc).__name__, str(exc)
+        return "no error"
+
+    assert outcome(tg) == outcome(torch)

@@ -482,6 +482,8 @@ class Tensor:
                 raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
                                 "to copy the tensor to host memory first.")
             return self._data.get()
+        if self._data.dtype.kind == "V":  # (bfloat16: NumPy has no such dtype, and torch hands none out)
+            raise TypeError("Got unsupported ScalarType BFloat16")
         return self._data
 
     def item(self):
