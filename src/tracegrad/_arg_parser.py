@@ -1170,6 +1170,17 @@ def _positional_test(checks: tuple[tuple[int, frozenset], ...],
     return scope["test"]
 
 
+def _with_autocast_if_listed(name: str, fn: Callable) -> Callable:
+    """A function composing an operator CPU autocast casts the arguments of (``linear``, ``conv2d``, the losses):
+    ``fn`` casting them while autocast is on (amp/cpu_policy.py). A declared operator casts in its own call."""
+    from .amp.cpu_policy import composite_policy, with_autocast
+    from .ops.registry import OpDef
+
+    if isinstance(fn, OpDef) or composite_policy(name) is None:
+        return fn
+    return with_autocast(name, fn)
+
+
 def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
     """``fn`` raising torch's parser error where its failure came from arguments torch's parser refuses, and
     refusing, before running, the calls ``_CallLimits`` finds suspect. A wrapper runs on every call of a public
@@ -1180,6 +1191,7 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
     limits: _CallLimits | None = None
     positional = -1
     refused_classes: Callable[[tuple], bool] | None = None
+    fn = _with_autocast_if_listed(name, fn)
 
     @functools.wraps(fn)
     def guarded(*args, **kwargs):

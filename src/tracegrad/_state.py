@@ -2,8 +2,8 @@
 
 They live on one object with slots so the eager fast path pays a single attribute load per check:
 ``special`` is True whenever anything needs the general path (a transform is active, an observer wants
-every operator call or the saved-tensor events, anomaly mode, inference mode, the profiler, an op interceptor
-or a TorchFunctionMode is on). An observer of nodes, hooks and backward runs only sets
+every operator call or the saved-tensor events, anomaly mode, inference mode, the profiler, an op interceptor,
+a TorchFunctionMode or CPU autocast is on). An observer of nodes, hooks and backward runs only sets
 ``observed``: the fast paths stay on and emit those events.
 ``special`` is recomputed by the setters of those switches.
 Grad mode is process-wide rather than thread-local: tracegrad runs one Python thread of autograd.
@@ -18,7 +18,7 @@ class _State:
     __slots__ = ("grad_enabled", "special", "_stack", "observed", "observed_ops", "_anomaly", "_inference",
                  "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq",
                  "in_formula", "_profiler", "before_write", "_interceptors", "inference_seen", "torch_function",
-                 "torch_function_mode", "op_call_checks")
+                 "torch_function_mode", "op_call_checks", "_autocast")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -59,11 +59,15 @@ class _State:
         # an operator that is not a routed name, ``torch.sin``, is checked there; one flag, so its common call
         # pays a single test as before)
         self.op_call_checks = False
+        # CPU autocast's lower-precision dtype while it is on (amp/cpu_policy.py casts the arguments of the operators
+        # torch lists), None while it is off or suspended inside an operator it has already cast for
+        self._autocast = None
 
     def refresh(self) -> None:
         """Recompute ``special``; call after mutating ``stack`` in place."""
         self.special = bool(self._stack or self.observed_ops or self._anomaly or self._inference or self._fw_levels
-                            or self._profiler is not None or self._interceptors or self.torch_function_mode)
+                            or self._profiler is not None or self._interceptors or self.torch_function_mode
+                            or self._autocast is not None)
         self.op_call_checks = self.special or self.torch_function
 
     @property
@@ -116,6 +120,15 @@ class _State:
     @op_interceptors.setter
     def op_interceptors(self, value: list) -> None:
         self._interceptors = value
+        self.refresh()
+
+    @property
+    def autocast(self):
+        return self._autocast
+
+    @autocast.setter
+    def autocast(self, value) -> None:
+        self._autocast = value
         self.refresh()
 
     @property

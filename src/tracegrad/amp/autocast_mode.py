@@ -1,6 +1,6 @@
-"""``torch.autocast``. An autocast that would change dtypes raises NotImplementedError; a disabled one (``enabled=
-False``, ``"cuda"`` without a GPU, or a dtype other than float16/bfloat16, which torch disables with a warning) is
-the no-op context manager and decorator that scripts rely on."""
+"""``torch.autocast``. On the CPU it casts as torch's does (amp/cpu_policy.py); a CUDA autocast that would change
+dtypes raises NotImplementedError; a disabled one (``enabled=False``, ``"cuda"`` without a GPU, or a dtype other
+than float16/bfloat16, which torch disables with a warning) is the no-op context manager and decorator."""
 
 from __future__ import annotations
 
@@ -67,8 +67,9 @@ class autocast:  # noqa: N801 - PyTorch's name
         elif enabled and not _is_low_precision(self.fast_dtype):
             warnings.warn(_unsupported_dtype_message(device_type), stacklevel=2)
             enabled = False
-        if enabled and device_type in ("cpu", "cuda"):
-            # (another device type holds no tracegrad tensor: its flag is recorded, as torch records it)
+        if enabled and device_type == "cuda":
+            # (the CPU's autocast casts as torch's does, amp/cpu_policy.py; another device type holds no tracegrad
+            # tensor: its flag is recorded, as torch records it)
             raise NotImplementedError(
                 f"tracegrad has no low-precision autocast yet (no per-operator casts): autocast('{device_type}') "
                 "can only be used with enabled=False (a no-op)."

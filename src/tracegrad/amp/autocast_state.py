@@ -7,10 +7,10 @@ nesting counter. The values and checks follow torch's CPU build:
   refuse the enabled flag with torch's message, and have no default dtype;
 - the default dtypes are float16 (cuda, xpu, mps...) and bfloat16 (cpu, xla, hpu, maia); any tracegrad dtype
   can be set;
-- switching autocast *on* for a device tracegrad has tensors on (the CPU; CUDA when CuPy sees a GPU) would
-  promise lower-precision kernels that do not exist, so it raises NotImplementedError, as
-  ``torch.autocast(enabled=True)`` does here. For other device types no tensor can ever be affected, so the flag
-  is recorded, as torch records it;
+- the CPU's flag and dtype switch the operators' casts (``STATE.autocast``, read by amp/cpu_policy.py); switching
+  autocast *on* for CUDA when CuPy sees a GPU would promise lower-precision kernels that do not exist, so it raises
+  NotImplementedError, as ``torch.autocast(enabled=True)`` does there. For other device types no tensor can ever
+  be affected, so the flag is recorded, as torch records it;
 - the legacy ``*_cpu_*``/``*_gpu_*`` forms warn with torch's DeprecationWarning and act on "cpu"/"cuda".
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from .._state import STATE
 from ..backend.dtypes import bfloat16, bfloat16_in_use, float16
 from ..backend.dtypes import dtype as _dtype
 from .autocast_mode import WITH_DISPATCH_KEY, is_autocast_available
@@ -56,9 +57,13 @@ def _check_dispatch_key(device_type: str) -> None:
         raise RuntimeError("unknown device type for autocast in get_autocast_dispatch_key_from_device_type")
 
 
-def _has_tensors_on(device_type: str) -> bool:
-    if device_type == "cpu":
-        return True
+def _sync_cpu_autocast() -> None:
+    """Tell the operators (``STATE.autocast``) the CPU's autocast dtype while its autocast is on."""
+    STATE.autocast = default_fast_dtype("cpu") if _enabled.get("cpu", False) else None
+
+
+def _lacks_low_precision_kernels(device_type: str) -> bool:
+    """Whether autocast would promise casts tracegrad does not make: CUDA's, when CuPy sees a GPU."""
     if device_type == "cuda":
         from .. import cuda
 
@@ -110,12 +115,13 @@ def set_autocast_enabled(*args: Any, **kwargs: Any) -> None:
 def _set_enabled(device_type: str, enabled: bool) -> None:
     is_autocast_available(device_type)
     _check_dispatch_key(device_type)
-    if enabled and _has_tensors_on(device_type):
+    if enabled and _lacks_low_precision_kernels(device_type):
         raise NotImplementedError(
             f"tracegrad has no low-precision autocast yet (no per-operator casts): autocast cannot be enabled for "
             f"'{device_type}' (only disabled, a no-op)."
         )
     _enabled[device_type] = enabled
+    _sync_cpu_autocast()
 
 
 def get_autocast_dtype(device_type: str) -> _dtype:
@@ -138,6 +144,7 @@ def set_autocast_dtype(device_type: str, dtype: _dtype) -> None:
         raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
                         f"{type(dtype).__name__}")
     _fast_dtypes[device_type] = dtype
+    _sync_cpu_autocast()
 
 
 def _deprecated(old: str, new: str) -> None:
@@ -174,6 +181,7 @@ def set_autocast_cpu_dtype(dtype: _dtype) -> None:
     _check_legacy_dtype(dtype)
     _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     _fast_dtypes["cpu"] = dtype
+    _sync_cpu_autocast()
 
 
 def get_autocast_gpu_dtype() -> _dtype:
@@ -199,8 +207,11 @@ def _no_arguments(name: str, args: tuple) -> None:
 
 
 def clear_autocast_cache(*args: Any) -> None:
-    """torch drops the casts it cached inside autocast regions; tracegrad caches none."""
+    """Drop the casts of weights cached inside autocast regions."""
     _no_arguments("clear_autocast_cache", args)
+    from .cpu_policy import clear_cache
+
+    clear_cache()
 
 
 def autocast_increment_nesting(*args: Any) -> int:
@@ -230,6 +241,7 @@ def enter_autocast(device_type: str, enabled: bool, dtype: Any, cache_enabled: b
                         f"{type(dtype).__name__}")
     _set_enabled(device_type, enabled)
     _fast_dtypes[device_type] = dtype
+    _sync_cpu_autocast()
     autocast_increment_nesting()
     if cache_enabled is not None:
         set_autocast_cache_enabled(cache_enabled)  # (torch checks the type, after the nesting count went up)
@@ -246,4 +258,5 @@ def exit_autocast(saved: tuple) -> None:
     if fast_dtype is not None:
         _fast_dtypes[device_type] = fast_dtype
     _cache_enabled = cache_enabled
+    _sync_cpu_autocast()
 

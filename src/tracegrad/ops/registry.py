@@ -526,6 +526,12 @@ class OpDef:
                 profiler = STATE.profiler
                 if profiler is not None and not profiler.timing(self):
                     return profiler.op_call(self, args, kwargs)  # which calls this again, to be timed
+                if STATE.autocast is not None:  # (CPU autocast: the operators torch lists run on cast arguments)
+                    from ..amp.cpu_policy import POLICIES, call_with_policy
+
+                    policy = POLICIES.get(self.schema.full_name)
+                    if policy is not None:
+                        return call_with_policy(policy, self, args, kwargs)
                 interceptors = STATE.op_interceptors
                 if interceptors:  # (tracegrad.utils._python_dispatch) it runs the op, or not, itself
                     return interceptors[-1](self, args, kwargs)
