@@ -141,15 +141,16 @@ def test_disabled_autocast_region_restores_the_state(autocast_reset):
         assert lib.is_autocast_cache_enabled() is True
 
 
-def test_enabling_cpu_autocast_is_refused(autocast_reset):
-    # torch would switch bfloat16 kernels on; tracegrad has none, and says so
-    for call in (lambda: tg.set_autocast_enabled("cpu", True),
-                 lambda: tg.set_autocast_cpu_enabled(True)):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            with pytest.raises(NotImplementedError, match="autocast"):
-                call()
-    assert tg.is_autocast_enabled("cpu") is False
+def test_enabling_cpu_autocast_switches_the_casts_on(autocast_reset):
+    for lib in (tg, torch):
+        for enable, args in ((lib.set_autocast_enabled, ("cpu", True)), (lib.set_autocast_cpu_enabled, (True,))):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                enable(*args)
+            assert lib.is_autocast_enabled("cpu") is True
+            assert lib.mm(lib.ones(1, 1), lib.ones(1, 1)).dtype is lib.bfloat16
+            lib.set_autocast_enabled("cpu", False)
+        assert lib.mm(lib.ones(1, 1), lib.ones(1, 1)).dtype is lib.float32
 
 
 @pytest.mark.parametrize("program", [

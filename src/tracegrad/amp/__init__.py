@@ -1,7 +1,6 @@
-"""``torch.amp``: gradient scaling, and autocast as far as tracegrad can honour it (disabled only: there is no
-bfloat16 and no low-precision kernel selection yet)."""
+"""``torch.amp``: gradient scaling, and autocast (the CPU's casts as torch's; CUDA's disabled only)."""
 
-from .autocast_mode import autocast, is_autocast_available
+from .autocast_mode import autocast, custom_bwd, custom_fwd, is_autocast_available
 from .grad_scaler import GradScaler, OptState
 
-__all__ = ["autocast", "is_autocast_available", "GradScaler", "OptState"]
+__all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available", "GradScaler", "OptState"]

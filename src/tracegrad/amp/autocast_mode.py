@@ -117,3 +117,74 @@ def _deprecated_device_autocast(device_type: str) -> type[autocast]:
 
     DeviceAutocast.__name__ = DeviceAutocast.__qualname__ = "autocast"
     return DeviceAutocast
+
+
+# ---- decorators for the forward/backward of custom autograd Functions --------------------------------------------
+
+
+def _check_device_type_argument(device_type: Any) -> None:
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def _cast_inputs(value: Any, device_type: str, dtype: Any) -> Any:
+    """torch's ``_cast``: floating tensors on ``device_type`` (float64 ones excepted) cast to ``dtype``, through
+    mappings and iterables (strings, bytes and arrays left as they are)."""
+    import collections.abc
+
+    import numpy as np
+
+    from .._tensor import Tensor
+    from ..backend.dtypes import float64
+
+    if isinstance(value, Tensor):
+        eligible = value.is_floating_point() and value.device.type == device_type and value.dtype is not float64
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes, np.ndarray)):
+        return value
+    if isinstance(value, collections.abc.Mapping):
+        return {_cast_inputs(k, device_type, dtype): _cast_inputs(v, device_type, dtype) for k, v in value.items()}
+    if isinstance(value, collections.abc.Iterable):
+        cast = (_cast_inputs(v, device_type, dtype) for v in value)
+        return type(value)(cast) if isinstance(value, (list, tuple)) else cast
+    return value
+
+
+def custom_fwd(fwd: Callable | None = None, *, device_type: str, cast_inputs: Any = None) -> Callable:
+    """Decorate a custom Function's ``forward``: with ``cast_inputs``, inside an autocast region of
+    ``device_type``, its floating inputs are cast and it runs with autocast off; the autocast state is recorded on
+    the ctx for ``custom_bwd``."""
+    _check_device_type_argument(device_type)
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    from .autocast_state import get_autocast_dtype, is_autocast_enabled
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast_inputs(args, device_type, cast_inputs), **_cast_inputs(kwargs, device_type, cast_inputs))
+
+    return decorate_fwd
+
+
+def custom_bwd(bwd: Callable | None = None, *, device_type: str) -> Callable:
+    """Decorate a custom Function's ``backward``: it runs with the autocast state its forward ran with."""
+    _check_device_type_argument(device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd

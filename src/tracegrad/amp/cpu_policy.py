@@ -77,6 +77,13 @@ def composite_policy(name: str) -> str | None:
     return _COMPOSITE_POLICIES.get(name)
 
 
+def padding_policy(mode: str, padded_dims: int) -> str | None:
+    """The policy of the operator ``F.pad(mode=...)`` calls for that many padded dims (torch lists
+    ``reflection_pad1d``/``2d`` and ``replication_pad1d``/``2d``/``3d``)."""
+    kind = {"reflect": "reflection", "replicate": "replication"}.get(mode)
+    return None if kind is None else POLICIES.get(f"{kind}_pad{padded_dims}d")
+
+
 def with_autocast(name: str, fn: Callable) -> Callable:
     """``fn`` (torch's operator ``name``, composed in Python) with its arguments cast while CPU autocast is on; off,
     one test of ``STATE.special`` more."""

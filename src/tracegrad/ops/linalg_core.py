@@ -230,6 +230,8 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
 
             raise TypeError(f"matmul(): argument '{name}' (position {position}) must be Tensor, "
                             f"not {tp_name(value)}")
+    if STATE.special and STATE.autocast is not None:
+        return _autocast_matmul(matmul, input, other, out)
     if out is None:
         if STATE.profiler is not None:
             return STATE.profiler.composite("aten::matmul", (input, other), _matmul)
@@ -237,6 +239,13 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     from .linalg import _into
 
     return _into(_matmul(input, other), out, "matmul", out_op=_matmul_out_op(input, other))
+
+
+def _autocast_matmul(fn, input: Tensor, other: Tensor, out: Tensor | None = None) -> Tensor:
+    """``fn`` (matmul, or ``a @ b``) as CPU autocast runs aten::matmul: on operands cast to its dtype."""
+    from ..amp.cpu_policy import LOWER_PRECISION_FP, call_with_policy
+
+    return call_with_policy(LOWER_PRECISION_FP, fn, (input, other), {} if out is None else {"out": out})
 
 
 def _matmul_out_op(t1: Tensor, t2: Tensor) -> str:
@@ -260,6 +269,8 @@ def _matmul_dunder_general(self: Tensor, other):
         other = as_tensor(other)
     if not isinstance(self, Tensor):
         return NotImplemented
+    if STATE.autocast is not None:
+        return _autocast_matmul(_matmul_dunder_general, self, other)
     if STATE.profiler is not None:  # named as PyTorch's profiler shows ``a @ b``
         return STATE.profiler.composite("aten::matmul", (self, other), _matmul_dunder_matrices)
     return _matmul_dunder_matrices(self, other)

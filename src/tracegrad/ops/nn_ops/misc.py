@@ -145,6 +145,12 @@ def pad(input: Tensor, pad: tuple, mode: str = "constant", value: float | None =
                 f"Argument #{4 + 2 * j}: Padding size should be less than the corresponding input dimension, but "
                 f"got: padding ({lo}, {hi}) at dimension {dim} of input {list(x.shape)}"
             )
+    if STATE.special and STATE.autocast is not None:  # (CPU autocast: torch's reflection/replication pads in float)
+        from ...amp.cpu_policy import call_with_policy, padding_policy
+
+        policy = padding_policy(mode, k)
+        if policy is not None:
+            return call_with_policy(policy, globals()["pad"], (input, pad, mode, value), {})
     if mode == "circular" and (min(pad) < 0 or (STATE.grad_enabled and input.requires_grad)):
         # (PyTorch's composite where its graph is recorded or a negative pad crops before another dim wraps; else
         # one gather gives the same values, some ten times faster)
