@@ -1173,10 +1173,9 @@ def _positional_test(checks: tuple[tuple[int, frozenset], ...],
 def _with_autocast_if_listed(name: str, fn: Callable) -> Callable:
     """A function composing an operator CPU autocast casts the arguments of (``linear``, ``conv2d``, the losses):
     ``fn`` casting them while autocast is on (amp/cpu_policy.py). A declared operator casts in its own call."""
-    from .amp.cpu_policy import composite_policy, with_autocast
-    from .ops.registry import OpDef
+    from ._autocast_policies import composite_policy, with_autocast
 
-    if isinstance(fn, OpDef) or composite_policy(name) is None:
+    if hasattr(fn, "schema") or composite_policy(name) is None:  # (an OpDef: not imported here, ops import this)
         return fn
     return with_autocast(name, fn)
 
