@@ -482,6 +482,10 @@ def _refuse_mixed_operands(input: Tensor, weight: Tensor, bias: Tensor | None) -
 
 
 def _addmm_kernel_std(b, x, mat2, beta=1, alpha=1):
+    if x.shape[-1] != mat2.shape[0]:  # (in the kernel: after the saved inputs are packed, as torch's)
+        from ..linalg_core import _shape_error as mm_shape_error
+
+        raise mm_shape_error(x, mat2)
     dt = b.dtype if isinstance(b, np.ndarray) else x.dtype
     out = np.matmul(x, mat2)
     out += b
@@ -552,8 +556,6 @@ def _linear_general(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tenso
         if x.ndim == 2:
             if not STATE.special and not STATE.saved_hooks:
                 return _linear_2d(input, weight, bias)
-            if x.shape[1] != w.shape[1]:  # (addmm's kernel would fail with NumPy's words)
-                raise _linear_failed(_shape_error(x, w), input, weight, bias)
             return addmm(bias, input, t(weight)) if bias is not None else mm(input, t(weight))
         if bias is not None and bias._data.ndim == 1 and x.flags.c_contiguous:
             # PyTorch's _flatten_nd_linear: view as 2-D, the fused addmm, view back
