@@ -296,7 +296,20 @@ CACHE_PROGRAMS = {
     "a view is not cached": lambda lib, w, x: _twice(lib, w[:, :], x),
     "a non-leaf is not cached": lambda lib, w, x: _twice(lib, w * 1, x),
     "float16 autocast caches too": lambda lib, w, x: _twice(lib, w, x, dtype=lib.float16),
+    "a cast first made under no_grad keeps its graph": lambda lib, w, x: _first_under(lib, lib.no_grad, w, x),
+    "inference_mode does not fill the cache": lambda lib, w, x: _first_under(lib, lib.inference_mode, w, x),
 }
+
+
+def _first_under(lib, mode, w, x):
+    """The weight first cast inside ``mode`` (torch 2.13 makes a cast it keeps with grad enabled, and keeps none
+    inside inference_mode), then changed in place: the later forwards' casts and values."""
+    with lib.autocast("cpu"):
+        with mode():
+            lib.mm(x, w)
+        with lib.no_grad():
+            w.add_(1.0)
+        return [lib.mm(x, w), lib.mm(x, w)]
 
 
 def _changed_in_place(lib, w, x):
@@ -327,6 +340,22 @@ def test_weight_cast_cache_like_torch(name):
     assert ours == theirs
     for o, t in zip(ours_values, theirs_values, strict=True):
         np.testing.assert_array_equal(o, t)
+
+
+def test_inference_mode_reads_no_cached_cast():
+    values = []
+    for lib in (torch, tg):
+        w = lib.tensor(_arrays(3)(3, 3), requires_grad=True)
+        x = lib.tensor(_arrays(4)(2, 3))
+        with lib.autocast("cpu"):
+            cached = lib.mm(x, w)
+            with lib.no_grad():
+                w.add_(1.0)
+            with lib.inference_mode():
+                fresh = lib.mm(x, w)
+        values.append([cached.detach().float().numpy(), fresh.float().numpy(), fresh.requires_grad])
+    for ours, theirs in zip(values[1], values[0], strict=True):
+        np.testing.assert_array_equal(ours, theirs)
 
 
 def test_cached_weight_gradient_accumulates_through_one_cast():

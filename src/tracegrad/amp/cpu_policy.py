@@ -119,7 +119,12 @@ def _is_eligible_device_and_kind(tensor: Any) -> bool:
 
 def cached_cast(to: Any, lower: Any, tensor: Any) -> Any:
     """torch's ``cached_cast``: an eligible tensor (a floating CPU tensor, not float64) of another dtype cast with
-    ``to``; casts of float32 leaves that require grad to the lower dtype are kept while the cache is on."""
+    ``to``; casts of float32 leaves that require grad to the lower dtype are kept while the cache is on.
+
+    As torch 2.13's (pytorch#165068): a cast to be kept is made with grad enabled, so one first made under
+    ``no_grad`` still carries ``ToCopyBackward0`` when a later forward in the region records a graph; inside
+    ``inference_mode`` the cache is neither read nor written (its casts are inference tensors)."""
+    from ..autograd.grad_mode import enable_grad
     from ..backend.dtypes import float32, float64
     from .autocast_state import is_autocast_cache_enabled
 
@@ -127,12 +132,13 @@ def cached_cast(to: Any, lower: Any, tensor: Any) -> Any:
     if dtype is to or dtype is float64 or not _is_eligible_device_and_kind(tensor):
         return tensor
     cacheable = (to is lower and dtype is float32 and tensor.requires_grad and tensor.is_leaf
-                 and tensor._base is None and is_autocast_cache_enabled())
+                 and tensor._base is None and is_autocast_cache_enabled() and not STATE.inference)
     if not cacheable:
         return tensor.to(to)
     cached = _cached_casts.get(id(tensor))
     if cached is not None:
         return cached[1]
-    cast = tensor.to(to)
+    with enable_grad():
+        cast = tensor.to(to)
     _cached_casts[id(tensor)] = (tensor, cast)
     return cast
