@@ -480,3 +480,29 @@ def _refusal(program):
 
 def test_custom_fwd_and_custom_bwd_like_torch():
     assert _custom_function_log(tg) == _custom_function_log(torch)
+
+
+# ---- recurrent layers: ATen's cells call at::linear through the dispatcher, so their gates are cast --------------
+
+RECURRENT = {
+    "RNN relu, 2 layers": lambda nn: nn.RNN(3, 4, num_layers=2, nonlinearity="relu"),
+    "RNN tanh, bidirectional": lambda nn: nn.RNN(3, 4, bidirectional=True),
+    "GRU, 2 layers": lambda nn: nn.GRU(3, 4, num_layers=2),
+    "RNNCell": lambda nn: nn.RNNCell(3, 4),
+    "GRUCell": lambda nn: nn.GRUCell(3, 4),
+}
+
+
+@pytest.mark.parametrize("name", list(RECURRENT))
+def test_recurrent_layer_output_like_torch(name):
+    outs = []
+    for lib in (torch, tg):
+        lib.manual_seed(0)
+        layer = RECURRENT[name](lib.nn)
+        x = lib.tensor(_arrays(5)(5, 2, 3) if "Cell" not in name else _arrays(5)(2, 3))
+        with lib.autocast("cpu"):
+            out = layer(x)
+        out = out[0] if isinstance(out, tuple) else out
+        outs.append((str(out.dtype).split(".")[1], out.detach().float().numpy()))
+    assert outs[1][0] == outs[0][0]
+    np.testing.assert_array_equal(outs[1][1], outs[0][1])

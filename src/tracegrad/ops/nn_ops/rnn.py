@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..._autocast_policies import with_autocast
 from ..._factories import full
 from ..._tensor import Tensor
 from .._util import wrap_dim
@@ -28,8 +29,11 @@ from ..registry import defop
 from ..shape import cat, stack
 from ..views import narrow, transpose, transpose_, unbind
 from .activation import relu
-from .linear import linear
+from .linear import linear as _linear
 from .misc import dropout
+
+# (ATen's cells call at::linear through the dispatcher: under CPU autocast their gates are computed in its dtype)
+linear = with_autocast("linear", _linear)
 
 __all__ = ["unsafe_split", "unsafe_chunk", "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell",
            "rnn_tanh", "rnn_relu", "lstm", "gru"]
