@@ -110,6 +110,17 @@ def scalar_type_name(d) -> str:
     return _SCALAR_NAMES[d]
 
 
+_C10_NAMES = {"Float": "float", "Double": "double", "Long": "int64_t", "Int": "int", "Short": "int16_t",
+              "Char": "int8_t", "Byte": "uint8_t", "UInt16": "uint16_t", "UInt32": "uint32_t", "UInt64": "uint64_t",
+              "Bool": "bool", "ComplexFloat": "c10::complex<float>", "ComplexDouble": "c10::complex<double>"}
+
+
+def c10_type_name(d) -> str:
+    """A dtype as c10 prints its C++ type in messages ('float', 'int64_t', 'c10::BFloat16')."""
+    name = scalar_type_name(d)
+    return _C10_NAMES.get(name, f"c10::{name}")
+
+
 # The scalar types ATen's ``Tensor::toString()`` still prints as a legacy tensor class (``torch.FloatTensor``)
 _LEGACY_TENSOR_TYPES = frozenset({"Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double"})
 

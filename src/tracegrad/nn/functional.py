@@ -1142,10 +1142,21 @@ def _rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps
                            f"{list(weight.shape)} and normalized_shape = {list(shape)}")
     dims = [len(sizes) - 1 - i for i in range(len(shape))]  # (innermost first, as PyTorch lists them)
     x = input.to(float32) if input.dtype.itemsize < 4 and input.is_floating_point() else input
-    eps_value = finfo(input.dtype).eps if eps is None else as_double(eps)  # (a C++ double: 2**70 is one)
+    eps_value = finfo(x.dtype).eps if eps is None else as_double(eps)  # (a C++ double: 2**70 is one)
     inverse_rms = add_scalar_(x.pow(2).mean(dims, keepdim=True), eps_value).rsqrt()  # (C++'s add_: AddBackward1)
-    result = (x * inverse_rms).type_as(input)
-    return result * weight if weight is not None else result
+    result = x * inverse_rms
+    if weight is None or weight.dtype == input.dtype:
+        result = result.type_as(input)
+        return result * weight if weight is not None else result
+    from .._warnings import warn_once_at_caller
+    from ..backend.dtypes import c10_type_name
+
+    # (torch's composite path for a weight of another dtype: weighted in float, then brought to the input's dtype)
+    warn_once_at_caller("rms_norm mixed dtype", f"Mismatch dtype between input and weight: input dtype = "
+                        f"{c10_type_name(input.dtype)}, weight dtype = {c10_type_name(weight.dtype)}, Cannot "
+                        f"dispatch to fused implementation.")
+    return (result * weight).type_as(input)
+
 
 
 _rms_norm_operator = guard_errors("rms_norm", _rms_norm)

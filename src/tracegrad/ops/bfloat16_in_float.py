@@ -145,6 +145,35 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
     return run
 
 
+# Normalizations whose CPU kernels take float32 parameters beside a bfloat16 input (ATen's mixed_data_type.h): the
+# positions of the parameters (weight, bias, running statistics). Such a call's normalized output is bfloat16 and
+# its statistics float32; the parameters are checked as given, before the float32 copies hide their dtypes.
+_FLOAT_PARAMETERS = {
+    "_nn_layer_norm": (2, 3),
+    "_nn_group_norm": (1, 2),
+    "_nn_batch_norm_train": (1, 2, 3, 4),
+    "_nn_batch_norm_eval": (1, 2, 3, 4),
+}
+
+
+def with_float_parameters(kernel: Callable, parameters: tuple[int, ...], computed: Callable) -> Callable:
+    """A normalization's ``computed`` (its kernel computing bfloat16 in float) that first checks the parameters at
+    ``parameters`` against the input as ATen does and, for a bfloat16 input with float32 parameters, rounds only
+    the normalized output (the first)."""
+    from .nn_ops._common import check_mixed_dtype
+
+    def run(*args):
+        if not any(_holds_bf16(a) for a in args):
+            return kernel(*args)
+        if not check_mixed_dtype(args[0], *(args[i] for i in parameters if i < len(args))):
+            return computed(*args)
+        result = kernel(*(_in_float(a) for a in args))
+        return (_rounded(result[0]), *result[1:])
+
+    run.computes_bfloat16_in_float = True
+    return run
+
+
 def _wrap(op) -> None:
     if op.is_view or op.kernel is None or getattr(op.kernel, "computes_bfloat16_in_float", False):
         return
@@ -160,7 +189,9 @@ def _in_float_kernel(op, kernel: Callable) -> Callable:
         scalars = frozenset(key for i, p in enumerate(params) if p.type in ("Tensor", "Scalar")
                             and p.name != "alpha" and i not in written and not (op.is_inplace and i == 0)
                             for key in (i, p.name))
-    return in_float(kernel, written, op.is_inplace, constants, scalars)
+    computed = in_float(kernel, written, op.is_inplace, constants, scalars)
+    parameters = _FLOAT_PARAMETERS.get(op.name)
+    return computed if parameters is None else with_float_parameters(kernel, parameters, computed)
 
 
 def declare(op) -> None:

@@ -16,15 +16,8 @@ import math
 
 import numpy as np
 
-from ..backend.dtypes import through_float_for_half
+from ..backend.dtypes import c10_type_name, through_float_for_half
 from ._util import BEYOND_LARGEST_INT, SMALLEST_INT, int_overflow, opmath_dtype
-
-# c10's names of the types in the message (``c10::demangle_type``)
-_C_NAMES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.float16): "c10::Half",
-            np.dtype(np.int64): "int64_t", np.dtype(np.int32): "int", np.dtype(np.int16): "int16_t",
-            np.dtype(np.int8): "int8_t", np.dtype(np.uint8): "uint8_t", np.dtype(np.uint16): "uint16_t",
-            np.dtype(np.uint32): "uint32_t", np.dtype(np.uint64): "uint64_t",
-            np.dtype(np.complex64): "c10::complex<float>", np.dtype(np.complex128): "c10::complex<double>"}
 
 
 def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
@@ -106,7 +99,7 @@ _FLOAT_MAX: dict = {}  # (np.finfo's max per dtype, as a float: finfo's own cach
 
 
 def _overflow(np_dtype: np.dtype) -> RuntimeError:
-    error = RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dtype, np_dtype.name)} without "
+    error = RuntimeError(f"value cannot be converted to type {c10_type_name(np_dtype)} without "
                          "overflow")
     # (ATen converts a Scalar inside its kernel's dtype dispatch: a dispatch that refuses the dtype comes first,
     # see barebones_unsigned._refusal)

@@ -75,15 +75,22 @@ def check_float(a: np.ndarray, name: str, error: type[Exception] = NotImplemente
         raise error(f"\"{name}\" not implemented for '{type_name(a.dtype)}'")
 
 
-def check_mixed_dtype(x: np.ndarray, *params) -> None:
-    """ATen's CPU normalizations take parameters of another dtype than the input only for a float16 input with
-    float32 parameters: a double batch with a float model is refused, not silently computed."""
-    if not any(p is not None and p.dtype != x.dtype for p in params):
-        return
-    if any(p is not None and p.dtype != np.float32 for p in params):
+def check_mixed_dtype(x: np.ndarray, *params) -> bool:
+    """ATen's CPU normalizations (mixed_data_type.h): the parameters are of a mixed type when the first one given
+    is not of the input's dtype; then each must be float32 and the input bfloat16 or float16 (a double batch with a
+    float model is refused, not silently computed). Otherwise a parameter of another dtype is refused as the
+    kernel's typed pointer refuses it. Returns whether the call is a mixed one (its statistics stay float32)."""
+    given = [p for p in params if p is not None]
+    if not given or given[0].dtype == x.dtype:
+        for p in given:
+            if p.dtype != x.dtype:
+                raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found {type_name(p.dtype)}")
+        return False
+    if any(p.dtype != np.float32 for p in given):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    if x.dtype != np.float16:
+    if x.dtype != np.float16 and x.dtype is not _dt.bfloat16.np:
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    return True
 
 
 def reduce_array(loss: np.ndarray, reduction: int) -> np.ndarray:
