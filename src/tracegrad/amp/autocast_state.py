@@ -96,6 +96,11 @@ def is_autocast_enabled(*args: Any, **kwargs: Any) -> bool:
     return _enabled.get(device_type, False)
 
 
+def is_any_autocast_enabled() -> bool:
+    """torch's ``torch._C._is_any_autocast_enabled()``: autocast is on for some device type."""
+    return any(_enabled.values())
+
+
 def set_autocast_enabled(*args: Any, **kwargs: Any) -> None:
     """``set_autocast_enabled(device_type, enabled)``; ``set_autocast_enabled(enabled)`` sets CUDA's flag."""
     bound = list(args) + [kwargs[k] for k in ("device_type", "enabled") if k in kwargs]

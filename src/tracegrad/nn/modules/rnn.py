@@ -14,6 +14,7 @@ import warnings
 
 from ..._factories import empty, zeros
 from ..._tensor import Tensor
+from ...amp.autocast_state import is_any_autocast_enabled
 from ...ops.nn_ops import rnn as _rnn
 from .. import init
 from ..parameter import Parameter
@@ -138,7 +139,8 @@ class RNNBase(Module):
 
     def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
         w_dtype = self._flat_weights[0].dtype
-        if input.dtype != w_dtype:
+        # (under autocast the input's dtype may differ: mkldnn_rnn_layer casts it with the weights)
+        if input.dtype != w_dtype and not is_any_autocast_enabled():
             raise ValueError(
                 f"RNN input dtype ({input.dtype}) does not match weight dtype ({w_dtype}). "
                 f"Convert input: input.to({w_dtype}), or convert model: model.to({input.dtype})"
