@@ -2,9 +2,9 @@
 the operators autocast lists) run in training mode, and in eval mode under ``no_grad``, on float32 inputs and on
 bfloat16 ones; the outputs' dtypes, and their values bit for bit.
 
-Left out: modules whose bfloat16 values round differently from torch's for reasons other than autocast
-(scaled_dot_product_attention's blocks in the transformer layers, oneDNN's LSTM kernel, the normalisations'
-mixed-dtype rules), listed in ``KNOWN_DIFFERENT``."""
+Left out of ``MODULES``: modules whose bfloat16 values round differently from torch's for reasons other than
+autocast (scaled_dot_product_attention's blocks in the transformer layers, oneDNN's LSTM kernel, ``_trilinear``'s
+per-feature products in Bilinear), and the transformer encoder layer's eval fast path, which tracegrad lacks."""
 
 from __future__ import annotations
 
@@ -71,6 +71,11 @@ MODULES = {
     "ReplicationPad3d": ("ReplicationPad3d", (1,), {}, _inputs((1, 2, 4, 4, 4))),
     "Unfold": ("Unfold", (2,), {}, _inputs((1, 2, 4, 4))),
     "Fold": ("Fold", ((3, 3), 2), {}, _inputs((1, 8, 4))),
+    "BatchNorm1d": ("BatchNorm1d", (3,), {}, _inputs((4, 3))),
+    "BatchNorm2d": ("BatchNorm2d", (2,), {}, _inputs((2, 2, 3, 3))),
+    "LayerNorm": ("LayerNorm", (5,), {}, _inputs((4, 5))),
+    "GroupNorm": ("GroupNorm", (2, 4), {}, _inputs((2, 4, 3))),
+    "InstanceNorm1d affine": ("InstanceNorm1d", (3,), {"affine": True}, _inputs((2, 3, 5))),
 }
 MODES = {
     "train": (False, False),  # (eval and no_grad, bfloat16 inputs)
