@@ -28,6 +28,7 @@ _active = False
 _FAST_PATH_CELLS: list = []  # (operator, closure cell): a fast path's copy of its operator's kernel
 _DECLARED: list = []  # every operator declared before activation
 _IN_FLIGHT = [0]  # how many kernels now compute a bfloat16 result on float32 copies (nested calls count)
+FLOAT_COPIES: list = []  # float32 copies of bfloat16 arrays given to the kernels now running (nested calls stack)
 
 
 def _is_bf16(value) -> bool:
@@ -46,7 +47,11 @@ def _in_float(value):
     """An argument as the float32 kernel takes it: bfloat16 arrays (alone or in a list) as float32 copies,
     ``dtype=torch.bfloat16`` (or its NumPy dtype) as float32."""
     if value.__class__ is _ndarray:
-        return value.astype(_F32) if value.dtype is _dt.bfloat16.np else value
+        if value.dtype is not _dt.bfloat16.np:
+            return value
+        copy = value.astype(_F32)
+        FLOAT_COPIES.append(copy)  # (so that a kernel's dtype checks still see it as bfloat16: seen_dtype)
+        return copy
     if value.__class__ is list or value.__class__ is tuple:
         return value.__class__(_in_float(v) for v in value)
     if value is _dt.bfloat16:
@@ -128,12 +133,14 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
         if rounds and scalars:
             args = tuple(_as_bfloat16_number(a) if i in scalars else a for i, a in enumerate(args))
             kwargs = {k: _as_bfloat16_number(v) if k in scalars else v for k, v in kwargs.items()}
-        floats = tuple(_in_float(a) for a in args)
+        copies_before = len(FLOAT_COPIES)
         _IN_FLIGHT[0] += rounds
         try:
+            floats = tuple(_in_float(a) for a in args)
             result = kernel(*floats, **{k: _in_float(v) for k, v in kwargs.items()})
         finally:
             _IN_FLIGHT[0] -= rounds
+            del FLOAT_COPIES[copies_before:]
         for i in written:
             if i < len(args):
                 _write_back(args[i], floats[i])
@@ -167,11 +174,22 @@ def with_float_parameters(kernel: Callable, parameters: tuple[int, ...], compute
             return kernel(*args)
         if not check_mixed_dtype(args[0], *(args[i] for i in parameters if i < len(args))):
             return computed(*args)
-        result = kernel(*(_in_float(a) for a in args))
+        copies_before = len(FLOAT_COPIES)
+        try:
+            result = kernel(*(_in_float(a) for a in args))
+        finally:
+            del FLOAT_COPIES[copies_before:]
         return (_rounded(result[0]), *result[1:])
 
     run.computes_bfloat16_in_float = True
     return run
+
+
+def computes_bfloat16(kernel: Callable) -> Callable:
+    """Mark ``kernel`` as computing bfloat16 itself (on ml_dtypes' arrays): it is not wrapped. For the kernels
+    whose float32 result would not round back to torch's (nextafter steps one bfloat16 ulp, not a float one)."""
+    kernel.computes_bfloat16_in_float = True
+    return kernel
 
 
 def _wrap(op) -> None:
@@ -251,6 +269,19 @@ def as_seen(np_dtype: np.dtype) -> np.dtype:
     """The dtype a kernel's array stands for: bfloat16 for a float32 copy of a bfloat16 operand (the dtype its
     error messages name)."""
     return _dt.bfloat16.np if stands_for_bfloat16(np_dtype) else np_dtype
+
+
+def seen_dtype(array: np.ndarray) -> np.dtype:
+    """The dtype a kernel's argument stands for: bfloat16 for a float32 copy of a bfloat16 operand (or a view of
+    one), its own otherwise. The matrix products' checks read it so: torch refuses a bfloat16 operand beside a
+    float32 one, which the copies would hide (and names bfloat16 beside float16 or float64)."""
+    if not FLOAT_COPIES or array.dtype is not _F32:
+        return array.dtype
+    while array is not None:
+        if any(array is copy for copy in FLOAT_COPIES):
+            return _dt.bfloat16.np
+        array = array.base
+    return _F32
 
 
 def stands_for_bfloat16(np_dtype: np.dtype) -> bool:

@@ -18,8 +18,10 @@ from .._arg_parser import tensors_as_one_argument
 from .._tensor import Tensor, _wrap
 from .._warnings import warn_once_at_caller
 from ..autograd.forward_ad import not_implemented_jvp
+from ..backend import dtypes as _dt
 from ._jvp import set_self_tangent_rules
 from ._util import binary_dtype, result_dtype, wrap_dim
+from .bfloat16_in_float import computes_bfloat16
 from .pointwise import inplace_kernel
 from .registry import defop, defop_without_derivative
 from .scalar_overloads import div_scalar, mul_scalar
@@ -128,9 +130,10 @@ heaviside_ = defop_without_derivative("heaviside_(Tensor(a!) self, Tensor values
                                       inplace_kernel(_heaviside_kernel))
 
 
+@computes_bfloat16  # (one bfloat16 ulp: NumPy's nextafter on ml_dtypes' bfloat16 steps it)
 def _nextafter_kernel(a, other):
     dt = binary_dtype(a, other)
-    if dt.kind != "f":
+    if dt.kind != "f" and dt is not _dt.bfloat16.np:
         raise unsupported("nextafter_cpu", dt)
     return np.asarray(np.nextafter(a.astype(dt, copy=False), np.asarray(other).astype(dt, copy=False)), dtype=dt)
 
@@ -147,7 +150,8 @@ def _nextafter_vjp(ctx, g):
 
 nextafter = defop("nextafter(Tensor self, Tensor other) -> Tensor", _nextafter_kernel, vjp=_nextafter_vjp,
                   saves=("self", "other"))
-nextafter_ = defop("nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)", inplace_kernel(_nextafter_kernel),
+nextafter_ = defop("nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                   computes_bfloat16(inplace_kernel(_nextafter_kernel)),
                    vjp=_nextafter_vjp, saves=("self", "other"), node_name="NextafterBackward0")
 
 

@@ -22,7 +22,7 @@ from ..return_types import out_return, out_type, return_type
 from . import aten_norm
 from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_term, zero_aware_product_rule
 from ._util import opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
-from .bfloat16_in_float import stands_for_bfloat16
+from .bfloat16_in_float import seen_dtype, stands_for_bfloat16
 from .complex_ops import input_is_real, real_part_for_real_inputs
 from .linalg_core import _matmul_same_dtype, matmul, mm
 from .lu import lu_factor, permute_rows, pivots_parity
@@ -239,8 +239,9 @@ def check_solve_inputs(b: np.ndarray, A: np.ndarray, name: str) -> None:
 
 
 def _same_dtype(a: np.ndarray, b: np.ndarray) -> None:
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {_tname(a.dtype)} but found {_tname(b.dtype)}")
+    a_dtype, b_dtype = seen_dtype(a), seen_dtype(b)
+    if a_dtype != b_dtype:
+        raise RuntimeError(f"expected scalar type {_tname(a_dtype)} but found {_tname(b_dtype)}")
 
 
 def _bmm_check(a, b, name1: str = "batch1", name2: str = "batch2") -> None:
@@ -280,10 +281,10 @@ def _mv_check(m, v, inp=None) -> None:
         rows = m.shape[0] if inp is None else dim_size(inp, 0)  # (a 0-d self fails reading it, an IndexError)
         raise RuntimeError(f"size mismatch, got input ({rows}), mat ({m.shape[0]}x{m.shape[1]}), "
                            f"vec ({v.shape[0]})")
-    first = v if inp is None else inp
-    if not (m.dtype == v.dtype == first.dtype):
-        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_tname(first.dtype)}, "
-                           f"{_tname(m.dtype)}, and {_tname(v.dtype)}")
+    first, m_dtype, v_dtype = seen_dtype(v if inp is None else inp), seen_dtype(m), seen_dtype(v)
+    if not (m_dtype == v_dtype == first):
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_tname(first)}, "
+                           f"{_tname(m_dtype)}, and {_tname(v_dtype)}")
 
 
 def _mv_kernel(m, v):
@@ -320,9 +321,10 @@ def _dot_kernel(a, b):
         n, m = a.shape[0], b.shape[0]
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same "
                            f"number of elements, but got {n} and {m} elements respectively")
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_tname(a.dtype)} and "
-                           f"{_tname(b.dtype)}")
+    a_dtype, b_dtype = seen_dtype(a), seen_dtype(b)
+    if a_dtype != b_dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_tname(a_dtype)} and "
+                           f"{_tname(b_dtype)}")
     return np.asarray(_matmul_same_dtype(a, b, "dot"))
 
 
@@ -348,7 +350,8 @@ def _vdot_vjp(ctx, g):
 
 
 def _vdot_kernel(a, b):
-    return _dot_kernel(np.conj(a), b)
+    # (a real operand as given: a conjugated copy would hide a float32 copy of a bfloat16 one from dot's checks)
+    return _dot_kernel(np.conj(a) if a.dtype.kind == "c" else a, b)
 
 
 dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", _dot_kernel, vjp=_dot_vjp, saves=("self", "tensor"),
@@ -390,6 +393,8 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     # (PyTorch's inner_out: mul_out for a 0-d operand, else tensordot_out, which copies its recorded result in)
     if input.ndim == 0 or other.ndim == 0:
         return _into(mul(input, other), out, "mul")
+    if input.dtype != other.dtype:  # (tensordot's check, before a vector pair goes to dot)
+        raise RuntimeError("both inputs should have same dtype")
     if input.ndim == 1 and other.ndim == 1:
         return _into(dot(input, other), out, "inner", copies=True)
     return _into(tensordot(input, other, ([-1], [-1])), out, "inner", copies=True)
@@ -430,14 +435,20 @@ def _combine(inp, prod, beta, alpha, opmath: bool = False):
     return (scaled + (bias if beta == 1 else bias * beta)).astype(prod.dtype, copy=False)
 
 
+def _addmm_dtypes(inp, m1, m2) -> None:
+    """addmm's dtype checks (addbmm's too, on its batches): self's against mat2's, then mat1's."""
+    inp_dtype, m1_dtype, m2_dtype = seen_dtype(inp), seen_dtype(m1), seen_dtype(m2)
+    if inp_dtype != m2_dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(inp_dtype)} and "
+                           f"{_tname(m2_dtype)}")
+    if m1_dtype != m2_dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_tname(m1_dtype)} and "
+                           f"{_tname(m2_dtype)}")
+
+
 def _addmm_checks(inp, m1, m2) -> None:
     # (the dtypes first, self's before mat1's, then the shapes: ATen's addmm's order)
-    if inp.dtype != m2.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(inp.dtype)} and "
-                           f"{_tname(m2.dtype)}")
-    if m1.dtype != m2.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_tname(m1.dtype)} and "
-                           f"{_tname(m2.dtype)}")
+    _addmm_dtypes(inp, m1, m2)
     if m1.ndim != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor")
     if m2.ndim != 2:
@@ -495,9 +506,13 @@ def _addmv_vjp(ctx, g):
 
 
 def _bmm_family_dtypes(inp, b1, b2) -> None:
-    if not (inp.dtype == b1.dtype == b2.dtype):
-        raise RuntimeError(f"Input dtypes must be the same, got: input {inp.dtype}, batch1: {b1.dtype}, "
-                           f"batch2: {b2.dtype}".replace("float64", "double").replace("float32", "float"))
+    """baddbmm's: self's dtype against batch1's (all three named), then the batches' as bmm checks them."""
+    inp_dtype, b1_dtype = seen_dtype(inp), seen_dtype(b1)
+    if inp_dtype != b1_dtype:
+        name = _dt.c10_type_name
+        raise RuntimeError(f"Input dtypes must be the same, got: input {name(inp_dtype)}, batch1: {name(b1_dtype)}, "
+                           f"batch2: {name(seen_dtype(b2))}")
+    _same_dtype(b1, b2)
 
 
 def dim_size(a: np.ndarray, dim: int) -> int:
@@ -549,10 +564,7 @@ def _addbmm_checks(inp, b1, b2) -> None:
     if b1.shape[2] != b2.shape[1]:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} and "
                            f"{b2.shape[1]}x{b2.shape[2]})")
-    if inp.dtype != b2.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_tname(inp.dtype)} and "
-                           f"{_tname(b2.dtype)}")
-    _same_dtype(b1, b2)
+    _addmm_dtypes(inp, b1, b2)
 
 
 def _addbmm_kernel(inp, b1, b2, beta=1, alpha=1):

@@ -14,6 +14,7 @@ import numpy as np
 from .._state import STATE
 from .._tensor import Tensor
 from ._jvp import dense_product_rule
+from .bfloat16_in_float import FLOAT_COPIES, seen_dtype
 from .registry import defop, recorded_strides
 
 
@@ -54,7 +55,8 @@ def real_matrix_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _mm_kernel(a, b):
-    if a.ndim == 2 and b.ndim == 2 and a.dtype is b.dtype and a.dtype is not _BOOL:  # the hot case
+    # the hot case (not for float32 copies of bfloat16 operands: one may stand beside a float32 operand)
+    if a.ndim == 2 and b.ndim == 2 and a.dtype is b.dtype and a.dtype is not _BOOL and not FLOAT_COPIES:
         try:
             return matrix_product(a, b)
         except ValueError:
@@ -65,9 +67,10 @@ def _mm_kernel(a, b):
         raise RuntimeError("mat2 must be a matrix")
     if a.shape[1] != b.shape[0]:
         raise _shape_error(a, b)
-    if a.dtype != b.dtype:  # PyTorch's mm does not promote
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(a.dtype)} != "
-                           f"{_cpp_name(b.dtype)}")
+    a_dtype, b_dtype = seen_dtype(a), seen_dtype(b)
+    if a_dtype != b_dtype:  # PyTorch's mm does not promote
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(a_dtype)} != "
+                           f"{_cpp_name(b_dtype)}")
     return _matmul_same_dtype(a, b, "addmm_impl_cpu_")
 
 
