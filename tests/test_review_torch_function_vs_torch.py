@@ -71,6 +71,20 @@ def test_data_factories_copy_a_subclass_as_plain():
     assert _data_factories(tg) == _data_factories(torch)
 
 
+def _logging_mode(lib) -> type:
+    """A TorchFunctionMode that notes the name of each function it sees, then runs it."""
+    class Log(lib.overrides.TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.log = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.log.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    return Log
+
+
 def _unwrap_rewrap(lib) -> list:
     class Wrap(lib.Tensor):
         @classmethod
@@ -81,15 +95,7 @@ def _unwrap_rewrap(lib) -> list:
             result = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
             return result.as_subclass(Wrap) if isinstance(result, lib.Tensor) else result
 
-    class Log(lib.overrides.TorchFunctionMode):
-        def __init__(self):
-            super().__init__()
-            self.log = []
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.log.append(func.__name__)
-            return func(*args, **(kwargs or {}))
-
+    Log = _logging_mode(lib)
     w = lib.arange(4.0).as_subclass(Wrap)
     with Log() as mode:
         lib.ones(2).as_subclass(Wrap)
@@ -105,15 +111,7 @@ def _autograd_grad(lib) -> list:
         def __new__(cls, data):
             return lib.Tensor._make_subclass(cls, data, True)
 
-    class Log(lib.overrides.TorchFunctionMode):
-        def __init__(self):
-            super().__init__()
-            self.log = []
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.log.append(func.__name__)
-            return func(*args, **(kwargs or {}))
-
+    Log = _logging_mode(lib)
     p = MyParam(lib.tensor([1.0, 2.0]))
     first = lib.autograd.grad((p ** 3).sum(), p, create_graph=True)[0]
     second = lib.autograd.grad(first.sum(), [p])

@@ -391,6 +391,12 @@ def _routing_function(original: Callable, name: str, owner: str, reflects_type_e
                 return NotImplemented
         return handle(func, found, args, kwargs)
 
+    return _dressed(routed, original, name, owner)
+
+
+def _dressed(routed: Callable, original: Callable, name: str, owner: str) -> Callable:
+    """A routing wrapper named and documented as the function it stands for, noted as a wrapper (its frames are
+    skipped by the warnings and the duck-type frame walk)."""
     routed.__name__ = name
     routed.__qualname__ = getattr(original, "__qualname__", name)
     routed.__doc__ = getattr(original, "__doc__", None)
@@ -411,13 +417,7 @@ def _routing_data_factory(original: Callable, name: str, owner: str, relevant: i
         with DisableTorchFunctionSubclass():
             return original(*args, **kwargs)
 
-    routed.__name__ = name
-    routed.__qualname__ = getattr(original, "__qualname__", name)
-    routed.__doc__ = getattr(original, "__doc__", None)
-    routed.__wrapped__ = original
-    routed._torch_owner = owner
-    _ROUTING_CODES.add(routed.__code__)
-    return routed
+    return _dressed(routed, original, name, owner)
 
 
 def _routing_property(original: property) -> property:
