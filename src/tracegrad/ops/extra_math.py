@@ -21,7 +21,7 @@ from ..autograd.forward_ad import not_implemented_jvp
 from ..backend import dtypes as _dt
 from ._jvp import set_self_tangent_rules
 from ._util import binary_dtype, result_dtype, wrap_dim
-from .bfloat16_in_float import computes_bfloat16
+from .bfloat16_in_float import computes_bfloat16, seen_dtype
 from .pointwise import inplace_kernel
 from .registry import defop, defop_without_derivative
 from .scalar_overloads import div_scalar, mul_scalar
@@ -566,8 +566,9 @@ def _index_reduce_kernel(a, dim, index, source, reduce, include_self=True, *, _n
                          f"{_type_name(index.dtype)} and size: [{', '.join(map(str, index.shape))}]")
     if index.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{_name}(): Expected dtype int32/int64 for index but got: {_type_name(index.dtype)}")
-    if a.dtype != source.dtype:
-        raise RuntimeError(f"{_name}(): self ({_type_name(a.dtype)}) and source ({_type_name(source.dtype)}) must "
+    self_dtype, source_dtype = seen_dtype(a), seen_dtype(source)
+    if self_dtype != source_dtype:
+        raise RuntimeError(f"{_name}(): self ({_type_name(self_dtype)}) and source ({_type_name(source_dtype)}) must "
                            "have the same scalar type")
     a1 = a.reshape(1) if a.ndim == 0 else a
     s1 = source.reshape(1) if source.ndim == 0 else source
@@ -680,9 +681,9 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
 def _put_checks(a, index, source) -> None:
     if index.dtype != np.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_type_name(index.dtype)}")
-    if a.dtype != source.dtype:
+    if seen_dtype(a) != seen_dtype(source):
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
-                           f"{_type_name(a.dtype)} and source.dtype = {_type_name(source.dtype)}")
+                           f"{_type_name(seen_dtype(a))} and source.dtype = {_type_name(seen_dtype(source))}")
     if index.size != source.size:
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.size}, index.numel() = {index.size}")

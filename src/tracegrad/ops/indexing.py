@@ -24,6 +24,7 @@ from . import views as _views
 from ._jvp import set_self_tangent_rules
 from ._util import expands_to, unsupported
 from .accumulate import add_rows_at
+from .bfloat16_in_float import seen_dtype
 from .registry import check_no_internal_overlap, defop
 from .scalar_fill import scalar_for
 from .views import _INT64_MAX
@@ -160,7 +161,7 @@ def _index_put_into(out, indices, values, accumulate):
     key = _numpy_key(indices)
     if values.ndim or 0 in out.shape:  # (a 0-d value expands to any result)
         _check_put_shapes(out.shape, key, values.shape)
-    if values.dtype != out.dtype:
+    if seen_dtype(values) != seen_dtype(out):
         _check_value_dtype(out, key, values)
         values = values.astype(out.dtype)
     try:
@@ -245,8 +246,8 @@ def _check_value_dtype(out: np.ndarray, key: tuple, values: np.ndarray) -> None:
     except (IndexError, ValueError):
         return
     raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                       f"{scalar_type_name(out.dtype)} for the destination and "
-                       f"{scalar_type_name(values.dtype)} for the source.")
+                       f"{scalar_type_name(seen_dtype(out))} for the destination and "
+                       f"{scalar_type_name(seen_dtype(values))} for the source.")
 
 
 def _index_put_vjp(ctx, g):

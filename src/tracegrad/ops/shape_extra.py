@@ -27,6 +27,7 @@ from ._jvp import set_self_tangent_rules
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
 from .aten_sum import running
+from .bfloat16_in_float import seen_dtype
 from .pointwise import writes_last
 from .registry import defop, not_implemented
 from .scalar_fill import as_scalar, scalar_for, written_value
@@ -436,7 +437,7 @@ def _scatter_prepare(a, dim, index, src):
     idx = _idx(index)
     _check_index_dtype(idx, "scatter(): Expected dtype int32/int64 for index")
     has_src = isinstance(src, np.ndarray)
-    if has_src and src.dtype != a.dtype:
+    if has_src and seen_dtype(src) != seen_dtype(a):
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = wrap_dim(dim, a.ndim)
     a1, i1 = _as_1d(a), _as_1d(idx)
@@ -836,8 +837,8 @@ def _index_add_kernel(a, dim, index, source, alpha=1):
         raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(idx.dtype)}")
     d = wrap_dim(dim, a.ndim)
     src = np.asarray(source)
-    if src.dtype != a.dtype:
-        raise RuntimeError(f"index_add_(): self ({_tname(a.dtype)}) and source ({_tname(src.dtype)}) must "
+    if seen_dtype(src) != seen_dtype(a):
+        raise RuntimeError(f"index_add_(): self ({_tname(seen_dtype(a))}) and source ({_tname(seen_dtype(src))}) must "
                            f"have the same scalar type")
     n_src = _as_1d(src).shape[d] if _as_1d(src).ndim > d else 1
     if flat.size != n_src:
@@ -902,9 +903,9 @@ def _index_copy_kernel(a, dim, index, source):
     flat = idx.reshape(-1)
     d = wrap_dim(dim, a.ndim)
     src = np.asarray(source)
-    if src.dtype != a.dtype:
+    if seen_dtype(src) != seen_dtype(a):
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
-                           f"{_tname(a.dtype)} and (source) {_tname(src.dtype)}")
+                           f"{_tname(seen_dtype(a))} and (source) {_tname(seen_dtype(src))}")
     n_src = _as_1d(src).shape[d] if _as_1d(src).ndim > d else 1
     if flat.size != n_src:
         raise IndexError(f"index_copy_(): Number of indices ({flat.size}) should be equal to "
@@ -1155,9 +1156,9 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
 def _masked_scatter_kernel(a, mask, source):
     mask = np.asarray(mask)
     _check_bool_mask(mask, "masked_scatter_", capital=True)
-    if source.dtype != a.dtype:
+    if seen_dtype(source) != seen_dtype(a):
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
-                           f"{_tname(a.dtype)} and {_tname(source.dtype)}")
+                           f"{_tname(seen_dtype(a))} and {_tname(seen_dtype(source))}")
     shape = _broadcast_shape(mask.shape, a.shape)
     m = np.broadcast_to(mask, shape)
     n = int(m.sum())
