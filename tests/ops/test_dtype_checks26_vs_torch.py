@@ -53,3 +53,25 @@ def test_write_of_a_source_checks_its_dtype_as_torch(write, self_dtype, source_d
             return WRITES[write](lib, x, source)
 
     assert value_or_error(program, tg) == value_or_error(program, torch)
+
+
+BAG_PAIRS = [("float32", "bfloat16"), ("bfloat16", "float32"), ("bfloat16", "bfloat16"), ("float32", "float64"),
+             ("float16", "float32")]
+
+
+@pytest.mark.parametrize(("weight_dtype", "weights_dtype"), BAG_PAIRS, ids=[f"{a}-{b}" for a, b in BAG_PAIRS])
+@pytest.mark.parametrize("call", ["functional", "2-d input", "module"])
+def test_embedding_bag_checks_per_sample_weights_dtype_as_torch(call, weight_dtype, weights_dtype):
+    def program(lib):
+        weight = lib.arange(12.0).reshape(4, 3).to(getattr(lib, weight_dtype))
+        indices, offsets = lib.tensor([0, 2, 1, 3]), lib.tensor([0, 2])
+        per_sample = lib.tensor([0.5, 1.0, 2.0, 3.0]).to(getattr(lib, weights_dtype))
+        if call == "module":
+            bag = lib.nn.EmbeddingBag.from_pretrained(weight, mode="sum")
+            return bag(indices, offsets, per_sample_weights=per_sample)
+        if call == "2-d input":
+            return lib.nn.functional.embedding_bag(indices.reshape(2, 2), weight, mode="sum",
+                                                   per_sample_weights=per_sample.reshape(2, 2))
+        return lib.nn.functional.embedding_bag(indices, weight, offsets, mode="sum", per_sample_weights=per_sample)
+
+    assert value_or_error(program, tg) == value_or_error(program, torch)

@@ -22,6 +22,7 @@ from ..._arg_parser import refuse_as_torch
 from ..._tensor import Tensor, _wrap
 from ...autograd.forward_ad import not_implemented_jvp
 from ...backend.dtypes import from_numpy_dtype, int64, promote_types, tensor_type_string
+from ..bfloat16_in_float import seen_dtype
 from ..creation import to_dtype
 from ..pointwise import div, eq, where
 from ..reductions import sum as sum_op
@@ -75,10 +76,11 @@ def _check_bag_arguments(weight, indices, offsets, mode, psw, include_last_offse
     if psw is not None:
         if mode != MODE_SUM:
             raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
-        if psw.dtype != weight.dtype:
+        weight_dtype, psw_dtype = seen_dtype(weight), seen_dtype(psw)
+        if psw_dtype != weight_dtype:
             raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as tensor for "
-                               f"argument #1 'per_sample_weights'; but type {tensor_type_string(weight.dtype)} does "
-                               f"not equal {tensor_type_string(psw.dtype)} (while checking arguments for "
+                               f"argument #1 'per_sample_weights'; but type {tensor_type_string(weight_dtype)} does "
+                               f"not equal {tensor_type_string(psw_dtype)} (while checking arguments for "
                                "embedding_bag)")
         for cond, text in ((psw.ndim == 1, "per_sample_weights.value().dim() == 1"),
                            (psw.size == indices.size, "per_sample_weights.value().numel() == indices.numel()")):
