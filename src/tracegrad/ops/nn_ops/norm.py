@@ -179,9 +179,22 @@ def _check_layer_norm(x, normalized_shape, weight, bias) -> tuple:
     return tuple(range(x.ndim - k, x.ndim))
 
 
+def _mixed_half(x: np.ndarray, *params) -> bool:
+    """Whether a float16 input comes with float32 parameters (after check_mixed_dtype's checks): ATen's CPU kernels
+    then compute in float and keep float32 statistics, rounding only the normalized output to float16."""
+    return check_mixed_dtype(x, *params) and x.dtype == np.float16
+
+
+def _output_rounded(result: tuple, dtype: np.dtype) -> tuple:
+    """A normalization's (output, statistics...) computed in float for a mixed call: the output in the input's
+    dtype, the statistics float32."""
+    return (result[0].astype(dtype), *result[1:])
+
+
 def _layer_norm_kernel(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(y, mean, rstd): PyTorch's native_layer_norm, whose statistics (kept dims of size 1) its node saves."""
-    check_mixed_dtype(x, weight, bias)
+    if _mixed_half(x, weight, bias):
+        return _output_rounded(_layer_norm_kernel(x.astype(np.float32), normalized_shape, weight, bias, eps), x.dtype)
     check_float(x, "LayerNormKernelImpl", NotImplementedError)
     axes = _check_layer_norm(x, normalized_shape, weight, bias)
     if x.dtype in aten_vec.FUSED_DTYPES and x.size:
@@ -387,7 +400,8 @@ def _check_group_norm(x, num_groups, weight, bias) -> None:
 
 def _group_norm_kernel(x, weight, bias, N, C, HxW, group, eps):  # noqa: N803 - PyTorch's parameter names
     """(y, mean, rstd) of PyTorch's native_group_norm: the statistics per (sample, group), which its node saves."""
-    check_mixed_dtype(x, weight, bias)
+    if _mixed_half(x, weight, bias):
+        return _output_rounded(_group_norm_kernel(x.astype(np.float32), weight, bias, N, C, HxW, group, eps), x.dtype)
     check_float(x, "GroupNormKernelImpl", NotImplementedError)
     num_groups = group
     _check_group_norm(x, num_groups, weight, bias)
@@ -698,7 +712,9 @@ def _per_channel_fma(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> np.n
 def _bn_train_kernel(x, weight=None, bias=None, running_mean=None, running_var=None, momentum=0.1, eps=1e-5,
                      training=True):
     check_float(x, "batch_norm", NotImplementedError)
-    check_mixed_dtype(x, weight, bias, running_mean, running_var)
+    if _mixed_half(x, weight, bias, running_mean, running_var):
+        return _output_rounded(_bn_train_kernel(x.astype(np.float32), weight, bias, running_mean, running_var,
+                                                momentum, eps, training), x.dtype)
     axes = _bn_axes(x)
     _check_channels(x, weight, bias, running_mean, running_var)
     count = x.size // x.shape[1]
@@ -839,7 +855,9 @@ batch_norm_train = defop(
 
 def _bn_eval_kernel(x, weight, bias, running_mean, running_var, eps=1e-5, training=False):
     check_float(x, "batch_norm", NotImplementedError)
-    check_mixed_dtype(x, weight, bias, running_mean, running_var)
+    if _mixed_half(x, weight, bias, running_mean, running_var):
+        return _output_rounded(_bn_eval_kernel(x.astype(np.float32), weight, bias, running_mean, running_var, eps,
+                                               training), x.dtype)
     _bn_axes(x)
     _check_channels(x, weight, bias, running_mean, running_var)
     rstd = 1.0 / np.sqrt(running_var + eps)
