@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import tracegrad as tg
-from tests._lib import graph_with_edges, value_or_error
+from tests._lib import value_or_error
 
 _INDEX = [0, 2]
 _SCATTER_INDEX = [[0, 1], [2, 0]]
@@ -136,29 +136,3 @@ def test_float16_input_with_float32_parameters_gradient_dtypes(norm):
     assert [o[0] for o in ours] == [t[0] for t in theirs]
     for (_, our_values), (_, their_values) in zip(ours, theirs):
         np.testing.assert_allclose(our_values, their_values, rtol=2e-3, atol=2e-3)
-
-
-# contractions whose free sizes are all 1: torch's tensordot takes dot of the flattened (permuted) operands, then
-# views the result to the free dims (inner of two vectors so too)
-FULL_CONTRACTIONS = {
-    "inner 1-d": lambda lib, a, b: lib.inner(a, b),
-    "Tensor.inner 1-d": lambda lib, a, b: a.inner(b),
-    "tensordot 1-d": lambda lib, a, b: lib.tensordot(a, b, 1),
-    "tensordot 2-d full": lambda lib, a, b: lib.tensordot(a.reshape(2, 3), b.reshape(2, 3), 2),
-    "tensordot size-1 free dims": lambda lib, a, b: lib.tensordot(a.reshape(6, 1), b.reshape(1, 6), ([0], [1])),
-    "tensordot broadcast contracted dim": lambda lib, a, b: lib.tensordot(a.reshape(2, 3)[:1], b.reshape(2, 3), 2),
-}
-
-
-@pytest.mark.parametrize("contraction", FULL_CONTRACTIONS)
-def test_full_contraction_graph_and_gradients_as_torch(contraction):
-    def program(lib):
-        a = lib.linspace(-1.0, 2.0, 6, dtype=lib.float64).requires_grad_()
-        b = lib.linspace(0.5, -1.5, 6, dtype=lib.float64).requires_grad_()
-        result = FULL_CONTRACTIONS[contraction](lib, a, b)
-        graph = graph_with_edges(result.grad_fn)
-        is_view = result._base is not None
-        result.backward()
-        return graph, is_view, tuple(result.shape), result.item(), a.grad.tolist(), b.grad.tolist()
-
-    assert program(tg) == program(torch)

@@ -395,6 +395,8 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
         return _into(mul(input, other), out, "mul")
     if input.dtype != other.dtype:  # (tensordot's check, before a vector pair goes to dot)
         raise RuntimeError("both inputs should have same dtype")
+    if input.ndim == 1 and other.ndim == 1:
+        return _into(dot(input, other), out, "inner", copies=True)
     return _into(tensordot(input, other, ([-1], [-1])), out, "inner", copies=True)
 
 
@@ -974,7 +976,7 @@ def _einsum_call(*args) -> Tensor:
 def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
     """PyTorch's tensordot: sum broadcast (size-1) contracted dims, permute the contracted dims last (first)
     and flatten each operand to a matrix, one mm, reshape to the free dims."""
-    from .views import flatten, permute, reshape
+    from .views import permute, reshape
 
     x, y = a._data, b._data
     if len(dims_a) != len(dims_b):
@@ -998,22 +1000,9 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
     rows = [t1.shape[i] for i in free_a]
     cols = [t2.shape[j] for j in free_b]
     # the contracted dims as the caller gave them (negative ones too): PermuteBackward0 keeps them so in PyTorch
-    p1, p2 = permute(t1, free_a + list(dims_a)), permute(t2, list(dims_b) + free_b)
-    if math.prod(rows) == 1 and math.prod(cols) == 1 and _flattens_as_view(p1) and _flattens_as_view(p2):
-        # (torch contracts everything but size-1 dims with dot of the flattened operands: a 1-d one as it is)
-        return reshape(dot(flatten(p1), flatten(p2)), tuple(rows + cols))
-    m1 = reshape(p1, (math.prod(rows), csize))
-    m2 = reshape(p2, (csize, math.prod(cols)))
+    m1 = reshape(permute(t1, free_a + list(dims_a)), (math.prod(rows), csize))
+    m2 = reshape(permute(t2, list(dims_b) + free_b), (csize, math.prod(cols)))
     return reshape(mm(m1, m2), tuple(rows + cols))
-
-
-def _flattens_as_view(t: Tensor) -> bool:
-    """Whether flattening ``t`` is a view (no copy): tensordot's dot path is taken only then.
-    (torch multiplies and sums operands that would need a copy: not followed here, they still go through mm)"""
-    from .views import _view_strides
-
-    a = t._data
-    return a.flags.c_contiguous or _view_strides(a, (a.size,)) is not None
 
 
 def _tensordot_dims(a: Tensor, b: Tensor, dims) -> tuple:
