@@ -117,6 +117,17 @@ def _as_bfloat16_number(value):
     return value
 
 
+def _on_float_copies(kernel: Callable, args: tuple, kwargs: dict) -> tuple:
+    """``kernel`` run on float32 copies of its bfloat16 arguments, the copies noted in ``FLOAT_COPIES`` while it runs
+    (nested calls stack theirs): ``(the positional copies, the result)``."""
+    copies_before = len(FLOAT_COPIES)
+    try:
+        floats = tuple(_in_float(a) for a in args)
+        return floats, kernel(*floats, **{k: _in_float(v) for k, v in kwargs.items()})
+    finally:
+        del FLOAT_COPIES[copies_before:]
+
+
 def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constants: frozenset = frozenset(),
              scalars: frozenset = frozenset()) -> Callable:
     """``kernel`` computing bfloat16 arguments in float32; ``written``: the positions of the arguments it writes
@@ -133,14 +144,11 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
         if rounds and scalars:
             args = tuple(_as_bfloat16_number(a) if i in scalars else a for i, a in enumerate(args))
             kwargs = {k: _as_bfloat16_number(v) if k in scalars else v for k, v in kwargs.items()}
-        copies_before = len(FLOAT_COPIES)
         _IN_FLIGHT[0] += rounds
         try:
-            floats = tuple(_in_float(a) for a in args)
-            result = kernel(*floats, **{k: _in_float(v) for k, v in kwargs.items()})
+            floats, result = _on_float_copies(kernel, args, kwargs)
         finally:
             _IN_FLIGHT[0] -= rounds
-            del FLOAT_COPIES[copies_before:]
         for i in written:
             if i < len(args):
                 _write_back(args[i], floats[i])
@@ -174,11 +182,7 @@ def with_float_parameters(kernel: Callable, parameters: tuple[int, ...], compute
             return kernel(*args)
         if not check_mixed_dtype(args[0], *(args[i] for i in parameters if i < len(args))):
             return computed(*args)
-        copies_before = len(FLOAT_COPIES)
-        try:
-            result = kernel(*(_in_float(a) for a in args))
-        finally:
-            del FLOAT_COPIES[copies_before:]
+        _, result = _on_float_copies(kernel, args, {})
         return (_rounded(result[0]), *result[1:])
 
     run.computes_bfloat16_in_float = True
