@@ -238,12 +238,10 @@ def wants(args: tuple, kwargs: dict | None) -> list | None:
 
 def _overloaded_in_call(args: tuple, kwargs: dict | None) -> list:
     """``overloaded_args`` of a call's relevant arguments, at the cost of a set lookup per argument in the usual
-    call (plain tensors and numbers)."""
-    never = _NEVER
-    for value in (args if not kwargs else (*args, *kwargs.values())):
-        if value.__class__ not in never:
-            return overloaded_args(relevant_args(args, kwargs))
-    return []
+    call (plain tensors and numbers: ``_plain_values``)."""
+    if _plain_values(args) and (not kwargs or _plain_values(kwargs.values())):
+        return []
+    return overloaded_args(relevant_args(args, kwargs))
 
 
 def duck_typed(args: tuple, kwargs: dict | None) -> list | None:
