@@ -348,9 +348,9 @@ def _check_schema(custom, library_op: LibraryOp, args: tuple, kwargs: dict) -> N
 
 
 def _check_autograd_registration(custom, library_op: LibraryOp, args: tuple, kwargs: dict) -> None:
-    from ._library.operators import _any_requires_grad
+    from ._library.operators import any_requires_grad
 
-    if not _any_requires_grad(tuple(args) + tuple(kwargs.values())):
+    if not any_requires_grad(tuple(args) + tuple(kwargs.values())):
         return
     kernels = library_op.kernels
     if any(k in kernels for k in (*AUTOGRAD_KEYS, "CompositeImplicitAutograd")):

@@ -16,7 +16,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd.function import Function
 from .infer_schema import infer_schema
-from .operators import LibraryOp
+from .operators import LibraryOp, any_requires_grad
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ def make_autograd_impl(op: LibraryOp, info: Any) -> Callable:
     def autograd_impl(*args: Any, **keywords: Any) -> Any:
         from .._state import STATE
 
-        if not (STATE.grad_enabled and any(t.requires_grad for t in _tensors(args))):
+        if not (STATE.grad_enabled and any_requires_grad(args)):
             return op.run_backend(args + tuple(keywords.values()))
         flat, spec = _flatten_args(args)
         meta = _Metadata(keywords, spec)
@@ -253,10 +253,6 @@ def make_autograd_impl(op: LibraryOp, info: Any) -> Callable:
         return _unflatten_result(outputs, meta.output_spec)
 
     return autograd_impl
-
-
-def _tensors(args: tuple) -> list:
-    return [t for a in args for t in (a if isinstance(a, (list, tuple)) else (a,)) if isinstance(t, Tensor)]
 
 
 def _flatten_args(args: tuple) -> tuple[list, tuple]:

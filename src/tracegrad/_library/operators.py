@@ -24,6 +24,7 @@ from ..autograd.node import Node
 from ..autograd.node_meta import meta_record, outputs_meta
 from ..ops.registry import OpDef
 from ..ops.schema import Schema, parse_schema
+from ..storage import _memory_owner
 from . import arguments
 
 # namespace -> {"name" or "name.overload" -> operator}
@@ -128,7 +129,7 @@ class LibraryOp(OpDef):
         if autograd is not None:
             positional, keywords = self.split_arguments(args)
             result = autograd(*positional, **keywords)
-            recorded = STATE.grad_enabled and _any_requires_grad(args)
+            recorded = STATE.grad_enabled and any_requires_grad(args)
         else:
             result, recorded = self._backend_with_fallback(args)
         if STATE.observed:
@@ -171,7 +172,7 @@ class LibraryOp(OpDef):
         and one they did not gets a node that warns and gives no gradient."""
         positional, keywords = self.split_arguments(args)
         result = self.backend_kernel(args)(*positional, **keywords)
-        if not (STATE.grad_enabled and _any_requires_grad(args)):
+        if not (STATE.grad_enabled and any_requires_grad(args)):
             return result, False
         _warn_at_backward(self, args, _tensors_of(result))
         return result, True
@@ -228,9 +229,9 @@ def _attach_warning_node(args: tuple, outputs: list, message: str) -> None:
 
 def check_no_aliasing(op: LibraryOp, args: tuple, result) -> None:
     """PyTorch's refusal of a custom op's output that is, or shares storage with, an input or another output."""
-    seen = {id(_storage_root(t._data)) for t in _tensors_of(args)}
+    seen = {id(_memory_owner(t._data)) for t in _tensors_of(args)}
     for out in _tensors_of(result):
-        root = id(_storage_root(out._data))
+        root = id(_memory_owner(out._data))
         if root in seen:
             from . import custom_ops
 
@@ -243,12 +244,6 @@ def check_no_aliasing(op: LibraryOp, args: tuple, result) -> None:
         seen.add(root)
 
 
-def _storage_root(array):
-    while array.base is not None and hasattr(array.base, "base"):
-        array = array.base
-    return array
-
-
 def _tensors_of(value) -> tuple:
     """The tensors in ``value``: a tensor, or a tuple/list of tensors and lists of tensors (None skipped)."""
     if isinstance(value, Tensor):
@@ -258,7 +253,7 @@ def _tensors_of(value) -> tuple:
     return ()
 
 
-def _any_requires_grad(args: tuple) -> bool:
+def any_requires_grad(args: tuple) -> bool:
     return any(t.requires_grad for t in _tensors_of(args))
 
 
