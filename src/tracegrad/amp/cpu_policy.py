@@ -43,21 +43,13 @@ def call_with_policy(policy: str, fn: Callable, args: tuple, kwargs: dict) -> An
     """Run ``fn`` as torch's autocast kernel of that policy runs an operator: arguments cast, autocast off inside.
     An ``out=`` call is another operator (``mm.out``), which torch's autocast lists do not name."""
     lower = STATE.autocast
-    if "out" in kwargs and kwargs["out"] is not None:
-        return _without_autocast(lower, fn, args, kwargs)
     STATE.autocast = None  # (the casts themselves are not cast again either)
     try:
+        if "out" in kwargs and kwargs["out"] is not None:
+            return fn(*args, **kwargs)
         to = _target_dtype(policy, lower, args, kwargs)
         args = tuple(_cast_argument(to, lower, a) for a in args)
         kwargs = {key: _cast_argument(to, lower, value) for key, value in kwargs.items()}
-        return fn(*args, **kwargs)
-    finally:
-        STATE.autocast = lower
-
-
-def _without_autocast(lower: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:
-    STATE.autocast = None
-    try:
         return fn(*args, **kwargs)
     finally:
         STATE.autocast = lower
