@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import os
 import warnings
 from typing import Any
 
@@ -886,7 +887,7 @@ class Generator:
         return self
 
     def seed(self) -> int:
-        s = int(np.random.SeedSequence().entropy % (1 << 63))
+        s = _nondeterministic_seed()
         self.manual_seed(s)
         return s
 
@@ -902,7 +903,15 @@ class Generator:
         return self
 
 
-default_generator = Generator()
+def _nondeterministic_seed() -> int:
+    """64 bits from the operating system, as torch's ``getNonDeterministicRandom`` reads ``/dev/urandom`` for a
+    CPU generator."""
+    return int.from_bytes(os.urandom(8), "little")
+
+
+# torch seeds its default generator from the OS at start-up (a program that never calls manual_seed draws other
+# numbers on each run); only a new Generator() starts from the fixed default seed
+default_generator = Generator().manual_seed(_nondeterministic_seed())
 
 
 def manual_seed(seed: int) -> Generator:

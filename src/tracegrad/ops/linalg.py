@@ -395,8 +395,6 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
         return _into(mul(input, other), out, "mul")
     if input.dtype != other.dtype:  # (tensordot's check, before a vector pair goes to dot)
         raise RuntimeError("both inputs should have same dtype")
-    if input.ndim == 1 and other.ndim == 1:
-        return _into(dot(input, other), out, "inner", copies=True)
     return _into(tensordot(input, other, ([-1], [-1])), out, "inner", copies=True)
 
 
@@ -1000,9 +998,20 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list, dims_b: list) -> Tensor:
     rows = [t1.shape[i] for i in free_a]
     cols = [t2.shape[j] for j in free_b]
     # the contracted dims as the caller gave them (negative ones too): PermuteBackward0 keeps them so in PyTorch
-    m1 = reshape(permute(t1, free_a + list(dims_a)), (math.prod(rows), csize))
-    m2 = reshape(permute(t2, list(dims_b) + free_b), (csize, math.prod(cols)))
-    return reshape(mm(m1, m2), tuple(rows + cols))
+    size1, size2 = math.prod(rows), math.prod(cols)
+    # a single number: PyTorch flattens both operands and takes their dot (each operand permuted, then shaped)
+    as_vectors = size1 == 1 and size2 == 1
+    m1 = _contraction_operand(permute(t1, free_a + list(dims_a)), (csize,) if as_vectors else (size1, csize))
+    m2 = _contraction_operand(permute(t2, list(dims_b) + free_b), (csize,) if as_vectors else (csize, size2))
+    return reshape(dot(m1, m2) if as_vectors else mm(m1, m2), tuple(rows + cols))
+
+
+def _contraction_operand(t: Tensor, shape: tuple) -> Tensor:
+    """``t`` reshaped to ``shape``, where a 1-d ``t`` flattened stays as it is (``flatten`` records no
+    ViewBackward0 for it in PyTorch)."""
+    from .views import reshape
+
+    return t if len(shape) == 1 and t.ndim == 1 else reshape(t, shape)
 
 
 def _tensordot_dims(a: Tensor, b: Tensor, dims) -> tuple:

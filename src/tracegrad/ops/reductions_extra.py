@@ -334,7 +334,7 @@ def _store_out(result: Tensor, out):
         from .variants import warn_out_resized
 
         shape = tuple(result.shape)
-        warn_out_resized(out._data, shape, stacklevel=3)
+        warn_out_resized(out._data, shape)
         out._data = laid_out_over_storage(out._data, shape, contiguous_strides(shape))
     copy_(out, result)
     return out

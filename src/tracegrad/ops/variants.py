@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -340,16 +339,17 @@ def _check_out_overlap(op, bound: tuple, outs: tuple) -> None:
             check_overlap(check, dst._data, inputs)
 
 
-def warn_out_resized(out: np.ndarray, shape: tuple, stacklevel: int) -> None:
-    """torch's ``resize_output`` warning for an ``out=`` tensor of elements resized to ``shape`` (``stacklevel``
-    counted from the caller)."""
+def warn_out_resized(out: np.ndarray, shape: tuple) -> None:
+    """torch's ``resize_output`` warning for an ``out=`` tensor of elements resized to ``shape``, shown at the
+    user's line as torch's C++ warnings are (the call reaches here by several depths of tracegrad's code)."""
     if out.size != 0:
-        warnings.warn(
+        from .._warnings import warn_at_caller
+
+        warn_at_caller(
             f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does not "
             f"match the required output shape {list(shape)}. This behavior is deprecated, and in a future PyTorch "
             "release outputs will not be resized unless they have zero elements. You can explicitly reuse an out "
-            "tensor t by resizing it, inplace, to zero elements with t.resize_(0).", UserWarning,
-            stacklevel=stacklevel + 1)
+            "tensor t by resizing it, inplace, to zero elements with t.resize_(0).", UserWarning)
 
 
 def resized_out(out: np.ndarray, result: np.ndarray) -> np.ndarray:
@@ -375,7 +375,7 @@ def _store(dst: Tensor, src: Tensor) -> None:
         raise RuntimeError(f"result type {scalar_type_name(data.dtype)} can't be cast to the "
                            f"desired output type {scalar_type_name(dst._data.dtype)}")
     if dst._data.shape != data.shape:
-        warn_out_resized(dst._data, data.shape, stacklevel=4)
+        warn_out_resized(dst._data, data.shape)
         dst._data = resized_out(dst._data, data)
     np.copyto(dst._data, through_float_for_half(data, dst._data.dtype), casting="unsafe")
     from ..autograd.views import bump_after_write
