@@ -27,7 +27,8 @@ from ..._factories import ones
 from ..._state import STATE
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp
-from ...backend.dtypes import bool_, cpp_type_name
+from ...backend.dtypes import bfloat16, bool_, cpp_type_name
+from ..bfloat16_in_float import computes_bfloat16
 from ..creation import zeros_like
 from ..linalg_core import matmul
 from ..pointwise import mul, sub
@@ -94,62 +95,114 @@ def _grouped(k: np.ndarray, heads: int) -> np.ndarray:
     return k if k.shape[1] == heads else np.repeat(k, heads // k.shape[1], axis=1)
 
 
-def _probabilities(q, k, is_causal, mask, scale):
-    """(attention probabilities, row logsumexp), in q's (widened) precision; fully masked rows are 0 / -inf."""
-    scores = np.matmul(q, np.swapaxes(_grouped(k, q.shape[1]), -1, -2)) * scale
+# PyTorch's kernel takes the keys 512 at a time (an online softmax rescales what it has summed between blocks) and,
+# in the backward, the queries in blocks that grow with the query length.
+_KEY_BLOCK = 512
+
+
+def _query_block(length: int) -> int:
+    return 256 if length >= 768 else 64 if length >= 192 else 32
+
+
+def _is_reduced(np_dtype: np.dtype) -> bool:
+    return np_dtype == np.float16 or np_dtype is bfloat16.np
+
+
+def _wide(a: np.ndarray) -> np.ndarray:
+    """Half and bfloat16 computed in float, PyTorch's accumulation type for them."""
+    return a.astype(np.float32) if _is_reduced(a.dtype) else a
+
+
+def _as_stored(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``values`` as a buffer of ``dtype`` holds them: PyTorch's kernel keeps the softmax weights (and their
+    gradients) it multiplies, and the gradients it accumulates, in the inputs' dtype, rounding half and bfloat16."""
+    return values.astype(dtype).astype(values.dtype) if _is_reduced(dtype) else values
+
+
+def _scores(q, k, is_causal, mask, scale, rows: slice, keys: slice):
+    """``scale * q @ k^T + mask`` for the queries ``rows`` and keys ``keys``, -inf above the causal diagonal."""
+    scores = np.matmul(q[..., rows, :], np.swapaxes(k[..., keys, :], -1, -2)) * scale
     if mask is not None:
-        scores = scores + mask
+        scores = scores + np.broadcast_to(mask, (*q.shape[:-1], k.shape[-2]))[..., rows, keys]
     if is_causal:
-        length, source = scores.shape[-2:]
-        scores = np.where(np.tril(np.ones((length, source), dtype=bool)), scores, -np.inf)
-    top = scores.max(axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0)
-    with np.errstate(divide="ignore"):
-        lse = np.log(np.exp(scores - top).sum(axis=-1, keepdims=True)) + top
-    probs = np.exp(scores - np.where(np.isfinite(lse), lse, 0))
-    probs[np.broadcast_to(lse == -np.inf, probs.shape)] = 0
-    return probs, lse
+        query_at = np.arange(q.shape[-2])[rows, None]
+        scores = np.where(np.arange(k.shape[-2])[keys] <= query_at, scores, -np.inf)
+    return scores
 
 
-def _wide(a):
-    return a.astype(np.float32) if a.dtype == np.float16 else a
+def _key_blocks(length: int):
+    return (slice(n, min(n + _KEY_BLOCK, length)) for n in range(0, length, _KEY_BLOCK))
 
 
 def _flash_kernel(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
-    q, k, v = _wide(query), _wide(key), _wide(value)
+    q, k, v = _wide(query), _grouped(_wide(key), query.shape[1]), _grouped(_wide(value), query.shape[1])
     mask = None if attn_mask is None else attn_mask.astype(q.dtype)
-    probs, lse = _probabilities(q, k, is_causal, mask, _default_scale(q.shape[-1], scale))
+    scale = _default_scale(q.shape[-1], scale)
+    row_max = np.full((*q.shape[:-1], 1), -np.inf, dtype=q.dtype)
+    row_sum = np.zeros_like(row_max)
+    summed = np.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype)
+    every_row = slice(None)
+    for keys in _key_blocks(k.shape[-2]):
+        scores = _scores(q, k, is_causal, mask, scale, every_row, keys)
+        new_max = np.maximum(row_max, scores.max(axis=-1, keepdims=True))
+        seen = new_max != -np.inf  # (a row with no admissible key yet keeps its zeros)
+        shift = np.where(seen, new_max, 0)
+        weights = np.exp(scores - shift)
+        rescale = np.where(seen, np.exp(row_max - shift), 1)
+        row_sum = np.where(seen, weights.sum(axis=-1, keepdims=True) + rescale * row_sum, row_sum)
+        row_max = np.where(seen, new_max, row_max)
+        # the weights are not yet divided by their sum, and are rounded to half/bfloat16 for the product
+        summed = np.matmul(_as_stored(weights, query.dtype), v[..., keys, :]) + summed * rescale
+    row_max[row_max == -np.inf] = 0  # a fully masked row: zeros out, logsumexp 0 (PyTorch's)
+    row_sum[row_sum == 0] = 1
     # PyTorch allocates the output like the query (same strides: a query transposed from (L, N, H, E) memory
     # gives an output that reshapes to (L * N, H * E) without a copy) and the logsumexp in (N, L, H) memory
     out = np.empty_like(query, order="K")
-    np.matmul(probs, _grouped(v, q.shape[1]), out=out, casting="same_kind")
+    out[...] = summed * (1 / row_sum)
+    lse = row_max + np.log(row_sum)
     b, h, length = lse.shape[:3]
     row_lse = np.empty((b, length, h), dtype=lse.dtype).transpose(0, 2, 1)
     row_lse[...] = lse[..., 0]
-    return out, row_lse  # logsumexp stays float for half input, as PyTorch's
-
-
-def _group_sum(grad: np.ndarray, heads: int) -> np.ndarray:
-    """The gradient of repeated key/value heads, summed back onto each shared head."""
-    b, h, s, e = grad.shape
-    return grad if h == heads else grad.reshape(b, heads, h // heads, s, e).sum(axis=2)
+    return out, row_lse  # logsumexp stays float for half and bfloat16 input, as PyTorch's
 
 
 def _flash_backward_kernel(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask=None,
                            scale=None):
-    q, k, v, g = _wide(query), _wide(key), _wide(value), _wide(grad_out)
+    dtype = query.dtype
+    q, g, k, v = _wide(query), _wide(grad_out), _wide(key), _wide(value)
     scale = _default_scale(q.shape[-1], scale)
-    mask = None if attn_mask is None else attn_mask.astype(q.dtype)
-    probs, _ = _probabilities(q, k, is_causal, mask, scale)
-    heads = q.shape[1]
-    grad_v = np.matmul(np.swapaxes(probs, -1, -2), g)
-    grad_probs = np.matmul(g, np.swapaxes(_grouped(v, heads), -1, -2))
+    mask = None if attn_mask is None else np.broadcast_to(attn_mask.astype(q.dtype), (*q.shape[:-1], k.shape[-2]))
+    lse = logsumexp.astype(q.dtype)[..., None]
     # softmax backward: probs * (grad_probs - sum(grad_probs * probs)), with that row sum read off the output
-    grad_scores = probs * (grad_probs - (g * _wide(out)).sum(axis=-1, keepdims=True))
-    grad_q = np.matmul(grad_scores, _grouped(k, heads)) * scale
-    grad_k = np.matmul(np.swapaxes(grad_scores, -1, -2), q) * scale
-    return (_length_major(grad_q, query.dtype), _length_major(_group_sum(grad_k, key.shape[1]), key.dtype),
-            _length_major(_group_sum(grad_v, value.shape[1]), value.dtype))
+    row_dot = (g * _wide(out)).sum(axis=-1, keepdims=True)
+    grad_q, grad_k, grad_v = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
+    # query head j attends with key head j // group; a shared key head sums its group's gradients head after head
+    group = q.shape[1] // k.shape[1]
+    block = _query_block(q.shape[-2])
+    for member in range(group):
+        heads = slice(member, None, group)
+        for m in range(0, q.shape[-2], block):
+            rows = slice(m, m + block)
+            for keys in _key_blocks(k.shape[-2]):
+                _backward_block(q[:, heads], g[:, heads], k, v, None if mask is None else mask[:, heads],
+                                lse[:, heads], row_dot[:, heads], (grad_q[:, heads], grad_k, grad_v),
+                                (is_causal, scale, rows, keys, dtype))
+    return tuple(_length_major(grad, t.dtype) for grad, t in zip((grad_q, grad_k, grad_v), (query, key, value)))
+
+
+def _backward_block(q, g, k, v, mask, lse, row_dot, grads, where) -> None:
+    """The gradients' parts from the queries ``rows`` and keys ``keys``, added into ``grads`` (query, key, value)
+    in place, each sum rounded to the inputs' ``dtype`` as PyTorch's buffers of that dtype round it."""
+    is_causal, scale, rows, keys, dtype = where
+    grad_q, grad_k, grad_v = grads
+    probs = np.exp(_scores(q, k, is_causal, mask, scale, rows, keys) - lse[..., rows, :])
+    grad_v[..., keys, :] = _as_stored(
+        grad_v[..., keys, :] + np.matmul(np.swapaxes(_as_stored(probs, dtype), -1, -2), g[..., rows, :]), dtype)
+    grad_probs = np.matmul(g[..., rows, :], np.swapaxes(v[..., keys, :], -1, -2))
+    grad_scores = _as_stored(probs * (grad_probs - row_dot[..., rows, :]), dtype)
+    grad_q[..., rows, :] = _as_stored(np.matmul(grad_scores, k[..., keys, :]) * scale + grad_q[..., rows, :], dtype)
+    grad_k[..., keys, :] = _as_stored(
+        np.matmul(np.swapaxes(grad_scores, -1, -2), q[..., rows, :]) * scale + grad_k[..., keys, :], dtype)
 
 
 def _length_major(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -168,7 +221,7 @@ _BACKWARD_NAME = "_scaled_dot_product_flash_attention_for_cpu_backward"
 flash_attention_backward = defop_without_derivative(
     f"{_BACKWARD_NAME}(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, "
     "float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor, Tensor, Tensor)",
-    _flash_backward_kernel,
+    computes_bfloat16(_flash_backward_kernel),  # (bfloat16 rounded where PyTorch's kernel rounds it)
     differentiable=("grad_out", "query", "key", "value"),
 )
 
@@ -186,7 +239,7 @@ _FLASH_NAME = "_scaled_dot_product_flash_attention_for_cpu"
 flash_attention = defop(
     f"{_FLASH_NAME}(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, "
     "Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)",
-    _flash_kernel,
+    computes_bfloat16(_flash_kernel),
     vjp=_flash_vjp,
     jvp=not_implemented_jvp(_FLASH_NAME),
     saves=("query", "key", "value", "result0", "result1", "attn_mask"),
@@ -199,7 +252,7 @@ flash_attention = defop(
 
 # ---- choosing the back end ------------------------------------------------------------------------------------
 
-_FLASH_DTYPES = ("float32", "float64", "float16")
+_FLASH_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 # Which back ends may run (torch.nn.attention.sdpa_kernel switches them). On the CPU only these two exist; the
 # others can be switched on and off, but never run here.
