@@ -178,7 +178,8 @@ def _flash_backward_kernel(grad_out, query, key, value, out, logsumexp, dropout_
     grad_q, grad_k, grad_v = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v)
     # query head j attends with key head j // group; a shared key head sums its group's gradients head after head
     group = q.shape[1] // k.shape[1]
-    block = _query_block(q.shape[-2])
+    # (the blocks only change half and bfloat16 sums, rounded after each: float ones take all queries at once)
+    block = _query_block(q.shape[-2]) if _is_reduced(dtype) else max(q.shape[-2], 1)
     for member in range(group):
         heads = slice(member, None, group)
         for m in range(0, q.shape[-2], block):
