@@ -34,6 +34,7 @@ from .reductions_extra import (
 )
 from .registry import defop
 from .scalar_overloads import mul_scalar
+from .variants import give_not_implemented_history
 
 
 def _type_name(np_dtype) -> str:
@@ -280,6 +281,8 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
         for dst, src in zip(out, (hist_t, edges_t)):
             _with_out(src, dst)
         return out_type(_HISTOGRAM)(*out)
+    # (no formula: a histogram of weights that require grad is one to print, whose backward refuses)
+    give_not_implemented_history("histogram", (hist_t, edges_t), (input, bins, weight))
     return _HISTOGRAM(hist_t, edges_t)
 
 

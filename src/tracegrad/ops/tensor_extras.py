@@ -313,13 +313,15 @@ def histogramdd(input: Tensor, bins=10, range: Sequence[float] | None = None,  #
     the edges are made first (range, counts, then the inputs' checks); edges given are checked at once."""
     from .._factories import from_numpy, linspace
     from .statistics import check_bin_counts, check_histogramdd_inputs, histogramdd_outer_edges, refuse_unbinnable
+    from .variants import give_not_implemented_history
 
     x = input._data
     if x.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     points = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
     w = None if weight is None else weight._data
-    if isinstance(bins, int) or not all(isinstance(b, Tensor) for b in bins):
+    counted = isinstance(bins, int) or not all(isinstance(b, Tensor) for b in bins)
+    if counted:
         counts = [bins] * x.shape[-1] if isinstance(bins, int) else list(bins)
         outer = histogramdd_outer_edges(points, range)
         if len(counts) != len(outer):
@@ -333,8 +335,14 @@ def histogramdd(input: Tensor, bins=10, range: Sequence[float] | None = None,  #
     check_histogramdd_inputs(x, edges, w)
     check_bin_counts([e.size - 1 for e in edges])
     refuse_unbinnable(x)
-    hist = _histogram_of_points(points, edges, w, density)
-    return _Histogramdd(from_numpy(hist.astype(x.dtype)), tuple(from_numpy(e.copy()) for e in edges))
+    hist = from_numpy(_histogram_of_points(points, edges, w, density).astype(x.dtype))
+    edge_tensors = tuple(from_numpy(e.copy()) for e in edges)
+    # (no formula: PyTorch's hist comes from one operator, edges it made from bin counts from another)
+    if counted:
+        give_not_implemented_history("_histogramdd_bin_edges", edge_tensors, (input, weight))
+    give_not_implemented_history("_histogramdd_from_bin_cts" if counted else "_histogramdd_from_bin_tensors",
+                                 (hist,), (input, weight) + (() if counted else tuple(bins)))
+    return _Histogramdd(hist, edge_tensors)
 
 
 def _histogram_of_points(points: np.ndarray, edges: list, w: np.ndarray | None, density: bool) -> np.ndarray:

@@ -175,23 +175,24 @@ OUT_WITHOUT_DERIVATIVE = frozenset({"slice_scatter", "select_scatter", "diagonal
 
 
 def give_not_implemented_history(name: str, outs, inputs) -> None:
-    """PyTorch's autograd fallback after an operator without a formula wrote ``outs``: each floating output gets
-    a ``NotImplemented`` node (no sequence number) whose edges lead to the inputs that require grad."""
+    """PyTorch's autograd fallback after an operator without a formula wrote ``outs``: its floating outputs share
+    one ``NotImplemented`` node (no sequence number, output ``k`` its ``k``-th) whose edges lead to the inputs
+    that require grad."""
     from ..autograd.edges import gradient_edge
     from ..autograd.node import UINT64_MAX, Error
 
     needing = [t for t in inputs if isinstance(t, Tensor) and (t._rg or (t._base is not None and t._base._rg))]
     if not (STATE.grad_enabled and needing):
         return
-    for dst in outs:
+    node = Error.__new__(Error)
+    node._name = "torch::autograd::NotImplemented"
+    node._message, node._exc = f"derivative for aten::{name} is not implemented", RuntimeError
+    node._edges = tuple(gradient_edge(t) for t in needing)
+    node._in_meta = tuple((t._data.shape, t._data.dtype) for t in needing)
+    node._seq = UINT64_MAX
+    for k, dst in enumerate(outs):
         if is_differentiable_np(dst._data.dtype):
-            node = Error.__new__(Error)
-            node._name = "torch::autograd::NotImplemented"
-            node._message, node._exc = f"derivative for aten::{name} is not implemented", RuntimeError
-            node._edges = tuple(gradient_edge(t) for t in needing)
-            node._in_meta = tuple((t._data.shape, t._data.dtype) for t in needing)
-            node._seq = UINT64_MAX
-            dst._gfn, dst._output_nr, dst._rg = node, 0, True
+            dst._gfn, dst._output_nr, dst._rg = node, k, True
 
 
 def copy_out(results: tuple, outs: tuple) -> None:
