@@ -21,7 +21,9 @@ import numpy as np
 from ..._arg_parser import refuse_as_torch
 from ..._tensor import Tensor, _wrap
 from ...autograd.forward_ad import not_implemented_jvp
+from ...backend import dtypes as _dt
 from ...backend.dtypes import from_numpy_dtype, int64, promote_types, tensor_type_string
+from .._util import unsupported
 from ..bfloat16_in_float import seen_dtype
 from ..creation import to_dtype
 from ..pointwise import div, eq, where
@@ -29,7 +31,7 @@ from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
 from ..registry import defop, defop_without_derivative, not_implemented
 from ..views import squeeze, unsqueeze
-from ._common import as_int, as_long, check_float, run_op
+from ._common import as_int, as_long, run_op
 
 MODE_SUM, MODE_MEAN, MODE_MAX = 0, 1, 2
 
@@ -340,7 +342,9 @@ _CTC = "ctc_loss_allocate_outputs"
 
 
 def _check_ctc(log_probs, targets, input_lengths, target_lengths, blank) -> None:
-    check_float(log_probs, "ctc_loss_cpu", NotImplementedError)
+    dtype = seen_dtype(log_probs)  # (AT_DISPATCH_FLOATING_TYPES: float and double, no Half or BFloat16)
+    if dtype.char not in "fd" or dtype is _dt.bfloat16.np:
+        raise unsupported("ctc_loss_cpu", dtype)
     if log_probs.ndim != 3:
         raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.ndim}-dimensional tensor for argument "
                            f"#1 'log_probs' (while checking arguments for {_CTC})")
