@@ -2203,31 +2203,71 @@ cholesky_solve = defop("cholesky_solve(Tensor self, Tensor input2, bool upper=Fa
 # ---- factorizations ---------------------------------------------------------------------------------------
 
 
-def _cholesky_failure(a: np.ndarray) -> tuple[int, int]:
-    """(batch element, order of the first leading minor that is not positive-definite)."""
-    for b, m in enumerate(_matrices(a)):
-        for k in range(1, m.shape[-1] + 1):
-            try:
-                np.linalg.cholesky(m[:k, :k])
-            except np.linalg.LinAlgError:
-                return b, k
-    return 0, 0
+def _potf2(m: np.ndarray) -> tuple[np.ndarray, int]:
+    """LAPACK's unblocked Cholesky (potf2) of the lower triangle of one matrix, as far as it gets: (the lower
+    factor, 0), or, at the first pivot ``j`` that is not positive (NaN included), the matrix as LAPACK leaves it
+    (columns before ``j`` factored, row ``j`` updated, the failing pivot in place, the rest untouched) and
+    ``j + 1``."""
+    a = np.tril(m)
+    for j in range(a.shape[0]):
+        row = a[j, :j]
+        pivot = (a[j, j] - np.vdot(row, row)).real
+        if not pivot > 0:
+            a[j, j] = pivot
+            return a, j + 1
+        a[j, j] = pivot = np.sqrt(pivot)
+        a[j + 1:, j] = (a[j + 1:, j] - a[j + 1:, :j] @ row.conj()) / pivot
+    return a, 0
+
+
+def _cholesky_factor(a: np.ndarray, upper: bool, name: str, check_errors: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(factor, info) of linalg_cholesky_ex: the triangle LAPACK reads (the upper one for ``upper``), where a
+    factorisation fails LAPACK's partial result and the order of the failing minor; with ``check_errors``
+    the first failure raises in ``name``'s words."""
+    _check_square(name, a)
+    _check_float(name, a)
+    refuse_half("cholesky_cpu", a)
+    src = np.conj(np.swapaxes(a, -1, -2)) if upper else a  # (upper: U^H is the lower factor of A^H)
+    sym = np.tril(src) + np.conj(np.swapaxes(np.tril(src, -1), -1, -2))
+    info = np.zeros(a.shape[:-2], dtype=np.int32)
+    try:
+        with np.errstate(invalid="ignore"):
+            L = np.linalg.cholesky(sym)
+        failed = not np.isfinite(L).all()  # (LAPACK stops at a NaN pivot, NumPy's does not)
+    except np.linalg.LinAlgError:
+        L, failed = np.zeros_like(sym), True
+    if failed:
+        L, flat = np.empty((info.size,) + a.shape[-2:], dtype=a.dtype), info.reshape(-1)
+        for b, (m, m_sym) in enumerate(zip(_matrices(src), _matrices(sym))):
+            factor, flat[b] = _potf2(m)
+            L[b] = factor if flat[b] else np.linalg.cholesky(m_sym)
+        L = L.reshape(a.shape)
+        if check_errors and flat.any():
+            b = int(np.flatnonzero(flat)[0])
+            raise LinAlgError(f"{name}: {_batch_prefix(a, b)}The factorization could not be completed because the "
+                              f"input is not positive-definite (the leading minor of order {flat[b]} is not "
+                              "positive-definite).")
+    return (_conj_transposed(L) if upper else L), info
+
+
+def _conj_transposed(L: np.ndarray) -> np.ndarray:
+    """L^H as LAPACK's upper factorisation writes it: its zero imaginary parts are +0, not conj's -0."""
+    U = np.ascontiguousarray(np.conj(np.swapaxes(L, -1, -2)))
+    if U.dtype.kind == "c":
+        U.imag += 0.0
+    return U
 
 
 def _cholesky_kernel(a, upper=False):
-    _check_square("linalg.cholesky", a)
-    _check_float("linalg.cholesky", a)
-    refuse_half("cholesky_cpu", a)
-    lower = np.tril(a)
-    sym = lower + np.conj(np.swapaxes(np.tril(a, -1), -1, -2))  # PyTorch reads the lower triangle only
-    try:
-        L = np.linalg.cholesky(sym)
-    except np.linalg.LinAlgError:
-        b, k = _cholesky_failure(sym)
-        raise LinAlgError(f"linalg.cholesky: {_batch_prefix(a, b)}The factorization could not be completed "
-                          "because the input is not positive-definite (the leading minor of order "
-                          f"{k} is not positive-definite).") from None
-    return np.ascontiguousarray(np.conj(np.swapaxes(L, -1, -2))) if upper else L
+    return _cholesky_factor(a, upper, "linalg.cholesky", check_errors=True)[0]
+
+
+def _legacy_cholesky_kernel(a, upper=False):
+    return _cholesky_factor(a, upper, "cholesky", check_errors=True)[0]
+
+
+def _cholesky_ex_kernel(a, upper=False, check_errors=False):
+    return _cholesky_factor(a, upper, "linalg.cholesky_ex" if check_errors else "linalg.cholesky", check_errors)
 
 
 def cholesky_backward(gL: Tensor, L: Tensor, upper: bool) -> Tensor:
@@ -2270,20 +2310,20 @@ linalg_cholesky = defop("linalg_cholesky(Tensor self, *, bool upper=False) -> Te
                         node_name="LinalgCholeskyExBackward0")
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
-    """(L, info) with info = 0 on success, else the order of the failing minor (L is then undefined)."""
-    from .creation import zeros_like
+_cholesky_ex_op = defop("linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> "
+                        "(Tensor L, Tensor info)", _column_major(_cholesky_ex_kernel, (0,)),
+                        vjp=lambda ctx, g, _ginfo: _cholesky_vjp(ctx, g), jvp=_cholesky_jvp, saves=("result0",),
+                        attrs=("upper",), node_name="LinalgCholeskyExBackward0")
 
-    try:
-        L = linalg_cholesky(A, upper=upper)
-        info = _wrap(np.zeros(A.shape[:-2], dtype=np.int32))
-    except LinAlgError:
-        if check_errors:
-            raise
-        orders = [_cholesky_failure(m[None])[1] for m in _matrices(A._data)]
-        info = _wrap(np.array(orders, dtype=np.int32).reshape(A.shape[:-2]))
-        L = zeros_like(A)
-    return _into(_CholeskyEx(L, info), out, "linalg_cholesky_ex")
+
+# (torch.cholesky is an operator of its own: its node and its errors are named after it)
+_legacy_cholesky_op = defop("cholesky(Tensor self, bool upper=False) -> Tensor", _column_major(_legacy_cholesky_kernel),
+                            vjp=_cholesky_vjp, saves=("result",), attrs=("upper",))
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
+    """(L, info) with info = 0 on success, else the order of the failing minor (L then holds what LAPACK left)."""
+    return _into(_CholeskyEx(*_cholesky_ex_op(A, upper=upper, check_errors=check_errors)), out, "linalg_cholesky_ex")
 
 
 _CholeskyEx = return_type("linalg_cholesky_ex", ["L", "info"])
@@ -2308,7 +2348,7 @@ def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
     if input.numel():  # (torch's legacy operator checks the shape itself, in its own name)
         _check_square("cholesky", input._data)
     extra = {} if out is None else {"out": out}
-    return linalg_cholesky(input, upper=upper, **extra)
+    return _legacy_cholesky_op(input, upper=upper, **extra)
 
 
 _QR_MODES = ("reduced", "complete", "r")
