@@ -237,6 +237,7 @@ globals().update(_NN_PUBLIC)  # torch.kl_div, torch.max_pool2d...: nn functions 
 from . import _tensor_compat, version  # noqa: E402
 from ._build_info import e, has_lapack, has_mkl, has_openmp, has_spectral, inf, nan, newaxis, pi  # noqa: E402,F401
 from ._legacy_storages import (  # noqa: E402,F401
+    BFloat16Storage,
     BoolStorage,
     ByteStorage,
     CharStorage,

@@ -14,7 +14,8 @@ from .backend import dtypes as _dt
 from .storage import TypedStorage, UntypedStorage
 
 __all__ = ["BoolStorage", "ByteStorage", "CharStorage", "ShortStorage", "IntStorage", "LongStorage", "HalfStorage",
-           "FloatStorage", "DoubleStorage", "ComplexFloatStorage", "ComplexDoubleStorage", "legacy_storage_class"]
+           "BFloat16Storage", "FloatStorage", "DoubleStorage", "ComplexFloatStorage", "ComplexDoubleStorage",
+           "legacy_storage_class"]
 
 
 class _LegacyStorageMeta(type):
@@ -25,6 +26,8 @@ class _LegacyStorageMeta(type):
         ``FloatStorage(sequence)``."""
         if kwargs or len(args) > 1:
             raise TypeError(f"{cls.__name__}() takes at most one positional argument (a size or a sequence)")
+        if cls.dtype is _dt.bfloat16:
+            _dt.bfloat16_in_use()  # (its NumPy dtype: ml_dtypes')
         if not args:
             data = np.empty(0, cls.dtype.np)
         elif isinstance(args[0], int):
@@ -50,13 +53,14 @@ ShortStorage = _make("ShortStorage", _dt.int16)
 IntStorage = _make("IntStorage", _dt.int32)
 LongStorage = _make("LongStorage", _dt.int64)
 HalfStorage = _make("HalfStorage", _dt.float16)
+BFloat16Storage = _make("BFloat16Storage", _dt.bfloat16)
 FloatStorage = _make("FloatStorage", _dt.float32)
 DoubleStorage = _make("DoubleStorage", _dt.float64)
 ComplexFloatStorage = _make("ComplexFloatStorage", _dt.complex64)
 ComplexDoubleStorage = _make("ComplexDoubleStorage", _dt.complex128)
 
 _BY_DTYPE = {cls.dtype: cls for cls in (BoolStorage, ByteStorage, CharStorage, ShortStorage, IntStorage,
-                                        LongStorage, HalfStorage, FloatStorage, DoubleStorage,
+                                        LongStorage, HalfStorage, BFloat16Storage, FloatStorage, DoubleStorage,
                                         ComplexFloatStorage, ComplexDoubleStorage)}
 
 

@@ -22,6 +22,7 @@ from .._warnings import warn_at_caller
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node import Node
 from ..autograd.node_meta import meta_record, outputs_meta
+from ..backend.dtypes import kind_of
 from ..ops.registry import OpDef
 from ..ops.schema import Schema, parse_schema
 from ..storage import _memory_owner
@@ -195,7 +196,7 @@ def _warn_at_backward(op: LibraryOp, args: tuple, outputs: tuple) -> None:
     for out in outputs:
         if out._grad_fn is not None:
             out._grad_fn._register_tensor_pre_hook(out._output_nr, warn)
-        elif out._data.dtype.kind in "fc":
+        elif kind_of(out._data.dtype) in "fc":
             untracked.append(out)
     if untracked:
         _attach_warning_node(args, untracked, message)

@@ -157,6 +157,12 @@ def bfloat16_in_use() -> dtype:
     return bfloat16
 
 
+def kind_of(np_dtype: np.dtype) -> str:
+    """A NumPy dtype's kind as its values compute: "f" for bfloat16 (ml_dtypes' dtype is of kind "V"), NumPy's own
+    otherwise. For the tests of a tensor's kind outside the kernels (which see bfloat16 as float32 copies)."""
+    return "f" if np_dtype is bfloat16.np else np_dtype.kind
+
+
 def is_floating_np(np_dtype: np.dtype) -> bool:
     """Whether a NumPy dtype is a floating one, bfloat16 (whose kind is "V") included."""
     return np_dtype.kind == "f" or np_dtype is bfloat16.np

@@ -12,6 +12,7 @@ import numpy as np
 from .._state import STATE
 from .._strides import like_self
 from .._tensor import Tensor, _wrap
+from ..backend.dtypes import kind_of
 
 
 def recording(args, tangents) -> bool:
@@ -125,7 +126,7 @@ def add_zero_term(first: Tensor, second: Tensor, zero_first: bool) -> Tensor:
 def tangent_dtype(tangents, other) -> np.dtype:
     """The dtype of a zero tangent of ``other`` in a rule: ``other``'s where it is a floating tensor (it takes part
     in type promotion), else the present tangent's (a number or an integer tensor promotes to it)."""
-    if isinstance(other, Tensor) and other._data.dtype.kind in "fc":
+    if isinstance(other, Tensor) and kind_of(other._data.dtype) in "fc":
         return other._data.dtype
     return next(t for t in tangents if t is not None)._data.dtype
 

@@ -198,7 +198,8 @@ def refuse_half(kernel_name: str, a: np.ndarray) -> None:
     instantiation: ``"<kernel_name>" not implemented for 'Half'`` (one comparison for any other dtype)."""
     if a.dtype.char == "e":
         raise unsupported(kernel_name, a.dtype)
-    if stands_for_bfloat16(a.dtype):  # (a float32 copy of a bfloat16 operand: no BFloat16 instantiation either)
+    # (bfloat16, or a float32 copy of a bfloat16 operand: no BFloat16 instantiation either)
+    if a.dtype is _dt.bfloat16.np or stands_for_bfloat16(a.dtype):
         raise unsupported(kernel_name, _dt.bfloat16.np)
 
 

@@ -14,6 +14,7 @@ Views are not wrapped: they return a part of their input, whatever its dtype, an
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import numpy as np
@@ -189,6 +190,98 @@ def with_float_parameters(kernel: Callable, parameters: tuple[int, ...], compute
     return run
 
 
+# ---- operators torch refuses bfloat16 to --------------------------------------------------------------------
+
+Refusal = str | Callable[[tuple], Exception | None]
+
+
+def _refusal_of(entry: Refusal, args: tuple) -> Exception | None:
+    """The error of a :data:`REFUSED` entry for a call with ``args`` (None: the call computes)."""
+    if entry.__class__ is str:
+        return NotImplementedError(f"\"{entry}\" not implemented for 'BFloat16'")
+    return entry(args)
+
+
+def _pinv_refusal(args: tuple) -> Exception:
+    return RuntimeError(f"linalg.pinv(BFloat16{{{list(args[0].shape)}}}): expected a tensor with 2 or more "
+                        "dimensions of float, double, cfloat or cdouble types")
+
+
+def _pdist_refusal(args: tuple) -> Exception | None:
+    """pdist of fewer than two rows: an empty result, returned before the dtype dispatch."""
+    return None if args[0].shape[0] < 2 else _refusal_of("pdist", args)
+
+
+def _complex_refusal(args: tuple) -> Exception:
+    names = " and ".join(_dt.scalar_type_name(a.dtype) for a in args[:2])
+    return RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {names}")
+
+
+def _polynomials() -> tuple[str, ...]:
+    families = (("chebyshev", "tuvw"), ("shifted_chebyshev", "tuvw"), ("hermite", ("h", "he")), ("laguerre", "l"),
+                ("legendre", "p"))
+    return tuple(f"{family}_polynomial_{n}" for family, ns in families for n in ns)
+
+
+# The operators whose CPU kernels torch 2.13 has no BFloat16 instantiation for, learnt by calling torch on every
+# operator of the test database and public function: registered operator name -> the kernel name in torch's
+# ``"<name>" not implemented for 'BFloat16'`` (ATen's dispatch names, not the operators'), or a function of the
+# arguments giving torch's own refusal (None: computed, as where ATen returns an empty result before dispatching).
+# A pointwise operator (TensorIterator's) is refused only where its operands promote to bfloat16 (``zeta(bf16,
+# float32)`` computes in float32); any other one wherever a bfloat16 operand is given. (cdist's Euclidean distances
+# through matrix products, ``_euclidean_dist``, are computed, as torch computes them.)
+REFUSED: dict[str, Refusal] = {
+    # linear algebra (LAPACK has no bfloat16; the others refuse it in their kernels, as float16)
+    "linalg_lu": "lu_cpu", "linalg_lu_factor_ex": "lu_cpu", "triangular_solve": "triangular_solve_cpu",
+    "linalg_solve_triangular": "triangular_solve_cpu", "cholesky_inverse": "cholesky_inverse_out_cpu",
+    "ormqr": "ormqr_cpu", "geqrf": "geqrf_cpu", "linalg_ldl_factor_ex": "ldl_factor_kernel_cpu",
+    "linalg_pinv": _pinv_refusal,
+    "linalg_lstsq": lambda args: RuntimeError("This function doesn't handle types other than float and double"),
+    # distances, pooling, losses
+    "_cdist_forward": "cdist", "_pdist_forward": _pdist_refusal, "_pdist_backward": "pdist_backward",
+    "avg_pool3d": "avg_pool3d_out_frame", "_ctc_loss": "ctc_loss_cpu",
+    "multi_margin_loss": "multi_margin_loss_cpu_kernel",
+    "multilabel_margin_loss_forward": "multilabel_margin_loss_forward_out_frame",
+    # special functions, random draws, complex numbers made of two real tensors
+    **{f"special_{name}": f"{name}_cpu" for name in (
+        "erfcx", "log_ndtr", "ndtri", "zeta", "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+        "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+        "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0", *_polynomials())},
+    "binomial": "binomial_cpu", "complex": _complex_refusal, "polar": _complex_refusal,
+    # Fourier transforms (reached with bfloat16 through stft; torch.fft's functions refuse it before)
+    **dict.fromkeys(("_fft_r2c", "_fft_c2c", "_fft_c2r"),
+                    lambda args: RuntimeError("MKL FFT doesn't support tensors of type: BFloat16")),
+}
+# Operators that check their operands' own dtypes (not the promoted one) before their arguments. The others check
+# their arguments first (the kernel runs on float32 copies) and are refused after, a numerical failure (a singular
+# matrix) included.
+REFUSED_BEFORE_ARGUMENTS = frozenset({"_ctc_loss", "linalg_pinv", "complex", "polar"})
+
+
+def refusing(kernel: Callable, computed: Callable, entry: Refusal, pointwise: bool,
+             before_arguments: bool) -> Callable:
+    """``computed`` (``kernel`` computing bfloat16 in float) refusing a bfloat16 call as torch's operator with no
+    BFloat16 kernel does (``entry``: its :data:`REFUSED` entry); a ``pointwise`` operator whose operands promote
+    to another dtype computes, unless refused ``before_arguments`` (:data:`REFUSED_BEFORE_ARGUMENTS`)."""
+
+    def run(*args, **kwargs):
+        if not (any(_holds_bf16(a) for a in args) or any(_holds_bf16(v) for v in kwargs.values())):
+            return kernel(*args, **kwargs)
+        promotes = not pointwise or before_arguments or _promotes_to_bf16((*args, *kwargs.values()))
+        refusal = _refusal_of(entry, args) if promotes else None
+        if refusal is None:
+            return computed(*args, **kwargs)
+        if not before_arguments:
+            from .linalg import LinAlgError
+
+            with contextlib.suppress(LinAlgError):  # (the kernel's own argument checks; nothing written back)
+                _on_float_copies(kernel, args, kwargs)
+        raise refusal
+
+    run.computes_bfloat16_in_float = True
+    return run
+
+
 def computes_bfloat16(kernel: Callable) -> Callable:
     """Mark ``kernel`` as computing bfloat16 itself (on ml_dtypes' arrays): it is not wrapped. For the kernels
     whose float32 result would not round back to torch's (nextafter steps one bfloat16 ulp, not a float one)."""
@@ -213,7 +306,16 @@ def _in_float_kernel(op, kernel: Callable) -> Callable:
                             for key in (i, p.name))
     computed = in_float(kernel, written, op.is_inplace, constants, scalars)
     parameters = _FLOAT_PARAMETERS.get(op.name)
-    return computed if parameters is None else with_float_parameters(kernel, parameters, computed)
+    if parameters is not None:
+        return with_float_parameters(kernel, parameters, computed)
+    functional_name = op.name[:-1] if op.is_inplace else op.name
+    refusal = REFUSED.get(functional_name)
+    if refusal is None:
+        return computed
+    from .result_layouts import follows_tensor_iterator
+
+    return refusing(kernel, computed, refusal, follows_tensor_iterator(functional_name),
+                    functional_name in REFUSED_BEFORE_ARGUMENTS)
 
 
 def declare(op) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 from .._operands import is_operand as _is_operand
 from .._tensor import Tensor
 from .._warnings import warn_once
-from ..backend.dtypes import cpp_type_name, from_numpy_dtype
+from ..backend.dtypes import cpp_type_name, from_numpy_dtype, kind_of
 from . import incomplete_gamma
 from . import pointwise as _pw
 from ._jvp import minus, or_zero, plus, recording, scaled, scaled_zero, zero_over, zero_times
@@ -1100,7 +1100,7 @@ _isclose = defop("isclose(Tensor self, Tensor other, float rtol=1e-05, float ato
 def _isclose_writes(input: Tensor, rtol: float, atol: float, equal_nan: bool) -> int:
     """The version of isclose's result: ATen's composite writes ``self == other`` in place with ``|=`` once for
     equal NaNs (of a float or complex input), once more unless both tolerances are 0."""
-    return int(equal_nan and input._data.dtype.kind in "fc") + int(rtol != 0 or atol != 0)
+    return int(equal_nan and kind_of(input._data.dtype) in "fc") + int(rtol != 0 or atol != 0)
 
 
 def _closeness(name: str, position: int):

@@ -146,23 +146,27 @@ index = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", _index_k
 
 def _index_put_kernel(a, indices, values, accumulate=False):
     out = a.copy()
-    _index_put_into(out, indices, values, accumulate)
+    _index_put_into(out, indices, values, accumulate, seen_dtype(a))  # (the copy hides a bfloat16 self's dtype)
     return out
 
 
-def _index_put_into(out, indices, values, accumulate):
+def _index_put_into(out, indices, values, accumulate, out_dtype=None):
+    """``out_dtype``: the dtype ``out`` stands for (bfloat16 for a float32 copy of a bfloat16 tensor), by default
+    its own."""
     if len(indices) > out.ndim:  # (torch counts the entries, a mask as one)
         raise IndexError(f"too many indices for tensor of dimension {out.ndim} (got {len(indices)})")
     values = np.asarray(values)
-    if not accumulate and _fills_through_mask(indices, values.size):
+    filled = not accumulate and _fills_through_mask(indices, values.size)
+    if filled:
         _check_byte_mask_fill(indices, values.size)
         # (torch's masked_fill_: the one value is read as a number, which any dtype takes where it fits)
         values = np.asarray(scalar_for(values.item(), out.dtype), dtype=out.dtype)
     key = _numpy_key(indices)
     if values.ndim or 0 in out.shape:  # (a 0-d value expands to any result)
         _check_put_shapes(out.shape, key, values.shape)
-    if seen_dtype(values) != seen_dtype(out):
-        _check_value_dtype(out, key, values)
+    out_dtype = seen_dtype(out) if out_dtype is None else out_dtype
+    if not filled and seen_dtype(values) != out_dtype:  # (a filled value is of out's dtype now)
+        _check_value_dtype(out, out_dtype, key, values)
         values = values.astype(out.dtype)
     try:
         if accumulate and len(key) == 1 and key[0].__class__ is np.ndarray and key[0].dtype.kind in "iu":
@@ -237,7 +241,7 @@ def _check_fill_through_mask(t: Tensor, advanced: list, value: Tensor) -> bool:
     return True
 
 
-def _check_value_dtype(out: np.ndarray, key: tuple, values: np.ndarray) -> None:
+def _check_value_dtype(out: np.ndarray, out_dtype: np.dtype, key: tuple, values: np.ndarray) -> None:
     """index_put_ writes no value of another dtype; torch checks the value's shape first (the write below words
     that refusal, and any of the indices)."""
     try:
@@ -246,7 +250,7 @@ def _check_value_dtype(out: np.ndarray, key: tuple, values: np.ndarray) -> None:
     except (IndexError, ValueError):
         return
     raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                       f"{scalar_type_name(seen_dtype(out))} for the destination and "
+                       f"{scalar_type_name(out_dtype)} for the destination and "
                        f"{scalar_type_name(seen_dtype(values))} for the source.")
 
 

@@ -3062,7 +3062,7 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
         return _into(_wrap(np.zeros(a.shape[:-2], dtype=np.int64)), out, "linalg_matrix_rank")
     if hermitian:
         _check_square("linalg.eigh", a)
-        if a.dtype.kind not in "fc":
+        if not _dt.is_differentiable_np(a.dtype):  # (floating or complex)
             raise unsupported("linalg_eigh_cpu", a.dtype)
     else:
         _check_float("linalg.svd", a)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor, _wrap
-from ..backend.dtypes import scalar_type_name, through_float_for_half
+from ..backend.dtypes import kind_of, scalar_type_name, through_float_for_half
 from ._jvp import add_zero_term, or_zero, plus, recording, scaled, zero_times
 from ._util import (
     as_array,
@@ -107,7 +107,7 @@ def _can_cast_like_torch(src, dst) -> bool:
     # PyTorch allows any cast within or down a category for in-place results except across categories
     # upward (float result into an integer tensor, complex into real, anything but bool into bool).
     order = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-    return order[src.kind] <= order[dst.kind]
+    return order[kind_of(src)] <= order[kind_of(dst)]  # (bfloat16 a float)
 
 
 

@@ -22,7 +22,14 @@ from .._jit_internal import boolean_dispatch, renamed
 from .._strides import contiguous_as_torch, copy_preserving_layout, like_self, with_strides
 from .._tensor import Tensor, _wrap
 from .._warnings import warn_once_at_caller
-from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, cpp_type_name, from_numpy_dtype, result_type_of, scalar_type_name
+from ..backend.dtypes import (
+    BAREBONES_UNSIGNED_CHARS,
+    cpp_type_name,
+    from_numpy_dtype,
+    kind_of,
+    result_type_of,
+    scalar_type_name,
+)
 from ._jvp import set_self_tangent_rules
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
@@ -1960,7 +1967,7 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 
 def is_signed(input: Tensor) -> bool:
-    return input._data.dtype.kind in "ifc"
+    return kind_of(input._data.dtype) in "ifc"
 
 
 def get_device(input: Tensor) -> int:

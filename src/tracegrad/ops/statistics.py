@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from ..backend import dtypes as _dt
 from ..backend.dtypes import cpp_type_name
 from ..return_types import out_type, return_type
 from . import stl_order
@@ -355,7 +356,7 @@ def check_bin_counts(counts) -> None:
 
 def refuse_unbinnable(x: np.ndarray) -> None:
     """The binning kernel's dispatch: floating types only (half included, unlike the extrema's)."""
-    if x.dtype.kind != "f":
+    if not _dt.is_floating_np(x.dtype):  # (bfloat16 included)
         raise unsupported("histogram_cpu", x.dtype)
 
 
@@ -404,7 +405,7 @@ def _check_weights(name: str, w: Tensor, kinds: str, kind_words: str, num_observ
     if w.ndim > 1:
         raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
                            f"{w.ndim} dimensions")
-    if w._data.dtype.kind not in kinds:
+    if _dt.kind_of(w._data.dtype) not in kinds:
         raise RuntimeError(f"cov(): expected {name} to have {kind_words} dtype but got {name} with "
                            f"{_type_name(w._data.dtype)} dtype")
     if w.numel() != num_observations:

@@ -14,7 +14,7 @@ import numpy as np
 from .._arg_parser import refuse_as_torch
 from .._tensor import Tensor
 from .._warnings import warn_once
-from ..backend.dtypes import tensor_type_string
+from ..backend.dtypes import kind_of, tensor_type_string
 from ._util import wrap_dim
 from .complex_ops import view_as_complex, view_as_real
 from .fft import _BY_N, _BY_ROOT_N, _NONE, _fft_c2c, _fft_c2r, _fft_r2c
@@ -103,7 +103,7 @@ def _stft_core(input: Tensor, n_fft: int, hop_length: int | None, win_length: in
             raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will "
                                "further require that return_complex=True in a future PyTorch release.")
         warn_once("stft_return_complex_false", _STFT_REAL_DEPRECATED, stacklevel=4)
-    if input._data.dtype.kind not in "fc":
+    if kind_of(input._data.dtype) not in "fc":
         raise fail("expected a tensor of floating point or complex values")
     if input.ndim not in (1, 2):
         raise fail("expected a 1D or 2D tensor")

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
-from ..backend.dtypes import cpp_type_name, scalar_type_name
+from ..backend.dtypes import cpp_type_name, kind_of, scalar_type_name
 from . import bfloat16_in_float
 from . import pointwise as _pw
 from ._util import as_array, number_arg, reject_complex, result_dtype, to_floating, unsupported
@@ -883,7 +883,7 @@ def _bounds_read_as_double(input, min, max) -> tuple:
     2.0 and 1j is refused (for other tensors a complex bound makes a complex result, which clamp refuses)."""
     if not (isinstance(min, complex) or isinstance(max, complex)):
         return min, max  # (the usual case)
-    if not isinstance(input, Tensor) or input._data.dtype.kind != "f":
+    if not isinstance(input, Tensor) or kind_of(input._data.dtype) != "f":
         return min, max
     return _as_double(min), _as_double(max)
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor
-from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, is_differentiable_np
+from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, is_differentiable_np, kind_of
 from ..return_types import out_return
 from ._util import unsupported
 
@@ -92,7 +92,7 @@ def install_inner_out_refusals(registry: dict) -> None:
         registry[key].without_autograd_kernel = _refused_inner_out_call(refusing)
     for key in _THROUGH_ABS_OF_FLOATS:
         registry[key].without_autograd_kernel = _refused_inner_out_call(
-            "abs", lambda args: args[0]._data.dtype.kind == "f")
+            "abs", lambda args: kind_of(args[0]._data.dtype) == "f")
     # (pow.Scalar's CPU kernel fills a base of 1's result itself and writes any other through pow's out= overload)
     registry["pow.Scalar"].without_autograd_kernel = _refused_inner_out_call("pow", lambda args: args[0] != 1)
     for key in _ALL_AT_ONCE_VARIANCES:

@@ -682,7 +682,7 @@ def _dropout_impl(input: Tensor, p: float, train: bool, *, alpha: bool = False, 
     # PyTorch draws its noise like the input (bernoulli_ has no complex kernel), then divides it by 1 - p in place
     if x.dtype.kind == "c":
         raise unsupported("bernoulli_scalar_cpu_", x.dtype)
-    if x.dtype.kind != "f":
+    if not _dt.is_floating_np(x.dtype):
         raise RuntimeError(f"result type Float can't be cast to the desired output type {type_name(x.dtype)}")
     keep = (_keep(mask_shape, p) if mask_shape else _keep(x.shape, p, like=x)).astype(x.dtype)
     # (each in-place step on the noise rounds to its dtype, computed with the number as a float for a half tensor:
