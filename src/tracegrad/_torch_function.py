@@ -296,11 +296,29 @@ def public_name(func: Callable) -> str:
     """``torch.add``, ``torch.Tensor.add``, ``torch.nn.functional.relu``: the name torch's messages give."""
     from ._tensor import Tensor
 
+    accessor = _property_accessor_name(func)
+    if accessor is not None:
+        return accessor
     name = getattr(func, "__name__", repr(func))
     owner = getattr(func, "_torch_owner", None) or (
         "torch.Tensor" if getattr(Tensor, name, None) is func else
         _NAMESPACES.get(getattr(func, "__module__", None), "torch"))
     return f"{owner}.{name}"
+
+
+def _property_accessor_name(func: Callable) -> str | None:
+    """``torch.Tensor.dtype.__get__`` for a Tensor property's ``__get__``/``__set__`` (what handlers get for an
+    attribute read or write), as torch's ``resolve_name`` gives it; None for other functions."""
+    from ._tensor import Tensor
+
+    prop = getattr(func, "__self__", None)
+    if prop.__class__ is not property or func.__name__ not in ("__get__", "__set__"):
+        return None
+    for kind in Tensor.__mro__:
+        for name, value in vars(kind).items():
+            if value is prop:
+                return f"torch.Tensor.{name}.{func.__name__}"
+    return None
 
 
 def default_torch_function(cls: type, func: Callable, kinds: tuple, args: tuple = (), kwargs: dict | None = None):

@@ -80,7 +80,7 @@ def is_tensor_method_or_property(func: Callable) -> bool:
 
 def resolve_name(f: Callable) -> str | None:
     """The qualified name of a torch function (``torch.add``, ``torch.Tensor.add``), None if unknown."""
-    if getattr(f, "__name__", None) is None:
+    if getattr(f, "__name__", None) is None or getattr(f, "_torch_unlisted", False):
         return None
     return _tf.public_name(f)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import _fp32_precision
 from ..autograd import engine as _engine
+from ..autograd.grad_mode import _set_grad_enabled
 from ..autograd.graph import _current_graph_task_id, _will_engine_execute_node
 from ..ops.linalg import _LinAlgError
 from . import _autograd
@@ -33,12 +34,6 @@ def _current_graph_task_execution_order() -> list:
 
 def _current_autograd_node():
     return _engine.current_node()
-
-
-def _set_grad_enabled(mode: bool) -> None:
-    from .._state import STATE
-
-    STATE.grad_enabled = bool(mode)
 
 
 def _get_tracing_state():

@@ -10,7 +10,28 @@ import functools
 import inspect
 import warnings
 
+from .. import _torch_function as _tf
 from .._state import STATE
+
+
+def _set_grad_enabled(mode: bool) -> None:
+    """``torch._C._set_grad_enabled``: an active ``TorchFunctionMode`` sees the call (torch's checks for one)."""
+    if _tf.is_torch_function_mode_enabled():
+        return _tf.handle(_set_grad_enabled, [], (mode,), {})
+    STATE.grad_enabled = bool(mode)
+    return None
+
+
+_set_grad_enabled.__module__ = "torch._C"  # (its name as torch's: handlers print it, resolve_name knows none)
+_set_grad_enabled._torch_unlisted = True
+
+
+def _switch_grad(mode: bool) -> None:
+    """The grad modes' switch: through ``_set_grad_enabled`` while a mode may be watching, as torch's are."""
+    if STATE.torch_function_mode:
+        _set_grad_enabled(mode)
+    else:
+        STATE.grad_enabled = mode
 
 
 class _DecoratorContextManager:
@@ -83,10 +104,10 @@ class no_grad(_NoParamDecorator):
 
     def __enter__(self) -> None:
         self.prev = STATE.grad_enabled
-        STATE.grad_enabled = False
+        _switch_grad(False)
 
     def __exit__(self, *exc) -> None:
-        STATE.grad_enabled = self.prev
+        _switch_grad(self.prev)
 
 
 class enable_grad(_NoParamDecorator):
@@ -97,10 +118,10 @@ class enable_grad(_NoParamDecorator):
 
     def __enter__(self) -> None:
         self.prev = STATE.grad_enabled
-        STATE.grad_enabled = True
+        _switch_grad(True)
 
     def __exit__(self, *exc) -> None:
-        STATE.grad_enabled = self.prev
+        _switch_grad(self.prev)
 
 
 class set_grad_enabled(_DecoratorContextManager):
@@ -109,17 +130,17 @@ class set_grad_enabled(_DecoratorContextManager):
     def __init__(self, mode: bool) -> None:
         self.prev = STATE.grad_enabled
         self.mode = bool(mode)
-        STATE.grad_enabled = self.mode
+        _switch_grad(self.mode)
 
     def __call__(self, func):
-        STATE.grad_enabled = self.prev
+        _switch_grad(self.prev)
         return super().__call__(func)
 
     def __enter__(self) -> None:
-        STATE.grad_enabled = self.mode
+        _switch_grad(self.mode)
 
     def __exit__(self, *exc) -> None:
-        STATE.grad_enabled = self.prev
+        _switch_grad(self.prev)
 
     def clone(self):
         return self.__class__(self.mode)

@@ -8,6 +8,7 @@ under ``no_grad``) and bumps its version counter, as an in-place operation does.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import warnings
 from collections.abc import Callable
@@ -15,7 +16,9 @@ from collections.abc import Callable
 import numpy as np
 
 from .._factories import _rng
+from .._state import STATE
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from ..backend.dtypes import scalar_type_name
 
 __all__ = [
@@ -50,6 +53,27 @@ def _reads_first(*names: str) -> Callable[[Callable], Callable]:
             return fn(tensor, *args, **kwargs)
         return initialise
     return wrap
+
+
+def _handed_to_torch_function(fn: Callable) -> Callable:
+    """torch's ``uniform_``, ``normal_``, ``constant_`` and ``kaiming_uniform_`` hand a call whose tensor takes part
+    in the ``__torch_function__`` protocol (or any call under a mode) to the handlers, as one call of themselves
+    with every argument by keyword."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def initialise(tensor, *args, **kwargs):
+        if STATE.torch_function:  # (only while the protocol is live: nothing to look at otherwise)
+            from ..overrides import handle_torch_function, has_torch_function_variadic
+
+            if has_torch_function_variadic(tensor):
+                bound = signature.bind(tensor, *args, **kwargs)
+                bound.apply_defaults()
+                return handle_torch_function(initialise, (tensor,), **bound.arguments)
+        return fn(tensor, *args, **kwargs)
+
+    initialise._torch_owner = "torch.nn.init"
+    return initialise
 
 
 def _write(tensor: Tensor, values) -> Tensor:
@@ -88,13 +112,23 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
+@_handed_to_torch_function
 @_reads_first("uniform_")
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    return _uniform_fill(tensor, a, b, generator)
+
+
+def _uniform_fill(tensor: Tensor, a: float, b: float, generator) -> Tensor:
     return _write(tensor, _rng(generator).uniform(tensor._data.shape, tensor._data.dtype, a, b))
 
 
+@_handed_to_torch_function
 @_reads_first("normal_")
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    return _normal_fill(tensor, mean, std, generator)
+
+
+def _normal_fill(tensor: Tensor, mean: float, std: float, generator) -> Tensor:
     return _write(tensor, _normal(tensor._data, mean, std, generator))
 
 
@@ -154,6 +188,7 @@ def _refuse_complex_comparison(values: np.ndarray, comparison: str) -> None:
         raise NotImplementedError(f"\"{comparison}_cpu\" not implemented for '{scalar_type_name(values.dtype)}'")
 
 
+@_handed_to_torch_function
 @_reads_first("fill_")
 def constant_(tensor: Tensor, val: float) -> Tensor:
     return _write(tensor, val)
@@ -161,12 +196,14 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
 
 @_reads_first("fill_")
 def ones_(tensor: Tensor) -> Tensor:
-    return _write(tensor, 1)
+    with no_grad():  # (as torch's: a mode sees the grad switches and the one Tensor method)
+        return tensor.fill_(1.0)
 
 
 @_reads_first("zero_")
 def zeros_(tensor: Tensor) -> Tensor:
-    return _write(tensor, 0)
+    with no_grad():
+        return tensor.zero_()
 
 
 @_reads_first("ndimension")
@@ -212,15 +249,16 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound, generator)
+    return _uniform_fill(tensor, -bound, bound, generator)
 
 
 @_reads_first("dim")
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+    return _normal_fill(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
+@_handed_to_torch_function
 @_reads_first("shape", "dim")
 def kaiming_uniform_(
     tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
@@ -230,7 +268,7 @@ def kaiming_uniform_(
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
-    return uniform_(tensor, -bound, bound, generator)
+    return _uniform_fill(tensor, -bound, bound, generator)
 
 
 @_reads_first("shape", "dim")
@@ -241,7 +279,7 @@ def kaiming_normal_(
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
-    return normal_(tensor, 0.0, std, generator)
+    return _normal_fill(tensor, 0.0, std, generator)
 
 
 @_reads_first("ndimension")

@@ -209,7 +209,7 @@ class _InstanceNorm(_NormBase):
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
-        feature_dim = input.ndim - self._no_batch_dim
+        feature_dim = input.dim() - self._no_batch_dim
         if input.size(feature_dim) != self.num_features:
             if self.affine:
                 raise ValueError(
@@ -221,7 +221,7 @@ class _InstanceNorm(_NormBase):
                 "warning by not passing in num_features, which is not used because affine=False",
                 stacklevel=2,
             )
-        if input.ndim == self._no_batch_dim:
+        if input.dim() == self._no_batch_dim:
             from ...ops.views import squeeze, unsqueeze
 
             return squeeze(self._apply_instance_norm(unsqueeze(input, 0)), [0])

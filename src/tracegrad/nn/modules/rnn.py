@@ -12,7 +12,10 @@ import math
 import numbers
 import warnings
 
+import tracegrad as _tg
+
 from ..._factories import empty, zeros
+from ..._state import STATE
 from ..._tensor import Tensor
 from ...amp.autocast_state import is_any_autocast_enabled
 from ...ops.nn_ops import rnn as _rnn
@@ -24,6 +27,7 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+_NETWORKS = {"LSTM": "lstm", "GRU": "gru", "RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu"}  # torch.<name>
 _REPR_DEFAULTS = (("proj_size", 0), ("num_layers", 1), ("bias", True), ("batch_first", False), ("dropout", 0),
                   ("bidirectional", False))
 
@@ -180,12 +184,25 @@ class RNNBase(Module):
 
     def _zero_state(self, input: Tensor, batch: int, size: int) -> Tensor:
         layers = self.num_layers * (2 if self.bidirectional else 1)
-        return zeros(layers, batch, size, dtype=input.dtype, device=input.device)
+        # (while the protocol is live, through ``torch.zeros`` as torch's modules call it: handlers see it)
+        make = _tg.zeros if STATE.torch_function else zeros
+        return make(layers, batch, size, dtype=input.dtype, device=input.device)
 
     def _run(self, fn, input: Tensor, hx, batch_sizes: Tensor | None):
+        if STATE.torch_function:
+            return self._run_as_torch_call(input, hx, batch_sizes)
         sizes = None if batch_sizes is None else [int(b) for b in batch_sizes.tolist()]
         return fn(input, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training,
                   self.bidirectional, self.batch_first, batch_sizes=sizes)
+
+    def _run_as_torch_call(self, input: Tensor, hx, batch_sizes: Tensor | None):
+        """The layers as one call of ``torch.lstm``/``gru``/``rnn_tanh``/``rnn_relu`` (``_VF``'s) with torch's
+        arguments: while the protocol is live, its handlers see that call, not its insides."""
+        network = getattr(_tg, _NETWORKS[self.mode])
+        run = (self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional)
+        if batch_sizes is None:
+            return network(input, hx, *run, self.batch_first)
+        return network(input, batch_sizes, hx, *run)
 
     def _forward_one_hidden(self, input, hx: Tensor | None, fn, dim_message: str):
         """RNN's and GRU's forward: one state tensor ``hx`` of shape (layers * directions, batch, hidden)."""
@@ -314,8 +331,9 @@ class LSTM(RNNBase):
             batch_dim = 0 if self.batch_first else 1
             if not is_batched:
                 input = input.unsqueeze(batch_dim)
+            max_batch_size = self._mini_batch(input, None)  # (read whether or not a state is given, as torch)
             if hx is None:
-                hx = self._zero_states(input, self._mini_batch(input, None))
+                hx = self._zero_states(input, max_batch_size)
             else:
                 want = 3 if is_batched else 2
                 if hx[0].dim() != want or hx[1].dim() != want:
