@@ -144,3 +144,22 @@ def test_recurrent_layer_values_under_a_mode():
         return [t.detach().numpy().tolist() for t in (out, h, c, x.grad, layer.weight_hh_l0.grad)]
 
     assert run(tg, True) == run(tg, False)
+
+
+def _attention(need_weights: bool, batch_first: bool):
+    def program(lib):
+        attention = lib.nn.MultiheadAttention(4, 2, batch_first=batch_first)
+        q = lib.randn(3, 2, 4)
+        return lambda: attention(q, q, q, need_weights=need_weights)
+    return program
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_multihead_attention_is_one_functional_call(need_weights, batch_first):
+    """``nn.MultiheadAttention`` as one ``F.multi_head_attention_forward`` call (its fast-path checks' property
+    reads aside: those still differ)."""
+    def calls(lib) -> list:
+        return [name for name in _recorded(lib, _attention(need_weights, batch_first)) if not name.endswith("__get__")]
+
+    assert calls(tg) == calls(torch)

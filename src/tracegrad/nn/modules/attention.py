@@ -7,8 +7,9 @@ autograd; its results are those of the general path, which is the one used here 
 from __future__ import annotations
 
 from ..._factories import empty
+from ..._state import STATE
 from ..._tensor import Tensor
-from .. import init
+from .. import functional, init
 from .._multihead_attention import canonical_mask, dtype_or_none, multi_head_attention_forward
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
@@ -97,7 +98,9 @@ class MultiheadAttention(Module):
         separate = {} if self._qkv_same_embed_dim else {
             "use_separate_proj_weight": True, "q_proj_weight": self.q_proj_weight,
             "k_proj_weight": self.k_proj_weight, "v_proj_weight": self.v_proj_weight}
-        output, weights = multi_head_attention_forward(
+        # (while the protocol is live, through ``torch.nn.functional``'s as torch's module: handlers see one call)
+        attend = functional.multi_head_attention_forward if STATE.torch_function else multi_head_attention_forward
+        output, weights = attend(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
             self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
             training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
