@@ -331,8 +331,15 @@ def test_solve_triangular_zero_pivot_and_cholesky_solve():
 @pytest.mark.parametrize("upper", [False, True])
 def test_cholesky(upper):
     compare(lambda L, a: L.linalg.cholesky(_sym(L, a), upper=upper), _spd(2, 3, 3), gradgrad=True)
-    with pytest.warns(UserWarning, match="torch.cholesky is deprecated"):
-        compare(lambda L, a: L.cholesky(_sym(L, a), upper), _spd(3, 3))
+    was = tg.is_warn_always_enabled(), torch.is_warn_always_enabled()
+    tg.set_warn_always(True)  # (a warning both give once a process, else)
+    torch.set_warn_always(True)
+    try:
+        with pytest.warns(UserWarning, match="torch.cholesky is deprecated"):
+            compare(lambda L, a: L.cholesky(_sym(L, a), upper), _spd(3, 3))
+    finally:
+        tg.set_warn_always(was[0])
+        torch.set_warn_always(was[1])
     compare(lambda L, a: L.linalg.cholesky_ex(a), _spd(3, 3))
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._arg_parser import refuse_as_torch
 from .._state import STATE
-from .._strides import dense_in_order, with_strides
+from .._strides import contiguous_as_torch, dense_in_order, with_strides
 from .._tensor import Tensor, _wrap
 from ..backend import dtypes as _dt
 from ..return_types import out_return, out_type, return_type
@@ -2220,10 +2220,11 @@ def _potf2(m: np.ndarray) -> tuple[np.ndarray, int]:
     return a, 0
 
 
-def _cholesky_factor(a: np.ndarray, upper: bool, name: str, check_errors: bool) -> tuple[np.ndarray, np.ndarray]:
+def _cholesky_factor(a: np.ndarray, upper: bool, name: str, raising: str | None) -> tuple[np.ndarray, np.ndarray]:
     """(factor, info) of linalg_cholesky_ex: the triangle LAPACK reads (the upper one for ``upper``), where a
-    factorisation fails LAPACK's partial result and the order of the failing minor; with ``check_errors``
-    the first failure raises in ``name``'s words."""
+    factorisation fails LAPACK's partial result and the order of the failing minor. The input is checked in
+    ``name``'s words; where ``raising`` names an operator, the first failure raises in its words (the checks are
+    linalg.cholesky's even for linalg.cholesky_ex(check_errors=True), whose own name only its failure shows)."""
     _check_square(name, a)
     _check_float(name, a)
     refuse_half("cholesky_cpu", a)
@@ -2242,9 +2243,9 @@ def _cholesky_factor(a: np.ndarray, upper: bool, name: str, check_errors: bool) 
             factor, flat[b] = _potf2(m)
             L[b] = factor if flat[b] else np.linalg.cholesky(m_sym)
         L = L.reshape(a.shape)
-        if check_errors and flat.any():
+        if raising is not None and flat.any():
             b = int(np.flatnonzero(flat)[0])
-            raise LinAlgError(f"{name}: {_batch_prefix(a, b)}The factorization could not be completed because the "
+            raise LinAlgError(f"{raising}: {_batch_prefix(a, b)}The factorization could not be completed because the "
                               f"input is not positive-definite (the leading minor of order {flat[b]} is not "
                               "positive-definite).")
     return (_conj_transposed(L) if upper else L), info
@@ -2259,15 +2260,23 @@ def _conj_transposed(L: np.ndarray) -> np.ndarray:
 
 
 def _cholesky_kernel(a, upper=False):
-    return _cholesky_factor(a, upper, "linalg.cholesky", check_errors=True)[0]
+    return _cholesky_factor(a, upper, "linalg.cholesky", raising="linalg.cholesky")[0]
 
 
 def _legacy_cholesky_kernel(a, upper=False):
-    return _cholesky_factor(a, upper, "cholesky", check_errors=True)[0]
+    """torch.cholesky's own checks: an empty input comes back as an empty tensor like it (any shape, any dtype)
+    before any check; a dtype other than float or complex is refused by the kernel's dispatch, not by
+    linalg's check."""
+    if a.size == 0:
+        return contiguous_as_torch(np.empty_like(a, order="C"))
+    _check_square("cholesky", a)
+    if a.dtype.kind not in "fc" and a.dtype is not _dt.bfloat16.np:
+        raise unsupported("cholesky_cpu", a.dtype)
+    return _f_contiguous(_cholesky_factor(a, upper, "cholesky", raising="cholesky")[0])
 
 
 def _cholesky_ex_kernel(a, upper=False, check_errors=False):
-    return _cholesky_factor(a, upper, "linalg.cholesky_ex" if check_errors else "linalg.cholesky", check_errors)
+    return _cholesky_factor(a, upper, "linalg.cholesky", raising="linalg.cholesky_ex" if check_errors else None)
 
 
 def cholesky_backward(gL: Tensor, L: Tensor, upper: bool) -> Tensor:
@@ -2317,13 +2326,15 @@ _cholesky_ex_op = defop("linalg_cholesky_ex(Tensor self, *, bool upper=False, bo
 
 
 # (torch.cholesky is an operator of its own: its node and its errors are named after it)
-_legacy_cholesky_op = defop("cholesky(Tensor self, bool upper=False) -> Tensor", _column_major(_legacy_cholesky_kernel),
+_legacy_cholesky_op = defop("cholesky(Tensor self, bool upper=False) -> Tensor", _legacy_cholesky_kernel,
                             vjp=_cholesky_vjp, saves=("result",), attrs=("upper",))
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, out=None):
     """(L, info) with info = 0 on success, else the order of the failing minor (L then holds what LAPACK left)."""
-    return _into(_CholeskyEx(*_cholesky_ex_op(A, upper=upper, check_errors=check_errors)), out, "linalg_cholesky_ex")
+    if out is not None:
+        return _cholesky_ex_op(A, upper=upper, check_errors=check_errors, out=out)
+    return _CholeskyEx(*_cholesky_ex_op(A, upper=upper, check_errors=check_errors))
 
 
 _CholeskyEx = return_type("linalg_cholesky_ex", ["L", "info"])
@@ -2337,16 +2348,14 @@ _CHOLESKY_DEPRECATED = "\n".join([
 
 
 def cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
-    """Legacy ``torch.cholesky`` (deprecated in PyTorch, which warns)."""
-    import warnings
-
+    """Legacy ``torch.cholesky`` (deprecated in PyTorch, which warns once a process at the user's line, and once
+    more for the first ``out=``: two ``TORCH_WARN_ONCE`` of its C++ code)."""
+    from .._warnings import warn_once_at_caller
     from ..autograd.forward_ad import refuse_unformulated
 
     if out is None:  # (torch's cholesky has no forward formula, linalg_cholesky has: refused before its kernel)
         refuse_unformulated("cholesky", (input,))
-    warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=2)
-    if input.numel():  # (torch's legacy operator checks the shape itself, in its own name)
-        _check_square("cholesky", input._data)
+    warn_once_at_caller("cholesky" if out is None else "cholesky_out", _CHOLESKY_DEPRECATED)
     extra = {} if out is None else {"out": out}
     return _legacy_cholesky_op(input, upper=upper, **extra)
 

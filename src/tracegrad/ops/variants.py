@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .._state import STATE
+from .._strides import contiguous_as_torch
 from .._tensor import Tensor
 from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, is_differentiable_np, kind_of
 from ..return_types import out_return
@@ -113,6 +114,8 @@ def write_out(op, bound: tuple, out):
             any(o._rg for o in outs) or not no_derivative and _requires_grad_anywhere(op, bound)):
         raise out_with_grad_error(f"{'aten::' if no_derivative else ''}{out_op_name(op.name)}")
     _check_out_dtype(op, bound, outs[0])
+    if op.name in _COPIED_INTO_RESIZED_OUT:
+        _check_linalg_compatible_dtype(op.name, bound[0], outs[0])
     accumulating = _accumulating_in_out_dtype(op, bound, outs[0])
     if accumulating is not None:
         bound = accumulating
@@ -139,6 +142,9 @@ def write_out(op, bound: tuple, out):
         from .result_layouts import stack_out_layout
 
         results[0]._data = stack_out_layout(results[0]._data, bound[1])
+    if op.name in _COPIED_INTO_RESIZED_OUT:
+        for r in results:
+            r._data = contiguous_as_torch(r._data)
     _check_strict_out_dtypes(op, results, outs)
     for dst, src in zip(outs, results):
         _store(dst, src)
@@ -150,6 +156,22 @@ def write_out(op, bound: tuple, out):
 
         refuse_out_tangents(out_op_name(op.name), inputs + list(outs))
     return out_return(result, outs, out)
+
+
+# Operators whose out= kernel checks out's dtype with ATen's checkLinalgCompatibleDtype, runs the functional
+# operator, then resize_output and copy_: an out it resizes is contiguous, whatever the layout of the result
+# (the legacy cholesky's is column-major).
+_COPIED_INTO_RESIZED_OUT = frozenset({"cholesky"})
+
+
+def _check_linalg_compatible_dtype(name: str, source: Tensor, dst) -> None:
+    """ATen's checkLinalgCompatibleDtype: ``dst`` must hold ``source``'s dtype safely, in ``name``'s words."""
+    from ..backend.dtypes import scalar_type_name
+    from .pointwise import _can_cast_like_torch
+
+    if isinstance(dst, Tensor) and not _can_cast_like_torch(source._data.dtype, dst._data.dtype):
+        raise RuntimeError(f"{name}: Expected result to be safely castable from {scalar_type_name(source._data.dtype)} "
+                           f"dtype, but got result with dtype {scalar_type_name(dst._data.dtype)}")
 
 
 # Operators PyTorch implements as a composite whose out= form ends in another operator's out= kernel, which is
@@ -289,8 +311,8 @@ def _kthvalue_words(want: np.dtype, have: np.dtype, output: int) -> str:
 # instead of casting into them, in each operator's words (want: the result's dtype, have: out's, output: which
 # result, 0 for the values, 1 for the indices).
 _STRICT_OUT_DTYPE = {
-    **dict.fromkeys(("linalg_vector_norm", "sort", "sort.stable", "topk", "max.dim", "min.dim", "aminmax"),
-                    _expected_dtype),
+    **dict.fromkeys(("linalg_vector_norm", "linalg_cholesky", "linalg_cholesky_ex", "sort", "sort.stable", "topk",
+                     "max.dim", "min.dim", "aminmax"), _expected_dtype),
     **dict.fromkeys(("amax", "amin"), lambda want, have, output: "Expected the dtype for input and out to match, "
                     "but got {} for input's dtype and {} for out's dtype.".format(*_names(want, have))),
     **dict.fromkeys(("cummax", "cummin"),
