@@ -883,7 +883,7 @@ class Generator:
         raise RuntimeError("CPU Generator does not use offset")
 
     def manual_seed(self, seed: int) -> Generator:
-        self._rng.reseed(int(seed))
+        self._rng.reseed(_unpack_seed(seed))
         return self
 
     def seed(self) -> int:
@@ -903,6 +903,21 @@ class Generator:
         return self
 
 
+def _unpack_seed(seed) -> int:
+    """torch's Generator.manual_seed argument: a Python int read as a uint64, or failing that as an int64 (a
+    negative seed is its two's complement); a NumPy integer passes the type check but not the unpacking."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        kind = type(seed)
+        name = kind.__name__ if kind.__module__ == "builtins" or isinstance(seed, Tensor) else \
+            f"{kind.__module__}.{kind.__qualname__}"
+        raise RuntimeError(f"manual_seed expected a long, but got {name}")
+    if not isinstance(seed, int):
+        raise TypeError("an integer is required")
+    if not -(1 << 63) <= seed < 1 << 64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed
+
+
 def _nondeterministic_seed() -> int:
     """64 bits from the operating system, as torch's ``getNonDeterministicRandom`` reads ``/dev/urandom`` for a
     CPU generator."""
@@ -915,7 +930,7 @@ default_generator = Generator().manual_seed(_nondeterministic_seed())
 
 
 def manual_seed(seed: int) -> Generator:
-    return default_generator.manual_seed(seed)
+    return default_generator.manual_seed(int(seed))  # (torch.manual_seed takes any int(seed): 1.5, "3", a tensor)
 
 
 def seed() -> int:
