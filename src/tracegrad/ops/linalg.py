@@ -395,7 +395,16 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
         return _into(mul(input, other), out, "mul")
     if input.dtype != other.dtype:  # (tensordot's check, before a vector pair goes to dot)
         raise RuntimeError("both inputs should have same dtype")
-    return _into(tensordot(input, other, ([-1], [-1])), out, "inner", copies=True)
+    return _into_tensordot(tensordot(input, other, ([-1], [-1])), out, "inner")
+
+
+def _into_tensordot(result: Tensor, out, name: str) -> Tensor:
+    """``tensordot_out`` (which ``inner``'s out= ends in) copies the result into ``out`` after checking that it
+    already has the result's dtype (no cast)."""
+    if out is not None and out._data.dtype != result._data.dtype:
+        raise RuntimeError(f"tensordot: Expected the output tensor to have dtype {_tname(result._data.dtype)}, but "
+                           f"got an output tensor with dtype {_tname(out._data.dtype)}")
+    return _into(result, out, name, copies=True)
 
 
 # ---- add + product family ----------------------------------------------------------------------------------
@@ -1043,7 +1052,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
     Python makes the two dim lists, then its C++ ``tensordot`` parses them (lists of ints only)."""
     dims_a, dims_b = _tensordot_dims(a, b, dims)
     try:
-        return _into(_tensordot(a, b, dims_a, dims_b), out, "tensordot", copies=True)
+        return _into_tensordot(_tensordot(a, b, dims_a, dims_b), out, "tensordot")
     except Exception:
         refuse_as_torch("tensordot", (a, b, dims_a, dims_b), {} if out is None else {"out": out})
         raise
