@@ -95,19 +95,34 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "
 
 def cpp_type_name(d) -> str:
     """The C++ name PyTorch prints for a dtype in some messages ('float', 'long int'); ``d`` is a tracegrad or
-    NumPy dtype."""
+    NumPy dtype, or a kernel's array (named as :func:`scalar_type_name` names one)."""
+    if d.__class__ is np.ndarray:
+        d = _dtype_standing_for(d)
     name = (d.np if isinstance(d, dtype) else np.dtype(d)).name
     return _CPP_NAMES.get(name, name)
 
 
 def scalar_type_name(d) -> str:
-    """PyTorch's name of a dtype in error messages ('Float', 'Long'); ``d`` is a tracegrad or NumPy dtype."""
+    """PyTorch's name of a dtype in error messages ('Float', 'Long'); ``d`` is a tracegrad or NumPy dtype, or a
+    kernel's array: named by the dtype it stands for (BFloat16 for a kernel's float32 copy of a bfloat16 operand,
+    which its own dtype would name Float)."""
+    if d.__class__ is np.ndarray:
+        d = _dtype_standing_for(d)
     if not isinstance(d, dtype):
         try:
             d = from_numpy_dtype(d)
         except TypeError:
             return np.dtype(d).name
     return _SCALAR_NAMES[d]
+
+
+def _dtype_standing_for(array: np.ndarray) -> np.dtype:
+    """The dtype a kernel's array stands for (ops/bfloat16_in_float.py's seen_dtype): its own without bfloat16."""
+    if bfloat16.np is None:
+        return array.dtype
+    from ..ops.bfloat16_in_float import seen_dtype  # (ops import this module)
+
+    return seen_dtype(array)
 
 
 _C10_NAMES = {"Float": "float", "Double": "double", "Long": "int64_t", "Int": "int", "Short": "int16_t",

@@ -13,7 +13,7 @@ from .._arg_parser import tp_name
 from .._tensor import Tensor
 from ..backend import dtypes as _dt
 from . import aten_sum
-from .bfloat16_in_float import stands_for_bfloat16
+from .bfloat16_in_float import as_seen, stands_for_bfloat16
 
 _KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -189,7 +189,11 @@ def as_double(value):
 
 
 def unsupported(kernel_name: str, np_dtype) -> NotImplementedError:
-    """PyTorch's error for a kernel that has no implementation for a dtype."""
+    """PyTorch's error for a kernel that has no implementation for a dtype: ``np_dtype`` is a NumPy dtype (float32
+    names BFloat16 in a kernel computing a bfloat16 result on float32 copies: the dtype its operands promote to)
+    or an array (named by the dtype it stands for, bfloat16 for such a copy)."""
+    if np_dtype.__class__ is not np.ndarray and not isinstance(np_dtype, _dt.dtype):
+        np_dtype = as_seen(np_dtype)
     return NotImplementedError(f'"{kernel_name}" not implemented for \'{_dt.scalar_type_name(np_dtype)}\'')
 
 

@@ -202,16 +202,6 @@ def _refusal_of(entry: Refusal, args: tuple) -> Exception | None:
     return entry(args)
 
 
-def _pinv_refusal(args: tuple) -> Exception:
-    return RuntimeError(f"linalg.pinv(BFloat16{{{list(args[0].shape)}}}): expected a tensor with 2 or more "
-                        "dimensions of float, double, cfloat or cdouble types")
-
-
-def _pdist_refusal(args: tuple) -> Exception | None:
-    """pdist of fewer than two rows: an empty result, returned before the dtype dispatch."""
-    return None if args[0].shape[0] < 2 else _refusal_of("pdist", args)
-
-
 def _complex_refusal(args: tuple) -> Exception:
     names = " and ".join(_dt.scalar_type_name(a.dtype) for a in args[:2])
     return RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {names}")
@@ -229,16 +219,15 @@ def _polynomials() -> tuple[str, ...]:
 # arguments giving torch's own refusal (None: computed, as where ATen returns an empty result before dispatching).
 # A pointwise operator (TensorIterator's) is refused only where its operands promote to bfloat16 (``zeta(bf16,
 # float32)`` computes in float32); any other one wherever a bfloat16 operand is given. (cdist's Euclidean distances
-# through matrix products, ``_euclidean_dist``, are computed, as torch computes them.)
+# through matrix products, ``_euclidean_dist``, are computed, as torch computes them.) The kernels whose dtype check
+# sits among their argument checks (cdist, pdist, pinv, lstsq, lu) make it themselves, reading ``seen_dtype``.
 REFUSED: dict[str, Refusal] = {
     # linear algebra (LAPACK has no bfloat16; the others refuse it in their kernels, as float16)
     "linalg_lu": "lu_cpu", "linalg_lu_factor_ex": "lu_cpu", "triangular_solve": "triangular_solve_cpu",
     "linalg_solve_triangular": "triangular_solve_cpu", "cholesky_inverse": "cholesky_inverse_out_cpu",
     "ormqr": "ormqr_cpu", "geqrf": "geqrf_cpu", "linalg_ldl_factor_ex": "ldl_factor_kernel_cpu",
-    "linalg_pinv": _pinv_refusal,
-    "linalg_lstsq": lambda args: RuntimeError("This function doesn't handle types other than float and double"),
     # distances, pooling, losses
-    "_cdist_forward": "cdist", "_pdist_forward": _pdist_refusal, "_pdist_backward": "pdist_backward",
+    "_pdist_backward": "pdist_backward",
     "avg_pool3d": "avg_pool3d_out_frame", "_ctc_loss": "ctc_loss_cpu",
     "multi_margin_loss": "multi_margin_loss_cpu_kernel",
     "multilabel_margin_loss_forward": "multilabel_margin_loss_forward_out_frame",
@@ -255,7 +244,7 @@ REFUSED: dict[str, Refusal] = {
 # Operators that check their operands' own dtypes (not the promoted one) before their arguments. The others check
 # their arguments first (the kernel runs on float32 copies) and are refused after, a numerical failure (a singular
 # matrix) included.
-REFUSED_BEFORE_ARGUMENTS = frozenset({"_ctc_loss", "linalg_pinv", "complex", "polar"})
+REFUSED_BEFORE_ARGUMENTS = frozenset({"_ctc_loss", "complex", "polar"})
 
 
 def refusing(kernel: Callable, computed: Callable, entry: Refusal, pointwise: bool,

@@ -53,7 +53,7 @@ view_as_real.view_changes_dtype = True
 
 def _view_as_complex_kernel(a):
     if a.dtype not in _COMPLEX_OF:
-        raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor "
+        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a tensor "
                            f"of scalar type: {_name(a.dtype)}")
     if a.ndim == 0:
         raise RuntimeError("Input tensor must have one or more dimensions")

@@ -565,7 +565,7 @@ def _index_reduce_kernel(a, dim, index, source, reduce, include_self=True, *, _n
         raise IndexError(f"{_name}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
                          f"{_type_name(index.dtype)} and size: [{', '.join(map(str, index.shape))}]")
     if index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"{_name}(): Expected dtype int32/int64 for index but got: {_type_name(index.dtype)}")
+        raise RuntimeError(f"{_name}(): Expected dtype int32/int64 for index but got: {_type_name(index)}")
     self_dtype, source_dtype = seen_dtype(a), seen_dtype(source)
     if self_dtype != source_dtype:
         raise RuntimeError(f"{_name}(): self ({_type_name(self_dtype)}) and source ({_type_name(source_dtype)}) must "
@@ -680,7 +680,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
 
 def _put_checks(a, index, source) -> None:
     if index.dtype != np.int64:
-        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_type_name(index.dtype)}")
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_type_name(index)}")
     if seen_dtype(a) != seen_dtype(source):
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
                            f"{_type_name(seen_dtype(a))} and source.dtype = {_type_name(seen_dtype(source))}")

@@ -314,7 +314,7 @@ public_index_put, public_index_put_ = _public_index_put(index_put), _public_inde
 def _take_kernel(a, index):
     idx = np.asarray(index)
     if idx.dtype != np.int64:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_type_name(idx.dtype)}")
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_type_name(idx)}")
     flat = np.ascontiguousarray(a).reshape(-1)
     n = flat.size
     if idx.size and (idx.max() >= n or idx.min() < -n):

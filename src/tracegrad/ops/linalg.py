@@ -227,9 +227,9 @@ def _into(result, out, name: str, copies: bool = False, out_op: str | None = Non
 def check_solve_inputs(b: np.ndarray, A: np.ndarray, name: str) -> None:
     """ATen's linearSolveCheckInputs: ``b`` and ``A`` of one dtype, ``A`` square, and as many rows in ``b`` as
     ``A`` has columns."""
-    if b.dtype != A.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_tname(b.dtype)} and A "
-                           f"of type {_tname(A.dtype)} instead.")
+    if seen_dtype(b) != seen_dtype(A):
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_tname(b)} and A "
+                           f"of type {_tname(A)} instead.")
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"A must be batches of square matrices, but they are {A.shape[-2]} by {A.shape[-1]} "
                            "matrices")
@@ -1739,9 +1739,9 @@ def _lu_solve_checked(LU, pivots, B, left=True, adjoint=False):
     """linalg.lu_solve's kernel with PyTorch's argument checks, in its order and words: the dtypes first, then
     the shapes of LU, B and pivots."""
     _check_float("torch.linalg.lu_solve", LU)
-    if LU.dtype != B.dtype:
+    if seen_dtype(LU) != seen_dtype(B):
         raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
-                           f"{_tname(LU.dtype)} and B of type {_tname(B.dtype)} instead")
+                           f"{_tname(LU)} and B of type {_tname(B)} instead")
     if pivots.dtype != np.int32:
         raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
     _check_square("torch.linalg.lu_solve", LU)
@@ -2826,9 +2826,14 @@ def _mixed_tolerances(atol, rtol) -> None:
         raise TypeError("tolerances given as a tensor and as a number")
 
 
+_FLOAT_DOUBLE_OR_COMPLEX = frozenset(np.dtype(c) for c in "fdFD")
+
+
 def _pinv_kernel(a, atol=None, rtol=None, hermitian=False):
-    if a.ndim < 2 or a.dtype.kind not in "fc" or a.dtype.char == "e":
-        raise RuntimeError(f"linalg.pinv({_tname(a.dtype)}{{{list(a.shape)}}}): expected a tensor with 2 or more "
+    if rtol is None and atol is not None and a.__class__ is not atol.__class__:
+        _default_rtol_checks(a)
+    if a.ndim < 2 or seen_dtype(a) not in _FLOAT_DOUBLE_OR_COMPLEX:  # (nor bfloat16, which a float32 copy may be)
+        raise RuntimeError(f"linalg.pinv({_tname(a)}{{{list(a.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
     _real_tolerances("torch.linalg.pinv", atol=atol, rtol=rtol)
     if a.size == 0:  # (PyTorch's early return, where the tolerances are not read)
@@ -2845,6 +2850,16 @@ def _pinv_kernel(a, atol=None, rtol=None, hermitian=False):
     with np.errstate(divide="ignore"):
         sinv = np.where(_above_cutoff(a, s, smax, atol, rtol), 1.0 / s, 0.0)
     return np.matmul(right * sinv[..., None, :], np.conj(np.swapaxes(left, -1, -2))).astype(a.dtype, copy=False)
+
+
+def _default_rtol_checks(a: np.ndarray) -> None:
+    """pinv's overload of number tolerances computes the default rtol of an atol given alone (``eps * max(m, n)``)
+    before any check: it reads the size of dim -2, then the epsilon of the real dtype (float or double only)."""
+    if a.ndim < 2:
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions" if a.ndim == 0 else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got -2)")
+    if seen_dtype(a) not in _FLOAT_DOUBLE_OR_COMPLEX:
+        raise RuntimeError("This function doesn't handle types other than float and double")
 
 
 def pinv_backward(g: Tensor, pinvA: Tensor, A: Tensor) -> Tensor:

@@ -18,7 +18,9 @@ from .._tensor import Tensor
 from ..return_types import out_type, return_type
 from ._jvp import check_tangent_size, minus, or_zero, plus, recording, zero_product
 from ._util import refuse_half
+from .bfloat16_in_float import seen_dtype
 from .linalg import (
+    _FLOAT_DOUBLE_OR_COMPLEX,
     LinAlgError,
     _batch_prefix,
     _check_float,
@@ -66,8 +68,9 @@ def _zero_pivot_message(name: str, a: np.ndarray, info: np.ndarray) -> str:
 def _lu_checks(name: str, a: np.ndarray, pivot: bool) -> None:
     if a.ndim < 2:
         raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(a.shape)} instead")
-    if a.dtype.kind not in "fc" or a.dtype.char == "e":  # (no Half kernel either)
-        raise unsupported("lu_cpu", a.dtype)
+    # (no Half or BFloat16 kernel either: torch dispatches on the dtype before the pivot check)
+    if a.dtype.kind not in "fc" or a.dtype.char == "e" or seen_dtype(a) != a.dtype:
+        raise unsupported("lu_cpu", a)
     if not pivot:  # PyTorch's CPU backend (LAPACK getrf) always pivots
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
 
@@ -359,11 +362,11 @@ def _lstsq_kernel(a, b, rcond=None, driver=None):
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     if b.ndim < 1:
         raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
-    if a.dtype.kind not in "fc" or a.dtype == np.float16:
-        raise RuntimeError("This function doesn't handle types other than float and double")
-    if a.dtype != b.dtype:
+    if seen_dtype(a) != seen_dtype(b):  # (torch compares the two dtypes first)
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got input's "
-                           f"dtype {_tname(a.dtype)} and other's dtype {_tname(b.dtype)}")
+                           f"dtype {_tname(a)} and other's dtype {_tname(b)}")
+    if seen_dtype(a) not in _FLOAT_DOUBLE_OR_COMPLEX:  # (nor bfloat16, which a float32 copy may stand for)
+        raise RuntimeError("This function doesn't handle types other than float and double")
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
     bm = b[..., None] if vector else b
     if a.shape[-2] != bm.shape[-2]:

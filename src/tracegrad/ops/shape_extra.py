@@ -266,7 +266,7 @@ def _tile_method(self: Tensor, *dims) -> Tensor:
 def _repeat_interleave_index_kernel(repeats, output_size=None):
     # (PyTorch dispatches on the dtype before it looks at the rank)
     if repeats.dtype not in (np.int64, np.int32):
-        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_tname(repeats.dtype)}'")
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{_tname(repeats)}'")
     if repeats.ndim != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
     if repeats.size and repeats.min() < 0:
@@ -841,7 +841,7 @@ def _index_add_kernel(a, dim, index, source, alpha=1):
     flat = _index_vector(idx, lambda i: f"index_add_(): Index is supposed to be a vector, but got dim: "
                                         f"{i.ndim} with type: {_tname(i.dtype)} and size: {list(i.shape)}")
     if idx.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(idx.dtype)}")
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(idx)}")
     d = wrap_dim(dim, a.ndim)
     src = np.asarray(source)
     if seen_dtype(src) != seen_dtype(a):
@@ -906,7 +906,7 @@ def _index_copy_kernel(a, dim, index, source):
     if idx.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
     if idx.dtype != np.int64:
-        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_tname(idx.dtype)}")
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_tname(idx)}")
     flat = idx.reshape(-1)
     d = wrap_dim(dim, a.ndim)
     src = np.asarray(source)
@@ -1611,7 +1611,7 @@ _unique_consecutive_method.__qualname__ = "Tensor.unique_consecutive"
 
 def _bincount_kernel(a, weights=None, minlength=0):
     if a.dtype.kind not in "iub":
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_tname(a.dtype)}'")
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_tname(a)}'")
     if a.ndim != 1 or (a.size and a.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:

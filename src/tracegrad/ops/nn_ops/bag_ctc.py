@@ -42,7 +42,7 @@ MODE_SUM, MODE_MEAN, MODE_MAX = 0, 1, 2
 def _check_types(name: str, a: np.ndarray, allowed: tuple[str, ...], pretty: str) -> None:
     if a.dtype.name not in allowed:
         raise RuntimeError(f"Expected tensor for argument #1 '{name}' to have one of the following scalar types: "
-                           f"{pretty}; but got {tensor_type_string(a.dtype)} instead (while checking arguments for "
+                           f"{pretty}; but got {tensor_type_string(a)} instead (while checking arguments for "
                            "embedding_bag)")
 
 
@@ -52,7 +52,7 @@ def _promote_indices(indices: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarr
     if indices.dtype == offsets.dtype:
         return indices, offsets
     common = promote_types(from_numpy_dtype(indices.dtype), from_numpy_dtype(offsets.dtype)).np
-    return indices.astype(common), offsets.astype(common)
+    return indices.astype(common, copy=False), offsets.astype(common, copy=False)  # (a copy of bfloat16 kept)
 
 
 def _check_bag_arguments(weight, indices, offsets, mode, psw, include_last_offset) -> None:

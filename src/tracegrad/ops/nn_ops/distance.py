@@ -23,6 +23,7 @@ from ...backend.dtypes import scalar_type_name
 from .._util import unsupported
 from ..aten_sum import ordered_sum
 from ..aten_vec import compiled_multiply_add_loop, map_reduce_sum
+from ..bfloat16_in_float import seen_dtype
 from ..registry import defop, not_implemented
 
 _COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
@@ -60,11 +61,10 @@ _ATEN_ORDER_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 def _check_cdist_dtypes(x1: np.ndarray, x2: np.ndarray) -> None:
     """ATen's cdist kernel dispatches on x1's dtype (float and double only) and reads x2 as that type: it
     neither promotes nor computes in half precision."""
-    if x1.dtype not in _ATEN_ORDER_DTYPES:
-        raise unsupported("cdist", x1.dtype)
-    if x2.dtype != x1.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(x1.dtype)} but found "
-                           f"{scalar_type_name(x2.dtype)}")
+    if seen_dtype(x1) not in _ATEN_ORDER_DTYPES:  # (nor bfloat16, which a float32 copy may stand for)
+        raise unsupported("cdist", x1)
+    if seen_dtype(x2) != seen_dtype(x1):
+        raise RuntimeError(f"expected scalar type {scalar_type_name(x1)} but found {scalar_type_name(x2)}")
 
 
 def _nonzero_terms(diff: np.ndarray) -> np.ndarray:
@@ -246,8 +246,8 @@ def _cdist(x1: Tensor, x2: Tensor, p: float, mode: int) -> Tensor:
 
 
 def _pdist_kernel(x, p=2.0):
-    if x.shape[0] > 1 and x.shape[1] and x.dtype not in _ATEN_ORDER_DTYPES:  # (as cdist's kernel)
-        raise unsupported("pdist", x.dtype)
+    if x.shape[0] > 1 and x.shape[1] and seen_dtype(x) not in _ATEN_ORDER_DTYPES:  # (as cdist's kernel)
+        raise unsupported("pdist", x)
     rows, cols = np.triu_indices(x.shape[0], 1)  # pairs (i, j), i < j, in row-major order
     if x.dtype in _ATEN_ORDER_DTYPES and x.shape[1] and p in (0, 1, 2, math.inf):
         return np.ascontiguousarray(_pdist_as_aten(np.abs(x[rows] - x[cols]), p))

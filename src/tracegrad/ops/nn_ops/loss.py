@@ -208,7 +208,7 @@ def _check_nll_target(x: np.ndarray, target: np.ndarray) -> None:
         raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of "
                            f"dimension: {target.ndim}")
     if target.dtype != np.int64 and target.dtype != np.uint8:
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {type_name(target.dtype)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {type_name(target)}")
     if x.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
         raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
 

@@ -17,6 +17,7 @@ from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp, refuse_dual_argument
 from .._util import broadcast_mismatch
 from ..aten_sum import ordered_sum
+from ..bfloat16_in_float import seen_dtype
 from ..pointwise import div, exp, mul, neg, sigmoid
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
@@ -236,13 +237,13 @@ def _frames(x: np.ndarray) -> tuple[int, int]:
 
 def _check_kernel_dtypes(kernel_name: str, x: np.ndarray, target: np.ndarray, weight=None) -> None:
     """The CPU kernels exist for float and double only; the target is read as int64 and the weight as the
-    input's dtype, in that order."""
-    if x.dtype not in (np.float32, np.float64):
-        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{type_name(x.dtype)}'")
+    input's dtype, in that order (the dtypes the arrays stand for: a float32 copy of bfloat16 is refused)."""
+    if seen_dtype(x) not in (np.float32, np.float64):
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{type_name(x)}'")
     if target.dtype != np.int64:
-        raise RuntimeError(f"expected scalar type Long but found {type_name(target.dtype)}")
-    if weight is not None and weight.dtype != x.dtype:
-        raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found {type_name(weight.dtype)}")
+        raise RuntimeError(f"expected scalar type Long but found {type_name(target)}")
+    if weight is not None and seen_dtype(weight) != seen_dtype(x):
+        raise RuntimeError(f"expected scalar type {type_name(x)} but found {type_name(weight)}")
 
 
 def _reduce_frames(rows: np.ndarray, reduction: int, dtype) -> np.ndarray:

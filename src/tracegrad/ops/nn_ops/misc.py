@@ -13,7 +13,7 @@ from ..._state import STATE, next_sequence_nr
 from ..._strides import copy_preserving_layout, empty_strided, in_memory_order, like_self, preserve_format_strides
 from ..._tensor import Tensor, _wrap
 from ...backend import dtypes as _dt
-from ...backend.dtypes import scalar_type_name
+from ...backend.dtypes import scalar_type_name, tensor_type_string
 from .._util import as_double, result_dtype, unsupported
 from ..accumulate import add_rows_at
 from ..creation import copy_, new_zeros
@@ -475,7 +475,7 @@ def _check_index_type(indices: np.ndarray, argument: str, name: str) -> None:
     if indices.dtype.kind not in "iu":
         raise RuntimeError(
             f"Expected tensor for argument {argument} to have one of the following scalar types: Long, "
-            f"Int; but got torch.{_legacy_name(indices)} instead (while checking arguments for {name})"
+            f"Int; but got {tensor_type_string(indices)} instead (while checking arguments for {name})"
         )
 
 
@@ -483,10 +483,6 @@ def _check_indices(indices, num_weights: int) -> None:
     _check_index_type(indices, "#1 'indices'", "embedding")
     if indices.size and (indices.min() < 0 or indices.max() >= num_weights):
         raise IndexError("index out of range in self")
-
-
-def _legacy_name(a) -> str:
-    return {"float32": "FloatTensor", "float64": "DoubleTensor"}.get(a.dtype.name, a.dtype.name)
 
 
 def _embedding_kernel(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):

@@ -21,7 +21,7 @@ from .pool import max_pool_double_backward
 
 def _unpool_kernel(x, indices, output_size, n: int):
     if indices.dtype != np.int64:
-        raise RuntimeError(f"elements in indices should be type int64 but got: {type_name(indices.dtype)}")
+        raise RuntimeError(f"elements in indices should be type int64 but got: {type_name(indices)}")
     if x.shape != indices.shape:
         raise RuntimeError(
             f"Expected shape of indices to be same as that of the input tensor ({list(x.shape)}) but got "

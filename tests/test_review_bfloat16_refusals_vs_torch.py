@@ -1,0 +1,135 @@
+"""Review of the bfloat16 refusals (ops/bfloat16_in_float.REFUSED) against torch: where torch's dtype check sits
+among an operator's argument checks (cdist's empty results, lu's pivot, multi_margin's target values, pinv's atol
+alone), the dtype checks between two operands that the kernels' float32 copies hid (triangular_solve, lstsq -
+which compares them before it refuses a dtype, -, lu_solve, multi_margin's weight), and the messages naming 'BFloat16' where the kernels named the copies' 'Float'
+(bitwise operators, shifts, gcd, lcm, bincount, repeat_interleave, take, put_, index_add, index_copy, embedding,
+embedding_bag, nll_loss, the margin losses' targets): a kernel's message names an array by the dtype it stands for."""
+
+from __future__ import annotations
+
+import pytest
+from _lib import np, tg, torch
+
+pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.filterwarnings("ignore")]
+
+
+def _outcome(program, lib):
+    """A program's tensors as (dtype, shape, raw bits), other values as they are, or its error as (type, message)."""
+    lib.manual_seed(0)
+    try:
+        value = program(lib)
+    except Exception as e:  # noqa: BLE001 - the error is the outcome compared
+        return type(e).__name__, str(e).split("\n")[0].replace("tracegrad", "torch")
+    out = []
+    for v in value if isinstance(value, (list, tuple)) else [value]:
+        if hasattr(v, "detach"):
+            v = v.detach()
+            raw = v.view(lib.int16) if v.dtype is lib.bfloat16 else v
+            out.append((str(v.dtype).replace("tracegrad", "torch"), tuple(v.shape), raw.numpy().tobytes()))
+        else:
+            out.append(v)
+    return out
+
+
+def _bf(lib, *shape, seed=0, shift=0.0):
+    return lib.tensor((np.random.RandomState(seed).randn(*shape) + shift).astype(np.float32)).bfloat16()
+
+
+def _square(lib, seed=0):
+    return lib.tensor((np.random.RandomState(seed).randn(3, 3) + 3 * np.eye(3)).astype(np.float32)).bfloat16()
+
+
+def _ints(lib, *values):
+    return lib.tensor(list(values))
+
+
+ORDER = {
+    # cdist's and pdist's empty (or zero-column) results come before the dtype dispatch
+    "cdist of no rows": lambda L: L.cdist(_bf(L, 0, 4), _bf(L, 5, 4, seed=1)),
+    "cdist of no rows in x2": lambda L: L.cdist(_bf(L, 3, 4), _bf(L, 0, 4)),
+    "cdist of no columns": lambda L: L.cdist(_bf(L, 3, 0), _bf(L, 5, 0)),
+    "cdist p=1 of no rows": lambda L: L.cdist(_bf(L, 0, 4), _bf(L, 5, 4), p=1.0),
+    "cdist float32 and bfloat16": lambda L: L.cdist(_bf(L, 3, 4).float(), _bf(L, 5, 4, seed=1)),
+    "pdist of no columns": lambda L: L.nn.functional.pdist(_bf(L, 4, 0)),
+    # lu dispatches on the dtype before its pivot check
+    "lu_factor_ex pivot=False": lambda L: L.linalg.lu_factor_ex(_square(L), pivot=False),
+    "linalg.lu pivot=False": lambda L: L.linalg.lu(_square(L), pivot=False),
+    # multi_margin_loss dispatches before it reads the target's values
+    "multi_margin_loss target out of range": lambda L: L.nn.functional.multi_margin_loss(
+        _bf(L, 3, 4), L.tensor([0, 5, 1])),
+    "multi_margin_loss float32 input, bfloat16 weight": lambda L: L.nn.functional.multi_margin_loss(
+        _bf(L, 3, 4).float(), L.tensor([0, 3, 1]), weight=_bf(L, 4)),
+    # two operands of different dtypes (the float32 copy of one hid it)
+    "triangular_solve float32 A, bfloat16 b": lambda L: L.triangular_solve(_square(L), _square(L, 1).float()),
+    "lstsq float32 and bfloat16": lambda L: L.linalg.lstsq(_square(L).float(), _square(L, 1)),
+    "lstsq bfloat16 and float32": lambda L: L.linalg.lstsq(_square(L), _square(L, 1).float()),
+    "lstsq int64 and float32": lambda L: L.linalg.lstsq(L.ones(3, 3, dtype=L.int64), L.ones(3, 3)),
+    "lstsq float16 and float32": lambda L: L.linalg.lstsq(L.ones(3, 3, dtype=L.float16), L.ones(3, 3)),
+    "lstsq float16": lambda L: L.linalg.lstsq(L.ones(3, 3, dtype=L.float16), L.ones(3, 3, dtype=L.float16)),
+    "lstsq bfloat16": lambda L: L.linalg.lstsq(_square(L), _square(L, 1)),
+    "lu_solve float32 LU, bfloat16 B": lambda L: L.linalg.lu_solve(*L.linalg.lu_factor(_square(L).float()),
+                                                                   _square(L)),
+    # pinv's overload of number tolerances computes the default rtol of an atol alone first (any dtype)
+    "pinv atol": lambda L: L.linalg.pinv(_square(L), atol=0.1),
+    "pinv atol 1-d": lambda L: L.linalg.pinv(_bf(L, 3), atol=0.1),
+    "pinv atol 1-d float32": lambda L: L.linalg.pinv(_bf(L, 3).float(), atol=0.1),
+    "pinv atol 0-d float32": lambda L: L.linalg.pinv(L.tensor(1.0), atol=0.1),
+    "pinv atol int64": lambda L: L.linalg.pinv(L.ones(3, 3, dtype=L.int64), atol=0.1),
+    "pinv atol float16": lambda L: L.linalg.pinv(L.ones(3, 3, dtype=L.float16), atol=0.1),
+    "pinv atol complex64": lambda L: str(L.linalg.pinv(L.eye(3, dtype=L.complex64), atol=0.1).dtype),
+    "pinv atol and rtol": lambda L: L.linalg.pinv(_bf(L, 3), atol=0.1, rtol=0.1),
+    "pinv atol tensor": lambda L: L.linalg.pinv(_square(L), atol=L.tensor(0.1)),
+    "pinv rtol": lambda L: L.linalg.pinv(_square(L), rtol=0.1),
+    "pinv": lambda L: L.linalg.pinv(_square(L)),
+}
+
+MESSAGES = {
+    "&": lambda L: _bf(L, 3) & _bf(L, 3),
+    "bitwise_and with int64": lambda L: L.bitwise_and(_bf(L, 3), _ints(L, 1, 2, 3)),
+    "bitwise_or": lambda L: L.bitwise_or(_bf(L, 3), _bf(L, 3)),
+    "bitwise_xor": lambda L: L.bitwise_xor(_bf(L, 3), _bf(L, 3)),
+    "bitwise_not": lambda L: L.bitwise_not(_bf(L, 3)),
+    "~": lambda L: ~_bf(L, 3),
+    "<<": lambda L: _bf(L, 3) << 1,
+    ">>": lambda L: _bf(L, 3) >> 1,
+    "bitwise_left_shift": lambda L: L.bitwise_left_shift(_bf(L, 3), _bf(L, 3)),
+    "bitwise_right_shift": lambda L: L.bitwise_right_shift(_bf(L, 3), 1),
+    "__iand__": lambda L: _bf(L, 3).__iand__(_bf(L, 3)),
+    "bitwise_and_": lambda L: _bf(L, 3).bitwise_and_(_bf(L, 3)),
+    "gcd": lambda L: L.gcd(_bf(L, 3), _bf(L, 3)),
+    "lcm": lambda L: L.lcm(_bf(L, 3), _bf(L, 3)),
+    "gcd_": lambda L: _bf(L, 3).gcd_(_bf(L, 3)),
+    "bincount": lambda L: L.bincount(_bf(L, 3)),
+    "repeat_interleave": lambda L: L.repeat_interleave(_bf(L, 3)),
+    "repeat_interleave repeats": lambda L: L.repeat_interleave(_ints(L, 1, 2, 3), _bf(L, 3)),
+    "take": lambda L: L.take(_bf(L, 3), _bf(L, 2)),
+    "take of int64, bfloat16 index": lambda L: L.take(_ints(L, 1, 2, 3), _bf(L, 2)),
+    "take of float32, bfloat16 index": lambda L: L.take(L.ones(3), _bf(L, 2)),
+    "put_": lambda L: L.ones(3).put_(_bf(L, 2), L.ones(2)),
+    "index_add bfloat16 index": lambda L: L.ones(3).index_add(0, _bf(L, 2), L.ones(2)),
+    "index_copy bfloat16 index": lambda L: L.ones(3).index_copy(0, _bf(L, 2), L.ones(2)),
+    "embedding": lambda L: L.nn.functional.embedding(_bf(L, 3), L.ones(4, 2)),
+    "embedding of a bfloat16 weight": lambda L: L.nn.functional.embedding(_bf(L, 3), _bf(L, 4, 2)),
+    "embedding float16 indices": lambda L: L.nn.functional.embedding(L.ones(3, dtype=L.float16), L.ones(4, 2)),
+    "embedding bool indices": lambda L: L.nn.functional.embedding(L.ones(3, dtype=L.bool), L.ones(4, 2)),
+    "embedding_bag": lambda L: L.nn.functional.embedding_bag(_bf(L, 3), L.ones(4, 2), _ints(L, 0)),
+    "embedding_bag 2-d": lambda L: L.nn.functional.embedding_bag(_bf(L, 1, 3), L.ones(4, 2)),
+    "nll_loss": lambda L: L.nn.functional.nll_loss(_bf(L, 3, 4), _bf(L, 3)),
+    "cross_entropy": lambda L: L.nn.functional.cross_entropy(_bf(L, 3, 4), _bf(L, 3)),
+    "nll_loss2d": lambda L: L.nn.functional.nll_loss(_bf(L, 2, 4, 3, 3), _bf(L, 2, 3, 3)),
+    "multi_margin_loss bfloat16 target": lambda L: L.nn.functional.multi_margin_loss(L.ones(3, 4), _bf(L, 3)),
+    "multilabel_margin_loss bfloat16 target": lambda L: L.nn.functional.multilabel_margin_loss(
+        L.ones(2, 4), _bf(L, 2, 4)),
+    "max_unpool1d bfloat16 indices": lambda L: L.nn.functional.max_unpool1d(L.ones(1, 1, 2), _bf(L, 1, 1, 2), 2),
+    "view_as_complex int64": lambda L: L.view_as_complex(L.ones(3, 2, dtype=L.int64)),
+}
+
+
+@pytest.mark.parametrize("name", ORDER)
+def test_checks_in_torch_order(name):
+    assert _outcome(ORDER[name], tg) == _outcome(ORDER[name], torch)
+
+
+@pytest.mark.parametrize("name", MESSAGES)
+def test_messages_name_bfloat16(name):
+    assert _outcome(MESSAGES[name], tg) == _outcome(MESSAGES[name], torch)
