@@ -133,3 +133,22 @@ def test_checks_in_torch_order(name):
 @pytest.mark.parametrize("name", MESSAGES)
 def test_messages_name_bfloat16(name):
     assert _outcome(MESSAGES[name], tg) == _outcome(MESSAGES[name], torch)
+
+
+# histc bins bfloat16 (and float16) in the input's own arithmetic, each step rounded, and counts one at a time in
+# it: a count stops at 256 in bfloat16 (2048 in float16), as one thread of ATen's kernel counts
+HISTC = {
+    "100 bins": lambda L: L.histc(_bf(L, 1000), 100),
+    "13 bins of a wide range": lambda L: L.histc(_bf(L, 1000) * 100, 13),
+    "a count past 256": lambda L: L.histc(_bf(L, 1000), 2),
+    "257 bins (not a bfloat16 number)": lambda L: L.histc(_bf(L, 3000), 257),
+    "a given range": lambda L: L.histc(_bf(L, 1000), 7, -1, 2.3),
+    "out=": lambda L: L.histc(_bf(L, 100), 7, out=L.empty(7, dtype=L.bfloat16)),
+    "float16, a count past 2048": lambda L: L.histc(L.tensor(np.random.RandomState(0).randn(5000)).half(), 2),
+    "float32": lambda L: L.histc(_bf(L, 1000).float() * 100, 13),
+}
+
+
+@pytest.mark.parametrize("name", HISTC)
+def test_histc_bins_in_the_input_dtype(name):
+    assert _outcome(HISTC[name], tg) == _outcome(HISTC[name], torch)

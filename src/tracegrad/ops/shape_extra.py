@@ -34,7 +34,7 @@ from ._jvp import set_self_tangent_rules
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
 from .aten_sum import running
-from .bfloat16_in_float import seen_dtype
+from .bfloat16_in_float import computes_bfloat16, finfo, seen_dtype
 from .pointwise import writes_last
 from .registry import defop, not_implemented
 from .scalar_fill import as_scalar, scalar_for, written_value
@@ -1646,6 +1646,7 @@ def _histc_range(a, min, max) -> tuple[float, float]:
     return lo, hi
 
 
+@computes_bfloat16  # (ATen bins bfloat16 in bfloat16 arithmetic, each step rounded: not in float)
 def _histc_kernel(a, bins=100, min=0, max=0):
     from .statistics import check_bin_counts, refuse_unbinnable
 
@@ -1654,12 +1655,17 @@ def _histc_kernel(a, bins=100, min=0, max=0):
     if a.dtype.kind == "b":  # (torch's histc makes its bin edges with linspace in the input's dtype first)
         raise unsupported("linspace_cpu", a.dtype)
     refuse_unbinnable(a)
-    lo, hi = a.dtype.type(lo), a.dtype.type(hi)  # (the edges are in the input's dtype)
+    scalar = a.dtype.type
+    lo, hi = scalar(lo), scalar(hi)  # (the edges are in the input's dtype)
     flat = a.reshape(-1)
     inside = flat[(flat >= lo) & (flat <= hi)]
-    pos = ((inside - lo) * bins / (hi - lo)).astype(np.int64)
+    # (ATen's ((elt - lo) * bins) / (hi - lo), each step in the input's dtype with bins cast to it, truncated)
+    pos = np.asarray((inside - lo) * scalar(bins) / (hi - lo), dtype=np.float64).astype(np.int64)
     pos[pos == bins] = bins - 1  # the right edge belongs to the last bin
-    return np.bincount(pos, minlength=bins).astype(a.dtype)
+    # (each count is added one at a time in the input's dtype: it stops growing at 2 ** (mantissa bits + 1),
+    # 256 for bfloat16, as one thread of ATen's kernel counts)
+    counts = np.minimum(np.bincount(pos, minlength=bins), 2 ** (finfo(a.dtype).nmant + 1))
+    return counts.astype(a.dtype)
 
 
 _histc = defop("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", _histc_kernel,
