@@ -3,7 +3,8 @@ among an operator's argument checks (cdist's empty results, lu's pivot, multi_ma
 alone), the dtype checks between two operands that the kernels' float32 copies hid (triangular_solve, lstsq -
 which compares them before it refuses a dtype, -, lu_solve, multi_margin's weight), and the messages naming 'BFloat16' where the kernels named the copies' 'Float'
 (bitwise operators, shifts, gcd, lcm, bincount, repeat_interleave, take, put_, index_add, index_copy, embedding,
-embedding_bag, nll_loss, the margin losses' targets): a kernel's message names an array by the dtype it stands for."""
+embedding_bag, nll_loss, the margin losses' targets): a kernel's message names an array by the dtype it stands for.
+Also histc's bins in bfloat16 arithmetic and DLPack of bfloat16."""
 
 from __future__ import annotations
 
@@ -152,3 +153,55 @@ HISTC = {
 @pytest.mark.parametrize("name", HISTC)
 def test_histc_bins_in_the_input_dtype(name):
     assert _outcome(HISTC[name], tg) == _outcome(HISTC[name], torch)
+
+
+# DLPack of bfloat16 (kDLBfloat, code 4, 16 bits), which NumPy's DLPack refuses: tracegrad sends and takes it as
+# torch does, through either form of capsule, sharing the memory (a write shows through on the other side)
+def _bits(t) -> bytes:
+    return t.view(torch.int16 if isinstance(t, torch.Tensor) else tg.int16).numpy().tobytes()
+
+
+def _torch_bf16():
+    return torch.tensor([1.5, -2.25, 3.0, 0.1]).bfloat16()[::2]
+
+
+def _tg_bf16():
+    return tg.tensor([1.5, -2.25, 3.0, 0.1]).bfloat16()[1:]
+
+
+DLPACK_TO_TG = {
+    "tracegrad.from_dlpack(torch tensor)": lambda t: tg.from_dlpack(t),
+    "utils.dlpack.from_dlpack(torch capsule)": lambda t: tg.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t)),
+    "from_dlpack(torch versioned capsule)": lambda t: tg.from_dlpack(t.__dlpack__(max_version=(1, 0))),
+}
+DLPACK_TO_TORCH = {
+    "torch.from_dlpack(tracegrad tensor)": lambda x: torch.from_dlpack(x),
+    "torch from_dlpack(to_dlpack capsule)": lambda x: torch.utils.dlpack.from_dlpack(tg.utils.dlpack.to_dlpack(x)),
+    "torch from_dlpack(versioned capsule)": lambda x: torch.from_dlpack(x.__dlpack__(max_version=(1, 0))),
+    "tracegrad from_dlpack(tracegrad capsule)": lambda x: tg.utils.dlpack.from_dlpack(tg.utils.dlpack.to_dlpack(x)),
+}
+
+
+@pytest.mark.parametrize("name", DLPACK_TO_TG)
+def test_dlpack_bfloat16_into_tracegrad(name):
+    t = _torch_bf16()
+    x = DLPACK_TO_TG[name](t)
+    assert x.dtype is tg.bfloat16 and x.shape == t.shape and _bits(x) == _bits(t)
+    x[0] = 7
+    assert t[0].item() == 7.0  # (the memory is shared)
+
+
+@pytest.mark.parametrize("name", DLPACK_TO_TORCH)
+def test_dlpack_bfloat16_out_of_tracegrad(name):
+    x = _tg_bf16()
+    t = DLPACK_TO_TORCH[name](x)
+    assert t.dtype in (torch.bfloat16, tg.bfloat16) and tuple(t.shape) == tuple(x.shape) and _bits(t) == _bits(x)
+    t[0] = 5
+    assert x[0].item() == 5.0
+
+
+def test_dlpack_bfloat16_copy():
+    t = _torch_bf16()
+    x = tg.from_dlpack(t, copy=True)
+    x[0] = -1
+    assert t[0].item() == 1.5 and x.dtype is tg.bfloat16

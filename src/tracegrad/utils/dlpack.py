@@ -3,10 +3,15 @@
 A tracegrad tensor's memory is a NumPy array, so NumPy's DLPack support does the work: ``Tensor.__dlpack__``
 exports the array (after torch's refusal of a tensor that requires grad), and ``from_dlpack`` imports with
 ``numpy.from_dlpack`` and wraps the array, so writes on either side show through on the other.
+
+NumPy's DLPack knows no bfloat16 (kDLBfloat, code 4): a bfloat16 array travels as its 16-bit words, exported as a
+uint16 view whose capsule's DLTensor then says kDLBfloat, and imported from a capsule whose DLTensor is made to say
+kDLUInt first, its uint16 array then viewed as bfloat16 (:func:`_retyped`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import enum
 from typing import Any
 
@@ -64,6 +69,63 @@ class _Writable:
         self.__array_interface__ = interface
 
 
+_KDL_UINT, _KDL_BFLOAT = 1, 4  # (DLDataTypeCode)
+_CAPSULE_NAME = ctypes.pythonapi.PyCapsule_GetName
+_CAPSULE_NAME.restype, _CAPSULE_NAME.argtypes = ctypes.c_char_p, [ctypes.py_object]
+_CAPSULE_POINTER = ctypes.pythonapi.PyCapsule_GetPointer
+_CAPSULE_POINTER.restype, _CAPSULE_POINTER.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+# where a capsule's DLDataType (uint8 code, uint8 bits, uint16 lanes) lies: DLTensor's data pointer, DLDevice and
+# ndim come first (20 bytes), and DLManagedTensorVersioned puts its version, manager_ctx, deleter and flags
+# (32 bytes) before its DLTensor; DLManagedTensor begins with it
+_DTYPE_OFFSETS = {b"dltensor": 20, b"dltensor_versioned": 52}
+
+
+def _dtype_field(capsule: Any):
+    """A live capsule's DLDataType code and bits, as two writable bytes (None for a consumed capsule)."""
+    name = _CAPSULE_NAME(capsule)
+    if name not in _DTYPE_OFFSETS:
+        return None
+    return (ctypes.c_uint8 * 2).from_address(_CAPSULE_POINTER(capsule, name) + _DTYPE_OFFSETS[name])
+
+
+def _retyped(capsule: Any, code: int, new_code: int) -> bool:
+    """Make a capsule of 16-bit elements of DLDataTypeCode ``code`` say ``new_code``; whether it did."""
+    field = _dtype_field(capsule)
+    if field is None or (field[0], field[1]) != (code, 16):
+        return False
+    field[0] = new_code
+    return True
+
+
+def _bfloat16_capsule(array: np.ndarray, **kwargs: Any) -> Any:
+    """The capsule of a bfloat16 array: its uint16 view's, saying kDLBfloat."""
+    capsule = array.view(np.uint16).__dlpack__(**kwargs)
+    _retyped(capsule, _KDL_UINT, _KDL_BFLOAT)
+    return capsule
+
+
+def _export(array: np.ndarray, **kwargs: Any) -> Any:
+    from ..backend import dtypes
+
+    if array.dtype is dtypes.bfloat16.np:
+        return _bfloat16_capsule(array, **kwargs)
+    return array.__dlpack__(**kwargs)
+
+
+def _import_capsule(capsule: Any) -> np.ndarray:
+    """A legacy or versioned capsule's array (writable, as torch's), bfloat16 included."""
+    bfloat16 = _retyped(capsule, _KDL_BFLOAT, _KDL_UINT)
+    try:
+        array = np.asarray(_Writable(np.from_dlpack(_Capsule(capsule))))
+    except (TypeError, ValueError, BufferError, RuntimeError) as exc:
+        raise RuntimeError(_INVALID_CAPSULE) from exc
+    if bfloat16:
+        from ..backend import dtypes
+
+        array = array.view(dtypes.bfloat16_in_use().np)
+    return array
+
+
 def _is_capsule(obj: Any) -> bool:
     return type(obj).__name__ == "PyCapsule"
 
@@ -95,12 +157,17 @@ def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None
         array = array.copy() if copy else array
     elif hasattr(ext_tensor, "__dlpack__"):
         kwargs = {} if copy is None else {"copy": copy}
-        array = np.from_dlpack(ext_tensor, **kwargs)
-    elif _is_capsule(ext_tensor):
         try:
-            array = np.asarray(_Writable(np.from_dlpack(_Capsule(ext_tensor))))
-        except (TypeError, ValueError, BufferError, RuntimeError) as exc:
-            raise RuntimeError(_INVALID_CAPSULE) from exc
+            array = np.from_dlpack(ext_tensor, **kwargs)
+        except RuntimeError as exc:  # (NumPy's "Unsupported dtype in DLTensor.": bfloat16's capsule is taken here)
+            capsule = ext_tensor.__dlpack__()
+            field = _dtype_field(capsule)
+            if field is None or (field[0], field[1]) != (_KDL_BFLOAT, 16):
+                raise exc from None
+            array = _import_capsule(capsule)
+            array = array.copy() if copy else array
+    elif _is_capsule(ext_tensor):
+        array = _import_capsule(ext_tensor)
         if copy:
             array = array.copy()
     else:
@@ -111,7 +178,7 @@ def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: bool | None = None
 
 def to_dlpack(tensor: Any) -> Any:
     """The legacy capsule form of ``Tensor.__dlpack__``; as torch's, it does not check requires_grad."""
-    return tensor._data.__dlpack__()
+    return _export(tensor._data)
 
 
 def tensor_dlpack(self: Any, *, stream: Any = -1, max_version: tuple[int, int] | None = None,
@@ -128,7 +195,7 @@ def tensor_dlpack(self: Any, *, stream: Any = -1, max_version: tuple[int, int] |
         kwargs["dl_device"] = dl_device
     if copy is not None:
         kwargs["copy"] = copy
-    return self._data.__dlpack__(**kwargs)
+    return _export(self._data, **kwargs)
 
 
 def tensor_dlpack_device(self: Any) -> tuple[DLDeviceType, int]:
