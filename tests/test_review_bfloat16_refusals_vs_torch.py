@@ -1,10 +1,10 @@
 """Review of the bfloat16 refusals (ops/bfloat16_in_float.REFUSED) against torch: where torch's dtype check sits
 among an operator's argument checks (cdist's empty results, lu's pivot, multi_margin's target values, pinv's atol
-alone), the dtype checks between two operands that the kernels' float32 copies hid (triangular_solve, lstsq -
-which compares them before it refuses a dtype, -, lu_solve, multi_margin's weight), and the messages naming 'BFloat16' where the kernels named the copies' 'Float'
-(bitwise operators, shifts, gcd, lcm, bincount, repeat_interleave, take, put_, index_add, index_copy, embedding,
-embedding_bag, nll_loss, the margin losses' targets): a kernel's message names an array by the dtype it stands for.
-Also histc's bins in bfloat16 arithmetic and DLPack of bfloat16."""
+alone); the dtype checks between two operands that the kernels' float32 copies hid (triangular_solve, lstsq, which
+compares them before it refuses a dtype, lu_solve, multi_margin's weight); the messages naming 'BFloat16' where
+the kernels named the copies' 'Float' (bitwise operators, shifts, gcd, lcm, bincount, repeat_interleave, take,
+put_, index_add, index_copy, embedding, embedding_bag, nll_loss, the margin losses' targets): a kernel's message
+names an array by the dtype it stands for. Also histc's bins in bfloat16 arithmetic and DLPack of bfloat16."""
 
 from __future__ import annotations
 
