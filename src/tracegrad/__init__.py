@@ -220,6 +220,7 @@ from . import (  # noqa: E402
     optim,
     overrides,
     profiler,
+    quasirandom,
     random,
     serialization,
     signal,

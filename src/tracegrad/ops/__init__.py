@@ -28,6 +28,7 @@ from . import (
     reductions_extra,
     shape,
     shape_extra,
+    sobol,
     special_bessel,
     special_fns,
     special_polynomials,
@@ -48,7 +49,7 @@ MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core,
            linalg, linalg_extra, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns,
            special_bessel, special_polynomials, extra_math, statistics, windows,
            namespace_extras, legacy_linalg, tensor_extras, standard_gamma, fft,
-           stft, lowrank, foreach]
+           stft, lowrank, sobol, foreach]
 
 raw_backward.install()
 from .registry import REGISTRY  # noqa: E402

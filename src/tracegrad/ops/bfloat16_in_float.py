@@ -237,6 +237,7 @@ REFUSED: dict[str, Refusal] = {
         "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
         "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0", *_polynomials())},
     "binomial": "binomial_cpu", "complex": _complex_refusal, "polar": _complex_refusal,
+    "_sobol_engine_draw": "_sobol_engine_draw",
     # Fourier transforms (reached with bfloat16 through stft; torch.fft's functions refuse it before)
     **dict.fromkeys(("_fft_r2c", "_fft_c2c", "_fft_c2r"),
                     lambda args: RuntimeError("MKL FFT doesn't support tensors of type: BFloat16")),
