@@ -21,7 +21,7 @@ from ..backend import dtypes as _dt
 from ..return_types import out_return, out_type, return_type
 from . import aten_norm
 from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_term, zero_aware_product_rule
-from ._util import opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
+from ._util import broadcast_mismatch, opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
 from .bfloat16_in_float import seen_dtype, stands_for_bfloat16
 from .complex_ops import input_is_real, real_part_for_real_inputs
 from .linalg_core import _matmul_same_dtype, matmul, mm
@@ -107,30 +107,6 @@ def _batch_prefix(a: np.ndarray, index: int) -> str:
 
 def _matrices(a: np.ndarray) -> np.ndarray:
     return a.reshape((-1,) + a.shape[-2:])
-
-
-def first_zero_pivot(m: np.ndarray) -> int:
-    """LAPACK getrf's ``info``: 1-based index of the first exactly-zero pivot of LU with partial pivoting."""
-    a = np.array(m, copy=True)
-    n = a.shape[0]
-    for k in range(n):
-        p = k + int(np.argmax(np.abs(a[k:, k])))
-        if a[p, k] == 0:
-            return k + 1
-        if p != k:
-            a[[k, p]] = a[[p, k]]
-        a[k + 1:, k] /= a[k, k]
-        a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
-    return 0
-
-
-def _singular_info(a: np.ndarray) -> tuple[int, int]:
-    """(batch element, pivot) of the first singular matrix in a batch; (-1, 0) when none is found."""
-    for b, m in enumerate(_matrices(a)):
-        info = first_zero_pivot(m)
-        if info:
-            return b, info
-    return -1, 0
 
 
 def _mT(t: Tensor) -> Tensor:
@@ -1174,14 +1150,20 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
 
 
 def _cross_kernel(a, b, dim=-1):
+    """PyTorch's checks in its order: as many dims (only the others broadcast), both of length 3 along ``dim``
+    before broadcasting, the batch dims broadcasting, then one dtype."""
+    if a.ndim != b.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    lengths = dim_size(a, dim), dim_size(b, dim)
+    if lengths != (3, 3):
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {lengths[0]} and "
+                           f"{lengths[1]}")
+    mismatch = broadcast_mismatch([a.shape, b.shape])
+    if mismatch is not None:
+        raise mismatch
     _same_dtype(a, b)
     shape = np.broadcast_shapes(a.shape, b.shape)
-    d = wrap_dim(dim, len(shape))
-    a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
-    if a.shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
-                           f"{b.shape[d]}")
-    return np.cross(a, b, axis=d)
+    return np.cross(np.broadcast_to(a, shape), np.broadcast_to(b, shape), axis=wrap_dim(dim, len(shape)))
 
 
 def _cross_vjp(ctx, g):
@@ -1210,8 +1192,10 @@ def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
                       "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
                       "change to agree with that of linalg.cross in a future release.",
                       UserWarning, stacklevel=2)
-        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
-        dim = next((i for i, s in enumerate(shape) if s == 3), -1)
+        # (the first dim of size 3 of ``input``, not of the broadcast shape)
+        dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
     extra = {} if out is None else {"out": out}
     return linalg_cross(input, other, dim=dim, **extra)
 
@@ -1632,15 +1616,35 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, out=None, dtyp
 # ---- inverse, determinant, solve ---------------------------------------------------------------------------
 
 
+def _inverse_and_info(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's inv_ex: the LU factorisation of A (its ``info``: the first zero pivot of each matrix) and the
+    solution of A X = I with it, where a zero pivot leaves what LAPACK's substitution leaves (inf and NaN where
+    it divides by zero). Where every matrix factors, LAPACK's inverse through NumPy."""
+    lu, pivots, info = lu_factor(a)
+    with np.errstate(all="ignore"):
+        if not info.any():
+            try:
+                return np.linalg.inv(a), info
+            except np.linalg.LinAlgError:  # (a pivot NumPy's LAPACK finds zero where PyTorch's leaves a residue)
+                pass
+        identity = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+        return _lu_solve_kernel(lu, pivots, identity), info
+
+
+def _check_invertible(name: str, a: np.ndarray, info: np.ndarray) -> None:
+    """PyTorch's _linalg_check_errors for an inverse: the first matrix with a zero pivot, in ``name``'s words."""
+    if info.any():
+        first = int(np.flatnonzero(info)[0])
+        raise LinAlgError(f"{name}: {_batch_prefix(a, first)}The diagonal element {info.reshape(-1)[first]} is "
+                          "zero, the inversion could not be completed because the input matrix is singular.")
+
+
 def _inv_kernel(a):
     _check_square("linalg.inv", a)
     _check_float("linalg.inv", a, low_precision=False)
-    try:
-        return np.linalg.inv(a)
-    except np.linalg.LinAlgError:
-        b, info = _singular_info(a)
-        raise LinAlgError(f"linalg.inv: {_batch_prefix(a, b)}The diagonal element {info} is zero, the "
-                          "inversion could not be completed because the input matrix is singular.") from None
+    inverse, info = _inverse_and_info(a)
+    _check_invertible("linalg.inv", a, info)
+    return inverse
 
 
 def inv_backward(g: Tensor, inverse: Tensor) -> Tensor:
@@ -1680,16 +1684,9 @@ linalg_inv = defop("linalg_inv(Tensor A) -> Tensor inverse", _column_major(_inv_
 def _inv_ex_kernel(a, check_errors=False):
     _check_square("linalg.inv", a)  # (torch's inv_ex checks under inv's name)
     _check_float("linalg.inv", a, low_precision=False)
-    mats = _matrices(a)
-    info = np.array([first_zero_pivot(m) for m in mats], dtype=np.int32).reshape(a.shape[:-2])
-    with np.errstate(all="ignore"):
-        try:
-            inverse = np.linalg.inv(a)
-        except np.linalg.LinAlgError:
-            inverse = np.stack([np.linalg.pinv(m) if i else np.linalg.inv(m)
-                                for m, i in zip(mats, info.reshape(-1))]).reshape(a.shape)
-    if check_errors and info.any():
-        _inv_kernel(a)
+    inverse, info = _inverse_and_info(a)
+    if check_errors:
+        _check_invertible("linalg.inv_ex", a, info)
     return inverse, info
 
 
@@ -2114,8 +2111,17 @@ def _triangular_solve(A: np.ndarray, B: np.ndarray, upper: bool, unit: bool) -> 
         for i in rows:
             done = slice(i + 1, n) if upper else slice(0, i)
             acc = X[..., i, :] - np.matmul(A[..., i:i + 1, done], X[..., done, :])[..., 0, :]
-            X[..., i, :] = acc if unit else acc / A[..., i, i, None]
+            X[..., i, :] = acc if unit else _substitution_quotient(acc, A[..., i, i, None])
     return X
+
+
+def _substitution_quotient(x: np.ndarray, pivot: np.ndarray) -> np.ndarray:
+    """``x / pivot`` as LAPACK's trsm divides: a complex division by zero gives NaN in both parts (NumPy's gives
+    inf + nanj), a real one inf or NaN as NumPy's."""
+    quotient = x / pivot
+    if quotient.dtype.kind == "c":
+        quotient = np.where(pivot == 0, complex(np.nan, np.nan), quotient)
+    return quotient
 
 
 def _solve_triangular_kernel(a, b, upper, left=True, unitriangular=False):

@@ -803,8 +803,15 @@ def _conj_physical_vjp(ctx, g):
 
 _conj_physical = defop("conj_physical(Tensor self) -> Tensor", lambda a: np.conj(a), vjp=_conj_physical_vjp,
                        node_name="ConjPhysicalBackward0")
-_conj_physical_ = defop("conj_physical_(Tensor(a!) self) -> Tensor(a!)", inplace_kernel(lambda a: np.conj(a)),
-                        vjp=_conj_physical_vjp, node_name="ConjPhysicalBackward0")
+# (derivatives.yaml has an entry of its own for the in-place form: ConjPhysicalBackward1)
+def _conj_physical_inplace_kernel(a):
+    if a.dtype.kind == "c":  # (ATen returns any other tensor untouched, a bool one included)
+        np.conjugate(a, out=a)
+    return a
+
+
+_conj_physical_ = defop("conj_physical_(Tensor(a!) self) -> Tensor(a!)", _conj_physical_inplace_kernel,
+                        vjp=_conj_physical_vjp, node_name="ConjPhysicalBackward1")
 
 
 # PyTorch's ``conj`` is a lazy view (``_conj``, node ConjBackward0); here it copies, under the same node.
@@ -827,8 +834,8 @@ def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 def conj_physical_(self: Tensor) -> Tensor:
-    if self._data.dtype.kind != "c":
-        return self
+    # A real tensor goes through the operator too: its kernel leaves the values, but PyTorch's autograd and
+    # version counter see an in-place write (a leaf requiring grad refused, ConjPhysicalBackward1, a new version).
     return _conj_physical_(self)
 
 

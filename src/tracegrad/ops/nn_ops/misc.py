@@ -257,20 +257,25 @@ def _named(name: str, kind: str, k: int):
 def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
     x = input._data
     k = len(output_size)
-    if x.ndim not in (k + 1, k + 2):
-        raise RuntimeError(
-            f"adaptive_avg_pool{k}d(): Expected {k + 1}D or {k + 2}D tensor, but got {list(x.shape)}"
-        )
     if k == 1:  # as PyTorch: the 2-d pool of the input unsqueezed at -2, squeezed back
+        if x.ndim not in (2, 3):
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {x.ndim}-dimensional tensor for argument #1 "
+                               "'self' (while checking arguments for adaptive_avg_pool1d)")
         return squeeze(adaptive_avg_pool(unsqueeze(input, -2), (1, output_size[0])), -2)
-    sizes = x.shape[x.ndim - k :]
-    outs = tuple(s if o is None else int(o) for s, o in zip(sizes, output_size))
+    outs = tuple(int(o) for o in output_size)
     if any(o < 0 for o in outs):  # (the 3-d message lists its sizes as "{d, h,w}")
         listed = f"{outs[0]}, {outs[1]}" + (f",{outs[2]}" if k == 3 else "")
         raise RuntimeError(f"adaptive_avg_pool{k}d: elements of output_size must be greater than or equal to 0 but "
                            f"received {{{listed}}}")
-    if all(o == 1 for o in outs):  # PyTorch takes the mean over the pooled dims then (MeanBackward1)
+    if all(o == 1 for o in outs):
+        # PyTorch takes the mean over the pooled dims then (MeanBackward1), before any check of the input's
+        # dims: a 2-d input to the 2-d pool (a 3-d one to the 3-d pool) gives its mean, a 1-d one mean's error
         return mean_dims(input, tuple(range(-1, -k - 1, -1)), True)
+    if x.ndim not in (k + 1, k + 2):
+        raise RuntimeError(
+            f"adaptive_avg_pool{k}d(): Expected {k + 1}D or {k + 2}D tensor, but got {list(x.shape)}"
+        )
+    sizes = x.shape[x.ndim - k :]
     # (the pooling kernels, not the mean, refuse empty dims: the 2-d one its two pooled dims only, so an empty
     # batch or channel dim passes; the 3-d one every dim but the first, a 4-d input's channels too)
     _check_pooled_nonempty(x, k, range(x.ndim - 2, x.ndim) if k == 2 else range(1, x.ndim))
