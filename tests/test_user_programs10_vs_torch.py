@@ -26,8 +26,11 @@ Differences these programs found, now fixed (``tests/ops/test_program10_findings
   gave -0 imaginary parts); the legacy ``torch.cholesky`` recorded ``LinalgCholeskyExBackward0`` and spoke as
   ``linalg.cholesky`` where torch has ``CholeskyBackward0`` and "cholesky: ...".
 
-Left: ``torch.quasirandom.SobolEngine`` does not exist; ``inv_ex`` of a singular matrix returns a pseudo-inverse
-where torch returns LAPACK's inf/NaN; float32 ``log10``/``exp`` and the FFTs (stft) are an ulp off torch's MKL
+Since fixed: ``torch.quasirandom.SobolEngine`` was missing, and ``inv_ex`` of a singular matrix returned a
+pseudo-inverse where torch returns LAPACK's inf/NaN (``tests/test_sobol_engine_vs_torch.py``,
+``tests/ops/test_leftovers27_vs_torch.py``).
+
+Left: float32 ``log10``/``exp`` and the FFTs (stft) are an ulp off torch's MKL
 results in places (a printed ``-10.0000`` for torch's ``-10.``, ``-1.1e-16j`` for ``-0.j``); ``histc`` of NaN
 says ``[nan, nan]`` where torch prints ``[-nan, -nan]``; cholesky_ex's partial factor follows unblocked LAPACK,
 which MKL's blocked code may not for large matrices.

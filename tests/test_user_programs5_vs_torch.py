@@ -23,9 +23,8 @@ Differences these programs found, now fixed (``tests/ops/test_program5_findings_
 - ``torch.cuda.empty_cache``/``memory_allocated``/``get_device_name``/... did not exist;
 - the legacy ``scatter(reduce=...)`` warned on every call (torch: once a process).
 
-Left: sparse tensors (``nn.Embedding(sparse=True)`` gives a dense gradient), bfloat16 and low-precision autocast,
-``torch.func``'s transforms (``functional_call`` is there, as are ``torch.jit``/``torch.compiler``/
-``torch.distributed``'s eager answers), ``torch.quasirandom.SobolEngine``; files written by torch.save are not readable (and vice versa);
+Left: sparse tensors (``nn.Embedding(sparse=True)`` gives a dense gradient), ``torch.func``'s transforms
+(``functional_call`` is there, as are ``torch.jit``/``torch.compiler``/``torch.distributed``'s eager answers);
 ``pack_padded_sequence`` refuses a length beyond the padded length where torch reads past the tensor.
 """
 

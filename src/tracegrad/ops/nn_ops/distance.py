@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..._arg_parser import refuse_arrays_among, refuse_as_torch
+from ..._autocast_policies import with_autocast
 from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp, refuse_unformulated
 from ...backend.dtypes import scalar_type_name
@@ -198,7 +199,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     try:
         refuse_arrays_among((p,))  # (the kernel reads a 0-d one as its number; torch's parser takes no array)
-        return _cdist(x1, x2, p, mode)
+        return _cdist_as_dispatched(x1, x2, p, mode)
     except Exception:
         refuse_as_torch("cdist", (x1, x2, p, mode or None), {})
         raise
@@ -238,6 +239,11 @@ def _cdist(x1: Tensor, x2: Tensor, p: float, mode: int) -> Tensor:
         distances = _euclidean_dist(view(expand(x1, batch + (rows1, cols)).contiguous(), (count, rows1, cols)),
                                     view(expand(x2, batch + (rows2, cols)).contiguous(), (count, rows2, cols)))
     return view(distances, batch + (rows1, rows2))
+
+
+# torch's Python cdist calls the C++ operator, which CPU autocast casts to float32 (a float32 copy standing for
+# bfloat16 would otherwise reach a kernel that refuses bfloat16)
+_cdist_as_dispatched = with_autocast("cdist", _cdist)
 
 
 # ---- pdist -------------------------------------------------------------------------------------------------
