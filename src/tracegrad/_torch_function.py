@@ -299,7 +299,7 @@ def public_name(func: Callable) -> str:
     accessor = _property_accessor_name(func)
     if accessor is not None:
         return accessor
-    name = getattr(func, "__name__", repr(func))
+    name = getattr(func, "_torch_name", None) or getattr(func, "__name__", repr(func))
     owner = getattr(func, "_torch_owner", None) or (
         "torch.Tensor" if getattr(Tensor, name, None) is func else
         _NAMESPACES.get(getattr(func, "__module__", None), "torch"))

@@ -14,16 +14,23 @@ from .. import _torch_function as _tf
 from .._state import STATE
 
 
-def _set_grad_enabled(mode: bool) -> None:
-    """``torch._C._set_grad_enabled``: an active ``TorchFunctionMode`` sees the call (torch's checks for one)."""
+def _set_grad_enabled(enabled: bool) -> None:
+    """``torch._C._set_grad_enabled``: a bool only (its parser's check comes first), then an active
+    ``TorchFunctionMode`` sees the call (torch's checks for one)."""
+    if enabled.__class__ is not bool:
+        from .._arg_parser import tp_name
+
+        raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {tp_name(enabled)}")
     if _tf.is_torch_function_mode_enabled():
-        return _tf.handle(_set_grad_enabled, [], (mode,), {})
-    STATE.grad_enabled = bool(mode)
+        return _tf.handle(_set_grad_enabled, [], (enabled,), {})
+    STATE.grad_enabled = enabled
     return None
 
 
 _set_grad_enabled.__module__ = "torch._C"  # (its name as torch's: handlers print it, resolve_name knows none)
 _set_grad_enabled._torch_unlisted = True
+_set_grad_enabled._torch_owner = "torch._C"  # (messages name it by its parser's signature: torch._C.set_grad_enabled)
+_set_grad_enabled._torch_name = "set_grad_enabled"
 
 
 def _switch_grad(mode: bool) -> None:
@@ -129,8 +136,10 @@ class set_grad_enabled(_DecoratorContextManager):
 
     def __init__(self, mode: bool) -> None:
         self.prev = STATE.grad_enabled
-        self.mode = bool(mode)
-        _switch_grad(self.mode)
+        self.mode = mode
+        if mode.__class__ is not bool:
+            _set_grad_enabled(mode)  # (raises its parser's TypeError, as torch's call of it)
+        _switch_grad(mode)
 
     def __call__(self, func):
         _switch_grad(self.prev)

@@ -67,12 +67,14 @@ def _handed_to_torch_function(fn: Callable) -> Callable:
             from ..overrides import handle_torch_function, has_torch_function_variadic
 
             if has_torch_function_variadic(tensor):
-                bound = signature.bind(tensor, *args, **kwargs)
+                try:
+                    bound = signature.bind(tensor, *args, **kwargs)
+                except TypeError:  # (a wrong call: Python's own message naming the function, as torch's)
+                    return fn(tensor, *args, **kwargs)
                 bound.apply_defaults()
                 return handle_torch_function(initialise, (tensor,), **bound.arguments)
         return fn(tensor, *args, **kwargs)
 
-    initialise._torch_owner = "torch.nn.init"
     return initialise
 
 
@@ -343,3 +345,8 @@ orthogonal = _deprecated(orthogonal_)
 eye = _deprecated(eye_)
 dirac = _deprecated(dirac_)
 sparse = _deprecated(sparse_)
+
+for _function in list(globals().values()):  # (torch's resolve_name gives every function here as torch.nn.init.<name>)
+    if inspect.isfunction(_function) and _function.__module__ == __name__:
+        _function._torch_owner = "torch.nn.init"
+del _function
