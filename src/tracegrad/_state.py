@@ -18,7 +18,7 @@ class _State:
     __slots__ = ("grad_enabled", "special", "_stack", "observed", "observed_ops", "_anomaly", "_inference",
                  "anomaly_check_nan", "_fw_levels", "saved_hooks", "saved_hooks_disabled", "engine_depth", "_seq",
                  "in_formula", "_profiler", "before_write", "_interceptors", "inference_seen", "torch_function",
-                 "torch_function_mode", "op_call_checks", "_autocast")
+                 "torch_function_mode", "op_call_checks", "_autocast", "inference_grad_mode")
 
     def __init__(self) -> None:
         self.grad_enabled = True
@@ -31,6 +31,10 @@ class _State:
         # True once inference mode was entered (never reset): no inference tensor exists before, so the fast paths
         # read this slot before a tensor's ``_inference`` (a class attribute's default: a slower, unspecialized read)
         self.inference_seen = False
+        # The grad mode is_grad_enabled() shows inside inference mode, where nothing records whatever it is (torch's
+        # inference mode leaves autograd out of the dispatch; enable_grad inside it only sets the flag): grad_enabled
+        # stays False there, so every recording decision reads one slot
+        self.inference_grad_mode = False
         self.anomaly_check_nan = True
         self._fw_levels: list = []  # forward-AD dual levels
         self.saved_hooks: list = []  # saved_tensors_hooks (pack, unpack) stack

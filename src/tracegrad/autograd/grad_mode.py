@@ -23,8 +23,21 @@ def _set_grad_enabled(enabled: bool) -> None:
         raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {tp_name(enabled)}")
     if _tf.is_torch_function_mode_enabled():
         return _tf.handle(_set_grad_enabled, [], (enabled,), {})
-    STATE.grad_enabled = enabled
+    _set_mode(enabled)
     return None
+
+
+def _set_mode(enabled: bool) -> None:
+    """Grad mode set: what records, or, inside inference mode (where nothing records), what is shown."""
+    if STATE._inference:  # (the slot, not the property: every grad-mode switch reads it)
+        STATE.inference_grad_mode = enabled
+    else:
+        STATE.grad_enabled = enabled
+
+
+def _mode() -> bool:
+    """The grad mode as ``is_grad_enabled`` shows it."""
+    return STATE.inference_grad_mode if STATE._inference else STATE.grad_enabled
 
 
 _set_grad_enabled.__module__ = "torch._C"  # (its name as torch's: handlers print it, resolve_name knows none)
@@ -38,7 +51,7 @@ def _switch_grad(mode: bool) -> None:
     if STATE.torch_function_mode:
         _set_grad_enabled(mode)
     else:
-        STATE.grad_enabled = mode
+        _set_mode(mode)
 
 
 class _DecoratorContextManager:
@@ -110,7 +123,7 @@ class no_grad(_NoParamDecorator):
         self.prev = False
 
     def __enter__(self) -> None:
-        self.prev = STATE.grad_enabled
+        self.prev = _mode()
         _switch_grad(False)
 
     def __exit__(self, *exc) -> None:
@@ -124,7 +137,7 @@ class enable_grad(_NoParamDecorator):
         self.prev = False
 
     def __enter__(self) -> None:
-        self.prev = STATE.grad_enabled
+        self.prev = _mode()
         _switch_grad(True)
 
     def __exit__(self, *exc) -> None:
@@ -135,7 +148,7 @@ class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode; takes effect immediately when called, and is restored when used as a context."""
 
     def __init__(self, mode: bool) -> None:
-        self.prev = STATE.grad_enabled
+        self.prev = _mode()
         self.mode = mode
         if mode.__class__ is not bool:
             _set_grad_enabled(mode)  # (raises its parser's TypeError, as torch's call of it)
@@ -165,7 +178,7 @@ class inference_mode(_DecoratorContextManager):
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = mode
-        self.prev = (True, False)
+        self.prev = (True, False, False)
 
     def __new__(cls, mode=True):
         if isinstance(mode, bool):
@@ -173,12 +186,13 @@ class inference_mode(_DecoratorContextManager):
         return cls()(mode)
 
     def __enter__(self) -> None:
-        self.prev = (STATE.grad_enabled, STATE.inference)
+        self.prev = (STATE.grad_enabled, STATE.inference, STATE.inference_grad_mode)
         STATE.grad_enabled = not self.mode
         STATE.inference = bool(self.mode)
+        STATE.inference_grad_mode = False
 
     def __exit__(self, *exc) -> None:
-        STATE.grad_enabled, STATE.inference = self.prev
+        STATE.grad_enabled, STATE.inference, STATE.inference_grad_mode = self.prev
 
     def clone(self):
         return self.__class__(self.mode)
@@ -200,7 +214,7 @@ class _unsafe_preserve_version_counter(_DecoratorContextManager):
 
 
 def is_grad_enabled() -> bool:
-    return STATE.grad_enabled
+    return _mode()
 
 
 def is_inference_mode_enabled() -> bool:
