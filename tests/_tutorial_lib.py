@@ -43,12 +43,17 @@ def transcript(lib, program: Callable) -> list:
     def show(*values) -> None:
         log.append(tuple(_entry(v) for v in values))
 
+    # (warn-always: a once-a-process warning shows whether or not a test before this one used it up)
+    always_before = lib.is_warn_always_enabled()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        lib.set_warn_always(True)
         try:
             program(lib, show)
         except Exception as exc:  # noqa: BLE001 - how the program ends is part of the transcript
             log.append((("raised", type(exc).__name__, normalised(str(exc))),))
+        finally:
+            lib.set_warn_always(always_before)
     for w in caught:
         text = str(w.message).split(" (Triggered internally at")[0]
         if not text.startswith(TORCH_INTERNAL_WARNINGS):
