@@ -26,9 +26,11 @@ _LuWithInfo = return_type("_lu_with_info", ["LU", "pivots", "info"])
 
 
 def _warn_once(key: str, message: str) -> None:
-    from .._warnings import warn_once  # (imported late: the package's own ``_warnings`` name is the stdlib's)
+    """ATen's TORCH_WARN_ONCE, shown at the user's line (a fixed stacklevel named tracegrad's own wrappers: the
+    autocast policy's, the torch.jit boolean dispatch's)."""
+    from .._warnings import warn_once_at_caller  # (imported late: the package's ``_warnings`` name is the stdlib's)
 
-    warn_once(key, message, stacklevel=4)
+    warn_once_at_caller(key, message)
 
 
 def _require_float(kernel_name: str, *arrays: np.ndarray) -> None:

@@ -1162,6 +1162,8 @@ def _cross_kernel(a, b, dim=-1):
     if mismatch is not None:
         raise mismatch
     _same_dtype(a, b)
+    if a.dtype == np.bool_:  # (its kernel's dispatch: all types and complex, half and bfloat16, not bool)
+        raise unsupported("cross", a.dtype)
     shape = np.broadcast_shapes(a.shape, b.shape)
     return np.cross(np.broadcast_to(a, shape), np.broadcast_to(b, shape), axis=wrap_dim(dim, len(shape)))
 
@@ -1186,12 +1188,13 @@ linalg_cross = defop("linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> 
 def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
     """``torch.cross``: without ``dim``, the first dimension of size 3 (deprecated in PyTorch)."""
     if dim is None:
-        import warnings
+        from .._warnings import warn_once_at_caller
 
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
-                      "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
-                      "change to agree with that of linalg.cross in a future release.",
-                      UserWarning, stacklevel=2)
+        # (TORCH_WARN_ONCE in ATen's cross: once a process, at the user's line)
+        warn_once_at_caller("cross default dim",
+                            "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
+                            "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
+                            "change to agree with that of linalg.cross in a future release.")
         # (the first dim of size 3 of ``input``, not of the broadcast shape)
         dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:

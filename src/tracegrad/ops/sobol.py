@@ -10,6 +10,7 @@ from and how it is packed).
 from __future__ import annotations
 
 import functools
+import operator
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,12 @@ def _check_long(tensor: np.ndarray, name: str) -> None:
         raise RuntimeError(f"{name} needs to be of type Long")
 
 
+def _counts(n, num_generated) -> tuple[int, int]:
+    """The step counts as Python ints: the parser lets an integer 0-d tensor through for an ``int`` (as torch's
+    does), and an engine's ``num_generated`` is one after ``draw``/``fast_forward`` of a tensor count."""
+    return operator.index(n), operator.index(num_generated)
+
+
 def _rightmost_zeros(start: int, n: int) -> np.ndarray:
     """ATen's ``rightmost_zero`` of ``start, start+1, ..., start+n-1``: the number of trailing one bits (0 for a
     negative index, whose C++ remainder by 2 is never 1)."""
@@ -96,6 +103,7 @@ def _columns_xored(start: int, n: int) -> np.ndarray:
 def _draw_kernel(quasi, n, sobolstate, dimension, num_generated, dtype=None):
     _check_long(sobolstate, "sobolstate")
     _check_long(quasi, "quasi")
+    n, num_generated = _counts(n, num_generated)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}, {dimension}]")
     result_dtype = _dt.float32.np if dtype is None else dtype.np
@@ -114,6 +122,7 @@ def _draw_kernel(quasi, n, sobolstate, dimension, num_generated, dtype=None):
 def _ff_kernel(quasi, n, sobolstate, dimension, num_generated):
     _check_long(sobolstate, "sobolstate")
     _check_long(quasi, "quasi")
+    n, num_generated = _counts(n, num_generated)
     columns = sobolstate[:dimension, _columns_xored(num_generated, n)]
     quasi[:dimension] ^= np.bitwise_xor.reduce(columns, axis=1)
     return quasi
@@ -132,16 +141,31 @@ def _scramble_kernel(sobolstate, ltm, dimension):
     diagonal: bit ``MAXBIT-1-p`` of the result is the parity of row ``p`` (read as a number whose column ``k`` is
     bit ``size-1-k``) ANDed with the number."""
     _check_long(sobolstate, "sobolstate")
+    _check_ltm(ltm)
     unit = ltm.copy()
     size = unit.shape[-1]
     np.einsum("...ii->...i", unit)[...] = 1
-    rows = (unit << np.arange(size - 1, -1, -1)).sum(-1)
+    # (the weights 2**(size-1-k) and their products in ltm's dtype, wrapping in a narrow one as ATen's pow and mul
+    # do, summed in int64)
+    column_weights = (1 << np.arange(size - 1, -1, -1)).astype(unit.dtype)
+    rows = (unit * column_weights).sum(-1, dtype=np.int64)
     weights = 1 << np.arange(MAXBIT - 1, -1, -1)
     for first in range(0, dimension, 1024):  # (in blocks: 30x30 products per dimension)
         block = slice(first, min(first + 1024, dimension))
         products = _parity(rows[block, None, :MAXBIT] & sobolstate[block, :, None])
         sobolstate[block] = products @ weights
     return sobolstate
+
+
+def _check_ltm(ltm: np.ndarray) -> None:
+    """ATen's refusals of ``ltm``: its row weights are ``pow(2, arange(..., ltm.options()))`` (no Bool or complex
+    arange), summed into a tensor read as int64 (a floating ``ltm`` keeps its dtype there; an integer one sums
+    to int64)."""
+    name = _dt.scalar_type_name(ltm)
+    if name == "Bool" or name.startswith("Complex"):
+        raise unsupported("arange_cpu", ltm)
+    if name in ("Half", "BFloat16", "Float", "Double"):
+        raise RuntimeError(f"expected scalar type Long but found {name}")
 
 
 def _initialize_state_kernel(sobolstate, dimension):

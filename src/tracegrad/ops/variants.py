@@ -312,7 +312,7 @@ def _kthvalue_words(want: np.dtype, have: np.dtype, output: int) -> str:
 # result, 0 for the values, 1 for the indices).
 _STRICT_OUT_DTYPE = {
     **dict.fromkeys(("linalg_vector_norm", "linalg_cholesky", "linalg_cholesky_ex", "sort", "sort.stable", "topk",
-                     "max.dim", "min.dim", "aminmax", "linalg_cross"), _expected_dtype),
+                     "max.dim", "min.dim", "aminmax", "linalg_cross", "linalg_inv_ex"), _expected_dtype),
     **dict.fromkeys(("amax", "amin"), lambda want, have, output: "Expected the dtype for input and out to match, "
                     "but got {} for input's dtype and {} for out's dtype.".format(*_names(want, have))),
     **dict.fromkeys(("cummax", "cummin"),
