@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _arg_checks as _args
 from ._arg_parser import argument_error, refuse_as_torch, tp_name
+from ._runtime import fill_uninitialized
 from ._state import STATE
 from ._strides import (
     _is_contiguous,
@@ -571,10 +572,11 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory
 @writes_out
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False, memory_format=None,
           **kwargs) -> Tensor:
-    # (zero-filled, so that a program reading uninitialized memory still gives the same numbers every run)
+    # (zero-filled, so that a program reading uninitialized memory still gives the same numbers every run; under
+    # deterministic algorithms torch's own fill)
     _args.bool_arg("empty", "requires_grad", requires_grad)
     shape = _size(size, "empty", kwargs)
-    array = _filled("aten::empty", None, np.zeros, shape, _resolve_dtype(dtype, fn="empty"))
+    array = fill_uninitialized(_filled("aten::empty", None, np.zeros, shape, _resolve_dtype(dtype, fn="empty")))
     if memory_format is preserve_format:
         raise RuntimeError("unsupported memory format Preserve")
     if memory_format is not None and memory_format is not contiguous_format:

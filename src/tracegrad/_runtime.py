@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from . import _fp32_precision
 from .backend.device import DEFAULT_DEVICE, as_device, device, refuse_unsupported
 
@@ -17,6 +19,7 @@ class _Runtime:
     num_interop_threads: int = max(1, (os.cpu_count() or 1))
     deterministic: bool = False
     deterministic_warn_only: bool = False
+    fill_uninitialized_memory: bool = True  # (torch.utils.deterministic.fill_uninitialized_memory)
 
 
 RUNTIME = _Runtime()
@@ -97,6 +100,26 @@ def set_deterministic_debug_mode(debug_mode: str | int) -> None:
     if debug_mode not in (0, 1, 2):
         raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
     use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def fills_uninitialized_memory() -> bool:
+    """Whether memory torch leaves uninitialised (``empty``, the grown part of ``resize_``) is filled, as torch
+    does under deterministic algorithms unless ``torch.utils.deterministic.fill_uninitialized_memory`` is off."""
+    return RUNTIME.deterministic and RUNTIME.fill_uninitialized_memory
+
+
+def uninitialized_fill_value(dtype: np.dtype):
+    """What torch writes there: True for bool, the largest value for integers, NaN for the rest."""
+    if dtype == np.bool_:
+        return True
+    return np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
+
+
+def fill_uninitialized(array: np.ndarray) -> np.ndarray:
+    """``array`` (just allocated by an empty-like factory), filled where torch would fill it (see above)."""
+    if fills_uninitialized_memory() and array.size:
+        array[...] = uninitialized_fill_value(array.dtype)
+    return array
 
 
 def get_deterministic_debug_mode() -> int:

@@ -144,7 +144,7 @@ def install() -> None:
         "int": _caster("int32"), "bool": _caster("bool"),
         "byte": _caster("uint8"), "short": _caster("int16"), "char": _caster("int8"),
         "cpu": _cpu, "cuda": _cuda, "numpy": Tensor.numpy, "type_as": _type_as,
-        "new_tensor": _new_tensor, "new_ones": _new_ones, "new_full": _new_full, "new_empty": _new_zeros_any,
+        "new_tensor": _new_tensor, "new_ones": _new_ones, "new_full": _new_full, "new_empty": _new_empty,
         "_is_view": Tensor._is_view, "as_subclass": _as_subclass,
     }.items():
         setattr(T, name, _as_method(fn))
@@ -581,7 +581,7 @@ def _new_made_by(factory: str):
     return new
 
 
-_new_ones, _new_zeros_any = _new_made_by("ones"), _new_made_by("zeros")
+_new_ones, _new_empty = _new_made_by("ones"), _new_made_by("empty")
 
 
 def _new_full(self, size, fill_value, dtype=None, requires_grad=False, device=None, pin_memory=False, **kw):

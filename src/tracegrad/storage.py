@@ -542,8 +542,21 @@ def laid_out_over_storage(data: np.ndarray, shape: tuple, strides: tuple) -> np.
             raise RuntimeError("Trying to resize storage that is not resizable")
         grown = np.zeros(needed, np.uint8)
         grown[:memory.size] = memory
+        _fill_grown(grown, memory.size, data.dtype)
         memory = grown
     return np.ndarray(shape, data.dtype, memory, offset, tuple(s * itemsize for s in strides))
+
+
+def _fill_grown(grown: np.ndarray, old_nbytes: int, dtype: np.dtype) -> None:
+    """The elements of ``dtype`` past the old ``old_nbytes`` of a grown storage filled as torch's resize_ fills them
+    under deterministic algorithms (its storage read as a flat tensor of that dtype from the first new element)."""
+    from ._runtime import fills_uninitialized_memory, uninitialized_fill_value
+
+    if not fills_uninitialized_memory():
+        return
+    start = -(-old_nbytes // dtype.itemsize) * dtype.itemsize
+    count = (grown.size - start) // dtype.itemsize
+    grown[start:start + count * dtype.itemsize] = np.full(count, uninitialized_fill_value(dtype), dtype).view(np.uint8)
 
 
 def _marked(root: np.ndarray):

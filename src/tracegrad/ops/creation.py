@@ -264,8 +264,12 @@ def ones_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None
 
 def empty_like(t: Tensor, *, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,
                memory_format=None, **kwargs) -> Tensor:
-    return full_like(t, 0, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory,
-                     memory_format=memory_format)
+    from .._runtime import fill_uninitialized
+
+    out = full_like(t, 0, dtype=dtype, requires_grad=requires_grad, device=device, pin_memory=pin_memory,
+                    memory_format=memory_format)
+    fill_uninitialized(out._data)
+    return out
 
 
 def new_zeros(t: Tensor, *size, dtype=None, requires_grad: bool = False, device=None, pin_memory=False,

@@ -233,6 +233,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
                   requires_grad: bool = False) -> Tensor:
     """A tensor with the given strides over a zeroed buffer of just the storage they reach."""
     from .._factories import _finish
+    from .._runtime import fill_uninitialized
 
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
@@ -241,7 +242,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
     if not any(stride) and 0 in size:  # (zero strides of an empty tensor, which NumPy's would not tell apart)
         array = zero_strided_empty(size, np.dtype(np_dtype))
         return _finish(array, requires_grad, device, pin_memory, strides_given=True)
-    buffer = np.zeros(storage_extent(size, stride), dtype=np_dtype)
+    buffer = fill_uninitialized(np.zeros(storage_extent(size, stride), dtype=np_dtype))
     item = buffer.itemsize
     array = np.lib.stride_tricks.as_strided(buffer, size, tuple(s * item for s in stride))
     return _finish(array, requires_grad, device, pin_memory, strides_given=True)
