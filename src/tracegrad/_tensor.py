@@ -35,6 +35,8 @@ class Tensor:
     # No ``__delattr__``: defining it would route every attribute write through a Python-level lookup
     # (about 60 ns each, several per operator call); deletion is refused per attribute instead.
     __slots__ = ("_data", "_rg", "_gfn", "_vc", "__dict__", "__weakref__")
+    # Where users find it, as torch's class says (``<class 'torch.Tensor'>`` in reprs and messages).
+    __module__ = "tracegrad"
 
     # Written only for some tensors, so they live in the instance dict (created on first write) with these
     # class defaults: a fresh tensor costs four slot writes.

@@ -19,6 +19,7 @@ class PrintOptions:
 
 
 OPTIONS = PrintOptions()
+PRINT_OPTS = OPTIONS  # (torch's name for it: code saves, reads and writes the options through it)
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,

@@ -241,7 +241,9 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d: dtype) -> None:
-    if not isinstance(d, dtype) or not d.is_floating_point:
+    if not isinstance(d, dtype):  # (torch's check of the object, before the one of its kind)
+        raise TypeError("invalid dtype object: only floating-point types are supported as the default type")
+    if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     DEFAULT.value = d
 
