@@ -87,6 +87,7 @@ class BackwardCFunction(FunctionCtx, Node):
     _forward_cls: type
     _masks_unneeded = False  # the user's backward returns every gradient, wanted or not
     _user_backward = True
+    _c_method_owner = "_FunctionBase"  # (torch's C methods of a custom Function's node are _FunctionBase's)
     _tg_saved = None  # tuple of SavedTensor | None once forward saved something
     _tg_forward_saved = ()
     _tg_in_jvp = False

@@ -68,6 +68,7 @@ class Node:
     _user_backward = False  # a custom Function's backward (user code): __torch_function__ sees its calls
     _metadata = None
     _python_bound = True  # PyTorch binds a Python class to it (see graph.Node)
+    _c_method_owner: str | None = None  # the class CPython names in its C methods' errors (None: the node's own)
 
     def __init__(self) -> None:
         self._edges = ()
@@ -76,7 +77,10 @@ class Node:
 
     # ---- public graph API --------------------------------------------------------------------------------
 
-    def name(self) -> str:
+    def name(self, *args, **kwargs) -> str:
+        if args or kwargs:
+            raise TypeError(f"{self._c_method_name('name')} takes "
+                            + ("no keyword arguments" if kwargs else f"no arguments ({len(args)} given)"))
         return self._name
 
     def __dir__(self) -> list:
@@ -108,8 +112,24 @@ class Node:
         meta = getattr(self, "_out_meta", None) or ()
         return [InputMetadata(shape, dtype) for shape, dtype in meta]
 
-    def register_hook(self, fn) -> RemovableHandle:
+    def _c_method_name(self, method: str) -> str:
+        """``method`` as CPython names a C method in its argument errors: with the class torch defines it on."""
+        owner = type(self).__name__ if self._c_method_owner is None else self._c_method_owner
+        return f"{owner}.{method}()"
+
+    def _one_hook_argument(self, method: str, args: tuple, kwargs: dict):
+        """The one hook of ``register_hook``/``register_prehook``, refused in CPython's words for a C method that
+        takes one argument (named by the class torch defines it on: a custom Function's ``_FunctionBase``)."""
+        where = self._c_method_name(method)
+        if kwargs:
+            raise TypeError(f"{where} takes no keyword arguments")
+        if len(args) != 1:
+            raise TypeError(f"{where} takes exactly one argument ({len(args)} given)")
+        return args[0]
+
+    def register_hook(self, *args, **kwargs) -> RemovableHandle:
         """A post-hook ``fn(grad_inputs, grad_outputs)`` that may return replacement ``grad_inputs``."""
+        fn = args[0] if len(args) == 1 and not kwargs else self._one_hook_argument("register_hook", args, kwargs)
         if self._post_hooks is None:
             self._post_hooks = {}
             self._hooked = True
@@ -117,8 +137,9 @@ class Node:
         self._post_hooks[handle.id] = fn
         return handle
 
-    def register_prehook(self, fn) -> RemovableHandle:
+    def register_prehook(self, *args, **kwargs) -> RemovableHandle:
         """A pre-hook ``fn(grad_outputs)`` that may return replacement ``grad_outputs``."""
+        fn = args[0] if len(args) == 1 and not kwargs else self._one_hook_argument("register_prehook", args, kwargs)
         if self._pre_hooks is None:
             self._pre_hooks = {}
             self._hooked = True
