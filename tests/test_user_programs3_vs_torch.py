@@ -14,7 +14,8 @@ Differences these programs found, now fixed (``tests/ops/test_program3_findings_
   cdist/pdist computed in half precision, which torch's kernels refuse.
 
 Left: meta tensors are not implemented (``with torch.device("meta")`` raises NotImplementedError); ``grid_sample``'s
-bilinear and bicubic modes are within a few ulp of torch, not bit for bit.
+bicubic mode is within a few ulp of torch, not bit for bit (2-d bilinear is since bit for bit:
+``tests/ops/test_program12_findings_vs_torch.py``).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from ..._tensor import Tensor, _wrap
 from ...autograd.forward_ad import not_implemented_jvp
 from ...backend.dtypes import scalar_type_name
 from .._util import opmath_dtype
+from ..aten_vec import FUSED_DTYPES, fma_if_available, vector_lanes
 from ..linalg import bmm
 from ..pointwise import add, mul
 from ..reductions import sum as sum_op
@@ -101,11 +102,17 @@ class _Axis:
 
     __slots__ = ("idx", "valid", "t", "m", "kind")
 
-    def __init__(self, coord: np.ndarray, size: int, mode: int, padding: int, align: bool):
+    def __init__(self, coord: np.ndarray, size: int, mode: int, padding: int, align: bool, fused: bool = False):
         dt = coord.dtype.type
-        # unnormalize the way PyTorch's vectorised CPU kernel does (same rounding in float32)
+        # unnormalize the way PyTorch's vectorised CPU kernel does (same rounding in float32); its 2-d kernel's
+        # compiler contracts (coord + 1) * scale - 0.5 into one multiply-add
         scale = dt((size - 1) / 2) if align else dt(size / 2)
-        x = (coord + dt(1)) * scale if align else (coord + dt(1)) * scale - dt(0.5)
+        if align:
+            x = (coord + dt(1)) * scale
+        elif fused:
+            x = fma_if_available(coord + dt(1), scale, dt(-0.5))
+        else:
+            x = (coord + dt(1)) * scale - dt(0.5)
         m = np.full_like(x, scale)
         if mode != BICUBIC:  # bicubic pads each tap instead of the source coordinate
             x, dm = _map_coordinate(x, size, padding, align)
@@ -131,7 +138,8 @@ def _plan(in_sizes: tuple, grid: np.ndarray, mode: int, padding: int, align: boo
     """One _Axis per spatial input axis (D, H, W order); grid[..., 0] is x, i.e. the last axis."""
     flat = grid.reshape(grid.shape[0], math.prod(grid.shape[1:-1]), grid.shape[-1])
     k = len(in_sizes)
-    return [_Axis(flat[:, :, k - 1 - a], in_sizes[a], mode, padding, align) for a in range(k)]
+    fused = k == 2 and grid.dtype in FUSED_DTYPES  # (the 2-d kernel is vectorised; the 3-d one is scalar code)
+    return [_Axis(flat[:, :, k - 1 - a], in_sizes[a], mode, padding, align, fused) for a in range(k)]
 
 
 def _weights(ax: _Axis) -> list[tuple]:
@@ -180,6 +188,95 @@ def _corners(axes: list[_Axis], in_sizes: tuple):
         yield flat, valid, taps
 
 
+# ---- the vectorised 2-d bilinear kernel ----------------------------------------------------------------------
+# PyTorch's 2-d kernel runs on AVX2 vectors of floats or doubles, and its compiler contracts the kernel's sums of
+# products into fused multiply-adds; its input gradient is a scalar loop that adds each vector's corners in turn.
+
+
+def _vectorised_bilinear(dtype, dims: int, mode: int) -> bool:
+    """Whether PyTorch samples with its vectorised bilinear kernel: 2-d, float or double."""
+    return dims == 2 and mode == BILINEAR and np.dtype(dtype) in FUSED_DTYPES
+
+
+def _bilinear_corners(xf: np.ndarray, axes: list[_Axis], in_sizes: tuple) -> list[tuple]:
+    """Per corner (nw, ne, sw, se): (input values (N, C, P), 0 outside as mask_gather reads them; weight (N, P);
+    flat input index (N, P); validity (N, P))."""
+    (wy, wx) = (_weights(ax) for ax in axes)
+    corners = []
+    for flat, valid, (j, i) in _corners(axes, in_sizes):
+        values = np.where(valid[:, None, :], np.take_along_axis(xf, flat[:, None, :], axis=2), 0)
+        corners.append((values.astype(xf.dtype, copy=False), wy[j][0] * wx[i][0], flat, valid))
+    return corners
+
+
+def _fused_bilinear_sum(corners: list[tuple]) -> np.ndarray:
+    """nw_val * nw + ne_val * ne + sw_val * sw + se_val * se, each later product fused into the running sum."""
+    values, weight = corners[0][:2]
+    out = values * weight[:, None, :]
+    for values, weight, _, _ in corners[1:]:
+        out = fma_if_available(values, np.broadcast_to(weight[:, None, :], values.shape), out)
+    return out
+
+
+def _bilinear_grid_grad(corners: list[tuple], gof: np.ndarray, axes: list[_Axis]) -> np.ndarray:
+    """(N, P, 2) grid gradient, accumulated channel by channel as PyTorch's kernel does:
+    gx += ((ne - nw) * s + (se - sw) * n) * gOut, gy += ((sw - nw) * e + (se - ne) * w) * gOut (the second
+    product of each bracket and the update fused), then times the coordinate's derivative."""
+    nw, ne, sw, se = (c[0] for c in corners)
+    n_, w_ = axes[0].t, axes[1].t
+    s_, e_ = 1 - n_, 1 - w_
+    gx = np.zeros(gof[:, 0].shape, gof.dtype)
+    gy = np.zeros_like(gx)
+    for ch in range(gof.shape[1]):
+        tx = fma_if_available(se[:, ch] - sw[:, ch], n_, (ne[:, ch] - nw[:, ch]) * s_)
+        ty = fma_if_available(se[:, ch] - ne[:, ch], w_, (sw[:, ch] - nw[:, ch]) * e_)
+        gx = fma_if_available(tx, gof[:, ch], gx)
+        gy = fma_if_available(ty, gof[:, ch], gy)
+    return np.stack([gx * axes[1].m, gy * axes[0].m], axis=-1)
+
+
+def _is_contiguous(sizes: tuple, strides: tuple) -> bool:
+    """at::geometry_is_contiguous: strides (in elements) of a C-contiguous layout, size-1 dims aside."""
+    expected = 1
+    for size, stride in zip(reversed(sizes), reversed(strides)):
+        if size != 1 and stride != expected:
+            return size == 0
+        expected *= size
+    return True
+
+
+def _grid_vectors(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(vector number, lane) of each grid point of a batch slice, in PyTorch's slice iterator: vectors run over the
+    whole H x W slice where its points lie contiguously, else row by row."""
+    out_h, out_w = grid.shape[1:3]
+    lanes = vector_lanes(grid.dtype)
+    strides = tuple(st // grid.itemsize for st in grid.strides[1:])
+    whole = _is_contiguous((out_h, out_w, 2), strides) or (
+        (strides[1] == 1 or out_w == 1) and _is_contiguous((out_h, out_w), strides[:2]))
+    point = np.arange(out_h * out_w)
+    if whole:
+        return point // lanes, point % lanes
+    row, col = np.divmod(point, out_w)
+    return row * -(-out_w // lanes) + col // lanes, col % lanes
+
+
+def _bilinear_input_grad(corners: list[tuple], gof: np.ndarray, size: int, grid: np.ndarray) -> np.ndarray:
+    """(N, C, size) input gradient, summed in the input's dtype in PyTorch's order: vector by vector of grid
+    points, within one the corners nw, ne, sw, se, within a corner its lanes."""
+    n, c, p = gof.shape
+    dtype = grid.dtype
+    lanes = vector_lanes(dtype)
+    vector, lane = _grid_vectors(grid)
+    order = np.argsort(np.concatenate([vector * 4 * lanes + k * lanes + lane for k in range(4)]))
+    flat = np.concatenate([corner[2] for corner in corners], axis=1)[:, None, order]  # (N, 1, 4P)
+    parts = [np.where(valid[:, None, :], weight[:, None, :] * gof, 0) for _, weight, _, valid in corners]
+    values = np.concatenate(parts, axis=2)[:, :, order]
+    base = ((np.arange(n)[:, None] * c + np.arange(c)[None, :]) * size)[:, :, None]
+    total = np.zeros(n * c * size, dtype)
+    np.add.at(total, (base + flat).ravel(), values.astype(dtype, copy=False).ravel())
+    return total
+
+
 # ---- kernels -----------------------------------------------------------------------------------------------
 
 
@@ -196,7 +293,9 @@ def _sampler_kernel(dims: int):
         weights = [_weights(ax) for ax in axes]
         xf = x.reshape(n, c, math.prod(x.shape[2:]))
         out = np.zeros((n, c, math.prod(out_sizes)), ct)
-        if xf.size and out.size:
+        if xf.size and out.size and _vectorised_bilinear(input.dtype, dims, interpolation_mode):
+            out = _fused_bilinear_sum(_bilinear_corners(xf, axes, x.shape[2:]))
+        elif xf.size and out.size:
             for flat, valid, taps in _corners(axes, x.shape[2:]):
                 w = valid * np.prod([wt[j][0] for wt, j in zip(weights, taps)], axis=0)
                 out += w[:, None, :] * np.take_along_axis(xf, flat[:, None, :], axis=2)
@@ -218,6 +317,12 @@ def _sampler_backward_kernel(grad_output, input, grid, interpolation_mode, paddi
     s, p = xf.shape[2], gof.shape[2]
     want_x, want_g = output_mask[0], output_mask[1] and interpolation_mode != NEAREST
     lin = ((np.arange(n)[:, None] * c + np.arange(c)[None, :]) * s)[:, :, None]  # (n, c, 1) offsets
+    if _vectorised_bilinear(input.dtype, k, interpolation_mode) and xf.size and gof.size:
+        corners = _bilinear_corners(xf, axes, in_sizes)
+        gx = _bilinear_input_grad(corners, gof, s, grid).reshape(input.shape) if want_x else None
+        gg = _bilinear_grid_grad(corners, gof, axes) if output_mask[1] else None
+        return (gx if want_x else np.empty((0,), input.dtype),
+                gg.reshape(grid.shape) if output_mask[1] else np.empty((0,), grid.dtype))
     scat_idx, scat_val = [], []
     grad_g = np.zeros((n, p, k), ct)
     for flat, valid, taps in _corners(axes, in_sizes):
