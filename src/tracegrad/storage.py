@@ -549,12 +549,13 @@ def laid_out_over_storage(data: np.ndarray, shape: tuple, strides: tuple) -> np.
 
 def _fill_grown(grown: np.ndarray, old_nbytes: int, dtype: np.dtype) -> None:
     """The elements of ``dtype`` past the old ``old_nbytes`` of a grown storage filled as torch's resize_ fills them
-    under deterministic algorithms (its storage read as a flat tensor of that dtype from the first new element)."""
+    under deterministic algorithms: its storage read as a flat tensor of that dtype from element
+    ``old_nbytes // itemsize``, rounded down, so an element the old bytes only partly held is overwritten too."""
     from ._runtime import fills_uninitialized_memory, uninitialized_fill_value
 
     if not fills_uninitialized_memory():
         return
-    start = -(-old_nbytes // dtype.itemsize) * dtype.itemsize
+    start = old_nbytes // dtype.itemsize * dtype.itemsize
     count = (grown.size - start) // dtype.itemsize
     grown[start:start + count * dtype.itemsize] = np.full(count, uninitialized_fill_value(dtype), dtype).view(np.uint8)
 

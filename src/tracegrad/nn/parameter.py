@@ -182,11 +182,13 @@ class UninitializedTensorMixin:
     def materialize(self, shape, device=None, dtype=None) -> None:
         """Give the tensor ``shape`` (and optionally a dtype), with uninitialized values, and turn it into an
         ordinary Parameter or Tensor."""
+        from .._runtime import fill_uninitialized
         from ..backend.dtypes import to_dtype
 
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         np_dtype = to_dtype(dtype).np if dtype is not None else self._data.dtype
-        self._data = np.empty(shape, dtype=np_dtype)
+        # (torch allocates with empty: zeros here, as tracegrad's empty, or its fill under deterministic algorithms)
+        self._data = fill_uninitialized(np.zeros(shape, dtype=np_dtype))
         self.__class__ = self.cls_to_become
 
     @property
