@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import assert_same_bits, tg, torch
 
 _SHAPES = {
     "odd_sizes_two_batches": ((2, 3, 5, 7), (2, 13, 11)),
@@ -25,6 +25,8 @@ _GRIDS = {
     "channels_first_permuted": lambda g: g.permute(0, 3, 1, 2).contiguous().permute(0, 2, 3, 1),
     # (rows of points that do not follow one another: PyTorch's kernel takes its vectors row by row)
     "every_other_column": lambda g: g.repeat(1, 1, 2, 1)[:, :, ::2],
+    # (one row of points repeated: a stride-0 H; its points are not contiguous, so vectors run row by row)
+    "expanded_rows": lambda g: g[:, :1].expand(-1, g.shape[1], -1, -1),
 }
 
 
@@ -51,5 +53,27 @@ def test_bilinear_grid_sample_is_bit_for_bit(padding_mode, align_corners, shape,
     options = dict(padding_mode=padding_mode, align_corners=align_corners)
     ours = _sampled(tg, image, grid, weight, _GRIDS[layout], **options)
     theirs = _sampled(torch, image, grid, weight, _GRIDS[layout], **options)
-    for name, a, b in zip(("output", "input grad", "grid grad"), ours, theirs):
-        np.testing.assert_array_equal(a, b, err_msg=name)
+    for a, b in zip(ours, theirs):  # (output, input grad, grid grad; signs of zeros too)
+        assert_same_bits(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("align_corners", [True, False])
+def test_bilinear_grid_sample_of_special_grid_points(align_corners, dtype):
+    """NaN, infinite, huge and tiny coordinates and the corners themselves (zeros padding: torch's border and
+    reflection modes read out of bounds at NaN), with the input or the grid alone requiring grad."""
+    rng = np.random.default_rng(5)
+    image = rng.standard_normal((2, 3, 5, 6)).astype(dtype)
+    grid = (rng.random((2, 3, 8, 2)) * 3 - 1.5).astype(dtype)
+    grid[0, 0, :7] = [[np.nan, 0.1], [0.2, np.inf], [-np.inf, 0], [1e30, -1e30], [-1, 1], [1, -1], [-0.0, 1e-40]]
+    grid[1, 1, :5] = [[5e9, 0.3], [-1.0000001, 1.0000001], [0.9999999, -0.9999999], [np.nan, np.nan], [17.3, -9.1]]
+    weight = rng.standard_normal((2, 3, 3, 8)).astype(dtype)
+    for wants in ((True, False), (False, True)):
+        results = []
+        for lib in (tg, torch):
+            x, g = lib.tensor(image, requires_grad=wants[0]), lib.tensor(grid, requires_grad=wants[1])
+            out = lib.nn.functional.grid_sample(x, g, mode="bilinear", align_corners=align_corners)
+            (grad,) = lib.autograd.grad((out * lib.tensor(weight)).sum(), x if wants[0] else g)
+            results.append((out, grad))
+        for a, b in zip(*results):
+            assert_same_bits(a, b)

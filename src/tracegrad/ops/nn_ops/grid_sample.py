@@ -116,7 +116,9 @@ class _Axis:
         m = np.full_like(x, scale)
         if mode != BICUBIC:  # bicubic pads each tap instead of the source coordinate
             x, dm = _map_coordinate(x, size, padding, align)
-            m = m * dm
+            # the vectorised kernel zeroes a clipped coordinate's multiplier with a bit mask (+0, where a reflected
+            # one's product is -0); the scalar kernels multiply
+            m = np.where(dm != 0, m * dm, 0) if fused else m * dm
         if mode == NEAREST:
             base, offsets = np.rint(x), (0,)
         else:
