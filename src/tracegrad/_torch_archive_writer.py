@@ -17,6 +17,7 @@ import pickle
 import secrets
 import struct
 import sys
+import types
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -187,9 +188,21 @@ def _python_pickler(pickle_module: Any) -> type:
     return base if isinstance(getattr(base, "dispatch", None), dict) else pickle._Pickler
 
 
+def _raise_as_c_pickler(obj: Any, protocol: int, failure: Exception) -> None:
+    """Raise what C pickle says of a global it cannot name (torch pickles with it: a notebook's local class or a
+    lambda is an ``AttributeError`` "Can't pickle local object ..."), where the Python-level pickler standing in for
+    it (``_python_pickler``) words the failure otherwise; ``failure`` where C pickle would write ``obj``."""
+    try:
+        pickle.dumps(obj, protocol=protocol)
+    except (pickle.PicklingError, AttributeError) as error:
+        raise error from None
+    raise failure
+
+
 @functools.cache
-def _archive_pickler(base: type) -> type:
-    """``base`` writing tracegrad's tensors, dtypes, devices and sizes as torch's."""
+def _archive_pickler(base: type, stands_in_for_c: bool) -> type:
+    """``base`` writing tracegrad's tensors, dtypes, devices and sizes as torch's (and, where it ``stands_in_for_c``
+    pickle, failing to name a global in C pickle's words)."""
 
     def save_torch_global(self: Any, obj: _TorchGlobal) -> None:
         if self.proto >= 4:
@@ -219,10 +232,20 @@ def _archive_pickler(base: type) -> type:
     def persistent_id(self: Any, obj: Any) -> Any:
         return self.storages.persistent_id(obj)
 
+    def save_global(self: Any, obj: Any, name: Any = None) -> None:
+        try:
+            base.save_global(self, obj, name)
+        except (pickle.PicklingError, AttributeError) as failure:
+            if not stands_in_for_c:  # (a user's Python-level pickle module speaks for itself, in torch too)
+                raise
+            _raise_as_c_pickler(obj, self.proto, failure)
+
     dispatch = dict(base.dispatch)
     dispatch[_TorchGlobal] = save_torch_global
+    dispatch[types.FunctionType] = save_global  # (the base's table holds its own save_global, not the override)
     return type("_ArchivePickler", (base,), {
-        "dispatch": dispatch, "save": save, "reducer_override": reducer_override, "persistent_id": persistent_id,
+        "dispatch": dispatch, "save": save, "save_global": save_global, "reducer_override": reducer_override,
+        "persistent_id": persistent_id,
     })
 
 
@@ -286,7 +309,9 @@ class _ArchiveWriter:
 
 def _pickled(obj: Any, stream: Any, pickle_module: Any, pickle_protocol: int, storages: _Storages) -> None:
     """``obj``'s pickle, naming torch's globals and the storages ``storages`` collects, written to ``stream``."""
-    pickler = _archive_pickler(_python_pickler(pickle_module))(stream, protocol=pickle_protocol)
+    base = _python_pickler(pickle_module)
+    stands_in_for_c = base is not getattr(pickle_module, "Pickler", None)
+    pickler = _archive_pickler(base, stands_in_for_c)(stream, protocol=pickle_protocol)
     pickler.storages = storages
     pickler.dump(obj)
 
