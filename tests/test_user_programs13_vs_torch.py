@@ -289,7 +289,7 @@ def _bahdanau_beam_search(lib, show):
             tokens = torch.cat([tokens.index_select(0, origin), token[:, None]], dim=1)
             hidden = hidden.index_select(0, origin)
             show(t, scores, origin, token, flat // vocab)
-        show(tokens, scores / tokens.shape[1] ** 0.7)
+        show(tokens, scores / tokens.shape[1] ** 0.7, (tokens == eos).any(1))
     show(torch.div(torch.tensor([-7, 7]), 2, rounding_mode="trunc"), torch.tensor([-7, 7]) % 3,
          torch.fmod(torch.tensor([-7, 7]), 3))
     show_outcome(show, lambda: torch.div(torch.tensor([7]), 2, rounding_mode="round"))
@@ -591,7 +591,7 @@ def _thompson_sampling_bandit(lib, show):
     wins, losses = torch.ones(k), torch.ones(k)
     pulls, totals = torch.zeros(k), torch.zeros(k)
     chosen, regret = [], []
-    for t in range(1, 21):
+    for _ in range(20):
         theta = D.Beta(wins, losses).sample()
         arm = theta.argmax().item()
         reward = torch.bernoulli(true_p[arm]).item()
