@@ -19,7 +19,14 @@ Differences these programs found, now fixed (``tests/ops/test_program13_findings
 - ``torch.save`` of something C pickle cannot name (the whole agent with its lambda epsilon schedule, a model
   class defined inside a function) raised the Python-level pickler's ``PicklingError: Can't pickle <function
   ...>: it's not found as ...`` where torch, pickling with C pickle, raises ``AttributeError: Can't pickle local
-  object '...'``.
+  object '...'``;
+- ``torch.load`` of an empty file said ``EOFError: Ran out of input`` where torch's weights-only unpickler raises
+  a bare ``EOFError``.
+
+Left: ``torch.load`` (weights-only) of bytes that are no pickle at all (a text or ``.npy`` file) fails in C
+pickle's words (``UnpicklingError: invalid load key, 'n'.``) where torch's own Python unpickler says "Unsupported
+operand 110" inside its long "Weights only load failed" message; sparse tensors (TF-IDF with
+``sparse_coo_tensor``, ``Embedding(sparse=True)``) do not exist.
 """
 
 from __future__ import annotations
@@ -163,6 +170,7 @@ def _dqn_replay_and_target(lib, show):
     show(fresh.load_state_dict(restored["target"]), torch.equal(fresh[2].bias, target[2].bias),
          restored["replay"][1][:6], restored["opt"]["state"][0]["square_avg"].shape)
     show(torch.equal(torch.rand(2, generator=torch.Generator().set_state(restored["rng"])), torch.rand(2, generator=gen)))
+    show_outcome(show, lambda: torch.load(io.BytesIO()))  # (a checkpoint whose save never finished)
 
 
 def _sac_squashed_gaussian(lib, show):

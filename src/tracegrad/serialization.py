@@ -417,6 +417,8 @@ def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only
         if torch_format is not None:
             return _load_torch_format(torch_format, handle, start, map_location, weights_only, pickle_module, mmap,
                                       pickle_load_args)
+        if not start and weights_only:  # (torch's weights-only unpickler, Python code, gives a bare EOFError)
+            raise EOFError
         if start != _MAGIC and start and _MAGIC.startswith(start):  # (cut off within the header)
             raise _truncated(len(_MAGIC) + _HEADER.size - len(start))
         if start != _MAGIC:

@@ -59,3 +59,15 @@ def test_a_user_pickle_module_keeps_its_own_words():
     for lib in (tg, torch):
         with pytest.raises(pickle.PicklingError, match="it's not found as"):
             lib.save({"f": lambda: 0}, io.BytesIO(), pickle_module=PythonPickle)
+
+
+@pytest.mark.parametrize("weights_only", [True, False])
+def test_load_of_an_empty_file_fails_as_torch(weights_only, tmp_path):
+    empty = tmp_path / "agent.pt"
+    empty.write_bytes(b"")
+    outcomes = []
+    for lib in (tg, torch):
+        with pytest.raises(EOFError) as failure:
+            lib.load(empty, weights_only=weights_only)
+        outcomes.append(str(failure.value))
+    assert outcomes[0] == outcomes[1]
