@@ -526,6 +526,16 @@ def parse_error(sigs: list[PySignature], args: tuple, kwargs: dict) -> TypeError
     return _invalid_combination(sigs[0].name, sigs, args, kwargs)
 
 
+def bind(sigs: tuple[PySignature, ...], args: tuple, kwargs: dict) -> tuple[PySignature, dict[str, Any]]:
+    """For a constructor parsed as torch parses it: the first of ``sigs`` taking the call, with the values it binds
+    by parameter name; or torch's error for the call."""
+    error = parse_error(list(sigs), args, kwargs)
+    if error is not None:
+        raise error
+    sig = next(s for s in sigs if _parse(s, args, kwargs, raise_error=False))
+    return sig, _bound(sig, args, kwargs)
+
+
 def _read_bound(sig: PySignature, args: tuple, kwargs: dict) -> None:
     """What torch's binding reads of the arguments its parser took, before the kernel runs: the device first
     (the options are made before the size), then the int lists element by element."""

@@ -34,7 +34,7 @@ class _LegacyStorageMeta(type):
             data = np.zeros(args[0], cls.dtype.np)
         else:
             data = np.array(list(args[0]), dtype=cls.dtype.np)
-        return TypedStorage(UntypedStorage(data), cls.dtype)
+        return TypedStorage(UntypedStorage._over(data), cls.dtype)
 
     def __instancecheck__(cls, instance: Any) -> bool:
         return type(instance) is TypedStorage and instance.dtype is cls.dtype

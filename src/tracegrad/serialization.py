@@ -254,7 +254,7 @@ def _placed(storage: np.ndarray, location: str, map_location: Any) -> Any:
     elif isinstance(map_location, (str, device)):
         target = map_location
     else:
-        result = map_location(UntypedStorage(storage), location)
+        result = map_location(UntypedStorage._over(storage), location)
         if isinstance(result, UntypedStorage):
             return result._bytes
         target = location if result is None else "cpu"

@@ -9,6 +9,7 @@ buffer while it is referenced, so ``x.untyped_storage() is x[1].untyped_storage(
 from __future__ import annotations
 
 import copy
+import functools
 import weakref
 from typing import Any
 
@@ -129,16 +130,31 @@ class UntypedStorage(_StorageBase):
 
     _filename: str | None = None
 
-    def __init__(self, root: np.ndarray) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """torch's constructor: ``UntypedStorage()``, ``UntypedStorage(size)`` (bytes left as zeros: torch leaves
+        them uninitialised) or ``UntypedStorage(sequence of ints)`` (each kept modulo 256), with the keywords
+        ``device`` (the CPU only) and ``allocator`` (None only)."""
+        root = _constructed_bytes(args, kwargs)
+        self._attach(root)
+        _BY_BUFFER[id(root)] = self
+
+    def _attach(self, root: np.ndarray) -> None:
         self._root = root  # (keeps the buffer alive)
         self._bytes = _bytes_of(root)
+
+    @classmethod
+    def _over(cls, root: np.ndarray) -> UntypedStorage:
+        """A storage over ``root``'s memory, not copied (tracegrad's own way in: no argument parsing)."""
+        storage = cls.__new__(cls)
+        storage._attach(root)
+        return storage
 
     @classmethod
     def _of(cls, data: np.ndarray) -> UntypedStorage:
         root = _memory_owner(data)
         storage = _BY_BUFFER.get(id(root))
         if storage is None or storage._root is not root:
-            storage = cls(root)
+            storage = cls._over(root)
             _BY_BUFFER[id(root)] = storage
         return storage
 
@@ -164,7 +180,7 @@ class UntypedStorage(_StorageBase):
             if index.step not in (None, 1):
                 raise RuntimeError(f"Trying to slice with a step of {index.step}, but only a step of 1 is "
                                    "supported")
-            return UntypedStorage(self._bytes[index])
+            return UntypedStorage._over(self._bytes[index])
         if not isinstance(index, int):
             raise TypeError(f"can't index a torch.UntypedStorage with {type(index).__name__}")
         return int(self._bytes[_element_index(index, self._bytes.size)])
@@ -189,7 +205,7 @@ class UntypedStorage(_StorageBase):
         return self
 
     def clone(self) -> UntypedStorage:
-        return UntypedStorage(self._bytes.copy())
+        return UntypedStorage._over(self._bytes.copy())
 
     def cpu(self) -> UntypedStorage:
         return self
@@ -225,7 +241,7 @@ class UntypedStorage(_StorageBase):
 
     def new(self) -> UntypedStorage:
         """An empty storage of the same kind."""
-        return UntypedStorage(np.empty(0, np.uint8))
+        return UntypedStorage._over(np.empty(0, np.uint8))
 
     def resize_(self, nbytes: int) -> UntypedStorage:
         """This storage, now of ``nbytes`` bytes: the first ones kept, new ones zero (torch leaves them
@@ -233,10 +249,7 @@ class UntypedStorage(_StorageBase):
         nbytes = int(nbytes)
         if not self.resizable():
             raise RuntimeError("Trying to resize storage that is not resizable")
-        if nbytes < 0:
-            raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:98] ((ptrdiff_t)nbytes) >= 0. alloc_cpu() seems to "
-                               f"have been called with negative number: {nbytes % (1 << 64)}")
-        grown = np.zeros(nbytes, np.uint8)
+        grown = _allocated(nbytes)
         kept = min(nbytes, self._bytes.size)
         grown[:kept] = self._bytes[:kept]
         self._root = self._bytes = grown
@@ -278,7 +291,7 @@ class UntypedStorage(_StorageBase):
         if offset + count * width > data.size:
             raise ValueError(f"buffer has only {data.size - offset} elements after offset {offset}, but specified a "
                              f"size of {count}")
-        storage = cls(data[offset:offset + count * width].copy())
+        storage = cls._over(data[offset:offset + count * width].copy())
         if width > 1 and byte_order == "big":
             storage.byteswap(dtype)
         return storage
@@ -292,7 +305,7 @@ class UntypedStorage(_StorageBase):
             memory = _shared_file_map(filename, nbytes)
         else:
             memory = _private_file_map(filename, nbytes)
-        storage = cls(memory)
+        storage = cls._over(memory)
         if shared:
             storage._filename = filename
         return storage
@@ -301,8 +314,7 @@ class UntypedStorage(_StorageBase):
         return "torch.storage.UntypedStorage"
 
     def __repr__(self) -> str:
-        items = "".join(f" {v}\n" for v in self.tolist())
-        return f"{items}[torch.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"
+        return _listing(self.tolist(), f"[torch.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]")
 
 
 class TypedStorage(_StorageBase):
@@ -429,8 +441,8 @@ class TypedStorage(_StorageBase):
         return TypedStorage(UntypedStorage.from_file(filename, shared, int(size) * cls.dtype.itemsize), cls.dtype)
 
     def __repr__(self) -> str:
-        items = "".join(f" {v}\n" for v in self.tolist())
-        return f"{items}[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self.size()}]"
+        return _listing(self.tolist(), f"[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size "
+                                       f"{self.size()}]")
 
 
 def _check_byte_order(byte_order) -> None:
@@ -478,6 +490,107 @@ def _shared_file_map(filename: str, nbytes: int) -> np.ndarray:
         if os.path.getsize(filename) < nbytes:
             file.truncate(nbytes)
     return np.memmap(filename, np.uint8, mode="r+", shape=(nbytes,)) if nbytes else np.empty(0, np.uint8)
+
+
+def _listing(values: list, info: str) -> str:
+    """A storage's repr as torch writes it: each value on a line after a space (a lone space when there are
+    none), then ``info``."""
+    return " " + "\n ".join(str(v) for v in values) + "\n" + info
+
+
+def _allocated(nbytes: int) -> np.ndarray:
+    """``nbytes`` zero bytes, a size torch's CPU allocator refuses refused in its words."""
+    if nbytes < 0:
+        raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:98] ((ptrdiff_t)nbytes) >= 0. alloc_cpu() seems to "
+                           f"have been called with negative number: {nbytes % (1 << 64)}")
+    try:
+        return np.zeros(nbytes, np.uint8)
+    except MemoryError:
+        raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                           f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)"
+                           ) from None
+
+
+# ---- UntypedStorage's constructor, parsed as torch parses it ----------------------------------------------------
+
+_NAME = "torch.UntypedStorage"
+
+
+@functools.cache
+def _constructor_signatures() -> tuple:
+    """torch's three: ``()``, ``(int size)``, ``(object sequence)``, each with ``allocator`` and ``device``."""
+    from ._arg_parser import PyParam, PySignature
+
+    keywords = (PyParam("allocator", "INT64", allow_none=True, optional=True, default="None", keyword_only=True),
+                PyParam("device", "DEVICE", allow_none=True, optional=True, default="None", keyword_only=True))
+    return tuple(PySignature(_NAME, (*first, *keywords))
+                 for first in ((), (PyParam("size", "INT64"),), (PyParam("sequence", "PYOBJECT"),)))
+
+
+def _constructed_bytes(args: tuple, kwargs: dict) -> np.ndarray:
+    """The memory of a storage made by ``UntypedStorage(*args, **kwargs)``."""
+    from ._arg_parser import bind
+
+    _, bound = bind(_constructor_signatures(), args, kwargs)
+    _check_storage_device(bound.get("device"))
+    if bound.get("allocator") is not None:  # (torch takes the int for the address of a C++ allocator)
+        raise NotImplementedError(f"{_NAME}(): tracegrad has no C++ allocators; pass allocator=None")
+    if "size" in bound:
+        size = int(bound["size"])
+        if not -(1 << 63) <= size < 1 << 63:  # (torch's parser reads the size as an int64)
+            raise ValueError("Overflow when unpacking long long")
+        return _allocated(size)
+    if "sequence" in bound:
+        return _bytes_from_sequence(bound["sequence"])
+    return np.empty(0, np.uint8)
+
+
+def _check_storage_device(value) -> None:
+    """The CPU is where tracegrad's storages live; the other devices are refused as torch's CPU build refuses
+    them (the parser already refused cuda without a GPU), meta as tracegrad refuses meta tensors."""
+    if value is None:
+        return
+    from .backend.device import _UNBUILT_BACKENDS, as_device, refuse_unsupported
+
+    target = as_device(value)
+    if target.type == "cpu":
+        return
+    if target.type == "meta" or target.type in _UNBUILT_BACKENDS:
+        refuse_unsupported(target, moving=False)
+    if target.type == "cuda":
+        raise RuntimeError(f"tracegrad's storages live on the CPU: cannot make one on {target}")
+    raise RuntimeError(f"{_NAME}(): Storage device not recognized: {target.type}")
+
+
+def _is_python_sequence(value) -> bool:
+    """CPython's ``PySequence_Check``: an item getter that is not a dict's (torch's Tensor, a C type, indexes
+    through the mapping protocol only, so it is no sequence)."""
+    from ._tensor import Tensor
+
+    return hasattr(type(value), "__getitem__") and not isinstance(value, (dict, Tensor))
+
+
+def _bytes_from_sequence(sequence) -> np.ndarray:
+    """The ints of ``sequence`` as bytes (each modulo 256, as torch casts an int64 to uint8)."""
+    from ._arg_parser import tp_name
+
+    kind = tp_name(sequence)
+    if not _is_python_sequence(sequence):
+        raise RuntimeError(f"{_NAME}(): Expected a sequence type, but got {kind}")
+    try:
+        length = len(sequence)
+    except TypeError:
+        raise RuntimeError(f"{_NAME}(): Could not obtain the length of sequence of type {kind}") from None
+    data = np.empty(length, np.uint8)
+    for i in range(length):
+        item = sequence[i]
+        if not isinstance(item, int):
+            raise RuntimeError(f"{_NAME}(): tried to construct a storage from a sequence ({kind}), but one of the "
+                               f"items was of type {tp_name(item)} instead of int")
+        if not -(1 << 63) <= item < 1 << 63:  # (torch's int64 read fails and leaves CPython this complaint)
+            raise SystemError("<class 'torch.storage.UntypedStorage'> returned a result with an exception set")
+        data[i] = item & 0xFF
+    return data
 
 
 def _element_index(index: int, size: int, name_as_counted: bool = True) -> int:

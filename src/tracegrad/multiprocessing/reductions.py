@@ -63,7 +63,7 @@ def reduce_storage(storage: UntypedStorage):
 def rebuild_storage(memory: np.ndarray, offset: int, nbytes: int) -> UntypedStorage:
     if offset == 0 and nbytes == memory.nbytes:
         return UntypedStorage._of(memory)
-    return UntypedStorage(memory[offset:offset + nbytes])
+    return UntypedStorage._over(memory[offset:offset + nbytes])
 
 
 def reduce_typed_storage(storage: TypedStorage):
