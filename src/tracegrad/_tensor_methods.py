@@ -168,18 +168,19 @@ def install() -> None:
 def _reversed_dims(self):
     """``t.T``: the dims reversed; PyTorch deprecates it (with a warning) for anything but matrices, and it is
     the identity on 0-d tensors."""
-    from ._warnings import warn_once
+    from ._warnings import warn_once_at_caller
     from .ops import views
 
     nd = self._data.ndim
     if nd == 0:
-        warn_once("T_0d", "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
+        warn_once_at_caller("T_0d", "Tensor.T is deprecated on 0-D tensors. This function is the identity in these "
+                                    "cases.")
         return views.permute(self, ())
     if nd != 2:
-        warn_once("T_nd", "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
-                          "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
-                          "batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
-                          "dimensions of a tensor.")
+        warn_once_at_caller("T_nd", "The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                                    "is deprecated and it will throw an error in a future release. Consider `x.mT` "
+                                    "to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, "
+                                    "-1))` to reverse the dimensions of a tensor.")
     return views.permute(self, tuple(range(nd - 1, -1, -1)))
 
 
@@ -187,13 +188,13 @@ def _matrix_transpose(self, what: str, conjugate: bool = False):
     """``transpose(-2, -1)`` (TransposeBackward0, as in PyTorch), conjugated for ``mH``/``adjoint()``."""
     nd = self._data.ndim
     if nd == 0 and what in ("tensor.mT", "tensor.mH"):  # deprecated, and the identity (mH: conj) on 0-d tensors
-        from ._warnings import warn_once
+        from ._warnings import warn_once_at_caller
 
         if what == "tensor.mT":
-            warn_once("mT_0d", "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
-                               "cases.")
+            warn_once_at_caller("mT_0d", "Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                                         "these cases.")
             return self
-        warn_once("mH_0d", "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
+        warn_once_at_caller("mH_0d", "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
         from .ops.unary import conj
 
         return conj(self)

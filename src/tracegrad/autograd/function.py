@@ -23,6 +23,7 @@ from typing import Any
 from .._events import emit_op_call
 from .._state import STATE
 from .._tensor import Tensor, _wrap
+from .._warnings import warn_at_caller
 from ..backend.dtypes import is_differentiable_np
 from ..ops.aten_vec import as_caller
 from . import views as _views
@@ -68,9 +69,8 @@ class FunctionCtx:
         self.dirty_tensors = args
 
     def mark_shared_storage(self, *pairs) -> None:
-        warnings.warn("mark_shared_storage is deprecated. Tensors with shared storages are automatically "
-                      "tracked. Note that calls to `set_()` are not "
-                      "tracked", DeprecationWarning, stacklevel=2)
+        warnings.warn("`mark_shared_storage` is deprecated. Tensors with shared storages are automatically "
+                      "tracked. Note that calls to `set_()` are not tracked", FutureWarning, stacklevel=2)
 
     def mark_non_differentiable(self, *args: Tensor) -> None:
         """Declare outputs that have no gradient: they do not require grad, backward sees zeros (or None)."""
@@ -481,15 +481,17 @@ def _detached(var: Tensor) -> Tensor:
     return out
 
 
+_DIRTY_NOT_INPUT = ("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+                    "mutated should be passed to ctx.mark_dirty().")
+
+
 def _rebase_dirty(ctx, var: Tensor, nr: int, is_input: bool, n_out: int) -> None:
     if var._grad_fn is None and var._rg and var._base is None:
         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
     if not is_input:
         if var._base is not None:
-            raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only input "
-                               "Tensors that have been mutated should be passed to ctx.mark_dirty().")
-        warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an input, "
-                      "there is no need to pass it to mark_dirty().", UserWarning, stacklevel=4)
+            raise RuntimeError(_DIRTY_NOT_INPUT)
+        warn_at_caller(_DIRTY_NOT_INPUT, UserWarning)  # (torch's C++ warning, in the words of the refusal above)
     if var._base is None:
         _rebase(var, ctx, nr)
         return

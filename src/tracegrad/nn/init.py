@@ -18,6 +18,7 @@ import numpy as np
 from .._factories import _rng
 from .._state import STATE
 from .._tensor import Tensor
+from .._warnings import warn_at_caller
 from ..autograd.grad_mode import no_grad
 from ..backend.dtypes import scalar_type_name
 
@@ -266,7 +267,7 @@ def kaiming_uniform_(
     tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
 ) -> Tensor:
     if 0 in tensor._data.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warn_at_caller("Initializing zero-element tensors is a no-op", UserWarning)  # (past the decorators)
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
@@ -278,7 +279,7 @@ def kaiming_normal_(
     tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
 ) -> Tensor:
     if 0 in tensor._data.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warn_at_caller("Initializing zero-element tensors is a no-op", UserWarning)  # (past the decorators)
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
     return _normal_fill(tensor, 0.0, std, generator)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._operands import is_operand as _is_operand
 from .._tensor import Tensor
-from .._warnings import warn_once
+from .._warnings import warn_once_at_caller
 from ..backend.dtypes import cpp_type_name, from_numpy_dtype, kind_of
 from . import incomplete_gamma
 from . import pointwise as _pw
@@ -1463,8 +1463,8 @@ def _non_bool_condition(kind: np.dtype) -> None:
     if kind != np.uint8:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{type_name(kind)}")
-    warn_once("where uint8", "where received a uint8 condition tensor. This behavior is deprecated and will be "
-              "removed in a future version of PyTorch. Use a boolean condition instead.", stacklevel=4)
+    warn_once_at_caller("where uint8", "where received a uint8 condition tensor. This behavior is deprecated and "
+                        "will be removed in a future version of PyTorch. Use a boolean condition instead.")
 
 
 def _promoted_beside_number(value, beside):

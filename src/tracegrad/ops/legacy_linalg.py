@@ -133,15 +133,22 @@ triangular_solve_op = defop("triangular_solve(Tensor self, Tensor A, bool upper=
                             saves=("self", "A", "result0"), attrs=("upper", "transpose", "unitriangular"))
 
 
+_TRIANGULAR_SOLVE_DEPRECATED = (
+    "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed in a future "
+    "PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not return a copy of one "
+    "of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\nX = "
+    "torch.linalg.solve_triangular(A, B).")
+
+
 def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: A002
                      unitriangular: bool = False, *, out=None):
-    _warn_once("triangular_solve",
-              "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed in "
-              "a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not "
-              "return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced "
-              "with\nX = torch.linalg.solve_triangular(A, B).")
-    extra = {} if out is None else {"out": out}
-    return triangular_solve_op(input, A, upper, transpose, unitriangular, **extra)  # (a triangular_solve(_out))
+    if out is None:
+        _warn_once("triangular_solve", _TRIANGULAR_SOLVE_DEPRECATED)
+        return triangular_solve_op(input, A, upper, transpose, unitriangular)
+    # (torch's structured kernel resizes ``out`` in its meta function, before the kernel warns)
+    result = triangular_solve_op(input, A, upper, transpose, unitriangular, out=out)
+    _warn_once("triangular_solve", _TRIANGULAR_SOLVE_DEPRECATED)
+    return result
 
 
 # ---- geqrf / ormqr -------------------------------------------------------------------------------------------
@@ -239,11 +246,6 @@ ormqr = defop("ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, 
 def _lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     """``torch.lu``: ``_lu_with_info``, i.e. linalg_lu_factor_ex without its error check (PyTorch never passes
     ``check_errors`` on); (LU, pivots) as a plain tuple, or the named (LU, pivots, info) with ``get_infos``."""
-    _warn_once("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will "
-                    "be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be "
-                    "replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
-                    "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
-                    "torch.linalg.lu_factor_ex(A, compute_pivots)")
     result = _lu_with_info(A, pivot, not get_infos)
     if out is not None:
         if len(out) - int(get_infos) != 2:
@@ -261,6 +263,12 @@ def _lu_with_info(A: Tensor, pivot: bool, check_errors: bool) -> tuple:
     mistake); computed without the error check."""
     kwargs = {"pivot": pivot, "check_errors": check_errors}
     refuse_if(not isinstance(A, Tensor) or _not_bools(pivot), "_lu_with_info", (A,), kwargs)
+    # (torch's _lu_with_info warns, so Tensor.lu does too)
+    _warn_once("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will "
+                    "be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be "
+                    "replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
+                    "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                    "torch.linalg.lu_factor_ex(A, compute_pivots)")
     return linalg_lu_factor_ex(A, pivot=pivot, check_errors=False)
 
 
@@ -278,10 +286,10 @@ _lu_method.__qualname__ = "Tensor.lu"
 
 
 def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> Tensor:  # noqa: A002
-    _warn_once("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
-                          "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
-                          "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, "
-                          "pivots, B)")
+    _warn_once("lu_solve" if out is None else "lu_solve_out",
+               "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future PyTorch "
+               "release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = torch.lu_solve(B, LU, "
+               "pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
     extra = {} if out is None else {"out": out}
     return linalg_lu_solve(LU_data, LU_pivots, input, **extra)
 
@@ -291,6 +299,9 @@ def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out=None) -> 
 
 def frobenius_norm(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:  # noqa: A002
     """ATen's frobenius_norm: ``norm(self, 2, dim, keepdim)`` (NormBackward1), for at most two dims."""
+    _warn_once("frobenius_norm" if out is None else "frobenius_norm_out",
+               "at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
+               "future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead")
     dims = [dim] if isinstance(dim, int) else list(dim)
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
@@ -301,10 +312,9 @@ def frobenius_norm(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Te
 def nuclear_norm(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:  # noqa: A002
     """``nuclear_norm(input, keepdim=False)`` or ``nuclear_norm(input, dim, keepdim=False)``: the 'nuc' matrix
     norm over the last two dims, or over ``dim``."""
-    from .._warnings import warn_once
-
-    warn_once("nuclear_norm", "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be "
-              "removed in a future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
+    _warn_once("nuclear_norm" if out is None else "nuclear_norm_out",
+               "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
+               "future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
     if isinstance(dim, bool):  # the (input, keepdim) overload
         dim, keepdim = None, dim
     elif isinstance(dim, int):  # (an int[2] to torch's parser: one int fills both)

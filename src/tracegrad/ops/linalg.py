@@ -1188,13 +1188,13 @@ linalg_cross = defop("linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> 
 def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
     """``torch.cross``: without ``dim``, the first dimension of size 3 (deprecated in PyTorch)."""
     if dim is None:
-        from .._warnings import warn_once_at_caller
+        if out is None:  # (torch's cross warns once a process; its cross_out says nothing)
+            from .._warnings import warn_once_at_caller
 
-        # (TORCH_WARN_ONCE in ATen's cross: once a process, at the user's line)
-        warn_once_at_caller("cross default dim",
-                            "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass "
-                            "the dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will "
-                            "change to agree with that of linalg.cross in a future release.")
+            warn_once_at_caller("cross without dim", "Using torch.cross without specifying the dim arg is deprecated."
+                                "\nPlease either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                                "default value of dim will change to agree with that of linalg.cross in a future "
+                                "release.")
         # (the first dim of size 3 of ``input``, not of the broadcast shape)
         dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
@@ -3083,12 +3083,14 @@ def chain_matmul(*matrices, out=None) -> Tensor:
 
 
 def _chain_matmul(matrices: tuple, out) -> Tensor:
-    from .._warnings import warn_once
+    from .._warnings import warn_once_at_caller
     from .creation import clone
 
-    warn_once("chain_matmul", "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. "
-              "Use torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
-              "multiple parameters.")
+    # (TORCH_WARN_ONCE in chain_matmul and, another, in chain_matmul_out)
+    warn_once_at_caller("chain_matmul" if out is None else "chain_matmul_out",
+                        "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                        "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                        "multiple parameters.")
     for m in matrices:
         if m.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")

@@ -306,7 +306,7 @@ def _refuse_move(device) -> None:
 
 def _asarray(obj, dtype, device, copy: bool | None, requires_grad) -> Tensor:
     from .. import _factories
-    from .._warnings import warn_once
+    from .._warnings import warn_once_at_caller
 
     target = _dt.to_dtype(dtype) if dtype is not None else None
     if isinstance(obj, Tensor):
@@ -315,10 +315,10 @@ def _asarray(obj, dtype, device, copy: bool | None, requires_grad) -> Tensor:
         if requires_grad is _UNSET:
             requires_grad = obj.requires_grad
             if requires_grad:
-                warn_once("asarray_requires_grad",
-                          "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
-                          "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
-                          "warning.")
+                warn_once_at_caller("asarray_requires_grad",
+                                    "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad "
+                                    "instead of False. Pass requires_grad=False explicitly to get the old behavior "
+                                    "and silence this warning.")
         cast = target is not None and obj._data.dtype != target.np
         if cast and copy is False:
             raise ValueError(f"can't alias tensor with dtype '{_dt.scalar_type_name(obj._data.dtype)}' into "

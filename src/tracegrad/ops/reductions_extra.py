@@ -911,10 +911,10 @@ def _var_parts(a, dim, correction, name: str, welford: bool = False):
     # (torch's reduction factor is numel(input) / numel(output), 0 for an empty input even where the reduced
     # dims are not empty)
     if (n if a.size else 0) - corr <= 0:
-        import warnings
+        from .._warnings import warn_at_caller
 
-        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=6)
+        warn_at_caller(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                       "reduction factor (input numel divided by output numel).", UserWarning)
     # PyTorch accumulates float32/float16 in double: squares of large values do not overflow
     x = a.astype(np.float64) if a.dtype.kind == "f" and a.dtype.itemsize < 8 else a
     if x.size:

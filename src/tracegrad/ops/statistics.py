@@ -12,11 +12,11 @@ import builtins
 import contextlib
 import math
 import operator
-import warnings
 
 import numpy as np
 
 from .._tensor import Tensor, _wrap
+from .._warnings import warn_at_caller
 from ..backend import dtypes as _dt
 from ..backend.dtypes import cpp_type_name
 from ..return_types import out_type, return_type
@@ -393,8 +393,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     else:
         norm_factor = w_sum - correction
     if bool(norm_factor._data <= 0):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
+        warn_at_caller("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                       "observations.", UserWarning)
         norm_factor = norm_factor * 0  # (PyTorch zeroes it in place: the result is inf / nan)
     x = x - avg.unsqueeze(1)
     c = x.mm((x * w if w is not None else x).t().conj())

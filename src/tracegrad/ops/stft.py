@@ -13,7 +13,7 @@ import numpy as np
 
 from .._arg_parser import refuse_as_torch
 from .._tensor import Tensor
-from .._warnings import warn_once
+from .._warnings import warn_once_at_caller
 from ..backend.dtypes import kind_of, tensor_type_string
 from ._util import wrap_dim
 from .complex_ops import view_as_complex, view_as_real
@@ -84,7 +84,7 @@ def _stft_core(input: Tensor, n_fft: int, hop_length: int | None, win_length: in
                align_to_window: bool | None) -> Tensor:
     """ATen's ``stft`` (after the Python-side centre padding)."""
     if window is None:
-        warn_once("stft_no_window", _STFT_NO_WINDOW, stacklevel=4)
+        warn_once_at_caller("stft_no_window", _STFT_NO_WINDOW)
     hop = n_fft >> 2 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
 
@@ -102,7 +102,7 @@ def _stft_core(input: Tensor, n_fft: int, hop_length: int | None, win_length: in
         if return_complex is None:
             raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will "
                                "further require that return_complex=True in a future PyTorch release.")
-        warn_once("stft_return_complex_false", _STFT_REAL_DEPRECATED, stacklevel=4)
+        warn_once_at_caller("stft_return_complex_false", _STFT_REAL_DEPRECATED)
     if kind_of(input._data.dtype) not in "fc":
         raise fail("expected a tensor of floating point or complex values")
     if input.ndim not in (1, 2):
@@ -189,7 +189,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     from .._factories import from_numpy
 
     if window is None:
-        warn_once("istft_no_window", _ISTFT_NO_WINDOW, stacklevel=3)
+        warn_once_at_caller("istft_no_window", _ISTFT_NO_WINDOW)
     hop = n_fft >> 2 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
 
@@ -259,7 +259,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     if input.ndim == 2:
         y = y.squeeze(0)
     if end > expected_length:
-        warn_once("istft_short_signal", _ISTFT_SHORT, stacklevel=3)
+        warn_once_at_caller("istft_short_signal", _ISTFT_SHORT)
         y = constant_pad_nd(y, (0, end - expected_length), 0)
     return y
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import builtins
 import math
-import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from .._tensor import Tensor
+from .._warnings import warn_at_caller
 from ..backend import dtypes as _dt
 from ..backend.device import CPU, as_device
 from ..memory_format import preserve_format
@@ -196,8 +196,8 @@ def is_pinned(self: Tensor, device=None) -> bool:
     accelerator's index, refused where there is none)."""
     if device is not None:
         as_device(device)
-        warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not pass this argument.",
-                      UserWarning, stacklevel=2)
+        warn_at_caller("The argument 'device' of Tensor.is_pinned() is deprecated. Please do not pass this argument.",
+                       DeprecationWarning)  # (TORCH_WARN_DEPRECATION, at the caller's line)
     return False
 
 

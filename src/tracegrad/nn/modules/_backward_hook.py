@@ -10,12 +10,11 @@ double backward.
 
 from __future__ import annotations
 
-import warnings
-
 from ..._events import emit as _emit_event
 from ..._factories import zeros_array_tensor
 from ..._state import STATE
 from ..._tensor import Tensor
+from ..._warnings import warn_at_caller
 from ...autograd.edges import gradient_edge
 from ...autograd.function import _alias_no_grad, _set_edge, _set_view_creation_meta
 from ...autograd.node import Node
@@ -169,12 +168,13 @@ class BackwardHook:
                         self.grad_outputs = tuple(new)
                 local = self.grad_outputs
                 if self.input_tensors_index is None:
-                    warnings.warn(
+                    # (at the line that started the backward pass, past tracegrad's engine, as torch shows it)
+                    warn_at_caller(
                         "Full backward hook is firing when gradients are computed with respect to module "
                         "outputs since no inputs require gradients. See "
                         "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
                         "#torch.nn.Module.register_full_backward_hook for more details.",
-                        stacklevel=5,
+                        UserWarning,
                     )
                     grad_inputs = self._pack_with_none([], [], self.n_inputs)
                     for user_hook in self.user_hooks:

@@ -19,13 +19,13 @@ allows (``ENABLED_BACKENDS``), with PyTorch's warnings and error when the only o
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from ..._factories import ones
 from ..._state import STATE
 from ..._tensor import Tensor
+from ..._warnings import warn_at_caller
 from ...autograd.forward_ad import not_implemented_jvp
 from ...backend.dtypes import bfloat16, bool_, cpp_type_name
 from ..bfloat16_in_float import computes_bfloat16
@@ -422,9 +422,9 @@ def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     if math_path:
         return math_attention(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa)
     if flash:  # only the fused kernel is allowed, and it cannot run: say why, as PyTorch does
-        warnings.warn("Flash attention kernel not used because:", UserWarning, stacklevel=3)
+        warn_at_caller("Flash attention kernel not used because:", UserWarning)  # (TORCH_WARNs, at the caller)
         if refusal:
-            warnings.warn(refusal, UserWarning, stacklevel=3)
+            warn_at_caller(refusal, UserWarning)
         raise RuntimeError("No available kernel.  Aborting execution.")
     raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to turning "
                        "off both the math kernel and the fused kernels.")

@@ -924,11 +924,11 @@ def _conv_nd_batched(x: Tensor, weight: Tensor, bias, stride, padding, dilation,
             pad = tuple(t // 2 for t in totals)
             extra = [t % 2 for t in totals]
             if any(extra):  # asymmetric: pad the extra element on the right first, as PyTorch does
-                from ..._warnings import warn_once
+                from ..._warnings import warn_once_at_caller
 
-                warn_once("conv_same_padding_copy",  # (TORCH_WARN_ONCE: once per process)
-                          "Using padding='same' with even kernel lengths and odd dilation may require a "
-                          "zero-padded copy of the input be created", UserWarning, stacklevel=6)
+                warn_once_at_caller("conv_same_padding_copy",  # (TORCH_WARN_ONCE: once per process)
+                                    "Using padding='same' with even kernel lengths and odd dilation may require a "
+                                    "zero-padded copy of the input be created")
                 from .misc import constant_pad_nd
 
                 flat: list[int] = []

@@ -24,7 +24,7 @@ import numpy as np
 from ..._factories import full, zeros
 from ..._state import STATE
 from ..._tensor import Tensor
-from ..._warnings import warn_once
+from ..._warnings import warn_once_at_caller
 from ...autograd.forward_ad import not_implemented_jvp
 from ..creation import zeros_like
 from ..linalg_core import matmul
@@ -211,8 +211,8 @@ def takes_onednn_path(input: Tensor, has_projections: bool, batch_sizes) -> bool
             or batch_sizes is not None):
         return False
     if has_projections:
-        warn_once("lstm_projections_onednn",
-                  "LSTM with projections is not supported with oneDNN. Using default implementation.")
+        warn_once_at_caller("lstm_projections_onednn",
+                            "LSTM with projections is not supported with oneDNN. Using default implementation.")
         return False
     return True
 
