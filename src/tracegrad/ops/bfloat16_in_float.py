@@ -198,13 +198,31 @@ Refusal = str | Callable[[tuple], Exception | None]
 def _refusal_of(entry: Refusal, args: tuple) -> Exception | None:
     """The error of a :data:`REFUSED` entry for a call with ``args`` (None: the call computes)."""
     if entry.__class__ is str:
-        return NotImplementedError(f"\"{entry}\" not implemented for 'BFloat16'")
+        return _bfloat16_refusal(entry)
     return entry(args)
+
+
+def _bfloat16_refusal(kernel_name: str) -> Exception:
+    return NotImplementedError(f"\"{kernel_name}\" not implemented for 'BFloat16'")
 
 
 def _complex_refusal(args: tuple) -> Exception:
     names = " and ".join(_dt.scalar_type_name(a.dtype) for a in args[:2])
     return RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {names}")
+
+
+def _binomial_refusal(count, prob) -> Exception:
+    """binomial's TensorIterator refuses a prob of another dtype than count before its dispatch refuses bfloat16."""
+    if count.dtype != prob.dtype:
+        return RuntimeError(f"Found dtype {_dt.scalar_type_name(prob.dtype)} but expected "
+                            f"{_dt.scalar_type_name(count.dtype)}")
+    return _bfloat16_refusal("binomial_cpu")
+
+
+def _solve_triangular_refusal(a) -> Exception | None:
+    """solve_triangular copies B into a result of A's dtype: only a bfloat16 A is refused (a bfloat16 B beside
+    another A is computed)."""
+    return _bfloat16_refusal("triangular_solve_cpu") if _holds_bf16(a) else None
 
 
 def _polynomials() -> tuple[str, ...]:
@@ -224,7 +242,8 @@ def _polynomials() -> tuple[str, ...]:
 REFUSED: dict[str, Refusal] = {
     # linear algebra (LAPACK has no bfloat16; the others refuse it in their kernels, as float16)
     "linalg_lu": "lu_cpu", "linalg_lu_factor_ex": "lu_cpu", "triangular_solve": "triangular_solve_cpu",
-    "linalg_solve_triangular": "triangular_solve_cpu", "cholesky_inverse": "cholesky_inverse_out_cpu",
+    "linalg_solve_triangular": lambda args: _solve_triangular_refusal(args[0]),
+    "cholesky_inverse": "cholesky_inverse_out_cpu",
     "ormqr": "ormqr_cpu", "geqrf": "geqrf_cpu", "linalg_ldl_factor_ex": "ldl_factor_kernel_cpu",
     # distances, pooling, losses
     "_pdist_backward": "pdist_backward",
@@ -236,7 +255,7 @@ REFUSED: dict[str, Refusal] = {
         "erfcx", "log_ndtr", "ndtri", "zeta", "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
         "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
         "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0", *_polynomials())},
-    "binomial": "binomial_cpu", "complex": _complex_refusal, "polar": _complex_refusal,
+    "binomial": lambda args: _binomial_refusal(*args[:2]), "complex": _complex_refusal, "polar": _complex_refusal,
     "_sobol_engine_draw": "_sobol_engine_draw",
     # Fourier transforms (reached with bfloat16 through stft; torch.fft's functions refuse it before)
     **dict.fromkeys(("_fft_r2c", "_fft_c2c", "_fft_c2r"),

@@ -2151,6 +2151,19 @@ def _substitution_quotient(x: np.ndarray, pivot: np.ndarray) -> np.ndarray:
     return quotient
 
 
+def _copied_into_result(b: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``B`` as PyTorch's solve_triangular copies it into its result (of ``A``'s dtype), which it then solves in
+    place: cast, a complex ``B``'s imaginary part dropped with the copy's warning."""
+    if b.dtype == dtype:
+        return b
+    if b.dtype.kind == "c" and dtype.kind != "c":
+        from .._warnings import complex_to_real
+
+        complex_to_real()
+        b = b.real
+    return b.astype(dtype)
+
+
 def _solve_triangular_kernel(a, b, upper, left=True, unitriangular=False):
     _check_matrix("linalg.solve_triangular", a)
     _check_matrix("linalg.solve_triangular", b, "B")
@@ -2159,9 +2172,10 @@ def _solve_triangular_kernel(a, b, upper, left=True, unitriangular=False):
     if (b.shape[-2] if left else b.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
-    _check_float("linalg.solve_triangular", a)
-    _same_dtype(a, b)
+    if a.dtype.kind not in "fc":  # (B is copied into a result of A's dtype, which has no kernel)
+        raise unsupported("triangular_solve_cpu", a.dtype)
     refuse_half("triangular_solve_cpu", a)
+    b = _copied_into_result(b, a.dtype)
     if left:
         return _triangular_solve(a, b, upper, unitriangular)
     at, bt = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)

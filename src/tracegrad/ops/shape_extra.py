@@ -1609,6 +1609,7 @@ _unique_method.__qualname__ = "Tensor.unique"
 _unique_consecutive_method.__qualname__ = "Tensor.unique_consecutive"
 
 
+@computes_bfloat16  # (bfloat16 weights are summed in double, as any other but float32: a float64 result)
 def _bincount_kernel(a, weights=None, minlength=0):
     if a.dtype.kind not in "iub":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_tname(a)}'")

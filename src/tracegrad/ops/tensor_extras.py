@@ -295,9 +295,14 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad
 def _binomial_kernel(count, prob, generator=None):
     from .._factories import _rng
 
-    if count.dtype.kind != "f":
-        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
-                         f"{_dt.scalar_type_name(count.dtype)}")
+    for name, a in (("count", count), ("prob", prob)):
+        if a.dtype.kind != "f":
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{_dt.scalar_type_name(a.dtype)}")
+    np.broadcast_shapes(count.shape, prob.shape)  # (TensorIterator: the sizes are checked before the dtypes)
+    if prob.dtype != count.dtype:  # (TensorIterator's same-dtype check, against the result's dtype: count's)
+        raise RuntimeError(f"Found dtype {_dt.scalar_type_name(prob.dtype)} but expected "
+                           f"{_dt.scalar_type_name(count.dtype)}")
     draws = _rng(generator).binomial(count, prob, single=count.dtype == np.float32)
     return draws.astype(count.dtype)
 

@@ -317,6 +317,9 @@ _STRICT_OUT_DTYPE = {
                     "but got {} for input's dtype and {} for out's dtype.".format(*_names(want, have))),
     **dict.fromkeys(("cummax", "cummin"),
                     lambda want, have, output: "expected scalar_type {} but found {}".format(*_names(want, have))),
+    # (its kernel solves in out, of A's dtype, in place)
+    "linalg_solve_triangular":
+        lambda want, have, output: "expected scalar type {} but found {}".format(*_names(want, have)),
     "kthvalue": _kthvalue_words,
     "mode": lambda want, have, output: "expected scalar type '{}' but got '{}' for {} output".format(
         *_names(want, have), "indices" if output else "values"),

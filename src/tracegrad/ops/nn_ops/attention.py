@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..._factories import ones
+from ..._factories import ones, zeros
 from ..._state import STATE
 from ..._tensor import Tensor
 from ..._warnings import warn_at_caller
@@ -87,7 +87,9 @@ safe_softmax = defop(
 
 
 def _default_scale(head_size: int, scale: float | None) -> float:
-    return 1.0 / math.sqrt(head_size) if scale is None else scale
+    if scale is not None:
+        return scale
+    return 1.0 / math.sqrt(head_size) if head_size else math.inf  # (C++'s 1.0 / 0.0 for a head size of 0)
 
 
 def _grouped(k: np.ndarray, heads: int) -> np.ndarray:
@@ -120,13 +122,15 @@ def _as_stored(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def _scores(q, k, is_causal, mask, scale, rows: slice, keys: slice):
-    """``scale * q @ k^T + mask`` for the queries ``rows`` and keys ``keys``, -inf above the causal diagonal."""
-    scores = np.matmul(q[..., rows, :], np.swapaxes(k[..., keys, :], -1, -2)) * scale
-    if mask is not None:
-        scores = scores + np.broadcast_to(mask, (*q.shape[:-1], k.shape[-2]))[..., rows, keys]
+    """``scale * q @ k^T + mask`` for the queries ``rows`` and keys ``keys``, -inf above the causal diagonal.
+    PyTorch's kernel writes the causal -inf before it scales: a scale <= 0 makes those entries +inf or NaN."""
+    scores = np.matmul(q[..., rows, :], np.swapaxes(k[..., keys, :], -1, -2))
     if is_causal:
         query_at = np.arange(q.shape[-2])[rows, None]
         scores = np.where(np.arange(k.shape[-2])[keys] <= query_at, scores, -np.inf)
+    scores = scores * scale
+    if mask is not None:
+        scores = scores + np.broadcast_to(mask, (*q.shape[:-1], k.shape[-2]))[..., rows, keys]
     return scores
 
 
@@ -395,6 +399,13 @@ def _validate(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None) ->
                            f"{cpp_type_name(dtypes[0])} instead.")
 
 
+def _empty_attention(query: Tensor, key: Tensor, value: Tensor, shape: tuple) -> Tensor:
+    """PyTorch's answer where the output or the values are empty: zeros, joined to every input's graph by
+    ``(query.sum() + key.sum() + value.sum()) * 0`` (an AddBackward0 over MulBackward1, zero gradients)."""
+    link = mul_scalar(query.sum() + key.sum() + value.sum(), 0)
+    return zeros(shape, dtype=query.dtype) + link
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
@@ -408,6 +419,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
 def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa) -> Tensor:
     _validate(query, key, value, attn_mask)
+    shape = (*query.shape[:-1], value.shape[-1])
+    if math.prod(shape) == 0 or value._data.size == 0:
+        return _empty_attention(query, key, value, shape)
     mask = attn_mask
     if mask is not None and mask._data.dtype == np.bool_:
         mask = _additive_mask(mask, query.dtype)
