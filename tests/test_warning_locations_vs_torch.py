@@ -149,6 +149,8 @@ COUNTS = {
                                         "torch.lu_solve(a, LU, p)", "torch.lu_solve(a, LU, p, out=torch.empty(2, 2))",
                                         "torch.lu_solve(a, LU, p)"],
     "Tensor.lu and torch.lu share one": ["a = torch.eye(2)", "a.lu()", "torch.lu(a)"],
+    "warn-always does not use up a once-a-process warning": [
+        "x = torch.ones(())", "torch.set_warn_always(True)", "x.mT", "torch.set_warn_always(False)", "x.mT", "x.mT"],
     "storage() once even with warn-always": ["torch.set_warn_always(True)", "torch.ones(2).storage()",
                                              "torch.ones(2).storage()"],
 }

@@ -25,16 +25,25 @@ def is_warn_always_enabled() -> bool:
     return _ALWAYS[0]
 
 
+def _first_time(key: str) -> bool:
+    """Whether a once-a-process warning is due: always with warn-always on, which (as TORCH_WARN_ONCE's) does
+    not use up its one time; else the first time only."""
+    if _ALWAYS[0]:
+        return True
+    if key in _SEEN:
+        return False
+    _SEEN.add(key)
+    return True
+
+
 def warn_once(key: str, message: str, category=UserWarning, stacklevel: int = 3) -> None:
-    if _ALWAYS[0] or key not in _SEEN:
-        _SEEN.add(key)
+    if _first_time(key):
         warnings.warn(message, category, stacklevel=stacklevel)
 
 
 def warn_once_at_caller(key: str, message: str, category: type[Warning] = UserWarning) -> None:
     """``warn_at_caller`` once a process (unless warnings are set to always show): torch's ``TORCH_WARN_ONCE``."""
-    if _ALWAYS[0] or key not in _SEEN:
-        _SEEN.add(key)
+    if _first_time(key):
         warn_at_caller(message, category)
 
 
@@ -96,8 +105,7 @@ def complex_to_real() -> None:
     """PyTorch's warning as its copy casts complex values to real: a UserWarning at the caller's line, once per
     process unless warn-always is on (TORCH_WARN_ONCE). Also where a strict filter made NumPy's ComplexWarning an
     exception before it copied (the copy then reads the real part)."""
-    if _ALWAYS[0] or _COMPLEX_TO_REAL not in _SEEN:
-        _SEEN.add(_COMPLEX_TO_REAL)
+    if _first_time(_COMPLEX_TO_REAL):
         warn_at_caller(_COMPLEX_TO_REAL, UserWarning)
 
 
