@@ -25,7 +25,7 @@ else:
 torch.set_num_threads(1)
 
 __all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "assert_same_bits", "assert_same_bits_of", "both_from",
-           "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised", "value_or_error", "saved_and_loaded",
+           "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised", "value_or_error", "bits_or_error", "saved_and_loaded",
            "UnseekableStream", "forward_ad_transcript"]
 
 
@@ -191,6 +191,25 @@ def value_or_error(program, lib) -> tuple:
     except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
         return type(exc).__name__, str(exc)
     return str(result.dtype).replace("tracegrad", "torch"), tuple(result.shape), repr(result.tolist())
+
+
+def bits_or_error(program, lib):
+    """A program's tensors as (dtype, shape, raw bits), other values as they are, or its error as (type, first
+    line of its message): outcomes compared bit for bit across libraries (bfloat16 read through int16)."""
+    lib.manual_seed(0)
+    try:
+        value = program(lib)
+    except Exception as e:  # noqa: BLE001 - the error is the outcome compared
+        return type(e).__name__, str(e).split("\n")[0].replace("tracegrad", "torch")
+    out = []
+    for v in value if isinstance(value, (list, tuple)) else [value]:
+        if hasattr(v, "detach"):
+            v = v.detach()
+            raw = v.view(lib.int16) if v.dtype is lib.bfloat16 else v
+            out.append((str(v.dtype).replace("tracegrad", "torch"), tuple(v.shape), raw.numpy().tobytes()))
+        else:
+            out.append(v)
+    return out
 
 
 def saved_and_loaded(lib, obj, **load_kwargs):

@@ -36,6 +36,16 @@ def _entry(value):
     return ("text", normalised(str(value)))
 
 
+def repr_or_error(f: Callable, lib) -> object:
+    """What ``f(lib)`` gives, as comparable text (its repr, normalised), or its error, warnings ignored."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return normalised(repr(f(lib)))
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return type(e).__name__, normalised(str(e))
+
+
 def transcript(lib, program: Callable) -> list:
     """What ``program(lib, show)`` shows, then how it ended, then its warnings (see the module docstring)."""
     log: list = []

@@ -9,31 +9,13 @@ non-floating dtype (dropout, is_signed, cov's weights, clamp's complex bounds, s
 from __future__ import annotations
 
 import pytest
-from _lib import np, tg, torch
+from _lib import bits_or_error, np, tg, torch
 
 pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.filterwarnings("ignore")]
 
 
-def _outcome(program, lib):
-    """A program's tensors as (dtype, shape, raw bits), other values as they are, or its error as (type, message)."""
-    lib.manual_seed(0)
-    try:
-        value = program(lib)
-    except Exception as e:  # noqa: BLE001 - the error is the outcome compared
-        return type(e).__name__, str(e).split("\n")[0].replace("tracegrad", "torch")
-    out = []
-    for v in value if isinstance(value, (list, tuple)) else [value]:
-        if hasattr(v, "detach"):
-            v = v.detach()
-            raw = v.view(lib.int16) if v.dtype is lib.bfloat16 else v
-            out.append((str(v.dtype).replace("tracegrad", "torch"), tuple(v.shape), raw.numpy().tobytes()))
-        else:
-            out.append(v)
-    return out
-
-
 def _same(program) -> None:
-    assert _outcome(program, tg) == _outcome(program, torch)
+    assert bits_or_error(program, tg) == bits_or_error(program, torch)
 
 
 def _bf(lib, *shape, seed=0, shift=0.0):

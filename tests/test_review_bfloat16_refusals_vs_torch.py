@@ -9,27 +9,9 @@ names an array by the dtype it stands for. Also histc's bins in bfloat16 arithme
 from __future__ import annotations
 
 import pytest
-from _lib import np, tg, torch
+from _lib import bits_or_error, np, tg, torch
 
 pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.filterwarnings("ignore")]
-
-
-def _outcome(program, lib):
-    """A program's tensors as (dtype, shape, raw bits), other values as they are, or its error as (type, message)."""
-    lib.manual_seed(0)
-    try:
-        value = program(lib)
-    except Exception as e:  # noqa: BLE001 - the error is the outcome compared
-        return type(e).__name__, str(e).split("\n")[0].replace("tracegrad", "torch")
-    out = []
-    for v in value if isinstance(value, (list, tuple)) else [value]:
-        if hasattr(v, "detach"):
-            v = v.detach()
-            raw = v.view(lib.int16) if v.dtype is lib.bfloat16 else v
-            out.append((str(v.dtype).replace("tracegrad", "torch"), tuple(v.shape), raw.numpy().tobytes()))
-        else:
-            out.append(v)
-    return out
 
 
 def _bf(lib, *shape, seed=0, shift=0.0):
@@ -128,12 +110,12 @@ MESSAGES = {
 
 @pytest.mark.parametrize("name", ORDER)
 def test_checks_in_torch_order(name):
-    assert _outcome(ORDER[name], tg) == _outcome(ORDER[name], torch)
+    assert bits_or_error(ORDER[name], tg) == bits_or_error(ORDER[name], torch)
 
 
 @pytest.mark.parametrize("name", MESSAGES)
 def test_messages_name_bfloat16(name):
-    assert _outcome(MESSAGES[name], tg) == _outcome(MESSAGES[name], torch)
+    assert bits_or_error(MESSAGES[name], tg) == bits_or_error(MESSAGES[name], torch)
 
 
 # histc bins bfloat16 (and float16) in the input's own arithmetic, each step rounded, and counts one at a time in
@@ -152,7 +134,7 @@ HISTC = {
 
 @pytest.mark.parametrize("name", HISTC)
 def test_histc_bins_in_the_input_dtype(name):
-    assert _outcome(HISTC[name], tg) == _outcome(HISTC[name], torch)
+    assert bits_or_error(HISTC[name], tg) == bits_or_error(HISTC[name], torch)
 
 
 # DLPack of bfloat16 (kDLBfloat, code 4, 16 bits), which NumPy's DLPack refuses: tracegrad sends and takes it as

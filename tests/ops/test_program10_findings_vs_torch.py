@@ -17,17 +17,7 @@ import warnings
 
 import pytest
 from _lib import tg, torch
-from _tutorial_lib import normalised
-
-
-def _outcome(f, lib):
-    """What ``f(lib)`` gives, as comparable text, or its error."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return normalised(repr(f(lib)))
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        return type(e).__name__, normalised(str(e))
+from _tutorial_lib import normalised, repr_or_error
 
 
 def _history(result) -> list:
@@ -75,7 +65,7 @@ def test_ctc_loss_refuses_half_precision_as_torch(dtype):
         lp = t.tensor([[[-1.0, -2.0, -0.5]], [[-0.7, -1.5, -1.0]], [[-1.2, -0.3, -2.0]]]).to(getattr(t, dtype))
         return t.nn.functional.ctc_loss(lp, t.tensor([[1, 2]]), (3,), (2,))
 
-    assert _outcome(run, tg) == _outcome(run, torch)
+    assert repr_or_error(run, tg) == repr_or_error(run, torch)
 
 
 _FAILING = {
@@ -98,7 +88,7 @@ def test_cholesky_ex_returns_what_lapack_leaves(name, upper):
         L, info = t.linalg.cholesky_ex(A, upper=upper)
         return L.detach().tolist(), info.tolist(), L.grad_fn.name()
 
-    assert _outcome(run, tg) == _outcome(run, torch)
+    assert repr_or_error(run, tg) == repr_or_error(run, torch)
 
 
 @pytest.mark.parametrize("call", ["cholesky_ex_checked", "cholesky_nan", "cholesky_upper_reads_upper",
@@ -113,7 +103,7 @@ def test_cholesky_errors_and_triangles(call):
         "legacy_cholesky": lambda t: t.cholesky(-t.eye(2)),
         "legacy_cholesky_upper": lambda t: t.cholesky(t.tensor([[4.0, 100.0], [2.0, 5.0]]), upper=True),
     }
-    assert _outcome(calls[call], tg) == _outcome(calls[call], torch)
+    assert repr_or_error(calls[call], tg) == repr_or_error(calls[call], torch)
 
 
 def test_legacy_cholesky_records_its_own_node():

@@ -16,21 +16,9 @@ operation that caused it and compared with torch.
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 from _lib import tg, torch
-from _tutorial_lib import normalised
-
-
-def _outcome(f, lib):
-    """What ``f(lib)`` gives, as comparable text, or its error."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return normalised(repr(f(lib)))
-    except Exception as e:  # noqa: BLE001 - the error is what is compared
-        return type(e).__name__, normalised(str(e))
+from _tutorial_lib import repr_or_error
 
 
 def _grown(lib, dtype, old: int, new: int):
@@ -74,7 +62,7 @@ def test_deterministic_mode_fills_uninitialized_memory(case):
     for lib in (tg, torch):
         lib.use_deterministic_algorithms(True)
         try:
-            results.append(_outcome(f, lib))
+            results.append(repr_or_error(f, lib))
         finally:
             lib.use_deterministic_algorithms(False)
     assert results[0] == results[1]
@@ -115,7 +103,7 @@ SMALL = {
 @pytest.mark.parametrize("case", SMALL)
 def test_small_finding(case):
     f = SMALL[case]
-    assert _outcome(f, tg) == _outcome(f, torch)
+    assert repr_or_error(f, tg) == repr_or_error(f, torch)
 
 
 def test_print_opts_writes_reach_printing():
@@ -172,4 +160,4 @@ NODE_CALLS = {
 @pytest.mark.parametrize("call", NODE_CALLS)
 def test_node_method_argument_errors(node, call):
     f = NODE_CALLS[call]
-    assert _outcome(lambda L: f(node(L)), tg) == _outcome(lambda L: f(node(L)), torch)
+    assert repr_or_error(lambda L: f(node(L)), tg) == repr_or_error(lambda L: f(node(L)), torch)
