@@ -11,6 +11,7 @@ the closed interval ``[min, max]``). Backward rules only use dispatched operator
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -388,7 +389,15 @@ def _sleef_everywhere(sleef_name: str, np_fn):
     return _floating(array_fn)
 
 
-def _rounded_from_float64(ufunc: np.ufunc):
+def _arccos(a: np.ndarray, dtype: type | None = None) -> np.ndarray:
+    """``np.arccos``, but a NaN input returned as it is, as MKL's acos (PyTorch's) returns it: NumPy's float64 loop
+    (glibc's acos) returns it negated."""
+    result = np.arccos(a, dtype=dtype)
+    nan = np.isnan(a)
+    return np.where(nan, -result, result) if a.dtype.kind == "f" and nan.any() else result
+
+
+def _rounded_from_float64(ufunc: Callable[..., np.ndarray]):
     """``ufunc`` of integers and floats, float32 and half computed in float64 and rounded to float once (then half, as
     PyTorch computes half in float). PyTorch's kernels of log2, log10, asin, acos and atan call MKL's vector math,
     whose float results are almost always the correctly rounded values; NumPy's float32 ones are an ulp off for 5% to
@@ -428,7 +437,7 @@ log10, log10_ = _pair("log10", _rounded_from_float64(np.log10), _log10_vjp, _SEL
 rsqrt, rsqrt_ = _pair("rsqrt", _rsqrt_kernel, _rsqrt_vjp, _RESULT)
 tan, tan_ = _pair("tan", _floating(np.tan), _tan_vjp, _RESULT)
 asin, asin_ = _pair("asin", _rounded_from_float64(np.arcsin), _asin_vjp, _SELF)
-acos, acos_ = _pair("acos", _rounded_from_float64(np.arccos), _acos_vjp, _SELF)
+acos, acos_ = _pair("acos", _rounded_from_float64(_arccos), _acos_vjp, _SELF)
 atan, atan_ = _pair("atan", _rounded_from_float64(np.arctan), _atan_vjp, _SELF)
 sinh, sinh_ = _pair("sinh", _cpu_kernel("sinh", np.sinh), _sinh_vjp, _SELF)
 cosh, cosh_ = _pair("cosh", _cpu_kernel("cosh", np.cosh), _cosh_vjp, _SELF)
