@@ -281,3 +281,15 @@ def test_reachable_as_torch_utils_benchmark():
     names = {"Timer", "Measurement", "Compare", "TaskSpec", "Language", "Colorize", "CopyIfCallgrind", "timer",
              "select_unit", "trim_sigfig", "ordered_unique", "unit_to_english", "set_torch_threads"}
     assert names <= set(dir(bench(tg))) and names <= set(dir(bench(torch)))
+
+
+def test_benchmark_is_imported_on_first_use():
+    """``import tracegrad`` leaves ``utils.benchmark`` unimported (some 7 ms); the first ``torch.utils.benchmark``
+    read imports it, as a user of ``import tracegrad as torch`` expects it to be there."""
+    import subprocess
+    import sys
+
+    code = ("import sys, tracegrad as torch; print('tracegrad.utils.benchmark' in sys.modules); "
+            "print(torch.utils.benchmark.Timer.__name__, 'tracegrad.utils.benchmark' in sys.modules)")
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert lines[:2] == ["False", "Timer True"]
