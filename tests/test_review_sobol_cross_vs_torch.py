@@ -44,7 +44,7 @@ def test_cross_of_bool_refused(op):
 
 
 def test_cross_default_dim_warns_once_at_the_callers_line():
-    tg_warnings._SEEN.discard("cross default dim")  # (as in a fresh process)
+    tg_warnings._SEEN.discard("cross without dim")  # (as in a fresh process)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(2):
