@@ -615,13 +615,7 @@ def _index_array(k) -> np.ndarray:
     and bytes as a mask, anything else as long integers (floats cut toward zero)."""
     _check_index_type(k)
     if isinstance(k, Tensor):
-        arr = k._data
-        if arr.dtype == np.uint8:  # (kept: a byte mask is refused where a bool one is not, see below)
-            from .._warnings import warn_at_caller
-
-            # (at the user's indexing line, whichever path of tracegrad's reads the key)
-            warn_at_caller("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
-                           "instead.", UserWarning)
+        arr = k._data  # (a byte mask kept: it is refused where a bool one is not, and warned of in _check_advanced)
         return arr.astype(np.int64) if arr.dtype == np.int32 else arr
     try:
         arr = np.asarray(k)
@@ -652,9 +646,10 @@ def _raise_as_torch_reads(data) -> None:
 _INDEX_DTYPES = frozenset(np.dtype(d) for d in (np.int64, np.int32, np.uint8, np.bool_))
 
 
-def _check_advanced(shape: tuple, advanced: list) -> None:
+def _check_advanced(shape: tuple, advanced: list, through_index: bool = True) -> None:
     """torch's checks of the advanced indices against the (sliced) tensor they index, in its order: their
-    number (up to the last one given), their dtypes, then each mask's shape."""
+    number (up to the last one given), their dtypes, then each mask's shape. Going ``through_index`` (not the
+    masked fill of one value), each byte mask is warned of first, as torch's expandTensors does."""
     given = len(advanced)
     while advanced[given - 1] is None:
         given -= 1
@@ -662,6 +657,8 @@ def _check_advanced(shape: tuple, advanced: list) -> None:
         raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {given})")
     if builtins.any(a is not None and a.dtype not in _INDEX_DTYPES for a in advanced):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if through_index:
+        _warn_of_byte_masks(advanced)
     dim = 0
     for a in advanced:
         if a is not None and _is_mask(a):
@@ -669,6 +666,16 @@ def _check_advanced(shape: tuple, advanced: list) -> None:
             dim += a.ndim
         else:
             dim += 1
+
+
+def _warn_of_byte_masks(advanced: list) -> None:
+    """torch's deprecation warning, once for each byte mask, at the user's indexing line."""
+    from .._warnings import warn_at_caller
+
+    for a in advanced:
+        if a is not None and a.dtype == np.uint8:
+            warn_at_caller("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+                           "instead.", UserWarning)
 
 
 def _is_mask(a: np.ndarray) -> bool:
@@ -937,7 +944,8 @@ def setitem(t: Tensor, key, value) -> None:
         dtype = t._data.dtype
         value = _wrap(np.asarray(_assigned_scalar(value, dtype), dtype=dtype))  # (a 0-d tensor)
     if advanced and any(a is not None for a in advanced):
-        _check_advanced(target._data.shape, advanced)
+        # (one value through a lone mask: torch checks the mask's shape, then masked_fill_ refuses a byte one)
+        _check_advanced(target._data.shape, advanced, not _fills_through_mask(advanced, value._data.size))
         if _check_fill_through_mask(t, advanced, value):  # (the mask as it is, which the masked fill reads)
             indices = _expand_bool_masks(advanced, sources, expand=False)
         else:

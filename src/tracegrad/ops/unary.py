@@ -398,6 +398,23 @@ def _arccos(a: np.ndarray, dtype: type | None = None) -> np.ndarray:
     return np.where(np.isnan(a), -result, result)
 
 
+def _positive_nan_of_negatives(ufunc: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """``ufunc`` (a logarithm), but for float32 and float64 the NaN of a negative input (or -inf) positive, as
+    MKL's (PyTorch's) is: NumPy's loops give it negative. A NaN input stays as it is in both, and PyTorch's half
+    and bfloat16 kernels give negative NaNs too."""
+
+    def fn(a: np.ndarray, dtype: type | None = None) -> np.ndarray:
+        result = ufunc(a, dtype=dtype)
+        # (the common case: no NaN, told by a dot product, as _has_nan does, without its call)
+        if a.dtype.itemsize < 4 or result.dtype.char not in "fd" or not math.isnan(np.vdot(result, result)):
+            return result
+        if bfloat16_in_float._IN_FLIGHT[0]:  # (a bfloat16 result, computed on float32 copies)
+            return result
+        return np.where(a < 0, np.nan, result)
+
+    return fn
+
+
 def _has_nan(a: np.ndarray) -> bool:
     """Whether the real array ``a`` holds a NaN: its squares' sum is NaN just then (a sum of squares overflows to
     inf, never to NaN), and BLAS takes a third of the time of ``np.isnan(a).any()`` on a small array (half's dot has
@@ -442,8 +459,8 @@ exp2, exp2_ = _pair("exp2", _cpu_kernel("exp2", np.exp2), _exp2_vjp, _RESULT)
 expm1, expm1_ = _pair("expm1", _sleef_everywhere("sleef_expm1f", np.expm1), _expm1_vjp, _RESULT)
 log1p, log1p_ = _pair("log1p", _sleef_everywhere("sleef_log1pf", np.log1p), _log1p_vjp, _SELF,
                       node_name="Log1PBackward0")
-log2, log2_ = _pair("log2", _rounded_from_float64(np.log2), _log2_vjp, _SELF)
-log10, log10_ = _pair("log10", _rounded_from_float64(np.log10), _log10_vjp, _SELF)
+log2, log2_ = _pair("log2", _rounded_from_float64(_positive_nan_of_negatives(np.log2)), _log2_vjp, _SELF)
+log10, log10_ = _pair("log10", _rounded_from_float64(_positive_nan_of_negatives(np.log10)), _log10_vjp, _SELF)
 rsqrt, rsqrt_ = _pair("rsqrt", _rsqrt_kernel, _rsqrt_vjp, _RESULT)
 tan, tan_ = _pair("tan", _floating(np.tan), _tan_vjp, _RESULT)
 asin, asin_ = _pair("asin", _rounded_from_float64(np.arcsin), _asin_vjp, _SELF)

@@ -146,6 +146,8 @@ def write_out(op, bound: tuple, out):
         for r in results:
             r._data = contiguous_as_torch(r._data)
     _check_strict_out_dtypes(op, results, outs)
+    if op.name in _OWN_OUT_RESIZES:
+        _OWN_OUT_RESIZES[op.name](bound, outs, results)
     for dst, src in zip(outs, results):
         _store(dst, src)
     inputs = _out_inputs(op, bound)
@@ -162,6 +164,36 @@ def write_out(op, bound: tuple, out):
 # operator, then resize_output and copy_: an out it resizes is contiguous, whatever the layout of the result
 # (the legacy cholesky's is column-major).
 _COPIED_INTO_RESIZED_OUT = frozenset({"cholesky"})
+
+
+def _resize_silently(bound: tuple, outs: tuple, results: tuple) -> None:
+    """An out= kernel that calls ``resize_`` itself rather than ``resize_output``: no deprecation warning."""
+    for dst, src in zip(outs, results):
+        if dst._data.shape != src._data.shape:
+            dst._data = resized_out(dst._data, src._data)
+
+
+def _resize_at_keepdim_shape(bound: tuple, outs: tuple, results: tuple) -> None:
+    """ATen's ``_reduction_with_indices_allocate_or_resize_output``: without keepdim, an out= one dim short is
+    unsqueezed at the reduced dim, resized (with its warning) to the keepdim shape, then squeezed there; so the
+    warning names both shapes with the reduced dim kept, and an out already of the keepdim shape is taken as is."""
+    source, dim, keepdim = bound[0]._data, bound[2], bound[3]
+    if keepdim or source.ndim == 0:
+        return
+    dim %= source.ndim
+    kept_shape = source.shape[:dim] + (1,) + source.shape[dim + 1:]
+    for dst, src in zip(outs, results):
+        data = dst._data
+        if data.ndim == source.ndim - 1:
+            data = np.expand_dims(data, dim)
+        if data.shape != kept_shape:
+            warn_out_resized(data, kept_shape)
+            data = resized_out(data, src._data.reshape(kept_shape))
+        dst._data = np.squeeze(data, dim)
+
+
+# Operators whose out= kernel resizes its outputs otherwise than the plain ``resize_output`` of ``_store``
+_OWN_OUT_RESIZES = {"narrow_copy": _resize_silently, "kthvalue": _resize_at_keepdim_shape}
 
 
 def _check_linalg_compatible_dtype(name: str, source: Tensor, dst) -> None:
