@@ -405,8 +405,7 @@ def _positive_nan_of_negatives(ufunc: Callable[..., np.ndarray]) -> Callable[...
 
     def fn(a: np.ndarray, dtype: type | None = None) -> np.ndarray:
         result = ufunc(a, dtype=dtype)
-        # (the common case: no NaN, told by a dot product, as _has_nan does, without its call)
-        if a.dtype.itemsize < 4 or result.dtype.char not in "fd" or not math.isnan(np.vdot(result, result)):
+        if a.dtype.itemsize < 4 or result.dtype.char not in "fd" or not _has_nan(result):  # (the common case)
             return result
         if bfloat16_in_float._IN_FLIGHT[0]:  # (a bfloat16 result, computed on float32 copies)
             return result

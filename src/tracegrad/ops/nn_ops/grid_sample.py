@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..._strides import _is_contiguous
 from ..._tensor import Tensor, _wrap
 from ...autograd.forward_ad import not_implemented_jvp
 from ...backend.dtypes import scalar_type_name
@@ -241,16 +242,6 @@ def _bilinear_grid_grad(corners: list[tuple], gof: np.ndarray, axes: list[_Axis]
         gx = fma_if_available(tx, gof[:, ch], gx)
         gy = fma_if_available(ty, gof[:, ch], gy)
     return np.stack([gx * axes[1].m, gy * axes[0].m], axis=-1)
-
-
-def _is_contiguous(sizes: tuple, strides: tuple) -> bool:
-    """at::geometry_is_contiguous: strides (in elements) of a C-contiguous layout, size-1 dims aside."""
-    expected = 1
-    for size, stride in zip(reversed(sizes), reversed(strides)):
-        if size != 1 and stride != expected:
-            return size == 0
-        expected *= size
-    return True
 
 
 def _vector_rows(grid: np.ndarray) -> tuple[int, int]:
