@@ -25,10 +25,10 @@ def is_warn_always_enabled() -> bool:
     return _ALWAYS[0]
 
 
-def _first_time(key: str) -> bool:
-    """Whether a once-a-process warning is due: always with warn-always on, which (as TORCH_WARN_ONCE's) does
-    not use up its one time; else the first time only."""
-    if _ALWAYS[0]:
+def _first_time(key: str, repeat_under_warn_always: bool = True) -> bool:
+    """Whether a once-a-process warning is due: always with warn-always on (unless the warning ignores it), which
+    (as TORCH_WARN_ONCE's) does not use up its one time; else the first time only."""
+    if repeat_under_warn_always and _ALWAYS[0]:
         return True
     if key in _SEEN:
         return False
@@ -41,9 +41,12 @@ def warn_once(key: str, message: str, category=UserWarning, stacklevel: int = 3)
         warnings.warn(message, category, stacklevel=stacklevel)
 
 
-def warn_once_at_caller(key: str, message: str, category: type[Warning] = UserWarning) -> None:
-    """``warn_at_caller`` once a process (unless warnings are set to always show): torch's ``TORCH_WARN_ONCE``."""
-    if _first_time(key):
+def warn_once_at_caller(key: str, message: str, category: type[Warning] = UserWarning, *,
+                        repeat_under_warn_always: bool = True) -> None:
+    """``warn_at_caller`` once a process (unless warnings are set to always show): torch's ``TORCH_WARN_ONCE``.
+    ``repeat_under_warn_always=False``: once a process whatever ``set_warn_always`` says (a warning torch guards
+    with a flag of its own)."""
+    if _first_time(key, repeat_under_warn_always):
         warn_at_caller(message, category)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._strides import data_address, offset_in, storage_extent
-from ._warnings import _SEEN, warn_at_caller
+from ._warnings import warn_once_at_caller
 
 _BY_BUFFER: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
@@ -706,12 +706,10 @@ def untyped_storage(tensor) -> UntypedStorage:
 def typed_storage(tensor) -> TypedStorage:
     """``Tensor.storage()``: deprecated in PyTorch, which warns the first time in a process (whatever
     ``set_warn_always`` says: torch's own flag for it is another), at the caller's line."""
-    if "typed_storage" in _SEEN:
-        return TypedStorage(untyped_storage(tensor), tensor.dtype)
-    _SEEN.add("typed_storage")
-    warn_at_caller("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
-                   "only storage class. This should only matter to you if you are using storages directly.  To access "
-                   "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()", UserWarning)
+    warn_once_at_caller("typed_storage", "TypedStorage is deprecated. It will be removed in the future and "
+                        "UntypedStorage will be the only storage class. This should only matter to you if you are "
+                        "using storages directly.  To access UntypedStorage directly, use tensor.untyped_storage() "
+                        "instead of tensor.storage()", UserWarning, repeat_under_warn_always=False)
     return TypedStorage(untyped_storage(tensor), tensor.dtype)
 
 
