@@ -407,7 +407,7 @@ def _positive_nan_of_negatives(ufunc: Callable[..., np.ndarray]) -> Callable[...
         result = ufunc(a, dtype=dtype)
         if a.dtype.itemsize < 4 or result.dtype.char not in "fd" or not _has_nan(result):  # (the common case)
             return result
-        if bfloat16_in_float._IN_FLIGHT[0]:  # (a bfloat16 result, computed on float32 copies)
+        if bfloat16_in_float.stands_for_bfloat16(a.dtype):  # (a bfloat16 result, computed on float32 copies)
             return result
         return np.where(a < 0, np.nan, result)
 
