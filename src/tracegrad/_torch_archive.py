@@ -431,11 +431,14 @@ def _record_prefix(archive: zipfile.ZipFile) -> str:
     if not names or "/" not in names[0]:
         raise RuntimeError("PytorchStreamReader failed reading zip archive: failed finding central directory")
     prefix = names[0].split("/", 1)[0] + "/"
+    if prefix + "version" not in names and prefix + ".data/version" not in names:  # (torch's reader reads it first)
+        raise RuntimeError('Expected hasRecord("version") to be true, but got false.  (Could this error message be '
+                           'improved?  If so, please report an enhancement request to PyTorch.)')
     if prefix + "data.pkl" not in names:
         if prefix + "constants.pkl" in names:
             raise RuntimeError("tracegrad cannot load TorchScript archives (torch.jit.save): save the model's "
                                "state_dict() with torch.save instead")
-        raise RuntimeError(f"PytorchStreamReader failed locating file {prefix}data.pkl: file not found")
+        raise RuntimeError(f"PytorchStreamReader failed locating file data.pkl: file not found{_MINIZ_ADVICE}")
     return prefix
 
 

@@ -133,6 +133,10 @@ _WEIGHTS_ONLY_HELP = (
 )
 
 
+_WEIGHTS_ONLY_DOCS = ("\n\nCheck the documentation of torch.load to learn more about types accepted by default "
+                      "with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+
+
 def _numpy_dtype_class(module: str, name: str) -> Any:
     """A dtype class NumPy 2 pickles its dtypes through (``numpy.dtypes.Float32DType``), or None. Only a class of
     the module itself: pickle's own ``find_class`` follows a dotted name (protocol 4) through attributes, and
@@ -173,8 +177,7 @@ class _WeightsUnpickler(pickle.Unpickler):
             _WEIGHTS_ONLY_HELP + f"Unsupported global: GLOBAL {path} was not an allowed global by default. "
             f"Please use `torch.serialization.add_safe_globals([{path}])` or the "
             f"`torch.serialization.safe_globals([{path}])` context manager to allowlist this global if "
-            "you trust this class/function.\n\nCheck the documentation of torch.load to learn more about types "
-            "accepted by default with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+            "you trust this class/function." + _WEIGHTS_ONLY_DOCS)
 
 
 class _LegacyWeightsUnpickler(_WeightsUnpickler):
@@ -421,6 +424,8 @@ def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only
             raise EOFError
         if start != _MAGIC and start and _MAGIC.startswith(start):  # (cut off within the header)
             raise _truncated(len(_MAGIC) + _HEADER.size - len(start))
+        if weights_only and start != _MAGIC:
+            _refuse_first_opcode_as_torch(start)
         if start != _MAGIC:
             return _load_legacy(_rewound(handle, start), unpickler_class, weights_only, pickle_load_args)
         pickle_length, data_length = _HEADER.unpack(_read_exactly(handle, _HEADER.size))
@@ -467,7 +472,54 @@ def _load_torch_format(torch_format: str, handle: Any, start: bytes, map_locatio
     if torch_format == "zip":
         archive = _torch_archive().seekable_archive(handle, start)
         return _torch_archive().load_archive(archive, map_location, unpickler_base, bool(mmap), pickle_load_args)
-    return _torch_archive().load_legacy(_rewound(handle, start), map_location, unpickler_base, pickle_load_args)
+    with _ends_as_torchs_unpickler(weights_only):
+        return _torch_archive().load_legacy(_rewound(handle, start), map_location, unpickler_base, pickle_load_args)
+
+
+@contextlib.contextmanager
+def _ends_as_torchs_unpickler(weights_only: bool) -> Iterator[None]:
+    """A weights-only load's pickle cut off (or missing) as torch's weights-only unpickler, Python code, meets it:
+    it reads on to the stream's end and raises a bare EOFError, where C pickle's words differ."""
+    try:
+        yield
+    except (pickle.UnpicklingError, EOFError) as exc:
+        if weights_only and str(exc) in ("pickle data was truncated", "Ran out of input"):
+            raise EOFError from None
+        raise
+
+
+# The opcodes torch's weights-only unpickler reads (torch/_weights_only_unpickler.py); any other byte where an
+# opcode is expected is refused as an "Unsupported operand".
+_TORCH_WEIGHTS_ONLY_OPCODES = frozenset(b"c\x81Rbaesu(t\x85\x86\x87N\x89\x88)]}\x8fJKMGXUQhjqr\x8a\x80.")
+_BINGET, _LONG_BINGET = ord("h"), ord("j")
+
+
+def _refuse_first_opcode_as_torch(start: bytes) -> None:
+    """What torch's weights-only load of a file that is neither archive nor tracegrad's own raises at its first
+    opcode (its legacy load unpickles the magic number first): a byte it does not read, in its wrapped words;
+    a one-byte protocol mark; a memo read of an empty memo (a text file starting with "h" or "j")."""
+    opcode = start[0]
+    if opcode not in _TORCH_WEIGHTS_ONLY_OPCODES:
+        raise pickle.UnpicklingError(_weights_only_failure(f"Unsupported operand {opcode}"))
+    if opcode == pickle.PROTO[0] and len(start) == 1:
+        raise IndexError("index out of range")  # (its read(1)[0] past the end)
+    if opcode == _BINGET:
+        if len(start) < 2:
+            raise IndexError("index out of range")
+        raise KeyError(start[1])
+    if opcode == _LONG_BINGET:
+        if len(start) < 5:
+            raise struct.error("unpack requires a buffer of 4 bytes")
+        raise KeyError(struct.unpack("<I", start[1:5])[0])
+
+
+def _weights_only_failure(message: str) -> str:
+    """torch.load's wrapping of a weights-only unpickling error that names no global."""
+    return ("Weights only load failed. In PyTorch 2.6, we changed the default value of the `weights_only` argument "
+            "in `torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will "
+            "likely succeed, but it can result in arbitrary code execution. Do it only if you got the file from a "
+            "trusted source.\nPlease file an issue with the following so that we can make `weights_only=True` "
+            "compatible with your use case: WeightsUnpickler error: \n\n" + message + _WEIGHTS_ONLY_DOCS)
 
 
 def _mmap_refused(path: str | None) -> RuntimeError:
@@ -533,7 +585,8 @@ def _load_legacy(handle: Any, unpickler_class: type, weights_only: bool, pickle_
     """A file written before the raw-storage format: one pickle with NumPy's arrays in it, which weights-only
     loading allows there (tracegrad's tensors were made of them)."""
     if weights_only:
-        return _LegacyWeightsUnpickler(handle, **pickle_load_args).load()
+        with _ends_as_torchs_unpickler(weights_only):
+            return _LegacyWeightsUnpickler(handle, **pickle_load_args).load()
     return unpickler_class(handle, **pickle_load_args).load()
 
 
