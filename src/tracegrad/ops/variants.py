@@ -192,8 +192,32 @@ def _resize_at_keepdim_shape(bound: tuple, outs: tuple, results: tuple) -> None:
         dst._data = np.squeeze(data, dim)
 
 
+def _resize_as_compare_base_kernel(bound: tuple, outs: tuple, results: tuple) -> None:
+    """ATen's ``compare_base_kernel_core`` (mode's CPU kernel): without keepdim, every out= of at least ``dim``
+    dims is unsqueezed at the reduced dim (not only one a dim short), resized (with its warning) to the keepdim
+    shape, then squeezed there. A 0-d input is first answered by ``_dimreduce_return_trivial_no_ident``, which
+    resizes its outs to 0-d silently; an empty one by the plain ``resize_output`` of ``_store``."""
+    source, dim, keepdim = bound[0]._data, bound[1], bound[2]
+    if source.ndim == 0:
+        _resize_silently(bound, outs, results)
+        return
+    if source.size == 0:
+        return
+    dim %= source.ndim
+    kept_shape = source.shape[:dim] + (1,) + source.shape[dim + 1:]
+    for dst, src in zip(outs, results):
+        data = dst._data
+        if not keepdim and data.ndim >= dim:
+            data = np.expand_dims(data, dim)
+        if data.shape != kept_shape:
+            warn_out_resized(data, kept_shape)
+            data = resized_out(data, src._data.reshape(kept_shape))
+        dst._data = data if keepdim else np.squeeze(data, dim)
+
+
 # Operators whose out= kernel resizes its outputs otherwise than the plain ``resize_output`` of ``_store``
-_OWN_OUT_RESIZES = {"narrow_copy": _resize_silently, "kthvalue": _resize_at_keepdim_shape}
+_OWN_OUT_RESIZES = {"narrow_copy": _resize_silently, "kthvalue": _resize_at_keepdim_shape,
+                    "mode": _resize_as_compare_base_kernel}
 
 
 def _check_linalg_compatible_dtype(name: str, source: Tensor, dst) -> None:
