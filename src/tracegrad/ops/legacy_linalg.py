@@ -15,7 +15,16 @@ from .._jit_internal import boolean_dispatch, renamed
 from .._tensor import Tensor
 from ..return_types import return_type
 from ._jvp import check_tangent_size
-from .linalg import _check_square, _f_contiguous, _tname, _triangular_solve, check_solve_inputs, dim_size, matrix_norm
+from .linalg import (
+    _check_invertible,
+    _check_square,
+    _f_contiguous,
+    _tname,
+    _triangular_solve,
+    check_solve_inputs,
+    dim_size,
+    matrix_norm,
+)
 from .linalg_extra import _householder_kernel, householder_product_backward, linalg_lu_factor_ex, linalg_lu_solve
 from .nn_ops._basic import norm as _aten_norm
 from .registry import defop, not_implemented
@@ -49,12 +58,22 @@ def _mH(x: np.ndarray) -> np.ndarray:
 def _cholesky_inverse_kernel(a, upper=False):
     _check_square("cholesky_inverse", a)
     _require_float("cholesky_inverse_out_cpu", a)
+    _check_invertible("cholesky_inverse", a, _first_zero_on_diagonal(a))
     n = a.shape[-1]
     # (L L^H)^-1 = L^-H L^-1 with L^-1 by substitution (U^H U for the upper factor)
     L = _mH(np.triu(a)) if upper else np.tril(a)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         Linv = _triangular_solve(L, np.broadcast_to(np.eye(n, dtype=a.dtype), a.shape), False, False)
         return _f_contiguous(_mH(Linv) @ Linv)
+
+
+def _first_zero_on_diagonal(a: np.ndarray) -> np.ndarray:
+    """LAPACK potri's info for each factor in ``a``: the 1-based place of its first exactly zero diagonal element
+    (whose triangular inverse does not exist), 0 where there is none (NaNs pass, as in potri)."""
+    zero = np.diagonal(a, axis1=-2, axis2=-1) == 0
+    if zero.shape[-1] == 0:
+        return np.zeros(zero.shape[:-1], np.int64)
+    return np.where(zero.any(-1), zero.argmax(-1) + 1, 0)
 
 
 def _cholesky_inverse_vjp(ctx, g):
