@@ -30,6 +30,7 @@ from .pointwise import (
     exp,
     ge,
     gt,
+    has_nan,
     inplace_kernel,
     le,
     logical_and,
@@ -37,6 +38,7 @@ from .pointwise import (
     lt,
     mul,
     neg,
+    positive_nan_of_negatives,
     sub,
     where,
 )
@@ -393,34 +395,19 @@ def _arccos(a: np.ndarray, dtype: type | None = None) -> np.ndarray:
     """``np.arccos``, but a NaN input returned as it is, as MKL's acos (PyTorch's) returns it: NumPy's float64 loop
     (glibc's acos) returns it negated."""
     result = np.arccos(a, dtype=dtype)
-    if a.dtype.kind != "f" or not _has_nan(a):
+    if a.dtype.kind != "f" or not has_nan(a):
         return result
     return np.where(np.isnan(a), -result, result)
 
 
-def _positive_nan_of_negatives(ufunc: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
-    """``ufunc`` (a logarithm), but for float32 and float64 the NaN of a negative input (or -inf) positive, as
-    MKL's (PyTorch's) is: NumPy's loops give it negative. A NaN input stays as it is in both, and PyTorch's half
-    and bfloat16 kernels give negative NaNs too."""
-
-    def fn(a: np.ndarray, dtype: type | None = None) -> np.ndarray:
-        result = ufunc(a, dtype=dtype)
-        if a.dtype.itemsize < 4 or result.dtype.char not in "fd" or not _has_nan(result):  # (the common case)
-            return result
-        if bfloat16_in_float.stands_for_bfloat16(a.dtype):  # (a bfloat16 result, computed on float32 copies)
-            return result
-        return np.where(a < 0, np.nan, result)
-
-    return fn
-
-
-def _has_nan(a: np.ndarray) -> bool:
-    """Whether the real array ``a`` holds a NaN: its squares' sum is NaN just then (a sum of squares overflows to
-    inf, never to NaN), and BLAS takes a third of the time of ``np.isnan(a).any()`` on a small array (half's dot has
-    no BLAS: slower than isnan on large arrays)."""
-    if a.dtype == np.float16:
-        return bool(np.isnan(a).any())
-    return math.isnan(np.vdot(a, a))
+def _double_log1p(a: np.ndarray) -> np.ndarray:
+    """``np.log1p``, but a float64 NaN result the positive quiet NaN, as PyTorch's double log1p gives every one
+    (of a NaN input too, whatever its sign and payload), where NumPy's passes a NaN through and makes the NaN
+    of a number below -1 negative."""
+    result = np.log1p(a)
+    if result.dtype.char != "d" or not has_nan(result):  # (the common case)
+        return result
+    return np.where(np.isnan(result), np.nan, result)
 
 
 def _rounded_from_float64(ufunc: Callable[..., np.ndarray]):
@@ -456,10 +443,10 @@ def _cpu_kernel(name: str, np_fn):
 
 exp2, exp2_ = _pair("exp2", _cpu_kernel("exp2", np.exp2), _exp2_vjp, _RESULT)
 expm1, expm1_ = _pair("expm1", _sleef_everywhere("sleef_expm1f", np.expm1), _expm1_vjp, _RESULT)
-log1p, log1p_ = _pair("log1p", _sleef_everywhere("sleef_log1pf", np.log1p), _log1p_vjp, _SELF,
+log1p, log1p_ = _pair("log1p", _sleef_everywhere("sleef_log1pf", _double_log1p), _log1p_vjp, _SELF,
                       node_name="Log1PBackward0")
-log2, log2_ = _pair("log2", _rounded_from_float64(_positive_nan_of_negatives(np.log2)), _log2_vjp, _SELF)
-log10, log10_ = _pair("log10", _rounded_from_float64(_positive_nan_of_negatives(np.log10)), _log10_vjp, _SELF)
+log2, log2_ = _pair("log2", _rounded_from_float64(positive_nan_of_negatives(np.log2)), _log2_vjp, _SELF)
+log10, log10_ = _pair("log10", _rounded_from_float64(positive_nan_of_negatives(np.log10)), _log10_vjp, _SELF)
 rsqrt, rsqrt_ = _pair("rsqrt", _rsqrt_kernel, _rsqrt_vjp, _RESULT)
 tan, tan_ = _pair("tan", _floating(np.tan), _tan_vjp, _RESULT)
 asin, asin_ = _pair("asin", _rounded_from_float64(np.arcsin), _asin_vjp, _SELF)

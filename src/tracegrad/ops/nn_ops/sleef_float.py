@@ -725,11 +725,18 @@ def _log1pf_blocks(core: np.ndarray) -> tuple:
     return out, np.concatenate(doubtful)
 
 
+_ALL_BITS_NAN = np.array(0xFFFFFFFF, np.uint32).view(_F32)
+
+
 def _log1pf_special_values(d: np.ndarray, out: np.ndarray) -> None:
     big = d > _LOG1P_BOUND
     if big.any():  # (rare: the step-by-step logf, which sleef_logf misses by an ulp for 1 float in 15 million here)
         out[big] = sleef_logf_exact(d[big])
-    out[(d < -_ONE) | np.isnan(d)] = np.nan
+    # (Sleef sets every bit of the result below -1, -inf included: a NaN of bits 0xffffffff; a NaN input comes
+    # through its arithmetic as it is, quieted)
+    out[d < -_ONE] = _ALL_BITS_NAN
+    nan = np.isnan(d)
+    out[nan] = d[nan] + _F32(0)
     out[d == -_ONE] = -np.inf
     np.copyto(out, d, where=d == 0)  # (-0 kept)
 
