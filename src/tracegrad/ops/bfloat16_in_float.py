@@ -15,6 +15,7 @@ Views are not wrapped: they return a part of their input, whatever its dtype, an
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -130,12 +131,12 @@ def _on_float_copies(kernel: Callable, args: tuple, kwargs: dict) -> tuple:
 
 
 def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constants: frozenset = frozenset(),
-             scalars: frozenset = frozenset()) -> Callable:
+             scalars: frozenset = frozenset(), nan_bits: str | None = None) -> Callable:
     """``kernel`` computing bfloat16 arguments in float32; ``written``: the positions of the arguments it writes
     into; an ``inplace`` kernel returns its first argument; ``constants``: the positions and names of its ``Any``
     parameters, whose arrays (adaptive pooling's float64 matrices) are no operands: they take no part in the
     result's dtype; ``scalars``: the positions and names of the operands that a number given there is rounded to
-    bfloat16 in, where the result is bfloat16."""
+    bfloat16 in, where the result is bfloat16; ``nan_bits``: how ATen's kernel rounds a NaN (``_NAN_BITS``)."""
 
     def run(*args, **kwargs):
         if not (any(_holds_bf16(a) for a in args) or any(_holds_bf16(v) for v in kwargs.values())):
@@ -154,11 +155,63 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
             if i < len(args):
                 _write_back(args[i], floats[i])
         if inplace and result is floats[0]:
+            if nan_bits is not None and rounds:
+                _set_nan_bits(args[0], floats[0], floats, nan_bits)
             return args[0]
-        return _rounded(result) if rounds else result
+        if not rounds:
+            return result
+        rounded = _rounded(result)
+        if nan_bits is not None and rounded.__class__ is _ndarray:
+            _set_nan_bits(rounded, result, floats, nan_bits)
+        return rounded
 
     run.computes_bfloat16_in_float = True
     return run
+
+
+# How ATen's bfloat16 kernels round a NaN back from float: c10's scalar conversion gives 0x7fc0 whatever the NaN;
+# the AVX2 vector conversion (cvtfp32_bf16) gives 0xffff. ml_dtypes' rounding keeps the sign (0xffc0). The vml
+# kernels ("vector") map every element through vector code, a partial last vector too; ``cpu_kernel_vec``'s AVX2 build
+# ("blocks") runs vector code on blocks of two vectors (32 elements) and scalar code on each run's tail. Other
+# kernels are left as they are: a known gap for them (AVX-512 builds take 64 elements a block, reductions...).
+_NAN_BITS = {
+    **dict.fromkeys(("acos", "asin", "atan", "ceil", "cos", "erf", "erfc", "erfinv", "exp", "expm1", "floor", "i0",
+                     "lgamma", "log", "log10", "log1p", "log2", "sin", "sqrt", "round", "tan", "tanh", "trunc",
+                     "logit"), "vector"),
+    **dict.fromkeys(("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "rsqrt", "frac",
+                     "deg2rad", "rad2deg"), "blocks"),
+}
+_VECTOR_NAN, _SCALAR_NAN = np.uint16(0xFFFF), np.uint16(0x7FC0)
+_BF16_BLOCK = 32  # (two AVX2 vectors of bfloat16)
+
+
+def _nan_bits_of(op_name: str) -> str | None:
+    return _NAN_BITS.get(op_name.split(".")[0].rstrip("_"))
+
+
+def _set_nan_bits(rounded: np.ndarray, result: np.ndarray, operands: tuple, rule: str) -> None:
+    """Give the NaNs of ``rounded`` (``result``, float32, rounded to bfloat16) the bits ATen's kernel gives them, by
+    ``rule``; ``operands``: the kernel's arguments (float32 copies), which lay out its loop."""
+    if result.__class__ is not _ndarray or result.dtype is not _F32 or not math.isnan(np.vdot(result, result)):
+        return  # (the common case: no NaN, one dot product tells)
+    nan = np.isnan(result)
+    bits = rounded.view(np.uint16)
+    if rule == "vector":
+        bits[nan] = _VECTOR_NAN
+        return
+    from .aten_loops import vector_and_scalar
+
+    arrays = tuple(a for a in operands if a.__class__ is _ndarray and a.ndim) or (result,)
+    try:
+        pattern = vector_and_scalar(_nan_pattern, arrays, _BF16_BLOCK, out_like=rounded)
+    except ValueError:  # (arguments that do not broadcast to the result: not a pointwise loop's operands)
+        return
+    bits[nan] = pattern[nan]
+
+
+def _nan_pattern(*operands: np.ndarray, vector: bool) -> np.ndarray:
+    shape = np.broadcast_shapes(*(o.shape for o in operands))
+    return np.full(shape, _VECTOR_NAN if vector else _SCALAR_NAN)
 
 
 # Normalizations whose CPU kernels take float32 parameters beside a bfloat16 input (ATen's mixed_data_type.h): the
@@ -313,7 +366,7 @@ def _in_float_kernel(op, kernel: Callable) -> Callable:
         scalars = frozenset(key for i, p in enumerate(params) if p.type in ("Tensor", "Scalar")
                             and p.name != "alpha" and i not in written and not (op.is_inplace and i == 0)
                             for key in (i, p.name))
-    computed = in_float(kernel, written, op.is_inplace, constants, scalars)
+    computed = in_float(kernel, written, op.is_inplace, constants, scalars, _nan_bits_of(op.name))
     parameters = _FLOAT_PARAMETERS.get(op.name)
     if parameters is not None:
         return with_float_parameters(kernel, parameters, computed)
