@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._state import STATE
 from .._tensor import Tensor
+from .._torch_function import DisableTorchFunction
 
 _NAME = "_group_tensors_by_device_and_dtype"
 _SIGNATURE = ("(arg0: collections.abc.Sequence[collections.abc.Sequence[torch.Tensor | None]], arg1: bool) -> "
@@ -19,6 +21,13 @@ _SAME_LENGTHS = ("std::all_of( nested_tensorlist.cbegin(), nested_tensorlist.cen
 
 
 def _group_tensors_by_device_and_dtype(*args, **kwargs) -> dict:
+    if STATE.torch_function:  # (torch's C++ grouping reads devices and dtypes out of the handlers' sight)
+        with DisableTorchFunction():
+            return _grouped(*args, **kwargs)
+    return _grouped(*args, **kwargs)
+
+
+def _grouped(*args, **kwargs) -> dict:
     tensorlistlist, with_indices = _converted(args, kwargs)
     if not tensorlistlist:
         raise RuntimeError("Expected !nested_tensorlist.empty()" + _TORCH_CHECK_TAIL)

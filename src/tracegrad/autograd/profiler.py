@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import warnings
 
+from .. import _torch_function as _tf
 from .._profiling import Collector, thread_number
 from .._state import STATE
 from .profiler_util import EventList, FunctionEvent, FunctionEventAvg, events_from_records
@@ -145,6 +146,49 @@ class profile:
         self._results().export_stacks(path, metric)
 
 
+class _RangeRecord:
+    """What ``_record_function_enter_new`` hands back (torch's ``_RecordFunction`` object): the range it opened in
+    the running profiler, or none outside one."""
+
+    __slots__ = ("collector", "range")
+
+    def __init__(self, collector: Collector | None = None, opened=None) -> None:
+        self.collector = collector
+        self.range = opened
+
+
+def _record_function_enter_new(name: str, args: str | None = None) -> _RangeRecord:
+    """``torch.ops.profiler._record_function_enter_new``: open a range named ``name`` in the running profiler. An
+    active ``TorchFunctionMode`` sees the call first, as it sees torch's operator call."""
+    if STATE.torch_function_mode and _tf.is_torch_function_mode_enabled():
+        return _tf.handle(_record_function_enter_new, [], (name, args), {})
+    collector = STATE.profiler
+    if collector is None:
+        return _RangeRecord()
+    opened = collector.open(name)
+    opened.user_annotation = True
+    return _RangeRecord(collector, opened)
+
+
+def _record_function_exit(record: _RangeRecord) -> None:
+    """``torch.ops.profiler._record_function_exit._RecordFunction``: close the range ``record`` opened."""
+    if STATE.torch_function_mode and _tf.is_torch_function_mode_enabled():
+        return _tf.handle(_record_function_exit, [], (record,), {})
+    if record.range is not None:
+        record.collector.close(record.range)
+        record.range = record.collector = None
+    return None
+
+
+# (the names handlers read off torch's operators: ``resolve_name`` gives ``str(op)``, ``<owner>.<name>``)
+_record_function_enter_new.__module__ = _record_function_exit.__module__ = "torch._ops.profiler"
+_record_function_enter_new._torch_owner = "profiler"
+_record_function_exit.__name__ = "_record_function_exit._RecordFunction"
+_record_function_exit.__qualname__ = "profiler::_record_function_exit._RecordFunction"
+_record_function_exit._torch_owner = "profiler._record_function_exit"
+_record_function_exit._torch_name = "_RecordFunction"
+
+
 class record_function:
     """Label a block of code (``with record_function("name"):``) or every call of a function (as a decorator)
     in the profiler's results. Outside a profiler it does nothing."""
@@ -152,22 +196,16 @@ class record_function:
     def __init__(self, name: str, args: str | None = None) -> None:
         self.name = name
         self.args = args
-        self.record = None
-        self._collector: Collector | None = None
+        self.record: _RangeRecord | None = None
 
     def __enter__(self) -> record_function:
-        collector = STATE.profiler
-        if collector is not None:
-            self._collector = collector
-            self.record = collector.open(self.name)
-            self.record.user_annotation = True
+        self.record = _record_function_enter_new(self.name, self.args)
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
         # Ranges may end in any order (one may end inside another that began after it).
-        if self.record is not None:
-            self._collector.close(self.record)
-            self.record = self._collector = None
+        with _tf.DisableTorchFunctionSubclass():
+            _record_function_exit(self.record)
 
     def __call__(self, fn):
         @functools.wraps(fn)

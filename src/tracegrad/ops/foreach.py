@@ -22,6 +22,7 @@ from functools import partial
 
 import numpy as np
 
+from .. import _torch_function as _tf
 from .._state import STATE
 from .._tensor import Tensor
 from ..autograd import views as _views
@@ -534,6 +535,10 @@ def _overloaded(name: str, ops: list[OpDef]) -> Callable:
     scalars = [frozenset(p.name for p in op.schema.params if p.type == "Scalar") for op in ops]
 
     def call(*args, **kwargs):
+        if STATE.torch_function:  # (torch's parser hands the call to the handlers before reading any argument)
+            found = _tf.wants(args, kwargs)
+            if found is not None:
+                return _tf.handle(call, found, args, kwargs)
         k = choose(args, kwargs)
         op = ops[k]
         if "self" in kwargs:  # (every schema's first parameter, given positionally: OpDef.__call__ has a ``self``)
@@ -545,7 +550,11 @@ def _overloaded(name: str, ops: list[OpDef]) -> Callable:
         # (torch's Python binding of an in-place form hands back the list it was given, the same object)
         return args[0] if op.is_inplace else result
 
-    call.__name__ = call.__qualname__ = name
+    # (the names handlers read off torch's binding, which ``resolve_name`` does not list)
+    call.__name__ = name
+    call.__qualname__ = "_VariableFunctionsClass." + name
+    call.__module__ = "torch"
+    call._torch_unlisted = True
     return call
 
 

@@ -15,7 +15,9 @@ from typing import Any
 import tracegrad as _tg
 
 from .._C._foreach_grouping import _group_tensors_by_device_and_dtype
+from .._state import STATE
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 
 __all__ = ["grouped_by_dtype", "view_lists_as_real", "increment_steps", "negated_if",
            "l2_decayed_grads", "to_scalar", "value_of", "real_views", "l2_decayed_grad",
@@ -26,23 +28,32 @@ def grouped_by_dtype(params: list[Tensor], *others: list, with_indices: bool = F
     """``Optimizer._group_tensors_by_device_and_dtype`` on the CPU, ``torch._C``'s grouping itself: the lists split by
     the parameters' dtype, each parameter's entries staying together, the groups in its order (the newest dtype
     first), with its refusals; each group's positions in ``params`` last where ``with_indices``."""
-    groups = _group_tensors_by_device_and_dtype([params, *others], with_indices).values()
+    if STATE.torch_function:  # (torch's grouping is a no_grad function: a mode sees its two grad switches)
+        with no_grad():
+            groups = _group_tensors_by_device_and_dtype([params, *others], with_indices).values()
+    else:
+        groups = _group_tensors_by_device_and_dtype([params, *others], with_indices).values()
     return [(*lists, indices) if with_indices else tuple(lists) for lists, indices in groups]
 
 
 def view_lists_as_real(params: list[Tensor], *others: list[Tensor]) -> None:
     """PyTorch's ``_view_as_real``: each complex parameter, and the same entry of each other list, replaced by its
-    ``view_as_real`` in place in the lists."""
+    ``view_as_real`` in place in the lists. Where none is complex nothing is asked (torch's ``has_complex``)."""
+    if not any(p._data.dtype.kind == "c" for p in params):
+        return
     for i, p in enumerate(params):
-        if p.is_complex():
+        if _tg.is_complex(p):
             params[i] = _tg.view_as_real(p)
             for lst in others:
                 lst[i] = _tg.view_as_real(lst[i])
 
 
 def increment_steps(steps: list[Tensor]) -> None:
-    """``step += 1`` as the foreach updates write it for CPU step tensors (a float tensor one, ``alpha=1.0``)."""
-    _tg._foreach_add_(steps, _tg.tensor(1.0), alpha=1.0)
+    """``step += 1`` as the foreach updates write it: for CPU step tensors a float tensor one, ``alpha=1.0``."""
+    if steps[0].is_cpu:
+        _tg._foreach_add_(steps, _tg.tensor(1.0, device="cpu"), alpha=1.0)
+    else:
+        _tg._foreach_add_(steps, 1)
 
 
 def negated_if(maximize: bool, grads: list[Tensor]) -> list[Tensor]:
@@ -72,7 +83,7 @@ def value_of(x: Any) -> Any:
 def real_views(param: Tensor, *tensors: Tensor) -> tuple[Tensor, ...]:
     """``param`` and ``tensors`` through their ``view_as_real`` where ``param`` is complex (PyTorch's single-tensor
     updates view them so before their arithmetic), else as they are."""
-    if not param.is_complex():
+    if not _tg.is_complex(param):
         return (param, *tensors)
     return tuple(_tg.view_as_real(t) for t in (param, *tensors))
 

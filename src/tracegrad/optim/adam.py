@@ -6,7 +6,9 @@ import numpy as np
 
 import tracegrad as _tg
 
+from .._state import STATE
 from .._tensor import Tensor
+from . import _watched
 from ._fused import addcmul_, added_scaled, lerp_, refuse_unfit
 from ._multi_tensor import (
     decayed_then_moments,
@@ -136,6 +138,8 @@ class Adam(Optimizer):
         return state
 
     def step(self, closure=None):
+        if STATE.torch_function and _watched.follows(self):  # (a handler watches: torch's calls, one by one)
+            return _watched.adam_step(self, closure, self._differentiable_update)
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)
@@ -208,17 +212,20 @@ class Adam(Optimizer):
         lr, amsgrad = group["lr"], group["amsgrad"]
         exp_avgs, exp_avg_sqs = states["exp_avg"], states["exp_avg_sq"]
         max_exp_avg_sqs = [states["max_exp_avg_sq"]] if amsgrad else []
+        params[0].device  # noqa: B018 - (torch's update reads it, for tensor betas: a handler sees the read)
         view_lists_as_real(params, grads, exp_avgs, exp_avg_sqs, *max_exp_avg_sqs)
         grads = negated_if(group["maximize"], grads)
         increment_steps(states["step"])
         decayed_then_moments(params, grads, exp_avgs, exp_avg_sqs, group, lr)
-        counts = [value_of(step) for step in states["step"]]
-        step_sizes = [(lr / (1 - beta1**n)) * -1 for n in counts]
+        # (each correction reads the steps' values anew: a handler sees two ``item()`` calls per step tensor)
+        bias_corrections1 = [1 - beta1 ** value_of(step) for step in states["step"]]
+        bias_corrections2 = [1 - beta2 ** value_of(step) for step in states["step"]]
+        step_sizes = [(lr / correction) * -1 for correction in bias_corrections1]
         if amsgrad:
             _tg._foreach_maximum_(max_exp_avg_sqs[0], exp_avg_sqs)
             exp_avg_sqs = max_exp_avg_sqs[0]
         denoms = _tg._foreach_sqrt(exp_avg_sqs)
-        _tg._foreach_div_(denoms, [(1 - beta2**n) ** 0.5 for n in counts])
+        _tg._foreach_div_(denoms, [correction**0.5 for correction in bias_corrections2])
         _tg._foreach_add_(denoms, group["eps"])
         _tg._foreach_addcdiv_(params, exp_avgs, denoms, step_sizes)
 
@@ -238,9 +245,10 @@ class Adam(Optimizer):
                 param.mul_(1 - lr * wd)
             else:
                 grad = l2_decayed_grad(grad, param, wd) if differentiable else grad.add(param, alpha=wd)
-        if param.is_complex() and max_exp_avg_sq is not None:
+        if max_exp_avg_sq is not None and param._data.dtype.kind == "c":
             max_exp_avg_sq = _tg.view_as_real(max_exp_avg_sq)
         param, grad, exp_avg, exp_avg_sq = real_views(param, grad, exp_avg, exp_avg_sq)
+        param.device  # noqa: B018 - (torch's update reads it, for tensor betas: a handler sees the read)
         exp_avg.lerp_(grad, 1 - (beta1.to(param.dtype) if isinstance(beta1, Tensor) else beta1))
         if differentiable and _requires_grad(beta2):  # (lerp: addcmul_'s value cannot be a tensor)
             exp_avg_sq.lerp_(_tg.square(grad), weight=1 - beta2)

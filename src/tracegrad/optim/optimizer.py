@@ -16,12 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..autograd.node import RemovableHandle
 from ..backend.dtypes import float64, get_default_dtype
 from ..ops.aten_vec import as_caller, quietly_for_caller
 from ..ops.complex_ops import _view_as_real_kernel
+from . import _watched
 from ._multi_tensor import grouped_by_dtype
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -84,6 +86,9 @@ def _hooked_step(func: Callable) -> Callable:
 
     @functools.wraps(func)
     def wrapper(self, *args, **kwargs):
+        if STATE.torch_function:  # (a handler watches: it sees torch's profiler calls around the step)
+            return _watched.hooked_step(self, func, args, kwargs, functools.partial(_run_pre_hooks, self, func),
+                                        functools.partial(_run_post_hooks, self))
         if not (
             _global_pre_hooks
             or self._optimizer_step_pre_hooks
@@ -92,19 +97,10 @@ def _hooked_step(func: Callable) -> Callable:
         ):
             self._opt_called = True
             return func(self, *args, **kwargs)
-        for pre in chain(_global_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
-            result = pre(self, args, kwargs)
-            if result is not None:
-                if isinstance(result, tuple) and len(result) == 2:
-                    args, kwargs = result
-                else:
-                    raise RuntimeError(
-                        f"{func} must return None or a tuple of (new_args, new_kwargs), but got {result}."
-                    )
+        args, kwargs = _run_pre_hooks(self, func, args, kwargs)
         self._opt_called = True
         out = func(self, *args, **kwargs)
-        for post in chain(self._optimizer_step_post_hooks.values(), _global_post_hooks.values()):
-            post(self, args, kwargs)
+        _run_post_hooks(self, args, kwargs)
         return out
 
     wrapper.hooked = True
@@ -122,6 +118,23 @@ def _quiet_update(func: Callable) -> Callable:
         return quietly_for_caller(func, self, *args, **kwargs)
 
     return quiet_step
+
+
+def _run_pre_hooks(optimizer, func: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The global then the optimizer's step pre-hooks; the arguments the step gets (a hook may replace them)."""
+    for pre in chain(_global_pre_hooks.values(), optimizer._optimizer_step_pre_hooks.values()):
+        result = pre(optimizer, args, kwargs)
+        if result is not None:
+            if isinstance(result, tuple) and len(result) == 2:
+                args, kwargs = result
+            else:
+                raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
+    return args, kwargs
+
+
+def _run_post_hooks(optimizer, args: tuple, kwargs: dict) -> None:
+    for post in chain(optimizer._optimizer_step_post_hooks.values(), _global_post_hooks.values()):
+        post(optimizer, args, kwargs)
 
 
 class Optimizer:
@@ -208,14 +221,17 @@ class Optimizer:
         grouping refuses a state entry of another dtype than its parameter's (loaded: load_state_dict casts only
         floating parameters' state) once the state is made, as PyTorch's."""
         self._init_group_state(group)
-        params = [p for p in group["params"] if p._grad is not None]
+        with set_grad_enabled(bool(self.defaults.get("differentiable"))):
+            self._foreach_updates(group, [p for p in group["params"] if p._grad is not None])
+
+    def _foreach_updates(self, group: dict[str, Any], params: list) -> None:
+        """The foreach update of ``params``, the group's parameters with a gradient, their state made."""
         if not params:
             return
         keys = list(self.state[params[0]])
         state_lists = [[self.state[p][key] for p in params] for key in keys]
-        with set_grad_enabled(bool(self.defaults.get("differentiable"))):
-            for same_dtype, grads, *states in grouped_by_dtype(params, [p._grad for p in params], *state_lists):
-                self._foreach_update(same_dtype, grads, dict(zip(keys, states)), group)
+        for same_dtype, grads, *states in grouped_by_dtype(params, [p._grad for p in params], *state_lists):
+            self._foreach_update(same_dtype, grads, dict(zip(keys, states)), group)
 
     def _init_group_state(self, group: dict[str, Any]) -> None:
         """Create the state of ``group``'s parameters that have a gradient, as PyTorch does before refusing."""
@@ -322,6 +338,9 @@ class Optimizer:
     # ---- gradients -----------------------------------------------------------------------------------------
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        if STATE.torch_function:  # (a handler watches: torch's calls, one by one)
+            _watched.zero_grad(self, set_to_none)
+            return
         for group in self.param_groups:
             for p in group["params"]:
                 g = p._grad

@@ -6,11 +6,13 @@ import numpy as np
 
 import tracegrad as _tg
 
+from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import set_grad_enabled
 from ..backend.dtypes import scalar_type_name
 from ..ops.aten_vec import BLOCKED_MIN
 from ..ops.pointwise import check_cast_into
+from . import _watched
 from ._fused import add_scaled_, added_scaled
 from ._multi_tensor import grouped_by_dtype, l2_decayed_grad, l2_decayed_grads, to_scalar
 from ._refusals import check_first_fused_dtype, refuse_at_step, refuse_fused_combinations
@@ -64,6 +66,8 @@ class SGD(Optimizer):
         refuse_fused_combinations(defaults)
 
     def step(self, closure=None):
+        if STATE.torch_function and _watched.follows(self):  # (a handler watches: torch's calls, one by one)
+            return _watched.sgd_step(self, closure, _single_tensor_sgd, _multi_tensor_sgd)
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             refuse_at_step(self, group)

@@ -530,6 +530,11 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        if STATE.torch_function:  # (a handler watches: it sees torch's ``p.grad`` reads and writes)
+            from ...optim._watched import module_zero_grad
+
+            module_zero_grad(self, set_to_none)
+            return
         for p in self.parameters():
             if p._grad is not None:
                 if set_to_none:
