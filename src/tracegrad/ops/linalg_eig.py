@@ -20,13 +20,20 @@ from .linalg import _check_square, _column_major, _tname, linalg_solve
 from .linalg_core import matmul
 from .registry import defop
 
-__all__ = ["linalg_eig", "eigvals"]
+__all__ = ["linalg_eig", "eig", "eigvals"]
 
 _COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128,
                np.dtype(np.complex64): np.complex64, np.dtype(np.complex128): np.complex128}
 
 
+def _refuse_non_finite(a) -> None:
+    """linalg_eig's first check (geev's results on infinities and NaNs are undefined)."""
+    if a.dtype.kind in "fc" and not np.isfinite(a).all():
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+
+
 def _eig_kernel(a):
+    _refuse_non_finite(a)
     _check_square("linalg.eig", a)
     refuse_half("linalg_eig_out_cpu", a)
     complex_dtype = _COMPLEX_OF.get(a.dtype)
@@ -88,19 +95,51 @@ linalg_eig.materialize_grads = False  # (the eigvals shortcut needs to know gV i
 
 def _eigvals_kernel(a):
     _check_square("linalg.eigvals", a)
+    if a.dtype.kind in "fc" and not np.isfinite(a).all():
+        # (torch's eigvals skips eig's check and hands geev what it gets; its answer for an infinity is all NaN)
+        refuse_half("linalg_eig_out_cpu", a)
+        return np.full(a.shape[:-1], np.nan * (1 + 1j), dtype=_COMPLEX_OF[a.dtype])
     return _eig_kernel(a)[0]
 
 
 _eigvals_values = defop("_linalg_eigvals(Tensor self) -> Tensor", _eigvals_kernel, differentiable=())
 
 
+def _check_out_dtypes(name: str, A: Tensor, outs: tuple, out_names: tuple) -> None:
+    """ATen's checkLinalgCompatibleDtype on each out= tensor: it must hold the complex type of the result."""
+    from ..backend.dtypes import scalar_type_name
+    from .pointwise import _can_cast_like_torch
+
+    complex_type = _COMPLEX_OF.get(A._data.dtype)
+    if complex_type is None:  # (an integer input is refused by the kernel, in its own words)
+        return
+    for out, out_name in zip(outs, out_names):
+        if isinstance(out, Tensor) and not _can_cast_like_torch(np.dtype(complex_type), out._data.dtype):
+            raise RuntimeError(f"{name}: Expected {out_name} to be safely castable from "
+                               f"{scalar_type_name(np.dtype(complex_type))} dtype, but got {out_name} with dtype "
+                               f"{scalar_type_name(out._data.dtype)}")
+
+
+def eig(A: Tensor, *, out=None):
+    """``linalg_eig``, with its out= checks in PyTorch's order: finite values, square matrices, then dtypes."""
+    if out is None:
+        return linalg_eig(A)
+    _refuse_non_finite(A._data)
+    _check_square("linalg.eig", A._data)
+    _check_out_dtypes("torch.linalg.eig", A, tuple(out), ("eigenvalues", "eigenvectors"))
+    return linalg_eig(A, out=out)
+
+
 def eigvals(A: Tensor, *, out=None) -> Tensor:
     """PyTorch's composite: the eigenvalues of ``linalg_eig`` where a gradient may be needed (so its node is
     LinalgEigBackward0), the values alone otherwise."""
+    if out is not None:
+        _check_square("linalg.eigvals", A._data)
+        _check_out_dtypes("torch.linalg.eigvals", A, (out,), ("eigenvalues",))
     if out is None and (A.requires_grad and STATE.grad_enabled or STATE.fw_grad_levels):
         _check_square("linalg.eigvals", A._data)
         return linalg_eig(A)[0]
     return _eigvals_values(A, **({} if out is None else {"out": out}))
 
 
-LINALG_EIG = {"eig": linalg_eig, "eigvals": eigvals}
+LINALG_EIG = {"eig": eig, "eigvals": eigvals}
