@@ -44,6 +44,7 @@ from .linalg import (
 from .lu import lu_factor as _getrf
 from .lu import permute_rows
 from .registry import defop
+from .shape_extra import _broadcast_shape
 from .unary import unsupported
 
 _LuFactor = return_type("linalg_lu_factor", ["LU", "pivots"])
@@ -367,30 +368,34 @@ def _lstsq_kernel(a, b, rcond=None, driver=None):
                            f"dtype {_tname(a)} and other's dtype {_tname(b)}")
     if seen_dtype(a) not in _FLOAT_DOUBLE_OR_COMPLEX:  # (nor bfloat16, which a float32 copy may stand for)
         raise RuntimeError("This function doesn't handle types other than float and double")
-    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    if not 0 <= a.ndim - b.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    vector = _is_vector_rhs(a.shape, b.shape)
     bm = b[..., None] if vector else b
     if a.shape[-2] != bm.shape[-2]:
-        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size({-1 if vector else -2})")
     driver = "gelsy" if driver is None else driver  # the CPU default
     if driver not in _DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     m, n = a.shape[-2:]
-    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
-    a_b = np.broadcast_to(a, batch + a.shape[-2:])
+    batch = _lstsq_batch(a.shape, b.shape, bm.shape)
     b_b = np.broadcast_to(bm, batch + bm.shape[-2:])
     real = np.finfo(a.dtype).dtype
     if rcond is None:
         rcond = float(np.finfo(a.dtype).eps) * max(m, n)
     # The minimum-norm solution through the SVD, singular values below rcond * s_max dropped: what gelsy's
-    # complete orthogonal factorisation and gelsd/gelss compute (gels assumes full rank and drops none).
-    U, S, Vh = np.linalg.svd(a_b, full_matrices=False)
+    # complete orthogonal factorisation and gelsd/gelss compute (gels assumes full rank and drops none). The
+    # rank and singular values keep input's own batch shape, as torch's do.
+    U, S, Vh = np.linalg.svd(a, full_matrices=False)
     keep = (rcond if driver != "gels" else 0.0) * S[..., :1] < S
     inv_s = np.where(keep, 1 / np.where(keep, S, 1), 0).astype(real)
-    x = np.conj(np.swapaxes(Vh, -1, -2)) @ (inv_s[..., None] * (np.conj(np.swapaxes(U, -1, -2)) @ b_b))
+    Uh_b = np.conj(np.swapaxes(U, -1, -2)) @ b_b
+    x = np.conj(np.swapaxes(Vh, -1, -2)) @ (inv_s[..., None] * Uh_b)
     rank = keep.sum(-1).astype(np.int64)
     residuals = np.empty((0,), dtype=real)
     if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
-        residuals = (np.abs(a_b @ x - b_b) ** 2).sum(-2).astype(real)
+        residuals = (np.abs(np.broadcast_to(a, batch + a.shape[-2:]) @ x - b_b) ** 2).sum(-2).astype(real)
     if driver == "gels":
         rank = np.empty((0,), dtype=np.int64)
     singular_values = S.astype(real) if driver in ("gelsd", "gelss") else np.empty((0,), dtype=real)
@@ -401,12 +406,28 @@ def _lstsq_kernel(a, b, rcond=None, driver=None):
     return (buffer[..., 0] if vector else buffer), residuals, rank, singular_values
 
 
+def _is_vector_rhs(a_shape: tuple, b_shape: tuple) -> bool:
+    """ATen's linalg_solve_is_vector_rhs: other is a (batch of) vector(s) when it is 1-d or has input's shape
+    without the last dimension."""
+    return len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and tuple(b_shape) == tuple(a_shape[:-1]))
+
+
+def _lstsq_batch(a_shape: tuple, b_shape: tuple, bm_shape: tuple) -> tuple:
+    """The solution's batch shape as torch's lstsq forms it: other with one dimension fewer than input first
+    broadcasts its leading dimensions against input's batch as if it were a batch of vectors (whether or not it is
+    read as one), then the matrix it is read as broadcasts its own batch."""
+    batch = tuple(a_shape[:-2])
+    if len(b_shape) == len(a_shape) - 1:
+        batch = _broadcast_shape(batch, b_shape[:-1])
+    return _broadcast_shape(batch, bm_shape[:-2])
+
+
 def _lstsq_vjp(ctx, gX, g_res=None, _g_rank=None, _g_sv=None):
     """PyTorch's linalg_lstsq_backward: X = pinv(A) B, so gA through pinv's backward and gB = pinv(A)^H gX;
     the residuals ||A X - B||^2 (whose derivative through X vanishes, A^H (A X - B) = 0) add 2 R gres."""
     A, B, X = ctx.saved_tensors
     need = ctx.needs_input_grad
-    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    vector = _is_vector_rhs(A.shape, B.shape)
     gXm, Bm = (gX.unsqueeze(-1), B.unsqueeze(-1)) if vector else (gX, B)
     pinvA = linalg_pinv(A)
     gA = pinv_backward(gXm.matmul(Bm.mH), pinvA, A) if need[0] else None
@@ -441,7 +462,7 @@ def _lstsq_jvp(args, outs, tangents):
     """PyTorch's linalg_lstsq_solution_jvp and linalg_lstsq_residuals_jvp; rank and the singular values have no
     tangent (torch 2.13's output_differentiability)."""
     A, B = args[0], args[1]
-    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    vector = _is_vector_rhs(A.shape, B.shape)
     as_matrix = _unsqueeze_last if vector else _as_is
     dA, dB = tangents[0], tangents[1]
     if recording(args, tangents):  # (torch's zero tensor in a missing tangent's place keeps its terms' nodes)
@@ -554,8 +575,10 @@ def _expm_one(a: np.ndarray) -> np.ndarray:
 def _matrix_exp_kernel(a):
     _check_square("linalg.matrix_exp", a)
     _check_float("linalg.matrix_exp", a)
+    if not a.size:  # (no matrices, or empty ones: nothing to exponentiate)
+        return a.copy()
     mats = a.reshape((-1,) + a.shape[-2:])
-    return np.stack([_expm_one(m) for m in mats]).reshape(a.shape) if mats.shape[0] else a.copy()
+    return np.stack([_expm_one(m) for m in mats]).reshape(a.shape)
 
 
 def matrix_exp_differential(A: Tensor, G: Tensor, adjoint: bool) -> Tensor:
