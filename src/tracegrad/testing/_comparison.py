@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 import tracegrad as torch
+from tracegrad.backend.dtypes import bfloat16
 
 _Msg = str | Callable[[str], str] | None
 
@@ -35,14 +36,21 @@ class ErrorMeta(Exception):
         return self.type(msg)
 
 
-# {dtype: (rtol, atol)}, PyTorch's table; dtypes tracegrad lacks (bfloat16, complex32, quantized) are left out
+# {dtype: (rtol, atol)}, PyTorch's table; dtypes tracegrad lacks (complex32, quantized) are left out
 _DTYPE_PRECISIONS = {
     torch.float16: (0.001, 1e-5),
+    bfloat16: (0.016, 1e-5),  # (the dtype object, without bringing bfloat16 into use)
     torch.float32: (1.3e-6, 1e-5),
     torch.float64: (1e-7, 1e-7),
     torch.complex64: (1.3e-6, 1e-5),
     torch.complex128: (1e-7, 1e-7),
 }
+
+
+# what torch adds to the message of an exception a comparison did not expect
+_REPORT_A_BUG = ("If you are a user and see this message during normal operation please file an issue at "
+                 "https://github.com/pytorch/pytorch/issues. If you are a developer and working on the comparison "
+                 "functions, please except the previous error and raise an expressive `ErrorMeta` instead.")
 
 
 def default_tolerances(*inputs: Any, dtype_precisions: dict | None = None) -> tuple[float, float]:
@@ -338,7 +346,7 @@ def originate_pairs(actual: Any, expected: Any, *, pair_types: Sequence[type[Pai
             raise RuntimeError(
                 f"Originating a {pair_type.__name__}() at item {''.join(str([item]) for item in id)} with\n\n"
                 f"{type(actual).__name__}(): {actual}\n\nand\n\n{type(expected).__name__}(): {expected}\n\n"
-                f"resulted in the unexpected exception above."
+                f"resulted in the unexpected exception above. {_REPORT_A_BUG}"
             ) from error
     raise ErrorMeta(TypeError,
                     f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}.", id=id)
@@ -358,7 +366,8 @@ def not_close_error_metas(actual: Any, expected: Any, *, pair_types: Sequence[ty
         except ErrorMeta as error_meta:
             error_metas.append(error_meta)
         except Exception as error:
-            raise RuntimeError(f"Comparing\n\n{pair}\n\nresulted in the unexpected exception above.") from error
+            raise RuntimeError(f"Comparing\n\n{pair}\n\nresulted in the unexpected exception above. {_REPORT_A_BUG}"
+                               ) from error
     return error_metas
 
 
