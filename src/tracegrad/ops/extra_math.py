@@ -295,10 +295,18 @@ def _check_dx(name: str, dx) -> None:
         raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
 
 
+def _no_dimensions(dim: int) -> IndexError:
+    return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+
+
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1) -> Tensor:
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received an invalid combination of arguments - got (Tensor, Tensor, dx=float)")
+    if y.ndim == 0 and x is None:  # (torch asks y.size(dim), the dim as given)
+        raise _no_dimensions(dim)
     d = wrap_dim(dim, y.ndim)
+    if y.ndim == 0:  # (with x, torch wraps the dim first)
+        raise _no_dimensions(d)
     if y.shape[d] == 0:  # no samples: zero, as NumPy
         return _zeros_except(y, d)
     if y._data.dtype == np.bool_ or (x is not None and x._data.dtype == np.bool_):
@@ -340,6 +348,10 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     step = 1 if dx is None else dx
     if x is None:
         _check_dx("cumulative_trapezoid", step)
+    if y.ndim == 0:  # (torch compares a 1-d x's length with y.size(dim), else slices y along dim)
+        if x is not None and x.ndim == 1:
+            raise _no_dimensions(wrap_dim(dim, 0))
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, y.ndim)
     if x is not None and x._data.dtype == np.bool_:
         raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not supported")

@@ -1708,12 +1708,40 @@ def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, 
     seq, vals = seq.astype(dt, copy=False), vals.astype(dt, copy=False)
     if vals.size == 0:  # (PyTorch returns early; rows of no values cannot be reshaped with -1)
         out = np.zeros(vals.shape)
+    elif seq.dtype.kind == "f" and np.isnan(seq).any():
+        out = _aten_binary_search(*_search_rows(seq, vals), how == "right").reshape(vals.shape)
     elif seq.ndim == 1:
         out = np.searchsorted(seq, vals, side=how)
     else:
         rows_s, rows_v = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
         out = np.stack([np.searchsorted(s, v, side=how) for s, v in zip(rows_s, rows_v)]).reshape(vals.shape)
     return np.asarray(out, dtype=np.int32 if out_int32 else np.int64)
+
+
+def _search_rows(seq: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Boundaries and values as matching rows: one row of boundaries for all values, or one per row."""
+    if seq.ndim == 1:
+        return seq[None], vals.reshape(1, -1)
+    return seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
+
+
+def _aten_binary_search(seq_rows: np.ndarray, value_rows: np.ndarray, right: bool) -> np.ndarray:
+    """ATen's lower/upper bound loop, every value at once, for boundaries holding NaN: NumPy orders NaN after
+    every number, where ATen's comparisons with NaN are false and send its search right."""
+    n = seq_rows.shape[-1]
+    rows = np.arange(seq_rows.shape[0])[:, None]
+    start = np.zeros(value_rows.shape, dtype=np.int64)
+    end = np.full(value_rows.shape, n, dtype=np.int64)
+    searching = start < end
+    while searching.any():
+        mid = start + ((end - start) >> 1)
+        mid_value = seq_rows[rows, np.minimum(mid, n - 1)]
+        with np.errstate(invalid="ignore"):
+            after_mid = ~(mid_value > value_rows) if right else ~(mid_value >= value_rows)
+        start = np.where(searching & after_mid, mid + 1, start)
+        end = np.where(searching & ~after_mid, mid, end)
+        searching = start < end
+    return start
 
 
 def _check_sorter(seq: np.ndarray, sorter: np.ndarray) -> None:
