@@ -160,6 +160,21 @@ BFLOAT16_NANS = {
     "div_ by 0": lambda L, n: L.zeros(n, dtype=L.bfloat16).div_(0),
     "broadcast rows": lambda L, n: L.zeros(3, n, dtype=L.bfloat16) / L.zeros(n, dtype=L.bfloat16),
     "transposed": lambda L, n: L.zeros(3, n, dtype=L.bfloat16).t() / 0,
+    # (a strided operand: ATen's loop runs scalar code on every element, where the float32 copy is contiguous)
+    "every other element * 0": lambda L, n: L.full((n, 2), float("inf"), dtype=L.bfloat16)[:, 0] * 0,
+    # (round's decimals overload is a scalar cpu_kernel, where round itself is a vml one)
+    "round(decimals=1) of NaN": lambda L, n: L.full((n,), float("nan"), dtype=L.bfloat16).round(decimals=1),
+    "round_(decimals=-1) of NaN": lambda L, n: L.full((n,), float("nan"), dtype=L.bfloat16).round_(decimals=-1),
+}
+
+# 0-d results: NumPy gives scalars there, not arrays
+BFLOAT16_0D_NANS = {
+    "sqrt": lambda L: L.tensor(-1.0, dtype=L.bfloat16).sqrt(),
+    "log": lambda L: L.log(L.tensor(-1.0, dtype=L.bfloat16)),
+    "0 / 0": lambda L: L.tensor(0.0, dtype=L.bfloat16) / L.tensor(0.0, dtype=L.bfloat16),
+    "0 / number 0": lambda L: L.tensor(0.0, dtype=L.bfloat16) / 0,
+    "rsqrt": lambda L: L.tensor(-1.0, dtype=L.bfloat16).rsqrt(),
+    "inf * 0": lambda L: L.tensor(float("inf"), dtype=L.bfloat16) * 0,
 }
 
 
@@ -168,5 +183,13 @@ BFLOAT16_NANS = {
 def test_bfloat16_nan_bits_as_torch(case, size):
     def program(L):
         return BFLOAT16_NANS[case](L, size).view(L.int16).tolist()
+
+    assert program(tg) == program(torch)
+
+
+@pytest.mark.parametrize("case", BFLOAT16_0D_NANS)
+def test_bfloat16_nan_bits_of_0d_results_as_torch(case):
+    def program(L):
+        return BFLOAT16_0D_NANS[case](L).view(L.int16).item()
 
     assert program(tg) == program(torch)

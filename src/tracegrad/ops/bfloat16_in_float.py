@@ -156,14 +156,12 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
                 _write_back(args[i], floats[i])
         if inplace and result is floats[0]:
             if nan_bits is not None and rounds:
-                _set_nan_bits(args[0], floats[0], floats, nan_bits)
+                _set_nan_bits(args[0], floats[0], args, nan_bits)
             return args[0]
         if not rounds:
             return result
         rounded = _rounded(result)
-        if nan_bits is not None and rounded.__class__ is _ndarray:
-            _set_nan_bits(rounded, result, floats, nan_bits)
-        return rounded
+        return rounded if nan_bits is None else _with_nan_bits(rounded, result, args, nan_bits)
 
     run.computes_bfloat16_in_float = True
     return run
@@ -172,12 +170,15 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
 # How ATen's bfloat16 kernels round a NaN back from float: c10's scalar conversion gives 0x7fc0 whatever the NaN;
 # the AVX2 vector conversion (cvtfp32_bf16) gives 0xffff. ml_dtypes' rounding keeps the sign (0xffc0). The vml
 # kernels ("vector") map every element through vector code, a partial last vector too; ``cpu_kernel_vec``'s AVX2 build
-# ("blocks") runs vector code on blocks of two vectors (32 elements) and scalar code on each run's tail. Other
+# ("blocks") runs vector code on blocks of two vectors (32 elements) and scalar code on each run's tail; a
+# ``cpu_kernel`` ("scalar", keyed by its overload's name where the operator's other overloads differ) only scalar
+# code. Other
 # kernels are left as they are: a known gap for them (AVX-512 builds take 64 elements a block, reductions...).
 _NAN_BITS = {
     **dict.fromkeys(("acos", "asin", "atan", "ceil", "cos", "erf", "erfc", "erfinv", "exp", "expm1", "floor", "i0",
                      "lgamma", "log", "log10", "log1p", "log2", "sin", "sqrt", "round", "tan", "tanh", "trunc",
                      "logit"), "vector"),
+    "round.decimals": "scalar",
     **dict.fromkeys(("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "rsqrt", "frac",
                      "deg2rad", "rad2deg"), "blocks"),
 }
@@ -185,19 +186,33 @@ _VECTOR_NAN, _SCALAR_NAN = np.uint16(0xFFFF), np.uint16(0x7FC0)
 _BF16_BLOCK = 32  # (two AVX2 vectors of bfloat16)
 
 
-def _nan_bits_of(op_name: str) -> str | None:
-    return _NAN_BITS.get(op_name.split(".")[0].rstrip("_"))
+def _nan_bits_of(op_name: str, overload: str) -> str | None:
+    name = op_name.rstrip("_")
+    return _NAN_BITS.get(f"{name}.{overload}", _NAN_BITS.get(name))
+
+
+def _with_nan_bits(rounded, result, operands: tuple, rule: str):
+    """``rounded`` (``result`` rounded to bfloat16) with the NaN bits ATen's kernel gives, by ``rule``: an array's
+    set in place; a NumPy scalar (an operation on 0-d arrays) replaced."""
+    if rounded.__class__ is _ndarray:
+        _set_nan_bits(rounded, result, operands, rule)
+    elif result.__class__ is _F32_SCALAR and math.isnan(result):
+        array = np.array(rounded)
+        _set_nan_bits(array, np.array(result), operands, rule)
+        return array[()]
+    return rounded
 
 
 def _set_nan_bits(rounded: np.ndarray, result: np.ndarray, operands: tuple, rule: str) -> None:
     """Give the NaNs of ``rounded`` (``result``, float32, rounded to bfloat16) the bits ATen's kernel gives them, by
-    ``rule``; ``operands``: the kernel's arguments (float32 copies), which lay out its loop."""
+    ``rule``; ``operands``: the kernel's arguments as given (not their float32 copies, which are compacted: an
+    operand's strides decide where ATen's loop runs scalar code)."""
     if result.__class__ is not _ndarray or result.dtype is not _F32 or not math.isnan(np.vdot(result, result)):
         return  # (the common case: no NaN, one dot product tells)
     nan = np.isnan(result)
     bits = rounded.view(np.uint16)
-    if rule == "vector":
-        bits[nan] = _VECTOR_NAN
+    if rule != "blocks":
+        bits[nan] = _VECTOR_NAN if rule == "vector" else _SCALAR_NAN
         return
     from .aten_loops import vector_and_scalar
 
@@ -366,7 +381,7 @@ def _in_float_kernel(op, kernel: Callable) -> Callable:
         scalars = frozenset(key for i, p in enumerate(params) if p.type in ("Tensor", "Scalar")
                             and p.name != "alpha" and i not in written and not (op.is_inplace and i == 0)
                             for key in (i, p.name))
-    computed = in_float(kernel, written, op.is_inplace, constants, scalars, _nan_bits_of(op.name))
+    computed = in_float(kernel, written, op.is_inplace, constants, scalars, _nan_bits_of(op.name, op.schema.overload))
     parameters = _FLOAT_PARAMETERS.get(op.name)
     if parameters is not None:
         return with_float_parameters(kernel, parameters, computed)
