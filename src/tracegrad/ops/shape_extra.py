@@ -1708,7 +1708,7 @@ def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, 
     seq, vals = seq.astype(dt, copy=False), vals.astype(dt, copy=False)
     if vals.size == 0:  # (PyTorch returns early; rows of no values cannot be reshaped with -1)
         out = np.zeros(vals.shape)
-    elif seq.dtype.kind == "f" and np.isnan(seq).any():
+    elif not _ascending(seq):  # (NaN among them, or unsorted: NumPy's search answers otherwise than ATen's)
         out = _aten_binary_search(*_search_rows(seq, vals), how == "right").reshape(vals.shape)
     elif seq.ndim == 1:
         out = np.searchsorted(seq, vals, side=how)
@@ -1716,6 +1716,14 @@ def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, 
         rows_s, rows_v = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
         out = np.stack([np.searchsorted(s, v, side=how) for s, v in zip(rows_s, rows_v)]).reshape(vals.shape)
     return np.asarray(out, dtype=np.int32 if out_int32 else np.int64)
+
+
+def _ascending(seq: np.ndarray) -> bool:
+    """Whether every row of boundaries is sorted and free of NaN: then NumPy's binary search and ATen's agree;
+    otherwise their answers depend on how each walks the row."""
+    if seq.dtype.kind == "f" and np.isnan(seq).any():
+        return False
+    return bool((seq[..., 1:] >= seq[..., :-1]).all())
 
 
 def _search_rows(seq: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1726,8 +1734,9 @@ def _search_rows(seq: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def _aten_binary_search(seq_rows: np.ndarray, value_rows: np.ndarray, right: bool) -> np.ndarray:
-    """ATen's lower/upper bound loop, every value at once, for boundaries holding NaN: NumPy orders NaN after
-    every number, where ATen's comparisons with NaN are false and send its search right."""
+    """ATen's lower/upper bound loop, every value at once, for boundaries that are not ascending: NumPy orders NaN
+    after every number, where ATen's comparisons with NaN are false and send its search right, and NumPy starts
+    each search of increasing values where the previous one ended."""
     n = seq_rows.shape[-1]
     rows = np.arange(seq_rows.shape[0])[:, None]
     start = np.zeros(value_rows.shape, dtype=np.int64)
