@@ -3,6 +3,10 @@
 - ``searchsorted``/``bucketize`` with unsorted boundaries (no NaN among them) went through NumPy's binary search,
   which starts each search of increasing values where the previous one ended and so answers otherwise than
   ATen's plain lower/upper bound; a one-long row holding NaN already went through ATen's.
+- ``linalg.eigvals`` of a batch where one matrix holds an infinity gave NaN for every matrix of the batch (torch:
+  NaN for that one, the others' eigenvalues as usual);
+- ``linalg.eig``/``eigvals`` of a float16 or bfloat16 matrix with a real ``out=`` said the kernel has no Half
+  (BFloat16) instance, where torch's out= dtype check comes first and names ComplexHalf (ComplexFloat).
 """
 
 from __future__ import annotations
@@ -27,4 +31,36 @@ _UNSORTED = {
 
 @pytest.mark.parametrize("program", _UNSORTED.values(), ids=_UNSORTED.keys())
 def test_searchsorted_of_unsorted_boundaries_walks_as_aten(program):
+    assert value_or_error(program, tg) == value_or_error(program, torch)
+
+
+def _square(lib, corner: float, dtype=None):
+    return lib.tensor([[1.0, 2.0, 0.5], [0.0, corner, 1.0], [3.0, 0.0, 1.0]], dtype=dtype or lib.float64)
+
+
+def _triangular(lib, dtype=None):
+    """A matrix whose eigenvalues LAPACK finds exactly (NumPy's and torch's geev differ in the last bits elsewhere)."""
+    return lib.tensor([[1.0, 2.0, 0.5], [0.0, 2.0, 1.0], [0.0, 0.0, 3.0]], dtype=dtype or lib.float64)
+
+
+_EIG = {
+    "eigvals_batch_one_inf": lambda lib: lib.linalg.eigvals(lib.stack([_square(lib, INF), _triangular(lib)])),
+    "eigvals_batch_inf_last_float32": lambda lib: lib.linalg.eigvals(
+        lib.stack([_triangular(lib, lib.float32), _square(lib, -INF, lib.float32)])),
+    "eigvals_batch_one_inf_out": lambda lib: lib.linalg.eigvals(
+        lib.stack([_triangular(lib), _square(lib, INF)]), out=lib.empty(2, 3, dtype=lib.complex128)),
+    "eig_half_out_real": lambda lib: lib.linalg.eig(_square(lib, 1.0, lib.float16), out=(lib.empty(3), lib.empty(3, 3))),
+    "eig_half_out_real_vectors": lambda lib: lib.linalg.eig(
+        _square(lib, 1.0, lib.float16), out=(lib.empty(3, dtype=lib.complex64), lib.empty(3, 3))),
+    "eigvals_half_out_real": lambda lib: lib.linalg.eigvals(_square(lib, 1.0, lib.float16), out=lib.empty(3)),
+    "eig_bfloat16_out_real": lambda lib: lib.linalg.eig(
+        _square(lib, 1.0, lib.bfloat16), out=(lib.empty(3), lib.empty(3, 3))),
+    "eigvals_bfloat16_out_real": lambda lib: lib.linalg.eigvals(_square(lib, 1.0, lib.bfloat16), out=lib.empty(3)),
+    "eigvals_half_out_complex": lambda lib: lib.linalg.eigvals(
+        _square(lib, 1.0, lib.float16), out=lib.empty(3, dtype=lib.complex64)),
+}
+
+
+@pytest.mark.parametrize("program", _EIG.values(), ids=_EIG.keys())
+def test_eigvals_of_batches_with_infinities_and_out_checks_of_half_as_torch(program):
     assert value_or_error(program, tg) == value_or_error(program, torch)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor
+from ..backend import dtypes as _dt
 from ._util import refuse_half
 from .complex_ops import imag, real
 from .linalg import _check_square, _column_major, _tname, linalg_solve
@@ -24,6 +25,12 @@ __all__ = ["linalg_eig", "eig", "eigvals"]
 
 _COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128,
                np.dtype(np.complex64): np.complex64, np.dtype(np.complex128): np.complex128}
+
+
+# c10's toComplexType, by name, for the dtypes whose out= checks name it (float16's ComplexHalf has no NumPy twin;
+# bfloat16, whose range is float's, maps to ComplexFloat)
+_COMPLEX_NAME = {_dt.float16: "ComplexHalf", _dt.bfloat16: "ComplexFloat", _dt.float32: "ComplexFloat",
+                 _dt.float64: "ComplexDouble", _dt.complex64: "ComplexFloat", _dt.complex128: "ComplexDouble"}
 
 
 def _refuse_non_finite(a) -> None:
@@ -95,10 +102,16 @@ linalg_eig.materialize_grads = False  # (the eigvals shortcut needs to know gV i
 
 def _eigvals_kernel(a):
     _check_square("linalg.eigvals", a)
-    if a.dtype.kind in "fc" and not np.isfinite(a).all():
-        # (torch's eigvals skips eig's check and hands geev what it gets; its answer for an infinity is all NaN)
-        refuse_half("linalg_eig_out_cpu", a)
-        return np.full(a.shape[:-1], np.nan * (1 + 1j), dtype=_COMPLEX_OF[a.dtype])
+    if a.dtype.kind in "fc":
+        finite = np.isfinite(a).all(axis=(-2, -1))
+        if not finite.all():
+            # (torch's eigvals skips eig's check and hands geev each matrix as it is; its answer for one holding
+            # an infinity is all NaN, the other matrices of the batch keep their eigenvalues)
+            refuse_half("linalg_eig_out_cpu", a)
+            values = np.full(a.shape[:-1], np.nan * (1 + 1j), dtype=_COMPLEX_OF[a.dtype])
+            if finite.any():
+                values[finite] = _eig_kernel(a[finite])[0]
+            return values
     return _eig_kernel(a)[0]
 
 
@@ -106,18 +119,17 @@ _eigvals_values = defop("_linalg_eigvals(Tensor self) -> Tensor", _eigvals_kerne
 
 
 def _check_out_dtypes(name: str, A: Tensor, outs: tuple, out_names: tuple) -> None:
-    """ATen's checkLinalgCompatibleDtype on each out= tensor: it must hold the complex type of the result."""
+    """ATen's checkLinalgCompatibleDtype on each out= tensor: it must hold the complex type of the result (a cast
+    from complex is safe into complex alone). Half and bfloat16 are checked too, before the kernel refuses them."""
     from ..backend.dtypes import scalar_type_name
-    from .pointwise import _can_cast_like_torch
 
-    complex_type = _COMPLEX_OF.get(A._data.dtype)
-    if complex_type is None:  # (an integer input is refused by the kernel, in its own words)
+    complex_name = _COMPLEX_NAME.get(A.dtype)
+    if complex_name is None:  # (an integer input is refused by the kernel, in its own words)
         return
     for out, out_name in zip(outs, out_names):
-        if isinstance(out, Tensor) and not _can_cast_like_torch(np.dtype(complex_type), out._data.dtype):
-            raise RuntimeError(f"{name}: Expected {out_name} to be safely castable from "
-                               f"{scalar_type_name(np.dtype(complex_type))} dtype, but got {out_name} with dtype "
-                               f"{scalar_type_name(out._data.dtype)}")
+        if isinstance(out, Tensor) and not out.dtype.is_complex:
+            raise RuntimeError(f"{name}: Expected {out_name} to be safely castable from {complex_name} dtype, but "
+                               f"got {out_name} with dtype {scalar_type_name(out._data.dtype)}")
 
 
 def eig(A: Tensor, *, out=None):
