@@ -6,10 +6,16 @@
 - ``linalg.eigvals`` of a batch where one matrix holds an infinity gave NaN for every matrix of the batch (torch:
   NaN for that one, the others' eigenvalues as usual);
 - ``linalg.eig``/``eigvals`` of a float16 or bfloat16 matrix with a real ``out=`` said the kernel has no Half
-  (BFloat16) instance, where torch's out= dtype check comes first and names ComplexHalf (ComplexFloat).
+  (BFloat16) instance, where torch's out= dtype check comes first and names ComplexHalf (ComplexFloat);
+- ``trapezoid``/``cumulative_trapezoid`` with ``x`` refused a bool ``x`` or ``y`` naming ``y`` alone (torch's
+  overload with ``x`` says "`x` or `y`"), and ``cumulative_trapezoid`` with ``x`` checked the dtypes before
+  wrapping the dim (torch wraps it first: a 0-d ``y`` with ``dim=1`` is out of range, a bool ``x`` beside a 0-d
+  ``y`` is refused as bool).
 """
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 from _lib import tg, torch, value_or_error
@@ -63,4 +69,28 @@ _EIG = {
 
 @pytest.mark.parametrize("program", _EIG.values(), ids=_EIG.keys())
 def test_eigvals_of_batches_with_infinities_and_out_checks_of_half_as_torch(program):
+    assert value_or_error(program, tg) == value_or_error(program, torch)
+
+
+_Y = {"y_0d": lambda lib: lib.tensor(2.0), "y_1d": lambda lib: lib.ones(3), "y_bool": lambda lib: lib.ones(3).bool(),
+      "y_0d_bool": lambda lib: lib.tensor(True)}
+_X = {"x_0d": lambda lib: lib.tensor(1.0), "x_1d": lambda lib: lib.arange(3.0), "x_2d": lambda lib: lib.ones(3, 3),
+      "x_bool": lambda lib: lib.ones(3).bool(), "x_0d_bool": lambda lib: lib.tensor(True)}
+
+
+@pytest.mark.parametrize("name", ["trapezoid", "trapz", "cumulative_trapezoid"])
+@pytest.mark.parametrize(("y", "x", "dim"), [(y, x, dim) for y, x, dim in itertools.product(_Y, _X, (-1, 0, 1))])
+def test_trapezoid_with_x_checks_dim_and_bool_in_torch_order(name, y, x, dim):
+    def program(lib):
+        return getattr(lib, name)(_Y[y](lib), _X[x](lib), dim=dim)
+
+    assert value_or_error(program, tg) == value_or_error(program, torch)
+
+
+@pytest.mark.parametrize("name", ["trapezoid", "cumulative_trapezoid"])
+@pytest.mark.parametrize(("y", "dim"), list(itertools.product(_Y, (-1, 0, 1, 5))))
+def test_trapezoid_with_dx_as_torch(name, y, dim):
+    def program(lib):
+        return getattr(lib, name)(_Y[y](lib), dx=0.5, dim=dim)
+
     assert value_or_error(program, tg) == value_or_error(program, torch)

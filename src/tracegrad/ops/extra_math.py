@@ -295,6 +295,14 @@ def _check_dx(name: str, dx) -> None:
         raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
 
 
+def _refuse_bool(name: str, y: Tensor, x: Tensor | None) -> None:
+    """Each overload's bool check in its own words: the one with dx names y alone, the one with x both."""
+    if x is None and y._data.dtype == np.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    if x is not None and np.bool_ in (y._data.dtype, x._data.dtype):
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
+
+
 def _no_dimensions(dim: int) -> IndexError:
     return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
 
@@ -309,8 +317,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, di
         raise _no_dimensions(d)
     if y.shape[d] == 0:  # no samples: zero, as NumPy
         return _zeros_except(y, d)
-    if y._data.dtype == np.bool_ or (x is not None and x._data.dtype == np.bool_):
-        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    _refuse_bool("trapezoid", y, x)
     if x is None:
         step = 1 if dx is None else dx
         _check_dx("trapezoid", step)
@@ -342,24 +349,25 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     if x is not None and dx is not None:
         raise TypeError("cumulative_trapezoid() received an invalid combination of arguments - got (Tensor, "
                         "Tensor, dx=float)")
-    # (torch's order: y's dtype, dx, the dim, x's dtype)
-    if y._data.dtype == np.bool_:
-        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not supported")
-    step = 1 if dx is None else dx
-    if x is None:
+    if x is None:  # (torch's order: y's dtype, dx, then y sliced along the dim as given)
+        _refuse_bool("cumulative_trapezoid", y, None)
+        step = 1 if dx is None else dx
         _check_dx("cumulative_trapezoid", step)
-    if y.ndim == 0:  # (torch compares a 1-d x's length with y.size(dim), else slices y along dim)
-        if x is not None and x.ndim == 1:
-            raise _no_dimensions(wrap_dim(dim, 0))
-        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, y.ndim)
-    if x is not None and x._data.dtype == np.bool_:
-        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not supported")
-    if x is None:
+        if y.ndim == 0:
+            raise _no_slice_of_0_dim()
+        d = wrap_dim(dim, y.ndim)
         return mul_scalar(_sum_pairs(y, d), float(step) / 2.0).cumsum(d)
+    d = wrap_dim(dim, y.ndim)  # (with x, torch wraps the dim first, then checks both dtypes)
+    _refuse_bool("cumulative_trapezoid", y, x)
+    if y.ndim == 0:  # (torch compares a 1-d x's length with y.size(dim), else slices y along dim)
+        raise _no_dimensions(d) if x.ndim == 1 else _no_slice_of_0_dim()
     xv = _x_viewed("cumulative_trapezoid", y, x, d)
     spacing = _right(xv, d) - _left(xv, d)
     return div_scalar((_sum_pairs(y, d) * spacing).cumsum(d), 2.0)
+
+
+def _no_slice_of_0_dim() -> IndexError:
+    return IndexError("slice() cannot be applied to a 0-dim tensor.")
 
 
 # ---- gradient ----------------------------------------------------------------------------------------------
