@@ -1848,9 +1848,11 @@ def _out_of(op, args: tuple, out, picks: tuple, result_type=None):
     PyTorch's checks, named after the native operator, then those results copied into ``out``."""
     from ..autograd.grad_mode import no_grad
     from ..backend.dtypes import cpp_type_name
-    from .variants import _store, out_with_grad_error
+    from .variants import _store, check_out_count, out_with_grad_error
 
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if len(picks) > 1:
+        check_out_count(len(picks), outs)
     tensors = [a for a in args if isinstance(a, Tensor)] + list(outs)
     if STATE.grad_enabled and builtins.any(t.requires_grad for t in tensors):
         raise out_with_grad_error(op.name)

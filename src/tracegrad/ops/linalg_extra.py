@@ -258,6 +258,9 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
 def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
     """(LU, pivots); raises for an exactly singular matrix (a zero pivot), as PyTorch's composite does."""
     if out is not None:
+        from .variants import check_out_count
+
+        check_out_count(2, tuple(out))
         LU, pivots, info = lu_factor_ex(A, pivot=pivot, out=(*out, A.new_empty((0,), dtype=_int32())))
     else:
         LU, pivots, info = linalg_lu_factor_ex(A, pivot=pivot)

@@ -100,12 +100,21 @@ def install_inner_out_refusals(registry: dict) -> None:
         registry[key].without_autograd_kernel = _refused_inner_out_call("sum", _reduces_to_one_value)
 
 
+def check_out_count(expected: int, outs: tuple) -> None:
+    """torch's argument parser's check of a tuple ``out=`` (``outs``) for ``expected`` results, before anything
+    runs."""
+    if len(outs) != expected:
+        raise TypeError(f"expected tuple of {expected} elements but got {len(outs)}")
+
+
 def write_out(op, bound: tuple, out):
     """Run ``op`` and store its result(s) in ``out`` (a tensor or a tuple of tensors); return ``out`` (as the
     ``<name>_out`` return type where the operator returns a named one)."""
     from .registry import NoDerivativeOp
 
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if not op.returns_list:
+        check_out_count(op.n_returns, outs)
     # PyTorch refuses out= with an input requiring grad only for operators with a derivative: one without
     # (torch's autograd fallback) gives ``out`` a NotImplemented node, a non-differentiable one no history.
     # (an out= that requires grad counts too, except for a non-differentiable operator, which never checks)
