@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import traceback
 import warnings
+from collections.abc import Callable
 
 from .._state import STATE
 from ..backend.dtypes import is_differentiable_np
@@ -21,12 +23,10 @@ class detect_anomaly:
                       "enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self) -> None:
-        STATE.anomaly = True
-        STATE.anomaly_check_nan = self.check_nan
+        _parsed_set_anomaly_enabled()(True, self.check_nan)
 
     def __exit__(self, *exc) -> None:
-        STATE.anomaly = self.prev
-        STATE.anomaly_check_nan = self.prev_check_nan
+        _parsed_set_anomaly_enabled()(self.prev, self.prev_check_nan)
 
     def __call__(self, func):
         import functools
@@ -45,21 +45,29 @@ class set_detect_anomaly:
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = STATE.anomaly
         self.prev_check_nan = STATE.anomaly_check_nan
-        STATE.anomaly = mode
-        STATE.anomaly_check_nan = check_nan
+        _parsed_set_anomaly_enabled()(mode, check_nan)
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc) -> None:
-        STATE.anomaly = self.prev
-        STATE.anomaly_check_nan = self.prev_check_nan
+        _parsed_set_anomaly_enabled()(self.prev, self.prev_check_nan)
 
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """``torch.set_anomaly_enabled``: switch anomaly mode for good (``set_detect_anomaly`` without restoring)."""
     STATE.anomaly = enabled
     STATE.anomaly_check_nan = check_nan
+
+
+@functools.cache
+def _parsed_set_anomaly_enabled() -> Callable:
+    """``set_anomaly_enabled`` behind torch's argument parser, as torch's context managers call it: a flag that is
+    not a bool (``detect_anomaly(check_nan=1)``, ``set_detect_anomaly("yes")``) is refused in the parser's words
+    before anomaly mode changes."""
+    from .._arg_parser import guard_errors
+
+    return guard_errors("set_anomaly_enabled", set_anomaly_enabled)
 
 
 def is_anomaly_enabled() -> bool:

@@ -51,6 +51,23 @@ def _check_counts(outputs: tuple, grads: list) -> None:
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
 
 
+def _check_batched_grad_shape(i: int, out, grad: Tensor, shape: tuple) -> None:
+    """PyTorch's check of one batched gradient: it indexes the batch's first gradient (so a 0-dim or empty batch
+    is refused as ``grad[0]`` refuses it) and compares that with the output; its message then drops one more
+    leading size of that first gradient (``grad.shape[2:]``), as PyTorch's ``_calculate_shape`` does."""
+    first_shape = grad[0]._data.shape
+    if first_shape == shape:
+        return
+    if _is_edge(out):
+        raise RuntimeError("Batched grads are not supported with GradientEdge")
+    raise RuntimeError(
+        "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
+        "batch dimension. The sizes of the remaining dimensions are expected to match the shape of "
+        f"corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of "
+        f"{_shape_text(first_shape[1:])} and output[{i}] has a shape of {_shape_text(shape)}. If you only want "
+        "some tensors in `grad_output` to be considered batched, consider using vmap.")
+
+
 def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) -> list:
     result = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
@@ -67,13 +84,7 @@ def _make_grads(outputs: tuple, grads: tuple, is_grads_batched: bool = False) ->
         if isinstance(grad, Tensor):
             gshape = grad._data.shape
             if is_grads_batched:
-                if gshape[1:] != shape:
-                    raise RuntimeError(
-                        "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
-                        "batch dimension. The sizes of the remaining dimensions are expected to match the shape of "
-                        f"corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of "
-                        f"{_shape_text(gshape)} and output[{i}] has a shape of {_shape_text(shape)}. If you only want "
-                        "some tensors in `grad_output` to be considered batched, consider using vmap.")
+                _check_batched_grad_shape(i, out, grad, shape)
             elif gshape != shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_text(gshape)} and "
                                    f"output[{i}] has a shape of {_shape_text(shape)}.")

@@ -345,13 +345,11 @@ def _jacfwd(func: Callable, inputs, strict: bool, vectorize: bool) -> Any:
             columns.append(tangents)
     jac = []
     for i, out in enumerate(outputs):
-        full = stack([c[i] for c in columns], -1)  # out.shape + (total,)
-        per_input = []
-        start = 0
-        for inp, n in zip(inputs, numels):
-            per_input.append(full.narrow(-1, start, n).reshape(tuple(out.shape) + tuple(inp.shape)))
-            start += n
-        jac.append(per_input)
+        # torch's vmap gives the columns batched in front (total,) + out.shape; it splits them per input and
+        # moves that dimension last, so the graph ends in Permute and ReshapeAlias nodes as torch's does
+        batched = stack([c[i] for c in columns], 0)
+        jac.append([part.permute(*range(1, part.ndim), 0).reshape(tuple(out.shape) + tuple(inp.shape))
+                    for part, inp in zip(batched.split(numels, dim=0), inputs)])
     # torch's forward-mode path nests lists, not tuples: what is left after unpacking stays a list
     return _unpack(jac, (is_outputs_tuple, is_inputs_tuple))
 

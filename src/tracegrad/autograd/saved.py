@@ -160,16 +160,22 @@ class SavedTensor:
         if STATE.special and STATE.observed:
             _emit_event("saved_packed", tensor=tensor)
 
+    def _binding_refusal(self, args: tuple, kwargs: dict) -> str:
+        """The words of pybind11, PyTorch's binding layer, for a ``register_hooks`` call it cannot match."""
+        given = ", ".join(repr(a) for a in (self, *args))
+        if kwargs:
+            given += "; kwargs: " + ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+        return ("register_hooks(): incompatible function arguments. The following argument types are supported:\n"
+                f"    1. (self: {type(self).__module__}.SavedTensor, arg0: collections.abc.Callable, "
+                f"arg1: collections.abc.Callable) -> None\n\nInvoked with: {given}")
+
     # ---- PyTorch's _raw_saved_* API --------------------------------------------------------------------
 
-    def register_hooks(self, pack_hook, unpack_hook) -> None:
-        if not callable(pack_hook) or not callable(unpack_hook):
-            # (the words of PyTorch's binding layer, which refuses the call before anything runs)
-            raise TypeError(
-                "register_hooks(): incompatible function arguments. The following argument types are supported:\n"
-                f"    1. (self: {type(self).__module__}.SavedTensor, arg0: collections.abc.Callable, "
-                "arg1: collections.abc.Callable) -> None\n\n"
-                f"Invoked with: {self!r}, {pack_hook!r}, {unpack_hook!r}")
+    def register_hooks(self, *args, **kwargs) -> None:
+        # (PyTorch's binding takes exactly two positional callables and refuses anything else before running)
+        if kwargs or len(args) != 2 or not all(callable(hook) for hook in args):
+            raise TypeError(self._binding_refusal(args, kwargs))
+        pack_hook, unpack_hook = args
         if self._kind == _HOOKED:
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only "
                                "one pair of hooks is allowed at a time.")
