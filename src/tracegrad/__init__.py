@@ -39,6 +39,7 @@ from ._factories import (
 from ._factories import default_generator as default_generator
 from ._state import STATE as _STATE
 from ._tensor import Tensor
+from ._tensor import refuse_writes_to_read_only_properties as _refuse_writes_to_read_only_properties
 from ._tensor_str import set_printoptions
 from ._type_info import finfo, iinfo  # noqa: F401
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
@@ -270,6 +271,7 @@ from .amp.autocast_state import (  # noqa: E402,F401
 from .utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 
 _tensor_compat.install()  # cfloat/cdouble, storage_type, resize/resize_as, __dlpack__...
+_refuse_writes_to_read_only_properties(Tensor)  # (after every layer attached its properties)
 
 
 def _guard_arguments() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import numbers
 import warnings
 from collections import OrderedDict
@@ -122,10 +123,6 @@ class Tensor:
 
             views.refresh_view_grad_fn(self)
         return self._gfn
-
-    @grad_fn.deleter
-    def grad_fn(self) -> None:
-        _refuse_delete("grad_fn")
 
     @property
     def is_leaf(self) -> bool:
@@ -669,6 +666,23 @@ class Tensor:
 
 def _refuse_delete(name: str) -> None:
     raise RuntimeError(f"cannot delete attribute {name} of a Tensor")
+
+
+def _not_writable(name: str) -> AttributeError:
+    return AttributeError(f"attribute '{name}' of 'torch._C.TensorBase' objects is not writable")
+
+
+def refuse_writes_to_read_only_properties(cls: type) -> None:
+    """Give every property of ``cls`` without a setter one that refuses, for writes and deletions alike, in
+    CPython's words for torch's read-only C attributes (``y.grad_fn = None``, ``x.is_leaf = True``, ``del x.shape``);
+    a plain property would say "property 'grad_fn' of 'Tensor' object has no setter". Reads are not slowed down.
+    Called once every layer has attached its properties."""
+    for name in dir(cls):
+        attr = inspect.getattr_static(cls, name)
+        if isinstance(attr, property) and attr.fset is None:
+            def refuse(self, *value, _name=name):
+                raise _not_writable(_name)
+            setattr(cls, name, property(attr.fget, refuse, refuse, attr.__doc__))
 
 
 # ``_grad_fn``: the ``_gfn`` slot under its historical name, readable and writable (through the slot's own

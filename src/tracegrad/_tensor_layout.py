@@ -35,13 +35,19 @@ def _volatile(self: Tensor) -> bool:
     return False
 
 
+def _set_volatile(self: Tensor, *value) -> None:
+    """Setting (or deleting) ``volatile`` is accepted with a warning, as torch's setter does."""
+    warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.", UserWarning,
+                  stacklevel=2)
+
+
 def install() -> None:
     for flag in _NEVER:
         setattr(Tensor, flag, property(lambda self: False))
     for name, expected in _SPARSE_ONLY.items():
         setattr(Tensor, name, _refuse(name, expected))
     Tensor.name = property(lambda self: None)  # (named tensors: none here)
-    Tensor.volatile = property(_volatile)
+    Tensor.volatile = property(_volatile, _set_volatile, _set_volatile)
     Tensor.const_data_ptr = Tensor.data_ptr
     Tensor.sparse_dim = lambda self: 0
     Tensor.dense_dim = lambda self: self.ndim

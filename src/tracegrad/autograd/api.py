@@ -229,6 +229,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     inputs_t = _inputs_tuple(inputs, "grad")
     if not inputs_t:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
+                      stacklevel=2)
     grads_t = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs_t)
     if is_grads_batched:
         return _batched_grad(outputs_t, inputs_t, grads_t, retain_graph, create_graph, allow_unused,
