@@ -222,7 +222,7 @@ class Tensor:
 
     @data.deleter
     def data(self) -> None:
-        raise RuntimeError("cannot delete the data of a Tensor")
+        _refuse_delete("data")
 
     @property
     def _backward_hooks(self):
@@ -664,8 +664,17 @@ class Tensor:
         return sorted(set(super().__dir__()) - {"__dict__"})
 
 
+# torch's words for deleting an attribute it lets one set but not delete
+_DELETION_REFUSALS = {
+    "requires_grad": "requires_grad must be a bool",
+    "_backward_hooks": "Deletion of _backwards_hooks not allowed!",
+    "_grad_fn": "Deletion of _grad_fn not allowed. Detach tensor instead!",
+    "data": "Deleting tensor data is not allowed. Delete tensor instead!",
+}
+
+
 def _refuse_delete(name: str) -> None:
-    raise RuntimeError(f"cannot delete attribute {name} of a Tensor")
+    raise RuntimeError(_DELETION_REFUSALS[name])
 
 
 def _not_writable(name: str) -> AttributeError:

@@ -12,7 +12,8 @@ operation that caused it and compared with torch.
   after its error); torch refuses a flag that is no bool in ``set_anomaly_enabled``'s parser words;
 - writing or deleting a read-only tensor attribute (``y.grad_fn = None``, ``x.is_leaf = True``, ``del x.shape``)
   said "property 'grad_fn' of 'Tensor' object has no setter" (a deletion of ``grad_fn`` a RuntimeError); torch:
-  "attribute 'grad_fn' of 'torch._C.TensorBase' objects is not writable"; setting ``volatile`` did not warn;
+  "attribute 'grad_fn' of 'torch._C.TensorBase' objects is not writable"; setting ``volatile`` did not warn; the
+  deletions torch refuses with a RuntimeError (``_grad_fn``, ``data``, ...) were not in its words;
 - ``autograd.Variable(t)`` returned ``t`` itself (a non-leaf kept its graph, so gradients flowed through the
   "Variable"); torch's legacy constructor always detaches, warns about ``volatile`` and refuses non-tensors;
 - ``autograd.grad(..., only_inputs=False)`` did not give torch's FutureWarning.
@@ -165,6 +166,14 @@ def test_read_only_attributes_refused_as_torch(name, action):
         return setattr(y, name, None) if action == "set" else delattr(y, name)
 
     assert repr_or_error(write, tg) == repr_or_error(write, torch)
+
+
+@pytest.mark.parametrize("name", ["_grad_fn", "requires_grad", "_backward_hooks", "data"])
+def test_deletion_of_settable_attributes_refused_as_torch(name):
+    def delete(lib):
+        delattr(lib.ones(2, requires_grad=True), name)
+
+    assert repr_or_error(delete, tg) == repr_or_error(delete, torch)
 
 
 def test_read_only_attribute_of_a_parameter_refused_as_torch():
