@@ -9,7 +9,8 @@ aside at once; otherwise it runs the float32 kernel on float32 copies and rounds
 results whose dtype PyTorch's promotion makes bfloat16. Inputs a kernel writes into (an in-place operator's
 ``self``, batch norm's running statistics, ``out=``) get the rounded values written back.
 
-Views are not wrapped: they return a part of their input, whatever its dtype, and must share its memory.
+Views are not wrapped: they return a part of their input, whatever its dtype, and must share its memory. Operators
+that only move data (bfloat16_bit_moves.py) run on int16 views instead, keeping every NaN's bits as torch does.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..backend import dtypes as _dt
+from . import bfloat16_bit_moves
 
 _ndarray = np.ndarray
 _F32 = np.dtype(np.float32)
@@ -382,6 +384,8 @@ def _in_float_kernel(op, kernel: Callable) -> Callable:
                             and p.name != "alpha" and i not in written and not (op.is_inplace and i == 0)
                             for key in (i, p.name))
     computed = in_float(kernel, written, op.is_inplace, constants, scalars, _nan_bits_of(op.name, op.schema.overload))
+    if bfloat16_bit_moves.moves_bits(op):
+        return bfloat16_bit_moves.bit_moving(op, kernel, computed, _holds_bf16, _promotes_to_bf16)
     parameters = _FLOAT_PARAMETERS.get(op.name)
     if parameters is not None:
         return with_float_parameters(kernel, parameters, computed)

@@ -31,17 +31,17 @@ def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
         return np.bool_(bool(value))
     if isinstance(value, complex) and kind != "c":
         if value.imag != 0:
-            raise _overflow(np_dtype)
+            raise overflow(np_dtype)
         value = value.real
     if kind in "iu":
         return np_dtype.type(_integer(value, np_dtype))
     if kind == "f" and (np_dtype.itemsize > 2 or elements != 1):
         if _beyond(value, np_dtype):
-            raise _overflow(np_dtype)
+            raise overflow(np_dtype)
         # (within the range: nothing to warn of, so no errstate to enter, ~1 us)
         return np_dtype.type(value) if np_dtype is not _FLOAT16 else _half(value)
     if kind == "c" and any(_beyond(part, np_dtype) for part in (complex(value).real, complex(value).imag)):
-        raise _overflow(np_dtype)
+        raise overflow(np_dtype)
     with np.errstate(over="ignore"):  # (a single half element: inf, unchecked)
         return np_dtype.type(value) if np_dtype is not _FLOAT16 else _half(value)
 
@@ -75,14 +75,14 @@ def _integer(value, np_dtype: np.dtype) -> int:
         # (c10 compares in double, where int64's largest is 2**63: that double passes, and x86's conversion
         # gives int64's smallest for it)
         if not math.isfinite(value) or value < float(info.min) or value > float(info.max):
-            raise _overflow(np_dtype)
+            raise overflow(np_dtype)
         whole = int(value)  # (truncated toward zero, as C's cast)
         return whole if whole <= info.max else int(info.min)
     whole = int(value)
     if np_dtype.kind == "u" and whole < 0 and -whole <= info.max:
         return whole % (info.max + 1)  # (two's complement: -1 is 255 in uint8)
     if whole < info.min or whole > info.max:
-        raise _overflow(np_dtype)
+        raise overflow(np_dtype)
     return whole
 
 
@@ -98,7 +98,7 @@ def _beyond(value, np_dtype: np.dtype) -> bool:
 _FLOAT_MAX: dict = {}  # (np.finfo's max per dtype, as a float: finfo's own cache costs a call and a lookup)
 
 
-def _overflow(np_dtype: np.dtype) -> RuntimeError:
+def overflow(np_dtype: np.dtype) -> RuntimeError:
     error = RuntimeError(f"value cannot be converted to type {c10_type_name(np_dtype)} without "
                          "overflow")
     # (ATen converts a Scalar inside its kernel's dtype dispatch: a dispatch that refuses the dtype comes first,
