@@ -12,8 +12,7 @@ from _lib import tg, torch
 
 def _recorded(lib, program) -> tuple[list, list]:
     """The calls a mode sees while ``program(lib)()`` runs (torch's name, else module:qualname), and the program's
-    model's parameters afterwards. (Not the kinds handed with them: torch's include ``self``'s class for Tensor
-    methods and properties, tracegrad's do not yet.)"""
+    model's parameters afterwards. (The kinds handed with them: tests/test_tf_mode_gaps28_vs_torch.py.)"""
     seen: list = []
 
     class Recorder(lib.overrides.TorchFunctionMode):

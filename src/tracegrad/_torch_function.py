@@ -26,6 +26,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import _torch_function_facts as _facts
 from ._state import STATE
 
 # ---- state ------------------------------------------------------------------------------------------------------
@@ -256,6 +257,40 @@ def duck_typed(args: tuple, kwargs: dict | None) -> list | None:
     return found or None
 
 
+def self_only(args: tuple, kwargs: dict | None) -> list | None:
+    """The overloaded arguments of a C++ method that takes nothing but ``self`` (``x.sin()``) or a property:
+    ``self`` whatever its class, when a mode is active or its class overrides (torch's
+    ``handle_torch_function(self, name)``, which hands handlers ``types == (type(self),)``)."""
+    if _disabled_level >= _ALL_DISABLED:
+        return None
+    self = args[0]
+    if _modes or (_disabled_level == 0 and _takes_part(self.__class__)):
+        return [self]
+    return None
+
+
+def python_search(args: tuple, kwargs: dict | None) -> list | None:
+    """The overloaded arguments of a torch function or method written in Python: ``torch.overrides``' search, which
+    counts a plain Tensor (its ``__torch_function__`` is the default one), none while subclasses are disabled."""
+    if _disabled_level >= _ALL_DISABLED:
+        return None
+    if _disabled_level:
+        return [] if _modes else None
+    found = overloaded_args(relevant_args(args, kwargs), defines_torch_function)
+    if _modes or any(_takes_part(arg.__class__) for arg in found):
+        return found
+    return None
+
+
+def _finder_of(owner: str, name: str) -> Callable[[tuple, dict | None], list | None]:
+    """How torch finds the overloaded arguments of ``owner.name``'s calls (``_torch_function_facts``)."""
+    if owner == "torch.Tensor":
+        if name in _facts.SELF_ONLY_METHODS:
+            return self_only
+        return python_search if name in _facts.PYTHON_METHODS else wants
+    return python_search if name in _facts.PYTHON_FUNCTIONS.get(owner, ()) else wants
+
+
 # ---- calling the handlers --------------------------------------------------------------------------------------
 
 def handle(func: Callable, overloaded: list, args: tuple, kwargs: dict | None, python_api: bool = False) -> Any:
@@ -390,13 +425,14 @@ def _routing_function(original: Callable, name: str, owner: str, reflects_type_e
                       func_of: Callable[[], Callable] | None = None) -> Callable:
     """``original`` behind the protocol's check; the wrapper is the ``func`` handlers see (``Tensor.add``), or
     what ``func_of()`` gives (an operator's method: ``x * y`` is ``Tensor.mul`` to handlers, as in torch)."""
+    find = _finder_of(owner, name)
     if (owner, name) in _DATA_FACTORIES:
-        return _routing_data_factory(original, name, owner, _DATA_FACTORIES[owner, name])
+        return _routing_data_factory(original, name, owner, _DATA_FACTORIES[owner, name], find)
 
     def routed(*args, **kwargs):
         if _plain_call(args, kwargs):
             return original(*args, **kwargs)
-        found = wants(args, kwargs)
+        found = find(args, kwargs)
         if found is None:
             return original(*args, **kwargs)
         func = routed if func_of is None else func_of()
@@ -411,23 +447,51 @@ def _routing_function(original: Callable, name: str, owner: str, reflects_type_e
 
 
 def _dressed(routed: Callable, original: Callable, name: str, owner: str) -> Callable:
-    """A routing wrapper named and documented as the function it stands for, noted as a wrapper (its frames are
-    skipped by the warnings and the duck-type frame walk)."""
-    routed.__name__ = name
-    routed.__qualname__ = getattr(original, "__qualname__", name)
+    """A routing wrapper named as torch's function it stands for (handlers read ``func.__name__``,
+    ``__qualname__`` and ``__module__``) and documented as ``original``, noted as a wrapper (its frames are skipped
+    by the warnings and the duck-type frame walk)."""
+    routed.__name__, routed.__qualname__, routed.__module__ = torch_names(owner, name)
+    routed._torch_name = name
+    # (torch's resolve_name gives torch.functional's functions by that module: torch.functional.norm)
+    routed._torch_owner = "torch.functional" if routed.__module__ == "torch.functional" else owner
     routed.__doc__ = getattr(original, "__doc__", None)
     routed.__wrapped__ = original
-    routed._torch_owner = owner
     _ROUTING_CODES.add(routed.__code__)
     return routed
 
 
-def _routing_data_factory(original: Callable, name: str, owner: str, relevant: int) -> Callable:
+# where torch keeps the builtins of its namespaces: (module, class, prefix of their names)
+_BUILTIN_HOMES = {"torch": ("torch", "_VariableFunctionsClass.", ""),
+                  "torch.linalg": ("torch._C._linalg", "", "linalg_"),
+                  "torch.special": ("torch._C._special", "", "special_"), "torch.fft": ("torch._C._fft", "", "fft_")}
+
+
+def torch_names(owner: str, name: str) -> tuple[str, str, str | None]:
+    """``(__name__, __qualname__, __module__)`` of torch's ``owner.name``: ``TensorBase.add`` (a C++ method, no
+    module), ``Tensor.__len__`` of torch._tensor, ``_VariableFunctionsClass.add`` of torch, ``relu`` of
+    torch.nn.functional."""
+    if owner == "torch.Tensor":
+        if name not in _facts.PYTHON_METHODS:
+            return name, f"TensorBase.{name}", None
+        return (*_facts.PYTHON_METHOD_NAMES.get(name, (name, f"Tensor.{name}")), "torch._tensor")
+    module = _facts.PYTHON_FUNCTIONS.get(owner, {}).get(name)
+    if module is not None:
+        return name, name, module
+    if owner == "torch.nn.functional":
+        if name in _facts.NN_BUILTINS:
+            return name, name, "torch._C._nn"
+        owner = "torch"  # (its other builtins are torch's: F.conv2d is torch.conv2d)
+    module, cls, prefix = _BUILTIN_HOMES.get(owner, (owner, "", ""))
+    return prefix + name, cls + prefix + name, module
+
+
+def _routing_data_factory(original: Callable, name: str, owner: str, relevant: int,
+                          find: Callable[[tuple, dict | None], list | None]) -> Callable:
     """A factory whose data is any Python object to copy (torch's parser reads it as ``PyObject*``): a subclass
     instance given as the data takes no part, its copy is a plain Tensor; modes, and the ``relevant`` first
     arguments (``self`` of ``new_tensor``), still do."""
     def routed(*args, **kwargs):
-        found = wants(args[:relevant], None)
+        found = find(args[:relevant], None)
         if found is not None:
             return handle(routed, found, args, kwargs)
         with DisableTorchFunctionSubclass():
@@ -440,7 +504,7 @@ def _routing_property(original: property) -> property:
     def fget(self):
         if self.__class__ in _plain_kinds and not _modes:
             return original.fget(self)
-        found = wants((self,), None)
+        found = self_only((self,), None)
         if found is None:
             return original.fget(self)
         return handle(routed.__get__, found, (self,), None)
@@ -448,7 +512,7 @@ def _routing_property(original: property) -> property:
     def fset(self, value):
         # (torch's setters look at ``self`` only: ``p.grad = subclass_instance`` calls no handler, and the C++
         # setter's reads of the value call none either)
-        found = None if self.__class__ in _plain_kinds and not _modes else wants((self,), None)
+        found = None if self.__class__ in _plain_kinds and not _modes else self_only((self,), None)
         if found is not None:
             return handle(routed.__set__, found, (self, value), None)
         if value.__class__ in _plain_kinds:
@@ -515,6 +579,20 @@ def _install_routing() -> None:
             setattr(module, private, _routing_function(original, public, owner, False,
                                                        lambda module=module, public=public: getattr(module, public)))
     _route_module_functions()
+    _name_operators_as_torch()
+
+
+def _name_operators_as_torch() -> None:
+    """The operators of the torch namespaces, OpDef instances (never wrapped: ``OpDef.__call__`` hands them to
+    handlers), named as torch's builtins (``torch.sin``: ``_VariableFunctionsClass.sin`` of module torch). Once:
+    an operator held by two namespaces keeps the first's names (``_NAMESPACES``' order)."""
+    from .ops.registry import OpDef
+
+    for module, owner in _routed_modules():
+        for name, value in vars(module).items():
+            if isinstance(value, OpDef) and not name.startswith("_") and "_torch_owner" not in vars(value):
+                value.__name__, value.__qualname__, value.__module__ = torch_names(owner, name)
+                value._torch_owner, value._torch_name = owner, name
 
 
 def _route_module_functions() -> None:
@@ -549,9 +627,9 @@ _METHOD_OF_OPERATOR = {
     "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub", "__isub__": "sub_", "__mul__": "mul",
     "__rmul__": "mul", "__imul__": "mul_", "__truediv__": "div", "__itruediv__": "div_", "__div__": "div",
     "__idiv__": "div_", "__ifloordiv__": "floor_divide_", "__mod__": "remainder", "__imod__": "remainder_",
-    "__pow__": "pow", "__ipow__": "pow_", "__matmul__": "matmul", "__rand__": "bitwise_and", "__ror__": "bitwise_or",
+    "__matmul__": "matmul", "__rand__": "bitwise_and", "__ror__": "bitwise_or",
     "__rxor__": "bitwise_xor", "__neg__": "neg", "__pos__": "positive", "__abs__": "abs", "__ne__": "ne",
-    "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__rtruediv__": "__rdiv__"}
+    "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge"}
 # binary operators, whose handler's TypeError becomes NotImplemented (torch's TypeError_to_NotImplemented_)
 _BINARY_OPERATORS = frozenset(name for name in _ROUTED_DUNDERS if name not in {
     "__neg__", "__pos__", "__abs__", "__invert__", "__getitem__", "__setitem__", "__len__", "__iter__",

@@ -1,0 +1,118 @@
+"""What a recording ``TorchFunctionMode`` sees, as torch's: the ``types`` each handler gets (``self``'s class for
+the C++ methods that take nothing else and for properties, a plain Tensor for torch's Python functions, none for
+the parsed ones), the names of ``func`` (``TensorBase.add``, ``_VariableFunctionsClass.add`` of torch...), and
+the calls of ``nn.utils.clip_grad_norm_``/``clip_grad_value_`` and of the ``nn.init`` functions."""
+
+from __future__ import annotations
+
+import pytest
+from _lib import tg, torch
+
+
+def _recorded(lib, program, *, names: bool = False) -> list:
+    """Each call a mode sees while ``program(lib)()`` runs: torch's name for it and the names of the classes in
+    ``types`` (with ``names``: ``func``'s ``__name__``, ``__qualname__`` and ``__module__`` too)."""
+    seen: list = []
+
+    class Recorder(lib.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            entry = (lib.overrides.resolve_name(func), tuple(kind.__name__ for kind in types))
+            if names:
+                entry += (func.__name__, func.__qualname__, getattr(func, "__module__", None))
+            seen.append(entry)
+            return func(*args, **(kwargs or {}))
+
+    lib.manual_seed(0)
+    run = program(lib)
+    with Recorder():
+        run()
+    return seen
+
+
+def _tensor_calls(lib):
+    class Sub(lib.Tensor):
+        pass
+
+    x = lib.randn(2, 2, requires_grad=True)
+    p = lib.nn.Parameter(lib.randn(2, 2))
+    s = lib.randn(2, 2).as_subclass(Sub)
+
+    def run():
+        x.add(1), x * x, 1 + x, x.sin(), x.numel(), x.dim(), x.sum(), x[0], x.size(), len(x), -x, abs(x)
+        x.dtype, x.grad, x.shape, x.T, x.is_cpu, x.device
+        p.add(1), p.sin(), p.dtype, p * x, p.sum(), p.detach()
+        s.add(1), s.sin(), s.dtype, x + s, s.numel()
+        x.grad = None
+        p.grad = None
+    return run
+
+
+def _operators(lib):
+    x = lib.randn(2, 2)
+    p = lib.nn.Parameter(lib.randn(2, 2))
+
+    def run():
+        x ** 2, 2 ** x, 1 - x, 1 - p, x // 2, 2 / x, 3 % x, x @ x, ~(x > 0), bool(x[0, 0]), float(x[0, 0])
+        format(x[0, 0], ".2f")
+    return run
+
+
+def _python_functions(lib):
+    x = lib.randn(2, 2)
+    p = lib.nn.Parameter(lib.randn(2, 2))
+    F = lib.nn.functional
+
+    def run():
+        F.relu(x), F.relu(p), F.mse_loss(x, p), F.mse_loss(p, p), F.linear(x, x), F.softmax(x, 0)
+        lib.broadcast_tensors(x, p), lib.norm(x), lib.split(x, 1), lib.einsum("ij->", p)
+        x.norm(), p.norm(), x.split(1), x.unflatten(0, (1, 2)), lib.sin(x), lib.add(x, p), lib.stack([x, p])
+    return run
+
+
+def _subclass_calls(lib):
+    class Sub(lib.Tensor):
+        pass
+
+    x = lib.randn(2, 2)
+    s = x.as_subclass(Sub)
+    F = lib.nn.functional
+
+    def run():
+        F.relu(s), F.mse_loss(s, x), s.sin(), s.norm()
+        with lib._C.DisableTorchFunctionSubclass():
+            x.sin(), s.sin(), s.add(1), s.dtype, F.relu(s), F.relu(x), 1 - s, 1 - x, s.norm()
+    return run
+
+
+def _linear_forward(lib):
+    model = lib.nn.Linear(3, 2)
+    x = lib.randn(4, 3)
+    return lambda: model(x).sum().backward()
+
+
+TYPED_PROGRAMS = {"tensor_calls": _tensor_calls, "operators": _operators, "python_functions": _python_functions,
+                  "subclass": _subclass_calls, "linear": _linear_forward}
+
+
+@pytest.mark.parametrize("name", TYPED_PROGRAMS)
+def test_handlers_get_torchs_types(name):
+    program = TYPED_PROGRAMS[name]
+    assert _recorded(tg, program) == _recorded(torch, program)
+
+
+def _named_calls(lib):
+    x = lib.randn(2, 2)
+    F = lib.nn.functional
+
+    def run():
+        x.add(1), x * x, x.sin(), x[0], len(x), x ** 2, 2 / x, 1 - x, x.norm()
+        lib.add(x, 1), lib.sin(x), lib.stack([x, x]), lib.norm(x), lib.linalg.vector_norm(x)
+        F.relu(x), F.linear(x, x), F.gelu(x), F.conv1d(x[None], x[:, :, None])
+    return run
+
+
+def test_handlers_get_torchs_function_names():
+    """``func.__name__``/``__qualname__``/``__module__`` as torch's C++ methods (``TensorBase.add``, no module), Python
+    methods (``Tensor.__len__`` of torch._tensor), builtins (``_VariableFunctionsClass.add`` of torch,
+    ``linalg_vector_norm`` of torch._C._linalg, ``linear`` of torch._C._nn) and Python functions."""
+    assert _recorded(tg, _named_calls, names=True) == _recorded(torch, _named_calls, names=True)
