@@ -5,6 +5,7 @@ the calls of ``nn.utils.clip_grad_norm_``/``clip_grad_value_`` and of the ``nn.i
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from _lib import tg, torch
 
@@ -116,3 +117,70 @@ def test_handlers_get_torchs_function_names():
     methods (``Tensor.__len__`` of torch._tensor), builtins (``_VariableFunctionsClass.add`` of torch,
     ``linalg_vector_norm`` of torch._C._linalg, ``linear`` of torch._C._nn) and Python functions."""
     assert _recorded(tg, _named_calls, names=True) == _recorded(torch, _named_calls, names=True)
+
+
+def _clipped(which: str, **options):
+    """A model's gradients clipped (two dtypes: two groups); the gradients after it, and its result, kept in
+    ``run.values``."""
+    def program(lib):
+        rng = np.random.default_rng(0)
+        lin = lib.nn.Linear(3, 2)
+        extra = lib.nn.Parameter(lib.zeros(3, dtype=lib.float64))
+        params = [*lin.parameters(), extra]
+        for p in params:
+            p.grad = lib.tensor(rng.standard_normal(tuple(p.shape)), dtype=p.dtype)
+        clip = {"norm": lambda: lib.nn.utils.clip_grad_norm_(params, 0.5, **options),
+                "value": lambda: lib.nn.utils.clip_grad_value_(params, 0.1, **options),
+                "total": lambda: lib.nn.utils.get_total_norm([p.grad for p in params], **options),
+                "with_norm": lambda: lib.nn.utils.clip_grads_with_norm_(params, 0.5, lib.tensor(3.0), **options),
+                }[which]
+
+        def run():
+            result = clip()
+            run.values = [p.grad.numpy().copy() for p in params] + ([] if result is None else [result.numpy()])
+        return run
+    return program
+
+
+CLIPS = {
+    "norm": _clipped("norm"), "norm_foreach": _clipped("norm", foreach=True),
+    "norm_loop": _clipped("norm", foreach=False), "norm_inf": _clipped("norm", norm_type=float("inf")),
+    "value": _clipped("value"), "value_loop": _clipped("value", foreach=False),
+    "total": _clipped("total", norm_type=1.0), "with_norm_loop": _clipped("with_norm", foreach=False),
+}
+
+
+@pytest.mark.parametrize("name", CLIPS)
+def test_clipping_shows_torchs_calls(name):
+    """clip_grad_norm_ (29 calls in torch, tracegrad showed 9), clip_grad_value_ (10 against 4), get_total_norm
+    and clip_grads_with_norm_: the no_grad switches, ``.grad`` reads, grouping's no_grad, foreach or per-tensor
+    norms and updates; the gradients and norm as torch's."""
+    values = {}
+
+    def keeping(lib):
+        run = CLIPS[name](lib)
+        values[lib] = run
+        return run
+    assert _recorded(tg, keeping) == _recorded(torch, keeping)
+    for ours, theirs in zip(values[tg].values, values[torch].values, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_nonfinite_norm_refused_as_torch():
+    def program(lib):
+        p = lib.nn.Parameter(lib.ones(2))
+        p.grad = lib.tensor([1.0, float("inf")])
+
+        def run():
+            try:
+                lib.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+            except RuntimeError as error:
+                run.values = [str(error)]
+        return run
+    values = {}
+
+    def keeping(lib):
+        values[lib] = program(lib)
+        return values[lib]
+    assert _recorded(tg, keeping) == _recorded(torch, keeping)
+    assert values[tg].values == values[torch].values

@@ -1,6 +1,9 @@
 """Gradient clipping, in place on ``.grad`` and without autograd (as PyTorch does under ``no_grad``). The parameters
 are read through their public attributes (``.grad``, ``.device``) in torch's order, so a non-tensor fails on the
-attribute it does in torch."""
+attribute it does in torch. While the ``__torch_function__`` protocol is live, torch's Python code runs instead, call
+by call through tracegrad's operators (``_watched_*``), so that a handler sees what it sees in torch: the
+``no_grad`` switches, the ``.grad`` reads, ``_foreach_norm``, ``stack``, ``linalg.vector_norm``, ``clamp``,
+``_foreach_mul_``..."""
 
 from __future__ import annotations
 
@@ -11,9 +14,14 @@ from collections.abc import Iterable
 
 import numpy as np
 
+import tracegrad as _tg
+
 from ..._C._foreach_grouping import _group_tensors_by_device_and_dtype
+from ..._state import STATE
 from ..._tensor import Tensor, _wrap
+from ...autograd.grad_mode import no_grad
 from ...ops.aten_vec import quiet
+from ...utils import _foreach_utils
 
 
 def _as_list(parameters) -> list:
@@ -45,9 +53,15 @@ def _vector_norm(a: np.ndarray, p: float) -> np.ndarray:
     return np.power(np.power(absx, p).sum(), 1.0 / p)
 
 
-@quiet
 def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
     """The norm of the per-tensor norms (equal to the norm of all values concatenated)."""
+    if STATE.torch_function:
+        return _watched_total_norm(tensors, norm_type, error_if_nonfinite, foreach)
+    return _total_norm(tensors, norm_type, error_if_nonfinite, foreach)
+
+
+@quiet
+def _total_norm(tensors, norm_type: float, error_if_nonfinite: bool, foreach) -> Tensor:
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:
@@ -58,12 +72,16 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     norms = np.stack([np.asarray(_vector_norm(t._data, norm_type)) for t in tensors])
     total = np.asarray(_vector_norm(norms, norm_type), dtype=norms.dtype)
     if error_if_nonfinite and not np.isfinite(total):
-        raise RuntimeError(
-            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
-            "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
-            "norm anyway, set `error_if_nonfinite=False`"
-        )
+        raise _nonfinite_norm_error(norm_type)
     return _wrap(total)
+
+
+def _nonfinite_norm_error(norm_type: float) -> RuntimeError:
+    return RuntimeError(
+        f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
+        "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
+        "norm anyway, set `error_if_nonfinite=False`"
+    )
 
 
 def _empty_infinity_norm_error(norm_type: float, foreach) -> RuntimeError:
@@ -78,8 +96,14 @@ def _empty_infinity_norm_error(norm_type: float, foreach) -> RuntimeError:
                         "does not have an identity")
 
 
-@quiet
 def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
+    if STATE.torch_function:
+        return _watched_clip_with_norm_(parameters, max_norm, total_norm, foreach)
+    return _clip_with_norm_(parameters, max_norm, total_norm)
+
+
+@quiet
+def _clip_with_norm_(parameters, max_norm: float, total_norm: Tensor) -> None:
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return
@@ -100,9 +124,11 @@ def clip_grad_norm_(
     """Scale all gradients so that their joint norm is at most ``max_norm``; return the norm before
     clipping."""
     parameters = _parameters_listed(parameters)
+    if STATE.torch_function:
+        return _watched_clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
     grads = [p.grad for p in parameters if p.grad is not None]
-    total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
-    clip_grads_with_norm_(parameters, max_norm, total, foreach)
+    total = _total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    _clip_with_norm_(parameters, max_norm, total)
     return total
 
 
@@ -122,6 +148,8 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float, f
     ``clamp_max_`` (two versions) on its foreach path, the CPU default, or one ``clamp_`` with ``foreach=False``;
     a complex gradient fails in clamp. (Torch clamps dtype group by dtype group in the order of its C++ hash map,
     so which gradients of other dtypes it has clipped before a complex one fails is not followed here.)"""
+    if STATE.torch_function:
+        return _watched_clip_grad_value_(parameters, clip_value, foreach)
     clip_value = float(clip_value)
     writes = 1 if foreach is False else 2
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
@@ -133,3 +161,73 @@ def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float, f
         np.clip(grad._data, -clip_value, clip_value, out=grad._data)
         for _ in range(writes):
             grad._bump_version()
+
+
+# ---- torch's code, for handlers to see ------------------------------------------------------------------------------
+
+@no_grad()
+def _watched_clip_grad_norm_(parameters: list, max_norm: float, norm_type: float, error_if_nonfinite: bool,
+                             foreach) -> Tensor:
+    grads = [p.grad for p in parameters if p.grad is not None]
+    total_norm = _watched_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    _watched_clip_with_norm_(parameters, max_norm, total_norm, foreach)
+    return total_norm
+
+
+@no_grad()
+def _watched_total_norm(tensors, norm_type: float, error_if_nonfinite: bool, foreach) -> Tensor:
+    tensors = _as_list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return _tg.tensor(0.0)
+    first_device = tensors[0].device
+    norms: list = []
+    for (device, _), ([device_tensors], _) in _foreach_utils._group_tensors_by_device_and_dtype([tensors]).items():
+        if _takes_foreach(foreach, device_tensors, device):
+            norms.extend(_tg._foreach_norm(device_tensors, norm_type))
+        else:
+            norms.extend([_tg.linalg.vector_norm(g, norm_type) for g in device_tensors])
+    total_norm = _tg.linalg.vector_norm(_tg.stack([norm.to(first_device) for norm in norms]), norm_type)
+    if error_if_nonfinite and _tg.logical_or(total_norm.isnan(), total_norm.isinf()):
+        raise _nonfinite_norm_error(norm_type)
+    return total_norm
+
+
+@no_grad()
+def _watched_clip_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach) -> None:
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    max_norm = float(max_norm)
+    if not grads:
+        return
+    grouped = _foreach_utils._group_tensors_by_device_and_dtype([grads])
+    clip_coef_clamped = _tg.clamp(max_norm / (total_norm + 1e-6), max=1.0)
+    for (device, _), ([device_grads], _) in grouped.items():
+        if _takes_foreach(foreach, device_grads, device):
+            _tg._foreach_mul_(device_grads, clip_coef_clamped.to(device))
+        else:
+            coef = clip_coef_clamped.to(device)
+            for g in device_grads:
+                g.mul_(coef)
+
+
+@no_grad()
+def _watched_clip_grad_value_(parameters, clip_value: float, foreach) -> None:
+    clip_value = float(clip_value)
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    for (device, _), ([device_grads], _) in _foreach_utils._group_tensors_by_device_and_dtype([grads]).items():
+        if _takes_foreach(foreach, device_grads, device):
+            _tg._foreach_clamp_min_(device_grads, -clip_value)
+            _tg._foreach_clamp_max_(device_grads, clip_value)
+        else:
+            for grad in device_grads:
+                grad.clamp_(min=-clip_value, max=clip_value)
+
+
+def _takes_foreach(foreach, tensors: list, device) -> bool:
+    """torch's choice of the foreach kernels for one device's group (and its refusal of a device without them)."""
+    if (foreach is None and _foreach_utils._has_foreach_support(tensors, device)) or (
+            foreach and _foreach_utils._device_has_foreach_support(device)):
+        return True
+    if foreach:
+        raise RuntimeError(f"foreach=True was passed, but can't use the foreach API on {device.type} tensors")
+    return False
