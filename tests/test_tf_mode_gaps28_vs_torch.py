@@ -184,3 +184,35 @@ def test_nonfinite_norm_refused_as_torch():
         return values[lib]
     assert _recorded(tg, keeping) == _recorded(torch, keeping)
     assert values[tg].values == values[torch].values
+
+
+def _initialised(name: str, shape: tuple = (3, 4, 2), **options):
+    """``nn.init.<name>`` of a fresh tensor; its values after it kept in ``run.values``."""
+    def program(lib):
+        w = lib.empty(*shape)
+
+        def run():
+            getattr(lib.nn.init, name)(w, **options)
+            run.values = [w.numpy().copy()]
+        return run
+    return program
+
+
+INITS = {
+    "eye_": _initialised("eye_", (3, 4)), "xavier_uniform_": _initialised("xavier_uniform_"),
+    "xavier_normal_": _initialised("xavier_normal_", gain=0.5), "kaiming_normal_": _initialised("kaiming_normal_"),
+    "kaiming_normal_fan_out": _initialised("kaiming_normal_", (3, 4), mode="fan_out", nonlinearity="relu"),
+}
+
+
+@pytest.mark.parametrize("name", INITS)
+def test_init_bodies_show_torchs_calls(name):
+    """eye_ (torch: 6 calls, tracegrad showed 1), xavier_uniform_/xavier_normal_ (7), kaiming_normal_ (8): the fan
+    reads (dim, size, size, dim), the no_grad switches and the one Tensor method or torch.eye; the same values."""
+    values = {}
+
+    def keeping(lib):
+        values[lib] = INITS[name](lib)
+        return values[lib]
+    assert _recorded(tg, keeping) == _recorded(torch, keeping)
+    np.testing.assert_array_equal(values[tg].values[0], values[torch].values[0])

@@ -122,6 +122,9 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> 
 
 
 def _uniform_fill(tensor: Tensor, a: float, b: float, generator) -> Tensor:
+    if STATE.torch_function:  # (a handler watches: torch's grad switches around the one Tensor method)
+        with no_grad():
+            return tensor.uniform_(a, b, generator=generator)
     return _write(tensor, _rng(generator).uniform(tensor._data.shape, tensor._data.dtype, a, b))
 
 
@@ -132,6 +135,9 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 
 
 def _normal_fill(tensor: Tensor, mean: float, std: float, generator) -> Tensor:
+    if STATE.torch_function:  # (a handler watches: torch's grad switches around the one Tensor method)
+        with no_grad():
+            return tensor.normal_(mean, std, generator=generator)
     return _write(tensor, _normal(tensor._data, mean, std, generator))
 
 
@@ -211,9 +217,22 @@ def zeros_(tensor: Tensor) -> Tensor:
 
 @_reads_first("ndimension")
 def eye_(tensor: Tensor) -> Tensor:
+    if STATE.torch_function:
+        return _watched_eye_(tensor)
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _write(tensor, np.eye(*tensor._data.shape))
+
+
+def _watched_eye_(tensor: Tensor) -> Tensor:
+    """torch's ``eye_``, for a handler to see its calls (``ndimension()``, which handlers get as ``Tensor.dim``)."""
+    import tracegrad  # (the namespace's ``eye``: its routing wrapper while the protocol is live)
+
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    with no_grad():
+        tracegrad.eye(*tensor.shape, out=tensor, requires_grad=tensor.requires_grad)
+    return tensor
 
 
 @_reads_first("ndimension")
@@ -233,10 +252,21 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    if STATE.torch_function:
+        return _watched_fans(tensor)
     if tensor.ndim < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
     receptive = math.prod(tensor._data.shape[2:])
     return tensor._data.shape[1] * receptive, tensor._data.shape[0] * receptive
+
+
+def _watched_fans(tensor: Tensor) -> tuple[int, int]:
+    """torch's ``_calculate_fan_in_and_fan_out``, for a handler to see its reads."""
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    inputs, outputs = tensor.size(1), tensor.size(0)
+    receptive = math.prod(tensor.shape[2:]) if tensor.dim() > 2 else 1
+    return inputs * receptive, outputs * receptive
 
 
 def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
@@ -278,7 +308,7 @@ def kaiming_uniform_(
 def kaiming_normal_(
     tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None
 ) -> Tensor:
-    if 0 in tensor._data.shape:
+    if 0 in (tensor.shape if STATE.torch_function else tensor._data.shape):  # (a handler sees torch's read)
         warn_at_caller("Initializing zero-element tensors is a no-op", UserWarning)  # (past the decorators)
         return tensor
     std = calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
