@@ -162,7 +162,7 @@ class Tensor:
 
     @property
     def grad(self):
-        if self._gfn is not None and not self._retains_grad:
+        if self._gfn is not None and not self._retains_grad and self._grad is None:  # (torch: only when undefined)
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
                 "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -275,7 +275,7 @@ class Tensor:
     def real(self, value) -> None:
         from .ops.complex_ops import real
 
-        real(self).copy_(value)
+        _assign(real(self), value)
 
     @property
     def imag(self) -> Tensor:
@@ -287,7 +287,7 @@ class Tensor:
     def imag(self, value) -> None:
         from .ops.complex_ops import imag
 
-        imag(self).copy_(value)
+        _assign(imag(self), value)
 
     def set_(self, source: Tensor | None = None, *args, **kwargs) -> Tensor:
         """Make this tensor use ``source``'s storage; the tensor gets a fresh gradient accumulator. ``args`` /
@@ -673,6 +673,14 @@ _DELETION_REFUSALS = {
 }
 
 
+def _assign(part: Tensor, value) -> None:
+    """torch's ``real``/``imag`` setters: ``value`` made a tensor of the part's dtype as setitem makes it (a number
+    the dtype cannot hold, or no tensor nor number, refused in its words), then copied into the part."""
+    from .ops.indexing import value_to_tensor
+
+    part.copy_(value_to_tensor(part, value))
+
+
 def _refuse_delete(name: str) -> None:
     raise RuntimeError(_DELETION_REFUSALS[name])
 
@@ -694,10 +702,18 @@ def refuse_writes_to_read_only_properties(cls: type) -> None:
             setattr(cls, name, property(attr.fget, refuse, refuse, attr.__doc__))
 
 
-# ``_grad_fn``: the ``_gfn`` slot under its historical name, readable and writable (through the slot's own
-# C-level accessors) but not deletable.
+def _set_grad_fn(self: Tensor, value) -> None:
+    """torch's ``_grad_fn`` setter: only None is taken, and it detaches the tensor in place (``detach_``: a view
+    is refused, a leaf stops requiring grad). tracegrad's own code writes the ``_gfn`` slot."""
+    if value is not None:
+        raise RuntimeError("_grad_fn can be only set to None")
+    self.detach_()
+
+
+# ``_grad_fn``: the ``_gfn`` slot under its historical name, read through the slot's own C-level accessor (no
+# slower than ``_gfn``), set as torch sets it, not deletable.
 _gfn_slot = Tensor.__dict__["_gfn"]
-Tensor._grad_fn = property(_gfn_slot.__get__, _gfn_slot.__set__, lambda self: _refuse_delete("_grad_fn"))
+Tensor._grad_fn = property(_gfn_slot.__get__, _set_grad_fn, lambda self: _refuse_delete("_grad_fn"))
 
 _new = object.__new__
 

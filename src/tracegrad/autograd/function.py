@@ -415,7 +415,7 @@ def _set_history(cls, ctx, var: Tensor, nr: int, is_input: bool, is_modified: bo
         if is_input:
             return _detached(var)
         if var._base is None:
-            var._grad_fn = None
+            var._gfn = None
             var._rg = False
         return var
     if is_modified:
@@ -428,7 +428,7 @@ def _set_history(cls, ctx, var: Tensor, nr: int, is_input: bool, is_modified: bo
 
 
 def _set_edge(var: Tensor, ctx: Node, nr: int) -> None:
-    var._grad_fn = ctx
+    var._gfn = ctx
     var._output_nr = nr
     var._rg = True
     if var._base is not None:
@@ -510,7 +510,7 @@ def _rebase_dirty(ctx, var: Tensor, nr: int, is_input: bool, n_out: int) -> None
 def _rebase(var: Tensor, node: Node, nr: int) -> None:
     """Make ``node`` output ``nr`` the history of ``var`` (which was modified in place)."""
     old_fn, old_nr = var._grad_fn, var._output_nr
-    var._grad_fn = node
+    var._gfn = node
     var._output_nr = nr
     var._rg = True
     if var._retains_grad and old_fn is not None and old_fn is not node:
@@ -628,7 +628,7 @@ def once_differentiable(fn: Callable) -> Callable:
             if isinstance(f, Tensor):
                 out = _wrap(f._data)
                 out._vc = f._vc
-                out._grad_fn = err
+                out._gfn = err
                 out._output_nr = i
                 out._rg = True
                 f = out

@@ -926,7 +926,7 @@ def setitem(t: Tensor, key, value) -> None:
     creation = _creation or _bind_creation()
     number = not isinstance(value, Tensor)
     if number:
-        _check_assignable(t, value)
+        check_assignable(t, value)
     key = _numpy_items(key)
     if number and _set_number_plain(t, key, value):
         return
@@ -1005,7 +1005,7 @@ def _bind_creation():
     return creation
 
 
-def _check_assignable(t: Tensor, value) -> None:
+def check_assignable(t: Tensor, value) -> None:
     """torch's setitem takes a tensor or a Python number (NumPy integers too): a list, an array or None is
     refused rather than converted."""
     if isinstance(value, (bool, int, float, complex, np.integer, np.bool_)):
@@ -1015,6 +1015,17 @@ def _check_assignable(t: Tensor, value) -> None:
     from ..autograd.saved import type_string
 
     raise TypeError(f"can't assign a {tp_name(value)} to a {type_string(t)}")  # (np.matrix: "matrix", as torch's)
+
+
+def value_to_tensor(t: Tensor, value) -> Tensor:
+    """torch's valueToTensor for a value written into ``t`` (setitem, the ``real``/``imag`` setters): a tensor as
+    it is, a Python number as a 0-d tensor of ``t``'s dtype (refused where that dtype cannot hold it), anything
+    else refused."""
+    if isinstance(value, Tensor):
+        return value
+    check_assignable(t, value)
+    dtype = t._data.dtype
+    return _wrap(np.asarray(_assigned_scalar(value, dtype), dtype=dtype))
 
 
 def _expanded_like(value: Tensor, shape: tuple) -> Tensor:

@@ -1850,9 +1850,8 @@ def _out_of(op, args: tuple, out, picks: tuple, result_type=None):
     from ..backend.dtypes import cpp_type_name
     from .variants import _store, check_out_count, out_with_grad_error
 
+    check_out_count(len(picks), out, op.name.lstrip("_"))  # (a guarded caller's parser names its own function)
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    if len(picks) > 1:
-        check_out_count(len(picks), outs)
     tensors = [a for a in args if isinstance(a, Tensor)] + list(outs)
     if STATE.grad_enabled and builtins.any(t.requires_grad for t in tensors):
         raise out_with_grad_error(op.name)
@@ -2819,7 +2818,10 @@ _Svd = return_type("svd", ["U", "S", "V"])
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
     """Legacy ``torch.svd``: returns V (not Vh); ``some=False`` gives full U and V."""
     from .creation import new_zeros
+    from .variants import check_out_count
 
+    if out is not None:
+        check_out_count(3, out, "svd")
     if input.ndim < 2:  # (its own check, before linalg's)
         raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {input.ndim} dimensions "
                            "instead")

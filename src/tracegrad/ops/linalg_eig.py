@@ -20,6 +20,7 @@ from .complex_ops import imag, real
 from .linalg import _check_square, _column_major, _tname, linalg_solve
 from .linalg_core import matmul
 from .registry import defop
+from .variants import check_out_count
 
 __all__ = ["linalg_eig", "eig", "eigvals"]
 
@@ -136,6 +137,7 @@ def eig(A: Tensor, *, out=None):
     """``linalg_eig``, with its out= checks in PyTorch's order: finite values, square matrices, then dtypes."""
     if out is None:
         return linalg_eig(A)
+    check_out_count(2, out, "linalg_eig")
     _refuse_non_finite(A._data)
     _check_square("linalg.eig", A._data)
     _check_out_dtypes("torch.linalg.eig", A, tuple(out), ("eigenvalues", "eigenvectors"))

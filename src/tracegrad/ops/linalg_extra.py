@@ -260,7 +260,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
     if out is not None:
         from .variants import check_out_count
 
-        check_out_count(2, tuple(out))
+        check_out_count(2, out, "linalg_lu_factor")
         LU, pivots, info = lu_factor_ex(A, pivot=pivot, out=(*out, A.new_empty((0,), dtype=_int32())))
     else:
         LU, pivots, info = linalg_lu_factor_ex(A, pivot=pivot)

@@ -319,7 +319,9 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):  # noqa: N803
     """(LD, pivots); an exactly singular block raises, in torch's words."""
     if out is not None:
         from ..backend.dtypes import int32
+        from .variants import check_out_count
 
+        check_out_count(2, out, "linalg_ldl_factor")
         LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian, out=(*out, A.new_empty((0,), dtype=int32)))
     else:
         LD, pivots, info = _linalg_ldl_factor_ex(A, hermitian=hermitian)

@@ -100,11 +100,18 @@ def install_inner_out_refusals(registry: dict) -> None:
         registry[key].without_autograd_kernel = _refused_inner_out_call("sum", _reduces_to_one_value)
 
 
-def check_out_count(expected: int, outs: tuple) -> None:
-    """torch's argument parser's check of a tuple ``out=`` (``outs``) for ``expected`` results, before anything
-    runs."""
-    if len(outs) != expected:
-        raise TypeError(f"expected tuple of {expected} elements but got {len(outs)}")
+def check_out_count(expected: int, out, name: str) -> None:
+    """torch's argument parser's check of ``out=`` for ``expected`` results of the function ``name``, before
+    anything runs: one result takes a Tensor, never a tuple or list; several take a tuple (or list) of exactly that
+    many (checked after parsing, hence its own words). A tensor where a tuple is expected is the parser's to refuse."""
+    if out.__class__ is not tuple and out.__class__ is not list and not isinstance(out, (tuple, list)):
+        return
+    if expected == 1:
+        from .._arg_parser import tp_name
+
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {tp_name(out)}")
+    if len(out) != expected:
+        raise TypeError(f"expected tuple of {expected} elements but got {len(out)}")
 
 
 def write_out(op, bound: tuple, out):
@@ -114,7 +121,7 @@ def write_out(op, bound: tuple, out):
 
     outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
     if not op.returns_list:
-        check_out_count(op.n_returns, outs)
+        check_out_count(op.n_returns, out, op.schema.name)
     # PyTorch refuses out= with an input requiring grad only for operators with a derivative: one without
     # (torch's autograd fallback) gives ``out`` a NotImplemented node, a non-differentiable one no history.
     # (an out= that requires grad counts too, except for a non-differentiable operator, which never checks)
