@@ -183,3 +183,46 @@ def test_in_place_move_returns_its_target():
     x = _bf16(tg)
     assert x.masked_scatter_(_mask(tg), _t(tg)) is x
     assert x.index_put_((tg.tensor([0]),), _bf16(tg, ())) is x
+
+
+# Found in review: the values index_put_ writes through a lone mask (as masked_fill_ with value.item(), of any dtype
+# and shape), integers as c10's checked conversion takes them (straight to float), a 0-d tensor operand cast as a
+# copy casts it, and a one-element fill_ unchecked (infinity, integers through double)
+_ROUNDS_ONCE = 2**60 + 2**52 + 2**36 + 1  # (straight to float: 0x5d81; through double first: 0x5d80)
+
+
+def _zeros(lib, n=3):
+    return lib.zeros(n, dtype=lib.bfloat16)
+
+
+REVIEWED = {
+    "index_put_mask_float_nan": lambda L: _bf16(L).index_put((_mask(L),), L.tensor(-_NAN)),
+    "index_put_mask_float_shape_1": lambda L: _bf16(L).index_put((_mask(L),), L.tensor([0.1])),
+    "index_put_mask_double_beyond": lambda L: _bf16(L).index_put((_mask(L),), L.tensor(1e300, dtype=L.float64)),
+    "index_put_mask_double_just_beyond": lambda L: _bf16(L).index_put_((_mask(L),),
+                                                                       L.tensor([3.3895314e38], dtype=L.float64)),
+    "index_put_mask_int": lambda L: _bf16(L).index_put((_mask(L),), L.tensor(_ROUNDS_ONCE)),
+    "setitem_mask_float_nan": lambda L: _setitem(_bf16(L), _mask(L), L.tensor(-_NAN)),
+    "setitem_none_mask_double_beyond": lambda L: _setitem(_bf16(L), (slice(None), L.tensor([True, False] * 2)),
+                                                          L.tensor(1e300, dtype=L.float64)),
+    "masked_fill_int": lambda L: _zeros(L).masked_fill(L.tensor(True), _ROUNDS_ONCE),
+    "masked_fill_int_tensor": lambda L: _zeros(L).masked_fill(L.tensor(True), L.tensor(_ROUNDS_ONCE)),
+    "index_fill_int": lambda L: _zeros(L).index_fill(0, L.tensor([1]), _ROUNDS_ONCE),
+    "fill_int": lambda L: _zeros(L).fill_(_ROUNDS_ONCE),
+    "fill_int_tensor": lambda L: _zeros(L).fill_(L.tensor(_ROUNDS_ONCE)),
+    "full_like_int": lambda L: L.full_like(_zeros(L), _ROUNDS_ONCE),
+    "where_int": lambda L: L.where(L.tensor([True, False, False]), _zeros(L), _ROUNDS_ONCE),
+    "where_int_tensor": lambda L: L.where(L.tensor([True, False, False]), _zeros(L), L.tensor(_ROUNDS_ONCE)),
+    "pad_int": lambda L: L.nn.functional.pad(_zeros(L), (1, 0), value=_ROUNDS_ONCE),
+    "fill_one_element_beyond": lambda L: _zeros(L, 1).fill_(1e300),
+    "fill_0d_beyond": lambda L: _bf16(L, ()).fill_(1e300),
+    "fill_one_element_int": lambda L: _zeros(L, 1).fill_(_ROUNDS_ONCE),
+    "full_like_one_element_beyond": lambda L: L.full_like(_zeros(L, 1), -1e300),
+    "masked_fill_one_element_beyond": lambda L: _zeros(L, 1).masked_fill(L.tensor([True]), 1e300),
+}
+
+
+@pytest.mark.parametrize("name", list(REVIEWED))
+def test_reviewed_fills_as_torch(name):
+    program = REVIEWED[name]
+    assert bits_or_error(program, tg) == bits_or_error(program, torch)

@@ -36,13 +36,21 @@ class Fill:
     ``checked``: a number beyond bfloat16's range is refused, as ``Scalar::to<BFloat16>()`` refuses it
     (``where`` converts unchecked); ``operand``: a tensor given is an operand, its bits moved if it is bfloat16 and
     cast otherwise (``where``, ``fill_``), rather than read as a number (``masked_fill``'s ``value.item()``, which
-    turns a bfloat16 NaN into c10's: 0x7fc0, whatever the NaN)."""
+    turns a bfloat16 NaN into c10's: 0x7fc0, whatever the NaN); ``any_shape``: a one-element tensor of any shape is
+    read as its number (``index_put_`` through a lone mask), where others must be 0-d."""
 
     checked: bool = True
     operand: bool = False
+    any_shape: bool = False
 
 
 _READ_AS_NUMBER = Fill()
+# index_put_'s values where ATen writes them with ``masked_fill_(mask, value.item())`` (a lone mask index, one value):
+# read as a number, of any dtype and shape
+_THROUGH_MASKED_FILL = Fill(any_shape=True)
+# the fills whose one-element target ATen fills by its unchecked scalar path (``fill_``'s ``scalar_fill``): a number
+# beyond bfloat16's range is infinity there, and an integer reaches float through double
+_ONE_ELEMENT_UNCHECKED = frozenset({"fill", "full_like"})
 
 # functional operator name -> {parameter: Fill} for the values it writes (the other Tensor parameters are data
 # moved as they are, but for the indices and masks of _INDEX_PARAMETERS)
@@ -78,17 +86,16 @@ class _NotAMove(Exception):
     """A call of a bit-moving operator that converts, promotes or computes: it takes the float32 path."""
 
 
-class _Beyond(Exception):
-    """A number beyond bfloat16's range given to a checked fill."""
-
-
-def _roles(op) -> dict:
-    """What each parameter of ``op`` is to the int16 call, by position and by name."""
+def _roles(op, unchecked: bool = False) -> dict:
+    """What each parameter of ``op`` is to the int16 call, by position and by name; ``unchecked``: its fills
+    convert unchecked (a one-element ``fill_``)."""
     fills = BIT_MOVES[_functional_name(op)]
     roles: dict = {}
     for i, param in enumerate(op.schema.params):
         if param.name in fills:
             role = fills[param.name]
+            if unchecked:
+                role = Fill(checked=False, operand=role.operand)
         elif param.name in _COMPUTING_PARAMETERS:
             role = _COMPUTING
         elif param.type.startswith("ScalarType"):
@@ -114,16 +121,22 @@ def bit_moving(op, kernel: Callable, computed: Callable, holds_bf16: Callable,
                promotes_to_bf16: Callable) -> Callable:
     """``op``'s kernel for bfloat16: on int16 views of its bfloat16 arguments where the call only moves them,
     ``computed`` (the kernel on float32 copies) otherwise; ``kernel`` itself for a call without bfloat16."""
+    name = _functional_name(op)
     roles = _roles(op)
+    one_element_roles = _roles(op, unchecked=True) if name in _ONE_ELEMENT_UNCHECKED else None
+    through_masked_fill = {**roles, 2: (_THROUGH_MASKED_FILL, True), "values": (_THROUGH_MASKED_FILL, True)} \
+        if name == "index_put" else None
     written = tuple(i for i, p in enumerate(op.schema.params) if p.is_write)
-    index_put = _functional_name(op) == "index_put"
 
     def run(*args, **kwargs):
         if not (any(holds_bf16(a) for a in args) or any(holds_bf16(v) for v in kwargs.values())):
             return kernel(*args, **kwargs)
-        if index_put and len(args) > 2 and not (len(args) > 3 and args[3]):  # (not accumulating)
-            args = (*args[:2], _index_put_value(*args[1:3]), *args[3:])
-        call = _BitCall(roles)
+        call_roles = roles
+        if one_element_roles is not None and args and args[0].__class__ is _ndarray and args[0].size == 1:
+            call_roles = one_element_roles
+        elif through_masked_fill is not None and _fills_through_masked_fill(args, kwargs):
+            call_roles = through_masked_fill
+        call = _BitCall(call_roles)
         try:
             bit_args = tuple(call.as_bits(i, a) for i, a in enumerate(args))
             bit_kwargs = {k: call.as_bits(k, v) for k, v in kwargs.items()}
@@ -139,15 +152,16 @@ def bit_moving(op, kernel: Callable, computed: Callable, holds_bf16: Callable,
     return run
 
 
-def _index_put_value(indices, values):
-    """``index_put``'s values as ATen's kernel writes them: one mask and a one-element value go to
-    ``masked_fill_(mask, value.item())``, which turns a NaN into c10's (0x7fc0)."""
-    masks = [i for i in indices if i is not None]
-    if (len(masks) != 1 or masks[0].dtype.kind not in "bu" or masks[0].dtype.itemsize != 1
-            or values.__class__ is not _ndarray or values.size != 1 or values.dtype is not _dt.bfloat16.np
-            or not math.isnan(float(values.astype(np.float32).reshape(())))):
-        return values
-    return np.full(values.shape, _C10_NAN, dtype=_BITS).view(_dt.bfloat16.np)
+def _fills_through_masked_fill(args: tuple, kwargs: dict) -> bool:
+    """Whether an ``index_put`` call writes its values as ATen's does with a lone mask index and one value:
+    ``masked_fill_(mask, value.item())``, the value read as a number (any dtype; any NaN becomes 0x7fc0)."""
+    from .indexing import fills_through_mask
+
+    accumulate = args[3] if len(args) > 3 else kwargs.get("accumulate", False)
+    indices = args[1] if len(args) > 1 else kwargs.get("indices")
+    values = args[2] if len(args) > 2 else kwargs.get("values")
+    return (not accumulate and values.__class__ is _ndarray and indices.__class__ in (list, tuple)
+            and fills_through_mask(indices, values.size))
 
 
 def _refuse_after_checks(kernel: Callable, args: tuple, kwargs: dict, written: tuple[int, ...]) -> None:
@@ -210,12 +224,13 @@ class _BitCall:
             if fill.operand and self._is_bf16(value):
                 self.operands.append(value)
                 return self._view(value)
-            if value.ndim:
+            if value.ndim and not fill.any_shape:
                 raise _NotAMove  # (the kernel's own refusal, or a promotion)
-            if fill.operand:
+            if fill.operand:  # (cast, unchecked, as a copy casts: an integer straight to float)
                 self.cast_operands.append(value)
-            number = _number_of(value)
-            checked = fill.checked and not fill.operand  # (a tensor operand is cast, unchecked)
+                bits = _cast_bits(value)
+                return np.array(bits, dtype=_BITS) if is_tensor else bits
+            number, checked = _number_of(value), fill.checked
         else:
             number, checked = value, fill.checked
         bits = _number_bits(number, checked)
@@ -251,20 +266,34 @@ def _bits_dtype(value):
 
 
 def _number_of(array: np.ndarray):
-    """A 0-d array as the number ``value.item()`` gives."""
+    """A one-element array as the number ``value.item()`` gives."""
     if array.dtype is _dt.bfloat16.np:
-        return float(array.astype(np.float32))
+        return array.astype(np.float32).item()
     return array.item()
+
+
+def _cast_bits(array: np.ndarray) -> int:
+    """The bits (as an int16) of a 0-d array of another dtype cast to bfloat16 as ATen's copy casts it: to float
+    (an integer straight, rounded once), then rounded to nearest even, any NaN as 0x7fc0."""
+    if array.dtype.kind == "c":
+        raise _NotAMove  # (a complex operand promotes, or its imaginary part is dropped with a warning)
+    with np.errstate(over="ignore"):  # (beyond float's range: infinity, as C's cast)
+        single = array.astype(np.float32)
+    return _C10_NAN if math.isnan(single) else int(single.astype(_dt.bfloat16.np).view(_BITS))
 
 
 def _number_bits(number, checked: bool) -> int | None:
     """The bits (as an int16) of ``number`` converted to bfloat16 as c10 converts a Scalar: through float, rounded
-    to nearest even, any NaN as 0x7fc0. None: beyond bfloat16's range where ``checked``."""
+    to nearest even, any NaN as 0x7fc0. None: beyond bfloat16's range where ``checked``. ``Scalar::to``'s checked
+    conversion takes an integer straight to float (rounded once); the unchecked paths (``where``'s number, a
+    one-element fill) take it through double first, as a float."""
     if number.__class__ is bool or isinstance(number, np.bool_):
         number = float(number)
     elif isinstance(number, (int, np.integer)):
         if int(number) not in _INT64_RANGE:
             raise _NotAMove  # (the argument parser's refusal)
+        if checked:
+            return int(np.array(int(number), dtype=np.int64).astype(np.float32).astype(_dt.bfloat16.np).view(_BITS))
     elif not isinstance(number, (float, np.floating)):
         raise _NotAMove  # (complex numbers, and anything else: the float32 path's conversion and refusals)
     x = float(number)

@@ -156,7 +156,7 @@ def _index_put_into(out, indices, values, accumulate, out_dtype=None):
     if len(indices) > out.ndim:  # (torch counts the entries, a mask as one)
         raise IndexError(f"too many indices for tensor of dimension {out.ndim} (got {len(indices)})")
     values = np.asarray(values)
-    filled = not accumulate and _fills_through_mask(indices, values.size)
+    filled = not accumulate and fills_through_mask(indices, values.size)
     if filled:
         _check_byte_mask_fill(indices, values.size)
         # (torch's masked_fill_: the one value is read as a number, which any dtype takes where it fits)
@@ -218,7 +218,7 @@ def _indexing_result_shape(shape: tuple, key: tuple) -> tuple | None:
     return middle + tuple(n for d, n in enumerate(shape) if d not in taken)
 
 
-def _fills_through_mask(indices: Sequence, value_size: int) -> bool:
+def fills_through_mask(indices: Sequence, value_size: int) -> bool:
     """Whether torch's index_put_ writes through ``masked_fill_``: one value, through a lone mask index."""
     given = [a for a in indices if a is not None]
     return value_size == 1 and len(given) == 1 and np.asarray(given[0]).dtype in (np.bool_, np.uint8)
@@ -230,7 +230,7 @@ def _check_fill_through_mask(t: Tensor, advanced: list, value: Tensor) -> bool:
     dtype, is index_put_'s, which records IndexPutBackward0 with an edge to it: an integer ``t`` then requires grad,
     and a complex ``t``'s gradient reaches a real value complex, which the engine refuses, as PyTorch's. Returns
     whether the value is written so."""
-    if not _fills_through_mask(advanced, value._data.size):
+    if not fills_through_mask(advanced, value._data.size):
         return False
     _check_byte_mask_fill(advanced, value._data.size)
     if value._data.dtype == t._data.dtype:
@@ -684,7 +684,7 @@ def _is_mask(a: np.ndarray) -> bool:
 
 def _check_byte_mask_fill(indices: Sequence, value_size: int) -> None:
     """torch writes one value through a lone mask index with ``masked_fill_``, which refuses a byte mask."""
-    if _fills_through_mask(indices, value_size) and np.asarray(next(a for a in indices if a is not None)).dtype \
+    if fills_through_mask(indices, value_size) and np.asarray(next(a for a in indices if a is not None)).dtype \
             == np.uint8:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
 
@@ -945,7 +945,7 @@ def setitem(t: Tensor, key, value) -> None:
         value = _wrap(np.asarray(_assigned_scalar(value, dtype), dtype=dtype))  # (a 0-d tensor)
     if advanced and any(a is not None for a in advanced):
         # (one value through a lone mask: torch checks the mask's shape, then masked_fill_ refuses a byte one)
-        _check_advanced(target._data.shape, advanced, not _fills_through_mask(advanced, value._data.size))
+        _check_advanced(target._data.shape, advanced, not fills_through_mask(advanced, value._data.size))
         if _check_fill_through_mask(t, advanced, value):  # (the mask as it is, which the masked fill reads)
             indices = _expand_bool_masks(advanced, sources, expand=False)
         else:
