@@ -900,9 +900,26 @@ class Generator:
         """torch's layout: a uint8 tensor of the 5056-byte ``CPUGeneratorImplState``."""
         return _wrap(self._rng.get_state())
 
-    def set_state(self, state: Tensor) -> Generator:
-        self._rng.set_state(state._data)
+    def set_state(self, *args, **kwargs) -> Generator:
+        """Restore a state from ``get_state`` (a C method in torch: one positional ByteTensor)."""
+        if kwargs:
+            raise TypeError("Generator.set_state() takes no keyword arguments")
+        if len(args) != 1:
+            raise TypeError(f"Generator.set_state() takes exactly one argument ({len(args)} given)")
+        self._rng.set_state(_checked_rng_state(args[0]))
         return self
+
+
+def _checked_rng_state(state) -> np.ndarray:
+    """A generator state's bytes, checked in torch's order: a Tensor, then a contiguous CPU uint8 one (its size is
+    the generator's check)."""
+    if not isinstance(state, Tensor):
+        raise TypeError(f"expected a torch.ByteTensor, but got {tp_name(state)}")
+    if state.dtype is not _dt.uint8 or state.device.type != "cpu":
+        raise TypeError("RNG state must be a torch.ByteTensor")
+    if not state.is_contiguous():
+        raise RuntimeError("RNG state must be contiguous")
+    return state._data
 
 
 def _unpack_seed(seed) -> int:
@@ -947,8 +964,8 @@ def get_rng_state() -> Tensor:
     return default_generator.get_state()
 
 
-def set_rng_state(state: Tensor) -> None:
-    default_generator.set_state(state)
+def set_rng_state(new_state: Tensor) -> None:
+    default_generator.set_state(new_state)
 
 
 def _rng(generator) -> TorchCPUStream:

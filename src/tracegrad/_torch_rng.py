@@ -261,8 +261,8 @@ class TorchCPUStream:
     def set_state(self, data: np.ndarray) -> None:
         raw = bytes(np.asarray(data, dtype=np.uint8))
         if len(raw) != _STATE_BYTES:
-            raise RuntimeError(f"Expected either a THGeneratorState of size 5048 or a CPUGeneratorImplState of "
-                               f"size {_STATE_BYTES} but found the input RNG state size to be {len(raw)}")
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found the input RNG "
+                               f"state size to be {len(raw)}")
         seed, left, _, _ = struct.unpack_from("<QiiQ", raw, 0)
         key = np.frombuffer(raw, dtype="<u8", count=624, offset=_KEYS_AT).astype(np.uint32)
         _, cached, _, valid = struct.unpack_from("<dddi", raw, _NORMAL_AT)

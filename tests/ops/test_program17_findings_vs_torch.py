@@ -1,0 +1,53 @@
+"""Differences that the programs of ``tests/test_user_programs17_vs_torch.py`` ran into, each reduced to the
+operation that caused it and compared with torch.
+
+- ``torch.set_rng_state``/``Generator.set_state`` took any tensor's bytes (a float or int8 tensor, a
+  non-contiguous one) and failed with ``AttributeError`` on a list or None; torch refuses a non-Tensor ("expected a
+  torch.ByteTensor, but got list"), a tensor that is not a CPU uint8 one ("RNG state must be a torch.ByteTensor")
+  and a non-contiguous one, and its size refusal no longer mentions the legacy THGeneratorState;
+  ``Generator.set_state`` took keywords (torch's C method takes none) and ``set_rng_state``'s parameter is
+  ``new_state``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _lib import tg, torch
+
+
+def _outcome(program, lib) -> tuple:
+    """What ``program(lib)`` returns (its repr, normalised) or its error's type and message."""
+    try:
+        result = program(lib)
+    except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+        return type(exc).__name__, str(exc)
+    return "ok", repr(result).replace("tracegrad", "torch")
+
+
+_RNG_STATES = {
+    "set_rng_float": lambda lib: lib.set_rng_state(lib.get_rng_state().float()),
+    "set_rng_int8": lambda lib: lib.set_rng_state(lib.get_rng_state().to(lib.int8)),
+    "set_rng_list": lambda lib: lib.set_rng_state(lib.get_rng_state().tolist()),
+    "set_rng_legacy_size": lambda lib: lib.set_rng_state(lib.get_rng_state()[:5048]),
+    "set_rng_2d": lambda lib: lib.set_rng_state(lib.get_rng_state().reshape(2, -1)),
+    "set_rng_strided": lambda lib: lib.set_rng_state(lib.get_rng_state().repeat(2)[::2]),
+    "set_rng_keyword": lambda lib: lib.set_rng_state(new_state=lib.get_rng_state()),
+    "generator_none": lambda lib: lib.Generator().set_state(None),
+    "generator_float": lambda lib: lib.Generator().set_state(lib.Generator().get_state().double()),
+    "generator_short": lambda lib: lib.Generator().set_state(lib.Generator().get_state()[:10]),
+    "generator_empty": lambda lib: lib.Generator().set_state(lib.zeros(0, dtype=lib.uint8)),
+    "generator_strided": lambda lib: lib.Generator().set_state(lib.stack([lib.get_rng_state()] * 2, 1)[:, 0]),
+    "generator_keyword": lambda lib: lib.Generator().set_state(new_state=lib.get_rng_state()),
+    "generator_no_argument": lambda lib: lib.Generator().set_state(),
+    "generator_round_trip": lambda lib: lib.rand(3, generator=lib.Generator().set_state(
+        lib.Generator().manual_seed(5).get_state())),
+}
+
+
+@pytest.mark.parametrize("case", _RNG_STATES, ids=str)
+def test_rng_state_checks_as_torch(case):
+    state = torch.get_rng_state()  # (a passing case restores the state it read)
+    try:
+        assert _outcome(_RNG_STATES[case], tg) == _outcome(_RNG_STATES[case], torch)
+    finally:
+        torch.set_rng_state(state)
