@@ -6,7 +6,9 @@ operation that caused it and compared with torch.
   torch.ByteTensor, but got list"), a tensor that is not a CPU uint8 one ("RNG state must be a torch.ByteTensor")
   and a non-contiguous one, and its size refusal no longer mentions the legacy THGeneratorState;
   ``Generator.set_state`` took keywords (torch's C method takes none) and ``set_rng_state``'s parameter is
-  ``new_state``.
+  ``new_state``;
+- ``torch.nn.modules.utils`` did not exist (``consume_prefix_in_state_dict_if_present`` for a DataParallel
+  checkpoint's ``module.`` keys, ``_pair``/``_single``/``_triple``/``_quadruple``/``_reverse_repeat_tuple``).
 """
 
 from __future__ import annotations
@@ -51,3 +53,47 @@ def test_rng_state_checks_as_torch(case):
         assert _outcome(_RNG_STATES[case], tg) == _outcome(_RNG_STATES[case], torch)
     finally:
         torch.set_rng_state(state)
+
+
+def _wrapped_state_dict(lib):
+    """The state dict of a module holding the model as ``module`` (what DataParallel saves)."""
+    lib.manual_seed(3)
+    wrapper = lib.nn.Module()
+    wrapper.module = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+    return wrapper.state_dict()
+
+
+def _stripped(lib, prefix: str) -> tuple:
+    state = _wrapped_state_dict(lib)
+    lib.nn.modules.utils.consume_prefix_in_state_dict_if_present(state, prefix)
+    return list(state), dict(state._metadata), [v.tolist() for v in state.values()]
+
+
+@pytest.mark.parametrize("prefix", ["module.", "module", "1.", "other."])
+def test_consume_prefix_in_state_dict_as_torch(prefix):
+    assert _stripped(tg, prefix) == _stripped(torch, prefix)
+
+
+def test_consumed_state_dict_loads_into_the_bare_model():
+    from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present  # (the import users write)
+
+    state = _wrapped_state_dict(torch)
+    consume_prefix_in_state_dict_if_present(state, "module.")
+    ours = {k: tg.tensor(v.numpy()) for k, v in state.items()}
+    tg.nn.modules.utils.consume_prefix_in_state_dict_if_present(ours, "module.")
+    model = tg.nn.Sequential(tg.nn.Linear(2, 3), tg.nn.BatchNorm1d(3))
+    assert str(model.load_state_dict(ours)) == "<All keys matched successfully>"
+
+
+@pytest.mark.parametrize("helper", ["_single", "_pair", "_triple", "_quadruple"])
+@pytest.mark.parametrize("value", [3, (1, 2), [4], "ab", None])
+def test_ntuple_helpers_as_torch(helper, value):
+    assert getattr(tg.nn.modules.utils, helper)(value) == getattr(torch.nn.modules.utils, helper)(value)
+    assert getattr(tg.nn.modules.utils, helper).__name__ == helper
+
+
+def test_reverse_repeat_tuple_and_list_with_default_as_torch():
+    for lib_utils in (tg.nn.modules.utils, torch.nn.modules.utils):
+        assert lib_utils._reverse_repeat_tuple((1, 2, 3), 2) == (3, 3, 2, 2, 1, 1)
+        assert lib_utils._list_with_default([None, 4], [1, 2, 7, 8]) == [7, 4]
+        assert lib_utils.__all__ == ["consume_prefix_in_state_dict_if_present"]

@@ -8,7 +8,7 @@ from .._tensor import Tensor
 from ..ops.nn_ops._common import ntuple
 
 
-def _ntuple(n: int, name: str):
+def _ntuple(n: int, name: str = "parse"):
     def parse(x):
         return ntuple(x, n)
 

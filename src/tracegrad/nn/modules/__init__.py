@@ -25,6 +25,7 @@ from . import (
     sparse,
     transformer,
     unpool,
+    utils,  # noqa: F401 - torch.nn.modules.utils
 )
 from .activation import *  # noqa: F403
 from .adaptive import *  # noqa: F403
