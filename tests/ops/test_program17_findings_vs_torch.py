@@ -7,6 +7,9 @@ operation that caused it and compared with torch.
   and a non-contiguous one, and its size refusal no longer mentions the legacy THGeneratorState;
   ``Generator.set_state`` took keywords (torch's C method takes none) and ``set_rng_state``'s parameter is
   ``new_state``;
+- an optimizer's step pre/post hooks (its own and the global ones) got the step's arguments without the
+  optimizer, and a pre hook's replacement arguments were passed after it; torch's hooks get the whole call's
+  ``args`` (the optimizer first) and the step runs on what a pre hook returns;
 - ``torch.nn.modules.utils`` did not exist (``consume_prefix_in_state_dict_if_present`` for a DataParallel
   checkpoint's ``module.`` keys, ``_pair``/``_single``/``_triple``/``_quadruple``/``_reverse_repeat_tuple``).
 """
@@ -97,3 +100,65 @@ def test_reverse_repeat_tuple_and_list_with_default_as_torch():
         assert lib_utils._reverse_repeat_tuple((1, 2, 3), 2) == (3, 3, 2, 2, 1, 1)
         assert lib_utils._list_with_default([None, 4], [1, 2, 7, 8]) == [7, 4]
         assert lib_utils.__all__ == ["consume_prefix_in_state_dict_if_present"]
+
+
+def _step_hook_calls(lib, replace=None, closure=False, watched=False) -> list:
+    """What step pre/post hooks see (the number of positional arguments, whether the first is the optimizer, the
+    keyword names) for ``step()`` or ``step(closure)``; ``replace`` is what the pre hook returns."""
+    param = lib.nn.Parameter(lib.ones(2))
+    opt = lib.optim.SGD([param], lr=0.5)
+    seen: list = []
+
+    def describe(kind, optimizer, args, kwargs):
+        seen.append((kind, len(args), bool(args) and args[0] is optimizer, sorted(kwargs)))
+
+    opt.register_step_pre_hook(lambda o, a, k: describe("pre", o, a, k) or (replace(o, a, k) if replace else None))
+    opt.register_step_post_hook(lambda o, a, k: describe("post", o, a, k))
+    param.grad = lib.ones(2)
+    mode = lib.overrides.TorchFunctionMode() if watched else None
+    try:
+        if mode is not None:
+            mode.__enter__()
+        result = opt.step((lambda: lib.tensor(3.0)) if closure else None) if closure else opt.step()
+    except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+        return [*seen, (type(exc).__name__, str(exc).replace("tracegrad", "torch"))]
+    finally:
+        if mode is not None:
+            mode.__exit__(None, None, None)
+    return [*seen, repr(result).replace("tracegrad", "torch"), param.tolist()]
+
+
+_REPLACEMENTS = {
+    "none": None,
+    "same": lambda o, a, k: (a, k),
+    "closure_by_keyword": lambda o, a, k: ((o,), {"closure": lambda: 7.0}),
+    "closure_added": lambda o, a, k: ((o, lambda: 5.0), {}),
+}
+
+
+@pytest.mark.parametrize("watched", [False, True], ids=["plain", "under_a_mode"])
+@pytest.mark.parametrize("closure", [False, True], ids=["step", "step_closure"])
+@pytest.mark.parametrize("replace", _REPLACEMENTS, ids=str)
+def test_step_hooks_see_the_optimizer_among_the_arguments(replace, closure, watched):
+    assert (_step_hook_calls(tg, _REPLACEMENTS[replace], closure, watched)
+            == _step_hook_calls(torch, _REPLACEMENTS[replace], closure, watched))
+
+
+def test_global_step_hooks_see_the_optimizer_among_the_arguments():
+    def calls(lib):
+        from importlib import import_module
+
+        module = import_module(f"{lib.__name__}.optim.optimizer")
+        seen: list = []
+        handles = [module.register_optimizer_step_pre_hook(lambda o, a, k: seen.append(("pre", len(a), a[0] is o))),
+                   module.register_optimizer_step_post_hook(lambda o, a, k: seen.append(("post", len(a), a[0] is o)))]
+        try:
+            param = lib.nn.Parameter(lib.ones(1))
+            param.grad = lib.ones(1)
+            lib.optim.Adam([param]).step()
+        finally:
+            for handle in handles:
+                handle.remove()
+        return seen
+
+    assert calls(tg) == calls(torch)

@@ -28,11 +28,12 @@ _FOREACH_DEVICES = ("cuda", "xpu", "mtia", "privateuseone")
 
 
 def hooked_step(optimizer, step: Callable, args: tuple, kwargs: dict, pre_hooks: Callable, post_hooks: Callable):
-    """torch's ``profile_hook_step``: the step and its hooks inside ``record_function``."""
+    """torch's ``profile_hook_step``: the step and its hooks inside ``record_function`` (``args`` are the whole
+    call's, the optimizer first)."""
     with record_function(f"Optimizer.step#{optimizer.__class__.__name__}.step"):
         args, kwargs = pre_hooks(args, kwargs)
         optimizer._opt_called = True
-        out = step(optimizer, *args, **kwargs)
+        out = step(*args, **kwargs)
         post_hooks(args, kwargs)
     return out
 

@@ -86,8 +86,10 @@ def _hooked_step(func: Callable) -> Callable:
 
     @functools.wraps(func)
     def wrapper(self, *args, **kwargs):
+        # (the hooks see, and may replace, the whole call's arguments, the optimizer first, as torch's)
         if STATE.torch_function:  # (a handler watches: it sees torch's profiler calls around the step)
-            return _watched.hooked_step(self, func, args, kwargs, functools.partial(_run_pre_hooks, self, func),
+            return _watched.hooked_step(self, func, (self, *args), kwargs,
+                                        functools.partial(_run_pre_hooks, self, func),
                                         functools.partial(_run_post_hooks, self))
         if not (
             _global_pre_hooks
@@ -97,9 +99,9 @@ def _hooked_step(func: Callable) -> Callable:
         ):
             self._opt_called = True
             return func(self, *args, **kwargs)
-        args, kwargs = _run_pre_hooks(self, func, args, kwargs)
+        args, kwargs = _run_pre_hooks(self, func, (self, *args), kwargs)
         self._opt_called = True
-        out = func(self, *args, **kwargs)
+        out = func(*args, **kwargs)
         _run_post_hooks(self, args, kwargs)
         return out
 
