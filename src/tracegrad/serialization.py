@@ -387,6 +387,8 @@ def save(obj: object, f, pickle_module: Any = pickle, pickle_protocol: int = DEF
     """Write ``obj`` (tensors, state dicts, containers of them...) to the path or binary file ``f`` as PyTorch's
     zip archive, which ``torch.load`` reads (``_torch_archive_writer.py``); ``_use_new_zipfile_serialization=
     False``: torch's legacy format."""
+    if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):  # (before anything is pickled)
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
     with _opened(f, "wb") as handle:
         from ._torch_archive_writer import save_archive, save_legacy
 
@@ -406,8 +408,6 @@ def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only
         weights_only = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0") not in ("1", "true", "True")
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
-    if mmap and not isinstance(f, (str, os.PathLike)):
-        raise ValueError("f must be a file path in order to use the mmap argument")
     unpickler_class = _WeightsUnpickler if weights_only else (pickle_module or pickle).Unpickler
     with _opened(f, "rb") as handle:
         # (the header and the pickle are read from the stream; with mmap, the storages come from a map of the file)
@@ -415,8 +415,8 @@ def load(f, map_location: Any = None, pickle_module: Any = None, *, weights_only
         if start.startswith(_PICKLE_PROTOCOL_2_OR_LATER):  # (torch's legacy files: a pickled number, maybe framed)
             start += _read_start(handle, _SNIFFED - len(start))
         torch_format = _torch_format(start)
-        if start != _MAGIC and mmap and torch_format != "zip":
-            raise _mmap_refused(f if isinstance(f, str) else None)
+        if mmap:
+            _check_mappable(f, start, torch_format)
         if torch_format is not None:
             return _load_torch_format(torch_format, handle, start, map_location, weights_only, pickle_module, mmap,
                                       pickle_load_args)
@@ -520,6 +520,15 @@ def _weights_only_failure(message: str) -> str:
             "likely succeed, but it can result in arbitrary code execution. Do it only if you got the file from a "
             "trusted source.\nPlease file an issue with the following so that we can make `weights_only=True` "
             "compatible with your use case: WeightsUnpickler error: \n\n" + message + _WEIGHTS_ONLY_DOCS)
+
+
+def _check_mappable(f, start: bytes, torch_format: str | None) -> None:
+    """torch's order for ``mmap=True``: a file that is no archive is refused first (whatever ``f`` is), then an
+    archive given as a stream rather than a path."""
+    if start != _MAGIC and torch_format != "zip":
+        raise _mmap_refused(f if isinstance(f, str) else None)
+    if not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
 
 
 def _mmap_refused(path: str | None) -> RuntimeError:

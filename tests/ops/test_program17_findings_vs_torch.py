@@ -10,11 +10,18 @@ operation that caused it and compared with torch.
 - an optimizer's step pre/post hooks (its own and the global ones) got the step's arguments without the
   optimizer, and a pre hook's replacement arguments were passed after it; torch's hooks get the whole call's
   ``args`` (the optimizer first) and the step runs on what a pre hook returns;
+- ``torch.save`` to something with no ``write`` (a number, None) failed in the middle of writing, with
+  AttributeError's own words (and a ZipFile's complaint at exit); torch refuses it first: "expected 'f' to be
+  string, path, or a file-like object with a 'write' attribute";
+- ``torch.load(stream, mmap=True)`` refused the stream before looking at it; torch refuses a file that is no zip
+  archive first ("mmap can only be used with files saved with ..."), and a stream only when it is an archive;
 - ``torch.nn.modules.utils`` did not exist (``consume_prefix_in_state_dict_if_present`` for a DataParallel
   checkpoint's ``module.`` keys, ``_pair``/``_single``/``_triple``/``_quadruple``/``_reverse_repeat_tuple``).
 """
 
 from __future__ import annotations
+
+import io
 
 import pytest
 from _lib import tg, torch
@@ -162,3 +169,31 @@ def test_global_step_hooks_see_the_optimizer_among_the_arguments():
         return seen
 
     assert calls(tg) == calls(torch)
+
+
+@pytest.mark.parametrize("target", [42, None, [1], b"bytes"], ids=["int", "none", "list", "bytes"])
+def test_save_refuses_a_target_without_write_first(target):
+    assert _outcome(lambda lib: lib.save(lib.ones(2), target), tg) == _outcome(
+        lambda lib: lib.save(lib.ones(2), target), torch)
+
+
+def _saved(lib, new_format: bool) -> bytes:
+    buffer = io.BytesIO()
+    lib.save({"w": lib.arange(3.0)}, buffer, _use_new_zipfile_serialization=new_format)
+    return buffer.getvalue()
+
+
+_MAPPED_LOADS = {
+    "empty_stream": lambda lib, path: lib.load(io.BytesIO(), mmap=True),
+    "archive_stream": lambda lib, path: lib.load(io.BytesIO(_saved(lib, True)), mmap=True),
+    "legacy_stream": lambda lib, path: lib.load(io.BytesIO(_saved(lib, False)), mmap=True),
+    "legacy_path": lambda lib, path: path.write_bytes(_saved(lib, False)) and lib.load(str(path), mmap=True),
+    "archive_path": lambda lib, path: path.write_bytes(_saved(lib, True)) and lib.load(str(path), mmap=True)["w"],
+}
+
+
+@pytest.mark.parametrize("case", _MAPPED_LOADS, ids=str)
+def test_mapped_load_refusals_in_torch_order(case, tmp_path):
+    ours = _outcome(lambda lib: _MAPPED_LOADS[case](lib, tmp_path / "ours.pt"), tg)
+    theirs = _outcome(lambda lib: _MAPPED_LOADS[case](lib, tmp_path / "theirs.pt"), torch)
+    assert ours == tuple(part.replace("theirs.pt", "ours.pt") for part in theirs)
