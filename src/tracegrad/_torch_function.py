@@ -316,7 +316,8 @@ def handle(func: Callable, overloaded: list, args: tuple, kwargs: dict | None, p
 
 
 def _refusal(func: Callable, overloaded: list, mode, python_api: bool) -> str:
-    name = public_name(func)
+    # (torch names an operator of torch.ops as its C++ does: "torch.ops" and "ns.name" run together)
+    name = getattr(func, "_torch_refusal_name", None) or public_name(func)
     if python_api:
         message = (f"no implementation found for '{name}' on types that implement __torch_function__: "
                    f"{[type(arg) for arg in overloaded]}")

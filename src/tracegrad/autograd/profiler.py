@@ -187,6 +187,8 @@ _record_function_exit.__name__ = "_record_function_exit._RecordFunction"
 _record_function_exit.__qualname__ = "profiler::_record_function_exit._RecordFunction"
 _record_function_exit._torch_owner = "profiler._record_function_exit"
 _record_function_exit._torch_name = "_RecordFunction"
+_record_function_enter_new._torch_refusal_name = "torch.opsprofiler._record_function_enter_new"
+_record_function_exit._torch_refusal_name = "torch.opsprofiler._record_function_exit"
 
 
 class record_function:

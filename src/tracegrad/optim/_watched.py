@@ -155,9 +155,10 @@ def adam_step(optimizer, closure, single: Callable) -> Any:
             if foreach:
                 optimizer._foreach_updates(group, params)
                 continue
+            options = optimizer._single_tensor_options(group)
             for p in params:
                 grad = -p._grad if group["maximize"] else p._grad
-                single(p, grad, optimizer.state[p], group)
+                single(p, grad, optimizer.state[p], options)
         return loss
     return use_grad(optimizer, body)
 

@@ -15,7 +15,6 @@ from ._multi_tensor import (
     increment_steps,
     l2_decayed_grad,
     negated_if,
-    real_views,
     to_scalar,
     value_of,
     view_lists_as_real,
@@ -229,14 +228,20 @@ class Adam(Optimizer):
         _tg._foreach_add_(denoms, group["eps"])
         _tg._foreach_addcdiv_(params, exp_avgs, denoms, step_sizes)
 
+    def _single_tensor_options(self, group: dict) -> dict:
+        """PyTorch's ``_single_tensor_adam`` turns ``lr``, then each beta, into a number or a 0-d tensor once per group
+        (``_to_scalar``: a handler sees one ``dim()`` per tensor option, not one per parameter)."""
+        lr = to_scalar(group["lr"])
+        return {**group, "lr": lr, "betas": tuple(to_scalar(beta) for beta in group["betas"])}
+
     def _differentiable_update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
-        """One parameter's single-tensor update in tensor operations. In PyTorch's ``differentiable`` branch the
-        bias corrections and the step size are tensors computed from the step tensor (in its dtype), folded into the
-        denominator of one ``addcdiv_``; in the other (a group without ``differentiable`` under differentiable
-        defaults) they are numbers."""
+        """One parameter's single-tensor update in tensor operations, ``group`` as ``_single_tensor_options`` gives
+        it. In PyTorch's ``differentiable`` branch the bias corrections and the step size are tensors computed from
+        the step tensor (in its dtype), folded into the denominator of one ``addcdiv_``; in the other (a group
+        without ``differentiable`` under differentiable defaults) they are numbers."""
         differentiable = group["differentiable"]
-        beta1, beta2 = (to_scalar(beta) for beta in group["betas"])
-        lr, eps, wd = to_scalar(group["lr"]), group["eps"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        lr, wd = group["lr"], group["weight_decay"]
         exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
         max_exp_avg_sq = state.get("max_exp_avg_sq") if group["amsgrad"] else None
         step_t += 1
@@ -245,9 +250,12 @@ class Adam(Optimizer):
                 param.mul_(1 - lr * wd)
             else:
                 grad = l2_decayed_grad(grad, param, wd) if differentiable else grad.add(param, alpha=wd)
-        if max_exp_avg_sq is not None and param._data.dtype.kind == "c":
-            max_exp_avg_sq = _tg.view_as_real(max_exp_avg_sq)
-        param, grad, exp_avg, exp_avg_sq = real_views(param, grad, exp_avg, exp_avg_sq)
+        complex_param = param
+        if _tg.is_complex(param):  # (in torch's order: a handler sees each view_as_real's argument)
+            grad, exp_avg, exp_avg_sq = (_tg.view_as_real(t) for t in (grad, exp_avg, exp_avg_sq))
+            if max_exp_avg_sq is not None:
+                max_exp_avg_sq = _tg.view_as_real(max_exp_avg_sq)
+            param = _tg.view_as_real(param)
         param.device  # noqa: B018 - (torch's update reads it, for tensor betas: a handler sees the read)
         exp_avg.lerp_(grad, 1 - (beta1.to(param.dtype) if isinstance(beta1, Tensor) else beta1))
         if differentiable and _requires_grad(beta2):  # (lerp: addcmul_'s value cannot be a tensor)
@@ -256,23 +264,35 @@ class Adam(Optimizer):
             exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         if not differentiable:
             _plain_addcdiv_(param, exp_avg, exp_avg_sq, max_exp_avg_sq, value_of(step_t), group)
-            return
-        bias_correction1 = 1 - beta1 ** (step_t.clone() if _requires_grad(beta1) else step_t)
-        bias_correction2 = 1 - beta2 ** (step_t.clone() if _requires_grad(beta2) else step_t)
-        step_size_neg = (lr / bias_correction1).neg()
-        if max_exp_avg_sq is not None:
-            max_exp_avg_sq.copy_(_tg.maximum(max_exp_avg_sq.clone(), exp_avg_sq))
-            exp_avg_sq = max_exp_avg_sq
-        denom = (exp_avg_sq.sqrt() / (bias_correction2.sqrt() * step_size_neg)).add_(eps / step_size_neg)
-        param.addcdiv_(exp_avg.clone(), denom)
+        else:
+            _differentiable_addcdiv_(param, exp_avg, exp_avg_sq, max_exp_avg_sq, step_t, group)
+        # (torch views amsgrad's maximum back as complex for its list, which nothing reads: a handler sees the calls)
+        if max_exp_avg_sq is not None and _tg.is_complex(complex_param):
+            _tg.view_as_complex(max_exp_avg_sq)
+
+
+def _differentiable_addcdiv_(param: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor, max_exp_avg_sq: Tensor | None,
+                             step_t: Tensor, group: dict) -> None:
+    """The end of PyTorch's single-tensor update in its ``differentiable`` branch: the bias corrections and the step
+    size as tensors made from the step tensor, folded into the denominator of one ``addcdiv_``."""
+    beta1, beta2 = group["betas"]
+    lr, eps = group["lr"], group["eps"]
+    bias_correction1 = 1 - beta1 ** (step_t.clone() if _requires_grad(beta1) else step_t)
+    bias_correction2 = 1 - beta2 ** (step_t.clone() if _requires_grad(beta2) else step_t)
+    step_size_neg = (lr / bias_correction1).neg()
+    if max_exp_avg_sq is not None:
+        max_exp_avg_sq.copy_(_tg.maximum(max_exp_avg_sq.clone(), exp_avg_sq))
+        exp_avg_sq = max_exp_avg_sq
+    denom = (exp_avg_sq.sqrt() / (bias_correction2.sqrt() * step_size_neg)).add_(eps / step_size_neg)
+    param.addcdiv_(exp_avg.clone(), denom)
 
 
 def _plain_addcdiv_(param: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor, max_exp_avg_sq: Tensor | None, step: float,
                     group: dict) -> None:
     """The end of PyTorch's single-tensor update outside its ``differentiable`` branch: the bias corrections as
     numbers, amsgrad's maximum written with ``out=`` (refused under autograd where an operand requires grad)."""
-    beta1, beta2 = (to_scalar(beta) for beta in group["betas"])
-    step_size = to_scalar(group["lr"]) / (1 - beta1**step)
+    beta1, beta2 = group["betas"]
+    step_size = group["lr"] / (1 - beta1**step)
     if max_exp_avg_sq is not None:
         _tg.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
         exp_avg_sq = max_exp_avg_sq

@@ -207,10 +207,16 @@ class Optimizer:
         ``_use_grad_for_differentiable``)."""
         self._init_group_state(group)
         with set_grad_enabled(bool(self.defaults.get("differentiable"))):
+            options = self._single_tensor_options(group)
             for p in group["params"]:
                 if p._grad is not None:
                     grad = -p._grad if group["maximize"] else p._grad
-                    self._differentiable_update(p, grad, self.state[p], group)
+                    self._differentiable_update(p, grad, self.state[p], options)
+
+    def _single_tensor_options(self, group: dict[str, Any]) -> dict[str, Any]:
+        """The options ``_differentiable_update`` gets: the group's as they are, or as the single-tensor update
+        converts them once before its loop (Adam's ``_to_scalar`` of ``lr`` and the betas)."""
+        return group
 
     # PyTorch's foreach update (its ``_multi_tensor_*``): called as ``(params, grads, states, group)`` for each
     # dtype's parameters with a gradient, ``states`` their state tensors as lists by key, the group's options as

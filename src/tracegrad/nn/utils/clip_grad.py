@@ -20,6 +20,7 @@ from ..._C._foreach_grouping import _group_tensors_by_device_and_dtype
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap
 from ...autograd.grad_mode import no_grad
+from ...ops import aten_norm
 from ...ops.aten_vec import quiet
 from ...utils import _foreach_utils
 
@@ -39,6 +40,10 @@ def _parameters_listed(parameters) -> list:
 
 
 def _vector_norm(a: np.ndarray, p: float) -> np.ndarray:
+    """The ``p``-norm of all of ``a``: float16/32/64 in ATen's reduction order (torch's ``_foreach_norm`` and
+    ``linalg.vector_norm`` on the CPU, so the bits are torch's), others in NumPy's."""
+    if aten_norm.supports(a.dtype):
+        return aten_norm.vector_norm_as_aten(a, p, None)
     absx = np.abs(a)  # (real: a complex tensor's norm is real, of its value type)
     if p == math.inf:
         return absx.max() if absx.size else np.zeros((), absx.dtype)
