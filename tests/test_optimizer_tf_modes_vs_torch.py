@@ -8,23 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _lib import tg, torch
+from _tf_mode_lib import recorded_run
 
 
 def _recorded(lib, program) -> tuple[list, list]:
     """The calls a mode sees while ``program(lib)()`` runs (torch's name, else module:qualname), and the program's
     model's parameters afterwards. (The kinds handed with them: tests/test_tf_mode_gaps28_vs_torch.py.)"""
-    seen: list = []
-
-    class Recorder(lib.overrides.TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            name = lib.overrides.resolve_name(func) or f"{func.__module__}:{func.__qualname__}"
-            seen.append(name)
-            return func(*args, **(kwargs or {}))
-
     lib.manual_seed(0)
     run, model = program(lib)
-    with Recorder():
-        run()
+    seen = recorded_run(lib, run)
     return seen, [p.detach().numpy().copy() for p in model.parameters()]
 
 
@@ -110,15 +102,12 @@ def test_record_function_operators_seen_by_a_mode():
     """``record_function``'s two profiler operators, by name (not the packet's ``__qualname__``: pybind11's, which
     names its build)."""
     def seen(lib) -> list:
-        calls: list = []
+        def run():
+            with lib.autograd.profiler.record_function("label"):
+                pass
 
-        class Recorder(lib.overrides.TorchFunctionMode):
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                calls.append((lib.overrides.resolve_name(func), func.__name__, func.__module__, args[0]))
-                return func(*args, **(kwargs or {}))
-
-        with Recorder(), lib.autograd.profiler.record_function("label"):
-            pass
+        calls = recorded_run(lib, run, lambda lib, func, types, args, kwargs: (
+            lib.overrides.resolve_name(func), func.__name__, func.__module__, args[0]))
         return [(name, short, module, first if isinstance(first, str) else None)
                 for name, short, module, first in calls]
 

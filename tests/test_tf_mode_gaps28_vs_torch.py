@@ -8,26 +8,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _lib import tg, torch
+from _tf_mode_lib import recorded
 
 
 def _recorded(lib, program, *, names: bool = False) -> list:
     """Each call a mode sees while ``program(lib)()`` runs: torch's name for it and the names of the classes in
     ``types`` (with ``names``: ``func``'s ``__name__``, ``__qualname__`` and ``__module__`` too)."""
-    seen: list = []
+    def describe(lib, func, types, args, kwargs) -> tuple:
+        entry = (lib.overrides.resolve_name(func), tuple(kind.__name__ for kind in types))
+        if names:
+            entry += (func.__name__, func.__qualname__, getattr(func, "__module__", None))
+        return entry
 
-    class Recorder(lib.overrides.TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            entry = (lib.overrides.resolve_name(func), tuple(kind.__name__ for kind in types))
-            if names:
-                entry += (func.__name__, func.__qualname__, getattr(func, "__module__", None))
-            seen.append(entry)
-            return func(*args, **(kwargs or {}))
-
-    lib.manual_seed(0)
-    run = program(lib)
-    with Recorder():
-        run()
-    return seen
+    return recorded(lib, program, describe)
 
 
 def _tensor_calls(lib):

@@ -7,24 +7,7 @@ from __future__ import annotations
 
 import pytest
 from _lib import tg, torch
-
-
-def _recorded(lib, program) -> list:
-    """The calls a mode sees while ``program(lib)()`` runs: torch's name of each (``resolve_name``), else its
-    module and qualified name, with the arguments' kinds."""
-    seen: list = []
-
-    class Recorder(lib.overrides.TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            name = lib.overrides.resolve_name(func) or f"{func.__module__}:{func.__qualname__}"
-            seen.append(name)
-            return func(*args, **(kwargs or {}))
-
-    lib.manual_seed(0)
-    run = program(lib)
-    with Recorder():
-        run()
-    return seen
+from _tf_mode_lib import recorded, recorded_run
 
 
 def _recurrent(kind: str, batch_first: bool = False, **options):
@@ -101,24 +84,16 @@ PROGRAMS = {
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_mode_sees_torchs_calls(name):
     program = PROGRAMS[name]
-    assert _recorded(tg, program) == _recorded(torch, program)
+    assert recorded(tg, program) == recorded(torch, program)
 
 
 @pytest.mark.parametrize("name", ["init_uniform_", "init_kaiming_uniform_"])
 def test_init_handler_gets_keyword_arguments(name):
     """torch's ``nn.init`` functions hand every argument by keyword, defaults filled in."""
     def calls(lib) -> list:
-        seen: list = []
-
-        class Recorder(lib.overrides.TorchFunctionMode):
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                seen.append((func.__name__, args, sorted((kwargs or {}).keys())))
-                return func(*args, **(kwargs or {}))
-
         w = lib.empty(3, 4)
-        with Recorder():
-            getattr(lib.nn.init, name[5:])(w)
-        return seen
+        return recorded_run(lib, lambda: getattr(lib.nn.init, name[5:])(w),
+                            lambda lib, func, types, args, kwargs: (func.__name__, args, sorted(kwargs)))
 
     assert calls(tg) == calls(torch)
 
@@ -160,6 +135,6 @@ def test_multihead_attention_is_one_functional_call(need_weights, batch_first):
     """``nn.MultiheadAttention`` as one ``F.multi_head_attention_forward`` call (its fast-path checks' property
     reads aside: those still differ)."""
     def calls(lib) -> list:
-        return [name for name in _recorded(lib, _attention(need_weights, batch_first)) if not name.endswith("__get__")]
+        return [name for name in recorded(lib, _attention(need_weights, batch_first)) if not name.endswith("__get__")]
 
     assert calls(tg) == calls(torch)
