@@ -713,53 +713,101 @@ class _Spec:
         return ",".join("".join(t) for t in self.terms) + "->" + "".join(self.out)
 
 
-def _split_term(term: str) -> tuple[list[str], bool, list[str]]:
-    head, dots, tail = term.partition("...")
-    for ch in head + tail:
-        if ch not in _LETTERS:
-            raise RuntimeError(f"einsum(): invalid subscript given at index {term.find(ch)} in the equation "
-                               "string, subscripts must be in [a-zA-Z]")
-    return list(head), bool(dots), list(tail)
+_ELLIPSIS = "..."
+
+
+def _read_ellipsis(text: str, i: int, repeated: bool, where: str, not_part: str) -> int:
+    """The index of an ellipsis' last dot, given the index ``i`` of its first one; PyTorch's parser refuses a
+    second ellipsis (``repeated``) and stray dots in its words."""
+    if repeated:
+        raise RuntimeError(f"einsum(): found '.' for {where}")
+    if not (i + 2 < len(text) and text[i + 1] == "." and text[i + 2] == "."):
+        raise RuntimeError(f"einsum(): found '.' for {not_part}")
+    return i + 2
+
+
+def _check_label(ch: str, index: int) -> None:
+    if not ("a" <= ch <= "z" or "A" <= ch <= "Z"):
+        raise RuntimeError(f"einsum(): invalid subscript given at index {index} in the equation string, "
+                           "subscripts must be in [a-zA-Z]")
+
+
+def _read_inputs(lhs: str, n_operands: int) -> list[list[str]]:
+    """The left-hand side's labels per operand (``...`` as one item), read character by character as
+    PyTorch's C++ parser does, so that its first complaint is PyTorch's."""
+    terms: list[list[str]] = [[]]
+    i = 0
+    while i < len(lhs):
+        ch = lhs[i]
+        if ch == ".":
+            op = len(terms) - 1
+            i = _read_ellipsis(lhs, i, _ELLIPSIS in terms[-1], f"operand {op} for which an ellipsis was already "
+                               "found", f"operand {op} that is not part of any ellipsis")
+            terms[-1].append(_ELLIPSIS)
+        elif ch == ",":
+            if len(terms) == n_operands:
+                raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+            terms.append([])
+        elif ch != " ":
+            _check_label(ch, i)
+            terms[-1].append(ch)
+        i += 1
+    if len(terms) != n_operands:
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    return terms
+
+
+def _read_output(rhs: str, offset: int, counts: dict[str, int]) -> list[str]:
+    """The output's labels (``...`` as one item); ``offset`` is where ``rhs`` starts in the equation."""
+    out: list[str] = []
+    i = 0
+    while i < len(rhs):
+        ch = rhs[i]
+        if ch == ".":
+            i = _read_ellipsis(rhs, i, _ELLIPSIS in out, "output but an ellipsis (...) was already found",
+                               "output that is not part of any ellipsis (...)")
+            out.append(_ELLIPSIS)
+        elif ch != " ":
+            _check_label(ch, offset + i)
+            if ch in out:
+                raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
+            if ch not in counts:
+                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any "
+                                   "input operand")
+            out.append(ch)
+        i += 1
+    return out
 
 
 def parse_einsum(equation: str, shapes: list[tuple]) -> _Spec:
-    eq = equation.replace(" ", "")
-    lhs, arrow, rhs = eq.partition("->")
-    raw_terms = lhs.split(",")
-    if len(raw_terms) > len(shapes):
-        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
-    if len(raw_terms) < len(shapes):
-        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
-    parts = [_split_term(t) for t in raw_terms]
+    lhs, arrow, rhs = equation.partition("->")
+    labelled = _read_inputs(lhs, len(shapes))
     ell = []
-    for i, ((head, dots, tail), shape) in enumerate(zip(parts, shapes)):
-        n = len(head) + len(tail)
+    counts: dict[str, int] = {}
+    for i, (term, shape) in enumerate(zip(labelled, shapes)):
+        dots = _ELLIPSIS in term
+        n = len(term) - dots
+        for ch in term:
+            if ch != _ELLIPSIS:
+                counts[ch] = counts.get(ch, 0) + 1
         if (dots and n > len(shape)) or (not dots and n != len(shape)):
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) "
                                + ("is more than" if dots else "does not match")
                                + f" the number of dimensions ({len(shape)}) for operand {i}"
                                + ("" if dots else " and no ellipsis was given"))
         ell.append(len(shape) - n if dots else 0)
-    used = set(ch for ch in eq if ch in _LETTERS)
     n_ell = builtins.max(ell, default=0)
-    fresh = [c for c in _LETTERS if c not in used][:n_ell]
-    terms = [head + (fresh[n_ell - e:] if dots else []) + tail for (head, dots, tail), e in zip(parts, ell)]
-    sizes = _letter_sizes(terms, shapes)
+    fresh = [c for c in _LETTERS if c not in counts][:n_ell]
+
+    def spelt(term: list[str], n_dims: int) -> list[str]:  # each ellipsis as the last n_dims fresh letters
+        return [c for ch in term for c in ((fresh[n_ell - n_dims:] if n_dims else []) if ch == _ELLIPSIS else [ch])]
+
+    terms = [spelt(term, e) for term, e in zip(labelled, ell)]
     if arrow:
-        head, dots, tail = _split_term(rhs)
-        out = head + (fresh if dots else []) + tail
-        for ch in out:
-            if out.count(ch) > 1:
-                raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
-            if ch not in sizes:
-                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any "
-                                   "input operand")
+        out = spelt(_read_output(rhs, len(lhs) + 2, counts), n_ell)
     else:
-        counts: dict[str, int] = {}
-        for t in terms:
-            for ch in t:
-                counts[ch] = counts.get(ch, 0) + 1
-        out = fresh + sorted(ch for ch, c in counts.items() if c == 1 and ch not in fresh)
+        out = fresh + sorted(ch for ch, c in counts.items() if c == 1)  # (A-Z, then a-z: PyTorch's order)
+    sizes = _letter_sizes(terms, shapes)
     return _Spec(terms, out, sizes)
 
 
@@ -789,6 +837,12 @@ def _sum_keep(t: Tensor, dims: list) -> Tensor:
     return sum_dims(t, dims, True)
 
 
+def _right_first(lo: list, ro: list) -> bool:
+    """Whether PyTorch's ``sumproduct_pair`` multiplies the right operand first: when every dim only the left
+    operand has comes after every dim only the right one has (the bmm's result then lies in the output's order)."""
+    return bool(lo) and bool(ro) and lo[0] > ro[-1]
+
+
 def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
     """PyTorch's ``sumproduct_pair`` (keepdim): ``(left * right).sum(sum_dims, keepdim=True)`` for operands
     aligned dim by dim, by permuting to (batch, rows, summed) x (batch, summed, cols) and one bmm."""
@@ -814,6 +868,8 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
             lo.append(i)
         else:
             ro.append(i)
+    if _right_first(lo, ro):
+        left, right, lo, ro = right, left, ro, lo
     lro_size = math.prod(left.shape[d] for d in lro)
     lo_size = math.prod(left.shape[d] for d in lo)
     ro_size = math.prod(right.shape[d] for d in ro)
@@ -825,6 +881,25 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
     left = reshape(permute(left, order), (lro_size, lo_size, sum_size))
     right = reshape(permute(right, lro + sum_dims + ro + lo), (lro_size, sum_size, ro_size))
     return permute(view(bmm(left, right), out_size), inverse)
+
+
+def _check_broadcast(shape: tuple, perm: list, labels: list, label_sizes: list, ellipsis_letters: set,
+                     operand: int) -> None:
+    """Record an aligned operand's sizes, refusing one that does not broadcast with the earlier operands', in
+    PyTorch's words and in its order (the operand's own dims, after the views, whose nodes it has made by then)."""
+    for dim in range(len(perm)):
+        k = perm.index(dim)
+        size = shape[k]
+        if size == 1:
+            continue
+        if label_sizes[k] not in (1, size):
+            if labels[k] in ellipsis_letters:
+                raise RuntimeError(f"einsum(): dimension {dim} covered by ellipsis in operand {operand}has size "
+                                   f"{size} which does not broadcast with previously seen ellipsis with size "
+                                   f"{label_sizes[k]} for the respective dimension")
+            raise RuntimeError(f"einsum(): subscript {labels[k]} has size {size} for operand {operand} "
+                               f"which does not broadcast with previously seen size {label_sizes[k]}")
+        label_sizes[k] = size
 
 
 def _einsum(equation: str, operands: list) -> Tensor:
@@ -842,6 +917,7 @@ def _einsum(equation: str, operands: list) -> Tensor:
     # the contracted dims, the other contracted labels follow in PyTorch's order (A-Z, then a-z)
     spelled = set(equation)
     ell = sorted((c for c in spec.sizes if c not in spelled), key=_LETTERS.index)
+    ellipsis_letters = set(ell)
     labels = spec.out + [c for c in ell if c not in spec.out]
     labels += sorted(c for c in spec.sizes if c not in labels)
     index = {c: k for k, c in enumerate(labels)}
@@ -866,12 +942,7 @@ def _einsum(equation: str, operands: list) -> Tensor:
                 perm[k] = dim
                 dim += 1
         op = permute(op, perm)
-        for k, size in enumerate(op.shape):  # (after the views, whose nodes PyTorch has made by then)
-            if size != 1:
-                if label_sizes[k] not in (1, size):
-                    raise RuntimeError(f"einsum(): subscript {labels[k]} has size {size} for operand {len(ops)} "
-                                       f"which does not broadcast with previously seen size {label_sizes[k]}")
-                label_sizes[k] = size
+        _check_broadcast(op.shape, perm, labels, label_sizes, ellipsis_letters, len(ops))
         ops.append(op)
     while len(ops) > 1:
         a, b = ops.pop(0), ops.pop(0)
