@@ -159,6 +159,7 @@ def _index_put_into(out, indices, values, accumulate, out_dtype=None):
     filled = not accumulate and fills_through_mask(indices, values.size)
     if filled:
         _check_byte_mask_fill(indices, values.size)
+        check_no_internal_overlap(out, "masked_fill_")  # (torch's index_put_ hands this write to masked_fill_)
         # (torch's masked_fill_: the one value is read as a number, which any dtype takes where it fits)
         values = np.asarray(scalar_for(values.item(), out.dtype), dtype=out.dtype)
     key = _numpy_key(indices)

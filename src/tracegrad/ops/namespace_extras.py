@@ -203,9 +203,7 @@ def _dtype_of(x) -> tuple[_dt.dtype | None, int | None]:
 
 
 def result_type(tensor, other) -> _dt.dtype:
-    if not isinstance(tensor, Tensor) and not isinstance(other, Tensor):
-        raise TypeError("result_type() received an invalid combination of arguments - got "
-                        f"({type(tensor).__name__}, {type(other).__name__})")
+    """The dtype an operation on the two operands (tensors or numbers, in any pair) would give."""
     dims, zeros, scalars = [], [], []
     for x in (tensor, other):
         d, cat = _dtype_of(x)

@@ -12,6 +12,7 @@ written as straight-line code over precomputed index tuples: it runs for every o
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -773,7 +774,7 @@ class OpDef:
         if step != "history":
             # The kernel's own checks, once autograd has made the node and saved the inputs, as in PyTorch
             if self.schema.full_name not in _OVERLAP_WRITERS:
-                check_no_internal_overlap(target._data)
+                check_no_internal_overlap(target._data, self.schema.name)
             if self.overlap_inputs:
                 try:
                     check_overlap(self.overlap_check, target._data, [arrays[i] for i in self.overlap_inputs])
@@ -911,11 +912,24 @@ class BinaryPointwiseOp(OpDef):
 _OVERLAP_WRITERS = frozenset({"fill_.Scalar", "zero_"})
 
 
-def check_no_internal_overlap(a) -> None:
+# In-place operators PyTorch still lets write into an expanded tensor, with a deprecation warning (its kernels check
+# has_internal_overlap and warn where the others assert): the name, and the indexing form the warning mentions.
+_OVERLAP_DEPRECATED = {"index_put_": "tensor[indices] = tensor", "masked_fill_": "tensor[mask] = scalar",
+                       "index_fill_": "tensor[mask] = scalar"}
+
+
+def check_no_internal_overlap(a, op_name: str = "") -> None:
     """PyTorch's assert_no_internal_overlap: an in-place write into a tensor some of whose elements share memory (an
-    expanded one: a stride of 0 on a dim of size 2 or more) is refused."""
+    expanded one: a stride of 0 on a dim of size 2 or more) is refused (``op_name``: the operator writing, which
+    PyTorch may only warn about)."""
     strides = getattr(a, "strides", None)
     if strides and 0 in strides and a.size > 1 and any(s == 0 and n > 1 for s, n in zip(strides, a.shape)):
+        example = _OVERLAP_DEPRECATED.get(op_name)
+        if example is not None:
+            warnings.warn(f"Use of {op_name} on expanded tensors is deprecated. Please clone() the tensor before "
+                          f"performing this operation. This also applies to advanced indexing e.g. {example}",
+                          UserWarning, stacklevel=3)
+            return
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
 

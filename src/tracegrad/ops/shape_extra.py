@@ -951,7 +951,8 @@ index_copy_ = defop("index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor 
 set_self_tangent_rules(index_copy, index_copy_)
 
 
-def _index_fill_kernel(a, dim, index, value):
+def _index_fill_checked(a, dim, index, value) -> tuple:
+    """index_fill's checks, in PyTorch's order: (dim, flat index, value) to write."""
     # (the Tensor-value overload checks its value, then calls the Scalar one, which checks the index)
     if isinstance(value, np.ndarray) and value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -970,9 +971,18 @@ def _index_fill_kernel(a, dim, index, value):
     value = as_scalar(value)  # (the Tensor overload hands ``value.item()`` on)
     if isinstance(value, complex) and a.dtype.kind != "c":  # (its own refusal, before any conversion)
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
-    out = a.copy()
-    _slices_first(out, d)[flat] = scalar_for(value, a.dtype)
-    return out
+    return d, flat, scalar_for(value, a.dtype)
+
+
+def _index_fill_kernel(a, dim, index, value):
+    return _index_fill_inplace_kernel(a.copy(), dim, index, value)
+
+
+def _index_fill_inplace_kernel(a, dim, index, value):
+    # (writes the filled positions alone: into an expanded tensor, which PyTorch allows here, all of them land)
+    d, flat, fill = _index_fill_checked(a, dim, index, value)
+    _slices_first(a, d)[flat] = fill
+    return a
 
 
 def _index_fill_vjp(ctx, g):
@@ -1003,9 +1013,9 @@ index_fill_tensor = defop("index_fill.int_Tensor(Tensor self, int dim, Tensor in
                           _index_fill_kernel, **_index_fill_rules(("self", "value"), "IndexFillBackward1"))
 index_fill_value_ = defop("index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> "
                           "Tensor(a!)",
-                          _inplace(_index_fill_kernel), **_index_fill_rules(("self",), "IndexFillBackward0"))
+                          _index_fill_inplace_kernel, **_index_fill_rules(("self",), "IndexFillBackward0"))
 index_fill_tensor_ = defop("index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> "
-                           "Tensor(a!)", _inplace(_index_fill_kernel),
+                           "Tensor(a!)", _index_fill_inplace_kernel,
                            **_index_fill_rules(("self", "value"), "IndexFillBackward1"))
 set_self_tangent_rules(index_fill_value, index_fill_value_, zeroed=(3,))
 set_self_tangent_rules(index_fill_tensor, index_fill_tensor_)
@@ -1094,24 +1104,33 @@ def _copy_into(a, result):
     return a
 
 
-def _masked_fill_kernel(a, mask, value):
+def _masked_fill_checked(a, mask, value) -> tuple:
+    """masked_fill's checks, in PyTorch's order: (the mask broadcast to the result's shape, the value to write)."""
     mask = np.asarray(mask)
     if isinstance(value, np.ndarray) and value.ndim:  # (torch checks the value before the mask)
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     _check_bool_mask(mask, "masked_fill_")
     shape = _broadcast_shape(mask.shape, a.shape)
-    out = np.array(np.broadcast_to(a, shape))
     # (a 0-d tensor's value is read as a Scalar, ``value.item()``, and converted with the checks of one: 1j or
     # 1e300 refused for a float tensor)
-    out[np.broadcast_to(mask, shape)] = scalar_for(as_scalar(value), a.dtype)
+    return np.broadcast_to(mask, shape), scalar_for(as_scalar(value), a.dtype)
+
+
+def _masked_fill_kernel(a, mask, value):
+    mask, fill = _masked_fill_checked(a, mask, value)
+    out = np.array(np.broadcast_to(a, mask.shape))
+    out[mask] = fill
     return out
 
 
 @writes_last
 def _masked_fill_inplace_kernel(a, mask, value):
     _broadcast_shape(a.shape, np.shape(mask))  # (the written tensor comes first in the in-place error)
-    return _copy_into(a, _masked_fill_kernel(a, mask, value))
+    mask, fill = _masked_fill_checked(a, mask, value)
+    _inplace_target_check(a, mask.shape)
+    a[mask] = fill  # (the masked positions alone: into an expanded tensor, which PyTorch allows here, all land)
+    return a
 
 
 def _masked_fill_vjp(ctx, g):
@@ -1319,11 +1338,12 @@ def _meshgrid(tensors: tuple, indexing: str | None) -> tuple:
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for t in tensors:  # (PyTorch checks every dtype first, then every tensor's dims)
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     for t in tensors:
         if t.ndim > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
-        if t.dtype != tensors[0].dtype:
-            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     order = list(tensors)
     swap = indexing == "xy" and len(order) >= 2
     if swap:  # 'xy' is 'ij' over (y, x, ...), with the first two grids handed back in (x, y) order
@@ -1486,7 +1506,8 @@ def _refuse_complex(a, kernel_name: str) -> None:
 
 def _unique_kernel(a, sorted=True, return_inverse=False, return_counts=False):
     _refuse_complex(a, "unique")
-    values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+    # (PyTorch sorts, then keeps each element unequal to the one before it: every NaN is a value of its own)
+    values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
     inv = inverse.reshape(a.shape).astype(np.int64) if return_inverse else np.zeros(0, np.int64)
     cnt = counts.astype(np.int64) if return_counts else np.zeros(0, np.int64)
     return values, inv, cnt
@@ -1631,6 +1652,11 @@ bincount = defop("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0
                  node_name="NotImplemented")
 
 
+def _c_double(x: float) -> str:
+    """A double as C++'s stream prints it; the NaN aminmax makes of data holding one has its sign bit set."""
+    return "-nan" if math.isnan(x) and math.copysign(1.0, x) < 0 else f"{x:g}"
+
+
 def _histc_range(a, min, max) -> tuple[float, float]:
     """PyTorch's histc_select_outer_bin_edges, in doubles: the data's extrema for an empty range (an empty
     input's widened by one), checked before the input's dtype is."""
@@ -1638,10 +1664,12 @@ def _histc_range(a, min, max) -> tuple[float, float]:
     if lo == hi and a.size:
         _refuse_complex(a, "aminmax_cpu")  # (PyTorch takes the extrema with aminmax, which refuses it first)
         lo, hi = float(a.min()), float(a.max())
+        if a.size > 1:  # (aminmax's comparisons make x86's default NaN, sign bit set; one element is itself)
+            lo, hi = (-math.nan if math.isnan(v) else v for v in (lo, hi))
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")  # (as C++ prints doubles)
+        raise RuntimeError(f"torch.histc: range of [{_c_double(lo)}, {_c_double(hi)}] is not finite")
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
     return lo, hi
@@ -2025,6 +2053,9 @@ def _triangle_indices(upper: bool, row: int, col: int, offset: int, dtype) -> np
 
     dt = to_dtype(dtype if dtype is not None else int64)
     name = "triu_indices" if upper else "tril_indices"
+    for what, n in (("row", row), ("col", col)):
+        if n < 0:  # (PyTorch's check_args, worded without a space)
+            raise RuntimeError(f"{what} must be non-negative, got{n}")
     if dt.np not in (np.int32, np.int64):  # (PyTorch's kernel is dispatched over int and long only)
         raise unsupported(name, dt.np)
     mask = np.triu(np.ones((row, col), dtype=bool), offset) if upper else np.tril(np.ones((row, col), dtype=bool),

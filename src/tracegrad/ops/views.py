@@ -695,11 +695,22 @@ diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1)
                  inverse=lambda base, src, offset=0, dim1=0, dim2=1: diagonal_scatter(base, src, offset, dim1, dim2))
 
 
-def _as_strided_kernel(a, size, stride, storage_offset=None):
-    size, stride = tuple(size), tuple(stride)
+def _check_strided_geometry(size: tuple, stride: tuple, storage_offset) -> None:
+    """PyTorch's setStrided checks, in its order and words, before the storage's bounds are."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
                            f"{list(stride)}")
+    if storage_offset is not None and storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    if any(n < 0 for n in size):  # (its storage size arithmetic, in unsigned integers, overflows)
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+
+
+def _as_strided_kernel(a, size, stride, storage_offset=None):
+    size, stride = tuple(size), tuple(stride)
+    _check_strided_geometry(size, stride, storage_offset)
     root = storage_root(a)
     item = a.itemsize
     offset = offset_in(root, a) // item if storage_offset is None else storage_offset
