@@ -20,8 +20,9 @@ from ..._C._foreach_grouping import _group_tensors_by_device_and_dtype
 from ..._state import STATE
 from ..._tensor import Tensor, _wrap
 from ...autograd.grad_mode import no_grad
-from ...ops import aten_norm
+from ...backend import dtypes as _dt
 from ...ops.aten_vec import quiet
+from ...ops.linalg import _vector_norm_kernel
 from ...utils import _foreach_utils
 
 
@@ -40,22 +41,11 @@ def _parameters_listed(parameters) -> list:
 
 
 def _vector_norm(a: np.ndarray, p: float) -> np.ndarray:
-    """The ``p``-norm of all of ``a``: float16/32/64 in ATen's reduction order (torch's ``_foreach_norm`` and
-    ``linalg.vector_norm`` on the CPU, so the bits are torch's), others in NumPy's."""
-    if aten_norm.supports(a.dtype):
-        return aten_norm.vector_norm_as_aten(a, p, None)
-    absx = np.abs(a)  # (real: a complex tensor's norm is real, of its value type)
-    if p == math.inf:
-        return absx.max() if absx.size else np.zeros((), absx.dtype)
-    if p == -math.inf:
-        return absx.min()
-    if p == 0:
-        return np.asarray((absx != 0).sum(), dtype=absx.dtype)
-    if p == 1:
-        return absx.sum()
-    if p == 2:
-        return np.sqrt((absx * absx).sum())
-    return np.power(np.power(absx, p).sum(), 1.0 / p)
+    """``linalg.vector_norm(a, p)``'s value, by its kernel (float16/32/64 in ATen's reduction order); bfloat16, as
+    ATen computes it, in float, the result rounded."""
+    if a.dtype is _dt.bfloat16.np:  # (by identity: NumPy finds float64 == bfloat16; None until bfloat16 is used)
+        return _vector_norm_kernel(a.astype(np.float32), p).astype(a.dtype)
+    return _vector_norm_kernel(a, p)
 
 
 def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
@@ -72,13 +62,15 @@ def _total_norm(tensors, norm_type: float, error_if_nonfinite: bool, foreach) ->
     if not tensors:
         return _wrap(np.asarray(0.0, dtype=np.float32))
     tensors[0].device  # noqa: B018 - torch reads the first one's device before anything else
-    if math.isinf(norm_type) and any(t._data.size == 0 for t in tensors):
+    # (the norms stacked in the order of torch's groups by dtype, not the tensors': it is the order of the total's sum)
+    grouped = [group for ([group], _) in _group_tensors_by_device_and_dtype([tensors], False).values()]
+    if math.isinf(norm_type) and any(t._data.size == 0 for group in grouped for t in group):
         raise _empty_infinity_norm_error(norm_type, foreach)
-    norms = np.stack([np.asarray(_vector_norm(t._data, norm_type)) for t in tensors])
-    total = np.asarray(_vector_norm(norms, norm_type), dtype=norms.dtype)
-    if error_if_nonfinite and not np.isfinite(total):
+    norms = _tg.stack([_wrap(_vector_norm(t._data, norm_type)) for group in grouped for t in group])  # (promoted)
+    total = _wrap(_vector_norm(norms._data, norm_type))
+    if error_if_nonfinite and not np.isfinite(total._data.astype(np.float64)):  # (bfloat16 too)
         raise _nonfinite_norm_error(norm_type)
-    return _wrap(total)
+    return total
 
 
 def _nonfinite_norm_error(norm_type: float) -> RuntimeError:
@@ -109,14 +101,15 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, forea
 
 @quiet
 def _clip_with_norm_(parameters, max_norm: float, total_norm: Tensor) -> None:
+    """torch's arithmetic, by tracegrad's operators (which the coefficient's rounding and each gradient's product
+    follow: ``max_norm / t`` is ``t.reciprocal() * max_norm``, a float16 gradient reads the coefficient in float,
+    a 0-d one computes in the promoted dtype...), one ``_foreach_mul_`` for all (one version each)."""
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    max_norm = float(max_norm)
     if not grads:
         return
-    coef = np.minimum(float(max_norm) / (total_norm._data + 1e-6), 1.0)
-    for g in grads:
-        g._before_write()
-        g._data *= coef.astype(g._data.dtype)
-        g._bump_version()
+    with no_grad():
+        _tg._foreach_mul_(grads, _tg.clamp(max_norm / (total_norm + 1e-6), max=1.0))
 
 
 def clip_grad_norm_(
