@@ -884,30 +884,42 @@ class Generator:
         _unpack_offset(offset)
         raise RuntimeError("CPU Generator does not use offset")
 
-    def manual_seed(self, seed: int) -> Generator:
+    # (torch's C methods: one positional argument (METH_O) or none (METH_NOARGS), refused in CPython's words)
+    def manual_seed(self, *args, **kwargs) -> Generator:
+        [seed] = _c_method_arguments("manual_seed", args, kwargs, 1)
         self._rng.reseed(_unpack_seed(seed))
         return self
 
-    def seed(self) -> int:
+    def seed(self, *args, **kwargs) -> int:
+        _c_method_arguments("seed", args, kwargs, 0)
         s = _nondeterministic_seed()
         self.manual_seed(s)
         return s
 
-    def initial_seed(self) -> int:
+    def initial_seed(self, *args, **kwargs) -> int:
+        _c_method_arguments("initial_seed", args, kwargs, 0)
         return self._rng.seed
 
-    def get_state(self) -> Tensor:
+    def get_state(self, *args, **kwargs) -> Tensor:
         """torch's layout: a uint8 tensor of the 5056-byte ``CPUGeneratorImplState``."""
+        _c_method_arguments("get_state", args, kwargs, 0)
         return _wrap(self._rng.get_state())
 
     def set_state(self, *args, **kwargs) -> Generator:
-        """Restore a state from ``get_state`` (a C method in torch: one positional ByteTensor)."""
-        if kwargs:
-            raise TypeError("Generator.set_state() takes no keyword arguments")
-        if len(args) != 1:
-            raise TypeError(f"Generator.set_state() takes exactly one argument ({len(args)} given)")
-        self._rng.set_state(_checked_rng_state(args[0]))
+        """Restore a state from ``get_state`` (one ByteTensor)."""
+        [state] = _c_method_arguments("set_state", args, kwargs, 1)
+        self._rng.set_state(_checked_rng_state(state))
         return self
+
+
+def _c_method_arguments(name: str, args: tuple, kwargs: dict, count: int) -> tuple:
+    """``args`` checked as CPython checks a C method's: no keywords, and ``count`` (0 or 1) positional ones."""
+    if kwargs:
+        raise TypeError(f"Generator.{name}() takes no keyword arguments")
+    if len(args) != count:
+        expected = "no arguments" if count == 0 else "exactly one argument"
+        raise TypeError(f"Generator.{name}() takes {expected} ({len(args)} given)")
+    return args
 
 
 def _checked_rng_state(state) -> np.ndarray:

@@ -19,6 +19,7 @@ from ._torch_rng_libm import libm
 
 _MASK32 = 0xFFFFFFFF
 _STATE_BYTES = 5056  # sizeof(CPUGeneratorImplState): the legacy THGeneratorState plus the float normal cache
+_MT_WORDS = 624  # mt19937's state words (MERSENNE_STATE_N)
 _KEYS_AT = 24  # the 624 mt19937 words, each stored as a uint64, follow seed, left, seeded and next
 _NORMAL_AT = _KEYS_AT + 624 * 8  # normal_x, normal_y, normal_rho (double), normal_is_valid (int)
 _FLOAT_NORMAL_AT = 5048  # next_float_normal_sample (float), is_next_float_normal_sample_valid (bool)
@@ -263,12 +264,15 @@ class TorchCPUStream:
         if len(raw) != _STATE_BYTES:
             raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found the input RNG "
                                f"state size to be {len(raw)}")
-        seed, left, _, _ = struct.unpack_from("<QiiQ", raw, 0)
-        key = np.frombuffer(raw, dtype="<u8", count=624, offset=_KEYS_AT).astype(np.uint32)
+        seed, left, seeded, next_ = struct.unpack_from("<QiiQ", raw, 0)
+        # (torch's mt19937::is_valid on the restored engine, before anything is set: ``next`` read as a uint32)
+        if not (seeded and 0 < left <= _MT_WORDS and next_ & 0xFFFFFFFF <= _MT_WORDS):
+            raise RuntimeError("Invalid mt19937 state")
+        key = np.frombuffer(raw, dtype="<u8", count=_MT_WORDS, offset=_KEYS_AT).astype(np.uint32)
         _, cached, _, valid = struct.unpack_from("<dddi", raw, _NORMAL_AT)
         self.seed = seed
         self.bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": 625 - left}}
-        self.fresh = struct.unpack_from("<Q", raw, 16)[0] == 0
+        self.fresh = next_ == 0
         self.next_double_normal = cached if valid else None
 
 
