@@ -1337,7 +1337,7 @@ def vector_norm_numpy(a: np.ndarray, ord, axes, keepdim: bool) -> np.ndarray:
     if np.isinf(ord):
         out = (np.max if ord > 0 else np.min)(x, axis=axes, keepdims=keepdim)
     elif ord == 0:
-        out = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
+        out = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(x.dtype)  # (real: a complex input's norm too)
     elif ord == 1:
         out = np.sum(x, axis=axes, keepdims=keepdim)
     elif ord == 2:

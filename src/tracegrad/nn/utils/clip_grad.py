@@ -62,8 +62,13 @@ def _total_norm(tensors, norm_type: float, error_if_nonfinite: bool, foreach) ->
     if not tensors:
         return _wrap(np.asarray(0.0, dtype=np.float32))
     tensors[0].device  # noqa: B018 - torch reads the first one's device before anything else
-    # (the norms stacked in the order of torch's groups by dtype, not the tensors': it is the order of the total's sum)
-    grouped = [group for ([group], _) in _group_tensors_by_device_and_dtype([tensors], False).values()]
+    # (the norms stacked in the order of torch's groups by dtype, not the tensors': it is the order of the total's sum;
+    # tensors of one dtype, the common case, are one group in their own order)
+    dtype = tensors[0]._data.dtype if tensors[0].__class__ is Tensor else None
+    if dtype is not None and all(t.__class__ is Tensor and t._data.dtype is dtype for t in tensors):
+        grouped = [tensors]
+    else:
+        grouped = [group for ([group], _) in _group_tensors_by_device_and_dtype([tensors], False).values()]
     if math.isinf(norm_type) and any(t._data.size == 0 for group in grouped for t in group):
         raise _empty_infinity_norm_error(norm_type, foreach)
     norms = _tg.stack([_wrap(_vector_norm(t._data, norm_type)) for group in grouped for t in group])  # (promoted)
@@ -109,7 +114,33 @@ def _clip_with_norm_(parameters, max_norm: float, total_norm: Tensor) -> None:
     if not grads:
         return
     with no_grad():
-        _tg._foreach_mul_(grads, _tg.clamp(max_norm / (total_norm + 1e-6), max=1.0))
+        coefficient = _tg.clamp(max_norm / (total_norm + 1e-6), max=1.0)
+        if _scales_alike(grads, coefficient):
+            _scale_in_place(grads, coefficient._data)
+        else:
+            _tg._foreach_mul_(grads, coefficient)
+
+
+def _scales_alike(grads: list, coefficient: Tensor) -> bool:
+    """Whether every gradient is a float32/float64 tensor of at least one dim of the coefficient's dtype: then each
+    ``mul_`` by the 0-d coefficient is one IEEE product in that dtype, which NumPy's gives bit for bit (the common
+    case, taken without the per-tensor operator calls of ``_foreach_mul_``: a third of the time)."""
+    dtype = coefficient._data.dtype
+    if (dtype is not _F32 and dtype is not _F64) or coefficient._data.ndim:  # (a 1-d total: the operator refuses)
+        return False
+    return all(g.__class__ is Tensor and g._data.dtype is dtype and g._data.ndim and not g._rg and g._base is None
+               and not g._inference for g in grads)  # (views and inference tensors: the operator's checks)
+
+
+def _scale_in_place(grads: list, coefficient: np.ndarray) -> None:
+    """``_foreach_mul_``'s writes: each gradient multiplied in place, one version each."""
+    for g in grads:
+        g._before_write()
+        np.multiply(g._data, coefficient, out=g._data)
+        g._bump_version()
+
+
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def clip_grad_norm_(
