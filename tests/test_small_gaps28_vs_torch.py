@@ -1,0 +1,117 @@
+"""Small gaps against torch 2.13: in-place writes into expanded tensors (masked_fill_, index_put_, index_fill_ warn
+and write; the others refuse), torch.diag's nodes, out= dtype checks of the indexing and triangle operators, the
+legacy Variable constructor's argument refusals, and the autograd graph nodes' classes."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from tests._lib import raised, tg, to_numpy, torch
+
+# ---- in-place writes into an expanded tensor -------------------------------------------------------------------
+
+_MASK = "lib.tensor([[True, False, True], [False, True, False]])"
+# (each writes into ``e``, a (2, 3) tensor expanded from one row of 0, 1, 2)
+_EXPANDED_WRITES = {
+    "masked_fill_": f"e.masked_fill_({_MASK}, 5.)",
+    "masked_fill_ tensor": f"e.masked_fill_({_MASK}, lib.tensor(5.))",
+    "masked_fill_ 1-d mask": "e.masked_fill_(lib.tensor([True, False, False]), 7)",
+    "setitem mask number": f"e.__setitem__({_MASK}, 5.)",
+    "setitem mask values": f"e.__setitem__({_MASK}, lib.tensor([1., 2., 3.]))",
+    "setitem index": "e.__setitem__(lib.tensor([1]), lib.tensor([7., 8., 9.]))",
+    "setitem two indices": "e.__setitem__((lib.tensor([0, 1]), lib.tensor([1, 1])), lib.tensor([3., 4.]))",
+    "index_put_": "e.index_put_((lib.tensor([0, 1]),), lib.tensor([[1., 2., 3.], [4., 5., 6.]]))",
+    "index_put_ accumulate": "e.index_put_((lib.tensor([0, 1]),), lib.tensor(5.), accumulate=True)",
+    "index_put_ accumulate repeated": "e.index_put_((lib.tensor([0, 1, 1]), lib.tensor([0, 0, 2])), "
+                                      "lib.tensor([1., 2., 3.]), accumulate=True)",
+    "index_fill_": "e.index_fill_(1, lib.tensor([2]), 5.)",
+    "index_fill_ dim 0": "e.index_fill_(0, lib.tensor([1]), -1.)",
+    "index_fill_ tensor": "e.index_fill_(1, lib.tensor([0, 2]), lib.tensor(4.))",
+    # (refused as before, in torch too)
+    "masked_scatter_": f"e.masked_scatter_({_MASK}, lib.ones(6))",
+    "index_copy_": "e.index_copy_(1, lib.tensor([0]), lib.ones(2, 1))",
+    "index_add_": "e.index_add_(1, lib.tensor([0]), lib.ones(2, 1))",
+    "index_reduce_": "e.index_reduce_(1, lib.tensor([0]), lib.ones(2, 1), 'prod')",
+    "scatter_": "e.scatter_(1, lib.tensor([[0], [0]]), 5.)",
+    "scatter_add_": "e.scatter_add_(1, lib.tensor([[0], [0]]), lib.ones(2, 1))",
+    "put_": "e.put_(lib.tensor([0]), lib.tensor([5.]))",
+    "fill_ tensor": "e.fill_(lib.tensor(4.))",
+    "add_": "e.add_(1)",
+    # (written silently, as before)
+    "fill_": "e.fill_(3)",
+    "zero_": "e.zero_()",
+    # (argument errors still come first where torch checks them first)
+    "masked_fill_ integer mask": "e.masked_fill_(lib.tensor([1, 0, 1]), 1.)",
+    "index_fill_ float index": "e.index_fill_(1, lib.tensor([1.]), 1.)",
+}
+
+
+def _expanded_write(lib, call: str, dtype: str = "float32"):
+    """``call``'s outcome on an expanded tensor: the values written (or the error), and each warning's category,
+    text (without torch's "Triggered internally" note) and line."""
+    e = lib.arange(3, dtype=getattr(lib, dtype)).reshape(1, 3).expand(2, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            eval(call, {"lib": lib, "e": e})  # noqa: S307 - the test's own snippets
+            outcome = to_numpy(e).tolist()
+        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+            outcome = (type(exc).__name__, str(exc))
+    shown = [(w.category.__name__, str(w.message).split(" (Triggered internally")[0], w.filename, w.lineno)
+             for w in caught]
+    return outcome, shown
+
+
+@pytest.mark.parametrize("call", list(_EXPANDED_WRITES.values()), ids=list(_EXPANDED_WRITES))
+def test_inplace_writes_into_an_expanded_tensor(call):
+    assert _expanded_write(tg, call) == _expanded_write(torch, call)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "int64"])
+@pytest.mark.parametrize("call", ["masked_fill_", "setitem mask number", "index_fill_", "index_put_"])
+def test_inplace_writes_into_an_expanded_tensor_of_other_dtypes(call, dtype):
+    source = _EXPANDED_WRITES[call].replace("1., 2., 3.], [4., 5., 6.]", "1, 0, 1], [0, 1, 1]")
+    source = source.replace("lib.tensor([[1, 0, 1], [0, 1, 1]])", f"lib.tensor([[1, 0, 1], [0, 1, 1]], dtype=lib.{dtype})")
+    assert _expanded_write(tg, source, dtype) == _expanded_write(torch, source, dtype)
+
+
+def test_expanded_write_warns_at_each_call_and_the_default_filter_shows_it_once_a_line():
+    def run(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            for _ in range(3):
+                lib.zeros(1, 2).expand(3, 2).masked_fill_(lib.tensor([True, False]), 1.)
+            for _ in range(2):
+                lib.zeros(1, 2).expand(3, 2).index_fill_(1, lib.tensor([0]), 1.)
+        return [(str(w.message)[:30], w.lineno) for w in caught]
+    assert run(tg) == run(torch)
+
+
+def _expanded_view_of_history(lib, write: str):
+    """A write into an expanded view of a non-leaf: its history (CopySlices), the values, and the backward, which
+    torch refuses in its own words (its CopySlices writes the gradient into an expanded one)."""
+    a = lib.ones(1, 3, requires_grad=True)
+    c = a * 2
+    e = c.expand(2, 3)
+    value = lib.tensor(3., requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eval(write, {"lib": lib, "e": e, "v": value})  # noqa: S307 - the test's own snippets
+    graph = (e.grad_fn.name(), c.grad_fn.name(), [n and n.name() for n, _ in c.grad_fn.next_functions])
+    backward = raised(lib, lambda lib: (e * lib.tensor([[1., 2., 3.], [4., 5., 6.]])).sum().backward())
+    return graph, to_numpy(c).tolist(), e._version, backward, a.grad, value.grad
+
+
+@pytest.mark.parametrize("write", ["e.masked_fill_(lib.tensor([True, False, False]), 5.)",
+                                   "e.__setitem__(lib.tensor([0]), lib.tensor([7., 8., 9.]))",
+                                   "e.index_fill_(1, lib.tensor([2]), v)"])
+def test_expanded_write_into_a_view_with_history(write):
+    assert _expanded_view_of_history(tg, write) == _expanded_view_of_history(torch, write)
+
+
+def test_expanded_write_into_a_view_of_a_leaf_is_refused():
+    def run(lib):
+        return lib.ones(1, 3, requires_grad=True).expand(2, 3).masked_fill_(lib.tensor([True, False, False]), 1.)
+    assert raised(tg, run) == raised(torch, run)
