@@ -115,3 +115,61 @@ def test_expanded_write_into_a_view_of_a_leaf_is_refused():
     def run(lib):
         return lib.ones(1, 3, requires_grad=True).expand(2, 3).masked_fill_(lib.tensor([True, False, False]), 1.)
     assert raised(tg, run) == raised(torch, run)
+
+
+# ---- torch.diag ------------------------------------------------------------------------------------------------
+
+def _node_summary(node) -> tuple:
+    saved = {name: getattr(node, name) for name in dir(node) if name.startswith("_saved_")}
+    return node.name(), [n and n.name() for n, _ in node.next_functions], saved
+
+
+@pytest.mark.parametrize("call", ["lib.diag(m)", "lib.diag(m, 1)", "m.diag(-2)", "lib.diag(v)", "lib.diag(v, 2)",
+                                  "v.diag(-1)"])
+def test_diag_records_diagonal_copy_or_diag_embed(call):
+    def run(lib):
+        m = lib.arange(12.).reshape(3, 4).requires_grad_()
+        v = lib.arange(3.).requires_grad_()
+        result = eval(call, {"lib": lib, "m": m, "v": v})  # noqa: S307 - the test's own snippets
+        (result * lib.arange(float(result.numel())).reshape(result.shape)).sum().backward()
+        source = m if m.grad is not None else v
+        return _node_summary(result.grad_fn), to_numpy(result).tolist(), to_numpy(source.grad).tolist()
+    assert run(tg) == run(torch)
+
+
+def test_diag_of_inference_tensors_counts_torchs_writes():
+    def run(lib):
+        with lib.inference_mode():
+            v, m = lib.ones(3), lib.ones(3, 3)
+        return [lib.diag(v)._version, lib.diag(m)._version, lib.diag_embed(v)._version,
+                lib.diagonal_copy(m)._version]
+    assert run(tg) == run(torch)
+
+
+# ---- out= of another dtype -------------------------------------------------------------------------------------
+
+_OUT_DTYPE_CALLS = {
+    "index_select": "lib.index_select(x, 0, lib.tensor([0, 2]), out=out)",
+    "masked_select": "lib.masked_select(x, x > 3, out=out)",
+    "take": "lib.take(x, lib.tensor([0, 2]), out=out)",
+    "tril": "lib.tril(x, out=out)",
+    "triu": "lib.triu(x, 1, out=out)",
+    "diag matrix": "lib.diag(x, out=out)",
+    "diag vector": "lib.diag(x[0], 1, out=out)",
+    "diag 3-d": "lib.diag(x.unsqueeze(0), out=out)",
+    "diagonal_copy": "lib.diagonal_copy(x, out=out)",
+}
+
+
+@pytest.mark.parametrize("out_dtype", ["float32", "float64", "float16", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("x_dtype", ["float32", "int64"])
+@pytest.mark.parametrize("call", list(_OUT_DTYPE_CALLS.values()), ids=list(_OUT_DTYPE_CALLS))
+def test_out_of_another_dtype_is_refused(call, x_dtype, out_dtype):
+    def run(lib):
+        x = lib.arange(9, dtype=getattr(lib, x_dtype)).reshape(3, 3)
+        out = lib.empty(0, dtype=getattr(lib, out_dtype))
+        eval(call, {"lib": lib, "x": x, "out": out})  # noqa: S307 - the test's own snippets
+        return str(out.dtype).replace("tracegrad", "torch"), to_numpy(out).tolist()
+    assert raised(tg, run) == raised(torch, run)
+    if raised(torch, run) is None:
+        assert run(tg) == run(torch)

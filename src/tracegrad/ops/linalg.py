@@ -1187,7 +1187,36 @@ def _diag_vjp(ctx, g):
     return diagonal_scatter(new_zeros(g, shape), g, offset)
 
 
-diag = defop("diag(Tensor self, int diagonal=0) -> Tensor", _diag_kernel, vjp=_diag_vjp, attrs=("diagonal",))
+# (torch's diag.out; the function below computes as torch's composite diag does)
+_diag_out = defop("diag(Tensor self, int diagonal=0) -> Tensor", _diag_kernel, vjp=_diag_vjp, attrs=("diagonal",))
+
+
+def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """torch's composite: a vector's diagonal matrix is ``diag_embed`` (DiagEmbedBackward0), a matrix's diagonal is
+    ``diagonal_copy`` (DiagonalBackward0_copy)."""
+    from .namespace_extras import diagonal_copy
+
+    ndim = input.ndim
+    if out is not None:
+        return _diag_into(input, diagonal, out)
+    if ndim not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
+    return diag_embed(input, diagonal) if ndim == 1 else diagonal_copy(input, diagonal)
+
+
+def _diag_into(input: Tensor, diagonal: int, out: Tensor) -> Tensor:  # noqa: A002
+    """torch's diag_out: its own checks of the dims and, for a vector, that the result casts to out's dtype; then
+    out's dtype must be the result's (diag_embed's and diagonal_copy's out= checks)."""
+    from ..backend.dtypes import scalar_type_name
+    from .pointwise import _can_cast_like_torch
+
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"Supports 1D or 2D tensors. Got {input.ndim}D")
+    have, want = out._data.dtype, input._data.dtype
+    if input.ndim == 1 and isinstance(out, Tensor) and not _can_cast_like_torch(want, have):
+        raise RuntimeError(f"diag: result type {scalar_type_name(want)} can't be cast to the desired out= type "
+                           f"{scalar_type_name(have)}")
+    return _diag_out(input, diagonal, out=out)
 
 
 def _diag_embed_kernel(a, offset=0, dim1=-2, dim2=-1):

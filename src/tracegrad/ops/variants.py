@@ -81,7 +81,8 @@ _INFERENCE_RESULT_WRITES = {
     "complex": 1,
     "pow.Scalar": 1, "amin": 1, "min": 1, "prod.dim_int": 1, "any.dims": 1, "all.dims": 1,
     "mean": 2, "mean.dim": 2, "histc": 2,
-    "select_scatter": 2, "slice_scatter": 2, "masked_scatter": 2, "masked_fill.Scalar": 2}
+    "select_scatter": 2, "slice_scatter": 2, "masked_scatter": 2, "masked_fill.Scalar": 2, "diag_embed": 2,
+    "diagonal_copy": 1}
 
 
 def install_inner_out_refusals(registry: dict) -> None:
@@ -379,12 +380,20 @@ def _kthvalue_words(want: np.dtype, have: np.dtype, output: int) -> str:
     return "output indices must be of scalar type Long" if output else "output values must be of same type as input"
 
 
+def _same_scalar_type(name: str):
+    return lambda want, have, output: f"{name}(): self and result must have the same scalar type"
+
+
 # Operators (name.overload) whose out= tensors must already have the results' dtypes: torch checks them
 # instead of casting into them, in each operator's words (want: the result's dtype, have: out's, output: which
 # result, 0 for the values, 1 for the indices).
 _STRICT_OUT_DTYPE = {
     **dict.fromkeys(("linalg_vector_norm", "linalg_cholesky", "linalg_cholesky_ex", "sort", "sort.stable", "topk",
-                     "max.dim", "min.dim", "aminmax", "linalg_cross", "linalg_inv_ex"), _expected_dtype),
+                     "max.dim", "min.dim", "aminmax", "linalg_cross", "linalg_inv_ex", "tril", "triu", "diag",
+                     "diagonal_copy"), _expected_dtype),
+    **{name: _same_scalar_type(name) for name in ("index_select", "masked_select")},
+    "take": lambda want, have, output: "take(): self and out expected to have the same dtype, but got self.dtype = "
+                                       "{} and out.dtype = {}".format(*_names(want, have)),
     **dict.fromkeys(("amax", "amin"), lambda want, have, output: "Expected the dtype for input and out to match, "
                     "but got {} for input's dtype and {} for out's dtype.".format(*_names(want, have))),
     **dict.fromkeys(("cummax", "cummin"),
