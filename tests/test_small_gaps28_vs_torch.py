@@ -173,3 +173,22 @@ def test_out_of_another_dtype_is_refused(call, x_dtype, out_dtype):
     assert raised(tg, run) == raised(torch, run)
     if raised(torch, run) is None:
         assert run(tg) == run(torch)
+
+
+# ---- the legacy Variable constructor ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    "V(x, requires_grad=None)", "V(x, requires_grad=300)", "V(x, requires_grad=-1)", "V(x, requires_grad=2**70)",
+    "V(x, requires_grad=1.0)", "V(x, requires_grad='a')", "V(x, 300)", "V(x, volatile=None)",
+    "V(x, False, False, None, False, 1)", "V(x, 1, 1, None, None, 1, foo=2)", "V(x, False, False, None, False)",
+    "V(x, name=3)", "V(x, foo=1)", "V(x, requires_grad=True, foo=1, bar=2)", "V(x, requires_grad=None, foo=1)",
+    "V(x, True, requires_grad=True)", "V(x, data=x)", "V(x=1)", "V(_grad_fn=3, requires_grad=None)",
+    "V(data=x, requires_grad=0, volatile=0, _grad_fn=None, name=None, foo=1)",
+    "V(x, requires_grad=2).requires_grad", "V(x, True).requires_grad", "V(x, name='n').requires_grad",
+])
+def test_variable_refuses_arguments_in_torchs_words(call):
+    def run(lib):
+        return eval(call, {"V": lib.autograd.Variable, "x": lib.ones(2)})  # noqa: S307 - the test's own snippets
+    assert raised(tg, run) == raised(torch, run)
+    if raised(torch, run) is None:
+        assert run(tg) == run(torch)
