@@ -192,3 +192,52 @@ def test_variable_refuses_arguments_in_torchs_words(call):
     assert raised(tg, run) == raised(torch, run)
     if raised(torch, run) is None:
         assert run(tg) == run(torch)
+
+
+# ---- backward graph nodes --------------------------------------------------------------------------------------
+
+def _graph_nodes(lib):
+    x = lib.ones(2, requires_grad=True)
+    y = x * x
+    return y.grad_fn, y.grad_fn.next_functions[0][0]
+
+
+def test_generated_nodes_are_builtins_classes_that_python_cannot_make():
+    def run(lib):
+        node, accumulate = _graph_nodes(lib)
+        made = raised(lib, lambda lib: type(node)())
+        return (type(node).__module__, repr(type(node)), type(accumulate).__module__, repr(type(accumulate)),
+                node.requires_grad, accumulate.requires_grad, made)
+    assert run(tg) == run(torch)
+
+
+@pytest.mark.parametrize("attribute", ["_saved_self", "_saved_other", "_raw_saved_self", "metadata",
+                                       "next_functions", "requires_grad"])
+@pytest.mark.parametrize("action", ["set", "delete"])
+def test_node_attributes_are_read_only(attribute, action):
+    def run(lib):
+        node, _ = _graph_nodes(lib)
+        if action == "set":
+            setattr(node, attribute, 1)
+        else:
+            delattr(node, attribute)
+    assert raised(tg, run) == raised(torch, run)
+
+
+@pytest.mark.parametrize("attribute", ["metadata", "next_functions"])
+def test_accumulate_grad_and_custom_function_node_attributes_are_read_only(attribute):
+    def run(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        x = lib.ones(2, requires_grad=True)
+        node = Double.apply(x).grad_fn
+        return [raised(lib, lambda lib, n=n: setattr(n, attribute, 1)) for n in (node, node.next_functions[0][0])] + \
+            [node.requires_grad]
+    assert run(tg) == run(torch)

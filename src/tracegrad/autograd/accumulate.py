@@ -292,3 +292,6 @@ def _spans_private_buffer(d: np.ndarray) -> bool:
     root = d.base
     return (root.__class__ is np.ndarray and root.base is None and root.nbytes == d.nbytes
             and sys.getrefcount(root) <= _ARRAY_REFS + 1)  # (+1: the local ``root``)
+
+
+AccumulateGrad.__module__ = "builtins"  # (torch's C++ node: <class 'AccumulateGrad'>)

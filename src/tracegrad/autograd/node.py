@@ -41,6 +41,22 @@ class RemovableHandle:
 RemovableHandle.__module__ = "tracegrad.utils.hooks"  # where PyTorch's lives (and where ours is exported too)
 
 
+def not_writable(node, attribute: str) -> AttributeError:
+    """CPython's refusal to write or delete a read-only attribute of torch's C node classes (a custom Function's
+    node has them from ``torch._C._FunctionBase``)."""
+    owner = type(node).__name__ if node._c_method_owner is None else f"torch._C.{node._c_method_owner}"
+    return AttributeError(f"attribute '{attribute}' of '{owner}' objects is not writable")
+
+
+def read_only_property(getter, attribute: str) -> property:
+    """A node attribute read through ``getter`` that refuses writes and deletions in CPython's words (a plain
+    property would say "property ... has no setter")."""
+    def refuse(node, *value):
+        raise not_writable(node, attribute)
+
+    return property(getter, refuse, refuse)
+
+
 class Node:
     """Base of every backward node. Subclasses implement ``apply(grads) -> tuple of grads``."""
 
@@ -88,15 +104,18 @@ class Node:
         # ``_saved_<name>`` attributes, which code finds with ``startswith("_saved")``.
         return sorted(set(super().__dir__()) - {"_saved"})
 
-    @property
-    def next_functions(self) -> tuple:
+    def _next_functions(self) -> tuple:
         return self._edges
 
-    @property
-    def metadata(self) -> dict:
+    def _metadata_dict(self) -> dict:
         if self._metadata is None:
             self._metadata = {}
         return self._metadata
+
+    next_functions = read_only_property(_next_functions, "next_functions")
+    metadata = read_only_property(_metadata_dict, "metadata")
+    # (torch's nodes all say True: a node exists only where a gradient is wanted)
+    requires_grad = read_only_property(lambda self: True, "requires_grad")
 
     def _sequence_nr(self) -> int:
         return self._seq

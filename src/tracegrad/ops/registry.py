@@ -25,7 +25,7 @@ from .._strides import element_strides, storage_offset_of
 from .._tensor import Tensor, _new, _wrap
 from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
-from ..autograd.node import UINT64_MAX, Node
+from ..autograd.node import UINT64_MAX, Node, read_only_property
 from ..autograd.node_meta import meta_record, outputs_meta
 from ..autograd.saved import SavedTensor, released, saved_objects, unpack_record
 from ..backend import dtypes as _dt
@@ -56,6 +56,11 @@ class OpNode(Node):
 
     __slots__ = ("_saved", "_attrs", "_out_meta")
     _op: OpDef
+
+    def __new__(cls, *args, **kwargs):
+        # (torch's generated node classes cannot be instantiated from Python; tracegrad makes them with
+        # object.__new__)
+        raise TypeError(f"cannot create '{cls.__name__}' instances")
 
     def apply(self, grads):
         state = STATE
@@ -171,7 +176,7 @@ def _saved_properties(op: OpDef) -> dict:
         props["_raw_saved_" + key] = saved(k, True, tensor_param)
     for name in op.meta:
         props["_saved_" + name] = _meta_property(op, name)
-    return props
+    return {name: read_only_property(prop.fget, name) for name, prop in props.items()}
 
 
 def _saved_attr_name(op: OpDef, spec: str) -> str:
@@ -503,7 +508,7 @@ class OpDef:
         self.node_class = type(cls_name, (OpNode,), {"__slots__": slots, "_name": cls_name, "_op": self,
                                                      "_unpack_order": self.pack_order,
                                                      **_saved_properties(self)})
-        self.node_class.__module__ = "tracegrad.autograd.generated"
+        self.node_class.__module__ = "builtins"  # (torch's generated C++ nodes: <class 'MulBackward0'>)
         key = self.schema.full_name
         DECLARED.setdefault(key, []).append(self)
         REGISTRY[key] = self
