@@ -726,10 +726,12 @@ def _read_ellipsis(text: str, i: int, repeated: bool, where: str, not_part: str)
     return i + 2
 
 
-def _check_label(ch: str, index: int) -> None:
-    if not ("a" <= ch <= "z" or "A" <= ch <= "Z"):
-        raise RuntimeError(f"einsum(): invalid subscript given at index {index} in the equation string, "
-                           "subscripts must be in [a-zA-Z]")
+_LETTER_SET = frozenset(_LETTERS)
+
+
+def _bad_label(index: int) -> RuntimeError:
+    return RuntimeError(f"einsum(): invalid subscript given at index {index} in the equation string, "
+                        "subscripts must be in [a-zA-Z]")
 
 
 def _read_inputs(lhs: str, n_operands: int) -> list[list[str]]:
@@ -749,7 +751,8 @@ def _read_inputs(lhs: str, n_operands: int) -> list[list[str]]:
                 raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
             terms.append([])
         elif ch != " ":
-            _check_label(ch, i)
+            if ch not in _LETTER_SET:  # (a test inline: this loop runs for every character of every call)
+                raise _bad_label(i)
             terms[-1].append(ch)
         i += 1
     if len(terms) != n_operands:
@@ -768,7 +771,8 @@ def _read_output(rhs: str, offset: int, counts: dict[str, int]) -> list[str]:
                                "output that is not part of any ellipsis (...)")
             out.append(_ELLIPSIS)
         elif ch != " ":
-            _check_label(ch, offset + i)
+            if ch not in _LETTER_SET:
+                raise _bad_label(offset + i)
             if ch in out:
                 raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
             if ch not in counts:
@@ -887,8 +891,10 @@ def _check_broadcast(shape: tuple, perm: list, labels: list, label_sizes: list, 
                      operand: int) -> None:
     """Record an aligned operand's sizes, refusing one that does not broadcast with the earlier operands', in
     PyTorch's words and in its order (the operand's own dims, after the views, whose nodes it has made by then)."""
-    for dim in range(len(perm)):
-        k = perm.index(dim)
+    where = [0] * len(perm)  # (the aligned position of each of the operand's dims)
+    for k, dim in enumerate(perm):
+        where[dim] = k
+    for dim, k in enumerate(where):
         size = shape[k]
         if size == 1:
             continue
@@ -910,8 +916,8 @@ def _einsum(equation: str, operands: list) -> Tensor:
 
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
-    for t in operands[1:]:
-        _same_dtype(operands[0]._data, t._data)
+    # (no dtype check of its own: PyTorch's bmm refuses mixed dtypes, in the order sumproduct_pair hands it the
+    # operands, while a product without contracted dims is a ``mul``, which promotes)
     spec = parse_einsum(equation, [tuple(t.shape) for t in operands])
     # letters standing for ellipsis dims are the ones the equation does not spell; they come first among
     # the contracted dims, the other contracted labels follow in PyTorch's order (A-Z, then a-z)

@@ -12,7 +12,6 @@ written as straight-line code over precomputed index tuples: it runs for every o
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -23,6 +22,7 @@ from .._events import emit_op_call
 from .._state import STATE, next_sequence_nr
 from .._strides import element_strides, storage_offset_of
 from .._tensor import Tensor, _new, _wrap
+from .._warnings import warn_at_caller
 from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
 from ..autograd.node import UINT64_MAX, Node, read_only_property
@@ -931,9 +931,10 @@ def check_no_internal_overlap(a, op_name: str = "") -> None:
     if strides and 0 in strides and a.size > 1 and any(s == 0 and n > 1 for s, n in zip(strides, a.shape)):
         example = _OVERLAP_DEPRECATED.get(op_name)
         if example is not None:
-            warnings.warn(f"Use of {op_name} on expanded tensors is deprecated. Please clone() the tensor before "
-                          f"performing this operation. This also applies to advanced indexing e.g. {example}",
-                          UserWarning, stacklevel=3)
+            # (a TORCH_WARN of the kernel: shown at the user's line that called into torch, whatever the depth)
+            warn_at_caller(f"Use of {op_name} on expanded tensors is deprecated. Please clone() the tensor before "
+                           f"performing this operation. This also applies to advanced indexing e.g. {example}",
+                           UserWarning)
             return
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")

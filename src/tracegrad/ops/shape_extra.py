@@ -1336,18 +1336,18 @@ def _meshgrid(tensors: tuple, indexing: str | None) -> tuple:
                       "argument.",
                       UserWarning, stacklevel=2)
         indexing = "ij"
-    if indexing not in ("ij", "xy"):
-        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
-    for t in tensors:  # (PyTorch checks every dtype first, then every tensor's dims)
+    for t in tensors:  # (PyTorch checks every dtype first, then the indexing, then every tensor's dims)
         if t.dtype != tensors[0].dtype:
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")
-    for t in tensors:
-        if t.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
     order = list(tensors)
     swap = indexing == "xy" and len(order) >= 2
     if swap:  # 'xy' is 'ij' over (y, x, ...), with the first two grids handed back in (x, y) order
         order[0], order[1] = order[1], order[0]
+    for t in order:  # (in the swapped order: the first one refused is the one PyTorch names)
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
     shape = tuple(t.numel() for t in order)
     n = len(order)
     grids = [expand(reshape(t, (1,) * i + (-1,) + (1,) * (n - i - 1)), shape) for i, t in enumerate(order)]
@@ -1664,7 +1664,9 @@ def _histc_range(a, min, max) -> tuple[float, float]:
     if lo == hi and a.size:
         _refuse_complex(a, "aminmax_cpu")  # (PyTorch takes the extrema with aminmax, which refuses it first)
         lo, hi = float(a.min()), float(a.max())
-        if a.size > 1:  # (aminmax's comparisons make x86's default NaN, sign bit set; one element is itself)
+        if a.dtype.name == "bfloat16":  # (its extrema come back rounded from float: every NaN is 0x7FC0, no sign)
+            lo, hi = (math.nan if math.isnan(v) else v for v in (lo, hi))
+        elif a.size > 1:  # (aminmax's comparisons make x86's default NaN, sign bit set; one element is itself)
             lo, hi = (-math.nan if math.isnan(v) else v for v in (lo, hi))
     if lo == hi:
         lo, hi = lo - 1, hi + 1

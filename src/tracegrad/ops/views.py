@@ -230,9 +230,13 @@ def reshape(t, *shape):
     a = t._data
     if a.flags.c_contiguous:
         return call_plain(view, t, shape)
-    strides = _view_strides(a, shape)
-    if strides is not None:
-        return _reshape_alias(t, infer_size(shape, a.size), strides)
+    size = infer_size(shape, a.size)
+    viewed = viewed_as(a, size)
+    if viewed is not None:
+        strides = tuple(s // a.itemsize for s in viewed.strides)
+        if plain(t):  # (the view just made is the kernel's: not made twice)
+            return fresh_view(_reshape_alias, t, viewed, (t, size, strides))
+        return _reshape_alias(t, size, strides)
     from .creation import clone
 
     # contiguous, not preserve_format: a permuted copy could be viewed as ``shape`` with other strides than torch's
@@ -947,9 +951,8 @@ diagonal_scatter = defop("diagonal_scatter(Tensor self, Tensor src, int offset=0
 
 def _as_strided_scatter_kernel(a, src, size, stride, storage_offset=None):
     out = np.ascontiguousarray(a).copy()
-    off = storage_offset or 0
-    view = np.lib.stride_tricks.as_strided(out.reshape(-1)[off:], shape=tuple(size),
-                                           strides=tuple(s * out.itemsize for s in stride), writeable=True)
+    # (PyTorch's as_strided of the copy, with its checks: a geometry past the storage is refused, not written)
+    view = _as_strided_kernel(out, size, stride, storage_offset or 0)
     _check_scatter_src(src, view)
     view[...] = src
     return out
