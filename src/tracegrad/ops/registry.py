@@ -914,7 +914,10 @@ class BinaryPointwiseOp(OpDef):
 
 
 # In-place operators PyTorch lets write into overlapping memory: every element gets the same number.
-_OVERLAP_WRITERS = frozenset({"fill_.Scalar", "zero_"})
+# (and those whose kernels warn as they write into an expanded tensor, after their own argument checks: masked_fill_
+# and index_fill_ call ``check_no_internal_overlap`` themselves)
+_OVERLAP_WRITERS = frozenset({"fill_.Scalar", "zero_", "masked_fill_.Scalar", "masked_fill_.Tensor",
+                              "index_fill_.int_Scalar", "index_fill_.int_Tensor"})
 
 
 # In-place operators PyTorch still lets write into an expanded tensor, with a deprecation warning (its kernels check

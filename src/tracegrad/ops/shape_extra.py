@@ -36,7 +36,7 @@ from .accumulate import add_rows_at
 from .aten_sum import running
 from .bfloat16_in_float import computes_bfloat16, finfo, seen_dtype
 from .pointwise import writes_last
-from .registry import defop, not_implemented
+from .registry import check_no_internal_overlap, defop, not_implemented
 from .scalar_fill import as_scalar, scalar_for, written_value
 from .views import narrow_start, normalize_shape, sliced
 
@@ -981,6 +981,7 @@ def _index_fill_kernel(a, dim, index, value):
 def _index_fill_inplace_kernel(a, dim, index, value):
     # (writes the filled positions alone: into an expanded tensor, which PyTorch allows here, all of them land)
     d, flat, fill = _index_fill_checked(a, dim, index, value)
+    check_no_internal_overlap(a, "index_fill_")  # (its warning, after the checks)
     _slices_first(a, d)[flat] = fill
     return a
 
@@ -1129,6 +1130,7 @@ def _masked_fill_inplace_kernel(a, mask, value):
     _broadcast_shape(a.shape, np.shape(mask))  # (the written tensor comes first in the in-place error)
     mask, fill = _masked_fill_checked(a, mask, value)
     _inplace_target_check(a, mask.shape)
+    check_no_internal_overlap(a, "masked_fill_")  # (its warning, after the checks)
     a[mask] = fill  # (the masked positions alone: into an expanded tensor, which PyTorch allows here, all land)
     return a
 
