@@ -236,11 +236,16 @@ def _addmm_vjp(ctx, g):
             gx if need[1] else None,
             gwt if need[2] else None,
         )
-    gb = None
-    if need[0]:
-        gb = sum_op(g, (0,), False, None) if bias_rows else g
     gx, gwt = _linear_input_grads(ctx, g, 1)
-    return gb, gx, gwt
+    return _addmm_bias_grad(ctx, g) if need[0] else None, gx, gwt
+
+
+def _addmm_bias_grad(ctx, g: Tensor) -> Tensor:
+    """The gradient of linear's bias. Recording (create_graph), a row bias's is left to the engine's sum_to, which
+    PyTorch's graph shows (SumBackward1 then ViewBackward0); a plain backward sums the rows here."""
+    if STATE.grad_enabled or len(ctx._in_meta[0][0]) != 1 or g._data.ndim != 2:
+        return g
+    return sum_op(g, (0,), False, None)
 
 
 def _mm_vjp(ctx, g):
@@ -495,9 +500,7 @@ def _addmm_kernel_std(b, x, mat2, beta=1, alpha=1):
 def _addmm_vjp_std(ctx, g):
     x, mat2 = ctx.saved_tensors
     need = ctx.needs_input_grad
-    gb = None
-    if need[0]:
-        gb = sum_op(g, (0,), False, None) if len(ctx._in_meta[0][0]) == 1 and g._data.ndim == 2 else g
+    gb = _addmm_bias_grad(ctx, g) if need[0] else None
     gx = mm_nt(g, mat2.conj()) if need[1] else None  # g @ mat2^H
     gm = mm_tn(x.conj(), g) if need[2] else None  # x^H @ g
     return gb, gx, gm
