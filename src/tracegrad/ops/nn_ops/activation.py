@@ -26,7 +26,7 @@ from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import fma
 from ..clip_values import clip_values, relu_values
-from ..creation import zeros_like
+from ..creation import to_dtype, zeros_like
 from ..pointwise import (
     add,
     div,
@@ -453,7 +453,7 @@ def _elu_backward_kernel(g, alpha, scale, input_scale, is_result, x):
         if is_result:
             neg_part = grad * input_scale * (b + alpha * scale)
         else:
-            neg_part = grad * input_scale * alpha * scale * np.exp(b * input_scale)
+            neg_part = grad * input_scale * (alpha * scale) * np.exp(b * input_scale)  # (ATen's negcoef: one number)
         # (as elu_backward_float: the vector code sends NaN to the negative branch, the scalar loop to the other)
         positive = (b > 0) if vector else ~(b <= 0)
         return select(positive, grad * scale, neg_part)
@@ -466,14 +466,18 @@ def _elu_backward_vjp(ctx, gg):
     alpha, scale, input_scale, is_result = ctx.attrs
     need = ctx.needs_input_grad
     gg_g = elu_backward(gg, alpha, scale, input_scale, is_result, x) if need[0] else None
-    gg_x = None
-    if need[1]:
-        if is_result:
-            inner = mul(mul(gg, g), input_scale)
-        else:
-            inner = mul(mul(mul(gg, g), exp(mul(x, input_scale))), input_scale * input_scale * alpha * scale)
-        gg_x = where(lt(x, 0), inner, 0.0)  # PyTorch's mask is x < 0: zero at 0 and for NaN
+    gg_x = _elu_double_backward(gg, g, alpha, scale, input_scale, is_result, x) if need[1] else None
     return gg_g, gg_x
+
+
+def _elu_double_backward(gg, g, alpha, scale, input_scale, is_result, x):
+    """PyTorch's elu_double_backward, op for op (so the graph is named as its: a MulBackward0 by the mask): the
+    mask is ``x < 0`` in the tensor's dtype (zero at 0 and for NaN)."""
+    mask = to_dtype(lt(x, 0), gg.dtype)
+    scaled = mul(mul(gg, g), input_scale)
+    if is_result:
+        return mul(scaled, mask)
+    return mul(elu_backward(scaled, alpha, scale, input_scale, is_result, x), mask)
 
 
 elu_backward = defop(
