@@ -100,9 +100,10 @@ def follows_tensor_iterator(name: str) -> bool:
 
 
 # Allocated with ``at::empty`` (reductions, scans, repeat, norms' statistics, the gradients of bicubic and 3-d nearest
-# upsampling: ``_nn_*_contiguous``; ``glu_backward``'s ``resize_as_``) or cloned contiguously (masked_fill)
+# upsampling: their ``_nn_*_backward``; ``glu_backward``'s ``resize_as_``) or cloned contiguously (masked_fill)
 CONTIGUOUS_RESULTS = frozenset((
-    "_cdist_forward", "_nn_layer_norm", "_nn_linear_nd_contiguous", "_nn_norm", "_nn_scatter_nd_contiguous",
+    "_cdist_forward", "_nn_layer_norm", "_nn_norm", "_nn_upsamplebicubic2dbackward0_backward",
+    "_nn_upsamplenearest3dbackward0_backward", "_nn_upsamplenearestexact3dbackward0_backward",
     "adaptive_max_pool3d", "all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "avg_pool3d",
     "avg_pool3d_backward", "col2im", "cummax", "cummin", "cumprod", "cumsum", "gather", "glu_backward",
     "huber_loss_backward", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp", "logsumexp",
@@ -113,11 +114,12 @@ CONTIGUOUS_RESULTS = frozenset((
 # Allocated in ``suggest_memory_format()`` of the input (and, for a convolution, of the weight)
 SUGGESTED_LAYOUT_RESULTS = frozenset((
     "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "_nn_batch_norm_eval", "_nn_batch_norm_train",
-    "_nn_group_norm", "_nn_linear_nd", "_nn_max_pool2d_with_indices_backward",
-    "_nn_max_pool3d_with_indices_backward", "_nn_scatter_nd", "_nn_upsamplebicubic2dbackward0",
-    "_nn_upsamplebilinear2dbackward0", "_nn_upsamplenearest2dbackward0", "_nn_upsamplenearest3dbackward0",
-    "_nn_upsamplenearestexact2dbackward0", "_nn_upsamplenearestexact3dbackward0",
-    "_nn_upsampletrilinear3dbackward0", "_reflection_pad1d", "_reflection_pad1d_backward", "_reflection_pad2d",
+    "_nn_group_norm", "_nn_max_pool2d_with_indices_backward", "_nn_max_pool3d_with_indices_backward",
+    "_nn_upsamplebicubic2dbackward0", "_nn_upsamplebilinear2dbackward0", "_nn_upsamplebilinear2dbackward0_backward",
+    "_nn_upsamplenearest2dbackward0", "_nn_upsamplenearest2dbackward0_backward", "_nn_upsamplenearest3dbackward0",
+    "_nn_upsamplenearestexact2dbackward0", "_nn_upsamplenearestexact2dbackward0_backward",
+    "_nn_upsamplenearestexact3dbackward0", "_nn_upsampletrilinear3dbackward0",
+    "_nn_upsampletrilinear3dbackward0_backward", "_reflection_pad1d", "_reflection_pad1d_backward", "_reflection_pad2d",
     "_reflection_pad2d_backward", "_reflection_pad3d", "_reflection_pad3d_backward", "_replication_pad1d",
     "_replication_pad1d_backward", "_replication_pad2d", "_replication_pad2d_backward", "_replication_pad3d",
     "_replication_pad3d_backward", "_upsample_bicubic2d_aa", "_upsample_bilinear2d_aa",

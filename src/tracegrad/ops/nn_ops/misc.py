@@ -233,9 +233,6 @@ _KERNELS = {("nearest", 1): ("compute_indices_weights_nearest", True),
             ("linear", 2): ("upsample_bilinear2d_channels_last", True),
             ("linear", 3): ("compute_indices_weights_linear", False),
             ("bicubic", 2): ("compute_indices_weights_cubic", True)}
-# The upsamplings whose backward kernel allocates its gradient contiguously (the others keep the incoming
-# gradient's suggested memory format)
-_CONTIGUOUS_GRADIENTS = frozenset({("nearest", 3), ("bicubic", 2)})
 
 
 def _named(name: str, kind: str, k: int):
@@ -244,13 +241,11 @@ def _named(name: str, kind: str, k: int):
     if name not in _UPSAMPLE_OPS:
         shown = ("SymInt[] output_size",) + tuple(f"float? {s}" for s in _SCALES[k])
         meta, dtypes = ("self_sym_sizes",), _KERNELS[kind, k]
-        contiguous_grad = (kind, k) in _CONTIGUOUS_GRADIENTS
         if kind == "nearest":
-            _UPSAMPLE_OPS[name] = resample.named_gather(name, shown, meta=meta, dtypes=dtypes,
-                                                        contiguous_grad=contiguous_grad)
+            _UPSAMPLE_OPS[name] = resample.named_gather(name, shown, meta=meta, dtypes=dtypes)
         else:
             _UPSAMPLE_OPS[name] = resample.named_linear(name, shown + ("bool align_corners",), meta=meta,
-                                                        dtypes=dtypes, contiguous_grad=contiguous_grad)
+                                                        dtypes=dtypes)
     return _UPSAMPLE_OPS[name]
 
 

@@ -72,44 +72,6 @@ def scatter_kernel(g, index_maps, input_size):
     return out.astype(g.dtype, copy=False).reshape(tuple(input_size))
 
 
-def _gather_vjp(ctx, g):
-    maps = ctx.attrs[0]
-    return scatter_nd(g, maps, ctx.input_shapes[0])
-
-
-def _gather_vjp_contiguous(ctx, g):
-    maps = ctx.attrs[0]
-    return scatter_nd_contiguous(g, maps, ctx.input_shapes[0])
-
-
-def _scatter_vjp(ctx, gg):
-    maps, _ = ctx.attrs
-    return gather_nd(gg, maps)
-
-
-def _scatter_op(suffix: str):
-    """The gathers' backward: ``_nn_scatter_nd`` lays its result out in the gradient's suggested memory format,
-    ``_nn_scatter_nd_contiguous`` contiguously (result_layouts.py)."""
-    return defop(
-        f"_nn_scatter_nd{suffix}(Tensor grad_output, Any index_maps, int[] input_size) -> Tensor",
-        scatter_kernel,
-        vjp=_scatter_vjp,
-        attrs=("index_maps", "input_size"),
-        node_name="IndexMapBackwardBackward0",
-    )
-
-
-gather_nd = defop(
-    "_nn_gather_nd(Tensor self, Any index_maps) -> Tensor",
-    gather_kernel,
-    vjp=_gather_vjp,
-    attrs=("index_maps",),
-    node_name="IndexMapBackward0",
-)
-scatter_nd = _scatter_op("")
-scatter_nd_contiguous = _scatter_op("_contiguous")
-
-
 def shown_args(kernel, arg: str, shown: tuple[str, ...]) -> tuple[str, Callable, dict]:
     """An operator taking an internal ``arg`` (index maps, matrices) last, then the arguments PyTorch's node
     saves (``shown``, e.g. ``"SymInt[] padding"``): the schema tail, the kernel ignoring them and the defop
@@ -132,16 +94,57 @@ def dtype_checked(kernel: Callable, kernel_name: str, uint8_ok: bool) -> Callabl
     return checked
 
 
+def backward_node_name(name: str) -> str:
+    """The node of the backward op of the op whose node is ``name``, as PyTorch's codegen names it:
+    ``UpsampleBilinear2DBackward0`` -> ``UpsampleBilinear2DBackwardBackward0``."""
+    return name.removesuffix("0") + "Backward0"
+
+
+def _adjoint_pair(name: str, forward: tuple, backward: tuple, adjoint_vjps: Callable) -> object:
+    """The op recording node ``name`` and its backward op (``backward_node_name(name)``), each differentiated by
+    the other, as PyTorch's upsampling and its ``*_backward`` are; ``forward``/``backward`` are (schema, kernel,
+    rules) and ``adjoint_vjps(forward_op, backward_op)`` gives the two vjps. Returns the forward op."""
+    ops: dict = {}
+    forward_vjp, backward_vjp = adjoint_vjps(lambda *a: ops["forward"](*a), lambda *a: ops["backward"](*a))
+    (f_schema, f_kernel, f_rules), (b_schema, b_kernel, b_rules) = forward, backward
+    ops["backward"] = defop(b_schema, b_kernel, vjp=backward_vjp, node_name=backward_node_name(name), **b_rules)
+    ops["forward"] = defop(f_schema, f_kernel, vjp=forward_vjp, node_name=name, **f_rules)
+    return ops["forward"]
+
+
+def _op_name(name: str) -> str:
+    return f"_nn_{name.lower()}"
+
+
 def named_gather(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (),
-                 dtypes: tuple[str, bool] | None = None, contiguous_grad: bool = False):
-    """A gather op whose node is called ``name`` (e.g. ``UpsampleNearest2DBackward0``); ``dtypes`` = (PyTorch's
-    kernel name, uint8 accepted) for :func:`dtype_checked`; ``contiguous_grad``: its gradient is contiguous
-    whatever the incoming gradient's layout (else in that gradient's suggested memory format)."""
+                 dtypes: tuple[str, bool] | None = None):
+    """A gather op whose node is called ``name`` (e.g. ``UpsampleNearest2DBackward0``), differentiated by a
+    scatter-add op named as PyTorch's backward node (``...BackwardBackward0``), itself differentiated by the
+    gather; ``dtypes`` = (PyTorch's kernel name, uint8 accepted) for :func:`dtype_checked`. (Whether the backward op
+    lays its result out contiguously or as its gradient suggests, result_layouts.py says by its name.)"""
     base = gather_kernel if dtypes is None else dtype_checked(gather_kernel, *dtypes)
     tail, kernel, rules = shown_args(base, "index_maps", shown)
-    vjp = _gather_vjp_contiguous if contiguous_grad else _gather_vjp
-    return defop(f"_nn_{name.lower()}(Tensor self, Any index_maps{tail}) -> Tensor", kernel, vjp=vjp,
-                 node_name=name, meta=meta, **rules)
+    _, scatter, scatter_rules = shown_args(scatter_kernel, "index_maps", shown)
+    scatter_rules = {"attrs": ("index_maps", "input_size") + scatter_rules["attrs"][1:],
+                     "hidden": ("index_maps", "input_size")}  # (input_size: the kernel's, not shown by PyTorch)
+
+    def vjps(gather_op, scatter_op):
+        def gather_vjp(ctx, g):
+            return scatter_op(g, ctx.attrs[0], ctx.input_shapes[0], *ctx.attrs[1:])
+
+        def scatter_vjp(ctx, gg):
+            return gather_op(gg, ctx.attrs[0], *ctx.attrs[2:])
+
+        return gather_vjp, scatter_vjp
+
+    op = _op_name(name)
+    return _adjoint_pair(
+        name,
+        (f"{op}(Tensor self, Any index_maps{tail}) -> Tensor", kernel, {"meta": meta, **rules}),
+        (f"{op}_backward(Tensor grad_output, Any index_maps, int[] input_size{tail}) -> Tensor", scatter,
+         scatter_rules),
+        vjps,
+    )
 
 
 # ---- separable linear maps ---------------------------------------------------------------------------------
@@ -176,39 +179,31 @@ def transposed(mats) -> tuple | ResamplePlan:
     return tuple(np.ascontiguousarray(m.T) for m in mats)
 
 
-def _linear_vjp(ctx, g):
-    return linear_nd(g, transposed(ctx.attrs[0]))
-
-
-def _linear_vjp_contiguous(ctx, g):
-    return linear_nd_contiguous(g, transposed(ctx.attrs[0]))
-
-
-def _linear_op(suffix: str):
-    """A separable linear map: ``_nn_linear_nd`` lays its result out in its operand's suggested memory format,
-    ``_nn_linear_nd_contiguous`` contiguously (result_layouts.py)."""
-    return defop(
-        f"_nn_linear_nd{suffix}(Tensor self, Any matrices) -> Tensor",
-        apply_matrices,
-        vjp=_linear_vjp,
-        attrs=("matrices",),
-        node_name="SeparableLinearBackward0",
-    )
-
-
-linear_nd = _linear_op("")
-linear_nd_contiguous = _linear_op("_contiguous")
-
-
 def named_linear(name: str, shown: tuple[str, ...] = (), meta: tuple[str, ...] = (),
-                 dtypes: tuple[str, bool] | None = None, contiguous_grad: bool = False):
-    """A separable linear map whose node is called ``name`` (e.g. ``UpsampleBilinear2DBackward0``); ``dtypes`` and
-    ``contiguous_grad`` as for :func:`named_gather`."""
+                 dtypes: tuple[str, bool] | None = None):
+    """A separable linear map whose node is called ``name`` (e.g. ``UpsampleBilinear2DBackward0``), differentiated
+    by its adjoint, an op named as PyTorch's backward node (``...BackwardBackward0``), itself differentiated by the
+    map; ``dtypes`` as for :func:`named_gather`."""
     base = apply_matrices if dtypes is None else dtype_checked(apply_matrices, *dtypes)
     tail, kernel, rules = shown_args(base, "matrices", shown)
-    vjp = _linear_vjp_contiguous if contiguous_grad else _linear_vjp
-    return defop(f"_nn_{name.lower()}(Tensor self, Any matrices{tail}) -> Tensor", kernel, vjp=vjp,
-                 node_name=name, meta=meta, **rules)
+    _, adjoint_kernel, adjoint_rules = shown_args(apply_matrices, "matrices", shown)
+
+    def vjps(map_op, adjoint_op):
+        def map_vjp(ctx, g):
+            return adjoint_op(g, transposed(ctx.attrs[0]), *ctx.attrs[1:])
+
+        def adjoint_vjp(ctx, gg):
+            return map_op(gg, transposed(ctx.attrs[0]), *ctx.attrs[1:])
+
+        return map_vjp, adjoint_vjp
+
+    op = _op_name(name)
+    return _adjoint_pair(
+        name,
+        (f"{op}(Tensor self, Any matrices{tail}) -> Tensor", kernel, {"meta": meta, **rules}),
+        (f"{op}_backward(Tensor grad_output, Any matrices{tail}) -> Tensor", adjoint_kernel, adjoint_rules),
+        vjps,
+    )
 
 
 # ---- the maps ----------------------------------------------------------------------------------------------
