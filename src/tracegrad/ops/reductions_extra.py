@@ -1344,23 +1344,30 @@ def _cumprod_grad_with_zeros_first_order(g: Tensor, x: Tensor, result: Tensor, d
 
 
 def _cumprod_grad_with_zeros(g: Tensor, x: Tensor, d: int) -> Tensor:
-    """O(n^2) but exact with zeros: dL/dx_i = sum_{j>=i} g_j prod_{l<=j, l!=i} x_l.
+    """PyTorch's O(n^2) gradient of cumprod with zeros, differentiable again, op for op (so the graph is its:
+    slice k of a zero tensor written by ``copy_``, a CopySlices node): dL/dx_k = sum_{j>=k} g_j prod_{l<=j, l!=k}
+    x_l, where the omitted product is prod(x[:k]) times cumprod(x[k+1:]) (a one first)."""
+    from .creation import copy_
+    from .pointwise import mul
+    from .shape import cat
+    from .views import expand, narrow, select
 
-    Row i of the n x n matrix P is cumprod over l of (x_l, with x_i replaced by 1); its upper triangle
-    (j >= i) holds the partial derivatives. Written in dispatched ops so it is differentiable again.
-    """
-    from .pointwise import mul, where
-    from .views import movedim, unsqueeze
-
-    xl = movedim(x, [d], [-1])
-    gl = movedim(g, [d], [-1])
-    n = xl.shape[-1]
-    eye = _const(np.eye(n, dtype=bool))
-    rows = where(eye, 1.0, unsqueeze(xl, -2))  # (..., n, n): row i is x with x_i -> 1
-    upper = _const(np.triu(np.ones((n, n), dtype=bool)))
-    partial = where(upper, cumprod(rows, -1), 0.0)
-    grad = sum(mul(partial, unsqueeze(gl, -2)), -1)
-    return movedim(grad, [-1], [d])
+    n = x.shape[d]
+    grad_input = _const(np.zeros(tuple(x.shape), dtype=g._data.dtype))
+    ones_size = list(x.shape)
+    ones_size[d] = 1
+    first = expand(_const(np.ones(1, dtype=g._data.dtype)), ones_size)
+    for k in range(n):
+        if k == 0:
+            omitted = cat([first, cumprod(narrow(x, d, 1, n - 1), d)], d)
+        else:
+            until_k = prod(narrow(x, d, 0, k), d, True)
+            omitted = until_k
+            if k < n - 1:
+                from_k_plus_1 = cumprod(narrow(x, d, k + 1, n - k - 1), d)
+                omitted = cat([until_k, mul(expand(until_k, from_k_plus_1.shape), from_k_plus_1)], d)
+        copy_(select(grad_input, d, k), sum(mul(narrow(g, d, k, n - k), omitted), d))
+    return grad_input
 
 
 _SCAN_SIG = "(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"

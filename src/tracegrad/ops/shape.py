@@ -124,12 +124,13 @@ _WHOLE = slice(None)
 
 def _stack_vjp(ctx, g):
     (dim,) = ctx.attrs
-    from .views import unbind
+    from .views import select
 
-    parts = unbind(g, wrap_dim(dim, g.ndim))
-    # (a real input's part cut to its real part, as PyTorch's stack_tensors_backward)
-    return [real_for_real_input(ctx, k, p) if s is not None else None
-            for k, (p, s) in enumerate(zip(parts, ctx.input_shapes))]
+    d = wrap_dim(dim, g.ndim)
+    # (PyTorch's stack_tensors_backward: grad.select(dim, k), a SelectBackward0 when recorded, for each input; a
+    # real input's part cut to its real part)
+    return [real_for_real_input(ctx, k, select(g, d, k)) if s is not None else None
+            for k, s in enumerate(ctx.input_shapes)]
 
 
 stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_kernel, vjp=_stack_vjp, attrs=("dim",))
