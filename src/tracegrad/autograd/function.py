@@ -28,7 +28,7 @@ from ..backend.dtypes import is_differentiable_np
 from ..ops.aten_vec import as_caller
 from . import views as _views
 from .edges import NO_EDGE, gradient_edge
-from .node import Error, Node, set_retains_grad_hook
+from .node import Error, Node, read_only_property, set_retains_grad_hook
 from .saved import FREED_MESSAGE, SavedTensor, save
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "FunctionMeta", "InplaceFunction",
@@ -108,8 +108,7 @@ class BackwardCFunction(FunctionCtx, Node):
     def needs_input_grad(self, value) -> None:  # (a plain attribute in PyTorch: code may replace it)
         self._tg_needs = value
 
-    @property
-    def saved_tensors(self) -> tuple:
+    def _get_saved_tensors(self) -> tuple:
         if self._tg_in_jvp:
             return self._tg_forward_saved
         if self._tg_freed:
@@ -119,17 +118,20 @@ class BackwardCFunction(FunctionCtx, Node):
             return ()
         return tuple(None if s is None else s.unpack(self) for s in saved)
 
-    @property
-    def saved_variables(self) -> tuple:
+    def _get_saved_variables(self) -> tuple:
         warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
                       stacklevel=2)
-        return self.saved_tensors
+        return self._get_saved_tensors()
 
-    @property
-    def _raw_saved_tensors(self) -> tuple:
+    def _get_raw_saved_tensors(self) -> tuple:
         if self._tg_freed:
             raise RuntimeError(FREED_MESSAGE)
         return tuple(self._tg_saved or ())
+
+    # (_FunctionBase's C getters: writing or deleting them is refused in CPython's words)
+    saved_tensors = read_only_property(_get_saved_tensors, "saved_tensors")
+    saved_variables = read_only_property(_get_saved_variables, "saved_variables")
+    _raw_saved_tensors = read_only_property(_get_raw_saved_tensors, "_raw_saved_tensors")
 
     def release_variables(self) -> None:
         for s in self._tg_saved or ():

@@ -117,6 +117,11 @@ class Node:
     # (torch's nodes all say True: a node exists only where a gradient is wanted)
     requires_grad = read_only_property(lambda self: True, "requires_grad")
 
+    def __reduce_ex__(self, protocol):
+        # (torch's nodes are C++ objects without pickling: pickle, copy and deepcopy refuse them in CPython's words;
+        # tracegrad's would be pickled slot by slot, or fail remaking a class that refuses to be called)
+        raise TypeError(f"cannot pickle '{type(self).__name__}' object")
+
     def _sequence_nr(self) -> int:
         return self._seq
 

@@ -952,7 +952,8 @@ set_self_tangent_rules(index_copy, index_copy_)
 
 
 def _index_fill_checked(a, dim, index, value) -> tuple:
-    """index_fill's checks, in PyTorch's order: (dim, flat index, value) to write."""
+    """index_fill_'s checks, in torch's order: (dim, flat index, value) to write. Into an expanded tensor it warns
+    after the index's dtype check, before the others (as torch's ``index_fill_``)."""
     # (the Tensor-value overload checks its value, then calls the Scalar one, which checks the index)
     if isinstance(value, np.ndarray) and value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -960,17 +961,18 @@ def _index_fill_checked(a, dim, index, value) -> tuple:
     idx = _idx(index)
     if idx.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    check_no_internal_overlap(a, "index_fill_")  # (its warning; the out-of-place copy has no 0 stride)
+    value = as_scalar(value)  # (the Tensor overload hands ``value.item()`` on)
+    if isinstance(value, complex) and a.dtype.kind != "c":  # (its own refusal, before any conversion)
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
+    d = wrap_dim(dim, a.ndim)
     if idx.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
-    d = wrap_dim(dim, a.ndim)
     flat = idx.reshape(-1)
     n = _as_1d(a).shape[d]
     bad = flat[(flat < -n) | (flat >= n)]
     if bad.size:
         raise IndexError(f"index {int(bad[0])} is out of bounds for dimension {d} with size {n}")
-    value = as_scalar(value)  # (the Tensor overload hands ``value.item()`` on)
-    if isinstance(value, complex) and a.dtype.kind != "c":  # (its own refusal, before any conversion)
-        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     return d, flat, scalar_for(value, a.dtype)
 
 
@@ -981,7 +983,6 @@ def _index_fill_kernel(a, dim, index, value):
 def _index_fill_inplace_kernel(a, dim, index, value):
     # (writes the filled positions alone: into an expanded tensor, which PyTorch allows here, all of them land)
     d, flat, fill = _index_fill_checked(a, dim, index, value)
-    check_no_internal_overlap(a, "index_fill_")  # (its warning, after the checks)
     _slices_first(a, d)[flat] = fill
     return a
 
@@ -1105,33 +1106,40 @@ def _copy_into(a, result):
     return a
 
 
-def _masked_fill_checked(a, mask, value) -> tuple:
-    """masked_fill's checks, in PyTorch's order: (the mask broadcast to the result's shape, the value to write)."""
-    mask = np.asarray(mask)
-    if isinstance(value, np.ndarray) and value.ndim:  # (torch checks the value before the mask)
+def _masked_fill_arguments_checked(mask: np.ndarray, value) -> None:
+    """masked_fill_'s first checks: the value's dims (torch checks the value before the mask), the mask's dtype."""
+    if isinstance(value, np.ndarray) and value.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     _check_bool_mask(mask, "masked_fill_")
-    shape = _broadcast_shape(mask.shape, a.shape)
+
+
+def _masked_fill_value(a, value):
     # (a 0-d tensor's value is read as a Scalar, ``value.item()``, and converted with the checks of one: 1j or
     # 1e300 refused for a float tensor)
-    return np.broadcast_to(mask, shape), scalar_for(as_scalar(value), a.dtype)
+    return scalar_for(as_scalar(value), a.dtype)
 
 
 def _masked_fill_kernel(a, mask, value):
-    mask, fill = _masked_fill_checked(a, mask, value)
-    out = np.array(np.broadcast_to(a, mask.shape))
-    out[mask] = fill
+    # (torch's masked_fill broadcasts the mask and the tensor, then calls masked_fill_ on the copy)
+    mask = np.asarray(mask)
+    shape = _broadcast_shape(mask.shape, a.shape)
+    _masked_fill_arguments_checked(mask, value)
+    fill = _masked_fill_value(a, value)
+    out = np.array(np.broadcast_to(a, shape))
+    out[np.broadcast_to(mask, shape)] = fill
     return out
 
 
 @writes_last
 def _masked_fill_inplace_kernel(a, mask, value):
-    _broadcast_shape(a.shape, np.shape(mask))  # (the written tensor comes first in the in-place error)
-    mask, fill = _masked_fill_checked(a, mask, value)
-    _inplace_target_check(a, mask.shape)
-    check_no_internal_overlap(a, "masked_fill_")  # (its warning, after the checks)
-    a[mask] = fill  # (the masked positions alone: into an expanded tensor, which PyTorch allows here, all land)
+    mask = np.asarray(mask)
+    _masked_fill_arguments_checked(mask, value)
+    check_no_internal_overlap(a, "masked_fill_")  # (its warning: after the mask's dtype check, before the others)
+    shape = _broadcast_shape(a.shape, mask.shape)  # (the written tensor comes first in the in-place error)
+    _inplace_target_check(a, shape)
+    fill = _masked_fill_value(a, value)
+    a[np.broadcast_to(mask, shape)] = fill  # (the masked positions alone: into an expanded tensor, all land)
     return a
 
 

@@ -122,14 +122,16 @@ def _clip_with_norm_(parameters, max_norm: float, total_norm: Tensor) -> None:
 
 
 def _scales_alike(grads: list, coefficient: Tensor) -> bool:
-    """Whether every gradient is a float32/float64 tensor of at least one dim of the coefficient's dtype: then each
-    ``mul_`` by the 0-d coefficient is one IEEE product in that dtype, which NumPy's gives bit for bit (the common
-    case, taken without the per-tensor operator calls of ``_foreach_mul_``: a third of the time)."""
+    """Whether every gradient is a float32/float64 tensor of at least one dim of the coefficient's dtype that is
+    written alone (no view, no 0 stride): then each ``mul_`` by the 0-d coefficient is one IEEE product in that
+    dtype, which NumPy's gives bit for bit (the common case, taken without the per-tensor operator calls of
+    ``_foreach_mul_``: a third of the time)."""
     dtype = coefficient._data.dtype
     if (dtype is not _F32 and dtype is not _F64) or coefficient._data.ndim:  # (a 1-d total: the operator refuses)
         return False
+    # (views, inference tensors and tensors with a 0 stride, which may be expanded: the operator's checks)
     return all(g.__class__ is Tensor and g._data.dtype is dtype and g._data.ndim and not g._rg and g._base is None
-               and not g._inference for g in grads)  # (views and inference tensors: the operator's checks)
+               and not g._inference and 0 not in g._data.strides for g in grads)
 
 
 def _scale_in_place(grads: list, coefficient: np.ndarray) -> None:
