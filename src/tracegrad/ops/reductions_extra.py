@@ -1289,16 +1289,18 @@ def _cumprod_vjp(ctx, g):
     x, result = ctx.saved_tensors
     (dim, _dtype) = ctx.attrs
     g = _grad_as_input(ctx, g)
-    if x.ndim == 0 or x.numel() == 0:
+    # PyTorch's cumprod_backward hands a gradient along a dim of one element on as it is, before any zero test
+    # (the zero-free rule's result * g / x can be an ulp off g)
+    if x.numel() <= 1:
         return g
     d = wrap_dim(dim, x.ndim)
+    if x.shape[d] == 1:
+        return g
     # PyTorch's cumprod_backward works on input.conj() and output.conj() throughout (complex support; the
     # zero tests are unaffected, and real tensors are returned as they are)
     x, result = conj(x), conj(result)
     if not _any_true(eq(x, 0)):
         return div(reversed_cumsum(mul(result, g), d), x)  # PyTorch's operand order
-    if x.shape[d] == 1:
-        return g
     if not is_grad_enabled():
         return _cumprod_grad_with_zeros_first_order(g, x, result, d)
     return _cumprod_grad_with_zeros(g, x, d)

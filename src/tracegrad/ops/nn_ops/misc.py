@@ -333,7 +333,7 @@ def _op_and_backward(name: str, node_name: str, kernel, backward_kernel, arg: st
     backward = defop(f"{name}_backward(Tensor grad_output, Tensor self, Any {arg}{tail}) -> Tensor",
                      backward_kernel, vjp=constant_in_self(lambda ctx, gg: forward(gg, *ctx.attrs)),
                      differentiable=("grad_output", "self"),
-                     node_name=node_name.replace("Backward0", "BackwardBackward0"), **rules)
+                     node_name=resample.backward_node_name(node_name), **rules)
     return forward, backward
 
 
