@@ -8,8 +8,10 @@ PyTorch's FunctionsManual, written in dispatched ops so that they are differenti
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import string
+from typing import NamedTuple
 
 import numpy as np
 
@@ -703,16 +705,6 @@ addr, addr_ = _add_family("addr", "Tensor vec1, Tensor vec2", _addr_kernel, _add
 _LETTERS = string.ascii_letters
 
 
-class _Spec:
-    """An einsum equation with explicit letters: one letter list per operand, the output letters, sizes."""
-
-    def __init__(self, terms: list[list[str]], out: list[str], sizes: dict[str, int]) -> None:
-        self.terms, self.out, self.sizes = terms, out, sizes
-
-    def equation(self) -> str:
-        return ",".join("".join(t) for t in self.terms) + "->" + "".join(self.out)
-
-
 _ELLIPSIS = "..."
 
 
@@ -783,23 +775,24 @@ def _read_output(rhs: str, offset: int, counts: dict[str, int]) -> list[str]:
     return out
 
 
-def parse_einsum(equation: str, shapes: list[tuple]) -> _Spec:
+def _spelt_equation(equation: str, ndims: tuple[int, ...]) -> tuple[list[list[str]], list[str]]:
+    """Each operand's labels and the output's, each ellipsis spelt as letters the equation does not use."""
     lhs, arrow, rhs = equation.partition("->")
-    labelled = _read_inputs(lhs, len(shapes))
+    labelled = _read_inputs(lhs, len(ndims))
     ell = []
     counts: dict[str, int] = {}
-    for i, (term, shape) in enumerate(zip(labelled, shapes)):
+    for i, (term, ndim) in enumerate(zip(labelled, ndims)):
         dots = _ELLIPSIS in term
         n = len(term) - dots
         for ch in term:
             if ch != _ELLIPSIS:
                 counts[ch] = counts.get(ch, 0) + 1
-        if (dots and n > len(shape)) or (not dots and n != len(shape)):
+        if (dots and n > ndim) or (not dots and n != ndim):
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) "
                                + ("is more than" if dots else "does not match")
-                               + f" the number of dimensions ({len(shape)}) for operand {i}"
+                               + f" the number of dimensions ({ndim}) for operand {i}"
                                + ("" if dots else " and no ellipsis was given"))
-        ell.append(len(shape) - n if dots else 0)
+        ell.append(ndim - n if dots else 0)
     n_ell = builtins.max(ell, default=0)
     fresh = [c for c in _LETTERS if c not in counts][:n_ell]
 
@@ -811,24 +804,82 @@ def parse_einsum(equation: str, shapes: list[tuple]) -> _Spec:
         out = spelt(_read_output(rhs, len(lhs) + 2, counts), n_ell)
     else:
         out = fresh + sorted(ch for ch, c in counts.items() if c == 1)  # (A-Z, then a-z: PyTorch's order)
-    sizes = _letter_sizes(terms, shapes)
-    return _Spec(terms, out, sizes)
+    return terms, out
 
 
-def _letter_sizes(terms: list[list[str]], shapes: list[tuple]) -> dict[str, int]:
-    """Each label's size (the first size other than 1). A label repeated within one operand must have one size;
-    sizes across operands are checked later, once each operand is aligned (see ``_einsum``), as PyTorch does."""
-    sizes: dict[str, int] = {}
-    for i, (term, shape) in enumerate(zip(terms, shapes)):
-        local: dict[str, int] = {}
-        for ch, s in zip(term, shape):
-            if ch in local and local[ch] != s:
-                raise RuntimeError(f"einsum(): subscript {ch} is repeated for operand {i} but the sizes "
-                                   f"don't match, {s} != {local[ch]}")
-            local[ch] = s
-            if sizes.get(ch, 1) == 1:
-                sizes[ch] = s
-    return sizes
+class _OperandSteps(NamedTuple):
+    """How ``_einsum`` aligns one operand to the plan's labels, and what it checks of its sizes."""
+    repeats: tuple[tuple[str, int, int], ...]  # (label, dim, the label's previous dim) of each repeated label
+    firsts: tuple[tuple[int, int], ...]  # (label index, dim) of each label's first occurrence
+    diagonals: tuple[tuple[int, int], ...]  # (first dim, repeated dim) of each repeated label, in turn
+    unsqueezes: tuple[int, ...]  # where each label the operand lacks is inserted, in turn
+    perm: tuple[int, ...]  # the permute to the labels' order
+    where: tuple[int, ...]  # the aligned position of each of the operand's dims (perm's inverse)
+
+
+class _EinsumPlan(NamedTuple):
+    """What einsum derives from its equation and its operands' dims alone: the aligned labels (the output's,
+    then the contracted ones) and each operand's steps."""
+    labels: tuple[str, ...]
+    n_out: int
+    ellipsis_letters: frozenset[str]
+    operands: tuple[_OperandSteps, ...]
+
+
+@functools.lru_cache(maxsize=256)
+def _einsum_plan(equation: str, ndims: tuple[int, ...]) -> _EinsumPlan:
+    """A pure function of the equation and the operands' dims, cached: a model calls one equation again and
+    again. An equation refused is not cached, so each call raises again from the same check."""
+    terms, out = _spelt_equation(equation, ndims)
+    # letters standing for ellipsis dims are the ones the equation does not spell; they come first among
+    # the contracted dims, the other contracted labels follow in PyTorch's order (A-Z, then a-z)
+    used = {c for term in terms for c in term}
+    ell = sorted(used - set(equation), key=_LETTERS.index)
+    labels = out + [c for c in ell if c not in out]
+    labels += sorted(c for c in used if c not in labels)
+    index = {c: k for k, c in enumerate(labels)}
+    steps = tuple(_operand_steps(term, index) for term in terms)
+    return _EinsumPlan(tuple(labels), len(out), frozenset(ell), steps)
+
+
+def _operand_steps(term: list[str], index: dict[str, int]) -> _OperandSteps:
+    """One operand's alignment: a repeated label's diagonal takes its first occurrence's place (so the operand's
+    dim ``dim`` is then the term's ``j``-th), each missing label is unsqueezed at the end, then one permute."""
+    perm = [-1] * len(index)
+    previous: dict[str, int] = {}
+    repeats, firsts, diagonals = [], [], []
+    dim = 0
+    for j, c in enumerate(term):
+        k = index[c]
+        if c in previous:
+            repeats.append((c, j, previous[c]))
+            diagonals.append((perm[k], dim))
+        else:
+            firsts.append((k, j))
+            perm[k] = dim
+            dim += 1
+        previous[c] = j
+    unsqueezes = []
+    for k in range(len(index)):
+        if perm[k] == -1:
+            unsqueezes.append(dim)
+            perm[k] = dim
+            dim += 1
+    where = [0] * len(perm)
+    for k, d in enumerate(perm):
+        where[d] = k
+    return _OperandSteps(tuple(repeats), tuple(firsts), tuple(diagonals), tuple(unsqueezes), tuple(perm),
+                         tuple(where))
+
+
+def _check_repeated_sizes(plan: _EinsumPlan, shapes: list[tuple]) -> None:
+    """A label repeated within one operand must have one size (checked for every operand before any view, as
+    PyTorch's parser does; sizes across operands are checked once each operand is aligned)."""
+    for i, (steps, shape) in enumerate(zip(plan.operands, shapes)):
+        for label, dim, previous in steps.repeats:
+            if shape[dim] != shape[previous]:
+                raise RuntimeError(f"einsum(): subscript {label} is repeated for operand {i} but the sizes "
+                                   f"don't match, {shape[dim]} != {shape[previous]}")
 
 
 # einsum, tensordot and kron are composites, as in PyTorch (aten/src/ATen/native/Linear.cpp): they record
@@ -855,13 +906,15 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
 
     if not sum_dims:
         return mul(left, right)
+    # (the sizes read once: summing a dim of one operand below leaves the other dims' sizes as they are)
+    ls, rs = tuple(left.shape), tuple(right.shape)
     lro, lo, ro = [], [], []
     sum_size = 1
-    for i in range(left.ndim):
-        sl, sr = left.shape[i] != 1, right.shape[i] != 1
+    for i in range(len(ls)):
+        sl, sr = ls[i] != 1, rs[i] != 1
         if i in sum_dims:
             if sl and sr:
-                sum_size *= left.shape[i]
+                sum_size *= ls[i]
             elif sl:  # summed in one operand only: sum it right away
                 left = _sum_keep(left, [i])
             elif sr:
@@ -873,11 +926,11 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
         else:
             ro.append(i)
     if _right_first(lo, ro):
-        left, right, lo, ro = right, left, ro, lo
-    lro_size = math.prod(left.shape[d] for d in lro)
-    lo_size = math.prod(left.shape[d] for d in lo)
-    ro_size = math.prod(right.shape[d] for d in ro)
-    out_size = [left.shape[d] for d in lro + lo] + [1] * len(sum_dims) + [right.shape[d] for d in ro]
+        left, right, lo, ro, ls, rs = right, left, ro, lo, rs, ls
+    lro_size = math.prod(ls[d] for d in lro)
+    lo_size = math.prod(ls[d] for d in lo)
+    ro_size = math.prod(rs[d] for d in ro)
+    out_size = [ls[d] for d in lro + lo] + [1] * len(sum_dims) + [rs[d] for d in ro]
     order = lro + lo + sum_dims + ro
     inverse = [0] * len(order)
     for k, d in enumerate(order):
@@ -887,19 +940,16 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
     return permute(view(bmm(left, right), out_size), inverse)
 
 
-def _check_broadcast(shape: tuple, perm: list, labels: list, label_sizes: list, ellipsis_letters: set,
-                     operand: int) -> None:
+def _check_broadcast(shape: tuple, where: tuple, plan: _EinsumPlan, label_sizes: list, operand: int) -> None:
     """Record an aligned operand's sizes, refusing one that does not broadcast with the earlier operands', in
     PyTorch's words and in its order (the operand's own dims, after the views, whose nodes it has made by then)."""
-    where = [0] * len(perm)  # (the aligned position of each of the operand's dims)
-    for k, dim in enumerate(perm):
-        where[dim] = k
+    labels = plan.labels
     for dim, k in enumerate(where):
         size = shape[k]
         if size == 1:
             continue
         if label_sizes[k] not in (1, size):
-            if labels[k] in ellipsis_letters:
+            if labels[k] in plan.ellipsis_letters:
                 raise RuntimeError(f"einsum(): dimension {dim} covered by ellipsis in operand {operand}has size "
                                    f"{size} which does not broadcast with previously seen ellipsis with size "
                                    f"{label_sizes[k]} for the respective dimension")
@@ -918,52 +968,38 @@ def _einsum(equation: str, operands: list) -> Tensor:
         raise RuntimeError("einsum(): must provide at least one operand")
     # (no dtype check of its own: PyTorch's bmm refuses mixed dtypes, in the order sumproduct_pair hands it the
     # operands, while a product without contracted dims is a ``mul``, which promotes)
-    spec = parse_einsum(equation, [tuple(t.shape) for t in operands])
-    # letters standing for ellipsis dims are the ones the equation does not spell; they come first among
-    # the contracted dims, the other contracted labels follow in PyTorch's order (A-Z, then a-z)
-    spelled = set(equation)
-    ell = sorted((c for c in spec.sizes if c not in spelled), key=_LETTERS.index)
-    ellipsis_letters = set(ell)
-    labels = spec.out + [c for c in ell if c not in spec.out]
-    labels += sorted(c for c in spec.sizes if c not in labels)
-    index = {c: k for k, c in enumerate(labels)}
-    n_out = len(spec.out)
+    shapes = [tuple(t.shape) for t in operands]
+    plan = _einsum_plan(equation, tuple(len(shape) for shape in shapes))
+    _check_repeated_sizes(plan, shapes)
+    labels, n_out = plan.labels, plan.n_out
     counts = [0] * len(labels)  # how many operands have each dim with a size other than 1
     label_sizes = [1] * len(labels)
     ops = []
-    for op, term in zip(operands, spec.terms):
-        perm = [-1] * len(labels)
-        dim = 0
-        for c in term:
-            k = index[c]
-            if perm[k] == -1:
-                counts[k] += op.shape[dim] != 1
-                perm[k] = dim
-                dim += 1
-            else:  # a repeated label: its diagonal takes the first occurrence's place
-                op = movedim(diagonal(op, 0, perm[k], dim), -1, perm[k])
-        for k in range(len(labels)):
-            if perm[k] == -1:
-                op = unsqueeze(op, dim)
-                perm[k] = dim
-                dim += 1
-        op = permute(op, perm)
-        _check_broadcast(op.shape, perm, labels, label_sizes, ellipsis_letters, len(ops))
+    for op, shape, steps in zip(operands, shapes, plan.operands):
+        for k, j in steps.firsts:
+            counts[k] += shape[j] != 1
+        for first, repeated in steps.diagonals:
+            op = movedim(diagonal(op, 0, first, repeated), -1, first)
+        for dim in steps.unsqueezes:
+            op = unsqueeze(op, dim)
+        op = permute(op, list(steps.perm))
+        _check_broadcast(op.shape, steps.where, plan, label_sizes, len(ops))
         ops.append(op)
     while len(ops) > 1:
         a, b = ops.pop(0), ops.pop(0)
+        a_shape, b_shape = tuple(a.shape), tuple(b.shape)
         sum_dims, a_sum, b_sum = [], [], []
         for d in range(n_out, len(labels)):
-            if a.shape[d] != 1 and b.shape[d] != 1:
+            if a_shape[d] != 1 and b_shape[d] != 1:
                 counts[d] -= 1
                 if counts[d] == 1:  # no later operand has it: contract it in this product
                     sum_dims.append(d)
                     counts[d] = 0
             elif counts[d] == 1:  # only one of the pair has it and no later operand: sum it first
-                if a.shape[d] != 1:
+                if a_shape[d] != 1:
                     a_sum.append(d)
                     counts[d] = 0
-                elif b.shape[d] != 1:
+                elif b_shape[d] != 1:
                     b_sum.append(d)
                     counts[d] = 0
         if a_sum:
