@@ -29,6 +29,7 @@ from ..views import slice as slice_op
 from . import adaptive_pool_cpu, interp_aa_cpu, resample
 from ._basic import clamp_min, norm, vector_norm
 from ._common import as_int, broadcast_shapes, check_float, type_name
+from .interp_cpu import shared_plan
 from .pool import constant_in_self, pool_kernel_name
 
 # ---- constant padding --------------------------------------------------------------------------------------
@@ -405,8 +406,8 @@ def upsample_interpolating(input: Tensor, output_size, align_corners: bool, scal
     sizes, scales = _output_sizes(x, output_size, scale_factors)
     _check_upsample(x, sizes)
     # (the plan computes PyTorch's indices and weights per axis, and replays its kernels' arithmetic)
-    plan = resample.ResamplePlan("cubic" if mode == "bicubic" else "linear", tuple(x.shape[2:]), tuple(sizes),
-                                 align_corners, tuple(scales))
+    plan = shared_plan("cubic" if mode == "bicubic" else "linear", tuple(x.shape[2:]), tuple(sizes),
+                         align_corners, tuple(scales))
     if mode == "bicubic":
         return _named("UpsampleBicubic2DBackward0", "bicubic", 2)(input, plan, sizes, *scales, align_corners)
     return _named(_LINEAR_NODES[k], "linear", k)(input, plan, sizes, *scales, align_corners)
