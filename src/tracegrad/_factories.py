@@ -36,6 +36,7 @@ from .memory_format import contiguous_format, format_strides, like_strides, pres
 from .ops._util import parsed_numbers
 from .ops.aten_vec import FP_SIGNALS, quietly
 from .ops.barebones_unsigned import FACTORY_KERNELS
+from .ops.bfloat16_bit_moves import c10_nans
 from .ops.scalar_fill import scalar_for
 from .storage import mark_not_resizable
 
@@ -369,7 +370,8 @@ def _array_of(nested, np_dtype: np.dtype) -> np.ndarray:
         doubles = np.array(nested, dtype=np.float64)
         return _dt.through_float_for_half(doubles, np.dtype(np.float16)).astype(np.float16)
     if np_dtype is _dt.bfloat16.np:  # (ml_dtypes refuses a Python int beyond int64; torch reads it as a double)
-        return np.array(nested, dtype=np.float64).astype(np.float32).astype(np_dtype)
+        singles = np.array(nested, dtype=np.float64).astype(np.float32)
+        return c10_nans(singles.astype(np_dtype), singles)  # (each item converted as a Scalar: NaN as 0x7fc0)
     return np.array(nested, dtype=np_dtype, copy=True)
 
 

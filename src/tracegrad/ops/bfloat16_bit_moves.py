@@ -50,7 +50,7 @@ _READ_AS_NUMBER = Fill()
 _THROUGH_MASKED_FILL = Fill(any_shape=True)
 # the fills whose one-element target ATen fills by its unchecked scalar path (``fill_``'s ``scalar_fill``): a number
 # beyond bfloat16's range is infinity there, and an integer reaches float through double
-_ONE_ELEMENT_UNCHECKED = frozenset({"fill", "full_like"})
+_ONE_ELEMENT_UNCHECKED = frozenset({"fill"})
 
 # functional operator name -> {parameter: Fill} for the values it writes (the other Tensor parameters are data
 # moved as they are, but for the indices and masks of _INDEX_PARAMETERS)
@@ -70,7 +70,6 @@ BIT_MOVES: dict[str, dict[str, Fill]] = {
     "masked_fill": {"value": _READ_AS_NUMBER},
     "index_fill": {"value": _READ_AS_NUMBER},
     "constant_pad_nd": {"value": _READ_AS_NUMBER},
-    "full_like": {"fill_value": _READ_AS_NUMBER},
     "fill": {"value": Fill(operand=True)},
     "where": {"self": Fill(checked=False, operand=True), "other": Fill(checked=False, operand=True)},
 }
@@ -280,6 +279,26 @@ def _cast_bits(array: np.ndarray) -> int:
     with np.errstate(over="ignore"):  # (beyond float's range: infinity, as C's cast)
         single = array.astype(np.float32)
     return _C10_NAN if math.isnan(single) else int(single.astype(_dt.bfloat16.np).view(_BITS))
+
+
+def bfloat16_scalar(number, checked: bool) -> np.generic:
+    """``number`` (a bool, int or float) as a bfloat16 scalar, converted as c10 converts a Scalar
+    (:func:`_number_bits`); refused as ``Scalar::to<BFloat16>()`` refuses a value beyond its range where
+    ``checked``."""
+    bits = _number_bits(number, checked)
+    if bits is None:
+        from .scalar_fill import overflow
+
+        raise overflow(_dt.bfloat16.np)
+    return np.array(bits, dtype=_BITS).view(_dt.bfloat16.np)[()]
+
+
+def c10_nans(rounded: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``rounded`` (``source`` rounded to bfloat16) with each NaN as c10's scalar conversion makes it: 0x7fc0."""
+    nan = np.isnan(source)
+    if nan.any():
+        rounded.view(_BITS)[nan] = _C10_NAN
+    return rounded
 
 
 def _number_bits(number, checked: bool) -> int | None:

@@ -157,7 +157,8 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
             if i < len(args):
                 _write_back(args[i], floats[i])
         if inplace and result is floats[0]:
-            if nan_bits is not None and rounds:
+            # (a cast's target decides: copy_ of float32 into bfloat16 promotes to float32, yet rounds)
+            if nan_bits is not None and (rounds or nan_bits == "cast" and _is_bf16(args[0])):
                 _set_nan_bits(args[0], floats[0], args, nan_bits)
             return args[0]
         if not rounds:
@@ -183,6 +184,8 @@ _NAN_BITS = {
     "round.decimals": "scalar",
     **dict.fromkeys(("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "rsqrt", "frac",
                      "deg2rad", "rad2deg"), "blocks"),
+    # casts into bfloat16 (x.to(torch.bfloat16), copy_): by the source's dtype (_cast_nan_pattern)
+    **dict.fromkeys(("_to_copy", "copy"), "cast"),
 }
 _VECTOR_NAN, _SCALAR_NAN = np.uint16(0xFFFF), np.uint16(0x7FC0)
 _BF16_BLOCK = 32  # (two AVX2 vectors of bfloat16)
@@ -213,6 +216,9 @@ def _set_nan_bits(rounded: np.ndarray, result: np.ndarray, operands: tuple, rule
         return  # (the common case: no NaN, one dot product tells)
     nan = np.isnan(result)
     bits = rounded.view(np.uint16)
+    if rule == "cast":
+        bits[nan] = _cast_nan_pattern(rounded, operands)[nan]
+        return
     if rule != "blocks":
         bits[nan] = _VECTOR_NAN if rule == "vector" else _SCALAR_NAN
         return
@@ -224,6 +230,30 @@ def _set_nan_bits(rounded: np.ndarray, result: np.ndarray, operands: tuple, rule
     except ValueError:  # (arguments that do not broadcast to the result: not a pointwise loop's operands)
         return
     bits[nan] = pattern[nan]
+
+
+_F64_CAST_BLOCK = 16  # (ATen's double-to-bfloat16 copy loop: one Vectorized<BFloat16> a step)
+
+
+def _cast_nan_pattern(out: np.ndarray, operands: tuple) -> np.ndarray:
+    """The NaN bits of ATen's CPU copy into the bfloat16 ``out`` from the first float operand among ``operands``
+    (the source), element by element. The copy runs vector code only along an inner run contiguous in both
+    (a strided or broadcast source, or a 0-d result, takes scalar code throughout): float32 converts the whole run
+    in vectors, its last partial one too; float64 whole blocks of 16 from each run's start (and thread's range),
+    its tail in scalar code; float16 converts element by element, in scalar code."""
+    source = next((a for a in operands if a.__class__ is _ndarray and a.dtype.kind == "f"), None)
+    scalar = np.full(out.shape, _SCALAR_NAN)
+    if source is None or source.itemsize == 2 or out.ndim == 0:
+        return scalar
+    from .aten_loops import GRAIN_SIZE, iteration_order, vector_and_scalar
+
+    wide = np.broadcast_to(source, out.shape)
+    order, run = iteration_order(out, (wide,))
+    if out.size > 1 and (run == 1 or wide.strides[order[-1]] == 0):
+        return scalar
+    if source.itemsize == 4:
+        return np.full(out.shape, _VECTOR_NAN)
+    return vector_and_scalar(_nan_pattern, (wide,), _F64_CAST_BLOCK, out_like=out, grain=GRAIN_SIZE)
 
 
 def _nan_pattern(*operands: np.ndarray, vector: bool) -> np.ndarray:

@@ -7,9 +7,10 @@ import numpy as np
 from .._state import STATE
 from .._strides import like_self, with_strides
 from .._tensor import Tensor, _wrap
-from ..backend.dtypes import from_numpy_dtype, is_differentiable_np
+from ..backend.dtypes import bfloat16, from_numpy_dtype, is_differentiable_np
 from ..memory_format import copy_in_format, like_strides, preserve_format, suggested_format
 from ._util import broadcast_mismatch, check_differentiable_grad
+from .bfloat16_in_float import computes_bfloat16
 from .complex_ops import real_for_real_input
 from .pointwise import copy_into, writes_last
 from .registry import defop
@@ -204,6 +205,7 @@ zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", _zero_kernel, vjp=lambda c
               node_name="ZeroBackward0")
 
 
+@computes_bfloat16  # (scalar_for converts to bfloat16 as c10 does; the like tensor gives only its layout)
 def _full_like_kernel(a, fill_value, dtype=None, memory_format=None):
     dtype = a.dtype if dtype is None else np.dtype(dtype)
     values = np.full(a.shape, scalar_for(fill_value, dtype, a.size), dtype=dtype)
@@ -227,6 +229,8 @@ def _np_dtype(dtype):
 
 def full_like(t: Tensor, fill_value, *, dtype=None, requires_grad: bool = False, device=None, layout=None,
               memory_format=None, pin_memory=False) -> Tensor:
+    if isinstance(fill_value, Tensor) and fill_value.dtype is bfloat16:  # (read as its number: NumPy has no bfloat16)
+        fill_value = fill_value.item()
     out = _full_like(t, fill_value, dtype=_np_dtype(dtype), memory_format=memory_format)
     if device is not None or pin_memory:
         out = _placed(out, device, pin_memory)

@@ -21,6 +21,7 @@ from ..backend import dtypes as _dt
 from ..memory_format import format_strides, preserve_format, suggested_format
 from ..storage import laid_out_over_storage
 from . import complex_ops, creation, indexing, linalg, pointwise, shape_extra, special_fns, views
+from .bfloat16_bit_moves import bfloat16_scalar
 from .nn_ops import misc as _misc
 from .registry import OpDef, defop, defop_without_derivative
 
@@ -256,6 +257,8 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
         s = s.item()
     if isinstance(s, complex) and not d.is_complex:
         raise RuntimeError(f"value cannot be converted to type {_dt.cpp_type_name(d)} without overflow")
+    if d is _dt.bfloat16 and isinstance(s, (bool, int, float)):  # (a one-element fill: c10's unchecked conversion)
+        return _finish(np.asarray(bfloat16_scalar(s, checked=False)), requires_grad, device, pin_memory)
     return _finish(np.asarray(s, dtype=d.np), requires_grad, device, pin_memory)
 
 

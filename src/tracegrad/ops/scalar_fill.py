@@ -18,6 +18,7 @@ import numpy as np
 
 from ..backend.dtypes import c10_type_name, through_float_for_half
 from ._util import BEYOND_LARGEST_INT, SMALLEST_INT, int_overflow, opmath_dtype
+from .bfloat16_bit_moves import bfloat16_scalar
 
 
 def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
@@ -42,6 +43,8 @@ def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
         return np_dtype.type(value) if np_dtype is not _FLOAT16 else _half(value)
     if kind == "c" and any(_beyond(part, np_dtype) for part in (complex(value).real, complex(value).imag)):
         raise overflow(np_dtype)
+    if kind == "V":  # (bfloat16: c10's conversion, any NaN as 0x7fc0; a single element unchecked, as half)
+        return bfloat16_scalar(value, checked=elements != 1)
     with np.errstate(over="ignore"):  # (a single half element: inf, unchecked)
         return np_dtype.type(value) if np_dtype is not _FLOAT16 else _half(value)
 
