@@ -10,6 +10,8 @@ float16 and strided or broadcast sources in scalar code.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -181,3 +183,32 @@ def test_other_dtypes_untouched():
 
 def test_sanity_of_the_oracle():
     assert np.uint16(torch.tensor(-NAN, dtype=torch.bfloat16).view(torch.int16).item()) == 0x7FC0
+
+
+def _copied_by_factory(lib, factory: str, source):
+    """torch.tensor / torch.as_tensor of ``source`` (a NumPy array or a tensor) into bfloat16: a cast by ATen's copy."""
+    make = lib.tensor if factory == "tensor" else lib.as_tensor
+    with warnings.catch_warnings():  # (torch.tensor of a tensor warns to use clone)
+        warnings.simplefilter("ignore", UserWarning)
+        return make(source, dtype=lib.bfloat16)
+
+
+FACTORY_SOURCES = {
+    "array": lambda lib, x: x.numpy(),
+    "tensor": lambda lib, x: x,
+}
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "transposed", "expanded", "zero_dim"])
+@pytest.mark.parametrize("dtype", [*_FLOAT_BITS, "complex64"])
+@pytest.mark.parametrize("source", FACTORY_SOURCES)
+@pytest.mark.parametrize("factory", ["tensor", "as_tensor"])
+def test_factories_cast_arrays_and_tensors(factory, source, dtype, layout):
+    """torch.tensor(x, dtype=torch.bfloat16) of a float array or tensor casts it: its NaNs get the copy loop's bits
+    (they kept their sign, as ml_dtypes rounds them)."""
+    def program(lib):
+        x = _floats(lib, "float32", 280).view(lib.complex64) if dtype == "complex64" else _floats(lib, dtype, 140)
+        x = x if layout == "contiguous" else LAYOUTS[layout](x)
+        return _copied_by_factory(lib, factory, FACTORY_SOURCES[source](lib, x))
+
+    _same(program)

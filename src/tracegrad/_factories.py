@@ -37,6 +37,7 @@ from .ops._util import parsed_numbers
 from .ops.aten_vec import FP_SIGNALS, quietly
 from .ops.barebones_unsigned import FACTORY_KERNELS
 from .ops.bfloat16_bit_moves import c10_nans
+from .ops.bfloat16_in_float import cast_nans
 from .ops.scalar_fill import scalar_for
 from .storage import mark_not_resizable
 
@@ -386,9 +387,10 @@ def _copied_as_torch(data: np.ndarray | Tensor, dtype) -> np.ndarray:
         source = _read_as_torch(data)
     np_dtype = source.dtype if dtype is None else _resolve_dtype(dtype)
     try:
-        return copy_preserving_layout(source, np_dtype)
+        copy = copy_preserving_layout(source, np_dtype)
     except FP_SIGNALS:  # (a float beyond the dtype's range is inf, below it 0 or subnormal, silently as in torch)
-        return quietly(copy_preserving_layout, source, np_dtype)
+        copy = quietly(copy_preserving_layout, source, np_dtype)
+    return cast_nans(copy, source)  # (a cast into bfloat16: ATen's copy loop's NaN bits)
 
 
 def _wrapped_unsigned(data, np_dtype: np.dtype) -> np.ndarray:
@@ -442,7 +444,7 @@ def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **un
             _refuse_negative_strides(data)  # (it had a tensor with negative strides: data[::-1])
             data = _read_as_torch(_shareable(data))  # (PyTorch warns about a read-only array even when it casts)
             np_dtype = data.dtype if dtype is None else _resolve_dtype(dtype)
-            arr = data if np_dtype == data.dtype else quietly(copy_preserving_layout, data, np_dtype)  # (to inf)
+            arr = data if np_dtype == data.dtype else cast_nans(quietly(copy_preserving_layout, data, np_dtype), data)
             _dt.from_numpy_dtype(arr.dtype)
             return _finish(arr, False, device, strides_given=True)  # (the array's strides, shared or copied: as torch)
         return _tensor(data, dtype, device, False)

@@ -235,6 +235,18 @@ def _set_nan_bits(rounded: np.ndarray, result: np.ndarray, operands: tuple, rule
 _F64_CAST_BLOCK = 16  # (ATen's double-to-bfloat16 copy loop: one Vectorized<BFloat16> a step)
 
 
+def cast_nans(out: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``out`` (``source`` copied into bfloat16 by NumPy, laid out as torch lays out the copy) with each NaN as
+    ATen's copy loop makes it (:func:`_cast_nan_pattern`): for the casts outside an operator, torch.tensor and
+    torch.as_tensor of an array or tensor with a ``dtype``. A complex source gives its real part."""
+    if out.dtype is not _dt.bfloat16.np or source.dtype.kind not in "fc":
+        return out
+    nan = np.isnan(source.real)
+    if nan.any():
+        out.view(np.uint16)[nan] = _cast_nan_pattern(out, (source,))[nan]
+    return out
+
+
 def _cast_nan_pattern(out: np.ndarray, operands: tuple) -> np.ndarray:
     """The NaN bits of ATen's CPU copy into the bfloat16 ``out`` from the first float operand among ``operands``
     (the source), element by element. The copy runs vector code only along an inner run contiguous in both
