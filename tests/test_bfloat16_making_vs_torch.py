@@ -212,3 +212,20 @@ def test_factories_cast_arrays_and_tensors(factory, source, dtype, layout):
         return _copied_by_factory(lib, factory, FACTORY_SOURCES[source](lib, x))
 
     _same(program)
+
+
+TENSOR_OR_NUMPY_VALUES = {
+    "full_like_of_float32_value": lambda lib: lib.full_like(lib.zeros(3), lib.tensor(-NAN), dtype=lib.bfloat16),
+    "full_like_of_float64_value_beyond": lambda lib: lib.full_like(lib.zeros(3), lib.tensor(1e39, dtype=lib.float64),
+                                                                   dtype=lib.bfloat16),
+    "full_like_of_int_value": lambda lib: lib.full_like(lib.zeros(3, dtype=lib.bfloat16), lib.tensor(2**40 + 1)),
+    "scalar_tensor_of_numpy_half": lambda lib: lib.scalar_tensor(np.float16(-NAN), dtype=lib.bfloat16),
+    "scalar_tensor_of_numpy_single": lambda lib: lib.scalar_tensor(np.float32(3.4e38), dtype=lib.bfloat16),
+}
+
+
+@pytest.mark.parametrize("name", TENSOR_OR_NUMPY_VALUES)
+def test_values_given_as_tensors_or_numpy_scalars(name):
+    """full_like's 0-d tensor value into bfloat16 is read as its number (it raised tracegrad's internal _NotAMove);
+    scalar_tensor's NumPy float converts as a Python float does (a NumPy half NaN kept its sign)."""
+    _same(TENSOR_OR_NUMPY_VALUES[name])

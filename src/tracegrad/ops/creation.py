@@ -229,7 +229,9 @@ def _np_dtype(dtype):
 
 def full_like(t: Tensor, fill_value, *, dtype=None, requires_grad: bool = False, device=None, layout=None,
               memory_format=None, pin_memory=False) -> Tensor:
-    if isinstance(fill_value, Tensor) and fill_value.dtype is bfloat16:  # (read as its number: NumPy has no bfloat16)
+    # (a 0-d tensor's value read as its number, as torch's parser reads it: NumPy has no bfloat16 to convert it
+    # from, and into bfloat16 c10 converts that number, its NaN as 0x7fc0, refused beyond bfloat16's range)
+    if isinstance(fill_value, Tensor) and bfloat16 in (fill_value.dtype, t.dtype if dtype is None else dtype):
         fill_value = fill_value.item()
     out = _full_like(t, fill_value, dtype=_np_dtype(dtype), memory_format=memory_format)
     if device is not None or pin_memory:

@@ -257,7 +257,8 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
         s = s.item()
     if isinstance(s, complex) and not d.is_complex:
         raise RuntimeError(f"value cannot be converted to type {_dt.cpp_type_name(d)} without overflow")
-    if d is _dt.bfloat16 and isinstance(s, (bool, int, float)):  # (a one-element fill: c10's unchecked conversion)
+    # (a one-element fill: c10's unchecked conversion; a NumPy float read as the double torch's parser reads)
+    if d is _dt.bfloat16 and isinstance(s, (bool, int, float, np.floating)):
         return _finish(np.asarray(bfloat16_scalar(s, checked=False)), requires_grad, device, pin_memory)
     return _finish(np.asarray(s, dtype=d.np), requires_grad, device, pin_memory)
 
