@@ -560,7 +560,12 @@ class ResamplePlan:
         if key not in self._taps:
             cubic = self.mode == "cubic"
             axes = self.taps(opmath(dtype), fused=not cubic)
-            self._taps[key] = _steps(axes, tuple(self.in_sizes), np.dtype(dtype), cubic)
+            steps = _steps(axes, tuple(self.in_sizes), np.dtype(dtype), cubic)
+            for step in steps:  # (shared by every call of a cached plan, as the taps: read, never written)
+                for part in (*step.where, *step.sources, *step.weights):
+                    if isinstance(part, np.ndarray):
+                        part.flags.writeable = False
+            self._taps[key] = steps
         return self._taps[key]
 
     def apply(self, x: np.ndarray) -> np.ndarray:
