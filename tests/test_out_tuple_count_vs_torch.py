@@ -1,7 +1,8 @@
 """A tuple ``out=`` of the wrong length for an operator with several results: torch's argument parser refuses it
 ("expected tuple of N elements but got M", a TypeError) before anything runs, so the out tensors stay as they were
 and no other check (dtypes, grad) speaks first. tracegrad ran the kernel and then raised a RuntimeError of its own,
-or (``slogdet``) a namedtuple's TypeError."""
+or (``slogdet``) a namedtuple's TypeError. Also ``frexp``'s own checks of its outs' dtypes (a mantissa of self's
+dtype, an int32 exponent), which it skipped, and ``diag_embed``, which has no out= overload in torch."""
 
 from __future__ import annotations
 
@@ -47,3 +48,29 @@ def test_out_list_of_wrong_length_refused_too(name):
         return raised(L, lambda L: CALLS[name](L, x, [L.empty(0)]))
 
     assert program(tg) == program(torch)
+
+
+FREXP_OUTS = {  # (mantissa dtype, exponent dtype)
+    "float exponent": ("float32", "float32"),
+    "int64 exponent": ("float32", "int64"),
+    "double mantissa": ("float64", "int32"),
+    "both wrong": ("float64", "int64"),
+    "right": ("float32", "int32"),
+}
+
+
+@pytest.mark.parametrize("source", ["float32", "float16"])
+@pytest.mark.parametrize("outs", FREXP_OUTS)
+def test_frexp_checks_its_outs_dtypes(outs, source):
+    def program(L):
+        x = L.tensor([0.75, -3.0, 1e-3], dtype=getattr(L, source))
+        mantissa, exponent = (L.zeros(3, dtype=getattr(L, d)) for d in FREXP_OUTS[outs])
+        error = raised(L, lambda L: L.frexp(x, out=(mantissa, exponent)))
+        return error, mantissa.tolist(), exponent.tolist()
+
+    assert program(tg) == program(torch)
+
+
+def test_diag_embed_has_no_out():
+    assert raised(tg, lambda L: L.diag_embed(L.ones(3), out=L.empty(3, 3))) == \
+        raised(torch, lambda L: L.diag_embed(L.ones(3), out=L.empty(3, 3)))

@@ -44,6 +44,7 @@ NO_OUT_OVERLOAD = frozenset({
     "var_mean", "dist", "trace", "flip", "roll", "rot90", "index_put", "masked_scatter", "select_scatter",
     "diagonal_scatter", "as_strided_scatter", "transpose", "permute", "t", "unsqueeze", "select", "diagonal",
     "unbind", "unfold", "conv_tbc", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
+    "diag_embed",
 })
 # Every declaration per schema name: an operator is declared once, so each list should hold one (a test checks)
 DECLARED: dict[str, list] = {}

@@ -359,6 +359,15 @@ def _expected_dtype(want: np.dtype, have: np.dtype, output: int) -> str:
     return f"Expected out tensor to have dtype {cpp_type_name(want)}, but got {cpp_type_name(have)} instead"
 
 
+def _frexp_words(want: np.dtype, have: np.dtype, output: int) -> str:
+    """frexp's own checks: the mantissa of self's dtype, then an int32 exponent (both named as C++ types)."""
+    from ..backend.dtypes import cpp_type_name
+
+    if output == 0:
+        return f"torch.frexp() expects mantissa to have dtype {cpp_type_name(want)} but got {cpp_type_name(have)}"
+    return f"torch.frexp() expects exponent to have int dtype but got {cpp_type_name(have)}"
+
+
 def _names(want: np.dtype, have: np.dtype) -> tuple[str, str]:
     from ..backend.dtypes import scalar_type_name
 
@@ -402,6 +411,7 @@ _STRICT_OUT_DTYPE = {
     "linalg_solve_triangular":
         lambda want, have, output: "expected scalar type {} but found {}".format(*_names(want, have)),
     "kthvalue": _kthvalue_words,
+    "frexp.Tensor": _frexp_words,
     "mode": lambda want, have, output: "expected scalar type '{}' but got '{}' for {} output".format(
         *_names(want, have), "indices" if output else "values"),
     **dict.fromkeys(("median.dim", "nanmedian.dim"), _median_words),
