@@ -10,6 +10,7 @@ names which of its steps are fused.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import threading
 from collections.abc import Callable
@@ -111,6 +112,15 @@ _QUIET = _IGNORE_FP_ERRORS if _FP_ERRORS is not None else {"all": "ignore"}  # (
 # RuntimeWarning, or the FloatingPointError of a program's ``np.errstate(invalid="raise")``, whose state a user's
 # callbacks keep (``as_caller``) and run tracegrad's operators under
 FP_SIGNALS = (RuntimeWarning, FloatingPointError)
+
+
+def has_nan(a: np.ndarray) -> bool:
+    """Whether the real array ``a`` holds a NaN: its squares' sum is NaN just then (a sum of squares overflows to
+    inf, never to NaN), and BLAS takes a third of the time of ``np.isnan(a).any()`` on a small array (half's dot has
+    no BLAS: slower than isnan on large arrays)."""
+    if a.dtype == np.float16:
+        return bool(np.isnan(a).any())
+    return math.isnan(np.vdot(a, a))
 
 
 def quietly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

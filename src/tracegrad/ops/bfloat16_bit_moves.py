@@ -26,7 +26,7 @@ _BITS = np.dtype(np.int16)
 _F32_MAX = float(np.finfo(np.float32).max)
 _BF16_MAX = 3.3895313892515355e38  # (bfloat16's largest finite value, 0x7f7f)
 _INT64_RANGE = range(-2**63, 2**63)
-_C10_NAN = 0x7FC0  # (c10's conversion of any NaN from float)
+C10_NAN = 0x7FC0  # (c10's conversion of any NaN from float)
 
 
 @dataclass(frozen=True)
@@ -278,7 +278,7 @@ def _cast_bits(array: np.ndarray) -> int:
         raise _NotAMove  # (a complex operand promotes, or its imaginary part is dropped with a warning)
     with np.errstate(over="ignore"):  # (beyond float's range: infinity, as C's cast)
         single = array.astype(np.float32)
-    return _C10_NAN if math.isnan(single) else int(single.astype(_dt.bfloat16.np).view(_BITS))
+    return C10_NAN if math.isnan(single) else int(single.astype(_dt.bfloat16.np).view(_BITS))
 
 
 def bfloat16_scalar(number, checked: bool) -> np.generic:
@@ -297,7 +297,7 @@ def c10_nans(rounded: np.ndarray, source: np.ndarray) -> np.ndarray:
     """``rounded`` (``source`` rounded to bfloat16) with each NaN as c10's scalar conversion makes it: 0x7fc0."""
     nan = np.isnan(source)
     if nan.any():
-        rounded.view(_BITS)[nan] = _C10_NAN
+        rounded.view(_BITS)[nan] = C10_NAN
     return rounded
 
 
@@ -317,7 +317,7 @@ def _number_bits(number, checked: bool) -> int | None:
         raise _NotAMove  # (complex numbers, and anything else: the float32 path's conversion and refusals)
     x = float(number)
     if math.isnan(x):
-        return _C10_NAN
+        return C10_NAN
     if checked and math.isfinite(x) and abs(x) > _BF16_MAX:
         return None
     if abs(x) <= _F32_MAX:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..backend import dtypes as _dt
 from . import bfloat16_bit_moves
+from .aten_vec import has_nan
 
 _ndarray = np.ndarray
 _F32 = np.dtype(np.float32)
@@ -187,7 +188,7 @@ _NAN_BITS = {
     # casts into bfloat16 (x.to(torch.bfloat16), copy_): by the source's dtype (_cast_nan_pattern)
     **dict.fromkeys(("_to_copy", "copy"), "cast"),
 }
-_VECTOR_NAN, _SCALAR_NAN = np.uint16(0xFFFF), np.uint16(0x7FC0)
+_VECTOR_NAN, _SCALAR_NAN = np.uint16(0xFFFF), np.uint16(bfloat16_bit_moves.C10_NAN)
 _BF16_BLOCK = 32  # (two AVX2 vectors of bfloat16)
 
 
@@ -212,7 +213,7 @@ def _set_nan_bits(rounded: np.ndarray, result: np.ndarray, operands: tuple, rule
     """Give the NaNs of ``rounded`` (``result``, float32, rounded to bfloat16) the bits ATen's kernel gives them, by
     ``rule``; ``operands``: the kernel's arguments as given (not their float32 copies, which are compacted: an
     operand's strides decide where ATen's loop runs scalar code)."""
-    if result.__class__ is not _ndarray or result.dtype is not _F32 or not math.isnan(np.vdot(result, result)):
+    if result.__class__ is not _ndarray or result.dtype is not _F32 or not has_nan(result):
         return  # (the common case: no NaN, one dot product tells)
     nan = np.isnan(result)
     bits = rounded.view(np.uint16)

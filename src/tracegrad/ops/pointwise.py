@@ -7,7 +7,6 @@ them to each input's shape (``sum_to_size``) and casts them to its dtype, as PyT
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -27,42 +26,9 @@ from ._util import (
 )
 from .aten_loops import loop_block, vector_and_scalar
 from .aten_vec import FP_SIGNALS, FUSED_DTYPES, fma, quietly
-from .bfloat16_in_float import stands_for_bfloat16
 from .complex_ops import real_for_real_input
 from .registry import defop
 from .scalar_fill import check_scalar_parameter, scalar_for
-
-
-def positive_nan_of_negatives(ufunc: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
-    """``ufunc`` (a logarithm), but for float32 and float64 the NaN of a negative input (or -inf) positive, as
-    MKL's (PyTorch's) is: NumPy's loops give it negative. A NaN input comes back as it is (quieted), as from MKL:
-    NumPy's float32 log makes it positive. PyTorch's half and bfloat16 kernels give negative NaNs."""
-
-    def fn(a: np.ndarray, dtype: type | None = None) -> np.ndarray:
-        result = ufunc(a) if dtype is None else ufunc(a, dtype=dtype)
-        if result.dtype.char in "fd" and has_nan(result):  # (the common case: no NaN, one dot product tells)
-            return _with_mkl_log_nans(a, result)
-        return result
-
-    return fn
-
-
-def _with_mkl_log_nans(a: np.ndarray, result: np.ndarray) -> np.ndarray:
-    """A float32/float64 logarithm's ``result`` of ``a`` with MKL's NaNs: a negative input's positive, a NaN input
-    itself (quieted by ``+ 0``). Half and bfloat16 inputs (computed on float32 copies) keep NumPy's."""
-    if a.dtype.itemsize < 4 or stands_for_bfloat16(a.dtype):
-        return result
-    return np.where(np.isnan(a), a + a.dtype.type(0), np.where(a < 0, np.nan, result))
-
-
-def has_nan(a: np.ndarray) -> bool:
-    """Whether the real array ``a`` holds a NaN: its squares' sum is NaN just then (a sum of squares overflows to
-    inf, never to NaN), and BLAS takes a third of the time of ``np.isnan(a).any()`` on a small array (half's dot has
-    no BLAS: slower than isnan on large arrays)."""
-    if a.dtype == np.float16:
-        return bool(np.isnan(a).any())
-    return math.isnan(np.vdot(a, a))
-
 
 # ---- families ---------------------------------------------------------------------------------------------
 
@@ -452,7 +418,7 @@ def _log_vjp(ctx, g):
     return g / (x if x._data.dtype.kind != "c" else _conj(x))
 
 
-# (NumPy's float32/float64 log, not ``positive_nan_of_negatives(np.log)``: MKL's positive NaN for a negative input
+# (NumPy's float32/float64 log, not ``unary.positive_nan_of_negatives(np.log)``: MKL's positive NaN for a negative input
 # would double the cost of a small tensor's log, 0.7 to 1.4 us a call, for a NaN's sign bit)
 log, log_ = unary_float("log", np.log, _log_vjp, jvp=lambda args, outs, ts: div(ts[0], args[0]))
 

@@ -26,6 +26,7 @@ from . import aten_prod, aten_sum, bfloat16_in_float, stl_order
 from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
 from .aten_loops import GRAIN_SIZE
 from .aten_sum import cast_as_aten, running
+from .aten_vec import has_nan
 from .reductions import _dims_arg
 from .registry import REGISTRY, defop
 
@@ -568,7 +569,7 @@ def _default_nans(result: np.ndarray) -> np.ndarray:
     if not result.ndim:
         value = result.item()
         return result if value == value else np.asarray(np.nan, result.dtype)
-    if math.isnan(np.vdot(result, result)):  # (a sum of squares is NaN only from a NaN: cheaper than isnan, any)
+    if has_nan(result):
         np.copyto(result, np.asarray(np.nan, result.dtype), where=np.isnan(result))
     return result
 

@@ -22,6 +22,7 @@ from . import bfloat16_in_float
 from . import pointwise as _pw
 from ._util import as_array, number_arg, reject_complex, result_dtype, to_floating, unsupported
 from .aten_loops import float_kernel
+from .aten_vec import has_nan
 from .clip_values import clip_by_tensors, clip_values
 from .creation import zeros_like
 from .pointwise import (
@@ -30,7 +31,6 @@ from .pointwise import (
     exp,
     ge,
     gt,
-    has_nan,
     inplace_kernel,
     le,
     logical_and,
@@ -38,7 +38,6 @@ from .pointwise import (
     lt,
     mul,
     neg,
-    positive_nan_of_negatives,
     sub,
     where,
 )
@@ -398,6 +397,28 @@ def _arccos(a: np.ndarray, dtype: type | None = None) -> np.ndarray:
     if a.dtype.kind != "f" or not has_nan(a):
         return result
     return np.where(np.isnan(a), -result, result)
+
+
+def positive_nan_of_negatives(ufunc: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """``ufunc`` (a logarithm), but for float32 and float64 the NaN of a negative input (or -inf) positive, as
+    MKL's (PyTorch's) is: NumPy's loops give it negative. A NaN input comes back as it is (quieted), as from MKL:
+    NumPy's float32 log makes it positive. PyTorch's half and bfloat16 kernels give negative NaNs."""
+
+    def fn(a: np.ndarray, dtype: type | None = None) -> np.ndarray:
+        result = ufunc(a) if dtype is None else ufunc(a, dtype=dtype)
+        if result.dtype.char in "fd" and has_nan(result):  # (the common case: no NaN, one dot product tells)
+            return _with_mkl_log_nans(a, result)
+        return result
+
+    return fn
+
+
+def _with_mkl_log_nans(a: np.ndarray, result: np.ndarray) -> np.ndarray:
+    """A float32/float64 logarithm's ``result`` of ``a`` with MKL's NaNs: a negative input's positive, a NaN input
+    itself (quieted by ``+ 0``). Half and bfloat16 inputs (computed on float32 copies) keep NumPy's."""
+    if a.dtype.itemsize < 4 or bfloat16_in_float.stands_for_bfloat16(a.dtype):
+        return result
+    return np.where(np.isnan(a), a + a.dtype.type(0), np.where(a < 0, np.nan, result))
 
 
 def _double_log1p(a: np.ndarray) -> np.ndarray:
