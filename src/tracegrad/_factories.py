@@ -863,6 +863,9 @@ def _unpack_offset(offset) -> int:
 class Generator:
     """A random number generator (``torch.Generator``): torch's CPU mt19937 stream, so seeds give torch's numbers."""
 
+    # (torch's class lives in torch._C: a notebook showing ``torch.manual_seed(0)`` prints <torch._C.Generator ...>)
+    __module__ = "tracegrad._C"
+
     def __init__(self, device="cpu") -> None:
         self._device = as_device(device)
         _refuse_generator_device(self._device)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import _fp32_precision
+from .._factories import Generator
 from ..autograd import engine as _engine
 from ..autograd.grad_mode import _set_grad_enabled
 from ..autograd.graph import _current_graph_task_id, _will_engine_execute_node
@@ -10,7 +11,7 @@ from ..ops.linalg import _LinAlgError
 from . import _autograd
 from ._foreach_grouping import _group_tensors_by_device_and_dtype
 
-__all__ = ["_LinAlgError", "_autograd", "_will_engine_execute_node", "_current_graph_task_id",
+__all__ = ["Generator", "_LinAlgError", "_autograd", "_will_engine_execute_node", "_current_graph_task_id",
            "_current_graph_task_execution_order", "_current_autograd_node", "_set_grad_enabled", "_get_tracing_state",
            "_group_tensors_by_device_and_dtype", "_get_privateuse1_backend_name",
            "_get_fp32_precision_getter", "_set_fp32_precision_setter", "_get_float32_matmul_precision",
