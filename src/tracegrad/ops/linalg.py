@@ -2352,6 +2352,8 @@ def _cholesky_solve_kernel(b, u, upper=False):
     if u.ndim < 2:
         raise RuntimeError(f"u should have at least 2 dimensions, but has {u.ndim} dimensions instead")
     check_solve_inputs(b, u, "cholesky_solve")
+    if b.dtype.kind not in "fc":  # (LAPACK's potrs only: integers and bools have no kernel, even when empty)
+        raise unsupported("cholesky_solve_cpu", b.dtype)
     refuse_half("cholesky_solve_cpu", b)
     batch = np.broadcast_shapes(b.shape[:-2], u.shape[:-2])
     b, u = np.broadcast_to(b, batch + b.shape[-2:]), np.broadcast_to(u, batch + u.shape[-2:])
