@@ -25,6 +25,8 @@ def _limits(d: _dt.dtype):
 class finfo:
     """Limits of a floating-point dtype (the default dtype when none is given; a complex dtype's real part)."""
 
+    __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.finfo'>)
+
     def __init__(self, type: _dt.dtype | None = None) -> None:  # noqa: A002 - PyTorch's argument name
         d = _dt.DEFAULT.value if type is None else type
         if not isinstance(d, _dt.dtype) or not (d.is_floating_point or d.is_complex):
@@ -46,6 +48,8 @@ class finfo:
 
 class iinfo:
     """Limits of an integer dtype."""
+
+    __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.iinfo'>)
 
     def __init__(self, type: _dt.dtype) -> None:  # noqa: A002 - PyTorch's argument name
         if not isinstance(type, _dt.dtype) or type.np.kind not in "iu":

@@ -37,6 +37,7 @@ class _NamedOption:
 
 class memory_format(_NamedOption):  # noqa: N801 - PyTorch's class name
     __slots__ = ()
+    __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.memory_format'>)
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -47,6 +48,7 @@ class layout(_NamedOption):  # noqa: N801 - PyTorch's class name
     tracegrad's tensors are all strided; the other layouts exist to be named (in ``layout=`` arguments)."""
 
     __slots__ = ()
+    __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.layout'>)
 
     def __new__(cls, *args, **kwargs):
         raise TypeError("cannot create 'torch.layout' instances")

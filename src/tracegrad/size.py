@@ -40,6 +40,8 @@ def _non_int(value) -> TypeError:
 
 
 class Size(tuple):
+    __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.Size'>)
+
     def __init_subclass__(cls, **kwargs) -> None:
         raise TypeError("type 'torch.Size' is not an acceptable base type")  # (torch's is a final C type)
 

@@ -4,7 +4,10 @@ operation that caused it and compared with torch.
 - ``torch.Generator`` was the class ``tracegrad._factories.Generator``: a notebook cell ending in
   ``torch.manual_seed(0)`` showed ``<torch._factories.Generator object at 0x...>`` where torch shows
   ``<torch._C.Generator object at 0x...>`` (and ``type(g)`` printed the same wrong path); torch's class lives in
-  ``torch._C``, and a pickled generator names it there;
+  ``torch._C``, and a pickled generator names it there; ``type(x.shape)``, ``type(x.dtype)``, ``type(x.device)``,
+  ``type(torch.finfo())``, ``type(torch.strided)`` and ``type(torch.channels_last)`` printed the module that holds
+  tracegrad's class (``<class 'torch.size.Size'>``, ``<class 'torch.backend.dtypes.dtype'>``) where torch's C
+  types print as ``<class 'torch.Size'>``, ``<class 'torch.dtype'>``...;
 - ``torch.cholesky_solve`` of integer or bool tensors solved (in integer arithmetic) where torch's kernel, LAPACK's
   potrs only, refuses them: ``"cholesky_solve_cpu" not implemented for 'Long'``, even for empty matrices.
 """
@@ -23,7 +26,7 @@ def _shown(value) -> str:
     return re.sub(r"0x[0-9a-fA-F]+", "0x…", repr(value)).replace("tracegrad", "torch")
 
 
-_GENERATOR_SHOWN = {
+_C_TYPES_SHOWN = {
     "manual_seed": lambda lib: lib.manual_seed(0),
     "seeded": lambda lib: lib.Generator().manual_seed(3),
     "default": lambda lib: lib.default_generator,
@@ -31,15 +34,40 @@ _GENERATOR_SHOWN = {
     "class": lambda lib: lib.Generator,
     "module": lambda lib: lib.Generator.__module__,
     "in_C": lambda lib: lib._C.Generator is lib.Generator,
+    "size": lambda lib: type(lib.ones(2, 3).shape),
+    "dtype": lambda lib: type(lib.ones(2).dtype),
+    "device": lambda lib: type(lib.ones(2).device),
+    "finfo": lambda lib: type(lib.finfo(lib.float32)),
+    "iinfo": lambda lib: type(lib.iinfo(lib.int8)),
+    "layout": lambda lib: type(lib.strided),
+    "memory_format": lambda lib: type(lib.channels_last),
+    "typename": lambda lib: lib.typename(lib.float64),
 }
 
 
-@pytest.mark.parametrize("case", _GENERATOR_SHOWN, ids=str)
-def test_a_generator_shows_as_torch_c_generator(case):
+@pytest.mark.parametrize("case", _C_TYPES_SHOWN, ids=str)
+def test_torch_c_types_show_under_torch_names(case):
     try:
-        assert _shown(_GENERATOR_SHOWN[case](tg)) == _shown(_GENERATOR_SHOWN[case](torch))
+        assert _shown(_C_TYPES_SHOWN[case](tg)) == _shown(_C_TYPES_SHOWN[case](torch))
     finally:
         torch.manual_seed(0)
+
+
+_PICKLED = {
+    "size": lambda lib: lib.Size([2, 3]),
+    "device": lambda lib: lib.device("cpu"),
+    "dtype": lambda lib: lib.float64,
+    "strided": lambda lib: lib.strided,
+    "channels_last": lambda lib: lib.channels_last,
+    "preserve_format": lambda lib: lib.preserve_format,
+}
+
+
+@pytest.mark.parametrize("case", _PICKLED, ids=str)
+def test_the_types_torch_names_at_its_top_level_pickle_and_load_back(case):
+    value = _PICKLED[case](tg)
+    again = pickle.loads(pickle.dumps(value))
+    assert again == value and type(again) is type(value)
 
 
 def test_a_pickled_generator_names_its_class_in_c_and_loads_back():

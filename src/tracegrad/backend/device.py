@@ -18,6 +18,7 @@ _BACKEND_NAMES = {"lazy": "Lazy", "vulkan": "Vulkan", "privateuseone": "PrivateU
 class device:
     """A device like PyTorch's ``torch.device('cpu')`` or ``torch.device('cuda', 0)``."""
 
+    __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.device'>)
     __slots__ = ("type", "index")
 
     def __init__(self, type: str | device, index: int | None = None) -> None:  # noqa: A002 - PyTorch's name

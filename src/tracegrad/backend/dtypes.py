@@ -16,6 +16,7 @@ import numpy as np
 class dtype:
     """A tensor element type, printed like PyTorch's (``torch.float32``)."""
 
+    __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.dtype'>)
     __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_category")
 
     def __init__(self, name: str, np_dtype: np.dtype | None, category: int, itemsize: int = 0) -> None:
