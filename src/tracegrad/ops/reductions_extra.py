@@ -1243,9 +1243,11 @@ _SCAN_ACCUMULATOR = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.flo
                      np.dtype(np.complex64): np.dtype(np.complex128)}
 
 
-def _scan(step: np.ufunc, a, dim, dtype):
+def _scan(step: np.ufunc, a, dim, dtype, kernel_name: str):
     dt = _scan_dtype(a, dtype)
     x, d = _along(a, dim)
+    if dt == np.bool_ and a.ndim and a.size:  # (ATen's scans dispatch over every type but Bool; a 0-d or empty
+        raise unsupported(kernel_name, dt)    # input is copied or left without dispatch)
     acc = _SCAN_ACCUMULATOR.get(dt, dt)
     if x.dtype != dt:  # (the input is converted to the result's dtype first)
         x = x.astype(dt)
@@ -1253,11 +1255,11 @@ def _scan(step: np.ufunc, a, dim, dtype):
 
 
 def _cumsum_kernel(a, dim, dtype=None):
-    return _scan(np.add, a, dim, dtype)
+    return _scan(np.add, a, dim, dtype, "cumsum_out_cpu")
 
 
 def _cumprod_kernel(a, dim, dtype=None):
-    return _scan(np.multiply, a, dim, dtype)
+    return _scan(np.multiply, a, dim, dtype, "cumprod_out_cpu")
 
 
 def reversed_cumsum(t: Tensor, dim: int) -> Tensor:

@@ -9,7 +9,7 @@ import numpy as np
 from .._state import STATE
 from .._strides import contiguous_as_torch
 from .._tensor import Tensor
-from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, is_differentiable_np, kind_of
+from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, is_differentiable_np, is_floating_np, kind_of
 from ..return_types import out_return
 from ._util import unsupported
 
@@ -148,9 +148,10 @@ def write_out(op, bound: tuple, out):
     finally:
         STATE.grad_enabled = prev
     results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-    if accumulating is not None and results[0].numel():
-        # (an input of another dtype: its kernel computed, where torch's dispatches on out's dtype and refuses)
-        raise unsupported(_ACCUMULATE_IN_OUT_DTYPE[op.name], outs[0]._data.dtype)
+    if accumulating is not None and bound[0]._data.size:  # (an empty input is filled, with no dispatch)
+        refused = _refused_out_dtype(op, bound[0], outs[0])
+        if refused is not None:  # (the functional form computed, where torch's out= kernel refuses out's dtype)
+            raise unsupported(refused, outs[0]._data.dtype)
     if len(results) != len(outs):
         raise RuntimeError(f"{op.name}(): expected {len(results)} output tensors in out=, got {len(outs)}")
     if op.name in ("cat", "stack"):  # (torch's stack into an out= of another dtype is a cat of the unsqueezed)
@@ -319,22 +320,41 @@ def _check_out_dtype(op, bound: tuple, dst) -> None:
         check_out_dtype(op.name, dtype, dst)
 
 
-# reductions whose out= kernel accumulates in out's dtype when no ``dtype=`` is given -> torch's kernel name
+# Reductions and scans whose out= kernel computes in out's dtype when no ``dtype=`` is given (ATen's
+# ``infer_dtype_from_optional``/``get_dtype_from_result``/``cum_meta_function``): sum(x, 0, out=<float64>) of float32
+# values adds in double, cumsum into a bool out is refused as the kernel's dispatch refuses Bool.
+_COMPUTED_IN_OUT_DTYPE = frozenset({"sum", "prod", "cumsum", "cumprod", "nansum", "mean"})
+# those of them whose kernel refuses a barebones unsigned out -> torch's kernel name in the refusal
 _ACCUMULATE_IN_OUT_DTYPE = {"sum": "sum_cpu", "prod": "prod_out_cpu", "cumsum": "cumsum_out_cpu",
                             "cumprod": "cumprod_out_cpu"}
 
 
 def _accumulating_in_out_dtype(op, bound: tuple, dst) -> tuple | None:
-    """``bound`` with ``dtype=`` out's barebones unsigned dtype for a reduction that computes in it, so that its
-    kernel refuses it as torch's does (``cumsum(x, 0, out=<uint32>)``: "cumsum_out_cpu" not implemented, after
-    the argument checks); None where out's dtype is reached by the copy into out, as for any other dtype."""
-    if op.name not in _ACCUMULATE_IN_OUT_DTYPE or not isinstance(dst, Tensor) or \
-            dst._data.dtype.char not in BAREBONES_UNSIGNED_CHARS:
+    """``bound`` with ``dtype=`` out's dtype for a reduction that computes in it (so the functional operator
+    converts, accumulates and refuses as torch's out= kernel does); None where ``dtype=`` is given (it must then
+    be out's, ``_check_out_dtype``) or the operator computes in its own result dtype and casts into out."""
+    if op.name not in _COMPUTED_IN_OUT_DTYPE or not isinstance(dst, Tensor):
         return None
     position = op.param_names.index("dtype")
     if bound[position] is not None:
         return None
+    if op.name == "mean" and not (is_differentiable_np(bound[0]._data.dtype) and is_differentiable_np(dst._data.dtype)):
+        # (mean's kernel sums into out and divides it in place: an integral out refuses the quotient's cast, an
+        # integral input is refused before either, both as the functional mean's result is)
+        return None
     return bound[:position] + (dst.dtype,) + bound[position + 1:]
+
+
+def _refused_out_dtype(op, source: Tensor, dst: Tensor) -> str | None:
+    """The kernel name of torch's refusal of an out= dtype that its functional form, given it as ``dtype=``,
+    accepts: a barebones unsigned one, and nansum's integral or bool out of floating values (its functional form
+    converts the values first; its out= kernel dispatches on out's dtype, over floating types only)."""
+    have = dst._data.dtype
+    if have.char in BAREBONES_UNSIGNED_CHARS:
+        return _ACCUMULATE_IN_OUT_DTYPE.get(op.name)
+    if op.name == "nansum" and is_floating_np(source._data.dtype) and have.kind in "biu":
+        return "nansum_cpu"
+    return None
 
 
 def check_out_dtype(name: str, dtype, dst: Tensor) -> None:

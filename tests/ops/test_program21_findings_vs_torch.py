@@ -1,0 +1,99 @@
+"""Differences that the programs of ``tests/test_user_programs21_vs_torch.py`` ran into, each reduced to the
+operation that caused it and compared with torch.
+
+- ``cumsum``/``cumprod`` (and ``cumsum_``/``cumprod_``) computing in bool (``dtype=torch.bool``, or in place on a
+  bool tensor) returned a running "or"/"and" where torch's scan kernels, which dispatch over every type but Bool,
+  refuse ("cumsum_out_cpu" not implemented for 'Bool');
+- ``sum``/``prod``/``cumsum``/``cumprod``/``nansum``/``mean`` with an ``out=`` of another dtype computed in their
+  own result dtype and cast into out (or refused the cast: "result type Float can't be cast to the desired output
+  type Long"); torch computes in out's dtype: ``sum(float32, 0, out=<float64>)`` adds in double, ``sum(x, 0,
+  out=<long>)`` truncates each value first, a bool scan's out is refused by its kernel, and nansum's out= kernel
+  refuses an integral out of floating values.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from _lib import tg, torch
+from _tutorial_lib import normalised
+
+
+def _outcome(program, lib) -> tuple:
+    """What ``program(lib)`` gives (its dtype, shape and values, exactly) or its error, with its warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            r = program(lib)
+            seen = (str(r.dtype), tuple(r.shape), repr(r.tolist()))
+        except Exception as exc:  # noqa: BLE001 - the error is the outcome compared
+            seen = (type(exc).__name__, str(exc))
+    said = [str(w.message).split(" (Triggered internally at")[0] for w in caught]
+    return normalised(str(seen)), said
+
+
+def _same(program) -> None:
+    assert _outcome(program, tg) == _outcome(program, torch)
+
+
+BOOL_SCANS = {
+    "cumsum-dtype": lambda t: t.tensor([1, 0, 1]).cumsum(0, dtype=t.bool),
+    "cumsum-of-bool-into-bool": lambda t: t.tensor([[True, False]]).cumsum(1, dtype=t.bool),
+    "cumsum-size-one-dim": lambda t: t.tensor([[True, False]]).cumsum(0, dtype=t.bool),
+    "cumprod-dtype": lambda t: t.tensor([1.0, 2.0]).cumprod(0, dtype=t.bool),
+    "cumsum_": lambda t: t.tensor([True, False]).cumsum_(0),
+    "cumprod_": lambda t: t.tensor([True, True]).cumprod_(0),
+    "bad-dim-first": lambda t: t.tensor([True]).cumsum(3, dtype=t.bool),
+    "0-d-is-copied": lambda t: t.tensor(True).cumsum(0, dtype=t.bool),
+    "0-d-in-place": lambda t: t.tensor(True).cumprod_(0),
+    "empty": lambda t: t.tensor([]).cumsum(0, dtype=t.bool),
+    "bool-input-default": lambda t: t.tensor([True, True]).cumsum(0),
+}
+
+
+@pytest.mark.parametrize("program", BOOL_SCANS.values(), ids=BOOL_SCANS.keys())
+def test_scans_refuse_bool(program):
+    _same(program)
+
+
+def _into(dtype_name: str, shape=()):
+    return lambda t: t.empty(shape, dtype=getattr(t, dtype_name))
+
+
+FLOATS = lambda t: t.arange(1000) / 7  # noqa: E731 - float32 values whose sum rounds differently in double
+OUT_DTYPES = {
+    "sum-float64": lambda t: t.sum(FLOATS(t), 0, out=_into("float64")(t)),
+    "mean-float64": lambda t: t.mean(FLOATS(t), 0, out=_into("float64")(t)),
+    "nansum-float64": lambda t: t.nansum(FLOATS(t), 0, out=_into("float64")(t)),
+    "cumsum-float64": lambda t: t.cumsum(FLOATS(t), 0, out=_into("float64", (1000,))(t))[-3:],
+    "prod-float64": lambda t: t.prod(t.arange(1, 30) / 7, 0, out=_into("float64")(t)),
+    "cumprod-float64": lambda t: t.cumprod(t.arange(1, 30) / 7, 0, out=_into("float64", (29,))(t))[-3:],
+    "sum-long-truncates": lambda t: t.sum(t.tensor([1.5, 2.7]), 0, out=_into("long")(t)),
+    "sum-dims-long": lambda t: t.sum(t.tensor([[1.5, 2.7]]), (0, 1), out=_into("long")(t)),
+    "prod-long": lambda t: t.prod(t.tensor([1.5, 2.5]), 0, out=_into("long")(t)),
+    "cumsum-long": lambda t: t.cumsum(t.tensor([1.5, 2.7]), 0, out=_into("long", (2,))(t)),
+    "cumprod-long": lambda t: t.cumprod(t.tensor([1.5, 2.5]), 0, out=_into("long", (2,))(t)),
+    "sum-bool": lambda t: t.sum(t.tensor([2, 3]), 0, out=_into("bool")(t)),
+    "prod-bool": lambda t: t.prod(t.tensor([2, 0]), 0, out=_into("bool")(t)),
+    "cumsum-bool": lambda t: t.cumsum(t.tensor([1, 2]), 0, out=_into("bool", (2,))(t)),
+    "cumprod-bool": lambda t: t.cumprod(t.tensor([True, False]), 0, out=_into("bool", (2,))(t)),
+    "sum-complex-into-real": lambda t: t.sum(t.tensor([1 + 2j, 2]), 0, out=_into("float32")(t)),
+    "cumsum-complex-into-real": lambda t: t.cumsum(t.tensor([1 + 2j, 2]), 0, out=_into("float32", (2,))(t)),
+    "nansum-long-refused": lambda t: t.nansum(t.tensor([1.5, 2.5]), 0, out=_into("long")(t)),
+    "nansum-bool-refused": lambda t: t.nansum(t.tensor([2.0, 3.0]), 0, out=_into("bool")(t)),
+    "nansum-empty-long": lambda t: t.nansum(t.tensor([]), 0, out=_into("long")(t)),
+    "nansum-integers-bool": lambda t: t.nansum(t.tensor([1, 2]), 0, out=_into("bool")(t)),
+    "nansum-complex-refused": lambda t: t.nansum(t.tensor([1.0, 2.0]), 0, out=_into("complex64")(t)),
+    "mean-long-cast-refused": lambda t: t.mean(t.tensor([1.0, 2.6]), 0, out=_into("long")(t)),
+    "mean-integers-refused": lambda t: t.mean(t.tensor([1, 2]), 0, out=_into("float32")(t)),
+    "mean-half": lambda t: t.mean(FLOATS(t), 0, out=_into("float16")(t)),
+    "sum-empty-uint32": lambda t: t.sum(t.tensor([]), 0, out=_into("uint32")(t)),
+    "sum-uint32-refused": lambda t: t.sum(t.tensor([1.0]), 0, out=_into("uint32")(t)),
+    "dtype-and-out-differ": lambda t: t.sum(t.tensor([1.5]), 0, dtype=t.float64, out=_into("long")(t)),
+}
+
+
+@pytest.mark.parametrize("program", OUT_DTYPES.values(), ids=OUT_DTYPES.keys())
+def test_reductions_compute_in_outs_dtype(program):
+    _same(program)
