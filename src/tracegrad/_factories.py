@@ -919,6 +919,9 @@ class Generator:
         return self
 
 
+Generator.__module__ = "tracegrad._C"  # where torch's C++ class lives (<torch._C.Generator object at ...>)
+
+
 def _c_method_arguments(name: str, args: tuple, kwargs: dict, count: int) -> tuple:
     """``args`` checked as CPython checks a C method's: no keywords, and ``count`` (0 or 1) positional ones."""
     if kwargs:
@@ -1048,8 +1051,25 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: 
              pin_memory: bool = False, **kw) -> Tensor:
     np_dtype = _resolve_dtype(dtype, _dt.int64, fn="randperm")
     _args.non_negative_shape("randperm", (n,))
+    _check_randperm_range(int(n), np_dtype)
     _refuse_dtype("randperm", np_dtype, "bc")
     return _finish(_rng(generator).randperm(int(n)).astype(np_dtype), requires_grad, device, pin_memory)
+
+
+# the floating dtypes' largest n whose permutation they hold exactly, as torch's refusal spells it
+_RANDPERM_PRECISION = {np.dtype(np.float16): (2 ** 11 + 1, "2049", "Half"),
+                       np.dtype(np.float32): (2 ** 24 + 1, "2^24+1", "Float"),
+                       np.dtype(np.float64): (2 ** 53 + 1, "2^53+1", "Double")}
+
+
+def _check_randperm_range(n: int, np_dtype: np.dtype) -> None:
+    """ATen's ``check_supported_max_int_with_precision``: the largest value, n - 1, must convert to the dtype
+    (c10's checked conversion of a one-element fill: "value cannot be converted to type int8_t without overflow"),
+    and a floating dtype must hold every integer below n exactly."""
+    scalar_for(n - 1 if n > 0 else n, np_dtype, elements=1)
+    largest, spelt, name = _RANDPERM_PRECISION.get(np_dtype, (n, "", ""))
+    if n > largest:
+        raise RuntimeError(f"n cannot be greater than {spelt} for {name} type.")
 
 
 def _refuse_dtype(kernel: str, np_dtype: np.dtype, kinds: str) -> None:

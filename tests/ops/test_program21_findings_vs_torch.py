@@ -8,7 +8,13 @@ operation that caused it and compared with torch.
   own result dtype and cast into out (or refused the cast: "result type Float can't be cast to the desired output
   type Long"); torch computes in out's dtype: ``sum(float32, 0, out=<float64>)`` adds in double, ``sum(x, 0,
   out=<long>)`` truncates each value first, a bool scan's out is refused by its kernel, and nansum's out= kernel
-  refuses an integral out of floating values.
+  refuses an integral out of floating values;
+- ``randperm(n, dtype=)`` of a dtype that cannot hold ``n - 1`` (``randperm(300, dtype=torch.int8)``, a train/test
+  split's indices) wrapped around silently; torch refuses ("value cannot be converted to type int8_t without
+  overflow"), and refuses a floating dtype that cannot hold every index exactly ("n cannot be greater than 2049
+  for Half type.");
+- ``torch.Generator`` printed as ``<torch._factories.Generator object at ...>`` (tracegrad's module) where torch's
+  is ``<torch._C.Generator object at ...>``.
 """
 
 from __future__ import annotations
@@ -97,3 +103,34 @@ OUT_DTYPES = {
 @pytest.mark.parametrize("program", OUT_DTYPES.values(), ids=OUT_DTYPES.keys())
 def test_reductions_compute_in_outs_dtype(program):
     _same(program)
+
+
+RANDPERM_RANGES = {
+    "int8-fits": lambda t: t.randperm(128, dtype=t.int8).sort().values[-3:],
+    "int8-overflows": lambda t: t.randperm(300, dtype=t.int8),
+    "uint8-overflows": lambda t: t.randperm(257, dtype=t.uint8),
+    "int16-overflows": lambda t: t.randperm(40000, dtype=t.int16),
+    "int32-overflows": lambda t: t.randperm(2 ** 31 + 1, dtype=t.int32),
+    "out-int8-overflows": lambda t: t.randperm(129, out=t.empty(3, dtype=t.int8)),
+    "half-exact": lambda t: t.randperm(2049, dtype=t.float16).sort().values[-2:],
+    "half-too-long": lambda t: t.randperm(2050, dtype=t.float16),
+    "half-beyond-its-range": lambda t: t.randperm(70000, dtype=t.float16),
+    "float-too-long": lambda t: t.randperm(2 ** 24 + 2, dtype=t.float32),
+    "negative-first": lambda t: t.randperm(-1, dtype=t.int8),
+    "bool-dispatch-last": lambda t: t.randperm(300, dtype=t.bool),
+    "empty": lambda t: t.randperm(0, dtype=t.uint8),
+}
+
+
+@pytest.mark.parametrize("program", RANDPERM_RANGES.values(), ids=RANDPERM_RANGES.keys())
+def test_randperm_checks_its_dtype_holds_n(program):
+    _same(program)
+
+
+def test_generator_is_torch_c_generator():
+    for lib in (tg, torch):
+        lib.manual_seed(0)
+    assert normalised(repr(tg.Generator())) == normalised(repr(torch.Generator()))
+    assert normalised(repr(tg.default_generator)) == normalised(repr(torch.default_generator))
+    assert normalised(repr(tg.Generator)) == repr(torch.Generator)
+    assert tg._C.Generator is tg.Generator
