@@ -13,6 +13,10 @@ operation that caused it and compared with torch.
   split's indices) wrapped around silently; torch refuses ("value cannot be converted to type int8_t without
   overflow"), and refuses a floating dtype that cannot hold every index exactly ("n cannot be greater than 2049
   for Half type.");
+- ``cdist``/``pdist`` with a p other than 0, 1, 2 and inf (Minkowski distances for k-NN) were a few ulp off for
+  most distances (NumPy's power and pairwise sums); cdist's scalar loop takes the C library's ``std::pow`` of each
+  difference in turn and ``std::pow(sum, 1.0 / p)`` in double, pdist's vector loop Sleef's pow, both with p in
+  the input's dtype (float32's p = 2.0000001 is 2: the Euclidean kernel);
 - ``torch.Generator`` printed as ``<torch._factories.Generator object at ...>`` (tracegrad's module) where torch's
   is ``<torch._C.Generator object at ...>``.
 """
@@ -21,8 +25,9 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
-from _lib import tg, torch
+from _lib import assert_same_bits, tg, torch
 from _tutorial_lib import normalised
 
 
@@ -134,3 +139,31 @@ def test_generator_is_torch_c_generator():
     assert normalised(repr(tg.default_generator)) == normalised(repr(torch.default_generator))
     assert normalised(repr(tg.Generator)) == repr(torch.Generator)
     assert tg._C.Generator is tg.Generator
+
+
+def _rows(rows: int, columns: int, dtype, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((rows, columns)) * 10.0 ** rng.uniform(-2, 2, (rows, columns))).astype(dtype)
+
+
+GENERAL_ORDS = [0.5, 1.5, 3, 2.0000001]
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("p", GENERAL_ORDS)
+def test_cdist_of_any_p(dtype, p):
+    for m in (1, 3, 5, 17):
+        a, b = _rows(9, m, dtype, seed=m), _rows(6, m, dtype, seed=50 + m)
+        a[2, 0] = b[1, 0]  # (a zero difference)
+        assert_same_bits(tg.cdist(tg.from_numpy(a), tg.from_numpy(b), p),
+                         torch.cdist(torch.from_numpy(a), torch.from_numpy(b), p))
+
+
+@pytest.mark.usefixtures("one_thread")
+@pytest.mark.parametrize("p", GENERAL_ORDS)
+def test_float_pdist_of_any_p(p):
+    for m in (1, 3, 8, 9, 17):
+        x = _rows(12, m, np.float32, seed=m)
+        x[4] = x[7]  # (a zero distance)
+        assert_same_bits(tg.nn.functional.pdist(tg.from_numpy(x), p), torch.nn.functional.pdist(torch.from_numpy(x), p))

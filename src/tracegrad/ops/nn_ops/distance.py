@@ -25,7 +25,10 @@ from .._util import unsupported
 from ..aten_sum import ordered_sum
 from ..aten_vec import compiled_multiply_add_loop, map_reduce_sum
 from ..bfloat16_in_float import seen_dtype
+from ..glibc_scalar import c_pow
 from ..registry import defop, not_implemented
+from .glibc_powf import pow_to_float
+from .sleef_pow import sleef_powf
 
 _COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
                   "donot_use_mm_for_euclid_dist": 2}
@@ -41,7 +44,7 @@ def _cdist_kernel(x1, x2, p, compute_mode=None):
     if x1.size and x2.size and x1.shape[-1]:  # (ATen returns empty or zero results before it dispatches)
         _check_cdist_dtypes(x1, x2)
     diff = np.abs(_pairwise_differences(x1, x2.astype(x1.dtype, copy=False)))  # (the result has x1's dtype)
-    if diff.dtype in _ATEN_ORDER_DTYPES and diff.shape[-1] and p in (0, 1, 2, math.inf):
+    if diff.dtype in _ATEN_ORDER_DTYPES and diff.shape[-1]:
         return np.ascontiguousarray(_cdist_as_aten(diff.reshape(-1, diff.shape[-1]), p).reshape(diff.shape[:-1]))
     if p == 0:
         out = np.count_nonzero(diff, axis=-1).astype(x1.dtype)
@@ -74,30 +77,59 @@ def _nonzero_terms(diff: np.ndarray) -> np.ndarray:
 
 
 def _cdist_as_aten(diff: np.ndarray, p: float) -> np.ndarray:
-    """The p = 0, 1, 2, inf distances of rows of ``|x1_i - x2_j|`` as ``run_parallel_cdist`` computes them: a
-    scalar loop ``agg = red(agg, map(d))`` from 0 over the columns. For p = 2, GCC squares whole groups of four
-    floats (two doubles) with one 128-bit multiply, each square rounded before it is added; the squares after
-    the last group are fused into the sum. For inf, ``std::max(agg, d)`` passes over NaN."""
+    """The distances of rows of ``|x1_i - x2_j|`` as ``run_parallel_cdist`` computes them: a scalar loop
+    ``agg = red(agg, map(d))`` from 0 over the columns, then ``finish(agg)``. For p = 2, GCC squares whole groups
+    of four floats (two doubles) with one 128-bit multiply, each square rounded before it is added; the squares
+    after the last group are fused into the sum. For inf, ``std::max(agg, d)`` passes over NaN. Any other p
+    takes the C library's ``std::pow(d, p)`` of each difference (p in the input's dtype)."""
+    p = float(diff.dtype.type(p))  # (the kernel takes p in the input's dtype: 2.0000001 is 2 in float)
     if p == math.inf:
         return np.fmax.reduce(diff, axis=1, initial=0)
-    terms = _nonzero_terms(diff) if p == 0 else diff
-    if p != 2:
-        return np.add.accumulate(terms, axis=1)[:, -1]
-    return np.sqrt(compiled_multiply_add_loop(np.zeros(diff.shape[0], diff.dtype), diff, diff))
+    if p == 2:
+        return np.sqrt(compiled_multiply_add_loop(np.zeros(diff.shape[0], diff.dtype), diff, diff))
+    terms = _nonzero_terms(diff) if p == 0 else diff if p == 1 else _c_pow_of_each(diff, p)
+    total = np.add.accumulate(terms, axis=1)[:, -1]
+    return total if p in (0, 1) else _root(total, p)
+
+
+def _root(total: np.ndarray, p: float) -> np.ndarray:
+    """The general p-norm's ``finish``: ``std::pow(agg, 1.0 / p)``, p (in the input's dtype) inverted in double, so
+    a float sum takes the double power rounded to float."""
+    reciprocal = 1.0 / p
+    if total.dtype == np.float32:
+        return pow_to_float(total, reciprocal)
+    return _c_pow_of_each(total, reciprocal)
 
 
 def _pdist_as_aten(diff: np.ndarray, p: float) -> np.ndarray:
-    """The p = 0, 1, 2, inf distances of rows of ``|x_i - x_j|`` as ``run_parallel_pdist`` sums them: each row
-    one ``vec::map2_reduce_all`` (lane-wise sums of the mapped vectors, the last partial vector's lanes set
-    apart, then the lanes folded), the square's product and sum rounded apart; p = 2 takes the square root. Its
-    vector maximum, unlike cdist's scalar one, keeps NaN."""
+    """The distances of rows of ``|x_i - x_j|`` as ``run_parallel_pdist`` sums them: each row one
+    ``vec::map2_reduce_all`` (lane-wise sums of the mapped vectors, the last partial vector's lanes set apart,
+    then the lanes folded), the square's product and sum rounded apart; p = 2 takes the square root, any other p
+    the vector pow of each difference and the root of ``_root``. Its vector maximum, unlike cdist's scalar one,
+    keeps NaN."""
+    p = float(diff.dtype.type(p))
     if p == math.inf:
         return np.max(diff, axis=1)
     if p == 0:
         return map_reduce_sum([_nonzero_terms(diff)])
     if p == 1:
         return map_reduce_sum([diff])
-    return np.sqrt(map_reduce_sum([diff, diff], fused_tail=False))
+    if p == 2:
+        return np.sqrt(map_reduce_sum([diff, diff], fused_tail=False))
+    return _root(map_reduce_sum([_vector_pow(diff, p)]), p)
+
+
+def _vector_pow(diff: np.ndarray, p: float) -> np.ndarray:
+    """``Vectorized::pow`` of the differences: Sleef's powf_u10 for floats; for doubles Sleef's powd4_u10, which is
+    taken as the C library's (nearly correctly rounded) pow."""
+    if diff.dtype == np.float32:
+        return sleef_powf(diff, np.float32(p))
+    return _c_pow_of_each(diff, p)
+
+
+def _c_pow_of_each(x: np.ndarray, exponent: float) -> np.ndarray:
+    """The C library's pow (powf for floats) of each element of ``x`` and one exponent, in x's dtype."""
+    return c_pow(x.reshape(-1), np.full(x.size, exponent, x.dtype)).reshape(x.shape)
 
 
 def _cdist_backward_kernel(grad, x1, x2, p, cdist):
@@ -255,7 +287,7 @@ def _pdist_kernel(x, p=2.0):
     if x.shape[0] > 1 and x.shape[1] and seen_dtype(x) not in _ATEN_ORDER_DTYPES:  # (as cdist's kernel)
         raise unsupported("pdist", x)
     rows, cols = np.triu_indices(x.shape[0], 1)  # pairs (i, j), i < j, in row-major order
-    if x.dtype in _ATEN_ORDER_DTYPES and x.shape[1] and p in (0, 1, 2, math.inf):
+    if x.dtype in _ATEN_ORDER_DTYPES and x.shape[1]:
         return np.ascontiguousarray(_pdist_as_aten(np.abs(x[rows] - x[cols]), p))
     return _cdist_kernel(x[rows][:, None, :], x[cols][:, None, :], p)[:, 0, 0]
 
