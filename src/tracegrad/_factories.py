@@ -919,9 +919,6 @@ class Generator:
         return self
 
 
-Generator.__module__ = "tracegrad._C"  # where torch's C++ class lives (<torch._C.Generator object at ...>)
-
-
 def _c_method_arguments(name: str, args: tuple, kwargs: dict, count: int) -> tuple:
     """``args`` checked as CPython checks a C method's: no keywords, and ``count`` (0 or 1) positional ones."""
     if kwargs:
