@@ -15,6 +15,7 @@ bound, overloads are ordered so that a Tensor parameter is tried before a Number
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import operator
 import sys
@@ -914,6 +915,16 @@ def refuse_arrays_among(values: tuple | list) -> None:
             raise TypeError(f"expected Tensor as element {k} in argument 0, but got {tp_name(value)}")
 
 
+def refuse_non_tensors_among(values: tuple | list, none_allowed: bool = False) -> None:
+    """A TypeError for the first of ``values`` (a ``Tensor[]``'s elements) that is no tensor (nor None, where
+    ``none_allowed``), in the words of torch's parser for a list's element: a check for the paths where such an
+    element would otherwise be taken (NumPy takes a list or a number) or a warning be given before the parser's
+    refusal. The caller's guard replaces it with the parser's own error, which numbers the argument."""
+    for k, value in enumerate(values):
+        if not (_is_tensor(value) or (none_allowed and value is None)):
+            raise non_tensor_element(k, 0, value)
+
+
 def refuse_as_torch(name: str, args: tuple, kwargs: dict, method: bool = False, owner: type | None = None) -> None:
     """Called while a call's error is being handled: raise torch's parser error instead where torch's parser
     refuses the arguments; return (the caller re-raises its own error) where it accepts them.
@@ -1067,6 +1078,9 @@ def _probes() -> dict[Any, Any]:
                               Tensor: Tensor(np.zeros(2, np.float32)), np.ndarray: np.zeros(2)}
     probes.update({(seq, cls): seq([probe]) for seq in (list, tuple) for cls, probe in
                    ((bool, True), (float, 1.5), (type(None), None), (np.ndarray, np.zeros(2)))})
+    # iterables that are no tuple or list, which torch's parser never takes for a list (``torch.stack(t for t in
+    # ts)``, ``torch.cat(d.values())``) and a kernel iterating them would
+    probes.update({type(it): it for it in ((x for x in ()), {}.values(), {}.keys(), range(0), collections.deque())})
     return probes
 
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._arg_parser import refuse_as_torch
+from .._arg_parser import refuse_as_torch, refuse_non_tensors_among
 from .._state import STATE
 from .._strides import contiguous_as_torch, dense_in_order, with_strides
 from .._tensor import Tensor, _wrap
@@ -3248,6 +3248,7 @@ def _chain_matmul(matrices: tuple, out) -> Tensor:
     from .._warnings import warn_once_at_caller
     from .creation import clone
 
+    refuse_non_tensors_among(matrices)  # (torch's parser refuses before its operator warns)
     # (TORCH_WARN_ONCE in chain_matmul and, another, in chain_matmul_out)
     warn_once_at_caller("chain_matmul" if out is None else "chain_matmul_out",
                         "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import _torch_function
-from .._arg_parser import refuse_arrays_among, refuse_as_torch
+from .._arg_parser import refuse_arrays_among, refuse_as_torch, refuse_non_tensors_among
 from .._events import emit_op_call
 from .._state import STATE, next_sequence_nr
 from .._strides import element_strides, storage_offset_of
@@ -134,10 +134,11 @@ class OpNode(Node):
 
 
 def _tensor_list_item(item, items):
-    """A ``Tensor[]``'s element that is no tensor (None in a ``Tensor?[]``) as the kernel takes it; an array
-    refused, as torch's parser refuses it (only the tensors pay nothing for the test)."""
-    if isinstance(item, np.ndarray):
-        refuse_arrays_among(items)
+    """A ``Tensor[]``'s element that is no tensor: None (of a ``Tensor?[]``) as the kernel takes it; anything else
+    refused, as torch's parser refuses it (NumPy would take a list or a number: ``torch.stack([[1, 2], [3, 4]])``).
+    Only the tensors pay nothing for the test."""
+    if item is not None:
+        refuse_non_tensors_among(items, none_allowed=True)
     return item
 
 

@@ -17,7 +17,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .._arg_parser import argument_error, guard_errors, refuse_arrays_among, refuse_as_torch, tensors_as_one_argument
+from .._arg_parser import (
+    argument_error,
+    guard_errors,
+    refuse_arrays_among,
+    refuse_as_torch,
+    refuse_non_tensors_among,
+    tensors_as_one_argument,
+)
 from .._jit_internal import boolean_dispatch, renamed
 from .._strides import contiguous_as_torch, copy_preserving_layout, like_self, with_strides
 from .._tensor import Tensor, _wrap
@@ -1339,6 +1346,7 @@ def meshgrid(*tensors, indexing: str | None = None):
 def _meshgrid(tensors: tuple, indexing: str | None) -> tuple:
     from .views import expand, reshape
 
+    refuse_non_tensors_among(tensors)  # (torch's parser refuses before its operator warns)
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     if indexing is None:
