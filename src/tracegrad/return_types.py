@@ -52,6 +52,18 @@ __all__ = ["pytree_register_structseq", "all_return_types"]
 all_return_types: list[type] = []  # (as torch's: the public ones)
 
 
+class _StructSeqClass(type):
+    """The class of these named tuples, for their two names: CPython's own messages name a type by its C-level
+    ``tp_name`` ("'torch.return_types.max' object has no attribute 'item'", "bad operand type for unary -: ..."),
+    which for torch's structseqs is qualified while their ``__name__`` is bare ("max"). A class made in Python has
+    one name for both, so each is made under the qualified name and this property answers ``__name__`` with the
+    bare one (its ``__qualname__``, which also gives the class's repr)."""
+
+    @property
+    def __name__(cls) -> str:
+        return cls.__qualname__
+
+
 def _structseq_repr(self) -> str:
     # PyTorch's structseq: the qualified type name, then one field per line
     fields = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
@@ -75,10 +87,7 @@ def return_type(name: str, fields=None) -> type:
         if fields is not None and tuple(fields) != cls._fields:
             raise ValueError(f"return type {name} has fields {cls._fields}, not {tuple(fields)}")
         return cls
-    cls = namedtuple(name, _TORCH_FIELDS[name] if fields is None else fields)
-    cls.__module__ = "torch.return_types"
-    cls.__repr__ = _structseq_repr
-    cls.__reduce__ = _reduce
+    cls = _named_tuple_as_structseq(namedtuple(name, _TORCH_FIELDS[name] if fields is None else fields))
     _BY_NAME[name] = globals()[name] = cls
     if not name.startswith("_") and name in _TORCH_FIELDS:  # (not tracegrad's own: log_sigmoid_forward's)
         __all__.append(name)
@@ -86,6 +95,14 @@ def return_type(name: str, fields=None) -> type:
     for listener in _LISTENERS:
         listener(cls)
     return cls
+
+
+def _named_tuple_as_structseq(plain: type) -> type:
+    """``plain`` (a named tuple class) remade as torch's structseq: named "torch.return_types.<name>" where CPython
+    names it, printed and pickled as torch's."""
+    namespace = dict(plain.__dict__, __module__="torch.return_types", __qualname__=plain.__name__,
+                     __repr__=_structseq_repr, __reduce__=_reduce)
+    return _StructSeqClass(f"torch.return_types.{plain.__name__}", (tuple,), namespace)
 
 
 def is_return_type(cls: type) -> bool:
