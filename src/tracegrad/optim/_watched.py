@@ -32,7 +32,6 @@ def hooked_step(optimizer, step: Callable, args: tuple, kwargs: dict, pre_hooks:
     call's, the optimizer first)."""
     with record_function(f"Optimizer.step#{optimizer.__class__.__name__}.step"):
         args, kwargs = pre_hooks(args, kwargs)
-        optimizer._opt_called = True
         out = step(*args, **kwargs)
         post_hooks(args, kwargs)
     return out

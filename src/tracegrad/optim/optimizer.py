@@ -82,7 +82,8 @@ def _typename(obj) -> str:
 
 
 def _hooked_step(func: Callable) -> Callable:
-    """Wrap a subclass's ``step`` to run step hooks and record that a step happened (for LR schedulers)."""
+    """Wrap a subclass's ``step`` to run step hooks. (Only an LR scheduler's own wrapper records that a step
+    happened, as torch's: steps taken before the scheduler was made do not count.)"""
 
     @functools.wraps(func)
     def wrapper(self, *args, **kwargs):
@@ -97,10 +98,8 @@ def _hooked_step(func: Callable) -> Callable:
             or _global_post_hooks
             or self._optimizer_step_post_hooks
         ):
-            self._opt_called = True
             return func(self, *args, **kwargs)
         args, kwargs = _run_pre_hooks(self, func, (self, *args), kwargs)
-        self._opt_called = True
         out = func(*args, **kwargs)
         _run_post_hooks(self, args, kwargs)
         return out
