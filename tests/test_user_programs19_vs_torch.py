@@ -22,6 +22,27 @@ losses (mse_loss of (N, 1) against (N,) with its UserWarning, BCE of mismatched 
 from ``torch.max``'s named tuple. Everything is drawn from the seeded global generator, which is torch's; values
 are compared to a tolerance (matrix products are not bit for bit). Parameters shown inside a loop are cloned first
 (``show`` keeps the tensor's memory, which the next steps write).
+
+Differences these programs found, now fixed (``tests/ops/test_program19_findings_vs_torch.py``):
+- ``torch.stack``/``cat`` of plain lists (``torch.stack([[1, 2], [3, 4]])``), of a list beside a tensor or of
+  NumPy scalars built a tensor where torch's parser refuses any element that is no tensor; a generator, dict
+  values, a range or a deque were taken for a list of tensors (``torch.stack`` of a generator lost the gradient);
+  ``meshgrid``/``chain_matmul`` of non-tensors warned before refusing;
+- ``torch.max(x, 1)``'s named tuple was ``'max'`` in Python's messages ("'max' object has no attribute 'item'");
+  torch's structseq is ``'torch.return_types.max'`` there;
+- an optimizer's own ``step`` marked it as stepped, so a scheduler made after a warmup by hand and stepped before
+  the optimizer did not warn "Detected call of `lr_scheduler.step()` before `optimizer.step()`".
+
+Left: ``print(x.size)`` (the method, not called) shows ``<bound method Tensor.size of tensor(...)>`` where torch
+shows ``<built-in method size of Tensor object at 0x...>``; ``nn.Sequential(nn.Linear(4, 2), torch.relu)`` says
+"tracegrad.ops.nn_ops.public.relu is not a Module subclass" where torch says "torch._VariableFunctionsClass.relu
+..." (torch's functions are builtins with ``__module__`` "torch" and ``__qualname__``
+"_VariableFunctionsClass.relu"; the programs put ``F.relu`` in a ModuleList instead); the legacy
+``torch.cuda.FloatTensor`` types are missing (torch: "type torch.cuda.FloatTensor not available. Torch not
+compiled with CUDA enabled."; ``x.type("torch.cuda.FloatTensor")`` is ValueError "invalid type" where torch raises
+its long "Cannot initialize CUDA without ATen_cuda library" RuntimeError), as is ``torch.cuda.set_device``; setting
+a field of a named tuple (``r.values = v``) says "can't set attribute" (torch: "readonly attribute"), and
+``torch.return_types.max((v, i))`` from one sequence is refused (torch builds it; two arguments it refuses).
 """
 
 from __future__ import annotations
