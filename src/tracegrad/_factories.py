@@ -918,6 +918,19 @@ class Generator:
         self._rng.set_state(_checked_rng_state(state))
         return self
 
+    def __reduce__(self) -> tuple:
+        # torch's pickled form (copy.copy, deepcopy and pickle make an independent generator in the same state):
+        # the class, its device, then (seed, offset: None on the CPU, state), which checkpoints of torch hold too
+        return Generator, (self._device,), (self.initial_seed(), None, self.get_state())
+
+    def __setstate__(self, state: tuple | dict) -> None:
+        if isinstance(state, dict):  # (pickled by tracegrad before it pickled as torch: its attributes)
+            self.__dict__.update(state)
+            return
+        seed, _, rng_state = state
+        self.manual_seed(seed)
+        self.set_state(rng_state)
+
 
 def _c_method_arguments(name: str, args: tuple, kwargs: dict, count: int) -> tuple:
     """``args`` checked as CPython checks a C method's: no keywords, and ``count`` (0 or 1) positional ones."""

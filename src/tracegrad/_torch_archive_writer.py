@@ -25,10 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from ._factories import Generator
 from ._strides import element_strides
 from ._tensor import Tensor, user_state, warn_unserialized_hooks
 from .backend import dtypes as _dtypes
 from .backend.device import device
+from .memory_format import layout
 from .size import Size
 from .storage import TypedStorage, UntypedStorage, storage_place
 
@@ -227,6 +229,11 @@ def _archive_pickler(base: type, stands_in_for_c: bool) -> type:
             return (torch_global("torch", "device"), (obj.type,) if obj.index is None else (obj.type, obj.index))
         if type(obj) is Size:
             return (torch_global("torch", "Size"), (tuple(obj),))
+        if type(obj) is layout:  # (torch.serialization's reduction, which torch's weights-only loads allow)
+            return (torch_global("torch.serialization", "_get_layout"), (repr(obj),))
+        if type(obj) is Generator:  # (its reduction is torch's: the state loads into torch's class)
+            _, args, state = obj.__reduce__()
+            return (torch_global("torch._C", "Generator"), args, state)
         return NotImplemented
 
     def persistent_id(self: Any, obj: Any) -> Any:

@@ -22,10 +22,18 @@ def _limits(d: _dt.dtype):
     return np.finfo(d.np)
 
 
+def _refuse_pickling(self, protocol: int) -> None:
+    """torch's finfo and iinfo are C types without a reduction: pickle, copy and deepcopy refuse them, naming the
+    type as CPython does (its C name from protocol 2 on, its bare name through copyreg below it)."""
+    name = f"torch.{type(self).__name__}" if protocol >= 2 else type(self).__name__
+    raise TypeError(f"cannot pickle {name!r} object")
+
+
 class finfo:
     """Limits of a floating-point dtype (the default dtype when none is given; a complex dtype's real part)."""
 
     __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.finfo'>)
+    __reduce_ex__ = _refuse_pickling
 
     def __init__(self, type: _dt.dtype | None = None) -> None:  # noqa: A002 - PyTorch's argument name
         d = _dt.DEFAULT.value if type is None else type
@@ -50,6 +58,7 @@ class iinfo:
     """Limits of an integer dtype."""
 
     __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.iinfo'>)
+    __reduce_ex__ = _refuse_pickling
 
     def __init__(self, type: _dt.dtype) -> None:  # noqa: A002 - PyTorch's argument name
         if not isinstance(type, _dt.dtype) or type.np.kind not in "iu":

@@ -48,6 +48,9 @@ class device:
         self.type = type
         self.index = index
 
+    def __reduce__(self) -> tuple:  # (as torch's: a slotted class pickles at protocols 0 and 1 too)
+        return device, (self.type,) if self.index is None else (self.type, self.index)
+
     def __repr__(self) -> str:
         return f"device(type='{self.type}'" + (f", index={self.index})" if self.index is not None else ")")
 
