@@ -1235,6 +1235,9 @@ def guard_errors(name: str, fn: Callable, method: bool = False) -> Callable:
                 if again:
                     return fn(*args[:1], *again[0], **again[1]) if method else fn(*again[0], **again[1])
             if "layout" in kwargs:  # (keyword-only wherever torch takes one; after the parser's own refusals)
+                if not _layout(kwargs["layout"]) and kwargs["layout"] is not None:
+                    # (the probes above are numbers, strings, lists and tensors: a dtype or device gets here)
+                    _refuse_call(name, args, kwargs, method)
                 refuse_unsupported_layout(kwargs["layout"])
         elif refused_classes(args):  # (the common call: positional arguments only)
             handled = handle_refused(guarded, args, kwargs)  # (a duck type's __torch_function__ takes it)

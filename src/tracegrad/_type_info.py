@@ -61,6 +61,8 @@ class iinfo:
     __reduce_ex__ = _refuse_pickling
 
     def __init__(self, type: _dt.dtype) -> None:  # noqa: A002 - PyTorch's argument name
+        if type is _dt.bool_:  # (a dtype torch's iinfo names, where another non-integer one gets the hint below)
+            raise TypeError("torch.bool is not supported by torch.iinfo")
         if not isinstance(type, _dt.dtype) or type.np.kind not in "iu":
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
         info = np.iinfo(type.np)

@@ -115,3 +115,41 @@ def test_a_generator_pickled_before_it_reduced_as_torchs_still_loads():
     again = pickle.loads(data)
     assert type(again) is tg.Generator and again.initial_seed() == 9
     assert tg.equal(tg.rand(3, generator=again), tg.rand(3, generator=g))
+
+
+# ---- comparisons and argument errors that name these types -------------------------------------------------------
+
+_DEVICE_COMPARISONS = {
+    "eq_str": lambda lib: lib.device("cpu") == "cpu",
+    "str_eq": lambda lib: "cpu" == lib.device("cpu"),  # noqa: SIM300 - the string's == is the one tried first
+    "ne_str": lambda lib: lib.device("cpu") != "cpu",
+    "eq_index": lambda lib: lib.device("cpu") == lib.device("cpu", 0),
+    "eq_same": lambda lib: lib.device("cpu", 1) == lib.device("cpu:1"),
+    "in_strs": lambda lib: lib.device("cpu") in ("cpu", "cuda"),
+    "lt": lambda lib: lib.device("cpu") < lib.device("cpu"),
+    "ge": lambda lib: lib.device("cpu") >= lib.device("cuda"),
+}
+
+
+@pytest.mark.parametrize("case", _DEVICE_COMPARISONS, ids=str)
+def test_a_device_compares_with_devices_only(case):
+    def compared(lib):
+        return _DEVICE_COMPARISONS[case](lib)
+
+    outcome = {lib: raised(lib, compared) or compared(lib) for lib in (tg, torch)}
+    assert outcome[tg] == outcome[torch]
+
+
+@pytest.mark.parametrize("call", ["ones(2, layout={})", "zeros_like(lib.ones(2), layout={})", "rand(2, layout={})",
+                                  "arange(3, layout={})", "ones(2).new_zeros(2, layout={})"])
+@pytest.mark.parametrize("value", ["lib.float32", "lib.device('cpu')", "lib.channels_last"])
+def test_a_layout_argument_of_another_torch_type_is_refused(call, value):
+    def made(lib):
+        return eval("lib." + call.format(value), {"lib": lib})  # noqa: S307 - the test's own snippets
+
+    assert raised(tg, made) == raised(torch, made)
+    assert raised(torch, made) is not None
+
+
+def test_iinfo_of_bool_is_refused_in_torchs_words():
+    assert raised(tg, lambda lib: lib.iinfo(lib.bool)) == raised(torch, lambda lib: lib.iinfo(lib.bool))

@@ -58,9 +58,18 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other) -> bool:
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+        # (a device equals devices only, as torch's: ``x.device == 'cpu'`` is False there, so here too)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def _unordered(self, other) -> bool:
+        """torch's devices have no order: ``<`` between two of them is refused in its words."""
+        if not isinstance(other, device):
+            return NotImplemented
+        raise TypeError("comparison not implemented")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _unordered
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
