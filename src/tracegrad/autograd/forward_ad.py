@@ -303,8 +303,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
                            f"level {level} is not supported.")
     _check_level(level, "_make_dual")
     if get_tangent(tangent, level) is not None:
-        raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same level{level} is "
-                           "not supported.")
+        raise _nested_tangent_error(level)
     check_tangent_size(tensor, tangent)
     set_tangent(dual, conformed(tangent, dual), level)
     return dual
@@ -346,12 +345,38 @@ def refuse_dual_argument(name: str, t) -> None:
         raise NotImplementedError(_NOT_IMPLEMENTED.format(name))
 
 
+def _nested_tangent_error(level: int) -> RuntimeError:
+    return RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same level{level} is "
+                        "not supported.")
+
+
+def refuse_dual_operands(tensors) -> None:
+    """Inside a forward rule (tangents switched off): where PyTorch's formula reads an operand itself, not its primal
+    (binary_cross_entropy's ``weight``), and that operand has a tangent, the tangent PyTorch computes has one of its
+    own, and setting it is refused."""
+    if _current_level >= 0 and any(isinstance(t, Tensor) and get_tangent(t, _current_level) is not None
+                                   for t in tensors):
+        raise _nested_tangent_error(_current_level)
+
+
 def refuse_unformulated(name: str, tensors) -> None:
     """Before the kernel of an operator PyTorch has no forward formula for, reached through a wrapper whose inner
     operator has one (legacy ``torch.cholesky`` over ``linalg_cholesky``): its refusal where one of ``tensors`` has
     a tangent."""
     if any(has_tangent(t) for t in tensors):
         raise NotImplementedError(_NOT_IMPLEMENTED.format(name))
+
+
+def unformulated_refusal(name: str) -> str:
+    """The words of PyTorch's generated refusal for an operator ``name`` that has no forward formula."""
+    return _NOT_IMPLEMENTED.format(name)
+
+
+def refuse_fallback_tangents(name: str, tensors) -> None:
+    """Before an operator that PyTorch leaves to its autograd-not-implemented fallback (``aten::name``): the
+    fallback's refusal where one of ``tensors`` has a tangent, which comes before any check of the kernel's."""
+    if any(has_tangent(t) for t in tensors):
+        raise NotImplementedError(f"Trying to use forward AD with aten::{name} that does not support it.")
 
 
 def refuse_written_tangents(name: str, tensors) -> None:

@@ -251,8 +251,10 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
     As PyTorch, the histogramdd of the input as a column (numel, 1) and the weight flattened, with its checks in
     its order: bin edges given are checked before their count; a bin count before the range."""
     from .. import _factories
+    from ..autograd.forward_ad import refuse_fallback_tangents
     from .variants import check_out_count
 
+    refuse_fallback_tangents("histogram", (input, bins, weight))
     if out is not None:
         check_out_count(2, out, "histogram")
     x = input._data

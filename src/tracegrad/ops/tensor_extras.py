@@ -317,15 +317,21 @@ def histogramdd(input: Tensor, bins=10, range: Sequence[float] | None = None,  #
     ``[edge_i, edge_{i+1})``, the last one closed. No derivative. PyTorch's checks in its order: with bin counts
     the edges are made first (range, counts, then the inputs' checks); edges given are checked at once."""
     from .._factories import from_numpy, linspace
+    from ..autograd.forward_ad import refuse_fallback_tangents
     from .statistics import check_bin_counts, check_histogramdd_inputs, histogramdd_outer_edges, refuse_unbinnable
     from .variants import give_not_implemented_history
 
+    counted = isinstance(bins, int) or not all(isinstance(b, Tensor) for b in bins)
+    # (the first operator PyTorch's composite calls refuses a tangent before any check of its kernel)
+    if counted:
+        refuse_fallback_tangents("_histogramdd_bin_edges", (input, weight))
+    else:
+        refuse_fallback_tangents("_histogramdd_from_bin_tensors", (input, *bins, weight))
     x = input._data
     if x.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     points = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
     w = None if weight is None else weight._data
-    counted = isinstance(bins, int) or not all(isinstance(b, Tensor) for b in bins)
     if counted:
         counts = [bins] * x.shape[-1] if isinstance(bins, int) else list(bins)
         outer = histogramdd_outer_edges(points, range)

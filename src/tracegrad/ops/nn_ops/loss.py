@@ -18,6 +18,7 @@ from ..._strides import _is_contiguous as is_contiguous
 from ..._strides import in_torch_layout, like_self, preserve_format_strides
 from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
+from ...autograd.forward_ad import refuse_dual_operands
 from ...autograd.saved import save_fresh_output, save_input
 from ...backend.dtypes import bfloat16, is_floating_np
 from .. import aten_sum
@@ -1013,6 +1014,7 @@ def _bce_jvp(args, outs, tangents):
     """PyTorch's formula: binary_cross_entropy_backward(self_t) + binary_cross_entropy_target_backward(target_t),
     unreduced, then reduced; a missing tangent as zeros (neither has a zero tensor kernel)."""
     x, t, weight, reduction = args
+    refuse_dual_operands((weight,))
     t_x, t_t = (tangent if tangent is not None else zeros_like(arg) for tangent, arg in zip(tangents, (x, t)))
     unreduced = add(binary_cross_entropy_backward(t_x, x, t, weight, 0), _bce_target_grad(t_t, x, t, weight, 0))
     return apply_loss_reduction(unreduced, reduction)
@@ -1135,6 +1137,7 @@ def _bce_logits_jvp(args, outs, tangents):
     reduced. Both backwards return the zero tensor for a zero tangent: a missing one's term is left out (under a
     recorded graph the sum still shows, with no edge for it)."""
     x, t, weight, pos_weight, reduction = args
+    refuse_dual_operands((weight, pos_weight))
     t_x, t_t = tangents
     terms = (None if t_x is None else _bce_logits_input_grad(t_x, x, t, weight, pos_weight, 0),
              None if t_t is None else _bce_logits_target_grad(t_t, x, t, weight, pos_weight, 0))

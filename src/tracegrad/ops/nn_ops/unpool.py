@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..._tensor import Tensor
+from ...autograd.forward_ad import refuse_unformulated, unformulated_refusal
 from ...backend.dtypes import float32, float64
 from .._util import wrap_dim
 from ..registry import defop
@@ -137,6 +138,8 @@ _weight_norm_interface = defop(
     attrs=("dim",),
     node_name="WeightNormInterfaceBackward0",
 )
+# (PyTorch has no forward formula for it, and its autograd kernel refuses a tangent before the kernel's checks)
+_weight_norm_interface.forward_ad_refusal = unformulated_refusal("_weight_norm_interface")
 
 
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
@@ -153,7 +156,10 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
     """``torch._weight_norm``: the fused interface for float/double weights normalised over the first or
-    last dim (as PyTorch's CPU dispatch), else the composite ``v * (g / norm_except_dim(v, 2, dim))``."""
+    last dim (as PyTorch's CPU dispatch), else the composite ``v * (g / norm_except_dim(v, 2, dim))``. PyTorch
+    takes the fused interface for half precision too, so a tangent there is refused whatever the dtype."""
+    if dim == 0 or dim == v.ndim - 1:
+        refuse_unformulated("_weight_norm_interface", (v, g))
     if (dim == 0 or dim == v.ndim - 1) and v.dtype in (float32, float64):
         return _weight_norm_interface(v.contiguous(), g.contiguous(), dim)[0]
     return v * (g / norm_except_dim(v, 2, dim))
