@@ -306,7 +306,7 @@ def tp_name(obj: Any) -> str:
     known = _torch_type_names().get(kind)
     if known is not None:
         return known
-    if is_return_type(kind):  # (torch's are structseq C types; ours named tuples)
+    if is_return_type(kind):  # (torch's C structseqs are named qualified; ours answer __name__ bare)
         return f"torch.return_types.{kind.__name__}"
     if kind.__module__ == "builtins" or kind.__flags__ & _HEAP_TYPE:
         return kind.__name__

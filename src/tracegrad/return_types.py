@@ -1,9 +1,10 @@
-"""Named tuples returned by multi-output operators: ``torch.return_types.max`` and friends, each of torch's there as an
-attribute (``tracegrad.return_types.topk``), those of out= calls included (``max_out``)."""
+"""Structseqs (tuples with read-only named fields) returned by multi-output operators: ``torch.return_types.max``
+and friends, each of torch's there as an attribute (``tracegrad.return_types.topk``), those of out= calls included
+(``max_out``)."""
 
 from __future__ import annotations
 
-from collections import namedtuple
+import operator
 from collections.abc import Callable
 
 # torch 2.13's torch.return_types: each structseq's name and fields
@@ -53,41 +54,118 @@ all_return_types: list[type] = []  # (as torch's: the public ones)
 
 
 class _StructSeqClass(type):
-    """The class of these named tuples, for their two names: CPython's own messages name a type by its C-level
-    ``tp_name`` ("'torch.return_types.max' object has no attribute 'item'", "bad operand type for unary -: ..."),
-    which for torch's structseqs is qualified while their ``__name__`` is bare ("max"). A class made in Python has
-    one name for both, so each is made under the qualified name and this property answers ``__name__`` with the
-    bare one (its ``__qualname__``, which also gives the class's repr)."""
+    """The class of these tuples, for what CPython gives its C structseq types: two names (CPython's own messages
+    name a type by its C-level ``tp_name``, "'torch.return_types.max' object has no attribute 'item'", which for
+    torch's structseqs is qualified while their ``__name__`` is bare, "max"; a class made in Python has one name
+    for both, so each is made under the qualified name and this property answers ``__name__`` with the bare one,
+    its ``__qualname__``), and immutability (a C type's attributes cannot be set)."""
 
     @property
     def __name__(cls) -> str:
         return cls.__qualname__
 
+    def __setattr__(cls, name: str, value) -> None:
+        raise TypeError(f"cannot set '{name}' attribute of immutable type '{_tp_name(cls)}'")
+
+    def __delattr__(cls, name: str) -> None:
+        # (CPython says "set" for a deletion too)
+        raise TypeError(f"cannot set '{name}' attribute of immutable type '{_tp_name(cls)}'")
+
+
+def _tp_name(cls: type) -> str:
+    return f"torch.return_types.{cls.__qualname__}"
+
 
 def _structseq_repr(self) -> str:
     # PyTorch's structseq: the qualified type name, then one field per line
-    fields = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
-    return f"torch.return_types.{type(self).__name__}(\n{fields})"
+    fields = ",\n".join(f"{name}={value!r}" for name, value in zip(self.__match_args__, self))
+    return f"{_tp_name(type(self))}(\n{fields})"
 
 
 def _reduce(self) -> tuple:
     # (the class says it is torch's, ``__module__`` "torch.return_types": its instances pickle through this module)
-    return _unpickled, (type(self).__name__, type(self)._fields, tuple(self))
+    return _unpickled, (type(self).__name__, type(self).__match_args__, tuple(self))
 
 
 def _unpickled(name: str, fields: tuple, values: tuple) -> tuple:
-    return return_type(name, fields)(*values)
+    return return_type(name, fields)(values)
+
+
+_NO_DICT = object()  # (structseq's ``dict`` argument not given: None is refused as no dict)
+_PARAMETERS = ("sequence", "dict")  # structseq's, as Argument Clinic names and checks them
+
+
+def _structseq_arguments(args: tuple, kwargs: dict) -> tuple:
+    """(sequence, dict) of a call ``cls(*args, **kwargs)``, refused as CPython's Argument Clinic refuses
+    ``structseq(sequence, dict=NULL)``'s arguments, in its order of checks."""
+    given = len(args) + len(kwargs)
+    if given > len(_PARAMETERS):
+        raise TypeError(f"structseq() takes at most 2 {'' if args else 'keyword '}arguments ({given} given)")
+    bound, left = list(args), dict(kwargs)
+    for position, name in enumerate(_PARAMETERS[len(args):], start=len(args) + 1):
+        if name in left:
+            bound.append(left.pop(name))
+        elif position == 1:
+            raise TypeError(f"structseq() missing required argument '{name}' (pos {position})")
+        else:
+            bound.append(_NO_DICT)
+    for key in left:
+        if key in _PARAMETERS:
+            raise TypeError(f"argument for structseq() given by name ('{key}') and position "
+                            f"({_PARAMETERS.index(key) + 1})")
+        raise TypeError(f"'{key}' is an invalid keyword argument for structseq()")
+    return bound[0], bound[1]
+
+
+def _structseq_new(cls, *args, **kwargs):
+    """``cls(sequence)``, as CPython's structseq_new: any iterable of exactly ``n_fields`` values (a dict as second
+    argument allowed, and unused: these types have no unnamed fields). tracegrad's own calls pass one tuple."""
+    if not kwargs and len(args) == 1 and type(args[0]) is tuple and len(args[0]) == cls.n_fields:
+        return tuple.__new__(cls, args[0])
+    sequence, mapping = _structseq_arguments(args, kwargs)
+    try:
+        values = iter(sequence)
+    except TypeError:
+        raise TypeError("constructor requires a sequence") from None
+    values = tuple(values)
+    if mapping is not _NO_DICT and not isinstance(mapping, dict):
+        raise TypeError(f"{_tp_name(cls)}() takes a dict as second arg, if any")
+    if len(values) != cls.n_fields:
+        raise TypeError(f"{_tp_name(cls)}() takes a {cls.n_fields}-sequence ({len(values)}-sequence given)")
+    return tuple.__new__(cls, values)
+
+
+def _readonly(self, *value) -> None:
+    raise AttributeError("readonly attribute")
+
+
+def _refuse_subclass(cls, **kwargs) -> None:
+    raise TypeError(f"type '{_tp_name(cls.__mro__[1])}' is not an acceptable base type")
+
+
+def _structseq_class(name: str, fields: tuple[str, ...]) -> type:
+    """torch's structseq ``torch.return_types.<name>`` over ``fields``: a tuple, built from one sequence, its
+    fields read-only, with no ``__dict__`` and none of a named tuple's helpers (``_fields``, ``_make``...), named
+    "torch.return_types.<name>" where CPython names it, printed and pickled as torch's."""
+    namespace = {field: property(operator.itemgetter(k), _readonly, _readonly, None) for k, field in enumerate(fields)}
+    namespace.update(__module__="torch.return_types", __qualname__=name, __doc__=None, __slots__=(),
+                     __new__=_structseq_new, __repr__=_structseq_repr, __reduce__=_reduce,
+                     __init_subclass__=classmethod(_refuse_subclass), __match_args__=tuple(fields),
+                     n_fields=len(fields), n_sequence_fields=len(fields), n_unnamed_fields=0)
+    cls = _StructSeqClass(f"torch.return_types.{name}", (tuple,), namespace)
+    type.__delattr__(cls, "__slots__")  # (the layout stays: a C type has no __slots__ to show)
+    return cls
 
 
 def return_type(name: str, fields=None) -> type:
-    """The ``torch.return_types.<name>`` named tuple, printed and named as PyTorch's: one class per name, an
+    """The ``torch.return_types.<name>`` structseq, printed and named as PyTorch's: one class per name, an
     attribute of this module. ``fields`` are needed only for a name torch does not have."""
     cls = _BY_NAME.get(name)
     if cls is not None:
-        if fields is not None and tuple(fields) != cls._fields:
-            raise ValueError(f"return type {name} has fields {cls._fields}, not {tuple(fields)}")
+        if fields is not None and tuple(fields) != cls.__match_args__:
+            raise ValueError(f"return type {name} has fields {cls.__match_args__}, not {tuple(fields)}")
         return cls
-    cls = _named_tuple_as_structseq(namedtuple(name, _TORCH_FIELDS[name] if fields is None else fields))
+    cls = _structseq_class(name, tuple(_TORCH_FIELDS[name] if fields is None else fields))
     _BY_NAME[name] = globals()[name] = cls
     if not name.startswith("_") and name in _TORCH_FIELDS:  # (not tracegrad's own: log_sigmoid_forward's)
         __all__.append(name)
@@ -97,14 +175,6 @@ def return_type(name: str, fields=None) -> type:
     return cls
 
 
-def _named_tuple_as_structseq(plain: type) -> type:
-    """``plain`` (a named tuple class) remade as torch's structseq: named "torch.return_types.<name>" where CPython
-    names it, printed and pickled as torch's."""
-    namespace = dict(plain.__dict__, __module__="torch.return_types", __qualname__=plain.__name__,
-                     __repr__=_structseq_repr, __reduce__=_reduce)
-    return _StructSeqClass(f"torch.return_types.{plain.__name__}", (tuple,), namespace)
-
-
 def is_return_type(cls: type) -> bool:
     """Whether ``cls`` is one of these classes (torch's structseqs)."""
     return _BY_NAME.get(getattr(cls, "__name__", None)) is cls
@@ -112,13 +182,13 @@ def is_return_type(cls: type) -> bool:
 
 def out_type(cls: type) -> type:
     """The return type of the ``out=`` form of a call returning a ``cls``: ``max_out`` for ``max``."""
-    return return_type(f"{cls.__name__}_out", cls._fields)
+    return return_type(f"{cls.__name__}_out", cls.__match_args__)
 
 
 def out_return(result, outs: tuple, out):
     """What an ``out=`` call returns: torch's ``<name>_out`` return type over the ``out`` tensors where the plain
     call returns ``<name>`` (``torch.max(x, 0, out=(v, i))`` is a ``max_out``), else ``out`` itself."""
-    return out_type(type(result))(*outs) if is_return_type(type(result)) else out
+    return out_type(type(result))(tuple(outs)) if is_return_type(type(result)) else out
 
 
 def on_return_type(listener: Callable[[type], None]) -> None:
@@ -138,7 +208,7 @@ def pytree_register_structseq(cls: type) -> None:
 def make_return(schema, outs: tuple):
     names = tuple(r.name for r in schema.returns)
     if all(names):
-        return return_type(schema.name.rstrip("_"), names)(*outs)
+        return return_type(schema.name.rstrip("_"), names)(tuple(outs))
     return tuple(outs)
 
 

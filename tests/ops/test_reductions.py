@@ -128,7 +128,7 @@ def test_max_min_forms():
     compare(lambda L, x: (x.max(dim=0).values, x.max(dim=0).indices), x)
     compare(lambda L, x, y: (L.max(x, y), L.min(x, other=y)), _arr(3, 4), _arr(3, 4))
     r = tg.max(tg.tensor(x), 1)
-    assert type(r).__name__ == "max" and r._fields == ("values", "indices")
+    assert type(r).__name__ == "max" and r.__match_args__ == ("values", "indices")
     t = tg.randn(3, requires_grad=True)
     assert t.max().grad_fn.name() == "MaxBackward1" and t.max(0)[0].grad_fn.name() == "MaxBackward0"
     assert not t.max(0)[1].requires_grad

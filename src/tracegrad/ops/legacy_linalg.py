@@ -274,7 +274,7 @@ def _lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
         for dst, src in zip(out, result):
             dst.resize_as_(src).copy_(src)
         return out
-    return _LuWithInfo(*result) if get_infos else (result[0], result[1])
+    return _LuWithInfo(tuple(result)) if get_infos else (result[0], result[1])
 
 
 def _lu_with_info(A: Tensor, pivot: bool, check_errors: bool) -> tuple:

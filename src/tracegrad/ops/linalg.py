@@ -2005,7 +2005,7 @@ def _out_of(op, args: tuple, out, picks: tuple, result_type=None):
             raise RuntimeError(f"Expected out tensor to have dtype {cpp_type_name(src._data.dtype)}, but got "
                                f"{cpp_type_name(dst._data.dtype)} instead")
         _store(dst, src)
-    return out_type(result_type)(*outs) if result_type is not None else out
+    return out_type(result_type)(tuple(outs)) if result_type is not None else out
 
 
 def _det_kernel(a):
@@ -2164,7 +2164,7 @@ def linalg_slogdet(A: Tensor, *, out=None):
     if out is not None:
         return _out_of(_linalg_slogdet, (A,), out, (0, 1), _Slogdet)
     sign, logabs, _, _ = _linalg_slogdet(A)
-    return _Slogdet(sign, logabs)
+    return _Slogdet((sign, logabs))
 
 
 def slogdet(input: Tensor, *, out=None):  # noqa: A002
@@ -2535,7 +2535,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False, o
     """(L, info) with info = 0 on success, else the order of the failing minor (L then holds what LAPACK left)."""
     if out is not None:
         return _cholesky_ex_op(A, upper=upper, check_errors=check_errors, out=out)
-    return _CholeskyEx(*_cholesky_ex_op(A, upper=upper, check_errors=check_errors))
+    return _CholeskyEx(tuple(_cholesky_ex_op(A, upper=upper, check_errors=check_errors)))
 
 
 _CholeskyEx = return_type("linalg_cholesky_ex", ["L", "info"])
@@ -2679,7 +2679,7 @@ def qr(input: Tensor, some: bool = True, *, out=None):
 def _renamed(result: tuple, name: str, out) -> tuple:
     """``result`` as the return type ``name`` (``name``_out for an out= call): a legacy function's, over the
     ``linalg`` one that computes it."""
-    return return_type(name if out is None else f"{name}_out")(*result)
+    return return_type(name if out is None else f"{name}_out")(tuple(result))
 
 
 def _eigh_kernel(a, UPLO="L"):
@@ -2977,7 +2977,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None):
         S = svdvals_composite(input)
         U, Vh = new_zeros(input, batch + (m, m)), new_zeros(input, batch + (n, n))
     # V = Vh.mH(): a transposed view, conjugated (lazily) for complex input
-    return _into(_Svd(U, S, _mT(Vh).conj()), out, "_linalg_svd")
+    return _into(_Svd((U, S, _mT(Vh).conj())), out, "_linalg_svd")
 
 
 def _real_tolerances(name: str, **tolerances) -> None:

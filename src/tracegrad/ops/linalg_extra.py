@@ -252,7 +252,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False, o
     """(LU, pivots, info): the packed factorisation P L U = A, as LAPACK's getrf returns it."""
     if out is not None:
         return _out_of(linalg_lu_factor_ex, (A, pivot, check_errors), out, (0, 1, 2), _LuFactorEx)
-    return _LuFactorEx(*linalg_lu_factor_ex(A, pivot=pivot, check_errors=check_errors))
+    return _LuFactorEx(tuple(linalg_lu_factor_ex(A, pivot=pivot, check_errors=check_errors)))
 
 
 def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
@@ -266,7 +266,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out=None):
         LU, pivots, info = linalg_lu_factor_ex(A, pivot=pivot)
     if bool(info.any()):
         raise RuntimeError(_zero_pivot_message("torch.linalg.lu_factor", A._data, info._data))
-    return out_type(_LuFactor)(*out) if out is not None else _LuFactor(LU, pivots)
+    return out_type(_LuFactor)(tuple(out)) if out is not None else _LuFactor((LU, pivots))
 
 
 def _int32():
@@ -306,7 +306,7 @@ def lu(A: Tensor, *, pivot: bool = True, out=None):
     """(P, L, U) with A = P L U."""
     if out is not None:
         return _out_of(linalg_lu, (A, pivot), out, (0, 1, 2), _Lu)
-    return _Lu(*linalg_lu(A, pivot=pivot))
+    return _Lu(tuple(linalg_lu(A, pivot=pivot)))
 
 
 # ---- lu_solve with a gradient for LU -----------------------------------------------------------------------
@@ -352,7 +352,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
         index = int(np.flatnonzero(info._data.reshape(-1))[0])
         raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(A._data, index)}The solver failed because the "
                           "input matrix is singular.")
-    return _SolveEx(result, info)
+    return _SolveEx((result, info))
 
 
 # ---- lstsq -------------------------------------------------------------------------------------------------
@@ -526,7 +526,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     """(solution, residuals, rank, singular_values) of min ||A X - B||_F, with the CPU's default 'gelsy'."""
     if out is not None:
         return _out_of(linalg_lstsq_op, (A, B, rcond, driver), out, (0, 1, 2, 3), _Lstsq)
-    return _Lstsq(*linalg_lstsq_op(A, B, rcond, driver=driver))
+    return _Lstsq(tuple(linalg_lstsq_op(A, B, rcond, driver=driver)))
 
 
 # ---- matrix_exp --------------------------------------------------------------------------------------------
@@ -889,7 +889,7 @@ def _lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unp
                out=None):
     if out is not None:
         return _out_of(lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots), out, (0, 1, 2), _LuUnpack)
-    return _LuUnpack(*lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots))
+    return _LuUnpack(tuple(lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)))
 
 
 PUBLIC = {"matrix_exp": matrix_exp, "orgqr": linalg_householder_product, "lu_unpack": _lu_unpack}

@@ -312,7 +312,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     """(LD, pivots, info): the compact Bunch–Kaufman factorisation, ``info > 0`` for an exactly singular block."""
     if out is not None:
         return _out_of(_linalg_ldl_factor_ex, (A, hermitian, check_errors), out, (0, 1, 2), _LdlFactorEx)
-    return _LdlFactorEx(*_linalg_ldl_factor_ex(A, hermitian=hermitian, check_errors=check_errors))
+    return _LdlFactorEx(tuple(_linalg_ldl_factor_ex(A, hermitian=hermitian, check_errors=check_errors)))
 
 
 def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):  # noqa: N803
@@ -328,7 +328,7 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False, out=None):  # noqa: N803
     if bool(info.any()):
         codes = info._data.reshape(-1)
         raise RuntimeError(_unknown_error("torch.linalg.ldl_factor", int(codes[np.flatnonzero(codes)[0]])))
-    return out_type(_LdlFactor)(*out) if out is not None else _LdlFactor(LD, pivots)
+    return out_type(_LdlFactor)(tuple(out)) if out is not None else _LdlFactor((LD, pivots))
 
 
 def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out=None) -> Tensor:  # noqa: N803

@@ -1347,13 +1347,13 @@ def _meshgrid(tensors: tuple, indexing: str | None) -> tuple:
     from .views import expand, reshape
 
     refuse_non_tensors_among(tensors)  # (torch's parser refuses before its operator warns)
-    if not tensors:
-        raise RuntimeError("meshgrid expects a non-empty TensorList")
-    if indexing is None:
+    if indexing is None:  # (torch warns, then calls the indexing overload, which refuses an empty list)
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
                       "argument.",
                       UserWarning, stacklevel=2)
         indexing = "ij"
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
     for t in tensors:  # (PyTorch checks every dtype first, then the indexing, then every tensor's dims)
         if t.dtype != tensors[0].dtype:
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")

@@ -286,10 +286,10 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
     if out is not None:
         for dst, src in zip(out, (hist_t, edges_t)):
             _with_out(src, dst)
-        return out_type(_HISTOGRAM)(*out)
+        return out_type(_HISTOGRAM)(tuple(out))
     # (no formula: a histogram of weights that require grad is one to print, whose backward refuses)
     give_not_implemented_history("histogram", (hist_t, edges_t), (input, bins, weight))
-    return _HISTOGRAM(hist_t, edges_t)
+    return _HISTOGRAM((hist_t, edges_t))
 
 
 _HISTOGRAM = return_type("histogram", ("hist", "bin_edges"))

@@ -353,7 +353,7 @@ def histogramdd(input: Tensor, bins=10, range: Sequence[float] | None = None,  #
         give_not_implemented_history("_histogramdd_bin_edges", edge_tensors, (input, weight))
     give_not_implemented_history("_histogramdd_from_bin_cts" if counted else "_histogramdd_from_bin_tensors",
                                  (hist,), (input, weight) + (() if counted else tuple(bins)))
-    return _Histogramdd(hist, edge_tensors)
+    return _Histogramdd((hist, edge_tensors))
 
 
 def _histogram_of_points(points: np.ndarray, edges: list, w: np.ndarray | None, density: bool) -> np.ndarray:

@@ -453,7 +453,7 @@ def _structseq_flatten(node: tuple) -> tuple[list[Any], Context]:
 def register_structseq_node(cls: type) -> None:
     """``cls`` a node as torch registers its structseqs (``torch.return_types.pytree_register_structseq``): its own
     node type, no context, children keyed by position."""
-    register_pytree_node(cls, _structseq_flatten, lambda values, context: cls(*values),
+    register_pytree_node(cls, _structseq_flatten, lambda values, context: cls(values),
                          flatten_with_keys_fn=_sequence_keys(_structseq_flatten))
 
 
