@@ -40,9 +40,9 @@ shows ``<built-in method size of Tensor object at 0x...>``; ``nn.Sequential(nn.L
 "_VariableFunctionsClass.relu"; the programs put ``F.relu`` in a ModuleList instead); the legacy
 ``torch.cuda.FloatTensor`` types are missing (torch: "type torch.cuda.FloatTensor not available. Torch not
 compiled with CUDA enabled."; ``x.type("torch.cuda.FloatTensor")`` is ValueError "invalid type" where torch raises
-its long "Cannot initialize CUDA without ATen_cuda library" RuntimeError), as is ``torch.cuda.set_device``; setting
-a field of a named tuple (``r.values = v``) says "can't set attribute" (torch: "readonly attribute"), and
-``torch.return_types.max((v, i))`` from one sequence is refused (torch builds it; two arguments it refuses).
+its long "Cannot initialize CUDA without ATen_cuda library" RuntimeError), as is ``torch.cuda.set_device``. (Setting
+a named tuple's field and ``torch.return_types.max((v, i))`` from one sequence are now torch's: the return types
+are structseqs, ``tests/ops/test_review_structseq_vs_torch.py``.)
 """
 
 from __future__ import annotations
