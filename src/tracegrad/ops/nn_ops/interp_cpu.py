@@ -69,33 +69,12 @@ def _resolve_ties(s: np.ndarray, p: np.ndarray, c, ties: np.ndarray) -> None:
         flat_s[ties] = np.where(err != 0, np.nextafter(sv, np.where(err > 0, np.inf, -np.inf)), sv)
 
 
-class Scratch:
-    """Flat buffers reused from step to step, by name (the arrays are large, and fresh ones cost page faults)."""
-
-    def __init__(self):
-        self._buffers: dict = {}
-
-    def take(self, name: str, shape: tuple, dtype=np.float64) -> np.ndarray:
-        size = math.prod(shape)
-        buffer = self._buffers.get(name)
-        if buffer is None or buffer.size < size or buffer.dtype != dtype:
-            buffer = self._buffers[name] = np.empty(size, dtype)
-        return buffer[:size].reshape(shape)
-
-
-def round_sum32(p: np.ndarray, c, out: np.ndarray | None = None, scratch: Scratch | None = None) -> np.ndarray:
+def round_sum32(p: np.ndarray, c, out: np.ndarray | None = None) -> np.ndarray:
     """``float32(p + c)`` rounded once, ``p`` an exact float64 product of float32s and ``c`` float32 values: the
     float64 sum is rounded to float32, except where that double rounding could go wrong. ``out``: where the
-    result goes; ``scratch``: buffers for the temporaries."""
-    shape = p.shape
-    if scratch is None:
-        s = np.add(p, c, dtype=np.float64)
-        halfway = np.bitwise_and(s.view(np.int64), _DROPPED) == _HALFWAY
-    else:
-        s = np.add(p, c, out=scratch.take("sums", shape))
-        low = np.bitwise_and(s.view(np.int64), _DROPPED, out=scratch.take("bits", shape, np.int64))
-        halfway = np.equal(low, _HALFWAY, out=scratch.take("flags", shape, np.bool_))
-    ties = np.flatnonzero(halfway)
+    result goes."""
+    s = np.add(p, c, dtype=np.float64)
+    ties = np.flatnonzero(np.bitwise_and(s.view(np.int64), _DROPPED) == _HALFWAY)
     if ties.size:
         _resolve_ties(s, p, c, ties)
     if out is None:
@@ -113,6 +92,66 @@ def fma(a, b, c) -> np.ndarray:
     if c.dtype == np.float64:
         return aten_vec.fma(np.asarray(a, np.float64), np.asarray(b, np.float64), c)
     return round_sum32(np.multiply(a, b, dtype=np.float64), c)
+
+
+def fused_chain(first: np.ndarray, second: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """The running sum of a kernel's multiply-adds: ``acc = fma(first[k], second[k], acc)`` for each step k from
+    ``acc = start``, each rounded once in ``start``'s opmath type (as :func:`fma` step by step). ``first`` and
+    ``second`` broadcast to (steps,) + ``start.shape``."""
+    if start.dtype == np.float64:
+        return _chain64(first, second, start)
+    return _chain32(np.multiply(first, second, dtype=np.float64, order="C"), start)
+
+
+def _chain32(products: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """float32 steps with exact float64 ``products`` (C-contiguous, steps first): each float64 sum rounded to
+    float32, two NumPy calls a step; where a double rounding may have gone wrong (a rare inexact sum on a float
+    midpoint, found over all steps at once), again step by step with :func:`round_sum32`."""
+    products = products.reshape(len(products), start.size)  # (one flat row a step: the fastest calls on small arrays)
+    sums = np.empty(products.shape)
+    addends = np.empty(products.shape, np.float32)  # (addends[k]: the running sum before step k)
+    addends[0] = start.reshape(-1)
+    out = np.empty(products.shape[1], np.float32)
+    steps = list(zip(products, addends, sums, [*addends[1:], out]))  # (step k's result: step k + 1's addend)
+    add = np.add
+    for term, addend, total, result in steps:
+        add(term, addend, out=total)
+        result[...] = total
+    if _inexact_midpoints(products, sums, addends):
+        for term, addend, _, result in steps:
+            round_sum32(term, addend, out=result)
+    return out.reshape(start.shape)
+
+
+def _inexact_midpoints(products: np.ndarray, sums: np.ndarray, addends: np.ndarray) -> bool:
+    """Whether a float64 sum of :func:`_chain32` lies exactly halfway between two float32s while the exact sum does
+    not (its rounding error, by Knuth's two-sum, is not zero): only there the float32 rounding of the float64 sum
+    may differ from the fused one. (Most midpoints are exact sums, whose rounding is right.)"""
+    ties = (np.bitwise_and(sums.view(np.int64), _DROPPED) == _HALFWAY).ravel().nonzero()[0]
+    if not ties.size:
+        return False
+    p, s, c = products.ravel().take(ties), sums.ravel().take(ties), addends.ravel().take(ties)
+    z = s - p
+    return bool(((p - (s - z)) + (c - z)).any())
+
+
+def _chain64(first: np.ndarray, second: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """float64 steps: :func:`aten_vec.fma64_finite`'s arithmetic, the products' exact errors (Dekker) taken for all
+    steps at once; where a result is not finite, again step by step with :func:`fma`, which handles those."""
+    first, second = np.asarray(first, np.float64), np.asarray(second, np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        products = np.multiply(first, second)
+        errors = aten_vec.product_error(first, second, products)
+        acc = start
+        for k in range(len(products)):
+            total, rounding = aten_vec.two_sum(products[k], acc)
+            acc = total - (0.0 - (rounding + errors[k]))
+    if np.all(np.isfinite(acc)):  # (a step's non-finite result stays non-finite to the end)
+        return acc
+    acc = start
+    for k in range(len(products)):
+        acc = fma(first[k], second[k], acc)
+    return acc
 
 
 # ---- per-axis indices and weights ----------------------------------------------------------------------------
@@ -205,23 +244,58 @@ def cubic_taps(n_in: int, n_out: int, align_corners: bool, scale: float | None, 
     return AxisTaps(index, np.stack(weights).astype(dt))
 
 
-# ---- forward -------------------------------------------------------------------------------------------------
+# ---- terms: the multiply-adds of a kernel, as tables -----------------------------------------------------------
 
 
-def _nested_sum(terms: list, scratch: Scratch | None = None) -> np.ndarray:
-    """``t0*w0 + t1*w1 + ...`` as the generic kernel's Interpolate struct compiles: the first product fused with
-    the second as addend, each further product fused onto the sum."""
-    (t0, w0), (t1, w1) = terms[0], terms[1]
-    if scratch is None or t0.dtype != np.float32:
-        out = fma(t0, w0, t1 * w1)
-        for t, w in terms[2:]:
-            out = fma(t, w, out)
-        return out
-    out = np.multiply(t1, w1)
-    for t, w in terms[:1] + terms[2:]:
-        product = np.multiply(t, w, dtype=np.float64, out=scratch.take("products", out.shape))
-        round_sum32(product, out, out=out, scratch=scratch)
+@dataclass(frozen=True)
+class Terms:
+    """The multiply-adds giving each element of a kernel's result, in the kernel's order, as tables: term ``t`` of
+    element ``j`` multiplies source element ``index[t, j]`` (flat) by ``weight[t, 0, j]`` (opmath). The first
+    term's product is rounded alone, each further one fused onto the running sum (:func:`apply_terms`)."""
+
+    index: np.ndarray
+    weight: np.ndarray
+
+
+def _read_only(*arrays: np.ndarray) -> None:
+    for array in arrays:  # (shared by every call of a cached plan: read, never written)
+        array.flags.writeable = False
+
+
+def _terms(index: list, weight: list, order: list) -> Terms:
+    """Terms from per-term flat ``index``/``weight`` arrays, taken in ``order``."""
+    terms = Terms(np.stack([index[t] for t in order]), np.stack([weight[t] for t in order])[:, None])
+    _read_only(terms.index, terms.weight)
+    return terms
+
+
+_BLOCK_ELEMENTS = 1 << 18  # (terms times results per block: the float64 temporaries stay in cache)
+
+
+def _column_blocks(rows: int, steps: int, columns: int) -> list[slice]:
+    """Slices of the results' columns, about ``_BLOCK_ELEMENTS`` terms (over all rows) each."""
+    step = max(1, _BLOCK_ELEMENTS // max(1, rows * steps))
+    return [slice(i, i + step) for i in range(0, columns, step)] if step < columns else [slice(None)]
+
+
+def _terms_sum(values: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The sum of ``values * weight`` over the first axis, in order: the first product rounded alone, each further
+    one fused onto the running sum."""
+    start = values[0] * weight[0]
+    return fused_chain(values[1:], weight[1:], start) if len(values) > 1 else start
+
+
+def apply_terms(source: np.ndarray, terms: Terms) -> np.ndarray:
+    """Each row of ``source`` (rows, n, in opmath) through ``terms``: ``x[i1] * w1`` rounded, then
+    ``fma(x[i0], w0, .)``, ``fma(x[i2], w2, .)``, ... as the terms are ordered. Returns (rows, results)."""
+    out = np.empty((source.shape[0], terms.index.shape[1]), source.dtype)
+    for block in _column_blocks(*source.shape[:1], *terms.index.shape):
+        values = source.take(terms.index[:, block], axis=1).transpose(1, 0, 2)  # (terms, rows, results)
+        out[:, block] = _terms_sum(values, terms.weight[:, :, block])
     return out
+
+
+# ---- forward -------------------------------------------------------------------------------------------------
 
 
 def stored_weights(taps: AxisTaps, dtype: np.dtype) -> list[np.ndarray]:
@@ -234,6 +308,19 @@ def stored_weights(taps: AxisTaps, dtype: np.dtype) -> list[np.ndarray]:
     return [w.astype(work) for w in stored]
 
 
+def _nested_order(n: int) -> list:
+    """The generic kernel's order (its Interpolate struct, as compiled): the second product rounded, the first
+    fused onto it, then each further one."""
+    return [1, 0] + list(range(2, n))
+
+
+def _axis_terms(taps: AxisTaps, dtype: np.dtype, trailing: int) -> Terms:
+    """The generic kernel's terms along one axis, the results laid out (axis outputs, ``trailing`` elements)
+    (its index reads the axis, its weights repeat over the trailing elements)."""
+    weights = [np.repeat(w, trailing) for w in stored_weights(taps, dtype)]
+    return _terms(list(taps.index), weights, _nested_order(len(weights)))
+
+
 _CHUNK_ELEMENTS = 1 << 17  # (planes are resampled a few at a time, so the float64 temporaries stay in cache)
 
 
@@ -243,82 +330,83 @@ def plane_chunks(planes: int, plane_size: int) -> list[slice]:
     return [slice(i, i + step) for i in range(0, planes, step)]
 
 
-def generic_forward(x: np.ndarray, axes: tuple[AxisTaps, ...], dtype: np.dtype) -> np.ndarray:
+def generic_forward(x: np.ndarray, plan: ResamplePlan, dtype: np.dtype) -> np.ndarray:
     """upsample_generic_Nd_kernel_impl: the weights stored in the input's dtype, the value of each output the
-    nested sum over the axes, from the last (innermost) axis out, in opmath. Each inner sum depends only on the
-    outer input index it is taken at, so the axes can be reduced one after the other."""
-    k = len(axes)
-    spatial = x.shape[x.ndim - k:]
-    planes = x.reshape((-1,) + spatial)
-    weights = []
-    for i, taps in enumerate(axes):
-        shape = [1] * (k + 1)
-        shape[i + 1] = -1
-        weights.append([w.reshape(shape) for w in stored_weights(taps, dtype)])
-    out_sizes = tuple(t.index.shape[1] for t in axes)
+    nested sum over the axes, from the last (innermost) axis out, in opmath (``x``'s dtype). Each inner sum
+    depends only on the outer input index it is taken at, so the axes can be reduced one after the other."""
+    k = len(plan.in_sizes)
+    planes = x.reshape((-1,) + x.shape[x.ndim - k:])
+    out_sizes = tuple(plan.out_sizes)
     out = np.empty((planes.shape[0],) + out_sizes, x.dtype)
-    scratch = Scratch()
-    for chunk in plane_chunks(planes.shape[0], max(math.prod(spatial), math.prod(out_sizes))):
+    for chunk in plane_chunks(planes.shape[0], max(math.prod(planes.shape[1:]), math.prod(out_sizes))):
         part = planes[chunk]
         for i in reversed(range(k)):
-            terms = [(np.take(part, idx, axis=i + 1), w) for idx, w in zip(axes[i].index, weights[i])]
-            part = _nested_sum(terms, scratch)
+            part = _resampled_axis(part, i + 1, plan.axis_terms(dtype, i))
         out[chunk] = part
     return out.reshape(x.shape[: x.ndim - k] + out_sizes)
 
 
-def _half_tail_sum(terms: list) -> np.ndarray:
-    """The channels-last kernel's scalar tail for half inputs: ``((t0 + t1) + t2) + ...`` with the second
-    product fused onto the first (float32 fuses the first onto the second; measured)."""
-    (t0, w0), (t1, w1) = terms[0], terms[1]
-    out = fma(t1, w1, t0 * w0)
-    for t, w in terms[2:]:
-        out = fma(t, w, out)
-    return out
+def _resampled_axis(part: np.ndarray, axis: int, terms: Terms) -> np.ndarray:
+    """``part`` resampled along ``axis`` by the generic kernel's ``terms`` (:func:`_axis_terms`: their weights
+    repeat over the elements after the axis)."""
+    values = np.take(part, terms.index, axis=axis)  # (lead..., terms, axis outputs, trailing...)
+    steps, outputs = terms.index.shape
+    flat = values.reshape(math.prod(part.shape[:axis]), steps, outputs * math.prod(part.shape[axis + 1:]))
+    summed = _terms_sum(flat.transpose(1, 0, 2), terms.weight)
+    return summed.reshape(part.shape[:axis] + (outputs,) + part.shape[axis + 1:])
 
 
-def _corner_sum(terms: list, vectorised: bool, half: bool = False) -> np.ndarray:
-    """The channels-last kernel's sum of its corner terms: the scalar tail as ``((t0 + t1) + t2) + ...`` with
-    contraction (``half``: :func:`_half_tail_sum`), the vector lanes as ``t0 + (t1 + (... + (t_{n-2} +
-    t_{n-1})))``, each with its FMAs."""
-    if not vectorised:
-        return _half_tail_sum(terms) if half else _nested_sum(terms)
-    (ta, wa), (tb, wb) = terms[-2], terms[-1]
-    out = fma(tb, wb, ta * wa)
-    for t, w in reversed(terms[:-2]):
-        out = fma(t, w, out)
-    return out
+def _corner_orders(n: int) -> dict:
+    """The channels-last kernel's orders of its ``n`` corner terms: the vector lanes' ``t0 + (t1 + (... + (t_{n-2}
+    + t_{n-1})))``, the scalar tail's nested order, and half's scalar tail (the first product rounded, the second
+    fused onto it; measured)."""
+    return {"vector": [n - 2, n - 1] + list(range(n - 3, -1, -1)), "scalar": _nested_order(n),
+            "half": list(range(n))}
 
 
-def channels_last_forward(x: np.ndarray, axes: tuple[AxisTaps, ...], dtype: np.dtype | None = None) -> np.ndarray:
-    """cpu_upsample_linear_channels_last: each output the sum of its 2**k corners, weights the products of the
-    axes' lambdas in opmath (outermost axis first), the channels filling whole vectors summed one way and the
-    tail another (:func:`_corner_sum`). ``x`` is in opmath; ``dtype``, the input's (default: ``x``'s), sets the
-    vector width in channels (16 for half) and the tail's order."""
+def _corner_terms(axes: tuple[AxisTaps, ...], in_sizes: tuple, order: str) -> Terms:
+    """cpu_upsample_linear_channels_last's terms: each output's 2**k corners (outermost axis slowest), weights
+    the products of the axes' lambdas in opmath, outermost axis first."""
     k = len(axes)
-    channels = x.shape[1]
-    dtype = x.dtype if dtype is None else np.dtype(dtype)
+    out_sizes = tuple(a.index.shape[1] for a in axes)
+    strides = [math.prod(in_sizes[i + 1:]) for i in range(k)]
+    index, weight = [], []
+    for corner in product((0, 1), repeat=k):
+        flat, w = 0, None
+        for i, c in enumerate(corner):
+            shape = _axis_shape(i, k)
+            flat = flat + axes[i].index[c].reshape(shape) * strides[i]
+            lam = axes[i].weight[c].reshape(shape)
+            w = lam if w is None else w * lam
+        index.append(np.broadcast_to(flat, out_sizes).ravel())
+        weight.append(np.broadcast_to(w, out_sizes).ravel())
+    return _terms(index, weight, _corner_orders(len(index))[order])
+
+
+def _axis_shape(i: int, k: int) -> list:
+    return [-1 if j == i else 1 for j in range(k)]
+
+
+def channels_last_forward(x: np.ndarray, plan: ResamplePlan, dtype: np.dtype) -> np.ndarray:
+    """cpu_upsample_linear_channels_last: each output the sum of its 2**k corners, the channels filling whole
+    vectors summed one way and the tail another (:func:`_corner_orders`). ``x`` is in opmath; ``dtype``, the
+    input's, sets the vector width in channels (16 for half) and the tail's order."""
+    k = len(plan.in_sizes)
+    batch, channels = x.shape[:2]
     half = dtype.itemsize < x.dtype.itemsize
     lanes = _SIMD_BYTES // dtype.itemsize
     split = channels - channels % lanes
-    terms = []
-    for corner in product((0, 1), repeat=k):
-        value = x
-        weight = None
-        for i, c in enumerate(corner):
-            axis = x.ndim - k + i
-            value = np.take(value, axes[i].index[c], axis=axis)
-            shape = [1] * k
-            shape[i] = -1
-            lam = axes[i].weight[c].reshape(shape)
-            weight = lam if weight is None else weight * lam
-        terms.append((value, weight))
+    planes = x.reshape(batch, channels, math.prod(plan.in_sizes))
     parts = []
     if split:
-        parts.append(_corner_sum([(t[:, :split], w) for t, w in terms], vectorised=True))
+        parts.append((planes[:, :split], "vector"))
     if split < channels:
-        parts.append(_corner_sum([(t[:, split:], w) for t, w in terms], vectorised=False, half=half))
-    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+        parts.append((planes[:, split:], "half" if half else "scalar"))
+    outs = [apply_terms(p.reshape(math.prod(p.shape[:2]), p.shape[2]), plan.corner_terms(dtype, order)).reshape(
+                p.shape[:2] + (math.prod(plan.out_sizes),))
+            for p, order in parts]
+    out = outs[0] if len(outs) == 1 else np.concatenate(outs, axis=1)
+    return out.reshape((batch, channels) + tuple(plan.out_sizes[:k]))
 
 
 def is_channels_last(x: np.ndarray) -> bool:
@@ -350,174 +438,97 @@ def uses_channels_last_kernel(x: np.ndarray, out_sizes: tuple[int, ...], cubic: 
 
 
 @dataclass(frozen=True)
-class Slot:
-    """One step of an axis's contributions: the input indices ``targets`` (a slice where consecutive) each take,
-    at this step, output ``source`` (a slice where evenly spaced) with weight ``weight``; ``group`` numbers the
-    output (relative to the input index) and ``entry`` the tap within it."""
+class Contributions:
+    """The backward's contributions to each input element, in the kernel's order, as tables: step ``t`` of input
+    element ``j`` takes output ``index[t, j]`` (flat; ``index`` = the number of outputs: none, a -0.0 that
+    changes nothing) times the axes' ``weights`` (each (steps, 1, inputs), opmath) at ``[t, 0, j]``. The input
+    elements are ordered by their number of contributions (``counts``, ascending), so a block of them takes only
+    as many steps as its last one has; ``restore`` puts them back in order."""
 
-    targets: object
-    source: np.ndarray
-    weight: np.ndarray
-    group: int
-    entry: int
-
-
-def _axis_slots(taps: AxisTaps, n_in: int) -> list[Slot]:
-    """The contributions an axis makes to each input index, in the kernels' order (by output index, then tap),
-    as steps. Any numbering of an input index's contributions that keeps their order will do; step (d, e) is
-    tap ``e`` of output ``o = base(i) + d``, ``base(i) = i * n_out // n_in`` the output nearest input ``i``, so
-    that for integer scales a step's outputs are evenly spaced (read as views)."""
-    n_taps, n_out = taps.index.shape
-    target = taps.index.ravel()
-    source = np.repeat(np.arange(n_out)[None, :], n_taps, axis=0).ravel()
-    tap = np.repeat(np.arange(n_taps)[:, None], n_out, axis=1).ravel()
-    weight = taps.weight.ravel()
-    order = np.lexsort((tap, source, target))
-    target, source, weight = target[order], source[order], weight[order]
-    group = source - target * n_out // n_in
-    new_pair = np.ones(len(target), bool)
-    new_pair[1:] = (target[1:] != target[:-1]) | (source[1:] != source[:-1])
-    starts = np.flatnonzero(new_pair)
-    entry = np.arange(len(target)) - starts[np.cumsum(new_pair) - 1]  # (the tap's rank among its output's)
-    slots = []
-    for g, e in sorted(set(zip(group.tolist(), entry.tolist()))):
-        sel = (group == g) & (entry == e)
-        idx = target[sel]
-        contiguous = idx[-1] - idx[0] == len(idx) - 1  # (sorted and distinct: a range, taken as a view)
-        targets = slice(int(idx[0]), int(idx[-1]) + 1) if contiguous else idx
-        slots.append(Slot(targets, _as_progression(source[sel]), weight[sel], g, e))
-    return slots
-
-
-def _as_progression(index: np.ndarray) -> np.ndarray | slice:
-    """``index`` as a slice where it steps evenly forward (as for integer scale factors): read as a view."""
-    if len(index) == 1:
-        return slice(int(index[0]), int(index[0]) + 1)
-    step = int(index[1] - index[0])
-    if step > 0 and np.array_equal(np.diff(index), np.full(len(index) - 1, step)):
-        return slice(int(index[0]), int(index[-1]) + 1, step)
-    return index
-
-
-def _block(sels: list, sizes: tuple) -> tuple:
-    """An index taking the block ``sels`` (slices or index arrays) of the trailing dims of sizes ``sizes``."""
-    if all(isinstance(s, slice) for s in sels):
-        return (Ellipsis,) + tuple(sels)
-    arrays = [np.arange(*s.indices(n)) if isinstance(s, slice) else s for s, n in zip(sels, sizes)]
-    return (Ellipsis,) + np.ix_(*arrays)
-
-
-def _step_order(slot_lists: list, corners_reversed: bool) -> list:
-    """The steps of all axes combined, in the order each input element takes them: by the outputs (the axes'
-    groups, outermost axis first), then the taps within an output, outermost axis first or, for bicubic's
-    backward (``corners_reversed``), innermost first."""
-    combos = list(product(*slot_lists))
-
-    def key(combo):
-        groups = tuple(s.group for s in combo)
-        entries = tuple(s.entry for s in combo)
-        return groups + (entries[::-1] if corners_reversed else entries)
-
-    return sorted(combos, key=key)
-
-
-@dataclass(frozen=True)
-class _Step:
-    """One step of the backward: the block of input elements it reaches (an index into the trailing dims),
-    the output index each of them takes along each axis, and each axis's weights (lambdas or cubic
-    coefficients, in opmath, shaped to broadcast over the block)."""
-
-    where: tuple
-    full: bool  # (``where`` takes a view: all its indices are slices)
-    sources: tuple
+    index: np.ndarray
     weights: tuple
+    counts: np.ndarray
+    restore: np.ndarray
 
 
-def _axis_shape(i: int, k: int) -> list:
-    return [-1 if j == i else 1 for j in range(k)]
+def _contributions(axes: tuple[AxisTaps, ...], in_sizes: tuple, cubic: bool) -> Contributions:
+    """The backward kernels add each output's contributions into the input gradient one at a time, outputs in
+    row-major order, the taps of an output outermost axis first (bicubic: innermost first); an input element
+    takes its own in that order. Linear weights are the lambdas' product in opmath, outermost axis first;
+    bicubic keeps its two coefficients apart (``(g * cy) * cx``)."""
+    target, source, weights = _contribution_grid(axes, in_sizes, cubic)
+    order = np.argsort(target, kind="stable")
+    target = target[order]
+    counts = np.bincount(target, minlength=math.prod(in_sizes))
+    rank = np.arange(target.size) - (np.cumsum(counts) - counts)[target]
+    by_count = np.argsort(counts, kind="stable")
+    column = np.argsort(by_count)[target]  # (each contribution's input element, in the order by count)
+    steps = int(counts.max()) if counts.size else 0
+    index = np.full((steps, counts.size), math.prod(a.index.shape[1] for a in axes), np.intp)
+    index[rank, column] = source[order]
+    tables = []
+    for w in weights:
+        table = np.ones((steps, 1, counts.size), w.dtype)
+        table[rank, 0, column] = w[order]
+        tables.append(table)
+    made = Contributions(index, tuple(tables), counts[by_count], np.argsort(by_count))
+    _read_only(made.index, made.counts, made.restore, *tables)
+    return made
 
 
-def _steps(axes: tuple[AxisTaps, ...], in_sizes: tuple[int, ...], dtype: np.dtype, cubic: bool) -> list[_Step]:
+def _contribution_grid(axes: tuple[AxisTaps, ...], in_sizes: tuple, cubic: bool) -> tuple:
+    """Every (output, taps) pair in the kernels' order, flat: its input element, its output and its weights
+    (linear: the lambdas' product; bicubic: the two coefficients)."""
     k = len(axes)
-    work = opmath(dtype)
-    slot_lists = [_axis_slots(a, n) for a, n in zip(axes, in_sizes)]
-    steps = []
-    for combo in _step_order(slot_lists, corners_reversed=cubic):
-        sels = [s.targets for s in combo]
-        weights = tuple(s.weight.astype(work).reshape(_axis_shape(i, k)) for i, s in enumerate(combo))
-        full = all(isinstance(t, slice) for t in sels)
-        steps.append(_Step(_block(sels, in_sizes), full, tuple(s.source for s in combo), weights))
-    return steps
+    out_sizes = tuple(a.index.shape[1] for a in axes)
+    tap_dims = [k + (k - 1 - i if cubic else i) for i in range(k)]  # (where each axis's tap varies)
+    target, source, weights = 0, 0, []
+    for i, taps in enumerate(axes):
+        shape = [1] * (2 * k)
+        shape[i], shape[tap_dims[i]] = out_sizes[i], taps.index.shape[0]
+        order = (0, 1) if i < tap_dims[i] else (1, 0)  # ((output, tap) as the grid has them)
+        target = target + taps.index.T.transpose(order).reshape(shape) * math.prod(in_sizes[i + 1:])
+        source = source + np.arange(out_sizes[i]).reshape(_axis_shape(i, 2 * k)) * math.prod(out_sizes[i + 1:])
+        weights.append(taps.weight.T.transpose(order).reshape(shape))
+    if not cubic:
+        product_weight = weights[0]
+        for w in weights[1:]:
+            product_weight = product_weight * w
+        weights = [product_weight]
+    full = np.broadcast_shapes(*(w.shape for w in weights), np.shape(target), np.shape(source))
+    return tuple(np.broadcast_to(a, full).ravel() for a in (target, source)) + ([
+        np.broadcast_to(w, full).ravel() for w in weights],)
 
 
-def _linear_weight(step: _Step) -> np.ndarray:
-    """The linear backward's weight: the axes' lambdas multiplied in opmath, outermost axis first (for half
-    too: measured)."""
-    weight = step.weights[0]
-    for w in step.weights[1:]:
-        weight = weight * w
-    return weight
-
-
-_WEIGHTS_KEPT = 1 << 22  # (the linear steps' weights are made once per call up to this many elements in all)
-
-
-def _gathered(planes: np.ndarray, step: _Step, cache: dict) -> np.ndarray:
-    """The incoming gradient at the step's outputs, the partial gathers along the outer axes kept for the next
-    steps (consecutive steps mostly share them)."""
-    value = planes
-    key: tuple = ()
-    for i, source in enumerate(step.sources):
-        key = key + (id(source),)
-        if isinstance(source, slice):
-            value = value[(slice(None),) * (i + 1) + (source,)]
-        else:
-            if key not in cache:
-                cache[key] = np.take(value, source, axis=i + 1)
-            value = cache[key]
-    return value
-
-
-def _accumulate(g: np.ndarray, axes: tuple[AxisTaps, ...], in_sizes: tuple[int, ...], dtype: np.dtype,
-                cubic: bool, steps: list | None = None) -> np.ndarray:
+def accumulate(g: np.ndarray, plan: ResamplePlan, dtype: np.dtype, cubic: bool) -> np.ndarray:
     """The backward kernels' scatter-add, one contribution at a time per input element, in their order:
     linear ``gin = fma(lh * lw, g, gin)``, bicubic ``gin = gin + (g * cy) * cx`` (its file is compiled without
     contraction), in opmath."""
-    k = len(axes)
+    k = len(plan.in_sizes)
     work = opmath(dtype)
     lead = g.shape[: g.ndim - k]
-    planes = g.astype(work, copy=False).reshape((-1,) + g.shape[g.ndim - k:])
-    steps = steps if steps is not None else _steps(axes, in_sizes, dtype, cubic)
-    out = np.empty((planes.shape[0],) + tuple(in_sizes), work)
-    size = max(math.prod(in_sizes), math.prod(planes.shape[1:]))
-    scratch = Scratch()
-    block_sizes = (math.prod(np.broadcast_shapes(*(w.shape for w in s.weights))) for s in steps)
-    kept = not cubic and sum(block_sizes) <= _WEIGHTS_KEPT
-    weights = [_linear_weight(s) for s in steps] if kept else [None] * len(steps)
-    for chunk in plane_chunks(planes.shape[0], size):
-        part = planes[chunk]
-        acc = np.zeros((part.shape[0],) + tuple(in_sizes), work)
-        cache: dict = {}
-        for step, weight in zip(steps, weights):
-            value = _gathered(part, step, cache)
-            if len(cache) > 2 * k:
-                cache.clear()
-            current = acc[step.where]
-            if cubic:
-                for w in step.weights:  # ((g * cy) * cx): the inner axis's coefficient last
-                    value = value * w
-                updated = current + value
-            elif work == np.float32:  # (in place, in buffers kept from step to step: these arrays are large)
-                weight = _linear_weight(step) if weight is None else weight
-                product = np.multiply(value, weight, dtype=np.float64, out=scratch.take("products", current.shape))
-                updated = round_sum32(product, current, out=current, scratch=scratch)
-                if step.full:  # (a view: written in place)
-                    continue
-            else:
-                updated = fma(_linear_weight(step) if weight is None else weight, value, current)
-            acc[step.where] = updated
-        out[chunk] = acc
-    return out.reshape(lead + tuple(in_sizes))
+    table = plan.contributions(dtype)
+    rows = g.astype(work, copy=False).reshape(-1, math.prod(g.shape[g.ndim - k:]))
+    rows = np.concatenate([rows, np.full((rows.shape[0], 1), -0.0, work)], axis=1)  # (the -0.0 of no output)
+    out = np.zeros((rows.shape[0], table.index.shape[1]), work)
+    for block in _column_blocks(rows.shape[0], *table.index.shape):
+        steps = int(table.counts[block][-1])
+        if not steps:  # (no output reaches these: zeros)
+            continue
+        values = rows.take(table.index[:steps, block], axis=1).transpose(1, 0, 2)  # (steps, rows, inputs)
+        weights = [w[:steps, :, block] for w in table.weights]
+        zeros = np.zeros(values.shape[1:], work)
+        out[:, block] = _cubic_sum(values, weights, zeros) if cubic else fused_chain(weights[0], values, zeros)
+    return np.take(out, table.restore, axis=1).reshape(lead + tuple(plan.in_sizes))
+
+
+def _cubic_sum(values: np.ndarray, weights: list, acc: np.ndarray) -> np.ndarray:
+    """``acc + (g * cy) * cx`` step by step (``values`` the gathered g), every operation rounded in opmath."""
+    contributions = np.multiply(values, weights[0], order="C")
+    contributions *= weights[1]
+    for step in contributions:
+        np.add(acc, step, out=acc)
+    return acc
 
 
 # ---- the plan ------------------------------------------------------------------------------------------------
@@ -527,7 +538,8 @@ def _accumulate(g: np.ndarray, axes: tuple[AxisTaps, ...], in_sizes: tuple[int, 
 class ResamplePlan:
     """What an interpolating upsample resamples (``mode`` "linear" or "cubic", the input and output sizes of
     the spatial dims, align_corners and the scales the kernel gets); ``adjoint``: the plan of its backward.
-    Stands where the dense matrices stood: :func:`apply` maps an array by it."""
+    Stands where the dense matrices stood: :func:`apply` maps an array by it. Its taps and the kernels' tables
+    are made once, at first use, and shared with its adjoint."""
 
     mode: str
     in_sizes: tuple
@@ -535,12 +547,16 @@ class ResamplePlan:
     align_corners: bool
     scales: tuple
     adjoint: bool = False
-    _taps: dict = field(default_factory=dict, repr=False)  # (the taps and steps made so far, by dtype)
+    _taps: dict = field(default_factory=dict, repr=False)  # (the taps made so far, by opmath type and fusing)
+    _tables: dict = field(default_factory=dict, repr=False)  # (the kernels' terms made so far)
+    _other: ResamplePlan | None = field(default=None, repr=False)  # (the adjoint, once made)
 
     def transposed(self) -> ResamplePlan:
-        """The adjoint plan (the backward; its adjoint is the forward again), sharing the taps made so far."""
-        return ResamplePlan(self.mode, self.in_sizes, self.out_sizes, self.align_corners, self.scales,
-                            not self.adjoint, self._taps)
+        """The adjoint plan (the backward; its adjoint is the forward again), sharing the taps and tables."""
+        if self._other is None:
+            self._other = ResamplePlan(self.mode, self.in_sizes, self.out_sizes, self.align_corners, self.scales,
+                                       not self.adjoint, self._taps, self._tables, self)
+        return self._other
 
     def taps(self, dt: type, fused: bool = True) -> tuple[AxisTaps, ...]:
         key = (dt, fused)
@@ -549,24 +565,33 @@ class ResamplePlan:
             extra = {"fused": fused} if self.mode == "cubic" else {}
             made = tuple(make(n, o, self.align_corners, s, dt, **extra)
                          for n, o, s in zip(self.in_sizes, self.out_sizes, self.scales))
-            for axis in made:  # (shared by every call of a cached plan: read, never written)
-                axis.index.flags.writeable = axis.weight.flags.writeable = False
+            for axis in made:
+                _read_only(axis.index, axis.weight)
             self._taps[key] = made
         return self._taps[key]
 
-    def steps(self, dtype: np.dtype) -> list:
-        """The backward's steps (:func:`_steps`) for gradients of ``dtype``, made once."""
-        key = ("steps", np.dtype(dtype).name)
-        if key not in self._taps:
-            cubic = self.mode == "cubic"
-            axes = self.taps(opmath(dtype), fused=not cubic)
-            steps = _steps(axes, tuple(self.in_sizes), np.dtype(dtype), cubic)
-            for step in steps:  # (shared by every call of a cached plan, as the taps: read, never written)
-                for part in (*step.where, *step.sources, *step.weights):
-                    if isinstance(part, np.ndarray):
-                        part.flags.writeable = False
-            self._taps[key] = steps
-        return self._taps[key]
+    def _table(self, key: tuple, make) -> object:
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = make()
+        return table
+
+    def axis_terms(self, dtype: np.dtype, axis: int) -> Terms:
+        """The generic forward kernel's terms along ``axis`` (inputs of ``dtype``)."""
+        trailing = math.prod(self.out_sizes[axis + 1:])
+        return self._table(("axis", dtype, axis), lambda: _axis_terms(
+            self.taps(opmath(dtype))[axis], dtype, trailing))
+
+    def corner_terms(self, dtype: np.dtype, order: str) -> Terms:
+        """The channels-last forward kernel's corner terms in ``order`` (see :func:`_corner_orders`)."""
+        return self._table(("corners", opmath(dtype), order), lambda: _corner_terms(
+            self.taps(opmath(dtype)), tuple(self.in_sizes), order))
+
+    def contributions(self, dtype: np.dtype) -> Contributions:
+        """The backward's contributions for gradients of ``dtype``."""
+        cubic = self.mode == "cubic"
+        return self._table(("contributions", opmath(dtype)), lambda: _contributions(
+            self.taps(opmath(dtype), fused=not cubic), tuple(self.in_sizes), cubic))
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         return _backward(self, x) if self.adjoint else _forward(self, x)
@@ -574,28 +599,24 @@ class ResamplePlan:
 
 def _forward(plan: ResamplePlan, x: np.ndarray) -> np.ndarray:
     dtype = x.dtype
-    work = opmath(dtype)
-    axes = plan.taps(work)
-    cubic = plan.mode == "cubic"
-    if uses_channels_last_kernel(x, plan.out_sizes, cubic):
-        out = channels_last_forward(x.astype(work, copy=False), axes, dtype)
+    work = x.astype(opmath(dtype), copy=False)
+    if uses_channels_last_kernel(x, plan.out_sizes, plan.mode == "cubic"):
+        out = channels_last_forward(work, plan, dtype)
     else:
-        out = generic_forward(x.astype(work, copy=False), axes, dtype)
+        out = generic_forward(work, plan, dtype)
     return np.ascontiguousarray(out.astype(dtype, copy=False))
 
 
 def _backward(plan: ResamplePlan, g: np.ndarray) -> np.ndarray:
-    dtype = g.dtype
     cubic = plan.mode == "cubic"
     if cubic and tuple(plan.in_sizes) == tuple(plan.out_sizes):  # (the bicubic backward copies then)
         return np.ascontiguousarray(g)
-    axes = plan.taps(opmath(dtype), fused=not cubic)
-    out = _accumulate(g, axes, tuple(plan.in_sizes), dtype, cubic, plan.steps(dtype))
-    return np.ascontiguousarray(out.astype(dtype, copy=False))
+    out = accumulate(g, plan, g.dtype, cubic)
+    return np.ascontiguousarray(out.astype(g.dtype, copy=False))
 
 
 @functools.lru_cache(maxsize=64)
 def shared_plan(mode: str, in_sizes: tuple, out_sizes: tuple, align_corners: bool, scales: tuple) -> ResamplePlan:
-    """The plan of these arguments, one per distinct call: its taps and backward steps, which cost far more than a
-    small image's resampling (an 8x8 bilinear backward spent 0.8 ms making them), are made once for all calls."""
+    """The plan of these arguments, one per distinct call: its taps and the kernels' tables, which cost far more
+    than a small image's resampling, are made once for all calls."""
     return ResamplePlan(mode, in_sizes, out_sizes, align_corners, scales)
