@@ -902,7 +902,7 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
     """PyTorch's ``sumproduct_pair`` (keepdim): ``(left * right).sum(sum_dims, keepdim=True)`` for operands
     aligned dim by dim, by permuting to (batch, rows, summed) x (batch, summed, cols) and one bmm."""
     from .pointwise import mul
-    from .views import permute, reshape, view
+    from .views import call_plain, permute, reshape, view
 
     if not sum_dims:
         return mul(left, right)
@@ -935,9 +935,10 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
     inverse = [0] * len(order)
     for k, d in enumerate(order):
         inverse[d] = k
-    left = reshape(permute(left, order), (lro_size, lo_size, sum_size))
-    right = reshape(permute(right, lro + sum_dims + ro + lo), (lro_size, sum_size, ro_size))
-    return permute(view(bmm(left, right), out_size), inverse)
+    # (the views by their lean path, which records the same nodes: a small einsum is mostly their dispatch)
+    left = reshape(call_plain(permute, left, tuple(order)), (lro_size, lo_size, sum_size))
+    right = reshape(call_plain(permute, right, tuple(lro + sum_dims + ro + lo)), (lro_size, sum_size, ro_size))
+    return call_plain(permute, call_plain(view, bmm(left, right), tuple(out_size)), tuple(inverse))
 
 
 def _check_broadcast(shape: tuple, where: tuple, plan: _EinsumPlan, label_sizes: list, operand: int) -> None:
@@ -962,7 +963,7 @@ def _einsum(equation: str, operands: list) -> Tensor:
     """PyTorch's einsum without a contraction path: align every operand to (output dims, contracted dims)
     (diagonals for repeated labels, unsqueezes for missing ones, one permute), then contract left to right
     with ``_sumproduct_pair``."""
-    from .views import diagonal, movedim, permute, unsqueeze, view
+    from .views import call_plain, diagonal, movedim, permute, unsqueeze, view
 
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
@@ -981,8 +982,8 @@ def _einsum(equation: str, operands: list) -> Tensor:
         for first, repeated in steps.diagonals:
             op = movedim(diagonal(op, 0, first, repeated), -1, first)
         for dim in steps.unsqueezes:
-            op = unsqueeze(op, dim)
-        op = permute(op, list(steps.perm))
+            op = call_plain(unsqueeze, op, dim)
+        op = call_plain(permute, op, tuple(steps.perm))
         _check_broadcast(op.shape, steps.where, plan, label_sizes, len(ops))
         ops.append(op)
     while len(ops) > 1:
