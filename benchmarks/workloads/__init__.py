@@ -11,6 +11,7 @@ from benchmarks.workloads.inplace_view import INPLACE_VIEW
 from benchmarks.workloads.live import LIVE
 from benchmarks.workloads.mlp import MLP_MEDIUM, MLP_TINY
 from benchmarks.workloads.perop import OBSERVER, PEROP
+from benchmarks.workloads.resample import RESAMPLE
 from benchmarks.workloads.snapshot import SNAPSHOT
 
 WORKLOADS: tuple[Workload, ...] = (
@@ -23,6 +24,7 @@ WORKLOADS: tuple[Workload, ...] = (
     SNAPSHOT,
     LIVE,
     INPLACE_VIEW,
+    RESAMPLE,
     DEEP,
 )
 
