@@ -48,3 +48,18 @@ def test_graph_and_gradients_match_torch(equation, shapes):
             assert str(a.dtype) == str(b.dtype) and a.stride() == b.stride()
             np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
     assert ours[3] == theirs[3]
+
+
+@pytest.mark.parametrize("equation,shapes", EQUATIONS + [("ij->ji", [(3, 4)]), ("b...,b...->b", [(2, 3, 1), (2, 1, 4)])])
+def test_unrecorded_einsum_matches_torch(equation, shapes):
+    """Without grad, einsum's aligning views are made as arrays: the result is still torch's (a view of the product
+    where torch's is, strides, dtype) and the operands' versions are untouched."""
+    results = []
+    for lib in (tg, torch):
+        rng = np.random.default_rng(1)
+        ops = [lib.tensor(rng.standard_normal(s), dtype=lib.float64) for s in shapes]
+        y = lib.einsum(equation, *ops)
+        results.append((y, y._is_view(), y.stride(), str(y.dtype), [t._version for t in ops]))
+    (y, *facts), (y_torch, *facts_torch) = results
+    assert facts == facts_torch
+    np.testing.assert_allclose(y.numpy(), y_torch.numpy(), rtol=1e-12, atol=1e-12)

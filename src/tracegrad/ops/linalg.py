@@ -22,6 +22,7 @@ from .._tensor import Tensor, _wrap
 from ..backend import dtypes as _dt
 from ..return_types import out_return, out_type, return_type
 from . import aten_norm
+from . import views as _views
 from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_term, zero_aware_product_rule
 from ._util import broadcast_mismatch, opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
 from .bfloat16_in_float import seen_dtype, stands_for_bfloat16
@@ -898,12 +899,46 @@ def _right_first(lo: list, ro: list) -> bool:
     return bool(lo) and bool(ro) and lo[0] > ro[-1]
 
 
-def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
+def _unseen(operands) -> bool:
+    """Whether nothing sees the views einsum aligns its operands with: no node is recorded for them (no grad), no
+    transform, profiler or observer watches (``views.plain``), and they are consumed by the products, whose results
+    are fresh tensors. There the views are made as arrays (``_Aligner``)."""
+    if len(operands) < 2:  # (one operand: the result may be its view)
+        return False
+    recorded = STATE.grad_enabled and any(t.requires_grad for t in operands)
+    return not recorded and all(_views.plain(t) for t in operands)
+
+
+class _Aligner:
+    """einsum's intermediate views (permutes, unsqueezes, reshapes of its operands). Recorded or watched, each is
+    its operator (by the views' lean path, which records the same nodes); unseen (``_unseen``), each is its
+    kernel's array wrapped as a fresh tensor: the same arrays, so the products give the same bits, without the
+    views' bookkeeping, which nothing reads."""
+
+    def __init__(self, unseen: bool):
+        self.unseen = unseen
+
+    def view_op(self, op, t: Tensor, *rest) -> Tensor:
+        return _wrap(op.kernel(t._data, *rest)) if self.unseen else _views.call_plain(op, t, *rest)
+
+    def reshape(self, t: Tensor, shape: tuple) -> Tensor:
+        views = _views
+        if self.unseen:  # (as ``views.reshape``: a view where the strides allow one, else its copy)
+            a = t._data
+            viewed = views.view.kernel(a, shape) if a.flags.c_contiguous else views.viewed_as(a, shape)
+            if viewed is not None:
+                return _wrap(viewed)
+        return views.reshape(t, shape)
+
+
+def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list,
+                     align: _Aligner | None = None) -> Tensor:
     """PyTorch's ``sumproduct_pair`` (keepdim): ``(left * right).sum(sum_dims, keepdim=True)`` for operands
     aligned dim by dim, by permuting to (batch, rows, summed) x (batch, summed, cols) and one bmm."""
     from .pointwise import mul
-    from .views import call_plain, permute, reshape, view
 
+    call_plain, permute, view = _views.call_plain, _views.permute, _views.view
+    align = align or _Aligner(False)
     if not sum_dims:
         return mul(left, right)
     # (the sizes read once: summing a dim of one operand below leaves the other dims' sizes as they are)
@@ -936,8 +971,9 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
     for k, d in enumerate(order):
         inverse[d] = k
     # (the views by their lean path, which records the same nodes: a small einsum is mostly their dispatch)
-    left = reshape(call_plain(permute, left, tuple(order)), (lro_size, lo_size, sum_size))
-    right = reshape(call_plain(permute, right, tuple(lro + sum_dims + ro + lo)), (lro_size, sum_size, ro_size))
+    left = align.reshape(align.view_op(permute, left, tuple(order)), (lro_size, lo_size, sum_size))
+    right = align.reshape(align.view_op(permute, right, tuple(lro + sum_dims + ro + lo)),
+                          (lro_size, sum_size, ro_size))
     return call_plain(permute, call_plain(view, bmm(left, right), tuple(out_size)), tuple(inverse))
 
 
@@ -963,8 +999,8 @@ def _einsum(equation: str, operands: list) -> Tensor:
     """PyTorch's einsum without a contraction path: align every operand to (output dims, contracted dims)
     (diagonals for repeated labels, unsqueezes for missing ones, one permute), then contract left to right
     with ``_sumproduct_pair``."""
-    from .views import call_plain, diagonal, movedim, permute, unsqueeze, view
-
+    diagonal, movedim, permute, unsqueeze, view = (_views.diagonal, _views.movedim, _views.permute, _views.unsqueeze,
+                                                   _views.view)
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
     # (no dtype check of its own: PyTorch's bmm refuses mixed dtypes, in the order sumproduct_pair hands it the
@@ -976,14 +1012,15 @@ def _einsum(equation: str, operands: list) -> Tensor:
     counts = [0] * len(labels)  # how many operands have each dim with a size other than 1
     label_sizes = [1] * len(labels)
     ops = []
+    align = _Aligner(_unseen(operands))
     for op, shape, steps in zip(operands, shapes, plan.operands):
         for k, j in steps.firsts:
             counts[k] += shape[j] != 1
         for first, repeated in steps.diagonals:
             op = movedim(diagonal(op, 0, first, repeated), -1, first)
         for dim in steps.unsqueezes:
-            op = call_plain(unsqueeze, op, dim)
-        op = call_plain(permute, op, tuple(steps.perm))
+            op = align.view_op(unsqueeze, op, dim)
+        op = align.view_op(permute, op, tuple(steps.perm))
         _check_broadcast(op.shape, steps.where, plan, label_sizes, len(ops))
         ops.append(op)
     while len(ops) > 1:
@@ -1007,7 +1044,7 @@ def _einsum(equation: str, operands: list) -> Tensor:
             a = _sum_keep(a, a_sum)
         if b_sum:
             b = _sum_keep(b, b_sum)
-        ops.insert(0, _sumproduct_pair(a, b, sum_dims))
+        ops.insert(0, _sumproduct_pair(a, b, sum_dims, align))
     if len(labels) > n_out:  # the contracted dims are of size 1 now, or still to be summed (one operand)
         if len(operands) > 1:
             return view(ops[0], tuple(ops[0].shape[:n_out]))
