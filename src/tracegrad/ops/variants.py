@@ -133,10 +133,12 @@ def write_out(op, bound: tuple, out):
     _check_out_dtype(op, bound, outs[0])
     if op.name in _COPIED_INTO_RESIZED_OUT:
         _check_linalg_compatible_dtype(op.name, bound[0], outs[0])
-    accumulating = _accumulating_in_out_dtype(op, bound, outs[0])
-    if accumulating is not None:
-        bound = accumulating
     _check_out_overlap(op, bound, outs)
+    if op.name in _COMPUTED_IN_OUT_DTYPE and isinstance(outs[0], Tensor):
+        _refuse_out_dtype_after_resize(op, bound, outs[0])
+        accumulating = _accumulating_in_out_dtype(op, bound, outs[0])
+        if accumulating is not None:
+            bound = accumulating
     if STATE.fw_grad_levels and op.name in OUT_WITHOUT_DERIVATIVE:  # (the autograd fallback refuses before the kernel)
         from ..autograd.forward_ad import refuse_out_tangents
 
@@ -148,10 +150,6 @@ def write_out(op, bound: tuple, out):
     finally:
         STATE.grad_enabled = prev
     results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-    if accumulating is not None and bound[0]._data.size:  # (an empty input is filled, with no dispatch)
-        refused = _refused_out_dtype(op, bound[0], outs[0])
-        if refused is not None:  # (the functional form computed, where torch's out= kernel refuses out's dtype)
-            raise unsupported(refused, outs[0]._data.dtype)
     if len(results) != len(outs):
         raise RuntimeError(f"{op.name}(): expected {len(results)} output tensors in out=, got {len(outs)}")
     if op.name in ("cat", "stack"):  # (torch's stack into an out= of another dtype is a cat of the unsqueezed)
@@ -324,37 +322,87 @@ def _check_out_dtype(op, bound: tuple, dst) -> None:
 # ``infer_dtype_from_optional``/``get_dtype_from_result``/``cum_meta_function``): sum(x, 0, out=<float64>) of float32
 # values adds in double, cumsum into a bool out is refused as the kernel's dispatch refuses Bool.
 _COMPUTED_IN_OUT_DTYPE = frozenset({"sum", "prod", "cumsum", "cumprod", "nansum", "mean"})
-# those of them whose kernel refuses a barebones unsigned out -> torch's kernel name in the refusal
+# those of them whose kernel refuses a barebones unsigned out -> torch's kernel name in the refusal (nansum of
+# integers is their sum)
 _ACCUMULATE_IN_OUT_DTYPE = {"sum": "sum_cpu", "prod": "prod_out_cpu", "cumsum": "cumsum_out_cpu",
-                            "cumprod": "cumprod_out_cpu"}
+                            "cumprod": "cumprod_out_cpu", "nansum": "sum_cpu"}
 
 
-def _accumulating_in_out_dtype(op, bound: tuple, dst) -> tuple | None:
+def _accumulating_in_out_dtype(op, bound: tuple, dst: Tensor) -> tuple | None:
     """``bound`` with ``dtype=`` out's dtype for a reduction that computes in it (so the functional operator
-    converts, accumulates and refuses as torch's out= kernel does); None where ``dtype=`` is given (it must then
-    be out's, ``_check_out_dtype``) or the operator computes in its own result dtype and casts into out."""
-    if op.name not in _COMPUTED_IN_OUT_DTYPE or not isinstance(dst, Tensor):
-        return None
+    converts and accumulates as torch's out= kernel does); None where ``dtype=`` is given (it must then be out's,
+    ``_check_out_dtype``) or the operator computes in its own result dtype and casts into out (mean of an
+    integral input, which the functional mean refuses before either)."""
     position = op.param_names.index("dtype")
     if bound[position] is not None:
         return None
-    if op.name == "mean" and not (is_differentiable_np(bound[0]._data.dtype) and is_differentiable_np(dst._data.dtype)):
-        # (mean's kernel sums into out and divides it in place: an integral out refuses the quotient's cast, an
-        # integral input is refused before either, both as the functional mean's result is)
+    if op.name == "mean" and not is_differentiable_np(bound[0]._data.dtype):
         return None
     return bound[:position] + (dst.dtype,) + bound[position + 1:]
 
 
-def _refused_out_dtype(op, source: Tensor, dst: Tensor) -> str | None:
-    """The kernel name of torch's refusal of an out= dtype that its functional form, given it as ``dtype=``,
-    accepts: a barebones unsigned one, and nansum's integral or bool out of floating values (its functional form
-    converts the values first; its out= kernel dispatches on out's dtype, over floating types only)."""
-    have = dst._data.dtype
-    if have.char in BAREBONES_UNSIGNED_CHARS:
-        return _ACCUMULATE_IN_OUT_DTYPE.get(op.name)
-    if op.name == "nansum" and is_floating_np(source._data.dtype) and have.kind in "biu":
+def _refuse_out_dtype_after_resize(op, bound: tuple, dst: Tensor) -> None:
+    """Raise torch's refusal of an out= dtype that the functional form, given it as ``dtype=``, accepts, where
+    there is one. Torch's meta function has resized out by then (with its warning)."""
+    source, have = bound[0]._data, dst._data.dtype
+    position = op.param_names.index("dtype")
+    if op.name == "mean":
+        _refuse_mean_out_dtype(op, bound, dst)
+        return
+    kernel = _refusing_kernel(op.name, source, have)
+    if kernel is None or not source.size:  # (an empty input's result is filled, with no dispatch)
+        return
+    prev = STATE.grad_enabled
+    STATE.grad_enabled = False
+    try:  # (the result's shape, computed in the operator's own dtype, which it accepts)
+        result = op._eager(bound[:position] + (None,) + bound[position + 1:])
+    finally:
+        STATE.grad_enabled = prev
+    if dst._data.shape != result._data.shape:
+        warn_out_resized(dst._data, result._data.shape)
+        dst._data = resized_out(dst._data, result._data)
+    raise unsupported(kernel, have)
+
+
+def _refusing_kernel(name: str, source: np.ndarray, have: np.dtype) -> str | None:
+    """The kernel whose dispatch on out's dtype ``have`` refuses it: a barebones unsigned one (nansum of
+    integers is their sum), nansum's integral, bool or complex out of floating values (its out= kernel dispatches
+    over floating types only), and a scan's bool out of a tensor of at least one dim (a 0-d one is copied)."""
+    if name == "nansum" and is_floating_np(source.dtype) and not is_floating_np(have):
         return "nansum_cpu"
+    if have.char in BAREBONES_UNSIGNED_CHARS:
+        return _ACCUMULATE_IN_OUT_DTYPE.get(name)
+    if name in ("cumsum", "cumprod") and have == np.bool_ and source.ndim:
+        return _ACCUMULATE_IN_OUT_DTYPE[name]
     return None
+
+
+def _refuse_mean_out_dtype(op, bound: tuple, dst: Tensor) -> None:
+    """mean's out= refusals: without a dim (``mean.dtype_out``, a composite) out must hold the input's dtype,
+    before anything is resized; then the kernel sums into an integral or bool out (``at::sum_out(result,
+    ...).div_(n)``) and the in-place division refuses the true quotient, of the default dtype. (A ``dtype=``
+    given is out's, ``_check_out_dtype``; an integral one, as an integral input, the functional mean refuses.)"""
+    from ..backend.dtypes import scalar_type_name
+    from ._util import default_float
+    from .pointwise import _can_cast_like_torch
+
+    source, have = bound[0]._data.dtype, dst._data.dtype
+    if "dim" not in op.param_names and not _can_cast_like_torch(source, have):
+        raise RuntimeError(f"mean.dtype_out(): input types can't be cast to the desired output type "
+                           f"{scalar_type_name(have)}")
+    if is_differentiable_np(source) and have.kind in "biu" and bound[op.param_names.index("dtype")] is None:
+        _sum_into(op, bound, dst)
+        raise RuntimeError(f"result type {scalar_type_name(default_float())} can't be cast to the desired output "
+                           f"type {scalar_type_name(have)}")
+
+
+def _sum_into(op, bound: tuple, dst: Tensor) -> None:
+    """``torch.sum(self, dim, keepdim, out=dst)`` for a mean's arguments (``mean(Tensor self, *, dtype)`` has
+    neither dim nor keepdim)."""
+    from .reductions_extra import sum as sum_
+
+    arguments = dict(zip(op.param_names, bound))
+    sum_(arguments["self"], arguments.get("dim"), arguments.get("keepdim", False), out=dst)
 
 
 def check_out_dtype(name: str, dtype, dst: Tensor) -> None:
