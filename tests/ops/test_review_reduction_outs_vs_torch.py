@@ -105,3 +105,22 @@ def test_mean_integral_out_names_the_default_dtype():
             lib.set_default_dtype(previous)
 
     assert program(tg) == program(torch)
+
+
+DISTANCES_OF_NAN_P = {
+    "cdist": lambda t: t.cdist(t.ones(3, 4), t.zeros(2, 4), float("nan")),
+    "pdist": lambda t: t.pdist(t.ones(3, 4), float("nan")),
+    "cdist-empty": lambda t: t.cdist(t.ones(0, 4), t.zeros(2, 4), float("nan")),
+}
+
+
+@pytest.mark.parametrize("program", DISTANCES_OF_NAN_P.values(), ids=DISTANCES_OF_NAN_P.keys())
+def test_distances_refuse_a_nan_p(program):
+    """ATen checks ``p >= 0``, which a NaN p fails (tracegrad checked ``p < 0`` and gave NaN distances)."""
+    def outcome(lib):
+        try:
+            return repr(program(lib).tolist())
+        except RuntimeError as exc:
+            return str(exc)
+
+    assert outcome(tg) == outcome(torch)

@@ -9,9 +9,9 @@ import numpy as np
 from .._state import STATE
 from .._strides import contiguous_as_torch
 from .._tensor import Tensor
-from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, is_differentiable_np, is_floating_np, kind_of
+from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, is_differentiable_np, is_floating_np, kind_of, scalar_type_name
 from ..return_types import out_return
-from ._util import unsupported
+from ._util import default_float, unsupported
 
 
 def _requires_grad_anywhere(op, bound: tuple) -> bool:
@@ -238,7 +238,6 @@ _OWN_OUT_RESIZES = {"narrow_copy": _resize_silently, "kthvalue": _resize_at_keep
 
 def _check_linalg_compatible_dtype(name: str, source: Tensor, dst) -> None:
     """ATen's checkLinalgCompatibleDtype: ``dst`` must hold ``source``'s dtype safely, in ``name``'s words."""
-    from ..backend.dtypes import scalar_type_name
     from .pointwise import _can_cast_like_torch
 
     if isinstance(dst, Tensor) and not _can_cast_like_torch(source._data.dtype, dst._data.dtype):
@@ -382,15 +381,14 @@ def _refuse_mean_out_dtype(op, bound: tuple, dst: Tensor) -> None:
     before anything is resized; then the kernel sums into an integral or bool out (``at::sum_out(result,
     ...).div_(n)``) and the in-place division refuses the true quotient, of the default dtype. (A ``dtype=``
     given is out's, ``_check_out_dtype``; an integral one, as an integral input, the functional mean refuses.)"""
-    from ..backend.dtypes import scalar_type_name
-    from ._util import default_float
-    from .pointwise import _can_cast_like_torch
-
     source, have = bound[0]._data.dtype, dst._data.dtype
-    if "dim" not in op.param_names and not _can_cast_like_torch(source, have):
-        raise RuntimeError(f"mean.dtype_out(): input types can't be cast to the desired output type "
-                           f"{scalar_type_name(have)}")
-    if is_differentiable_np(source) and have.kind in "biu" and bound[op.param_names.index("dtype")] is None:
+    if "dim" not in op.param_names and source != have:
+        from .pointwise import _can_cast_like_torch
+
+        if not _can_cast_like_torch(source, have):
+            raise RuntimeError(f"mean.dtype_out(): input types can't be cast to the desired output type "
+                               f"{scalar_type_name(have)}")
+    if have.kind in "biu" and is_differentiable_np(source) and bound[op.param_names.index("dtype")] is None:
         _sum_into(op, bound, dst)
         raise RuntimeError(f"result type {scalar_type_name(default_float())} can't be cast to the desired output "
                            f"type {scalar_type_name(have)}")
@@ -407,7 +405,7 @@ def _sum_into(op, bound: tuple, dst: Tensor) -> None:
 
 def check_out_dtype(name: str, dtype, dst: Tensor) -> None:
     """torch's refusal of an ``out=`` whose dtype is not the ``dtype=`` of operator ``name``, in its words."""
-    from ..backend.dtypes import scalar_type_name, to_dtype
+    from ..backend.dtypes import to_dtype
 
     want, have = to_dtype(dtype).np, dst._data.dtype
     if want == have:

@@ -256,7 +256,7 @@ def _cdist(x1: Tensor, x2: Tensor, p: float, mode: int) -> Tensor:
 
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{scalar_type_name(x._data.dtype)}")
-    if p < 0:
+    if not p >= 0:  # (ATen's TORCH_CHECK(p >= 0): a NaN p is refused too)
         raise RuntimeError("cdist only supports non-negative p values")
     p = float(p)
     batch = _batch_shape(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
@@ -326,6 +326,6 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if not input.dtype.is_floating_point:
         raise RuntimeError("pdist only supports floating-point dtypes")
-    if p < 0:
+    if not p >= 0:  # (ATen's TORCH_CHECK(p >= 0): a NaN p is refused too)
         raise RuntimeError("pdist only supports non-negative p values")
     return _pdist_forward(input.contiguous(), float(p))
