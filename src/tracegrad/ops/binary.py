@@ -60,7 +60,7 @@ from .pointwise import (
 )
 from .pointwise import where as _where
 from .registry import defop, defop_without_derivative, not_implemented
-from .scalar_fill import check_scalar_parameter, scalar_for
+from .scalar_fill import check_scalar_parameter, integral_scalar, scalar_for
 from .scalar_overloads import mul_scalar, scalar_minus
 from .select import select
 from .unary import call, conj, isnan, type_name, unsupported
@@ -777,6 +777,7 @@ def lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
 def _value_as(value, dt: np.dtype):
     # PyTorch converts ``value`` to the computation dtype first: 2.5 becomes 2 for integer tensors
     check_scalar_parameter(value, dt, opmath=True)
+    value = integral_scalar(value, dt)
     if value.__class__ is complex and dt.kind != "c":
         value = value.real  # (Scalar::to takes the real part, once it has refused a nonzero imaginary one)
     if dt.kind in "iu":
@@ -1157,8 +1158,10 @@ def _pow_kernel(a, b):
     if dt.kind == "b" and isinstance(b, np.ndarray):
         raise unsupported("pow", dt)
     if dt.kind in "biu":
-        if not isinstance(b, np.ndarray) and isinstance(a, np.ndarray) and b < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if not isinstance(b, np.ndarray) and isinstance(a, np.ndarray):
+            if b < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            b = integral_scalar(b, dt)  # (the kernel reads the exponent as the base's type: int8 ** 300 refused)
         return _integer_pow(a, b, dt)
     special = _pw.special_scalar_power(a, b, dt)
     if special is not None:

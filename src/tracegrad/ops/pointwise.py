@@ -28,7 +28,7 @@ from .aten_loops import loop_block, vector_and_scalar
 from .aten_vec import FP_SIGNALS, FUSED_DTYPES, fma, quietly
 from .complex_ops import real_for_real_input
 from .registry import defop
-from .scalar_fill import check_scalar_parameter, scalar_for
+from .scalar_fill import check_scalar_parameter, integral_scalar, scalar_for
 
 # ---- families ---------------------------------------------------------------------------------------------
 
@@ -723,6 +723,7 @@ def _where_kernel(cond, a, b):
     if dt != np.float16:  # (a number converts to the result's dtype; half converts unchecked)
         for value in (a, b):
             check_scalar_parameter(value, dt)
+        a, b = integral_scalar(a, dt), integral_scalar(b, dt)
     return np.where(np.asarray(cond, dtype=bool), as_array(a, dt), as_array(b, dt))
 
 

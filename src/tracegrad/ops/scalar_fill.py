@@ -116,3 +116,13 @@ def check_scalar_parameter(value, np_dtype: np.dtype, opmath: bool = False) -> N
     refused as PyTorch's ``Scalar::to`` refuses it. Python ints are left to the argument parser."""
     if value.__class__ is float or value.__class__ is complex:
         scalar_for(value, opmath_dtype(np_dtype) if opmath else np_dtype)
+
+
+def integral_scalar(value, np_dtype: np.dtype):
+    """A Scalar argument as an integer kernel reads it (``Scalar::to<scalar_t>()``): a Python int converted to
+    the integer ``np_dtype`` with c10's check (300 into int8 is refused; -1 into uint8 is 255, two's
+    complement), anything else, or any value for another dtype, as it is. The argument parser only checks that
+    an int fits 64 bits, so the kernels that convert their number must refuse the rest."""
+    if value.__class__ is int and np_dtype.kind in "iu":
+        return np_dtype.type(_integer(value, np_dtype))
+    return value

@@ -47,7 +47,7 @@ from ..pointwise import (
 )
 from ..reductions import sum as sum_op
 from ..registry import defop
-from ..scalar_fill import check_scalar_parameter, scalar_for
+from ..scalar_fill import check_scalar_parameter, integral_scalar, scalar_for
 from ..scalar_overloads import scalar_minus
 from ..select import UNSIGNED_OF_SIZE, select
 from ..unary import CLAMP_COMPLEX, log1p
@@ -180,12 +180,22 @@ def _scalar(value, dtype) -> np.ndarray:
     return np.asarray(value, dtype=dtype)
 
 
+def _replacement(value, dtype: np.dtype) -> np.ndarray:
+    """threshold's ``value`` as its kernel converts it, to the input's own type (checked: half refuses 70000,
+    as an integer type refuses what it cannot hold)."""
+    if value is None:
+        return _scalar(value, dtype)  # (refused there)
+    return np.asarray(scalar_for(value, dtype), dtype=dtype)
+
+
 def _threshold_kernel(a, threshold, value):
     threshold, value = number_arg(threshold), number_arg(value)
     if a.dtype.kind in "bc":  # (its CPU kernel takes every real type but bool)
         raise unsupported("threshold_cpu", a.dtype)
     check_scalar_parameter(threshold, a.dtype, opmath=True)
-    return select(a <= threshold, _scalar(value, a.dtype), a)  # NaN is kept, as in PyTorch
+    # (the kernel reads both numbers as the input's type, checked: a uint8 input's threshold -1 is 255)
+    threshold = integral_scalar(threshold, a.dtype)
+    return select(a <= threshold, _replacement(value, a.dtype), a)  # NaN is kept, as in PyTorch
 
 
 def _threshold_vjp(ctx, g):
