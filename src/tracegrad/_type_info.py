@@ -29,18 +29,44 @@ def _refuse_pickling(self, protocol: int) -> None:
     raise TypeError(f"cannot pickle {name!r} object")
 
 
+_DEFAULT = object()  # (finfo() is the default dtype's; finfo(None) is refused)
+
+# The Python types torch's parser reads as a dtype (as ``x.to(float)`` does): float is double, not the default.
+_PYTHON_TYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool_, complex: _dt.float64}
+
+
+def _parsed_type(name: str, value):
+    """``value`` as torch's parser reads finfo/iinfo's ``type`` argument: a dtype, or a Python number type's dtype;
+    anything else refused in the parser's words."""
+    if isinstance(value, _dt.dtype):
+        return value
+    if isinstance(value, type) and value in _PYTHON_TYPES:
+        return _PYTHON_TYPES[value]
+    from ._arg_parser import tp_name
+
+    raise TypeError(f"{name}(): argument 'type' (position 1) must be torch.dtype, not {tp_name(value)}")
+
+
+def _same_type(self, other):
+    """torch's finfo/iinfo compare equal when they describe the same (real) dtype; no order between them."""
+    if type(other) is not type(self):
+        return NotImplemented
+    return self._type is other._type
+
+
 class finfo:
     """Limits of a floating-point dtype (the default dtype when none is given; a complex dtype's real part)."""
 
     __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.finfo'>)
     __reduce_ex__ = _refuse_pickling
 
-    def __init__(self, type: _dt.dtype | None = None) -> None:  # noqa: A002 - PyTorch's argument name
-        d = _dt.DEFAULT.value if type is None else type
-        if not isinstance(d, _dt.dtype) or not (d.is_floating_point or d.is_complex):
+    def __init__(self, type: _dt.dtype = _DEFAULT) -> None:  # noqa: A002 - PyTorch's argument name
+        d = _dt.DEFAULT.value if type is _DEFAULT else _parsed_type("finfo", type)
+        if not (d.is_floating_point or d.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
         info = _limits(d)
+        self._type = info.dtype
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)
@@ -48,6 +74,9 @@ class finfo:
         self.tiny = self.smallest_normal = float(info.smallest_normal)
         self.resolution = 10.0 ** -int(info.precision)
         self.dtype = str(info.dtype)
+
+    __eq__ = _same_type
+    __hash__ = None  # (torch's are unhashable)
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={_g(self.resolution)}, min={_g(self.min)}, max={_g(self.max)}, eps={_g(self.eps)}, "
@@ -61,15 +90,20 @@ class iinfo:
     __reduce_ex__ = _refuse_pickling
 
     def __init__(self, type: _dt.dtype) -> None:  # noqa: A002 - PyTorch's argument name
+        type = _parsed_type("iinfo", type)  # noqa: A001 - PyTorch's argument name
         if type is _dt.bool_:  # (a dtype torch's iinfo names, where another non-integer one gets the hint below)
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if not isinstance(type, _dt.dtype) or type.np.kind not in "iu":
+        if type.np.kind not in "iu":
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
         info = np.iinfo(type.np)
+        self._type = info.dtype
         self.bits = int(info.bits)
         self.max = int(info.max)
         self.min = int(info.min)
         self.dtype = str(info.dtype)
+
+    __eq__ = _same_type
+    __hash__ = None  # (torch's are unhashable)
 
     def __repr__(self) -> str:
         return f"iinfo(min={_g(self.min)}, max={_g(self.max)}, dtype={self.dtype})"
