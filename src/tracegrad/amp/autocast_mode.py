@@ -116,6 +116,7 @@ def _deprecated_device_autocast(device_type: str) -> type[autocast]:
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
     DeviceAutocast.__name__ = DeviceAutocast.__qualname__ = "autocast"
+    DeviceAutocast.__module__ = f"tracegrad.{device_type}.amp.autocast_mode"  # (where torch's class lives)
     return DeviceAutocast
 
 

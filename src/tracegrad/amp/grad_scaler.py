@@ -219,4 +219,5 @@ def _deprecated_device_grad_scaler(device_type: str) -> type[GradScaler]:
                              backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
 
     DeviceGradScaler.__name__ = DeviceGradScaler.__qualname__ = "GradScaler"
+    DeviceGradScaler.__module__ = f"tracegrad.{device_type}.amp.grad_scaler"  # (where torch's class lives)
     return DeviceGradScaler
