@@ -19,6 +19,7 @@ import numpy as np
 from ..backend.dtypes import c10_type_name, through_float_for_half
 from ._util import BEYOND_LARGEST_INT, SMALLEST_INT, int_overflow, opmath_dtype
 from .bfloat16_bit_moves import bfloat16_scalar
+from .bfloat16_in_float import as_seen
 
 
 def scalar_for(value, np_dtype: np.dtype, elements: int = 2):
@@ -113,9 +114,14 @@ def overflow(np_dtype: np.dtype) -> RuntimeError:
 def check_scalar_parameter(value, np_dtype: np.dtype, opmath: bool = False) -> None:
     """A float or complex Scalar argument (``alpha``, a clamp bound, ``where``'s number...) that the kernel
     converts to ``np_dtype`` (to float, for half precision, where ``opmath``: the kernels computing in float),
-    refused as PyTorch's ``Scalar::to`` refuses it. Python ints are left to the argument parser."""
-    if value.__class__ is float or value.__class__ is complex:
-        scalar_for(value, opmath_dtype(np_dtype) if opmath else np_dtype)
+    refused as PyTorch's ``Scalar::to`` refuses it. A kernel running on float32 copies of bfloat16 operands converts
+    to bfloat16 (3.4e38 is beyond it). A Python int can only overflow half among the floating types (70000); one
+    converted to an integer type is ``integral_scalar``'s to read."""
+    cls = value.__class__
+    if cls is float or cls is complex:
+        scalar_for(value, opmath_dtype(np_dtype) if opmath else as_seen(np_dtype))
+    elif cls is int and not opmath and np_dtype.char == "e":
+        scalar_for(value, np_dtype)
 
 
 def integral_scalar(value, np_dtype: np.dtype):

@@ -42,7 +42,7 @@ from .pointwise import (
     where,
 )
 from .registry import defop, not_implemented
-from .scalar_fill import check_scalar_parameter, scalar_for
+from .scalar_fill import check_scalar_parameter, integral_scalar
 from .scalar_overloads import scalar_minus
 
 _LN2 = math.log(2.0)
@@ -926,10 +926,12 @@ def _clamp_kernel(a, min=None, max=None, clip=clip_values):
     dt = result_dtype(a, min, max)
     if dt.kind == "c":  # (a complex bound of a real tensor: a complex result)
         raise CLAMP_COMPLEX[0](CLAMP_COMPLEX[1])
+    if dt.kind == "b" and clip is clip_values:  # (the Scalar kernels' dispatch has no Bool; the Tensor one has)
+        raise unsupported("clamp_scalar_cpu" if min is not None and max is not None
+                          else "clamp_min_scalar_cpu" if min is not None else "clamp_max_scalar_cpu", dt)
     for bound in (min, max):  # (a number converts to the result's dtype, half included)
         check_scalar_parameter(bound, dt)
-        if bound.__class__ is int and dt.kind in "iu":  # (Scalar::to refuses an int the dtype cannot hold)
-            scalar_for(bound, dt)
+        integral_scalar(bound, dt)  # (Scalar::to refuses an int the dtype cannot hold)
     return clip(as_array(a, dt), None if min is None else as_array(min, dt), None if max is None else as_array(max, dt))
 
 

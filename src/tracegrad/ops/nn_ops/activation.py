@@ -25,6 +25,7 @@ from .._jvp import or_zero, plus, recording, zero_product, zero_times
 from .._util import half_in_float, number_arg, reject_complex, unsupported, wrap_dim
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import fma
+from ..bfloat16_in_float import as_seen
 from ..clip_values import clip_values, relu_values
 from ..creation import to_dtype, zeros_like
 from ..pointwise import (
@@ -185,7 +186,7 @@ def _replacement(value, dtype: np.dtype) -> np.ndarray:
     as an integer type refuses what it cannot hold)."""
     if value is None:
         return _scalar(value, dtype)  # (refused there)
-    return np.asarray(scalar_for(value, dtype), dtype=dtype)
+    return np.asarray(scalar_for(value, as_seen(dtype)), dtype=dtype)  # (bfloat16 for its float32 copy)
 
 
 def _threshold_kernel(a, threshold, value):
@@ -226,7 +227,7 @@ def _hardtanh_kernel(a, min_val=-1, max_val=1):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
         min_val, max_val = scalar_for(min_val, a.dtype), scalar_for(max_val, a.dtype)  # (then clamp's conversion)
     for bound in (min_val, max_val):  # (converted to the tensor's own dtype, half included; an int too: 70000
-        check_scalar_parameter(float(bound) if bound.__class__ is int else bound, a.dtype)  # overflows half)
+        check_scalar_parameter(bound, a.dtype)  # overflows half)
     return clip_values(a, np.asarray(min_val, dtype=a.dtype), np.asarray(max_val, dtype=a.dtype))
 
 
