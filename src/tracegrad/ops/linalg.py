@@ -922,23 +922,21 @@ class _Aligner:
         return _wrap(op.kernel(t._data, *rest)) if self.unseen else _views.call_plain(op, t, *rest)
 
     def reshape(self, t: Tensor, shape: tuple) -> Tensor:
-        views = _views
         if self.unseen:  # (as ``views.reshape``: a view where the strides allow one, else its copy)
             a = t._data
-            viewed = views.view.kernel(a, shape) if a.flags.c_contiguous else views.viewed_as(a, shape)
+            viewed = _views.view.kernel(a, shape) if a.flags.c_contiguous else _views.viewed_as(a, shape)
             if viewed is not None:
                 return _wrap(viewed)
-        return views.reshape(t, shape)
+        return _views.reshape(t, shape)
 
 
-def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list,
-                     align: _Aligner | None = None) -> Tensor:
+def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list, align: _Aligner) -> Tensor:
     """PyTorch's ``sumproduct_pair`` (keepdim): ``(left * right).sum(sum_dims, keepdim=True)`` for operands
-    aligned dim by dim, by permuting to (batch, rows, summed) x (batch, summed, cols) and one bmm."""
+    aligned dim by dim, by permuting to (batch, rows, summed) x (batch, summed, cols) and one bmm; ``align`` makes
+    the operands' permutes and reshapes (the result's view and permute are always recorded: they may be seen)."""
     from .pointwise import mul
 
     call_plain, permute, view = _views.call_plain, _views.permute, _views.view
-    align = align or _Aligner(False)
     if not sum_dims:
         return mul(left, right)
     # (the sizes read once: summing a dim of one operand below leaves the other dims' sizes as they are)
