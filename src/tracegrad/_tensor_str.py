@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
@@ -10,15 +11,18 @@ import numpy as np
 from .backend import dtypes as _dt
 
 
-class PrintOptions:
-    precision = 4
-    threshold = 1000
-    edgeitems = 3
-    linewidth = 80
+# (torch's class, by its name: a notebook showing ``torch._tensor_str.PRINT_OPTS`` prints
+# ``__PrinterOptions(precision=4, ...)``, and code reads it with ``dataclasses.asdict``)
+@dataclasses.dataclass
+class __PrinterOptions:
+    precision: int = 4
+    threshold: float = 1000
+    edgeitems: int = 3
+    linewidth: int = 80
     sci_mode: bool | None = None
 
 
-OPTIONS = PrintOptions()
+OPTIONS = __PrinterOptions()
 PRINT_OPTS = OPTIONS  # (torch's name for it: code saves, reads and writes the options through it)
 
 
@@ -39,8 +43,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 def get_printoptions() -> dict:
     """The current options, as keyword arguments that ``set_printoptions`` takes back."""
-    return {"precision": OPTIONS.precision, "threshold": OPTIONS.threshold, "edgeitems": OPTIONS.edgeitems,
-            "linewidth": OPTIONS.linewidth, "sci_mode": OPTIONS.sci_mode}
+    return dataclasses.asdict(OPTIONS)
 
 
 @contextlib.contextmanager
