@@ -52,22 +52,33 @@ def refuse_text(data: Any) -> None:
 _PLAIN = {bool, int, float, complex}
 
 
-def _all_plain(rows: list) -> bool:
-    """Lists (of lists...) of Python numbers only, checked a row at a time (``map`` runs in C)."""
-    if type(rows[0]) is list:
-        return all(type(row) is list and row and _all_plain(row) for row in rows)
-    return set(map(type, rows)) <= _PLAIN
+def _plain_types(rows: list) -> set | None:
+    """The types of the items of lists (of lists...) of Python numbers only, checked a row at a time (``map`` runs
+    in C); None where anything else is met."""
+    if type(rows[0]) is not list:
+        types = set(map(type, rows))
+        return types if types <= _PLAIN else None
+    found: set = set()
+    for row in rows:
+        types = _plain_types(row) if type(row) is list and row else None
+        if types is None:
+            return None
+        found |= types
+    return found
 
 
 def plain_array(data: Any) -> np.ndarray | None:
     """The common case, read by NumPy in one go: a non-empty list (of lists) of Python bools, ints, floats and
     complexes, rectangular and within int64. None for anything else, which takes torch's three passes (and
     their errors)."""
-    if type(data) is not list or not data or not _all_plain(data):
+    types = _plain_types(data) if type(data) is list and data else None
+    if types is None:
         return None
     try:
         array = np.array(data)
     except (ValueError, OverflowError):  # ragged: the slow passes word the error
+        return None
+    if array.dtype.kind == "f" and float not in types:  # (ints beyond int64 beside others NumPy reads as floats)
         return None
     return array if array.dtype.kind in "bifc" else None  # (uint64 or object: an int beyond int64)
 
