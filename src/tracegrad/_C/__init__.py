@@ -24,7 +24,7 @@ def _current_graph_task_execution_order() -> list:
     task = _engine.current_graph_task()
     if task is None:
         raise RuntimeError("_current_graph_task_execution_order should only be called during the backward pass")
-    from ..autograd.variable import is_multithreading_enabled
+    from ..autograd.grad_mode import is_multithreading_enabled
 
     if is_multithreading_enabled():
         raise RuntimeError("_current_graph_task_execution_order expects the current backward to be executed with "

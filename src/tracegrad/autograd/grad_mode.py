@@ -219,3 +219,29 @@ def is_grad_enabled() -> bool:
 
 def is_inference_mode_enabled() -> bool:
     return STATE.inference
+
+
+_MULTITHREADING = [True]
+
+
+def is_multithreading_enabled() -> bool:
+    return _MULTITHREADING[0]
+
+
+class set_multithreading_enabled:  # (torch's home for it: its class prints as torch.autograd.grad_mode's)
+    """tracegrad's engine always runs backward on the calling thread; the flag is kept because PyTorch's
+    execution-order introspection requires it to be off."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = mode
+        self.prev = _MULTITHREADING[0]
+        _MULTITHREADING[0] = bool(mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _MULTITHREADING[0] = self.prev
+
+    def clone(self):
+        return set_multithreading_enabled(self.mode)

@@ -8,6 +8,7 @@ import warnings
 from .._arg_parser import tp_name
 from .._tensor import Tensor
 from . import engine
+from .grad_mode import is_multithreading_enabled, set_multithreading_enabled  # noqa: F401 - (their old home)
 
 
 class _ExecutionEngine:
@@ -111,29 +112,3 @@ def _legacy_data(data) -> Tensor:
     if not isinstance(data, Tensor):
         raise TypeError(f"Variable data has to be a tensor, but got {tp_name(data)}")
     return data.detach()
-
-
-_MULTITHREADING = [True]
-
-
-def is_multithreading_enabled() -> bool:
-    return _MULTITHREADING[0]
-
-
-class set_multithreading_enabled:
-    """tracegrad's engine always runs backward on the calling thread; the flag is kept because PyTorch's
-    execution-order introspection requires it to be off."""
-
-    def __init__(self, mode: bool) -> None:
-        self.mode = mode
-        self.prev = _MULTITHREADING[0]
-        _MULTITHREADING[0] = bool(mode)
-
-    def __enter__(self) -> None:
-        pass
-
-    def __exit__(self, *exc) -> None:
-        _MULTITHREADING[0] = self.prev
-
-    def clone(self):
-        return set_multithreading_enabled(self.mode)

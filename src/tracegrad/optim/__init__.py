@@ -20,6 +20,9 @@ from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
+# (as torch's: these two print as <class 'torch.optim.Adafactor'>, not by the file that defines them)
+Adafactor.__module__ = Muon.__module__ = __name__
+
 __all__ = [
     "Optimizer",
     "SGD",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import (
+    _torch_homes,  # noqa: F401 - names torch's files as the homes of classes written elsewhere
     activation,
     adaptive,
     attention,
