@@ -386,13 +386,12 @@ def _short_row_sum(a: np.ndarray) -> np.ndarray:
 
 def _short_rows_sums(rows: np.ndarray) -> np.ndarray:
     """The inner path's sums of the rows of a C-contiguous matrix whose rows hold at least one vector and fewer
-    than 17 groups of four vectors (so every cascade is a plain ordered sum)."""
+    than 256 groups of four vectors (so each cascade has one level of runs at most)."""
     lanes = vector_lanes(rows.dtype)
     n = rows.shape[1]
     vectors, groups = n // lanes, n // (_ILP * lanes)
-    if groups:  # (the lanes have the smaller stride, so NumPy's reduction adds the groups in order)
-        partials = rows[:, :groups * _ILP * lanes].reshape(-1, groups, _ILP, lanes)
-        partials = np.add.reduce(partials, axis=1) if groups > 1 else partials[:, 0]
+    if groups:
+        partials = _grouped_cascade(rows[:, :groups * _ILP * lanes].reshape(-1, groups, _ILP, lanes))
         acc = partials[:, 0]
     else:
         acc = rows[:, :lanes]
@@ -404,17 +403,74 @@ def _short_rows_sums(rows: np.ndarray) -> np.ndarray:
     return np.add.accumulate(terms, axis=1)[:, -1] + rows.dtype.type(0)
 
 
+_RUN = 16  # ``multi_row_sum``'s run length for fewer than 2**20 terms (see _cascade)
+
+
+def _grouped_cascade(groups: np.ndarray) -> np.ndarray:
+    """:func:`_cascade` along axis 1 of ``groups`` (rows, count, ...) for a count below ``_RUN ** 2``: the runs of
+    ``_RUN`` summed in order, the leftover terms summed, then that plus the sum of the runs. (Axis 1 is not the
+    innermost, so NumPy's reductions along it add in order.)"""
+    count = groups.shape[1]
+    if count <= _RUN:  # (one run at most: its sum is the total)
+        return np.add.reduce(groups, axis=1) if count > 1 else groups[:, 0]
+    whole = count // _RUN * _RUN
+    runs = np.add.reduce(groups[:, :whole].reshape((groups.shape[0], whole // _RUN, _RUN) + groups.shape[2:]), axis=2)
+    total = np.add.reduce(runs, axis=1) if whole > _RUN else runs[:, 0]
+    if whole == count:
+        return total
+    leftover = np.add.reduce(groups[:, whole:], axis=1) if count - whole > 1 else groups[:, whole]
+    return leftover + total
+
+
+# Where the terms of a row shorter than one vector go: ``row_sum``'s four scalar partial sums take one of the first
+# four terms each, the first also the terms after them; the four are then added in order.
+_SCALAR_ROW_ORDER = tuple(tuple(range(n)) if n <= _ILP else (0, *range(_ILP, n), *range(1, _ILP)) for n in range(16))
+
+
+def _sub_vector_rows_sums(rows: np.ndarray) -> np.ndarray:
+    """The sums of the rows of a C-contiguous matrix whose rows are shorter than one vector (the scalar path)."""
+    order = _SCALAR_ROW_ORDER[rows.shape[1]]
+    zero = rows.dtype.type(0)
+    if rows.shape[0] == 1:  # (one NumPy call for the additions: accumulate adds in order)
+        terms = rows[0] if order[-1] == len(order) - 1 else rows[0, order]
+        return np.add.accumulate(terms)[-1:] + zero
+    # (many rows: accumulate along the rows' axis crawls; one whole-column addition per term)
+    acc = rows[:, order[0]]
+    for j in order[1:]:
+        acc = acc + rows[:, j]
+    return acc + zero
+
+
 def _sum_dispatch(a: np.ndarray, dims: tuple | None) -> np.ndarray:
-    """``cascade_sum``, through a shorter road for the common small cases of C-contiguous float32/float64
-    arrays: a bias's gradient (``sum(0)`` of a matrix), a full sum or a sum over the last dim."""
-    if a.flags.c_contiguous and (a.dtype == _F32 or a.dtype == _F64) and a.ndim:
-        if dims == (0,) and a.ndim == 2 and a.shape[0] > 1 and a.shape[1] > 1:
+    """``cascade_sum``, through a shorter road for the common small cases of C-contiguous float16/32/64 arrays: a
+    bias's gradient (``sum(0)`` of a matrix), a full sum or a sum over the last dim."""
+    if a.flags.c_contiguous and a.ndim and a.size and (a.dtype == _F32 or a.dtype == _F64 or a.dtype == _F16):
+        if dims == (0,) and a.ndim == 2 and a.shape[0] > 1 and a.shape[1] > 1 and a.dtype != _F16:
             return column_sums(a)
-        n = a.size if dims is None else a.shape[-1]
-        lanes = vector_lanes(a.dtype)
-        if (dims is None or dims == (a.ndim - 1,)) and lanes <= n < 17 * _ILP * lanes:
-            return _short_rows_sums(a.reshape(-1, n)).reshape(() if dims is None else a.shape[:-1])
+        if dims is None or dims == (a.ndim - 1,):
+            sums = _row_sums(a, dims)
+            if sums is not None:
+                return sums
     return cascade_sum(a, dims)
+
+
+def _row_sums(a: np.ndarray, dims: tuple | None) -> np.ndarray | None:
+    """The sum of a non-empty C-contiguous float16/32/64 array over all dims (None) or its last, one row each, where
+    a short road gives ``cascade_sum``'s bits; else None."""
+    n = a.size if dims is None else a.shape[-1]
+    rows = a.size // n
+    lanes = vector_lanes(_F32 if a.dtype == _F16 else a.dtype)
+    if n < lanes:
+        row_sums = _sub_vector_rows_sums
+    elif n < _RUN ** 2 * _ILP * lanes and (rows == 1 or (n < (_RUN + 1) * _ILP * lanes and a.dtype != _F16)):
+        # (several rows of whole vectors may give a NaN of another sign than cascade_sum's: float32/float64 have
+        # always taken this road for one run of groups, and keep doing so; the rest keep cascade_sum's NaNs)
+        row_sums = _short_rows_sums
+    else:
+        return None
+    if a.dtype == _F16:  # (summed as float32, as cascade_sum does: the float32 copy of a C array is a C array)
+        return row_sums(a.astype(_F32).reshape(rows, n)).astype(_F16).reshape(a.shape[:-1] if dims else ())
+    return row_sums(a.reshape(rows, n)).reshape(a.shape[:-1] if dims else ())
 
 
 def sum_as_aten(a: np.ndarray, dims: tuple | None, keepdim: bool, dtype: np.dtype | None = None) -> np.ndarray:
