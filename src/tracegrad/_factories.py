@@ -215,19 +215,11 @@ def _plain_nested(data, dtype) -> tuple[np.ndarray, np.dtype] | None:
     if dtype is None:
         return array, nested.dtype_of_plain(array).np
     np_dtype = _resolve_dtype(dtype)
-    real = np_dtype.kind in "fiu" or _dt.is_floating_np(np_dtype)
-    if array.dtype.kind == "c" and real and _has_python_complex(data):
-        raise complex_into_real(np_dtype)
+    if array.dtype.kind == "c" and (np_dtype.kind in "fiu" or _dt.is_floating_np(np_dtype)):
+        return None  # (a Python complex into a real dtype is refused, but an item before it may be refused first)
     if np_dtype.kind in "iu" and (np_dtype != np.int64 or array.dtype.kind == "f"):
         return None  # (floats into an integer dtype: each is checked for overflow)
     return array, np_dtype
-
-
-def _has_python_complex(data) -> bool:
-    """Whether nested lists hold a Python complex (a NumPy complex scalar is read for its real part, as torch)."""
-    if data.__class__ is complex:
-        return True
-    return data.__class__ is list and any(_has_python_complex(item) for item in data)
 
 
 def complex_into_real(np_dtype: np.dtype) -> TypeError:

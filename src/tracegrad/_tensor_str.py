@@ -1,7 +1,7 @@
 """``repr`` of tensors in PyTorch's format, e.g. ``tensor([2., 4.], grad_fn=<MulBackward0>)``."""
 
-from __future__ import annotations
-
+# (no ``from __future__ import annotations``: dataclasses.fields(PRINT_OPTS) shows each field's type, a class, as
+# torch's do, not its text)
 import contextlib
 import dataclasses
 from collections.abc import Iterator

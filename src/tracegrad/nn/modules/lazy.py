@@ -42,8 +42,8 @@ class LazyModuleMixin:
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._load_hook = self.register_load_state_dict_pre_hook(lambda module, *hook_args:
-                                                                 module._lazy_load_hook(*hook_args))
+        # (bound methods, as torch's: a pickle of a module not yet initialized carries its hooks)
+        self._load_hook = self._register_load_state_dict_pre_hook(self._lazy_load_hook)
         self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters, with_kwargs=True)
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:

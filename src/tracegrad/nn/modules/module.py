@@ -7,6 +7,7 @@ import functools
 import itertools
 import types
 import warnings
+import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -165,6 +166,42 @@ def _addindent(text: str, spaces: int) -> str:
         return text
     first = lines.pop(0)
     return first + "\n" + "\n".join((" " * spaces) + line if line.strip() else "" for line in lines)
+
+
+class _WrappedHook:
+    """torch's wrapper of a state-dict pre-hook: called with its module first when it has one, which it holds weakly
+    (the module holds the hook); a pickle of the module carries the hook with the module itself (a closure over the
+    module would not pickle)."""
+
+    def __init__(self, hook: Callable, module: Module | None = None) -> None:
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = False
+        if module is not None:
+            self.module = weakref.ref(module)
+            self.with_module = True
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+    def __getstate__(self) -> dict:
+        state = {"hook": self.hook, "with_module": self.with_module}
+        if self.with_module:
+            state["module"] = self.module()
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.hook = state["hook"]
+        self.with_module = state["with_module"]
+        if self.with_module:
+            if state["module"] is None:
+                raise RuntimeError("You are trying to revive the hook of a dead Module!")
+            self.module = weakref.ref(state["module"])
 
 
 def _add_hook(hooks: dict, hook, prepend: bool, *extra: dict) -> RemovableHandle:
@@ -705,10 +742,7 @@ class Module:
         return _add_hook(self._state_dict_hooks, hook, False)
 
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
-        def adapted(state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
-            return hook(self, state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
-
-        return _add_hook(self._load_state_dict_pre_hooks, adapted, False)
+        return _add_hook(self._load_state_dict_pre_hooks, _WrappedHook(hook, self), False)
 
     def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
         """PyTorch's private form of ``register_state_dict_post_hook`` (may return a new state dict)."""
@@ -717,9 +751,7 @@ class Module:
     def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False) -> RemovableHandle:
         """PyTorch's private pre-hook: called as ``hook(state_dict, prefix, ...)`` (``module`` first when
         ``with_module``)."""
-        if with_module:
-            return self.register_load_state_dict_pre_hook(hook)
-        return _add_hook(self._load_state_dict_pre_hooks, hook, False)
+        return _add_hook(self._load_state_dict_pre_hooks, _WrappedHook(hook, self if with_module else None), False)
 
     def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         return _add_hook(self._load_state_dict_post_hooks, hook, False)
