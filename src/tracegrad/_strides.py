@@ -10,8 +10,9 @@ exact strides of operands that share one dense layout. The difference shows in `
 allocated it (result_layouts.py says which operators do).
 
 TensorIterator's steps (``TensorIteratorBase::build``), which :func:`torch_strides` follows:
-- operands whose dtype is not the computation's are first cast with ``.to()``, which keeps a dense operand's
-  strides and makes any other one contiguous;
+- operands whose dtype is not the computation's (the result's; for a bool result, the operands' common dtype)
+  are first cast with ``.to()``, which keeps a dense operand's strides and lays any other one out dense in the
+  order of its own strides (``preserve_format``), so a cast keeps a permuted operand's say in the result's order;
 - if every operand has the result's shape (a Python number is a 0-d operand, so it never has), the result is
   contiguous when they all are, channels-last when they all are, and takes their strides when they are all
   dense with the same strides (``fast_set_up``);
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .backend.dtypes import through_float_for_half
+from .backend.dtypes import from_numpy_dtype, result_type_of, scalar_category, through_float_for_half
 
 _NP_FLOAT16 = np.dtype(np.float16)
 _ndarray = np.ndarray
@@ -290,8 +291,8 @@ def insertion_sort_dims(perm: list, comes_after) -> list:
 def torch_strides(shape: tuple, operands: Sequence, dtype: np.dtype | None = None, uncast: int = 0) -> tuple:
     """The element strides PyTorch gives a new pointwise result of ``shape``, from its operands in ATen's
     order (NumPy arrays; anything else is a number, a 0-d operand). ``dtype`` is the computation's dtype:
-    an operand of another dtype is cast first, which makes a non-dense one contiguous; the first ``uncast``
-    operands are not (``where``'s condition)."""
+    an operand of another dtype is cast first, which makes a non-dense one dense in its own order
+    (``empty_like``'s); the first ``uncast`` operands are not (``where``'s condition)."""
     layouts = []
     same_shape = True
     for k, a in enumerate(operands):
@@ -300,7 +301,7 @@ def torch_strides(shape: tuple, operands: Sequence, dtype: np.dtype | None = Non
             continue
         own_shape, strides = a.shape, element_strides(a)
         if dtype is not None and k >= uncast and a.dtype != dtype and not is_non_overlapping_and_dense(a):
-            strides, a = contiguous_strides(own_shape), None  # (the cast copy: contiguous, so dense)
+            strides, a = preserve_format_strides(a), None  # (the cast copy, dense: ``a.to(dtype)``)
         same_shape = same_shape and own_shape == shape
         layouts.append((own_shape, strides, a))
     return _iterated_strides(shape, layouts, same_shape)
@@ -496,10 +497,22 @@ def in_torch_layout(result, arrays: Sequence, positions: tuple, uncast: int = 0)
     return _laid_out(result, tuple(arrays[i] for i in positions), uncast)
 
 
-def _computation_dtype(result: np.ndarray) -> np.dtype | None:
-    """The dtype the operands are cast to: the result's, but for a comparison's bool (then no cast is assumed)."""
+def _computation_dtype(result: np.ndarray, operands: tuple, uncast: int) -> np.dtype:
+    """The dtype the operands are cast to: the result's, but for a bool result (a comparison's, a logical op's) the
+    operands' common dtype, to which TensorIterator casts them before comparing."""
     dtype = result.dtype
-    return None if dtype.kind == "b" else dtype
+    return _common_dtype(operands[uncast:]) if dtype.kind == "b" else dtype
+
+
+def _common_dtype(operands: tuple) -> np.dtype:
+    """PyTorch's result_type over arrays (0-d ones as 0-dim tensors) and numbers."""
+    dims, zero_dims, numbers = [], [], []
+    for a in operands:
+        if a.__class__ is _ndarray:
+            (dims if a.ndim else zero_dims).append(from_numpy_dtype(a.dtype))
+        else:
+            numbers.append(scalar_category(a))
+    return result_type_of(dims, zero_dims, numbers).np
 
 
 def _numpy_agrees(result: np.ndarray, operands: tuple) -> bool:
@@ -525,7 +538,8 @@ def _numpy_agrees(result: np.ndarray, operands: tuple) -> bool:
 def _laid_out(result: np.ndarray, operands: tuple, uncast: int = 0) -> np.ndarray:
     if _numpy_agrees(result, operands):
         return result
-    return with_strides(result, torch_strides(result.shape, operands, _computation_dtype(result), uncast))
+    dtype = _computation_dtype(result, operands, uncast)
+    return with_strides(result, torch_strides(result.shape, operands, dtype, uncast))
 
 
 def pointwise_result(result: np.ndarray, a: np.ndarray, b=None, swapped: bool = False) -> np.ndarray:
