@@ -89,3 +89,41 @@ def test_permuted_sliced_uint8_beside_float(op):
         return result.stride(), result.is_contiguous(), value_or_error(lambda _: result, lib)
 
     assert program(tg) == program(torch)
+
+
+# Matrix products of two dtypes, or of bool, whose operands or contraction are empty (torch returns an empty or zero
+# result, bmm's in batch2's dtype, before its dtype checks), or whose bmm takes one of ATen's three paths: under
+# 400 multiply-adds batch1's bool is refused first ('"bmm" not implemented for 'Bool''), then a batched gemm
+# (float, double, complex batch2) or addmm_impl_cpu_ per matrix, each in its own words.
+PRODUCTS = {
+    "mm": lambda lib, n, k, p, a, b: lib.mm(lib.ones(n, k, dtype=a), lib.ones(k, p, dtype=b)),
+    "bmm": lambda lib, n, k, p, a, b: lib.bmm(lib.ones(2, n, k, dtype=a), lib.ones(2, k, p, dtype=b)),
+    "bmm transposed": lambda lib, n, k, p, a, b: lib.bmm(lib.ones(2, k, n, dtype=a).mT, lib.ones(2, k, p, dtype=b)),
+    "bmm sliced": lambda lib, n, k, p, a, b: lib.bmm(lib.ones(2, n, 2 * k, dtype=a)[..., ::2],
+                                                      lib.ones(2, k, p, dtype=b)),
+    "matmul 3-d": lambda lib, n, k, p, a, b: lib.matmul(lib.ones(2, n, k, dtype=a), lib.ones(2, k, p, dtype=b)),
+    "matmul 2-d by 3-d": lambda lib, n, k, p, a, b: lib.matmul(lib.ones(n, k, dtype=a), lib.ones(2, k, p, dtype=b)),
+    "matmul 3-d by 2-d": lambda lib, n, k, p, a, b: lib.matmul(lib.ones(2, n, k, dtype=a), lib.ones(k, p, dtype=b)),
+    "mv": lambda lib, n, k, p, a, b: lib.mv(lib.ones(n, k, dtype=a), lib.ones(k, dtype=b)),
+    "matmul vector": lambda lib, n, k, p, a, b: lib.matmul(lib.ones(k, dtype=a), lib.ones(k, p, dtype=b)),
+    "dot": lambda lib, n, k, p, a, b: lib.dot(lib.ones(k, dtype=a), lib.ones(k, dtype=b)),
+}
+PRODUCT_DTYPES = ("bool", "uint8", "int64", "float16", "float32", "float64", "complex64")
+
+
+@pytest.mark.parametrize("size", [(2, 3, 2), (0, 3, 2), (2, 0, 2), (2, 3, 0), (0, 0, 0), (8, 8, 8)])
+@pytest.mark.parametrize("op", sorted(PRODUCTS))
+def test_products_of_mixed_or_empty_operands(op, size):
+    def outcomes(lib):
+        return [value_or_error(lambda lib, a=a, b=b: PRODUCTS[op](lib, *size, getattr(lib, a), getattr(lib, b)), lib)
+                for a in PRODUCT_DTYPES for b in PRODUCT_DTYPES]
+
+    assert outcomes(tg) == outcomes(torch)
+
+
+def test_bmm_of_an_empty_float_and_a_double_is_double():
+    def program(lib):
+        result = lib.bmm(lib.ones(1, 0, 3), lib.ones(1, 3, 2, dtype=lib.float64))
+        return str(result.dtype).split(".")[-1], tuple(result.shape), result.stride()
+
+    assert program(tg) == program(torch) == ("float64", (1, 0, 2), (2, 2, 1))

@@ -27,7 +27,7 @@ from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_te
 from ._util import broadcast_mismatch, opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
 from .bfloat16_in_float import seen_dtype, stands_for_bfloat16
 from .complex_ops import input_is_real, real_part_for_real_inputs
-from .linalg_core import _matmul_same_dtype, matmul, mm
+from .linalg_core import _matmul_same_dtype, matmul, mm, same_matrix_dtypes
 from .lu import lu_factor, permute_rows, pivots_parity
 from .registry import REGISTRY, defop
 from .scalar_fill import scalar_for
@@ -235,8 +235,38 @@ def _bmm_check(a, b, name1: str = "batch1", name2: str = "batch2") -> None:
 
 def _bmm_kernel(a, b):
     _bmm_check(a, b)
-    _same_dtype(a, b)
+    # (ATen allocates the result in batch2's dtype and returns it before any dtype check when the product is empty)
+    if not a.size or not b.size:
+        return np.zeros((a.shape[0], a.shape[1], b.shape[2]), b.dtype)
+    _bmm_dtypes(a, b)
     return _matmul_same_dtype(a, b, "bmm")
+
+
+# (float, double and the complex types, which ATen's batched gemm takes; half goes matrix by matrix)
+_BATCHED_GEMM_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+
+
+def _batch_items_contiguous_or_transposed(t: np.ndarray) -> bool:
+    """ATen's test of whether a batch's matrices are row- or column-major (a dim of size 1's stride ignored)."""
+    _, rows, cols = t.shape
+    strides = [st // t.itemsize for st in t.strides]
+    return (strides[2] == 1 and (rows == 1 or strides[1] >= cols)) or (
+        strides[1] == 1 and (cols == 1 or strides[2] >= rows))
+
+
+def _bmm_dtypes(a: np.ndarray, b: np.ndarray) -> None:
+    """bmm's dtype checks, which depend on the path its CPU kernel takes: under 400 multiply-adds a loop
+    dispatched on batch1's dtype (bool refused) that reads the result (batch2's dtype) as batch1's; a batched
+    gemm dispatched on the result's dtype that reads batch1 as it; else ``addmm_impl_cpu_`` per matrix."""
+    if a.shape[1] * a.shape[2] * b.shape[2] < 400:
+        _refuse_bool("bmm", a.dtype)
+        _same_dtype(a, b)
+    elif (seen_dtype(b) in _BATCHED_GEMM_TYPES and _batch_items_contiguous_or_transposed(a)
+          and _batch_items_contiguous_or_transposed(b)):
+        _same_dtype(b, a)
+    else:
+        same_matrix_dtypes(a, b)
+        _refuse_bool("addmm_impl_cpu_", a.dtype)
 
 
 def _bmm_vjp(ctx, g):
@@ -268,7 +298,7 @@ def _mv_check(m, v, inp=None) -> None:
 
 def _mv_kernel(m, v):
     _mv_check(m, v)
-    return _matmul_same_dtype(m, v, "addmv_impl_cpu")
+    return _matmul_same_dtype(m, v, "addmv_impl_cpu", empty_allowed=True)
 
 
 def _outer_grads(g: Tensor, a: Tensor, b: Tensor, need: tuple) -> tuple:

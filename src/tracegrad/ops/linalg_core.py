@@ -67,16 +67,22 @@ def _mm_kernel(a, b):
         raise RuntimeError("mat2 must be a matrix")
     if a.shape[1] != b.shape[0]:
         raise _shape_error(a, b)
+    same_matrix_dtypes(a, b)
+    return _matmul_same_dtype(a, b, "addmm_impl_cpu_", empty_allowed=True)
+
+
+def same_matrix_dtypes(a: np.ndarray, b: np.ndarray) -> None:
+    """``addmm_impl_cpu_``'s check: PyTorch's mm does not promote."""
     a_dtype, b_dtype = seen_dtype(a), seen_dtype(b)
-    if a_dtype != b_dtype:  # PyTorch's mm does not promote
+    if a_dtype != b_dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cpp_name(a_dtype)} != "
                            f"{_cpp_name(b_dtype)}")
-    return _matmul_same_dtype(a, b, "addmm_impl_cpu_")
 
 
-def _matmul_same_dtype(a: np.ndarray, b: np.ndarray, kernel_name: str) -> np.ndarray:
-    """np.matmul for operands of one dtype, refusing bool as PyTorch's CPU kernels do."""
-    if a.dtype.kind == "b":
+def _matmul_same_dtype(a: np.ndarray, b: np.ndarray, kernel_name: str, empty_allowed: bool = False) -> np.ndarray:
+    """np.matmul for operands of one dtype, refusing bool as PyTorch's CPU kernels do; with ``empty_allowed``
+    not where an operand is empty (mm's and mv's kernels return an empty or zero result before they dispatch)."""
+    if a.dtype.kind == "b" and not (empty_allowed and (not a.size or not b.size)):
         from .unary import unsupported
 
         raise unsupported(kernel_name, a.dtype)
