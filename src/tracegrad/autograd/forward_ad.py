@@ -75,11 +75,13 @@ _INPLACE_WITHOUT_FORMULA = frozenset({"acosh_", "asinh_", "atanh_", "igamma_", "
 
 def not_implemented_jvp(name: str):
     """The ``jvp`` of an operator PyTorch has no forward-mode formula for: PyTorch's error (instead of the
-    double-vjp fallback, which would fail further in with another message)."""
+    double-vjp fallback, which would fail further in with another message). A functional operator declared with it
+    refuses before its kernel runs, as PyTorch's generated check does (its ``refusal``, which ``defop`` reads)."""
 
     def jvp(args, outs, tangents):
         raise NotImplementedError(_NOT_IMPLEMENTED.format(name))
 
+    jvp.refusal = _NOT_IMPLEMENTED.format(name)
     return jvp
 
 
@@ -372,11 +374,16 @@ def unformulated_refusal(name: str) -> str:
     return _NOT_IMPLEMENTED.format(name)
 
 
+def fallback_refusal(name: str) -> str:
+    """The words of PyTorch's autograd-not-implemented fallback refusing a tangent for the operator ``aten::name``."""
+    return f"Trying to use forward AD with aten::{name} that does not support it."
+
+
 def refuse_fallback_tangents(name: str, tensors) -> None:
     """Before an operator that PyTorch leaves to its autograd-not-implemented fallback (``aten::name``): the
     fallback's refusal where one of ``tensors`` has a tangent, which comes before any check of the kernel's."""
     if any(has_tangent(t) for t in tensors):
-        raise NotImplementedError(f"Trying to use forward AD with aten::{name} that does not support it.")
+        raise NotImplementedError(fallback_refusal(name))
 
 
 def refuse_written_tangents(name: str, tensors) -> None:
@@ -386,13 +393,11 @@ def refuse_written_tangents(name: str, tensors) -> None:
         raise NotImplementedError(_NO_INPLACE_FORMULA.format(name))
 
 
-def refuse_out_tangents(name: str, tensors, fallback: bool = False) -> None:
+def refuse_out_tangents(name: str, tensors) -> None:
     """After an ``out=`` call wrote its result: PyTorch's refusal where an input or ``out`` has a tangent (its out=
-    functions have no forward formulas). ``fallback``: an out= function without autograd kernel of its own, which
-    PyTorch's autograd fallback refuses in other words."""
+    functions have no forward formulas; one without an autograd kernel of its own is refused before, by
+    :func:`refuse_fallback_tangents`)."""
     if any(has_tangent(t) for t in tensors):
-        if fallback:
-            raise NotImplementedError(f"Trying to use forward AD with aten::{name} that does not support it.")
         raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not support it because it is "
                                   "an out= function")
 

@@ -22,6 +22,7 @@ import numpy as np
 from .._operands import is_operand as _is_operand
 from .._tensor import Tensor
 from .._warnings import warn_once_at_caller
+from ..autograd.forward_ad import unformulated_refusal
 from ..backend.dtypes import cpp_type_name, from_numpy_dtype, kind_of
 from . import incomplete_gamma
 from . import pointwise as _pw
@@ -1406,6 +1407,9 @@ _igamma, _igamma_ = _pair("igamma(Tensor self, Tensor other) -> Tensor", _igamma
                           vjp=_igamma_vjp(1.0, "igamma"), saves=_saves2)
 _igammac, _igammac_ = _pair("igammac(Tensor self, Tensor other) -> Tensor", _igamma_kernel(True),
                             vjp=_igamma_vjp(-1.0, "igammac"), saves=_saves2)
+# (PyTorch has no forward formula for either: a tangent of self or other is refused before the kernel)
+_igamma.forward_ad_refusal = unformulated_refusal("igamma")
+_igammac.forward_ad_refusal = unformulated_refusal("igammac")
 igamma, _igamma_method = _tensor_only(_igamma, "igamma")
 igammac, _igammac_method = _tensor_only(_igammac, "igammac")
 

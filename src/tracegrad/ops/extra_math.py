@@ -139,20 +139,32 @@ def _nextafter_kernel(a, other):
 
 
 def _nextafter_vjp(ctx, g):
-    # PyTorch: self gets the gradient where it moves (self != other), other a zero one
+    # PyTorch: ``self: at::where(self != other, grad, 0)`` (a tie gives +0, where a product by the mask gives -0 for a
+    # negative gradient), ``other: zeros_like(other)``
+    from .binary import where
     from .creation import zeros_like
-    from .pointwise import mul, ne
+    from .pointwise import ne
 
     x, other = ctx.saved_tensors
     need = ctx.needs_input_grad
-    return (mul(g, ne(x, other)) if need[0] else None, zeros_like(g) if need[1] else None)
+    return (where(ne(x, other), g, 0) if need[0] else None, zeros_like(g) if need[1] else None)
 
 
-nextafter = defop("nextafter(Tensor self, Tensor other) -> Tensor", _nextafter_kernel, vjp=_nextafter_vjp,
-                  saves=("self", "other"))
+def _nextafter_jvp(args, outs, tangents):
+    """PyTorch's formula, derived from its backward's: ``where(self != other, self_t, 0)``; other's tangent plays no
+    part (only other's: no tangent)."""
+    from .binary import where
+    from .pointwise import ne
+
+    self_t = tangents[0]
+    return None if self_t is None else where(ne(args[0], args[1]), self_t, 0)
+
+
+_nextafter_rules = dict(vjp=_nextafter_vjp, jvp=_nextafter_jvp, saves=("self", "other"))
+nextafter = defop("nextafter(Tensor self, Tensor other) -> Tensor", _nextafter_kernel, **_nextafter_rules)
 nextafter_ = defop("nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                   computes_bfloat16(inplace_kernel(_nextafter_kernel)),
-                   vjp=_nextafter_vjp, saves=("self", "other"), node_name="NextafterBackward0")
+                   computes_bfloat16(inplace_kernel(_nextafter_kernel)), node_name="NextafterBackward0",
+                   **_nextafter_rules)
 
 
 # ---- ldexp / frexp -----------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from ..backend.dtypes import cpp_type_name
 from ._util import number_arg
 from .reductions_extra import topk_indices
-from .registry import defop, not_implemented
+from .registry import defop, defop_without_derivative
 
 # ---- helpers ----------------------------------------------------------------------------------------------
 
@@ -111,8 +111,9 @@ def _bernoulli_float_inplace(a, p=0.5, generator=None):
 
 _bernoulli = defop("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", _bernoulli_kernel,
                    vjp=_zero_grads)
-_bernoulli_p = defop("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-                     _bernoulli_p_kernel, vjp=not_implemented("bernoulli"), node_name="NotImplemented")
+# (no derivative in PyTorch: its autograd fallback's node, backward error and forward-AD refusal)
+_bernoulli_p = defop_without_derivative("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+                                        _bernoulli_p_kernel)
 _bernoulli_tensor_ = defop("bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> "
                            "Tensor(a!)",
                            _bernoulli_tensor_inplace, vjp=_zero_grads, node_name="BernoulliBackward1")

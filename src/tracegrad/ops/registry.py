@@ -25,6 +25,7 @@ from .._tensor import Tensor, _new, _wrap
 from .._warnings import warn_at_caller
 from ..autograd import views as _views
 from ..autograd.edges import NO_EDGE, gradient_edge
+from ..autograd.forward_ad import fallback_refusal
 from ..autograd.node import UINT64_MAX, Node, read_only_property
 from ..autograd.node_meta import meta_record, outputs_meta
 from ..autograd.saved import SavedTensor, released, saved_objects, unpack_record
@@ -1096,7 +1097,7 @@ def defop_without_derivative(schema: str, kernel: Callable, **kwargs) -> OpDef:
     op.__class__ = NoDerivativeOp
     op.node_before_kernel = False  # (its node saves nothing and takes no number: made once the outputs exist)
     op.node_class._name = "torch::autograd::NotImplemented"
-    op.forward_ad_refusal = f"Trying to use forward AD with aten::{name} that does not support it."
+    op.forward_ad_refusal = fallback_refusal(name)
     return op
 
 
@@ -1111,6 +1112,9 @@ def defop(schema: str, kernel: Callable, vjp: Callable | None = None, *, fast: s
     op = cls(schema, kernel, vjp=vjp, **rules)
     assert cls is OpDef or all(c.__class__ is int for c in op.save_conditions), "fast paths take one condition"
     op.ufunc = ufunc  # the plain NumPy function to call when no dtype promotion is needed
+    refusal = getattr(op.jvp, "refusal", None)
+    if refusal is not None and not op.is_inplace:  # (an in-place one writes first: _INPLACE_WITHOUT_FORMULA)
+        op.forward_ad_refusal = refusal
     if cls is not OpDef:
         # Values of the trailing defaulted parameters (e.g. alpha=1) and their attrs for the fast path.
         op.trailing_defaults = op.defaults[2:] if cls is BinaryPointwiseOp else ()

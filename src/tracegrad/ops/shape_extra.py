@@ -43,7 +43,7 @@ from .accumulate import add_rows_at
 from .aten_sum import running
 from .bfloat16_in_float import computes_bfloat16, finfo, seen_dtype
 from .pointwise import writes_last
-from .registry import check_no_internal_overlap, defop, not_implemented
+from .registry import check_no_internal_overlap, defop, defop_without_derivative, not_implemented
 from .scalar_fill import as_scalar, scalar_for, written_value
 from .views import narrow_start, normalize_shape, sliced
 
@@ -545,19 +545,20 @@ scatter_src_ = defop("scatter_.src" + _SRC_IP, _inplace(_scatter_src_kernel), no
                      **_src_rules)
 scatter_value_ = defop("scatter_.value" + _VALUE_IP, _inplace(_scatter_value_kernel),
                        node_name="ScatterBackward1", **_value_rules)
-# the legacy reduce= forms have no derivative in PyTorch
-_no_grad = dict(vjp=not_implemented("scatter"), node_name="NotImplemented")
-_no_grad_src = dict(_no_grad, differentiable=("self", "src"))
-_no_grad_value = dict(_no_grad, differentiable=("self",))
+# the legacy reduce= forms have no derivative in PyTorch: its autograd fallback's node, backward error and forward-AD
+# refusal (before the kernel's checks)
 _REDUCE_TAIL = ", *, str reduce) -> Tensor"
-scatter_reduce_src = defop("scatter.reduce(Tensor self, int dim, Tensor index, Tensor src" + _REDUCE_TAIL,
-                           _scatter_src_kernel, **_no_grad_src)
-scatter_reduce_value = defop("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value"
-                             + _REDUCE_TAIL, _scatter_value_kernel, **_no_grad_value)
-scatter_reduce_src_ = defop("scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src"
-                            + _REDUCE_TAIL + "(a!)", _inplace(_scatter_src_kernel), **_no_grad_src)
-scatter_reduce_value_ = defop("scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value"
-                              + _REDUCE_TAIL + "(a!)", _inplace(_scatter_value_kernel), **_no_grad_value)
+scatter_reduce_src = defop_without_derivative("scatter.reduce(Tensor self, int dim, Tensor index, Tensor src"
+                                              + _REDUCE_TAIL, _scatter_src_kernel, differentiable=("self", "src"))
+scatter_reduce_value = defop_without_derivative("scatter.value_reduce(Tensor self, int dim, Tensor index, "
+                                                "Scalar value" + _REDUCE_TAIL, _scatter_value_kernel,
+                                                differentiable=("self",))
+scatter_reduce_src_ = defop_without_derivative("scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src"
+                                               + _REDUCE_TAIL + "(a!)", _inplace(_scatter_src_kernel),
+                                               differentiable=("self", "src"))
+scatter_reduce_value_ = defop_without_derivative("scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, "
+                                                 "Scalar value" + _REDUCE_TAIL + "(a!)",
+                                                 _inplace(_scatter_value_kernel), differentiable=("self",))
 set_self_tangent_rules(scatter_src, scatter_src_)
 set_self_tangent_rules(scatter_value, scatter_value_, zeroed=(3,))
 
@@ -575,6 +576,10 @@ def _scatter_dispatch(inplace: bool, input, dim, index, src, value, reduce, out)
     payload = src if src is not None else value
     is_tensor = isinstance(payload, Tensor)
     if reduce is not None and is_tensor:
+        from ..autograd.forward_ad import refuse_fallback_tangents
+
+        # (the warning is its kernel's: the autograd fallback's refusal of a tangent comes first)
+        refuse_fallback_tangents("scatter_" if inplace else "scatter", (input, payload, out))
         # (torch's TORCH_WARN_ONCE: once a process, for scatter and scatter_ alike)
         warn_once_at_caller("scatter reduce with tensor src",
                             "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
@@ -1665,9 +1670,8 @@ def _bincount_kernel(a, weights=None, minlength=0):
     return np.bincount(a, weights=w.astype(np.float64), minlength=minlength).astype(dt)
 
 
-bincount = defop("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
-                 _bincount_kernel, vjp=not_implemented("bincount"), differentiable=("weights",),
-                 node_name="NotImplemented")
+bincount = defop_without_derivative("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
+                                    _bincount_kernel, differentiable=("weights",))
 
 
 def _c_double(x: float) -> str:
@@ -1723,7 +1727,17 @@ _histc = defop("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> 
 
 def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
     # histc has no gradient and its output never requires grad: run it on a detached input
-    return _call(_histc, input.detach(), bins, min, max, out=out)
+    if not isinstance(out, Tensor) or not isinstance(input, Tensor):
+        return _call(_histc, input.detach(), bins, min, max, out=out)
+    from ..autograd.forward_ad import refuse_out_tangents
+
+    if out.dtype != input.dtype:  # (torch's histc_out checks it before anything else, in histogram's words)
+        raise RuntimeError(f"torch.histogram: input tensor and hist tensor should have the same dtype, but got input "
+                           f"{cpp_type_name(input.dtype)} and hist {cpp_type_name(out.dtype)}")
+    result = _call(_histc, input.detach(), bins, min, max, out=out)
+    # (the detached input's tangent went unseen: torch's out= function refuses it after writing, as out's own)
+    refuse_out_tangents("histc", (input,))
+    return result
 
 
 def _searchsorted_kernel(sorted_sequence, values, out_int32=False, right=False, side=None, sorter=None):

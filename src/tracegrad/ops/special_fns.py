@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.forward_ad import unformulated_refusal
 from ..backend import dtypes as _dt
 from ._util import reject_complex, to_floating, unsupported
 from .binary import pow
@@ -614,6 +615,11 @@ _zeta_number_s = defop("special_zeta.self_scalar(Scalar self, Tensor other) -> T
 _zeta_number_s.without_autograd_kernel = through_wrapped_number(_zeta)
 _zeta_number_q = defop("special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor", _zeta_cpu,
                        vjp=not_implemented("zeta"), node_name="SpecialZetaBackward2")
+
+
+# (PyTorch has no forward formula for any of them: a tangent is refused before the kernel, a number's overload too)
+for _op in (_zeta, _zeta_number_s, _zeta_number_q):
+    _op.forward_ad_refusal = unformulated_refusal("special_zeta")
 
 
 def zeta(input, other, *, out: Tensor | None = None) -> Tensor:

@@ -254,9 +254,9 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
     from ..autograd.forward_ad import refuse_fallback_tangents
     from .variants import check_out_count
 
-    refuse_fallback_tangents("histogram", (input, bins, weight))
     if out is not None:
-        check_out_count(2, out, "histogram")
+        check_out_count(2, out, "histogram")  # (the parser's check, before the autograd fallback's refusal)
+    refuse_fallback_tangents("histogram", (input, bins, weight, *(out or ())))
     x = input._data
     column = x.reshape(-1, 1)
     w = None if weight is None else weight._data.reshape(-1)

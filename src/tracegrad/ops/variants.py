@@ -130,6 +130,10 @@ def write_out(op, bound: tuple, out):
     if STATE.grad_enabled and op.vjp is not None and (
             any(o._rg for o in outs) or not no_derivative and _requires_grad_anywhere(op, bound)):
         raise out_with_grad_error(f"{'aten::' if no_derivative else ''}{out_op_name(op.name)}")
+    if STATE.fw_grad_levels and no_derivative:  # (the autograd fallback refuses before the kernel's checks)
+        from ..autograd.forward_ad import refuse_fallback_tangents
+
+        refuse_fallback_tangents(op.name, _out_inputs(op, bound) + list(outs))
     _check_out_dtype(op, bound, outs[0])
     if op.name in _COPIED_INTO_RESIZED_OUT:
         _check_linalg_compatible_dtype(op.name, bound[0], outs[0])
@@ -139,16 +143,14 @@ def write_out(op, bound: tuple, out):
         accumulating = _accumulating_in_out_dtype(op, bound, outs[0])
         if accumulating is not None:
             bound = accumulating
-    if STATE.fw_grad_levels and op.name in OUT_WITHOUT_DERIVATIVE:  # (the autograd fallback refuses before the kernel)
-        from ..autograd.forward_ad import refuse_out_tangents
-
-        refuse_out_tangents(op.name, _out_inputs(op, bound) + list(outs), fallback=True)
-    prev = STATE.grad_enabled
-    STATE.grad_enabled = False
+    prev, levels = STATE.grad_enabled, STATE.fw_grad_levels
+    # (torch's out= functions compute no tangent, so none of a functional form's refusals: a tangent is refused
+    # after the write, below)
+    STATE.grad_enabled, STATE.fw_grad_levels = False, []
     try:
         result = op._eager(bound)
     finally:
-        STATE.grad_enabled = prev
+        STATE.grad_enabled, STATE.fw_grad_levels = prev, levels
     results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     if len(results) != len(outs):
         raise RuntimeError(f"{op.name}(): expected {len(results)} output tensors in out=, got {len(outs)}")

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..._arg_parser import refuse_as_torch
 from ..._tensor import Tensor, _wrap
-from ...autograd.forward_ad import not_implemented_jvp
+from ...autograd.forward_ad import has_tangent, not_implemented_jvp, refuse_unformulated
 from ...backend import dtypes as _dt
 from ...backend.dtypes import from_numpy_dtype, int64, promote_types, tensor_type_string
 from .._util import unsupported
@@ -329,6 +329,9 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_b
                 raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} through {num - 1}, "
                                    f"but got {padding_idx}")
             pad = padding_idx + num if padding_idx < 0 else padding_idx
+        if not (weight._rg or has_tangent(weight)):
+            # (PyTorch's composite calls _embedding_bag_forward_only then, which refuses a tangent in its name)
+            refuse_unformulated("_embedding_bag_forward_only", (per_sample_weights,))
         return tuple(embedding_bag_op(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
                                       per_sample_weights, include_last_offset, pad))
     except Exception:

@@ -49,7 +49,7 @@ from ..reductions_extra import sum as sum_dims
 from ..registry import defop
 from ..scalar_overloads import add_scalar, div_scalar, div_scalar_, mul_scalar, scalar_minus
 from ..select import select
-from ..shape_extra import masked_fill_
+from ..shape_extra import gather, masked_fill_
 from ..unary import logit
 from ..views import reshape, view
 from ._basic import abs as abs_op
@@ -605,10 +605,13 @@ def _cross_entropy_smoothing(input, target, weight, reduction, ignore_index, lab
     masked_fill_(smooth, _wrap(ignore_mask), 0.0)  # in place, as PyTorch does: MaskedFillBackward0
     if reduction == 1:
         if weight is not None:
-            denom = weight._data[t[~ignore_mask].reshape(-1)].sum()
+            # (PyTorch's ``weight.gather(0, target.masked_select(~ignore_mask).flatten()).sum()``, through which a
+            # dual weight's tangent reaches the loss, where nll_loss's formula leaves it out)
+            kept = _wrap(np.ascontiguousarray(t[~ignore_mask].reshape(-1)))
+            denom = sum_dims(gather(weight, 0, kept, sparse_grad=False))
         else:
-            denom = (~ignore_mask).sum()
-        ret = div(sum_dims(smooth), _wrap(np.asarray(denom)))  # an int64 count without weights, as in PyTorch
+            denom = _wrap(np.asarray((~ignore_mask).sum()))  # (an int64 count, as in PyTorch)
+        ret = div(sum_dims(smooth), denom)
     elif reduction == 2:
         ret = sum_dims(smooth)
     else:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._strides import in_torch_layout
 from ..._tensor import Tensor
-from ...autograd.forward_ad import not_implemented_jvp, refuse_dual_argument
+from ...autograd.forward_ad import not_implemented_jvp, refuse_dual_argument, refuse_unformulated
 from .._util import broadcast_mismatch
 from ..aten_sum import ordered_sum
 from ..bfloat16_in_float import seen_dtype
@@ -356,6 +356,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p=1, margin=1.0, weight: Te
                       reduction: int = 1) -> Tensor:
     """The mean over classes d != y of max(0, margin - x[y] + x[d])^p (times weight[y]), per sample."""
     check_nondifferentiable("multi_margin_loss", "weight", weight)
+    # (PyTorch's check of tangents covers the weight, which has no formula either: refused before the kernel)
+    refuse_unformulated("multi_margin_loss", (weight,))
     return multi_margin_loss_op(input, target, p, margin, weight, reduction)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import defop
+from ..registry import defop, defop_without_derivative
 
 
 def _check(a, factor: int, name: str, kind: str) -> None:
@@ -81,11 +81,7 @@ channel_shuffle = defop("channel_shuffle(Tensor self, SymInt groups) -> Tensor",
                         jvp=lambda args, outs, ts: channel_shuffle(ts[0], args[1]))
 
 
-def _no_derivative(ctx, g):
-    raise RuntimeError("derivative for aten::native_channel_shuffle is not implemented")
-
-
-# PyTorch's native kernel has no autograd formula: a NotImplemented node that raises on backward.
-native_channel_shuffle = defop("native_channel_shuffle(Tensor self, SymInt groups) -> Tensor",
-                               _channel_shuffle_kernel, vjp=_no_derivative, node_name="NotImplemented")
-native_channel_shuffle.node_class._name = "torch::autograd::NotImplemented"
+# PyTorch's native kernel has no autograd formula: a NotImplemented node that raises on backward, and a tangent
+# refused before the kernel's checks.
+native_channel_shuffle = defop_without_derivative("native_channel_shuffle(Tensor self, SymInt groups) -> Tensor",
+                                                  _channel_shuffle_kernel)
