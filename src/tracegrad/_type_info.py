@@ -22,6 +22,24 @@ def _limits(d: _dt.dtype):
     return np.finfo(d.np)
 
 
+# The Python types torch's parser reads as a dtype (as ``x.to(float)`` does): float is double, not the default.
+_PYTHON_TYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool_, complex: _dt.float64}
+
+def _parsed_type(name: str, args: tuple, kwargs: dict, optional: bool):
+    """The ``type`` argument as torch's parser takes it, its errors in its words: signatures ``(torch.dtype type)``,
+    and ``()`` where ``optional`` (finfo's default dtype, None here)."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], _dt.dtype):
+        return args[0]  # (the common call, which the parser takes as it is)
+    if len(args) == 1 and not kwargs and isinstance(args[0], type) and args[0] in _PYTHON_TYPES:
+        return _PYTHON_TYPES[args[0]]
+    from ._arg_parser import PyParam, PySignature, bind
+
+    sigs = (PySignature(name, (PyParam("type", "SCALARTYPE"),)),)
+    if optional:
+        sigs += (PySignature(name, ()),)
+    return bind(sigs, args, kwargs)[1].get("type")
+
+
 def _refuse_pickling(self, protocol: int) -> None:
     """torch's finfo and iinfo are C types without a reduction: pickle, copy and deepcopy refuse them, naming the
     type as CPython does (its C name from protocol 2 on, its bare name through copyreg below it)."""
@@ -29,22 +47,6 @@ def _refuse_pickling(self, protocol: int) -> None:
     raise TypeError(f"cannot pickle {name!r} object")
 
 
-_DEFAULT = object()  # (finfo() is the default dtype's; finfo(None) is refused)
-
-# The Python types torch's parser reads as a dtype (as ``x.to(float)`` does): float is double, not the default.
-_PYTHON_TYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool_, complex: _dt.float64}
-
-
-def _parsed_type(name: str, value):
-    """``value`` as torch's parser reads finfo/iinfo's ``type`` argument: a dtype, or a Python number type's dtype;
-    anything else refused in the parser's words."""
-    if isinstance(value, _dt.dtype):
-        return value
-    if isinstance(value, type) and value in _PYTHON_TYPES:
-        return _PYTHON_TYPES[value]
-    from ._arg_parser import tp_name
-
-    raise TypeError(f"{name}(): argument 'type' (position 1) must be torch.dtype, not {tp_name(value)}")
 
 
 def _same_type(self, other):
@@ -60,9 +62,11 @@ class finfo:
     __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.finfo'>)
     __reduce_ex__ = _refuse_pickling
 
-    def __init__(self, type: _dt.dtype = _DEFAULT) -> None:  # noqa: A002 - PyTorch's argument name
-        d = _dt.DEFAULT.value if type is _DEFAULT else _parsed_type("finfo", type)
-        if not (d.is_floating_point or d.is_complex):
+    def __init__(self, *args, **kwargs) -> None:  # (torch's: ``(torch.dtype type)`` or ``()``)
+        d = _parsed_type("finfo", args, kwargs, optional=True)
+        if d is None:
+            d = _dt.DEFAULT.value
+        if not isinstance(d, _dt.dtype) or not (d.is_floating_point or d.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
         info = _limits(d)
@@ -89,13 +93,13 @@ class iinfo:
     __module__ = "tracegrad"  # (torch's C type prints as <class 'torch.iinfo'>)
     __reduce_ex__ = _refuse_pickling
 
-    def __init__(self, type: _dt.dtype) -> None:  # noqa: A002 - PyTorch's argument name
-        type = _parsed_type("iinfo", type)  # noqa: A001 - PyTorch's argument name
-        if type is _dt.bool_:  # (a dtype torch's iinfo names, where another non-integer one gets the hint below)
+    def __init__(self, *args, **kwargs) -> None:  # (torch's: ``(torch.dtype type)``)
+        d = _parsed_type("iinfo", args, kwargs, optional=False)
+        if d is _dt.bool_:  # (a dtype torch's iinfo names, where another non-integer one gets the hint below)
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if type.np.kind not in "iu":
+        if not isinstance(d, _dt.dtype) or d.np.kind not in "iu":
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
-        info = np.iinfo(type.np)
+        info = np.iinfo(d.np)
         self._type = info.dtype
         self.bits = int(info.bits)
         self.max = int(info.max)

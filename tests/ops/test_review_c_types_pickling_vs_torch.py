@@ -18,6 +18,7 @@ import copyreg
 import io
 import pickle
 
+import numpy as np
 import pytest
 from _lib import raised, tg, torch
 
@@ -153,3 +154,42 @@ def test_a_layout_argument_of_another_torch_type_is_refused(call, value):
 
 def test_iinfo_of_bool_is_refused_in_torchs_words():
     assert raised(tg, lambda lib: lib.iinfo(lib.bool)) == raised(torch, lambda lib: lib.iinfo(lib.bool))
+
+
+# (review: finfo and iinfo take their argument through torch's parser, which names what it refuses)
+_INFO_ARGUMENTS = ["None", "'int8'", "1", "lib.device('cpu')", "lib.strided", "type=None", "lib.int8, lib.int8",
+                   "dtype=lib.int8", "", "type=lib.int8", "lib.float32", "lib.int16", "lib.complex64"]
+
+
+@pytest.mark.parametrize("arguments", _INFO_ARGUMENTS)
+@pytest.mark.parametrize("info", ["finfo", "iinfo"])
+def test_finfo_and_iinfo_parse_their_argument_as_torch(info, arguments):
+    def made(lib):
+        return repr(eval(f"lib.{info}({arguments})", {"lib": lib}))  # noqa: S307 - the test's own snippets
+
+    assert (raised(tg, made) or made(tg)) == (raised(torch, made) or made(torch))
+
+
+# (review: autocast's C functions name a device, a layout or a NumPy scalar they refuse by torch's type names)
+_AUTOCAST_ARGUMENTS = {
+    "is_enabled_device": lambda lib: lib.is_autocast_enabled(lib.device("cpu")),
+    "is_enabled_keyword_device": lambda lib: lib.is_autocast_enabled(device_type=lib.device("cpu")),
+    "is_enabled_two": lambda lib: lib.is_autocast_enabled(lib.device("cpu"), 1),
+    "is_enabled_layout": lambda lib: lib.is_autocast_enabled(lib.strided),
+    "is_enabled_numpy_scalar": lambda lib: lib.is_autocast_enabled(np.float64(1)),
+    "set_enabled_device_flag": lambda lib: lib.set_autocast_enabled("cpu", lib.device("cpu")),
+    "set_enabled_device_first": lambda lib: lib.set_autocast_enabled(lib.device("cpu"), True),
+    "set_enabled_one_device": lambda lib: lib.set_autocast_enabled(lib.device("cpu")),
+    "get_dtype_device": lambda lib: lib.get_autocast_dtype(lib.device("cpu")),
+    "set_dtype_device": lambda lib: lib.set_autocast_dtype("cpu", lib.device("cpu")),
+    "autocast_dtype_device": lambda lib: lib.autocast("cpu", dtype=lib.device("cpu")).__enter__(),
+    "legacy_dtype_device": lambda lib: lib.set_autocast_cpu_dtype(lib.device("cpu")),
+    "legacy_enabled_device": lambda lib: lib.set_autocast_cpu_enabled(lib.device("cpu")),
+}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("case", _AUTOCAST_ARGUMENTS, ids=str)
+def test_autocast_refusals_name_torch_types(case):
+    assert raised(tg, _AUTOCAST_ARGUMENTS[case]) == raised(torch, _AUTOCAST_ARGUMENTS[case])
+    assert raised(torch, _AUTOCAST_ARGUMENTS[case]) is not None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from .._arg_parser import tp_name
 from .._state import STATE
 from ..backend.dtypes import bfloat16, bfloat16_in_use, float16
 from ..backend.dtypes import dtype as _dtype
@@ -47,7 +48,7 @@ _nesting = 0
 def _check_device_type(fn: str, device_type: Any, position: int = 1) -> str:
     if not isinstance(device_type, str):
         raise TypeError(f"{fn}(): argument 'device_type' (position {position}) must be str, not "
-                        f"{type(device_type).__name__}")
+                        f"{tp_name(device_type)}")
     is_autocast_available(device_type)  # torch's "Expected one of cpu, cuda, ... device type" for unknown names
     return device_type
 
@@ -73,13 +74,13 @@ def _lacks_low_precision_kernels(device_type: str) -> bool:
 
 def _check_bool(fn: str, value: Any, position: int) -> None:
     if not isinstance(value, bool):
-        raise TypeError(f"{fn}(): argument 'enabled' (position {position}) must be bool, not {type(value).__name__}")
+        raise TypeError(f"{fn}(): argument 'enabled' (position {position}) must be bool, not {tp_name(value)}")
 
 
 def is_autocast_enabled(*args: Any, **kwargs: Any) -> bool:
     """``is_autocast_enabled(device_type)``; without an argument, CUDA's flag (torch's legacy form)."""
     if len(args) + len(kwargs) > 1 or set(kwargs) - {"device_type"}:
-        got = ", ".join(type(a).__name__ for a in (*args, *kwargs.values()))
+        got = ", ".join(tp_name(a) for a in (*args, *kwargs.values()))
         raise TypeError(f"is_autocast_enabled() received an invalid combination of arguments - got ({got}), but "
                         "expected one of:\n * (str device_type)\n * ()\n")
     if not args and not kwargs:
@@ -88,7 +89,7 @@ def is_autocast_enabled(*args: Any, **kwargs: Any) -> bool:
         device_type = kwargs["device_type"]
         if not isinstance(device_type, str):
             raise TypeError(f"is_autocast_enabled(): argument 'device_type' must be str, not "
-                            f"{type(device_type).__name__}")
+                            f"{tp_name(device_type)}")
     else:
         device_type = _check_device_type("is_autocast_enabled", args[0])
     is_autocast_available(device_type)
@@ -107,11 +108,14 @@ def set_autocast_enabled(*args: Any, **kwargs: Any) -> None:
     if len(bound) == 1:
         _check_bool("set_autocast_enabled", bound[0], 1)
         device_type, enabled = "cuda", bound[0]
-    elif len(bound) == 2 and isinstance(bound[0], str):
+    elif len(bound) == 2:  # (the one signature of two arguments: its refusals in its order)
         device_type, enabled = bound
+        if not isinstance(device_type, str):
+            raise TypeError(f"set_autocast_enabled(): argument 'device_type' (position 1) must be str, not "
+                            f"{tp_name(device_type)}")
         _check_bool("set_autocast_enabled", enabled, 2)
     else:
-        got = ", ".join(type(a).__name__ for a in bound)
+        got = ", ".join(tp_name(a) for a in bound)
         raise TypeError(f"set_autocast_enabled() received an invalid combination of arguments - got ({got}), but "
                         "expected one of:\n * (str device_type, bool enabled)\n * (bool enabled)\n")
     _set_enabled(device_type, enabled)
@@ -147,7 +151,7 @@ def set_autocast_dtype(device_type: str, dtype: _dtype) -> None:
     _check_device_type("set_autocast_dtype", device_type)
     if not isinstance(dtype, _dtype):
         raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
-                        f"{type(dtype).__name__}")
+                        f"{tp_name(dtype)}")
     _fast_dtypes[device_type] = dtype
     _sync_cpu_autocast()
 
@@ -158,12 +162,12 @@ def _deprecated(old: str, new: str) -> None:
 
 def _check_legacy_dtype(dtype: Any) -> None:
     if not isinstance(dtype, _dtype):
-        raise TypeError(f"dtype must be a torch.dtype (got {type(dtype).__name__})")
+        raise TypeError(f"dtype must be a torch.dtype (got {tp_name(dtype)})")
 
 
 def _check_legacy_bool(value: Any) -> None:
     if not isinstance(value, bool):
-        raise TypeError(f"enabled must be a bool (got {type(value).__name__})")
+        raise TypeError(f"enabled must be a bool (got {tp_name(value)})")
 
 
 def is_autocast_cpu_enabled() -> bool:
@@ -243,7 +247,7 @@ def enter_autocast(device_type: str, enabled: bool, dtype: Any, cache_enabled: b
     _check_bool("set_autocast_enabled", enabled, 2)
     if dtype is not BF16 and not isinstance(dtype, _dtype):
         raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be torch.dtype, not "
-                        f"{type(dtype).__name__}")
+                        f"{tp_name(dtype)}")
     _set_enabled(device_type, enabled)
     _fast_dtypes[device_type] = dtype
     _sync_cpu_autocast()
