@@ -3,7 +3,8 @@ compared with torch (the tangent, or the error's type and message):
 
 - ``igamma`` / ``igammac`` (``special.gammainc``/``gammaincc``, the methods) with a dual ``other`` gave the tangent
   derived from the backward's ``other`` term; torch has no forward formula and refuses a tangent of either argument
-  before its kernel. ``special.zeta`` the same, for all three overloads (a number in either place);
+  before its kernel. ``special.zeta`` the same, for all three overloads (a number in either place), and ``ormqr``
+  (which has a backward formula only);
 - ``bincount`` with dual weights, ``scatter``/``scatter_`` with ``reduce=``, ``bernoulli(x, p)`` and
   ``native_channel_shuffle`` are torch's autograd-fallback operators: their refusal is the fallback's
   ("Trying to use forward AD with aten::bincount that does not support it.") before any check of the kernel (an
@@ -76,6 +77,10 @@ _UNFORMULATED = {
     "zeta_half_refused_before_kernel": lambda L, d: L.special.zeta(_plain(L, 3).half() + 1, d(3).half()),
     "zeta_out": lambda L, d: L.special.zeta(_plain(L, 3) + 1, d(3), out=L.empty(3, dtype=L.float64)),
     "polygamma_has_a_formula": lambda L, d: L.polygamma(1, d(3)),
+    "ormqr_dual_other": lambda L, d: L.ormqr(_plain(L, 3, 2), _plain(L, 2), d(3, 2)),
+    "ormqr_dual_tau": lambda L, d: L.ormqr(_plain(L, 3, 2), d(2), _plain(L, 3, 2)),
+    "ormqr_bad_tau_refused_after": lambda L, d: L.ormqr(d(3, 2), _plain(L, 3), _plain(L, 3, 2)),
+    "ormqr_out": lambda L, d: L.ormqr(d(3, 2), _plain(L, 2), _plain(L, 3, 2), out=L.empty(3, 2, dtype=L.float64)),
 }
 
 _FALLBACKS = {

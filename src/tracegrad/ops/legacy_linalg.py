@@ -13,6 +13,7 @@ import numpy as np
 
 from .._jit_internal import boolean_dispatch, renamed
 from .._tensor import Tensor
+from ..autograd.forward_ad import not_implemented_jvp
 from ..return_types import return_type
 from ._jvp import check_tangent_size
 from .linalg import (
@@ -254,9 +255,10 @@ def _ormqr_vjp(ctx, g):
     return grad_A, grad_tau, grad_C
 
 
+# (a backward formula, no forward one in PyTorch: a tangent is refused before the kernel)
 ormqr = defop("ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
-              _ormqr_kernel, vjp=_ormqr_vjp, saves=("self", "input2", "input3", "result"),
-              attrs=("left", "transpose"))
+              _ormqr_kernel, vjp=_ormqr_vjp, jvp=not_implemented_jvp("ormqr"),
+              saves=("self", "input2", "input3", "result"), attrs=("left", "transpose"))
 
 
 # ---- the deprecated torch.lu / torch.lu_solve ----------------------------------------------------------------
