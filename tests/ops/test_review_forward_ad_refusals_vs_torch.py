@@ -21,6 +21,9 @@ compared with torch (the tangent, or the error's type and message):
   weight is refused in ``_embedding_bag_forward_only``'s name (torch's composite calls it there);
 - ``cross_entropy`` with label smoothing, a class weight and mean reduction divided by the weights as a constant:
   a dual weight's tangent missed that term;
+- linalg's out= forms of det, slogdet, solve, lu_factor, lu wrote a dual input's result with no refusal
+  (torch: "_linalg_det_out ... is an out= function"); eigvals' and ldl_factor's are the autograd fallback's;
+  svd's and eigh's out= errors name ``_linalg_svd``/``_linalg_eigh``;
 - ``nextafter``'s tangent (and gradient) was ``t * (self != other)``, -0 at a tie for a negative tangent, and a
   dual ``other`` alone gave a zero tangent; torch's ``where(self != other, t, 0)`` gives +0, and no tangent there.
 """
@@ -181,6 +184,34 @@ _HISTOGRAM_OUTS = {
                                                                                         d(5))),
     "histogram_out_count_checked_first": lambda L, d: L.histogram(d(5), bins=4, out=(L.empty(4, dtype=L.float64),)),
 }
+
+def _empty(L, *shape, dtype=None):
+    return L.empty(*shape, dtype=dtype or L.float64)
+
+
+# (linalg's out= forms through native operators wrote with no refusal; svd's and eigh's named the public function)
+_LINALG_OUTS = {
+    "det": lambda L, d: L.linalg.det(d(2, 2), out=_empty(L, ())),
+    "slogdet": lambda L, d: L.linalg.slogdet(d(2, 2), out=(_empty(L, ()), _empty(L, ()))),
+    "solve": lambda L, d: L.linalg.solve(d(2, 2), _plain(L, 2, 2), out=_empty(L, 2, 2)),
+    "lu_factor": lambda L, d: L.linalg.lu_factor(d(2, 2), out=(_empty(L, 2, 2), _empty(L, 2, dtype=L.int32))),
+    "lu": lambda L, d: L.linalg.lu(d(2, 2), out=(_empty(L, 2, 2), _empty(L, 2, 2), _empty(L, 2, 2))),
+    "svd": lambda L, d: L.linalg.svd(d(2, 2), out=(_empty(L, 2, 2), _empty(L, 2), _empty(L, 2, 2))),
+    "eigh": lambda L, d: L.linalg.eigh(d(2, 2), out=(_empty(L, 2), _empty(L, 2, 2))),
+    "eigvals_fallback": lambda L, d: L.linalg.eigvals(d(2, 2), out=_empty(L, 2, dtype=L.complex128)),
+    "ldl_factor_fallback": lambda L, d: L.linalg.ldl_factor(d(2, 2), out=(_empty(L, 2, 2),
+                                                                          _empty(L, 2, dtype=L.int32))),
+    "svd_requires_grad": lambda L, d: L.linalg.svd(_plain(L, 2, 2).requires_grad_(),
+                                                   out=(_empty(L, 2, 2), _empty(L, 2), _empty(L, 2, 2))),
+    "eigh_requires_grad": lambda L, d: L.linalg.eigh(_plain(L, 2, 2).requires_grad_(),
+                                                     out=(_empty(L, 2), _empty(L, 2, 2))),
+}
+
+
+@pytest.mark.parametrize("case", _LINALG_OUTS, ids=str)
+def test_linalg_outs_refuse_as_torch(case):
+    _check(_LINALG_OUTS[case])
+
 
 _NEXTAFTER = {
     # (the sign of a zero tangent: where(), not a product by the mask; a list, since a tensor's tangent is compared)

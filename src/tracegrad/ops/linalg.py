@@ -2056,6 +2056,7 @@ def _out_of(op, args: tuple, out, picks: tuple, result_type=None):
     PyTorch's checks, named after the native operator, then those results copied into ``out``."""
     from ..autograd.grad_mode import no_grad
     from ..backend.dtypes import cpp_type_name
+    from .registry import NoDerivativeOp
     from .variants import _store, check_out_count, out_with_grad_error
 
     check_out_count(len(picks), out, op.name.lstrip("_"))  # (a guarded caller's parser names its own function)
@@ -2063,14 +2064,26 @@ def _out_of(op, args: tuple, out, picks: tuple, result_type=None):
     tensors = [a for a in args if isinstance(a, Tensor)] + list(outs)
     if STATE.grad_enabled and builtins.any(t.requires_grad for t in tensors):
         raise out_with_grad_error(op.name)
-    with no_grad():
-        results = op(*args)
+    if STATE.fw_grad_levels and isinstance(op, NoDerivativeOp):  # (torch's autograd fallback: before the kernel)
+        from ..autograd.forward_ad import refuse_fallback_tangents
+
+        refuse_fallback_tangents(op.name, tensors)
+    levels, STATE.fw_grad_levels = STATE.fw_grad_levels, []  # (an out= function computes no tangent)
+    try:
+        with no_grad():
+            results = op(*args)
+    finally:
+        STATE.fw_grad_levels = levels
     for dst, i in zip(outs, picks):
         src = results[i]
         if dst._data.dtype != src._data.dtype:
             raise RuntimeError(f"Expected out tensor to have dtype {cpp_type_name(src._data.dtype)}, but got "
                                f"{cpp_type_name(dst._data.dtype)} instead")
         _store(dst, src)
+    if levels:  # (after the write, as torch's out= functions refuse a tangent of an input or out)
+        from ..autograd.forward_ad import refuse_out_tangents
+
+        refuse_out_tangents(op.name, tensors)
     return out_type(result_type)(tuple(outs)) if result_type is not None else out
 
 

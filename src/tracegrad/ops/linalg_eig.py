@@ -14,6 +14,7 @@ import numpy as np
 
 from .._state import STATE
 from .._tensor import Tensor
+from ..autograd.forward_ad import refuse_fallback_tangents
 from ..backend import dtypes as _dt
 from ._util import refuse_half
 from .complex_ops import imag, real
@@ -150,6 +151,8 @@ def eigvals(A: Tensor, *, out=None) -> Tensor:
     if out is not None:
         _check_square("linalg.eigvals", A._data)
         _check_out_dtypes("torch.linalg.eigvals", A, (out,), ("eigenvalues",))
+        # (its out= form has no autograd kernel: torch's fallback refuses a tangent, before the kernel)
+        refuse_fallback_tangents("linalg_eigvals", (A, out))
     if out is None and (A.requires_grad and STATE.grad_enabled or STATE.fw_grad_levels):
         _check_square("linalg.eigvals", A._data)
         return linalg_eig(A)[0]

@@ -250,7 +250,7 @@ def _check_linalg_compatible_dtype(name: str, source: Tensor, dst) -> None:
 # Operators PyTorch implements as a composite whose out= form ends in another operator's out= kernel, which is
 # the one that refuses autograd (and tangents) in its own name: linalg.inv(out=) is linalg_inv_ex's.
 _OUT_OP_NAMES = {"linalg_inv": "linalg_inv_ex", "linalg_cholesky": "linalg_cholesky_ex",
-                 "linalg_svdvals": "_linalg_svd"}
+                 "linalg_svdvals": "_linalg_svd", "linalg_svd": "_linalg_svd", "linalg_eigh": "_linalg_eigh"}
 
 
 def out_op_name(name: str) -> str:
