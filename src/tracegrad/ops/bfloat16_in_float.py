@@ -122,6 +122,15 @@ def _as_bfloat16_number(value):
     return value
 
 
+def _as_bfloat16_tensor(value):
+    """An integer or bool tensor given beside a bfloat16 one to an operator TensorIterator runs, as the bfloat16
+    copy it casts the tensor to when their common dtype is bfloat16 (through float, as c10's conversion). A 0-d one
+    is left to ``scalars`` (mul and div read one given second as a float, uncast)."""
+    if value.__class__ is _ndarray and value.ndim and value.dtype.kind in "biu":
+        return value.astype(_F32).astype(_dt.bfloat16.np)
+    return value
+
+
 def _on_float_copies(kernel: Callable, args: tuple, kwargs: dict) -> tuple:
     """``kernel`` run on float32 copies of its bfloat16 arguments, the copies noted in ``FLOAT_COPIES`` while it runs
     (nested calls stack theirs): ``(the positional copies, the result)``."""
@@ -134,12 +143,16 @@ def _on_float_copies(kernel: Callable, args: tuple, kwargs: dict) -> tuple:
 
 
 def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constants: frozenset = frozenset(),
-             scalars: frozenset = frozenset(), nan_bits: str | None = None) -> Callable:
+             scalars: frozenset = frozenset(), nan_bits: str | None = None,
+             cast_tensors: frozenset = frozenset()) -> Callable:
     """``kernel`` computing bfloat16 arguments in float32; ``written``: the positions of the arguments it writes
     into; an ``inplace`` kernel returns its first argument; ``constants``: the positions and names of its ``Any``
     parameters, whose arrays (adaptive pooling's float64 matrices) are no operands: they take no part in the
     result's dtype; ``scalars``: the positions and names of the operands that a number given there is rounded to
-    bfloat16 in, where the result is bfloat16; ``nan_bits``: how ATen's kernel rounds a NaN (``_NAN_BITS``)."""
+    bfloat16 in, where the result is bfloat16; ``nan_bits``: how ATen's kernel rounds a NaN (``_NAN_BITS``);
+    ``cast_tensors``: the positions and names of the tensor operands TensorIterator casts to the common dtype, where
+    an integer or bool tensor is rounded to bfloat16 first (``lt(int64 [257], bfloat16 [256])`` is False in float,
+    but torch compares 256 with 256)."""
 
     def run(*args, **kwargs):
         if not (any(_holds_bf16(a) for a in args) or any(_holds_bf16(v) for v in kwargs.values())):
@@ -149,6 +162,9 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
         if rounds and scalars:
             args = tuple(_as_bfloat16_number(a) if i in scalars else a for i, a in enumerate(args))
             kwargs = {k: _as_bfloat16_number(v) if k in scalars else v for k, v in kwargs.items()}
+        if rounds and cast_tensors:
+            args = tuple(_as_bfloat16_tensor(a) if i in cast_tensors else a for i, a in enumerate(args))
+            kwargs = {k: _as_bfloat16_tensor(v) if k in cast_tensors else v for k, v in kwargs.items()}
         _IN_FLIGHT[0] += rounds
         try:
             floats, result = _on_float_copies(kernel, args, kwargs)
@@ -426,18 +442,23 @@ def _in_float_kernel(op, kernel: Callable) -> Callable:
         scalars = frozenset(key for i, p in enumerate(params) if p.type in ("Tensor", "Scalar")
                             and p.name != "alpha" and i not in written and not (op.is_inplace and i == 0)
                             for key in (i, p.name))
-    computed = in_float(kernel, written, op.is_inplace, constants, scalars, _nan_bits_of(op.name, op.schema.overload))
+    functional_name = op.name[:-1] if op.is_inplace else op.name
+    from .result_layouts import follows_tensor_iterator
+
+    cast_tensors = frozenset()
+    if follows_tensor_iterator(functional_name):  # (where's condition is no operand of the common dtype)
+        cast_tensors = frozenset(key for i, p in enumerate(params) if p.type in ("Tensor", "Tensor?")
+                                 and p.name != "condition" and i not in written for key in (i, p.name))
+    computed = in_float(kernel, written, op.is_inplace, constants, scalars, _nan_bits_of(op.name, op.schema.overload),
+                        cast_tensors)
     if bfloat16_bit_moves.moves_bits(op):
         return bfloat16_bit_moves.bit_moving(op, kernel, computed, _holds_bf16, _promotes_to_bf16)
     parameters = _FLOAT_PARAMETERS.get(op.name)
     if parameters is not None:
         return with_float_parameters(kernel, parameters, computed)
-    functional_name = op.name[:-1] if op.is_inplace else op.name
     refusal = REFUSED.get(functional_name)
     if refusal is None:
         return computed
-    from .result_layouts import follows_tensor_iterator
-
     return refusing(kernel, computed, refusal, follows_tensor_iterator(functional_name),
                     functional_name in REFUSED_BEFORE_ARGUMENTS)
 
