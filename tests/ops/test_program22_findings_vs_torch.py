@@ -17,30 +17,7 @@ operation that caused it and compared with torch (the outcome, a tangent's value
 from __future__ import annotations
 
 import pytest
-from _lib import tg, torch
-from _mistakes_lib import outcome, same
-from _tutorial_lib import TORCH_INTERNAL_WARNINGS
-
-
-def _in_dual_level(program):
-    """``program(lib, dual)`` run inside a dual level, with ``dual(*shape)`` making seeded float64 dual tensors;
-    the result is the tangent of what it returns (or the result itself where it is no tensor)."""
-
-    def run(lib):
-        fwAD = lib.autograd.forward_ad
-        lib.manual_seed(22)
-
-        def dual(*shape):
-            return fwAD.make_dual(lib.rand(*shape, dtype=lib.float64), lib.rand(*shape, dtype=lib.float64))
-
-        with fwAD.dual_level():
-            result = program(lib, dual)
-            if isinstance(result, lib.Tensor):
-                return fwAD.unpack_dual(result).tangent
-            return result
-
-    return run
-
+from _forward_ad_lib import assert_dual_program_as_torch
 
 _HISTOGRAMS = {
     "histogram": lambda L, d: L.histogram(d(6), bins=3),
@@ -92,10 +69,7 @@ _BCE = {
 
 
 def _check(program) -> None:
-    run = _in_dual_level(program)
-    ours, theirs = outcome(tg, run), outcome(torch, run)
-    theirs = theirs[0], [w for w in theirs[1] if not w.startswith(TORCH_INTERNAL_WARNINGS)]
-    assert same(ours, theirs), (ours, theirs)
+    assert_dual_program_as_torch(program)
 
 
 @pytest.mark.parametrize("case", _HISTOGRAMS, ids=str)

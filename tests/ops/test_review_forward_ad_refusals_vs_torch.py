@@ -31,29 +31,7 @@ compared with torch (the tangent, or the error's type and message):
 from __future__ import annotations
 
 import pytest
-from _lib import tg, torch
-from _mistakes_lib import outcome, same
-from _tutorial_lib import TORCH_INTERNAL_WARNINGS
-
-
-def _in_dual_level(program):
-    """``program(lib, dual)`` run inside a dual level, ``dual(*shape)`` making seeded float64 dual tensors in
-    (0.5, 1.5); the result is the tangent of what it returns (or the result itself where it is no tensor)."""
-
-    def run(lib):
-        fwAD = lib.autograd.forward_ad
-        lib.manual_seed(22)
-
-        def dual(*shape):
-            return fwAD.make_dual(lib.rand(*shape, dtype=lib.float64) + 0.5, lib.rand(*shape, dtype=lib.float64) - 0.5)
-
-        with fwAD.dual_level():
-            result = program(lib, dual)
-            if isinstance(result, lib.Tensor):
-                return fwAD.unpack_dual(result).tangent
-            return result
-
-    return run
+from _forward_ad_lib import assert_dual_program_as_torch, assert_outcome_as_torch
 
 
 def _plain(L, *shape, dtype=None):
@@ -232,10 +210,7 @@ _NEXTAFTER = {
 
 
 def _check(program) -> None:
-    run = _in_dual_level(program)
-    ours, theirs = outcome(tg, run), outcome(torch, run)
-    theirs = theirs[0], [w for w in theirs[1] if not w.startswith(TORCH_INTERNAL_WARNINGS)]
-    assert same(ours, theirs), (ours, theirs)
+    assert_dual_program_as_torch(program, 0.5, -0.5)
 
 
 @pytest.mark.parametrize("case", _UNFORMULATED, ids=str)
@@ -289,6 +264,4 @@ def test_autograd_fallback_operators_backward_as_torch(case):
             return y.grad_fn.name(), type(error).__name__, str(error)
         return y.grad_fn.name()
 
-    ours, theirs = outcome(tg, run), outcome(torch, run)
-    theirs = theirs[0], [w for w in theirs[1] if not w.startswith(TORCH_INTERNAL_WARNINGS)]
-    assert same(ours, theirs), (ours, theirs)
+    assert_outcome_as_torch(run)

@@ -17,12 +17,7 @@ DTYPES = [np.float16, np.float32, np.float64]
 SIZES = [1, 2, 3, 4, 5, 7, 8, 9, 31, 33, 255, 513, 544, 545, 1023, 1024, 2049, 4095, 4096, 8191]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    saved = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(saved)
+pytestmark = pytest.mark.usefixtures("one_thread")  # (conftest's: torch's scalar loops pinned as in its bits)
 
 
 def _data(shape, dtype, seed: int) -> np.ndarray:
