@@ -207,11 +207,6 @@ class UninitializedTensorMixin:
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
-    def __deepcopy__(self, memo):
-        if id(self) not in memo:
-            memo[id(self)] = type(self)(self.requires_grad, None, self.dtype)
-        return memo[id(self)]
-
     def __reduce_ex__(self, protocol):
         return (type(self), (self.requires_grad, None, self.dtype))
 
@@ -220,6 +215,11 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     """A Parameter whose shape a lazy module infers from its first input."""
 
     cls_to_become = Parameter
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, None, self.dtype)
+        return memo[id(self)]
 
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
         self = object.__new__(cls)
@@ -247,6 +247,11 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def __init__(self, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True) -> None:
         pass
+
+    def __deepcopy__(self, memo):
+        # (torch's has no deepcopy of its own: Tensor's, which its __torch_function__ refuses, so a LazyBatchNorm
+        # cannot be deep-copied before its first forward, though it pickles)
+        raise _use_of_uninitialized(repr(Tensor.__deepcopy__), type(self).__name__)
 
 
 def is_lazy(param) -> bool:
