@@ -1,4 +1,5 @@
-"""Small gaps against torch 2.13: lazy modules through pickle, deepcopy and torch.save before their first forward."""
+"""Small gaps against torch 2.13: lazy modules through pickle, deepcopy and torch.save before their first forward;
+sub's alpha negated (as torch's add(self, other, -alpha)) before its range check."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 
 import pytest
 
-from tests._lib import saved_and_loaded, tg, torch
+from tests._lib import saved_and_loaded, tg, torch, value_or_error
 
 # ---- lazy modules: picklable before and after their dry run -------------------------------------------------
 
@@ -83,3 +84,46 @@ def _record_hook(module, state_dict, prefix, *rest) -> None:
 
 def test_load_state_dict_pre_hook_pickles_with_its_module():
     assert _pickled_hook_calls(tg) == _pickled_hook_calls(torch) == [(True, ["bias", "weight"])]
+
+
+# ---- sub's alpha: torch computes add(self, other, -alpha) ---------------------------------------------------
+
+_ALPHA_EDGES = {"int8": (128, -128), "int16": (2**15, -(2**15)), "int32": (2**31, -(2**31)),
+                "int64": (2**63 - 1, -(2**63)), "uint8": (255, -255)}
+
+
+_SUBTRACTIONS = {
+    "sub": lambda lib, a, b, alpha: lib.sub(a, b, alpha=alpha),
+    "sub number": lambda lib, a, b, alpha: lib.sub(a, 2, alpha=alpha),
+    "sub_": lambda lib, a, b, alpha: a.sub_(b, alpha=alpha),
+    "rsub": lambda lib, a, b, alpha: lib.rsub(a, b, alpha=alpha),
+    "rsub number": lambda lib, a, b, alpha: lib.rsub(a, 2, alpha=alpha),
+    "subtract positional": lambda lib, a, b, alpha: lib.subtract(a, 2, alpha),
+}
+
+
+def _subtracted(name: str, dtype: str, alpha):
+    """A program computing subtraction ``name`` of two small tensors of ``dtype``."""
+    def program(lib):
+        a = lib.tensor([1, 2, -3], dtype=getattr(lib, dtype))
+        b = lib.tensor([3, 1, 1], dtype=getattr(lib, dtype))
+        return _SUBTRACTIONS[name](lib, a, b, alpha)
+
+    return program
+
+
+def _same_outcome(program) -> None:
+    assert value_or_error(program, tg) == value_or_error(program, torch)
+
+
+@pytest.mark.parametrize("name", list(_SUBTRACTIONS))
+@pytest.mark.parametrize("dtype,alpha", [(d, a) for d, edges in _ALPHA_EDGES.items() for a in edges])
+def test_integer_sub_checks_the_negated_alpha(dtype, alpha, name):
+    _same_outcome(_subtracted(name, dtype, alpha))
+
+
+@pytest.mark.parametrize("name", list(_SUBTRACTIONS))
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32", "float64", "complex64"])
+def test_float_sub_negates_int64_min_alpha_as_torch(dtype, name):
+    """-(-2**63) overflows to itself in torch's Scalar: the result has the sign of ``a + alpha * b``."""
+    _same_outcome(_subtracted(name, dtype, -(2**63)))

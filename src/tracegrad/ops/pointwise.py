@@ -150,6 +150,31 @@ def _integer_alpha(alpha, dt: np.dtype):
     return scalar_for(alpha, dt)
 
 
+_INT64_MIN = -(2**63)
+
+
+def _negated_alpha(alpha):
+    """``-alpha`` as ATen's ``Scalar::operator-`` gives it: torch's ``sub(a, b, alpha)`` is ``add(a, b, -alpha)``,
+    so the add kernel checks the negated number against the dtype's range (int8 takes alpha=128, refuses -128),
+    and an int64 wraps (-(-2**63) stays -2**63)."""
+    if isinstance(alpha, (int, np.integer)) and alpha == _INT64_MIN:
+        return alpha
+    return -alpha
+
+
+def _plus_alpha_times(a, b, alpha, dt: np.dtype) -> np.ndarray:
+    """``a + alpha * b`` as PyTorch's add kernel computes it in the common dtype ``dt`` (alpha != 1)."""
+    if dt in FUSED_DTYPES:
+        return _fused_alpha(a, b, alpha, dt)
+    if dt == np.float16:
+        return _half_alpha(np.add, a, b, alpha, dt)
+    # (in the common dtype, as TensorIterator casts b first: int8 * 3 does not wrap in int8)
+    scaled = np.multiply(as_array(b, dt), _integer_alpha(alpha, dt))
+    # (operands cast first: a 0-d int64 tensor added to a uint8 one computes in uint8, which NumPy's same-kind
+    # casting of a ufunc's inputs refuses)
+    return np.add(as_array(a, dt), as_array(scaled, dt))
+
+
 def _fused_alpha(a, b, alpha, dt: np.dtype) -> np.ndarray:
     """``a + alpha * b`` for float and double as PyTorch's CPU kernels give it: one fused multiply-add, with
     alpha rounded to the tensors' dtype first. (With a scalar ``b``, a few elements of PyTorch's leftover loop
@@ -182,14 +207,8 @@ def binary(name: str, np_fn, vjp, saves=("self", "other"), alpha: bool = False, 
                 _check_bool_subtraction(a, b)
             dt = binary_dtype(a, b)
             _check_alpha(alpha, dt)
-            if alpha != 1 and dt in FUSED_DTYPES:
-                return _fused_alpha(a, b, alpha if np_fn is np.add else -alpha, dt)
-            if alpha != 1 and dt == np.float16:
-                return _half_alpha(np_fn, a, b, alpha, dt)
-            if alpha != 1:  # (in the common dtype, as TensorIterator casts b first: int8 * 3 does not wrap in int8)
-                b = np.multiply(as_array(b, dt), _integer_alpha(alpha, dt))
-            if dt.kind == "b" and np_fn is np.subtract:
-                return np_fn(a, b)
+            if alpha != 1:
+                return _plus_alpha_times(a, b, alpha if np_fn is np.add else _negated_alpha(alpha), dt)
             # (operands cast first: a 0-d int64 tensor added to a uint8 one computes in uint8, which NumPy's
             # same-kind casting of a ufunc's inputs refuses)
             return np_fn(as_array(a, dt), as_array(b, dt))
@@ -567,12 +586,8 @@ def _rsub_kernel(a, b, alpha):
     _check_bool_subtraction(a, b)
     dt = binary_dtype(a, b)
     _check_alpha(alpha, dt)
-    if alpha != 1 and dt in FUSED_DTYPES:
-        return _fused_alpha(b, a, -alpha, dt)
-    if alpha != 1 and dt == np.float16:
-        return _half_alpha(np.subtract, b, a, alpha, dt)
-    if alpha != 1:
-        a = np.multiply(a, _integer_alpha(alpha, dt))
+    if alpha != 1:  # (torch's rsub is sub(other, self, alpha))
+        return _plus_alpha_times(b, a, _negated_alpha(alpha), dt)
     return np.subtract(as_array(b, dt), as_array(a, dt))
 
 
