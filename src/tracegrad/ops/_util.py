@@ -37,6 +37,17 @@ def number_arg(value):
     return value
 
 
+def float_arg(value):
+    """The value of a ``float`` parameter as torch's parser reads it (a double): a 0-d tensor as
+    ``item<double>()``, which refuses a complex value's imaginary part (``parsed_numbers`` reads NumPy numbers)."""
+    value = number_arg(value)
+    if isinstance(value, complex):
+        if value.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return value.real
+    return value
+
+
 def wrap_dims(dims, ndim: int, one_by_one: bool = False) -> tuple[int, ...]:
     """Dims wrapped, a repeat refused. torch's reductions (``sum``, ``amax``, ...) wrap every dim before looking
     for a repeat; its bitset of dims (``flip``, ``var``, ``squeeze``, ...) wraps and marks them ``one_by_one``, so
@@ -106,13 +117,13 @@ def as_parsed_number(value, as_double: bool = False):
     complex128 as the Python float and complex they are, and any other (a bool, float32, half, complex64) as a
     double (complex64's real part, with NumPy's ComplexWarning, as torch's ``__float__`` call gives it). An
     integer beyond int64 (a uint64 from 2**63) is refused where an int is read (a Scalar or a tensor; a
-    ``float`` parameter, ``as_double``, reads it as a double)."""
+    ``float`` parameter, ``as_double``, reads it as a double, and a complex128 too: its real part, warned of)."""
     if isinstance(value, np.integer):
         whole = int(value)
         if whole > _LARGEST_INT64 and not as_double:
             raise TypeError("an integer is required")
         return whole
-    if isinstance(value, complex):
+    if isinstance(value, complex) and not as_double:
         return complex(value)
     if isinstance(value, np.complexfloating):  # (NumPy's own warning for its __float__, at the user's line)
         from .._warnings import warn_at_caller

@@ -131,6 +131,20 @@ def _as_bfloat16_tensor(value):
     return value
 
 
+# Operators whose kernel converts its number to bfloat16 with c10's overflow check (``Scalar::to``), where
+# TensorIterator casts the other operators' numbers silently: x ** 1e39 is refused, x + 1e39 is inf.
+_NUMBERS_CHECKED = frozenset({"pow.Tensor_Scalar"})
+
+
+def _as_checked_bfloat16_number(value):
+    """``_as_bfloat16_number``, a float beyond bfloat16's range refused first (rounding would make it inf)."""
+    if isinstance(value, (float, np.floating)):
+        from .scalar_fill import check_scalar_parameter  # (scalar_fill imports this module)
+
+        check_scalar_parameter(float(value), _dt.bfloat16.np)
+    return _as_bfloat16_number(value)
+
+
 def _on_float_copies(kernel: Callable, args: tuple, kwargs: dict) -> tuple:
     """``kernel`` run on float32 copies of its bfloat16 arguments, the copies noted in ``FLOAT_COPIES`` while it runs
     (nested calls stack theirs): ``(the positional copies, the result)``."""
@@ -144,7 +158,7 @@ def _on_float_copies(kernel: Callable, args: tuple, kwargs: dict) -> tuple:
 
 def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constants: frozenset = frozenset(),
              scalars: frozenset = frozenset(), nan_bits: str | None = None,
-             cast_tensors: frozenset = frozenset()) -> Callable:
+             cast_tensors: frozenset = frozenset(), as_number: Callable = _as_bfloat16_number) -> Callable:
     """``kernel`` computing bfloat16 arguments in float32; ``written``: the positions of the arguments it writes
     into; an ``inplace`` kernel returns its first argument; ``constants``: the positions and names of its ``Any``
     parameters, whose arrays (adaptive pooling's float64 matrices) are no operands: they take no part in the
@@ -152,7 +166,7 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
     bfloat16 in, where the result is bfloat16; ``nan_bits``: how ATen's kernel rounds a NaN (``_NAN_BITS``);
     ``cast_tensors``: the positions and names of the tensor operands TensorIterator casts to the common dtype, where
     an integer or bool tensor is rounded to bfloat16 first (``lt(int64 [257], bfloat16 [256])`` is False in float,
-    but torch compares 256 with 256)."""
+    but torch compares 256 with 256); ``as_number``: how a number at ``scalars`` is rounded."""
 
     def run(*args, **kwargs):
         if not (any(_holds_bf16(a) for a in args) or any(_holds_bf16(v) for v in kwargs.values())):
@@ -160,8 +174,8 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
         operands = [a for i, a in enumerate(args) if i not in constants]
         rounds = _promotes_to_bf16((*operands, *(v for k, v in kwargs.items() if k not in constants)))
         if rounds and scalars:
-            args = tuple(_as_bfloat16_number(a) if i in scalars else a for i, a in enumerate(args))
-            kwargs = {k: _as_bfloat16_number(v) if k in scalars else v for k, v in kwargs.items()}
+            args = tuple(as_number(a) if i in scalars else a for i, a in enumerate(args))
+            kwargs = {k: as_number(v) if k in scalars else v for k, v in kwargs.items()}
         if rounds and cast_tensors:
             args = tuple(_as_bfloat16_tensor(a) if i in cast_tensors else a for i, a in enumerate(args))
             kwargs = {k: _as_bfloat16_tensor(v) if k in cast_tensors else v for k, v in kwargs.items()}
@@ -449,8 +463,9 @@ def _in_float_kernel(op, kernel: Callable) -> Callable:
     if follows_tensor_iterator(functional_name):  # (where's condition is no operand of the common dtype)
         cast_tensors = frozenset(key for i, p in enumerate(params) if p.type in ("Tensor", "Tensor?")
                                  and p.name != "condition" and i not in written for key in (i, p.name))
+    checked = f"{op.name.rstrip('_')}.{op.schema.overload}" in _NUMBERS_CHECKED
     computed = in_float(kernel, written, op.is_inplace, constants, scalars, _nan_bits_of(op.name, op.schema.overload),
-                        cast_tensors)
+                        cast_tensors, _as_checked_bfloat16_number if checked else _as_bfloat16_number)
     if bfloat16_bit_moves.moves_bits(op):
         return bfloat16_bit_moves.bit_moving(op, kernel, computed, _holds_bf16, _promotes_to_bf16)
     parameters = _FLOAT_PARAMETERS.get(op.name)

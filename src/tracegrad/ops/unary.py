@@ -20,7 +20,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..backend.dtypes import cpp_type_name, kind_of, scalar_type_name
 from . import bfloat16_in_float
 from . import pointwise as _pw
-from ._util import as_array, number_arg, reject_complex, result_dtype, to_floating, unsupported
+from ._util import as_array, float_arg, number_arg, reject_complex, result_dtype, to_floating, unsupported
 from .aten_loops import float_kernel
 from .aten_vec import has_nan
 from .clip_values import clip_by_tensors, clip_values
@@ -42,7 +42,7 @@ from .pointwise import (
     where,
 )
 from .registry import defop, not_implemented
-from .scalar_fill import check_scalar_parameter, integral_scalar
+from .scalar_fill import check_scalar_parameter, integral_scalar, scalar_for
 from .scalar_overloads import scalar_minus
 
 _LN2 = math.log(2.0)
@@ -483,10 +483,25 @@ atanh, atanh_ = _pair("atanh", _floating(np.arctanh), _atanh_vjp, _SELF, no_inpl
 # ---- logit -------------------------------------------------------------------------------------------------
 
 
+def _logit_clamped(x: np.ndarray, eps: float) -> np.ndarray:
+    """``x`` clamped as ATen's logit kernel clamps it: ``x < lo ? lo : (x > hi ? hi : x)`` with ``lo = eps`` and
+    ``hi = 1 - lo`` in x's type (eps refused beyond its range). A negative or NaN eps clamps nothing; an eps above
+    0.5 gives ``lo`` below ``lo`` and ``hi`` above it."""
+    dt = bfloat16_in_float.as_seen(x.dtype)  # (bfloat16's bounds for a float32 copy of a bfloat16 operand)
+    lo = scalar_for(float(eps), dt)
+    if not lo >= 0:
+        return x
+    hi = x.dtype.type(dt.type(1) - lo)
+    lo = x.dtype.type(lo)
+    if lo <= hi:
+        return np.clip(x, lo, hi)
+    return np.where(x < lo, lo, np.where(x > hi, hi, x))  # (every x but NaN lands on a bound)
+
+
 def _logit_kernel(a, eps=None):
     x = to_floating(a)
     if eps is not None:
-        x = np.clip(x, eps, 1.0 - eps)
+        x = _logit_clamped(x, eps)
     with np.errstate(all="ignore"):
         return np.log(x / (1.0 - x))
 
@@ -498,7 +513,8 @@ def _logit_vjp(ctx, g):
     # Without eps the gradient is NaN outside [0, 1]; with eps 0 outside [eps, 1 - eps]. For a NaN input
     # PyTorch's two formulas differ: its kernel (no graph) gives NaN, its differentiable formula, used under
     # grad mode (create_graph, forward AD), tests the inside and gives 0 with eps.
-    if eps is None:
+    # ATen's backward kernel, like the forward one, takes a negative eps for none.
+    if eps is None or (eps < 0 and not is_grad_enabled()):
         return where(logical_and(ge(x, 0.0), le(x, 1.0)), grad, math.nan)
     if is_grad_enabled():
         return where(logical_and(ge(x, eps), le(x, 1.0 - eps)), grad, 0.0)
@@ -707,7 +723,7 @@ def square_(self: Tensor) -> Tensor:
 
 
 def _nan_to_num_kernel(a, nan=None, posinf=None, neginf=None):
-    nan, posinf, neginf = number_arg(nan), number_arg(posinf), number_arg(neginf)
+    nan, posinf, neginf = float_arg(nan), float_arg(posinf), float_arg(neginf)
     if a.dtype.kind not in "fc":
         return a.copy()
     info = bfloat16_in_float.finfo(a.dtype)

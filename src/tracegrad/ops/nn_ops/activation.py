@@ -281,7 +281,9 @@ hardtanh, hardtanh_ = _with_inplace(
 def _leaky_kernel(a, negative_slope=0.01):
     check_float(a, "leaky_relu_cpu")
     scaled = np.asarray(a * _scalar(negative_slope, a.dtype))  # (an array for 0-d input too: out= below)
-    if negative_slope == 0:  # (inf * 0 is NaN where PyTorch keeps inf)
+    # (inf * 0 is NaN where PyTorch keeps inf; a NaN slope would make the min/max below NaN where PyTorch keeps a
+    # positive element)
+    if negative_slope == 0 or negative_slope != negative_slope:
         return select(a > 0, a, scaled)
     # One of a and a * slope, whichever the branch picks: the larger for a slope up to 1, else the smaller (exact;
     # a zero of either sign gets PyTorch's, a NaN stays NaN)
@@ -1011,6 +1013,7 @@ def _shrink_mask(x, lambd):
 
 def _hardshrink_kernel(a, lambd=0.5):
     check_float(a, "hardshrink_cpu")
+    check_scalar_parameter(lambd, a.dtype)  # (ATen's kernel converts lambd to the tensor's type: 1e5 overflows half)
     return select(_shrink_mask(a, lambd), a, np.zeros((), dtype=a.dtype))
 
 
@@ -1033,6 +1036,7 @@ def _softshrink_kernel(a, lambd=0.5):
 
 
 def _shrink_backward_kernel(g, x, lambd):
+    check_scalar_parameter(lambd, x.dtype)  # (converted to the tensors' type, as the forward kernels convert it)
     zero = np.zeros((), dtype=np.result_type(g))
 
     def formula(grad: np.ndarray, v: np.ndarray, vector: bool) -> np.ndarray:
