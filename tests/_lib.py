@@ -283,6 +283,21 @@ def warning_texts(caught: list) -> list[str]:
 
 
 @contextlib.contextmanager
+def every_warning(lib):
+    """Every warning of ``lib`` recorded (the caught list is yielded): Python's filters set to "always" and the
+    library's warn-always on, so its once-per-process warnings (TORCH_WARN_ONCE: the complex-to-real copy...) show
+    whatever earlier tests in this worker did through either library."""
+    always = lib.is_warn_always_enabled()
+    lib.set_warn_always(True)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield caught
+    finally:
+        lib.set_warn_always(always)
+
+
+@contextlib.contextmanager
 def gc_disabled():
     """Like PyTorch's ``disable_gc``: inside, only reference counting may free objects (liveness checks)."""
     was_enabled = gc.isenabled()

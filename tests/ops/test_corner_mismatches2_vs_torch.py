@@ -4,10 +4,8 @@ cross-entropy path), ..."""
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
-from _lib import assert_close, assert_same_bits, raised, tg, torch, value_or_error
+from _lib import assert_close, assert_same_bits, every_warning, raised, tg, torch, value_or_error
 
 
 def _outcome(program, lib):
@@ -210,10 +208,10 @@ def _convolution_with_bias(lib, nd: int, transposed: bool, dilation: int, bias_d
     x = lib.full((1, 2) + (5,) * nd, 0.1)
     w = lib.full(((3 * groups, 2 // groups) if not transposed else (2, 3)) + (2,) * nd, 0.3)
     bias = lib.full((3 * groups,), 0.1 if bias_dtype != "int32" else 2, dtype=getattr(lib, bias_dtype))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with every_warning(lib) as caught:
         out = lib.convolution(x, w, bias, [1] * nd, [0] * nd, [dilation] * nd, transposed, [0] * nd, groups)
-    return out, [str(w.message).split(" (Triggered")[0] for w in caught]
+    # (each distinct warning once: torch's copy warns once per process, and with warn-always on, once per cast)
+    return out, list(dict.fromkeys(str(w.message).split(" (Triggered")[0] for w in caught))
 
 
 @pytest.mark.parametrize("bias_dtype", BIAS_DTYPES)

@@ -23,18 +23,15 @@ operation that caused it and compared with torch.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
-from _lib import assert_same_bits, tg, torch
+from _lib import assert_same_bits, every_warning, tg, torch
 from _tutorial_lib import normalised
 
 
 def _outcome(program, lib) -> tuple:
     """What ``program(lib)`` gives (its dtype, shape and values, exactly) or its error, with its warnings."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with every_warning(lib) as caught:
         try:
             r = program(lib)
             seen = (str(r.dtype), tuple(r.shape), repr(r.tolist()))
