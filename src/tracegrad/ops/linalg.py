@@ -25,7 +25,7 @@ from . import aten_norm
 from . import views as _views
 from ._jvp import dense_product_rule, dense_product_terms, plus, scaled, self_term, zero_aware_product_rule
 from ._util import broadcast_mismatch, opmath_dtype, refuse_half, result_dtype, unsupported, wrap_dim, wrap_dims
-from .bfloat16_in_float import seen_dtype, stands_for_bfloat16
+from .bfloat16_in_float import as_seen, seen_dtype, stands_for_bfloat16
 from .complex_ops import input_is_real, real_part_for_real_inputs
 from .linalg_core import _matmul_same_dtype, matmul, mm, same_matrix_dtypes
 from .lu import lu_factor, permute_rows, pivots_parity
@@ -1414,6 +1414,14 @@ def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
 # ---- norms -------------------------------------------------------------------------------------------------
 
 
+def _check_norm_dtype_widens(source: np.dtype, asked: np.dtype) -> None:
+    """vector_norm's ``dtype=`` must hold the input's dtype (checked on the dtypes the float32 copies of a bfloat16
+    call stand for: ``dtype=torch.bfloat16`` of a float32 input is refused, as torch refuses it)."""
+    if _dt.promote_types(_dt.from_numpy_dtype(source), _dt.from_numpy_dtype(asked)).np != asked:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_tname(source)}) should be "
+                           f"convertible without narrowing to the specified dtype ({_tname(asked)})")
+
+
 def _vector_norm_kernel(a, ord=2, dim=None, keepdim=False, dtype=None):
     """``linalg.vector_norm`` (``torch.norm``, ``Tensor.norm``): float16/32/64 with ATen's CPU bits
     (``aten_norm``), complex inputs in NumPy's order."""
@@ -1428,9 +1436,7 @@ def _vector_norm_kernel(a, ord=2, dim=None, keepdim=False, dtype=None):
         if (dt.kind == "c") != (a.dtype.kind == "c"):
             kind = "complex" if a.dtype.kind == "c" else "real"
             raise RuntimeError(f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got {_tname(dt)}")
-        if not np.can_cast(a.dtype, dt, casting="safe"):
-            raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_tname(a.dtype)}) should be "
-                               f"convertible without narrowing to the specified dtype ({_tname(dt)})")
+        _check_norm_dtype_widens(seen_dtype(a), as_seen(dt))
         a = cast_as_aten(a, dt)  # (laid out as ATen's ``self.to(dtype)``: the layout decides the order)
     axes = wrap_dims(dim, a.ndim) if dim is not None else None  # (a 0-d input takes dim 0 or -1 only)
     if not a.ndim:
