@@ -122,12 +122,41 @@ def _as_bfloat16_number(value):
     return value
 
 
-def _as_bfloat16_tensor(value):
+def _to_bfloat16(array: np.ndarray) -> np.ndarray:
+    """``array`` converted to bfloat16 as c10 converts: through float (a float64 value is rounded twice)."""
+    return array.astype(_F32).astype(_dt.bfloat16.np)
+
+
+def _is_integral_array(value) -> bool:
+    return value.__class__ is _ndarray and value.dtype.kind in "biu"
+
+
+def _as_bfloat16_tensor(value, first: bool):
     """An integer or bool tensor given beside a bfloat16 one to an operator TensorIterator runs, as the bfloat16
     copy it casts the tensor to when their common dtype is bfloat16 (through float, as c10's conversion). A 0-d one
-    is left to ``scalars`` (mul and div read one given second as a float, uncast)."""
-    if value.__class__ is _ndarray and value.ndim and value.dtype.kind in "biu":
-        return value.astype(_F32).astype(_dt.bfloat16.np)
+    is cast only given ``first`` (``tensor(257) * bf16`` multiplies by 256); elsewhere it is left to ``scalars``
+    (mul and div read one given second as a float, uncast)."""
+    if _is_integral_array(value) and (value.ndim or first):
+        return _to_bfloat16(value)
+    return value
+
+
+# Reductions and scans whose CPU kernels, asked for a bfloat16 result (``dtype=`` or a bfloat16 ``out=``), first
+# convert a real input to bfloat16 (``self.to(dtype)``: sum(float32 x, dtype=bfloat16) sums x's bfloat16 values,
+# in float; an int64 one too). mean is not here: it reads the input as it is and rounds only its result.
+# The in-place operators that write a comparison's truth into a self of any dtype (an arithmetic one into an
+# integer self is refused: its bfloat16 result can't be cast into it).
+_COMPARISONS = frozenset({
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "logical_and",
+    "logical_or", "logical_xor"})
+_CASTS_INPUT_TO_BFLOAT16 = frozenset({"sum", "nansum", "prod", "cumsum", "cumprod"})
+
+
+def _input_as_bfloat16(value):
+    """A real input (floating but bfloat16, integer or bool) of a :data:`_CASTS_INPUT_TO_BFLOAT16` operator, as its
+    bfloat16 copy."""
+    if value.__class__ is _ndarray and value.dtype.kind in "fiub":
+        return _to_bfloat16(value)
     return value
 
 
@@ -158,7 +187,8 @@ def _on_float_copies(kernel: Callable, args: tuple, kwargs: dict) -> tuple:
 
 def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constants: frozenset = frozenset(),
              scalars: frozenset = frozenset(), nan_bits: str | None = None,
-             cast_tensors: frozenset = frozenset(), as_number: Callable = _as_bfloat16_number) -> Callable:
+             cast_tensors: frozenset = frozenset(), as_number: Callable = _as_bfloat16_number,
+             casts_input: bool = False, compares_in_place: bool = False) -> Callable:
     """``kernel`` computing bfloat16 arguments in float32; ``written``: the positions of the arguments it writes
     into; an ``inplace`` kernel returns its first argument; ``constants``: the positions and names of its ``Any``
     parameters, whose arrays (adaptive pooling's float64 matrices) are no operands: they take no part in the
@@ -166,7 +196,10 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
     bfloat16 in, where the result is bfloat16; ``nan_bits``: how ATen's kernel rounds a NaN (``_NAN_BITS``);
     ``cast_tensors``: the positions and names of the tensor operands TensorIterator casts to the common dtype, where
     an integer or bool tensor is rounded to bfloat16 first (``lt(int64 [257], bfloat16 [256])`` is False in float,
-    but torch compares 256 with 256); ``as_number``: how a number at ``scalars`` is rounded."""
+    but torch compares 256 with 256); ``as_number``: how a number at ``scalars`` is rounded; ``casts_input``: the
+    kernel converts its real first argument to a bfloat16 result's dtype first (:data:`_CASTS_INPUT_TO_BFLOAT16`);
+    ``compares_in_place``: an in-place comparison (:data:`_COMPARISONS`), whose integer ``self`` is compared as its
+    bfloat16 copy."""
 
     def run(*args, **kwargs):
         if not (any(_holds_bf16(a) for a in args) or any(_holds_bf16(v) for v in kwargs.values())):
@@ -177,8 +210,15 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
             args = tuple(as_number(a) if i in scalars else a for i, a in enumerate(args))
             kwargs = {k: as_number(v) if k in scalars else v for k, v in kwargs.items()}
         if rounds and cast_tensors:
-            args = tuple(_as_bfloat16_tensor(a) if i in cast_tensors else a for i, a in enumerate(args))
-            kwargs = {k: _as_bfloat16_tensor(v) if k in cast_tensors else v for k, v in kwargs.items()}
+            args = tuple(_as_bfloat16_tensor(a, i == 0) if i in cast_tensors else a for i, a in enumerate(args))
+            kwargs = {k: _as_bfloat16_tensor(v, False) if k in cast_tensors else v for k, v in kwargs.items()}
+        integral_self = None
+        if rounds and compares_in_place and _is_integral_array(args[0]):
+            # (an integer self compared in place with bfloat16, ``int_t.eq_(bf16)``: TensorIterator compares
+            # self's bfloat16 copy and writes the result back into self's own dtype)
+            integral_self, args = args[0], (_to_bfloat16(args[0]), *args[1:])
+        if rounds and casts_input:
+            args = (_input_as_bfloat16(args[0]), *args[1:])
         _IN_FLIGHT[0] += rounds
         try:
             floats, result = _on_float_copies(kernel, args, kwargs)
@@ -191,6 +231,9 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
             # (a cast's target decides: copy_ of float32 into bfloat16 promotes to float32, yet rounds)
             if nan_bits is not None and (rounds or nan_bits == "cast" and _is_bf16(args[0])):
                 _set_nan_bits(args[0], floats[0], args, nan_bits)
+            if integral_self is not None:
+                integral_self[...] = floats[0]
+                return integral_self
             return args[0]
         if not rounds:
             return result
@@ -465,7 +508,8 @@ def _in_float_kernel(op, kernel: Callable) -> Callable:
                                  and p.name != "condition" and i not in written for key in (i, p.name))
     checked = f"{op.name.rstrip('_')}.{op.schema.overload}" in _NUMBERS_CHECKED
     computed = in_float(kernel, written, op.is_inplace, constants, scalars, _nan_bits_of(op.name, op.schema.overload),
-                        cast_tensors, _as_checked_bfloat16_number if checked else _as_bfloat16_number)
+                        cast_tensors, _as_checked_bfloat16_number if checked else _as_bfloat16_number,
+                        functional_name in _CASTS_INPUT_TO_BFLOAT16, op.is_inplace and functional_name in _COMPARISONS)
     if bfloat16_bit_moves.moves_bits(op):
         return bfloat16_bit_moves.bit_moving(op, kernel, computed, _holds_bf16, _promotes_to_bf16)
     parameters = _FLOAT_PARAMETERS.get(op.name)
