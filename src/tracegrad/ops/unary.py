@@ -942,13 +942,22 @@ def _clamp_kernel(a, min=None, max=None, clip=clip_values):
     dt = result_dtype(a, min, max)
     if dt.kind == "c":  # (a complex bound of a real tensor: a complex result)
         raise CLAMP_COMPLEX[0](CLAMP_COMPLEX[1])
-    if dt.kind == "b" and clip is clip_values:  # (the Scalar kernels' dispatch has no Bool; the Tensor one has)
-        raise unsupported("clamp_scalar_cpu" if min is not None and max is not None
-                          else "clamp_min_scalar_cpu" if min is not None else "clamp_max_scalar_cpu", dt)
+    if dt.kind == "b":
+        _refuse_bool_clamp(clip, min is not None, max is not None)
     for bound in (min, max):  # (a number converts to the result's dtype, half included)
         check_scalar_parameter(bound, dt)
         integral_scalar(bound, dt)  # (Scalar::to refuses an int the dtype cannot hold)
     return clip(as_array(a, dt), None if min is None else as_array(min, dt), None if max is None else as_array(max, dt))
+
+
+def _refuse_bool_clamp(clip, has_min: bool, has_max: bool) -> None:
+    """A bool clamp: the Scalar kernels' dispatch has no Bool, nor the Tensor overload's with both bounds
+    (``clamp_cpu``); with one tensor bound it runs as clamp_min/clamp_max, which take bool."""
+    if clip is clip_values:
+        raise unsupported("clamp_scalar_cpu" if has_min and has_max
+                          else "clamp_min_scalar_cpu" if has_min else "clamp_max_scalar_cpu", np.dtype(bool))
+    if has_min and has_max:
+        raise unsupported("clamp_cpu", np.dtype(bool))
 
 
 @_pw.writes_last
