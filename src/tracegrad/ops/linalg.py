@@ -235,10 +235,11 @@ def _bmm_check(a, b, name1: str = "batch1", name2: str = "batch2") -> None:
 
 def _bmm_kernel(a, b):
     _bmm_check(a, b)
-    # (ATen allocates the result in batch2's dtype and returns it before any dtype check when the product is empty)
+    # (ATen allocates the result in batch2's dtype and returns it before any dtype check when the product is empty;
+    # seen_dtype: a bfloat16 batch2 reaches here as a float32 copy, and a float32 batch1 would not round it back)
     if not a.size or not b.size:
-        return np.zeros((a.shape[0], a.shape[1], b.shape[2]), b.dtype)
-    _bmm_dtypes(a, b)
+        return np.zeros((a.shape[0], a.shape[1], b.shape[2]), seen_dtype(b))
+    _bmm_dtypes(a, b, "bmm")
     return _matmul_same_dtype(a, b, "bmm")
 
 
@@ -254,18 +255,19 @@ def _batch_items_contiguous_or_transposed(t: np.ndarray) -> bool:
         strides[1] == 1 and (cols == 1 or strides[2] >= rows))
 
 
-def _bmm_dtypes(a: np.ndarray, b: np.ndarray) -> None:
-    """bmm's dtype checks, which depend on the path its CPU kernel takes: under 400 multiply-adds a loop
-    dispatched on batch1's dtype (bool refused) that reads the result (batch2's dtype) as batch1's; a batched
-    gemm dispatched on the result's dtype that reads batch1 as it; else ``addmm_impl_cpu_`` per matrix."""
+def _bmm_dtypes(a: np.ndarray, b: np.ndarray, loop_name: str, per_matrix_dtypes=same_matrix_dtypes) -> None:
+    """bmm's and baddbmm's dtype checks, which depend on the path their CPU kernel takes: under 400 multiply-adds
+    a loop dispatched on batch1's dtype (bool refused, as ``loop_name``) that reads the result (batch2's dtype) as
+    batch1's; a batched gemm dispatched on the result's dtype that reads batch1 as it; else ``addmm_impl_cpu_``
+    per matrix (``per_matrix_dtypes``: its check, or baddbmm's ``addmm_``'s)."""
     if a.shape[1] * a.shape[2] * b.shape[2] < 400:
-        _refuse_bool("bmm", a.dtype)
+        _refuse_bool(loop_name, a.dtype)
         _same_dtype(a, b)
     elif (seen_dtype(b) in _BATCHED_GEMM_TYPES and _batch_items_contiguous_or_transposed(a)
           and _batch_items_contiguous_or_transposed(b)):
         _same_dtype(b, a)
     else:
-        same_matrix_dtypes(a, b)
+        per_matrix_dtypes(a, b)
         _refuse_bool("addmm_impl_cpu_", a.dtype)
 
 
@@ -402,6 +404,9 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     # (PyTorch's inner_out: mul_out for a 0-d operand, else tensordot_out, which copies its recorded result in)
     if input.ndim == 0 or other.ndim == 0:
         return _into(mul(input, other), out, "mul")
+    if input.shape[-1] != other.shape[-1]:  # (inner's own check, before tensordot's)
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
     if input.dtype != other.dtype:  # (tensordot's check, before a vector pair goes to dot)
         raise RuntimeError("both inputs should have same dtype")
     return _into_tensordot(tensordot(input, other, ([-1], [-1])), out, "inner")
@@ -451,6 +456,34 @@ def _combine(inp, prod, beta, alpha, opmath: bool = False):
     return (scaled + (bias if beta == 1 else bias * beta)).astype(prod.dtype, copy=False)
 
 
+def _self_in_result(inp, shape: tuple, dt: np.dtype) -> np.ndarray:
+    """A new result of ``shape`` and ``dt`` holding self expanded (PyTorch's ``result.copy_(self)``)."""
+    from .pointwise import copy_into
+
+    result = np.empty(shape, dt)
+    copy_into(result, _bias(inp, shape))
+    return result
+
+
+def _times_beta(result: np.ndarray, beta) -> np.ndarray:
+    """``result.mul_(beta)``, or ``zero_()`` for beta == 0: a beta whose type promotes past the result's is
+    refused as mul_ refuses it (``result type Long can't be cast to the desired output type Bool``)."""
+    if beta == 0:
+        result[...] = 0
+        return result
+    from .pointwise import mul_
+
+    return mul_.kernel(result, beta)
+
+
+def _empty_product_sum(inp, shape: tuple, dt: np.dtype, beta) -> np.ndarray:
+    """``beta * self`` where the product sums over nothing: ATen's shortcut before its kernels dispatch (so bool
+    passes), which leaves an empty result as it is and otherwise multiplies self's copy in place by beta."""
+    if 0 in shape or beta == 0:  # (self's values ignored: its NaNs do not propagate)
+        return np.zeros(shape, dt)
+    return _times_beta(_self_in_result(inp, shape, dt), beta)
+
+
 def _addmm_dtypes(inp, m1, m2) -> None:
     """addmm's dtype checks (addbmm's too, on its batches): self's against mat2's, then mat1's."""
     inp_dtype, m1_dtype, m2_dtype = seen_dtype(inp), seen_dtype(m1), seen_dtype(m2)
@@ -476,6 +509,8 @@ def _addmm_checks(inp, m1, m2) -> None:
 
 def _addmm_kernel(inp, m1, m2, beta=1, alpha=1):
     _addmm_checks(inp, m1, m2)
+    if not m1.shape[1] or not m1.shape[0] or not m2.shape[1]:
+        return _empty_product_sum(inp, (m1.shape[0], m2.shape[1]), seen_dtype(m1), beta)
     _refuse_bool("addmm_impl_cpu_", m1.dtype)
     if m1.dtype == np.float16:  # (PyTorch's half gemm sums in float and adds self before its one rounding)
         single = np.float32
@@ -506,9 +541,22 @@ def _addmm_vjp(ctx, g):
     return gi, g1, g2
 
 
+def _unexpanded_self_times_beta(inp, rows: int, beta) -> np.ndarray:
+    """addmv's empty-matrix shortcut (before the kernel refuses bool) writes ``mul_out(result, self, beta)`` with
+    self unexpanded: a 0-d or one-element self resizes the result to its own shape, with resize_output's warning."""
+    from .variants import warn_out_resized
+
+    warn_out_resized(np.empty((rows,)), inp.shape)
+    beta_in_type, _ = _scalars_for(inp.dtype, beta, 1)
+    return np.asarray(inp * beta_in_type).astype(inp.dtype, copy=False)
+
+
 def _addmv_kernel(inp, m, v, beta=1, alpha=1):
     _mv_check(m, v, inp)
-    _refuse_bool("addmv_impl_cpu", m.dtype)
+    if m.size:
+        _refuse_bool("addmv_impl_cpu", m.dtype)
+    elif m.shape[0] and beta != 0 and inp.shape != (m.shape[0],):
+        return _unexpanded_self_times_beta(inp, m.shape[0], beta)
     return _combine(inp, np.matmul(m, v), beta, alpha)
 
 
@@ -521,14 +569,13 @@ def _addmv_vjp(ctx, g):
             _scaled(mv(_t(m).conj(), g), alpha) if need[2] else None)
 
 
-def _bmm_family_dtypes(inp, b1, b2) -> None:
-    """baddbmm's: self's dtype against batch1's (all three named), then the batches' as bmm checks them."""
-    inp_dtype, b1_dtype = seen_dtype(inp), seen_dtype(b1)
-    if inp_dtype != b1_dtype:
-        name = _dt.c10_type_name
-        raise RuntimeError(f"Input dtypes must be the same, got: input {name(inp_dtype)}, batch1: {name(b1_dtype)}, "
-                           f"batch2: {name(seen_dtype(b2))}")
-    _same_dtype(b1, b2)
+def _self_dtype_as_batch1(inp, b1, b2) -> None:
+    """baddbmm's meta check: self's dtype against batch1's only (batch2's is the result's), all three named by
+    their C++ types ('long int')."""
+    if seen_dtype(inp) != seen_dtype(b1):
+        name = _dt.cpp_type_name
+        raise RuntimeError(f"Input dtypes must be the same, got: input {name(inp)}, batch1: {name(b1)}, "
+                           f"batch2: {name(b2)}")
 
 
 def dim_size(a: np.ndarray, dim: int) -> int:
@@ -560,13 +607,15 @@ def _checked_after_self(inp, b1, b2, beta, batched: bool, own_checks) -> None:
 
 
 def _baddbmm_checks(inp, b1, b2) -> None:
+    _self_dtype_as_batch1(inp, b1, b2)
     _bmm_check(b1, b2)
-    _bmm_family_dtypes(inp, b1, b2)
 
 
 def _baddbmm_kernel(inp, b1, b2, beta=1, alpha=1):
     _checked_after_self(inp, b1, b2, beta, True, _baddbmm_checks)
-    _refuse_bool("baddbmm", b1.dtype)
+    if not b1.size or not b2.size:  # (ATen's shortcut, before the batches' dtypes are compared)
+        return _empty_product_sum(inp, (b1.shape[0], b1.shape[1], b2.shape[2]), seen_dtype(b2), beta)
+    _bmm_dtypes(b1, b2, "baddbmm", lambda m1, m2: _addmm_dtypes(m2, m1, m2))  # (each result matrix is batch2's type)
     return _combine(inp, np.matmul(b1, b2), beta, alpha, opmath=True)
 
 
@@ -580,11 +629,26 @@ def _addbmm_checks(inp, b1, b2) -> None:
     if b1.shape[2] != b2.shape[1]:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} and "
                            f"{b2.shape[1]}x{b2.shape[2]})")
-    _addmm_dtypes(inp, b1, b2)
+    if b1.shape[0]:  # (each batch's addmm_ checks the dtypes: with none, nothing does)
+        _addmm_dtypes(inp, b1, b2)
+
+
+def _addbmm_empty_sum(inp, b1, b2, beta) -> np.ndarray:
+    """addbmm over no batches or an empty inner dim: self copied into the result, then (ATen's addbmm_impl_) one
+    ``mul_(beta)`` for no batches, else each batch's ``addmm_`` shortcut: nothing for an empty result, else a
+    multiply by beta, then by 1 for every further batch (refused for a bool result)."""
+    shape, batches, dt = (b1.shape[1], b2.shape[2]), b1.shape[0], seen_dtype(inp)  # (the result is self's type)
+    result = _self_in_result(inp, shape, dt) if beta != 0 else np.zeros(shape, dt)
+    if batches and 0 in shape:
+        return result
+    result = _times_beta(result, beta)
+    return _times_beta(result, 1) if batches > 1 else result
 
 
 def _addbmm_kernel(inp, b1, b2, beta=1, alpha=1):
     _checked_after_self(inp, b1, b2, beta, False, _addbmm_checks)
+    if not b1.size or not b2.size:
+        return _addbmm_empty_sum(inp, b1, b2, beta)
     _refuse_bool("addmm_impl_cpu_", b1.dtype)
     prod = np.matmul(b1, b2)
     # (integers sum in their own type, wrapping as PyTorch's; NumPy's sum would widen them to int64)
