@@ -17,6 +17,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
+from ..backend import dtypes as _dt
 from ..backend.dtypes import cpp_type_name, kind_of, scalar_type_name
 from . import bfloat16_in_float
 from . import pointwise as _pw
@@ -503,7 +504,15 @@ def _logit_kernel(a, eps=None):
     if eps is not None:
         x = _logit_clamped(x, eps)
     with np.errstate(all="ignore"):
+        if bfloat16_in_float.stands_for_bfloat16(x.dtype):
+            # (ATen's BFloat16 kernel rounds each step to bfloat16: 1 - x, then x / (1 - x), before the log)
+            return np.log(_bfloat16_values(x / _bfloat16_values(1.0 - x)))
         return np.log(x / (1.0 - x))
+
+
+def _bfloat16_values(x: np.ndarray) -> np.ndarray:
+    """A float32 array rounded to the nearest bfloat16 values, kept in float32."""
+    return x.astype(_dt.bfloat16.np).astype(x.dtype)
 
 
 def _logit_vjp(ctx, g):
