@@ -106,12 +106,16 @@ def _zeroed_where(drop: np.ndarray, g: np.ndarray) -> np.ndarray:
     return np.bitwise_and(g.view(bits), mask, out=mask).view(g.dtype)
 
 
+def _zero_for_self(ctx, gg):
+    """The gradient of a piecewise-linear activation's backward op with respect to its ``self``: PyTorch's formula
+    is ``zeros_like(grad)`` (threshold, hardtanh, leaky_relu, hard- and softshrink), a zero, not a missing one."""
+    return zeros_like(gg) if ctx.needs_input_grad[1] else None
+
+
 def _threshold_backward_vjp(ctx, gg):
     (x,) = ctx.saved_tensors
     (th,) = ctx.attrs
-    need_grad, need_self = ctx.needs_input_grad
-    # PyTorch's formula for self is zeros_like(grad): a zero gradient, not a missing one
-    return (threshold_backward(gg, x, th) if need_grad else None), (zeros_like(gg) if need_self else None)
+    return (threshold_backward(gg, x, th) if ctx.needs_input_grad[0] else None), _zero_for_self(ctx, gg)
 
 
 threshold_backward = defop(
@@ -247,7 +251,7 @@ def _hardtanh_backward_kernel(g, x, min_val, max_val):
 def _hardtanh_backward_vjp(ctx, gg):
     (x,) = ctx.saved_tensors
     lo, hi = ctx.attrs
-    return hardtanh_backward(gg, x, lo, hi), None
+    return hardtanh_backward(gg, x, lo, hi), _zero_for_self(ctx, gg)
 
 
 hardtanh_backward = defop(
@@ -297,7 +301,7 @@ def _leaky_backward_kernel(g, x, negative_slope, self_is_result=False):
 def _leaky_backward_vjp(ctx, gg):
     (x,) = ctx.saved_tensors
     slope, is_result = ctx.attrs
-    return leaky_relu_backward(gg, x, slope, is_result), None
+    return leaky_relu_backward(gg, x, slope, is_result), _zero_for_self(ctx, gg)
 
 
 leaky_relu_backward = defop(
@@ -1055,7 +1059,7 @@ def _shrink_vjp_for(name: str, of_backward: bool = False):
         (x,) = ctx.saved_tensors
         (lambd,) = ctx.attrs
         grad = _SHRINK_BACKWARD[name](g, x, lambd)
-        return (grad, None) if of_backward else grad
+        return (grad, _zero_for_self(ctx, g)) if of_backward else grad
 
     return vjp
 
