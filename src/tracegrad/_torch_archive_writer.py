@@ -31,6 +31,7 @@ from ._tensor import Tensor, user_state, warn_unserialized_hooks
 from .backend import dtypes as _dtypes
 from .backend.device import device
 from .memory_format import layout
+from .return_types import is_torch_return_type
 from .size import Size
 from .storage import TypedStorage, UntypedStorage, storage_place
 
@@ -231,6 +232,8 @@ def _archive_pickler(base: type, stands_in_for_c: bool) -> type:
             return (torch_global("torch", "Size"), (tuple(obj),))
         if type(obj) is layout:  # (torch.serialization's reduction, which torch's weights-only loads allow)
             return (torch_global("torch.serialization", "_get_layout"), (repr(obj),))
+        if is_torch_return_type(type(obj)):  # (torch's structseq reduction: the class by name, then the values)
+            return (torch_global("torch.return_types", type(obj).__name__), (tuple(obj), {}))
         if type(obj) is Generator:  # (its reduction is torch's: the state loads into torch's class)
             _, args, state = obj.__reduce__()
             return (torch_global("torch._C", "Generator"), args, state)

@@ -180,6 +180,11 @@ def is_return_type(cls: type) -> bool:
     return _BY_NAME.get(getattr(cls, "__name__", None)) is cls
 
 
+def is_torch_return_type(cls: type) -> bool:
+    """Whether ``cls`` is one of torch's structseqs (not one only tracegrad has), which a torch file names."""
+    return is_return_type(cls) and cls.__name__ in _TORCH_FIELDS
+
+
 def out_type(cls: type) -> type:
     """The return type of the ``out=`` form of a call returning a ``cls``: ``max_out`` for ``max``."""
     return return_type(f"{cls.__name__}_out", cls.__match_args__)

@@ -9,6 +9,8 @@ indexing before refusing the empty list (the indexing overload refuses it).
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from _lib import tg, torch
 from _mistakes_lib import outcome, same
@@ -69,3 +71,43 @@ def test_return_types_are_structseqs_as_torch(case):
     program = _STRUCTSEQ[case]
     ours, theirs = outcome(tg, program), outcome(torch, program)
     assert same(ours, theirs), (ours, theirs)
+
+
+# ---- torch.save of a structseq: torch writes the class by its name, torch.return_types.<name>, over (values, {}) --
+
+
+def _saved(L, obj) -> bytes:
+    buffer = io.BytesIO()
+    L.save(obj, buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("op", ["max", "sort", "slogdet", "max_out"])
+def test_saved_structseq_loads_in_torch_as_torchs(op):
+    """tg.save wrote tracegrad.return_types._unpickled, a global torch cannot load (without tracegrad installed),
+    and torch.load gave tracegrad's class, not torch.return_types.<name>."""
+    def program(L):
+        x = L.tensor([[3.0, 1.0], [2.0, 5.0]])
+        if op == "max_out":
+            return L.max(x, 1, out=(L.empty(0), L.empty(0, dtype=L.long)))
+        return getattr(L, op)(x) if op == "slogdet" else getattr(x, op)(1)
+    loaded = torch.load(io.BytesIO(_saved(tg, program(tg))), weights_only=False)
+    expected = program(torch)
+    assert type(loaded) is type(expected)
+    assert all(torch.equal(a, b) for a, b in zip(loaded, expected, strict=True))
+    back = tg.load(io.BytesIO(_saved(torch, expected)), weights_only=False)
+    ours = tg.load(io.BytesIO(_saved(tg, program(tg))), weights_only=False)
+    assert type(ours) is type(back) is type(program(tg))
+
+
+def test_saved_structseq_refused_by_weights_only_load_as_torchs():
+    def refusal(loader, saver):
+        data = _saved(saver, saver.max(saver.ones(2, 2), 1))
+        try:
+            loader.load(io.BytesIO(data))
+        except Exception as error:  # noqa: BLE001 (the refusal's type and words are what is compared)
+            return type(error).__name__, str(error)
+        return "loaded"
+    expected = refusal(torch, torch)
+    assert refusal(torch, tg) == expected
+    assert refusal(tg, tg) == expected
