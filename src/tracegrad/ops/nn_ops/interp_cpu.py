@@ -44,8 +44,8 @@ def opmath(dtype: np.dtype) -> type:
     return np.float64 if dtype == np.float64 else np.float32
 
 
-_DROPPED = 0x1FFFFFFF  # the 29 low significand bits a float64 loses in float32
-_HALFWAY = 0x10000000  # ... reading 100...0: the float64 lies halfway between two float32s
+# (a float64 whose 29 low significand bits, those float32 drops, read 100...0 lies halfway between two float32s)
+_DROPPED, _HALFWAY = aten_vec.FLOAT_MIDPOINT_BITS, aten_vec.FLOAT_MIDPOINT
 
 
 def _flat_values(x, shape: tuple, flat: np.ndarray) -> np.ndarray:
@@ -62,9 +62,7 @@ def _resolve_ties(s: np.ndarray, p: np.ndarray, c, ties: np.ndarray) -> None:
     pv = _flat_values(p, s.shape, ties)
     cv = _flat_values(c, s.shape, ties).astype(np.float64)
     flat_s = s.reshape(-1)
-    sv = flat_s[ties]
-    z = sv - pv
-    err = (pv - (sv - z)) + (cv - z)
+    sv, err = aten_vec.two_sum(pv, cv)  # (sv: the float64 sum at the ties, as it stands in ``s``)
     if err.any():
         flat_s[ties] = np.where(err != 0, np.nextafter(sv, np.where(err > 0, np.inf, -np.inf)), sv)
 
@@ -130,9 +128,8 @@ def _inexact_midpoints(products: np.ndarray, sums: np.ndarray, addends: np.ndarr
     ties = (np.bitwise_and(sums.view(np.int64), _DROPPED) == _HALFWAY).ravel().nonzero()[0]
     if not ties.size:
         return False
-    p, s, c = products.ravel().take(ties), sums.ravel().take(ties), addends.ravel().take(ties)
-    z = s - p
-    return bool(((p - (s - z)) + (c - z)).any())
+    p, c = products.ravel().take(ties), addends.ravel().take(ties).astype(np.float64)
+    return bool(aten_vec.two_sum(p, c)[1].any())
 
 
 def _chain64(first: np.ndarray, second: np.ndarray, start: np.ndarray) -> np.ndarray:
