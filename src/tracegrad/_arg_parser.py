@@ -912,7 +912,7 @@ def refuse_arrays_among(values: tuple | list) -> None:
     caller's guard replaces it with the parser's own error, which numbers the argument. Nothing for tensors."""
     for k, value in enumerate(values):
         if isinstance(value, np.ndarray):
-            raise TypeError(f"expected Tensor as element {k} in argument 0, but got {tp_name(value)}")
+            raise non_tensor_element(k, 0, value)
 
 
 def refuse_non_tensors_among(values: tuple | list, none_allowed: bool = False) -> None:

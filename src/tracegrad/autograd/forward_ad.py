@@ -81,7 +81,7 @@ def not_implemented_jvp(name: str):
     def jvp(args, outs, tangents):
         raise NotImplementedError(_NOT_IMPLEMENTED.format(name))
 
-    jvp.refusal = _NOT_IMPLEMENTED.format(name)
+    jvp.refusal = unformulated_refusal(name)
     return jvp
 
 
