@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import tracegrad as _tg
@@ -190,8 +190,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class _Unstructured(BasePruningMethod):
-    """Zeroes the ``amount`` entries that rank lowest by ``_scores`` (an int: that many; a float: that share)."""
+class RandomUnstructured(BasePruningMethod):
+    """Prunes entries chosen at random."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -199,34 +199,28 @@ class _Unstructured(BasePruningMethod):
         _validate_pruning_amount_init(amount)
         self.amount = amount
 
-    def _scores(self, t: Tensor) -> Tensor:
-        raise NotImplementedError
-
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        nparams_toprune = _compute_nparams_toprune(self.amount, t.nelement())
-        _validate_pruning_amount(nparams_toprune, t.nelement())
-        mask = default_mask.clone(memory_format=_tg.contiguous_format)
-        if nparams_toprune != 0:
-            mask.view(-1)[_tg.topk(self._scores(t).view(-1), k=nparams_toprune, largest=False).indices] = 0
-        return mask
-
-
-class RandomUnstructured(_Unstructured):
-    """Prunes entries chosen at random."""
-
-    def _scores(self, t: Tensor) -> Tensor:
-        return -_tg.rand_like(t)  # (torch prunes the top-k of the random draw)
+        # (torch prunes the top-k of one rand_like draw; the same call picks the same entries where draws tie)
+        return _unstructured_mask(t, default_mask, self.amount,
+                                  lambda k: _tg.topk(_tg.rand_like(t).view(-1), k=k).indices)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float):  # type: ignore[override]
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(_Unstructured):
+class L1Unstructured(BasePruningMethod):
     """Prunes the entries of smallest magnitude."""
 
-    def _scores(self, t: Tensor) -> Tensor:
-        return _tg.abs(t)
+    PRUNING_TYPE = "unstructured"
+
+    def __init__(self, amount: int | float) -> None:
+        _validate_pruning_amount_init(amount)
+        self.amount = amount
+
+    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
+        return _unstructured_mask(t, default_mask, self.amount,
+                                  lambda k: _tg.topk(_tg.abs(t).view(-1), k=k, largest=False).indices)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float,  # type: ignore[override]
@@ -234,8 +228,20 @@ class L1Unstructured(_Unstructured):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class _Structured(BasePruningMethod):
-    """Zeroes whole channels along ``dim``: all but those ``_kept_channels`` keeps."""
+def _unstructured_mask(t: Tensor, default_mask: Tensor, amount: int | float,
+                       flat_indices_to_prune: Callable[[int], Tensor]) -> Tensor:
+    """``default_mask`` with the ``amount`` entries of ``t`` that ``flat_indices_to_prune(k)`` names zeroed
+    (``amount`` an int: that many entries; a float: that share of them)."""
+    nparams_toprune = _compute_nparams_toprune(amount, t.nelement())
+    _validate_pruning_amount(nparams_toprune, t.nelement())
+    mask = default_mask.clone(memory_format=_tg.contiguous_format)
+    if nparams_toprune != 0:  # (topk of nothing is skipped, as torch skips it)
+        mask.view(-1)[flat_indices_to_prune(nparams_toprune)] = 0
+    return mask
+
+
+class RandomStructured(BasePruningMethod):
+    """Prunes channels along ``dim`` chosen at random."""
 
     PRUNING_TYPE = "structured"
 
@@ -244,51 +250,64 @@ class _Structured(BasePruningMethod):
         self.amount = amount
         self.dim = dim
 
-    def _kept_channels(self, t: Tensor, nchannels: int, nparams_toprune: int):
-        raise NotImplementedError
-
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        nchannels = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, nchannels)
-        _validate_pruning_amount(nparams_toprune, nchannels)
-        if nparams_toprune == 0:
+        nchannels, nparams_toprune = _structured_counts(t, self.amount, self.dim)
+        if nparams_toprune == 0:  # (torch draws nothing then: the generator's stream is left as it was)
             return default_mask
-        slc = [slice(None)] * len(t.shape)
-        slc[self.dim] = self._kept_channels(t, nchannels, nparams_toprune)
-        mask = _tg.zeros_like(t)
-        mask[tuple(slc)] = 1
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
-
-
-class RandomStructured(_Structured):
-    """Prunes channels chosen at random."""
-
-    def _kept_channels(self, t: Tensor, nchannels: int, nparams_toprune: int):
         prob = _tg.rand(nchannels)
-        return prob > _tg.kthvalue(prob, k=nparams_toprune).values
+        kept = prob > _tg.kthvalue(prob, k=nparams_toprune).values
+        return _channel_mask(t, self.dim, kept, default_mask)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float, dim: int = -1):  # type: ignore[override]
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(_Structured):
-    """Prunes the channels of smallest L``n`` norm."""
+class LnStructured(BasePruningMethod):
+    """Prunes the channels along ``dim`` of smallest L``n`` norm."""
+
+    PRUNING_TYPE = "structured"
 
     def __init__(self, amount: int | float, n: Any, dim: int = -1) -> None:
-        super().__init__(amount, dim)
+        _validate_pruning_amount_init(amount)
+        self.amount = amount
         self.n = n
+        self.dim = dim
 
-    def _kept_channels(self, t: Tensor, nchannels: int, nparams_toprune: int):
-        return _tg.topk(_compute_norm(t, self.n, self.dim), k=nchannels - nparams_toprune, largest=True).indices
+    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
+        nchannels, nparams_toprune = _structured_counts(t, self.amount, self.dim)
+        # (the norms are taken even when nothing is pruned, so a norm torch refuses, 'fro' over three dims say,
+        # is refused then too)
+        kept = _tg.topk(_compute_norm(t, self.n, self.dim), k=nchannels - nparams_toprune, largest=True).indices
+        if nparams_toprune == 0:
+            return default_mask
+        return _channel_mask(t, self.dim, kept, default_mask)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: int | float, n: Any, dim: int,  # type: ignore[override]
               importance_scores: Tensor | None = None):
         return super().apply(module, name, amount=amount, n=n, dim=dim, importance_scores=importance_scores)
+
+
+def _structured_counts(t: Tensor, amount: int | float, dim: int) -> tuple[int, int]:
+    """(the number of channels of ``t`` along ``dim``, how many of them ``amount`` prunes), checked."""
+    _validate_structured_pruning(t)
+    _validate_pruning_dim(t, dim)
+    nchannels = t.shape[dim]
+    nparams_toprune = _compute_nparams_toprune(amount, nchannels)
+    _validate_pruning_amount(nparams_toprune, nchannels)
+    return nchannels, nparams_toprune
+
+
+def _channel_mask(t: Tensor, dim: int, kept: Tensor, default_mask: Tensor) -> Tensor:
+    """A mask like ``t`` keeping the channels along ``dim`` that ``kept`` selects (booleans or indices), and only
+    where ``default_mask`` kept them."""
+    slc = [slice(None)] * len(t.shape)
+    slc[dim] = kept
+    mask = _tg.zeros_like(t)
+    mask[tuple(slc)] = 1
+    mask *= default_mask.to(dtype=mask.dtype)
+    return mask
 
 
 class CustomFromMask(BasePruningMethod):
