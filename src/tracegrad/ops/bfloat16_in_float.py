@@ -222,6 +222,10 @@ def in_float(kernel: Callable, written: tuple[int, ...], inplace: bool, constant
         _IN_FLIGHT[0] += rounds
         try:
             floats, result = _on_float_copies(kernel, args, kwargs)
+        except Exception as error:
+            if inplace:  # (what torch's loop had written before the bad argument stays written)
+                _write_back(args[0], getattr(error, "written_before", args[0]))
+            raise
         finally:
             _IN_FLIGHT[0] -= rounds
         for i in written:

@@ -508,10 +508,19 @@ def _scatter_value_kernel(a, dim, index, value, reduce=None):
 
 
 def _inplace(functional):
-    """In-place kernel from a functional one whose result has self's shape and dtype."""
+    """In-place kernel from a functional one whose result has self's shape and dtype. An error the functional
+    raises may carry ``written_before``: what torch's loop had written into self before it met the bad argument,
+    which stays written."""
 
     def kernel(a, *rest):
-        np.copyto(a, functional(a, *rest))
+        try:
+            result = functional(a, *rest)
+        except Exception as error:
+            written = getattr(error, "written_before", None)
+            if written is not None:
+                np.copyto(a, written)
+            raise
+        np.copyto(a, result)
         return a
 
     return kernel
@@ -866,20 +875,59 @@ def _index_add_kernel(a, dim, index, source, alpha=1):
     _check_source_shape(a, src, d, f"source tensor shape must match self tensor shape, excluding the "
                                    f"specified dimension. Got self.shape = {list(a.shape)} "
                                    f"source.shape = {list(src.shape)}")
-    if a.ndim <= 1:  # (PyTorch's kernel for a vector checks each index itself, in other words)
-        size = _as_1d(a).shape[0]
-        if flat.size and ((flat < 0) | (flat >= size)).any():
-            raise IndexError("index out of range in self")
-    _check_bounds(flat, _as_1d(a).shape[d], d)
+    if a.ndim > 1 and a.size == 0:  # (torch returns before it looks at the index)
+        return a.copy()
+    bad = _first_out_of_range(flat, _as_1d(a).shape[d])
+    if bad is not None:
+        _refuse_index_add(a, d, flat, src, alpha, bad)
+    return _index_added(a, d, flat, src, alpha)
+
+
+def _first_out_of_range(flat: np.ndarray, size: int) -> int | None:
+    """The position of the first index outside ``[0, size)``, or None."""
+    bad = np.flatnonzero((flat < 0) | (flat >= size))
+    return int(bad[0]) if bad.size else None
+
+
+def _index_add_takes_scatter_path(a: np.ndarray, d: int, flat: np.ndarray, alpha) -> bool:
+    """torch's CPU index_add_ hands a tensor of two or more dims to scatter_add_ (so its error and its order of
+    writing) when adding along the first or the last dim, with alpha 1 and an int64 index; otherwise it loops
+    over the index itself."""
+    return a.ndim > 1 and d in (0, a.ndim - 1) and alpha == 1 and flat.dtype == np.int64
+
+
+def _refuse_index_add(a, d, flat, src, alpha, bad: int) -> None:
+    """Raise index_add_'s error for the out-of-range index at ``bad``, carrying (as ``written_before``) what
+    torch's loop had added by then: the rows before it, or, in scatter_add_'s loop along the last dim, only those
+    of the first line (scatter_add_ adds half and bfloat16 through a float buffer, so writes nothing)."""
+    n = _as_1d(a).shape[d]
+    if not _index_add_takes_scatter_path(a, d, flat, alpha):
+        error = IndexError("index out of range in self")
+        error.written_before = _index_added(a, d, flat[:bad], _slices_first(src, d)[:bad], alpha, moved=True)
+        raise error
+    error = RuntimeError(f"index {int(flat[bad])} is out of bounds for dimension {d} with size {n}")
+    written = a.copy()
+    if seen_dtype(a).name not in ("float16", "bfloat16"):
+        first_line = (slice(None),) + (0,) * (a.ndim - 1)
+        lines = (slice(None),) * a.ndim if d == 0 else first_line
+        add_rows_at(_slices_first(written, d)[lines], flat[:bad], _slices_first(src, d)[lines][:bad])
+    error.written_before = written
+    raise error
+
+
+def _index_added(a, d, flat, src, alpha, moved: bool = False):
+    """``a`` with ``alpha * src``'s slices along ``d`` added at ``flat`` (``src`` has ``d`` first if ``moved``)."""
     if alpha.__class__ is not int or alpha != 1:
         alpha = scalar_for(alpha, a.dtype)  # (PyTorch's Scalar::to: 1j or 1e300 refused for float)
+    if not moved:
+        src = _slices_first(src, d)
     if a.dtype == np.float16 and alpha == 1:  # (PyTorch adds half rows in float and rounds once at the end;
         wide = a.astype(np.float32)           # with an alpha, it scales and adds in half, as below)
-        add_rows_at(_slices_first(wide, d), flat, _slices_first(src.astype(np.float32), d))
+        add_rows_at(_slices_first(wide, d), flat, src.astype(np.float32))
         return wide.astype(np.float16)
     out = a.copy()
     values = src if alpha == 1 else (src * alpha).astype(a.dtype)
-    add_rows_at(_slices_first(out, d), flat, _slices_first(values, d))
+    add_rows_at(_slices_first(out, d), flat, values)
     return out
 
 
