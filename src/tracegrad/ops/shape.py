@@ -145,8 +145,8 @@ stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_kernel, vjp
 def _unfold_backward_kernel(g, input_sizes, dim, size, step):
     out = np.zeros(tuple(input_sizes), dtype=g.dtype)
     d = wrap_dim(dim, len(input_sizes)) if len(input_sizes) else 0
-    if not len(input_sizes):
-        return g.reshape(())
+    if not len(input_sizes):  # (a 0-d input's one window: of one element, or of none)
+        return g.sum(dtype=g.dtype).reshape(())
     count = g.shape[d]
     moved = np.moveaxis(g, d, 0)  # (count, ..., size)
     target = np.moveaxis(out, d, 0)

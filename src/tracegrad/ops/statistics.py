@@ -35,7 +35,7 @@ from .reductions_extra import (
 )
 from .registry import defop
 from .scalar_overloads import mul_scalar
-from .variants import give_not_implemented_history
+from .variants import give_not_implemented_history, resized_out, warn_out_resized
 
 
 def _type_name(np_dtype) -> str:
@@ -49,7 +49,8 @@ def _type_name(np_dtype) -> str:
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
+def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool,
+              out: Tensor | None = None) -> Tensor:
     """PyTorch's quantile_compute, op for op (the in-place steps included, so the nodes are the same)."""
     from .creation import full_like
 
@@ -68,6 +69,8 @@ def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_n
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if q._data.dtype != input._data.dtype:
         raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if out is not None and out._data.dtype != input._data.dtype:
+        raise RuntimeError("quantile() out tensor must be same dtype as the input tensor")
     if not bool(np.all((q._data >= 0) & (q._data <= 1))):
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
     q = q.detach()
@@ -127,26 +130,44 @@ def _no_grad():
     return no_grad()
 
 
+def _resized_for(out: Tensor, result: Tensor) -> None:
+    """ATen's ``resize_output`` of ``out`` to ``result``'s shape: with the deprecation warning where ``out`` had
+    elements, and beneath autograd (an ``out`` that requires grad is refused by the write that follows)."""
+    if tuple(out.shape) != tuple(result.shape):
+        warn_out_resized(out._data, tuple(result.shape))
+        out._data = resized_out(out._data, result._data)
+
+
 def _with_out(result: Tensor, out: Tensor | None) -> Tensor:
     if out is None:
         return result
     from .creation import copy_
 
-    if tuple(out.shape) != tuple(result.shape):
-        out.resize_(tuple(result.shape))
+    _resized_for(out, result)
     with _no_grad():
         copy_(out, result)
     return out
 
 
+def _copied_into_out(result: Tensor, out: Tensor | None) -> Tensor:
+    """torch's composite quantile_out: ``out`` resized (with the deprecation warning for one that had elements),
+    then ``copy_`` under grad mode, so an input that requires grad gives ``out`` a CopyBackwards node."""
+    if out is None:
+        return result
+    from .creation import copy_
+
+    _resized_for(out, result)
+    return copy_(out, result)
+
+
 def quantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear",
              out: Tensor | None = None) -> Tensor:
-    return _with_out(_quantile(input, q, dim, keepdim, interpolation, False), out)
+    return _copied_into_out(_quantile(input, q, dim, keepdim, interpolation, False, out), out)
 
 
 def nanquantile(input: Tensor, q, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear",
                 out: Tensor | None = None) -> Tensor:
-    return _with_out(_quantile(input, q, dim, keepdim, interpolation, True), out)
+    return _copied_into_out(_quantile(input, q, dim, keepdim, interpolation, True, out), out)
 
 
 # ---- mode --------------------------------------------------------------------------------------------------
@@ -260,12 +281,13 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
     x = input._data
     column = x.reshape(-1, 1)
     w = None if weight is None else weight._data.reshape(-1)
+    # (torch prepares out= after checking bin edges given, before checking a bin count)
     if isinstance(bins, Tensor):
         edges = bins._data
         check_histogramdd_inputs(column, (edges,), w)
-        check_bin_counts((edges.size - 1,))
+        _check_count_and_out(input, edges.size - 1, out)
     else:
-        check_bin_counts((bins,))
+        _check_count_and_out(input, bins, out)
         (left, right), = histogramdd_outer_edges(column, range)
         edges = _factories.linspace(left, right, bins + 1, dtype=input.dtype)._data
         check_histogramdd_inputs(column, (edges,), w)
@@ -285,7 +307,7 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
     hist_t, edges_t = _wrap(np.asarray(hist, dtype=x.dtype)), _wrap(np.array(edges, copy=True))
     if out is not None:
         for dst, src in zip(out, (hist_t, edges_t)):
-            _with_out(src, dst)
+            _with_out(src, dst)  # (of the right shape by now)
         return out_type(_HISTOGRAM)(tuple(out))
     # (no formula: a histogram of weights that require grad is one to print, whose backward refuses)
     give_not_implemented_history("histogram", (hist_t, edges_t), (input, bins, weight))
@@ -293,6 +315,28 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
 
 
 _HISTOGRAM = return_type("histogram", ("hist", "bin_edges"))
+
+
+def _check_count_and_out(input: Tensor, count: int, out) -> None:
+    if out is None:
+        check_bin_counts((count,))
+    else:
+        _prepare_histogram_out(input, count, *out)
+
+
+def _prepare_histogram_out(input: Tensor, count: int, hist: Tensor, bin_edges: Tensor) -> None:
+    """ATen's histogramdd_prepare_out, before any check of the bins or the weight: the outs' dtypes, the bin
+    count, then ``bin_edges`` resized before ``hist`` (each with resize_output's warning)."""
+    source = cpp_type_name(input._data.dtype)
+    if hist._data.dtype != input._data.dtype:
+        raise RuntimeError("torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+                           f"input {source} and hist {cpp_type_name(hist._data.dtype)}")
+    if bin_edges._data.dtype != input._data.dtype:
+        raise RuntimeError("torch.histogram: input tensor and bin_edges tensor should have the same dtype, but got "
+                           f"input {source} and bin_edges {cpp_type_name(bin_edges._data.dtype)} for dimension 0")
+    check_bin_counts((count,))
+    _resized_for(bin_edges, _wrap(np.empty(count + 1, dtype=input._data.dtype)))
+    _resized_for(hist, _wrap(np.empty(count, dtype=input._data.dtype)))
 
 
 # PyTorch's checks of histogram and histogramdd (Histogram.cpp), shared by both; each form calls them in its order.

@@ -473,7 +473,7 @@ _STRICT_OUT_DTYPE = {
                                        "{} and out.dtype = {}".format(*_names(want, have)),
     **dict.fromkeys(("amax", "amin"), lambda want, have, output: "Expected the dtype for input and out to match, "
                     "but got {} for input's dtype and {} for out's dtype.".format(*_names(want, have))),
-    **dict.fromkeys(("cummax", "cummin"),
+    **dict.fromkeys(("cummax", "cummin", "logcumsumexp"),
                     lambda want, have, output: "expected scalar_type {} but found {}".format(*_names(want, have))),
     # (its kernel solves in out, of A's dtype, in place)
     "linalg_solve_triangular":

@@ -842,14 +842,16 @@ def chunk(t, chunks: int, dim: int = 0):
 
 
 def _unfold_kernel(a, dimension, size, step):
-    d = wrap_dim(dimension, a.ndim) if a.ndim else 0
-    if a.ndim == 0:
-        return a.reshape(1)
-    n = a.shape[d]
+    d = wrap_dim(dimension, a.ndim)  # (a 0-d tensor unfolds as one of one element, as torch's)
+    n = a.shape[d] if a.ndim else 1
     if size > n:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
+    if a.ndim == 0:
+        return a.reshape(1)[:size]
     count = (n - size) // step + 1
     strides = list(a.strides if a.size else torch_byte_strides(a))  # (an empty array's: see there)
     shape = list(a.shape)

@@ -447,5 +447,7 @@ class LSTMCell(RNNCellBase):
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
         states = (None, None) if hx is None else tuple(hx)
         is_batched, input, states = self._batched(input, states, lambda i: f"hx[{i}]")
+        if isinstance(hx, Tensor):  # (torch's cell reads its rows as the two states; its parser then refuses it)
+            raise TypeError("lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not Tensor")
         h, c = self._cell_call(_rnn.lstm_cell, input, states)
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))

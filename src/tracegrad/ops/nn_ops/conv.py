@@ -498,6 +498,9 @@ _TYPEMETA_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Hal
 
 
 def _convolution_kernel(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if w.ndim > 2 and groups > 0:  # (ATen's _convolution checks those two first, then expands its sizes)
+        stride, padding, dilation, output_padding = _expanded_params(w.ndim - 2, stride, padding, dilation,
+                                                                     output_padding)
     _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups)
     if transposed:
         size = (x.shape[0], w.shape[1] * groups) + transposed_out_size(
@@ -600,6 +603,12 @@ def _expanded_param(value, name: str, nd: int) -> tuple:
         raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} values to match the "
                            f"convolution dimensions, but got {name}={list(value)}")
     return value
+
+
+def _expanded_params(nd: int, stride, padding, dilation, output_padding) -> tuple:
+    """(stride, padding, dilation, output_padding) each expanded to ``nd`` values, refused in that order."""
+    return tuple(_expanded_param(v, name, nd) for v, name in (
+        (stride, "stride"), (padding, "padding"), (dilation, "dilation"), (output_padding, "output_padding")))
 
 
 def _check_grad_output_dims(g, expected: tuple, nd: int) -> None:
@@ -707,10 +716,8 @@ def _check_convolution_backward(g, x, w, stride, padding, dilation, transposed, 
     """ATen's convolution_backward checks, in its order; the expanded (stride, padding, dilation, output_padding)."""
     if w.ndim < 3:
         raise RuntimeError("weight should have at least three dimensions")
-    nd = w.ndim - 2
-    stride, padding, dilation, output_padding = (
-        _expanded_param(v, name, nd) for v, name in ((stride, "stride"), (padding, "padding"),
-                                                     (dilation, "dilation"), (output_padding, "output_padding")))
+    stride, padding, dilation, output_padding = _expanded_params(w.ndim - 2, stride, padding, dilation,
+                                                                 output_padding)
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     if any(p < 0 for p in output_padding):
@@ -918,6 +925,7 @@ def _conv_nd_batched(x: Tensor, weight: Tensor, bias, stride, padding, dilation,
         if padding == "valid":
             pad = (0,) * nd
         elif padding == "same":
+            _check_same_mode_params(stride, dilation, nd)
             if any(s != 1 for s in stride):
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
             totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
@@ -940,6 +948,13 @@ def _conv_nd_batched(x: Tensor, weight: Tensor, bias, stride, padding, dilation,
     else:
         pad = expand_param(padding, nd)
     return convolution(x, weight, bias, stride, pad, dilation, False, (0,) * nd, groups)
+
+
+def _check_same_mode_params(stride: tuple, dilation: tuple, nd: int) -> None:
+    """ATen's _convolution_same: a stride and a dilation of one value or ``nd``."""
+    for name, values in (("stride", stride), ("dilation", dilation)):
+        if len(values) not in (1, nd):
+            raise RuntimeError(f"{name} cannot broadcast to {nd} dimensions")
 
 
 def conv_transpose_nd(

@@ -363,10 +363,12 @@ def lstm(input: Tensor, hx: Sequence[Tensor], params: Sequence[Tensor], has_bias
 
 def _pack_padded_kernel(x, lengths, batch_first):
     x = np.swapaxes(x, 0, 1) if batch_first else x
-    lengths = np.asarray(lengths).reshape(-1)
-    batch_size = x.shape[1]
     if x.size == 0:
         raise RuntimeError("Cannot pack empty tensors.")
+    if np.ndim(lengths) != 1:  # (the Python side has made them int64 by now)
+        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {np.ndim(lengths)}D cpu "
+                           "Long tensor")
+    batch_size = x.shape[1]
     if lengths.shape[0] != batch_size:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lengths.shape[0]} "
                            f"(batch_size={batch_size})")
