@@ -220,17 +220,26 @@ class _Lists:
         self.empty_message = overload.empty_message
         self.adapt = overload.adapt
 
+    def check_lengths(self, args: tuple) -> None:
+        """The check PyTorch's autograd kernel makes first, before its in-place checks and the kernel's own: the
+        tensor lists are as long as each other."""
+        count = len(args[self.tensor_lists[0]])
+        for i in self.tensor_lists[1:]:
+            if len(args[i]) != count:
+                raise RuntimeError(f"Tensor lists must have the same number of tensors, got {count} and "
+                                   f"{len(args[i])}")
+
+    def tensors_of(self, args: tuple, k: int) -> list:
+        """The tensors the ``k``-th per-tensor operation reads (its scalars aside)."""
+        return [args[i][k] for i in self.tensor_lists] + [args[i] for i in self.shared]
+
     def check(self, args: tuple) -> tuple:
         """PyTorch's checks, in its order; ``args`` with a packed tensor of scalars read as a list."""
+        self.check_lengths(args)
         first = args[self.tensor_lists[0]]
         for i in self.packed:
             args = args[:i] + (_unpacked_scalars(args[i], len(first)),) + args[i + 1:]
         _require_tensors(first, self.empty_message)
-        for i in self.tensor_lists[1:]:
-            _require_tensors(args[i], self.empty_message)
-            if len(args[i]) != len(first):
-                raise RuntimeError(f"Tensor lists must have the same number of tensors, got {len(first)} and "
-                                   f"{len(args[i])}")
         for i in self.scalar_lists + self.packed:
             if len(args[i]) != len(first):
                 raise RuntimeError("Tensor list must have same number of elements as scalar list.")
@@ -332,6 +341,7 @@ class ForeachOp(OpDef):
         return [each + defaults[len(each):] for each in self.lists.each(args)]
 
     def _new_node(self, args: tuple):
+        self.lists.check(args)  # (PyTorch's kernel checks the lists; the node reads each tensor's arguments)
         node = super()._new_node(args)
         node._each_attrs = [tuple(each[i] if i.__class__ is int else _attr_value(each, i) for i in self.per.attr_idx)
                             for each in self._each(args)]
@@ -423,6 +433,9 @@ class ForeachInplaceOp(OpDef):
 
     def _eager(self, args: tuple):
         given, per = args, self.per_inplace
+        self.lists.check_lengths(args)
+        if STATE.grad_enabled:  # (PyTorch's autograd kernel refuses leaves before its kernel checks the scalars)
+            self._refuse_leaves(args)
         args = self.lists.check(args)
         each = [parsed_numbers(one + per.defaults[len(one):], per.number_idx, per.float_idx)
                 for one in self.lists.each(args)]
@@ -435,10 +448,6 @@ class ForeachInplaceOp(OpDef):
     def _write(self, given: tuple, each: list[tuple]) -> None:
         """Each tensor's in-place operator, with its autograd history; ``each`` holds their arguments."""
         per = self.per_inplace
-        if STATE.grad_enabled:
-            for one in each:  # (every leaf refused before anything is written)
-                if _any_requires_grad(one):
-                    _views.check_inplace(one[0], True)
         if not self.derivative:
             others = [t for a in given[1:] for t in (a if isinstance(a, (list, tuple)) else [a])
                       if isinstance(t, Tensor)]
@@ -455,6 +464,14 @@ class ForeachInplaceOp(OpDef):
                 per._eager_inplace(one, these, False, "write")
             for one, node in zip(each, made):
                 per._eager_inplace(one, None, False, "history", node)
+
+    def _refuse_leaves(self, args: tuple) -> None:
+        """PyTorch's in-place checks on each tensor written whose operation reads a tensor that requires grad
+        (every leaf refused before anything is written)."""
+        written = args[self.lists.tensor_lists[0]]
+        for k in range(len(written)):
+            if _any_requires_grad(self.lists.tensors_of(args, k)):
+                _views.check_inplace(written[k], True)
 
     def _write_without_derivative(self, per: OpDef, each: list, others: list) -> None:
         """PyTorch's autograd fallback for an in-place op without a derivative: the tensors are written, and each
