@@ -724,8 +724,35 @@ def array_for_set(tensor, source, storage_offset: int = 0, size=None, stride=Non
     size = tuple(size)
     if stride is None or len(stride) == 0:
         stride = tuple(int(np.prod(size[d + 1:], dtype=np.int64)) for d in range(len(size)))
-    return np.ndarray(size, tensor._data.dtype, buffer=storage._bytes, offset=storage_offset * itemsize,
+    _check_set_geometry(size, tuple(stride), storage_offset)
+    needed = _storage_nbytes_for(size, stride, itemsize, storage_offset)
+    if needed > storage.nbytes():  # (torch grows the storage to hold the view, as resize_ would)
+        storage.resize_(needed)
+    # (an empty view may start past the storage's end, which torch allows and NumPy does not)
+    offset = min(storage_offset * itemsize, storage.nbytes()) if needed == 0 else storage_offset * itemsize
+    return np.ndarray(size, tensor._data.dtype, buffer=storage._bytes, offset=offset,
                       strides=tuple(s * itemsize for s in stride))
+
+
+def _check_set_geometry(size: tuple, stride: tuple, storage_offset: int) -> None:
+    """ATen's checks of ``set_``'s storage offset, sizes and strides, in its order."""
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    if len(size) != len(stride):
+        raise RuntimeError(f"unequal size length ({len(size)}) and stride length ({len(stride)})")
+    if any(n < 0 for n in size):
+        raise RuntimeError("numel: integer multiplication overflow")
+    if all(n > 0 for n in size) and any(s < 0 for s in stride):  # (computeStorageNbytes works unsigned)
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+
+
+def _storage_nbytes_for(size: tuple, stride: tuple, itemsize: int, storage_offset: int) -> int:
+    """The bytes a storage needs to hold a view of ``size`` and ``stride`` from ``storage_offset`` (ATen's
+    computeStorageNbytes): one past its last element; none for an empty view."""
+    if any(n == 0 for n in size):
+        return 0
+    last = storage_offset + sum((n - 1) * s for n, s in zip(size, stride))
+    return (last + 1) * itemsize
 
 
 def is_storage(obj: object) -> bool:
