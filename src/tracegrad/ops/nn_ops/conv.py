@@ -364,7 +364,19 @@ def _cpu_kernel_name(nd: int, transposed: bool, dilation) -> str:
 
 
 def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups) -> None:
+    """ATen's check_shape_forward, in its order (the signs of the sizes, then the input's dims against the
+    weight's, then the shapes), then the CPU kernel's dtype refusals."""
     nd = w.ndim - 2
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dilation):  # (a zero one is the kernel's to refuse, after the shapes)
+        raise RuntimeError("dilation should be greater than zero")
+    _check_input_dims(x, w)
+    _check_channels_and_sizes(x, w, bias, stride, padding, dilation, transposed, output_padding, groups)
     # Integer convolutions run, exactly, as PyTorch's CPU kernels do: every integer dtype in the plain kernels,
     # only int64 in the dilated and transposed ones; bool and complex nowhere (F.conv*d split a complex one into
     # real ones before; a complex tangent's convolution in a forward formula is refused)
@@ -372,22 +384,6 @@ def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_paddin
     if x.dtype.kind in "bc" or (x.dtype.kind in "iu" and x.dtype != np.int64
                                and kernel not in ("slow_conv2d_cpu", "compute_columns3d")):
         check_float(x, kernel, NotImplementedError)
-    if x.ndim != nd + 2:
-        raise _input_dim_error(nd, f"conv{nd}d", x.shape)
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(d < 0 for d in dilation):  # (a zero one is the kernel's to refuse, after the shapes)
-        raise RuntimeError("dilation should be greater than zero")
-    out_c = _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, output_padding, groups)
-    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_c):
-        raise RuntimeError(
-            f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with {out_c} "
-            f"elements, but got bias of size {list(bias.shape)} instead"
-        )
     _check_kernel_dilation(nd, transposed, dilation)
     _check_parameter_dtypes(x, w, bias, stride, dilation, transposed, groups)
 
@@ -438,9 +434,26 @@ def _groups_error(groups: int, w, fewer: bool) -> RuntimeError:
                         f"weight of size {size} instead")
 
 
-def _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, output_padding, groups) -> int:
+def _check_input_dims(x, w) -> None:
+    """check_shape_forward's (and convolution_backward's) refusal of an input of other dims than the weight."""
+    if x.ndim != w.ndim:
+        raise RuntimeError(f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight {list(w.shape)}, "
+                           f"but got {x.ndim}-dimensional input of size {list(x.shape)} instead")
+
+
+def _check_bias_size(bias, w, out_c: int, transposed: bool) -> None:
+    """check_shape_forward's refusal of a bias that is not one value per output channel."""
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_c):
+        raise RuntimeError(
+            f"Given {'transposed=1, ' if transposed else ''}weight of size {list(w.shape)}, expected bias to be "
+            f"1-dimensional with {out_c} elements, but got bias of size {list(bias.shape)} instead"
+        )
+
+
+def _check_channels_and_sizes(x, w, bias, stride, padding, dilation, transposed, output_padding, groups) -> int:
     """ATen's check_shape_forward after its sign checks: groups against the weight, channels, kernel against the
-    padded input (a transposed one's output size); the number of output channels."""
+    padded input (a transposed one's output size), the bias's size after the channels'; the number of output
+    channels."""
     nd = w.ndim - 2
     c = x.shape[1]
     if not transposed:
@@ -452,6 +465,7 @@ def _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, outpu
                 f"{list(x.shape)} to have {w.shape[1] * groups} channels, but got {c} channels "
                 "instead"
             )
+        _check_bias_size(bias, w, w.shape[0], transposed=False)
         padded = [n + 2 * p for n, p in zip(x.shape[2:], padding)]
         spans = [d * (k - 1) + 1 for k, d in zip(w.shape[2:], dilation)]
         if any(pn < sp for pn, sp in zip(padded, spans)):
@@ -469,6 +483,7 @@ def _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, outpu
             )
         if c < groups or c % groups:
             raise _groups_error(groups, w, c < groups)
+        _check_bias_size(bias, w, w.shape[1] * groups, transposed=True)
         if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
             # (PyTorch names depth, height and width; a 1-D convolution is its 2-D one over a height of 1)
             names = ("depth", "height", "width")[-max(nd, 2):]
@@ -498,9 +513,13 @@ _TYPEMETA_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Hal
 
 
 def _convolution_kernel(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
-    if w.ndim > 2 and groups > 0:  # (ATen's _convolution checks those two first, then expands its sizes)
-        stride, padding, dilation, output_padding = _expanded_params(w.ndim - 2, stride, padding, dilation,
-                                                                     output_padding)
+    # (ATen's _convolution checks those two first, whatever the input, then expands its sizes)
+    if w.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    stride, padding, dilation, output_padding = _expanded_params(w.ndim - 2, stride, padding, dilation,
+                                                                 output_padding)
     _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups)
     if transposed:
         size = (x.shape[0], w.shape[1] * groups) + transposed_out_size(
@@ -534,6 +553,9 @@ def _convolution_vjp(ctx, g):
     x, w = ctx.saved_tensors
     stride, padding, dilation, transposed, output_padding, groups = ctx.attrs
     need = ctx.needs_input_grad
+    # (the sizes are saved as given, one value for every dimension allowed: the kernels below want all of them)
+    stride, padding, dilation, output_padding = _expanded_params(w.ndim - 2, stride, padding, dilation,
+                                                                 output_padding)
     if STATE.grad_enabled:  # create_graph: PyTorch's one node for the three gradients (see convolution_backward)
         grads = convolution_backward(g, x, w, None, stride, padding, dilation, transposed, output_padding, groups,
                                      need)
@@ -728,10 +750,8 @@ def _check_convolution_backward(g, x, w, stride, padding, dilation, transposed, 
         raise RuntimeError("dilation should be greater than zero")
     if groups <= 0:
         raise RuntimeError(f"expected groups to be greater than 0, but got groups={groups}")
-    if x.ndim != w.ndim:
-        raise RuntimeError(f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight {list(w.shape)}, "
-                           f"but got {x.ndim}-dimensional input of size {list(x.shape)} instead")
-    _check_channels_and_sizes(x, w, stride, padding, dilation, transposed, output_padding, groups)
+    _check_input_dims(x, w)
+    _check_channels_and_sizes(x, w, None, stride, padding, dilation, transposed, output_padding, groups)
     if x.ndim != g.ndim:
         raise RuntimeError("Expected input and grad_output to have the same number of dimensions, but got: "
                            f"{x.ndim} and {g.ndim}")
