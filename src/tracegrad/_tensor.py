@@ -849,13 +849,17 @@ def unpickled_array(data) -> np.ndarray:
 
 
 def _check_set_source(tensor: Tensor, source, args: tuple) -> None:
-    """torch's refusal of ``tensor.set_(source)`` with a tensor of another dtype (a storage, or an offset, size and
-    stride, are read as ``tensor``'s dtype)."""
-    if not args and isinstance(source, Tensor) and source._data.dtype != tensor._data.dtype:
-        from .backend.dtypes import cpp_type_name
+    """torch's refusals of ``tensor.set_(source)`` with a tensor or a typed storage of another dtype (an untyped
+    storage is read as ``tensor``'s dtype)."""
+    from .backend.dtypes import cpp_type_name, scalar_type_name
+    from .storage import TypedStorage
 
+    if not args and isinstance(source, Tensor) and source._data.dtype != tensor._data.dtype:
         raise RuntimeError(f"Could not set tensor of type {cpp_type_name(source._data.dtype)} to a tensor of type "
                            f"{cpp_type_name(tensor._data.dtype)}")
+    if isinstance(source, TypedStorage) and source.dtype.np != tensor._data.dtype:  # (the argument parser's)
+        raise RuntimeError(f"Expected a Storage of type {cpp_type_name(tensor._data.dtype)} or an UntypedStorage, but "
+                           f"got type {scalar_type_name(source.dtype)} for argument 1 'storage'")
 
 
 def _rebuild(data, requires_grad, grad=None, state=None):

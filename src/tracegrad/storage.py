@@ -724,26 +724,53 @@ def array_for_set(tensor, source, storage_offset: int = 0, size=None, stride=Non
     size = tuple(size)
     if stride is None or len(stride) == 0:
         stride = tuple(int(np.prod(size[d + 1:], dtype=np.int64)) for d in range(len(size)))
-    _check_set_geometry(size, tuple(stride), storage_offset)
+    stride = tuple(stride)
+    _check_set_geometry(size, stride, storage_offset, itemsize)
     needed = _storage_nbytes_for(size, stride, itemsize, storage_offset)
     if needed > storage.nbytes():  # (torch grows the storage to hold the view, as resize_ would)
         storage.resize_(needed)
     # (an empty view may start past the storage's end, which torch allows and NumPy does not)
     offset = min(storage_offset * itemsize, storage.nbytes()) if needed == 0 else storage_offset * itemsize
     return np.ndarray(size, tensor._data.dtype, buffer=storage._bytes, offset=offset,
-                      strides=tuple(s * itemsize for s in stride))
+                      strides=tuple(s * itemsize for s in _strides_as_set(size, stride)))
 
 
-def _check_set_geometry(size: tuple, stride: tuple, storage_offset: int) -> None:
-    """ATen's checks of ``set_``'s storage offset, sizes and strides, in its order."""
-    if storage_offset < 0:
-        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+def _check_set_geometry(size: tuple, stride: tuple, storage_offset: int, itemsize: int) -> None:
+    """ATen's checks of ``set_``'s storage offset, sizes and strides, in its order (checkSetStorage's, then
+    resize_impl's: the number of elements, then the storage's bytes)."""
     if len(size) != len(stride):
         raise RuntimeError(f"unequal size length ({len(size)}) and stride length ({len(stride)})")
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
     if any(n < 0 for n in size):
         raise RuntimeError("numel: integer multiplication overflow")
-    if all(n > 0 for n in size) and any(s < 0 for s in stride):  # (computeStorageNbytes works unsigned)
+    if _storage_nbytes_overflow(size, stride, storage_offset, itemsize):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+
+
+def _storage_nbytes_overflow(size: tuple, stride: tuple, storage_offset: int, itemsize: int) -> bool:
+    """Whether ATen's computeStorageNbytes refuses ``size`` and ``stride``: it works in unsigned 64 bits, so a
+    negative stride over a dim of two or more elements wraps; none for an empty view (it returns at the first
+    dim of 0), whatever its strides; a size of more bytes than an int64 holds. A negative stride over a dim of one
+    element multiplies by 0 and passes."""
+    if 0 in size:
+        return False
+    if any(s < 0 and n > 1 for n, s in zip(size, stride)):
+        return True
+    return (storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) * itemsize > _INT64_MAX
+
+
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _strides_as_set(size: tuple, stride: tuple) -> tuple:
+    """The strides torch's set_sizes_and_strides gives a tensor: each negative one (allowed over a dim of one
+    element or in an empty view) replaced by the contiguous stride over the dims after it."""
+    result = list(stride)
+    for d in reversed(range(len(size))):
+        if result[d] < 0:
+            result[d] = 1 if d == len(size) - 1 else max(size[d + 1], 1) * result[d + 1]
+    return tuple(result)
 
 
 def _storage_nbytes_for(size: tuple, stride: tuple, itemsize: int, storage_offset: int) -> int:

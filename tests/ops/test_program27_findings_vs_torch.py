@@ -16,6 +16,8 @@ operation that caused it and compared with torch (the outcome and the warnings s
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from _lib import tg, torch
 from _mistakes_lib import outcome, same
@@ -68,7 +70,7 @@ def _set_onto(L, storage_offset, size, stride=None):
 
 
 _SET_GEOMETRY = {
-    "grows_the_storage": lambda L: _set_onto(L, 2, (2, 4), (4, 1)),
+    "grows_the_storage": lambda L: _set_onto_grown(L, 2, (2, 4), (4, 1)),
     "grows_from_a_tensor": lambda L: L.empty(0).set_(L.ones(4), 2, (2, 2), (2, 1)).untyped_storage().nbytes(),
     "grows_an_untyped_storage": lambda L: _grown_storage_bytes(L),
     "within_the_storage": lambda L: _set_onto(L, 1, (2, 2), (1, 2)),
@@ -82,7 +84,41 @@ _SET_GEOMETRY = {
     "negative_stride": lambda L: _set_onto(L, 3, (3,), (-1,)),
     "negative_stride_2d": lambda L: _set_onto(L, 0, (2, 2), (-1, 1)),
     "not_resizable_storage": lambda L: _set_past_numpy_memory(L),
+    # (review: torch checks the stride's length before the offset; a negative stride over one element passes and,
+    # as in an empty view, becomes the contiguous stride; more bytes than an int64 holds overflow)
+    "offset_after_stride_length": lambda L: _set_onto(L, -1, (2,), (1, 2)),
+    "negative_stride_over_one_element": lambda L: _set_onto(L, 1, (1, 2), (-1, 1)),
+    "empty_negative_strides_rewritten": lambda L: _set_onto(L, 0, (0, 3, 2), (5, -1, -9)),
+    "empty_2d_negative_stride": lambda L: _set_onto(L, 0, (2, 0), (-1, 1)),
+    "stride_overflows_int64": lambda L: _set_onto(L, 0, (2,), (2 ** 61,)),
+    "offset_overflows_int64": lambda L: _set_onto(L, 2 ** 62, (2,), (1,)),
+    "typed_storage_of_another_dtype": lambda L: L.empty(0, dtype=L.int64).set_(_float_storage(L, 4), 0, (2,), (1,)),
+    "typed_storage_of_another_dtype_alone": lambda L: L.zeros(3, dtype=L.float64).set_(_float_storage(L, 4)),
+    "typed_storage_before_the_leaf": lambda L: L.zeros(3, dtype=L.float64, requires_grad=True).set_(
+        _float_storage(L, 4)),
+    "typed_storage_of_its_dtype": lambda L: _set_typed(L),
 }
+
+
+def _float_storage(L, n):
+    """A typed storage, its deprecation warning left out (torch gives it once a process)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return L.FloatStorage(n)
+
+
+def _set_typed(L):
+    view = L.zeros(3).set_(_float_storage(L, 5), 1, (2,), (2,))
+    return tuple(view.shape), view.untyped_storage().nbytes()
+
+
+def _set_onto_grown(L, storage_offset, size, stride):
+    """``_set_onto`` past the storage's end: the elements the storage held (torch leaves the new ones
+    uninitialised)."""
+    source = L.arange(6.0)
+    view = L.empty(0).set_(source.untyped_storage(), storage_offset, size, stride)
+    held = view.flatten()[:6 - storage_offset]
+    return held.tolist(), tuple(view.stride()), view.storage_offset(), view.untyped_storage().nbytes()
 
 
 def _grown_storage_bytes(L):
