@@ -46,7 +46,26 @@ _FOREACH_CHECK_ORDER = {
     "functional_lerp_scalar_list": lambda L: L._foreach_lerp(*[_params(L)] * 2, [1.0]),
     "functional_mul_tensor_not_0d": lambda L: L._foreach_mul(_params(L), L.ones(2)),
     "functional_mul_ok": lambda L: [r.grad_fn.name() for r in L._foreach_mul(_params(L), [1.0, 2.0])],
+    # (review: the lengths come first from the autograd kernel of an op with a derivative only: not in inference
+    # mode, nor for _foreach_copy_ (the leaf refused first), the packed-scalars overloads or _foreach_mm; the
+    # kernel refuses an empty list before the lengths)
+    "add_empty_self_in_inference_mode": lambda L: _in_inference_mode(L, lambda: L._foreach_add_([], [L.ones(1)])),
+    "addcmul_empty_list_in_inference_mode": lambda L: _in_inference_mode(
+        L, lambda: L._foreach_addcmul_([L.ones(1)], [L.ones(1)], [])),
+    "lerp_empty_list_in_inference_mode": lambda L: _in_inference_mode(
+        L, lambda: L._foreach_lerp_([L.ones(1)], [], 0.5)),
+    "copy_leaf_before_lengths": lambda L: L._foreach_copy_(_params(L), [L.ones(2)]),
+    "copy_empty_self": lambda L: L._foreach_copy_([], [L.ones(2)]),
+    "copy_empty_src": lambda L: L._foreach_copy_([L.ones(2)], []),
+    "addcmul_packed_empty_self": lambda L: L._foreach_addcmul_([], [L.ones(1)], [L.ones(1)], L.ones(1)),
+    "mm_empty_mat2": lambda L: L._foreach_mm([L.ones(2, 2)], []),
+    "mm_empty_self": lambda L: L._foreach_mm([], [L.ones(2, 2)]),
 }
+
+
+def _in_inference_mode(L, f):
+    with L.inference_mode():
+        return f()
 
 
 def _under_no_grad(L, f):

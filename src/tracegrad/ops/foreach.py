@@ -91,6 +91,9 @@ class _Overload:
     adapt: Callable[[tuple], tuple] | None = None
     kernel: Callable | None = None  # per-tensor kernel of an operator no registered operator computes
     empty_message: str = "Tensor list must have at least one tensor."
+    # (an op of its own checks, composite in PyTorch: the first list non-empty, then the lengths in these words;
+    # no autograd kernel checks the lengths before)
+    lengths_message: str | None = None
 
 
 def _norm_arguments(each: tuple) -> tuple:
@@ -191,7 +194,8 @@ def _families() -> dict[str, list[_Overload]]:
                                   "Tensor[]", "linalg_vector_norm", adapt=_norm_arguments)]
     families["max"] = [_Overload("_foreach_max(Tensor[] self) -> Tensor[]", "max", adapt=_max_arguments)]
     families["mm"] = [_Overload("_foreach_mm(Tensor[] self, Tensor[] mat2) -> Tensor[]", "mm",
-                                empty_message="_foreach_mm requires non-empty tensor lists")]
+                                empty_message="_foreach_mm requires non-empty tensor lists",
+                                lengths_message="_foreach_mm: self and mat2 must have the same number of tensors")]
     families["powsum"] = [_Overload("_foreach_powsum.Scalar(Tensor[] self, Scalar ord=2, ScalarType? dtype=None) -> "
                                     "Tensor[]", None, derivative=False, kernel=_powsum_kernel)]
     families["zero"] = [_Overload("_foreach_zero_(Tensor(a!)[] self) -> ()", None, "zero_", functional=False)]
@@ -218,28 +222,37 @@ class _Lists:
         if self.packed:
             self.indexed |= frozenset(self.packed)
         self.empty_message = overload.empty_message
+        self.lengths_message = overload.lengths_message
         self.adapt = overload.adapt
 
     def check_lengths(self, args: tuple) -> None:
-        """The check PyTorch's autograd kernel makes first, before its in-place checks and the kernel's own: the
-        tensor lists are as long as each other."""
+        """The check PyTorch's autograd kernel of an op with a derivative makes first, before its in-place checks
+        and the kernel's own: the tensor lists are as long as each other (the kernel refuses an empty list first)."""
+        if self.lengths_message is not None:
+            return
         count = len(args[self.tensor_lists[0]])
         for i in self.tensor_lists[1:]:
-            if len(args[i]) != count:
-                raise RuntimeError(f"Tensor lists must have the same number of tensors, got {count} and "
-                                   f"{len(args[i])}")
+            _check_length(count, len(args[i]))
 
     def tensors_of(self, args: tuple, k: int) -> list:
-        """The tensors the ``k``-th per-tensor operation reads (its scalars aside)."""
-        return [args[i][k] for i in self.tensor_lists] + [args[i] for i in self.shared]
+        """The tensors the ``k``-th per-tensor operation reads (its scalars aside; lists too short left out, which
+        the kernel refuses after the autograd kernel's in-place checks where the op has no derivative)."""
+        return [args[i][k] for i in self.tensor_lists if k < len(args[i])] + [args[i] for i in self.shared]
 
     def check(self, args: tuple) -> tuple:
-        """PyTorch's checks, in its order; ``args`` with a packed tensor of scalars read as a list."""
-        self.check_lengths(args)
+        """The kernel's checks (check_foreach_api_restrictions, then the scalars), in its order; ``args`` with a
+        packed tensor of scalars read as a list."""
         first = args[self.tensor_lists[0]]
         for i in self.packed:
             args = args[:i] + (_unpacked_scalars(args[i], len(first)),) + args[i + 1:]
         _require_tensors(first, self.empty_message)
+        for i in self.tensor_lists[1:]:
+            if self.lengths_message is not None:
+                if len(args[i]) != len(first):
+                    raise RuntimeError(self.lengths_message)
+                continue
+            _require_tensors(args[i], self.empty_message)
+            _check_length(len(first), len(args[i]))
         for i in self.scalar_lists + self.packed:
             if len(args[i]) != len(first):
                 raise RuntimeError("Tensor list must have same number of elements as scalar list.")
@@ -257,6 +270,17 @@ class _Lists:
         slices = [tuple(_number(a[k]) if i in indexed and i not in self.tensor_lists else a[k] if i in indexed
                         else a for i, a in enumerate(args)) for k in range(count)]
         return [self.adapt(s) for s in slices] if self.adapt is not None else slices
+
+
+def _check_length(count: int, other: int) -> None:
+    if other != count:
+        raise RuntimeError(f"Tensor lists must have the same number of tensors, got {count} and {other}")
+
+
+def _autograd_kernel_runs(op: OpDef, args: tuple) -> bool:
+    """Whether PyTorch's autograd kernel, and its checks, run before the op's kernel (not in inference mode, nor on
+    inference tensors alone)."""
+    return not STATE.inference and _views.autograd_kernel_runs(args, op.tensor_idx)
 
 
 def _require_tensors(tensors, message: str) -> None:
@@ -339,6 +363,11 @@ class ForeachOp(OpDef):
         """Each tensor's full argument tuple of the per-tensor operator (its defaults filled in)."""
         defaults = self.per.defaults
         return [each + defaults[len(each):] for each in self.lists.each(args)]
+
+    def _eager(self, args: tuple):
+        if _autograd_kernel_runs(self, args):
+            self.lists.check_lengths(args)
+        return super()._eager(args)
 
     def _new_node(self, args: tuple):
         self.lists.check(args)  # (PyTorch's kernel checks the lists; the node reads each tensor's arguments)
@@ -433,9 +462,11 @@ class ForeachInplaceOp(OpDef):
 
     def _eager(self, args: tuple):
         given, per = args, self.per_inplace
-        self.lists.check_lengths(args)
-        if STATE.grad_enabled:  # (PyTorch's autograd kernel refuses leaves before its kernel checks the scalars)
-            self._refuse_leaves(args)
+        if _autograd_kernel_runs(self, args):
+            if self.derivative:  # (a generated autograd kernel: the lists' lengths first)
+                self.lists.check_lengths(args)
+            if STATE.grad_enabled:  # (it refuses leaves before the kernel checks the lists and scalars)
+                self._refuse_leaves(args)
         args = self.lists.check(args)
         each = [parsed_numbers(one + per.defaults[len(one):], per.number_idx, per.float_idx)
                 for one in self.lists.each(args)]
