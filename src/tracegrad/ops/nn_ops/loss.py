@@ -437,12 +437,12 @@ def cross_entropy(
 def _cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None, reduction: int, ignore_index: int,
                    label_smoothing: float) -> Tensor:
     x, t = input._data, target._data
-    check_nondifferentiable("nll_loss_forward", "weight", weight)
     class_dim = 0 if x.ndim == 1 else 1
-    if x.shape == t.shape:
+    if x.shape == t.shape:  # (a composite of differentiable products: the weight may require grad)
         return _cross_entropy_probs(
             input, target, weight, reduction, ignore_index, label_smoothing, class_dim
         )
+    check_nondifferentiable("nll_loss_forward", "weight", weight)
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
@@ -1108,10 +1108,12 @@ def _bce_logits_kernel(x, t, weight=None, pos_weight=None, reduction=1):
         if mismatch is not None:
             raise mismatch
         log_weight = 1 + (pos_weight - 1) * t
+        check_broadcast_into(log_sig, (log_weight,))  # (torch: log_sigmoid(input).mul_(log_weight), in place)
         loss = (1 - t) * x - log_weight * log_sig
     else:
         loss = (1 - t) * x - log_sig
     if weight is not None:
+        check_broadcast_into(np.asarray(loss), (weight,))  # (torch: loss.mul_(weight), in place)
         loss = loss * weight
     return _reduce(np.asarray(loss).astype(t.dtype if t.dtype.kind in "fc" else x.dtype, copy=False), reduction)
 
