@@ -26,7 +26,7 @@ torch.set_num_threads(1)
 
 __all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "assert_same_bits", "assert_same_bits_of", "both_from",
            "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised", "value_or_error", "bits_or_error", "saved_and_loaded",
-           "UnseekableStream", "forward_ad_transcript"]
+           "UnseekableStream", "forward_ad_transcript", "on_threads"]
 
 
 def to_numpy(value):
@@ -307,6 +307,20 @@ def gc_disabled():
     finally:
         if was_enabled:
             gc.enable()
+
+
+@contextlib.contextmanager
+def on_threads(count: int):
+    """Both libraries on ``count`` threads inside, each given back its own count afterwards: where ATen's
+    at::parallel_for cuts its ranges shows in the bits, so a comparison at a thread count pins it in both."""
+    before = [(lib, lib.get_num_threads()) for lib in (tg, torch)]
+    for lib, _ in before:
+        lib.set_num_threads(count)
+    try:
+        yield
+    finally:
+        for lib, threads in before:
+            lib.set_num_threads(threads)
 
 
 @contextlib.contextmanager
