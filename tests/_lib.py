@@ -22,8 +22,6 @@ if os.environ.get("TRACEGRAD_ORACLE_SELFTEST"):
 else:
     import tracegrad as tg
 
-torch.set_num_threads(1)
-
 __all__ = ["tg", "torch", "np", "to_numpy", "assert_close", "assert_same_bits", "assert_same_bits_of", "both_from",
            "STRIDED_VIEWS_2D", "run_both", "recorded_graph", "raised", "value_or_error", "bits_or_error", "saved_and_loaded",
            "UnseekableStream", "forward_ad_transcript", "on_threads"]

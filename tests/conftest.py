@@ -6,10 +6,12 @@ sys.path.insert(0, os.path.dirname(__file__))
 import pytest  # noqa: E402 (after the path set-up the test modules rely on)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def one_thread():
-    """One thread in both libraries, restored afterwards: where a thread's range ends decides which elements
-    PyTorch's kernels take through their scalar loops, so bit-for-bit comparisons pin it."""
+    """Every test starts with both libraries on one thread, and whatever thread counts it sets are restored
+    afterwards: where a thread's range ends decides which elements PyTorch's kernels take through their scalar
+    loops (and, for histc, how far a half-precision count grows), so bit-for-bit comparisons pin it, and no test
+    leaves a count to the tests after it. (Modules that name this fixture predate its being automatic.)"""
     import torch
 
     import tracegrad as tg

@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 from _lib import assert_same_bits, tg, torch
 
-torch.set_num_threads(1)
-
 # ((N, C, *spatial), groups)
 SHAPES = [
     ((4, 24, 5, 7), 2),     # 12 channels a group: a vector and 4 more

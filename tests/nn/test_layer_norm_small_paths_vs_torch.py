@@ -12,8 +12,6 @@ import tracegrad as tg
 from tracegrad.ops import aten_vec
 from tracegrad.ops.nn_ops import aten_moments
 
-torch.set_num_threads(1)
-
 # (rows shorter than a vector, a vector plus a tail, one short chunk, whole chunks, whole chunks plus a tail)
 LENGTHS = [1, 5, 8, 10, 13, 37, 64, 128, 131, 256, 1029]
 ROWS = [1, 2, 3, 16, 40]

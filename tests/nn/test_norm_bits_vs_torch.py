@@ -11,8 +11,6 @@ import tracegrad as tg
 from tracegrad.ops import aten_vec
 from tracegrad.ops.nn_ops import aten_moments
 
-torch.set_num_threads(1)
-
 LENGTHS = [1, 2, 3, 7, 8, 9, 16, 31, 127, 128, 129, 300, 2048, 2049, 5000]
 
 

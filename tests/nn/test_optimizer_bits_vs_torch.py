@@ -13,8 +13,6 @@ import torch
 
 import tracegrad as tg
 
-torch.set_num_threads(1)
-
 
 def _operands(dtype, n: int = 5003):
     rng = np.random.default_rng(n)

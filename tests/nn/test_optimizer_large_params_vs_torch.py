@@ -11,8 +11,6 @@ import tracegrad as tg
 from tracegrad.ops import aten_vec
 from tracegrad.ops.aten_vec import BLOCKED_MIN, fma32_blocked, fma_blockable
 
-torch.set_num_threads(1)
-
 
 def _torch_fma(a: np.ndarray, b, c: np.ndarray) -> np.ndarray:
     """torch's ``addcmul(c, a, b)``: one fused multiply-add per element."""

@@ -13,8 +13,6 @@ import torch
 
 import tracegrad as tg
 
-torch.set_num_threads(1)
-
 CONFIGS = [
     ("SGD", dict(lr=0.1)),
     ("SGD", dict(lr=0.1, weight_decay=0.1, maximize=True)),

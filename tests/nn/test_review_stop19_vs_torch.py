@@ -14,8 +14,6 @@ import torch
 
 import tracegrad as tg
 
-torch.set_num_threads(1)
-
 
 def _versions(lib, state: dict) -> dict:
     out = {}

@@ -15,8 +15,6 @@ import torch
 import tracegrad as tg
 from tracegrad.ops import stl_order
 
-torch.set_num_threads(1)
-
 DTYPES = [np.float32, np.float64, np.float16, np.int64, np.int32, np.uint8]
 
 
