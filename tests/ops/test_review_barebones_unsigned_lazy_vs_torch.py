@@ -126,3 +126,31 @@ def test_a_program_without_unsigned_tensors_keeps_the_kernels_unwrapped():
     result = subprocess.run([sys.executable, "-c", _WITHOUT_UNSIGNED], capture_output=True, text=True, check=True)
     assert result.stdout.split(maxsplit=2)[::2] == ["False", "[]\n"], result.stdout
     assert int(result.stdout.split()[1]) > 100  # (the operators that will refuse, once activated)
+
+
+# The kernels that compute bfloat16 themselves (histc, bincount, nextafter, full_like) keep doing so when the
+# unsigned dtypes came into use before bfloat16: the unsigned refusal wrapper used to hide their mark, and bfloat16's
+# activation then widened their input to float (histc's NaN range printed as ``[-nan, -nan]``, torch's ``[nan, nan]``)
+_UNSIGNED_THEN_BFLOAT16 = """
+import math
+import {lib} as L
+L.tensor([1], dtype=L.uint32)  # the unsigned dtypes first
+nan = math.nan
+for program in (
+    lambda: L.histc(L.tensor([1.0, nan, 2.0], dtype=L.bfloat16)),
+    lambda: L.histc(-L.tensor([nan], dtype=L.bfloat16)),
+    lambda: L.histc(L.tensor([1.0, 2.5, 3.0, 2.0], dtype=L.bfloat16), 3),
+    lambda: L.nextafter(L.tensor([1.0, -2.0], dtype=L.bfloat16), L.tensor([2.0, -3.0], dtype=L.bfloat16)),
+    lambda: L.full_like(L.tensor([1.0], dtype=L.bfloat16), 1.00390625),
+):
+    try:
+        print(program().view(L.int16).tolist())
+    except RuntimeError as exc:
+        print(type(exc).__name__, exc)
+"""
+
+
+def test_bfloat16_kernels_of_their_own_when_unsigned_dtypes_came_first():
+    ours = subprocess.run([sys.executable, "-c", _UNSIGNED_THEN_BFLOAT16.format(lib="tracegrad")],
+                          capture_output=True, text=True, check=True).stdout
+    assert ours == _run_here(_UNSIGNED_THEN_BFLOAT16.format(lib="torch"), [])

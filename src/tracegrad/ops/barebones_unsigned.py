@@ -307,6 +307,9 @@ def refusal_wrapper(name: str, full_name: str, tensor_positions: tuple[int, ...]
                 return kernel(*arrays)
 
         guarded.refuses_barebones_unsigned = True
+        # (a kernel that computes bfloat16 itself stays unwrapped by bfloat16_in_float when these dtypes come first)
+        if getattr(kernel, "computes_bfloat16_in_float", False):
+            guarded.computes_bfloat16_in_float = True
         return guarded
 
     return wrap
