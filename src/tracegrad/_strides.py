@@ -530,9 +530,19 @@ def _numpy_agrees(result: np.ndarray, operands: tuple) -> bool:
         if result.size and 1 not in result.shape and all(1 not in a.shape for a in arrays
                                                          if a.shape == result.shape):
             return True
+    elif _plain(result) and all(a.flags.c_contiguous or not any(a.strides) for a in arrays):
+        # An expanded operand (all strides 0, as the gradient ``sum()``'s backward hands on) decides nothing in
+        # TensorIterator's sort of dims, as a number decides nothing: the C-contiguous operands decide, as above
+        return True
     strides = result.strides
     return (result.size > 0 and all(a.strides == strides for a in arrays)
             and (result.ndim != 4 or 1 not in result.shape))
+
+
+def _expanded_into(a: np.ndarray, result: np.ndarray) -> bool:
+    """Whether ``a`` is expanded (all strides 0, as the gradient ``sum()``'s backward hands on) and NumPy's
+    ``result`` C-contiguous: beside a number, PyTorch's layout too (see ``_numpy_agrees``)."""
+    return not any(a.strides) and result.flags.c_contiguous
 
 
 def _laid_out(result: np.ndarray, operands: tuple, uncast: int = 0) -> np.ndarray:
@@ -555,7 +565,7 @@ def pointwise_result(result: np.ndarray, a: np.ndarray, b=None, swapped: bool = 
     if b.__class__ is _ndarray:
         if a.flags.c_contiguous and b.flags.c_contiguous and result.size and a.shape == b.shape:
             return result
-    elif a.flags.c_contiguous and result.size and 1 not in a.shape:
+    elif result.size and 1 not in a.shape and (a.flags.c_contiguous or _expanded_into(a, result)):
         return result
     return _laid_out(result, (b, a) if swapped else (a, b))
 
