@@ -76,6 +76,21 @@ def runs_on_arrival(node) -> bool:
             and node._post_hooks is None and node._retains_grad_hooks is None)
 
 
+def adds_on_arrival(node, gd: np.ndarray) -> bool:
+    """Whether the engine may run ``node`` as soon as its only gradient (array ``gd``) arrives where its leaf has a
+    ``.grad`` already: an AccumulateGrad with no hooks of any kind, which adds ``gd`` in place by ``_add_plainly``
+    (no cast, no operator, no layout warning: the ``.grad`` has the leaf's strides). As ``runs_on_arrival``, the
+    queue would run it next, and running it calls no user code."""
+    if node.__class__ is not AccumulateGrad:
+        return False
+    v = node.variable
+    current = v._grad
+    return (current is not None and not v._hooks and not v._post_acc_hooks and node._pre_hooks is None
+            and node._post_hooks is None and node._retains_grad_hooks is None and "_grad_dtype" not in v.__dict__
+            and gd.dtype is v._data.dtype and current._data.strides == v._data.strides
+            and _adds_plainly(current, gd))
+
+
 # Whether any leaf was ever given a ``grad_dtype`` (``Tensor.grad_dtype``'s setter says so): until then the engine
 # need not look for leaves whose gradients it must cast.
 grad_dtype_set = False
@@ -227,10 +242,19 @@ def _add_plainly(current: Tensor, grad: Tensor) -> bool:
     interceptor), no observer, no mutation-on-saved hook; a plain dense ``.grad`` (not a view, not requiring
     grad, not an inference tensor) and a gradient of the same float dtype and shape, not sharing its memory.
     Returns whether it added; otherwise the caller runs the operator (with its checks, errors and events)."""
+    if not _adds_plainly(current, grad._data):
+        return False
+    cd = current._data
+    np.add(cd, grad._data, out=cd)
+    current._bump_version()
+    return True
+
+
+def _adds_plainly(current: Tensor, gd: np.ndarray) -> bool:
+    """Whether ``_add_plainly`` adds gradient array ``gd`` into ``current`` (see there)."""
     if STATE.special or STATE.observed or STATE.before_write is not None:
         return False
     cd = current._data
-    gd = grad._data
     dt = cd.dtype
     if ((dt is not _F32 and dt is not _F64) or gd.dtype is not dt or gd.shape != cd.shape
             or current.__class__ is not Tensor or current._base is not None or current._rg or current._inference):
@@ -239,11 +263,7 @@ def _add_plainly(current: Tensor, grad: Tensor) -> bool:
     if not (flags.forc and flags.writeable):
         return False  # (an expanded or otherwise overlapping .grad: the operator refuses it as PyTorch does)
     # Two arrays that own their memory cannot overlap; anything else is asked (conservatively) of NumPy.
-    if gd is cd or ((cd.base is not None or gd.base is not None) and np.may_share_memory(cd, gd)):
-        return False
-    np.add(cd, gd, out=cd)
-    current._bump_version()
-    return True
+    return gd is not cd and not ((cd.base is not None or gd.base is not None) and np.may_share_memory(cd, gd))
 
 
 # ---- the engine's input buffer ----------------------------------------------------------------------------

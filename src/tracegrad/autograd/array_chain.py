@@ -20,7 +20,7 @@ import numpy as np
 from .._events import emit as _emit_event
 from .._state import STATE
 from .._tensor import Tensor, _new
-from .accumulate import accumulate_into, runs_on_arrival
+from .accumulate import accumulate_into, adds_on_arrival, runs_on_arrival
 from .saved import released
 
 _ndarray = np.ndarray
@@ -137,7 +137,7 @@ def run(fn, grad: Tensor, task, buffers: dict, heap: list, keep_graph: bool) -> 
         if rule is not None:
             if not alone or nxt._hooked:
                 return fn, as_tensors(res, grad), True
-        elif not runs_on_arrival(nxt):
+        elif not runs_on_arrival(nxt) and not adds_on_arrival(nxt, d):
             return fn, as_tensors(res, grad), True
         if not fits and (d is not gd or m is not known) and (m is None or d.dtype is not m[1] or d.shape != m[0]):
             return fn, as_tensors(res, grad), True  # reduced or cast by the general loop
