@@ -172,11 +172,20 @@ _CALLER_FP_ERRORS: ContextVar[Any] = ContextVar("tracegrad_caller_fp_errors", de
 
 def quietly_for_caller(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``quietly(fn, ...)``, keeping the caller's error state for the user's callbacks ``fn`` makes (``as_caller``)."""
-    token = _CALLER_FP_ERRORS.set(fp_errors())
+    if _FP_ERRORS is None:
+        token = _CALLER_FP_ERRORS.set(fp_errors())
+        try:
+            return quietly(fn, *args, **kwargs)
+        finally:
+            _CALLER_FP_ERRORS.reset(token)
+    # (``fp_errors`` and ``quietly`` inlined: every backward call and built-in optimizer step pays for this frame)
+    caller = _CALLER_FP_ERRORS.set(_FP_ERRORS.get())
+    quiet = _FP_ERRORS.set(_QUIET)
     try:
-        return quietly(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
     finally:
-        _CALLER_FP_ERRORS.reset(token)
+        _FP_ERRORS.reset(quiet)
+        _CALLER_FP_ERRORS.reset(caller)
 
 
 def as_caller(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
