@@ -13,6 +13,7 @@ overload of an operator that also has a ``.Scalar`` one under the bare name (``m
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -79,9 +80,19 @@ class OpOverload:
     def _overloadname(self) -> str:
         return self._overload_name
 
-    @property
+    @functools.cached_property
     def _schema(self):
-        return self._op.schema
+        """The operator's schema, named as PyTorch prints it (``aten::add.Tensor(...)``): built-in schemas are
+        registered without the namespace, some under other overload names (library operators' are as given)."""
+        schema = self._op.schema
+        if "::" in schema.name:
+            return schema
+        overload = "" if self._overloadname == "default" else self._overloadname
+        head = f"{self.namespace}::{self._opname}" + (f".{overload}" if overload else "")
+        from ._library.operators import with_printed_defaults
+
+        text = with_printed_defaults(head + schema.text[schema.text.index("("):])
+        return dataclasses.replace(schema, name=f"{self.namespace}::{self._opname}", overload=overload, text=text)
 
     def name(self) -> str:
         packet = self._overloadpacket._qualified_op_name

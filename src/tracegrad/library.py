@@ -18,7 +18,14 @@ from typing import Any
 
 from ._library.custom_ops import OPDEFS, CustomOpDef, _dispatch_key_for_device, custom_op, make_autograd_impl
 from ._library.infer_schema import infer_schema
-from ._library.operators import AUTOGRAD_KEYS, DISPATCH_KEYS, NAMESPACES, LibraryOp, parse_user_schema
+from ._library.operators import (
+    AUTOGRAD_KEYS,
+    DISPATCH_KEYS,
+    NAMESPACES,
+    LibraryOp,
+    parse_user_schema,
+    with_printed_defaults,
+)
 from ._library.operators import check_no_aliasing as _check_no_aliasing
 
 __all__ = ["Library", "custom_op", "define", "get_ctx", "impl", "infer_schema", "opcheck", "register_autograd",
@@ -65,7 +72,7 @@ class Library:
         """Define an operator from ``schema`` ("name.overload(args) -> returns"); return its name."""
         if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
-        text = _without_namespace(schema, self.ns, self._location)
+        text = with_printed_defaults(_without_namespace(schema, self.ns, self._location).strip())
         parsed = parse_user_schema(self.ns, text)
         key = parsed.full_name.partition("::")[2]
         table = NAMESPACES.setdefault(self.ns, {})

@@ -15,7 +15,7 @@ from .._tensor import Tensor
 from ..backend.device import device
 from ..backend.dtypes import dtype
 
-Number = typing.Union[int, float, bool]  # noqa: UP007 - PyTorch's torch.types.Number, as its messages print it
+Number = int | float | bool  # PyTorch's torch.types.Number (a types.UnionType, as its messages print it)
 
 _UNKNOWN_MUTATES = "unknown"
 
@@ -50,6 +50,11 @@ SUPPORTED_RETURN_TYPES = {Tensor: "Tensor", typing.List[Tensor]: "Tensor[]", lis
                           int: "SymInt", float: "float", bool: "bool", Number: "Scalar"}
 
 
+_LAZY_HINT = ("If you are using 'from __future__ import annotations', note that annotations are evaluated lazily as "
+              "strings; make sure all types referenced in annotations are importable at module scope, not only "
+              "inside a local function.")
+
+
 def infer_schema(prototype_function: Callable, /, *, mutates_args, op_name: str | None = None) -> str:
     """The schema of ``prototype_function`` from its type hints, as ``torch.library.infer_schema`` writes it."""
     sig = inspect.signature(prototype_function)
@@ -63,6 +68,8 @@ def infer_schema(prototype_function: Callable, /, *, mutates_args, op_name: str 
         if isinstance(annotation, str):  # (``from __future__ import annotations``)
             try:
                 return eval(annotation, prototype_function.__globals__)  # noqa: S307 - as PyTorch evaluates them
+            except NameError as exc:  # (most often a name a local function imported, under lazy annotations)
+                error_fn(f"Unsupported type annotation {annotation}. It is not a type. ({exc}). {_LAZY_HINT}")
             except Exception as exc:
                 error_fn(f"Unsupported type annotation {annotation}. It is not a type. ({type(exc).__name__}: {exc})")
         return annotation

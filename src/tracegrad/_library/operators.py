@@ -12,6 +12,7 @@ Library operators are kept apart from the built-in registry (``NAMESPACES``, key
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -24,7 +25,7 @@ from ..autograd.node import Node
 from ..autograd.node_meta import meta_record, outputs_meta
 from ..backend.dtypes import kind_of
 from ..ops.registry import OpDef
-from ..ops.schema import Schema, parse_schema
+from ..ops.schema import Schema, _parse_default, _split_arrow, _split_top, parse_schema
 from ..storage import _memory_owner
 from . import arguments
 
@@ -42,7 +43,7 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def parse_user_schema(namespace: str, schema: str) -> Schema:
     """``schema`` (``name.overload(args) -> returns``) parsed, its name checked as PyTorch's schema lexer checks it;
     the schema's name is qualified (``ns::name``), so that nothing keyed by built-in names mistakes it for one."""
-    head = schema.strip()
+    head = with_printed_defaults(schema.strip())
     name, _, overload = head.split("(", 1)[0].partition(".")
     for part, offset in ((name, 0), (overload, len(name) + 1)):
         if part:
@@ -53,6 +54,46 @@ def parse_user_schema(namespace: str, schema: str) -> Schema:
         parsed = parse_schema(f"{namespace}::{head.rsplit('->', 1)[0]}-> ({returns[0].alias})")
         parsed.one_tuple = True
     return parsed
+
+
+def with_printed_defaults(schema: str) -> str:
+    """``schema`` with its float, Scalar and str defaults written as PyTorch's schema printer writes them (``2.``
+    for ``2.0``, ``0.001`` for ``1e-3``, 17 significant digits otherwise; strings in double quotes), so the
+    operator's schema and its calls' error messages read as PyTorch's."""
+    head, returns = _split_arrow(schema)
+    arrow = "->" if len(head) < len(schema) else ""
+    name, paren, args = head.partition("(")
+    if not paren:
+        return schema
+    body, close, after = args.rpartition(")")
+    printed = ", ".join(_with_printed_default(arg) for arg in _split_top(body))
+    return f"{name}({printed}{close}{after}{arrow}{returns}"
+
+
+def _with_printed_default(arg: str) -> str:
+    decl, equals, default = arg.partition("=")
+    base_type = re.sub(r"\[\d*\]|\?|\(.*\)", "", decl.split()[0]) if decl.split() else ""
+    if not equals or base_type not in ("float", "Scalar", "str"):
+        return arg
+    value = _parse_default(default.strip())
+    if base_type == "str":
+        return f'{decl}="{value}"' if isinstance(value, str) and '"' not in value else arg
+    if isinstance(value, tuple) and all(_is_plain_number(v) for v in value):
+        return f"{decl}=[{', '.join(_cpp_number(v, base_type) for v in value)}]"
+    return f"{decl}={_cpp_number(value, base_type)}" if _is_plain_number(value) else arg
+
+
+def _is_plain_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _cpp_number(value: float, base_type: str) -> str:
+    """How c10's IValue printer writes a double: integral values below 2**63 as ``12.``, others with 17 digits."""
+    if base_type == "Scalar" and isinstance(value, int):
+        return str(value)  # (a Scalar default keeps an integer literal)
+    if float(value).is_integer() and abs(value) < 2.0 ** 63:
+        return f"{int(value)}."
+    return f"{value:.17g}"
 
 
 def _check_identifier(schema: str, part: str, offset: int) -> None:
