@@ -289,6 +289,7 @@ def _guard_arguments() -> None:
 
 
 _guard_arguments()
+_tensor_compat.name_special_methods_as_torch()  # (last: on the methods as every layer left them)
 
 
 def load_ipython_extension(ip) -> None:

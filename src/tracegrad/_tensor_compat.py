@@ -118,3 +118,24 @@ def install() -> None:
 # ``Tensor.unflatten()``, where tracegrad's functions had names of their own (``_unflatten_method``)
 WRITTEN_IN_PYTHON_BY_TORCH = ("dim_order", "eig", "is_shared", "lstsq", "resize", "resize_as", "share_memory_",
                               "solve", "storage", "storage_type", "symeig", "unflatten")
+
+
+# Tensor's special methods whose ``__name__`` torch's C++ bindings give another name (the rest keep their own)
+_TORCH_DUNDER_NAMES = {"__abs__": "abs", "__neg__": "neg", "__pos__": "positive", "__pow__": "pow",
+                       "__ipow__": "pow_", "__itruediv__": "__idiv__", "__rtruediv__": "__rdiv__"}
+
+
+def name_special_methods_as_torch() -> None:
+    """Give Tensor's operator methods torch's names (``Tensor.__add__.__name__`` is ``'__add__'``, not the name of
+    the closure that implements it): handlers and modes that log ``func.__name__`` see torch's names."""
+    import types
+
+    for name, method in list(vars(Tensor).items()):
+        if not (name.startswith("__") and name.endswith("__") and isinstance(method, types.FunctionType)):
+            continue
+        wanted = _TORCH_DUNDER_NAMES.get(name, name)
+        # (a function that is also a method under its own name keeps it: ``__div__`` is ``__truediv__``)
+        shared = name not in _TORCH_DUNDER_NAMES and vars(Tensor).get(method.__name__) is method
+        if method.__name__ != wanted and not shared:
+            method.__name__ = wanted
+            method.__qualname__ = f"Tensor.{wanted}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 from collections.abc import Callable, Iterable
@@ -82,19 +83,105 @@ def resolve_name(f: Callable) -> str | None:
     """The qualified name of a torch function (``torch.add``, ``torch.Tensor.add``), None if unknown."""
     if getattr(f, "__name__", None) is None or getattr(f, "_torch_unlisted", False):
         return None
-    return _tf.public_name(f)
+    accessor = _tf._property_accessor_name(f)
+    if accessor is not None:
+        return accessor
+    try:
+        name = _names_of_functions().get(f)
+    except TypeError:  # (an unhashable callable is no torch function)
+        return None
+    if name is None and not _is_users_own(f):
+        name = _tf.public_name(f)  # (what handlers are given may be the function a public one wraps)
+    return name
 
 
-_IGNORED = ("is_tensor", "is_storage", "set_default_dtype", "get_default_dtype", "manual_seed", "seed",
-            "initial_seed", "set_printoptions", "is_grad_enabled", "typename", "compile")
+def _is_users_own(f: Callable) -> bool:
+    module = getattr(f, "__module__", None)
+    return isinstance(module, str) and not module.startswith(("tracegrad", "torch"))
+
+
+@functools.cache
+def _names_of_functions() -> dict:
+    """Each public function and Tensor method -> its qualified name, where torch's table of overridable functions
+    has it (a function of the user's own, which only looks like one of torch's, has none); later namespaces win,
+    as in torch's table."""
+    import types
+
+    import tracegrad
+
+    from . import fft, linalg, special
+    from .nn import functional, init
+
+    names: dict = {}
+    for prefix, owner in (("torch", tracegrad), ("torch.nn.functional", functional), ("torch.nn.init", init),
+                          ("torch.Tensor", Tensor), ("torch.linalg", linalg), ("torch.fft", fft),
+                          ("torch.special", special)):
+        for name, value in vars(owner).items():
+            private = name.startswith("_") and not (owner is Tensor and name.endswith("__"))
+            if private or isinstance(value, (type, types.ModuleType)) or not callable(value):
+                continue
+            try:
+                names[value] = f"{prefix}.{name}"
+            except TypeError:
+                continue
+    return names
+
+
+# The functions torch's get_ignored_functions lists (torch's names; those tracegrad has are returned)
+_IGNORED = (
+    "arange", "are_deterministic_algorithms_enabled", "as_strided", "as_tensor", "asarray",
+    "autocast_decrement_nesting", "autocast_increment_nesting", "bartlett_window", "blackman_window",
+    "broadcast_shapes", "can_cast", "clear_autocast_cache", "compile", "cond", "cudnn_affine_grid_generator",
+    "cudnn_batch_norm", "cudnn_convolution", "cudnn_convolution_add_relu", "cudnn_convolution_relu",
+    "cudnn_convolution_transpose", "cudnn_grid_sampler", "cudnn_is_acceptable", "default_generator", "device",
+    "dtype", "empty", "empty_permuted", "empty_quantized", "empty_strided", "enable_grad", "eye", "fill",
+    "finfo", "fork", "from_file", "from_numpy", "frombuffer", "full", "get_autocast_cpu_dtype",
+    "get_autocast_dtype", "get_autocast_gpu_dtype", "get_autocast_ipu_dtype", "get_autocast_xla_dtype",
+    "get_default_device", "get_default_dtype", "get_deterministic_debug_mode", "get_device_module",
+    "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads", "get_rng_state",
+    "hamming_window", "hann_window", "has_lapack", "has_mkl", "has_openmp", "has_spectral", "iinfo",
+    "import_ir_module", "import_ir_module_from_buffer", "inference_mode", "init_num_threads", "initial_seed",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled", "is_autocast_enabled", "is_autocast_ipu_enabled", "is_autocast_xla_enabled",
+    "is_deterministic_algorithms_warn_only_enabled", "is_grad_enabled", "is_inference_mode_enabled",
+    "is_storage", "is_tensor", "is_vulkan_available", "is_warn_always_enabled", "kaiser_window", "layout",
+    "linspace", "load", "logspace", "manual_seed", "memory_format", "merge_type_from_type_comment",
+    "miopen_ctc_loss", "mkldnn_adaptive_avg_pool2d", "mkldnn_convolution", "mkldnn_linear_backward_weights",
+    "mkldnn_max_pool2d", "mkldnn_max_pool3d", "mkldnn_rnn_layer", "no_grad", "normal", "ones", "parse_ir",
+    "parse_schema", "parse_type_comment", "promote_types", "qscheme", "rand", "rand_like", "randint",
+    "randint_like", "randn", "randn_like", "randperm", "range", "result_type", "save", "scalar_tensor",
+    "seed", "set_anomaly_enabled", "set_autocast_cache_enabled", "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled", "set_autocast_dtype", "set_autocast_enabled", "set_autocast_gpu_dtype",
+    "set_autocast_ipu_dtype", "set_autocast_ipu_enabled", "set_autocast_xla_dtype",
+    "set_autocast_xla_enabled", "set_default_device", "set_default_tensor_type",
+    "set_deterministic_debug_mode", "set_float32_matmul_precision", "set_flush_denormal", "set_grad_enabled",
+    "set_num_interop_threads", "set_num_threads", "set_printoptions", "set_rng_state", "set_warn_always",
+    "sparse_bsc_tensor", "sparse_bsr_tensor", "sparse_compressed_tensor", "sparse_coo_tensor",
+    "sparse_csc_tensor", "sparse_csr_tensor", "sym_constrain_range", "sym_constrain_range_for_size",
+    "sym_fresh_size", "tensor", "thread_safe_generator", "tril_indices", "triu_indices", "typename",
+    "unify_type_list", "use_deterministic_algorithms", "vander", "vmap", "wait", "zeros",
+)
+_IGNORED_TENSOR_METHODS = (
+    "__delattr__", "__delitem__", "__dir__", "__getattribute__", "__hash__", "__init__", "__init_subclass__",
+    "__iter__", "__new__", "__setattr__", "__subclasshook__", "__torch_dispatch__", "__torch_function__",
+    "_addmm_activation", "_conj", "_conj_physical", "_dtensor__new__", "_fix_weakref", "_is_all_true",
+    "_is_any_true", "_is_zerotensor", "_lazy_clone", "_make_subclass", "_make_wrapper_subclass", "_neg_view",
+    "_philox_normal_", "_philox_uniform_", "_reduce_ex_internal", "_rev_view_func_unsafe", "_to_sparse",
+    "_to_sparse_bsc", "_to_sparse_bsr", "_to_sparse_csc", "_to_sparse_csr", "_typed_storage", "_use_count",
+    "_view_func", "_view_func_unsafe", "as_subclass", "eig", "lstsq", "new", "new_empty", "new_empty_strided",
+    "new_full", "new_ones", "new_tensor", "new_zeros", "reinforce", "solve", "stride", "symeig",
+    "to_padded_tensor", "to_sparse_bsc", "to_sparse_bsr", "to_sparse_coo", "to_sparse_csc", "to_sparse_csr",
+    "unflatten",
+)
 
 
 def get_ignored_functions() -> set:
     """The public functions that never go through the protocol."""
     from . import __dict__ as namespace
 
-    return {namespace[name] for name in _IGNORED if name in namespace} | {
-        Tensor.__init_subclass__, Tensor.__torch_function__, Tensor._make_subclass, Tensor.as_subclass}
+    return ({namespace[name] for name in _IGNORED if name in namespace}
+            | {vars(Tensor)[name] for name in _IGNORED_TENSOR_METHODS if name in vars(Tensor)}
+            | {getattr(Tensor, name) for name in ("__new__", "__init_subclass__", "__subclasshook__")})
 
 
 def get_overridable_functions() -> dict:
@@ -104,7 +191,7 @@ def get_overridable_functions() -> dict:
     from . import linalg, special
     from .nn import functional
 
-    result: dict = {}
+    result: dict = collections.defaultdict(list)  # (torch's is a defaultdict too)
     for owner in (__import__("tracegrad"), functional, linalg, special):
         result[owner] = [value for name, value in vars(owner).items()
                          if not name.startswith("_") and name not in _IGNORED
