@@ -81,3 +81,21 @@ def test_the_thread_counts_are_given_back():
     before = tg.get_num_threads(), torch.get_num_threads()
     _assert_same_on(3, lambda L: L.histc(_normal(L, 1000, "bfloat16"), 2))
     assert (tg.get_num_threads(), torch.get_num_threads()) == before
+
+
+# torch.histogram runs the same kernel: each thread adds its range's weights into a histogram of its own, in the
+# input's dtype, and sum_out adds the threads' histograms (float32 weights: the sums' rounding shows the split)
+def _weighted_histogram(L, n: int, dtype: str, bins: int, **kwargs):
+    rng = np.random.default_rng(n)
+    x = L.tensor(rng.standard_normal(n).astype(np.float32)).to(getattr(L, dtype))
+    w = L.tensor((rng.random(n) * 1.37).astype(np.float32)).to(getattr(L, dtype))
+    return L.histogram(x, bins, weight=w, **kwargs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("threads", THREADS)
+def test_histogram_weights_are_summed_per_thread(threads, dtype):
+    for n in (150, 201, 401, 1000, 5001):
+        for bins in (1, 3, 10):
+            _assert_same_on(threads, lambda L, n=n, bins=bins: list(_weighted_histogram(L, n, dtype, bins)))
+            _assert_same_on(threads, lambda L, n=n, bins=bins: _normal(L, n, dtype).histogram(bins).hist)

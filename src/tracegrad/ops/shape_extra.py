@@ -40,9 +40,8 @@ from ..backend.dtypes import (
 from ._jvp import set_self_tangent_rules
 from ._util import result_dtype, unsupported, wrap_dim, wrap_dims
 from .accumulate import add_rows_at
-from .aten_loops import thread_chunks
 from .aten_sum import running
-from .bfloat16_in_float import computes_bfloat16, finfo, seen_dtype
+from .bfloat16_in_float import computes_bfloat16, seen_dtype
 from .pointwise import writes_last
 from .registry import check_no_internal_overlap, defop, defop_without_derivative, not_implemented
 from .scalar_fill import as_scalar, scalar_for, written_value
@@ -1750,7 +1749,7 @@ def _histc_range(a, min, max) -> tuple[float, float]:
 
 @computes_bfloat16  # (ATen bins bfloat16 in bfloat16 arithmetic, each step rounded: not in float)
 def _histc_kernel(a, bins=100, min=0, max=0):
-    from .statistics import check_bin_counts, refuse_unbinnable
+    from .statistics import check_bin_counts, refuse_unbinnable, thread_histograms
 
     check_bin_counts((bins,))  # (histogramdd's checks, in its words)
     lo, hi = _histc_range(a, min, max)
@@ -1765,25 +1764,7 @@ def _histc_kernel(a, bins=100, min=0, max=0):
     # (ATen's ((elt - lo) * bins) / (hi - lo), each step in the input's dtype with bins cast to it, truncated)
     pos = np.asarray((inside - lo) * scalar(bins) / (hi - lo), dtype=np.float64).astype(np.int64)
     pos[pos == bins] = bins - 1  # the right edge belongs to the last bin
-    return _histc_counts(pos, in_range, bins, a.dtype)
-
-
-HISTOGRAM_GRAIN_SIZE = 200  # (ATen's HISTOGRAM_GRAIN_SIZE: the fewest elements at::parallel_for gives a thread)
-
-
-def _histc_counts(pos: np.ndarray, in_range: np.ndarray, bins: int, dtype: np.dtype) -> np.ndarray:
-    """ATen's counts of the bin positions ``pos`` of the elements ``in_range`` marks. Each thread of
-    at::parallel_for counts its range of the input into a histogram of its own, one at a time in the input's
-    dtype, so a count stops growing at 2 ** (mantissa bits + 1) (256 for bfloat16, 2048 for half); sum_out then
-    adds the threads' histograms in float and rounds the sums once to the dtype."""
-    cap = 2 ** (finfo(dtype).nmant + 1)
-    starts = thread_chunks(in_range.size, HISTOGRAM_GRAIN_SIZE)
-    if len(starts) == 1:
-        return np.minimum(np.bincount(pos, minlength=bins), cap).astype(dtype)
-    thread = np.searchsorted(starts, np.flatnonzero(in_range), side="right") - 1
-    per_thread = np.bincount(thread * bins + pos, minlength=len(starts) * bins).reshape(len(starts), bins)
-    # (the sums of a few counts below 2 ** 24 are exact in float: one rounding, through float64's exact integers)
-    return np.minimum(per_thread, cap).sum(axis=0).astype(np.float64).astype(dtype)
+    return thread_histograms(pos, in_range, bins, a.dtype)
 
 
 _histc = defop("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", _histc_kernel,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import math
 import operator
 
@@ -22,6 +23,8 @@ from ..backend.dtypes import cpp_type_name
 from ..return_types import out_type, return_type
 from . import stl_order
 from ._util import unsupported, wrap_dim
+from .aten_loops import thread_chunks
+from .bfloat16_in_float import finfo
 from .extra_math import fmt_double as _fmt
 from .reductions_extra import (
     _along,
@@ -294,12 +297,11 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
     refuse_unbinnable(x)
     nbins = edges.shape[0] - 1
     values = x.reshape(-1)
-    hist = np.zeros(nbins, dtype=x.dtype)
     with np.errstate(invalid="ignore"):
         keep = (values >= edges[0]) & (values <= edges[-1])
     pos = np.searchsorted(edges, values[keep], side="right") - 1
     pos = np.minimum(pos, nbins - 1)  # the last bin includes its right edge
-    np.add.at(hist, pos, 1 if w is None else w[keep].astype(x.dtype))
+    hist = thread_histograms(pos, keep, nbins, x.dtype, None if w is None else w[keep].astype(x.dtype))
     if density:
         with np.errstate(all="ignore"):
             hist = hist / hist.sum(dtype=x.dtype)
@@ -315,6 +317,26 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
 
 
 _HISTOGRAM = return_type("histogram", ("hist", "bin_edges"))
+HISTOGRAM_GRAIN_SIZE = 200  # (ATen's HISTOGRAM_GRAIN_SIZE: the fewest elements at::parallel_for gives a thread)
+
+
+def thread_histograms(pos: np.ndarray, kept: np.ndarray, nbins: int, dtype: np.dtype,
+                      weights: np.ndarray | None = None) -> np.ndarray:
+    """ATen's histogram (histc's and histogram's) of the bin positions ``pos`` of the elements ``kept`` marks,
+    with their ``weights`` (in ``dtype``) or counted. at::parallel_for gives each thread a range of all the
+    elements, and each thread adds its own into a histogram of its own, one at a time in the input's dtype (so a
+    bfloat16 count stops growing at 256, a half one at 2048); sum_out then adds the threads' histograms, in
+    float for the half-precision dtypes (rounded once), else in the dtype, a thread's row after another's."""
+    starts = thread_chunks(kept.size, HISTOGRAM_GRAIN_SIZE)
+    thread = np.searchsorted(starts, np.flatnonzero(kept), side="right") - 1
+    if weights is None:
+        rows = np.bincount(thread * nbins + pos, minlength=len(starts) * nbins).reshape(len(starts), nbins)
+        rows = np.minimum(rows, 2 ** (finfo(dtype).nmant + 1))
+        # (sums of a few counts below 2 ** 24 are exact integers: in float or in float64, one rounding)
+        return rows.sum(axis=0).astype(np.float64).astype(dtype)
+    rows = np.zeros((len(starts), nbins), dtype)
+    np.add.at(rows, (thread, pos), weights)  # (unbuffered: in the elements' order, each addition rounded)
+    return functools.reduce(np.add, rows)
 
 
 def _check_count_and_out(input: Tensor, count: int, out) -> None:
