@@ -138,8 +138,10 @@ def accumulate_into(variable, grad) -> None:
         gd, vd = grad._data, variable._data
         # Like PyTorch, adopt the buffer when no user-visible reference to it exists, grad mode is off, and it is
         # laid out as the leaf is (the gradient layout contract). (Equal NumPy strides prove nothing for empty
-        # arrays: an expanded gradient's zero strides read as the leaf's; ``_obeys`` tells them apart.)
-        if (((gd.strides == vd.strides and gd.size) or _obeys(gd, vd)) and not STATE.grad_enabled
+        # arrays: an expanded gradient's zero strides read as the leaf's, and for an expanded leaf they are its own,
+        # which a dense gradient must not share; ``_obeys`` tells them apart.)
+        if (((gd.strides == vd.strides and gd.size and 0 not in gd.strides) or _obeys(gd, vd))
+                and not STATE.grad_enabled
                 and sys.getrefcount(grad) <= _ENGINE_REFS):
             variable._grad = _adopted(grad)
         else:
