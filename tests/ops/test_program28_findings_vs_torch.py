@@ -49,7 +49,17 @@ SCHEMAS = [
     "f(Tensor x, float a=2.0, float b=1e-3, float[] c=[1.0, 2.5], Scalar s=3.0, Scalar t=2, float? o=None) -> Tensor",
     "f(Tensor x, float a=0.1, float b=-0.0, float c=1e20, float d=1e10, float e=2, int k=3) -> Tensor",
     "f(Tensor x, *, str mode='mean', float beta=-1.5) -> Tensor",
+    # (review: int lists spaced, an int[N] of one repeated value printed as the value, strings escaped as c10's)
+    "f(Tensor x, int[2] b=[3,3], int[] c=[1,2], int[1] e=[4], SymInt[2] g=[4,4], bool[2] d=[True,False]) -> Tensor",
+    "f(Tensor x, str s=\"a'b\\\"c\\\\d\", str t='x\\ty') -> Tensor",
 ]
+
+
+@pytest.mark.parametrize("name", ["rot90.default", "avg_pool2d.default", "max_pool2d_with_indices.default", "amax.default", "roll.default"])
+def test_aten_schema_int_list_defaults_print_as_torch(name):
+    packet, overload = name.split(".")
+    assert str(getattr(getattr(tg.ops.aten, packet), overload)._schema) == str(
+        getattr(getattr(torch.ops.aten, packet), overload)._schema)
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)

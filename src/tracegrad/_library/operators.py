@@ -72,15 +72,28 @@ def with_printed_defaults(schema: str) -> str:
 
 def _with_printed_default(arg: str) -> str:
     decl, equals, default = arg.partition("=")
-    base_type = re.sub(r"\[\d*\]|\?|\(.*\)", "", decl.split()[0]) if decl.split() else ""
-    if not equals or base_type not in ("float", "Scalar", "str"):
+    type_text = decl.split()[0] if decl.split() else ""
+    base_type = re.sub(r"\[\d*\]|\?|\(.*\)", "", type_text)
+    if not equals or base_type not in ("float", "Scalar", "str", "int", "SymInt", "bool"):
         return arg
     value = _parse_default(default.strip())
     if base_type == "str":
-        return f'{decl}="{value}"' if isinstance(value, str) and '"' not in value else arg
-    if isinstance(value, tuple) and all(_is_plain_number(v) for v in value):
+        return f"{decl}={_quoted(value)}" if isinstance(value, str) else arg
+    if isinstance(value, tuple) and all(_is_plain_number(v) or isinstance(v, bool) for v in value):
+        if base_type == "int" and "[" in type_text and len(value) > 1 and len(set(value)) == 1:
+            return f"{decl}={value[0]}"  # (c10 prints an int list of one repeated value as the value: int[2]=1)
         return f"{decl}=[{', '.join(_cpp_number(v, base_type) for v in value)}]"
     return f"{decl}={_cpp_number(value, base_type)}" if _is_plain_number(value) else arg
+
+
+# c10's printQuotedString: these characters escaped, other unprintable ones in octal
+_ESCAPES = {"\\": "\\\\", "'": "\\'", '"': '\\"', "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+            "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def _quoted(value: str) -> str:
+    """``value`` in double quotes, escaped as c10's schema printer escapes a string default (``"a\\'b"``)."""
+    return '"' + "".join(_ESCAPES.get(c) or (c if c.isprintable() else f"\\{ord(c):03o}") for c in value) + '"'
 
 
 def _is_plain_number(value) -> bool:
@@ -89,8 +102,8 @@ def _is_plain_number(value) -> bool:
 
 def _cpp_number(value: float, base_type: str) -> str:
     """How c10's IValue printer writes a double: integral values below 2**63 as ``12.``, others with 17 digits."""
-    if base_type == "Scalar" and isinstance(value, int):
-        return str(value)  # (a Scalar default keeps an integer literal)
+    if isinstance(value, int) and base_type != "float":
+        return str(value)  # (an int, bool or Scalar default keeps its integer literal)
     if float(value).is_integer() and abs(value) < 2.0 ** 63:
         return f"{int(value)}."
     return f"{value:.17g}"
