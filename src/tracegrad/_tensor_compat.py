@@ -138,4 +138,7 @@ def name_special_methods_as_torch() -> None:
         shared = name not in _TORCH_DUNDER_NAMES and vars(Tensor).get(method.__name__) is method
         if method.__name__ != wanted and not shared:
             method.__name__ = wanted
-            method.__qualname__ = f"Tensor.{wanted}"
+            # (the qualified name pickle looks the function up by: torch's ``__neg__`` is its ``neg``, tracegrad's
+            # is a function of its own, which ``Tensor.neg`` would not find, so it keeps the name it is stored under)
+            held = vars(Tensor).get(wanted) is method
+            method.__qualname__ = f"Tensor.{wanted if held else name}"

@@ -53,7 +53,12 @@ def _equal_dunder(self, other):
 
 def _rmatmul(self, other):
     """``other @ self``: neither a number nor a NumPy array is taken (NumPy defers its ``@`` to the tensor's, so
-    both end in Python's TypeError, as in PyTorch)."""
+    both end in Python's TypeError, as in PyTorch); a tensor, given by a direct call (``t.__rmatmul__(u)``), is
+    ``matmul(other, self)``, as torch's."""
+    if isinstance(other, Tensor):
+        from .ops import linalg_core
+
+        return linalg_core.matmul(other, self)
     return NotImplemented
 
 
