@@ -500,7 +500,7 @@ def map_reduce_sum(factors: list, fused_tail: bool = True, lanes: int | None = N
     dtype = factors[0].dtype
     lanes = vector_lanes(dtype) if lanes is None else lanes
     if length < lanes:
-        return _fold_in_order(factors[0] if len(factors) == 1 else _product(factors, slice(0, length)))
+        return fold_in_order(factors[0] if len(factors) == 1 else _product(factors, slice(0, length)))
     whole = length - length % lanes
     acc = np.empty((rows, lanes), dtype)
     vector = np.dtype((np.void, lanes * dtype.itemsize))
@@ -515,7 +515,7 @@ def map_reduce_sum(factors: list, fused_tail: bool = True, lanes: int | None = N
             acc[:, :k] = fma(head, factors[-1][:, whole:], acc[:, :k])
         else:
             acc[:, :k] = acc[:, :k] + (head * factors[-1][:, whole:] if len(factors) > 1 else head)
-    return _fold_float_lanes(acc) if dtype == np.float32 else _fold_in_order(acc)
+    return _fold_float_lanes(acc) if dtype == np.float32 else fold_in_order(acc)
 
 
 def _product(factors: list, columns: slice) -> np.ndarray:
@@ -529,7 +529,7 @@ def _product(factors: list, columns: slice) -> np.ndarray:
     return out
 
 
-def _fold_in_order(lanes: np.ndarray) -> np.ndarray:
+def fold_in_order(lanes: np.ndarray) -> np.ndarray:
     """Each row's columns added left to right, from the first (``accumulate`` keeps that order; ``reduce`` would pair
     them). Many rows are summed down the columns of a transposed copy instead, where NumPy's reduction adds them
     one after another too, for a fraction of the cost: accumulating along rows pays per row (35 against 5 us,
@@ -552,7 +552,7 @@ def _many_short_rows(x: np.ndarray) -> bool:
 
 def row_maxima(x: np.ndarray) -> np.ndarray:
     """``x.max(axis=1, keepdims=True)`` of a 2-d float array (NaN wins). Many short rows take the maxima down the
-    columns of a transposed copy, as ``_fold_in_order`` does (42 against 5 us, 1024 x 10; long rows would lose).
+    columns of a transposed copy, as ``fold_in_order`` does (42 against 5 us, 1024 x 10; long rows would lose).
     The order of the comparisons differs, which can only change the sign of a zero maximum: the softmax family
     subtracts it from its own row, where that sign never reaches a result."""
     if not _many_short_rows(x):
@@ -585,7 +585,7 @@ def compiled_multiply_add_loop(acc, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def fold_lanes(lanes: np.ndarray) -> np.ndarray:
     """``vec_reduce_all(+)`` of each row of a 2-d array of vectors: floats as the shuffles fold them (8 or 16
     lanes), doubles lane after lane."""
-    return _fold_float_lanes(lanes) if lanes.dtype == np.float32 else _fold_in_order(lanes)
+    return _fold_float_lanes(lanes) if lanes.dtype == np.float32 else fold_in_order(lanes)
 
 
 def _fold_float_lanes(lanes: np.ndarray) -> np.ndarray:

@@ -59,7 +59,7 @@ from .gelu_torch_cpu import torch_gelu, torch_gelu_backward, uses_onednn
 from .log1p_cpu import mish_backward_float, mish_float, softplus_backward_float, softplus_float
 from .pool import constant_in_self
 from .sigmoid_cpu import glu_float, sigmoid_float, silu_backward_float, silu_float
-from .softmax_cpu import exact_dtype, exact_half, half_log_softmax_inner, softmax_backward, softmax_forward
+from .softmax_cpu import exact_dtype, exact_half, reduced_log_softmax, softmax_backward, softmax_forward
 
 
 def _with_inplace(schema: str, kernel, inplace_rules: dict | None = None, **rules) -> tuple:
@@ -1303,9 +1303,12 @@ def _log_softmax_kernel(a, dim, half_to_float=False):
     if a.size == 0:  # (an empty dim, or another: nothing to normalise)
         return a.copy()
     if exact_dtype(a):
+        seen = as_seen(a.dtype)
+        if seen is not a.dtype:  # (a float32 copy of a bfloat16 tensor)
+            return reduced_log_softmax(a, d, seen)
         return softmax_forward(a, d, log=True)
-    if exact_half(a) and not half_to_float and d != a.ndim - 1:  # (the other half cases: not yet emulated)
-        return half_log_softmax_inner(a, d)
+    if exact_half(a) and not half_to_float:  # (half_to_float: not yet emulated)
+        return reduced_log_softmax(a.astype(np.float32), d, a.dtype).astype(a.dtype)
     # The ufuncs' reductions themselves (what ``.max``/``.sum`` call, minus their Python wrappers). The max
     # shift leaves exp(0) = 1 in every sum that holds no NaN, so the log never sees a zero.
     z = np.subtract(a, _max_reduce(a, axis=d, keepdims=True), order="C")  # contiguous, as PyTorch's

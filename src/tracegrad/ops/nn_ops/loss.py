@@ -26,6 +26,7 @@ from .._jvp import zero_tensor_sum
 from .._util import binary_dtype, broadcast_mismatch
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import FP_SIGNALS, quietly
+from ..bfloat16_in_float import as_seen
 from ..binary import xlogy
 from ..creation import fill_, ones_like, zeros_like
 from ..pointwise import (
@@ -255,11 +256,22 @@ def _nll_kernel(x, target, weight=None, reduction=1, ignore_index=-100):
         if row_w is not None:  # (PyTorch writes a plain 0 for ignored targets, whatever their score)
             losses[target.reshape(-1) == ignore_index] = 0
         return losses.reshape(_unreduced_shape(x)), np.zeros((), dtype)
+    picked, row_w = _in_sum_type(x, picked, row_w)
     total, weight_sum = _nll_sums(picked, target.reshape(-1), row_w, weight is not None, ignore_index)
     if reduction == 1:
         # (no target at all: PyTorch fills in a quiet NaN, positive, where 0 / 0 would give the negative one)
         total = _mean_divide(total, weight_sum) if safe_t.size else dtype.type(np.nan)
     return np.asarray(total, dtype=dtype), np.asarray(weight_sum, dtype=dtype)
+
+
+def _in_sum_type(x: np.ndarray, *arrays):
+    """``arrays`` in the type the reduced kernels' sums run in: ``scalar_t`` itself, so for a float32 copy of a
+    bfloat16 input each product, partial sum, the count and the mean's quotient round to bfloat16, as they do to
+    float16 for a float16 one (None stays None)."""
+    seen = as_seen(x.dtype)
+    if seen is x.dtype:
+        return arrays
+    return tuple(None if a is None else np.asarray(a).astype(seen) for a in arrays)
 
 
 def _nll_sums(picked: np.ndarray, flat_t: np.ndarray, row_w, weighted: bool, ignore_index: int) -> tuple:
@@ -305,6 +317,8 @@ def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-1
         # (PyTorch's nll_loss2d backward writes into zeros_like(self), laid out as self: channels last fails)
         raise RuntimeError("grad_input must be contiguous")
     g = np.asarray(g)
+    if reduction == 1:
+        g, row_w = _in_sum_type(x, g, row_w)
     if reduction == 0:  # -weight * grad (unit weights: -grad)
         coef = np.negative(g.reshape(-1)) if row_w is None else -row_w * g.reshape(-1)
     else:
@@ -312,7 +326,7 @@ def _nll_backward_kernel(g, x, target, weight=None, reduction=1, ignore_index=-1
         if reduction != 1:
             coef = np.negative(g)
         elif row_w is None:
-            coef = np.negative(_mean_divide(g, x.dtype.type(safe_t.shape[0])))
+            coef = np.negative(_mean_divide(g, as_seen(x.dtype).type(safe_t.shape[0])))
         else:
             kept, index = _counted(target.reshape(-1), ignore_index)
             total = _total_weight(row_w, kept, index, weight is not None, safe_t.shape[0])

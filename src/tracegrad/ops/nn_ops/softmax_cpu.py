@@ -28,7 +28,16 @@ import math
 import numpy as np
 
 from ..._torch_rng_libm import libm
-from ..aten_vec import aten_float_lanes, block_rows, fma, map_reduce_sum, product_error, row_blocks, row_maxima
+from ..aten_vec import (
+    aten_float_lanes,
+    block_rows,
+    fma,
+    fold_in_order,
+    map_reduce_sum,
+    product_error,
+    row_blocks,
+    row_maxima,
+)
 from .glibc_float_math import exp_float
 from .sleef_double import sleef_exp, sleef_log
 from .sleef_float import sleef_expf, sleef_logf
@@ -139,11 +148,45 @@ def softmax_forward(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
     return _inner_forward(_split(a, dim), log).reshape(a.shape)
 
 
-def half_log_softmax_inner(a: np.ndarray, dim: int) -> np.ndarray:
-    """log_softmax of float16 ``a`` along a dim that is not the last: PyTorch's reduced-precision kernel works
-    on a float32 copy as the float kernel does (Half vectors: twice the lanes) and rounds the result once."""
-    x = _split(a.astype(_F32), dim)
-    return _inner_forward(x, True, a.dtype).reshape(a.shape).astype(np.float16)
+def reduced_log_softmax(x: np.ndarray, dim: int, storage: np.dtype) -> np.ndarray:
+    """log_softmax along ``dim`` of ``x``, the float32 copy of a ``storage`` (bfloat16 or float16) tensor, as
+    PyTorch's reduced-precision kernels compute it; the result as float32 holding ``storage`` values."""
+    if dim == x.ndim - 1:
+        return _reduced_lastdim_log_forward(_as_rows(x), storage).reshape(x.shape)
+    # (LogSoftmaxKernelImpl.h's reduced-float range: the float kernel's steps on a float32 buffer, with vectors and
+    # blocks counted in two-byte elements, and one rounding at the end)
+    return _round_to(_inner_forward(_split(x, dim), True, storage), storage).reshape(x.shape)
+
+
+def _round_to(x: np.ndarray, storage: np.dtype) -> np.ndarray:
+    """float32 ``x`` rounded (to nearest even) to ``storage``'s values, kept as float32."""
+    return x.astype(storage).astype(_F32)
+
+
+def _reduced_lastdim_log_forward(x: np.ndarray, storage: np.dtype) -> np.ndarray:
+    """serial_vec_log_softmax_lastdim_range on a reduced type: its per-row buffers are of the tensor's type, so the
+    sum of exponentials is rounded to it, its log rounded again, and each ``x - max - log`` rounded once."""
+    z = x - row_maxima(x)
+    total = _round_to(_reduced_row_sums(_vector_exp(z)), storage)
+    log_total = _round_to(_vector_log(total), storage)
+    z -= log_total[:, None]
+    return _round_to(z, storage)
+
+
+def _reduced_row_sums(e: np.ndarray) -> np.ndarray:
+    """functional_bfloat16.h's ``map_reduce_all(+)`` of each row: two float vectors per reduced vector. A row of at
+    least one reduced vector accumulates as one double-width vector whose halves then add; a shorter one adds its
+    second float vector into the first's leading lanes, then sums those lanes in order."""
+    lanes = 2 * aten_float_lanes()
+    length = e.shape[1]
+    if length >= lanes:
+        return map_reduce_sum([e], lanes=lanes)
+    half = lanes // 2
+    if length <= half:
+        return fold_in_order(e)
+    acc = e[:, :half].copy()
+    acc[:, : length - half] += e[:, half:]
+    return fold_in_order(acc)
 
 
 def _as_rows(a: np.ndarray) -> np.ndarray:
