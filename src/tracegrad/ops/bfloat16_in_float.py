@@ -585,6 +585,12 @@ def as_seen(np_dtype: np.dtype) -> np.dtype:
     return _dt.bfloat16.np if stands_for_bfloat16(np_dtype) else np_dtype
 
 
+def rounded_in_float(values, storage: np.dtype | None = None) -> np.ndarray:
+    """float32 ``values`` rounded (to nearest even) to ``storage``'s (default bfloat16's), kept in float32: a
+    kernel's intermediate that torch keeps in a reduced type."""
+    return np.asarray(values).astype(_dt.bfloat16.np if storage is None else storage).astype(_F32)
+
+
 def seen_dtype(array: np.ndarray) -> np.dtype:
     """The dtype a kernel's argument stands for: bfloat16 for a float32 copy of a bfloat16 operand (or a view of
     one), its own otherwise. The matrix products' checks read it so: torch refuses a bfloat16 operand beside a

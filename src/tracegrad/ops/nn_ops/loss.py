@@ -26,7 +26,7 @@ from .._jvp import zero_tensor_sum
 from .._util import binary_dtype, broadcast_mismatch
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import FP_SIGNALS, quietly
-from ..bfloat16_in_float import as_seen
+from ..bfloat16_in_float import FLOAT_COPIES, as_seen, rounded_in_float, seen_dtype
 from ..binary import xlogy
 from ..creation import fill_, ones_like, zeros_like
 from ..pointwise import (
@@ -1123,32 +1123,61 @@ def _bce_logits_kernel(x, t, weight=None, pos_weight=None, reduction=1):
             raise mismatch
         log_weight = 1 + (pos_weight - 1) * t
         check_broadcast_into(log_sig, (log_weight,))  # (torch: log_sigmoid(input).mul_(log_weight), in place)
-        loss = (1 - t) * x - log_weight * log_sig
+    if FLOAT_COPIES and any(seen_dtype(a) is not a.dtype for a in (x, t, weight, pos_weight) if a is not None):
+        loss = _bce_logits_in_steps(x, t, log_sig, weight, pos_weight)
     else:
-        loss = (1 - t) * x - log_sig
-    if weight is not None:
-        check_broadcast_into(np.asarray(loss), (weight,))  # (torch: loss.mul_(weight), in place)
-        loss = loss * weight
+        loss = (1 - t) * x - (log_sig if pos_weight is None else log_weight * log_sig)
+        if weight is not None:
+            check_broadcast_into(np.asarray(loss), (weight,))  # (torch: loss.mul_(weight), in place)
+            loss = loss * weight
     return _reduce(np.asarray(loss).astype(t.dtype if t.dtype.kind in "fc" else x.dtype, copy=False), reduction)
+
+
+def _bce_logits_in_steps(x, t, log_sig, weight, pos_weight):
+    """The unreduced loss with bfloat16 among the operands (float32 copies): torch composes it of tensor operations,
+    each rounding its result to its own dtype (an in-place one to its destination's), in this order."""
+    def rounded(values, *operands):
+        """``values`` rounded to the dtype the operation on ``operands`` gives (bfloat16 where all of them are)."""
+        return rounded_in_float(values) if all(seen_dtype(a) is not a.dtype for a in operands) else values
+
+    log_sig = rounded(log_sig, x)
+    if pos_weight is not None:  # (pos_weight - 1).mul(target).add_(1), then log_sigmoid(input).mul_(that)
+        log_weight = rounded(pos_weight - 1, pos_weight)
+        log_weight = rounded(rounded(log_weight * t, pos_weight, t) + 1, pos_weight, t)
+        log_sig = rounded(log_sig * log_weight, x)
+    loss = rounded(rounded(1 - t, t) * x, t)  # ((1 - target).mul_(input): in place, in the target's dtype)
+    loss = rounded(loss - log_sig, t)
+    if weight is not None:
+        check_broadcast_into(loss, (weight,))
+        loss = rounded(loss * weight, t)
+    return loss
 
 
 def _bce_logits_vjp(ctx, g):
     x, t, weight, pos_weight = ctx.saved_tensors
     (reduction,) = ctx.attrs
     need = ctx.needs_input_grad
-    gx = _bce_logits_input_grad(g, x, t, weight, pos_weight, reduction) if need[0] else None
+    may_write = not (STATE.grad_enabled or STATE.special)
+    gx = _bce_logits_input_grad(g, x, t, weight, pos_weight, reduction, may_write) if need[0] else None
     return gx, _bce_logits_target_grad(g, x, t, weight, pos_weight, reduction) if need[1] else None
 
 
-def _bce_logits_input_grad(g, x, t, weight, pos_weight, reduction: int):
-    """PyTorch's binary_cross_entropy_with_logits_backward."""
+def _bce_logits_input_grad(g, x, t, weight, pos_weight, reduction: int, may_write: bool = False):
+    """PyTorch's binary_cross_entropy_with_logits_backward. With grad mode off (a backward without create_graph,
+    ``may_write``) it writes each step into the first step's result, which keeps that result's dtype: a bfloat16
+    input's sigmoid less a float32 target stays bfloat16, rounded at each step."""
+    shape = np.broadcast_shapes(x._data.shape, t._data.shape)
     s = sigmoid(x)
     if pos_weight is not None:
         pt = mul(pos_weight, t)
-        local = sub(mul(sub(add(pt, 1), t), s), pt)  # PyTorch's (pt + 1 - t) * sigmoid(x) - pt
+        first = add(pt, 1)  # PyTorch's (pt + 1 - t) * sigmoid(x) - pt
+        in_place = may_write and first._data.shape == shape
+        minus, times = (sub_, mul_) if in_place else (sub, mul)
+        local = minus(times(minus(first, t), s), pt)
     else:
-        local = sub(s, t)
-    return _bce_logits_scaled(local, g, weight, reduction, np.broadcast_shapes(x._data.shape, t._data.shape))
+        in_place = may_write and s._data.shape == shape
+        local = (sub_ if in_place else sub)(s, t)
+    return _bce_logits_scaled(local, g, weight, reduction, shape, in_place)
 
 
 def _bce_logits_jvp(args, outs, tangents):
@@ -1179,14 +1208,15 @@ def _bce_logits_target_grad(g, x, t, weight, pos_weight, reduction: int):
     return out
 
 
-def _bce_logits_scaled(local, g, weight, reduction: int, shape: tuple):
+def _bce_logits_scaled(local, g, weight, reduction: int, shape: tuple, in_place: bool = False):
     """PyTorch's order for both gradients: times the incoming gradient, times the weight, then (mean) divided
-    by the element count, a Scalar division."""
-    out = mul(local, g)
+    by the element count, a Scalar division; ``in_place``: each step written into ``local`` (its dtype kept)."""
+    times, divided = (mul_, div_scalar_) if in_place else (mul, div_scalar)
+    out = times(local, g)
     if weight is not None:
-        out = mul(out, weight)
+        out = times(out, weight)
     if reduction == 1:
-        out = div_scalar(out, int(np.prod(shape)) if shape else 1)
+        out = divided(out, int(np.prod(shape)) if shape else 1)
     return out
 
 

@@ -38,6 +38,7 @@ from ..aten_vec import (
     row_blocks,
     row_maxima,
 )
+from ..bfloat16_in_float import rounded_in_float
 from .glibc_float_math import exp_float
 from .sleef_double import sleef_exp, sleef_log
 from .sleef_float import sleef_expf, sleef_logf
@@ -155,22 +156,17 @@ def reduced_log_softmax(x: np.ndarray, dim: int, storage: np.dtype) -> np.ndarra
         return _reduced_lastdim_log_forward(_as_rows(x), storage).reshape(x.shape)
     # (LogSoftmaxKernelImpl.h's reduced-float range: the float kernel's steps on a float32 buffer, with vectors and
     # blocks counted in two-byte elements, and one rounding at the end)
-    return _round_to(_inner_forward(_split(x, dim), True, storage), storage).reshape(x.shape)
-
-
-def _round_to(x: np.ndarray, storage: np.dtype) -> np.ndarray:
-    """float32 ``x`` rounded (to nearest even) to ``storage``'s values, kept as float32."""
-    return x.astype(storage).astype(_F32)
+    return rounded_in_float(_inner_forward(_split(x, dim), True, storage), storage).reshape(x.shape)
 
 
 def _reduced_lastdim_log_forward(x: np.ndarray, storage: np.dtype) -> np.ndarray:
     """serial_vec_log_softmax_lastdim_range on a reduced type: its per-row buffers are of the tensor's type, so the
     sum of exponentials is rounded to it, its log rounded again, and each ``x - max - log`` rounded once."""
     z = x - row_maxima(x)
-    total = _round_to(_reduced_row_sums(_vector_exp(z)), storage)
-    log_total = _round_to(_vector_log(total), storage)
+    total = rounded_in_float(_reduced_row_sums(_vector_exp(z)), storage)
+    log_total = rounded_in_float(_vector_log(total), storage)
     z -= log_total[:, None]
-    return _round_to(z, storage)
+    return rounded_in_float(z, storage)
 
 
 def _reduced_row_sums(e: np.ndarray) -> np.ndarray:
