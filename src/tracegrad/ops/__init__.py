@@ -10,6 +10,7 @@ from . import (
     complex_ops,
     creation,
     extra_math,
+    fake_quantize,
     fft,
     gamma,
     indexing,
@@ -49,7 +50,7 @@ MODULES = [pointwise, creation, views, reductions, shape, indexing, linalg_core,
            linalg, linalg_extra, shape_extra, nn_ops, random_ops, variants, complex_ops, gamma, special_fns,
            special_bessel, special_polynomials, extra_math, statistics, windows,
            namespace_extras, legacy_linalg, tensor_extras, standard_gamma, fft,
-           stft, lowrank, sobol, foreach]
+           stft, lowrank, sobol, fake_quantize, foreach]
 
 raw_backward.install()
 from .registry import REGISTRY  # noqa: E402

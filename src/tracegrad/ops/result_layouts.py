@@ -133,7 +133,11 @@ INPUT_SUGGESTED_RESULTS = frozenset(("native_batch_norm_backward", "native_group
 
 # ``self.clone()`` (or ``empty_like(self)``) written into; log_sigmoid_backward's self is its grad_output
 SELF_LAYOUT_RESULTS = frozenset((
-    "_conj", "conj_physical", "flip", "index_fill", "index_put", "log_sigmoid_backward", "put", "sort",
+    "_conj", "_fake_quantize_learnable_per_channel_affine", "_fake_quantize_learnable_per_channel_affine_backward",
+    "_fake_quantize_learnable_per_tensor_affine", "_fake_quantize_learnable_per_tensor_affine_backward",
+    "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams", "conj_physical",
+    "fake_quantize_per_channel_affine_cachemask", "fake_quantize_per_tensor_affine_cachemask", "flip", "index_fill",
+    "index_put", "log_sigmoid_backward", "put", "sort",
 ))
 
 # ``clone_preserve_strides(self)`` written into: self's strides and offset in a copy of its whole storage
