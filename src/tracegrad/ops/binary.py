@@ -436,27 +436,33 @@ def _promoted(np_fn):
 
 
 def _extremum_vjp(loses_self, loses_other):
-    """maximum/minimum: the gradient goes to the winner; ties split it in half (PyTorch's convention)."""
+    """maximum/minimum: the gradient goes to the winner; ties split it in half (PyTorch's convention, written
+    as its ``where(...).masked_fill_(loses, 0)``, which names a double-backward graph's nodes)."""
 
     def vjp(ctx, g):
         x, y = ctx.saved_tensors
         need = ctx.needs_input_grad
-        shared = _where(eq(x, y), _pw.div(g, 2), g)
-        return (_where(loses_self(x, y), 0.0, shared) if need[0] else None,
-                _where(loses_other(x, y), 0.0, shared) if need[1] else None)
+
+        def share(loses):  # (a new where per operand, written in place: its layout is where's)
+            return _where(eq(x, y), _pw.div(g, 2), g).masked_fill_(loses(x, y), 0.0)
+
+        return share(loses_self) if need[0] else None, share(loses_other) if need[1] else None
 
     return vjp
 
 
 def _fextremum_vjp(self_wins):
-    """fmax/fmin: no splitting on ties; a NaN operand loses to a number."""
+    """fmax/fmin: no splitting on ties; a NaN operand loses to a number (PyTorch's ``grad.masked_fill(...)``)."""
 
     def vjp(ctx, g):
+        from .pointwise import logical_not
+        from .shape_extra import masked_fill
+
         x, y = ctx.saved_tensors
         need = ctx.needs_input_grad
         wins = logical_or(self_wins(x, y), isnan(y))
-        return (_where(wins, g, 0.0) if need[0] else None,
-                _where(wins, 0.0, g) if need[1] else None)
+        return (masked_fill(g, logical_not(wins), 0.0) if need[0] else None,
+                masked_fill(g, wins, 0.0) if need[1] else None)
 
     return vjp
 

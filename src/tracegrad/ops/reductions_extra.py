@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .._runtime import get_num_threads
-from .._strides import contiguous_as_torch, like_self
+from .._strides import like_self
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.dtypes import cpp_type_name
@@ -140,25 +140,16 @@ def flip(t: Tensor, dim: int) -> Tensor:
 
 
 def scatter_into(shape: tuple, dim: int, indices: Tensor, src: Tensor) -> Tensor:
-    """Zeros of ``shape`` plus ``src`` at ``indices`` along ``dim`` (``zeros.scatter_add(dim, ...)``)."""
+    """Zeros of ``shape`` with ``src`` written at ``indices`` along ``dim``: PyTorch's
+    value_selecting_reduction_backward (``zeros.scatter_(dim, indices, grad)``; the indices of a selection
+    never repeat), whose double-backward graph shows ScatterBackward0."""
     from .creation import new_zeros
-    from .indexing import index_put
-    from .views import expand, reshape
+    from .shape_extra import scatter_src
+    from .views import reshape
 
-    nd = len(shape)
-    zeros = new_zeros(src, shape)
-    if nd == 0:
+    if not shape:
         return reshape(src, ())
-    d = wrap_dim(dim, nd)
-    ishape = tuple(indices.shape)
-    key = []
-    for k in range(nd):
-        if k == d:
-            key.append(indices)
-        else:
-            grid = np.arange(ishape[k], dtype=np.int64).reshape([-1 if j == k else 1 for j in range(nd)])
-            key.append(expand(_const(grid), ishape))
-    return index_put(zeros, key, src, accumulate=True)
+    return scatter_src(new_zeros(src, shape), wrap_dim(dim, len(shape)), indices, src)
 
 
 # ---- sum / mean --------------------------------------------------------------------------------------------
@@ -501,12 +492,15 @@ def _evenly_distribute(g: Tensor, x: Tensor, value: Tensor, dim=None, nan_select
 
 
 def _full_evenly_distribute(g: Tensor, x: Tensor, value: Tensor) -> Tensor:
-    # 0-d g and value are reshaped to x's rank first: a broadcast 0-d operand would need its gradient
-    # reduced to shape (), which sum_to_size gets wrong (see the report).
-    shape = tuple(x.shape)
-    out = _evenly_distribute(restore_dims(g, shape, None, False), x, restore_dims(value, shape, None, False))
-    out._data = contiguous_as_torch(out._data)  # (PyTorch's CPU branch fills grad.new_zeros(...): contiguous)
-    return out
+    """PyTorch's CPU evenly_distribute_backward for a whole-tensor max/min/median: zeros with ``g / count``
+    filled in where ``x`` equals ``value`` (a NaN result selects the NaN inputs), so that a double-backward
+    graph shows torch's MaskedFillBackward1 (with the division behind its value) and the result is contiguous."""
+    from .creation import new_zeros
+    from .pointwise import div, eq
+    from .shape_extra import masked_fill
+
+    mask = _isnan(x) if bool(_isnan(value)._data) else eq(x, value)
+    return masked_fill(new_zeros(g, tuple(x.shape)), mask, div(g, sum(mask)))
 
 
 def evenly_read_jvp(args, outs, tangents):
