@@ -1718,16 +1718,27 @@ def _dist_kernel(a, b, p=2):
 
 def _dist_vjp(ctx, g):
     """PyTorch: norm_backward(grad, self - other, p, result) for self, its negative for other."""
-    from .pointwise import neg, sub
+    from .pointwise import sub
 
     a, b, result = ctx.saved_tensors
     (p,) = ctx.attrs
     need = ctx.needs_input_grad
     # (other's first, as PyTorch's generated backward goes through the inputs last to first; each recomputes
     # self - other, as PyTorch's formulas do)
-    gb = neg(norm_backward(g, sub(a, b), result, p, None, False)) if need[1] else None
+    gb = _negated_or_refused(norm_backward(g, sub(a, b), result, p, None, False)) if need[1] else None
     ga = norm_backward(g, sub(a, b), result, p, None, False) if need[0] else None
     return ga, gb
+
+
+def _negated_or_refused(grad: Tensor | None) -> Tensor:
+    """``-grad`` for dist's other operand. PyTorch's norm_backward gives no tensor for p = 0, whose negation its
+    generated code then refuses (only self's gradient, left undefined, is taken for zeros)."""
+    from .pointwise import neg
+
+    if grad is None:
+        raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 "
+                           "'self'")
+    return neg(grad)
 
 
 def _dist_jvp(args, outs, tangents):

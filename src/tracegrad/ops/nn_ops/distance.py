@@ -148,6 +148,8 @@ def _cdist_backward_kernel(grad, x1, x2, p, cdist):
             terms = g * np.sign(diff) * (np.abs(diff) == dist)
         elif p < 2:
             terms = g * np.sign(diff) * np.power(np.abs(diff), p - 1) / np.power(dist, p - 1)
+            if p < 1:  # (ATen's lttdist_calc: a coordinate that does not differ takes 0, not 0 * inf)
+                terms = np.where(diff == 0, 0, terms)
         else:
             terms = g * diff * np.power(np.abs(diff), p - 2) / np.power(dist, p - 1)
     terms = np.where(dist == 0, 0, terms)
