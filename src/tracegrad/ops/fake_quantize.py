@@ -19,10 +19,12 @@ from ..backend import dtypes as _dt
 from ._util import broadcast_mismatch, unsupported
 from .aten_sum import sum_as_aten
 from .aten_vec import fma32
+from .bfloat16_bit_moves import c10_nans
 from .bfloat16_in_float import computes_bfloat16
 from .nn_ops.loss import check_nondifferentiable
 from .pointwise import mul
 from .registry import defop, defop_without_derivative
+from .scalar_fill import scalar_for
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _INT64_MIN = np.int64(-(2**63))
@@ -39,9 +41,11 @@ def _is_floating(a: np.ndarray) -> bool:
     return a.dtype in _FLOATS or a.dtype == _dt.bfloat16.np
 
 
-def _float_if_bfloat16(a: np.ndarray) -> np.ndarray:
-    """The learnable backward kernels' ``X.to(ScalarType::Float)`` of a bfloat16 operand."""
-    return a.astype(_F32) if a.dtype == _dt.bfloat16.np else a
+def _float_if_bfloat16_input(dy, x, scale, zero_point) -> tuple:
+    """The learnable backward kernels' operands: all four ``.to(ScalarType::Float)`` where the input ``X`` is
+    bfloat16 (whatever their own dtypes: a double scale too), all as they are otherwise (then checked as float)."""
+    operands = (dy, x, scale, zero_point)
+    return tuple(a.astype(_F32) for a in operands) if x.dtype == _dt.bfloat16.np else operands
 
 # (ATen's line continuation keeps the next line's indentation inside the message)
 _RANGE_ORDER = "`quant_min` should be less than or         equal to `quant_max`."
@@ -88,7 +92,14 @@ def _to_result(values: np.ndarray, x: np.ndarray) -> np.ndarray:
     """A double computed value stored in the input's type (through float for half, as c10::Half converts)."""
     if x.dtype == _F64:
         return values
-    return values.astype(_F32).astype(x.dtype, copy=False)
+    return _stored_as(values.astype(_F32), x.dtype)
+
+
+def _stored_as(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """float32 ``values`` stored in ``dtype`` by the kernels' scalar loops: a bfloat16 NaN as c10 converts one
+    (0x7fc0, whatever the float NaN's sign: 0 * inf gives x86's negative one)."""
+    stored = values.astype(dtype, copy=False)
+    return c10_nans(stored, values) if dtype == _dt.bfloat16.np else stored
 
 
 # ---- per tensor ----------------------------------------------------------------------------------------------
@@ -106,7 +117,7 @@ def _per_tensor_values(x: np.ndarray, scale: float, zero_point: int, quant_min: 
         # (fmax/fmin take NaN to quant_min, inf to a bound; (qval - z_point) * sc is int64 times float, in float)
         qval = np.clip(np.fmax(q.astype(_F64), float(quant_min)), None, float(quant_max)).astype(np.int64)
         out = (qval - zero_point).astype(_F32) * scale32
-    return out.astype(x.dtype, copy=False), mask
+    return _stored_as(out, x.dtype), mask
 
 
 @_bfloat16_too
@@ -125,9 +136,11 @@ def _item(a: np.ndarray):
 
 @_bfloat16_too
 def _tensor_qparams_kernel(x, scale, zero_point, fake_quant_enabled, quant_min, quant_max):
-    """``.item()`` of each 0-d parameter (``toInt()`` truncates a float zero point); no zero point check."""
+    """``.item()`` of each 0-d parameter, converted checked as c10's ``toInt()``/``toFloat()`` (a float zero point
+    truncated; one beyond int32, NaN, or a scale beyond float's range refused); no zero point check."""
     _check_quant_range(quant_min, quant_max)
-    zero_point_value, scale_value = int(_item(zero_point)), float(_item(scale))
+    zero_point_value = int(scalar_for(_item(zero_point), np.dtype(np.int32)))
+    scale_value = float(scalar_for(_item(scale), _F32))
     if not int(_item(fake_quant_enabled)):
         _check_float_input(x, "fake_quantize_tensor_cachemask_kernel_type_handling")
         return x.copy(), np.ones(x.shape, dtype=bool)
@@ -159,7 +172,7 @@ fake_quantize_per_tensor_affine_cachemask = defop(
     nondiff_outputs=(1,),
 )
 
-_fake_quantize_per_tensor_affine_cachemask_tensor_qparams = defop(
+_tensor_qparams_cachemask = defop(
     "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams(Tensor self, Tensor scale, Tensor zero_point, "
     "Tensor fake_quant_enabled, int quant_min, int quant_max) -> (Tensor output, Tensor mask)",
     _tensor_qparams_kernel,
@@ -172,16 +185,24 @@ _fake_quantize_per_tensor_affine_cachemask_tensor_qparams = defop(
 )
 
 
+def _fake_quantize_per_tensor_affine_cachemask_tensor_qparams(input: Tensor, scale: Tensor, zero_point: Tensor,
+                                                              fake_quant_enabled: Tensor, quant_min: int,
+                                                              quant_max: int) -> tuple:
+    """``torch._fake_quantize_per_tensor_affine_cachemask_tensor_qparams``: refuses a scale or zero point that
+    requires grad before the kernel runs, as torch's autograd kernel does."""
+    for name, t in (("scale", scale), ("zero_point", zero_point)):
+        check_nondifferentiable("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams", name, t)
+    return _tensor_qparams_cachemask(input, scale, zero_point, fake_quant_enabled, quant_min, quant_max)
+
+
 def fake_quantize_per_tensor_affine(input: Tensor, scale, zero_point, quant_min: int, quant_max: int) -> Tensor:
     """Both of torch's overloads: a float scale and int zero point, or tensor ones (fake quantization enabled)."""
     if isinstance(scale, Tensor) or isinstance(zero_point, Tensor):
         if not (isinstance(scale, Tensor) and isinstance(zero_point, Tensor)):
             raise TypeError("fake_quantize_per_tensor_affine() received an invalid combination of arguments")
-        for name, t in (("scale", scale), ("zero_point", zero_point)):  # (before the kernel, as torch's autograd)
-            check_nondifferentiable("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams", name, t)
         enabled = _wrap(np.ones(1, dtype=np.int64))
-        return _fake_quantize_per_tensor_affine_cachemask_tensor_qparams(
-            input, scale, zero_point, enabled, quant_min, quant_max)[0]
+        return _fake_quantize_per_tensor_affine_cachemask_tensor_qparams(input, scale, zero_point, enabled, quant_min,
+                                                                         quant_max)[0]
     return fake_quantize_per_tensor_affine_cachemask(input, scale, zero_point, quant_min, quant_max)[0]
 
 
@@ -342,7 +363,8 @@ def _backward_zero_point(zero_point: np.ndarray, quant_min: int, quant_max: int)
 
 @_bfloat16_too
 def _learnable_per_tensor_backward_kernel(dy, x, scale, zero_point, quant_min, quant_max, grad_factor=1.0):
-    dy, x, scale, zero_point = (_float_if_bfloat16(a) for a in (dy, x, scale, zero_point))
+    given = (x, scale, zero_point)
+    dy, x, scale, zero_point = _float_if_bfloat16_input(dy, x, scale, zero_point)
     scale_value = np.float32(_first_scale(scale))
     zero_point_value = _backward_zero_point(zero_point, quant_min, quant_max)
     _expect_float({"dY_": dy, "X_": x, "scale_": scale, "zero_point_": zero_point})
@@ -351,8 +373,8 @@ def _learnable_per_tensor_backward_kernel(dy, x, scale, zero_point, quant_min, q
     if not (quant_min <= 0 <= quant_max):
         raise RuntimeError("`quant_min` should be less than or         equal to `quant_max`, and the quantization "
                            "range should include 0.")
-    if not x.size:  # (ATen returns its inputs: the scale's "gradient" is its value)
-        return x.copy(), scale.copy(), zero_point.copy()
+    if not x.size:  # (ATen returns its inputs as given, not their float copies: the scale's "gradient" is its value)
+        return tuple(a.copy() for a in given)
     mismatch = broadcast_mismatch([x.shape, dy.shape])
     if mismatch is not None:
         raise mismatch
@@ -364,7 +386,8 @@ def _learnable_per_tensor_backward_kernel(dy, x, scale, zero_point, quant_min, q
 
 @_bfloat16_too
 def _learnable_per_channel_backward_kernel(dy, x, scale, zero_point, axis, quant_min, quant_max, grad_factor=1.0):
-    dy, x, scale, zero_point = (_float_if_bfloat16(a) for a in (dy, x, scale, zero_point))
+    given = (x, scale, zero_point)
+    dy, x, scale, zero_point = _float_if_bfloat16_input(dy, x, scale, zero_point)
     rounded = _rounded_zero_points(zero_point, quant_min, quant_max)
     _expect_float({"dY_": dy, "X_": x, "scale_": scale, "zero_point_": zero_point})
     if x.shape != dy.shape:
@@ -376,8 +399,8 @@ def _learnable_per_channel_backward_kernel(dy, x, scale, zero_point, axis, quant
         raise RuntimeError(_ZERO_POINT_RANGE)
     if not 0 <= axis < x.ndim:
         raise RuntimeError(_AXIS_RANGE)
-    if not x.size:
-        return x.copy(), scale.copy(), zero_point.copy()
+    if not x.size:  # (ATen returns its inputs as given, not their float copies: the scale's "gradient" is its value)
+        return tuple(a.copy() for a in given)
     scale_c = _channel_shaped(scale, x.ndim, axis)
     inv_scale = np.float32(1.0) / scale_c
     dx, d_scale, d_zero_point = _learnable_grads(dy, x, scale_c, inv_scale, _channel_shaped(rounded, x.ndim, axis),
