@@ -59,7 +59,15 @@ from .gelu_torch_cpu import torch_gelu, torch_gelu_backward, uses_onednn
 from .log1p_cpu import mish_backward_float, mish_float, softplus_backward_float, softplus_float
 from .pool import constant_in_self
 from .sigmoid_cpu import glu_float, sigmoid_float, silu_backward_float, silu_float
-from .softmax_cpu import exact_dtype, exact_half, reduced_log_softmax, softmax_backward, softmax_forward
+from .softmax_cpu import (
+    exact_dtype,
+    exact_half,
+    reduced_log_softmax,
+    reduced_softmax,
+    reduced_softmax_backward,
+    softmax_backward,
+    softmax_forward,
+)
 
 
 def _with_inplace(schema: str, kernel, inplace_rules: dict | None = None, **rules) -> tuple:
@@ -1212,7 +1220,12 @@ def _softmax_kernel(a, dim, half_to_float=False):
     if a.size == 0:  # (an empty dim, or another: nothing to normalise)
         return a.copy()
     if exact_dtype(a):  # (PyTorch's kernel, bit for bit)
+        seen = as_seen(a.dtype)
+        if seen is not a.dtype:  # (a float32 copy of a bfloat16 tensor)
+            return reduced_softmax(a, d, seen)
         return softmax_forward(a, d, log=False)
+    if exact_half(a) and not half_to_float:
+        return reduced_softmax(a.astype(np.float32), d, a.dtype).astype(a.dtype)
     z = np.subtract(a, a.max(axis=d, keepdims=True), order="C")  # contiguous, as PyTorch's softmax returns
     e = np.exp(z)
     e /= e.sum(axis=d, keepdims=True)
@@ -1238,12 +1251,22 @@ def _exact_backward(g, y) -> bool:
     return y.ndim > 0 and y.size > 0 and g.dtype == y.dtype and g.shape == y.shape and exact_dtype(y)
 
 
+def _exact_half_backward(g, y) -> bool:
+    """Whether PyTorch's float16 backward kernel is emulated: same-shaped float16 arrays, not empty."""
+    return y.ndim > 0 and y.size > 0 and g.dtype == y.dtype and g.shape == y.shape and exact_half(y)
+
+
 def _softmax_backward_data_kernel(g, y, dim, input_dtype=None):
     if y.ndim == 0 and np.ndim(g) == 0:  # (as one element, which PyTorch's kernel sees)
         return _softmax_backward_data_kernel(np.reshape(g, 1), y.reshape(1), 0, input_dtype).reshape(())
     d = _reduce_dim(y, dim)
     if _exact_backward(g, y):
+        seen = as_seen(y.dtype)
+        if seen is not y.dtype:  # (float32 copies of bfloat16 tensors)
+            return reduced_softmax_backward(g, y, d, seen)
         return softmax_backward(g, y, d, log=False)
+    if _exact_half_backward(g, y):
+        return reduced_softmax_backward(g.astype(np.float32), y.astype(np.float32), d, y.dtype).astype(y.dtype)
     return y * (g - _add_reduce(g * y, axis=d, keepdims=True))  # output * (grad - sum(grad * output))
 
 

@@ -159,6 +159,62 @@ def reduced_log_softmax(x: np.ndarray, dim: int, storage: np.dtype) -> np.ndarra
     return rounded_in_float(_inner_forward(_split(x, dim), True, storage), storage).reshape(x.shape)
 
 
+def reduced_softmax(x: np.ndarray, dim: int, storage: np.dtype) -> np.ndarray:
+    """softmax along ``dim`` of ``x``, the float32 copy of a ``storage`` (bfloat16 or float16) tensor, as PyTorch's
+    reduced-precision kernels compute it (in float, rounded to ``storage`` once at the end); the result as float32
+    holding ``storage`` values."""
+    if dim == x.ndim - 1:
+        return rounded_in_float(_reduced_lastdim_forward(_as_rows(x)), storage).reshape(x.shape)
+    return _reduced_inner_forward(_split(x, dim), storage).reshape(x.shape)
+
+
+def _reduced_lastdim_forward(x: np.ndarray) -> np.ndarray:
+    """SoftMaxKernel.cpp's reduced-type ``_vec_softmax_lastdim`` on float rows: the exponentials of whole float
+    vectors (Sleef's) sum lane by lane and fold; those of the leftover elements (glibc's ``expf``) then add one after
+    another. Each exponential is multiplied by ``1 / sum``."""
+    lanes = aten_float_lanes()
+    length = x.shape[1]
+    whole = length - length % lanes
+    z = x - row_maxima(x)
+    if whole == length:
+        e = sleef_expf(z)
+    else:
+        e = exp_float(z)
+        if whole:
+            e[:, :whole] = sleef_expf(np.ascontiguousarray(z[:, :whole]))
+    total = map_reduce_sum([e[:, :whole]], lanes=lanes) if whole else np.zeros(x.shape[0], _F32)
+    for column in range(whole, length):
+        total += e[:, column]
+    e *= np.divide(_ONE, total)[:, None]
+    return e
+
+
+def _reduced_inner_forward(x: np.ndarray, storage: np.dtype) -> np.ndarray:
+    """The reduced-type ``_vec_softmax`` on a (outer, dim, inner) float array: vectors of two-byte elements (twice the
+    float lanes); the scalar columns store each exponential in the tensor's type before they divide it by the float
+    sum (which took it unrounded)."""
+    inner = x.shape[2]
+    vector = slice(0, inner - inner % (2 * aten_float_lanes()))
+    e = _exp_by_column(x - np.maximum.reduce(x, axis=1, keepdims=True), vector)
+    total = _sum_along_dim(e)
+    if vector.stop < inner:
+        e[:, :, vector.stop:] = rounded_in_float(e[:, :, vector.stop:], storage)
+    e /= total
+    return rounded_in_float(e, storage)
+
+
+def reduced_softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int, storage: np.dtype) -> np.ndarray:
+    """The gradient of softmax from float32 copies of ``storage`` (bfloat16 or float16) tensors, as PyTorch's
+    reduced-type kernels compute it: ``(grad - sum(grad * out)) * out`` in float, rounded once. Along the last dim the
+    sum is functional_bfloat16.h's ``map2_reduce_all``; along another the float kernel's running sum."""
+    if dim == out.ndim - 1:
+        g, y = _as_rows(grad), _as_rows(out)
+        result = (g - _reduced_row_sums(g, y)[:, None]) * y
+    else:
+        result = _inner_backward(_split(grad, dim), _split(out, dim), log=False)
+    return rounded_in_float(result, storage).reshape(out.shape)
+
+
 def _reduced_lastdim_log_forward(x: np.ndarray, storage: np.dtype) -> np.ndarray:
     """serial_vec_log_softmax_lastdim_range on a reduced type: its per-row buffers are of the tensor's type, so the
     sum of exponentials is rounded to it, its log rounded again, and each ``x - max - log`` rounded once."""
@@ -169,19 +225,21 @@ def _reduced_lastdim_log_forward(x: np.ndarray, storage: np.dtype) -> np.ndarray
     return rounded_in_float(z, storage)
 
 
-def _reduced_row_sums(e: np.ndarray) -> np.ndarray:
-    """functional_bfloat16.h's ``map_reduce_all(+)`` of each row: two float vectors per reduced vector. A row of at
-    least one reduced vector accumulates as one double-width vector whose halves then add; a shorter one adds its
-    second float vector into the first's leading lanes, then sums those lanes in order."""
+def _reduced_row_sums(*factors: np.ndarray) -> np.ndarray:
+    """functional_bfloat16.h's ``map_reduce_all(+)`` (one factor) or ``map2_reduce_all(*, +)`` (two) of each row:
+    two float vectors per reduced vector. A row of at least one reduced vector accumulates as one double-width
+    vector whose halves then add; a shorter one adds its second float vector into the first's leading lanes, then
+    sums those lanes in order."""
     lanes = 2 * aten_float_lanes()
-    length = e.shape[1]
-    if length >= lanes:
-        return map_reduce_sum([e], lanes=lanes)
+    length = factors[0].shape[1]
+    if length >= lanes:  # (a product of two reduced values is exact in float: fused or not, the same sum)
+        return map_reduce_sum(list(factors), fused_tail=False, lanes=lanes)
+    terms = factors[0] if len(factors) == 1 else np.multiply(*factors)
     half = lanes // 2
     if length <= half:
-        return fold_in_order(e)
-    acc = e[:, :half].copy()
-    acc[:, : length - half] += e[:, half:]
+        return fold_in_order(terms)
+    acc = terms[:, :half].copy()
+    acc[:, : length - half] += terms[:, half:]
     return fold_in_order(acc)
 
 
