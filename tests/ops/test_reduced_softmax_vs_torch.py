@@ -71,3 +71,32 @@ def test_softmax_spellings_of_reduced_input(dtype):
 
     for a, b in zip(spellings(tg), spellings(torch)):
         _same(a, b)
+
+
+# ---- rsqrt of bfloat16, and the backward of acos (and asin) through it -------------------------------------------
+# torch's scalar loop (the elements after the last whole block of two vectors) divides 1 by c10's bfloat16 sqrt,
+# rounded to bfloat16 first; its vector code by the float root. tracegrad took the float root everywhere (about one
+# element in 300 of acos' bfloat16 gradient off).
+
+
+@pytest.mark.parametrize("size", [7, 33, 47, 100, 1000])
+def test_rsqrt_of_every_bfloat16_stretch(size):
+    every = (np.arange(2**16, dtype=np.uint32) << 16).view(np.float32)
+    for start in range(0, every.size, 4099):
+        x = every[start : start + size]
+        _same(tg.tensor(x).bfloat16().rsqrt(), torch.tensor(x).bfloat16().rsqrt())
+
+
+@pytest.mark.parametrize("function", ["acos", "asin"])
+@pytest.mark.parametrize("dtype", REDUCED)
+@pytest.mark.parametrize("size", [7, 40, 3000])
+def test_inverse_trigonometric_gradient_of_reduced_input(size, dtype, function):
+    rng = np.random.default_rng(size)
+    x = rng.uniform(-0.999, 0.999, size).astype(np.float32)
+    grad = rng.standard_normal(size).astype(np.float32)
+
+    def program(lib):
+        t = lib.tensor(x).to(getattr(lib, dtype)).requires_grad_()
+        return lib.autograd.grad(getattr(lib, function)(t), t, lib.tensor(grad).to(getattr(lib, dtype)))[0]
+
+    _same(program(tg), program(torch))

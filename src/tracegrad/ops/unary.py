@@ -10,6 +10,7 @@ the closed interval ``[min, max]``). Backward rules only use dispatched operator
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -22,7 +23,7 @@ from ..backend.dtypes import cpp_type_name, kind_of, scalar_type_name
 from . import bfloat16_in_float
 from . import pointwise as _pw
 from ._util import as_array, float_arg, number_arg, reject_complex, result_dtype, to_floating, unsupported
-from .aten_loops import float_kernel
+from .aten_loops import float_kernel, loop_block, vector_and_scalar
 from .aten_vec import has_nan
 from .clip_values import clip_by_tensors, clip_values
 from .creation import zeros_like
@@ -360,16 +361,20 @@ def _atanh_vjp(ctx, g):
 def _rsqrt_kernel(a):
     x = to_floating(a)
     if x.dtype == np.float16:
-        return float_kernel(_half_rsqrt_in_float, (x,), also_avx512=False)
+        return float_kernel(functools.partial(_reduced_rsqrt_in_float, storage=x.dtype), (x,), also_avx512=False)
     with np.errstate(all="ignore"):
+        if bfloat16_in_float.stands_for_bfloat16(x.dtype):  # (a float32 copy: blocks of two-byte elements)
+            formula = functools.partial(_reduced_rsqrt_in_float, storage=_dt.bfloat16.np)
+            return vector_and_scalar(formula, (x,), loop_block(np.float16, also_avx512=False))
         return np.reciprocal(np.sqrt(x))
 
 
-def _half_rsqrt_in_float(x: np.ndarray, vector: bool) -> np.ndarray:
-    """PyTorch's half ``rsqrt`` (from float values): its vector code divides 1 by the float square root; its scalar
-    loop (``1 / std::sqrt(a)`` on a ``c10::Half``) by the square root rounded to half first."""
+def _reduced_rsqrt_in_float(x: np.ndarray, vector: bool, storage: np.dtype) -> np.ndarray:
+    """PyTorch's half and bfloat16 ``rsqrt`` (from float values): its vector code divides 1 by the float square
+    root; its scalar loop (``1 / std::sqrt(a)`` on a ``c10::Half``/``c10::BFloat16``, whose ``sqrt`` returns the
+    reduced type) by the square root rounded to ``storage`` first."""
     root = np.sqrt(x)
-    return np.reciprocal(root if vector else root.astype(np.float16).astype(np.float32))
+    return np.reciprocal(root if vector else root.astype(storage).astype(np.float32))
 
 
 _SELF = ("self",)
