@@ -100,3 +100,67 @@ def test_inverse_trigonometric_gradient_of_reduced_input(size, dtype, function):
         return lib.autograd.grad(getattr(lib, function)(t), t, lib.tensor(grad).to(getattr(lib, dtype)))[0]
 
     _same(program(tg), program(torch))
+
+
+# ---- losses with mixed bfloat16 and float32 operands ---------------------------------------------------------
+# soft_margin_loss and huber_loss write their loss into a tensor of the input's dtype (soft_margin step by step, in
+# place), binary_cross_entropy_with_logits into ``1 - target``'s: a bfloat16 one keeps bfloat16 whatever the other
+# operands promote to. binary_cross_entropy asks one dtype of all its operands. tracegrad
+# promoted the float32 copies: float32 losses, and no refusal.
+
+LOSSES = {
+    "mse_loss": lambda F, x, t, r: F.mse_loss(x, t, reduction=r),
+    "l1_loss": lambda F, x, t, r: F.l1_loss(x, t, reduction=r),
+    "smooth_l1_loss": lambda F, x, t, r: F.smooth_l1_loss(x, t, reduction=r, beta=0.5),
+    "huber_loss": lambda F, x, t, r: F.huber_loss(x, t, reduction=r, delta=0.7),
+    "soft_margin_loss": lambda F, x, t, r: F.soft_margin_loss(x, t, reduction=r),
+    "kl_div": lambda F, x, t, r: F.kl_div(x, t, reduction="batchmean" if r == "mean" else r),
+    "binary_cross_entropy": lambda F, x, t, r: F.binary_cross_entropy(x.sigmoid(), t, reduction=r),
+    "binary_cross_entropy_with_logits": lambda F, x, t, r: F.binary_cross_entropy_with_logits(x, t, reduction=r),
+    "bce_with_logits_pos_weight": lambda F, x, t, r: F.binary_cross_entropy_with_logits(
+        x, t, reduction=r, pos_weight=(t[0] * 2).float()),
+    "poisson_nll_loss": lambda F, x, t, r: F.poisson_nll_loss(x, t, reduction=r),
+    "gaussian_nll_loss": lambda F, x, t, r: F.gaussian_nll_loss(x, t, t.float() + 0.5, reduction=r),
+}
+
+
+def _dtypes_or_error(lib, program):
+    """The dtypes of the tensors ``program(lib)`` gives, or its error's type and message."""
+    try:
+        return [str(v.dtype).split(".")[-1] for v in program(lib)]
+    except RuntimeError as error:
+        return "RuntimeError", str(error)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+@pytest.mark.parametrize("dtypes", [("bfloat16", "float32"), ("float32", "bfloat16"), ("bfloat16", "bfloat16"),
+                                    ("float16", "float32")], ids=str)
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+def test_loss_dtypes_of_mixed_operands(loss, dtypes, reduction):
+    """The loss's and the input gradient's dtypes (or the refusal); the values' last bits are not all torch's yet."""
+    rng = np.random.default_rng(len(loss))
+    x, t = rng.standard_normal((6, 35)).astype(np.float32), rng.random((6, 35)).astype(np.float32)
+
+    def program(lib):
+        scores = lib.tensor(x).to(getattr(lib, dtypes[0])).requires_grad_()
+        value = LOSSES[loss](lib.nn.functional, scores, lib.tensor(t).to(getattr(lib, dtypes[1])), reduction)
+        if loss == "huber_loss":  # (torch's backward refuses mixed dtypes; tracegrad differentiates them on purpose:
+            return (value,)       # tests/nn/test_user_mistakes_losses_vs_torch.py)
+        return value, lib.autograd.grad(value.sum(), scores)[0]
+
+    assert _dtypes_or_error(tg, program) == _dtypes_or_error(torch, program)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("loss", ["huber_loss", "binary_cross_entropy_with_logits", "bce_with_logits_pos_weight"])
+def test_bfloat16_loss_values_of_mixed_operands(loss, reduction):
+    """Where the loss takes bfloat16 beside a float32 operand, its value is torch's bit for bit."""
+    rng = np.random.default_rng(len(loss))
+    x, t = rng.standard_normal((6, 35)).astype(np.float32), rng.random((6, 35)).astype(np.float32)
+    order = ("bfloat16", "float32") if loss == "huber_loss" else ("float32", "bfloat16")
+
+    def program(lib):
+        return LOSSES[loss](lib.nn.functional, lib.tensor(x).to(getattr(lib, order[0])),
+                            lib.tensor(t).to(getattr(lib, order[1])), reduction)
+
+    _same(program(tg), program(torch))

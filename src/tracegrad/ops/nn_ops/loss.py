@@ -921,10 +921,14 @@ def _huber_kernel(x, t, reduction=1, delta=1.0):
     # must cast (a float target with an integer input is refused before the kernel's dtype dispatch)
     out_dtype = x.dtype
     check_cast_into(binary_dtype(x, t), out_dtype)
+    storage = seen_dtype(x)  # (bfloat16 for a copy: the loss is written in it, whatever the target promotes to)
     x, t = _promoted("huber_cpu", x, t)
     d = np.abs(np.subtract(x, t))
     loss = select(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _reduce(_laid_out_as_torch(loss.astype(out_dtype, copy=False), x, t), reduction)
+    if storage is not out_dtype:
+        loss = rounded_in_float(loss, storage)
+    loss = _reduce(_laid_out_as_torch(loss.astype(out_dtype, copy=False), x, t), reduction)
+    return loss if storage is out_dtype else np.asarray(loss).astype(storage)
 
 
 huber_loss_backward = defop(
@@ -957,9 +961,17 @@ def huber_loss(input: Tensor, target: Tensor, reduction: int = 1, delta: float =
 _EPS = 1e-12
 
 
+def _check_same_dtype(expected: np.ndarray, *operands: np.ndarray) -> None:
+    """TensorIterator's ``check_all_same_dtype``, which sees a bfloat16 operand's float32 copy as bfloat16: the
+    first operand of another dtype than ``expected``'s is refused."""
+    want = seen_dtype(expected)
+    for operand in operands:
+        if seen_dtype(operand) != want:
+            raise RuntimeError(f"Found dtype {type_name(seen_dtype(operand))} but expected {type_name(want)}")
+
+
 def _bce_kernel(x, t, weight=None, reduction=1):
-    if t.dtype != x.dtype:  # (its TensorIterator takes the target in the input's dtype only, before dispatch)
-        raise RuntimeError(f"Found dtype {type_name(t.dtype)} but expected {type_name(x.dtype)}")
+    _check_same_dtype(x, t)  # (its TensorIterator takes the target in the input's dtype only, before dispatch)
     check_float(x, "binary_cross_entropy")
     if not ((x >= 0) & (x <= 1)).all():  # (NaN fails the check too, as in PyTorch's kernel)
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -1130,7 +1142,9 @@ def _bce_logits_kernel(x, t, weight=None, pos_weight=None, reduction=1):
         if weight is not None:
             check_broadcast_into(np.asarray(loss), (weight,))  # (torch: loss.mul_(weight), in place)
             loss = loss * weight
-    return _reduce(np.asarray(loss).astype(t.dtype if t.dtype.kind in "fc" else x.dtype, copy=False), reduction)
+    loss = _reduce(np.asarray(loss).astype(t.dtype if t.dtype.kind in "fc" else x.dtype, copy=False), reduction)
+    storage = seen_dtype(t)  # (a bfloat16 target's copy: the loss is written in its dtype, whatever the others are)
+    return loss if storage is t.dtype else np.asarray(loss).astype(storage)
 
 
 def _bce_logits_in_steps(x, t, log_sig, weight, pos_weight):

@@ -17,7 +17,7 @@ from ..._tensor import Tensor
 from ...autograd.forward_ad import not_implemented_jvp, refuse_dual_argument, refuse_unformulated
 from .._util import broadcast_mismatch
 from ..aten_sum import ordered_sum
-from ..bfloat16_in_float import seen_dtype
+from ..bfloat16_in_float import rounded_in_float, seen_dtype
 from ..pointwise import div, exp, mul, neg, sigmoid
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full
@@ -121,8 +121,18 @@ def _soft_margin_kernel(x, t, reduction=1):
     # PyTorch: neg_out(output, input).mul_(target).exp_().log1p_(), the output laid out as its ``-input`` (which
     # orders the mean's and sum's additions)
     z = in_torch_layout(np.asarray(np.negative(x)), (x,), (0,))
+    storage = seen_dtype(x)  # (each step is written into the output, of the input's dtype: bfloat16 for a copy)
     z[...] = np.multiply(z, t)
-    return _reduce_in_place(_log1p_as_torch(_exp_as_torch(z)), reduction)
+    z = _log1p_as_torch(_stored_as(_exp_as_torch(_stored_as(z, storage)), storage))
+    loss = _reduce_in_place(_stored_as(z, storage), reduction)
+    return loss if storage is z.dtype else np.asarray(loss).astype(storage)  # (whatever the target promotes to)
+
+
+def _stored_as(z: np.ndarray, storage: np.dtype) -> np.ndarray:
+    """``z`` rounded in place to ``storage``, the dtype that a float32 copy ``z`` stands for (bfloat16)."""
+    if storage is not z.dtype:
+        z[...] = rounded_in_float(z, storage)
+    return z
 
 
 def _exp_as_torch(z: np.ndarray) -> np.ndarray:
