@@ -404,6 +404,7 @@ def _run(task: GraphTask, graph_root: Node) -> None:
             # ready: the first node this one made ready, run directly if it is the only one; reduced: the edge whose
             # gradient was reduced to its input's shape (which PyTorch would hold as a view)
             ready = ready_inputs = reduced = None
+            later_views = None  # edges ``_fix_later_edges`` reduced to what PyTorch would hold as a view
             # The first leaf AccumulateGrad this node makes ready may run on arrival (see below): the queue would
             # run it first of all. Later ones are queued, and PyTorch's queue breaks their tie in its own order.
             on_arrival = exec_info is None and not state.grad_enabled and not state.special
@@ -431,12 +432,8 @@ def _run(task: GraphTask, graph_root: Node) -> None:
                     data = grad._data
                     # (dtype identity first: NumPy's builtin dtypes are singletons, and ``!=`` costs more)
                     if (data.dtype is not m[1] or data.shape != m[0]) and (data.shape != m[0] or data.dtype != m[1]):
-                        if fn._checks_receivers:  # (validate_outputs fixed it for its receiver)
-                            m = _receiver_record(fn, m, nxt, nr)
-                        grad = _fix_gradient(fn, i, grad, m)
-                        if data.ndim > len(m[0]) > 0 and grad._data.dtype is data.dtype:
-                            # PyTorch's sum_to: a view, where it drops leading dims (and casts not); to no dims at
-                            # all it is ``sum()``, a fresh tensor
+                        grad, as_view = _fix_for_edge(fn, i, grad, m, nxt, nr)
+                        if as_view:
                             reduced = i
                     elif leaf_casts and nxt.__class__ is AccumulateGrad:
                         # Cast to the leaf's grad_dtype here, as PyTorch's validate_outputs: its input buffer, its
@@ -455,6 +452,8 @@ def _run(task: GraphTask, graph_root: Node) -> None:
                             outputs = list(outputs)
                         for j in range(i):
                             outputs[j] = None
+                        if meta is not None:
+                            later_views = _fix_later_edges(fn, outputs, i + 1, meta, leaf_casts)
                         accumulate_into(nxt.variable, grad)
                         outputs[i] = None
                         del grad
@@ -485,7 +484,8 @@ def _run(task: GraphTask, graph_root: Node) -> None:
                 if grad is not None:
                     if buf[nr] is None:
                         buf[nr] = grad
-                        if remaining and (i == reduced or _held_as_view(fn, i)):
+                        if remaining and (i == reduced or _held_as_view(fn, i)
+                                          or (later_views is not None and i in later_views)):
                             if view_slots is None:
                                 view_slots = set()
                             view_slots.add((nxt, nr))
@@ -556,6 +556,41 @@ def _requeue(heap: list, pushed: list) -> None:
     heap[:] = pushed[:start]  # the queue as it was (with a node held back to run next, if one was)
     for node in pushed[start:]:
         ready_queue.push(heap, node)
+
+
+def _fix_for_edge(fn: Node, i: int, grad: Tensor, meta: tuple, nxt: Node, nr: int) -> tuple[Tensor, bool]:
+    """Gradient ``i`` of ``fn``, whose shape or dtype differs from its input's record ``meta``, reduced and cast for
+    its receiver ``(nxt, nr)``; and whether PyTorch's sum_to leaves it a view (it drops leading dims and casts not; to
+    no dims at all it is ``sum()``, a fresh tensor)."""
+    if fn._checks_receivers:  # (validate_outputs fixed it for its receiver)
+        meta = _receiver_record(fn, meta, nxt, nr)
+    data = grad._data
+    fixed = _fix_gradient(fn, i, grad, meta)
+    return fixed, data.ndim > len(meta[0]) > 0 and fixed._data.dtype is data.dtype
+
+
+def _fix_later_edges(fn: Node, outputs: list, start: int, meta: tuple, leaf_casts: bool) -> set | None:
+    """Fix ``fn``'s gradients from edge ``start`` on, in place in ``outputs``, before a leaf's AccumulateGrad runs on
+    arrival at edge ``start - 1``: PyTorch's validate_outputs fixes every gradient of a node before handing any on, so
+    a broadcast copy reduced for a later edge no longer holds the incoming gradient when the leaf decides whether to
+    adopt it, and an invalid later gradient raises before any leaf accumulates. Returns the edges left a view (see
+    ``_fix_for_edge``), or None."""
+    views = None
+    edges = fn._edges
+    for j in range(start, len(edges)):
+        grad = outputs[j]
+        nxt, nr = edges[j]
+        if grad is None or nxt is None:
+            continue
+        m = meta[j]
+        data = grad._data
+        if data.shape != m[0] or data.dtype != m[1]:
+            outputs[j], as_view = _fix_for_edge(fn, j, grad, m, nxt, nr)
+            if as_view:
+                views = {j} if views is None else views | {j}
+        elif leaf_casts and nxt.__class__ is AccumulateGrad:
+            outputs[j] = _fix_gradient(fn, j, grad, m)
+    return views
 
 
 def _fix_gradient(fn: Node, i: int, grad: Tensor, meta: tuple) -> Tensor:
