@@ -33,8 +33,8 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: boo
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
                                      pos_weight: Tensor | None = None, reduction: int = 0) -> Tensor:
-    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
-                                              pos_weight=pos_weight)
+    # (the aten op, which broadcasts: F's "Target size ... must be the same" check is nn.functional's own)
+    return F._bce_with_logits_operator(input, target, weight, pos_weight, reduction if reduction in (1, 2) else 0)
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,

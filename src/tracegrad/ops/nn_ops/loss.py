@@ -1135,6 +1135,7 @@ def _bce_logits_kernel(x, t, weight=None, pos_weight=None, reduction=1):
             raise mismatch
         log_weight = 1 + (pos_weight - 1) * t
         check_broadcast_into(log_sig, (log_weight,))  # (torch: log_sigmoid(input).mul_(log_weight), in place)
+    _check_input_fits_target(x, t)
     if FLOAT_COPIES and any(seen_dtype(a) is not a.dtype for a in (x, t, weight, pos_weight) if a is not None):
         loss = _bce_logits_in_steps(x, t, log_sig, weight, pos_weight)
     else:
@@ -1167,6 +1168,15 @@ def _bce_logits_in_steps(x, t, log_sig, weight, pos_weight):
     return loss
 
 
+def _check_input_fits_target(x: np.ndarray, t: np.ndarray) -> None:
+    """torch's ``(1 - target).mul_(input)``: the loss takes the target's shape, into which the input must broadcast
+    (the aten op broadcasts; F.binary_cross_entropy_with_logits refuses different sizes before it is called)."""
+    mismatch = broadcast_mismatch([t.shape, x.shape])
+    if mismatch is not None:
+        raise mismatch
+    check_broadcast_into(t, (x,))
+
+
 def _bce_logits_vjp(ctx, g):
     x, t, weight, pos_weight = ctx.saved_tensors
     (reduction,) = ctx.attrs
@@ -1180,18 +1190,18 @@ def _bce_logits_input_grad(g, x, t, weight, pos_weight, reduction: int, may_writ
     """PyTorch's binary_cross_entropy_with_logits_backward. With grad mode off (a backward without create_graph,
     ``may_write``) it writes each step into the first step's result, which keeps that result's dtype: a bfloat16
     input's sigmoid less a float32 target stays bfloat16, rounded at each step."""
-    shape = np.broadcast_shapes(x._data.shape, t._data.shape)
     s = sigmoid(x)
     if pos_weight is not None:
         pt = mul(pos_weight, t)
         first = add(pt, 1)  # PyTorch's (pt + 1 - t) * sigmoid(x) - pt
-        in_place = may_write and first._data.shape == shape
+        in_place = may_write  # (in place, an input larger than pos_weight * target does not fit: refused)
         minus, times = (sub_, mul_) if in_place else (sub, mul)
         local = minus(times(minus(first, t), s), pt)
     else:
-        in_place = may_write and s._data.shape == shape
+        # (torch subtracts in place where no graph is made: a target larger than the input does not fit)
+        in_place = may_write
         local = (sub_ if in_place else sub)(s, t)
-    return _bce_logits_scaled(local, g, weight, reduction, shape, in_place)
+    return _bce_logits_scaled(local, g, weight, reduction, x._data.shape, in_place)  # (mean: over the input's numel)
 
 
 def _bce_logits_jvp(args, outs, tangents):
