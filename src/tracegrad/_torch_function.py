@@ -556,16 +556,15 @@ def _install_routing() -> None:
     global _plain_kinds
     _plain_kinds = _plain_kinds_now()
 
+    wrappers: dict = {}  # id(original) -> its wrapper: an alias gets its first name's (see _route_aliases)
     for name in _routed_names(Tensor):
         original = Tensor.__dict__[name]
         _originals[(Tensor, name)] = original
-        if isinstance(original, property):
-            setattr(Tensor, name, _routing_property(original))
-        else:
-            method = _METHOD_OF_OPERATOR.get(name)
-            func_of = None if method is None else (lambda method=method: getattr(Tensor, method))
-            setattr(Tensor, name, _routing_function(original, name, "torch.Tensor", name in _BINARY_OPERATORS,
-                                                    func_of))
+        wrapper = wrappers.get(id(original))
+        if wrapper is None:
+            wrapper = wrappers[id(original)] = _routing_attribute(Tensor, name, original)
+        setattr(Tensor, name, wrapper)
+    _route_aliases(Tensor, wrappers)
     for module, owner in _routed_modules():
         only = _ROUTED_ONLY.get(module.__name__)
         for name, value in list(vars(module).items()):
@@ -581,6 +580,26 @@ def _install_routing() -> None:
                                                        lambda module=module, public=public: getattr(module, public)))
     _route_module_functions()
     _name_operators_as_torch()
+
+
+def _routing_attribute(cls: type, name: str, original):
+    """The routing wrapper of Tensor attribute ``name`` (a property's or a function's)."""
+    if isinstance(original, property):
+        return _routing_property(original)
+    method = _METHOD_OF_OPERATOR.get(name)
+    func_of = None if method is None else (lambda method=method: getattr(cls, method))
+    return _routing_function(original, name, "torch.Tensor", name in _BINARY_OPERATORS, func_of)
+
+
+def _route_aliases(cls: type, wrappers: dict) -> None:
+    """Other names of routed functions (``__rdiv__``, ``__rtruediv__``'s) routed by the same wrapper: aliases stay
+    one object while routing is live (``Tensor.__idiv__ is Tensor.__itruediv__``), and a handler sees the call by
+    either name as torch reports it (``Tensor.__rdiv__``, not the reciprocal and product inside)."""
+    for name, value in list(vars(cls).items()):
+        wrapper = wrappers.get(id(value))
+        if wrapper is not None and (cls, name) not in _originals and callable(value):
+            _originals[(cls, name)] = value
+            setattr(cls, name, wrapper)
 
 
 def _name_operators_as_torch() -> None:

@@ -71,3 +71,66 @@ def test_mean_gradient_of_broadcast_input_divides_by_input_numel():
         return _bce_grads(L, None, 1, True, target_grad=False)
 
     assert bits_or_error(program, tracegrad) == bits_or_error(program, torch)
+
+
+# ---- Tensor.__rdiv__ and other aliases under __torch_function__ routing ------------------------------------
+
+
+def _funcs_seen_by_mode(L, program):
+    seen = []
+
+    class Recorder(L.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__qualname__)
+            return func(*args, **(kwargs or {}))
+
+    x = L.tensor([1.0, 2.0])
+    with Recorder():
+        program(x)
+    return seen
+
+
+def _funcs_seen_by_subclass(L, program):
+    seen = []
+
+    class Recorded(L.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__qualname__)
+            return super().__torch_function__(func, types, args, kwargs)
+
+    program(L.tensor([1.0, 2.0]).as_subclass(Recorded))
+    return seen
+
+
+def _in_place_div(x):
+    y = x.clone()
+    y.__idiv__(2)
+    y.__itruediv__(2)
+
+
+RDIV_PROGRAMS = {"__rdiv__": lambda x: x.__rdiv__(2), "__rtruediv__": lambda x: x.__rtruediv__(2),
+                 "2 / x": lambda x: 2 / x, "__idiv__, __itruediv__": _in_place_div}
+
+
+@pytest.mark.parametrize("seen_by", [_funcs_seen_by_mode, _funcs_seen_by_subclass])
+@pytest.mark.parametrize("program", list(RDIV_PROGRAMS))
+def test_division_aliases_reach_handlers_as_torch(seen_by, program):
+    assert seen_by(tracegrad, RDIV_PROGRAMS[program]) == seen_by(torch, RDIV_PROGRAMS[program])
+
+
+def _aliases_are_one(L):
+    T = L.Tensor
+    return T.__idiv__ is T.__itruediv__, T.__rdiv__ is T.__rtruediv__
+
+
+def test_division_aliases_stay_one_object_while_routing_and_after():
+    def program(L):
+        class Mode(L.overrides.TorchFunctionMode):
+            pass
+
+        with Mode():
+            during = _aliases_are_one(L)
+        return during, _aliases_are_one(L), L.Tensor.__rdiv__.__qualname__
+
+    assert program(tracegrad) == program(torch)
