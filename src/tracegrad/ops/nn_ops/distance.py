@@ -146,12 +146,14 @@ def _cdist_backward_kernel(grad, x1, x2, p, cdist):
             terms = g * diff / dist
         elif p == math.inf:
             terms = g * np.sign(diff) * (np.abs(diff) == dist)
-        elif p < 2:
-            terms = g * np.sign(diff) * np.power(np.abs(diff), p - 1) / np.power(dist, p - 1)
+        elif p < 2:  # (ATen's Vec arithmetic: its operand order, Sleef's pow, p - 1 taken in the dtype)
+            p1 = diff.dtype.type(p) - 1
+            terms = np.sign(diff) * _vector_pow(np.abs(diff), p1) * g / _vector_pow(dist, p1)
             if p < 1:  # (ATen's lttdist_calc: a coordinate that does not differ takes 0, not 0 * inf)
                 terms = np.where(diff == 0, 0, terms)
         else:
-            terms = g * diff * np.power(np.abs(diff), p - 2) / np.power(dist, p - 1)
+            pt = diff.dtype.type(p)
+            terms = diff * _vector_pow(np.abs(diff), pt - 2) * g / _vector_pow(dist, pt - 1)
     terms = np.where(dist == 0, 0, terms)
     total = ordered_sum(terms, terms.ndim - 2) + terms.dtype.type(0)  # (x2's rows in turn, into a zero)
     return np.ascontiguousarray(total, dtype=x1.dtype)
