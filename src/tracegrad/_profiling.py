@@ -244,7 +244,8 @@ _ATEN_TWINS = {"_nn_addmm": "aten::addmm", "_nn_linear_addmm": "aten::addmm", "_
                "_nn_sign": "aten::sign", "_nn_clamp_min": "aten::clamp_min", "_nn_xlogy": "aten::xlogy",
                "_nn_conv": "aten::convolution", "_nn_norm": "aten::norm", "_nn_vector_norm": "aten::linalg_vector_norm",
                "_nn_nll_loss": "aten::nll_loss", "_nn_nll_loss2d": "aten::nll_loss2d",
-               "_nn_nll_loss_backward": "aten::nll_loss_backward", "_nn_layer_norm": "aten::native_layer_norm",
+               "_nn_nll_loss_backward": "aten::nll_loss_backward",
+               "_nn_nll_loss2d_backward": "aten::nll_loss2d_backward", "_nn_layer_norm": "aten::native_layer_norm",
                "_nn_group_norm": "aten::native_group_norm",
                "_nn_max_pool2d_with_indices_backward": "aten::max_pool2d_with_indices_backward"}
 

@@ -336,7 +336,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None, di
         # a constant spacing simplifies to dx * (sum(y) - (y_first + y_last) / 2)
         return mul_scalar(y.sum(d) - mul_scalar(y.select(d, 0) + y.select(d, -1), 0.5), float(step))
     xv = _x_viewed("trapezoid", y, x, d)
-    spacing = _right(xv, d) - _left(xv, d)
+    spacing = _spacing(xv, d)
     return div_scalar((_sum_pairs(y, d) * spacing).sum(d), 2.0)
 
 
@@ -346,6 +346,13 @@ def _left(t: Tensor, d: int) -> Tensor:
 
 def _right(t: Tensor, d: int) -> Tensor:
     return t[(slice(None),) * d + (slice(1, None),)]
+
+
+def _spacing(x: Tensor, d: int) -> Tensor:
+    """``x_right - x_left``, the left slice taken first as ATen takes it: the order of the slices' sequence numbers
+    decides the order in which a gradient of x accumulates their gradients (the graph of a double backward)."""
+    left = _left(x, d)
+    return _right(x, d) - left
 
 
 def _sum_pairs(y: Tensor, d: int) -> Tensor:
@@ -374,7 +381,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     if y.ndim == 0:  # (torch compares a 1-d x's length with y.size(dim), else slices y along dim)
         raise _no_dimensions(d) if x.ndim == 1 else _no_slice_of_0_dim()
     xv = _x_viewed("cumulative_trapezoid", y, x, d)
-    spacing = _right(xv, d) - _left(xv, d)
+    spacing = _spacing(xv, d)
     return div_scalar((_sum_pairs(y, d) * spacing).cumsum(d), 2.0)
 
 

@@ -266,7 +266,8 @@ def _add_vjp(ctx, g):
 def _sub_vjp(ctx, g):
     (alpha,) = ctx.attrs
     need = ctx.needs_input_grad
-    gb = real_for_real_input(ctx, 1, neg(g) if alpha == 1 else mul(g, -_conj(alpha))) if need[1] else None
+    # PyTorch: maybe_multiply(-grad, alpha.conj()), the negation first (NegBackward0 under MulBackward1)
+    gb = real_for_real_input(ctx, 1, neg(g) if alpha == 1 else mul(neg(g), _conj(alpha))) if need[1] else None
     return (real_for_real_input(ctx, 0, g) if need[0] else None, gb)
 
 

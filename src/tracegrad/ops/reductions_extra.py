@@ -87,6 +87,20 @@ def restore_dims(t: Tensor, input_shape: tuple, dim, keepdim: bool) -> Tensor:
     return t
 
 
+def _reshaped_back(t: Tensor, dim, keepdim: bool) -> Tensor:
+    """PyTorch's restore_reduced_dims (amax/amin's formulas): the reduced dims put back as size 1 by one reshape
+    (ViewBackward0), not by unsqueezes; with no dim named, the 0-d result is reshaped to itself."""
+    if keepdim:
+        return t
+    from .views import reshape
+
+    dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    total = t.ndim + len(dims)
+    reduced = {d % total for d in dims}
+    sizes = iter(t.shape)
+    return reshape(t, tuple(1 if i in reduced else next(sizes) for i in range(total)))
+
+
 def _expand_grad(g: Tensor, input_shape: tuple, dim, keepdim: bool) -> Tensor:
     from .views import expand, unsqueeze
 
@@ -709,8 +723,8 @@ def _amax_kernel_for(name: str, np_fn):
         dim, keepdim = ctx.attrs
         shape = ctx.input_shapes[0]
         dims = _axes(dim, len(shape))
-        value = restore_dims(result, shape, dims, keepdim)
-        return _evenly_distribute(restore_dims(g, shape, dims, keepdim), x, value, list(dims), False)
+        value = _reshaped_back(result, dim, keepdim)
+        return _evenly_distribute(_reshaped_back(g, dim, keepdim), x, value, list(dims), False)
 
     return kernel, vjp
 

@@ -342,8 +342,7 @@ def _cosh_vjp(ctx, g):
 
 
 def _asinh_vjp(ctx, g):
-    x = _saved_input(ctx)
-    return mul(g, conj(rsqrt(add(mul(x, x), 1))))
+    return mul(g, conj(rsqrt(add(_saved_input(ctx) ** 2, 1))))  # PyTorch: grad * (self.pow(2) + 1).rsqrt().conj()
 
 
 def _acosh_vjp(ctx, g):
@@ -355,7 +354,7 @@ def _acosh_vjp(ctx, g):
 
 
 def _atanh_vjp(ctx, g):
-    return div(g, conj(_one_minus_square(_saved_input(ctx))))
+    return div(g, conj(scalar_minus(1, _saved_input(ctx) ** 2)))  # PyTorch: grad * 1 / (1 - self.pow(2)).conj()
 
 
 def _rsqrt_kernel(a):
@@ -575,8 +574,8 @@ def _erfc_vjp(ctx, g):
 
 
 def _erfinv_vjp(ctx, g):
-    y = erfinv(_saved_input(ctx))
-    return mul(g, mul(exp(mul(y, y)), _SQRT_PI / 2))
+    # PyTorch: 0.5 * sqrt(M_PI) * exp(self.erfinv().pow(2)) * grad
+    return mul(mul(exp(erfinv(_saved_input(ctx)) ** 2), _SQRT_PI / 2), g)
 
 
 erf, erf_ = _pair("erf", reject_complex(_in_float64(np_erf), "erf_vml_cpu"), _erf_vjp, _SELF)

@@ -47,7 +47,7 @@ from ..pointwise import (
 from ..reductions import sum as sum_op
 from ..reductions_extra import _mean_full as mean_all
 from ..reductions_extra import sum as sum_dims
-from ..registry import defop
+from ..registry import OpDef, defop
 from ..scalar_overloads import add_scalar, div_scalar, div_scalar_, mul_scalar, scalar_minus
 from ..select import select
 from ..shape_extra import gather, masked_fill_
@@ -356,22 +356,32 @@ def _nll_backward_vjp(ctx, gg):
             zeros_like(gg) if need_self else None)
 
 
-nll_loss_backward = defop(
-    "_nn_nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
-    "SymInt ignore_index) -> Tensor",
-    _nll_backward_kernel,
-    vjp=_nll_backward_vjp,
-    saves=("target", "weight"),
-    attrs=("reduction", "ignore_index"),
-    differentiable=("grad_output", "self"),
-    node_name="NllLossBackwardBackward0",
-)
+def _nll_backward_op(name: str, node_name: str) -> OpDef:
+    """``nll_loss_backward`` or ``nll_loss2d_backward``: one kernel, but each records its own double-backward node
+    (NllLossBackwardBackward0 / NllLoss2DBackwardBackward0), as PyTorch's two operators do."""
+    return defop(
+        f"{name}(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
+        "SymInt ignore_index) -> Tensor",
+        _nll_backward_kernel,
+        vjp=_nll_backward_vjp,
+        saves=("target", "weight"),
+        attrs=("reduction", "ignore_index"),
+        differentiable=("grad_output", "self"),
+        node_name=node_name,
+    )
 
 
-def _nll_vjp(ctx, g, _g_total_weight=None):
-    x, target, weight, _total_weight = ctx.saved_tensors
-    reduction, ignore_index = ctx.attrs
-    return run_op(nll_loss_backward, g, x, target, weight, reduction, ignore_index)
+nll_loss_backward = _nll_backward_op("_nn_nll_loss_backward", "NllLossBackwardBackward0")
+nll_loss2d_backward = _nll_backward_op("_nn_nll_loss2d_backward", "NllLoss2DBackwardBackward0")
+
+
+def _nll_vjp_with(backward: OpDef):
+    """The vjp of a forward nll operator: its own backward operator on the saved values."""
+    def vjp(ctx, g, _g_total_weight=None):
+        x, target, weight, _total_weight = ctx.saved_tensors
+        reduction, ignore_index = ctx.attrs
+        return run_op(backward, g, x, target, weight, reduction, ignore_index)
+    return vjp
 
 
 # ``total_weight`` is PyTorch's non-differentiable second output: the node saves it (after its inputs, as
@@ -383,7 +393,7 @@ _NLL_SIG = (
 _nll_loss_1d2d = defop(
     "_nn_nll_loss" + _NLL_SIG,
     _nll_kernel,
-    vjp=_nll_vjp,
+    vjp=_nll_vjp_with(nll_loss_backward),
     saves=("self", "target", "weight", "result1"),
     attrs=("reduction", "ignore_index"),
     differentiable=("self",),
@@ -393,7 +403,7 @@ _nll_loss_1d2d = defop(
 _nll_loss_nd = defop(
     "_nn_nll_loss2d" + _NLL_SIG,
     _nll_kernel,
-    vjp=_nll_vjp,
+    vjp=_nll_vjp_with(nll_loss2d_backward),
     saves=("self", "target", "weight", "result1"),
     attrs=("reduction", "ignore_index"),
     differentiable=("self",),
