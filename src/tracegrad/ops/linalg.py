@@ -1305,12 +1305,17 @@ def _trace_kernel(a):
 
 
 def _trace_vjp(ctx, g):
+    """PyTorch's trace_backward: zeros of n * m elements, the gradient filled in place at every (m + 1)-th
+    (IndexFillBackward1), viewed as the matrix."""
+    from .. import _factories
     from .creation import new_zeros
-    from .views import diagonal_scatter, expand, reshape
+    from .shape_extra import index_fill_tensor_
+    from .views import view
 
-    shape = ctx.input_shapes[0]
-    k = builtins.min(shape)
-    return diagonal_scatter(new_zeros(g, shape), expand(reshape(g, (1,)), (k,)), 0, 0, 1)
+    rows, cols = ctx.input_shapes[0]
+    flat = new_zeros(g, (rows * cols,))
+    diagonal_positions = _factories.arange(0, rows * cols, cols + 1, dtype=_dt.int64)
+    return view(index_fill_tensor_(flat, 0, diagonal_positions, g), (rows, cols))
 
 
 trace = defop("trace(Tensor self) -> Tensor", _trace_kernel, vjp=_trace_vjp, meta=("self_sym_sizes",))

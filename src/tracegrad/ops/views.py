@@ -690,13 +690,29 @@ def _diagonal_kernel(a, offset=0, dim1=0, dim2=1):
 
 
 def _diagonal_vjp(ctx, g):
-    offset, dim1, dim2 = ctx.attrs
-    return diagonal_scatter(_zeros(ctx.input_shapes[0], g), g, offset, dim1, dim2)
+    return diagonal_backward(g, ctx.input_shapes[0], *ctx.attrs)
 
 
 diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", _diagonal_kernel,
                  vjp=_diagonal_vjp, attrs=("offset", "dim1", "dim2"), meta=("self_sym_sizes",),
                  inverse=lambda base, src, offset=0, dim1=0, dim2=1: diagonal_scatter(base, src, offset, dim1, dim2))
+
+
+def _diagonal_backward_kernel(g, input_sizes, offset, dim1, dim2):
+    out = np.zeros(tuple(input_sizes), dtype=g.dtype)
+    piece = np.diagonal(out, offset, wrap_dim(dim1, out.ndim), wrap_dim(dim2, out.ndim))
+    piece.setflags(write=True)
+    piece[...] = g
+    return out
+
+
+# PyTorch's gradient of diagonal: an operator of its own (DiagonalBackwardBackward0), linear in the gradient,
+# whose own gradient is the diagonal again.
+diagonal_backward = defop(
+    "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor",
+    _diagonal_backward_kernel, vjp=lambda ctx, g: diagonal(g, *ctx.attrs),
+    jvp=lambda args, outs, tangents: diagonal_backward(tangents[0], *args[1:]),
+    attrs=("offset", "dim1", "dim2"))
 
 
 def _check_strided_geometry(size: tuple, stride: tuple, storage_offset) -> None:
