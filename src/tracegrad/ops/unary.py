@@ -354,7 +354,7 @@ def _acosh_vjp(ctx, g):
 
 
 def _atanh_vjp(ctx, g):
-    return div(g, conj(scalar_minus(1, _saved_input(ctx) ** 2)))  # PyTorch: grad * 1 / (1 - self.pow(2)).conj()
+    return div(mul(g, 1), conj(scalar_minus(1, _saved_input(ctx) ** 2)))  # PyTorch: grad * 1 / (1 - self.pow(2)).conj()
 
 
 def _rsqrt_kernel(a):
