@@ -21,7 +21,7 @@ from .._warnings import warn_at_caller
 from ..backend import dtypes as _dt
 from ..backend.dtypes import cpp_type_name
 from ..return_types import out_type, return_type
-from . import stl_order
+from . import aten_sum, stl_order
 from ._util import unsupported, wrap_dim
 from .aten_loops import thread_chunks
 from .bfloat16_in_float import finfo
@@ -297,15 +297,10 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: tuple[float, fl
     refuse_unbinnable(x)
     nbins = edges.shape[0] - 1
     values = x.reshape(-1)
-    with np.errstate(invalid="ignore"):
-        keep = (values >= edges[0]) & (values <= edges[-1])
-    pos = np.searchsorted(edges, values[keep], side="right") - 1
-    pos = np.minimum(pos, nbins - 1)  # the last bin includes its right edge
+    keep, pos = bin_positions(values, edges)
     hist = thread_histograms(pos, keep, nbins, x.dtype, None if w is None else w[keep].astype(x.dtype))
     if density:
-        with np.errstate(all="ignore"):
-            hist = hist / hist.sum(dtype=x.dtype)
-            hist = hist / np.diff(edges)
+        hist = histogram_density(hist, (edges,))
     hist_t, edges_t = _wrap(np.asarray(hist, dtype=x.dtype)), _wrap(np.array(edges, copy=True))
     if out is not None:
         for dst, src in zip(out, (hist_t, edges_t)):
@@ -320,14 +315,38 @@ _HISTOGRAM = return_type("histogram", ("hist", "bin_edges"))
 HISTOGRAM_GRAIN_SIZE = 200  # (ATen's HISTOGRAM_GRAIN_SIZE: the fewest elements at::parallel_for gives a thread)
 
 
+def bin_positions(values: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which ``values`` fall within the ``edges`` (NaN does not), and the bin of each of those: ``edges[i] <= v <
+    edges[i + 1]``, the last bin also holding its right edge."""
+    with np.errstate(invalid="ignore"):
+        kept = (values >= edges[0]) & (values <= edges[-1])
+    pos = np.searchsorted(edges, values[kept], side="right") - 1
+    return kept, np.minimum(pos, edges.size - 2)
+
+
+def histogram_density(hist: np.ndarray, edges) -> np.ndarray:
+    """histogramdd's density, as ATen's CPU template does it: ``hist`` divided by its total (torch.sum's order,
+    the scalar rounded back to the dtype), then by each bin's length along each dim in turn (``diff`` in the
+    dtype, one division a dim)."""
+    # (a bfloat16 sum adds in float, in float16's order)
+    summed = hist if aten_sum.supports(hist.dtype) else hist.astype(np.float32)
+    total = aten_sum.sum_as_aten(summed, None, False)
+    with np.errstate(all="ignore"):
+        hist = hist / total.astype(hist.dtype)
+        for d, e in enumerate(edges):
+            hist = hist / np.diff(e).reshape([-1 if k == d else 1 for k in builtins.range(hist.ndim)])
+    return hist
+
+
 def thread_histograms(pos: np.ndarray, kept: np.ndarray, nbins: int, dtype: np.dtype,
-                      weights: np.ndarray | None = None) -> np.ndarray:
+                      weights: np.ndarray | None = None, grain: int = HISTOGRAM_GRAIN_SIZE) -> np.ndarray:
     """ATen's histogram (histc's and histogram's) of the bin positions ``pos`` of the elements ``kept`` marks,
     with their ``weights`` (in ``dtype``) or counted. at::parallel_for gives each thread a range of all the
     elements, and each thread adds its own into a histogram of its own, one at a time in the input's dtype (so a
     bfloat16 count stops growing at 256, a half one at 2048); sum_out then adds the threads' histograms, in
-    float for the half-precision dtypes (rounded once), else in the dtype, a thread's row after another's."""
-    starts = thread_chunks(kept.size, HISTOGRAM_GRAIN_SIZE)
+    float for the half-precision dtypes (rounded once), else in the dtype, a thread's row after another's.
+    (histogramdd's threads take ranges of points, ``grain`` of them at least: 200 // D.)"""
+    starts = thread_chunks(kept.size, grain)
     thread = np.searchsorted(starts, np.flatnonzero(kept), side="right") - 1
     if weights is None:
         rows = np.bincount(thread * nbins + pos, minlength=len(starts) * nbins).reshape(len(starts), nbins)
@@ -336,6 +355,8 @@ def thread_histograms(pos: np.ndarray, kept: np.ndarray, nbins: int, dtype: np.d
         return rows.sum(axis=0).astype(np.float64).astype(dtype)
     rows = np.zeros((len(starts), nbins), dtype)
     np.add.at(rows, (thread, pos), weights)  # (unbuffered: in the elements' order, each addition rounded)
+    if dtype.itemsize == 2:  # (half and bfloat16 threads' rows are added in float)
+        return functools.reduce(np.add, rows.astype(np.float32)).astype(dtype)
     return functools.reduce(np.add, rows)
 
 

@@ -357,10 +357,26 @@ def histogramdd(input: Tensor, bins=10, range: Sequence[float] | None = None,  #
 
 
 def _histogram_of_points(points: np.ndarray, edges: list, w: np.ndarray | None, density: bool) -> np.ndarray:
-    if not edges:  # (points of no coordinates, which NumPy refuses: PyTorch's 0-d histogram counts nothing)
+    """ATen's CPU histogramdd of the (M, D) ``points``: each point's bin found dim by dim (one out of range or NaN
+    in any dim leaves the point out), its weight added in the dtype by the thread whose range holds it."""
+    from .statistics import HISTOGRAM_GRAIN_SIZE, bin_positions, histogram_density, thread_histograms
+
+    if not edges:  # (points of no coordinates: PyTorch's 0-d histogram counts nothing)
         return np.asarray(np.nan if density else 0.0)
-    hist, _ = np.histogramdd(points, bins=edges, weights=None if w is None else w.reshape(-1), density=density)
-    return hist
+    shape = tuple(e.size - 1 for e in edges)
+    kept = np.ones(points.shape[0], bool)
+    per_dim = []
+    for d, e in enumerate(edges):
+        inside, pos = bin_positions(points[:, d], e)
+        column = np.zeros(points.shape[0], np.int64)
+        column[inside] = pos
+        kept &= inside
+        per_dim.append(column)
+    flat = np.ravel_multi_index([column[kept] for column in per_dim], shape)
+    weights = None if w is None else w.reshape(-1)[kept]
+    grain = max(1, HISTOGRAM_GRAIN_SIZE // len(edges))
+    hist = thread_histograms(flat, kept, math.prod(shape), points.dtype, weights, grain).reshape(shape)
+    return histogram_density(hist, edges) if density else hist
 
 
 # ---- methods of existing functions ---------------------------------------------------------------------------
