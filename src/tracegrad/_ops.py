@@ -17,6 +17,8 @@ import dataclasses
 import functools
 from typing import Any
 
+from ._library import arguments
+
 __all__ = ["OpOverload", "OpOverloadPacket", "aten", "overload_of"]
 
 _NAMESPACE = "aten"
@@ -120,6 +122,32 @@ class OpOverload:
         return f"{self.namespace}.{self.__name__}"
 
 
+# ATen operators whose packets take a Python number for a Tensor argument (python_arg_parser's
+# should_allow_numbers_as_tensors): ``aten.add(x, 1)`` is ``add.Tensor``, ``aten.eq(x, 1)`` ``eq.Scalar``.
+_NUMBERS_AS_TENSORS = frozenset(
+    name + suffix for name in ("add", "div", "divide", "mul", "multiply", "sub", "subtract", "true_divide",
+                               "floor_divide") for suffix in ("", "_", "_out")) | {"to", "_to_copy", "copy_", "_conj"}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Signature:
+    """What PyTorch's boxed-call parser reads of one overload: its schema, as PyTorch prints it."""
+
+    schema: Any
+    qualname: str
+    param_names: tuple[str, ...]
+    defaults: tuple
+
+    @classmethod
+    def of(cls, handle: OpOverload) -> _Signature:
+        schema = handle._schema
+        params = schema.params
+        return cls(schema, schema.name, tuple(p.name for p in params), tuple(p.default for p in params))
+
+    def declaration(self) -> str:
+        return self.schema.text
+
+
 class OpOverloadPacket:
     """All overloads of one operator name, e.g. ``aten.mul``; ``aten.mul.Tensor`` picks one."""
 
@@ -160,10 +188,25 @@ class OpOverloadPacket:
         return handle
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._namespace != _NAMESPACE:  # (the only overload, whatever its name, as torch's packets pick one)
-            overloads = self.overloads()
-            return getattr(self, "default" if "default" in overloads else overloads[0])(*args, **kwargs)
-        return self.default(*args, **kwargs)
+        return self._overload_for(args, kwargs)(*args, **kwargs)
+
+    def _overload_for(self, args: tuple, kwargs: dict) -> OpOverload:
+        """PyTorch's packet call: the only overload as it is (its own errors), else the first whose schema takes
+        the arguments, else each overload's refusal in one error."""
+        handles = [getattr(self, name) for name in self.overloads()]
+        if len(handles) == 1:
+            return handles[0]
+        numbers_as_tensors = self._namespace == _NAMESPACE and self.__name__ in _NUMBERS_AS_TENSORS
+        refusals = []
+        for handle in handles:
+            try:
+                arguments.bind(_Signature.of(handle), args, kwargs, numbers_as_tensors)
+            except RuntimeError as refusal:
+                refusals.append(f"{refusal}\n\n")
+            else:
+                return handle
+        raise RuntimeError("Overloaded torch operator invoked from Python failed to match any schema:\n"
+                           + "".join(refusals))
 
     def __repr__(self) -> str:
         return f"<OpOverloadPacket(op='{self._namespace}.{self.__name__}')>"

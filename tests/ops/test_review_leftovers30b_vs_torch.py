@@ -69,3 +69,84 @@ def test_half_precision_weighted_histogram_threads_added_in_float(dtype, bins):
 
     with on_threads(3):
         assert bits_or_error(program, tracegrad) == bits_or_error(program, torch)
+
+
+# ---- calling an overload packet: each overload in turn ------------------------------------------------------
+
+_LIBRARIES = {}
+
+
+def _two_overloads(L):
+    """``leftovers30b::pick`` of two overloads (defined once per library, as a test session keeps them)."""
+    if L not in _LIBRARIES:
+        lib = L.library.Library("leftovers30b", "DEF")
+        lib.define("pick(Tensor x) -> Tensor")
+        lib.define("pick.shifted(Tensor x, int n) -> Tensor")
+        lib.impl("pick", lambda x: x + 1, "CPU")
+        lib.impl("pick.shifted", lambda x, n: x + n, "CPU")
+        _LIBRARIES[L] = lib
+    return L.ops.leftovers30b.pick
+
+
+PACKET_CALLS = {
+    "first overload": ((), {}),
+    "second overload": ((5,), {}),
+    "second by keyword": ((), {"n": 2}),
+    "no overload: a str": (("a",), {}),
+    "no overload: too many": ((1, 2), {}),
+    "no overload: unknown keyword": ((), {"m": 3}),
+}
+
+
+@pytest.mark.parametrize("call", list(PACKET_CALLS))
+def test_library_packet_tries_each_overload_as_torch(call):
+    args, kwargs = PACKET_CALLS[call]
+
+    def program(L):
+        return _two_overloads(L)(L.tensor([1.0, 2.0]), *args, **kwargs)
+
+    ours, theirs = bits_or_error(program, tracegrad), bits_or_error(program, torch)
+    assert ours == theirs
+
+
+def test_library_packet_error_lists_each_overload_as_torch():
+    def message(L):
+        with pytest.raises(RuntimeError) as info:
+            _two_overloads(L)(L.tensor([1.0]), "a")
+        return str(info.value)
+
+    assert message(tracegrad) == message(torch)
+
+
+ATEN_CALLS = {
+    "add, a number: add.Tensor": ("add", lambda x: (x, 1)),
+    "add, a positional alpha: add.Scalar": ("add", lambda x: (x, 1, 2)),
+    "mul, a float": ("mul", lambda x: (x, 2.5)),
+    "sub of tensors": ("sub", lambda x: (x, x)),
+    "pow of a number": ("pow", lambda x: (2, x)),
+    "sum over dims": ("sum", lambda x: (x, [0])),
+    "sum": ("sum", lambda x: (x,)),
+    "fmod, a number": ("fmod", lambda x: (x, 1.5)),
+    "where, a number": ("where", lambda x: (x > 1, x, 1)),
+}
+
+
+@pytest.mark.parametrize("call", list(ATEN_CALLS))
+def test_aten_packet_picks_overload_as_torch(call):
+    name, arguments = ATEN_CALLS[call]
+
+    def program(L):
+        return getattr(L.ops.aten, name)(*arguments(L.tensor([1.0, 2.0])))
+
+    assert bits_or_error(program, tracegrad) == bits_or_error(program, torch)
+
+
+def test_aten_packet_error_starts_as_torch():
+    """(torch's list goes on with the out= and TorchScript overloads, which tracegrad does not register)"""
+    def message(L):
+        with pytest.raises(RuntimeError) as info:
+            L.ops.aten.add(L.tensor([1.0]), "a")
+        return str(info.value)
+
+    ours, theirs = message(tracegrad), message(torch)
+    assert theirs.startswith(ours) and ours.count("Declaration: aten::add.") == 2

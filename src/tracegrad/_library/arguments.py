@@ -104,13 +104,16 @@ _CHECKS = {
 }
 
 
-def check_value(op, index: int, value) -> None:
-    """Refuse ``value`` for parameter ``index`` of ``op`` where PyTorch's parser cannot convert it."""
+def check_value(op, index: int, value, numbers_as_tensors: bool = False) -> None:
+    """Refuse ``value`` for parameter ``index`` of ``op`` where PyTorch's parser cannot convert it (a Python
+    number taken for a tensor where ``numbers_as_tensors``)."""
     schema_type = op.schema.params[index].type
     optional = schema_type.endswith("?")
     base = schema_type[:-1] if optional else schema_type
     found = _CHECKS.get(base)
     if found is None or (optional and value is None):
+        return
+    if numbers_as_tensors and base == "Tensor" and isinstance(value, (int, float, complex)):
         return
     name, check = found
     try:
@@ -124,9 +127,10 @@ def check_value(op, index: int, value) -> None:
             f"Declaration: {op.declaration()}\n{details}") from None
 
 
-def bind(op, args: tuple, kwargs: dict) -> tuple:
+def bind(op, args: tuple, kwargs: dict, numbers_as_tensors: bool = False) -> tuple:
     """The full argument tuple of a call of ``op``, each value checked, in the order of PyTorch's parser: the
-    count, then positional values, then keywords and defaults, then keywords it did not use."""
+    count, then positional values, then keywords and defaults, then keywords it did not use. ``op`` has a
+    ``schema``, a ``qualname``, ``param_names``, ``defaults`` and a ``declaration()``."""
     params = op.schema.params
     n_params = len(params)
     given = len(args) + len(kwargs)
@@ -138,13 +142,13 @@ def bind(op, args: tuple, kwargs: dict) -> tuple:
         if params[i].kwarg_only:
             raise RuntimeError(f"{op.qualname}() takes {i} positional argument(s) but {len(args)} was/were given.  "
                                f"Declaration: {op.declaration()}")
-        check_value(op, i, value)
+        check_value(op, i, value, numbers_as_tensors)
         full.append(value)
     used = 0
     for i in range(len(args), n_params):
         name = params[i].name
         if name in kwargs:
-            check_value(op, i, kwargs[name])
+            check_value(op, i, kwargs[name], numbers_as_tensors)
             full.append(kwargs[name])
             used += 1
         elif params[i].has_default:
