@@ -150,3 +150,37 @@ def test_aten_packet_error_starts_as_torch():
 
     ours, theirs = message(tracegrad), message(torch)
     assert theirs.startswith(ours) and ours.count("Declaration: aten::add.") == 2
+
+
+# ---- bfloat16 losses: each step of ATen's kernels rounded to bfloat16 -----------------------------------------
+
+LOSS_X = (_RNG.standard_normal(600) * 4).tolist()
+LOSS_SIGNS = np.sign(_RNG.standard_normal(600)).tolist()
+LOSS_TARGETS = (_RNG.random(600) * 4).tolist()
+
+
+def _loss_and_grads(name: str, target: list, input_dtype: str, target_dtype: str, reduction: str):
+    def program(L):
+        x = L.tensor(LOSS_X, dtype=getattr(L, input_dtype)).reshape(20, 30).requires_grad_()
+        t = L.tensor(target, dtype=getattr(L, target_dtype)).reshape(20, 30)
+        loss = getattr(L.nn.functional, name)(x, t, reduction=reduction)
+        grad, = L.autograd.grad(loss, x, L.ones_like(loss))
+        return [loss, grad]
+    return program
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize(("input_dtype", "target_dtype"),
+                         [("bfloat16", "bfloat16"), ("bfloat16", "float32"), ("float16", "float16")])
+def test_mse_loss_bits_as_torch(input_dtype, target_dtype, reduction):
+    program = _loss_and_grads("mse_loss", LOSS_TARGETS, input_dtype, target_dtype, reduction)
+    assert bits_or_error(program, tracegrad) == bits_or_error(program, torch)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("target", ["signs", "reals"])
+def test_soft_margin_loss_bits_as_torch(dtype, target, reduction):
+    targets = LOSS_SIGNS if target == "signs" else LOSS_TARGETS
+    program = _loss_and_grads("soft_margin_loss", targets, dtype, dtype, reduction)
+    assert bits_or_error(program, tracegrad) == bits_or_error(program, torch)

@@ -26,7 +26,7 @@ from .._jvp import zero_tensor_sum
 from .._util import binary_dtype, broadcast_mismatch
 from ..aten_loops import loop_block, vector_and_scalar
 from ..aten_vec import FP_SIGNALS, quietly
-from ..bfloat16_in_float import FLOAT_COPIES, as_seen, rounded_in_float, seen_dtype
+from ..bfloat16_in_float import FLOAT_COPIES, as_seen, rounded_in_float, seen_dtype, stands_for_bfloat16
 from ..binary import xlogy
 from ..creation import fill_, ones_like, zeros_like
 from ..pointwise import (
@@ -688,6 +688,8 @@ def _promoted(kernel: str, x: np.ndarray, t: np.ndarray) -> tuple:
 def _mse_kernel(x, t, reduction=1):
     x, t = _promoted("mse_cpu", x, t)
     d = np.subtract(x, t)
+    if stands_for_bfloat16(d.dtype):  # (mse_kernel's ``a - b`` is a bfloat16 before it is squared)
+        d = rounded_in_float(d)
     return _reduce_in_place(_laid_out_as_torch(d * d, x, t), reduction)
 
 
@@ -744,7 +746,10 @@ def _per_element(scale: float, x, t) -> float:
 
 def _mse_backward_kernel(g, x, t, reduction):
     out = np.subtract(x, t)
-    out *= np.asarray(_per_element(2.0, x, t) if reduction == 1 else 2.0, dtype=out.dtype)  # PyTorch's norm
+    norm = np.asarray(_per_element(2.0, x, t) if reduction == 1 else 2.0, dtype=out.dtype)  # PyTorch's norm
+    if stands_for_bfloat16(out.dtype):  # (``norm * (a - b) * c`` in bfloat16: the norm and each step rounded)
+        return rounded_in_float(rounded_in_float(out) * rounded_in_float(norm)) * g
+    out *= norm
     return np.multiply(out, g)
 
 

@@ -155,13 +155,18 @@ def _log1p_as_torch(z: np.ndarray) -> np.ndarray:
 
 def _soft_margin_backward_kernel(g, x, t, reduction):
     # PyTorch's kernel: -norm * target * z / (1 + z) * grad_output, z = exp(-target * input)
-    dt = x.dtype
+    # (each step is written into a tensor of the input's dtype: a bfloat16 one rounds it)
+    dt, storage = x.dtype, seen_dtype(x)
     norm = np.asarray(_per_element(1.0, x, t) if reduction == 1 else 1.0, dtype=dt)  # (empty: 1 / 0 is inf)
+
+    def stored(values) -> np.ndarray:
+        return _stored_as(np.asarray(values).astype(dt), storage)
+
     with np.errstate(over="ignore", invalid="ignore"):
-        z = _exp_as_torch(np.multiply(np.negative(t), x).astype(dt, copy=False))
-        grad = np.multiply(t, z).astype(dt, copy=False) * -norm
-        grad = grad / (z + np.asarray(1, dt)) * g
-    return np.asarray(grad).astype(dt, copy=False)
+        z = stored(_exp_as_torch(stored(np.multiply(stored(np.negative(t)), x))))
+        grad = stored(stored(np.multiply(t, z)) * stored(-norm))  # (mul_'s number: rounded to the dtype first)
+        grad = stored(grad / stored(z + np.asarray(1, dt))) * g
+    return stored(grad)
 
 
 def _soft_margin_double_backward(grad: Tensor, x: Tensor, t: Tensor, reduction: int) -> Tensor:
