@@ -363,18 +363,24 @@ def _cpu_kernel_name(nd: int, transposed: bool, dilation) -> str:
     return "compute_columns3d" if nd == 3 else "slow_conv2d_cpu"
 
 
-def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups) -> None:
-    """ATen's check_shape_forward, in its order (the signs of the sizes, then the input's dims against the
-    weight's, then the shapes), then the CPU kernel's dtype refusals."""
-    nd = w.ndim - 2
+def _check_size_signs(stride, padding, dilation, output_padding) -> None:
+    """check_shape_forward's refusals of the sizes' signs, in its order (a zero dilation is the kernels' to refuse,
+    after the shapes)."""
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     if any(p < 0 for p in output_padding):
         raise RuntimeError("negative output_padding is not supported")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
-    if any(d < 0 for d in dilation):  # (a zero one is the kernel's to refuse, after the shapes)
+    if any(d < 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
+
+
+def _check_conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups) -> None:
+    """ATen's check_shape_forward, in its order (the signs of the sizes, then the input's dims against the
+    weight's, then the shapes), then the CPU kernel's dtype refusals."""
+    nd = w.ndim - 2
+    _check_size_signs(stride, padding, dilation, output_padding)
     _check_input_dims(x, w)
     _check_channels_and_sizes(x, w, bias, stride, padding, dilation, transposed, output_padding, groups)
     # Integer convolutions run, exactly, as PyTorch's CPU kernels do: every integer dtype in the plain kernels,
@@ -740,14 +746,7 @@ def _check_convolution_backward(g, x, w, stride, padding, dilation, transposed, 
         raise RuntimeError("weight should have at least three dimensions")
     stride, padding, dilation, output_padding = _expanded_params(w.ndim - 2, stride, padding, dilation,
                                                                  output_padding)
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(p < 0 for p in output_padding):
-        raise RuntimeError("negative output_padding is not supported")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d < 0 for d in dilation):  # (check_shape_forward's; a zero dilation is the kernels' to refuse)
-        raise RuntimeError("dilation should be greater than zero")
+    _check_size_signs(stride, padding, dilation, output_padding)
     if groups <= 0:
         raise RuntimeError(f"expected groups to be greater than 0, but got groups={groups}")
     _check_input_dims(x, w)
