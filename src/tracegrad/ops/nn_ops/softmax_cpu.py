@@ -1,5 +1,5 @@
-"""float32 and float64 softmax and log_softmax, forward and backward, as PyTorch's CPU kernels compute them (one
-thread).
+"""float32 and float64 softmax and log_softmax, forward and backward, as PyTorch's CPU kernels compute them on
+``get_num_threads()`` threads.
 
 aten/src/ATen/native/cpu/SoftMaxKernel.cpp and LogSoftmaxKernelImpl.h take one of two routes:
 
@@ -16,6 +16,12 @@ under AVX2 (``ATEN_CPU_CAPABILITY`` lowers it, as it lowers PyTorch's choice).
 Backward: log_softmax ``grad - exp(output) * sum(grad)``, softmax ``output * (grad - sum(grad * output))``, with the
 same lane and column structure.
 
+Threads: every kernel hands at::parallel_for a grain of 0. Most split whole rows or whole blocks of columns, which
+any thread computes alike; softmax along another dim splits its outer * inner columns, and a thread's range ends
+a run of vector columns (``_softmax_vector_columns``). And where the work goes to the thread pool at all (more than
+one thread and one unit), the compiler's second copy of the kernel's body can round apart from the serial one:
+float's softmax backward along the last dim rounds its leftover products before it adds them.
+
 float64 runs the same kernels with half as many lanes (8 under AVX-512, 4 under AVX2): Sleef's double exp and log
 (sleef_double), glibc's ``exp`` in the scalar columns, the lanes folded one after another. Checked against torch
 2.13 bit for bit (tests/nn/test_softmax_float64_bits_vs_torch.py).
@@ -27,7 +33,9 @@ import math
 
 import numpy as np
 
+from ..._runtime import get_num_threads
 from ..._torch_rng_libm import libm
+from ..aten_loops import scalar_mask
 from ..aten_vec import (
     aten_float_lanes,
     block_rows,
@@ -83,6 +91,23 @@ def _scalar_exp(z: np.ndarray) -> np.ndarray:
 # ---- vector columns -----------------------------------------------------------------------------------------
 
 
+def _in_thread_pool(units: int) -> bool:
+    """Whether at::parallel_for (grain 0) hands ``units`` to the thread pool rather than calling the kernel's body
+    itself: with more than one unit and more than one thread."""
+    return units > 1 and get_num_threads() > 1
+
+
+def _softmax_vector_columns(outer: int, inner: int, step: int) -> np.ndarray | slice:
+    """Which inner columns ``_vec_softmax`` runs as vectors of ``step`` columns. Its threads share the outer * inner
+    columns, a range each, and a vector starts where the last one ended but crosses neither the end of an inner
+    row nor that of a range. In one range: all but each row's last ``inner % step``, a slice; else an (outer,
+    inner) mask."""
+    if not _in_thread_pool(outer * inner):
+        return slice(0, inner - inner % step)
+    scalar = scalar_mask(outer * inner, inner, step, 1)  # (a grain of 1 cuts the ranges as ATen's 0 does)
+    return slice(0, inner) if scalar is None else ~scalar.reshape(outer, inner)
+
+
 def _vector_columns(inner: int, dim_size: int, lanes: int, itemsize: int = 4) -> np.ndarray | slice:
     """Which inner columns a non-last-dim kernel runs vectorised: per block of columns, all but the block's
     ``size % lanes`` last ones. A slice when that is one leading run (the common case), else a mask."""
@@ -99,6 +124,8 @@ def _exp_by_column(z: np.ndarray, vector) -> np.ndarray:
     """exp of a (outer, dim, inner) array: Sleef's in the vectorised columns, glibc's in the others."""
     if isinstance(vector, slice) and vector.stop == z.shape[2]:
         return _vector_exp(z)
+    if not isinstance(vector, slice) and vector.ndim == 2:  # (a mask per outer row)
+        return _exp_by_element(z, np.broadcast_to(vector[:, None, :], z.shape))
     if z.dtype == _F64:  # (glibc's exp one element at a time: only on the scalar columns)
         out = np.empty_like(z)
         scalar = ~_column_mask(vector, z.shape[2])
@@ -110,6 +137,15 @@ def _exp_by_column(z: np.ndarray, vector) -> np.ndarray:
             out[:, :, vector] = _vector_exp(np.ascontiguousarray(z[:, :, vector]))
     else:
         out[:, :, vector] = _vector_exp(z[:, :, vector])
+    return out
+
+
+def _exp_by_element(z: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """exp of ``z``: Sleef's where the mask ``vector`` (of z's shape) is set, the scalar one elsewhere."""
+    out = np.empty_like(z)
+    scalar = ~vector
+    out[scalar] = _scalar_exp(z[scalar])
+    out[vector] = _vector_exp(z[vector])
     return out
 
 
@@ -193,12 +229,16 @@ def _reduced_inner_forward(x: np.ndarray, storage: np.dtype) -> np.ndarray:
     """The reduced-type ``_vec_softmax`` on a (outer, dim, inner) float array: vectors of two-byte elements (twice the
     float lanes); the scalar columns store each exponential in the tensor's type before they divide it by the float
     sum (which took it unrounded)."""
-    inner = x.shape[2]
-    vector = slice(0, inner - inner % (2 * aten_float_lanes()))
+    outer, inner = x.shape[0], x.shape[2]
+    vector = _softmax_vector_columns(outer, inner, 2 * aten_float_lanes())
     e = _exp_by_column(x - np.maximum.reduce(x, axis=1, keepdims=True), vector)
     total = _sum_along_dim(e)
-    if vector.stop < inner:
-        e[:, :, vector.stop:] = rounded_in_float(e[:, :, vector.stop:], storage)
+    if isinstance(vector, slice):
+        if vector.stop < inner:
+            e[:, :, vector.stop:] = rounded_in_float(e[:, :, vector.stop:], storage)
+    else:
+        scalar = np.broadcast_to(~vector[:, None, :], e.shape)
+        e[scalar] = rounded_in_float(e[scalar], storage)
     e /= total
     return rounded_in_float(e, storage)
 
@@ -275,8 +315,7 @@ def _inner_forward(x: np.ndarray, log: bool, storage: np.dtype | None = None) ->
         total = _sum_along_dim(_exp_by_column(z, vector))
         z -= _vector_log(total)
         return z
-    # (softmax's vectorised loop covers all but the last inner % lanes columns of each outer row, and divides)
-    e = _exp_by_column(z, slice(0, inner - inner % lanes))
+    e = _exp_by_column(z, _softmax_vector_columns(x.shape[0], inner, lanes))
     e /= _sum_along_dim(e)
     return e
 
@@ -300,12 +339,14 @@ def _lastdim_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
         return _minus_exp_times(g, map_reduce_sum([g], lanes=lanes)[:, None], sleef_expf(y))
     out = np.empty(y.shape, _F32)
     wide = np.empty((block_rows(*y.shape), y.shape[1])) if log else None  # (scratch of the fused step)
+    # (softmax's leftover products are fused into the sum in the serial copy of the kernel, not in the pool's)
+    fused_tail = not _in_thread_pool(y.shape[0])
     for block in row_blocks(*y.shape):
         if log:
             total = map_reduce_sum([g[block]], lanes=lanes)[:, None]
             _minus_exp_times(g[block], total, sleef_expf(y[block]), out[block], wide)
         else:
-            total = map_reduce_sum([g[block], y[block]], lanes=lanes)[:, None]
+            total = map_reduce_sum([g[block], y[block]], fused_tail=fused_tail, lanes=lanes)[:, None]
             np.multiply(np.subtract(g[block], total, out=out[block]), y[block], out=out[block])
     return out
 
