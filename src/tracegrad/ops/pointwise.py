@@ -266,9 +266,14 @@ def _add_vjp(ctx, g):
 def _sub_vjp(ctx, g):
     (alpha,) = ctx.attrs
     need = ctx.needs_input_grad
-    # PyTorch: maybe_multiply(-grad, alpha.conj()), the negation first (NegBackward0 under MulBackward1)
-    gb = real_for_real_input(ctx, 1, neg(g) if alpha == 1 else mul(neg(g), _conj(alpha))) if need[1] else None
+    gb = real_for_real_input(ctx, 1, _negated_times_alpha(g, alpha)) if need[1] else None
     return (real_for_real_input(ctx, 0, g) if need[0] else None, gb)
+
+
+def _negated_times_alpha(g: Tensor, alpha) -> Tensor:
+    """The gradient of the operand sub/rsub subtract: PyTorch's maybe_multiply(-grad, alpha.conj()), the negation
+    first (NegBackward0 under MulBackward1 in a double backward's graph), no product where alpha is 1."""
+    return neg(g) if alpha == 1 else mul(neg(g), _conj(alpha))
 
 
 def _conj(v):
@@ -596,7 +601,7 @@ def _rsub_vjp(ctx, g):
     (alpha,) = ctx.attrs
     need = ctx.needs_input_grad
     gb = real_for_real_input(ctx, 1, g) if need[1] else None  # (last to first; handle_r_to_c, as _sub_vjp)
-    return (real_for_real_input(ctx, 0, neg(g) if alpha == 1 else mul(g, -_conj(alpha))) if need[0] else None, gb)
+    return (real_for_real_input(ctx, 0, _negated_times_alpha(g, alpha)) if need[0] else None, gb)
 
 
 def _rsub_jvp(args, outs, tangents):  # other - alpha * self
@@ -613,7 +618,7 @@ rsub = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tenso
 
 def _rsub_scalar_vjp(ctx, g):
     (alpha,) = ctx.attrs
-    return real_for_real_input(ctx, 0, -g if alpha == 1 else g * -_conj(alpha))
+    return real_for_real_input(ctx, 0, _negated_times_alpha(g, alpha))
 
 
 rsub_scalar = defop("rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", _rsub_kernel,

@@ -105,8 +105,8 @@ CONTIGUOUS_RESULTS = frozenset((
     "_cdist_forward", "_nn_layer_norm", "_nn_norm", "_nn_upsamplebicubic2dbackward0_backward",
     "_nn_upsamplenearest3dbackward0_backward", "_nn_upsamplenearestexact3dbackward0_backward",
     "adaptive_max_pool3d", "all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "avg_pool3d",
-    "avg_pool3d_backward", "col2im", "cummax", "cummin", "cumprod", "cumsum", "gather", "glu_backward",
-    "huber_loss_backward", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp", "logsumexp",
+    "avg_pool3d_backward", "col2im", "cummax", "cummin", "cumprod", "cumsum", "diagonal_backward", "gather",
+    "glu_backward", "huber_loss_backward", "linalg_vector_norm", "log_sigmoid_forward", "logcumsumexp", "logsumexp",
     "masked_fill", "masked_scatter", "mean", "multi_margin_loss_backward", "mvlgamma", "nansum", "one_hot", "prod",
     "repeat", "rrelu_with_noise", "std", "std_mean", "sum", "tril", "triu", "var", "var_mean",
 ))
