@@ -63,6 +63,7 @@ from .softmax_cpu import (
     exact_dtype,
     exact_half,
     reduced_log_softmax,
+    reduced_log_softmax_backward,
     reduced_softmax,
     reduced_softmax_backward,
     softmax_backward,
@@ -1353,7 +1354,12 @@ def _log_softmax_backward_data_kernel(g, y, dim, input_dtype=None):
         return _log_softmax_backward_data_kernel(np.reshape(g, 1), y.reshape(1), 0, input_dtype).reshape(())
     d = _reduce_dim(y, dim)
     if _exact_backward(g, y):
+        seen = as_seen(y.dtype)
+        if seen is not y.dtype:  # (float32 copies of bfloat16 tensors)
+            return reduced_log_softmax_backward(g, y, d, seen)
         return softmax_backward(g, y, d, log=True)
+    if _exact_half_backward(g, y):
+        return reduced_log_softmax_backward(g.astype(np.float32), y.astype(np.float32), d, y.dtype).astype(y.dtype)
     return g - np.exp(y) * _add_reduce(g, axis=d, keepdims=True)  # grad - exp(output) * sum(grad)
 
 

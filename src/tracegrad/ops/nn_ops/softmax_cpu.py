@@ -255,6 +255,20 @@ def reduced_softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int, storag
     return rounded_in_float(result, storage).reshape(out.shape)
 
 
+def reduced_log_softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int, storage: np.dtype) -> np.ndarray:
+    """The gradient of log_softmax from float32 copies of ``storage`` (bfloat16 or float16) tensors, as PyTorch's
+    reduced-type kernels compute it: ``grad - exp(out) * sum(grad)`` in float (Sleef's exp, the product and the
+    difference fused), rounded once; the sum stays a float. Along the last dim the sum is functional_bfloat16.h's
+    ``map_reduce_all`` and every element takes the vector path (``vec::map2`` loads the tail as a partial vector);
+    along another the float kernel's running sum, with vectors of two-byte elements."""
+    if dim == out.ndim - 1:
+        g, y = _as_rows(grad), _as_rows(out)
+        result = _minus_exp_times(g, _reduced_row_sums(g)[:, None], sleef_expf(y))
+    else:
+        result = _inner_backward(_split(grad, dim), _split(out, dim), log=True, storage=storage)
+    return rounded_in_float(result, storage).reshape(out.shape)
+
+
 def _reduced_lastdim_log_forward(x: np.ndarray, storage: np.dtype) -> np.ndarray:
     """serial_vec_log_softmax_lastdim_range on a reduced type: its per-row buffers are of the tensor's type, so the
     sum of exponentials is rounded to it, its log rounded again, and each ``x - max - log`` rounded once."""
@@ -383,11 +397,14 @@ def _minus_exp_times(g: np.ndarray, total: np.ndarray, e: np.ndarray, out: np.nd
     return e if out is None else out
 
 
-def _inner_backward(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
+def _inner_backward(g: np.ndarray, y: np.ndarray, log: bool, storage: np.dtype | None = None) -> np.ndarray:
+    """``storage``: as ``_inner_forward``'s (read by log_softmax only: softmax's backward takes no exp, so where its
+    vectors end leaves no trace)."""
     dim_size, inner = y.shape[1], y.shape[2]
     if log:
         total = _sum_along_dim(g)
-        e = _exp_by_column(y, _vector_columns(inner, dim_size, _lanes(y.dtype), y.dtype.itemsize))
+        lanes = _lanes(y.dtype) * (2 if storage is not None else 1)
+        e = _exp_by_column(y, _vector_columns(inner, dim_size, lanes, (storage or y.dtype).itemsize))
         return _minus_exp_times_double(g, total, e) if y.dtype == _F64 else _minus_exp_times(g, total, e)
     return y * (g - _fused_sum_along_dim(g, y))
 
