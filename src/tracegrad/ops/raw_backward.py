@@ -126,7 +126,7 @@ def _log_softmax_rule(node, gd: np.ndarray):
     y = plain_array(node._saved[0], gd)
     if y is None or not gd.ndim:  # (a 0-d input: the dispatched rule, whose ufuncs return arrays)
         return None
-    return (log_softmax_backward_data.kernel(gd, y, node._attrs[0]),)  # (the dispatched rule's kernel)
+    return (log_softmax_backward_data.kernel(gd, y, node._attrs[0], y.dtype),)  # (the dispatched rule's kernel)
 
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)

@@ -18,6 +18,7 @@ from ..._tensor import Tensor, _new, _wrap
 from ...autograd.edges import gradient_edge
 from ...autograd.node_meta import ONLY, meta_forms
 from ...autograd.saved import save_fresh_output
+from ...backend import dtypes as _dtypes
 from ...backend.dtypes import scalar_type_name
 from ...memory_format import contiguous_format
 from .. import bfloat16_in_float
@@ -1203,10 +1204,12 @@ _max_reduce = np.maximum.reduce
 _add_reduce = np.add.reduce
 
 
-def _softmax_dim(a, dim: int, name: str) -> int:
-    """The dim, checked; then the dtype, refused as PyTorch's CPU kernels do (the last-dim kernel's name when
-    the dim is the last one)."""
+def _softmax_dim(a, dim: int, name: str, half_to_float: bool = False) -> int:
+    """The dim, checked; then ``half_to_float``, which PyTorch's CPU kernels refuse whatever the input; then the
+    dtype, refused as they do (the last-dim kernel's name when the dim is the last one)."""
     d = wrap_dim(dim, a.ndim)
+    if half_to_float:
+        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
     if a.dtype.kind != "f":  # (no complex kernels either)
         kernel = name if a.ndim == 0 or d == a.ndim - 1 else name.replace("_lastdim", "")
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(a.dtype)}'")
@@ -1215,9 +1218,9 @@ def _softmax_dim(a, dim: int, name: str) -> int:
 
 def _softmax_kernel(a, dim, half_to_float=False):
     if a.ndim == 0:  # (PyTorch's kernel sees one element: 1, or NaN for inf and NaN)
-        _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
-        return _softmax_kernel(a.reshape(1), 0, half_to_float).reshape(())
-    d = _softmax_dim(a, dim, "softmax_lastdim_kernel_impl")
+        _softmax_dim(a, dim, "softmax_lastdim_kernel_impl", half_to_float)
+        return _softmax_kernel(a.reshape(1), 0).reshape(())
+    d = _softmax_dim(a, dim, "softmax_lastdim_kernel_impl", half_to_float)
     if a.size == 0:  # (an empty dim, or another: nothing to normalise)
         return a.copy()
     if exact_dtype(a):  # (PyTorch's kernel, bit for bit)
@@ -1225,7 +1228,7 @@ def _softmax_kernel(a, dim, half_to_float=False):
         if seen is not a.dtype:  # (a float32 copy of a bfloat16 tensor)
             return reduced_softmax(a, d, seen)
         return softmax_forward(a, d, log=False)
-    if exact_half(a) and not half_to_float:
+    if exact_half(a):
         return reduced_softmax(a.astype(np.float32), d, a.dtype).astype(a.dtype)
     z = np.subtract(a, a.max(axis=d, keepdims=True), order="C")  # contiguous, as PyTorch's softmax returns
     e = np.exp(z)
@@ -1236,7 +1239,7 @@ def _softmax_kernel(a, dim, half_to_float=False):
 def _softmax_vjp(ctx, g):
     (y,) = ctx.saved_tensors
     dim, _ = ctx.attrs
-    return softmax_backward_data(g, y, dim)
+    return softmax_backward_data(g, y, dim, y.dtype)
 
 
 # The backward operators, as in PyTorch (their own nodes under create_graph: SoftmaxBackwardDataBackward0,
@@ -1257,7 +1260,42 @@ def _exact_half_backward(g, y) -> bool:
     return y.ndim > 0 and y.size > 0 and g.dtype == y.dtype and g.shape == y.shape and exact_half(y)
 
 
-def _softmax_backward_data_kernel(g, y, dim, input_dtype=None):
+def _half_result(g, input_dtype) -> bool:
+    """Whether ATen's meta function makes the gradient Half: a Float grad of a Half input (the CUDA kernel's
+    conversion; the CPU kernel then refuses the result)."""
+    return scalar_type_name(g) == "Float" and _dtypes.to_dtype(input_dtype) is _dtypes.float16
+
+
+def _refused_backward_data(g, y, dim: int, input_dtype, name: str) -> np.ndarray | None:
+    """ATen's checks of the softmax backward operators on CPU, after the size and dim checks: an empty gradient
+    comes back (of the meta function's dtype) before the kernel runs; the kernel dispatches on grad's dtype
+    (``name`` is its last-dim form) and refuses a result or an output of another."""
+    if g.size == 0:
+        return np.empty(g.shape, np.float16 if _half_result(g, input_dtype) else g.dtype)
+    if g.dtype.kind != "f":
+        kernel = name if g.ndim <= 1 or wrap_dim(dim, g.ndim) == g.ndim - 1 else name.replace("_lastdim", "")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(g.dtype)}'")
+    expected = scalar_type_name(g)
+    for found in ("Half" if _half_result(g, input_dtype) else expected, scalar_type_name(y)):
+        if found != expected:
+            raise RuntimeError(f"expected scalar type {expected} but found {found}")
+    return None
+
+
+def _check_same_size(g, y) -> None:
+    """checkSameSize("softmax_backward", grad, output)."""
+    if g.shape != y.shape:
+        raise RuntimeError(f"Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
+                           f"'output'; but {list(g.shape)} does not equal {list(y.shape)} (while checking arguments "
+                           "for softmax_backward)")
+
+
+def _softmax_backward_data_kernel(g, y, dim, input_dtype):
+    _check_same_size(g, y)
+    wrap_dim(dim, g.ndim)
+    refused = _refused_backward_data(g, y, dim, input_dtype, "softmax_backward_lastdim_kernel_impl")
+    if refused is not None:
+        return refused
     if y.ndim == 0 and np.ndim(g) == 0:  # (as one element, which PyTorch's kernel sees)
         return _softmax_backward_data_kernel(np.reshape(g, 1), y.reshape(1), 0, input_dtype).reshape(())
     d = _reduce_dim(y, dim)
@@ -1280,11 +1318,11 @@ def _softmax_backward_data_vjp(ctx, gg):
     d_y = None
     if need_y:
         d_y = sub(sub(mul(go, gg), mul(sum_op(mul(y, go), dim, True), gg)), mul(go, sum_op(mul(y, gg), dim, True)))
-    return softmax_backward_data(gg, y, dim) if need_go else None, d_y
+    return softmax_backward_data(gg, y, dim, y.dtype) if need_go else None, d_y
 
 
 softmax_backward_data = defop(
-    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType? input_dtype=None) -> Tensor",
+    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
     _softmax_backward_data_kernel,
     vjp=_softmax_backward_data_vjp,
     saves=("grad_output", "output"),
@@ -1321,9 +1359,9 @@ softmax = defop(
 
 def _log_softmax_kernel(a, dim, half_to_float=False):
     if a.ndim == 0:  # (PyTorch's kernel sees one element: 0, or NaN for inf and NaN)
-        _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl")
-        return _log_softmax_kernel(a.reshape(1), 0, half_to_float).reshape(())
-    d = _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl")
+        _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl", half_to_float)
+        return _log_softmax_kernel(a.reshape(1), 0).reshape(())
+    d = _softmax_dim(a, dim, "log_softmax_lastdim_kernel_impl", half_to_float)
     if a.size == 0:  # (an empty dim, or another: nothing to normalise)
         return a.copy()
     if exact_dtype(a):
@@ -1331,7 +1369,7 @@ def _log_softmax_kernel(a, dim, half_to_float=False):
         if seen is not a.dtype:  # (a float32 copy of a bfloat16 tensor)
             return reduced_log_softmax(a, d, seen)
         return softmax_forward(a, d, log=True)
-    if exact_half(a) and not half_to_float:  # (half_to_float: not yet emulated)
+    if exact_half(a):
         return reduced_log_softmax(a.astype(np.float32), d, a.dtype).astype(a.dtype)
     # The ufuncs' reductions themselves (what ``.max``/``.sum`` call, minus their Python wrappers). The max
     # shift leaves exp(0) = 1 in every sum that holds no NaN, so the log never sees a zero.
@@ -1346,10 +1384,14 @@ def _log_softmax_kernel(a, dim, half_to_float=False):
 def _log_softmax_vjp(ctx, g):
     (y,) = ctx.saved_tensors
     dim, _ = ctx.attrs
-    return log_softmax_backward_data(g, y, dim)
+    return log_softmax_backward_data(g, y, dim, y.dtype)
 
 
-def _log_softmax_backward_data_kernel(g, y, dim, input_dtype=None):
+def _log_softmax_backward_data_kernel(g, y, dim, input_dtype):
+    wrap_dim(dim, g.ndim)
+    refused = _refused_backward_data(g, y, dim, input_dtype, "log_softmax_backward_lastdim_kernel_impl")
+    if refused is not None:
+        return refused
     if y.ndim == 0 and np.ndim(g) == 0:  # (as one element, which PyTorch's kernel sees)
         return _log_softmax_backward_data_kernel(np.reshape(g, 1), y.reshape(1), 0, input_dtype).reshape(())
     d = _reduce_dim(y, dim)
@@ -1375,7 +1417,7 @@ def _log_softmax_backward_data_vjp(ctx, gg):
 
 
 log_softmax_backward_data = defop(
-    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType? input_dtype=None) "
+    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) "
     "-> Tensor",
     _log_softmax_backward_data_kernel,
     vjp=_log_softmax_backward_data_vjp,

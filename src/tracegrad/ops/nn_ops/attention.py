@@ -54,7 +54,7 @@ def _safe_softmax_kernel(a, dim, dtype=None):
 def _safe_softmax_vjp(ctx, g):
     (y,) = ctx.saved_tensors
     (dim,) = ctx.attrs
-    return softmax_backward_data(g, y, dim)
+    return softmax_backward_data(g, y, dim, y.dtype)
 
 
 def _safe_softmax_jvp(args, outs, tangents):
