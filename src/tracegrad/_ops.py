@@ -24,6 +24,7 @@ __all__ = ["OpOverload", "OpOverloadPacket", "aten", "overload_of"]
 _NAMESPACE = "aten"
 
 
+@functools.cache  # (one dict for good, and a packet call asks for it twice: the import each time would cost more)
 def _registry() -> dict:
     from .ops.registry import REGISTRY  # (late: the registry imports the tensor module, which imports this)
 
@@ -100,7 +101,7 @@ class OpOverload:
         packet = self._overloadpacket._qualified_op_name
         return packet if self._overloadname == "default" else f"{packet}.{self._overloadname}"
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # (``self=`` is an operator's argument)
         result = self._op(*args, **kwargs)
         at = self._output_mask_position
         if at is None:
@@ -156,16 +157,19 @@ class OpOverloadPacket:
         self._namespace = namespace
         self._qualified_op_name = f"{namespace}::{name}"
         self._overloads: dict[str, OpOverload] = {}
+        self._aten_names: tuple[int, list[str]] | None = None  # (the registry's size, the names then: a scan of
+        # the whole registry per packet call would cost more than the call)
 
     def overloads(self) -> list[str]:
         if self._namespace != _NAMESPACE:
             return [key.partition(".")[2] or "default" for key in _library_ops(self._namespace)
                     if key.partition(".")[0] == self.__name__]
-        names = []
-        for key, op in _registry().items():
-            if key == op.schema.full_name and key.partition(".")[0] == self.__name__:
-                names.append(_aten_overload(key))
-        return names
+        registry = _registry()
+        if self._aten_names is None or self._aten_names[0] != len(registry):  # (the registry only grows)
+            names = [_aten_overload(key) for key, op in registry.items()
+                     if key == op.schema.full_name and key.partition(".")[0] == self.__name__]
+            self._aten_names = (len(registry), names)
+        return list(self._aten_names[1])
 
     def __getattr__(self, overload: str) -> OpOverload:
         if overload.startswith("__"):  # (copy, pickle and friends probe dunders)
@@ -187,15 +191,16 @@ class OpOverloadPacket:
             handle = self._overloads[overload] = OpOverload(self, overload, full_name)
         return handle
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # (``self=`` is an operator's argument)
         return self._overload_for(args, kwargs)(*args, **kwargs)
 
     def _overload_for(self, args: tuple, kwargs: dict) -> OpOverload:
         """PyTorch's packet call: the only overload as it is (its own errors), else the first whose schema takes
         the arguments, else each overload's refusal in one error."""
-        handles = [getattr(self, name) for name in self.overloads()]
-        if len(handles) == 1:
-            return handles[0]
+        names = self.overloads()
+        if len(names) == 1:
+            return getattr(self, names[0])
+        handles = [getattr(self, name) for name in names]
         numbers_as_tensors = self._namespace == _NAMESPACE and self.__name__ in _NUMBERS_AS_TENSORS
         refusals = []
         for handle in handles:

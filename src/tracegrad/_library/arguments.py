@@ -104,6 +104,11 @@ _CHECKS = {
 }
 
 
+# What PyTorch's parser takes for a Tensor where it allows numbers as tensors (THPUtils_checkScalar: Python
+# numbers and bools, and NumPy's scalars, its bool_ too)
+_NUMBERS = (int, float, complex, np.number, np.bool_)
+
+
 def check_value(op, index: int, value, numbers_as_tensors: bool = False) -> None:
     """Refuse ``value`` for parameter ``index`` of ``op`` where PyTorch's parser cannot convert it (a Python
     number taken for a tensor where ``numbers_as_tensors``)."""
@@ -113,7 +118,7 @@ def check_value(op, index: int, value, numbers_as_tensors: bool = False) -> None
     found = _CHECKS.get(base)
     if found is None or (optional and value is None):
         return
-    if numbers_as_tensors and base == "Tensor" and isinstance(value, (int, float, complex)):
+    if numbers_as_tensors and base == "Tensor" and isinstance(value, _NUMBERS):
         return
     name, check = found
     try:

@@ -289,7 +289,7 @@ def binary(op, dunder: bool = False, ufunc=None, matrices=None):
             return formula_scalar(op, general, a, b)
         return general(op, a, b)
 
-    def call(self, *args, **kwargs):
+    def call(self, /, *args, **kwargs):
         if kwargs or len(args) != 2:
             return general(op, *args, **kwargs)
         try:

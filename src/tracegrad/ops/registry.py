@@ -522,7 +522,7 @@ class OpDef:
 
     # ---- calling ------------------------------------------------------------------------------------------
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):  # (``self=`` is an operator's argument)
         try:
             if STATE.op_call_checks:
                 # (before any observer or transform sees the call: torch's parser refuses an array first)
