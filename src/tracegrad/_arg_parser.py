@@ -878,12 +878,12 @@ def _by_position(sig: PySignature, args: tuple, kwargs: dict) -> tuple[tuple, di
     """A call that torch's parser took, with its keywords for positional parameters given by position: where
     tracegrad's function names a parameter otherwise (``x.copy_(other=y)``, ``isin(x, test_element=3)``), Python
     refused the keyword. The positional parameters given up to the first one left out go by position (their
-    defaults are only text here), the rest by keyword (``embedding(w, indices=i, scale_grad_by_freq=True)``);
-    None where that gives no keyword by position."""
+    defaults are only text here), the rest by keyword under torch's name (``embedding(w, indices=i,
+    scale_grad_by_freq=True)``, NumPy's ``diff(x, axis=0)`` as ``dim=0``); None where that changes nothing."""
     named = _bound(sig, args, kwargs)
     positional = [p for p in sig.params if not p.keyword_only]
     count = next((k for k, p in enumerate(positional) if p.name not in named), len(positional))
-    if count <= len(args):
+    if count <= len(args) and named.keys() - {p.name for p in positional[:count]} == kwargs.keys():
         return None
     return tuple(named.pop(p.name) for p in positional[:count]), named
 

@@ -612,21 +612,39 @@ class OpDef:
             return args + self.defaults[n:]
         full = list(args) + list(self.defaults[n:])
         names = self.param_names
+        given = set()
         for key, value in kwargs.items():
             if key == "input":
                 key = "self"
             try:
                 i = names.index(key)
             except ValueError:
-                raise TypeError(f"{self.name}() got an unexpected keyword argument '{key}'") from None
+                i = self._numpy_spelling_index(key, n, kwargs, given)
             if i < n:
                 raise TypeError(f"{self.name}() got multiple values for argument '{key}'")
             full[i] = value
+            given.add(i)
         for i in range(n, self.n_params):
-            if self.required[i] and names[i] not in kwargs and not (names[i] == "self" and "input" in kwargs):
+            if self.required[i] and i not in given:
                 # (PyTorch lists every required argument from the first missing one on, given or not)
                 raise self._missing([names[k] for k in range(i, self.n_params) if self.required[k]])
         return tuple(full)
+
+    def _numpy_spelling_index(self, key: str, n_positional: int, kwargs: dict, given: set) -> int:
+        """The index of the parameter ``key`` spells as NumPy does (``axis`` for ``dim``, ``x`` for ``input``),
+        which torch's parser takes where that parameter has no other value; else torch's refusal, which names the
+        first keyword that is not one of torch's own names (``exp(x=t, a=t)``: 'x')."""
+        from .._arg_parser import _PARAM_NAMES
+
+        name = _PARAM_NAMES.get(key)
+        own = "self" if name == "input" else name
+        if own in self.param_names:
+            i = self.param_names.index(own)
+            if i >= n_positional and i not in given and name not in kwargs and own not in kwargs:
+                return i
+        own_names = {"input", *self.param_names} - {"self"}
+        first = next(k for k in kwargs if k not in own_names)
+        raise TypeError(f"{self.name}() got an unexpected keyword argument '{first}'")
 
     def _missing(self, names: list[str]) -> TypeError:
         """PyTorch's parser's words, its plural ending included ("1 required positional arguments")."""
