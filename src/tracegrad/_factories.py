@@ -373,9 +373,8 @@ def _copied_as_torch(data: np.ndarray | Tensor, dtype) -> np.ndarray:
     strides where it is dense (an empty one always is) and else lays the copy out densely in their order. An array
     with negative strides is refused first, as from_numpy refuses it."""
     source = data._data if isinstance(data, Tensor) else data
-    _dt.from_numpy_dtype(source.dtype)
     if source is data:
-        _refuse_negative_strides(data)
+        refuse_as_from_numpy(data)
         source = _read_as_torch(data)
     np_dtype = source.dtype if dtype is None else _resolve_dtype(dtype)
     try:
@@ -433,7 +432,7 @@ def as_tensor(data: Any = NO_DATA, /, *extra: Any, dtype=None, device=None, **un
                 return data
             return data.to(dtype)
         if isinstance(data, np.ndarray):
-            _refuse_negative_strides(data)  # (it had a tensor with negative strides: data[::-1])
+            refuse_as_from_numpy(data)  # (before any cast: ``data[::-1]`` had a tensor with negative strides)
             data = _read_as_torch(_shareable(data))  # (PyTorch warns about a read-only array even when it casts)
             np_dtype = data.dtype if dtype is None else _resolve_dtype(dtype)
             arr = data if np_dtype == data.dtype else cast_nans(quietly(copy_preserving_layout, data, np_dtype), data)
@@ -451,13 +450,27 @@ tensor.argument_guard = "tensor"
 as_tensor.argument_guard = "as_tensor"
 
 
-def from_numpy(array: np.ndarray) -> Tensor:
-    """Share memory with a NumPy array (no copy)."""
+def from_numpy(array: np.ndarray, warn_not_writable: bool = True) -> Tensor:
+    """Share memory with a NumPy array (no copy); ``warn_not_writable=False`` leaves the warning about a read-only
+    array to the caller (torch.asarray gives it only where it shares)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    _dt.from_numpy_dtype(array.dtype)
+    refuse_as_from_numpy(array)
+    return _wrap(_read_as_torch(_shareable(array, warn_not_writable)))
+
+
+def refuse_as_from_numpy(array: np.ndarray) -> None:
+    """torch's refusals of an array it would take over (from_numpy, and tensor/as_tensor/asarray before any cast),
+    in its order: a dtype it has no match for (byte order aside), strides that are not whole elements, negative
+    strides, then a byte order that is not the machine's."""
+    _dt.from_numpy_dtype(array.dtype.newbyteorder("="))
+    if any(stride % array.itemsize for stride in array.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. Copy the numpy array "
+                         "to reallocate the memory.")
     _refuse_negative_strides(array)
-    return _wrap(_read_as_torch(_shareable(array)))
+    if not array.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                         "between byte orders is currently not supported.")
 
 
 def _read_as_torch(array: np.ndarray) -> np.ndarray:
@@ -485,7 +498,7 @@ _NOT_WRITABLE = ("The given NumPy array is not writable, and PyTorch does not su
                  "will be suppressed for the rest of this program.")
 
 
-def _shareable(array: np.ndarray) -> np.ndarray:
+def _shareable(array: np.ndarray, warn_not_writable: bool = True) -> np.ndarray:
     """``array`` for a tensor to share, as a storage of its own. PyTorch warns (once) about a read-only one and then
     writes into it anyway, so a tensor over it is a writeable alias of the same memory where NumPy owns that memory
     (memory of some other object, ``bytes`` or a read-only mapping, say, stays read-only: writing there is unsafe).
@@ -493,15 +506,21 @@ def _shareable(array: np.ndarray) -> np.ndarray:
     another array (``a[1:]``) is a tensor at storage offset 0 over only the memory it spans."""
     writeable = array.flags.writeable
     if not writeable:
-        from ._warnings import warn_once
-
-        warn_once("numpy_not_writable", _NOT_WRITABLE, stacklevel=4)
+        if warn_not_writable:
+            warn_numpy_not_writable()
         root = storage_root(array)
         writeable = root.base is None and root.flags.owndata and root.nbytes > 0
     if array.base is None and writeable == array.flags.writeable:
         mark_not_resizable(array)
         return array  # (an array that owns its memory is that storage already: the usual case)
     return _over_own_memory(array, writeable)
+
+
+def warn_numpy_not_writable() -> None:
+    """torch's warning (once per process) that a tensor shares a read-only NumPy array's memory."""
+    from ._warnings import warn_once_at_caller
+
+    warn_once_at_caller("numpy_not_writable", _NOT_WRITABLE)
 
 
 class _ArrayMemory:

@@ -311,6 +311,8 @@ def _asarray(obj, dtype, device, copy: bool | None, requires_grad) -> Tensor:
     from .._warnings import warn_once_at_caller
 
     target = _dt.to_dtype(dtype) if dtype is not None else None
+    if isinstance(obj, (np.ndarray, np.generic)):
+        return _asarray_of_numpy(obj, target, copy, bool(requires_grad) if requires_grad is not _UNSET else False)
     if isinstance(obj, Tensor):
         if device is not None:
             _refuse_move(device)
@@ -321,32 +323,51 @@ def _asarray(obj, dtype, device, copy: bool | None, requires_grad) -> Tensor:
                                     "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad "
                                     "instead of False. Pass requires_grad=False explicitly to get the old behavior "
                                     "and silence this warning.")
-        cast = target is not None and obj._data.dtype != target.np
-        if cast and copy is False:
-            raise ValueError(f"can't alias tensor with dtype '{_dt.scalar_type_name(obj._data.dtype)}' into "
-                             f"dtype '{_dt.scalar_type_name(target)}'.")
-        if copy or cast:
-            source = obj if requires_grad else obj.detach()
-            out = creation.to_dtype(source, target) if cast else creation.clone(source)
-            return _factories.requiring_grad(out) if requires_grad and not out.requires_grad else out
-        if requires_grad:
-            return obj if obj.requires_grad else _factories.requiring_grad(obj)
-        return obj.detach() if obj.requires_grad else obj
+        return _copied_or_aliased(obj, target, copy, requires_grad)
     requires_grad = bool(requires_grad) if requires_grad is not _UNSET else False
-    if isinstance(obj, (np.ndarray, np.generic)):
-        array = np.asarray(obj)
-        if target is not None and array.dtype != target.np:
-            if copy is False:
-                raise ValueError(f"can't alias NumPy array with dtype '{array.dtype}' into dtype "
-                                 f"'{_dt.scalar_type_name(target)}'.")
-            array = _dt.through_float_for_half(array, target.np).astype(target.np)
-        elif copy:
-            array = array.copy()
-        out = _factories.from_numpy(array)
-        return _factories.requiring_grad(out) if requires_grad else out
     if copy is False:
         raise ValueError("can't alias arbitrary sequence into a tensor.")
     return _factories.tensor(obj, dtype=target, device=device, requires_grad=requires_grad)
+
+
+def _copied_or_aliased(obj: Tensor, target, copy: bool | None, requires_grad: bool) -> Tensor:
+    """``obj`` cast to ``target`` or copied where asked (``copy=True``) or needed (another dtype), else ``obj``
+    itself, refused where aliasing is asked (``copy=False``) and a cast is needed."""
+    from .. import _factories
+
+    cast = target is not None and obj._data.dtype != target.np
+    if cast and copy is False:
+        raise ValueError(f"can't alias tensor with dtype '{_dt.scalar_type_name(obj._data.dtype)}' into "
+                         f"dtype '{_dt.scalar_type_name(target)}'.")
+    if copy or cast:
+        source = obj if requires_grad else obj.detach()
+        out = creation.to_dtype(source, target) if cast else creation.clone(source)
+        return _factories.requiring_grad(out) if requires_grad and not out.requires_grad else out
+    if requires_grad:
+        return obj if obj.requires_grad else _factories.requiring_grad(obj)
+    return obj.detach() if obj.requires_grad else obj
+
+
+def _asarray_of_numpy(obj: np.ndarray | np.generic, target, copy: bool | None, requires_grad: bool) -> Tensor:
+    """torch.asarray of a NumPy array or scalar, as torch reads it: a tensor over the array first (from_numpy's
+    refusals whatever the dtype asked, a scalar refused with ``copy=False``), then copied or aliased as a tensor
+    is. A scalar or a 0-d array is copied at once, and then ``copy=True`` asks for no second copy (a cast refused
+    as an alias's); a read-only array gets torch's warning only where the tensor shares its memory."""
+    from .. import _factories
+
+    array = obj if isinstance(obj, np.ndarray) else None
+    if array is None:
+        if copy is False:
+            raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or transform it in a ndarray. ")
+        array = np.asarray(obj)
+    tensor = _factories.from_numpy(array, warn_not_writable=False)
+    if array.ndim == 0:
+        tensor = creation.clone(tensor)
+        copy = None if copy is None else False  # (copied already: ``copy=True`` is met)
+    out = _copied_or_aliased(tensor, target, copy, requires_grad)
+    if out._data is tensor._data and not array.flags.writeable:
+        _factories.warn_numpy_not_writable()
+    return out
 
 
 def _tensor_query(name: str, method):
