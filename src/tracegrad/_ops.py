@@ -102,7 +102,11 @@ class OpOverload:
         return packet if self._overloadname == "default" else f"{packet}.{self._overloadname}"
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # (``self=`` is an operator's argument)
-        result = self._op(*args, **kwargs)
+        op = self._op
+        if "self" in kwargs and getattr(op, "param_names", ()) and op.param_names[0] == "self":
+            # (an OpDef's bind, the public function's, knows the schema's self as ``input`` and refuses ``self=``)
+            kwargs = {("input" if key == "self" else key): value for key, value in kwargs.items()}
+        result = op(*args, **kwargs)
         at = self._output_mask_position
         if at is None:
             return result

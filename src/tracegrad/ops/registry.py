@@ -613,7 +613,11 @@ class OpDef:
         full = list(args) + list(self.defaults[n:])
         names = self.param_names
         given = set()
+        stray_self = False
         for key, value in kwargs.items():
+            if key == "self":  # (torch's parser names it ``input``: a missing input is reported first)
+                stray_self = True
+                continue
             if key == "input":
                 key = "self"
             try:
@@ -628,6 +632,8 @@ class OpDef:
             if self.required[i] and i not in given:
                 # (PyTorch lists every required argument from the first missing one on, given or not)
                 raise self._missing([names[k] for k in range(i, self.n_params) if self.required[k]])
+        if stray_self:
+            raise TypeError(f"{self.name}() got an unexpected keyword argument 'self'")
         return tuple(full)
 
     def _numpy_spelling_index(self, key: str, n_positional: int, kwargs: dict, given: set) -> int:
