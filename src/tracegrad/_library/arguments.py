@@ -6,6 +6,8 @@ the like is not repeated). Types the table does not know (``Generator``, ``Dimna
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .._tensor import Tensor
@@ -104,6 +106,9 @@ _CHECKS = {
 }
 
 
+_SIZED_LIST = re.compile(r"\[\d+\]$")
+_INT_LISTS = ("int[]", "SymInt[]")
+
 # What PyTorch's parser takes for a Tensor where it allows numbers as tensors (THPUtils_checkScalar: Python
 # numbers and bools, and NumPy's scalars, its bool_ too)
 _NUMBERS = (int, float, complex, np.number, np.bool_)
@@ -115,6 +120,10 @@ def check_value(op, index: int, value, numbers_as_tensors: bool = False) -> None
     schema_type = op.schema.params[index].type
     optional = schema_type.endswith("?")
     base = schema_type[:-1] if optional else schema_type
+    if _SIZED_LIST.search(base):  # (``int[2]``: a list of ints, or one int that PyTorch repeats)
+        base = _SIZED_LIST.sub("[]", base)
+        if base in _INT_LISTS and _is_int(value):
+            return
     found = _CHECKS.get(base)
     if found is None or (optional and value is None):
         return
