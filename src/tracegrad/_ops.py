@@ -31,6 +31,24 @@ def _registry() -> dict:
     return REGISTRY
 
 
+@functools.cache
+def _decompositions() -> dict:
+    """The overloads tracegrad computes through another operator, by operator name (``registry.Decomposition``)."""
+    from .ops.registry import DECOMPOSITIONS
+
+    return DECOMPOSITIONS
+
+
+def _with_decompositions(names: list[str], decompositions: list) -> list[str]:
+    """``names`` (the registered overloads) with the decomposed ones placed where torch lists them."""
+    names = list(names)
+    for decomposition in decompositions:
+        overload = decomposition.schema.overload or "default"
+        at = names.index(decomposition.before) if decomposition.before in names else len(names)
+        names.insert(at, overload)
+    return names
+
+
 def _library_ops(namespace: str) -> dict:
     """The operators defined in ``namespace`` with ``torch.library``, keyed by ``name`` or ``name.overload``."""
     from ._library.operators import NAMESPACES
@@ -127,6 +145,22 @@ class OpOverload:
         return f"{self.namespace}.{self.__name__}"
 
 
+class _DecomposedOverload(OpOverload):
+    """An overload tracegrad computes through another operator (``registry.Decomposition``): its arguments are read
+    against its own schema, as PyTorch's boxed call reads them, then handed on."""
+
+    def __init__(self, packet: OpOverloadPacket, decomposition) -> None:
+        super().__init__(packet, decomposition.schema.overload or "default", decomposition.schema.full_name)
+        self._decomposition = decomposition
+
+    @property
+    def _op(self):
+        return self._decomposition
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        return self._decomposition.call(*arguments.bind(_Signature.of(self), args, kwargs))
+
+
 # ATen operators whose packets take a Python number for a Tensor argument (python_arg_parser's
 # should_allow_numbers_as_tensors): ``aten.add(x, 1)`` is ``add.Tensor``, ``aten.eq(x, 1)`` ``eq.Scalar``.
 _NUMBERS_AS_TENSORS = frozenset(
@@ -161,7 +195,7 @@ class OpOverloadPacket:
         self._namespace = namespace
         self._qualified_op_name = f"{namespace}::{name}"
         self._overloads: dict[str, OpOverload] = {}
-        self._aten_names: tuple[int, list[str]] | None = None  # (the registry's size, the names then: a scan of
+        self._aten_names: tuple[tuple, list[str]] | None = None  # (the registry's size, the names then: a scan of
         # the whole registry per packet call would cost more than the call)
 
     def overloads(self) -> list[str]:
@@ -169,10 +203,12 @@ class OpOverloadPacket:
             return [key.partition(".")[2] or "default" for key in _library_ops(self._namespace)
                     if key.partition(".")[0] == self.__name__]
         registry = _registry()
-        if self._aten_names is None or self._aten_names[0] != len(registry):  # (the registry only grows)
+        decompositions = _decompositions().get(self.__name__, ())
+        size = (len(registry), len(decompositions))  # (both only grow)
+        if self._aten_names is None or self._aten_names[0] != size:
             names = [_aten_overload(key) for key, op in registry.items()
                      if key == op.schema.full_name and key.partition(".")[0] == self.__name__]
-            self._aten_names = (len(registry), names)
+            self._aten_names = (size, _with_decompositions(names, decompositions))
         return list(self._aten_names[1])
 
     def __getattr__(self, overload: str) -> OpOverload:
@@ -184,6 +220,8 @@ class OpOverloadPacket:
             if full_name not in _library_ops(self._namespace):
                 raise AttributeError(f"The underlying op of '{self}' has no overload name '{overload}'")
             handle = self._overloads[overload] = OpOverload(self, overload, full_name)
+        if handle is None and self._namespace == _NAMESPACE:
+            handle = self._decomposed(overload)
         if handle is None:
             registry = _registry()
             full_name = f"{self.__name__}.{overload}"
@@ -194,6 +232,13 @@ class OpOverloadPacket:
                 raise AttributeError(f"The underlying op of '{self}' has no overload name '{overload}'")
             handle = self._overloads[overload] = OpOverload(self, overload, full_name)
         return handle
+
+    def _decomposed(self, overload: str) -> OpOverload | None:
+        for decomposition in _decompositions().get(self.__name__, ()):
+            if (decomposition.schema.overload or "default") == overload:
+                handle = self._overloads[overload] = _DecomposedOverload(self, decomposition)
+                return handle
+        return None
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> Any:  # (``self=`` is an operator's argument)
         return self._overload_for(args, kwargs)(*args, **kwargs)

@@ -23,12 +23,12 @@ from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
 from ..backend.dtypes import cpp_type_name
 from . import aten_prod, aten_sum, bfloat16_in_float, stl_order
-from ._util import log_add_exp_complex, to_floating, unsupported, wrap_dim
+from ._util import log_add_exp_complex, parsed_numbers, to_floating, unsupported, wrap_dim
 from .aten_loops import GRAIN_SIZE
 from .aten_sum import cast_as_aten, running
 from .aten_vec import has_nan
 from .reductions import _dims_arg
-from .registry import REGISTRY, defop
+from .registry import REGISTRY, defdecomposition, defop
 
 # ---- helpers -----------------------------------------------------------------------------------------------
 
@@ -697,6 +697,27 @@ min.__name__ = min.__qualname__ = "min"
 min.__doc__ = "``min(input)``, ``min(input, dim, keepdim)`` -> (values, indices), or ``min(input, other)``."
 
 
+def _declare_extreme_overloads(name: str, binary: str, full, along_dim, indices_out: str) -> None:
+    """ATen's other overloads of max/min, in torch's order: ``other`` (the elementwise ``binary``) first, then
+    the ``out=`` ones; without them a packet call ``aten.max(x, y)`` with a 0-d ``y`` took it for ``dim``."""
+
+    def elementwise(*args, **kwargs):  # (looked up on call: maximum/minimum are declared by a later module)
+        return REGISTRY[binary](*args, **kwargs)
+
+    defdecomposition(f"{name}.other(Tensor self, Tensor other) -> Tensor", elementwise, before="default")
+    defdecomposition(f"{name}.dim_{name}(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) {name}, "
+                     f"Tensor(b!) {indices_out}) -> (Tensor(a!) values, Tensor(b!) indices)",
+                     lambda self, dim, keepdim, values, indices: along_dim(self, dim, keepdim, out=(values, indices)))
+    defdecomposition(f"{name}.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+                     lambda self, out: full(self, out=out))
+    defdecomposition(f"{name}.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+                     lambda self, other, out: elementwise(self, other, out=out))
+
+
+_declare_extreme_overloads("max", "maximum", _max_full, _max_dim, "max_values")
+_declare_extreme_overloads("min", "minimum", _min_full, _min_dim, "min_indices")
+
+
 def _check_reduced_dims_nonempty(name: str, shape: tuple, dim) -> None:
     """PyTorch's check that an empty tensor's reduction names its dims, none of them empty: each dim as given,
     wrapped one at a time (before repeated dims are looked for), its message naming the dim as given."""
@@ -1135,6 +1156,46 @@ var = _var_family(_var)
 std = _var_family(_std)
 var_mean = _var_family(_var_mean)
 std_mean = _var_family(_std_mean)
+
+
+def _declare_unbiased_overloads(op) -> None:
+    """ATen's other overloads of var/std/var_mean/std_mean, composites that call ``.correction`` with
+    ``correction=unbiased`` (0 or 1), in torch's order: ``default``, ``dim`` before it, the ``out=`` ones after
+    (var_mean and std_mean have no ``.out``). The ``names_*`` ones take named dims, which tracegrad has not."""
+    name, pair = op.name, op.n_returns == 2
+    returns = "(Tensor, Tensor)" if pair else "Tensor"
+    outs = "Tensor(a!) out0, Tensor(b!) out1" if pair else "Tensor(a!) out"
+    out_returns = "(Tensor(a!), Tensor(b!))" if pair else "Tensor(a!)"
+    # (torch reads a None for ``bool unbiased`` as false)
+    defdecomposition(f"{name}(Tensor self, bool unbiased=True) -> {returns}",
+                     lambda self, unbiased: op(self, correction=int(bool(unbiased))), before="correction")
+    defdecomposition(f"{name}.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> {returns}",
+                     lambda self, dim, unbiased, keepdim: op(self, dim, correction=int(bool(unbiased)),
+                                                             keepdim=keepdim), before="correction")
+    defdecomposition(f"{name}.correction_out{_VAR_ARGS[:-1]}, {outs}) -> {out_returns}",
+                     lambda self, dim, correction, keepdim, *outs: _correction_out(op, self, dim, correction,
+                                                                                   keepdim, outs))
+    if not pair:
+        defdecomposition(f"{name}.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, "
+                         f"Tensor(a!) out) -> Tensor(a!)",
+                         lambda self, dim, unbiased, keepdim, out: op(self, dim, correction=int(bool(unbiased)),
+                                                                      keepdim=keepdim, out=out))
+
+
+def _correction_out(op, x: Tensor, dim, correction, keepdim: bool, outs: tuple):
+    """``<op>.correction_out``: ``op`` written into ``outs``."""
+    if len(outs) == 1:
+        return op(x, dim, correction=correction, keepdim=keepdim, out=outs[0])
+    # (var_mean/std_mean take no out= in Python: NO_OUT_OVERLOAD refuses it there, so the write is asked for here)
+    from .variants import write_out
+
+    bound = parsed_numbers(op.bind((x, dim), {"correction": correction, "keepdim": keepdim}), op.number_idx,
+                           op.float_idx)
+    return write_out(op, bound, outs)
+
+
+for _variance in (_var, _std, _var_mean, _std_mean):
+    _declare_unbiased_overloads(_variance)
 
 
 # ---- norm / logsumexp --------------------------------------------------------------------------------------

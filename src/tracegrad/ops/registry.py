@@ -50,6 +50,32 @@ NO_OUT_OVERLOAD = frozenset({
 # Every declaration per schema name: an operator is declared once, so each list should hold one (a test checks)
 DECLARED: dict[str, list] = {}
 
+
+class Decomposition:
+    """An ATen overload that tracegrad computes by calling another operator, as ATen's CompositeImplicitAutograd
+    overloads do (``var(Tensor self, bool unbiased)`` calls ``var.correction``): the graph, the errors and what an
+    interceptor sees are that operator's. Only ``torch.ops.aten`` reaches it (the public functions bind these
+    signatures themselves); ``call`` takes the arguments bound to ``schema``, in its order."""
+
+    def __init__(self, schema: str, call: Callable, before: str | None) -> None:
+        self.schema = parse_schema(schema)
+        self.name = self.schema.name
+        self.call = call
+        self.before = before  # the ATen overload name it precedes in torch's list of the packet's overloads
+
+
+# Decompositions by operator name, in declaration order (``torch._ops`` merges them into the packets)
+DECOMPOSITIONS: dict[str, list[Decomposition]] = {}
+
+
+def defdecomposition(schema: str, call: Callable, *, before: str | None = None) -> Decomposition:
+    """Declare an ATen overload computed by ``call(*bound_arguments)`` (see :class:`Decomposition`); ``before``
+    places it before that overload in ``aten.<name>.overloads()`` (torch's order, which decides the overload a
+    packet call picks), else after the ones so far."""
+    decomposition = Decomposition(schema, call, before)
+    DECOMPOSITIONS.setdefault(decomposition.name, []).append(decomposition)
+    return decomposition
+
 _ndarray = np.ndarray
 
 
