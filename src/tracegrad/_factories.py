@@ -450,11 +450,23 @@ tensor.argument_guard = "tensor"
 as_tensor.argument_guard = "as_tensor"
 
 
-def from_numpy(array: np.ndarray, warn_not_writable: bool = True) -> Tensor:
-    """Share memory with a NumPy array (no copy); ``warn_not_writable=False`` leaves the warning about a read-only
+def from_numpy(*args: Any, **kwargs: Any) -> Tensor:
+    """Share memory with a NumPy array (no copy). torch's is a C function of exactly one argument, given by
+    position, with CPython's words for any other call."""
+    if kwargs:
+        raise TypeError("torch._VariableFunctionsClass.from_numpy() takes no keyword arguments")
+    if len(args) != 1:
+        raise TypeError(f"torch._VariableFunctionsClass.from_numpy() takes exactly one argument ({len(args)} given)")
+    return tensor_over_array(args[0])
+
+
+def tensor_over_array(array: np.ndarray, warn_not_writable: bool = True) -> Tensor:
+    """torch.from_numpy's tensor over ``array``; ``warn_not_writable=False`` leaves the warning about a read-only
     array to the caller (torch.asarray gives it only where it shares)."""
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+        from ._arg_parser import tp_name
+
+        raise TypeError(f"expected np.ndarray (got {tp_name(array)})")
     refuse_as_from_numpy(array)
     return _wrap(_read_as_torch(_shareable(array, warn_not_writable)))
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._strides import element_strides, strided_empty
 from ..backend import dtypes as _dt
 from . import bfloat16_bit_moves
 from .aten_vec import has_nan
@@ -86,7 +87,11 @@ def _rounded(result):
     """A float32 kernel's result rounded to bfloat16: arrays, and the NumPy float32 scalars that NumPy's operations
     on 0-d arrays give (``a + b`` of two 0-dim tensors)."""
     if result.__class__ is _ndarray or result.__class__ is _F32_SCALAR:
-        return result.astype(_dt.bfloat16.np) if result.dtype is _F32 else result
+        if result.dtype is not _F32:
+            return result
+        if result.size == 0 and result.ndim:  # (NumPy's astype lays an empty array out anew: keep its strides)
+            return strided_empty(result.shape, element_strides(result), np.dtype(_dt.bfloat16.np))
+        return result.astype(_dt.bfloat16.np)
     if result.__class__ is tuple or result.__class__ is list:
         return result.__class__(_rounded(r) for r in result)
     return result

@@ -360,7 +360,7 @@ def _asarray_of_numpy(obj: np.ndarray | np.generic, target, copy: bool | None, r
         if copy is False:
             raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or transform it in a ndarray. ")
         array = np.asarray(obj)
-    tensor = _factories.from_numpy(array, warn_not_writable=False)
+    tensor = _factories.tensor_over_array(array, warn_not_writable=False)
     if array.ndim == 0:
         tensor = creation.clone(tensor)
         copy = None if copy is None else False  # (copied already: ``copy=True`` is met)
