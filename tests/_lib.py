@@ -181,6 +181,17 @@ def graph_with_edges(fn) -> tuple | None:
     return tuple(nodes)
 
 
+def double_backward(lib, build) -> tuple:
+    """``build(lib, x)`` of a float64 3x4 ``x`` that requires grad: its first gradient ``g``, taken with
+    ``create_graph=True`` against a cotangent that requires grad too (so a linear op's gradient has a graph), and the
+    gradients of ``(g * g).sum()`` with respect to ``x`` and the cotangent."""
+    x = lib.linspace(-0.9, 0.8, 12, dtype=lib.float64).reshape(3, 4).requires_grad_()
+    y = build(lib, x)
+    cotangent = lib.linspace(-1.0, 1.0, y.numel(), dtype=y.dtype).reshape(y.shape).requires_grad_()
+    (g,) = lib.autograd.grad(y, x, cotangent, create_graph=True)
+    return (g, *lib.autograd.grad((g * g).sum(), (x, cotangent)))
+
+
 def value_or_error(program, lib) -> tuple:
     """What ``program(lib)`` gives, comparable across libraries: its result's dtype, shape and values (NaN equal
     to NaN through repr), or the error's type and message."""

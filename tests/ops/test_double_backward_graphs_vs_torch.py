@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _lib import graph_with_edges, tg, torch
+from _lib import double_backward, graph_with_edges, tg, torch
 from opinfo import op_db
 from opinfo.core import Call, flatten_outputs, resolve
 
@@ -108,13 +108,9 @@ PROGRAMS = {
 
 
 def _program_outcome(lib, name: str):
-    x = lib.linspace(-0.9, 0.8, 12, dtype=lib.float64).reshape(3, 4).requires_grad_()
-    y = PROGRAMS[name](lib, x)
-    cotangent = lib.linspace(-1.0, 1.0, y.numel(), dtype=y.dtype).reshape(y.shape).requires_grad_()
-    (g,) = lib.autograd.grad(y, x, cotangent, create_graph=True)
-    second = lib.autograd.grad((g * g).sum(), (x, cotangent))
-    layouts = [(tuple(t.stride()), str(t.dtype).split(".")[-1]) for t in (g, *second)]
-    return graph_with_edges(g.grad_fn), layouts, [t.detach().numpy() for t in (g, *second)]
+    gradients = double_backward(lib, PROGRAMS[name])
+    layouts = [(tuple(t.stride()), str(t.dtype).split(".")[-1]) for t in gradients]
+    return graph_with_edges(gradients[0].grad_fn), layouts, [t.detach().numpy() for t in gradients]
 
 
 WITHIN_AN_ULP = ("erfinv", "corrcoef")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _lib import graph_with_edges, tg, torch
+from _lib import double_backward, graph_with_edges, tg, torch
 
 
 def _outcome(fn, lib):
@@ -50,12 +50,8 @@ RSUBS = {
 
 
 def _rsub_outcome(lib, name: str):
-    x = lib.linspace(-0.9, 0.8, 12, dtype=lib.float64).reshape(3, 4).requires_grad_()
-    y = RSUBS[name](lib, x)
-    cotangent = lib.linspace(-1.0, 1.0, y.numel(), dtype=y.dtype).reshape(y.shape).requires_grad_()
-    (g,) = lib.autograd.grad(y, x, cotangent, create_graph=True)
-    second = lib.autograd.grad((g * g).sum(), (x, cotangent))
-    return graph_with_edges(g.grad_fn), [t.detach().numpy() for t in (g, *second)]
+    gradients = double_backward(lib, RSUBS[name])
+    return graph_with_edges(gradients[0].grad_fn), [t.detach().numpy() for t in gradients]
 
 
 @pytest.mark.parametrize("name", RSUBS)
