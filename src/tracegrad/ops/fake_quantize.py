@@ -16,7 +16,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ..autograd.forward_ad import not_implemented_jvp
 from ..backend import dtypes as _dt
-from ._util import broadcast_mismatch, unsupported
+from ._util import broadcast_mismatch, unsupported, wrap_dim
 from .aten_sum import sum_as_aten
 from .aten_vec import fma32
 from .bfloat16_bit_moves import c10_nans
@@ -223,16 +223,8 @@ def _check_channel_params(x, scale, zero_point, axis: int) -> None:
         raise RuntimeError("zero point should be a 1-D tensor")
     if scale.size != zero_point.size:
         raise RuntimeError("scale and zero-point need to have the same dimensions")
-    if scale.size != x.shape[_size_dim(axis, x.ndim)]:
+    if scale.size != x.shape[wrap_dim(axis, x.ndim)]:  # (``self.size(axis)``, a negative axis wrapped)
         raise RuntimeError("dimensions of scale and zero-point are not consistent with input tensor")
-
-
-def _size_dim(axis: int, ndim: int) -> int:
-    """``self.size(axis)``'s wrapping of a negative axis, with its IndexError."""
-    low, high = -max(ndim, 1), max(ndim, 1) - 1
-    if not low <= axis <= high:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {axis})")
-    return axis % max(ndim, 1)
 
 
 def _per_channel_values(x, scale, zero_point, axis, quant_min, quant_max):
