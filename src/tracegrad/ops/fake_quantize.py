@@ -16,11 +16,12 @@ import numpy as np
 from .._tensor import Tensor, _wrap
 from ..autograd.forward_ad import not_implemented_jvp
 from ..backend import dtypes as _dt
-from ._util import broadcast_mismatch, unsupported, wrap_dim
+from ._util import broadcast_mismatch, wrap_dim
 from .aten_sum import sum_as_aten
 from .aten_vec import fma32
 from .bfloat16_bit_moves import c10_nans
 from .bfloat16_in_float import computes_bfloat16
+from .nn_ops._common import check_float  # (ATen dispatches on float, double, half and bfloat16)
 from .nn_ops.loss import check_nondifferentiable
 from .pointwise import mul
 from .registry import defop, defop_without_derivative
@@ -28,17 +29,12 @@ from .scalar_fill import scalar_for
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _INT64_MIN = np.int64(-(2**63))
-_FLOATS = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 
 
 def _bfloat16_too(kernel):
     """These kernels take bfloat16 arrays themselves: ATen computes them in float and stores the output in the
     input's dtype, whatever the scale's (bfloat16_in_float's promotion would make it float32)."""
     return computes_bfloat16(kernel)
-
-
-def _is_floating(a: np.ndarray) -> bool:
-    return a.dtype in _FLOATS or a.dtype == _dt.bfloat16.np
 
 
 def _float_if_bfloat16_input(dy, x, scale, zero_point) -> tuple:
@@ -59,12 +55,6 @@ _AXIS_RANGE = "`axis` must be between 0 and number of dimensions of input"
 def _check_quant_range(quant_min: int, quant_max: int) -> None:
     if quant_min > quant_max:
         raise RuntimeError(_RANGE_ORDER)
-
-
-def _check_float_input(x: np.ndarray, kernel_name: str) -> None:
-    """ATen dispatches on float, double, half and bfloat16 (bfloat16 reaches the kernel as a float32 copy)."""
-    if not _is_floating(x):
-        raise unsupported(kernel_name, x)
 
 
 def _opmath(x: np.ndarray) -> np.dtype:
@@ -107,7 +97,7 @@ def _stored_as(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _per_tensor_values(x: np.ndarray, scale: float, zero_point: int, quant_min: int, quant_max: int):
     """``_fake_quantize_tensor_helper``: (output, mask) for a float scale and an integer zero point."""
-    _check_float_input(x, "fake_quantize_tensor_cachemask_kernel_type_handling")
+    check_float(x, "fake_quantize_tensor_cachemask_kernel_type_handling")
     compute = _opmath(x).type
     scale32 = np.float32(scale)
     with np.errstate(all="ignore"):
@@ -142,7 +132,7 @@ def _tensor_qparams_kernel(x, scale, zero_point, fake_quant_enabled, quant_min, 
     zero_point_value = int(scalar_for(_item(zero_point), np.dtype(np.int32)))
     scale_value = float(scalar_for(_item(scale), _F32))
     if not int(_item(fake_quant_enabled)):
-        _check_float_input(x, "fake_quantize_tensor_cachemask_kernel_type_handling")
+        check_float(x, "fake_quantize_tensor_cachemask_kernel_type_handling")
         return x.copy(), np.ones(x.shape, dtype=bool)
     return _per_tensor_values(x, scale_value, zero_point_value, quant_min, quant_max)
 
@@ -230,7 +220,7 @@ def _check_channel_params(x, scale, zero_point, axis: int) -> None:
 def _per_channel_values(x, scale, zero_point, axis, quant_min, quant_max):
     """``_fake_quant_per_channel_cachemask_cpu_helper``: an int32 zero point is added after the rounding, a float
     one before it (``lrintf``)."""
-    _check_float_input(x, "fake_quantize_channel_cachemask_cpu_type_handling")
+    check_float(x, "fake_quantize_channel_cachemask_cpu_type_handling")
     compute = _opmath(x).type
     scale32 = _channel_shaped(scale, x.ndim, axis).astype(_F32, copy=False)
     zp = _channel_shaped(zero_point, x.ndim, axis)
