@@ -18,6 +18,7 @@ from ._jvp import add_zero_term, or_zero, plus, recording, scaled, zero_times
 from ._util import (
     as_array,
     binary_dtype,
+    broadcast_mismatch,
     half_in_float,
     in_float_to_half,
     number_read_in_float,
@@ -55,6 +56,18 @@ def check_broadcast_into(dst: np.ndarray, operands) -> None:
         if broadcast != dst.shape:
             raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
                                f"{list(broadcast)}")
+
+
+def check_fits_into(dst: np.ndarray, operand) -> None:
+    """An in-place operation writing into ``dst`` with ``operand``, checked as PyTorch's TensorIterator: shapes that
+    do not broadcast at all first ("The size of tensor a ..." at torch's dim, which NumPy's ValueError would not
+    give), then a broadcast shape larger than ``dst``'s ("output with shape ...")."""
+    if operand.__class__ is not np.ndarray:  # (a NumPy scalar: a product of 0-d operands fits any destination)
+        return
+    mismatch = broadcast_mismatch([dst.shape, operand.shape])
+    if mismatch is not None:
+        raise mismatch
+    check_broadcast_into(dst, (operand,))
 
 
 def writes_last(kernel: Callable) -> Callable:

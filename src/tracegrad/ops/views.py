@@ -702,15 +702,11 @@ def _diagonal_backward_kernel(g, input_sizes, offset, dim1, dim2):
     """ATen's: ``zeros(input_sizes).diagonal(offset, dim1, dim2).copy_(grad)``, refusing what each step refuses in
     its words (a negative size, identical dims, a gradient that does not broadcast to the diagonal)."""
     from .._arg_checks import non_negative_shape
-    from ._util import broadcast_mismatch
-    from .pointwise import check_broadcast_into
+    from .pointwise import check_fits_into
 
     out = np.zeros(non_negative_shape("zeros", tuple(input_sizes)), dtype=g.dtype)
     piece = _diagonal_kernel(out, offset, dim1, dim2)
-    mismatch = broadcast_mismatch([piece.shape, g.shape])
-    if mismatch is not None:
-        raise mismatch
-    check_broadcast_into(piece, (g,))
+    check_fits_into(piece, g)
     piece[...] = g
     return out
 

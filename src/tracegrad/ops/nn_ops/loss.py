@@ -33,6 +33,7 @@ from ..pointwise import (
     add,
     check_broadcast_into,
     check_cast_into,
+    check_fits_into,
     div,
     exp,
     lt,
@@ -1149,16 +1150,16 @@ def _bce_logits_kernel(x, t, weight=None, pos_weight=None, reduction=1):
         if mismatch is not None:
             raise mismatch
         log_weight = 1 + (pos_weight - 1) * t
-        _check_fits(log_sig, log_weight)  # (torch: log_sigmoid(input).mul_(log_weight), in place)
+        check_fits_into(log_sig, log_weight)  # (torch: log_sigmoid(input).mul_(log_weight), in place)
     # (torch: (1 - target).mul_(input): the loss takes the target's shape, into which the input must broadcast; the
     # aten op broadcasts, F.binary_cross_entropy_with_logits refuses different sizes before calling it)
-    _check_fits(t, x)
+    check_fits_into(t, x)
     if FLOAT_COPIES and any(seen_dtype(a) is not a.dtype for a in (x, t, weight, pos_weight) if a is not None):
         loss = _bce_logits_in_steps(x, t, log_sig, weight, pos_weight)
     else:
         loss = (1 - t) * x - (log_sig if pos_weight is None else log_weight * log_sig)
         if weight is not None:
-            _check_fits(np.asarray(loss), weight)  # (torch: loss.mul_(weight), in place)
+            check_fits_into(np.asarray(loss), weight)  # (torch: loss.mul_(weight), in place)
             loss = loss * weight
     loss = _reduce(np.asarray(loss).astype(t.dtype if t.dtype.kind in "fc" else x.dtype, copy=False), reduction)
     storage = seen_dtype(t)  # (a bfloat16 target's copy: the loss is written in its dtype, whatever the others are)
@@ -1180,21 +1181,9 @@ def _bce_logits_in_steps(x, t, log_sig, weight, pos_weight):
     loss = rounded(rounded(1 - t, t) * x, t)  # ((1 - target).mul_(input): in place, in the target's dtype)
     loss = rounded(loss - log_sig, t)
     if weight is not None:
-        _check_fits(np.asarray(loss), weight)
+        check_fits_into(np.asarray(loss), weight)
         loss = rounded(loss * weight, t)
     return loss
-
-
-def _check_fits(dst: np.ndarray, operand) -> None:
-    """An in-place product into ``dst`` with ``operand``, checked as PyTorch's TensorIterator: shapes that do not
-    broadcast at all first ("The size of tensor a ..." at torch's dim, which NumPy's ValueError would not give),
-    then a broadcast shape larger than ``dst``'s ("output with shape ...")."""
-    if operand.__class__ is not np.ndarray:  # (a NumPy scalar: a product of 0-d operands fits any destination)
-        return
-    mismatch = broadcast_mismatch([dst.shape, operand.shape])
-    if mismatch is not None:
-        raise mismatch
-    check_broadcast_into(dst, (operand,))
 
 
 def _bce_logits_vjp(ctx, g):
