@@ -80,6 +80,12 @@ _BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int
                 cfloat=complex64, cdouble=complex128)
 
 
+def cpu_accumulate_type(d: dtype) -> dtype:
+    """c10's ``toAccumulateType(d, CPU)``: the wider type PyTorch's CPU formulas accumulate a floating type in
+    (float32 in float64, half types in float32)."""
+    return {float16: float32, bfloat16: float32, float32: float64, complex64: complex128}.get(d, d)
+
+
 # PyTorch's scalar type names, as its error messages and legacy type strings spell them.
 _SCALAR_NAMES = {bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
                  float16: "Half", bfloat16: "BFloat16", float32: "Float", float64: "Double", complex64: "ComplexFloat",

@@ -21,7 +21,7 @@ from ..autograd.forward_ad import not_implemented_jvp
 from ..backend import dtypes as _dt
 from ._jvp import set_self_tangent_rules
 from ._util import binary_dtype, result_dtype, wrap_dim
-from .bfloat16_in_float import computes_bfloat16, seen_dtype
+from .bfloat16_in_float import computes_bfloat16, rounded_in_float, seen_dtype
 from .pointwise import inplace_kernel
 from .registry import defop, defop_without_derivative
 from .scalar_overloads import div_scalar, mul_scalar
@@ -478,10 +478,24 @@ def _coordinate_gradient(input: Tensor, coords: Tensor, d: int, edge_order: int,
 # ---- renorm ------------------------------------------------------------------------------------------------
 
 
-def _renorm_norm(a: np.ndarray, p: float, axes: tuple) -> np.ndarray:
+def _renorm_factor(a: np.ndarray, p: float, axes: tuple, maxnorm) -> np.ndarray:
+    """Each slice's scale, ``maxnorm / (norm + 1e-7)`` where its norm is over ``maxnorm`` (1 elsewhere), in
+    ``a``'s real type. A half type's norm and scale are computed in float32 and the scale rounded (PyTorch's
+    kernel takes the norm in CUDA's accumulate type and writes the scale into a tensor of the input's type)."""
     from .linalg import _vector_norm_kernel
 
-    return _vector_norm_kernel(a, p, list(axes), True)
+    seen = seen_dtype(a)
+    half = seen.itemsize == 2
+    norm = _vector_norm_kernel(a, p, list(axes), True, dtype=_dt.float32 if a.dtype == np.float16 else None)
+    real = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
+    kind = np.dtype(np.float32) if half else real
+    norm = norm.astype(kind, copy=False)
+    mx = kind.type(maxnorm)
+    with np.errstate(all="ignore"):
+        factor = np.where(norm > mx, mx / (norm + kind.type(1e-7)), kind.type(1))
+    if half and a.dtype == np.float32:
+        return rounded_in_float(factor)  # (the kernel's operand is bfloat16's float32 copy)
+    return factor.astype(real, copy=False)
 
 
 def _renorm_kernel(a, p, dim, maxnorm):
@@ -499,18 +513,14 @@ def _renorm_kernel(a, p, dim, maxnorm):
     if a.dtype.kind not in "fc":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_type_name(a.dtype)}")
-    norm = _renorm_norm(a, float(p), tuple(k for k in range(a.ndim) if k != d))
-    real = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
-    norm = norm.astype(real, copy=False)
-    mx = real.type(maxnorm)
-    with np.errstate(all="ignore"):
-        factor = np.where(norm > mx, mx / (norm + real.type(1e-7)), real.type(1))
-    return np.asarray(a * factor.astype(real), dtype=a.dtype)
+    factor = _renorm_factor(a, float(p), tuple(k for k in range(a.ndim) if k != d), maxnorm)
+    return np.asarray(a * factor, dtype=a.dtype)
 
 
 def _renorm_vjp(ctx, g):
     """PyTorch's renorm_backward: where a slice was scaled, the scale's own gradient through the norm is
     subtracted."""
+    from .creation import to_dtype
     from .linalg import linalg_vector_norm, norm_backward
     from .pointwise import gt, mul, sub, where
     from .reductions_extra import sum as sum_op
@@ -521,17 +531,21 @@ def _renorm_vjp(ctx, g):
     p, dim, maxnorm = ctx.attrs
     d = wrap_dim(dim, x.ndim)
     reduce_dims = [k for k in range(x.ndim) if k != d]
-    norm = linalg_vector_norm(x, p, reduce_dims, True)
+    # (PyTorch computes the norm, the sums and the scaled gradient in the CPU accumulate type, float32's in
+    # float64, and rounds only the result to the gradient's type)
+    acc = _dt.cpu_accumulate_type(x.dtype)
+    norm = linalg_vector_norm(x, p, reduce_dims, True, dtype=acc)
     grad_output = mul(conj(x), g)
     if grad_output.is_complex():
         from .complex_ops import real
 
         grad_output = real(grad_output)
-    grad_output = sum_op(grad_output, reduce_dims, True)
+    grad_output = sum_op(grad_output, reduce_dims, True, dtype=norm.dtype)
     nb = norm_backward(grad_output, x, norm, float(p), reduce_dims, True)
     invnorm = reciprocal(add_scalar(norm, 1e-7))
-    factor = mul(invnorm, maxnorm)
-    return where(gt(norm, maxnorm), sub(mul(factor, g), mul(mul(factor, invnorm), nb)), g)
+    # (grouped as PyTorch's ``maxnorm * invnorm * (grad - invnorm * nb)``: distributing the factor rounds apart)
+    scaled = mul(mul(invnorm, maxnorm), sub(g, mul(invnorm, nb)))
+    return where(gt(norm, maxnorm), to_dtype(scaled, g.dtype), g)
 
 
 def _renorm_jvp(args, outs, tangents):
