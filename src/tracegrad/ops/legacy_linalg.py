@@ -26,7 +26,7 @@ from .linalg import (
     dim_size,
     matrix_norm,
 )
-from .linalg_extra import _householder_kernel, householder_product_backward, linalg_lu_factor_ex, linalg_lu_solve
+from .linalg_extra import householder_product_backward, householder_q, linalg_lu_factor_ex, linalg_lu_solve
 from .nn_ops._basic import norm as _aten_norm
 from .registry import defop, not_implemented
 from .shape_extra import _not_bools, refuse_if
@@ -231,7 +231,7 @@ def _ormqr_kernel(a, tau, c, left=True, transpose=False):
     # the full m x m Q = H_0 ... H_{k-1}: the reflectors' columns padded to a square matrix
     square = np.zeros(a.shape[:-1] + (m,), dtype=a.dtype)
     square[..., :, :k] = a[..., :, :k]
-    q = _householder_kernel(square, tau)
+    q = householder_q(square, tau)  # (checked above, in ormqr's words)
     q = _mH(q) if transpose else q
     return _f_contiguous(q @ c if left else c @ q)
 

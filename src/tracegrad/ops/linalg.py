@@ -2076,6 +2076,7 @@ def _lu_solve_checked(LU, pivots, B, left=True, adjoint=False):
     if pivots.shape != LU.shape[:-1]:
         raise RuntimeError("linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got "
                            f"pivots with shape {list(pivots.shape)} instead")
+    _check_batches_broadcast(B, LU)
     refuse_half("linalg.lu_solve_cpu", LU)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return _lu_solve_kernel(LU, pivots, B, left, adjoint)
@@ -2354,6 +2355,13 @@ def _is_vector_rhs(a_shape: tuple, b_shape: tuple) -> bool:
     return len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1])
 
 
+def _check_batches_broadcast(b: np.ndarray, a: np.ndarray) -> None:
+    """PyTorch's _linalg_broadcast_batch_dims(B, A): the right-hand side's batch is "tensor a" in its refusal."""
+    error = broadcast_mismatch([b.shape[:-2], a.shape[:-2]])
+    if error is not None:
+        raise error
+
+
 def _solve_kernel(a, b, left=True, check_errors=False):
     _check_square("linalg.solve", a)
     _check_float("linalg.solve", a)
@@ -2367,7 +2375,7 @@ def _solve_kernel(a, b, left=True, check_errors=False):
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
                            f"{bm.shape[-2]}x{bm.shape[-1]})")
-    np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    _check_batches_broadcast(bm, a)
     refuse_half("lu_cpu", a)
     lu, pivots, info = lu_factor(a)  # of A itself: PyTorch's solve no longer factors A^T
     if check_errors and info.any():
@@ -2480,6 +2488,7 @@ def _solve_triangular_kernel(a, b, upper, left=True, unitriangular=False):
     if (b.shape[-2] if left else b.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    _check_batches_broadcast(b, a)
     if a.dtype.kind not in "fc":  # (B is copied into a result of A's dtype, which has no kernel)
         raise unsupported("triangular_solve_cpu", a.dtype)
     refuse_half("triangular_solve_cpu", a)
@@ -2835,8 +2844,18 @@ linalg_qr = defop("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor 
                   saves=("result0", "result1"), attrs=("mode",))
 
 
+_QR_DEPRECATED = "\n".join([
+    "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.",
+    "The boolean parameter 'some' has been replaced with a string parameter 'mode'.", "Q, R = torch.qr(A, some)",
+    "should be replaced with", "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')"])
+
+
 def qr(input: Tensor, some: bool = True, *, out=None):
-    """Legacy ``torch.qr``: linalg.qr's result as a ``qr`` (a ``qr_out`` into ``out``)."""
+    """Legacy ``torch.qr``: linalg.qr's result as a ``qr`` (a ``qr_out`` into ``out``). Deprecated in PyTorch,
+    which warns once a process for each of the two (``TORCH_WARN_ONCE`` in qr and in qr_out)."""
+    from .._warnings import warn_once_at_caller
+
+    warn_once_at_caller("qr" if out is None else "qr_out", _QR_DEPRECATED)
     extra = {} if out is None else {"out": out}
     return _renamed(linalg_qr(input, "reduced" if some else "complete", **extra), "qr", out)
 
@@ -2848,12 +2867,14 @@ def _renamed(result: tuple, name: str, out) -> tuple:
 
 
 def _eigh_kernel(a, UPLO="L"):
-    if UPLO not in ("L", "U"):
+    triangle = UPLO.upper()  # (PyTorch takes 'l' and 'u' too)
+    if triangle not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     _check_square("linalg.eigh", a)
-    _check_float("linalg.eigh", a)
+    if a.dtype.kind not in "fc":  # (torch checks no dtype up front: its CPU kernel's dispatch refuses the rest)
+        raise unsupported("linalg_eigh_cpu", a)
     refuse_half("linalg_eigh_cpu", a)
-    w, v = np.linalg.eigh(a, UPLO=UPLO)
+    w, v = np.linalg.eigh(a, UPLO=triangle)
     # (the eigenvalues of a Hermitian matrix are real, also for complex input)
     return w.astype(a.real.dtype, copy=False), v.astype(a.dtype, copy=False)
 
@@ -2874,14 +2895,17 @@ def eigh_backward(gL: Tensor, gV: Tensor, L: Tensor, V: Tensor) -> Tensor:
     division in place, then gL copied onto the diagonal. For complex V the loss must not depend on the
     eigenvectors' phases (Im diag(V^H gV) = 0), which PyTorch checks."""
     from .pointwise import mul, sub
-    from .views import diagonal
+    from .views import diagonal, unsqueeze
 
+    if gV is None:  # eigvalsh, or a loss of the eigenvalues alone: no division (finite at repeated eigenvalues)
+        return None if gL is None else matmul(mul(V, unsqueeze(gL, -2)), _mH(V))
     VhgV = matmul(_mH(V), gV)
     if V.is_complex():
         _check_phase_invariance(diagonal(VhgV, 0, -2, -1), "linalg_eigh_backward")
     inner = mul(sub(VhgV, _mH(VhgV)), 0.5)
     inner.div_(_gap_matrix(L))
-    diagonal(inner, 0, -2, -1).copy_(gL)
+    if gL is not None:
+        diagonal(inner, 0, -2, -1).copy_(gL)
     return matmul(V, matmul(inner, _mH(V)))
 
 
@@ -2919,6 +2943,7 @@ def _eigh_jvp(args, outs, tangents):
 linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)",
                     _column_major(_eigh_kernel, (1,)), vjp=_eigh_vjp, jvp=_eigh_jvp, saves=("result0", "result1"),
                     attrs=("UPLO",), hidden=("UPLO",))
+linalg_eigh.materialize_grads = False  # (the eigvalsh shortcut needs to know gV is undefined)
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
@@ -3437,8 +3462,9 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     if x._data.dtype != y._data.dtype:  # (mixed dtypes refused, a real and a complex operand among them)
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_tname(x._data.dtype)} and y of type {_tname(y._data.dtype)} instead")
-    # x conjugated, as PyTorch's (x^H y); its out= form ends in vdot_out for two vectors, else sum_out
-    return _into(_sum(mul(x.conj(), y), dim), out, "vdot" if x.ndim == 1 and y.ndim == 1 else "sum")
+    if x.ndim == 1 and y.ndim == 1:  # (PyTorch's: vdot itself, whatever dim says: its node, its size refusal)
+        return _into(vdot(x, y), out, "vdot")
+    return _into(_sum(mul(x.conj(), y), dim), out, "sum")  # x conjugated, as PyTorch's (x^H y)
 
 
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None, out=None) -> Tensor:

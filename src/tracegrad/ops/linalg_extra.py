@@ -627,13 +627,20 @@ def _householder_checks(a: np.ndarray, tau: np.ndarray) -> None:
     if a.ndim > 2 and tau.shape[:-1] != a.shape[:-2]:
         raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
                            f"{list(tau.shape[:-1])}")
-    if a.dtype != tau.dtype:
-        raise RuntimeError(f"{name}: tau dtype {_tname(tau.dtype)} does not match input dtype {_tname(a.dtype)}")
+    if seen_dtype(a) != seen_dtype(tau):  # (a bfloat16 input beside a float32 tau: both float32 arrays here)
+        raise RuntimeError(f"{name}: tau dtype {_tname(tau)} does not match input dtype {_tname(a)}")
 
 
 def _householder_kernel(a, tau):
     _householder_checks(a, tau)
+    if a.dtype.kind not in "fc":  # (no dtype check up front in PyTorch: its orgqr kernel's dispatch refuses)
+        raise unsupported("orgqr_cpu", a.dtype)
     refuse_half("orgqr_cpu", a)
+    return householder_q(a, tau)
+
+
+def householder_q(a: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """The first n columns of H_0 H_1 ... H_{k-1}, the reflectors read from below a's diagonal (no checks)."""
     m, n = a.shape[-2:]
     V = np.tril(a, -1)
     V[..., range(n), range(n)] = 1
