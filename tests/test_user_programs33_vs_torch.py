@@ -30,9 +30,7 @@ Differences these programs found, now fixed (``tests/ops/test_program33_findings
   ``VdotBackward0``);
 - ``linalg.householder_product`` of integer matrices computed a result (torch: ``"orgqr_cpu" not implemented``).
 
-Left: the gradient of ``det`` at an exactly singular matrix is the cofactor matrix in tracegrad (a deliberate
-choice, pinned by ``tests/ops/test_lu_saves_vs_torch.py``) where torch's LU solve gives zeros, so the programs
-differentiate det only at invertible matrices; ``linalg.matrix_exp`` of float16/bfloat16 matrices gives
+Left: ``linalg.matrix_exp`` of float16/bfloat16 matrices gives
 torch 2.13's CPU kernel garbage (``exp(I)`` is -20896 in half) and tracegrad the true value; ``torch.ormqr``'s
 dtype check does not see a bfloat16 ``tau`` or ``other`` beside a float32 input.
 """

@@ -261,13 +261,18 @@ def test_det_singular_gradient():
     sing = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.5, 2.0]])
     rank1 = np.outer([1.0, 2.0, 3.0], [0.5, -1.0, 2.0])
     for a in (sing, rank1, np.stack([_well(3, 3), sing]), np.array([[2.5]])):
-        # First order: the cofactor matrix, the true gradient of det. PyTorch's LU solve gets it as long as
-        # rounding leaves no exactly zero pivot, which depends on its LAPACK build, so the oracle here is
-        # the cofactor matrix itself.
-        x = tg.tensor(a, requires_grad=True)
-        tg.linalg.det(x).sum().backward()
-        np.testing.assert_allclose(x.grad.numpy(), _cofactors(a), atol=1e-7)
+        # First order, without a graph: PyTorch's LU solve of A^H X = det g I, which gives 0 where det is
+        # exactly 0 (sing and rank1 here), though the true gradient (the cofactor matrix) of rank n-1 is not.
+        grads = []
+        for lib in (tg, torch):
+            x = lib.tensor(a, requires_grad=True)
+            lib.linalg.det(x).sum().backward()
+            grads.append(x.grad.numpy())
+        np.testing.assert_allclose(grads[0], grads[1], atol=1e-7)
         compare(lambda L, a: L.linalg.det(a), a, atol=1e-7, gradgrad=True)  # with a graph: the SVD path
+    x = tg.tensor(sing, requires_grad=True)
+    (g,) = tg.autograd.grad(tg.linalg.det(x), x, create_graph=True)  # the SVD path gives the cofactor matrix
+    np.testing.assert_allclose(g.detach().numpy(), _cofactors(sing), atol=1e-7)
 
 
 def _cofactors(a: np.ndarray) -> np.ndarray:

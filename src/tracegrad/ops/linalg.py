@@ -2189,10 +2189,10 @@ def _diag_of(x: Tensor, n: int) -> Tensor:
 
 def det_backward(g: Tensor, det: Tensor, A: Tensor, LU: Tensor, pivots: Tensor) -> Tensor:
     """PyTorch's linalg_det_backward: the cofactor matrix g det A^-T. Without a graph, one solve with the
-    saved LU (exact zero pivots perturbed by eps); with one, a fresh solve (so that it is differentiable)
-    and, for nearly singular A, the SVD form (det U det Vh prod S, no division)."""
+    saved LU (exact zero pivots perturbed by eps, so 0 where det is exactly 0); with one, a fresh solve (so
+    that it is differentiable) and, for nearly singular A, the SVD form (det U det Vh prod S, no division)."""
     from .creation import new_zeros
-    from .pointwise import eq, lt, mul, where
+    from .pointwise import lt, mul, where
     from .reductions_extra import all as _all
     from .reductions_extra import any as _any
     from .views import expand, unsqueeze
@@ -2213,17 +2213,15 @@ def det_backward(g: Tensor, det: Tensor, A: Tensor, LU: Tensor, pivots: Tensor) 
         return matmul(mul(U, unsqueeze(D, -2)), Vh)
 
     if not STATE.grad_enabled:
-        def nonsingular(M):  # the saved factorisation is A's or A^T's: solve A^H X = d either way
-            return linalg_lu_solve(_lu_perturbed(LU), pivots, _mT(d), left=True, adjoint=not _uses_transpose(A))
+        # The saved factorisation is A's or A^T's: solve A^H X = d either way. PyTorch takes this solve even
+        # where det is exactly zero: d = 0 there, so its gradient is 0 (signed as the solve leaves it), not
+        # the cofactor matrix, the true gradient for rank n-1 (which the graph-building path below gives).
+        return linalg_lu_solve(_lu_perturbed(LU), pivots, _mT(d), left=True, adjoint=not _uses_transpose(A))
 
-        # Where our det is exactly zero PyTorch's solve gives d = 0, so 0; the cofactor matrix, the true
-        # gradient, comes from the SVD formula instead (rank n-1 has a nonzero one).
-        is_singular = eq(det, 0)
-    else:
-        def nonsingular(M):
-            return linalg_solve(_mH(M), _mT(d))  # PyTorch solves A^H X = d (d made F-contiguous by mT)
+    def nonsingular(M):
+        return linalg_solve(_mH(M), _mT(d))  # PyTorch solves A^H X = d (d made F-contiguous by mT)
 
-        is_singular = lt(_abs(det), 100.0 * _eps(A.dtype.np))
+    is_singular = lt(_abs(det), 100.0 * _eps(A.dtype.np))
     if not bool(_any(is_singular).item()):
         return nonsingular(A)
     if bool(_all(is_singular).item()):
