@@ -514,7 +514,8 @@ def _renorm_kernel(a, p, dim, maxnorm):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_type_name(a.dtype)}")
     factor = _renorm_factor(a, float(p), tuple(k for k in range(a.ndim) if k != d), maxnorm)
-    return np.asarray(a * factor, dtype=a.dtype)
+    # (PyTorch's structured renorm allocates its result contiguous, whatever self's layout)
+    return np.ascontiguousarray(a * factor, dtype=a.dtype)
 
 
 def _renorm_vjp(ctx, g):
@@ -562,7 +563,10 @@ def _renorm_jvp(args, outs, tangents):
         return None
     d = wrap_dim(dim, x.ndim)
     reduce_dims = [k for k in range(x.ndim) if k != d]
-    norm = linalg_vector_norm(x, p, reduce_dims, True)
+    # (PyTorch takes a half type's norm in float32, CUDA's accumulate type, on every device: the tangent, even
+    # where it passes through unscaled, is then promoted to float32)
+    half = x.dtype in (_dt.float16, _dt.bfloat16)
+    norm = linalg_vector_norm(x, p, reduce_dims, True, dtype=_dt.float32 if half else None)
     invnorm = reciprocal(add_scalar(norm, 1e-7))
     factor = mul(invnorm, maxnorm)
     scaled = mul(factor, sub(t, mul(mul(x, invnorm), norm_jvp(x, t, float(p), norm, reduce_dims, True))))
@@ -574,6 +578,8 @@ _renorm_rules = dict(vjp=_renorm_vjp, jvp=_renorm_jvp, saves=("self",), attrs=("
 renorm = defop("renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor", _renorm_kernel, **_renorm_rules)
 renorm_ = defop("renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)",
                 inplace_kernel(_renorm_kernel), **_renorm_rules)
+# (renorm_jvp's own promotion gives a half type's tangent in float32; renorm_ copies it into self's tangent)
+renorm.jvp_keeps_dtype = True
 
 
 # ---- unravel_index -----------------------------------------------------------------------------------------
