@@ -81,8 +81,9 @@ _BY_NAME.update(half=float16, float=float32, double=float64, long=int64, int=int
 
 
 def cpu_accumulate_type(d: dtype) -> dtype:
-    """c10's ``toAccumulateType(d, CPU)``: the wider type PyTorch's CPU formulas accumulate a floating type in
-    (float32 in float64, half types in float32)."""
+    """c10's ``toAccumulateType(d, CPU)`` for a floating or complex ``d``: the wider type PyTorch's CPU kernels
+    and formulas accumulate it in (float32 in float64, half types in float32, complex64 in complex128); any other
+    type is returned as is (c10 accumulates integers in int64, which no caller needs)."""
     return {float16: float32, bfloat16: float32, float32: float64, complex64: complex128}.get(d, d)
 
 

@@ -21,6 +21,7 @@ from .._runtime import get_num_threads
 from .._strides import like_self
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import is_grad_enabled
+from ..backend import dtypes as _dtypes
 from ..backend.dtypes import cpp_type_name
 from . import aten_prod, aten_sum, bfloat16_in_float, stl_order
 from ._util import log_add_exp_complex, parsed_numbers, to_floating, unsupported, wrap_dim
@@ -1306,10 +1307,13 @@ def _scan_dtype(a, dtype):
     return dt
 
 
-# PyTorch's CPU scans carry their running value in the CPU accumulate type: double for float, float for half
-# (and the complex counterparts), rounding each output from it.
-_SCAN_ACCUMULATOR = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.float16): np.dtype(np.float32),
-                     np.dtype(np.complex64): np.dtype(np.complex128)}
+def _scan_accumulator(dt: np.dtype) -> np.dtype:
+    """PyTorch's CPU scans carry their running value in the CPU accumulate type: double for float, float for half
+    (and the complex counterparts), rounding each output from it. (A bfloat16 operand's float32 copy stays in
+    float64, as before: its outputs are rounded to bfloat16 afterwards.)"""
+    if dt.kind not in "fc":
+        return dt
+    return _dtypes.cpu_accumulate_type(_dtypes.from_numpy_dtype(dt)).np
 
 
 def _scan(step: np.ufunc, a, dim, dtype, kernel_name: str):
@@ -1317,7 +1321,7 @@ def _scan(step: np.ufunc, a, dim, dtype, kernel_name: str):
     x, d = _along(a, dim)
     if dt == np.bool_ and a.ndim and a.size:  # (ATen's scans dispatch over every type but Bool; a 0-d or empty
         raise unsupported(kernel_name, dt)    # input is copied or left without dispatch)
-    acc = _SCAN_ACCUMULATOR.get(dt, dt)
+    acc = _scan_accumulator(dt)
     if x.dtype != dt:  # (the input is converted to the result's dtype first)
         x = x.astype(dt)
     return running(step, x, d, acc).astype(dt, copy=False).reshape(a.shape)
