@@ -16,6 +16,7 @@ from .._tensor import Tensor
 from ..autograd.forward_ad import not_implemented_jvp
 from ..return_types import return_type
 from ._jvp import check_tangent_size
+from .bfloat16_in_float import seen_dtype
 from .linalg import (
     _check_invertible,
     _check_square,
@@ -219,9 +220,10 @@ def _ormqr_checks(a, tau, c, left):
                 raise RuntimeError(f"torch.ormqr: Expected batch dimensions of {name} to be equal to "
                                    f"input.shape[:-2], but got {list(shape)}")
     for name, x in (("tau", tau), ("other", c)):
-        if x.dtype != a.dtype:  # (PyTorch's message lacks the space before the first dtype)
+        if seen_dtype(x) != seen_dtype(a):  # (PyTorch's message lacks the space before the first dtype;
+            # seen_dtype: a bfloat16 operand beside a float32 one, both float32 arrays here)
             raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same dtype, but input has "
-                               f"dtype{_tname(a.dtype)} and {name} has dtype {_tname(x.dtype)}")
+                               f"dtype{_tname(a)} and {name} has dtype {_tname(x)}")
     _require_float("ormqr_cpu", a)
 
 

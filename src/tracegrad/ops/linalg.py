@@ -2319,6 +2319,8 @@ _linalg_slogdet = defop("_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logab
                         _slogdet_kernel, vjp=_slogdet_vjp, jvp=_slogdet_jvp,
                         saves=("A", "result0", "result2", "result3"), nondiff_outputs=(2, 3),
                         node_name="LinalgSlogdetBackward0")
+# (a real A's sign alone gives no gradient, as PyTorch's: a zero g_logabsdet would be 0 * A^-H, NaN if singular)
+_linalg_slogdet.materialize_grads = False
 
 _Slogdet = return_type("linalg_slogdet", ["sign", "logabsdet"])
 
@@ -2869,6 +2871,8 @@ def _eigh_kernel(a, UPLO="L"):
     if triangle not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     _check_square("linalg.eigh", a)
+    if a.size == 0:  # (PyTorch returns before its kernel's dispatch: empty results of any dtype, Long, Half too)
+        return np.empty(a.shape[:-1], dtype=a.real.dtype), np.empty(a.shape, dtype=a.dtype)
     if a.dtype.kind not in "fc":  # (torch checks no dtype up front: its CPU kernel's dispatch refuses the rest)
         raise unsupported("linalg_eigh_cpu", a)
     refuse_half("linalg_eigh_cpu", a)
@@ -3460,6 +3464,9 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out=None) -> Tensor:
     if x._data.dtype != y._data.dtype:  # (mixed dtypes refused, a real and a complex operand among them)
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_tname(x._data.dtype)} and y of type {_tname(y._data.dtype)} instead")
+    if out is not None and out._data.dtype != x._data.dtype:  # (checked before any shape: no cast into out)
+        raise RuntimeError(f"linalg.vecdot: Expected out of dtype{_tname(x._data.dtype)} but found "
+                           f"{_tname(out._data.dtype)}")
     if x.ndim == 1 and y.ndim == 1:  # (PyTorch's: vdot itself, whatever dim says: its node, its size refusal)
         return _into(vdot(x, y), out, "vdot")
     return _into(_sum(mul(x.conj(), y), dim), out, "sum")  # x conjugated, as PyTorch's (x^H y)
