@@ -2866,11 +2866,44 @@ def _renamed(result: tuple, name: str, out) -> tuple:
     return return_type(name if out is None else f"{name}_out")(tuple(result))
 
 
-def _eigh_kernel(a, UPLO="L"):
-    triangle = UPLO.upper()  # (PyTorch takes 'l' and 'u' too)
+def _eigh_meta(a: np.ndarray, UPLO: str) -> str:
+    """The checks of PyTorch's structured ``_linalg_eigh`` before its outputs are set: UPLO, then the shape.
+    Returns the triangle, upper-cased (PyTorch takes 'l' and 'u' too)."""
+    triangle = UPLO.upper()
     if triangle not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     _check_square("linalg.eigh", a)
+    return triangle
+
+
+def _outs_checked_before_kernel(meta, order: tuple):
+    """An out= check as a structured kernel's meta function makes it, before the kernel's dtype dispatch (so an
+    integer input's out= is refused first): ``meta(bound)`` runs the checks that come earlier and returns A's
+    array; then each result in ``order`` (its index, and whether it is real where A is complex) must already
+    have its dtype. ``outs`` holds None for a result the caller allocates itself."""
+    from .variants import _expected_dtype
+
+    def check(bound: tuple, outs: tuple) -> None:
+        a = meta(bound)
+        for index, real in order:
+            want, have = a.real.dtype if real else a.dtype, outs[index]
+            if have is not None and have._data.dtype != want:
+                raise RuntimeError(_expected_dtype(want, have._data.dtype, index))
+
+    return check
+
+
+def _eigh_meta_of(bound: tuple) -> np.ndarray:
+    _eigh_meta(bound[0]._data, bound[1] if len(bound) > 1 else "L")
+    return bound[0]._data
+
+
+# (the eigenvectors' dtype is checked first, then the eigenvalues')
+_check_eigh_outs = _outs_checked_before_kernel(_eigh_meta_of, ((1, False), (0, True)))
+
+
+def _eigh_kernel(a, UPLO="L"):
+    triangle = _eigh_meta(a, UPLO)
     if a.size == 0:  # (PyTorch returns before its kernel's dispatch: empty results of any dtype, Long, Half too)
         return np.empty(a.shape[:-1], dtype=a.real.dtype), np.empty(a.shape, dtype=a.dtype)
     if a.dtype.kind not in "fc":  # (torch checks no dtype up front: its CPU kernel's dispatch refuses the rest)
@@ -2946,21 +2979,34 @@ linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenva
                     _column_major(_eigh_kernel, (1,)), vjp=_eigh_vjp, jvp=_eigh_jvp, saves=("result0", "result1"),
                     attrs=("UPLO",), hidden=("UPLO",))
 linalg_eigh.materialize_grads = False  # (the eigvalsh shortcut needs to know gV is undefined)
+linalg_eigh.check_outs_before_kernel = _check_eigh_outs
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
+    if isinstance(out, Tensor):
+        _check_eigh_outs((A, UPLO), (out, None))
     return _into(linalg_eigh(A, UPLO)[0], out, "_linalg_eigh")
 
 
 def _svd_checks(a, driver) -> None:
     """PyTorch's _linalg_svd checks (svdvals' too, in svd's name): A, then a driver, which only cuSOLVER takes (an
     empty A returns before that check)."""
-    _check_matrix("linalg.svd", a)
-    _check_float("linalg.svd", a)
+    _check_svd_input(a)
     if driver is not None and a.size:
         raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
                            "cuSOLVER backend.")
     refuse_half("linalg_svd_cpu", a)
+
+
+def _check_svd_input(a: np.ndarray) -> None:
+    _check_matrix("linalg.svd", a)
+    _check_float("linalg.svd", a)
+
+
+def _svd_meta_of(bound: tuple) -> np.ndarray:
+    """_linalg_svd's meta checks: A, not yet the driver."""
+    _check_svd_input(bound[0]._data)
+    return bound[0]._data
 
 
 def _refuse_nan_for_svd(a: np.ndarray) -> None:
@@ -3119,6 +3165,7 @@ linalg_svd = defop("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver
                    saves=("result0", "result1", "result2"), attrs=("full_matrices",),
                    meta=("S_sym_argsize_minus_1",))
 linalg_svd.materialize_grads = False
+linalg_svd.check_outs_before_kernel = _outs_checked_before_kernel(_svd_meta_of, ((0, False), (2, False), (1, True)))
 
 
 def _svdvals_kernel(a, driver=None):

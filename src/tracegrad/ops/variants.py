@@ -135,6 +135,9 @@ def write_out(op, bound: tuple, out):
 
         refuse_fallback_tangents(op.name, _out_inputs(op, bound) + list(outs))
     _check_out_dtype(op, bound, outs[0])
+    check_outs_before_kernel = getattr(op, "check_outs_before_kernel", None)  # (structured kernels' meta checks)
+    if check_outs_before_kernel is not None:
+        check_outs_before_kernel(bound, outs)
     if op.name in _COPIED_INTO_RESIZED_OUT:
         _check_linalg_compatible_dtype(op.name, bound[0], outs[0])
     _check_out_overlap(op, bound, outs)
@@ -467,7 +470,7 @@ def _same_scalar_type(name: str):
 _STRICT_OUT_DTYPE = {
     **dict.fromkeys(("linalg_vector_norm", "linalg_cholesky", "linalg_cholesky_ex", "sort", "sort.stable", "topk",
                      "max.dim", "min.dim", "aminmax", "linalg_cross", "linalg_inv_ex", "tril", "triu", "diag",
-                     "diagonal_copy", "renorm"), _expected_dtype),
+                     "diagonal_copy", "renorm", "linalg_svdvals"), _expected_dtype),
     **{name: _same_scalar_type(name) for name in ("index_select", "masked_select")},
     "take": lambda want, have, output: "take(): self and out expected to have the same dtype, but got self.dtype = "
                                        "{} and out.dtype = {}".format(*_names(want, have)),
