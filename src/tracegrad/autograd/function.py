@@ -78,7 +78,7 @@ class FunctionCtx:
 
     def set_materialize_grads(self, value: bool) -> None:
         """Whether undefined output gradients reach ``backward`` as zeros (default) or as None."""
-        self.materialize_grads = bool(value)
+        self.materialize_grads = value
 
 
 class BackwardCFunction(FunctionCtx, Node):
@@ -96,6 +96,21 @@ class BackwardCFunction(FunctionCtx, Node):
     _tg_tensor_pos = ()
     _tg_out_meta = ()
     _tg_nondiff = frozenset()
+    _tg_materialize = True
+    # _FunctionBase's C fields read None until forward sets them; apply takes them away once it has read them.
+    to_save = dirty_tensors = non_differentiable = saved_for_forward = None
+
+    def _refuse_reading_materialize_grads(self):
+        raise AttributeError("attribute 'materialize_grads' of 'torch._C._FunctionBase' objects is not readable")
+
+    def _set_materialize_grads_flag(self, value: bool) -> None:
+        if not isinstance(value, bool):  # (a C setter that takes only a Python bool, in its parser's words)
+            raise TypeError("set_materialize_grads received an invalid combination of arguments - got (), but "
+                            "expected (bool)")
+        self._tg_materialize = value
+
+    # (write-only in PyTorch: set_materialize_grads writes it, only the engine reads it)
+    materialize_grads = property(_refuse_reading_materialize_grads, _set_materialize_grads_flag)
 
     # ---- what backward sees -------------------------------------------------------------------------------
 
@@ -149,7 +164,7 @@ class BackwardCFunction(FunctionCtx, Node):
         grads = list(grads)
         if len(grads) < self._n_out:  # CopySlices passes only the gradient of the modified view
             grads += [None] * (self._n_out - len(grads))
-        if self.materialize_grads:
+        if self._tg_materialize:
             _materialize(self, grads)
         result = as_caller(fn, self, *grads)  # (the user's NumPy code: the caller's error state)
         return self._tg_trim(result)
@@ -314,7 +329,8 @@ def _apply(cls, setup_ctx: bool, args: tuple, kwargs: dict):
 
     is_tuple = isinstance(raw, tuple)
     outputs = raw if is_tuple else (raw,)
-    info = _wrap_outputs(cls, ctx, args, outputs, executable)
+    saved_in_setup = _saved_ids(ctx) if setup_ctx else frozenset()
+    info = _wrap_outputs(cls, ctx, args, outputs, executable, saved_in_setup)
     new_outputs = info.outputs
     if tangents is not None:
         _forward_ad_outputs(cls, ctx, args, tangents, info, level)
@@ -361,7 +377,13 @@ class _Wrapped:
         self.aliases: dict = {}  # output index -> input index, for inputs returned as-is
 
 
-def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, executable: bool) -> _Wrapped:
+def _saved_ids(ctx: BackwardCFunction) -> frozenset:
+    """The ids of the tensors ``setup_context`` gave to ``save_for_backward``."""
+    return frozenset(id(t) for t in ctx.__dict__.get("to_save") or () if t is not None)
+
+
+def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, executable: bool,
+                  saved_in_setup: frozenset) -> _Wrapped:
     info = _Wrapped()
     dirty = ctx.__dict__.pop("dirty_tensors", None) or ()
     nondiff = ctx.__dict__.pop("non_differentiable", None) or ()
@@ -389,6 +411,9 @@ def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, exec
         differentiable = executable and id(o) not in nondiff_ids and is_differentiable_np(o._data.dtype)
         if not differentiable:
             nondiff_idx.add(i)
+        if is_input and not is_modified and id(o) in saved_in_setup and (differentiable or not o._rg):
+            # (the output would become a view of the input, and the saved input is not that output)
+            raise RuntimeError(_INPUT_RETURNED_AS_IS_SAVED)
         if id(o) in nondiff_ids or not is_differentiable_np(o._data.dtype):
             info.nondiff_fw.add(i)
         new[i] = _set_history(cls, ctx, o, i, is_input, is_modified, differentiable, n_out)
@@ -400,7 +425,8 @@ def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, exec
     ctx._out_meta = tuple(m if m is not None else ((), None) for m in out_meta)
     _set_view_creation_meta(new, info.dirty_ids, ctx._tg_nondiff, pure_view)
     if dirty:
-        returned = {id(o) for o in new if isinstance(o, Tensor)}
+        # (what forward returned: a dirty input returned under no_grad comes back detached, and that is fine)
+        returned = {id(o) for o in outputs if isinstance(o, Tensor)}
         if any(id(t) not in returned for t in dirty):
             raise RuntimeError("Some elements marked as dirty during the forward method were not returned "
                                "as output. The inputs that are modified inplace must all be outputs of the "
@@ -482,6 +508,11 @@ def _detached(var: Tensor) -> Tensor:
         out.__class__ = type(var)
     return out
 
+
+_INPUT_RETURNED_AS_IS_SAVED = (
+    "An input that has been returned as-is as output is being saved for backward. This is not supported if you "
+    "override setup_context. You should return and save a view of the input instead, e.g. with x.view_as(x) or "
+    "setup ctx inside the forward function itself.")
 
 _DIRTY_NOT_INPUT = ("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
                     "mutated should be passed to ctx.mark_dirty().")
