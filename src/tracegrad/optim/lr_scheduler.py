@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from functools import partial, wraps
 from typing import Any, Literal
 
+from .._tensor import Tensor
+from ._multi_tensor import to_scalar
 from .optimizer import Optimizer
 
 __all__ = [
@@ -42,7 +44,22 @@ EPOCH_DEPRECATION_WARNING = (
 
 
 def _group_lrs(optimizer: Optimizer, key: str = "lr") -> list:
-    return [group[key] for group in optimizer.param_groups]
+    """Each group's ``key``, a tensor cloned (PyTorch's ``_param_groups_val_list``: the scheduler's own lists must
+    not alias a tensor lr that it later writes into)."""
+    return [_unaliased(group[key]) for group in optimizer.param_groups]
+
+
+def _unaliased(value: Any) -> Any:
+    return value.clone() if isinstance(value, Tensor) else value
+
+
+def _update_group_value(group: dict, key: str, value: Any) -> None:
+    """PyTorch's ``_update_param_group_val``: a tensor option is written into in place (an optimizer, or a user,
+    holding the lr tensor sees the schedule), any other is replaced."""
+    if isinstance(group[key], Tensor):
+        group[key].fill_(to_scalar(value))
+    else:
+        group[key] = value
 
 
 class LRScheduler:
@@ -57,7 +74,7 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                group.setdefault("initial_lr", _unaliased(group["lr"]))
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -156,7 +173,7 @@ class LRScheduler:
 
 def _set_group_values(optimizer: Optimizer, key: str, values: Iterable) -> None:
     for group, value in zip(optimizer.param_groups, values, strict=True):
-        group[key] = value
+        _update_group_value(group, key, value)
 
 
 def _warn_get_lr_called_within_step(scheduler: LRScheduler) -> None:
@@ -458,7 +475,7 @@ class ReduceLROnPlateau(LRScheduler):
             old = float(group["lr"])
             new = max(old * self.factor, self.min_lrs[i])
             if old - new > self.eps:
-                group["lr"] = new
+                _update_group_value(group, "lr", new)
 
     @property
     def in_cooldown(self) -> bool:
@@ -562,7 +579,7 @@ class SequentialLR(_SchedulerList):
         # the wrapped schedulers each stepped once on construction: restore the initial rates, undo those steps,
         # then let only the scheduler that owns epoch 0 take its initial step
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _update_group_value(group, "lr", group["initial_lr"])
         self.recursive_undo()
         idx = bisect_right(self._milestones, 0)
         self._schedulers[idx]._initial_step()
