@@ -76,6 +76,7 @@ def _check_foreach_tensor_options(group: dict) -> None:
 
 class Adam(Optimizer):
     _states_viewed_as_real = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+    _scalar_state_keys = ("step",)
     _group_defaults_on_load = (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),
                                ("differentiable", False), ("decoupled_weight_decay", False), ("fused", None))
     _foreach_capturable_first = True  # (its foreach update checks the devices before ``differentiable``)
@@ -98,6 +99,7 @@ class Adam(Optimizer):
         _refuse_tensor_for_foreach(lr, "lr", foreach, capturable)
         check_adam_hparams(lr, betas, eps, weight_decay)
         _check_tensor_betas(betas, foreach, capturable)
+        betas = tuple(to_scalar(beta) for beta in betas)  # (a 1-element tensor beta kept 0-d, as PyTorch's)
         defaults = dict(
             lr=lr,
             betas=betas,
