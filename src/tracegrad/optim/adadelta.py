@@ -19,6 +19,7 @@ __all__ = ["Adadelta"]
 
 
 class Adadelta(PerParamOptimizer):
+    _scalar_state_keys = ("step",)
     _states_viewed_as_real = ("square_avg", "acc_delta")
     _capturable_xla = False  # PyTorch's Adadelta asks for the device list without XLA
 

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import tracegrad as _tg
 
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ._multi_tensor import grouped_by_dtype, increment_steps, negated_if, to_scalar
-from .optimizer import Optimizer, checked_grads_of, scalar_dtype, step_tensor
+from .optimizer import Optimizer, checked_grads_of, step_tensor
 
 __all__ = ["Adafactor"]
 
@@ -28,6 +26,10 @@ _STATE_KEYS = ("row_var", "col_var", "variance")
 
 
 class Adafactor(Optimizer):
+    _step_switches_grad_mode = False  # (PyTorch's step is in torch.no_grad())
+    _group_defaults_on_load = (("foreach", None),)
+    _scalar_state_keys = ("step",)
+
     def __init__(
         self,
         params,
@@ -57,15 +59,6 @@ class Adafactor(Optimizer):
         defaults = {"lr": lr, "beta2_decay": beta2_decay, "eps": eps, "d": d, "weight_decay": weight_decay,
                     "foreach": foreach, "maximize": maximize}
         super().__init__(params, defaults)
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _wrap(np.asarray(float(p_state["step"]), dtype=scalar_dtype()))
 
     def _init_group_state(self, group: dict[str, Any]) -> None:
         """PyTorch's ``_init_group``: each parameter with a gradient checked, then given its state, in order (a

@@ -27,6 +27,7 @@ __all__ = ["Adamax"]
 
 
 class Adamax(PerParamOptimizer):
+    _scalar_state_keys = ("step",)
     _states_viewed_as_real = ("exp_avg", "exp_inf")
 
     def __init__(

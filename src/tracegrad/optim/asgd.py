@@ -26,6 +26,7 @@ __all__ = ["ASGD"]
 
 
 class ASGD(PerParamOptimizer):
+    _scalar_state_keys = ("step", "eta", "mu")
     _states_viewed_as_real = ("ax",)
     _views_states_first = True
     _capturable_what = "params, mus, etas, and state_steps"

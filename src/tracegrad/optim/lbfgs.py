@@ -152,6 +152,8 @@ def _to_state(value):
 
 
 class LBFGS(Optimizer):
+    _step_switches_grad_mode = False  # (PyTorch's step is in torch.no_grad())
+
     def __init__(
         self,
         params,

@@ -162,6 +162,8 @@ def _adjust_lr(lr: Any, adjust_lr_fn: str | None, param_shape: tuple[int, ...]) 
 
 
 class Muon(Optimizer):
+    _step_switches_grad_mode = False  # (PyTorch's step is in torch.no_grad())
+
     def __init__(
         self,
         params,

@@ -31,6 +31,7 @@ __all__ = ["NAdam"]
 class NAdam(PerParamOptimizer):
     _states_viewed_as_real = ("exp_avg", "exp_avg_sq")
     _views_states_first = True
+    _scalar_state_keys = ("step", "mu_product")
     _group_defaults_on_load = (("maximize", False), ("foreach", None), ("capturable", False), ("differentiable", False),
                                ("decoupled_weight_decay", False))
     _capturable_what = "params, mu_products and state_steps"

@@ -108,15 +108,20 @@ def _hooked_step(func: Callable) -> Callable:
     return wrapper
 
 
-def _quiet_update(func: Callable) -> Callable:
+def _quiet_update(func: Callable, reads_self_from_args: bool) -> Callable:
     """A built-in optimizer's ``step`` with NumPy's floating-point warnings off. PyTorch's update turns an inf
     gradient into inf or NaN parameters and state silently, where NumPy warns; tracegrad's import-time filter
     hides that, but a filter a program installs later (``simplefilter("error")``) would make it an exception
-    midway through the update. The closure still runs under the caller's own error state (``_closure_loss``)."""
+    midway through the update. The closure still runs under the caller's own error state (``_closure_loss``).
+
+    ``reads_self_from_args``: PyTorch's ``_use_grad_for_differentiable`` wrapper takes the optimizer as
+    ``args[0]``, so a step pre hook that returns arguments without it meets an IndexError there."""
 
     @functools.wraps(func)
-    def quiet_step(self, *args, **kwargs):
-        return quietly_for_caller(func, self, *args, **kwargs)
+    def quiet_step(*args, **kwargs):
+        if not args and reads_self_from_args:
+            raise IndexError("tuple index out of range")
+        return quietly_for_caller(func, *args, **kwargs)
 
     return quiet_step
 
@@ -159,6 +164,11 @@ class Optimizer:
     # Group options that newer versions added, filled in where a loaded state_dict or pickle lacks them: each
     # optimizer's ``__setstate__`` in PyTorch sets these defaults (``group.setdefault``), in its own list.
     _group_defaults_on_load: tuple[tuple[str, Any], ...] = ()
+    # Whether PyTorch's ``step`` is wrapped in ``_use_grad_for_differentiable`` (False: in ``torch.no_grad()``)
+    _step_switches_grad_mode: bool = True
+    # The per-parameter states PyTorch keeps as 0-d tensors and its ``__setstate__`` turns from numbers (a
+    # checkpoint of an older PyTorch, or written by hand) into tensors on load
+    _scalar_state_keys: tuple[str, ...] = ()
 
     def __init__(self, params, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -248,7 +258,7 @@ class Optimizer:
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "hooked", False):
             if cls.__module__.partition(".")[0] == __name__.partition(".")[0]:  # (tracegrad's own: not a user's)
-                step = _quiet_update(step)
+                step = _quiet_update(step, cls._step_switches_grad_mode)
             cls.step = _hooked_step(step)  # (the hooks outside: they are the user's code)
 
     def __getstate__(self) -> dict:
@@ -259,6 +269,7 @@ class Optimizer:
         for group in self.__dict__.get("param_groups", ()):
             for key, value in self._group_defaults_on_load:
                 group.setdefault(key, value)
+            self._scalar_states_as_tensors(group)
         for name in (
             "_optimizer_step_pre_hooks",
             "_optimizer_step_post_hooks",
@@ -269,6 +280,20 @@ class Optimizer:
         ):
             if name not in self.__dict__:
                 self.__dict__[name] = OrderedDict()
+
+    def _scalar_states_as_tensors(self, group: dict[str, Any]) -> None:
+        """``group``'s scalar states given as numbers made 0-d tensors of the scalar dtype (float32 for a fused
+        group), as each PyTorch optimizer's ``__setstate__`` does: a loaded old checkpoint then steps."""
+        if not self._scalar_state_keys:
+            return
+        dtype = scalar_dtype(bool(group.get("fused")))
+        for p in group["params"]:
+            p_state = self.state.get(p, ())
+            if len(p_state) == 0:
+                continue
+            for key in self._scalar_state_keys:
+                if not isinstance(p_state[key], Tensor):
+                    p_state[key] = _wrap(np.asarray(float(p_state[key]), dtype=dtype))
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("

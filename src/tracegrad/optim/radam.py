@@ -30,6 +30,7 @@ __all__ = ["RAdam"]
 class RAdam(PerParamOptimizer):
     _states_viewed_as_real = ("exp_avg", "exp_avg_sq")
     _views_states_first = True
+    _scalar_state_keys = ("step",)
     _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False),
                                ("decoupled_weight_decay", False), ("capturable", False))
 

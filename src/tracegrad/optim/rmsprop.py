@@ -25,6 +25,7 @@ __all__ = ["RMSprop"]
 
 class RMSprop(Optimizer):
     _states_viewed_as_real = ("square_avg", "grad_avg", "momentum_buffer")
+    _scalar_state_keys = ("step",)
     _group_defaults_on_load = (("momentum", 0), ("centered", False), ("foreach", None), ("maximize", False),
                                ("differentiable", False), ("capturable", False))
     _foreach_capturable_xla = True  # (its foreach update asks for the device list with XLA)

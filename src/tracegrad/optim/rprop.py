@@ -18,6 +18,7 @@ __all__ = ["Rprop"]
 
 
 class Rprop(PerParamOptimizer):
+    _scalar_state_keys = ("step",)
     _states_viewed_as_real = ("prev", "step_size")
     _foreach_capturable_xla = True  # (its foreach update asks for the device list with XLA)
 

@@ -17,6 +17,8 @@ __all__ = ["SparseAdam"]
 
 
 class SparseAdam(Optimizer):
+    _step_switches_grad_mode = False  # (PyTorch's step is in torch.no_grad())
+
     def __init__(
         self,
         params,
