@@ -636,9 +636,13 @@ def _index_reduce_kernel(a, dim, index, source, reduce, include_self=True, *, _n
         raise RuntimeError(f"{_name}(): Number of indices ({idx.shape[0]}) should be equal to source.size(dim): "
                            f"({s1.shape[d]}), for dim: {dim}")
     warn_once_at_caller("index_reduce beta", "index_reduce() is in beta and the API may change at any time.")
+    if a.dtype.kind == "b":
+        _refuse_bool_index_reduce(a1.ndim, include_self)
     n = a1.shape[d]
     if idx.size and (idx.min() < -n or idx.max() >= n):
         raise IndexError("index out of range in self")
+    if a.dtype.kind == "b" and reduce == "mean" and idx.size:
+        raise unsupported("div_floor_cpu", a.dtype)  # (slice by slice, a bool mean fails at its division)
     idx = np.where(idx < 0, idx + n, idx)
     out = np.moveaxis(a1.copy(), d, 0)
     src = np.moveaxis(s1, d, 0)
@@ -669,6 +673,16 @@ def _index_reduce_kernel(a, dim, index, source, reduce, include_self=True, *, _n
             (np.maximum if reduce == "amax" else np.minimum).at(out, idx, src)
     out = np.moveaxis(out, 0, d).astype(a.dtype, copy=False)
     return out.reshape(a.shape)
+
+
+def _refuse_bool_index_reduce(ndim: int, include_self: bool) -> None:
+    """ATen's index_reduce has no bool kernel: it refuses at once without include_self, and with it where the
+    tensor has one dim (more dims go slice by slice through other operators, which take bool but for mean's
+    division)."""
+    if not include_self:
+        raise unsupported("index_reduce_func_exclude_input_init", np.dtype(np.bool_))
+    if ndim <= 1:
+        raise unsupported("index_func_", np.dtype(np.bool_))
 
 
 def _index_reduce_inplace_kernel(a, dim, index, source, reduce, include_self=True):

@@ -162,6 +162,8 @@ def _index_put_into(out, indices, values, accumulate, out_dtype=None):
         check_no_internal_overlap(out, "masked_fill_")  # (torch's index_put_ hands this write to masked_fill_)
         # (torch's masked_fill_: the one value is read as a number, which any dtype takes where it fits)
         values = np.asarray(scalar_for(values.item(), out.dtype), dtype=out.dtype)
+    else:
+        _check_put_masks(indices, out.shape)
     key = _numpy_key(indices)
     if values.ndim or 0 in out.shape:  # (a 0-d value expands to any result)
         _check_put_shapes(out.shape, key, values.shape)
@@ -185,6 +187,20 @@ def _index_put_into(out, indices, values, accumulate, out_dtype=None):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(out[key].shape)}") from exc
 
+
+
+def _check_put_masks(indices: Sequence, shape: tuple) -> None:
+    """index_put_'s masks as torch's expandTensors reads them, before the value's shape: a byte mask is warned of,
+    and each mask must have the shape of the dims it covers. (Tensor indexing expands its masks to indices before
+    it calls index_put_, so it warns of them once, in ``_check_advanced``.)"""
+    dim = 0
+    for k in indices:
+        if k is not None and _is_mask(k):
+            _warn_of_byte_masks([k])
+            _check_mask_shape(k, shape, dim)
+            dim += k.ndim
+        else:
+            dim += 1
 
 
 def _check_put_shapes(shape: tuple, key: tuple, value_shape: tuple) -> None:
@@ -921,6 +937,22 @@ def _expand_bool_masks(advanced: list, sources: dict, expand: bool = True) -> li
     return indices
 
 
+def _check_put_indices(shape: tuple, advanced: list, filled: bool) -> None:
+    """setitem's checks of its advanced indices. index_put_ warns of the byte masks it is given, so here only of
+    those expanded to indices before it, and of all where a mask's shape is refused here (torch's index_put_
+    warns, then refuses it)."""
+    if filled:
+        _check_advanced(shape, advanced, through_index=False)
+        return
+    try:
+        _check_advanced(shape, advanced, through_index=False)
+    except IndexError as exc:
+        if str(exc).startswith("The shape of the mask"):
+            _warn_of_byte_masks(advanced)
+        raise
+    _warn_of_byte_masks([a for a in advanced if a is not None and a.ndim > 1])
+
+
 def setitem(t: Tensor, key, value) -> None:
     """PyTorch's ``__setitem__``: the value becomes a tensor of ``t``'s dtype, written by ``index_put_``
     (advanced indices), ``copy_`` (same shape, or broadcast) or ``fill_`` (a 0-d value)."""
@@ -946,7 +978,7 @@ def setitem(t: Tensor, key, value) -> None:
         value = _wrap(np.asarray(_assigned_scalar(value, dtype), dtype=dtype))  # (a 0-d tensor)
     if advanced and any(a is not None for a in advanced):
         # (one value through a lone mask: torch checks the mask's shape, then masked_fill_ refuses a byte one)
-        _check_advanced(target._data.shape, advanced, not fills_through_mask(advanced, value._data.size))
+        _check_put_indices(target._data.shape, advanced, fills_through_mask(advanced, value._data.size))
         if _check_fill_through_mask(t, advanced, value):  # (the mask as it is, which the masked fill reads)
             indices = _expand_bool_masks(advanced, sources, expand=False)
         else:

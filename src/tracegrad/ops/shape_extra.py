@@ -662,17 +662,27 @@ def _scatter_reduce_kernel(a, dim, index, src, reduce, include_self=True):
     if reduce in ("amax", "amin") and a.dtype.kind == "c":  # complex numbers have no order
         raise unsupported(f"scatter_gather_tensor_cpu_reduce_{reduce}", a.dtype)
     a1, d, i1, s1 = _scatter_prepare(a, dim, index, src)
+    if reduce == "mean" and a.dtype.kind == "b":  # (ATen's mean kernel, or the division it ends with, refuses bool)
+        raise unsupported("scatter_gather_tensor_cpu_reduce_mean" if index.size else "div_floor_cpu", a.dtype)
     key = _coords(i1, d)
     out = a1.copy()
     if not include_self:
         out[key] = _identity(reduce, out.dtype)
     _UFUNC[reduce].at(out, key, s1)
     if reduce == "mean":
-        count = np.full(out.shape, 1 if include_self else 0, dtype=np.int64)
-        np.add.at(count, key, 1)
-        count[count == 0] = 1
-        out = out // count if out.dtype.kind in "iu" else (out / count).astype(out.dtype)
+        out = _divided_by_count(out, key, include_self)
     return out.reshape(a.shape)
+
+
+def _divided_by_count(total: np.ndarray, key: tuple, include_self: bool) -> np.ndarray:
+    """scatter_reduce's mean from its sums: ATen counts the scattered elements in the result's own dtype (an int8
+    count wraps as the int8 sum does) and floor-divides integers, keeping their dtype."""
+    count = np.full(total.shape, 1 if include_self else 0, dtype=total.dtype)
+    np.add.at(count, key, 1)
+    count[count == 0] = 1
+    if total.dtype.kind in "iu":
+        return total // count
+    return (total / count).astype(total.dtype)
 
 
 def _scatter_reduce_vjp(ctx, g):
@@ -1703,7 +1713,7 @@ _unique_consecutive_method.__qualname__ = "Tensor.unique_consecutive"
 
 @computes_bfloat16  # (bfloat16 weights are summed in double, as any other but float32: a float64 result)
 def _bincount_kernel(a, weights=None, minlength=0):
-    if a.dtype.kind not in "iub":
+    if a.dtype.kind not in "iu":  # (bool included: ATen's dispatch takes the integral types only)
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_tname(a)}'")
     if a.ndim != 1 or (a.size and a.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")

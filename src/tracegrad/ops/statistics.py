@@ -233,7 +233,19 @@ def _nanmedian_index(x: np.ndarray, d: int) -> np.ndarray:
     else:
         valid = np.full(pos.shape, x.shape[d], dtype=np.int64)
     pos = np.maximum(valid - 1, 0) // 2
-    return np.take_along_axis(order, pos, d)
+    index = np.take_along_axis(order, pos, d)
+    all_nan = valid == 0
+    if all_nan.any() and x.shape[d] > 1:
+        index[all_nan] = _all_nan_nanmedian_index(x.shape[d])
+    return index
+
+
+@functools.cache
+def _all_nan_nanmedian_index(n: int) -> int:
+    """The index PyTorch's nanmedian gives for a slice of ``n`` NaNs: its comparator holds NaNs equal (they are
+    ordered by index only among numbers), so ``std::nth_element(first, first, last)`` leaves whichever index its
+    introselect happens to put first, not the first NaN."""
+    return int(stl_order.introselect_order(np.zeros((1, n), dtype=np.int64), 0)[0, 0])
 
 
 def _nanmedian_dim_kernel(a, dim, keepdim=False):
