@@ -483,7 +483,9 @@ class Tensor:
             return self._data.get()
         if self._data.dtype.kind == "V":  # (bfloat16: NumPy has no such dtype, and torch hands none out)
             raise TypeError("Got unsupported ScalarType BFloat16")
-        return self._data
+        # (a new array over the tensor's memory at each call, as torch's: never the storage's own array object,
+        # which from_numpy's caller holds, nor one that says it owns its data)
+        return self._data.view()
 
     def item(self):
         if self._data.size != 1:
@@ -556,6 +558,12 @@ class Tensor:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
+
+    def __reversed__(self) -> Tensor:
+        """``reversed(t)``, as torch's: ``t.flip(0)`` (a tensor, not an iterator), a 0-d tensor itself."""
+        if self._data.ndim == 0:
+            return self
+        return self.flip(0)
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
@@ -777,9 +785,9 @@ def _wrap(data) -> Tensor:
 
 
 class _ArrayIn:
-    """Where an array lies in the array owning its memory: what pickle keeps of a view, so that tensors sharing
-    memory still share it once loaded or copied (``torch.save([t, t[1::2]])``), as torch's storages do. The
-    owner is pickled whole (once however many tensors view it), as torch saves a view's whole storage."""
+    """Where an array lies in the array owning its memory: what pickle keeps of a view, its offset and strides in
+    its whole storage, which is pickled with it, as torch pickles a view's whole storage (and ``copy.copy``
+    rebuilds the view over the same memory)."""
 
     __slots__ = ("owner", "offset", "shape", "strides", "dtype")
 
@@ -803,16 +811,18 @@ class _ArrayIn:
 
 
 def pickled_array(data):
-    """What pickle keeps of a tensor's array: the array itself when it owns its memory, else an ``_ArrayIn``
-    its owner (a copy where the view cannot be rebuilt from the owner's buffer)."""
+    """What pickle keeps of a tensor's array: the array when it owns its memory, else an ``_ArrayIn`` its owner (a
+    copy where the view cannot be rebuilt from the owner's buffer). Always a new object over the memory: torch
+    pickles each tensor with a storage object of its own, so tensors that shared memory load with a whole copy of
+    it each (``torch.save`` is what keeps them together); ``copy.copy`` still rebuilds over the same memory."""
     if not isinstance(data, np.ndarray):
         return np.array(data)
     owner = storage_root(data)
     if owner is data:
-        return data
+        return data.view()
     if not owner.flags.c_contiguous or any(st < 0 for st in data.strides):
         return np.array(data)
-    return _ArrayIn(owner, offset_in(owner, data), data.shape, data.strides, data.dtype)
+    return _ArrayIn(owner.view(), offset_in(owner, data), data.shape, data.strides, data.dtype)
 
 
 def _real_part_of(number: complex, cpp_type: str) -> float:
