@@ -427,6 +427,78 @@ def _type_error(sig: PySignature, param: PyParam, obj: Any, is_kwd: bool, arg_po
 
 # ---- the message for several signatures (torch's format_invalid_args) ----------------------------------------
 
+# torch's message formatter copies the keywords into a ``std::unordered_map<std::string, PyObject*>`` and lists
+# them in its iteration order: libstdc++'s, computed here (its string hash, prime bucket counts and the order in
+# which it links nodes), so that ``np.var(t)``'s "got (ddof=int, dtype=NoneType, out=NoneType, axis=NoneType, )"
+# names them as torch does.
+
+_MASK64 = (1 << 64) - 1
+_MURMUR_MUL = (0xC6A4A793 << 32) + 0x5BD1E995
+_STD_HASH_SEED = 0xC70F6907
+_FAST_BUCKET_COUNTS = (2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13)  # (libstdc++'s for fewer than 14 wanted)
+_PRIME_BUCKET_COUNTS = (17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 103, 109, 113,
+                        127, 137, 139, 149, 157, 167, 179, 193, 199, 211, 227, 241, 257, 277, 293, 313, 337, 359)
+
+
+def _shift_mix(v: int) -> int:
+    return v ^ (v >> 47)
+
+
+@functools.lru_cache(maxsize=256)
+def _std_string_hash(key: str) -> int:
+    """``std::hash<std::string>`` of libstdc++ on 64 bits: ``_Hash_bytes`` (a MurmurHash2 variant) of the UTF-8."""
+    data = key.encode()
+    whole = len(data) & ~7
+    h = _STD_HASH_SEED ^ (len(data) * _MURMUR_MUL & _MASK64)
+    for at in range(0, whole, 8):
+        word = _shift_mix(int.from_bytes(data[at:at + 8], "little") * _MURMUR_MUL & _MASK64) * _MURMUR_MUL & _MASK64
+        h = (h ^ word) * _MURMUR_MUL & _MASK64
+    if len(data) & 7:
+        h = (h ^ int.from_bytes(data[whole:], "little")) * _MURMUR_MUL & _MASK64
+    return _shift_mix(_shift_mix(h) * _MURMUR_MUL & _MASK64)
+
+
+def _bucket_count_for(wanted: int) -> int:
+    if wanted < len(_FAST_BUCKET_COUNTS):
+        return _FAST_BUCKET_COUNTS[wanted]
+    return next((p for p in _PRIME_BUCKET_COUNTS if p >= wanted), wanted | 1)  # (beyond any real call's keywords)
+
+
+def keyword_order(keys) -> list[str]:
+    """The order in which a libstdc++ ``std::unordered_map`` into which ``keys`` were emplaced one by one lists
+    them. Its nodes form one list; a key whose bucket holds nodes goes first among them, a key in an empty bucket
+    goes first in the whole list; growing the table (its first insertion makes 13 buckets, then more than
+    twice as many at each load factor of 1) relinks the nodes bucket by bucket as they are met."""
+    order: list[str] = []
+    buckets = 1
+    for count, key in enumerate(keys):
+        if count + 1 > (buckets if buckets > 1 else 0):
+            buckets = _bucket_count_for(max(max(count + 1, 11 if count == 0 else 0) + 1, buckets * 2))
+            order = _relinked(order, buckets)
+        order = _linked(order, key, buckets)
+    return order
+
+
+def _bucket(key: str, buckets: int) -> int:
+    return _std_string_hash(key) % buckets
+
+
+def _linked(order: list[str], key: str, buckets: int) -> list[str]:
+    """``order`` with ``key`` inserted as libstdc++ inserts a node: before the first node of its bucket, or at the
+    front of the list when its bucket is empty."""
+    bucket = _bucket(key, buckets)
+    at = next((i for i, other in enumerate(order) if _bucket(other, buckets) == bucket), 0)
+    return order[:at] + [key] + order[at:]
+
+
+def _relinked(order: list[str], buckets: int) -> list[str]:
+    """The list after a rehash into ``buckets``: each node, in the old order, linked in as a new one is."""
+    relinked: list[str] = []
+    for key in order:
+        relinked = _linked(relinked, key, buckets)
+    return relinked
+
+
 def _described(obj: Any) -> str:
     if _is_sequence(obj):
         items = ", ".join(tp_name(o) for o in obj)
@@ -437,8 +509,7 @@ def _described(obj: Any) -> str:
 
 
 def _got(args: tuple, kwargs: dict) -> str:
-    # torch keeps the keywords in a C++ unordered_map, which lists a few of them in reverse insertion order
-    parts = [tp_name(a) for a in args] + [f"{k}={tp_name(v)}" for k, v in reversed(kwargs.items())]
+    parts = [tp_name(a) for a in args] + [f"{k}={tp_name(kwargs[k])}" for k in keyword_order(kwargs)]
     text = ", ".join(parts)
     return f"({text}, )" if kwargs and not args else f"({text})"
 
@@ -465,7 +536,7 @@ class _LegacyOption:
     def unmatched_keywords(self, kwargs: dict) -> list[str]:
         start = max(len(self.entries) - len(kwargs), 0)
         names = [name for name, _ in self.entries[start:]]
-        return [key for key in reversed(kwargs) if key not in names]
+        return [key for key in keyword_order(kwargs) if key not in names]
 
     def marked(self, args: tuple, kwargs: dict) -> str:
         """``(Tensor, !float!)``: the values given, the mismatching ones between exclamation marks."""
@@ -494,15 +565,20 @@ def _invalid_combination(name: str, sigs: list[PySignature], args: tuple, kwargs
     for sig in shown:
         text = sig.text()
         lines.append(f" * {text}")
-        option = _LegacyOption(text)
-        if option.count_matches(args, kwargs):
-            unmatched = option.unmatched_keywords(kwargs) if kwargs else []
-            if unmatched:
-                lines.append(f"      didn't match because some of the keywords were incorrect: {', '.join(unmatched)}")
-            else:
-                lines.append(f"      didn't match because some of the arguments have invalid types: "
-                             f"{option.marked(args, kwargs)}")
+        lines.extend(option_notes(text, args, kwargs))
     return TypeError("\n".join(lines) + "\n")
+
+
+def option_notes(text: str, args: tuple, kwargs: dict) -> list[str]:
+    """The line torch's formatter puts under a listed signature ``text`` that takes as many arguments as were
+    given: the keywords it does not know, else the arguments marked where their types differ; none otherwise."""
+    option = _LegacyOption(text)
+    if not option.count_matches(args, kwargs):
+        return []
+    unmatched = option.unmatched_keywords(kwargs) if kwargs else []
+    if unmatched:
+        return [f"      didn't match because some of the keywords were incorrect: {', '.join(unmatched)}"]
+    return [f"      didn't match because some of the arguments have invalid types: {option.marked(args, kwargs)}"]
 
 
 def parse_error(sigs: list[PySignature], args: tuple, kwargs: dict) -> TypeError | None:

@@ -35,26 +35,16 @@ def _kind(value) -> str:
 
 
 def _invalid_combination(args: tuple, kwargs: dict) -> TypeError:
-    kwargs = {k: v for k, v in sorted(kwargs.items(), key=lambda kv: kv[0] == "device")}  # (PyTorch: device last)
-    got = ", ".join([_kind(a) for a in args] + [f"{k}={_kind(v)}" for k, v in kwargs.items()])
+    from ._arg_parser import keyword_order, option_notes
+
+    # (the keywords in the order of torch's C++ map of them)
+    got = ", ".join([_kind(a) for a in args] + [f"{k}={_kind(kwargs[k])}" for k in keyword_order(kwargs)])
     if not args:
         got += ", "
-    # Which overloads PyTorch 2.13's parser annotates with the offending keywords, by how many positional and
-    # keyword arguments it was given (observed; its rule is internal to the C++ parser).
-    if not args:
-        noted = (1, 2)
-    elif len(args) == 1 and len(kwargs) == 1:
-        noted = (0,)
-    elif len(args) + len(kwargs) == 3:
-        noted = (3, 4)
-    else:
-        noted = ()
-    bad = ", ".join(kwargs)
     lines = [f"new() received an invalid combination of arguments - got ({got}), but expected one of:"]
-    for i, overload in enumerate(_OVERLOADS):
+    for overload in _OVERLOADS:
         lines.append(f" * {overload}")
-        if i in noted:
-            lines.append(f"      didn't match because some of the keywords were incorrect: {bad}")
+        lines.extend(option_notes(overload, args, kwargs))
     return TypeError("\n".join(lines) + "\n")
 
 
