@@ -248,11 +248,14 @@ def _rsub_any(self, other):
     return (pointwise.rsub if isinstance(other, Tensor) else pointwise.rsub_scalar)(self, other)
 
 
-def _pow_dunder(self, other):
+def _pow_dunder(self, other, modulo=None):
     """``x ** y``: pow.Tensor_Tensor (PowBackward1) for a tensor exponent, pow.Tensor_Scalar (PowBackward0,
-    one edge) for a number, as in PyTorch."""
+    one edge) for a number, as in PyTorch. ``pow(x, y, m)`` is NotImplemented, as torch's wrapper makes the
+    TypeError of its third argument, so Python names the three operands it cannot take."""
     from .ops import binary
 
+    if modulo is not None:
+        return NotImplemented
     if isinstance(other, Tensor):
         return binary._pow_tt(self, other)
     if not _is_operand(other):
