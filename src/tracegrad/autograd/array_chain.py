@@ -111,7 +111,7 @@ def run(fn, grad: Tensor, task, buffers: dict, heap: list, keep_graph: bool) -> 
                 d = res[1]
             else:
                 return fn, as_tensors(res, grad), True  # several edges: the general loop hands them out
-            if d is None:
+            if d is None or nxt is None:  # (or no edge at all: an operand viewed under no_grad has none)
                 return fn, as_tensors(res, grad), True
             fits = False  # (no binary op's rule is in raw_backward.KEEPS_META)
             meta = fn._in_meta

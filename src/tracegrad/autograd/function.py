@@ -299,15 +299,17 @@ def _apply(cls, setup_ctx: bool, args: tuple, kwargs: dict):
     ctx = cls._backward_cls()
     tensor_pos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
     ctx._tg_tensor_pos = tensor_pos
-    ctx._tg_needs = tuple(isinstance(a, Tensor) and a._rg for a in args)
+    # (requires_grad, not _rg: a view made under no_grad of a tensor that requires grad requires grad too)
+    ctx._tg_needs = needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     executable = STATE.grad_enabled and any(ctx._tg_needs)
     if executable:
         # The edges are the inputs' histories before forward runs (forward may modify inputs in place).
-        ctx._edges = tuple(gradient_edge(args[i]) if args[i]._rg else NO_EDGE for i in tensor_pos)
+        ctx._edges = tuple(gradient_edge(args[i]) if needs[i] else NO_EDGE for i in tensor_pos)
         ctx._in_meta = tuple((args[i]._data.shape, args[i]._data.dtype) for i in tensor_pos)
     level = forward_ad.current_level()
     tangents = None
-    if level is not None and any(forward_ad.get_tangent(args[i], level) is not None for i in tensor_pos):
+    # (has_tangent: none in inference mode, where forward grad mode is off and jvp does not run)
+    if level is not None and any(forward_ad.has_tangent(args[i]) for i in tensor_pos):
         tangents = [forward_ad.get_tangent(a, level) if isinstance(a, Tensor) else None for a in args]
 
     prev_grad = STATE.grad_enabled
@@ -367,10 +369,11 @@ def _apply(cls, setup_ctx: bool, args: tuple, kwargs: dict):
 class _Wrapped:
     """What output processing learned, for the forward-AD step."""
 
-    __slots__ = ("outputs", "inputs_by_id", "dirty_ids", "aliases", "nondiff_fw")
+    __slots__ = ("outputs", "returned", "inputs_by_id", "dirty_ids", "aliases", "nondiff_fw")
 
     def __init__(self) -> None:
         self.outputs: list = []
+        self.returned: tuple = ()  # what forward returned (a dirty input returned under no_grad: not its alias)
         self.nondiff_fw: set = set()  # outputs that can have no tangent (marked, or not floating point)
         self.inputs_by_id: dict = {}
         self.dirty_ids: set = set()
@@ -378,8 +381,9 @@ class _Wrapped:
 
 
 def _saved_ids(ctx: BackwardCFunction) -> frozenset:
-    """The ids of the tensors ``setup_context`` gave to ``save_for_backward``."""
-    return frozenset(id(t) for t in ctx.__dict__.get("to_save") or () if t is not None)
+    """The ids of the tensors ``setup_context`` gave to ``save_for_backward`` or ``save_for_forward``."""
+    saved = (ctx.__dict__.get("to_save") or ()) + (ctx.__dict__.get("saved_for_forward") or ())
+    return frozenset(id(t) for t in saved if t is not None)
 
 
 def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, executable: bool,
@@ -411,7 +415,7 @@ def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, exec
         differentiable = executable and id(o) not in nondiff_ids and is_differentiable_np(o._data.dtype)
         if not differentiable:
             nondiff_idx.add(i)
-        if is_input and not is_modified and id(o) in saved_in_setup and (differentiable or not o._rg):
+        if is_input and not is_modified and id(o) in saved_in_setup and (differentiable or not o.requires_grad):
             # (the output would become a view of the input, and the saved input is not that output)
             raise RuntimeError(_INPUT_RETURNED_AS_IS_SAVED)
         if id(o) in nondiff_ids or not is_differentiable_np(o._data.dtype):
@@ -432,13 +436,15 @@ def _wrap_outputs(cls, ctx: BackwardCFunction, args: tuple, outputs: tuple, exec
                                "as output. The inputs that are modified inplace must all be outputs of the "
                                "Function.")
     info.outputs = new
+    info.returned = outputs
     return info
 
 
 def _set_history(cls, ctx, var: Tensor, nr: int, is_input: bool, is_modified: bool, differentiable: bool,
                  n_out: int) -> Tensor:
     if not differentiable:
-        if not var._rg:
+        # (requires_grad, not _rg: a view made under no_grad of a tensor that requires grad requires grad too)
+        if not var.requires_grad:
             return _alias_no_grad(var) if is_input and not is_modified else var
         if is_input:
             return _detached(var)
@@ -519,7 +525,7 @@ _DIRTY_NOT_INPUT = ("ctx.mark_dirty() received a tensor that was not an input. O
 
 
 def _rebase_dirty(ctx, var: Tensor, nr: int, is_input: bool, n_out: int) -> None:
-    if var._grad_fn is None and var._rg and var._base is None:
+    if var._gfn is None and var.requires_grad:  # (a view made under no_grad is a leaf too)
         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
     if not is_input:
         if var._base is not None:
@@ -592,15 +598,16 @@ def _forward_ad_outputs(cls, ctx: BackwardCFunction, args: tuple, tangents: list
                                    "corresponding forward output is not a differentiable Tensor.You should "
                                    "return None at that position instead.")
             continue
+        modified = id(info.returned[i]) in info.dirty_ids
+        own = info.inputs_by_id[id(info.returned[i])] if modified else None
+        if own is not None and tangents[own] is not None:
+            # The input's own tangent, which jvp must have modified in place (None is refused), stays the input's:
+            # the output is the input, or (under no_grad) its detached alias, which has no tangent.
+            _check_inplace_tangent(grad, grads_in[own], versions[id(grads_in[own])])
+            continue
         if grad is None:
             continue
-        if id(out) in info.dirty_ids:
-            src = grads_in[info.inputs_by_id[id(out)]]
-            if grad is not src or versions.get(id(grad)) == grad._version:
-                raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients "
-                                   "inplace. If the forward is modifying an input inplace, then the jvp "
-                                   "function must modify the corresponding gradient inplace.")
-        else:
+        if not modified:
             src_idx = info.aliases.get(i)
             if src_idx is None and out._base is not None:
                 src_idx = _viewed_input(out, args)
@@ -608,6 +615,17 @@ def _forward_ad_outputs(cls, ctx: BackwardCFunction, args: tuple, tangents: list
                 _check_view_tangent(grad, grads_in[src_idx])
         forward_ad.check_tangent_size(out, grad)
         forward_ad.set_tangent(out, grad, level)
+
+
+def _check_inplace_tangent(grad: Tensor | None, input_grad: Tensor, version_before: int) -> None:
+    if grad is None or grad._version == version_before:
+        raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients inplace. If the "
+                           "forward is modifying an input inplace, then the jvp function must modify the "
+                           "corresponding gradient inplace.")
+    if grad is not input_grad:
+        raise RuntimeError("An inplace custom Function is not returning the forward mode gradients as-is. If the "
+                           "forward is modifying an input inplace, then the jvp function must modify the gradient "
+                           "inplace and return it as-is.")
 
 
 def _viewed_input(out: Tensor, args: tuple) -> int | None:

@@ -36,6 +36,8 @@ def detach(t: Tensor) -> Tensor:
     if t._inference:  # (an alias of an inference tensor is one, as its views are)
         out._inference = True
         out._tracks_version = not STATE.inference
+    elif STATE.inference:  # (and an alias of a normal tensor is normal, made in inference mode or not)
+        out.__dict__.pop("_inference", None)
     return out
 
 
