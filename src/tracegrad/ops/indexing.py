@@ -11,7 +11,7 @@ import builtins
 import operator
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from .._tensor import Tensor, _wrap
 from ..backend.dtypes import BAREBONES_UNSIGNED_CHARS, scalar_type_name
 from . import views as _views
 from ._jvp import set_self_tangent_rules
-from ._util import expands_to, unsupported
+from ._util import expands_to, unsupported, wrap_dim
 from .accumulate import add_rows_at
 from .bfloat16_in_float import seen_dtype
 from .registry import check_no_internal_overlap, defop
@@ -42,13 +42,13 @@ def _numpy_key(indices) -> tuple:
             key.append(builtins.slice(None))
         else:
             arr = np.asarray(ix)
-            if arr.dtype not in _INDEX_DTYPES:
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            _check_index_dtypes((arr,))
             key.append(arr.astype(bool) if arr.dtype == np.uint8 else arr)  # (a byte index is a mask)
     return tuple(key)
 
 
 def _index_kernel(a, indices):
+    _warn_of_byte_masks(indices)  # (as expandTensors: also where a backward formula indexes through a byte mask)
     if len(indices) == 1 and a.ndim:  # (one leading long index: NumPy's take, far leaner than its fancy indexing)
         ix = indices[0]
         if ix.__class__ is np.ndarray and ix.dtype.kind == "i" and ix.dtype.itemsize >= 4 and ix.ndim:
@@ -156,6 +156,8 @@ def _index_put_into(out, indices, values, accumulate, out_dtype=None):
     if len(indices) > out.ndim:  # (torch counts the entries, a mask as one)
         raise IndexError(f"too many indices for tensor of dimension {out.ndim} (got {len(indices)})")
     values = np.asarray(values)
+    if not accumulate and values.size == 1:
+        _check_masked_fill_dispatch(indices, out.shape)
     filled = not accumulate and fills_through_mask(indices, values.size)
     if filled:
         _check_byte_mask_fill(indices, values.size)
@@ -163,7 +165,8 @@ def _index_put_into(out, indices, values, accumulate, out_dtype=None):
         # (torch's masked_fill_: the one value is read as a number, which any dtype takes where it fits)
         values = np.asarray(scalar_for(values.item(), out.dtype), dtype=out.dtype)
     else:
-        _check_put_masks(indices, out.shape)
+        _check_index_dtypes(indices)
+        _check_masks(out.shape, indices)
     key = _numpy_key(indices)
     if values.ndim or 0 in out.shape:  # (a 0-d value expands to any result)
         _check_put_shapes(out.shape, key, values.shape)
@@ -189,18 +192,18 @@ def _index_put_into(out, indices, values, accumulate, out_dtype=None):
 
 
 
-def _check_put_masks(indices: Sequence, shape: tuple) -> None:
-    """index_put_'s masks as torch's expandTensors reads them, before the value's shape: a byte mask is warned of,
-    and each mask must have the shape of the dims it covers. (Tensor indexing expands its masks to indices before
-    it calls index_put_, so it warns of them once, in ``_check_advanced``.)"""
+def _check_masked_fill_dispatch(indices: Sequence, shape: tuple) -> None:
+    """torch's index_put_ of one value (not accumulating) first looks for a lone mask to hand to ``masked_fill_``
+    (canDispatchToMaskedFill): it checks the shape of the first mask it meets, without warning of a byte one,
+    unless an index of another kind comes before it (a second index of any kind ends the search)."""
     dim = 0
     for k in indices:
-        if k is not None and _is_mask(k):
-            _warn_of_byte_masks([k])
-            _check_mask_shape(k, shape, dim)
-            dim += k.ndim
-        else:
+        if k is None:
             dim += 1
+            continue
+        if _is_mask(k):
+            _check_mask_shape(k, shape, dim)
+        return
 
 
 def _check_put_shapes(shape: tuple, key: tuple, value_shape: tuple) -> None:
@@ -282,8 +285,10 @@ def _index_put_vjp(ctx, g):
         else:
             from .creation import new_zeros
 
-            vals_shape = index(g, indices).shape
-            ga = index_put(g, indices, new_zeros(g, tuple(vals_shape)))
+            # (the shape of the values written, read without indexing: torch's formula indexes nothing here, so
+            # warns of no byte mask)
+            key = _numpy_key([None if i is None else i._data for i in indices])
+            ga = index_put(g, indices, new_zeros(g, _indexing_result_shape(tuple(g.shape), key)))
     if need[1]:
         gv = index(g, indices)
     return ga, gv
@@ -632,7 +637,7 @@ def _index_array(k) -> np.ndarray:
     and bytes as a mask, anything else as long integers (floats cut toward zero)."""
     _check_index_type(k)
     if isinstance(k, Tensor):
-        arr = k._data  # (a byte mask kept: it is refused where a bool one is not, and warned of in _check_advanced)
+        arr = k._data  # (a byte mask kept: it is refused where a bool one is not, and warned of by index/index_put_)
         return arr.astype(np.int64) if arr.dtype == np.int32 else arr
     try:
         arr = np.asarray(k)
@@ -663,26 +668,56 @@ def _raise_as_torch_reads(data) -> None:
 _INDEX_DTYPES = frozenset(np.dtype(d) for d in (np.int64, np.int32, np.uint8, np.bool_))
 
 
-def _check_advanced(shape: tuple, advanced: list, through_index: bool = True) -> None:
-    """torch's checks of the advanced indices against the (sliced) tensor they index, in its order: their
-    number (up to the last one given), their dtypes, then each mask's shape. Going ``through_index`` (not the
-    masked fill of one value), each byte mask is warned of first, as torch's expandTensors does."""
+def _check_advanced(shape: tuple, advanced: list) -> None:
+    """Tensor indexing's checks of the advanced indices against the (sliced) tensor they index, in torch's order:
+    their number, their dtypes, then each mask as index's expandTensors reads it."""
+    _check_index_count(shape, advanced)
+    _check_index_dtypes(advanced)
+    _check_masks_handed_on(shape, advanced)
+
+
+def _check_index_count(shape: tuple, advanced: Sequence) -> None:
+    """Python indexing's count of the indices, up to the last one given (a mask counts once here)."""
     given = len(advanced)
     while advanced[given - 1] is None:
         given -= 1
     if given > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {given})")
-    if builtins.any(a is not None and a.dtype not in _INDEX_DTYPES for a in advanced):
+
+
+def _check_index_dtypes(indices: Sequence) -> None:
+    """torch indexes through long, int, byte (a mask) and bool tensors only."""
+    if builtins.any(a is not None and np.asarray(a).dtype not in _INDEX_DTYPES for a in indices):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    if through_index:
-        _warn_of_byte_masks(advanced)
+
+
+def _masks_with_dims(indices: Sequence) -> Iterator[tuple[np.ndarray, int]]:
+    """Each mask among ``indices`` with the first dim it covers (a mask covers as many dims as it has, any other
+    entry, None included, one)."""
     dim = 0
-    for a in advanced:
-        if a is not None and _is_mask(a):
-            _check_mask_shape(a, shape, dim)
-            dim += a.ndim
+    for k in indices:
+        if k is not None and _is_mask(k):
+            yield k, dim
+            dim += k.ndim
         else:
             dim += 1
+
+
+def _check_masks(shape: tuple, indices: Sequence, warned: Callable[[np.ndarray], bool] = lambda mask: True) -> None:
+    """The masks as torch's expandTensors reads them, one after the other: a byte one warned of (where ``warned``
+    says so), then its shape checked, so that a refused mask is the last warned of."""
+    for mask, dim in _masks_with_dims(indices):
+        if warned(mask):
+            _warn_of_byte_masks([mask])
+        _check_mask_shape(mask, shape, dim)
+
+
+def _check_masks_handed_on(shape: tuple, advanced: list) -> None:
+    """The masks of tensor indexing, checked before it hands them to index / index_put_, which warn of a 1-d byte
+    mask themselves: a multi-dim one is expanded to indices first, so is warned of here, and where a mask is
+    refused here all those before it are (torch's expandTensors warns of each mask it reads, then checks it)."""
+    refused = builtins.any(_mask_shape_error(mask, shape, dim) is not None for mask, dim in _masks_with_dims(advanced))
+    _check_masks(shape, advanced, warned=lambda mask: refused or mask.ndim > 1)
 
 
 def _warn_of_byte_masks(advanced: list) -> None:
@@ -721,13 +756,27 @@ def _check_index_type(k) -> None:
 
 
 def _check_mask_shape(mask: np.ndarray, shape: tuple, dim: int) -> None:
-    """A boolean mask must have the shape of the dims it covers (PyTorch's error names the first that differs)."""
+    """Refuses a mask covering the dims of ``shape`` from ``dim`` on as torch does (``_mask_shape_error``)."""
+    error = _mask_shape_error(mask, shape, dim)
+    if error is not None:
+        raise error
+
+
+def _mask_shape_error(mask: np.ndarray, shape: tuple, dim: int) -> IndexError | None:
+    """Why torch refuses a mask covering the dims of ``shape`` from ``dim`` on, or None: each of its sizes must be
+    that of the dim it covers (the error names the first that differs); a dim past the last is out of range, as
+    ``self.size(dim)`` words it."""
     for j, size in enumerate(mask.shape):
-        if dim + j < len(shape) and size != shape[dim + j]:
+        try:
+            wrap_dim(dim + j, len(shape))
+        except IndexError as exc:
+            return exc
+        if size != shape[dim + j]:
             mask_shape = ", ".join(str(s) for s in mask.shape)
             full = ", ".join(str(s) for s in shape)
-            raise IndexError(f"The shape of the mask [{mask_shape}] at index {j} does not match the shape of the "
-                             f"indexed tensor [{full}] at index {dim + j}")
+            return IndexError(f"The shape of the mask [{mask_shape}] at index {j} does not match the shape of the "
+                              f"indexed tensor [{full}] at index {dim + j}")
+    return None
 
 
 # ---- the lean path of basic indexing -------------------------------------------------------------------------------
@@ -937,20 +986,16 @@ def _expand_bool_masks(advanced: list, sources: dict, expand: bool = True) -> li
     return indices
 
 
-def _check_put_indices(shape: tuple, advanced: list, filled: bool) -> None:
-    """setitem's checks of its advanced indices. index_put_ warns of the byte masks it is given, so here only of
-    those expanded to indices before it, and of all where a mask's shape is refused here (torch's index_put_
-    warns, then refuses it)."""
-    if filled:
-        _check_advanced(shape, advanced, through_index=False)
-        return
-    try:
-        _check_advanced(shape, advanced, through_index=False)
-    except IndexError as exc:
-        if str(exc).startswith("The shape of the mask"):
-            _warn_of_byte_masks(advanced)
-        raise
-    _warn_of_byte_masks([a for a in advanced if a is not None and a.ndim > 1])
+def _check_put_indices(shape: tuple, advanced: list, value_size: int) -> None:
+    """setitem's checks of its advanced indices, in the order of torch's index_put_ (which it calls with them):
+    the masked fill's look at the first mask, then their dtypes and each mask as expandTensors reads it."""
+    _check_index_count(shape, advanced)
+    if value_size == 1:
+        _check_masked_fill_dispatch(advanced, shape)
+        if fills_through_mask(advanced, value_size):  # (no expandTensors: its lone mask is checked above)
+            return
+    _check_index_dtypes(advanced)
+    _check_masks_handed_on(shape, advanced)
 
 
 def setitem(t: Tensor, key, value) -> None:
@@ -978,7 +1023,7 @@ def setitem(t: Tensor, key, value) -> None:
         value = _wrap(np.asarray(_assigned_scalar(value, dtype), dtype=dtype))  # (a 0-d tensor)
     if advanced and any(a is not None for a in advanced):
         # (one value through a lone mask: torch checks the mask's shape, then masked_fill_ refuses a byte one)
-        _check_put_indices(target._data.shape, advanced, fills_through_mask(advanced, value._data.size))
+        _check_put_indices(target._data.shape, advanced, value._data.size)
         if _check_fill_through_mask(t, advanced, value):  # (the mask as it is, which the masked fill reads)
             indices = _expand_bool_masks(advanced, sources, expand=False)
         else:
