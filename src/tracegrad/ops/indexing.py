@@ -11,7 +11,7 @@ import builtins
 import operator
 import re
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -703,12 +703,11 @@ def _masks_with_dims(indices: Sequence) -> Iterator[tuple[np.ndarray, int]]:
             dim += 1
 
 
-def _check_masks(shape: tuple, indices: Sequence, warned: Callable[[np.ndarray], bool] = lambda mask: True) -> None:
-    """The masks as torch's expandTensors reads them, one after the other: a byte one warned of (where ``warned``
-    says so), then its shape checked, so that a refused mask is the last warned of."""
+def _check_masks(shape: tuple, indices: Sequence) -> None:
+    """The masks as index_put_'s expandTensors reads them, one after the other: a byte one warned of, then its
+    shape checked, so that a refused mask is the last warned of."""
     for mask, dim in _masks_with_dims(indices):
-        if warned(mask):
-            _warn_of_byte_masks([mask])
+        _warn_of_byte_masks([mask])
         _check_mask_shape(mask, shape, dim)
 
 
@@ -716,22 +715,34 @@ def _check_masks_handed_on(shape: tuple, advanced: list) -> None:
     """The masks of tensor indexing, checked before it hands them to index / index_put_, which warn of a 1-d byte
     mask themselves: a multi-dim one is expanded to indices first, so is warned of here, and where a mask is
     refused here all those before it are (torch's expandTensors warns of each mask it reads, then checks it)."""
-    refused = builtins.any(_mask_shape_error(mask, shape, dim) is not None for mask, dim in _masks_with_dims(advanced))
-    _check_masks(shape, advanced, warned=lambda mask: refused or mask.ndim > 1)
+    masks = list(_masks_with_dims(advanced))
+    if not masks:
+        return
+    errors = [_mask_shape_error(mask, shape, dim) for mask, dim in masks]
+    refused = builtins.any(error is not None for error in errors)
+    for (mask, _), error in zip(masks, errors):
+        if refused or mask.ndim > 1:
+            _warn_of_byte_masks([mask])
+        if error is not None:
+            raise error
 
 
 def _warn_of_byte_masks(advanced: list) -> None:
     """torch's deprecation warning, once for each byte mask, at the user's indexing line."""
-    from .._warnings import warn_at_caller
-
     for a in advanced:
-        if a is not None and a.dtype == np.uint8:
+        if a is not None and a.dtype == _UINT8:
+            from .._warnings import warn_at_caller  # (here: the kernel calls this on every indexing)
+
             warn_at_caller("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
                            "instead.", UserWarning)
 
 
+_UINT8 = np.dtype(np.uint8)
+_MASK_DTYPES = frozenset((np.dtype(np.bool_), _UINT8))
+
+
 def _is_mask(a: np.ndarray) -> bool:
-    return a.dtype == np.bool_ or a.dtype == np.uint8
+    return a.dtype in _MASK_DTYPES
 
 
 def _check_byte_mask_fill(indices: Sequence, value_size: int) -> None:
@@ -767,10 +778,11 @@ def _mask_shape_error(mask: np.ndarray, shape: tuple, dim: int) -> IndexError | 
     that of the dim it covers (the error names the first that differs); a dim past the last is out of range, as
     ``self.size(dim)`` words it."""
     for j, size in enumerate(mask.shape):
-        try:
-            wrap_dim(dim + j, len(shape))
-        except IndexError as exc:
-            return exc
+        if dim + j >= len(shape):
+            try:
+                wrap_dim(dim + j, len(shape))
+            except IndexError as exc:
+                return exc
         if size != shape[dim + j]:
             mask_shape = ", ".join(str(s) for s in mask.shape)
             full = ", ".join(str(s) for s in shape)
