@@ -509,15 +509,17 @@ class ReduceLROnPlateau(LRScheduler):
 
 
 def _format_param(name: str, optimizer: Optimizer, param) -> list:
-    """One value per parameter group: ``param`` repeated, or a list/tuple that must have one per group."""
+    """One value per parameter group: ``param`` repeated, or a list/tuple that must have one per group; a tensor
+    cloned, as PyTorch's (the scheduler later writes into the group's rate in place, never into the caller's)."""
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
             raise ValueError(
                 f"{name} must have the same length as optimizer.param_groups. "
                 f"{name} has {len(param)} values, param_groups has {len(optimizer.param_groups)}."
             )
-        return list(param)
-    return [param] * len(optimizer.param_groups)
+    else:
+        param = [param] * len(optimizer.param_groups)
+    return [_unaliased(value) for value in param]
 
 
 def _check_scheduler_list(owner: str, optimizer: Optimizer, schedulers) -> None:

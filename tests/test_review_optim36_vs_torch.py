@@ -1,0 +1,48 @@
+"""Review of set 36 (tensor lr written in place by the schedulers, Adam's betas, numbers in a loaded optimizer
+state, step pre hooks), each difference found reduced to a program compared with torch."""
+
+from __future__ import annotations
+
+from _lib import tg, torch
+from _tutorial_lib import repr_or_error
+
+
+def _assert_same(program) -> None:
+    assert repr_or_error(program, tg) == repr_or_error(program, torch)
+
+
+def _numbers(lib, value):
+    """``value`` with each tensor as (its values, dtype): comparable between the two libraries, bit for bit."""
+    if isinstance(value, lib.Tensor):
+        return value.tolist(), str(value.dtype).rpartition(".")[2]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_numbers(lib, v) for v in value)
+    return value
+
+
+def test_cyclic_lr_clones_a_tensor_base_lr_as_torch():
+    # torch's _format_param clones: the group's rate is then written in place, never the caller's tensor
+    def program(L):
+        base = L.tensor(0.01)
+        momentum = L.tensor(0.8)
+        opt = L.optim.SGD([L.ones(2, requires_grad=True)], lr=0.1, momentum=0.9)
+        sched = L.optim.lr_scheduler.CyclicLR(opt, base, 0.1, step_size_up=2, base_momentum=momentum)
+        group = opt.param_groups[0]
+        seen = [(group["lr"] is base, group["base_momentum"] is momentum)]
+        for _ in range(3):
+            opt.step()
+            sched.step()
+            seen.append(_numbers(L, (base, group["lr"], sched.base_lrs, momentum, group["momentum"])))
+        return seen
+
+    _assert_same(program)
+
+
+def test_one_cycle_lr_clones_a_tensor_max_lr_as_torch():
+    def program(L):
+        max_lr = L.tensor(0.5)
+        opt = L.optim.SGD([L.ones(2, requires_grad=True)], lr=0.1, momentum=0.9)
+        L.optim.lr_scheduler.OneCycleLR(opt, [max_lr], total_steps=6)
+        return opt.param_groups[0]["max_lr"] is max_lr
+
+    _assert_same(program)
