@@ -3,6 +3,7 @@ state, step pre hooks), each difference found reduced to a program compared with
 
 from __future__ import annotations
 
+import pytest
 from _lib import tg, torch
 from _tutorial_lib import repr_or_error
 
@@ -46,3 +47,36 @@ def test_one_cycle_lr_clones_a_tensor_max_lr_as_torch():
         return opt.param_groups[0]["max_lr"] is max_lr
 
     _assert_same(program)
+
+
+def _loaded_state(L, name: str, key: str, value, group_update: dict | None = None) -> list:
+    """``name``'s state after one step, saved with ``key`` set to ``value`` (and the group updated), loaded back
+    under float64 as the default dtype."""
+    before = L.get_default_dtype()
+    L.set_default_dtype(L.float64)
+    try:
+        p = L.tensor([1.0, -2.0], requires_grad=True)
+        opt = getattr(L.optim, name)([p], lr=0.01)
+        p.grad = L.tensor([0.5, -0.25])
+        opt.step()
+        saved = opt.state_dict()
+        saved["state"][0][key] = value
+        saved["param_groups"][0].update(group_update or {})
+        opt.load_state_dict(saved)
+        return [(k, _numbers(L, v)) for k, v in opt.state[p].items()]
+    finally:
+        L.set_default_dtype(before)
+
+
+@pytest.mark.parametrize("name", ["RAdam", "NAdam", "ASGD", "Adamax", "Adadelta", "RMSprop", "Rprop", "Adafactor",
+                                  "Adam", "Adagrad"])
+def test_a_fused_key_makes_a_loaded_step_float32_only_where_torch_has_fused(name):
+    # torch's Adam/AdamW/Adagrad make a number step float32 in a fused group; the others ignore the key
+    _assert_same(lambda L: _loaded_state(L, name, "step", 1, {"fused": True}))
+
+
+@pytest.mark.parametrize(("name", "key"), [("ASGD", "eta"), ("ASGD", "mu"), ("NAdam", "mu_product")])
+@pytest.mark.parametrize("value", [None, "0.5", 1, True])
+def test_loaded_scalar_states_other_than_step_go_to_tensor_as_torch(name, key, value):
+    # torch.tensor(value, dtype=...) without float() first: its own errors for None and a string
+    _assert_same(lambda L: _loaded_state(L, name, key, value))

@@ -26,6 +26,7 @@ __all__ = ["Adagrad"]
 class Adagrad(Optimizer):
     _states_viewed_as_real = ("sum",)
     _scalar_state_keys = ("step",)
+    _has_fused = True
     _group_defaults_on_load = (("foreach", None), ("maximize", False), ("differentiable", False), ("fused", None))
     _has_capturable = False  # (PyTorch's Adagrad has no such option: a group's key is ignored)
 

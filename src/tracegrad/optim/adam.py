@@ -77,6 +77,7 @@ def _check_foreach_tensor_options(group: dict) -> None:
 class Adam(Optimizer):
     _states_viewed_as_real = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
     _scalar_state_keys = ("step",)
+    _has_fused = True
     _group_defaults_on_load = (("amsgrad", False), ("maximize", False), ("foreach", None), ("capturable", False),
                                ("differentiable", False), ("decoupled_weight_decay", False), ("fused", None))
     _foreach_capturable_first = True  # (its foreach update checks the devices before ``differentiable``)

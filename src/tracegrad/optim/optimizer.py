@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
+import tracegrad as _tg
+
 from .._state import STATE
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..autograd.node import RemovableHandle
-from ..backend.dtypes import float64, get_default_dtype
+from ..backend.dtypes import float64, from_numpy_dtype, get_default_dtype
 from ..ops.aten_vec import as_caller, quietly_for_caller
 from ..ops.complex_ops import _view_as_real_kernel
 from . import _watched
@@ -155,8 +157,10 @@ class Optimizer:
     _foreach_capturable_xla: bool = False
     _foreach_refuses_autograd: bool = True
     _foreach_capturable_first: bool = False
-    # Whether PyTorch's optimizer has a ``capturable`` option at all
+    # Whether PyTorch's optimizer has a ``capturable`` option at all, and a ``fused`` one (a loaded group's
+    # ``fused`` key makes its scalar states float32 only where it has: the others ignore that key)
     _has_capturable: bool = True
+    _has_fused: bool = False
     # The states PyTorch views as real for a complex parameter, and whether its single-tensor update does so before
     # its first write: real state loaded for a complex parameter is refused there
     _states_viewed_as_real: tuple[str, ...] = ()
@@ -283,17 +287,20 @@ class Optimizer:
 
     def _scalar_states_as_tensors(self, group: dict[str, Any]) -> None:
         """``group``'s scalar states given as numbers made 0-d tensors of the scalar dtype (float32 for a fused
-        group), as each PyTorch optimizer's ``__setstate__`` does: a loaded old checkpoint then steps."""
+        group), as each PyTorch optimizer's ``__setstate__`` does: a loaded old checkpoint then steps. The step
+        goes through ``float()`` first; ASGD's ``eta``/``mu`` and NAdam's ``mu_product`` go to ``torch.tensor`` as
+        they are (its errors for None or a string)."""
         if not self._scalar_state_keys:
             return
-        dtype = scalar_dtype(bool(group.get("fused")))
+        dtype = from_numpy_dtype(scalar_dtype(self._has_fused and bool(group.get("fused"))))
         for p in group["params"]:
             p_state = self.state.get(p, ())
             if len(p_state) == 0:
                 continue
             for key in self._scalar_state_keys:
-                if not isinstance(p_state[key], Tensor):
-                    p_state[key] = _wrap(np.asarray(float(p_state[key]), dtype=dtype))
+                value = p_state[key]
+                if not isinstance(value, Tensor):
+                    p_state[key] = _tg.tensor(float(value) if key == "step" else value, dtype=dtype)
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
