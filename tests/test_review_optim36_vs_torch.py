@@ -80,3 +80,22 @@ def test_a_fused_key_makes_a_loaded_step_float32_only_where_torch_has_fused(name
 def test_loaded_scalar_states_other_than_step_go_to_tensor_as_torch(name, key, value):
     # torch.tensor(value, dtype=...) without float() first: its own errors for None and a string
     _assert_same(lambda L: _loaded_state(L, name, key, value))
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "NAdam", "RAdam", "SparseAdam"])
+@pytest.mark.parametrize("options", [{}, {"capturable": True}, {"foreach": True}, {"differentiable": True}])
+@pytest.mark.parametrize("with_grad", [False, True])
+def test_three_betas_fail_at_their_unpacking_first_as_torch(name, options, with_grad):
+    # torch's step unpacks ``beta1, beta2 = group["betas"]`` before its checks, with or without gradients
+    if name == "SparseAdam" and options:
+        pytest.skip("SparseAdam has none of these options")
+
+    def program(L):
+        p = L.tensor([1.0, -2.0], requires_grad=True)
+        opt = getattr(L.optim, name)([p], lr=0.01, betas=(0.9, 0.99, 0.1), **options)
+        if with_grad:
+            p.grad = L.tensor([0.5, -0.25])
+        opt.step()
+        return p.tolist()
+
+    _assert_same(program)

@@ -9,7 +9,7 @@ from typing import Any
 
 from .._tensor import Tensor
 
-__all__ = ["refuse_fused_combinations", "refuse_at_step", "refuse_real_states", "check_fused_dtype",
+__all__ = ["refuse_fused_combinations", "refuse_at_step", "unpack_betas", "refuse_real_states", "check_fused_dtype",
            "check_first_fused_dtype"]
 
 # What ``torch.optim.optimizer._get_capturable_supported_devices`` lists; a CPU-only library supports none.
@@ -51,8 +51,18 @@ def refuse_at_step(opt, group: dict[str, Any]) -> None:
     """Raise what PyTorch's update of ``group`` raises on CPU before writing anything, if anything.
 
     The plain cases pay two dict look-ups: everything below needs the group's ``capturable`` or ``differentiable``."""
+    if "betas" in opt.defaults:
+        unpack_betas(group)
     if group.get("capturable") or group.get("differentiable"):
         _refuse_rare_options(opt, group)
+
+
+def unpack_betas(group: dict[str, Any]) -> tuple[Any, Any]:
+    """PyTorch's ``beta1, beta2 = group["betas"]``, the first thing its Adam-like steps (Adam, AdamW, Adamax,
+    NAdam, RAdam, SparseAdam) do for each group, with or without gradients: a group holding other than two betas
+    fails there (Python's ValueError), before any refusal or update."""
+    beta1, beta2 = group["betas"]
+    return beta1, beta2
 
 
 def refuse_real_states(opt, p: Tensor) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import tracegrad as _tg
 
 from .._tensor import Tensor
+from ._refusals import unpack_betas
 from .optimizer import Optimizer
 
 __all__ = ["SparseAdam"]
@@ -41,6 +42,7 @@ class SparseAdam(Optimizer):
             with _tg.enable_grad():
                 loss = closure()
         for group in self.param_groups:
+            unpack_betas(group)
             if any(p.grad is not None for p in group["params"]):
                 # (a sparse gradient is the only kind PyTorch's SparseAdam updates with; tracegrad makes none)
                 raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
