@@ -99,3 +99,54 @@ def test_three_betas_fail_at_their_unpacking_first_as_torch(name, options, with_
         return p.tolist()
 
     _assert_same(program)
+
+
+@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "ASGD", "NAdam", "RAdam", "Rprop"])
+def test_an_element_wise_optimizer_step_is_named_for_its_class_as_torch(name):
+    # each torch optimizer defines its own step: Python's error for a wrong argument, and a hook's, name it
+    def program(L):
+        p = L.ones(2, requires_grad=True)
+        opt = getattr(L.optim, name)([p])
+        errors = []
+        try:
+            opt.step(foo=1)
+        except TypeError as e:
+            errors.append(str(e))
+        opt.register_step_pre_hook(lambda o, args, kwargs: ((o,), None))
+        try:
+            opt.step()
+        except TypeError as e:
+            errors.append(str(e).replace("tracegrad", "torch"))
+        step = type(opt).step
+        return errors, step.__qualname__, step.__module__.replace("tracegrad", "torch")
+
+    _assert_same(program)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "Rprop", "Adagrad"])
+@pytest.mark.parametrize("first", [None, "text"])
+def test_a_pre_hook_putting_no_optimizer_first_fails_on_its_defaults_as_torch(name, first):
+    # torch's _use_grad_for_differentiable reads args[0].defaults["differentiable"] before the step runs
+    def program(L):
+        p = L.ones(2, requires_grad=True)
+        p.grad = L.ones(2)
+        opt = getattr(L.optim, name)([p], lr=0.1)
+        opt.register_step_pre_hook(lambda o, args, kwargs: ((first,), {}))
+        opt.step()
+        return p.tolist()
+
+    _assert_same(program)
+
+
+def test_setstate_gives_defaults_a_differentiable_key_as_torch():
+    def program(L):
+        p = L.ones(2, requires_grad=True)
+        p.grad = L.ones(2)
+        opt = L.optim.Adam([p], lr=0.1)
+        del opt.defaults["differentiable"]
+        restored = L.optim.Adam.__new__(L.optim.Adam)
+        restored.__setstate__(opt.__getstate__())
+        restored.step()
+        return sorted(restored.defaults), p.tolist()
+
+    _assert_same(program)

@@ -8,6 +8,9 @@ versions).
 
 from __future__ import annotations
 
+import inspect
+import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,6 +40,13 @@ class PerParamOptimizer(Optimizer):
 
     def _update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise NotImplementedError
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        # PyTorch's Adadelta, Adamax... each define their own ``step``: its name is in Python's errors for wrong
+        # arguments ("Rprop.step() got an unexpected keyword argument 'foo'") and in the step hooks' messages
+        if cls.step is PerParamOptimizer.step:
+            cls.step = _step_named_for(cls)
+        super().__init_subclass__(**kwargs)
 
     def _init_group_state(self, group: dict[str, Any]) -> None:
         for p in group["params"]:
@@ -68,4 +78,17 @@ class PerParamOptimizer(Optimizer):
                     grad = -grad
                 self._update(p, grad, state, options)
         return loss
+
+
+def _step_named_for(cls: type) -> Callable:
+    """``PerParamOptimizer.step`` itself (not its hook and quiet wrappers, which ``Optimizer.__init_subclass__``
+    puts around the copy) as a function of ``cls``: its code's qualified name and its module are ``cls``'s."""
+    step = inspect.unwrap(PerParamOptimizer.step)
+    code = step.__code__.replace(co_qualname=f"{cls.__qualname__}.{step.__name__}")
+    named = types.FunctionType(code, step.__globals__, step.__name__, step.__defaults__, step.__closure__)
+    named.__qualname__ = code.co_qualname
+    named.__module__ = cls.__module__
+    named.__doc__ = step.__doc__
+    named.__kwdefaults__ = step.__kwdefaults__
+    return named
 

@@ -116,16 +116,21 @@ def _quiet_update(func: Callable, reads_self_from_args: bool) -> Callable:
     hides that, but a filter a program installs later (``simplefilter("error")``) would make it an exception
     midway through the update. The closure still runs under the caller's own error state (``_closure_loss``).
 
-    ``reads_self_from_args``: PyTorch's ``_use_grad_for_differentiable`` wrapper takes the optimizer as
-    ``args[0]``, so a step pre hook that returns arguments without it meets an IndexError there."""
+    ``reads_self_from_args``: PyTorch's ``_use_grad_for_differentiable`` wrapper reads
+    ``args[0].defaults["differentiable"]`` first, so a step pre hook that returns arguments without the optimizer
+    meets an IndexError there, or an AttributeError naming ``defaults`` where something else comes first."""
 
     @functools.wraps(func)
     def quiet_step(*args, **kwargs):
-        if not args and reads_self_from_args:
-            raise IndexError("tuple index out of range")
+        if reads_self_from_args:
+            _differentiable_default(args[0])
         return quietly_for_caller(func, *args, **kwargs)
 
     return quiet_step
+
+
+def _differentiable_default(optimizer) -> Any:
+    return optimizer.defaults["differentiable"]
 
 
 def _run_pre_hooks(optimizer, func: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -284,6 +289,7 @@ class Optimizer:
         ):
             if name not in self.__dict__:
                 self.__dict__[name] = OrderedDict()
+        self.defaults.setdefault("differentiable", False)  # (as torch's: a step reads it first)
 
     def _scalar_states_as_tensors(self, group: dict[str, Any]) -> None:
         """``group``'s scalar states given as numbers made 0-d tensors of the scalar dtype (float32 for a fused
