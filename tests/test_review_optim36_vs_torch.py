@@ -150,3 +150,19 @@ def test_setstate_gives_defaults_a_differentiable_key_as_torch():
         return sorted(restored.defaults), p.tolist()
 
     _assert_same(program)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam",
+                                  "Adadelta"])
+@pytest.mark.parametrize(("lr_shape", "param_shape"), [((1,), ()), ((1, 1), ()), ((1, 1), (2,))])
+def test_a_one_element_lr_of_any_shape_steps_as_torch(name, lr_shape, param_shape):
+    # torch takes a one-element lr as a scalar: it neither widens the update nor fails on a 0-d parameter
+    def program(L):
+        p = L.ones(param_shape, requires_grad=True)
+        opt = getattr(L.optim, name)([p], lr=L.full(lr_shape, 0.01))
+        for _ in range(2):
+            p.grad = L.full(param_shape, 0.5)
+            opt.step()
+        return p.tolist()
+
+    _assert_same(program)

@@ -570,10 +570,14 @@ def _as_operand(data: np.ndarray) -> Any:
     """A tensor option's array as NumPy must see it to compute as PyTorch does. A 0-d tensor does not widen the
     dtype of a tensor with dimensions (a float64 lr leaves a float32 update in float32), and a float64 one computes
     with numbers in float64: a Python float does both in NumPy, where a float64 array would make the update
-    float64. A float32 array keeps float32 arithmetic with numbers, as a float32 tensor does."""
-    if data.dtype == np.float64 and data.size == 1:
+    float64. A float32 array keeps float32 arithmetic with numbers, as a float32 tensor does. A one-element array
+    is made 0-d: PyTorch's updates take such an option as a scalar (``_to_scalar``, a ``Scalar`` argument), so an
+    lr of shape (1, 1) neither widens a parameter's update nor fails against a 0-d parameter."""
+    if data.size != 1:
+        return data
+    if data.dtype == np.float64:
         return float(data.reshape(()))
-    return data
+    return data.reshape(())
 
 
 _PLAIN_OPTION_TYPES = frozenset({float, int, bool, type(None), str})
