@@ -53,32 +53,46 @@ def _options(dtype: _dt.dtype) -> str:
             "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
-def legacy_new(dtype: _dt.dtype, args: tuple, kwargs: dict):
-    """The legacy constructor: a tensor of ``dtype`` from ``args`` (sizes, data, a tensor, or nothing)."""
+def legacy_new(dtype: _dt.dtype, args: tuple, kwargs: dict, *, any_tensor_dtype: bool = False):
+    """The legacy constructor: a tensor of ``dtype`` from ``args`` (sizes, data, a tensor, or nothing).
+    ``any_tensor_dtype``: ``torch.Tensor``'s own, which aliases a tensor of any dtype (torch relaxed it for its
+    base constructor only: ``torch.FloatTensor`` and ``Tensor.new`` refuse another dtype)."""
     from ._tensor import Tensor
     from .ops.views import alias
+    from .storage import TypedStorage, UntypedStorage
 
-    if any(k != "device" for k in kwargs):
-        raise _invalid_combination(args, kwargs)
+    named = [k for k in kwargs if k != "device"]
     device = kwargs.get("device")
-    if device is not None and as_device(device).type != "cpu":
-        raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
-                           f"{as_device(device).type} was passed")
+    if (named and (args or len(named) > 1 or named[0] not in _NAMED_ARGUMENTS)) or not _is_device(device):
+        raise _invalid_combination(args, kwargs)
+    if named:  # (an overload's argument given by its name: ``torch.Tensor(size=(2, 3))``, ``t.new(data=[1])``)
+        name = named[0]
+        value = kwargs[name]
+        if name == "data":  # (never sizes, even an int or a torch.Size, as a positional one may be)
+            _check_cpu(device)
+            return _from_data(dtype, value)
+        if name == "size" and isinstance(value, (tuple, list)) and all(_is_int(s) for s in value):
+            args = (Size(value),)  # (sizes, never data: only a positional sequence is data)
+        elif (name == "other" and isinstance(value, Tensor)) or (
+                name == "storage" and device is None and isinstance(value, (TypedStorage, UntypedStorage))):
+            args = (value,)
+        else:
+            raise _invalid_combination(args, kwargs)
+    _check_cpu(device)
     if not args:
         return _factories.empty(0, dtype=dtype)
     first = args[0]
     if len(args) == 1 and isinstance(first, Tensor):
-        if first.dtype is not dtype:
+        if device is not None:  # (torch's hidden overload ``new(Tensor other, *, Device? device=None)``)
+            raise RuntimeError("Legacy tensor constructor of the form torch.Tensor(tensor, device=device) is not "
+                               "supported.  Use torch.tensor(...) or torch.as_tensor(...) instead.")
+        if first.dtype is not dtype and not any_tensor_dtype:
             raise TypeError(f"expected {_options(dtype)} (got {_options(first.dtype)})")
         return alias(first)  # AliasBackward0, as in PyTorch
+    if len(args) == 1 and isinstance(first, (TypedStorage, UntypedStorage)):
+        return _factories.empty(0, dtype=dtype).set_(first)
     if len(args) == 1 and not isinstance(first, Size) and not _is_int(first):
-        if isinstance(first, str):
-            raise TypeError("new(): invalid data type 'str'")
-        if not isinstance(first, (list, tuple, np.ndarray)):
-            raise TypeError(f"new(): data must be a sequence (got {_kind(first)})")
-        if isinstance(first, np.ndarray):  # (torch's legacy constructor does not copy an array: as_tensor's)
-            return _factories.as_tensor(first, dtype=dtype)
-        return _factories.tensor(first, dtype=dtype)
+        return _from_data(dtype, first)
     sizes = args if len(args) > 1 or _is_int(first) else tuple(first)
     for pos, s in enumerate(sizes, 1):
         if not _is_int(s):
@@ -87,7 +101,36 @@ def legacy_new(dtype: _dt.dtype, args: tuple, kwargs: dict):
     for s in sizes:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(sizes)}")
-    return _factories.empty(*sizes, dtype=dtype)
+    return _factories.empty(sizes, dtype=dtype)  # (a tuple: ``torch.Size([])`` makes a 0-d tensor)
+
+
+# (the overloads' arguments that may be given by name, each alone: ``new(Storage storage)``, ``new(Tensor other)``,
+# ``new(SymIntArrayRef size, *, Device? device=None)``, ``new(PyObject* data, *, Device? device=None)``)
+_NAMED_ARGUMENTS = frozenset({"storage", "other", "size", "data"})
+
+
+def _is_device(value) -> bool:
+    """Whether torch's parser reads ``value`` as a ``Device?``: None, a device, a string or an int (not a bool)."""
+    from .backend.device import device
+
+    return value is None or isinstance(value, (device, str)) or _is_int(value)
+
+
+def _check_cpu(device) -> None:
+    if device is not None and as_device(device).type != "cpu":
+        raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
+                           f"{as_device(device).type} was passed")
+
+
+def _from_data(dtype: _dt.dtype, data):
+    """``new(data)``: a tensor of ``dtype`` with the values of the sequence ``data``."""
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not isinstance(data, (list, tuple, np.ndarray)):
+        raise TypeError(f"new(): data must be a sequence (got {_kind(data)})")
+    if isinstance(data, np.ndarray):  # (torch's legacy constructor does not copy an array: as_tensor's)
+        return _factories.as_tensor(data, dtype=dtype)
+    return _factories.tensor(data, dtype=dtype)
 
 
 def _is_int(value) -> bool:

@@ -74,7 +74,7 @@ class Tensor:
         from ._legacy_types import legacy_new
         from .backend.dtypes import get_default_dtype
 
-        src = legacy_new(get_default_dtype(), args, kwargs)
+        src = legacy_new(get_default_dtype(), args, kwargs, any_tensor_dtype=True)
         _init_from(self, src._data)
         self._rg, self._gfn, self._vc = src._rg, src._gfn, src._vc
         self.__dict__.update(src.__dict__)
@@ -483,6 +483,9 @@ class Tensor:
             return self._data.get()
         if self._data.dtype.kind == "V":  # (bfloat16: NumPy has no such dtype, and torch hands none out)
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if not self._data.size:
+            # (torch's array of no elements is NumPy's own, with strides of 0: the tensor's data pointer is null)
+            return np.ndarray(self._data.shape, self._data.dtype, strides=(0,) * self._data.ndim)
         # (a new array over the tensor's memory at each call, as torch's: never the storage's own array object,
         # which from_numpy's caller holds, nor one that says it owns its data)
         return self._data.view()

@@ -248,14 +248,20 @@ def _rsub_any(self, other):
     return (pointwise.rsub if isinstance(other, Tensor) else pointwise.rsub_scalar)(self, other)
 
 
-def _pow_dunder(self, other, modulo=None):
+def _pow_dunder(self, *args, **kwargs):
     """``x ** y``: pow.Tensor_Tensor (PowBackward1) for a tensor exponent, pow.Tensor_Scalar (PowBackward0,
-    one edge) for a number, as in PyTorch. ``pow(x, y, m)`` is NotImplemented, as torch's wrapper makes the
-    TypeError of its third argument, so Python names the three operands it cannot take."""
+    one edge) for a number, as in PyTorch. torch's is its ``pow`` method behind a wrapper that makes a TypeError
+    NotImplemented: any other call is ``pow``'s (``t.__pow__(exponent=2)``), and one it refuses is
+    NotImplemented (``pow(x, y, m)``, so that Python names the three operands it cannot take; an explicit
+    ``t.__pow__(2, None)`` too)."""
     from .ops import binary
 
-    if modulo is not None:
-        return NotImplemented
+    if len(args) != 1 or kwargs:
+        try:
+            return self.pow(*args, **kwargs)
+        except TypeError:
+            return NotImplemented
+    other = args[0]
     if isinstance(other, Tensor):
         return binary._pow_tt(self, other)
     if not _is_operand(other):
