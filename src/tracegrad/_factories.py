@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _arg_checks as _args
 from ._arg_parser import argument_error, refuse_as_torch, tp_name
+from ._random_bounds import random_range
 from ._runtime import fill_uninitialized
 from ._state import STATE
 from ._strides import (
@@ -1072,10 +1073,10 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high = 0, low
     np_dtype, rng = _resolve_dtype(dtype, _dt.int64, fn="randint"), _rng(generator)
     shape = _size((size,), "randint") if not isinstance(size, int) else (size,)
-    _check_random_bounds(low, high, np_dtype)
+    low, high = random_range(np_dtype, int(low), int(high))  # (torch's randint is random_(low, high))
     count = int(np.prod(shape, dtype=np.int64))
     return _random_factory("aten::randint", "aten::random_", shape, np_dtype,
-                           lambda: rng.random_from_to(count, int(low), int(high)).astype(np_dtype).reshape(shape),
+                           lambda: rng.random_from_to(count, low, high + 1).astype(np_dtype).reshape(shape),
                            requires_grad, device, pin_memory)
 
 
@@ -1110,22 +1111,6 @@ def _refuse_dtype(kernel: str, np_dtype: np.dtype, kinds: str) -> None:
     barebones unsigned dtypes where the kernel is one that refuses them (ops/barebones_unsigned.py)."""
     if np_dtype.kind in kinds or (np_dtype.char in _dt.BAREBONES_UNSIGNED_CHARS and kernel in FACTORY_KERNELS):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dt.scalar_type_name(np_dtype)}'")
-
-
-def _check_random_bounds(low, high, np_dtype: np.dtype) -> None:
-    """torch's random_(from, to) checks: from < to, and both within the dtype (to - 1 being the largest drawn)."""
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    if np_dtype.kind == "c":
-        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
-    if np_dtype.kind in "iub":
-        info = np.iinfo(np_dtype) if np_dtype.kind != "b" else None
-        lowest, largest = (0, 1) if info is None else (int(info.min), int(info.max))
-        name = _dt.cpp_type_name(np_dtype)
-        if not lowest <= low <= largest:
-            raise RuntimeError(f"from is out of bounds for {name}")
-        if not lowest <= high - 1 <= largest:
-            raise RuntimeError(f"to - 1 is out of bounds for {name}")
 
 
 def _laid_out_like(t: Tensor, drawn: Tensor, memory_format) -> Tensor:

@@ -402,10 +402,15 @@ def preserve_format_strides(a: np.ndarray) -> tuple:
     return dense_in_order(a.shape, perm)
 
 
+def memory_order_axes(a: np.ndarray) -> list[int]:
+    """``a``'s axes from the largest stride to the smallest: the order in which memory walks them."""
+    return sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
+
+
 def in_memory_order(a: np.ndarray) -> np.ndarray:
     """``a`` transposed so that its C order is its memory order: the order in which torch's serial kernels (a
     random fill, say) walk a strided tensor."""
-    return a.transpose(sorted(range(a.ndim), key=lambda d: -abs(a.strides[d])))
+    return a.transpose(memory_order_axes(a))
 
 
 def like_self(result: np.ndarray, source: np.ndarray) -> np.ndarray:

@@ -25,6 +25,8 @@ _NORMAL_AT = _KEYS_AT + 624 * 8  # normal_x, normal_y, normal_rho (double), norm
 _FLOAT_NORMAL_AT = 5048  # next_float_normal_sample (float), is_next_float_normal_sample_valid (bool)
 _OPMATH = {np.dtype(np.float64): np.float64}  # every other float kernel computes in float (at::opmath_type)
 _UNIT_SCALE = {np.float32: 2.0 ** -24, np.float64: 2.0 ** -53}
+# std::numeric_limits<scalar_t>::digits of the floating dtypes, by NumPy name (bfloat16's is ml_dtypes')
+FLOAT_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 
 
 class TorchCPUStream:
@@ -162,9 +164,8 @@ class TorchCPUStream:
         words = self.raw64(n) if wide else self.raw32(n)
         if np_dtype == np.bool_:
             return (words & np.uint64(1)).astype(np.bool_)
-        if np_dtype.kind == "f":
-            digits = np.finfo(np_dtype).nmant + 1
-            return _remainder(words, (1 << digits) + 1).astype(np_dtype)
+        if np_dtype.kind == "f" or np_dtype.name == "bfloat16":
+            return _remainder(words, (1 << FLOAT_DIGITS[np_dtype.name]) + 1).astype(np_dtype)
         return _remainder(words, int(np.iinfo(np_dtype).max) + 1).astype(np_dtype)
 
     def randperm(self, n: int) -> np.ndarray:

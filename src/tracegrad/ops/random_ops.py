@@ -14,11 +14,14 @@ import math
 import numpy as np
 
 from .._arg_checks import int64_args
-from .._factories import _rng
-from .._strides import empty_strided, in_memory_order, preserve_format_strides
+from .._factories import _rng, writes_out
+from .._random_bounds import INT64_MIN as _INT64_MIN
+from .._random_bounds import largest_float, random_range
+from .._strides import empty_strided, in_memory_order, memory_order_axes, preserve_format_strides
 from .._tensor import Tensor
 from ..backend.dtypes import cpp_type_name
 from ._util import number_arg
+from .bfloat16_in_float import seen_dtype
 from .reductions_extra import topk_indices
 from .registry import defop, defop_without_derivative
 
@@ -75,10 +78,22 @@ def _broadcast_shape(*shapes) -> tuple:
 # ---- bernoulli --------------------------------------------------------------------------------------------
 
 
-def _check_probabilities(p: np.ndarray) -> None:
-    if p.size and not ((p >= 0) & (p <= 1)).all():
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
-                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
+def _first_refused(valid: np.ndarray) -> int | None:
+    """The position of the first False of ``valid`` in C order, or None when every element is valid."""
+    if valid.all():
+        return None
+    return int(np.argmin(valid.ravel()))
+
+
+def _check_probabilities(p: np.ndarray, generator=None, double: bool = False) -> None:
+    """Refuse a probability outside [0, 1] (or NaN). torch checks each p as its serial loop reaches it, so the
+    elements before the first bad one (``p`` in the loop's order) have drawn their uniforms from ``generator``."""
+    refused = _first_refused((p >= 0) & (p <= 1)) if p.size else None
+    if refused is None:
+        return
+    _rng(generator).unit(refused, np.float64 if double else np.float32)
+    raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                       "message be improved?  If so, please report an enhancement request to PyTorch.)")
 
 
 def _check_p_float(p) -> None:
@@ -88,8 +103,9 @@ def _check_p_float(p) -> None:
 
 def _bernoulli_kernel(a, generator=None):
     _require_float(a, "bernoulli_tensor_cpu_self_" if a.dtype.kind == "c" else "bernoulli_tensor_cpu_p_")
-    _check_probabilities(a)
-    return _rng(generator).bernoulli(a, double=a.dtype == np.float64).astype(a.dtype)
+    double = a.dtype == np.float64
+    _check_probabilities(a, generator, double)  # (the result is contiguous: its loop walks ``a`` in C order)
+    return _rng(generator).bernoulli(a, double=double).astype(a.dtype)
 
 
 def _bernoulli_p_kernel(a, p, generator=None):
@@ -100,8 +116,11 @@ def _bernoulli_p_kernel(a, p, generator=None):
 def _bernoulli_tensor_inplace(a, p, generator=None):
     p = np.asarray(p)
     _require_float(p, "bernoulli_tensor_cpu_p_")
-    _check_probabilities(p)
-    return _place(a, _rng(generator).bernoulli(np.broadcast_to(p, a.shape), double=p.dtype == np.float64))
+    double = p.dtype == np.float64
+    # torch's loop walks ``self`` in memory order, each element with its own p: take p in that order too
+    p_in_order = np.broadcast_to(p, a.shape).transpose(memory_order_axes(a))
+    _check_probabilities(p_in_order, generator, double)
+    return _place(a, _rng(generator).bernoulli(p_in_order, double=double))
 
 
 def _bernoulli_float_inplace(a, p=0.5, generator=None):
@@ -143,7 +162,7 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
 
 
 def _check_std_scalar(std) -> None:
-    if std < 0:
+    if not std >= 0:  # (NaN refused too)
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
 
 
@@ -210,7 +229,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     """``normal(mean, std)`` with tensor or float mean/std; with two floats, ``size`` gives the shape."""
     mean_t, std_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mean_t and not std_t:
-        return _normal_factory(mean, std, size, generator, out, dtype, (device, pin_memory), requires_grad)
+        return _normal_factory(mean, std, size, generator=generator, out=out, dtype=dtype, device=device,
+                               pin_memory=pin_memory, requires_grad=requires_grad)
     if mean_t and std_t:
         op = _normal_tt
     elif mean_t:
@@ -222,9 +242,11 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     return op(mean, std, generator=generator)
 
 
-def _normal_factory(mean, std, size, generator, out, dtype, placement: tuple, requires_grad) -> Tensor:
-    """``normal(float, float, size)``; ``placement`` is the ``(device, pin_memory)`` asked for."""
-    from .._factories import _finish, _into_out, _resolve_dtype, _size
+@writes_out  # (with out=, the draws are made in out's dtype, as torch's normal_ on out makes them)
+def _normal_factory(mean, std, size, *, generator=None, dtype=None, device=None, pin_memory: bool = False,
+                    requires_grad: bool = False) -> Tensor:
+    """``normal(float, float, size)``."""
+    from .._factories import _finish, _resolve_dtype, _size
     from ..backend.device import CPU
 
     if size is None:
@@ -236,9 +258,8 @@ def _normal_factory(mean, std, size, generator, out, dtype, placement: tuple, re
     if math.prod(shape):  # (an empty result runs no kernel)
         _require_float(np.empty(0, np_dtype), "normal_kernel_cpu", "fc")
     array = _rng(generator).normal(shape, np_dtype, float(mean), float(std))
-    device, pin_memory = placement
     # (torch's normal is no factory of the default device: without a device it makes a CPU tensor)
-    return _into_out(_finish(array, requires_grad, CPU if device is None else device, pin_memory), out)
+    return _finish(array, requires_grad, CPU if device is None else device, pin_memory)
 
 
 # ---- other in-place samplers -------------------------------------------------------------------------------
@@ -247,8 +268,8 @@ def _normal_factory(mean, std, size, generator, out, dtype, placement: tuple, re
 def _check_uniform_bounds(dtype: np.dtype, from_: float, to: float) -> None:
     """PyTorch's ``check_uniform_bounds``: both ends within the (real) dtype's range, NaN refused, and a width
     the dtype can hold (else the draws would be inf or NaN)."""
-    real = np.finfo(dtype).dtype  # (complex tensors are filled viewed as real)
-    largest = float(np.finfo(real).max)
+    real = dtype if dtype.name == "bfloat16" else np.finfo(dtype).dtype  # (complex ones are filled viewed as real)
+    largest = largest_float(real)
     for name, value in (("from", from_), ("to", to)):
         if not -largest <= value <= largest:
             raise RuntimeError(f"{name} is out of bounds for {cpp_type_name(real)}")
@@ -262,7 +283,7 @@ def _check_uniform_bounds(dtype: np.dtype, from_: float, to: float) -> None:
 
 def _uniform_inplace(a, from_=0.0, to=1.0, generator=None):
     _require_float(a, "check_uniform_bounds", "fc")
-    _check_uniform_bounds(a.dtype, from_, to)
+    _check_uniform_bounds(seen_dtype(a), from_, to)  # (bfloat16's kernel array is a float32 copy)
     return _place(a, _rng(generator).uniform((a.size,), a.dtype, from_, to))
 
 
@@ -278,6 +299,7 @@ def _exponential_inplace(a, lambd=1.0, generator=None):
 def _geometric_inplace(a, p, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(float(p))}")  # (a double)
+    _require_float(a, "geometric_cpu", "fiu")  # (every real dtype but bool)
     return _place(a, _rng(generator).geometric(a.size, p))
 
 
@@ -322,61 +344,37 @@ def _uniform_method(self: Tensor, from_: float = 0.0, to: float = 1.0, *, genera
 # ---- random_ -----------------------------------------------------------------------------------------------
 
 
-def _default_high(dtype: np.dtype) -> int:
-    """The largest value ``random_()`` draws (inclusive): 2**mantissa for floats, the max for integers."""
-    if dtype.kind == "b":
-        return 1
-    if dtype.kind == "f":
-        return 2 ** (np.finfo(dtype).nmant + 1)
-    return int(np.iinfo(dtype).max)
+_FULL_RANGE_DTYPES = ("int64", "float32", "float64", "bfloat16")
+_FULL_RANGE_KERNEL = "random_full_64_bits_range_kernel_cpu"
 
 
-_RANDOM_BOUNDS_TYPES = "check_random_bounds handles only integral, floating-point and boolean types"
-
-
-def _check_range(dtype: np.dtype, low: int, high: int) -> None:
-    """``high`` is inclusive here; mirror PyTorch's bounds messages (``check_random_bounds``)."""
-    if dtype.kind == "c":
-        raise RuntimeError(_RANDOM_BOUNDS_TYPES)
-    if dtype.kind in "iub":
-        lowest, largest = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
-        name = cpp_type_name(dtype)
-        if low < lowest or low > largest:
-            raise RuntimeError(f"from is out of bounds for {name}")
-        if high > largest or high < lowest:
-            raise RuntimeError(f"to - 1 is out of bounds for {name}")
-
-
-
-
-def _random_draw(a, low: int, high: int, generator) -> np.ndarray:
-    """``random_from_to`` over [low, high] (inclusive), written into ``a``; random_(int64 min, None) on the
-    dtypes that hold 64 bits takes torch's full-range kernel (random64() read as int64)."""
-    full = low == np.iinfo(np.int64).min and a.dtype.name in ("int64", "float32", "float64", "bfloat16")
-    rng = _rng(generator)
-    return _place(a, rng.random_full_range(a.size) if full else rng.random_from_to(a.size, low, high + 1))
+def _random_full_range(a, generator) -> np.ndarray:
+    """``random_(int64 min, None)``: torch's full-range kernel (random64() read as int64), on the dtypes that hold
+    64 random bits; the others are refused (but an empty tensor runs no kernel)."""
+    dtype = seen_dtype(a)
+    if a.size and dtype.name not in _FULL_RANGE_DTYPES:
+        if dtype.name in ("uint8", "int8", "int16", "int32"):  # (in the kernel's dispatch, refused inside it)
+            raise RuntimeError(f"{_FULL_RANGE_KERNEL} handles only int64, double, float and bfloat16")
+        raise NotImplementedError(f"\"{_FULL_RANGE_KERNEL}\" not implemented for '{_tname(a)}'")
+    return _place(a, _rng(generator).random_full_range(a.size))
 
 
 def _random_from_kernel(a, from_, to=None, generator=None):
-    high = _default_high(a.dtype) if to is None else to - 1
-    if to is not None and from_ >= to:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-    _check_range(a.dtype, from_, high)
-    return _random_draw(a, from_, high, generator)
+    if to is None and from_ == _INT64_MIN:
+        return _random_full_range(a, generator)
+    low, high = random_range(seen_dtype(a), from_, to)  # (bfloat16's kernel array is a float32 copy)
+    return _place(a, _rng(generator).random_from_to(a.size, low, high + 1))
 
 
 def _random_to_kernel(a, to, generator=None):
-    if to <= 0:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from=0 >= to={to}")
-    _check_range(a.dtype, 0, to - 1)
-    return _random_draw(a, 0, to - 1, generator)
+    return _random_from_kernel(a, 0, to, generator)  # (torch's random_(to) is random_(0, to))
 
 
 def _random_kernel(a, generator=None):
     """random_() with no bounds: ``uniform_int``, [0, max] for integers and [0, 2**digits] for floats."""
     if a.dtype.kind == "c":
         raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{_tname(a.dtype)}'")
-    return _place(a, _rng(generator).random_default(a.size, a.dtype))
+    return _place(a, _rng(generator).random_default(a.size, seen_dtype(a)))
 
 
 _random_from_ = defop("random_.from(Tensor(a!) self, int from, int? to, " + _GEN_IP,
@@ -413,7 +411,9 @@ def random_(self: Tensor, *args, generator=None, **kwargs) -> Tensor:
 
 def _poisson_kernel(a, generator=None):
     _require_float(a, "poisson_cpu")
-    if a.size and not (a >= 0).all():
+    refused = _first_refused(a >= 0) if a.size else None
+    if refused is not None:  # (the rates before it have drawn their samples, as torch's serial loop draws them)
+        _rng(generator).poisson(np.ascontiguousarray(a).ravel()[:refused])
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return _rng(generator).poisson(a).astype(a.dtype)
 
