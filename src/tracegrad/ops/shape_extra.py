@@ -834,9 +834,22 @@ def _index_select_kernel(a, dim, index):
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
     n = a1.shape[d]
     if flat.size and (flat.min() < 0 or flat.max() >= n):
-        raise IndexError("index out of range in self")
+        _refuse_index_select(a, d, flat)
     out = np.take(a1, flat, axis=d)
     return out.reshape(()) if a.ndim == 0 else out
+
+
+def _refuse_index_select(a, d: int, flat: np.ndarray) -> None:
+    """Raise torch's CPU error for an out-of-range index: its kernel words it by the path it takes. A tensor of
+    two or more dims that is empty, or selected along dim 1 (its fast path), has its indices checked by one
+    loop with its own message; every other selection fails in the gather itself."""
+    n = a.shape[d]
+    if a.ndim > 1 and a.size == 0 and n == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if a.ndim > 1 and (a.size == 0 or d == 1):
+        bad = int(flat[_first_out_of_range(flat, n)])
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
+    raise IndexError("index out of range in self")
 
 
 def _index_select_vjp(ctx, g):
@@ -1599,9 +1612,23 @@ _unique2 = defop("_unique2(Tensor self, bool sorted=True, bool return_inverse=Fa
                  vjp=not_implemented("_unique2"))
 
 
+def _unique_dim_of(a, dim: int) -> int:
+    """The wrapped dim of PyTorch's unique-by-dim kernels, which refuse what they cannot split into slices: a
+    0-d tensor (read through ``size(dim)``), and a size-0 dim other than the one selected."""
+    if a.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = wrap_dim(dim, a.ndim)
+    zero_dims = a.shape.count(0)
+    if a.shape[d] == 0 and zero_dims > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot be applied ")
+    if a.shape[d] != 0 and zero_dims:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    return d
+
+
 def _unique_dim_kernel(a, dim, sorted=True, return_inverse=False, return_counts=False):
     _refuse_complex(a, "unique_dim")
-    d = wrap_dim(dim, a.ndim)
+    d = _unique_dim_of(a, dim)
     values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
     return values, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
 
@@ -1655,7 +1682,7 @@ def _unique_consecutive_kernel(a, return_inverse=False, return_counts=False, dim
         change[1:] = flat[1:] != flat[:-1]
         values, inv_shape = flat[change], a.shape
     else:
-        d = wrap_dim(dim, a.ndim)
+        d = _unique_dim_of(a, dim)
         moved = np.moveaxis(a, d, 0)
         change = np.ones(moved.shape[0], dtype=bool)
         if moved.shape[0] > 1:
