@@ -163,12 +163,14 @@ def pad_sequence(sequences: Tensor | list[Tensor], batch_first: bool = False, pa
     sequences = tuple(sequences)
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
+    if padding_side not in ("left", "right"):
+        raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     first = sequences[0]
+    if first.dim() == 0:  # (ATen slices the trailing sizes off the first sequence's before it reads any length)
+        raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0")
     max_len = max(s.size(0) for s in sequences)
     lead = (len(sequences), max_len) if batch_first else (max_len, len(sequences))
     out = full(lead + tuple(first.shape[1:]), padding_value, dtype=first.dtype, device=first.device)
-    if padding_side not in ("left", "right"):
-        raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     for i, seq in enumerate(sequences):
         length = seq.size(0)
         start = max_len - length if padding_side == "left" else 0

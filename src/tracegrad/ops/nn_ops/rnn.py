@@ -362,12 +362,18 @@ def lstm(input: Tensor, hx: Sequence[Tensor], params: Sequence[Tensor], has_bias
 
 
 def _pack_padded_kernel(x, lengths, batch_first):
-    x = np.swapaxes(x, 0, 1) if batch_first else x
     if x.size == 0:
         raise RuntimeError("Cannot pack empty tensors.")
+    if batch_first:  # (ATen's transpose(0, 1) comes before the lengths' check; like any dim wrap, 0-d reads as 1-d)
+        if x.ndim < 2:
+            wrap_dim(1, x.ndim)
+        x = np.swapaxes(x, 0, 1)
     if np.ndim(lengths) != 1:  # (the Python side has made them int64 by now)
         raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {np.ndim(lengths)}D cpu "
                            "Long tensor")
+    if x.ndim < 2:  # (ATen reads the batch size as size(1))
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions" if x.ndim == 0 else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     batch_size = x.shape[1]
     if lengths.shape[0] != batch_size:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lengths.shape[0]} "
