@@ -78,7 +78,8 @@ class RNNBase(Module):
         self._check_arguments(dropout)
         if mode not in _GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
-        gate_size = _GATES[mode] * hidden_size
+        # (a plain RNN's gate size is hidden_size itself, not 1 * hidden_size: a bool size reaches empty() as such)
+        gate_size = hidden_size if _GATES[mode] == 1 else _GATES[mode] * hidden_size
         real_hidden_size = proj_size if proj_size > 0 else hidden_size
         directions = 2 if bidirectional else 1
         self._flat_weights_names: list[str] = []
