@@ -264,6 +264,24 @@ def _leading(a: np.ndarray, shape) -> np.ndarray:
 
 
 def _conv_weight_grad_kernel(g, x, weight_size, stride, padding, dilation, groups):
+    if x.dtype == np.float16 and x.shape[0] > 1:
+        return _half_weight_grad_by_sample(g, x, weight_size, stride, padding, dilation, groups)
+    return _weight_grad_product(g, x, weight_size, stride, padding, dilation, groups)
+
+
+def _half_weight_grad_by_sample(g, x, weight_size, stride, padding, dilation, groups) -> np.ndarray:
+    """A float16 weight gradient as the slow kernels build it: one gemm per sample, summed in float and added
+    (``beta=1``) to the half gradient so far, which is rounded after every sample."""
+    f32 = np.float32
+    total = np.zeros(tuple(weight_size), np.float16)
+    for i in range(x.shape[0]):
+        one = _weight_grad_product(g[i:i + 1].astype(f32), x[i:i + 1].astype(f32), weight_size, stride, padding,
+                                   dilation, groups)
+        total = (total.astype(f32) + one).astype(np.float16)
+    return total
+
+
+def _weight_grad_product(g, x, weight_size, stride, padding, dilation, groups):
     n = x.shape[0]
     batch_last = _batch_last_pays(n, g.shape[2:])
     columns = BATCH_LAST if batch_last else CHANNEL_MAJOR
@@ -532,9 +550,21 @@ def _convolution_kernel(x, w, bias, stride, padding, dilation, transposed, outpu
             x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding
         )
         out = _conv_input_grad_kernel(x, w, size, stride, padding, dilation, groups)
+    elif bias is not None and x.dtype == np.float16:
+        return _half_conv_with_bias(x, w, bias, stride, padding, dilation, groups)
     else:
         out = _conv_kernel(x, w, stride, padding, dilation, groups)
     return out if bias is None else _with_bias(out, bias, transposed)
+
+
+def _half_conv_with_bias(x, w, bias, stride, padding, dilation, groups) -> np.ndarray:
+    """A float16 convolution with a bias, as the slow kernels compute it: the bias is copied into the output and
+    the gemm adds its float sums to it (``beta=1``), so the bias and the sums are rounded to half once, together
+    (adding the bias to a half result would round twice)."""
+    f32 = np.float32
+    out = _conv_kernel(x.astype(f32), w.astype(f32), stride, padding, dilation, groups)
+    out += bias.astype(f32).reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out.astype(np.float16)
 
 
 def _with_bias(out: np.ndarray, bias: np.ndarray, transposed: bool) -> np.ndarray:
