@@ -154,6 +154,28 @@ def _fork_rng(state, enabled: bool):
 # ---- reentrant variant ------------------------------------------------------------------------------------
 
 
+def _autocast_kwargs() -> dict[str, dict]:
+    """The autocast state the forward ran under, per device type (torch's ``_get_autocast_kwargs`` for its
+    default device type, "cuda", and for "cpu"): a recomputation re-enters it, so that a segment checkpointed
+    inside an autocast region recomputes in the dtypes of its forward."""
+    from ..amp import autocast_state
+
+    return {device: {"enabled": autocast_state.is_autocast_enabled(device),
+                     "dtype": autocast_state.get_autocast_dtype(device),
+                     "cache_enabled": autocast_state.is_autocast_cache_enabled()}
+            for device in ("cuda", "cpu")}
+
+
+def _autocast_as_in_forward(kwargs: dict[str, dict]) -> contextlib.ExitStack:
+    """Autocast regions restoring the state :func:`_autocast_kwargs` recorded (entered in its order)."""
+    from ..amp.autocast_mode import autocast
+
+    stack = contextlib.ExitStack()
+    for device, state in kwargs.items():
+        stack.enter_context(autocast(device, **state))
+    return stack
+
+
 def _is_checkpoint_valid() -> bool:
     """False inside ``autograd.grad`` or ``backward(inputs=...)``: the nested backward could not see the
     gradients those calls capture (PyTorch's ``Engine::is_checkpoint_valid``)."""
@@ -172,6 +194,7 @@ class CheckpointFunction(Function):
         ctx.preserve_rng_state = preserve_rng_state
         if preserve_rng_state:
             ctx.fwd_cpu_state = _get_rng_state()
+        ctx.autocast_kwargs = _autocast_kwargs()
         ctx.inputs = []
         ctx.tensor_indices = []
         tensor_inputs = []
@@ -200,7 +223,7 @@ class CheckpointFunction(Function):
             inputs[i] = tensor
         with _fork_rng(getattr(ctx, "fwd_cpu_state", None), ctx.preserve_rng_state):
             detached = detach_variable(tuple(inputs))
-            with enable_grad():
+            with enable_grad(), _autocast_as_in_forward(ctx.autocast_kwargs):
                 outputs = ctx.run_function(*detached)
         if isinstance(outputs, Tensor):
             outputs = (outputs,)
@@ -575,9 +598,11 @@ def _checkpoint_without_reentrant_generator(fn, preserve_rng_state=True, context
     metadata_fn = _allowed_determinism_checks_to_fns[determinism_check]
     forward_context, recompute_context = context_fn()
     fwd_rng_state = _get_rng_state() if preserve_rng_state else None
+    autocast_kwargs = _autocast_kwargs()
 
     def recompute_fn(*inputs) -> None:
-        with _fork_rng(fwd_rng_state, preserve_rng_state), recompute_context:
+        with _fork_rng(fwd_rng_state, preserve_rng_state), _autocast_as_in_forward(autocast_kwargs), \
+                recompute_context:
             fn(*inputs, **kwargs)
 
     if _enable_checkpoint_early_stop is not None:
