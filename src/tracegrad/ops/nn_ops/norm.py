@@ -901,6 +901,9 @@ def _bn_stats(x, train: bool, running_mean, running_var, save_mean, save_invstd,
 
 
 def _bn_backward_kernel(g, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
+    if x.dtype == np.float16 and _any_float32(weight, running_mean, running_var, save_mean):
+        return _bn_backward_in_float(g, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+                                     output_mask)
     cshape = _channel_shape(x.ndim, x.shape[1])
     mean, rstd = _bn_stats(x, train, running_mean, running_var, save_mean, save_invstd, eps)
     kind = _bn_kernel_kind(x)
@@ -911,6 +914,20 @@ def _bn_backward_kernel(g, x, weight, running_mean, running_var, save_mean, save
     w = None if weight is None else weight.reshape(cshape)
     axes = (0,) + tuple(range(2, x.ndim))
     return _norm_backward_arrays(g, x, w, mean, rstd, axes if train else (), axes, output_mask)
+
+
+def _any_float32(*params) -> bool:
+    return any(p is not None and p.dtype == np.float32 for p in params)
+
+
+def _bn_backward_in_float(g, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+                          output_mask) -> tuple:
+    """The backward of a mixed call (float16 input, float32 parameters): ATen's kernel computes in float, rounds
+    the input's gradient to float16 and keeps the parameters' gradients float32 (rounding them to float16 lost
+    their low bits)."""
+    gx, gw, gb = _bn_backward_kernel(g.astype(np.float32), x.astype(np.float32), weight, running_mean, running_var,
+                                     save_mean, save_invstd, train, eps, output_mask)
+    return gx.astype(x.dtype), gw, gb
 
 
 def _bn_kernel_kind(a: np.ndarray) -> str | None:
