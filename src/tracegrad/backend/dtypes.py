@@ -39,6 +39,8 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self) -> dtype:
+        if self._category < 2:  # (c10's toComplexType knows no complex integers)
+            raise RuntimeError(f"Unknown Complex ScalarType for {_SCALAR_NAMES[self]}")
         return {float32: complex64, float64: complex128, float16: complex64, bfloat16: complex64}.get(self, self)
 
 
