@@ -216,6 +216,14 @@ def _add_hook(hooks: dict, hook, prepend: bool, *extra: dict) -> RemovableHandle
     return handle
 
 
+
+def _refuse_copy(args: tuple, kwargs: dict) -> None:
+    """torch's Module.to parses Tensor.to's signatures (``..., non_blocking, copy``) and then refuses a ``copy``
+    given at all, even False: a module is converted in place."""
+    flags = [a for a in args if isinstance(a, bool)]  # (positional: non_blocking, then copy)
+    if "copy" in kwargs or len(flags) > 1:
+        raise RuntimeError(".to() does not accept copy argument")
+
 class Module:
     """Base class for all neural network modules."""
 
@@ -621,6 +629,7 @@ class Module:
         from ...backend.dtypes import dtype as dtype_cls
         from ...backend.dtypes import to_dtype
 
+        _refuse_copy(args, kwargs)
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
