@@ -372,6 +372,16 @@ vdot = defop("vdot(Tensor self, Tensor other) -> Tensor", _vdot_kernel, vjp=_vdo
              jvp=lambda args, outs, ts: zero_aware_product_rule(args, ts, vdot))
 
 
+def check_dot_out(self: Tensor, out: Tensor) -> None:
+    """dot_out's and vdot_out's check, before the product's own: out must already have self's dtype."""
+    if out._data.dtype != self._data.dtype:
+        raise RuntimeError(f"result dtype {_tname(out._data.dtype)} does not match input dtype "
+                           f"{_tname(self._data.dtype)}")
+
+
+dot.check_outs_before_kernel = vdot.check_outs_before_kernel = lambda bound, outs: check_dot_out(bound[0], outs[0])
+
+
 def _check_outer(a: np.ndarray, b: np.ndarray) -> None:
     for name, x in (("self", a), ("vec2", b)):
         if x.ndim != 1:
@@ -791,6 +801,8 @@ baddbmm, baddbmm_ = _add_family("baddbmm", "Tensor batch1, Tensor batch2", _badd
 addbmm, addbmm_ = _add_family("addbmm", "Tensor batch1, Tensor batch2", _addbmm_kernel, _baddbmm_vjp,
                               ("batch1", "batch2"),
                               meta=("batch1_sym_argsize_0", "batch1_sym_argsize_1", "batch2_sym_argsize_2"))
+# (addbmm_out copies self into out, then runs each batch's addmm_ on out: its checks see out as self)
+addbmm.check_outs_before_kernel = lambda bound, outs: _addbmm_checks(outs[0]._data, bound[1]._data, bound[2]._data)
 addr, addr_ = _add_family("addr", "Tensor vec1, Tensor vec2", _addr_kernel, _addr_vjp, ("vec1", "vec2"),
                           inplace_checks=_addr_inplace_checks)
 
@@ -3460,6 +3472,9 @@ def multi_dot(tensors, *, out=None) -> Tensor:
         if ts[i - 1].shape[-1] != ts[i].shape[0]:
             raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes {list(tensors[i - 1].shape)} "
                                f"and {list(tensors[i].shape)} cannot be multiplied")
+    if out is not None and out._data.dtype != dtype:
+        raise RuntimeError(f"multi_dot(): expected out tensor to have dtype {cpp_type_name(dtype)} but got "
+                           f"{cpp_type_name(out._data.dtype)}")
     if n == 2:
         result = mm(ts[0], ts[1])
     elif n == 3:

@@ -245,9 +245,16 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
         if STATE.profiler is not None:
             return STATE.profiler.composite("aten::matmul", (input, other), _matmul)
         return _matmul(input, other)
-    from .linalg import _into
+    from .linalg import _into, check_dot_out
 
-    return _into(_matmul(input, other), out, "matmul", out_op=_matmul_out_op(input, other))
+    if input._data.ndim == 1 and other._data.ndim == 1:  # (dot_out checks out's dtype before the product's shapes)
+        check_dot_out(input, out)
+    result = _matmul(input, other)
+    if out._data.dtype != result._data.dtype:  # (the mm/mv/bmm out= it ends in checks out's dtype)
+        from .variants import _expected_dtype
+
+        raise RuntimeError(_expected_dtype(result._data.dtype, out._data.dtype, 0))
+    return _into(result, out, "matmul", out_op=_matmul_out_op(input, other))
 
 
 def _autocast_matmul(fn, input: Tensor, other: Tensor, out: Tensor | None = None) -> Tensor:

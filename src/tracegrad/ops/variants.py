@@ -470,7 +470,7 @@ def _same_scalar_type(name: str):
 _STRICT_OUT_DTYPE = {
     **dict.fromkeys(("linalg_vector_norm", "linalg_cholesky", "linalg_cholesky_ex", "sort", "sort.stable", "topk",
                      "max.dim", "min.dim", "aminmax", "linalg_cross", "linalg_inv_ex", "tril", "triu", "diag",
-                     "diagonal_copy", "renorm", "linalg_svdvals", "mm", "bmm", "addmm", "baddbmm", "addmv",
+                     "diagonal_copy", "renorm", "linalg_svdvals", "mm", "bmm", "addmm", "baddbmm", "addmv", "mv",
                      "gather"), _expected_dtype),
     "where.self": lambda want, have, output: "Expected out type to be {} but got {}".format(*_names(want, have)),
     **{name: _same_scalar_type(name) for name in ("index_select", "masked_select")},

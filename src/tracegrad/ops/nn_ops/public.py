@@ -34,6 +34,43 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     return act.log_softmax(_maybe_cast(input, dtype), dim, False)
 
 
+def _into_softmax_out(name: str, kernel, input: Tensor, dim: int, dtype, out: Tensor) -> Tensor:
+    """``torch.softmax``/``log_softmax`` with ``out=`` (``<name>.int_out``, which has no derivative formula): an
+    out= that requires grad is refused by autograd's fallback; the dim is wrapped, then the structured
+    ``_softmax_out`` checks out's dtype before its kernel's dtype dispatch; ``out`` gets a NotImplemented node
+    where the input requires grad."""
+    from ..._state import STATE
+    from ...autograd.grad_mode import no_grad
+    from .._util import wrap_dim
+    from ..variants import _expected_dtype, _store, give_not_implemented_history, out_with_grad_error
+
+    if STATE.grad_enabled and out.requires_grad:
+        raise out_with_grad_error(f"aten::{name}")
+    wrap_dim(dim, input.ndim)
+    want = to_dtype(dtype).np if dtype is not None else input._data.dtype
+    if out._data.dtype != want:
+        raise RuntimeError(_expected_dtype(want, out._data.dtype, 0))
+    with no_grad():
+        result = kernel(_maybe_cast(input, dtype), dim, False)
+    _store(out, result)
+    give_not_implemented_history(name, (out,), (input,))
+    return out
+
+
+def softmax_out(input: Tensor, dim: int, dtype=None, *, out: Tensor | None = None) -> Tensor:
+    """``torch.softmax``, which (unlike ``Tensor.softmax`` and ``F.softmax``) takes ``out=``."""
+    if out is None:
+        return softmax(input, dim, dtype)
+    return _into_softmax_out("softmax", act.softmax, input, dim, dtype, out)
+
+
+def log_softmax_out(input: Tensor, dim: int, dtype=None, *, out: Tensor | None = None) -> Tensor:
+    """``torch.log_softmax``, which (unlike ``Tensor.log_softmax`` and ``F.log_softmax``) takes ``out=``."""
+    if out is None:
+        return log_softmax(input, dim, dtype)
+    return _into_softmax_out("log_softmax", act.log_softmax, input, dim, dtype, out)
+
+
 def relu(input: Tensor) -> Tensor:
     return act.relu_fast(input)
 
@@ -114,8 +151,8 @@ def native_batch_norm(input: Tensor, weight, bias, running_mean, running_var, tr
 PUBLIC = {
     "relu": relu,
     "relu_": relu_,
-    "softmax": softmax,
-    "log_softmax": log_softmax,
+    "softmax": softmax_out,
+    "log_softmax": log_softmax_out,
     "_softmax": act.softmax,
     "_log_softmax": act.log_softmax,
     "_softmax_backward_data": act.softmax_backward_data,
