@@ -834,16 +834,16 @@ def _index_select_kernel(a, dim, index):
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
     n = a1.shape[d]
     if flat.size and (flat.min() < 0 or flat.max() >= n):
-        _refuse_index_select(a, d, flat)
+        _refuse_index_select(a, d, n, flat)
     out = np.take(a1, flat, axis=d)
     return out.reshape(()) if a.ndim == 0 else out
 
 
-def _refuse_index_select(a, d: int, flat: np.ndarray) -> None:
-    """Raise torch's CPU error for an out-of-range index: its kernel words it by the path it takes. A tensor of
-    two or more dims that is empty, or selected along dim 1 (its fast path), has its indices checked by one
-    loop with its own message; every other selection fails in the gather itself."""
-    n = a.shape[d]
+def _refuse_index_select(a, d: int, n: int, flat: np.ndarray) -> None:
+    """Raise torch's CPU error for an out-of-range index into ``n`` slices (a 0-d tensor's one): its kernel
+    words it by the path it takes. A tensor of two or more dims that is empty, or selected along dim 1 (its fast
+    path), has its indices checked by one loop with its own message; every other selection fails in the gather
+    itself."""
     if a.ndim > 1 and a.size == 0 and n == 0:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if a.ndim > 1 and (a.size == 0 or d == 1):

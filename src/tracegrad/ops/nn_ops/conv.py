@@ -560,24 +560,33 @@ def _convolution_kernel(x, w, bias, stride, padding, dilation, transposed, outpu
 def _half_conv_with_bias(x, w, bias, stride, padding, dilation, groups) -> np.ndarray:
     """A float16 convolution with a bias, as the slow kernels compute it: the bias is copied into the output and
     the gemm adds its float sums to it (``beta=1``), so the bias and the sums are rounded to half once, together
-    (adding the bias to a half result would round twice)."""
+    (adding the bias to a half result would round twice). A bias of another dtype is rounded to half by that copy."""
     f32 = np.float32
     out = _conv_kernel(x.astype(f32), w.astype(f32), stride, padding, dilation, groups)
-    out += bias.astype(f32).reshape((1, -1) + (1,) * (out.ndim - 2))
+    out += _bias_copied(bias, out.ndim, np.dtype(np.float16)).astype(f32)
     return out.astype(np.float16)
+
+
+def _bias_copied(bias: np.ndarray, ndim: int, dtype: np.dtype) -> np.ndarray:
+    """The bias as the plain slow kernels copy it into their ``ndim``-d output of ``dtype`` (one value per channel):
+    cast to that dtype first, a complex one with its warning."""
+    shaped = bias.reshape((1, -1) + (1,) * (ndim - 2))
+    if bias.dtype == dtype:
+        return shaped
+    cast = np.empty(shaped.shape, dtype)
+    copy_into(cast, shaped)
+    return cast
 
 
 def _with_bias(out: np.ndarray, bias: np.ndarray, transposed: bool) -> np.ndarray:
     """The bias added to a slow kernel's output: the plain kernels copy it into the output first (cast to its
     dtype, a complex one with its warning), the transposed ones ``add_`` it (computed in the promoted dtype, then
     written back, a complex one refused)."""
+    if not transposed:
+        return out + _bias_copied(bias, out.ndim, out.dtype)
     shaped = bias.reshape((1, -1) + (1,) * (out.ndim - 2))
     if bias.dtype == out.dtype:
         return out + shaped
-    if not transposed:
-        cast = np.empty(shaped.shape, out.dtype)
-        copy_into(cast, shaped)
-        return out + cast
     common = binary_dtype(out, shaped)
     if not can_cast_like_torch(common, out.dtype):
         raise RuntimeError(f"result type {type_name(common)} can't be cast to the desired output type "
