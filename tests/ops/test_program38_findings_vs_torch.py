@@ -139,3 +139,24 @@ RANDINT_AND_CHECKS = {
 @pytest.mark.parametrize("case", RANDINT_AND_CHECKS)
 def test_randint_bounds_and_sampler_checks_as_torch(case):
     _assert_as_torch(RANDINT_AND_CHECKS[case])
+
+
+# Review of set 38: bfloat16's normal samplers. Its kernels run on float32 copies, so normal_ of 17 or more
+# contiguous elements drew one uniform per element (float's normal_fill) where torch's normal_fill_lowp draws 16 per
+# whole block (then the tail's 16); normal(mean, std) with a bfloat16 tensor rounded only at the end where torch
+# rounds normal_, mul_ and add_ each; and normal(float, float, size, dtype=bfloat16) was refused.
+BFLOAT16_NORMALS = {
+    "normal_ of 17": lambda L: L.empty(17, dtype=L.bfloat16).normal_(2, 3),
+    "normal_ of 40": lambda L: L.empty(40, dtype=L.bfloat16).normal_(2, 3),
+    "normal(tensor, float) of 40": lambda L: L.normal(L.zeros(40, dtype=L.bfloat16), 2.0),
+    "normal(float, tensor) of 5": lambda L: L.normal(1.0, L.ones(5, dtype=L.bfloat16)),
+    "normal(float, tensor) of 40": lambda L: L.normal(1.0, L.ones(40, dtype=L.bfloat16)),
+    "normal(tensor, tensor) of 17": lambda L: L.normal(L.zeros(17, dtype=L.bfloat16), L.ones(17, dtype=L.bfloat16)),
+    "normal of size 5, dtype=": lambda L: L.normal(2.0, 3.0, (5,), dtype=L.bfloat16),
+    "normal of size 40, out=": lambda L: L.normal(2.0, 3.0, (40,), out=L.empty(40, dtype=L.bfloat16)),
+}
+
+
+@pytest.mark.parametrize("case", BFLOAT16_NORMALS)
+def test_bfloat16_normal_samplers_as_torch(case):
+    _assert_as_torch(BFLOAT16_NORMALS[case])

@@ -42,7 +42,8 @@ def _num(x) -> str:
 def _require_float(a: np.ndarray, kernel_name: str, kinds: str = "f") -> None:
     """A random kernel's dtype check: floating point (``kinds="fc"``: complex too, which normal_ and uniform_
     fill as the tensor viewed as real)."""
-    if a.dtype.kind not in kinds:
+    kind = "f" if a.dtype.name == "bfloat16" else a.dtype.kind  # (ml_dtypes' bfloat16 is of kind "V")
+    if kind not in kinds:
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_tname(a.dtype)}'")
 
 
@@ -172,7 +173,8 @@ def _check_std_tensor(std: np.ndarray) -> None:
 
 
 def _normal_draw(mean, std, shape, dtype, generator) -> np.ndarray:
-    """torch's tensor overloads: N(0, std) + mean for a float std, else N(0, 1) * std + mean, in ``dtype``."""
+    """torch's tensor overloads: N(0, std) + mean for a float std, else N(0, 1) * std + mean, in ``dtype``: each
+    step rounded to it (torch's ``normal_`` then ``mul_``/``add_``), bfloat16 (a kernel's float32 copy) included."""
     dtype = np.dtype(dtype)
     if isinstance(std, np.ndarray):
         noise = _rng(generator).normal(shape, dtype) * std.astype(dtype, copy=False)
@@ -184,14 +186,14 @@ def _normal_draw(mean, std, shape, dtype, generator) -> np.ndarray:
 def _normal_tensor_float(mean, std=1.0, generator=None):
     _require_float(mean, "normal_kernel_cpu", "fc")
     _check_std_scalar(std)
-    return _normal_draw(mean, float(std), mean.shape, mean.dtype, generator)
+    return _normal_draw(mean, float(std), mean.shape, seen_dtype(mean), generator)
 
 
 def _normal_float_tensor(mean, std, generator=None):
     _refuse_complex_std(std)
     _require_float(std, "normal_kernel_cpu")
     _check_std_tensor(std)
-    return _normal_draw(mean, std, std.shape, std.dtype, generator)
+    return _normal_draw(mean, std, std.shape, seen_dtype(std), generator)
 
 
 def _normal_tensor_tensor(mean, std, generator=None):
@@ -199,7 +201,7 @@ def _normal_tensor_tensor(mean, std, generator=None):
     _require_float(mean, "normal_kernel_cpu", "fc")
     _check_std_tensor(std)
     shape = _broadcast_shape(mean.shape, std.shape)
-    return _normal_draw(mean, std, shape, mean.dtype, generator)  # the result has mean's dtype
+    return _normal_draw(mean, std, shape, seen_dtype(mean), generator)  # the result has mean's dtype
 
 
 def _normal_inplace(a, mean=0.0, std=1.0, generator=None):
@@ -208,7 +210,8 @@ def _normal_inplace(a, mean=0.0, std=1.0, generator=None):
     mean, std = number_arg(mean), number_arg(std)
     _require_float(a, "normal_kernel_cpu", "fc")
     _check_std_scalar(std)
-    draws = _rng(generator).normal((a.size,), a.dtype, mean, std, contiguous=a.flags.c_contiguous)
+    # (bfloat16, a float32 copy here, draws as torch's normal_fill_lowp: 16 uniforms per block, not one per element)
+    draws = _rng(generator).normal((a.size,), seen_dtype(a), mean, std, contiguous=a.flags.c_contiguous)
     return _place(a, draws)
 
 
