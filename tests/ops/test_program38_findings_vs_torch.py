@@ -160,3 +160,14 @@ BFLOAT16_NORMALS = {
 @pytest.mark.parametrize("case", BFLOAT16_NORMALS)
 def test_bfloat16_normal_samplers_as_torch(case):
     _assert_as_torch(BFLOAT16_NORMALS[case])
+
+
+P_SHAPES = {"p of more dims": ((3,), (2, 3)), "p of another size": ((3,), (4,)), "p transposed": ((2, 3), (3, 2)),
+            "p broadcast": ((2, 3), (1, 3))}
+
+
+@pytest.mark.parametrize("case", sorted(P_SHAPES))
+def test_bernoulli_p_is_expanded_to_self_as_torch(case):
+    """A tensor p is expanded to self's shape with expand's refusals (tracegrad broadcast it in NumPy's words)."""
+    self_shape, p_shape = P_SHAPES[case]
+    _assert_as_torch(lambda lib: lib.zeros(*self_shape).bernoulli_(lib.rand(*p_shape)))

@@ -118,8 +118,11 @@ def _bernoulli_tensor_inplace(a, p, generator=None):
     p = np.asarray(p)
     _require_float(p, "bernoulli_tensor_cpu_p_")
     double = p.dtype == np.float64
-    # torch's loop walks ``self`` in memory order, each element with its own p: take p in that order too
-    p_in_order = np.broadcast_to(p, a.shape).transpose(memory_order_axes(a))
+    from .views import _expand_kernel
+
+    # torch's loop walks ``self`` in memory order, each element with its own p (expanded to self's shape, with
+    # expand's refusals): take p in that order too
+    p_in_order = _expand_kernel(p, a.shape).transpose(memory_order_axes(a))
     _check_probabilities(p_in_order, generator, double)
     return _place(a, _rng(generator).bernoulli(p_in_order, double=double))
 
