@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..._factories import _linspace_like_torch
 from ..._strides import _is_contiguous
 from ..._tensor import Tensor, _wrap
 from ...autograd.forward_ad import not_implemented_jvp
@@ -523,7 +524,8 @@ def _linspace(steps: int, align: bool, dtype) -> np.ndarray:
     """PyTorch's linspace_from_neg_one: pixel centres in [-1, 1] (shrunk by (n-1)/n without align_corners)."""
     if steps <= 1:
         return np.zeros(1, dtype)
-    r = np.linspace(-1, 1, steps, dtype=dtype)
+    # (torch's at::linspace counts its upper half down from 1: NumPy's counts up, an ulp off there)
+    r = _linspace_like_torch(-1, 1, steps, np.dtype(dtype))
     return r if align else (r * dtype.type(steps - 1) / dtype.type(steps)).astype(dtype)
 
 
@@ -538,6 +540,16 @@ def _base_grid(size, align: bool, dtype) -> np.ndarray:
     return np.broadcast_to(base, (size[0],) + base.shape)
 
 
+def _homogeneous_product(base: np.ndarray, theta_t: np.ndarray) -> np.ndarray:
+    """``base @ theta_t`` summed as torch's bmm sums these three or four terms: from zero, in order, each product
+    rounded before it is added (a BLAS matmul fuses and reorders them, an ulp off; at a pixel centre that ulp
+    decides which neighbours grid_sample's gradient reads)."""
+    total = np.zeros(base.shape[:2] + theta_t.shape[2:], base.dtype)
+    for k in range(base.shape[2]):
+        total = total + base[:, :, k:k + 1] * theta_t[:, k:k + 1, :]
+    return total
+
+
 def _affine_kernel(theta, size, align_corners):
     size = tuple(size)
     dims = len(size) - 2
@@ -547,7 +559,7 @@ def _affine_kernel(theta, size, align_corners):
                            f"got: [{theta.shape[0]}, {theta.shape[2]}].")
     ct = opmath_dtype(theta.dtype)
     base = _base_grid(size, align_corners, ct)
-    out = np.matmul(base, np.swapaxes(theta.astype(ct, copy=False), 1, 2))
+    out = _homogeneous_product(base, np.swapaxes(theta.astype(ct, copy=False), 1, 2))
     return out.reshape(size[:1] + size[2:] + (dims,)).astype(theta.dtype, copy=False)
 
 
