@@ -14,6 +14,7 @@ from ..._strides import copy_preserving_layout, empty_strided, in_memory_order, 
 from ..._tensor import Tensor, _wrap
 from ...backend import dtypes as _dt
 from ...backend.dtypes import scalar_type_name, tensor_type_string
+from ...memory_format import suggests_channels_last
 from .._util import as_double, result_dtype, unsupported
 from ..accumulate import add_rows_at
 from ..creation import copy_, new_zeros
@@ -24,7 +25,7 @@ from ..reductions_extra import sum as sum_dims
 from ..registry import defop
 from ..scalar_fill import written_value
 from ..scalar_overloads import add_scalar
-from ..views import call_plain, expand, squeeze, unsqueeze
+from ..views import as_strided_, call_plain, expand, squeeze, unsqueeze
 from ..views import slice as slice_op
 from . import adaptive_pool_cpu, interp_aa_cpu, resample
 from ._basic import clamp_min, norm, vector_norm
@@ -266,7 +267,7 @@ def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
     if all(o == 1 for o in outs):
         # PyTorch takes the mean over the pooled dims then (MeanBackward1), before any check of the input's
         # dims: a 2-d input to the 2-d pool (a 3-d one to the 3-d pool) gives its mean, a 1-d one mean's error
-        return mean_dims(input, tuple(range(-1, -k - 1, -1)), True)
+        return _restrided_like_input(mean_dims(input, tuple(range(-1, -k - 1, -1)), True), x, k)
     if x.ndim not in (k + 1, k + 2):
         raise RuntimeError(
             f"adaptive_avg_pool{k}d(): Expected {k + 1}D or {k + 2}D tensor, but got {list(x.shape)}"
@@ -277,6 +278,16 @@ def adaptive_avg_pool(input: Tensor, output_size: tuple) -> Tensor:
     _check_pooled_nonempty(x, k, range(x.ndim - 2, x.ndim) if k == 2 else range(1, x.ndim))
     mats = tuple(resample.adaptive_avg_matrix(s, o) for s, o in zip(sizes, outs))
     return _adaptive_avg_pool_ops(k)[0](input, mats)
+
+
+def _restrided_like_input(out: Tensor, x: np.ndarray, k: int) -> Tensor:
+    """The all-ones pool's mean, given channels-last strides where the input suggests that format: ATen's
+    composite restrides the mean in place (``as_strided_``, so AsStridedBackward1), as its own kernels would lay
+    the result out."""
+    if x.ndim != k + 2 or not suggests_channels_last(x):
+        return out
+    n, c = x.shape[:2]
+    return as_strided_(out, (n, c) + (1,) * k, (c, 1) + (c,) * k)
 
 
 def _check_pooled_nonempty(x: np.ndarray, k: int, dims: range, backward: bool = False) -> None:
