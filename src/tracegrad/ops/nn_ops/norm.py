@@ -901,12 +901,17 @@ def _bn_stats(x, train: bool, running_mean, running_var, save_mean, save_invstd,
 
 
 def _bn_backward_kernel(g, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
-    if x.dtype == np.float16 and _any_float32(weight, running_mean, running_var, save_mean):
+    kind = _bn_kernel_kind(x)
+    mixed = _any_float32(weight, running_mean, running_var, save_mean)
+    if x.dtype == np.float16 and x.size and kind is not None and _bn_kernel_kind(g) == kind:
+        mean, invstd = _bn_float_stats(train, running_mean, running_var, save_mean, save_invstd, eps)
+        return _batch_norm_backward_half(g, x, weight, mean, invstd, train, output_mask, kind == "first",
+                                         np.dtype(np.float32) if mixed else x.dtype)
+    if x.dtype == np.float16 and mixed:
         return _bn_backward_in_float(g, x, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
                                      output_mask)
     cshape = _channel_shape(x.ndim, x.shape[1])
     mean, rstd = _bn_stats(x, train, running_mean, running_var, save_mean, save_invstd, eps)
-    kind = _bn_kernel_kind(x)
     if x.dtype in aten_vec.FUSED_DTYPES and x.size and g.dtype == x.dtype and kind is not None \
             and _bn_kernel_kind(g) == kind and mean.dtype == x.dtype and (weight is None or weight.dtype == x.dtype):
         return _batch_norm_backward_as_aten(g, x, weight, mean.reshape(-1), rstd.reshape(-1), train, output_mask,
@@ -928,6 +933,91 @@ def _bn_backward_in_float(g, x, weight, running_mean, running_var, save_mean, sa
     gx, gw, gb = _bn_backward_kernel(g.astype(np.float32), x.astype(np.float32), weight, running_mean, running_var,
                                      save_mean, save_invstd, train, eps, output_mask)
     return gx.astype(x.dtype), gw, gb
+
+
+def _bn_float_stats(train: bool, running_mean, running_var, save_mean, save_invstd, eps: float) -> tuple:
+    """(mean, invstd) per channel in float, as ATen's float16 backward kernels read them: the saved
+    statistics, or the running mean and ``1 / sqrt(running_var + eps)`` in double rounded once to float (kept in
+    float even where the parameters are float16)."""
+    if train:
+        return save_mean.reshape(-1).astype(np.float32), save_invstd.reshape(-1).astype(np.float32)
+    invstd = 1.0 / np.sqrt(running_var.reshape(-1).astype(np.float64) + eps)
+    return running_mean.reshape(-1).astype(np.float32), invstd.astype(np.float32)
+
+
+def _batch_norm_backward_half(g, x, weight, mean, invstd, train: bool, output_mask, channels_first: bool,
+                              param_dtype: np.dtype) -> tuple:
+    """PyTorch's CPU batch norm backward of a float16 input (``batch_norm_cpu_backward_*_internal``, opmath float;
+    one thread), bit for bit, with float32 parameters (a mixed call) or float16 ones (``param_dtype``, the dtype of
+    the weight's and bias's gradients). (bfloat16 runs the same kernels, but its wrapper hands this kernel float32
+    copies: not emulated here.)
+
+    Per channel it sums ``dy`` and ``dotp = (x - mean) * dy`` in float. Channels-first: a vector of 8 float lanes
+    takes each whole run of 16 elements of every (sample, channel) plane in turn (its two halves one after the
+    other, products fused into the sums), the runs' leftovers go into one float, sample after sample, which then
+    adds the lanes one by one. Channels-last (and a spatial size of 1): one float per channel, row after row. The
+    leftovers' products are fused too (the compiler's contraction; bfloat16 with float parameters was seen
+    without it in the channels-first kernel). Then ``dx = fma(-(x - mean), k, dy - sum / N) * invstd * w`` with
+    ``k = dotp * invstd^2 / N`` in training, ``dx = dy * invstd * w`` in evaluation; ``dw = dotp * invstd``,
+    ``db = sum``."""
+    channels = x.shape[1]
+    count = x.size // channels
+    xf = x.astype(np.float32)
+    dy = np.ascontiguousarray(np.broadcast_to(g, x.shape), dtype=np.float32)
+    if channels_first:
+        total, dotp = _plane_sums_half(xf.reshape(x.shape[0], channels, -1), dy.reshape(x.shape[0], channels, -1),
+                                       mean)
+    else:
+        rows_x = np.moveaxis(xf, 1, -1).reshape(count, channels)
+        rows_dy = np.moveaxis(dy, 1, -1).reshape(count, channels)
+        total = np.add.reduce(rows_dy, axis=0, initial=np.float32(0))
+        dotp = aten_vec.fused_row_accumulation(rows_x - mean, rows_dy)
+    channel_shape = _channel_shape(x.ndim, channels)
+    invstd_c = invstd.reshape(channel_shape)
+    w = np.float32(1) if weight is None else weight.reshape(channel_shape).astype(np.float32)
+    gx = gw = gb = np.empty((0,), x.dtype)
+    if output_mask[0] and train:
+        k = (dotp * invstd * invstd / np.float32(count)).reshape(channel_shape)
+        shifted = dy - (total / np.float32(count)).reshape(channel_shape)
+        gx = aten_vec.fma(mean.reshape(channel_shape) - xf, np.broadcast_to(k, x.shape), shifted)
+        gx = (gx.astype(np.float32, copy=False) * invstd_c * w).astype(x.dtype)
+    elif output_mask[0]:
+        gx = (dy * invstd_c * w).astype(x.dtype)
+    if output_mask[1]:
+        gw = (dotp * invstd).astype(param_dtype)
+    if output_mask[2]:
+        gb = total.astype(param_dtype)
+    return gx, gw, gb
+
+
+_HALF_LANES, _FLOAT_LANES = 16, 8  # (Vectorized<Half/BFloat16> and Vectorized<float> in ATen's AVX2 build)
+
+
+def _plane_sums_half(x: np.ndarray, dy: np.ndarray, mean: np.ndarray) -> tuple:
+    """Per channel of (N, C, HW) float arrays, (sum of dy, sum of (x - mean) * dy) as the float16 channels-first
+    kernel adds them (see ``_batch_norm_backward_half``)."""
+    n, channels, size = x.shape
+    whole = size - size % _HALF_LANES
+    centred = x - mean[None, :, None]
+
+    def vectors(a):  # (the float vectors in the order they are added: sample, run, half; lanes of all channels)
+        runs = a[:, :, :whole].reshape(n, channels, whole // _FLOAT_LANES, _FLOAT_LANES)
+        return np.ascontiguousarray(runs.transpose(0, 2, 1, 3)).reshape(-1, channels * _FLOAT_LANES)
+
+    def leftovers(a):  # (sample after sample, channels across)
+        return np.ascontiguousarray(a[:, :, whole:].transpose(0, 2, 1)).reshape(-1, channels)
+
+    total = np.add.reduce(leftovers(dy), axis=0, initial=np.float32(0))
+    if whole == size:  # (no leftovers: fused_row_accumulation takes no empty array)
+        dotp = np.zeros(channels, np.float32)
+    else:
+        dotp = aten_vec.fused_row_accumulation(leftovers(centred), leftovers(dy))
+    if whole:
+        lane_sums = np.add.reduce(vectors(dy), axis=0, initial=np.float32(0)).reshape(channels, _FLOAT_LANES)
+        lane_dotp = aten_vec.fused_row_accumulation(vectors(centred), vectors(dy)).reshape(channels, _FLOAT_LANES)
+        total = total + aten_vec.fold_in_order(lane_sums)
+        dotp = dotp + aten_vec.fold_in_order(lane_dotp)
+    return total, dotp
 
 
 def _bn_kernel_kind(a: np.ndarray) -> str | None:
