@@ -216,13 +216,23 @@ def _add_hook(hooks: dict, hook, prepend: bool, *extra: dict) -> RemovableHandle
     return handle
 
 
+def _parse_to(args: tuple, kwargs: dict) -> tuple:
+    """``(device, dtype, memory_format)`` of a ``Module.to`` call, as torch's ``_parse_to``: Tensor.to's signatures
+    (a call none takes refused in their words; a tensor or a number gives its dtype, a Python type its dtype),
+    then a ``copy`` given at all refused, even False (a module is converted in place)."""
+    from ..._arg_parser import argument_error
+    from ..._tensor_methods import _TO_SIGNATURES, _bound_to, _to_arguments
 
-def _refuse_copy(args: tuple, kwargs: dict) -> None:
-    """torch's Module.to parses Tensor.to's signatures (``..., non_blocking, copy``) and then refuses a ``copy``
-    given at all, even False: a module is converted in place."""
-    flags = [a for a in args if isinstance(a, bool)]  # (positional: non_blocking, then copy)
-    if "copy" in kwargs or len(flags) > 1:
+    error = argument_error("to", args, kwargs, method=True)
+    if error is not None:
+        raise error
+    bound = next((b for names, first in _TO_SIGNATURES if (b := _bound_to(names, first, args, kwargs)) is not None),
+                 {})
+    if "copy" in bound:
         raise RuntimeError(".to() does not accept copy argument")
+    device, dtype, _copy, memory_format = _to_arguments(args, kwargs)
+    return device, dtype, memory_format
+
 
 class Module:
     """Base class for all neural network modules."""
@@ -626,21 +636,9 @@ class Module:
     def to(self, *args, **kwargs) -> Module:
         from ...backend.device import as_device, refuse_unsupported
         from ...backend.device import device as device_cls
-        from ...backend.dtypes import dtype as dtype_cls
         from ...backend.dtypes import to_dtype
 
-        _refuse_copy(args, kwargs)
-        dtype = kwargs.pop("dtype", None)
-        device = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        memory_format = kwargs.pop("memory_format", None)
-        for a in args:
-            if isinstance(a, dtype_cls):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype, device = a.dtype, a.device
-            elif isinstance(a, (str, device_cls, int)) and not isinstance(a, bool):
-                device = a
+        device, dtype, memory_format = _parse_to(args, kwargs)
         if isinstance(device, str):
             device = device_cls(device)  # a malformed device string is refused before any conversion
         if dtype is not None:
