@@ -773,10 +773,8 @@ def linspace(start, end, steps: int | None = None, *, dtype=None, device=None, r
     np_dtype = _resolve_dtype(dtype, fn="linspace")
     if steps > 1:  # (one step is its start, written without the kernel)
         _refuse_dtype("linspace_cpu", np_dtype, "b")
-    if np_dtype.kind == "f" and np_dtype.itemsize >= 4 and steps > 1:  # (float16: torch's rounding is not this)
-        values = _linspace_like_torch(start, end, steps, np_dtype)
-    elif np_dtype is _dt.bfloat16.np and steps > 1:
-        values = _bfloat16_linspace(start, end, steps)
+    if _dt.is_floating_np(np_dtype) and steps > 1:
+        values = float_linspace(start, end, steps, np_dtype)
     else:
         values = np.linspace(start, end, steps, dtype=np.float64).astype(np_dtype)
     return _finish(values, requires_grad, device, pin_memory)
@@ -788,6 +786,13 @@ def _check_bounds(fn: str, start, end) -> None:
              if isinstance(bound, Tensor) and bound.ndim != 0]
     if wrong:
         raise RuntimeError(f"{fn} only supports 0-dimensional start and end tensors, but got {' and '.join(wrong)}.")
+
+
+def float_linspace(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
+    """PyTorch's CPU linspace of a floating ``dtype`` (``steps`` > 1), to the last bit."""
+    if dtype.itemsize >= 4:
+        return _linspace_like_torch(start, end, steps, dtype)
+    return _reduced_float_linspace(start, end, steps, dtype)
 
 
 def _linspace_like_torch(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
@@ -803,21 +808,20 @@ def _linspace_like_torch(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
     return np.where(index < steps // 2, from_start, from_end).astype(dtype)
 
 
-def _bfloat16_linspace(start, end, steps: int) -> np.ndarray:
-    """PyTorch's CPU linspace of bfloat16: its kernel computes in bfloat16 itself (each operation in float, rounded
-    to bfloat16): the step, then ``start + step * i`` for the first half and ``end - step * (steps - 1 - i)`` for
-    the second."""
-    bf16 = _dt.bfloat16.np
+def _reduced_float_linspace(start, end, steps: int, dtype: np.dtype) -> np.ndarray:
+    """PyTorch's CPU linspace of bfloat16 or float16: its kernel computes in that type itself (each operation in
+    float, rounded to the type): the step, then ``start + step * i`` for the first half and
+    ``end - step * (steps - 1 - i)`` for the second."""
 
     def rounded(x) -> np.ndarray:
-        return np.asarray(x, dtype=np.float32).astype(bf16).astype(np.float32)
+        return np.asarray(x, dtype=np.float32).astype(dtype).astype(np.float32)
 
     first, last = rounded(start), rounded(end)
     step = rounded((last - first) / rounded(steps - 1))
     index = np.arange(steps)
     from_start = rounded(first + rounded(step * rounded(index)))
     from_end = rounded(last - rounded(step * rounded(steps - 1 - index)))
-    return np.where(index < steps // 2, from_start, from_end).astype(bf16)
+    return np.where(index < steps // 2, from_start, from_end).astype(dtype)
 
 
 @writes_out(keeps_shape=True)

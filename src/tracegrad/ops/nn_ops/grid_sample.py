@@ -12,18 +12,20 @@ polynomials of ``t_a = m_a * grid_a + const``, so every further derivative follo
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
 import numpy as np
 
-from ..._factories import _linspace_like_torch
+from ..._factories import float_linspace
 from ..._strides import _is_contiguous
 from ..._tensor import Tensor, _wrap
 from ...autograd.forward_ad import not_implemented_jvp
 from ...backend.dtypes import scalar_type_name
 from .._util import opmath_dtype
 from ..aten_vec import FUSED_DTYPES, fma_if_available, vector_lanes
+from ..bfloat16_in_float import seen_dtype
 from ..linalg import bmm
 from ..pointwise import add, mul
 from ..reductions import sum as sum_op
@@ -520,34 +522,48 @@ def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_m
 # ---- affine_grid_generator ---------------------------------------------------------------------------------
 
 
-def _linspace(steps: int, align: bool, dtype) -> np.ndarray:
-    """PyTorch's linspace_from_neg_one: pixel centres in [-1, 1] (shrunk by (n-1)/n without align_corners)."""
+def _linspace(steps: int, align: bool, dtype: np.dtype) -> np.ndarray:
+    """PyTorch's linspace_from_neg_one in ``dtype`` (theta's): pixel centres in [-1, 1] (shrunk by (n-1)/n
+    without align_corners, each operation rounded to ``dtype`` as torch's kernels round a half-precision one)."""
     if steps <= 1:
+        if dtype.itemsize == 2:  # (its ``at::tensor(0, options)`` has no half-precision instantiation)
+            raise NotImplementedError(f'"tensor_cpu" not implemented for \'{scalar_type_name(dtype)}\'')
         return np.zeros(1, dtype)
     # (torch's at::linspace counts its upper half down from 1: NumPy's counts up, an ulp off there)
-    r = _linspace_like_torch(-1, 1, steps, np.dtype(dtype))
-    return r if align else (r * dtype.type(steps - 1) / dtype.type(steps)).astype(dtype)
+    r = float_linspace(-1, 1, steps, dtype)
+    if align:
+        return r
+    ct = opmath_dtype(dtype) if dtype.kind == "f" else np.dtype(np.float32)  # (bfloat16's opmath is float too)
+    shrunk = (r.astype(ct) * ct.type(steps - 1)).astype(dtype)
+    return (shrunk.astype(ct) / ct.type(steps)).astype(dtype)
 
 
-def _base_grid(size, align: bool, dtype) -> np.ndarray:
-    """(N, prod(spatial), dims+1): the homogeneous coordinates (x, y[, z], 1) of every output pixel."""
-    spatial = tuple(size[2:])
+def _base_grid(size, align: bool, dtype: np.dtype) -> np.ndarray:
+    """(prod(spatial), dims+1), in ``dtype``: the homogeneous coordinates (x, y[, z], 1) of every output pixel,
+    one grid for the whole batch (read-only: shared by the calls of one size, as a training loop makes them)."""
+    return _spatial_base_grid(tuple(size[2:]), align, dtype)
+
+
+@functools.lru_cache(maxsize=16)
+def _spatial_base_grid(spatial: tuple, align: bool, dtype: np.dtype) -> np.ndarray:
     k = len(spatial)
     lin = [_linspace(s, align, dtype) for s in spatial]  # D, H, W order; x runs along the last axis
     mesh = np.meshgrid(*lin, indexing="ij")
     cols = [mesh[k - 1 - i].ravel() for i in range(k)] + [np.ones(math.prod(spatial), dtype)]
     base = np.stack(cols, axis=1)
-    return np.broadcast_to(base, (size[0],) + base.shape)
+    base.flags.writeable = False
+    return base
 
 
-def _homogeneous_product(base: np.ndarray, theta_t: np.ndarray) -> np.ndarray:
-    """``base @ theta_t`` summed as torch's bmm sums these three or four terms: from zero, in order, each product
-    rounded before it is added (a BLAS matmul fuses and reorders them, an ulp off; at a pixel centre that ulp
-    decides which neighbours grid_sample's gradient reads)."""
-    total = np.zeros(base.shape[:2] + theta_t.shape[2:], base.dtype)
-    for k in range(base.shape[2]):
-        total = total + base[:, :, k:k + 1] * theta_t[:, k:k + 1, :]
-    return total
+def _homogeneous_product(base: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """(N, P, dims): ``base @ theta^T`` for each theta, summed as torch's bmm sums these three or four terms: from
+    zero, in order, each product rounded before it is added (a BLAS matmul fuses and reorders them, an ulp off; at
+    a pixel centre that ulp decides which neighbours grid_sample's gradient reads). Summed as (N, dims, P), the
+    long pixel axis innermost, which NumPy's broadcasting runs several times faster than an inner axis of 2-3."""
+    total = np.zeros(theta.shape[:2] + base.shape[:1], base.dtype)
+    for k in range(base.shape[1]):
+        total += theta[:, :, k:k + 1] * base[:, k]
+    return total.transpose(0, 2, 1)
 
 
 def _affine_kernel(theta, size, align_corners):
@@ -558,15 +574,17 @@ def _affine_kernel(theta, size, align_corners):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {dims + 1}] but "
                            f"got: [{theta.shape[0]}, {theta.shape[2]}].")
     ct = opmath_dtype(theta.dtype)
-    base = _base_grid(size, align_corners, ct)
-    out = _homogeneous_product(base, np.swapaxes(theta.astype(ct, copy=False), 1, 2))
-    return out.reshape(size[:1] + size[2:] + (dims,)).astype(theta.dtype, copy=False)
+    # (the base grid in theta's own dtype, bfloat16 for a float32 copy standing for one; the product in float)
+    base = _base_grid(size, align_corners, seen_dtype(theta)).astype(ct, copy=False)
+    out = _homogeneous_product(base, theta.astype(ct, copy=False))
+    return np.ascontiguousarray(out.reshape(size[:1] + size[2:] + (dims,)), dtype=theta.dtype)
 
 
 def _affine_vjp(ctx, g):
     size, align = ctx.attrs
     n, dims = size[0], len(size) - 2
-    base = _wrap(np.ascontiguousarray(_base_grid(size, align, opmath_dtype(g._data.dtype))))
+    base = _base_grid(size, align, g._data.dtype)
+    base = _wrap(np.ascontiguousarray(np.broadcast_to(base, (n,) + base.shape)))
     g_flat = reshape(g, (n, math.prod(size[2:]), dims))
     return transpose(bmm(transpose(base, 1, 2), g_flat), 1, 2)
 
