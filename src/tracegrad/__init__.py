@@ -236,7 +236,7 @@ from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401
 
 globals().update(_NN_PUBLIC)  # torch.kl_div, torch.max_pool2d...: nn functions with ATen's signatures
 
-from . import _tensor_compat, version  # noqa: E402
+from . import _public_names, _tensor_compat, version  # noqa: E402
 from ._build_info import e, has_lapack, has_mkl, has_openmp, has_spectral, inf, nan, newaxis, pi  # noqa: E402,F401
 from ._legacy_storages import (  # noqa: E402,F401
     BFloat16Storage,
@@ -290,6 +290,7 @@ def _guard_arguments() -> None:
 
 _guard_arguments()
 _tensor_compat.name_special_methods_as_torch()  # (last: on the methods as every layer left them)
+_public_names.name_public_callables()  # (so are the public functions and methods)
 
 
 def load_ipython_extension(ip) -> None:

@@ -475,6 +475,9 @@ def torch_names(owner: str, name: str) -> tuple[str, str, str | None]:
         if name not in _facts.PYTHON_METHODS:
             return name, f"TensorBase.{name}", None
         return (*_facts.PYTHON_METHOD_NAMES.get(name, (name, f"Tensor.{name}")), "torch._tensor")
+    other = _facts.OTHER_NAMES.get((owner, name))
+    if other is not None:
+        return other
     module = _facts.PYTHON_FUNCTIONS.get(owner, {}).get(name)
     if module is not None:
         return name, name, module

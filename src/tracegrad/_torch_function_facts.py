@@ -44,6 +44,13 @@ PYTHON_METHODS = frozenset({
 PYTHON_METHOD_NAMES = {"__rtruediv__": ("__rdiv__", "Tensor.__rdiv__"), "__pow__": ("pow", "TensorBase.pow"),
                        "__ipow__": ("pow_", "TensorBase.pow_")}
 
+# (__name__, __qualname__, __module__) of torch's functions named other than their public name (and, for a builtin
+# of linalg, special or fft, its prefix): those torch binds from another module under the name they have there
+OTHER_NAMES = {("torch", "symeig"): ("_symeig", "_symeig", "torch._linalg_utils"),
+               ("torch", "to_dlpack"): ("_to_dlpack", "_to_dlpack", "torch._C"),
+               ("torch.nn.functional", "logsigmoid"): ("log_sigmoid", "log_sigmoid", "torch._C._nn"),
+               ("torch.nn.functional", "threshold"): ("_threshold", "_threshold", "torch.nn.functional")}
+
 # torch functions written in Python: namespace -> {name: the module torch defines it in}
 PYTHON_FUNCTIONS = {
     "torch": {

@@ -160,6 +160,16 @@ class OpNode(Node):
         self._saved = released(self._saved)  # (what is left: a number given for a Tensor, freed too)
 
 
+def public_operator(module: str, qualname: str) -> OpDef:
+    """The operator a pickle refers to by its public home (``OpDef.__reduce_ex__``)."""
+    import importlib
+
+    holder = importlib.import_module(module)
+    for part in qualname.split("."):
+        holder = getattr(holder, part)
+    return holder
+
+
 def _tensor_list_item(item, items):
     """A ``Tensor[]``'s element that is no tensor: None (of a ``Tensor?[]``) as the kernel takes it; anything else
     refused, as torch's parser refuses it (NumPy would take a list or a number: ``torch.stack([[1, 2], [3, 4]])``).
@@ -545,6 +555,14 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"<OpDef {self.schema.full_name}>"
+
+    def __reduce_ex__(self, protocol: int):
+        """A public operator pickles as a reference to its public name (``pickle.dumps(torch.sin)``, as torch's
+        builtins do; ``_public_names`` notes it), and copies as itself; any other as a plain object."""
+        home = self.__dict__.get("_public_home")
+        if home is None:
+            return super().__reduce_ex__(protocol)
+        return public_operator, home
 
     # ---- calling ------------------------------------------------------------------------------------------
 
