@@ -364,10 +364,9 @@ SILENT = {"Embedding of an int32 index", "assign None to a parameter name", "Bat
           "load_state_dict missing a BatchNorm buffer", "LayerNorm of a half input"}
 
 _CLASS_PATHS = ("the message names the class by its module path, which is tracegrad's own (torch.nn.modules... is "
-                "tracegrad.nn.modules..., torch._VariableFunctionsClass.relu is tracegrad.ops...)")
+                "tracegrad.nn.modules..., torch._VariableFunctionsClass.relu is tracegrad.relu)")
 KNOWN = {
-    "Sequential of a function": (_CLASS_PATHS, ("TypeError", "tracegrad.ops.nn_ops.public.relu is not a Module "
-                                                             "subclass")),
+    "Sequential of a function": (_CLASS_PATHS, ("TypeError", "tracegrad.relu is not a Module subclass")),
     "load_state_dict of a module": (_CLASS_PATHS, ("TypeError", "Expected state_dict to be dict-like, got <class "
                                                                 "'tracegrad.nn.modules.linear.Linear'>.")),
 }
