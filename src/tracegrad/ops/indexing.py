@@ -48,7 +48,6 @@ def _numpy_key(indices) -> tuple:
 
 
 def _index_kernel(a, indices):
-    _warn_of_byte_masks(indices)  # (as expandTensors: also where a backward formula indexes through a byte mask)
     if len(indices) == 1 and a.ndim:  # (one leading long index: NumPy's take, far leaner than its fancy indexing)
         ix = indices[0]
         if ix.__class__ is np.ndarray and ix.dtype.kind == "i" and ix.dtype.itemsize >= 4 and ix.ndim:
@@ -56,6 +55,7 @@ def _index_kernel(a, indices):
                 return np.take(a, ix, axis=0)
             except IndexError:
                 pass  # (worded below)
+    _warn_of_byte_masks(indices)  # (as expandTensors: also where a backward formula indexes through a byte mask)
     key = _numpy_key(indices)
     try:
         return np.ascontiguousarray(a[key])
@@ -687,8 +687,9 @@ def _check_index_count(shape: tuple, advanced: Sequence) -> None:
 
 def _check_index_dtypes(indices: Sequence) -> None:
     """torch indexes through long, int, byte (a mask) and bool tensors only."""
-    if builtins.any(a is not None and np.asarray(a).dtype not in _INDEX_DTYPES for a in indices):
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    for a in indices:
+        if a is not None and (a.dtype if a.__class__ is np.ndarray else np.asarray(a).dtype) not in _INDEX_DTYPES:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
 
 
 def _masks_with_dims(indices: Sequence) -> Iterator[tuple[np.ndarray, int]]:
@@ -715,9 +716,9 @@ def _check_masks_handed_on(shape: tuple, advanced: list) -> None:
     """The masks of tensor indexing, checked before it hands them to index / index_put_, which warn of a 1-d byte
     mask themselves: a multi-dim one is expanded to indices first, so is warned of here, and where a mask is
     refused here all those before it are (torch's expandTensors warns of each mask it reads, then checks it)."""
-    masks = list(_masks_with_dims(advanced))
-    if not masks:
+    if not builtins.any(k is not None and k.dtype in _MASK_DTYPES for k in advanced):  # (the usual case: none)
         return
+    masks = list(_masks_with_dims(advanced))
     errors = [_mask_shape_error(mask, shape, dim) for mask, dim in masks]
     refused = builtins.any(error is not None for error in errors)
     for (mask, _), error in zip(masks, errors):
