@@ -95,3 +95,30 @@ def test_softmax_out_backward_refuses_as_torch():
         return None
 
     assert run(tg) == run(torch) == "derivative for aten::log_softmax is not implemented"
+
+
+_GER_PROGRAM = """
+import sys, warnings
+lib = __import__(sys.argv[1])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    lib.ger(lib.ones(2), lib.ones(3), out=lib.empty(0))
+    lib.ones(2).ger(lib.ones(3))
+    lib.ger(lib.ones(2), lib.ones(3))
+print([(w.category.__name__, str(w.message).split(" (Triggered internally")[0]) for w in caught])
+"""
+
+
+def test_ger_warns_that_it_is_deprecated_once_as_torch():
+    """torch.ger, ger_out and Tensor.ger share one TORCH_WARN_ONCE: the first call in a process warns (a fresh
+    process each, as the flag lives as long as the process)."""
+    import subprocess
+    import sys
+
+    def run(name):
+        return subprocess.run([sys.executable, "-c", _GER_PROGRAM, name], capture_output=True, text=True,
+                              check=True).stdout
+
+    ours = run("tracegrad")
+    assert ours == run("torch")
+    assert "torch.ger is deprecated" in ours

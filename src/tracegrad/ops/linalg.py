@@ -404,6 +404,11 @@ def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
 
 
 def ger(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
+    """Deprecated ``torch.ger``: ``outer``, after TORCH_WARN_ONCE (one flag for ger and ger_out)."""
+    from .._warnings import warn_once_at_caller
+
+    warn_once_at_caller("ger", "torch.ger is deprecated and will be removed in a future PyTorch release. Use "
+                               "torch.outer instead.")
     return outer(input, vec2) if out is None else outer(input, vec2, out=out)
 
 
