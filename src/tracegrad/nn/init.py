@@ -17,10 +17,12 @@ import numpy as np
 
 from .._factories import _rng
 from .._state import STATE
+from .._strides import memory_order_axes
 from .._tensor import Tensor
 from .._warnings import warn_at_caller
 from ..autograd.grad_mode import no_grad
 from ..backend.dtypes import scalar_type_name
+from ..ops.random_ops import check_normal_call, check_uniform_call
 
 __all__ = [
     "calculate_gain",
@@ -125,7 +127,10 @@ def _uniform_fill(tensor: Tensor, a: float, b: float, generator) -> Tensor:
     if STATE.torch_function:  # (a handler watches: torch's grad switches around the one Tensor method)
         with no_grad():
             return tensor.uniform_(a, b, generator=generator)
-    return _write(tensor, _rng(generator).uniform(tensor._data.shape, tensor._data.dtype, a, b))
+    data = tensor._data
+    check_uniform_call(data, a, b)  # (torch's refusals: its init calls ``tensor.uniform_``)
+    draws = _in_memory_order_draws(data, lambda shape: _rng(generator).uniform(shape, data.dtype, a, b))
+    return _write(tensor, draws)
 
 
 @_handed_to_torch_function
@@ -138,12 +143,24 @@ def _normal_fill(tensor: Tensor, mean: float, std: float, generator) -> Tensor:
     if STATE.torch_function:  # (a handler watches: torch's grad switches around the one Tensor method)
         with no_grad():
             return tensor.normal_(mean, std, generator=generator)
+    check_normal_call(tensor._data, std)  # (torch's refusals: its init calls ``tensor.normal_``)
     return _write(tensor, _normal(tensor._data, mean, std, generator))
 
 
 def _normal(data: np.ndarray, mean: float, std: float, generator) -> np.ndarray:
     """torch's ``normal_`` draws for ``data`` (its Box-Muller blocks depend on size and contiguity)."""
-    return _rng(generator).normal(data.shape, data.dtype, mean, std, contiguous=data.flags.c_contiguous)
+    contiguous = data.flags.c_contiguous
+    return _in_memory_order_draws(
+        data, lambda shape: _rng(generator).normal(shape, data.dtype, mean, std, contiguous=contiguous))
+
+
+def _in_memory_order_draws(data: np.ndarray, draw: Callable[[tuple], np.ndarray]) -> np.ndarray:
+    """``draw``'s values for ``data``, laid out as torch's fill walks a strided tensor (in memory order: a
+    transposed or sliced weight gets its draws along its storage), returned in ``data``'s own index order."""
+    if data.flags.c_contiguous:
+        return draw(data.shape)
+    axes = memory_order_axes(data)
+    return draw(tuple(data.shape[axis] for axis in axes)).transpose(np.argsort(axes))
 
 
 @_reads_first("is_meta")
@@ -178,13 +195,16 @@ def trunc_normal_(
         return ((x - x.dtype.type(mean)) / x.dtype.type(std)) ** 2 * x.dtype.type(-0.5) - x.dtype.type(log_peak)
 
     def rejected(x: np.ndarray) -> np.ndarray:
-        return np.log(rng.uniform(data.shape, data.dtype)) > log_density(x)
+        return np.log(uniform(0.0, 1.0)) > log_density(x)
 
-    result = rng.uniform(data.shape, data.dtype, a, b)
+    def uniform(low: float, high: float) -> np.ndarray:
+        return _in_memory_order_draws(data, lambda shape: rng.uniform(shape, data.dtype, low, high))
+
+    result = uniform(a, b)
     _refuse_complex_comparison(result, "gt")
     pending = rejected(result)
     while pending.any():
-        candidates = rng.uniform(data.shape, data.dtype, a, b)
+        candidates = uniform(a, b)
         result = np.where(pending, candidates, result)
         pending = np.where(pending, rejected(candidates), pending)
     return _write(tensor, result)

@@ -165,9 +165,16 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
 # ---- normal -----------------------------------------------------------------------------------------------
 
 
-def _check_std_scalar(std) -> None:
+def check_normal_std(std) -> None:
+    """``normal_``'s refusal of a negative (or NaN) float std."""
     if not std >= 0:  # (NaN refused too)
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+
+
+def check_normal_call(a: np.ndarray, std: float) -> None:
+    """``normal_``'s refusals for a fill of ``a``: its dtype, then its std."""
+    _require_float(a, "normal_kernel_cpu", "fc")
+    check_normal_std(std)
 
 
 def _check_std_tensor(std: np.ndarray) -> None:
@@ -188,7 +195,7 @@ def _normal_draw(mean, std, shape, dtype, generator) -> np.ndarray:
 
 def _normal_tensor_float(mean, std=1.0, generator=None):
     _require_float(mean, "normal_kernel_cpu", "fc")
-    _check_std_scalar(std)
+    check_normal_std(std)
     return _normal_draw(mean, float(std), mean.shape, seen_dtype(mean), generator)
 
 
@@ -211,8 +218,7 @@ def _normal_inplace(a, mean=0.0, std=1.0, generator=None):
     if isinstance(mean, complex):  # (PyTorch's parser: its mean is a float, whatever the tensor)
         raise TypeError(f"normal_(): argument 'mean' (position 1) must be float, not {type(mean).__name__}")
     mean, std = number_arg(mean), number_arg(std)
-    _require_float(a, "normal_kernel_cpu", "fc")
-    _check_std_scalar(std)
+    check_normal_call(a, std)
     # (bfloat16, a float32 copy here, draws as torch's normal_fill_lowp: 16 uniforms per block, not one per element)
     draws = _rng(generator).normal((a.size,), seen_dtype(a), mean, std, contiguous=a.flags.c_contiguous)
     return _place(a, draws)
@@ -258,7 +264,7 @@ def _normal_factory(mean, std, size, *, generator=None, dtype=None, device=None,
     if size is None:
         raise TypeError("normal() received an invalid combination of arguments: (float mean, float std) "
                         "needs a size")
-    _check_std_scalar(std)
+    check_normal_std(std)
     shape = _size((size,)) if not isinstance(size, int) else (size,)
     np_dtype = _resolve_dtype(dtype)
     if math.prod(shape):  # (an empty result runs no kernel)
@@ -287,9 +293,22 @@ def _check_uniform_bounds(dtype: np.dtype, from_: float, to: float) -> None:
                            f"to={_num(to)} and from={_num(from_)} which result in to-from to exceed the limit")
 
 
-def _uniform_inplace(a, from_=0.0, to=1.0, generator=None):
+# Half of float32's and float64's largest values: bounds within them leave nothing to refuse (not even the width).
+_UNREFUSED_BOUND = {np.dtype(np.float32): float(np.finfo(np.float32).max) / 2,
+                    np.dtype(np.float64): float(np.finfo(np.float64).max) / 2}
+
+
+def check_uniform_call(a: np.ndarray, from_: float, to: float) -> None:
+    """``uniform_``'s refusals for a fill of ``a`` with [from_, to): its dtype, then its bounds."""
+    bound = _UNREFUSED_BOUND.get(a.dtype)
+    if bound is not None and -bound <= from_ <= to <= bound:
+        return  # (the common case, checked cheaply: module constructors fill every weight through here)
     _require_float(a, "check_uniform_bounds", "fc")
     _check_uniform_bounds(seen_dtype(a), from_, to)  # (bfloat16's kernel array is a float32 copy)
+
+
+def _uniform_inplace(a, from_=0.0, to=1.0, generator=None):
+    check_uniform_call(a, from_, to)
     return _place(a, _rng(generator).uniform((a.size,), a.dtype, from_, to))
 
 
