@@ -17,12 +17,13 @@ import numpy as np
 
 from .._factories import _rng
 from .._state import STATE
-from .._strides import memory_order_axes
+from .._strides import empty_strided, memory_order_axes, preserve_format_strides
 from .._tensor import Tensor
 from .._warnings import warn_at_caller
 from ..autograd.grad_mode import no_grad
 from ..backend.dtypes import scalar_type_name
 from ..ops.random_ops import check_normal_call, check_uniform_call
+from ..ops.registry import check_no_internal_overlap
 
 __all__ = [
     "calculate_gain",
@@ -180,31 +181,38 @@ def trunc_normal_(
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     data, rng = tensor._data, _rng(generator)
+    # (torch draws its first values into ``tensor`` itself, its redraws into ``torch.empty_like`` buffers: dense
+    # strides, so a sliced weight's redraws come in index order, not in its memory order)
+    buffer = empty_strided(data.shape, preserve_format_strides(data), data.dtype)
     if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+        if data.dtype.kind not in "fc":  # (torch rounds the bounds to the dtype first: uint8 refuses a negative one)
+            tensor.new_tensor(a), tensor.new_tensor(b)
+        check_normal_call(data, std)  # (torch's refusals: its first draw is ``tensor.normal_``)
         lo, hi = data.dtype.type(a), data.dtype.type(b)  # torch compares with a and b rounded to the dtype
         values = _normal(data, mean, std, generator)
         _refuse_complex_comparison(values, "lt")
         outside = (values < lo) | (values > hi)
         while outside.any():  # (torch redraws the whole tensor each round and keeps the new values outside)
-            values = np.where(outside, _normal(data, mean, std, generator), values)
+            values = np.where(outside, _normal(buffer, mean, std, generator), values)
             outside = (values < lo) | (values > hi)
         return _write(tensor, values)
+    check_uniform_call(data, a, b)  # (torch's refusals: its first draw is ``tensor.uniform_``)
     log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
 
     def log_density(x: np.ndarray) -> np.ndarray:  # (the tensor ops torch chains, in the tensor's dtype)
         return ((x - x.dtype.type(mean)) / x.dtype.type(std)) ** 2 * x.dtype.type(-0.5) - x.dtype.type(log_peak)
 
     def rejected(x: np.ndarray) -> np.ndarray:
-        return np.log(uniform(0.0, 1.0)) > log_density(x)
+        return np.log(uniform(buffer, 0.0, 1.0)) > log_density(x)
 
-    def uniform(low: float, high: float) -> np.ndarray:
-        return _in_memory_order_draws(data, lambda shape: rng.uniform(shape, data.dtype, low, high))
+    def uniform(into: np.ndarray, low: float, high: float) -> np.ndarray:
+        return _in_memory_order_draws(into, lambda shape: rng.uniform(shape, data.dtype, low, high))
 
-    result = uniform(a, b)
+    result = uniform(data, a, b)
     _refuse_complex_comparison(result, "gt")
     pending = rejected(result)
     while pending.any():
-        candidates = uniform(a, b)
+        candidates = uniform(buffer, a, b)
         result = np.where(pending, candidates, result)
         pending = np.where(pending, rejected(candidates), pending)
     return _write(tensor, result)
@@ -353,6 +361,9 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     q = q * np.sign(np.diag(r))
     if rows < cols:
         q = q.T
+    # (torch writes q through ``tensor.view_as(q).copy_(q)``: a channels_last or expanded weight refuses)
+    tensor.detach().view(rows, cols)
+    check_no_internal_overlap(tensor._data)
     return _write(tensor, (q * gain).reshape(tensor._data.shape))
 
 
@@ -361,6 +372,7 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor._data.shape
+    check_normal_call(tensor._data, std)  # (torch's refusals: it fills with ``tensor.normal_``)
     values = _normal(tensor._data, 0.0, std, generator)
     zeros = int(math.ceil(sparsity * rows))
     # the rows to zero come from the default generator even when ``generator`` is given, as PyTorch's randperm

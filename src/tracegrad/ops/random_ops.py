@@ -15,15 +15,15 @@ import numpy as np
 
 from .._arg_checks import int64_args
 from .._factories import _rng, writes_out
+from .._random_bounds import _BFLOAT16_MAX, largest_float, random_range
 from .._random_bounds import INT64_MIN as _INT64_MIN
-from .._random_bounds import largest_float, random_range
 from .._strides import empty_strided, in_memory_order, memory_order_axes, preserve_format_strides
 from .._tensor import Tensor
 from ..backend.dtypes import cpp_type_name
 from ._util import number_arg
 from .bfloat16_in_float import seen_dtype
 from .reductions_extra import topk_indices
-from .registry import defop, defop_without_derivative
+from .registry import check_no_internal_overlap, defop, defop_without_derivative
 
 # ---- helpers ----------------------------------------------------------------------------------------------
 
@@ -172,9 +172,13 @@ def check_normal_std(std) -> None:
 
 
 def check_normal_call(a: np.ndarray, std: float) -> None:
-    """``normal_``'s refusals for a fill of ``a``: its dtype, then its std."""
-    _require_float(a, "normal_kernel_cpu", "fc")
+    """``normal_``'s refusals for a fill of ``a``, in torch's order: its std (normal_impl_), then, unless ``a`` is
+    empty, its dtype (the kernel's dispatch), then an expanded ``a`` (the kernel's TensorIterator; Tensor.normal_'s
+    registry refuses that one first, and hands a bfloat16 tensor's dense float32 copy here)."""
     check_normal_std(std)
+    if a.size:
+        _require_float(a, "normal_kernel_cpu", "fc")
+        check_no_internal_overlap(a)
 
 
 def _check_std_tensor(std: np.ndarray) -> None:
@@ -293,18 +297,21 @@ def _check_uniform_bounds(dtype: np.dtype, from_: float, to: float) -> None:
                            f"to={_num(to)} and from={_num(from_)} which result in to-from to exceed the limit")
 
 
-# Half of float32's and float64's largest values: bounds within them leave nothing to refuse (not even the width).
-_UNREFUSED_BOUND = {np.dtype(np.float32): float(np.finfo(np.float32).max) / 2,
+# Bounds within half of the dtype's largest value leave nothing to refuse (not even the width). A float32 array may
+# hold a bfloat16 tensor (its kernel copy), whose largest value is smaller: float32's entry is half of bfloat16's.
+_UNREFUSED_BOUND = {np.dtype(np.float32): _BFLOAT16_MAX / 2,
                     np.dtype(np.float64): float(np.finfo(np.float64).max) / 2}
 
 
 def check_uniform_call(a: np.ndarray, from_: float, to: float) -> None:
-    """``uniform_``'s refusals for a fill of ``a`` with [from_, to): its dtype, then its bounds."""
+    """``uniform_``'s refusals for a fill of ``a`` with [from_, to): its dtype, its bounds, then an expanded ``a``
+    (the kernel's TensorIterator; Tensor.uniform_'s registry refuses that one first, and hands a bfloat16 tensor's
+    dense float32 copy here)."""
     bound = _UNREFUSED_BOUND.get(a.dtype)
-    if bound is not None and -bound <= from_ <= to <= bound:
-        return  # (the common case, checked cheaply: module constructors fill every weight through here)
-    _require_float(a, "check_uniform_bounds", "fc")
-    _check_uniform_bounds(seen_dtype(a), from_, to)  # (bfloat16's kernel array is a float32 copy)
+    if bound is None or not -bound <= from_ <= to <= bound:  # (else the common case, checked cheaply: module
+        _require_float(a, "check_uniform_bounds", "fc")      # constructors fill every weight through here)
+        _check_uniform_bounds(seen_dtype(a), from_, to)  # (bfloat16's kernel array is a float32 copy)
+    check_no_internal_overlap(a)
 
 
 def _uniform_inplace(a, from_=0.0, to=1.0, generator=None):
