@@ -391,6 +391,8 @@ def _fma(a: np.ndarray, b, c) -> np.ndarray:
     if a.dtype != np.float64:  # float kernels hold mean, std, from and to as floats
         return _fma32(a, np.float32(b), np.float32(c)).astype(a.dtype, copy=False)
     b = np.float64(b)
+    if not (np.isfinite(b) and np.isfinite(c)):  # (an infinite or NaN scale or shift decides the result alone)
+        return a * b + np.float64(c)
     if abs(b) > _SPLIT_SAFE or abs(c) > _SPLIT_SAFE:
         # (Dekker's split of b overflows near the double's range: scaling by a power of two is exact)
         return _fma(a, b * _TINY_SCALE, np.float64(c) * _TINY_SCALE) / _TINY_SCALE

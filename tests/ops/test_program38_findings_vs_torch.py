@@ -171,3 +171,18 @@ def test_bernoulli_p_is_expanded_to_self_as_torch(case):
     """A tensor p is expanded to self's shape with expand's refusals (tracegrad broadcast it in NumPy's words)."""
     self_shape, p_shape = P_SHAPES[case]
     _assert_as_torch(lambda lib: lib.zeros(*self_shape).bernoulli_(lib.rand(*p_shape)))
+
+
+NON_FINITE = {"mean inf": ("normal_", float("inf"), 1.0), "mean -inf": ("normal_", -float("inf"), 1.0),
+              "mean nan": ("normal_", float("nan"), 1.0), "std inf": ("normal_", 0.0, float("inf")),
+              "mean and std near the double's range": ("normal_", 1e308, 1e308),
+              "uniform from -inf": ("uniform_", -float("inf"), 0.0), "uniform to inf": ("uniform_", 0.0, float("inf"))}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("case", sorted(NON_FINITE))
+def test_non_finite_sampler_arguments_as_torch(case, dtype):
+    """An infinite or NaN mean/std (or bound) fills or refuses as torch (normal_ of an infinite mean recursed
+    without end in the fused multiply-add's rescaling)."""
+    method, first, second = NON_FINITE[case]
+    _assert_as_torch(lambda lib: getattr(lib.empty(5, dtype=getattr(lib, dtype)), method)(first, second))
