@@ -10,7 +10,7 @@ import numpy as np
 
 from ._torch_rng import FLOAT_DIGITS
 from ._warnings import warn_at_caller
-from .backend.dtypes import cpp_type_name
+from .backend.dtypes import cpp_type_name, is_floating_np
 
 __all__ = ["INT64_MIN", "largest_float", "random_range"]
 
@@ -23,22 +23,18 @@ def random_range(dtype: np.dtype, from_: int, to: int | None) -> tuple[int, int]
     bfloat16), ``to=None`` meaning the dtype's limit, or torch's refusal."""
     if to is not None and from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-    if _is_floating(dtype):
+    if is_floating_np(dtype):
         return _float_range(dtype, from_, to)
     low, high = from_, _default_high(dtype) if to is None else to - 1
     _check_integral_range(dtype, low, high)
     return low, high
 
 
-def _is_floating(dtype: np.dtype) -> bool:
-    return dtype.kind == "f" or dtype.name == "bfloat16"
-
-
 def _default_high(dtype: np.dtype) -> int:
     """The largest value ``random_(from, None)`` draws (inclusive): 2**digits for floats, the max for integers."""
     if dtype.kind == "b":
         return 1
-    if _is_floating(dtype):
+    if is_floating_np(dtype):
         return 2 ** FLOAT_DIGITS[dtype.name]
     if dtype.kind == "c":
         raise RuntimeError("random_from_to_impl handles only integral, floating-point and boolean types")
