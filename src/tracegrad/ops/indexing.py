@@ -716,7 +716,7 @@ def _check_masks_handed_on(shape: tuple, advanced: list) -> None:
     """The masks of tensor indexing, checked before it hands them to index / index_put_, which warn of a 1-d byte
     mask themselves: a multi-dim one is expanded to indices first, so is warned of here, and where a mask is
     refused here all those before it are (torch's expandTensors warns of each mask it reads, then checks it)."""
-    if not builtins.any(k is not None and k.dtype in _MASK_DTYPES for k in advanced):  # (the usual case: none)
+    if not builtins.any(k is not None and _is_mask(k) for k in advanced):  # (the usual case: no mask)
         return
     masks = list(_masks_with_dims(advanced))
     errors = [_mask_shape_error(mask, shape, dim) for mask, dim in masks]
